@@ -1,0 +1,16 @@
+// The `glassbox` subcommands; each add_* registers one on the app and owns its options.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace glassbox::cli {
+
+// A subcommand ends by returning normally (exit 0) or by throwing CLI::RuntimeError(code)
+// after printing its one-line typed error on stderr.
+void add_broker_command(CLI::App& app);  // glassbox broker: run the broker
+void add_worker_command(CLI::App& app);  // glassbox worker <name>: run one worker process
+void add_up_command(CLI::App& app);      // glassbox up: broker + workers, supervised
+void add_status_command(CLI::App& app);  // glassbox status: the broker's mmi.status
+void add_call_command(CLI::App& app);    // glassbox call <service> '<json>'
+
+}  // namespace glassbox::cli
