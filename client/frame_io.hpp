@@ -1,0 +1,33 @@
+// Multipart send/receive on a zmq socket as vectors of byte strings, never blocking on send.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <zmq.hpp>
+
+namespace glassbox::client {
+
+using Frames = std::vector<std::string>;
+
+// Sends all frames as one message without blocking. False if the socket would block (HWM
+// reached, no peer) or failed; a multipart message is atomic, so nothing was sent then.
+bool send_frames(zmq::socket_t& socket, const Frames& frames) noexcept;
+
+// Receives one whole message if one is ready now; nullopt if none is (or on a socket error).
+std::optional<Frames> try_receive_frames(zmq::socket_t& socket) noexcept;
+
+// Waits up to `timeout` for `socket` to become readable. False on timeout or interruption.
+bool wait_readable(zmq::socket_t& socket, std::chrono::milliseconds timeout) noexcept;
+
+// Sets linger and both high-water marks explicitly (STYLE: never rely on libzmq defaults).
+void set_socket_limits(zmq::socket_t& socket, std::chrono::milliseconds linger, int send_hwm,
+                       int receive_hwm);
+
+// One byte frame for a protocol command.
+inline std::string command_frame(char command) { return std::string(1, command); }
+
+}  // namespace glassbox::client
