@@ -1,0 +1,338 @@
+// Fault injection with real processes: workers SIGKILLed, late workers, broker restarts.
+#include <signal.h>
+
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/integration/cluster.hpp"
+#include "tests/integration/echo_stream.hpp"
+
+namespace glassbox::integration {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+// Idle workers of `service` per mmi.status, or -1 if unknown.
+int idle_workers(const nlohmann::json& status, const std::string& service) {
+    for (const auto& svc : status.value("services", nlohmann::json::array())) {
+        if (svc.value("name", "") == service) {
+            return svc.value("idle", -1);
+        }
+    }
+    return -1;
+}
+
+class FaultWorkerDeath : public ClusterTest {};
+
+TEST_F(FaultWorkerDeath, KilledBeforeReplyIsRedispatchedToAnotherWorker) {
+    auto broker = start_broker();
+    ASSERT_FALSE(broker.endpoint.empty());
+    auto& first = start_echo_worker(broker.endpoint, 1);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+
+    GbcClient client(context_, broker.endpoint);
+    // delay_ms: the worker holds the request before sending anything for it.
+    const auto body = nlohmann::json::parse(echo_body("survive a worker death", 2, 1500));
+    const auto rid = client.request("echo", body.dump(), 30'000);
+    // Wait until the broker has dispatched it (the worker is no longer idle).
+    const auto until = Clock::now() + milliseconds{5000};
+    bool dispatched = false;
+    while (!dispatched && Clock::now() < until) {
+        if (auto s = status(broker.endpoint)) {
+            dispatched = idle_workers(*s, "echo") == 0;
+        }
+        if (!dispatched) {
+            std::this_thread::sleep_for(milliseconds{20});
+        }
+    }
+    ASSERT_TRUE(dispatched) << "the request was never dispatched";
+    first.kill();
+    start_echo_worker(broker.endpoint, 1);
+
+    const auto t0 = Clock::now();
+    auto messages = client.collect(rid, milliseconds{15'000});
+    EXPECT_TRUE(is_complete_echo_stream(messages, body, 2));
+    EXPECT_LT(Clock::now() - t0, milliseconds{10'000});
+}
+
+TEST_F(FaultWorkerDeath, KilledMidStreamEndsWithWorkerLostAndAnErrorTraceEnd) {
+    auto broker = start_broker();
+    ASSERT_FALSE(broker.endpoint.empty());
+    auto& worker = start_echo_worker(broker.endpoint, 1);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    GbcClient client(context_, broker.endpoint);
+    Collector collector(context_, broker.endpoint);
+
+    // Many slow partials: the worker is killed after the first one arrives.
+    const auto rid = client.request("echo", echo_body("die mid-stream", 20, 2000), 30'000);
+    std::vector<GbcMessage> messages;
+    const auto until = Clock::now() + milliseconds{10'000};
+    while (Clock::now() < until) {
+        auto m = client.recv(milliseconds{200});
+        if (m) {
+            messages.push_back(*m);
+            if (m->is_partial("data") || m->terminal()) {
+                break;
+            }
+        }
+    }
+    ASSERT_FALSE(messages.empty());
+    ASSERT_TRUE(messages.back().is_partial("data")) << describe(messages);
+    const auto t0 = Clock::now();
+    worker.kill();
+    auto rest = client.collect(rid, milliseconds{10'000});
+    messages.insert(messages.end(), rest.begin(), rest.end());
+    ASSERT_FALSE(rest.empty()) << describe(messages);
+    EXPECT_LT(Clock::now() - t0, milliseconds{3 * kHeartbeatMs * 4}) << "death noticed too late";
+
+    const auto s = split_stream(messages);
+    ASSERT_EQ(s.terminals.size(), 1u) << describe(messages);
+    EXPECT_TRUE(messages.back().is_error()) << describe(messages);
+    EXPECT_EQ(messages.back().error_type, "WorkerLost") << describe(messages);
+    // The broker closes the open trace: an explain with end_of_trace and trace_status error.
+    ASSERT_FALSE(s.explain.empty()) << describe(messages);
+    const auto& last = s.explain.back();
+    EXPECT_EQ(last.value("end_of_trace", false), true) << last.dump();
+    EXPECT_EQ(last.value("trace_status", ""), "error") << last.dump();
+    EXPECT_EQ(last.value("session", ""), s.explain.front().value("session", "x")) << last.dump();
+    EXPECT_EQ(last.value("seq", 0u), s.explain.size() - 1) << last.dump();
+    ASSERT_TRUE(last.contains("error")) << last.dump();
+    EXPECT_EQ(last["error"].value("type", ""), "WorkerLost") << last.dump();
+
+    // The reliable feed gets the same trace end, with state `error`.
+    ASSERT_TRUE(collector.wait_for(s.explain.size(), milliseconds{5000}))
+        << collector.messages().size() << " of " << s.explain.size();
+    const auto key = std::make_pair(last.value("session", ""), s.explain.size() - 1);
+    ASSERT_EQ(collector.messages().count(key), 1u);
+    EXPECT_EQ(collector.messages().at(key).state, "error");
+}
+
+TEST_F(FaultWorkerDeath, RepeatedDeathsBeforeReplyEndWithWorkerLost) {
+    auto broker = start_broker({.extra = {"--max-retries", "1"}});
+    ASSERT_FALSE(broker.endpoint.empty());
+    GbcClient client(context_, broker.endpoint);
+    auto& first = start_echo_worker(broker.endpoint, 1);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    const auto rid = client.request("echo", echo_body("unlucky", 0, 3000), 60'000);
+    // Attempt 1 dies, the retry (attempt 2) dies: with max_retries 1 the request ends.
+    std::this_thread::sleep_for(milliseconds{300});
+    first.kill();
+    auto& second = start_echo_worker(broker.endpoint, 1);
+    std::this_thread::sleep_for(milliseconds{3 * kHeartbeatMs * 2 + 500});
+    second.kill();
+    auto messages = client.collect(rid, milliseconds{10'000});
+    ASSERT_FALSE(messages.empty());
+    EXPECT_TRUE(messages.back().is_error()) << describe(messages);
+    EXPECT_EQ(messages.back().error_type, "WorkerLost") << describe(messages);
+}
+
+class WaitingRequests : public ClusterTest {};
+
+TEST_F(WaitingRequests, WorkerStartedAfterRequestsServesThemAll) {
+    // A service that was known (a worker came and went) keeps requests queued until their deadline.
+    auto broker = start_broker();
+    ASSERT_FALSE(broker.endpoint.empty());
+    auto& early = start_echo_worker(broker.endpoint, 1);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    early.terminate();
+    // mmi.service says 404 once the broker has forgotten the worker.
+    const auto until = Clock::now() + milliseconds{5000};
+    bool gone = false;
+    while (!gone && Clock::now() < until) {
+        MdpClient mmi(context_, broker.endpoint);
+        auto r = mmi.call("mmi.service", {"echo"}, milliseconds{1000});
+        gone = r && r->size() == 1 && (*r)[0] == "404";
+        std::this_thread::sleep_for(milliseconds{20});
+    }
+    ASSERT_TRUE(gone) << "the broker never forgot the stopped worker";
+
+    constexpr int kRequests = 20;
+    GbcClient client(context_, broker.endpoint);
+    std::vector<std::string> rids;
+    std::vector<nlohmann::json> bodies;
+    for (int i = 0; i < kRequests; ++i) {
+        bodies.push_back(nlohmann::json::parse(echo_body("queued " + std::to_string(i), 1)));
+        rids.push_back(client.request("echo", bodies.back().dump(), 30'000));
+    }
+    std::this_thread::sleep_for(milliseconds{1500});  // longer than unknown_service_wait
+    auto early_reply = client.recv(milliseconds{0});
+    EXPECT_FALSE(early_reply.has_value()) << early_reply->describe();
+    start_echo_worker(broker.endpoint, 2);
+    for (int i = 0; i < kRequests; ++i) {
+        auto messages = client.collect(rids[static_cast<std::size_t>(i)], milliseconds{15'000});
+        EXPECT_TRUE(is_complete_echo_stream(messages, bodies[static_cast<std::size_t>(i)], 1)) << i;
+    }
+}
+
+TEST_F(WaitingRequests, NeverSeenServiceWaitsForAWorkerThatComesInTime) {
+    // unknown_service_wait: a request for a service no worker has registered yet waits for one.
+    auto broker = start_broker({.extra = {"--unknown-service-wait-ms", "5000"}});
+    ASSERT_FALSE(broker.endpoint.empty());
+    GbcClient client(context_, broker.endpoint);
+    std::vector<std::string> rids;
+    std::vector<nlohmann::json> bodies;
+    for (int i = 0; i < 10; ++i) {
+        bodies.push_back(nlohmann::json::parse(echo_body("early " + std::to_string(i))));
+        rids.push_back(client.request("echo", bodies.back().dump(), 30'000));
+    }
+    std::this_thread::sleep_for(milliseconds{300});
+    start_echo_worker(broker.endpoint, 2);
+    for (std::size_t i = 0; i < rids.size(); ++i) {
+        auto messages = client.collect(rids[i], milliseconds{15'000});
+        EXPECT_TRUE(is_complete_echo_stream(messages, bodies[i], 0)) << i;
+    }
+    // And one that never comes ends with UnknownService after the wait.
+    const auto t0 = Clock::now();
+    auto messages = client.call("no-such-service", "{}", 30'000, milliseconds{10'000});
+    ASSERT_FALSE(messages.empty());
+    EXPECT_EQ(messages.back().error_type, "UnknownService") << describe(messages);
+    EXPECT_GE(Clock::now() - t0, milliseconds{4500});
+}
+
+class FaultBrokerRestart : public ClusterTest {};
+
+TEST_F(FaultBrokerRestart, InFlightRequestsEndAndWorkersReconnect) {
+    auto broker = start_broker();
+    ASSERT_FALSE(broker.endpoint.empty());
+    start_echo_worker(broker.endpoint, 2);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+
+    GbcClient client(context_, broker.endpoint);
+    std::vector<std::string> rids;
+    for (int i = 0; i < 4; ++i) {  // two running, two queued
+        rids.push_back(client.request("echo", echo_body("in flight " + std::to_string(i), 0, 4000), 60'000));
+    }
+    std::this_thread::sleep_for(milliseconds{400});
+    broker.process->kill();
+
+    auto restarted = start_broker({.bind = "tcp://127.0.0.1:" + port_of(broker.endpoint)});
+    ASSERT_EQ(restarted.endpoint, broker.endpoint);
+    const auto t0 = Clock::now();
+    for (const auto& rid : rids) {
+        auto messages = client.collect(rid, milliseconds{10'000});
+        ASSERT_FALSE(messages.empty()) << "request " << rid << " never ended";
+        EXPECT_TRUE(messages.back().is_error()) << describe(messages);
+        EXPECT_EQ(messages.back().error_type, "BrokerRestarted") << describe(messages);
+    }
+    EXPECT_LT(Clock::now() - t0, milliseconds{5000});
+    // A late FINAL from the old worker must not reach the client for a finished id.
+    auto late = client.recv(milliseconds{300});
+    EXPECT_FALSE(late.has_value()) << late->describe();
+
+    // The worker reconnects by itself; new requests succeed.
+    ASSERT_TRUE(wait_for_service(restarted.endpoint, "echo", milliseconds{10'000}));
+    const auto body = nlohmann::json::parse(echo_body("after restart", 2));
+    EXPECT_TRUE(is_complete_echo_stream(client.call("echo", body.dump()), body, 2));
+}
+
+TEST_F(FaultBrokerRestart, SpooledExplainDeliveredOnceAfterRestart) {
+    auto broker = start_broker();
+    ASSERT_FALSE(broker.endpoint.empty());
+    start_echo_worker(broker.endpoint, 2);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+
+    // No collector attached: every explain message waits in the spool.
+    std::set<std::pair<std::string, std::uint64_t>> expected;
+    GbcClient client(context_, broker.endpoint);
+    for (int i = 0; i < 10; ++i) {
+        auto messages = client.call("echo", echo_body("spooled " + std::to_string(i), 1));
+        ASSERT_FALSE(messages.empty());
+        ASSERT_TRUE(messages.back().is_final()) << describe(messages);
+        for (const auto& e : split_stream(messages).explain) {
+            expected.emplace(e.value("session", ""), e.value("seq", 0u));
+        }
+    }
+    ASSERT_GE(expected.size(), 20u);
+    broker.process->kill();
+
+    auto restarted = start_broker();
+    ASSERT_FALSE(restarted.endpoint.empty());
+    Collector collector(context_, restarted.endpoint, 8);
+    EXPECT_TRUE(collector.wait_for(expected.size(), milliseconds{10'000}))
+        << collector.messages().size() << " of " << expected.size();
+    collector.pump(milliseconds{1000});  // anything sent twice shows up now
+    std::set<std::pair<std::string, std::uint64_t>> got;
+    for (const auto& [key, d] : collector.messages()) {
+        got.insert(key);
+    }
+    EXPECT_EQ(got, expected);
+    EXPECT_TRUE(collector.duplicates().empty()) << collector.duplicates().size() << " duplicates";
+    // Acknowledged entries leave the spool.
+    auto s = status(restarted.endpoint);
+    ASSERT_TRUE(s.has_value());
+    EXPECT_EQ((*s)["spool"].value("messages", -1), 0) << s->dump();
+}
+
+class ExplainDelivery : public ClusterTest {};
+
+TEST_F(ExplainDelivery, SpooledUntilACollectorConnectsThenDeliveredOnce) {
+    auto broker = start_broker();
+    ASSERT_FALSE(broker.endpoint.empty());
+    start_echo_worker(broker.endpoint, 2);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+
+    std::set<std::pair<std::string, std::uint64_t>> expected;
+    GbcClient client(context_, broker.endpoint);
+    for (int i = 0; i < 20; ++i) {
+        auto messages = client.call("echo", echo_body("no collector yet " + std::to_string(i), 1));
+        ASSERT_FALSE(messages.empty());
+        ASSERT_TRUE(messages.back().is_final()) << describe(messages);
+        for (const auto& e : split_stream(messages).explain) {
+            expected.emplace(e.value("session", ""), e.value("seq", 0u));
+        }
+    }
+    auto before = status(broker.endpoint);
+    ASSERT_TRUE(before.has_value());
+    EXPECT_EQ((*before)["spool"].value("messages", 0u), expected.size()) << before->dump();
+
+    Collector collector(context_, broker.endpoint, 4);
+    EXPECT_TRUE(collector.wait_for(expected.size(), milliseconds{10'000}))
+        << collector.messages().size() << " of " << expected.size();
+    collector.pump(milliseconds{1000});
+    std::set<std::pair<std::string, std::uint64_t>> got;
+    std::uint64_t last_id = 0;
+    for (const auto& [key, d] : collector.messages()) {
+        got.insert(key);
+        EXPECT_EQ(d.service, "echo");
+        EXPECT_EQ(d.body.value("session", ""), key.first);
+        EXPECT_EQ(d.body.value("seq", 0u), key.second);
+        last_id = std::max(last_id, d.delivery_id);
+    }
+    EXPECT_EQ(got, expected);
+    EXPECT_TRUE(collector.duplicates().empty()) << collector.duplicates().size() << " duplicates";
+    auto after = status(broker.endpoint);
+    ASSERT_TRUE(after.has_value());
+    EXPECT_EQ((*after)["spool"].value("messages", -1), 0) << after->dump();
+
+    // With a collector attached, new explain messages flow straight through.
+    auto messages = client.call("echo", echo_body("collector attached", 0));
+    const auto fresh = split_stream(messages).explain.size();
+    EXPECT_TRUE(collector.wait_for(expected.size() + fresh, milliseconds{5000}));
+}
+
+TEST_F(ExplainDelivery, UnacknowledgedDeliveriesComeBackAfterDetach) {
+    auto broker = start_broker();
+    ASSERT_FALSE(broker.endpoint.empty());
+    start_echo_worker(broker.endpoint, 1);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    GbcClient client(context_, broker.endpoint);
+    auto messages = client.call("echo", echo_body("redeliver me", 0));
+    ASSERT_TRUE(!messages.empty() && messages.back().is_final()) << describe(messages);
+    const auto count = split_stream(messages).explain.size();
+
+    {
+        Collector forgetful(context_, broker.endpoint, 64);
+        forgetful.ack = false;
+        EXPECT_TRUE(forgetful.wait_for(count, milliseconds{5000}));
+    }  // DETACH without ACK
+    Collector collector(context_, broker.endpoint, 64);
+    EXPECT_TRUE(collector.wait_for(count, milliseconds{5000}))
+        << collector.messages().size() << " of " << count;
+    collector.pump(milliseconds{500});
+    EXPECT_TRUE(collector.duplicates().empty());
+}
+
+}  // namespace
+}  // namespace glassbox::integration

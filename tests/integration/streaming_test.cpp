@@ -1,0 +1,163 @@
+// Streaming replies through the real broker and echo worker: order, concurrency, cancel, deadline.
+#include <atomic>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/integration/cluster.hpp"
+#include "tests/integration/echo_stream.hpp"
+
+namespace glassbox::integration {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+class StreamingTest : public ClusterTest {};
+
+TEST_F(StreamingTest, PartialsInOrderThenExactlyOneTerminal) {
+    auto broker = start_broker();
+    ASSERT_FALSE(broker.endpoint.empty());
+    start_echo_worker(broker.endpoint);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+
+    GbcClient client(context_, broker.endpoint);
+    for (int partials : {0, 1, 7}) {
+        const auto body = nlohmann::json::parse(echo_body("order " + std::to_string(partials), partials));
+        const auto rid = client.request("echo", body.dump());
+        auto messages = client.collect(rid, milliseconds{10'000});
+        EXPECT_TRUE(is_complete_echo_stream(messages, body, partials));
+        // Nothing for a request id follows its terminal message (§4.2).
+        auto late = client.recv(milliseconds{300});
+        EXPECT_FALSE(late.has_value()) << late->describe();
+    }
+}
+
+TEST_F(StreamingTest, HundredConcurrentClientsEachGetTheirFullStream) {
+    auto broker = start_broker();
+    ASSERT_FALSE(broker.endpoint.empty());
+    start_echo_worker(broker.endpoint, 4);
+    start_echo_worker(broker.endpoint, 4);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo", milliseconds{10'000}, 2));
+
+    constexpr int kClients = 100;
+    constexpr int kThreads = 4;
+    constexpr int kPartials = 3;
+    std::vector<std::vector<GbcMessage>> streams(kClients);
+    std::vector<nlohmann::json> bodies(kClients);
+    for (int i = 0; i < kClients; ++i) {
+        bodies[static_cast<std::size_t>(i)] =
+            nlohmann::json::parse(echo_body("client " + std::to_string(i), kPartials));
+    }
+    std::atomic<int> ready{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+            std::vector<std::unique_ptr<GbcClient>> clients;
+            std::vector<std::string> rids;
+            for (int i = t; i < kClients; i += kThreads) {
+                clients.push_back(std::make_unique<GbcClient>(context_, broker.endpoint));
+            }
+            // All clients connect first, then all send at once.
+            ready.fetch_add(1);
+            while (ready.load() < kThreads) {
+                std::this_thread::yield();
+            }
+            std::size_t k = 0;
+            for (int i = t; i < kClients; i += kThreads, ++k) {
+                rids.push_back(clients[k]->request("echo", bodies[static_cast<std::size_t>(i)].dump(), 30'000));
+            }
+            k = 0;
+            for (int i = t; i < kClients; i += kThreads, ++k) {
+                streams[static_cast<std::size_t>(i)] = clients[k]->collect(rids[k], milliseconds{30'000});
+            }
+        });
+    }
+    for (auto& th : threads) {
+        th.join();
+    }
+    std::set<std::string> sessions;
+    int complete = 0;
+    for (int i = 0; i < kClients; ++i) {
+        const auto& stream = streams[static_cast<std::size_t>(i)];
+        auto ok = is_complete_echo_stream(stream, bodies[static_cast<std::size_t>(i)], kPartials);
+        EXPECT_TRUE(ok) << "client " << i;
+        if (ok) {
+            ++complete;
+            sessions.insert(stream.back().json()["session"].get<std::string>());
+        }
+    }
+    EXPECT_EQ(complete, kClients);
+    EXPECT_EQ(sessions.size(), static_cast<std::size_t>(complete)) << "sessions must be distinct";
+}
+
+TEST_F(StreamingTest, CancelAndDeadlineEndRequestsAndTheWorkerServesAgain) {
+    auto broker = start_broker();
+    ASSERT_FALSE(broker.endpoint.empty());
+    start_echo_worker(broker.endpoint, 1);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    GbcClient client(context_, broker.endpoint);
+
+    // CANCEL a running request: ERROR Cancelled, promptly.
+    const auto rid = client.request("echo", echo_body("cancel me", 0, 5000), 30'000);
+    std::this_thread::sleep_for(milliseconds{300});
+    const auto t0 = Clock::now();
+    client.cancel(rid);
+    auto messages = client.collect(rid, milliseconds{5000});
+    ASSERT_FALSE(messages.empty());
+    EXPECT_TRUE(messages.back().is_error()) << describe(messages);
+    EXPECT_EQ(messages.back().error_type, "Cancelled") << describe(messages);
+    EXPECT_LT(Clock::now() - t0, milliseconds{2000});
+
+    // A deadline shorter than the work: DeadlineExceeded before deadline + one heartbeat (+ slack).
+    const auto t1 = Clock::now();
+    messages = client.call("echo", echo_body("too slow", 0, 5000), 400, milliseconds{5000});
+    ASSERT_FALSE(messages.empty());
+    EXPECT_TRUE(messages.back().is_error()) << describe(messages);
+    EXPECT_EQ(messages.back().error_type, "DeadlineExceeded") << describe(messages);
+    EXPECT_LT(Clock::now() - t1, milliseconds{400 + kHeartbeatMs + 600});
+
+    // The single worker thread was told to stop; it must become ready again (§5.3).
+    const auto body = nlohmann::json::parse(echo_body("after cancel", 2));
+    messages = client.call("echo", body.dump(), 10'000, milliseconds{10'000});
+    EXPECT_TRUE(is_complete_echo_stream(messages, body, 2));
+}
+
+TEST_F(StreamingTest, WorkerErrorIsForwardedAsTypedError) {
+    auto broker = start_broker();
+    ASSERT_FALSE(broker.endpoint.empty());
+    start_echo_worker(broker.endpoint);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    GbcClient client(context_, broker.endpoint);
+    for (const std::string type : {"UpstreamError", "NotFound", "Internal"}) {
+        auto messages = client.call("echo", echo_body("fail " + type, 1, 0, type));
+        ASSERT_FALSE(messages.empty()) << type;
+        const auto s = split_stream(messages);
+        ASSERT_EQ(s.terminals.size(), 1u) << describe(messages);
+        EXPECT_TRUE(messages.back().is_error()) << describe(messages);
+        EXPECT_EQ(messages.back().error_type, type) << describe(messages);
+    }
+    expect_echo_served(broker.endpoint);
+}
+
+TEST_F(StreamingTest, MdpClientGetsOneReplyWithTheFinalBody) {
+    auto broker = start_broker();
+    ASSERT_FALSE(broker.endpoint.empty());
+    start_echo_worker(broker.endpoint);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    MdpClient client(context_, broker.endpoint);
+    const auto body = nlohmann::json::parse(echo_body("via mdp", 3));
+    auto reply = client.call("echo", {body.dump()});
+    ASSERT_TRUE(reply.has_value());
+    ASSERT_EQ(reply->size(), 1u);
+    auto value = nlohmann::json::parse((*reply)[0], nullptr, false);
+    ASSERT_TRUE(value.is_object()) << (*reply)[0];
+    EXPECT_EQ(value["echo"], body);
+    // No partial or explain follows the single REPLY.
+    auto extra = client.dealer().recv(milliseconds{300});
+    EXPECT_FALSE(extra.has_value()) << extra->size() << " frames after the REPLY";
+}
+
+}  // namespace
+}  // namespace glassbox::integration
