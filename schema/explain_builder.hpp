@@ -1,0 +1,170 @@
+// Triple builders for every step of every explain chain (DESIGN §4, docs/vocabulary.md).
+//
+// Every builder returns plain RDF 1.1 triples in the named graph urn:graph:retrieval:
+//  - the run's Question is a prov:Activity (gb:query, prov:startedAtTime, prov:wasAssociatedWith
+//    the worker); trace_end() adds prov:endedAtTime and gb:status once the end is known;
+//  - every step is a prov:Entity, prov:wasGeneratedBy the Question, with
+//    prov:generatedAtTime, and prov:wasDerivedFrom the previous step when StepInfo names one
+//    (the first step has none: an entity is never derived from an activity);
+//  - per step, when given: gb:durationMs, gb:inputTokens, gb:outputTokens (xsd:integer), and
+//    the model as a prov:SoftwareAgent via prov:wasAttributedTo plus gb:model;
+//  - times are xsd:dateTime in UTC with milliseconds ("2025-01-02T03:04:05.678Z").
+//
+// Chains (see docs/vocabulary.md for their Turtle shape):
+//   graph RAG     question → grounding → graph_exploration → graph_focus → synthesis
+//   document RAG  question → grounding → document_exploration → [document_focus] → synthesis
+//   agent         question → analysis(0) → observation(0) → analysis(1) … → conclusion
+//   query routing question → routing_decision → <engine sub-trace> → [escalation(n) →
+//                 <next sub-trace>] → conclusion (derived from the last sub-trace entity)
+//   echo          echo_question → echo_synthesis
+// then trace_end for each of them. A sub-trace's question() takes the calling step's URI
+// (parent_uri): the sub-run's Question prov:used it and prov:wasInformedBy the calling run.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schema/explain_uris.hpp"
+#include "schema/messages.hpp"
+#include "schema/term.hpp"
+
+namespace glassbox::schema::explain {
+
+using TimePoint = std::chrono::system_clock::time_point;
+
+// "2025-01-02T03:04:05.678Z" (UTC, milliseconds).
+std::string format_datetime(TimePoint time);
+Term datetime_literal(TimePoint time);
+
+// What every step records besides its own content.
+struct StepInfo {
+    TimePoint generated_at;
+    std::optional<std::string> derived_from;  // the previous step's URI; none for the first step
+    std::optional<std::chrono::milliseconds> duration;
+    std::optional<std::uint64_t> input_tokens;
+    std::optional<std::uint64_t> output_tokens;
+    std::optional<std::string> model;  // model name, e.g. "extractive" or "gpt-4o-mini"
+};
+
+// A text that may be stored once in the trace store: with `ref` set, the triples reference
+// it (gb:answerRef / gb:observationRef) instead of carrying it; `text` is still needed to
+// check citation spans.
+struct StoredText {
+    std::string text;
+    std::optional<std::string> ref;  // e.g. RunUris::text("answer")
+};
+
+// Where a selected edge or chunk came from: chunk → document, with the chunk's character
+// offsets in its document.
+struct SourceRef {
+    std::string chunk;     // chunk IRI
+    std::string document;  // document IRI (may be empty if unknown)
+    std::optional<std::uint64_t> char_offset;
+    std::optional<std::uint64_t> char_length;
+};
+
+// Data tiers: 1 authoritative … 4 inferred; 0 = unknown (not emitted).
+struct SelectedEdge {
+    Triple edge;  // a knowledge-graph triple; quoted-triple parts are reified as well
+    double score = 0.0;
+    std::string concept_label;
+    std::string reasoning;
+    std::optional<SourceRef> source;
+    int data_tier = 0;
+};
+
+struct RetrievedChunk {
+    SourceRef source;
+    double score = 0.0;
+    int data_tier = 0;
+};
+
+// A re-ranked chunk: points at RetrievedChunk number `retrieved_index` of the exploration.
+struct RankedChunk {
+    std::size_t retrieved_index = 0;
+    double score = 0.0;
+    std::string reasoning;
+};
+
+// Characters [span_start, span_end) of the answer (Unicode code points) are supported by the
+// listed selections (RunUris::edge_selection / retrieved_chunk / ranked_chunk of this run).
+// A citation whose span is empty or outside the answer, or with no supporting selection of
+// this run, does not resolve and is left out.
+struct Citation {
+    std::uint64_t span_start = 0;
+    std::uint64_t span_end = 0;
+    std::vector<std::string> supported_by;
+};
+
+struct AgentAction {
+    std::string thought;
+    std::string action;     // tool name; empty when the iteration used no tool
+    std::string arguments;  // the tool arguments as JSON text
+};
+
+struct Routing {
+    std::string method;  // "rules", "classifier", "explicit"
+    std::vector<std::string> rules_fired;
+    double confidence = 0.0;
+    std::string engine;  // "graph-rag", "document-rag", "agent"
+};
+
+struct EscalationInfo {
+    std::string reason;
+    double relevance = 0.0;
+    std::string next_engine;
+};
+
+// ---- the run ------------------------------------------------------------------------------
+
+// The Question activity. `worker_agent` is worker_agent_uri(service). With `parent_uri`
+// (the calling step), the Question prov:used it and, if it is a glassbox URI,
+// prov:wasInformedBy the calling run's Question.
+std::vector<Triple> question(const RunUris& run, std::string_view query, TimePoint started,
+                             std::string_view worker_agent,
+                             std::optional<std::string_view> parent_uri = std::nullopt);
+
+// prov:endedAtTime and gb:status ("complete" | "error" | "incomplete") of the Question.
+std::vector<Triple> trace_end(const RunUris& run, TimePoint ended, TraceStatus status);
+
+// ---- steps ----------------------------------------------------------------------------------
+
+std::vector<Triple> grounding(const RunUris& run, const StepInfo& step,
+                              const std::vector<std::string>& concepts);
+std::vector<Triple> graph_exploration(const RunUris& run, const StepInfo& step,
+                                      const std::vector<std::string>& seed_entities,
+                                      std::uint64_t edge_count);
+std::vector<Triple> graph_focus(const RunUris& run, const StepInfo& step,
+                                const std::vector<SelectedEdge>& edges);
+std::vector<Triple> document_exploration(const RunUris& run, const StepInfo& step,
+                                         const std::vector<RetrievedChunk>& chunks);
+std::vector<Triple> document_focus(const RunUris& run, const StepInfo& step,
+                                   const std::vector<RankedChunk>& chunks);
+std::vector<Triple> synthesis(const RunUris& run, const StepInfo& step, const StoredText& answer,
+                              const std::vector<Citation>& citations = {});
+// Agent iteration n: gb:Analysis, plus gb:ToolUse when it calls a tool.
+std::vector<Triple> analysis(const RunUris& run, std::size_t n, const StepInfo& step,
+                             const AgentAction& action);
+std::vector<Triple> observation(const RunUris& run, std::size_t n, const StepInfo& step,
+                                const StoredText& text);
+std::vector<Triple> conclusion(const RunUris& run, const StepInfo& step, const StoredText& answer);
+std::vector<Triple> routing_decision(const RunUris& run, const StepInfo& step,
+                                     const Routing& routing);
+std::vector<Triple> escalation(const RunUris& run, std::size_t n, const StepInfo& step,
+                               const EscalationInfo& info);
+
+// ---- the echo chain (Question → Synthesis), for the diagnostic echo worker -------------------
+
+// = question(run, question, time, worker_agent, parent_uri).
+std::vector<Triple> echo_question(const RunUris& run, std::string_view question, TimePoint time,
+                                  std::string_view worker_agent,
+                                  std::optional<std::string_view> parent_uri = std::nullopt);
+// The Synthesis (the first and only step: no derivation), carrying the answer text.
+std::vector<Triple> echo_synthesis(const RunUris& run, std::string_view answer, TimePoint time,
+                                   std::chrono::milliseconds duration);
+
+}  // namespace glassbox::schema::explain

@@ -1,0 +1,823 @@
+// JSON codecs of every message type; decoders are total (no exception escapes).
+#include "schema/messages.hpp"
+
+#include <array>
+#include <utility>
+
+#include "schema/detail/json_reader.hpp"
+#include "schema/term_json.hpp"
+
+namespace glassbox::schema {
+namespace {
+
+using detail::decode_error;
+using detail::field_path;
+using detail::json;
+using detail::ObjectReader;
+using detail::type_error;
+
+template <typename E>
+struct EnumName {
+    E value;
+    std::string_view name;
+};
+
+constexpr std::array kQueryModes{
+    EnumName<QueryMode>{QueryMode::kAuto, "auto"},
+    EnumName<QueryMode>{QueryMode::kGraphRag, "graph-rag"},
+    EnumName<QueryMode>{QueryMode::kDocumentRag, "document-rag"},
+    EnumName<QueryMode>{QueryMode::kAgent, "agent"},
+};
+constexpr std::array kRagTypes{
+    EnumName<RagMessageType>{RagMessageType::kChunk, "chunk"},
+    EnumName<RagMessageType>{RagMessageType::kExplain, "explain"},
+    EnumName<RagMessageType>{RagMessageType::kError, "error"},
+};
+constexpr std::array kAgentTypes{
+    EnumName<AgentMessageType>{AgentMessageType::kThought, "thought"},
+    EnumName<AgentMessageType>{AgentMessageType::kObservation, "observation"},
+    EnumName<AgentMessageType>{AgentMessageType::kAnswer, "answer"},
+    EnumName<AgentMessageType>{AgentMessageType::kExplain, "explain"},
+    EnumName<AgentMessageType>{AgentMessageType::kError, "error"},
+};
+constexpr std::array kTraceStatuses{
+    EnumName<TraceStatus>{TraceStatus::kNone, ""},
+    EnumName<TraceStatus>{TraceStatus::kComplete, "complete"},
+    EnumName<TraceStatus>{TraceStatus::kError, "error"},
+    EnumName<TraceStatus>{TraceStatus::kIncomplete, "incomplete"},
+};
+
+template <typename E, std::size_t N>
+std::string_view enum_name(const std::array<EnumName<E>, N>& table, E value) {
+    for (const auto& e : table) {
+        if (e.value == value) return e.name;
+    }
+    return table.front().name;
+}
+
+template <typename E, std::size_t N>
+std::optional<E> enum_value(const std::array<EnumName<E>, N>& table, std::string_view name) {
+    for (const auto& e : table) {
+        if (e.name == name) return e.value;
+    }
+    return std::nullopt;
+}
+
+// Reads an enum spelled as a string; an unknown spelling is a decode error.
+template <typename E, std::size_t N>
+void read_enum(ObjectReader& r, std::string_view key, E& out,
+               const std::array<EnumName<E>, N>& table) {
+    const json* v = r.find(key);
+    if (!v) return;
+    const auto p = field_path(r.path(), key);
+    if (!v->is_string()) {
+        r.fail(type_error(p, "string", *v));
+        return;
+    }
+    const auto& name = v->get_ref<const std::string&>();
+    if (auto e = enum_value(table, name)) {
+        out = *e;
+    } else {
+        std::string allowed;
+        for (const auto& entry : table) {
+            if (entry.name.empty()) continue;
+            if (!allowed.empty()) allowed += "|";
+            allowed += entry.name;
+        }
+        r.fail(decode_error(p, "unknown value \"" + name + "\" (expected " + allowed + ")"));
+    }
+}
+
+void put_optional(json& j, std::string_view key, const std::optional<std::string>& value) {
+    if (value) j[std::string(key)] = *value;
+}
+
+json encode_triples(const std::vector<Triple>& triples) {
+    json a = json::array();
+    for (const auto& t : triples) a.push_back(encode(t));
+    return a;
+}
+
+json encode_vectors(const std::vector<std::vector<double>>& vectors) {
+    json a = json::array();
+    for (const auto& v : vectors) a.push_back(v);
+    return a;
+}
+
+std::optional<Term> optional_term(ObjectReader& r, std::string_view key) {
+    const json* v = r.find(key);
+    if (!v) return std::nullopt;
+    auto t = decode_term(*v, field_path(r.path(), key));
+    if (!t.ok()) {
+        r.fail(std::move(t).error());
+        return std::nullopt;
+    }
+    return std::move(t).value();
+}
+
+void put_term(json& j, std::string_view key, const std::optional<Term>& t) {
+    if (t) j[std::string(key)] = encode(*t);
+}
+
+// Decoders that carry a path, so that nested values name where they are.
+// Result<Error> cannot exist (its two constructors would clash): an engaged optional instead.
+Result<std::optional<Error>> decode_error_at(const json& v, const std::string& path) {
+    ObjectReader r(v, path);
+    std::string type;
+    Error e;
+    r.read("type", type);
+    r.read("message", e.message);
+    if (!r.ok()) return r.error();
+    if (!type.empty()) {
+        auto t = error_type_from_string(type);
+        if (!t) return decode_error(field_path(path, "type"), "unknown error type \"" + type + "\"");
+        e.type = *t;
+    }
+    return std::optional<Error>(std::move(e));
+}
+
+Result<Triple> triple_at(const json& v, const std::string& path) { return decode_triple(v, path); }
+
+Result<std::vector<double>> vector_at(const json& v, const std::string& path) {
+    if (!v.is_array()) return type_error(path, "array", v);
+    std::vector<double> out;
+    out.reserve(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        if (!v[i].is_number()) return type_error(detail::index_path(path, i), "number", v[i]);
+        out.push_back(v[i].get<double>());
+    }
+    return out;
+}
+
+Result<AgentHistoryStep> history_at(const json& v, const std::string& path) {
+    ObjectReader r(v, path);
+    AgentHistoryStep m;
+    r.read("thought", m.thought);
+    r.read("action", m.action);
+    r.read("arguments", m.arguments);
+    r.read("observation", m.observation);
+    if (!r.ok()) return r.error();
+    return m;
+}
+
+Result<TriplePattern> pattern_at(const json& v, const std::string& path) {
+    ObjectReader r(v, path);
+    TriplePattern m;
+    m.s = optional_term(r, "s");
+    m.p = optional_term(r, "p");
+    m.o = optional_term(r, "o");
+    r.read("g", m.g);
+    if (!r.ok()) return r.error();
+    return m;
+}
+
+Result<std::vector<Triple>> triple_list_at(const json& v, const std::string& path) {
+    if (!v.is_array()) return type_error(path, "array", v);
+    std::vector<Triple> out;
+    out.reserve(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        auto t = decode_triple(v[i], detail::index_path(path, i));
+        if (!t.ok()) return std::move(t).error();
+        out.push_back(std::move(t).value());
+    }
+    return out;
+}
+
+Result<EntityMatch> entity_match_at(const json& v, const std::string& path) {
+    ObjectReader r(v, path);
+    EntityMatch m;
+    if (const json* e = r.require("entity")) {
+        auto t = decode_term(*e, field_path(path, "entity"));
+        if (!t.ok()) return std::move(t).error();
+        m.entity = std::move(t).value();
+    }
+    r.read("score", m.score);
+    if (!r.ok()) return r.error();
+    return m;
+}
+
+Result<ChunkMatch> chunk_match_at(const json& v, const std::string& path) {
+    ObjectReader r(v, path);
+    ChunkMatch m;
+    r.read("chunk_id", m.chunk_id);
+    r.read("score", m.score);
+    if (!r.ok()) return r.error();
+    return m;
+}
+
+Result<Chunk> chunk_at(const json& v, const std::string& path) {
+    ObjectReader r(v, path);
+    Chunk m;
+    r.read("chunk_id", m.chunk_id);
+    r.read("document_id", m.document_id);
+    r.read("text", m.text);
+    r.read("char_offset", m.char_offset);
+    r.read("char_length", m.char_length);
+    if (!r.ok()) return r.error();
+    return m;
+}
+
+template <typename T, typename F>
+Result<T> guarded(F&& body) {
+    try {
+        return body();
+    } catch (const std::exception& e) {
+        // Only allocation failures can get here: every access above is checked first.
+        return make_error(ErrorType::kDecodeError, std::string("$: ") + e.what());
+    }
+}
+
+template <typename T>
+Result<T> finish(ObjectReader& r, T&& value) {
+    if (!r.ok()) return r.error();
+    return std::forward<T>(value);
+}
+
+bool depth_within_limit(std::string_view text) {
+    std::size_t depth = 0;
+    bool in_string = false;
+    bool escaped = false;
+    for (char c : text) {
+        if (in_string) {
+            if (escaped) escaped = false;
+            else if (c == '\\') escaped = true;
+            else if (c == '"') in_string = false;
+            continue;
+        }
+        if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > kMaxJsonDepth) return false;
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            --depth;
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+// ---- JSON text ----------------------------------------------------------------------------
+
+Result<nlohmann::json> parse_json(std::string_view text) {
+    if (!depth_within_limit(text)) {
+        return make_error(ErrorType::kInvalidJson,
+                          "JSON nested deeper than " + std::to_string(kMaxJsonDepth));
+    }
+    try {
+        // No callback, no exceptions: an error (including ill-formed UTF-8) gives `discarded`.
+        auto value = json::parse(text.begin(), text.end(), nullptr, false);
+        if (value.is_discarded()) {
+            return make_error(ErrorType::kInvalidJson, "not valid UTF-8 JSON");
+        }
+        return value;
+    } catch (const std::exception& e) {
+        return make_error(ErrorType::kInvalidJson, e.what());
+    }
+}
+
+std::string dump(const nlohmann::json& value) {
+    try {
+        return value.dump(-1, ' ', false, json::error_handler_t::replace);
+    } catch (const std::exception&) {
+        return "null";
+    }
+}
+
+// ---- enums --------------------------------------------------------------------------------
+
+std::string_view to_string(QueryMode mode) noexcept { return enum_name(kQueryModes, mode); }
+std::optional<QueryMode> query_mode_from_string(std::string_view name) noexcept {
+    return enum_value(kQueryModes, name);
+}
+std::string_view to_string(RagMessageType type) noexcept { return enum_name(kRagTypes, type); }
+std::string_view to_string(AgentMessageType type) noexcept { return enum_name(kAgentTypes, type); }
+std::string_view to_string(TraceStatus status) noexcept { return enum_name(kTraceStatuses, status); }
+std::optional<TraceStatus> trace_status_from_string(std::string_view name) noexcept {
+    return enum_value(kTraceStatuses, name);
+}
+
+// ---- encoders -----------------------------------------------------------------------------
+
+json encode(const Error& e) {
+    return {{"type", std::string(to_string(e.type))}, {"message", e.message}};
+}
+
+json encode(const GraphRagQuery& m) {
+    json j{{"query", m.query},
+           {"collection", m.collection},
+           {"entity_limit", m.entity_limit},
+           {"triple_limit", m.triple_limit},
+           {"max_subgraph_size", m.max_subgraph_size},
+           {"max_path_length", m.max_path_length},
+           {"edge_score_limit", m.edge_score_limit},
+           {"edge_limit", m.edge_limit},
+           {"streaming", m.streaming}};
+    put_optional(j, "parent_uri", m.parent_uri);
+    return j;
+}
+
+json encode(const DocumentRagQuery& m) {
+    json j{{"query", m.query},         {"collection", m.collection},
+           {"doc_limit", m.doc_limit}, {"fetch_limit", m.fetch_limit},
+           {"streaming", m.streaming}};
+    put_optional(j, "parent_uri", m.parent_uri);
+    return j;
+}
+
+json encode(const AgentHistoryStep& m) {
+    return {{"thought", m.thought},
+            {"action", m.action},
+            {"arguments", m.arguments},
+            {"observation", m.observation}};
+}
+
+json encode(const AgentRequest& m) {
+    json history = json::array();
+    for (const auto& h : m.history) history.push_back(encode(h));
+    json j{{"question", m.question},     {"collection", m.collection},
+           {"history", history},         {"session_id", m.session_id},
+           {"max_iterations", m.max_iterations}, {"streaming", m.streaming}};
+    put_optional(j, "parent_uri", m.parent_uri);
+    return j;
+}
+
+json encode(const QueryRequest& m) {
+    return {{"text", m.text},
+            {"mode", std::string(to_string(m.mode))},
+            {"collection", m.collection},
+            {"streaming", m.streaming}};
+}
+
+json encode(const RagResponse& m) {
+    json j{{"message_type", std::string(to_string(m.message_type))},
+           {"response", m.response},
+           {"explain_id", m.explain_id},
+           {"explain_graph", m.explain_graph},
+           {"explain_triples", encode_triples(m.explain_triples)},
+           {"end_of_stream", m.end_of_stream},
+           {"end_of_session", m.end_of_session},
+           {"in_token", m.in_token},
+           {"out_token", m.out_token},
+           {"model", m.model},
+           {"sources", m.sources}};
+    if (m.error) j["error"] = encode(*m.error);
+    return j;
+}
+
+json encode(const AgentResponse& m) {
+    json j{{"message_type", std::string(to_string(m.message_type))},
+           {"content", m.content},
+           {"end_of_message", m.end_of_message},
+           {"end_of_dialog", m.end_of_dialog},
+           {"message_id", m.message_id},
+           {"explain_id", m.explain_id},
+           {"explain_graph", m.explain_graph},
+           {"explain_triples", encode_triples(m.explain_triples)}};
+    if (m.error) j["error"] = encode(*m.error);
+    return j;
+}
+
+json encode(const TriplePattern& m) {
+    json j = json::object();
+    put_term(j, "s", m.s);
+    put_term(j, "p", m.p);
+    put_term(j, "o", m.o);
+    put_optional(j, "g", m.g);
+    return j;
+}
+
+json encode(const TriplesQuery& m) {
+    json j = json::object();
+    put_term(j, "s", m.s);
+    put_term(j, "p", m.p);
+    put_term(j, "o", m.o);
+    put_optional(j, "g", m.g);
+    j["limit"] = m.limit;
+    j["collection"] = m.collection;
+    return j;
+}
+
+json encode(const TriplesQueryBatch& m) {
+    json patterns = json::array();
+    for (const auto& p : m.patterns) patterns.push_back(encode(p));
+    return {{"patterns", patterns}, {"limit", m.limit}, {"collection", m.collection}};
+}
+
+json encode(const TriplesResponse& m) { return {{"triples", encode_triples(m.triples)}}; }
+
+json encode(const TriplesBatchResponse& m) {
+    json results = json::array();
+    for (const auto& r : m.results) results.push_back(encode_triples(r));
+    return {{"results", results}};
+}
+
+json encode(const EmbeddingsRequest& m) { return {{"texts", m.texts}}; }
+
+json encode(const EmbeddingsResponse& m) {
+    return {{"vectors", encode_vectors(m.vectors)}, {"model", m.model}, {"dim", m.dim}};
+}
+
+json encode(const GraphEmbeddingsQuery& m) {
+    return {{"vectors", encode_vectors(m.vectors)}, {"limit", m.limit}, {"collection", m.collection}};
+}
+
+json encode(const GraphEmbeddingsResponse& m) {
+    json a = json::array();
+    for (const auto& e : m.entities) a.push_back({{"entity", encode(e.entity)}, {"score", e.score}});
+    return {{"entities", a}};
+}
+
+json encode(const DocumentEmbeddingsQuery& m) {
+    return {{"vectors", encode_vectors(m.vectors)}, {"limit", m.limit}, {"collection", m.collection}};
+}
+
+json encode(const ChunkKeywordQuery& m) {
+    return {{"query", m.query}, {"limit", m.limit}, {"collection", m.collection}};
+}
+
+json encode(const ChunkMatchResponse& m) {
+    json a = json::array();
+    for (const auto& c : m.chunks) a.push_back({{"chunk_id", c.chunk_id}, {"score", c.score}});
+    return {{"chunks", a}};
+}
+
+json encode(const ChunkFetchRequest& m) {
+    return {{"chunk_ids", m.chunk_ids}, {"collection", m.collection}};
+}
+
+json encode(const ChunkFetchResponse& m) {
+    json a = json::array();
+    for (const auto& c : m.chunks) {
+        a.push_back({{"chunk_id", c.chunk_id},
+                     {"document_id", c.document_id},
+                     {"text", c.text},
+                     {"char_offset", c.char_offset},
+                     {"char_length", c.char_length}});
+    }
+    return {{"chunks", a}};
+}
+
+json encode(const LlmRequest& m) {
+    return {{"template", m.template_name}, {"variables", m.variables}, {"streaming", m.streaming}};
+}
+
+json encode(const LlmResponse& m) {
+    json j{{"text", m.text},           {"model", m.model},
+           {"in_token", m.in_token},   {"out_token", m.out_token},
+           {"end_of_stream", m.end_of_stream}};
+    if (m.json) j["json"] = *m.json;
+    return j;
+}
+
+json encode(const EchoRequest& m) {
+    json j = m.extra.is_object() ? m.extra : json::object();
+    j["question"] = m.question;
+    put_optional(j, "parent_uri", m.parent_uri);
+    return j;
+}
+
+json encode(const ExplainMessage& m) {
+    json j{{"message_type", "explain"},
+           {"session", m.session},
+           {"seq", m.seq},
+           {"service", m.service},
+           {"worker", m.worker},
+           {"explain_id", m.explain_id},
+           {"explain_graph", m.explain_graph},
+           {"explain_triples", encode_triples(m.explain_triples)},
+           {"end_of_trace", m.end_of_trace},
+           {"trace_status", std::string(to_string(m.trace_status))}};
+    put_optional(j, "parent_uri", m.parent_uri);
+    if (m.error) j["error"] = encode(*m.error);
+    return j;
+}
+
+// ---- decoders -----------------------------------------------------------------------------
+
+template <>
+Result<GraphRagQuery> decode<GraphRagQuery>(const json& v) {
+    return guarded<GraphRagQuery>([&]() -> Result<GraphRagQuery> {
+        ObjectReader r(v, "");
+        GraphRagQuery m;
+        r.read("query", m.query);
+        r.read("collection", m.collection);
+        r.read("entity_limit", m.entity_limit);
+        r.read("triple_limit", m.triple_limit);
+        r.read("max_subgraph_size", m.max_subgraph_size);
+        r.read("max_path_length", m.max_path_length);
+        r.read("edge_score_limit", m.edge_score_limit);
+        r.read("edge_limit", m.edge_limit);
+        r.read("streaming", m.streaming);
+        r.read("parent_uri", m.parent_uri);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<DocumentRagQuery> decode<DocumentRagQuery>(const json& v) {
+    return guarded<DocumentRagQuery>([&]() -> Result<DocumentRagQuery> {
+        ObjectReader r(v, "");
+        DocumentRagQuery m;
+        r.read("query", m.query);
+        r.read("collection", m.collection);
+        r.read("doc_limit", m.doc_limit);
+        r.read("fetch_limit", m.fetch_limit);
+        r.read("streaming", m.streaming);
+        r.read("parent_uri", m.parent_uri);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<AgentHistoryStep> decode<AgentHistoryStep>(const json& v) {
+    return guarded<AgentHistoryStep>([&] { return history_at(v, ""); });
+}
+
+template <>
+Result<AgentRequest> decode<AgentRequest>(const json& v) {
+    return guarded<AgentRequest>([&]() -> Result<AgentRequest> {
+        ObjectReader r(v, "");
+        AgentRequest m;
+        r.read("question", m.question);
+        r.read("collection", m.collection);
+        r.read_array("history", m.history, history_at);
+        r.read("session_id", m.session_id);
+        r.read("max_iterations", m.max_iterations);
+        r.read("streaming", m.streaming);
+        r.read("parent_uri", m.parent_uri);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<QueryRequest> decode<QueryRequest>(const json& v) {
+    return guarded<QueryRequest>([&]() -> Result<QueryRequest> {
+        ObjectReader r(v, "");
+        QueryRequest m;
+        r.read("text", m.text);
+        read_enum(r, "mode", m.mode, kQueryModes);
+        r.read("collection", m.collection);
+        r.read("streaming", m.streaming);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<RagResponse> decode<RagResponse>(const json& v) {
+    return guarded<RagResponse>([&]() -> Result<RagResponse> {
+        ObjectReader r(v, "");
+        RagResponse m;
+        read_enum(r, "message_type", m.message_type, kRagTypes);
+        r.read("response", m.response);
+        r.read("explain_id", m.explain_id);
+        r.read("explain_graph", m.explain_graph);
+        r.read_array("explain_triples", m.explain_triples, triple_at);
+        r.read("end_of_stream", m.end_of_stream);
+        r.read("end_of_session", m.end_of_session);
+        r.read("in_token", m.in_token);
+        r.read("out_token", m.out_token);
+        r.read("model", m.model);
+        r.read("sources", m.sources);
+        r.read_with("error", m.error, decode_error_at);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<AgentResponse> decode<AgentResponse>(const json& v) {
+    return guarded<AgentResponse>([&]() -> Result<AgentResponse> {
+        ObjectReader r(v, "");
+        AgentResponse m;
+        read_enum(r, "message_type", m.message_type, kAgentTypes);
+        r.read("content", m.content);
+        r.read("end_of_message", m.end_of_message);
+        r.read("end_of_dialog", m.end_of_dialog);
+        r.read("message_id", m.message_id);
+        r.read("explain_id", m.explain_id);
+        r.read("explain_graph", m.explain_graph);
+        r.read_array("explain_triples", m.explain_triples, triple_at);
+        r.read_with("error", m.error, decode_error_at);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<TriplePattern> decode<TriplePattern>(const json& v) {
+    return guarded<TriplePattern>([&] { return pattern_at(v, ""); });
+}
+
+template <>
+Result<TriplesQuery> decode<TriplesQuery>(const json& v) {
+    return guarded<TriplesQuery>([&]() -> Result<TriplesQuery> {
+        ObjectReader r(v, "");
+        TriplesQuery m;
+        m.s = optional_term(r, "s");
+        m.p = optional_term(r, "p");
+        m.o = optional_term(r, "o");
+        r.read("g", m.g);
+        r.read("limit", m.limit);
+        r.read("collection", m.collection);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<TriplesQueryBatch> decode<TriplesQueryBatch>(const json& v) {
+    return guarded<TriplesQueryBatch>([&]() -> Result<TriplesQueryBatch> {
+        ObjectReader r(v, "");
+        TriplesQueryBatch m;
+        r.read_array("patterns", m.patterns, pattern_at);
+        r.read("limit", m.limit);
+        r.read("collection", m.collection);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<TriplesResponse> decode<TriplesResponse>(const json& v) {
+    return guarded<TriplesResponse>([&]() -> Result<TriplesResponse> {
+        ObjectReader r(v, "");
+        TriplesResponse m;
+        r.read_array("triples", m.triples, triple_at);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<TriplesBatchResponse> decode<TriplesBatchResponse>(const json& v) {
+    return guarded<TriplesBatchResponse>([&]() -> Result<TriplesBatchResponse> {
+        ObjectReader r(v, "");
+        TriplesBatchResponse m;
+        r.read_array("results", m.results, triple_list_at);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<EmbeddingsRequest> decode<EmbeddingsRequest>(const json& v) {
+    return guarded<EmbeddingsRequest>([&]() -> Result<EmbeddingsRequest> {
+        ObjectReader r(v, "");
+        EmbeddingsRequest m;
+        r.read("texts", m.texts);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<EmbeddingsResponse> decode<EmbeddingsResponse>(const json& v) {
+    return guarded<EmbeddingsResponse>([&]() -> Result<EmbeddingsResponse> {
+        ObjectReader r(v, "");
+        EmbeddingsResponse m;
+        r.read_array("vectors", m.vectors, vector_at);
+        r.read("model", m.model);
+        r.read("dim", m.dim);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<GraphEmbeddingsQuery> decode<GraphEmbeddingsQuery>(const json& v) {
+    return guarded<GraphEmbeddingsQuery>([&]() -> Result<GraphEmbeddingsQuery> {
+        ObjectReader r(v, "");
+        GraphEmbeddingsQuery m;
+        r.read_array("vectors", m.vectors, vector_at);
+        r.read("limit", m.limit);
+        r.read("collection", m.collection);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<GraphEmbeddingsResponse> decode<GraphEmbeddingsResponse>(const json& v) {
+    return guarded<GraphEmbeddingsResponse>([&]() -> Result<GraphEmbeddingsResponse> {
+        ObjectReader r(v, "");
+        GraphEmbeddingsResponse m;
+        r.read_array("entities", m.entities, entity_match_at);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<DocumentEmbeddingsQuery> decode<DocumentEmbeddingsQuery>(const json& v) {
+    return guarded<DocumentEmbeddingsQuery>([&]() -> Result<DocumentEmbeddingsQuery> {
+        ObjectReader r(v, "");
+        DocumentEmbeddingsQuery m;
+        r.read_array("vectors", m.vectors, vector_at);
+        r.read("limit", m.limit);
+        r.read("collection", m.collection);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<ChunkKeywordQuery> decode<ChunkKeywordQuery>(const json& v) {
+    return guarded<ChunkKeywordQuery>([&]() -> Result<ChunkKeywordQuery> {
+        ObjectReader r(v, "");
+        ChunkKeywordQuery m;
+        r.read("query", m.query);
+        r.read("limit", m.limit);
+        r.read("collection", m.collection);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<ChunkMatchResponse> decode<ChunkMatchResponse>(const json& v) {
+    return guarded<ChunkMatchResponse>([&]() -> Result<ChunkMatchResponse> {
+        ObjectReader r(v, "");
+        ChunkMatchResponse m;
+        r.read_array("chunks", m.chunks, chunk_match_at);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<ChunkFetchRequest> decode<ChunkFetchRequest>(const json& v) {
+    return guarded<ChunkFetchRequest>([&]() -> Result<ChunkFetchRequest> {
+        ObjectReader r(v, "");
+        ChunkFetchRequest m;
+        r.read("chunk_ids", m.chunk_ids);
+        r.read("collection", m.collection);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<ChunkFetchResponse> decode<ChunkFetchResponse>(const json& v) {
+    return guarded<ChunkFetchResponse>([&]() -> Result<ChunkFetchResponse> {
+        ObjectReader r(v, "");
+        ChunkFetchResponse m;
+        r.read_array("chunks", m.chunks, chunk_at);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<LlmRequest> decode<LlmRequest>(const json& v) {
+    return guarded<LlmRequest>([&]() -> Result<LlmRequest> {
+        ObjectReader r(v, "");
+        LlmRequest m;
+        r.read("template", m.template_name);
+        r.read("variables", m.variables);
+        r.read("streaming", m.streaming);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<LlmResponse> decode<LlmResponse>(const json& v) {
+    return guarded<LlmResponse>([&]() -> Result<LlmResponse> {
+        ObjectReader r(v, "");
+        LlmResponse m;
+        r.read("text", m.text);
+        if (const json* j = r.find("json")) m.json = *j;
+        r.read("model", m.model);
+        r.read("in_token", m.in_token);
+        r.read("out_token", m.out_token);
+        r.read("end_of_stream", m.end_of_stream);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<EchoRequest> decode<EchoRequest>(const json& v) {
+    return guarded<EchoRequest>([&]() -> Result<EchoRequest> {
+        ObjectReader r(v, "");
+        EchoRequest m;
+        r.read("question", m.question);
+        r.read("parent_uri", m.parent_uri);
+        if (!r.ok()) return r.error();
+        for (const auto& [key, value] : v.items()) {
+            if (key != "question" && key != "parent_uri") m.extra[key] = value;
+        }
+        return m;
+    });
+}
+
+template <>
+Result<ExplainMessage> decode<ExplainMessage>(const json& v) {
+    return guarded<ExplainMessage>([&]() -> Result<ExplainMessage> {
+        ObjectReader r(v, "");
+        ExplainMessage m;
+        std::string message_type = "explain";
+        r.read("message_type", message_type);
+        if (r.ok() && message_type != "explain") {
+            return decode_error("message_type", "expected \"explain\", got \"" + message_type + "\"");
+        }
+        r.read("session", m.session);
+        r.read("seq", m.seq);
+        r.read("service", m.service);
+        r.read("worker", m.worker);
+        r.read("parent_uri", m.parent_uri);
+        r.read("explain_id", m.explain_id);
+        r.read("explain_graph", m.explain_graph);
+        r.read_array("explain_triples", m.explain_triples, triple_at);
+        r.read("end_of_trace", m.end_of_trace);
+        read_enum(r, "trace_status", m.trace_status, kTraceStatuses);
+        r.read_with("error", m.error, decode_error_at);
+        return finish(r, std::move(m));
+    });
+}
+
+}  // namespace glassbox::schema

@@ -1,0 +1,389 @@
+// Every message type of DESIGN §3 and docs/protocol.md §8, with non-throwing JSON codecs.
+//
+// Codec rules, the same for every type:
+//  - encode(const T&) -> nlohmann::json writes every field (optional ones only when set).
+//  - decode<T>(const json&) -> Result<T> ignores unknown fields, leaves missing (or null)
+//    fields at their defaults, and answers a value of the wrong type with
+//    ErrorType::kDecodeError naming its path ("explain_triples[3].o.tr.s: expected object,
+//    got string"). No exception escapes a decoder.
+//  - decode_body<T>(std::string_view) = parse_json + decode<T>.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "schema/result.hpp"
+#include "schema/term.hpp"
+#include "schema/vocabulary.hpp"
+
+namespace glassbox::schema {
+
+// ---- JSON text --------------------------------------------------------------------------
+
+// Bodies nested deeper than this are refused before parsing (bounds every recursive walk).
+inline constexpr std::size_t kMaxJsonDepth = 256;
+
+// Never throws: invalid JSON, invalid UTF-8 and over-deep nesting give kInvalidJson.
+Result<nlohmann::json> parse_json(std::string_view text);
+// Compact text; never throws (invalid UTF-8 in strings is replaced by U+FFFD).
+std::string dump(const nlohmann::json& value);
+
+// ---- graph RAG ----------------------------------------------------------------------------
+
+// Service defaults, used where a request says 0 (DESIGN §3).
+inline constexpr std::uint32_t kDefaultEntityLimit = 50;
+inline constexpr std::uint32_t kDefaultTripleLimit = 30;
+inline constexpr std::uint32_t kDefaultMaxSubgraphSize = 150;
+inline constexpr std::uint32_t kDefaultMaxPathLength = 2;
+inline constexpr std::uint32_t kDefaultEdgeScoreLimit = 30;
+inline constexpr std::uint32_t kDefaultEdgeLimit = 25;
+// Document RAG defaults (chosen here; DESIGN leaves them open).
+inline constexpr std::uint32_t kDefaultDocLimit = 20;
+inline constexpr std::uint32_t kDefaultFetchLimit = 20;
+// Agent default.
+inline constexpr std::uint32_t kDefaultMaxIterations = 10;
+
+// `requested`, or `service_default` when the request left it 0.
+constexpr std::uint32_t or_default(std::uint32_t requested, std::uint32_t service_default) {
+    return requested == 0 ? service_default : requested;
+}
+
+struct GraphRagQuery {
+    std::string query;
+    std::string collection;
+    std::uint32_t entity_limit = 0;
+    std::uint32_t triple_limit = 0;
+    std::uint32_t max_subgraph_size = 0;
+    std::uint32_t max_path_length = 0;
+    std::uint32_t edge_score_limit = 0;
+    std::uint32_t edge_limit = 0;
+    bool streaming = false;
+    std::optional<std::string> parent_uri;  // the calling step, for sub-traces
+    bool operator==(const GraphRagQuery&) const = default;
+};
+
+struct DocumentRagQuery {
+    std::string query;
+    std::string collection;
+    std::uint32_t doc_limit = 0;
+    std::uint32_t fetch_limit = 0;
+    bool streaming = false;
+    std::optional<std::string> parent_uri;
+    bool operator==(const DocumentRagQuery&) const = default;
+};
+
+// One earlier turn of an agent conversation.
+struct AgentHistoryStep {
+    std::string thought;
+    std::string action;
+    std::map<std::string, std::string> arguments;
+    std::string observation;
+    bool operator==(const AgentHistoryStep&) const = default;
+};
+
+struct AgentRequest {
+    std::string question;
+    std::string collection;
+    std::vector<AgentHistoryStep> history;
+    std::string session_id;
+    std::uint32_t max_iterations = 0;
+    bool streaming = false;
+    std::optional<std::string> parent_uri;
+    bool operator==(const AgentRequest&) const = default;
+};
+
+enum class QueryMode { kAuto, kGraphRag, kDocumentRag, kAgent };
+std::string_view to_string(QueryMode mode) noexcept;                 // "auto", "graph-rag", ...
+std::optional<QueryMode> query_mode_from_string(std::string_view) noexcept;
+
+// The routed entry point. An unknown mode is a decode error.
+struct QueryRequest {
+    std::string text;
+    QueryMode mode = QueryMode::kAuto;
+    std::string collection;
+    bool streaming = false;
+    bool operator==(const QueryRequest&) const = default;
+};
+
+// ---- responses ----------------------------------------------------------------------------
+
+enum class RagMessageType { kChunk, kExplain, kError };
+std::string_view to_string(RagMessageType type) noexcept;
+
+struct RagResponse {
+    RagMessageType message_type = RagMessageType::kChunk;
+    std::string response;
+    std::string explain_id;
+    std::string explain_graph;
+    std::vector<Triple> explain_triples;
+    bool end_of_stream = false;   // the answer text is complete
+    bool end_of_session = false;  // the request is complete
+    std::uint64_t in_token = 0;
+    std::uint64_t out_token = 0;
+    std::string model;
+    std::vector<std::string> sources;
+    std::optional<Error> error;   // wire: {"type": "<ErrorType>", "message": "..."}
+    bool operator==(const RagResponse&) const = default;
+};
+
+enum class AgentMessageType { kThought, kObservation, kAnswer, kExplain, kError };
+std::string_view to_string(AgentMessageType type) noexcept;
+
+struct AgentResponse {
+    AgentMessageType message_type = AgentMessageType::kAnswer;
+    std::string content;
+    bool end_of_message = false;
+    bool end_of_dialog = false;
+    std::string message_id;
+    std::string explain_id;
+    std::string explain_graph;
+    std::vector<Triple> explain_triples;
+    std::optional<Error> error;
+    bool operator==(const AgentResponse&) const = default;
+};
+
+// ---- knowledge store ----------------------------------------------------------------------
+
+// A triple pattern: absent positions match anything.
+struct TriplePattern {
+    std::optional<Term> s;
+    std::optional<Term> p;
+    std::optional<Term> o;
+    std::optional<std::string> g;
+    bool operator==(const TriplePattern&) const = default;
+};
+
+struct TriplesQuery {
+    std::optional<Term> s;
+    std::optional<Term> p;
+    std::optional<Term> o;
+    std::optional<std::string> g;
+    std::uint32_t limit = 0;
+    std::string collection;
+    bool operator==(const TriplesQuery&) const = default;
+};
+
+// Many patterns in one round trip (one request per traversal hop, DESIGN §2).
+struct TriplesQueryBatch {
+    std::vector<TriplePattern> patterns;
+    std::uint32_t limit = 0;  // per pattern
+    std::string collection;
+    bool operator==(const TriplesQueryBatch&) const = default;
+};
+
+struct TriplesResponse {
+    std::vector<Triple> triples;
+    bool operator==(const TriplesResponse&) const = default;
+};
+
+// results[i] answers patterns[i].
+struct TriplesBatchResponse {
+    std::vector<std::vector<Triple>> results;
+    bool operator==(const TriplesBatchResponse&) const = default;
+};
+
+// ---- embeddings and retrieval ---------------------------------------------------------------
+
+struct EmbeddingsRequest {
+    std::vector<std::string> texts;
+    bool operator==(const EmbeddingsRequest&) const = default;
+};
+
+struct EmbeddingsResponse {
+    std::vector<std::vector<double>> vectors;
+    std::string model;
+    std::uint32_t dim = 0;
+    bool operator==(const EmbeddingsResponse&) const = default;
+};
+
+struct GraphEmbeddingsQuery {
+    std::vector<std::vector<double>> vectors;
+    std::uint32_t limit = 0;
+    std::string collection;
+    bool operator==(const GraphEmbeddingsQuery&) const = default;
+};
+
+struct EntityMatch {
+    Term entity;
+    double score = 0.0;
+    bool operator==(const EntityMatch&) const = default;
+};
+
+struct GraphEmbeddingsResponse {
+    std::vector<EntityMatch> entities;
+    bool operator==(const GraphEmbeddingsResponse&) const = default;
+};
+
+struct DocumentEmbeddingsQuery {
+    std::vector<std::vector<double>> vectors;
+    std::uint32_t limit = 0;
+    std::string collection;
+    bool operator==(const DocumentEmbeddingsQuery&) const = default;
+};
+
+struct ChunkKeywordQuery {
+    std::string query;
+    std::uint32_t limit = 0;
+    std::string collection;
+    bool operator==(const ChunkKeywordQuery&) const = default;
+};
+
+struct ChunkMatch {
+    std::string chunk_id;
+    double score = 0.0;
+    bool operator==(const ChunkMatch&) const = default;
+};
+
+// The answer to DocumentEmbeddingsQuery and ChunkKeywordQuery.
+struct ChunkMatchResponse {
+    std::vector<ChunkMatch> chunks;
+    bool operator==(const ChunkMatchResponse&) const = default;
+};
+
+struct ChunkFetchRequest {
+    std::vector<std::string> chunk_ids;
+    std::string collection;
+    bool operator==(const ChunkFetchRequest&) const = default;
+};
+
+struct Chunk {
+    std::string chunk_id;
+    std::string document_id;
+    std::string text;
+    std::uint64_t char_offset = 0;  // of the chunk in its document, in characters
+    std::uint64_t char_length = 0;
+    bool operator==(const Chunk&) const = default;
+};
+
+struct ChunkFetchResponse {
+    std::vector<Chunk> chunks;
+    bool operator==(const ChunkFetchResponse&) const = default;
+};
+
+// ---- LLM ------------------------------------------------------------------------------------
+
+struct LlmRequest {
+    std::string template_name;                      // wire: "template"
+    std::map<std::string, std::string> variables;   // an object of strings
+    bool streaming = false;
+    bool operator==(const LlmRequest&) const = default;
+};
+
+struct LlmResponse {
+    std::string text;
+    std::optional<nlohmann::json> json;  // set when the template asks for JSON output
+    std::string model;
+    std::uint64_t in_token = 0;
+    std::uint64_t out_token = 0;
+    bool end_of_stream = false;
+    bool operator==(const LlmResponse&) const = default;
+};
+
+// ---- echo (diagnostic service) ---------------------------------------------------------------
+
+// {question, ...any}: every other field is kept, unparsed, in `extra` (a JSON object).
+struct EchoRequest {
+    std::string question;
+    std::optional<std::string> parent_uri;
+    nlohmann::json extra = nlohmann::json::object();
+    bool operator==(const EchoRequest&) const = default;
+};
+
+// ---- explain message (docs/protocol.md §8) ---------------------------------------------------
+
+enum class TraceStatus { kNone, kComplete, kError, kIncomplete };
+std::string_view to_string(TraceStatus status) noexcept;  // "", "complete", "error", "incomplete"
+std::optional<TraceStatus> trace_status_from_string(std::string_view) noexcept;
+
+struct ExplainMessage {
+    std::string session;            // the session URI (the run's Question URI)
+    std::uint64_t seq = 0;
+    std::string service;
+    std::string worker;
+    std::optional<std::string> parent_uri;
+    std::string explain_id;         // the step URI
+    std::string explain_graph{vocab::kRetrievalGraph};
+    std::vector<Triple> explain_triples;
+    bool end_of_trace = false;
+    TraceStatus trace_status = TraceStatus::kNone;
+    std::optional<Error> error;
+    bool operator==(const ExplainMessage&) const = default;
+};
+
+// ---- codecs -----------------------------------------------------------------------------------
+
+nlohmann::json encode(const Error& error);
+nlohmann::json encode(const GraphRagQuery& m);
+nlohmann::json encode(const DocumentRagQuery& m);
+nlohmann::json encode(const AgentHistoryStep& m);
+nlohmann::json encode(const AgentRequest& m);
+nlohmann::json encode(const QueryRequest& m);
+nlohmann::json encode(const RagResponse& m);
+nlohmann::json encode(const AgentResponse& m);
+nlohmann::json encode(const TriplePattern& m);
+nlohmann::json encode(const TriplesQuery& m);
+nlohmann::json encode(const TriplesQueryBatch& m);
+nlohmann::json encode(const TriplesResponse& m);
+nlohmann::json encode(const TriplesBatchResponse& m);
+nlohmann::json encode(const EmbeddingsRequest& m);
+nlohmann::json encode(const EmbeddingsResponse& m);
+nlohmann::json encode(const GraphEmbeddingsQuery& m);
+nlohmann::json encode(const GraphEmbeddingsResponse& m);
+nlohmann::json encode(const DocumentEmbeddingsQuery& m);
+nlohmann::json encode(const ChunkKeywordQuery& m);
+nlohmann::json encode(const ChunkMatchResponse& m);
+nlohmann::json encode(const ChunkFetchRequest& m);
+nlohmann::json encode(const ChunkFetchResponse& m);
+nlohmann::json encode(const LlmRequest& m);
+nlohmann::json encode(const LlmResponse& m);
+nlohmann::json encode(const EchoRequest& m);
+nlohmann::json encode(const ExplainMessage& m);
+
+// Specialised for every message type above; other T do not link.
+template <typename T>
+Result<T> decode(const nlohmann::json& value);
+
+template <typename T>
+Result<T> decode_body(std::string_view text) {
+    auto parsed = parse_json(text);
+    if (!parsed.ok()) return std::move(parsed).error();
+    return decode<T>(parsed.value());
+}
+
+#define GLASSBOX_DECLARE_DECODE(T) \
+    template <>                    \
+    Result<T> decode<T>(const nlohmann::json& value);
+GLASSBOX_DECLARE_DECODE(GraphRagQuery)
+GLASSBOX_DECLARE_DECODE(DocumentRagQuery)
+GLASSBOX_DECLARE_DECODE(AgentHistoryStep)
+GLASSBOX_DECLARE_DECODE(AgentRequest)
+GLASSBOX_DECLARE_DECODE(QueryRequest)
+GLASSBOX_DECLARE_DECODE(RagResponse)
+GLASSBOX_DECLARE_DECODE(AgentResponse)
+GLASSBOX_DECLARE_DECODE(TriplePattern)
+GLASSBOX_DECLARE_DECODE(TriplesQuery)
+GLASSBOX_DECLARE_DECODE(TriplesQueryBatch)
+GLASSBOX_DECLARE_DECODE(TriplesResponse)
+GLASSBOX_DECLARE_DECODE(TriplesBatchResponse)
+GLASSBOX_DECLARE_DECODE(EmbeddingsRequest)
+GLASSBOX_DECLARE_DECODE(EmbeddingsResponse)
+GLASSBOX_DECLARE_DECODE(GraphEmbeddingsQuery)
+GLASSBOX_DECLARE_DECODE(GraphEmbeddingsResponse)
+GLASSBOX_DECLARE_DECODE(DocumentEmbeddingsQuery)
+GLASSBOX_DECLARE_DECODE(ChunkKeywordQuery)
+GLASSBOX_DECLARE_DECODE(ChunkMatchResponse)
+GLASSBOX_DECLARE_DECODE(ChunkFetchRequest)
+GLASSBOX_DECLARE_DECODE(ChunkFetchResponse)
+GLASSBOX_DECLARE_DECODE(LlmRequest)
+GLASSBOX_DECLARE_DECODE(LlmResponse)
+GLASSBOX_DECLARE_DECODE(EchoRequest)
+GLASSBOX_DECLARE_DECODE(ExplainMessage)
+#undef GLASSBOX_DECLARE_DECODE
+
+}  // namespace glassbox::schema

@@ -1,0 +1,25 @@
+// The list of every gb: term, so tests can check glassbox.ttl declares each one.
+#include "schema/vocabulary.hpp"
+
+#include <array>
+
+namespace glassbox::schema::vocab {
+namespace {
+
+constexpr std::array kTerms{
+    kQuestion, kGrounding, kExploration, kFocus, kSynthesis, kAnalysis, kToolUse,
+    kObservation, kConclusion, kRoutingDecision, kEscalation, kEdgeSelection,
+    kChunkSelection, kCitation, kChunk, kDocument, kWorker, kModel,
+    kQuery, kStatus, kConcept, kSeedEntity, kEdgeCount, kChunkCount, kSelectedEdge,
+    kRetrievedChunk, kSelectedChunk, kScore, kReasoning, kSourceChunk, kSourceDocument,
+    kCharOffset, kCharLength, kDataTier, kAnswerText, kAnswerRef, kCitationProperty,
+    kSpanStart, kSpanEnd, kSupportedBy, kDurationMs, kInputTokens, kOutputTokens,
+    kModelName, kRoutingMethod, kRuleFired, kConfidence, kEngine, kReason, kRelevance,
+    kIteration, kThought, kAction, kArguments, kObservationText, kObservationRef,
+};
+
+}  // namespace
+
+std::span<const std::string_view> glassbox_terms() noexcept { return kTerms; }
+
+}  // namespace glassbox::schema::vocab

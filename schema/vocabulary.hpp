@@ -1,0 +1,117 @@
+// IRIs of the explainability vocabulary: PROV-O, RDF/RDFS/XSD/OWL and glassbox's own `gb:`
+// terms (declared in schema/glassbox.ttl, described in docs/vocabulary.md).
+#pragma once
+
+#include <span>
+#include <string_view>
+
+namespace glassbox::schema::vocab {
+
+// ---- namespaces ---------------------------------------------------------------------------
+inline constexpr std::string_view kGbNs = "https://glassbox.dev/ns#";
+inline constexpr std::string_view kProvNs = "http://www.w3.org/ns/prov#";
+inline constexpr std::string_view kRdfNs = "http://www.w3.org/1999/02/22-rdf-syntax-ns#";
+inline constexpr std::string_view kRdfsNs = "http://www.w3.org/2000/01/rdf-schema#";
+inline constexpr std::string_view kXsdNs = "http://www.w3.org/2001/XMLSchema#";
+inline constexpr std::string_view kOwlNs = "http://www.w3.org/2002/07/owl#";
+inline constexpr std::string_view kSkosNs = "http://www.w3.org/2004/02/skos/core#";
+// TrustGraph's explainability namespace, which glassbox.ttl links to.
+inline constexpr std::string_view kTrustGraphNs = "https://trustgraph.ai/ns/";
+
+// ---- named graphs -------------------------------------------------------------------------
+// Query-time explainability: every explain triple lives here.
+inline constexpr std::string_view kRetrievalGraph = "urn:graph:retrieval";
+// Extraction provenance in the knowledge store (which file / chunk a fact came from).
+inline constexpr std::string_view kSourceGraph = "urn:graph:source";
+
+// ---- RDF / RDFS ---------------------------------------------------------------------------
+inline constexpr std::string_view kRdfType = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+inline constexpr std::string_view kRdfStatement = "http://www.w3.org/1999/02/22-rdf-syntax-ns#Statement";
+inline constexpr std::string_view kRdfSubject = "http://www.w3.org/1999/02/22-rdf-syntax-ns#subject";
+inline constexpr std::string_view kRdfPredicate = "http://www.w3.org/1999/02/22-rdf-syntax-ns#predicate";
+inline constexpr std::string_view kRdfObject = "http://www.w3.org/1999/02/22-rdf-syntax-ns#object";
+inline constexpr std::string_view kRdfsLabel = "http://www.w3.org/2000/01/rdf-schema#label";
+inline constexpr std::string_view kRdfsComment = "http://www.w3.org/2000/01/rdf-schema#comment";
+
+// ---- PROV-O -------------------------------------------------------------------------------
+inline constexpr std::string_view kProvActivity = "http://www.w3.org/ns/prov#Activity";
+inline constexpr std::string_view kProvEntity = "http://www.w3.org/ns/prov#Entity";
+inline constexpr std::string_view kProvAgent = "http://www.w3.org/ns/prov#Agent";
+inline constexpr std::string_view kProvSoftwareAgent = "http://www.w3.org/ns/prov#SoftwareAgent";
+inline constexpr std::string_view kProvWasGeneratedBy = "http://www.w3.org/ns/prov#wasGeneratedBy";
+inline constexpr std::string_view kProvWasDerivedFrom = "http://www.w3.org/ns/prov#wasDerivedFrom";
+inline constexpr std::string_view kProvUsed = "http://www.w3.org/ns/prov#used";
+inline constexpr std::string_view kProvWasInformedBy = "http://www.w3.org/ns/prov#wasInformedBy";
+inline constexpr std::string_view kProvWasAssociatedWith = "http://www.w3.org/ns/prov#wasAssociatedWith";
+inline constexpr std::string_view kProvWasAttributedTo = "http://www.w3.org/ns/prov#wasAttributedTo";
+inline constexpr std::string_view kProvStartedAtTime = "http://www.w3.org/ns/prov#startedAtTime";
+inline constexpr std::string_view kProvEndedAtTime = "http://www.w3.org/ns/prov#endedAtTime";
+inline constexpr std::string_view kProvGeneratedAtTime = "http://www.w3.org/ns/prov#generatedAtTime";
+
+// ---- gb: classes --------------------------------------------------------------------------
+// The run (a prov:Activity). Every other step class is a prov:Entity.
+inline constexpr std::string_view kQuestion = "https://glassbox.dev/ns#Question";
+inline constexpr std::string_view kGrounding = "https://glassbox.dev/ns#Grounding";
+inline constexpr std::string_view kExploration = "https://glassbox.dev/ns#Exploration";
+inline constexpr std::string_view kFocus = "https://glassbox.dev/ns#Focus";
+inline constexpr std::string_view kSynthesis = "https://glassbox.dev/ns#Synthesis";
+inline constexpr std::string_view kAnalysis = "https://glassbox.dev/ns#Analysis";
+inline constexpr std::string_view kToolUse = "https://glassbox.dev/ns#ToolUse";
+inline constexpr std::string_view kObservation = "https://glassbox.dev/ns#Observation";
+inline constexpr std::string_view kConclusion = "https://glassbox.dev/ns#Conclusion";
+inline constexpr std::string_view kRoutingDecision = "https://glassbox.dev/ns#RoutingDecision";
+inline constexpr std::string_view kEscalation = "https://glassbox.dev/ns#Escalation";
+// Parts of steps and the sources they point at.
+inline constexpr std::string_view kEdgeSelection = "https://glassbox.dev/ns#EdgeSelection";
+inline constexpr std::string_view kChunkSelection = "https://glassbox.dev/ns#ChunkSelection";
+inline constexpr std::string_view kCitation = "https://glassbox.dev/ns#Citation";
+inline constexpr std::string_view kChunk = "https://glassbox.dev/ns#Chunk";
+inline constexpr std::string_view kDocument = "https://glassbox.dev/ns#Document";
+// Agents (both prov:SoftwareAgent).
+inline constexpr std::string_view kWorker = "https://glassbox.dev/ns#Worker";
+inline constexpr std::string_view kModel = "https://glassbox.dev/ns#Model";
+
+// ---- gb: properties -----------------------------------------------------------------------
+inline constexpr std::string_view kQuery = "https://glassbox.dev/ns#query";
+inline constexpr std::string_view kStatus = "https://glassbox.dev/ns#status";
+inline constexpr std::string_view kConcept = "https://glassbox.dev/ns#concept";
+inline constexpr std::string_view kSeedEntity = "https://glassbox.dev/ns#seedEntity";
+inline constexpr std::string_view kEdgeCount = "https://glassbox.dev/ns#edgeCount";
+inline constexpr std::string_view kChunkCount = "https://glassbox.dev/ns#chunkCount";
+inline constexpr std::string_view kSelectedEdge = "https://glassbox.dev/ns#selectedEdge";
+inline constexpr std::string_view kRetrievedChunk = "https://glassbox.dev/ns#retrievedChunk";
+inline constexpr std::string_view kSelectedChunk = "https://glassbox.dev/ns#selectedChunk";
+inline constexpr std::string_view kScore = "https://glassbox.dev/ns#score";
+inline constexpr std::string_view kReasoning = "https://glassbox.dev/ns#reasoning";
+inline constexpr std::string_view kSourceChunk = "https://glassbox.dev/ns#sourceChunk";
+inline constexpr std::string_view kSourceDocument = "https://glassbox.dev/ns#sourceDocument";
+inline constexpr std::string_view kCharOffset = "https://glassbox.dev/ns#charOffset";
+inline constexpr std::string_view kCharLength = "https://glassbox.dev/ns#charLength";
+inline constexpr std::string_view kDataTier = "https://glassbox.dev/ns#dataTier";
+inline constexpr std::string_view kAnswerText = "https://glassbox.dev/ns#answerText";
+inline constexpr std::string_view kAnswerRef = "https://glassbox.dev/ns#answerRef";
+inline constexpr std::string_view kCitationProperty = "https://glassbox.dev/ns#citation";
+inline constexpr std::string_view kSpanStart = "https://glassbox.dev/ns#spanStart";
+inline constexpr std::string_view kSpanEnd = "https://glassbox.dev/ns#spanEnd";
+inline constexpr std::string_view kSupportedBy = "https://glassbox.dev/ns#supportedBy";
+inline constexpr std::string_view kDurationMs = "https://glassbox.dev/ns#durationMs";
+inline constexpr std::string_view kInputTokens = "https://glassbox.dev/ns#inputTokens";
+inline constexpr std::string_view kOutputTokens = "https://glassbox.dev/ns#outputTokens";
+inline constexpr std::string_view kModelName = "https://glassbox.dev/ns#model";
+inline constexpr std::string_view kRoutingMethod = "https://glassbox.dev/ns#routingMethod";
+inline constexpr std::string_view kRuleFired = "https://glassbox.dev/ns#ruleFired";
+inline constexpr std::string_view kConfidence = "https://glassbox.dev/ns#confidence";
+inline constexpr std::string_view kEngine = "https://glassbox.dev/ns#engine";
+inline constexpr std::string_view kReason = "https://glassbox.dev/ns#reason";
+inline constexpr std::string_view kRelevance = "https://glassbox.dev/ns#relevance";
+inline constexpr std::string_view kIteration = "https://glassbox.dev/ns#iteration";
+inline constexpr std::string_view kThought = "https://glassbox.dev/ns#thought";
+inline constexpr std::string_view kAction = "https://glassbox.dev/ns#action";
+inline constexpr std::string_view kArguments = "https://glassbox.dev/ns#arguments";
+inline constexpr std::string_view kObservationText = "https://glassbox.dev/ns#observation";
+inline constexpr std::string_view kObservationRef = "https://glassbox.dev/ns#observationRef";
+
+// Every gb: class and property above, for tests that check the ontology declares them.
+std::span<const std::string_view> glassbox_terms() noexcept;
+
+}  // namespace glassbox::schema::vocab
