@@ -191,6 +191,11 @@ Result<void> BusClient::cancel(const RequestId& id) {
     return {};
 }
 
+void BusClient::abandon(const RequestId& id) {
+    if (in_flight_.erase(id) != 0) send_frames(socket_, encode_cancel(id));
+    std::erase_if(buffered_, [&id](const Reply& r) { return r.request_id == id; });
+}
+
 void BusClient::read_available() {
     while (auto frames = try_receive_frames(socket_)) {
         auto decoded = decode_reply(*frames);

@@ -94,6 +94,9 @@ public:
     // If it does not within the grace, the request ends locally with Cancelled.
     schema::Result<void> cancel(const RequestId& id);
 
+    // Sends CANCEL and forgets the request at once: no further reply of it is returned.
+    void abandon(const RequestId& id);
+
     // Sends a request and collects every reply up to and including the FINAL. An ERROR terminal
     // (or a local deadline) comes back as the Result's error.
     schema::Result<std::vector<Reply>> call(std::string_view service, const nlohmann::json& body,

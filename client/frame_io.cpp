@@ -5,11 +5,11 @@
 
 namespace glassbox::client {
 
-bool send_frames(zmq::socket_t& socket, const Frames& frames) noexcept {
+bool send_frames(zmq::socket_t& socket, const Frames& frames, bool block) noexcept {
     if (frames.empty()) return false;
     try {
         for (std::size_t i = 0; i < frames.size(); ++i) {
-            auto flags = zmq::send_flags::dontwait;
+            auto flags = block ? zmq::send_flags::none : zmq::send_flags::dontwait;
             if (i + 1 < frames.size()) flags = flags | zmq::send_flags::sndmore;
             const auto sent = socket.send(zmq::const_buffer(frames[i].data(), frames[i].size()), flags);
             // libzmq queues a multipart message atomically: only the first part can fail on HWM.

@@ -13,9 +13,10 @@ namespace glassbox::client {
 
 using Frames = std::vector<std::string>;
 
-// Sends all frames as one message without blocking. False if the socket would block (HWM
-// reached, no peer) or failed; a multipart message is atomic, so nothing was sent then.
-bool send_frames(zmq::socket_t& socket, const Frames& frames) noexcept;
+// Sends all frames as one message. Without `block`, never waits: false if the socket would
+// block (HWM reached, no peer); a multipart message is atomic, so nothing was sent then. With
+// `block`, waits for room (backpressure; only for inproc peers that are sure to drain).
+bool send_frames(zmq::socket_t& socket, const Frames& frames, bool block = false) noexcept;
 
 // Receives one whole message if one is ready now; nullopt if none is (or on a socket error).
 std::optional<Frames> try_receive_frames(zmq::socket_t& socket) noexcept;

@@ -1,0 +1,235 @@
+// RequestContext: a handler's replies travel to its slot's I/O loop over the inproc channel.
+#include "workers/runtime/request_context.hpp"
+
+#include <algorithm>
+
+#include "client/frame_io.hpp"
+#include "schema/log.hpp"
+#include "workers/runtime/detail/slot_channel.hpp"
+
+namespace glassbox::runtime {
+namespace {
+
+using schema::Error;
+using schema::ErrorType;
+using schema::make_error;
+using schema::Result;
+
+std::string dump(const nlohmann::json& value) {
+    // Invalid UTF-8 inside a handler's strings must not throw here: replace it.
+    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+bool is_unsigned_integer(const nlohmann::json& value) {
+    return value.is_number_unsigned() || (value.is_number_integer() && value.get<std::int64_t>() >= 0);
+}
+
+}  // namespace
+
+Result<RequestMeta> decode_request_meta(std::string_view text, Clock::time_point received) {
+    const auto meta = nlohmann::json::parse(text, nullptr, false);
+    if (meta.is_discarded() || !meta.is_object()) {
+        return make_error(ErrorType::kProtocolError, "request meta is not a JSON object");
+    }
+    const auto field = [&meta](const char* key) -> const nlohmann::json* {
+        const auto it = meta.find(key);
+        return it == meta.end() ? nullptr : &*it;
+    };
+    const auto* request_id = field("request_id");
+    const auto* service = field("service");
+    const auto* deadline_ms = field("deadline_ms");
+    const auto* attempt = field("attempt");
+    const auto* client = field("client");
+    if (request_id == nullptr || !request_id->is_string() || service == nullptr || !service->is_string()) {
+        return make_error(ErrorType::kProtocolError, "request meta needs request_id and service strings");
+    }
+    if (deadline_ms == nullptr || !is_unsigned_integer(*deadline_ms) || attempt == nullptr ||
+        !is_unsigned_integer(*attempt)) {
+        return make_error(ErrorType::kProtocolError,
+                          "request meta needs deadline_ms and attempt as non-negative integers");
+    }
+    if (client != nullptr && !client->is_string()) {
+        return make_error(ErrorType::kProtocolError, "request meta client is not a string");
+    }
+    RequestMeta out;
+    out.request_id = request_id->get<std::string>();
+    out.service = service->get<std::string>();
+    // Clamp absurd values so the time_point arithmetic cannot overflow (the broker caps at 1 h).
+    const auto ms = std::min<std::uint64_t>(deadline_ms->get<std::uint64_t>(), 365ULL * 24 * 3600 * 1000);
+    out.deadline_ms = std::chrono::milliseconds{static_cast<std::int64_t>(ms)};
+    out.deadline = received + out.deadline_ms;
+    out.attempt = attempt->get<std::uint64_t>();
+    out.client = client != nullptr ? client->get<std::string>() : std::string{};
+    return out;
+}
+
+std::string_view to_string(ExplainState state) noexcept {
+    switch (state) {
+        case ExplainState::kOpen: return schema::protocol::kStateOpen;
+        case ExplainState::kComplete: return schema::protocol::kStateComplete;
+        case ExplainState::kError: return schema::protocol::kStateError;
+    }
+    return schema::protocol::kStateError;
+}
+
+nlohmann::json build_explain_body(const ExplainMessage& message, std::uint64_t seq,
+                                  std::string_view service, std::string_view worker) {
+    nlohmann::json body = {
+        {"message_type", "explain"},
+        {"session", message.session},
+        {"seq", seq},
+        {"service", std::string(service)},
+        {"worker", std::string(worker)},
+        {"explain_id", message.explain_id},
+        {"explain_graph", message.graph},
+        {"explain_triples", message.triples.is_array() ? message.triples : nlohmann::json::array()},
+        {"end_of_trace", message.state != ExplainState::kOpen},
+        {"trace_status", message.state == ExplainState::kOpen ? std::string{}
+                                                              : std::string(to_string(message.state))},
+    };
+    if (message.parent_uri) body["parent_uri"] = *message.parent_uri;
+    if (message.error) {
+        body["error"] = {{"type", std::string(schema::to_string(message.error->type))},
+                         {"message", message.error->message}};
+    }
+    return body;
+}
+
+RequestContext::RequestContext(RequestMeta meta, nlohmann::json body, std::string worker_id,
+                               zmq::socket_t& channel, std::function<client::BusClient&()> bus)
+    : meta_(std::move(meta)),
+      body_(std::move(body)),
+      worker_id_(std::move(worker_id)),
+      channel_(channel),
+      bus_(std::move(bus)) {}
+
+std::chrono::milliseconds RequestContext::remaining() const noexcept {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(meta_.deadline - Clock::now());
+    return std::max(left, std::chrono::milliseconds{0});
+}
+
+bool RequestContext::cancelled() {
+    if (cancelled_) return true;
+    // Only CANCEL reaches the handler thread while a request runs (the I/O loop sends nothing else).
+    while (auto frames = client::try_receive_frames(channel_)) {
+        if (!frames->empty() && frames->front().size() == 1 && frames->front()[0] == detail::channel::kCancel) {
+            cancelled_ = true;
+        }
+    }
+    if (!cancelled_ && Clock::now() >= meta_.deadline) cancelled_ = true;
+    return cancelled_;
+}
+
+Result<void> RequestContext::send_partial(const nlohmann::json& body) {
+    if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
+    if (!client::send_frames(channel_, {std::string(1, detail::channel::kPartial), dump(body)}, true)) {
+        return make_error(ErrorType::kInternal, "the worker's I/O loop is gone");
+    }
+    return {};
+}
+
+Result<std::uint64_t> RequestContext::send_explain(const ExplainMessage& message) {
+    if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
+    if (message.session.empty()) return make_error(ErrorType::kInvalidRequest, "explain message without a session");
+    auto& session = sessions_[message.session];
+    if (session.ended) {
+        return make_error(ErrorType::kInvalidRequest, "explain session " + message.session + " has already ended");
+    }
+    const std::uint64_t seq = session.next_seq;
+    const auto body = build_explain_body(message, seq, meta_.service, worker_id_);
+    if (!client::send_frames(channel_, {std::string(1, detail::channel::kExplain), message.session,
+                                        std::to_string(seq), std::string(to_string(message.state)),
+                                        dump(body)},
+                             true)) {
+        return make_error(ErrorType::kInternal, "the worker's I/O loop is gone");
+    }
+    ++session.next_seq;
+    if (message.state != ExplainState::kOpen) session.ended = true;
+    return seq;
+}
+
+Result<void> RequestContext::send_terminal(char kind, const std::vector<std::string>& frames) {
+    if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
+    std::vector<std::string> message{std::string(1, kind)};
+    message.insert(message.end(), frames.begin(), frames.end());
+    finished_ = true;  // even if the send fails: a second terminal would be worse
+    if (!client::send_frames(channel_, message, true)) {
+        return make_error(ErrorType::kInternal, "the worker's I/O loop is gone");
+    }
+    return {};
+}
+
+void RequestContext::close_open_sessions(const Error& why) {
+    // §5.3: after cancel or deadline the broker closes open sessions itself; two closers would
+    // collide on the sequence number.
+    if (cancelled()) return;
+    std::vector<std::string> open;
+    for (const auto& [session, state] : sessions_) {
+        if (!state.ended) open.push_back(session);
+    }
+    for (const auto& session : open) {
+        ExplainMessage last;
+        last.session = session;
+        last.explain_id = session;
+        last.state = ExplainState::kError;
+        last.error = why;
+        (void)send_explain(last);
+    }
+}
+
+Result<void> RequestContext::reply(const nlohmann::json& body) {
+    if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
+    close_open_sessions(make_error(ErrorType::kInternal, "the service replied before ending its trace"));
+    return send_terminal(detail::channel::kReply, {dump(body)});
+}
+
+Result<void> RequestContext::fail(const Error& error) {
+    if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
+    close_open_sessions(error);
+    return send_terminal(detail::channel::kError, {std::string(schema::to_string(error.type)), error.message});
+}
+
+void RequestContext::finish_if_open(const Error& error) {
+    if (!finished_) (void)fail(error);
+}
+
+Result<CallResult> RequestContext::call(std::string_view service, const nlohmann::json& body,
+                                        std::chrono::milliseconds deadline,
+                                        const std::function<void(const client::Reply&)>& on_reply) {
+    const auto left = remaining();
+    if (left.count() <= 0 || cancelled()) {
+        return make_error(ErrorType::kDeadlineExceeded, "no time left to call " + std::string(service));
+    }
+    if (deadline.count() <= 0 || deadline > left) deadline = left;
+    client::BusClient& bus = bus_();
+    auto id = bus.send(service, body, deadline);
+    if (!id) return std::move(id).error();
+    ++calls_;
+    schema::component_logger("worker")->debug("event=call request_id={} call_id={} service={} deadline_ms={}",
+                                              meta_.request_id, *id, service, deadline.count());
+    CallResult result;
+    // Wait in short slices so a CANCEL of this request also stops the call.
+    constexpr std::chrono::milliseconds kSlice{50};
+    for (;;) {
+        auto reply = bus.next(*id, kSlice);
+        if (!reply) {
+            if (reply.error().type != ErrorType::kTimeout) return std::move(reply).error();
+            if (cancelled()) {
+                bus.abandon(*id);
+                return make_error(ErrorType::kCancelled, "cancelled while calling " + std::string(service));
+            }
+            continue;
+        }
+        if (on_reply) on_reply(*reply);
+        switch (reply->kind) {
+            case client::ReplyKind::kData: result.data.push_back(std::move(reply->body)); break;
+            case client::ReplyKind::kExplain: result.explain.push_back(std::move(reply->body)); break;
+            case client::ReplyKind::kFinal:
+                result.final = std::move(reply->body);
+                return result;
+            case client::ReplyKind::kError: return *reply->error;
+        }
+    }
+}
+
+}  // namespace glassbox::runtime

@@ -1,0 +1,130 @@
+// What a service handler sees of one request: meta, parsed body, streaming replies, explain, calls.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <zmq.hpp>
+
+#include "client/bus_client.hpp"
+#include "schema/result.hpp"
+
+namespace glassbox::runtime {
+
+using Clock = std::chrono::steady_clock;
+
+// The GBW01 REQUEST meta frame (§5.1), with the deadline made absolute on receipt.
+struct RequestMeta {
+    std::string request_id;
+    std::string service;
+    std::chrono::milliseconds deadline_ms{0};  // time left when the broker dispatched it
+    Clock::time_point deadline{};              // received + deadline_ms
+    std::uint64_t attempt = 1;                 // counts from 1
+    std::string client;                        // "GBC01" or "MDPC01"
+};
+
+// Checks the meta JSON: an object with request_id (string), service (string), deadline_ms and
+// attempt (non-negative integers); client optional. ProtocolError otherwise.
+schema::Result<RequestMeta> decode_request_meta(std::string_view text, Clock::time_point received);
+
+// EXPLAIN states (§5.3): complete and error mark the last message of a session.
+enum class ExplainState { kOpen, kComplete, kError };
+std::string_view to_string(ExplainState state) noexcept;
+
+inline constexpr std::string_view kRetrievalGraph = "urn:graph:retrieval";
+
+// One explain message as a handler describes it; the runtime adds seq, service and worker.
+struct ExplainMessage {
+    std::string session;     // the trace's session URI (its Question's URI)
+    std::string explain_id;  // the URI of the step this message describes
+    nlohmann::json triples = nlohmann::json::array();  // compact-encoded triples (docs/vocabulary.md)
+    ExplainState state = ExplainState::kOpen;
+    std::string graph = std::string(kRetrievalGraph);
+    std::optional<std::string> parent_uri;  // the calling step, for a sub-trace
+    std::optional<schema::Error> error;     // why the trace ended, with state kError
+};
+
+// The §8 body: message_type, session, seq, service, worker, parent_uri?, explain_id,
+// explain_graph, explain_triples, end_of_trace, trace_status, error?.
+nlohmann::json build_explain_body(const ExplainMessage& message, std::uint64_t seq,
+                                  std::string_view service, std::string_view worker);
+
+// What a call to another service returned: its stream, then its FINAL body.
+struct CallResult {
+    std::vector<nlohmann::json> data;     // PARTIAL data bodies, in order
+    std::vector<nlohmann::json> explain;  // PARTIAL explain bodies (already spooled by the broker)
+    nlohmann::json final;                 // the FINAL body
+};
+
+// One request, handed to the handler on its own thread. Every request ends exactly once:
+// reply() or fail() by the handler, else the runtime answers ERROR Internal. Not thread-safe:
+// use it on the handler's thread only.
+class RequestContext {
+public:
+    // Runtime-internal: handlers receive a context, they do not build one. `channel` is the
+    // handler thread's PAIR to its I/O loop; `bus` lazily gives this thread's BusClient.
+    RequestContext(RequestMeta meta, nlohmann::json body, std::string worker_id, zmq::socket_t& channel,
+                   std::function<client::BusClient&()> bus);
+    RequestContext(const RequestContext&) = delete;
+    RequestContext& operator=(const RequestContext&) = delete;
+
+    const RequestMeta& meta() const noexcept { return meta_; }
+    const nlohmann::json& body() const noexcept { return body_; }
+    const std::string& worker_id() const noexcept { return worker_id_; }
+    // Time left before the deadline (zero once it passed).
+    std::chrono::milliseconds remaining() const noexcept;
+    // True once the broker sent CANCEL for this request or its deadline passed. Cheap: poll it
+    // between steps. A cancelled handler should stop and still end with fail() (or return).
+    bool cancelled();
+    // True after reply() or fail().
+    bool finished() const noexcept { return finished_; }
+
+    // A stream chunk (PARTIAL, forwarded to a GBC01 client as `PARTIAL data`).
+    schema::Result<void> send_partial(const nlohmann::json& body);
+    // An explain message; the runtime numbers each session 0, 1, 2, … and returns the seq used.
+    // InvalidRequest for an empty session or a session that already ended.
+    schema::Result<std::uint64_t> send_explain(const ExplainMessage& message);
+    // Terminal FINAL.
+    schema::Result<void> reply(const nlohmann::json& body);
+    // Terminal ERROR with this type and message.
+    schema::Result<void> fail(const schema::Error& error);
+
+    // Calls another service through the broker (GBC01, this thread's own client), waiting for its
+    // terminal. `deadline` 0 or beyond this request's remaining time is cut to the remaining time.
+    // `on_reply` sees each PARTIAL as it arrives. The callee's typed error comes back as is; if
+    // this request is cancelled meanwhile, the call is cancelled too (Cancelled).
+    schema::Result<CallResult> call(std::string_view service, const nlohmann::json& body,
+                                    std::chrono::milliseconds deadline,
+                                    const std::function<void(const client::Reply&)>& on_reply = {});
+
+    // Runtime-internal: ends the request with `error` if the handler did not; closes its open
+    // explain sessions first unless the broker does (cancel, deadline: §5.3).
+    void finish_if_open(const schema::Error& error);
+
+private:
+    schema::Result<void> send_terminal(char kind, const std::vector<std::string>& frames);
+    void close_open_sessions(const schema::Error& why);
+
+    RequestMeta meta_;
+    nlohmann::json body_;
+    std::string worker_id_;
+    zmq::socket_t& channel_;
+    std::function<client::BusClient&()> bus_;
+    bool finished_ = false;
+    bool cancelled_ = false;
+    std::uint64_t calls_ = 0;
+    struct SessionState {
+        std::uint64_t next_seq = 0;
+        bool ended = false;
+    };
+    std::map<std::string, SessionState> sessions_;
+};
+
+}  // namespace glassbox::runtime

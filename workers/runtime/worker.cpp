@@ -1,0 +1,444 @@
+// Worker slots: the MDPW01 I/O loop (READY, heartbeats, reconnect, cancel, drain) and the
+// handler thread it feeds over an inproc PAIR.
+#include "workers/runtime/worker.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+
+#include <unistd.h>
+
+#include "client/frame_io.hpp"
+#include "schema/log.hpp"
+#include "schema/protocol.hpp"
+#include "workers/runtime/detail/slot_channel.hpp"
+
+namespace glassbox::runtime {
+namespace {
+
+namespace protocol = schema::protocol;
+namespace channel = detail::channel;
+using client::Frames;
+using schema::ErrorType;
+using schema::make_error;
+using std::chrono::milliseconds;
+
+std::shared_ptr<spdlog::logger> log() { return schema::component_logger("worker"); }
+
+std::string default_base_name(const std::string& service) {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+    return service + "-" + (host[0] != '\0' ? std::string(host) : std::string("localhost")) + "-" +
+           std::to_string(::getpid());
+}
+
+Frames worker_frames(char command, std::initializer_list<std::string> rest = {}) {
+    Frames frames{"", std::string(protocol::kMdpWorker), client::command_frame(command)};
+    frames.insert(frames.end(), rest.begin(), rest.end());
+    return frames;
+}
+
+bool is_command(const Frames& frames, char command) {
+    return !frames.empty() && frames[0].size() == 1 && frames[0][0] == command;
+}
+
+// The handler side of a slot: waits for jobs on its PAIR and runs the handler for each.
+class HandlerLoop {
+public:
+    HandlerLoop(zmq::context_t& context, const WorkerConfig& config, const Handler& handler,
+                std::string channel_endpoint, std::string worker_id)
+        : context_(context),
+          config_(config),
+          handler_(handler),
+          channel_endpoint_(std::move(channel_endpoint)),
+          worker_id_(std::move(worker_id)) {}
+
+    void run() {
+        zmq::socket_t pair(context_, zmq::socket_type::pair);
+        client::set_socket_limits(pair, milliseconds{0}, config_.channel_hwm, config_.channel_hwm);
+        pair.connect(channel_endpoint_);
+        for (;;) {
+            if (!client::wait_readable(pair, milliseconds{-1})) continue;
+            auto frames = client::try_receive_frames(pair);
+            if (!frames) continue;
+            if (is_command(*frames, channel::kQuit)) break;
+            if (is_command(*frames, channel::kJob) && frames->size() == 3) run_job(pair, (*frames)[1], (*frames)[2]);
+            // A CANCEL read here arrived after its request ended: nothing to do.
+        }
+        bus_.reset();  // the BusClient's socket belongs to this thread: close it here
+    }
+
+private:
+    void run_job(zmq::socket_t& pair, const std::string& meta_text, const std::string& body_text) {
+        const auto received = Clock::now();
+        auto meta = decode_request_meta(meta_text, received);
+        if (!meta) {
+            client::send_frames(pair, {std::string(1, channel::kError), "ProtocolError", meta.error().message}, true);
+            return;
+        }
+        // §1.1: the broker never parses bodies; the worker answers InvalidJson before its logic runs.
+        auto body = nlohmann::json::parse(body_text, nullptr, false);
+        if (body.is_discarded()) {
+            log()->info("event=invalid_json request_id={}", meta->request_id);
+            client::send_frames(pair, {std::string(1, channel::kError), "InvalidJson",
+                                       "the request body is not valid UTF-8 JSON"},
+                                true);
+            return;
+        }
+        RequestContext context(std::move(meta).value(), std::move(body), worker_id_, pair,
+                               [this]() -> client::BusClient& { return bus(); });
+        const auto& request_id = context.meta().request_id;
+        log()->debug("event=request_start request_id={} worker={}", request_id, worker_id_);
+        try {
+            handler_(context);
+            context.finish_if_open(
+                make_error(ErrorType::kInternal, "the service ended without a reply"));
+        } catch (const std::exception& e) {
+            log()->error("event=handler_threw request_id={} error=\"{}\"", request_id, e.what());
+            finish_after_throw(context, std::string("the service failed: ") + e.what());
+        } catch (...) {
+            log()->error("event=handler_threw request_id={} error=unknown", request_id);
+            finish_after_throw(context, "the service failed");
+        }
+        log()->debug("event=request_end request_id={} worker={}", request_id, worker_id_);
+    }
+
+    static void finish_after_throw(RequestContext& context, const std::string& message) {
+        try {
+            context.finish_if_open(make_error(ErrorType::kInternal, message));
+        } catch (...) {
+            log()->error("event=terminal_lost request_id={}", context.meta().request_id);
+        }
+    }
+
+    client::BusClient& bus() {
+        if (!bus_) {
+            client::BusClientConfig bus_config;
+            bus_config.endpoint = config_.endpoint;
+            bus_config.heartbeat = config_.heartbeat;
+            bus_config.deadline_grace = config_.heartbeat;
+            bus_ = std::make_unique<client::BusClient>(context_, bus_config);
+        }
+        return *bus_;
+    }
+
+    zmq::context_t& context_;
+    const WorkerConfig& config_;
+    const Handler& handler_;
+    std::string channel_endpoint_;
+    std::string worker_id_;
+    std::unique_ptr<client::BusClient> bus_;
+};
+
+// The broker side of a slot: one MDPW01 connection, its liveness, and the request in flight.
+class IoLoop {
+public:
+    IoLoop(zmq::context_t& context, const WorkerConfig& config, const Handler& handler,
+           std::atomic<bool>& stop_requested, std::string worker_id)
+        : context_(context),
+          config_(config),
+          handler_(handler),
+          stop_requested_(stop_requested),
+          worker_id_(std::move(worker_id)),
+          backoff_(config.reconnect_initial) {}
+
+    void run() {
+        static std::atomic<std::uint64_t> next_channel{0};
+        const std::string endpoint = "inproc://glassbox-worker-slot-" + std::to_string(next_channel++);
+        pair_ = zmq::socket_t(context_, zmq::socket_type::pair);
+        client::set_socket_limits(pair_, milliseconds{0}, config_.channel_hwm, config_.channel_hwm);
+        pair_.bind(endpoint);
+        HandlerLoop handler_loop(context_, config_, handler_, endpoint, worker_id_);
+        std::thread handler_thread([&handler_loop] { handler_loop.run(); });
+        try {
+            loop();
+        } catch (const std::exception& e) {
+            // Only a broken context gets here (ETERM); the handler thread still has to be joined.
+            log()->error("event=io_loop_failed worker={} error=\"{}\"", worker_id_, e.what());
+        }
+        client::send_frames(pair_, {std::string(1, channel::kQuit)}, true);
+        handler_thread.join();
+        pair_.close();
+    }
+
+private:
+    void loop() {
+        connect();
+        for (;;) {
+            auto now = Clock::now();
+            if (!stopping_ && stop_requested_.load()) {
+                stopping_ = true;
+                stop_started_ = now;
+                log()->info("event=stopping worker={} busy={}", worker_id_, busy_);
+            }
+            if (stopping_ && !busy_) {
+                disconnect();
+                return;
+            }
+            if (stopping_ && busy_ && !cancel_sent_ && now - stop_started_ >= config_.drain_timeout) {
+                log()->warn("event=drain_timeout worker={} request={}", worker_id_, request_id_hint_);
+                cancel_handler();
+            }
+            if (!dealer_ && !busy_ && now >= reconnect_at_) connect();
+
+            std::vector<zmq_pollitem_t> items{{pair_.handle(), 0, ZMQ_POLLIN, 0}};
+            if (dealer_) items.push_back({dealer_->handle(), 0, ZMQ_POLLIN, 0});
+            try {
+                zmq::poll(items, wait_time(now));
+            } catch (const zmq::error_t& e) {
+                if (e.num() == ETERM) throw;
+                continue;  // EINTR: look again
+            }
+            if ((items[0].revents & ZMQ_POLLIN) != 0) {
+                while (auto frames = client::try_receive_frames(pair_)) on_handler_message(*frames);
+            }
+            if (dealer_ && items.size() > 1 && (items[1].revents & ZMQ_POLLIN) != 0) {
+                while (dealer_) {
+                    auto frames = client::try_receive_frames(*dealer_);
+                    if (!frames) break;
+                    on_broker_message(*frames);
+                }
+            }
+            now = Clock::now();
+            if (dealer_ && now >= broker_expiry_) {
+                log()->warn("event=broker_silent worker={} liveness={}", worker_id_, config_.liveness);
+                drop_connection();
+            } else if (dealer_ && now >= heartbeat_at_) {
+                send_to_broker(worker_frames(protocol::worker_cmd::kHeartbeat));
+            }
+        }
+    }
+
+    milliseconds wait_time(Clock::time_point now) const {
+        auto wake = now + config_.stop_poll;
+        if (dealer_) wake = std::min({wake, heartbeat_at_, broker_expiry_});
+        else if (!busy_) wake = std::min(wake, reconnect_at_);
+        const auto wait = std::chrono::ceil<milliseconds>(wake - now);
+        return std::max(wait, milliseconds{0});
+    }
+
+    void connect() {
+        dealer_.emplace(context_, zmq::socket_type::dealer);
+        client::set_socket_limits(*dealer_, milliseconds{0}, config_.send_hwm, config_.receive_hwm);
+        dealer_->connect(config_.endpoint);
+        const auto now = Clock::now();
+        broker_expiry_ = now + config_.heartbeat * config_.liveness;
+        // 7/MDP READY, plus the sixth frame declaring the glassbox extension (§5.1).
+        send_to_broker(worker_frames(protocol::worker_cmd::kReady,
+                                     {config_.service, std::string(protocol::kGbWorkerCapability)}));
+        log()->info("event=ready worker={} service={} endpoint={}", worker_id_, config_.service, config_.endpoint);
+    }
+
+    // Closes the connection and plans the next one; a request in flight is lost to the broker
+    // (it applies §2 guarantee 2), so its handler is cancelled and its output dropped.
+    void drop_connection() {
+        dealer_.reset();
+        reconnect_at_ = Clock::now() + backoff_;
+        backoff_ = std::min(backoff_ * 2, config_.reconnect_max);
+        if (busy_) {
+            orphaned_ = true;
+            cancel_handler();
+        }
+    }
+
+    void disconnect() {
+        if (!dealer_) return;
+        send_to_broker(worker_frames(protocol::worker_cmd::kDisconnect));
+        // Give the DISCONNECT time to leave before the socket closes.
+        const auto linger = static_cast<int>(std::min<std::int64_t>(config_.disconnect_linger.count(), 60'000));
+        dealer_->set(zmq::sockopt::linger, linger);
+        dealer_.reset();
+        log()->info("event=disconnected worker={}", worker_id_);
+    }
+
+    void cancel_handler() {
+        if (cancel_sent_) return;
+        cancel_sent_ = true;
+        client::send_frames(pair_, {std::string(1, channel::kCancel)}, true);
+    }
+
+    void send_to_broker(const Frames& frames) {
+        if (!dealer_) return;
+        if (!client::send_frames(*dealer_, frames)) {
+            log()->warn("event=send_dropped worker={} reason=would_block", worker_id_);
+            return;
+        }
+        heartbeat_at_ = Clock::now() + config_.heartbeat;  // §5.2: any message counts
+    }
+
+    void send_error(const std::string& token, ErrorType type, const std::string& message) {
+        send_to_broker(worker_frames(protocol::worker_cmd::kError,
+                                     {token, "", std::string(schema::to_string(type)), message}));
+    }
+
+    void on_broker_message(const Frames& frames) {
+        broker_expiry_ = Clock::now() + config_.heartbeat * config_.liveness;
+        backoff_ = config_.reconnect_initial;  // the broker answers: the next outage starts afresh
+        if (frames.size() < 3 || !frames[0].empty() || frames[1] != protocol::kMdpWorker || frames[2].size() != 1 ||
+            frames.size() > protocol::kMaxFrames) {
+            log()->warn("event=bad_broker_message worker={} frames={}", worker_id_, frames.size());
+            return;
+        }
+        switch (frames[2][0]) {
+            case protocol::worker_cmd::kRequest: on_request(frames); break;
+            case protocol::worker_cmd::kHeartbeat: break;
+            case protocol::worker_cmd::kDisconnect:
+                log()->warn("event=broker_disconnect worker={} busy={}", worker_id_, busy_);
+                drop_connection();
+                reconnect_at_ = Clock::now();  // 7/MDP: reconnect at once with a new socket
+                break;
+            case protocol::worker_cmd::kCancel:
+                if (frames.size() == 4 && busy_ && !orphaned_ && frames[3] == token_) {
+                    log()->info("event=cancel worker={} request={}", worker_id_, request_id_hint_);
+                    cancel_handler();
+                }
+                break;
+            default:
+                log()->warn("event=unexpected_command worker={} command={}", worker_id_,
+                            static_cast<int>(static_cast<unsigned char>(frames[2][0])));
+        }
+    }
+
+    void on_request(const Frames& frames) {
+        if (frames.size() < 4 || frames[3].empty() || frames[3].size() > protocol::kMaxToken) {
+            log()->warn("event=bad_request worker={} reason=token", worker_id_);
+            return;  // no usable token to answer with
+        }
+        const std::string& token = frames[3];
+        if (busy_) {
+            // 5.1: one request at a time; the broker broke that rule, refuse the newcomer only.
+            send_error(token, ErrorType::kProtocolError, "worker is busy with another request");
+            return;
+        }
+        if (frames.size() != 7 || !frames[4].empty()) {
+            send_error(token, ErrorType::kProtocolError, "GBW01 REQUEST must be [token] [empty] [meta] [body]");
+            return;
+        }
+        busy_ = true;
+        orphaned_ = false;
+        cancel_sent_ = false;
+        token_ = token;
+        request_id_hint_ = request_id_of(frames[5]);
+        client::send_frames(pair_, {std::string(1, channel::kJob), frames[5], frames[6]}, true);
+    }
+
+    static std::string request_id_of(const std::string& meta_text) {
+        const auto meta = nlohmann::json::parse(meta_text, nullptr, false);
+        if (meta.is_object() && meta.contains("request_id") && meta["request_id"].is_string()) {
+            return meta["request_id"].get<std::string>();
+        }
+        return {};
+    }
+
+    void on_handler_message(const Frames& frames) {
+        if (frames.empty() || frames[0].size() != 1 || !busy_) return;
+        const char kind = frames[0][0];
+        const bool terminal = kind == channel::kReply || kind == channel::kError;
+        if (!orphaned_) {
+            namespace cmd = protocol::worker_cmd;
+            if (kind == channel::kPartial && frames.size() == 2) {
+                send_to_broker(worker_frames(cmd::kPartial, {token_, "", frames[1]}));
+            } else if (kind == channel::kExplain && frames.size() == 5) {
+                send_to_broker(worker_frames(cmd::kExplain, {token_, "", frames[1], frames[2], frames[3], frames[4]}));
+            } else if (kind == channel::kReply && frames.size() == 2) {
+                send_to_broker(worker_frames(cmd::kReply, {token_, "", frames[1]}));
+            } else if (kind == channel::kError && frames.size() == 3) {
+                send_to_broker(worker_frames(cmd::kError, {token_, "", frames[1], frames[2]}));
+            }
+        }
+        if (terminal) {
+            busy_ = false;
+            orphaned_ = false;
+            cancel_sent_ = false;
+            token_.clear();
+            request_id_hint_.clear();
+        }
+    }
+
+    zmq::context_t& context_;
+    const WorkerConfig& config_;
+    const Handler& handler_;
+    std::atomic<bool>& stop_requested_;
+    std::string worker_id_;
+    zmq::socket_t pair_;
+    std::optional<zmq::socket_t> dealer_;
+    Clock::time_point heartbeat_at_{};
+    Clock::time_point broker_expiry_{};
+    Clock::time_point reconnect_at_{};
+    milliseconds backoff_;
+    bool stopping_ = false;
+    Clock::time_point stop_started_{};
+    bool busy_ = false;
+    bool orphaned_ = false;  // the connection that brought the request is gone
+    bool cancel_sent_ = false;
+    std::string token_;
+    std::string request_id_hint_;  // for logs only
+};
+
+void validate(const WorkerConfig& config) {
+    if (!protocol::is_valid_service_name(config.service)) {
+        throw std::invalid_argument("worker service name must be 1-255 printable ASCII characters");
+    }
+    if (config.service.rfind(protocol::kMmiPrefix, 0) == 0) {
+        throw std::invalid_argument("mmi. services belong to the broker");
+    }
+    if (config.endpoint.empty()) throw std::invalid_argument("worker endpoint is empty");
+    if (config.threads == 0 || config.threads > 1024) throw std::invalid_argument("worker threads must be 1-1024");
+    if (config.heartbeat.count() <= 0) throw std::invalid_argument("worker heartbeat must be positive");
+    if (config.liveness < 1) throw std::invalid_argument("worker liveness must be at least 1");
+    if (config.reconnect_initial.count() <= 0 || config.reconnect_max < config.reconnect_initial) {
+        throw std::invalid_argument("worker reconnect delays must be positive, max >= initial");
+    }
+    if (config.stop_poll.count() <= 0) throw std::invalid_argument("worker stop_poll must be positive");
+}
+
+}  // namespace
+
+Worker::Worker(WorkerConfig config, Handler handler)
+    : own_context_(std::make_unique<zmq::context_t>(1)),
+      context_(*own_context_),
+      config_(std::move(config)),
+      handler_(std::move(handler)) {
+    validate(config_);
+    base_name_ = config_.worker_name.empty() ? default_base_name(config_.service) : config_.worker_name;
+}
+
+Worker::Worker(zmq::context_t& context, WorkerConfig config, Handler handler)
+    : context_(context), config_(std::move(config)), handler_(std::move(handler)) {
+    validate(config_);
+    base_name_ = config_.worker_name.empty() ? default_base_name(config_.service) : config_.worker_name;
+}
+
+Worker::~Worker() {
+    stop();
+    wait();
+}
+
+std::string Worker::slot_worker_id(std::size_t slot) const { return base_name_ + "/" + std::to_string(slot); }
+
+void Worker::start() {
+    if (!threads_.empty()) return;
+    if (!handler_) throw std::invalid_argument("worker has no handler");
+    for (std::size_t slot = 0; slot < config_.threads; ++slot) {
+        threads_.emplace_back([this, slot] {
+            IoLoop loop(context_, config_, handler_, stop_requested_, slot_worker_id(slot));
+            loop.run();
+        });
+    }
+}
+
+void Worker::stop() noexcept { stop_requested_.store(true); }
+
+void Worker::wait() {
+    for (auto& thread : threads_) {
+        if (thread.joinable()) thread.join();
+    }
+    threads_.clear();
+}
+
+void Worker::run() {
+    start();
+    wait();
+}
+
+}  // namespace glassbox::runtime
