@@ -1,0 +1,77 @@
+// Every endpoint, timeout, bound and overflow policy of the broker, with its default (docs/protocol.md).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace glassbox::broker {
+
+// What a full per-service request queue does with one more request (protocol.md §9).
+enum class OverflowPolicy {
+    kReject,      // the new request ends with QueueFull
+    kDropOldest,  // the oldest queued request ends with Evicted; the new one is queued
+};
+
+// What a full explain spool does with one more EXPLAIN (protocol.md §6.1).
+enum class SpoolPolicy {
+    kFailRequest,  // the EXPLAIN is refused and its request ends with SpoolFull
+    kDropNewest,   // the EXPLAIN is forwarded to the client and the topic but not spooled
+};
+
+// Wire/CLI spelling: "reject", "drop-oldest", "fail-request", "drop-newest".
+std::string_view to_string(OverflowPolicy policy) noexcept;
+std::string_view to_string(SpoolPolicy policy) noexcept;
+std::optional<OverflowPolicy> overflow_policy_from_string(std::string_view name) noexcept;
+std::optional<SpoolPolicy> spool_policy_from_string(std::string_view name) noexcept;
+
+struct BrokerConfig {
+    // ROUTER endpoint for clients, workers and trace collectors. `tcp://127.0.0.1:*` picks a
+    // free port; Broker::bind() returns the resolved endpoint.
+    std::string endpoint = "tcp://127.0.0.1:5555";
+    // XPUB endpoint of the explain topic.
+    std::string pub_endpoint = "tcp://127.0.0.1:5556";
+    // SQLite file of the explain spool. Empty: an in-memory spool (tests, benchmarks; not durable).
+    std::string spool_path;
+
+    // Heartbeat interval with workers and collectors (§5.2), and how many silent intervals
+    // make a peer dead.
+    std::chrono::milliseconds heartbeat{2500};
+    int liveness = 3;
+
+    // Re-dispatches of a request whose worker died before sending anything (§2.2).
+    int max_retries = 2;
+    // Deadline of MDPC01 requests and of GBC01 requests with deadline-ms 0; larger ones are clamped.
+    std::chrono::milliseconds default_deadline{60'000};
+    std::chrono::milliseconds max_deadline{3'600'000};
+    // How long a request for a never-registered service waits for a worker (§9).
+    std::chrono::milliseconds unknown_service_wait{1'000};
+
+    // Per-service request queue bound and overflow policy (§9).
+    std::size_t max_queue = 10'000;
+    OverflowPolicy overflow = OverflowPolicy::kReject;
+
+    // Largest accepted message, all frames together (§1.1). A single frame above
+    // 2 x max_message_bytes + 1 MiB makes libzmq drop the connection (ZMQ_MAXMSGSIZE).
+    std::size_t max_message_bytes = 16u * 1024u * 1024u;
+
+    // Explain spool bounds and policy (§6.1).
+    std::uint64_t spool_max_messages = 1'000'000;
+    std::uint64_t spool_max_bytes = 1024ull * 1024ull * 1024ull;
+    SpoolPolicy spool_policy = SpoolPolicy::kFailRequest;
+
+    // Socket high-water marks (messages) and linger on close.
+    int send_hwm = 100'000;
+    int receive_hwm = 100'000;
+    std::chrono::milliseconds linger{200};
+
+    // Longest poll wait: bounds how late stop() and timers are noticed.
+    std::chrono::milliseconds poll_interval{100};
+    // Most messages read from the request socket before timers and the spool batch are served.
+    std::size_t max_drain = 1024;
+};
+
+}  // namespace glassbox::broker
