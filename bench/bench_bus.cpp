@@ -1,0 +1,543 @@
+// bench_bus: the glassbox broker against a bare ROUTER<->DEALER forwarder (zmq::proxy), same run.
+//
+// Both run as their own process on tcp loopback (`glassbox broker`, and this program in
+// `forwarder` mode); the bench process holds one client thread and N worker threads for
+// either. The client keeps `in_flight` requests outstanding and measures each round trip
+// (send to terminal reply); throughput counts replies in the measurement window.
+// Clients speak GBC01 to the broker (REQUEST / FINAL) and [empty][request-id][body] to the
+// forwarder; workers speak MDPW01 (7/MDP READY / REQUEST / REPLY / HEARTBEAT) to the broker
+// and echo the envelope back through the forwarder.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
+
+#include "tests/integration/process.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using Frames = std::vector<std::string>;
+
+constexpr int kHwm = 100'000;
+
+enum class Target { kForwarder, kBroker };
+
+void send_frames(zmq::socket_t& socket, const Frames& frames) {
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+        socket.send(zmq::buffer(frames[i]),
+                    i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+    }
+}
+
+// Receives one whole message without blocking; false if none is waiting.
+bool recv_frames(zmq::socket_t& socket, std::vector<zmq::message_t>& frames) {
+    frames.clear();
+    while (true) {
+        zmq::message_t part;
+        if (!socket.recv(part, zmq::recv_flags::dontwait)) {
+            return !frames.empty();
+        }
+        const bool more = part.more();
+        frames.push_back(std::move(part));
+        if (!more) {
+            return true;
+        }
+    }
+}
+
+void configure(zmq::socket_t& socket) {
+    socket.set(zmq::sockopt::linger, 0);
+    socket.set(zmq::sockopt::sndhwm, kHwm);
+    socket.set(zmq::sockopt::rcvhwm, kHwm);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forwarder mode: the baseline, a bare zmq::proxy in its own process.
+
+int run_forwarder(const std::string& ready_file) {
+    zmq::context_t context(1);
+    zmq::socket_t frontend(context, zmq::socket_type::router);
+    zmq::socket_t backend(context, zmq::socket_type::dealer);
+    configure(frontend);
+    configure(backend);
+    frontend.bind("tcp://127.0.0.1:*");
+    backend.bind("tcp://127.0.0.1:*");
+    nlohmann::json ready{{"endpoint", frontend.get(zmq::sockopt::last_endpoint)},
+                         {"backend_endpoint", backend.get(zmq::sockopt::last_endpoint)},
+                         {"pid", ::getpid()}};
+    {
+        std::ofstream out(ready_file + ".tmp");
+        out << ready.dump() << "\n";
+    }
+    std::rename((ready_file + ".tmp").c_str(), ready_file.c_str());
+    zmq::proxy(frontend, backend);  // until the process is killed
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workers.
+
+// 7/MDP worker: READY, then REPLY with the request body; HEARTBEAT when idle for an interval.
+void mdp_worker(zmq::context_t& context, std::string endpoint, std::string service, bool gbw01,
+                std::atomic<bool>& stop, std::atomic<int>& ready) {
+    zmq::socket_t socket(context, zmq::socket_type::dealer);
+    configure(socket);
+    socket.connect(endpoint);
+    const std::string header = "MDPW01";
+    Frames hello{"", header, std::string(1, '\x01'), service};
+    if (gbw01) {
+        hello.push_back("GBW01");
+    }
+    send_frames(socket, hello);
+    ready.fetch_add(1);
+    const milliseconds heartbeat{2500};
+    auto next_heartbeat = Clock::now() + heartbeat;
+    std::vector<zmq::message_t> frames;
+    zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+    while (!stop.load(std::memory_order_relaxed)) {
+        zmq::poll(&item, 1, milliseconds{50});
+        while (recv_frames(socket, frames)) {
+            // [empty][MDPW01][0x02][token][empty][body]... (GBW01: [meta][body])
+            if (frames.size() < 6 || frames[2].size() != 1 || *frames[2].data<char>() != '\x02') {
+                continue;
+            }
+            zmq::multipart_t reply;
+            reply.addstr("");
+            reply.addstr(header);
+            reply.addstr(std::string(1, '\x03'));
+            reply.add(std::move(frames[3]));
+            reply.addstr("");
+            reply.add(std::move(frames.back()));
+            reply.send(socket);
+            next_heartbeat = Clock::now() + heartbeat;
+        }
+        if (Clock::now() >= next_heartbeat) {
+            send_frames(socket, {"", header, std::string(1, '\x04')});
+            next_heartbeat = Clock::now() + heartbeat;
+        }
+    }
+    send_frames(socket, {"", header, std::string(1, '\x05')});
+}
+
+// Forwarder worker: [client-id][empty][request-id][body] back unchanged.
+void forwarder_worker(zmq::context_t& context, std::string endpoint, std::atomic<bool>& stop,
+                      std::atomic<int>& ready) {
+    zmq::socket_t socket(context, zmq::socket_type::dealer);
+    configure(socket);
+    socket.connect(endpoint);
+    ready.fetch_add(1);
+    std::vector<zmq::message_t> frames;
+    zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+    while (!stop.load(std::memory_order_relaxed)) {
+        zmq::poll(&item, 1, milliseconds{50});
+        while (recv_frames(socket, frames)) {
+            for (std::size_t i = 0; i < frames.size(); ++i) {
+                socket.send(frames[i], i + 1 < frames.size() ? zmq::send_flags::sndmore
+                                                             : zmq::send_flags::none);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The client: keeps `in_flight` requests outstanding, records round trips.
+
+struct Measurement {
+    std::vector<double> latencies_us;  // measurement window only
+    double seconds = 0;
+    std::size_t errors = 0;
+    double p(double q) const {
+        if (latencies_us.empty()) {
+            return 0;
+        }
+        auto v = latencies_us;
+        const auto k = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1));
+        std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+        return v[k];
+    }
+    double throughput() const {
+        return seconds > 0 ? static_cast<double>(latencies_us.size()) / seconds : 0;
+    }
+};
+
+Measurement run_client(zmq::context_t& context, Target target, const std::string& endpoint,
+                       const std::string& service, const std::string& body, int in_flight,
+                       milliseconds warmup, milliseconds duration) {
+    zmq::socket_t socket(context, zmq::socket_type::dealer);
+    configure(socket);
+    socket.connect(endpoint);
+    std::map<std::uint64_t, Clock::time_point> sent;
+    std::uint64_t next_id = 1;
+    const std::string kGbc = "GBC01";
+    auto send_one = [&] {
+        const auto id = next_id++;
+        const auto rid = std::to_string(id);
+        if (target == Target::kBroker) {
+            send_frames(socket, {"", kGbc, std::string(1, '\x01'), service, rid, "60000", body});
+        } else {
+            send_frames(socket, {"", rid, body});
+        }
+        sent.emplace(id, Clock::now());
+    };
+    Measurement m;
+    m.latencies_us.reserve(1'000'000);
+    const auto start = Clock::now();
+    const auto measure_from = start + warmup;
+    const auto measure_to = measure_from + duration;
+    for (int i = 0; i < in_flight; ++i) {
+        send_one();
+    }
+    std::vector<zmq::message_t> frames;
+    zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+    const auto drain_until = measure_to + milliseconds{5000};
+    while (!sent.empty()) {
+        const auto now = Clock::now();
+        if (now >= drain_until) {
+            break;
+        }
+        zmq::poll(&item, 1, milliseconds{100});
+        while (recv_frames(socket, frames)) {
+            const auto arrived = Clock::now();
+            std::string rid;
+            if (target == Target::kBroker) {
+                // [empty][GBC01][0x03 FINAL | 0x05 ERROR][request-id]...
+                if (frames.size() < 4) {
+                    ++m.errors;
+                    continue;
+                }
+                if (*frames[2].data<char>() != '\x03') {
+                    ++m.errors;
+                }
+                rid = frames[3].to_string();
+            } else {
+                if (frames.size() < 3) {
+                    ++m.errors;
+                    continue;
+                }
+                rid = frames[1].to_string();
+            }
+            const auto id = std::strtoull(rid.c_str(), nullptr, 10);
+            auto it = sent.find(id);
+            if (it == sent.end()) {
+                continue;
+            }
+            if (it->second >= measure_from && arrived <= measure_to) {
+                m.latencies_us.push_back(
+                    std::chrono::duration<double, std::micro>(arrived - it->second).count());
+            }
+            sent.erase(it);
+            if (arrived < measure_to) {
+                send_one();
+            }
+        }
+    }
+    m.seconds = std::chrono::duration<double>(duration).count();
+    m.errors += sent.size();
+    return m;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct Config {
+    int workers;
+    int in_flight;
+    std::size_t body_bytes;
+};
+
+struct Row {
+    Config config;
+    Measurement forwarder;
+    Measurement broker;
+};
+
+// A JSON body of exactly `bytes` bytes: {"p":"xxx..."}.
+std::string make_body(std::size_t bytes) {
+    const std::size_t overhead = std::string(R"({"p":""})").size();
+    return R"({"p":")" + std::string(bytes > overhead ? bytes - overhead : 0, 'x') + R"("})";
+}
+
+Measurement run_one(zmq::context_t& context, Target target, const nlohmann::json& ready,
+                    const Config& c, int round, milliseconds warmup, milliseconds duration,
+                    bool gbw01) {
+    std::atomic<bool> stop{false};
+    std::atomic<int> started{0};
+    std::vector<std::thread> workers;
+    const std::string service = "bench-" + std::to_string(round);
+    for (int i = 0; i < c.workers; ++i) {
+        if (target == Target::kBroker) {
+            workers.emplace_back(mdp_worker, std::ref(context), ready["endpoint"].get<std::string>(),
+                                 service, gbw01, std::ref(stop), std::ref(started));
+        } else {
+            workers.emplace_back(forwarder_worker, std::ref(context),
+                                 ready["backend_endpoint"].get<std::string>(), std::ref(stop),
+                                 std::ref(started));
+        }
+    }
+    while (started.load() < c.workers) {
+        std::this_thread::yield();
+    }
+    std::this_thread::sleep_for(milliseconds{100});  // connections up, READY registered
+    auto m = run_client(context, target, ready["endpoint"].get<std::string>(), service,
+                        make_body(c.body_bytes), c.in_flight, warmup, duration);
+    stop.store(true);
+    for (auto& w : workers) {
+        w.join();
+    }
+    return m;
+}
+
+long rss_kib(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind("VmRSS:", 0) == 0) {
+            return std::strtol(line.c_str() + 6, nullptr, 10);
+        }
+    }
+    return -1;
+}
+
+std::string fmt(double v, int precision = 1) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", precision, v);
+    return buf;
+}
+
+std::string self_path() {
+    std::vector<char> buf(4096);
+    const auto n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+    return n > 0 ? std::string(buf.data(), static_cast<std::size_t>(n)) : std::string{};
+}
+
+void usage() {
+    std::cerr << "usage: bench_bus [--glassbox PATH] [--duration-ms N] [--warmup-ms N] [--slices N]\n"
+                 "                 [--gbw01]"
+                 "                 [--quick] [--baseline-only] [--json FILE]\n"
+                 "       bench_bus forwarder --ready-file FILE\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (!args.empty() && args[0] == "forwarder") {
+        if (args.size() != 3 || args[1] != "--ready-file") {
+            usage();
+            return 2;
+        }
+        return run_forwarder(args[2]);
+    }
+#ifdef GLASSBOX_BINARY
+    std::string glassbox = GLASSBOX_BINARY;
+#else
+    std::string glassbox;
+#endif
+    milliseconds duration{2000};  // per configuration and side, split into `slices`
+    milliseconds warmup{150};     // per slice, not measured
+    int slices = 4;
+    bool gbw01 = false;
+    bool quick = false;
+    bool baseline_only = false;
+    std::string json_out;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        auto next = [&]() -> std::string {
+            if (i + 1 >= args.size()) {
+                usage();
+                std::exit(2);
+            }
+            return args[++i];
+        };
+        if (args[i] == "--glassbox") {
+            glassbox = next();
+        } else if (args[i] == "--duration-ms") {
+            duration = milliseconds{std::stoi(next())};
+        } else if (args[i] == "--warmup-ms") {
+            warmup = milliseconds{std::stoi(next())};
+        } else if (args[i] == "--slices") {
+            slices = std::max(1, std::stoi(next()));
+        } else if (args[i] == "--gbw01") {
+            gbw01 = true;
+        } else if (args[i] == "--quick") {
+            quick = true;
+        } else if (args[i] == "--baseline-only") {
+            baseline_only = true;  // checks the bench itself: the forwarder twice, no broker
+        } else if (args[i] == "--json") {
+            json_out = next();
+        } else {
+            usage();
+            return 2;
+        }
+    }
+    if (glassbox.empty() && !baseline_only) {
+        std::cerr << "bench_bus: no glassbox binary (--glassbox PATH)\n";
+        return 2;
+    }
+    ::signal(SIGPIPE, SIG_IGN);
+
+    glassbox::integration::TempDir tmp("glassbox-bench");
+    auto start = [&](const std::string& name, std::vector<std::string> argv,
+                     const std::string& ready_file)
+        -> std::pair<std::unique_ptr<glassbox::integration::ChildProcess>, nlohmann::json> {
+        auto p = std::make_unique<glassbox::integration::ChildProcess>(name, std::move(argv),
+                                                                       tmp.path());
+        auto ready = glassbox::integration::wait_for_ready_file(ready_file, *p, milliseconds{10'000});
+        if (!ready) {
+            std::cerr << "bench_bus: " << name << " did not start:\n" << p->stderr_text() << "\n";
+            std::exit(1);
+        }
+        return {std::move(p), *ready};
+    };
+    auto start_broker = [&](const std::string& tag) {
+        const auto ready_file = (tmp.path() / (tag + ".ready.json")).string();
+        return start(tag, {glassbox, "--log-level", "warn", "broker", "--bind", "tcp://127.0.0.1:*",
+                           "--pub", "tcp://127.0.0.1:*", "--home",
+                           (tmp.path() / (tag + "-home")).string(), "--ready-file", ready_file},
+                     ready_file);
+    };
+
+    // Idle RSS of a fresh broker.
+    long idle_rss = -1;
+    if (!baseline_only) {
+        auto [broker, ready] = start_broker("idle-broker");
+        std::this_thread::sleep_for(milliseconds{1500});
+        idle_rss = rss_kib(broker->pid());
+        broker->terminate();
+    }
+
+    const auto forwarder_ready = (tmp.path() / "forwarder.ready.json").string();
+    auto [forwarder, fwd] = start("forwarder", {self_path(), "forwarder", "--ready-file", forwarder_ready},
+                                  forwarder_ready);
+    auto [broker, brk] = baseline_only
+                             ? start("forwarder-2", {self_path(), "forwarder", "--ready-file",
+                                                     forwarder_ready + ".2"},
+                                     forwarder_ready + ".2")
+                             : start_broker("broker");
+
+    std::vector<Config> configs;
+    for (int workers : {1, 2, 4}) {
+        for (int in_flight : {1, 64}) {
+            for (std::size_t body : {std::size_t{64}, std::size_t{4096}}) {
+                if (quick && workers == 2) {
+                    continue;
+                }
+                configs.push_back({workers, in_flight, body});
+            }
+        }
+    }
+
+    zmq::context_t context(1);
+    std::vector<Row> rows;
+    int round = 0;
+    std::cerr << "bench_bus: " << configs.size() << " configurations, " << duration.count()
+              << " ms per side each, in " << slices << " interleaved slices (+" << warmup.count()
+              << " ms warm-up per slice)\n";
+    for (const auto& c : configs) {
+        Row row{c, {}, {}};
+        // Interleaved slices, alternating which goes first: the machine's drift and noise
+        // (other processes, frequency changes) fall on both sides alike.
+        for (int slice = 0; slice < slices; ++slice) {
+            const bool forwarder_first = ((round / 2) % 2) == 0;
+            for (int k = 0; k < 2; ++k) {
+                const Target t = (k == 0) == forwarder_first ? Target::kForwarder : Target::kBroker;
+                const Target mode = baseline_only ? Target::kForwarder : t;
+                auto m = run_one(context, mode, t == Target::kBroker ? brk : fwd, c, round++,
+                                 warmup, duration / slices, gbw01);
+                auto& into = t == Target::kBroker ? row.broker : row.forwarder;
+                into.latencies_us.insert(into.latencies_us.end(), m.latencies_us.begin(),
+                                         m.latencies_us.end());
+                into.seconds += m.seconds;
+                into.errors += m.errors;
+            }
+        }
+        std::cerr << "  workers=" << c.workers << " in_flight=" << c.in_flight
+                  << " body=" << c.body_bytes << ": forwarder p50 " << fmt(row.forwarder.p(0.5))
+                  << " us " << fmt(row.forwarder.throughput(), 0) << "/s, broker p50 "
+                  << fmt(row.broker.p(0.5)) << " us " << fmt(row.broker.throughput(), 0) << "/s\n";
+        rows.push_back(std::move(row));
+    }
+    const long loaded_rss = rss_kib(broker->pid());
+    broker->terminate();
+    forwarder->terminate();
+
+    // The table (markdown).
+    std::ostringstream out;
+    out << "| workers | in flight | body | fwd p50 us | fwd p99 us | fwd req/s | broker p50 us | "
+           "broker p99 us | broker req/s | p50 ratio | p99 ratio | throughput ratio | errors |\n";
+    out << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    nlohmann::json results = nlohmann::json::array();
+    std::vector<double> p50_ratios;
+    std::vector<double> tput_ratios_64;
+    for (const auto& r : rows) {
+        const double p50r = r.forwarder.p(0.5) > 0 ? r.broker.p(0.5) / r.forwarder.p(0.5) : 0;
+        const double p99r = r.forwarder.p(0.99) > 0 ? r.broker.p(0.99) / r.forwarder.p(0.99) : 0;
+        const double tr = r.forwarder.throughput() > 0
+                              ? r.broker.throughput() / r.forwarder.throughput()
+                              : 0;
+        p50_ratios.push_back(p50r);
+        if (r.config.in_flight == 64) {
+            tput_ratios_64.push_back(tr);
+        }
+        out << "| " << r.config.workers << " | " << r.config.in_flight << " | "
+            << (r.config.body_bytes == 4096 ? "4 KiB" : std::to_string(r.config.body_bytes) + " B")
+            << " | " << fmt(r.forwarder.p(0.5)) << " | " << fmt(r.forwarder.p(0.99)) << " | "
+            << fmt(r.forwarder.throughput(), 0) << " | " << fmt(r.broker.p(0.5)) << " | "
+            << fmt(r.broker.p(0.99)) << " | " << fmt(r.broker.throughput(), 0) << " | "
+            << fmt(p50r, 2) << " | " << fmt(p99r, 2) << " | " << fmt(tr, 2) << " | "
+            << r.forwarder.errors + r.broker.errors << " |\n";
+        results.push_back({{"workers", r.config.workers},
+                           {"in_flight", r.config.in_flight},
+                           {"body_bytes", r.config.body_bytes},
+                           {"forwarder", {{"p50_us", r.forwarder.p(0.5)}, {"p99_us", r.forwarder.p(0.99)},
+                                          {"rps", r.forwarder.throughput()}, {"errors", r.forwarder.errors}}},
+                           {"broker", {{"p50_us", r.broker.p(0.5)}, {"p99_us", r.broker.p(0.99)},
+                                       {"rps", r.broker.throughput()}, {"errors", r.broker.errors}}},
+                           {"p50_ratio", p50r},
+                           {"p99_ratio", p99r},
+                           {"throughput_ratio", tr}});
+    }
+    auto median = [](std::vector<double> v) {
+        if (v.empty()) {
+            return 0.0;
+        }
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+    };
+    const double worst_p50 = p50_ratios.empty() ? 0 : *std::max_element(p50_ratios.begin(), p50_ratios.end());
+    const double worst_tput = tput_ratios_64.empty() ? 0 : *std::min_element(tput_ratios_64.begin(), tput_ratios_64.end());
+    out << "\n";
+    out << "- p50 ratio broker/forwarder: median " << fmt(median(p50_ratios), 2) << ", worst "
+        << fmt(worst_p50, 2) << " (target <= 1.30: " << (worst_p50 <= 1.3 ? "met" : "MISSED") << ")\n";
+    out << "- throughput ratio broker/forwarder at 64 in flight: median "
+        << fmt(median(tput_ratios_64), 2) << ", worst " << fmt(worst_tput, 2)
+        << " (target >= 0.70: " << (worst_tput >= 0.7 ? "met" : "MISSED") << ")\n";
+    out << "- broker idle RSS: " << fmt(static_cast<double>(idle_rss) / 1024.0, 1)
+        << " MiB (target <= 20 MB: " << (idle_rss >= 0 && idle_rss * 1024 <= 20'000'000 ? "met" : "MISSED")
+        << "); after the run: " << fmt(static_cast<double>(loaded_rss) / 1024.0, 1) << " MiB\n";
+    std::cout << out.str();
+    if (!json_out.empty()) {
+        std::ofstream(json_out) << nlohmann::json{{"rows", results},
+                                                  {"idle_rss_kib", idle_rss},
+                                                  {"loaded_rss_kib", loaded_rss},
+                                                  {"duration_ms", duration.count()},
+                                                  {"gbw01", gbw01}}
+                                       .dump(2)
+                                << "\n";
+    }
+    return 0;
+}
