@@ -207,7 +207,7 @@ TEST_F(FaultBrokerRestart, InFlightRequestsEndAndWorkersReconnect) {
     std::this_thread::sleep_for(milliseconds{400});
     broker.process->kill();
 
-    auto restarted = start_broker({.bind = "tcp://127.0.0.1:" + port_of(broker.endpoint)});
+    auto restarted = start_broker({.bind = "tcp://127.0.0.1:" + port_of(broker.endpoint), .heartbeat_ms = kHeartbeatMs, .extra = {}});
     ASSERT_EQ(restarted.endpoint, broker.endpoint);
     const auto t0 = Clock::now();
     for (const auto& rid : rids) {
