@@ -42,12 +42,12 @@ Term datetime_literal(TimePoint time);
 
 // What every step records besides its own content.
 struct StepInfo {
-    TimePoint generated_at;
-    std::optional<std::string> derived_from;  // the previous step's URI; none for the first step
-    std::optional<std::chrono::milliseconds> duration;
-    std::optional<std::uint64_t> input_tokens;
-    std::optional<std::uint64_t> output_tokens;
-    std::optional<std::string> model;  // model name, e.g. "extractive" or "gpt-4o-mini"
+    TimePoint generated_at{};
+    std::optional<std::string> derived_from{};  // the previous step's URI; none for the first step
+    std::optional<std::chrono::milliseconds> duration{};
+    std::optional<std::uint64_t> input_tokens{};
+    std::optional<std::uint64_t> output_tokens{};
+    std::optional<std::string> model{};  // model name, e.g. "extractive" or "gpt-4o-mini"
 };
 
 // A text that may be stored once in the trace store: with `ref` set, the triples reference

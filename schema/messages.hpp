@@ -20,6 +20,7 @@
 
 #include "schema/result.hpp"
 #include "schema/term.hpp"
+#include "schema/term_json.hpp"  // encode(Term), encode(Triple) join the overload set
 #include "schema/vocabulary.hpp"
 
 namespace glassbox::schema {

@@ -1,0 +1,228 @@
+// Explain builders: chain shapes, derivation links, typed literals, citations, sub-traces.
+#include "schema/explain_builder.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "schema/vocabulary.hpp"
+
+namespace glassbox::schema::explain {
+namespace {
+
+namespace v = vocab;
+using std::chrono::milliseconds;
+
+const RunUris kRun = *RunUris::from_uuid("11111111-2222-4333-8444-555555555555");
+
+TimePoint at_ms(std::int64_t ms) { return TimePoint(milliseconds(ms)); }
+
+bool has(const std::vector<Triple>& ts, std::string_view s, std::string_view p, const Term& o) {
+    return std::any_of(ts.begin(), ts.end(), [&](const Triple& t) {
+        return t.s == iri(s) && t.p == iri(p) && t.o == o;
+    });
+}
+
+std::vector<Term> objects(const std::vector<Triple>& ts, std::string_view s, std::string_view p) {
+    std::vector<Term> out;
+    for (const auto& t : ts) {
+        if (t.s == iri(s) && t.p == iri(p)) out.push_back(t.o);
+    }
+    return out;
+}
+
+std::set<std::string> types(const std::vector<Triple>& ts, std::string_view s) {
+    std::set<std::string> out;
+    for (const auto& o : objects(ts, s, v::kRdfType)) out.insert(o.as_iri().value);
+    return out;
+}
+
+void expect_all_in_retrieval_graph(const std::vector<Triple>& ts) {
+    for (const auto& t : ts) {
+        ASSERT_TRUE(t.graph.has_value()) << to_ntriples(t);
+        EXPECT_EQ(*t.graph, "urn:graph:retrieval");
+        EXPECT_FALSE(t.s.is_triple() || t.o.is_triple()) << "not plain RDF 1.1: " << to_ntriples(t);
+    }
+}
+
+TEST(Datetime, MillisecondsAndZ) {
+    EXPECT_EQ(format_datetime(at_ms(0)), "1970-01-01T00:00:00.000Z");
+    EXPECT_EQ(format_datetime(at_ms(1735787045678)), "2025-01-02T03:04:05.678Z");
+    EXPECT_EQ(datetime_literal(at_ms(5)).as_literal().datatype, kXsdDateTime);
+}
+
+TEST(Question, IsTheRunActivity) {
+    const auto worker = worker_agent_uri("graph-rag");
+    const auto ts = question(kRun, "Who wrote Dune?", at_ms(1000), worker);
+    expect_all_in_retrieval_graph(ts);
+    const auto q = kRun.question();
+    EXPECT_EQ(types(ts, q), (std::set<std::string>{std::string(v::kProvActivity), std::string(v::kQuestion)}));
+    EXPECT_TRUE(has(ts, q, v::kQuery, literal("Who wrote Dune?")));
+    EXPECT_TRUE(has(ts, q, v::kProvStartedAtTime, xsd_datetime("1970-01-01T00:00:01.000Z")));
+    EXPECT_TRUE(has(ts, q, v::kProvWasAssociatedWith, iri(worker)));
+    EXPECT_TRUE(types(ts, worker).contains(std::string(v::kProvSoftwareAgent)));
+    EXPECT_TRUE(objects(ts, q, v::kProvUsed).empty());
+    EXPECT_TRUE(objects(ts, q, v::kProvEndedAtTime).empty());
+
+    const auto end = trace_end(kRun, at_ms(2500), TraceStatus::kError);
+    EXPECT_TRUE(has(end, q, v::kProvEndedAtTime, xsd_datetime("1970-01-01T00:00:02.500Z")));
+    EXPECT_TRUE(has(end, q, v::kStatus, literal("error")));
+}
+
+TEST(Question, SubTraceLinksToTheCallingStepAndRun) {
+    const auto parent = RunUris::generate();
+    const auto ts = question(kRun, "q", at_ms(0), worker_agent_uri("graph-rag"),
+                             parent.routing_decision());
+    EXPECT_TRUE(has(ts, kRun.question(), v::kProvUsed, iri(parent.routing_decision())));
+    EXPECT_TRUE(has(ts, kRun.question(), v::kProvWasInformedBy, iri(parent.question())));
+    // A foreign parent URI is used, but no calling run can be named.
+    const auto foreign = question(kRun, "q", at_ms(0), "", std::string_view("https://x.org/step"));
+    EXPECT_TRUE(has(foreign, kRun.question(), v::kProvUsed, iri("https://x.org/step")));
+    EXPECT_TRUE(objects(foreign, kRun.question(), v::kProvWasInformedBy).empty());
+}
+
+TEST(Steps, SharedShapeCostAndModel) {
+    StepInfo step{at_ms(1500), kRun.grounding(), milliseconds(42), 100, 7, "extractive"};
+    const auto ts = graph_exploration(kRun, step, {"urn:e:1", "urn:e:2"}, 17);
+    expect_all_in_retrieval_graph(ts);
+    const auto uri = kRun.exploration();
+    EXPECT_EQ(types(ts, uri), (std::set<std::string>{std::string(v::kProvEntity), std::string(v::kExploration)}));
+    EXPECT_TRUE(has(ts, uri, v::kProvWasGeneratedBy, iri(kRun.question())));
+    EXPECT_TRUE(has(ts, uri, v::kProvGeneratedAtTime, xsd_datetime("1970-01-01T00:00:01.500Z")));
+    EXPECT_TRUE(has(ts, uri, v::kProvWasDerivedFrom, iri(kRun.grounding())));
+    EXPECT_TRUE(has(ts, uri, v::kDurationMs, xsd_integer(42)));
+    EXPECT_TRUE(has(ts, uri, v::kInputTokens, xsd_integer(100)));
+    EXPECT_TRUE(has(ts, uri, v::kOutputTokens, xsd_integer(7)));
+    EXPECT_TRUE(has(ts, uri, v::kEdgeCount, xsd_integer(17)));
+    EXPECT_TRUE(has(ts, uri, v::kSeedEntity, iri("urn:e:2")));
+    const auto model = model_agent_uri("extractive");
+    EXPECT_TRUE(has(ts, uri, v::kProvWasAttributedTo, iri(model)));
+    EXPECT_TRUE(has(ts, uri, v::kModelName, literal("extractive")));
+    EXPECT_TRUE(types(ts, model).contains(std::string(v::kProvSoftwareAgent)));
+}
+
+TEST(Steps, FirstStepIsNotDerivedFromTheActivity) {
+    const auto ts = grounding(kRun, StepInfo{at_ms(0)}, {"dune", "author"});
+    EXPECT_TRUE(objects(ts, kRun.grounding(), v::kProvWasDerivedFrom).empty());
+    EXPECT_EQ(objects(ts, kRun.grounding(), v::kConcept).size(), 2u);
+    EXPECT_TRUE(objects(ts, kRun.grounding(), v::kDurationMs).empty());
+    EXPECT_TRUE(objects(ts, kRun.grounding(), v::kProvWasAttributedTo).empty());
+}
+
+TEST(Focus, EdgesAreReifiedStatements) {
+    SelectedEdge literal_edge{make_triple(iri("urn:dune"), iri("urn:title"), lang_literal("Dune", "en")),
+                              0.875, "book", "names the book",
+                              SourceRef{"urn:chunk:1", "urn:doc:1", 120, 400}, 2};
+    SelectedEdge quoted_edge{make_triple(quoted(make_triple(iri("urn:a"), iri("urn:b"), iri("urn:c"))),
+                                         iri("urn:saidBy"), iri("urn:d")),
+                             0.5, "", "", std::nullopt, 9};
+    const auto ts = graph_focus(kRun, StepInfo{at_ms(0), kRun.exploration()}, {literal_edge, quoted_edge});
+    expect_all_in_retrieval_graph(ts);
+    const auto e0 = kRun.edge_selection(0);
+    EXPECT_TRUE(has(ts, kRun.focus(), v::kSelectedEdge, iri(e0)));
+    EXPECT_TRUE(types(ts, e0).contains(std::string(v::kRdfStatement)));
+    EXPECT_TRUE(types(ts, e0).contains(std::string(v::kEdgeSelection)));
+    EXPECT_TRUE(has(ts, e0, v::kRdfObject, lang_literal("Dune", "en")));  // literal stays literal
+    EXPECT_TRUE(has(ts, e0, v::kScore, xsd_double(0.875)));
+    EXPECT_TRUE(has(ts, e0, v::kConcept, literal("book")));
+    EXPECT_TRUE(has(ts, e0, v::kReasoning, literal("names the book")));
+    EXPECT_TRUE(has(ts, e0, v::kDataTier, xsd_integer(2)));
+    EXPECT_TRUE(has(ts, e0, v::kSourceChunk, iri("urn:chunk:1")));
+    EXPECT_TRUE(has(ts, e0, v::kSourceDocument, iri("urn:doc:1")));
+    EXPECT_TRUE(has(ts, "urn:chunk:1", v::kProvWasDerivedFrom, iri("urn:doc:1")));
+    EXPECT_TRUE(has(ts, "urn:chunk:1", v::kCharOffset, xsd_integer(120)));
+    const auto e1 = kRun.edge_selection(1);
+    EXPECT_TRUE(has(ts, e1, v::kRdfSubject, iri(e1 + ":s")));
+    EXPECT_TRUE(has(ts, e1 + ":s", v::kRdfObject, iri("urn:c")));
+    EXPECT_TRUE(objects(ts, e1, v::kDataTier).empty());  // tier 9 is not a tier
+}
+
+TEST(Synthesis, OnlyResolvableCitationsAreEmitted) {
+    const std::string answer = "Frank Herbert wrote Dune — in 1965.";  // 35 code points
+    const std::vector<Citation> cites{
+        {0, 13, {kRun.edge_selection(0)}},                       // ok
+        {20, 35, {kRun.edge_selection(1), "urn:elsewhere"}},     // ok, one support kept
+        {5, 5, {kRun.edge_selection(0)}},                        // empty span
+        {30, 36, {kRun.edge_selection(0)}},                      // past the end
+        {0, 4, {"urn:elsewhere"}},                               // no support in this run
+        {0, 4, {RunUris::generate().edge_selection(0)}},         // another run's selection
+    };
+    const auto ts = synthesis(kRun, StepInfo{at_ms(0), kRun.focus()}, StoredText{answer, {}}, cites);
+    const auto syn = kRun.synthesis();
+    EXPECT_TRUE(has(ts, syn, v::kAnswerText, literal(answer)));
+    EXPECT_EQ(objects(ts, syn, v::kCitationProperty).size(), 2u);
+    const auto c1 = kRun.citation(1);
+    EXPECT_TRUE(has(ts, c1, v::kSpanStart, xsd_integer(20)));
+    EXPECT_TRUE(has(ts, c1, v::kSpanEnd, xsd_integer(35)));
+    EXPECT_EQ(objects(ts, c1, v::kSupportedBy), std::vector<Term>{iri(kRun.edge_selection(1))});
+
+    const auto stored = synthesis(kRun, StepInfo{at_ms(0)}, StoredText{answer, kRun.text("answer")});
+    EXPECT_TRUE(has(stored, syn, v::kAnswerRef, iri(kRun.text("answer"))));
+    EXPECT_TRUE(objects(stored, syn, v::kAnswerText).empty());
+}
+
+TEST(DocumentRag, ExplorationAndRerankedFocus) {
+    const auto ex = document_exploration(kRun, StepInfo{at_ms(0), kRun.grounding()},
+                                         {RetrievedChunk{SourceRef{"urn:c:1", "urn:d:1", {}, {}}, 0.7, 1},
+                                          RetrievedChunk{SourceRef{"urn:c:2", "", {}, {}}, 0.6, 3}});
+    EXPECT_TRUE(has(ex, kRun.exploration(), v::kChunkCount, xsd_integer(2)));
+    EXPECT_TRUE(has(ex, kRun.exploration(), v::kRetrievedChunk, iri(kRun.retrieved_chunk(1))));
+    EXPECT_TRUE(has(ex, kRun.retrieved_chunk(0), v::kSourceChunk, iri("urn:c:1")));
+    EXPECT_TRUE(objects(ex, kRun.retrieved_chunk(1), v::kSourceDocument).empty());
+    const auto fo = document_focus(kRun, StepInfo{at_ms(0), kRun.exploration()}, {RankedChunk{1, 0.9, "best"}});
+    EXPECT_TRUE(has(fo, kRun.focus(), v::kSelectedChunk, iri(kRun.ranked_chunk(0))));
+    EXPECT_TRUE(has(fo, kRun.ranked_chunk(0), v::kProvWasDerivedFrom, iri(kRun.retrieved_chunk(1))));
+}
+
+TEST(Agent, IterationsChainAndToolUse) {
+    const auto a0 = analysis(kRun, 0, StepInfo{at_ms(0)}, AgentAction{"look it up", "search", R"({"q":"dune"})"});
+    EXPECT_TRUE(types(a0, kRun.analysis(0)).contains(std::string(v::kToolUse)));
+    EXPECT_TRUE(has(a0, kRun.analysis(0), v::kArguments, literal(R"({"q":"dune"})")));
+    const auto o0 = observation(kRun, 0, StepInfo{at_ms(1), kRun.analysis(0)}, StoredText{"found", {}});
+    EXPECT_TRUE(has(o0, kRun.observation(0), v::kProvWasDerivedFrom, iri(kRun.analysis(0))));
+    EXPECT_TRUE(has(o0, kRun.observation(0), v::kObservationText, literal("found")));
+    const auto a1 = analysis(kRun, 1, StepInfo{at_ms(2), kRun.observation(0)}, AgentAction{"done", "", ""});
+    EXPECT_FALSE(types(a1, kRun.analysis(1)).contains(std::string(v::kToolUse)));
+    const auto c = conclusion(kRun, StepInfo{at_ms(3), kRun.analysis(1)}, StoredText{"Herbert", {}});
+    EXPECT_TRUE(has(c, kRun.conclusion(), v::kAnswerText, literal("Herbert")));
+}
+
+TEST(Routing, DecisionAndEscalation) {
+    const auto r = routing_decision(kRun, StepInfo{at_ms(0)}, Routing{"rules", {"who-question"}, 0.75, "graph-rag"});
+    EXPECT_TRUE(has(r, kRun.routing_decision(), v::kConfidence, xsd_double(0.75)));
+    EXPECT_TRUE(has(r, kRun.routing_decision(), v::kRuleFired, literal("who-question")));
+    const auto sub = RunUris::generate();
+    const auto e = escalation(kRun, 0, StepInfo{at_ms(1), sub.synthesis()}, EscalationInfo{"low relevance", 0.2, "agent"});
+    EXPECT_TRUE(has(e, kRun.escalation(0), v::kProvWasDerivedFrom, iri(sub.synthesis())));
+    EXPECT_TRUE(has(e, kRun.escalation(0), v::kRelevance, xsd_double(0.2)));
+}
+
+TEST(Echo, QuestionThenSynthesis) {
+    const auto run = RunUris::generate();
+    const auto q = echo_question(run, "ping", at_ms(10), worker_agent_uri("echo"));
+    const auto s = echo_synthesis(run, "ping", at_ms(12), milliseconds(2));
+    EXPECT_TRUE(has(q, run.question(), v::kQuery, literal("ping")));
+    EXPECT_TRUE(has(s, run.synthesis(), v::kProvWasGeneratedBy, iri(run.question())));
+    EXPECT_TRUE(has(s, run.synthesis(), v::kDurationMs, xsd_integer(2)));
+    EXPECT_TRUE(objects(s, run.synthesis(), v::kProvWasDerivedFrom).empty());
+    // One UUID per run: every URI subject of the chain belongs to the run (or is an agent).
+    for (const auto* ts : {&q, &s}) {
+        for (const auto& t : *ts) {
+            const auto& subject = t.s.as_iri().value;
+            EXPECT_TRUE(run.owns(subject) || subject.starts_with("urn:glassbox:agent:")) << subject;
+        }
+    }
+}
+
+TEST(Vocabulary, EveryTermIsInTheGbNamespace) {
+    std::set<std::string_view> seen;
+    for (auto term : v::glassbox_terms()) {
+        EXPECT_TRUE(term.starts_with(v::kGbNs)) << term;
+        EXPECT_TRUE(seen.insert(term).second) << "duplicate " << term;
+    }
+    EXPECT_GE(seen.size(), 50u);
+}
+
+}  // namespace
+}  // namespace glassbox::schema::explain

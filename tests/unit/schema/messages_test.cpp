@@ -1,0 +1,311 @@
+// Message codecs: round trips, defaults, unknown fields, typed decode errors, parse_json.
+#include "schema/messages.hpp"
+
+#include <gtest/gtest.h>
+
+namespace glassbox::schema {
+namespace {
+
+using nlohmann::json;
+
+template <typename T>
+T round_trip(const T& m) {
+    auto back = decode_body<T>(dump(encode(m)));
+    EXPECT_TRUE(back.ok()) << back.error().describe();
+    return back.value();
+}
+
+Triple sample_triple() {
+    return make_triple(iri("urn:s"),
+                       iri("urn:p"),
+                       quoted(make_triple(iri("urn:a"), iri("urn:b"), lang_literal("é", "fr"))),
+                       "urn:graph:retrieval");
+}
+
+TEST(ParseJson, RejectsInvalidJsonWithoutThrowing) {
+    for (std::string_view bad : {"", "{", "{\"a\":}", "[1,]", "nul", "{\"a\":1}}", "\"\\x\""}) {
+        auto r = parse_json(bad);
+        ASSERT_FALSE(r.ok()) << bad;
+        EXPECT_EQ(r.error().type, ErrorType::kInvalidJson);
+    }
+}
+
+TEST(ParseJson, RejectsInvalidUtf8) {
+    for (std::string bad : {std::string("{\"a\":\"\xff\"}"), std::string("{\"a\":\"\xc3\"}"),
+                            std::string("{\"a\":\"\xed\xa0\x80\"}"),  // a UTF-16 surrogate
+                            std::string("\xef\xbb\xbf\xff")}) {
+        auto r = parse_json(bad);
+        ASSERT_FALSE(r.ok());
+        EXPECT_EQ(r.error().type, ErrorType::kInvalidJson);
+    }
+    auto good = parse_json("{\"a\":\"Zürich\"}");
+    ASSERT_TRUE(good.ok());
+    EXPECT_EQ(good.value()["a"], "Zürich");
+}
+
+TEST(ParseJson, RefusesOverDeepNesting) {
+    const std::string deep = std::string(kMaxJsonDepth + 1, '[') + std::string(kMaxJsonDepth + 1, ']');
+    auto r = parse_json(deep);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().type, ErrorType::kInvalidJson);
+    const std::string ok = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
+    EXPECT_TRUE(parse_json(ok).ok());
+    // Brackets inside strings do not count.
+    EXPECT_TRUE(parse_json("\"" + std::string(1000, '[') + "\"").ok());
+}
+
+TEST(Dump, NeverThrowsOnInvalidUtf8) {
+    json j{{"a", std::string("x\xffy")}};
+    std::string text;
+    EXPECT_NO_THROW(text = dump(j));
+    EXPECT_TRUE(parse_json(text).ok());
+    EXPECT_NE(text.find("\xef\xbf\xbd"), std::string::npos);  // U+FFFD
+}
+
+TEST(GraphRagQuery, DefaultsAndRoundTrip) {
+    auto empty = decode<GraphRagQuery>(json::object());
+    ASSERT_TRUE(empty.ok());
+    EXPECT_EQ(empty->entity_limit, 0u);
+    EXPECT_FALSE(empty->parent_uri.has_value());
+    EXPECT_EQ(or_default(empty->entity_limit, kDefaultEntityLimit), 50u);
+    EXPECT_EQ(or_default(7, kDefaultEdgeLimit), 7u);
+
+    GraphRagQuery q{"who?", "c1", 1, 2, 3, 4, 5, 6, true, "urn:glassbox:x:routing"};
+    EXPECT_EQ(round_trip(q), q);
+}
+
+TEST(GraphRagQuery, UnknownFieldsIgnoredNullIsMissing) {
+    auto r = decode_body<GraphRagQuery>(
+        R"({"query":"q","future_field":{"x":[1,2]},"entity_limit":null,"edge_limit":9})");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->query, "q");
+    EXPECT_EQ(r->entity_limit, 0u);
+    EXPECT_EQ(r->edge_limit, 9u);
+}
+
+TEST(GraphRagQuery, WrongTypesAreTypedErrors) {
+    struct Case {
+        const char* body;
+        const char* message;
+    };
+    for (const auto& c : {
+             Case{R"({"query":5})", "query: expected string, got number"},
+             Case{R"({"entity_limit":"50"})", "entity_limit: expected integer, got string"},
+             Case{R"({"entity_limit":-1})", "entity_limit: expected a non-negative integer"},
+             Case{R"({"entity_limit":1.5})", "entity_limit: expected integer, got number"},
+             Case{R"({"entity_limit":4294967296})", "entity_limit: integer out of range"},
+             Case{R"({"streaming":"yes"})", "streaming: expected boolean, got string"},
+             Case{R"([])", "$: expected object, got array"},
+         }) {
+        auto r = decode_body<GraphRagQuery>(c.body);
+        ASSERT_FALSE(r.ok()) << c.body;
+        EXPECT_EQ(r.error().type, ErrorType::kDecodeError);
+        EXPECT_EQ(r.error().message, c.message);
+    }
+    auto bad_json = decode_body<GraphRagQuery>("{\"query\":");
+    ASSERT_FALSE(bad_json.ok());
+    EXPECT_EQ(bad_json.error().type, ErrorType::kInvalidJson);
+}
+
+TEST(QueryRequest, ModeEnum) {
+    auto r = decode_body<QueryRequest>(R"({"text":"t","mode":"document-rag"})");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->mode, QueryMode::kDocumentRag);
+    auto d = decode_body<QueryRequest>(R"({"text":"t"})");
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(d->mode, QueryMode::kAuto);
+    auto bad = decode_body<QueryRequest>(R"({"mode":"magic"})");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().type, ErrorType::kDecodeError);
+    EXPECT_EQ(bad.error().message.rfind("mode: unknown value \"magic\"", 0), 0u) << bad.error().message;
+    QueryRequest q{"x", QueryMode::kAgent, "c", true};
+    EXPECT_EQ(round_trip(q), q);
+    EXPECT_EQ(encode(q)["mode"], "agent");
+}
+
+TEST(AgentRequest, HistoryRoundTripAndNestedErrors) {
+    AgentRequest a;
+    a.question = "q";
+    a.history = {AgentHistoryStep{"t", "search", {{"q", "x"}}, "obs"}};
+    a.max_iterations = 3;
+    EXPECT_EQ(round_trip(a), a);
+    auto bad = decode_body<AgentRequest>(R"({"history":[{"thought":"t"},{"arguments":{"q":1}}]})");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().message, "history[1].arguments.q: expected string, got number");
+}
+
+TEST(RagResponse, RoundTripWithTriplesAndError) {
+    RagResponse r;
+    r.message_type = RagMessageType::kExplain;
+    r.explain_id = "urn:glassbox:x:focus";
+    r.explain_graph = "urn:graph:retrieval";
+    r.explain_triples = {sample_triple(), sample_triple()};
+    r.end_of_session = true;
+    r.in_token = 12;
+    r.sources = {"urn:doc:1"};
+    r.error = make_error(ErrorType::kUpstreamError, "llm down");
+    EXPECT_EQ(round_trip(r), r);
+    EXPECT_EQ(encode(r)["error"]["type"], "UpstreamError");
+}
+
+TEST(RagResponse, ErrorsInsideTriplesNameTheIndex) {
+    json body = encode(RagResponse{});
+    body["explain_triples"] = json::array({encode(sample_triple()), encode(sample_triple()),
+                                           encode(sample_triple()), encode(sample_triple())});
+    body["explain_triples"][3]["o"]["tr"]["s"] = "not a term";
+    auto r = decode<RagResponse>(body);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().message, "explain_triples[3].o.tr.s: expected object, got string");
+    auto bad_error = decode_body<RagResponse>(R"({"error":{"type":"Nope","message":"m"}})");
+    ASSERT_FALSE(bad_error.ok());
+    EXPECT_EQ(bad_error.error().message, "error.type: unknown error type \"Nope\"");
+    auto bad_type = decode_body<RagResponse>(R"({"message_type":"thought"})");
+    EXPECT_FALSE(bad_type.ok());
+}
+
+TEST(AgentResponse, RoundTrip) {
+    AgentResponse a;
+    a.message_type = AgentMessageType::kObservation;
+    a.content = "seen";
+    a.end_of_message = true;
+    a.message_id = "m1";
+    EXPECT_EQ(round_trip(a), a);
+    EXPECT_EQ(encode(a)["message_type"], "observation");
+}
+
+TEST(Triples, QueryBatchAndResponses) {
+    TriplesQuery q;
+    q.s = iri("urn:s");
+    q.o = literal("x");
+    q.limit = 10;
+    EXPECT_EQ(round_trip(q), q);
+    EXPECT_FALSE(encode(q).contains("p"));
+
+    TriplesQueryBatch b;
+    b.patterns = {TriplePattern{iri("urn:a"), std::nullopt, std::nullopt, "urn:graph:source"},
+                  TriplePattern{std::nullopt, iri("urn:p"), std::nullopt, std::nullopt}};
+    b.limit = 5;
+    EXPECT_EQ(round_trip(b), b);
+    auto bad = decode_body<TriplesQueryBatch>(R"({"patterns":[{},{"p":{"t":"i"}}]})");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().message, "patterns[1].p.i: missing");
+
+    TriplesResponse tr{{sample_triple()}};
+    EXPECT_EQ(round_trip(tr), tr);
+    TriplesBatchResponse br{{{sample_triple()}, {}}};
+    EXPECT_EQ(round_trip(br), br);
+}
+
+TEST(Embeddings, RoundTripsAndVectorErrors) {
+    EmbeddingsRequest req{{"a", "ü"}};
+    EXPECT_EQ(round_trip(req), req);
+    EmbeddingsResponse resp{{{0.5, -1.25}, {0.0, 1.0}}, "hash", 2};
+    EXPECT_EQ(round_trip(resp), resp);
+    auto bad = decode_body<EmbeddingsResponse>(R"({"vectors":[[0.1],[0.2,"x"]]})");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().message, "vectors[1][1]: expected number, got string");
+
+    GraphEmbeddingsQuery g{{{1.0}}, 4, "c"};
+    EXPECT_EQ(round_trip(g), g);
+    GraphEmbeddingsResponse ge{{EntityMatch{iri("urn:e"), 0.9}, EntityMatch{literal("x"), 0.1}}};
+    EXPECT_EQ(round_trip(ge), ge);
+    auto no_entity = decode_body<GraphEmbeddingsResponse>(R"({"entities":[{"score":1}]})");
+    ASSERT_FALSE(no_entity.ok());
+    EXPECT_EQ(no_entity.error().message, "entities[0].entity: missing");
+
+    DocumentEmbeddingsQuery d{{{0.25}}, 3, "c"};
+    EXPECT_EQ(round_trip(d), d);
+    ChunkKeywordQuery k{"words", 2, "c"};
+    EXPECT_EQ(round_trip(k), k);
+    ChunkMatchResponse cm{{ChunkMatch{"c1", 0.5}}};
+    EXPECT_EQ(round_trip(cm), cm);
+}
+
+TEST(ChunkFetch, RoundTrip) {
+    ChunkFetchRequest req{{"c1", "c2"}, "col"};
+    EXPECT_EQ(round_trip(req), req);
+    ChunkFetchResponse resp{{Chunk{"c1", "d1", "text ☃", 10, 6}}};
+    EXPECT_EQ(round_trip(resp), resp);
+}
+
+TEST(Llm, RequestVariablesMustBeStrings) {
+    LlmRequest req{"graph-rag-answer", {{"question", "q"}, {"context", "c"}}, true};
+    EXPECT_EQ(round_trip(req), req);
+    EXPECT_EQ(encode(req)["template"], "graph-rag-answer");
+    auto bad = decode_body<LlmRequest>(R"({"variables":{"a":"b","n":1}})");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().message, "variables.n: expected string, got number");
+    LlmResponse resp{"t", json{{"k", 1}}, "extractive", 3, 4, true};
+    EXPECT_EQ(round_trip(resp), resp);
+    LlmResponse plain{"t", std::nullopt, "m", 0, 0, false};
+    EXPECT_FALSE(encode(plain).contains("json"));
+}
+
+TEST(Echo, KeepsEveryOtherField) {
+    auto r = decode_body<EchoRequest>(R"({"question":"hi","delay_ms":5,"fail":{"type":"Internal"}})");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->question, "hi");
+    EXPECT_EQ(r->extra["delay_ms"], 5);
+    EXPECT_FALSE(r->extra.contains("question"));
+    EXPECT_EQ(round_trip(r.value()), r.value());
+    auto bad = decode_body<EchoRequest>(R"({"question":["x"]})");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().message, "question: expected string, got array");
+}
+
+TEST(ExplainMessage, MatchesProtocolSection8) {
+    ExplainMessage m;
+    m.session = "urn:glassbox:1:question";
+    m.seq = 3;
+    m.service = "echo";
+    m.worker = "w1";
+    m.explain_id = "urn:glassbox:1:synthesis";
+    m.explain_triples = {sample_triple()};
+    m.end_of_trace = true;
+    m.trace_status = TraceStatus::kComplete;
+    const json j = encode(m);
+    EXPECT_EQ(j["message_type"], "explain");
+    EXPECT_EQ(j["explain_graph"], "urn:graph:retrieval");
+    EXPECT_EQ(j["trace_status"], "complete");
+    EXPECT_FALSE(j.contains("parent_uri"));
+    EXPECT_FALSE(j.contains("error"));
+    EXPECT_EQ(round_trip(m), m);
+
+    // The broker's synthetic end-of-trace body (protocol §5.3).
+    auto broker = decode_body<ExplainMessage>(
+        R"({"message_type":"explain","session":"S","seq":7,"service":"graph-rag","end_of_trace":true,
+            "trace_status":"error","error":{"type":"WorkerLost","message":"gone"},"explain_triples":[]})");
+    ASSERT_TRUE(broker.ok()) << broker.error().describe();
+    EXPECT_EQ(broker->trace_status, TraceStatus::kError);
+    ASSERT_TRUE(broker->error.has_value());
+    EXPECT_EQ(broker->error->type, ErrorType::kWorkerLost);
+    EXPECT_EQ(broker->explain_graph, "urn:graph:retrieval");
+
+    EXPECT_FALSE(decode_body<ExplainMessage>(R"({"message_type":"chunk"})").ok());
+    EXPECT_FALSE(decode_body<ExplainMessage>(R"({"trace_status":"done"})").ok());
+    auto neg = decode_body<ExplainMessage>(R"({"seq":-1})");
+    ASSERT_FALSE(neg.ok());
+    EXPECT_EQ(neg.error().message, "seq: expected a non-negative integer");
+}
+
+TEST(Decoders, NeverThrowOnArbitraryShapes) {
+    const std::vector<json> shapes{json(nullptr), json(1), json("s"), json::array(),
+                                   json::parse(R"({"a":[{"b":null}]})"),
+                                   json::parse(R"({"explain_triples":{"s":1},"patterns":7,"vectors":[1]})")};
+    for (const auto& s : shapes) {
+        EXPECT_NO_THROW({
+            (void)decode<GraphRagQuery>(s);
+            (void)decode<RagResponse>(s);
+            (void)decode<AgentResponse>(s);
+            (void)decode<TriplesQueryBatch>(s);
+            (void)decode<EmbeddingsResponse>(s);
+            (void)decode<ExplainMessage>(s);
+            (void)decode<EchoRequest>(s);
+            (void)decode<LlmResponse>(s);
+        });
+    }
+    EXPECT_FALSE(decode<EmbeddingsResponse>(shapes.back()).ok());
+}
+
+}  // namespace
+}  // namespace glassbox::schema
