@@ -22,10 +22,7 @@ std::string glassbox_binary() { return GLASSBOX_BINARY; }
 
 std::string echo_body(const std::string& question, int partials, int delay_ms,
                       const std::string& fail) {
-    nlohmann::json body{{"question", question}};
-    if (partials > 0) {
-        body["partials"] = partials;
-    }
+    nlohmann::json body{{"question", question}, {"partials", partials}};
     if (delay_ms > 0) {
         body["delay_ms"] = delay_ms;
     }
@@ -97,6 +94,31 @@ ChildProcess& ClusterTest::start_echo_worker(const std::string& endpoint, int th
                                   "--heartbeat-ms", std::to_string(kHeartbeatMs)};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return start_process("echo-worker-" + std::to_string(processes_.size()), std::move(argv));
+}
+
+ChildProcess& ClusterTest::start_test_worker(const std::string& endpoint,
+                                             const std::string& service, int delay_ms) {
+    return start_process("test-worker-" + std::to_string(processes_.size()),
+                         {GLASSBOX_TEST_WORKER, "--broker", endpoint, "--service", service,
+                          "--delay-ms", std::to_string(delay_ms), "--heartbeat-ms",
+                          std::to_string(kHeartbeatMs)});
+}
+
+bool ClusterTest::wait_until_busy(const std::string& endpoint, const std::string& service,
+                                  int workers, std::chrono::milliseconds timeout) {
+    const auto stop = Clock::now() + timeout;
+    while (Clock::now() < stop) {
+        if (auto s = status(endpoint)) {
+            for (const auto& svc : s->value("services", nlohmann::json::array())) {
+                if (svc.value("name", "") == service && svc.value("workers", -1) == workers &&
+                    svc.value("idle", -1) == 0) {
+                    return true;
+                }
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds{20});
+    }
+    return false;
 }
 
 CommandResult ClusterTest::run_glassbox(std::vector<std::string> args,

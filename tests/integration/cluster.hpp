@@ -49,6 +49,12 @@ protected:
     // `glassbox worker echo --broker <endpoint>`.
     ChildProcess& start_echo_worker(const std::string& endpoint, int threads = 1,
                                     std::vector<std::string> extra = {});
+    // integration_test_worker: a plain 7/MDP worker holding each request `delay_ms` first.
+    ChildProcess& start_test_worker(const std::string& endpoint, const std::string& service,
+                                    int delay_ms);
+    // Waits until mmi.status shows `service` with `workers` workers, none of them idle.
+    bool wait_until_busy(const std::string& endpoint, const std::string& service, int workers = 1,
+                         std::chrono::milliseconds timeout = std::chrono::milliseconds{5000});
     // Any process, owned by the fixture.
     ChildProcess& start_process(const std::string& name, std::vector<std::string> argv);
     // Runs `glassbox <args>` to completion.
@@ -76,7 +82,7 @@ protected:
     int broker_count_ = 0;
 };
 
-// An echo request body.
+// An echo request body (partials always given: the echo service's default is 1).
 std::string echo_body(const std::string& question, int partials = 0, int delay_ms = 0,
                       const std::string& fail = {});
 

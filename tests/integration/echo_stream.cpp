@@ -41,24 +41,6 @@ std::string describe(const std::vector<GbcMessage>& messages) {
     return out.str();
 }
 
-namespace {
-
-// The position a data partial claims, if its body carries one.
-std::optional<long long> partial_position(const nlohmann::json& body) {
-    if (!body.is_object()) {
-        return std::nullopt;
-    }
-    for (const char* key : {"index", "partial", "seq", "n", "i"}) {
-        auto it = body.find(key);
-        if (it != body.end() && it->is_number_integer()) {
-            return it->get<long long>();
-        }
-    }
-    return std::nullopt;
-}
-
-}  // namespace
-
 ::testing::AssertionResult is_complete_echo_stream(const std::vector<GbcMessage>& messages,
                                                    const nlohmann::json& body, int partials) {
     auto fail = [&](const std::string& why) {
@@ -79,16 +61,14 @@ std::optional<long long> partial_position(const nlohmann::json& body) {
         return fail("expected " + std::to_string(partials) + " data partials, got " +
                     std::to_string(s.data.size()));
     }
-    std::optional<long long> previous;
-    for (const auto& d : s.data) {
-        if (d.is_discarded()) {
-            return fail("a data partial is not JSON");
-        }
-        if (auto pos = partial_position(d)) {
-            if (previous && *pos <= *previous) {
-                return fail("data partials out of order");
-            }
-            previous = pos;
+    // Echo's data partials are {"text": question, "index": i}, i = 0, 1, ... in send order.
+    for (std::size_t i = 0; i < s.data.size(); ++i) {
+        const auto& d = s.data[i];
+        if (!d.is_object() || d.value("text", nlohmann::json()) != body.value("question", nlohmann::json()) ||
+            !d.contains("index") || !d["index"].is_number_unsigned() ||
+            d["index"].get<std::size_t>() != i) {
+            return fail("data partial #" + std::to_string(i) + " is not {\"text\": question, \"index\": " +
+                        std::to_string(i) + "}: " + d.dump());
         }
     }
     const auto final_body = s.terminals.front().json();
@@ -112,7 +92,8 @@ std::optional<long long> partial_position(const nlohmann::json& body) {
         }
         if (!e.contains("seq") || !e["seq"].is_number_unsigned() ||
             e["seq"].get<std::size_t>() != i) {
-            return fail("explain #" + std::to_string(i) + " has seq " + e.value("seq", nlohmann::json()).dump());
+            return fail("explain #" + std::to_string(i) + " has seq " +
+                        (e.contains("seq") ? e["seq"].dump() : std::string("(none)")));
         }
         const bool last = i + 1 == s.explain.size();
         if (e.value("end_of_trace", false) != last) {

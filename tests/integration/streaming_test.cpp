@@ -100,7 +100,7 @@ TEST_F(StreamingTest, CancelAndDeadlineEndRequestsAndTheWorkerServesAgain) {
     GbcClient client(context_, broker.endpoint);
 
     // CANCEL a running request: ERROR Cancelled, promptly.
-    const auto rid = client.request("echo", echo_body("cancel me", 0, 5000), 30'000);
+    const auto rid = client.request("echo", echo_body("cancel me", 1, 5000), 30'000);
     std::this_thread::sleep_for(milliseconds{300});
     const auto t0 = Clock::now();
     client.cancel(rid);
@@ -112,7 +112,7 @@ TEST_F(StreamingTest, CancelAndDeadlineEndRequestsAndTheWorkerServesAgain) {
 
     // A deadline shorter than the work: DeadlineExceeded before deadline + one heartbeat (+ slack).
     const auto t1 = Clock::now();
-    messages = client.call("echo", echo_body("too slow", 0, 5000), 400, milliseconds{5000});
+    messages = client.call("echo", echo_body("too slow", 1, 5000), 400, milliseconds{5000});
     ASSERT_FALSE(messages.empty());
     EXPECT_TRUE(messages.back().is_error()) << describe(messages);
     EXPECT_EQ(messages.back().error_type, "DeadlineExceeded") << describe(messages);
