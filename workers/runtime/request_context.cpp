@@ -4,7 +4,9 @@
 #include <algorithm>
 
 #include "client/frame_io.hpp"
+#include "schema/explain_builder.hpp"
 #include "schema/log.hpp"
+#include "schema/messages.hpp"
 #include "workers/runtime/detail/slot_channel.hpp"
 
 namespace glassbox::runtime {
@@ -72,27 +74,24 @@ std::string_view to_string(ExplainState state) noexcept {
     return schema::protocol::kStateError;
 }
 
-nlohmann::json build_explain_body(const ExplainMessage& message, std::uint64_t seq,
-                                  std::string_view service, std::string_view worker) {
-    nlohmann::json body = {
-        {"message_type", "explain"},
-        {"session", message.session},
-        {"seq", seq},
-        {"service", std::string(service)},
-        {"worker", std::string(worker)},
-        {"explain_id", message.explain_id},
-        {"explain_graph", message.graph},
-        {"explain_triples", message.triples.is_array() ? message.triples : nlohmann::json::array()},
-        {"end_of_trace", message.state != ExplainState::kOpen},
-        {"trace_status", message.state == ExplainState::kOpen ? std::string{}
-                                                              : std::string(to_string(message.state))},
-    };
-    if (message.parent_uri) body["parent_uri"] = *message.parent_uri;
-    if (message.error) {
-        body["error"] = {{"type", std::string(schema::to_string(message.error->type))},
-                         {"message", message.error->message}};
+nlohmann::json build_explain_body(const ExplainStep& step, std::uint64_t seq, std::string_view service,
+                                  std::string_view worker) {
+    schema::ExplainMessage message;
+    message.session = step.session;
+    message.seq = seq;
+    message.service = std::string(service);
+    message.worker = std::string(worker);
+    message.parent_uri = step.parent_uri;
+    message.explain_id = step.explain_id;
+    message.explain_triples = step.triples;
+    message.end_of_trace = step.state != ExplainState::kOpen;
+    switch (step.state) {
+        case ExplainState::kOpen: message.trace_status = schema::TraceStatus::kNone; break;
+        case ExplainState::kComplete: message.trace_status = schema::TraceStatus::kComplete; break;
+        case ExplainState::kError: message.trace_status = schema::TraceStatus::kError; break;
     }
-    return body;
+    message.error = step.error;
+    return schema::encode(message);
 }
 
 RequestContext::RequestContext(RequestMeta meta, nlohmann::json body, std::string worker_id,
@@ -128,7 +127,7 @@ Result<void> RequestContext::send_partial(const nlohmann::json& body) {
     return {};
 }
 
-Result<std::uint64_t> RequestContext::send_explain(const ExplainMessage& message) {
+Result<std::uint64_t> RequestContext::send_explain(const ExplainStep& message) {
     if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
     if (message.session.empty()) return make_error(ErrorType::kInvalidRequest, "explain message without a session");
     auto& session = sessions_[message.session];
@@ -168,11 +167,16 @@ void RequestContext::close_open_sessions(const Error& why) {
         if (!state.ended) open.push_back(session);
     }
     for (const auto& session : open) {
-        ExplainMessage last;
+        ExplainStep last;
         last.session = session;
         last.explain_id = session;
         last.state = ExplainState::kError;
         last.error = why;
+        // A glassbox session URI names its run: end the Question activity in the triples too.
+        if (const auto run = schema::explain::RunUris::from_uri(session)) {
+            last.triples = schema::explain::trace_end(*run, std::chrono::system_clock::now(),
+                                                      schema::TraceStatus::kError);
+        }
         (void)send_explain(last);
     }
 }

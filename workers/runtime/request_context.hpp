@@ -15,6 +15,7 @@
 
 #include "client/bus_client.hpp"
 #include "schema/result.hpp"
+#include "schema/term.hpp"
 
 namespace glassbox::runtime {
 
@@ -38,23 +39,21 @@ schema::Result<RequestMeta> decode_request_meta(std::string_view text, Clock::ti
 enum class ExplainState { kOpen, kComplete, kError };
 std::string_view to_string(ExplainState state) noexcept;
 
-inline constexpr std::string_view kRetrievalGraph = "urn:graph:retrieval";
-
-// One explain message as a handler describes it; the runtime adds seq, service and worker.
-struct ExplainMessage {
+// One explain message as a handler describes it; the runtime adds seq, service and worker and
+// encodes the §8 body with schema's codec.
+struct ExplainStep {
     std::string session;     // the trace's session URI (its Question's URI)
     std::string explain_id;  // the URI of the step this message describes
-    nlohmann::json triples = nlohmann::json::array();  // compact-encoded triples (docs/vocabulary.md)
+    std::vector<schema::Triple> triples;  // built with schema/explain_builder.hpp
     ExplainState state = ExplainState::kOpen;
-    std::string graph = std::string(kRetrievalGraph);
     std::optional<std::string> parent_uri;  // the calling step, for a sub-trace
     std::optional<schema::Error> error;     // why the trace ended, with state kError
 };
 
 // The §8 body: message_type, session, seq, service, worker, parent_uri?, explain_id,
 // explain_graph, explain_triples, end_of_trace, trace_status, error?.
-nlohmann::json build_explain_body(const ExplainMessage& message, std::uint64_t seq,
-                                  std::string_view service, std::string_view worker);
+nlohmann::json build_explain_body(const ExplainStep& step, std::uint64_t seq, std::string_view service,
+                                  std::string_view worker);
 
 // What a call to another service returned: its stream, then its FINAL body.
 struct CallResult {
@@ -90,7 +89,7 @@ public:
     schema::Result<void> send_partial(const nlohmann::json& body);
     // An explain message; the runtime numbers each session 0, 1, 2, … and returns the seq used.
     // InvalidRequest for an empty session or a session that already ended.
-    schema::Result<std::uint64_t> send_explain(const ExplainMessage& message);
+    schema::Result<std::uint64_t> send_explain(const ExplainStep& step);
     // Terminal FINAL.
     schema::Result<void> reply(const nlohmann::json& body);
     // Terminal ERROR with this type and message.
