@@ -292,7 +292,7 @@ private:
     // ---- explain ----
     std::optional<Error> emit_explain(Request& request, std::string_view session,
                                       std::uint64_t seq, std::string_view state,
-                                      zmq::message_t body);
+                                      zmq::message_t body, bool synthesised = false);
     void close_open_sessions(Request& request, const Error& error);
     void on_collector(std::string_view identity);
     void remove_collector(const std::string& identity, bool expired);
@@ -1433,19 +1433,20 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
         request->sessions.push_back(SessionTrack{std::string{session}, 0, false});
         track = std::prev(request->sessions.end());
     }
-    track->next_seq = std::max(track->next_seq, *seq + 1);
-    track->ended = state != proto::kStateOpen;
     ++counters_.explains;
     if (auto refused = emit_explain(*request, session, *seq, state, std::move(frames_[9]))) {
-        finish(*request, *refused, true);
+        finish(*request, *refused, true);  // the refused message does not count as sent
+        return;
     }
+    track->next_seq = std::max(track->next_seq, *seq + 1);
+    track->ended = state != proto::kStateOpen;
 }
 
 // ============================================================================ explain
 
 std::optional<Error> BrokerCore::emit_explain(Request& request, std::string_view session,
                                               std::uint64_t seq, std::string_view state,
-                                              zmq::message_t body) {
+                                              zmq::message_t body, bool synthesised) {
     Service& service = *request.service;
     SpoolRecord record;
     record.service = service.name;
@@ -1461,13 +1462,16 @@ std::optional<Error> BrokerCore::emit_explain(Request& request, std::string_view
             log_->error("event=spool_append_failed session={} seq={} error=\"{}\"",
                         printable(session), seq, appended.error().message);
         }
-    } else if (config_.spool_policy == SpoolPolicy::kFailRequest) {
+    } else if (config_.spool_policy == SpoolPolicy::kFailRequest && !synthesised) {
         return schema::make_error(ErrorType::kSpoolFull,
                                   "explain spool full (" + std::to_string(spool_->messages()) +
                                       " messages, " + std::to_string(spool_->bytes()) +
                                       " bytes)");
     } else {
+        // drop-newest, or the broker's own end of trace: forwarded even when it cannot be kept.
         ++counters_.spool_dropped;
+        log_->warn("event=explain_not_spooled service={} session={} seq={} reason=spool_full",
+                   service.name, printable(session), seq);
     }
     const std::string seq_text = std::to_string(seq);
     if (request.client_kind == ClientKind::kGb && !request.abandoned) {
@@ -1509,12 +1513,8 @@ void BrokerCore::close_open_sessions(Request& request, const Error& error) {
         };
         const std::string text = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         ++counters_.explains_synthesised;
-        if (auto refused = emit_explain(request, track.session, track.next_seq, proto::kStateError,
-                                        zmq::message_t{text.data(), text.size()})) {
-            ++counters_.spool_dropped;
-            log_->warn("event=end_of_trace_not_spooled session={} reason=\"{}\"",
-                       printable(track.session), refused->message);
-        }
+        (void)emit_explain(request, track.session, track.next_seq, proto::kStateError,
+                           zmq::message_t{text.data(), text.size()}, true);
         ++track.next_seq;
     }
 }

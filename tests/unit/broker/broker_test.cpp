@@ -1,0 +1,979 @@
+// In-process broker tests: real DEALER/REQ/SUB sockets on tcp://127.0.0.1:*, every receive with a deadline.
+#include "broker/broker.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <zmq.hpp>
+
+namespace glassbox::broker {
+namespace {
+
+using namespace std::chrono_literals;
+using Frames = std::vector<std::string>;
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+const std::string kEmpty;
+const std::string kMdpc = "MDPC01";
+const std::string kGbc = "GBC01";
+const std::string kMdpw = "MDPW01";
+const std::string kGbe = "GBE01";
+std::string cmd(char c) { return std::string(1, c); }
+
+// A socket speaking to the broker. A peer with a heartbeat sends it every 50 ms while it waits
+// in recv(), and skips the broker's heartbeats, like a real worker or collector.
+class Peer {
+public:
+    Peer(zmq::context_t& context, const std::string& endpoint,
+         zmq::socket_type type = zmq::socket_type::dealer)
+        : socket_(context, type) {
+        socket_.set(zmq::sockopt::linger, 0);
+        socket_.connect(endpoint);
+    }
+
+    void send(const Frames& frames) {
+        for (std::size_t i = 0; i < frames.size(); ++i) {
+            socket_.send(zmq::buffer(frames[i]),
+                         i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+        }
+    }
+
+    void keepalive(Frames heartbeat) {
+        heartbeat_ = std::move(heartbeat);
+        skip_heartbeats_ = true;
+    }
+    void go_silent() { heartbeat_.reset(); }
+
+    std::optional<Frames> recv(std::chrono::milliseconds timeout = 3000ms) {
+        const auto deadline = Clock::now() + timeout;
+        auto next_beat = Clock::now();
+        while (true) {
+            const auto now = Clock::now();
+            if (heartbeat_ && now >= next_beat) {
+                send(*heartbeat_);
+                next_beat = now + 50ms;
+            }
+            if (now >= deadline) return std::nullopt;
+            auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+            if (heartbeat_) wait = std::min(wait, std::chrono::milliseconds{50});
+            zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+            zmq::poll(&item, 1, std::max(wait, std::chrono::milliseconds{1}));
+            if ((item.revents & ZMQ_POLLIN) == 0) continue;
+            Frames frames;
+            bool more = true;
+            while (more) {
+                zmq::message_t frame;
+                (void)socket_.recv(frame);
+                frames.emplace_back(frame.to_string());
+                more = frame.more();
+            }
+            const bool is_heartbeat = frames.size() == 3 && frames[0].empty() &&
+                                      frames[2] == cmd(0x04) &&
+                                      (frames[1] == kMdpw || frames[1] == kGbe);
+            if (skip_heartbeats_ && is_heartbeat) continue;
+            return frames;
+        }
+    }
+
+    // Nothing (but heartbeats) arrives within `quiet`.
+    bool silent_for(std::chrono::milliseconds quiet) { return !recv(quiet).has_value(); }
+
+    zmq::socket_t& socket() { return socket_; }
+
+private:
+    zmq::socket_t socket_;
+    std::optional<Frames> heartbeat_;
+    bool skip_heartbeats_ = false;  // stays on after go_silent(): a dead peer still gets them
+};
+
+class BrokerTest : public ::testing::Test {
+protected:
+    static BrokerConfig test_config() {
+        BrokerConfig config;
+        config.endpoint = "tcp://127.0.0.1:*";
+        config.pub_endpoint = "tcp://127.0.0.1:*";
+        config.heartbeat = 100ms;
+        config.liveness = 3;
+        config.unknown_service_wait = 300ms;
+        config.default_deadline = 5000ms;
+        config.poll_interval = 20ms;
+        config.linger = 0ms;
+        return config;
+    }
+
+    void start(BrokerConfig config = test_config()) {
+        broker_ = std::make_unique<Broker>(context_, std::move(config));
+        auto bound = broker_->bind();
+        ASSERT_TRUE(bound.ok()) << bound.error().describe();
+        endpoints_ = bound.value();
+        thread_ = std::jthread([this](std::stop_token token) { broker_->run(token); });
+    }
+
+    void stop_broker() {
+        if (thread_.joinable()) {
+            thread_.request_stop();
+            thread_.join();
+        }
+        broker_.reset();
+    }
+
+    void TearDown() override { stop_broker(); }
+
+    std::unique_ptr<Peer> peer(zmq::socket_type type = zmq::socket_type::dealer) {
+        return std::make_unique<Peer>(context_, endpoints_.endpoint, type);
+    }
+
+    std::unique_ptr<Peer> worker(const std::string& service, bool extended) {
+        auto w = peer();
+        Frames ready{kEmpty, kMdpw, cmd(0x01), service};
+        if (extended) ready.push_back("GBW01");
+        w->send(ready);
+        w->keepalive({kEmpty, kMdpw, cmd(0x04)});
+        return w;
+    }
+
+    static void request(Peer& client, const std::string& service, const std::string& id,
+                        const std::string& body, const std::string& deadline_ms = "0") {
+        client.send({kEmpty, kGbc, cmd(0x01), service, id, deadline_ms, body});
+    }
+
+    // The next REQUEST the worker gets: [empty][MDPW01][0x02][token][empty][body...].
+    static Frames expect_request(Peer& w, std::chrono::milliseconds timeout = 3000ms) {
+        auto got = w.recv(timeout);
+        EXPECT_TRUE(got.has_value()) << "worker got no REQUEST";
+        if (!got) return {};
+        EXPECT_GE(got->size(), 6u);
+        EXPECT_EQ((*got)[1], kMdpw);
+        EXPECT_EQ((*got)[2], cmd(0x02));
+        EXPECT_EQ((*got)[4], kEmpty);
+        return *got;
+    }
+
+    static void reply(Peer& w, const std::string& token, const std::string& body) {
+        w.send({kEmpty, kMdpw, cmd(0x03), token, kEmpty, body});
+    }
+
+    // [empty][GBC01][command][request-id]...
+    static Frames expect_gb(Peer& client, char command, const std::string& id,
+                            std::chrono::milliseconds timeout = 3000ms) {
+        auto got = client.recv(timeout);
+        EXPECT_TRUE(got.has_value()) << "client got nothing for " << id;
+        if (!got) return {};
+        EXPECT_GE(got->size(), 5u);
+        if (got->size() < 5) return *got;
+        EXPECT_EQ((*got)[1], kGbc);
+        EXPECT_EQ((*got)[2], cmd(command)) << "frames: " << got->size() << " last: " << got->back();
+        EXPECT_EQ((*got)[3], id);
+        return *got;
+    }
+
+    static void expect_error(Peer& client, const std::string& id, const std::string& type,
+                             std::chrono::milliseconds timeout = 3000ms) {
+        const Frames got = expect_gb(client, 0x05, id, timeout);
+        ASSERT_EQ(got.size(), 6u);
+        EXPECT_EQ(got[4], type) << got[5];
+    }
+
+    json status() {
+        auto client = peer();
+        request(*client, "mmi.status", "status", "{}");
+        const Frames got = expect_gb(*client, 0x03, "status");
+        if (got.size() != 5) return json{};
+        return json::parse(got[4]);
+    }
+
+    // Polls mmi.status until `predicate` holds or 3 s pass.
+    template <typename Predicate>
+    bool eventually(Predicate predicate) {
+        const auto deadline = Clock::now() + 3000ms;
+        while (Clock::now() < deadline) {
+            if (predicate(status())) return true;
+            std::this_thread::sleep_for(20ms);
+        }
+        return false;
+    }
+
+    void explain(Peer& w, const std::string& token, const std::string& session,
+                 const std::string& seq, const std::string& state, const std::string& body) {
+        w.send({kEmpty, kMdpw, cmd(0x07), token, kEmpty, session, seq, state, body});
+    }
+
+    zmq::context_t context_;
+    std::unique_ptr<Broker> broker_;
+    BoundEndpoints endpoints_;
+    std::jthread thread_;
+};
+
+std::string temp_spool_path(const char* name) {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("gb-broker-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto path = dir / name;
+    std::filesystem::remove(path);
+    return path.string();
+}
+
+// ---------------------------------------------------------------- lifecycle
+
+TEST_F(BrokerTest, BindResolvesWildcardPortsAndStopIsPrompt) {
+    start();
+    EXPECT_EQ(endpoints_.endpoint.find('*'), std::string::npos) << endpoints_.endpoint;
+    EXPECT_EQ(endpoints_.pub_endpoint.find('*'), std::string::npos);
+    EXPECT_EQ(endpoints_.endpoint.rfind("tcp://127.0.0.1:", 0), 0u);
+    const auto before = Clock::now();
+    broker_->stop();
+    thread_.join();
+    EXPECT_LT(Clock::now() - before, 1000ms);
+}
+
+TEST_F(BrokerTest, BindFailureIsAnError) {
+    start();
+    BrokerConfig config = test_config();
+    config.endpoint = endpoints_.endpoint;  // already bound
+    Broker second{context_, config};
+    auto bound = second.bind();
+    ASSERT_FALSE(bound.ok());
+    EXPECT_NE(bound.error().message.find("cannot bind"), std::string::npos);
+}
+
+// ---------------------------------------------------------------- 7/MDP
+
+TEST_F(BrokerTest, MajordomoClientAndWorkerRoundTrip) {
+    start();
+    auto w = worker("echo", false);
+    auto client = peer(zmq::socket_type::req);  // zguide mdcliapi uses REQ
+    client->send({kMdpc, "echo", "hello", "world"});
+    const Frames req = expect_request(*w);
+    ASSERT_EQ(req.size(), 7u);
+    EXPECT_EQ(req[5], "hello");
+    EXPECT_EQ(req[6], "world");
+    w->send({kEmpty, kMdpw, cmd(0x03), req[3], kEmpty, "HELLO", "WORLD"});
+    auto got = client->recv();
+    ASSERT_TRUE(got);
+    EXPECT_EQ(*got, (Frames{kMdpc, "echo", "HELLO", "WORLD"}));
+}
+
+TEST_F(BrokerTest, MmiServiceAnswers200And404And501) {
+    start();
+    auto w = worker("echo", false);
+    std::this_thread::sleep_for(100ms);  // the READY travels on another connection
+    auto client = peer(zmq::socket_type::req);
+    client->send({kMdpc, "mmi.service", "echo"});
+    EXPECT_EQ(client->recv(), (Frames{kMdpc, "mmi.service", "200"}));
+    client->send({kMdpc, "mmi.service", "nosuch"});
+    EXPECT_EQ(client->recv(), (Frames{kMdpc, "mmi.service", "404"}));
+    client->send({kMdpc, "mmi.nope", "x"});
+    EXPECT_EQ(client->recv(), (Frames{kMdpc, "mmi.nope", "501"}));
+
+    auto gb = peer();
+    request(*gb, "mmi.service", "m1", "\"echo\"");
+    const Frames final_frames = expect_gb(*gb, 0x03, "m1");
+    ASSERT_EQ(final_frames.size(), 5u);
+    EXPECT_EQ(final_frames[4], "200");
+    request(*gb, "mmi.nope", "m2", "{}");
+    expect_error(*gb, "m2", "UnknownService");
+}
+
+TEST_F(BrokerTest, SecondReadyAndUnknownWorkerGetDisconnect) {
+    start();
+    auto w = worker("echo", false);
+    w->go_silent();
+    w->send({kEmpty, kMdpw, cmd(0x01), "echo"});
+    auto got = w->recv();
+    ASSERT_TRUE(got);
+    EXPECT_EQ(*got, (Frames{kEmpty, kMdpw, cmd(0x05)}));
+
+    auto stranger = peer();
+    stranger->send({kEmpty, kMdpw, cmd(0x04)});
+    EXPECT_EQ(stranger->recv(), (Frames{kEmpty, kMdpw, cmd(0x05)}));
+
+    auto mmi = peer();
+    mmi->send({kEmpty, kMdpw, cmd(0x01), "mmi.service"});
+    EXPECT_EQ(mmi->recv(), (Frames{kEmpty, kMdpw, cmd(0x05)}));
+}
+
+// ---------------------------------------------------------------- GBC01 + GBW01
+
+TEST_F(BrokerTest, StreamingRepliesArriveInOrderThenFinal) {
+    start();
+    auto w = worker("echo", true);
+    auto client = peer();
+    request(*client, "echo", "r1", "{\"q\":1}", "4000");
+    const Frames req = expect_request(*w);
+    ASSERT_EQ(req.size(), 7u);
+    const json meta = json::parse(req[5]);
+    EXPECT_EQ(meta["request_id"], "r1");
+    EXPECT_EQ(meta["service"], "echo");
+    EXPECT_EQ(meta["attempt"], 1);
+    EXPECT_EQ(meta["client"], "GBC01");
+    EXPECT_GT(meta["deadline_ms"].get<int>(), 3000);
+    EXPECT_LE(meta["deadline_ms"].get<int>(), 4000);
+    EXPECT_EQ(req[6], "{\"q\":1}");
+    const std::string token = req[3];
+    for (int i = 0; i < 5; ++i) {
+        w->send({kEmpty, kMdpw, cmd(0x06), token, kEmpty, "\"chunk" + std::to_string(i) + "\""});
+    }
+    explain(*w, token, "urn:q:1", "0", "complete", "{\"seq\":0}");
+    reply(*w, token, "{\"done\":true}");
+    for (int i = 0; i < 5; ++i) {
+        const Frames partial = expect_gb(*client, 0x02, "r1");
+        ASSERT_EQ(partial.size(), 6u);
+        EXPECT_EQ(partial[4], "data");
+        EXPECT_EQ(partial[5], "\"chunk" + std::to_string(i) + "\"");
+    }
+    const Frames explained = expect_gb(*client, 0x02, "r1");
+    ASSERT_EQ(explained.size(), 6u);
+    EXPECT_EQ(explained[4], "explain");
+    EXPECT_EQ(explained[5], "{\"seq\":0}");
+    const Frames final_frames = expect_gb(*client, 0x03, "r1");
+    ASSERT_EQ(final_frames.size(), 5u);
+    EXPECT_EQ(final_frames[4], "{\"done\":true}");
+    EXPECT_TRUE(client->silent_for(200ms));
+}
+
+TEST_F(BrokerTest, MajordomoClientGetsOnlyTheFinalReplyOfAStreamingWorker) {
+    start();
+    auto w = worker("echo", true);
+    auto client = peer();
+    client->send({kEmpty, kMdpc, "echo", "{\"x\":1}"});
+    const Frames req = expect_request(*w);
+    ASSERT_EQ(req.size(), 7u);
+    EXPECT_EQ(json::parse(req[5])["client"], "MDPC01");
+    w->send({kEmpty, kMdpw, cmd(0x06), req[3], kEmpty, "\"part\""});
+    reply(*w, req[3], "{\"y\":2}");
+    EXPECT_EQ(client->recv(), (Frames{kEmpty, kMdpc, "echo", "{\"y\":2}"}));
+    EXPECT_TRUE(client->silent_for(200ms));
+}
+
+TEST_F(BrokerTest, WorkerErrorIsForwarded) {
+    start();
+    auto w = worker("echo", true);
+    auto client = peer();
+    request(*client, "echo", "r1", "not json");
+    const Frames req = expect_request(*w);
+    w->send({kEmpty, kMdpw, cmd(0x08), req[3], kEmpty, "InvalidJson", "body is not JSON"});
+    const Frames error = expect_gb(*client, 0x05, "r1");
+    ASSERT_EQ(error.size(), 6u);
+    EXPECT_EQ(error[4], "InvalidJson");
+    EXPECT_EQ(error[5], "body is not JSON");
+
+    // The worker is ready again; an MDPC01 client gets the error as a JSON body.
+    auto mdp = peer();
+    mdp->send({kEmpty, kMdpc, "echo", "{}"});
+    const Frames second = expect_request(*w);
+    w->send({kEmpty, kMdpw, cmd(0x08), second[3], kEmpty, "InvalidRequest", "no \"q\""});
+    auto got = mdp->recv();
+    ASSERT_TRUE(got);
+    ASSERT_EQ(got->size(), 4u);
+    const json body = json::parse((*got)[3]);
+    EXPECT_EQ(body["error"]["type"], "InvalidRequest");
+    EXPECT_EQ(body["error"]["message"], "no \"q\"");
+}
+
+TEST_F(BrokerTest, UnknownServiceEndsAfterTheWait) {
+    start();
+    auto client = peer();
+    const auto before = Clock::now();
+    request(*client, "nosuch", "r1", "{}", "10000");
+    expect_error(*client, "r1", "UnknownService");
+    const auto waited = Clock::now() - before;
+    EXPECT_GE(waited, 250ms);
+    EXPECT_LT(waited, 2000ms);
+    // MDPC01 too.
+    client->send({kEmpty, kMdpc, "nosuch", "{}"});
+    auto got = client->recv();
+    ASSERT_TRUE(got);
+    ASSERT_EQ(got->size(), 4u);
+    EXPECT_EQ(json::parse((*got)[3])["error"]["type"], "UnknownService");
+    // Garbage service names do not accumulate.
+    EXPECT_TRUE(eventually([](const json& s) { return s["services"].empty(); }));
+}
+
+TEST_F(BrokerTest, WorkerArrivingDuringTheUnknownServiceWaitServesTheRequest) {
+    start();
+    auto client = peer();
+    request(*client, "late", "r1", "{}");
+    std::this_thread::sleep_for(50ms);
+    auto w = worker("late", false);
+    const Frames req = expect_request(*w);
+    reply(*w, req[3], "\"ok\"");
+    EXPECT_EQ(expect_gb(*client, 0x03, "r1").back(), "\"ok\"");
+}
+
+TEST_F(BrokerTest, DeadlineExceededCancelsTheWorkerWhichThenServesAgain) {
+    start();
+    auto w = worker("slow", true);
+    auto client = peer();
+    const auto before = Clock::now();
+    request(*client, "slow", "r1", "{}", "300");
+    const Frames req = expect_request(*w);
+    expect_error(*client, "r1", "DeadlineExceeded");
+    EXPECT_GE(Clock::now() - before, 250ms);
+    auto cancel = w->recv();
+    ASSERT_TRUE(cancel);
+    EXPECT_EQ(*cancel, (Frames{kEmpty, kMdpw, cmd(0x09), req[3]}));
+    reply(*w, req[3], "\"too late\"");  // discarded, makes the worker ready
+    request(*client, "slow", "r2", "{}");
+    const Frames second = expect_request(*w);
+    reply(*w, second[3], "\"fresh\"");
+    const Frames final_frames = expect_gb(*client, 0x03, "r2");
+    EXPECT_EQ(final_frames.back(), "\"fresh\"");
+    EXPECT_TRUE(client->silent_for(200ms)) << "the late reply must not reach the client";
+}
+
+TEST_F(BrokerTest, QueuedRequestWithoutLiveWorkerGetsServiceUnavailable) {
+    start();
+    auto w = worker("gone", false);
+    std::this_thread::sleep_for(100ms);
+    w->send({kEmpty, kMdpw, cmd(0x05)});
+    std::this_thread::sleep_for(100ms);
+    auto client = peer();
+    request(*client, "gone", "r1", "{}", "400");
+    expect_error(*client, "r1", "ServiceUnavailable");
+}
+
+TEST_F(BrokerTest, CancelEndsQueuedAndRunningRequests) {
+    start();
+    auto w = worker("echo", true);
+    auto client = peer();
+    request(*client, "echo", "running", "{}");
+    const Frames req = expect_request(*w);
+    request(*client, "echo", "queued", "{}");
+    std::this_thread::sleep_for(50ms);
+    client->send({kEmpty, kGbc, cmd(0x04), "queued"});
+    expect_error(*client, "queued", "Cancelled");
+    client->send({kEmpty, kGbc, cmd(0x04), "running"});
+    expect_error(*client, "running", "Cancelled");
+    EXPECT_EQ(w->recv(), (Frames{kEmpty, kMdpw, cmd(0x09), req[3]}));
+    client->send({kEmpty, kGbc, cmd(0x04), "never-sent"});  // ignored
+    EXPECT_TRUE(client->silent_for(200ms));
+}
+
+TEST_F(BrokerTest, FullQueueRejectsTheNewRequest) {
+    BrokerConfig config = test_config();
+    config.max_queue = 2;
+    start(config);
+    auto w = worker("echo", true);
+    auto client = peer();
+    request(*client, "echo", "r1", "{}");
+    const Frames first = expect_request(*w);
+    request(*client, "echo", "r2", "{}");
+    request(*client, "echo", "r3", "{}");
+    request(*client, "echo", "r4", "{}");
+    expect_error(*client, "r4", "QueueFull");
+    reply(*w, first[3], "1");
+    expect_gb(*client, 0x03, "r1");
+    EXPECT_EQ(json::parse(expect_request(*w)[5])["request_id"], "r2");
+}
+
+TEST_F(BrokerTest, FullQueueDropOldestEvictsTheOldestQueued) {
+    BrokerConfig config = test_config();
+    config.max_queue = 2;
+    config.overflow = OverflowPolicy::kDropOldest;
+    start(config);
+    auto w = worker("echo", true);
+    auto client = peer();
+    request(*client, "echo", "r1", "{}");
+    const Frames first = expect_request(*w);
+    request(*client, "echo", "r2", "{}");
+    request(*client, "echo", "r3", "{}");
+    request(*client, "echo", "r4", "{}");
+    expect_error(*client, "r2", "Evicted");
+    reply(*w, first[3], "1");
+    expect_gb(*client, 0x03, "r1");
+    EXPECT_EQ(json::parse(expect_request(*w)[5])["request_id"], "r3");
+    const json s = status();
+    ASSERT_EQ(s["services"].size(), 1u);
+    EXPECT_EQ(s["services"][0]["overflow"], "drop-oldest");
+    EXPECT_EQ(s["services"][0]["max_queue"], 2);
+    EXPECT_EQ(s["services"][0]["queued"], 1);
+}
+
+// ---------------------------------------------------------------- worker failure
+
+TEST_F(BrokerTest, WorkerExpiringBeforeReplyIsReplacedByAnother) {
+    start();
+    auto first = worker("echo", true);
+    auto client = peer();
+    request(*client, "echo", "r1", "{\"n\":1}");
+    const Frames req = expect_request(*first);
+    first->go_silent();  // dies without a word
+    auto second = worker("echo", true);
+    const Frames retry = expect_request(*second, 3000ms);
+    ASSERT_EQ(retry.size(), 7u);
+    EXPECT_EQ(json::parse(retry[5])["attempt"], 2);
+    EXPECT_EQ(json::parse(retry[5])["request_id"], "r1");
+    EXPECT_EQ(retry[6], "{\"n\":1}");
+    reply(*second, retry[3], "\"second\"");
+    EXPECT_EQ(expect_gb(*client, 0x03, "r1").back(), "\"second\"");
+    // A late reply from the first worker is ignored.
+    reply(*first, req[3], "\"first\"");
+    EXPECT_TRUE(client->silent_for(200ms));
+}
+
+TEST_F(BrokerTest, RetriesAreBounded) {
+    BrokerConfig config = test_config();
+    config.max_retries = 1;
+    start(config);
+    auto client = peer();
+    auto w1 = worker("echo", false);
+    request(*client, "echo", "r1", "{}");
+    expect_request(*w1);
+    w1->send({kEmpty, kMdpw, cmd(0x05)});  // DISCONNECT before replying
+    auto w2 = worker("echo", false);
+    expect_request(*w2);
+    w2->send({kEmpty, kMdpw, cmd(0x05)});
+    expect_error(*client, "r1", "WorkerLost");
+}
+
+TEST_F(BrokerTest, WorkerLostMidStreamEndsWithWorkerLostAndAnEndOfTrace) {
+    start();
+    auto sub = std::make_unique<Peer>(context_, endpoints_.pub_endpoint, zmq::socket_type::sub);
+    sub->socket().set(zmq::sockopt::subscribe, "explain.");
+    std::this_thread::sleep_for(150ms);
+    auto w = worker("rag", true);
+    auto client = peer();
+    request(*client, "rag", "r1", "{}");
+    const Frames req = expect_request(*w);
+    explain(*w, req[3], "urn:q:7", "0", "open", "{\"seq\":0}");
+    w->send({kEmpty, kMdpw, cmd(0x06), req[3], kEmpty, "\"partial\""});
+    w->go_silent();
+    EXPECT_EQ(expect_gb(*client, 0x02, "r1").back(), "{\"seq\":0}");
+    EXPECT_EQ(expect_gb(*client, 0x02, "r1").back(), "\"partial\"");
+    const Frames end = expect_gb(*client, 0x02, "r1");
+    ASSERT_EQ(end.size(), 6u);
+    EXPECT_EQ(end[4], "explain");
+    const json body = json::parse(end[5]);
+    EXPECT_EQ(body["session"], "urn:q:7");
+    EXPECT_EQ(body["seq"], 1);
+    EXPECT_EQ(body["end_of_trace"], true);
+    EXPECT_EQ(body["trace_status"], "error");
+    EXPECT_EQ(body["error"]["type"], "WorkerLost");
+    EXPECT_EQ(body["service"], "rag");
+    expect_error(*client, "r1", "WorkerLost");
+
+    // Both explain messages are on the topic, the synthesised one with state `error`.
+    auto topic0 = sub->recv();
+    ASSERT_TRUE(topic0);
+    EXPECT_EQ(*topic0, (Frames{"explain.rag", "urn:q:7", "0", "open", "{\"seq\":0}"}));
+    auto topic1 = sub->recv();
+    ASSERT_TRUE(topic1);
+    ASSERT_EQ(topic1->size(), 5u);
+    EXPECT_EQ((*topic1)[2], "1");
+    EXPECT_EQ((*topic1)[3], "error");
+    const json s = status();
+    EXPECT_EQ(s["spool"]["messages"], 2);
+}
+
+// ---------------------------------------------------------------- bad input
+
+TEST_F(BrokerTest, OversizeMessagesGetMessageTooLarge) {
+    BrokerConfig config = test_config();
+    config.max_message_bytes = 1000;
+    start(config);
+    auto w = worker("echo", true);
+    auto client = peer();
+    request(*client, "echo", "big", "\"" + std::string(2000, 'x') + "\"");
+    expect_error(*client, "big", "MessageTooLarge");
+    client->send({kEmpty, kMdpc, "echo", std::string(2000, 'y')});
+    auto got = client->recv();
+    ASSERT_TRUE(got);
+    ASSERT_EQ(got->size(), 4u);
+    EXPECT_EQ(json::parse((*got)[3])["error"]["type"], "MessageTooLarge");
+    // A worker's oversize reply ends the request the same way; the broker keeps serving.
+    request(*client, "echo", "r2", "{}");
+    const Frames req = expect_request(*w);
+    reply(*w, req[3], std::string(2000, 'z'));
+    expect_error(*client, "r2", "MessageTooLarge");
+    request(*client, "echo", "r3", "{}");
+    const Frames again = expect_request(*w);
+    reply(*w, again[3], "\"small\"");
+    EXPECT_EQ(expect_gb(*client, 0x03, "r3").back(), "\"small\"");
+}
+
+TEST_F(BrokerTest, GarbageIsDroppedOrAnsweredAndTheBrokerKeepsServing) {
+    start();
+    auto w = worker("echo", false);
+    auto junk = peer();
+    junk->send({"no delimiter"});
+    junk->send({kEmpty, "MDPC02", "echo", "x"});
+    junk->send({kEmpty});
+    junk->send({kEmpty, kMdpc});  // no service frame
+    EXPECT_TRUE(junk->silent_for(200ms));
+
+    junk->send({kEmpty, kGbc, cmd(0x0F), "x"});  // unknown command
+    auto unknown = junk->recv();
+    ASSERT_TRUE(unknown);
+    EXPECT_EQ(*unknown, (Frames{kEmpty, kGbc, cmd(0x05), kEmpty, "ProtocolError",
+                                "unknown GBC01 command 15"}));
+    junk->send({kEmpty, kGbc, cmd(0x01), "echo"});  // too short for a request id
+    auto short_request = junk->recv();
+    ASSERT_TRUE(short_request);
+    ASSERT_EQ(short_request->size(), 6u);
+    EXPECT_EQ((*short_request)[3], kEmpty);
+    EXPECT_EQ((*short_request)[4], "ProtocolError");
+    junk->send({kEmpty, kGbc, cmd(0x01), "echo", "r9", "soon", "{}"});  // bad deadline
+    expect_error(*junk, "r9", "ProtocolError");
+    junk->send({kEmpty, kGbc, cmd(0x01), "bad service", "r10", "0", "{}"});
+    expect_error(*junk, "r10", "ProtocolError");
+    Frames too_many{kEmpty, kGbc, cmd(0x01), "echo", "r11", "0"};
+    for (int i = 0; i < 70; ++i) too_many.push_back("{}");
+    junk->send(too_many);
+    expect_error(*junk, "r11", "ProtocolError");
+
+    auto client = peer();
+    request(*client, "echo", "ok", "{}");
+    const Frames req = expect_request(*w);
+    reply(*w, req[3], "\"fine\"");
+    EXPECT_EQ(expect_gb(*client, 0x03, "ok").back(), "\"fine\"");
+    const json s = status();
+    EXPECT_GE(s["counters"]["dropped_frames"].get<int>(), 4);
+    EXPECT_GE(s["counters"]["errors"]["ProtocolError"].get<int>(), 5);
+}
+
+TEST_F(BrokerTest, WorkerProtocolErrorDisconnectsAndRequeues) {
+    start();
+    auto bad = worker("echo", false);
+    auto client = peer();
+    request(*client, "echo", "r1", "{}");
+    expect_request(*bad);
+    bad->go_silent();
+    bad->send({kEmpty, kMdpw, cmd(0x07), "1", kEmpty, "s", "0", "open", "{}"});  // not GBW01
+    auto got = bad->recv();
+    ASSERT_TRUE(got);
+    EXPECT_EQ(*got, (Frames{kEmpty, kMdpw, cmd(0x05)}));
+    auto good = worker("echo", false);
+    const Frames retry = expect_request(*good);
+    reply(*good, retry[3], "\"ok\"");
+    expect_gb(*client, 0x03, "r1");
+}
+
+TEST_F(BrokerTest, HeartbeatWithUnknownRequestIdGetsBrokerRestarted) {
+    start();
+    auto w = worker("echo", false);
+    auto client = peer();
+    request(*client, "echo", "live", "{}");
+    const Frames req = expect_request(*w);
+    client->send({kEmpty, kGbc, cmd(0x06), "live", "lost"});
+    expect_error(*client, "lost", "BrokerRestarted");
+    EXPECT_TRUE(client->silent_for(200ms)) << "a known request id is not answered";
+    reply(*w, req[3], "\"ok\"");
+    expect_gb(*client, 0x03, "live");
+}
+
+TEST_F(BrokerTest, DuplicateRequestIdIsRefused) {
+    start();
+    auto w = worker("echo", false);
+    auto client = peer();
+    request(*client, "echo", "dup", "{}");
+    const Frames req = expect_request(*w);
+    request(*client, "echo", "dup", "{}");
+    expect_error(*client, "dup", "ProtocolError");
+    reply(*w, req[3], "\"ok\"");
+    expect_gb(*client, 0x03, "dup");
+}
+
+TEST_F(BrokerTest, VanishedClientLeavesNothingBehind) {
+    start();
+    auto w = worker("echo", true);
+    auto client = peer();
+    request(*client, "echo", "r1", "{}");
+    const Frames first = expect_request(*w);
+    request(*client, "echo", "r2", "{}");
+    std::this_thread::sleep_for(50ms);
+    client.reset();  // the client process is gone
+    std::this_thread::sleep_for(100ms);
+    reply(*w, first[3], "\"nobody listens\"");
+    // r2 may reach the worker before the broker learns the client is gone; then it is cancelled.
+    auto next = w->recv(500ms);
+    if (next && (*next)[2] == cmd(0x02)) {
+        auto cancel = w->recv();
+        ASSERT_TRUE(cancel);
+        EXPECT_EQ(*cancel, (Frames{kEmpty, kMdpw, cmd(0x09), (*next)[3]}));
+        reply(*w, (*next)[3], "\"discarded\"");
+    }
+    EXPECT_TRUE(eventually([](const json& s) {
+        return s["counters"]["in_flight"] == 0 && s["services"][0]["queued"] == 0 &&
+               s["services"][0]["idle"] == 1;
+    }));
+    EXPECT_GE(status()["counters"]["send_failures"].get<int>(), 1);
+}
+
+// ---------------------------------------------------------------- explain delivery
+
+TEST_F(BrokerTest, ExplainIsPublishedOnTheTopic) {
+    start();
+    auto sub = std::make_unique<Peer>(context_, endpoints_.pub_endpoint, zmq::socket_type::sub);
+    sub->socket().set(zmq::sockopt::subscribe, "explain.echo");
+    std::this_thread::sleep_for(150ms);
+    auto w = worker("echo", true);
+    auto client = peer(zmq::socket_type::req);
+    client->send({kMdpc, "echo", "{}"});
+    const Frames req = expect_request(*w);
+    explain(*w, req[3], "urn:q:1", "0", "open", "{\"a\":0}");
+    explain(*w, req[3], "urn:q:1", "1", "complete", "{\"a\":1}");
+    reply(*w, req[3], "{}");
+    EXPECT_EQ(sub->recv(), (Frames{"explain.echo", "urn:q:1", "0", "open", "{\"a\":0}"}));
+    EXPECT_EQ(sub->recv(), (Frames{"explain.echo", "urn:q:1", "1", "complete", "{\"a\":1}"}));
+    EXPECT_EQ(client->recv(), (Frames{kMdpc, "echo", "{}"}));  // explains not forwarded to MDPC01
+}
+
+TEST_F(BrokerTest, MalformedExplainIsDroppedAndTheRequestGoesOn) {
+    start();
+    auto w = worker("echo", true);
+    auto client = peer();
+    request(*client, "echo", "r1", "{}");
+    const Frames req = expect_request(*w);
+    explain(*w, req[3], "urn:q:1", "minus-one", "open", "{}");
+    explain(*w, req[3], "urn:q:1", "0", "finished", "{}");
+    reply(*w, req[3], "\"ok\"");
+    EXPECT_EQ(expect_gb(*client, 0x03, "r1").back(), "\"ok\"");
+    EXPECT_EQ(status()["spool"]["messages"], 0);
+}
+
+TEST_F(BrokerTest, CollectorGetsDeliveriesAndAckRemovesThemFromTheSpool) {
+    start();
+    auto collector = peer();
+    collector->send({kEmpty, kGbe, cmd(0x01), "10"});
+    collector->keepalive({kEmpty, kGbe, cmd(0x04)});
+    auto w = worker("echo", true);
+    auto client = peer();
+    request(*client, "echo", "r1", "{}");
+    const Frames req = expect_request(*w);
+    explain(*w, req[3], "urn:q:1", "0", "open", "{\"a\":0}");
+    explain(*w, req[3], "urn:q:1", "1", "complete", "{\"a\":1}");
+    reply(*w, req[3], "{}");
+    auto d1 = collector->recv();
+    auto d2 = collector->recv();
+    ASSERT_TRUE(d1 && d2);
+    ASSERT_EQ(d1->size(), 9u);
+    EXPECT_EQ((*d1)[1], kGbe);
+    EXPECT_EQ((*d1)[2], cmd(0x02));
+    EXPECT_EQ((*d1)[3], "1");
+    EXPECT_EQ(Frames(d1->begin() + 4, d1->end()),
+              (Frames{"echo", "urn:q:1", "0", "open", "{\"a\":0}"}));
+    EXPECT_EQ((*d2)[3], "2");
+    EXPECT_EQ((*d2)[6], "1");
+    EXPECT_EQ((*d2)[7], "complete");
+    EXPECT_EQ(status()["spool"]["messages"], 2);
+    collector->send({kEmpty, kGbe, cmd(0x03), "1", "2"});
+    EXPECT_TRUE(eventually([](const json& s) {
+        return s["spool"]["messages"] == 0 && s["spool"]["in_flight"] == 0 &&
+               s["spool"]["collectors"] == 1;
+    }));
+    EXPECT_TRUE(collector->silent_for(300ms)) << "acknowledged messages are not redelivered";
+}
+
+TEST_F(BrokerTest, CollectorWindowBoundsUnacknowledgedDeliveries) {
+    start();
+    auto collector = peer();
+    collector->send({kEmpty, kGbe, cmd(0x01), "2"});
+    collector->keepalive({kEmpty, kGbe, cmd(0x04)});
+    auto w = worker("echo", true);
+    auto client = peer();
+    request(*client, "echo", "r1", "{}");
+    const Frames req = expect_request(*w);
+    for (int seq = 0; seq < 4; ++seq) {
+        explain(*w, req[3], "urn:q:1", std::to_string(seq), seq == 3 ? "complete" : "open", "{}");
+    }
+    reply(*w, req[3], "{}");
+    auto d1 = collector->recv();
+    auto d2 = collector->recv();
+    ASSERT_TRUE(d1 && d2);
+    EXPECT_TRUE(collector->silent_for(300ms)) << "window of 2";
+    collector->send({kEmpty, kGbe, cmd(0x03), (*d1)[3]});
+    auto d3 = collector->recv();
+    ASSERT_TRUE(d3);
+    EXPECT_EQ((*d3)[3], "3");
+}
+
+TEST_F(BrokerTest, UnacknowledgedDeliveriesAreRedeliveredAfterCollectorExpiry) {
+    start();
+    auto first = peer();
+    first->send({kEmpty, kGbe, cmd(0x01), "10"});
+    first->keepalive({kEmpty, kGbe, cmd(0x04)});
+    auto w = worker("echo", true);
+    auto client = peer();
+    request(*client, "echo", "r1", "{}");
+    const Frames req = expect_request(*w);
+    explain(*w, req[3], "urn:q:1", "0", "complete", "{\"a\":0}");
+    reply(*w, req[3], "{}");
+    auto delivered = first->recv();
+    ASSERT_TRUE(delivered);
+    ASSERT_EQ(delivered->size(), 9u);
+    first->go_silent();  // crashes before ACK
+    auto second = peer();
+    second->send({kEmpty, kGbe, cmd(0x01), "10"});
+    second->keepalive({kEmpty, kGbe, cmd(0x04)});
+    auto again = second->recv(3000ms);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(*again, *delivered);
+    second->send({kEmpty, kGbe, cmd(0x03), (*again)[3]});
+    EXPECT_TRUE(eventually([](const json& s) { return s["spool"]["messages"] == 0; }));
+    // The expired collector is told to re-attach when it speaks again.
+    first->send({kEmpty, kGbe, cmd(0x04)});
+    EXPECT_EQ(first->recv(), (Frames{kEmpty, kGbe, cmd(0x05)}));
+}
+
+TEST_F(BrokerTest, DetachReturnsDeliveriesAndUnknownCollectorIsDetached) {
+    start();
+    auto stranger = peer();
+    stranger->send({kEmpty, kGbe, cmd(0x04)});
+    EXPECT_EQ(stranger->recv(), (Frames{kEmpty, kGbe, cmd(0x05)}));
+    stranger->send({kEmpty, kGbe, cmd(0x01), "0"});  // window out of range
+    EXPECT_EQ(stranger->recv(), (Frames{kEmpty, kGbe, cmd(0x05)}));
+
+    auto first = peer();
+    first->send({kEmpty, kGbe, cmd(0x01), "10"});
+    first->keepalive({kEmpty, kGbe, cmd(0x04)});
+    auto w = worker("echo", true);
+    auto client = peer();
+    request(*client, "echo", "r1", "{}");
+    const Frames req = expect_request(*w);
+    explain(*w, req[3], "urn:q:2", "0", "complete", "{}");
+    reply(*w, req[3], "{}");
+    auto delivered = first->recv();
+    ASSERT_TRUE(delivered);
+    first->send({kEmpty, kGbe, cmd(0x05)});
+    first->go_silent();
+    auto second = peer();
+    second->send({kEmpty, kGbe, cmd(0x01), "10"});
+    second->keepalive({kEmpty, kGbe, cmd(0x04)});
+    auto again = second->recv(1000ms);
+    ASSERT_TRUE(again);
+    EXPECT_EQ((*again)[3], (*delivered)[3]);
+}
+
+TEST_F(BrokerTest, SpoolSurvivesABrokerRestart) {
+    const std::string path = temp_spool_path("restart.db");
+    BrokerConfig config = test_config();
+    config.spool_path = path;
+    start(config);
+    {
+        auto w = worker("echo", true);
+        auto client = peer();
+        request(*client, "echo", "r1", "{}");
+        const Frames req = expect_request(*w);
+        explain(*w, req[3], "urn:q:9", "0", "open", "{\"kept\":0}");
+        explain(*w, req[3], "urn:q:9", "1", "complete", "{\"kept\":1}");
+        reply(*w, req[3], "{}");
+        expect_gb(*client, 0x02, "r1");
+        expect_gb(*client, 0x02, "r1");
+        expect_gb(*client, 0x03, "r1");
+    }
+    stop_broker();
+
+    start(config);
+    auto collector = peer();
+    collector->send({kEmpty, kGbe, cmd(0x01), "10"});
+    collector->keepalive({kEmpty, kGbe, cmd(0x04)});
+    auto d1 = collector->recv();
+    auto d2 = collector->recv();
+    ASSERT_TRUE(d1 && d2);
+    EXPECT_EQ(Frames(d1->begin() + 3, d1->end()),
+              (Frames{"1", "echo", "urn:q:9", "0", "open", "{\"kept\":0}"}));
+    EXPECT_EQ((*d2)[3], "2");
+    collector->send({kEmpty, kGbe, cmd(0x03), "1"});
+    EXPECT_TRUE(eventually([](const json& s) { return s["spool"]["messages"] == 1; }));
+    stop_broker();
+
+    // The unacknowledged one is still there after a second restart; new ids keep increasing.
+    start(config);
+    auto again = peer();
+    again->send({kEmpty, kGbe, cmd(0x01), "10"});
+    again->keepalive({kEmpty, kGbe, cmd(0x04)});
+    auto d = again->recv();
+    ASSERT_TRUE(d);
+    EXPECT_EQ((*d)[3], "2");
+    auto w = worker("echo", true);
+    auto client = peer();
+    request(*client, "echo", "r2", "{}");
+    const Frames req = expect_request(*w);
+    explain(*w, req[3], "urn:q:10", "0", "complete", "{}");
+    auto fresh = again->recv();
+    ASSERT_TRUE(fresh);
+    EXPECT_EQ((*fresh)[3], "3");
+    reply(*w, req[3], "{}");
+}
+
+TEST_F(BrokerTest, SpoolFullWithFailRequestEndsTheRequest) {
+    BrokerConfig config = test_config();
+    config.spool_max_messages = 1;
+    start(config);
+    auto w = worker("echo", true);
+    auto client = peer();
+    request(*client, "echo", "r1", "{}");
+    const Frames req = expect_request(*w);
+    explain(*w, req[3], "urn:q:1", "0", "open", "{}");
+    explain(*w, req[3], "urn:q:1", "1", "open", "{}");
+    EXPECT_EQ(expect_gb(*client, 0x02, "r1")[4], "explain");
+    const Frames end = expect_gb(*client, 0x02, "r1");  // the broker's end of trace
+    ASSERT_EQ(end.size(), 6u);
+    EXPECT_EQ(json::parse(end[5])["seq"], 1);
+    EXPECT_EQ(json::parse(end[5])["error"]["type"], "SpoolFull");
+    expect_error(*client, "r1", "SpoolFull");
+    EXPECT_EQ(w->recv(), (Frames{kEmpty, kMdpw, cmd(0x09), req[3]}));
+}
+
+TEST_F(BrokerTest, SpoolFullWithDropNewestForwardsButDoesNotSpool) {
+    BrokerConfig config = test_config();
+    config.spool_max_messages = 1;
+    config.spool_policy = SpoolPolicy::kDropNewest;
+    start(config);
+    auto w = worker("echo", true);
+    auto client = peer();
+    request(*client, "echo", "r1", "{}");
+    const Frames req = expect_request(*w);
+    explain(*w, req[3], "urn:q:1", "0", "open", "{\"n\":0}");
+    explain(*w, req[3], "urn:q:1", "1", "complete", "{\"n\":1}");
+    reply(*w, req[3], "{}");
+    EXPECT_EQ(expect_gb(*client, 0x02, "r1")[5], "{\"n\":0}");
+    EXPECT_EQ(expect_gb(*client, 0x02, "r1")[5], "{\"n\":1}");
+    expect_gb(*client, 0x03, "r1");
+    const json s = status();
+    EXPECT_EQ(s["spool"]["messages"], 1);
+    EXPECT_EQ(s["spool"]["dropped"], 1);
+    EXPECT_EQ(s["spool"]["policy"], "drop-newest");
+}
+
+// ---------------------------------------------------------------- status
+
+TEST_F(BrokerTest, StatusReportsServicesWorkersQueuesAndSpool) {
+    start();
+    auto a = worker("alpha", false);
+    auto b = worker("alpha", true);
+    auto c = worker("beta", false);
+    ASSERT_TRUE(eventually([](const json& s) { return s["counters"]["workers"] == 3; }));
+    const json s = status();
+    EXPECT_EQ(s["broker"]["endpoint"], endpoints_.endpoint);
+    EXPECT_EQ(s["broker"]["pub_endpoint"], endpoints_.pub_endpoint);
+    EXPECT_TRUE(s["broker"]["version"].is_string());
+    EXPECT_EQ(s["broker"]["instance"].get<std::string>().size(), 16u);
+    EXPECT_GE(s["broker"]["uptime_s"].get<double>(), 0.0);
+    ASSERT_EQ(s["services"].size(), 2u);
+    EXPECT_EQ(s["services"][0]["name"], "alpha");
+    EXPECT_EQ(s["services"][0]["workers"], 2);
+    EXPECT_EQ(s["services"][0]["idle"], 2);
+    EXPECT_EQ(s["services"][0]["queued"], 0);
+    EXPECT_EQ(s["services"][0]["max_queue"], 10000);
+    EXPECT_EQ(s["services"][0]["overflow"], "reject");
+    EXPECT_EQ(s["services"][1]["name"], "beta");
+    for (const char* key : {"messages", "bytes", "max_messages", "max_bytes", "policy", "dropped",
+                            "collectors", "in_flight"}) {
+        EXPECT_TRUE(s["spool"].contains(key)) << key;
+    }
+    EXPECT_EQ(s["spool"]["policy"], "fail-request");
+    EXPECT_GE(s["counters"]["requests"].get<int>(), 1);
+}
+
+}  // namespace
+}  // namespace glassbox::broker
