@@ -1,0 +1,433 @@
+// Worker runtime against a fake ROUTER: registration, heartbeats, cancel, errors, explain, stop.
+#include "workers/runtime/worker.hpp"
+
+#include <atomic>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/unit/runtime/fake_broker.hpp"
+
+namespace glassbox::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeBroker;
+using testing::WorkerMessage;
+namespace cmd = schema::protocol::worker_cmd;
+using nlohmann::json;
+
+class WorkerTest : public ::testing::Test {
+protected:
+    WorkerConfig config(std::size_t threads = 1) {
+        WorkerConfig c;
+        c.endpoint = broker.endpoint();
+        c.service = "test";
+        c.threads = threads;
+        c.heartbeat = 1000ms;
+        c.stop_poll = 10ms;
+        c.worker_name = "w";
+        return c;
+    }
+
+    // Starts a worker and returns the identity of its (first) READY.
+    std::string start(Handler handler, WorkerConfig c) {
+        worker = std::make_unique<Worker>(context, c, std::move(handler));
+        worker->start();
+        auto ready = broker.expect(cmd::kReady);
+        EXPECT_TRUE(ready.has_value());
+        return ready ? ready->identity : std::string{};
+    }
+    std::string start(Handler handler) { return start(std::move(handler), config()); }
+
+    void TearDown() override {
+        if (worker) {
+            worker->stop();
+            worker->wait();
+        }
+    }
+
+    zmq::context_t context{1};
+    FakeBroker broker{context};
+    std::unique_ptr<Worker> worker;
+};
+
+TEST_F(WorkerTest, ReadyDeclaresServiceAndGbw01) {
+    worker = std::make_unique<Worker>(context, config(), [](RequestContext& c) { (void)c.reply(json::object()); });
+    worker->start();
+    auto ready = broker.expect(cmd::kReady);
+    ASSERT_TRUE(ready);
+    ASSERT_EQ(ready->frames.size(), 5u);
+    EXPECT_EQ(ready->frames[0], "");
+    EXPECT_EQ(ready->frames[1], "MDPW01");
+    EXPECT_EQ(ready->frames[3], "test");
+    EXPECT_EQ(ready->frames[4], "GBW01");
+}
+
+TEST_F(WorkerTest, EachThreadRegistersItsOwnWorker) {
+    worker = std::make_unique<Worker>(context, config(3), [](RequestContext& c) { (void)c.reply(json::object()); });
+    worker->start();
+    std::set<std::string> identities;
+    for (int i = 0; i < 3; ++i) {
+        auto ready = broker.expect(cmd::kReady);
+        ASSERT_TRUE(ready);
+        identities.insert(ready->identity);
+    }
+    EXPECT_EQ(identities.size(), 3u);
+}
+
+TEST_F(WorkerTest, StreamsPartialsAndRepliesWithTheToken) {
+    const auto id = start([](RequestContext& c) {
+        EXPECT_EQ(c.meta().request_id, "req-7");
+        EXPECT_EQ(c.meta().service, "test");
+        EXPECT_EQ(c.meta().attempt, 1u);
+        EXPECT_GT(c.remaining().count(), 0);
+        (void)c.send_partial({{"chunk", 1}});
+        (void)c.send_partial({{"chunk", 2}});
+        (void)c.reply({{"got", c.body()}});
+    });
+    broker.send_request(id, "tok", R"({"x":1})", "req-7");
+    auto p1 = broker.expect(cmd::kPartial);
+    auto p2 = broker.expect(cmd::kPartial);
+    auto reply = broker.expect(cmd::kReply);
+    ASSERT_TRUE(p1 && p2 && reply);
+    ASSERT_EQ(p1->frames.size(), 6u);
+    EXPECT_EQ(p1->frames[3], "tok");
+    EXPECT_EQ(p1->frames[4], "");
+    EXPECT_EQ(json::parse(p1->frames[5])["chunk"], 1);
+    EXPECT_EQ(json::parse(p2->frames[5])["chunk"], 2);
+    ASSERT_EQ(reply->frames.size(), 6u);
+    EXPECT_EQ(reply->frames[3], "tok");
+    EXPECT_EQ(json::parse(reply->frames[5])["got"]["x"], 1);
+}
+
+TEST_F(WorkerTest, HeartbeatsKeepFlowingWhileAHandlerRuns) {
+    auto c = config();
+    c.heartbeat = 50ms;
+    c.liveness = 100;  // the fake broker does not heartbeat back
+    const auto id = start(
+        [](RequestContext& ctx) {
+            std::this_thread::sleep_for(600ms);
+            (void)ctx.reply(json::object());
+        },
+        c);
+    broker.send_request(id, "tok", "{}");
+    int heartbeats = 0;
+    const auto until = std::chrono::steady_clock::now() + 3s;
+    bool replied = false;
+    while (!replied && std::chrono::steady_clock::now() < until) {
+        auto message = broker.receive(500ms);
+        ASSERT_TRUE(message) << "worker went silent during a slow handler";
+        if (message->command() == cmd::kHeartbeat) ++heartbeats;
+        if (message->command() == cmd::kReply) replied = true;
+    }
+    EXPECT_TRUE(replied);
+    EXPECT_GE(heartbeats, 5) << "600 ms handler, 50 ms heartbeat";
+}
+
+TEST_F(WorkerTest, CancelReachesTheHandler) {
+    std::atomic<bool> saw_cancel{false};
+    const auto id = start([&saw_cancel](RequestContext& c) {
+        const auto until = std::chrono::steady_clock::now() + 5s;
+        while (!c.cancelled() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+        saw_cancel = c.cancelled();
+        (void)c.fail(schema::make_error(schema::ErrorType::kCancelled, "stopped"));
+    });
+    broker.send_request(id, "tok", "{}");
+    std::this_thread::sleep_for(50ms);
+    broker.send_command(id, cmd::kCancel, {"other-token"});  // not ours: ignored
+    std::this_thread::sleep_for(50ms);
+    EXPECT_FALSE(saw_cancel.load());
+    broker.send_command(id, cmd::kCancel, {"tok"});
+    auto error = broker.expect(cmd::kError, 2s);
+    ASSERT_TRUE(error);
+    ASSERT_EQ(error->frames.size(), 7u);
+    EXPECT_EQ(error->frames[3], "tok");
+    EXPECT_EQ(error->frames[5], "Cancelled");
+    EXPECT_TRUE(saw_cancel.load());
+}
+
+TEST_F(WorkerTest, DeadlineCountsAsCancelled) {
+    std::atomic<bool> cancelled{false};
+    const auto id = start([&cancelled](RequestContext& c) {
+        const auto until = std::chrono::steady_clock::now() + 3s;
+        while (!c.cancelled() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+        cancelled = c.cancelled();
+        (void)c.fail(schema::make_error(schema::ErrorType::kDeadlineExceeded, "late"));
+    });
+    broker.send_request(id, "tok", "{}", "r", 100);
+    ASSERT_TRUE(broker.expect(cmd::kError, 2s));
+    EXPECT_TRUE(cancelled.load());
+}
+
+TEST_F(WorkerTest, InvalidJsonIsAnsweredWithoutCallingTheHandler) {
+    std::atomic<int> calls{0};
+    const auto id = start([&calls](RequestContext& c) {
+        ++calls;
+        (void)c.reply(json::object());
+    });
+    broker.send_request(id, "t1", "{not json");
+    auto error = broker.expect(cmd::kError);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[3], "t1");
+    EXPECT_EQ(error->frames[5], "InvalidJson");
+    broker.send_request(id, "t2", std::string("\"\xff\xfe\""));  // a JSON string holding invalid UTF-8
+    error = broker.expect(cmd::kError);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[3], "t2");
+    EXPECT_EQ(error->frames[5], "InvalidJson");
+    EXPECT_EQ(calls.load(), 0);
+    broker.send_request(id, "t3", "[1,2]");  // valid JSON of any shape reaches the handler
+    ASSERT_TRUE(broker.expect(cmd::kReply));
+    EXPECT_EQ(calls.load(), 1);
+}
+
+TEST_F(WorkerTest, MalformedRequestIsAProtocolError) {
+    const auto id = start([](RequestContext& c) { (void)c.reply(json::object()); });
+    broker.send_command(id, cmd::kRequest, {"tok", "", "{}"});  // meta without body
+    auto error = broker.expect(cmd::kError);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[3], "tok");
+    EXPECT_EQ(error->frames[5], "ProtocolError");
+    broker.send_command(id, cmd::kRequest, {"tok2", "", R"({"request_id":1})", "{}"});  // bad meta
+    error = broker.expect(cmd::kError);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[3], "tok2");
+    EXPECT_EQ(error->frames[5], "ProtocolError");
+}
+
+TEST_F(WorkerTest, ThrowingHandlerIsInternalAndTheWorkerKeepsServing) {
+    std::atomic<int> calls{0};
+    const auto id = start([&calls](RequestContext& c) {
+        if (calls++ == 0) throw std::runtime_error("boom");
+        (void)c.reply({{"ok", true}});
+    });
+    broker.send_request(id, "t1", "{}");
+    auto error = broker.expect(cmd::kError);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[5], "Internal");
+    EXPECT_NE(error->frames[6].find("boom"), std::string::npos);
+    broker.send_request(id, "t2", "{}");
+    auto reply = broker.expect(cmd::kReply);
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->frames[3], "t2");
+}
+
+TEST_F(WorkerTest, HandlerWithoutTerminalGetsInternal) {
+    const auto id = start([](RequestContext& c) { (void)c.send_partial({{"a", 1}}); });
+    broker.send_request(id, "tok", "{}");
+    ASSERT_TRUE(broker.expect(cmd::kPartial));
+    auto error = broker.expect(cmd::kError);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[5], "Internal");
+}
+
+TEST_F(WorkerTest, SecondTerminalIsRefused) {
+    std::atomic<bool> second_ok{true};
+    const auto id = start([&second_ok](RequestContext& c) {
+        (void)c.reply(json::object());
+        second_ok = c.fail(schema::make_error(schema::ErrorType::kInternal, "again")).ok();
+    });
+    broker.send_request(id, "tok", "{}");
+    ASSERT_TRUE(broker.expect(cmd::kReply));
+    EXPECT_FALSE(broker.expect(cmd::kError, 200ms));
+    EXPECT_FALSE(second_ok.load());
+}
+
+TEST_F(WorkerTest, ExplainIsNumberedPerSessionAndEnds) {
+    std::atomic<bool> refused{false};
+    const auto id = start([&refused](RequestContext& c) {
+        ExplainStep a{"urn:a", "urn:a", {}, ExplainState::kOpen, std::nullopt, std::nullopt};
+        ExplainStep b{"urn:b", "urn:b", {}, ExplainState::kOpen, std::nullopt, std::nullopt};
+        EXPECT_EQ(c.send_explain(a).value(), 0u);
+        EXPECT_EQ(c.send_explain(b).value(), 0u);
+        a.explain_id = "urn:a:step";
+        EXPECT_EQ(c.send_explain(a).value(), 1u);
+        a.state = ExplainState::kComplete;
+        EXPECT_EQ(c.send_explain(a).value(), 2u);
+        refused = !c.send_explain(a).ok();
+        b.state = ExplainState::kComplete;
+        EXPECT_EQ(c.send_explain(b).value(), 1u);
+        (void)c.reply(json::object());
+    });
+    broker.send_request(id, "tok", "{}");
+    std::vector<WorkerMessage> explains;
+    for (int i = 0; i < 5; ++i) {
+        auto e = broker.expect(cmd::kExplain);
+        ASSERT_TRUE(e) << "explain " << i;
+        explains.push_back(*e);
+    }
+    ASSERT_TRUE(broker.expect(cmd::kReply));
+    EXPECT_TRUE(refused.load());
+    // [""] [MDPW01] [0x07] [token] [""] [session] [seq] [state] [body]
+    const std::vector<std::tuple<std::string, std::string, std::string>> expected = {
+        {"urn:a", "0", "open"}, {"urn:b", "0", "open"}, {"urn:a", "1", "open"},
+        {"urn:a", "2", "complete"}, {"urn:b", "1", "complete"}};
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        const auto& f = explains[i].frames;
+        ASSERT_EQ(f.size(), 9u);
+        EXPECT_EQ(f[3], "tok");
+        EXPECT_EQ(f[5], std::get<0>(expected[i]));
+        EXPECT_EQ(f[6], std::get<1>(expected[i]));
+        EXPECT_EQ(f[7], std::get<2>(expected[i]));
+        const auto body = json::parse(f[8]);
+        EXPECT_EQ(body["message_type"], "explain");
+        EXPECT_EQ(body["session"], std::get<0>(expected[i]));
+        EXPECT_EQ(body["seq"].get<int>(), std::stoi(std::get<1>(expected[i])));
+        EXPECT_EQ(body["service"], "test");
+        EXPECT_EQ(body["worker"], "w/0");
+        EXPECT_EQ(body["explain_graph"], "urn:graph:retrieval");
+        EXPECT_TRUE(body["explain_triples"].is_array());
+        const bool last = std::get<2>(expected[i]) == "complete";
+        EXPECT_EQ(body["end_of_trace"], last);
+        EXPECT_EQ(body["trace_status"], last ? "complete" : "");
+    }
+    EXPECT_EQ(json::parse(explains[2].frames[8])["explain_id"], "urn:a:step");
+}
+
+TEST_F(WorkerTest, FailingWithAnOpenTraceClosesItAsError) {
+    const auto id = start([](RequestContext& c) {
+        (void)c.send_explain(ExplainStep{"urn:s", "urn:s", {}, ExplainState::kOpen, std::nullopt, std::nullopt});
+        (void)c.fail(schema::make_error(schema::ErrorType::kUpstreamError, "llm down"));
+    });
+    broker.send_request(id, "tok", "{}");
+    ASSERT_TRUE(broker.expect(cmd::kExplain));
+    auto last = broker.expect(cmd::kExplain);
+    ASSERT_TRUE(last);
+    EXPECT_EQ(last->frames[6], "1");
+    EXPECT_EQ(last->frames[7], "error");
+    const auto body = json::parse(last->frames[8]);
+    EXPECT_EQ(body["trace_status"], "error");
+    EXPECT_EQ(body["error"]["type"], "UpstreamError");
+    auto error = broker.expect(cmd::kError);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[5], "UpstreamError");
+    EXPECT_EQ(error->frames[6], "llm down");
+}
+
+TEST_F(WorkerTest, StopWhenIdleSendsDisconnect) {
+    start([](RequestContext& c) { (void)c.reply(json::object()); });
+    worker->stop();
+    EXPECT_TRUE(broker.expect(cmd::kDisconnect, 2s));
+    worker->wait();
+}
+
+TEST_F(WorkerTest, StopFinishesInFlightWorkThenDisconnects) {
+    std::atomic<bool> cancelled{false};
+    const auto id = start([&cancelled](RequestContext& c) {
+        std::this_thread::sleep_for(300ms);
+        cancelled = c.cancelled();
+        (void)c.reply({{"done", true}});
+    });
+    broker.send_request(id, "tok", "{}");
+    std::this_thread::sleep_for(50ms);
+    worker->stop();
+    auto reply = broker.expect(cmd::kReply, 2s);
+    ASSERT_TRUE(reply) << "the in-flight request must finish before the worker leaves";
+    EXPECT_EQ(json::parse(reply->frames[5])["done"], true);
+    EXPECT_TRUE(broker.expect(cmd::kDisconnect, 2s));
+    worker->wait();
+    EXPECT_FALSE(cancelled.load());
+}
+
+TEST_F(WorkerTest, DrainTimeoutCancelsALongHandler) {
+    auto c = config();
+    c.drain_timeout = 100ms;
+    const auto id = start(
+        [](RequestContext& ctx) {
+            const auto until = std::chrono::steady_clock::now() + 5s;
+            while (!ctx.cancelled() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+            (void)ctx.fail(schema::make_error(schema::ErrorType::kCancelled, "worker stopping"));
+        },
+        c);
+    broker.send_request(id, "tok", "{}");
+    std::this_thread::sleep_for(50ms);
+    const auto stop_at = std::chrono::steady_clock::now();
+    worker->stop();
+    auto error = broker.expect(cmd::kError, 3s);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[5], "Cancelled");
+    EXPECT_LT(std::chrono::steady_clock::now() - stop_at, 2s);
+    EXPECT_TRUE(broker.expect(cmd::kDisconnect, 2s));
+}
+
+TEST_F(WorkerTest, BrokerDisconnectMakesTheWorkerRegisterAgain) {
+    const auto first = start([](RequestContext& c) { (void)c.reply(json::object()); });
+    broker.send_command(first, cmd::kDisconnect);
+    auto again = broker.expect(cmd::kReady, 2s);
+    ASSERT_TRUE(again);
+    EXPECT_NE(again->identity, first) << "7/MDP: a new socket after DISCONNECT";
+    broker.send_request(again->identity, "tok", "{}");
+    EXPECT_TRUE(broker.expect(cmd::kReply));
+}
+
+TEST_F(WorkerTest, SilentBrokerMakesTheWorkerReconnect) {
+    auto c = config();
+    c.heartbeat = 40ms;
+    c.liveness = 2;
+    c.reconnect_initial = 20ms;
+    const auto first = start([](RequestContext& ctx) { (void)ctx.reply(json::object()); }, c);
+    const auto began = std::chrono::steady_clock::now();
+    auto again = broker.expect(cmd::kReady, 2s);
+    ASSERT_TRUE(again);
+    EXPECT_NE(again->identity, first);
+    EXPECT_GE(std::chrono::steady_clock::now() - began, 50ms);
+}
+
+TEST_F(WorkerTest, BrokerDisconnectDuringARequestDropsItsOutput) {
+    std::atomic<bool> cancelled{false};
+    const auto first = start([&cancelled](RequestContext& c) {
+        const auto until = std::chrono::steady_clock::now() + 3s;
+        while (!c.cancelled() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+        cancelled = c.cancelled();
+        (void)c.reply({{"late", true}});
+    });
+    broker.send_request(first, "tok", "{}");
+    std::this_thread::sleep_for(50ms);
+    broker.send_command(first, cmd::kDisconnect);
+    auto again = broker.expect(cmd::kReady, 2s);
+    ASSERT_TRUE(again);
+    EXPECT_TRUE(cancelled.load());
+    EXPECT_FALSE(broker.expect(cmd::kReply, 200ms)) << "a reply for a request of the old connection";
+}
+
+TEST(RequestMetaTest, DecodesAndChecksEveryField) {
+    const auto now = Clock::now();
+    auto meta = decode_request_meta(
+        R"({"request_id":"a","service":"s","deadline_ms":1500,"attempt":2,"client":"MDPC01"})", now);
+    ASSERT_TRUE(meta);
+    EXPECT_EQ(meta->request_id, "a");
+    EXPECT_EQ(meta->service, "s");
+    EXPECT_EQ(meta->deadline_ms, 1500ms);
+    EXPECT_EQ(meta->deadline, now + 1500ms);
+    EXPECT_EQ(meta->attempt, 2u);
+    EXPECT_EQ(meta->client, "MDPC01");
+    for (const char* bad : {"[]", "nope", R"({"service":"s","deadline_ms":1,"attempt":1})",
+                            R"({"request_id":"a","service":"s","deadline_ms":-1,"attempt":1})",
+                            R"({"request_id":"a","service":"s","deadline_ms":"1","attempt":1})",
+                            R"({"request_id":"a","service":"s","deadline_ms":1,"attempt":1.5})",
+                            R"({"request_id":"a","service":"s","deadline_ms":1,"attempt":1,"client":3})"}) {
+        auto decoded = decode_request_meta(bad, now);
+        ASSERT_FALSE(decoded) << bad;
+        EXPECT_EQ(decoded.error().type, schema::ErrorType::kProtocolError);
+    }
+}
+
+TEST(WorkerConfigTest, RejectsConfigsItCannotRun) {
+    const Handler handler = [](RequestContext&) {};
+    WorkerConfig c;
+    c.service = "mmi.status";
+    EXPECT_THROW(Worker(c, handler), std::invalid_argument);
+    c.service = "has space";
+    EXPECT_THROW(Worker(c, handler), std::invalid_argument);
+    c.service = "ok";
+    c.threads = 0;
+    EXPECT_THROW(Worker(c, handler), std::invalid_argument);
+    c.threads = 1;
+    c.heartbeat = 0ms;
+    EXPECT_THROW(Worker(c, handler), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace glassbox::runtime
