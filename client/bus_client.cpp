@@ -245,8 +245,8 @@ void BusClient::expire_backstops(Clock::time_point now) {
         if (it->second.cancelled) {
             reply.error = make_error(ErrorType::kCancelled, "cancelled (no confirmation from the broker)");
         } else {
-            reply.error = make_error(ErrorType::kDeadlineExceeded,
-                                     "no terminal reply from the broker by the deadline");
+            reply.error = make_error(ErrorType::kDeadlineExceeded, "no terminal reply from the broker at " +
+                                                                   config_.endpoint + " by the deadline");
             send_frames(socket_, encode_cancel(it->first));  // let the broker stop the work too
         }
         buffered_.push_back(std::move(reply));
