@@ -109,11 +109,11 @@ TEST_F(BadInput, UnknownCommandGetsProtocolErrorWithEmptyRequestId) {
     }
     // A command that is not one byte.
     peer.send({"", kGbc, "\x01\x01", "echo", "rid-3", "1000", "{}"});
-    if (auto reply = peer.recv(milliseconds{2000})) {
-        auto m = parse_gbc(*reply);
-        EXPECT_TRUE(m.is_error()) << m.describe();
-        EXPECT_EQ(m.error_type, "ProtocolError") << m.describe();
-    }
+    auto reply = peer.recv(milliseconds{2000});
+    ASSERT_TRUE(reply.has_value()) << "no ERROR for a two-byte command";
+    auto m = parse_gbc(*reply);
+    EXPECT_TRUE(m.is_error()) << m.describe();
+    EXPECT_EQ(m.error_type, "ProtocolError") << m.describe();
     expect_still_serving();
 }
 

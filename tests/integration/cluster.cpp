@@ -121,6 +121,26 @@ bool ClusterTest::wait_until_busy(const std::string& endpoint, const std::string
     return false;
 }
 
+bool ClusterTest::wait_for_workers(const std::string& endpoint, const std::string& service,
+                                   int workers, std::chrono::milliseconds timeout) {
+    const auto stop = Clock::now() + timeout;
+    while (Clock::now() < stop) {
+        if (auto s = status(endpoint)) {
+            int found = 0;
+            for (const auto& svc : s->value("services", nlohmann::json::array())) {
+                if (svc.value("name", "") == service) {
+                    found = svc.value("workers", -1);
+                }
+            }
+            if (found == workers) {
+                return true;
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds{20});
+    }
+    return false;
+}
+
 CommandResult ClusterTest::run_glassbox(std::vector<std::string> args,
                                         std::chrono::milliseconds timeout) {
     args.insert(args.begin(), glassbox_binary());

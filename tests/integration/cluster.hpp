@@ -55,6 +55,9 @@ protected:
     // Waits until mmi.status shows `service` with `workers` workers, none of them idle.
     bool wait_until_busy(const std::string& endpoint, const std::string& service, int workers = 1,
                          std::chrono::milliseconds timeout = std::chrono::milliseconds{5000});
+    // Waits until mmi.status shows exactly `workers` workers for `service`.
+    bool wait_for_workers(const std::string& endpoint, const std::string& service, int workers,
+                          std::chrono::milliseconds timeout = std::chrono::milliseconds{5000});
     // Any process, owned by the fixture.
     ChildProcess& start_process(const std::string& name, std::vector<std::string> argv);
     // Runs `glassbox <args>` to completion.

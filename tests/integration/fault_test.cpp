@@ -51,6 +51,8 @@ TEST_F(FaultWorkerDeath, RepeatedDeathsBeforeReplyEndWithWorkerLost) {
     // Attempt 1 dies, the retry (attempt 2) dies: with max_retries 1 the request ends.
     ASSERT_TRUE(wait_until_busy(broker.endpoint, "holder"));
     first.kill();
+    // The dead worker counts as busy until the broker notices; wait for that first.
+    ASSERT_TRUE(wait_for_workers(broker.endpoint, "holder", 0)) << "the death was never noticed";
     auto& second = start_test_worker(broker.endpoint, "holder", 10'000);
     ASSERT_TRUE(wait_until_busy(broker.endpoint, "holder")) << "the retry was never dispatched";
     second.kill();
