@@ -114,7 +114,13 @@ Result<std::unique_ptr<ExplainSpool>> ExplainSpool::open(const std::string& path
     // spool fails here instead of interleaving delivery ids.
     for (const char* pragma : {"PRAGMA locking_mode=EXCLUSIVE", "PRAGMA journal_mode=WAL",
                                "PRAGMA synchronous=NORMAL"}) {
-        if (auto done = exec(db, pragma); !done) return done.error();
+        if (auto done = exec(db, pragma); !done) {
+            if (sqlite3_errcode(db) == SQLITE_BUSY) {
+                return schema::make_error(ErrorType::kInternal,
+                                          "spool " + path + " is in use by another broker");
+            }
+            return done.error();
+        }
     }
     // AUTOINCREMENT: delivery ids are never reused, even after every row was acknowledged.
     if (auto done = exec(db,

@@ -102,7 +102,7 @@ protected:
         config.endpoint = "tcp://127.0.0.1:*";
         config.pub_endpoint = "tcp://127.0.0.1:*";
         config.heartbeat = 100ms;
-        config.liveness = 3;
+        config.liveness = 5;  // 500 ms: test peers heartbeat only while they wait in recv()
         config.unknown_service_wait = 300ms;
         config.default_deadline = 5000ms;
         config.poll_interval = 20ms;

@@ -189,7 +189,8 @@ TEST(ExplainSpool, FileIsOwnerOnlyAndExclusive) {
     ASSERT_EQ(::stat(path.c_str(), &info), 0);
     EXPECT_EQ(info.st_mode & 0777, 0600u);
     auto second = ExplainSpool::open(path, {});
-    EXPECT_FALSE(second.ok()) << "a second spool on the same file must fail";
+    ASSERT_FALSE(second.ok()) << "a second spool on the same file must fail";
+    EXPECT_NE(second.error().message.find("in use"), std::string::npos) << second.error().message;
 }
 
 TEST(ExplainSpool, UnopenablePathIsAnError) {
