@@ -21,7 +21,8 @@ bool send_frames(zmq::socket_t& socket, const Frames& frames, bool block = false
 // Receives one whole message if one is ready now; nullopt if none is (or on a socket error).
 std::optional<Frames> try_receive_frames(zmq::socket_t& socket) noexcept;
 
-// Waits up to `timeout` for `socket` to become readable. False on timeout or interruption.
+// Waits up to `timeout` (negative: zero) for `socket` to become readable. False on timeout or
+// interruption.
 bool wait_readable(zmq::socket_t& socket, std::chrono::milliseconds timeout) noexcept;
 
 // Sets linger and both high-water marks explicitly (STYLE: never rely on libzmq defaults).

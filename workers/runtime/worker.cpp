@@ -58,7 +58,8 @@ public:
         client::set_socket_limits(pair, milliseconds{0}, config_.channel_hwm, config_.channel_hwm);
         pair.connect(channel_endpoint_);
         for (;;) {
-            if (!client::wait_readable(pair, milliseconds{-1})) continue;
+            // Bounded wait: the I/O loop always ends us with kQuit, this only keeps the loop honest.
+            if (!client::wait_readable(pair, milliseconds{1000})) continue;
             auto frames = client::try_receive_frames(pair);
             if (!frames) continue;
             if (is_command(*frames, channel::kQuit)) break;

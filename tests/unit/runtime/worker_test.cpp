@@ -392,6 +392,99 @@ TEST_F(WorkerTest, BrokerDisconnectDuringARequestDropsItsOutput) {
     EXPECT_FALSE(broker.expect(cmd::kReply, 200ms)) << "a reply for a request of the old connection";
 }
 
+// The handler's own GBC01 client reaches the same ROUTER: answer its REQUEST by hand.
+std::optional<WorkerMessage> expect_gbc(FakeBroker& broker, char command, std::chrono::milliseconds timeout) {
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < until) {
+        auto message = broker.receive(100ms);
+        if (message && message->frames.size() > 2 && message->frames[1] == "GBC01" &&
+            message->frames[2] == std::string(1, command)) {
+            return message;
+        }
+    }
+    return std::nullopt;
+}
+
+void gbc_reply(FakeBroker& broker, const std::string& identity, char command, const client::Frames& rest) {
+    client::Frames frames{"", "GBC01", std::string(1, command)};
+    frames.insert(frames.end(), rest.begin(), rest.end());
+    broker.send(identity, frames);
+}
+
+TEST_F(WorkerTest, CallGoesThroughTheBrokerWithTheRemainingDeadline) {
+    const auto id = start([](RequestContext& c) {
+        std::vector<std::string> seen;
+        auto result = c.call("sub", {{"x", 1}}, 0ms, [&seen](const client::Reply& r) {
+            seen.emplace_back(client::to_string(r.kind));
+        });
+        if (!result) {
+            (void)c.fail(result.error());
+            return;
+        }
+        (void)c.reply({{"final", result->final}, {"data", result->data}, {"seen", seen}});
+    });
+    broker.send_request(id, "tok", "{}", "parent", 2000);
+    auto call = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
+    ASSERT_TRUE(call);
+    ASSERT_EQ(call->frames.size(), 7u);
+    EXPECT_EQ(call->frames[3], "sub");
+    const auto deadline = std::stoll(call->frames[5]);
+    EXPECT_GT(deadline, 1000);
+    EXPECT_LE(deadline, 2000) << "a call never outlives its request";
+    EXPECT_EQ(json::parse(call->frames[6])["x"], 1);
+    const std::string call_id = call->frames[4];
+    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kPartial, {call_id, "data", "\"d\""});
+    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kFinal, {call_id, R"({"ok":1})"});
+    auto reply = broker.expect(cmd::kReply);
+    ASSERT_TRUE(reply);
+    const auto body = json::parse(reply->frames[5]);
+    EXPECT_EQ(body["final"]["ok"], 1);
+    EXPECT_EQ(body["data"], json::array({"d"}));
+    EXPECT_EQ(body["seen"], json::array({"data", "final"}));
+}
+
+TEST_F(WorkerTest, CalleeErrorComesBackTyped) {
+    const auto id = start([](RequestContext& c) {
+        auto result = c.call("sub", json::object(), 1s);
+        if (!result) (void)c.fail(schema::make_error(schema::ErrorType::kUpstreamError, result.error().describe()));
+    });
+    broker.send_request(id, "tok", "{}");
+    auto call = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
+    ASSERT_TRUE(call);
+    EXPECT_EQ(call->frames[5], "1000");
+    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kError, {call->frames[4], "NotFound", "no doc"});
+    auto error = broker.expect(cmd::kError);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[5], "UpstreamError");
+    EXPECT_EQ(error->frames[6], "NotFound: no doc");
+}
+
+TEST_F(WorkerTest, CancelDuringACallCancelsTheCall) {
+    const auto id = start([](RequestContext& c) {
+        auto result = c.call("sub", json::object(), 5s);
+        (void)c.fail(result ? schema::make_error(schema::ErrorType::kInternal, "call returned") : result.error());
+    });
+    broker.send_request(id, "tok", "{}");
+    auto call = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
+    ASSERT_TRUE(call);
+    broker.send_command(id, cmd::kCancel, {"tok"});
+    // The call's CANCEL (client socket) and the request's ERROR (worker socket) may come in
+    // either order: collect both.
+    std::optional<WorkerMessage> cancel;
+    std::optional<WorkerMessage> error;
+    const auto until = std::chrono::steady_clock::now() + 3s;
+    while ((!cancel || !error) && std::chrono::steady_clock::now() < until) {
+        auto m = broker.receive(100ms);
+        if (!m || m->frames.size() < 3) continue;
+        if (m->frames[1] == "GBC01" && m->frames[2] == std::string(1, schema::protocol::client_cmd::kCancel)) cancel = m;
+        if (m->frames[1] == "MDPW01" && m->command() == cmd::kError) error = m;
+    }
+    ASSERT_TRUE(cancel) << "the sub-request must be cancelled too";
+    EXPECT_EQ(cancel->frames[3], call->frames[4]);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[5], "Cancelled");
+}
+
 TEST(RequestMetaTest, DecodesAndChecksEveryField) {
     const auto now = Clock::now();
     auto meta = decode_request_meta(
