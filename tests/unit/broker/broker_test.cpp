@@ -630,6 +630,15 @@ TEST_F(BrokerTest, GarbageIsDroppedOrAnsweredAndTheBrokerKeepsServing) {
     junk->send(too_many);
     expect_error(*junk, "r11", "ProtocolError");
 
+    // Exactly 64 frames is allowed: an MDPC01 request with 61 body frames.
+    Frames at_limit{kEmpty, kMdpc, "echo"};
+    for (int i = 0; i < 61; ++i) at_limit.push_back(std::to_string(i));
+    junk->send(at_limit);
+    const Frames big = expect_request(*w);
+    EXPECT_EQ(big.size(), 5u + 61u);
+    reply(*w, big[3], "\"61\"");
+    EXPECT_EQ(junk->recv(), (Frames{kEmpty, kMdpc, "echo", "\"61\""}));
+
     auto client = peer();
     request(*client, "echo", "ok", "{}");
     const Frames req = expect_request(*w);
