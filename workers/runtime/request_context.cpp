@@ -147,6 +147,16 @@ Result<std::uint64_t> RequestContext::send_explain(const ExplainStep& message) {
     return seq;
 }
 
+Result<std::uint64_t> RequestContext::send_explain(std::string session, std::string explain_id,
+                                                   std::vector<schema::Triple> triples, ExplainState state) {
+    ExplainStep step;
+    step.session = std::move(session);
+    step.explain_id = std::move(explain_id);
+    step.triples = std::move(triples);
+    step.state = state;
+    return send_explain(step);
+}
+
 Result<void> RequestContext::send_terminal(char kind, const std::vector<std::string>& frames) {
     if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
     std::vector<std::string> message{std::string(1, kind)};

@@ -90,6 +90,9 @@ public:
     // An explain message; the runtime numbers each session 0, 1, 2, … and returns the seq used.
     // InvalidRequest for an empty session or a session that already ended.
     schema::Result<std::uint64_t> send_explain(const ExplainStep& step);
+    // Shorthand for a step with no parent and no error.
+    schema::Result<std::uint64_t> send_explain(std::string session, std::string explain_id,
+                                               std::vector<schema::Triple> triples, ExplainState state);
     // Terminal FINAL.
     schema::Result<void> reply(const nlohmann::json& body);
     // Terminal ERROR with this type and message.

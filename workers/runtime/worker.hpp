@@ -15,6 +15,18 @@
 
 namespace glassbox::runtime {
 
+// Usage:
+//   runtime::WorkerConfig config;
+//   config.endpoint = "tcp://127.0.0.1:5555";
+//   config.service = "echo";
+//   config.threads = 4;
+//   runtime::Worker worker(config, [](runtime::RequestContext& ctx) {
+//       if (ctx.cancelled()) return (void)ctx.fail({schema::ErrorType::kCancelled, "stopped"});
+//       (void)ctx.send_partial({{"text", "..."}});
+//       (void)ctx.reply({{"answer", "..."}});
+//   });
+//   worker.start();  ...  worker.stop(); worker.wait();   // e.g. on SIGTERM
+//
 // A service's logic. Called on up to `threads` threads at once, one request per call: it must
 // be safe to call concurrently. Throwing is answered ERROR Internal; the worker keeps serving.
 using Handler = std::function<void(RequestContext&)>;

@@ -288,7 +288,7 @@ TEST_F(WorkerTest, ExplainIsNumberedPerSessionAndEnds) {
 
 TEST_F(WorkerTest, FailingWithAnOpenTraceClosesItAsError) {
     const auto id = start([](RequestContext& c) {
-        (void)c.send_explain(ExplainStep{"urn:s", "urn:s", {}, ExplainState::kOpen, std::nullopt, std::nullopt});
+        EXPECT_EQ(c.send_explain("urn:s", "urn:s", {}, ExplainState::kOpen).value(), 0u);
         (void)c.fail(schema::make_error(schema::ErrorType::kUpstreamError, "llm down"));
     });
     broker.send_request(id, "tok", "{}");
