@@ -1,0 +1,80 @@
+// The trace collector: a GBE01 DEALER (docs/protocol.md §6.1) that stores each batch of
+// deliveries in the trace store and acknowledges them only after the commit.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "schema/protocol.hpp"
+#include "workers/trace_collector/trace_store.hpp"
+
+namespace glassbox::trace {
+
+struct CollectorConfig {
+    // The broker's request endpoint (ROUTER).
+    std::string endpoint = "tcp://127.0.0.1:5555";
+    // ATTACH window: unacknowledged deliveries the broker may hand us (1-65536). The overflow
+    // policy beyond it is the broker's: it keeps further messages in its spool.
+    std::uint64_t window = 1024;
+    // HEARTBEAT when nothing else went to the broker for this long; match the broker's.
+    std::chrono::milliseconds heartbeat = schema::protocol::kDefaultHeartbeat;
+    // The broker is gone after this many intervals without a message: reconnect, re-ATTACH.
+    int liveness = schema::protocol::kDefaultLiveness;
+    // One transaction holds at most this many deliveries, collected for at most `batch_wait`
+    // after the first one arrived (ingest rate vs. latency to the ACK).
+    std::size_t batch_max = 1024;
+    std::chrono::milliseconds batch_wait{5};
+    // After a failed commit the batch is kept (not acknowledged) and retried after this delay.
+    std::chrono::milliseconds retry_delay{1000};
+    // How often an idle loop looks at the stop flag.
+    std::chrono::milliseconds stop_poll{50};
+    // How long the final ACKs and DETACH may wait in the socket at close.
+    std::chrono::milliseconds linger{1000};
+    int send_hwm = 100'000;
+    int receive_hwm = 100'000;
+};
+
+// Read by status and tests; updated by the collector thread.
+struct CollectorCounters {
+    std::atomic<std::uint64_t> deliveries{0};
+    std::atomic<std::uint64_t> stored{0};
+    std::atomic<std::uint64_t> duplicates{0};
+    std::atomic<std::uint64_t> quarantined{0};
+    std::atomic<std::uint64_t> acked{0};
+    std::atomic<std::uint64_t> batches{0};
+    std::atomic<std::uint64_t> store_failures{0};
+    std::atomic<std::uint64_t> reconnects{0};
+    std::atomic<std::uint64_t> bad_frames{0};  // DELIVERs without a usable delivery id: logged, not acked
+};
+
+class Collector {
+public:
+    // `store` must be opened read-write and outlive the collector; only run()'s thread uses it.
+    Collector(zmq::context_t& context, CollectorConfig config, TraceStore& store);
+    Collector(const Collector&) = delete;
+    Collector& operator=(const Collector&) = delete;
+
+    // ATTACHes and serves until stop(): then stores and acknowledges the batch in hand, and
+    // DETACHes. Never throws for what the broker sends.
+    void run();
+    // Any thread; returns at once (the loop sees it within `stop_poll`).
+    void stop() noexcept { stop_requested_ = true; }
+
+    const CollectorCounters& counters() const noexcept { return counters_; }
+    const CollectorConfig& config() const noexcept { return config_; }
+
+private:
+    zmq::context_t& context_;
+    CollectorConfig config_;
+    TraceStore& store_;
+    std::atomic<bool> stop_requested_{false};
+    CollectorCounters counters_;
+};
+
+}  // namespace glassbox::trace

@@ -1,0 +1,152 @@
+// The `trace` service: request parsing and dispatch to the trace store's read queries.
+#include "workers/trace_collector/trace_service.hpp"
+
+#include <utility>
+
+namespace glassbox::trace {
+namespace {
+
+using nlohmann::json;
+using schema::ErrorType;
+using schema::make_error;
+using schema::Result;
+
+schema::Error invalid(std::string message) { return make_error(ErrorType::kInvalidRequest, std::move(message)); }
+
+Result<std::optional<std::string>> optional_string(const json& body, const char* key) {
+    const auto it = body.find(key);
+    if (it == body.end() || it->is_null()) return std::optional<std::string>{};
+    if (!it->is_string()) return invalid(std::string("\"") + key + "\" must be a string");
+    return std::optional<std::string>{it->get<std::string>()};
+}
+
+Result<std::optional<std::int64_t>> optional_time(const json& body, const char* key) {
+    auto text = optional_string(body, key);
+    if (!text) return text.error();
+    if (!*text) return std::optional<std::int64_t>{};
+    const auto ms = parse_datetime_ms(**text);
+    if (!ms) return invalid(std::string("\"") + key + "\" must be an xsd:dateTime such as 2026-11-22T00:00:00Z");
+    return std::optional<std::int64_t>{ms};
+}
+
+Result<std::int64_t> bounded_integer(const json& body, const char* key, std::int64_t fallback, std::int64_t min,
+                                     std::int64_t max) {
+    const auto it = body.find(key);
+    if (it == body.end() || it->is_null()) return fallback;
+    if (!it->is_number_integer()) return invalid(std::string("\"") + key + "\" must be an integer");
+    if (it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(max)) {
+        return invalid(std::string("\"") + key + "\" must be from " + std::to_string(min) + " to " + std::to_string(max));
+    }
+    const auto v = it->get<std::int64_t>();
+    if (v < min || v > max) {
+        return invalid(std::string("\"") + key + "\" must be from " + std::to_string(min) + " to " + std::to_string(max));
+    }
+    return v;
+}
+
+Result<json> list(TraceStore& store, const json& body) {
+    ListQuery q;
+    auto kind = optional_string(body, "kind");
+    auto status = optional_string(body, "status");
+    auto search = optional_string(body, "search");
+    auto parent = optional_string(body, "parent");
+    auto since = optional_time(body, "since");
+    auto until = optional_time(body, "until");
+    auto limit = bounded_integer(body, "limit", kDefaultListLimit, 1, kMaxListLimit);
+    auto offset = bounded_integer(body, "offset", 0, 0, std::numeric_limits<std::int64_t>::max());
+    for (const auto* r : {&kind, &status, &search, &parent}) {
+        if (!*r) return r->error();
+    }
+    for (const auto* r : {&since, &until}) {
+        if (!*r) return r->error();
+    }
+    if (!limit) return limit.error();
+    if (!offset) return offset.error();
+    if (const auto it = body.find("include_subtraces"); it != body.end() && !it->is_null()) {
+        if (!it->is_boolean()) return invalid("\"include_subtraces\" must be true or false");
+        q.include_subtraces = it->get<bool>();
+    }
+    q.kind = *kind;
+    q.status = *status;
+    q.search = *search;
+    q.parent = *parent;
+    q.since_ms = *since;
+    q.until_ms = *until;
+    q.limit = *limit;
+    q.offset = *offset;
+    return store.list(q);
+}
+
+Result<json> show(TraceStore& store, const json& body) {
+    auto session = optional_string(body, "session");
+    if (!session) return session.error();
+    if (!*session || (*session)->empty()) return invalid("show needs \"session\": a session URI or a UUID prefix");
+    return store.show(**session);
+}
+
+Result<json> export_range(TraceStore& store, const json& body, const std::function<bool(const json&)>& partial) {
+    auto since = optional_time(body, "since");
+    if (!since) return since.error();
+    auto until = optional_time(body, "until");
+    if (!until) return until.error();
+    auto counts = store.export_nquads(*since, *until, [&](std::string_view lines) {
+        return partial(json{{"nquads", std::string(lines)}});
+    });
+    if (!counts) return counts.error();
+    return json{{"sessions", counts->sessions}, {"triples", counts->triples}};
+}
+
+}  // namespace
+
+ReadStorePool::ReadStorePool(std::filesystem::path path, StoreConfig config)
+    : path_(std::move(path)), config_(config) {}
+
+Result<json> ReadStorePool::with_store(const std::function<Result<json>(TraceStore&)>& use) {
+    std::unique_ptr<TraceStore> store;
+    {
+        std::lock_guard lock(mutex_);
+        if (!idle_.empty()) {
+            store = std::move(idle_.back());
+            idle_.pop_back();
+        }
+    }
+    if (!store) {
+        auto opened = TraceStore::open(path_, OpenMode::kReadOnly, config_);
+        if (!opened) return opened.error();
+        store = std::move(opened).value();
+    }
+    auto result = use(*store);
+    std::lock_guard lock(mutex_);
+    idle_.push_back(std::move(store));
+    return result;
+}
+
+Result<json> answer_trace_request(TraceStore& store, const json& body,
+                                  const std::function<bool(const json&)>& partial) {
+    if (!body.is_object()) return invalid("trace expects a JSON object with \"op\"");
+    const auto op = body.find("op");
+    if (op == body.end() || !op->is_string()) return invalid("\"op\" must be one of list, show, export, stats");
+    const auto& name = op->get_ref<const std::string&>();
+    if (name == "list") return list(store, body);
+    if (name == "show") return show(store, body);
+    if (name == "export") return export_range(store, body, partial);
+    if (name == "stats") return store.stats();
+    return invalid("unknown op \"" + name + "\": one of list, show, export, stats");
+}
+
+runtime::Handler make_trace_handler(std::shared_ptr<ReadStorePool> pool) {
+    return [pool](runtime::RequestContext& context) {
+        auto answer = pool->with_store([&](TraceStore& store) {
+            return answer_trace_request(store, context.body(), [&](const json& chunk) {
+                return !context.cancelled() && context.send_partial(chunk).ok();
+            });
+        });
+        if (answer) {
+            (void)context.reply(*answer);
+        } else {
+            (void)context.fail(answer.error());
+        }
+    };
+}
+
+}  // namespace glassbox::trace

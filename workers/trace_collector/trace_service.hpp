@@ -1,0 +1,51 @@
+// The `trace` service (docs/traces.md §2): list, show, export and stats over read-only
+// connections to the trace store, served by the worker runtime beside the collector.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "schema/result.hpp"
+#include "workers/runtime/worker.hpp"
+#include "workers/trace_collector/trace_store.hpp"
+
+namespace glassbox::trace {
+
+inline constexpr std::string_view kTraceServiceName = "trace";
+// `limit` of a list request: default and bound.
+inline constexpr std::int64_t kDefaultListLimit = 50;
+inline constexpr std::int64_t kMaxListLimit = 10'000;
+
+// Read-only connections, one per concurrent request (handlers run on several threads and a
+// connection is single-threaded); opened on demand, kept for reuse.
+class ReadStorePool {
+public:
+    ReadStorePool(std::filesystem::path path, StoreConfig config);
+
+    // Runs `use` with a connection of its own; the connection's open error otherwise.
+    schema::Result<nlohmann::json> with_store(const std::function<schema::Result<nlohmann::json>(TraceStore&)>& use);
+
+private:
+    std::filesystem::path path_;
+    StoreConfig config_;
+    std::mutex mutex_;
+    std::vector<std::unique_ptr<TraceStore>> idle_;
+};
+
+// Answers one `trace` request body against `store`. export hands each {"nquads": ...} chunk to
+// `partial` (false from it stops the export) and answers the FINAL counts. Bad input:
+// InvalidRequest naming the field; an unknown id NotFound; an ambiguous prefix InvalidRequest.
+schema::Result<nlohmann::json> answer_trace_request(TraceStore& store, const nlohmann::json& body,
+                                                    const std::function<bool(const nlohmann::json&)>& partial);
+
+// The runtime handler. The pool is shared by the handler copies the runtime makes (one per
+// slot thread), hence shared_ptr.
+runtime::Handler make_trace_handler(std::shared_ptr<ReadStorePool> pool);
+
+}  // namespace glassbox::trace

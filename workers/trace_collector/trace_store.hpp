@@ -1,0 +1,140 @@
+// The trace store: explain messages kept in SQLite (WAL), one row per session, read back for
+// the `trace` service (docs/traces.md).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "schema/messages.hpp"
+#include "schema/result.hpp"
+
+namespace glassbox::trace {
+
+using WallClock = std::chrono::system_clock;
+
+// One GBE01 DELIVER (docs/protocol.md §6.1), its frames as received. `seq` stays text so a frame
+// that is not an ascii-int can still be quarantined with its reason.
+struct Delivery {
+    std::uint64_t delivery_id = 0;
+    std::string service;
+    std::string session;
+    std::string seq;
+    std::string state;
+    std::string body;
+};
+
+struct StoreConfig {
+    // A session with no terminal event and nothing for this long reads as `incomplete`.
+    std::chrono::seconds incomplete_after{300};
+    // synchronous=FULL (default): a commit survives power loss, so an ACK after it keeps the
+    // §6.1 promise ("durably stored"). false gives NORMAL: in WAL mode a commit survives a crash
+    // of the process but the last transactions may roll back on power loss or an OS crash, and
+    // the broker, already acknowledged, no longer has them.
+    bool synchronous_full = true;
+    // Literals longer than this (answers, observations) are stored once in `texts` and
+    // referenced from their triples; show and export re-inline them.
+    std::size_t text_threshold = 512;
+    // How long a statement waits for a lock held by another connection (readers never block
+    // the WAL writer; this bounds writer-vs-checkpoint waits).
+    std::chrono::milliseconds busy_timeout{5000};
+};
+
+enum class OpenMode { kReadWrite, kReadOnly };
+
+// What one store_batch did.
+struct BatchOutcome {
+    std::size_t stored = 0;       // new (session, seq) events written
+    std::size_t duplicates = 0;   // (session, seq) already stored: ignored
+    std::size_t quarantined = 0;  // malformed: kept in `quarantine`
+    std::size_t triples = 0;      // triples written
+};
+
+// Filters of the `list` operation; times are epoch milliseconds.
+struct ListQuery {
+    std::optional<std::string> kind;
+    std::optional<std::string> status;  // running | complete | error | incomplete
+    std::optional<std::int64_t> since_ms;
+    std::optional<std::int64_t> until_ms;
+    std::optional<std::string> search;  // case-insensitive substring of the question
+    std::optional<std::string> parent;  // a session URI or a unique UUID prefix
+    bool include_subtraces = false;
+    std::int64_t limit = 50;
+    std::int64_t offset = 0;
+};
+
+struct ExportCounts {
+    std::uint64_t sessions = 0;
+    std::uint64_t triples = 0;
+};
+
+// Receives export output: whole N-Quads lines. Returning false stops the export (Cancelled).
+using NquadsSink = std::function<bool(std::string_view lines)>;
+
+namespace detail {
+struct Database;
+}
+
+// One SQLite connection. A read-write store is the collector's (one writer per file); any
+// number of read-only stores may read beside it (WAL). Not thread-safe: one thread at a time.
+class TraceStore {
+public:
+    // Creates the file (0600) and schema in kReadWrite mode. A file that is not a SQLite
+    // database, or not a trace store, or cannot be opened: Internal, with the path and reason
+    // in one line.
+    static schema::Result<std::unique_ptr<TraceStore>> open(const std::filesystem::path& path, OpenMode mode,
+                                                            StoreConfig config = {});
+    ~TraceStore();
+    TraceStore(const TraceStore&) = delete;
+    TraceStore& operator=(const TraceStore&) = delete;
+
+    // Validates and writes `deliveries` in ONE transaction: new events with their triples and
+    // session rows, duplicates ignored, malformed ones into quarantine. All or nothing: an Error
+    // means nothing was committed (the caller must not ACK).
+    schema::Result<BatchOutcome> store_batch(const std::vector<Delivery>& deliveries,
+                                             WallClock::time_point received = WallClock::now());
+
+    // The operations of docs/traces.md §2, answering the JSON replies it shows. `now` decides
+    // which sessions read as incomplete.
+    schema::Result<nlohmann::json> list(const ListQuery& query, WallClock::time_point now = WallClock::now());
+    schema::Result<nlohmann::json> show(std::string_view id, WallClock::time_point now = WallClock::now());
+    schema::Result<ExportCounts> export_nquads(std::optional<std::int64_t> since_ms,
+                                               std::optional<std::int64_t> until_ms, const NquadsSink& sink,
+                                               std::size_t lines_per_chunk = 1000);
+    schema::Result<nlohmann::json> stats(WallClock::time_point now = WallClock::now());
+
+    // A session URI, or a unique prefix of its UUID, to the session URI. Unknown: NotFound;
+    // ambiguous prefix: InvalidRequest listing the matches.
+    schema::Result<std::string> resolve_session(std::string_view id);
+
+    const std::filesystem::path& path() const noexcept { return path_; }
+    const StoreConfig& config() const noexcept { return config_; }
+
+private:
+    TraceStore(std::filesystem::path path, StoreConfig config, std::unique_ptr<detail::Database> db);
+
+    std::filesystem::path path_;
+    StoreConfig config_;
+    std::unique_ptr<detail::Database> db_;
+};
+
+// Checks one delivery: frames well formed, the body an explain message (§8) whose session, seq
+// and end state agree with the frames. The error's message is the quarantine reason, starting
+// "not JSON", "wrong types", "bad triple" or naming the frame that disagrees.
+schema::Result<schema::ExplainMessage> validate_delivery(const Delivery& delivery);
+
+// "2025-01-02T03:04:05.678Z" and other xsd:dateTime forms (fraction optional, Z or ±hh:mm;
+// no zone means UTC) to epoch milliseconds; nullopt if it is not one.
+std::optional<std::int64_t> parse_datetime_ms(std::string_view text) noexcept;
+// Epoch milliseconds to "2025-01-02T03:04:05.678Z".
+std::string format_datetime_ms(std::int64_t epoch_ms);
+
+}  // namespace glassbox::trace
