@@ -34,7 +34,7 @@ struct UpOptions {
 };
 
 // The workers `up` runs; each later worker is one more entry.
-const std::vector<std::string> kWorkers = {"echo"};
+const std::vector<std::string> kWorkers = {"echo", "trace-collector"};
 
 struct BrokerEndpoints {
     std::string endpoint;
@@ -112,7 +112,7 @@ void run_up(const UpOptions& options) {
         supervisor.start(ChildSpec{worker,
                                    {self, "worker", worker, "--broker", endpoints->endpoint,
                                     "--threads", std::to_string(options.threads), "--heartbeat-ms",
-                                    heartbeat},
+                                    heartbeat, "--home", home.string()},
                                    home / "logs" / (worker + ".log")});
     }
 

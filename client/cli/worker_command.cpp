@@ -2,10 +2,12 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "client/cli/client_options.hpp"
@@ -14,6 +16,8 @@
 #include "schema/log.hpp"
 #include "workers/echo/echo_service.hpp"
 #include "workers/runtime/worker.hpp"
+#include "workers/trace_collector/collector.hpp"
+#include "workers/trace_collector/trace_service.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -80,6 +84,107 @@ void run_worker(const WorkerEntry& entry, const WorkerOptions& options) {
     schema::component_logger("worker")->info("event=stopped service={}", config.service);
 }
 
+struct TraceCollectorOptions {
+    std::string broker;
+    std::string home;
+    std::size_t threads = 2;
+    int heartbeat_ms = 2500;
+    int liveness = 3;
+    int incomplete_after_s = 300;
+    std::uint64_t window = 1024;
+    bool synchronous_normal = false;
+};
+
+// The collector (GBE01, the only writer of <home>/traces.db) and the `trace` service (reads)
+// in one process; SIGTERM/SIGINT stop both gracefully.
+void run_trace_collector(const TraceCollectorOptions& options) {
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+    const auto home = client::resolve_home(options.home);
+    auto endpoint = client::resolve_broker_endpoint(options.broker, home);
+    if (!endpoint) exit_with_error(endpoint.error());
+    std::error_code ec;
+    std::filesystem::create_directories(home, ec);
+    if (ec) {
+        exit_with_error(schema::make_error(schema::ErrorType::kInternal,
+                                           "cannot create home " + home.string() + ": " + ec.message()));
+    }
+
+    trace::StoreConfig store_config;
+    store_config.incomplete_after = std::chrono::seconds{options.incomplete_after_s};
+    store_config.synchronous_full = !options.synchronous_normal;
+    const auto db_path = home / "traces.db";
+    auto store = trace::TraceStore::open(db_path, trace::OpenMode::kReadWrite, store_config);
+    if (!store) exit_with_error(store.error());
+
+    zmq::context_t context{1};
+    trace::CollectorConfig collector_config;
+    collector_config.endpoint = endpoint.value();
+    collector_config.heartbeat = std::chrono::milliseconds{options.heartbeat_ms};
+    collector_config.liveness = options.liveness;
+    collector_config.window = options.window;
+    trace::Collector collector(context, collector_config, *store.value());
+
+    runtime::WorkerConfig config;
+    config.endpoint = endpoint.value();
+    config.service = std::string(trace::kTraceServiceName);
+    config.threads = options.threads;
+    config.heartbeat = std::chrono::milliseconds{options.heartbeat_ms};
+    config.liveness = options.liveness;
+    config.worker_name = "trace-collector";
+    auto pool = std::make_shared<trace::ReadStorePool>(db_path, store_config);
+    runtime::Worker worker(context, config, trace::make_trace_handler(pool));
+
+    std::thread collector_thread([&collector] { collector.run(); });
+    worker.start();
+    auto log = schema::component_logger("trace-collector");
+    log->info("event=started db={} endpoint={} threads={}", db_path.string(), config.endpoint, config.threads);
+    int signal = 0;
+    while (sigwait(&stop_signals, &signal) != 0) {
+    }
+    log->info("event=signal signal={} action=graceful_stop", signal);
+    worker.stop();
+    collector.stop();
+    collector_thread.join();
+    worker.wait();
+    const auto& counters = collector.counters();
+    log->info("event=stopped stored={} duplicates={} quarantined={} acked={}", counters.stored.load(),
+              counters.duplicates.load(), counters.quarantined.load(), counters.acked.load());
+}
+
+void add_trace_collector_command(CLI::App& command) {
+    auto options = std::make_shared<TraceCollectorOptions>();
+    auto* sub = command.add_subcommand(
+        "trace-collector", "Store the broker's explain feed in <home>/traces.db and serve the `trace` service");
+    sub->add_option("--broker", options->broker,
+                    "Broker request endpoint (default: the home's config.json, else tcp://127.0.0.1:5555)")
+        ->envname("GLASSBOX_BROKER");
+    sub->add_option("--home", options->home, "Home folder holding traces.db (default $GLASSBOX_HOME, else ~/.glassbox)");
+    sub->add_option("--threads", options->threads, "Threads serving `trace` requests")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 64));
+    sub->add_option("--heartbeat-ms", options->heartbeat_ms, "Heartbeat interval; match the broker's")
+        ->capture_default_str()
+        ->check(CLI::Range(10, 600'000));
+    sub->add_option("--liveness", options->liveness, "Missed heartbeats before the broker counts as gone")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100));
+    sub->add_option("--incomplete-after-s", options->incomplete_after_s,
+                    "A session without an end and silent this long reads as incomplete")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 30 * 24 * 3600));
+    sub->add_option("--window", options->window, "Unacknowledged deliveries the broker may hand over (ATTACH)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 65536));
+    sub->add_flag("--synchronous-normal", options->synchronous_normal,
+                  "Commit without fsync per transaction (faster; the last commits may be lost on power loss)");
+    sub->callback([options] { run_trace_collector(*options); });
+}
+
 }  // namespace
 
 void add_worker_command(CLI::App& app) {
@@ -111,6 +216,7 @@ void add_worker_command(CLI::App& app) {
         const WorkerEntry* chosen = &entry;
         sub->callback([chosen, options] { run_worker(*chosen, *options); });
     }
+    add_trace_collector_command(*command);
 }
 
 }  // namespace glassbox::cli

@@ -415,12 +415,12 @@ Result<std::unique_ptr<TraceStore>> TraceStore::open(const std::filesystem::path
     sqlite3_busy_timeout(db->handle, static_cast<int>(config.busy_timeout.count()));
     if (mode == OpenMode::kReadWrite) {
         // The first statement reads the header: a file that is not SQLite fails here.
-        if (auto r = exec(*db, "PRAGMA journal_mode=WAL"); !r) return fail(r.error().message);
+        if (auto r = exec(*db, "PRAGMA journal_mode=WAL"); !r) return fail(db->message());
         if (auto r = exec(*db, config.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
             !r) {
-            return fail(r.error().message);
+            return fail(db->message());
         }
-        if (auto r = exec(*db, kSchema); !r) return fail(r.error().message);
+        if (auto r = exec(*db, kSchema); !r) return fail(db->message());
     }
     auto store = std::unique_ptr<TraceStore>(new TraceStore(path, config, std::move(db)));
     // A SQLite file that is not a trace store (or a damaged one) is refused here, not later.
