@@ -12,5 +12,6 @@ void add_worker_command(CLI::App& app);  // glassbox worker <name>: run one work
 void add_up_command(CLI::App& app);      // glassbox up: broker + workers, supervised
 void add_status_command(CLI::App& app);  // glassbox status: the broker's mmi.status
 void add_call_command(CLI::App& app);    // glassbox call <service> '<json>'
+void add_traces_command(CLI::App& app);  // glassbox traces list/show/tail/export/stats
 
 }  // namespace glassbox::cli

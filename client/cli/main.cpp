@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
     glassbox::cli::add_up_command(app);
     glassbox::cli::add_status_command(app);
     glassbox::cli::add_call_command(app);
+    glassbox::cli::add_traces_command(app);
 
     try {
         app.parse(argc, argv);

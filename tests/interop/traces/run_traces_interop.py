@@ -1,0 +1,244 @@
+#!/usr/bin/python3
+"""The real pipeline, read back by `glassbox traces` and checked by rdflib, rapper and the PROV check.
+
+Starts `glassbox up` (broker, echo, trace collector) on ephemeral ports in a fresh home, watches the
+explain topic with `traces tail`, sends echo requests with `glassbox call`, waits until
+`traces list --json` shows them complete, then checks: every `show` format parses with rdflib
+(and rapper for Turtle/N-Triples) to exactly the stored triples, the PROV check holds, a UUID
+prefix resolves, an unknown or ambiguous id exits 2 with a clear error, `export` is N-Quads
+holding every shown triple, and `tail --count` saw the events.
+
+Exit 0 when every check passes, 1 on a failure, 77 when rdflib, ../shared or the trace collector
+is absent.
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+SKIP = 77
+try:
+    import rdflib  # noqa: F401
+except ImportError:
+    print("SKIP: rdflib (python3-rdflib) is not installed for", sys.executable)
+    sys.exit(SKIP)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import trace_rdf  # noqa: E402
+
+QUESTIONS = ["ping", 'quote " and backslash \\ here', "line one\nline two\ttab", "unicode \u00e9\u4e2d\U0001F600"]
+
+
+class Pipeline:
+    def __init__(self, glassbox, workdir):
+        self.glassbox = glassbox
+        self.workdir = workdir
+        self.home = os.path.join(workdir, "home")
+        self.up = None
+        self.failures = []
+        self.checks = 0
+
+    # ---- processes
+    def start(self):
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        os.makedirs(self.workdir)
+        ready = os.path.join(self.workdir, "up.ready")
+        self.up_log = open(os.path.join(self.workdir, "up.log"), "wb")
+        self.up = subprocess.Popen([self.glassbox, "up", "--home", self.home, "--bind", "tcp://127.0.0.1:*",
+                                    "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms", "250", "--ready-file", ready],
+                                   stdout=self.up_log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.time() + 30
+        while not os.path.exists(ready):
+            if self.up.poll() is not None or time.time() > deadline:
+                raise RuntimeError("glassbox up did not start; see " + self.up_log.name)
+            time.sleep(0.05)
+
+    def stop(self):
+        if self.up is None or self.up.poll() is not None:
+            return
+        self.up.send_signal(signal.SIGINT)
+        try:
+            self.up.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.up.pid, signal.SIGKILL)
+            self.up.wait()
+
+    def run(self, *args, timeout_ms=10000, check=True):
+        cmd = [self.glassbox] + list(args) + ["--home", self.home]
+        if args[0] in ("call", "traces") and (len(args) < 2 or args[1] != "tail"):
+            cmd += ["--timeout-ms", str(timeout_ms)]
+        proc = subprocess.run(cmd, capture_output=True, timeout=timeout_ms / 1000 + 30)
+        if check and proc.returncode != 0:
+            raise RuntimeError("%s: exit %d: %s" % (" ".join(args[:3]), proc.returncode, proc.stderr.decode()))
+        return proc
+
+    # ---- checks
+    def expect(self, condition, message):
+        self.checks += 1
+        if not condition:
+            self.failures.append(message)
+            print("FAIL:", message)
+
+    def wait_for_trace_service(self):
+        deadline = time.time() + 20
+        last = None
+        while time.time() < deadline:
+            last = self.run("traces", "stats", "--json", timeout_ms=2000, check=False)
+            if last.returncode == 0:
+                return True
+            time.sleep(0.2)
+        print("SKIP: the trace service did not answer (is the trace collector started by glassbox up?):",
+              last.stderr.decode().strip() if last else "")
+        return False
+
+    def wait_complete(self, count):
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            listed = json.loads(self.run("traces", "list", "--json", "--kind", "echo", "--limit", "1000").stdout)
+            done = [s for s in listed["sessions"] if s["status"] == "complete"]
+            if len(done) >= count:
+                return listed["sessions"]
+            time.sleep(0.2)
+        raise RuntimeError("the echo traces did not become complete within 30 s")
+
+    def check_show(self, session):
+        uri = session["session"]
+        name = uri.split(":")[2][:8]
+        reply = json.loads(self.run("traces", "show", uri, "--format", "json").stdout)
+        quads = trace_rdf.reply_quads(reply)
+        self.expect(len(quads) > 0, "%s: no triples shown" % uri)
+        self.expect(reply["session"]["session"] == uri, "%s: show answered %s" % (uri, reply["session"]["session"]))
+        files = []
+        for fmt, ext, rdflib_fmt, rapper in (("turtle", ".ttl", "turtle", "turtle"), ("ntriples", ".nt", "nt", "ntriples"),
+                                             ("jsonld", ".jsonld", "json-ld", None), ("nquads", ".nq", "nquads", None)):
+            path = os.path.join(self.workdir, name + ext)
+            with open(path, "wb") as f:
+                f.write(self.run("traces", "show", uri, "--format", fmt).stdout)
+            try:
+                n = trace_rdf.check_rdflib(path, rdflib_fmt, quads)
+                self.expect(True, "")
+                if rapper:
+                    self.checks += trace_rdf.check_rapper(path, rapper, n) is not None
+            except Exception as e:
+                self.expect(False, "%s: %s" % (path, e))
+            if ext in (".ttl", ".nt"):
+                files.append(path)
+        tree = self.run("traces", "show", uri, "--show-sources").stdout.decode()
+        self.expect("Synthesis" in tree and uri in tree, "%s: the tree has no Synthesis step:\n%s" % (uri, tree))
+        self.expect("Status        complete" in tree, "%s: the tree shows no complete status" % uri)
+        # A unique prefix of the UUID resolves to the same session.
+        uuid = uri.split(":")[2]
+        by_prefix = json.loads(self.run("traces", "show", uuid[:13], "--json").stdout)
+        self.expect(by_prefix["session"]["session"] == uri, "%s: the prefix %s resolved elsewhere" % (uri, uuid[:13]))
+        return files, quads
+
+    def check_bad_ids(self, sessions):
+        unknown = self.run("traces", "show", "ffffffff-ffff-4fff-8fff-ffffffffffff", check=False)
+        self.expect(unknown.returncode == 2 and b"NotFound" in unknown.stderr,
+                    "unknown id: exit %d, %r" % (unknown.returncode, unknown.stderr))
+        nonsense = self.run("traces", "show", "urn:not:a:trace", check=False)
+        self.expect(nonsense.returncode == 2, "unknown URI: exit %d, %r" % (nonsense.returncode, nonsense.stderr))
+        # An ambiguous prefix: the longest prefix two sessions share (send more echoes until one exists).
+        uuids = sorted(s["session"].split(":")[2] for s in sessions)
+        best = ""
+        for a, b in zip(uuids, uuids[1:]):
+            common = os.path.commonprefix([a, b])
+            if len(common) > len(best):
+                best = common
+        self.expect(best != "", "no two sessions share a UUID prefix")
+        if best:
+            ambiguous = self.run("traces", "show", best, check=False)
+            stderr = ambiguous.stderr.decode()
+            matching = [s["session"] for s in sessions if s["session"].split(":")[2].startswith(best)]
+            self.expect(ambiguous.returncode == 2 and "InvalidRequest" in stderr and all(m in stderr for m in matching),
+                        "ambiguous prefix %s: exit %d, %r" % (best, ambiguous.returncode, stderr))
+
+    def check_export(self, shown_quads):
+        proc = self.run("traces", "export", "--since", "1h", timeout_ms=60000)
+        path = os.path.join(self.workdir, "export.nq")
+        with open(path, "wb") as f:
+            f.write(proc.stdout)
+        self.expect(b"exported" in proc.stderr, "export: no summary on stderr: %r" % proc.stderr)
+        ds = rdflib.Dataset()
+        try:
+            ds.parse(path, format="nquads")
+        except Exception as e:
+            self.expect(False, "export: rdflib cannot parse N-Quads: %s" % e)
+            return
+        exported = {(s, p, o) for s, p, o, _ in ds.quads((None, None, None, None))}
+        missing = [q for q in shown_quads if (q[0], q[1], q[2]) not in exported and not isinstance(q[0], rdflib.BNode)]
+        self.expect(not missing, "export lacks %d shown triples, e.g. %r" % (len(missing), missing[:1]))
+        graphs = {str(getattr(c, "identifier", c)) for _, _, _, c in ds.quads((None, None, None, None))}
+        self.expect(graphs == {trace_rdf.RETRIEVAL_GRAPH}, "export graphs: %r" % graphs)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--glassbox", required=True)
+    parser.add_argument("--prov", required=True)
+    parser.add_argument("--ontology", required=True)
+    parser.add_argument("--prov-check", required=True)
+    parser.add_argument("--workdir", required=True)
+    args = parser.parse_args()
+    if not os.path.exists(args.prov):
+        print("SKIP: PROV-O not found at", args.prov, "(../shared is absent)")
+        return SKIP
+
+    p = Pipeline(args.glassbox, args.workdir)
+    try:
+        p.start()
+        if not p.wait_for_trace_service():
+            return SKIP
+        tail_out = open(os.path.join(args.workdir, "tail.jsonl"), "wb")
+        tail = subprocess.Popen([args.glassbox, "traces", "tail", "--home", p.home, "--kind", "echo", "--json",
+                                 "--count", "2", "--timeout-ms", "30000"], stdout=tail_out, stderr=subprocess.PIPE)
+        time.sleep(1.0)  # PUB/SUB: the subscription must reach the broker before the first event
+
+        sent = 0
+        for question in QUESTIONS:
+            p.run("call", "echo", json.dumps({"question": question}))
+            sent += 1
+        sessions = p.wait_complete(sent)
+        # More sessions until two UUIDs share a prefix (at most 17 needed: 16 hex digits).
+        while len({s["session"].split(":")[2][0] for s in sessions}) == len(sessions) and sent < 17:
+            p.run("call", "echo", json.dumps({"question": "more %d" % sent}))
+            sent += 1
+            sessions = p.wait_complete(sent)
+
+        tail_rc = tail.wait(timeout=40)
+        tail_out.close()
+        with open(tail_out.name, encoding="utf-8") as f:
+            events = [json.loads(line) for line in f if line.strip()]
+        p.expect(tail_rc == 0, "tail --count 2: exit %d, %r" % (tail_rc, tail.stderr.read()))
+        p.expect(len(events) == 2 and all(e["kind"] == "echo" for e in events), "tail events: %r" % events)
+        p.expect(all(e["step_type"] in ("Question", "Synthesis") for e in events), "tail step types: %r" % events)
+
+        table = p.run("traces", "list").stdout.decode()
+        p.expect(table.startswith("SESSION") and all(s["session"].split(":")[2] in table for s in sessions[:5]),
+                 "list table:\n" + table)
+        questions = {s["question"] for s in sessions}
+        p.expect(all(q in questions for q in QUESTIONS), "list questions: %r" % questions)
+
+        files = []
+        shown = set()
+        for session in sessions[:len(QUESTIONS)]:
+            session_files, quads = p.check_show(session)
+            files += session_files
+            shown |= quads
+        proc = subprocess.run([sys.executable, args.prov_check, "--prov", args.prov, "--ontology", args.ontology]
+                              + files, capture_output=True, text=True, timeout=300)
+        p.expect(proc.returncode == 0, "prov_check: " + proc.stdout + proc.stderr)
+        p.check_bad_ids(sessions)
+        p.check_export(shown)
+    finally:
+        p.stop()
+    print("%d checks, %d failures" % (p.checks, len(p.failures)))
+    return 1 if p.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
