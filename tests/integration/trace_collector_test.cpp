@@ -1,0 +1,105 @@
+// The trace collector as a real process: echo traces reach the store through the broker's
+// spool, exactly once, also when the collector starts late or restarts.
+#include <csignal>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/integration/cluster.hpp"
+
+namespace glassbox::integration {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+class TraceCollectorTest : public ClusterTest {
+protected:
+    ChildProcess& start_collector(const std::string& endpoint) {
+        return start_process("trace-collector-" + std::to_string(processes_.size()),
+                             {glassbox_binary(), "worker", "trace-collector", "--broker", endpoint, "--home",
+                              (dir() / "collector-home").string(), "--heartbeat-ms", std::to_string(kHeartbeatMs)});
+    }
+    // The FINAL body of `glassbox call trace <body>`, or null.
+    json call_trace(const std::string& endpoint, const json& body) {
+        const auto r = run_glassbox({"call", "trace", body.dump(), "--broker", endpoint});
+        std::istringstream lines(r.out);
+        std::string line;
+        json last;
+        while (std::getline(lines, line)) {
+            auto parsed = json::parse(line, nullptr, false);
+            if (parsed.is_object() && parsed.value("kind", "") == "final") last = parsed["body"];
+        }
+        return last;
+    }
+    // Polls `list` until `total` sessions are complete with 2 events each.
+    bool wait_for_complete(const std::string& endpoint, int total, milliseconds timeout = milliseconds{15'000}) {
+        const auto until = std::chrono::steady_clock::now() + timeout;
+        while (std::chrono::steady_clock::now() < until) {
+            const auto listed = call_trace(endpoint, {{"op", "list"}, {"status", "complete"}, {"limit", 1000}});
+            if (listed.is_object() && listed.value("total", -1) == total) {
+                for (const auto& s : listed["sessions"]) EXPECT_EQ(s["events"], 2) << s.dump();
+                return true;
+            }
+            std::this_thread::sleep_for(milliseconds{100});
+        }
+        return false;
+    }
+    void run_echoes(const std::string& endpoint, int n) {
+        for (int i = 0; i < n; ++i) {
+            const auto r = run_glassbox({"call", "echo", echo_body("question " + std::to_string(i)), "--broker", endpoint});
+            ASSERT_TRUE(r.status.exited && r.status.code == 0) << r.err;
+        }
+    }
+};
+
+TEST_F(TraceCollectorTest, EchoRequestsBecomeCompleteSessions) {
+    const auto broker = start_broker();
+    start_echo_worker(broker.endpoint);
+    start_collector(broker.endpoint);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "trace"));
+    constexpr int kRequests = 5;
+    run_echoes(broker.endpoint, kRequests);
+    ASSERT_TRUE(wait_for_complete(broker.endpoint, kRequests));
+
+    const auto listed = call_trace(broker.endpoint, {{"op", "list"}, {"search", "question 3"}});
+    ASSERT_EQ(listed["sessions"].size(), 1u) << listed.dump();
+    const std::string session = listed["sessions"][0]["session"];
+    // A prefix of the UUID (urn:glassbox:<uuid>:question) names the session.
+    const auto shown = call_trace(broker.endpoint, {{"op", "show"}, {"session", session.substr(13, 8)}});
+    ASSERT_TRUE(shown.is_object()) << "no FINAL for show";
+    EXPECT_EQ(shown["session"]["session"], session);
+    EXPECT_EQ(shown["events"].size(), 2u);
+    const auto unknown = run_glassbox({"call", "trace", R"({"op":"show","session":"00000000"})", "--broker",
+                                       broker.endpoint});
+    EXPECT_TRUE(unknown.out.find("NotFound") != std::string::npos ||
+                unknown.err.find("NotFound") != std::string::npos)
+        << unknown.out << unknown.err;
+}
+
+TEST_F(TraceCollectorTest, LateAndRestartedCollectorStoresEachMessageOnce) {
+    const auto broker = start_broker();
+    start_echo_worker(broker.endpoint);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    constexpr int kRequests = 4;
+    run_echoes(broker.endpoint, kRequests);  // spooled: no collector yet
+
+    auto& first = start_collector(broker.endpoint);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "trace"));
+    ASSERT_TRUE(wait_for_complete(broker.endpoint, kRequests));
+    const auto stopped = first.terminate();
+    EXPECT_TRUE(stopped.exited && stopped.code == 0) << stopped.describe();
+
+    run_echoes(broker.endpoint, kRequests);  // spooled while the collector is down
+    start_collector(broker.endpoint);
+    ASSERT_TRUE(wait_for_complete(broker.endpoint, 2 * kRequests));
+    const auto stats = call_trace(broker.endpoint, {{"op", "stats"}});
+    EXPECT_EQ(stats["sessions"], 2 * kRequests) << stats.dump();
+    EXPECT_EQ(stats["events"], 4 * kRequests) << stats.dump();
+    EXPECT_EQ(stats["quarantined"], 0);
+}
+
+}  // namespace
+}  // namespace glassbox::integration
