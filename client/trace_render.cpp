@@ -1,4 +1,5 @@
-// Decoding of `trace` service replies and their renderings: tree, Turtle, N-Triples, N-Quads, JSON-LD, tables.
+// Decoding of `trace` service replies and their renderings: tree, Turtle, N-Triples, N-Quads,
+// JSON-LD, tables.
 #include "client/trace_render.hpp"
 
 #include <algorithm>
@@ -29,8 +30,9 @@ constexpr int kMaxSubtraceDepth = 64;
 // ---- decoding -----------------------------------------------------------------------------
 
 schema::Error decode_error(std::string_view path, std::string_view expected, const json& got) {
-    return make_error(ErrorType::kDecodeError,
-                      std::string(path) + ": expected " + std::string(expected) + ", got " + got.type_name());
+    return make_error(
+        ErrorType::kDecodeError,
+        std::string(path) + ": expected " + std::string(expected) + ", got " + got.type_name());
 }
 
 // Reads fields of one JSON object, keeping the first error. Absent and null fields stay empty.
@@ -70,9 +72,11 @@ public:
             // Error::describe() form, "WorkerLost: the worker died", as the trace store keeps it.
             const auto& text = value->get_ref<const std::string&>();
             const auto colon = text.find(": ");
-            const auto type = colon == std::string::npos ? std::nullopt
-                                                         : schema::error_type_from_string(text.substr(0, colon));
-            out = type ? make_error(*type, text.substr(colon + 2)) : make_error(ErrorType::kInternal, text);
+            const auto type = colon == std::string::npos
+                                  ? std::nullopt
+                                  : schema::error_type_from_string(text.substr(0, colon));
+            out = type ? make_error(*type, text.substr(colon + 2))
+                       : make_error(ErrorType::kInternal, text);
             return;
         }
         if (!value->is_object()) return fail(key, "object", *value);
@@ -116,7 +120,8 @@ schema::Result<TraceEvent> decode_event(const json& value, const std::string& pa
     TraceEvent event;
     FieldReader fields(value, path);
     if (const json* seq = fields.find("seq")) {
-        if (!seq->is_number_unsigned() && !(seq->is_number_integer() && seq->get<std::int64_t>() >= 0)) {
+        if (!seq->is_number_unsigned() &&
+            !(seq->is_number_integer() && seq->get<std::int64_t>() >= 0)) {
             return decode_error(fields.path("seq"), "non-negative integer", *seq);
         }
         event.seq = seq->get<std::uint64_t>();
@@ -130,7 +135,8 @@ schema::Result<TraceEvent> decode_event(const json& value, const std::string& pa
         if (!triples->is_array()) return decode_error(fields.path("triples"), "array", *triples);
         event.triples.reserve(triples->size());
         for (std::size_t i = 0; i < triples->size(); ++i) {
-            auto triple = schema::decode_triple((*triples)[i], fields.path("triples") + "[" + std::to_string(i) + "]");
+            auto triple = schema::decode_triple(
+                (*triples)[i], fields.path("triples") + "[" + std::to_string(i) + "]");
             if (!triple) return std::move(triple).error();
             event.triples.push_back(std::move(triple).value());
         }
@@ -170,7 +176,8 @@ schema::Result<Trace> decode_trace_at(const json& reply, const std::string& path
     if (subtraces != reply.end() && !subtraces->is_null()) {
         if (!subtraces->is_array()) return decode_error(path + ".subtraces", "array", *subtraces);
         for (std::size_t i = 0; i < subtraces->size(); ++i) {
-            auto sub = decode_trace_at((*subtraces)[i], path + ".subtraces[" + std::to_string(i) + "]", depth + 1);
+            auto sub = decode_trace_at((*subtraces)[i],
+                                       path + ".subtraces[" + std::to_string(i) + "]", depth + 1);
             if (!sub) return std::move(sub).error();
             trace.subtraces.push_back(std::move(sub).value());
         }
@@ -180,7 +187,8 @@ schema::Result<Trace> decode_trace_at(const json& reply, const std::string& path
 
 // ---- text helpers ---------------------------------------------------------------------------
 
-// Control characters (C0, DEL, C1) become visible escapes: stored texts never reach the terminal raw.
+// Control characters (C0, DEL, C1) become visible escapes: stored texts never reach the terminal
+// raw.
 std::string escape_controls(std::string_view text, bool keep_newlines) {
     std::string out;
     out.reserve(text.size());
@@ -196,7 +204,8 @@ std::string escape_controls(std::string_view text, bool keep_newlines) {
             std::array<char, 8> buf{};
             std::snprintf(buf.data(), buf.size(), "\\x%02X", static_cast<unsigned>(c));
             out += buf.data();
-        } else if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+        } else if (c == 0xC2 && i + 1 < text.size() &&
+                   static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
                    static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
             std::array<char, 10> buf{};
             std::snprintf(buf.data(), buf.size(), "\\u%04X",
@@ -254,14 +263,15 @@ constexpr std::array<Prefix, 6> kPrefixes{{{"rdf", vocab::kRdfNs},
                                            {"prov", vocab::kProvNs},
                                            {"gb", vocab::kGbNs}}};
 
-// A conservative subset of Turtle's PN_LOCAL: letters, digits, '_' and '-', not starting with '-' or a digit.
+// A conservative subset of Turtle's PN_LOCAL: letters, digits, '_' and '-', not starting with '-'
+// or a digit.
 bool is_simple_local_name(std::string_view local) {
     if (local.empty()) return false;
     const auto c0 = static_cast<unsigned char>(local.front());
     if (!((c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z') || c0 == '_')) return false;
     return std::all_of(local.begin(), local.end(), [](char ch) {
-        return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' ||
-               ch == '-';
+        return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+               ch == '_' || ch == '-';
     });
 }
 
@@ -270,14 +280,16 @@ std::optional<std::string> prefixed_name(std::string_view iri) {
     for (const auto& prefix : kPrefixes) {
         if (iri.size() > prefix.ns.size() && iri.substr(0, prefix.ns.size()) == prefix.ns) {
             const auto local = iri.substr(prefix.ns.size());
-            if (is_simple_local_name(local)) return std::string(prefix.name) + ":" + std::string(local);
+            if (is_simple_local_name(local))
+                return std::string(prefix.name) + ":" + std::string(local);
         }
     }
     return std::nullopt;
 }
 
 std::string_view local_name(std::string_view iri, std::string_view ns) {
-    return iri.size() > ns.size() && iri.substr(0, ns.size()) == ns ? iri.substr(ns.size()) : std::string_view{};
+    return iri.size() > ns.size() && iri.substr(0, ns.size()) == ns ? iri.substr(ns.size())
+                                                                    : std::string_view{};
 }
 
 std::string spo_key(const Triple& triple) { return schema::to_ntriples(triple); }
@@ -307,14 +319,16 @@ std::string turtle_term(const Term& term) {
         case Term::Kind::kLiteral: {
             const auto& lit = term.as_literal();
             // Bare forms only where they give back the same lexical form and datatype.
-            if (lit.language.empty() && lit.datatype == schema::kXsdInteger && is_integer_lexical(lit.value)) {
+            if (lit.language.empty() && lit.datatype == schema::kXsdInteger &&
+                is_integer_lexical(lit.value)) {
                 return lit.value;
             }
             if (lit.language.empty() && lit.datatype == schema::kXsdBoolean &&
                 (lit.value == "true" || lit.value == "false")) {
                 return lit.value;
             }
-            // The N-Triples string escapes (\" \\ \n \r \t \b \f \uXXXX) are valid Turtle ECHAR/UCHAR.
+            // The N-Triples string escapes (\" \\ \n \r \t \b \f \uXXXX) are valid Turtle
+            // ECHAR/UCHAR.
             std::string out = schema::to_ntriples(schema::literal(lit.value));
             if (!lit.language.empty()) {
                 out += '@';
@@ -327,7 +341,8 @@ std::string turtle_term(const Term& term) {
         }
         case Term::Kind::kTriple: {
             const auto& t = term.as_triple();  // Turtle 1.2 triple term
-            return "<< " + turtle_term(t.s) + " " + turtle_term(t.p) + " " + turtle_term(t.o) + " >>";
+            return "<< " + turtle_term(t.s) + " " + turtle_term(t.p) + " " + turtle_term(t.o) +
+                   " >>";
         }
     }
     return {};
@@ -419,11 +434,14 @@ public:
     std::vector<Term> peek(const Term& subject, std::string_view predicate) const {
         std::vector<Term> out;
         for (const Triple* triple : about(subject)) {
-            if (triple->p.is_iri() && triple->p.as_iri().value == predicate) out.push_back(triple->o);
+            if (triple->p.is_iri() && triple->p.as_iri().value == predicate)
+                out.push_back(triple->o);
         }
         return out;
     }
-    bool has(const Term& subject, std::string_view predicate) const { return !peek(subject, predicate).empty(); }
+    bool has(const Term& subject, std::string_view predicate) const {
+        return !peek(subject, predicate).empty();
+    }
 
     // Triples about `subject` not yet shown, now marked shown.
     std::vector<const Triple*> take_rest(const Term& subject) {
@@ -485,7 +503,8 @@ public:
             step(event);
             if (subtraces_written.insert(event.explain_id).second) {
                 const auto [first, last] = subtraces_by_step.equal_range(event.explain_id);
-                for (auto it = first; it != last; ++it) subtrace(*it->second, "called from " + display_iri(it->first), depth);
+                for (auto it = first; it != last; ++it)
+                    subtrace(*it->second, "called from " + display_iri(it->first), depth);
             }
         }
         for (const Trace* sub : unplaced) subtrace(*sub, "sub-trace", depth);
@@ -544,7 +563,8 @@ private:
         }
         const auto& lit = term.as_literal();
         const std::string value = escape_controls(lit.value, false);
-        if (!lit.language.empty()) return "\"" + value + "\"@" + escape_controls(lit.language, false);
+        if (!lit.language.empty())
+            return "\"" + value + "\"@" + escape_controls(lit.language, false);
         if (lit.datatype.empty() || lit.datatype == schema::kXsdString) {
             return quote_strings ? "\"" + value + "\"" : value;
         }
@@ -565,7 +585,8 @@ private:
     }
     // A literal's raw text for text_block (which escapes it, keeping its lines); else its display.
     std::string block_text(const Term& term) const {
-        return term.is_literal() && term.as_literal().language.empty() ? term.as_literal().value : display(term);
+        return term.is_literal() && term.as_literal().language.empty() ? term.as_literal().value
+                                                                       : display(term);
     }
     static std::optional<std::string> text_of(const std::optional<Term>& term) {
         if (!term || !term->is_literal()) return std::nullopt;
@@ -581,7 +602,8 @@ private:
             const auto& iri = type.as_iri().value;
             if (auto local = local_name(iri, vocab::kGbNs); !local.empty()) {
                 gb += (gb.empty() ? "" : "+") + std::string(local);
-            } else if (auto prov_local = local_name(iri, vocab::kProvNs); !prov_local.empty() && prov.empty()) {
+            } else if (auto prov_local = local_name(iri, vocab::kProvNs);
+                       !prov_local.empty() && prov.empty()) {
                 prov = std::string(prov_local);
             }
         }
@@ -609,7 +631,8 @@ private:
         const auto& s = trace_.session;
         if (s.status != "error") return;
         std::optional<schema::Error> error = s.error;
-        for (auto it = trace_.events.rbegin(); !error && it != trace_.events.rend(); ++it) error = it->error;
+        for (auto it = trace_.events.rbegin(); !error && it != trace_.events.rend(); ++it)
+            error = it->error;
         line(0, "");
         if (error) {
             line(0, "ERROR  " + escape_controls(error->describe(), false));
@@ -623,7 +646,8 @@ private:
         const Term question = schema::iri(sub.session.session);
         for (const auto& event : sub.events) {
             for (const auto& triple : event.triples) {
-                if (triple.s == question && triple.p == schema::iri(vocab::kProvUsed) && triple.o.is_iri()) {
+                if (triple.s == question && triple.p == schema::iri(vocab::kProvUsed) &&
+                    triple.o.is_iri()) {
                     return triple.o.as_iri().value;
                 }
             }
@@ -649,8 +673,9 @@ private:
         std::string title = "[" + std::to_string(event.seq) + "] " + type_label(node) + "  " +
                             escape_controls(event.explain_id, false);
         std::string detail = escape_controls(event.state, false);
-        if (!event.received.empty()) detail += (detail.empty() ? "" : ", ") + std::string("received ") +
-                                               escape_controls(event.received, false);
+        if (!event.received.empty())
+            detail += (detail.empty() ? "" : ", ") + std::string("received ") +
+                      escape_controls(event.received, false);
         if (!detail.empty()) title += "  (" + detail + ")";
         line(0, title);
         if (event.error) field(4, "error", escape_controls(event.error->describe(), false));
@@ -660,45 +685,73 @@ private:
 
     void step_facts(const Term& node) {
         (void)graph_.take(node, vocab::kRdfType);
-        if (auto v = graph_.take(node, vocab::kQuery); !v.empty()) field(4, "query", display_all(v));
-        if (auto v = graph_.take(node, vocab::kProvStartedAtTime); !v.empty()) field(4, "started", display_all(v));
-        if (auto v = graph_.take(node, vocab::kProvEndedAtTime); !v.empty()) field(4, "ended", display_all(v));
-        if (auto v = graph_.take(node, vocab::kStatus); !v.empty()) field(4, "status", display_all(v));
-        if (auto v = graph_.take(node, vocab::kProvGeneratedAtTime); !v.empty()) field(4, "generated", display_all(v));
-        if (auto v = graph_.take(node, vocab::kDurationMs); !v.empty()) field(4, "duration", display_all(v) + " ms");
+        if (auto v = graph_.take(node, vocab::kQuery); !v.empty())
+            field(4, "query", display_all(v));
+        if (auto v = graph_.take(node, vocab::kProvStartedAtTime); !v.empty())
+            field(4, "started", display_all(v));
+        if (auto v = graph_.take(node, vocab::kProvEndedAtTime); !v.empty())
+            field(4, "ended", display_all(v));
+        if (auto v = graph_.take(node, vocab::kStatus); !v.empty())
+            field(4, "status", display_all(v));
+        if (auto v = graph_.take(node, vocab::kProvGeneratedAtTime); !v.empty())
+            field(4, "generated", display_all(v));
+        if (auto v = graph_.take(node, vocab::kDurationMs); !v.empty())
+            field(4, "duration", display_all(v) + " ms");
         model(node);
         tokens(node);
         agents(node, vocab::kProvWasAssociatedWith, "worker");
-        if (auto v = graph_.take(node, vocab::kProvUsed); !v.empty()) field(4, "called from", display_all(v));
-        if (auto v = graph_.take(node, vocab::kProvWasInformedBy); !v.empty()) field(4, "informed by", display_all(v));
+        if (auto v = graph_.take(node, vocab::kProvUsed); !v.empty())
+            field(4, "called from", display_all(v));
+        if (auto v = graph_.take(node, vocab::kProvWasInformedBy); !v.empty())
+            field(4, "informed by", display_all(v));
         const Term session = schema::iri(trace_.session.session);
         std::vector<Term> generated_by = graph_.take(node, vocab::kProvWasGeneratedBy);
-        generated_by.erase(std::remove(generated_by.begin(), generated_by.end(), session), generated_by.end());
+        generated_by.erase(std::remove(generated_by.begin(), generated_by.end(), session),
+                           generated_by.end());
         if (!generated_by.empty()) field(4, "generated by", display_all(generated_by));
-        if (auto v = graph_.take(node, vocab::kProvWasDerivedFrom); !v.empty()) field(4, "derived from", display_all(v));
+        if (auto v = graph_.take(node, vocab::kProvWasDerivedFrom); !v.empty())
+            field(4, "derived from", display_all(v));
 
-        if (auto v = graph_.take(node, vocab::kConcept); !v.empty()) field(4, "concepts", display_all(v, true));
-        if (auto v = graph_.take(node, vocab::kSeedEntity); !v.empty()) field(4, "seed entities", display_all(v));
-        if (auto v = graph_.take(node, vocab::kEdgeCount); !v.empty()) field(4, "edge count", display_all(v));
-        if (auto v = graph_.take(node, vocab::kChunkCount); !v.empty()) field(4, "chunk count", display_all(v));
-        if (auto v = graph_.take(node, vocab::kIteration); !v.empty()) field(4, "iteration", display_all(v));
-        for (const auto& v : graph_.take(node, vocab::kThought)) text_block(4, "thought", block_text(v));
-        if (auto v = graph_.take(node, vocab::kAction); !v.empty()) field(4, "action", display_all(v));
-        if (auto v = graph_.take(node, vocab::kArguments); !v.empty()) field(4, "arguments", display_all(v));
-        if (auto v = graph_.take(node, vocab::kRoutingMethod); !v.empty()) field(4, "method", display_all(v));
-        if (auto v = graph_.take(node, vocab::kRuleFired); !v.empty()) field(4, "rules fired", display_all(v, true));
-        if (auto v = graph_.take(node, vocab::kConfidence); !v.empty()) field(4, "confidence", display_all(v));
-        if (auto v = graph_.take(node, vocab::kEngine); !v.empty()) field(4, "engine", display_all(v));
-        if (auto v = graph_.take(node, vocab::kReason); !v.empty()) field(4, "reason", display_all(v));
-        if (auto v = graph_.take(node, vocab::kRelevance); !v.empty()) field(4, "relevance", display_all(v));
+        if (auto v = graph_.take(node, vocab::kConcept); !v.empty())
+            field(4, "concepts", display_all(v, true));
+        if (auto v = graph_.take(node, vocab::kSeedEntity); !v.empty())
+            field(4, "seed entities", display_all(v));
+        if (auto v = graph_.take(node, vocab::kEdgeCount); !v.empty())
+            field(4, "edge count", display_all(v));
+        if (auto v = graph_.take(node, vocab::kChunkCount); !v.empty())
+            field(4, "chunk count", display_all(v));
+        if (auto v = graph_.take(node, vocab::kIteration); !v.empty())
+            field(4, "iteration", display_all(v));
+        for (const auto& v : graph_.take(node, vocab::kThought))
+            text_block(4, "thought", block_text(v));
+        if (auto v = graph_.take(node, vocab::kAction); !v.empty())
+            field(4, "action", display_all(v));
+        if (auto v = graph_.take(node, vocab::kArguments); !v.empty())
+            field(4, "arguments", display_all(v));
+        if (auto v = graph_.take(node, vocab::kRoutingMethod); !v.empty())
+            field(4, "method", display_all(v));
+        if (auto v = graph_.take(node, vocab::kRuleFired); !v.empty())
+            field(4, "rules fired", display_all(v, true));
+        if (auto v = graph_.take(node, vocab::kConfidence); !v.empty())
+            field(4, "confidence", display_all(v));
+        if (auto v = graph_.take(node, vocab::kEngine); !v.empty())
+            field(4, "engine", display_all(v));
+        if (auto v = graph_.take(node, vocab::kReason); !v.empty())
+            field(4, "reason", display_all(v));
+        if (auto v = graph_.take(node, vocab::kRelevance); !v.empty())
+            field(4, "relevance", display_all(v));
 
         for (const auto& edge : graph_.take(node, vocab::kSelectedEdge)) selected_edge(edge);
-        for (const auto& chunk : graph_.take(node, vocab::kRetrievedChunk)) chunk_selection(chunk, "retrieved");
-        for (const auto& chunk : graph_.take(node, vocab::kSelectedChunk)) chunk_selection(chunk, "selected");
+        for (const auto& chunk : graph_.take(node, vocab::kRetrievedChunk))
+            chunk_selection(chunk, "retrieved");
+        for (const auto& chunk : graph_.take(node, vocab::kSelectedChunk))
+            chunk_selection(chunk, "selected");
 
         texts(node, vocab::kObservationText, vocab::kObservationRef, "observation");
-        const std::optional<std::string> answer = texts(node, vocab::kAnswerText, vocab::kAnswerRef, "answer");
-        for (const auto& citation : graph_.take(node, vocab::kCitationProperty)) cited(citation, answer);
+        const std::optional<std::string> answer =
+            texts(node, vocab::kAnswerText, vocab::kAnswerRef, "answer");
+        for (const auto& citation : graph_.take(node, vocab::kCitationProperty))
+            cited(citation, answer);
 
         generic(node, 4);
     }
@@ -731,13 +784,15 @@ private:
         const auto in = graph_.take(node, vocab::kInputTokens);
         const auto out = graph_.take(node, vocab::kOutputTokens);
         if (in.empty() && out.empty()) return;
-        field(4, "tokens", (in.empty() ? "-" : display_all(in)) + " in, " + (out.empty() ? "-" : display_all(out)) +
-                               " out");
+        field(4, "tokens",
+              (in.empty() ? "-" : display_all(in)) + " in, " +
+                  (out.empty() ? "-" : display_all(out)) + " out");
     }
 
-    // An inline text, or a stored one (its reference; the text itself when the reply re-inlined it).
-    std::optional<std::string> texts(const Term& node, std::string_view text_property, std::string_view ref_property,
-                                     std::string_view label) {
+    // An inline text, or a stored one (its reference; the text itself when the reply re-inlined
+    // it).
+    std::optional<std::string> texts(const Term& node, std::string_view text_property,
+                                     std::string_view ref_property, std::string_view label) {
         std::optional<std::string> first;
         for (const auto& text : graph_.take(node, text_property)) {
             if (text.is_literal() && !first) first = text.as_literal().value;
@@ -760,7 +815,8 @@ private:
             } else {
                 field(4, label, "stored as " + display(ref) + " (text not in the reply)");
             }
-            for (const Triple* triple : more) field(8, display(triple->p), display(triple->o, true));
+            for (const Triple* triple : more)
+                field(8, display(triple->p), display(triple->o, true));
         }
         return first;
     }
@@ -769,11 +825,13 @@ private:
         const auto tiers = graph_.take(selection, vocab::kDataTier);
         const auto chunks = graph_.take(selection, vocab::kSourceChunk);
         const auto documents = graph_.take(selection, vocab::kSourceDocument);
-        // prov:wasDerivedFrom the source chunk restates gb:sourceChunk; other derivations are shown.
+        // prov:wasDerivedFrom the source chunk restates gb:sourceChunk; other derivations are
+        // shown.
         std::vector<Term> derived = graph_.peek(selection, vocab::kProvWasDerivedFrom);
         std::vector<Term> others;
         for (const auto& from : derived) {
-            if (std::find(chunks.begin(), chunks.end(), from) == chunks.end()) others.push_back(from);
+            if (std::find(chunks.begin(), chunks.end(), from) == chunks.end())
+                others.push_back(from);
         }
         (void)graph_.take(selection, vocab::kProvWasDerivedFrom);
         if (!others.empty()) field(extra, "derived from", display_all(others));
@@ -790,7 +848,8 @@ private:
             const auto chunk_documents = graph_.take(chunk, vocab::kProvWasDerivedFrom);
             if (!chunk_documents.empty()) text += " of " + display_all(chunk_documents);
             (void)graph_.take(chunk, vocab::kRdfType);
-            for (const auto& document : chunk_documents) (void)graph_.take(document, vocab::kRdfType);
+            for (const auto& document : chunk_documents)
+                (void)graph_.take(document, vocab::kRdfType);
             lines.push_back(std::move(text));
             for (const Triple* triple : graph_.take_rest(chunk)) {
                 lines.push_back("  " + display(triple->p) + " " + display(triple->o, true));
@@ -815,17 +874,21 @@ private:
     void selected_edge(const Term& edge) {
         (void)graph_.take(edge, vocab::kRdfType);
         std::string title = "edge " + display(edge);
-        if (auto v = graph_.take(edge, vocab::kScore); !v.empty()) title += "  score " + display_all(v);
-        if (auto v = graph_.take(edge, vocab::kConcept); !v.empty()) title += "  concept " + display_all(v, true);
+        if (auto v = graph_.take(edge, vocab::kScore); !v.empty())
+            title += "  score " + display_all(v);
+        if (auto v = graph_.take(edge, vocab::kConcept); !v.empty())
+            title += "  concept " + display_all(v, true);
         line(4, title);
         const auto s = graph_.take(edge, vocab::kRdfSubject);
         const auto p = graph_.take(edge, vocab::kRdfPredicate);
         const auto o = graph_.take(edge, vocab::kRdfObject);
         if (!s.empty() || !p.empty() || !o.empty()) {
-            field(8, "statement", (s.empty() ? "?" : display_all(s)) + " " + (p.empty() ? "?" : display_all(p)) + " " +
-                                      (o.empty() ? "?" : display_all(o, true)));
+            field(8, "statement",
+                  (s.empty() ? "?" : display_all(s)) + " " + (p.empty() ? "?" : display_all(p)) +
+                      " " + (o.empty() ? "?" : display_all(o, true)));
         }
-        for (const auto& reasoning : graph_.take(edge, vocab::kReasoning)) text_block(8, "reasoning", block_text(reasoning));
+        for (const auto& reasoning : graph_.take(edge, vocab::kReasoning))
+            text_block(8, "reasoning", block_text(reasoning));
         source(edge, 8);
         generic(edge, 8);
     }
@@ -833,9 +896,11 @@ private:
     void chunk_selection(const Term& chunk, std::string_view kind) {
         (void)graph_.take(chunk, vocab::kRdfType);
         std::string title = std::string(kind) + " chunk " + display(chunk);
-        if (auto v = graph_.take(chunk, vocab::kScore); !v.empty()) title += "  score " + display_all(v);
+        if (auto v = graph_.take(chunk, vocab::kScore); !v.empty())
+            title += "  score " + display_all(v);
         line(4, title);
-        for (const auto& reasoning : graph_.take(chunk, vocab::kReasoning)) text_block(8, "reasoning", block_text(reasoning));
+        for (const auto& reasoning : graph_.take(chunk, vocab::kReasoning))
+            text_block(8, "reasoning", block_text(reasoning));
         source(chunk, 8);
         generic(chunk, 8);
     }
@@ -846,23 +911,28 @@ private:
         const auto end = text_of(graph_.take_one(citation, vocab::kSpanEnd));
         std::string title = "citation " + display(citation);
         if (start || end) {
-            title += "  [" + escape_controls(start.value_or("?"), false) + ", " + escape_controls(end.value_or("?"), false) +
-                     ")";
+            title += "  [" + escape_controls(start.value_or("?"), false) + ", " +
+                     escape_controls(end.value_or("?"), false) + ")";
         }
-        if (answer && start && end && is_integer_lexical(*start) && is_integer_lexical(*end) && (*start)[0] != '-' &&
-            (*end)[0] != '-') {
+        if (answer && start && end && is_integer_lexical(*start) && is_integer_lexical(*end) &&
+            (*start)[0] != '-' && (*end)[0] != '-') {
             const auto from = code_point_offset(*answer, std::stoull(*start));
             const auto to = code_point_offset(*answer, std::stoull(*end));
-            if (from < to) title += " \"" + escape_controls(std::string_view(*answer).substr(from, to - from), false) + "\"";
+            if (from < to)
+                title += " \"" +
+                         escape_controls(std::string_view(*answer).substr(from, to - from), false) +
+                         "\"";
         }
         const auto support = graph_.take(citation, vocab::kSupportedBy);
         if (!support.empty()) title += "  \u2190 " + display_all(support);
         line(4, title);
-        // gb:supportedBy is a sub-property of prov:wasDerivedFrom; a restatement is not shown twice.
+        // gb:supportedBy is a sub-property of prov:wasDerivedFrom; a restatement is not shown
+        // twice.
         std::vector<Term> derived = graph_.peek(citation, vocab::kProvWasDerivedFrom);
         std::vector<Term> others;
         for (const auto& from : derived) {
-            if (std::find(support.begin(), support.end(), from) == support.end()) others.push_back(from);
+            if (std::find(support.begin(), support.end(), from) == support.end())
+                others.push_back(from);
         }
         (void)graph_.take(citation, vocab::kProvWasDerivedFrom);
         if (!others.empty()) field(8, "derived from", display_all(others));
@@ -872,7 +942,8 @@ private:
     // Whatever is left about `node`, predicate by predicate.
     void generic(const Term& node, std::size_t extra) {
         for (const Triple* triple : graph_.take_rest(node)) {
-            if (triple->o.is_literal() && triple->o.as_literal().value.find('\n') != std::string::npos) {
+            if (triple->o.is_literal() &&
+                triple->o.as_literal().value.find('\n') != std::string::npos) {
                 text_block(extra, display(triple->p), triple->o.as_literal().value);
             } else {
                 field(extra, display(triple->p), display(triple->o, true));
@@ -885,15 +956,18 @@ private:
         std::vector<Term> subjects;
         for (const auto& triple : event.triples) {
             if (graph_.shown(triple)) continue;
-            if (std::find(subjects.begin(), subjects.end(), triple.s) == subjects.end()) subjects.push_back(triple.s);
+            if (std::find(subjects.begin(), subjects.end(), triple.s) == subjects.end())
+                subjects.push_back(triple.s);
         }
         for (const auto& subject : subjects) {
             const bool session = subject == schema::iri(trace_.session.session);
             line(4, (session ? std::string("session ") : std::string("also ")) + display(subject));
             if (session) {
                 // The closing triples of the run (trace_end) arrive with the last step.
-                if (auto v = graph_.take(subject, vocab::kProvEndedAtTime); !v.empty()) field(8, "ended", display_all(v));
-                if (auto v = graph_.take(subject, vocab::kStatus); !v.empty()) field(8, "status", display_all(v));
+                if (auto v = graph_.take(subject, vocab::kProvEndedAtTime); !v.empty())
+                    field(8, "ended", display_all(v));
+                if (auto v = graph_.take(subject, vocab::kStatus); !v.empty())
+                    field(8, "status", display_all(v));
             } else if (const auto types = graph_.peek(subject, vocab::kRdfType); !types.empty()) {
                 (void)graph_.take(subject, vocab::kRdfType);
                 field(8, "a", display_all(types));
@@ -952,11 +1026,13 @@ schema::Result<SessionList> decode_session_list(const json& reply) {
     SessionList list;
     const auto sessions = reply.find("sessions");
     if (sessions == reply.end() || !sessions->is_array()) {
-        return sessions == reply.end() ? make_error(ErrorType::kDecodeError, "reply.sessions: missing")
-                                       : decode_error("reply.sessions", "array", *sessions);
+        return sessions == reply.end()
+                   ? make_error(ErrorType::kDecodeError, "reply.sessions: missing")
+                   : decode_error("reply.sessions", "array", *sessions);
     }
     for (std::size_t i = 0; i < sessions->size(); ++i) {
-        auto summary = decode_session_summary((*sessions)[i], "reply.sessions[" + std::to_string(i) + "]");
+        auto summary =
+            decode_session_summary((*sessions)[i], "reply.sessions[" + std::to_string(i) + "]");
         if (!summary) return std::move(summary).error();
         list.sessions.push_back(std::move(summary).value());
     }
@@ -979,7 +1055,8 @@ schema::Result<Trace> decode_trace(const json& reply) { return decode_trace_at(r
 // ---- triples ----------------------------------------------------------------------------------
 
 namespace {
-void collect_triples(const Trace& trace, std::unordered_set<std::string>& seen, std::vector<Triple>& out) {
+void collect_triples(const Trace& trace, std::unordered_set<std::string>& seen,
+                     std::vector<Triple>& out) {
     for (const auto& event : trace.events) {
         for (const auto& triple : event.triples) {
             if (seen.insert(quad_key(triple)).second) out.push_back(triple);
@@ -1020,12 +1097,18 @@ std::optional<TraceFormat> trace_format_from_string(std::string_view name) noexc
 
 std::string_view to_string(TraceFormat format) noexcept {
     switch (format) {
-        case TraceFormat::kTree: return "tree";
-        case TraceFormat::kJson: return "json";
-        case TraceFormat::kTurtle: return "turtle";
-        case TraceFormat::kNTriples: return "ntriples";
-        case TraceFormat::kNQuads: return "nquads";
-        case TraceFormat::kJsonLd: return "jsonld";
+        case TraceFormat::kTree:
+            return "tree";
+        case TraceFormat::kJson:
+            return "json";
+        case TraceFormat::kTurtle:
+            return "turtle";
+        case TraceFormat::kNTriples:
+            return "ntriples";
+        case TraceFormat::kNQuads:
+            return "nquads";
+        case TraceFormat::kJsonLd:
+            return "jsonld";
     }
     return "tree";
 }
@@ -1048,7 +1131,8 @@ std::string render_turtle(const std::vector<Triple>& triples) {
         out += "<" + std::string(vocab::kRetrievalGraph) + ">";
     } else {
         out += "the graphs";
-        for (const auto& graph : graphs) out += graph.empty() ? std::string(" (default)") : " <" + graph + ">";
+        for (const auto& graph : graphs)
+            out += graph.empty() ? std::string(" (default)") : " <" + graph + ">";
         out += ", merged";
     }
     out += ".\n";
@@ -1139,11 +1223,14 @@ json render_jsonld(const std::vector<Triple>& triples) {
             nit->second["@id"] = jsonld_node_id(triple.s);
         }
         json& node = nit->second;
-        const bool is_type = triple.p == schema::iri(vocab::kRdfType) && (triple.o.is_iri() || triple.o.is_blank());
+        const bool is_type =
+            triple.p == schema::iri(vocab::kRdfType) && (triple.o.is_iri() || triple.o.is_blank());
         if (is_type) {
-            node["@type"].push_back(triple.o.is_iri() ? json(triple.o.as_iri().value) : jsonld_node_id(triple.o));
+            node["@type"].push_back(triple.o.is_iri() ? json(triple.o.as_iri().value)
+                                                      : jsonld_node_id(triple.o));
         } else {
-            const std::string predicate = triple.p.is_iri() ? triple.p.as_iri().value : term_key(triple.p);
+            const std::string predicate =
+                triple.p.is_iri() ? triple.p.as_iri().value : term_key(triple.p);
             node[predicate].push_back(jsonld_value(triple.o));
         }
     }
@@ -1170,10 +1257,11 @@ std::string format_duration(std::optional<std::int64_t> duration_ms) {
     } else if (ms < 60'000) {
         std::snprintf(buf.data(), buf.size(), "%.2f s", static_cast<double>(ms) / 1000.0);
     } else if (ms < 3'600'000) {
-        std::snprintf(buf.data(), buf.size(), "%lld min %lld s", static_cast<long long>(ms / 60'000),
-                      static_cast<long long>(ms / 1000 % 60));
+        std::snprintf(buf.data(), buf.size(), "%lld min %lld s",
+                      static_cast<long long>(ms / 60'000), static_cast<long long>(ms / 1000 % 60));
     } else {
-        std::snprintf(buf.data(), buf.size(), "%lld h %lld min", static_cast<long long>(ms / 3'600'000),
+        std::snprintf(buf.data(), buf.size(), "%lld h %lld min",
+                      static_cast<long long>(ms / 3'600'000),
                       static_cast<long long>(ms / 60'000 % 60));
     }
     return buf.data();
@@ -1181,14 +1269,15 @@ std::string format_duration(std::optional<std::int64_t> duration_ms) {
 
 std::string render_session_table(const SessionList& list) {
     constexpr std::size_t kQuestionWidth = 48;
-    const std::array<std::string, 6> titles{"SESSION", "KIND", "QUESTION", "STARTED", "DURATION", "STATUS"};
+    const std::array<std::string, 6> titles{"SESSION", "KIND",     "QUESTION",
+                                            "STARTED", "DURATION", "STATUS"};
     std::vector<std::array<std::string, 6>> rows;
     for (const auto& s : list.sessions) {
         rows.push_back({escape_controls(session_label(s.session), false),
                         escape_controls(s.kind.empty() ? s.service : s.kind, false),
                         truncate_text(escape_controls(s.question, false), kQuestionWidth),
-                        s.started.empty() ? "-" : escape_controls(s.started, false), format_duration(s.duration_ms),
-                        escape_controls(s.status, false)});
+                        s.started.empty() ? "-" : escape_controls(s.started, false),
+                        format_duration(s.duration_ms), escape_controls(s.status, false)});
     }
     std::array<std::size_t, 6> widths{};
     for (std::size_t c = 0; c < titles.size(); ++c) {
@@ -1212,10 +1301,11 @@ std::string render_session_table(const SessionList& list) {
     }
     const auto shown = static_cast<std::int64_t>(rows.size());
     if (shown > 0) {
-        out += std::to_string(list.offset + 1) + "-" + std::to_string(list.offset + shown) + " of " +
-               std::to_string(list.total) + " sessions\n";
+        out += std::to_string(list.offset + 1) + "-" + std::to_string(list.offset + shown) +
+               " of " + std::to_string(list.total) + " sessions\n";
     } else if (list.total > 0) {
-        out += std::to_string(list.total) + " sessions, none from offset " + std::to_string(list.offset) + "\n";
+        out += std::to_string(list.total) + " sessions, none from offset " +
+               std::to_string(list.offset) + "\n";
     }
     return out;
 }
@@ -1224,7 +1314,8 @@ std::string step_type(const json& explain_body) {
     if (!explain_body.is_object()) return "-";
     const auto id = explain_body.find("explain_id");
     const auto triples = explain_body.find("explain_triples");
-    if (id == explain_body.end() || !id->is_string() || triples == explain_body.end() || !triples->is_array()) {
+    if (id == explain_body.end() || !id->is_string() || triples == explain_body.end() ||
+        !triples->is_array()) {
         return "-";
     }
     const Term subject = schema::iri(id->get<std::string>());
@@ -1237,7 +1328,8 @@ std::string step_type(const json& explain_body) {
         const auto& iri = triple->o.as_iri().value;
         if (auto local = local_name(iri, vocab::kGbNs); !local.empty()) {
             gb += (gb.empty() ? "" : "+") + std::string(local);
-        } else if (auto prov_local = local_name(iri, vocab::kProvNs); !prov_local.empty() && prov.empty()) {
+        } else if (auto prov_local = local_name(iri, vocab::kProvNs);
+                   !prov_local.empty() && prov.empty()) {
             prov = std::string(prov_local);
         }
     }
@@ -1260,10 +1352,11 @@ std::size_t triple_count(const json& body) {
 }  // namespace
 
 std::string render_event_line(const ExplainEvent& event, std::string_view received) {
-    std::string line = escape_controls(received, false) + "  " + escape_controls(event.service, false) + "  " +
-                       escape_controls(event.session, false) + "  #" + std::to_string(event.seq) + "  " +
-                       escape_controls(event.state, false) + "  " + step_type(event.body) + "  " +
-                       escape_controls(body_string(event.body, "explain_id"), false) + "  " +
+    std::string line = escape_controls(received, false) + "  " +
+                       escape_controls(event.service, false) + "  " +
+                       escape_controls(event.session, false) + "  #" + std::to_string(event.seq) +
+                       "  " + escape_controls(event.state, false) + "  " + step_type(event.body) +
+                       "  " + escape_controls(body_string(event.body, "explain_id"), false) + "  " +
                        std::to_string(triple_count(event.body)) + " triples";
     const std::string status = body_string(event.body, "trace_status");
     if (!status.empty()) line += "  trace " + escape_controls(status, false);

@@ -1,4 +1,5 @@
-// Renderers for the `trace` service's replies (docs/traces.md §2): tree, Turtle, N-Triples, N-Quads, JSON-LD, tables.
+// Renderers for the `trace` service's replies (docs/traces.md §2): tree, Turtle, N-Triples,
+// N-Quads, JSON-LD, tables.
 //
 // Pure functions, no sockets: the CLI (`glassbox traces`) decodes a reply with decode_trace /
 // decode_session_list and hands the value here.
@@ -11,12 +12,11 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "client/explain_subscriber.hpp"
 #include "schema/result.hpp"
@@ -31,13 +31,13 @@ struct SessionSummary {
     std::string question;
     std::optional<std::string> parent;
     std::string started;
-    std::string ended;                       // empty while running
+    std::string ended;  // empty while running
     std::optional<std::int64_t> duration_ms;
     std::string status;
     std::string service;
     std::string worker;
     std::optional<std::int64_t> events;
-    std::optional<schema::Error> error;      // when the service reports one for an error trace
+    std::optional<schema::Error> error;  // when the service reports one for an error trace
 };
 
 struct SessionList {

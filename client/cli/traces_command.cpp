@@ -1,13 +1,13 @@
-// `glassbox traces list|show|tail|export|stats`: reads traces back from the `trace` service (docs/traces.md §3).
+// `glassbox traces list|show|tail|export|stats`: reads traces back from the `trace` service
+// (docs/traces.md §3).
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "client/bus_client.hpp"
 #include "client/cli/client_options.hpp"
@@ -42,20 +42,26 @@ std::string time_bound(const std::string& text, const char* option) {
     if (std::regex_match(text, kDateTime)) {
         std::string bound = text;
         if (bound.back() != 'Z') bound += 'Z';
-        if (bound.size() == std::string_view("2026-11-22T10:00Z").size()) bound.insert(bound.size() - 1, ":00");
+        if (bound.size() == std::string_view("2026-11-22T10:00Z").size())
+            bound.insert(bound.size() - 1, ":00");
         return bound;
     }
     if (std::regex_match(text, match, kAge)) {
         const long long n = std::stoll(match[1].str());
         const char unit = match[2].str()[0];
-        const long long seconds = unit == 's' ? n : unit == 'm' ? n * 60 : unit == 'h' ? n * 3600
-                                : unit == 'd' ? n * 86'400 : n * 604'800;
-        return schema::explain::format_datetime(std::chrono::system_clock::now() - std::chrono::seconds{seconds});
+        const long long seconds = unit == 's'   ? n
+                                  : unit == 'm' ? n * 60
+                                  : unit == 'h' ? n * 3600
+                                  : unit == 'd' ? n * 86'400
+                                                : n * 604'800;
+        return schema::explain::format_datetime(std::chrono::system_clock::now() -
+                                                std::chrono::seconds{seconds});
     }
-    exit_with_error(make_error(ErrorType::kInvalidRequest,
-                               std::string(option) + " '" + text +
-                                   "' is not a UTC time (2026-11-22T10:00:00Z), a date (2026-11-22) or an "
-                                   "age (90s, 15m, 2h, 7d, 1w)"));
+    exit_with_error(
+        make_error(ErrorType::kInvalidRequest,
+                   std::string(option) + " '" + text +
+                       "' is not a UTC time (2026-11-22T10:00:00Z), a date (2026-11-22) or an "
+                       "age (90s, 15m, 2h, 7d, 1w)"));
 }
 
 // One request to the trace service; its FINAL body, which must be a JSON object.
@@ -67,7 +73,8 @@ json call_trace(const ClientOptions& options, const json& request) {
     if (!replies) exit_with_error(replies.error());
     const json& body = replies->back().body;
     if (!body.is_object()) {
-        exit_with_error(make_error(ErrorType::kDecodeError, "the trace service's reply is not a JSON object"));
+        exit_with_error(
+            make_error(ErrorType::kDecodeError, "the trace service's reply is not a JSON object"));
     }
     return body;
 }
@@ -116,10 +123,12 @@ struct ShowOptions {
 };
 
 void run_show(const ShowOptions& options) {
-    if (options.id.empty()) exit_with_error(make_error(ErrorType::kInvalidRequest, "the trace id is empty"));
-    const auto format = options.client.json ? traces::TraceFormat::kJson
-                                            : traces::trace_format_from_string(options.format).value_or(
-                                                  traces::TraceFormat::kTree);
+    if (options.id.empty())
+        exit_with_error(make_error(ErrorType::kInvalidRequest, "the trace id is empty"));
+    const auto format =
+        options.client.json
+            ? traces::TraceFormat::kJson
+            : traces::trace_format_from_string(options.format).value_or(traces::TraceFormat::kTree);
     // The service resolves a UUID prefix (NotFound / InvalidRequest listing the matches: exit 2).
     const json reply = call_trace(options.client, json{{"op", "show"}, {"session", options.id}});
     if (format == traces::TraceFormat::kJson) {
@@ -190,7 +199,8 @@ void run_tail(const TailOptions& options) {
         }
         // The topic filter is a prefix ("explain.echo" also matches "explain.echoes").
         if (!options.kind.empty() && event->service != options.kind) continue;
-        const std::string received = schema::explain::format_datetime(std::chrono::system_clock::now());
+        const std::string received =
+            schema::explain::format_datetime(std::chrono::system_clock::now());
         if (options.client.json) {
             std::cout << dump_json(traces::event_json(*event, received)) << std::endl;
         } else {
@@ -199,9 +209,10 @@ void run_tail(const TailOptions& options) {
         ++seen;
     }
     if (options.count != 0 && seen < options.count && !g_stop_tail.load()) {
-        exit_with_error(make_error(ErrorType::kTimeout, "saw " + std::to_string(seen) + " of " +
-                                                            std::to_string(options.count) + " explain events within " +
-                                                            std::to_string(options.run_ms) + " ms"));
+        exit_with_error(make_error(ErrorType::kTimeout,
+                                   "saw " + std::to_string(seen) + " of " +
+                                       std::to_string(options.count) + " explain events within " +
+                                       std::to_string(options.run_ms) + " ms"));
     }
 }
 
@@ -229,9 +240,11 @@ void run_export(const ExportOptions& options) {
         if (!reply) exit_with_error(reply.error());
         if (reply->kind == client::ReplyKind::kError) exit_with_error(*reply->error);
         if (reply->kind == client::ReplyKind::kData) {
-            const auto it = reply->body.is_object() ? reply->body.find("nquads") : reply->body.end();
+            const auto it =
+                reply->body.is_object() ? reply->body.find("nquads") : reply->body.end();
             if (!reply->body.is_object() || it == reply->body.end() || !it->is_string()) {
-                exit_with_error(make_error(ErrorType::kDecodeError, "an export chunk has no \"nquads\" string"));
+                exit_with_error(make_error(ErrorType::kDecodeError,
+                                           "an export chunk has no \"nquads\" string"));
             }
             const auto& text = it->get_ref<const std::string&>();
             for (char c : text) lines += c == '\n' ? 1 : 0;
@@ -243,8 +256,10 @@ void run_export(const ExportOptions& options) {
             std::cout.flush();
         } else if (reply->kind == client::ReplyKind::kFinal) {
             const json& body = reply->body;
-            std::cerr << "exported " << (body.is_object() ? dump_json(body.value("sessions", json())) : "?")
-                      << " sessions, " << (body.is_object() ? dump_json(body.value("triples", json())) : "?")
+            std::cerr << "exported "
+                      << (body.is_object() ? dump_json(body.value("sessions", json())) : "?")
+                      << " sessions, "
+                      << (body.is_object() ? dump_json(body.value("triples", json())) : "?")
                       << " triples (" << lines << " N-Quads lines written)" << std::endl;
             return;
         }
@@ -263,11 +278,13 @@ void run_stats(const ClientOptions& options) {
         if (value.is_object()) {
             std::cout << key << ":\n";
             for (const auto& [inner, count] : value.items()) {
-                std::cout << "  " << inner << "  " << (count.is_string() ? count.get<std::string>() : dump_json(count))
+                std::cout << "  " << inner << "  "
+                          << (count.is_string() ? count.get<std::string>() : dump_json(count))
                           << "\n";
             }
         } else {
-            std::cout << key << "  " << (value.is_string() ? value.get<std::string>() : dump_json(value)) << "\n";
+            std::cout << key << "  "
+                      << (value.is_string() ? value.get<std::string>() : dump_json(value)) << "\n";
         }
     }
     std::cout << std::flush;
@@ -276,16 +293,20 @@ void run_stats(const ClientOptions& options) {
 }  // namespace
 
 void add_traces_command(CLI::App& app) {
-    auto* traces_cmd = app.add_subcommand("traces", "Read explain traces back: list, show, tail, export, stats");
+    auto* traces_cmd =
+        app.add_subcommand("traces", "Read explain traces back: list, show, tail, export, stats");
     traces_cmd->require_subcommand(1);
 
     auto list = std::make_shared<ListOptions>();
     auto* list_cmd = traces_cmd->add_subcommand(
-        "list", "List sessions, newest first: Session | Kind | Question | Started | Duration | Status");
-    list_cmd->add_option("--kind", list->kind, "Only this kind (echo, graph-rag, document-rag, agent, query)");
+        "list",
+        "List sessions, newest first: Session | Kind | Question | Started | Duration | Status");
+    list_cmd->add_option("--kind", list->kind,
+                         "Only this kind (echo, graph-rag, document-rag, agent, query)");
     list_cmd->add_option("--status", list->status, "Only this status")
         ->check(CLI::IsMember({"running", "complete", "error", "incomplete"}));
-    list_cmd->add_option("--since", list->since, "Started at or after: UTC time, date, or age (2h, 7d)");
+    list_cmd->add_option("--since", list->since,
+                         "Started at or after: UTC time, date, or age (2h, 7d)");
     list_cmd->add_option("--until", list->until, "Started before: UTC time, date, or age");
     list_cmd->add_option("--search", list->search, "Text in the question");
     list_cmd->add_option("--parent", list->parent, "Only the sub-traces of this session");
@@ -293,29 +314,35 @@ void add_traces_command(CLI::App& app) {
     list_cmd->add_option("--limit", list->limit, "At most this many sessions")
         ->capture_default_str()
         ->check(CLI::Range(1, 100'000));
-    list_cmd->add_option("--offset", list->offset, "Skip this many")->capture_default_str()->check(CLI::NonNegativeNumber);
+    list_cmd->add_option("--offset", list->offset, "Skip this many")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
     add_client_options(*list_cmd, list->client);
     list_cmd->callback([list] { run_list(*list); });
 
     auto show = std::make_shared<ShowOptions>();
     auto* show_cmd = traces_cmd->add_subcommand(
-        "show", "Show one trace: its steps and facts (tree), its reply (json), or its exact triples "
-                "(turtle, ntriples, jsonld: the triples of urn:graph:retrieval; nquads keeps the graph)");
+        "show",
+        "Show one trace: its steps and facts (tree), its reply (json), or its exact triples "
+        "(turtle, ntriples, jsonld: the triples of urn:graph:retrieval; nquads keeps the graph)");
     show_cmd->add_option("id", show->id, "Session URI, or a unique prefix of its UUID")->required();
     show_cmd->add_option("--format", show->format, "tree, json, turtle, ntriples, nquads or jsonld")
         ->capture_default_str()
         ->check(CLI::IsMember({"tree", "json", "turtle", "ntriples", "nquads", "jsonld"}));
-    show_cmd->add_flag("--show-sources", show->show_sources,
-                       "Tree: the source chunk, document and data tier of each selected edge and chunk");
+    show_cmd->add_flag(
+        "--show-sources", show->show_sources,
+        "Tree: the source chunk, document and data tier of each selected edge and chunk");
     add_client_options(*show_cmd, show->client);
     show_cmd->callback([show] { run_show(*show); });
 
     auto tail = std::make_shared<TailOptions>();
     auto* tail_cmd = traces_cmd->add_subcommand(
-        "tail", "Print explain events live from the broker's explain topic until Ctrl-C (one line each, or "
-                "JSON lines with --json); events published before it connected are not seen");
+        "tail",
+        "Print explain events live from the broker's explain topic until Ctrl-C (one line each, or "
+        "JSON lines with --json); events published before it connected are not seen");
     tail_cmd->add_option("--kind", tail->kind, "Only this service's events");
-    tail_cmd->add_option("--count", tail->count, "Stop after this many events (exit 1 if --timeout-ms passes first)");
+    tail_cmd->add_option("--count", tail->count,
+                         "Stop after this many events (exit 1 if --timeout-ms passes first)");
     tail_cmd->add_option("--timeout-ms", tail->run_ms, "Stop after this long (0: until stopped)")
         ->capture_default_str()
         ->check(CLI::Range(0, 86'400'000));
@@ -324,17 +351,22 @@ void add_traces_command(CLI::App& app) {
 
     auto exporter = std::make_shared<ExportOptions>();
     auto* export_cmd = traces_cmd->add_subcommand(
-        "export", "Write the exact stored triples of every session started in a range to stdout as N-Quads "
-                  "(a summary goes to stderr)");
-    export_cmd->add_option("--since", exporter->since, "Started at or after: UTC time, date, or age (2h, 7d)")
+        "export",
+        "Write the exact stored triples of every session started in a range to stdout as N-Quads "
+        "(a summary goes to stderr)");
+    export_cmd
+        ->add_option("--since", exporter->since,
+                     "Started at or after: UTC time, date, or age (2h, 7d)")
         ->required();
     export_cmd->add_option("--until", exporter->until, "Started before: UTC time, date, or age");
     add_client_options(*export_cmd, exporter->client, 300'000);
     export_cmd->callback([exporter] { run_export(*exporter); });
 
     auto stats = std::make_shared<ClientOptions>();
-    auto* stats_cmd = traces_cmd->add_subcommand("stats", "Counts of the trace store: sessions by status, events, "
-                                                          "triples, quarantined messages, size");
+    auto* stats_cmd =
+        traces_cmd->add_subcommand("stats",
+                                   "Counts of the trace store: sessions by status, events, "
+                                   "triples, quarantined messages, size");
     add_client_options(*stats_cmd, *stats);
     stats_cmd->callback([stats] { run_stats(*stats); });
 }

@@ -1,11 +1,12 @@
-// Trace renderers: decoding `show`/`list` replies, the tree, Turtle, N-Triples, N-Quads, JSON-LD, the table, tail lines.
+// Trace renderers: decoding `show`/`list` replies, the tree, Turtle, N-Triples, N-Quads, JSON-LD,
+// the table, tail lines.
 #include "client/trace_render.hpp"
+
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <set>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "schema/vocabulary.hpp"
 #include "tests/unit/client/trace_fixtures.hpp"
@@ -27,9 +28,13 @@ Trace decoded(const json& reply) {
     return trace ? std::move(trace).value() : Trace{};
 }
 
-std::size_t count_lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+std::size_t count_lines(const std::string& text) {
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
 
-bool contains(const std::string& haystack, const std::string& needle) { return haystack.find(needle) != std::string::npos; }
+bool contains(const std::string& haystack, const std::string& needle) {
+    return haystack.find(needle) != std::string::npos;
+}
 
 std::size_t event_triples(const Trace& trace) {
     std::size_t n = 0;
@@ -51,7 +56,8 @@ TEST(DecodeTraceTest, DecodesSummaryEventsAndSubtraces) {
     EXPECT_EQ(trace.events[3].explain_id, std::string("urn:glassbox:") + kRagUuid + ":focus");
     EXPECT_FALSE(trace.events[3].triples.empty());
     ASSERT_EQ(trace.subtraces.size(), 1u);
-    EXPECT_EQ(trace.subtraces[0].session.parent, std::string("urn:glassbox:") + kRagUuid + ":focus");
+    EXPECT_EQ(trace.subtraces[0].session.parent,
+              std::string("urn:glassbox:") + kRagUuid + ":focus");
     EXPECT_EQ(trace.subtraces[0].events.size(), 2u);
 }
 
@@ -94,7 +100,8 @@ TEST(DecodeTraceTest, RejectsWrongShapesWithTheirPath) {
         auto trace = decode_trace(c.reply);
         ASSERT_FALSE(trace) << c.path;
         EXPECT_EQ(trace.error().type, schema::ErrorType::kDecodeError);
-        EXPECT_TRUE(contains(trace.error().message, c.path)) << trace.error().message << " / " << c.path;
+        EXPECT_TRUE(contains(trace.error().message, c.path))
+            << trace.error().message << " / " << c.path;
     }
 }
 
@@ -111,7 +118,8 @@ TEST(DecodeTraceTest, RefusesSubtracesNestedTooDeep) {
 }
 
 TEST(DecodeSessionListTest, DecodesRowsAndCounts) {
-    json reply = {{"sessions", json::array({graph_rag_show_reply()["session"], echo_show_reply(kEchoUuid, "ping")["session"]})},
+    json reply = {{"sessions", json::array({graph_rag_show_reply()["session"],
+                                            echo_show_reply(kEchoUuid, "ping")["session"]})},
                   {"total", 7},
                   {"limit", 2},
                   {"offset", 4}};
@@ -123,7 +131,8 @@ TEST(DecodeSessionListTest, DecodesRowsAndCounts) {
     EXPECT_EQ(list->sessions[1].question, "ping");
 
     EXPECT_FALSE(decode_session_list(json{{"total", 1}}));
-    EXPECT_FALSE(decode_session_list(json{{"sessions", json::array({json{{"kind", "echo"}}})}}));  // no session
+    EXPECT_FALSE(decode_session_list(
+        json{{"sessions", json::array({json{{"kind", "echo"}}})}}));  // no session
     EXPECT_FALSE(decode_session_list(json{{"sessions", json::array()}, {"total", "many"}}));
 }
 
@@ -145,9 +154,12 @@ TEST(TraceTriplesTest, CollectsEveryEventAndSubtraceEachQuadOnce) {
 }
 
 TEST(TraceTriplesTest, DistinctTriplesDropGraphsAndMerge) {
-    const auto a = schema::make_triple(schema::iri("urn:a"), schema::iri("urn:p"), schema::literal("x"), "urn:g1");
-    const auto b = schema::make_triple(schema::iri("urn:a"), schema::iri("urn:p"), schema::literal("x"), "urn:g2");
-    const auto c = schema::make_triple(schema::iri("urn:a"), schema::iri("urn:p"), schema::literal("y"));
+    const auto a = schema::make_triple(schema::iri("urn:a"), schema::iri("urn:p"),
+                                       schema::literal("x"), "urn:g1");
+    const auto b = schema::make_triple(schema::iri("urn:a"), schema::iri("urn:p"),
+                                       schema::literal("x"), "urn:g2");
+    const auto c =
+        schema::make_triple(schema::iri("urn:a"), schema::iri("urn:p"), schema::literal("y"));
     const auto out = distinct_triples({a, b, c, a});
     ASSERT_EQ(out.size(), 2u);
     EXPECT_FALSE(out[0].graph);
@@ -168,7 +180,8 @@ TEST(TraceFormatTest, NamesRoundTrip) {
 
 TEST(RenderTreeTest, EchoShowsHeaderAndEachStep) {
     const std::string tree = render_tree(decoded(echo_show_reply(kEchoUuid, "ping")));
-    EXPECT_TRUE(contains(tree, std::string("Trace         urn:glassbox:") + kEchoUuid + ":question"));
+    EXPECT_TRUE(
+        contains(tree, std::string("Trace         urn:glassbox:") + kEchoUuid + ":question"));
     EXPECT_TRUE(contains(tree, "Kind          echo"));
     EXPECT_TRUE(contains(tree, "Status        complete"));
     EXPECT_TRUE(contains(tree, "Question      ping"));
@@ -198,13 +211,18 @@ TEST(RenderTreeTest, GraphRagShowsFactsEdgesCitationsAndNestedSubtrace) {
     EXPECT_TRUE(contains(tree, "    edge count    42\n"));
     EXPECT_TRUE(contains(tree, "    derived from  grounding\n"));
     EXPECT_TRUE(contains(tree, "    edge focus:edge:0  score 0.93  concept \"author\"\n"));
-    EXPECT_TRUE(contains(tree, "        statement     <urn:kg:dune> <urn:kg:author> <urn:kg:herbert>\n"));
+    EXPECT_TRUE(
+        contains(tree, "        statement     <urn:kg:dune> <urn:kg:author> <urn:kg:herbert>\n"));
     EXPECT_TRUE(contains(tree, "        reasoning     states the author\n"));
     EXPECT_TRUE(contains(tree, "<urn:kg:published> \"1965\"^^xsd:gYear"));
     // A multi-line text keeps its lines, indented under its label.
-    EXPECT_TRUE(contains(tree, "        reasoning     line one\n                      line two \"quoted\" \\ back\ttab\n"));
+    EXPECT_TRUE(contains(tree,
+                         "        reasoning     line one\n                      line two "
+                         "\"quoted\" \\ back\ttab\n"));
     EXPECT_TRUE(contains(tree, "    answer        Frank Herbert wrote Dune.\n"));
-    EXPECT_TRUE(contains(tree, "    citation synthesis:citation:0  [0, 13) \"Frank Herbert\"  \u2190 focus:edge:0\n"));
+    EXPECT_TRUE(contains(
+        tree,
+        "    citation synthesis:citation:0  [0, 13) \"Frank Herbert\"  \u2190 focus:edge:0\n"));
     // Without --show-sources, no sources.
     EXPECT_FALSE(contains(tree, "urn:doc:dune"));
     EXPECT_FALSE(contains(tree, "tier"));
@@ -215,15 +233,19 @@ TEST(RenderTreeTest, GraphRagShowsFactsEdgesCitationsAndNestedSubtrace) {
     ASSERT_NE(sub, std::string::npos);
     EXPECT_LT(focus, sub);
     EXPECT_LT(sub, synthesis);
-    EXPECT_TRUE(contains(tree, std::string("\n    Trace         urn:glassbox:") + kSubUuid + ":question\n"));
+    EXPECT_TRUE(contains(
+        tree, std::string("\n    Trace         urn:glassbox:") + kSubUuid + ":question\n"));
     EXPECT_TRUE(contains(tree, "\n    [1] Synthesis  "));
-    EXPECT_TRUE(contains(tree, "        called from   <urn:glassbox:" + std::string(kRagUuid) + ":focus>\n"));
+    EXPECT_TRUE(contains(
+        tree, "        called from   <urn:glassbox:" + std::string(kRagUuid) + ":focus>\n"));
 }
 
 TEST(RenderTreeTest, ShowSourcesAddsChunkDocumentAndTier) {
     const std::string tree = render_tree(decoded(graph_rag_show_reply()), TreeOptions{true, 0});
     EXPECT_TRUE(contains(tree, "        source        tier 1\n"));
-    EXPECT_TRUE(contains(tree, "                      chunk <urn:doc:dune/c3> (chars 1200+800) of <urn:doc:dune>\n"));
+    EXPECT_TRUE(contains(
+        tree,
+        "                      chunk <urn:doc:dune/c3> (chars 1200+800) of <urn:doc:dune>\n"));
     EXPECT_TRUE(contains(tree, "                      document <urn:doc:dune>\n"));
     EXPECT_TRUE(contains(tree, "        source        tier 3\n"));
     EXPECT_TRUE(contains(tree, "chunk <urn:doc:dune/c4> of <urn:doc:dune>\n"));
@@ -232,13 +254,15 @@ TEST(RenderTreeTest, ShowSourcesAddsChunkDocumentAndTier) {
 TEST(RenderTreeTest, UnknownPredicatesAndSubjectsAreShown) {
     json reply = graph_rag_show_reply();
     const std::string focus = std::string("urn:glassbox:") + kRagUuid + ":focus";
-    reply["events"][3]["triples"].push_back(
-        schema::encode(schema::make_triple(schema::iri(focus), schema::iri("urn:x:custom"), schema::lang_literal("bonjour", "fr"),
-                                           std::string(schema::vocab::kRetrievalGraph))));
+    reply["events"][3]["triples"].push_back(schema::encode(schema::make_triple(
+        schema::iri(focus), schema::iri("urn:x:custom"), schema::lang_literal("bonjour", "fr"),
+        std::string(schema::vocab::kRetrievalGraph))));
     reply["events"][3]["triples"].push_back(schema::encode(
-        schema::make_triple(schema::blank("n1"), schema::iri("https://glassbox.dev/ns#futureTerm"), schema::xsd_integer(7))));
-    reply["events"][4]["triples"].push_back(schema::encode(schema::make_triple(
-        schema::iri(focus + ":edge:0"), schema::iri("urn:x:weight"), schema::typed_literal("2", "urn:x:unit"))));
+        schema::make_triple(schema::blank("n1"), schema::iri("https://glassbox.dev/ns#futureTerm"),
+                            schema::xsd_integer(7))));
+    reply["events"][4]["triples"].push_back(schema::encode(
+        schema::make_triple(schema::iri(focus + ":edge:0"), schema::iri("urn:x:weight"),
+                            schema::typed_literal("2", "urn:x:unit"))));
     const std::string tree = render_tree(decoded(reply));
     EXPECT_TRUE(contains(tree, "    <urn:x:custom> \"bonjour\"@fr\n"));
     EXPECT_TRUE(contains(tree, "    also _:n1\n        gb:futureTerm 7\n"));
@@ -249,8 +273,9 @@ TEST(RenderTreeTest, EveryStoredTripleIsShownSomewhere) {
     // Each event's text mentions what it stored: a step whose triples are left out would show
     // neither its predicate labels nor values. Checked here by values every builder emits.
     const std::string tree = render_tree(decoded(graph_rag_show_reply()), TreeOptions{true, 0});
-    for (const auto* value : {"42", "0.5", "1200+800", "Frank Herbert wrote Dune.", "2025-01-02T03:04:05.031Z",
-                              "<urn:glassbox:agent:worker:graph-rag>", "2025-01-02T03:04:05.030Z"}) {
+    for (const auto* value :
+         {"42", "0.5", "1200+800", "Frank Herbert wrote Dune.", "2025-01-02T03:04:05.031Z",
+          "<urn:glassbox:agent:worker:graph-rag>", "2025-01-02T03:04:05.030Z"}) {
         EXPECT_TRUE(contains(tree, value)) << value;
     }
 }
@@ -262,7 +287,8 @@ TEST(RenderTreeTest, ErrorStatusHasAFooterWithTheError) {
     std::string tree = render_tree(decoded(reply));
     EXPECT_TRUE(contains(tree, "\nERROR  WorkerLost: the worker died\n"));
 
-    reply["session"]["error"] = "SpoolFull: the spool is full";  // the trace store's describe() form
+    reply["session"]["error"] =
+        "SpoolFull: the spool is full";  // the trace store's describe() form
     tree = render_tree(decoded(reply));
     EXPECT_TRUE(contains(tree, "\nERROR  SpoolFull: the spool is full\n"));
 
@@ -278,7 +304,8 @@ TEST(RenderTreeTest, ErrorStatusHasAFooterWithTheError) {
 }
 
 TEST(RenderTreeTest, ControlCharactersAreEscaped) {
-    const std::string tree = render_tree(decoded(echo_show_reply(kEchoUuid, "red \x1b[31m alert\r\x07 \xc2\x9b")));
+    const std::string tree =
+        render_tree(decoded(echo_show_reply(kEchoUuid, "red \x1b[31m alert\r\x07 \xc2\x9b")));
     EXPECT_EQ(tree.find('\x1b'), std::string::npos);
     EXPECT_EQ(tree.find('\r'), std::string::npos);
     EXPECT_EQ(tree.find('\x07'), std::string::npos);
@@ -295,12 +322,16 @@ TEST(RenderTurtleTest, PrefixesGroupingAndTypes) {
                                "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .",
                                "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .",
                                "@prefix owl: <http://www.w3.org/2002/07/owl#> .",
-                               "@prefix prov: <http://www.w3.org/ns/prov#> .", "@prefix gb: <https://glassbox.dev/ns#> ."}) {
+                               "@prefix prov: <http://www.w3.org/ns/prov#> .",
+                               "@prefix gb: <https://glassbox.dev/ns#> ."}) {
         EXPECT_TRUE(contains(ttl, prefix)) << prefix;
     }
-    EXPECT_TRUE(contains(ttl, "# glassbox trace. Turtle has no named graphs: these are the triples of <urn:graph:retrieval>."));
+    EXPECT_TRUE(contains(ttl,
+                         "# glassbox trace. Turtle has no named graphs: these are the triples of "
+                         "<urn:graph:retrieval>."));
     const std::string q = std::string("<urn:glassbox:") + kEchoUuid + ":question>";
-    EXPECT_TRUE(contains(ttl, "\n" + q + " a prov:Activity, gb:Question ;\n    gb:query \"ping\" ;\n"));
+    EXPECT_TRUE(
+        contains(ttl, "\n" + q + " a prov:Activity, gb:Question ;\n    gb:query \"ping\" ;\n"));
     EXPECT_TRUE(contains(ttl, "prov:startedAtTime \"2025-01-02T03:04:05.000Z\"^^xsd:dateTime ;"));
     EXPECT_TRUE(contains(ttl, "gb:durationMs 1 ;"));
     EXPECT_TRUE(contains(ttl, "gb:status \"complete\" .\n"));
@@ -315,15 +346,23 @@ TEST(RenderTurtleTest, EscapesLiteralsAndWritesUnprefixableIrisInFull) {
                             schema::literal("say \"hi\" \\ now\nnext\rcr\ttab")),
         schema::make_triple(schema::iri("urn:s"), schema::iri("https://glassbox.dev/ns#answerText"),
                             schema::literal(long_text)),
-        schema::make_triple(schema::iri("urn:s"), schema::iri("https://glassbox.dev/ns#a.b"), schema::lang_literal("chat", "fr")),
-        schema::make_triple(schema::iri("urn:s"), schema::iri("https://glassbox.dev/ns#score"), schema::xsd_double(0.93)),
-        schema::make_triple(schema::iri("urn:s"), schema::iri("https://glassbox.dev/ns#n"), schema::typed_literal("007", "urn:dt")),
-        schema::make_triple(schema::iri("urn:s"), schema::iri("https://glassbox.dev/ns#n"), schema::typed_literal("+5", schema::kXsdInteger)),
-        schema::make_triple(schema::iri("urn:s"), schema::iri("https://glassbox.dev/ns#n"), schema::typed_literal("5.0", schema::kXsdInteger)),
-        schema::make_triple(schema::blank("b 1"), schema::iri("http://www.w3.org/ns/prov#used"), schema::iri("urn:a b")),
+        schema::make_triple(schema::iri("urn:s"), schema::iri("https://glassbox.dev/ns#a.b"),
+                            schema::lang_literal("chat", "fr")),
+        schema::make_triple(schema::iri("urn:s"), schema::iri("https://glassbox.dev/ns#score"),
+                            schema::xsd_double(0.93)),
+        schema::make_triple(schema::iri("urn:s"), schema::iri("https://glassbox.dev/ns#n"),
+                            schema::typed_literal("007", "urn:dt")),
+        schema::make_triple(schema::iri("urn:s"), schema::iri("https://glassbox.dev/ns#n"),
+                            schema::typed_literal("+5", schema::kXsdInteger)),
+        schema::make_triple(schema::iri("urn:s"), schema::iri("https://glassbox.dev/ns#n"),
+                            schema::typed_literal("5.0", schema::kXsdInteger)),
+        schema::make_triple(schema::blank("b 1"), schema::iri("http://www.w3.org/ns/prov#used"),
+                            schema::iri("urn:a b")),
     };
     const std::string ttl = render_turtle(triples);
-    EXPECT_TRUE(contains(ttl, "<urn:s> gb:answerText \"say \\\"hi\\\" \\\\ now\\nnext\\rcr\\ttab\", \"" + long_text + "\" ;"));
+    EXPECT_TRUE(
+        contains(ttl, "<urn:s> gb:answerText \"say \\\"hi\\\" \\\\ now\\nnext\\rcr\\ttab\", \"" +
+                          long_text + "\" ;"));
     EXPECT_TRUE(contains(ttl, "<https://glassbox.dev/ns#a.b> \"chat\"@fr ;"));
     EXPECT_TRUE(contains(ttl, "gb:score \"0.93\"^^xsd:double ;"));
     EXPECT_TRUE(contains(ttl, "gb:n \"007\"^^<urn:dt>, +5, \"5.0\"^^xsd:integer ."));
@@ -338,7 +377,8 @@ TEST(RenderNTriplesTest, OneLinePerDistinctTriple) {
     EXPECT_EQ(count_lines(nt), distinct_triples(triples).size());
     EXPECT_FALSE(contains(nt, "urn:graph:retrieval"));
     std::istringstream lines(nt);
-    for (std::string line; std::getline(lines, line);) EXPECT_EQ(line.substr(line.size() - 2), " .") << line;
+    for (std::string line; std::getline(lines, line);)
+        EXPECT_EQ(line.substr(line.size() - 2), " .") << line;
     const std::string nq = render_nquads(triples);
     EXPECT_EQ(count_lines(nq), triples.size());
     EXPECT_TRUE(contains(nq, " <urn:graph:retrieval> .\n"));
@@ -355,9 +395,11 @@ TEST(RenderJsonLdTest, ExpandedFormInTheNamedGraph) {
     const json& nodes = doc[0]["@graph"];
     ASSERT_TRUE(nodes.is_array());
     const std::string q = std::string("urn:glassbox:") + kEchoUuid + ":question";
-    const auto node = std::find_if(nodes.begin(), nodes.end(), [&](const json& n) { return n["@id"] == q; });
+    const auto node =
+        std::find_if(nodes.begin(), nodes.end(), [&](const json& n) { return n["@id"] == q; });
     ASSERT_NE(node, nodes.end());
-    EXPECT_EQ((*node)["@type"], json::array({"http://www.w3.org/ns/prov#Activity", "https://glassbox.dev/ns#Question"}));
+    EXPECT_EQ((*node)["@type"], json::array({"http://www.w3.org/ns/prov#Activity",
+                                             "https://glassbox.dev/ns#Question"}));
     EXPECT_EQ((*node)["https://glassbox.dev/ns#query"], json::array({json{{"@value", "ping"}}}));
     EXPECT_EQ((*node)["http://www.w3.org/ns/prov#startedAtTime"],
               json::array({json{{"@value", "2025-01-02T03:04:05.000Z"},
@@ -377,9 +419,13 @@ TEST(RenderJsonLdTest, ExpandedFormInTheNamedGraph) {
 }
 
 TEST(RenderJsonLdTest, DefaultGraphBlankNodesAndLanguages) {
-    const json doc = render_jsonld({schema::make_triple(schema::blank("b1"), schema::iri("urn:p"), schema::lang_literal("chat", "fr")),
-                                    schema::make_triple(schema::blank("b1"), schema::iri(schema::vocab::kRdfType), schema::blank("c")),
-                                    schema::make_triple(schema::iri("urn:s"), schema::iri("urn:p"), schema::blank("b1"), "urn:g")});
+    const json doc = render_jsonld(
+        {schema::make_triple(schema::blank("b1"), schema::iri("urn:p"),
+                             schema::lang_literal("chat", "fr")),
+         schema::make_triple(schema::blank("b1"), schema::iri(schema::vocab::kRdfType),
+                             schema::blank("c")),
+         schema::make_triple(schema::iri("urn:s"), schema::iri("urn:p"), schema::blank("b1"),
+                             "urn:g")});
     ASSERT_EQ(doc.size(), 2u);
     EXPECT_EQ(doc[0]["@id"], "_:b1");
     EXPECT_EQ(doc[0]["urn:p"], json::array({json{{"@value", "chat"}, {"@language", "fr"}}}));
@@ -398,7 +444,8 @@ TEST(RenderSessionTableTest, ColumnsUuidsTruncationAndCount) {
     running.erase("duration_ms");
     running["ended"] = nullptr;
     running["session"] = "urn:other:session";
-    auto list = decode_session_list(json{{"sessions", json::array({rag, running})}, {"total", 12}, {"offset", 3}});
+    auto list = decode_session_list(
+        json{{"sessions", json::array({rag, running})}, {"total", 12}, {"offset", 3}});
     ASSERT_TRUE(list) << list.error().describe();
     const std::string table = render_session_table(*list);
     std::istringstream in(table);
@@ -442,13 +489,15 @@ TEST(RenderEventTest, LineAndJsonNameTheStep) {
     event.session = reply["session"]["session"];
     event.seq = 3;
     event.state = "open";
-    event.body = {{"explain_id", reply["events"][3]["explain_id"]}, {"explain_triples", reply["events"][3]["triples"]},
+    event.body = {{"explain_id", reply["events"][3]["explain_id"]},
+                  {"explain_triples", reply["events"][3]["triples"]},
                   {"trace_status", ""}};
     EXPECT_EQ(step_type(event.body), "Focus");
     const std::string line = render_event_line(event, "2025-01-02T03:04:05.123Z");
     EXPECT_EQ(line.find("2025-01-02T03:04:05.123Z  graph-rag  urn:glassbox:"), 0u);
     EXPECT_TRUE(contains(line, "  #3  open  Focus  urn:glassbox:"));
-    EXPECT_TRUE(contains(line, ":focus  " + std::to_string(reply["events"][3]["triples"].size()) + " triples"));
+    EXPECT_TRUE(contains(
+        line, ":focus  " + std::to_string(reply["events"][3]["triples"].size()) + " triples"));
     const json j = event_json(event, "t");
     EXPECT_EQ(j["step_type"], "Focus");
     EXPECT_EQ(j["seq"], 3);
@@ -457,7 +506,9 @@ TEST(RenderEventTest, LineAndJsonNameTheStep) {
 
     EXPECT_EQ(step_type(json{{"explain_id", 3}}), "-");
     EXPECT_EQ(step_type(json::array()), "-");
-    event.body = json{{"explain_id", "urn:x"}, {"explain_triples", json::array({json{{"s", 1}}})}, {"trace_status", "error"}};
+    event.body = json{{"explain_id", "urn:x"},
+                      {"explain_triples", json::array({json{{"s", 1}}})},
+                      {"trace_status", "error"}};
     EXPECT_TRUE(contains(render_event_line(event, "t"), "  -  urn:x  1 triples  trace error"));
 }
 
