@@ -641,18 +641,19 @@ private:
         }
     }
 
+    // The step that called a sub-trace: what its Question prov:used (docs/vocabulary.md §2);
+    // else the parent session the summary names (shown after that session's Question).
     std::string caller_of(const Trace& sub) const {
-        if (sub.session.parent) return *sub.session.parent;
         const Term question = schema::iri(sub.session.session);
+        const Term used = schema::iri(vocab::kProvUsed);
         for (const auto& event : sub.events) {
             for (const auto& triple : event.triples) {
-                if (triple.s == question && triple.p == schema::iri(vocab::kProvUsed) &&
-                    triple.o.is_iri()) {
+                if (triple.s == question && triple.p == used && triple.o.is_iri()) {
                     return triple.o.as_iri().value;
                 }
             }
         }
-        return {};
+        return sub.session.parent.value_or("");
     }
 
     void subtrace(const Trace& sub, const std::string& label, int depth) {

@@ -5,7 +5,8 @@ Starts `glassbox up` (broker, echo, trace collector) on ephemeral ports in a fre
 explain topic with `traces tail`, sends echo requests with `glassbox call`, waits until
 `traces list --json` shows them complete, then checks: every `show` format parses with rdflib
 (and rapper for Turtle/N-Triples) to exactly the stored triples, the PROV check holds, a UUID
-prefix resolves, an unknown or ambiguous id exits 2 with a clear error, `export` is N-Quads
+prefix resolves, an unknown or ambiguous id exits 2 with a clear error, a failed echo shows an
+error trace with its error, an echo called with parent_uri is nested as a sub-trace, `export` is N-Quads
 holding every shown triple, and `tail --count` saw the events.
 
 Exit 0 when every check passes, 1 on a failure, 77 when rdflib, ../shared or the trace collector
@@ -136,6 +137,58 @@ class Pipeline:
         self.expect(by_prefix["session"]["session"] == uri, "%s: the prefix %s resolved elsewhere" % (uri, uuid[:13]))
         return files, quads
 
+    def wait_for(self, what, predicate):
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            value = predicate()
+            if value:
+                return value
+            time.sleep(0.2)
+        raise RuntimeError("%s: not within 30 s" % what)
+
+    def check_rdf_formats(self, uri, reply, tag):
+        quads = trace_rdf.reply_quads(reply)
+        for fmt, ext, rdflib_fmt in (("turtle", ".ttl", "turtle"), ("ntriples", ".nt", "nt"),
+                                     ("jsonld", ".jsonld", "json-ld"), ("nquads", ".nq", "nquads")):
+            path = os.path.join(self.workdir, tag + ext)
+            with open(path, "wb") as f:
+                f.write(self.run("traces", "show", uri, "--format", fmt).stdout)
+            try:
+                trace_rdf.check_rdflib(path, rdflib_fmt, quads)
+                self.expect(True, "")
+            except Exception as e:
+                self.expect(False, "%s: %s" % (path, e))
+        return [os.path.join(self.workdir, tag + ext) for ext in (".ttl", ".nt")]
+
+    def check_error_and_subtrace(self, parent_uri):
+        """An echo asked to fail gives an error trace; one called with parent_uri a nested sub-trace."""
+        failed = self.run("call", "echo", json.dumps({"question": "fail me", "fail": "Internal"}), check=False)
+        self.expect(failed.returncode != 0, "echo with fail: exit 0")
+
+        def error_session():
+            listed = json.loads(self.run("traces", "list", "--json", "--status", "error").stdout)
+            return [s for s in listed["sessions"] if s["question"] == "fail me"]
+        uri = self.wait_for("the error trace", error_session)[0]["session"]
+        tree = self.run("traces", "show", uri).stdout.decode()
+        self.expect("Status        error" in tree and "\nERROR  Internal: echo was asked to fail" in tree,
+                    "error trace tree:\n" + tree)
+        reply = json.loads(self.run("traces", "show", uri, "--json").stdout)
+        files = self.check_rdf_formats(uri, reply, "error")
+
+        caller = parent_uri.rsplit(":", 1)[0] + ":synthesis"
+        self.run("call", "echo", json.dumps({"question": "sub-run", "parent_uri": caller}))
+
+        def nested():
+            shown = json.loads(self.run("traces", "show", parent_uri, "--json").stdout)
+            subs = shown.get("subtraces") or []
+            return shown if subs and subs[0]["session"]["status"] == "complete" else None
+        reply = self.wait_for("the sub-trace", nested)
+        tree = self.run("traces", "show", parent_uri).stdout.decode()
+        self.expect("\u2514\u2500 called from synthesis" in tree and "    Question      sub-run" in tree,
+                    "sub-trace tree:\n" + tree)
+        files += self.check_rdf_formats(parent_uri, reply, "with_subtrace")
+        return files
+
     def check_bad_ids(self, sessions):
         unknown = self.run("traces", "show", "ffffffff-ffff-4fff-8fff-ffffffffffff", check=False)
         self.expect(unknown.returncode == 2 and b"NotFound" in unknown.stderr,
@@ -229,6 +282,7 @@ def main():
             session_files, quads = p.check_show(session)
             files += session_files
             shown |= quads
+        files += p.check_error_and_subtrace(sessions[0]["session"])
         proc = subprocess.run([sys.executable, args.prov_check, "--prov", args.prov, "--ontology", args.ontology]
                               + files, capture_output=True, text=True, timeout=300)
         p.expect(proc.returncode == 0, "prov_check: " + proc.stdout + proc.stderr)

@@ -63,7 +63,8 @@ inline nlohmann::json echo_show_reply(const std::string& uuid, const std::string
     for (auto& t : ex::trace_end(run, fixture_time(3), schema::TraceStatus::kComplete))
         last.push_back(std::move(t));
     nlohmann::json summary = fixture_summary(run.question(), "echo", question, "complete", 3, 2);
-    if (parent_uri) summary["parent"] = *parent_uri;
+    // The summary names the parent session (docs/traces.md §2); the calling step is in the triples.
+    if (parent_uri) summary["parent"] = ex::RunUris::from_uri(*parent_uri)->question();
     return {
         {"session", summary},
         {"events", nlohmann::json::array({fixture_event(0, run.question(), "open", first),

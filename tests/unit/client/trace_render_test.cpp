@@ -57,7 +57,7 @@ TEST(DecodeTraceTest, DecodesSummaryEventsAndSubtraces) {
     EXPECT_FALSE(trace.events[3].triples.empty());
     ASSERT_EQ(trace.subtraces.size(), 1u);
     EXPECT_EQ(trace.subtraces[0].session.parent,
-              std::string("urn:glassbox:") + kRagUuid + ":focus");
+              std::string("urn:glassbox:") + kRagUuid + ":question");
     EXPECT_EQ(trace.subtraces[0].events.size(), 2u);
 }
 
