@@ -263,6 +263,12 @@ struct Measurement {
     std::vector<double> latencies_us;  // measurement window only
     double seconds = 0;
     std::size_t errors = 0;
+    std::size_t replies = 0;           // all replies, warm-up and drain included
+    double intermediary_cpu_us = 0;    // CPU time of the broker/forwarder process meanwhile
+    // CPU cost of the intermediary per request: robust to scheduling noise, unlike latency.
+    double cpu_us_per_request() const {
+        return replies > 0 ? intermediary_cpu_us / static_cast<double>(replies) : 0;
+    }
     double p(double q) const {
         if (latencies_us.empty()) {
             return 0;
@@ -343,6 +349,7 @@ Measurement run_client(zmq::context_t& context, Target target, const std::string
                     std::chrono::duration<double, std::micro>(arrived - it->second).count());
             }
             sent.erase(it);
+            ++m.replies;
             if (arrived < measure_to) {
                 send_one();
             }
@@ -405,6 +412,21 @@ Measurement run_one(zmq::context_t& context, Target target, const nlohmann::json
         w.join();
     }
     return m;
+}
+
+// CPU time of every thread of `pid` so far, in microseconds (/proc/PID/task/*/schedstat, ns).
+double cpu_us(pid_t pid) {
+    double total_ns = 0;
+    std::error_code ec;
+    for (const auto& task :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+        std::ifstream in(task.path() / "schedstat");
+        double ns = 0;
+        if (in >> ns) {
+            total_ns += ns;
+        }
+    }
+    return total_ns / 1000.0;
 }
 
 long rss_kib(pid_t pid) {
@@ -567,9 +589,12 @@ int main(int argc, char** argv) {
         for (int slice = 0; slice < slices; ++slice) {
             for (int k = 0; k < kTargets; ++k) {
                 const int t = (k + slice) % kTargets;
+                const double cpu_before = cpu_us(processes[t]->pid());
                 auto m = run_one(context, static_cast<Target>(t), ready[t], c, round++, warmup,
                                  duration / slices, gbw01);
                 auto& into = row.m[t];
+                into.intermediary_cpu_us += cpu_us(processes[t]->pid()) - cpu_before;
+                into.replies += m.replies;
                 into.latencies_us.insert(into.latencies_us.end(), m.latencies_us.begin(),
                                          m.latencies_us.end());
                 into.seconds += m.seconds;
@@ -593,10 +618,10 @@ int main(int argc, char** argv) {
     std::ostringstream out;
     out << "| workers | in flight | body | fwd p50 | fwd p99 | fwd req/s | lb p50 | lb p99 | lb req/s "
            "| broker p50 | broker p99 | broker req/s | p50 broker/fwd | req/s broker/fwd "
-           "| p50 broker/lb | req/s broker/lb |\n";
-    out << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+           "| p50 broker/lb | req/s broker/lb | CPU us/req fwd | lb | broker |\n";
+    out << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     nlohmann::json results = nlohmann::json::array();
-    std::vector<double> p50_fwd, p50_lb, tput_fwd_64, tput_lb_64;
+    std::vector<double> p50_fwd, p50_lb, tput_fwd_64, tput_lb_64, cpu_fwd, cpu_lb;
     std::size_t errors = 0;
     for (const auto& r : rows) {
         const auto& f = r.of(Target::kForwarder);
@@ -620,13 +645,17 @@ int main(int argc, char** argv) {
                 << fmt(m->throughput(), 0);
         }
         out << " | " << fmt(p50f, 2) << " | " << fmt(tf, 2) << " | " << fmt(p50l, 2) << " | "
-            << fmt(tl, 2) << " |\n";
+            << fmt(tl, 2) << " | " << fmt(f.cpu_us_per_request()) << " | "
+            << fmt(l.cpu_us_per_request()) << " | " << fmt(b.cpu_us_per_request()) << " |\n";
+        cpu_fwd.push_back(ratio(b.cpu_us_per_request(), f.cpu_us_per_request()));
+        cpu_lb.push_back(ratio(b.cpu_us_per_request(), l.cpu_us_per_request()));
         nlohmann::json row{{"workers", r.config.workers},
                            {"in_flight", r.config.in_flight},
                            {"body_bytes", r.config.body_bytes}};
         for (int t = 0; t < kTargets; ++t) {
             row[kTargetNames[t]] = {{"p50_us", r.m[t].p(0.5)}, {"p99_us", r.m[t].p(0.99)},
                                     {"rps", r.m[t].throughput()}, {"errors", r.m[t].errors},
+                                    {"cpu_us_per_request", r.m[t].cpu_us_per_request()},
                                     {"samples", r.m[t].latencies_us.size()}};
         }
         results.push_back(row);
@@ -651,6 +680,8 @@ int main(int argc, char** argv) {
     out << "- req/s broker/lb at 64 in flight: median " << fmt(median_of(tput_lb_64), 2)
         << ", worst " << fmt(worst_t_lb, 2) << " (same target: " << verdict(worst_t_lb >= 0.7)
         << ")\n";
+    out << "- CPU per request, broker/forwarder: median " << fmt(median_of(cpu_fwd), 2)
+        << "; broker/lb: median " << fmt(median_of(cpu_lb), 2) << "\n";
     out << "- broker idle RSS: " << fmt(static_cast<double>(idle_rss) / 1024.0, 1)
         << " MiB (target <= 20 MB: " << verdict(idle_rss >= 0 && idle_rss * 1024 <= 20'000'000)
         << "); after the run: " << fmt(static_cast<double>(loaded_rss) / 1024.0, 1) << " MiB\n";
