@@ -161,3 +161,60 @@ TEST_F(StreamingTest, MdpClientGetsOneReplyWithTheFinalBody) {
 
 }  // namespace
 }  // namespace glassbox::integration
+
+namespace glassbox::integration {
+namespace {
+
+TEST_F(StreamingTest, ExplainTopicPublishesEveryExplainMessage) {
+    auto broker = start_broker();
+    ASSERT_FALSE(broker.pub_endpoint.empty());
+    start_echo_worker(broker.endpoint);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+
+    zmq::socket_t sub(context_, zmq::socket_type::sub);
+    sub.set(zmq::sockopt::linger, 0);
+    sub.set(zmq::sockopt::subscribe, "explain.");
+    sub.connect(broker.pub_endpoint);
+    std::this_thread::sleep_for(milliseconds{300});  // PUB/SUB: late joiners miss messages
+
+    GbcClient client(context_, broker.endpoint);
+    const auto body = nlohmann::json::parse(echo_body("watched", 1));
+    auto messages = client.call("echo", body.dump());
+    ASSERT_TRUE(is_complete_echo_stream(messages, body, 1));
+    const auto explain = split_stream(messages).explain;
+
+    // §6.2: [topic] [session] [seq] [state] [body], topic "explain.<service>".
+    std::vector<Frames> published;
+    const auto until = Clock::now() + milliseconds{3000};
+    while (published.size() < explain.size() && Clock::now() < until) {
+        zmq::pollitem_t item{sub.handle(), 0, ZMQ_POLLIN, 0};
+        if (zmq::poll(&item, 1, milliseconds{100}) <= 0) {
+            continue;
+        }
+        Frames frames;
+        while (true) {
+            zmq::message_t part;
+            if (!sub.recv(part, zmq::recv_flags::dontwait)) {
+                break;
+            }
+            frames.push_back(part.to_string());
+            if (!part.more()) {
+                break;
+            }
+        }
+        published.push_back(std::move(frames));
+    }
+    ASSERT_EQ(published.size(), explain.size());
+    for (std::size_t i = 0; i < published.size(); ++i) {
+        const auto& f = published[i];
+        ASSERT_EQ(f.size(), 5u);
+        EXPECT_EQ(f[0], "explain.echo");
+        EXPECT_EQ(f[1], explain[i].value("session", ""));
+        EXPECT_EQ(f[2], std::to_string(i));
+        EXPECT_EQ(f[3], i + 1 == published.size() ? "complete" : "open");
+        EXPECT_EQ(nlohmann::json::parse(f[4], nullptr, false), explain[i]);
+    }
+}
+
+}  // namespace
+}  // namespace glassbox::integration
