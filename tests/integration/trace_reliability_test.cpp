@@ -41,6 +41,10 @@ public:
           window_(window), pace_(pace) {}
     ~EchoLoad() { join(); }
 
+    // Each request streams one partial after `delay` (between its two explain messages), so a
+    // fault is likely to land inside some request; by default it answers at once.
+    void set_delay(milliseconds delay) { delay_ = delay; }
+
     void start() {
         start_ = Clock::now();
         for (int c = 0; c < clients_; ++c) {
@@ -71,7 +75,8 @@ private:
         std::size_t next = 0;
         EchoLoadResult mine;
         const auto send = [&](int index, int attempt) {
-            const auto body = echo_body("reliability " + std::to_string(index) + " attempt " + std::to_string(attempt));
+            const auto body = echo_body("reliability " + std::to_string(index) + " attempt " + std::to_string(attempt),
+                                        delay_.count() > 0 ? 1 : 0, static_cast<int>(delay_.count()));
             in_flight[client.request("echo", body, 20'000)] = {index, attempt};
             ++mine.attempts;
         };
@@ -122,6 +127,7 @@ private:
     int clients_;
     int window_;
     milliseconds pace_;
+    milliseconds delay_{0};
     Clock::time_point start_{};
     std::vector<std::thread> threads_;
     std::atomic<int> finals_{0};
@@ -244,6 +250,14 @@ protected:
         expect_each_shows_two_events(endpoint, expected);
     }
 
+    // The collector's own count of redelivered messages it ignored, from its stop log line.
+    static std::string stop_line(ChildProcess& collector) {
+        const auto how = collector.terminate();
+        const auto text = collector.stderr_text();
+        const auto at = text.rfind("event=stopped");
+        return how.describe() + ": " + (at == std::string::npos ? std::string("no stop line") : text.substr(at, text.find('\n', at) - at));
+    }
+
     int spooled(const std::string& endpoint) {
         const auto s = status(endpoint);
         return s ? (*s)["spool"].value("messages", -1) : -1;
@@ -287,13 +301,15 @@ TEST_F(FaultTraceReliability, CollectorKilledTwiceDuring2000EchoesStoresEachSess
     EXPECT_TRUE(result.errors.empty()) << describe(result);
 
     expect_store_is_exactly(broker.endpoint, result.final_sessions);
+    std::cout << "[ collector killed twice: " << describe(result) << "; last collector "
+              << stop_line(*processes_.back()) << " ]\n";
 }
 
 TEST_F(FaultTraceReliability, BrokerRestartedWithSpooledExplainsAndWhileIngesting) {
     auto broker = start_broker();
     ASSERT_FALSE(broker.endpoint.empty());
     const std::string port = port_of(broker.endpoint);
-    start_echo_worker(broker.endpoint, 2);
+    start_echo_worker(broker.endpoint, 4);
     ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
 
     // 1. No collector: 500 answered requests leave 1,000 explain messages in the spool; the
@@ -309,7 +325,7 @@ TEST_F(FaultTraceReliability, BrokerRestartedWithSpooledExplainsAndWhileIngestin
     broker = start_broker({.bind = "tcp://127.0.0.1:" + port, .heartbeat_ms = kHeartbeatMs, .extra = {}});
     ASSERT_EQ(port_of(broker.endpoint), port);
     EXPECT_EQ(spooled(broker.endpoint), 2 * kSpooled) << "the spool did not survive SIGKILL";
-    start_collector(broker.endpoint);
+    auto& collector = start_collector(broker.endpoint);
     ASSERT_TRUE(wait_for_service(broker.endpoint, "trace"));
     expect_store_is_exactly(broker.endpoint, spooled_result.final_sessions);
     if (HasFailure()) return;
@@ -320,6 +336,7 @@ TEST_F(FaultTraceReliability, BrokerRestartedWithSpooledExplainsAndWhileIngestin
     constexpr int kIngesting = 600;
     ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
     EchoLoad second(context_, broker.endpoint, kIngesting, 4, 8, milliseconds{4000});
+    second.set_delay(milliseconds{10});
     second.start();
     {
         const auto until = Clock::now() + milliseconds{60'000};
@@ -380,8 +397,8 @@ TEST_F(FaultTraceReliability, BrokerRestartedWithSpooledExplainsAndWhileIngestin
     EXPECT_EQ(stats.value("events", -1), listed_events) << stats.dump();
     EXPECT_EQ(stats.value("quarantined", -1), 0) << stats.dump();
     expect_each_shows_two_events(broker.endpoint, ingest_result.final_sessions);
-    std::cout << "[ broker restart while ingesting: " << describe(ingest_result) << "; stored "
-              << stored.size() << " sessions ]\n";
+    std::cout << "[ broker restart while ingesting: " << describe(ingest_result) << "; stored " << stored.size()
+              << " sessions, " << listed_events << " events; collector " << stop_line(collector) << " ]\n";
 }
 
 }  // namespace
