@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,16 +30,27 @@ const std::string kMdpw = "MDPW01";
 const std::string kGbe = "GBE01";
 std::string cmd(char c) { return std::string(1, c); }
 
-// A socket speaking to the broker. A peer with a heartbeat sends it every 50 ms while it waits
-// in recv(), and skips the broker's heartbeats, like a real worker or collector.
+class Peer;
+// The peers of one test. All run on the test thread, so whichever waits in recv() sends the
+// heartbeats of all of them: a live worker stays live while the test waits on its client.
+using PeerSet = std::set<Peer*>;
+
+// A socket speaking to the broker. A peer with a heartbeat sends it every 50 ms while any peer
+// of its set waits in recv(), and skips the broker's heartbeats, like a real worker or collector.
 class Peer {
 public:
     Peer(zmq::context_t& context, const std::string& endpoint,
-         zmq::socket_type type = zmq::socket_type::dealer)
-        : socket_(context, type) {
+         zmq::socket_type type = zmq::socket_type::dealer, PeerSet* set = nullptr)
+        : socket_(context, type), set_(set) {
         socket_.set(zmq::sockopt::linger, 0);
         socket_.connect(endpoint);
+        if (set_ != nullptr) set_->insert(this);
     }
+    ~Peer() {
+        if (set_ != nullptr) set_->erase(this);
+    }
+    Peer(const Peer&) = delete;
+    Peer& operator=(const Peer&) = delete;
 
     void send(const Frames& frames) {
         for (std::size_t i = 0; i < frames.size(); ++i) {
@@ -55,16 +67,12 @@ public:
 
     std::optional<Frames> recv(std::chrono::milliseconds timeout = 3000ms) {
         const auto deadline = Clock::now() + timeout;
-        auto next_beat = Clock::now();
         while (true) {
             const auto now = Clock::now();
-            if (heartbeat_ && now >= next_beat) {
-                send(*heartbeat_);
-                next_beat = now + 50ms;
-            }
+            beat_all(now);
             if (now >= deadline) return std::nullopt;
             auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
-            if (heartbeat_) wait = std::min(wait, std::chrono::milliseconds{50});
+            wait = std::min(wait, std::chrono::milliseconds{50});
             zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
             zmq::poll(&item, 1, std::max(wait, std::chrono::milliseconds{1}));
             if ((item.revents & ZMQ_POLLIN) == 0) continue;
@@ -90,8 +98,24 @@ public:
     zmq::socket_t& socket() { return socket_; }
 
 private:
+    void beat(Clock::time_point now) {
+        if (heartbeat_ && now >= next_beat_) {
+            send(*heartbeat_);
+            next_beat_ = now + 50ms;
+        }
+    }
+    void beat_all(Clock::time_point now) {
+        if (set_ == nullptr) {
+            beat(now);
+            return;
+        }
+        for (Peer* peer : *set_) peer->beat(now);
+    }
+
     zmq::socket_t socket_;
+    PeerSet* set_;
     std::optional<Frames> heartbeat_;
+    Clock::time_point next_beat_{};
     bool skip_heartbeats_ = false;  // stays on after go_silent(): a dead peer still gets them
 };
 
@@ -102,7 +126,7 @@ protected:
         config.endpoint = "tcp://127.0.0.1:*";
         config.pub_endpoint = "tcp://127.0.0.1:*";
         config.heartbeat = 100ms;
-        config.liveness = 5;  // 500 ms: test peers heartbeat only while they wait in recv()
+        config.liveness = 10;  // 1 s: test peers heartbeat only while one of them waits in recv()
         config.unknown_service_wait = 300ms;
         config.default_deadline = 5000ms;
         config.poll_interval = 20ms;
@@ -129,7 +153,7 @@ protected:
     void TearDown() override { stop_broker(); }
 
     std::unique_ptr<Peer> peer(zmq::socket_type type = zmq::socket_type::dealer) {
-        return std::make_unique<Peer>(context_, endpoints_.endpoint, type);
+        return std::make_unique<Peer>(context_, endpoints_.endpoint, type, &peers_);
     }
 
     std::unique_ptr<Peer> worker(const std::string& service, bool extended) {
@@ -147,15 +171,18 @@ protected:
     }
 
     // The next REQUEST the worker gets: [empty][MDPW01][0x02][token][empty][body...].
+    // On a failed expectation the frames are padded to 7, so callers may index them: the test
+    // fails instead of reading out of range (that was the rare segfault under load).
     static Frames expect_request(Peer& w, std::chrono::milliseconds timeout = 3000ms) {
         auto got = w.recv(timeout);
         EXPECT_TRUE(got.has_value()) << "worker got no REQUEST";
-        if (!got) return {};
-        EXPECT_GE(got->size(), 6u);
-        EXPECT_EQ((*got)[1], kMdpw);
-        EXPECT_EQ((*got)[2], cmd(0x02));
-        EXPECT_EQ((*got)[4], kEmpty);
-        return *got;
+        Frames frames = got.value_or(Frames{});
+        EXPECT_GE(frames.size(), 6u);
+        if (frames.size() < 7) frames.resize(7);
+        EXPECT_EQ(frames[1], kMdpw);
+        EXPECT_EQ(frames[2], cmd(0x02));
+        EXPECT_EQ(frames[4], kEmpty);
+        return frames;
     }
 
     static void reply(Peer& w, const std::string& token, const std::string& body) {
@@ -167,9 +194,9 @@ protected:
                             std::chrono::milliseconds timeout = 3000ms) {
         auto got = client.recv(timeout);
         EXPECT_TRUE(got.has_value()) << "client got nothing for " << id;
-        if (!got) return {};
+        if (!got) return Frames(6);
         EXPECT_GE(got->size(), 5u);
-        if (got->size() < 5) return *got;
+        if (got->size() < 5) return Frames(6);
         EXPECT_EQ((*got)[1], kGbc);
         EXPECT_EQ((*got)[2], cmd(command)) << "frames: " << got->size() << " last: " << got->back();
         EXPECT_EQ((*got)[3], id);
@@ -208,6 +235,7 @@ protected:
     }
 
     zmq::context_t context_;
+    PeerSet peers_;
     std::unique_ptr<Broker> broker_;
     BoundEndpoints endpoints_;
     std::jthread thread_;
