@@ -174,11 +174,14 @@ struct Worker {
     std::string identity;
     Service* service = nullptr;
     bool extended = false;  // declared GBW01
-    Request* current = nullptr;
+    // Requests it may hold at once (§5.1: the READY credit frame; 1 for 7/MDP workers) and
+    // the ones it holds, by token. Abandoned requests count until their REPLY or ERROR.
+    std::size_t credit = 1;
+    std::unordered_map<std::uint64_t, Request*> in_flight;
     TimePoint expiry;
     TimePoint last_sent;
-    bool idle = false;
-    std::list<Worker*>::iterator idle_position;
+    bool available = false;  // in_flight < credit: in its service's available list
+    std::list<Worker*>::iterator available_position;
 };
 
 struct Service {
@@ -187,9 +190,14 @@ struct Service {
     std::string name;
     std::string topic;  // explain.<name>
     ServiceQueue queue;
-    std::list<Worker*> idle;  // least recently used at the front
+    // Workers with spare credit, least recently used at the front. A worker given a request
+    // moves to the back if it has credit left, so requests spread round robin.
+    std::list<Worker*> available;
     std::size_t workers = 0;
-    bool registered = false;  // a worker has registered since the broker started
+    std::size_t idle = 0;       // workers holding no request
+    std::size_t credit = 0;     // sum of the workers' credit
+    std::size_t in_flight = 0;  // requests held by workers (abandoned ones included)
+    bool registered = false;    // a worker has registered since the broker started
 };
 
 struct Collector {
@@ -278,12 +286,13 @@ private:
     void erase_request(Request& request);
     void dispatch(Service& service);
     bool send_request_to(Worker& worker, Request& request);
+    void assign(Worker& worker, Request& request);
+    void release(Worker& worker, Request& request);
 
     // ---- workers ----
     void on_worker(std::string_view identity);
     void on_worker_ready(std::string_view identity);
     void on_worker_result(Worker& worker, char command);
-    void worker_ready(Worker& worker);
     void delete_worker(Worker& worker, bool send_disconnect, std::string_view reason);
     void send_worker_command(std::string_view identity, char command);
     void send_worker_cancel(Worker& worker, const Request& request);
@@ -1100,12 +1109,13 @@ void BrokerCore::erase_request(Request& request) {
 }
 
 void BrokerCore::dispatch(Service& service) {
-    while (!service.idle.empty() && !service.queue.empty()) {
+    // O(1) per request: the least recently used worker with spare credit takes the oldest.
+    while (!service.available.empty() && !service.queue.empty()) {
         const auto id = service.queue.pop_front();
         const auto found = requests_.find(*id);
         if (found == requests_.end()) continue;
         Request& request = *found->second;
-        Worker& worker = *service.idle.front();
+        Worker& worker = *service.available.front();
         if (worker.extended && request.body.size() != 1) {
             finish(request,
                    schema::make_error(ErrorType::kProtocolError,
@@ -1113,12 +1123,40 @@ void BrokerCore::dispatch(Service& service) {
                    true);
             continue;
         }
-        service.idle.pop_front();
-        worker.idle = false;
-        worker.current = &request;
-        request.worker = &worker;
+        assign(worker, request);
         ++request.attempts;
         send_request_to(worker, request);
+    }
+}
+
+void BrokerCore::assign(Worker& worker, Request& request) {
+    Service& service = *worker.service;
+    if (worker.in_flight.empty()) --service.idle;
+    worker.in_flight.emplace(request.id, &request);
+    ++service.in_flight;
+    request.worker = &worker;
+    // Used just now: to the back of the available list, or out of it when its credit is spent.
+    if (worker.available) {
+        if (worker.in_flight.size() < worker.credit) {
+            service.available.splice(service.available.end(), service.available,
+                                     worker.available_position);
+        } else {
+            service.available.erase(worker.available_position);
+            worker.available = false;
+        }
+    }
+}
+
+// REPLY or ERROR for a token frees one unit of the worker's credit (§5.1).
+void BrokerCore::release(Worker& worker, Request& request) {
+    Service& service = *worker.service;
+    if (worker.in_flight.erase(request.id) == 0) return;
+    --service.in_flight;
+    request.worker = nullptr;
+    if (worker.in_flight.empty()) ++service.idle;
+    if (!worker.available && worker.in_flight.size() < worker.credit) {
+        worker.available = true;
+        worker.available_position = service.available.insert(service.available.end(), &worker);
     }
 }
 
@@ -1235,7 +1273,7 @@ void BrokerCore::on_worker(std::string_view identity) {
 }
 
 void BrokerCore::on_worker_ready(std::string_view identity) {
-    // [empty] ["MDPW01"] [0x01] [service] ["GBW01"]?
+    // [empty] ["MDPW01"] [0x01] [service] ["GBW01"]? [credit]?
     if (const auto known = workers_.find(identity); known != workers_.end()) {
         // 7/MDP: READY from a worker already known is a protocol error.
         delete_worker(*known->second, true, "protocol error: second READY");
@@ -1243,10 +1281,25 @@ void BrokerCore::on_worker_ready(std::string_view identity) {
     }
     const std::string_view service_name =
         frame_count_ >= 5 ? view(frames_[4]) : std::string_view{};
-    if (frame_count_ < 5 || frame_count_ > 6 || !proto::is_valid_service_name(service_name) ||
+    std::string_view problem;
+    std::uint64_t credit = 1;
+    if (frame_count_ < 5 || frame_count_ > 7 || !proto::is_valid_service_name(service_name) ||
         service_name.starts_with(proto::kMmiPrefix)) {
-        log_->warn("event=bad_ready peer={} service={}", printable(identity),
-                   printable(service_name));
+        problem = "bad service or frame count";
+    } else if (frame_count_ == 7) {
+        // §5.1: only a GBW01 worker declares a credit, an ascii-int in 1-1024.
+        const auto declared = proto::parse_ascii_int(view(frames_[6]));
+        if (view(frames_[5]) != proto::kGbWorkerCapability) {
+            problem = "credit frame without GBW01";
+        } else if (!declared || *declared < 1 || *declared > proto::kMaxWorkerCredit) {
+            problem = "credit is not an ascii-int in 1-1024";
+        } else {
+            credit = *declared;
+        }
+    }
+    if (!problem.empty()) {
+        log_->warn("event=bad_ready peer={} service={} reason=\"{}\"", printable(identity),
+                   printable(service_name), problem);
         ++counters_.dropped_frames;
         send_worker_command(identity, proto::worker_cmd::kDisconnect);
         return;
@@ -1256,22 +1309,20 @@ void BrokerCore::on_worker_ready(std::string_view identity) {
     Worker& worker = *owned;
     worker.identity.assign(identity);
     worker.service = &service;
-    worker.extended = frame_count_ == 6 && view(frames_[5]) == proto::kGbWorkerCapability;
+    worker.extended = frame_count_ >= 6 && view(frames_[5]) == proto::kGbWorkerCapability;
+    worker.credit = static_cast<std::size_t>(credit);
     worker.expiry = now_ + expiry_span();
     worker.last_sent = now_;
     workers_.emplace(worker.identity, std::move(owned));
     ++service.workers;
+    ++service.idle;
+    service.credit += worker.credit;
     service.registered = true;
-    log_->info("event=worker_ready peer={} service={} extended={} workers={}", printable(identity),
-               service.name, worker.extended, service.workers);
-    worker_ready(worker);
-}
-
-void BrokerCore::worker_ready(Worker& worker) {
-    worker.current = nullptr;
-    worker.idle = true;
-    Service& service = *worker.service;
-    worker.idle_position = service.idle.insert(service.idle.end(), &worker);
+    worker.available = true;
+    worker.available_position = service.available.insert(service.available.end(), &worker);
+    log_->info("event=worker_ready peer={} service={} extended={} credit={} workers={}",
+               printable(identity), service.name, worker.extended, worker.credit,
+               service.workers);
     dispatch(service);
 }
 
@@ -1280,37 +1331,47 @@ void BrokerCore::delete_worker(Worker& worker, bool send_disconnect, std::string
                worker.service->name, reason);
     if (send_disconnect) send_worker_command(worker.identity, proto::worker_cmd::kDisconnect);
     Service& service = *worker.service;
-    if (worker.idle) service.idle.erase(worker.idle_position);
+    if (worker.available) service.available.erase(worker.available_position);
     --service.workers;
-    Request* request = worker.current;
+    if (worker.in_flight.empty()) --service.idle;
+    service.credit -= worker.credit;
+    service.in_flight -= worker.in_flight.size();
+    // Oldest first (ids grow with arrival), so re-queued requests keep their order at the front.
+    std::vector<Request*> held;
+    held.reserve(worker.in_flight.size());
+    for (const auto& [token, request] : worker.in_flight) held.push_back(request);
+    std::sort(held.begin(), held.end(),
+              [](const Request* a, const Request* b) { return a->id < b->id; });
     const std::string identity = worker.identity;
     workers_.erase(identity);  // `worker` is gone from here on
-    if (request == nullptr) return;
-    request->worker = nullptr;
-    if (request->abandoned) {
-        erase_request(*request);
-        return;
+    for (Request* request : held) request->worker = nullptr;
+
+    // §2.2, for each request on its own: a stream is never replayed; a request the worker
+    // sent nothing for goes back to the front of the queue while retries last.
+    std::vector<std::uint64_t> requeue;
+    for (Request* request : held) {
+        if (request->abandoned) {
+            erase_request(*request);
+        } else if (request->streamed) {
+            finish(*request,
+                   schema::make_error(ErrorType::kWorkerLost,
+                                      "worker lost mid-stream (" + std::string{reason} + ")"),
+                   true);
+        } else if (request->attempts > config_.max_retries) {
+            finish(*request,
+                   schema::make_error(ErrorType::kWorkerLost,
+                                      "worker lost before replying, " +
+                                          std::to_string(request->attempts) + " attempts"),
+                   true);
+        } else {
+            ++counters_.retries;
+            log_->info("event=redispatch request={} service={} attempt={}", request->id,
+                       service.name, request->attempts + 1);
+            requeue.push_back(request->id);
+        }
     }
-    if (request->streamed) {
-        // §2.2: a stream is never replayed.
-        finish(*request,
-               schema::make_error(ErrorType::kWorkerLost,
-                                  "worker lost mid-stream (" + std::string{reason} + ")"),
-               true);
-        return;
-    }
-    if (request->attempts > config_.max_retries) {
-        finish(*request,
-               schema::make_error(ErrorType::kWorkerLost,
-                                  "worker lost before replying, " +
-                                      std::to_string(request->attempts) + " attempts"),
-               true);
-        return;
-    }
-    ++counters_.retries;
-    log_->info("event=redispatch request={} service={} attempt={}", request->id, service.name,
-               request->attempts + 1);
-    service.queue.push_front(request->id);
+    if (requeue.empty()) return;
+    for (auto id = requeue.rbegin(); id != requeue.rend(); ++id) service.queue.push_front(*id);
     dispatch(service);
 }
 
@@ -1322,18 +1383,20 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
         return;
     }
     const auto token = proto::parse_ascii_int(view(frames_[4]));
-    Request* request = worker.current;
-    if (!token || request == nullptr || request->id != *token) {
+    const auto held = token ? worker.in_flight.find(*token) : worker.in_flight.end();
+    if (held == worker.in_flight.end()) {
         // A late answer for a request this worker no longer holds (re-dispatched, expired).
         log_->debug("event=stale_worker_message peer={} token={}", printable(worker.identity),
                     printable(view(frames_[4])));
         return;
     }
+    Request* request = held->second;
     const bool terminal = code == cmd::kReply || code == cmd::kError;
     if (request->abandoned) {
         if (terminal) {
+            release(worker, *request);
             erase_request(*request);
-            worker_ready(worker);
+            dispatch(*worker.service);
         }
         return;
     }
@@ -1348,9 +1411,9 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
                                                          " bytes exceeds " +
                                                          std::to_string(config_.max_message_bytes));
         if (terminal) {
-            request->worker = nullptr;  // the worker is done with it: no CANCEL
+            release(worker, *request);  // the worker is done with it: no CANCEL
             finish(*request, error, true);
-            worker_ready(worker);
+            dispatch(*worker.service);
         } else {
             finish(*request, error, true);  // abandons the request and CANCELs the worker
         }
@@ -1372,9 +1435,9 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
         for (std::size_t i = 6; i < frame_count_; ++i) out(std::move(frames_[i]));
         if (frame_count_ == 6) out(std::string_view{});
         send_out();
-        request->worker = nullptr;
+        release(worker, *request);
         erase_request(*request);
-        worker_ready(worker);
+        dispatch(*worker.service);
         return;
     }
     if (code == cmd::kError) {
@@ -1388,9 +1451,9 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
             error.message = "worker sent error type '" + printable(view(frames_[6])) + "': " +
                             error.message;
         }
-        request->worker = nullptr;  // ends normally from the worker's side: no CANCEL
+        release(worker, *request);  // ends normally from the worker's side: no CANCEL
         finish(*request, error, true);
-        worker_ready(worker);
+        dispatch(*worker.service);
         return;
     }
     if (code == cmd::kPartial) {
@@ -1698,7 +1761,9 @@ std::string BrokerCore::status_json() const {
     for (const Service* service : sorted) {
         services.push_back({{"name", service->name},
                             {"workers", service->workers},
-                            {"idle", service->idle.size()},
+                            {"idle", service->idle},
+                            {"credit", service->credit},
+                            {"in_flight", service->in_flight},
                             {"queued", service->queue.size()},
                             {"max_queue", service->queue.max_size()},
                             {"overflow", to_string(service->queue.policy())}});

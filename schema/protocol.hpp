@@ -73,6 +73,8 @@ inline constexpr std::size_t kMaxServiceName = 255;
 inline constexpr std::size_t kMaxRequestId = 64;
 inline constexpr std::size_t kMaxToken = 64;
 inline constexpr std::size_t kMaxAsciiIntDigits = 19;
+// Requests a GBW01 worker may hold at once, declared in READY (§5.1); 1 when not declared.
+inline constexpr std::uint64_t kMaxWorkerCredit = 1024;
 
 // Defaults shared by every peer (§5.2).
 inline constexpr std::chrono::milliseconds kDefaultHeartbeat{2500};
