@@ -224,7 +224,8 @@ private:
         dealer_->connect(config_.endpoint);
         const auto now = Clock::now();
         broker_expiry_ = now + config_.heartbeat * config_.liveness;
-        // 7/MDP READY, plus the sixth frame declaring the glassbox extension (§5.1).
+        // 7/MDP READY, plus the sixth frame declaring the glassbox extension (§5.1). No credit
+        // frame: a slot serves one request at a time, so the broker's default credit of 1 fits.
         send_to_broker(worker_frames(protocol::worker_cmd::kReady,
                                      {config_.service, std::string(protocol::kGbWorkerCapability)}));
         log()->info("event=ready worker={} service={} endpoint={}", worker_id_, config_.service, config_.endpoint);
