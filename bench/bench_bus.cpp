@@ -1,16 +1,18 @@
 // bench_bus: the glassbox broker against bare ZeroMQ forwarders, measured in the same run.
 //
-// Three targets, each its own process on tcp loopback:
-//   forwarder  a bare ROUTER<->DEALER zmq::proxy (this program, `forwarder` mode): the
-//              backend DEALER round-robins and pipelines any number of requests per worker;
-//   lb         a bare load-balancing forwarder, ROUTER<->ROUTER (this program, `lb` mode), the
-//              zguide "lbbroker": each worker holds one request at a time, like 7/MDP;
-//   broker     `glassbox broker`.
+// Four targets, each its own process on tcp loopback:
+//   forwarder      a bare ROUTER<->DEALER zmq::proxy (this program, `forwarder` mode): the
+//                  backend DEALER round-robins and pipelines any number of requests per worker;
+//   lb             a bare load-balancing forwarder, ROUTER<->ROUTER (this program, `lb` mode),
+//                  the zguide "lbbroker": each worker holds one request at a time, like 7/MDP;
+//   broker         `glassbox broker` with 7/MDP workers (one request at a time);
+//   broker-credit  `glassbox broker` with GBW01 workers that declare credit 64 (protocol.md
+//                  §5.1): the broker pipelines to them as the forwarder's DEALER does.
 // The bench process holds one client thread and N worker threads for each. The client keeps
 // `in_flight` requests outstanding and measures each round trip (send to terminal reply);
 // throughput counts replies in the measurement window. Clients speak GBC01 to the broker
 // (REQUEST / FINAL) and [empty][request-id][body] to the forwarders; workers speak MDPW01
-// (7/MDP READY / REQUEST / REPLY / HEARTBEAT) to the broker and echo the envelope back
+// (READY / REQUEST / REPLY / HEARTBEAT) to the broker and echo the envelope back
 // through the forwarders.
 #include <signal.h>
 #include <unistd.h>
@@ -43,9 +45,14 @@ using Frames = std::vector<std::string>;
 
 constexpr int kHwm = 100'000;
 
-enum class Target { kForwarder, kLoadBalancer, kBroker };
-constexpr int kTargets = 3;
-const char* const kTargetNames[kTargets] = {"forwarder", "lb", "broker"};
+enum class Target { kForwarder, kLoadBalancer, kBroker, kBrokerCredit };
+constexpr int kTargets = 4;
+const char* const kTargetNames[kTargets] = {"forwarder", "lb", "broker", "broker-credit"};
+bool is_broker(Target t) { return t == Target::kBroker || t == Target::kBrokerCredit; }
+
+// Credit of the broker-credit workers: as many requests as the client keeps in flight, so a
+// single worker can hold all of them, as behind the forwarder's DEALER.
+constexpr int kWorkerCredit = 64;
 
 void send_frames(zmq::socket_t& socket, const Frames& frames) {
     for (std::size_t i = 0; i < frames.size(); ++i) {
@@ -172,16 +179,21 @@ int run_load_balancer(const std::string& ready_file) {
 // ---------------------------------------------------------------------------------------------
 // Workers.
 
-// 7/MDP worker: READY, then REPLY with the request body; HEARTBEAT when idle for an interval.
+// MDPW01 worker: READY, then REPLY with the request body; HEARTBEAT when idle for an interval.
+// credit > 0: READY declares GBW01 and that credit, and the worker answers every REQUEST
+// waiting in its socket back to back (it holds up to `credit` of them).
 void mdp_worker(zmq::context_t& context, std::string endpoint, std::string service, bool gbw01,
-                std::atomic<bool>& stop, std::atomic<int>& ready) {
+                int credit, std::atomic<bool>& stop, std::atomic<int>& ready) {
     zmq::socket_t socket(context, zmq::socket_type::dealer);
     configure(socket);
     socket.connect(endpoint);
     const std::string header = "MDPW01";
     Frames hello{"", header, std::string(1, '\x01'), service};
-    if (gbw01) {
+    if (gbw01 || credit > 0) {
         hello.push_back("GBW01");
+    }
+    if (credit > 0) {
+        hello.push_back(std::to_string(credit));
     }
     send_frames(socket, hello);
     ready.fetch_add(1);
@@ -295,7 +307,7 @@ Measurement run_client(zmq::context_t& context, Target target, const std::string
     auto send_one = [&] {
         const auto id = next_id++;
         const auto rid = std::to_string(id);
-        if (target == Target::kBroker) {
+        if (is_broker(target)) {
             send_frames(socket, {"", kGbc, std::string(1, '\x01'), service, rid, "60000", body});
         } else {
             send_frames(socket, {"", rid, body});
@@ -322,7 +334,7 @@ Measurement run_client(zmq::context_t& context, Target target, const std::string
         while (recv_frames(socket, frames)) {
             const auto arrived = Clock::now();
             std::string rid;
-            if (target == Target::kBroker) {
+            if (is_broker(target)) {
                 // [empty][GBC01][0x03 FINAL | 0x05 ERROR][request-id]...
                 if (frames.size() < 4) {
                     ++m.errors;
@@ -388,9 +400,10 @@ Measurement run_one(zmq::context_t& context, Target target, const nlohmann::json
     std::vector<std::thread> workers;
     const std::string service = "bench-" + std::to_string(round);
     for (int i = 0; i < c.workers; ++i) {
-        if (target == Target::kBroker) {
+        if (is_broker(target)) {
+            const int credit = target == Target::kBrokerCredit ? kWorkerCredit : 0;
             workers.emplace_back(mdp_worker, std::ref(context), ready["endpoint"].get<std::string>(),
-                                 service, gbw01, std::ref(stop), std::ref(started));
+                                 service, gbw01, credit, std::ref(stop), std::ref(started));
         } else if (target == Target::kLoadBalancer) {
             workers.emplace_back(lb_worker, std::ref(context),
                                  ready["backend_endpoint"].get<std::string>(), std::ref(stop),
@@ -506,7 +519,7 @@ int main(int argc, char** argv) {
         } else if (args[i] == "--slices") {
             slices = std::max(1, std::stoi(next()));
         } else if (args[i] == "--gbw01") {
-            gbw01 = true;  // workers declare GBW01: REQUEST carries [meta][body]
+            gbw01 = true;  // 7/MDP-variant workers declare GBW01 (no credit): [meta][body]
         } else if (args[i] == "--quick") {
             quick = true;  // skip the 2-worker configurations
         } else if (args[i] == "--json") {
@@ -539,10 +552,10 @@ int main(int argc, char** argv) {
     auto start_target = [&](Target t) {
         const std::string tag = kTargetNames[static_cast<int>(t)];
         const auto ready_file = (tmp.path() / (tag + ".ready.json")).string();
-        if (t == Target::kBroker) {
+        if (is_broker(t)) {
             return start(tag, {glassbox, "--log-level", "warn", "broker", "--bind",
                                "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*", "--home",
-                               (tmp.path() / "broker-home").string(), "--ready-file", ready_file},
+                               (tmp.path() / (tag + "-home")).string(), "--ready-file", ready_file},
                          ready_file);
         }
         return start(tag, {self_path(), tag, "--ready-file", ready_file}, ready_file);
@@ -611,48 +624,73 @@ int main(int argc, char** argv) {
         rows.push_back(std::move(row));
     }
     const long loaded_rss = rss_kib(processes[static_cast<int>(Target::kBroker)]->pid());
+    const long loaded_credit_rss =
+        rss_kib(processes[static_cast<int>(Target::kBrokerCredit)]->pid());
     for (auto& p : processes) {
         p->terminate();
     }
 
+    // Table 1: absolute figures per target. Table 2: each broker variant against the two
+    // baselines, and the CPU cost per request of every intermediary.
     std::ostringstream out;
+    auto body_text = [](const Config& c) {
+        return c.body_bytes == 4096 ? std::string{"4 KiB"} : std::to_string(c.body_bytes) + " B";
+    };
     out << "| workers | in flight | body | fwd p50 | fwd p99 | fwd req/s | lb p50 | lb p99 | lb req/s "
-           "| broker p50 | broker p99 | broker req/s | p50 broker/fwd | req/s broker/fwd "
-           "| p50 broker/lb | req/s broker/lb | CPU us/req fwd | lb | broker |\n";
-    out << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+           "| mdp p50 | mdp p99 | mdp req/s | credit p50 | credit p99 | credit req/s |\n";
+    out << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const auto& r : rows) {
+        out << "| " << r.config.workers << " | " << r.config.in_flight << " | "
+            << body_text(r.config);
+        for (int t = 0; t < kTargets; ++t) {
+            const auto& m = r.m[t];
+            out << " | " << fmt(m.p(0.5)) << " | " << fmt(m.p(0.99)) << " | "
+                << fmt(m.throughput(), 0);
+        }
+        out << " |\n";
+    }
+    out << "\n| workers | in flight | body | p50 mdp/fwd | req/s mdp/fwd | p50 mdp/lb "
+           "| req/s mdp/lb | p50 credit/fwd | req/s credit/fwd | p50 credit/lb | req/s credit/lb "
+           "| CPU us/req fwd | lb | mdp | credit |\n";
+    out << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+
+    // Ratios of one broker variant against both baselines, gathered for the summary.
+    struct Ratios {
+        std::vector<double> p50_fwd, p50_lb, tput_fwd_64, tput_lb_64, cpu_fwd, cpu_lb;
+    };
+    Ratios variant[2];  // [0] 7/MDP workers, [1] credit workers
+    const Target variant_target[2] = {Target::kBroker, Target::kBrokerCredit};
     nlohmann::json results = nlohmann::json::array();
-    std::vector<double> p50_fwd, p50_lb, tput_fwd_64, tput_lb_64, cpu_fwd, cpu_lb;
     std::size_t errors = 0;
     for (const auto& r : rows) {
         const auto& f = r.of(Target::kForwarder);
         const auto& l = r.of(Target::kLoadBalancer);
-        const auto& b = r.of(Target::kBroker);
-        const double p50f = ratio(b.p(0.5), f.p(0.5));
-        const double p50l = ratio(b.p(0.5), l.p(0.5));
-        const double tf = ratio(b.throughput(), f.throughput());
-        const double tl = ratio(b.throughput(), l.throughput());
-        p50_fwd.push_back(p50f);
-        p50_lb.push_back(p50l);
-        if (r.config.in_flight == 64) {
-            tput_fwd_64.push_back(tf);
-            tput_lb_64.push_back(tl);
-        }
-        errors += f.errors + l.errors + b.errors;
         out << "| " << r.config.workers << " | " << r.config.in_flight << " | "
-            << (r.config.body_bytes == 4096 ? "4 KiB" : std::to_string(r.config.body_bytes) + " B");
-        for (const auto* m : {&f, &l, &b}) {
-            out << " | " << fmt(m->p(0.5)) << " | " << fmt(m->p(0.99)) << " | "
-                << fmt(m->throughput(), 0);
+            << body_text(r.config);
+        for (int v = 0; v < 2; ++v) {
+            const auto& b = r.of(variant_target[v]);
+            const double p50f = ratio(b.p(0.5), f.p(0.5));
+            const double p50l = ratio(b.p(0.5), l.p(0.5));
+            const double tf = ratio(b.throughput(), f.throughput());
+            const double tl = ratio(b.throughput(), l.throughput());
+            variant[v].p50_fwd.push_back(p50f);
+            variant[v].p50_lb.push_back(p50l);
+            if (r.config.in_flight == 64) {
+                variant[v].tput_fwd_64.push_back(tf);
+                variant[v].tput_lb_64.push_back(tl);
+            }
+            variant[v].cpu_fwd.push_back(ratio(b.cpu_us_per_request(), f.cpu_us_per_request()));
+            variant[v].cpu_lb.push_back(ratio(b.cpu_us_per_request(), l.cpu_us_per_request()));
+            out << " | " << fmt(p50f, 2) << " | " << fmt(tf, 2) << " | " << fmt(p50l, 2) << " | "
+                << fmt(tl, 2);
         }
-        out << " | " << fmt(p50f, 2) << " | " << fmt(tf, 2) << " | " << fmt(p50l, 2) << " | "
-            << fmt(tl, 2) << " | " << fmt(f.cpu_us_per_request()) << " | "
-            << fmt(l.cpu_us_per_request()) << " | " << fmt(b.cpu_us_per_request()) << " |\n";
-        cpu_fwd.push_back(ratio(b.cpu_us_per_request(), f.cpu_us_per_request()));
-        cpu_lb.push_back(ratio(b.cpu_us_per_request(), l.cpu_us_per_request()));
+        for (int t = 0; t < kTargets; ++t) out << " | " << fmt(r.m[t].cpu_us_per_request());
+        out << " |\n";
         nlohmann::json row{{"workers", r.config.workers},
                            {"in_flight", r.config.in_flight},
                            {"body_bytes", r.config.body_bytes}};
         for (int t = 0; t < kTargets; ++t) {
+            errors += r.m[t].errors;
             row[kTargetNames[t]] = {{"p50_us", r.m[t].p(0.5)}, {"p99_us", r.m[t].p(0.99)},
                                     {"rps", r.m[t].throughput()}, {"errors", r.m[t].errors},
                                     {"cpu_us_per_request", r.m[t].cpu_us_per_request()},
@@ -660,37 +698,50 @@ int main(int argc, char** argv) {
         }
         results.push_back(row);
     }
-    // A target with no samples (every request failed) is missed, whatever the ratio says.
-    const bool broker_ok = std::all_of(rows.begin(), rows.end(), [](const Row& r) {
-        return !r.of(Target::kBroker).latencies_us.empty();
-    });
-    auto verdict = [broker_ok](bool met) { return met && broker_ok ? "met" : "MISSED"; };
-    const double worst_p50_fwd = *std::max_element(p50_fwd.begin(), p50_fwd.end());
-    const double worst_p50_lb = *std::max_element(p50_lb.begin(), p50_lb.end());
-    const double worst_t_fwd = *std::min_element(tput_fwd_64.begin(), tput_fwd_64.end());
-    const double worst_t_lb = *std::min_element(tput_lb_64.begin(), tput_lb_64.end());
-    out << "\nLatencies in microseconds (send to terminal reply); req/s over the measured window.\n\n";
-    out << "- p50 broker/forwarder: median " << fmt(median_of(p50_fwd), 2) << ", worst "
-        << fmt(worst_p50_fwd, 2) << " (target <= 1.30: " << verdict(worst_p50_fwd <= 1.3) << ")\n";
-    out << "- req/s broker/forwarder at 64 in flight: median " << fmt(median_of(tput_fwd_64), 2)
-        << ", worst " << fmt(worst_t_fwd, 2) << " (target >= 0.70: " << verdict(worst_t_fwd >= 0.7)
-        << ")\n";
-    out << "- p50 broker/lb: median " << fmt(median_of(p50_lb), 2) << ", worst "
-        << fmt(worst_p50_lb, 2) << " (same target: " << verdict(worst_p50_lb <= 1.3) << ")\n";
-    out << "- req/s broker/lb at 64 in flight: median " << fmt(median_of(tput_lb_64), 2)
-        << ", worst " << fmt(worst_t_lb, 2) << " (same target: " << verdict(worst_t_lb >= 0.7)
-        << ")\n";
-    out << "- CPU per request, broker/forwarder: median " << fmt(median_of(cpu_fwd), 2)
-        << "; broker/lb: median " << fmt(median_of(cpu_lb), 2) << "\n";
+    out << "\nLatencies in microseconds (send to terminal reply); req/s over the measured window."
+           " mdp: broker with 7/MDP workers; credit: broker with GBW01 workers of credit "
+        << kWorkerCredit << ".\n\n";
+    for (int v = 0; v < 2; ++v) {
+        const Target t = variant_target[v];
+        const Ratios& x = variant[v];
+        // A target with no samples (every request failed) is missed, whatever the ratio says.
+        const bool ok = std::all_of(rows.begin(), rows.end(), [t](const Row& r) {
+            return !r.of(t).latencies_us.empty();
+        });
+        auto verdict = [ok](bool met) { return met && ok ? "met" : "MISSED"; };
+        const double worst_p50_fwd = *std::max_element(x.p50_fwd.begin(), x.p50_fwd.end());
+        const double worst_p50_lb = *std::max_element(x.p50_lb.begin(), x.p50_lb.end());
+        const double worst_t_fwd = *std::min_element(x.tput_fwd_64.begin(), x.tput_fwd_64.end());
+        const double worst_t_lb = *std::min_element(x.tput_lb_64.begin(), x.tput_lb_64.end());
+        const std::string name = kTargetNames[static_cast<int>(t)];
+        out << "- " << name << " p50 / forwarder: median " << fmt(median_of(x.p50_fwd), 2)
+            << ", worst " << fmt(worst_p50_fwd, 2) << " (target <= 1.30: "
+            << verdict(worst_p50_fwd <= 1.3) << ")\n";
+        out << "- " << name << " req/s / forwarder at 64 in flight: median "
+            << fmt(median_of(x.tput_fwd_64), 2) << ", worst " << fmt(worst_t_fwd, 2)
+            << " (target >= 0.70: " << verdict(worst_t_fwd >= 0.7) << ")\n";
+        out << "- " << name << " p50 / lb: median " << fmt(median_of(x.p50_lb), 2) << ", worst "
+            << fmt(worst_p50_lb, 2) << " (same target: " << verdict(worst_p50_lb <= 1.3) << ")\n";
+        out << "- " << name << " req/s / lb at 64 in flight: median "
+            << fmt(median_of(x.tput_lb_64), 2) << ", worst " << fmt(worst_t_lb, 2)
+            << " (same target: " << verdict(worst_t_lb >= 0.7) << ")\n";
+        out << "- " << name << " CPU per request / forwarder: median "
+            << fmt(median_of(x.cpu_fwd), 2) << "; / lb: median " << fmt(median_of(x.cpu_lb), 2)
+            << "\n";
+    }
+    const bool rss_ok = idle_rss >= 0 && idle_rss * 1024 <= 20'000'000;
     out << "- broker idle RSS: " << fmt(static_cast<double>(idle_rss) / 1024.0, 1)
-        << " MiB (target <= 20 MB: " << verdict(idle_rss >= 0 && idle_rss * 1024 <= 20'000'000)
-        << "); after the run: " << fmt(static_cast<double>(loaded_rss) / 1024.0, 1) << " MiB\n";
+        << " MiB (target <= 20 MB: " << (rss_ok ? "met" : "MISSED") << "); after the run: "
+        << fmt(static_cast<double>(loaded_rss) / 1024.0, 1) << " MiB (7/MDP), "
+        << fmt(static_cast<double>(loaded_credit_rss) / 1024.0, 1) << " MiB (credit)\n";
     out << "- errors (requests without a FINAL): " << errors << "\n";
     std::cout << out.str();
     if (!json_out.empty()) {
         std::ofstream(json_out) << nlohmann::json{{"rows", results},
                                                   {"idle_rss_kib", idle_rss},
                                                   {"loaded_rss_kib", loaded_rss},
+                                                  {"loaded_credit_rss_kib", loaded_credit_rss},
+                                                  {"worker_credit", kWorkerCredit},
                                                   {"duration_ms", duration.count()},
                                                   {"slices", slices},
                                                   {"gbw01", gbw01}}
