@@ -112,7 +112,7 @@ void handle_echo(runtime::RequestContext& context) {
     for (std::uint64_t i = 0; i < options.partials; ++i) {
         if (!sleep_unless_cancelled(context, options.delay)) {
             // The broker closes the open trace itself after a cancel (§5.3).
-            (void)context.fail(make_error(ErrorType::kCancelled, "echo was cancelled"));
+            (void)context.fail(context.cancellation_error());
             return;
         }
         if (auto sent = context.send_partial({{"text", options.question}, {"index", i}}); !sent) return;

@@ -115,8 +115,20 @@ bool RequestContext::cancelled() {
             cancelled_ = true;
         }
     }
-    if (!cancelled_ && Clock::now() >= meta_.deadline) cancelled_ = true;
+    if (!cancelled_ && Clock::now() >= meta_.deadline) {
+        cancelled_ = true;
+        deadline_passed_ = true;
+    }
     return cancelled_;
+}
+
+schema::Error RequestContext::cancellation_error() const {
+    // The broker answers the client itself at the deadline; a worker reporting Cancelled there
+    // could win the race and mislabel it, so the deadline keeps its own type.
+    if (deadline_passed_ || Clock::now() >= meta_.deadline) {
+        return make_error(ErrorType::kDeadlineExceeded, "the request's deadline passed");
+    }
+    return make_error(ErrorType::kCancelled, "the request was cancelled");
 }
 
 Result<void> RequestContext::send_partial(const nlohmann::json& body) {

@@ -82,6 +82,9 @@ public:
     // True once the broker sent CANCEL for this request or its deadline passed. Cheap: poll it
     // between steps. A cancelled handler should stop and still end with fail() (or return).
     bool cancelled();
+    // Why cancelled() is true, as the typed error a handler should end with: DeadlineExceeded
+    // when the deadline passed first, Cancelled when a CANCEL arrived first.
+    schema::Error cancellation_error() const;
     // True after reply() or fail().
     bool finished() const noexcept { return finished_; }
 
@@ -121,6 +124,7 @@ private:
     std::function<client::BusClient&()> bus_;
     bool finished_ = false;
     bool cancelled_ = false;
+    bool deadline_passed_ = false;  // cancelled_ because the deadline passed, not by CANCEL
     std::uint64_t calls_ = 0;
     struct SessionState {
         std::uint64_t next_seq = 0;

@@ -132,7 +132,7 @@ TEST_F(WorkerTest, CancelReachesTheHandler) {
         const auto until = std::chrono::steady_clock::now() + 5s;
         while (!c.cancelled() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
         saw_cancel = c.cancelled();
-        (void)c.fail(schema::make_error(schema::ErrorType::kCancelled, "stopped"));
+        (void)c.fail(c.cancellation_error());
     });
     broker.send_request(id, "tok", "{}");
     std::this_thread::sleep_for(50ms);
@@ -154,11 +154,15 @@ TEST_F(WorkerTest, DeadlineCountsAsCancelled) {
         const auto until = std::chrono::steady_clock::now() + 3s;
         while (!c.cancelled() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
         cancelled = c.cancelled();
-        (void)c.fail(schema::make_error(schema::ErrorType::kDeadlineExceeded, "late"));
+        (void)c.fail(c.cancellation_error());
     });
     broker.send_request(id, "tok", "{}", "r", 100);
-    ASSERT_TRUE(broker.expect(cmd::kError, 2s));
+    auto error = broker.expect(cmd::kError, 2s);
+    ASSERT_TRUE(error);
     EXPECT_TRUE(cancelled.load());
+    // Regression: a deadline was once reported as Cancelled, racing the broker's own answer.
+    ASSERT_EQ(error->frames.size(), 7u);
+    EXPECT_EQ(error->frames[5], "DeadlineExceeded");
 }
 
 TEST_F(WorkerTest, InvalidJsonIsAnsweredWithoutCallingTheHandler) {
