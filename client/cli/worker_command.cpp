@@ -34,35 +34,64 @@ const std::vector<WorkerEntry> kWorkers = {
      &echo::make_echo_handler},
 };
 
-struct WorkerOptions {
+// How every worker process reaches the broker; the same flags on each `worker` subcommand.
+struct BusOptions {
     std::string broker;
     std::string home;
-    std::string service;  // empty: the worker's own name
-    std::string name;
-    std::size_t threads = 1;
     int heartbeat_ms = 2500;
     int liveness = 3;
-    int drain_timeout_ms = 30'000;
 };
 
-void run_worker(const WorkerEntry& entry, const WorkerOptions& options) {
-    // Block the stop signals before any thread starts, so every thread inherits the mask and
-    // only sigwait below sees them.
+void add_bus_options(CLI::App& sub, BusOptions& options, const std::string& home_help) {
+    sub.add_option("--broker", options.broker,
+                   "Broker request endpoint (default: the home's config.json, else tcp://127.0.0.1:5555)")
+        ->envname("GLASSBOX_BROKER");
+    sub.add_option("--home", options.home, home_help);
+    sub.add_option("--heartbeat-ms", options.heartbeat_ms, "Heartbeat interval; match the broker's")
+        ->capture_default_str()
+        ->check(CLI::Range(10, 600'000));
+    sub.add_option("--liveness", options.liveness, "Missed heartbeats before the broker counts as gone")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100));
+}
+
+// Blocks SIGTERM/SIGINT before any thread starts, so every thread inherits the mask and only
+// wait_for_stop_signal sees them.
+sigset_t block_stop_signals() {
     sigset_t stop_signals;
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGTERM);
     sigaddset(&stop_signals, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+    return stop_signals;
+}
 
-    auto endpoint = client::resolve_broker_endpoint(options.broker, client::resolve_home(options.home));
+int wait_for_stop_signal(const sigset_t& stop_signals) {
+    int signal = 0;
+    while (sigwait(&stop_signals, &signal) != 0) {
+    }
+    return signal;
+}
+
+struct WorkerOptions {
+    BusOptions bus;
+    std::string service;  // empty: the worker's own name
+    std::string name;
+    std::size_t threads = 1;
+    int drain_timeout_ms = 30'000;
+};
+
+void run_worker(const WorkerEntry& entry, const WorkerOptions& options) {
+    const sigset_t stop_signals = block_stop_signals();
+    auto endpoint = client::resolve_broker_endpoint(options.bus.broker, client::resolve_home(options.bus.home));
     if (!endpoint) exit_with_error(endpoint.error());
 
     runtime::WorkerConfig config;
     config.endpoint = std::move(endpoint).value();
     config.service = options.service.empty() ? entry.name : options.service;
     config.threads = options.threads;
-    config.heartbeat = std::chrono::milliseconds{options.heartbeat_ms};
-    config.liveness = options.liveness;
+    config.heartbeat = std::chrono::milliseconds{options.bus.heartbeat_ms};
+    config.liveness = options.bus.liveness;
     config.drain_timeout = std::chrono::milliseconds{options.drain_timeout_ms};
     config.worker_name = options.name;
 
@@ -75,9 +104,7 @@ void run_worker(const WorkerEntry& entry, const WorkerOptions& options) {
     worker->start();
     schema::component_logger("worker")->info("event=started service={} threads={} endpoint={}", config.service,
                                               config.threads, config.endpoint);
-    int signal = 0;
-    while (sigwait(&stop_signals, &signal) != 0) {
-    }
+    const int signal = wait_for_stop_signal(stop_signals);
     schema::component_logger("worker")->info("event=signal signal={} action=graceful_stop", signal);
     worker->stop();
     worker->wait();
@@ -85,11 +112,8 @@ void run_worker(const WorkerEntry& entry, const WorkerOptions& options) {
 }
 
 struct TraceCollectorOptions {
-    std::string broker;
-    std::string home;
+    BusOptions bus;
     std::size_t threads = 2;
-    int heartbeat_ms = 2500;
-    int liveness = 3;
     int incomplete_after_s = 300;
     std::uint64_t window = 1024;
     bool synchronous_normal = false;
@@ -98,14 +122,9 @@ struct TraceCollectorOptions {
 // The collector (GBE01, the only writer of <home>/traces.db) and the `trace` service (reads)
 // in one process; SIGTERM/SIGINT stop both gracefully.
 void run_trace_collector(const TraceCollectorOptions& options) {
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGTERM);
-    sigaddset(&stop_signals, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
-    const auto home = client::resolve_home(options.home);
-    auto endpoint = client::resolve_broker_endpoint(options.broker, home);
+    const sigset_t stop_signals = block_stop_signals();
+    const auto home = client::resolve_home(options.bus.home);
+    auto endpoint = client::resolve_broker_endpoint(options.bus.broker, home);
     if (!endpoint) exit_with_error(endpoint.error());
     std::error_code ec;
     std::filesystem::create_directories(home, ec);
@@ -124,8 +143,8 @@ void run_trace_collector(const TraceCollectorOptions& options) {
     zmq::context_t context{1};
     trace::CollectorConfig collector_config;
     collector_config.endpoint = endpoint.value();
-    collector_config.heartbeat = std::chrono::milliseconds{options.heartbeat_ms};
-    collector_config.liveness = options.liveness;
+    collector_config.heartbeat = std::chrono::milliseconds{options.bus.heartbeat_ms};
+    collector_config.liveness = options.bus.liveness;
     collector_config.window = options.window;
     trace::Collector collector(context, collector_config, *store.value());
 
@@ -133,8 +152,8 @@ void run_trace_collector(const TraceCollectorOptions& options) {
     config.endpoint = endpoint.value();
     config.service = std::string(trace::kTraceServiceName);
     config.threads = options.threads;
-    config.heartbeat = std::chrono::milliseconds{options.heartbeat_ms};
-    config.liveness = options.liveness;
+    config.heartbeat = std::chrono::milliseconds{options.bus.heartbeat_ms};
+    config.liveness = options.bus.liveness;
     config.worker_name = "trace-collector";
     auto pool = std::make_shared<trace::ReadStorePool>(db_path, store_config);
     runtime::Worker worker(context, config, trace::make_trace_handler(pool));
@@ -143,9 +162,7 @@ void run_trace_collector(const TraceCollectorOptions& options) {
     worker.start();
     auto log = schema::component_logger("trace-collector");
     log->info("event=started db={} endpoint={} threads={}", db_path.string(), config.endpoint, config.threads);
-    int signal = 0;
-    while (sigwait(&stop_signals, &signal) != 0) {
-    }
+    const int signal = wait_for_stop_signal(stop_signals);
     log->info("event=signal signal={} action=graceful_stop", signal);
     worker.stop();
     collector.stop();
@@ -160,19 +177,10 @@ void add_trace_collector_command(CLI::App& command) {
     auto options = std::make_shared<TraceCollectorOptions>();
     auto* sub = command.add_subcommand(
         "trace-collector", "Store the broker's explain feed in <home>/traces.db and serve the `trace` service");
-    sub->add_option("--broker", options->broker,
-                    "Broker request endpoint (default: the home's config.json, else tcp://127.0.0.1:5555)")
-        ->envname("GLASSBOX_BROKER");
-    sub->add_option("--home", options->home, "Home folder holding traces.db (default $GLASSBOX_HOME, else ~/.glassbox)");
+    add_bus_options(*sub, options->bus, "Home folder holding traces.db (default $GLASSBOX_HOME, else ~/.glassbox)");
     sub->add_option("--threads", options->threads, "Threads serving `trace` requests")
         ->capture_default_str()
         ->check(CLI::Range(1, 64));
-    sub->add_option("--heartbeat-ms", options->heartbeat_ms, "Heartbeat interval; match the broker's")
-        ->capture_default_str()
-        ->check(CLI::Range(10, 600'000));
-    sub->add_option("--liveness", options->liveness, "Missed heartbeats before the broker counts as gone")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 100));
     sub->add_option("--incomplete-after-s", options->incomplete_after_s,
                     "A session without an end and silent this long reads as incomplete")
         ->capture_default_str()
@@ -193,22 +201,13 @@ void add_worker_command(CLI::App& app) {
     for (const auto& entry : kWorkers) {
         auto options = std::make_shared<WorkerOptions>();
         auto* sub = command->add_subcommand(entry.name, entry.description);
-        sub->add_option("--broker", options->broker,
-                        "Broker request endpoint (default: the home's config.json, else tcp://127.0.0.1:5555)")
-            ->envname("GLASSBOX_BROKER");
-        sub->add_option("--home", options->home, "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
+        add_bus_options(*sub, options->bus, "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
         sub->add_option("--service", options->service, "Register under this service name instead")
             ->default_str(entry.name);
         sub->add_option("--name", options->name, "Worker name in logs and explain messages");
         sub->add_option("--threads", options->threads, "Worker threads (independent workers) in this process")
             ->capture_default_str()
             ->check(CLI::Range(1, 1024));
-        sub->add_option("--heartbeat-ms", options->heartbeat_ms, "Heartbeat interval; match the broker's")
-            ->capture_default_str()
-            ->check(CLI::Range(10, 600'000));
-        sub->add_option("--liveness", options->liveness, "Missed heartbeats before the broker counts as gone")
-            ->capture_default_str()
-            ->check(CLI::Range(1, 100));
         sub->add_option("--drain-timeout-ms", options->drain_timeout_ms,
                         "On stop, how long a running request may finish before it is cancelled")
             ->capture_default_str()
