@@ -171,11 +171,22 @@ CREATE TABLE IF NOT EXISTS sessions(
   last_event_at INTEGER NOT NULL,
   events INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS sessions_started ON sessions(started);
-CREATE INDEX IF NOT EXISTS sessions_top_started ON sessions(started) WHERE parent IS NULL;
 CREATE INDEX IF NOT EXISTS sessions_kind ON sessions(kind, started);
 CREATE INDEX IF NOT EXISTS sessions_status ON sessions(status, started);
-CREATE INDEX IF NOT EXISTS sessions_parent ON sessions(parent, started);
+-- Sub-traces by parent only: a full sessions_parent(parent, started) also served parent IS NULL,
+-- and the planner took it for every top-level `list` (a table lookup per top-level session).
+DROP INDEX IF EXISTS sessions_parent;
+CREATE INDEX IF NOT EXISTS sessions_sub_parent ON sessions(parent, started) WHERE parent IS NOT NULL;
 CREATE INDEX IF NOT EXISTS sessions_uuid ON sessions(uuid);
+-- `list` hides sub-traces by default, so its COUNT and page are over parent IS NULL: these
+-- partial indexes answer kind and status filters (and the question search, covered) without
+-- a table lookup per matching row (100,000 sessions: hundreds of ms otherwise).
+CREATE INDEX IF NOT EXISTS sessions_top_kind ON sessions(kind, started) WHERE parent IS NULL;
+CREATE INDEX IF NOT EXISTS sessions_top_status ON sessions(status, started) WHERE parent IS NULL;
+-- (started, question) also serves the unfiltered newest-first page; it replaces
+-- sessions_top_started(started), which the planner preferred for a search, reading every row.
+DROP INDEX IF EXISTS sessions_top_started;
+CREATE INDEX IF NOT EXISTS sessions_top_question ON sessions(started, question) WHERE parent IS NULL;
 CREATE TABLE IF NOT EXISTS events(
   session INTEGER NOT NULL,
   seq INTEGER NOT NULL,
