@@ -3,6 +3,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -62,6 +63,25 @@ void print_table(const json& status) {
               << " bytes, policy " << field(spool, "policy") << ")\n";
     std::cout << "         dropped " << field(spool, "dropped") << ", collectors " << field(spool, "collectors")
               << ", in flight " << field(spool, "in_flight") << std::endl;
+    if (status.contains("traces")) {
+        const json& traces = status["traces"];
+        std::cout << "\ntraces   " << field(traces, "sessions") << " sessions, " << field(traces, "events")
+                  << " events, " << field(traces, "triples") << " triples, " << field(traces, "quarantined")
+                  << " quarantined explain messages" << std::endl;
+    }
+}
+
+// The trace store's counters (sessions, quarantined explain messages, ...) when a collector
+// serves the `trace` service; nothing when none does, so status works without one.
+std::optional<json> trace_stats(client::BusClient& bus, const json& status, std::chrono::milliseconds timeout) {
+    const json services = status.value("services", json::array());
+    if (!services.is_array()) return std::nullopt;
+    bool served = false;
+    for (const auto& service : services) served = served || field(service, "name") == "trace";
+    if (!served) return std::nullopt;
+    auto replies = bus.call("trace", json{{"op", "stats"}}, timeout);
+    if (!replies || replies->empty() || !replies->back().body.is_object()) return std::nullopt;
+    return replies->back().body;
 }
 
 void run_status(const ClientOptions& options) {
@@ -70,10 +90,11 @@ void run_status(const ClientOptions& options) {
     client::BusClient bus(config);
     auto replies = bus.call(schema::protocol::kMmiStatus, json::object(), options.timeout());
     if (!replies) exit_with_error(replies.error());
-    const json& status = replies->back().body;
+    json status = replies->back().body;
     if (!status.is_object()) {
         exit_with_error(schema::make_error(schema::ErrorType::kDecodeError, "mmi.status reply is not a JSON object"));
     }
+    if (auto traces = trace_stats(bus, status, options.timeout())) status["traces"] = std::move(*traces);
     if (options.json) {
         std::cout << status.dump(-1, ' ', false, json::error_handler_t::replace) << std::endl;
     } else {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/integration/bus_peers.hpp"
 #include "tests/integration/cluster.hpp"
 
 namespace glassbox::integration {
@@ -77,6 +78,46 @@ TEST_F(TraceCollectorTest, EchoRequestsBecomeCompleteSessions) {
     EXPECT_TRUE(unknown.out.find("NotFound") != std::string::npos ||
                 unknown.err.find("NotFound") != std::string::npos)
         << unknown.out << unknown.err;
+}
+
+TEST_F(TraceCollectorTest, MalformedExplainIsQuarantinedAndCountedInStatus) {
+    const auto broker = start_broker();
+    start_echo_worker(broker.endpoint);
+    start_collector(broker.endpoint);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "trace"));
+
+    // A raw GBW01 worker whose one explain message is not JSON (docs/protocol.md §5.3).
+    RawDealer worker(context_, broker.endpoint);
+    worker.send({"", "MDPW01", std::string(1, '\x01'), "badexplain", "GBW01"});
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "badexplain"));
+    GbcClient client(context_, broker.endpoint);
+    const std::string id = client.request("badexplain", "{}");
+    std::optional<Frames> request;
+    for (int i = 0; i < 20 && !(request && request->size() >= 4 && (*request)[2] == "\x02"); ++i) {
+        request = worker.recv(milliseconds{250});
+    }
+    ASSERT_TRUE(request && (*request)[2] == "\x02") << "the raw worker got no REQUEST";
+    const std::string token = (*request)[3];
+    worker.send({"", "MDPW01", std::string(1, '\x07'), token, "", "urn:glassbox:bad:question", "0", "complete",
+                 "{not json"});
+    worker.send({"", "MDPW01", std::string(1, '\x03'), token, "", "{}"});
+    const auto replies = client.collect(id, milliseconds{5'000});
+    ASSERT_FALSE(replies.empty());
+    EXPECT_TRUE(replies.back().is_final()) << replies.back().describe();
+
+    // Kept in quarantine, counted in `glassbox status`; the collector goes on storing.
+    int quarantined = -1;
+    const auto until = std::chrono::steady_clock::now() + milliseconds{10'000};
+    while (quarantined != 1 && std::chrono::steady_clock::now() < until) {
+        const auto r = run_glassbox({"status", "--json", "--broker", broker.endpoint});
+        const auto status = json::parse(r.out, nullptr, false);
+        if (status.is_object() && status.contains("traces")) quarantined = status["traces"].value("quarantined", -1);
+        if (quarantined != 1) std::this_thread::sleep_for(milliseconds{100});
+    }
+    EXPECT_EQ(quarantined, 1);
+    run_echoes(broker.endpoint, 2);
+    ASSERT_TRUE(wait_for_complete(broker.endpoint, 2));
 }
 
 TEST_F(TraceCollectorTest, LateAndRestartedCollectorStoresEachMessageOnce) {
