@@ -84,6 +84,11 @@ public:
         sqlite3_bind_text(statement_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
         return *this;
     }
+    // `text` must outlive the statement's next step.
+    Query& bind_static(int index, std::string_view text) {
+        sqlite3_bind_text(statement_, index, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+        return *this;
+    }
     Query& bind_blob(int index, std::string_view bytes) {
         sqlite3_bind_blob64(statement_, index, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
         return *this;
@@ -295,7 +300,16 @@ SessionFacts session_facts(const schema::ExplainMessage& message) {
 
 // ---- validation ------------------------------------------------------------------------------
 
-Result<schema::ExplainMessage> validate_delivery(const Delivery& delivery) {
+namespace {
+
+// A valid delivery: its decoded message and the parsed body it came from (ingest stores each
+// triple's JSON from the body instead of re-encoding the decoded triple).
+struct Validated {
+    schema::ExplainMessage message;
+    json body;
+};
+
+Result<Validated> validate_body(const Delivery& delivery) {
     const auto bad = [](std::string reason) { return make_error(ErrorType::kDecodeError, std::move(reason)); };
     const auto seq = schema::protocol::parse_ascii_int(delivery.seq);
     if (!seq) return bad("seq frame is not an ascii-int: \"" + delivery.seq.substr(0, 40) + "\"");
@@ -327,7 +341,15 @@ Result<schema::ExplainMessage> validate_delivery(const Delivery& delivery) {
     if (message->end_of_trace != terminal || message->trace_status != expected) {
         return bad("end_of_trace/trace_status in the body disagree with the state frame \"" + delivery.state + "\"");
     }
-    return message;
+    return Validated{std::move(message).value(), std::move(parsed).value()};
+}
+
+}  // namespace
+
+Result<schema::ExplainMessage> validate_delivery(const Delivery& delivery) {
+    auto validated = validate_body(delivery);
+    if (!validated) return validated.error();
+    return std::move(validated->message);
 }
 
 // ---- dates -------------------------------------------------------------------------------------
@@ -396,6 +418,50 @@ std::string format_datetime_ms(std::int64_t epoch_ms) {
                   tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
     return buf.data();
 }
+
+// ---- canonical encoding ------------------------------------------------------------------------
+
+namespace {
+
+// True if `j` (which decoded to `term`) is exactly what schema::encode(term) writes: decoding
+// read every key it has, so matching key counts mean matching keys and values.
+bool canonical_term(const json& j, const schema::Term& term);
+
+// `quoted`: inside a quoted triple, which encode writes without a graph.
+bool canonical_triple(const json& j, const schema::Triple& triple, bool quoted) {
+    if (!j.is_object()) return false;
+    const std::size_t keys = 3 + (triple.graph && !quoted ? 1 : 0);
+    if (j.size() != keys) return false;
+    const auto s = j.find("s"), p = j.find("p"), o = j.find("o");
+    if (s == j.end() || p == j.end() || o == j.end()) return false;
+    return canonical_term(*s, triple.s) && canonical_term(*p, triple.p) && canonical_term(*o, triple.o);
+}
+
+bool canonical_term(const json& j, const schema::Term& term) {
+    if (!j.is_object()) return false;
+    const auto t = j.find("t");
+    if (t == j.end() || !t->is_string()) return false;
+    const auto& kind = t->get_ref<const std::string&>();
+    switch (term.kind()) {
+        case schema::Term::Kind::kIri:
+            return kind == "i" && j.size() == 2;
+        case schema::Term::Kind::kBlankNode:
+            return kind == "b" && j.size() == 2;
+        case schema::Term::Kind::kLiteral: {
+            const auto& lit = term.as_literal();
+            return kind == "l" &&
+                   j.size() == 2 + (lit.datatype.empty() ? 0u : 1u) + (lit.language.empty() ? 0u : 1u);
+        }
+        case schema::Term::Kind::kTriple: {
+            if (kind != "t" || j.size() != 2) return false;
+            const auto tr = j.find("tr");
+            return tr != j.end() && canonical_triple(*tr, term.as_triple(), true);
+        }
+    }
+    return false;
+}
+
+}  // namespace
 
 // ---- open ----------------------------------------------------------------------------------------
 
@@ -517,8 +583,26 @@ struct Ingest {
         return q.run();
     }
 
+    // What a batch's stored events change in one session row, applied by one UPDATE at the end
+    // of the batch with the same result as one UPDATE per event in batch order: kind, question,
+    // parent and worker keep the first value, started the earliest, ended, status (terminal) and
+    // error the last one.
+    struct SessionUpdate {
+        std::string kind;
+        std::optional<std::string> question;
+        std::optional<std::string> parent;
+        std::optional<std::string> worker;
+        std::optional<std::string> error;
+        std::optional<std::int64_t> started;
+        std::optional<std::int64_t> ended;
+        std::optional<std::string> status;
+        std::int64_t events = 0;
+    };
+    std::map<std::int64_t, SessionUpdate> updates;
+
     // Writes one valid event; false if (session, seq) was already stored.
-    Result<bool> event(const Delivery& d, const schema::ExplainMessage& m, BatchOutcome& outcome) {
+    Result<bool> event(const Delivery& d, Validated& v, BatchOutcome& outcome) {
+        const schema::ExplainMessage& m = v.message;
         auto sid = session_id(m.session);
         if (!sid) return sid.error();
         auto insert_event = prepare(db,
@@ -541,23 +625,42 @@ struct Ingest {
                                      "INSERT INTO triples(session, seq, ord, triple, text_id) "
                                      "VALUES(?1, ?2, ?3, ?4, ?5)");
         if (!insert_triple) return insert_triple.error();
+        // The body's triples, index for index with the decoded ones.
+        json* received_triples = nullptr;
+        if (const auto found = v.body.find("explain_triples");
+            found != v.body.end() && found->is_array() && found->size() == m.explain_triples.size()) {
+            received_triples = &*found;
+        }
         std::int64_t ord = 0;
-        for (const auto& triple : m.explain_triples) {
-            json encoded = schema::encode(triple);
-            // A triple without a graph belongs to the message's explain graph.
-            if (!triple.graph && !m.explain_graph.empty()) encoded["g"] = m.explain_graph;
+        std::string text_json;
+        for (std::size_t i = 0; i < m.explain_triples.size(); ++i) {
+            const auto& triple = m.explain_triples[i];
             std::optional<std::int64_t> text;
             if (triple.o.is_literal() && triple.o.as_literal().value.size() > config.text_threshold) {
                 auto id = text_id(triple.o.as_literal().value);
                 if (!id) return id.error();
                 text = *id;
-                if (text) encoded["o"]["v"] = "";
             }
+            // The triple as received when it is already in the canonical encoding (what
+            // schema::encode writes, so show and export read exactly what they read before);
+            // otherwise re-encoded.
+            json* encoded = nullptr;
+            json reencoded;
+            if (received_triples != nullptr && canonical_triple((*received_triples)[i], triple, false)) {
+                encoded = &(*received_triples)[i];
+            } else {
+                reencoded = schema::encode(triple);
+                encoded = &reencoded;
+            }
+            // A triple without a graph belongs to the message's explain graph.
+            if (!triple.graph && !m.explain_graph.empty()) (*encoded)["g"] = m.explain_graph;
+            if (text) (*encoded)["o"]["v"] = "";
+            text_json = schema::dump(*encoded);
             Query q(db, *insert_triple);
             q.bind(1, *sid)
                 .bind(2, static_cast<std::int64_t>(m.seq))
                 .bind(3, ord++)
-                .bind(4, std::string_view{schema::dump(encoded)})
+                .bind_static(4, text_json)
                 .bind(5, text);
             if (auto r = q.run(); !r) return r.error();
         }
@@ -567,11 +670,27 @@ struct Ingest {
         const bool terminal = d.state != schema::protocol::kStateOpen;
         std::optional<std::int64_t> ended = facts.ended;
         if (!ended && terminal) ended = received;
-        std::optional<std::string> error;
-        if (m.error) error = m.error->describe();
-        std::optional<std::string> worker;
-        if (!m.worker.empty()) worker = m.worker;
-        const std::string& kind = d.service.empty() ? m.service : d.service;
+        const std::int64_t started = facts.started ? *facts.started : received;
+        auto [update, first] = updates.try_emplace(*sid);
+        SessionUpdate& u = update->second;
+        if (first) {
+            u.kind = d.service.empty() ? m.service : d.service;
+            u.started = started;
+        } else {
+            u.started = std::min(*u.started, started);
+        }
+        if (!u.question && facts.question) u.question = facts.question;
+        if (!u.parent && facts.parent) u.parent = facts.parent;
+        if (!u.worker && !m.worker.empty()) u.worker = m.worker;
+        if (m.error) u.error = m.error->describe();
+        if (ended) u.ended = ended;
+        if (terminal) u.status = d.state;
+        ++u.events;
+        return true;
+    }
+
+    // One UPDATE per session touched by the batch.
+    Result<void> update_sessions() {
         auto update = prepare(db,
                               "UPDATE sessions SET "
                               "kind = COALESCE(kind, ?1), service = COALESCE(service, ?1), "
@@ -581,22 +700,26 @@ struct Ingest {
                               "ended = COALESCE(?5, ended), "
                               "status = CASE WHEN ?6 <> 'running' THEN ?6 ELSE status END, "
                               "worker = COALESCE(worker, ?7), error = COALESCE(?8, error), "
-                              "last_event_at = MAX(last_event_at, ?9), events = events + 1 "
+                              "last_event_at = MAX(last_event_at, ?9), events = events + ?11 "
                               "WHERE id = ?10");
         if (!update) return update.error();
-        Query q(db, *update);
-        q.bind(1, std::string_view{kind})
-            .bind(2, facts.question)
-            .bind(3, facts.parent)
-            .bind(4, facts.started ? facts.started : std::optional<std::int64_t>{received})
-            .bind(5, ended)
-            .bind(6, terminal ? std::string_view{d.state} : std::string_view{"running"})
-            .bind(7, worker)
-            .bind(8, error)
-            .bind(9, received)
-            .bind(10, *sid);
-        if (auto r = q.run(); !r) return r.error();
-        return true;
+        for (const auto& [sid, u] : updates) {
+            Query q(db, *update);
+            q.bind(1, std::string_view{u.kind})
+                .bind(2, u.question)
+                .bind(3, u.parent)
+                .bind(4, u.started)
+                .bind(5, u.ended)
+                .bind(6, u.status ? std::string_view{*u.status} : std::string_view{"running"})
+                .bind(7, u.worker)
+                .bind(8, u.error)
+                .bind(9, received)
+                .bind(10, sid)
+                .bind(11, u.events);
+            if (auto r = q.run(); !r) return r.error();
+        }
+        updates.clear();
+        return {};
     }
 };
 
@@ -614,22 +737,23 @@ Result<BatchOutcome> TraceStore::store_batch(const std::vector<Delivery>& delive
         Query q(*db_, *begin);
         if (auto r = q.run(); !r) return r.error();
     }
-    Ingest ingest{*db_, config_, to_ms(received), {}};
+    Ingest ingest{*db_, config_, to_ms(received), {}, {}};
     const auto rollback = [&](Error error) -> Result<BatchOutcome> {
         (void)exec(*db_, "ROLLBACK");
         return error;
     };
     for (const auto& delivery : deliveries) {
-        auto message = validate_delivery(delivery);
-        if (!message) {
-            if (auto r = ingest.quarantine(delivery, message.error().message); !r) return rollback(r.error());
+        auto validated = validate_body(delivery);
+        if (!validated) {
+            if (auto r = ingest.quarantine(delivery, validated.error().message); !r) return rollback(r.error());
             ++outcome.quarantined;
             continue;
         }
-        auto stored = ingest.event(delivery, *message, outcome);
+        auto stored = ingest.event(delivery, *validated, outcome);
         if (!stored) return rollback(stored.error());
         ++(*stored ? outcome.stored : outcome.duplicates);
     }
+    if (auto r = ingest.update_sessions(); !r) return rollback(r.error());
     Query q(*db_, *commit);
     if (auto r = q.run(); !r) return rollback(r.error());
     return outcome;
