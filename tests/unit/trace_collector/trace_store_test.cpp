@@ -134,6 +134,66 @@ TEST_F(StoreTest, LongTextsAreStoredOnceAndReinlined) {
     EXPECT_NE(nquads.find('"' + answer + '"'), std::string::npos);
 }
 
+TEST_F(StoreTest, TriplesAreStoredInTheirCanonicalEncodingWhateverTheirReceivedForm) {
+    const auto run = FakeRun::make("echo", "why?", kT0);
+    auto message = run.open();
+    ASSERT_FALSE(message.explain_graph.empty());
+    json body = schema::encode(message);
+    const std::string s = run.session();
+    const json iri = {{"t", "i"}, {"i", s}};
+    const json p = {{"t", "i"}, {"i", "http://example.org/p"}};
+    // Decodable but not canonical: no "t", xsd:string datatype, empty language, an empty
+    // graph, an unknown key, and a quoted triple with a graph; then two canonical ones.
+    json extra = json::array({
+        {{"s", {{"i", s}}}, {"p", p}, {"o", {{"v", "no t"}}}},
+        {{"s", iri}, {"p", p}, {"o", {{"t", "l"}, {"v", "x"}, {"dt", std::string(schema::kXsdString)}}}},
+        {{"s", iri}, {"p", p}, {"o", {{"t", "l"}, {"v", "y"}, {"ln", ""}}}},
+        {{"s", iri}, {"p", p}, {"o", iri}, {"g", ""}},
+        {{"s", iri}, {"p", p}, {"o", iri}, {"extra", 1}},
+        {{"s", iri}, {"p", p}, {"o", {{"t", "t"}, {"tr", {{"s", iri}, {"p", p}, {"o", iri}, {"g", "urn:g"}}}}}},
+        {{"s", iri}, {"p", p}, {"o", {{"t", "l"}, {"v", "z"}, {"ln", "en"}}}, {"g", "urn:other"}},
+        {{"s", iri}, {"p", p}, {"o", {{"t", "l"}, {"v", "3"}, {"dt", "http://www.w3.org/2001/XMLSchema#integer"}}}},
+    });
+    for (const auto& t : extra) body["explain_triples"].push_back(t);
+    Delivery d = delivery_of(message, 1);
+    d.body = schema::dump(body);
+    auto decoded = validate_delivery(d);
+    ASSERT_TRUE(decoded.ok()) << decoded.error().describe();
+    auto outcome = store_->store_batch({d}, at(kT0 + 10));
+    ASSERT_TRUE(outcome.ok()) << outcome.error().describe();
+    EXPECT_EQ(outcome->stored, 1u);
+    auto shown = store_->show(s, at(kT0 + 10));
+    ASSERT_TRUE(shown.ok());
+    const auto& stored = (*shown)["events"][0]["triples"];
+    ASSERT_EQ(stored.size(), decoded->explain_triples.size());
+    for (std::size_t i = 0; i < stored.size(); ++i) {
+        json expected = schema::encode(decoded->explain_triples[i]);
+        if (!decoded->explain_triples[i].graph) expected["g"] = decoded->explain_graph;
+        EXPECT_EQ(stored[i], expected) << i;
+    }
+}
+
+TEST_F(StoreTest, OneBatchGivesTheSameSessionRowAsOneBatchPerEvent) {
+    const auto a = FakeRun::make("echo", "same?", kT0);
+    const auto b = FakeRun::with_uuid(a.uris.uuid(), "echo", "same?", kT0);
+    auto other_dir = fresh_dir();
+    auto other = TraceStore::open(other_dir / "t.db", OpenMode::kReadWrite, config_);
+    ASSERT_TRUE(other.ok());
+    store({a.open(), a.end(TraceStatus::kError)}, kT0 + 10);
+    for (const auto& m : {b.open(), b.end(TraceStatus::kError)}) {
+        auto r = (*other)->store_batch({delivery_of(m, next_id_++)}, at(kT0 + 10));
+        ASSERT_TRUE(r.ok());
+    }
+    auto one = store_->list({}, at(kT0 + 20));
+    auto many = (*other)->list({}, at(kT0 + 20));
+    ASSERT_TRUE(one.ok() && many.ok());
+    EXPECT_EQ(*one, *many);
+    EXPECT_EQ((*one)["sessions"][0]["events"], 2);
+    EXPECT_EQ((*one)["sessions"][0]["status"], "error");
+    other->reset();
+    std::filesystem::remove_all(other_dir);
+}
+
 TEST_F(StoreTest, MalformedDeliveriesAreQuarantinedWithTheirReason) {
     const auto run = FakeRun::make("echo", "q", kT0);
     auto good = delivery_of(run.open(), 1);
