@@ -207,6 +207,19 @@ std::vector<Triple> graph_focus(const RunUris& run, const StepInfo& step,
     return e.take();
 }
 
+namespace {
+
+// A chunk chosen by a step: linked from the step by `link`, an entity with its score.
+void chunk_selection(Emitter& e, const std::string& step, std::string_view link, const std::string& sel,
+                     double score) {
+    e.add(step, link, iri(sel));
+    e.type(sel, v::kProvEntity);
+    e.type(sel, v::kChunkSelection);
+    e.add(sel, v::kScore, xsd_double(score));
+}
+
+}  // namespace
+
 std::vector<Triple> document_exploration(const RunUris& run, const StepInfo& step,
                                          const std::vector<RetrievedChunk>& chunks) {
     Emitter e;
@@ -215,10 +228,7 @@ std::vector<Triple> document_exploration(const RunUris& run, const StepInfo& ste
     e.add(uri, v::kChunkCount, integer(chunks.size()));
     for (std::size_t i = 0; i < chunks.size(); ++i) {
         const auto sel = run.retrieved_chunk(i);
-        e.add(uri, v::kRetrievedChunk, iri(sel));
-        e.type(sel, v::kProvEntity);
-        e.type(sel, v::kChunkSelection);
-        e.add(sel, v::kScore, xsd_double(chunks[i].score));
+        chunk_selection(e, uri, v::kRetrievedChunk, sel, chunks[i].score);
         data_tier(e, sel, chunks[i].data_tier);
         source(e, sel, chunks[i].source);
     }
@@ -233,10 +243,7 @@ std::vector<Triple> document_focus(const RunUris& run, const StepInfo& step,
     e.add(uri, v::kChunkCount, integer(chunks.size()));
     for (std::size_t i = 0; i < chunks.size(); ++i) {
         const auto sel = run.ranked_chunk(i);
-        e.add(uri, v::kSelectedChunk, iri(sel));
-        e.type(sel, v::kProvEntity);
-        e.type(sel, v::kChunkSelection);
-        e.add(sel, v::kScore, xsd_double(chunks[i].score));
+        chunk_selection(e, uri, v::kSelectedChunk, sel, chunks[i].score);
         if (!chunks[i].reasoning.empty()) e.add(sel, v::kReasoning, literal(chunks[i].reasoning));
         e.add(sel, v::kProvWasDerivedFrom, iri(run.retrieved_chunk(chunks[i].retrieved_index)));
     }

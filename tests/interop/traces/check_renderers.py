@@ -9,7 +9,6 @@ Usage: check_renderers.py --dump-exe trace_render_dump --prov prov-o.ttl --ontol
                           --prov-check prov_check.py --workdir DIR
 Exit 0 when every check passes, 1 on a failure, 77 when rdflib or ../shared is absent.
 """
-import argparse
 import os
 import subprocess
 import sys
@@ -29,15 +28,8 @@ FORMATS = [(".ttl", "turtle", "turtle"), (".nt", "nt", "ntriples"), (".nq", "nqu
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--dump-exe", required=True)
-    parser.add_argument("--prov", required=True)
-    parser.add_argument("--ontology", required=True)
-    parser.add_argument("--prov-check", required=True)
-    parser.add_argument("--workdir", required=True)
-    args = parser.parse_args()
-    if not os.path.exists(args.prov):
-        print("SKIP: PROV-O not found at", args.prov, "(../shared is absent)")
+    args = trace_rdf.parse_args("--dump-exe")
+    if args is None:
         return SKIP
 
     subprocess.run([args.dump_exe, args.workdir], check=True, timeout=60)

@@ -12,7 +12,6 @@ holding every shown triple, and `tail --count` saw the events.
 Exit 0 when every check passes, 1 on a failure, 77 when rdflib, ../shared or the trace collector
 is absent.
 """
-import argparse
 import json
 import os
 import shutil
@@ -230,15 +229,8 @@ class Pipeline:
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--glassbox", required=True)
-    parser.add_argument("--prov", required=True)
-    parser.add_argument("--ontology", required=True)
-    parser.add_argument("--prov-check", required=True)
-    parser.add_argument("--workdir", required=True)
-    args = parser.parse_args()
-    if not os.path.exists(args.prov):
-        print("SKIP: PROV-O not found at", args.prov, "(../shared is absent)")
+    args = trace_rdf.parse_args("--glassbox")
+    if args is None:
         return SKIP
 
     p = Pipeline(args.glassbox, args.workdir)

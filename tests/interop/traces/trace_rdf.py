@@ -14,6 +14,22 @@ from rdflib.compare import isomorphic
 RETRIEVAL_GRAPH = "urn:graph:retrieval"
 
 
+def parse_args(executable_option):
+    """The options both scripts take: `executable_option` (the program they run) plus the PROV
+    paths and a work folder. None when PROV-O is absent (../shared missing): the caller skips."""
+    import argparse
+    import os
+    parser = argparse.ArgumentParser()
+    parser.add_argument(executable_option, required=True)
+    for option in ("--prov", "--ontology", "--prov-check", "--workdir"):
+        parser.add_argument(option, required=True)
+    args = parser.parse_args()
+    if not os.path.exists(args.prov):
+        print("SKIP: PROV-O not found at", args.prov, "(../shared is absent)")
+        return None
+    return args
+
+
 class CheckFailed(Exception):
     pass
 
