@@ -1,0 +1,223 @@
+// The SQLite wrapper: open with the project's pragmas, cached statements, transactions.
+#include "storage/sqlite_database.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <sqlite3.h>
+
+namespace glassbox::storage {
+
+using schema::Error;
+using schema::ErrorType;
+using schema::make_error;
+using schema::Result;
+
+// ---- Statement ---------------------------------------------------------------------------------
+
+Statement::~Statement() {
+    if (statement_ != nullptr) {
+        sqlite3_reset(statement_);
+        sqlite3_clear_bindings(statement_);
+    }
+}
+
+Statement& Statement::bind(int index, std::string_view text) {
+    sqlite3_bind_text64(statement_, index, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+    return *this;
+}
+
+Statement& Statement::bind_static(int index, std::string_view text) {
+    sqlite3_bind_text64(statement_, index, text.data(), text.size(), SQLITE_STATIC, SQLITE_UTF8);
+    return *this;
+}
+
+Statement& Statement::bind_blob(int index, std::span<const std::byte> bytes) {
+    sqlite3_bind_blob64(statement_, index, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
+    return *this;
+}
+
+Statement& Statement::bind_blob(int index, std::string_view bytes) {
+    sqlite3_bind_blob64(statement_, index, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
+    return *this;
+}
+
+Statement& Statement::bind(int index, std::int64_t value) {
+    sqlite3_bind_int64(statement_, index, value);
+    return *this;
+}
+
+Statement& Statement::bind(int index, double value) {
+    sqlite3_bind_double(statement_, index, value);
+    return *this;
+}
+
+Statement& Statement::bind(int index, const std::optional<std::string>& text) {
+    if (text) return bind(index, std::string_view{*text});
+    return bind_null(index);
+}
+
+Statement& Statement::bind(int index, const std::optional<std::int64_t>& value) {
+    if (value) return bind(index, *value);
+    return bind_null(index);
+}
+
+Statement& Statement::bind_null(int index) {
+    sqlite3_bind_null(statement_, index);
+    return *this;
+}
+
+Result<bool> Statement::step() {
+    const int rc = sqlite3_step(statement_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    return db_->error("statement failed");
+}
+
+Result<void> Statement::run() {
+    for (;;) {
+        auto row = step();
+        if (!row) return row.error();
+        if (!*row) return {};
+    }
+}
+
+void Statement::reset() noexcept { sqlite3_reset(statement_); }
+
+bool Statement::is_null(int column) const noexcept {
+    return sqlite3_column_type(statement_, column) == SQLITE_NULL;
+}
+
+std::int64_t Statement::int64(int column) const noexcept { return sqlite3_column_int64(statement_, column); }
+
+double Statement::real(int column) const noexcept { return sqlite3_column_double(statement_, column); }
+
+std::string_view Statement::text(int column) const noexcept {
+    const auto* data = reinterpret_cast<const char*>(sqlite3_column_text(statement_, column));
+    if (data == nullptr) return {};
+    return {data, static_cast<std::size_t>(sqlite3_column_bytes(statement_, column))};
+}
+
+std::span<const std::byte> Statement::blob(int column) const noexcept {
+    const auto* data = static_cast<const std::byte*>(sqlite3_column_blob(statement_, column));
+    if (data == nullptr) return {};
+    return {data, static_cast<std::size_t>(sqlite3_column_bytes(statement_, column))};
+}
+
+std::optional<std::string> Statement::optional_text(int column) const {
+    if (is_null(column)) return std::nullopt;
+    return std::string(text(column));
+}
+
+// ---- Database ----------------------------------------------------------------------------------
+
+void Database::Finalize::operator()(sqlite3_stmt* statement) const noexcept { sqlite3_finalize(statement); }
+
+Database::~Database() {
+    statements_.clear();  // statements before the connection, or close would fail
+    if (handle_ != nullptr) sqlite3_close(handle_);
+}
+
+Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& path, const OpenOptions& options) {
+    const bool in_memory = path == ":memory:";
+    const auto fail = [&](const std::string& why) {
+        return make_error(ErrorType::kInternal, options.label + " " + path.string() + ": " + why);
+    };
+    if (!in_memory && !options.read_only && options.create) {
+        const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+        if (fd < 0) return fail(std::string("cannot create: ") + std::strerror(errno));
+        ::close(fd);
+    }
+    auto db = std::unique_ptr<Database>(new Database(path, options));
+    const int flags = (options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_NOMUTEX;
+    if (sqlite3_open_v2(path.c_str(), &db->handle_, flags, nullptr) != SQLITE_OK) {
+        return fail("cannot open: " + db->message());
+    }
+    sqlite3_extended_result_codes(db->handle_, 1);
+    sqlite3_busy_timeout(db->handle_, static_cast<int>(options.busy_timeout.count()));
+    // The first statement reads the header: a file that is not SQLite fails here.
+    if (!options.read_only && !in_memory && options.wal) {
+        if (auto r = db->exec("PRAGMA journal_mode=WAL"); !r) return fail(r.error().message);
+    } else if (auto r = db->exec("PRAGMA schema_version"); !r) {
+        return fail(r.error().message);
+    }
+    if (!options.read_only) {
+        if (auto r = db->exec(options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+            !r) {
+            return fail(r.error().message);
+        }
+    }
+    if (options.cache_size != 0) {
+        if (auto r = db->exec("PRAGMA cache_size=" + std::to_string(options.cache_size)); !r) {
+            return fail(r.error().message);
+        }
+    }
+    return db;
+}
+
+Result<void> Database::exec(std::string_view sql) {
+    const std::string text(sql);
+    char* message = nullptr;
+    if (sqlite3_exec(handle_, text.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+        std::string why = message != nullptr ? message : this->message();
+        sqlite3_free(message);
+        return make_error(ErrorType::kInternal, options_.label + ": " + why);
+    }
+    return {};
+}
+
+Result<Statement> Database::prepare(const std::string& sql) {
+    if (const auto found = statements_.find(sql); found != statements_.end()) {
+        return Statement(*this, found->second.get());
+    }
+    sqlite3_stmt* raw = nullptr;
+    if (sqlite3_prepare_v3(handle_, sql.c_str(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &raw,
+                           nullptr) != SQLITE_OK) {
+        return error("cannot prepare \"" + sql.substr(0, 60) + "\"");
+    }
+    auto& slot = statements_[sql];
+    slot.reset(raw);
+    return Statement(*this, raw);
+}
+
+Result<std::unique_ptr<sqlite3_stmt, void (*)(sqlite3_stmt*)>> Database::prepare_once(const std::string& sql) {
+    sqlite3_stmt* raw = nullptr;
+    if (sqlite3_prepare_v2(handle_, sql.c_str(), static_cast<int>(sql.size()), &raw, nullptr) != SQLITE_OK) {
+        return error("cannot prepare \"" + sql.substr(0, 60) + "\"");
+    }
+    return std::unique_ptr<sqlite3_stmt, void (*)(sqlite3_stmt*)>(
+        raw, [](sqlite3_stmt* s) { sqlite3_finalize(s); });
+}
+
+std::int64_t Database::last_insert_rowid() const noexcept { return sqlite3_last_insert_rowid(handle_); }
+
+std::int64_t Database::changes() const noexcept { return sqlite3_changes64(handle_); }
+
+std::string Database::message() const { return handle_ != nullptr ? sqlite3_errmsg(handle_) : "out of memory"; }
+
+Error Database::error(std::string_view what) const {
+    return make_error(ErrorType::kInternal, options_.label + ": " + std::string(what) + ": " + message());
+}
+
+// ---- Transaction -------------------------------------------------------------------------------
+
+Result<Transaction> Transaction::begin(Database& db, Kind kind) {
+    if (auto r = db.exec(kind == Kind::kImmediate ? "BEGIN IMMEDIATE" : "BEGIN"); !r) return r.error();
+    return Transaction(db);
+}
+
+Transaction::~Transaction() {
+    if (db_ != nullptr) (void)db_->exec("ROLLBACK");
+}
+
+Result<void> Transaction::commit() {
+    if (db_ == nullptr) return make_error(ErrorType::kInternal, "transaction already ended");
+    auto r = db_->exec("COMMIT");
+    if (r) db_ = nullptr;
+    return r;
+}
+
+}  // namespace glassbox::storage

@@ -1,0 +1,142 @@
+// The one SQLite wrapper: a connection with cached prepared statements, a statement cursor that
+// resets itself, and a transaction guard. Every failure is a schema::Error, never an exception.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "schema/result.hpp"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace glassbox::storage {
+
+struct OpenOptions {
+    bool read_only = false;
+    // Read-write opens create the file owner-only (0600) before SQLite sees it; SQLite gives its
+    // -wal and -shm files the same permissions.
+    bool create = true;
+    bool wal = true;
+    // FULL: a commit survives power loss; NORMAL: it survives a process crash (WAL).
+    bool synchronous_full = false;
+    std::chrono::milliseconds busy_timeout{5000};
+    // Negative: KiB (SQLite's convention); 0 keeps SQLite's default.
+    std::int64_t cache_size = 0;
+    // Named in every error message ("knowledge store", "trace store").
+    std::string label = "sqlite";
+};
+
+class Database;
+
+// A cached prepared statement in use; reset and unbound when this goes out of scope, so the
+// next user of the same SQL starts clean. Bind indexes are 1-based, column indexes 0-based.
+class Statement {
+public:
+    Statement(Database& db, sqlite3_stmt* statement) noexcept : db_(&db), statement_(statement) {}
+    ~Statement();
+    Statement(Statement&& other) noexcept : db_(other.db_), statement_(other.statement_) {
+        other.statement_ = nullptr;
+    }
+    Statement(const Statement&) = delete;
+    Statement& operator=(const Statement&) = delete;
+    Statement& operator=(Statement&&) = delete;
+
+    Statement& bind(int index, std::string_view text);  // copied
+    // `text` must stay alive until the statement is reset.
+    Statement& bind_static(int index, std::string_view text);
+    Statement& bind_blob(int index, std::span<const std::byte> bytes);  // copied
+    Statement& bind_blob(int index, std::string_view bytes);            // copied
+    Statement& bind(int index, std::int64_t value);
+    Statement& bind(int index, double value);
+    Statement& bind(int index, const std::optional<std::string>& text);
+    Statement& bind(int index, const std::optional<std::int64_t>& value);
+    Statement& bind_null(int index);
+
+    // SQLITE_ROW: true; SQLITE_DONE: false; anything else: a kInternal Error with SQLite's message.
+    schema::Result<bool> step();
+    // Steps to the end, ignoring rows.
+    schema::Result<void> run();
+    // Resets for another execution with new bindings (bindings are kept until rebound).
+    void reset() noexcept;
+
+    bool is_null(int column) const noexcept;
+    std::int64_t int64(int column) const noexcept;
+    double real(int column) const noexcept;
+    // Valid until the next step/reset.
+    std::string_view text(int column) const noexcept;
+    std::span<const std::byte> blob(int column) const noexcept;
+    std::optional<std::string> optional_text(int column) const;
+
+    sqlite3_stmt* handle() const noexcept { return statement_; }
+
+private:
+    Database* db_;
+    sqlite3_stmt* statement_;
+};
+
+class Database {
+public:
+    // Opens (and for read-write, creates) the file; ":memory:" opens a private in-memory database.
+    static schema::Result<std::unique_ptr<Database>> open(const std::filesystem::path& path,
+                                                           const OpenOptions& options = {});
+    ~Database();
+    Database(const Database&) = delete;
+    Database& operator=(const Database&) = delete;
+
+    // One or more statements, no results.
+    schema::Result<void> exec(std::string_view sql);
+    // The statement for `sql`, prepared once and cached for the connection's life.
+    schema::Result<Statement> prepare(const std::string& sql);
+    // A statement prepared for one use (not cached), e.g. SQL built from variable parts.
+    schema::Result<std::unique_ptr<sqlite3_stmt, void (*)(sqlite3_stmt*)>> prepare_once(const std::string& sql);
+
+    std::int64_t last_insert_rowid() const noexcept;
+    std::int64_t changes() const noexcept;
+    // sqlite3_errmsg of the connection.
+    std::string message() const;
+    // "<label>: <what>: <sqlite message>" as a typed error.
+    schema::Error error(std::string_view what) const;
+    const OpenOptions& options() const noexcept { return options_; }
+    const std::filesystem::path& path() const noexcept { return path_; }
+    sqlite3* handle() const noexcept { return handle_; }
+
+private:
+    Database(std::filesystem::path path, OpenOptions options) : path_(std::move(path)), options_(std::move(options)) {}
+
+    struct Finalize {
+        void operator()(sqlite3_stmt* statement) const noexcept;
+    };
+    std::filesystem::path path_;
+    OpenOptions options_;
+    sqlite3* handle_ = nullptr;
+    std::unordered_map<std::string, std::unique_ptr<sqlite3_stmt, Finalize>> statements_;
+};
+
+// BEGIN (IMMEDIATE for writers, so a busy writer waits up front instead of failing at upgrade);
+// rolls back on destruction unless commit() succeeded.
+class Transaction {
+public:
+    enum class Kind { kDeferred, kImmediate };
+    static schema::Result<Transaction> begin(Database& db, Kind kind = Kind::kImmediate);
+    ~Transaction();
+    Transaction(Transaction&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+    Transaction(const Transaction&) = delete;
+    Transaction& operator=(const Transaction&) = delete;
+    Transaction& operator=(Transaction&&) = delete;
+
+    schema::Result<void> commit();
+
+private:
+    explicit Transaction(Database& db) noexcept : db_(&db) {}
+    Database* db_;
+};
+
+}  // namespace glassbox::storage

@@ -1,0 +1,127 @@
+// Tests for the SQLite wrapper: statements, cached reuse, transactions, errors as values.
+#include "storage/sqlite_database.hpp"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace glassbox::storage {
+namespace {
+
+std::filesystem::path temp_path(const std::string& name) {
+    auto dir = std::filesystem::temp_directory_path() /
+               ("gb-storage-" + std::to_string(::getpid()) + "-" + name);
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    return dir / "db.sqlite";
+}
+
+TEST(SqliteDatabase, BindsStepsAndReadsColumns) {
+    auto db = Database::open(":memory:");
+    ASSERT_TRUE(db) << db.error().message;
+    ASSERT_TRUE((*db)->exec("CREATE TABLE t(a INTEGER, b TEXT, c REAL, d BLOB)"));
+    {
+        auto insert = (*db)->prepare("INSERT INTO t VALUES(?1, ?2, ?3, ?4)");
+        ASSERT_TRUE(insert);
+        insert->bind(1, std::int64_t{42}).bind(2, std::string_view{"h\xC3\xA9llo"}).bind(3, 0.5).bind_blob(
+            4, std::string_view{"\x00\x01", 2});
+        ASSERT_TRUE(insert->run());
+    }
+    auto select = (*db)->prepare("SELECT a, b, c, d, NULL FROM t");
+    ASSERT_TRUE(select);
+    auto row = select->step();
+    ASSERT_TRUE(row && *row);
+    EXPECT_EQ(select->int64(0), 42);
+    EXPECT_EQ(select->text(1), "h\xC3\xA9llo");
+    EXPECT_DOUBLE_EQ(select->real(2), 0.5);
+    EXPECT_EQ(select->blob(3).size(), 2u);
+    EXPECT_TRUE(select->is_null(4));
+    EXPECT_EQ(select->optional_text(4), std::nullopt);
+    auto end = select->step();
+    ASSERT_TRUE(end);
+    EXPECT_FALSE(*end);
+}
+
+TEST(SqliteDatabase, CachedStatementIsResetWhenReleased) {
+    auto db = Database::open(":memory:");
+    ASSERT_TRUE(db);
+    ASSERT_TRUE((*db)->exec("CREATE TABLE t(a INTEGER); INSERT INTO t VALUES (1),(2),(3)"));
+    const std::string sql = "SELECT a FROM t ORDER BY a";
+    {
+        auto q = (*db)->prepare(sql);
+        ASSERT_TRUE(q && *q->step());
+        EXPECT_EQ(q->int64(0), 1);
+    }  // released mid-iteration
+    auto again = (*db)->prepare(sql);
+    ASSERT_TRUE(again && *again->step());
+    EXPECT_EQ(again->int64(0), 1) << "a reused statement must start from the first row";
+}
+
+TEST(SqliteDatabase, ErrorsAreValuesNamingTheLabel) {
+    OpenOptions options;
+    options.label = "knowledge store";
+    auto db = Database::open(":memory:", options);
+    ASSERT_TRUE(db);
+    auto bad = (*db)->prepare("SELEKT 1");
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("knowledge store"), std::string::npos);
+    ASSERT_TRUE((*db)->exec("CREATE TABLE u(a INTEGER UNIQUE); INSERT INTO u VALUES (1)"));
+    auto dup = (*db)->prepare("INSERT INTO u VALUES (1)");
+    ASSERT_TRUE(dup);
+    auto ran = dup->run();
+    ASSERT_FALSE(ran);
+    EXPECT_NE(ran.error().message.find("UNIQUE"), std::string::npos);
+}
+
+TEST(SqliteDatabase, TransactionRollsBackUnlessCommitted) {
+    auto db = Database::open(":memory:");
+    ASSERT_TRUE(db);
+    ASSERT_TRUE((*db)->exec("CREATE TABLE t(a INTEGER)"));
+    {
+        auto tx = Transaction::begin(**db);
+        ASSERT_TRUE(tx);
+        ASSERT_TRUE((*db)->exec("INSERT INTO t VALUES (1)"));
+    }
+    {
+        auto tx = Transaction::begin(**db);
+        ASSERT_TRUE(tx);
+        ASSERT_TRUE((*db)->exec("INSERT INTO t VALUES (2)"));
+        ASSERT_TRUE(tx->commit());
+    }
+    auto q = (*db)->prepare("SELECT group_concat(a) FROM t");
+    ASSERT_TRUE(q && *q->step());
+    EXPECT_EQ(q->text(0), "2");
+}
+
+TEST(SqliteDatabase, CreatesOwnerOnlyWalFile) {
+    const auto path = temp_path("wal");
+    auto db = Database::open(path);
+    ASSERT_TRUE(db) << db.error().message;
+    auto mode = (*db)->prepare("PRAGMA journal_mode");
+    ASSERT_TRUE(mode && *mode->step());
+    EXPECT_EQ(mode->text(0), "wal");
+    struct stat st {};
+    ASSERT_EQ(::stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST(SqliteDatabase, FileThatIsNotSqliteIsRefused) {
+    const auto path = temp_path("corrupt");
+    std::ofstream(path) << std::string(4096, 'x');
+    auto db = Database::open(path);
+    ASSERT_FALSE(db);
+    EXPECT_NE(db.error().message.find(path.string()), std::string::npos);
+}
+
+TEST(SqliteDatabase, ReadOnlyOpenOfMissingFileFails) {
+    OpenOptions options;
+    options.read_only = true;
+    auto db = Database::open(temp_path("missing").parent_path() / "nope.sqlite", options);
+    EXPECT_FALSE(db);
+}
+
+}  // namespace
+}  // namespace glassbox::storage
