@@ -213,8 +213,82 @@ Result<Chunk> chunk_at(const json& v, const std::string& path) {
     r.read("text", m.text);
     r.read("char_offset", m.char_offset);
     r.read("char_length", m.char_length);
+    r.read("ordinal", m.ordinal);
+    r.read("document_title", m.document_title);
+    r.read("tier", m.tier);
     if (!r.ok()) return r.error();
     return m;
+}
+
+Result<SourceInfo> source_info_at(const json& v, const std::string& path) {
+    ObjectReader r(v, path);
+    SourceInfo m;
+    r.read("uri", m.uri);
+    r.read("path", m.path);
+    r.read("media_type", m.media_type);
+    r.read("tier", m.tier);
+    r.read("loaded_at", m.loaded_at);
+    if (!r.ok()) return r.error();
+    return m;
+}
+
+Result<ChunkLoad> chunk_load_at(const json& v, const std::string& path) {
+    ObjectReader r(v, path);
+    ChunkLoad m;
+    r.read("ordinal", m.ordinal);
+    r.read("char_offset", m.char_offset);
+    r.read("char_length", m.char_length);
+    r.read("text", m.text);
+    if (!r.ok()) return r.error();
+    return m;
+}
+
+Result<DocumentLoad> document_load_at(const json& v, const std::string& path) {
+    ObjectReader r(v, path);
+    DocumentLoad m;
+    r.read("uri", m.uri);
+    r.read("title", m.title);
+    r.read_with("source", m.source, source_info_at);
+    r.read("text", m.text);
+    r.read_array("chunks", m.chunks, chunk_load_at);
+    if (!r.ok()) return r.error();
+    return m;
+}
+
+Result<FactSource> fact_source_at(const json& v, const std::string& path) {
+    ObjectReader r(v, path);
+    FactSource m;
+    r.read("source", m.source);
+    r.read("kind", m.kind);
+    r.read("document", m.document);
+    r.read("tier", m.tier);
+    r.read("loaded_at", m.loaded_at);
+    if (!r.ok()) return r.error();
+    return m;
+}
+
+Result<std::vector<FactSource>> fact_source_list_at(const json& v, const std::string& path) {
+    if (!v.is_array()) return type_error(path, "array", v);
+    std::vector<FactSource> out;
+    out.reserve(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        auto item = fact_source_at(v[i], detail::index_path(path, i));
+        if (!item.ok()) return std::move(item).error();
+        out.push_back(std::move(item).value());
+    }
+    return out;
+}
+
+Result<Term> term_at(const json& v, const std::string& path) { return decode_term(v, path); }
+
+Result<std::map<std::string, std::uint64_t>> counts_at(const json& v, const std::string& path) {
+    if (!v.is_object()) return type_error(path, "object", v);
+    std::map<std::string, std::uint64_t> out;
+    for (const auto& [key, value] : v.items()) {
+        if (!value.is_number_unsigned()) return type_error(field_path(path, key), "non-negative integer", value);
+        out[key] = value.get<std::uint64_t>();
+    }
+    return out;
 }
 
 template <typename T, typename F>
@@ -453,9 +527,112 @@ json encode(const ChunkFetchResponse& m) {
                      {"document_id", c.document_id},
                      {"text", c.text},
                      {"char_offset", c.char_offset},
-                     {"char_length", c.char_length}});
+                     {"char_length", c.char_length},
+                     {"ordinal", c.ordinal},
+                     {"document_title", c.document_title},
+                     {"tier", c.tier}});
     }
     return {{"chunks", a}};
+}
+
+json encode(const SourceInfo& m) {
+    return {{"uri", m.uri}, {"path", m.path}, {"media_type", m.media_type}, {"tier", m.tier},
+            {"loaded_at", m.loaded_at}};
+}
+
+json encode(const LoadTriplesRequest& m) {
+    return {{"collection", m.collection}, {"source", encode(m.source)}, {"nquads", m.nquads}};
+}
+
+json encode(const LoadTriplesResponse& m) {
+    return {{"statements", m.statements}, {"added", m.added}, {"present", m.present}};
+}
+
+json encode(const ChunkLoad& m) {
+    return {{"ordinal", m.ordinal}, {"char_offset", m.char_offset}, {"char_length", m.char_length},
+            {"text", m.text}};
+}
+
+json encode(const DocumentLoad& m) {
+    json chunks = json::array();
+    for (const auto& c : m.chunks) chunks.push_back(encode(c));
+    return {{"uri", m.uri}, {"title", m.title}, {"source", encode(m.source)}, {"text", m.text},
+            {"chunks", chunks}};
+}
+
+json encode(const LoadDocumentsRequest& m) {
+    json documents = json::array();
+    for (const auto& d : m.documents) documents.push_back(encode(d));
+    return {{"collection", m.collection}, {"documents", documents}, {"embed", m.embed}};
+}
+
+json encode(const LoadDocumentsResponse& m) {
+    return {{"documents_added", m.documents_added},
+            {"documents_replaced", m.documents_replaced},
+            {"documents_unchanged", m.documents_unchanged},
+            {"chunks_written", m.chunks_written},
+            {"chunks_embedded", m.chunks_embedded}};
+}
+
+json encode(const IndexRequest& m) { return {{"collection", m.collection}}; }
+
+json encode(const IndexResponse& m) {
+    return {{"entities_indexed", m.entities_indexed}, {"chunks_indexed", m.chunks_indexed}, {"model", m.model},
+            {"dim", m.dim}};
+}
+
+json encode(const FactSourcesRequest& m) {
+    return {{"collection", m.collection}, {"triples", encode_triples(m.triples)}};
+}
+
+json encode(const FactSource& m) {
+    json j{{"source", m.source}, {"kind", m.kind}, {"tier", m.tier}, {"loaded_at", m.loaded_at}};
+    put_optional(j, "document", m.document);
+    return j;
+}
+
+json encode(const FactSourcesResponse& m) {
+    json all = json::array();
+    for (const auto& list : m.sources) {
+        json one = json::array();
+        for (const auto& source : list) one.push_back(encode(source));
+        all.push_back(std::move(one));
+    }
+    return {{"sources", all}};
+}
+
+json encode(const LabelsRequest& m) {
+    json terms = json::array();
+    for (const auto& t : m.terms) terms.push_back(encode(t));
+    return {{"collection", m.collection}, {"terms", terms}};
+}
+
+json encode(const LabelsResponse& m) { return {{"labels", m.labels}}; }
+
+json encode(const HybridChunkQuery& m) {
+    return {{"query", m.query}, {"vectors", encode_vectors(m.vectors)}, {"limit", m.limit},
+            {"collection", m.collection}};
+}
+
+json encode(const StoreStatsRequest& m) { return {{"collection", m.collection}}; }
+
+json encode(const StoreStats& m) {
+    return {{"collection", m.collection},
+            {"quads", m.quads},
+            {"subjects", m.subjects},
+            {"predicates", m.predicates},
+            {"objects", m.objects},
+            {"terms", m.terms},
+            {"graphs", m.graphs},
+            {"sources", m.sources},
+            {"facts_per_tier", m.facts_per_tier},
+            {"documents", m.documents},
+            {"chunks", m.chunks},
+            {"entity_vectors", m.entity_vectors},
+            {"chunk_vectors", m.chunk_vectors},
+            {"model", m.model},
+            {"dim", m.dim},
+            {"bytes_on_disk", m.bytes_on_disk}};
 }
 
 json encode(const LlmRequest& m) {
@@ -749,6 +926,169 @@ Result<ChunkFetchResponse> decode<ChunkFetchResponse>(const json& v) {
         ObjectReader r(v, "");
         ChunkFetchResponse m;
         r.read_array("chunks", m.chunks, chunk_at);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<LoadTriplesRequest> decode<LoadTriplesRequest>(const json& v) {
+    return guarded<LoadTriplesRequest>([&]() -> Result<LoadTriplesRequest> {
+        ObjectReader r(v, "");
+        LoadTriplesRequest m;
+        r.read("collection", m.collection);
+        r.read_with("source", m.source, source_info_at);
+        r.read("nquads", m.nquads);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<LoadTriplesResponse> decode<LoadTriplesResponse>(const json& v) {
+    return guarded<LoadTriplesResponse>([&]() -> Result<LoadTriplesResponse> {
+        ObjectReader r(v, "");
+        LoadTriplesResponse m;
+        r.read("statements", m.statements);
+        r.read("added", m.added);
+        r.read("present", m.present);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<LoadDocumentsRequest> decode<LoadDocumentsRequest>(const json& v) {
+    return guarded<LoadDocumentsRequest>([&]() -> Result<LoadDocumentsRequest> {
+        ObjectReader r(v, "");
+        LoadDocumentsRequest m;
+        r.read("collection", m.collection);
+        r.read_array("documents", m.documents, document_load_at);
+        r.read("embed", m.embed);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<LoadDocumentsResponse> decode<LoadDocumentsResponse>(const json& v) {
+    return guarded<LoadDocumentsResponse>([&]() -> Result<LoadDocumentsResponse> {
+        ObjectReader r(v, "");
+        LoadDocumentsResponse m;
+        r.read("documents_added", m.documents_added);
+        r.read("documents_replaced", m.documents_replaced);
+        r.read("documents_unchanged", m.documents_unchanged);
+        r.read("chunks_written", m.chunks_written);
+        r.read("chunks_embedded", m.chunks_embedded);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<IndexRequest> decode<IndexRequest>(const json& v) {
+    return guarded<IndexRequest>([&]() -> Result<IndexRequest> {
+        ObjectReader r(v, "");
+        IndexRequest m;
+        r.read("collection", m.collection);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<IndexResponse> decode<IndexResponse>(const json& v) {
+    return guarded<IndexResponse>([&]() -> Result<IndexResponse> {
+        ObjectReader r(v, "");
+        IndexResponse m;
+        r.read("entities_indexed", m.entities_indexed);
+        r.read("chunks_indexed", m.chunks_indexed);
+        r.read("model", m.model);
+        r.read("dim", m.dim);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<FactSourcesRequest> decode<FactSourcesRequest>(const json& v) {
+    return guarded<FactSourcesRequest>([&]() -> Result<FactSourcesRequest> {
+        ObjectReader r(v, "");
+        FactSourcesRequest m;
+        r.read("collection", m.collection);
+        r.read_array("triples", m.triples, triple_at);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<FactSourcesResponse> decode<FactSourcesResponse>(const json& v) {
+    return guarded<FactSourcesResponse>([&]() -> Result<FactSourcesResponse> {
+        ObjectReader r(v, "");
+        FactSourcesResponse m;
+        r.read_array("sources", m.sources, fact_source_list_at);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<LabelsRequest> decode<LabelsRequest>(const json& v) {
+    return guarded<LabelsRequest>([&]() -> Result<LabelsRequest> {
+        ObjectReader r(v, "");
+        LabelsRequest m;
+        r.read("collection", m.collection);
+        r.read_array("terms", m.terms, term_at);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<LabelsResponse> decode<LabelsResponse>(const json& v) {
+    return guarded<LabelsResponse>([&]() -> Result<LabelsResponse> {
+        ObjectReader r(v, "");
+        LabelsResponse m;
+        r.read("labels", m.labels);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<HybridChunkQuery> decode<HybridChunkQuery>(const json& v) {
+    return guarded<HybridChunkQuery>([&]() -> Result<HybridChunkQuery> {
+        ObjectReader r(v, "");
+        HybridChunkQuery m;
+        r.read("query", m.query);
+        r.read_array("vectors", m.vectors, vector_at);
+        r.read("limit", m.limit);
+        r.read("collection", m.collection);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<StoreStatsRequest> decode<StoreStatsRequest>(const json& v) {
+    return guarded<StoreStatsRequest>([&]() -> Result<StoreStatsRequest> {
+        ObjectReader r(v, "");
+        StoreStatsRequest m;
+        r.read("collection", m.collection);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<StoreStats> decode<StoreStats>(const json& v) {
+    return guarded<StoreStats>([&]() -> Result<StoreStats> {
+        ObjectReader r(v, "");
+        StoreStats m;
+        r.read("collection", m.collection);
+        r.read("quads", m.quads);
+        r.read("subjects", m.subjects);
+        r.read("predicates", m.predicates);
+        r.read("objects", m.objects);
+        r.read("terms", m.terms);
+        r.read("graphs", m.graphs);
+        r.read("sources", m.sources);
+        r.read_with("facts_per_tier", m.facts_per_tier, counts_at);
+        r.read("documents", m.documents);
+        r.read("chunks", m.chunks);
+        r.read("entity_vectors", m.entity_vectors);
+        r.read("chunk_vectors", m.chunk_vectors);
+        r.read("model", m.model);
+        r.read("dim", m.dim);
+        r.read("bytes_on_disk", m.bytes_on_disk);
         return finish(r, std::move(m));
     });
 }

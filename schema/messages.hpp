@@ -259,12 +259,166 @@ struct Chunk {
     std::string text;
     std::uint64_t char_offset = 0;  // of the chunk in its document, in characters
     std::uint64_t char_length = 0;
+    std::uint32_t ordinal = 0;      // its place in the document, from 0
+    std::string document_title;
+    std::uint32_t tier = 0;         // the document's data tier (1..4; 0: not known)
     bool operator==(const Chunk&) const = default;
 };
 
 struct ChunkFetchResponse {
     std::vector<Chunk> chunks;
     bool operator==(const ChunkFetchResponse&) const = default;
+};
+
+// ---- knowledge store: loading, provenance, labels, stats (docs/knowledge.md) -----------------
+
+// Data tiers of a source (issue 4): how far its facts can be trusted.
+inline constexpr std::uint32_t kTierAuthoritative = 1;
+inline constexpr std::uint32_t kTierVerified = 2;
+inline constexpr std::uint32_t kTierCrowdSourced = 3;
+inline constexpr std::uint32_t kTierInferred = 4;
+// A load that names no tier: not known to be checked, so not above crowd-sourced.
+inline constexpr std::uint32_t kDefaultTier = kTierCrowdSourced;
+
+// Where loaded knowledge came from.
+struct SourceInfo {
+    std::string uri;         // file:///… of a file, or a document's URI
+    std::string path;        // as given to `glassbox load` (empty when not a file)
+    std::string media_type;  // "application/n-triples", "text/markdown", …
+    std::uint32_t tier = 0;  // 0: kDefaultTier
+    std::string loaded_at;   // xsd:dateTime; empty: the store's clock
+    bool operator==(const SourceInfo&) const = default;
+};
+
+// One batch of a file's statements, as N-Quads text (compact and standard; the store parses it).
+struct LoadTriplesRequest {
+    std::string collection;
+    SourceInfo source;
+    std::string nquads;
+    bool operator==(const LoadTriplesRequest&) const = default;
+};
+
+struct LoadTriplesResponse {
+    std::uint64_t statements = 0;  // in the batch
+    std::uint64_t added = 0;       // new facts
+    std::uint64_t present = 0;     // facts already stored (from this or another source)
+    bool operator==(const LoadTriplesResponse&) const = default;
+};
+
+struct ChunkLoad {
+    std::uint32_t ordinal = 0;
+    std::uint64_t char_offset = 0;  // in characters (code points) of the document text
+    std::uint64_t char_length = 0;
+    std::string text;
+    bool operator==(const ChunkLoad&) const = default;
+};
+
+struct DocumentLoad {
+    std::string uri;
+    std::string title;
+    SourceInfo source;  // path, media type, tier, loaded-at of the document
+    std::string text;
+    std::vector<ChunkLoad> chunks;
+    bool operator==(const DocumentLoad&) const = default;
+};
+
+// Documents with their chunks; the store writes them, then embeds and indexes the new chunks
+// through the `embeddings` service unless `embed` is false.
+struct LoadDocumentsRequest {
+    std::string collection;
+    std::vector<DocumentLoad> documents;
+    bool embed = true;
+    bool operator==(const LoadDocumentsRequest&) const = default;
+};
+
+struct LoadDocumentsResponse {
+    std::uint64_t documents_added = 0;
+    std::uint64_t documents_replaced = 0;
+    std::uint64_t documents_unchanged = 0;
+    std::uint64_t chunks_written = 0;
+    std::uint64_t chunks_embedded = 0;
+    bool operator==(const LoadDocumentsResponse&) const = default;
+};
+
+// Embeds and indexes every entity and chunk that has no vector yet.
+struct IndexRequest {
+    std::string collection;
+    bool operator==(const IndexRequest&) const = default;
+};
+
+struct IndexResponse {
+    std::uint64_t entities_indexed = 0;
+    std::uint64_t chunks_indexed = 0;
+    std::string model;
+    std::uint32_t dim = 0;
+    bool operator==(const IndexResponse&) const = default;
+};
+
+struct FactSourcesRequest {
+    std::string collection;
+    std::vector<Triple> triples;
+    bool operator==(const FactSourcesRequest&) const = default;
+};
+
+struct FactSource {
+    std::string source;                   // the file or chunk URI the fact was loaded from
+    std::string kind;                     // "file", "chunk" or "document"
+    std::optional<std::string> document;  // a chunk's document
+    std::uint32_t tier = 0;
+    std::string loaded_at;
+    bool operator==(const FactSource&) const = default;
+};
+
+// sources[i] answers triples[i]; an unknown fact has none.
+struct FactSourcesResponse {
+    std::vector<std::vector<FactSource>> sources;
+    bool operator==(const FactSourcesResponse&) const = default;
+};
+
+struct LabelsRequest {
+    std::string collection;
+    std::vector<Term> terms;
+    bool operator==(const LabelsRequest&) const = default;
+};
+
+// labels[i] names terms[i]: rdfs:label, else the IRI's local name, else the literal's value.
+struct LabelsResponse {
+    std::vector<std::string> labels;
+    bool operator==(const LabelsResponse&) const = default;
+};
+
+// Vector and keyword retrieval fused by reciprocal rank.
+struct HybridChunkQuery {
+    std::string query;
+    std::vector<std::vector<double>> vectors;
+    std::uint32_t limit = 0;
+    std::string collection;
+    bool operator==(const HybridChunkQuery&) const = default;
+};
+
+struct StoreStatsRequest {
+    std::string collection;
+    bool operator==(const StoreStatsRequest&) const = default;
+};
+
+struct StoreStats {
+    std::string collection;
+    std::uint64_t quads = 0;
+    std::uint64_t subjects = 0;
+    std::uint64_t predicates = 0;
+    std::uint64_t objects = 0;
+    std::uint64_t terms = 0;
+    std::uint64_t graphs = 0;
+    std::uint64_t sources = 0;
+    std::map<std::string, std::uint64_t> facts_per_tier;  // "1".."4"
+    std::uint64_t documents = 0;
+    std::uint64_t chunks = 0;
+    std::uint64_t entity_vectors = 0;
+    std::uint64_t chunk_vectors = 0;
+    std::string model;  // of the stored vectors
+    std::uint32_t dim = 0;
+    std::uint64_t bytes_on_disk = 0;
+    bool operator==(const StoreStats&) const = default;
 };
 
 // ---- LLM ------------------------------------------------------------------------------------
@@ -341,6 +495,23 @@ nlohmann::json encode(const ChunkKeywordQuery& m);
 nlohmann::json encode(const ChunkMatchResponse& m);
 nlohmann::json encode(const ChunkFetchRequest& m);
 nlohmann::json encode(const ChunkFetchResponse& m);
+nlohmann::json encode(const SourceInfo& m);
+nlohmann::json encode(const LoadTriplesRequest& m);
+nlohmann::json encode(const LoadTriplesResponse& m);
+nlohmann::json encode(const ChunkLoad& m);
+nlohmann::json encode(const DocumentLoad& m);
+nlohmann::json encode(const LoadDocumentsRequest& m);
+nlohmann::json encode(const LoadDocumentsResponse& m);
+nlohmann::json encode(const IndexRequest& m);
+nlohmann::json encode(const IndexResponse& m);
+nlohmann::json encode(const FactSourcesRequest& m);
+nlohmann::json encode(const FactSource& m);
+nlohmann::json encode(const FactSourcesResponse& m);
+nlohmann::json encode(const LabelsRequest& m);
+nlohmann::json encode(const LabelsResponse& m);
+nlohmann::json encode(const HybridChunkQuery& m);
+nlohmann::json encode(const StoreStatsRequest& m);
+nlohmann::json encode(const StoreStats& m);
 nlohmann::json encode(const LlmRequest& m);
 nlohmann::json encode(const LlmResponse& m);
 nlohmann::json encode(const EchoRequest& m);
@@ -381,6 +552,19 @@ GLASSBOX_DECLARE_DECODE(ChunkKeywordQuery)
 GLASSBOX_DECLARE_DECODE(ChunkMatchResponse)
 GLASSBOX_DECLARE_DECODE(ChunkFetchRequest)
 GLASSBOX_DECLARE_DECODE(ChunkFetchResponse)
+GLASSBOX_DECLARE_DECODE(LoadTriplesRequest)
+GLASSBOX_DECLARE_DECODE(LoadTriplesResponse)
+GLASSBOX_DECLARE_DECODE(LoadDocumentsRequest)
+GLASSBOX_DECLARE_DECODE(LoadDocumentsResponse)
+GLASSBOX_DECLARE_DECODE(IndexRequest)
+GLASSBOX_DECLARE_DECODE(IndexResponse)
+GLASSBOX_DECLARE_DECODE(FactSourcesRequest)
+GLASSBOX_DECLARE_DECODE(FactSourcesResponse)
+GLASSBOX_DECLARE_DECODE(LabelsRequest)
+GLASSBOX_DECLARE_DECODE(LabelsResponse)
+GLASSBOX_DECLARE_DECODE(HybridChunkQuery)
+GLASSBOX_DECLARE_DECODE(StoreStatsRequest)
+GLASSBOX_DECLARE_DECODE(StoreStats)
 GLASSBOX_DECLARE_DECODE(LlmRequest)
 GLASSBOX_DECLARE_DECODE(LlmResponse)
 GLASSBOX_DECLARE_DECODE(EchoRequest)

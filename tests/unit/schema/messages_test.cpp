@@ -224,8 +224,58 @@ TEST(Embeddings, RoundTripsAndVectorErrors) {
 TEST(ChunkFetch, RoundTrip) {
     ChunkFetchRequest req{{"c1", "c2"}, "col"};
     EXPECT_EQ(round_trip(req), req);
-    ChunkFetchResponse resp{{Chunk{"c1", "d1", "text ☃", 10, 6}}};
+    ChunkFetchResponse resp{{Chunk{"c1", "d1", "text ☃", 10, 6, 2, "Title", 1}}};
     EXPECT_EQ(round_trip(resp), resp);
+}
+
+TEST(StoreMessages, LoadRequestsAndResponsesRoundTrip) {
+    SourceInfo source{"file:///data/kb.nt", "kb.nt", "application/n-triples", 2, "2026-11-22T05:00:00Z"};
+    LoadTriplesRequest load{"col", source, "<urn:s> <urn:p> \"o\" .\n"};
+    EXPECT_EQ(round_trip(load), load);
+    LoadTriplesResponse loaded{10, 7, 3};
+    EXPECT_EQ(round_trip(loaded), loaded);
+    DocumentLoad doc{"urn:glassbox:doc:a", "A", source, "Alpha. Beta ☃.", {ChunkLoad{0, 0, 6, "Alpha."},
+                                                                            ChunkLoad{1, 7, 7, "Beta ☃."}}};
+    LoadDocumentsRequest docs{"col", {doc}, false};
+    EXPECT_EQ(round_trip(docs), docs);
+    LoadDocumentsResponse docs_loaded{1, 2, 3, 4, 5};
+    EXPECT_EQ(round_trip(docs_loaded), docs_loaded);
+    IndexResponse indexed{5, 6, "glassbox-hashing-v1", 384};
+    EXPECT_EQ(round_trip(indexed), indexed);
+}
+
+TEST(StoreMessages, ProvenanceLabelsHybridAndStatsRoundTrip) {
+    FactSourcesRequest facts{"col", {sample_triple()}};
+    EXPECT_EQ(round_trip(facts), facts);
+    FactSourcesResponse sources{{{FactSource{"urn:c#chunk-1", "chunk", "urn:c", 1, "2026-11-22T05:00:00Z"}}, {}}};
+    EXPECT_EQ(round_trip(sources), sources);
+    LabelsRequest labels{"col", {iri("urn:x"), literal("y")}};
+    EXPECT_EQ(round_trip(labels), labels);
+    LabelsResponse named{{"X", "y"}};
+    EXPECT_EQ(round_trip(named), named);
+    HybridChunkQuery hybrid{"who", {{0.5, -0.5}}, 7, "col"};
+    EXPECT_EQ(round_trip(hybrid), hybrid);
+    StoreStats stats;
+    stats.collection = "col";
+    stats.quads = 9859;
+    stats.facts_per_tier = {{"1", 9000}, {"3", 859}};
+    stats.model = "m";
+    stats.dim = 384;
+    EXPECT_EQ(round_trip(stats), stats);
+}
+
+TEST(StoreMessages, WrongShapesAreTypedErrorsWithPaths) {
+    auto bad_tier = decode_body<LoadTriplesRequest>(R"({"source": {"tier": "high"}})");
+    ASSERT_FALSE(bad_tier.ok());
+    EXPECT_EQ(bad_tier.error().type, ErrorType::kDecodeError);
+    EXPECT_NE(bad_tier.error().message.find("source.tier"), std::string::npos) << bad_tier.error().message;
+    auto bad_chunk = decode_body<LoadDocumentsRequest>(R"({"documents": [{"chunks": [{"char_offset": -1}]}]})");
+    ASSERT_FALSE(bad_chunk.ok());
+    EXPECT_NE(bad_chunk.error().message.find("documents[0].chunks[0].char_offset"), std::string::npos)
+        << bad_chunk.error().message;
+    auto bad_counts = decode_body<StoreStats>(R"({"facts_per_tier": {"1": -3}})");
+    ASSERT_FALSE(bad_counts.ok());
+    EXPECT_NE(bad_counts.error().message.find("facts_per_tier.1"), std::string::npos) << bad_counts.error().message;
 }
 
 TEST(Llm, RequestVariablesMustBeStrings) {
