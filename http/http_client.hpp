@@ -1,0 +1,118 @@
+// The one HTTP client (libcurl): JSON POSTs and Server-Sent-Event streams with deadlines and retries.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "schema/result.hpp"
+
+namespace glassbox::http {
+
+using Clock = std::chrono::steady_clock;
+
+// Request or response headers, in order. Response header names are lower-cased.
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+// Every bound of the client, with its default.
+struct HttpOptions {
+    // One TCP (+TLS) connect; a connect that takes longer counts as a connection failure.
+    std::chrono::milliseconds connect_timeout{5'000};
+    // A whole call, all attempts and waits included, unless CallOptions::deadline is sooner.
+    std::chrono::milliseconds timeout{60'000};
+    // Attempts after the first, for 408, 429, 5xx and connection failures.
+    int max_retries = 3;
+    // Backoff without Retry-After: initial * 2^n, capped at max, with full jitter in [d/2, d].
+    std::chrono::milliseconds initial_backoff{250};
+    std::chrono::milliseconds max_backoff{8'000};
+    std::string user_agent = "glassbox/0.1";
+};
+
+struct HttpResponse {
+    long status = 0;
+    Headers headers;  // of the final response; names lower-cased
+    std::string body;  // empty for a stream (its data went to the callback)
+
+    // The first header named `name` (case-insensitive).
+    std::optional<std::string> header(std::string_view name) const;
+};
+
+// Per call: the caller's deadline (e.g. its bus request's) and a way to abandon the call.
+struct CallOptions {
+    // Bounds every attempt and every wait between attempts; the sooner of this and
+    // now + HttpOptions::timeout applies.
+    std::optional<Clock::time_point> deadline;
+    // Polled during transfers and backoff waits (on the calling thread); true ends the call
+    // with kCancelled.
+    std::function<bool()> cancelled;
+};
+
+// What a stream callback wants next.
+enum class StreamControl { kContinue, kStop };
+
+// Called once per SSE `data:` line, with the text after "data:" (one leading space removed).
+// `[DONE]` is not passed on: it ends the stream.
+using ChunkCallback = std::function<StreamControl(std::string_view data)>;
+
+// Thread-safe: any number of threads may call at once; curl handles (and their connection
+// caches, for keep-alive) are pooled and reused. Errors, as values:
+//   kTimeout            the deadline passed (during a transfer, or a retry would pass it)
+//   kUpstreamError      a non-2xx answer, after retries where they apply:
+//                       "HTTP 401 from http://host/v1/embeddings: <error.message of the body>"
+//   kServiceUnavailable the server could not be reached (refused, no route, DNS) after retries
+//   kCancelled          CallOptions::cancelled said so
+//   kInvalidRequest     a URL curl cannot use
+// Retries: 408, 429, 5xx and connection failures, up to max_retries, waiting Retry-After
+// (seconds or an HTTP-date) when given, else exponential backoff with jitter; never other 4xx;
+// never a stream that already delivered data. Header values (API keys) are never logged.
+class HttpClient {
+public:
+    explicit HttpClient(HttpOptions options = {});
+    ~HttpClient();
+    HttpClient(const HttpClient&) = delete;
+    HttpClient& operator=(const HttpClient&) = delete;
+
+    // POST `body` as application/json; a 2xx answer with its body, else a typed error.
+    schema::Result<HttpResponse> post_json(const std::string& url, const nlohmann::json& body,
+                                           const Headers& headers = {}, const CallOptions& call = {});
+
+    // POST `body` and read the answer as Server-Sent Events, calling `on_chunk` per data line
+    // until `[DONE]`, the end of the body, or kStop (all three are success). A non-2xx answer is
+    // read whole and reported as post_json would.
+    schema::Result<HttpResponse> post_stream(const std::string& url, const nlohmann::json& body,
+                                             const Headers& headers, const ChunkCallback& on_chunk,
+                                             const CallOptions& call = {});
+
+    // GET; a 2xx answer with its body, else a typed error (same retries).
+    schema::Result<HttpResponse> get(const std::string& url, const Headers& headers = {},
+                                     const CallOptions& call = {});
+
+    const HttpOptions& options() const noexcept { return options_; }
+
+private:
+    struct Pool;  // curl handles, kept out of this header
+    HttpOptions options_;
+    std::unique_ptr<Pool> pool_;
+};
+
+namespace detail {
+
+// Retry-After as a wait from `now_utc`: delta-seconds or an HTTP-date (RFC 9110 §10.2.3);
+// nullopt when unparseable. A date in the past is zero.
+std::optional<std::chrono::milliseconds> parse_retry_after(std::string_view value,
+                                                           std::chrono::system_clock::time_point now_utc);
+
+// "HTTP 401 from <url>: <error.message>" (or the start of a non-JSON body).
+std::string describe_http_error(long status, std::string_view url, std::string_view body);
+
+}  // namespace detail
+
+}  // namespace glassbox::http
