@@ -1,0 +1,197 @@
+// The knowledge-graph store: dictionary-encoded RDF 1.2 quads with their sources and data tiers,
+// in the collection's SQLite file, read by graph RAG through pattern matches, labels and entities.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "schema/messages.hpp"
+#include "schema/result.hpp"
+#include "schema/term.hpp"
+#include "storage/sqlite_database.hpp"
+
+namespace glassbox::store {
+
+// What a source is: a whole file, a document, or one chunk of a document.
+enum class SourceKind { kFile = 0, kDocument = 1, kChunk = 2 };
+
+std::string_view to_string(SourceKind kind) noexcept;
+
+struct SourceRecord {
+    std::string uri;           // file:///…, a document's URI or a chunk's URI; the identity
+    SourceKind kind = SourceKind::kFile;
+    std::string document_uri;  // the document a chunk belongs to (required for kChunk)
+    std::uint32_t tier = schema::kDefaultTier;  // 1 authoritative … 4 inferred
+    std::string loaded_at;     // xsd:dateTime lexical form; may be empty
+    std::string media_type;    // may be empty
+    bool operator==(const SourceRecord&) const = default;
+};
+
+struct InsertCounts {
+    std::uint64_t added = 0;            // quads new to the store
+    std::uint64_t already_present = 0;  // quads stored before (from this or another source)
+    bool operator==(const InsertCounts&) const = default;
+};
+
+// Who owns the transaction an insert runs in.
+enum class TransactionMode {
+    // The insert opens BEGIN IMMEDIATE and commits; the usual case.
+    kOwn,
+    // The caller has already begun a write transaction (BEGIN IMMEDIATE, storage::Transaction);
+    // the insert runs in a SAVEPOINT inside it, so a failed insert still writes nothing, and the
+    // caller decides commit or rollback. Term ids learned meanwhile are not cached (they could be
+    // rolled back); call forget_cached_terms() after rolling back a transaction in which match()
+    // or other reads ran.
+    kCallers,
+};
+
+// An entity for vector indexing: an IRI that is the subject or object of some quad.
+struct Entity {
+    std::int64_t id = 0;  // the key the VectorIndex stores; stable for the file's life
+    schema::Term term;
+    std::string label;    // as labels() gives it
+    bool operator==(const Entity&) const = default;
+};
+
+struct GraphStats {
+    std::uint64_t quads = 0;
+    std::uint64_t subjects = 0;    // distinct
+    std::uint64_t predicates = 0;  // distinct
+    std::uint64_t objects = 0;     // distinct
+    std::uint64_t terms = 0;       // dictionary entries (includes quoted triples and graph names)
+    std::uint64_t graphs = 0;      // distinct named graphs (the default graph not counted)
+    std::uint64_t sources = 0;
+    // facts_per_tier[t] for t in 1..4: quads whose best (lowest) source tier is t; [0] unused.
+    std::array<std::uint64_t, 5> facts_per_tier{};
+    bool operator==(const GraphStats&) const = default;
+};
+
+struct GraphStoreOptions {
+    // Entries per generation of the term → id cache (two generations: the older is dropped when
+    // the newer fills, so memory stays bounded and hot terms survive). About 100 B per entry.
+    std::size_t term_cache_entries = 200'000;
+    // Entries of the id → term cache used to decode results (same two-generation policy).
+    std::size_t decode_cache_entries = 100'000;
+};
+
+// Answers per pattern when the caller passes limit 0, and the most any limit can ask for.
+inline constexpr std::uint32_t kMaxMatchLimit = 10'000;
+// Rows per callback batch of match_each and export_provenance when the caller passes 0.
+inline constexpr std::size_t kDefaultStreamBatch = 1'000;
+
+// One GraphStore per open storage::Database; not thread-safe (like the connection it uses).
+// Several processes may share the file (WAL): term ids are never reused or deleted, so cached
+// ids stay valid, and writers serialise on SQLite's write lock.
+//
+// Patterns: an absent s/p/o matches anything; g absent matches every graph, g == "" only the
+// default graph, g == IRI that named graph. Quoted triples match in subject and object position
+// (by value, nested ones too). A term the store has never seen matches nothing (not an error).
+class GraphStore {
+public:
+    // Creates the tables if needed (terms, quads, fact_sources, sources; none of the names other
+    // parts of the knowledge store use).
+    static schema::Result<std::unique_ptr<GraphStore>> open(storage::Database& db,
+                                                            GraphStoreOptions options = {});
+
+    GraphStore(const GraphStore&) = delete;
+    GraphStore& operator=(const GraphStore&) = delete;
+
+    // Idempotent by uri: registering again updates kind, document_uri, tier, loaded_at and
+    // media_type and returns the same id. tier outside 1..4, an empty uri, or a chunk without a
+    // document_uri is kInvalidRequest.
+    schema::Result<std::int64_t> register_source(const SourceRecord& source);
+
+    // Adds the quads and links each (new or present) to the source. Idempotent: the same quads
+    // from the same source again add nothing. Every triple is checked first; an invalid one is a
+    // kInvalidRequest naming it and its index, and nothing from the call is written. An unknown
+    // source_id is kNotFound.
+    schema::Result<InsertCounts> insert(std::int64_t source_id, std::span<const schema::Triple> triples,
+                                        TransactionMode mode = TransactionMode::kOwn);
+
+    // At most `limit` quads (0 or more than kMaxMatchLimit: kMaxMatchLimit), in index order.
+    schema::Result<std::vector<schema::Triple>> match(const schema::TriplePattern& pattern,
+                                                      std::uint32_t limit = 0);
+    // results[i] answers patterns[i]; one read transaction for all.
+    schema::Result<std::vector<std::vector<schema::Triple>>> match_batch(
+        std::span<const schema::TriplePattern> patterns, std::uint32_t limit_per_pattern = 0);
+    // Every match, `batch_size` (0: kDefaultStreamBatch) at a time; stops early when on_batch
+    // returns false. The callback may call this store again.
+    using TripleBatchFn = std::function<bool(std::span<const schema::Triple>)>;
+    schema::Result<void> match_each(const schema::TriplePattern& pattern, std::size_t batch_size,
+                                    const TripleBatchFn& on_batch);
+
+    // Where a fact came from: one entry per source, best tier first. Empty if the fact is not
+    // stored. The graph of `fact` is part of the fact.
+    schema::Result<std::vector<SourceRecord>> sources_of(const schema::Triple& fact);
+
+    // One label per term, in order: its rdfs:label (language "en", then none, then any), else an
+    // IRI's local name (after the last '#', '/' or ':'), else a literal's value, else the
+    // N-Triples form (blank nodes, quoted triples).
+    schema::Result<std::vector<std::string>> labels(std::span<const schema::Term> terms);
+
+    // IRIs that are the subject or object of a quad, with id > after_id, in id order.
+    schema::Result<std::vector<Entity>> entities_after(std::int64_t after_id, std::size_t limit);
+    // The terms with these ids, in order; an id the store does not have is kNotFound.
+    schema::Result<std::vector<schema::Term>> terms(std::span<const std::int64_t> ids);
+    // The id of a stored term, or nullopt (for callers that hold ids, e.g. the vector index).
+    schema::Result<std::optional<std::int64_t>> find_term(const schema::Term& term);
+
+    // Counts; scans the quads (seconds at tens of millions), so not for a hot path.
+    schema::Result<GraphStats> stats();
+
+    // Extraction provenance as PROV triples in graph urn:graph:source, streamed in batches:
+    // each source is a prov:Entity (gb:Document / gb:Chunk for those kinds) with gb:dataTier
+    // (xsd:integer) and prov:generatedAtTime (its loaded_at, when known); a chunk
+    // prov:wasDerivedFrom its document; each fact, as a quoted triple << s p o >>,
+    // prov:wasDerivedFrom each source it was loaded from.
+    schema::Result<void> export_provenance(std::size_t batch_size, const TripleBatchFn& on_batch);
+
+    // Drops both term caches (see TransactionMode::kCallers).
+    void forget_cached_terms() noexcept;
+
+private:
+    GraphStore(storage::Database& db, GraphStoreOptions options);
+
+    // Bounded map: when `current` reaches capacity it becomes `previous` and a new one starts.
+    template <typename K, typename V>
+    struct TwoGenerationCache {
+        std::size_t capacity = 0;
+        std::unordered_map<K, V> current;
+        std::unordered_map<K, V> previous;
+        const V* find(const K& key);
+        void put(K key, V value);
+        void clear() noexcept;
+    };
+
+    schema::Result<void> create_schema();
+    // Lookup-only encoding: nullopt when the term (or a part of a quoted one) is not stored.
+    schema::Result<std::optional<std::int64_t>> lookup_id(const schema::Term& term);
+    schema::Result<std::optional<std::int64_t>> lookup_graph(const std::string& graph);
+    // Lookup or insert (inside a write transaction).
+    schema::Result<std::int64_t> intern(const schema::Term& term);
+    schema::Result<std::int64_t> intern_key(std::string& key, int kind, std::string_view value,
+                                            std::string_view qualifier, const std::int64_t* parts);
+    schema::Result<std::optional<std::int64_t>> find_key(const std::string& key, int kind, std::string_view value,
+                                                         std::string_view qualifier, const std::int64_t* parts);
+    schema::Result<schema::Term> decode(std::int64_t id);
+    schema::Result<InsertCounts> insert_rows(std::int64_t source_id, std::span<const schema::Triple> triples);
+    schema::Result<std::vector<schema::Triple>> match_rows(const schema::TriplePattern& pattern,
+                                                           std::uint32_t limit);
+    schema::Result<std::int64_t> label_predicate_id();
+
+    storage::Database& db_;
+    GraphStoreOptions options_;
+    bool caching_ = true;  // false while inside a caller's transaction
+    TwoGenerationCache<std::string, std::int64_t> term_ids_;
+    TwoGenerationCache<std::int64_t, schema::Term> decoded_;
+};
+
+}  // namespace glassbox::store
