@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -34,6 +35,8 @@ struct HttpOptions {
     std::chrono::milliseconds initial_backoff{250};
     std::chrono::milliseconds max_backoff{8'000};
     std::string user_agent = "glassbox/0.1";
+    // A larger answer (or SSE line) is abandoned with kUpstreamError: bounds memory per call.
+    std::size_t max_response_bytes = std::size_t{64} << 20;
 };
 
 struct HttpResponse {
@@ -97,8 +100,13 @@ public:
 
     const HttpOptions& options() const noexcept { return options_; }
 
+    struct Pool;  // curl handles (implementation detail, kept out of this header)
+
 private:
-    struct Pool;  // curl handles, kept out of this header
+    schema::Result<HttpResponse> send(bool post, const std::string& url, const std::string& body,
+                                      const Headers& headers, const ChunkCallback* on_chunk,
+                                      const CallOptions& call);
+
     HttpOptions options_;
     std::unique_ptr<Pool> pool_;
 };
