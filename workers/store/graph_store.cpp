@@ -1,0 +1,1063 @@
+// The knowledge-graph store on SQLite: term dictionary, quad indexes, sources, labels, provenance.
+#include "workers/store/graph_store.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <tuple>
+#include <utility>
+
+#include "schema/vocabulary.hpp"
+
+namespace glassbox::store {
+
+using schema::ErrorType;
+using schema::make_error;
+using schema::Result;
+using schema::Term;
+using schema::Triple;
+
+namespace detail {
+
+// Term kinds as stored (never renumber: they are on disk).
+enum StoredKind : int { kIri = 0, kBlank = 1, kTypedLiteral = 2, kLangLiteral = 3, kQuoted = 4 };
+
+// The dictionary's lookup key: 64-bit FNV-1a with a final avalanche. It is stored in the file,
+// so it must never change; collisions are harmless (the row's columns are compared).
+std::int64_t key_hash(std::string_view key) noexcept {
+    std::uint64_t h = 14695981039346656037ULL;
+    for (const char c : key) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 1099511628211ULL;
+    }
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return static_cast<std::int64_t>(h);
+}
+
+// A key for the in-process cache and the hash: a tag byte, then the fields, NUL-separated (no
+// field of a valid term contains NUL before its value, which comes last).
+void append_id(std::string& key, std::int64_t id) {
+    char buffer[24];
+    const auto end = std::to_chars(buffer, buffer + sizeof buffer, id).ptr;
+    key.append(buffer, end);
+}
+
+bool valid_iri(std::string_view iri) noexcept {
+    if (iri.empty()) return false;
+    const auto colon = iri.find(':');
+    if (colon == 0 || colon == std::string_view::npos) return false;
+    for (std::size_t i = 0; i < colon; ++i) {
+        const char c = iri[i];
+        const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+        if (!alpha && (i == 0 || !((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'))) return false;
+    }
+    for (const char c : iri) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u <= 0x20) return false;
+        switch (c) {
+            case '<': case '>': case '"': case '{': case '}': case '|': case '^': case '`': case '\\':
+                return false;
+            default:
+                break;
+        }
+    }
+    return true;
+}
+
+// Empty when the term may stand in `position`; else why not.
+std::string check_term(const Term& term, std::string_view position, int depth) {
+    if (depth > 32) return std::string(position) + ": quoted triples nested more than 32 deep";
+    switch (term.kind()) {
+        case Term::Kind::kIri:
+            if (!valid_iri(term.as_iri().value)) {
+                return std::string(position) + ": \"" + term.as_iri().value + "\" is not an absolute IRI";
+            }
+            return {};
+        case Term::Kind::kBlankNode:
+            if (position == "predicate") return "predicate: a blank node cannot be a predicate";
+            if (term.as_blank().id.empty()) return std::string(position) + ": blank node with an empty label";
+            return {};
+        case Term::Kind::kLiteral: {
+            if (position != "object") return std::string(position) + ": a literal can only be an object";
+            const auto& literal = term.as_literal();
+            if (!literal.datatype.empty() && !literal.language.empty()) {
+                return "object: literal \"" + literal.value.substr(0, 40) + "\" has both datatype <" +
+                       literal.datatype + "> and language \"" + literal.language + "\"";
+            }
+            if (!literal.datatype.empty() && !valid_iri(literal.datatype)) {
+                return "object: literal datatype \"" + literal.datatype + "\" is not an absolute IRI";
+            }
+            return {};
+        }
+        case Term::Kind::kTriple: {
+            if (position == "predicate") return "predicate: a quoted triple cannot be a predicate";
+            const Triple& inner = term.as_triple();
+            for (const auto& [part, name] : {std::pair{&inner.s, "subject"}, std::pair{&inner.p, "predicate"},
+                                             std::pair{&inner.o, "object"}}) {
+                if (auto why = check_term(*part, name, depth + 1); !why.empty()) {
+                    return std::string(position) + ": in quoted triple: " + why;
+                }
+            }
+            return {};
+        }
+    }
+    return {};
+}
+
+std::string check_triple(const Triple& triple) {
+    if (auto why = check_term(triple.s, "subject", 0); !why.empty()) return why;
+    if (auto why = check_term(triple.p, "predicate", 0); !why.empty()) return why;
+    if (auto why = check_term(triple.o, "object", 0); !why.empty()) return why;
+    if (triple.graph && !valid_iri(*triple.graph)) return "graph: \"" + *triple.graph + "\" is not an absolute IRI";
+    return {};
+}
+
+std::string local_name(std::string_view iri) {
+    while (!iri.empty()) {
+        const auto cut = iri.find_last_of("#/:");
+        if (cut == std::string_view::npos) return std::string(iri);
+        if (cut + 1 < iri.size()) return std::string(iri.substr(cut + 1));
+        iri.remove_suffix(1);  // a trailing separator: use the segment before it
+    }
+    return {};
+}
+
+// Lower is better: "en", then "en-…", then no language, then any other.
+int label_rank(int kind, std::string_view language) noexcept {
+    if (kind == kLangLiteral) {
+        if (language.size() >= 2 && (language[0] == 'e' || language[0] == 'E') &&
+            (language[1] == 'n' || language[1] == 'N')) {
+            return language.size() == 2 ? 0 : (language[2] == '-' ? 1 : 3);
+        }
+        return 3;
+    }
+    return 2;
+}
+
+struct Quad {
+    std::int64_t s, p, o, g;
+    auto operator<=>(const Quad&) const = default;
+};
+
+}  // namespace detail
+
+using detail::StoredKind;
+
+std::string_view to_string(SourceKind kind) noexcept {
+    switch (kind) {
+        case SourceKind::kFile: return "file";
+        case SourceKind::kDocument: return "document";
+        case SourceKind::kChunk: return "chunk";
+    }
+    return "file";
+}
+
+// ---- the bounded caches --------------------------------------------------------------------
+
+template <typename K, typename V>
+const V* GraphStore::TwoGenerationCache<K, V>::find(const K& key) {
+    if (auto it = current.find(key); it != current.end()) return &it->second;
+    auto it = previous.find(key);
+    if (it == previous.end()) return nullptr;
+    V value = std::move(it->second);
+    previous.erase(it);
+    put(key, std::move(value));
+    auto again = current.find(key);
+    return again == current.end() ? nullptr : &again->second;
+}
+
+template <typename K, typename V>
+void GraphStore::TwoGenerationCache<K, V>::put(K key, V value) {
+    if (capacity == 0) return;
+    if (current.size() >= capacity) {
+        previous = std::move(current);
+        current = {};
+        current.reserve(capacity);
+    }
+    current.insert_or_assign(std::move(key), std::move(value));
+}
+
+template <typename K, typename V>
+void GraphStore::TwoGenerationCache<K, V>::clear() noexcept {
+    current.clear();
+    previous.clear();
+}
+
+// ---- opening -------------------------------------------------------------------------------
+
+GraphStore::GraphStore(storage::Database& db, GraphStoreOptions options) : db_(db), options_(options) {
+    term_ids_.capacity = options_.term_cache_entries;
+    decoded_.capacity = options_.decode_cache_entries;
+}
+
+Result<std::unique_ptr<GraphStore>> GraphStore::open(storage::Database& db, GraphStoreOptions options) {
+    std::unique_ptr<GraphStore> store(new GraphStore(db, options));
+    if (auto r = store->create_schema(); !r) return r.error();
+    return store;
+}
+
+Result<void> GraphStore::create_schema() {
+    // Quads are WITHOUT ROWID with integer columns: the primary key is the SPO index and every
+    // secondary index holds the whole key, so each index answers its patterns on its own.
+    // `src` is the first source of a fact (most facts have one); further sources go to
+    // graph_fact_sources, which keeps the common insert at four B-tree writes.
+    return db_.exec(R"sql(
+CREATE TABLE IF NOT EXISTS graph_terms(
+  id INTEGER PRIMARY KEY,
+  hash INTEGER NOT NULL,
+  kind INTEGER NOT NULL,
+  value TEXT NOT NULL,
+  qualifier TEXT NOT NULL,
+  qs INTEGER, qp INTEGER, qo INTEGER);
+CREATE INDEX IF NOT EXISTS graph_terms_hash ON graph_terms(hash);
+CREATE TABLE IF NOT EXISTS graph_quads(
+  s INTEGER NOT NULL, p INTEGER NOT NULL, o INTEGER NOT NULL, g INTEGER NOT NULL,
+  src INTEGER NOT NULL,
+  PRIMARY KEY(s, p, o, g)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS graph_quads_pos ON graph_quads(p, o, s, g);
+CREATE INDEX IF NOT EXISTS graph_quads_osp ON graph_quads(o, s, p, g);
+CREATE INDEX IF NOT EXISTS graph_quads_gspo ON graph_quads(g, s, p, o);
+CREATE TABLE IF NOT EXISTS graph_fact_sources(
+  s INTEGER NOT NULL, p INTEGER NOT NULL, o INTEGER NOT NULL, g INTEGER NOT NULL,
+  source INTEGER NOT NULL,
+  PRIMARY KEY(s, p, o, g, source)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS graph_sources(
+  id INTEGER PRIMARY KEY,
+  uri TEXT NOT NULL UNIQUE,
+  kind INTEGER NOT NULL,
+  document_uri TEXT NOT NULL,
+  tier INTEGER NOT NULL,
+  loaded_at TEXT NOT NULL,
+  media_type TEXT NOT NULL);
+)sql");
+}
+
+void GraphStore::forget_cached_terms() noexcept {
+    term_ids_.clear();
+    decoded_.clear();
+}
+
+// ---- sources -------------------------------------------------------------------------------
+
+Result<std::int64_t> GraphStore::register_source(const SourceRecord& source) {
+    if (source.uri.empty()) return make_error(ErrorType::kInvalidRequest, "source: empty uri");
+    if (source.tier < 1 || source.tier > 4) {
+        return make_error(ErrorType::kInvalidRequest, "source " + source.uri + ": tier " +
+                                                          std::to_string(source.tier) + " is not in 1..4");
+    }
+    if (source.kind == SourceKind::kChunk && source.document_uri.empty()) {
+        return make_error(ErrorType::kInvalidRequest, "source " + source.uri + ": a chunk needs its document_uri");
+    }
+    auto st = db_.prepare(
+        "INSERT INTO graph_sources(uri, kind, document_uri, tier, loaded_at, media_type) "
+        "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(uri) DO UPDATE SET kind = excluded.kind, "
+        "document_uri = excluded.document_uri, tier = excluded.tier, loaded_at = excluded.loaded_at, "
+        "media_type = excluded.media_type RETURNING id");
+    if (!st) return st.error();
+    st->bind(1, std::string_view{source.uri})
+        .bind(2, static_cast<std::int64_t>(source.kind))
+        .bind(3, std::string_view{source.document_uri})
+        .bind(4, static_cast<std::int64_t>(source.tier))
+        .bind(5, std::string_view{source.loaded_at})
+        .bind(6, std::string_view{source.media_type});
+    auto row = st->step();
+    if (!row) return row.error();
+    if (!*row) return make_error(ErrorType::kInternal, "graph store: registering a source returned no id");
+    return st->int64(0);
+}
+
+// ---- the term dictionary -------------------------------------------------------------------
+
+Result<std::optional<std::int64_t>> GraphStore::find_key(const std::string& key, int kind, std::string_view value,
+                                                         std::string_view qualifier, const std::int64_t* parts) {
+    auto st = db_.prepare("SELECT id, kind, value, qualifier, qs, qp, qo FROM graph_terms WHERE hash = ?1");
+    if (!st) return st.error();
+    st->bind(1, detail::key_hash(key));
+    for (;;) {
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) return std::optional<std::int64_t>{};
+        if (st->int64(1) != kind || st->text(2) != value || st->text(3) != qualifier) continue;
+        if (parts != nullptr && (st->int64(4) != parts[0] || st->int64(5) != parts[1] || st->int64(6) != parts[2])) {
+            continue;
+        }
+        return std::optional<std::int64_t>{st->int64(0)};
+    }
+}
+
+namespace {
+
+// The key, kind and fields of a non-quoted term.
+struct Encoded {
+    int kind;
+    std::string_view value;
+    std::string_view qualifier;
+};
+
+Encoded encode_simple(const Term& term, std::string& key) {
+    key.clear();
+    switch (term.kind()) {
+        case Term::Kind::kIri:
+            key.push_back('I');
+            key.append(term.as_iri().value);
+            return {StoredKind::kIri, term.as_iri().value, {}};
+        case Term::Kind::kBlankNode:
+            key.push_back('B');
+            key.append(term.as_blank().id);
+            return {StoredKind::kBlank, term.as_blank().id, {}};
+        case Term::Kind::kLiteral: {
+            const auto& literal = term.as_literal();
+            const bool lang = !literal.language.empty();
+            const std::string& qualifier = lang ? literal.language : literal.datatype;
+            key.push_back(lang ? 'G' : 'L');
+            key.append(qualifier);
+            key.push_back('\0');
+            key.append(literal.value);
+            return {lang ? StoredKind::kLangLiteral : StoredKind::kTypedLiteral, literal.value, qualifier};
+        }
+        case Term::Kind::kTriple:
+            break;
+    }
+    return {StoredKind::kQuoted, {}, {}};
+}
+
+void encode_quoted(const std::int64_t* parts, std::string& key) {
+    key.clear();
+    key.push_back('T');
+    for (int i = 0; i < 3; ++i) {
+        if (i > 0) key.push_back(' ');
+        detail::append_id(key, parts[i]);
+    }
+}
+
+}  // namespace
+
+Result<std::int64_t> GraphStore::intern_key(std::string& key, int kind, std::string_view value,
+                                            std::string_view qualifier, const std::int64_t* parts) {
+    if (const auto* cached = term_ids_.find(key)) return *cached;
+    auto found = find_key(key, kind, value, qualifier, parts);
+    if (!found) return found.error();
+    std::int64_t id = 0;
+    if (*found) {
+        id = **found;
+    } else {
+        auto st = db_.prepare(
+            "INSERT INTO graph_terms(hash, kind, value, qualifier, qs, qp, qo) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+        if (!st) return st.error();
+        st->bind(1, detail::key_hash(key)).bind(2, static_cast<std::int64_t>(kind)).bind_static(3, value).bind_static(4, qualifier);
+        for (int i = 0; i < 3; ++i) {
+            if (parts != nullptr) {
+                st->bind(5 + i, parts[i]);
+            } else {
+                st->bind_null(5 + i);
+            }
+        }
+        if (auto r = st->run(); !r) return r.error();
+        id = db_.last_insert_rowid();
+    }
+    if (caching_) term_ids_.put(key, id);
+    return id;
+}
+
+Result<std::int64_t> GraphStore::intern(const Term& term) {
+    std::string key;
+    if (!term.is_triple()) {
+        const auto e = encode_simple(term, key);
+        return intern_key(key, e.kind, e.value, e.qualifier, nullptr);
+    }
+    const Triple& inner = term.as_triple();
+    std::int64_t parts[3];
+    const Term* members[3] = {&inner.s, &inner.p, &inner.o};
+    for (int i = 0; i < 3; ++i) {
+        auto id = intern(*members[i]);
+        if (!id) return id.error();
+        parts[i] = *id;
+    }
+    encode_quoted(parts, key);
+    return intern_key(key, StoredKind::kQuoted, {}, {}, parts);
+}
+
+Result<std::optional<std::int64_t>> GraphStore::lookup_id(const Term& term) {
+    std::string key;
+    std::int64_t parts[3];
+    const std::int64_t* parts_pointer = nullptr;
+    detail::StoredKind kind = StoredKind::kQuoted;
+    std::string_view value;
+    std::string_view qualifier;
+    if (!term.is_triple()) {
+        const auto e = encode_simple(term, key);
+        kind = static_cast<StoredKind>(e.kind);
+        value = e.value;
+        qualifier = e.qualifier;
+    } else {
+        const Triple& inner = term.as_triple();
+        const Term* members[3] = {&inner.s, &inner.p, &inner.o};
+        for (int i = 0; i < 3; ++i) {
+            auto id = lookup_id(*members[i]);
+            if (!id) return id.error();
+            if (!*id) return std::optional<std::int64_t>{};
+            parts[i] = **id;
+        }
+        encode_quoted(parts, key);
+        parts_pointer = parts;
+    }
+    if (const auto* cached = term_ids_.find(key)) return std::optional<std::int64_t>{*cached};
+    auto found = find_key(key, kind, value, qualifier, parts_pointer);
+    if (!found) return found.error();
+    if (*found && caching_) term_ids_.put(key, **found);
+    return found;
+}
+
+Result<std::optional<std::int64_t>> GraphStore::find_term(const Term& term) { return lookup_id(term); }
+
+Result<std::optional<std::int64_t>> GraphStore::lookup_graph(const std::string& graph) {
+    if (graph.empty()) return std::optional<std::int64_t>{0};
+    return lookup_id(Term(schema::Iri{graph}));
+}
+
+Result<Term> GraphStore::decode(std::int64_t id) {
+    if (const auto* cached = decoded_.find(id)) return *cached;
+    int kind = 0;
+    std::string value;
+    std::string qualifier;
+    std::int64_t parts[3] = {0, 0, 0};
+    {
+        auto st = db_.prepare("SELECT kind, value, qualifier, qs, qp, qo FROM graph_terms WHERE id = ?1");
+        if (!st) return st.error();
+        st->bind(1, id);
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) return make_error(ErrorType::kNotFound, "graph store: no term with id " + std::to_string(id));
+        kind = static_cast<int>(st->int64(0));
+        value = st->text(1);
+        qualifier = st->text(2);
+        for (int i = 0; i < 3; ++i) parts[i] = st->int64(3 + i);
+    }  // released before recursing: a quoted triple's parts use the same statement
+    Term term;
+    switch (kind) {
+        case StoredKind::kIri: term = schema::Iri{std::move(value)}; break;
+        case StoredKind::kBlank: term = schema::BlankNode{std::move(value)}; break;
+        case StoredKind::kTypedLiteral: term = schema::Literal{std::move(value), std::move(qualifier), {}}; break;
+        case StoredKind::kLangLiteral: term = schema::Literal{std::move(value), {}, std::move(qualifier)}; break;
+        case StoredKind::kQuoted: {
+            Triple inner;
+            Term* members[3] = {&inner.s, &inner.p, &inner.o};
+            for (int i = 0; i < 3; ++i) {
+                auto part = decode(parts[i]);
+                if (!part) return part.error();
+                *members[i] = std::move(*part);
+            }
+            term = schema::quoted(std::move(inner));
+            break;
+        }
+        default:
+            return make_error(ErrorType::kInternal,
+                              "graph store: term " + std::to_string(id) + " has unknown kind " + std::to_string(kind));
+    }
+    if (caching_) decoded_.put(id, term);
+    return term;
+}
+
+Result<std::vector<Term>> GraphStore::terms(std::span<const std::int64_t> ids) {
+    std::vector<Term> out;
+    out.reserve(ids.size());
+    for (const auto id : ids) {
+        auto term = decode(id);
+        if (!term) return term.error();
+        out.push_back(std::move(*term));
+    }
+    return out;
+}
+
+// ---- inserting -----------------------------------------------------------------------------
+
+Result<InsertCounts> GraphStore::insert(std::int64_t source_id, std::span<const Triple> triples,
+                                        TransactionMode mode) {
+    // Everything is checked before anything is written.
+    for (std::size_t i = 0; i < triples.size(); ++i) {
+        if (auto why = detail::check_triple(triples[i]); !why.empty()) {
+            return make_error(ErrorType::kInvalidRequest, "triple " + std::to_string(i) + " (" +
+                                                              schema::to_ntriples(triples[i]).substr(0, 200) +
+                                                              "): " + why);
+        }
+    }
+    if (mode == TransactionMode::kOwn) {
+        auto tx = storage::Transaction::begin(db_, storage::Transaction::Kind::kImmediate);
+        if (!tx) return tx.error();
+        auto counts = insert_rows(source_id, triples);
+        if (counts) {
+            if (auto r = tx->commit(); !r) {
+                forget_cached_terms();
+                return r.error();
+            }
+            return counts;
+        }
+        forget_cached_terms();  // ids cached during the call are rolled back with it
+        return counts;
+    }
+    if (auto r = db_.exec("SAVEPOINT graph_insert"); !r) return r.error();
+    caching_ = false;
+    auto counts = insert_rows(source_id, triples);
+    caching_ = true;
+    if (!counts) {
+        (void)db_.exec("ROLLBACK TO graph_insert; RELEASE graph_insert");
+        return counts;
+    }
+    if (auto r = db_.exec("RELEASE graph_insert"); !r) return r.error();
+    return counts;
+}
+
+Result<InsertCounts> GraphStore::insert_rows(std::int64_t source_id, std::span<const Triple> triples) {
+    {
+        auto st = db_.prepare("SELECT 1 FROM graph_sources WHERE id = ?1");
+        if (!st) return st.error();
+        st->bind(1, source_id);
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) {
+            return make_error(ErrorType::kNotFound,
+                              "graph store: no source with id " + std::to_string(source_id) + " (register it first)");
+        }
+    }
+    std::vector<detail::Quad> quads;
+    quads.reserve(triples.size());
+    for (const auto& triple : triples) {
+        detail::Quad q{0, 0, 0, 0};
+        auto s = intern(triple.s);
+        if (!s) return s.error();
+        auto p = intern(triple.p);
+        if (!p) return p.error();
+        auto o = intern(triple.o);
+        if (!o) return o.error();
+        q.s = *s;
+        q.p = *p;
+        q.o = *o;
+        if (triple.graph) {
+            auto g = intern(Term(schema::Iri{*triple.graph}));
+            if (!g) return g.error();
+            q.g = *g;
+        }
+        quads.push_back(q);
+    }
+    // Key order makes the primary-key inserts append-like and groups the index writes.
+    std::sort(quads.begin(), quads.end());
+    const auto unique_end = std::unique(quads.begin(), quads.end());
+    InsertCounts counts;
+    counts.already_present = static_cast<std::uint64_t>(quads.end() - unique_end);  // repeats in the call
+    quads.erase(unique_end, quads.end());
+
+    for (const auto& q : quads) {
+        {
+            auto st = db_.prepare("INSERT OR IGNORE INTO graph_quads(s, p, o, g, src) VALUES(?1, ?2, ?3, ?4, ?5)");
+            if (!st) return st.error();
+            st->bind(1, q.s).bind(2, q.p).bind(3, q.o).bind(4, q.g).bind(5, source_id);
+            if (auto r = st->run(); !r) return r.error();
+        }
+        if (db_.changes() == 1) {
+            ++counts.added;
+            continue;
+        }
+        ++counts.already_present;
+        std::int64_t first_source = 0;
+        {
+            auto st = db_.prepare("SELECT src FROM graph_quads WHERE s = ?1 AND p = ?2 AND o = ?3 AND g = ?4");
+            if (!st) return st.error();
+            st->bind(1, q.s).bind(2, q.p).bind(3, q.o).bind(4, q.g);
+            auto row = st->step();
+            if (!row) return row.error();
+            if (*row) first_source = st->int64(0);
+        }
+        if (first_source == source_id) continue;
+        auto st = db_.prepare(
+            "INSERT OR IGNORE INTO graph_fact_sources(s, p, o, g, source) VALUES(?1, ?2, ?3, ?4, ?5)");
+        if (!st) return st.error();
+        st->bind(1, q.s).bind(2, q.p).bind(3, q.o).bind(4, q.g).bind(5, source_id);
+        if (auto r = st->run(); !r) return r.error();
+    }
+    return counts;
+}
+
+// ---- matching ------------------------------------------------------------------------------
+
+namespace {
+
+struct BoundPattern {
+    std::optional<std::int64_t> s, p, o, g;
+};
+
+// The SQL for a pattern shape. The ORDER BY names the index that serves the bound positions
+// (SPO, POS, OSP or GSPO), which both steers the planner to it and gives a stable order.
+std::string match_sql(const BoundPattern& b, bool limited) {
+    std::string sql = "SELECT s, p, o, g FROM graph_quads";
+    std::string where;
+    const auto add = [&](bool bound, const char* condition) {
+        if (!bound) return;
+        where += where.empty() ? " WHERE " : " AND ";
+        where += condition;
+    };
+    add(b.s.has_value(), "s = ?1");
+    add(b.p.has_value(), "p = ?2");
+    add(b.o.has_value(), "o = ?3");
+    add(b.g.has_value(), "g = ?4");
+    sql += where;
+    if (b.s) {
+        sql += (b.o && !b.p) ? " ORDER BY o, s, p, g" : " ORDER BY s, p, o, g";
+    } else if (b.p) {
+        sql += " ORDER BY p, o, s, g";
+    } else if (b.o) {
+        sql += " ORDER BY o, s, p, g";
+    } else if (b.g) {
+        sql += " ORDER BY g, s, p, o";
+    } else {
+        sql += " ORDER BY s, p, o, g";
+    }
+    if (limited) sql += " LIMIT ?5";
+    return sql;
+}
+
+void bind_pattern(storage::Statement& st, const BoundPattern& b) {
+    if (b.s) st.bind(1, *b.s);
+    if (b.p) st.bind(2, *b.p);
+    if (b.o) st.bind(3, *b.o);
+    if (b.g) st.bind(4, *b.g);
+}
+
+}  // namespace
+
+Result<std::vector<Triple>> GraphStore::match(const schema::TriplePattern& pattern, std::uint32_t limit) {
+    return match_rows(pattern, limit);
+}
+
+Result<std::vector<std::vector<Triple>>> GraphStore::match_batch(std::span<const schema::TriplePattern> patterns,
+                                                                 std::uint32_t limit_per_pattern) {
+    std::vector<std::vector<Triple>> results;
+    results.reserve(patterns.size());
+    for (const auto& pattern : patterns) {
+        auto found = match_rows(pattern, limit_per_pattern);
+        if (!found) return found.error();
+        results.push_back(std::move(*found));
+    }
+    return results;
+}
+
+namespace {
+
+// The ids of a pattern's bound positions; nullopt when one names a term the store lacks.
+template <typename Lookup, typename LookupGraph>
+Result<std::optional<BoundPattern>> bind_ids(const schema::TriplePattern& pattern, Lookup&& lookup,
+                                             LookupGraph&& lookup_graph) {
+    BoundPattern b;
+    const std::pair<const std::optional<Term>*, std::optional<std::int64_t>*> positions[3] = {
+        {&pattern.s, &b.s}, {&pattern.p, &b.p}, {&pattern.o, &b.o}};
+    for (const auto& [term, slot] : positions) {
+        if (!term->has_value()) continue;
+        auto id = lookup(**term);
+        if (!id) return id.error();
+        if (!*id) return std::optional<BoundPattern>{};
+        *slot = **id;
+    }
+    if (pattern.g) {
+        auto id = lookup_graph(*pattern.g);
+        if (!id) return id.error();
+        if (!*id) return std::optional<BoundPattern>{};
+        b.g = **id;
+    }
+    return std::optional<BoundPattern>{b};
+}
+
+}  // namespace
+
+Result<std::vector<Triple>> GraphStore::match_rows(const schema::TriplePattern& pattern, std::uint32_t limit) {
+    if (limit == 0 || limit > kMaxMatchLimit) limit = kMaxMatchLimit;
+    auto bound = bind_ids(
+        pattern, [this](const Term& t) { return lookup_id(t); },
+        [this](const std::string& g) { return lookup_graph(g); });
+    if (!bound) return bound.error();
+    std::vector<Triple> out;
+    if (!*bound) return out;
+    std::vector<detail::Quad> rows;
+    {
+        auto st = db_.prepare(match_sql(**bound, true));
+        if (!st) return st.error();
+        bind_pattern(*st, **bound);
+        st->bind(5, static_cast<std::int64_t>(limit));
+        for (;;) {
+            auto row = st->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            rows.push_back({st->int64(0), st->int64(1), st->int64(2), st->int64(3)});
+        }
+    }
+    out.reserve(rows.size());
+    for (const auto& q : rows) {
+        Triple triple;
+        auto s = decode(q.s);
+        if (!s) return s.error();
+        auto p = decode(q.p);
+        if (!p) return p.error();
+        auto o = decode(q.o);
+        if (!o) return o.error();
+        triple.s = std::move(*s);
+        triple.p = std::move(*p);
+        triple.o = std::move(*o);
+        if (q.g != 0) {
+            auto g = decode(q.g);
+            if (!g) return g.error();
+            if (!g->is_iri()) return make_error(ErrorType::kInternal, "graph store: a graph name is not an IRI");
+            triple.graph = g->as_iri().value;
+        }
+        out.push_back(std::move(triple));
+    }
+    return out;
+}
+
+Result<void> GraphStore::match_each(const schema::TriplePattern& pattern, std::size_t batch_size,
+                                    const TripleBatchFn& on_batch) {
+    if (batch_size == 0) batch_size = kDefaultStreamBatch;
+    auto bound = bind_ids(
+        pattern, [this](const Term& t) { return lookup_id(t); },
+        [this](const std::string& g) { return lookup_graph(g); });
+    if (!bound) return bound.error();
+    if (!*bound) return {};
+    // Its own statement (not the cached one), so the callback may run matches of the same shape.
+    auto raw = db_.prepare_once(match_sql(**bound, false));
+    if (!raw) return raw.error();
+    storage::Statement st(db_, raw->get());
+    bind_pattern(st, **bound);
+    std::vector<Triple> batch;
+    batch.reserve(batch_size);
+    for (;;) {
+        auto row = st.step();
+        if (!row) return row.error();
+        if (*row) {
+            const std::int64_t ids[4] = {st.int64(0), st.int64(1), st.int64(2), st.int64(3)};
+            Triple triple;
+            Term* members[3] = {&triple.s, &triple.p, &triple.o};
+            for (int i = 0; i < 3; ++i) {
+                auto term = decode(ids[i]);
+                if (!term) return term.error();
+                *members[i] = std::move(*term);
+            }
+            if (ids[3] != 0) {
+                auto g = decode(ids[3]);
+                if (!g) return g.error();
+                if (g->is_iri()) triple.graph = g->as_iri().value;
+            }
+            batch.push_back(std::move(triple));
+        }
+        if ((!*row && !batch.empty()) || batch.size() >= batch_size) {
+            if (!on_batch(batch)) return {};
+            batch.clear();
+        }
+        if (!*row) return {};
+    }
+}
+
+// ---- sources of a fact ---------------------------------------------------------------------
+
+Result<std::vector<SourceRecord>> GraphStore::sources_of(const Triple& fact) {
+    std::vector<SourceRecord> out;
+    schema::TriplePattern pattern{fact.s, fact.p, fact.o, fact.graph ? *fact.graph : std::string{}};
+    auto bound = bind_ids(
+        pattern, [this](const Term& t) { return lookup_id(t); },
+        [this](const std::string& g) { return lookup_graph(g); });
+    if (!bound) return bound.error();
+    if (!*bound) return out;
+    const BoundPattern& b = **bound;
+    std::vector<std::int64_t> source_ids;
+    {
+        auto st = db_.prepare("SELECT src FROM graph_quads WHERE s = ?1 AND p = ?2 AND o = ?3 AND g = ?4");
+        if (!st) return st.error();
+        bind_pattern(*st, b);
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) return out;
+        source_ids.push_back(st->int64(0));
+    }
+    {
+        auto st = db_.prepare(
+            "SELECT source FROM graph_fact_sources WHERE s = ?1 AND p = ?2 AND o = ?3 AND g = ?4");
+        if (!st) return st.error();
+        bind_pattern(*st, b);
+        for (;;) {
+            auto row = st->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            source_ids.push_back(st->int64(0));
+        }
+    }
+    auto st = db_.prepare(
+        "SELECT uri, kind, document_uri, tier, loaded_at, media_type FROM graph_sources WHERE id = ?1");
+    if (!st) return st.error();
+    for (const auto id : source_ids) {
+        st->reset();
+        st->bind(1, id);
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) continue;
+        SourceRecord record;
+        record.uri = st->text(0);
+        record.kind = static_cast<SourceKind>(std::clamp<std::int64_t>(st->int64(1), 0, 2));
+        record.document_uri = st->text(2);
+        record.tier = static_cast<std::uint32_t>(st->int64(3));
+        record.loaded_at = st->text(4);
+        record.media_type = st->text(5);
+        out.push_back(std::move(record));
+    }
+    std::sort(out.begin(), out.end(), [](const SourceRecord& a, const SourceRecord& b) {
+        return std::tie(a.tier, a.uri) < std::tie(b.tier, b.uri);
+    });
+    return out;
+}
+
+// ---- labels and entities -------------------------------------------------------------------
+
+Result<std::int64_t> GraphStore::label_predicate_id() {
+    auto id = lookup_id(Term(schema::Iri{std::string(schema::vocab::kRdfsLabel)}));
+    if (!id) return id.error();
+    return id->value_or(-1);
+}
+
+namespace {
+
+// The best rdfs:label of each id, in one statement for the whole set.
+Result<std::unordered_map<std::int64_t, std::string>> best_labels(storage::Database& db, std::int64_t label_id,
+                                                                  const std::vector<std::int64_t>& ids) {
+    std::unordered_map<std::int64_t, std::string> best;
+    if (label_id < 0 || ids.empty()) return best;
+    std::string array = "[";
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (i > 0) array.push_back(',');
+        detail::append_id(array, ids[i]);
+    }
+    array.push_back(']');
+    auto st = db.prepare(
+        "SELECT q.s, t.kind, t.value, t.qualifier FROM json_each(?1) AS j "
+        "CROSS JOIN graph_quads AS q CROSS JOIN graph_terms AS t "
+        "WHERE q.s = j.value AND q.p = ?2 AND t.id = q.o AND t.kind IN (2, 3)");
+    if (!st) return st.error();
+    st->bind(1, std::string_view{array}).bind(2, label_id);
+    std::unordered_map<std::int64_t, int> rank;
+    for (;;) {
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        const auto id = st->int64(0);
+        const int kind = static_cast<int>(st->int64(1));
+        const int r = detail::label_rank(kind, kind == StoredKind::kLangLiteral ? st->text(3) : std::string_view{});
+        const auto value = st->text(2);
+        auto [it, inserted] = rank.try_emplace(id, r);
+        // Ties go to the smallest value, so the answer does not depend on storage order.
+        if (inserted || r < it->second || (r == it->second && value < std::string_view{best[id]})) {
+            it->second = r;
+            best[id] = std::string(value);
+        }
+    }
+    return best;
+}
+
+std::string fallback_label(const Term& term) {
+    switch (term.kind()) {
+        case Term::Kind::kIri: return detail::local_name(term.as_iri().value);
+        case Term::Kind::kLiteral: return term.as_literal().value;
+        default: return schema::to_ntriples(term);
+    }
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> GraphStore::labels(std::span<const Term> terms) {
+    auto label_id = label_predicate_id();
+    if (!label_id) return label_id.error();
+    std::vector<std::optional<std::int64_t>> term_ids(terms.size());
+    std::vector<std::int64_t> wanted;
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+        if (terms[i].is_literal() || *label_id < 0) continue;
+        auto id = lookup_id(terms[i]);
+        if (!id) return id.error();
+        term_ids[i] = *id;
+        if (*id) wanted.push_back(**id);
+    }
+    auto best = best_labels(db_, *label_id, wanted);
+    if (!best) return best.error();
+    std::vector<std::string> out;
+    out.reserve(terms.size());
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+        if (term_ids[i]) {
+            if (auto it = best->find(*term_ids[i]); it != best->end()) {
+                out.push_back(it->second);
+                continue;
+            }
+        }
+        out.push_back(fallback_label(terms[i]));
+    }
+    return out;
+}
+
+Result<std::vector<Entity>> GraphStore::entities_after(std::int64_t after_id, std::size_t limit) {
+    if (limit == 0 || limit > kMaxMatchLimit) limit = kMaxMatchLimit;
+    std::vector<Entity> out;
+    {
+        auto st = db_.prepare(
+            "SELECT t.id, t.value FROM graph_terms AS t WHERE t.id > ?1 AND t.kind = 0 AND "
+            "(EXISTS (SELECT 1 FROM graph_quads AS q WHERE q.s = t.id) OR "
+            "EXISTS (SELECT 1 FROM graph_quads AS q WHERE q.o = t.id)) ORDER BY t.id LIMIT ?2");
+        if (!st) return st.error();
+        st->bind(1, after_id).bind(2, static_cast<std::int64_t>(limit));
+        for (;;) {
+            auto row = st->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            out.push_back(Entity{st->int64(0), Term(schema::Iri{std::string(st->text(1))}), {}});
+        }
+    }
+    auto label_id = label_predicate_id();
+    if (!label_id) return label_id.error();
+    std::vector<std::int64_t> ids;
+    ids.reserve(out.size());
+    for (const auto& entity : out) ids.push_back(entity.id);
+    auto best = best_labels(db_, *label_id, ids);
+    if (!best) return best.error();
+    for (auto& entity : out) {
+        if (auto it = best->find(entity.id); it != best->end()) {
+            entity.label = std::move(it->second);
+        } else {
+            entity.label = fallback_label(entity.term);
+        }
+    }
+    return out;
+}
+
+// ---- stats ---------------------------------------------------------------------------------
+
+Result<GraphStats> GraphStore::stats() {
+    GraphStats stats;
+    const auto count = [this](const std::string& sql) -> Result<std::uint64_t> {
+        auto st = db_.prepare(sql);
+        if (!st) return st.error();
+        auto row = st->step();
+        if (!row) return row.error();
+        return *row ? static_cast<std::uint64_t>(st->int64(0)) : 0;
+    };
+    const std::pair<std::uint64_t*, const char*> counts[] = {
+        {&stats.quads, "SELECT count(*) FROM graph_quads"},
+        {&stats.subjects, "SELECT count(*) FROM (SELECT DISTINCT s FROM graph_quads)"},
+        {&stats.predicates, "SELECT count(*) FROM (SELECT DISTINCT p FROM graph_quads)"},
+        {&stats.objects, "SELECT count(*) FROM (SELECT DISTINCT o FROM graph_quads)"},
+        {&stats.terms, "SELECT count(*) FROM graph_terms"},
+        {&stats.graphs, "SELECT count(*) FROM (SELECT DISTINCT g FROM graph_quads WHERE g != 0)"},
+        {&stats.sources, "SELECT count(*) FROM graph_sources"},
+    };
+    for (const auto& [slot, sql] : counts) {
+        auto n = count(sql);
+        if (!n) return n.error();
+        *slot = *n;
+    }
+    {
+        auto st = db_.prepare(
+            "SELECT st.tier, count(*) FROM graph_quads AS q JOIN graph_sources AS st ON st.id = q.src "
+            "GROUP BY st.tier");
+        if (!st) return st.error();
+        for (;;) {
+            auto row = st->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            const auto tier = st->int64(0);
+            if (tier >= 1 && tier <= 4) stats.facts_per_tier[static_cast<std::size_t>(tier)] += static_cast<std::uint64_t>(st->int64(1));
+        }
+    }
+    // A fact with further sources counts under its best tier: move it there.
+    auto st = db_.prepare(
+        "SELECT first.tier, min(more.tier) FROM graph_fact_sources AS f "
+        "JOIN graph_quads AS q ON q.s = f.s AND q.p = f.p AND q.o = f.o AND q.g = f.g "
+        "JOIN graph_sources AS first ON first.id = q.src JOIN graph_sources AS more ON more.id = f.source "
+        "GROUP BY f.s, f.p, f.o, f.g");
+    if (!st) return st.error();
+    for (;;) {
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        const auto first = st->int64(0);
+        const auto best = st->int64(1);
+        if (best < first && first >= 1 && first <= 4 && best >= 1) {
+            --stats.facts_per_tier[static_cast<std::size_t>(first)];
+            ++stats.facts_per_tier[static_cast<std::size_t>(best)];
+        }
+    }
+    return stats;
+}
+
+// ---- provenance export ---------------------------------------------------------------------
+
+Result<void> GraphStore::export_provenance(std::size_t batch_size, const TripleBatchFn& on_batch) {
+    namespace vocab = schema::vocab;
+    if (batch_size == 0) batch_size = kDefaultStreamBatch;
+    const std::string graph(vocab::kSourceGraph);
+    const Term type = schema::iri(vocab::kRdfType);
+    const Term entity = schema::iri(vocab::kProvEntity);
+    const Term derived = schema::iri(vocab::kProvWasDerivedFrom);
+    const Term tier = schema::iri(vocab::kDataTier);
+    const Term generated = schema::iri(vocab::kProvGeneratedAtTime);
+    std::vector<Triple> batch;
+    batch.reserve(batch_size + 8);
+    bool stopped = false;
+    const auto flush = [&](bool force) {
+        if (stopped || batch.empty() || (!force && batch.size() < batch_size)) return;
+        stopped = !on_batch(batch);
+        batch.clear();
+    };
+
+    std::unordered_map<std::int64_t, std::string> source_uris;
+    {
+        auto raw = db_.prepare_once("SELECT id, uri, kind, document_uri, tier, loaded_at FROM graph_sources ORDER BY id");
+        if (!raw) return raw.error();
+        storage::Statement st(db_, raw->get());
+        for (;;) {
+            auto row = st.step();
+            if (!row) return row.error();
+            if (!*row || stopped) break;
+            const std::string uri(st.text(1));
+            source_uris.emplace(st.int64(0), uri);
+            const Term subject = schema::iri(uri);
+            batch.push_back(Triple{subject, type, entity, graph});
+            const auto kind = st.int64(2);
+            if (kind == static_cast<std::int64_t>(SourceKind::kDocument)) {
+                batch.push_back(Triple{subject, type, schema::iri(vocab::kDocument), graph});
+            } else if (kind == static_cast<std::int64_t>(SourceKind::kChunk)) {
+                batch.push_back(Triple{subject, type, schema::iri(vocab::kChunk), graph});
+                if (!st.text(3).empty()) batch.push_back(Triple{subject, derived, schema::iri(st.text(3)), graph});
+            }
+            batch.push_back(Triple{subject, tier, schema::xsd_integer(st.int64(4)), graph});
+            if (!st.text(5).empty()) batch.push_back(Triple{subject, generated, schema::xsd_datetime(st.text(5)), graph});
+            flush(false);
+        }
+    }
+    for (const char* sql : {"SELECT s, p, o, src FROM graph_quads", "SELECT s, p, o, source FROM graph_fact_sources"}) {
+        auto raw = db_.prepare_once(sql);
+        if (!raw) return raw.error();
+        storage::Statement st(db_, raw->get());
+        for (;;) {
+            if (stopped) return {};
+            auto row = st.step();
+            if (!row) return row.error();
+            if (!*row) break;
+            const std::int64_t ids[3] = {st.int64(0), st.int64(1), st.int64(2)};
+            const auto source = source_uris.find(st.int64(3));
+            if (source == source_uris.end()) continue;
+            Triple fact;
+            Term* members[3] = {&fact.s, &fact.p, &fact.o};
+            for (int i = 0; i < 3; ++i) {
+                auto term = decode(ids[i]);
+                if (!term) return term.error();
+                *members[i] = std::move(*term);
+            }
+            batch.push_back(Triple{schema::quoted(std::move(fact)), derived, schema::iri(source->second), graph});
+            flush(false);
+        }
+    }
+    flush(true);
+    return {};
+}
+
+}  // namespace glassbox::store
