@@ -345,7 +345,12 @@ Result<std::int64_t> GraphStore::intern_key(std::string& key, int kind, std::str
         auto st = db_.prepare(
             "INSERT INTO graph_terms(hash, kind, value, qualifier, qs, qp, qo) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
         if (!st) return st.error();
-        st->bind(1, detail::key_hash(key)).bind(2, static_cast<std::int64_t>(kind)).bind_static(3, value).bind_static(4, qualifier);
+        // An empty view may have no data pointer, which SQLite would store as NULL.
+        const auto not_null = [](std::string_view text) { return text.empty() ? std::string_view{""} : text; };
+        st->bind(1, detail::key_hash(key))
+            .bind(2, static_cast<std::int64_t>(kind))
+            .bind_static(3, not_null(value))
+            .bind_static(4, not_null(qualifier));
         for (int i = 0; i < 3; ++i) {
             if (parts != nullptr) {
                 st->bind(5 + i, parts[i]);
