@@ -1,0 +1,170 @@
+// The document store: documents, their chunks and an FTS5 keyword index over the chunks, in the
+// collection's SQLite file, read by document RAG (keyword search, chunk fetch) and re-embedding.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schema/messages.hpp"
+#include "schema/result.hpp"
+#include "storage/sqlite_database.hpp"
+#include "workers/store/graph_store.hpp"  // TransactionMode, shared by both stores
+
+namespace glassbox::store {
+
+// Every offset and length here counts characters = Unicode code points of the UTF-8 text (not
+// bytes, not UTF-16 units, not grapheme clusters), the unit of schema::Chunk::char_offset.
+
+// A chunk's URI: its document's URI + "#chunk-<ordinal>" (ordinal from 0, decimal). The store
+// names every chunk this way; callers never choose chunk URIs.
+std::string chunk_uri(std::string_view document_uri, std::uint32_t ordinal);
+
+struct DocumentRecord {
+    std::string uri;          // the identity: file:///… or urn:glassbox:doc:…; non-empty
+    std::string title;        // may be empty
+    std::string source_path;  // the file it was read from, as given to `glassbox load`; may be empty
+    std::string media_type;   // "text/plain", "text/markdown"; may be empty
+    std::uint32_t tier = schema::kDefaultTier;  // 1 authoritative … 4 inferred; others rejected
+    std::string loaded_at;    // xsd:dateTime lexical form; empty: the store's clock (UTC) at put
+    std::string text;         // the full text, valid UTF-8
+    bool operator==(const DocumentRecord&) const = default;
+};
+
+// One chunk of the document being put; its text must equal the document text sliced at
+// [char_offset, char_offset + char_length) (the chunker's spans give exactly that).
+struct ChunkRecord {
+    std::uint32_t ordinal = 0;  // unique within the document
+    std::uint64_t char_offset = 0;
+    std::uint64_t char_length = 0;
+    std::string text;
+    bool operator==(const ChunkRecord&) const = default;
+};
+
+enum class PutOutcome {
+    kAdded,      // a new uri
+    kReplaced,   // the uri was stored with other text, chunking or metadata; see PutResult
+    kUnchanged,  // the same text, chunks, title, source path, media type and tier: nothing written
+};
+
+std::string_view to_string(PutOutcome outcome) noexcept;  // "added", "replaced", "unchanged"
+
+struct PutResult {
+    PutOutcome outcome = PutOutcome::kAdded;
+    // The rowids of the chunks written, in ordinal order (the caller embeds and indexes them).
+    // Empty when the outcome is kUnchanged, or kReplaced with only metadata changed (title,
+    // source path, media type, tier, loaded_at are updated in place; the chunks keep their rowids).
+    std::vector<std::int64_t> chunk_rowids;
+    // The rowids of the chunks the put deleted (a replaced text or chunking): the caller removes
+    // them from the vector index. Rowids are never reused, so a stale vector never names a new chunk.
+    std::vector<std::int64_t> removed_rowids;
+    bool operator==(const PutResult&) const = default;
+};
+
+// A stored chunk with the key the vector index uses.
+struct StoredChunk {
+    std::int64_t rowid = 0;
+    schema::Chunk chunk;  // chunk_id is the chunk URI, document_id the document URI
+    bool operator==(const StoredChunk&) const = default;
+};
+
+// fetch(): the chunks found, in request order (each requested id once), and the ids not stored.
+struct ChunkFetchResult {
+    std::vector<StoredChunk> chunks;
+    std::vector<std::string> unknown;
+};
+
+struct RowidFetchResult {
+    std::vector<StoredChunk> chunks;
+    std::vector<std::int64_t> unknown;
+};
+
+struct KeywordMatch {
+    std::int64_t rowid = 0;
+    std::string chunk_uri;
+    double score = 0.0;  // -bm25(): higher is better; comparable within one query only
+    bool operator==(const KeywordMatch&) const = default;
+};
+
+struct StoredDocument {
+    DocumentRecord record;     // loaded_at as stored
+    std::string content_hash;  // "sha256:<64 hex>" of the text
+    std::uint64_t characters = 0;
+    std::uint64_t chunks = 0;
+    bool operator==(const StoredDocument&) const = default;
+};
+
+struct DocumentStats {
+    std::uint64_t documents = 0;
+    std::uint64_t chunks = 0;
+    std::uint64_t characters = 0;  // of all documents' texts
+    // [t] for t in 1..4; [0] unused.
+    std::array<std::uint64_t, 5> documents_per_tier{};
+    std::array<std::uint64_t, 5> chunks_per_tier{};
+    bool operator==(const DocumentStats&) const = default;
+};
+
+// keyword(): answers when the caller passes limit 0, and the most any limit can ask for.
+inline constexpr std::uint32_t kDefaultKeywordLimit = 20;
+inline constexpr std::uint32_t kMaxKeywordLimit = 1'000;
+// Distinct query words kept by keyword() (more only slow the search down; the first are kept).
+inline constexpr std::size_t kMaxKeywordTerms = 32;
+
+// One DocumentStore per open storage::Database; not thread-safe (like the connection it uses).
+//
+// Keyword search: FTS5 over chunk text with the unicode61 tokenizer, remove_diacritics 2
+// (case- and accent-insensitive in every script, "café" finds "Cafe"; no stemming, which is
+// English-only and mangles names — the vector search covers word forms). User text is never FTS5
+// syntax: it is split into words, each word quoted, common English stop-words dropped (they
+// match nearly every chunk, so they cost time and add no ranking; kept when the query has
+// nothing else), and the words ORed, so a chunk with some of the words still ranks, BM25 first.
+class DocumentStore {
+public:
+    // Creates the tables if needed: documents, chunks, chunks_fts (FTS5, external content on
+    // chunks, kept in step by triggers) and SQLite's sqlite_sequence (chunk rowids use
+    // AUTOINCREMENT so they are never reused).
+    static schema::Result<std::unique_ptr<DocumentStore>> open(storage::Database& db);
+
+    DocumentStore(const DocumentStore&) = delete;
+    DocumentStore& operator=(const DocumentStore&) = delete;
+
+    // Adds or replaces the document and its chunks, atomically. Idempotent by uri and content:
+    // see PutOutcome. Checked first, nothing written on failure (kInvalidRequest naming the
+    // problem): an empty uri, tier outside 1..4, invalid UTF-8 in any text, a chunk beyond the
+    // text or whose text is not its slice of the document, a repeated ordinal.
+    schema::Result<PutResult> put(const DocumentRecord& document, std::span<const ChunkRecord> chunks,
+                                  TransactionMode mode = TransactionMode::kOwn);
+
+    // Chunks by URI (duplicates answered once); unknown URIs are listed, not an error.
+    schema::Result<ChunkFetchResult> fetch(std::span<const std::string> chunk_uris);
+    // Chunks by rowid (duplicates answered once); unknown rowids are listed, not an error.
+    schema::Result<RowidFetchResult> fetch_rowids(std::span<const std::int64_t> rowids);
+
+    // At most `limit` (0: kDefaultKeywordLimit; capped at kMaxKeywordLimit) chunks matching some
+    // word of `query`, best first. Text with no words (empty, punctuation only) gives no matches.
+    schema::Result<std::vector<KeywordMatch>> keyword(std::string_view query, std::uint32_t limit);
+
+    // kNotFound when the uri is not stored.
+    schema::Result<StoredDocument> document(std::string_view uri);
+    // Chunks with rowid > after_rowid in rowid order, at most `limit` (for re-embedding).
+    schema::Result<std::vector<StoredChunk>> chunks_after(std::int64_t after_rowid, std::size_t limit);
+    // Counts (one scan of the documents and chunks tables).
+    schema::Result<DocumentStats> stats();
+
+private:
+    explicit DocumentStore(storage::Database& db) : db_(db) {}
+
+    schema::Result<void> create_schema();
+    schema::Result<PutResult> put_rows(const DocumentRecord& document, std::span<const ChunkRecord> chunks,
+                                       std::uint64_t characters, const std::string& content_hash,
+                                       const std::string& chunking_hash);
+
+    storage::Database& db_;
+};
+
+}  // namespace glassbox::store
