@@ -1,0 +1,395 @@
+// bench_graph: the knowledge-graph store's insert rate and pattern-query latency in-process, each
+// against a baseline measured in the same run.
+//
+//   insert  a synthetic graph (--triples, default 1,000,000): entities with a power-law (Zipf)
+//           degree as subjects and objects, 40 predicates with skewed use, some literal values
+//           and an rdfs:label per entity, inserted by GraphStore::insert in batches of --batch
+//           (default 10,000), one transaction each. Baseline: the same rows as integers
+//           (s, p, o, g) inserted into a plain rowid table of another SQLite file with the same
+//           settings, one transaction per batch, interleaved batch by batch with the store.
+//           Prints the median batch rate of both, their ratio, the total rate, peak RSS
+//           (VmHWM) and bytes on disk per triple (after a WAL checkpoint).
+//   query   --queries (default 2,000) patterns per kind drawn from the loaded triples: s bound;
+//           p and o bound; s and p bound; o bound; all three bound. GraphStore::match with
+//           limit --limit (default 100) against the integer-only SELECT of the same rows on the
+//           same connection (the cost of term lookup and decoding is the ratio). p50 and p90.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "schema/term.hpp"
+#include "schema/vocabulary.hpp"
+#include "storage/sqlite_database.hpp"
+#include "workers/store/graph_store.hpp"
+
+namespace {
+
+namespace schema = glassbox::schema;
+namespace store = glassbox::store;
+namespace storage = glassbox::storage;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+    std::size_t triples = 1'000'000;
+    std::size_t batch = 10'000;
+    std::size_t queries = 2'000;
+    std::uint32_t limit = 100;
+    std::int64_t cache_kib = 131'072;
+    std::filesystem::path dir = std::filesystem::temp_directory_path();
+    bool keep = false;
+};
+
+std::string fmt(double value, int decimals) {
+    std::ostringstream out;
+    out << std::fixed << std::setprecision(decimals) << value;
+    return out.str();
+}
+
+double percentile(std::vector<double> v, double p) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    const auto index = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+    return v[std::min(index, v.size() - 1)];
+}
+
+long vm_hwm_kb() {
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("VmHWM:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
+    }
+    return -1;
+}
+
+[[noreturn]] void die(const std::string& what) {
+    std::cerr << "bench_graph: " << what << "\n";
+    std::exit(1);
+}
+
+template <typename T>
+T check(schema::Result<T> result, const char* what) {
+    if (!result) die(std::string(what) + ": " + result.error().message);
+    return std::move(result).value();
+}
+
+void check(schema::Result<void> result, const char* what) {
+    if (!result) die(std::string(what) + ": " + result.error().message);
+}
+
+// Samples 0..n-1 with P(k) ∝ 1/(k+1)^exponent, through a shuffled rank so ids and degree do not
+// line up.
+class Zipf {
+public:
+    Zipf(std::size_t n, double exponent, std::mt19937_64& rng) : cdf_(n), rank_to_id_(n) {
+        double sum = 0;
+        for (std::size_t k = 0; k < n; ++k) {
+            sum += 1.0 / std::pow(static_cast<double>(k + 1), exponent);
+            cdf_[k] = sum;
+        }
+        for (auto& c : cdf_) c /= sum;
+        for (std::size_t k = 0; k < n; ++k) rank_to_id_[k] = k;
+        std::shuffle(rank_to_id_.begin(), rank_to_id_.end(), rng);
+    }
+    std::size_t operator()(std::mt19937_64& rng) {
+        const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+        const auto it = std::lower_bound(cdf_.begin(), cdf_.end(), u);
+        return rank_to_id_[std::min(static_cast<std::size_t>(it - cdf_.begin()), cdf_.size() - 1)];
+    }
+
+private:
+    std::vector<double> cdf_;
+    std::vector<std::size_t> rank_to_id_;
+};
+
+// A synthetic graph, generated one batch at a time (never all in memory). Each triple also has
+// an integer form (term numbers of the generator) for the raw baseline.
+class Generator {
+public:
+    explicit Generator(std::size_t triples)
+        : total_(triples),
+          entities_(std::max<std::size_t>(triples / 5, 10)),
+          rng_(42),
+          subjects_(entities_, 1.0, rng_),
+          objects_(entities_, 0.9, rng_),
+          predicates_(40, 1.2, rng_) {}
+
+    std::size_t entities() const { return entities_; }
+
+    // The next up to `n` triples; false when all are out.
+    bool next(std::size_t n, std::vector<schema::Triple>& triples, std::vector<std::array<std::int64_t, 4>>& rows) {
+        triples.clear();
+        rows.clear();
+        while (triples.size() < n && produced_ < total_) {
+            ++produced_;
+            // The first triples label every entity once, in random order (one fifth of the load).
+            if (labelled_ < entities_ && produced_ % 5 == 0) {
+                const auto e = labelled_++;
+                triples.push_back(schema::make_triple(entity(e), label_, schema::lang_literal(label_of(e), "en")));
+                rows.push_back({entity_id(e), 1, literal_id(e), 0});
+                continue;
+            }
+            const auto s = subjects_(rng_);
+            const auto p = predicates_(rng_);
+            if (std::uniform_int_distribution<int>(0, 99)(rng_) < 15) {
+                const auto value = std::uniform_int_distribution<std::int64_t>(0, 100'000)(rng_);
+                triples.push_back(schema::make_triple(entity(s), predicate(p), schema::xsd_integer(value)));
+                rows.push_back({entity_id(s), static_cast<std::int64_t>(p) + 2,
+                                literal_id(entities_ + static_cast<std::size_t>(value)), 0});
+            } else {
+                const auto o = objects_(rng_);
+                triples.push_back(schema::make_triple(entity(s), predicate(p), entity(o)));
+                rows.push_back({entity_id(s), static_cast<std::int64_t>(p) + 2, entity_id(o), 0});
+            }
+        }
+        return !triples.empty();
+    }
+
+private:
+    static schema::Term entity(std::size_t e) {
+        return schema::iri("http://example.org/kg/entity/E" + std::to_string(e));
+    }
+    static schema::Term predicate(std::size_t p) {
+        return schema::iri("http://example.org/kg/relation/r" + std::to_string(p));
+    }
+    static std::string label_of(std::size_t e) { return "Entity number " + std::to_string(e); }
+    static std::int64_t entity_id(std::size_t e) { return 100 + static_cast<std::int64_t>(e); }
+    std::int64_t literal_id(std::size_t l) const {
+        return 100 + static_cast<std::int64_t>(entities_) + static_cast<std::int64_t>(l);
+    }
+
+    std::size_t total_;
+    std::size_t entities_;
+    std::size_t produced_ = 0;
+    std::size_t labelled_ = 0;
+    std::mt19937_64 rng_;
+    Zipf subjects_;
+    Zipf objects_;
+    Zipf predicates_;
+    schema::Term label_ = schema::iri(schema::vocab::kRdfsLabel);
+};
+
+std::unique_ptr<storage::Database> open_db(const std::filesystem::path& path, const Options& o) {
+    storage::OpenOptions options;
+    options.cache_size = -o.cache_kib;
+    options.label = path.filename().string();
+    return check(storage::Database::open(path, options), "open");
+}
+
+std::uintmax_t file_bytes(const std::filesystem::path& path) {
+    std::uintmax_t total = 0;
+    for (const char* suffix : {"", "-wal"}) {
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(path.string() + suffix, ec);
+        if (!ec) total += size;
+    }
+    return total;
+}
+
+void remove_db(const std::filesystem::path& path) {
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+        std::error_code ignored;
+        std::filesystem::remove(path.string() + suffix, ignored);
+    }
+}
+
+int run(const Options& o) {
+    const auto tag = std::to_string(::getpid());
+    const auto store_path = o.dir / ("bench-graph-" + tag + ".db");
+    const auto raw_path = o.dir / ("bench-graph-raw-" + tag + ".db");
+    remove_db(store_path);
+    remove_db(raw_path);
+    auto db = open_db(store_path, o);
+    auto raw_db = open_db(raw_path, o);
+    auto graph = check(store::GraphStore::open(*db), "open graph store");
+    check(raw_db->exec("CREATE TABLE raw(s INTEGER NOT NULL, p INTEGER NOT NULL, o INTEGER NOT NULL, g INTEGER NOT NULL)"),
+          "raw table");
+    const auto source = check(graph->register_source({"file:///bench/synthetic.nt", store::SourceKind::kFile, {}, 1,
+                                                      "2026-11-22T00:00:00Z", "application/n-triples"}),
+                              "register source");
+
+    std::cout << "# bench_graph: " << o.triples << " triples, batches of " << o.batch << ", cache_size "
+              << o.cache_kib / 1024 << " MiB per connection, page size 4096, WAL, synchronous=NORMAL\n\n";
+
+    // ---- insert ----
+    Generator generator(o.triples);
+    std::vector<schema::Triple> triples;
+    std::vector<std::array<std::int64_t, 4>> rows;
+    std::vector<double> store_rates;
+    std::vector<double> raw_rates;
+    std::vector<schema::Triple> sample;  // for the queries: every k-th triple
+    const std::size_t sample_every = std::max<std::size_t>(1, o.triples / (o.queries * 4));
+    std::size_t seen = 0;
+    double store_seconds = 0;
+    double raw_seconds = 0;
+    std::uint64_t added = 0;
+    while (generator.next(o.batch, triples, rows)) {
+        for (const auto& t : triples) {
+            if (seen++ % sample_every == 0) sample.push_back(t);
+        }
+        const auto t0 = Clock::now();
+        const auto counts = check(graph->insert(source, triples), "insert");
+        const auto t1 = Clock::now();
+        {
+            auto tx = check(storage::Transaction::begin(*raw_db), "raw begin");
+            for (const auto& r : rows) {
+                auto st = check(raw_db->prepare("INSERT INTO raw(s, p, o, g) VALUES(?1, ?2, ?3, ?4)"), "raw prepare");
+                st.bind(1, r[0]).bind(2, r[1]).bind(3, r[2]).bind(4, r[3]);
+                check(st.run(), "raw insert");
+            }
+            check(tx.commit(), "raw commit");
+        }
+        const auto t2 = Clock::now();
+        added += counts.added;
+        const double store_s = std::chrono::duration<double>(t1 - t0).count();
+        const double raw_s = std::chrono::duration<double>(t2 - t1).count();
+        store_seconds += store_s;
+        raw_seconds += raw_s;
+        store_rates.push_back(static_cast<double>(triples.size()) / store_s);
+        raw_rates.push_back(static_cast<double>(rows.size()) / raw_s);
+    }
+    check(db->exec("PRAGMA wal_checkpoint(TRUNCATE)"), "checkpoint");
+    check(raw_db->exec("PRAGMA wal_checkpoint(TRUNCATE)"), "raw checkpoint");
+    const auto stats = check(graph->stats(), "stats");
+    const double store_median = percentile(store_rates, 0.5);
+    const double raw_median = percentile(raw_rates, 0.5);
+    std::cout << "## Insert (" << store_rates.size() << " batches)\n\n"
+              << "| | median batch triples/s | total triples/s | seconds |\n|---|---|---|---|\n"
+              << "| GraphStore::insert | " << fmt(store_median, 0) << " | "
+              << fmt(static_cast<double>(o.triples) / store_seconds, 0) << " | " << fmt(store_seconds, 2) << " |\n"
+              << "| raw SQLite (4 integers, no index) | " << fmt(raw_median, 0) << " | "
+              << fmt(static_cast<double>(o.triples) / raw_seconds, 0) << " | " << fmt(raw_seconds, 2) << " |\n\n"
+              << "ratio raw/store (median batch): " << fmt(raw_median / store_median, 2) << "\n"
+              << "quads " << stats.quads << " (added " << added << "), terms " << stats.terms << ", subjects "
+              << stats.subjects << ", predicates " << stats.predicates << ", objects " << stats.objects << "\n"
+              << "bytes on disk per quad: store " << fmt(static_cast<double>(file_bytes(store_path)) / static_cast<double>(stats.quads), 1)
+              << ", raw " << fmt(static_cast<double>(file_bytes(raw_path)) / static_cast<double>(o.triples), 1) << "\n"
+              << "peak RSS (VmHWM) after insert: " << fmt(static_cast<double>(vm_hwm_kb()) / 1024.0, 1) << " MiB\n\n";
+
+    // ---- query ----
+    std::mt19937_64 rng(7);
+    std::shuffle(sample.begin(), sample.end(), rng);
+    struct Kind {
+        const char* name;
+        bool s, p, o;
+    };
+    const Kind kinds[] = {{"s bound", true, false, false},
+                          {"p+o bound", false, true, true},
+                          {"s+p bound", true, true, false},
+                          {"o bound", false, false, true},
+                          {"s+p+o bound", true, true, true}};
+    std::cout << "## Pattern queries (GraphStore::match, limit " << o.limit << ", " << o.queries
+              << " per kind; baseline: integer-only SELECT of the same rows)\n\n"
+              << "| pattern | p50 µs | p90 µs | raw p50 µs | raw p90 µs | ratio p50 | mean rows |\n"
+              << "|---|---|---|---|---|---|---|\n";
+    for (const auto& kind : kinds) {
+        std::vector<double> store_us;
+        std::vector<double> raw_us;
+        std::size_t rows_total = 0;
+        for (std::size_t i = 0; i < o.queries && !sample.empty(); ++i) {
+            const auto& t = sample[i % sample.size()];
+            schema::TriplePattern pattern;
+            if (kind.s) pattern.s = t.s;
+            if (kind.p) pattern.p = t.p;
+            if (kind.o) pattern.o = t.o;
+            const auto t0 = Clock::now();
+            const auto found = check(graph->match(pattern, o.limit), "match");
+            const auto t1 = Clock::now();
+            rows_total += found.size();
+            store_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+            // The same rows by ids known beforehand: only the index walk.
+            std::int64_t ids[3] = {0, 0, 0};
+            const std::optional<schema::Term>* parts[3] = {&pattern.s, &pattern.p, &pattern.o};
+            for (int k = 0; k < 3; ++k) {
+                if (parts[k]->has_value()) ids[k] = check(graph->find_term(**parts[k]), "find_term").value_or(-1);
+            }
+            std::string sql = "SELECT s, p, o, g FROM graph_quads WHERE 1";
+            if (kind.s) sql += " AND s = ?1";
+            if (kind.p) sql += " AND p = ?2";
+            if (kind.o) sql += " AND o = ?3";
+            sql += " LIMIT ?4";
+            const auto t2 = Clock::now();
+            {
+                auto st = check(db->prepare(sql), "raw query");
+                if (kind.s) st.bind(1, ids[0]);
+                if (kind.p) st.bind(2, ids[1]);
+                if (kind.o) st.bind(3, ids[2]);
+                st.bind(4, static_cast<std::int64_t>(o.limit));
+                std::int64_t checksum = 0;
+                while (check(st.step(), "raw step")) checksum += st.int64(0) + st.int64(2);
+                if (checksum == -1) std::cout << "";
+            }
+            const auto t3 = Clock::now();
+            raw_us.push_back(std::chrono::duration<double, std::micro>(t3 - t2).count());
+        }
+        const double p50 = percentile(store_us, 0.5);
+        const double raw_p50 = percentile(raw_us, 0.5);
+        std::cout << "| " << kind.name << " | " << fmt(p50, 1) << " | " << fmt(percentile(store_us, 0.9), 1) << " | "
+                  << fmt(raw_p50, 1) << " | " << fmt(percentile(raw_us, 0.9), 1) << " | "
+                  << fmt(p50 / std::max(raw_p50, 0.001), 2) << " | "
+                  << fmt(static_cast<double>(rows_total) / static_cast<double>(std::max<std::size_t>(1, store_us.size())), 1)
+                  << " |\n";
+    }
+    std::cout << "\npeak RSS (VmHWM) at the end: " << fmt(static_cast<double>(vm_hwm_kb()) / 1024.0, 1) << " MiB\n";
+    graph.reset();
+    db.reset();
+    raw_db.reset();
+    if (!o.keep) {
+        remove_db(store_path);
+        remove_db(raw_path);
+    } else {
+        std::cout << "kept " << store_path << " and " << raw_path << "\n";
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        const auto value = [&]() -> std::string {
+            if (i + 1 >= argc) die(arg + " needs a value");
+            return argv[++i];
+        };
+        const auto number = [&]() -> std::size_t {
+            const auto text = value();
+            char* end = nullptr;
+            const auto n = std::strtoull(text.c_str(), &end, 10);
+            if (end == text.c_str() || *end != '\0' || n == 0) die(arg + ": not a positive number: " + text);
+            return static_cast<std::size_t>(n);
+        };
+        if (arg == "--triples") {
+            o.triples = number();
+        } else if (arg == "--batch") {
+            o.batch = number();
+        } else if (arg == "--queries") {
+            o.queries = number();
+        } else if (arg == "--limit") {
+            o.limit = static_cast<std::uint32_t>(std::min<std::size_t>(number(), store::kMaxMatchLimit));
+        } else if (arg == "--cache-mib") {
+            o.cache_kib = static_cast<std::int64_t>(number()) * 1024;
+        } else if (arg == "--dir") {
+            o.dir = value();
+        } else if (arg == "--keep") {
+            o.keep = true;
+        } else {
+            std::cerr << "usage: bench_graph [--triples N] [--batch N] [--queries N] [--limit N] [--cache-mib N] "
+                         "[--dir PATH] [--keep]\n";
+            return arg == "--help" ? 0 : 2;
+        }
+    }
+    return run(o);
+}
