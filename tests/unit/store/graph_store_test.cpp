@@ -687,7 +687,9 @@ TEST_F(GraphStoreTest, LoadsAndMatchesThePathQuestionKnowledgeBase) {
     auto labels = store_->labels(std::span<const Term>(&first.s, 1));
     ASSERT_TRUE(labels);
     const auto label_rows = match(TriplePattern{first.s, iri(vocab::kRdfsLabel), std::nullopt, std::nullopt});
-    if (!label_rows.empty()) EXPECT_EQ((*labels)[0], label_rows[0].o.as_literal().value);
+    if (!label_rows.empty()) {
+        EXPECT_EQ((*labels)[0], label_rows[0].o.as_literal().value);
+    }
 }
 
 }  // namespace
