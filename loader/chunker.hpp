@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -42,5 +43,11 @@ struct ChunkSpan {
 // characters, each chunk after the first starting with its overlap. Whitespace-only or empty
 // text gives no chunks. Invalid UTF-8, size 0 or overlap >= size is kInvalidRequest.
 schema::Result<std::vector<ChunkSpan>> chunk_text(std::string_view utf8_text, const ChunkOptions& options = {});
+
+// The byte offset of the first byte that does not begin a well-formed UTF-8 sequence (overlong
+// forms, surrogates and values above U+10FFFF are ill-formed, as in Unicode §3.9), or nullopt.
+std::optional<std::size_t> find_invalid_utf8(std::string_view text) noexcept;
+// Code points in well-formed UTF-8 (counts the bytes that are not continuation bytes).
+std::uint64_t count_code_points(std::string_view utf8_text) noexcept;
 
 }  // namespace glassbox::loader
