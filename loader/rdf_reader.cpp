@@ -1,0 +1,1011 @@
+// Reading RDF through serd into batches of triples; N-Quads batch text for the store service.
+#include "loader/rdf_reader.hpp"
+
+#include <serd/serd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <system_error>
+#include <utility>
+
+namespace glassbox::loader {
+namespace {
+
+using schema::ErrorType;
+using schema::Term;
+using schema::Triple;
+
+// serd reads its input a page at a time; bigger pages mean fewer source calls.
+constexpr std::size_t kPageSize = 64 * 1024;
+// A blank node used as a graph name becomes this IRI + its label (a graph is an IRI here).
+constexpr std::string_view kBlankGraphPrefix = "urn:glassbox:bnode:";
+
+struct FileCloser {
+    void operator()(std::FILE* file) const noexcept { std::fclose(file); }
+};
+using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
+
+struct ReaderFree {
+    void operator()(SerdReader* reader) const noexcept { serd_reader_free(reader); }
+};
+using ReaderPtr = std::unique_ptr<SerdReader, ReaderFree>;
+
+struct EnvFree {
+    void operator()(SerdEnv* env) const noexcept { serd_env_free(env); }
+};
+using EnvPtr = std::unique_ptr<SerdEnv, EnvFree>;
+
+const uint8_t* bytes(const char* text) { return reinterpret_cast<const uint8_t*>(text); }
+
+std::string_view view(const SerdNode* node) {
+    return {reinterpret_cast<const char*>(node->buf), node->n_bytes};
+}
+
+std::string format_serd_error(const SerdError* error) {
+    std::array<char, 512> buf{};
+    va_list args;
+    va_copy(args, *error->args);
+    std::vsnprintf(buf.data(), buf.size(), error->fmt, args);
+    va_end(args);
+    std::string message(buf.data());
+    while (!message.empty() && (message.back() == '\n' || message.back() == '\r')) {
+        message.pop_back();
+    }
+    return message;
+}
+
+std::string lower(std::string_view text) {
+    std::string out(text);
+    std::transform(out.begin(), out.end(), out.begin(), [](char c) {
+        return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    });
+    return out;
+}
+
+// Offset of the first byte that does not start or continue a valid UTF-8 sequence (overlongs,
+// surrogates and code points above U+10FFFF are invalid too), or npos.
+std::size_t invalid_utf8_at(std::string_view text) {
+    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+    const std::size_t n = text.size();
+    std::size_t i = 0;
+    while (i < n) {
+        // ASCII fast path, 8 bytes at a time.
+        while (i + 8 <= n) {
+            std::uint64_t word = 0;
+            std::memcpy(&word, s + i, 8);
+            if ((word & 0x8080808080808080ULL) != 0) break;
+            i += 8;
+        }
+        if (i >= n) break;
+        const unsigned char c = s[i];
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        std::size_t len = 0;
+        unsigned char lo = 0x80;
+        unsigned char hi = 0xBF;
+        if (c >= 0xC2 && c <= 0xDF) {
+            len = 2;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            len = 3;
+            if (c == 0xE0) lo = 0xA0;
+            if (c == 0xED) hi = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            len = 4;
+            if (c == 0xF0) lo = 0x90;
+            if (c == 0xF4) hi = 0x8F;
+        } else {
+            return i;
+        }
+        if (i + len > n) return i;
+        if (s[i + 1] < lo || s[i + 1] > hi) return i;
+        for (std::size_t k = 2; k < len; ++k) {
+            if (s[i + k] < 0x80 || s[i + k] > 0xBF) return i;
+        }
+        i += len;
+    }
+    return std::string_view::npos;
+}
+
+// FNV-1a 32: small, stable across runs and platforms (std::hash is neither promised).
+std::uint32_t fnv1a32(std::string_view text) {
+    std::uint32_t hash = 2166136261u;
+    for (char c : text) {
+        hash ^= static_cast<unsigned char>(c);
+        hash *= 16777619u;
+    }
+    return hash;
+}
+
+size_t append_to_string(const void* buf, size_t len, void* stream) {
+    static_cast<std::string*>(stream)->append(static_cast<const char*>(buf), len);
+    return len;
+}
+
+// Terms hold their text in std::string; when a reused batch slot already holds a term of the
+// same kind, its string is overwritten in place, keeping its capacity (no allocation per term
+// once the batch is warm). The const_cast is sound: the Term itself is not const, only the
+// accessor's view of it.
+void set_iri(Term& term, std::string_view value) {
+    if (term.is_iri()) {
+        const_cast<schema::Iri&>(term.as_iri()).value.assign(value);
+    } else {
+        term = schema::Iri{std::string(value)};
+    }
+}
+
+void set_blank(Term& term, std::string_view prefix, std::string_view label) {
+    if (term.is_blank()) {
+        auto& id = const_cast<schema::BlankNode&>(term.as_blank()).id;
+        id.assign(prefix);
+        id.append(label);
+    } else {
+        std::string id;
+        id.reserve(prefix.size() + label.size());
+        id.append(prefix);
+        id.append(label);
+        term = schema::BlankNode{std::move(id)};
+    }
+}
+
+void set_literal(Term& term, std::string_view value, std::string_view datatype,
+                 std::string_view language) {
+    if (datatype == schema::kXsdString) datatype = {};
+    if (term.is_literal()) {
+        auto& lit = const_cast<schema::Literal&>(term.as_literal());
+        lit.value.assign(value);
+        lit.datatype.assign(datatype);
+        lit.language.assign(language);
+    } else {
+        term = schema::Literal{std::string(value), std::string(datatype), std::string(language)};
+    }
+}
+
+// Turns serd's nodes into terms: expands prefixed names and relative IRIs through the env,
+// scopes blank-node labels. Failures leave a message in error().
+class TermMaker {
+public:
+    TermMaker(SerdEnv* env, std::string blank_prefix)
+        : env_(env), blank_prefix_(std::move(blank_prefix)) {}
+
+    // Turtle/TriG: serd names `[]` and collection nodes "b1", "b2", … (it renames a written
+    // `_:b1` to "B1" to keep them apart) and starts again at b1 with each new serd reader.
+    // After a lenient restart the numbers are shifted past every one already used.
+    void set_renumber_generated(bool on) { renumber_ = on; }
+    void start_new_reader() { genid_base_ = genid_max_; }
+
+    bool subject(Term& out, const SerdNode* node) { return resource(out, node); }
+    bool predicate(Term& out, const SerdNode* node) {
+        if (node->type == SERD_BLANK) return fail("a blank node cannot be a predicate");
+        return resource(out, node);
+    }
+    bool object(Term& out, const SerdNode* node, const SerdNode* datatype,
+                const SerdNode* language) {
+        if (node->type != SERD_LITERAL) return resource(out, node);
+        std::string_view dt;
+        if (datatype != nullptr && datatype->type != SERD_NOTHING) {
+            if (!expand(datatype, datatype_)) return false;
+            dt = datatype_;
+        }
+        std::string_view lang;
+        if (language != nullptr && language->type != SERD_NOTHING) {
+            lang = view(language);
+            dt = {};
+        }
+        set_literal(out, view(node), dt, lang);
+        return true;
+    }
+    bool graph(std::optional<std::string>& out, const SerdNode* node) {
+        if (node->type == SERD_BLANK) {
+            label(node);
+            out.emplace(kBlankGraphPrefix);
+            out->append(blank_prefix_);
+            out->append(label_);
+            return true;
+        }
+        if (!expand(node, scratch_)) return false;
+        if (out) {
+            out->assign(scratch_);
+        } else {
+            out.emplace(scratch_);
+        }
+        return true;
+    }
+
+    const std::string& error() const { return error_; }
+
+private:
+    bool resource(Term& out, const SerdNode* node) {
+        if (node->type == SERD_BLANK) {
+            label(node);
+            set_blank(out, blank_prefix_, label_);
+            return true;
+        }
+        if (!expand(node, scratch_)) return false;
+        set_iri(out, scratch_);
+        return true;
+    }
+
+    void label(const SerdNode* node) {
+        const std::string_view raw = view(node);
+        label_.assign(raw);
+        if (!renumber_ || raw.size() < 2 || raw[0] != 'b') return;
+        std::uint64_t number = 0;
+        for (std::size_t i = 1; i < raw.size(); ++i) {
+            if (raw[i] < '0' || raw[i] > '9' || i > 18) return;
+            number = number * 10 + static_cast<std::uint64_t>(raw[i] - '0');
+        }
+        number += genid_base_;
+        genid_max_ = std::max(genid_max_, number);
+        label_ = "b" + std::to_string(number);
+    }
+
+    bool expand(const SerdNode* node, std::string& out) {
+        out.clear();
+        if (node->type == SERD_URI) {
+            if (serd_uri_string_has_scheme(node->buf)) {
+                out.assign(view(node));
+                return true;
+            }
+            SerdURI base{};
+            const SerdNode* base_node = serd_env_get_base_uri(env_, &base);
+            if (base_node == nullptr || base_node->buf == nullptr || base_node->n_bytes == 0) {
+                return fail("relative IRI <" + std::string(view(node)) + "> and no base IRI");
+            }
+            SerdURI relative{};
+            SerdURI resolved{};
+            serd_uri_parse(node->buf, &relative);
+            serd_uri_resolve(&relative, &base, &resolved);
+            serd_uri_serialise(&resolved, append_to_string, &out);
+            return true;
+        }
+        if (node->type == SERD_CURIE) {
+            SerdChunk prefix{};
+            SerdChunk suffix{};
+            if (serd_env_expand(env_, node, &prefix, &suffix) != SERD_SUCCESS) {
+                const std::string_view name = view(node);
+                return fail("undefined prefix '" + std::string(name.substr(0, name.find(':'))) +
+                            ":' in " + std::string(name));
+            }
+            out.append(reinterpret_cast<const char*>(prefix.buf), prefix.len);
+            out.append(reinterpret_cast<const char*>(suffix.buf), suffix.len);
+            return true;
+        }
+        return fail("unexpected node '" + std::string(view(node)) + "'");
+    }
+
+    bool fail(std::string message) {
+        error_ = std::move(message);
+        return false;
+    }
+
+    SerdEnv* env_;
+    std::string blank_prefix_;
+    bool renumber_ = false;
+    std::uint64_t genid_base_ = 0;
+    std::uint64_t genid_max_ = 0;
+    std::string scratch_;
+    std::string datatype_;
+    std::string label_;
+    std::string error_;
+};
+
+// The first error serd reported during one read call.
+struct SerdErrorInfo {
+    bool set = false;
+    std::uint64_t line = 0;    // 1-based, relative to where this serd read began
+    std::uint64_t column = 0;  // serd's, 0-based
+    std::string message;
+};
+
+SerdStatus capture_error(void* handle, const SerdError* error) {
+    auto* info = static_cast<SerdErrorInfo*>(handle);
+    if (!info->set) {
+        info->set = true;
+        info->line = error->line;
+        info->column = error->col;
+        info->message = format_serd_error(error);
+    }
+    return SERD_SUCCESS;
+}
+
+// State of one read_rdf call, shared by serd's callbacks.
+class RdfRead {
+public:
+    RdfRead(const std::filesystem::path& path, const RdfReadOptions& options, RdfFormat format,
+            const RdfBatchSink& on_batch, const RdfIssueSink& on_issue,
+            const RdfProgressSink& on_progress, SerdEnv* env, std::string blank_prefix)
+        : path_(path.string()),
+          options_(options),
+          format_(format),
+          batch_size_(options.batch_size == 0 ? kDefaultRdfBatchSize : options.batch_size),
+          on_batch_(on_batch),
+          on_issue_(on_issue),
+          on_progress_(on_progress),
+          env_(env),
+          maker_(env, std::move(blank_prefix)) {
+        batch_.reserve(std::min<std::size_t>(batch_size_, 1 << 16));
+        maker_.set_renumber_generated(format == RdfFormat::kTurtle || format == RdfFormat::kTriG);
+    }
+
+    schema::Result<RdfReadStats> run(std::FILE* file, std::uint64_t size) {
+        total_ = size;
+        const bool by_line = format_ == RdfFormat::kNTriples || format_ == RdfFormat::kNQuads;
+        auto done = by_line ? read_lines(file) : read_stream(file);
+        if (!done) return std::move(done).error();
+        if (auto flushed = flush(); !flushed) return flushed.error();
+        stats_.bytes = read_;
+        return stats_;
+    }
+
+private:
+    static SerdSyntax syntax(RdfFormat format) {
+        switch (format) {
+            case RdfFormat::kNTriples: return SERD_NTRIPLES;
+            case RdfFormat::kNQuads: return SERD_NQUADS;
+            case RdfFormat::kTurtle: return SERD_TURTLE;
+            case RdfFormat::kTriG: return SERD_TRIG;
+        }
+        return SERD_TURTLE;
+    }
+
+    ReaderPtr new_reader() {
+        ReaderPtr reader(serd_reader_new(syntax(format_), this, nullptr, &RdfRead::on_base,
+                                         &RdfRead::on_prefix, &RdfRead::on_statement, nullptr));
+        // Strict: invalid UTF-8 and bad IRIs are errors, not silently patched (serd's lax mode
+        // writes U+FFFD); lenient reading does its own recovery (see read_lines/read_stream).
+        serd_reader_set_strict(reader.get(), true);
+        serd_reader_set_error_sink(reader.get(), &capture_error, &serd_error_);
+        return reader;
+    }
+
+    static SerdStatus on_base(void* handle, const SerdNode* uri) {
+        return serd_env_set_base_uri(static_cast<RdfRead*>(handle)->env_, uri);
+    }
+
+    static SerdStatus on_prefix(void* handle, const SerdNode* name, const SerdNode* uri) {
+        return serd_env_set_prefix(static_cast<RdfRead*>(handle)->env_, name, uri);
+    }
+
+    static SerdStatus on_statement(void* handle, SerdStatementFlags /*flags*/,
+                                   const SerdNode* graph, const SerdNode* subject,
+                                   const SerdNode* predicate, const SerdNode* object,
+                                   const SerdNode* datatype, const SerdNode* language) {
+        return static_cast<RdfRead*>(handle)->add(graph, subject, predicate, object, datatype,
+                                                  language);
+    }
+
+    SerdStatus add(const SerdNode* graph, const SerdNode* subject, const SerdNode* predicate,
+                   const SerdNode* object, const SerdNode* datatype, const SerdNode* language) {
+        if (stop_) return SERD_ERR_UNKNOWN;
+        if (used_ == batch_.size()) batch_.emplace_back();
+        Triple& t = batch_[used_];
+        bool ok = maker_.subject(t.s, subject) && maker_.predicate(t.p, predicate) &&
+                  maker_.object(t.o, object, datatype, language);
+        if (ok) {
+            if (graph != nullptr && graph->type != SERD_NOTHING) {
+                ok = maker_.graph(t.graph, graph);
+            } else if (options_.graph) {
+                if (t.graph) {
+                    t.graph->assign(*options_.graph);
+                } else {
+                    t.graph = *options_.graph;
+                }
+            } else {
+                t.graph.reset();
+            }
+        }
+        if (!ok) {
+            // serd gives no position for a term it accepted but we cannot use (an undefined
+            // prefix): in lenient mode only that statement is left out.
+            if (options_.lenient) {
+                issue(0, 0, maker_.error());
+                ++stats_.skipped;
+                return SERD_SUCCESS;
+            }
+            stop_ = schema::make_error(ErrorType::kInvalidRequest, path_ + ": " + maker_.error());
+            return SERD_ERR_BAD_CURIE;
+        }
+        ++used_;
+        ++stats_.statements;
+        if (!flush_between_lines_ && used_ >= batch_size_) {
+            if (auto flushed = flush(); !flushed) return SERD_ERR_UNKNOWN;
+        }
+        return SERD_SUCCESS;
+    }
+
+    schema::Result<void> flush() {
+        if (stop_) return *stop_;
+        if (used_ == 0) return {};
+        auto sent = on_batch_(std::span<const Triple>(batch_.data(), used_));
+        used_ = 0;
+        if (!sent) {
+            stop_ = sent.error();
+            return sent.error();
+        }
+        return {};
+    }
+
+    void issue(std::uint64_t line, std::uint64_t column, std::string message) {
+        ++stats_.issues;
+        if (on_issue_) on_issue_(RdfIssue{path_, line, column, std::move(message)});
+    }
+
+    schema::Error located(std::uint64_t line, std::uint64_t column,
+                          const std::string& message) const {
+        return schema::make_error(ErrorType::kInvalidRequest,
+                                  RdfIssue{path_, line, column, message}.describe());
+    }
+
+    schema::Error read_error() const {
+        return schema::make_error(ErrorType::kInvalidRequest,
+                                  path_ + ": read error: " + std::strerror(errno));
+    }
+
+    void progress() {
+        if (on_progress_) on_progress_(read_, total_);
+    }
+
+    // N-Triples and N-Quads hold one statement per line, so each line is handed to serd on
+    // its own: line numbers are exact, a bad line is dropped whole (serd emits a statement
+    // before it checks the final '.', and its N-Quads reader does not recover at all), and
+    // UTF-8 is checked here with an exact column.
+    schema::Result<void> read_lines(std::FILE* file) {
+        flush_between_lines_ = true;
+        ReaderPtr reader = new_reader();
+        std::vector<char> block(kPageSize + 1);
+        std::string carry;
+        std::uint64_t line_no = 0;
+        for (;;) {
+            const std::size_t n = std::fread(block.data(), 1, kPageSize, file);
+            if (n == 0) {
+                if (std::ferror(file)) return read_error();
+                break;
+            }
+            read_ += n;
+            progress();
+            char* begin = block.data();
+            char* const end = begin + n;
+            while (begin < end) {
+                auto* newline = static_cast<char*>(std::memchr(begin, '\n', static_cast<std::size_t>(end - begin)));
+                if (newline == nullptr) {
+                    carry.append(begin, end);
+                    break;
+                }
+                ++line_no;
+                if (carry.empty()) {
+                    *newline = '\0';
+                    auto done = read_line(reader.get(), begin, static_cast<std::size_t>(newline - begin), line_no);
+                    if (!done) return done;
+                } else {
+                    carry.append(begin, newline);
+                    auto done = read_line(reader.get(), carry.c_str(), carry.size(), line_no);
+                    if (!done) return done;
+                    carry.clear();
+                }
+                begin = newline + 1;
+            }
+        }
+        if (!carry.empty()) {
+            auto done = read_line(reader.get(), carry.c_str(), carry.size(), line_no + 1);
+            if (!done) return done;
+        }
+        return {};
+    }
+
+    schema::Result<void> read_line(SerdReader* reader, const char* text, std::size_t size,
+                                   std::uint64_t line_no) {
+        if (size == 0) return {};
+        const std::string_view line(text, size);
+        if (std::memchr(text, '\0', size) != nullptr) {
+            return bad_line(line_no, line.find('\0') + 1, "NUL byte in the input");
+        }
+        if (const auto at = invalid_utf8_at(line); at != std::string_view::npos) {
+            return bad_line(line_no, at + 1, invalid_utf8_message(line, at));
+        }
+        const std::size_t used_before = used_;
+        const std::uint64_t statements_before = stats_.statements;
+        serd_error_ = SerdErrorInfo{};
+        const SerdStatus st = serd_reader_read_string(reader, bytes(text));
+        if (stop_) return *stop_;
+        if (st != SERD_SUCCESS || serd_error_.set) {
+            used_ = used_before;
+            stats_.statements = statements_before;
+            const std::string message =
+                serd_error_.set ? serd_error_.message
+                                : std::string(reinterpret_cast<const char*>(serd_strerror(st)));
+            return bad_line(line_no, serd_error_.set ? serd_error_.column + 1 : 1, message);
+        }
+        if (used_ >= batch_size_) return flush();
+        return {};
+    }
+
+    schema::Result<void> bad_line(std::uint64_t line, std::uint64_t column,
+                                  const std::string& message) {
+        if (!options_.lenient) return located(line, column, message);
+        issue(line, column, message);
+        ++stats_.skipped;
+        return {};
+    }
+
+    static std::string invalid_utf8_message(std::string_view text, std::size_t at) {
+        std::array<char, 64> buf{};
+        std::snprintf(buf.data(), buf.size(), "invalid UTF-8 (byte 0x%02X)",
+                      static_cast<unsigned>(static_cast<unsigned char>(text[at])));
+        return buf.data();
+    }
+
+    // Turtle and TriG: serd streams the file a page at a time. An error ends serd's read; in
+    // lenient mode a new serd reader starts at the line after the error (prefixes and base
+    // live in our env, so they survive), which is what serd's own lax recovery does, minus its
+    // habit of patching invalid UTF-8.
+    struct PageSource {
+        std::FILE* file;
+        RdfRead* read;
+        std::uint64_t offset;  // file offset of the next byte
+    };
+
+    static size_t read_page(void* buf, size_t size, size_t count, void* stream) {
+        auto* source = static_cast<PageSource*>(stream);
+        const std::size_t n = std::fread(buf, size, count, source->file);
+        source->offset += n;
+        if (source->offset > source->read->read_) {
+            source->read->read_ = source->offset;
+            source->read->progress();
+        }
+        if (source->read->stop_) return 0;
+        return n;
+    }
+
+    static int page_error(void* stream) {
+        return std::ferror(static_cast<PageSource*>(stream)->file);
+    }
+
+    schema::Result<void> read_stream(std::FILE* file) {
+        flush_between_lines_ = false;
+        std::uint64_t start = 0;      // file offset where this serd read begins
+        std::uint64_t first_line = 1;  // its line number in the file
+        for (;;) {
+            if (fseeko(file, static_cast<off_t>(start), SEEK_SET) != 0) return read_error();
+            PageSource source{file, this, start};
+            ReaderPtr reader = new_reader();
+            maker_.start_new_reader();
+            serd_error_ = SerdErrorInfo{};
+            const SerdStatus st = serd_reader_read_source(reader.get(), &RdfRead::read_page,
+                                                          &RdfRead::page_error, &source,
+                                                          bytes(path_.c_str()), kPageSize);
+            if (stop_) return *stop_;
+            if (std::ferror(file)) return read_error();
+            if (st == SERD_SUCCESS && !serd_error_.set) return {};
+            const std::uint64_t relative_line = serd_error_.set ? serd_error_.line : 1;
+            const std::uint64_t line = first_line + relative_line - 1;
+            std::uint64_t column = serd_error_.column + 1;
+            std::string message =
+                serd_error_.set ? serd_error_.message
+                                : std::string(reinterpret_cast<const char*>(serd_strerror(st)));
+            std::string text;
+            auto next = line_after(file, start, relative_line, text);
+            if (!next) return next.error();
+            // serd's column for a UTF-8 error is past the bad byte; find the byte itself.
+            if (const auto at = invalid_utf8_at(text); at != std::string_view::npos &&
+                                                       message.find("UTF-8") != std::string::npos) {
+                column = at + 1;
+                message = invalid_utf8_message(text, at);
+            }
+            if (!options_.lenient) return located(line, column, message);
+            issue(line, column, message);
+            ++stats_.skipped;
+            if (!next.value()) return {};
+            start = *next.value();
+            first_line = line + 1;
+        }
+    }
+
+    // The offset of the line after line `lines` (1-based) counted from `start`, or nullopt
+    // when that line is the last; `text` gets that line. Reads only what this serd reader read.
+    schema::Result<std::optional<std::uint64_t>> line_after(std::FILE* file, std::uint64_t start,
+                                                            std::uint64_t lines,
+                                                            std::string& text) {
+        if (fseeko(file, static_cast<off_t>(start), SEEK_SET) != 0) return read_error();
+        std::vector<char> block(kPageSize);
+        std::uint64_t offset = start;
+        std::uint64_t line = 1;
+        for (;;) {
+            const std::size_t n = std::fread(block.data(), 1, block.size(), file);
+            if (n == 0) {
+                if (std::ferror(file)) return read_error();
+                return std::optional<std::uint64_t>{};
+            }
+            for (std::size_t i = 0; i < n; ++i) {
+                if (block[i] == '\n') {
+                    if (line == lines) return std::optional<std::uint64_t>{offset + i + 1};
+                    ++line;
+                } else if (line == lines && text.size() < (1u << 20)) {
+                    text += block[i];
+                }
+            }
+            offset += n;
+        }
+    }
+
+    std::string path_;
+    const RdfReadOptions& options_;
+    RdfFormat format_;
+    std::size_t batch_size_;
+    const RdfBatchSink& on_batch_;
+    const RdfIssueSink& on_issue_;
+    const RdfProgressSink& on_progress_;
+    SerdEnv* env_;
+    TermMaker maker_;
+    std::vector<Triple> batch_;
+    std::size_t used_ = 0;
+    bool flush_between_lines_ = false;
+    std::optional<schema::Error> stop_;
+    SerdErrorInfo serd_error_;
+    RdfReadStats stats_;
+    std::uint64_t read_ = 0;
+    std::uint64_t total_ = 0;
+};
+
+// ---- N-Quads writing ----------------------------------------------------------------------
+
+void append_uchar(std::string& out, unsigned char c) {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    out += "\\u00";
+    out += kHex[c >> 4];
+    out += kHex[c & 0xF];
+}
+
+// As schema::to_nquads: IRIREF excludes controls, space and <>"{}|^`\ ; UCHAR keeps meaning.
+void append_iri(std::string& out, std::string_view iri) {
+    out += '<';
+    std::size_t run = 0;
+    for (std::size_t i = 0; i < iri.size(); ++i) {
+        const auto c = static_cast<unsigned char>(iri[i]);
+        const bool escape = c <= 0x20 || c == '<' || c == '>' || c == '"' || c == '{' ||
+                            c == '}' || c == '|' || c == '^' || c == '`' || c == '\\';
+        if (!escape) continue;
+        out.append(iri.data() + run, i - run);
+        append_uchar(out, c);
+        run = i + 1;
+    }
+    out.append(iri.data() + run, iri.size() - run);
+    out += '>';
+}
+
+void append_string(std::string& out, std::string_view value) {
+    out += '"';
+    std::size_t run = 0;
+    for (std::size_t i = 0; i < value.size(); ++i) {
+        const auto c = static_cast<unsigned char>(value[i]);
+        if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7F) continue;
+        out.append(value.data() + run, i - run);
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            case '\b': out += "\\b"; break;
+            case '\f': out += "\\f"; break;
+            default: append_uchar(out, c);
+        }
+        run = i + 1;
+    }
+    out.append(value.data() + run, value.size() - run);
+    out += '"';
+}
+
+// Decodes the code point at text[i] (valid UTF-8 assumed checked), advancing i.
+char32_t next_code_point(std::string_view text, std::size_t& i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    std::size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    char32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+    for (std::size_t k = 1; k < len; ++k) {
+        cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+    }
+    i += len;
+    return cp;
+}
+
+// N-Triples PN_CHARS_BASE / PN_CHARS_U / PN_CHARS.
+bool pn_chars_base(char32_t c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= 0xC0 && c <= 0xD6) ||
+           (c >= 0xD8 && c <= 0xF6) || (c >= 0xF8 && c <= 0x2FF) || (c >= 0x370 && c <= 0x37D) ||
+           (c >= 0x37F && c <= 0x1FFF) || (c >= 0x200C && c <= 0x200D) ||
+           (c >= 0x2070 && c <= 0x218F) || (c >= 0x2C00 && c <= 0x2FEF) ||
+           (c >= 0x3001 && c <= 0xD7FF) || (c >= 0xF900 && c <= 0xFDCF) ||
+           (c >= 0xFDF0 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0xEFFFF);
+}
+bool pn_chars_u(char32_t c) { return pn_chars_base(c) || c == '_' || c == ':'; }
+bool pn_chars(char32_t c) {
+    return pn_chars_u(c) || c == '-' || (c >= '0' && c <= '9') || c == 0xB7 ||
+           (c >= 0x300 && c <= 0x36F) || (c >= 0x203F && c <= 0x2040);
+}
+
+// BLANK_NODE_LABEL ::= '_:' (PN_CHARS_U | [0-9]) ((PN_CHARS | '.')* PN_CHARS)?
+bool is_ntriples_label(std::string_view id) {
+    if (id.empty() || invalid_utf8_at(id) != std::string_view::npos) return false;
+    std::size_t i = 0;
+    const char32_t first = next_code_point(id, i);
+    if (!pn_chars_u(first) || first == ':') {
+        if (!(first >= '0' && first <= '9')) return false;
+    }
+    char32_t last = first;
+    while (i < id.size()) {
+        last = next_code_point(id, i);
+        if (last == ':' || (!pn_chars(last) && last != '.')) return false;
+    }
+    return last != '.';
+}
+
+void append_term(std::string& out, const Term& term) {
+    switch (term.kind()) {
+        case Term::Kind::kIri:
+            append_iri(out, term.as_iri().value);
+            return;
+        case Term::Kind::kBlankNode: {
+            const auto& id = term.as_blank().id;
+            if (is_ntriples_label(id)) {
+                out += "_:";
+                out += id;
+            } else {
+                out += schema::to_ntriples(term);
+            }
+            return;
+        }
+        case Term::Kind::kLiteral: {
+            const auto& lit = term.as_literal();
+            append_string(out, lit.value);
+            if (!lit.language.empty()) {
+                out += '@';
+                out += lit.language;
+            } else if (!lit.datatype.empty() && lit.datatype != schema::kXsdString) {
+                out += "^^";
+                append_iri(out, lit.datatype);
+            }
+            return;
+        }
+        case Term::Kind::kTriple:
+            out += schema::to_ntriples(term);
+            return;
+    }
+}
+
+std::size_t estimated_size(const Term& term) {
+    switch (term.kind()) {
+        case Term::Kind::kIri: return term.as_iri().value.size() + 2;
+        case Term::Kind::kBlankNode: return term.as_blank().id.size() + 2;
+        case Term::Kind::kLiteral: {
+            const auto& lit = term.as_literal();
+            return lit.value.size() + lit.datatype.size() + lit.language.size() + 6;
+        }
+        case Term::Kind::kTriple: return 64;
+    }
+    return 0;
+}
+
+// ---- N-Quads parsing ----------------------------------------------------------------------
+
+struct TextSource {
+    std::string_view text;
+    std::size_t offset = 0;
+};
+
+size_t read_text(void* buf, size_t size, size_t count, void* stream) {
+    auto* source = static_cast<TextSource*>(stream);
+    const std::size_t n = std::min(size * count, source->text.size() - source->offset);
+    std::memcpy(buf, source->text.data() + source->offset, n);
+    source->offset += n;
+    return n;
+}
+
+int text_error(void* /*stream*/) { return 0; }
+
+struct NquadsParse {
+    TermMaker maker;
+    std::vector<Triple> triples;
+    std::optional<std::string> failure;
+};
+
+SerdStatus parse_statement(void* handle, SerdStatementFlags /*flags*/, const SerdNode* graph,
+                           const SerdNode* subject, const SerdNode* predicate,
+                           const SerdNode* object, const SerdNode* datatype,
+                           const SerdNode* language) {
+    auto* parse = static_cast<NquadsParse*>(handle);
+    Triple& t = parse->triples.emplace_back();
+    bool ok = parse->maker.subject(t.s, subject) && parse->maker.predicate(t.p, predicate) &&
+              parse->maker.object(t.o, object, datatype, language);
+    if (ok && graph != nullptr && graph->type != SERD_NOTHING) ok = parse->maker.graph(t.graph, graph);
+    if (!ok) {
+        parse->failure = parse->maker.error();
+        return SERD_ERR_BAD_ARG;
+    }
+    return SERD_SUCCESS;
+}
+
+}  // namespace
+
+std::string RdfIssue::describe() const {
+    std::string out = file;
+    if (line > 0) {
+        out += ':' + std::to_string(line);
+        if (column > 0) out += ':' + std::to_string(column);
+    }
+    out += ": ";
+    out += message;
+    return out;
+}
+
+std::string_view to_string(RdfFormat format) noexcept {
+    switch (format) {
+        case RdfFormat::kNTriples: return "ntriples";
+        case RdfFormat::kNQuads: return "nquads";
+        case RdfFormat::kTurtle: return "turtle";
+        case RdfFormat::kTriG: return "trig";
+    }
+    return "unknown";
+}
+
+std::string_view media_type(RdfFormat format) noexcept {
+    switch (format) {
+        case RdfFormat::kNTriples: return "application/n-triples";
+        case RdfFormat::kNQuads: return "application/n-quads";
+        case RdfFormat::kTurtle: return "text/turtle";
+        case RdfFormat::kTriG: return "application/trig";
+    }
+    return "application/octet-stream";
+}
+
+schema::Result<RdfFormat> format_from_name(std::string_view name) {
+    const std::string key = lower(name);
+    if (key == "ntriples" || key == "nt") return RdfFormat::kNTriples;
+    if (key == "nquads" || key == "nq") return RdfFormat::kNQuads;
+    if (key == "turtle" || key == "ttl") return RdfFormat::kTurtle;
+    if (key == "trig") return RdfFormat::kTriG;
+    return schema::make_error(ErrorType::kInvalidRequest,
+                              "unknown RDF format '" + std::string(name) +
+                                  "'; accepted: ntriples (nt), nquads (nq), turtle (ttl), trig");
+}
+
+schema::Result<RdfFormat> format_from_path(const std::filesystem::path& path) {
+    const std::string ext = lower(path.extension().string());
+    if (ext == ".nt") return RdfFormat::kNTriples;
+    if (ext == ".nq") return RdfFormat::kNQuads;
+    if (ext == ".ttl" || ext == ".turtle") return RdfFormat::kTurtle;
+    if (ext == ".trig") return RdfFormat::kTriG;
+    if (ext == ".gz") {
+        return schema::make_error(
+            ErrorType::kInvalidRequest,
+            path.string() + ": compressed RDF (.gz) is not supported; decompress it first "
+                            "(gunzip -k " + path.string() + ")");
+    }
+    return schema::make_error(
+        ErrorType::kInvalidRequest,
+        path.string() + ": cannot tell the RDF format from the extension '" +
+            path.extension().string() +
+            "'; accepted: .nt, .nq, .ttl, .turtle, .trig, or name it with --format "
+            "ntriples|nquads|turtle|trig");
+}
+
+schema::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
+                                      const RdfReadOptions& options, const RdfBatchSink& on_batch,
+                                      const RdfIssueSink& on_issue,
+                                      const RdfProgressSink& on_progress) {
+    RdfFormat format{};
+    if (options.format) {
+        format = *options.format;
+    } else {
+        auto guessed = format_from_path(path);
+        if (!guessed) return std::move(guessed).error();
+        format = *guessed;
+    }
+
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (!std::filesystem::exists(status)) {
+        return schema::make_error(ErrorType::kNotFound, path.string() + ": no such file");
+    }
+    if (std::filesystem::is_directory(status)) {
+        return schema::make_error(ErrorType::kInvalidRequest,
+                                  path.string() + ": is a directory, not an RDF file");
+    }
+    FilePtr file(std::fopen(path.c_str(), "rb"));
+    if (!file) {
+        return schema::make_error(ErrorType::kInvalidRequest,
+                                  path.string() + ": cannot open: " + std::strerror(errno));
+    }
+    const std::uint64_t size = std::filesystem::is_regular_file(status)
+                                   ? std::filesystem::file_size(path, ec)
+                                   : 0;
+
+    const auto absolute = std::filesystem::absolute(path, ec).lexically_normal();
+    const std::string absolute_path = ec ? path.string() : absolute.string();
+
+    std::string base = options.base_iri;
+    if (base.empty()) {
+        SerdNode uri =
+            serd_node_new_file_uri(bytes(absolute_path.c_str()), nullptr, nullptr, true);
+        base.assign(view(&uri));
+        serd_node_free(&uri);
+    }
+    const SerdNode base_node = serd_node_from_string(SERD_URI, bytes(base.c_str()));
+    EnvPtr env(serd_env_new(&base_node));
+
+    std::array<char, 16> prefix{};
+    std::snprintf(prefix.data(), prefix.size(), "f%08x_", fnv1a32(absolute_path));
+
+    RdfRead read(path, options, format, on_batch, on_issue, on_progress, env.get(),
+                 prefix.data());
+    return read.run(file.get(), size);
+}
+
+void write_nquads(std::span<const schema::Triple> batch, std::string& out) {
+    std::size_t estimate = 0;
+    for (const auto& t : batch) {
+        estimate += estimated_size(t.s) + estimated_size(t.p) + estimated_size(t.o) + 8;
+        if (t.graph) estimate += t.graph->size() + 3;
+    }
+    out.reserve(out.size() + estimate + estimate / 16);
+    for (const auto& t : batch) {
+        append_term(out, t.s);
+        out += ' ';
+        append_term(out, t.p);
+        out += ' ';
+        append_term(out, t.o);
+        if (t.graph) {
+            out += ' ';
+            append_iri(out, *t.graph);
+        }
+        out += " .\n";
+    }
+}
+
+schema::Result<std::vector<schema::Triple>> parse_nquads(std::string_view text) {
+    if (const void* nul = std::memchr(text.data(), '\0', text.size()); nul != nullptr) {
+        return schema::make_error(ErrorType::kInvalidRequest,
+                                  "N-Quads: NUL byte at offset " +
+                                      std::to_string(static_cast<const char*>(nul) - text.data()));
+    }
+    if (const auto at = invalid_utf8_at(text); at != std::string_view::npos) {
+        const std::string_view before = text.substr(0, at);
+        const auto line = std::count(before.begin(), before.end(), '\n') + 1;
+        const auto line_start = before.rfind('\n');
+        const std::size_t column =
+            at - (line_start == std::string_view::npos ? 0 : line_start + 1) + 1;
+        return schema::make_error(ErrorType::kInvalidRequest,
+                                  "N-Quads " + std::to_string(line) + ":" +
+                                      std::to_string(column) + ": invalid UTF-8");
+    }
+    EnvPtr env(serd_env_new(nullptr));
+    NquadsParse parse{TermMaker(env.get(), ""), {}, {}};
+    parse.triples.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
+    ReaderPtr reader(serd_reader_new(SERD_NQUADS, &parse, nullptr, nullptr, nullptr,
+                                     &parse_statement, nullptr));
+    serd_reader_set_strict(reader.get(), true);
+    SerdErrorInfo error;
+    serd_reader_set_error_sink(reader.get(), &capture_error, &error);
+    TextSource source{text, 0};
+    const SerdStatus st = serd_reader_read_source(reader.get(), &read_text, &text_error, &source,
+                                                  bytes("nquads"), kPageSize);
+    if (parse.failure) {
+        return schema::make_error(ErrorType::kInvalidRequest, "N-Quads: " + *parse.failure);
+    }
+    if (st != SERD_SUCCESS || error.set) {
+        std::string where = std::to_string(error.line) + ":" + std::to_string(error.column + 1);
+        return schema::make_error(
+            ErrorType::kInvalidRequest,
+            "N-Quads " + where + ": " +
+                (error.set ? error.message
+                           : std::string(reinterpret_cast<const char*>(serd_strerror(st)))));
+    }
+    return std::move(parse.triples);
+}
+
+}  // namespace glassbox::loader
