@@ -68,12 +68,15 @@ public:
             const std::size_t begin = skip_space(p, text_.size());
             if (begin == text_.size()) break;
             std::size_t line_end = text_.find('\n', begin);
-            std::size_t paragraph_end = line_end == std::string_view::npos ? text_.size() : line_end;
+            std::size_t paragraph_end =
+                line_end == std::string_view::npos ? text_.size() : line_end;
             while (line_end != std::string_view::npos) {
                 const std::size_t next_line = line_end + 1;
                 const std::size_t next_end_raw = text_.find('\n', next_line);
-                const std::size_t next_end = next_end_raw == std::string_view::npos ? text_.size() : next_end_raw;
-                if (skip_space(next_line, next_end) == next_end) break;  // a blank line (or the end)
+                const std::size_t next_end =
+                    next_end_raw == std::string_view::npos ? text_.size() : next_end_raw;
+                if (skip_space(next_line, next_end) == next_end)
+                    break;  // a blank line (or the end)
                 paragraph_end = next_end;
                 line_end = next_end_raw;
             }
@@ -113,7 +116,8 @@ private:
     // [begin, end) is trimmed and non-empty in each of these.
     void add_paragraph(std::size_t begin, std::size_t end) {
         const std::uint64_t char_begin = char_at(begin);
-        const std::uint64_t char_end = char_begin + count_code_points(text_.substr(begin, end - begin));
+        const std::uint64_t char_end =
+            char_begin + count_code_points(text_.substr(begin, end - begin));
         if (char_end - char_begin <= size_) return add(begin, end, char_begin, char_end);
         std::size_t sentence = begin;
         std::size_t p = begin;
@@ -150,7 +154,8 @@ private:
         }
         for (;;) {  // closing quotes and brackets belong to the sentence
             const std::string_view after = text_.substr(q, end - q);
-            if (!after.empty() && (after[0] == '"' || after[0] == '\'' || after[0] == ')' || after[0] == ']')) {
+            if (!after.empty() &&
+                (after[0] == '"' || after[0] == '\'' || after[0] == ')' || after[0] == ']')) {
                 ++q;
             } else if (after.starts_with("\xE2\x80\x9D") || after.starts_with("\xE2\x80\x99") ||
                        after.starts_with("\xC2\xBB")) {  // ” ’ »
@@ -167,14 +172,16 @@ private:
     void add_sentence(std::size_t begin, std::size_t end) {
         if (begin >= end) return;
         const std::uint64_t char_begin = char_at(begin);
-        const std::uint64_t char_end = char_begin + count_code_points(text_.substr(begin, end - begin));
+        const std::uint64_t char_end =
+            char_begin + count_code_points(text_.substr(begin, end - begin));
         if (char_end - char_begin <= size_) return add(begin, end, char_begin, char_end);
         std::size_t p = begin;
         while (p < end) {
             const std::size_t word = skip_space(p, end);
             if (word == end) break;
             std::size_t word_end = word;
-            while (word_end < end && !is_space_at(text_, word_end)) word_end += code_point_length(text_, word_end);
+            while (word_end < end && !is_space_at(text_, word_end))
+                word_end += code_point_length(text_, word_end);
             add_word(word, word_end);
             p = word_end;
         }
@@ -182,7 +189,8 @@ private:
 
     void add_word(std::size_t begin, std::size_t end) {
         std::uint64_t char_begin = char_at(begin);
-        const std::uint64_t char_end = char_begin + count_code_points(text_.substr(begin, end - begin));
+        const std::uint64_t char_end =
+            char_begin + count_code_points(text_.substr(begin, end - begin));
         if (char_end - char_begin <= size_) return add(begin, end, char_begin, char_end);
         // Last resort: `size` code points at a time.
         std::size_t p = begin;
@@ -208,15 +216,16 @@ private:
 
 // The earliest word start in [from_char, piece.char_begin) at or after byte `floor`, walking
 // back from `piece`; nullopt when there is none.
-std::optional<Piece> overlap_start(std::string_view text, const Piece& piece, std::uint64_t from_char,
-                                   std::size_t floor) {
+std::optional<Piece> overlap_start(std::string_view text, const Piece& piece,
+                                   std::uint64_t from_char, std::size_t floor) {
     std::optional<Piece> best;
     std::size_t p = piece.begin;
     std::uint64_t c = piece.char_begin;
     while (p > floor && c > from_char) {
         const std::size_t q = previous_code_point(text, p);
         --c;
-        const bool word_start = !is_space_at(text, q) && (q == 0 || is_space_at(text, previous_code_point(text, q)));
+        const bool word_start =
+            !is_space_at(text, q) && (q == 0 || is_space_at(text, previous_code_point(text, q)));
         if (word_start && q >= floor) best = Piece{q, piece.end, c, piece.char_end};
         p = q;
     }
@@ -268,14 +277,17 @@ std::uint64_t count_code_points(std::string_view utf8_text) noexcept {
 }
 
 Result<std::vector<ChunkSpan>> chunk_text(std::string_view utf8_text, const ChunkOptions& options) {
-    if (options.size == 0) return make_error(ErrorType::kInvalidRequest, "chunk size must be at least 1 character");
+    if (options.size == 0)
+        return make_error(ErrorType::kInvalidRequest, "chunk size must be at least 1 character");
     if (options.overlap >= options.size) {
-        return make_error(ErrorType::kInvalidRequest,
-                          "chunk overlap (" + std::to_string(options.overlap) +
-                              ") must be less than the chunk size (" + std::to_string(options.size) + ")");
+        return make_error(ErrorType::kInvalidRequest, "chunk overlap (" +
+                                                          std::to_string(options.overlap) +
+                                                          ") must be less than the chunk size (" +
+                                                          std::to_string(options.size) + ")");
     }
     if (const auto bad = find_invalid_utf8(utf8_text)) {
-        return make_error(ErrorType::kInvalidRequest, "text is not valid UTF-8 (byte " + std::to_string(*bad) + ")");
+        return make_error(ErrorType::kInvalidRequest,
+                          "text is not valid UTF-8 (byte " + std::to_string(*bad) + ")");
     }
     const std::vector<Piece> pieces = Splitter(utf8_text, options.size).split();
 
@@ -286,16 +298,19 @@ Result<std::vector<ChunkSpan>> chunk_text(std::string_view utf8_text, const Chun
         Piece chunk = pieces[i];
         if (previous && options.overlap > 0) {
             const std::uint64_t own = chunk.char_end - chunk.char_begin;
-            const std::uint64_t allowed = std::min<std::uint64_t>(options.overlap, options.size - own);
+            const std::uint64_t allowed =
+                std::min<std::uint64_t>(options.overlap, options.size - own);
             // Strictly after the previous chunk's start, so chunks always move forward.
-            if (const auto start = overlap_start(utf8_text, chunk, chunk.char_begin - std::min(allowed, chunk.char_begin),
-                                                 previous->begin + 1)) {
+            if (const auto start = overlap_start(
+                    utf8_text, chunk, chunk.char_begin - std::min(allowed, chunk.char_begin),
+                    previous->begin + 1)) {
                 chunk.begin = start->begin;
                 chunk.char_begin = start->char_begin;
             }
         }
         std::size_t j = i;
-        while (j + 1 < pieces.size() && pieces[j + 1].char_end - chunk.char_begin <= options.size) ++j;
+        while (j + 1 < pieces.size() && pieces[j + 1].char_end - chunk.char_begin <= options.size)
+            ++j;
         chunk.end = pieces[j].end;
         chunk.char_end = pieces[j].char_end;
         chunks.push_back(ChunkSpan{chunk.char_begin, chunk.char_end - chunk.char_begin, chunk.begin,

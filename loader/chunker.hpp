@@ -42,7 +42,8 @@ struct ChunkSpan {
 // longer than `size` at code-point boundaries) are packed greedily into chunks of at most `size`
 // characters, each chunk after the first starting with its overlap. Whitespace-only or empty
 // text gives no chunks. Invalid UTF-8, size 0 or overlap >= size is kInvalidRequest.
-schema::Result<std::vector<ChunkSpan>> chunk_text(std::string_view utf8_text, const ChunkOptions& options = {});
+schema::Result<std::vector<ChunkSpan>> chunk_text(std::string_view utf8_text,
+                                                  const ChunkOptions& options = {});
 
 // The byte offset of the first byte that does not begin a well-formed UTF-8 sequence (overlong
 // forms, surrogates and values above U+10FFFF are ill-formed, as in Unicode §3.9), or nullopt.

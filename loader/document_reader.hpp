@@ -36,10 +36,10 @@ struct ReadDocument {
     // first non-empty line; .jsonl: "title" when present and non-empty, else the doc_id. Trimmed
     // and cut to ReadOptions::max_title_chars characters; the file name when nothing else.
     std::string title;
-    std::string text;                // valid UTF-8; a leading byte-order mark removed
-    std::string media_type;          // kMediaTypeText or kMediaTypeMarkdown
-    std::filesystem::path path;      // the file read (as found under the given path)
-    std::uint64_t line = 0;          // the .jsonl line (from 1); 0 for a whole file
+    std::string text;            // valid UTF-8; a leading byte-order mark removed
+    std::string media_type;      // kMediaTypeText or kMediaTypeMarkdown
+    std::filesystem::path path;  // the file read (as found under the given path)
+    std::uint64_t line = 0;      // the .jsonl line (from 1); 0 for a whole file
 };
 
 // Called for each file or folder entry left out of a folder read, with why ("hidden",
@@ -69,7 +69,8 @@ struct ReadSummary {
 // and the line, for invalid UTF-8 or a bad .jsonl line (not JSON, not an object, doc_id or text
 // missing, empty or not a string, title not a string), with why. Documents before the error
 // have already been passed on. A named file with an unsupported extension is an error.
-schema::Result<ReadSummary> read_documents(const std::filesystem::path& path, const ReadOptions& options,
+schema::Result<ReadSummary> read_documents(const std::filesystem::path& path,
+                                           const ReadOptions& options,
                                            const DocumentFn& on_document);
 
 }  // namespace glassbox::loader

@@ -1,11 +1,11 @@
 // Tests for the chunker: the split hierarchy, UTF-8 safety, and properties over random texts.
 #include "loader/chunker.hpp"
 
+#include <gtest/gtest.h>
+
 #include <random>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace glassbox::loader {
 namespace {
@@ -38,22 +38,26 @@ void expect_chunk_properties(std::string_view text, const ChunkOptions& options)
         EXPECT_LE(c.char_length, options.size);
         EXPECT_FALSE(is_ascii_space(piece.front()));
         EXPECT_FALSE(is_ascii_space(piece.back()));
-        for (std::size_t b = c.byte_offset; b < c.byte_offset + c.byte_length; ++b) covered[b] = true;
+        for (std::size_t b = c.byte_offset; b < c.byte_offset + c.byte_length; ++b)
+            covered[b] = true;
         if (i > 0) {
             const ChunkSpan& p = chunks[i - 1];
             EXPECT_GT(c.char_offset, p.char_offset);
             EXPECT_GT(c.char_offset + c.char_length, p.char_offset + p.char_length);
             const std::uint64_t previous_end = p.char_offset + p.char_length;
-            const std::uint64_t overlap = previous_end > c.char_offset ? previous_end - c.char_offset : 0;
+            const std::uint64_t overlap =
+                previous_end > c.char_offset ? previous_end - c.char_offset : 0;
             EXPECT_LE(overlap, options.overlap);
             if (overlap > 0) {
-                EXPECT_TRUE(is_ascii_space(text[c.byte_offset - 1])) << "the overlap starts mid-word";
+                EXPECT_TRUE(is_ascii_space(text[c.byte_offset - 1]))
+                    << "the overlap starts mid-word";
             }
         }
     }
     for (std::size_t b = 0; b < text.size(); ++b) {
         if (!covered[b]) {
-            ASSERT_TRUE(is_ascii_space(text[b])) << "byte " << b << " of non-blank text is in no chunk";
+            ASSERT_TRUE(is_ascii_space(text[b]))
+                << "byte " << b << " of non-blank text is in no chunk";
         }
     }
 }
@@ -61,7 +65,8 @@ void expect_chunk_properties(std::string_view text, const ChunkOptions& options)
 TEST(Chunker, BlankTextHasNoChunks) {
     EXPECT_TRUE(chunks_of("", {}).empty());
     EXPECT_TRUE(chunks_of(" \n\t\r\n  \n", {}).empty());
-    EXPECT_TRUE(chunks_of("\xC2\xA0\xE3\x80\x80\xE2\x80\xA8", {}).empty()) << "NBSP, ideographic space, LS";
+    EXPECT_TRUE(chunks_of("\xC2\xA0\xE3\x80\x80\xE2\x80\xA8", {}).empty())
+        << "NBSP, ideographic space, LS";
 }
 
 TEST(Chunker, ShortTextIsOneTrimmedChunk) {
@@ -107,7 +112,8 @@ TEST(Chunker, SentenceEndsKeepClosingQuotesAndCjkFullStops) {
     for (const auto& c : chunks) pieces.push_back(slice(text, c));
     ASSERT_FALSE(pieces.empty());
     EXPECT_EQ(pieces[0], "He said \"stop.\"");
-    EXPECT_EQ(pieces.back(), "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\xE3\x80\x82\xE6\x96\x87\xE3\x80\x82");
+    EXPECT_EQ(pieces.back(),
+              "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\xE3\x80\x82\xE6\x96\x87\xE3\x80\x82");
 }
 
 TEST(Chunker, LongSentenceSplitsAtWords) {
@@ -126,7 +132,7 @@ TEST(Chunker, LongSentenceSplitsAtWords) {
 TEST(Chunker, EnormousWordSplitsAtCodePoints) {
     std::string text(2500, 'x');
     text += " ";
-    for (int i = 0; i < 2500; ++i) text += "\xC3\xA9";          // é, 2 bytes
+    for (int i = 0; i < 2500; ++i) text += "\xC3\xA9";  // é, 2 bytes
     text += " ";
     for (int i = 0; i < 1500; ++i) text += "\xF0\x9F\x98\x80";  // 😀, 4 bytes
     const auto chunks = chunks_of(text, {.size = 1000, .overlap = 100});
@@ -179,10 +185,22 @@ TEST(Chunker, FindsIllFormedUtf8) {
 }
 
 TEST(Chunker, PropertiesHoldOnRandomMultiByteTexts) {
-    const std::vector<std::string> words = {
-        "the", "a", "chunk", "caf\xC3\xA9", "na\xC3\xAFve", "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E",
-        "\xF0\x9F\x98\x80", "\xD0\xBC\xD0\xB8\xD1\x80", "end.", "stop!", "why?", "\"quoted.\"",
-        "(aside)", "\xE6\x96\x87\xE3\x80\x82", "long-hyphenated-compound-word", "x"};
+    const std::vector<std::string> words = {"the",
+                                            "a",
+                                            "chunk",
+                                            "caf\xC3\xA9",
+                                            "na\xC3\xAFve",
+                                            "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E",
+                                            "\xF0\x9F\x98\x80",
+                                            "\xD0\xBC\xD0\xB8\xD1\x80",
+                                            "end.",
+                                            "stop!",
+                                            "why?",
+                                            "\"quoted.\"",
+                                            "(aside)",
+                                            "\xE6\x96\x87\xE3\x80\x82",
+                                            "long-hyphenated-compound-word",
+                                            "x"};
     std::mt19937 random(20261122);
     for (int round = 0; round < 300; ++round) {
         std::string text;
@@ -198,14 +216,15 @@ TEST(Chunker, PropertiesHoldOnRandomMultiByteTexts) {
             } else if (kind < 8) {
                 text += "  \t";
             } else {
-                text += words[std::uniform_int_distribution<std::size_t>(0, words.size() - 1)(random)];
+                text +=
+                    words[std::uniform_int_distribution<std::size_t>(0, words.size() - 1)(random)];
                 text += " ";
             }
         }
         const std::size_t size = std::uniform_int_distribution<std::size_t>(1, 300)(random);
         const std::size_t overlap = std::uniform_int_distribution<std::size_t>(0, size - 1)(random);
-        SCOPED_TRACE("round " + std::to_string(round) + " size " + std::to_string(size) + " overlap " +
-                     std::to_string(overlap));
+        SCOPED_TRACE("round " + std::to_string(round) + " size " + std::to_string(size) +
+                     " overlap " + std::to_string(overlap));
         expect_chunk_properties(text, {.size = size, .overlap = overlap});
         if (testing::Test::HasFatalFailure()) return;
     }
@@ -213,11 +232,13 @@ TEST(Chunker, PropertiesHoldOnRandomMultiByteTexts) {
 
 TEST(Chunker, DefaultsPackNearlyFullChunks) {
     std::string text;
-    for (int i = 0; i < 2000; ++i) text += "Word" + std::to_string(i % 50) + (i % 12 == 11 ? ". " : " ");
+    for (int i = 0; i < 2000; ++i)
+        text += "Word" + std::to_string(i % 50) + (i % 12 == 11 ? ". " : " ");
     const auto chunks = chunks_of(text, {});
     ASSERT_GT(chunks.size(), 10u);
     for (std::size_t i = 0; i + 1 < chunks.size(); ++i) {
-        EXPECT_GT(chunks[i].char_length, kDefaultChunkSize * 8 / 10) << "chunk " << i << " is under-filled";
+        EXPECT_GT(chunks[i].char_length, kDefaultChunkSize * 8 / 10)
+            << "chunk " << i << " is under-filled";
     }
     expect_chunk_properties(text, {});
 }
