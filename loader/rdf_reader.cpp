@@ -304,6 +304,11 @@ struct SerdErrorInfo {
     std::string message;
 };
 
+// serd 0.30 counts columns from 1 on a read's first line but from 0 after each newline.
+std::uint64_t one_based_column(const SerdErrorInfo& error) {
+    return error.line <= 1 ? std::max<std::uint64_t>(error.column, 1) : error.column + 1;
+}
+
 SerdStatus capture_error(void* handle, const SerdError* error) {
     auto* info = static_cast<SerdErrorInfo*>(handle);
     if (!info->set) {
@@ -347,10 +352,14 @@ public:
 private:
     static SerdSyntax syntax(RdfFormat format) {
         switch (format) {
-            case RdfFormat::kNTriples: return SERD_NTRIPLES;
-            case RdfFormat::kNQuads: return SERD_NQUADS;
-            case RdfFormat::kTurtle: return SERD_TURTLE;
-            case RdfFormat::kTriG: return SERD_TRIG;
+            case RdfFormat::kNTriples:
+                return SERD_NTRIPLES;
+            case RdfFormat::kNQuads:
+                return SERD_NQUADS;
+            case RdfFormat::kTurtle:
+                return SERD_TURTLE;
+            case RdfFormat::kTriG:
+                return SERD_TRIG;
         }
         return SERD_TURTLE;
     }
@@ -473,7 +482,8 @@ private:
             char* begin = block.data();
             char* const end = begin + n;
             while (begin < end) {
-                auto* newline = static_cast<char*>(std::memchr(begin, '\n', static_cast<std::size_t>(end - begin)));
+                auto* newline = static_cast<char*>(
+                    std::memchr(begin, '\n', static_cast<std::size_t>(end - begin)));
                 if (newline == nullptr) {
                     carry.append(begin, end);
                     break;
@@ -481,7 +491,8 @@ private:
                 ++line_no;
                 if (carry.empty()) {
                     *newline = '\0';
-                    auto done = read_line(reader.get(), begin, static_cast<std::size_t>(newline - begin), line_no);
+                    auto done = read_line(reader.get(), begin,
+                                          static_cast<std::size_t>(newline - begin), line_no);
                     if (!done) return done;
                 } else {
                     carry.append(begin, newline);
@@ -514,13 +525,23 @@ private:
         serd_error_ = SerdErrorInfo{};
         const SerdStatus st = serd_reader_read_string(reader, bytes(text));
         if (stop_) return *stop_;
-        if (st != SERD_SUCCESS || serd_error_.set) {
+        // serd's N-Quads reader stops quietly (SERD_FAILURE) at text that cannot start a
+        // statement, as in `<s> <p> <o> . junk`; only a blank or comment line may do that.
+        const auto first = line.find_first_not_of(" \t\r");
+        const bool blank = first == std::string_view::npos || line[first] == '#';
+        if (st == SERD_FAILURE && !serd_error_.set && !blank) {
+            used_ = used_before;
+            stats_.statements = statements_before;
+            return bad_line(line_no, 0,
+                            "text that is not a statement (after a '.' or at the start)");
+        }
+        if (st > SERD_FAILURE || serd_error_.set) {
             used_ = used_before;
             stats_.statements = statements_before;
             const std::string message =
                 serd_error_.set ? serd_error_.message
                                 : std::string(reinterpret_cast<const char*>(serd_strerror(st)));
-            return bad_line(line_no, serd_error_.set ? serd_error_.column + 1 : 1, message);
+            return bad_line(line_no, serd_error_.set ? one_based_column(serd_error_) : 1, message);
         }
         if (used_ >= batch_size_) return flush();
         return {};
@@ -569,7 +590,7 @@ private:
 
     schema::Result<void> read_stream(std::FILE* file) {
         flush_between_lines_ = false;
-        std::uint64_t start = 0;      // file offset where this serd read begins
+        std::uint64_t start = 0;       // file offset where this serd read begins
         std::uint64_t first_line = 1;  // its line number in the file
         for (;;) {
             if (fseeko(file, static_cast<off_t>(start), SEEK_SET) != 0) return read_error();
@@ -577,15 +598,15 @@ private:
             ReaderPtr reader = new_reader();
             maker_.start_new_reader();
             serd_error_ = SerdErrorInfo{};
-            const SerdStatus st = serd_reader_read_source(reader.get(), &RdfRead::read_page,
-                                                          &RdfRead::page_error, &source,
-                                                          bytes(path_.c_str()), kPageSize);
+            const SerdStatus st =
+                serd_reader_read_source(reader.get(), &RdfRead::read_page, &RdfRead::page_error,
+                                        &source, bytes(path_.c_str()), kPageSize);
             if (stop_) return *stop_;
             if (std::ferror(file)) return read_error();
-            if (st == SERD_SUCCESS && !serd_error_.set) return {};
+            if (st <= SERD_FAILURE && !serd_error_.set) return {};  // FAILURE: empty input
             const std::uint64_t relative_line = serd_error_.set ? serd_error_.line : 1;
             const std::uint64_t line = first_line + relative_line - 1;
-            std::uint64_t column = serd_error_.column + 1;
+            std::uint64_t column = one_based_column(serd_error_);
             std::string message =
                 serd_error_.set ? serd_error_.message
                                 : std::string(reinterpret_cast<const char*>(serd_strerror(st)));
@@ -593,8 +614,8 @@ private:
             auto next = line_after(file, start, relative_line, text);
             if (!next) return next.error();
             // serd's column for a UTF-8 error is past the bad byte; find the byte itself.
-            if (const auto at = invalid_utf8_at(text); at != std::string_view::npos &&
-                                                       message.find("UTF-8") != std::string::npos) {
+            if (const auto at = invalid_utf8_at(text);
+                at != std::string_view::npos && message.find("UTF-8") != std::string::npos) {
                 column = at + 1;
                 message = invalid_utf8_message(text, at);
             }
@@ -668,8 +689,8 @@ void append_iri(std::string& out, std::string_view iri) {
     std::size_t run = 0;
     for (std::size_t i = 0; i < iri.size(); ++i) {
         const auto c = static_cast<unsigned char>(iri[i]);
-        const bool escape = c <= 0x20 || c == '<' || c == '>' || c == '"' || c == '{' ||
-                            c == '}' || c == '|' || c == '^' || c == '`' || c == '\\';
+        const bool escape = c <= 0x20 || c == '<' || c == '>' || c == '"' || c == '{' || c == '}' ||
+                            c == '|' || c == '^' || c == '`' || c == '\\';
         if (!escape) continue;
         out.append(iri.data() + run, i - run);
         append_uchar(out, c);
@@ -687,14 +708,29 @@ void append_string(std::string& out, std::string_view value) {
         if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7F) continue;
         out.append(value.data() + run, i - run);
         switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
-            case '\b': out += "\\b"; break;
-            case '\f': out += "\\f"; break;
-            default: append_uchar(out, c);
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
+            case '\b':
+                out += "\\b";
+                break;
+            case '\f':
+                out += "\\f";
+                break;
+            default:
+                append_uchar(out, c);
         }
         run = i + 1;
     }
@@ -780,13 +816,16 @@ void append_term(std::string& out, const Term& term) {
 
 std::size_t estimated_size(const Term& term) {
     switch (term.kind()) {
-        case Term::Kind::kIri: return term.as_iri().value.size() + 2;
-        case Term::Kind::kBlankNode: return term.as_blank().id.size() + 2;
+        case Term::Kind::kIri:
+            return term.as_iri().value.size() + 2;
+        case Term::Kind::kBlankNode:
+            return term.as_blank().id.size() + 2;
         case Term::Kind::kLiteral: {
             const auto& lit = term.as_literal();
             return lit.value.size() + lit.datatype.size() + lit.language.size() + 6;
         }
-        case Term::Kind::kTriple: return 64;
+        case Term::Kind::kTriple:
+            return 64;
     }
     return 0;
 }
@@ -822,7 +861,8 @@ SerdStatus parse_statement(void* handle, SerdStatementFlags /*flags*/, const Ser
     Triple& t = parse->triples.emplace_back();
     bool ok = parse->maker.subject(t.s, subject) && parse->maker.predicate(t.p, predicate) &&
               parse->maker.object(t.o, object, datatype, language);
-    if (ok && graph != nullptr && graph->type != SERD_NOTHING) ok = parse->maker.graph(t.graph, graph);
+    if (ok && graph != nullptr && graph->type != SERD_NOTHING)
+        ok = parse->maker.graph(t.graph, graph);
     if (!ok) {
         parse->failure = parse->maker.error();
         return SERD_ERR_BAD_ARG;
@@ -845,20 +885,28 @@ std::string RdfIssue::describe() const {
 
 std::string_view to_string(RdfFormat format) noexcept {
     switch (format) {
-        case RdfFormat::kNTriples: return "ntriples";
-        case RdfFormat::kNQuads: return "nquads";
-        case RdfFormat::kTurtle: return "turtle";
-        case RdfFormat::kTriG: return "trig";
+        case RdfFormat::kNTriples:
+            return "ntriples";
+        case RdfFormat::kNQuads:
+            return "nquads";
+        case RdfFormat::kTurtle:
+            return "turtle";
+        case RdfFormat::kTriG:
+            return "trig";
     }
     return "unknown";
 }
 
 std::string_view media_type(RdfFormat format) noexcept {
     switch (format) {
-        case RdfFormat::kNTriples: return "application/n-triples";
-        case RdfFormat::kNQuads: return "application/n-quads";
-        case RdfFormat::kTurtle: return "text/turtle";
-        case RdfFormat::kTriG: return "application/trig";
+        case RdfFormat::kNTriples:
+            return "application/n-triples";
+        case RdfFormat::kNQuads:
+            return "application/n-quads";
+        case RdfFormat::kTurtle:
+            return "text/turtle";
+        case RdfFormat::kTriG:
+            return "application/trig";
     }
     return "application/octet-stream";
 }
@@ -883,8 +931,10 @@ schema::Result<RdfFormat> format_from_path(const std::filesystem::path& path) {
     if (ext == ".gz") {
         return schema::make_error(
             ErrorType::kInvalidRequest,
-            path.string() + ": compressed RDF (.gz) is not supported; decompress it first "
-                            "(gunzip -k " + path.string() + ")");
+            path.string() +
+                ": compressed RDF (.gz) is not supported; decompress it first "
+                "(gunzip -k " +
+                path.string() + ")");
     }
     return schema::make_error(
         ErrorType::kInvalidRequest,
@@ -921,17 +971,15 @@ schema::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
         return schema::make_error(ErrorType::kInvalidRequest,
                                   path.string() + ": cannot open: " + std::strerror(errno));
     }
-    const std::uint64_t size = std::filesystem::is_regular_file(status)
-                                   ? std::filesystem::file_size(path, ec)
-                                   : 0;
+    const std::uint64_t size =
+        std::filesystem::is_regular_file(status) ? std::filesystem::file_size(path, ec) : 0;
 
     const auto absolute = std::filesystem::absolute(path, ec).lexically_normal();
     const std::string absolute_path = ec ? path.string() : absolute.string();
 
     std::string base = options.base_iri;
     if (base.empty()) {
-        SerdNode uri =
-            serd_node_new_file_uri(bytes(absolute_path.c_str()), nullptr, nullptr, true);
+        SerdNode uri = serd_node_new_file_uri(bytes(absolute_path.c_str()), nullptr, nullptr, true);
         base.assign(view(&uri));
         serd_node_free(&uri);
     }
@@ -941,8 +989,7 @@ schema::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
     std::array<char, 16> prefix{};
     std::snprintf(prefix.data(), prefix.size(), "f%08x_", fnv1a32(absolute_path));
 
-    RdfRead read(path, options, format, on_batch, on_issue, on_progress, env.get(),
-                 prefix.data());
+    RdfRead read(path, options, format, on_batch, on_issue, on_progress, env.get(), prefix.data());
     return read.run(file.get(), size);
 }
 
@@ -979,15 +1026,15 @@ schema::Result<std::vector<schema::Triple>> parse_nquads(std::string_view text) 
         const auto line_start = before.rfind('\n');
         const std::size_t column =
             at - (line_start == std::string_view::npos ? 0 : line_start + 1) + 1;
-        return schema::make_error(ErrorType::kInvalidRequest,
-                                  "N-Quads " + std::to_string(line) + ":" +
-                                      std::to_string(column) + ": invalid UTF-8");
+        return schema::make_error(
+            ErrorType::kInvalidRequest,
+            "N-Quads " + std::to_string(line) + ":" + std::to_string(column) + ": invalid UTF-8");
     }
     EnvPtr env(serd_env_new(nullptr));
     NquadsParse parse{TermMaker(env.get(), ""), {}, {}};
     parse.triples.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
-    ReaderPtr reader(serd_reader_new(SERD_NQUADS, &parse, nullptr, nullptr, nullptr,
-                                     &parse_statement, nullptr));
+    ReaderPtr reader(
+        serd_reader_new(SERD_NQUADS, &parse, nullptr, nullptr, nullptr, &parse_statement, nullptr));
     serd_reader_set_strict(reader.get(), true);
     SerdErrorInfo error;
     serd_reader_set_error_sink(reader.get(), &capture_error, &error);
@@ -997,8 +1044,9 @@ schema::Result<std::vector<schema::Triple>> parse_nquads(std::string_view text) 
     if (parse.failure) {
         return schema::make_error(ErrorType::kInvalidRequest, "N-Quads: " + *parse.failure);
     }
-    if (st != SERD_SUCCESS || error.set) {
-        std::string where = std::to_string(error.line) + ":" + std::to_string(error.column + 1);
+    if (st > SERD_FAILURE || error.set) {  // FAILURE: empty input
+        std::string where =
+            std::to_string(error.line) + ":" + std::to_string(one_based_column(error));
         return schema::make_error(
             ErrorType::kInvalidRequest,
             "N-Quads " + where + ": " +

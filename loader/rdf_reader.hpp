@@ -110,8 +110,7 @@ using RdfProgressSink = std::function<void(std::uint64_t bytes_read, std::uint64
 // own; the statements of the bad `subject ... .` block that serd had already emitted before
 // the error are kept. Treat lenient Turtle as best effort and prefer fixing the file.
 schema::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
-                                      const RdfReadOptions& options,
-                                      const RdfBatchSink& on_batch,
+                                      const RdfReadOptions& options, const RdfBatchSink& on_batch,
                                       const RdfIssueSink& on_issue = {},
                                       const RdfProgressSink& on_progress = {});
 
