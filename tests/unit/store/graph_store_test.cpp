@@ -624,6 +624,48 @@ TEST_F(GraphStoreTest, TwoConnectionsToOneFileShareTermIds) {
     other->reset();
 }
 
+TEST_F(GraphStoreTest, TinyTermCachesGiveTheSameAnswersAsLargeOnes) {
+    GraphStoreOptions tiny;
+    tiny.term_cache_entries = 3;
+    tiny.decode_cache_entries = 2;
+    auto small_store = GraphStore::open(*db_, tiny);
+    ASSERT_TRUE(small_store) << small_store.error().message;
+    SourceRecord record{"file:///tiny.nt", SourceKind::kFile, {}, 2, {}, {}};
+    auto src = (*small_store)->register_source(record);
+    ASSERT_TRUE(src);
+    std::vector<Triple> triples;
+    for (int i = 0; i < 300; ++i) {
+        triples.push_back(make_triple(ex("n" + std::to_string(i % 37)), ex("p" + std::to_string(i % 5)),
+                                      i % 2 == 0 ? ex("n" + std::to_string(i % 41)) : literal(std::to_string(i % 13)),
+                                      i % 7 == 0 ? std::optional<std::string>("http://example.org/g") : std::nullopt));
+    }
+    auto counts = (*small_store)->insert(*src, triples);
+    ASSERT_TRUE(counts) << counts.error().message;
+    std::set<std::string> distinct;
+    for (const auto& t : triples) distinct.insert(schema::to_nquads(t));
+    EXPECT_EQ(counts->added, distinct.size());
+    // Evicted entries are found again in the file, with the same ids the big-cache store sees.
+    for (int i = 0; i < 41; ++i) {
+        const auto a = (*small_store)->find_term(ex("n" + std::to_string(i)));
+        const auto b = store_->find_term(ex("n" + std::to_string(i)));
+        ASSERT_TRUE(a && b);
+        EXPECT_EQ(*a, *b);
+    }
+    for (int i = 0; i < 37; ++i) {
+        const TriplePattern pattern{ex("n" + std::to_string(i)), std::nullopt, std::nullopt, std::nullopt};
+        auto small_found = (*small_store)->match(pattern);
+        ASSERT_TRUE(small_found);
+        EXPECT_EQ(sorted(*small_found), sorted(match(pattern)));
+        std::vector<Triple> expected;
+        for (const auto& t : triples) {
+            if (matches(pattern, t) && std::find(expected.begin(), expected.end(), t) == expected.end()) {
+                expected.push_back(t);
+            }
+        }
+        EXPECT_EQ(sorted(*small_found), sorted(expected));
+    }
+}
+
 // The shared PathQuestion knowledge base, through a minimal N-Triples line splitter (IRIs and
 // plain literals only; the real loader is serd-based and lives elsewhere).
 std::optional<Triple> split_ntriples_line(std::string_view line) {
