@@ -1,0 +1,1003 @@
+// Vector indexes: rows in SQLite (vectors_<kind>, vectors_<kind>_removed, vector_meta), an
+// hnswlib graph in memory, and its checked cache file (own format, see "Index file" below).
+#include "workers/store/vector_index.hpp"
+
+#include "schema/log.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cerrno>
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <type_traits>
+#include <unordered_set>
+
+// The one translation unit that includes hnswlib (its header defines non-inline functions).
+#include <hnswlib/hnswlib.h>
+
+namespace glassbox::store {
+
+using schema::ErrorType;
+using schema::make_error;
+using schema::Result;
+
+namespace detail {
+
+using Graph = hnswlib::HierarchicalNSW<float>;
+
+struct HnswState {
+    std::uint32_t dim = 0;
+    std::string model;
+    std::int64_t instance = 0;  // vector_meta.instance of the database the graph was built from
+    std::int64_t seq = 0;       // the graph holds every change up to this sequence number
+    std::size_t live = 0;       // labels in the graph not marked deleted
+    // Declared before `graph`: the graph keeps a pointer into the space.
+    std::unique_ptr<hnswlib::InnerProductSpace> space;
+    std::unique_ptr<Graph> graph;
+    std::atomic<bool> dirty{false};
+    VectorIndexCounters counters;
+};
+
+}  // namespace detail
+
+namespace {
+
+using detail::Graph;
+using detail::HnswState;
+
+constexpr std::uint32_t kFormatVersion = 1;
+constexpr char kMagic[8] = {'G', 'B', 'H', 'N', 'S', 'W', '\r', '\n'};
+// Below this many rows a batch is inserted on the calling thread.
+constexpr std::size_t kParallelInsertMin = 2'048;
+// hnswlib draws levels with mean 1/ln(M); a level this high in a file means damage.
+constexpr std::uint32_t kMaxLevel = 64;
+
+std::string table_of(IndexKind kind) { return kind == IndexKind::kEntity ? "vectors_entity" : "vectors_chunk"; }
+
+hnswlib::labeltype label_of(std::int64_t key) { return static_cast<hnswlib::labeltype>(static_cast<std::uint64_t>(key)); }
+std::int64_t key_of(hnswlib::labeltype label) { return static_cast<std::int64_t>(static_cast<std::uint64_t>(label)); }
+
+std::string mismatch_message(std::string_view held_model, std::uint32_t held_dim, std::string_view model,
+                             std::size_t dim) {
+    return "index holds model " + std::string(held_model) + " dim " + std::to_string(held_dim) + "; got model " +
+           std::string(model) + " dim " + std::to_string(dim);
+}
+
+// Copies `v` into `out` as float32 scaled to unit length; an error message for a vector that
+// cannot be (empty, zero, not finite).
+template <typename T>
+std::optional<std::string> normalise_into(std::span<const T> v, float* out) {
+    if (v.empty()) return "empty vector";
+    double norm2 = 0.0;
+    for (const T x : v) {
+        const auto d = static_cast<double>(x);
+        if (!std::isfinite(d)) return "a component is not finite";
+        norm2 += d * d;
+    }
+    if (!(norm2 > 0.0) || !std::isfinite(norm2)) return "zero vector (no direction to compare)";
+    const double inverse = 1.0 / std::sqrt(norm2);
+    for (std::size_t i = 0; i < v.size(); ++i) out[i] = static_cast<float>(static_cast<double>(v[i]) * inverse);
+    return std::nullopt;
+}
+
+// ---- a checksum for the index file: four 64-bit multiply-rotate lanes (the xxHash64 round) --
+
+constexpr std::uint64_t kPrime1 = 0x9E3779B185EBCA87ULL;
+constexpr std::uint64_t kPrime2 = 0xC2B2AE3D27D4EB4FULL;
+constexpr std::uint64_t kPrime3 = 0x165667B19E3779F9ULL;
+
+std::uint64_t round64(std::uint64_t acc, std::uint64_t input) {
+    acc += input * kPrime2;
+    return std::rotl(acc, 31) * kPrime1;
+}
+
+std::uint64_t hash_bytes(const void* data, std::size_t size, std::uint64_t seed) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    std::uint64_t lanes[4] = {seed + kPrime1 + kPrime2, seed + kPrime2, seed, seed - kPrime1};
+    std::size_t i = 0;
+    for (; i + 32 <= size; i += 32) {
+        for (int lane = 0; lane < 4; ++lane) {
+            std::uint64_t word;
+            std::memcpy(&word, p + i + static_cast<std::size_t>(lane) * 8, 8);
+            lanes[lane] = round64(lanes[lane], word);
+        }
+    }
+    std::uint64_t h = std::rotl(lanes[0], 1) + std::rotl(lanes[1], 7) + std::rotl(lanes[2], 12) +
+                      std::rotl(lanes[3], 18) + size;
+    for (; i < size; ++i) h = std::rotl(h ^ (p[i] * kPrime3), 11) * kPrime1;
+    h ^= h >> 33;
+    h *= kPrime2;
+    h ^= h >> 29;
+    return h;
+}
+
+// Pieces of the payload are hashed one by one and chained, so writing and reading can stream.
+struct Checksum {
+    std::uint64_t value = 0x676C617373626F78ULL;
+    void add(const void* data, std::size_t size) { value = hash_bytes(data, size, value) ^ std::rotl(value, 17); }
+};
+
+// ---- Index file ----------------------------------------------------------------------------
+// [FileHeader][model bytes][payload]; payload = hnswlib's level-0 block (cur_element_count *
+// size_data_per_element_: links, vector, label per element), then per element a u32 level and
+// its upper-level link lists (level * size_links_per_element_ bytes). Host byte order; the
+// header records what the file covers so a stale file is told from a fresh one.
+struct FileHeader {
+    char magic[8];
+    std::uint32_t format_version;
+    std::uint32_t kind;
+    std::uint32_t dim;
+    std::uint32_t model_bytes;
+    std::uint64_t m;
+    std::uint64_t ef_construction;
+    std::int64_t instance;
+    std::int64_t seq;
+    std::uint64_t live;
+    std::uint64_t elements;
+    std::uint64_t size_data_per_element;
+    std::int32_t max_level;
+    std::uint32_t entry_point;
+    std::uint64_t payload_bytes;
+    std::uint64_t payload_checksum;
+    std::uint64_t header_checksum;  // of the bytes above and the model name
+};
+static_assert(std::is_trivially_copyable_v<FileHeader>);
+
+std::uint64_t header_checksum(const FileHeader& header, std::string_view model) {
+    Checksum sum;
+    sum.add(&header, offsetof(FileHeader, header_checksum));
+    sum.add(model.data(), model.size());
+    return sum.value;
+}
+
+std::uint64_t links_bytes(const Graph& graph, std::size_t element) {
+    const int level = graph.element_levels_[element];
+    return level > 0 ? graph.size_links_per_element_ * static_cast<std::size_t>(level) : 0;
+}
+
+struct FileCloser {
+    void operator()(std::FILE* f) const noexcept { std::fclose(f); }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+std::string errno_text() { return std::strerror(errno); }
+
+// Reads exactly `size` bytes; false on a short file or an error.
+bool read_exact(std::FILE* f, void* out, std::size_t size) { return std::fread(out, 1, size, f) == size; }
+
+// Everything a loaded graph must satisfy before hnswlib may walk it: neighbour ids in range and
+// present on the level they are linked at, list sizes within M, unique labels, a valid entry point.
+std::optional<std::string> check_structure(Graph& graph, std::size_t expected_live) {
+    const std::size_t n = graph.cur_element_count;
+    std::size_t deleted = 0;
+    graph.label_lookup_.clear();
+    graph.label_lookup_.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto id = static_cast<hnswlib::tableint>(i);
+        auto* level0 = graph.get_linklist0(id);
+        const std::size_t count0 = graph.getListCount(level0);
+        if (count0 > graph.maxM0_) return "element " + std::to_string(i) + " has too many links";
+        const auto* links0 = reinterpret_cast<const hnswlib::tableint*>(level0 + 1);
+        for (std::size_t j = 0; j < count0; ++j) {
+            if (links0[j] >= n) return "element " + std::to_string(i) + " links outside the graph";
+        }
+        for (int level = 1; level <= graph.element_levels_[i]; ++level) {
+            auto* list = graph.get_linklist(id, level);
+            const std::size_t count = graph.getListCount(list);
+            if (count > graph.maxM_) return "element " + std::to_string(i) + " has too many links";
+            const auto* links = reinterpret_cast<const hnswlib::tableint*>(list + 1);
+            for (std::size_t j = 0; j < count; ++j) {
+                if (links[j] >= n || graph.element_levels_[links[j]] < level) {
+                    return "element " + std::to_string(i) + " links to a missing node";
+                }
+            }
+        }
+        if (graph.isMarkedDeleted(id)) ++deleted;
+        if (!graph.label_lookup_.emplace(graph.getExternalLabel(id), id).second) return "a key appears twice";
+    }
+    graph.num_deleted_ = deleted;
+    if (n - deleted != expected_live) return "vector count differs from the header";
+    if (n == 0) return std::nullopt;
+    if (graph.enterpoint_node_ >= n || graph.maxlevel_ < 0 ||
+        graph.element_levels_[graph.enterpoint_node_] != graph.maxlevel_) {
+        return "bad entry point";
+    }
+    return std::nullopt;
+}
+
+// Inserts (or replaces) rows in the graph; on several threads for big batches (hnswlib's
+// addPoint takes its own per-node locks). Capacity must already suffice.
+void insert_rows(Graph& graph, std::span<const std::int64_t> keys, const float* vectors, std::size_t dim,
+                 std::size_t threads) {
+    const std::size_t n = keys.size();
+    std::size_t first = 0;
+    // The first insert into an empty graph sets the entry point; keep it off the thread pool.
+    if (graph.cur_element_count == 0 && n > 0) {
+        graph.addPoint(vectors, label_of(keys[0]));
+        first = 1;
+    }
+    if (threads <= 1 || n - first < kParallelInsertMin) {
+        for (std::size_t i = first; i < n; ++i) graph.addPoint(vectors + i * dim, label_of(keys[i]));
+        return;
+    }
+    std::atomic<std::size_t> next{first};
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    auto work = [&] {
+        for (;;) {
+            const std::size_t i = next.fetch_add(1);
+            if (i >= n) return;
+            try {
+                graph.addPoint(vectors + i * dim, label_of(keys[i]));
+            } catch (...) {
+                const std::lock_guard lock(failure_mutex);
+                if (!failure) failure = std::current_exception();
+                next.store(n);
+                return;
+            }
+        }
+    };
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& thread : pool) thread.join();
+    if (failure) std::rethrow_exception(failure);
+}
+
+// SAVEPOINT for a consistent read; works inside or outside a transaction of the caller.
+class ReadSnapshot {
+public:
+    static Result<ReadSnapshot> begin(storage::Database& db) {
+        if (auto r = db.exec("SAVEPOINT gb_vectors_read"); !r) return r.error();
+        return ReadSnapshot(db);
+    }
+    ReadSnapshot(ReadSnapshot&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+    ReadSnapshot(const ReadSnapshot&) = delete;
+    ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+    ReadSnapshot& operator=(ReadSnapshot&&) = delete;
+    ~ReadSnapshot() {
+        if (db_ != nullptr) (void)db_->exec("RELEASE gb_vectors_read");
+    }
+
+private:
+    explicit ReadSnapshot(storage::Database& db) : db_(&db) {}
+    storage::Database* db_;
+};
+
+struct Meta {
+    std::string model;
+    std::uint32_t dim = 0;
+    std::int64_t seq = 0;
+    std::int64_t instance = 0;
+};
+
+Result<Meta> read_meta(storage::Database& db, IndexKind kind) {
+    auto stmt = db.prepare("SELECT model, dim, seq, instance FROM vector_meta WHERE kind = ?");
+    if (!stmt) return stmt.error();
+    stmt->bind(1, to_string(kind));
+    auto row = stmt->step();
+    if (!row) return row.error();
+    if (!*row) return make_error(ErrorType::kInternal, "vector index: vector_meta has no row for " +
+                                                           std::string(to_string(kind)));
+    Meta meta;
+    meta.model = std::string(stmt->text(0));
+    const std::int64_t dim = stmt->int64(1);
+    if (dim < 0 || dim > std::numeric_limits<std::uint32_t>::max()) {
+        return make_error(ErrorType::kInternal, "vector index: vector_meta holds dimension " + std::to_string(dim));
+    }
+    meta.dim = static_cast<std::uint32_t>(dim);
+    meta.seq = stmt->int64(2);
+    meta.instance = stmt->int64(3);
+    return meta;
+}
+
+// Rows written (or keys removed) after `since`, read inside the caller's snapshot.
+struct Changes {
+    std::vector<std::int64_t> removed;
+    std::vector<std::int64_t> keys;
+    std::vector<float> vectors;  // keys.size() * dim
+};
+
+Result<Changes> read_changes(storage::Database& db, IndexKind kind, std::int64_t since, std::uint32_t dim) {
+    const std::string table = table_of(kind);
+    Changes changes;
+    {
+        auto stmt = db.prepare("SELECT key FROM " + table + "_removed WHERE seq > ?");
+        if (!stmt) return stmt.error();
+        stmt->bind(1, since);
+        for (;;) {
+            auto row = stmt->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            changes.removed.push_back(stmt->int64(0));
+        }
+    }
+    auto stmt = db.prepare("SELECT key, vector FROM " + table + " WHERE seq > ? ORDER BY key");
+    if (!stmt) return stmt.error();
+    stmt->bind(1, since);
+    const std::size_t bytes = std::size_t{dim} * sizeof(float);
+    for (;;) {
+        auto row = stmt->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        const auto blob = stmt->blob(1);
+        if (blob.size() != bytes) {
+            return make_error(ErrorType::kInternal, table + " key " + std::to_string(stmt->int64(0)) + ": " +
+                                                        std::to_string(blob.size()) + " bytes, expected " +
+                                                        std::to_string(bytes));
+        }
+        changes.keys.push_back(stmt->int64(0));
+        const std::size_t at = changes.vectors.size();
+        changes.vectors.resize(at + dim);
+        std::memcpy(changes.vectors.data() + at, blob.data(), bytes);
+    }
+    return changes;
+}
+
+std::size_t thread_count(std::size_t configured) {
+    if (configured != 0) return configured;
+    return std::max<std::size_t>(1, std::thread::hardware_concurrency());
+}
+
+std::unique_ptr<HnswState> empty_state(const Meta& meta, const VectorIndexOptions& options, std::size_t capacity) {
+    auto state = std::make_unique<HnswState>();
+    state->dim = meta.dim;
+    state->model = meta.model;
+    state->instance = meta.instance;
+    state->seq = meta.seq;
+    if (meta.dim > 0) {
+        state->space = std::make_unique<hnswlib::InnerProductSpace>(meta.dim);
+        state->graph = std::make_unique<Graph>(state->space.get(), std::max<std::size_t>(capacity, 1), options.M,
+                                               options.ef_construction, options.random_seed);
+        state->graph->setEf(options.ef_search);
+    }
+    return state;
+}
+
+void reserve(Graph& graph, std::size_t extra) {
+    const std::size_t needed = graph.cur_element_count + extra;
+    if (needed <= graph.max_elements_) return;
+    graph.resizeIndex(std::max(needed, graph.max_elements_ + graph.max_elements_ / 2));
+}
+
+// Applies changes to the graph (the caller holds the graph exclusively).
+void apply(HnswState& state, const Changes& changes, std::size_t threads) {
+    if (!state.graph) return;
+    Graph& graph = *state.graph;
+    for (const std::int64_t key : changes.removed) {
+        const auto found = graph.label_lookup_.find(label_of(key));
+        if (found == graph.label_lookup_.end() || graph.isMarkedDeleted(found->second)) continue;
+        graph.markDelete(label_of(key));
+        --state.live;
+    }
+    std::size_t added = 0;
+    for (const std::int64_t key : changes.keys) {
+        const auto found = graph.label_lookup_.find(label_of(key));
+        if (found == graph.label_lookup_.end()) {
+            ++added;
+            ++state.live;
+        } else if (graph.isMarkedDeleted(found->second)) {
+            ++state.live;
+        }
+    }
+    reserve(graph, added);
+    insert_rows(graph, changes.keys, changes.vectors.data(), state.dim, threads);
+    if (!changes.removed.empty() || !changes.keys.empty()) state.dirty = true;
+}
+
+// ---- file I/O --------------------------------------------------------------------------------
+
+Result<void> write_index_file(const HnswState& state, IndexKind kind, const VectorIndexOptions& options,
+                              const std::filesystem::path& target) {
+    static std::atomic<std::uint64_t> counter{0};
+    const Graph& graph = *state.graph;
+    FileHeader header{};
+    std::memcpy(header.magic, kMagic, sizeof kMagic);
+    header.format_version = kFormatVersion;
+    header.kind = static_cast<std::uint32_t>(kind);
+    header.dim = state.dim;
+    header.model_bytes = static_cast<std::uint32_t>(state.model.size());
+    header.m = options.M;
+    header.ef_construction = options.ef_construction;
+    header.instance = state.instance;
+    header.seq = state.seq;
+    header.live = state.live;
+    header.elements = graph.cur_element_count;
+    header.size_data_per_element = graph.size_data_per_element_;
+    header.max_level = graph.maxlevel_;
+    header.entry_point = graph.enterpoint_node_;
+
+    const std::size_t level0_bytes = graph.cur_element_count * graph.size_data_per_element_;
+    Checksum payload;
+    payload.add(graph.data_level0_memory_, level0_bytes);
+    std::uint64_t payload_bytes = level0_bytes;
+    for (std::size_t i = 0; i < graph.cur_element_count; ++i) {
+        const auto level = static_cast<std::uint32_t>(graph.element_levels_[i]);
+        payload.add(&level, sizeof level);
+        const std::uint64_t bytes = links_bytes(graph, i);
+        if (bytes > 0) payload.add(graph.linkLists_[i], bytes);
+        payload_bytes += sizeof level + bytes;
+    }
+    header.payload_bytes = payload_bytes;
+    header.payload_checksum = payload.value;
+    header.header_checksum = header_checksum(header, state.model);
+
+    std::filesystem::path temp = target;
+    temp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+    const auto fail = [&](const std::string& what) {
+        std::error_code ignored;
+        std::filesystem::remove(temp, ignored);
+        return make_error(ErrorType::kInternal, "vector index file " + target.string() + ": " + what);
+    };
+    {
+        File file(std::fopen(temp.c_str(), "wbe"));
+        if (!file) return fail("cannot create " + temp.string() + ": " + errno_text());
+        std::setvbuf(file.get(), nullptr, _IOFBF, 1 << 20);
+        bool ok = std::fwrite(&header, sizeof header, 1, file.get()) == 1 &&
+                  std::fwrite(state.model.data(), 1, state.model.size(), file.get()) == state.model.size() &&
+                  std::fwrite(graph.data_level0_memory_, 1, level0_bytes, file.get()) == level0_bytes;
+        for (std::size_t i = 0; ok && i < graph.cur_element_count; ++i) {
+            const auto level = static_cast<std::uint32_t>(graph.element_levels_[i]);
+            const std::uint64_t bytes = links_bytes(graph, i);
+            ok = std::fwrite(&level, sizeof level, 1, file.get()) == 1 &&
+                 (bytes == 0 || std::fwrite(graph.linkLists_[i], 1, bytes, file.get()) == bytes);
+        }
+        // Flushed to disk before the rename, so a crash never leaves a renamed partial file
+        // (the checksum would catch one, at the price of a rebuild).
+        if (!ok || std::fflush(file.get()) != 0 || ::fsync(::fileno(file.get())) != 0) {
+            return fail("cannot write " + temp.string() + ": " + errno_text());
+        }
+    }
+    std::error_code error;
+    std::filesystem::rename(temp, target, error);
+    if (error) return fail("cannot rename " + temp.string() + ": " + error.message());
+    return {};
+}
+
+// The graph in `file`, or why it cannot be used (then the caller rebuilds).
+struct LoadedFile {
+    std::unique_ptr<HnswState> state;
+    std::string problem;
+};
+
+LoadedFile read_index_file(const std::filesystem::path& path, IndexKind kind, const Meta& meta,
+                           const VectorIndexOptions& options) {
+    LoadedFile result;
+    const auto reject = [&](std::string why) {
+        result.state.reset();
+        result.problem = std::move(why);
+        return std::move(result);
+    };
+    std::error_code error;
+    if (!std::filesystem::exists(path, error)) return reject("no index file");
+    const std::uint64_t file_size = std::filesystem::file_size(path, error);
+    if (error) return reject("cannot stat the index file: " + error.message());
+    File file(std::fopen(path.c_str(), "rbe"));
+    if (!file) return reject("cannot open the index file: " + errno_text());
+    std::setvbuf(file.get(), nullptr, _IOFBF, 1 << 20);
+
+    FileHeader header{};
+    if (!read_exact(file.get(), &header, sizeof header)) return reject("index file truncated (header)");
+    if (std::memcmp(header.magic, kMagic, sizeof kMagic) != 0) return reject("not an index file");
+    if (header.format_version != kFormatVersion) {
+        return reject("index file format " + std::to_string(header.format_version) + ", expected " +
+                      std::to_string(kFormatVersion));
+    }
+    if (header.model_bytes > 4096) return reject("index file header damaged");
+    std::string model(header.model_bytes, '\0');
+    if (!read_exact(file.get(), model.data(), model.size())) return reject("index file truncated (header)");
+    if (header_checksum(header, model) != header.header_checksum) return reject("index file header checksum mismatch");
+    if (header.kind != static_cast<std::uint32_t>(kind)) return reject("index file of another kind");
+    if (header.instance != meta.instance) return reject("index file of another database");
+    if (header.seq > meta.seq) return reject("index file newer than the database (restored from a backup?)");
+    if (header.dim != meta.dim || model != meta.model) return reject("index file of another model or dimension");
+    if (header.m != options.M || header.ef_construction != options.ef_construction) {
+        return reject("index file built with other M / ef_construction");
+    }
+    if (meta.dim == 0) return reject("the kind holds no vectors");
+    if (sizeof header + model.size() + header.payload_bytes != file_size) return reject("index file truncated");
+
+    // A graph with the same parameters has the same layout; the file must agree with it.
+    Meta file_meta = meta;
+    file_meta.seq = header.seq;
+    const std::size_t elements = header.elements;
+    if (header.size_data_per_element == 0 || elements > header.payload_bytes / header.size_data_per_element ||
+        header.live > elements) {
+        return reject("index file header damaged");
+    }
+    std::unique_ptr<HnswState> state;
+    try {
+        state = empty_state(file_meta, options, elements + elements / 4 + options.initial_capacity);
+    } catch (const std::exception& e) {
+        return reject(std::string("cannot allocate the graph: ") + e.what());
+    }
+    Graph& graph = *state->graph;
+    if (graph.size_data_per_element_ != header.size_data_per_element) return reject("index file layout differs");
+
+    Checksum payload;
+    const std::size_t level0_bytes = elements * graph.size_data_per_element_;
+    graph.cur_element_count = elements;  // element_levels_ are 0 until read: nothing to free
+    if (!read_exact(file.get(), graph.data_level0_memory_, level0_bytes)) return reject("index file truncated");
+    payload.add(graph.data_level0_memory_, level0_bytes);
+    std::uint64_t remaining = header.payload_bytes - level0_bytes;
+    for (std::size_t i = 0; i < elements; ++i) {
+        std::uint32_t level = 0;
+        if (remaining < sizeof level || !read_exact(file.get(), &level, sizeof level)) {
+            return reject("index file truncated");
+        }
+        remaining -= sizeof level;
+        payload.add(&level, sizeof level);
+        if (level > kMaxLevel || static_cast<std::int64_t>(level) > header.max_level) {
+            return reject("index file damaged (level)");
+        }
+        if (level == 0) continue;
+        const std::uint64_t bytes = graph.size_links_per_element_ * level;
+        if (bytes > remaining) return reject("index file truncated");
+        // hnswlib allocates one byte more than the lists (hnswalg.h addPoint); so do we.
+        auto* links = static_cast<char*>(std::malloc(bytes + 1));
+        if (links == nullptr) return reject("cannot allocate the graph");
+        graph.linkLists_[i] = links;
+        graph.element_levels_[i] = static_cast<int>(level);
+        if (!read_exact(file.get(), links, bytes)) return reject("index file truncated");
+        payload.add(links, bytes);
+        remaining -= bytes;
+    }
+    if (remaining != 0) return reject("index file damaged (length)");
+    if (payload.value != header.payload_checksum) return reject("index file checksum mismatch");
+    graph.maxlevel_ = header.max_level;
+    graph.enterpoint_node_ = header.entry_point;
+    if (elements == 0) {
+        graph.maxlevel_ = -1;
+        graph.enterpoint_node_ = static_cast<hnswlib::tableint>(-1);
+    }
+    if (auto problem = check_structure(graph, header.live)) return reject("index file damaged: " + *problem);
+    state->live = header.live;
+    result.state = std::move(state);
+    return result;
+}
+
+}  // namespace
+
+std::string_view to_string(IndexKind kind) noexcept { return kind == IndexKind::kEntity ? "entity" : "chunk"; }
+
+VectorIndex::VectorIndex(storage::Database& db, IndexKind kind, std::filesystem::path index_file, Options options)
+    : db_(db), kind_(kind), index_file_(std::move(index_file)), options_(options) {}
+
+VectorIndex::~VectorIndex() {
+    if (options_.save_on_close) (void)save();
+}
+
+Result<std::unique_ptr<VectorIndex>> VectorIndex::open(storage::Database& db, IndexKind kind,
+                                                       std::filesystem::path index_file, Options options) {
+    if (options.M < 2 || options.M > 256 || options.ef_construction == 0 || options.ef_search == 0) {
+        return make_error(ErrorType::kInvalidRequest,
+                          "vector index: M must be 2..256 and ef_construction, ef_search above 0");
+    }
+    auto index = std::unique_ptr<VectorIndex>(new VectorIndex(db, kind, std::move(index_file), options));
+    const std::lock_guard lock(index->db_mutex_);
+    if (auto r = index->create_schema(); !r) return r.error();
+    if (auto r = index->load_or_rebuild(); !r) return r.error();
+    return index;
+}
+
+Result<void> VectorIndex::create_schema() {
+    const std::string table = table_of(kind_);
+    // seq: the write that last set the row (vector_meta.seq when it committed); a reader that has
+    // seen up to N applies just the rows (and removals) with seq > N.
+    auto r = db_.exec(
+        "CREATE TABLE IF NOT EXISTS vector_meta(kind TEXT PRIMARY KEY, model TEXT NOT NULL DEFAULT '',"
+        " dim INTEGER NOT NULL DEFAULT 0, seq INTEGER NOT NULL DEFAULT 0, instance INTEGER NOT NULL);"
+        "CREATE TABLE IF NOT EXISTS " + table + "(key INTEGER PRIMARY KEY, vector BLOB NOT NULL,"
+        " seq INTEGER NOT NULL);"
+        "CREATE INDEX IF NOT EXISTS " + table + "_seq ON " + table + "(seq);"
+        "CREATE TABLE IF NOT EXISTS " + table + "_removed(key INTEGER PRIMARY KEY, seq INTEGER NOT NULL);"
+        "CREATE INDEX IF NOT EXISTS " + table + "_removed_seq ON " + table + "_removed(seq);");
+    if (!r) return r;
+    // instance: tells this database's index files from those of a deleted and recreated one.
+    auto stmt = db_.prepare("INSERT OR IGNORE INTO vector_meta(kind, instance) VALUES(?, random())");
+    if (!stmt) return stmt.error();
+    stmt->bind(1, to_string(kind_));
+    return stmt->run();
+}
+
+Result<void> VectorIndex::load_or_rebuild() {
+    Meta meta;
+    LoadedFile loaded;
+    {
+        auto snapshot = ReadSnapshot::begin(db_);
+        if (!snapshot) return snapshot.error();
+        auto m = read_meta(db_, kind_);
+        if (!m) return m.error();
+        meta = std::move(*m);
+    }
+    const auto rebuild_because = [&](std::string reason) -> Result<void> {
+        if (auto r = rebuild(reason); !r) return r;
+        open_report_ = OpenReport{IndexSource::kRebuilt, std::move(reason), 0};
+        return {};
+    };
+    loaded = read_index_file(index_file_, kind_, meta, options_);
+    if (!loaded.state) return rebuild_because(loaded.problem);
+    {
+        const std::unique_lock lock(graph_mutex_);
+        loaded.state->counters = state_ ? state_->counters : VectorIndexCounters{};
+        ++loaded.state->counters.loads;
+        state_ = std::move(loaded.state);
+    }
+    const std::uint64_t before = state_->counters.caught_up_rows;
+    if (auto r = refresh_locked(); !r) return rebuild_because("catching up failed: " + r.error().message);
+    // The file and the rows it missed must add up to what SQLite holds.
+    std::int64_t rows = 0;
+    std::int64_t max_key = 0;
+    {
+        auto stmt = db_.prepare("SELECT count(*), coalesce(max(key), 0) FROM " + table_of(kind_));
+        if (!stmt) return stmt.error();
+        auto row = stmt->step();
+        if (!row) return row.error();
+        rows = stmt->int64(0);
+        max_key = stmt->int64(1);
+    }
+    std::int64_t held_max = 0;
+    bool any = false;
+    for (const auto& [label, id] : state_->graph->label_lookup_) {
+        if (state_->graph->isMarkedDeleted(id)) continue;
+        held_max = any ? std::max(held_max, key_of(label)) : key_of(label);
+        any = true;
+    }
+    if (static_cast<std::uint64_t>(rows) != state_->live || held_max != max_key) {
+        return rebuild_because("index file disagrees with SQLite (" + std::to_string(state_->live) + " vectors, " +
+                       std::to_string(rows) + " rows)");
+    }
+    // Deleted nodes stay in an hnswlib graph; once they outnumber the live ones, start afresh.
+    if (state_->graph->num_deleted_ > std::max<std::size_t>(1'024, state_->live)) {
+        return rebuild_because("more deleted than live vectors in the index file");
+    }
+    open_report_ = OpenReport{IndexSource::kFile, "", state_->counters.caught_up_rows - before};
+    return {};
+}
+
+Result<void> VectorIndex::rebuild(std::string reason) {
+    schema::component_logger("store")->info("vector index {}: rebuilding from SQLite: {}", to_string(kind_), reason);
+    Meta meta;
+    std::vector<std::int64_t> keys;
+    std::vector<float> vectors;
+    {
+        auto snapshot = ReadSnapshot::begin(db_);
+        if (!snapshot) return snapshot.error();
+        auto m = read_meta(db_, kind_);
+        if (!m) return m.error();
+        meta = std::move(*m);
+        auto changes = read_changes(db_, kind_, std::numeric_limits<std::int64_t>::min(), meta.dim);
+        if (!changes) return changes.error();
+        keys = std::move(changes->keys);
+        vectors = std::move(changes->vectors);
+    }
+    std::unique_ptr<HnswState> state;
+    try {
+        state = empty_state(meta, options_, std::max(options_.initial_capacity, keys.size() + keys.size() / 4));
+        if (state->graph) {
+            insert_rows(*state->graph, keys, vectors.data(), meta.dim, thread_count(options_.build_threads));
+        }
+    } catch (const std::exception& e) {
+        return make_error(ErrorType::kInternal, "vector index " + std::string(to_string(kind_)) +
+                                                    ": rebuild failed: " + e.what());
+    }
+    state->live = keys.size();
+    state->dirty = true;
+    const std::unique_lock lock(graph_mutex_);
+    state->counters = state_ ? state_->counters : VectorIndexCounters{};
+    ++state->counters.rebuilds;
+    state_ = std::move(state);
+    return {};
+}
+
+Result<void> VectorIndex::refresh() {
+    const std::lock_guard lock(db_mutex_);
+    return refresh_locked();
+}
+
+Result<void> VectorIndex::refresh_locked() {
+    std::int64_t seq = 0;
+    {
+        auto stmt = db_.prepare("SELECT seq FROM vector_meta WHERE kind = ?");
+        if (!stmt) return stmt.error();
+        stmt->bind(1, to_string(kind_));
+        auto row = stmt->step();
+        if (!row) return row.error();
+        if (!*row) return make_error(ErrorType::kInternal, "vector index: vector_meta row missing");
+        seq = stmt->int64(0);
+    }
+    if (seq == state_->seq) return {};  // only this instance writes state_ (under db_mutex_)
+    Meta meta;
+    Changes changes;
+    bool start_afresh = false;
+    {
+        auto snapshot = ReadSnapshot::begin(db_);
+        if (!snapshot) return snapshot.error();
+        auto m = read_meta(db_, kind_);
+        if (!m) return m.error();
+        meta = std::move(*m);
+        // Another database under the same name, or the kind was emptied and given another model.
+        start_afresh = meta.instance != state_->instance || meta.seq < state_->seq || meta.dim != state_->dim ||
+                       meta.model != state_->model;
+        if (!start_afresh) {
+            auto c = read_changes(db_, kind_, state_->seq, meta.dim);
+            if (!c) return c.error();
+            changes = std::move(*c);
+        }
+    }
+    if (start_afresh) return rebuild("the vectors in SQLite changed model or identity");
+    const std::unique_lock lock(graph_mutex_);
+    try {
+        apply(*state_, changes, thread_count(options_.build_threads));
+    } catch (const std::exception& e) {
+        return make_error(ErrorType::kInternal, std::string("vector index: catching up failed: ") + e.what());
+    }
+    state_->seq = meta.seq;
+    state_->counters.caught_up_rows += changes.keys.size() + changes.removed.size();
+    return {};
+}
+
+template <typename T>
+Result<void> VectorIndex::add_rows(std::span<const std::int64_t> keys, std::span<const std::vector<T>> vectors,
+                                   std::string_view model) {
+    if (keys.size() != vectors.size()) {
+        return make_error(ErrorType::kInvalidRequest, std::to_string(keys.size()) + " keys but " +
+                                                          std::to_string(vectors.size()) + " vectors");
+    }
+    if (keys.empty()) return {};
+    if (model.empty()) return make_error(ErrorType::kInvalidRequest, "vectors need the name of their model");
+    const std::size_t dim = vectors[0].size();
+    if (dim == 0 || dim > 65'536) {
+        return make_error(ErrorType::kInvalidRequest, "vector dimension " + std::to_string(dim) + " (1..65536)");
+    }
+    std::vector<float> flat(keys.size() * dim);
+    {
+        std::unordered_set<std::int64_t> seen;
+        seen.reserve(keys.size());
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+            if (!seen.insert(keys[i]).second) {
+                return make_error(ErrorType::kInvalidRequest, "key " + std::to_string(keys[i]) + " appears twice");
+            }
+            if (vectors[i].size() != dim) {
+                return make_error(ErrorType::kInvalidRequest, "vectors[" + std::to_string(i) + "] has " +
+                                                                  std::to_string(vectors[i].size()) +
+                                                                  " numbers, vectors[0] " + std::to_string(dim));
+            }
+            if (auto why = normalise_into(std::span<const T>(vectors[i]), flat.data() + i * dim)) {
+                return make_error(ErrorType::kInvalidRequest, "vectors[" + std::to_string(i) + "]: " + *why);
+            }
+        }
+    }
+
+    const std::lock_guard db_lock(db_mutex_);
+    const std::string table = table_of(kind_);
+    Meta meta;
+    Changes missed;
+    {
+        auto tx = storage::Transaction::begin(db_);
+        if (!tx) return tx.error();
+        auto m = read_meta(db_, kind_);
+        if (!m) return m.error();
+        meta = std::move(*m);
+        bool holds_vectors = false;
+        {
+            auto stmt = db_.prepare("SELECT EXISTS(SELECT 1 FROM " + table + ")");
+            if (!stmt) return stmt.error();
+            auto row = stmt->step();
+            if (!row) return row.error();
+            holds_vectors = stmt->int64(0) != 0;
+        }
+        if (holds_vectors && (meta.model != model || meta.dim != dim)) {
+            return make_error(ErrorType::kInvalidRequest, mismatch_message(meta.model, meta.dim, model, dim));
+        }
+        // Rows other connections wrote since this instance last looked, applied with ours.
+        if (meta.seq != state_->seq && meta.instance == state_->instance && meta.dim == state_->dim &&
+            meta.model == state_->model) {
+            auto c = read_changes(db_, kind_, state_->seq, meta.dim);
+            if (!c) return c.error();
+            missed = std::move(*c);
+        }
+        const std::int64_t seq = meta.seq + 1;
+        {
+            auto upsert = db_.prepare("INSERT INTO " + table +
+                                      "(key, vector, seq) VALUES(?, ?, ?) ON CONFLICT(key) DO UPDATE SET"
+                                      " vector = excluded.vector, seq = excluded.seq");
+            if (!upsert) return upsert.error();
+            auto unremove = db_.prepare("DELETE FROM " + table + "_removed WHERE key = ?");
+            if (!unremove) return unremove.error();
+            const auto* bytes = reinterpret_cast<const std::byte*>(flat.data());
+            for (std::size_t i = 0; i < keys.size(); ++i) {
+                upsert->bind(1, keys[i])
+                    .bind_blob(2, std::span<const std::byte>(bytes + i * dim * sizeof(float), dim * sizeof(float)))
+                    .bind(3, seq);
+                if (auto r = upsert->run(); !r) return r;
+                upsert->reset();
+                unremove->bind(1, keys[i]);
+                if (auto r = unremove->run(); !r) return r;
+                unremove->reset();
+            }
+        }
+        {
+            auto stmt = db_.prepare("UPDATE vector_meta SET model = ?, dim = ?, seq = ? WHERE kind = ?");
+            if (!stmt) return stmt.error();
+            stmt->bind(1, model).bind(2, static_cast<std::int64_t>(dim)).bind(3, seq).bind(4, to_string(kind_));
+            if (auto r = stmt->run(); !r) return r;
+        }
+        if (auto r = tx->commit(); !r) return r;
+        meta.seq = seq;
+    }
+
+    // Committed: SQLite is right whatever happens below; a graph that cannot follow is rebuilt.
+    const bool same_graph = meta.instance == state_->instance && meta.dim == state_->dim &&
+                            meta.model == state_->model && static_cast<bool>(state_->graph);
+    if (!same_graph) return rebuild("model or dimension set by this add");
+    const std::size_t threads = thread_count(options_.build_threads);
+    try {
+        const std::unique_lock lock(graph_mutex_);
+        apply(*state_, missed, threads);
+        state_->counters.caught_up_rows += missed.keys.size() + missed.removed.size();
+        Changes ours{{}, std::vector<std::int64_t>(keys.begin(), keys.end()), std::move(flat)};
+        apply(*state_, ours, threads);
+        state_->seq = meta.seq;
+    } catch (const std::exception& e) {
+        return rebuild(std::string("updating the graph failed: ") + e.what());
+    }
+    return {};
+}
+
+Result<void> VectorIndex::add(std::span<const std::int64_t> keys, std::span<const std::vector<float>> vectors,
+                              std::string_view model) {
+    return add_rows(keys, vectors, model);
+}
+
+Result<void> VectorIndex::add(std::span<const std::int64_t> keys, std::span<const std::vector<double>> vectors,
+                              std::string_view model) {
+    return add_rows(keys, vectors, model);
+}
+
+Result<void> VectorIndex::remove(std::span<const std::int64_t> keys) {
+    if (keys.empty()) return {};
+    const std::lock_guard db_lock(db_mutex_);
+    const std::string table = table_of(kind_);
+    Meta meta;
+    Changes missed;
+    std::vector<std::int64_t> removed;
+    {
+        auto tx = storage::Transaction::begin(db_);
+        if (!tx) return tx.error();
+        auto m = read_meta(db_, kind_);
+        if (!m) return m.error();
+        meta = std::move(*m);
+        if (meta.seq != state_->seq && meta.instance == state_->instance && meta.dim == state_->dim &&
+            meta.model == state_->model) {
+            auto c = read_changes(db_, kind_, state_->seq, meta.dim);
+            if (!c) return c.error();
+            missed = std::move(*c);
+        }
+        const std::int64_t seq = meta.seq + 1;
+        auto erase = db_.prepare("DELETE FROM " + table + " WHERE key = ?");
+        if (!erase) return erase.error();
+        auto tombstone = db_.prepare("INSERT INTO " + table +
+                                     "_removed(key, seq) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET seq = excluded.seq");
+        if (!tombstone) return tombstone.error();
+        for (const std::int64_t key : keys) {
+            erase->bind(1, key);
+            if (auto r = erase->run(); !r) return r;
+            erase->reset();
+            if (db_.changes() == 0) continue;  // absent: nothing for other readers to drop
+            tombstone->bind(1, key).bind(2, seq);
+            if (auto r = tombstone->run(); !r) return r;
+            tombstone->reset();
+            removed.push_back(key);
+        }
+        if (removed.empty() && missed.keys.empty() && missed.removed.empty()) return {};
+        if (!removed.empty()) {
+            auto stmt = db_.prepare("UPDATE vector_meta SET seq = ? WHERE kind = ?");
+            if (!stmt) return stmt.error();
+            stmt->bind(1, seq).bind(2, to_string(kind_));
+            if (auto r = stmt->run(); !r) return r;
+            meta.seq = seq;
+        }
+        if (auto r = tx->commit(); !r) return r;
+    }
+    if (meta.instance != state_->instance || meta.dim != state_->dim || meta.model != state_->model) {
+        return rebuild("the vectors in SQLite changed model or identity");
+    }
+    try {
+        const std::unique_lock lock(graph_mutex_);
+        apply(*state_, missed, thread_count(options_.build_threads));
+        state_->counters.caught_up_rows += missed.keys.size() + missed.removed.size();
+        apply(*state_, Changes{removed, {}, {}}, 1);
+        state_->seq = meta.seq;
+    } catch (const std::exception& e) {
+        return rebuild(std::string("updating the graph failed: ") + e.what());
+    }
+    return {};
+}
+
+template <typename T>
+Result<std::vector<VectorMatch>> VectorIndex::search_impl(std::span<const T> query, std::size_t k) {
+    {
+        const std::lock_guard db_lock(db_mutex_);
+        if (auto r = refresh_locked(); !r) return r.error();
+    }
+    const std::shared_lock lock(graph_mutex_);
+    const HnswState& state = *state_;
+    if (state.dim != 0 && query.size() != state.dim) {
+        return make_error(ErrorType::kInvalidRequest, "query has dimension " + std::to_string(query.size()) +
+                                                          "; the index holds model " + state.model + " dim " +
+                                                          std::to_string(state.dim));
+    }
+    std::vector<VectorMatch> matches;
+    if (k == 0 || state.live == 0 || !state.graph) return matches;
+    std::vector<float> normalised(query.size());
+    if (auto why = normalise_into(query, normalised.data())) {
+        return make_error(ErrorType::kInvalidRequest, "query: " + *why);
+    }
+    try {
+        auto found = state.graph->searchKnn(normalised.data(), std::min(k, state.live));
+        matches.resize(found.size());
+        // hnswlib's queue pops the farthest first; InnerProductSpace's distance is 1 - cosine.
+        for (std::size_t i = found.size(); i-- > 0; found.pop()) {
+            matches[i] = VectorMatch{key_of(found.top().second), 1.0f - found.top().first};
+        }
+    } catch (const std::exception& e) {
+        return make_error(ErrorType::kInternal, std::string("vector search failed: ") + e.what());
+    }
+    return matches;
+}
+
+Result<std::vector<VectorMatch>> VectorIndex::search(std::span<const float> query, std::size_t k) {
+    return search_impl(query, k);
+}
+
+Result<std::vector<VectorMatch>> VectorIndex::search(std::span<const double> query, std::size_t k) {
+    return search_impl(query, k);
+}
+
+Result<void> VectorIndex::save() {
+    // Every writer of the graph holds db_mutex_: holding it keeps the graph still while searches
+    // (shared lock) go on during the write.
+    const std::lock_guard db_lock(db_mutex_);
+    {
+        const std::shared_lock lock(graph_mutex_);
+        if (!state_ || !state_->dirty.load() || !state_->graph) return {};
+        if (auto r = write_index_file(*state_, kind_, options_, index_file_); !r) return r;
+    }
+    const std::unique_lock lock(graph_mutex_);
+    state_->dirty = false;
+    ++state_->counters.saves;
+    return {};
+}
+
+std::size_t VectorIndex::size() const {
+    const std::shared_lock lock(graph_mutex_);
+    return state_->live;
+}
+
+std::uint32_t VectorIndex::dim() const {
+    const std::shared_lock lock(graph_mutex_);
+    return state_->dim;
+}
+
+std::string VectorIndex::model() const {
+    const std::shared_lock lock(graph_mutex_);
+    return state_->model;
+}
+
+VectorIndexCounters VectorIndex::counters() const {
+    const std::shared_lock lock(graph_mutex_);
+    return state_->counters;
+}
+
+}  // namespace glassbox::store
