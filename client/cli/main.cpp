@@ -26,6 +26,9 @@ int main(int argc, char** argv) {
     glassbox::cli::add_status_command(app);
     glassbox::cli::add_call_command(app);
     glassbox::cli::add_traces_command(app);
+    glassbox::cli::add_load_command(app);
+    glassbox::cli::add_query_command(app);
+    glassbox::cli::add_graph_command(app);
 
     try {
         app.parse(argc, argv);

@@ -12,6 +12,7 @@
 
 #include "client/cli/client_options.hpp"
 #include "client/cli/commands.hpp"
+#include "client/cli/worker_support.hpp"
 #include "client/home.hpp"
 #include "schema/log.hpp"
 #include "workers/echo/echo_service.hpp"
@@ -34,19 +35,13 @@ const std::vector<WorkerEntry> kWorkers = {
      &echo::make_echo_handler},
 };
 
-// How every worker process reaches the broker; the same flags on each `worker` subcommand.
-struct BusOptions {
-    std::string broker;
-    std::string home;
-    int heartbeat_ms = 2500;
-    int liveness = 3;
-};
+}  // namespace
 
 void add_bus_options(CLI::App& sub, BusOptions& options, const std::string& home_help) {
     sub.add_option("--broker", options.broker,
                    "Broker request endpoint (default: the home's config.json, else tcp://127.0.0.1:5555)")
         ->envname("GLASSBOX_BROKER");
-    sub.add_option("--home", options.home, home_help);
+    sub.add_option("--home", options.home, home_help)->envname("GLASSBOX_HOME");
     sub.add_option("--heartbeat-ms", options.heartbeat_ms, "Heartbeat interval; match the broker's")
         ->capture_default_str()
         ->check(CLI::Range(10, 600'000));
@@ -55,8 +50,20 @@ void add_bus_options(CLI::App& sub, BusOptions& options, const std::string& home
         ->check(CLI::Range(1, 100));
 }
 
-// Blocks SIGTERM/SIGINT before any thread starts, so every thread inherits the mask and only
-// wait_for_stop_signal sees them.
+void add_worker_options(CLI::App& sub, WorkerOptions& options, const std::string& default_service) {
+    add_bus_options(sub, options.bus, "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
+    sub.add_option("--service", options.service, "Register under this service name instead")
+        ->default_str(default_service);
+    sub.add_option("--name", options.name, "Worker name in logs and explain messages");
+    sub.add_option("--threads", options.threads, "Worker threads (independent workers) in this process")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1024));
+    sub.add_option("--drain-timeout-ms", options.drain_timeout_ms,
+                   "On stop, how long a running request may finish before it is cancelled")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 3'600'000));
+}
+
 sigset_t block_stop_signals() {
     sigset_t stop_signals;
     sigemptyset(&stop_signals);
@@ -73,22 +80,14 @@ int wait_for_stop_signal(const sigset_t& stop_signals) {
     return signal;
 }
 
-struct WorkerOptions {
-    BusOptions bus;
-    std::string service;  // empty: the worker's own name
-    std::string name;
-    std::size_t threads = 1;
-    int drain_timeout_ms = 30'000;
-};
-
-void run_worker(const WorkerEntry& entry, const WorkerOptions& options) {
-    const sigset_t stop_signals = block_stop_signals();
+void run_worker(const std::string& default_service, const WorkerOptions& options, runtime::Handler handler,
+                const sigset_t& stop_signals) {
     auto endpoint = client::resolve_broker_endpoint(options.bus.broker, client::resolve_home(options.bus.home));
     if (!endpoint) exit_with_error(endpoint.error());
 
     runtime::WorkerConfig config;
     config.endpoint = std::move(endpoint).value();
-    config.service = options.service.empty() ? entry.name : options.service;
+    config.service = options.service.empty() ? default_service : options.service;
     config.threads = options.threads;
     config.heartbeat = std::chrono::milliseconds{options.bus.heartbeat_ms};
     config.liveness = options.bus.liveness;
@@ -97,7 +96,7 @@ void run_worker(const WorkerEntry& entry, const WorkerOptions& options) {
 
     std::unique_ptr<runtime::Worker> worker;
     try {
-        worker = std::make_unique<runtime::Worker>(config, entry.make_handler());
+        worker = std::make_unique<runtime::Worker>(config, std::move(handler));
     } catch (const std::invalid_argument& e) {
         exit_with_error(schema::make_error(schema::ErrorType::kInvalidRequest, e.what()));
     }
@@ -110,6 +109,8 @@ void run_worker(const WorkerEntry& entry, const WorkerOptions& options) {
     worker->wait();
     schema::component_logger("worker")->info("event=stopped service={}", config.service);
 }
+
+namespace {
 
 struct TraceCollectorOptions {
     BusOptions bus;
@@ -201,21 +202,16 @@ void add_worker_command(CLI::App& app) {
     for (const auto& entry : kWorkers) {
         auto options = std::make_shared<WorkerOptions>();
         auto* sub = command->add_subcommand(entry.name, entry.description);
-        add_bus_options(*sub, options->bus, "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
-        sub->add_option("--service", options->service, "Register under this service name instead")
-            ->default_str(entry.name);
-        sub->add_option("--name", options->name, "Worker name in logs and explain messages");
-        sub->add_option("--threads", options->threads, "Worker threads (independent workers) in this process")
-            ->capture_default_str()
-            ->check(CLI::Range(1, 1024));
-        sub->add_option("--drain-timeout-ms", options->drain_timeout_ms,
-                        "On stop, how long a running request may finish before it is cancelled")
-            ->capture_default_str()
-            ->check(CLI::Range(0, 3'600'000));
+        add_worker_options(*sub, *options, entry.name);
         const WorkerEntry* chosen = &entry;
-        sub->callback([chosen, options] { run_worker(*chosen, *options); });
+        sub->callback([chosen, options] {
+            const sigset_t stop_signals = block_stop_signals();
+            run_worker(chosen->name, *options, chosen->make_handler(), stop_signals);
+        });
     }
     add_trace_collector_command(*command);
+    add_embeddings_worker_command(*command);
+    add_store_worker_command(*command);
 }
 
 }  // namespace glassbox::cli

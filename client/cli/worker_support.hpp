@@ -1,0 +1,50 @@
+// What every `glassbox worker <name>` process shares: bus options, stop signals, the run loop.
+#pragma once
+
+#include <signal.h>
+
+#include <cstddef>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "workers/runtime/worker.hpp"
+
+namespace glassbox::cli {
+
+// How every worker process reaches the broker; the same flags on each `worker` subcommand.
+struct BusOptions {
+    std::string broker;
+    std::string home;
+    int heartbeat_ms = 2500;
+    int liveness = 3;
+};
+
+void add_bus_options(CLI::App& sub, BusOptions& options, const std::string& home_help);
+
+struct WorkerOptions {
+    BusOptions bus;
+    std::string service;  // empty: the worker's own name
+    std::string name;
+    std::size_t threads = 1;
+    int drain_timeout_ms = 30'000;
+};
+
+// --service, --name, --threads, --drain-timeout-ms (bus options too).
+void add_worker_options(CLI::App& sub, WorkerOptions& options, const std::string& default_service);
+
+// Blocks SIGTERM/SIGINT before any thread starts, so every thread inherits the mask and only
+// wait_for_stop_signal sees them.
+sigset_t block_stop_signals();
+int wait_for_stop_signal(const sigset_t& stop_signals);
+
+// Runs one worker (service `default_service` unless --service) until SIGTERM/SIGINT, then stops
+// it gracefully. Call block_stop_signals() first when building the handler starts threads.
+void run_worker(const std::string& default_service, const WorkerOptions& options, runtime::Handler handler,
+                const sigset_t& stop_signals);
+
+// Registered by their own files.
+void add_embeddings_worker_command(CLI::App& worker_command);
+void add_store_worker_command(CLI::App& worker_command);
+
+}  // namespace glassbox::cli

@@ -1,0 +1,131 @@
+// Opening a collection's knowledge base: the SQLite file, its parts and their index files.
+#include "workers/store/knowledge_base.hpp"
+
+#include <cctype>
+
+namespace glassbox::store {
+
+namespace fs = std::filesystem;
+using schema::ErrorType;
+using schema::make_error;
+using schema::Result;
+
+Result<std::string> validate_collection(std::string_view name) {
+    if (name.empty()) return std::string(kDefaultCollection);
+    const auto allowed = [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.';
+    };
+    bool ok = name.size() <= 64 && std::isalnum(static_cast<unsigned char>(name.front())) != 0;
+    for (char c : name) ok = ok && allowed(c);
+    if (!ok) {
+        return make_error(ErrorType::kInvalidRequest,
+                          "collection \"" + std::string(name) +
+                              "\" is not a valid name: 1-64 of A-Z a-z 0-9 _ - . starting with a letter or digit");
+    }
+    return std::string(name);
+}
+
+fs::path collection_path(const fs::path& home, std::string_view collection) {
+    return home / "knowledge" / (std::string(collection) + ".db");
+}
+
+KnowledgeBase::~KnowledgeBase() {
+    // Parts before the connection they use; vector indexes save their files on the way out.
+    chunk_vectors_.reset();
+    entity_vectors_.reset();
+    documents_.reset();
+    graph_.reset();
+    db_.reset();
+}
+
+Result<std::unique_ptr<KnowledgeBase>> KnowledgeBase::open(const fs::path& home, const std::string& collection,
+                                                           bool create) {
+    auto kb = std::unique_ptr<KnowledgeBase>(new KnowledgeBase());
+    kb->collection_ = collection;
+    kb->path_ = collection_path(home, collection);
+    std::error_code ec;
+    if (!fs::exists(kb->path_, ec)) {
+        if (!create) {
+            return make_error(ErrorType::kNotFound,
+                              "collection \"" + collection + "\" has no knowledge yet (nothing loaded into " +
+                                  kb->path_.string() + ")");
+        }
+        fs::create_directories(kb->path_.parent_path(), ec);
+        if (ec) {
+            return make_error(ErrorType::kInternal,
+                              "cannot create " + kb->path_.parent_path().string() + ": " + ec.message());
+        }
+        fs::permissions(kb->path_.parent_path(), fs::perms::owner_all, fs::perm_options::replace, ec);
+    }
+    storage::OpenOptions options;
+    options.label = "knowledge store " + collection;
+    options.cache_size = -65'536;  // 64 MiB of page cache: the indexes of a 1M-triple graph stay hot
+    auto db = storage::Database::open(kb->path_, options);
+    if (!db) return std::move(db).error();
+    kb->db_ = std::move(db).value();
+    const auto fail = [&](const schema::Error& error) {
+        return make_error(error.type, kb->path_.string() + " is not a usable knowledge base: " + error.message);
+    };
+    auto graph = GraphStore::open(*kb->db_);
+    if (!graph) return fail(graph.error());
+    kb->graph_ = std::move(graph).value();
+    auto documents = DocumentStore::open(*kb->db_);
+    if (!documents) return fail(documents.error());
+    kb->documents_ = std::move(documents).value();
+    const fs::path stem = kb->path_.parent_path() / collection;
+    auto entities = VectorIndex::open(*kb->db_, IndexKind::kEntity, stem.string() + ".entity.hnsw");
+    if (!entities) return fail(entities.error());
+    kb->entity_vectors_ = std::move(entities).value();
+    auto chunks = VectorIndex::open(*kb->db_, IndexKind::kChunk, stem.string() + ".chunk.hnsw");
+    if (!chunks) return fail(chunks.error());
+    kb->chunk_vectors_ = std::move(chunks).value();
+    if (auto r = kb->db_->exec("CREATE TABLE IF NOT EXISTS kb_index_marks(kind TEXT PRIMARY KEY, "
+                               "last_key INTEGER NOT NULL) WITHOUT ROWID");
+        !r) {
+        return fail(r.error());
+    }
+    return kb;
+}
+
+Result<std::int64_t> KnowledgeBase::index_mark(IndexKind kind) {
+    auto st = db_->prepare("SELECT last_key FROM kb_index_marks WHERE kind = ?1");
+    if (!st) return std::move(st).error();
+    st->bind(1, to_string(kind));
+    auto row = st->step();
+    if (!row) return std::move(row).error();
+    return *row ? st->int64(0) : std::int64_t{0};
+}
+
+Result<void> KnowledgeBase::set_index_mark(IndexKind kind, std::int64_t last_key) {
+    auto st = db_->prepare(
+        "INSERT INTO kb_index_marks(kind, last_key) VALUES(?1, ?2) "
+        "ON CONFLICT(kind) DO UPDATE SET last_key = max(last_key, excluded.last_key)");
+    if (!st) return std::move(st).error();
+    st->bind(1, to_string(kind)).bind(2, last_key);
+    return st->run();
+}
+
+std::uint64_t KnowledgeBase::bytes_on_disk() const {
+    std::uint64_t total = 0;
+    std::error_code ec;
+    for (const auto& file : {path_, fs::path(path_.string() + "-wal"), entity_vectors_->index_file(),
+                             chunk_vectors_->index_file()}) {
+        const auto size = fs::file_size(file, ec);
+        if (!ec) total += size;
+    }
+    return total;
+}
+
+Result<KnowledgeBase*> KnowledgeBases::get(std::string_view collection, bool create) {
+    auto name = validate_collection(collection);
+    if (!name) return std::move(name).error();
+    std::lock_guard lock(mutex_);
+    if (auto found = open_.find(*name); found != open_.end()) return found->second.get();
+    auto kb = KnowledgeBase::open(home_, *name, create);
+    if (!kb) return std::move(kb).error();
+    auto* raw = kb->get();
+    open_.emplace(*name, std::move(kb).value());
+    return raw;
+}
+
+}  // namespace glassbox::store

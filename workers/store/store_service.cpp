@@ -1,0 +1,522 @@
+// The `store` service: decodes each operation, runs it on the collection's knowledge base under
+// its lock, and answers with the typed reply; embedding for indexing goes through the bus.
+#include "workers/store/store_service.hpp"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "loader/rdf_reader.hpp"
+#include "schema/explain_builder.hpp"
+#include "schema/log.hpp"
+#include "schema/messages.hpp"
+
+namespace glassbox::store {
+
+using nlohmann::json;
+using schema::Error;
+using schema::ErrorType;
+using schema::make_error;
+using schema::Result;
+
+namespace {
+
+constexpr std::uint32_t kDefaultRetrievalLimit = 20;
+constexpr std::uint32_t kMaxRetrievalLimit = 1'000;
+// Reciprocal rank fusion constant (Cormack et al. 2009): damps the weight of the first ranks.
+constexpr double kRrfK = 60.0;
+
+std::uint32_t retrieval_limit(std::uint32_t requested) {
+    if (requested == 0) return kDefaultRetrievalLimit;
+    return std::min(requested, kMaxRetrievalLimit);
+}
+
+template <typename T>
+Result<T> decode_op(const json& body) {
+    return schema::decode<T>(body);
+}
+
+schema::FactSource to_wire(const SourceRecord& record) {
+    schema::FactSource out;
+    out.source = record.uri;
+    out.kind = std::string(to_string(record.kind));
+    if (!record.document_uri.empty()) out.document = record.document_uri;
+    out.tier = record.tier;
+    out.loaded_at = record.loaded_at;
+    return out;
+}
+
+// Best score per key over several query vectors, then the top `limit`.
+Result<std::vector<VectorMatch>> search_all(VectorIndex& index, const std::vector<std::vector<double>>& vectors,
+                                            std::uint32_t limit) {
+    std::unordered_map<std::int64_t, float> best;
+    for (const auto& vector : vectors) {
+        auto found = index.search(std::span<const double>(vector), limit);
+        if (!found) return std::move(found).error();
+        for (const auto& match : *found) {
+            auto [it, inserted] = best.emplace(match.key, match.score);
+            if (!inserted) it->second = std::max(it->second, match.score);
+        }
+    }
+    std::vector<VectorMatch> merged;
+    merged.reserve(best.size());
+    for (const auto& [key, score] : best) merged.push_back({key, score});
+    std::sort(merged.begin(), merged.end(), [](const VectorMatch& a, const VectorMatch& b) {
+        return a.score != b.score ? a.score > b.score : a.key < b.key;
+    });
+    if (merged.size() > limit) merged.resize(limit);
+    return merged;
+}
+
+}  // namespace
+
+StoreService::StoreService(StoreServiceConfig config) : config_(std::move(config)), bases_(config_.home) {}
+
+runtime::Handler make_store_handler(std::shared_ptr<StoreService> service) {
+    return [service](runtime::RequestContext& ctx) { service->handle(ctx); };
+}
+
+namespace {
+
+// One request's work; `kb` is locked by the caller around each store access.
+class Operation {
+public:
+    Operation(runtime::RequestContext& ctx, KnowledgeBases& bases, const StoreServiceConfig& config)
+        : ctx_(ctx), bases_(bases), config_(config) {}
+
+    void run() {
+        const json& body = ctx_.body();
+        if (!body.is_object()) return fail(make_error(ErrorType::kInvalidRequest, "the body must be a JSON object"));
+        const auto op_field = body.find("op");
+        if (op_field == body.end() || !op_field->is_string()) {
+            return fail(make_error(ErrorType::kInvalidRequest, "the body needs \"op\": one of " + op_names()));
+        }
+        const std::string op = op_field->get<std::string>();
+        Result<json> reply = make_error(ErrorType::kInvalidRequest,
+                                        "unknown op \"" + op + "\"; expected one of " + op_names());
+        if (op == kOpTriples) reply = triples(body);
+        else if (op == kOpTriplesBatch) reply = triples_batch(body);
+        else if (op == kOpEntities) reply = entities(body);
+        else if (op == kOpChunksVector) reply = chunks_vector(body);
+        else if (op == kOpChunksKeyword) reply = chunks_keyword(body);
+        else if (op == kOpChunksHybrid) reply = chunks_hybrid(body);
+        else if (op == kOpChunksFetch) reply = chunks_fetch(body);
+        else if (op == kOpFactSources) reply = fact_sources(body);
+        else if (op == kOpLabels) reply = labels(body);
+        else if (op == kOpStats) reply = stats(body);
+        else if (op == kOpLoadTriples) reply = load_triples(body);
+        else if (op == kOpLoadDocuments) reply = load_documents(body);
+        else if (op == kOpIndex) reply = index(body);
+        if (ctx_.finished()) return;
+        if (!reply) return fail(reply.error());
+        (void)ctx_.reply(*reply);
+    }
+
+private:
+    static std::string op_names() {
+        return "triples, triples-batch, entities, chunks-vector, chunks-keyword, chunks-hybrid, chunks-fetch, "
+               "fact-sources, labels, stats, load-triples, load-documents, index";
+    }
+
+    void fail(const Error& error) { (void)ctx_.fail(error); }
+
+    Result<KnowledgeBase*> base(const std::string& collection, bool create) {
+        return bases_.get(collection, create);
+    }
+
+    Result<json> triples(const json& body) {
+        auto q = decode_op<schema::TriplesQuery>(body);
+        if (!q) return std::move(q).error();
+        auto kb = base(q->collection, false);
+        if (!kb) return std::move(kb).error();
+        schema::TriplePattern pattern{q->s, q->p, q->o, q->g};
+        std::vector<schema::Triple> found;
+        {
+            std::lock_guard lock((*kb)->mutex());
+            auto matched = (*kb)->graph().match(pattern, q->limit);
+            if (!matched) return std::move(matched).error();
+            found = std::move(matched).value();
+        }
+        // Large answers go out in batches, so neither side holds one huge message.
+        std::size_t sent = 0;
+        while (found.size() - sent > config_.stream_batch) {
+            std::vector<schema::Triple> part(found.begin() + static_cast<std::ptrdiff_t>(sent),
+                                             found.begin() + static_cast<std::ptrdiff_t>(sent + config_.stream_batch));
+            if (auto r = ctx_.send_partial(schema::encode(schema::TriplesResponse{std::move(part)})); !r) {
+                return r.error();
+            }
+            sent += config_.stream_batch;
+        }
+        std::vector<schema::Triple> rest(found.begin() + static_cast<std::ptrdiff_t>(sent), found.end());
+        json reply = schema::encode(schema::TriplesResponse{std::move(rest)});
+        reply["count"] = found.size();
+        return reply;
+    }
+
+    Result<json> triples_batch(const json& body) {
+        auto q = decode_op<schema::TriplesQueryBatch>(body);
+        if (!q) return std::move(q).error();
+        auto kb = base(q->collection, false);
+        if (!kb) return std::move(kb).error();
+        std::lock_guard lock((*kb)->mutex());
+        auto matched = (*kb)->graph().match_batch(q->patterns, q->limit);
+        if (!matched) return std::move(matched).error();
+        return schema::encode(schema::TriplesBatchResponse{std::move(matched).value()});
+    }
+
+    Result<json> entities(const json& body) {
+        auto q = decode_op<schema::GraphEmbeddingsQuery>(body);
+        if (!q) return std::move(q).error();
+        auto kb = base(q->collection, false);
+        if (!kb) return std::move(kb).error();
+        std::lock_guard lock((*kb)->mutex());
+        auto matches = search_all((*kb)->entity_vectors(), q->vectors, retrieval_limit(q->limit));
+        if (!matches) return std::move(matches).error();
+        std::vector<std::int64_t> ids;
+        for (const auto& m : *matches) ids.push_back(m.key);
+        auto terms = (*kb)->graph().terms(ids);
+        if (!terms) return std::move(terms).error();
+        schema::GraphEmbeddingsResponse reply;
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            reply.entities.push_back({(*terms)[i], static_cast<double>((*matches)[i].score)});
+        }
+        return schema::encode(reply);
+    }
+
+    // Vector matches as chunk URIs (rowids the document store no longer has are left out).
+    Result<std::vector<std::pair<std::string, double>>> chunk_vector_matches(KnowledgeBase& kb,
+                                                                             const std::vector<std::vector<double>>& vectors,
+                                                                             std::uint32_t limit) {
+        auto matches = search_all(kb.chunk_vectors(), vectors, limit);
+        if (!matches) return std::move(matches).error();
+        std::vector<std::int64_t> rowids;
+        for (const auto& m : *matches) rowids.push_back(m.key);
+        auto fetched = kb.documents().fetch_rowids(rowids);
+        if (!fetched) return std::move(fetched).error();
+        std::unordered_map<std::int64_t, std::string> uri_of;
+        for (const auto& c : fetched->chunks) uri_of.emplace(c.rowid, c.chunk.chunk_id);
+        std::vector<std::pair<std::string, double>> out;
+        for (const auto& m : *matches) {
+            if (auto it = uri_of.find(m.key); it != uri_of.end()) out.emplace_back(it->second, m.score);
+        }
+        return out;
+    }
+
+    Result<json> chunks_vector(const json& body) {
+        auto q = decode_op<schema::DocumentEmbeddingsQuery>(body);
+        if (!q) return std::move(q).error();
+        auto kb = base(q->collection, false);
+        if (!kb) return std::move(kb).error();
+        std::lock_guard lock((*kb)->mutex());
+        auto matches = chunk_vector_matches(**kb, q->vectors, retrieval_limit(q->limit));
+        if (!matches) return std::move(matches).error();
+        schema::ChunkMatchResponse reply;
+        for (auto& [uri, score] : *matches) reply.chunks.push_back({uri, score});
+        return schema::encode(reply);
+    }
+
+    Result<json> chunks_keyword(const json& body) {
+        auto q = decode_op<schema::ChunkKeywordQuery>(body);
+        if (!q) return std::move(q).error();
+        auto kb = base(q->collection, false);
+        if (!kb) return std::move(kb).error();
+        std::lock_guard lock((*kb)->mutex());
+        auto matches = (*kb)->documents().keyword(q->query, retrieval_limit(q->limit));
+        if (!matches) return std::move(matches).error();
+        schema::ChunkMatchResponse reply;
+        for (const auto& m : *matches) reply.chunks.push_back({m.chunk_uri, m.score});
+        return schema::encode(reply);
+    }
+
+    // Vector and keyword rankings fused by reciprocal rank: score = sum of 1 / (60 + rank).
+    Result<json> chunks_hybrid(const json& body) {
+        auto q = decode_op<schema::HybridChunkQuery>(body);
+        if (!q) return std::move(q).error();
+        auto kb = base(q->collection, false);
+        if (!kb) return std::move(kb).error();
+        const std::uint32_t limit = retrieval_limit(q->limit);
+        // Each ranking is read deeper than the answer so fusion can lift a chunk both rank well.
+        const std::uint32_t depth = std::min(kMaxRetrievalLimit, limit * 3);
+        std::map<std::string, double> fused;
+        std::lock_guard lock((*kb)->mutex());
+        if (!q->vectors.empty()) {
+            auto vector = chunk_vector_matches(**kb, q->vectors, depth);
+            if (!vector) return std::move(vector).error();
+            for (std::size_t rank = 0; rank < vector->size(); ++rank) {
+                fused[(*vector)[rank].first] += 1.0 / (kRrfK + static_cast<double>(rank + 1));
+            }
+        }
+        auto keyword = (*kb)->documents().keyword(q->query, depth);
+        if (!keyword) return std::move(keyword).error();
+        for (std::size_t rank = 0; rank < keyword->size(); ++rank) {
+            fused[(*keyword)[rank].chunk_uri] += 1.0 / (kRrfK + static_cast<double>(rank + 1));
+        }
+        std::vector<schema::ChunkMatch> ranked;
+        for (auto& [uri, score] : fused) ranked.push_back({uri, score});
+        std::sort(ranked.begin(), ranked.end(), [](const schema::ChunkMatch& a, const schema::ChunkMatch& b) {
+            return a.score != b.score ? a.score > b.score : a.chunk_id < b.chunk_id;
+        });
+        if (ranked.size() > limit) ranked.resize(limit);
+        return schema::encode(schema::ChunkMatchResponse{std::move(ranked)});
+    }
+
+    Result<json> chunks_fetch(const json& body) {
+        auto q = decode_op<schema::ChunkFetchRequest>(body);
+        if (!q) return std::move(q).error();
+        auto kb = base(q->collection, false);
+        if (!kb) return std::move(kb).error();
+        std::lock_guard lock((*kb)->mutex());
+        auto fetched = (*kb)->documents().fetch(q->chunk_ids);
+        if (!fetched) return std::move(fetched).error();
+        schema::ChunkFetchResponse reply;
+        for (auto& c : fetched->chunks) reply.chunks.push_back(std::move(c.chunk));
+        json out = schema::encode(reply);
+        out["unknown"] = fetched->unknown;
+        return out;
+    }
+
+    Result<json> fact_sources(const json& body) {
+        auto q = decode_op<schema::FactSourcesRequest>(body);
+        if (!q) return std::move(q).error();
+        auto kb = base(q->collection, false);
+        if (!kb) return std::move(kb).error();
+        std::lock_guard lock((*kb)->mutex());
+        schema::FactSourcesResponse reply;
+        for (const auto& fact : q->triples) {
+            auto sources = (*kb)->graph().sources_of(fact);
+            if (!sources) return std::move(sources).error();
+            std::vector<schema::FactSource> wire;
+            for (const auto& s : *sources) wire.push_back(to_wire(s));
+            reply.sources.push_back(std::move(wire));
+        }
+        return schema::encode(reply);
+    }
+
+    Result<json> labels(const json& body) {
+        auto q = decode_op<schema::LabelsRequest>(body);
+        if (!q) return std::move(q).error();
+        auto kb = base(q->collection, false);
+        if (!kb) return std::move(kb).error();
+        std::lock_guard lock((*kb)->mutex());
+        auto named = (*kb)->graph().labels(q->terms);
+        if (!named) return std::move(named).error();
+        return schema::encode(schema::LabelsResponse{std::move(named).value()});
+    }
+
+    Result<json> stats(const json& body) {
+        auto q = decode_op<schema::StoreStatsRequest>(body);
+        if (!q) return std::move(q).error();
+        auto kb = base(q->collection, false);
+        if (!kb) return std::move(kb).error();
+        std::lock_guard lock((*kb)->mutex());
+        auto graph = (*kb)->graph().stats();
+        if (!graph) return std::move(graph).error();
+        auto documents = (*kb)->documents().stats();
+        if (!documents) return std::move(documents).error();
+        schema::StoreStats out;
+        out.collection = (*kb)->collection();
+        out.quads = graph->quads;
+        out.subjects = graph->subjects;
+        out.predicates = graph->predicates;
+        out.objects = graph->objects;
+        out.terms = graph->terms;
+        out.graphs = graph->graphs;
+        out.sources = graph->sources;
+        for (std::size_t tier = 1; tier <= 4; ++tier) {
+            if (graph->facts_per_tier[tier] > 0) out.facts_per_tier[std::to_string(tier)] = graph->facts_per_tier[tier];
+        }
+        out.documents = documents->documents;
+        out.chunks = documents->chunks;
+        out.entity_vectors = (*kb)->entity_vectors().size();
+        out.chunk_vectors = (*kb)->chunk_vectors().size();
+        out.model = (*kb)->entity_vectors().model().empty() ? (*kb)->chunk_vectors().model()
+                                                            : (*kb)->entity_vectors().model();
+        out.dim = std::max((*kb)->entity_vectors().dim(), (*kb)->chunk_vectors().dim());
+        out.bytes_on_disk = (*kb)->bytes_on_disk();
+        return schema::encode(out);
+    }
+
+    static std::string loaded_at_or_now(const std::string& loaded_at) {
+        return loaded_at.empty() ? schema::explain::format_datetime(std::chrono::system_clock::now()) : loaded_at;
+    }
+
+    Result<json> load_triples(const json& body) {
+        auto q = decode_op<schema::LoadTriplesRequest>(body);
+        if (!q) return std::move(q).error();
+        if (q->source.uri.empty()) {
+            return make_error(ErrorType::kInvalidRequest, "load-triples needs source.uri (the file's URI)");
+        }
+        // Parsed before the lock: the batch is checked whole, and bad text writes nothing.
+        auto triples = loader::parse_nquads(q->nquads);
+        if (!triples) return std::move(triples).error();
+        auto kb = base(q->collection, true);
+        if (!kb) return std::move(kb).error();
+        SourceRecord source;
+        source.uri = q->source.uri;
+        source.kind = SourceKind::kFile;
+        source.tier = q->source.tier == 0 ? schema::kDefaultTier : q->source.tier;
+        source.loaded_at = loaded_at_or_now(q->source.loaded_at);
+        source.media_type = q->source.media_type;
+        std::lock_guard lock((*kb)->mutex());
+        auto source_id = (*kb)->graph().register_source(source);
+        if (!source_id) return std::move(source_id).error();
+        auto counts = (*kb)->graph().insert(*source_id, *triples);
+        if (!counts) return std::move(counts).error();
+        return schema::encode(schema::LoadTriplesResponse{triples->size(), counts->added, counts->already_present});
+    }
+
+    Result<json> load_documents(const json& body) {
+        auto q = decode_op<schema::LoadDocumentsRequest>(body);
+        if (!q) return std::move(q).error();
+        auto kb = base(q->collection, true);
+        if (!kb) return std::move(kb).error();
+        schema::LoadDocumentsResponse reply;
+        std::lock_guard lock((*kb)->mutex());
+        // One transaction for the request: a bad document leaves none of them written.
+        auto tx = storage::Transaction::begin((*kb)->db());
+        if (!tx) return std::move(tx).error();
+        std::vector<std::int64_t> removed;
+        for (std::size_t i = 0; i < q->documents.size(); ++i) {
+            const auto& doc = q->documents[i];
+            DocumentRecord record;
+            record.uri = doc.uri;
+            record.title = doc.title;
+            record.source_path = doc.source.path;
+            record.media_type = doc.source.media_type;
+            record.tier = doc.source.tier == 0 ? schema::kDefaultTier : doc.source.tier;
+            record.loaded_at = loaded_at_or_now(doc.source.loaded_at);
+            record.text = doc.text;
+            std::vector<ChunkRecord> chunks;
+            chunks.reserve(doc.chunks.size());
+            for (const auto& c : doc.chunks) chunks.push_back({c.ordinal, c.char_offset, c.char_length, c.text});
+            auto put = (*kb)->documents().put(record, chunks, TransactionMode::kCallers);
+            if (!put) {
+                return make_error(put.error().type, "documents[" + std::to_string(i) + "] (" + doc.uri +
+                                                        "): " + put.error().message);
+            }
+            switch (put->outcome) {
+                case PutOutcome::kAdded: ++reply.documents_added; break;
+                case PutOutcome::kReplaced: ++reply.documents_replaced; break;
+                case PutOutcome::kUnchanged: ++reply.documents_unchanged; break;
+            }
+            reply.chunks_written += put->chunk_rowids.size();
+            removed.insert(removed.end(), put->removed_rowids.begin(), put->removed_rowids.end());
+        }
+        if (auto r = tx->commit(); !r) return r.error();
+        // Vectors of replaced chunks go; the new chunks are embedded by the `index` operation.
+        if (!removed.empty()) {
+            if (auto r = (*kb)->chunk_vectors().remove(removed); !r) return r.error();
+        }
+        return schema::encode(reply);
+    }
+
+    // Embeds `texts` through the embeddings service, without holding any store lock.
+    Result<schema::EmbeddingsResponse> embed(const std::vector<std::string>& texts) {
+        auto called = ctx_.call(config_.embeddings_service, schema::encode(schema::EmbeddingsRequest{texts}),
+                                config_.embed_timeout);
+        if (!called) {
+            return make_error(called.error().type, "embedding through `" + config_.embeddings_service +
+                                                       "`: " + called.error().message);
+        }
+        auto response = schema::decode<schema::EmbeddingsResponse>(called->final);
+        if (!response) return std::move(response).error();
+        if (response->vectors.size() != texts.size()) {
+            return make_error(ErrorType::kUpstreamError, "the embeddings service answered " +
+                                                             std::to_string(response->vectors.size()) +
+                                                             " vectors for " + std::to_string(texts.size()) + " texts");
+        }
+        return response;
+    }
+
+    // Pages of (key, text) after the kind's mark: embed them, add them, raise the mark.
+    template <typename PageFn>
+    Result<std::uint64_t> index_kind(KnowledgeBase& kb, IndexKind kind, PageFn&& next_page,
+                                     schema::IndexResponse& reply) {
+        std::uint64_t indexed = 0;
+        for (;;) {
+            if (ctx_.cancelled()) return ctx_.cancellation_error();
+            std::vector<std::int64_t> keys;
+            std::vector<std::string> texts;
+            {
+                std::lock_guard lock(kb.mutex());
+                auto mark = kb.index_mark(kind);
+                if (!mark) return std::move(mark).error();
+                if (auto r = next_page(*mark, keys, texts); !r) return r.error();
+            }
+            if (keys.empty()) return indexed;
+            auto vectors = embed(texts);
+            if (!vectors) return std::move(vectors).error();
+            std::lock_guard lock(kb.mutex());
+            auto& index = kind == IndexKind::kEntity ? kb.entity_vectors() : kb.chunk_vectors();
+            if (auto r = index.add(keys, vectors->vectors, vectors->model); !r) return r.error();
+            if (auto r = kb.set_index_mark(kind, keys.back()); !r) return r.error();
+            reply.model = vectors->model;
+            reply.dim = vectors->dim;
+            indexed += keys.size();
+        }
+    }
+
+    Result<json> index(const json& body) {
+        auto q = decode_op<schema::IndexRequest>(body);
+        if (!q) return std::move(q).error();
+        auto kb = base(q->collection, false);
+        if (!kb) return std::move(kb).error();
+        schema::IndexResponse reply;
+        const std::size_t page = config_.embed_batch;
+        auto entities = index_kind(**kb, IndexKind::kEntity,
+                                   [&](std::int64_t after, std::vector<std::int64_t>& keys,
+                                       std::vector<std::string>& texts) -> Result<void> {
+                                       auto found = (*kb)->graph().entities_after(after, page);
+                                       if (!found) return std::move(found).error();
+                                       for (auto& e : *found) {
+                                           keys.push_back(e.id);
+                                           texts.push_back(std::move(e.label));
+                                       }
+                                       return {};
+                                   },
+                                   reply);
+        if (!entities) return std::move(entities).error();
+        reply.entities_indexed = *entities;
+        auto chunks = index_kind(**kb, IndexKind::kChunk,
+                                 [&](std::int64_t after, std::vector<std::int64_t>& keys,
+                                     std::vector<std::string>& texts) -> Result<void> {
+                                     auto found = (*kb)->documents().chunks_after(after, page);
+                                     if (!found) return std::move(found).error();
+                                     for (auto& c : *found) {
+                                         keys.push_back(c.rowid);
+                                         // The title gives a chunk the context its text may lack.
+                                         texts.push_back(c.chunk.document_title.empty()
+                                                             ? std::move(c.chunk.text)
+                                                             : c.chunk.document_title + "\n" + c.chunk.text);
+                                     }
+                                     return {};
+                                 },
+                                 reply);
+        if (!chunks) return std::move(chunks).error();
+        reply.chunks_indexed = *chunks;
+        {
+            std::lock_guard lock((*kb)->mutex());
+            // The index files are caches; a failed save only costs a rebuild at the next open.
+            if (auto r = (*kb)->entity_vectors().save(); !r) {
+                schema::component_logger("store")->warn("event=index_save_failed kind=entity error=\"{}\"",
+                                                        r.error().message);
+            }
+            if (auto r = (*kb)->chunk_vectors().save(); !r) {
+                schema::component_logger("store")->warn("event=index_save_failed kind=chunk error=\"{}\"",
+                                                        r.error().message);
+            }
+        }
+        return schema::encode(reply);
+    }
+
+    runtime::RequestContext& ctx_;
+    KnowledgeBases& bases_;
+    const StoreServiceConfig& config_;
+};
+
+}  // namespace
+
+void StoreService::handle(runtime::RequestContext& ctx) { Operation(ctx, bases_, config_).run(); }
+
+}  // namespace glassbox::store

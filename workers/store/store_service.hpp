@@ -1,0 +1,62 @@
+// The `store` bus service: the knowledge store of a home — pattern queries, entity and chunk
+// retrieval, chunk fetch, provenance, labels, stats, and loading — one SQLite file per collection.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "workers/runtime/request_context.hpp"
+#include "workers/runtime/worker.hpp"
+#include "workers/store/knowledge_base.hpp"
+
+namespace glassbox::store {
+
+inline constexpr std::string_view kServiceName = "store";
+
+// Operations (the body's "op"; docs/knowledge.md has each body and reply):
+inline constexpr std::string_view kOpTriples = "triples";              // TriplesQuery -> TriplesResponse
+inline constexpr std::string_view kOpTriplesBatch = "triples-batch";   // TriplesQueryBatch -> TriplesBatchResponse
+inline constexpr std::string_view kOpEntities = "entities";            // GraphEmbeddingsQuery -> GraphEmbeddingsResponse
+inline constexpr std::string_view kOpChunksVector = "chunks-vector";   // DocumentEmbeddingsQuery -> ChunkMatchResponse
+inline constexpr std::string_view kOpChunksKeyword = "chunks-keyword"; // ChunkKeywordQuery -> ChunkMatchResponse
+inline constexpr std::string_view kOpChunksHybrid = "chunks-hybrid";   // HybridChunkQuery -> ChunkMatchResponse
+inline constexpr std::string_view kOpChunksFetch = "chunks-fetch";     // ChunkFetchRequest -> ChunkFetchResponse
+inline constexpr std::string_view kOpFactSources = "fact-sources";     // FactSourcesRequest -> FactSourcesResponse
+inline constexpr std::string_view kOpLabels = "labels";                // LabelsRequest -> LabelsResponse
+inline constexpr std::string_view kOpStats = "stats";                  // StoreStatsRequest -> StoreStats
+inline constexpr std::string_view kOpLoadTriples = "load-triples";     // LoadTriplesRequest -> LoadTriplesResponse
+inline constexpr std::string_view kOpLoadDocuments = "load-documents"; // LoadDocumentsRequest -> LoadDocumentsResponse
+inline constexpr std::string_view kOpIndex = "index";                  // IndexRequest -> IndexResponse
+
+struct StoreServiceConfig {
+    std::filesystem::path home;
+    std::string embeddings_service = "embeddings";
+    // Texts per call to the embeddings service while indexing.
+    std::size_t embed_batch = 256;
+    // A `triples` answer above this many triples is streamed: PARTIAL {"triples": [...]} batches,
+    // then the FINAL with the rest.
+    std::size_t stream_batch = 1'000;
+    // Deadline of each call to the embeddings service (cut to the request's remaining time).
+    std::chrono::milliseconds embed_timeout{60'000};
+};
+
+// Shared by every worker slot of the process (collections are opened once, on first use, and
+// each is used under its own lock: SQLite connections are not shared between threads).
+class StoreService {
+public:
+    explicit StoreService(StoreServiceConfig config);
+    void handle(runtime::RequestContext& ctx);
+    KnowledgeBases& bases() noexcept { return bases_; }
+
+private:
+    StoreServiceConfig config_;
+    KnowledgeBases bases_;
+};
+
+runtime::Handler make_store_handler(std::shared_ptr<StoreService> service);
+
+}  // namespace glassbox::store
