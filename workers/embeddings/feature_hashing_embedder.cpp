@@ -202,7 +202,9 @@ std::vector<double> FeatureHashingEmbedder::embed_one(std::string_view text) con
         for (std::size_t i = 0; i < hashes.size();) {
             std::size_t j = i + 1;
             while (j < hashes.size() && hashes[j] == hashes[i]) ++j;
-            const double weight = kKindWeight[kind] * (1.0 + std::log(static_cast<double>(j - i)));
+            const std::size_t count = j - i;  // most features occur once: skip log(1) = 0
+            const double weight =
+                count == 1 ? kKindWeight[kind] : kKindWeight[kind] * (1.0 + std::log(static_cast<double>(count)));
             const auto slot = detail::feature_slot(hashes[i], dim_);
             vector[slot.bucket] += slot.sign * weight;
             i = j;

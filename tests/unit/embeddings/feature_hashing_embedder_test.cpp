@@ -146,7 +146,7 @@ TEST(FeatureHashing, ThroughputOnThousandCharacterTexts) {
     const std::vector<std::string> vocabulary{"knowledge", "graph", "retrieval", "the",     "of",    "model",
                                               "embedding", "vector", "question", "answer", "entity", "relation",
                                               "document", "chunk",  "search",   "score",  "a",      "explain"};
-    std::vector<std::string> texts(2000);
+    std::vector<std::string> texts(1000);
     for (auto& t : texts) {
         while (t.size() < 1000) {
             t += vocabulary[rng() % vocabulary.size()];
