@@ -22,6 +22,10 @@ using schema::Triple;
 
 // serd reads its input a page at a time; bigger pages mean fewer source calls.
 constexpr std::size_t kPageSize = 64 * 1024;
+// N-Triples/N-Quads lines are held whole before parsing; a longer one is dropped (an error,
+// or an issue when lenient) so that memory stays bounded whatever the input.
+constexpr std::size_t kMaxLineBytes = 64 * 1024 * 1024;
+constexpr const char* kLineTooLong = "line longer than 64 MiB";
 // A blank node used as a graph name becomes this IRI + its label (a graph is an IRI here).
 constexpr std::string_view kBlankGraphPrefix = "urn:glassbox:bnode:";
 
@@ -470,6 +474,7 @@ private:
         ReaderPtr reader = new_reader();
         std::vector<char> block(kPageSize + 1);
         std::string carry;
+        bool too_long = false;  // the current line passed kMaxLineBytes: dropped, not held
         std::uint64_t line_no = 0;
         for (;;) {
             const std::size_t n = std::fread(block.data(), 1, kPageSize, file);
@@ -485,11 +490,20 @@ private:
                 auto* newline = static_cast<char*>(
                     std::memchr(begin, '\n', static_cast<std::size_t>(end - begin)));
                 if (newline == nullptr) {
-                    carry.append(begin, end);
+                    if (!too_long) carry.append(begin, end);
+                    if (carry.size() > kMaxLineBytes) {
+                        too_long = true;
+                        carry.clear();
+                    }
                     break;
                 }
                 ++line_no;
-                if (carry.empty()) {
+                if (too_long) {
+                    too_long = false;
+                    carry.clear();
+                    auto done = bad_line(line_no, 0, kLineTooLong);
+                    if (!done) return done;
+                } else if (carry.empty()) {
                     *newline = '\0';
                     auto done = read_line(reader.get(), begin,
                                           static_cast<std::size_t>(newline - begin), line_no);
@@ -503,6 +517,7 @@ private:
                 begin = newline + 1;
             }
         }
+        if (too_long) return bad_line(line_no + 1, 0, kLineTooLong);
         if (!carry.empty()) {
             auto done = read_line(reader.get(), carry.c_str(), carry.size(), line_no + 1);
             if (!done) return done;

@@ -54,9 +54,9 @@ struct RdfReadOptions {
 
 // A problem at a place in a file: a syntax error, invalid UTF-8, a skipped statement.
 struct RdfIssue {
-    std::string file;  // the path as given
-    std::uint64_t line = 0;
-    std::uint64_t column = 0;
+    std::string file;          // the path as given
+    std::uint64_t line = 0;    // 1-based; 0 when serd gave no place (an undefined prefix)
+    std::uint64_t column = 0;  // 1-based, in bytes; 0 when unknown
     std::string message;
     // "FILE:LINE:COLUMN: message", as compilers print it (editors jump to it).
     std::string describe() const;
@@ -97,7 +97,9 @@ using RdfProgressSink = std::function<void(std::uint64_t bytes_read, std::uint64
 //   kInvalidRequest naming the path and the system's reason;
 // - unknown format: as format_from_path;
 // - syntax error or invalid UTF-8 in a term (strict mode): kInvalidRequest
-//   "FILE:LINE:COLUMN: message" for the first one;
+//   "FILE:LINE:COLUMN: message" for the first one (an undefined prefix, which serd leaves to
+//   the caller and gives no place for: "FILE: undefined prefix 'ex:' in ex:name");
+// - an N-Triples/N-Quads line longer than 64 MiB (lines are held whole): "FILE:LINE: ...";
 // - an on_batch error: returned as is, after which nothing more is read.
 // An empty file (or one with only comments/directives) gives zero statements and no error;
 // the CLI should say so, e.g. "FILE: no statements (empty file)", and carry on.
@@ -108,7 +110,8 @@ using RdfProgressSink = std::function<void(std::uint64_t bytes_read, std::uint64
 // resumes at the next line, which is often the middle of the same statement, so the rest of
 // it is reported as further errors or, when a continuation line happens to parse, read on its
 // own; the statements of the bad `subject ... .` block that serd had already emitted before
-// the error are kept. Treat lenient Turtle as best effort and prefer fixing the file.
+// the error are kept. Treat lenient Turtle as best effort and prefer fixing the file. A
+// statement with an undefined prefix is skipped alone in every format (issue without a line).
 schema::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
                                       const RdfReadOptions& options, const RdfBatchSink& on_batch,
                                       const RdfIssueSink& on_issue = {},

@@ -235,17 +235,22 @@ TEST(RdfReader, TriGNamedGraphs) {
                                 "@prefix ex: <http://ex/> .\n"
                                 "ex:d ex:p ex:o .\n"
                                 "ex:g1 { ex:a ex:p ex:b . ex:a ex:p ex:c }\n"
-                                "GRAPH ex:g2 { ex:x ex:p \"y\"@en }\n");
+                                "GRAPH ex:g2 { ex:x ex:p \"y\"@en }\n"
+                                "_:bg { ex:u ex:p ex:v }\n");
     RdfReadOptions options;
     options.graph = ex("default");
     auto read = read_all(file, options);
     ASSERT_TRUE(read.stats) << read.stats.error().describe();
-    ASSERT_EQ(read.triples.size(), 4u);
+    ASSERT_EQ(read.triples.size(), 5u);
     EXPECT_EQ(read.triples[0].graph, ex("default"));
     EXPECT_EQ(read.triples[1].graph, ex("g1"));
     EXPECT_EQ(read.triples[2].graph, ex("g1"));
     EXPECT_EQ(read.triples[3].graph, ex("g2"));
     EXPECT_EQ(read.triples[3].o, schema::lang_literal("y", "en"));
+    // A blank-node graph name becomes an IRI carrying its file-scoped label.
+    ASSERT_TRUE(read.triples[4].graph.has_value());
+    EXPECT_EQ(read.triples[4].graph->rfind("urn:glassbox:bnode:f", 0), 0u);
+    EXPECT_EQ(read.triples[4].graph->substr(read.triples[4].graph->size() - 3), "_bg");
 }
 
 TEST(RdfReader, BatchesOfThreeForTenStatements) {
