@@ -319,7 +319,11 @@ SerdStatus capture_error(void* handle, const SerdError* error) {
         info->set = true;
         info->line = error->line;
         info->column = error->col;
-        info->message = format_serd_error(error);
+        try {
+            info->message = format_serd_error(error);
+        } catch (const std::exception&) {
+            info->message = "syntax error";  // no memory for the message; keep the place
+        }
     }
     return SERD_SUCCESS;
 }
@@ -390,8 +394,16 @@ private:
                                    const SerdNode* graph, const SerdNode* subject,
                                    const SerdNode* predicate, const SerdNode* object,
                                    const SerdNode* datatype, const SerdNode* language) {
-        return static_cast<RdfRead*>(handle)->add(graph, subject, predicate, object, datatype,
-                                                  language);
+        auto* read = static_cast<RdfRead*>(handle);
+        // Nothing may unwind through serd's C frames: an exception (a throwing callback, no
+        // memory) stops the read as an internal error.
+        try {
+            return read->add(graph, subject, predicate, object, datatype, language);
+        } catch (const std::exception& e) {
+            read->stop_ = schema::make_error(ErrorType::kInternal,
+                                             read->path_ + ": reading stopped: " + e.what());
+            return SERD_ERR_INTERNAL;
+        }
     }
 
     SerdStatus add(const SerdNode* graph, const SerdNode* subject, const SerdNode* predicate,
@@ -593,7 +605,12 @@ private:
         source->offset += n;
         if (source->offset > source->read->read_) {
             source->read->read_ = source->offset;
-            source->read->progress();
+            try {
+                source->read->progress();
+            } catch (const std::exception& e) {
+                source->read->stop_ = schema::make_error(
+                    ErrorType::kInternal, source->read->path_ + ": progress callback: " + e.what());
+            }
         }
         if (source->read->stop_) return 0;
         return n;
@@ -873,14 +890,20 @@ SerdStatus parse_statement(void* handle, SerdStatementFlags /*flags*/, const Ser
                            const SerdNode* object, const SerdNode* datatype,
                            const SerdNode* language) {
     auto* parse = static_cast<NquadsParse*>(handle);
-    Triple& t = parse->triples.emplace_back();
-    bool ok = parse->maker.subject(t.s, subject) && parse->maker.predicate(t.p, predicate) &&
-              parse->maker.object(t.o, object, datatype, language);
-    if (ok && graph != nullptr && graph->type != SERD_NOTHING)
-        ok = parse->maker.graph(t.graph, graph);
-    if (!ok) {
-        parse->failure = parse->maker.error();
-        return SERD_ERR_BAD_ARG;
+    try {  // nothing may unwind through serd's C frames
+        Triple& t = parse->triples.emplace_back();
+        bool ok = parse->maker.subject(t.s, subject) && parse->maker.predicate(t.p, predicate) &&
+                  parse->maker.object(t.o, object, datatype, language);
+        if (ok && graph != nullptr && graph->type != SERD_NOTHING) {
+            ok = parse->maker.graph(t.graph, graph);
+        }
+        if (!ok) {
+            parse->failure = parse->maker.error();
+            return SERD_ERR_BAD_ARG;
+        }
+    } catch (const std::exception& e) {
+        parse->failure = std::string("cannot hold the batch: ") + e.what();
+        return SERD_ERR_INTERNAL;
     }
     return SERD_SUCCESS;
 }
@@ -1004,8 +1027,15 @@ schema::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
     std::array<char, 16> prefix{};
     std::snprintf(prefix.data(), prefix.size(), "f%08x_", fnv1a32(absolute_path));
 
-    RdfRead read(path, options, format, on_batch, on_issue, on_progress, env.get(), prefix.data());
-    return read.run(file.get(), size);
+    // The callbacks are the caller's code: whatever they throw becomes an error value here.
+    try {
+        RdfRead read(path, options, format, on_batch, on_issue, on_progress, env.get(),
+                     prefix.data());
+        return read.run(file.get(), size);
+    } catch (const std::exception& e) {
+        return schema::make_error(ErrorType::kInternal,
+                                  path.string() + ": reading stopped: " + e.what());
+    }
 }
 
 void write_nquads(std::span<const schema::Triple> batch, std::string& out) {

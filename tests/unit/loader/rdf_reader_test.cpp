@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 
 namespace glassbox::loader {
 namespace {
@@ -457,6 +458,36 @@ TEST(RdfReader, OnBatchErrorStopsTheRead) {
         EXPECT_EQ(stats.error().type, schema::ErrorType::kServiceUnavailable);
         EXPECT_EQ(stats.error().message, "store gone");
         EXPECT_EQ(calls, 2) << name;
+    }
+}
+
+TEST(RdfReader, UndefinedPrefixIsAnError) {
+    TempDir dir;
+    const auto file = dir.write("p.ttl", "@prefix ex: <http://ex/> .\nex:a ex:p nope:x .\n");
+    auto read = read_all(file);
+    ASSERT_FALSE(read.stats);
+    EXPECT_EQ(read.stats.error().type, schema::ErrorType::kInvalidRequest);
+    EXPECT_NE(read.stats.error().message.find("undefined prefix 'nope:'"), std::string::npos)
+        << read.stats.error().message;
+}
+
+TEST(RdfReader, ThrowingCallbackBecomesAnError) {
+    TempDir dir;
+    const std::string text = "<http://ex/s> <http://ex/p> <http://ex/o> .\n";
+    // batch_size 1: the Turtle batch is sent from inside serd's callback, where nothing may
+    // unwind; 10: the last batch is sent after serd returns.
+    for (const std::size_t batch_size : {std::size_t{1}, std::size_t{10}}) {
+        for (const char* name : {"t.nt", "t.ttl"}) {
+            RdfReadOptions options;
+            options.batch_size = batch_size;
+            auto stats = read_rdf(dir.write(name, text + text), options,
+                                  [](std::span<const Triple>) -> schema::Result<void> {
+                                      throw std::runtime_error("sink broke");
+                                  });
+            ASSERT_FALSE(stats) << name;
+            EXPECT_EQ(stats.error().type, schema::ErrorType::kInternal);
+            EXPECT_NE(stats.error().message.find("sink broke"), std::string::npos);
+        }
     }
 }
 
