@@ -783,13 +783,13 @@ Result<void> VectorIndex::add_rows(std::span<const std::int64_t> keys, std::span
     const std::string table = table_of(kind_);
     Meta meta;
     Changes missed;
+    bool holds_vectors = false;
     {
         auto tx = storage::Transaction::begin(db_);
         if (!tx) return tx.error();
         auto m = read_meta(db_, kind_);
         if (!m) return m.error();
         meta = std::move(*m);
-        bool holds_vectors = false;
         {
             auto stmt = db_.prepare("SELECT EXISTS(SELECT 1 FROM " + table + ")");
             if (!stmt) return stmt.error();
@@ -835,15 +835,24 @@ Result<void> VectorIndex::add_rows(std::span<const std::int64_t> keys, std::span
         }
         if (auto r = tx->commit(); !r) return r;
         meta.seq = seq;
+        meta.model = std::string(model);
+        meta.dim = static_cast<std::uint32_t>(dim);
     }
 
     // Committed: SQLite is right whatever happens below; a graph that cannot follow is rebuilt.
     const bool same_graph = meta.instance == state_->instance && meta.dim == state_->dim &&
                             meta.model == state_->model && static_cast<bool>(state_->graph);
-    if (!same_graph) return rebuild("model or dimension set by this add");
+    if (!same_graph && holds_vectors) return rebuild("the vectors in SQLite changed model or identity");
     const std::size_t threads = thread_count(options_.build_threads);
     try {
         const std::unique_lock lock(graph_mutex_);
+        if (!same_graph) {
+            // The kind held no vector: this add sets model and dimension; start an empty graph.
+            auto fresh = empty_state(meta, options_, std::max(options_.initial_capacity, keys.size()));
+            fresh->counters = state_->counters;
+            state_ = std::move(fresh);
+            missed = Changes{};
+        }
         apply(*state_, missed, threads);
         state_->counters.caught_up_rows += missed.keys.size() + missed.removed.size();
         Changes ours{{}, std::vector<std::int64_t>(keys.begin(), keys.end()), std::move(flat)};
