@@ -104,14 +104,19 @@ using RdfProgressSink = std::function<void(std::uint64_t bytes_read, std::uint64
 // An empty file (or one with only comments/directives) gives zero statements and no error;
 // the CLI should say so, e.g. "FILE: no statements (empty file)", and carry on.
 //
-// Lenient mode: serd reports the error and resumes at the next line. For N-Triples and N-Quads
-// (a statement per line) exactly the bad line is skipped: stats.skipped counts it and on_issue
-// gets "FILE:LINE:COLUMN: message". For Turtle and TriG a statement may span lines: serd
-// resumes at the next line, which is often the middle of the same statement, so the rest of
-// it is reported as further errors or, when a continuation line happens to parse, read on its
-// own; the statements of the bad `subject ... .` block that serd had already emitted before
-// the error are kept. Treat lenient Turtle as best effort and prefer fixing the file. A
-// statement with an undefined prefix is skipped alone in every format (issue without a line).
+// Lenient mode. serd 0.30's own recovery is not used: it patches invalid UTF-8 to U+FFFD and
+// keeps the statement, and its N-Quads reader does not recover at all. Instead:
+// - N-Triples and N-Quads are handed to serd a line at a time, so exactly the bad line is
+//   skipped (a statement serd had emitted before finding a broken ending is taken back):
+//   stats.skipped counts it and on_issue gets "FILE:LINE:COLUMN: message".
+// - Turtle and TriG: after an error a new serd reader starts at the line after it (prefixes
+//   and base are kept; generated blank nodes stay distinct). A statement may span lines, so
+//   that line is often the middle of the same statement: the rest of it is reported as
+//   further errors or, when a continuation line happens to parse, read on its own; the
+//   statements of the bad `subject ... .` block that serd had emitted before the error are
+//   kept, and inside a TriG `G { ... }` block the graph is lost for the remainder of the
+//   block. Treat lenient Turtle as best effort and prefer fixing the file.
+// - A statement with an undefined prefix is skipped alone (an issue without a line).
 schema::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
                                       const RdfReadOptions& options, const RdfBatchSink& on_batch,
                                       const RdfIssueSink& on_issue = {},
