@@ -624,6 +624,33 @@ TEST_F(GraphStoreTest, TwoConnectionsToOneFileShareTermIds) {
     other->reset();
 }
 
+TEST_F(GraphStoreTest, ATermMissingHereIsFoundOnceAnotherConnectionStoresIt) {
+    const auto src = source("file:///late.nt");
+    const TriplePattern late{ex("late"), std::nullopt, std::nullopt, std::nullopt};
+    EXPECT_TRUE(match(late).empty());  // a miss must not be remembered
+    auto labels = store_->labels(std::vector<Term>{ex("late")});
+    ASSERT_TRUE(labels);
+    EXPECT_EQ(*labels, std::vector<std::string>{"late"});
+
+    auto other_db = storage::Database::open(path());
+    ASSERT_TRUE(other_db) << other_db.error().message;
+    auto other = GraphStore::open(**other_db);
+    ASSERT_TRUE(other);
+    auto r = (*other)->insert(src, std::vector<Triple>{make_triple(ex("late"), iri(vocab::kRdfsLabel),
+                                                                   lang_literal("Late arrival", "en"))});
+    ASSERT_TRUE(r) << r.error().message;
+
+    const auto found = match(late);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].o, lang_literal("Late arrival", "en"));
+    labels = store_->labels(std::vector<Term>{ex("late")});
+    ASSERT_TRUE(labels);
+    EXPECT_EQ(*labels, std::vector<std::string>{"Late arrival"});
+    auto sources = store_->sources_of(found[0]);
+    ASSERT_TRUE(sources && sources->size() == 1u);
+    EXPECT_EQ((*sources)[0].uri, "file:///late.nt");
+}
+
 TEST_F(GraphStoreTest, TinyTermCachesGiveTheSameAnswersAsLargeOnes) {
     GraphStoreOptions tiny;
     tiny.term_cache_entries = 3;
