@@ -10,23 +10,9 @@
 #include <vector>
 
 #include "schema/result.hpp"
-
-struct sqlite3;
-struct sqlite3_stmt;
+#include "storage/sqlite_database.hpp"
 
 namespace glassbox::broker {
-
-namespace detail {
-// The one RAII wrapper of a SQLite connection and its statements in the broker.
-struct SqliteClose {
-    void operator()(sqlite3* db) const noexcept;
-};
-struct SqliteFinalize {
-    void operator()(sqlite3_stmt* statement) const noexcept;
-};
-using SqliteHandle = std::unique_ptr<sqlite3, SqliteClose>;
-using SqliteStatement = std::unique_ptr<sqlite3_stmt, SqliteFinalize>;
-}  // namespace detail
 
 // One spooled explain message, as DELIVER carries it.
 struct SpoolRecord {
@@ -93,12 +79,9 @@ private:
     const SpoolRecord* cached(std::uint64_t delivery_id) const noexcept;
 
     SpoolLimits limits_;
-    detail::SqliteHandle db_;
-    detail::SqliteStatement insert_;
-    detail::SqliteStatement delete_;
-    detail::SqliteStatement select_after_;
-    detail::SqliteStatement select_one_;
-    bool in_transaction_ = false;
+    std::unique_ptr<storage::Database> db_;
+    // The open batch; destroyed (rolled back unless committed) before db_.
+    std::optional<storage::Transaction> batch_;
     std::uint64_t next_id_ = 1;
     std::uint64_t messages_ = 0;
     std::uint64_t bytes_ = 0;

@@ -138,6 +138,9 @@ Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& pa
     }
     sqlite3_extended_result_codes(db->handle_, 1);
     sqlite3_busy_timeout(db->handle_, static_cast<int>(options.busy_timeout.count()));
+    if (options.exclusive) {
+        if (auto r = db->exec("PRAGMA locking_mode=EXCLUSIVE"); !r) return fail(r.error().message);
+    }
     // The first statement reads the header: a file that is not SQLite fails here.
     if (!options.read_only && !in_memory && options.wal) {
         if (auto r = db->exec("PRAGMA journal_mode=WAL"); !r) return fail(r.error().message);

@@ -25,6 +25,10 @@ struct OpenOptions {
     // -wal and -shm files the same permissions.
     bool create = true;
     bool wal = true;
+    // locking_mode=EXCLUSIVE, set before the first read: the connection keeps its file lock, so
+    // a second connection to the file fails ("database is locked") instead of sharing it, and
+    // WAL then needs no -shm file.
+    bool exclusive = false;
     // FULL: a commit survives power loss; NORMAL: it survives a process crash (WAL).
     bool synchronous_full = false;
     std::chrono::milliseconds busy_timeout{5000};

@@ -1,6 +1,8 @@
 // The `trace` service: request parsing and dispatch to the trace store's read queries.
 #include "workers/trace_collector/trace_service.hpp"
 
+#include <limits>
+#include <string>
 #include <utility>
 
 namespace glassbox::trace {
@@ -50,11 +52,12 @@ Result<json> list(TraceStore& store, const json& body) {
     auto status = optional_string(body, "status");
     auto search = optional_string(body, "search");
     auto parent = optional_string(body, "parent");
+    auto after = optional_string(body, "after");
     auto since = optional_time(body, "since");
     auto until = optional_time(body, "until");
     auto limit = bounded_integer(body, "limit", kDefaultListLimit, 1, kMaxListLimit);
     auto offset = bounded_integer(body, "offset", 0, 0, std::numeric_limits<std::int64_t>::max());
-    for (const auto* r : {&kind, &status, &search, &parent}) {
+    for (const auto* r : {&kind, &status, &search, &parent, &after}) {
         if (!*r) return r->error();
     }
     for (const auto* r : {&since, &until}) {
@@ -62,14 +65,17 @@ Result<json> list(TraceStore& store, const json& body) {
     }
     if (!limit) return limit.error();
     if (!offset) return offset.error();
-    if (const auto it = body.find("include_subtraces"); it != body.end() && !it->is_null()) {
-        if (!it->is_boolean()) return invalid("\"include_subtraces\" must be true or false");
-        q.include_subtraces = it->get<bool>();
+    for (auto [key, flag] : {std::pair{"include_subtraces", &q.include_subtraces}, std::pair{"exact_total", &q.exact_total}}) {
+        if (const auto it = body.find(key); it != body.end() && !it->is_null()) {
+            if (!it->is_boolean()) return invalid(std::string("\"") + key + "\" must be true or false");
+            *flag = it->get<bool>();
+        }
     }
     q.kind = *kind;
     q.status = *status;
     q.search = *search;
     q.parent = *parent;
+    q.after = *after;
     q.since_ms = *since;
     q.until_ms = *until;
     q.limit = *limit;

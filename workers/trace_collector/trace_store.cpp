@@ -1,19 +1,14 @@
 // The trace store: schema, batched idempotent ingest, quarantine, and the read queries of
-// docs/traces.md over one SQLite connection whose statements are prepared once and cached.
+// docs/traces.md over one storage::Database connection (statements prepared once, cached).
 #include "workers/trace_collector/trace_store.hpp"
-
-#include <fcntl.h>
-#include <sqlite3.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <cerrno>
-#include <cstring>
-#include <limits>
+#include <charconv>
 #include <cstdio>
 #include <ctime>
+#include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -25,6 +20,8 @@
 #include "schema/protocol.hpp"
 #include "schema/term_json.hpp"
 #include "schema/vocabulary.hpp"
+#include "storage/sqlite_database.hpp"
+#include "workers/trace_collector/explain_scan.hpp"
 
 namespace glassbox::trace {
 
@@ -33,130 +30,14 @@ using schema::Error;
 using schema::ErrorType;
 using schema::make_error;
 using schema::Result;
-
-namespace detail {
-
-struct StatementDeleter {
-    void operator()(sqlite3_stmt* statement) const noexcept { sqlite3_finalize(statement); }
-};
-using StatementPtr = std::unique_ptr<sqlite3_stmt, StatementDeleter>;
-
-// The one place a sqlite3 handle lives: closed (after its statements) on destruction.
-struct Database {
-    sqlite3* handle = nullptr;
-    std::unordered_map<std::string, StatementPtr> statements;
-
-    ~Database() {
-        statements.clear();
-        if (handle != nullptr) sqlite3_close(handle);
-    }
-    std::string message() const { return handle != nullptr ? sqlite3_errmsg(handle) : "out of memory"; }
-};
-
-}  // namespace detail
+using storage::Database;
+using storage::Statement;
 
 namespace {
-
-using detail::Database;
 
 constexpr std::string_view kSchemaVersion = "1";
 constexpr int kMaxShowDepth = 32;
 constexpr std::size_t kMaxAmbiguousListed = 10;
-
-Error store_error(const std::string& what, const Database& db) {
-    return make_error(ErrorType::kInternal, "trace store: " + what + ": " + db.message());
-}
-
-// A cached statement, reset and unbound when this goes out of scope.
-class Query {
-public:
-    Query(Database& db, sqlite3_stmt* statement) : db_(db), statement_(statement) {}
-    ~Query() {
-        if (statement_ != nullptr) {
-            sqlite3_reset(statement_);
-            sqlite3_clear_bindings(statement_);
-        }
-    }
-    Query(const Query&) = delete;
-    Query& operator=(const Query&) = delete;
-
-    Query& bind(int index, std::string_view text) {
-        sqlite3_bind_text(statement_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-        return *this;
-    }
-    // `text` must outlive the statement's next step.
-    Query& bind_static(int index, std::string_view text) {
-        sqlite3_bind_text(statement_, index, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
-        return *this;
-    }
-    Query& bind_blob(int index, std::string_view bytes) {
-        sqlite3_bind_blob64(statement_, index, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
-        return *this;
-    }
-    Query& bind(int index, std::int64_t value) {
-        sqlite3_bind_int64(statement_, index, value);
-        return *this;
-    }
-    Query& bind(int index, const std::optional<std::string>& text) {
-        if (text) return bind(index, std::string_view{*text});
-        sqlite3_bind_null(statement_, index);
-        return *this;
-    }
-    Query& bind(int index, const std::optional<std::int64_t>& value) {
-        if (value) return bind(index, *value);
-        sqlite3_bind_null(statement_, index);
-        return *this;
-    }
-    // SQLITE_ROW: true; SQLITE_DONE: false; anything else: an Error.
-    Result<bool> step() {
-        const int rc = sqlite3_step(statement_);
-        if (rc == SQLITE_ROW) return true;
-        if (rc == SQLITE_DONE) return false;
-        return store_error("statement failed", db_);
-    }
-    Result<void> run() {
-        auto stepped = step();
-        if (!stepped) return stepped.error();
-        return {};
-    }
-    bool is_null(int column) const { return sqlite3_column_type(statement_, column) == SQLITE_NULL; }
-    std::int64_t int64(int column) const { return sqlite3_column_int64(statement_, column); }
-    std::string_view text(int column) const {
-        const auto* data = reinterpret_cast<const char*>(sqlite3_column_text(statement_, column));
-        if (data == nullptr) return {};
-        return {data, static_cast<std::size_t>(sqlite3_column_bytes(statement_, column))};
-    }
-    std::optional<std::string> optional_text(int column) const {
-        if (is_null(column)) return std::nullopt;
-        return std::string(text(column));
-    }
-
-private:
-    Database& db_;
-    sqlite3_stmt* statement_;
-};
-
-Result<sqlite3_stmt*> prepare(Database& db, const std::string& sql) {
-    if (const auto found = db.statements.find(sql); found != db.statements.end()) return found->second.get();
-    sqlite3_stmt* raw = nullptr;
-    if (sqlite3_prepare_v3(db.handle, sql.c_str(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &raw,
-                           nullptr) != SQLITE_OK) {
-        return store_error("cannot prepare \"" + sql.substr(0, 60) + "\"", db);
-    }
-    detail::StatementPtr owned{raw};
-    db.statements.emplace(sql, std::move(owned));
-    return raw;
-}
-
-Result<void> exec(Database& db, const char* sql) {
-    char* message = nullptr;
-    if (sqlite3_exec(db.handle, sql, nullptr, nullptr, &message) != SQLITE_OK) {
-        std::string text = message != nullptr ? message : db.message();
-        sqlite3_free(message);
-        return make_error(ErrorType::kInternal, "trace store: " + text);
-    }
-    return {};
-}
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -175,23 +56,27 @@ CREATE TABLE IF NOT EXISTS sessions(
   error TEXT,
   last_event_at INTEGER NOT NULL,
   events INTEGER NOT NULL DEFAULT 0);
+-- export's range and lists that include sub-traces.
 CREATE INDEX IF NOT EXISTS sessions_started ON sessions(started);
-CREATE INDEX IF NOT EXISTS sessions_kind ON sessions(kind, started);
-CREATE INDEX IF NOT EXISTS sessions_status ON sessions(status, started);
+-- kind and status filters over all sessions (include_subtraces) are rare: sessions_started
+-- serves them, and every session row written no longer pays for two more indexes.
+DROP INDEX IF EXISTS sessions_kind;
+DROP INDEX IF EXISTS sessions_status;
 -- Sub-traces by parent only: a full sessions_parent(parent, started) also served parent IS NULL,
 -- and the planner took it for every top-level `list` (a table lookup per top-level session).
 DROP INDEX IF EXISTS sessions_parent;
 CREATE INDEX IF NOT EXISTS sessions_sub_parent ON sessions(parent, started) WHERE parent IS NOT NULL;
 CREATE INDEX IF NOT EXISTS sessions_uuid ON sessions(uuid);
--- `list` hides sub-traces by default, so its COUNT and page are over parent IS NULL: these
--- partial indexes answer kind and status filters (and the question search, covered) without
--- a table lookup per matching row (100,000 sessions: hundreds of ms otherwise).
+-- `list` hides sub-traces by default, so its count and page are over parent IS NULL: these
+-- partial indexes answer kind and status filters in the page order (kind|status, started, id)
+-- without a table lookup per skipped or counted row.
 CREATE INDEX IF NOT EXISTS sessions_top_kind ON sessions(kind, started) WHERE parent IS NULL;
 CREATE INDEX IF NOT EXISTS sessions_top_status ON sessions(status, started) WHERE parent IS NULL;
--- (started, question) also serves the unfiltered newest-first page; it replaces
--- sessions_top_started(started), which the planner preferred for a search, reading every row.
+-- The newest-first page, in exactly its ORDER BY (started DESC, id DESC, so no sorter and an
+-- OFFSET skips index entries only), covering the question search.
 DROP INDEX IF EXISTS sessions_top_started;
-CREATE INDEX IF NOT EXISTS sessions_top_question ON sessions(started, question) WHERE parent IS NULL;
+DROP INDEX IF EXISTS sessions_top_question;
+CREATE INDEX IF NOT EXISTS sessions_top_page ON sessions(started, id, question) WHERE parent IS NULL;
 CREATE TABLE IF NOT EXISTS events(
   session INTEGER NOT NULL,
   seq INTEGER NOT NULL,
@@ -265,51 +150,8 @@ bool is_uuid_prefix(std::string_view id) {
     return std::all_of(id.begin(), id.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == '-'; });
 }
 
-// What a session row learns from one event's triples about the run (its Question).
-struct SessionFacts {
-    std::optional<std::string> question;
-    std::optional<std::int64_t> started;
-    std::optional<std::int64_t> ended;
-    std::optional<std::string> parent;
-};
-
-SessionFacts session_facts(const schema::ExplainMessage& message) {
-    namespace v = schema::vocab;
-    SessionFacts facts;
-    for (const auto& t : message.explain_triples) {
-        if (!t.s.is_iri() || t.s.as_iri().value != message.session || !t.p.is_iri()) continue;
-        const std::string& p = t.p.as_iri().value;
-        if (p == v::kQuery && t.o.is_literal()) {
-            facts.question = t.o.as_literal().value;
-        } else if (p == v::kProvStartedAtTime && t.o.is_literal()) {
-            facts.started = parse_datetime_ms(t.o.as_literal().value);
-        } else if (p == v::kProvEndedAtTime && t.o.is_literal()) {
-            facts.ended = parse_datetime_ms(t.o.as_literal().value);
-        } else if (p == v::kProvWasInformedBy && t.o.is_iri()) {
-            facts.parent = t.o.as_iri().value;
-        }
-    }
-    // The calling step's run, when the Question does not say which run informed it.
-    if (!facts.parent && message.parent_uri) {
-        if (const auto run = schema::explain::RunUris::from_uri(*message.parent_uri)) facts.parent = run->question();
-    }
-    return facts;
-}
-
-}  // namespace
-
-// ---- validation ------------------------------------------------------------------------------
-
-namespace {
-
-// A valid delivery: its decoded message and the parsed body it came from (ingest stores each
-// triple's JSON from the body instead of re-encoding the decoded triple).
-struct Validated {
-    schema::ExplainMessage message;
-    json body;
-};
-
-Result<Validated> validate_body(const Delivery& delivery) {
+// The frames of a delivery (checked before its body); the seq frame's value.
+Result<std::uint64_t> check_frames(const Delivery& delivery) {
     const auto bad = [](std::string reason) { return make_error(ErrorType::kDecodeError, std::move(reason)); };
     const auto seq = schema::protocol::parse_ascii_int(delivery.seq);
     if (!seq) return bad("seq frame is not an ascii-int: \"" + delivery.seq.substr(0, 40) + "\"");
@@ -318,6 +160,21 @@ Result<Validated> validate_body(const Delivery& delivery) {
         return bad("state frame \"" + delivery.state.substr(0, 40) + "\" is not open, complete or error");
     }
     if (delivery.session.empty()) return bad("session frame is empty");
+    return *seq;
+}
+
+// The end state a body must carry for the delivery's state frame.
+schema::TraceStatus expected_status(const Delivery& delivery) {
+    return delivery.state == schema::protocol::kStateComplete ? schema::TraceStatus::kComplete
+           : delivery.state == schema::protocol::kStateError  ? schema::TraceStatus::kError
+                                                               : schema::TraceStatus::kNone;
+}
+
+// The DOM decode: the message, or the quarantine reason.
+Result<schema::ExplainMessage> validate_body(const Delivery& delivery) {
+    const auto bad = [](std::string reason) { return make_error(ErrorType::kDecodeError, std::move(reason)); };
+    auto seq = check_frames(delivery);
+    if (!seq) return seq.error();
     auto parsed = schema::parse_json(delivery.body);
     if (!parsed) return bad("not JSON: " + parsed.error().message);
     if (!parsed->is_object()) return bad("wrong types: the body is not a JSON object");
@@ -335,22 +192,22 @@ Result<Validated> validate_body(const Delivery& delivery) {
                    std::to_string(*seq) + ")");
     }
     const bool terminal = delivery.state != schema::protocol::kStateOpen;
-    const auto expected = delivery.state == schema::protocol::kStateComplete ? schema::TraceStatus::kComplete
-                          : delivery.state == schema::protocol::kStateError  ? schema::TraceStatus::kError
-                                                                              : schema::TraceStatus::kNone;
-    if (message->end_of_trace != terminal || message->trace_status != expected) {
+    if (message->end_of_trace != terminal || message->trace_status != expected_status(delivery)) {
         return bad("end_of_trace/trace_status in the body disagree with the state frame \"" + delivery.state + "\"");
     }
-    return Validated{std::move(message).value(), std::move(parsed).value()};
+    return std::move(message).value();
+}
+
+// The checks of validate_body after the decode, on a scanned body.
+bool agrees_with_frames(const ScannedExplain& m, const Delivery& delivery, std::uint64_t seq) {
+    const bool terminal = delivery.state != schema::protocol::kStateOpen;
+    return m.session == delivery.session && m.seq == seq && m.end_of_trace == terminal &&
+           m.trace_status == expected_status(delivery);
 }
 
 }  // namespace
 
-Result<schema::ExplainMessage> validate_delivery(const Delivery& delivery) {
-    auto validated = validate_body(delivery);
-    if (!validated) return validated.error();
-    return std::move(validated->message);
-}
+Result<schema::ExplainMessage> validate_delivery(const Delivery& delivery) { return validate_body(delivery); }
 
 // ---- dates -------------------------------------------------------------------------------------
 
@@ -419,53 +276,9 @@ std::string format_datetime_ms(std::int64_t epoch_ms) {
     return buf.data();
 }
 
-// ---- canonical encoding ------------------------------------------------------------------------
-
-namespace {
-
-// True if `j` (which decoded to `term`) is exactly what schema::encode(term) writes: decoding
-// read every key it has, so matching key counts mean matching keys and values.
-bool canonical_term(const json& j, const schema::Term& term);
-
-// `quoted`: inside a quoted triple, which encode writes without a graph.
-bool canonical_triple(const json& j, const schema::Triple& triple, bool quoted) {
-    if (!j.is_object()) return false;
-    const std::size_t keys = 3 + (triple.graph && !quoted ? 1 : 0);
-    if (j.size() != keys) return false;
-    const auto s = j.find("s"), p = j.find("p"), o = j.find("o");
-    if (s == j.end() || p == j.end() || o == j.end()) return false;
-    return canonical_term(*s, triple.s) && canonical_term(*p, triple.p) && canonical_term(*o, triple.o);
-}
-
-bool canonical_term(const json& j, const schema::Term& term) {
-    if (!j.is_object()) return false;
-    const auto t = j.find("t");
-    if (t == j.end() || !t->is_string()) return false;
-    const auto& kind = t->get_ref<const std::string&>();
-    switch (term.kind()) {
-        case schema::Term::Kind::kIri:
-            return kind == "i" && j.size() == 2;
-        case schema::Term::Kind::kBlankNode:
-            return kind == "b" && j.size() == 2;
-        case schema::Term::Kind::kLiteral: {
-            const auto& lit = term.as_literal();
-            return kind == "l" &&
-                   j.size() == 2 + (lit.datatype.empty() ? 0u : 1u) + (lit.language.empty() ? 0u : 1u);
-        }
-        case schema::Term::Kind::kTriple: {
-            if (kind != "t" || j.size() != 2) return false;
-            const auto tr = j.find("tr");
-            return tr != j.end() && canonical_triple(*tr, term.as_triple(), true);
-        }
-    }
-    return false;
-}
-
-}  // namespace
-
 // ---- open ----------------------------------------------------------------------------------------
 
-TraceStore::TraceStore(std::filesystem::path path, StoreConfig config, std::unique_ptr<detail::Database> db)
+TraceStore::TraceStore(std::filesystem::path path, StoreConfig config, std::unique_ptr<Database> db)
     : path_(std::move(path)), config_(config), db_(std::move(db)) {}
 
 TraceStore::~TraceStore() = default;
@@ -475,39 +288,29 @@ Result<std::unique_ptr<TraceStore>> TraceStore::open(const std::filesystem::path
     const auto fail = [&](const std::string& why) {
         return make_error(ErrorType::kInternal, "trace store " + path.string() + ": " + why);
     };
+    storage::OpenOptions options;
+    options.label = "trace store";
+    options.read_only = mode == OpenMode::kReadOnly;
+    // Read-write: created owner-only (0600), WAL; the ACK after a commit promises durability.
+    options.create = true;
+    options.wal = true;
+    options.synchronous_full = config.synchronous_full;
+    options.busy_timeout = config.busy_timeout;
+    // The wrapper's message already names the path: "trace store <path>: <why>".
+    auto opened = Database::open(path, options);
+    if (!opened) return opened.error();
+    auto db = std::move(opened).value();
     if (mode == OpenMode::kReadWrite) {
-        // Created owner-only before SQLite sees it; SQLite gives its -wal and -shm files the
-        // same permissions.
-        const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
-        if (fd < 0) return fail(std::string("cannot create: ") + std::strerror(errno));
-        ::close(fd);
-    }
-    auto db = std::make_unique<Database>();
-    const int flags = (mode == OpenMode::kReadWrite ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) |
-                      SQLITE_OPEN_NOMUTEX;
-    if (sqlite3_open_v2(path.c_str(), &db->handle, flags, nullptr) != SQLITE_OK) {
-        return fail("cannot open: " + db->message());
-    }
-    sqlite3_extended_result_codes(db->handle, 1);
-    sqlite3_busy_timeout(db->handle, static_cast<int>(config.busy_timeout.count()));
-    if (mode == OpenMode::kReadWrite) {
-        // The first statement reads the header: a file that is not SQLite fails here.
-        if (auto r = exec(*db, "PRAGMA journal_mode=WAL"); !r) return fail(db->message());
-        if (auto r = exec(*db, config.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
-            !r) {
-            return fail(db->message());
-        }
-        if (auto r = exec(*db, kSchema); !r) return fail(db->message());
+        if (auto r = db->exec(kSchema); !r) return fail(r.error().message);
     }
     auto store = std::unique_ptr<TraceStore>(new TraceStore(path, config, std::move(db)));
     // A SQLite file that is not a trace store (or a damaged one) is refused here, not later.
-    auto version = prepare(*store->db_, "SELECT value FROM meta WHERE key = 'schema'");
+    auto version = store->db_->prepare("SELECT value FROM meta WHERE key = 'schema'");
     if (!version) return fail("not a trace store (" + version.error().message + ")");
-    Query q(*store->db_, *version);
-    auto row = q.step();
+    auto row = version->step();
     if (!row) return fail(row.error().message);
     if (!*row) return fail("not a trace store (no schema version)");
-    if (q.text(0) != kSchemaVersion) return fail("unsupported schema version " + std::string(q.text(0)));
+    if (version->text(0) != kSchemaVersion) return fail("unsupported schema version " + std::string(version->text(0)));
     return store;
 }
 
@@ -515,64 +318,60 @@ Result<std::unique_ptr<TraceStore>> TraceStore::open(const std::filesystem::path
 
 namespace {
 
-struct Ingest {
-    Database& db;
-    const StoreConfig& config;
-    std::int64_t received;
-    std::map<std::string, std::int64_t, std::less<>> session_ids;
+constexpr const char* kInsertEventSql =
+    "INSERT INTO events(session, seq, explain_id, state, received, delivery_id) "
+    "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(session, seq) DO NOTHING";
+constexpr const char* kInsertTripleSql =
+    "INSERT INTO triples(session, seq, ord, triple, text_id) VALUES(?1, ?2, ?3, ?4, ?5)";
+constexpr const char* kSessionByUriSql = "SELECT id FROM sessions WHERE uri = ?1";
 
-    Result<std::int64_t> session_id(const std::string& uri) {
-        if (const auto found = session_ids.find(uri); found != session_ids.end()) return found->second;
-        auto insert = prepare(db,
-                              "INSERT INTO sessions(uri, uuid, last_event_at) VALUES(?1, ?2, ?3) "
-                              "ON CONFLICT(uri) DO NOTHING");
-        if (!insert) return insert.error();
-        {
-            Query q(db, *insert);
-            std::optional<std::string> uuid;
-            if (const auto run = schema::explain::RunUris::from_uri(uri)) uuid = run->uuid();
-            q.bind(1, std::string_view{uri}).bind(2, uuid).bind(3, received);
-            if (auto r = q.run(); !r) return r.error();
+// Runs a statement held across a batch and resets it for its next use (its text bindings may
+// point at buffers that change before then).
+Result<void> run_once(Statement& statement) {
+    auto r = statement.run();
+    statement.reset();
+    return r;
+}
+
+// One batch's writes. Sessions first seen in the batch get their row id up front (the next
+// free one; the batch holds the write lock) and their row is INSERTed once, complete, at the
+// end of the batch; sessions stored before get one UPDATE. Either way the row is what one
+// UPDATE per event in batch order would leave.
+class Ingest {
+public:
+    Ingest(Database& db, const StoreConfig& config, std::int64_t received)
+        : db_(db), config_(config), received_(received) {}
+
+    Result<void> prepare() {
+        for (auto [slot, sql] : {std::pair{&insert_event_, kInsertEventSql}, std::pair{&insert_triple_, kInsertTripleSql},
+                                 std::pair{&session_by_uri_, kSessionByUriSql}}) {
+            auto prepared = db_.prepare(sql);
+            if (!prepared) return prepared.error();
+            slot->emplace(std::move(prepared).value());
         }
-        auto select = prepare(db, "SELECT id FROM sessions WHERE uri = ?1");
-        if (!select) return select.error();
-        Query q(db, *select);
-        q.bind(1, std::string_view{uri});
-        auto row = q.step();
-        if (!row) return row.error();
-        if (!*row) return make_error(ErrorType::kInternal, "trace store: session row vanished");
-        const auto id = q.int64(0);
-        session_ids.emplace(uri, id);
-        return id;
+        return {};
     }
 
-    // The id of `body` in texts (stored once); nullopt on a digest collision (then inline it).
-    Result<std::optional<std::int64_t>> text_id(const std::string& body) {
-        const std::string digest = fnv_digest(body);
-        auto insert = prepare(db, "INSERT INTO texts(digest, body) VALUES(?1, ?2) ON CONFLICT(digest) DO NOTHING");
-        if (!insert) return insert.error();
-        {
-            Query q(db, *insert);
-            q.bind(1, std::string_view{digest}).bind(2, std::string_view{body});
-            if (auto r = q.run(); !r) return r.error();
-        }
-        auto select = prepare(db, "SELECT id, body FROM texts WHERE digest = ?1");
-        if (!select) return select.error();
-        Query q(db, *select);
-        q.bind(1, std::string_view{digest});
-        auto row = q.step();
-        if (!row) return row.error();
-        if (!*row || q.text(1) != body) return std::optional<std::int64_t>{};
-        return std::optional<std::int64_t>{q.int64(0)};
+    // Validates one delivery into `scanned_`: nullopt, or the quarantine reason.
+    std::optional<std::string> accept(const Delivery& d) {
+        auto seq = check_frames(d);
+        if (!seq) return seq.error().message;
+        if (scan_explain(d.body, scanned_) && agrees_with_frames(scanned_, d, *seq)) return std::nullopt;
+        // Not the canonical form (or not valid): the DOM decoder has the last word, and a valid
+        // message is stored in its canonical encoding, which the scan then reads.
+        auto decoded = validate_body(d);
+        if (!decoded) return decoded.error().message;
+        reencoded_ = schema::dump(schema::encode(*decoded));
+        if (scan_explain(reencoded_, scanned_) && agrees_with_frames(scanned_, d, *seq)) return std::nullopt;
+        return "internal: the decoded message does not scan after re-encoding (a trace store bug)";
     }
 
     Result<void> quarantine(const Delivery& d, const std::string& reason) {
-        auto insert = prepare(db,
-                              "INSERT INTO quarantine(received, delivery_id, service, session, seq, state, reason, "
-                              "payload) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(delivery_id) DO NOTHING");
+        auto insert = db_.prepare(
+            "INSERT INTO quarantine(received, delivery_id, service, session, seq, state, reason, payload) "
+            "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(delivery_id) DO NOTHING");
         if (!insert) return insert.error();
-        Query q(db, *insert);
-        q.bind(1, received)
+        insert->bind(1, received_)
             .bind(2, static_cast<std::int64_t>(d.delivery_id))
             .bind(3, std::string_view{d.service})
             .bind(4, std::string_view{d.session})
@@ -580,14 +379,152 @@ struct Ingest {
             .bind(6, std::string_view{d.state})
             .bind(7, std::string_view{reason})
             .bind_blob(8, d.body);
-        return q.run();
+        return insert->run();
     }
 
-    // What a batch's stored events change in one session row, applied by one UPDATE at the end
-    // of the batch with the same result as one UPDATE per event in batch order: kind, question,
-    // parent and worker keep the first value, started the earliest, ended, status (terminal) and
-    // error the last one.
+    // Writes the accepted event; false if (session, seq) was already stored.
+    Result<bool> event(const Delivery& d, BatchOutcome& outcome) {
+        const ScannedExplain& m = scanned_;
+        auto session = session_of(m.session);
+        if (!session) return session.error();
+        const std::int64_t sid = session->id;
+        const auto seq = static_cast<std::int64_t>(m.seq);
+        insert_event_->bind(1, sid)
+            .bind(2, seq)
+            .bind(3, std::string_view{m.explain_id})
+            .bind(4, std::string_view{d.state})
+            .bind(5, received_)
+            .bind(6, static_cast<std::int64_t>(d.delivery_id));
+        if (auto r = run_once(*insert_event_); !r) return r.error();
+        if (db_.changes() == 0) return false;
+
+        // A triple without a graph belongs to the message's explain graph ("" : none).
+        const bool graph_known = m.explain_graph_token.size() > 2;
+        Facts facts;
+        std::int64_t ord = 0;
+        for (const auto& t : m.triples) {
+            std::optional<std::int64_t> text;
+            if (t.o.kind == ScannedKind::kLiteral && t.o.value.raw.size() > config_.text_threshold) {
+                const std::string_view value = t.o.value.value(scratch_);
+                if (value.size() > config_.text_threshold) {
+                    auto id = text_id(value);
+                    if (!id) return id.error();
+                    text = *id;
+                }
+            }
+            insert_triple_->bind(1, sid).bind(2, seq).bind(3, ord++).bind(5, text);
+            if ((t.has_graph || !graph_known) && !text) {
+                insert_triple_->bind_static(4, t.text);
+            } else {
+                insert_triple_->bind_static(4, edited(t, graph_known && !t.has_graph, text.has_value(), m));
+            }
+            if (auto r = run_once(*insert_triple_); !r) return r.error();
+            learn(m, t, facts);
+        }
+        outcome.triples += m.triples.size();
+        // The calling step's run, when the Question does not say which run informed it.
+        if (!facts.parent && m.parent_uri) {
+            if (const auto run = schema::explain::RunUris::from_uri(*m.parent_uri)) facts.parent = run->question();
+        }
+
+        const bool terminal = d.state != schema::protocol::kStateOpen;
+        std::optional<std::int64_t> ended = facts.ended;
+        if (!ended && terminal) ended = received_;
+        const std::int64_t started = facts.started ? *facts.started : received_;
+        auto [update, first] = updates_.try_emplace(sid);
+        SessionUpdate& u = update->second;
+        if (first) {
+            u.uri = session->fresh ? std::optional<std::string>{m.session} : std::nullopt;
+            u.kind = d.service.empty() ? m.service : d.service;
+            u.started = started;
+        } else {
+            u.started = std::min(*u.started, started);
+        }
+        if (!u.question && facts.question) u.question = std::move(facts.question);
+        if (!u.parent && facts.parent) u.parent = std::move(facts.parent);
+        if (!u.worker && !m.worker.empty()) u.worker = m.worker;
+        if (m.error) u.error = m.error->describe();
+        if (ended) u.ended = ended;
+        if (terminal) u.status = d.state;
+        ++u.events;
+        return true;
+    }
+
+    // One INSERT per session new in the batch, one UPDATE per session stored before.
+    Result<void> write_sessions() {
+        auto insert = db_.prepare(
+            "INSERT INTO sessions(id, uri, uuid, kind, service, question, parent, started, ended, status, worker, "
+            "error, last_event_at, events) VALUES(?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+        if (!insert) return insert.error();
+        for (const auto& [sid, u] : updates_) {
+            if (!u.uri) continue;
+            std::optional<std::string> uuid;
+            if (const auto run = schema::explain::RunUris::from_uri(*u.uri)) uuid = run->uuid();
+            insert->bind(1, sid)
+                .bind(2, std::string_view{*u.uri})
+                .bind(3, uuid)
+                .bind(4, std::string_view{u.kind})
+                .bind(5, u.question)
+                .bind(6, u.parent)
+                .bind(7, u.started)
+                .bind(8, u.ended)
+                .bind(9, u.status ? std::string_view{*u.status} : std::string_view{"running"})
+                .bind(10, u.worker)
+                .bind(11, u.error)
+                .bind(12, received_)
+                .bind(13, u.events);
+            if (auto r = run_once(*insert); !r) return r.error();
+        }
+        auto update = db_.prepare(
+            "UPDATE sessions SET "
+            "kind = COALESCE(kind, ?1), service = COALESCE(service, ?1), "
+            "question = COALESCE(question, ?2), parent = COALESCE(parent, ?3), "
+            "started = CASE WHEN ?4 IS NULL THEN started "
+            "  WHEN started IS NULL OR ?4 < started THEN ?4 ELSE started END, "
+            "ended = COALESCE(?5, ended), "
+            "status = CASE WHEN ?6 <> 'running' THEN ?6 ELSE status END, "
+            "worker = COALESCE(worker, ?7), error = COALESCE(?8, error), "
+            "last_event_at = MAX(last_event_at, ?9), events = events + ?11 "
+            "WHERE id = ?10");
+        if (!update) return update.error();
+        for (const auto& [sid, u] : updates_) {
+            if (u.uri) continue;
+            update->bind(1, std::string_view{u.kind})
+                .bind(2, u.question)
+                .bind(3, u.parent)
+                .bind(4, u.started)
+                .bind(5, u.ended)
+                .bind(6, u.status ? std::string_view{*u.status} : std::string_view{"running"})
+                .bind(7, u.worker)
+                .bind(8, u.error)
+                .bind(9, received_)
+                .bind(10, sid)
+                .bind(11, u.events);
+            if (auto r = run_once(*update); !r) return r.error();
+        }
+        updates_.clear();
+        return {};
+    }
+
+private:
+    struct SessionRef {
+        std::int64_t id = 0;
+        bool fresh = false;  // no row yet: INSERTed at the end of the batch
+    };
+
+    // What a session row learns from one event's triples about the run (its Question).
+    struct Facts {
+        std::optional<std::string> question;
+        std::optional<std::int64_t> started;
+        std::optional<std::int64_t> ended;
+        std::optional<std::string> parent;
+    };
+
+    // What a batch's stored events change in one session row, with the result of one UPDATE
+    // per event in batch order: kind, question, parent and worker keep the first value,
+    // started the earliest, ended, status (terminal) and error the last one.
     struct SessionUpdate {
+        std::optional<std::string> uri;  // set for a session new in this batch
         std::string kind;
         std::optional<std::string> question;
         std::optional<std::string> parent;
@@ -598,129 +535,103 @@ struct Ingest {
         std::optional<std::string> status;
         std::int64_t events = 0;
     };
-    std::map<std::int64_t, SessionUpdate> updates;
 
-    // Writes one valid event; false if (session, seq) was already stored.
-    Result<bool> event(const Delivery& d, Validated& v, BatchOutcome& outcome) {
-        const schema::ExplainMessage& m = v.message;
-        auto sid = session_id(m.session);
-        if (!sid) return sid.error();
-        auto insert_event = prepare(db,
-                                    "INSERT INTO events(session, seq, explain_id, state, received, delivery_id) "
-                                    "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(session, seq) DO NOTHING");
-        if (!insert_event) return insert_event.error();
-        {
-            Query q(db, *insert_event);
-            q.bind(1, *sid)
-                .bind(2, static_cast<std::int64_t>(m.seq))
-                .bind(3, std::string_view{m.explain_id})
-                .bind(4, std::string_view{d.state})
-                .bind(5, received)
-                .bind(6, static_cast<std::int64_t>(d.delivery_id));
-            if (auto r = q.run(); !r) return r.error();
+    Result<SessionRef> session_of(const std::string& uri) {
+        if (const auto found = sessions_.find(uri); found != sessions_.end()) return found->second;
+        SessionRef ref;
+        session_by_uri_->bind(1, std::string_view{uri});
+        auto row = session_by_uri_->step();
+        if (!row) {
+            session_by_uri_->reset();
+            return row.error();
         }
-        if (sqlite3_changes(db.handle) == 0) return false;
-
-        auto insert_triple = prepare(db,
-                                     "INSERT INTO triples(session, seq, ord, triple, text_id) "
-                                     "VALUES(?1, ?2, ?3, ?4, ?5)");
-        if (!insert_triple) return insert_triple.error();
-        // The body's triples, index for index with the decoded ones.
-        json* received_triples = nullptr;
-        if (const auto found = v.body.find("explain_triples");
-            found != v.body.end() && found->is_array() && found->size() == m.explain_triples.size()) {
-            received_triples = &*found;
-        }
-        std::int64_t ord = 0;
-        std::string text_json;
-        for (std::size_t i = 0; i < m.explain_triples.size(); ++i) {
-            const auto& triple = m.explain_triples[i];
-            std::optional<std::int64_t> text;
-            if (triple.o.is_literal() && triple.o.as_literal().value.size() > config.text_threshold) {
-                auto id = text_id(triple.o.as_literal().value);
-                if (!id) return id.error();
-                text = *id;
-            }
-            // The triple as received when it is already in the canonical encoding (what
-            // schema::encode writes, so show and export read exactly what they read before);
-            // otherwise re-encoded.
-            json* encoded = nullptr;
-            json reencoded;
-            if (received_triples != nullptr && canonical_triple((*received_triples)[i], triple, false)) {
-                encoded = &(*received_triples)[i];
-            } else {
-                reencoded = schema::encode(triple);
-                encoded = &reencoded;
-            }
-            // A triple without a graph belongs to the message's explain graph.
-            if (!triple.graph && !m.explain_graph.empty()) (*encoded)["g"] = m.explain_graph;
-            if (text) (*encoded)["o"]["v"] = "";
-            text_json = schema::dump(*encoded);
-            Query q(db, *insert_triple);
-            q.bind(1, *sid)
-                .bind(2, static_cast<std::int64_t>(m.seq))
-                .bind(3, ord++)
-                .bind_static(4, text_json)
-                .bind(5, text);
-            if (auto r = q.run(); !r) return r.error();
-        }
-        outcome.triples += m.explain_triples.size();
-
-        const SessionFacts facts = session_facts(m);
-        const bool terminal = d.state != schema::protocol::kStateOpen;
-        std::optional<std::int64_t> ended = facts.ended;
-        if (!ended && terminal) ended = received;
-        const std::int64_t started = facts.started ? *facts.started : received;
-        auto [update, first] = updates.try_emplace(*sid);
-        SessionUpdate& u = update->second;
-        if (first) {
-            u.kind = d.service.empty() ? m.service : d.service;
-            u.started = started;
+        if (*row) {
+            ref.id = session_by_uri_->int64(0);
         } else {
-            u.started = std::min(*u.started, started);
+            if (!next_session_id_) {
+                auto max = db_.prepare("SELECT COALESCE(MAX(id), 0) + 1 FROM sessions");
+                if (!max) return max.error();
+                auto stepped = max->step();
+                if (!stepped) return stepped.error();
+                next_session_id_ = max->int64(0);
+            }
+            ref.id = (*next_session_id_)++;
+            ref.fresh = true;
         }
-        if (!u.question && facts.question) u.question = facts.question;
-        if (!u.parent && facts.parent) u.parent = facts.parent;
-        if (!u.worker && !m.worker.empty()) u.worker = m.worker;
-        if (m.error) u.error = m.error->describe();
-        if (ended) u.ended = ended;
-        if (terminal) u.status = d.state;
-        ++u.events;
-        return true;
+        session_by_uri_->reset();
+        sessions_.emplace(uri, ref);
+        return ref;
     }
 
-    // One UPDATE per session touched by the batch.
-    Result<void> update_sessions() {
-        auto update = prepare(db,
-                              "UPDATE sessions SET "
-                              "kind = COALESCE(kind, ?1), service = COALESCE(service, ?1), "
-                              "question = COALESCE(question, ?2), parent = COALESCE(parent, ?3), "
-                              "started = CASE WHEN ?4 IS NULL THEN started "
-                              "  WHEN started IS NULL OR ?4 < started THEN ?4 ELSE started END, "
-                              "ended = COALESCE(?5, ended), "
-                              "status = CASE WHEN ?6 <> 'running' THEN ?6 ELSE status END, "
-                              "worker = COALESCE(worker, ?7), error = COALESCE(?8, error), "
-                              "last_event_at = MAX(last_event_at, ?9), events = events + ?11 "
-                              "WHERE id = ?10");
-        if (!update) return update.error();
-        for (const auto& [sid, u] : updates) {
-            Query q(db, *update);
-            q.bind(1, std::string_view{u.kind})
-                .bind(2, u.question)
-                .bind(3, u.parent)
-                .bind(4, u.started)
-                .bind(5, u.ended)
-                .bind(6, u.status ? std::string_view{*u.status} : std::string_view{"running"})
-                .bind(7, u.worker)
-                .bind(8, u.error)
-                .bind(9, received)
-                .bind(10, sid)
-                .bind(11, u.events);
-            if (auto r = q.run(); !r) return r.error();
-        }
-        updates.clear();
-        return {};
+    // The id of `body` in texts (stored once); nullopt on a digest collision (then inline it).
+    Result<std::optional<std::int64_t>> text_id(std::string_view body) {
+        const std::string digest = fnv_digest(body);
+        auto insert = db_.prepare("INSERT INTO texts(digest, body) VALUES(?1, ?2) ON CONFLICT(digest) DO NOTHING");
+        if (!insert) return insert.error();
+        insert->bind_static(1, digest).bind_static(2, body);
+        if (auto r = run_once(*insert); !r) return r.error();
+        auto select = db_.prepare("SELECT id, body FROM texts WHERE digest = ?1");
+        if (!select) return select.error();
+        select->bind_static(1, digest);
+        auto row = select->step();
+        if (!row) return row.error();
+        if (!*row || select->text(1) != body) return std::optional<std::int64_t>{};
+        return std::optional<std::int64_t>{select->int64(0)};
     }
+
+    // The triple's text as received with the explain graph added and/or its long literal
+    // object's value cut out (stored in texts instead).
+    const std::string& edited(const ScannedTriple& t, bool add_graph, bool cut_value, const ScannedExplain& m) {
+        edited_.clear();
+        edited_ += '{';
+        if (add_graph) {
+            edited_ += "\"g\":";
+            edited_ += m.explain_graph_token;
+            edited_ += ',';
+        }
+        const std::string_view rest = t.text.substr(1);
+        if (cut_value) {
+            const std::size_t at = t.object_value_at - 1;
+            edited_ += rest.substr(0, at);
+            edited_ += "\"\"";
+            edited_ += rest.substr(at + t.object_value_size);
+        } else {
+            edited_ += rest;
+        }
+        return edited_;
+    }
+
+    // The run facts a triple about the session itself states (the last statement of each in a
+    // message wins, as it did when read from the decoded message).
+    void learn(const ScannedExplain& m, const ScannedTriple& t, Facts& facts) {
+        namespace v = schema::vocab;
+        if (t.s.kind != ScannedKind::kIri || t.p.kind != ScannedKind::kIri) return;
+        if (t.s.value.value(scratch_) != m.session) return;
+        const std::string_view p = t.p.value.value(scratch_);
+        if (p == v::kQuery && t.o.kind == ScannedKind::kLiteral) {
+            facts.question = t.o.value.str();
+        } else if (p == v::kProvStartedAtTime && t.o.kind == ScannedKind::kLiteral) {
+            facts.started = parse_datetime_ms(t.o.value.value(scratch_));
+        } else if (p == v::kProvEndedAtTime && t.o.kind == ScannedKind::kLiteral) {
+            facts.ended = parse_datetime_ms(t.o.value.value(scratch_));
+        } else if (p == v::kProvWasInformedBy && t.o.kind == ScannedKind::kIri) {
+            facts.parent = t.o.value.str();
+        }
+    }
+
+    Database& db_;
+    const StoreConfig& config_;
+    std::int64_t received_;
+    std::optional<Statement> insert_event_;
+    std::optional<Statement> insert_triple_;
+    std::optional<Statement> session_by_uri_;
+    std::unordered_map<std::string, SessionRef> sessions_;
+    std::optional<std::int64_t> next_session_id_;
+    std::map<std::int64_t, SessionUpdate> updates_;
+    ScannedExplain scanned_;
+    std::string reencoded_;
+    std::string edited_;
+    std::string scratch_;
 };
 
 }  // namespace
@@ -729,33 +640,23 @@ Result<BatchOutcome> TraceStore::store_batch(const std::vector<Delivery>& delive
                                              WallClock::time_point received) {
     BatchOutcome outcome;
     if (deliveries.empty()) return outcome;
-    auto begin = prepare(*db_, "BEGIN IMMEDIATE");
-    auto commit = prepare(*db_, "COMMIT");
-    if (!begin) return begin.error();
-    if (!commit) return commit.error();
-    {
-        Query q(*db_, *begin);
-        if (auto r = q.run(); !r) return r.error();
-    }
-    Ingest ingest{*db_, config_, to_ms(received), {}, {}};
-    const auto rollback = [&](Error error) -> Result<BatchOutcome> {
-        (void)exec(*db_, "ROLLBACK");
-        return error;
-    };
+    // Rolled back by its destructor on any early return.
+    auto transaction = storage::Transaction::begin(*db_, storage::Transaction::Kind::kImmediate);
+    if (!transaction) return transaction.error();
+    Ingest ingest(*db_, config_, to_ms(received));
+    if (auto r = ingest.prepare(); !r) return r.error();
     for (const auto& delivery : deliveries) {
-        auto validated = validate_body(delivery);
-        if (!validated) {
-            if (auto r = ingest.quarantine(delivery, validated.error().message); !r) return rollback(r.error());
+        if (const auto reason = ingest.accept(delivery)) {
+            if (auto r = ingest.quarantine(delivery, *reason); !r) return r.error();
             ++outcome.quarantined;
             continue;
         }
-        auto stored = ingest.event(delivery, *validated, outcome);
-        if (!stored) return rollback(stored.error());
+        auto stored = ingest.event(delivery, outcome);
+        if (!stored) return stored.error();
         ++(*stored ? outcome.stored : outcome.duplicates);
     }
-    if (auto r = ingest.update_sessions(); !r) return rollback(r.error());
-    Query q(*db_, *commit);
-    if (auto r = q.run(); !r) return rollback(r.error());
+    if (auto r = ingest.write_sessions(); !r) return r.error();
+    if (auto r = transaction->commit(); !r) return r.error();
     return outcome;
 }
 
@@ -771,12 +672,12 @@ std::string effective_status(std::string_view stored, std::int64_t last_event_at
     return std::string(stored);
 }
 
-json optional_time(const Query& q, int column) {
+json optional_time(const Statement& q, int column) {
     if (q.is_null(column)) return nullptr;
     return format_datetime_ms(q.int64(column));
 }
 
-json summary_of(const Query& q, std::int64_t cutoff) {
+json summary_of(const Statement& q, std::int64_t cutoff) {
     json s = json::object();
     s["session"] = std::string(q.text(1));
     s["kind"] = q.is_null(2) ? json(nullptr) : json(std::string(q.text(2)));
@@ -795,7 +696,7 @@ json summary_of(const Query& q, std::int64_t cutoff) {
 
 using Binding = std::variant<std::int64_t, std::string>;
 
-void bind_all(Query& q, const std::vector<Binding>& bindings) {
+void bind_all(Statement& q, const std::vector<Binding>& bindings) {
     int index = 1;
     for (const auto& b : bindings) {
         if (const auto* i = std::get_if<std::int64_t>(&b)) {
@@ -807,7 +708,7 @@ void bind_all(Query& q, const std::vector<Binding>& bindings) {
 }
 
 // Re-inlines a stored text into a triple's object.
-json triple_json(const Query& q, int triple_column, int text_column) {
+json triple_json(const Statement& q, int triple_column, int text_column) {
     json t = json::parse(q.text(triple_column), nullptr, false);
     if (!q.is_null(text_column) && t.is_object() && t.contains("o") && t["o"].is_object()) {
         t["o"]["v"] = std::string(q.text(text_column));
@@ -815,18 +716,45 @@ json triple_json(const Query& q, int triple_column, int text_column) {
     return t;
 }
 
+// A list cursor: "<started>.<id>" of the last session a page listed.
+std::string make_cursor(std::int64_t started, std::int64_t id) {
+    return std::to_string(started) + "." + std::to_string(id);
+}
+
+std::optional<std::pair<std::int64_t, std::int64_t>> parse_cursor(std::string_view text) {
+    const auto dot = text.find('.', 1);
+    if (dot == std::string_view::npos) return std::nullopt;
+    std::int64_t started = 0;
+    std::int64_t id = 0;
+    const auto parse = [](std::string_view part, std::int64_t& out) {
+        const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), out);
+        return ec == std::errc{} && end == part.data() + part.size() && !part.empty();
+    };
+    if (!parse(text.substr(0, dot), started) || !parse(text.substr(dot + 1), id)) return std::nullopt;
+    return std::pair{started, id};
+}
+
+// Runs `body` inside one read transaction, so a multi-statement read sees one snapshot.
+template <typename F>
+auto in_read_transaction(Database& db, F&& body) -> decltype(body()) {
+    auto transaction = storage::Transaction::begin(db, storage::Transaction::Kind::kDeferred);
+    if (!transaction) return transaction.error();
+    auto result = body();
+    (void)transaction->commit();
+    return result;
+}
+
 }  // namespace
 
 Result<std::string> TraceStore::resolve_session(std::string_view id) {
     if (id.empty()) return make_error(ErrorType::kInvalidRequest, "an empty session id");
     {
-        auto exact = prepare(*db_, "SELECT uri FROM sessions WHERE uri = ?1");
+        auto exact = db_->prepare("SELECT uri FROM sessions WHERE uri = ?1");
         if (!exact) return exact.error();
-        Query q(*db_, *exact);
-        q.bind(1, id);
-        auto row = q.step();
+        exact->bind(1, id);
+        auto row = exact->step();
         if (!row) return row.error();
-        if (*row) return std::string(q.text(0));
+        if (*row) return std::string(exact->text(0));
     }
     std::string prefix(id);
     std::transform(prefix.begin(), prefix.end(), prefix.begin(),
@@ -834,19 +762,18 @@ Result<std::string> TraceStore::resolve_session(std::string_view id) {
     // A session URI of a run also names its UUID: accept urn:glassbox:<uuid>:question forms.
     if (const auto run = schema::explain::RunUris::from_uri(prefix)) prefix = run->uuid();
     if (!is_uuid_prefix(prefix)) return make_error(ErrorType::kNotFound, "no trace " + std::string(id));
-    auto range = prepare(*db_, "SELECT uri FROM sessions WHERE uuid >= ?1 AND uuid < ?2 ORDER BY uuid LIMIT ?3");
-    if (!range) return range.error();
-    Query q(*db_, *range);
+    auto q = db_->prepare("SELECT uri FROM sessions WHERE uuid >= ?1 AND uuid < ?2 ORDER BY uuid LIMIT ?3");
+    if (!q) return q.error();
     // '~' sorts after every hex digit and '-': [prefix, prefix~) is exactly the prefix's range.
-    q.bind(1, std::string_view{prefix})
+    q->bind(1, std::string_view{prefix})
         .bind(2, std::string_view{prefix + "~"})
         .bind(3, static_cast<std::int64_t>(kMaxAmbiguousListed + 1));
     std::vector<std::string> matches;
     while (true) {
-        auto row = q.step();
+        auto row = q->step();
         if (!row) return row.error();
         if (!*row) break;
-        matches.emplace_back(q.text(0));
+        matches.emplace_back(q->text(0));
     }
     if (matches.empty()) return make_error(ErrorType::kNotFound, "no trace " + std::string(id));
     if (matches.size() == 1) return matches.front();
@@ -890,32 +817,77 @@ Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now)
     }
     std::string clause;
     for (std::size_t i = 0; i < where.size(); ++i) clause += (i == 0 ? " WHERE " : " AND ") + where[i];
+    const std::vector<Binding> filter_bindings = bindings;
+
+    constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+    const std::int64_t limit = std::max<std::int64_t>(query.limit, 0);
+    const std::int64_t offset = std::max<std::int64_t>(query.offset, 0);
 
     std::int64_t total = 0;
-    {
-        auto count = prepare(*db_, "SELECT COUNT(*) FROM sessions" + clause);
+    bool total_exact = true;
+    if (query.exact_total) {
+        auto count = db_->prepare("SELECT COUNT(*) FROM sessions" + clause);
         if (!count) return count.error();
-        Query q(*db_, *count);
-        bind_all(q, bindings);
-        auto row = q.step();
+        bind_all(*count, filter_bindings);
+        auto row = count->step();
         if (!row) return row.error();
-        total = q.int64(0);
+        total = count->int64(0);
+    } else {
+        // Counting stops one past the cap: reaching it means "at least cap".
+        const std::int64_t page_end = offset > kMax - limit ? kMax : offset + limit;
+        const std::int64_t cap = std::max(config_.list_count_limit, page_end);
+        std::vector<Binding> count_bindings = filter_bindings;
+        count_bindings.emplace_back(cap == kMax ? std::int64_t{-1} : cap + 1);
+        auto count = db_->prepare("SELECT COUNT(*) FROM (SELECT 1 FROM sessions" + clause + " LIMIT ?" +
+                                  std::to_string(count_bindings.size()) + ")");
+        if (!count) return count.error();
+        bind_all(*count, count_bindings);
+        auto row = count->step();
+        if (!row) return row.error();
+        total = count->int64(0);
+        if (total > cap) {
+            total = cap;
+            total_exact = false;
+        }
     }
-    const std::string limit = param(query.limit);
-    const std::string offset = param(query.offset);
-    auto select = prepare(*db_, std::string("SELECT ") + kSummaryColumns + " FROM sessions" + clause +
-                                    " ORDER BY started DESC, id DESC LIMIT " + limit + " OFFSET " + offset);
+
+    if (query.after) {
+        const auto cursor = parse_cursor(*query.after);
+        if (!cursor) {
+            return make_error(ErrorType::kInvalidRequest,
+                              "\"after\" must be the \"next\" cursor of an earlier list reply, not \"" +
+                                  query.after->substr(0, 60) + "\"");
+        }
+        // A row value: the planner seeks the page index to the cursor instead of skipping rows.
+        const std::string started = param(cursor->first);
+        const std::string id = param(cursor->second);
+        clause += (where.empty() ? " WHERE " : " AND ") + ("(started, id) < (" + started + ", " + id + ")");
+    }
+    // One row more than the page says whether a next page exists.
+    const std::string limit_param = param(limit == kMax ? kMax : limit + 1);
+    const std::string offset_param = param(offset);
+    auto select = db_->prepare(std::string("SELECT ") + kSummaryColumns + " FROM sessions" + clause +
+                               " ORDER BY started DESC, id DESC LIMIT " + limit_param + " OFFSET " + offset_param);
     if (!select) return select.error();
-    Query q(*db_, *select);
-    bind_all(q, bindings);
+    bind_all(*select, bindings);
     json sessions = json::array();
+    json next = nullptr;
+    // The cursor of the last session listed; empty if it has no start time (never the case once
+    // a batch committed), which ends the paging.
+    std::string last;
     while (true) {
-        auto row = q.step();
+        auto row = select->step();
         if (!row) return row.error();
         if (!*row) break;
-        sessions.push_back(summary_of(q, cutoff));
+        if (static_cast<std::int64_t>(sessions.size()) == limit) {
+            if (!last.empty()) next = last;
+            break;
+        }
+        sessions.push_back(summary_of(*select, cutoff));
+        last = select->is_null(5) ? std::string{} : make_cursor(select->int64(5), select->int64(0));
     }
-    return json{{"sessions", std::move(sessions)}, {"total", total}, {"limit", query.limit}, {"offset", query.offset}};
+    return json{{"sessions", std::move(sessions)}, {"total", total}, {"total_exact", total_exact},
+                {"limit", query.limit}, {"offset", query.offset}, {"next", std::move(next)}};
 }
 
 namespace {
@@ -925,49 +897,46 @@ Result<json> show_session(Database& db, std::int64_t id, std::int64_t cutoff, in
     json out = json::object();
     std::string uri;
     {
-        auto select = prepare(db, std::string("SELECT ") + kSummaryColumns + " FROM sessions WHERE id = ?1");
-        if (!select) return select.error();
-        Query q(db, *select);
-        q.bind(1, id);
-        auto row = q.step();
+        auto q = db.prepare(std::string("SELECT ") + kSummaryColumns + " FROM sessions WHERE id = ?1");
+        if (!q) return q.error();
+        q->bind(1, id);
+        auto row = q->step();
         if (!row) return row.error();
         if (!*row) return make_error(ErrorType::kNotFound, "no trace with row id " + std::to_string(id));
-        out["session"] = summary_of(q, cutoff);
-        uri = q.text(1);
+        out["session"] = summary_of(*q, cutoff);
+        uri = q->text(1);
     }
     json events = json::array();
     std::map<std::int64_t, std::size_t> by_seq;
     {
-        auto select = prepare(db, "SELECT seq, explain_id, state, received FROM events WHERE session = ?1 ORDER BY seq");
-        if (!select) return select.error();
-        Query q(db, *select);
-        q.bind(1, id);
+        auto q = db.prepare("SELECT seq, explain_id, state, received FROM events WHERE session = ?1 ORDER BY seq");
+        if (!q) return q.error();
+        q->bind(1, id);
         while (true) {
-            auto row = q.step();
+            auto row = q->step();
             if (!row) return row.error();
             if (!*row) break;
-            by_seq[q.int64(0)] = events.size();
-            events.push_back({{"seq", q.int64(0)},
-                              {"explain_id", std::string(q.text(1))},
-                              {"state", std::string(q.text(2))},
-                              {"received", format_datetime_ms(q.int64(3))},
+            by_seq[q->int64(0)] = events.size();
+            events.push_back({{"seq", q->int64(0)},
+                              {"explain_id", std::string(q->text(1))},
+                              {"state", std::string(q->text(2))},
+                              {"received", format_datetime_ms(q->int64(3))},
                               {"triples", json::array()}});
         }
     }
     {
-        auto select = prepare(db,
-                              "SELECT t.seq, t.triple, x.body FROM triples t LEFT JOIN texts x ON x.id = t.text_id "
-                              "WHERE t.session = ?1 ORDER BY t.seq, t.ord");
-        if (!select) return select.error();
-        Query q(db, *select);
-        q.bind(1, id);
+        auto q = db.prepare(
+            "SELECT t.seq, t.triple, x.body FROM triples t LEFT JOIN texts x ON x.id = t.text_id "
+            "WHERE t.session = ?1 ORDER BY t.seq, t.ord");
+        if (!q) return q.error();
+        q->bind(1, id);
         while (true) {
-            auto row = q.step();
+            auto row = q->step();
             if (!row) return row.error();
             if (!*row) break;
-            const auto found = by_seq.find(q.int64(0));
+            const auto found = by_seq.find(q->int64(0));
             if (found == by_seq.end()) continue;
-            events[found->second]["triples"].push_back(triple_json(q, 1, 2));
+            events[found->second]["triples"].push_back(triple_json(*q, 1, 2));
         }
     }
     out["events"] = std::move(events);
@@ -975,15 +944,14 @@ Result<json> show_session(Database& db, std::int64_t id, std::int64_t cutoff, in
     if (depth < kMaxShowDepth) {
         std::vector<std::int64_t> children;
         {
-            auto select = prepare(db, "SELECT id FROM sessions WHERE parent = ?1 ORDER BY started, id");
-            if (!select) return select.error();
-            Query q(db, *select);
-            q.bind(1, std::string_view{uri});
+            auto q = db.prepare("SELECT id FROM sessions WHERE parent = ?1 ORDER BY started, id");
+            if (!q) return q.error();
+            q->bind(1, std::string_view{uri});
             while (true) {
-                auto row = q.step();
+                auto row = q->step();
                 if (!row) return row.error();
                 if (!*row) break;
-                if (seen.count(q.int64(0)) == 0) children.push_back(q.int64(0));
+                if (seen.count(q->int64(0)) == 0) children.push_back(q->int64(0));
             }
         }
         for (const auto child : children) {
@@ -996,15 +964,6 @@ Result<json> show_session(Database& db, std::int64_t id, std::int64_t cutoff, in
     return out;
 }
 
-// Runs `body` inside one read transaction, so a multi-statement read sees one snapshot.
-template <typename F>
-auto in_read_transaction(Database& db, F&& body) -> decltype(body()) {
-    if (auto r = exec(db, "BEGIN"); !r) return r.error();
-    auto result = body();
-    (void)exec(db, "COMMIT");
-    return result;
-}
-
 }  // namespace
 
 Result<json> TraceStore::show(std::string_view id, WallClock::time_point now) {
@@ -1012,16 +971,15 @@ Result<json> TraceStore::show(std::string_view id, WallClock::time_point now) {
     return in_read_transaction(*db_, [&]() -> Result<json> {
         auto uri = resolve_session(id);
         if (!uri) return uri.error();
-        auto select = prepare(*db_, "SELECT id FROM sessions WHERE uri = ?1");
-        if (!select) return select.error();
         std::int64_t row_id = 0;
         {
-            Query q(*db_, *select);
-            q.bind(1, std::string_view{*uri});
-            auto row = q.step();
+            auto q = db_->prepare("SELECT id FROM sessions WHERE uri = ?1");
+            if (!q) return q.error();
+            q->bind(1, std::string_view{*uri});
+            auto row = q->step();
             if (!row) return row.error();
             if (!*row) return make_error(ErrorType::kNotFound, "no trace " + std::string(id));
-            row_id = q.int64(0);
+            row_id = q->int64(0);
         }
         std::set<std::int64_t> seen;
         return show_session(*db_, row_id, cutoff, 0, seen);
@@ -1034,23 +992,20 @@ Result<ExportCounts> TraceStore::export_nquads(std::optional<std::int64_t> since
         ExportCounts counts;
         std::vector<std::int64_t> sessions;
         {
-            auto select = prepare(*db_,
-                                  "SELECT id FROM sessions WHERE started >= ?1 AND started < ?2 ORDER BY started, id");
-            if (!select) return select.error();
-            Query q(*db_, *select);
-            q.bind(1, since_ms.value_or(std::numeric_limits<std::int64_t>::min()))
+            auto q = db_->prepare("SELECT id FROM sessions WHERE started >= ?1 AND started < ?2 ORDER BY started, id");
+            if (!q) return q.error();
+            q->bind(1, since_ms.value_or(std::numeric_limits<std::int64_t>::min()))
                 .bind(2, until_ms.value_or(std::numeric_limits<std::int64_t>::max()));
             while (true) {
-                auto row = q.step();
+                auto row = q->step();
                 if (!row) return row.error();
                 if (!*row) break;
-                sessions.push_back(q.int64(0));
+                sessions.push_back(q->int64(0));
             }
         }
-        auto select = prepare(*db_,
-                              "SELECT t.triple, x.body FROM triples t LEFT JOIN texts x ON x.id = t.text_id "
-                              "WHERE t.session = ?1 ORDER BY t.seq, t.ord");
-        if (!select) return select.error();
+        const std::string triples_sql =
+            "SELECT t.triple, x.body FROM triples t LEFT JOIN texts x ON x.id = t.text_id "
+            "WHERE t.session = ?1 ORDER BY t.seq, t.ord";
         std::string chunk;
         std::size_t lines = 0;
         const auto flush = [&]() -> bool {
@@ -1061,13 +1016,14 @@ Result<ExportCounts> TraceStore::export_nquads(std::optional<std::int64_t> since
             return go_on;
         };
         for (const auto id : sessions) {
-            Query q(*db_, *select);
-            q.bind(1, id);
+            auto q = db_->prepare(triples_sql);
+            if (!q) return q.error();
+            q->bind(1, id);
             while (true) {
-                auto row = q.step();
+                auto row = q->step();
                 if (!row) return row.error();
                 if (!*row) break;
-                auto triple = schema::decode_triple(triple_json(q, 0, 1));
+                auto triple = schema::decode_triple(triple_json(*q, 0, 1));
                 if (!triple) return make_error(ErrorType::kInternal, "trace store: a stored triple does not decode: " +
                                                                          triple.error().message);
                 chunk += schema::to_nquads(*triple);
@@ -1089,12 +1045,11 @@ Result<json> TraceStore::stats(WallClock::time_point now) {
     return in_read_transaction(*db_, [&]() -> Result<json> {
         json out = json::object();
         const auto count = [&](const char* sql) -> Result<std::int64_t> {
-            auto select = prepare(*db_, sql);
-            if (!select) return select.error();
-            Query q(*db_, *select);
-            auto row = q.step();
+            auto q = db_->prepare(sql);
+            if (!q) return q.error();
+            auto row = q->step();
             if (!row) return row.error();
-            return q.int64(0);
+            return q->int64(0);
         };
         const std::pair<const char*, const char*> counters[] = {
             {"sessions", "SELECT COUNT(*) FROM sessions"}, {"events", "SELECT COUNT(*) FROM events"},
@@ -1106,17 +1061,16 @@ Result<json> TraceStore::stats(WallClock::time_point now) {
             out[name] = *n;
         }
         json by_status = {{"running", 0}, {"complete", 0}, {"error", 0}, {"incomplete", 0}};
-        auto select = prepare(*db_,
-                              "SELECT CASE WHEN status = 'running' AND last_event_at < ?1 THEN 'incomplete' "
-                              "ELSE status END AS s, COUNT(*) FROM sessions GROUP BY s");
-        if (!select) return select.error();
-        Query q(*db_, *select);
-        q.bind(1, cutoff);
+        auto q = db_->prepare(
+            "SELECT CASE WHEN status = 'running' AND last_event_at < ?1 THEN 'incomplete' "
+            "ELSE status END AS s, COUNT(*) FROM sessions GROUP BY s");
+        if (!q) return q.error();
+        q->bind(1, cutoff);
         while (true) {
-            auto row = q.step();
+            auto row = q->step();
             if (!row) return row.error();
             if (!*row) break;
-            by_status[std::string(q.text(0))] = q.int64(1);
+            by_status[std::string(q->text(0))] = q->int64(1);
         }
         out["by_status"] = std::move(by_status);
         std::error_code ec;

@@ -46,6 +46,10 @@ struct StoreConfig {
     // How long a statement waits for a lock held by another connection (readers never block
     // the WAL writer; this bounds writer-vs-checkpoint waits).
     std::chrono::milliseconds busy_timeout{5000};
+    // `list` counts matching sessions up to this many (or up to offset + limit when that is
+    // more) and then reports the count as a lower bound (`total_exact: false`): an exact count
+    // reads every matching row, 10-30 ms at 100,000 sessions for every page.
+    std::int64_t list_count_limit = 10'000;
 };
 
 enum class OpenMode { kReadWrite, kReadOnly };
@@ -69,6 +73,11 @@ struct ListQuery {
     bool include_subtraces = false;
     std::int64_t limit = 50;
     std::int64_t offset = 0;
+    // The `next` cursor of an earlier reply with the same filters: the page starts after the
+    // last session that reply listed (keyset pagination: no rows are skipped one by one).
+    std::optional<std::string> after;
+    // Count every matching session instead of stopping at StoreConfig::list_count_limit.
+    bool exact_total = false;
 };
 
 struct ExportCounts {
@@ -79,9 +88,13 @@ struct ExportCounts {
 // Receives export output: whole N-Quads lines. Returning false stops the export (Cancelled).
 using NquadsSink = std::function<bool(std::string_view lines)>;
 
-namespace detail {
-struct Database;
-}
+}  // namespace glassbox::trace
+
+namespace glassbox::storage {
+class Database;
+}  // namespace glassbox::storage
+
+namespace glassbox::trace {
 
 // One SQLite connection. A read-write store is the collector's (one writer per file); any
 // number of read-only stores may read beside it (WAL). Not thread-safe: one thread at a time.
@@ -98,7 +111,9 @@ public:
 
     // Validates and writes `deliveries` in ONE transaction: new events with their triples and
     // session rows, duplicates ignored, malformed ones into quarantine. All or nothing: an Error
-    // means nothing was committed (the caller must not ACK).
+    // means nothing was committed (the caller must not ACK). Bodies in the canonical encoding
+    // are checked by a scan without a JSON tree (explain_scan.hpp) and their triples stored as
+    // received; any other body is decoded with the JSON DOM and stored re-encoded.
     schema::Result<BatchOutcome> store_batch(const std::vector<Delivery>& deliveries,
                                              WallClock::time_point received = WallClock::now());
 
@@ -119,11 +134,11 @@ public:
     const StoreConfig& config() const noexcept { return config_; }
 
 private:
-    TraceStore(std::filesystem::path path, StoreConfig config, std::unique_ptr<detail::Database> db);
+    TraceStore(std::filesystem::path path, StoreConfig config, std::unique_ptr<storage::Database> db);
 
     std::filesystem::path path_;
     StoreConfig config_;
-    std::unique_ptr<detail::Database> db_;
+    std::unique_ptr<storage::Database> db_;
 };
 
 // Checks one delivery: frames well formed, the body an explain message (§8) whose session, seq

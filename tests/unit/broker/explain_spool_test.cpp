@@ -191,6 +191,16 @@ TEST(ExplainSpool, FileIsOwnerOnlyAndExclusive) {
     auto second = ExplainSpool::open(path, {});
     ASSERT_FALSE(second.ok()) << "a second spool on the same file must fail";
     EXPECT_NE(second.error().message.find("in use"), std::string::npos) << second.error().message;
+    // Exclusive locking is set before the first read, so WAL keeps its index in memory: no
+    // -shm file, also when an existing spool (already in WAL mode) is reopened.
+    ASSERT_TRUE(spool->append(record("urn:s", 0)).ok());
+    ASSERT_TRUE(spool->commit().ok());
+    EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
+    spool.reset();
+    spool = open_spool(path);
+    ASSERT_TRUE(spool);
+    EXPECT_EQ(spool->messages(), 1u);
+    EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
 }
 
 TEST(ExplainSpool, UnopenablePathIsAnError) {

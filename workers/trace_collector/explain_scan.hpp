@@ -1,0 +1,72 @@
+// A DOM-free scan of an explain message body: checks that it is an explain message in the
+// encoding schema::encode writes and slices each triple's JSON out of it, so ingest stores the
+// triples as received without building a JSON tree.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schema/messages.hpp"
+#include "schema/result.hpp"
+
+namespace glassbox::trace {
+
+// A JSON string as received: `raw` is the text between the quotes, escapes not yet applied.
+struct JsonText {
+    std::string_view raw;
+    bool escaped = false;
+
+    // The string's value: `raw` itself, or its unescaped copy in `scratch` when it has escapes.
+    std::string_view value(std::string& scratch) const;
+    std::string str() const;
+};
+
+enum class ScannedKind : char { kIri = 'i', kBlankNode = 'b', kLiteral = 'l', kTriple = 't' };
+
+struct ScannedTerm {
+    ScannedKind kind = ScannedKind::kIri;
+    JsonText value;  // the IRI, blank node id or literal value; empty for a quoted triple
+};
+
+struct ScannedTriple {
+    std::string_view text;  // the triple's JSON object exactly as received, '{' to '}'
+    bool has_graph = false;
+    ScannedTerm s;
+    ScannedTerm p;
+    ScannedTerm o;
+    // A literal object's "v" token, quotes included: where `text` holds it (offset from the
+    // start of `text`) and how long it is.
+    std::size_t object_value_at = 0;
+    std::size_t object_value_size = 0;
+};
+
+// The fields of schema::ExplainMessage, strings decoded, triples as slices of the body.
+struct ScannedExplain {
+    std::string session;
+    std::uint64_t seq = 0;
+    std::string service;
+    std::string worker;
+    std::optional<std::string> parent_uri;
+    std::string explain_id;
+    // The explain graph's JSON string token, quotes included: a slice of the body, or of a
+    // constant holding the default graph when the body has none. `"\"\""` means no graph.
+    std::string_view explain_graph_token;
+    std::vector<ScannedTriple> triples;
+    bool end_of_trace = false;
+    schema::TraceStatus trace_status = schema::TraceStatus::kNone;
+    std::optional<schema::Error> error;
+};
+
+// True when `body` is one JSON object that decode<schema::ExplainMessage> accepts and whose
+// triples are each in the canonical encoding (the keys and values schema::encode writes for
+// the decoded triple; any key order and whitespace): then `out` holds what that decode would
+// give, its views pointing into `body`. False for anything else, including valid messages in
+// another form (unknown or null fields, escaped keys, non-canonical triples): the caller then
+// decodes the body with the JSON DOM, which gives the message or the reason it is malformed.
+// The scan never accepts a body the DOM decoder would refuse.
+bool scan_explain(std::string_view body, ScannedExplain& out);
+
+}  // namespace glassbox::trace
