@@ -26,13 +26,14 @@ namespace glassbox::store {
 std::string chunk_uri(std::string_view document_uri, std::uint32_t ordinal);
 
 struct DocumentRecord {
-    std::string uri;          // the identity: file:///… or urn:glassbox:doc:…; non-empty
-    std::string title;        // may be empty
-    std::string source_path;  // the file it was read from, as given to `glassbox load`; may be empty
-    std::string media_type;   // "text/plain", "text/markdown"; may be empty
+    std::string uri;    // the identity: file:///… or urn:glassbox:doc:…; non-empty
+    std::string title;  // may be empty
+    std::string
+        source_path;         // the file it was read from, as given to `glassbox load`; may be empty
+    std::string media_type;  // "text/plain", "text/markdown"; may be empty
     std::uint32_t tier = schema::kDefaultTier;  // 1 authoritative … 4 inferred; others rejected
-    std::string loaded_at;    // xsd:dateTime lexical form; empty: the store's clock (UTC) at put
-    std::string text;         // the full text, valid UTF-8
+    std::string loaded_at;  // xsd:dateTime lexical form; empty: the store's clock (UTC) at put
+    std::string text;       // the full text, valid UTF-8
     bool operator==(const DocumentRecord&) const = default;
 };
 
@@ -61,7 +62,8 @@ struct PutResult {
     // source path, media type, tier, loaded_at are updated in place; the chunks keep their rowids).
     std::vector<std::int64_t> chunk_rowids;
     // The rowids of the chunks the put deleted (a replaced text or chunking): the caller removes
-    // them from the vector index. Rowids are never reused, so a stale vector never names a new chunk.
+    // them from the vector index. Rowids are never reused, so a stale vector never names a new
+    // chunk.
     std::vector<std::int64_t> removed_rowids;
     bool operator==(const PutResult&) const = default;
 };
@@ -115,6 +117,12 @@ inline constexpr std::uint32_t kMaxKeywordLimit = 1'000;
 // Distinct query words kept by keyword() (more only slow the search down; the first are kept).
 inline constexpr std::size_t kMaxKeywordTerms = 32;
 
+// The FTS5 MATCH expression keyword() runs for `user_text`: its distinct words (at most
+// kMaxKeywordTerms; ASCII lower-cased; bytes that are not UTF-8 read as spaces), stop-words
+// dropped unless nothing else is left, each one quoted, joined by OR. Empty when there are no
+// words. Never FTS5 syntax from the user: column filters, NEAR, AND/NOT, '*' and '^' are words.
+std::string fts_match_query(std::string_view user_text);
+
 // One DocumentStore per open storage::Database; not thread-safe (like the connection it uses).
 //
 // Keyword search: FTS5 over chunk text with the unicode61 tokenizer, remove_diacritics 2
@@ -137,7 +145,8 @@ public:
     // see PutOutcome. Checked first, nothing written on failure (kInvalidRequest naming the
     // problem): an empty uri, tier outside 1..4, invalid UTF-8 in any text, a chunk beyond the
     // text or whose text is not its slice of the document, a repeated ordinal.
-    schema::Result<PutResult> put(const DocumentRecord& document, std::span<const ChunkRecord> chunks,
+    schema::Result<PutResult> put(const DocumentRecord& document,
+                                  std::span<const ChunkRecord> chunks,
                                   TransactionMode mode = TransactionMode::kOwn);
 
     // Chunks by URI (duplicates answered once); unknown URIs are listed, not an error.
@@ -152,7 +161,8 @@ public:
     // kNotFound when the uri is not stored.
     schema::Result<StoredDocument> document(std::string_view uri);
     // Chunks with rowid > after_rowid in rowid order, at most `limit` (for re-embedding).
-    schema::Result<std::vector<StoredChunk>> chunks_after(std::int64_t after_rowid, std::size_t limit);
+    schema::Result<std::vector<StoredChunk>> chunks_after(std::int64_t after_rowid,
+                                                          std::size_t limit);
     // Counts (one scan of the documents and chunks tables).
     schema::Result<DocumentStats> stats();
 
@@ -160,7 +170,8 @@ private:
     explicit DocumentStore(storage::Database& db) : db_(db) {}
 
     schema::Result<void> create_schema();
-    schema::Result<PutResult> put_rows(const DocumentRecord& document, std::span<const ChunkRecord> chunks,
+    schema::Result<PutResult> put_rows(const DocumentRecord& document,
+                                       std::span<const ChunkRecord> chunks,
                                        std::uint64_t characters, const std::string& content_hash,
                                        const std::string& chunking_hash);
 

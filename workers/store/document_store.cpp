@@ -1,0 +1,793 @@
+// The document store in SQLite: documents and chunks tables, an external-content FTS5 index kept
+// in step by triggers, idempotent puts keyed by content hashes, and safe keyword queries.
+#include "workers/store/document_store.hpp"
+
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <numeric>
+#include <unordered_set>
+
+namespace glassbox::store {
+
+using schema::Error;
+using schema::ErrorType;
+using schema::make_error;
+using schema::Result;
+
+namespace detail {
+
+// SHA-256 (FIPS 180-4): content hashes that stay meaningful outside this process and version.
+class Sha256 {
+public:
+    void update(std::string_view data) noexcept {
+        for (const char ch : data) {
+            block_[fill_++] = static_cast<std::uint8_t>(ch);
+            if (fill_ == 64) {
+                compress();
+                fill_ = 0;
+            }
+        }
+        length_ += data.size();
+    }
+
+    std::string hex() noexcept {
+        const std::uint64_t bits = length_ * 8;
+        block_[fill_++] = 0x80;
+        if (fill_ > 56) {
+            while (fill_ < 64) block_[fill_++] = 0;
+            compress();
+            fill_ = 0;
+        }
+        while (fill_ < 56) block_[fill_++] = 0;
+        for (int i = 7; i >= 0; --i) block_[fill_++] = static_cast<std::uint8_t>(bits >> (i * 8));
+        compress();
+        static constexpr char kHex[] = "0123456789abcdef";
+        std::string out;
+        for (const std::uint32_t word : state_) {
+            for (int shift = 28; shift >= 0; shift -= 4) out += kHex[(word >> shift) & 0xFU];
+        }
+        return out;
+    }
+
+private:
+    static std::uint32_t rotr(std::uint32_t x, int n) noexcept {
+        return (x >> n) | (x << (32 - n));
+    }
+
+    void compress() noexcept {
+        static constexpr std::uint32_t k[64] = {
+            0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+            0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+            0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+            0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+            0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+            0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+            0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+            0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+            0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+            0xc67178f2};
+        std::uint32_t w[64];
+        for (int i = 0; i < 16; ++i) {
+            w[i] = (std::uint32_t{block_[i * 4]} << 24) | (std::uint32_t{block_[i * 4 + 1]} << 16) |
+                   (std::uint32_t{block_[i * 4 + 2]} << 8) | std::uint32_t{block_[i * 4 + 3]};
+        }
+        for (int i = 16; i < 64; ++i) {
+            const std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+            const std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+            w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+        }
+        std::uint32_t a = state_[0], b = state_[1], c = state_[2], d = state_[3];
+        std::uint32_t e = state_[4], f = state_[5], g = state_[6], h = state_[7];
+        for (int i = 0; i < 64; ++i) {
+            const std::uint32_t t1 =
+                h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
+            const std::uint32_t t2 =
+                (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+            h = g;
+            g = f;
+            f = e;
+            e = d + t1;
+            d = c;
+            c = b;
+            b = a;
+            a = t1 + t2;
+        }
+        state_[0] += a;
+        state_[1] += b;
+        state_[2] += c;
+        state_[3] += d;
+        state_[4] += e;
+        state_[5] += f;
+        state_[6] += g;
+        state_[7] += h;
+    }
+
+    std::uint32_t state_[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                               0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    std::uint8_t block_[64] = {};
+    std::size_t fill_ = 0;
+    std::uint64_t length_ = 0;
+};
+
+std::string sha256_hex(std::string_view data) {
+    Sha256 hash;
+    hash.update(data);
+    return hash.hex();
+}
+
+// The byte offset of the first ill-formed UTF-8 sequence (Unicode §3.9), or npos. The loader has
+// the same check (loader::find_invalid_utf8); the store cannot depend on the loader.
+std::size_t invalid_utf8_at(std::string_view text) noexcept {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+    const std::size_t n = text.size();
+    std::size_t i = 0;
+    while (i < n) {
+        const unsigned char b = bytes[i];
+        if (b < 0x80U) {
+            ++i;
+            continue;
+        }
+        std::size_t length = 0;
+        unsigned char low = 0x80U;
+        unsigned char high = 0xBFU;
+        if (b >= 0xC2U && b <= 0xDFU) {
+            length = 2;
+        } else if (b >= 0xE0U && b <= 0xEFU) {
+            length = 3;
+            if (b == 0xE0U) low = 0xA0U;
+            if (b == 0xEDU) high = 0x9FU;
+        } else if (b >= 0xF0U && b <= 0xF4U) {
+            length = 4;
+            if (b == 0xF0U) low = 0x90U;
+            if (b == 0xF4U) high = 0x8FU;
+        } else {
+            return i;
+        }
+        if (i + length > n || bytes[i + 1] < low || bytes[i + 1] > high) return i;
+        for (std::size_t k = 2; k < length; ++k) {
+            if ((bytes[i + k] & 0xC0U) != 0x80U) return i;
+        }
+        i += length;
+    }
+    return std::string_view::npos;
+}
+
+std::uint64_t code_points(std::string_view text) noexcept {
+    std::uint64_t n = 0;
+    for (const char ch : text) n += (static_cast<unsigned char>(ch) & 0xC0U) == 0x80U ? 0 : 1;
+    return n;
+}
+
+// xsd:dateTime lexical form: [-]YYYY-MM-DDThh:mm:ss[.s+][Z|(+|-)hh:mm].
+bool is_xsd_date_time(std::string_view s) noexcept {
+    const auto digits = [&](std::size_t at, std::size_t count) {
+        if (at + count > s.size()) return false;
+        for (std::size_t i = at; i < at + count; ++i) {
+            if (s[i] < '0' || s[i] > '9') return false;
+        }
+        return true;
+    };
+    std::size_t p = s.starts_with('-') ? 1 : 0;
+    std::size_t year = 0;
+    while (p + year < s.size() && s[p + year] >= '0' && s[p + year] <= '9') ++year;
+    if (year < 4) return false;
+    p += year;
+    if (!(p < s.size() && s[p] == '-' && digits(p + 1, 2) && p + 3 < s.size() && s[p + 3] == '-' &&
+          digits(p + 4, 2) && p + 6 < s.size() && s[p + 6] == 'T' && digits(p + 7, 2) &&
+          p + 9 < s.size() && s[p + 9] == ':' && digits(p + 10, 2) && p + 12 < s.size() &&
+          s[p + 12] == ':' && digits(p + 13, 2))) {
+        return false;
+    }
+    p += 15;
+    if (p < s.size() && s[p] == '.') {
+        const std::size_t start = ++p;
+        while (p < s.size() && s[p] >= '0' && s[p] <= '9') ++p;
+        if (p == start) return false;
+    }
+    if (p == s.size()) return true;
+    if (s[p] == 'Z') return p + 1 == s.size();
+    return (s[p] == '+' || s[p] == '-') && digits(p + 1, 2) && p + 3 < s.size() &&
+           s[p + 3] == ':' && digits(p + 4, 2) && p + 6 == s.size();
+}
+
+std::string utc_now() {
+    const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char buffer[96];  // room for any int the format could see
+    std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    return buffer;
+}
+
+// English function words: in an OR query they match nearly every chunk, so they cost time and,
+// with BM25's near-zero IDF for them, add nothing to the ranking.
+bool is_stop_word(std::string_view word) noexcept {
+    static const std::unordered_set<std::string_view> kStopWords = {
+        "a",     "about", "an",    "and",   "are",  "as",   "at",    "be",    "been",  "but",
+        "by",    "can",   "could", "did",   "do",   "does", "for",   "from",  "had",   "has",
+        "have",  "he",    "her",   "his",   "how",  "i",    "if",    "in",    "into",  "is",
+        "it",    "its",   "me",    "my",    "of",   "on",   "or",    "our",   "she",   "so",
+        "than",  "that",  "the",   "their", "them", "then", "there", "these", "they",  "this",
+        "those", "to",    "was",   "we",    "were", "what", "when",  "where", "which", "while",
+        "who",   "whom",  "whose", "why",   "will", "with", "would", "you",   "your"};
+    return kStopWords.contains(word);
+}
+
+// Separators between query words: ASCII other than letters and digits, and the Unicode
+// punctuation and space blocks that unicode61 also treats as separators.
+std::size_t separator_length_at(std::string_view text, std::size_t p) noexcept {
+    const auto b0 = static_cast<unsigned char>(text[p]);
+    if (b0 < 0x80U) {
+        const bool word =
+            (b0 >= '0' && b0 <= '9') || (b0 >= 'a' && b0 <= 'z') || (b0 >= 'A' && b0 <= 'Z');
+        return word ? 0 : 1;
+    }
+    std::size_t length = b0 < 0xE0U ? 2 : b0 < 0xF0U ? 3 : 4;
+    if (p + length > text.size()) length = text.size() - p;
+    std::uint32_t cp = length == 2 ? (b0 & 0x1FU) : length == 3 ? (b0 & 0x0FU) : (b0 & 0x07U);
+    for (std::size_t i = 1; i < length; ++i)
+        cp = (cp << 6) | (static_cast<unsigned char>(text[p + i]) & 0x3FU);
+    const bool separator = (cp >= 0x80 && cp <= 0xBF) || cp == 0xD7 || cp == 0xF7 ||
+                           (cp >= 0x2000 && cp <= 0x206F) || (cp >= 0x3000 && cp <= 0x303F) ||
+                           (cp >= 0xFF01 && cp <= 0xFF0F) ||
+                           (cp >= 0x1F000 && cp <= 0x1FAFF);  // emoji: unicode61 drops them too
+    return separator ? length : 0;
+}
+
+}  // namespace detail
+
+std::string fts_match_query(std::string_view text) {
+    std::string cleaned;
+    if (detail::invalid_utf8_at(text) != std::string_view::npos) {
+        cleaned = std::string(text);
+        for (std::size_t from = 0;;) {
+            const std::size_t at = detail::invalid_utf8_at(std::string_view(cleaned).substr(from));
+            if (at == std::string_view::npos) break;
+            cleaned[from + at] = ' ';
+            from += at + 1;
+        }
+        text = cleaned;
+    }
+    const std::string_view user_text = text;
+    std::vector<std::string> words;
+    std::unordered_set<std::string> seen;
+    std::size_t p = 0;
+    while (p < user_text.size() && words.size() < kMaxKeywordTerms) {
+        if (const std::size_t separator = detail::separator_length_at(user_text, p);
+            separator > 0) {
+            p += separator;
+            continue;
+        }
+        const std::size_t start = p;
+        while (p < user_text.size() && detail::separator_length_at(user_text, p) == 0) {
+            const auto b = static_cast<unsigned char>(user_text[p]);
+            p += b < 0x80U ? 1 : b < 0xE0U ? 2 : b < 0xF0U ? 3 : 4;
+        }
+        p = std::min(p, user_text.size());
+        std::string word(user_text.substr(start, p - start));
+        std::transform(word.begin(), word.end(), word.begin(), [](char ch) {
+            return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch;
+        });
+        if (seen.insert(word).second) words.push_back(std::move(word));
+    }
+    const bool all_stop_words = std::all_of(
+        words.begin(), words.end(), [](const std::string& w) { return detail::is_stop_word(w); });
+    std::string query;
+    for (const std::string& word : words) {
+        if (!all_stop_words && detail::is_stop_word(word)) continue;
+        if (!query.empty()) query += " OR ";
+        query += '"';
+        for (const char ch : word) query += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+        query += '"';
+    }
+    return query;
+}
+
+std::string chunk_uri(std::string_view document_uri, std::uint32_t ordinal) {
+    return std::string(document_uri) + "#chunk-" + std::to_string(ordinal);
+}
+
+std::string_view to_string(PutOutcome outcome) noexcept {
+    switch (outcome) {
+        case PutOutcome::kAdded:
+            return "added";
+        case PutOutcome::kReplaced:
+            return "replaced";
+        case PutOutcome::kUnchanged:
+            return "unchanged";
+    }
+    return "unknown";
+}
+
+namespace {
+
+constexpr std::string_view kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS documents(
+  id INTEGER PRIMARY KEY,
+  uri TEXT NOT NULL UNIQUE,
+  title TEXT NOT NULL,
+  source_path TEXT NOT NULL,
+  media_type TEXT NOT NULL,
+  tier INTEGER NOT NULL CHECK (tier BETWEEN 1 AND 4),
+  loaded_at TEXT NOT NULL,
+  characters INTEGER NOT NULL,
+  content_hash TEXT NOT NULL,
+  chunking_hash TEXT NOT NULL,
+  text TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  uri TEXT NOT NULL UNIQUE,
+  document_id INTEGER NOT NULL REFERENCES documents(id),
+  ordinal INTEGER NOT NULL,
+  char_offset INTEGER NOT NULL,
+  char_length INTEGER NOT NULL,
+  text TEXT NOT NULL,
+  UNIQUE (document_id, ordinal)
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+  text, content='chunks', content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+CREATE TRIGGER IF NOT EXISTS chunks_fts_insert AFTER INSERT ON chunks BEGIN
+  INSERT INTO chunks_fts(rowid, text) VALUES (new.id, new.text);
+END;
+CREATE TRIGGER IF NOT EXISTS chunks_fts_delete AFTER DELETE ON chunks BEGIN
+  INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+CREATE TRIGGER IF NOT EXISTS chunks_fts_update AFTER UPDATE OF text ON chunks BEGIN
+  INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.id, old.text);
+  INSERT INTO chunks_fts(rowid, text) VALUES (new.id, new.text);
+END;
+)sql";
+
+constexpr const char* kChunkColumns =
+    "SELECT c.id, c.uri, d.uri, c.text, c.char_offset, c.char_length, c.ordinal, d.title, d.tier "
+    "FROM chunks c JOIN documents d ON d.id = c.document_id ";
+
+StoredChunk read_chunk(const storage::Statement& row) {
+    StoredChunk out;
+    out.rowid = row.int64(0);
+    out.chunk.chunk_id = std::string(row.text(1));
+    out.chunk.document_id = std::string(row.text(2));
+    out.chunk.text = std::string(row.text(3));
+    out.chunk.char_offset = static_cast<std::uint64_t>(row.int64(4));
+    out.chunk.char_length = static_cast<std::uint64_t>(row.int64(5));
+    out.chunk.ordinal = static_cast<std::uint32_t>(row.int64(6));
+    out.chunk.document_title = std::string(row.text(7));
+    out.chunk.tier = static_cast<std::uint32_t>(row.int64(8));
+    return out;
+}
+
+Error invalid(const std::string& uri, const std::string& why) {
+    return make_error(ErrorType::kInvalidRequest, "document \"" + uri + "\": " + why);
+}
+
+// Checks a document and its chunks before anything is written; fills `characters`.
+std::optional<Error> check(const DocumentRecord& document, std::span<const ChunkRecord> chunks,
+                           std::uint64_t& characters) {
+    const std::string& uri = document.uri;
+    if (uri.empty()) return make_error(ErrorType::kInvalidRequest, "document uri is empty");
+    if (detail::invalid_utf8_at(uri) != std::string_view::npos) {
+        return make_error(ErrorType::kInvalidRequest, "document uri is not valid UTF-8");
+    }
+    if (document.tier < schema::kTierAuthoritative || document.tier > schema::kTierInferred) {
+        return invalid(
+            uri,
+            "tier " + std::to_string(document.tier) +
+                " is not a data tier (1 authoritative, 2 verified, 3 crowd-sourced, 4 inferred)");
+    }
+    const std::pair<const char*, const std::string*> fields[] = {
+        {"title", &document.title},
+        {"source path", &document.source_path},
+        {"media type", &document.media_type},
+        {"loaded_at", &document.loaded_at},
+        {"text", &document.text}};
+    for (const auto& [name, value] : fields) {
+        if (const auto at = detail::invalid_utf8_at(*value); at != std::string_view::npos) {
+            return invalid(
+                uri, std::string(name) + " is not valid UTF-8 (byte " + std::to_string(at) + ")");
+        }
+    }
+    if (!document.loaded_at.empty() && !detail::is_xsd_date_time(document.loaded_at)) {
+        return invalid(uri, "loaded_at \"" + document.loaded_at + "\" is not an xsd:dateTime");
+    }
+    characters = detail::code_points(document.text);
+
+    // Every chunk boundary, in characters, mapped to bytes in one walk over the text.
+    std::vector<std::uint64_t> boundaries;
+    boundaries.reserve(chunks.size() * 2);
+    std::unordered_set<std::uint32_t> ordinals;
+    for (const ChunkRecord& chunk : chunks) {
+        const std::string which = "chunk " + std::to_string(chunk.ordinal);
+        if (!ordinals.insert(chunk.ordinal).second) return invalid(uri, which + " appears twice");
+        if (chunk.char_length == 0) return invalid(uri, which + " is empty");
+        if (chunk.char_offset > characters || chunk.char_length > characters - chunk.char_offset) {
+            return invalid(uri, which + " [" + std::to_string(chunk.char_offset) + ", +" +
+                                    std::to_string(chunk.char_length) + ") lies beyond the text (" +
+                                    std::to_string(characters) + " characters)");
+        }
+        boundaries.push_back(chunk.char_offset);
+        boundaries.push_back(chunk.char_offset + chunk.char_length);
+    }
+    std::sort(boundaries.begin(), boundaries.end());
+    boundaries.erase(std::unique(boundaries.begin(), boundaries.end()), boundaries.end());
+    std::vector<std::size_t> bytes(boundaries.size());
+    {
+        const std::string& text = document.text;
+        std::size_t byte = 0;
+        std::uint64_t character = 0;
+        for (std::size_t i = 0; i < boundaries.size(); ++i) {
+            while (character < boundaries[i]) {
+                ++byte;
+                while (byte < text.size() &&
+                       (static_cast<unsigned char>(text[byte]) & 0xC0U) == 0x80U)
+                    ++byte;
+                ++character;
+            }
+            bytes[i] = byte;
+        }
+    }
+    const auto byte_of = [&](std::uint64_t character) {
+        return bytes[static_cast<std::size_t>(
+            std::lower_bound(boundaries.begin(), boundaries.end(), character) -
+            boundaries.begin())];
+    };
+    for (const ChunkRecord& chunk : chunks) {
+        const std::size_t begin = byte_of(chunk.char_offset);
+        const std::size_t end = byte_of(chunk.char_offset + chunk.char_length);
+        if (std::string_view(document.text).substr(begin, end - begin) != chunk.text) {
+            return invalid(uri, "chunk " + std::to_string(chunk.ordinal) +
+                                    ": its text is not the document text at its offset and length");
+        }
+    }
+    return std::nullopt;
+}
+
+// What decides "unchanged": the chunk boundaries (the text is covered by content_hash).
+std::string chunking_hash(std::span<const ChunkRecord> chunks) {
+    std::vector<const ChunkRecord*> ordered;
+    for (const ChunkRecord& chunk : chunks) ordered.push_back(&chunk);
+    std::sort(ordered.begin(), ordered.end(),
+              [](const ChunkRecord* a, const ChunkRecord* b) { return a->ordinal < b->ordinal; });
+    detail::Sha256 hash;
+    for (const ChunkRecord* chunk : ordered) {
+        hash.update(std::to_string(chunk->ordinal) + ":" + std::to_string(chunk->char_offset) +
+                    ":" + std::to_string(chunk->char_length) + ";");
+    }
+    return "sha256:" + hash.hex();
+}
+
+// A SAVEPOINT inside the caller's transaction: released on success, rolled back otherwise.
+class Savepoint {
+public:
+    static Result<Savepoint> begin(storage::Database& db) {
+        if (auto r = db.exec("SAVEPOINT document_put"); !r) return r.error();
+        return Savepoint(db);
+    }
+    Savepoint(Savepoint&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+    Savepoint(const Savepoint&) = delete;
+    Savepoint& operator=(const Savepoint&) = delete;
+    Savepoint& operator=(Savepoint&&) = delete;
+    ~Savepoint() {
+        if (db_ != nullptr) (void)db_->exec("ROLLBACK TO document_put; RELEASE document_put");
+    }
+    Result<void> release() {
+        auto r = db_->exec("RELEASE document_put");
+        if (r) db_ = nullptr;
+        return r;
+    }
+
+private:
+    explicit Savepoint(storage::Database& db) : db_(&db) {}
+    storage::Database* db_;
+};
+
+}  // namespace
+
+// ---- DocumentStore ------------------------------------------------------------------------------
+
+Result<std::unique_ptr<DocumentStore>> DocumentStore::open(storage::Database& db) {
+    auto store = std::unique_ptr<DocumentStore>(new DocumentStore(db));
+    if (auto r = store->create_schema(); !r) return r.error();
+    return store;
+}
+
+Result<void> DocumentStore::create_schema() {
+    if (auto r = db_.exec(kSchema); !r) {
+        return make_error(ErrorType::kInternal, "document store: cannot create its tables (" +
+                                                    r.error().message + "; SQLite needs FTS5)");
+    }
+    return {};
+}
+
+Result<PutResult> DocumentStore::put(const DocumentRecord& document,
+                                     std::span<const ChunkRecord> chunks, TransactionMode mode) {
+    std::uint64_t characters = 0;
+    if (auto error = check(document, chunks, characters)) return *error;
+    const std::string content_hash = "sha256:" + detail::sha256_hex(document.text);
+    const std::string chunks_hash = chunking_hash(chunks);
+    if (mode == TransactionMode::kCallers) {
+        auto savepoint = Savepoint::begin(db_);
+        if (!savepoint) return savepoint.error();
+        auto result = put_rows(document, chunks, characters, content_hash, chunks_hash);
+        if (!result) return result;
+        if (auto r = savepoint->release(); !r) return r.error();
+        return result;
+    }
+    auto transaction = storage::Transaction::begin(db_);
+    if (!transaction) return transaction.error();
+    auto result = put_rows(document, chunks, characters, content_hash, chunks_hash);
+    if (!result) return result;
+    if (auto r = transaction->commit(); !r) return r.error();
+    return result;
+}
+
+Result<PutResult> DocumentStore::put_rows(const DocumentRecord& document,
+                                          std::span<const ChunkRecord> chunks,
+                                          std::uint64_t characters, const std::string& content_hash,
+                                          const std::string& chunks_hash) {
+    const std::string loaded_at =
+        document.loaded_at.empty() ? detail::utc_now() : document.loaded_at;
+    PutResult result;
+    std::optional<std::int64_t> document_id;
+    {
+        auto existing = db_.prepare(
+            "SELECT id, content_hash, chunking_hash, title, source_path, media_type, tier FROM "
+            "documents "
+            "WHERE uri = ?1");
+        if (!existing) return existing.error();
+        existing->bind(1, std::string_view{document.uri});
+        auto row = existing->step();
+        if (!row) return row.error();
+        if (*row) {
+            document_id = existing->int64(0);
+            const bool same_chunks =
+                existing->text(1) == content_hash && existing->text(2) == chunks_hash;
+            const bool same_metadata = existing->text(3) == document.title &&
+                                       existing->text(4) == document.source_path &&
+                                       existing->text(5) == document.media_type &&
+                                       existing->int64(6) == std::int64_t{document.tier};
+            result.outcome =
+                same_chunks && same_metadata ? PutOutcome::kUnchanged : PutOutcome::kReplaced;
+            if (same_chunks) {
+                if (same_metadata) return result;
+                auto update = db_.prepare(
+                    "UPDATE documents SET title = ?2, source_path = ?3, media_type = ?4, tier = "
+                    "?5, loaded_at = ?6 "
+                    "WHERE id = ?1");
+                if (!update) return update.error();
+                update->bind(1, *document_id)
+                    .bind(2, std::string_view{document.title})
+                    .bind(3, std::string_view{document.source_path})
+                    .bind(4, std::string_view{document.media_type})
+                    .bind(5, std::int64_t{document.tier})
+                    .bind(6, std::string_view{loaded_at});
+                if (auto r = update->run(); !r) return r.error();
+                return result;
+            }
+        }
+    }
+
+    if (document_id) {
+        {
+            auto old = db_.prepare("SELECT id FROM chunks WHERE document_id = ?1 ORDER BY id");
+            if (!old) return old.error();
+            old->bind(1, *document_id);
+            for (;;) {
+                auto row = old->step();
+                if (!row) return row.error();
+                if (!*row) break;
+                result.removed_rowids.push_back(old->int64(0));
+            }
+        }
+        auto remove = db_.prepare("DELETE FROM chunks WHERE document_id = ?1");
+        if (!remove) return remove.error();
+        remove->bind(1, *document_id);
+        if (auto r = remove->run(); !r) return r.error();
+        auto update = db_.prepare(
+            "UPDATE documents SET title = ?2, source_path = ?3, media_type = ?4, tier = ?5, "
+            "loaded_at = ?6, "
+            "characters = ?7, content_hash = ?8, chunking_hash = ?9, text = ?10 WHERE id = ?1");
+        if (!update) return update.error();
+        update->bind(1, *document_id);
+        update->bind(2, std::string_view{document.title})
+            .bind(3, std::string_view{document.source_path})
+            .bind(4, std::string_view{document.media_type})
+            .bind(5, std::int64_t{document.tier})
+            .bind(6, std::string_view{loaded_at})
+            .bind(7, static_cast<std::int64_t>(characters))
+            .bind(8, std::string_view{content_hash})
+            .bind(9, std::string_view{chunks_hash})
+            .bind_static(10, document.text);
+        if (auto r = update->run(); !r) return r.error();
+    } else {
+        auto insert = db_.prepare(
+            "INSERT INTO documents(uri, title, source_path, media_type, tier, loaded_at, "
+            "characters, content_hash, "
+            "chunking_hash, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+        if (!insert) return insert.error();
+        insert->bind(1, std::string_view{document.uri})
+            .bind(2, std::string_view{document.title})
+            .bind(3, std::string_view{document.source_path})
+            .bind(4, std::string_view{document.media_type})
+            .bind(5, std::int64_t{document.tier})
+            .bind(6, std::string_view{loaded_at})
+            .bind(7, static_cast<std::int64_t>(characters))
+            .bind(8, std::string_view{content_hash})
+            .bind(9, std::string_view{chunks_hash})
+            .bind_static(10, document.text);
+        if (auto r = insert->run(); !r) return r.error();
+        document_id = db_.last_insert_rowid();
+        result.outcome = PutOutcome::kAdded;
+    }
+
+    // In ordinal order, so rowids rise with ordinals (chunks_after then reads documents in order).
+    std::vector<const ChunkRecord*> ordered;
+    ordered.reserve(chunks.size());
+    for (const ChunkRecord& chunk : chunks) ordered.push_back(&chunk);
+    std::sort(ordered.begin(), ordered.end(),
+              [](const ChunkRecord* a, const ChunkRecord* b) { return a->ordinal < b->ordinal; });
+    auto insert = db_.prepare(
+        "INSERT INTO chunks(uri, document_id, ordinal, char_offset, char_length, text) VALUES (?1, "
+        "?2, ?3, ?4, ?5, ?6)");
+    if (!insert) return insert.error();
+    result.chunk_rowids.reserve(ordered.size());
+    for (const ChunkRecord* chunk : ordered) {
+        insert->bind(1, std::string_view{chunk_uri(document.uri, chunk->ordinal)})
+            .bind(2, *document_id)
+            .bind(3, std::int64_t{chunk->ordinal})
+            .bind(4, static_cast<std::int64_t>(chunk->char_offset))
+            .bind(5, static_cast<std::int64_t>(chunk->char_length))
+            .bind_static(6, chunk->text);
+        if (auto r = insert->run(); !r) return r.error();
+        insert->reset();
+        result.chunk_rowids.push_back(db_.last_insert_rowid());
+    }
+    return result;
+}
+
+Result<ChunkFetchResult> DocumentStore::fetch(std::span<const std::string> chunk_uris) {
+    ChunkFetchResult out;
+    std::unordered_set<std::string_view> asked;
+    auto select = db_.prepare(std::string(kChunkColumns) + "WHERE c.uri = ?1");
+    if (!select) return select.error();
+    for (const std::string& uri : chunk_uris) {
+        if (!asked.insert(uri).second) continue;
+        select->bind(1, std::string_view{uri});
+        auto row = select->step();
+        if (!row) return row.error();
+        if (*row) {
+            out.chunks.push_back(read_chunk(*select));
+        } else {
+            out.unknown.push_back(uri);
+        }
+        select->reset();
+    }
+    return out;
+}
+
+Result<RowidFetchResult> DocumentStore::fetch_rowids(std::span<const std::int64_t> rowids) {
+    RowidFetchResult out;
+    std::unordered_set<std::int64_t> asked;
+    auto select = db_.prepare(std::string(kChunkColumns) + "WHERE c.id = ?1");
+    if (!select) return select.error();
+    for (const std::int64_t rowid : rowids) {
+        if (!asked.insert(rowid).second) continue;
+        select->bind(1, rowid);
+        auto row = select->step();
+        if (!row) return row.error();
+        if (*row) {
+            out.chunks.push_back(read_chunk(*select));
+        } else {
+            out.unknown.push_back(rowid);
+        }
+        select->reset();
+    }
+    return out;
+}
+
+Result<std::vector<KeywordMatch>> DocumentStore::keyword(std::string_view query,
+                                                         std::uint32_t limit) {
+    std::vector<KeywordMatch> out;
+    const std::string match = fts_match_query(query);
+    if (match.empty()) return out;
+    const std::uint32_t n =
+        std::min(schema::or_default(limit, kDefaultKeywordLimit), kMaxKeywordLimit);
+    // FTS5 ranks inside the subquery (ORDER BY rank LIMIT is its fast path); the join only names.
+    auto select = db_.prepare(
+        "SELECT c.id, c.uri, m.rank FROM (SELECT rowid, rank FROM chunks_fts WHERE chunks_fts "
+        "MATCH ?1 "
+        "ORDER BY rank LIMIT ?2) AS m JOIN chunks c ON c.id = m.rowid ORDER BY m.rank, c.id");
+    if (!select) return select.error();
+    select->bind(1, std::string_view{match}).bind(2, std::int64_t{n});
+    for (;;) {
+        auto row = select->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        out.push_back(
+            KeywordMatch{select->int64(0), std::string(select->text(1)), -select->real(2)});
+    }
+    return out;
+}
+
+Result<StoredDocument> DocumentStore::document(std::string_view uri) {
+    auto select = db_.prepare(
+        "SELECT d.uri, d.title, d.source_path, d.media_type, d.tier, d.loaded_at, d.text, "
+        "d.content_hash, "
+        "d.characters, (SELECT count(*) FROM chunks c WHERE c.document_id = d.id) FROM documents d "
+        "WHERE d.uri = ?1");
+    if (!select) return select.error();
+    select->bind(1, uri);
+    auto row = select->step();
+    if (!row) return row.error();
+    if (!*row) return make_error(ErrorType::kNotFound, "no document \"" + std::string(uri) + "\"");
+    StoredDocument out;
+    out.record.uri = std::string(select->text(0));
+    out.record.title = std::string(select->text(1));
+    out.record.source_path = std::string(select->text(2));
+    out.record.media_type = std::string(select->text(3));
+    out.record.tier = static_cast<std::uint32_t>(select->int64(4));
+    out.record.loaded_at = std::string(select->text(5));
+    out.record.text = std::string(select->text(6));
+    out.content_hash = std::string(select->text(7));
+    out.characters = static_cast<std::uint64_t>(select->int64(8));
+    out.chunks = static_cast<std::uint64_t>(select->int64(9));
+    return out;
+}
+
+Result<std::vector<StoredChunk>> DocumentStore::chunks_after(std::int64_t after_rowid,
+                                                             std::size_t limit) {
+    std::vector<StoredChunk> out;
+    if (limit == 0) return out;
+    auto select =
+        db_.prepare(std::string(kChunkColumns) + "WHERE c.id > ?1 ORDER BY c.id LIMIT ?2");
+    if (!select) return select.error();
+    select->bind(1, after_rowid)
+        .bind(2, static_cast<std::int64_t>(std::min<std::size_t>(limit, INT64_MAX)));
+    for (;;) {
+        auto row = select->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        out.push_back(read_chunk(*select));
+    }
+    return out;
+}
+
+Result<DocumentStats> DocumentStore::stats() {
+    DocumentStats out;
+    {
+        auto documents = db_.prepare(
+            "SELECT tier, count(*), coalesce(sum(characters), 0) FROM documents GROUP BY tier");
+        if (!documents) return documents.error();
+        for (;;) {
+            auto row = documents->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            const auto tier = documents->int64(0);
+            const auto count = static_cast<std::uint64_t>(documents->int64(1));
+            out.documents += count;
+            out.characters += static_cast<std::uint64_t>(documents->int64(2));
+            if (tier >= 1 && tier <= 4)
+                out.documents_per_tier[static_cast<std::size_t>(tier)] = count;
+        }
+    }
+    auto chunks = db_.prepare(
+        "SELECT d.tier, count(*) FROM chunks c JOIN documents d ON d.id = c.document_id GROUP BY "
+        "d.tier");
+    if (!chunks) return chunks.error();
+    for (;;) {
+        auto row = chunks->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        const auto tier = chunks->int64(0);
+        const auto count = static_cast<std::uint64_t>(chunks->int64(1));
+        out.chunks += count;
+        if (tier >= 1 && tier <= 4) out.chunks_per_tier[static_cast<std::size_t>(tier)] = count;
+    }
+    return out;
+}
+
+}  // namespace glassbox::store
