@@ -636,12 +636,22 @@ private:
             if (stop_) return *stop_;
             if (std::ferror(file)) return read_error();
             if (st <= SERD_FAILURE && !serd_error_.set) return {};  // FAILURE: empty input
-            const std::uint64_t relative_line = serd_error_.set ? serd_error_.line : 1;
+            std::uint64_t relative_line = 1;
+            std::uint64_t column = 1;
+            std::string message;
+            if (serd_error_.set) {
+                relative_line = serd_error_.line;
+                column = one_based_column(serd_error_);
+                message = serd_error_.message;
+            } else {
+                // serd fails without a report where no statement can start (a stray `}`).
+                auto place = silent_failure_place(file, start);
+                if (!place) return place.error();
+                relative_line = place->first;
+                column = place->second;
+                message = "expected a statement";
+            }
             const std::uint64_t line = first_line + relative_line - 1;
-            std::uint64_t column = one_based_column(serd_error_);
-            std::string message =
-                serd_error_.set ? serd_error_.message
-                                : std::string(reinterpret_cast<const char*>(serd_strerror(st)));
             std::string text;
             auto next = line_after(file, start, relative_line, text);
             if (!next) return next.error();
@@ -658,6 +668,58 @@ private:
             start = *next.value();
             first_line = line + 1;
         }
+    }
+
+    struct ByteCounter {
+        std::FILE* file;
+        std::uint64_t count;
+    };
+
+    static size_t count_bytes(void* buf, size_t size, size_t count, void* stream) {
+        auto* counter = static_cast<ByteCounter*>(stream);
+        const std::size_t n = std::fread(buf, size, count, counter->file);
+        counter->count += n;
+        return n;
+    }
+
+    static int counter_error(void* stream) {
+        return std::ferror(static_cast<ByteCounter*>(stream)->file);
+    }
+
+    static SerdStatus ignore_error(void* /*handle*/, const SerdError* /*error*/) {
+        return SERD_SUCCESS;
+    }
+
+    // Where a serd read from `start` stops when serd does not say: the same text read again,
+    // a byte per page and without emitting anything, stops on the byte serd last looked at.
+    // Returns (line relative to start, 1-based column). Only run after such a failure.
+    schema::Result<std::pair<std::uint64_t, std::uint64_t>> silent_failure_place(
+        std::FILE* file, std::uint64_t start) {
+        if (fseeko(file, static_cast<off_t>(start), SEEK_SET) != 0) return read_error();
+        ByteCounter counter{file, 0};
+        ReaderPtr reader(
+            serd_reader_new(syntax(format_), nullptr, nullptr, nullptr, nullptr, nullptr, nullptr));
+        serd_reader_set_strict(reader.get(), true);
+        serd_reader_set_error_sink(reader.get(), &RdfRead::ignore_error, nullptr);
+        serd_reader_read_source(reader.get(), &RdfRead::count_bytes, &RdfRead::counter_error,
+                                &counter, bytes(path_.c_str()), 1);
+        const std::uint64_t stop = start + (counter.count > 0 ? counter.count - 1 : 0);
+        if (fseeko(file, static_cast<off_t>(start), SEEK_SET) != 0) return read_error();
+        std::uint64_t line = 1;
+        std::uint64_t line_start = start;
+        std::vector<char> block(kPageSize);
+        for (std::uint64_t offset = start; offset < stop;) {
+            const std::size_t n = std::fread(block.data(), 1, block.size(), file);
+            if (n == 0) break;
+            for (std::size_t i = 0; i < n && offset + i < stop; ++i) {
+                if (block[i] == '\n') {
+                    ++line;
+                    line_start = offset + i + 1;
+                }
+            }
+            offset += n;
+        }
+        return std::pair<std::uint64_t, std::uint64_t>{line, stop - line_start + 1};
     }
 
     // The offset of the line after line `lines` (1-based) counted from `start`, or nullopt

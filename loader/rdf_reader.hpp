@@ -115,7 +115,8 @@ using RdfProgressSink = std::function<void(std::uint64_t bytes_read, std::uint64
 //   further errors or, when a continuation line happens to parse, read on its own; the
 //   statements of the bad `subject ... .` block that serd had emitted before the error are
 //   kept, and inside a TriG `G { ... }` block the graph is lost for the remainder of the
-//   block. Treat lenient Turtle as best effort and prefer fixing the file.
+//   block (its statements go to the default graph and the closing `}` is a further issue).
+//   Treat lenient Turtle as best effort and prefer fixing the file.
 // - A statement with an undefined prefix is skipped alone (an issue without a line).
 schema::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
                                       const RdfReadOptions& options, const RdfBatchSink& on_batch,

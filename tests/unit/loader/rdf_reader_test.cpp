@@ -404,6 +404,40 @@ TEST(RdfReader, LenientTurtleResumesAtTheNextLine) {
         schema::make_triple(schema::iri(ex("bad")), schema::iri(ex("p")), schema::iri(ex("o1")))));
 }
 
+TEST(RdfReader, LenientTriGErrorInsideAGraphBlock) {
+    TempDir dir;
+    const auto file = dir.write("l.trig",
+                                "@prefix ex: <http://ex/> .\n"
+                                "ex:g {\n"
+                                " ex:a ex:p ex:b .\n"
+                                " ex:bad bad .\n"  // line 4
+                                " ex:c ex:p ex:d .\n"
+                                " ex:e ex:p ex:f .\n"
+                                "}\n"  // line 7: serd fails here without saying where
+                                "ex:h ex:p ex:i .\n");
+    RdfReadOptions options;
+    options.lenient = true;
+    auto read = read_all(file, options);
+    ASSERT_TRUE(read.stats) << read.stats.error().describe();
+    // Each good statement once; the two after the error lost their graph (see the header).
+    ASSERT_EQ(read.triples.size(), 4u);
+    EXPECT_EQ(read.triples[0].graph, ex("g"));
+    EXPECT_EQ(read.triples[1].s, schema::iri(ex("c")));
+    EXPECT_FALSE(read.triples[1].graph.has_value());
+    EXPECT_EQ(read.triples[2].s, schema::iri(ex("e")));
+    EXPECT_EQ(read.triples[3].s, schema::iri(ex("h")));
+    ASSERT_EQ(read.issues.size(), 2u);
+    EXPECT_EQ(read.issues[0].line, 4u);
+    EXPECT_EQ(read.issues[1].line, 7u);
+    EXPECT_EQ(read.issues[1].column, 1u);
+
+    options.lenient = false;
+    auto strict = read_all(dir.write("s.ttl", "<http://ex/a> <http://ex/p> 1 .\n  } .\n"), options);
+    ASSERT_FALSE(strict.stats);
+    EXPECT_NE(strict.stats.error().message.find("s.ttl:2:3: "), std::string::npos)
+        << strict.stats.error().message;
+}
+
 TEST(RdfReader, LenientTurtleRestartKeepsGeneratedBlankNodesApart) {
     TempDir dir;
     const auto file = dir.write("g.ttl",
