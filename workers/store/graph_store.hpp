@@ -190,6 +190,7 @@ private:
     storage::Database& db_;
     GraphStoreOptions options_;
     bool caching_ = true;  // false while inside a caller's transaction
+    std::string key_buffer_;  // the key of the term being interned (not used for quoted triples)
     TwoGenerationCache<std::string, std::int64_t> term_ids_;
     TwoGenerationCache<std::int64_t, schema::Term> decoded_;
 };
