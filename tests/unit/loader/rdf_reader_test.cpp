@@ -597,7 +597,7 @@ TEST(NQuads, ParseErrorsAreInvalidRequestsWithAPlace) {
     EXPECT_TRUE(empty->empty());
 }
 
-TEST(SharedData, PathQuestionFiles) {
+TEST(RdfSharedData, PathQuestionFilesReadInFullAndRoundTrip) {
     const fs::path dir = fs::path(GLASSBOX_SHARED_DATA) / "kg-pathquestion";
     if (!fs::exists(dir / "kb.nt")) GTEST_SKIP() << "no shared data at " << dir;
     for (const char* name : {"kb.nt", "labels.nt"}) {
