@@ -398,7 +398,12 @@ TEST_F(DocumentStoreTest, NoUserTextIsAnFts5SyntaxError) {
                                               std::string(5'000, '"'),
                                               "NEAR/3",
                                               "*",
-                                              "AND OR NOT"};
+                                              "AND OR NOT",
+                                              "\xE2\x82\xAC",
+                                              "\xE2\x82\xAC text",
+                                              "x\xE2\x82\xACy",
+                                              "\xE2\x86\x92",
+                                              "\x01\x02"};
     for (const std::string& q : hostile) {
         auto r = store_->keyword(q, 5);
         EXPECT_TRUE(r.ok()) << "query [" << q.substr(0, 40)
