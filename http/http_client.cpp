@@ -58,13 +58,15 @@ char ascii_lower(char c) noexcept {
 }
 
 bool iequals(std::string_view a, std::string_view b) noexcept {
-    return a.size() == b.size() &&
-           std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return ascii_lower(x) == ascii_lower(y); });
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return ascii_lower(x) == ascii_lower(y);
+           });
 }
 
 std::string_view trim(std::string_view s) noexcept {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
+    while (!s.empty() &&
+           (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
         s.remove_suffix(1);
     }
     return s;
@@ -73,7 +75,8 @@ std::string_view trim(std::string_view s) noexcept {
 // A URL fit for logs and error messages: no user:password@, no query (keys travel there in
 // some APIs), no fragment.
 std::string redact_url(std::string_view url) {
-    if (const auto cut = url.find_first_of("?#"); cut != std::string_view::npos) url = url.substr(0, cut);
+    if (const auto cut = url.find_first_of("?#"); cut != std::string_view::npos)
+        url = url.substr(0, cut);
     std::string out(url);
     const auto scheme = out.find("://");
     if (scheme != std::string::npos) {
@@ -87,9 +90,7 @@ std::string redact_url(std::string_view url) {
     return out;
 }
 
-long long to_ms(Clock::duration d) {
-    return std::chrono::duration_cast<milliseconds>(d).count();
-}
+long long to_ms(Clock::duration d) { return std::chrono::duration_cast<milliseconds>(d).count(); }
 
 // State shared with the curl callbacks of one attempt.
 struct Transfer {
@@ -129,7 +130,8 @@ struct Transfer {
         try {
             if ((*on_chunk)(line) == StreamControl::kStop) stopped = true;
         } catch (const std::exception& e) {
-            callback_error = make_error(ErrorType::kInternal, std::string("stream callback threw: ") + e.what());
+            callback_error =
+                make_error(ErrorType::kInternal, std::string("stream callback threw: ") + e.what());
         } catch (...) {
             callback_error = make_error(ErrorType::kInternal, "stream callback threw");
         }
@@ -216,7 +218,9 @@ struct Attempt {
     std::optional<milliseconds> retry_after;
 };
 
-bool retryable_status(long status) { return status == 408 || status == 429 || (status >= 500 && status <= 599); }
+bool retryable_status(long status) {
+    return status == 408 || status == 429 || (status >= 500 && status <= 599);
+}
 
 milliseconds backoff(const HttpOptions& options, int retry) {
     thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -254,15 +258,18 @@ std::optional<std::string> HttpResponse::header(std::string_view name) const {
 
 namespace detail {
 
-std::optional<milliseconds> parse_retry_after(std::string_view value, std::chrono::system_clock::time_point now_utc) {
+std::optional<milliseconds> parse_retry_after(std::string_view value,
+                                              std::chrono::system_clock::time_point now_utc) {
     value = trim(value);
     if (value.empty()) return std::nullopt;
     constexpr long long kMaxSeconds = 86'400;  // a day: beyond any deadline, and no overflow
     if (std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
         long long seconds = 0;
         const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
-        if (ec == std::errc::result_out_of_range) seconds = kMaxSeconds;
-        else if (ec != std::errc{} || end != value.data() + value.size()) return std::nullopt;
+        if (ec == std::errc::result_out_of_range)
+            seconds = kMaxSeconds;
+        else if (ec != std::errc{} || end != value.data() + value.size())
+            return std::nullopt;
         return milliseconds{std::min(seconds, kMaxSeconds) * 1000};
     }
     const std::string text(value);
@@ -270,7 +277,8 @@ std::optional<milliseconds> parse_retry_after(std::string_view value, std::chron
     if (when == -1) return std::nullopt;
     const auto at = std::chrono::system_clock::from_time_t(when);
     if (at <= now_utc) return milliseconds{0};
-    return std::min(std::chrono::duration_cast<milliseconds>(at - now_utc), milliseconds{kMaxSeconds * 1000});
+    return std::min(std::chrono::duration_cast<milliseconds>(at - now_utc),
+                    milliseconds{kMaxSeconds * 1000});
 }
 
 std::string describe_http_error(long status, std::string_view url, std::string_view body) {
@@ -281,17 +289,20 @@ std::string describe_http_error(long status, std::string_view url, std::string_v
         const auto error = parsed.find("error");
         if (error != parsed.end() && error->is_object()) {
             const auto message = error->find("message");
-            if (message != error->end() && message->is_string()) detail = message->get<std::string>();
+            if (message != error->end() && message->is_string())
+                detail = message->get<std::string>();
         } else if (error != parsed.end() && error->is_string()) {
             detail = error->get<std::string>();
-        } else if (const auto message = parsed.find("message"); message != parsed.end() && message->is_string()) {
+        } else if (const auto message = parsed.find("message");
+                   message != parsed.end() && message->is_string()) {
             detail = message->get<std::string>();
         }
     } else if (!parsed.is_discarded() && parsed.is_string()) {
         detail = parsed.get<std::string>();
     } else {
         detail = std::string(trim(body.substr(0, kErrorSnippetBytes)));
-        std::replace_if(detail.begin(), detail.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+        std::replace_if(
+            detail.begin(), detail.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
     }
     if (!detail.empty()) out += ": " + detail;
     return out;
@@ -344,8 +355,9 @@ Attempt perform(CURL* handle, Method method, const std::string& url, const std::
     curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM for DNS timeouts
     curl_easy_setopt(handle, CURLOPT_USERAGENT, options.user_agent.c_str());
-    curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS,
-                     static_cast<long>(std::min<long long>(options.connect_timeout.count(), remaining)));
+    curl_easy_setopt(
+        handle, CURLOPT_CONNECTTIMEOUT_MS,
+        static_cast<long>(std::min<long long>(options.connect_timeout.count(), remaining)));
     curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, static_cast<long>(remaining));
     curl_easy_setopt(handle, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);  // a redirected POST is a config error
@@ -374,7 +386,9 @@ Attempt perform(CURL* handle, Method method, const std::string& url, const std::
     long status = 0;
     curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
     const std::string where = redact_url(url);
-    const auto curl_reason = [&] { return curl_error[0] != '\0' ? std::string(curl_error) : curl_easy_strerror(rc); };
+    const auto curl_reason = [&] {
+        return curl_error[0] != '\0' ? std::string(curl_error) : curl_easy_strerror(rc);
+    };
 
     if (t.callback_error) {
         attempt.error = *t.callback_error;
@@ -385,11 +399,13 @@ Attempt perform(CURL* handle, Method method, const std::string& url, const std::
             attempt.response = HttpResponse{status, std::move(t.headers), std::move(t.body)};
             return attempt;
         }
-        attempt.error = make_error(ErrorType::kUpstreamError, detail::describe_http_error(status, url, t.body));
+        attempt.error =
+            make_error(ErrorType::kUpstreamError, detail::describe_http_error(status, url, t.body));
         attempt.retryable = retryable_status(status) && !t.delivered;
         HttpResponse response{status, std::move(t.headers), {}};
         if (const auto value = response.header("retry-after")) {
-            attempt.retry_after = detail::parse_retry_after(*value, std::chrono::system_clock::now());
+            attempt.retry_after =
+                detail::parse_retry_after(*value, std::chrono::system_clock::now());
         }
         return attempt;
     }
@@ -406,8 +422,10 @@ Attempt perform(CURL* handle, Method method, const std::string& url, const std::
     switch (rc) {
         case CURLE_OPERATION_TIMEDOUT:
             if (Clock::now() + milliseconds{5} >= deadline) {
-                attempt.error = make_error(ErrorType::kTimeout, "no answer from " + where + " within the deadline (" +
-                                                                    std::to_string(remaining) + " ms left at the attempt)");
+                attempt.error =
+                    make_error(ErrorType::kTimeout,
+                               "no answer from " + where + " within the deadline (" +
+                                   std::to_string(remaining) + " ms left at the attempt)");
             } else {  // the connect timeout, well before the deadline: the server is not reachable
                 attempt.error = make_error(ErrorType::kServiceUnavailable,
                                            "cannot connect to " + where + ": " + curl_reason());
@@ -417,36 +435,42 @@ Attempt perform(CURL* handle, Method method, const std::string& url, const std::
         case CURLE_COULDNT_CONNECT:
         case CURLE_COULDNT_RESOLVE_HOST:
         case CURLE_COULDNT_RESOLVE_PROXY:
-            attempt.error = make_error(ErrorType::kServiceUnavailable, "cannot connect to " + where + ": " + curl_reason());
+            attempt.error = make_error(ErrorType::kServiceUnavailable,
+                                       "cannot connect to " + where + ": " + curl_reason());
             attempt.retryable = true;
             return attempt;
         case CURLE_SEND_ERROR:
         case CURLE_RECV_ERROR:
         case CURLE_GOT_NOTHING:
         case CURLE_PARTIAL_FILE:
-            attempt.error = make_error(ErrorType::kUpstreamError, "connection to " + where + " failed: " + curl_reason());
+            attempt.error = make_error(ErrorType::kUpstreamError,
+                                       "connection to " + where + " failed: " + curl_reason());
             attempt.retryable = !t.delivered;
             return attempt;
         case CURLE_URL_MALFORMAT:
         case CURLE_UNSUPPORTED_PROTOCOL:
-            attempt.error = make_error(ErrorType::kInvalidRequest, "cannot use URL " + where + ": " + curl_reason());
+            attempt.error = make_error(ErrorType::kInvalidRequest,
+                                       "cannot use URL " + where + ": " + curl_reason());
             return attempt;
         default:
-            attempt.error = make_error(ErrorType::kUpstreamError, "request to " + where + " failed: " + curl_reason());
+            attempt.error = make_error(ErrorType::kUpstreamError,
+                                       "request to " + where + " failed: " + curl_reason());
             return attempt;
     }
 }
 
 }  // namespace
 
-HttpClient::HttpClient(HttpOptions options) : options_(std::move(options)), pool_(std::make_unique<Pool>()) {
+HttpClient::HttpClient(HttpOptions options)
+    : options_(std::move(options)), pool_(std::make_unique<Pool>()) {
     ensure_curl_initialised();
 }
 
 HttpClient::~HttpClient() = default;
 
-schema::Result<HttpResponse> HttpClient::send(bool post, const std::string& url, const std::string& body,
-                                              const Headers& extra, const ChunkCallback* on_chunk,
+schema::Result<HttpResponse> HttpClient::send(bool post, const std::string& url,
+                                              const std::string& body, const Headers& extra,
+                                              const ChunkCallback* on_chunk,
                                               const CallOptions& call) {
     const HttpOptions& options = options_;
     Pool& pool = *pool_;
@@ -466,8 +490,10 @@ schema::Result<HttpResponse> HttpClient::send(bool post, const std::string& url,
     append(on_chunk != nullptr ? "Accept: text/event-stream" : "Accept: application/json");
     append("Expect:");  // no 100-continue round trip before larger bodies
     for (const auto& [name, value] : extra) {
-        if (name.find_first_of(":\r\n") != std::string::npos || value.find_first_of("\r\n") != std::string::npos) {
-            return make_error(ErrorType::kInvalidRequest, "header \"" + name + "\" has a character not allowed in a header");
+        if (name.find_first_of(":\r\n") != std::string::npos ||
+            value.find_first_of("\r\n") != std::string::npos) {
+            return make_error(ErrorType::kInvalidRequest,
+                              "header \"" + name + "\" has a character not allowed in a header");
         }
         append(name + ": " + value);
     }
@@ -477,32 +503,38 @@ schema::Result<HttpResponse> HttpClient::send(bool post, const std::string& url,
     for (int retry = 0;; ++retry) {
         if (is_cancelled(call)) return cancelled_error(url);
         if (Clock::now() >= deadline) {
-            return make_error(ErrorType::kTimeout, "no time left to call " + where + " (deadline passed)");
+            return make_error(ErrorType::kTimeout,
+                              "no time left to call " + where + " (deadline passed)");
         }
         Attempt attempt;
         {
             CurlEasy handle = pool.acquire();
-            attempt = perform(handle.get(), method, url, body, headers.get(), options, deadline, on_chunk, call);
+            attempt = perform(handle.get(), method, url, body, headers.get(), options, deadline,
+                              on_chunk, call);
             pool.release(std::move(handle));
         }
         if (attempt.response) return std::move(*attempt.response);
         Error error = std::move(*attempt.error);
         if (!attempt.retryable) return error;
         if (retry >= max_retries) {
-            if (max_retries > 0) error.message += " (after " + std::to_string(max_retries) + " retries)";
+            if (max_retries > 0)
+                error.message += " (after " + std::to_string(max_retries) + " retries)";
             return error;
         }
-        const milliseconds wait = attempt.retry_after ? *attempt.retry_after : backoff(options, retry);
+        const milliseconds wait =
+            attempt.retry_after ? *attempt.retry_after : backoff(options, retry);
         const auto resume = Clock::now() + wait;
         if (resume >= deadline) {
             // Waiting cannot help: the answer would come after the caller stopped listening.
-            return make_error(ErrorType::kTimeout, error.message + "; a retry in " + std::to_string(wait.count()) +
-                                                       " ms would pass the deadline (" +
-                                                       std::to_string(std::max<long long>(to_ms(deadline - Clock::now()), 0)) +
-                                                       " ms left)");
+            return make_error(
+                ErrorType::kTimeout,
+                error.message + "; a retry in " + std::to_string(wait.count()) +
+                    " ms would pass the deadline (" +
+                    std::to_string(std::max<long long>(to_ms(deadline - Clock::now()), 0)) +
+                    " ms left)");
         }
-        log()->info("retry={}/{} wait_ms={} url={} reason=\"{}\"", retry + 1, max_retries, wait.count(), where,
-                    error.message);
+        log()->info("retry={}/{} wait_ms={} url={} reason=\"{}\"", retry + 1, max_retries,
+                    wait.count(), where, error.message);
         while (Clock::now() < resume) {
             if (is_cancelled(call)) return cancelled_error(url);
             const auto left = std::chrono::duration_cast<milliseconds>(resume - Clock::now());
@@ -511,19 +543,25 @@ schema::Result<HttpResponse> HttpClient::send(bool post, const std::string& url,
     }
 }
 
-schema::Result<HttpResponse> HttpClient::post_json(const std::string& url, const nlohmann::json& body,
-                                                   const Headers& headers, const CallOptions& call) {
+schema::Result<HttpResponse> HttpClient::post_json(const std::string& url,
+                                                   const nlohmann::json& body,
+                                                   const Headers& headers,
+                                                   const CallOptions& call) {
     return send(true, url, schema::dump(body), headers, nullptr, call);
 }
 
-schema::Result<HttpResponse> HttpClient::post_stream(const std::string& url, const nlohmann::json& body,
-                                                     const Headers& headers, const ChunkCallback& on_chunk,
+schema::Result<HttpResponse> HttpClient::post_stream(const std::string& url,
+                                                     const nlohmann::json& body,
+                                                     const Headers& headers,
+                                                     const ChunkCallback& on_chunk,
                                                      const CallOptions& call) {
-    if (!on_chunk) return make_error(ErrorType::kInvalidRequest, "post_stream needs a chunk callback");
+    if (!on_chunk)
+        return make_error(ErrorType::kInvalidRequest, "post_stream needs a chunk callback");
     return send(true, url, schema::dump(body), headers, &on_chunk, call);
 }
 
-schema::Result<HttpResponse> HttpClient::get(const std::string& url, const Headers& headers, const CallOptions& call) {
+schema::Result<HttpResponse> HttpClient::get(const std::string& url, const Headers& headers,
+                                             const CallOptions& call) {
     return send(false, url, std::string(), headers, nullptr, call);
 }
 

@@ -1,4 +1,5 @@
-// The one HTTP client (libcurl): JSON POSTs and Server-Sent-Event streams with deadlines and retries.
+// The one HTTP client (libcurl): JSON POSTs and Server-Sent-Event streams with deadlines and
+// retries.
 #pragma once
 
 #include <chrono>
@@ -41,7 +42,7 @@ struct HttpOptions {
 
 struct HttpResponse {
     long status = 0;
-    Headers headers;  // of the final response; names lower-cased
+    Headers headers;   // of the final response; names lower-cased
     std::string body;  // empty for a stream (its data went to the callback)
 
     // The first header named `name` (case-insensitive).
@@ -85,7 +86,8 @@ public:
 
     // POST `body` as application/json; a 2xx answer with its body, else a typed error.
     schema::Result<HttpResponse> post_json(const std::string& url, const nlohmann::json& body,
-                                           const Headers& headers = {}, const CallOptions& call = {});
+                                           const Headers& headers = {},
+                                           const CallOptions& call = {});
 
     // POST `body` and read the answer as Server-Sent Events, calling `on_chunk` per data line
     // until `[DONE]`, the end of the body, or kStop (all three are success). A non-2xx answer is
@@ -115,8 +117,8 @@ namespace detail {
 
 // Retry-After as a wait from `now_utc`: delta-seconds or an HTTP-date (RFC 9110 §10.2.3);
 // nullopt when unparseable. A date in the past is zero.
-std::optional<std::chrono::milliseconds> parse_retry_after(std::string_view value,
-                                                           std::chrono::system_clock::time_point now_utc);
+std::optional<std::chrono::milliseconds> parse_retry_after(
+    std::string_view value, std::chrono::system_clock::time_point now_utc);
 
 // "HTTP 401 from <url>: <error.message>" (or the start of a non-JSON body).
 std::string describe_http_error(long status, std::string_view url, std::string_view body);

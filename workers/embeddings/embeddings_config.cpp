@@ -17,9 +17,12 @@ using schema::make_error;
 namespace {
 
 constexpr std::string_view kKnownKeys =
-    "provider, dim, base_url, model, api_key_env, batch_size, timeout_ms, max_retries, max_texts, max_text_bytes";
+    "provider, dim, base_url, model, api_key_env, batch_size, timeout_ms, max_retries, max_texts, "
+    "max_text_bytes";
 
-Error invalid(std::string message) { return make_error(ErrorType::kInvalidRequest, std::move(message)); }
+Error invalid(std::string message) {
+    return make_error(ErrorType::kInvalidRequest, std::move(message));
+}
 
 std::optional<std::uint64_t> integer_in(const json& value, std::uint64_t min, std::uint64_t max) {
     if (!value.is_number_integer()) return std::nullopt;
@@ -28,7 +31,8 @@ std::optional<std::uint64_t> integer_in(const json& value, std::uint64_t min, st
         return v >= min && v <= max ? std::optional{v} : std::nullopt;
     }
     const auto v = value.get<std::int64_t>();
-    if (v < 0 || static_cast<std::uint64_t>(v) < min || static_cast<std::uint64_t>(v) > max) return std::nullopt;
+    if (v < 0 || static_cast<std::uint64_t>(v) < min || static_cast<std::uint64_t>(v) > max)
+        return std::nullopt;
     return static_cast<std::uint64_t>(v);
 }
 
@@ -36,8 +40,10 @@ std::optional<std::uint64_t> integer_in(const json& value, std::uint64_t min, st
 
 std::string_view to_string(Provider provider) noexcept {
     switch (provider) {
-        case Provider::kHashing: return "hashing";
-        case Provider::kOpenAi: return "openai";
+        case Provider::kHashing:
+            return "hashing";
+        case Provider::kOpenAi:
+            return "openai";
     }
     return "hashing";
 }
@@ -45,11 +51,12 @@ std::string_view to_string(Provider provider) noexcept {
 schema::Result<EmbeddingsConfig> EmbeddingsConfig::from_json(const json& object) {
     if (!object.is_object()) return invalid("the embeddings settings must be a JSON object");
     EmbeddingsConfig config;
-    const auto range = [&](const std::string& key, std::uint64_t min, std::uint64_t max) -> schema::Result<std::uint64_t> {
+    const auto range = [&](const std::string& key, std::uint64_t min,
+                           std::uint64_t max) -> schema::Result<std::uint64_t> {
         const auto v = integer_in(object.at(key), min, max);
         if (!v) {
-            return invalid("embeddings setting \"" + key + "\" must be an integer from " + std::to_string(min) + " to " +
-                           std::to_string(max));
+            return invalid("embeddings setting \"" + key + "\" must be an integer from " +
+                           std::to_string(min) + " to " + std::to_string(max));
         }
         return *v;
     };
@@ -62,9 +69,14 @@ schema::Result<EmbeddingsConfig> EmbeddingsConfig::from_json(const json& object)
         if (key == "provider") {
             auto name = text(key);
             if (!name) return std::move(name).error();
-            if (*name == "hashing") config.provider = Provider::kHashing;
-            else if (*name == "openai") config.provider = Provider::kOpenAi;
-            else return invalid("embeddings setting \"provider\" must be \"hashing\" or \"openai\", not \"" + *name + "\"");
+            if (*name == "hashing")
+                config.provider = Provider::kHashing;
+            else if (*name == "openai")
+                config.provider = Provider::kOpenAi;
+            else
+                return invalid(
+                    "embeddings setting \"provider\" must be \"hashing\" or \"openai\", not \"" +
+                    *name + "\"");
         } else if (key == "dim") {
             auto v = range(key, 0, 65'536);
             if (!v) return std::move(v).error();
@@ -73,7 +85,8 @@ schema::Result<EmbeddingsConfig> EmbeddingsConfig::from_json(const json& object)
             auto v = text(key);
             if (!v) return std::move(v).error();
             if (!v->starts_with("http://") && !v->starts_with("https://")) {
-                return invalid("embeddings setting \"base_url\" must start with http:// or https://");
+                return invalid(
+                    "embeddings setting \"base_url\" must start with http:// or https://");
             }
             config.base_url = std::move(*v);
         } else if (key == "model") {
@@ -106,11 +119,13 @@ schema::Result<EmbeddingsConfig> EmbeddingsConfig::from_json(const json& object)
             if (!v) return std::move(v).error();
             config.limits.max_text_bytes = static_cast<std::size_t>(*v);
         } else {
-            return invalid("unknown embeddings setting \"" + key + "\" (known: " + std::string(kKnownKeys) + ")");
+            return invalid("unknown embeddings setting \"" + key +
+                           "\" (known: " + std::string(kKnownKeys) + ")");
         }
     }
     if (config.provider == Provider::kHashing && object.contains("dim") && config.dim == 0) {
-        return invalid("embeddings setting \"dim\" must be from 1 to 65536 for the hashing provider");
+        return invalid(
+            "embeddings setting \"dim\" must be from 1 to 65536 for the hashing provider");
     }
     return config;
 }
@@ -120,7 +135,8 @@ schema::Result<std::shared_ptr<Embedder>> make_embedder(const EmbeddingsConfig& 
         const std::uint32_t dim = config.dim != 0 ? config.dim : kDefaultHashingDim;
         return std::shared_ptr<Embedder>(std::make_shared<FeatureHashingEmbedder>(dim));
     }
-    if (config.batch_size == 0) return invalid("embeddings setting \"batch_size\" must be at least 1");
+    if (config.batch_size == 0)
+        return invalid("embeddings setting \"batch_size\" must be at least 1");
     OpenAiEmbedderOptions options;
     options.base_url = config.base_url;
     options.model = config.model;
@@ -132,9 +148,10 @@ schema::Result<std::shared_ptr<Embedder>> make_embedder(const EmbeddingsConfig& 
         // Read once at start-up: getenv is not safe against a concurrent setenv later.
         const char* key = std::getenv(config.api_key_env.c_str());
         if (key == nullptr || *key == '\0') {
-            return invalid("the environment variable " + config.api_key_env +
-                           " (embeddings setting \"api_key_env\") is not set; set it to the API key, or set "
-                           "\"api_key_env\" to \"\" for a server that needs none");
+            return invalid(
+                "the environment variable " + config.api_key_env +
+                " (embeddings setting \"api_key_env\") is not set; set it to the API key, or set "
+                "\"api_key_env\" to \"\" for a server that needs none");
         }
         options.api_key = key;
     }

@@ -16,8 +16,8 @@ namespace glassbox::embeddings {
 
 // Per-request bounds the service enforces before embedding (kInvalidRequest naming the limit).
 struct Limits {
-    std::size_t max_texts = 1'024;         // texts in one request
-    std::size_t max_text_bytes = 65'536;   // UTF-8 bytes of one text
+    std::size_t max_texts = 1'024;        // texts in one request
+    std::size_t max_text_bytes = 65'536;  // UTF-8 bytes of one text
 };
 
 enum class Provider { kHashing, kOpenAi };

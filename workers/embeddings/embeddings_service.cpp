@@ -16,23 +16,30 @@ namespace {
 
 constexpr std::chrono::milliseconds kDeadlineSlack{10};
 
-Error invalid(std::string message) { return make_error(ErrorType::kInvalidRequest, std::move(message)); }
+Error invalid(std::string message) {
+    return make_error(ErrorType::kInvalidRequest, std::move(message));
+}
 
-schema::Result<schema::EmbeddingsRequest> check_request(const nlohmann::json& body, const Limits& limits) {
-    if (!body.is_object()) return invalid("embeddings expects a JSON object {\"texts\": [\"...\", ...]}");
+schema::Result<schema::EmbeddingsRequest> check_request(const nlohmann::json& body,
+                                                        const Limits& limits) {
+    if (!body.is_object())
+        return invalid("embeddings expects a JSON object {\"texts\": [\"...\", ...]}");
     const auto texts = body.find("texts");
-    if (texts == body.end() || !texts->is_array()) return invalid("\"texts\" must be an array of strings");
+    if (texts == body.end() || !texts->is_array())
+        return invalid("\"texts\" must be an array of strings");
     // Before decoding: an oversized request is refused without copying its texts.
     if (texts->size() > limits.max_texts) {
-        return invalid("\"texts\" has " + std::to_string(texts->size()) + " texts; the limit (max_texts) is " +
-                       std::to_string(limits.max_texts) + " per request");
+        return invalid("\"texts\" has " + std::to_string(texts->size()) +
+                       " texts; the limit (max_texts) is " + std::to_string(limits.max_texts) +
+                       " per request");
     }
     auto request = schema::decode<schema::EmbeddingsRequest>(body);
     if (!request) return invalid(request.error().message);
     for (std::size_t i = 0; i < request->texts.size(); ++i) {
         if (request->texts[i].size() > limits.max_text_bytes) {
-            return invalid("texts[" + std::to_string(i) + "] has " + std::to_string(request->texts[i].size()) +
-                           " bytes; the limit (max_text_bytes) is " + std::to_string(limits.max_text_bytes));
+            return invalid(
+                "texts[" + std::to_string(i) + "] has " + std::to_string(request->texts[i].size()) +
+                " bytes; the limit (max_text_bytes) is " + std::to_string(limits.max_text_bytes));
         }
     }
     return request;
@@ -63,10 +70,12 @@ void handle(runtime::RequestContext& context, Embedder& embedder, const Limits& 
     if (!result) {
         if (context.cancelled()) {
             (void)context.fail(context.cancellation_error());
-        } else if (result.error().type == ErrorType::kTimeout && context.remaining() <= kDeadlineSlack) {
+        } else if (result.error().type == ErrorType::kTimeout &&
+                   context.remaining() <= kDeadlineSlack) {
             // curl's timers may fire a hair before our clock says the deadline passed.
-            (void)context.fail(make_error(ErrorType::kDeadlineExceeded,
-                                          "the request's deadline passed while embedding: " + result.error().message));
+            (void)context.fail(make_error(
+                ErrorType::kDeadlineExceeded,
+                "the request's deadline passed while embedding: " + result.error().message));
         } else {
             (void)context.fail(map_provider_error(result.error()));
         }

@@ -1,4 +1,5 @@
-// Feature hashing: tokenise (ASCII fold, UTF-8 kept whole), hash features into signed buckets, L2-normalise.
+// Feature hashing: tokenise (ASCII fold, UTF-8 kept whole), hash features into signed buckets,
+// L2-normalise.
 #include "workers/embeddings/feature_hashing_embedder.hpp"
 
 #include <algorithm>
@@ -82,9 +83,10 @@ bool is_separator(std::string_view cp) noexcept {
         return c == 0xA0 || c == 0xA1 || c == 0xAB || c == 0xB7 || c == 0xBB || c == 0xBF;
     }
     if (cp.size() == 3) {
-        if (b(0) == 0xE2 && (b(1) == 0x80 || (b(1) == 0x81 && b(2) <= 0xAF))) return true;  // U+2000–U+206F
-        if (b(0) == 0xE3 && b(1) == 0x80) return true;                                       // U+3000–U+303F
-        if (b(0) == 0xEF && b(1) == 0xBB && b(2) == 0xBF) return true;                       // U+FEFF
+        if (b(0) == 0xE2 && (b(1) == 0x80 || (b(1) == 0x81 && b(2) <= 0xAF)))
+            return true;                                                // U+2000–U+206F
+        if (b(0) == 0xE3 && b(1) == 0x80) return true;                  // U+3000–U+303F
+        if (b(0) == 0xEF && b(1) == 0xBB && b(2) == 0xBF) return true;  // U+FEFF
     }
     return false;
 }
@@ -163,7 +165,8 @@ void collect_features(std::string_view text, Scratch& s) {
         const std::string_view word = t.substr(s.words[w].begin, s.words[w].end - s.words[w].begin);
         s.features[kWord].push_back(detail::fnv1a64(word, word_seed));
         if (w + 1 < s.words.size()) {
-            const std::string_view next = t.substr(s.words[w + 1].begin, s.words[w + 1].end - s.words[w + 1].begin);
+            const std::string_view next =
+                t.substr(s.words[w + 1].begin, s.words[w + 1].end - s.words[w + 1].begin);
             std::uint64_t h = detail::fnv1a64(word, bigram_seed);
             h = detail::fnv1a64(std::string_view(&kBigramJoin, 1), h);
             s.features[kBigram].push_back(detail::fnv1a64(next, h));
@@ -189,7 +192,8 @@ void collect_features(std::string_view text, Scratch& s) {
 }  // namespace
 
 FeatureHashingEmbedder::FeatureHashingEmbedder(std::uint32_t dim) : dim_(dim) {
-    if (dim_ == 0) throw std::invalid_argument("FeatureHashingEmbedder needs a dimension of at least 1");
+    if (dim_ == 0)
+        throw std::invalid_argument("FeatureHashingEmbedder needs a dimension of at least 1");
 }
 
 std::vector<double> FeatureHashingEmbedder::embed_one(std::string_view text) const {
@@ -204,7 +208,8 @@ std::vector<double> FeatureHashingEmbedder::embed_one(std::string_view text) con
             while (j < hashes.size() && hashes[j] == hashes[i]) ++j;
             const std::size_t count = j - i;  // most features occur once: skip log(1) = 0
             const double weight =
-                count == 1 ? kKindWeight[kind] : kKindWeight[kind] * (1.0 + std::log(static_cast<double>(count)));
+                count == 1 ? kKindWeight[kind]
+                           : kKindWeight[kind] * (1.0 + std::log(static_cast<double>(count)));
             const auto slot = detail::feature_slot(hashes[i], dim_);
             vector[slot.bucket] += slot.sign * weight;
             i = j;
@@ -220,8 +225,8 @@ std::vector<double> FeatureHashingEmbedder::embed_one(std::string_view text) con
     return vector;
 }
 
-schema::Result<schema::EmbeddingsResponse> FeatureHashingEmbedder::embed(std::span<const std::string> texts,
-                                                                         const EmbedOptions& options) {
+schema::Result<schema::EmbeddingsResponse> FeatureHashingEmbedder::embed(
+    std::span<const std::string> texts, const EmbedOptions& options) {
     schema::EmbeddingsResponse response;
     response.model = model();
     response.dim = dim_;
@@ -232,7 +237,8 @@ schema::Result<schema::EmbeddingsResponse> FeatureHashingEmbedder::embed(std::sp
                 return make_error(ErrorType::kCancelled, "embedding cancelled");
             }
             if (options.deadline && Clock::now() >= *options.deadline) {
-                return make_error(ErrorType::kTimeout, "embedding did not finish before the deadline");
+                return make_error(ErrorType::kTimeout,
+                                  "embedding did not finish before the deadline");
             }
         }
         response.vectors.push_back(embed_one(texts[i]));

@@ -16,13 +16,15 @@ namespace {
 
 std::string embeddings_url(std::string base) {
     while (!base.empty() && base.back() == '/') base.pop_back();
-    if (base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0) base.resize(base.size() - 3);
+    if (base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0)
+        base.resize(base.size() - 3);
     return base + "/v1/embeddings";
 }
 
 // The vectors of one batch answer, in text order; `dim` is the expected size (0: take the first).
-schema::Result<std::vector<std::vector<double>>> parse_batch(std::string_view body, std::size_t count,
-                                                              std::uint32_t dim, const std::string& url) {
+schema::Result<std::vector<std::vector<double>>> parse_batch(std::string_view body,
+                                                             std::size_t count, std::uint32_t dim,
+                                                             const std::string& url) {
     const auto malformed = [&](const std::string& why) {
         return make_error(ErrorType::kUpstreamError, "malformed answer from " + url + ": " + why);
     };
@@ -32,7 +34,8 @@ schema::Result<std::vector<std::vector<double>>> parse_batch(std::string_view bo
     const auto data = answer.find("data");
     if (data == answer.end() || !data->is_array()) return malformed("no \"data\" array");
     if (data->size() != count) {
-        return malformed(std::to_string(data->size()) + " embeddings for " + std::to_string(count) + " texts");
+        return malformed(std::to_string(data->size()) + " embeddings for " + std::to_string(count) +
+                         " texts");
     }
     std::vector<std::vector<double>> vectors(count);
     std::vector<bool> seen(count, false);
@@ -45,7 +48,8 @@ schema::Result<std::vector<std::vector<double>>> parse_batch(std::string_view bo
         std::size_t index = i;
         if (const auto it = item.find("index"); it != item.end()) {
             if (!it->is_number_unsigned() || it->get<std::uint64_t>() >= count) {
-                return malformed(where + ".index is not an integer from 0 to " + std::to_string(count - 1));
+                return malformed(where + ".index is not an integer from 0 to " +
+                                 std::to_string(count - 1));
             }
             index = static_cast<std::size_t>(it->get<std::uint64_t>());
         }
@@ -57,15 +61,17 @@ schema::Result<std::vector<std::vector<double>>> parse_batch(std::string_view bo
         }
         if (expected == 0) expected = embedding->size();
         if (embedding->size() != expected) {
-            return malformed(where + ".embedding has " + std::to_string(embedding->size()) + " numbers where " +
-                             std::to_string(expected) + " were expected");
+            return malformed(where + ".embedding has " + std::to_string(embedding->size()) +
+                             " numbers where " + std::to_string(expected) + " were expected");
         }
         auto& vector = vectors[index];
         vector.reserve(expected);
         for (const json& x : *embedding) {
-            if (!x.is_number()) return malformed(where + ".embedding holds a " + std::string(x.type_name()));
+            if (!x.is_number())
+                return malformed(where + ".embedding holds a " + std::string(x.type_name()));
             const double value = x.get<double>();
-            if (!std::isfinite(value)) return malformed(where + ".embedding holds a non-finite number");
+            if (!std::isfinite(value))
+                return malformed(where + ".embedding holds a non-finite number");
             vector.push_back(value);
         }
     }
@@ -79,7 +85,8 @@ OpenAiEmbedder::OpenAiEmbedder(OpenAiEmbedderOptions options)
       url_(embeddings_url(options_.base_url)),
       client_(options_.http),
       dim_(options_.dim) {
-    if (options_.batch_size == 0) throw std::invalid_argument("OpenAiEmbedder needs a batch size of at least 1");
+    if (options_.batch_size == 0)
+        throw std::invalid_argument("OpenAiEmbedder needs a batch size of at least 1");
 }
 
 schema::Result<schema::EmbeddingsResponse> OpenAiEmbedder::embed(std::span<const std::string> texts,
@@ -88,7 +95,8 @@ schema::Result<schema::EmbeddingsResponse> OpenAiEmbedder::embed(std::span<const
     response.model = options_.model;
     response.vectors.reserve(texts.size());
     http::Headers headers;
-    if (!options_.api_key.empty()) headers.emplace_back("Authorization", "Bearer " + options_.api_key);
+    if (!options_.api_key.empty())
+        headers.emplace_back("Authorization", "Bearer " + options_.api_key);
     http::CallOptions call;
     call.deadline = options.deadline;
     call.cancelled = options.cancelled;
@@ -103,16 +111,18 @@ schema::Result<schema::EmbeddingsResponse> OpenAiEmbedder::embed(std::span<const
         if (!answer) return std::move(answer).error();
         auto vectors = parse_batch(answer->body, count, dim, url_);
         if (!vectors) return std::move(vectors).error();
-        if (dim == 0 && !vectors->empty()) dim = static_cast<std::uint32_t>(vectors->front().size());
+        if (dim == 0 && !vectors->empty())
+            dim = static_cast<std::uint32_t>(vectors->front().size());
         for (auto& v : *vectors) response.vectors.push_back(std::move(v));
     }
     if (dim != 0) {
         // The first answer fixes the dimension for good: vectors of one index must agree.
         std::uint32_t unknown = 0;
         if (!dim_.compare_exchange_strong(unknown, dim) && unknown != dim) {
-            return make_error(ErrorType::kUpstreamError, "malformed answer from " + url_ + ": " + std::to_string(dim) +
-                                                             " dimensions where earlier answers had " +
-                                                             std::to_string(unknown));
+            return make_error(ErrorType::kUpstreamError,
+                              "malformed answer from " + url_ + ": " + std::to_string(dim) +
+                                  " dimensions where earlier answers had " +
+                                  std::to_string(unknown));
         }
     }
     response.dim = dim;

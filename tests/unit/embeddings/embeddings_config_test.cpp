@@ -91,12 +91,14 @@ TEST(EmbeddingsConfig, BadValuesAreInvalidRequestsNamingTheKey) {
         auto config = EmbeddingsConfig::from_json(c.config);
         ASSERT_FALSE(config) << c.config.dump();
         EXPECT_EQ(config.error().type, ErrorType::kInvalidRequest);
-        EXPECT_NE(config.error().message.find(c.names), std::string::npos) << config.error().message;
+        EXPECT_NE(config.error().message.find(c.names), std::string::npos)
+            << config.error().message;
     }
 }
 
 TEST(EmbeddingsConfig, OpenAiDimZeroMeansLearnFromTheModel) {
-    auto config = EmbeddingsConfig::from_json({{"provider", "openai"}, {"dim", 0}, {"api_key_env", ""}});
+    auto config =
+        EmbeddingsConfig::from_json({{"provider", "openai"}, {"dim", 0}, {"api_key_env", ""}});
     ASSERT_TRUE(config) << config.error().describe();
     auto embedder = make_embedder(*config);
     ASSERT_TRUE(embedder);

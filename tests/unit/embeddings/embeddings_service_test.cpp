@@ -1,4 +1,5 @@
-// The embeddings service through a real Worker and the runtime tests' fake broker: answers, limits, errors.
+// The embeddings service through a real Worker and the runtime tests' fake broker: answers, limits,
+// errors.
 #include "workers/embeddings/embeddings_service.hpp"
 
 #include <gtest/gtest.h>
@@ -14,8 +15,8 @@ namespace glassbox::embeddings {
 namespace {
 
 using namespace std::chrono_literals;
-using nlohmann::json;
 using http::testing::FakeOpenAiServer;
+using nlohmann::json;
 using runtime::testing::FakeBroker;
 namespace cmd = schema::protocol::worker_cmd;
 
@@ -26,7 +27,8 @@ protected:
         c.endpoint = broker.endpoint();
         c.service = std::string(kServiceName);
         c.stop_poll = 10ms;
-        worker = std::make_unique<runtime::Worker>(context, c, make_embeddings_handler(std::move(embedder), limits));
+        worker = std::make_unique<runtime::Worker>(
+            context, c, make_embeddings_handler(std::move(embedder), limits));
         worker->start();
         auto ready = broker.expect(cmd::kReady);
         ASSERT_TRUE(ready);
@@ -38,11 +40,14 @@ protected:
             worker->wait();
         }
     }
-    void request(const json& body, const std::string& token = "tok", long long deadline_ms = 10'000) {
-        broker.send_request(identity, token, body.dump(), "r-" + token, deadline_ms, std::string(kServiceName));
+    void request(const json& body, const std::string& token = "tok",
+                 long long deadline_ms = 10'000) {
+        broker.send_request(identity, token, body.dump(), "r-" + token, deadline_ms,
+                            std::string(kServiceName));
     }
     // The type and message of the ERROR for `token`, or a failure.
-    std::pair<std::string, std::string> expect_error(const std::string& token, std::chrono::milliseconds wait = 5s) {
+    std::pair<std::string, std::string> expect_error(const std::string& token,
+                                                     std::chrono::milliseconds wait = 5s) {
         auto error = broker.expect(cmd::kError, wait);
         if (!error) {
             ADD_FAILURE() << "no ERROR for " << token;

@@ -52,10 +52,14 @@ TEST(FeatureHashing, SimilarTextsScoreHigherThanUnrelatedOnes) {
         const char* unrelated;
     };
     for (const Case& c : {
-             Case{"The cat sat on the mat.", "A cat was sitting on the mat", "Quarterly revenue grew in Europe."},
-             Case{"How do vector embeddings work?", "How does an embedding vector work", "Paris is the capital of France"},
-             Case{"retrieval augmented generation", "retrieval-augmented generator", "photosynthesis in green plants"},
-             Case{"Marie Curie won the Nobel Prize", "marie curie nobel prize winner", "the stock market fell today"},
+             Case{"The cat sat on the mat.", "A cat was sitting on the mat",
+                  "Quarterly revenue grew in Europe."},
+             Case{"How do vector embeddings work?", "How does an embedding vector work",
+                  "Paris is the capital of France"},
+             Case{"retrieval augmented generation", "retrieval-augmented generator",
+                  "photosynthesis in green plants"},
+             Case{"Marie Curie won the Nobel Prize", "marie curie nobel prize winner",
+                  "the stock market fell today"},
          }) {
         const auto a = e.embed_one(c.text);
         const double near = dot(a, e.embed_one(c.similar));
@@ -74,7 +78,8 @@ TEST(FeatureHashing, CharacterTrigramsMatchTyposAndInflections) {
 
 TEST(FeatureHashing, TextWithoutFeaturesIsTheZeroVectorNeverNaN) {
     FeatureHashingEmbedder e(64);
-    for (const char* text : {"", "   ", "!!! ... ???", "\t\n", "\xE2\x80\x94"}) {  // the last: an em dash
+    for (const char* text :
+         {"", "   ", "!!! ... ???", "\t\n", "\xE2\x80\x94"}) {  // the last: an em dash
         const auto v = e.embed_one(text);
         ASSERT_EQ(v.size(), 64u);
         for (const double x : v) {
@@ -93,13 +98,16 @@ TEST(FeatureHashing, AsciiIsCaseFoldedAndPunctuationSeparates) {
     EXPECT_EQ(e.embed_one("hello\xC2\xA0world"), e.embed_one("hello world"));
     EXPECT_EQ(e.embed_one("\xE2\x80\x9Chello\xE2\x80\x9D"), e.embed_one("hello"));
     // Other UTF-8 is kept byte for byte (no Unicode case folding): É and é differ.
-    EXPECT_NE(e.embed_one("\xC3\x89" "cole"), e.embed_one("\xC3\xA9" "cole"));
+    EXPECT_NE(e.embed_one("\xC3\x89"
+                          "cole"),
+              e.embed_one("\xC3\xA9"
+                          "cole"));
 }
 
 TEST(FeatureHashing, InvalidUtf8IsEmbeddedWithoutHarm) {
     FeatureHashingEmbedder e(128);
     for (const std::string& text : {std::string("caf\xC3"), std::string("\x80\x80 abc \xFF\xFE"),
-                                   std::string("a\xE2\x82") + "b", std::string("\xF0\x9F\x98")}) {
+                                    std::string("a\xE2\x82") + "b", std::string("\xF0\x9F\x98")}) {
         const auto v = e.embed_one(text);
         ASSERT_EQ(v.size(), 128u);
         EXPECT_NEAR(norm(v), 1.0, 1e-9);
@@ -143,9 +151,10 @@ TEST(FeatureHashing, RepeatedWordsWeighSublinearly) {
 
 TEST(FeatureHashing, ThroughputOnThousandCharacterTexts) {
     std::mt19937 rng(42);
-    const std::vector<std::string> vocabulary{"knowledge", "graph", "retrieval", "the",     "of",    "model",
-                                              "embedding", "vector", "question", "answer", "entity", "relation",
-                                              "document", "chunk",  "search",   "score",  "a",      "explain"};
+    const std::vector<std::string> vocabulary{
+        "knowledge", "graph",  "retrieval", "the",    "of",     "model",
+        "embedding", "vector", "question",  "answer", "entity", "relation",
+        "document",  "chunk",  "search",    "score",  "a",      "explain"};
     std::vector<std::string> texts(1000);
     for (auto& t : texts) {
         while (t.size() < 1000) {
@@ -157,13 +166,14 @@ TEST(FeatureHashing, ThroughputOnThousandCharacterTexts) {
     FeatureHashingEmbedder e;
     const auto start = std::chrono::steady_clock::now();
     auto result = e.embed(texts);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ASSERT_TRUE(result);
     ASSERT_EQ(result->vectors.size(), texts.size());
     for (const auto& v : result->vectors) ASSERT_NEAR(norm(v), 1.0, 1e-9);
     const double rate = static_cast<double>(texts.size()) / seconds;
-    std::cout << "[ figures  ] feature hashing, 1000-character texts: " << static_cast<long long>(rate)
-              << " texts/s\n";
+    std::cout << "[ figures  ] feature hashing, 1000-character texts: "
+              << static_cast<long long>(rate) << " texts/s\n";
     RecordProperty("texts_per_second", static_cast<int>(rate));
 }
 

@@ -1,4 +1,5 @@
-// The hashing embedder on real data (HotpotQA paragraphs, /work/shared/data): throughput and recall@k.
+// The hashing embedder on real data (HotpotQA paragraphs, /work/shared/data): throughput and
+// recall@k.
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -47,7 +48,8 @@ TEST(HashingRetrieval, FindsGoldParagraphsOfHotpotQaQuestions) {
     FeatureHashingEmbedder embedder;
     const auto start = std::chrono::steady_clock::now();
     auto docs = embedder.embed(texts);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ASSERT_TRUE(docs);
 
     std::map<std::size_t, double> hits;  // k -> gold documents found in the top k
@@ -56,11 +58,13 @@ TEST(HashingRetrieval, FindsGoldParagraphsOfHotpotQaQuestions) {
         const auto query = embedder.embed_one(q.value("question", ""));
         std::vector<double> scores(texts.size());
         for (std::size_t d = 0; d < texts.size(); ++d) {
-            scores[d] = std::inner_product(query.begin(), query.end(), docs->vectors[d].begin(), 0.0);
+            scores[d] =
+                std::inner_product(query.begin(), query.end(), docs->vectors[d].begin(), 0.0);
         }
         std::vector<std::size_t> order(texts.size());
         std::iota(order.begin(), order.end(), 0);
-        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
+        std::sort(order.begin(), order.end(),
+                  [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
         const auto gold = q.value("gold_docs", std::vector<std::string>{});
         gold_total += gold.size();
         for (const std::size_t k : {2u, 5u, 10u}) {
@@ -70,10 +74,12 @@ TEST(HashingRetrieval, FindsGoldParagraphsOfHotpotQaQuestions) {
         }
     }
     const auto recall = [&](std::size_t k) { return hits[k] / static_cast<double>(gold_total); };
-    std::cout << "[ figures  ] hashing embedder on " << texts.size() << " HotpotQA paragraphs (mean "
-              << bytes / texts.size() << " bytes): " << static_cast<long long>(static_cast<double>(texts.size()) / seconds)
-              << " texts/s; recall@2 " << recall(2) << ", recall@5 " << recall(5) << ", recall@10 " << recall(10)
-              << " over " << questions.size() << " questions, all " << texts.size() << " paragraphs as candidates\n";
+    std::cout << "[ figures  ] hashing embedder on " << texts.size()
+              << " HotpotQA paragraphs (mean " << bytes / texts.size()
+              << " bytes): " << static_cast<long long>(static_cast<double>(texts.size()) / seconds)
+              << " texts/s; recall@2 " << recall(2) << ", recall@5 " << recall(5) << ", recall@10 "
+              << recall(10) << " over " << questions.size() << " questions, all " << texts.size()
+              << " paragraphs as candidates\n";
     // A sanity floor, not a target: random ranking gives recall@10 of 10/994 ≈ 0.01.
     EXPECT_GT(recall(10), 0.25);
     EXPECT_GE(recall(10), recall(5));

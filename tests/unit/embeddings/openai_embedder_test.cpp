@@ -36,7 +36,9 @@ std::vector<std::string> numbered_texts(std::size_t n) {
 
 class OpenAiEmbedderTest : public ::testing::Test {
 protected:
-    void SetUp() override { ASSERT_TRUE(server.ok()) << "could not start " << GLASSBOX_FAKE_OPENAI; }
+    void SetUp() override {
+        ASSERT_TRUE(server.ok()) << "could not start " << GLASSBOX_FAKE_OPENAI;
+    }
     FakeOpenAiServer server{{"--dim", "8"}};
 };
 
@@ -96,10 +98,11 @@ TEST_F(OpenAiEmbedderTest, SendsTheApiKeyAsBearer) {
     ASSERT_FALSE(refused);
     EXPECT_EQ(refused.error().type, ErrorType::kUpstreamError);
     EXPECT_NE(refused.error().message.find("HTTP 401 from " + server.url("/v1/embeddings") +
-                                          ": Incorrect API key provided."),
+                                           ": Incorrect API key provided."),
               std::string::npos)
         << refused.error().message;
-    EXPECT_EQ(refused.error().message.find("sk-wrong"), std::string::npos) << "the key is never repeated";
+    EXPECT_EQ(refused.error().message.find("sk-wrong"), std::string::npos)
+        << "the key is never repeated";
 }
 
 TEST_F(OpenAiEmbedderTest, MalformedAnswersAreUpstreamErrors) {
@@ -109,8 +112,9 @@ TEST_F(OpenAiEmbedderTest, MalformedAnswersAreUpstreamErrors) {
         auto result = embedder.embed(numbered_texts(3));
         ASSERT_FALSE(result) << mode;
         EXPECT_EQ(result.error().type, ErrorType::kUpstreamError) << mode;
-        EXPECT_NE(result.error().message.find("malformed answer from " + server.url("/v1/embeddings")),
-                  std::string::npos)
+        EXPECT_NE(
+            result.error().message.find("malformed answer from " + server.url("/v1/embeddings")),
+            std::string::npos)
             << mode << ": " << result.error().message;
     }
 }
@@ -122,7 +126,8 @@ TEST_F(OpenAiEmbedderTest, AnswersOfAnotherDimensionAreRefused) {
     auto result = expecting.embed(numbered_texts(1));
     ASSERT_FALSE(result);
     EXPECT_EQ(result.error().type, ErrorType::kUpstreamError);
-    EXPECT_NE(result.error().message.find("where 16 were expected"), std::string::npos) << result.error().message;
+    EXPECT_NE(result.error().message.find("where 16 were expected"), std::string::npos)
+        << result.error().message;
 
     // A learned dimension holds for later calls too.
     OpenAiEmbedder learning(options_for(server));
@@ -157,8 +162,10 @@ TEST_F(OpenAiEmbedderTest, ConfigReadsTheKeyFromTheNamedVariable) {
     ASSERT_TRUE(server.control({{"api_key", "sk-from-env"}}));
     const std::string variable = "GLASSBOX_TEST_EMBED_KEY_" + std::to_string(::getpid());
     ::setenv(variable.c_str(), "sk-from-env", 1);
-    auto config = EmbeddingsConfig::from_json(
-        {{"provider", "openai"}, {"base_url", server.url() + "/v1/"}, {"model", "m"}, {"api_key_env", variable}});
+    auto config = EmbeddingsConfig::from_json({{"provider", "openai"},
+                                               {"base_url", server.url() + "/v1/"},
+                                               {"model", "m"},
+                                               {"api_key_env", variable}});
     ASSERT_TRUE(config) << config.error().describe();
     auto embedder = make_embedder(*config);
     ::unsetenv(variable.c_str());
@@ -166,7 +173,8 @@ TEST_F(OpenAiEmbedderTest, ConfigReadsTheKeyFromTheNamedVariable) {
     auto result = (*embedder)->embed(numbered_texts(1));
     ASSERT_TRUE(result) << result.error().describe();
     EXPECT_EQ(result->model, "m");
-    EXPECT_EQ(server.requests_to("/v1/embeddings").size(), 1u) << "a base_url ending in /v1/ is not doubled";
+    EXPECT_EQ(server.requests_to("/v1/embeddings").size(), 1u)
+        << "a base_url ending in /v1/ is not doubled";
 
     auto missing = make_embedder(*config);  // the variable is gone now
     ASSERT_FALSE(missing);

@@ -30,11 +30,12 @@ public:
     // `args` go to the script (e.g. {"--api-key", "sk-test"}). Waits up to 10 s for the port.
     explicit FakeOpenAiServer(const std::vector<std::string>& args = {}) {
         static std::atomic<int> counter{0};
-        ready_file_ = std::filesystem::temp_directory_path() /
-                      ("glassbox-fake-openai-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" +
-                       std::to_string(std::random_device{}()) + ".port");
-        std::vector<std::string> argv_strings{"/usr/bin/python3", GLASSBOX_FAKE_OPENAI, "--ready-file",
-                                              ready_file_.string()};
+        ready_file_ =
+            std::filesystem::temp_directory_path() /
+            ("glassbox-fake-openai-" + std::to_string(::getpid()) + "-" +
+             std::to_string(counter++) + "-" + std::to_string(std::random_device{}()) + ".port");
+        std::vector<std::string> argv_strings{"/usr/bin/python3", GLASSBOX_FAKE_OPENAI,
+                                              "--ready-file", ready_file_.string()};
         argv_strings.insert(argv_strings.end(), args.begin(), args.end());
         std::vector<char*> argv;
         for (auto& s : argv_strings) argv.push_back(s.data());
@@ -99,7 +100,8 @@ public:
         auto answer = control_client_.get(url("/_requests"));
         if (!answer) return nlohmann::json::array();
         auto parsed = nlohmann::json::parse(answer->body, nullptr, false);
-        return parsed.is_object() && parsed.contains("requests") ? parsed["requests"] : nlohmann::json::array();
+        return parsed.is_object() && parsed.contains("requests") ? parsed["requests"]
+                                                                 : nlohmann::json::array();
     }
     // Requests to `path` only.
     std::vector<nlohmann::json> requests_to(const std::string& path) {

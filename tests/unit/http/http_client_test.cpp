@@ -1,13 +1,15 @@
-// HttpClient against the fake OpenAI server: success, retries, Retry-After, typed errors, SSE, deadlines.
+// HttpClient against the fake OpenAI server: success, retries, Retry-After, typed errors, SSE,
+// deadlines.
 #include "http/http_client.hpp"
 
-#include <sys/socket.h>
-#include <netinet/in.h>
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -35,11 +37,15 @@ HttpOptions fast_options() {
 json embeddings_body() { return {{"model", "m"}, {"input", json::array({"alpha", "beta"})}}; }
 
 json chat_body(const std::string& text, bool stream) {
-    return {{"model", "chat"}, {"stream", stream}, {"messages", json::array({{{"role", "user"}, {"content", text}}})}};
+    return {{"model", "chat"},
+            {"stream", stream},
+            {"messages", json::array({{{"role", "user"}, {"content", text}}})}};
 }
 
 long long elapsed_ms(std::chrono::steady_clock::time_point since) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since).count();
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 since)
+        .count();
 }
 
 // A local port with nobody listening: bound, then closed.
@@ -61,13 +67,16 @@ int refused_port() {
 
 class HttpClientTest : public ::testing::Test {
 protected:
-    void SetUp() override { ASSERT_TRUE(server.ok()) << "could not start " << GLASSBOX_FAKE_OPENAI; }
+    void SetUp() override {
+        ASSERT_TRUE(server.ok()) << "could not start " << GLASSBOX_FAKE_OPENAI;
+    }
     FakeOpenAiServer server;
 };
 
 TEST_F(HttpClientTest, PostJsonReturnsStatusHeadersAndBody) {
     HttpClient client(fast_options());
-    auto answer = client.post_json(server.url("/v1/embeddings"), embeddings_body(), {{"X-Trace", "t-1"}});
+    auto answer =
+        client.post_json(server.url("/v1/embeddings"), embeddings_body(), {{"X-Trace", "t-1"}});
     ASSERT_TRUE(answer) << answer.error().describe();
     EXPECT_EQ(answer->status, 200);
     EXPECT_EQ(answer->header("content-type"), "application/json");
@@ -90,6 +99,24 @@ TEST_F(HttpClientTest, RetriesAfter429WaitingRetryAfter) {
     ASSERT_TRUE(answer) << answer.error().describe();
     EXPECT_GE(took, 1000) << "Retry-After: 1 must be honoured, not the 10 ms backoff";
     EXPECT_LT(took, 3000);
+    EXPECT_EQ(server.requests_to("/v1/embeddings").size(), 2u);
+}
+
+TEST_F(HttpClientTest, RetryAfterAsAnHttpDateIsHonoured) {
+    // Two seconds ahead, in whole seconds (IMF-fixdate): the wait is at least one second.
+    const std::time_t when =
+        std::chrono::system_clock::to_time_t(std::chrono::system_clock::now()) + 2;
+    std::tm utc{};
+    gmtime_r(&when, &utc);
+    char date[64];
+    ASSERT_GT(std::strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &utc), 0u);
+    ASSERT_TRUE(server.control({{"fail_first", 1}, {"fail_status", 503}, {"retry_after", date}}));
+    HttpClient client(fast_options());
+    const auto start = std::chrono::steady_clock::now();
+    auto answer = client.post_json(server.url("/v1/embeddings"), embeddings_body());
+    ASSERT_TRUE(answer) << answer.error().describe();
+    EXPECT_GE(elapsed_ms(start), 1000) << "Retry-After: " << date;
+    EXPECT_LT(elapsed_ms(start), 4000);
     EXPECT_EQ(server.requests_to("/v1/embeddings").size(), 2u);
 }
 
@@ -207,8 +234,10 @@ TEST(HttpClient, ConnectionRefusedIsServiceUnavailableAfterRetries) {
     auto answer = client.post_json(url, embeddings_body());
     ASSERT_FALSE(answer);
     EXPECT_EQ(answer.error().type, ErrorType::kServiceUnavailable) << answer.error().describe();
-    EXPECT_NE(answer.error().message.find("cannot connect to " + url), std::string::npos) << answer.error().message;
-    EXPECT_NE(answer.error().message.find("after 2 retries"), std::string::npos) << answer.error().message;
+    EXPECT_NE(answer.error().message.find("cannot connect to " + url), std::string::npos)
+        << answer.error().message;
+    EXPECT_NE(answer.error().message.find("after 2 retries"), std::string::npos)
+        << answer.error().message;
 }
 
 TEST(HttpClient, CredentialsInTheUrlAreNotRepeatedInErrors) {
@@ -217,7 +246,8 @@ TEST(HttpClient, CredentialsInTheUrlAreNotRepeatedInErrors) {
     auto options = fast_options();
     options.max_retries = 0;
     HttpClient client(options);
-    auto answer = client.post_json("http://user:secret@127.0.0.1:" + std::to_string(port) + "/v1/x?key=secret2", {});
+    auto answer = client.post_json(
+        "http://user:secret@127.0.0.1:" + std::to_string(port) + "/v1/x?key=secret2", {});
     ASSERT_FALSE(answer);
     EXPECT_EQ(answer.error().message.find("secret"), std::string::npos) << answer.error().message;
 }
@@ -225,11 +255,12 @@ TEST(HttpClient, CredentialsInTheUrlAreNotRepeatedInErrors) {
 TEST_F(HttpClientTest, StreamDeliversEachDataLineThenEndsAtDone) {
     HttpClient client(fast_options());
     std::vector<std::string> lines;
-    auto answer = client.post_stream(server.url("/v1/chat/completions"), chat_body("hello there world", true), {},
-                                     [&](std::string_view data) {
-                                         lines.emplace_back(data);
-                                         return StreamControl::kContinue;
-                                     });
+    auto answer =
+        client.post_stream(server.url("/v1/chat/completions"), chat_body("hello there world", true),
+                           {}, [&](std::string_view data) {
+                               lines.emplace_back(data);
+                               return StreamControl::kContinue;
+                           });
     ASSERT_TRUE(answer) << answer.error().describe();
     EXPECT_EQ(answer->status, 200);
     EXPECT_EQ(answer->header("content-type"), "text/event-stream");
@@ -251,8 +282,8 @@ TEST_F(HttpClientTest, StreamStopsWhenTheCallbackSaysSo) {
     HttpClient client(fast_options());
     int calls = 0;
     const auto start = std::chrono::steady_clock::now();
-    auto answer = client.post_stream(server.url("/v1/chat/completions"), chat_body("a b c d e f", true), {},
-                                     [&](std::string_view) {
+    auto answer = client.post_stream(server.url("/v1/chat/completions"),
+                                     chat_body("a b c d e f", true), {}, [&](std::string_view) {
                                          ++calls;
                                          return StreamControl::kStop;
                                      });
@@ -265,8 +296,8 @@ TEST_F(HttpClientTest, BrokenStreamIsNotRetriedOnceDataWasDelivered) {
     ASSERT_TRUE(server.control({{"drop_after_chunks", 2}}));
     HttpClient client(fast_options());
     int calls = 0;
-    auto answer = client.post_stream(server.url("/v1/chat/completions"), chat_body("one two three", true), {},
-                                     [&](std::string_view) {
+    auto answer = client.post_stream(server.url("/v1/chat/completions"),
+                                     chat_body("one two three", true), {}, [&](std::string_view) {
                                          ++calls;
                                          return StreamControl::kContinue;
                                      });
@@ -284,12 +315,14 @@ TEST_F(HttpClientTest, StreamRetriesBeforeDataAndReportsErrorStatusWithoutCallin
         ++calls;
         return StreamControl::kContinue;
     };
-    auto retried = client.post_stream(server.url("/v1/chat/completions"), chat_body("x", true), {}, count);
+    auto retried =
+        client.post_stream(server.url("/v1/chat/completions"), chat_body("x", true), {}, count);
     ASSERT_TRUE(retried) << retried.error().describe();
     EXPECT_EQ(calls, 3);  // "echo:", " x", the final chunk: the failed first attempt added none
     calls = 0;
     ASSERT_TRUE(server.control({{"api_key", "sk-1"}}));
-    auto refused = client.post_stream(server.url("/v1/chat/completions"), chat_body("x", true), {}, count);
+    auto refused =
+        client.post_stream(server.url("/v1/chat/completions"), chat_body("x", true), {}, count);
     ASSERT_FALSE(refused);
     EXPECT_EQ(refused.error().type, ErrorType::kUpstreamError);
     EXPECT_NE(refused.error().message.find("HTTP 401"), std::string::npos);
@@ -313,19 +346,23 @@ TEST_F(HttpClientTest, ManyThreadsShareOneClient) {
 }
 
 TEST(HttpClientDetail, RetryAfterSecondsAndHttpDates) {
-    const auto now = std::chrono::system_clock::from_time_t(1445412480);  // Wed, 21 Oct 2015 07:28:00 GMT
+    const auto now =
+        std::chrono::system_clock::from_time_t(1445412480);  // Wed, 21 Oct 2015 07:28:00 GMT
     EXPECT_EQ(detail::parse_retry_after("120", now), 120'000ms);
     EXPECT_EQ(detail::parse_retry_after(" 0 ", now), 0ms);
     EXPECT_EQ(detail::parse_retry_after("Wed, 21 Oct 2015 07:28:03 GMT", now), 3'000ms);
-    EXPECT_EQ(detail::parse_retry_after("Wed, 21 Oct 2015 07:27:00 GMT", now), 0ms) << "a date in the past";
+    EXPECT_EQ(detail::parse_retry_after("Wed, 21 Oct 2015 07:27:00 GMT", now), 0ms)
+        << "a date in the past";
     EXPECT_FALSE(detail::parse_retry_after("soon", now));
     EXPECT_FALSE(detail::parse_retry_after("", now));
     EXPECT_FALSE(detail::parse_retry_after("-5", now));
-    EXPECT_EQ(detail::parse_retry_after("99999999999999999999999", now), 86'400'000ms) << "capped, no overflow";
+    EXPECT_EQ(detail::parse_retry_after("99999999999999999999999", now), 86'400'000ms)
+        << "capped, no overflow";
 }
 
 TEST(HttpClientDetail, ErrorMessagesQuoteTheServersMessage) {
-    EXPECT_EQ(detail::describe_http_error(401, "http://h/v1/embeddings", R"({"error":{"message":"bad key"}})"),
+    EXPECT_EQ(detail::describe_http_error(401, "http://h/v1/embeddings",
+                                          R"({"error":{"message":"bad key"}})"),
               "HTTP 401 from http://h/v1/embeddings: bad key");
     EXPECT_EQ(detail::describe_http_error(502, "http://h/x", "<html>Bad gateway</html>"),
               "HTTP 502 from http://h/x: <html>Bad gateway</html>");
