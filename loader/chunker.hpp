@@ -21,8 +21,9 @@ struct ChunkOptions {
     std::size_t size = kDefaultChunkSize;
     // About how many characters a chunk repeats from the end of the one before it: the overlap
     // starts at the first word boundary at most `overlap` characters before the chunk's own
-    // text (so it is never more than `overlap`, and 0 when no boundary lies that close).
-    // Must be less than `size`.
+    // text (so it is never more than `overlap`, and 0 when no boundary lies that close); less
+    // when the chunk's first piece is nearly `size` long, so no chunk exceeds `size`; never
+    // reaching back past the previous chunk's start. Must be less than `size`.
     std::size_t overlap = kDefaultChunkOverlap;
 };
 
