@@ -22,6 +22,16 @@
 #include <type_traits>
 #include <unordered_set>
 
+// hnswlib 0.6.2's SSE prefetches read one entry past a full link list (hnswalg.h,
+// searchBaseLayer: *(datal + j + 1)), 3 bytes beyond hnswlib's own allocation: harmless on real
+// hardware, but AddressSanitizer rightly stops there. Sanitizer builds take hnswlib's scalar code.
+#if defined(__SANITIZE_ADDRESS__)
+#define NO_MANUAL_VECTORIZATION
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NO_MANUAL_VECTORIZATION
+#endif
+#endif
 // The one translation unit that includes hnswlib (its header defines non-inline functions).
 #include <hnswlib/hnswlib.h>
 
@@ -706,17 +716,16 @@ Result<void> VectorIndex::refresh() {
 }
 
 Result<void> VectorIndex::refresh_locked() {
-    std::int64_t seq = 0;
     {
-        auto stmt = db_.prepare("SELECT seq FROM vector_meta WHERE kind = ?");
+        auto stmt = db_.prepare("SELECT seq, instance FROM vector_meta WHERE kind = ?");
         if (!stmt) return stmt.error();
         stmt->bind(1, to_string(kind_));
         auto row = stmt->step();
         if (!row) return row.error();
         if (!*row) return make_error(ErrorType::kInternal, "vector index: vector_meta row missing");
-        seq = stmt->int64(0);
+        // Only this instance writes state_, and only under db_mutex_.
+        if (stmt->int64(0) == state_->seq && stmt->int64(1) == state_->instance) return {};
     }
-    if (seq == state_->seq) return {};  // only this instance writes state_ (under db_mutex_)
     Meta meta;
     Changes changes;
     bool start_afresh = false;
