@@ -26,19 +26,19 @@ enum class IndexKind { kEntity, kChunk };
 std::string_view to_string(IndexKind kind) noexcept;  // "entity", "chunk"
 
 // Defaults, checked with bench/bench_vectors (100,000 clustered 384-d vectors, 1,000 held-out
-// queries, exact brute force in the same run; 2 shared cores):
+// queries, exact brute force in the same run; 2 cores, SSE distances):
 //   ef_search   16     32     64     96     128
-//   recall@10   0.942  0.992  0.999  1.000  1.000
-//   p50 ms      0.14   0.23   0.32   0.36   0.65   (brute force 25.7 ms)
+//   recall@10   0.941  0.991  0.999  1.000  1.000
+//   p50 ms      0.12   0.17   0.24   0.31   0.45   (brute force 7.7 ms)
 // - ef_search 96: 3x the smallest beam that meets the 0.95 target here (real embeddings are less
-//   tidy than Gaussian clusters), still about 0.4 ms p50; a query asking for k > 96 searches
+//   tidy than Gaussian clusters), still about 0.3 ms p50; a query asking for k > 96 searches
 //   with a beam of k (hnswlib uses max(ef, k)).
 // - M 16: hnswlib's usual value; with 2·M links per vector at layer 0 the file is 1.7 KB per
 //   384-d vector (1.5 KB of it the vector); a larger M costs memory and build time for recall
 //   the target does not need.
-// - ef_construction 100 (hnswlib's default is 200): the build, and so every rebuild from SQLite
-//   (the slow path: minutes at 100,000 vectors, against 0.4 s to load the file), is about half
-//   the work, and recall is already at the target with ef_search 32.
+// - ef_construction 100 (hnswlib's default is 200): it sets the cost of the build, and so of
+//   every rebuild from SQLite (the slow path: 43 s at 100,000 vectors, against 0.12 s to load
+//   the file), and recall is already at the target with ef_search 32.
 struct VectorIndexOptions {
     std::size_t M = 16;
     std::size_t ef_construction = 100;
