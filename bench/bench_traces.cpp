@@ -579,6 +579,17 @@ void bench_reads(const Options& o, std::ostream& out) {
             uris.push_back(sessions[rng() % sessions.size()]["session"]);
         }
     }
+    // The `next` cursor of the page ending at session 5000: the keyset twin of offset=5000.
+    std::string cursor_at_5000;
+    {
+        trace::ListQuery q;
+        q.offset = 4950;
+        auto listed = (*reader)->list(q);
+        if (!listed) throw std::runtime_error(listed.error().message);
+        const auto& next = (*listed)["next"];
+        if (!next.is_string()) throw std::runtime_error("no next cursor after 5000 sessions");
+        cursor_at_5000 = next.get<std::string>();
+    }
     const auto day_until = glassbox::trace::format_datetime_ms(
         std::chrono::duration_cast<milliseconds>(newest.time_since_epoch()).count() - 86'400'000LL * 10);
     const auto day_since = glassbox::trace::format_datetime_ms(
@@ -594,7 +605,12 @@ void bench_reads(const Options& o, std::ostream& out) {
         {"list since/until (1 day)",
          [&](int) { return json{{"op", "list"}, {"since", day_since}, {"until", day_until}}; }},
         {"list search=word", [](int i) { return json{{"op", "list"}, {"search", kWords[static_cast<std::size_t>(i) % kWords.size()]}}; }},
+        {"list search=word, exact total",
+         [](int i) {
+             return json{{"op", "list"}, {"search", kWords[static_cast<std::size_t>(i) % kWords.size()]}, {"exact_total", true}};
+         }},
         {"list offset=5000", [](int) { return json{{"op", "list"}, {"offset", 5000}}; }},
+        {"list after=cursor (page at 5000)", [&](int) { return json{{"op", "list"}, {"after", cursor_at_5000}}; }},
         {"show by URI", [&](int i) { return json{{"op", "show"}, {"session", uris[static_cast<std::size_t>(i) % uris.size()]}}; }},
         {"show by UUID prefix (8)",
          [&](int i) { return json{{"op", "show"}, {"session", uris[static_cast<std::size_t>(i) % uris.size()].substr(13, 8)}}; }},

@@ -173,6 +173,40 @@ TEST_F(StoreTest, TriplesAreStoredInTheirCanonicalEncodingWhateverTheirReceivedF
     }
 }
 
+TEST_F(StoreTest, BodiesInAnyLayoutAndEscapingReadBackAsTheirTriples) {
+    // Pretty-printed, non-ASCII escaped as \uXXXX, quotes and controls in the question, a long
+    // answer (to the texts table) with escapes: stored as received, read back decoded.
+    const std::string question = "was \"ünïcödé\" 🚀\tokay?";
+    const std::string answer = std::string(600, 'a') + "\u00e9\"\n";
+    const auto run = FakeRun::make("echo", question, kT0);
+    std::vector<Delivery> batch;
+    std::vector<schema::ExplainMessage> messages = {run.open(), run.end(TraceStatus::kComplete, answer)};
+    for (const auto& m : messages) {
+        Delivery d = delivery_of(m, next_id_++);
+        d.body = schema::encode(m).dump(2, ' ', true);
+        batch.push_back(std::move(d));
+    }
+    auto outcome = store_->store_batch(batch, at(kT0 + 20));
+    ASSERT_TRUE(outcome.ok()) << outcome.error().describe();
+    EXPECT_EQ(outcome->stored, 2u);
+    EXPECT_EQ(outcome->quarantined, 0u);
+    auto shown = store_->show(run.session(), at(kT0 + 30));
+    ASSERT_TRUE(shown.ok());
+    EXPECT_EQ((*shown)["session"]["question"], question);
+    for (std::size_t e = 0; e < messages.size(); ++e) {
+        const auto& triples = (*shown)["events"][e]["triples"];
+        ASSERT_EQ(triples.size(), messages[e].explain_triples.size());
+        for (std::size_t i = 0; i < triples.size(); ++i) {
+            json expected = schema::encode(messages[e].explain_triples[i]);
+            if (!messages[e].explain_triples[i].graph) expected["g"] = messages[e].explain_graph;
+            EXPECT_EQ(triples[i], expected) << e << "/" << i;
+        }
+    }
+    auto stats = store_->stats(at(kT0 + 30));
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ((*stats)["texts"], 1);
+}
+
 TEST_F(StoreTest, OneBatchGivesTheSameSessionRowAsOneBatchPerEvent) {
     const auto a = FakeRun::make("echo", "same?", kT0);
     const auto b = FakeRun::with_uuid(a.uris.uuid(), "echo", "same?", kT0);
@@ -328,6 +362,76 @@ TEST_F(ListTest, LimitOffsetTotal) {
     EXPECT_EQ(s["status"], "complete");
     EXPECT_EQ(s["events"], 2);
     EXPECT_EQ(s["duration_ms"], 12);
+}
+
+TEST_F(ListTest, NextCursorPagesThroughEverySessionOnce) {
+    ListQuery q;
+    q.include_subtraces = true;
+    q.limit = 2;
+    std::vector<std::string> paged;
+    int pages = 0;
+    while (true) {
+        auto listed = store_->list(q, at(kT0 + 10'000));
+        ASSERT_TRUE(listed.ok()) << listed.error().describe();
+        for (const auto& s : (*listed)["sessions"]) paged.push_back(s["session"]);
+        EXPECT_EQ((*listed)["total"], 6);
+        ++pages;
+        if ((*listed)["next"].is_null()) break;
+        ASSERT_LT(pages, 10);
+        q.after = (*listed)["next"].get<std::string>();
+    }
+    EXPECT_EQ(pages, 3);
+    ListQuery all;
+    all.include_subtraces = true;
+    EXPECT_EQ(paged, sessions(all));
+    // The cursor keeps the filters' order: graph-rag sessions one by one.
+    ListQuery kind;
+    kind.kind = "graph-rag";
+    kind.limit = 1;
+    auto first = store_->list(kind, at(kT0 + 10'000));
+    ASSERT_TRUE(first.ok());
+    EXPECT_EQ((*first)["sessions"][0]["session"], runs_[3].session());
+    kind.after = (*first)["next"].get<std::string>();
+    auto second = store_->list(kind, at(kT0 + 10'000));
+    ASSERT_TRUE(second.ok());
+    ASSERT_EQ((*second)["sessions"].size(), 1u);
+    EXPECT_EQ((*second)["sessions"][0]["session"], runs_[1].session());
+    EXPECT_TRUE((*second)["next"].is_null());
+    kind.after = "not a cursor";
+    EXPECT_EQ(store_->list(kind).error().type, ErrorType::kInvalidRequest);
+}
+
+TEST_F(ListTest, TotalStopsAtTheCountLimitUnlessExactIsAsked) {
+    config_.list_count_limit = 3;
+    store_.reset();
+    auto reopened = TraceStore::open(dir_ / "traces.db", OpenMode::kReadWrite, config_);
+    ASSERT_TRUE(reopened.ok());
+    store_ = std::move(reopened).value();
+    ListQuery q;
+    q.limit = 1;
+    auto capped = store_->list(q, at(kT0 + 10'000));
+    ASSERT_TRUE(capped.ok());
+    EXPECT_EQ((*capped)["total"], 3);
+    EXPECT_EQ((*capped)["total_exact"], false);
+    // A page further on than the limit counts at least to its end.
+    q.offset = 3;
+    auto deeper = store_->list(q, at(kT0 + 10'000));
+    ASSERT_TRUE(deeper.ok());
+    EXPECT_EQ((*deeper)["total"], 4);
+    EXPECT_EQ((*deeper)["total_exact"], false);
+    EXPECT_EQ((*deeper)["sessions"][0]["session"], runs_[1].session());
+    q.exact_total = true;
+    auto exact = store_->list(q, at(kT0 + 10'000));
+    ASSERT_TRUE(exact.ok());
+    EXPECT_EQ((*exact)["total"], 5);
+    EXPECT_EQ((*exact)["total_exact"], true);
+    // Below the limit the count is exact anyway.
+    q = {};
+    q.kind = "graph-rag";
+    auto few = store_->list(q, at(kT0 + 10'000));
+    ASSERT_TRUE(few.ok());
+    EXPECT_EQ((*few)["total"], 2);
+    EXPECT_EQ((*few)["total_exact"], true);
 }
 
 TEST_F(ListTest, ShowNestsSubtraces) {
