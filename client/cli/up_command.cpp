@@ -34,7 +34,7 @@ struct UpOptions {
 };
 
 // The workers `up` runs; each later worker is one more entry.
-const std::vector<std::string> kWorkers = {"echo", "trace-collector"};
+const std::vector<std::string> kWorkers = {"echo", "trace-collector", "embeddings", "store"};
 
 struct BrokerEndpoints {
     std::string endpoint;
