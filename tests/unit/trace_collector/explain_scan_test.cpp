@@ -93,8 +93,10 @@ TEST(ExplainScan, ReadsWhatTheDecoderReadsFromEncodedMessages) {
     body["extra"] = {{"nested", {1, 2.5, -0.25, true, nullptr, "s"}}};
     body.erase("explain_graph");
     body.erase("worker");
-    ASSERT_TRUE(scan_explain(body.dump(), scanned));
-    auto decoded = schema::decode_body<schema::ExplainMessage>(body.dump());
+    // The scan's slices view the body: it must outlive them.
+    const std::string text = body.dump();
+    ASSERT_TRUE(scan_explain(text, scanned));
+    auto decoded = schema::decode_body<schema::ExplainMessage>(text);
     ASSERT_TRUE(decoded.ok());
     expect_same(scanned, *decoded);
     EXPECT_TRUE(scan_explain("{}", scanned));
