@@ -234,48 +234,6 @@ std::optional<Piece> overlap_start(std::string_view text, const Piece& piece,
 
 }  // namespace
 
-std::optional<std::size_t> find_invalid_utf8(std::string_view text) noexcept {
-    const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
-    const std::size_t n = text.size();
-    std::size_t i = 0;
-    while (i < n) {
-        const unsigned char b = bytes[i];
-        if (b < 0x80U) {
-            ++i;
-            continue;
-        }
-        std::size_t length = 0;
-        unsigned char low = 0x80U;
-        unsigned char high = 0xBFU;
-        if (b >= 0xC2U && b <= 0xDFU) {
-            length = 2;
-        } else if (b >= 0xE0U && b <= 0xEFU) {
-            length = 3;
-            if (b == 0xE0U) low = 0xA0U;   // overlong
-            if (b == 0xEDU) high = 0x9FU;  // surrogates
-        } else if (b >= 0xF0U && b <= 0xF4U) {
-            length = 4;
-            if (b == 0xF0U) low = 0x90U;   // overlong
-            if (b == 0xF4U) high = 0x8FU;  // above U+10FFFF
-        } else {
-            return i;
-        }
-        if (i + length > n) return i;
-        if (bytes[i + 1] < low || bytes[i + 1] > high) return i;
-        for (std::size_t k = 2; k < length; ++k) {
-            if (!is_continuation(bytes[i + k])) return i;
-        }
-        i += length;
-    }
-    return std::nullopt;
-}
-
-std::uint64_t count_code_points(std::string_view utf8_text) noexcept {
-    std::uint64_t n = 0;
-    for (const char ch : utf8_text) n += is_continuation(static_cast<unsigned char>(ch)) ? 0 : 1;
-    return n;
-}
-
 Result<std::vector<ChunkSpan>> chunk_text(std::string_view utf8_text, const ChunkOptions& options) {
     if (options.size == 0)
         return make_error(ErrorType::kInvalidRequest, "chunk size must be at least 1 character");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "schema/result.hpp"
+#include "schema/utf8.hpp"
 
 namespace glassbox::loader {
 
@@ -46,10 +47,8 @@ struct ChunkSpan {
 schema::Result<std::vector<ChunkSpan>> chunk_text(std::string_view utf8_text,
                                                   const ChunkOptions& options = {});
 
-// The byte offset of the first byte that does not begin a well-formed UTF-8 sequence (overlong
-// forms, surrogates and values above U+10FFFF are ill-formed, as in Unicode §3.9), or nullopt.
-std::optional<std::size_t> find_invalid_utf8(std::string_view text) noexcept;
-// Code points in well-formed UTF-8 (counts the bytes that are not continuation bytes).
-std::uint64_t count_code_points(std::string_view utf8_text) noexcept;
+// The project's UTF-8 checks (schema/utf8.hpp), named here too for the loader's callers.
+using schema::count_code_points;
+using schema::find_invalid_utf8;
 
 }  // namespace glassbox::loader

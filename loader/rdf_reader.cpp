@@ -13,6 +13,8 @@
 #include <system_error>
 #include <utility>
 
+#include "schema/utf8.hpp"
+
 namespace glassbox::loader {
 namespace {
 
@@ -71,50 +73,9 @@ std::string lower(std::string_view text) {
     return out;
 }
 
-// Offset of the first byte that does not start or continue a valid UTF-8 sequence (overlongs,
-// surrogates and code points above U+10FFFF are invalid too), or npos.
+// Offset of the first byte that is not well-formed UTF-8, or npos (schema/utf8.hpp).
 std::size_t invalid_utf8_at(std::string_view text) {
-    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-    const std::size_t n = text.size();
-    std::size_t i = 0;
-    while (i < n) {
-        // ASCII fast path, 8 bytes at a time.
-        while (i + 8 <= n) {
-            std::uint64_t word = 0;
-            std::memcpy(&word, s + i, 8);
-            if ((word & 0x8080808080808080ULL) != 0) break;
-            i += 8;
-        }
-        if (i >= n) break;
-        const unsigned char c = s[i];
-        if (c < 0x80) {
-            ++i;
-            continue;
-        }
-        std::size_t len = 0;
-        unsigned char lo = 0x80;
-        unsigned char hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF) {
-            len = 2;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            len = 3;
-            if (c == 0xE0) lo = 0xA0;
-            if (c == 0xED) hi = 0x9F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            len = 4;
-            if (c == 0xF0) lo = 0x90;
-            if (c == 0xF4) hi = 0x8F;
-        } else {
-            return i;
-        }
-        if (i + len > n) return i;
-        if (s[i + 1] < lo || s[i + 1] > hi) return i;
-        for (std::size_t k = 2; k < len; ++k) {
-            if (s[i + k] < 0x80 || s[i + k] > 0xBF) return i;
-        }
-        i += len;
-    }
-    return std::string_view::npos;
+    return schema::find_invalid_utf8(text).value_or(std::string_view::npos);
 }
 
 // FNV-1a 32: small, stable across runs and platforms (std::hash is neither promised).

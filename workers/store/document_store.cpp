@@ -8,7 +8,10 @@
 #include <chrono>
 #include <cstdio>
 #include <numeric>
+#include <type_traits>
 #include <unordered_set>
+
+#include "schema/utf8.hpp"
 
 namespace glassbox::store {
 
@@ -118,48 +121,12 @@ std::string sha256_hex(std::string_view data) {
     return hash.hex();
 }
 
-// The byte offset of the first ill-formed UTF-8 sequence (Unicode §3.9), or npos. The loader has
-// the same check (loader::find_invalid_utf8); the store cannot depend on the loader.
+// The first ill-formed UTF-8 byte, or npos (schema/utf8.hpp).
 std::size_t invalid_utf8_at(std::string_view text) noexcept {
-    const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
-    const std::size_t n = text.size();
-    std::size_t i = 0;
-    while (i < n) {
-        const unsigned char b = bytes[i];
-        if (b < 0x80U) {
-            ++i;
-            continue;
-        }
-        std::size_t length = 0;
-        unsigned char low = 0x80U;
-        unsigned char high = 0xBFU;
-        if (b >= 0xC2U && b <= 0xDFU) {
-            length = 2;
-        } else if (b >= 0xE0U && b <= 0xEFU) {
-            length = 3;
-            if (b == 0xE0U) low = 0xA0U;
-            if (b == 0xEDU) high = 0x9FU;
-        } else if (b >= 0xF0U && b <= 0xF4U) {
-            length = 4;
-            if (b == 0xF0U) low = 0x90U;
-            if (b == 0xF4U) high = 0x8FU;
-        } else {
-            return i;
-        }
-        if (i + length > n || bytes[i + 1] < low || bytes[i + 1] > high) return i;
-        for (std::size_t k = 2; k < length; ++k) {
-            if ((bytes[i + k] & 0xC0U) != 0x80U) return i;
-        }
-        i += length;
-    }
-    return std::string_view::npos;
+    return schema::find_invalid_utf8(text).value_or(std::string_view::npos);
 }
 
-std::uint64_t code_points(std::string_view text) noexcept {
-    std::uint64_t n = 0;
-    for (const char ch : text) n += (static_cast<unsigned char>(ch) & 0xC0U) == 0x80U ? 0 : 1;
-    return n;
-}
+std::uint64_t code_points(std::string_view text) noexcept { return schema::count_code_points(text); }
 
 // xsd:dateTime lexical form: [-]YYYY-MM-DDThh:mm:ss[.s+][Z|(+|-)hh:mm].
 bool is_xsd_date_time(std::string_view s) noexcept {
@@ -358,6 +325,34 @@ StoredChunk read_chunk(const storage::Statement& row) {
     out.chunk.ordinal = static_cast<std::uint32_t>(row.int64(6));
     out.chunk.document_title = std::string(row.text(7));
     out.chunk.tier = static_cast<std::uint32_t>(row.int64(8));
+    return out;
+}
+
+// Chunks by one key each (URI or rowid), in request order, each key once; the keys not stored
+// are listed in `unknown`.
+template <typename Out, typename Key>
+Result<Out> fetch_by(storage::Database& db, const char* where, std::span<const Key> keys) {
+    Out out;
+    using Seen = std::conditional_t<std::is_same_v<Key, std::string>, std::string_view, Key>;
+    std::unordered_set<Seen> asked;
+    auto select = db.prepare(std::string(kChunkColumns) + where);
+    if (!select) return select.error();
+    for (const Key& key : keys) {
+        if (!asked.insert(Seen{key}).second) continue;
+        if constexpr (std::is_same_v<Key, std::string>) {
+            select->bind(1, std::string_view{key});
+        } else {
+            select->bind(1, key);
+        }
+        auto row = select->step();
+        if (!row) return row.error();
+        if (*row) {
+            out.chunks.push_back(read_chunk(*select));
+        } else {
+            out.unknown.push_back(key);
+        }
+        select->reset();
+    }
     return out;
 }
 
@@ -650,43 +645,11 @@ Result<PutResult> DocumentStore::put_rows(const DocumentRecord& document,
 }
 
 Result<ChunkFetchResult> DocumentStore::fetch(std::span<const std::string> chunk_uris) {
-    ChunkFetchResult out;
-    std::unordered_set<std::string_view> asked;
-    auto select = db_.prepare(std::string(kChunkColumns) + "WHERE c.uri = ?1");
-    if (!select) return select.error();
-    for (const std::string& uri : chunk_uris) {
-        if (!asked.insert(uri).second) continue;
-        select->bind(1, std::string_view{uri});
-        auto row = select->step();
-        if (!row) return row.error();
-        if (*row) {
-            out.chunks.push_back(read_chunk(*select));
-        } else {
-            out.unknown.push_back(uri);
-        }
-        select->reset();
-    }
-    return out;
+    return fetch_by<ChunkFetchResult>(db_, "WHERE c.uri = ?1", chunk_uris);
 }
 
 Result<RowidFetchResult> DocumentStore::fetch_rowids(std::span<const std::int64_t> rowids) {
-    RowidFetchResult out;
-    std::unordered_set<std::int64_t> asked;
-    auto select = db_.prepare(std::string(kChunkColumns) + "WHERE c.id = ?1");
-    if (!select) return select.error();
-    for (const std::int64_t rowid : rowids) {
-        if (!asked.insert(rowid).second) continue;
-        select->bind(1, rowid);
-        auto row = select->step();
-        if (!row) return row.error();
-        if (*row) {
-            out.chunks.push_back(read_chunk(*select));
-        } else {
-            out.unknown.push_back(rowid);
-        }
-        select->reset();
-    }
-    return out;
+    return fetch_by<RowidFetchResult>(db_, "WHERE c.id = ?1", rowids);
 }
 
 Result<std::vector<KeywordMatch>> DocumentStore::keyword(std::string_view query,

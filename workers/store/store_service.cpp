@@ -32,11 +32,6 @@ std::uint32_t retrieval_limit(std::uint32_t requested) {
     return std::min(requested, kMaxRetrievalLimit);
 }
 
-template <typename T>
-Result<T> decode_op(const json& body) {
-    return schema::decode<T>(body);
-}
-
 schema::FactSource to_wire(const SourceRecord& record) {
     schema::FactSource out;
     out.source = record.uri;
@@ -126,7 +121,7 @@ private:
     }
 
     Result<json> triples(const json& body) {
-        auto q = decode_op<schema::TriplesQuery>(body);
+        auto q = schema::decode<schema::TriplesQuery>(body);
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
@@ -155,7 +150,7 @@ private:
     }
 
     Result<json> triples_batch(const json& body) {
-        auto q = decode_op<schema::TriplesQueryBatch>(body);
+        auto q = schema::decode<schema::TriplesQueryBatch>(body);
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
@@ -166,7 +161,7 @@ private:
     }
 
     Result<json> entities(const json& body) {
-        auto q = decode_op<schema::GraphEmbeddingsQuery>(body);
+        auto q = schema::decode<schema::GraphEmbeddingsQuery>(body);
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
@@ -204,7 +199,7 @@ private:
     }
 
     Result<json> chunks_vector(const json& body) {
-        auto q = decode_op<schema::DocumentEmbeddingsQuery>(body);
+        auto q = schema::decode<schema::DocumentEmbeddingsQuery>(body);
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
@@ -217,7 +212,7 @@ private:
     }
 
     Result<json> chunks_keyword(const json& body) {
-        auto q = decode_op<schema::ChunkKeywordQuery>(body);
+        auto q = schema::decode<schema::ChunkKeywordQuery>(body);
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
@@ -231,7 +226,7 @@ private:
 
     // Vector and keyword rankings fused by reciprocal rank: score = sum of 1 / (60 + rank).
     Result<json> chunks_hybrid(const json& body) {
-        auto q = decode_op<schema::HybridChunkQuery>(body);
+        auto q = schema::decode<schema::HybridChunkQuery>(body);
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
@@ -262,7 +257,7 @@ private:
     }
 
     Result<json> chunks_fetch(const json& body) {
-        auto q = decode_op<schema::ChunkFetchRequest>(body);
+        auto q = schema::decode<schema::ChunkFetchRequest>(body);
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
@@ -277,7 +272,7 @@ private:
     }
 
     Result<json> fact_sources(const json& body) {
-        auto q = decode_op<schema::FactSourcesRequest>(body);
+        auto q = schema::decode<schema::FactSourcesRequest>(body);
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
@@ -294,7 +289,7 @@ private:
     }
 
     Result<json> labels(const json& body) {
-        auto q = decode_op<schema::LabelsRequest>(body);
+        auto q = schema::decode<schema::LabelsRequest>(body);
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
@@ -305,7 +300,7 @@ private:
     }
 
     Result<json> stats(const json& body) {
-        auto q = decode_op<schema::StoreStatsRequest>(body);
+        auto q = schema::decode<schema::StoreStatsRequest>(body);
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
@@ -342,7 +337,7 @@ private:
     }
 
     Result<json> load_triples(const json& body) {
-        auto q = decode_op<schema::LoadTriplesRequest>(body);
+        auto q = schema::decode<schema::LoadTriplesRequest>(body);
         if (!q) return std::move(q).error();
         if (q->source.uri.empty()) {
             return make_error(ErrorType::kInvalidRequest, "load-triples needs source.uri (the file's URI)");
@@ -367,7 +362,7 @@ private:
     }
 
     Result<json> load_documents(const json& body) {
-        auto q = decode_op<schema::LoadDocumentsRequest>(body);
+        auto q = schema::decode<schema::LoadDocumentsRequest>(body);
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, true);
         if (!kb) return std::move(kb).error();
@@ -458,7 +453,7 @@ private:
     }
 
     Result<json> index(const json& body) {
-        auto q = decode_op<schema::IndexRequest>(body);
+        auto q = schema::decode<schema::IndexRequest>(body);
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
