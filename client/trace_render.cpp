@@ -1034,6 +1034,12 @@ schema::Result<SessionList> decode_session_list(const json& reply) {
     fields.integer("offset", offset);
     if (fields.failure()) return *fields.failure();
     list.total = total.value_or(static_cast<std::int64_t>(list.sessions.size()));
+    if (const auto exact = reply.find("total_exact"); exact != reply.end() && exact->is_boolean()) {
+        list.total_exact = exact->get<bool>();
+    }
+    if (const auto next = reply.find("next"); next != reply.end() && next->is_string()) {
+        list.next = next->get<std::string>();
+    }
     list.limit = limit.value_or(0);
     list.offset = offset.value_or(0);
     return list;
@@ -1291,7 +1297,8 @@ std::string render_session_table(const SessionList& list) {
     const auto shown = static_cast<std::int64_t>(rows.size());
     if (shown > 0) {
         out += std::to_string(list.offset + 1) + "-" + std::to_string(list.offset + shown) +
-               " of " + std::to_string(list.total) + " sessions\n";
+               " of " + std::to_string(list.total) + (list.total_exact ? "" : "+") + " sessions\n";
+        if (list.next) out += "next page: --after " + *list.next + "\n";
     } else if (list.total > 0) {
         out += std::to_string(list.total) + " sessions, none from offset " +
                std::to_string(list.offset) + "\n";

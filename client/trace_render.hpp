@@ -43,6 +43,8 @@ struct SessionSummary {
 struct SessionList {
     std::vector<SessionSummary> sessions;
     std::int64_t total = 0;
+    bool total_exact = true;          // false: at least `total` (the service caps its count)
+    std::optional<std::string> next;  // the cursor of the next page (`--after`), if any
     std::int64_t limit = 0;
     std::int64_t offset = 0;
 };

@@ -92,6 +92,8 @@ struct ListOptions {
     bool all = false;
     int limit = 50;
     int offset = 0;
+    std::string after;
+    bool exact_total = false;
 };
 
 void run_list(const ListOptions& options) {
@@ -103,6 +105,8 @@ void run_list(const ListOptions& options) {
     if (!options.search.empty()) request["search"] = options.search;
     if (!options.parent.empty()) request["parent"] = options.parent;
     if (options.all) request["include_subtraces"] = true;
+    if (!options.after.empty()) request["after"] = options.after;
+    if (options.exact_total) request["exact_total"] = true;
     const json reply = call_trace(options.client, request);
     if (options.client.json) {
         std::cout << dump_json(reply) << std::endl;
@@ -314,6 +318,9 @@ void add_traces_command(CLI::App& app) {
     list_cmd->add_option("--limit", list->limit, "At most this many sessions")
         ->capture_default_str()
         ->check(CLI::Range(1, 100'000));
+    list_cmd->add_option("--after", list->after, "Page after this cursor (printed under each full page)");
+    list_cmd->add_flag("--exact-total", list->exact_total,
+                       "Count every matching session (slower; by default the count stops at 10,000)");
     list_cmd->add_option("--offset", list->offset, "Skip this many")
         ->capture_default_str()
         ->check(CLI::NonNegativeNumber);

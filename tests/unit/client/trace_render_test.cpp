@@ -479,6 +479,23 @@ TEST(FormatDurationTest, Units) {
     EXPECT_EQ(format_duration(7'260'000), "2 h 1 min");
 }
 
+TEST(SessionTable, CappedTotalReadsAsAtLeastAndNamesTheNextCursor) {
+    json one = echo_show_reply(kEchoUuid, "ping")["session"];
+    auto capped = decode_session_list(json{{"sessions", json::array({one})},
+                                           {"total", 10000},
+                                           {"total_exact", false},
+                                           {"next", "2026-11-22T05:00:00Z|42"}});
+    ASSERT_TRUE(capped) << capped.error().describe();
+    EXPECT_FALSE(capped->total_exact);
+    const std::string table = render_session_table(*capped);
+    EXPECT_TRUE(contains(table, "1-1 of 10000+ sessions\n")) << table;
+    EXPECT_TRUE(contains(table, "next page: --after 2026-11-22T05:00:00Z|42\n")) << table;
+    auto exact = decode_session_list(json{{"sessions", json::array({one})}, {"total", 1}, {"next", nullptr}});
+    ASSERT_TRUE(exact);
+    EXPECT_TRUE(exact->total_exact) << "an older service without the field counts exactly";
+    EXPECT_FALSE(contains(render_session_table(*exact), "next page")) << "no cursor on the last page";
+}
+
 // ---- tail ---------------------------------------------------------------------------------------
 
 TEST(RenderEventTest, LineAndJsonNameTheStep) {
