@@ -123,10 +123,10 @@ schema::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
                                       const RdfIssueSink& on_issue = {},
                                       const RdfProgressSink& on_progress = {});
 
-// Appends `batch` as N-Quads lines ("s p o [g] .\n") to `out`. The output is what
-// schema::to_nquads writes, except that blank-node labels the N-Quads grammar accepts are
-// written unchanged, so parse_nquads(write_nquads(b)) == b for every triple read_rdf produces
-// (quoted triples aside: N-Quads 1.1 cannot carry them).
+// Appends `batch` as N-Quads lines ("s p o [g] .\n") to `out`, in one reservation, each line as
+// schema::append_nquads writes it (blank-node labels the grammar accepts are kept), so
+// parse_nquads(write_nquads(b)) == b for every triple read_rdf produces (quoted triples aside:
+// N-Quads 1.1 cannot carry them).
 void write_nquads(std::span<const schema::Triple> batch, std::string& out);
 
 // Parses an N-Quads batch (the store's side of write_nquads). Blank-node labels are kept as

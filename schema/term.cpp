@@ -6,40 +6,44 @@
 #include <cmath>
 #include <cstdio>
 
+#include "schema/utf8.hpp"
+
 namespace glassbox::schema {
 namespace {
 
 void append_uchar(std::string& out, unsigned char c) {
-    std::array<char, 8> buf{};
-    std::snprintf(buf.data(), buf.size(), "\\u%04X", static_cast<unsigned>(c));
-    out += buf.data();
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    out += "\\u00";
+    out += kHex[c >> 4];
+    out += kHex[c & 0xF];
 }
 
-// IRIREF excludes controls, space and <>"{}|^`\ ; UCHAR escapes keep the IRI's meaning.
+// IRIREF excludes controls, space and <>"{}|^`\ ; UCHAR escapes keep the IRI's meaning. Runs of
+// plain characters are appended whole (this is the loader's hot path).
 void append_iri(std::string& out, std::string_view iri) {
     out += '<';
-    for (char ch : iri) {
-        const auto c = static_cast<unsigned char>(ch);
-        switch (c) {
-            case '<': case '>': case '"': case '{': case '}': case '|': case '^': case '`':
-            case '\\':
-                append_uchar(out, c);
-                break;
-            default:
-                if (c <= 0x20) {
-                    append_uchar(out, c);
-                } else {
-                    out += ch;
-                }
-        }
+    std::size_t run = 0;
+    for (std::size_t i = 0; i < iri.size(); ++i) {
+        const auto c = static_cast<unsigned char>(iri[i]);
+        const bool escape = c <= 0x20 || c == '<' || c == '>' || c == '"' || c == '{' || c == '}' ||
+                            c == '|' || c == '^' || c == '`' || c == '\\';
+        if (!escape) continue;
+        out.append(iri.data() + run, i - run);
+        append_uchar(out, c);
+        run = i + 1;
     }
+    out.append(iri.data() + run, iri.size() - run);
     out += '>';
 }
 
+// UTF-8 passes through (N-Triples is UTF-8); quotes, backslashes and controls are escaped.
 void append_string(std::string& out, std::string_view value) {
     out += '"';
-    for (char ch : value) {
-        const auto c = static_cast<unsigned char>(ch);
+    std::size_t run = 0;
+    for (std::size_t i = 0; i < value.size(); ++i) {
+        const auto c = static_cast<unsigned char>(value[i]);
+        if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7F) continue;
+        out.append(value.data() + run, i - run);
         switch (c) {
             case '"': out += "\\\""; break;
             case '\\': out += "\\\\"; break;
@@ -48,15 +52,52 @@ void append_string(std::string& out, std::string_view value) {
             case '\t': out += "\\t"; break;
             case '\b': out += "\\b"; break;
             case '\f': out += "\\f"; break;
-            default:
-                if (c < 0x20 || c == 0x7F) {
-                    append_uchar(out, c);
-                } else {
-                    out += ch;  // UTF-8 passes through: N-Triples is UTF-8
-                }
+            default: append_uchar(out, c);
         }
+        run = i + 1;
     }
+    out.append(value.data() + run, value.size() - run);
     out += '"';
+}
+
+// Decodes the code point at text[i] (well-formed UTF-8), advancing i.
+char32_t next_code_point(std::string_view text, std::size_t& i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const std::size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    char32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+    for (std::size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+    i += len;
+    return cp;
+}
+
+// N-Triples PN_CHARS_BASE / PN_CHARS_U / PN_CHARS.
+bool pn_chars_base(char32_t c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= 0xC0 && c <= 0xD6) ||
+           (c >= 0xD8 && c <= 0xF6) || (c >= 0xF8 && c <= 0x2FF) || (c >= 0x370 && c <= 0x37D) ||
+           (c >= 0x37F && c <= 0x1FFF) || (c >= 0x200C && c <= 0x200D) ||
+           (c >= 0x2070 && c <= 0x218F) || (c >= 0x2C00 && c <= 0x2FEF) ||
+           (c >= 0x3001 && c <= 0xD7FF) || (c >= 0xF900 && c <= 0xFDCF) ||
+           (c >= 0xFDF0 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0xEFFFF);
+}
+bool pn_chars_u(char32_t c) { return pn_chars_base(c) || c == '_' || c == ':'; }
+bool pn_chars(char32_t c) {
+    return pn_chars_u(c) || c == '-' || (c >= '0' && c <= '9') || c == 0xB7 ||
+           (c >= 0x300 && c <= 0x36F) || (c >= 0x203F && c <= 0x2040);
+}
+
+// BLANK_NODE_LABEL ::= '_:' (PN_CHARS_U | [0-9]) ((PN_CHARS | '.')* PN_CHARS)?  (':' left out:
+// N-Triples readers differ on it.)
+bool is_ntriples_label(std::string_view id) {
+    if (id.empty() || find_invalid_utf8(id)) return false;
+    std::size_t i = 0;
+    const char32_t first = next_code_point(id, i);
+    if ((!pn_chars_u(first) || first == ':') && !(first >= '0' && first <= '9')) return false;
+    char32_t last = first;
+    while (i < id.size()) {
+        last = next_code_point(id, i);
+        if (last == ':' || (!pn_chars(last) && last != '.')) return false;
+    }
+    return last != '.';
 }
 
 bool is_label_char(char c) {
@@ -64,18 +105,24 @@ bool is_label_char(char c) {
            c == '_' || c == '-';
 }
 
+// A label the grammar accepts is written as it is (so reading it back gives the same node);
+// any other is rewritten into [A-Za-z0-9_-] with xHH for each other byte.
 void append_blank(std::string& out, std::string_view id) {
     out += "_:";
+    if (is_ntriples_label(id)) {
+        out += id;
+        return;
+    }
     if (id.empty() || id.front() == '-') out += 'b';
     for (char ch : id) {
         if (is_label_char(ch)) {
             out += ch;
         } else {
-            std::array<char, 4> buf{};
-            std::snprintf(buf.data(), buf.size(), "%02X",
-                          static_cast<unsigned>(static_cast<unsigned char>(ch)));
+            static constexpr char kHex[] = "0123456789ABCDEF";
+            const auto c = static_cast<unsigned char>(ch);
             out += 'x';
-            out += buf.data();
+            out += kHex[c >> 4];
+            out += kHex[c & 0xF];
         }
     }
 }
@@ -162,6 +209,21 @@ Term xsd_datetime(std::string_view lexical) { return typed_literal(lexical, kXsd
 
 Triple make_triple(Term s, Term p, Term o, std::optional<std::string> graph) {
     return Triple{std::move(s), std::move(p), std::move(o), std::move(graph)};
+}
+
+void append_ntriples(std::string& out, const Term& term) { append_term(out, term); }
+
+void append_nquads(std::string& out, const Triple& triple) {
+    append_term(out, triple.s);
+    out += ' ';
+    append_term(out, triple.p);
+    out += ' ';
+    append_term(out, triple.o);
+    if (triple.graph) {
+        out += ' ';
+        append_iri(out, *triple.graph);
+    }
+    out += " .\n";
 }
 
 std::string to_ntriples(const Term& term) {

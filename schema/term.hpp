@@ -107,11 +107,16 @@ Term xsd_datetime(std::string_view lexical);
 Triple make_triple(Term s, Term p, Term o, std::optional<std::string> graph = std::nullopt);
 
 // N-Triples rendering (RDF 1.2 N-Triples for quoted triples: `<< s p o >>`). Strings are
-// escaped as the grammar requires; blank node labels outside the grammar are rewritten.
+// escaped as the grammar requires; blank node labels the grammar accepts are kept as they are,
+// others are rewritten (into [A-Za-z0-9_-], other bytes as xHH).
 std::string to_ntriples(const Term& term);
 // `s p o .` — the graph, if any, is left out.
 std::string to_ntriples(const Triple& triple);
 // `s p o g .` when the triple has a graph, else as to_ntriples.
 std::string to_nquads(const Triple& triple);
+// The same, appended to `out` (bulk writers reuse one buffer): a term, or a whole N-Quads line
+// ending in " .\n".
+void append_ntriples(std::string& out, const Term& term);
+void append_nquads(std::string& out, const Triple& triple);
 
 }  // namespace glassbox::schema
