@@ -354,6 +354,18 @@ Result<Changes> read_changes(storage::Database& db, IndexKind kind, std::int64_t
     return changes;
 }
 
+// What a writer's graph lacks before it writes: the changes stamped after its sequence number,
+// when SQLite still holds the vectors it was built from (same database, model and dimension);
+// none otherwise.
+Result<Changes> missed_changes(storage::Database& db, IndexKind kind, const Meta& meta,
+                               const detail::HnswState& state) {
+    if (meta.seq == state.seq || meta.instance != state.instance || meta.dim != state.dim ||
+        meta.model != state.model) {
+        return Changes{};
+    }
+    return read_changes(db, kind, state.seq, meta.dim);
+}
+
 std::size_t thread_count(std::size_t configured) {
     if (configured != 0) return configured;
     return std::max<std::size_t>(1, std::thread::hardware_concurrency());
@@ -810,12 +822,9 @@ Result<void> VectorIndex::add_rows(std::span<const std::int64_t> keys, std::span
             return make_error(ErrorType::kInvalidRequest, mismatch_message(meta.model, meta.dim, model, dim));
         }
         // Rows other connections wrote since this instance last looked, applied with ours.
-        if (meta.seq != state_->seq && meta.instance == state_->instance && meta.dim == state_->dim &&
-            meta.model == state_->model) {
-            auto c = read_changes(db_, kind_, state_->seq, meta.dim);
-            if (!c) return c.error();
-            missed = std::move(*c);
-        }
+        auto c = missed_changes(db_, kind_, meta, *state_);
+        if (!c) return c.error();
+        missed = std::move(*c);
         const std::int64_t seq = meta.seq + 1;
         {
             auto upsert = db_.prepare("INSERT INTO " + table +
@@ -896,12 +905,9 @@ Result<void> VectorIndex::remove(std::span<const std::int64_t> keys) {
         auto m = read_meta(db_, kind_);
         if (!m) return m.error();
         meta = std::move(*m);
-        if (meta.seq != state_->seq && meta.instance == state_->instance && meta.dim == state_->dim &&
-            meta.model == state_->model) {
-            auto c = read_changes(db_, kind_, state_->seq, meta.dim);
-            if (!c) return c.error();
-            missed = std::move(*c);
-        }
+        auto c = missed_changes(db_, kind_, meta, *state_);
+        if (!c) return c.error();
+        missed = std::move(*c);
         const std::int64_t seq = meta.seq + 1;
         auto erase = db_.prepare("DELETE FROM " + table + " WHERE key = ?");
         if (!erase) return erase.error();
