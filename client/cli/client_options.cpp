@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "client/bus_client.hpp"
 #include "client/home.hpp"
 
 namespace glassbox::cli {
@@ -19,6 +20,32 @@ std::string ClientOptions::pub_endpoint() const {
     auto endpoint = client::resolve_pub_endpoint(pub, home_path());
     if (!endpoint) exit_with_error(endpoint.error());
     return std::move(endpoint).value();
+}
+
+std::vector<nlohmann::json> call_or_exit(const ClientOptions& options, std::string_view service,
+                                         const nlohmann::json& body) {
+    client::BusClientConfig config;
+    config.endpoint = options.broker_endpoint();
+    client::BusClient bus(config);
+    auto replies = bus.call(service, body, options.timeout());
+    if (!replies) exit_with_error(replies.error());
+    std::vector<nlohmann::json> bodies;
+    for (auto& reply : *replies) {
+        if (reply.kind == client::ReplyKind::kData || reply.kind == client::ReplyKind::kFinal) {
+            bodies.push_back(std::move(reply.body));
+        }
+    }
+    return bodies;
+}
+
+nlohmann::json call_for_object(const ClientOptions& options, std::string_view service,
+                               const nlohmann::json& body) {
+    auto bodies = call_or_exit(options, service, body);
+    if (bodies.empty() || !bodies.back().is_object()) {
+        exit_with_error(schema::make_error(schema::ErrorType::kDecodeError,
+                                           "the " + std::string(service) + " service's reply is not a JSON object"));
+    }
+    return std::move(bodies.back());
 }
 
 void add_client_options(CLI::App& command, ClientOptions& options, int default_timeout_ms,

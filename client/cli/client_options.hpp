@@ -4,6 +4,10 @@
 #include <chrono>
 #include <filesystem>
 #include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -34,6 +38,14 @@ struct ClientOptionSet {
 // --broker also reads $GLASSBOX_BROKER.
 void add_client_options(CLI::App& command, ClientOptions& options, int default_timeout_ms = 30'000,
                         ClientOptionSet set = {});
+
+// One request to `service` on a connection of its own, waited for: the bodies of its PARTIAL data
+// replies, then of its FINAL. A typed error (the service's, the bus's, a deadline) exits.
+std::vector<nlohmann::json> call_or_exit(const ClientOptions& options, std::string_view service,
+                                         const nlohmann::json& body);
+// As call_or_exit, for services that answer one JSON object: that FINAL body.
+nlohmann::json call_for_object(const ClientOptions& options, std::string_view service,
+                               const nlohmann::json& body);
 
 // Exit code for a typed error:
 //   2  bad input or a named thing that is not there: InvalidRequest, InvalidJson, DecodeError,

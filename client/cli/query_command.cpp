@@ -8,7 +8,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "client/bus_client.hpp"
 #include "client/cli/client_options.hpp"
 #include "client/cli/commands.hpp"
 #include "client/cli/progress.hpp"
@@ -31,21 +30,6 @@ std::string dump_json(const json& value, int indent = -1) {
     return value.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
-// Every reply of one request (PARTIAL data bodies, then the FINAL body).
-std::vector<json> call_service(const ClientOptions& options, std::string_view service, const json& body) {
-    client::BusClientConfig config;
-    config.endpoint = options.broker_endpoint();
-    client::BusClient bus(config);
-    auto replies = bus.call(service, body, options.timeout());
-    if (!replies) exit_with_error(replies.error());
-    std::vector<json> bodies;
-    for (const auto& reply : *replies) {
-        if (reply.kind == client::ReplyKind::kData || reply.kind == client::ReplyKind::kFinal) {
-            bodies.push_back(reply.body);
-        }
-    }
-    return bodies;
-}
 
 // A term as written on the command line: an N-Triples term (<iri>, "literal", "x"@en,
 // "5"^^<datatype>, _:b), or — for convenience — a bare absolute IRI (scheme:rest, no spaces);
@@ -100,7 +84,7 @@ void run_triples(const TriplesOptions& options) {
     json body = schema::encode(query);
     body["op"] = "triples";
     std::vector<schema::Triple> triples;
-    for (const auto& reply : call_service(options.client, kStoreService, body)) {
+    for (const auto& reply : call_or_exit(options.client, kStoreService, body)) {
         auto part = schema::decode<schema::TriplesResponse>(reply);
         if (!part) exit_with_error(part.error());
         triples.insert(triples.end(), part->triples.begin(), part->triples.end());
@@ -124,7 +108,7 @@ struct ChunksOptions {
 };
 
 std::vector<std::vector<double>> embed_query(const ChunksOptions& options) {
-    auto replies = call_service(options.client, kEmbeddingsService,
+    auto replies = call_or_exit(options.client, kEmbeddingsService,
                                 schema::encode(schema::EmbeddingsRequest{{options.text}}));
     auto embedded = schema::decode<schema::EmbeddingsResponse>(replies.back());
     if (!embedded) exit_with_error(embedded.error());
@@ -154,7 +138,7 @@ void run_chunks(const ChunksOptions& options) {
             schema::HybridChunkQuery{options.text, embed_query(options), options.limit, options.collection});
         body["op"] = "chunks-hybrid";
     }
-    auto matches = schema::decode<schema::ChunkMatchResponse>(call_service(options.client, kStoreService, body).back());
+    auto matches = schema::decode<schema::ChunkMatchResponse>(call_or_exit(options.client, kStoreService, body).back());
     if (!matches) exit_with_error(matches.error());
     schema::ChunkFetchRequest fetch;
     fetch.collection = options.collection;
@@ -164,7 +148,7 @@ void run_chunks(const ChunksOptions& options) {
         json fetch_body = schema::encode(fetch);
         fetch_body["op"] = "chunks-fetch";
         auto fetched =
-            schema::decode<schema::ChunkFetchResponse>(call_service(options.client, kStoreService, fetch_body).back());
+            schema::decode<schema::ChunkFetchResponse>(call_or_exit(options.client, kStoreService, fetch_body).back());
         if (!fetched) exit_with_error(fetched.error());
         chunks = std::move(fetched->chunks);
     }
@@ -220,7 +204,7 @@ struct StatsOptions {
 void run_stats(const StatsOptions& options) {
     json body = schema::encode(schema::StoreStatsRequest{options.collection});
     body["op"] = "stats";
-    auto stats = schema::decode<schema::StoreStats>(call_service(options.client, kStoreService, body).back());
+    auto stats = schema::decode<schema::StoreStats>(call_or_exit(options.client, kStoreService, body).back());
     if (!stats) exit_with_error(stats.error());
     if (options.client.json) {
         std::cout << dump_json(schema::encode(*stats)) << std::endl;

@@ -66,17 +66,7 @@ std::string time_bound(const std::string& text, const char* option) {
 
 // One request to the trace service; its FINAL body, which must be a JSON object.
 json call_trace(const ClientOptions& options, const json& request) {
-    client::BusClientConfig config;
-    config.endpoint = options.broker_endpoint();
-    client::BusClient bus(config);
-    auto replies = bus.call(kTraceService, request, options.timeout());
-    if (!replies) exit_with_error(replies.error());
-    const json& body = replies->back().body;
-    if (!body.is_object()) {
-        exit_with_error(
-            make_error(ErrorType::kDecodeError, "the trace service's reply is not a JSON object"));
-    }
-    return body;
+    return call_for_object(options, kTraceService, request);
 }
 
 // ---- list ---------------------------------------------------------------------------------
