@@ -16,5 +16,6 @@ void add_traces_command(CLI::App& app);  // glassbox traces list/show/tail/expor
 void add_load_command(CLI::App& app);    // glassbox load rdf|docs
 void add_query_command(CLI::App& app);   // glassbox query triples|chunks
 void add_graph_command(CLI::App& app);   // glassbox graph stats
+void add_invoke_command(CLI::App& app);  // glassbox invoke graph-rag|document-rag
 
 }  // namespace glassbox::cli

@@ -212,6 +212,9 @@ void add_worker_command(CLI::App& app) {
     add_trace_collector_command(*command);
     add_embeddings_worker_command(*command);
     add_store_worker_command(*command);
+    add_llm_worker_command(*command);
+    add_graph_rag_worker_command(*command);
+    add_document_rag_worker_command(*command);
 }
 
 }  // namespace glassbox::cli

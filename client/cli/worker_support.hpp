@@ -46,5 +46,8 @@ void run_worker(const std::string& default_service, const WorkerOptions& options
 // Registered by their own files.
 void add_embeddings_worker_command(CLI::App& worker_command);
 void add_store_worker_command(CLI::App& worker_command);
+void add_llm_worker_command(CLI::App& worker_command);
+void add_graph_rag_worker_command(CLI::App& worker_command);
+void add_document_rag_worker_command(CLI::App& worker_command);
 
 }  // namespace glassbox::cli

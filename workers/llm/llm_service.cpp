@@ -1,0 +1,1 @@
+#include "workers/llm/llm_service.hpp"

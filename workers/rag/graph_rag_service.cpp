@@ -1,0 +1,1 @@
+#include "workers/rag/graph_rag_service.hpp"
