@@ -124,6 +124,18 @@ nlohmann::json event_json(const ExplainEvent& event, std::string_view received);
 // ("Analysis+ToolUse"), else its prov: class, else "-".
 std::string step_type(const nlohmann::json& explain_body);
 
+// One line for an explain message as it arrives (`glassbox invoke -x`): the step type, its URI
+// and the step's key facts — the question; concepts; seed, edge and chunk counts; the kept edges
+// (labels when the message carries them) and chunks with their scores, best first; the citation
+// count; duration, model and tokens — then "trace <status>" on the message that ends the trace.
+// At most `max_items` edges or chunks are listed ("+N more" for the rest). Control characters
+// are escaped.
+std::string render_step_summary(const nlohmann::json& explain_body, std::size_t max_items = 5);
+
+// `text` with control characters escaped as the tree does (newlines and tabs kept when
+// `keep_newlines`): for printing untrusted text such as a streamed answer.
+std::string safe_text(std::string_view text, bool keep_newlines);
+
 // "12 ms", "1.25 s", "2 min 5 s"; "-" for none.
 std::string format_duration(std::optional<std::int64_t> duration_ms);
 

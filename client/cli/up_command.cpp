@@ -33,8 +33,10 @@ struct UpOptions {
     int start_timeout_ms = 15'000;
 };
 
-// The workers `up` runs; each later worker is one more entry.
-const std::vector<std::string> kWorkers = {"echo", "trace-collector", "embeddings", "store"};
+// The workers `up` runs, in start order: the services others call come before their callers
+// (a caller started first would only queue its first requests until they register).
+const std::vector<std::string> kWorkers = {"echo",  "trace-collector", "embeddings", "store",
+                                           "llm",   "graph-rag",       "document-rag"};
 
 struct BrokerEndpoints {
     std::string endpoint;
