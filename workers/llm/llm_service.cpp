@@ -1,1 +1,204 @@
+// The llm handler: decode, find and render the template, run the provider, check and answer.
 #include "workers/llm/llm_service.hpp"
+
+#include <atomic>
+#include <map>
+#include <stdexcept>
+
+#include "schema/log.hpp"
+#include "schema/messages.hpp"
+#include "workers/llm/json_schema.hpp"
+
+namespace glassbox::llm {
+
+using nlohmann::json;
+using schema::Error;
+using schema::ErrorType;
+using schema::make_error;
+
+namespace {
+
+constexpr std::chrono::milliseconds kDeadlineSlack{10};
+constexpr std::chrono::milliseconds kMinEmbeddingsBudget{20};
+
+// Shared by every handler copy: when the embeddings service last failed.
+struct EmbeddingsGate {
+    std::atomic<std::int64_t> closed_until_ms{0};
+};
+
+std::int64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+}
+
+Error invalid(std::string message) { return make_error(ErrorType::kInvalidRequest, std::move(message)); }
+
+schema::Result<schema::LlmRequest> check_request(const json& body) {
+    if (!body.is_object())
+        return invalid("llm expects a JSON object {\"template\", \"variables\", \"streaming\"}");
+    const auto t = body.find("template");
+    if (t == body.end() || !t->is_string()) return invalid("\"template\" must be a string naming a template");
+    if (const auto v = body.find("variables"); v != body.end()) {
+        if (!v->is_object()) return invalid("\"variables\" must be an object of strings");
+        for (const auto& [name, value] : v->items()) {
+            if (!value.is_string())
+                return invalid("variable \"" + name + "\" must be a string (JSON values go as JSON text)");
+        }
+    }
+    auto request = schema::decode<schema::LlmRequest>(body);
+    if (!request) return invalid(request.error().message);
+    return request;
+}
+
+// One entry per given edge, in their order: what the answer said for its id, else `missing`.
+json per_edge(const json& answer_list, const json& edges, const char* field, const json& missing,
+              bool clamp) {
+    std::map<std::string, json> by_id;
+    if (answer_list.is_array()) {
+        for (const json& item : answer_list) {
+            if (!item.is_object() || !item.contains("id") || !item["id"].is_string() || !item.contains(field))
+                continue;
+            by_id.emplace(item["id"].get<std::string>(), item[field]);
+        }
+    }
+    json out = json::array();
+    for (const json& e : edges) {
+        const std::string id = e.value("id", "");
+        auto it = by_id.find(id);
+        json value = it == by_id.end() ? missing : it->second;
+        if (clamp && value.is_number()) value = std::clamp(value.get<double>(), 0.0, 1.0);
+        out.push_back({{"id", id}, {field, std::move(value)}});
+    }
+    return out;
+}
+
+// kg-edge-scoring and kg-edge-reasoning answer for exactly the edges given (a model may skip
+// one or invent an id).
+void complete_per_edge(const PromptTemplate& t, const RenderedPrompt& rendered, Completion& c) {
+    const auto edges = rendered.json_variables.find("edges");
+    if (edges == rendered.json_variables.end() || !edges->second.is_array() || !c.json) return;
+    json fixed;
+    if (t.name == "kg-edge-scoring") {
+        fixed = {{"scores", per_edge((*c.json)["scores"], edges->second, "score", 0.0, true)}};
+    } else if (t.name == "kg-edge-reasoning") {
+        fixed = {{"reasons", per_edge((*c.json)["reasons"], edges->second, "reasoning",
+                                      "no reason given", false)}};
+    } else {
+        return;
+    }
+    if (fixed != *c.json) {
+        c.json = std::move(fixed);
+        c.text = c.json->dump();
+    }
+}
+
+Error map_provider_error(runtime::RequestContext& context, Error error) {
+    if (context.cancelled()) return context.cancellation_error();
+    if (error.type == ErrorType::kTimeout && context.remaining() <= kDeadlineSlack) {
+        return make_error(ErrorType::kDeadlineExceeded,
+                          "the request's deadline passed while the model answered: " + error.message);
+    }
+    // On the bus ServiceUnavailable means "no worker for this service": an endpoint that cannot
+    // be reached is this service's upstream failing.
+    if (error.type == ErrorType::kServiceUnavailable) error.type = ErrorType::kUpstreamError;
+    return error;
+}
+
+EmbedFunction embed_through(runtime::RequestContext& context, const LlmServiceOptions& options,
+                            EmbeddingsGate& gate) {
+    if (options.embeddings_service.empty()) return {};
+    return [&context, &options, &gate](const std::vector<std::string>& texts)
+               -> schema::Result<std::vector<std::vector<double>>> {
+        if (now_ms() < gate.closed_until_ms.load())
+            return make_error(ErrorType::kServiceUnavailable, "embeddings skipped after a recent failure");
+        const auto budget = std::min(options.embeddings_timeout, context.remaining() / 4);
+        if (budget < kMinEmbeddingsBudget)
+            return make_error(ErrorType::kDeadlineExceeded, "too little time left to ask for embeddings");
+        auto result = context.call(options.embeddings_service, json{{"texts", texts}}, budget);
+        if (!result) {
+            const bool missing = result.error().type == ErrorType::kUnknownService ||
+                                 result.error().type == ErrorType::kServiceUnavailable;
+            gate.closed_until_ms.store(now_ms() + (missing ? options.embeddings_backoff.count()
+                                                           : options.embeddings_backoff.count() / 6));
+            return std::move(result).error();
+        }
+        auto response = schema::decode<schema::EmbeddingsResponse>(result->final);
+        if (!response) return std::move(response).error();
+        return std::move(response->vectors);
+    };
+}
+
+void handle(runtime::RequestContext& context, const TemplateSet& templates, Provider& provider,
+            const LlmServiceOptions& options, EmbeddingsGate& gate) {
+    auto request = check_request(context.body());
+    if (!request) {
+        (void)context.fail(request.error());
+        return;
+    }
+    const PromptTemplate* t = templates.find(request->template_name);
+    if (t == nullptr) {
+        std::string known;
+        for (const auto& name : templates.names()) known += (known.empty() ? "" : ", ") + name;
+        (void)context.fail(make_error(ErrorType::kNotFound, "unknown template \"" + request->template_name +
+                                                                "\" (known: " + known + ")"));
+        return;
+    }
+    auto rendered = t->render(request->variables);
+    if (!rendered) {
+        (void)context.fail(rendered.error());
+        return;
+    }
+    GenerateOptions generate;
+    generate.deadline = context.meta().deadline;
+    generate.cancelled = [&context] { return context.cancelled(); };
+    if (request->streaming && t->output == OutputKind::kText) {
+        generate.on_text = [&context](std::string_view piece) {
+            (void)context.send_partial(json{{"text", std::string(piece)}});
+        };
+    }
+    generate.embed = embed_through(context, options, gate);
+
+    auto completion = provider.generate(PromptInput{*t, request->variables, *rendered}, generate);
+    if (!completion) {
+        (void)context.fail(map_provider_error(context, completion.error()));
+        return;
+    }
+    if (t->output == OutputKind::kJson) {
+        if (!completion->json) {
+            json parsed;
+            if (auto why = check_json_answer(*t, completion->text, parsed)) {
+                (void)context.fail(make_error(ErrorType::kUpstreamError, "template " + t->name + ": " + *why));
+                return;
+            }
+            completion->json = std::move(parsed);
+        } else if (auto why = validate_json(*completion->json, t->schema)) {
+            (void)context.fail(make_error(
+                provider.name() == "extractive" ? ErrorType::kInternal : ErrorType::kUpstreamError,
+                "template " + t->name + ": the answer does not match the template's JSON Schema: " + *why));
+            return;
+        }
+        complete_per_edge(*t, *rendered, *completion);
+    }
+    schema::LlmResponse response;
+    response.text = std::move(completion->text);
+    response.json = std::move(completion->json);
+    response.model = std::move(completion->model);
+    response.in_token = completion->in_tokens;
+    response.out_token = completion->out_tokens;
+    response.end_of_stream = true;
+    (void)context.reply(schema::encode(response));
+}
+
+}  // namespace
+
+runtime::Handler make_llm_handler(std::shared_ptr<const TemplateSet> templates,
+                                  std::shared_ptr<Provider> provider, LlmServiceOptions options) {
+    if (!templates || !provider) throw std::invalid_argument("make_llm_handler needs templates and a provider");
+    auto gate = std::make_shared<EmbeddingsGate>();  // shared: every slot's copy sees one state
+    auto shared_options = std::make_shared<const LlmServiceOptions>(std::move(options));
+    return [templates = std::move(templates), provider = std::move(provider), gate,
+            shared_options](runtime::RequestContext& context) {
+        handle(context, *templates, *provider, *shared_options, *gate);
+    };
+}
+
+}  // namespace glassbox::llm

@@ -1,6 +1,44 @@
-// The `llm` service (scaffold; filled in by the llm work).
+// The `llm` bus service: a prompt template and its variables in, text or validated JSON out,
+// with the model's name and token counts (docs/llm.md).
 #pragma once
 
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "workers/llm/prompt_template.hpp"
+#include "workers/llm/provider.hpp"
+#include "workers/runtime/request_context.hpp"
 #include "workers/runtime/worker.hpp"
 
-namespace glassbox::llm {}  // namespace glassbox::llm
+namespace glassbox::llm {
+
+inline constexpr std::string_view kServiceName = "llm";
+
+struct LlmServiceOptions {
+    // The service asked for vectors when a provider wants them (kg-edge-scoring on the
+    // extractive provider); empty: never ask.
+    std::string embeddings_service = "embeddings";
+    // One embeddings call may take this long, and at most a quarter of the time the request
+    // has left.
+    std::chrono::milliseconds embeddings_timeout{2'000};
+    // After the embeddings service was missing, do not ask again for this long.
+    std::chrono::milliseconds embeddings_backoff{30'000};
+};
+
+// Request: schema::LlmRequest {"template", "variables": {name: string}, "streaming"}.
+// FINAL: schema::encode(LlmResponse) {text, json?, model, in_token, out_token,
+// end_of_stream: true}; `json` for JSON templates (validated against the template's schema;
+// kg-edge-scoring holds exactly one score per given edge, in their order, and
+// kg-edge-reasoning one reason per edge). With streaming, text templates first send PARTIAL
+// {"text": piece} bodies whose concatenation is the final text.
+// Errors: kInvalidRequest (a body that is not an LlmRequest, a missing or ill-formed
+// variable: the message names it); kNotFound (unknown template); kUpstreamError (the model
+// endpoint failed, could not be reached, or answered invalid JSON after the repair retry);
+// kTimeout (the endpoint's own timeout) or DeadlineExceeded (the request's deadline);
+// Cancelled.
+runtime::Handler make_llm_handler(std::shared_ptr<const TemplateSet> templates,
+                                  std::shared_ptr<Provider> provider, LlmServiceOptions options = {});
+
+}  // namespace glassbox::llm

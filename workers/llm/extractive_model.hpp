@@ -1,0 +1,68 @@
+// The extractive model: deterministic classical methods behind every built-in template
+// (concept extraction, edge scoring and reasoning, answers composed from facts or sentences).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace glassbox::llm {
+
+// A knowledge-graph edge as the templates carry it: human-readable labels.
+struct LabelledEdge {
+    std::string id;
+    std::string s;
+    std::string p;
+    std::string o;
+};
+
+// A document chunk as document-synthesis carries it.
+struct TextChunk {
+    std::string id;
+    std::string text;
+    std::string title;
+};
+
+// Stateless and thread-safe; every method is deterministic (same input, same output).
+class ExtractiveModel {
+public:
+    static constexpr std::string_view kModelName = "glassbox-extractive-v1";
+
+    // Entity mentions (underscore-joined names, quoted strings, capitalised spans, all-caps
+    // words, possessive owners), numbers, then content-word phrases and words; most salient
+    // first, case-insensitively distinct, at most `limit`.
+    std::vector<std::string> extract_concepts(std::string_view question,
+                                              std::size_t limit = 10) const;
+
+    // One score in 0..1 per edge, in order. Lexical evidence (the edge's entities against the
+    // concepts and the question; its predicate against the question's relation words, with
+    // light stemming, a relation-word lexicon and character trigrams), spread along paths
+    // from the entities the question names. `embedding_similarity`, when given, holds one
+    // cosine per edge (question against "s p o") and is blended in.
+    std::vector<double> score_edges(std::string_view question,
+                                    const std::vector<std::string>& concepts,
+                                    const std::vector<LabelledEdge>& edges,
+                                    const std::vector<double>* embedding_similarity = nullptr) const;
+
+    // One short factual sentence per edge: what of the question it matches.
+    std::vector<std::string> reason_edges(std::string_view question,
+                                          const std::vector<LabelledEdge>& edges) const;
+
+    // The answer as sentences, each ending with the markers of the edges it states
+    // ("Cruz Azul FC is in country Mexico [e1]."); edges grouped by subject and predicate in
+    // the order given. Joined with single spaces they form the answer text.
+    std::vector<std::string> synthesize_from_edges(std::string_view question,
+                                                   const std::vector<LabelledEdge>& edges) const;
+
+    // The chunk sentences that best match the question, best first, each quoted exactly and
+    // followed by its chunk's marker ("The tower opened in 1889. [c2]").
+    std::vector<std::string> synthesize_from_chunks(std::string_view question,
+                                                    const std::vector<TextChunk>& chunks) const;
+};
+
+// Whitespace-separated tokens: the extractive provider's "token" count (a word count).
+std::size_t count_words(std::string_view text);
+
+}  // namespace glassbox::llm

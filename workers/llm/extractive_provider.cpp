@@ -1,0 +1,185 @@
+// ExtractiveProvider: each built-in template's variables to the matching ExtractiveModel call.
+#include "workers/llm/extractive_provider.hpp"
+
+#include <atomic>
+#include <cmath>
+
+#include "schema/log.hpp"
+
+namespace glassbox::llm {
+
+using nlohmann::json;
+using schema::ErrorType;
+using schema::make_error;
+
+namespace {
+
+// A JSON variable, parsed by the template when it declares it as JSON, else parsed here.
+schema::Result<json> json_variable(const PromptInput& input, const std::string& name) {
+    if (auto it = input.rendered.json_variables.find(name); it != input.rendered.json_variables.end())
+        return it->second;
+    const auto raw = input.variables.find(name);
+    if (raw == input.variables.end())
+        return make_error(ErrorType::kInvalidRequest, "template " + input.prompt_template.name +
+                                                          " needs variable \"" + name + "\"");
+    json parsed = json::parse(raw->second, nullptr, false);
+    if (parsed.is_discarded())
+        return make_error(ErrorType::kInvalidRequest, "variable \"" + name + "\" must be JSON text");
+    return parsed;
+}
+
+std::string text_variable(const PromptInput& input, const std::string& name) {
+    const auto it = input.variables.find(name);
+    return it == input.variables.end() ? std::string() : it->second;
+}
+
+schema::Result<std::vector<LabelledEdge>> edges_of(const PromptInput& input) {
+    auto value = json_variable(input, "edges");
+    if (!value) return std::move(value).error();
+    const auto bad = [] {
+        return make_error(ErrorType::kInvalidRequest,
+                          "variable \"edges\" must be a JSON array of {\"id\", \"s\", \"p\", \"o\"} strings");
+    };
+    if (!value->is_array()) return bad();
+    std::vector<LabelledEdge> edges;
+    edges.reserve(value->size());
+    for (const json& e : *value) {
+        if (!e.is_object()) return bad();
+        LabelledEdge edge;
+        for (auto [field, key] : {std::pair{&edge.id, "id"}, std::pair{&edge.s, "s"},
+                                  std::pair{&edge.p, "p"}, std::pair{&edge.o, "o"}}) {
+            const auto it = e.find(key);
+            if (it == e.end() || !it->is_string()) return bad();
+            *field = it->get<std::string>();
+        }
+        edges.push_back(std::move(edge));
+    }
+    return edges;
+}
+
+schema::Result<std::vector<TextChunk>> chunks_of(const PromptInput& input) {
+    auto value = json_variable(input, "chunks");
+    if (!value) return std::move(value).error();
+    const auto bad = [] {
+        return make_error(ErrorType::kInvalidRequest,
+                          "variable \"chunks\" must be a JSON array of {\"id\", \"text\", \"title\"}");
+    };
+    if (!value->is_array()) return bad();
+    std::vector<TextChunk> chunks;
+    for (const json& c : *value) {
+        if (!c.is_object() || !c.contains("id") || !c["id"].is_string() || !c.contains("text") ||
+            !c["text"].is_string())
+            return bad();
+        TextChunk chunk{c["id"].get<std::string>(), c["text"].get<std::string>(), ""};
+        if (const auto t = c.find("title"); t != c.end() && t->is_string()) chunk.title = t->get<std::string>();
+        chunks.push_back(std::move(chunk));
+    }
+    return chunks;
+}
+
+double cosine(const std::vector<double>& a, const std::vector<double>& b) {
+    if (a.size() != b.size() || a.empty()) return 0.0;
+    double dot = 0.0, na = 0.0, nb = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        dot += a[i] * b[i];
+        na += a[i] * a[i];
+        nb += b[i] * b[i];
+    }
+    if (na <= 0.0 || nb <= 0.0) return 0.0;
+    return dot / (std::sqrt(na) * std::sqrt(nb));
+}
+
+// One warning a minute at most: a missing embeddings service would otherwise log per request.
+void warn_embeddings_unavailable(const schema::Error& error) {
+    static std::atomic<std::int64_t> last_warning{0};
+    const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                         Clock::now().time_since_epoch())
+                         .count();
+    auto last = last_warning.load();
+    if (now - last < 60 && last != 0) return;
+    if (!last_warning.compare_exchange_strong(last, now)) return;
+    schema::component_logger("llm")->warn(
+        "event=embeddings_unavailable fallback=lexical error=\"{}\"", error.describe());
+}
+
+Completion text_completion(std::vector<std::string> pieces, const GenerateOptions& options) {
+    Completion c;
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+        std::string piece = (i == 0 ? "" : " ") + pieces[i];
+        if (options.on_text) options.on_text(piece);
+        c.text += piece;
+    }
+    return c;
+}
+
+}  // namespace
+
+schema::Result<Completion> ExtractiveProvider::generate(const PromptInput& input,
+                                                        const GenerateOptions& options) {
+    const std::string& name = input.prompt_template.name;
+    const std::string question = text_variable(input, "question");
+    Completion completion;
+    if (name == "extract-concepts") {
+        completion.json = json{{"concepts", model_.extract_concepts(question)}};
+    } else if (name == "kg-edge-scoring") {
+        auto edges = edges_of(input);
+        if (!edges) return std::move(edges).error();
+        auto concepts_json = json_variable(input, "concepts");
+        if (!concepts_json) return std::move(concepts_json).error();
+        std::vector<std::string> concepts;
+        if (concepts_json->is_array()) {
+            for (const json& c : *concepts_json)
+                if (c.is_string()) concepts.push_back(c.get<std::string>());
+        }
+        std::vector<double> similarity;
+        if (options.embed && !edges->empty()) {
+            std::vector<std::string> texts;
+            texts.reserve(edges->size() + 1);
+            texts.push_back(question);
+            for (const auto& e : *edges) texts.push_back(e.s + " " + e.p + " " + e.o);
+            auto vectors = options.embed(texts);
+            if (vectors && vectors->size() == texts.size()) {
+                for (std::size_t i = 1; i < vectors->size(); ++i)
+                    similarity.push_back(cosine((*vectors)[0], (*vectors)[i]));
+            } else {
+                warn_embeddings_unavailable(
+                    vectors ? make_error(ErrorType::kUpstreamError, "wrong number of vectors")
+                            : vectors.error());
+            }
+        }
+        const auto scores =
+            model_.score_edges(question, concepts, *edges, similarity.empty() ? nullptr : &similarity);
+        json list = json::array();
+        for (std::size_t i = 0; i < edges->size(); ++i)
+            list.push_back({{"id", (*edges)[i].id}, {"score", scores[i]}});
+        completion.json = json{{"scores", std::move(list)}};
+    } else if (name == "kg-edge-reasoning") {
+        auto edges = edges_of(input);
+        if (!edges) return std::move(edges).error();
+        const auto reasons = model_.reason_edges(question, *edges);
+        json list = json::array();
+        for (std::size_t i = 0; i < edges->size(); ++i)
+            list.push_back({{"id", (*edges)[i].id}, {"reasoning", reasons[i]}});
+        completion.json = json{{"reasons", std::move(list)}};
+    } else if (name == "kg-synthesis") {
+        auto edges = edges_of(input);
+        if (!edges) return std::move(edges).error();
+        completion = text_completion(model_.synthesize_from_edges(question, *edges), options);
+    } else if (name == "document-synthesis") {
+        auto chunks = chunks_of(input);
+        if (!chunks) return std::move(chunks).error();
+        completion = text_completion(model_.synthesize_from_chunks(question, *chunks), options);
+    } else {
+        return make_error(ErrorType::kInvalidRequest,
+                          "the extractive provider answers only the built-in templates "
+                          "(extract-concepts, kg-edge-scoring, kg-edge-reasoning, kg-synthesis, "
+                          "document-synthesis), not \"" + name + "\"; configure a model for others");
+    }
+    if (completion.json) completion.text = completion.json->dump();
+    completion.model = std::string(ExtractiveModel::kModelName);
+    completion.in_tokens = count_words(input.rendered.text);
+    completion.out_tokens = count_words(completion.text);
+    return completion;
+}
+
+}  // namespace glassbox::llm

@@ -1,0 +1,167 @@
+// The JSON Schema subset: one recursive walk, the first violation reported with its JSON path.
+#include "workers/llm/json_schema.hpp"
+
+#include <array>
+#include <string_view>
+
+namespace glassbox::llm {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::array<std::string_view, 7> kTypeNames{"object", "array",   "string", "number",
+                                                     "integer", "boolean", "null"};
+
+bool has_type(const json& value, std::string_view type) {
+    if (type == "object") return value.is_object();
+    if (type == "array") return value.is_array();
+    if (type == "string") return value.is_string();
+    if (type == "number") return value.is_number();
+    if (type == "integer") {
+        if (value.is_number_integer()) return true;
+        // 2.0 is an integer in JSON Schema (the value, not the spelling, counts).
+        if (value.is_number_float()) {
+            const double d = value.get<double>();
+            return d == static_cast<double>(static_cast<long long>(d));
+        }
+        return false;
+    }
+    if (type == "boolean") return value.is_boolean();
+    if (type == "null") return value.is_null();
+    return false;
+}
+
+std::string kind_of(const json& value) {
+    if (value.is_number_integer()) return "integer";
+    if (value.is_number()) return "number";
+    return value.type_name();
+}
+
+// A value for a message: short, so a huge answer does not end up in an error.
+std::string shown(const json& value) {
+    std::string text = value.dump();
+    if (text.size() > 60) text = text.substr(0, 57) + "...";
+    return text;
+}
+
+std::optional<std::string> walk(const json& value, const json& schema, const std::string& path) {
+    if (!schema.is_object()) return std::nullopt;
+    if (const auto type = schema.find("type"); type != schema.end()) {
+        bool ok = false;
+        std::string wanted;
+        if (type->is_string()) {
+            ok = has_type(value, type->get<std::string>());
+            wanted = type->get<std::string>();
+        } else if (type->is_array()) {
+            for (const json& t : *type) {
+                if (!t.is_string()) continue;
+                ok = ok || has_type(value, t.get<std::string>());
+                wanted += (wanted.empty() ? "" : " or ") + t.get<std::string>();
+            }
+        }
+        if (!ok) return path + ": expected " + wanted + ", got " + kind_of(value);
+    }
+    if (const auto values = schema.find("enum"); values != schema.end() && values->is_array()) {
+        bool found = false;
+        for (const json& v : *values) found = found || v == value;
+        if (!found) return path + ": " + shown(value) + " is not one of " + shown(*values);
+    }
+    if (value.is_number()) {
+        const double v = value.get<double>();
+        if (const auto min = schema.find("minimum"); min != schema.end() && min->is_number()) {
+            if (v < min->get<double>())
+                return path + ": " + shown(value) + " is below the minimum " + min->dump();
+        }
+        if (const auto max = schema.find("maximum"); max != schema.end() && max->is_number()) {
+            if (v > max->get<double>())
+                return path + ": " + shown(value) + " is above the maximum " + max->dump();
+        }
+    }
+    if (value.is_object()) {
+        if (const auto required = schema.find("required");
+            required != schema.end() && required->is_array()) {
+            for (const json& name : *required) {
+                if (name.is_string() && !value.contains(name.get<std::string>()))
+                    return path + ": missing required property \"" + name.get<std::string>() + "\"";
+            }
+        }
+        if (const auto properties = schema.find("properties");
+            properties != schema.end() && properties->is_object()) {
+            for (const auto& [name, sub] : properties->items()) {
+                const auto it = value.find(name);
+                if (it == value.end()) continue;
+                if (auto error = walk(*it, sub, path + "." + name)) return error;
+            }
+        }
+    }
+    if (value.is_array()) {
+        if (const auto min = schema.find("minItems"); min != schema.end() && min->is_number()) {
+            if (static_cast<double>(value.size()) < min->get<double>())
+                return path + ": " + std::to_string(value.size()) + " items, fewer than minItems " +
+                       min->dump();
+        }
+        if (const auto max = schema.find("maxItems"); max != schema.end() && max->is_number()) {
+            if (static_cast<double>(value.size()) > max->get<double>())
+                return path + ": " + std::to_string(value.size()) + " items, more than maxItems " +
+                       max->dump();
+        }
+        if (const auto items = schema.find("items"); items != schema.end()) {
+            for (std::size_t i = 0; i < value.size(); ++i) {
+                if (auto error = walk(value[i], *items, path + "[" + std::to_string(i) + "]"))
+                    return error;
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> check(const json& schema, const std::string& path) {
+    if (!schema.is_object()) return path + ": a schema must be a JSON object";
+    for (const auto& [key, value] : schema.items()) {
+        const std::string where = path + "." + key;
+        if (key == "type") {
+            const auto known = [](const json& t) {
+                if (!t.is_string()) return false;
+                for (auto name : kTypeNames)
+                    if (t.get<std::string>() == name) return true;
+                return false;
+            };
+            if (value.is_array()) {
+                if (value.empty()) return where + ": an empty list of types";
+                for (const json& t : value)
+                    if (!known(t)) return where + ": unknown type " + t.dump();
+            } else if (!known(value)) {
+                return where + ": unknown type " + value.dump();
+            }
+        } else if (key == "required") {
+            if (!value.is_array()) return where + ": must be an array of property names";
+            for (const json& name : value)
+                if (!name.is_string()) return where + ": must be an array of property names";
+        } else if (key == "properties") {
+            if (!value.is_object()) return where + ": must be an object of schemas";
+            for (const auto& [name, sub] : value.items())
+                if (auto error = check(sub, where + "." + name)) return error;
+        } else if (key == "items") {
+            if (auto error = check(value, where)) return error;
+        } else if (key == "enum") {
+            if (!value.is_array()) return where + ": must be an array";
+        } else if (key == "minimum" || key == "maximum") {
+            if (!value.is_number()) return where + ": must be a number";
+        } else if (key == "minItems" || key == "maxItems") {
+            if (!value.is_number_unsigned() && !(value.is_number_integer() && value.get<long long>() >= 0))
+                return where + ": must be a non-negative integer";
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> validate_json(const json& value, const json& schema) {
+    return walk(value, schema, "$");
+}
+
+std::optional<std::string> check_schema(const json& schema) { return check(schema, "$"); }
+
+}  // namespace glassbox::llm

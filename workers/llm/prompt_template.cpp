@@ -1,0 +1,259 @@
+// Template parsing (header, then prompt), rendering with variable checks, and the template set.
+#include "workers/llm/prompt_template.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <set>
+
+#include "workers/llm/json_schema.hpp"
+
+namespace glassbox::llm {
+
+using nlohmann::json;
+using schema::Error;
+using schema::ErrorType;
+using schema::make_error;
+
+namespace {
+
+constexpr std::string_view kBuiltinOrigin = "built-in";
+
+Error invalid(std::string message) { return make_error(ErrorType::kInvalidRequest, std::move(message)); }
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+    return s;
+}
+
+bool name_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+}
+
+// A placeholder at `pos` ("{{ name }}"): its name and length, or nullopt.
+std::optional<std::pair<std::string_view, std::size_t>> placeholder_at(std::string_view text,
+                                                                       std::size_t pos) {
+    if (text.compare(pos, 2, "{{") != 0) return std::nullopt;
+    std::size_t i = pos + 2;
+    while (i < text.size() && text[i] == ' ') ++i;
+    const std::size_t start = i;
+    while (i < text.size() && name_char(text[i])) ++i;
+    const std::size_t end = i;
+    while (i < text.size() && text[i] == ' ') ++i;
+    if (end == start || text.compare(i, 2, "}}") != 0) return std::nullopt;
+    return std::pair{text.substr(start, end - start), i + 2 - pos};
+}
+
+// One header entry: its key, value and the line it started on.
+struct HeaderEntry {
+    std::string key;
+    std::string value;
+    std::size_t line = 0;
+};
+
+}  // namespace
+
+std::string_view to_string(OutputKind kind) noexcept {
+    return kind == OutputKind::kJson ? "json" : "text";
+}
+
+bool valid_template_name(std::string_view name) noexcept {
+    if (name.empty() || name.size() > 64) return false;
+    return std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    });
+}
+
+schema::Result<PromptTemplate> PromptTemplate::parse(std::string name, std::string_view text,
+                                                     std::string origin) {
+    PromptTemplate t;
+    t.name = std::move(name);
+    t.origin = std::move(origin);
+    const auto fail = [&](std::size_t line, const std::string& why) {
+        return invalid("template " + t.origin + (line ? ":" + std::to_string(line) : "") + ": " + why);
+    };
+
+    // Header: lines up to the first "---".
+    std::vector<HeaderEntry> entries;
+    std::size_t pos = 0;
+    std::size_t line_number = 0;
+    bool separated = false;
+    while (pos < text.size()) {
+        const std::size_t eol = text.find('\n', pos);
+        const std::string_view raw =
+            text.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
+        pos = eol == std::string_view::npos ? text.size() : eol + 1;
+        ++line_number;
+        if (trim(raw) == "---") {
+            separated = true;
+            break;
+        }
+        if (trim(raw).empty() || trim(raw).front() == '#') continue;
+        if (raw.front() == ' ' || raw.front() == '\t') {
+            if (entries.empty()) return fail(line_number, "a continuation line before any key");
+            entries.back().value += "\n";
+            entries.back().value += trim(raw);
+            continue;
+        }
+        const std::size_t colon = raw.find(':');
+        if (colon == std::string_view::npos)
+            return fail(line_number, "expected \"key: value\" or the \"---\" line");
+        entries.push_back({std::string(trim(raw.substr(0, colon))),
+                           std::string(trim(raw.substr(colon + 1))), line_number});
+    }
+    if (!separated) return fail(0, "no \"---\" line between the header and the prompt");
+    t.prompt = std::string(text.substr(pos));
+
+    bool have_output = false;
+    bool have_schema = false;
+    std::set<std::string, std::less<>> declared;
+    for (const auto& entry : entries) {
+        if (entry.key == "output") {
+            if (entry.value == "text") {
+                t.output = OutputKind::kText;
+            } else if (entry.value == "json") {
+                t.output = OutputKind::kJson;
+            } else {
+                return fail(entry.line, "output must be \"text\" or \"json\", not \"" + entry.value + "\"");
+            }
+            have_output = true;
+        } else if (entry.key == "schema") {
+            t.schema = json::parse(entry.value, nullptr, false);
+            if (t.schema.is_discarded()) return fail(entry.line, "the schema is not valid JSON");
+            if (auto why = check_schema(t.schema)) return fail(entry.line, "schema " + *why);
+            have_schema = true;
+        } else if (entry.key.starts_with("variable ") || entry.key.starts_with("variable\t")) {
+            TemplateVariable v;
+            v.name = std::string(trim(std::string_view(entry.key).substr(9)));
+            if (v.name.empty() || !std::all_of(v.name.begin(), v.name.end(), name_char))
+                return fail(entry.line, "a variable name is letters, digits, '_' and '-'");
+            if (!declared.insert(v.name).second)
+                return fail(entry.line, "variable \"" + v.name + "\" declared twice");
+            const std::string_view value = entry.value;
+            if (value == "text") {
+                v.json = false;
+            } else if (value.starts_with("json")) {
+                v.json = true;
+                const std::string_view rest = trim(value.substr(4));
+                if (!rest.empty()) {
+                    v.schema = json::parse(rest, nullptr, false);
+                    if (v.schema.is_discarded())
+                        return fail(entry.line, "the schema of variable \"" + v.name + "\" is not valid JSON");
+                    if (auto why = check_schema(v.schema))
+                        return fail(entry.line, "variable \"" + v.name + "\" schema " + *why);
+                }
+            } else {
+                return fail(entry.line, "variable \"" + v.name + "\" must be \"text\" or \"json [schema]\"");
+            }
+            t.variables.push_back(std::move(v));
+        } else {
+            return fail(entry.line, "unknown header key \"" + entry.key + "\" (known: output, schema, variable NAME)");
+        }
+    }
+    if (!have_output) return fail(0, "no \"output:\" line (text or json)");
+    if (t.output == OutputKind::kJson && !have_schema)
+        return fail(0, "a json template needs a \"schema:\" for its output");
+    if (t.output == OutputKind::kText && have_schema)
+        return fail(0, "a text template has no output schema");
+
+    // Placeholders the header did not declare are text variables.
+    for (std::size_t i = t.prompt.find("{{"); i != std::string::npos; i = t.prompt.find("{{", i + 1)) {
+        if (auto p = placeholder_at(t.prompt, i); p && !declared.contains(p->first)) {
+            declared.insert(std::string(p->first));
+            t.variables.push_back({std::string(p->first), false, json::object()});
+        }
+    }
+    return t;
+}
+
+const TemplateVariable* PromptTemplate::variable(std::string_view wanted) const {
+    for (const auto& v : variables)
+        if (v.name == wanted) return &v;
+    return nullptr;
+}
+
+schema::Result<RenderedPrompt> PromptTemplate::render(
+    const std::map<std::string, std::string>& values) const {
+    RenderedPrompt out;
+    for (const auto& v : variables) {
+        const auto it = values.find(v.name);
+        if (it == values.end())
+            return invalid("template " + name + " needs variable \"" + v.name + "\"");
+        if (!v.json) continue;
+        json parsed = json::parse(it->second, nullptr, false);
+        if (parsed.is_discarded())
+            return invalid("variable \"" + v.name + "\" of template " + name + " must be JSON text");
+        if (auto why = validate_json(parsed, v.schema)) {
+            return invalid("variable \"" + v.name + "\" of template " + name +
+                           " is not of the expected shape: " + *why);
+        }
+        out.json_variables.emplace(v.name, std::move(parsed));
+    }
+    out.text.reserve(prompt.size());
+    std::size_t i = 0;
+    while (i < prompt.size()) {
+        if (prompt[i] == '{') {
+            if (auto p = placeholder_at(prompt, i)) {
+                out.text += values.at(std::string(p->first));
+                i += p->second;
+                continue;
+            }
+        }
+        out.text += prompt[i++];
+    }
+    return out;
+}
+
+schema::Result<TemplateSet> TemplateSet::builtin() {
+    TemplateSet set;
+    for (const auto& b : builtin_templates()) {
+        auto t = PromptTemplate::parse(std::string(b.name), b.text,
+                                       std::string(kBuiltinOrigin) + " " + std::string(b.name));
+        if (!t) return std::move(t).error();
+        set.templates_.insert_or_assign(t->name, std::move(t).value());
+    }
+    return set;
+}
+
+schema::Result<TemplateSet> TemplateSet::load(const std::filesystem::path& dir) {
+    auto set = builtin();
+    if (!set) return set;
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+        return make_error(ErrorType::kNotFound, "templates folder " + dir.string() + " does not exist");
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+        if (entry.path().extension() == ".txt" && entry.is_regular_file()) files.push_back(entry.path());
+    }
+    if (ec) return make_error(ErrorType::kNotFound, "cannot list templates folder " + dir.string() + ": " + ec.message());
+    std::sort(files.begin(), files.end());
+    for (const auto& path : files) {
+        const std::string name = path.stem().string();
+        if (!valid_template_name(name)) {
+            return invalid("template file " + path.string() +
+                           ": a template name is lower-case letters, digits, '_' and '-'");
+        }
+        std::ifstream in(path, std::ios::binary);
+        if (!in) return invalid("cannot read template file " + path.string());
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        auto t = PromptTemplate::parse(name, text, path.string());
+        if (!t) return std::move(t).error();
+        set->templates_.insert_or_assign(name, std::move(t).value());
+    }
+    return set;
+}
+
+const PromptTemplate* TemplateSet::find(std::string_view name) const {
+    const auto it = templates_.find(name);
+    return it == templates_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> TemplateSet::names() const {
+    std::vector<std::string> out;
+    for (const auto& [name, t] : templates_) out.push_back(name);
+    return out;
+}
+
+}  // namespace glassbox::llm
