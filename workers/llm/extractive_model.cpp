@@ -27,7 +27,8 @@ struct Token {
     std::size_t index = 0;   // position among tokens
     bool possessive = false;  // followed by 's
     bool sentence_initial = false;
-    bool break_after = false;  // punctuation after it ends a phrase
+    bool break_after = false;  // punctuation or a possessive after it ends a phrase
+    bool punct_after = false;  // punctuation after it
     bool underscore = false;
     bool capitalized = false;
     bool all_caps = false;
@@ -162,7 +163,10 @@ std::vector<Token> tokenize_question(std::string_view question) {
             }
         }
         if (piece.empty()) {
-            if (!tokens.empty()) tokens.back().break_after = true;
+            if (!tokens.empty()) {
+                tokens.back().break_after = true;
+                tokens.back().punct_after = true;
+            }
             if (sentence_end) next_initial = true;
             continue;
         }
@@ -173,6 +177,7 @@ std::vector<Token> tokenize_question(std::string_view question) {
         t.possessive = possessive;
         t.sentence_initial = next_initial;
         t.break_after = trailing_break || possessive;
+        t.punct_after = trailing_break;
         t.underscore = piece.find('_') != std::string::npos;
         t.capitalized = is_ascii_upper(piece.front());
         std::size_t letters = 0;
@@ -254,9 +259,11 @@ QuestionAnalysis analyze_question(std::string_view question) {
             continue;
         }
         std::size_t end = i + 1;
-        while (end < tokens.size() && !tokens[end - 1].break_after) {
+        while (end < tokens.size() && !tokens[end - 1].punct_after) {
             const Token& t = tokens[end];
             if (t.underscore) break;
+            // "Arthur's Magazine" goes on past the possessive; "Henry's wife" ends there.
+            if (tokens[end - 1].possessive && !(t.capitalized || t.all_caps)) break;
             if (t.capitalized || t.all_caps || (t.number && end > i)) {
                 ++end;
                 continue;
@@ -369,28 +376,56 @@ struct RelationWord {
     std::string surface;
     std::string stem;
     std::vector<std::string_view> cues;
-    std::string key;  // its main cue, else its stem: two words with one key say the same thing
     double weight = 1.0;
 };
 
-std::vector<RelationWord> relation_words(const QuestionAnalysis& a) {
-    std::vector<RelationWord> out;
+// The relation words of one key (main cue, else stem) within one segment of the question:
+// "other half of spouse of X 's spouse" has three spouse mentions (segments split at "of",
+// possessives and punctuation), "the football club that X plays for" one club mention however
+// many of its words say "club". A path needs one edge per mention.
+struct RelationMention {
+    std::string key;
+    std::vector<std::size_t> words;  // into the RelationWord list
+    double weight = 0.0;
+};
+
+struct QuestionRelations {
+    std::vector<RelationWord> words;
+    std::vector<RelationMention> mentions;
+    double total_weight = 0.0;
+};
+
+QuestionRelations relation_words(const QuestionAnalysis& a) {
+    QuestionRelations out;
+    std::size_t segment = 0;
+    std::map<std::pair<std::size_t, std::string>, std::size_t> mention_index;
     for (const auto& t : a.tokens) {
-        if (t.in_entity || t.number) continue;
-        const auto& cues = text::relation_cues(t.lower);
-        // Question words are stopwords, but "where", "when", "why" name a relation.
-        if (t.stop && cues.empty()) continue;
-        for (const auto& w : text::words(t.text)) {
-            if (text::is_stopword(w) && text::relation_cues(w).empty()) continue;
-            RelationWord r;
-            r.surface = w;
-            r.stem = text::stem(w);
-            r.cues = text::relation_cues(w);
-            r.key = r.cues.empty() ? r.stem : std::string(r.cues.front());
-            r.weight = t.appositive ? 0.3 : 1.0;
-            out.push_back(std::move(r));
+        const bool separator = t.lower == "of" || t.lower == "and" || t.lower == "or";
+        if (separator) ++segment;
+        if (!t.in_entity && !t.number) {
+            const auto& token_cues = text::relation_cues(t.lower);
+            // Question words are stopwords, but "where", "when", "why" name a relation.
+            if (!(t.stop && token_cues.empty())) {
+                for (const auto& w : text::words(t.text)) {
+                    if (text::is_stopword(w) && text::relation_cues(w).empty()) continue;
+                    RelationWord r;
+                    r.surface = w;
+                    r.stem = text::stem(w);
+                    r.cues = text::relation_cues(w);
+                    r.weight = t.appositive ? 0.3 : 1.0;
+                    const std::string key = r.cues.empty() ? r.stem : std::string(r.cues.front());
+                    auto [it, inserted] = mention_index.emplace(std::pair{segment, key}, out.mentions.size());
+                    if (inserted) out.mentions.push_back({key, {}, 0.0});
+                    auto& m = out.mentions[it->second];
+                    m.words.push_back(out.words.size());
+                    m.weight = std::max(m.weight, r.weight);
+                    out.words.push_back(std::move(r));
+                }
+            }
         }
+        if (t.break_after) ++segment;
     }
+    for (const auto& m : out.mentions) out.total_weight += m.weight;
     return out;
 }
 
@@ -422,6 +457,15 @@ std::vector<double> predicate_match(std::string_view predicate, const std::vecto
         }
     }
     return match;
+}
+
+// The same per relation mention: its best word.
+std::vector<double> mention_match(std::string_view predicate, const QuestionRelations& rel) {
+    const auto words = predicate_match(predicate, rel.words);
+    std::vector<double> out(rel.mentions.size(), 0.0);
+    for (std::size_t m = 0; m < rel.mentions.size(); ++m)
+        for (auto w : rel.mentions[m].words) out[m] = std::max(out[m], words[w]);
+    return out;
 }
 
 struct Mention {
@@ -489,8 +533,7 @@ std::vector<double> ExtractiveModel::score_edges(std::string_view question,
                                                  const std::vector<double>* embedding_similarity) const {
     const auto analysis = analyze_question(question);
     const auto rel = relation_words(analysis);
-    double rel_total = 0.0;
-    for (const auto& r : rel) rel_total += r.weight;
+    const double rel_total = rel.total_weight;
 
     // Entity mentions: the question's own, then the caller's concepts (less weight further down).
     std::vector<Mention> mentions;
@@ -525,7 +568,7 @@ std::vector<double> ExtractiveModel::score_edges(std::string_view question,
         g.from = node(e.s);
         g.to = node(e.o);
         auto [it, inserted] = predicate_index.emplace(lower(e.p), predicate_matches.size());
-        if (inserted) predicate_matches.push_back(predicate_match(e.p, rel));
+        if (inserted) predicate_matches.push_back(mention_match(e.p, rel));
         g.predicate = it->second;
         graph.push_back(g);
     }
@@ -554,21 +597,23 @@ std::vector<double> ExtractiveModel::score_edges(std::string_view question,
     std::vector<std::size_t> path_edges;
     std::vector<std::size_t> path_nodes;
     const auto score_path = [&](double start_anchor) {
-        std::vector<bool> taken(rel.size(), false);
+        const auto& mentions_q = rel.mentions;
+        std::vector<bool> taken(mentions_q.size(), false);
         double covered = 0.0;
         std::size_t justified = 0;
         std::set<std::size_t> mentions_on_path;
         mentions_on_path.insert(anchor_mention[path_nodes.front()]);
         for (std::size_t k = 0; k < path_edges.size(); ++k) {
             const auto& match = predicate_matches[graph[path_edges[k]].predicate];
-            std::set<std::string> keys_used;
+            // An edge takes each relation key once: a spouse edge answers one "spouse".
+            std::set<std::string_view> keys_used;
             bool took = false;
-            for (std::size_t j = 0; j < rel.size(); ++j) {
-                if (taken[j] || match[j] <= 0.0 || keys_used.contains(rel[j].key)) continue;
+            for (std::size_t j = 0; j < mentions_q.size(); ++j) {
+                if (taken[j] || match[j] <= 0.0 || keys_used.contains(mentions_q[j].key)) continue;
                 taken[j] = true;
-                keys_used.insert(rel[j].key);
-                covered += rel[j].weight * match[j];
-                took = took || rel[j].weight >= 0.5;
+                keys_used.insert(mentions_q[j].key);
+                covered += mentions_q[j].weight * match[j];
+                took = took || mentions_q[j].weight >= 0.5;
             }
             const std::size_t reached = path_nodes[k + 1];
             bool new_anchor = false;
@@ -619,7 +664,7 @@ std::vector<double> ExtractiveModel::score_edges(std::string_view question,
         double lexical = 0.0;
         const auto& match = predicate_matches[graph[i].predicate];
         double covered = 0.0;
-        for (std::size_t j = 0; j < rel.size(); ++j) covered += rel[j].weight * match[j];
+        for (std::size_t j = 0; j < rel.mentions.size(); ++j) covered += rel.mentions[j].weight * match[j];
         const double predicate_share = rel_total > 0.0 ? std::min(1.0, covered / rel_total) : 0.0;
         const double entity =
             std::max(anchor[graph[i].from], anchor[graph[i].to]);
@@ -653,12 +698,12 @@ std::vector<std::string> ExtractiveModel::reason_edges(std::string_view question
             parts.push_back("its subject \"" + e.s + "\" is named in the question");
         if (anchor_strength(normalize(e.o), mentions, question_norm, which) >= 0.8)
             parts.push_back("its object \"" + e.o + "\" is named in the question");
-        const auto match = predicate_match(e.p, rel);
+        const auto match = predicate_match(e.p, rel.words);
         std::vector<std::string> words;
-        for (std::size_t j = 0; j < rel.size(); ++j) {
+        for (std::size_t j = 0; j < rel.words.size(); ++j) {
             if (match[j] > 0.0 &&
-                std::find(words.begin(), words.end(), rel[j].surface) == words.end())
-                words.push_back(rel[j].surface);
+                std::find(words.begin(), words.end(), rel.words[j].surface) == words.end())
+                words.push_back(rel.words[j].surface);
         }
         if (!words.empty()) {
             std::string list;

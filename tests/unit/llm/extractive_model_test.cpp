@@ -1,0 +1,346 @@
+// The extractive model: concepts from realistic questions, edge scoring that ranks the
+// matching edges first, reasons, and answers that cite only what they were given.
+#include "workers/llm/extractive_model.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "workers/llm/text_analysis.hpp"
+
+namespace glassbox::llm {
+namespace {
+
+
+bool has(const std::vector<std::string>& list, const std::string& item) {
+    return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+std::size_t rank_of(const std::vector<std::string>& list, const std::string& item) {
+    return static_cast<std::size_t>(std::find(list.begin(), list.end(), item) - list.begin());
+}
+
+// ---- concepts ---------------------------------------------------------------------------------
+
+TEST(ExtractConceptsTest, UnderscoreNamesComeFirstAsPlainWords) {
+    ExtractiveModel m;
+    const auto c = m.extract_concepts("which country is the soccer team Cruz_Azul_FC based in ?");
+    ASSERT_FALSE(c.empty());
+    EXPECT_EQ(c.front(), "Cruz Azul FC");
+    EXPECT_TRUE(has(c, "country"));
+    EXPECT_FALSE(has(c, "which"));
+    EXPECT_FALSE(has(c, "?"));
+
+    const auto royal =
+        m.extract_concepts("what is the gender of princess_beatrice_of_the_united_kingdom 's children ?");
+    ASSERT_FALSE(royal.empty());
+    EXPECT_EQ(royal.front(), "princess beatrice of the united kingdom");
+    EXPECT_TRUE(has(royal, "gender"));
+    EXPECT_TRUE(has(royal, "children"));
+}
+
+TEST(ExtractConceptsTest, CapitalisedAndAllCapsNamesAreEntities) {
+    ExtractiveModel m;
+    const auto both = m.extract_concepts("who plays at position Forward for club New_England_Revolution ?");
+    ASSERT_GE(both.size(), 2u);
+    EXPECT_EQ(std::set<std::string>(both.begin(), both.begin() + 2),
+              (std::set<std::string>{"New England Revolution", "Forward"}));
+    EXPECT_TRUE(has(both, "plays"));
+
+    const auto caps = m.extract_concepts("what number does HENRIQUE wear ?");
+    ASSERT_FALSE(caps.empty());
+    EXPECT_EQ(caps.front(), "HENRIQUE");
+
+    const auto spans = m.extract_concepts(
+        "Which magazine was started first, Arthur's Magazine or First for Women?");
+    EXPECT_TRUE(has(spans, "Arthur's Magazine")) << ::testing::PrintToString(spans);
+    EXPECT_TRUE(has(spans, "First for Women")) << ::testing::PrintToString(spans);
+    EXPECT_FALSE(has(spans, "Which"));
+    EXPECT_LT(rank_of(spans, "First for Women"), rank_of(spans, "magazine"));
+}
+
+TEST(ExtractConceptsTest, PossessiveOwnersQuotesAndNumbers) {
+    ExtractiveModel m;
+    const auto owner = m.extract_concepts("what is the name of the child of mom of khufu 's children ?");
+    ASSERT_FALSE(owner.empty());
+    EXPECT_EQ(owner.front(), "khufu");
+    EXPECT_FALSE(has(owner, "children's")) << "a relation word is not an entity";
+
+    const auto quoted = m.extract_concepts("Who recorded \"Bohemian Rhapsody\" in 1975?");
+    ASSERT_FALSE(quoted.empty());
+    EXPECT_EQ(quoted.front(), "Bohemian Rhapsody");
+    EXPECT_TRUE(has(quoted, "1975"));
+    EXPECT_TRUE(has(quoted, "recorded"));
+}
+
+TEST(ExtractConceptsTest, AtMostTheLimitDistinctAndNeverEmptyStrings) {
+    ExtractiveModel m;
+    const std::string question =
+        "Compare the Golden Gate Bridge, the Brooklyn Bridge, the Tower Bridge, the Rialto Bridge, "
+        "the Charles Bridge, the Ponte Vecchio, the Millau Viaduct, the Akashi Bridge, the "
+        "Sydney Harbour Bridge and the Forth Bridge by length, age, cost and golden colour";
+    const auto c = m.extract_concepts(question);
+    EXPECT_EQ(c.size(), 10u);
+    std::set<std::string> normalized;
+    for (const auto& s : c) {
+        EXPECT_FALSE(s.empty());
+        EXPECT_TRUE(normalized.insert(text::normalize(s)).second) << "duplicate " << s;
+    }
+    EXPECT_EQ(m.extract_concepts(question, 3).size(), 3u);
+    EXPECT_TRUE(m.extract_concepts("").empty());
+    EXPECT_TRUE(m.extract_concepts("   ?? ").empty());
+    EXPECT_TRUE(m.extract_concepts("what is it ?").empty()) << "only stopwords: nothing to look up";
+}
+
+// Every development question of kg-pathquestion names its topic entities with underscores or
+// capitals; each must come out as a concept, and the first concept must be one of them.
+TEST(ExtractConceptsTest, FindsTheTopicEntitiesOfThePathQuestions) {
+    const std::filesystem::path file =
+        std::filesystem::path(GLASSBOX_SHARED_DATA) / "kg-pathquestion" / "questions-dev.jsonl";
+    if (!std::filesystem::exists(file)) GTEST_SKIP() << "no " << file << " (../shared/data absent)";
+    ExtractiveModel m;
+    std::ifstream in(file);
+    std::string line;
+    std::size_t questions = 0;
+    while (std::getline(in, line)) {
+        const auto q = nlohmann::json::parse(line);
+        const auto concepts = m.extract_concepts(q["question"].get<std::string>());
+        std::set<std::string> got;
+        for (const auto& c : concepts) got.insert(text::normalize(c));
+        bool first_is_topic = false;
+        for (const auto& topic : q["topic_entities"]) {
+            const auto t = text::normalize(topic.get<std::string>());
+            EXPECT_TRUE(got.contains(t)) << q["question"] << " lacks " << t;
+            first_is_topic = first_is_topic || (!concepts.empty() && text::normalize(concepts[0]) == t);
+        }
+        EXPECT_TRUE(first_is_topic) << q["question"];
+        ++questions;
+    }
+    EXPECT_GT(questions, 100u);
+}
+
+// ---- edge scoring ----------------------------------------------------------------------------
+
+std::vector<double> score(const std::string& question, const std::vector<LabelledEdge>& edges,
+                          const std::vector<double>* similarity = nullptr) {
+    ExtractiveModel m;
+    return m.score_edges(question, m.extract_concepts(question), edges, similarity);
+}
+
+TEST(ScoreEdgesTest, TheMatchingEdgeRanksAboveUnrelatedOnes) {
+    const std::vector<LabelledEdge> edges{
+        {"e1", "Cruz Azul FC", "is in country", "Mexico"},
+        {"e2", "Cruz Azul FC", "plays in club inverse", "Marco FABIAN"},
+        {"e3", "Paris Saint-Germain FC", "is in country", "France"},
+        {"e4", "Marco FABIAN", "is aged", "24"},
+    };
+    const auto s = score("which country is the soccer team Cruz_Azul_FC based in ?", edges);
+    ASSERT_EQ(s.size(), edges.size());
+    for (double x : s) {
+        EXPECT_GE(x, 0.0);
+        EXPECT_LE(x, 1.0);
+    }
+    EXPECT_GT(s[0], s[1]);
+    EXPECT_GT(s[0], s[2]);
+    EXPECT_GT(s[0], s[3]);
+    EXPECT_GT(s[1], s[3]) << "an edge of the named entity beats a stranger's";
+}
+
+TEST(ScoreEdgesTest, BothEdgesOfATwoHopPathBeatTheirNeighbours) {
+    const std::vector<LabelledEdge> edges{
+        {"e1", "Eric CHOUPO MOTING", "plays position", "Forward"},
+        {"e2", "1. FSV Mainz 05", "plays in club inverse", "Nicolai MUELLER"},
+        {"e3", "Eric CHOUPO MOTING", "plays in club", "1. FSV Mainz 05"},
+        {"e4", "Eric CHOUPO MOTING", "is aged", "25"},
+        {"e5", "1. FSV Mainz 05", "is in country", "Germany"},
+        {"e6", "Nicolai MUELLER", "wears number", "27"},
+    };
+    const auto s = score("where is the football club that Eric_CHOUPO_MOTING plays for ?", edges);
+    EXPECT_GT(s[2], s[0]);
+    EXPECT_GT(s[2], s[3]);
+    EXPECT_GT(s[4], s[1]) << "the second hop that answers 'where' beats other club edges";
+    EXPECT_GT(s[4], s[5]);
+    EXPECT_GT(s[4], s[0]);
+}
+
+TEST(ScoreEdgesTest, RelationWordsMatchThroughSynonymsAndRepeatAlongAChain) {
+    // "other half" and "spouse" both name the spouse relation; the chain has three spouse hops.
+    const std::vector<LabelledEdge> edges{
+        {"e1", "henry v holy roman emperor", "spouse", "matilda"},
+        {"e2", "matilda", "spouse", "geoffrey v count of anjou"},
+        {"e3", "geoffrey v count of anjou", "spouse", "matilda of anjou"},
+        {"e4", "henry v holy roman emperor", "gender", "male"},
+        {"e5", "matilda", "religion", "catholicism"},
+        {"e6", "geoffrey v count of anjou", "place of birth", "anjou"},
+    };
+    const auto s = score("what is the other half of spouse of henry_v_holy_roman_emperor 's spouse ?", edges);
+    for (std::size_t chain : {0, 1, 2}) {
+        for (std::size_t other : {3, 4, 5}) EXPECT_GT(s[chain], s[other]) << chain << " vs " << other;
+    }
+}
+
+TEST(ScoreEdgesTest, APathJoiningBothNamedEntitiesWins) {
+    const std::vector<LabelledEdge> edges{
+        {"e1", "Forward", "plays position inverse", "Abel HERNANDEZ"},
+        {"e2", "Forward", "plays position inverse", "Jackson MARTINEZ"},
+        {"e3", "FC Porto", "plays in club inverse", "Jackson MARTINEZ"},
+        {"e4", "FC Porto", "plays in club inverse", "HELTON"},
+        {"e5", "HELTON", "plays position", "Goalkeeper"},
+    };
+    const auto s = score("name a player who plays at Forward position at the club FC_Porto ?", edges);
+    EXPECT_GT(s[1], s[0]);
+    EXPECT_GT(s[2], s[3]);
+    EXPECT_GT(s[2], s[4]);
+}
+
+TEST(ScoreEdgesTest, DeterministicAndIndependentOfEdgeOrder) {
+    std::vector<LabelledEdge> edges{
+        {"e1", "Cruz Azul FC", "is in country", "Mexico"},
+        {"e2", "Cruz Azul FC", "plays in club inverse", "Marco FABIAN"},
+        {"e3", "Marco FABIAN", "plays position", "Midfielder"},
+        {"e4", "Mexico", "is in country inverse", "Club America"},
+    };
+    const std::string q = "which country is the soccer team Cruz_Azul_FC based in ?";
+    const auto first = score(q, edges);
+    EXPECT_EQ(first, score(q, edges));
+    std::reverse(edges.begin(), edges.end());
+    auto reversed = score(q, edges);
+    std::reverse(reversed.begin(), reversed.end());
+    EXPECT_EQ(first, reversed);
+    EXPECT_TRUE(score(q, {}).empty());
+}
+
+TEST(ScoreEdgesTest, EmbeddingSimilarityIsBlendedIn) {
+    const std::vector<LabelledEdge> edges{
+        {"e1", "Lake Orrin", "feeds", "River Tam"},
+        {"e2", "Lake Orrin", "borders", "Tam Forest"},
+    };
+    const std::string q = "What does Lake_Orrin do?";
+    const auto plain = score(q, edges);
+    EXPECT_EQ(plain[0], plain[1]) << "lexically alike";
+    const std::vector<double> cosines{0.9, 0.1};
+    const auto blended = score(q, edges, &cosines);
+    EXPECT_GT(blended[0], blended[1]);
+    for (double x : blended) EXPECT_LE(x, 1.0);
+}
+
+// ---- reasons ---------------------------------------------------------------------------------
+
+TEST(ReasonEdgesTest, SayWhatMatched) {
+    ExtractiveModel m;
+    const std::vector<LabelledEdge> edges{
+        {"e1", "Cruz Azul FC", "is in country", "Mexico"},
+        {"e2", "Marco FABIAN", "is aged", "24"},
+    };
+    const auto r = m.reason_edges("which country is the soccer team Cruz_Azul_FC based in ?", edges);
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_NE(r[0].find("\"Cruz Azul FC\" is named in the question"), std::string::npos) << r[0];
+    EXPECT_NE(r[0].find("\"country\""), std::string::npos) << r[0];
+    EXPECT_NE(r[1].find("matches no entity or relation word"), std::string::npos) << r[1];
+    EXPECT_EQ(r, m.reason_edges("which country is the soccer team Cruz_Azul_FC based in ?", edges));
+}
+
+// ---- synthesis -------------------------------------------------------------------------------
+
+// The ids of every [marker] in `text`.
+std::vector<std::string> markers(const std::string& text) {
+    std::vector<std::string> out;
+    const std::regex marker(R"(\[([A-Za-z0-9_-]{1,32})\])");
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), marker); it != std::sregex_iterator(); ++it)
+        out.push_back((*it)[1]);
+    return out;
+}
+
+std::string joined(const std::vector<std::string>& pieces) {
+    std::string out;
+    for (const auto& p : pieces) out += (out.empty() ? "" : " ") + p;
+    return out;
+}
+
+TEST(SynthesisTest, GraphAnswersGroupFactsAndCiteOnlyGivenIds) {
+    ExtractiveModel m;
+    const std::vector<LabelledEdge> edges{
+        {"e1", "Cruz Azul FC", "is in country", "Mexico"},
+        {"e2", "Forward", "plays position inverse", "Marco FABIAN"},
+        {"e3", "Forward", "plays position inverse", "Jose CORONA"},
+        {"e4", "alexander darcy", "spouse", "mary darcy"},
+        {"bad id!", "Cruz Azul FC", "is in country", "Atlantis"},
+        {"e1", "Cruz Azul FC", "is in country", "Duplicate"},
+    };
+    const auto sentences = m.synthesize_from_edges("q", edges);
+    ASSERT_EQ(sentences.size(), 3u);
+    EXPECT_EQ(sentences[0], "Cruz Azul FC is in country Mexico [e1].");
+    EXPECT_EQ(sentences[1], "Marco FABIAN and Jose CORONA plays position Forward [e2][e3].");
+    EXPECT_EQ(sentences[2], "The spouse of alexander darcy is mary darcy [e4].");
+    const auto cited = markers(joined(sentences));
+    EXPECT_EQ(cited, (std::vector<std::string>{"e1", "e2", "e3", "e4"}));
+    EXPECT_EQ(joined(sentences).find("Atlantis"), std::string::npos) << "an edge it cannot cite is left out";
+
+    const auto none = m.synthesize_from_edges("q", {});
+    ASSERT_EQ(none.size(), 1u);
+    EXPECT_TRUE(markers(none[0]).empty());
+}
+
+TEST(SynthesisTest, DocumentAnswersQuoteTheBestSentencesExactly) {
+    ExtractiveModel m;
+    const std::vector<TextChunk> chunks{
+        {"c1", "Paris has many museums. The Louvre is the largest of them.", "Paris"},
+        {"c2",
+         "The Eiffel Tower is a wrought-iron tower in Paris. Construction of the Eiffel Tower "
+         "was finished in March 1889 by the company of Gustave Eiffel. It is 330 m tall.",
+         "Eiffel Tower"},
+    };
+    const auto pieces = m.synthesize_from_chunks("When was construction of the Eiffel Tower finished?", chunks);
+    ASSERT_FALSE(pieces.empty());
+    EXPECT_EQ(pieces[0],
+              "Construction of the Eiffel Tower was finished in March 1889 by the company of "
+              "Gustave Eiffel. [c2]");
+    for (const auto& p : pieces) {
+        const auto ids = markers(p);
+        ASSERT_EQ(ids.size(), 1u) << p;
+        const auto& chunk = ids[0] == "c1" ? chunks[0] : chunks[1];
+        const std::string quote = p.substr(0, p.size() - ids[0].size() - 3);
+        EXPECT_NE(chunk.text.find(quote), std::string::npos) << "not an exact quote: " << quote;
+    }
+    EXPECT_LE(pieces.size(), 3u);
+    EXPECT_EQ(pieces, m.synthesize_from_chunks("When was construction of the Eiffel Tower finished?", chunks));
+}
+
+TEST(SynthesisTest, ComparisonQuestionsQuoteBothDocuments) {
+    ExtractiveModel m;
+    const std::vector<TextChunk> chunks{
+        {"c1", "Arthur's Magazine (1844-1846) was an American literary periodical published in Philadelphia.", "Arthur's Magazine"},
+        {"c2", "First for Women is a woman's magazine published by Bauer Media Group in the USA. The magazine was started in 1989.", "First for Women"},
+        {"c3", "Philadelphia is the largest city in Pennsylvania.", "Philadelphia"},
+    };
+    const auto pieces =
+        m.synthesize_from_chunks("Which magazine was started first Arthur's Magazine or First for Women?", chunks);
+    std::set<std::string> cited;
+    for (const auto& p : pieces)
+        for (const auto& id : markers(p)) cited.insert(id);
+    EXPECT_TRUE(cited.contains("c1"));
+    EXPECT_TRUE(cited.contains("c2"));
+}
+
+TEST(SynthesisTest, ChunksWithUnusableIdsAreNeverCited) {
+    ExtractiveModel m;
+    const auto pieces = m.synthesize_from_chunks("tower", {{"no spaces allowed", "The tower is tall.", ""}});
+    ASSERT_EQ(pieces.size(), 1u);
+    EXPECT_TRUE(markers(pieces[0]).empty());
+}
+
+TEST(CountWordsTest, CountsWhitespaceSeparatedTokens) {
+    EXPECT_EQ(count_words(""), 0u);
+    EXPECT_EQ(count_words("  "), 0u);
+    EXPECT_EQ(count_words("one"), 1u);
+    EXPECT_EQ(count_words(" two  words\n"), 2u);
+    EXPECT_EQ(count_words("{\"concepts\":[\"a b\"]}"), 2u);
+}
+
+}  // namespace
+}  // namespace glassbox::llm
