@@ -1,0 +1,638 @@
+// Graph RAG and document RAG end to end: the real broker, trace collector, embeddings, store,
+// llm (extractive), graph-rag and document-rag workers as processes on loopback, the sample
+// knowledge of ops/sample loaded with `glassbox load`. Each chain's trace is checked against the
+// rules of docs/vocabulary.md and docs/rag.md and against the store; failure paths end the
+// trace as error with a typed error and leave the workers serving; `glassbox invoke` and
+// `glassbox up` are checked as a user runs them.
+#include <csignal>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "schema/messages.hpp"
+#include "schema/term_json.hpp"
+#include "schema/vocabulary.hpp"
+#include "tests/integration/cluster.hpp"
+#include "tests/integration/rag_trace_checks.hpp"
+
+namespace glassbox::integration {
+namespace {
+
+using nlohmann::json;
+using rag::ChainExpectation;
+using rag::RagRun;
+using rag::TraceGraph;
+using schema::Term;
+using std::chrono::milliseconds;
+namespace fs = std::filesystem;
+namespace vocab = schema::vocab;
+
+const fs::path kSample = GLASSBOX_SAMPLE_DIR;
+
+bool exited_with(const CommandResult& r, int code) { return r.status.exited && r.status.code == code; }
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+}
+
+struct PipelineOptions {
+    std::vector<std::string> llm_extra;  // more `glassbox worker llm` options
+    std::vector<std::string> rag_extra;  // more options of both RAG workers
+    bool load_sample = true;
+};
+
+class RagTest : public ClusterTest {
+protected:
+
+    void start_pipeline(const PipelineOptions& options = {}) {
+        broker_ = start_broker();
+        const std::string hb = std::to_string(kHeartbeatMs);
+        start_process("trace-collector", {glassbox_binary(), "worker", "trace-collector", "--broker", broker_.endpoint,
+                                          "--home", (dir() / "collector-home").string(), "--heartbeat-ms", hb});
+        start_process("embeddings", {glassbox_binary(), "worker", "embeddings", "--broker", broker_.endpoint,
+                                     "--heartbeat-ms", hb});
+        start_store();
+        std::vector<std::string> llm = {glassbox_binary(), "worker", "llm", "--broker", broker_.endpoint,
+                                        "--heartbeat-ms", hb};
+        llm.insert(llm.end(), options.llm_extra.begin(), options.llm_extra.end());
+        start_process("llm", llm);
+        for (const std::string service : {"graph-rag", "document-rag"}) {
+            std::vector<std::string> argv = {glassbox_binary(), "worker", service, "--broker", broker_.endpoint,
+                                             "--heartbeat-ms", hb, "--threads", "2"};
+            argv.insert(argv.end(), options.rag_extra.begin(), options.rag_extra.end());
+            start_process(service, argv);
+        }
+        for (const char* service : {"trace", "embeddings", "store", "llm", "graph-rag", "document-rag"}) {
+            ASSERT_TRUE(wait_for_service(broker_.endpoint, service)) << service << " did not register";
+        }
+        if (!options.load_sample) return;
+        const auto rdf = glassbox({"load", "rdf", (kSample / "orrin.ttl").string(), "--tier", "1"});
+        ASSERT_TRUE(exited_with(rdf, 0)) << rdf.err;
+        const auto docs = glassbox({"load", "docs", (kSample / "docs").string()});
+        ASSERT_TRUE(exited_with(docs, 0)) << docs.err;
+    }
+
+    ChildProcess& start_store() {
+        return start_process("store-" + std::to_string(processes_.size()),
+                             {glassbox_binary(), "worker", "store", "--broker", broker_.endpoint, "--home",
+                              (dir() / "store-home").string(), "--heartbeat-ms", std::to_string(kHeartbeatMs)});
+    }
+
+    CommandResult glassbox(std::vector<std::string> args, milliseconds timeout = milliseconds{120'000}) {
+        args.push_back("--broker");
+        args.push_back(broker_.endpoint);
+        return run_glassbox(std::move(args), timeout);
+    }
+
+    // One request, every reply decoded.
+    RagRun ask(const std::string& service, const json& body, milliseconds timeout = milliseconds{60'000}) {
+        GbcClient client(context_, broker_.endpoint);
+        return rag::decode_run(client.call(service, body.dump(), static_cast<std::uint64_t>(timeout.count()),
+                                           timeout + milliseconds{5'000}));
+    }
+    RagRun ask_graph(const std::string& question, json extra = json::object()) {
+        json body = {{"query", question}, {"streaming", true}};
+        body.update(extra);
+        return ask("graph-rag", body);
+    }
+    RagRun ask_documents(const std::string& question, json extra = json::object()) {
+        json body = {{"query", question}, {"streaming", true}};
+        body.update(extra);
+        return ask("document-rag", body);
+    }
+
+    // The FINAL body of one store request (fails the test on an error).
+    json store(const json& request) {
+        GbcClient client(context_, broker_.endpoint);
+        const auto replies = client.call("store", request.dump(), 20'000, milliseconds{25'000});
+        EXPECT_FALSE(replies.empty());
+        if (replies.empty() || !replies.back().is_final()) {
+            ADD_FAILURE() << "store " << request.dump() << ": " << (replies.empty() ? "nothing" : replies.back().describe());
+            return json::object();
+        }
+        return replies.back().json();
+    }
+
+    // The trace the collector stored, once it shows `status` with `events` events; null if never.
+    json stored_trace(const std::string& session, const std::string& status, std::size_t events) {
+        const auto until = std::chrono::steady_clock::now() + milliseconds{20'000};
+        json shown;
+        while (std::chrono::steady_clock::now() < until) {
+            GbcClient client(context_, broker_.endpoint);
+            const auto replies = client.call("trace", json{{"op", "show"}, {"session", session}}.dump(), 10'000,
+                                             milliseconds{12'000});
+            if (!replies.empty() && replies.back().is_final()) {
+                shown = replies.back().json();
+                if (shown["session"].value("status", "") == status && shown["events"].size() == events) return shown;
+            }
+            std::this_thread::sleep_for(milliseconds{100});
+        }
+        ADD_FAILURE() << "the collector never stored " << session << " as " << status << " with " << events
+                      << " events; last: " << shown.dump().substr(0, 2000);
+        return json();
+    }
+
+    // Every triple the run sent is stored, and nothing else.
+    void expect_stored_exactly(const RagRun& run, const std::string& status) {
+        const json shown = stored_trace(run.explains.front().session, status, run.explains.size());
+        ASSERT_TRUE(shown.is_object());
+        std::set<std::string> sent;
+        for (const auto& e : run.explains) {
+            for (const auto& t : e.explain_triples) sent.insert(schema::to_nquads(t));
+        }
+        std::set<std::string> stored;
+        for (const auto& event : shown["events"]) {
+            for (const auto& value : event["triples"]) {
+                auto t = schema::decode_triple(value);
+                ASSERT_TRUE(t.ok()) << value.dump();
+                stored.insert(schema::to_nquads(*t));
+            }
+        }
+        EXPECT_EQ(stored, sent);
+    }
+
+    // The final reply's common fields: the Synthesis, the session, the answer streamed whole.
+    void check_final(const RagRun& run, bool streamed) {
+        ASSERT_TRUE(run.final.has_value()) << run.describe();
+        const json& f = *run.final;
+        const auto steps = rag::step_uris(run);
+        ASSERT_FALSE(steps.empty());
+        EXPECT_EQ(f.value("explain_id", ""), steps.back());
+        EXPECT_TRUE(steps.back().ends_with(":synthesis"));
+        EXPECT_EQ(f.value("session", ""), run.explains.front().session);
+        EXPECT_EQ(f.value("message_type", ""), "chunk");
+        EXPECT_TRUE(f.value("end_of_stream", false));
+        EXPECT_TRUE(f.value("end_of_session", false));
+        const std::string answer = f.value("response", "");
+        EXPECT_FALSE(answer.empty());
+        EXPECT_EQ(f.value("model", ""), "glassbox-extractive-v1");
+        EXPECT_GT(f.value("in_token", 0), 0);
+        EXPECT_GT(f.value("out_token", 0), 0);
+        if (streamed) {
+            EXPECT_GT(run.data_partials, 0);
+            EXPECT_EQ(run.streamed, answer);
+        } else {
+            EXPECT_EQ(run.data_partials, 0);
+        }
+        // The answer in the trace is the answer returned, and has no citation marker left.
+        const TraceGraph graph(run.explains);
+        EXPECT_EQ(graph.text(schema::iri(steps.back()), vocab::kAnswerText), std::optional<std::string>(answer));
+        EXPECT_EQ(answer.find("[e"), std::string::npos) << answer;
+        EXPECT_EQ(answer.find("[c"), std::string::npos) << answer;
+    }
+
+    // Citations: spans inside the answer, each supported by selections of this run in `allowed`.
+    static std::size_t check_citations(const RagRun& run, const std::set<std::string>& allowed) {
+        const TraceGraph graph(run.explains);
+        const auto synthesis = schema::iri(rag::step_uris(run).back());
+        const std::size_t length = rag::code_points(run.final->value("response", ""));
+        const auto citations = graph.values(synthesis, vocab::kCitationProperty);
+        for (const auto& citation : citations) {
+            EXPECT_TRUE(graph.has_type(citation, vocab::kCitation));
+            const auto start = graph.text(citation, vocab::kSpanStart);
+            const auto end = graph.text(citation, vocab::kSpanEnd);
+            if (!start || !end) {
+                ADD_FAILURE() << "citation without a span";
+                continue;
+            }
+            EXPECT_LT(std::stoull(*start), std::stoull(*end));
+            EXPECT_LE(std::stoull(*end), length);
+            const auto support = graph.values(citation, vocab::kSupportedBy);
+            EXPECT_FALSE(support.empty());
+            for (const auto& s : support) {
+                EXPECT_TRUE(s.is_iri() && allowed.count(s.as_iri().value)) << schema::to_ntriples(s);
+            }
+        }
+        return citations.size();
+    }
+
+    RunningBroker broker_;
+};
+
+// ---- graph RAG ----------------------------------------------------------------------------------
+
+TEST_F(RagTest, GraphRagTraceIsCompleteAndTracesBackToTheStore) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline());
+    const RagRun run = ask_graph("Who founded the shipyard that built the MV Curlew?");
+    ASSERT_TRUE(run.ok()) << run.describe();
+    ASSERT_NO_FATAL_FAILURE(check_chain(
+        run, ChainExpectation{{"Question", "Grounding", "Exploration", "Focus", "Synthesis"}, "complete", "", {},
+                              "graph-rag"}));
+    ASSERT_NO_FATAL_FAILURE(check_final(run, true));
+
+    const TraceGraph graph(run.explains);
+    const auto steps = rag::step_uris(run);
+    const Term grounding = schema::iri(steps[1]);
+    const Term exploration = schema::iri(steps[2]);
+    const Term focus = schema::iri(steps[3]);
+    EXPECT_FALSE(graph.values(grounding, vocab::kConcept).empty());
+    EXPECT_FALSE(graph.values(exploration, vocab::kSeedEntity).empty());
+    const auto explored = graph.text(exploration, vocab::kEdgeCount);
+    ASSERT_TRUE(explored.has_value());
+
+    // Every kept edge is a real fact of the store, with its literal objects still literals.
+    const auto edges = graph.values(focus, vocab::kSelectedEdge);
+    ASSERT_FALSE(edges.empty());
+    EXPECT_EQ(graph.text(focus, vocab::kEdgeCount), std::optional<std::string>(std::to_string(edges.size())));
+    EXPECT_LE(edges.size(), std::stoull(*explored));
+    std::set<std::string> edge_uris;
+    json facts = json::array();
+    for (const auto& edge : edges) {
+        ASSERT_TRUE(edge.is_iri());
+        edge_uris.insert(edge.as_iri().value);
+        EXPECT_TRUE(graph.has_type(edge, vocab::kEdgeSelection));
+        EXPECT_TRUE(graph.has_type(edge, vocab::kRdfStatement));
+        const auto s = graph.one(edge, vocab::kRdfSubject);
+        const auto p = graph.one(edge, vocab::kRdfPredicate);
+        const auto o = graph.one(edge, vocab::kRdfObject);
+        ASSERT_TRUE(s && p && o) << edge.as_iri().value;
+        const auto score = graph.text(edge, vocab::kScore);
+        ASSERT_TRUE(score.has_value());
+        EXPECT_GE(std::stod(*score), 0.0);
+        EXPECT_LE(std::stod(*score), 1.0);
+        EXPECT_EQ(graph.text(edge, vocab::kDataTier), std::optional<std::string>("1"));
+        const auto found = store({{"op", "triples"}, {"s", schema::encode(*s)}, {"p", schema::encode(*p)},
+                                  {"o", schema::encode(*o)}, {"g", ""}});
+        EXPECT_EQ(found.value("triples", json::array()).size(), 1u)
+            << "not a fact of the store: " << schema::to_ntriples(schema::make_triple(*s, *p, *o));
+        facts.push_back(schema::encode(schema::make_triple(*s, *p, *o)));
+    }
+    EXPECT_GT(check_citations(run, edge_uris), 0u);
+
+    // sources: exactly the distinct sources the store records for the kept edges.
+    const auto recorded = store({{"op", "fact-sources"}, {"triples", facts}});
+    std::set<std::string> expected_sources;
+    for (const auto& per_fact : recorded.value("sources", json::array())) {
+        for (const auto& source : per_fact) expected_sources.insert(source.value("source", ""));
+    }
+    const auto sources = run.final->value("sources", std::vector<std::string>{});
+    EXPECT_EQ(std::set<std::string>(sources.begin(), sources.end()), expected_sources);
+    EXPECT_EQ(std::set<std::string>(sources.begin(), sources.end()).size(), sources.size()) << "distinct";
+    ASSERT_FALSE(sources.empty());
+    EXPECT_TRUE(sources.front().ends_with("/ops/sample/orrin.ttl")) << sources.front();
+
+    ASSERT_NO_FATAL_FAILURE(expect_stored_exactly(run, "complete"));
+}
+
+TEST_F(RagTest, GraphRagKeepsLiteralObjectsAsTypedLiterals) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline());
+    const RagRun run = ask_graph("What is the population of Brinehaven?", {{"streaming", false}});
+    ASSERT_TRUE(run.ok()) << run.describe();
+    ASSERT_NO_FATAL_FAILURE(check_chain(
+        run, ChainExpectation{{"Question", "Grounding", "Exploration", "Focus", "Synthesis"}, "complete", "", {},
+                              "graph-rag"}));
+    ASSERT_NO_FATAL_FAILURE(check_final(run, false));
+    const TraceGraph graph(run.explains);
+    int literals = 0;
+    for (const auto& edge : graph.values(schema::iri(rag::step_uris(run)[3]), vocab::kSelectedEdge)) {
+        const auto o = graph.one(edge, vocab::kRdfObject);
+        ASSERT_TRUE(o.has_value());
+        if (!o->is_literal()) continue;
+        ++literals;
+        const auto p = graph.one(edge, vocab::kRdfPredicate);
+        if (p && p->is_iri() && p->as_iri().value == "https://glassbox.dev/sample/orrin/population") {
+            EXPECT_EQ(o->as_literal().datatype, schema::kXsdInteger);
+        }
+    }
+    EXPECT_GT(literals, 0) << "no kept edge with a literal object";
+    EXPECT_NE(run.final->value("response", "").find("5600"), std::string::npos) << run.final->dump();
+}
+
+TEST_F(RagTest, GraphRagSubTraceLinksToItsCaller) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline());
+    const std::string caller_uuid = "0b6f1a52-7c1e-4d2a-9f3b-5e8d2c4a1b70";
+    const std::string parent = "urn:glassbox:" + caller_uuid + ":routing";
+    const RagRun run = ask_graph("Who designed Greyhollow Light?", {{"parent_uri", parent}});
+    ASSERT_TRUE(run.ok()) << run.describe();
+    ASSERT_NO_FATAL_FAILURE(check_chain(
+        run, ChainExpectation{{"Question", "Grounding", "Exploration", "Focus", "Synthesis"}, "complete", "", parent,
+                              "graph-rag"}));
+    const json shown = stored_trace(run.explains.front().session, "complete", run.explains.size());
+    ASSERT_TRUE(shown.is_object());
+    // The store links the sub-trace to the calling run's session.
+    EXPECT_EQ(shown["session"].value("parent", ""), "urn:glassbox:" + caller_uuid + ":question");
+}
+
+// ---- document RAG -------------------------------------------------------------------------------
+
+TEST_F(RagTest, DocumentRagTraceIsCompleteAndTracesBackToTheStore) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline());
+    for (const bool reranked : {false, true}) {
+        SCOPED_TRACE(reranked ? "with Focus (doc_limit < fetch_limit)" : "without Focus (defaults)");
+        const json extra = reranked ? json{{"doc_limit", 3}, {"fetch_limit", 8}} : json::object();
+        const RagRun run = ask_documents("What happened to Saltspire Light in the Great Gale?", extra);
+        ASSERT_TRUE(run.ok()) << run.describe();
+        std::vector<std::string> steps = {"Question", "Grounding", "Exploration"};
+        if (reranked) steps.push_back("Focus");
+        steps.push_back("Synthesis");
+        ASSERT_NO_FATAL_FAILURE(check_chain(run, ChainExpectation{steps, "complete", "", {}, "document-rag"}));
+        ASSERT_NO_FATAL_FAILURE(check_final(run, true));
+
+        const TraceGraph graph(run.explains);
+        const auto uris = rag::step_uris(run);
+        const Term exploration = schema::iri(uris[2]);
+        const auto retrieved = graph.values(exploration, vocab::kRetrievedChunk);
+        ASSERT_FALSE(retrieved.empty());
+        EXPECT_EQ(graph.text(exploration, vocab::kChunkCount), std::optional<std::string>(std::to_string(retrieved.size())));
+        if (reranked) {
+            EXPECT_LE(retrieved.size(), 8u);
+        }
+
+        // Every retrieved chunk is a chunk of the store, at the offsets the store has.
+        std::map<std::string, std::string> chunk_of;  // selection URI -> chunk URI
+        json ids = json::array();
+        for (const auto& selection : retrieved) {
+            EXPECT_TRUE(graph.has_type(selection, vocab::kChunkSelection));
+            ASSERT_TRUE(graph.text(selection, vocab::kScore).has_value());
+            const auto chunk = graph.one(selection, vocab::kSourceChunk);
+            ASSERT_TRUE(chunk && chunk->is_iri()) << schema::to_ntriples(selection);
+            chunk_of[selection.as_iri().value] = chunk->as_iri().value;
+            ids.push_back(chunk->as_iri().value);
+        }
+        const auto fetched = store({{"op", "chunks-fetch"}, {"chunk_ids", ids}});
+        ASSERT_EQ(fetched.value("chunks", json::array()).size(), ids.size()) << fetched.dump().substr(0, 2000);
+        for (const auto& chunk : fetched["chunks"]) {
+            const Term node = schema::iri(chunk["chunk_id"].get<std::string>());
+            if (auto offset = graph.text(node, vocab::kCharOffset)) {
+                EXPECT_EQ(*offset, std::to_string(chunk["char_offset"].get<std::uint64_t>()));
+            }
+            if (auto length = graph.text(node, vocab::kCharLength)) {
+                EXPECT_EQ(*length, std::to_string(chunk["char_length"].get<std::uint64_t>()));
+            }
+        }
+
+        // What synthesis got: the Focus picks (each from a retrieved chunk), else the retrieved.
+        std::set<std::string> given;
+        std::set<std::string> given_chunks;
+        if (reranked) {
+            const Term focus = schema::iri(uris[3]);
+            const auto picked = graph.values(focus, vocab::kSelectedChunk);
+            ASSERT_FALSE(picked.empty());
+            EXPECT_LE(picked.size(), 3u);
+            for (const auto& selection : picked) {
+                given.insert(selection.as_iri().value);
+                std::string from;
+                for (const auto& d : graph.values(selection, vocab::kProvWasDerivedFrom)) {
+                    if (d.is_iri() && chunk_of.count(d.as_iri().value)) from = d.as_iri().value;
+                }
+                ASSERT_FALSE(from.empty()) << selection.as_iri().value << " is not derived from a retrieved chunk";
+                given_chunks.insert(chunk_of[from]);
+            }
+        } else {
+            for (const auto& [selection, chunk] : chunk_of) {
+                given.insert(selection);
+                given_chunks.insert(chunk);
+            }
+        }
+        EXPECT_GT(check_citations(run, given), 0u);
+        const auto sources = run.final->value("sources", std::vector<std::string>{});
+        EXPECT_EQ(std::set<std::string>(sources.begin(), sources.end()), given_chunks);
+        EXPECT_EQ(sources.size(), given_chunks.size());
+        ASSERT_NO_FATAL_FAILURE(expect_stored_exactly(run, "complete"));
+    }
+}
+
+// ---- failure paths ------------------------------------------------------------------------------
+
+// A failed request: the typed error, the trace opened and ended as error, the error stored.
+void expect_failed(const RagRun& run, const std::string& service, const std::string& type,
+                   std::vector<std::string> steps = {"Question"}) {
+    EXPECT_FALSE(run.ok()) << run.describe();
+    EXPECT_EQ(run.error_type, type) << run.describe();
+    ASSERT_NO_FATAL_FAILURE(check_chain(run, ChainExpectation{std::move(steps), "error", type, {}, service}));
+}
+
+TEST_F(RagTest, InvalidRequestsEndTheTraceAsErrorAndTheWorkersKeepServing) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline());
+    const std::vector<std::pair<std::string, json>> bad = {
+        {"graph-rag", {{"query", "Who designed Greyhollow Light?"}, {"max_path_length", 99}}},
+        {"graph-rag", {{"query", "Who designed Greyhollow Light?"}, {"edge_score_limit", 5}, {"edge_limit", 6}}},
+        {"graph-rag", {{"query", "Who designed Greyhollow Light?"}, {"entity_limit", "many"}}},
+        {"graph-rag", {{"query", ""}}},
+        {"document-rag", {{"query", "What is Saltspire?"}, {"doc_limit", 10}, {"fetch_limit", 5}}},
+        {"document-rag", {{"query", "What is Saltspire?"}, {"doc_limit", 5000}}},
+    };
+    for (const auto& [service, body] : bad) {
+        SCOPED_TRACE(service + " " + body.dump());
+        const RagRun run = ask(service, body);
+        EXPECT_FALSE(run.ok()) << run.describe();
+        EXPECT_EQ(run.error_type, "InvalidRequest") << run.describe();
+        // A body the worker can still read a question from opens and ends a trace.
+        if (!run.explains.empty()) {
+            ASSERT_NO_FATAL_FAILURE(
+                check_chain(run, ChainExpectation{{"Question"}, "error", "InvalidRequest", {}, service}));
+            ASSERT_NO_FATAL_FAILURE(expect_stored_exactly(run, "error"));
+        }
+    }
+    EXPECT_TRUE(ask_graph("Who designed Greyhollow Light?").ok());
+    EXPECT_TRUE(ask_documents("Who kept Saltspire Light?").ok());
+}
+
+TEST_F(RagTest, AQuestionOf100KBIsRefusedAndStoredCut) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline());
+    std::string question;
+    while (question.size() < 100 * 1024) question += "Who designed Greyhollow Light? ";
+    for (const std::string service : {"graph-rag", "document-rag"}) {
+        SCOPED_TRACE(service);
+        const RagRun run = ask(service, {{"query", question}});
+        ASSERT_NO_FATAL_FAILURE(expect_failed(run, service, "InvalidRequest"));
+        const TraceGraph graph(run.explains);
+        const auto stored = graph.text(schema::iri(run.explains.front().session), vocab::kQuery);
+        ASSERT_TRUE(stored.has_value());
+        EXPECT_EQ(rag::code_points(*stored), 1000u);
+        EXPECT_EQ(*stored, question.substr(0, 1000));
+        ASSERT_NO_FATAL_FAILURE(expect_stored_exactly(run, "error"));
+    }
+    EXPECT_TRUE(ask_graph("Who designed Greyhollow Light?").ok());
+    EXPECT_TRUE(ask_documents("Who kept Saltspire Light?").ok());
+}
+
+TEST_F(RagTest, AnEmptyKnowledgeBaseIsNotFound) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline({.llm_extra = {}, .rag_extra = {}, .load_sample = false}));
+    for (const std::string service : {"graph-rag", "document-rag"}) {
+        SCOPED_TRACE(service);
+        const RagRun run = ask(service, {{"query", "Who designed Greyhollow Light?"}});
+        EXPECT_FALSE(run.ok());
+        EXPECT_EQ(run.error_type, "NotFound") << run.describe();
+        ASSERT_FALSE(run.explains.empty());
+        // The trace ends as error after the steps done before the store said there is nothing.
+        const auto steps = rag::step_uris(run);
+        std::vector<std::string> types;
+        const std::vector<std::string> order = {"Question", "Grounding", "Exploration"};
+        for (std::size_t i = 0; i < steps.size() && i < order.size(); ++i) types.push_back(order[i]);
+        ASSERT_NO_FATAL_FAILURE(check_chain(run, ChainExpectation{types, "error", "NotFound", {}, service}));
+        ASSERT_NO_FATAL_FAILURE(expect_stored_exactly(run, "error"));
+    }
+    // Loading the sample afterwards: the same workers answer.
+    ASSERT_TRUE(exited_with(glassbox({"load", "rdf", (kSample / "orrin.ttl").string(), "--tier", "1"}), 0));
+    EXPECT_TRUE(ask_graph("Who designed Greyhollow Light?").ok());
+}
+
+TEST_F(RagTest, LlmEndpointDownIsATypedErrorAndTheTraceEndsAsError) {
+    // An llm worker whose OpenAI-compatible endpoint refuses connections: a port just closed.
+    int closed_port = 0;
+    {
+        zmq::socket_t probe(context_, zmq::socket_type::rep);
+        probe.bind("tcp://127.0.0.1:*");
+        closed_port = std::stoi(port_of(probe.get(zmq::sockopt::last_endpoint)));
+    }
+    ASSERT_NO_FATAL_FAILURE(start_pipeline(
+        {.llm_extra = {"--provider", "openai", "--base-url", "http://127.0.0.1:" + std::to_string(closed_port),
+                       "--model", "none", "--api-key-env", "-", "--max-retries", "0", "--timeout-ms", "3000"},
+         .rag_extra = {},
+         .load_sample = true}));
+    for (const std::string service : {"graph-rag", "document-rag"}) {
+        SCOPED_TRACE(service);
+        const RagRun run = ask(service, {{"query", "Who designed Greyhollow Light?"}});
+        EXPECT_FALSE(run.ok());
+        EXPECT_TRUE(run.error_type == "ServiceUnavailable" || run.error_type == "UpstreamError") << run.describe();
+        ASSERT_NO_FATAL_FAILURE(check_chain(run, ChainExpectation{{"Question"}, "error", run.error_type, {}, service}));
+        ASSERT_NO_FATAL_FAILURE(expect_stored_exactly(run, "error"));
+    }
+    // The RAG workers still serve: the same failure again, typed, not a hang or a crash.
+    const RagRun again = ask("graph-rag", {{"query", "Who founded the Tidewater Observatory?"}});
+    EXPECT_FALSE(again.ok());
+    EXPECT_FALSE(again.error_type.empty()) << again.describe();
+}
+
+TEST_F(RagTest, StoreKilledMidQueryIsATypedErrorAndAFollowingQuerySucceeds) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline({.llm_extra = {}, .rag_extra = {"--call-timeout-ms", "3000"}, .load_sample = true}));
+    // The store worker is frozen, so the query's store request is inside it when it is killed.
+    ChildProcess* store_process = nullptr;
+    for (auto& p : processes_) {
+        if (p->name().rfind("store-", 0) == 0) store_process = p.get();
+    }
+    ASSERT_NE(store_process, nullptr);
+    store_process->send_signal(SIGSTOP);
+    GbcClient client(context_, broker_.endpoint);
+    const std::string id = client.request("graph-rag", json{{"query", "Who designed Greyhollow Light?"}}.dump(), 30'000);
+    std::this_thread::sleep_for(milliseconds{1'000});
+    store_process->kill();
+    const RagRun run = rag::decode_run(client.collect(id, milliseconds{30'000}));
+    EXPECT_FALSE(run.ok()) << run.describe();
+    EXPECT_TRUE(run.error_type == "DeadlineExceeded" || run.error_type == "Timeout" ||
+                run.error_type == "ServiceUnavailable" || run.error_type == "WorkerLost")
+        << run.describe();
+    ASSERT_FALSE(run.explains.empty()) << run.describe();
+    ASSERT_NO_FATAL_FAILURE(check_chain(
+        run, ChainExpectation{{"Question", "Grounding"}, "error", run.error_type, {}, "graph-rag"}));
+    ASSERT_NO_FATAL_FAILURE(expect_stored_exactly(run, "error"));
+
+    // A new store worker on the same home: the graph-rag worker answers again.
+    start_store();
+    ASSERT_TRUE(wait_for_service(broker_.endpoint, "store"));
+    const RagRun good = ask_graph("Who designed Greyhollow Light?");
+    EXPECT_TRUE(good.ok()) << good.describe();
+}
+
+// ---- the CLI ------------------------------------------------------------------------------------
+
+TEST_F(RagTest, InvokeStreamsExplainsAndPrintsSourcesAndTrace) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline());
+    // Text with -x: one line per step in order, the answer, sources, the trace to show.
+    const auto text = glassbox({"invoke", "graph-rag", "-x", "-q", "Who founded the shipyard that built the MV Curlew?"});
+    ASSERT_TRUE(exited_with(text, 0)) << text.err;
+    const auto lines = lines_of(text.out);
+    std::vector<std::string> step_lines;
+    std::string trace_line;
+    bool sources = false;
+    for (const auto& line : lines) {
+        if (line.starts_with("[") && line.find("] urn:glassbox:") != std::string::npos) step_lines.push_back(line);
+        if (line.starts_with("trace: ")) trace_line = line.substr(7);
+        if (line.starts_with("sources:")) sources = true;
+    }
+    ASSERT_EQ(step_lines.size(), 5u) << text.out;
+    const std::vector<std::string> order = {"[Question]", "[Grounding]", "[Exploration]", "[Focus]", "[Synthesis]"};
+    for (std::size_t i = 0; i < order.size(); ++i) EXPECT_TRUE(step_lines[i].starts_with(order[i])) << step_lines[i];
+    EXPECT_NE(step_lines[0].find("question \"Who founded"), std::string::npos) << step_lines[0];
+    EXPECT_NE(step_lines[1].find("concepts "), std::string::npos) << step_lines[1];
+    EXPECT_NE(step_lines[2].find("seeds "), std::string::npos) << step_lines[2];
+    EXPECT_NE(step_lines[3].find(" -"), std::string::npos) << "kept edges shown: " << step_lines[3];
+    EXPECT_NE(step_lines[4].find("citations "), std::string::npos) << step_lines[4];
+    EXPECT_NE(step_lines[4].find("trace complete"), std::string::npos) << step_lines[4];
+    EXPECT_NE(step_lines[4].find("model glassbox-extractive-v1"), std::string::npos) << step_lines[4];
+    EXPECT_TRUE(sources) << text.out;
+    EXPECT_NE(text.out.find("orrin.ttl"), std::string::npos) << text.out;
+    ASSERT_FALSE(rag::run_uuid(trace_line).empty()) << text.out;
+    // The trace it names is the one `traces show` finds.
+    ASSERT_FALSE(stored_trace(trace_line, "complete", 5).is_null());
+    const auto shown = glassbox({"traces", "show", trace_line});
+    ASSERT_TRUE(exited_with(shown, 0)) << shown.err;
+    EXPECT_NE(shown.out.find("Focus"), std::string::npos);
+
+    // Without -x: no step lines, the answer and the footer.
+    const auto plain = glassbox({"invoke", "document-rag", "-q", "Who rescued the crew of the Good Hope?", "--no-stream"});
+    ASSERT_TRUE(exited_with(plain, 0)) << plain.err;
+    EXPECT_EQ(plain.out.find("[Question]"), std::string::npos) << plain.out;
+    EXPECT_NE(plain.out.find("trace: urn:glassbox:"), std::string::npos) << plain.out;
+    EXPECT_NE(plain.out.find("sources:"), std::string::npos) << plain.out;
+
+    // --json: every message as received, one JSON object per line, the FINAL last.
+    const auto as_json = glassbox({"invoke", "document-rag", "--json", "-q", "Why was Westfall chosen for the observatory?",
+                                   "--doc-limit", "3", "--fetch-limit", "6"});
+    ASSERT_TRUE(exited_with(as_json, 0)) << as_json.err;
+    std::vector<json> messages;
+    for (const auto& line : lines_of(as_json.out)) {
+        auto parsed = json::parse(line, nullptr, false);
+        ASSERT_TRUE(parsed.is_object()) << line;
+        messages.push_back(parsed);
+    }
+    ASSERT_FALSE(messages.empty());
+    EXPECT_EQ(messages.back().value("kind", ""), "final");
+    int explains = 0;
+    int data = 0;
+    std::string streamed;
+    for (const auto& m : messages) {
+        if (m.value("kind", "") == "explain") {
+            ++explains;
+            EXPECT_TRUE(m["body"]["explain_triples"].is_array());
+        }
+        if (m.value("kind", "") == "data") {
+            ++data;
+            streamed += m["body"].value("response", "");
+        }
+    }
+    EXPECT_EQ(explains, 5);  // Question, Grounding, Exploration, Focus, Synthesis
+    EXPECT_GT(data, 0);
+    EXPECT_EQ(streamed, messages.back()["body"].value("response", ""));
+    EXPECT_EQ(messages.back()["body"].value("session", "").substr(0, 13), "urn:glassbox:");
+
+    // Errors: the typed message on stderr, exit 2 for a collection that is not there.
+    const auto missing = glassbox({"invoke", "graph-rag", "-q", "Who?", "--collection", "nothing-here"});
+    EXPECT_TRUE(exited_with(missing, 2)) << missing.status.describe();
+    EXPECT_TRUE(missing.err.starts_with("NotFound")) << missing.err;
+    const auto bad = glassbox({"invoke", "graph-rag", "-q", "Who?", "--max-path-length", "99"});
+    EXPECT_TRUE(exited_with(bad, 2)) << bad.status.describe();
+    EXPECT_TRUE(bad.err.starts_with("InvalidRequest")) << bad.err;
+    const auto nobody = run_glassbox({"invoke", "graph-rag", "-q", "Who?", "--broker", "tcp://127.0.0.1:1",
+                                      "--timeout-ms", "1500"});
+    EXPECT_FALSE(exited_with(nobody, 0));
+    EXPECT_FALSE(nobody.err.empty());
+}
+
+// `glassbox up` starts every worker of the pipeline.
+TEST_F(RagTest, UpStartsEveryWorker) {
+    const auto home = dir() / "up-home";
+    const auto ready = dir() / "up.ready";
+    auto& up = start_process("up", {glassbox_binary(), "up", "--home", home.string(), "--bind", "tcp://127.0.0.1:*",
+                                    "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms", std::to_string(kHeartbeatMs),
+                                    "--ready-file", ready.string()});
+    const auto info = wait_for_ready_file(ready, up, milliseconds{20'000});
+    ASSERT_TRUE(info.has_value());
+    const std::string endpoint = (*info)["endpoint"];
+    for (const char* service : {"echo", "trace", "embeddings", "store", "llm", "graph-rag", "document-rag"}) {
+        EXPECT_TRUE(wait_for_service(endpoint, service, milliseconds{20'000})) << service;
+    }
+    const auto stopped = up.terminate(milliseconds{20'000});
+    EXPECT_TRUE(stopped.exited && stopped.code == 0) << stopped.describe();
+}
+
+}  // namespace
+}  // namespace glassbox::integration
