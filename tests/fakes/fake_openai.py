@@ -12,9 +12,11 @@ Protocol (what real OpenAI-compatible servers answer):
             "usage": {"prompt_tokens", "total_tokens"}}; each vector is derived from the text
             (SHA-256), so the same text always gives the same vector.
   POST /v1/chat/completions  {"model", "messages": [...], "stream"?}
-        -> the last user message echoed back as "echo: <text>"; with "stream": true as SSE
-           `data: {chat.completion.chunk}` lines (one per word), a final chunk with
-           finish_reason "stop" and "usage", then `data: [DONE]`.
+        -> the last user message echoed back as "echo: <text>" (or the next scripted reply, see
+           "chat_replies"); with "stream": true as SSE `data: {chat.completion.chunk}` lines (one
+           per word), a final chunk with finish_reason "stop" and "usage", then `data: [DONE]`.
+           With "stream_options": {"include_usage": true} the usage travels as OpenAI sends it:
+           in one more chunk whose "choices" is empty, after the finish chunk.
   With an API key configured, a missing or wrong "Authorization: Bearer <key>" gets 401 and an
   OpenAI-style {"error": {"message", "type", "code"}}.
 
@@ -33,6 +35,9 @@ Control (for tests):
      "drop_after_chunks": N   cut a stream's connection after N content chunks (no [DONE])
      "api_key": str | null    require this key from now on
      "dim": N                 embedding size when the request does not say "dimensions"
+     "chat_replies": [str]    scripted chat answers: each chat completion takes the next one
+                              as its content (streamed word by word too); then echo again
+     "chat_model": str | null the model chat answers name (default: the request's "model")
 """
 
 import argparse
@@ -55,6 +60,8 @@ DEFAULT_KNOBS = {
     "reverse_data": False,
     "stream_delay_ms": 0,
     "drop_after_chunks": None,
+    "chat_replies": [],
+    "chat_model": None,
 }
 
 
@@ -163,6 +170,12 @@ class Handler(BaseHTTPRequestHandler):
             failing = knobs["fail_first"] > 0
             if failing:
                 state.knobs["fail_first"] -= 1
+            # A scripted chat reply is used up by the request that gets it (not by a failure).
+            scripted = None
+            if (not failing and self.path == "/v1/chat/completions" and state.knobs["chat_replies"]):
+                scripted = state.knobs["chat_replies"][0]
+                state.knobs["chat_replies"] = state.knobs["chat_replies"][1:]
+            knobs["scripted"] = scripted
         if knobs["delay_ms"]:
             time.sleep(knobs["delay_ms"] / 1000.0)
         if failing:
@@ -229,8 +242,8 @@ class Handler(BaseHTTPRequestHandler):
         for m in messages:
             if isinstance(m, dict) and m.get("role") == "user" and isinstance(m.get("content"), str):
                 last_user = m["content"]
-        content = f"echo: {last_user}"
-        model = body.get("model", "fake-chat")
+        content = knobs["scripted"] if knobs["scripted"] is not None else f"echo: {last_user}"
+        model = knobs["chat_model"] or body.get("model", "fake-chat")
         prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in messages if isinstance(m, dict))
         completion_tokens = len(content.split())
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
@@ -276,7 +289,13 @@ class Handler(BaseHTTPRequestHandler):
                 piece = word if i == 0 else " " + word
                 delta = {"role": "assistant", "content": piece} if i == 0 else {"content": piece}
                 event(chunk(delta))
-            event(chunk({}, "stop", with_usage=True))
+            options = body.get("stream_options")
+            separate_usage = isinstance(options, dict) and options.get("include_usage") is True
+            event(chunk({}, "stop", with_usage=not separate_usage))
+            if separate_usage:
+                event("data: " + json.dumps({"id": "chatcmpl-fake", "object": "chat.completion.chunk",
+                                             "created": created, "model": model, "choices": [],
+                                             "usage": usage}) + "\n\n")
             event("data: [DONE]\n\n")
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
