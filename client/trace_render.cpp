@@ -1476,8 +1476,15 @@ std::string selections(const StepFacts& facts, const Term& node, std::string_vie
             item.text = (s ? facts.name(*s) : "?") + " -" + (p ? facts.name(*p) : "?") + "-> " +
                         (o ? facts.name(*o) : "?");
         } else {
+            // A chunk by its document's file name and its fragment ("notes.md#chunk-2").
             const auto chunk = facts.value(selection, vocab::kSourceChunk);
-            item.text = chunk ? facts.name(*chunk) : facts.name(selection);
+            if (chunk && chunk->is_iri()) {
+                const auto& iri = chunk->as_iri().value;
+                const auto slash = iri.find_last_of('/');
+                item.text = slash == std::string::npos || slash + 1 == iri.size() ? iri : iri.substr(slash + 1);
+            } else {
+                item.text = facts.name(chunk ? *chunk : selection);
+            }
         }
         items.push_back(std::move(item));
     }
