@@ -71,7 +71,15 @@ void data_tier(Emitter& e, std::string_view uri, int tier) {
 
 // chunk → document, with offsets; `from` (a selection) is derived from the chunk.
 void source(Emitter& e, std::string_view from, const SourceRef& src) {
-    if (src.chunk.empty()) return;
+    if (src.chunk.empty()) {
+        // Loaded from a whole file or document, not a chunk of one: the selection points there.
+        if (src.document.empty()) return;
+        e.add(from, v::kSourceDocument, iri(src.document));
+        e.add(from, v::kProvWasDerivedFrom, iri(src.document));
+        e.type(src.document, v::kProvEntity);
+        e.type(src.document, v::kDocument);
+        return;
+    }
     e.add(from, v::kSourceChunk, iri(src.chunk));
     e.add(from, v::kProvWasDerivedFrom, iri(src.chunk));
     e.type(src.chunk, v::kProvEntity);
@@ -230,6 +238,10 @@ std::vector<Triple> document_exploration(const RunUris& run, const StepInfo& ste
         const auto sel = run.retrieved_chunk(i);
         chunk_selection(e, uri, v::kRetrievedChunk, sel, chunks[i].score);
         data_tier(e, sel, chunks[i].data_tier);
+        if (chunks[i].vector_rank) e.add(sel, v::kVectorRank, integer(*chunks[i].vector_rank));
+        if (chunks[i].vector_score) e.add(sel, v::kVectorScore, xsd_double(*chunks[i].vector_score));
+        if (chunks[i].keyword_rank) e.add(sel, v::kKeywordRank, integer(*chunks[i].keyword_rank));
+        if (chunks[i].keyword_score) e.add(sel, v::kKeywordScore, xsd_double(*chunks[i].keyword_score));
         source(e, sel, chunks[i].source);
     }
     return e.take();

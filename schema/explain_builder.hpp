@@ -59,9 +59,10 @@ struct StoredText {
 };
 
 // Where a selected edge or chunk came from: chunk → document, with the chunk's character
-// offsets in its document.
+// offsets in its document. A fact loaded from a whole file has no chunk: `document` alone
+// (the file's URI) is then the source.
 struct SourceRef {
-    std::string chunk;     // chunk IRI
+    std::string chunk;     // chunk IRI (empty: the source is `document` itself)
     std::string document;  // document IRI (may be empty if unknown)
     std::optional<std::uint64_t> char_offset;
     std::optional<std::uint64_t> char_length;
@@ -81,6 +82,12 @@ struct RetrievedChunk {
     SourceRef source;
     double score = 0.0;
     int data_tier = 0;
+    // Fusion contributions (gb:vectorRank/Score, gb:keywordRank/Score): the chunk's best rank,
+    // from 1, and its score there, in the vector and keyword rankings that found it.
+    std::optional<std::uint64_t> vector_rank{};
+    std::optional<double> vector_score{};
+    std::optional<std::uint64_t> keyword_rank{};
+    std::optional<double> keyword_score{};
 };
 
 // A re-ranked chunk: points at RetrievedChunk number `retrieved_index` of the exploration.

@@ -88,6 +88,11 @@ inline constexpr std::string_view kSourceDocument = "https://glassbox.dev/ns#sou
 inline constexpr std::string_view kCharOffset = "https://glassbox.dev/ns#charOffset";
 inline constexpr std::string_view kCharLength = "https://glassbox.dev/ns#charLength";
 inline constexpr std::string_view kDataTier = "https://glassbox.dev/ns#dataTier";
+// How a retrieved chunk ranked in each retrieval that found it (document RAG fusion).
+inline constexpr std::string_view kVectorRank = "https://glassbox.dev/ns#vectorRank";
+inline constexpr std::string_view kVectorScore = "https://glassbox.dev/ns#vectorScore";
+inline constexpr std::string_view kKeywordRank = "https://glassbox.dev/ns#keywordRank";
+inline constexpr std::string_view kKeywordScore = "https://glassbox.dev/ns#keywordScore";
 inline constexpr std::string_view kAnswerText = "https://glassbox.dev/ns#answerText";
 inline constexpr std::string_view kAnswerRef = "https://glassbox.dev/ns#answerRef";
 inline constexpr std::string_view kCitationProperty = "https://glassbox.dev/ns#citation";

@@ -1,1 +1,530 @@
+// Graph RAG: concepts → seed entities → batched traversal → pre-filter → LLM scoring and
+// reasoning → source tracing → streamed synthesis with citations, each step explained.
 #include "workers/rag/graph_rag_service.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "schema/explain_builder.hpp"
+#include "schema/vocabulary.hpp"
+#include "workers/rag/rag_answer.hpp"
+#include "workers/rag/rag_trace.hpp"
+#include "workers/rag/rank_fusion.hpp"
+#include "workers/rag/service_calls.hpp"
+
+namespace glassbox::rag {
+namespace {
+
+using nlohmann::json;
+using schema::Error;
+using schema::ErrorType;
+using schema::make_error;
+using schema::Term;
+using schema::Triple;
+namespace explain = schema::explain;
+
+// Texts per embeddings call when embedding edges.
+constexpr std::size_t kEmbedBatch = 512;
+// Concepts the LLM may give (the template promises at most 10).
+constexpr std::size_t kMaxConcepts = 10;
+
+struct Seed {
+    Term entity;
+    double score = 0.0;
+    std::size_t concept_index = 0;
+};
+
+struct FoundEdge {
+    Triple triple;
+    std::size_t concept_index = 0;  // the concept whose seed the traversal started from
+    std::uint32_t hop = 1;
+};
+
+struct KeptEdge {
+    std::size_t found = 0;  // index into the subgraph
+    double score = 0.0;
+    std::string reasoning;
+    std::vector<schema::FactSource> sources;
+};
+
+std::string key_of(const Term& term) { return schema::to_ntriples(term); }
+std::string key_of(const Triple& t) { return key_of(t.s) + ' ' + key_of(t.p) + ' ' + key_of(t.o); }
+
+bool expandable(const Term& term) { return term.is_iri() || term.is_blank(); }
+
+// Identifier-style text ("Cruz_Azul_FC") reads as words to the embedder and the labels.
+std::string concept_text(std::string text) {
+    std::replace(text.begin(), text.end(), '_', ' ');
+    return text;
+}
+
+// The concepts of an extract-concepts reply: strings, trimmed, distinct, at most 10.
+std::vector<std::string> concepts_of(const schema::LlmResponse& response) {
+    std::vector<std::string> concepts;
+    if (!response.json || !response.json->is_object()) return concepts;
+    const auto list = response.json->find("concepts");
+    if (list == response.json->end() || !list->is_array()) return concepts;
+    std::unordered_set<std::string> seen;
+    for (const auto& item : *list) {
+        if (!item.is_string()) continue;
+        std::string text = item.get<std::string>();
+        const auto first = text.find_first_not_of(" \t\r\n");
+        if (first == std::string::npos) continue;
+        text = text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
+        std::string lower = text;
+        std::transform(lower.begin(), lower.end(), lower.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        if (!seen.insert(lower).second) continue;
+        concepts.push_back(std::move(text));
+        if (concepts.size() == kMaxConcepts) break;
+    }
+    return concepts;
+}
+
+// {"id": score} of a kg-edge-scoring reply (scores clamped to [0, 1]).
+std::unordered_map<std::string, double> scores_of(const schema::LlmResponse& response) {
+    std::unordered_map<std::string, double> scores;
+    if (!response.json || !response.json->is_object()) return scores;
+    const auto list = response.json->find("scores");
+    if (list == response.json->end() || !list->is_array()) return scores;
+    for (const auto& item : *list) {
+        if (!item.is_object()) continue;
+        const auto id = item.find("id");
+        const auto score = item.find("score");
+        if (id == item.end() || !id->is_string() || score == item.end() || !score->is_number()) continue;
+        scores.emplace(id->get<std::string>(), std::clamp(score->get<double>(), 0.0, 1.0));
+    }
+    return scores;
+}
+
+std::unordered_map<std::string, std::string> reasons_of(const schema::LlmResponse& response) {
+    std::unordered_map<std::string, std::string> reasons;
+    if (!response.json || !response.json->is_object()) return reasons;
+    const auto list = response.json->find("reasons");
+    if (list == response.json->end() || !list->is_array()) return reasons;
+    for (const auto& item : *list) {
+        if (!item.is_object()) continue;
+        const auto id = item.find("id");
+        const auto text = item.find("reasoning");
+        if (id == item.end() || !id->is_string() || text == item.end() || !text->is_string()) continue;
+        reasons.emplace(id->get<std::string>(), text->get<std::string>());
+    }
+    return reasons;
+}
+
+std::string json_array(const std::vector<std::string>& items) { return schema::dump(json(items)); }
+
+// One graph-RAG run; every failure goes through fail().
+class GraphRagRun {
+public:
+    GraphRagRun(runtime::RequestContext& context, const RagConfig& config)
+        : context_(context), config_(config), trace_(context, kGraphRagService, config.explain) {}
+
+    void run() {
+        const json& body = context_.body();
+        auto decoded = decode_request<schema::GraphRagQuery>(body);
+        std::optional<std::string> parent;
+        if (decoded && decoded->parent_uri && !decoded->parent_uri->empty()) parent = decoded->parent_uri;
+        if (auto opened = trace_.open(decoded ? decoded->query : query_of(body), config_.trace_question_chars, parent);
+            !opened) {
+            return fail(opened.error());
+        }
+        if (!decoded) return fail(decoded.error());
+        auto query = resolve_graph_query(*decoded, config_);
+        if (!query) return fail(query.error());
+        query_ = std::move(query).value();
+        calls_.emplace(context_, config_, query_.collection);
+        if (auto done = steps(); !done) fail(done.error());
+    }
+
+private:
+    void fail(const Error& error) { trace_.fail(error); }
+
+    schema::Result<void> check_cancel() {
+        if (context_.cancelled()) return context_.cancellation_error();
+        return {};
+    }
+
+    schema::Result<void> steps() {
+        if (auto r = grounding(); !r) return r;
+        if (auto r = exploration(); !r) return r;
+        if (auto r = focus(); !r) return r;
+        return synthesis();
+    }
+
+    // ---- Grounding: concepts, then their embeddings (and the question's) -------------------
+    schema::Result<void> grounding() {
+        StepTimer timer;
+        auto extracted = calls_->llm("extract-concepts", {{"question", query_.query}});
+        if (!extracted) return extracted.error();
+        add_tokens(*extracted);
+        timer.add(*extracted);
+        concepts_ = concepts_of(*extracted);
+        if (concepts_.empty()) concepts_.push_back(query_.query);
+        if (auto sent = trace_.step(trace_.run().grounding(),
+                                    [&] { return explain::grounding(trace_.run(), timer.info({}), concepts_); });
+            !sent) {
+            return sent;
+        }
+        return check_cancel();
+    }
+
+    // ---- Exploration: seeds per concept, one triples-batch per hop ---------------------------
+    schema::Result<void> exploration() {
+        StepTimer timer;
+        std::vector<std::string> texts;
+        for (const auto& c : concepts_) texts.push_back(concept_text(c));
+        texts.push_back(query_.query);
+        auto vectors = calls_->embed(texts);
+        if (!vectors) return vectors.error();
+        question_vector_ = vectors->back();
+        vectors->pop_back();
+
+        // entity_limit is shared: each concept gets its part (at least one).
+        const auto share = std::max<std::uint32_t>(1, query_.entity_limit / static_cast<std::uint32_t>(concepts_.size()));
+        std::unordered_set<std::string> seeded;
+        bool any_entity = false;
+        for (std::size_t c = 0; c < concepts_.size(); ++c) {
+            auto matches = calls_->entities((*vectors)[c], share);
+            if (!matches) return matches.error();
+            any_entity = any_entity || !matches->empty();
+            for (auto& m : *matches) {
+                if (seeds_.size() >= query_.entity_limit) break;
+                if (!seeded.insert(key_of(m.entity)).second) continue;
+                seeds_.push_back(Seed{std::move(m.entity), m.score, c});
+            }
+        }
+        if (!any_entity) {
+            return make_error(ErrorType::kNotFound, "collection \"" + collection_name() +
+                                                        "\" has no indexed entities: load and index knowledge first");
+        }
+        std::stable_sort(seeds_.begin(), seeds_.end(), [](const Seed& a, const Seed& b) { return a.score > b.score; });
+        if (auto r = traverse(); !r) return r;
+
+        std::vector<std::string> seed_uris;
+        for (const auto& s : seeds_) {
+            if (s.entity.is_iri()) seed_uris.push_back(s.entity.as_iri().value);
+        }
+        if (auto sent = trace_.step(trace_.run().exploration(),
+                                    [&] {
+                                        return explain::graph_exploration(trace_.run(), timer.info(trace_.run().grounding()),
+                                                                          seed_uris, subgraph_.size());
+                                    });
+            !sent) {
+            return sent;
+        }
+        return check_cancel();
+    }
+
+    // Breadth-first from the seeds over the default graph: each hop asks, in one request, for
+    // the edges out of and into every node of the frontier (triple_limit per pattern), and takes
+    // them round-robin across the patterns, so no hub node fills the budget alone.
+    schema::Result<void> traverse() {
+        std::vector<std::pair<Term, std::size_t>> frontier;  // node, concept
+        std::unordered_set<std::string> reached;
+        for (const auto& s : seeds_) {
+            if (expandable(s.entity) && reached.insert(key_of(s.entity)).second) {
+                frontier.emplace_back(s.entity, s.concept_index);
+            }
+        }
+        std::unordered_set<std::string> edge_keys;
+        for (std::uint32_t hop = 1; hop <= query_.max_path_length && !frontier.empty(); ++hop) {
+            if (subgraph_.size() >= query_.max_subgraph_size) break;
+            std::vector<schema::TriplePattern> patterns;
+            patterns.reserve(frontier.size() * 2);
+            for (const auto& [node, c] : frontier) {
+                patterns.push_back(schema::TriplePattern{node, std::nullopt, std::nullopt, std::string()});
+                patterns.push_back(schema::TriplePattern{std::nullopt, std::nullopt, node, std::string()});
+            }
+            auto results = calls_->triples_batch(patterns, query_.triple_limit);
+            if (!results) return results.error();
+            if (auto r = check_cancel(); !r) return r;
+            std::vector<std::pair<Term, std::size_t>> next;
+            std::vector<std::size_t> cursor(results->size(), 0);
+            bool progress = true;
+            while (progress && subgraph_.size() < query_.max_subgraph_size) {
+                progress = false;
+                for (std::size_t r = 0; r < results->size() && subgraph_.size() < query_.max_subgraph_size; ++r) {
+                    auto& list = (*results)[r];
+                    while (cursor[r] < list.size()) {
+                        Triple& t = list[cursor[r]++];
+                        // Labels name nodes (the labels step reads them); they are not facts to rank.
+                        if (t.p.is_iri() && t.p.as_iri().value == schema::vocab::kRdfsLabel) continue;
+                        if (!edge_keys.insert(key_of(t)).second) continue;
+                        const std::size_t c = frontier[r / 2].second;
+                        const Term& other = r % 2 == 0 ? t.o : t.s;
+                        if (expandable(other) && reached.insert(key_of(other)).second) next.emplace_back(other, c);
+                        t.graph.reset();
+                        subgraph_.push_back(FoundEdge{std::move(t), c, hop});
+                        progress = true;
+                        break;
+                    }
+                }
+            }
+            frontier = std::move(next);
+        }
+        return {};
+    }
+
+    // ---- Focus: labels, pre-filter, LLM scoring, reasoning, sources ---------------------------
+    schema::Result<void> focus() {
+        StepTimer timer;
+        // Every distinct term of the subgraph, labelled in one request.
+        std::vector<Term> terms;
+        std::unordered_map<std::string, std::size_t> term_index;
+        const auto want = [&](const Term& t) {
+            if (term_index.try_emplace(key_of(t), terms.size()).second) terms.push_back(t);
+        };
+        for (const auto& e : subgraph_) {
+            want(e.triple.s);
+            want(e.triple.p);
+            want(e.triple.o);
+        }
+        auto labels = calls_->labels(terms);
+        if (!labels) return labels.error();
+        const auto label = [&](const Term& t) { return (*labels)[term_index.at(key_of(t))]; };
+        labelled_.reserve(subgraph_.size());
+        for (const auto& e : subgraph_) {
+            labelled_.push_back(LabelledEdge{{}, label(e.triple.s), label(e.triple.p), label(e.triple.o)});
+        }
+
+        auto candidates = prefilter();
+        if (!candidates) return candidates.error();
+        if (auto r = check_cancel(); !r) return r;
+
+        // LLM scoring of the candidates, ids e1..eN in pre-filter order.
+        std::vector<LabelledEdge> shown;
+        for (std::size_t i = 0; i < candidates->size(); ++i) {
+            LabelledEdge e = labelled_[(*candidates)[i]];
+            e.id = "e" + std::to_string(i + 1);
+            shown.push_back(std::move(e));
+        }
+        std::vector<std::pair<std::size_t, double>> ranked;  // candidate position, score
+        if (!shown.empty()) {
+            auto scored = calls_->llm("kg-edge-scoring", {{"question", query_.query},
+                                                          {"concepts", json_array(concepts_)},
+                                                          {"edges", edges_json(shown)}});
+            if (!scored) return scored.error();
+            add_tokens(*scored);
+            timer.add(*scored);
+            const auto scores = scores_of(*scored);
+            for (std::size_t i = 0; i < shown.size(); ++i) {
+                const auto it = scores.find(shown[i].id);
+                ranked.emplace_back(i, it == scores.end() ? 0.0 : it->second);
+            }
+            std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+            if (ranked.size() > query_.edge_limit) ranked.resize(query_.edge_limit);
+        }
+        for (const auto& [position, score] : ranked) kept_.push_back(KeptEdge{(*candidates)[position], score, {}, {}});
+        if (auto r = check_cancel(); !r) return r;
+
+        // Reasoning for the kept edges, ids e1..eK in kept order (the ids synthesis cites).
+        if (!kept_.empty()) {
+            auto reasoned = calls_->llm("kg-edge-reasoning", {{"question", query_.query}, {"edges", edges_json(kept_view())}});
+            if (!reasoned) return reasoned.error();
+            add_tokens(*reasoned);
+            timer.add(*reasoned);
+            auto reasons = reasons_of(*reasoned);
+            for (std::size_t i = 0; i < kept_.size(); ++i) {
+                if (auto it = reasons.find("e" + std::to_string(i + 1)); it != reasons.end()) {
+                    kept_[i].reasoning = std::move(it->second);
+                }
+            }
+            // Source tracing: each kept edge → the file or chunk it was loaded from, best tier first.
+            std::vector<Triple> facts;
+            for (const auto& k : kept_) facts.push_back(subgraph_[k.found].triple);
+            auto sources = calls_->fact_sources(facts);
+            if (!sources) return sources.error();
+            for (std::size_t i = 0; i < kept_.size(); ++i) kept_[i].sources = std::move((*sources)[i]);
+        }
+
+        if (auto sent = trace_.step(trace_.run().focus(),
+                                    [&] {
+                                        return explain::graph_focus(trace_.run(), timer.info(trace_.run().exploration()),
+                                                                    selected_edges());
+                                    });
+            !sent) {
+            return sent;
+        }
+        return check_cancel();
+    }
+
+    // Subgraph positions of the edges the LLM will score: all of them when they fit, else the
+    // edge_score_limit most similar to the question (cosine of embeddings of the question and of
+    // each edge's "subject predicate object" text; ties keep traversal order).
+    schema::Result<std::vector<std::size_t>> prefilter() {
+        std::vector<std::size_t> all(subgraph_.size());
+        for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+        if (subgraph_.size() <= query_.edge_score_limit) return all;
+        std::vector<double> similarity(subgraph_.size(), 0.0);
+        for (std::size_t from = 0; from < subgraph_.size(); from += kEmbedBatch) {
+            std::vector<std::string> texts;
+            for (std::size_t i = from; i < std::min(subgraph_.size(), from + kEmbedBatch); ++i) {
+                const auto& e = labelled_[i];
+                texts.push_back(concept_text(e.s + " " + e.p + " " + e.o));
+            }
+            auto vectors = calls_->embed(texts);
+            if (!vectors) return vectors.error();
+            for (std::size_t i = 0; i < vectors->size(); ++i) similarity[from + i] = cosine(question_vector_, (*vectors)[i]);
+        }
+        std::stable_sort(all.begin(), all.end(), [&](std::size_t a, std::size_t b) { return similarity[a] > similarity[b]; });
+        all.resize(query_.edge_score_limit);
+        return all;
+    }
+
+    std::vector<LabelledEdge> kept_view() const {
+        std::vector<LabelledEdge> view;
+        for (std::size_t i = 0; i < kept_.size(); ++i) {
+            LabelledEdge e = labelled_[kept_[i].found];
+            e.id = "e" + std::to_string(i + 1);
+            view.push_back(std::move(e));
+        }
+        return view;
+    }
+
+    std::vector<explain::SelectedEdge> selected_edges() const {
+        std::vector<explain::SelectedEdge> selected;
+        for (const auto& k : kept_) {
+            const auto& found = subgraph_[k.found];
+            explain::SelectedEdge e;
+            e.edge = found.triple;
+            e.score = k.score;
+            e.concept_label = concepts_[found.concept_index];
+            e.reasoning = k.reasoning;
+            if (!k.sources.empty()) {
+                const auto& best = k.sources.front();
+                explain::SourceRef ref;
+                if (best.kind == "chunk") {
+                    ref.chunk = best.source;
+                    ref.document = best.document.value_or("");
+                } else {
+                    ref.document = best.source;
+                }
+                e.source = std::move(ref);
+                e.data_tier = static_cast<int>(best.tier);
+            }
+            selected.push_back(std::move(e));
+        }
+        return selected;
+    }
+
+    // ---- Synthesis ------------------------------------------------------------------------------
+    schema::Result<void> synthesis() {
+        StepTimer timer;
+        const auto view = kept_view();
+        const std::size_t count = kept_.size();
+        const auto known = [count](std::string_view id) {
+            const auto n = marker_number(id, "e");
+            return n && *n >= 1 && *n <= count;
+        };
+        auto synthesised = synthesise(context_, *calls_, "kg-synthesis",
+                                      {{"question", query_.query}, {"edges", edges_json(view)}}, query_.streaming,
+                                      known, "e");
+        if (!synthesised) return synthesised.error();
+        add_tokens(synthesised->response);
+        timer.add(synthesised->response);
+
+        std::vector<explain::Citation> citations;
+        for (const auto& c : synthesised->citations) {
+            explain::Citation citation{c.start, c.end, {}};
+            for (const auto& id : c.ids) citation.supported_by.push_back(trace_.run().edge_selection(*marker_number(id, "e") - 1));
+            citations.push_back(std::move(citation));
+        }
+        std::vector<std::string> sources;
+        std::unordered_set<std::string> listed;
+        for (const auto& k : kept_) {
+            for (const auto& s : k.sources) {
+                if (listed.insert(s.source).second) sources.push_back(s.source);
+            }
+        }
+        const auto synthesis_uri = trace_.run().synthesis();
+        if (auto sent = trace_.complete(synthesis_uri,
+                                        [&] {
+                                            return explain::synthesis(trace_.run(), timer.info(trace_.run().focus()),
+                                                                      explain::StoredText{synthesised->answer, std::nullopt},
+                                                                      citations);
+                                        });
+            !sent) {
+            return sent;
+        }
+        if (auto replied = context_.reply(final_reply(synthesised->answer, in_tokens_, out_tokens_,
+                                                      synthesised->response.model, std::move(sources), synthesis_uri,
+                                                      trace_.session()));
+            !replied) {
+            return replied;
+        }
+        return {};
+    }
+
+    void add_tokens(const schema::LlmResponse& r) {
+        in_tokens_ += r.in_token;
+        out_tokens_ += r.out_token;
+    }
+
+    std::string collection_name() const { return query_.collection.empty() ? "default" : query_.collection; }
+
+    runtime::RequestContext& context_;
+    const RagConfig& config_;
+    RagTrace trace_;
+    schema::GraphRagQuery query_;
+    std::optional<ServiceCalls> calls_;
+    std::vector<std::string> concepts_;
+    std::vector<double> question_vector_;
+    std::vector<Seed> seeds_;
+    std::vector<FoundEdge> subgraph_;
+    std::vector<LabelledEdge> labelled_;  // parallel to subgraph_
+    std::vector<KeptEdge> kept_;
+    std::uint64_t in_tokens_ = 0;
+    std::uint64_t out_tokens_ = 0;
+};
+
+}  // namespace
+
+schema::Result<schema::GraphRagQuery> resolve_graph_query(const schema::GraphRagQuery& query, const RagConfig& config) {
+    if (auto ok = check_question(query.query, query.parent_uri, config); !ok) return ok.error();
+    schema::GraphRagQuery q = query;
+    auto entity = bounded_parameter("entity_limit", q.entity_limit, schema::kDefaultEntityLimit, config.max_entity_limit);
+    if (!entity) return entity.error();
+    auto triple = bounded_parameter("triple_limit", q.triple_limit, schema::kDefaultTripleLimit, config.max_triple_limit);
+    if (!triple) return triple.error();
+    auto subgraph = bounded_parameter("max_subgraph_size", q.max_subgraph_size, schema::kDefaultMaxSubgraphSize,
+                                      config.max_subgraph_size);
+    if (!subgraph) return subgraph.error();
+    auto path = bounded_parameter("max_path_length", q.max_path_length, schema::kDefaultMaxPathLength, config.max_path_length);
+    if (!path) return path.error();
+    auto score_limit = bounded_parameter("edge_score_limit", q.edge_score_limit, schema::kDefaultEdgeScoreLimit,
+                                         config.max_edge_score_limit);
+    if (!score_limit) return score_limit.error();
+    auto edge = bounded_parameter("edge_limit", q.edge_limit, std::min(schema::kDefaultEdgeLimit, *score_limit),
+                                  config.max_edge_score_limit);
+    if (!edge) return edge.error();
+    if (*edge > *score_limit) {
+        return make_error(ErrorType::kInvalidRequest, "\"edge_limit\" (" + std::to_string(*edge) +
+                                                          ") must not exceed \"edge_score_limit\" (" +
+                                                          std::to_string(*score_limit) + "): only scored edges can be kept");
+    }
+    q.entity_limit = *entity;
+    q.triple_limit = *triple;
+    q.max_subgraph_size = *subgraph;
+    q.max_path_length = *path;
+    q.edge_score_limit = *score_limit;
+    q.edge_limit = *edge;
+    return q;
+}
+
+std::string edges_json(const std::vector<LabelledEdge>& edges) {
+    json list = json::array();
+    for (const auto& e : edges) list.push_back({{"id", e.id}, {"s", e.s}, {"p", e.p}, {"o", e.o}});
+    return schema::dump(list);
+}
+
+void handle_graph_rag(runtime::RequestContext& context, const RagConfig& config) {
+    GraphRagRun(context, config).run();
+}
+
+runtime::Handler make_graph_rag_handler(RagConfig config) {
+    return [config = std::move(config)](runtime::RequestContext& context) { handle_graph_rag(context, config); };
+}
+
+}  // namespace glassbox::rag

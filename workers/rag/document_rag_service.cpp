@@ -1,0 +1,314 @@
+// Document RAG: concepts → per-query vector and keyword rankings fused by reciprocal rank →
+// fetch → optional MMR → streamed synthesis with citations, each step explained.
+#include "workers/rag/document_rag_service.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "schema/explain_builder.hpp"
+#include "workers/rag/rag_answer.hpp"
+#include "workers/rag/rag_trace.hpp"
+#include "workers/rag/rank_fusion.hpp"
+#include "workers/rag/service_calls.hpp"
+
+namespace glassbox::rag {
+namespace {
+
+using nlohmann::json;
+using schema::Error;
+using schema::ErrorType;
+using schema::make_error;
+namespace explain = schema::explain;
+
+constexpr std::size_t kMaxConcepts = 10;
+// Each ranking is read this much deeper than fetch_limit, so fusion can lift a chunk that
+// ranks moderately in several rankings.
+constexpr std::uint32_t kDepthFactor = 3;
+constexpr std::uint32_t kMinDepth = 30;
+constexpr std::uint32_t kMaxDepth = 1'000;
+
+std::string lower(std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return text;
+}
+
+std::string trimmed(const std::string& text) {
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos) return {};
+    return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+class DocumentRagRun {
+public:
+    DocumentRagRun(runtime::RequestContext& context, const RagConfig& config)
+        : context_(context), config_(config), trace_(context, kDocumentRagService, config.explain) {}
+
+    void run() {
+        const json& body = context_.body();
+        auto decoded = decode_request<schema::DocumentRagQuery>(body);
+        std::optional<std::string> parent;
+        if (decoded && decoded->parent_uri && !decoded->parent_uri->empty()) parent = decoded->parent_uri;
+        if (auto opened = trace_.open(decoded ? decoded->query : query_of(body), config_.trace_question_chars, parent);
+            !opened) {
+            return trace_.fail(opened.error());
+        }
+        if (!decoded) return trace_.fail(decoded.error());
+        auto query = resolve_document_query(*decoded, config_);
+        if (!query) return trace_.fail(query.error());
+        query_ = std::move(query).value();
+        calls_.emplace(context_, config_, query_.collection);
+        if (auto done = steps(); !done) trace_.fail(done.error());
+    }
+
+private:
+    schema::Result<void> check_cancel() {
+        if (context_.cancelled()) return context_.cancellation_error();
+        return {};
+    }
+
+    schema::Result<void> steps() {
+        if (auto r = grounding(); !r) return r;
+        if (auto r = exploration(); !r) return r;
+        if (auto r = focus(); !r) return r;
+        return synthesis();
+    }
+
+    schema::Result<void> grounding() {
+        StepTimer timer;
+        auto extracted = calls_->llm("extract-concepts", {{"question", query_.query}});
+        if (!extracted) return extracted.error();
+        add_tokens(*extracted);
+        timer.add(*extracted);
+        if (extracted->json && extracted->json->is_object()) {
+            const auto list = extracted->json->find("concepts");
+            if (list != extracted->json->end() && list->is_array()) {
+                for (const auto& item : *list) {
+                    if (!item.is_string()) continue;
+                    auto text = trimmed(item.get<std::string>());
+                    if (!text.empty() && concepts_.size() < kMaxConcepts) concepts_.push_back(std::move(text));
+                }
+            }
+        }
+        if (auto sent = trace_.step(trace_.run().grounding(),
+                                    [&] { return explain::grounding(trace_.run(), timer.info({}), concepts_); });
+            !sent) {
+            return sent;
+        }
+        return check_cancel();
+    }
+
+    // The retrieval queries: the whole question first, then each distinct concept.
+    std::vector<std::string> retrieval_queries() const {
+        std::vector<std::string> queries{query_.query};
+        std::unordered_set<std::string> seen{lower(trimmed(query_.query))};
+        for (const auto& c : concepts_) {
+            std::string text = c;
+            std::replace(text.begin(), text.end(), '_', ' ');
+            if (seen.insert(lower(text)).second) queries.push_back(std::move(text));
+        }
+        return queries;
+    }
+
+    schema::Result<void> exploration() {
+        StepTimer timer;
+        const auto queries = retrieval_queries();
+        auto vectors = calls_->embed(queries);
+        if (!vectors) return vectors.error();
+        const std::uint32_t depth = std::clamp(query_.fetch_limit * kDepthFactor, kMinDepth, kMaxDepth);
+        std::vector<Ranking> rankings;
+        for (std::size_t q = 0; q < queries.size(); ++q) {
+            auto by_vector = calls_->chunks_vector((*vectors)[q], depth);
+            if (!by_vector) return by_vector.error();
+            auto by_keyword = calls_->chunks_keyword(queries[q], depth);
+            if (!by_keyword) return by_keyword.error();
+            Ranking vector_ranking{RankingKind::kVector, {}, 1.0};
+            for (auto& m : *by_vector) vector_ranking.items.emplace_back(std::move(m.chunk_id), m.score);
+            Ranking keyword_ranking{RankingKind::kKeyword, {}, 1.0};
+            for (auto& m : *by_keyword) keyword_ranking.items.emplace_back(std::move(m.chunk_id), m.score);
+            rankings.push_back(std::move(vector_ranking));
+            rankings.push_back(std::move(keyword_ranking));
+            if (auto r = check_cancel(); !r) return r;
+        }
+        auto fused = reciprocal_rank_fusion(rankings);
+        if (fused.empty()) {
+            return make_error(ErrorType::kNotFound, "collection \"" +
+                                                        (query_.collection.empty() ? std::string("default") : query_.collection) +
+                                                        "\" has no retrievable chunks: load documents first");
+        }
+        if (fused.size() > query_.fetch_limit) fused.resize(query_.fetch_limit);
+
+        std::vector<std::string> ids;
+        for (const auto& f : fused) ids.push_back(f.id);
+        auto fetched = calls_->chunks_fetch(ids);
+        if (!fetched) return fetched.error();
+        std::unordered_map<std::string, schema::Chunk> by_id;
+        for (auto& c : *fetched) by_id.emplace(c.chunk_id, std::move(c));
+        for (auto& f : fused) {
+            auto it = by_id.find(f.id);
+            if (it == by_id.end()) continue;  // removed since it was ranked
+            retrieved_.push_back(std::move(it->second));
+            fusion_.push_back(std::move(f));
+        }
+        if (auto sent = trace_.step(trace_.run().exploration(),
+                                    [&] {
+                                        return explain::document_exploration(
+                                            trace_.run(), timer.info(trace_.run().grounding()), retrieved_chunks());
+                                    });
+            !sent) {
+            return sent;
+        }
+        return check_cancel();
+    }
+
+    std::vector<explain::RetrievedChunk> retrieved_chunks() const {
+        std::vector<explain::RetrievedChunk> out;
+        for (std::size_t i = 0; i < retrieved_.size(); ++i) {
+            const auto& c = retrieved_[i];
+            const auto& f = fusion_[i];
+            explain::RetrievedChunk r;
+            r.source = explain::SourceRef{c.chunk_id, c.document_id, c.char_offset, c.char_length};
+            r.score = f.score;
+            r.data_tier = static_cast<int>(c.tier);
+            r.vector_rank = f.vector_rank;
+            r.vector_score = f.vector_score;
+            r.keyword_rank = f.keyword_rank;
+            r.keyword_score = f.keyword_score;
+            out.push_back(std::move(r));
+        }
+        return out;
+    }
+
+    // Re-ranking by maximal marginal relevance when more chunks were fetched than are kept.
+    schema::Result<void> focus() {
+        const bool rerank = query_.fetch_limit > query_.doc_limit && retrieved_.size() > query_.doc_limit;
+        if (!rerank) {
+            for (std::size_t i = 0; i < std::min<std::size_t>(retrieved_.size(), query_.doc_limit); ++i) selected_.push_back(i);
+            return {};
+        }
+        StepTimer timer;
+        const double top = fusion_.front().score;
+        std::vector<double> relevance;
+        std::vector<TermCounts> bags;
+        for (std::size_t i = 0; i < retrieved_.size(); ++i) {
+            relevance.push_back(top > 0.0 ? fusion_[i].score / top : 0.0);
+            bags.push_back(term_counts(retrieved_[i].document_title + "\n" + retrieved_[i].text));
+        }
+        selected_ = mmr_select(relevance, [&](std::size_t a, std::size_t b) { return cosine(bags[a], bags[b]); },
+                               query_.doc_limit, config_.mmr_lambda);
+        reranked_ = true;
+        std::vector<explain::RankedChunk> ranked;
+        for (std::size_t pick = 0; pick < selected_.size(); ++pick) {
+            const std::size_t i = selected_[pick];
+            char reasoning[160];
+            std::snprintf(reasoning, sizeof reasoning,
+                          "fusion rank %zu of %zu, relevance %.3f; picked %zu by MMR (lambda %.2f)", i + 1,
+                          retrieved_.size(), relevance[i], pick + 1, config_.mmr_lambda);
+            ranked.push_back(explain::RankedChunk{i, relevance[i], reasoning});
+        }
+        if (auto sent = trace_.step(trace_.run().focus(),
+                                    [&] {
+                                        return explain::document_focus(trace_.run(), timer.info(trace_.run().exploration()),
+                                                                       ranked);
+                                    });
+            !sent) {
+            return sent;
+        }
+        return check_cancel();
+    }
+
+    schema::Result<void> synthesis() {
+        StepTimer timer;
+        json chunks = json::array();
+        for (std::size_t k = 0; k < selected_.size(); ++k) {
+            const auto& c = retrieved_[selected_[k]];
+            chunks.push_back({{"id", "c" + std::to_string(k + 1)}, {"text", c.text}, {"title", c.document_title}});
+        }
+        const std::size_t count = selected_.size();
+        const auto known = [count](std::string_view id) {
+            const auto n = marker_number(id, "c");
+            return n && *n >= 1 && *n <= count;
+        };
+        auto synthesised = synthesise(context_, *calls_, "document-synthesis",
+                                      {{"question", query_.query}, {"chunks", schema::dump(chunks)}}, query_.streaming,
+                                      known, "c");
+        if (!synthesised) return synthesised.error();
+        add_tokens(synthesised->response);
+        timer.add(synthesised->response);
+
+        const auto selection = [&](std::size_t k) {
+            return reranked_ ? trace_.run().ranked_chunk(k) : trace_.run().retrieved_chunk(selected_[k]);
+        };
+        std::vector<explain::Citation> citations;
+        for (const auto& c : synthesised->citations) {
+            explain::Citation citation{c.start, c.end, {}};
+            for (const auto& id : c.ids) citation.supported_by.push_back(selection(*marker_number(id, "c") - 1));
+            citations.push_back(std::move(citation));
+        }
+        std::vector<std::string> sources;
+        for (std::size_t i : selected_) sources.push_back(retrieved_[i].chunk_id);
+        const auto previous = reranked_ ? trace_.run().focus() : trace_.run().exploration();
+        const auto synthesis_uri = trace_.run().synthesis();
+        if (auto sent = trace_.complete(synthesis_uri,
+                                        [&] {
+                                            return explain::synthesis(trace_.run(), timer.info(previous),
+                                                                      explain::StoredText{synthesised->answer, std::nullopt},
+                                                                      citations);
+                                        });
+            !sent) {
+            return sent;
+        }
+        return context_.reply(final_reply(synthesised->answer, in_tokens_, out_tokens_, synthesised->response.model,
+                                          std::move(sources), synthesis_uri, trace_.session()));
+    }
+
+    void add_tokens(const schema::LlmResponse& r) {
+        in_tokens_ += r.in_token;
+        out_tokens_ += r.out_token;
+    }
+
+    runtime::RequestContext& context_;
+    const RagConfig& config_;
+    RagTrace trace_;
+    schema::DocumentRagQuery query_;
+    std::optional<ServiceCalls> calls_;
+    std::vector<std::string> concepts_;
+    std::vector<schema::Chunk> retrieved_;  // fused order, fetched
+    std::vector<FusedItem> fusion_;         // parallel to retrieved_
+    std::vector<std::size_t> selected_;     // indices into retrieved_, in answer order
+    bool reranked_ = false;
+    std::uint64_t in_tokens_ = 0;
+    std::uint64_t out_tokens_ = 0;
+};
+
+}  // namespace
+
+schema::Result<schema::DocumentRagQuery> resolve_document_query(const schema::DocumentRagQuery& query,
+                                                                const RagConfig& config) {
+    if (auto ok = check_question(query.query, query.parent_uri, config); !ok) return ok.error();
+    schema::DocumentRagQuery q = query;
+    auto doc = bounded_parameter("doc_limit", q.doc_limit, schema::kDefaultDocLimit, config.max_doc_limit);
+    if (!doc) return doc.error();
+    auto fetch = bounded_parameter("fetch_limit", q.fetch_limit, std::max(schema::kDefaultFetchLimit, *doc),
+                                   config.max_doc_limit);
+    if (!fetch) return fetch.error();
+    if (*fetch < *doc) {
+        return make_error(ErrorType::kInvalidRequest, "\"fetch_limit\" (" + std::to_string(*fetch) +
+                                                          ") must be at least \"doc_limit\" (" + std::to_string(*doc) +
+                                                          "): the kept chunks come from the fetched ones");
+    }
+    q.doc_limit = *doc;
+    q.fetch_limit = *fetch;
+    return q;
+}
+
+void handle_document_rag(runtime::RequestContext& context, const RagConfig& config) {
+    DocumentRagRun(context, config).run();
+}
+
+runtime::Handler make_document_rag_handler(RagConfig config) {
+    return [config = std::move(config)](runtime::RequestContext& context) { handle_document_rag(context, config); };
+}
+
+}  // namespace glassbox::rag

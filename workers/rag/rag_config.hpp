@@ -1,0 +1,40 @@
+// Settings of the graph-rag and document-rag workers, with their defaults.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace glassbox::rag {
+
+// The bench-only switch (contract): with GLASSBOX_BENCH_NO_EXPLAIN=1 in the worker's
+// environment no explain message is built or sent; everything else is the same.
+inline constexpr const char* kNoExplainEnv = "GLASSBOX_BENCH_NO_EXPLAIN";
+bool explain_disabled_by_env();
+
+struct RagConfig {
+    // The services a RAG worker calls.
+    std::string llm_service = "llm";
+    std::string store_service = "store";
+    std::string embeddings_service = "embeddings";
+    // Deadline of each call (cut to the request's remaining time); 0: the remaining time.
+    std::chrono::milliseconds call_timeout{0};
+    // A question longer than this (bytes of UTF-8) is refused with InvalidRequest.
+    std::size_t max_question_bytes = 16 * 1024;
+    // The Question records at most this many characters of the question.
+    std::size_t trace_question_chars = 1'000;
+    // Send explain messages (false: the bench-only switch).
+    bool explain = true;
+    // Upper bounds of the request parameters (InvalidRequest above them).
+    std::uint32_t max_entity_limit = 1'000;
+    std::uint32_t max_triple_limit = 1'000;
+    std::uint32_t max_subgraph_size = 10'000;
+    std::uint32_t max_path_length = 5;
+    std::uint32_t max_edge_score_limit = 1'000;
+    std::uint32_t max_doc_limit = 1'000;
+    // Document RAG: maximal marginal relevance trade-off (1 = relevance only).
+    double mmr_lambda = 0.7;
+};
+
+}  // namespace glassbox::rag

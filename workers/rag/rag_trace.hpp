@@ -1,0 +1,78 @@
+// One RAG run's explain trace: the Question, each step as it completes (with its duration,
+// model and tokens), and the end — complete with the last step, or error on any failure path.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schema/explain_builder.hpp"
+#include "schema/explain_uris.hpp"
+#include "schema/messages.hpp"
+#include "schema/result.hpp"
+#include "workers/runtime/request_context.hpp"
+
+namespace glassbox::rag {
+
+// Times one step and sums the LLM calls made in it.
+class StepTimer {
+public:
+    StepTimer() : started_(std::chrono::steady_clock::now()) {}
+    void add(const schema::LlmResponse& response);
+    // The StepInfo for the builders: now, the duration since construction, tokens and model
+    // (when an LLM was called), derived from `previous` (empty for the first step).
+    schema::explain::StepInfo info(const std::string& previous) const;
+    std::uint64_t input_tokens() const noexcept { return in_; }
+    std::uint64_t output_tokens() const noexcept { return out_; }
+
+private:
+    std::chrono::steady_clock::time_point started_;
+    std::uint64_t in_ = 0;
+    std::uint64_t out_ = 0;
+    std::string model_;
+    bool called_ = false;
+};
+
+// Cuts `text` to at most `max_chars` code points (never inside a character).
+std::string_view cut_to_chars(std::string_view text, std::size_t max_chars);
+
+class RagTrace {
+public:
+    using Triples = std::vector<schema::Triple>;
+
+    // `explain` false: nothing is built or sent (the bench-only switch).
+    RagTrace(runtime::RequestContext& context, std::string_view service, bool explain);
+
+    const schema::explain::RunUris& run() const noexcept { return run_; }
+    const std::string& session() const noexcept { return session_; }
+
+    // Sends the Question (the query cut to `max_chars` characters).
+    schema::Result<void> open(std::string_view query, std::size_t max_chars,
+                              const std::optional<std::string>& parent_uri);
+    // Sends one step (the builder runs only when explain is on).
+    schema::Result<void> step(const std::string& uri, const std::function<Triples()>& build);
+    // Sends the last step together with the end of the trace (status complete).
+    schema::Result<void> complete(const std::string& uri, const std::function<Triples()>& build);
+    // Ends the request with `error`: unless the request was cancelled (the broker closes the
+    // trace then), the trace is ended first with status error.
+    void fail(const schema::Error& error);
+
+private:
+    schema::Result<void> send(const std::string& uri, Triples triples, runtime::ExplainState state,
+                              const std::optional<schema::Error>& error);
+
+    runtime::RequestContext& context_;
+    bool explain_;
+    schema::explain::RunUris run_;
+    std::string session_;
+    std::string agent_;
+    std::optional<std::string> parent_uri_;
+    bool opened_ = false;
+    bool ended_ = false;
+};
+
+}  // namespace glassbox::rag

@@ -1,0 +1,113 @@
+// Reciprocal rank fusion, MMR and the similarity measures they use.
+#include "workers/rag/rank_fusion.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <unordered_set>
+
+namespace glassbox::rag {
+
+std::vector<FusedItem> reciprocal_rank_fusion(const std::vector<Ranking>& rankings, double k) {
+    std::unordered_map<std::string, std::size_t> index;
+    std::vector<FusedItem> fused;
+    for (const auto& ranking : rankings) {
+        std::unordered_set<std::string_view> seen;
+        std::uint64_t rank = 0;
+        for (const auto& [id, score] : ranking.items) {
+            ++rank;
+            if (!seen.insert(id).second) continue;
+            auto [it, added] = index.try_emplace(id, fused.size());
+            if (added) fused.push_back(FusedItem{id, 0.0, {}, {}, {}, {}});
+            FusedItem& item = fused[it->second];
+            item.score += ranking.weight / (k + static_cast<double>(rank));
+            auto& best_rank = ranking.kind == RankingKind::kVector ? item.vector_rank : item.keyword_rank;
+            auto& best_score = ranking.kind == RankingKind::kVector ? item.vector_score : item.keyword_score;
+            if (!best_rank || rank < *best_rank) {
+                best_rank = rank;
+                best_score = score;
+            }
+        }
+    }
+    std::sort(fused.begin(), fused.end(), [](const FusedItem& a, const FusedItem& b) {
+        return a.score != b.score ? a.score > b.score : a.id < b.id;
+    });
+    return fused;
+}
+
+std::vector<std::size_t> mmr_select(const std::vector<double>& relevance,
+                                    const std::function<double(std::size_t, std::size_t)>& similarity,
+                                    std::size_t count, double lambda) {
+    const std::size_t n = relevance.size();
+    std::vector<std::size_t> picked;
+    std::vector<bool> taken(n, false);
+    // Highest similarity of each candidate to anything picked so far.
+    std::vector<double> redundancy(n, 0.0);
+    while (picked.size() < std::min(count, n)) {
+        std::size_t best = n;
+        double best_value = -std::numeric_limits<double>::infinity();
+        for (std::size_t i = 0; i < n; ++i) {
+            if (taken[i]) continue;
+            const double value = lambda * relevance[i] - (1.0 - lambda) * redundancy[i];
+            if (value > best_value) {
+                best_value = value;
+                best = i;
+            }
+        }
+        taken[best] = true;
+        picked.push_back(best);
+        for (std::size_t i = 0; i < n; ++i) {
+            if (!taken[i]) redundancy[i] = std::max(redundancy[i], similarity(i, best));
+        }
+    }
+    return picked;
+}
+
+double cosine(const std::vector<double>& a, const std::vector<double>& b) noexcept {
+    if (a.size() != b.size() || a.empty()) return 0.0;
+    double dot = 0.0, na = 0.0, nb = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        dot += a[i] * b[i];
+        na += a[i] * a[i];
+        nb += b[i] * b[i];
+    }
+    if (na <= 0.0 || nb <= 0.0) return 0.0;
+    return dot / (std::sqrt(na) * std::sqrt(nb));
+}
+
+TermCounts term_counts(std::string_view text) {
+    TermCounts counts;
+    std::string word;
+    const auto flush = [&] {
+        if (!word.empty()) counts[word] += 1.0;
+        word.clear();
+    };
+    for (char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z')) {
+            word.push_back(c);
+        } else if (c >= 'A' && c <= 'Z') {
+            word.push_back(static_cast<char>(c - 'A' + 'a'));
+        } else {
+            flush();
+        }
+    }
+    flush();
+    return counts;
+}
+
+double cosine(const TermCounts& a, const TermCounts& b) noexcept {
+    if (a.empty() || b.empty()) return 0.0;
+    const auto& small = a.size() <= b.size() ? a : b;
+    const auto& large = a.size() <= b.size() ? b : a;
+    double dot = 0.0;
+    for (const auto& [word, n] : small) {
+        if (auto it = large.find(word); it != large.end()) dot += n * it->second;
+    }
+    double na = 0.0, nb = 0.0;
+    for (const auto& [word, n] : a) na += n * n;
+    for (const auto& [word, n] : b) nb += n * n;
+    return dot / (std::sqrt(na) * std::sqrt(nb));
+}
+
+}  // namespace glassbox::rag

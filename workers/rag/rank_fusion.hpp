@@ -1,0 +1,61 @@
+// Ranking arithmetic shared by the RAG workers: reciprocal rank fusion with per-list
+// contributions, maximal marginal relevance, cosine and lexical similarity.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace glassbox::rag {
+
+// The usual RRF constant (Cormack, Clarke and Buettcher 2009): damps the head of each list.
+inline constexpr double kRrfK = 60.0;
+
+enum class RankingKind { kVector, kKeyword };
+
+// One ranking of items (best first) with the score it gave each one.
+struct Ranking {
+    RankingKind kind = RankingKind::kVector;
+    std::vector<std::pair<std::string, double>> items;  // (id, score), best first
+    double weight = 1.0;                                 // multiplies this list's RRF terms
+};
+
+// An item after fusion, with how each kind of ranking contributed (best rank over the
+// rankings of that kind, from 1, and the score it had there).
+struct FusedItem {
+    std::string id;
+    double score = 0.0;  // sum over rankings of weight / (k + rank)
+    std::optional<std::uint64_t> vector_rank;
+    std::optional<double> vector_score;
+    std::optional<std::uint64_t> keyword_rank;
+    std::optional<double> keyword_score;
+};
+
+// Fuses the rankings: best fused score first, ties by id. An id twice in one ranking counts
+// once, at its better rank.
+std::vector<FusedItem> reciprocal_rank_fusion(const std::vector<Ranking>& rankings, double k = kRrfK);
+
+// Maximal marginal relevance (Carbonell and Goldstein 1998): picks up to `count` of the
+// candidates, each time the one maximising lambda * relevance - (1 - lambda) * (its highest
+// similarity to those already picked). Returns candidate indices in pick order. `relevance`
+// should be on the same scale as `similarity` (e.g. both in [0, 1]).
+std::vector<std::size_t> mmr_select(const std::vector<double>& relevance,
+                                    const std::function<double(std::size_t, std::size_t)>& similarity,
+                                    std::size_t count, double lambda);
+
+// Cosine of two vectors (0 when either is zero or their sizes differ).
+double cosine(const std::vector<double>& a, const std::vector<double>& b) noexcept;
+
+// A bag of lower-cased words (letters and digits; other bytes separate words, UTF-8 letters
+// beyond ASCII kept as is), for lexical similarity without a model.
+using TermCounts = std::unordered_map<std::string, double>;
+TermCounts term_counts(std::string_view text);
+// Cosine of two bags of words.
+double cosine(const TermCounts& a, const TermCounts& b) noexcept;
+
+}  // namespace glassbox::rag

@@ -1,0 +1,142 @@
+// Round trips to llm, embeddings and store, with typed checks of every reply.
+#include "workers/rag/service_calls.hpp"
+
+namespace glassbox::rag {
+namespace {
+
+using nlohmann::json;
+using schema::ErrorType;
+using schema::make_error;
+
+// A reply that does not have the promised shape is the callee's fault.
+schema::Error bad_reply(std::string_view service, const schema::Error& why) {
+    return make_error(ErrorType::kUpstreamError, std::string(service) + " answered an unexpected body: " + why.message);
+}
+
+}  // namespace
+
+ServiceCalls::ServiceCalls(runtime::RequestContext& context, const RagConfig& config, std::string collection)
+    : context_(context), config_(config), collection_(std::move(collection)) {}
+
+schema::Result<schema::LlmResponse> ServiceCalls::llm(std::string_view template_name,
+                                                      std::map<std::string, std::string> variables,
+                                                      const std::function<void(std::string_view)>& on_text) {
+    schema::LlmRequest request;
+    request.template_name = std::string(template_name);
+    request.variables = std::move(variables);
+    request.streaming = static_cast<bool>(on_text);
+    std::function<void(const client::Reply&)> on_reply;
+    if (on_text) {
+        on_reply = [&on_text](const client::Reply& reply) {
+            if (reply.kind != client::ReplyKind::kData || !reply.body.is_object()) return;
+            const auto text = reply.body.find("text");
+            if (text != reply.body.end() && text->is_string()) on_text(text->get_ref<const std::string&>());
+        };
+    }
+    auto called = context_.call(config_.llm_service, schema::encode(request), config_.call_timeout, on_reply);
+    if (!called) return std::move(called).error();
+    auto response = schema::decode<schema::LlmResponse>(called->final);
+    if (!response) return bad_reply(config_.llm_service, response.error());
+    return response;
+}
+
+schema::Result<std::vector<std::vector<double>>> ServiceCalls::embed(const std::vector<std::string>& texts) {
+    if (texts.empty()) return std::vector<std::vector<double>>{};
+    auto called = context_.call(config_.embeddings_service, schema::encode(schema::EmbeddingsRequest{texts}),
+                                config_.call_timeout);
+    if (!called) return std::move(called).error();
+    auto response = schema::decode<schema::EmbeddingsResponse>(called->final);
+    if (!response) return bad_reply(config_.embeddings_service, response.error());
+    if (response->vectors.size() != texts.size()) {
+        return make_error(ErrorType::kUpstreamError, config_.embeddings_service + " answered " +
+                                                         std::to_string(response->vectors.size()) + " vectors for " +
+                                                         std::to_string(texts.size()) + " texts");
+    }
+    return std::move(response->vectors);
+}
+
+schema::Result<json> ServiceCalls::store(std::string_view op, json body) {
+    body["op"] = op;
+    body["collection"] = collection_;
+    auto called = context_.call(config_.store_service, body, config_.call_timeout);
+    if (!called) return std::move(called).error();
+    return std::move(called->final);
+}
+
+schema::Result<std::vector<schema::EntityMatch>> ServiceCalls::entities(const std::vector<double>& vector,
+                                                                        std::uint32_t limit) {
+    auto reply = store("entities", schema::encode(schema::GraphEmbeddingsQuery{{vector}, limit, collection_}));
+    if (!reply) return std::move(reply).error();
+    auto decoded = schema::decode<schema::GraphEmbeddingsResponse>(*reply);
+    if (!decoded) return bad_reply(config_.store_service, decoded.error());
+    return std::move(decoded->entities);
+}
+
+schema::Result<std::vector<std::vector<schema::Triple>>> ServiceCalls::triples_batch(
+    const std::vector<schema::TriplePattern>& patterns, std::uint32_t limit) {
+    auto reply = store("triples-batch", schema::encode(schema::TriplesQueryBatch{patterns, limit, collection_}));
+    if (!reply) return std::move(reply).error();
+    auto decoded = schema::decode<schema::TriplesBatchResponse>(*reply);
+    if (!decoded) return bad_reply(config_.store_service, decoded.error());
+    if (decoded->results.size() != patterns.size()) {
+        return make_error(ErrorType::kUpstreamError, "store answered " + std::to_string(decoded->results.size()) +
+                                                         " results for " + std::to_string(patterns.size()) + " patterns");
+    }
+    return std::move(decoded->results);
+}
+
+schema::Result<std::vector<std::string>> ServiceCalls::labels(const std::vector<schema::Term>& terms) {
+    if (terms.empty()) return std::vector<std::string>{};
+    auto reply = store("labels", schema::encode(schema::LabelsRequest{collection_, terms}));
+    if (!reply) return std::move(reply).error();
+    auto decoded = schema::decode<schema::LabelsResponse>(*reply);
+    if (!decoded) return bad_reply(config_.store_service, decoded.error());
+    if (decoded->labels.size() != terms.size()) {
+        return make_error(ErrorType::kUpstreamError, "store answered " + std::to_string(decoded->labels.size()) +
+                                                         " labels for " + std::to_string(terms.size()) + " terms");
+    }
+    return std::move(decoded->labels);
+}
+
+schema::Result<std::vector<std::vector<schema::FactSource>>> ServiceCalls::fact_sources(
+    const std::vector<schema::Triple>& triples) {
+    if (triples.empty()) return std::vector<std::vector<schema::FactSource>>{};
+    auto reply = store("fact-sources", schema::encode(schema::FactSourcesRequest{collection_, triples}));
+    if (!reply) return std::move(reply).error();
+    auto decoded = schema::decode<schema::FactSourcesResponse>(*reply);
+    if (!decoded) return bad_reply(config_.store_service, decoded.error());
+    if (decoded->sources.size() != triples.size()) {
+        return make_error(ErrorType::kUpstreamError, "store answered " + std::to_string(decoded->sources.size()) +
+                                                         " source lists for " + std::to_string(triples.size()) + " facts");
+    }
+    return std::move(decoded->sources);
+}
+
+schema::Result<std::vector<schema::ChunkMatch>> ServiceCalls::chunks_vector(const std::vector<double>& vector,
+                                                                            std::uint32_t limit) {
+    auto reply = store("chunks-vector", schema::encode(schema::DocumentEmbeddingsQuery{{vector}, limit, collection_}));
+    if (!reply) return std::move(reply).error();
+    auto decoded = schema::decode<schema::ChunkMatchResponse>(*reply);
+    if (!decoded) return bad_reply(config_.store_service, decoded.error());
+    return std::move(decoded->chunks);
+}
+
+schema::Result<std::vector<schema::ChunkMatch>> ServiceCalls::chunks_keyword(const std::string& query,
+                                                                             std::uint32_t limit) {
+    auto reply = store("chunks-keyword", schema::encode(schema::ChunkKeywordQuery{query, limit, collection_}));
+    if (!reply) return std::move(reply).error();
+    auto decoded = schema::decode<schema::ChunkMatchResponse>(*reply);
+    if (!decoded) return bad_reply(config_.store_service, decoded.error());
+    return std::move(decoded->chunks);
+}
+
+schema::Result<std::vector<schema::Chunk>> ServiceCalls::chunks_fetch(const std::vector<std::string>& chunk_ids) {
+    if (chunk_ids.empty()) return std::vector<schema::Chunk>{};
+    auto reply = store("chunks-fetch", schema::encode(schema::ChunkFetchRequest{chunk_ids, collection_}));
+    if (!reply) return std::move(reply).error();
+    auto decoded = schema::decode<schema::ChunkFetchResponse>(*reply);
+    if (!decoded) return bad_reply(config_.store_service, decoded.error());
+    return std::move(decoded->chunks);
+}
+
+}  // namespace glassbox::rag

@@ -1,0 +1,50 @@
+// The calls a RAG worker makes (llm, embeddings, store), each one round trip through the broker,
+// with every reply checked against its message type.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "schema/messages.hpp"
+#include "schema/result.hpp"
+#include "workers/rag/rag_config.hpp"
+#include "workers/runtime/request_context.hpp"
+
+namespace glassbox::rag {
+
+class ServiceCalls {
+public:
+    ServiceCalls(runtime::RequestContext& context, const RagConfig& config, std::string collection);
+
+    // One template; with `on_text` the call streams and each PARTIAL text piece is passed on.
+    // A JSON template's reply without `json` is an UpstreamError.
+    schema::Result<schema::LlmResponse> llm(std::string_view template_name,
+                                            std::map<std::string, std::string> variables,
+                                            const std::function<void(std::string_view)>& on_text = {});
+    // One vector per text.
+    schema::Result<std::vector<std::vector<double>>> embed(const std::vector<std::string>& texts);
+
+    // Store operations (docs/knowledge.md §8) on this request's collection.
+    schema::Result<std::vector<schema::EntityMatch>> entities(const std::vector<double>& vector, std::uint32_t limit);
+    schema::Result<std::vector<std::vector<schema::Triple>>> triples_batch(
+        const std::vector<schema::TriplePattern>& patterns, std::uint32_t limit);
+    schema::Result<std::vector<std::string>> labels(const std::vector<schema::Term>& terms);
+    schema::Result<std::vector<std::vector<schema::FactSource>>> fact_sources(const std::vector<schema::Triple>& triples);
+    schema::Result<std::vector<schema::ChunkMatch>> chunks_vector(const std::vector<double>& vector, std::uint32_t limit);
+    schema::Result<std::vector<schema::ChunkMatch>> chunks_keyword(const std::string& query, std::uint32_t limit);
+    schema::Result<std::vector<schema::Chunk>> chunks_fetch(const std::vector<std::string>& chunk_ids);
+
+private:
+    schema::Result<nlohmann::json> store(std::string_view op, nlohmann::json body);
+
+    runtime::RequestContext& context_;
+    const RagConfig& config_;
+    std::string collection_;
+};
+
+}  // namespace glassbox::rag
