@@ -3,6 +3,7 @@
 #include "workers/rag/graph_rag_service.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -28,6 +29,22 @@ namespace explain = schema::explain;
 constexpr std::size_t kEmbedBatch = 512;
 // Concepts the LLM may give (the template promises at most 10).
 constexpr std::size_t kMaxConcepts = 10;
+// Seeds: an entity is kept when its similarity is at least this share of its concept's best
+// match, and at least kSeedFloor of the best match of any concept. An entity the question
+// names matches its label at about 1.0 while the nearest unrelated labels score 0.3-0.7, so
+// the relative cut keeps the named entities and drops look-alikes that would fill the
+// subgraph with unrelated edges; a concept with no close match keeps its nearest entities.
+constexpr double kSeedRelative = 0.8;
+constexpr double kSeedFloor = 0.6;
+// Pre-filter bonus per further concept an edge's two ends are linked to: an edge between
+// what two concepts reach (a conjunction: "a Forward at FC Porto") outranks one concept's edges.
+constexpr double kConjunctionBonus = 0.25;
+// Pre-filter penalty of an edge found by a pattern that filled triple_limit: one of a hub's
+// many alike edges ("X gender male"), whose text resembles the question only through names.
+constexpr double kHubPenalty = 0.2;
+// Kept edges: at most this share of edge_limit may share one node and predicate (a star of
+// alike facts) while other scored edges wait; the rest of the slots go to the best of those.
+constexpr std::uint32_t kStarShare = 3;
 
 struct Seed {
     Term entity;
@@ -39,6 +56,13 @@ struct FoundEdge {
     Triple triple;
     std::size_t concept_index = 0;  // the concept whose seed the traversal started from
     std::uint32_t hop = 1;
+    bool from_hub = false;  // found by a pattern that filled triple_limit
+};
+
+struct FrontierNode {
+    Term node;
+    std::size_t concept_index = 0;
+    bool specific = true;  // not reached through a pattern that filled its limit
 };
 
 struct KeptEdge {
@@ -183,23 +207,30 @@ private:
 
         // entity_limit is shared: each concept gets its part (at least one).
         const auto share = std::max<std::uint32_t>(1, query_.entity_limit / static_cast<std::uint32_t>(concepts_.size()));
-        std::unordered_set<std::string> seeded;
-        bool any_entity = false;
+        std::vector<Seed> candidates;
+        double best_overall = 0.0;
         for (std::size_t c = 0; c < concepts_.size(); ++c) {
             auto matches = calls_->entities((*vectors)[c], share);
             if (!matches) return matches.error();
-            any_entity = any_entity || !matches->empty();
+            double best = 0.0;
+            for (const auto& m : *matches) best = std::max(best, m.score);
+            best_overall = std::max(best_overall, best);
             for (auto& m : *matches) {
-                if (seeds_.size() >= query_.entity_limit) break;
-                if (!seeded.insert(key_of(m.entity)).second) continue;
-                seeds_.push_back(Seed{std::move(m.entity), m.score, c});
+                if (m.score >= kSeedRelative * best) candidates.push_back(Seed{std::move(m.entity), m.score, c});
             }
         }
-        if (!any_entity) {
+        if (candidates.empty()) {
             return make_error(ErrorType::kNotFound, "collection \"" + collection_name() +
                                                         "\" has no indexed entities: load and index knowledge first");
         }
-        std::stable_sort(seeds_.begin(), seeds_.end(), [](const Seed& a, const Seed& b) { return a.score > b.score; });
+        std::stable_sort(candidates.begin(), candidates.end(),
+                         [](const Seed& a, const Seed& b) { return a.score > b.score; });
+        std::unordered_set<std::string> seeded;
+        for (auto& s : candidates) {
+            if (seeds_.size() >= query_.entity_limit) break;
+            if (s.score < kSeedFloor * best_overall || !seeded.insert(key_of(s.entity)).second) continue;
+            seeds_.push_back(std::move(s));
+        }
         if (auto r = traverse(); !r) return r;
 
         std::vector<std::string> seed_uris;
@@ -221,50 +252,81 @@ private:
     // the edges out of and into every node of the frontier (triple_limit per pattern), and takes
     // them round-robin across the patterns, so no hub node fills the budget alone.
     schema::Result<void> traverse() {
-        std::vector<std::pair<Term, std::size_t>> frontier;  // node, concept
+        std::vector<FrontierNode> frontier;
         std::unordered_set<std::string> reached;
         for (const auto& s : seeds_) {
             if (expandable(s.entity) && reached.insert(key_of(s.entity)).second) {
-                frontier.emplace_back(s.entity, s.concept_index);
+                frontier.push_back(FrontierNode{s.entity, s.concept_index, true});
             }
         }
+        // Which concepts reach each node: a seed its own; both ends of an edge the concept the
+        // traversal came from, and the far end's concepts when it is a seed.
+        for (const auto& s : seeds_) reach_[key_of(s.entity)] |= concept_bit(s.concept_index);
         std::unordered_set<std::string> edge_keys;
         for (std::uint32_t hop = 1; hop <= query_.max_path_length && !frontier.empty(); ++hop) {
             if (subgraph_.size() >= query_.max_subgraph_size) break;
+            // Nodes reached through a hub (a pattern that filled triple_limit) are one of many
+            // alike and say little about the question: they are expanded after the others.
+            std::stable_partition(frontier.begin(), frontier.end(), [](const FrontierNode& n) { return n.specific; });
             std::vector<schema::TriplePattern> patterns;
             patterns.reserve(frontier.size() * 2);
-            for (const auto& [node, c] : frontier) {
-                patterns.push_back(schema::TriplePattern{node, std::nullopt, std::nullopt, std::string()});
-                patterns.push_back(schema::TriplePattern{std::nullopt, std::nullopt, node, std::string()});
+            std::size_t first_general = 0;
+            for (const auto& n : frontier) {
+                patterns.push_back(schema::TriplePattern{n.node, std::nullopt, std::nullopt, std::string()});
+                patterns.push_back(schema::TriplePattern{std::nullopt, std::nullopt, n.node, std::string()});
+                if (n.specific) first_general = patterns.size();
             }
             auto results = calls_->triples_batch(patterns, query_.triple_limit);
             if (!results) return results.error();
             if (auto r = check_cancel(); !r) return r;
-            std::vector<std::pair<Term, std::size_t>> next;
+            std::vector<FrontierNode> next;
             std::vector<std::size_t> cursor(results->size(), 0);
-            bool progress = true;
-            while (progress && subgraph_.size() < query_.max_subgraph_size) {
-                progress = false;
-                for (std::size_t r = 0; r < results->size() && subgraph_.size() < query_.max_subgraph_size; ++r) {
-                    auto& list = (*results)[r];
-                    while (cursor[r] < list.size()) {
-                        Triple& t = list[cursor[r]++];
-                        // Labels name nodes (the labels step reads them); they are not facts to rank.
-                        if (t.p.is_iri() && t.p.as_iri().value == schema::vocab::kRdfsLabel) continue;
-                        if (!edge_keys.insert(key_of(t)).second) continue;
-                        const std::size_t c = frontier[r / 2].second;
-                        const Term& other = r % 2 == 0 ? t.o : t.s;
-                        if (expandable(other) && reached.insert(key_of(other)).second) next.emplace_back(other, c);
-                        t.graph.reset();
-                        subgraph_.push_back(FoundEdge{std::move(t), c, hop});
-                        progress = true;
-                        break;
+            // Round-robin over the specific nodes' patterns, then over the others'.
+            for (const auto& [from, to] : {std::pair{std::size_t{0}, first_general}, std::pair{first_general, results->size()}}) {
+                bool progress = true;
+                while (progress && subgraph_.size() < query_.max_subgraph_size) {
+                    progress = false;
+                    for (std::size_t r = from; r < to && subgraph_.size() < query_.max_subgraph_size; ++r) {
+                        auto& list = (*results)[r];
+                        while (cursor[r] < list.size()) {
+                            Triple& t = list[cursor[r]++];
+                            // Labels name nodes (the labels step reads them); they are not facts to rank.
+                            if (t.p.is_iri() && t.p.as_iri().value == schema::vocab::kRdfsLabel) continue;
+                            if (!edge_keys.insert(key_of(t)).second) continue;
+                            const std::size_t c = frontier[r / 2].concept_index;
+                            const Term& other = r % 2 == 0 ? t.o : t.s;
+                            if (expandable(other) && reached.insert(key_of(other)).second) {
+                                next.push_back(FrontierNode{other, c, list.size() < query_.triple_limit});
+                            }
+                            const auto here = key_of(r % 2 == 0 ? t.s : t.o);
+                            const auto there = key_of(other);
+                            const auto mask = concept_bit(c) | seed_mask(there);
+                            reach_[here] |= mask;
+                            reach_[there] |= mask;
+                            t.graph.reset();
+                            subgraph_.push_back(FoundEdge{std::move(t), c, hop, list.size() >= query_.triple_limit});
+                            progress = true;
+                            break;
+                        }
                     }
                 }
             }
             frontier = std::move(next);
         }
         return {};
+    }
+
+    static std::uint32_t concept_bit(std::size_t c) { return std::uint32_t{1} << c; }
+    std::uint32_t seed_mask(const std::string& key) const {
+        std::uint32_t mask = 0;
+        for (const auto& s : seeds_) {
+            if (key_of(s.entity) == key) mask |= concept_bit(s.concept_index);
+        }
+        return mask;
+    }
+    std::uint32_t reach_of(const Term& t) const {
+        const auto it = reach_.find(key_of(t));
+        return it == reach_.end() ? 0 : it->second;
     }
 
     // ---- Focus: labels, pre-filter, LLM scoring, reasoning, sources ---------------------------
@@ -314,7 +376,7 @@ private:
                 ranked.emplace_back(i, it == scores.end() ? 0.0 : it->second);
             }
             std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-            if (ranked.size() > query_.edge_limit) ranked.resize(query_.edge_limit);
+            ranked = diversify(ranked, *candidates);
         }
         for (const auto& [position, score] : ranked) kept_.push_back(KeptEdge{(*candidates)[position], score, {}, {}});
         if (auto r = check_cancel(); !r) return r;
@@ -368,9 +430,42 @@ private:
             if (!vectors) return vectors.error();
             for (std::size_t i = 0; i < vectors->size(); ++i) similarity[from + i] = cosine(question_vector_, (*vectors)[i]);
         }
+        for (std::size_t i = 0; i < subgraph_.size(); ++i) {
+            const auto linked = std::popcount(reach_of(subgraph_[i].triple.s) | reach_of(subgraph_[i].triple.o));
+            if (linked > 1) similarity[i] += kConjunctionBonus * (linked - 1);
+            if (subgraph_[i].from_hub) similarity[i] -= kHubPenalty;
+        }
         std::stable_sort(all.begin(), all.end(), [&](std::size_t a, std::size_t b) { return similarity[a] > similarity[b]; });
         all.resize(query_.edge_score_limit);
         return all;
+    }
+
+    // The best edge_limit of the scored edges (best first), no more than edge_limit / 3 of
+    // them sharing a subject and predicate or a predicate and object, unless slots are left.
+    std::vector<std::pair<std::size_t, double>> diversify(const std::vector<std::pair<std::size_t, double>>& ranked,
+                                                          const std::vector<std::size_t>& candidates) const {
+        const std::uint32_t cap = std::max<std::uint32_t>(2, query_.edge_limit / kStarShare);
+        std::unordered_map<std::string, std::uint32_t> stars;
+        std::vector<std::pair<std::size_t, double>> kept;
+        std::vector<std::pair<std::size_t, double>> waiting;
+        for (const auto& entry : ranked) {
+            const auto& t = subgraph_[candidates[entry.first]].triple;
+            const auto out_star = "s " + key_of(t.s) + ' ' + key_of(t.p);
+            const auto in_star = "o " + key_of(t.p) + ' ' + key_of(t.o);
+            if (kept.size() < query_.edge_limit && stars[out_star] < cap && stars[in_star] < cap) {
+                ++stars[out_star];
+                ++stars[in_star];
+                kept.push_back(entry);
+            } else {
+                waiting.push_back(entry);
+            }
+        }
+        for (const auto& entry : waiting) {
+            if (kept.size() >= query_.edge_limit) break;
+            kept.push_back(entry);
+        }
+        std::stable_sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+        return kept;
     }
 
     std::vector<LabelledEdge> kept_view() const {
@@ -473,6 +568,7 @@ private:
     std::vector<double> question_vector_;
     std::vector<Seed> seeds_;
     std::vector<FoundEdge> subgraph_;
+    std::unordered_map<std::string, std::uint32_t> reach_;  // node → bit set of concepts reaching it
     std::vector<LabelledEdge> labelled_;  // parallel to subgraph_
     std::vector<KeptEdge> kept_;
     std::uint64_t in_tokens_ = 0;
