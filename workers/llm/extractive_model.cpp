@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -413,8 +415,16 @@ QuestionRelations relation_words(const QuestionAnalysis& a) {
                     r.stem = text::stem(w);
                     r.cues = text::relation_cues(w);
                     r.weight = t.appositive ? 0.3 : 1.0;
-                    const std::string key = r.cues.empty() ? r.stem : std::string(r.cues.front());
-                    auto [it, inserted] = mention_index.emplace(std::pair{segment, key}, out.mentions.size());
+                    std::string key = r.cues.empty() ? r.stem : std::string(r.cues.front());
+                    // A type word beside an entity ("the club FC_Porto", "Forward position")
+                    // is that entity's own mention: it neither merges with nor stands in for
+                    // the clause's relation words.
+                    std::size_t where = segment;
+                    if (t.appositive) {
+                        key = "type:" + key;
+                        where = std::numeric_limits<std::size_t>::max() - t.index;
+                    }
+                    auto [it, inserted] = mention_index.emplace(std::pair{where, key}, out.mentions.size());
                     if (inserted) out.mentions.push_back({key, {}, 0.0});
                     auto& m = out.mentions[it->second];
                     m.words.push_back(out.words.size());
@@ -429,14 +439,17 @@ QuestionRelations relation_words(const QuestionAnalysis& a) {
     return out;
 }
 
-// How well a predicate's words express each relation word: 1 same stem, 0.8 a shared cue,
-// up to 0.6 for similar spelling ("nationality"/"national").
-std::vector<double> predicate_match(std::string_view predicate, const std::vector<RelationWord>& rel) {
-    std::vector<double> match(rel.size(), 0.0);
+// How well each of a predicate's words expresses each relation word: 1 same stem, 0.8 a shared
+// cue, up to 0.6 for similar spelling ("nationality"/"national"). Rows: the predicate's content
+// words; columns: `rel`.
+std::vector<std::vector<double>> predicate_match(std::string_view predicate,
+                                                 const std::vector<RelationWord>& rel) {
+    std::vector<std::vector<double>> rows;
     for (const auto& w : text::words(predicate)) {
         if (text::is_stopword(w)) continue;
         const std::string s = text::stem(w);
         const auto& cues = text::relation_cues(w);
+        std::vector<double> row(rel.size(), 0.0);
         for (std::size_t j = 0; j < rel.size(); ++j) {
             double m = 0.0;
             if (s == rel[j].stem) {
@@ -453,18 +466,32 @@ std::vector<double> predicate_match(std::string_view predicate, const std::vecto
                     if (sim >= 0.6) m = 0.6 * sim;
                 }
             }
-            match[j] = std::max(match[j], m);
+            row[j] = m;
         }
+        rows.push_back(std::move(row));
     }
-    return match;
+    return rows;
 }
 
-// The same per relation mention: its best word.
-std::vector<double> mention_match(std::string_view predicate, const QuestionRelations& rel) {
+// A predicate against the question's relation mentions: per predicate word and mention, the
+// best of the mention's words; and per mention, the best of all the predicate's words.
+struct PredicateMatch {
+    std::vector<std::vector<double>> by_word;
+    std::vector<double> best;
+};
+
+PredicateMatch mention_match(std::string_view predicate, const QuestionRelations& rel) {
     const auto words = predicate_match(predicate, rel.words);
-    std::vector<double> out(rel.mentions.size(), 0.0);
-    for (std::size_t m = 0; m < rel.mentions.size(); ++m)
-        for (auto w : rel.mentions[m].words) out[m] = std::max(out[m], words[w]);
+    PredicateMatch out;
+    out.best.assign(rel.mentions.size(), 0.0);
+    for (const auto& row : words) {
+        std::vector<double> by_mention(rel.mentions.size(), 0.0);
+        for (std::size_t m = 0; m < rel.mentions.size(); ++m) {
+            for (auto w : rel.mentions[m].words) by_mention[m] = std::max(by_mention[m], row[w]);
+            out.best[m] = std::max(out.best[m], by_mention[m]);
+        }
+        out.by_word.push_back(std::move(by_mention));
+    }
     return out;
 }
 
@@ -559,7 +586,7 @@ std::vector<double> ExtractiveModel::score_edges(std::string_view question,
         if (inserted) node_norms.push_back(std::move(n));
         return it->second;
     };
-    std::vector<std::vector<double>> predicate_matches;
+    std::vector<PredicateMatch> predicate_matches;
     std::unordered_map<std::string, std::size_t> predicate_index;
     std::vector<GraphEdge> graph;
     graph.reserve(edges.size());
@@ -585,6 +612,16 @@ std::vector<double> ExtractiveModel::score_edges(std::string_view question,
         if (graph[i].to != graph[i].from) adjacency[graph[i].to].push_back(i);
     }
 
+    // A named entity with many edges here (a position, a country) says less about which of
+    // them matter than one with few: with two named entities, the rarer one's edges lead.
+    std::vector<double> specificity(node_norms.size(), 1.0);
+    if (mentions_present.size() > 1) {
+        for (std::size_t n = 0; n < node_norms.size(); ++n) {
+            const double degree = static_cast<double>(adjacency[n].size());
+            specificity[n] = 1.0 / (1.0 + 0.05 * std::log1p(degree));
+        }
+    }
+
     std::vector<double> best(edges.size(), 0.0);
 
     // Paths from each anchor, up to three edges: a path earns the share of the question's
@@ -605,14 +642,27 @@ std::vector<double> ExtractiveModel::score_edges(std::string_view question,
         mentions_on_path.insert(anchor_mention[path_nodes.front()]);
         for (std::size_t k = 0; k < path_edges.size(); ++k) {
             const auto& match = predicate_matches[graph[path_edges[k]].predicate];
-            // An edge takes each relation key once: a spouse edge answers one "spouse".
+            // Each word of the predicate answers one mention, and an edge takes each relation
+            // key once: a spouse edge answers one "spouse"; "plays position" answers "plays"
+            // and "position", not also "club". Best pairs first.
+            std::vector<std::tuple<double, std::size_t, std::size_t>> pairs;  // value, word, mention
+            for (std::size_t w = 0; w < match.by_word.size(); ++w) {
+                for (std::size_t j = 0; j < mentions_q.size(); ++j) {
+                    if (!taken[j] && match.by_word[w][j] > 0.0)
+                        pairs.emplace_back(mentions_q[j].weight * match.by_word[w][j], w, j);
+                }
+            }
+            std::stable_sort(pairs.begin(), pairs.end(),
+                             [](const auto& a, const auto& b) { return std::get<0>(a) > std::get<0>(b); });
             std::set<std::string_view> keys_used;
+            std::vector<bool> word_used(match.by_word.size(), false);
             bool took = false;
-            for (std::size_t j = 0; j < mentions_q.size(); ++j) {
-                if (taken[j] || match[j] <= 0.0 || keys_used.contains(mentions_q[j].key)) continue;
+            for (const auto& [value, w, j] : pairs) {
+                if (taken[j] || word_used[w] || keys_used.contains(mentions_q[j].key)) continue;
                 taken[j] = true;
+                word_used[w] = true;
                 keys_used.insert(mentions_q[j].key);
-                covered += mentions_q[j].weight * match[j];
+                covered += value;
                 took = took || mentions_q[j].weight >= 0.5;
             }
             const std::size_t reached = path_nodes[k + 1];
@@ -654,7 +704,7 @@ std::vector<double> ExtractiveModel::score_edges(std::string_view question,
             if (next == n) continue;
             path_edges.assign(1, e);
             path_nodes.assign({n, next});
-            extend(extend, anchor[n]);
+            extend(extend, anchor[n] * specificity[n]);
         }
     }
 
@@ -664,7 +714,7 @@ std::vector<double> ExtractiveModel::score_edges(std::string_view question,
         double lexical = 0.0;
         const auto& match = predicate_matches[graph[i].predicate];
         double covered = 0.0;
-        for (std::size_t j = 0; j < rel.mentions.size(); ++j) covered += rel.mentions[j].weight * match[j];
+        for (std::size_t j = 0; j < rel.mentions.size(); ++j) covered += rel.mentions[j].weight * match.best[j];
         const double predicate_share = rel_total > 0.0 ? std::min(1.0, covered / rel_total) : 0.0;
         const double entity =
             std::max(anchor[graph[i].from], anchor[graph[i].to]);
@@ -698,10 +748,12 @@ std::vector<std::string> ExtractiveModel::reason_edges(std::string_view question
             parts.push_back("its subject \"" + e.s + "\" is named in the question");
         if (anchor_strength(normalize(e.o), mentions, question_norm, which) >= 0.8)
             parts.push_back("its object \"" + e.o + "\" is named in the question");
-        const auto match = predicate_match(e.p, rel.words);
+        const auto rows = predicate_match(e.p, rel.words);
         std::vector<std::string> words;
         for (std::size_t j = 0; j < rel.words.size(); ++j) {
-            if (match[j] > 0.0 &&
+            bool matched = false;
+            for (const auto& row : rows) matched = matched || row[j] > 0.0;
+            if (matched &&
                 std::find(words.begin(), words.end(), rel.words[j].surface) == words.end())
                 words.push_back(rel.words[j].surface);
         }
