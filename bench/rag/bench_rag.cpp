@@ -34,6 +34,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <random>
@@ -455,6 +456,25 @@ public:
         return -1;
     }
 
+    // User + system CPU time of a child so far (/proc/<pid>/stat), in ms; -1 if unknown.
+    double cpu_ms(const std::string& name) {
+        for (const auto& c : children_) {
+            if (c->name() != name) continue;
+            std::ifstream stat("/proc/" + std::to_string(c->pid()) + "/stat");
+            std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+            const auto close = text.rfind(')');  // the command name may hold spaces
+            if (close == std::string::npos) return -1.0;
+            std::istringstream fields(text.substr(close + 2));
+            std::string field;
+            double ticks = 0.0;
+            for (int i = 3; i <= 15 && fields >> field; ++i) {
+                if (i == 14 || i == 15) ticks += std::strtod(field.c_str(), nullptr);  // utime, stime
+            }
+            return ticks * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+        }
+        return -1.0;
+    }
+
     void check_alive() {
         for (auto& c : children_) {
             if (!c->running()) throw std::runtime_error(c->name() + " exited: " + c->stderr_text().substr(0, 2000));
@@ -595,7 +615,13 @@ struct SizeFigures {
     std::size_t answerable = 0, answer_in_focus = 0;
     std::vector<std::string> error_samples;
     long store_rss_kb = -1;
+    std::map<std::string, double> cpu_ms_per_query;  // process -> CPU ms per query of the measured phase
 };
+
+// The processes whose CPU time is attributed per query, and how many queries each served: the
+// two graph-rag workers one variant each, the collector only explain traces, the rest both.
+const std::vector<std::string> kCpuProcesses = {"graph-rag", "graph-rag-noexplain", "broker", "trace-collector",
+                                                "store", "llm", "embeddings"};
 
 SizeFigures bench_size(Pipeline& pipeline, const Options& o, std::size_t target) {
     SizeFigures f;
@@ -625,6 +651,8 @@ SizeFigures bench_size(Pipeline& pipeline, const Options& o, std::size_t target)
         (void)run_query(client, "graph-rag", collection, questions[i]);
         (void)run_query(client, kNoExplainService, collection, questions[i]);
     }
+    std::map<std::string, double> cpu_before;
+    for (const auto& name : kCpuProcesses) cpu_before[name] = pipeline.cpu_ms(name);
     for (std::size_t i = o.warmup; i < questions.size(); ++i) {
         const auto& q = questions[i];
         // Alternate which worker goes first, so neither always meets the warmer store cache.
@@ -660,6 +688,11 @@ SizeFigures bench_size(Pipeline& pipeline, const Options& o, std::size_t target)
         if ((i - o.warmup + 1) % 50 == 0) {
             std::cerr << "bench_rag: " << collection << " " << (i - o.warmup + 1) << "/" << o.queries << " queries\n";
         }
+    }
+    for (const auto& name : kCpuProcesses) {
+        const bool one_variant = name == "graph-rag" || name == "graph-rag-noexplain" || name == "trace-collector";
+        const double served = static_cast<double>(o.queries) * (one_variant ? 1.0 : 2.0);
+        f.cpu_ms_per_query[name] = (pipeline.cpu_ms(name) - cpu_before[name]) / served;
     }
     f.store_rss_kb = pipeline.rss_kb("store");
     pipeline.check_alive();
@@ -732,6 +765,21 @@ void report(const std::vector<SizeFigures>& all, const Options& o, const std::st
         }
         out << ' ' << fmt(sum, 1) << " | " << fmt(percentile(f.with_explain, 0.5) - sum, 1) << " |\n";
     }
+    out << "\nCPU time per query during the measured queries (user + system, /proc/<pid>/stat; graph-rag and the "
+           "collector served the explain variant only, graph-rag-noexplain the other, the rest both, so theirs is per "
+           "query of either kind):\n\n| graph |";
+    for (const auto& name : kCpuProcesses) out << ' ' << name << " |";
+    out << "\n|---|";
+    for (std::size_t i = 0; i < kCpuProcesses.size(); ++i) out << "---:|";
+    out << '\n';
+    for (const auto& f : all) {
+        out << "| " << size_name(f.target) << " |";
+        for (const auto& name : kCpuProcesses) {
+            const auto it = f.cpu_ms_per_query.find(name);
+            out << ' ' << (it == f.cpu_ms_per_query.end() ? std::string("–") : fmt(it->second, 2)) << " |";
+        }
+        out << '\n';
+    }
     for (const auto& f : all) {
         for (const auto& e : f.error_samples) out << "\n- " << size_name(f.target) << " error: " << e;
         if (f.empty_answers > 0) out << "\n- " << size_name(f.target) << ": " << f.empty_answers << " empty answers";
@@ -781,7 +829,8 @@ json to_json(const SizeFigures& f) {
             {"answer_in_focus", f.answerable ? static_cast<double>(f.answer_in_focus) / static_cast<double>(f.answerable) : 0.0},
             {"with_explain_ms", f.with_explain},
             {"without_explain_ms", f.without_explain},
-            {"store_rss_kb", f.store_rss_kb}};
+            {"store_rss_kb", f.store_rss_kb},
+            {"cpu_ms_per_query", f.cpu_ms_per_query}};
 }
 
 // --generate-only: writes the graph and its questions to --dir and prints its degree profile.
