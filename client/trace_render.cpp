@@ -891,6 +891,21 @@ private:
         line(4, title);
         for (const auto& reasoning : graph_.take(chunk, vocab::kReasoning))
             text_block(8, "reasoning", block_text(reasoning));
+        // Its place in each ranking the fusion combined (document RAG).
+        std::string fusion;
+        auto ranking = [&](std::string_view rank_predicate, std::string_view score_predicate,
+                           std::string_view name) {
+            const auto rank = graph_.take(chunk, rank_predicate);
+            const auto score = graph_.take(chunk, score_predicate);
+            if (rank.empty() && score.empty()) return;
+            if (!fusion.empty()) fusion += ", ";
+            fusion += std::string(name);
+            if (!rank.empty()) fusion += " rank " + display_all(rank);
+            if (!score.empty()) fusion += " score " + display_all(score);
+        };
+        ranking(vocab::kVectorRank, vocab::kVectorScore, "vector");
+        ranking(vocab::kKeywordRank, vocab::kKeywordScore, "keyword");
+        if (!fusion.empty()) field(8, "fusion", fusion);
         source(chunk, 8);
         generic(chunk, 8);
     }
@@ -1459,9 +1474,11 @@ std::string score_text(std::optional<double> score) {
     return buf.data();
 }
 
-// The selections a step lists (edges or chunks), best score first, as "what (score)".
+// The selections a step lists (edges or chunks), best score first, as "what (score)". A chunk is
+// named by its document's file name and fragment ("notes.md#chunk-2"); a re-ranked chunk, which
+// names no chunk itself, by the retrieved chunk it came from (`chunk_names`, kept across steps).
 std::string selections(const StepFacts& facts, const Term& node, std::string_view predicate, bool edges,
-                       std::size_t max_items) {
+                       std::size_t max_items, std::map<std::string, std::string>& chunk_names) {
     struct Item {
         std::optional<double> score;
         std::string text;
@@ -1476,15 +1493,22 @@ std::string selections(const StepFacts& facts, const Term& node, std::string_vie
             item.text = (s ? facts.name(*s) : "?") + " -" + (p ? facts.name(*p) : "?") + "-> " +
                         (o ? facts.name(*o) : "?");
         } else {
-            // A chunk by its document's file name and its fragment ("notes.md#chunk-2").
             const auto chunk = facts.value(selection, vocab::kSourceChunk);
             if (chunk && chunk->is_iri()) {
                 const auto& iri = chunk->as_iri().value;
                 const auto slash = iri.find_last_of('/');
                 item.text = slash == std::string::npos || slash + 1 == iri.size() ? iri : iri.substr(slash + 1);
             } else {
-                item.text = facts.name(chunk ? *chunk : selection);
+                for (const auto& from : facts.values(selection, vocab::kProvWasDerivedFrom)) {
+                    if (!from.is_iri()) continue;
+                    if (auto it = chunk_names.find(from.as_iri().value); it != chunk_names.end()) {
+                        item.text = it->second;
+                        break;
+                    }
+                }
+                if (item.text.empty()) item.text = facts.name(selection);
             }
+            if (selection.is_iri()) chunk_names[selection.as_iri().value] = item.text;
         }
         items.push_back(std::move(item));
     }
@@ -1502,6 +1526,11 @@ std::string selections(const StepFacts& facts, const Term& node, std::string_vie
 }  // namespace
 
 std::string render_step_summary(const json& explain_body, std::size_t max_items) {
+    return StepSummaries(max_items).next(explain_body);
+}
+
+std::string StepSummaries::next(const json& explain_body) {
+    const std::size_t max_items = max_items_;
     const std::string explain_id = body_string(explain_body, "explain_id");
     const StepFacts facts(explain_body.is_object() ? explain_body.value("explain_triples", json::array())
                                                    : json::array());
@@ -1526,9 +1555,9 @@ std::string render_step_summary(const json& explain_body, std::size_t max_items)
     if (!seeds.empty()) add("seeds " + std::to_string(seeds.size()));
     if (auto edges = facts.text(node, vocab::kEdgeCount)) add("edges " + *edges);
     if (auto chunks = facts.text(node, vocab::kChunkCount)) add("chunks " + *chunks);
-    add(selections(facts, node, vocab::kSelectedEdge, true, max_items));
-    add(selections(facts, node, vocab::kRetrievedChunk, false, max_items));
-    add(selections(facts, node, vocab::kSelectedChunk, false, max_items));
+    add(selections(facts, node, vocab::kSelectedEdge, true, max_items, chunk_names_));
+    add(selections(facts, node, vocab::kRetrievedChunk, false, max_items, chunk_names_));
+    add(selections(facts, node, vocab::kSelectedChunk, false, max_items, chunk_names_));
     const auto citations = facts.values(node, vocab::kCitationProperty);
     if (type.find("Synthesis") != std::string::npos || !citations.empty()) {
         add("citations " + std::to_string(citations.size()));

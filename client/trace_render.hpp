@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -131,6 +132,18 @@ std::string step_type(const nlohmann::json& explain_body);
 // At most `max_items` edges or chunks are listed ("+N more" for the rest). Control characters
 // are escaped.
 std::string render_step_summary(const nlohmann::json& explain_body, std::size_t max_items = 5);
+
+// The same for the explain messages of one run, in order: a re-ranked chunk (which names no chunk
+// itself) is named after the retrieved chunk an earlier step named.
+class StepSummaries {
+public:
+    explicit StepSummaries(std::size_t max_items = 5) : max_items_(max_items) {}
+    std::string next(const nlohmann::json& explain_body);
+
+private:
+    std::size_t max_items_;
+    std::map<std::string, std::string> chunk_names_;  // selection URI -> its chunk's short name
+};
 
 // `text` with control characters escaped as the tree does (newlines and tabs kept when
 // `keep_newlines`): for printing untrusted text such as a streamed answer.

@@ -99,7 +99,7 @@ public:
         if (session_.empty()) session_ = string_field(body, "session");
         if (!explain_) return;
         end_line();
-        std::cout << client::traces::render_step_summary(body) << std::endl;
+        std::cout << summaries_.next(body) << std::endl;
     }
 
     void final(const json& body) {
@@ -156,6 +156,7 @@ private:
     }
 
     bool explain_;
+    client::traces::StepSummaries summaries_;
     bool streamed_ = false;
     bool mid_line_ = false;
     std::string session_;

@@ -567,6 +567,19 @@ TEST_F(RagTest, InvokeStreamsExplainsAndPrintsSourcesAndTrace) {
     ASSERT_TRUE(exited_with(shown, 0)) << shown.err;
     EXPECT_NE(shown.out.find("Focus"), std::string::npos);
 
+    // Document RAG with -x: chunks named by file and fragment, the re-ranked ones too.
+    const auto docs = glassbox({"invoke", "document-rag", "-x", "--doc-limit", "2", "--fetch-limit", "4", "-q",
+                                "Who rescued the crew of the Good Hope?"});
+    ASSERT_TRUE(exited_with(docs, 0)) << docs.err;
+    int chunk_lines = 0;
+    for (const auto& line : lines_of(docs.out)) {
+        if (line.starts_with("[Exploration] ") || line.starts_with("[Focus] ")) {
+            ++chunk_lines;
+            EXPECT_NE(line.find(".md#chunk-"), std::string::npos) << line;
+        }
+    }
+    EXPECT_EQ(chunk_lines, 2) << docs.out;
+
     // Without -x: no step lines, the answer and the footer.
     const auto plain = glassbox({"invoke", "document-rag", "-q", "Who rescued the crew of the Good Hope?", "--no-stream"});
     ASSERT_TRUE(exited_with(plain, 0)) << plain.err;
