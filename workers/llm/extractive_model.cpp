@@ -100,7 +100,7 @@ bool strip_unicode_punct_back(std::string& s) {
 const std::unordered_set<std::string_view>& connectors() {
     static const std::unordered_set<std::string_view> set{
         "of", "de", "the", "and", "von", "van", "der", "den", "da", "del", "di", "du",
-        "la", "le", "y", "des", "for", "on", "upon", "&"};
+        "la", "le", "y", "des", "for", "on", "upon", "&", "from", "to"};
     return set;
 }
 
@@ -151,6 +151,10 @@ std::vector<Token> tokenize_question(std::string_view question) {
         while (changed && !piece.empty()) {
             changed = false;
             const char last = piece.back();
+            // An initial ("E. B. White") is part of a name, not the end of a sentence.
+            if (last == '.' && piece.size() == 2 && is_ascii_upper(piece.front())) break;
+            // "f(x)" keeps its closing parenthesis.
+            if (last == ')' && piece.find('(') != std::string::npos) break;
             if (punctuation_byte(piece, piece.size() - 1, false)) {
                 if (last == '.' || last == '?' || last == '!') sentence_end = true;
                 if (last != '\'' && last != '"') trailing_break = true;
@@ -270,14 +274,27 @@ QuestionAnalysis analyze_question(std::string_view question) {
                 ++end;
                 continue;
             }
-            // "Bank of America": a connector only between capitalised words.
-            if (connectors().contains(t.lower) && end + 1 < tokens.size() && !t.break_after &&
-                (tokens[end + 1].capitalized || tokens[end + 1].all_caps) &&
-                !tokens[end + 1].underscore) {
-                end += 2;
+            // "Bank of America", "Welcome to the Show": up to two connectors, only between
+            // capitalised words.
+            std::size_t after = end;
+            while (after < tokens.size() && after - end < 2 && connectors().contains(tokens[after].lower) &&
+                   !tokens[after].break_after)
+                ++after;
+            if (after > end && after < tokens.size() &&
+                (tokens[after].capitalized || tokens[after].all_caps) && !tokens[after].underscore) {
+                end = after + 1;
                 continue;
             }
             break;
+        }
+        // "Mark King and Nick Hexum": two names. The whole span stays as a weaker
+        // candidate for titles like "In Love and War".
+        for (std::size_t k = i + 1; k + 1 < end; ++k) {
+            if (tokens[k].lower == "and" || tokens[k].lower == "or") {
+                add_candidate(found, join_tokens(tokens, i, end), 75, i, true);
+                end = k;  // the left part here; the right part starts its own span
+                break;
+            }
         }
         const std::size_t length = end - i;
         int score = 0;

@@ -31,7 +31,10 @@ const std::unordered_set<std::string_view>& stopwords() {
         "up", "us", "very", "was", "we", "were", "what", "whats", "when", "where", "which",
         "while", "who", "whom", "whose", "why", "will", "with", "would", "you", "your",
         "yours", "yourself", "s", "t", "inverse", "known", "called", "kind", "type", "sort",
-        "many", "much", "find"};
+        "many", "much", "find", "besides", "whether", "neither", "among", "within", "without",
+        "although", "though", "however", "despite", "along", "around", "towards", "toward",
+        "onto", "via", "per", "yet", "did", "does", "do", "anyone", "someone", "something",
+        "anything", "thing", "things"};
     return set;
 }
 

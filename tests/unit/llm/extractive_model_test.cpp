@@ -78,6 +78,24 @@ TEST(ExtractConceptsTest, PossessiveOwnersQuotesAndNumbers) {
     EXPECT_TRUE(has(quoted, "recorded"));
 }
 
+TEST(ExtractConceptsTest, NamesJoinedByAndOrOrAreSeparateConcepts) {
+    ExtractiveModel m;
+    const auto c = m.extract_concepts("Are King Vidor and Géza von Cziffra both American directors?");
+    ASSERT_GE(c.size(), 2u);
+    EXPECT_EQ(c[0], "King Vidor");
+    EXPECT_EQ(c[1], "Géza von Cziffra");
+    EXPECT_TRUE(has(c, "King Vidor and Géza von Cziffra")) << "kept, weaker, for titles";
+    EXPECT_LT(rank_of(c, "Géza von Cziffra"), rank_of(c, "King Vidor and Géza von Cziffra"));
+
+    const auto titles = m.extract_concepts("Who performed in both Welcome to the Show and the band f(x)?");
+    EXPECT_TRUE(has(titles, "Welcome to the Show")) << ::testing::PrintToString(titles);
+    EXPECT_TRUE(has(titles, "f(x)")) << ::testing::PrintToString(titles);
+
+    const auto initials = m.extract_concepts("What do E. B. White and Dan Masterson have in common?");
+    EXPECT_TRUE(has(initials, "E. B. White")) << ::testing::PrintToString(initials);
+    EXPECT_TRUE(has(initials, "Dan Masterson"));
+}
+
 TEST(ExtractConceptsTest, AtMostTheLimitDistinctAndNeverEmptyStrings) {
     ExtractiveModel m;
     const std::string question =
