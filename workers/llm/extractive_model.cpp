@@ -959,7 +959,7 @@ std::vector<std::string> split_sentences(std::string_view s) {
 
 std::vector<std::string> ExtractiveModel::synthesize_from_chunks(
     std::string_view question, const std::vector<TextChunk>& chunks) const {
-    constexpr std::size_t kMaxSentences = 3;
+    constexpr std::size_t kMaxSentences = 4;
     std::vector<Sentence> sentences;
     for (std::size_t c = 0; c < chunks.size(); ++c) {
         if (!valid_marker_id(chunks[c].id)) continue;
@@ -1023,7 +1023,7 @@ std::vector<std::string> ExtractiveModel::synthesize_from_chunks(
         }
         if (best == sentences.size()) break;
         used[best] = true;
-        if (!picked.empty() && (score[best] <= 0.05 || score[best] < 0.35 * score[picked.front()])) break;
+        if (!picked.empty() && (current[best] <= 0.05 || current[best] < 0.35 * score[picked.front()])) break;
         bool repeat = false;
         for (auto p : picked) {
             std::set<std::string> a(sentences[p].stems.begin(), sentences[p].stems.end());
@@ -1035,8 +1035,30 @@ std::vector<std::string> ExtractiveModel::synthesize_from_chunks(
         }
         if (repeat) continue;
         picked.push_back(best);
-        for (std::size_t i = 0; i < sentences.size(); ++i)
-            if (sentences[i].chunk == sentences[best].chunk) current[i] *= 0.85;
+        // Bridging: a picked sentence that names another chunk's title ("... shot in Leland,
+        // such as Maximum Overdrive") makes that chunk's sentences, its first above all, the
+        // likely next step; words the picked sentence adds to the question count a little.
+        const std::string picked_norm = " " + normalize(sentences[best].text) + " ";
+        std::set<std::string> q_set(q.begin(), q.end());
+        std::set<std::string> added;
+        for (const auto& w : sentences[best].stems)
+            if (!q_set.contains(w)) added.insert(w);
+        for (std::size_t i = 0; i < sentences.size(); ++i) {
+            if (used[i]) continue;
+            if (sentences[i].chunk == sentences[best].chunk) {
+                current[i] *= 0.85;
+                continue;
+            }
+            const std::string title = normalize(chunks[sentences[i].chunk].title);
+            if (title.size() >= 3 && picked_norm.find(" " + title + " ") != std::string::npos)
+                current[i] += sentences[i].order == 0 ? 0.3 : 0.1;
+            if (!added.empty()) {
+                std::size_t shared = 0;
+                for (const auto& w : std::set<std::string>(sentences[i].stems.begin(), sentences[i].stems.end()))
+                    shared += added.contains(w) ? 1 : 0;
+                current[i] += 0.1 * std::min(1.0, static_cast<double>(shared) / 3.0);
+            }
+        }
     }
     std::vector<std::string> out;
     for (auto p : picked) out.push_back(sentences[p].text + " [" + chunks[sentences[p].chunk].id + "]");

@@ -325,7 +325,7 @@ TEST(SynthesisTest, DocumentAnswersQuoteTheBestSentencesExactly) {
         const std::string quote = p.substr(0, p.size() - ids[0].size() - 3);
         EXPECT_NE(chunk.text.find(quote), std::string::npos) << "not an exact quote: " << quote;
     }
-    EXPECT_LE(pieces.size(), 3u);
+    EXPECT_LE(pieces.size(), 4u);
     EXPECT_EQ(pieces, m.synthesize_from_chunks("When was construction of the Eiffel Tower finished?", chunks));
 }
 
@@ -343,6 +343,19 @@ TEST(SynthesisTest, ComparisonQuestionsQuoteBothDocuments) {
         for (const auto& id : markers(p)) cited.insert(id);
     EXPECT_TRUE(cited.contains("c1"));
     EXPECT_TRUE(cited.contains("c2"));
+}
+
+TEST(SynthesisTest, FollowsABridgeToTheChunkItsFirstQuoteNames) {
+    ExtractiveModel m;
+    const std::vector<TextChunk> chunks{
+        {"c1", "Port Varn is a harbour town. Several films, such as Grey Lantern, were shot in Port Varn.", "Port Varn"},
+        {"c2", "Quiet Meadow is a novel. It was adapted for radio.", "Quiet Meadow"},
+        {"c3", "Grey Lantern is a drama directed by Ilse Moravec. It opened in spring.", "Grey Lantern"},
+    };
+    const auto pieces = m.synthesize_from_chunks("Who directed the film shot in Port Varn?", chunks);
+    ASSERT_GE(pieces.size(), 2u);
+    EXPECT_EQ(pieces[0], "Several films, such as Grey Lantern, were shot in Port Varn. [c1]");
+    EXPECT_EQ(pieces[1], "Grey Lantern is a drama directed by Ilse Moravec. [c3]");
 }
 
 TEST(SynthesisTest, ChunksWithUnusableIdsAreNeverCited) {
