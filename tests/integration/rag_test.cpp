@@ -326,13 +326,18 @@ TEST_F(RagTest, DocumentRagTraceIsCompleteAndTracesBackToTheStore) {
     ASSERT_NO_FATAL_FAILURE(start_pipeline());
     for (const bool reranked : {false, true}) {
         SCOPED_TRACE(reranked ? "with Focus (doc_limit < fetch_limit)" : "without Focus (defaults)");
-        const json extra = reranked ? json{{"doc_limit", 3}, {"fetch_limit", 8}} : json::object();
+        // The re-ranked run is also a sub-trace of a caller's step.
+        const std::string parent = "urn:glassbox:5d0c7e1a-2b3f-4c8d-9e6f-a1b2c3d4e5f6:analysis:0";
+        const json extra = reranked ? json{{"doc_limit", 3}, {"fetch_limit", 8}, {"parent_uri", parent}}
+                                    : json::object();
         const RagRun run = ask_documents("What happened to Saltspire Light in the Great Gale?", extra);
         ASSERT_TRUE(run.ok()) << run.describe();
         std::vector<std::string> steps = {"Question", "Grounding", "Exploration"};
         if (reranked) steps.push_back("Focus");
         steps.push_back("Synthesis");
-        ASSERT_NO_FATAL_FAILURE(check_chain(run, ChainExpectation{steps, "complete", "", {}, "document-rag"}));
+        ASSERT_NO_FATAL_FAILURE(check_chain(
+            run, ChainExpectation{steps, "complete", "", reranked ? std::optional<std::string>(parent) : std::nullopt,
+                                  "document-rag"}));
         ASSERT_NO_FATAL_FAILURE(check_final(run, true));
 
         const TraceGraph graph(run.explains);
@@ -496,10 +501,19 @@ TEST_F(RagTest, LlmEndpointDownIsATypedErrorAndTheTraceEndsAsError) {
         ASSERT_NO_FATAL_FAILURE(check_chain(run, ChainExpectation{{"Question"}, "error", run.error_type, {}, service}));
         ASSERT_NO_FATAL_FAILURE(expect_stored_exactly(run, "error"));
     }
-    // The RAG workers still serve: the same failure again, typed, not a hang or a crash.
+    // The RAG workers still serve: the same failure again, typed, not a hang or a crash ...
     const RagRun again = ask("graph-rag", {{"query", "Who founded the Tidewater Observatory?"}});
     EXPECT_FALSE(again.ok());
     EXPECT_FALSE(again.error_type.empty()) << again.describe();
+    // ... and once a working llm worker replaces the broken one, the same RAG workers answer.
+    for (auto& p : processes_) {
+        if (p->name() == "llm") p->terminate();
+    }
+    start_process("llm-extractive", {glassbox_binary(), "worker", "llm", "--broker", broker_.endpoint,
+                                     "--heartbeat-ms", std::to_string(kHeartbeatMs), "--provider", "extractive"});
+    ASSERT_TRUE(wait_for_service(broker_.endpoint, "llm"));
+    EXPECT_TRUE(ask_graph("Who founded the Tidewater Observatory?").ok());
+    EXPECT_TRUE(ask_documents("Who founded the Tidewater Observatory?").ok());
 }
 
 TEST_F(RagTest, StoreKilledMidQueryIsATypedErrorAndAFollowingQuerySucceeds) {
