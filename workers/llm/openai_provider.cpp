@@ -141,6 +141,8 @@ schema::Result<Completion> OpenAiProvider::generate(const PromptInput& input,
                                   " is still invalid after one repair attempt: " + *problem);
         }
     }
+    // The JSON itself, without any Markdown fence the model put around it.
+    completion.text = parsed.dump();
     completion.json = std::move(parsed);
     return completion;
 }

@@ -22,7 +22,8 @@ struct OpenAiProviderOptions {
 // The rendered prompt goes as the user message. JSON templates ask for
 // `response_format: {"type": "json_object"}` and are checked against the template's schema;
 // an answer that fails is sent back once with the validation error (one repair attempt), and
-// a second failure is kUpstreamError naming it. Text templates stream over SSE when
+// a second failure is kUpstreamError naming it; Completion::text is then the JSON itself (a
+// Markdown fence around it removed). Text templates stream over SSE when
 // GenerateOptions::on_text is set (`stream: true` with usage in the stream). Tokens are the
 // endpoint's usage (summed over a repair); the model is the one the endpoint names, else the
 // configured one. Errors: the HTTP client's (kTimeout, kUpstreamError, kServiceUnavailable,

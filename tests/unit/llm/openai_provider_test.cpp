@@ -163,6 +163,7 @@ TEST_F(OpenAiProviderTest, MalformedJsonIsRepairedOnce) {
     ASSERT_TRUE(c) << c.error().describe();
     ASSERT_TRUE(c->json);
     EXPECT_EQ((*c->json)["concepts"], json({"Cruz Azul FC"}));
+    EXPECT_EQ(json::parse(c->text, nullptr, false), *c->json) << "the fence is gone from the text";
     const auto requests = server.requests_to("/v1/chat/completions");
     ASSERT_EQ(requests.size(), 2u);
     const json& repair = requests[1]["body"]["messages"];
