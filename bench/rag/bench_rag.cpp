@@ -22,6 +22,8 @@
 //   --quick  10k and 100k only (a smoke run).
 //   --dir    keep generated files and the home there; a collection already holding the graph
 //            (same quad count) is not loaded again.
+//   --no-collector   run no trace collector (the broker spools explain messages, nobody stores
+//                    them): separates the collector's share of the explain overhead.
 //   --generate-only  write the graphs and questions to --dir, print their degree profile, exit.
 #include <unistd.h>
 
@@ -31,6 +33,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -381,11 +384,14 @@ struct Options {
     fs::path dir;
     std::string json_path;
     bool generate_only = false;
+    bool collector = true;  // --no-collector: explain messages are spooled by the broker, stored by no one
 };
 
 class Pipeline {
 public:
-    explicit Pipeline(fs::path dir) : dir_(std::move(dir)), home_(dir_ / "home") { fs::create_directories(home_); }
+    Pipeline(fs::path dir, bool collector) : dir_(std::move(dir)), home_(dir_ / "home"), collector_(collector) {
+        fs::create_directories(home_);
+    }
     ~Pipeline() {
         for (auto it = children_.rbegin(); it != children_.rend(); ++it) (*it)->terminate(milliseconds{5000});
     }
@@ -399,7 +405,7 @@ public:
         auto info = glassbox::integration::wait_for_ready_file(ready, broker, milliseconds{15'000});
         if (!info) throw std::runtime_error("the broker did not start: " + broker.stderr_text());
         endpoint_ = info->value("endpoint", "");
-        worker("trace-collector", {"trace-collector"});
+        if (collector_) worker("trace-collector", {"trace-collector"});
         worker("embeddings", {"embeddings"});
         worker("store", {"store", "--threads", "2"});
         worker("llm", {"llm"});
@@ -414,7 +420,7 @@ public:
         config.endpoint = endpoint_;
         client_ = std::make_unique<glassbox::client::BusClient>(config);
         for (const auto* service : {"trace", "embeddings", "store", "llm", "graph-rag", kNoExplainService.c_str()}) {
-            wait_for_service(service);
+            if (collector_ || std::string(service) != "trace") wait_for_service(service);
         }
     }
 
@@ -508,6 +514,7 @@ private:
 
     fs::path dir_;
     fs::path home_;
+    bool collector_ = true;
     std::string endpoint_;
     std::vector<std::unique_ptr<ChildProcess>> children_;
     std::unique_ptr<glassbox::client::BusClient> client_;
@@ -517,8 +524,15 @@ private:
 
 const std::vector<std::string> kSteps = {"grounding", "exploration", "focus", "synthesis"};
 
+double process_cpu_ms() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1000.0 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
 struct QueryResult {
     double ms = 0.0;
+    double client_cpu_ms = 0.0;  // this process (bus client, its zmq I/O thread, decoding) while waiting
     bool ok = false;
     std::string error;
     std::map<std::string, double> step_ms;  // from gb:durationMs
@@ -540,6 +554,7 @@ QueryResult run_query(glassbox::client::BusClient& client, const std::string& se
     query.query = q.text;
     query.collection = collection;
     QueryResult out;
+    const double cpu_start = process_cpu_ms();
     const auto start = Clock::now();
     auto sent = client.send(service, schema::encode(query), milliseconds{60'000});
     if (!sent) {
@@ -564,6 +579,7 @@ QueryResult run_query(glassbox::client::BusClient& client, const std::string& se
         }
         if (reply->kind == glassbox::client::ReplyKind::kFinal) {
             out.ms = ms_since(start);
+            out.client_cpu_ms = process_cpu_ms() - cpu_start;
             out.ok = true;
             out.empty_answer = reply->body.value("response", std::string{}).empty();
             break;
@@ -617,6 +633,7 @@ struct SizeFigures {
     std::vector<std::string> error_samples;
     long store_rss_kb = -1;
     std::map<std::string, double> cpu_ms_per_query;  // process -> CPU ms per query of the measured phase
+    std::vector<double> client_cpu_with, client_cpu_without;
 };
 
 // The processes whose CPU time is attributed per query, and how many queries each served: the
@@ -669,6 +686,7 @@ SizeFigures bench_size(Pipeline& pipeline, const Options& o, std::size_t target)
             f.with_explain.push_back(with.ms);
             for (const auto& [step, ms] : with.step_ms) f.steps[step].push_back(ms);
             f.explain_messages.push_back(static_cast<double>(with.explain_messages));
+            f.client_cpu_with.push_back(with.client_cpu_ms);
             f.explain_triples.push_back(static_cast<double>(with.explain_triples));
             f.kept_edges.push_back(static_cast<double>(with.kept_edges));
             if (with.empty_answer) ++f.empty_answers;
@@ -683,6 +701,7 @@ SizeFigures bench_size(Pipeline& pipeline, const Options& o, std::size_t target)
         if (with.ok && without.ok && without.ms > 0) f.paired_ratio.push_back(with.ms / without.ms);
         if (without.ok) {
             f.without_explain.push_back(without.ms);
+            f.client_cpu_without.push_back(without.client_cpu_ms);
         } else {
             ++f.errors_without;
             if (f.error_samples.size() < 3) f.error_samples.push_back(kNoExplainService + ": " + without.error);
@@ -692,6 +711,7 @@ SizeFigures bench_size(Pipeline& pipeline, const Options& o, std::size_t target)
         }
     }
     for (const auto& name : kCpuProcesses) {
+        if (cpu_before[name] < 0) continue;  // not running (--no-collector)
         const bool one_variant = name == "graph-rag" || name == "graph-rag-noexplain" || name == "trace-collector";
         const double served = static_cast<double>(o.queries) * (one_variant ? 1.0 : 2.0);
         f.cpu_ms_per_query[name] = (pipeline.cpu_ms(name) - cpu_before[name]) / served;
@@ -736,8 +756,9 @@ void report(const std::vector<SizeFigures>& all, const Options& o, const std::st
         << " CPUs. " << o.queries
         << " generated questions per size (after " << o.warmup
         << " warm-up), one in flight, each sent to both workers (alternating which goes first). Extractive model, "
-           "feature-hashing embeddings, default graph-rag parameters. Times in ms, end to end through the bus (client "
-           "send to FINAL).\n\n";
+           "feature-hashing embeddings, default graph-rag parameters"
+        << (o.collector ? std::string(", trace collector running") : std::string(", **no trace collector** (--no-collector)"))
+        << ". Times in ms, end to end through the bus (client send to FINAL).\n\n";
     out << "| graph | triples | load s | e2e p50 | e2e p90 | e2e p99 | no-explain p50 | no-explain p99 | explain overhead (p50) | "
            "paired overhead (median) | explain msgs | explain triples | kept edges | answer in focus | errors |\n";
     out << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
@@ -782,8 +803,8 @@ void report(const std::vector<SizeFigures>& all, const Options& o, const std::st
            "collector served the explain variant only, graph-rag-noexplain the other, the rest both, so theirs is per "
            "query of either kind):\n\n| graph |";
     for (const auto& name : kCpuProcesses) out << ' ' << name << " |";
-    out << "\n|---|";
-    for (std::size_t i = 0; i < kCpuProcesses.size(); ++i) out << "---:|";
+    out << " bench client, explain | bench client, no explain |\n|---|";
+    for (std::size_t i = 0; i < kCpuProcesses.size() + 2; ++i) out << "---:|";
     out << '\n';
     for (const auto& f : all) {
         out << "| " << size_name(f.target) << " |";
@@ -791,7 +812,12 @@ void report(const std::vector<SizeFigures>& all, const Options& o, const std::st
             const auto it = f.cpu_ms_per_query.find(name);
             out << ' ' << (it == f.cpu_ms_per_query.end() ? std::string("–") : fmt(it->second, 2)) << " |";
         }
-        out << '\n';
+        const auto mean = [](const std::vector<double>& v) {
+            double sum = 0.0;
+            for (double x : v) sum += x;
+            return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
+        };
+        out << ' ' << fmt(mean(f.client_cpu_with), 2) << " | " << fmt(mean(f.client_cpu_without), 2) << " |\n";
     }
     for (const auto& f : all) {
         for (const auto& e : f.error_samples) out << "\n- " << size_name(f.target) << " error: " << e;
@@ -869,7 +895,7 @@ void describe_graph(const Options& o, std::size_t target, std::ostream& out) {
 
 void usage() {
     std::cerr << "usage: bench_rag [--quick] [--sizes N,N,...] [--queries N] [--warmup N] [--dir DIR] [--json FILE]\n"
-                 "                 [--generate-only]\n";
+                 "                 [--no-collector] [--generate-only]\n";
 }
 
 }  // namespace
@@ -901,6 +927,8 @@ int main(int argc, char** argv) {
                 o.dir = next();
             } else if (arg == "--json") {
                 o.json_path = next();
+            } else if (arg == "--no-collector") {
+                o.collector = false;
             } else if (arg == "--generate-only") {
                 o.generate_only = true;
             } else {
@@ -930,7 +958,7 @@ int main(int argc, char** argv) {
     }
     try {
         std::cout << "# bench_rag (dir " << o.dir.string() << ")\n";
-        Pipeline pipeline(o.dir);
+        Pipeline pipeline(o.dir, o.collector);
         pipeline.start();
         std::vector<SizeFigures> all;
         for (const auto size : o.sizes) {
