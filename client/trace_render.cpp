@@ -737,8 +737,8 @@ private:
     }
 
     // One labelled line for every value of `predicate` on `node`, if it has any.
-    void fact(const Term& node, std::string_view predicate, std::string_view label, bool quote_strings = false,
-              std::string_view unit = {}) {
+    void fact(const Term& node, std::string_view predicate, std::string_view label,
+              bool quote_strings = false, std::string_view unit = {}) {
         const auto values = graph_.take(node, predicate);
         if (values.empty()) return;
         std::string text = display_all(values, quote_strings);
@@ -1388,7 +1388,6 @@ json event_json(const ExplainEvent& event, std::string_view received) {
                 {"body", event.body}};
 }
 
-
 // ---- one line per explain step (`glassbox invoke -x`) ----------------------------------------
 
 std::string safe_text(std::string_view text, bool keep_newlines) {
@@ -1448,7 +1447,8 @@ public:
                 const auto& iri = term.as_iri().value;
                 if (auto it = labels_.find(iri); it != labels_.end()) return it->second;
                 const auto cut = iri.find_last_of("#/:");
-                return cut == std::string::npos || cut + 1 == iri.size() ? iri : iri.substr(cut + 1);
+                return cut == std::string::npos || cut + 1 == iri.size() ? iri
+                                                                         : iri.substr(cut + 1);
             }
             case Term::Kind::kLiteral:
                 return "\"" + term.as_literal().value + "\"";
@@ -1477,8 +1477,9 @@ std::string score_text(std::optional<double> score) {
 // The selections a step lists (edges or chunks), best score first, as "what (score)". A chunk is
 // named by its document's file name and fragment ("notes.md#chunk-2"); a re-ranked chunk, which
 // names no chunk itself, by the retrieved chunk it came from (`chunk_names`, kept across steps).
-std::string selections(const StepFacts& facts, const Term& node, std::string_view predicate, bool edges,
-                       std::size_t max_items, std::map<std::string, std::string>& chunk_names) {
+std::string selections(const StepFacts& facts, const Term& node, std::string_view predicate,
+                       bool edges, std::size_t max_items,
+                       std::map<std::string, std::string>& chunk_names) {
     struct Item {
         std::optional<double> score;
         std::string text;
@@ -1497,7 +1498,9 @@ std::string selections(const StepFacts& facts, const Term& node, std::string_vie
             if (chunk && chunk->is_iri()) {
                 const auto& iri = chunk->as_iri().value;
                 const auto slash = iri.find_last_of('/');
-                item.text = slash == std::string::npos || slash + 1 == iri.size() ? iri : iri.substr(slash + 1);
+                item.text = slash == std::string::npos || slash + 1 == iri.size()
+                                ? iri
+                                : iri.substr(slash + 1);
             } else {
                 for (const auto& from : facts.values(selection, vocab::kProvWasDerivedFrom)) {
                     if (!from.is_iri()) continue;
@@ -1532,8 +1535,9 @@ std::string render_step_summary(const json& explain_body, std::size_t max_items)
 std::string StepSummaries::next(const json& explain_body) {
     const std::size_t max_items = max_items_;
     const std::string explain_id = body_string(explain_body, "explain_id");
-    const StepFacts facts(explain_body.is_object() ? explain_body.value("explain_triples", json::array())
-                                                   : json::array());
+    const StepFacts facts(explain_body.is_object()
+                              ? explain_body.value("explain_triples", json::array())
+                              : json::array());
     const Term node = schema::iri(explain_id);
     const std::string type = step_type(explain_body);
     std::vector<std::string> parts;
@@ -1544,7 +1548,8 @@ std::string StepSummaries::next(const json& explain_body) {
     if (auto query = facts.text(node, vocab::kQuery)) {
         add("question \"" + truncate_text(*query, 80) + "\"");
     }
-    if (auto used = facts.value(node, vocab::kProvUsed)) add("called from " + schema::to_ntriples(*used));
+    if (auto used = facts.value(node, vocab::kProvUsed))
+        add("called from " + schema::to_ntriples(*used));
     auto concepts = facts.values(node, vocab::kConcept);
     if (!concepts.empty()) {
         std::string list;
@@ -1572,12 +1577,16 @@ std::string StepSummaries::next(const json& explain_body) {
     if (in || out) add("tokens " + in.value_or("0") + " in / " + out.value_or("0") + " out");
     if (auto status = facts.text(node, vocab::kStatus)) add("status " + *status);
 
-    const bool ends = explain_body.is_object() && explain_body.value("end_of_trace", false);
+    // The body is untrusted: a field of the wrong type reads as absent, never throws.
+    const bool ends = explain_body.is_object() && explain_body.contains("end_of_trace") &&
+                      explain_body["end_of_trace"].is_boolean() &&
+                      explain_body["end_of_trace"].get<bool>();
     const std::string trace_status = body_string(explain_body, "trace_status");
     if (ends || !trace_status.empty()) {
         add("trace " + (trace_status.empty() ? std::string("ended") : trace_status));
     }
-    if (explain_body.is_object() && explain_body.contains("error") && explain_body["error"].is_object()) {
+    if (explain_body.is_object() && explain_body.contains("error") &&
+        explain_body["error"].is_object()) {
         const auto& error = explain_body["error"];
         add("error " + body_string(error, "type") + ": " + body_string(error, "message"));
     }

@@ -3,11 +3,10 @@
 #include <cstdint>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "client/bus_client.hpp"
 #include "client/cli/client_options.hpp"
@@ -78,7 +77,8 @@ std::string string_field(const json& body, const char* key) {
 
 // A body's own typed error ({"error": {"type", "message"}}), if it carries one.
 std::optional<schema::Error> body_error(const json& body) {
-    if (!body.is_object() || !body.contains("error") || !body["error"].is_object()) return std::nullopt;
+    if (!body.is_object() || !body.contains("error") || !body["error"].is_object())
+        return std::nullopt;
     const auto type = schema::error_type_from_string(string_field(body["error"], "type"));
     return make_error(type.value_or(ErrorType::kInternal), string_field(body["error"], "message"));
 }
@@ -111,17 +111,18 @@ public:
         const std::string model = string_field(body, "model");
         if (!model.empty() || body.contains("in_token")) {
             std::cout << "\nmodel " << client::traces::safe_text(model.empty() ? "-" : model, false)
-                      << ", tokens " << number(body, "in_token") << " in / " << number(body, "out_token")
-                      << " out\n";
+                      << ", tokens " << number(body, "in_token") << " in / "
+                      << number(body, "out_token") << " out\n";
         }
-        const json sources = body.is_object() ? body.value("sources", json::array()) : json::array();
+        const json sources =
+            body.is_object() ? body.value("sources", json::array()) : json::array();
         if (sources.is_array() && !sources.empty()) {
             std::cout << "sources:\n";
             int n = 0;
             for (const auto& source : sources) {
                 if (!source.is_string()) continue;
-                std::cout << "  [" << ++n << "] " << client::traces::safe_text(source.get<std::string>(), false)
-                          << '\n';
+                std::cout << "  [" << ++n << "] "
+                          << client::traces::safe_text(source.get<std::string>(), false) << '\n';
             }
         } else {
             std::cout << "sources: none\n";
@@ -166,7 +167,8 @@ void run_invoke(const InvokeOptions& options) {
     if (options.question.empty()) {
         exit_with_error(make_error(ErrorType::kInvalidRequest, "-q: the question is empty"));
     }
-    const std::string body = request_body(options).dump(-1, ' ', false, json::error_handler_t::replace);
+    const std::string body =
+        request_body(options).dump(-1, ' ', false, json::error_handler_t::replace);
     client::BusClientConfig config;
     config.endpoint = options.client.broker_endpoint();
     client::BusClient bus(config);
@@ -184,7 +186,8 @@ void run_invoke(const InvokeOptions& options) {
         }
         if (options.client.json) {
             if (reply->kind == client::ReplyKind::kError) exit_with_error(*reply->error);
-            std::cout << reply->to_json().dump(-1, ' ', false, json::error_handler_t::replace) << std::endl;
+            std::cout << reply->to_json().dump(-1, ' ', false, json::error_handler_t::replace)
+                      << std::endl;
             if (reply->kind == client::ReplyKind::kFinal) {
                 if (auto error = body_error(reply->body)) exit_with_error(*error);
             }
@@ -212,7 +215,8 @@ void run_invoke(const InvokeOptions& options) {
     }
 }
 
-void add_rag_subcommand(CLI::App& invoke, const std::string& service, const std::string& description) {
+void add_rag_subcommand(CLI::App& invoke, const std::string& service,
+                        const std::string& description) {
     auto options = std::make_shared<InvokeOptions>();
     options->service = service;
     auto* cmd = invoke.add_subcommand(service, description);
@@ -220,18 +224,25 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service, const std:
     cmd->add_option("--collection", options->collection, "Knowledge collection (default: default)");
     cmd->add_flag("-x,--explain", options->explain,
                   "Print one line per explain step as it arrives (stage, URI, key facts)");
-    cmd->add_flag("--no-stream", options->no_stream, "Ask for the whole answer at once instead of streamed");
-    cmd->add_option("--parent-uri", options->parent_uri, "The calling step's URI: this run becomes its sub-trace");
+    cmd->add_flag("--no-stream", options->no_stream,
+                  "Ask for the whole answer at once instead of streamed");
+    cmd->add_option("--parent-uri", options->parent_uri,
+                    "The calling step's URI: this run becomes its sub-trace");
     if (service == "graph-rag") {
-        cmd->add_option("--entity-limit", options->entity_limit, "Seed entities, shared among concepts (0: 50)");
-        cmd->add_option("--triple-limit", options->triple_limit, "Triples per entity and hop (0: 30)");
-        cmd->add_option("--max-subgraph-size", options->max_subgraph_size, "Edges explored at most (0: 150)");
-        cmd->add_option("--max-path-length", options->max_path_length, "Hops from the seeds (0: 2)");
+        cmd->add_option("--entity-limit", options->entity_limit,
+                        "Seed entities, shared among concepts (0: 50)");
+        cmd->add_option("--triple-limit", options->triple_limit,
+                        "Triples per entity and hop (0: 30)");
+        cmd->add_option("--max-subgraph-size", options->max_subgraph_size,
+                        "Edges explored at most (0: 150)");
+        cmd->add_option("--max-path-length", options->max_path_length,
+                        "Hops from the seeds (0: 2)");
         cmd->add_option("--edge-score-limit", options->edge_score_limit,
                         "Edges kept by the semantic pre-filter for scoring (0: 30)");
         cmd->add_option("--edge-limit", options->edge_limit, "Edges kept for the answer (0: 25)");
     } else {
-        cmd->add_option("--doc-limit", options->doc_limit, "Chunks the answer uses (0: the worker's default)");
+        cmd->add_option("--doc-limit", options->doc_limit,
+                        "Chunks the answer uses (0: the worker's default)");
         cmd->add_option("--fetch-limit", options->fetch_limit,
                         "Chunks retrieved before re-ranking (0: the worker's default)");
     }
@@ -243,13 +254,16 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service, const std:
 
 void add_invoke_command(CLI::App& app) {
     auto* invoke = app.add_subcommand(
-        "invoke", "Ask a question through graph RAG or document RAG; the answer streams, -x shows each step, "
-                  "--json prints every message of the stream as one JSON line");
+        "invoke",
+        "Ask a question through graph RAG or document RAG; the answer streams, -x shows each step, "
+        "--json prints every message of the stream as one JSON line");
     invoke->require_subcommand(1);
-    add_rag_subcommand(*invoke, "graph-rag",
-                       "Answer from the knowledge graph: concepts, entities, traversal, edge scoring, synthesis");
-    add_rag_subcommand(*invoke, "document-rag",
-                       "Answer from the documents: concepts, hybrid chunk retrieval, re-ranking, synthesis");
+    add_rag_subcommand(
+        *invoke, "graph-rag",
+        "Answer from the knowledge graph: concepts, entities, traversal, edge scoring, synthesis");
+    add_rag_subcommand(
+        *invoke, "document-rag",
+        "Answer from the documents: concepts, hybrid chunk retrieval, re-ranking, synthesis");
 }
 
 }  // namespace glassbox::cli

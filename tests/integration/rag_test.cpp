@@ -4,14 +4,14 @@
 // rules of docs/vocabulary.md and docs/rag.md and against the store; failure paths end the
 // trace as error with a typed error and leave the workers serving; `glassbox invoke` and
 // `glassbox up` are checked as a user runs them.
+#include <gtest/gtest.h>
+
 #include <csignal>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "schema/messages.hpp"
 #include "schema/term_json.hpp"
@@ -33,7 +33,9 @@ namespace vocab = schema::vocab;
 
 const fs::path kSample = GLASSBOX_SAMPLE_DIR;
 
-bool exited_with(const CommandResult& r, int code) { return r.status.exited && r.status.code == code; }
+bool exited_with(const CommandResult& r, int code) {
+    return r.status.exited && r.status.code == code;
+}
 
 std::vector<std::string> lines_of(const std::string& text) {
     std::vector<std::string> out;
@@ -50,27 +52,30 @@ struct PipelineOptions {
 
 class RagTest : public ClusterTest {
 protected:
-
     void start_pipeline(const PipelineOptions& options = {}) {
         broker_ = start_broker();
         const std::string hb = std::to_string(kHeartbeatMs);
-        start_process("trace-collector", {glassbox_binary(), "worker", "trace-collector", "--broker", broker_.endpoint,
-                                          "--home", (dir() / "collector-home").string(), "--heartbeat-ms", hb});
-        start_process("embeddings", {glassbox_binary(), "worker", "embeddings", "--broker", broker_.endpoint,
-                                     "--heartbeat-ms", hb});
+        start_process("trace-collector",
+                      {glassbox_binary(), "worker", "trace-collector", "--broker", broker_.endpoint,
+                       "--home", (dir() / "collector-home").string(), "--heartbeat-ms", hb});
+        start_process("embeddings", {glassbox_binary(), "worker", "embeddings", "--broker",
+                                     broker_.endpoint, "--heartbeat-ms", hb});
         start_store();
-        std::vector<std::string> llm = {glassbox_binary(), "worker", "llm", "--broker", broker_.endpoint,
-                                        "--heartbeat-ms", hb};
+        std::vector<std::string> llm = {glassbox_binary(), "worker",         "llm", "--broker",
+                                        broker_.endpoint,  "--heartbeat-ms", hb};
         llm.insert(llm.end(), options.llm_extra.begin(), options.llm_extra.end());
         start_process("llm", llm);
         for (const std::string service : {"graph-rag", "document-rag"}) {
-            std::vector<std::string> argv = {glassbox_binary(), "worker", service, "--broker", broker_.endpoint,
-                                             "--heartbeat-ms", hb, "--threads", "2"};
+            std::vector<std::string> argv = {
+                glassbox_binary(), "worker", service,     "--broker", broker_.endpoint,
+                "--heartbeat-ms",  hb,       "--threads", "2"};
             argv.insert(argv.end(), options.rag_extra.begin(), options.rag_extra.end());
             start_process(service, argv);
         }
-        for (const char* service : {"trace", "embeddings", "store", "llm", "graph-rag", "document-rag"}) {
-            ASSERT_TRUE(wait_for_service(broker_.endpoint, service)) << service << " did not register";
+        for (const char* service :
+             {"trace", "embeddings", "store", "llm", "graph-rag", "document-rag"}) {
+            ASSERT_TRUE(wait_for_service(broker_.endpoint, service))
+                << service << " did not register";
         }
         if (!options.load_sample) return;
         const auto rdf = glassbox({"load", "rdf", (kSample / "orrin.ttl").string(), "--tier", "1"});
@@ -80,21 +85,25 @@ protected:
     }
 
     ChildProcess& start_store() {
-        return start_process("store-" + std::to_string(processes_.size()),
-                             {glassbox_binary(), "worker", "store", "--broker", broker_.endpoint, "--home",
-                              (dir() / "store-home").string(), "--heartbeat-ms", std::to_string(kHeartbeatMs)});
+        return start_process(
+            "store-" + std::to_string(processes_.size()),
+            {glassbox_binary(), "worker", "store", "--broker", broker_.endpoint, "--home",
+             (dir() / "store-home").string(), "--heartbeat-ms", std::to_string(kHeartbeatMs)});
     }
 
-    CommandResult glassbox(std::vector<std::string> args, milliseconds timeout = milliseconds{120'000}) {
+    CommandResult glassbox(std::vector<std::string> args,
+                           milliseconds timeout = milliseconds{120'000}) {
         args.push_back("--broker");
         args.push_back(broker_.endpoint);
         return run_glassbox(std::move(args), timeout);
     }
 
     // One request, every reply decoded.
-    RagRun ask(const std::string& service, const json& body, milliseconds timeout = milliseconds{60'000}) {
+    RagRun ask(const std::string& service, const json& body,
+               milliseconds timeout = milliseconds{60'000}) {
         GbcClient client(context_, broker_.endpoint);
-        return rag::decode_run(client.call(service, body.dump(), static_cast<std::uint64_t>(timeout.count()),
+        return rag::decode_run(client.call(service, body.dump(),
+                                           static_cast<std::uint64_t>(timeout.count()),
                                            timeout + milliseconds{5'000}));
     }
     RagRun ask_graph(const std::string& question, json extra = json::object()) {
@@ -114,7 +123,8 @@ protected:
         const auto replies = client.call("store", request.dump(), 20'000, milliseconds{25'000});
         EXPECT_FALSE(replies.empty());
         if (replies.empty() || !replies.back().is_final()) {
-            ADD_FAILURE() << "store " << request.dump() << ": " << (replies.empty() ? "nothing" : replies.back().describe());
+            ADD_FAILURE() << "store " << request.dump() << ": "
+                          << (replies.empty() ? "nothing" : replies.back().describe());
             return json::object();
         }
         return replies.back().json();
@@ -126,16 +136,19 @@ protected:
         json shown;
         while (std::chrono::steady_clock::now() < until) {
             GbcClient client(context_, broker_.endpoint);
-            const auto replies = client.call("trace", json{{"op", "show"}, {"session", session}}.dump(), 10'000,
-                                             milliseconds{12'000});
+            const auto replies =
+                client.call("trace", json{{"op", "show"}, {"session", session}}.dump(), 10'000,
+                            milliseconds{12'000});
             if (!replies.empty() && replies.back().is_final()) {
                 shown = replies.back().json();
-                if (shown["session"].value("status", "") == status && shown["events"].size() == events) return shown;
+                if (shown["session"].value("status", "") == status &&
+                    shown["events"].size() == events)
+                    return shown;
             }
             std::this_thread::sleep_for(milliseconds{100});
         }
-        ADD_FAILURE() << "the collector never stored " << session << " as " << status << " with " << events
-                      << " events; last: " << shown.dump().substr(0, 2000);
+        ADD_FAILURE() << "the collector never stored " << session << " as " << status << " with "
+                      << events << " events; last: " << shown.dump().substr(0, 2000);
         return json();
     }
 
@@ -183,7 +196,8 @@ protected:
         }
         // The answer in the trace is the answer returned, and has no citation marker left.
         const TraceGraph graph(run.explains);
-        EXPECT_EQ(graph.text(schema::iri(steps.back()), vocab::kAnswerText), std::optional<std::string>(answer));
+        EXPECT_EQ(graph.text(schema::iri(steps.back()), vocab::kAnswerText),
+                  std::optional<std::string>(answer));
         EXPECT_EQ(answer.find("[e"), std::string::npos) << answer;
         EXPECT_EQ(answer.find("[c"), std::string::npos) << answer;
     }
@@ -207,7 +221,8 @@ protected:
             const auto support = graph.values(citation, vocab::kSupportedBy);
             EXPECT_FALSE(support.empty());
             for (const auto& s : support) {
-                EXPECT_TRUE(s.is_iri() && allowed.count(s.as_iri().value)) << schema::to_ntriples(s);
+                EXPECT_TRUE(s.is_iri() && allowed.count(s.as_iri().value))
+                    << schema::to_ntriples(s);
             }
         }
         return citations.size();
@@ -223,7 +238,10 @@ TEST_F(RagTest, GraphRagTraceIsCompleteAndTracesBackToTheStore) {
     const RagRun run = ask_graph("Who founded the shipyard that built the MV Curlew?");
     ASSERT_TRUE(run.ok()) << run.describe();
     ASSERT_NO_FATAL_FAILURE(check_chain(
-        run, ChainExpectation{{"Question", "Grounding", "Exploration", "Focus", "Synthesis"}, "complete", "", {},
+        run, ChainExpectation{{"Question", "Grounding", "Exploration", "Focus", "Synthesis"},
+                              "complete",
+                              "",
+                              {},
                               "graph-rag"}));
     ASSERT_NO_FATAL_FAILURE(check_final(run, true));
 
@@ -240,7 +258,8 @@ TEST_F(RagTest, GraphRagTraceIsCompleteAndTracesBackToTheStore) {
     // Every kept edge is a real fact of the store, with its literal objects still literals.
     const auto edges = graph.values(focus, vocab::kSelectedEdge);
     ASSERT_FALSE(edges.empty());
-    EXPECT_EQ(graph.text(focus, vocab::kEdgeCount), std::optional<std::string>(std::to_string(edges.size())));
+    EXPECT_EQ(graph.text(focus, vocab::kEdgeCount),
+              std::optional<std::string>(std::to_string(edges.size())));
     EXPECT_LE(edges.size(), std::stoull(*explored));
     std::set<std::string> edge_uris;
     json facts = json::array();
@@ -258,8 +277,11 @@ TEST_F(RagTest, GraphRagTraceIsCompleteAndTracesBackToTheStore) {
         EXPECT_GE(std::stod(*score), 0.0);
         EXPECT_LE(std::stod(*score), 1.0);
         EXPECT_EQ(graph.text(edge, vocab::kDataTier), std::optional<std::string>("1"));
-        const auto found = store({{"op", "triples"}, {"s", schema::encode(*s)}, {"p", schema::encode(*p)},
-                                  {"o", schema::encode(*o)}, {"g", ""}});
+        const auto found = store({{"op", "triples"},
+                                  {"s", schema::encode(*s)},
+                                  {"p", schema::encode(*p)},
+                                  {"o", schema::encode(*o)},
+                                  {"g", ""}});
         EXPECT_EQ(found.value("triples", json::array()).size(), 1u)
             << "not a fact of the store: " << schema::to_ntriples(schema::make_triple(*s, *p, *o));
         facts.push_back(schema::encode(schema::make_triple(*s, *p, *o)));
@@ -274,7 +296,8 @@ TEST_F(RagTest, GraphRagTraceIsCompleteAndTracesBackToTheStore) {
     }
     const auto sources = run.final->value("sources", std::vector<std::string>{});
     EXPECT_EQ(std::set<std::string>(sources.begin(), sources.end()), expected_sources);
-    EXPECT_EQ(std::set<std::string>(sources.begin(), sources.end()).size(), sources.size()) << "distinct";
+    EXPECT_EQ(std::set<std::string>(sources.begin(), sources.end()).size(), sources.size())
+        << "distinct";
     ASSERT_FALSE(sources.empty());
     EXPECT_TRUE(sources.front().ends_with("/ops/sample/orrin.ttl")) << sources.front();
 
@@ -286,23 +309,29 @@ TEST_F(RagTest, GraphRagKeepsLiteralObjectsAsTypedLiterals) {
     const RagRun run = ask_graph("What is the population of Brinehaven?", {{"streaming", false}});
     ASSERT_TRUE(run.ok()) << run.describe();
     ASSERT_NO_FATAL_FAILURE(check_chain(
-        run, ChainExpectation{{"Question", "Grounding", "Exploration", "Focus", "Synthesis"}, "complete", "", {},
+        run, ChainExpectation{{"Question", "Grounding", "Exploration", "Focus", "Synthesis"},
+                              "complete",
+                              "",
+                              {},
                               "graph-rag"}));
     ASSERT_NO_FATAL_FAILURE(check_final(run, false));
     const TraceGraph graph(run.explains);
     int literals = 0;
-    for (const auto& edge : graph.values(schema::iri(rag::step_uris(run)[3]), vocab::kSelectedEdge)) {
+    for (const auto& edge :
+         graph.values(schema::iri(rag::step_uris(run)[3]), vocab::kSelectedEdge)) {
         const auto o = graph.one(edge, vocab::kRdfObject);
         ASSERT_TRUE(o.has_value());
         if (!o->is_literal()) continue;
         ++literals;
         const auto p = graph.one(edge, vocab::kRdfPredicate);
-        if (p && p->is_iri() && p->as_iri().value == "https://glassbox.dev/sample/orrin/population") {
+        if (p && p->is_iri() &&
+            p->as_iri().value == "https://glassbox.dev/sample/orrin/population") {
             EXPECT_EQ(o->as_literal().datatype, schema::kXsdInteger);
         }
     }
     EXPECT_GT(literals, 0) << "no kept edge with a literal object";
-    EXPECT_NE(run.final->value("response", "").find("5600"), std::string::npos) << run.final->dump();
+    EXPECT_NE(run.final->value("response", "").find("5600"), std::string::npos)
+        << run.final->dump();
 }
 
 TEST_F(RagTest, GraphRagSubTraceLinksToItsCaller) {
@@ -312,7 +341,10 @@ TEST_F(RagTest, GraphRagSubTraceLinksToItsCaller) {
     const RagRun run = ask_graph("Who designed Greyhollow Light?", {{"parent_uri", parent}});
     ASSERT_TRUE(run.ok()) << run.describe();
     ASSERT_NO_FATAL_FAILURE(check_chain(
-        run, ChainExpectation{{"Question", "Grounding", "Exploration", "Focus", "Synthesis"}, "complete", "", parent,
+        run, ChainExpectation{{"Question", "Grounding", "Exploration", "Focus", "Synthesis"},
+                              "complete",
+                              "",
+                              parent,
                               "graph-rag"}));
     const json shown = stored_trace(run.explains.front().session, "complete", run.explains.size());
     ASSERT_TRUE(shown.is_object());
@@ -325,18 +357,22 @@ TEST_F(RagTest, GraphRagSubTraceLinksToItsCaller) {
 TEST_F(RagTest, DocumentRagTraceIsCompleteAndTracesBackToTheStore) {
     ASSERT_NO_FATAL_FAILURE(start_pipeline());
     for (const bool reranked : {false, true}) {
-        SCOPED_TRACE(reranked ? "with Focus (doc_limit < fetch_limit)" : "without Focus (defaults)");
+        SCOPED_TRACE(reranked ? "with Focus (doc_limit < fetch_limit)"
+                              : "without Focus (defaults)");
         // The re-ranked run is also a sub-trace of a caller's step.
         const std::string parent = "urn:glassbox:5d0c7e1a-2b3f-4c8d-9e6f-a1b2c3d4e5f6:analysis:0";
-        const json extra = reranked ? json{{"doc_limit", 3}, {"fetch_limit", 8}, {"parent_uri", parent}}
-                                    : json::object();
-        const RagRun run = ask_documents("What happened to Saltspire Light in the Great Gale?", extra);
+        const json extra = reranked
+                               ? json{{"doc_limit", 3}, {"fetch_limit", 8}, {"parent_uri", parent}}
+                               : json::object();
+        const RagRun run =
+            ask_documents("What happened to Saltspire Light in the Great Gale?", extra);
         ASSERT_TRUE(run.ok()) << run.describe();
         std::vector<std::string> steps = {"Question", "Grounding", "Exploration"};
         if (reranked) steps.push_back("Focus");
         steps.push_back("Synthesis");
         ASSERT_NO_FATAL_FAILURE(check_chain(
-            run, ChainExpectation{steps, "complete", "", reranked ? std::optional<std::string>(parent) : std::nullopt,
+            run, ChainExpectation{steps, "complete", "",
+                                  reranked ? std::optional<std::string>(parent) : std::nullopt,
                                   "document-rag"}));
         ASSERT_NO_FATAL_FAILURE(check_final(run, true));
 
@@ -345,7 +381,8 @@ TEST_F(RagTest, DocumentRagTraceIsCompleteAndTracesBackToTheStore) {
         const Term exploration = schema::iri(uris[2]);
         const auto retrieved = graph.values(exploration, vocab::kRetrievedChunk);
         ASSERT_FALSE(retrieved.empty());
-        EXPECT_EQ(graph.text(exploration, vocab::kChunkCount), std::optional<std::string>(std::to_string(retrieved.size())));
+        EXPECT_EQ(graph.text(exploration, vocab::kChunkCount),
+                  std::optional<std::string>(std::to_string(retrieved.size())));
         if (reranked) {
             EXPECT_LE(retrieved.size(), 8u);
         }
@@ -362,7 +399,8 @@ TEST_F(RagTest, DocumentRagTraceIsCompleteAndTracesBackToTheStore) {
             ids.push_back(chunk->as_iri().value);
         }
         const auto fetched = store({{"op", "chunks-fetch"}, {"chunk_ids", ids}});
-        ASSERT_EQ(fetched.value("chunks", json::array()).size(), ids.size()) << fetched.dump().substr(0, 2000);
+        ASSERT_EQ(fetched.value("chunks", json::array()).size(), ids.size())
+            << fetched.dump().substr(0, 2000);
         for (const auto& chunk : fetched["chunks"]) {
             const Term node = schema::iri(chunk["chunk_id"].get<std::string>());
             if (auto offset = graph.text(node, vocab::kCharOffset)) {
@@ -387,7 +425,8 @@ TEST_F(RagTest, DocumentRagTraceIsCompleteAndTracesBackToTheStore) {
                 for (const auto& d : graph.values(selection, vocab::kProvWasDerivedFrom)) {
                     if (d.is_iri() && chunk_of.count(d.as_iri().value)) from = d.as_iri().value;
                 }
-                ASSERT_FALSE(from.empty()) << selection.as_iri().value << " is not derived from a retrieved chunk";
+                ASSERT_FALSE(from.empty())
+                    << selection.as_iri().value << " is not derived from a retrieved chunk";
                 given_chunks.insert(chunk_of[from]);
             }
         } else {
@@ -411,14 +450,16 @@ void expect_failed(const RagRun& run, const std::string& service, const std::str
                    std::vector<std::string> steps = {"Question"}) {
     EXPECT_FALSE(run.ok()) << run.describe();
     EXPECT_EQ(run.error_type, type) << run.describe();
-    ASSERT_NO_FATAL_FAILURE(check_chain(run, ChainExpectation{std::move(steps), "error", type, {}, service}));
+    ASSERT_NO_FATAL_FAILURE(
+        check_chain(run, ChainExpectation{std::move(steps), "error", type, {}, service}));
 }
 
 TEST_F(RagTest, InvalidRequestsEndTheTraceAsErrorAndTheWorkersKeepServing) {
     ASSERT_NO_FATAL_FAILURE(start_pipeline());
     const std::vector<std::pair<std::string, json>> bad = {
         {"graph-rag", {{"query", "Who designed Greyhollow Light?"}, {"max_path_length", 99}}},
-        {"graph-rag", {{"query", "Who designed Greyhollow Light?"}, {"edge_score_limit", 5}, {"edge_limit", 6}}},
+        {"graph-rag",
+         {{"query", "Who designed Greyhollow Light?"}, {"edge_score_limit", 5}, {"edge_limit", 6}}},
         {"graph-rag", {{"query", "Who designed Greyhollow Light?"}, {"entity_limit", "many"}}},
         {"graph-rag", {{"query", ""}}},
         {"document-rag", {{"query", "What is Saltspire?"}, {"doc_limit", 10}, {"fetch_limit", 5}}},
@@ -431,8 +472,8 @@ TEST_F(RagTest, InvalidRequestsEndTheTraceAsErrorAndTheWorkersKeepServing) {
         EXPECT_EQ(run.error_type, "InvalidRequest") << run.describe();
         // A body the worker can still read a question from opens and ends a trace.
         if (!run.explains.empty()) {
-            ASSERT_NO_FATAL_FAILURE(
-                check_chain(run, ChainExpectation{{"Question"}, "error", "InvalidRequest", {}, service}));
+            ASSERT_NO_FATAL_FAILURE(check_chain(
+                run, ChainExpectation{{"Question"}, "error", "InvalidRequest", {}, service}));
             ASSERT_NO_FATAL_FAILURE(expect_stored_exactly(run, "error"));
         }
     }
@@ -460,7 +501,8 @@ TEST_F(RagTest, AQuestionOf100KBIsRefusedAndStoredCut) {
 }
 
 TEST_F(RagTest, AnEmptyKnowledgeBaseIsNotFound) {
-    ASSERT_NO_FATAL_FAILURE(start_pipeline({.llm_extra = {}, .rag_extra = {}, .load_sample = false}));
+    ASSERT_NO_FATAL_FAILURE(
+        start_pipeline({.llm_extra = {}, .rag_extra = {}, .load_sample = false}));
     for (const std::string service : {"graph-rag", "document-rag"}) {
         SCOPED_TRACE(service);
         const RagRun run = ask(service, {{"query", "Who designed Greyhollow Light?"}});
@@ -471,12 +513,15 @@ TEST_F(RagTest, AnEmptyKnowledgeBaseIsNotFound) {
         const auto steps = rag::step_uris(run);
         std::vector<std::string> types;
         const std::vector<std::string> order = {"Question", "Grounding", "Exploration"};
-        for (std::size_t i = 0; i < steps.size() && i < order.size(); ++i) types.push_back(order[i]);
-        ASSERT_NO_FATAL_FAILURE(check_chain(run, ChainExpectation{types, "error", "NotFound", {}, service}));
+        for (std::size_t i = 0; i < steps.size() && i < order.size(); ++i)
+            types.push_back(order[i]);
+        ASSERT_NO_FATAL_FAILURE(
+            check_chain(run, ChainExpectation{types, "error", "NotFound", {}, service}));
         ASSERT_NO_FATAL_FAILURE(expect_stored_exactly(run, "error"));
     }
     // Loading the sample afterwards: the same workers answer.
-    ASSERT_TRUE(exited_with(glassbox({"load", "rdf", (kSample / "orrin.ttl").string(), "--tier", "1"}), 0));
+    ASSERT_TRUE(
+        exited_with(glassbox({"load", "rdf", (kSample / "orrin.ttl").string(), "--tier", "1"}), 0));
     EXPECT_TRUE(ask_graph("Who designed Greyhollow Light?").ok());
 }
 
@@ -489,16 +534,19 @@ TEST_F(RagTest, LlmEndpointDownIsATypedErrorAndTheTraceEndsAsError) {
         closed_port = std::stoi(port_of(probe.get(zmq::sockopt::last_endpoint)));
     }
     ASSERT_NO_FATAL_FAILURE(start_pipeline(
-        {.llm_extra = {"--provider", "openai", "--base-url", "http://127.0.0.1:" + std::to_string(closed_port),
-                       "--model", "none", "--api-key-env", "-", "--max-retries", "0", "--timeout-ms", "3000"},
+        {.llm_extra = {"--provider", "openai", "--base-url",
+                       "http://127.0.0.1:" + std::to_string(closed_port), "--model", "none",
+                       "--api-key-env", "-", "--max-retries", "0", "--timeout-ms", "3000"},
          .rag_extra = {},
          .load_sample = true}));
     for (const std::string service : {"graph-rag", "document-rag"}) {
         SCOPED_TRACE(service);
         const RagRun run = ask(service, {{"query", "Who designed Greyhollow Light?"}});
         EXPECT_FALSE(run.ok());
-        EXPECT_TRUE(run.error_type == "ServiceUnavailable" || run.error_type == "UpstreamError") << run.describe();
-        ASSERT_NO_FATAL_FAILURE(check_chain(run, ChainExpectation{{"Question"}, "error", run.error_type, {}, service}));
+        EXPECT_TRUE(run.error_type == "ServiceUnavailable" || run.error_type == "UpstreamError")
+            << run.describe();
+        ASSERT_NO_FATAL_FAILURE(
+            check_chain(run, ChainExpectation{{"Question"}, "error", run.error_type, {}, service}));
         ASSERT_NO_FATAL_FAILURE(expect_stored_exactly(run, "error"));
     }
     // The RAG workers still serve: the same failure again, typed, not a hang or a crash ...
@@ -509,15 +557,17 @@ TEST_F(RagTest, LlmEndpointDownIsATypedErrorAndTheTraceEndsAsError) {
     for (auto& p : processes_) {
         if (p->name() == "llm") p->terminate();
     }
-    start_process("llm-extractive", {glassbox_binary(), "worker", "llm", "--broker", broker_.endpoint,
-                                     "--heartbeat-ms", std::to_string(kHeartbeatMs), "--provider", "extractive"});
+    start_process("llm-extractive",
+                  {glassbox_binary(), "worker", "llm", "--broker", broker_.endpoint,
+                   "--heartbeat-ms", std::to_string(kHeartbeatMs), "--provider", "extractive"});
     ASSERT_TRUE(wait_for_service(broker_.endpoint, "llm"));
     EXPECT_TRUE(ask_graph("Who founded the Tidewater Observatory?").ok());
     EXPECT_TRUE(ask_documents("Who founded the Tidewater Observatory?").ok());
 }
 
 TEST_F(RagTest, StoreKilledMidQueryIsATypedErrorAndAFollowingQuerySucceeds) {
-    ASSERT_NO_FATAL_FAILURE(start_pipeline({.llm_extra = {}, .rag_extra = {"--call-timeout-ms", "3000"}, .load_sample = true}));
+    ASSERT_NO_FATAL_FAILURE(start_pipeline(
+        {.llm_extra = {}, .rag_extra = {"--call-timeout-ms", "3000"}, .load_sample = true}));
     // The store worker is frozen, so the query's store request is inside it when it is killed.
     ChildProcess* store_process = nullptr;
     for (auto& p : processes_) {
@@ -526,7 +576,8 @@ TEST_F(RagTest, StoreKilledMidQueryIsATypedErrorAndAFollowingQuerySucceeds) {
     ASSERT_NE(store_process, nullptr);
     store_process->send_signal(SIGSTOP);
     GbcClient client(context_, broker_.endpoint);
-    const std::string id = client.request("graph-rag", json{{"query", "Who designed Greyhollow Light?"}}.dump(), 30'000);
+    const std::string id = client.request(
+        "graph-rag", json{{"query", "Who designed Greyhollow Light?"}}.dump(), 30'000);
     std::this_thread::sleep_for(milliseconds{1'000});
     store_process->kill();
     const RagRun run = rag::decode_run(client.collect(id, milliseconds{30'000}));
@@ -536,7 +587,8 @@ TEST_F(RagTest, StoreKilledMidQueryIsATypedErrorAndAFollowingQuerySucceeds) {
         << run.describe();
     ASSERT_FALSE(run.explains.empty()) << run.describe();
     ASSERT_NO_FATAL_FAILURE(check_chain(
-        run, ChainExpectation{{"Question", "Grounding"}, "error", run.error_type, {}, "graph-rag"}));
+        run,
+        ChainExpectation{{"Question", "Grounding"}, "error", run.error_type, {}, "graph-rag"}));
     ASSERT_NO_FATAL_FAILURE(expect_stored_exactly(run, "error"));
 
     // A new store worker on the same home: the graph-rag worker answers again.
@@ -551,27 +603,32 @@ TEST_F(RagTest, StoreKilledMidQueryIsATypedErrorAndAFollowingQuerySucceeds) {
 TEST_F(RagTest, InvokeStreamsExplainsAndPrintsSourcesAndTrace) {
     ASSERT_NO_FATAL_FAILURE(start_pipeline());
     // Text with -x: one line per step in order, the answer, sources, the trace to show.
-    const auto text = glassbox({"invoke", "graph-rag", "-x", "-q", "Who founded the shipyard that built the MV Curlew?"});
+    const auto text = glassbox(
+        {"invoke", "graph-rag", "-x", "-q", "Who founded the shipyard that built the MV Curlew?"});
     ASSERT_TRUE(exited_with(text, 0)) << text.err;
     const auto lines = lines_of(text.out);
     std::vector<std::string> step_lines;
     std::string trace_line;
     bool sources = false;
     for (const auto& line : lines) {
-        if (line.starts_with("[") && line.find("] urn:glassbox:") != std::string::npos) step_lines.push_back(line);
+        if (line.starts_with("[") && line.find("] urn:glassbox:") != std::string::npos)
+            step_lines.push_back(line);
         if (line.starts_with("trace: ")) trace_line = line.substr(7);
         if (line.starts_with("sources:")) sources = true;
     }
     ASSERT_EQ(step_lines.size(), 5u) << text.out;
-    const std::vector<std::string> order = {"[Question]", "[Grounding]", "[Exploration]", "[Focus]", "[Synthesis]"};
-    for (std::size_t i = 0; i < order.size(); ++i) EXPECT_TRUE(step_lines[i].starts_with(order[i])) << step_lines[i];
+    const std::vector<std::string> order = {"[Question]", "[Grounding]", "[Exploration]", "[Focus]",
+                                            "[Synthesis]"};
+    for (std::size_t i = 0; i < order.size(); ++i)
+        EXPECT_TRUE(step_lines[i].starts_with(order[i])) << step_lines[i];
     EXPECT_NE(step_lines[0].find("question \"Who founded"), std::string::npos) << step_lines[0];
     EXPECT_NE(step_lines[1].find("concepts "), std::string::npos) << step_lines[1];
     EXPECT_NE(step_lines[2].find("seeds "), std::string::npos) << step_lines[2];
     EXPECT_NE(step_lines[3].find(" -"), std::string::npos) << "kept edges shown: " << step_lines[3];
     EXPECT_NE(step_lines[4].find("citations "), std::string::npos) << step_lines[4];
     EXPECT_NE(step_lines[4].find("trace complete"), std::string::npos) << step_lines[4];
-    EXPECT_NE(step_lines[4].find("model glassbox-extractive-v1"), std::string::npos) << step_lines[4];
+    EXPECT_NE(step_lines[4].find("model glassbox-extractive-v1"), std::string::npos)
+        << step_lines[4];
     EXPECT_TRUE(sources) << text.out;
     EXPECT_NE(text.out.find("orrin.ttl"), std::string::npos) << text.out;
     ASSERT_FALSE(rag::run_uuid(trace_line).empty()) << text.out;
@@ -582,8 +639,8 @@ TEST_F(RagTest, InvokeStreamsExplainsAndPrintsSourcesAndTrace) {
     EXPECT_NE(shown.out.find("Focus"), std::string::npos);
 
     // Document RAG with -x: chunks named by file and fragment, the re-ranked ones too.
-    const auto docs = glassbox({"invoke", "document-rag", "-x", "--doc-limit", "2", "--fetch-limit", "4", "-q",
-                                "Who rescued the crew of the Good Hope?"});
+    const auto docs = glassbox({"invoke", "document-rag", "-x", "--doc-limit", "2", "--fetch-limit",
+                                "4", "-q", "Who rescued the crew of the Good Hope?"});
     ASSERT_TRUE(exited_with(docs, 0)) << docs.err;
     int chunk_lines = 0;
     for (const auto& line : lines_of(docs.out)) {
@@ -595,15 +652,17 @@ TEST_F(RagTest, InvokeStreamsExplainsAndPrintsSourcesAndTrace) {
     EXPECT_EQ(chunk_lines, 2) << docs.out;
 
     // Without -x: no step lines, the answer and the footer.
-    const auto plain = glassbox({"invoke", "document-rag", "-q", "Who rescued the crew of the Good Hope?", "--no-stream"});
+    const auto plain = glassbox(
+        {"invoke", "document-rag", "-q", "Who rescued the crew of the Good Hope?", "--no-stream"});
     ASSERT_TRUE(exited_with(plain, 0)) << plain.err;
     EXPECT_EQ(plain.out.find("[Question]"), std::string::npos) << plain.out;
     EXPECT_NE(plain.out.find("trace: urn:glassbox:"), std::string::npos) << plain.out;
     EXPECT_NE(plain.out.find("sources:"), std::string::npos) << plain.out;
 
     // --json: every message as received, one JSON object per line, the FINAL last.
-    const auto as_json = glassbox({"invoke", "document-rag", "--json", "-q", "Why was Westfall chosen for the observatory?",
-                                   "--doc-limit", "3", "--fetch-limit", "6"});
+    const auto as_json = glassbox({"invoke", "document-rag", "--json", "-q",
+                                   "Why was Westfall chosen for the observatory?", "--doc-limit",
+                                   "3", "--fetch-limit", "6"});
     ASSERT_TRUE(exited_with(as_json, 0)) << as_json.err;
     std::vector<json> messages;
     for (const auto& line : lines_of(as_json.out)) {
@@ -632,14 +691,15 @@ TEST_F(RagTest, InvokeStreamsExplainsAndPrintsSourcesAndTrace) {
     EXPECT_EQ(messages.back()["body"].value("session", "").substr(0, 13), "urn:glassbox:");
 
     // Errors: the typed message on stderr, exit 2 for a collection that is not there.
-    const auto missing = glassbox({"invoke", "graph-rag", "-q", "Who?", "--collection", "nothing-here"});
+    const auto missing =
+        glassbox({"invoke", "graph-rag", "-q", "Who?", "--collection", "nothing-here"});
     EXPECT_TRUE(exited_with(missing, 2)) << missing.status.describe();
     EXPECT_TRUE(missing.err.starts_with("NotFound")) << missing.err;
     const auto bad = glassbox({"invoke", "graph-rag", "-q", "Who?", "--max-path-length", "99"});
     EXPECT_TRUE(exited_with(bad, 2)) << bad.status.describe();
     EXPECT_TRUE(bad.err.starts_with("InvalidRequest")) << bad.err;
-    const auto nobody = run_glassbox({"invoke", "graph-rag", "-q", "Who?", "--broker", "tcp://127.0.0.1:1",
-                                      "--timeout-ms", "1500"});
+    const auto nobody = run_glassbox({"invoke", "graph-rag", "-q", "Who?", "--broker",
+                                      "tcp://127.0.0.1:1", "--timeout-ms", "1500"});
     EXPECT_FALSE(exited_with(nobody, 0));
     EXPECT_FALSE(nobody.err.empty());
 }
@@ -648,13 +708,15 @@ TEST_F(RagTest, InvokeStreamsExplainsAndPrintsSourcesAndTrace) {
 TEST_F(RagTest, UpStartsEveryWorker) {
     const auto home = dir() / "up-home";
     const auto ready = dir() / "up.ready";
-    auto& up = start_process("up", {glassbox_binary(), "up", "--home", home.string(), "--bind", "tcp://127.0.0.1:*",
-                                    "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms", std::to_string(kHeartbeatMs),
-                                    "--ready-file", ready.string()});
+    auto& up =
+        start_process("up", {glassbox_binary(), "up", "--home", home.string(), "--bind",
+                             "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms",
+                             std::to_string(kHeartbeatMs), "--ready-file", ready.string()});
     const auto info = wait_for_ready_file(ready, up, milliseconds{20'000});
     ASSERT_TRUE(info.has_value());
     const std::string endpoint = (*info)["endpoint"];
-    for (const char* service : {"echo", "trace", "embeddings", "store", "llm", "graph-rag", "document-rag"}) {
+    for (const char* service :
+         {"echo", "trace", "embeddings", "store", "llm", "graph-rag", "document-rag"}) {
         EXPECT_TRUE(wait_for_service(endpoint, service, milliseconds{20'000})) << service;
     }
     const auto stopped = up.terminate(milliseconds{20'000});

@@ -51,7 +51,8 @@ RagRun decode_run(std::vector<GbcMessage> messages) {
 }
 
 TraceGraph::TraceGraph(const std::vector<schema::ExplainMessage>& explains) {
-    for (const auto& e : explains) all_.insert(all_.end(), e.explain_triples.begin(), e.explain_triples.end());
+    for (const auto& e : explains)
+        all_.insert(all_.end(), e.explain_triples.begin(), e.explain_triples.end());
     for (const auto& t : all_) by_subject_[schema::to_ntriples(t.s)].push_back(&t);
 }
 
@@ -61,7 +62,8 @@ std::vector<Term> TraceGraph::values(const Term& node, std::string_view predicat
     const auto it = by_subject_.find(schema::to_ntriples(node));
     if (it == by_subject_.end()) return out;
     for (const auto* t : it->second) {
-        if (t->p.is_iri() && t->p.as_iri().value == predicate && seen.insert(schema::to_ntriples(t->o)).second) {
+        if (t->p.is_iri() && t->p.as_iri().value == predicate &&
+            seen.insert(schema::to_ntriples(t->o)).second) {
             out.push_back(t->o);
         }
     }
@@ -88,7 +90,8 @@ bool TraceGraph::has_type(const Term& node, std::string_view type) const {
 }
 
 std::string run_uuid(const std::string& uri) {
-    static const std::regex pattern("^urn:glassbox:([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}):.*");
+    static const std::regex pattern(
+        "^urn:glassbox:([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}):.*");
     std::smatch match;
     return std::regex_match(uri, match, pattern) ? match[1].str() : std::string{};
 }
@@ -104,7 +107,9 @@ std::size_t code_points(const std::string& text) {
 std::vector<std::string> step_uris(const RagRun& run) {
     std::vector<std::string> out;
     for (const auto& e : run.explains) {
-        if (e.trace_status == schema::TraceStatus::kError && e.explain_id == e.session && !out.empty()) continue;
+        if (e.trace_status == schema::TraceStatus::kError && e.explain_id == e.session &&
+            !out.empty())
+            continue;
         out.push_back(e.explain_id);
     }
     return out;
@@ -124,21 +129,24 @@ void collect_iris(const Term& term, std::vector<std::string>& out) {
 }
 
 const std::set<std::string>& integer_predicates() {
-    static const std::set<std::string> p{std::string(vocab::kDurationMs), std::string(vocab::kInputTokens),
-                                         std::string(vocab::kOutputTokens), std::string(vocab::kEdgeCount),
-                                         std::string(vocab::kChunkCount), std::string(vocab::kSpanStart),
-                                         std::string(vocab::kSpanEnd), std::string(vocab::kCharOffset),
-                                         std::string(vocab::kCharLength), std::string(vocab::kDataTier),
-                                         std::string(vocab::kVectorRank), std::string(vocab::kKeywordRank)};
+    static const std::set<std::string> p{
+        std::string(vocab::kDurationMs),   std::string(vocab::kInputTokens),
+        std::string(vocab::kOutputTokens), std::string(vocab::kEdgeCount),
+        std::string(vocab::kChunkCount),   std::string(vocab::kSpanStart),
+        std::string(vocab::kSpanEnd),      std::string(vocab::kCharOffset),
+        std::string(vocab::kCharLength),   std::string(vocab::kDataTier),
+        std::string(vocab::kVectorRank),   std::string(vocab::kKeywordRank)};
     return p;
 }
 const std::set<std::string>& double_predicates() {
-    static const std::set<std::string> p{std::string(vocab::kScore), std::string(vocab::kVectorScore),
+    static const std::set<std::string> p{std::string(vocab::kScore),
+                                         std::string(vocab::kVectorScore),
                                          std::string(vocab::kKeywordScore)};
     return p;
 }
 const std::set<std::string>& time_predicates() {
-    static const std::set<std::string> p{std::string(vocab::kProvStartedAtTime), std::string(vocab::kProvEndedAtTime),
+    static const std::set<std::string> p{std::string(vocab::kProvStartedAtTime),
+                                         std::string(vocab::kProvEndedAtTime),
                                          std::string(vocab::kProvGeneratedAtTime)};
     return p;
 }
@@ -194,7 +202,8 @@ void check_chain(const RagRun& run, const ChainExpectation& expected) {
         EXPECT_EQ(e.parent_uri, expected.parent_uri);
         EXPECT_FALSE(e.explain_triples.empty()) << "message " << i;
         for (const auto& t : e.explain_triples) {
-            EXPECT_EQ(t.graph, std::optional<std::string>(vocab::kRetrievalGraph)) << schema::to_nquads(t);
+            EXPECT_EQ(t.graph, std::optional<std::string>(vocab::kRetrievalGraph))
+                << schema::to_nquads(t);
         }
         const bool last = i + 1 == run.explains.size();
         EXPECT_EQ(e.end_of_trace, last) << "message " << i;
@@ -203,7 +212,8 @@ void check_chain(const RagRun& run, const ChainExpectation& expected) {
             EXPECT_TRUE(graph.has_type(schema::iri(e.explain_id), gb(expected.steps[i])))
                 << "message " << i << " (" << e.explain_id << ") is not a gb:" << expected.steps[i];
             bool describes_itself = false;
-            for (const auto& t : e.explain_triples) describes_itself = describes_itself || t.s == schema::iri(e.explain_id);
+            for (const auto& t : e.explain_triples)
+                describes_itself = describes_itself || t.s == schema::iri(e.explain_id);
             EXPECT_TRUE(describes_itself) << e.explain_id;
             EXPECT_EQ(run_uuid(e.explain_id), uuid) << e.explain_id;
         } else {
@@ -214,7 +224,8 @@ void check_chain(const RagRun& run, const ChainExpectation& expected) {
     EXPECT_EQ(schema::to_string(last.trace_status), expected.status);
     if (error_end) {
         ASSERT_TRUE(last.error.has_value()) << "the error end carries the error";
-        EXPECT_EQ(schema::to_string(last.error->type), expected.error_type) << last.error->describe();
+        EXPECT_EQ(schema::to_string(last.error->type), expected.error_type)
+            << last.error->describe();
     }
     EXPECT_EQ(graph.text(question, vocab::kStatus), std::optional<std::string>(expected.status));
     EXPECT_TRUE(graph.has_type(question, vocab::kProvActivity));
@@ -230,8 +241,8 @@ void check_chain(const RagRun& run, const ChainExpectation& expected) {
         collect_iris(t.s, iris);
         collect_iris(t.o, iris);
         for (const auto& iri : iris) {
-            if (expected.parent_uri && (iri == *expected.parent_uri ||
-                                        run_uuid(iri) == run_uuid(*expected.parent_uri))) {
+            if (expected.parent_uri &&
+                (iri == *expected.parent_uri || run_uuid(iri) == run_uuid(*expected.parent_uri))) {
                 continue;
             }
             if (auto u = run_uuid(iri); !u.empty()) uuids.insert(u);
@@ -243,11 +254,13 @@ void check_chain(const RagRun& run, const ChainExpectation& expected) {
     const auto steps = step_uris(run);
     for (std::size_t i = 1; i < steps.size(); ++i) {
         const Term step = schema::iri(steps[i]);
-        EXPECT_EQ(graph.values(step, vocab::kProvWasGeneratedBy), std::vector<Term>{question}) << steps[i];
+        EXPECT_EQ(graph.values(step, vocab::kProvWasGeneratedBy), std::vector<Term>{question})
+            << steps[i];
         // The first step after the Question (an activity) is only generated by it.
         const auto derived = graph.values(step, vocab::kProvWasDerivedFrom);
         if (i >= 2) {
-            EXPECT_NE(std::find(derived.begin(), derived.end(), schema::iri(steps[i - 1])), derived.end())
+            EXPECT_NE(std::find(derived.begin(), derived.end(), schema::iri(steps[i - 1])),
+                      derived.end())
                 << steps[i] << " is not derived from " << steps[i - 1];
         }
         EXPECT_EQ(std::find(derived.begin(), derived.end(), question), derived.end())
@@ -264,7 +277,8 @@ void check_chain(const RagRun& run, const ChainExpectation& expected) {
     for (std::size_t i = 1; i < steps.size(); ++i) {
         const auto generated = graph.text(schema::iri(steps[i]), vocab::kProvGeneratedAtTime);
         ASSERT_TRUE(generated.has_value()) << steps[i];
-        EXPECT_LE(previous, *generated) << steps[i];  // one fixed-width UTC format: text order is time order
+        EXPECT_LE(previous, *generated)
+            << steps[i];  // one fixed-width UTC format: text order is time order
         previous = *generated;
     }
     const auto ended = graph.text(question, vocab::kProvEndedAtTime);
@@ -273,9 +287,11 @@ void check_chain(const RagRun& run, const ChainExpectation& expected) {
 
     // A sub-trace: the Question used the calling step and was informed by the calling run.
     if (expected.parent_uri) {
-        EXPECT_EQ(graph.values(question, vocab::kProvUsed), std::vector<Term>{schema::iri(*expected.parent_uri)});
+        EXPECT_EQ(graph.values(question, vocab::kProvUsed),
+                  std::vector<Term>{schema::iri(*expected.parent_uri)});
         EXPECT_EQ(graph.values(question, vocab::kProvWasInformedBy),
-                  std::vector<Term>{schema::iri("urn:glassbox:" + run_uuid(*expected.parent_uri) + ":question")});
+                  std::vector<Term>{
+                      schema::iri("urn:glassbox:" + run_uuid(*expected.parent_uri) + ":question")});
     } else {
         EXPECT_TRUE(graph.values(question, vocab::kProvUsed).empty());
     }

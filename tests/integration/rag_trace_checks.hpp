@@ -3,14 +3,14 @@
 // follows (docs/vocabulary.md §2, docs/rag.md §5).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "schema/messages.hpp"
 #include "schema/term.hpp"
@@ -24,10 +24,10 @@ struct RagRun {
     std::vector<schema::ExplainMessage> explains;  // PARTIAL explain bodies, in order
     std::string streamed;                          // PARTIAL data `response` pieces joined
     int data_partials = 0;
-    std::optional<nlohmann::json> final;           // the FINAL body
-    std::string error_type;                        // the ERROR terminal, if any
+    std::optional<nlohmann::json> final;  // the FINAL body
+    std::string error_type;               // the ERROR terminal, if any
     std::string error_message;
-    std::vector<std::string> decode_failures;      // bodies that did not decode
+    std::vector<std::string> decode_failures;  // bodies that did not decode
 
     bool ok() const { return final.has_value(); }
     std::string describe() const;
@@ -58,10 +58,10 @@ std::size_t code_points(const std::string& text);
 
 struct ChainExpectation {
     std::vector<std::string> steps;         // gb: classes of the steps, in order ("Question", ...)
-    std::string status = "complete";         // the trace's gb:status
-    std::string error_type;                  // with status error: the typed error
-    std::optional<std::string> parent_uri;   // a sub-trace's calling step
-    std::string service;                     // the worker agent's service
+    std::string status = "complete";        // the trace's gb:status
+    std::string error_type;                 // with status error: the typed error
+    std::optional<std::string> parent_uri;  // a sub-trace's calling step
+    std::string service;                    // the worker agent's service
 };
 
 // The rules of every trace (use with ASSERT_NO_FATAL_FAILURE): exact steps and order, seq
