@@ -518,9 +518,10 @@ struct Mention {
 };
 
 // How strongly a node label is one of the question's entity mentions: 1 exact; 0.9 written in
-// the question; else a close spelling. Sets `which` to the mention matched.
+// the question; else a close spelling. Sets `which` to the mention matched, or, for a label
+// written in the question but among no mentions, to mentions.size() + own_slot.
 double anchor_strength(const std::string& label_norm, const std::vector<Mention>& mentions,
-                       const std::string& question_norm, std::size_t& which) {
+                       const std::string& question_norm, std::size_t own_slot, std::size_t& which) {
     double best = 0.0;
     which = mentions.size();
     if (label_norm.empty()) return 0.0;
@@ -544,7 +545,7 @@ double anchor_strength(const std::string& label_norm, const std::vector<Mention>
         if (padded.find(" " + label_norm + " ") != std::string::npos) {
             // Written in the question but not among the mentions: its own mention slot.
             best = 0.9;
-            which = mentions.size() + std::hash<std::string>{}(label_norm) % 1000;
+            which = mentions.size() + own_slot;
         }
     }
     return best;
@@ -571,10 +572,19 @@ std::vector<std::string> ExtractiveModel::extract_concepts(std::string_view ques
     return out;
 }
 
-std::vector<double> ExtractiveModel::score_edges(std::string_view question,
-                                                 const std::vector<std::string>& concepts,
-                                                 const std::vector<LabelledEdge>& edges,
-                                                 const std::vector<double>* embedding_similarity) const {
+namespace {
+
+// The best anchored path found for an edge: the named entity it starts from and its edges.
+struct BestPath {
+    std::string start;
+    std::vector<std::size_t> edges;
+};
+
+// score_edges, also reporting each edge's best path when `paths` is given.
+std::vector<double> score_with_paths(std::string_view question, const std::vector<std::string>& concepts,
+                                     const std::vector<LabelledEdge>& edges,
+                                     const std::vector<double>* embedding_similarity,
+                                     std::vector<BestPath>* paths) {
     const auto analysis = analyze_question(question);
     const auto rel = relation_words(analysis);
     const double rel_total = rel.total_weight;
@@ -596,11 +606,15 @@ std::vector<double> ExtractiveModel::score_edges(std::string_view question,
 
     // Nodes and predicates, each label once.
     std::vector<std::string> node_norms;
+    std::vector<std::string> node_labels;  // as first written
     std::unordered_map<std::string, std::size_t> node_index;
     const auto node = [&](const std::string& label) {
         auto n = normalize(label);
         auto [it, inserted] = node_index.emplace(n, node_norms.size());
-        if (inserted) node_norms.push_back(std::move(n));
+        if (inserted) {
+            node_norms.push_back(std::move(n));
+            node_labels.push_back(label);
+        }
         return it->second;
     };
     std::vector<PredicateMatch> predicate_matches;
@@ -620,7 +634,7 @@ std::vector<double> ExtractiveModel::score_edges(std::string_view question,
     std::vector<std::size_t> anchor_mention(node_norms.size(), 0);
     std::set<std::size_t> mentions_present;
     for (std::size_t n = 0; n < node_norms.size(); ++n) {
-        anchor[n] = anchor_strength(node_norms[n], mentions, question_norm, anchor_mention[n]);
+        anchor[n] = anchor_strength(node_norms[n], mentions, question_norm, n, anchor_mention[n]);
         if (anchor[n] >= 0.8) mentions_present.insert(anchor_mention[n]);
     }
     std::vector<std::vector<std::size_t>> adjacency(node_norms.size());
@@ -640,6 +654,7 @@ std::vector<double> ExtractiveModel::score_edges(std::string_view question,
     }
 
     std::vector<double> best(edges.size(), 0.0);
+    if (paths != nullptr) paths->assign(edges.size(), BestPath{});
 
     // Paths from each anchor, up to three edges: a path earns the share of the question's
     // relation words its predicates express (each predicate taking each meaning once), loses
@@ -700,7 +715,11 @@ std::vector<double> ExtractiveModel::score_edges(std::string_view question,
     };
     const auto extend = [&](auto&& self, double start_anchor) -> void {
         const double s = score_path(start_anchor);
-        for (auto e : path_edges) best[e] = std::max(best[e], s);
+        for (auto e : path_edges) {
+            if (s <= best[e]) continue;
+            best[e] = s;
+            if (paths != nullptr) (*paths)[e] = BestPath{node_labels[path_nodes.front()], path_edges};
+        }
         if (path_edges.size() >= kMaxDepth || ++expansions > kMaxExpansions) return;
         const std::size_t here = path_nodes.back();
         for (auto e : adjacency[here]) {
@@ -747,8 +766,19 @@ std::vector<double> ExtractiveModel::score_edges(std::string_view question,
     return scores;
 }
 
+}  // namespace
+
+std::vector<double> ExtractiveModel::score_edges(std::string_view question,
+                                                 const std::vector<std::string>& concepts,
+                                                 const std::vector<LabelledEdge>& edges,
+                                                 const std::vector<double>* embedding_similarity) const {
+    return score_with_paths(question, concepts, edges, embedding_similarity, nullptr);
+}
+
 std::vector<std::string> ExtractiveModel::reason_edges(std::string_view question,
                                                        const std::vector<LabelledEdge>& edges) const {
+    std::vector<BestPath> paths;
+    (void)score_with_paths(question, extract_concepts(question), edges, nullptr, &paths);
     const auto analysis = analyze_question(question);
     const auto rel = relation_words(analysis);
     std::vector<Mention> mentions;
@@ -758,13 +788,25 @@ std::vector<std::string> ExtractiveModel::reason_edges(std::string_view question
 
     std::vector<std::string> out;
     out.reserve(edges.size());
-    for (const auto& e : edges) {
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+        const auto& e = edges[i];
         std::vector<std::string> parts;
         std::size_t which = 0;
-        if (anchor_strength(normalize(e.s), mentions, question_norm, which) >= 0.8)
-            parts.push_back("its subject \"" + e.s + "\" is named in the question");
-        if (anchor_strength(normalize(e.o), mentions, question_norm, which) >= 0.8)
-            parts.push_back("its object \"" + e.o + "\" is named in the question");
+        const bool subject_named = anchor_strength(normalize(e.s), mentions, question_norm, 0, which) >= 0.8;
+        const bool object_named = anchor_strength(normalize(e.o), mentions, question_norm, 0, which) >= 0.8;
+        if (subject_named) parts.push_back("its subject \"" + e.s + "\" is named in the question");
+        if (object_named) parts.push_back("its object \"" + e.o + "\" is named in the question");
+        // An edge further along a path: where the path starts and the relations it takes.
+        const auto& path = paths[i].edges;
+        if (!subject_named && !object_named && path.size() >= 2) {
+            std::string via;
+            for (std::size_t k = 0; k + 1 < path.size() && path[k] != i; ++k)
+                via += (via.empty() ? "\"" : ", \"") + edges[path[k]].p + "\"";
+            if (!via.empty()) {
+                parts.push_back("it is reached from \"" + paths[i].start +
+                                "\", named in the question, through " + via);
+            }
+        }
         const auto rows = predicate_match(e.p, rel.words);
         std::vector<std::string> words;
         for (std::size_t j = 0; j < rel.words.size(); ++j) {

@@ -75,6 +75,8 @@ schema::Result<PromptTemplate> PromptTemplate::parse(std::string name, std::stri
         return invalid("template " + t.origin + (line ? ":" + std::to_string(line) : "") + ": " + why);
     };
 
+    // A UTF-8 byte-order mark (some editors write one) is not part of the first line.
+    if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
     // Header: lines up to the first "---".
     std::vector<HeaderEntry> entries;
     std::size_t pos = 0;

@@ -263,6 +263,20 @@ TEST(ReasonEdgesTest, SayWhatMatched) {
     EXPECT_EQ(r, m.reason_edges("which country is the soccer team Cruz_Azul_FC based in ?", edges));
 }
 
+TEST(ReasonEdgesTest, AnEdgeFurtherAlongAPathSaysWhereThePathStarts) {
+    ExtractiveModel m;
+    const std::vector<LabelledEdge> edges{
+        {"e1", "Eric CHOUPO MOTING", "plays in club", "1. FSV Mainz 05"},
+        {"e2", "1. FSV Mainz 05", "is in country", "Germany"},
+    };
+    const auto r = m.reason_edges("where is the football club that Eric_CHOUPO_MOTING plays for ?", edges);
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_NE(r[1].find("reached from \"Eric CHOUPO MOTING\", named in the question, through \"plays in club\""),
+              std::string::npos)
+        << r[1];
+    EXPECT_NE(r[1].find("\"where\""), std::string::npos) << r[1];
+}
+
 // ---- synthesis -------------------------------------------------------------------------------
 
 // The ids of every [marker] in `text`.

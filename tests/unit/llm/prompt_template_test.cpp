@@ -107,6 +107,15 @@ TEST(PromptTemplateTest, JsonVariablesMustParseAndHaveTheDeclaredShape) {
     EXPECT_EQ(good->json_variables.at("edges")[0]["o"], "Mexico");
 }
 
+TEST(PromptTemplateTest, AcceptsWindowsLineEndsAndAByteOrderMark) {
+    auto t = PromptTemplate::parse("t", "\xEF\xBB\xBF# made on Windows\r\noutput: text\r\n---\r\nQ: {{question}}\r\n",
+                                   "t.txt");
+    ASSERT_TRUE(t) << t.error().describe();
+    auto rendered = t->render({{"question", "why"}});
+    ASSERT_TRUE(rendered);
+    EXPECT_EQ(rendered->text, "Q: why\r\n");
+}
+
 TEST(PromptTemplateTest, MalformedTemplatesAreRefusedWithFileAndLine) {
     const auto error_of = [](const char* text) {
         auto t = PromptTemplate::parse("x", text, "x.txt");
