@@ -241,10 +241,10 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
                         "Edges kept by the semantic pre-filter for scoring (0: 30)");
         cmd->add_option("--edge-limit", options->edge_limit, "Edges kept for the answer (0: 25)");
     } else {
-        cmd->add_option("--doc-limit", options->doc_limit,
-                        "Chunks the answer uses (0: the worker's default)");
-        cmd->add_option("--fetch-limit", options->fetch_limit,
-                        "Chunks retrieved before re-ranking (0: the worker's default)");
+        cmd->add_option("--doc-limit", options->doc_limit, "Chunks the answer uses (0: 20)");
+        cmd->add_option(
+            "--fetch-limit", options->fetch_limit,
+            "Chunks retrieved; more than --doc-limit re-ranks them (0: max(20, --doc-limit))");
     }
     add_client_options(*cmd, options->client, kDefaultInvokeTimeoutMs);
     cmd->callback([options] { run_invoke(*options); });
