@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -226,50 +227,56 @@ loader::RdfReadOptions rdf_options(const LoadOptions& options, const fs::path& p
     return read;
 }
 
+// A name for one staged load: 128 random bits in hex.
+std::string new_load_name() {
+    std::random_device random;
+    std::string name = "load-";
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (int i = 0; i < 32; ++i) name.push_back(kHex[random() & 0xF]);
+    return name;
+}
+
+// Every file goes to the store as one staged load: its batches are staged as they are read
+// (the store interns their terms meanwhile) and become visible together at load-commit, so a
+// syntax error anywhere, a failed request or an interrupted run loads nothing (load-abort drops
+// what was staged; a load never committed is dropped by the store after a day).
 void load_rdf(const LoadOptions& options) {
     if (options.tier < 1 || options.tier > 4) {
         exit_with_error(make_error(ErrorType::kInvalidRequest, "--tier must be 1..4"));
     }
     const bool show = !options.client.json;
-    // Every file is checked whole before anything is sent: a syntax error anywhere loads nothing.
-    // (--lenient skips bad statements instead, so there is nothing to check first.)
-    std::vector<std::pair<fs::path, std::uint64_t>> files;  // path, statements (0 if unknown)
+    // Formats first: an unknown one loads nothing (and is found before any file is read).
+    std::vector<fs::path> files;
     for (const auto& given : options.paths) {
         const fs::path path(given);
-        const auto read = rdf_options(options, path);
-        std::uint64_t statements = 0;
-        if (!options.lenient) {
-            Progress check("checking " + given, "bytes", 0, show);
-            auto checked = loader::read_rdf(
-                path, read, [](std::span<const schema::Triple>) -> Result<void> { return {}; }, {},
-                [&check](std::uint64_t done, std::uint64_t total) {
-                    check.set_total(total);
-                    check.update(done);
-                });
-            if (!checked) exit_with_error(checked.error());
-            statements = checked->statements;
-        } else if (!fs::exists(path)) {
-            exit_with_error(make_error(ErrorType::kNotFound, given + ": no such file"));
-        }
-        files.emplace_back(path, statements);
+        (void)rdf_options(options, path);
+        std::error_code ec;
+        if (!fs::exists(path, ec)) exit_with_error(make_error(ErrorType::kNotFound, given + ": no such file"));
+        files.push_back(path);
     }
 
     LoadTotals totals;
     const auto start = Clock::now();
-    Pipeline pipeline(options.client, [&totals](const json& body) {
-        if (auto r = schema::decode<schema::LoadTriplesResponse>(body)) {
-            totals.added += r->added;
-            totals.present += r->present;
-        }
-    });
-    for (const auto& [path, statements] : files) {
+    Pipeline pipeline(options.client, [](const json&) {});
+    const std::string load = new_load_name();
+    std::uint64_t staged = 0;
+    // Best effort: a load never committed is invisible anyway, and dropped by the store later.
+    const auto give_up = [&](schema::Error error) {
+        json abort{{"op", "load-abort"}, {"collection", options.collection}, {"load", load}};
+        (void)pipeline.call(abort, std::chrono::milliseconds{10'000});
+        error.message += " (nothing was loaded)";
+        exit_with_error(error);
+    };
+    for (const auto& path : files) {
         const auto read = rdf_options(options, path);
         std::error_code ec;
         const fs::path absolute = fs::absolute(path, ec);
         schema::SourceInfo source{loader::file_uri(absolute), path.string(),
                                   std::string(loader::media_type(*read.format)), options.tier, now_datetime()};
-        Progress progress(path.filename().string(), "statements", statements, show);
+        Progress progress(path.filename().string(), "statements", 0, show);
         std::uint64_t sent = 0;
+        std::uint64_t bytes_read = 0;
+        std::uint64_t bytes_total = 0;
         std::string nquads;
         auto result = loader::read_rdf(
             path, read,
@@ -278,32 +285,56 @@ void load_rdf(const LoadOptions& options) {
                 loader::write_nquads(batch, nquads);
                 json body = schema::encode(schema::LoadTriplesRequest{options.collection, source, nquads});
                 body["op"] = "load-triples";
+                body["load"] = load;
                 if (auto r = pipeline.send(body); !r) return r;
                 sent += batch.size();
+                staged += batch.size();
+                // The total, estimated from the share of the file read so far.
+                if (bytes_read > 0 && bytes_total >= bytes_read) {
+                    progress.set_total(static_cast<std::uint64_t>(static_cast<double>(sent) *
+                                                                  static_cast<double>(bytes_total) /
+                                                                  static_cast<double>(bytes_read)));
+                }
                 progress.update(sent);
                 return {};
             },
-            [&](const loader::RdfIssue& issue) { std::cerr << issue.describe() << " (skipped)" << std::endl; });
+            [&](const loader::RdfIssue& issue) { std::cerr << issue.describe() << " (skipped)" << std::endl; },
+            [&](std::uint64_t done, std::uint64_t total) {
+                bytes_read = done;
+                bytes_total = total;
+            });
         if (result) {
             if (auto r = pipeline.drain(); !r) result = r.error();
         }
         if (!result) {
             progress.finish();
-            auto error = result.error();
-            if (sent > 0) {
-                error.message += " (" + std::to_string(sent) + " statements of " + path.string() +
-                                 " were sent before this; loading is idempotent: run the same load again)";
-            }
-            exit_with_error(error);
+            give_up(result.error());
         }
         totals.files += 1;
         totals.statements += result->statements;
         totals.skipped += result->skipped;
+        progress.set_total(result->statements);
         if (result->statements == 0) {
             progress.finish("no statements (empty file)");
         } else {
             progress.finish();
         }
+    }
+    if (staged > 0) {
+        Progress committing("committing", "statements", staged, show);
+        json body{{"op", "load-commit"}, {"collection", options.collection}, {"load", load}};
+        // One transaction writes the whole load: allow it far longer than one batch.
+        auto reply = pipeline.call(body, std::max(options.client.timeout(), std::chrono::milliseconds{600'000}));
+        if (!reply) {
+            committing.finish();
+            give_up(reply.error());
+        }
+        auto counts = schema::decode<schema::LoadTriplesResponse>(*reply);
+        if (!counts) give_up(counts.error());
+        totals.added = counts->added;
+        totals.present = counts->present;
+        committing.update(staged);
+        committing.finish();
     }
     totals.seconds = seconds_since(start);
     if (!options.no_index) run_index(pipeline, options, totals);

@@ -310,5 +310,96 @@ TEST_F(KnowledgeTest, QueriesWithInvalidTermsOrCollectionsGetTypedErrors) {
     EXPECT_EQ(stats()["quads"], 2);
 }
 
+// The last FINAL body `glassbox call` printed.
+json final_body(const CommandResult& r) {
+    std::string last;
+    std::istringstream lines(r.out);
+    for (std::string l; std::getline(lines, l);) {
+        if (!l.empty()) last = l;
+    }
+    const auto parsed = json::parse(last, nullptr, false);
+    return parsed.is_object() ? parsed.value("body", json()) : json();
+}
+
+TEST_F(KnowledgeTest, AStagedLoadIsInvisibleUntilCommittedAndAFailedOneLeavesNoFactOrSource) {
+    const auto base = write("base.nt", "<urn:a> <urn:p> <urn:b> .\n");
+    ASSERT_TRUE(exited_with(glassbox({"load", "rdf", base.string(), "--no-index"}), 0));
+    const auto before = stats();
+
+    // New facts in the first file, a syntax error in the second: neither the facts nor the first
+    // file's source are stored, though the first file's batches were staged before the error.
+    std::string fresh;
+    for (int i = 0; i < 40; ++i) fresh += "<urn:n" + std::to_string(i) + "> <urn:p> \"v" + std::to_string(i) + "\" .\n";
+    const auto good = write("fresh.nt", fresh);
+    const auto broken = write("broken.nt", "<urn:c> <urn:p> <urn:d> .\n<urn:d> <urn:p> .\n");
+    auto r = glassbox({"load", "rdf", good.string(), broken.string(), "--batch-size", "7", "--no-index"});
+    EXPECT_TRUE(exited_with(r, 2)) << r.err;
+    EXPECT_NE(r.err.find("broken.nt:2:"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("nothing was loaded"), std::string::npos) << r.err;
+    auto after = stats();
+    EXPECT_EQ(after["quads"], before["quads"]);
+    EXPECT_EQ(after["sources"], before["sources"]);
+
+    // The service's staged ops directly: staged batches count nothing until load-commit.
+    const json staged_batch{{"op", "load-triples"},
+                            {"load", "it-load-1"},
+                            {"source", {{"uri", "urn:it:file"}, {"tier", 2}}},
+                            {"nquads", "<urn:x> <urn:p> <urn:y> .\n<urn:x> <urn:p> <urn:y> .\n<urn:a> <urn:p> <urn:b> .\n"}};
+    r = glassbox({"call", "store", staged_batch.dump()});
+    ASSERT_TRUE(exited_with(r, 0)) << r.err;
+    EXPECT_EQ(final_body(r), (json{{"statements", 3}, {"added", 0}, {"present", 0}}));
+    EXPECT_EQ(stats()["quads"], before["quads"]);
+    r = glassbox({"call", "store", R"({"op":"load-commit","load":"it-load-1"})"});
+    ASSERT_TRUE(exited_with(r, 0)) << r.err;
+    EXPECT_EQ(final_body(r), (json{{"statements", 3}, {"added", 1}, {"present", 2}}));
+    after = stats();
+    EXPECT_EQ(after["quads"], before["quads"].get<int>() + 1);
+    EXPECT_EQ(after["facts_per_tier"]["2"], 2) << "<urn:a> <urn:p> <urn:b> is now also from a tier-2 source";
+
+    // Aborted: nothing to commit afterwards. Bad names and missing fields are typed errors.
+    auto again = staged_batch;
+    again["load"] = "it-load-2";
+    again["nquads"] = "<urn:z> <urn:p> <urn:y> .\n";
+    ASSERT_TRUE(exited_with(glassbox({"call", "store", again.dump()}), 0));
+    ASSERT_TRUE(exited_with(glassbox({"call", "store", R"({"op":"load-abort","load":"it-load-2"})"}), 0));
+    r = glassbox({"call", "store", R"({"op":"load-commit","load":"it-load-2"})"});
+    ASSERT_TRUE(exited_with(r, 0)) << r.err;
+    EXPECT_EQ(final_body(r)["added"], 0);
+    EXPECT_EQ(stats()["quads"], after["quads"]);
+    r = glassbox({"call", "store", R"({"op":"load-commit","load":"no good"})"});
+    EXPECT_TRUE(exited_with(r, 2)) << r.err;
+    EXPECT_NE(r.err.find("InvalidRequest"), std::string::npos) << r.err;
+    r = glassbox({"call", "store", R"({"op":"load-commit"})"});
+    EXPECT_TRUE(exited_with(r, 2)) << r.err;
+}
+
+TEST_F(KnowledgeTest, OneLoadSpreadOverTwoStoreWorkersCommitsExactly) {
+    const auto home = (dir() / "store-home").string();
+    start_process("store-2", {glassbox_binary(), "worker", "store", "--broker", broker_.endpoint, "--home", home,
+                              "--heartbeat-ms", std::to_string(kHeartbeatMs)});
+    std::string text;
+    std::set<std::string> distinct;
+    for (int i = 0; i < 120; ++i) {
+        const std::string line = "<urn:s" + std::to_string(i % 30) + "> <urn:p" + std::to_string(i % 4) + "> <urn:o" +
+                                 std::to_string(i % 11) + "> .";
+        text += line + "\n";
+        distinct.insert(line);
+    }
+    const auto file = write("spread.nt", text);
+    // One statement per request, so both workers take batches of the same staged load.
+    const auto loaded = glassbox_json({"load", "rdf", file.string(), "--batch-size", "1", "--no-index"});
+    EXPECT_EQ(loaded["statements"], 120);
+    EXPECT_EQ(loaded["added"], distinct.size());
+    EXPECT_EQ(loaded["present"], 120 - distinct.size());
+    EXPECT_EQ(stats()["quads"], distinct.size());
+    const auto reloaded = glassbox_json({"load", "rdf", file.string(), "--batch-size", "1", "--no-index"});
+    EXPECT_EQ(reloaded["added"], 0);
+    EXPECT_EQ(reloaded["present"], 120);
+    const auto answer = glassbox_json({"query", "triples", "-p", "urn:p1", "--limit", "1000"});
+    std::size_t expected = 0;
+    for (const auto& line : distinct) expected += line.find("<urn:p1>") != std::string::npos;
+    EXPECT_EQ(answer["triples"].size(), expected);
+}
+
 }  // namespace
 }  // namespace glassbox::integration

@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <tuple>
 #include <utility>
+
+#include <sqlite3.h>
 
 #include "schema/vocabulary.hpp"
 
@@ -140,6 +143,9 @@ struct Quad {
     auto operator<=>(const Quad&) const = default;
 };
 
+// Registers the `glassbox_quad_feed` virtual table on a connection (see the staged loads).
+int register_quad_feed(sqlite3* db);
+
 }  // namespace detail
 
 using detail::StoredKind;
@@ -194,15 +200,22 @@ GraphStore::GraphStore(storage::Database& db, GraphStoreOptions options) : db_(d
 Result<std::unique_ptr<GraphStore>> GraphStore::open(storage::Database& db, GraphStoreOptions options) {
     std::unique_ptr<GraphStore> store(new GraphStore(db, options));
     if (auto r = store->create_schema(); !r) return r.error();
+    if (auto r = store->migrate_index_tables(); !r) return r.error();
+    // Registering again on the same connection (another GraphStore) replaces it with itself.
+    if (detail::register_quad_feed(db.handle()) != SQLITE_OK) {
+        return make_error(ErrorType::kInternal, "graph store: cannot register the quad feed: " + db.message());
+    }
     return store;
 }
 
 Result<void> GraphStore::create_schema() {
-    // Quads are WITHOUT ROWID with integer columns: the primary key is the SPO index and every
-    // secondary index holds the whole key, so each index answers its patterns on its own.
-    // `src` is the first source of a fact (most facts have one); further sources go to
-    // graph_fact_sources. GSPO holds named graphs only (g = 0 is the default graph, which SPO
-    // already orders), so a default-graph load writes three B-trees per quad, not four.
+    // Quads are WITHOUT ROWID with integer columns: graph_quads is the SPO order (with `src`),
+    // graph_pos and graph_osp the POS and OSP orders of the same quads, each its own table so a
+    // staged load can write each order in key order (a secondary index can only be written in
+    // the table's order, i.e. at random, or rebuilt whole). `src` is the first source of a fact
+    // (most facts have one); further sources go to graph_fact_sources. GSPO is an index that
+    // holds named graphs only (g = 0 is the default graph, which SPO already orders), so a
+    // default-graph quad is three B-tree entries, not four.
     return db_.exec(R"sql(
 CREATE TABLE IF NOT EXISTS graph_terms(
   id INTEGER PRIMARY KEY,
@@ -216,9 +229,25 @@ CREATE TABLE IF NOT EXISTS graph_quads(
   s INTEGER NOT NULL, p INTEGER NOT NULL, o INTEGER NOT NULL, g INTEGER NOT NULL,
   src INTEGER NOT NULL,
   PRIMARY KEY(s, p, o, g)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS graph_quads_pos ON graph_quads(p, o, s, g);
-CREATE INDEX IF NOT EXISTS graph_quads_osp ON graph_quads(o, s, p, g);
+CREATE TABLE IF NOT EXISTS graph_pos(
+  p INTEGER NOT NULL, o INTEGER NOT NULL, s INTEGER NOT NULL, g INTEGER NOT NULL,
+  PRIMARY KEY(p, o, s, g)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS graph_osp(
+  o INTEGER NOT NULL, s INTEGER NOT NULL, p INTEGER NOT NULL, g INTEGER NOT NULL,
+  PRIMARY KEY(o, s, p, g)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS graph_quads_gspo ON graph_quads(g, s, p, o) WHERE g != 0;
+CREATE TABLE IF NOT EXISTS graph_staged_sources(
+  load TEXT NOT NULL, uri TEXT NOT NULL, n INTEGER NOT NULL,
+  kind INTEGER NOT NULL, document_uri TEXT NOT NULL, tier INTEGER NOT NULL,
+  loaded_at TEXT NOT NULL, media_type TEXT NOT NULL,
+  PRIMARY KEY(load, uri)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS graph_staged_quads(
+  id INTEGER PRIMARY KEY,
+  load TEXT NOT NULL,
+  statements INTEGER NOT NULL,
+  staged_at INTEGER NOT NULL,
+  quads BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS graph_staged_quads_load ON graph_staged_quads(load);
 CREATE TABLE IF NOT EXISTS graph_fact_sources(
   s INTEGER NOT NULL, p INTEGER NOT NULL, o INTEGER NOT NULL, g INTEGER NOT NULL,
   source INTEGER NOT NULL,
@@ -232,6 +261,36 @@ CREATE TABLE IF NOT EXISTS graph_sources(
   loaded_at TEXT NOT NULL,
   media_type TEXT NOT NULL);
 )sql");
+}
+
+// Files written before graph_pos / graph_osp existed kept those orders as indexes of
+// graph_quads: copy them into the tables (in key order) and drop the indexes, once.
+Result<void> GraphStore::migrate_index_tables() {
+    const auto has_old_index = [this]() -> Result<bool> {
+        auto st = db_.prepare(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('graph_quads_pos', 'graph_quads_osp')");
+        if (!st) return st.error();
+        auto row = st->step();
+        if (!row) return row.error();
+        return *row && st->int64(0) > 0;
+    };
+    auto old = has_old_index();
+    if (!old) return old.error();
+    if (!*old) return {};
+    auto tx = storage::Transaction::begin(db_, storage::Transaction::Kind::kImmediate);
+    if (!tx) return tx.error();
+    old = has_old_index();  // another process may have migrated meanwhile
+    if (!old) return old.error();
+    if (!*old) return {};
+    if (auto r = db_.exec(
+            "DELETE FROM graph_pos; DELETE FROM graph_osp;"
+            "INSERT INTO graph_pos(p, o, s, g) SELECT p, o, s, g FROM graph_quads ORDER BY p, o, s, g;"
+            "INSERT INTO graph_osp(o, s, p, g) SELECT o, s, p, g FROM graph_quads ORDER BY o, s, p, g;"
+            "DROP INDEX IF EXISTS graph_quads_pos; DROP INDEX IF EXISTS graph_quads_osp;");
+        !r) {
+        return r.error();
+    }
+    return tx->commit();
 }
 
 void GraphStore::forget_cached_terms() noexcept {
@@ -556,6 +615,12 @@ Result<InsertCounts> GraphStore::insert_rows(std::int64_t source_id, std::span<c
     // Prepared once for the loop (finding a cached statement hashes its SQL text).
     auto insert_quad = db_.prepare("INSERT OR IGNORE INTO graph_quads(s, p, o, g, src) VALUES(?1, ?2, ?3, ?4, ?5)");
     if (!insert_quad) return insert_quad.error();
+    auto insert_pos = db_.prepare("INSERT OR IGNORE INTO graph_pos(p, o, s, g) VALUES(?1, ?2, ?3, ?4)");
+    if (!insert_pos) return insert_pos.error();
+    auto insert_osp = db_.prepare("INSERT OR IGNORE INTO graph_osp(o, s, p, g) VALUES(?1, ?2, ?3, ?4)");
+    if (!insert_osp) return insert_osp.error();
+    storage::Statement& pos = *insert_pos;
+    storage::Statement& osp = *insert_osp;
     insert_quad->bind(5, source_id);
     for (const auto& q : quads) {
         insert_quad->reset();
@@ -563,6 +628,12 @@ Result<InsertCounts> GraphStore::insert_rows(std::int64_t source_id, std::span<c
         if (auto r = insert_quad->run(); !r) return r.error();
         if (db_.changes() == 1) {
             ++counts.added;
+            pos.reset();
+            pos.bind(1, q.p).bind(2, q.o).bind(3, q.s).bind(4, q.g);
+            if (auto r = pos.run(); !r) return r.error();
+            osp.reset();
+            osp.bind(1, q.o).bind(2, q.s).bind(3, q.p).bind(4, q.g);
+            if (auto r = osp.run(); !r) return r.error();
             continue;
         }
         ++counts.already_present;
@@ -593,34 +664,45 @@ struct BoundPattern {
     std::optional<std::int64_t> s, p, o, g;
 };
 
-// The SQL for a pattern shape. The ORDER BY names the index that serves the bound positions
-// (SPO, POS, OSP or GSPO), which both steers the planner to it and gives a stable order.
+// The SQL for a pattern shape: the table whose key order serves the bound positions (SPO,
+// POS, OSP; GSPO for a named graph alone), ordered by that key for a stable order. Each row
+// carries the object's term (most of a result's distinct terms are objects), so decoding it
+// needs no further lookup; CROSS JOIN keeps the quad table the outer loop.
 std::string match_sql(const BoundPattern& b, bool limited) {
-    std::string sql = "SELECT s, p, o, g FROM graph_quads";
+    const char* table = "graph_quads";
+    const char* order = "q.s, q.p, q.o, q.g";
+    if (b.s) {
+        if (b.o && !b.p) {
+            table = "graph_osp";
+            order = "q.o, q.s, q.p, q.g";
+        }
+    } else if (b.p) {
+        table = "graph_pos";
+        order = "q.p, q.o, q.s, q.g";
+    } else if (b.o) {
+        table = "graph_osp";
+        order = "q.o, q.s, q.p, q.g";
+    } else if (b.g && *b.g != 0) {
+        order = "q.g, q.s, q.p, q.o";
+    }
+    std::string sql = "SELECT q.s, q.p, q.o, q.g, t.kind, t.value, t.qualifier FROM ";
+    sql += table;
+    sql += " AS q CROSS JOIN graph_terms AS t ON t.id = q.o";
     std::string where;
     const auto add = [&](bool bound, const char* condition) {
         if (!bound) return;
         where += where.empty() ? " WHERE " : " AND ";
         where += condition;
     };
-    add(b.s.has_value(), "s = ?1");
-    add(b.p.has_value(), "p = ?2");
-    add(b.o.has_value(), "o = ?3");
-    add(b.g.has_value(), "g = ?4");
+    add(b.s.has_value(), "q.s = ?1");
+    add(b.p.has_value(), "q.p = ?2");
+    add(b.o.has_value(), "q.o = ?3");
+    add(b.g.has_value(), "q.g = ?4");
     // Lets the planner use the partial GSPO index, which holds named graphs only.
-    add(b.g.has_value() && *b.g != 0, "g != 0");
+    add(b.g.has_value() && *b.g != 0, "q.g != 0");
     sql += where;
-    if (b.s) {
-        sql += (b.o && !b.p) ? " ORDER BY o, s, p, g" : " ORDER BY s, p, o, g";
-    } else if (b.p) {
-        sql += " ORDER BY p, o, s, g";
-    } else if (b.o) {
-        sql += " ORDER BY o, s, p, g";
-    } else if (b.g) {
-        sql += " ORDER BY g, s, p, o";
-    } else {
-        sql += " ORDER BY s, p, o, g";
-    }
+    sql += " ORDER BY ";
+    sql += order;
     if (limited) sql += " LIMIT ?5";
     return sql;
 }
@@ -685,40 +767,83 @@ Result<std::vector<Triple>> GraphStore::match_rows(const schema::TriplePattern& 
     if (!bound) return bound.error();
     std::vector<Triple> out;
     if (!*bound) return out;
-    std::vector<detail::Quad> rows;
-    {
-        auto st = db_.prepare(match_sql(**bound, true));
-        if (!st) return st.error();
-        bind_pattern(*st, **bound);
-        st->bind(5, static_cast<std::int64_t>(limit));
-        for (;;) {
-            auto row = st->step();
-            if (!row) return row.error();
-            if (!*row) break;
-            rows.push_back({st->int64(0), st->int64(1), st->int64(2), st->int64(3)});
-        }
-    }
-    out.reserve(rows.size());
-    for (const auto& q : rows) {
-        Triple triple;
-        auto s = decode(q.s);
-        if (!s) return s.error();
-        auto p = decode(q.p);
-        if (!p) return p.error();
-        auto o = decode(q.o);
-        if (!o) return o.error();
-        triple.s = std::move(*s);
-        triple.p = std::move(*p);
-        triple.o = std::move(*o);
-        if (q.g != 0) {
-            auto g = decode(q.g);
-            if (!g) return g.error();
-            if (!g->is_iri()) return make_error(ErrorType::kInternal, "graph store: a graph name is not an IRI");
-            triple.graph = g->as_iri().value;
-        }
-        out.push_back(std::move(triple));
+    auto st = db_.prepare(match_sql(**bound, true));
+    if (!st) return st.error();
+    bind_pattern(*st, **bound);
+    st->bind(5, static_cast<std::int64_t>(limit));
+    RowMemo memo;
+    for (;;) {
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        auto triple = decode_row(*st, pattern, memo);
+        if (!triple) return triple.error();
+        out.push_back(std::move(*triple));
     }
     return out;
+}
+
+Result<Triple> GraphStore::decode_row(storage::Statement& st, const schema::TriplePattern& pattern,
+                                      RowMemo& memo) {
+    const std::int64_t s = st.int64(0);
+    const std::int64_t p = st.int64(1);
+    const std::int64_t o = st.int64(2);
+    const std::int64_t g = st.int64(3);
+    Triple triple;
+    if (pattern.s) {
+        triple.s = *pattern.s;
+    } else {
+        if (memo.s != s) {
+            auto subject = decode(s);
+            if (!subject) return subject.error();
+            memo.s_term = std::move(*subject);
+            memo.s = s;
+        }
+        triple.s = memo.s_term;
+    }
+    if (pattern.p) {
+        triple.p = *pattern.p;
+    } else {
+        if (memo.p != p) {
+            auto predicate = decode(p);
+            if (!predicate) return predicate.error();
+            memo.p_term = std::move(*predicate);
+            memo.p = p;
+        }
+        triple.p = memo.p_term;
+    }
+    if (pattern.o) {
+        triple.o = *pattern.o;
+        if (g != 0) {
+            auto graph = decode(g);
+            if (!graph) return graph.error();
+            if (!graph->is_iri()) return make_error(ErrorType::kInternal, "graph store: a graph name is not an IRI");
+            triple.graph = graph->as_iri().value;
+        }
+        return triple;
+    }
+    switch (st.int64(4)) {
+        case StoredKind::kIri: triple.o = schema::Iri{std::string(st.text(5))}; break;
+        case StoredKind::kBlank: triple.o = schema::BlankNode{std::string(st.text(5))}; break;
+        case StoredKind::kTypedLiteral:
+            triple.o = schema::Literal{std::string(st.text(5)), std::string(st.text(6)), {}};
+            break;
+        case StoredKind::kLangLiteral:
+            triple.o = schema::Literal{std::string(st.text(5)), {}, std::string(st.text(6))};
+            break;
+        default: {  // a quoted triple (its parts are ids) or a kind decode() reports
+            auto object = decode(o);
+            if (!object) return object.error();
+            triple.o = std::move(*object);
+        }
+    }
+    if (g != 0) {
+        auto graph = decode(g);
+        if (!graph) return graph.error();
+        if (!graph->is_iri()) return make_error(ErrorType::kInternal, "graph store: a graph name is not an IRI");
+        triple.graph = graph->as_iri().value;
+    }
+    return triple;
 }
 
 Result<void> GraphStore::match_each(const schema::TriplePattern& pattern, std::size_t batch_size,
@@ -736,24 +861,14 @@ Result<void> GraphStore::match_each(const schema::TriplePattern& pattern, std::s
     bind_pattern(st, **bound);
     std::vector<Triple> batch;
     batch.reserve(batch_size);
+    RowMemo memo;
     for (;;) {
         auto row = st.step();
         if (!row) return row.error();
         if (*row) {
-            const std::int64_t ids[4] = {st.int64(0), st.int64(1), st.int64(2), st.int64(3)};
-            Triple triple;
-            Term* members[3] = {&triple.s, &triple.p, &triple.o};
-            for (int i = 0; i < 3; ++i) {
-                auto term = decode(ids[i]);
-                if (!term) return term.error();
-                *members[i] = std::move(*term);
-            }
-            if (ids[3] != 0) {
-                auto g = decode(ids[3]);
-                if (!g) return g.error();
-                if (g->is_iri()) triple.graph = g->as_iri().value;
-            }
-            batch.push_back(std::move(triple));
+            auto triple = decode_row(st, pattern, memo);
+            if (!triple) return triple.error();
+            batch.push_back(std::move(*triple));
         }
         if ((!*row && !batch.empty()) || batch.size() >= batch_size) {
             if (!on_batch(batch)) return {};
@@ -911,7 +1026,7 @@ Result<std::vector<Entity>> GraphStore::entities_after(std::int64_t after_id, st
         auto st = db_.prepare(
             "SELECT t.id, t.value FROM graph_terms AS t WHERE t.id > ?1 AND t.kind = 0 AND "
             "(EXISTS (SELECT 1 FROM graph_quads AS q WHERE q.s = t.id) OR "
-            "EXISTS (SELECT 1 FROM graph_quads AS q WHERE q.o = t.id)) ORDER BY t.id LIMIT ?2");
+            "EXISTS (SELECT 1 FROM graph_osp AS q WHERE q.o = t.id)) ORDER BY t.id LIMIT ?2");
         if (!st) return st.error();
         st->bind(1, after_id).bind(2, static_cast<std::int64_t>(limit));
         for (;;) {
@@ -952,8 +1067,8 @@ Result<GraphStats> GraphStore::stats() {
     const std::pair<std::uint64_t*, const char*> counts[] = {
         {&stats.quads, "SELECT count(*) FROM graph_quads"},
         {&stats.subjects, "SELECT count(*) FROM (SELECT DISTINCT s FROM graph_quads)"},
-        {&stats.predicates, "SELECT count(*) FROM (SELECT DISTINCT p FROM graph_quads)"},
-        {&stats.objects, "SELECT count(*) FROM (SELECT DISTINCT o FROM graph_quads)"},
+        {&stats.predicates, "SELECT count(*) FROM (SELECT DISTINCT p FROM graph_pos)"},
+        {&stats.objects, "SELECT count(*) FROM (SELECT DISTINCT o FROM graph_osp)"},
         {&stats.terms, "SELECT count(*) FROM graph_terms"},
         {&stats.graphs, "SELECT count(*) FROM (SELECT DISTINCT g FROM graph_quads WHERE g != 0)"},
         {&stats.sources, "SELECT count(*) FROM graph_sources"},
@@ -1066,6 +1181,493 @@ Result<void> GraphStore::export_provenance(std::size_t batch_size, const TripleB
         }
     }
     flush(true);
+    return {};
+}
+
+// ---- staged (bulk) loads --------------------------------------------------------------------
+
+namespace {
+
+// A staged load untouched this long was abandoned (its client died): the next stage or commit
+// drops it.
+constexpr std::int64_t kStaleStagingSeconds = 24 * 60 * 60;
+constexpr std::size_t kStagedQuadBytes = 5 * 8;
+
+Result<void> check_load_name(std::string_view load) {
+    bool ok = !load.empty() && load.size() <= 64;
+    for (const char c : load) {
+        ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                    c == '-' || c == '.');
+    }
+    if (ok) return {};
+    return make_error(ErrorType::kInvalidRequest,
+                      "load \"" + std::string(load.substr(0, 80)) + "\" is not a valid staged-load name: 1-64 of "
+                                                                     "A-Z a-z 0-9 _ - .");
+}
+
+std::int64_t unix_now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// Little-endian, so a file moved between machines still reads.
+void put_i64(std::string& out, std::int64_t value) {
+    auto u = static_cast<std::uint64_t>(value);
+    char bytes[8];
+    for (char& b : bytes) {
+        b = static_cast<char>(u & 0xFF);
+        u >>= 8;
+    }
+    out.append(bytes, 8);
+}
+
+std::int64_t get_i64(const std::byte* in) {
+    std::uint64_t u = 0;
+    for (int i = 7; i >= 0; --i) u = (u << 8) | static_cast<std::uint64_t>(in[i]);
+    return static_cast<std::int64_t>(u);
+}
+
+}  // namespace
+
+struct GraphStore::StagedQuad {
+    std::int64_t s, p, o, g, src;
+};
+
+namespace {
+
+// `glassbox_quad_feed`: an eponymous virtual table whose rows are an in-memory array of this
+// thread's current feed, so a sorted run is written by one INSERT ... SELECT (SQLite appends
+// row after row inside one statement) instead of one statement step per row.
+struct Feed {
+    const std::int64_t* rows = nullptr;
+    std::size_t count = 0;
+    std::size_t stride = 0;      // int64s per row
+    std::array<int, 5> map{};    // column -> index in a row
+};
+thread_local const Feed* current_feed = nullptr;
+
+struct FeedCursor {
+    sqlite3_vtab_cursor base;
+    std::size_t at;
+};
+
+int feed_connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
+    const int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(c0 INTEGER, c1 INTEGER, c2 INTEGER, c3 INTEGER, c4 INTEGER)");
+    if (rc != SQLITE_OK) return rc;
+    auto* table = static_cast<sqlite3_vtab*>(sqlite3_malloc(sizeof(sqlite3_vtab)));
+    if (table == nullptr) return SQLITE_NOMEM;
+    *table = sqlite3_vtab{};
+    *out = table;
+    return SQLITE_OK;
+}
+int feed_disconnect(sqlite3_vtab* table) {
+    sqlite3_free(table);
+    return SQLITE_OK;
+}
+int feed_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
+    info->estimatedCost = 1e6;
+    return SQLITE_OK;
+}
+int feed_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
+    auto* cursor = static_cast<FeedCursor*>(sqlite3_malloc(sizeof(FeedCursor)));
+    if (cursor == nullptr) return SQLITE_NOMEM;
+    *cursor = FeedCursor{};
+    *out = &cursor->base;
+    return SQLITE_OK;
+}
+int feed_close(sqlite3_vtab_cursor* cursor) {
+    sqlite3_free(cursor);
+    return SQLITE_OK;
+}
+int feed_filter(sqlite3_vtab_cursor* cursor, int, const char*, int, sqlite3_value**) {
+    reinterpret_cast<FeedCursor*>(cursor)->at = 0;
+    return SQLITE_OK;
+}
+int feed_next(sqlite3_vtab_cursor* cursor) {
+    ++reinterpret_cast<FeedCursor*>(cursor)->at;
+    return SQLITE_OK;
+}
+int feed_eof(sqlite3_vtab_cursor* cursor) {
+    return current_feed == nullptr || reinterpret_cast<FeedCursor*>(cursor)->at >= current_feed->count;
+}
+int feed_column(sqlite3_vtab_cursor* cursor, sqlite3_context* context, int column) {
+    const auto at = reinterpret_cast<FeedCursor*>(cursor)->at;
+    if (current_feed == nullptr || column < 0 || column >= 5 || at >= current_feed->count) {
+        sqlite3_result_null(context);
+        return SQLITE_OK;
+    }
+    sqlite3_result_int64(context, current_feed->rows[at * current_feed->stride +
+                                                     static_cast<std::size_t>(current_feed->map[static_cast<std::size_t>(column)])]);
+    return SQLITE_OK;
+}
+int feed_rowid(sqlite3_vtab_cursor* cursor, sqlite3_int64* rowid) {
+    *rowid = static_cast<sqlite3_int64>(reinterpret_cast<FeedCursor*>(cursor)->at);
+    return SQLITE_OK;
+}
+
+sqlite3_module make_feed_module() {
+    sqlite3_module module{};
+    module.iVersion = 0;
+    module.xCreate = nullptr;  // eponymous only: used by its name, never created
+    module.xConnect = feed_connect;
+    module.xBestIndex = feed_best_index;
+    module.xDisconnect = feed_disconnect;
+    module.xDestroy = feed_disconnect;
+    module.xOpen = feed_open;
+    module.xClose = feed_close;
+    module.xFilter = feed_filter;
+    module.xNext = feed_next;
+    module.xEof = feed_eof;
+    module.xColumn = feed_column;
+    module.xRowid = feed_rowid;
+    return module;
+}
+const sqlite3_module feed_module = make_feed_module();
+
+}  // namespace
+
+int detail::register_quad_feed(sqlite3* db) {
+    return sqlite3_create_module_v2(db, "glassbox_quad_feed", &feed_module, nullptr, nullptr);
+}
+
+namespace {
+
+// Runs `sql` (an INSERT ... SELECT c0.. FROM glassbox_quad_feed) over `feed`.
+Result<std::int64_t> run_feed(storage::Database& db, const char* sql, const Feed& feed) {
+    auto st = db.prepare(sql);
+    if (!st) return st.error();
+    current_feed = &feed;
+    auto r = st->run();
+    current_feed = nullptr;
+    if (!r) return r.error();
+    return db.changes();
+}
+
+}  // namespace
+
+Result<void> GraphStore::drop_stale_staging() {
+    auto st = db_.prepare("SELECT DISTINCT load FROM graph_staged_quads WHERE staged_at < ?1");
+    if (!st) return st.error();
+    st->bind(1, unix_now() - kStaleStagingSeconds);
+    std::vector<std::string> stale;
+    for (;;) {
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        stale.emplace_back(st->text(0));
+    }
+    st->reset();
+    for (const auto& load : stale) {
+        for (const char* sql : {"DELETE FROM graph_staged_quads WHERE load = ?1",
+                                "DELETE FROM graph_staged_sources WHERE load = ?1"}) {
+            auto del = db_.prepare(sql);
+            if (!del) return del.error();
+            del->bind(1, std::string_view{load});
+            if (auto r = del->run(); !r) return r.error();
+        }
+    }
+    return {};
+}
+
+Result<std::uint64_t> GraphStore::stage(std::string_view load, const SourceRecord& source,
+                                        std::span<const Triple> triples) {
+    if (auto r = check_load_name(load); !r) return r.error();
+    if (source.uri.empty()) return make_error(ErrorType::kInvalidRequest, "source: empty uri");
+    if (source.tier < 1 || source.tier > 4) {
+        return make_error(ErrorType::kInvalidRequest, "source " + source.uri + ": tier " +
+                                                          std::to_string(source.tier) + " is not in 1..4");
+    }
+    if (source.kind == SourceKind::kChunk && source.document_uri.empty()) {
+        return make_error(ErrorType::kInvalidRequest, "source " + source.uri + ": a chunk needs its document_uri");
+    }
+    for (std::size_t i = 0; i < triples.size(); ++i) {
+        if (auto why = detail::check_triple(triples[i]); !why.empty()) {
+            return make_error(ErrorType::kInvalidRequest, "triple " + std::to_string(i) + " (" +
+                                                              schema::to_ntriples(triples[i]).substr(0, 200) +
+                                                              "): " + why);
+        }
+    }
+    auto tx = storage::Transaction::begin(db_, storage::Transaction::Kind::kImmediate);
+    if (!tx) return tx.error();
+    const auto fail = [this](const schema::Error& error) -> Result<std::uint64_t> {
+        forget_cached_terms();  // ids cached meanwhile are rolled back with the transaction
+        return error;
+    };
+    // The load's number for this source (staged sources are registered at commit).
+    std::int64_t n = 0;
+    {
+        auto st = db_.prepare("SELECT n FROM graph_staged_sources WHERE load = ?1 AND uri = ?2");
+        if (!st) return fail(st.error());
+        st->bind(1, load).bind(2, std::string_view{source.uri});
+        auto row = st->step();
+        if (!row) return fail(row.error());
+        if (*row) n = st->int64(0);
+    }
+    if (n == 0) {
+        auto count = db_.prepare("SELECT count(*) FROM graph_staged_sources WHERE load = ?1");
+        if (!count) return fail(count.error());
+        count->bind(1, load);
+        auto row = count->step();
+        if (!row) return fail(row.error());
+        n = (*row ? count->int64(0) : 0) + 1;
+        if (n == 1) {
+            count->reset();
+            if (auto r = drop_stale_staging(); !r) return fail(r.error());
+        }
+    }
+    {
+        auto st = db_.prepare(
+            "INSERT INTO graph_staged_sources(load, uri, n, kind, document_uri, tier, loaded_at, media_type) "
+            "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(load, uri) DO UPDATE SET kind = excluded.kind, "
+            "document_uri = excluded.document_uri, tier = excluded.tier, loaded_at = excluded.loaded_at, "
+            "media_type = excluded.media_type");
+        if (!st) return fail(st.error());
+        st->bind(1, load)
+            .bind(2, std::string_view{source.uri})
+            .bind(3, n)
+            .bind(4, static_cast<std::int64_t>(source.kind))
+            .bind(5, std::string_view{source.document_uri})
+            .bind(6, static_cast<std::int64_t>(source.tier))
+            .bind(7, std::string_view{source.loaded_at})
+            .bind(8, std::string_view{source.media_type});
+        if (auto r = st->run(); !r) return fail(r.error());
+    }
+    if (!triples.empty()) {
+        std::string blob;
+        blob.reserve(triples.size() * kStagedQuadBytes);
+        for (const auto& triple : triples) {
+            auto s = intern(triple.s);
+            if (!s) return fail(s.error());
+            auto p = intern(triple.p);
+            if (!p) return fail(p.error());
+            auto o = intern(triple.o);
+            if (!o) return fail(o.error());
+            std::int64_t g = 0;
+            if (triple.graph) {
+                auto id = intern(Term(schema::Iri{*triple.graph}));
+                if (!id) return fail(id.error());
+                g = *id;
+            }
+            for (const auto value : {*s, *p, *o, g, n}) put_i64(blob, value);
+        }
+        auto st = db_.prepare(
+            "INSERT INTO graph_staged_quads(load, statements, staged_at, quads) VALUES(?1, ?2, ?3, ?4)");
+        if (!st) return fail(st.error());
+        st->bind(1, load)
+            .bind(2, static_cast<std::int64_t>(triples.size()))
+            .bind(3, unix_now())
+            .bind_blob(4, std::string_view{blob});
+        if (auto r = st->run(); !r) return fail(r.error());
+    }
+    if (auto r = tx->commit(); !r) return fail(r.error());
+    return static_cast<std::uint64_t>(triples.size());
+}
+
+Result<void> GraphStore::abort_staged(std::string_view load) {
+    if (auto r = check_load_name(load); !r) return r.error();
+    auto tx = storage::Transaction::begin(db_, storage::Transaction::Kind::kImmediate);
+    if (!tx) return tx.error();
+    for (const char* sql :
+         {"DELETE FROM graph_staged_quads WHERE load = ?1", "DELETE FROM graph_staged_sources WHERE load = ?1"}) {
+        auto del = db_.prepare(sql);
+        if (!del) return del.error();
+        del->bind(1, load);
+        if (auto r = del->run(); !r) return r.error();
+    }
+    return tx->commit();
+}
+
+Result<InsertCounts> GraphStore::commit_staged(std::string_view load) {
+    if (auto r = check_load_name(load); !r) return r.error();
+    auto tx = storage::Transaction::begin(db_, storage::Transaction::Kind::kImmediate);
+    if (!tx) return tx.error();
+    InsertCounts counts;
+    // The load's sources, registered now: local number -> source id.
+    std::unordered_map<std::int64_t, std::int64_t> source_ids;
+    {
+        std::vector<std::pair<std::int64_t, SourceRecord>> staged;
+        auto st = db_.prepare(
+            "SELECT n, uri, kind, document_uri, tier, loaded_at, media_type FROM graph_staged_sources "
+            "WHERE load = ?1 ORDER BY n");
+        if (!st) return st.error();
+        st->bind(1, load);
+        for (;;) {
+            auto row = st->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            SourceRecord record;
+            record.uri = st->text(1);
+            record.kind = static_cast<SourceKind>(std::clamp<std::int64_t>(st->int64(2), 0, 2));
+            record.document_uri = st->text(3);
+            record.tier = static_cast<std::uint32_t>(st->int64(4));
+            record.loaded_at = st->text(5);
+            record.media_type = st->text(6);
+            staged.emplace_back(st->int64(0), std::move(record));
+        }
+        st->reset();
+        for (const auto& [n, record] : staged) {
+            auto id = register_source(record);
+            if (!id) return id.error();
+            source_ids.emplace(n, *id);
+        }
+    }
+    std::uint64_t statements = 0;
+    bool fresh = false;  // no quad stored yet: the first group cannot meet a present one
+    {
+        auto st = db_.prepare("SELECT NOT EXISTS (SELECT 1 FROM graph_quads)");
+        if (!st) return st.error();
+        auto row = st->step();
+        if (!row) return row.error();
+        fresh = *row && st->int64(0) == 1;
+    }
+    {
+        std::vector<StagedQuad> group;
+        auto raw = db_.prepare_once("SELECT statements, quads FROM graph_staged_quads WHERE load = ?1 ORDER BY id");
+        if (!raw) return raw.error();
+        storage::Statement st(db_, raw->get());
+        st.bind(1, load);
+        for (;;) {
+            auto row = st.step();
+            if (!row) return row.error();
+            if (!*row) break;
+            const auto bytes = st.blob(1);
+            if (bytes.size() % kStagedQuadBytes != 0 ||
+                bytes.size() / kStagedQuadBytes != static_cast<std::uint64_t>(st.int64(0))) {
+                return make_error(ErrorType::kInternal, "graph store: a staged batch of load " + std::string(load) +
+                                                            " is damaged");
+            }
+            for (std::size_t at = 0; at < bytes.size(); at += kStagedQuadBytes) {
+                const std::byte* q = bytes.data() + at;
+                const auto source = source_ids.find(get_i64(q + 32));
+                if (source == source_ids.end()) {
+                    return make_error(ErrorType::kInternal,
+                                      "graph store: a staged quad of load " + std::string(load) + " has no source");
+                }
+                group.push_back({get_i64(q), get_i64(q + 8), get_i64(q + 16), get_i64(q + 24), source->second});
+                ++statements;
+            }
+            if (group.size() >= std::max<std::size_t>(1, options_.staged_commit_group)) {
+                if (auto r = commit_group(group, counts, fresh); !r) return r.error();
+                fresh = false;
+            }
+        }
+        if (auto r = commit_group(group, counts, fresh); !r) return r.error();
+    }
+    for (const char* sql :
+         {"DELETE FROM graph_staged_quads WHERE load = ?1", "DELETE FROM graph_staged_sources WHERE load = ?1"}) {
+        auto del = db_.prepare(sql);
+        if (!del) return del.error();
+        del->bind(1, load);
+        if (auto r = del->run(); !r) return r.error();
+    }
+    if (auto r = drop_stale_staging(); !r) return r.error();
+    if (auto r = tx->commit(); !r) return r.error();
+    counts.already_present = statements - counts.added;
+    return counts;
+}
+
+// Writes one group of staged quads: SPO in key order (the first source of a new fact is its
+// lowest source id, i.e. the load's first file that has it), links for every further source,
+// then the new quads into POS and OSP, each sorted into its own key order and written by one
+// INSERT ... SELECT from the feed. When the graph held no quad before (`fresh`), no quad of the
+// group can be present, and SPO too is written from the feed.
+Result<void> GraphStore::commit_group(std::vector<StagedQuad>& group, InsertCounts& counts, bool fresh) {
+    // The feed reads both as arrays of int64 rows.
+    static_assert(sizeof(StagedQuad) == 5 * sizeof(std::int64_t));
+    static_assert(sizeof(detail::Quad) == 4 * sizeof(std::int64_t));
+    if (group.empty()) return {};
+    std::sort(group.begin(), group.end(), [](const StagedQuad& a, const StagedQuad& b) {
+        return std::tie(a.s, a.p, a.o, a.g, a.src) < std::tie(b.s, b.p, b.o, b.g, b.src);
+    });
+    std::vector<detail::Quad> added;
+    added.reserve(group.size());
+    const auto same_quad = [](const StagedQuad& a, const StagedQuad& b) {
+        return a.s == b.s && a.p == b.p && a.o == b.o && a.g == b.g;
+    };
+    const auto link = [this](const StagedQuad& q, std::int64_t source) -> Result<void> {
+        auto st = db_.prepare(
+            "INSERT OR IGNORE INTO graph_fact_sources(s, p, o, g, source) VALUES(?1, ?2, ?3, ?4, ?5)");
+        if (!st) return st.error();
+        st->bind(1, q.s).bind(2, q.p).bind(3, q.o).bind(4, q.g).bind(5, source);
+        return st->run();
+    };
+    if (fresh) {
+        // Deduplicated in place: the first of each run of equal quads (its lowest source) stays.
+        std::vector<std::pair<std::size_t, std::int64_t>> links;  // (index in the kept rows, source)
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < group.size();) {
+            std::size_t end = i + 1;
+            while (end < group.size() && same_quad(group[i], group[end])) ++end;
+            for (std::size_t k = i + 1; k < end; ++k) {
+                if (group[k].src != group[k - 1].src) links.emplace_back(kept, group[k].src);
+            }
+            group[kept++] = group[i];
+            i = end;
+        }
+        group.resize(kept);
+        Feed feed{reinterpret_cast<const std::int64_t*>(group.data()), group.size(), 5, {0, 1, 2, 3, 4}};
+        auto n = run_feed(db_, "INSERT INTO graph_quads(s, p, o, g, src) SELECT c0, c1, c2, c3, c4 FROM glassbox_quad_feed",
+                          feed);
+        if (!n) return n.error();
+        if (static_cast<std::size_t>(*n) != group.size()) {
+            return make_error(ErrorType::kInternal, "graph store: a staged commit wrote " + std::to_string(*n) +
+                                                        " of " + std::to_string(group.size()) + " new quads");
+        }
+        counts.added += group.size();
+        for (const auto& [index, source] : links) {
+            if (auto r = link(group[index], source); !r) return r;
+        }
+        for (const auto& q : group) added.push_back({q.s, q.p, q.o, q.g});
+    } else {
+        auto insert_quad =
+            db_.prepare("INSERT OR IGNORE INTO graph_quads(s, p, o, g, src) VALUES(?1, ?2, ?3, ?4, ?5)");
+        if (!insert_quad) return insert_quad.error();
+        for (std::size_t i = 0; i < group.size();) {
+            std::size_t end = i + 1;
+            while (end < group.size() && same_quad(group[i], group[end])) ++end;
+            const StagedQuad& q = group[i];
+            insert_quad->reset();
+            insert_quad->bind(1, q.s).bind(2, q.p).bind(3, q.o).bind(4, q.g).bind(5, q.src);
+            if (auto r = insert_quad->run(); !r) return r.error();
+            std::int64_t first_source = q.src;
+            if (db_.changes() == 1) {
+                ++counts.added;
+                added.push_back({q.s, q.p, q.o, q.g});
+            } else {
+                auto st = db_.prepare("SELECT src FROM graph_quads WHERE s = ?1 AND p = ?2 AND o = ?3 AND g = ?4");
+                if (!st) return st.error();
+                st->bind(1, q.s).bind(2, q.p).bind(3, q.o).bind(4, q.g);
+                auto row = st->step();
+                if (!row) return row.error();
+                if (*row) first_source = st->int64(0);
+            }
+            for (std::size_t k = i; k < end; ++k) {
+                if (group[k].src == first_source || (k > i && group[k].src == group[k - 1].src)) continue;
+                if (auto r = link(group[k], group[k].src); !r) return r;
+            }
+            i = end;
+        }
+    }
+    group.clear();
+    // POS then OSP: sorted into the order's key, written by one statement each.
+    std::sort(added.begin(), added.end(), [](const detail::Quad& a, const detail::Quad& b) {
+        return std::tie(a.p, a.o, a.s, a.g) < std::tie(b.p, b.o, b.s, b.g);
+    });
+    Feed pos{reinterpret_cast<const std::int64_t*>(added.data()), added.size(), 4, {1, 2, 0, 3, 3}};
+    if (auto r = run_feed(db_, "INSERT OR IGNORE INTO graph_pos(p, o, s, g) SELECT c0, c1, c2, c3 FROM glassbox_quad_feed",
+                          pos);
+        !r) {
+        return r.error();
+    }
+    std::sort(added.begin(), added.end(), [](const detail::Quad& a, const detail::Quad& b) {
+        return std::tie(a.o, a.s, a.p, a.g) < std::tie(b.o, b.s, b.p, b.g);
+    });
+    Feed osp{reinterpret_cast<const std::int64_t*>(added.data()), added.size(), 4, {2, 0, 1, 3, 3}};
+    if (auto r = run_feed(db_, "INSERT OR IGNORE INTO graph_osp(o, s, p, g) SELECT c0, c1, c2, c3 FROM glassbox_quad_feed",
+                          osp);
+        !r) {
+        return r.error();
+    }
     return {};
 }
 

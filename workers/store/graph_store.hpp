@@ -80,6 +80,9 @@ struct GraphStoreOptions {
     std::size_t term_cache_entries = 200'000;
     // Entries of the id → term cache used to decode results (same two-generation policy).
     std::size_t decode_cache_entries = 100'000;
+    // Staged quads commit_staged() sorts and writes at a time (40 bytes each in memory): bounds
+    // a commit's memory; a load up to this size is written in one sorted pass per order.
+    std::size_t staged_commit_group = 2'000'000;
 };
 
 // Answers per pattern when the caller passes limit 0, and the most any limit can ask for.
@@ -115,6 +118,27 @@ public:
     // source_id is kNotFound.
     schema::Result<InsertCounts> insert(std::int64_t source_id, std::span<const schema::Triple> triples,
                                         TransactionMode mode = TransactionMode::kOwn);
+
+    // ---- staged (bulk) loads ----
+    // A big load is staged batch by batch and made visible at once: stage() interns the terms
+    // and keeps the batch's quads in an unindexed staging table (one short transaction per
+    // call; no fact, source or link is visible yet), commit_staged() moves everything staged
+    // under `load` into the graph in one transaction (sorted, so each index is written in key
+    // order), abort_staged() drops it. Any process on the same file may stage, commit or abort
+    // (the staging lives in the file). The result equals insert() of the same batches: the same
+    // quads, first sources, fact→source links and counts; only dictionary entries interned by a
+    // staged load that is never committed remain (unused terms, invisible to every query).
+    //
+    // `load` names the staged load: 1-64 of A-Z a-z 0-9 _ - . (kInvalidRequest otherwise);
+    // callers pick a random one per load. Triples are checked as by insert(). The source is
+    // registered at commit (its fields as the last stage() of that uri gave them).
+    // Staged loads untouched for a day are dropped by the next stage() or commit_staged().
+    schema::Result<std::uint64_t> stage(std::string_view load, const SourceRecord& source,
+                                        std::span<const schema::Triple> triples);
+    // Counts over everything staged under `load` (statements = added + already_present);
+    // committing a load with nothing staged (or already committed) is all zeros.
+    schema::Result<InsertCounts> commit_staged(std::string_view load);
+    schema::Result<void> abort_staged(std::string_view load);
 
     // At most `limit` quads (0 or more than kMaxMatchLimit: kMaxMatchLimit), in index order.
     schema::Result<std::vector<schema::Triple>> match(const schema::TriplePattern& pattern,
@@ -182,6 +206,19 @@ private:
     schema::Result<std::optional<std::int64_t>> find_key(const std::string& key, int kind, std::string_view value,
                                                          std::string_view qualifier, const std::int64_t* parts);
     schema::Result<schema::Term> decode(std::int64_t id);
+    // One result row (s, p, o, g ids, then the object's kind, value, qualifier) as a triple.
+    // Positions the pattern binds are copied from it; the previous row's subject and predicate
+    // are reused when the ids repeat (rows come in key order), so most rows need no lookup.
+    struct RowMemo {
+        std::int64_t s = 0, p = 0;
+        schema::Term s_term, p_term;
+    };
+    schema::Result<schema::Triple> decode_row(storage::Statement& st, const schema::TriplePattern& pattern,
+                                              RowMemo& memo);
+    schema::Result<void> migrate_index_tables();
+    schema::Result<void> drop_stale_staging();
+    struct StagedQuad;
+    schema::Result<void> commit_group(std::vector<StagedQuad>& group, InsertCounts& counts, bool fresh);
     schema::Result<InsertCounts> insert_rows(std::int64_t source_id, std::span<const schema::Triple> triples);
     schema::Result<std::vector<schema::Triple>> match_rows(const schema::TriplePattern& pattern,
                                                            std::uint32_t limit);

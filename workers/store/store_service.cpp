@@ -103,6 +103,8 @@ public:
         else if (op == kOpLoadTriples) reply = load_triples(body);
         else if (op == kOpLoadDocuments) reply = load_documents(body);
         else if (op == kOpIndex) reply = index(body);
+        else if (op == kOpLoadCommit) reply = load_commit(body);
+        else if (op == kOpLoadAbort) reply = load_abort(body);
         if (ctx_.finished()) return;
         if (!reply) return fail(reply.error());
         (void)ctx_.reply(*reply);
@@ -111,7 +113,7 @@ public:
 private:
     static std::string op_names() {
         return "triples, triples-batch, entities, chunks-vector, chunks-keyword, chunks-hybrid, chunks-fetch, "
-               "fact-sources, labels, stats, load-triples, load-documents, index";
+               "fact-sources, labels, stats, load-triples, load-documents, index, load-commit, load-abort";
     }
 
     void fail(const Error& error) { (void)ctx_.fail(error); }
@@ -353,12 +355,65 @@ private:
         source.tier = q->source.tier == 0 ? schema::kDefaultTier : q->source.tier;
         source.loaded_at = loaded_at_or_now(q->source.loaded_at);
         source.media_type = q->source.media_type;
+        auto load = staged_load_name(body);
+        if (!load) return std::move(load).error();
         std::lock_guard lock((*kb)->mutex());
+        if (!load->empty()) {
+            // Staged: counted at load-commit, where the facts become visible.
+            auto staged = (*kb)->graph().stage(*load, source, *triples);
+            if (!staged) return std::move(staged).error();
+            return schema::encode(schema::LoadTriplesResponse{*staged, 0, 0});
+        }
         auto source_id = (*kb)->graph().register_source(source);
         if (!source_id) return std::move(source_id).error();
         auto counts = (*kb)->graph().insert(*source_id, *triples);
         if (!counts) return std::move(counts).error();
         return schema::encode(schema::LoadTriplesResponse{triples->size(), counts->added, counts->already_present});
+    }
+
+    // The optional "load" of load-triples, and the required one of load-commit / load-abort
+    // (the name itself is checked by the graph store).
+    static Result<std::string> staged_load_name(const json& body, bool required = false) {
+        const auto field = body.find("load");
+        if (field == body.end() || field->is_null()) {
+            if (!required) return std::string();
+            return make_error(ErrorType::kDecodeError, "load: required (the staged load's name)");
+        }
+        if (!field->is_string()) return make_error(ErrorType::kDecodeError, "load: expected a string");
+        return field->get<std::string>();
+    }
+
+    static Result<std::string> collection_of(const json& body) {
+        const auto field = body.find("collection");
+        if (field == body.end() || field->is_null()) return std::string();
+        if (!field->is_string()) return make_error(ErrorType::kDecodeError, "collection: expected a string");
+        return field->get<std::string>();
+    }
+
+    Result<json> load_commit(const json& body) {
+        auto load = staged_load_name(body, true);
+        if (!load) return std::move(load).error();
+        auto collection = collection_of(body);
+        if (!collection) return std::move(collection).error();
+        auto kb = base(*collection, true);
+        if (!kb) return std::move(kb).error();
+        std::lock_guard lock((*kb)->mutex());
+        auto counts = (*kb)->graph().commit_staged(*load);
+        if (!counts) return std::move(counts).error();
+        return schema::encode(schema::LoadTriplesResponse{counts->added + counts->already_present, counts->added,
+                                                          counts->already_present});
+    }
+
+    Result<json> load_abort(const json& body) {
+        auto load = staged_load_name(body, true);
+        if (!load) return std::move(load).error();
+        auto collection = collection_of(body);
+        if (!collection) return std::move(collection).error();
+        auto kb = base(*collection, false);
+        if (!kb) return std::move(kb).error();
+        std::lock_guard lock((*kb)->mutex());
+        if (auto r = (*kb)->graph().abort_staged(*load); !r) return std::move(r).error();
+        return json::object();
     }
 
     Result<json> load_documents(const json& body) {

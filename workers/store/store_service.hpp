@@ -31,6 +31,10 @@ inline constexpr std::string_view kOpStats = "stats";                  // StoreS
 inline constexpr std::string_view kOpLoadTriples = "load-triples";     // LoadTriplesRequest -> LoadTriplesResponse
 inline constexpr std::string_view kOpLoadDocuments = "load-documents"; // LoadDocumentsRequest -> LoadDocumentsResponse
 inline constexpr std::string_view kOpIndex = "index";                  // IndexRequest -> IndexResponse
+// A staged load: load-triples with "load": NAME stages its batch (nothing visible yet); then
+// load-commit {collection, load} -> LoadTriplesResponse over the whole load, or load-abort.
+inline constexpr std::string_view kOpLoadCommit = "load-commit";
+inline constexpr std::string_view kOpLoadAbort = "load-abort";
 
 struct StoreServiceConfig {
     std::filesystem::path home;

@@ -1,0 +1,411 @@
+// bench_load: `glassbox load rdf` through the bus against `rapper -c` on the same file, and a
+// batched pattern query through the bus against the same query in-process, in one run.
+//
+//   load    a generated N-Triples file (--triples, default 1,000,000; entities with power-law
+//           degree, 40 predicates, integer literals and an English rdfs:label per entity, as
+//           bench_graph makes them) is loaded --runs times (default 3) into a fresh home by
+//           `glassbox load rdf FILE --no-index` against a broker and one `store` worker started
+//           here; before each load `rapper -c -i ntriples FILE` (parse and count only) reads the
+//           same file. Both run under /usr/bin/time: wall and CPU seconds and peak RSS. The
+//           store worker's CPU seconds and peak RSS come from /proc. Prints each run and the
+//           medians: statements/s of both, their ratio, bytes on disk per triple.
+//   query   --queries (default 300) `triples-batch` requests of 50 subject patterns (entities
+//           drawn at random, limit --limit per pattern, default 100) through the bus, against
+//           GraphStore::match_batch of the same patterns on the same file in this process.
+//           p50 / p90 of both and their ratio.
+//
+// Needs `rapper` (raptor2-utils) and /usr/bin/time; the file and homes go to --dir (default
+// $TMPDIR), removed afterwards unless --keep.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "client/bus_client.hpp"
+#include "schema/messages.hpp"
+#include "schema/term.hpp"
+#include "storage/sqlite_database.hpp"
+#include "tests/integration/process.hpp"
+#include "workers/store/graph_store.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace schema = glassbox::schema;
+namespace store = glassbox::store;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+struct Options {
+    std::size_t triples = 1'000'000;
+    std::size_t runs = 3;
+    std::size_t queries = 300;
+    std::uint32_t limit = 100;
+    fs::path dir = fs::temp_directory_path();
+    bool keep = false;
+};
+
+std::string fmt(double value, int decimals) {
+    std::ostringstream out;
+    out << std::fixed << std::setprecision(decimals) << value;
+    return out.str();
+}
+
+double percentile(std::vector<double> v, double p) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    const auto index = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+    return v[std::min(index, v.size() - 1)];
+}
+
+[[noreturn]] void die(const std::string& what) {
+    std::cerr << "bench_load: " << what << "\n";
+    std::exit(1);
+}
+
+// Samples 0..n-1 with P(k) ∝ 1/(k+1)^exponent through a shuffled rank (as bench_graph does).
+class Zipf {
+public:
+    Zipf(std::size_t n, double exponent, std::mt19937_64& rng) : cdf_(n), rank_to_id_(n) {
+        double sum = 0;
+        for (std::size_t k = 0; k < n; ++k) {
+            sum += 1.0 / std::pow(static_cast<double>(k + 1), exponent);
+            cdf_[k] = sum;
+        }
+        for (auto& c : cdf_) c /= sum;
+        for (std::size_t k = 0; k < n; ++k) rank_to_id_[k] = k;
+        std::shuffle(rank_to_id_.begin(), rank_to_id_.end(), rng);
+    }
+    std::size_t operator()(std::mt19937_64& rng) {
+        const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+        const auto it = std::lower_bound(cdf_.begin(), cdf_.end(), u);
+        return rank_to_id_[std::min(static_cast<std::size_t>(it - cdf_.begin()), cdf_.size() - 1)];
+    }
+
+private:
+    std::vector<double> cdf_;
+    std::vector<std::size_t> rank_to_id_;
+};
+
+constexpr const char* kEntity = "http://example.org/kg/entity/E";
+
+// Writes the file; returns the number of entities.
+std::size_t write_ntriples(const fs::path& path, std::size_t triples) {
+    const std::size_t entities = std::max<std::size_t>(triples / 5, 10);
+    std::mt19937_64 rng(42);
+    Zipf subjects(entities, 1.0, rng);
+    Zipf objects(entities, 0.9, rng);
+    Zipf predicates(40, 1.2, rng);
+    std::ofstream out(path, std::ios::binary);
+    std::string line;
+    std::size_t labelled = 0;
+    for (std::size_t produced = 1; produced <= triples; ++produced) {
+        line.clear();
+        if (labelled < entities && produced % 5 == 0) {
+            const auto e = labelled++;
+            line += "<" + std::string(kEntity) + std::to_string(e) +
+                    "> <http://www.w3.org/2000/01/rdf-schema#label> \"Entity number " + std::to_string(e) + "\"@en .\n";
+        } else {
+            const auto s = subjects(rng);
+            const auto p = predicates(rng);
+            line += "<" + std::string(kEntity) + std::to_string(s) + "> <http://example.org/kg/relation/r" +
+                    std::to_string(p) + "> ";
+            if (std::uniform_int_distribution<int>(0, 99)(rng) < 15) {
+                line += "\"" + std::to_string(std::uniform_int_distribution<int>(0, 100'000)(rng)) +
+                        "\"^^<http://www.w3.org/2001/XMLSchema#integer> .\n";
+            } else {
+                line += "<" + std::string(kEntity) + std::to_string(objects(rng)) + "> .\n";
+            }
+        }
+        out << line;
+    }
+    if (!out) die("cannot write " + path.string());
+    return entities;
+}
+
+// /usr/bin/time -f "%e %U %S %M": wall s, user s, system s, peak RSS KiB.
+struct Timed {
+    double wall = 0, cpu = 0, rss_mib = 0;
+    std::string out, err;
+    int code = -1;
+};
+
+Timed run_timed(const std::string& name, std::vector<std::string> argv, const fs::path& dir) {
+    const auto report = dir / (name + ".time");
+    std::vector<std::string> full = {"/usr/bin/time", "-f", "%e %U %S %M", "-o", report.string()};
+    full.insert(full.end(), argv.begin(), argv.end());
+    glassbox::integration::ChildProcess child(name, full, dir);
+    auto status = child.wait_exit(milliseconds{1'800'000});
+    if (!status) die(name + " did not finish");
+    Timed t;
+    t.code = status->exited ? status->code : -1;
+    t.out = child.stdout_text();
+    t.err = child.stderr_text();
+    std::ifstream in(report);
+    std::string last, line;
+    while (std::getline(in, line)) {
+        if (!line.empty()) last = line;  // "Command exited with non-zero status" comes first
+    }
+    std::istringstream fields(last);
+    double user = 0, system = 0, rss_kib = 0;
+    fields >> t.wall >> user >> system >> rss_kib;
+    t.cpu = user + system;
+    t.rss_mib = rss_kib / 1024.0;
+    return t;
+}
+
+// CPU seconds and peak RSS (MiB) of a running process, from /proc.
+std::pair<double, double> proc_usage(pid_t pid) {
+    double cpu = 0, rss = 0;
+    {
+        std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const auto close = text.rfind(')');
+        if (close != std::string::npos) {
+            std::istringstream rest(text.substr(close + 2));
+            std::string field;
+            std::vector<std::string> fields;
+            while (rest >> field) fields.push_back(field);
+            // fields[0] is state (stat field 3); utime and stime are stat fields 14 and 15.
+            if (fields.size() > 12) {
+                cpu = (std::stod(fields[11]) + std::stod(fields[12])) / static_cast<double>(sysconf(_SC_CLK_TCK));
+            }
+        }
+    }
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+        if (line.rfind("VmHWM:", 0) == 0) rss = std::strtod(line.c_str() + 6, nullptr) / 1024.0;
+    }
+    return {cpu, rss};
+}
+
+using Child = std::unique_ptr<glassbox::integration::ChildProcess>;
+
+struct Cluster {
+    fs::path dir;
+    std::vector<Child> children;
+    std::string endpoint;
+
+    glassbox::integration::ChildProcess& start(const std::string& name, std::vector<std::string> argv) {
+        children.push_back(std::make_unique<glassbox::integration::ChildProcess>(name, std::move(argv), dir));
+        return *children.back();
+    }
+    void start_broker() {
+        const auto ready = dir / "broker.ready.json";
+        fs::remove(ready);
+        auto& broker = start("broker", {GLASSBOX_BINARY, "broker", "--bind", "tcp://127.0.0.1:*", "--pub",
+                                        "tcp://127.0.0.1:*", "--home", (dir / "broker-home").string(),
+                                        "--heartbeat-ms", "500", "--ready-file", ready.string()});
+        auto info = glassbox::integration::wait_for_ready_file(ready, broker, milliseconds{10'000});
+        if (!info) die("broker did not start: " + broker.stderr_text());
+        endpoint = info->value("endpoint", "");
+    }
+    ~Cluster() {
+        for (auto it = children.rbegin(); it != children.rend(); ++it) (*it)->terminate(milliseconds{5000});
+    }
+};
+
+void wait_for_service(glassbox::client::BusClient& client, const std::string& service) {
+    const auto until = Clock::now() + milliseconds{15'000};
+    while (Clock::now() < until) {
+        auto r = client.call("mmi.service", json(service), milliseconds{2000});
+        if (r && r->back().body == json(200)) return;
+        std::this_thread::sleep_for(milliseconds{50});
+    }
+    die("service " + service + " never came up");
+}
+
+std::uintmax_t dir_bytes(const fs::path& dir) {
+    std::uintmax_t total = 0;
+    std::error_code ec;
+    for (const auto& entry : fs::recursive_directory_iterator(dir, ec)) {
+        if (entry.is_regular_file(ec)) total += entry.file_size(ec);
+    }
+    return total;
+}
+
+int run(const Options& o) {
+    const auto work = o.dir / ("bench-load-" + std::to_string(::getpid()));
+    fs::remove_all(work);
+    fs::create_directories(work);
+    const auto file = work / "synthetic.nt";
+    const auto entities = write_ntriples(file, o.triples);
+    std::cout << "# bench_load: " << o.triples << " triples (" << entities << " entities), "
+              << fmt(static_cast<double>(fs::file_size(file)) / 1e6, 1) << " MB of N-Triples; " << o.runs
+              << " runs; glassbox load rdf --no-index through a broker and one store worker vs rapper -c\n\n";
+
+    std::cout << "## Load\n\n| run | load wall s | load statements/s | CLI CPU s | CLI peak RSS MiB | store CPU s | "
+                 "store peak RSS MiB | rapper -c wall s | rapper statements/s | load/rapper (rate) |\n"
+              << "|---|---|---|---|---|---|---|---|---|---|\n";
+    std::vector<double> load_rates, rapper_rates, ratios, cli_rss, store_rss, cli_cpu, store_cpu, load_walls;
+    double bytes_per_triple = 0;
+    fs::path last_home;
+    std::unique_ptr<Cluster> cluster;
+    for (std::size_t run = 1; run <= o.runs; ++run) {
+        const auto rapper = run_timed("rapper", {"/usr/bin/rapper", "-c", "-i", "ntriples", file.string()}, work);
+        if (rapper.code != 0) die("rapper failed: " + rapper.err);
+        // rapper -c prints "rapper: Parsing returned N triples" on stderr.
+        if (rapper.err.find("returned " + std::to_string(o.triples) + " triples") == std::string::npos) {
+            die("rapper counted otherwise: " + rapper.err);
+        }
+
+        cluster = std::make_unique<Cluster>();
+        cluster->dir = work / ("cluster-" + std::to_string(run));
+        fs::create_directories(cluster->dir);
+        cluster->start_broker();
+        last_home = cluster->dir / "home";
+        auto& worker = cluster->start("store", {GLASSBOX_BINARY, "worker", "store", "--broker", cluster->endpoint,
+                                                "--home", last_home.string(), "--heartbeat-ms", "500"});
+        {
+            glassbox::client::BusClientConfig config;
+            config.endpoint = cluster->endpoint;
+            glassbox::client::BusClient client(config);
+            wait_for_service(client, "store");
+        }
+        const auto before = proc_usage(worker.pid());
+        const auto load = run_timed("load", {GLASSBOX_BINARY, "load", "rdf", file.string(), "--no-index", "--json",
+                                             "--broker", cluster->endpoint, "--timeout-ms", "600000"},
+                                    cluster->dir);
+        if (load.code != 0) die("glassbox load failed: " + load.err);
+        const auto summary = json::parse(load.out, nullptr, false);
+        if (!summary.is_object() || summary.value("statements", std::uint64_t{0}) != o.triples) {
+            die("glassbox load reported otherwise: " + load.out);
+        }
+        const auto after = proc_usage(worker.pid());
+        const double load_rate = static_cast<double>(o.triples) / load.wall;
+        const double rapper_rate = static_cast<double>(o.triples) / rapper.wall;
+        load_rates.push_back(load_rate);
+        rapper_rates.push_back(rapper_rate);
+        ratios.push_back(load_rate / rapper_rate);
+        cli_rss.push_back(load.rss_mib);
+        store_rss.push_back(after.second);
+        cli_cpu.push_back(load.cpu);
+        store_cpu.push_back(after.first - before.first);
+        load_walls.push_back(load.wall);
+        bytes_per_triple = static_cast<double>(dir_bytes(last_home / "knowledge")) /
+                           static_cast<double>(summary.value("added", std::uint64_t{1}));
+        std::cout << "| " << run << " | " << fmt(load.wall, 2) << " | " << fmt(load_rate, 0) << " | "
+                  << fmt(load.cpu, 2) << " | " << fmt(load.rss_mib, 1) << " | " << fmt(after.first - before.first, 2)
+                  << " | " << fmt(after.second, 1) << " | " << fmt(rapper.wall, 2) << " | " << fmt(rapper_rate, 0)
+                  << " | " << fmt(load_rate / rapper_rate, 2) << " |\n";
+        std::cout.flush();
+        if (run < o.runs) cluster.reset();
+    }
+    std::cout << "\nmedians: load " << fmt(percentile(load_rates, 0.5), 0) << " statements/s (wall "
+              << fmt(percentile(load_walls, 0.5), 2) << " s), rapper -c " << fmt(percentile(rapper_rates, 0.5), 0)
+              << " statements/s, load/rapper " << fmt(percentile(ratios, 0.5), 2) << "; CPU s: CLI "
+              << fmt(percentile(cli_cpu, 0.5), 2) << ", store " << fmt(percentile(store_cpu, 0.5), 2)
+              << "; peak RSS MiB: CLI " << fmt(percentile(cli_rss, 0.5), 1) << ", store "
+              << fmt(percentile(store_rss, 0.5), 1) << " (max " << fmt(*std::max_element(store_rss.begin(), store_rss.end()), 1)
+              << ")\nbytes on disk per stored triple (database, WAL, no vector index): " << fmt(bytes_per_triple, 1)
+              << "\n\n";
+
+    // ---- batched query through the bus vs in-process ----
+    glassbox::client::BusClientConfig config;
+    config.endpoint = cluster->endpoint;
+    glassbox::client::BusClient client(config);
+    glassbox::storage::OpenOptions open_options;
+    open_options.cache_size = -65'536;  // as the store worker opens it
+    auto db = glassbox::storage::Database::open(last_home / "knowledge" / "default.db", open_options);
+    if (!db) die("open: " + db.error().message);
+    auto graph = store::GraphStore::open(**db);
+    if (!graph) die("graph: " + graph.error().message);
+    std::mt19937_64 rng(11);
+    std::uniform_int_distribution<std::size_t> pick(0, entities - 1);
+    std::vector<double> bus_ms, local_ms;
+    std::size_t rows = 0;
+    for (std::size_t i = 0; i < o.queries + 10; ++i) {  // the first 10 warm up
+        std::vector<schema::TriplePattern> patterns;
+        for (int k = 0; k < 50; ++k) {
+            patterns.push_back(schema::TriplePattern{schema::iri(kEntity + std::to_string(pick(rng))), std::nullopt,
+                                                     std::nullopt, std::nullopt});
+        }
+        json body = schema::encode(schema::TriplesQueryBatch{patterns, o.limit, ""});
+        body["op"] = "triples-batch";
+        auto t0 = Clock::now();
+        auto replies = client.call("store", body, milliseconds{30'000});
+        const double bus = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+        if (!replies) die("triples-batch: " + replies.error().message);
+        t0 = Clock::now();
+        auto local = (*graph)->match_batch(patterns, o.limit);
+        const double in_process = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+        if (!local) die("match_batch: " + local.error().message);
+        const auto& answer = replies->back().body["results"];
+        if (answer.size() != local->size()) die("the bus and in-process answers differ in size");
+        if (i < 10) continue;
+        for (const auto& r : *local) rows += r.size();
+        bus_ms.push_back(bus);
+        local_ms.push_back(in_process);
+    }
+    std::cout << "## Batched pattern query (triples-batch, 50 subject patterns, limit " << o.limit << " each, "
+              << o.queries << " requests; mean " << fmt(static_cast<double>(rows) / static_cast<double>(o.queries), 0)
+              << " triples per request)\n\n| | p50 ms | p90 ms |\n|---|---|---|\n"
+              << "| through the bus | " << fmt(percentile(bus_ms, 0.5), 3) << " | " << fmt(percentile(bus_ms, 0.9), 3)
+              << " |\n| in-process match_batch | " << fmt(percentile(local_ms, 0.5), 3) << " | "
+              << fmt(percentile(local_ms, 0.9), 3) << " |\n\nratio bus/in-process p50: "
+              << fmt(percentile(bus_ms, 0.5) / std::max(percentile(local_ms, 0.5), 1e-6), 2) << "\n";
+    graph->reset();
+    db->reset();
+    cluster.reset();
+    if (!o.keep) {
+        fs::remove_all(work);
+    } else {
+        std::cout << "kept " << work << "\n";
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        const auto value = [&]() -> std::string {
+            if (i + 1 >= argc) die(arg + " needs a value");
+            return argv[++i];
+        };
+        const auto number = [&]() -> std::size_t {
+            const auto text = value();
+            char* end = nullptr;
+            const auto n = std::strtoull(text.c_str(), &end, 10);
+            if (end == text.c_str() || *end != '\0' || n == 0) die(arg + ": not a positive number: " + text);
+            return static_cast<std::size_t>(n);
+        };
+        if (arg == "--triples") {
+            o.triples = number();
+        } else if (arg == "--runs") {
+            o.runs = number();
+        } else if (arg == "--queries") {
+            o.queries = number();
+        } else if (arg == "--limit") {
+            o.limit = static_cast<std::uint32_t>(std::min<std::size_t>(number(), store::kMaxMatchLimit));
+        } else if (arg == "--dir") {
+            o.dir = value();
+        } else if (arg == "--keep") {
+            o.keep = true;
+        } else {
+            std::cerr << "usage: bench_load [--triples N] [--runs N] [--queries N] [--limit N] [--dir PATH] [--keep]\n";
+            return arg == "--help" ? 0 : 2;
+        }
+    }
+    if (!fs::exists("/usr/bin/rapper")) die("needs /usr/bin/rapper (raptor2-utils)");
+    if (!fs::exists("/usr/bin/time")) die("needs /usr/bin/time");
+    return run(o);
+}
