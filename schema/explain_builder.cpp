@@ -242,6 +242,9 @@ std::vector<Triple> document_exploration(const RunUris& run, const StepInfo& ste
         if (chunks[i].vector_score) e.add(sel, v::kVectorScore, xsd_double(*chunks[i].vector_score));
         if (chunks[i].keyword_rank) e.add(sel, v::kKeywordRank, integer(*chunks[i].keyword_rank));
         if (chunks[i].keyword_score) e.add(sel, v::kKeywordScore, xsd_double(*chunks[i].keyword_score));
+        if (chunks[i].title_rank) e.add(sel, v::kTitleRank, integer(*chunks[i].title_rank));
+        if (chunks[i].title_score) e.add(sel, v::kTitleScore, xsd_double(*chunks[i].title_score));
+        if (chunks[i].link_rank) e.add(sel, v::kLinkRank, integer(*chunks[i].link_rank));
         source(e, sel, chunks[i].source);
     }
     return e.take();

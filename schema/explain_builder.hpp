@@ -88,6 +88,13 @@ struct RetrievedChunk {
     std::optional<double> vector_score{};
     std::optional<std::uint64_t> keyword_rank{};
     std::optional<double> keyword_score{};
+    // gb:titleRank / gb:titleScore: rank and score in the title ranking (share of the
+    // document title's words the question names), when that ranking found the chunk.
+    std::optional<std::uint64_t> title_rank{};
+    std::optional<double> title_score{};
+    // gb:linkRank: rank in the link ranking (the document's title appears in the text of the
+    // best retrieved documents), when that ranking found the chunk.
+    std::optional<std::uint64_t> link_rank{};
 };
 
 // A re-ranked chunk: points at RetrievedChunk number `retrieved_index` of the exploration.

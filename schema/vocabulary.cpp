@@ -16,7 +16,7 @@ constexpr std::array kTerms{
     kSpanStart, kSpanEnd, kSupportedBy, kDurationMs, kInputTokens, kOutputTokens,
     kModelName, kRoutingMethod, kRuleFired, kConfidence, kEngine, kReason, kRelevance,
     kIteration, kThought, kAction, kArguments, kObservationText, kObservationRef,
-    kVectorRank, kVectorScore, kKeywordRank, kKeywordScore,
+    kVectorRank, kVectorScore, kKeywordRank, kKeywordScore, kTitleRank, kTitleScore, kLinkRank,
 };
 
 }  // namespace

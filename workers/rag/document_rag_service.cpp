@@ -28,6 +28,21 @@ constexpr std::size_t kMaxConcepts = 10;
 constexpr std::uint32_t kDepthFactor = 3;
 constexpr std::uint32_t kMinDepth = 30;
 constexpr std::uint32_t kMaxDepth = 1'000;
+// Fusion: a small k makes the head of each ranking count (a chunk first for one query beats
+// one that is 15th for several); the whole question weighs twice a single concept.
+constexpr double kDocumentRrfK = 10.0;
+constexpr double kQuestionWeight = 2.0;
+// Title ranking: over this many fused candidates, the chunks of documents more than half of
+// whose title words the question contains, weighted like two questions.
+constexpr std::size_t kTitlePool = 40;
+constexpr double kTitleContainment = 0.5;
+constexpr double kTitleWeight = 4.0;
+// Link ranking: chunks of pool documents whose title appears in the text of the best two
+// documents (the bridge of a two-step question: the film a town's page names), weighted
+// like the title ranking. Titles shorter than 4 bytes are too ambiguous to link.
+constexpr std::size_t kLinkSources = 2;
+constexpr double kLinkWeight = 4.0;
+constexpr std::size_t kMinLinkTitle = 4;
 
 std::string lower(std::string text) {
     std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -38,6 +53,15 @@ std::string trimmed(const std::string& text) {
     const auto first = text.find_first_not_of(" \t\r\n");
     if (first == std::string::npos) return {};
     return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+// A title without a trailing parenthetical ("Maximum Overdrive (film)" → "Maximum Overdrive").
+std::string base_title(const std::string& title) {
+    std::string t = trimmed(title);
+    if (!t.empty() && t.back() == ')') {
+        if (const auto open = t.rfind(" ("); open != std::string::npos) t = trimmed(t.substr(0, open));
+    }
+    return t;
 }
 
 class DocumentRagRun {
@@ -99,11 +123,16 @@ private:
         return check_cancel();
     }
 
-    // The retrieval queries: the whole question first, then each distinct concept.
+    // The retrieval queries: the whole question first, then each distinct concept that names
+    // something (has a capital letter or a digit: "Leland", "Maximum Overdrive", "1986").
+    // Generic concept words ("film", "directed") each pull their own unrelated best matches
+    // into the fusion; the whole question already carries them.
     std::vector<std::string> retrieval_queries() const {
         std::vector<std::string> queries{query_.query};
         std::unordered_set<std::string> seen{lower(trimmed(query_.query))};
         for (const auto& c : concepts_) {
+            const bool names = std::any_of(c.begin(), c.end(), [](char ch) { return (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'); });
+            if (!names) continue;
             std::string text = c;
             std::replace(text.begin(), text.end(), '_', ' ');
             if (seen.insert(lower(text)).second) queries.push_back(std::move(text));
@@ -123,31 +152,77 @@ private:
             if (!by_vector) return by_vector.error();
             auto by_keyword = calls_->chunks_keyword(queries[q], depth);
             if (!by_keyword) return by_keyword.error();
-            Ranking vector_ranking{RankingKind::kVector, {}, 1.0};
+            const double weight = q == 0 ? kQuestionWeight : 1.0;
+            Ranking vector_ranking{RankingKind::kVector, {}, weight};
             for (auto& m : *by_vector) vector_ranking.items.emplace_back(std::move(m.chunk_id), m.score);
-            Ranking keyword_ranking{RankingKind::kKeyword, {}, 1.0};
+            Ranking keyword_ranking{RankingKind::kKeyword, {}, weight};
             for (auto& m : *by_keyword) keyword_ranking.items.emplace_back(std::move(m.chunk_id), m.score);
             rankings.push_back(std::move(vector_ranking));
             rankings.push_back(std::move(keyword_ranking));
             if (auto r = check_cancel(); !r) return r;
         }
-        auto fused = reciprocal_rank_fusion(rankings);
+        auto fused = reciprocal_rank_fusion(rankings, kDocumentRrfK);
         if (fused.empty()) {
             return make_error(ErrorType::kNotFound, "collection \"" +
                                                         (query_.collection.empty() ? std::string("default") : query_.collection) +
                                                         "\" has no retrievable chunks: load documents first");
         }
-        if (fused.size() > query_.fetch_limit) fused.resize(query_.fetch_limit);
-
+        // The pool: more than fetch_limit, so the title ranking can lift a chunk from below.
+        const std::size_t pool = std::max<std::size_t>(query_.fetch_limit, kTitlePool);
+        if (fused.size() > pool) fused.resize(pool);
         std::vector<std::string> ids;
         for (const auto& f : fused) ids.push_back(f.id);
         auto fetched = calls_->chunks_fetch(ids);
         if (!fetched) return fetched.error();
         std::unordered_map<std::string, schema::Chunk> by_id;
         for (auto& c : *fetched) by_id.emplace(c.chunk_id, std::move(c));
-        for (auto& f : fused) {
+
+        // Title ranking: chunks of documents whose title the question names (most of the
+        // title's words are in the question: "Leland, North Carolina") — a field match that
+        // the chunk-text rankings cannot see.
+        const auto question_words = content_words(query_.query);
+        std::vector<std::pair<double, std::string>> titled;
+        for (const auto& f : fused) {
+            const auto it = by_id.find(f.id);
+            if (it == by_id.end()) continue;
+            const double named = title_containment(it->second.document_title, question_words);
+            if (named > kTitleContainment) titled.emplace_back(named, f.id);
+        }
+        std::stable_sort(titled.begin(), titled.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        Ranking title_ranking{RankingKind::kTitle, {}, kTitleWeight};
+        for (auto& [named, id] : titled) title_ranking.items.emplace_back(std::move(id), named);
+        rankings.push_back(std::move(title_ranking));
+
+        auto second = reciprocal_rank_fusion(rankings, kDocumentRrfK);
+
+        // Link ranking from the best documents' text.
+        std::string linking_text;
+        std::unordered_set<std::string> linking_docs;
+        for (const auto& f : second) {
+            if (linking_docs.size() >= kLinkSources) break;
+            const auto it = by_id.find(f.id);
+            if (it == by_id.end() || !linking_docs.insert(it->second.document_id).second) continue;
+            linking_text += it->second.text;
+            linking_text += '\n';
+        }
+        Ranking link_ranking{RankingKind::kLink, {}, kLinkWeight};
+        for (const auto& f : second) {
+            const auto it = by_id.find(f.id);
+            if (it == by_id.end() || linking_docs.count(it->second.document_id)) continue;
+            const auto title = base_title(it->second.document_title);
+            if (title.size() >= kMinLinkTitle && linking_text.find(title) != std::string::npos) {
+                link_ranking.items.emplace_back(f.id, 1.0);
+            }
+        }
+        if (!link_ranking.items.empty()) {
+            rankings.push_back(std::move(link_ranking));
+            second = reciprocal_rank_fusion(rankings, kDocumentRrfK);
+        }
+
+        for (auto& f : second) {
+            if (retrieved_.size() >= query_.fetch_limit) break;
             auto it = by_id.find(f.id);
-            if (it == by_id.end()) continue;  // removed since it was ranked
+            if (it == by_id.end()) continue;  // outside the pool, or removed since it was ranked
             retrieved_.push_back(std::move(it->second));
             fusion_.push_back(std::move(f));
         }
@@ -175,6 +250,9 @@ private:
             r.vector_score = f.vector_score;
             r.keyword_rank = f.keyword_rank;
             r.keyword_score = f.keyword_score;
+            r.title_rank = f.title_rank;
+            r.title_score = f.title_score;
+            r.link_rank = f.link_rank;
             out.push_back(std::move(r));
         }
         return out;

@@ -18,11 +18,19 @@ std::vector<FusedItem> reciprocal_rank_fusion(const std::vector<Ranking>& rankin
             ++rank;
             if (!seen.insert(id).second) continue;
             auto [it, added] = index.try_emplace(id, fused.size());
-            if (added) fused.push_back(FusedItem{id, 0.0, {}, {}, {}, {}});
+            if (added) fused.push_back(FusedItem{id, 0.0, {}, {}, {}, {}, {}, {}, {}});
             FusedItem& item = fused[it->second];
             item.score += ranking.weight / (k + static_cast<double>(rank));
-            auto& best_rank = ranking.kind == RankingKind::kVector ? item.vector_rank : item.keyword_rank;
-            auto& best_score = ranking.kind == RankingKind::kVector ? item.vector_score : item.keyword_score;
+            if (ranking.kind == RankingKind::kLink) {
+                if (!item.link_rank || rank < *item.link_rank) item.link_rank = rank;
+                continue;
+            }
+            auto& best_rank = ranking.kind == RankingKind::kVector    ? item.vector_rank
+                              : ranking.kind == RankingKind::kKeyword ? item.keyword_rank
+                                                                      : item.title_rank;
+            auto& best_score = ranking.kind == RankingKind::kVector    ? item.vector_score
+                               : ranking.kind == RankingKind::kKeyword ? item.keyword_score
+                                                                       : item.title_score;
             if (!best_rank || rank < *best_rank) {
                 best_rank = rank;
                 best_score = score;
@@ -94,6 +102,27 @@ TermCounts term_counts(std::string_view text) {
     }
     flush();
     return counts;
+}
+
+std::vector<std::string> content_words(std::string_view text) {
+    static const std::unordered_set<std::string> kFunctionWords{
+        "a",    "an",   "the",  "of",   "in",    "on",   "at",    "to",   "for",   "and",  "or",   "is",
+        "was",  "were", "be",   "by",   "with",  "from", "as",    "that", "this",  "which", "who", "whom",
+        "what", "when", "where", "how", "did",   "does", "do",    "it",   "its",   "his",  "her",  "their"};
+    std::vector<std::string> words;
+    for (auto& [word, n] : term_counts(text)) {
+        if (!kFunctionWords.count(word)) words.push_back(word);
+    }
+    std::sort(words.begin(), words.end());
+    return words;
+}
+
+double title_containment(std::string_view title, const std::vector<std::string>& question_words) {
+    const auto words = content_words(title);
+    if (words.empty()) return 0.0;
+    std::size_t named = 0;
+    for (const auto& w : words) named += std::binary_search(question_words.begin(), question_words.end(), w) ? 1 : 0;
+    return static_cast<double>(named) / static_cast<double>(words.size());
 }
 
 double cosine(const TermCounts& a, const TermCounts& b) noexcept {

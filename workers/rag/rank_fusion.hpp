@@ -16,7 +16,7 @@ namespace glassbox::rag {
 // The usual RRF constant (Cormack, Clarke and Buettcher 2009): damps the head of each list.
 inline constexpr double kRrfK = 60.0;
 
-enum class RankingKind { kVector, kKeyword };
+enum class RankingKind { kVector, kKeyword, kTitle, kLink };
 
 // One ranking of items (best first) with the score it gave each one.
 struct Ranking {
@@ -34,6 +34,9 @@ struct FusedItem {
     std::optional<double> vector_score;
     std::optional<std::uint64_t> keyword_rank;
     std::optional<double> keyword_score;
+    std::optional<std::uint64_t> title_rank;
+    std::optional<double> title_score;
+    std::optional<std::uint64_t> link_rank;
 };
 
 // Fuses the rankings: best fused score first, ties by id. An id twice in one ranking counts
@@ -55,6 +58,10 @@ double cosine(const std::vector<double>& a, const std::vector<double>& b) noexce
 // beyond ASCII kept as is), for lexical similarity without a model.
 using TermCounts = std::unordered_map<std::string, double>;
 TermCounts term_counts(std::string_view text);
+// The words of `text` (as term_counts) without common English function words.
+std::vector<std::string> content_words(std::string_view text);
+// The share of `title`'s content words that `question_words` contains (0 for an empty title).
+double title_containment(std::string_view title, const std::vector<std::string>& question_words);
 // Cosine of two bags of words.
 double cosine(const TermCounts& a, const TermCounts& b) noexcept;
 

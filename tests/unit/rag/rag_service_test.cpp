@@ -105,7 +105,12 @@ protected:
                       "Gallu and Lilu, as told twice."},
                      {"urn:doc:dice", "Demon Dice", "Demon Dice is a collectible dice game created by Lester Smith."},
                      {"urn:doc:leland", "Leland, North Carolina",
-                      "Leland is a town in Brunswick County, North Carolina. Several films were shot there."}});
+                      "Leland is a town in Brunswick County, North Carolina. Several films were shot there, among "
+                      "them Maximum Overdrive."},
+                     {"urn:doc:overdrive", "Maximum Overdrive (film)",
+                      "A 1986 science fiction horror comedy by Stephen King."},
+                     {"urn:doc:films", "Films shot in North Carolina",
+                      "Many a film was shot in North Carolina; who directed each film is listed here."}});
     }
     static void TearDownTestSuite() {
         delete cluster_;
@@ -342,6 +347,35 @@ TEST_F(RagServiceTest, DocumentRagReRanksWithMmrAndExplainsItInFocus) {
             EXPECT_TRUE(s.as_iri().value.find(":focus:chunk:") != std::string::npos) << s.as_iri().value;
         }
     }
+}
+
+TEST_F(RagServiceTest, DocumentRagRanksNamedTitlesAndFollowsTheirLinks) {
+    const auto replies = cluster_->request("document-rag", {{"query", "Who directed the film that was shot in Leland, North Carolina?"},
+                                                            {"collection", "docs"}});
+    const auto& last = terminal(replies);
+    ASSERT_EQ(last.kind, client::ReplyKind::kFinal) << (last.error ? last.error->message : "");
+    auto final = schema::decode<schema::RagResponse>(last.body);
+    ASSERT_GE(final->sources.size(), 2u);
+    EXPECT_EQ(final->sources[0], "urn:doc:leland#chunk-0");
+    const auto messages = explains(replies);
+    const auto run = schema::explain::RunUris::from_uri(messages[0].session);
+    const auto triples = all_triples(messages);
+    std::optional<std::string> leland, overdrive;
+    for (const auto& sel : objects(triples, run->exploration(), vocab::kRetrievedChunk)) {
+        const auto chunk = object_iri(triples, sel.as_iri().value, vocab::kSourceChunk);
+        if (chunk == "urn:doc:leland#chunk-0") leland = sel.as_iri().value;
+        if (chunk == "urn:doc:overdrive#chunk-0") overdrive = sel.as_iri().value;
+    }
+    ASSERT_TRUE(leland && overdrive);
+    // The question names Leland's title; Leland's text names the film's.
+    EXPECT_EQ(objects(triples, *leland, vocab::kTitleRank), std::vector<Term>{schema::xsd_integer(1)});
+    EXPECT_EQ(objects(triples, *leland, vocab::kTitleScore), std::vector<Term>{schema::xsd_double(1.0)});
+    EXPECT_TRUE(objects(triples, *leland, vocab::kLinkRank).empty());
+    EXPECT_EQ(objects(triples, *overdrive, vocab::kLinkRank), std::vector<Term>{schema::xsd_integer(1)});
+    EXPECT_TRUE(objects(triples, *overdrive, vocab::kTitleRank).empty());
+    // Nothing in the film's own text matches the question; the link brings it in.
+    EXPECT_NE(std::find(final->sources.begin(), final->sources.end(), "urn:doc:overdrive#chunk-0"),
+              final->sources.end());
 }
 
 // A failed request: the typed error, after a trace that was opened and ended `error`.

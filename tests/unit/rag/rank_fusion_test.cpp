@@ -98,5 +98,29 @@ TEST(Cosine, OfVectorsAndOfWordBags) {
     EXPECT_GT(cosine(term_counts("Zürich Schweiz"), term_counts("zürich")), 0.5);
 }
 
+TEST(ReciprocalRankFusion, TitleRankingsReportTheirOwnContribution) {
+    const auto fused = reciprocal_rank_fusion({ranking(RankingKind::kKeyword, {{"a", 3.0}, {"b", 2.0}}),
+                                               ranking(RankingKind::kTitle, {{"b", 1.0}}, 4.0)},
+                                              10.0);
+    ASSERT_EQ(fused.size(), 2u);
+    EXPECT_EQ(fused[0].id, "b");
+    EXPECT_DOUBLE_EQ(fused[0].score, 1.0 / 12 + 4.0 / 11);
+    EXPECT_EQ(fused[0].title_rank, 1u);
+    EXPECT_DOUBLE_EQ(*fused[0].title_score, 1.0);
+    EXPECT_EQ(fused[0].keyword_rank, 2u);
+    EXPECT_FALSE(fused[1].title_rank.has_value());
+}
+
+TEST(TitleContainment, IsTheShareOfTitleContentWordsTheQuestionNames) {
+    const auto question = content_words("Who directed the film shot in or around Leland, North Carolina in 1986?");
+    EXPECT_DOUBLE_EQ(title_containment("Leland, North Carolina", question), 1.0);
+    EXPECT_DOUBLE_EQ(title_containment("The Leland Stanford", question), 0.5);  // "the" is not counted
+    EXPECT_DOUBLE_EQ(title_containment("Maximum Overdrive", question), 0.0);
+    EXPECT_DOUBLE_EQ(title_containment("", question), 0.0);
+    EXPECT_DOUBLE_EQ(title_containment("of the", question), 0.0);
+    const auto words = content_words("The Cat of the cat");
+    EXPECT_EQ(words, std::vector<std::string>{"cat"});
+}
+
 }  // namespace
 }  // namespace glassbox::rag
