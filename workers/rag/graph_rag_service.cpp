@@ -25,8 +25,6 @@ using schema::Term;
 using schema::Triple;
 namespace explain = schema::explain;
 
-// Texts per embeddings call when embedding edges.
-constexpr std::size_t kEmbedBatch = 512;
 // Concepts the LLM may give (the template promises at most 10).
 constexpr std::size_t kMaxConcepts = 10;
 // Seeds: an entity is kept when its similarity is at least this share of its concept's best
@@ -39,6 +37,9 @@ constexpr double kSeedFloor = 0.6;
 // Pre-filter bonus per further concept an edge's two ends are linked to: an edge between
 // what two concepts reach (a conjunction: "a Forward at FC Porto") outranks one concept's edges.
 constexpr double kConjunctionBonus = 0.25;
+// Only concepts that name an entity (best match at least this similar) count for the bonus:
+// the look-alike seeds of a generic concept ("plays") link to everything.
+constexpr double kNamedMatch = 0.9;
 // Pre-filter penalty of an edge found by a pattern that filled triple_limit: one of a hub's
 // many alike edges ("X gender male"), whose text resembles the question only through names.
 constexpr double kHubPenalty = 0.2;
@@ -199,11 +200,8 @@ private:
         StepTimer timer;
         std::vector<std::string> texts;
         for (const auto& c : concepts_) texts.push_back(concept_text(c));
-        texts.push_back(query_.query);
         auto vectors = calls_->embed(texts);
         if (!vectors) return vectors.error();
-        question_vector_ = vectors->back();
-        vectors->pop_back();
 
         // entity_limit is shared: each concept gets its part (at least one).
         const auto share = std::max<std::uint32_t>(1, query_.entity_limit / static_cast<std::uint32_t>(concepts_.size()));
@@ -215,6 +213,7 @@ private:
             double best = 0.0;
             for (const auto& m : *matches) best = std::max(best, m.score);
             best_overall = std::max(best_overall, best);
+            if (best >= kNamedMatch) named_concepts_ |= concept_bit(c);
             for (auto& m : *matches) {
                 if (m.score >= kSeedRelative * best) candidates.push_back(Seed{std::move(m.entity), m.score, c});
             }
@@ -413,25 +412,24 @@ private:
     }
 
     // Subgraph positions of the edges the LLM will score: all of them when they fit, else the
-    // edge_score_limit most similar to the question (cosine of embeddings of the question and of
-    // each edge's "subject predicate object" text; ties keep traversal order).
+    // edge_score_limit best by lexical similarity of the question and each edge's "subject
+    // predicate object" text (words and character trigrams), plus the conjunction bonus, minus
+    // the hub penalty; ties keep traversal order.
     schema::Result<std::vector<std::size_t>> prefilter() {
         std::vector<std::size_t> all(subgraph_.size());
         for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
         if (subgraph_.size() <= query_.edge_score_limit) return all;
+        // Lexical similarity of the question and each edge's text, computed here: embedding the
+        // edges would cost a round trip carrying a vector per edge.
+        const auto question = lexical_profile(concept_text(query_.query));
         std::vector<double> similarity(subgraph_.size(), 0.0);
-        for (std::size_t from = 0; from < subgraph_.size(); from += kEmbedBatch) {
-            std::vector<std::string> texts;
-            for (std::size_t i = from; i < std::min(subgraph_.size(), from + kEmbedBatch); ++i) {
-                const auto& e = labelled_[i];
-                texts.push_back(concept_text(e.s + " " + e.p + " " + e.o));
-            }
-            auto vectors = calls_->embed(texts);
-            if (!vectors) return vectors.error();
-            for (std::size_t i = 0; i < vectors->size(); ++i) similarity[from + i] = cosine(question_vector_, (*vectors)[i]);
+        for (std::size_t i = 0; i < subgraph_.size(); ++i) {
+            const auto& e = labelled_[i];
+            similarity[i] = cosine(question, lexical_profile(concept_text(e.s + " " + e.p + " " + e.o)));
         }
         for (std::size_t i = 0; i < subgraph_.size(); ++i) {
-            const auto linked = std::popcount(reach_of(subgraph_[i].triple.s) | reach_of(subgraph_[i].triple.o));
+            const auto linked =
+                std::popcount((reach_of(subgraph_[i].triple.s) | reach_of(subgraph_[i].triple.o)) & named_concepts_);
             if (linked > 1) similarity[i] += kConjunctionBonus * (linked - 1);
             if (subgraph_[i].from_hub) similarity[i] -= kHubPenalty;
         }
@@ -565,10 +563,10 @@ private:
     schema::GraphRagQuery query_;
     std::optional<ServiceCalls> calls_;
     std::vector<std::string> concepts_;
-    std::vector<double> question_vector_;
     std::vector<Seed> seeds_;
     std::vector<FoundEdge> subgraph_;
     std::unordered_map<std::string, std::uint32_t> reach_;  // node → bit set of concepts reaching it
+    std::uint32_t named_concepts_ = 0;                      // concepts whose best match names an entity
     std::vector<LabelledEdge> labelled_;  // parallel to subgraph_
     std::vector<KeptEdge> kept_;
     std::uint64_t in_tokens_ = 0;

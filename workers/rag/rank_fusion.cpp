@@ -125,6 +125,17 @@ double title_containment(std::string_view title, const std::vector<std::string>&
     return static_cast<double>(named) / static_cast<double>(words.size());
 }
 
+TermCounts lexical_profile(std::string_view text) {
+    TermCounts profile = term_counts(text);
+    TermCounts grams;
+    for (const auto& [word, n] : profile) {
+        const std::string padded = "#" + word + "#";
+        for (std::size_t i = 0; i + 3 <= padded.size(); ++i) grams[padded.substr(i, 3)] += 0.5 * n;
+    }
+    for (auto& [gram, n] : grams) profile["#" + gram] += n;
+    return profile;
+}
+
 double cosine(const TermCounts& a, const TermCounts& b) noexcept {
     if (a.empty() || b.empty()) return 0.0;
     const auto& small = a.size() <= b.size() ? a : b;

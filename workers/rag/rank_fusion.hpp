@@ -62,6 +62,10 @@ TermCounts term_counts(std::string_view text);
 std::vector<std::string> content_words(std::string_view text);
 // The share of `title`'s content words that `question_words` contains (0 for an empty title).
 double title_containment(std::string_view title, const std::vector<std::string>& question_words);
+// Words plus the character trigrams of each word (as "#abc", weighted 0.5), so word forms
+// ("wear" / "wears", "child" / "children") still overlap: a lexical stand-in for a
+// feature-hashing embedding that needs no round trip.
+TermCounts lexical_profile(std::string_view text);
 // Cosine of two bags of words.
 double cosine(const TermCounts& a, const TermCounts& b) noexcept;
 

@@ -1,6 +1,10 @@
 // Round trips to llm, embeddings and store, with typed checks of every reply.
 #include "workers/rag/service_calls.hpp"
 
+#include <chrono>
+
+#include "schema/log.hpp"
+
 namespace glassbox::rag {
 namespace {
 
@@ -14,6 +18,17 @@ schema::Error bad_reply(std::string_view service, const schema::Error& why) {
 }
 
 }  // namespace
+
+schema::Result<runtime::CallResult> ServiceCalls::timed_call(
+    const std::string& service, std::string_view what, const nlohmann::json& body,
+    const std::function<void(const client::Reply&)>& on_reply) {
+    const auto started = std::chrono::steady_clock::now();
+    auto result = context_.call(service, body, config_.call_timeout, on_reply);
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+    schema::component_logger("rag")->debug("event=call request_id={} service={} what={} us={} ok={}",
+                                           context_.meta().request_id, service, what, us.count(), result.ok());
+    return result;
+}
 
 ServiceCalls::ServiceCalls(runtime::RequestContext& context, const RagConfig& config, std::string collection)
     : context_(context), config_(config), collection_(std::move(collection)) {}
@@ -33,7 +48,7 @@ schema::Result<schema::LlmResponse> ServiceCalls::llm(std::string_view template_
             if (text != reply.body.end() && text->is_string()) on_text(text->get_ref<const std::string&>());
         };
     }
-    auto called = context_.call(config_.llm_service, schema::encode(request), config_.call_timeout, on_reply);
+    auto called = timed_call(config_.llm_service, template_name, schema::encode(request), on_reply);
     if (!called) return std::move(called).error();
     auto response = schema::decode<schema::LlmResponse>(called->final);
     if (!response) return bad_reply(config_.llm_service, response.error());
@@ -42,8 +57,7 @@ schema::Result<schema::LlmResponse> ServiceCalls::llm(std::string_view template_
 
 schema::Result<std::vector<std::vector<double>>> ServiceCalls::embed(const std::vector<std::string>& texts) {
     if (texts.empty()) return std::vector<std::vector<double>>{};
-    auto called = context_.call(config_.embeddings_service, schema::encode(schema::EmbeddingsRequest{texts}),
-                                config_.call_timeout);
+    auto called = timed_call(config_.embeddings_service, "embed", schema::encode(schema::EmbeddingsRequest{texts}));
     if (!called) return std::move(called).error();
     auto response = schema::decode<schema::EmbeddingsResponse>(called->final);
     if (!response) return bad_reply(config_.embeddings_service, response.error());
@@ -58,7 +72,7 @@ schema::Result<std::vector<std::vector<double>>> ServiceCalls::embed(const std::
 schema::Result<json> ServiceCalls::store(std::string_view op, json body) {
     body["op"] = op;
     body["collection"] = collection_;
-    auto called = context_.call(config_.store_service, body, config_.call_timeout);
+    auto called = timed_call(config_.store_service, op, body);
     if (!called) return std::move(called).error();
     return std::move(called->final);
 }

@@ -41,6 +41,10 @@ public:
 
 private:
     schema::Result<nlohmann::json> store(std::string_view op, nlohmann::json body);
+    // context.call with the call's time logged at debug level (component "rag").
+    schema::Result<runtime::CallResult> timed_call(const std::string& service, std::string_view what,
+                                                   const nlohmann::json& body,
+                                                   const std::function<void(const client::Reply&)>& on_reply = {});
 
     runtime::RequestContext& context_;
     const RagConfig& config_;
