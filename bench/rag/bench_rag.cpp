@@ -539,6 +539,8 @@ struct QueryResult {
     std::size_t explain_messages = 0;
     std::size_t explain_triples = 0;
     std::size_t kept_edges = 0;
+    double subgraph_edges = 0.0;  // gb:edgeCount of the Exploration step
+    std::size_t seeds = 0;        // gb:seedEntity of the Exploration step
     bool answer_in_focus = false;
     bool empty_answer = true;
 };
@@ -602,6 +604,11 @@ QueryResult run_query(glassbox::client::BusClient& client, const std::string& se
                     const auto& v = o["v"];
                     out.step_ms[step] = v.is_string() ? std::strtod(v.get<std::string>().c_str(), nullptr) : v.get<double>();
                 }
+            } else if (p == vocab::kEdgeCount && s.size() > 12 && s.ends_with(":exploration")) {
+                const auto& v = t.value("o", json()).value("v", json());
+                out.subgraph_edges = v.is_string() ? std::strtod(v.get<std::string>().c_str(), nullptr) : 0.0;
+            } else if (p == vocab::kSeedEntity) {
+                ++out.seeds;
             } else if (p == vocab::kRdfSubject) {
                 edges[s].first = iri_of(t.value("o", json()));
             } else if (p == vocab::kRdfObject) {
@@ -627,7 +634,7 @@ struct SizeFigures {
     std::vector<double> with_explain, without_explain;
     std::vector<double> paired_ratio;  // with / without, per question answered by both
     std::map<std::string, std::vector<double>> steps;
-    std::vector<double> explain_messages, explain_triples, kept_edges;
+    std::vector<double> explain_messages, explain_triples, kept_edges, subgraph_edges, seeds;
     std::size_t errors_with = 0, errors_without = 0, empty_answers = 0;
     std::size_t answerable = 0, answer_in_focus = 0;
     std::vector<std::string> error_samples;
@@ -689,6 +696,8 @@ SizeFigures bench_size(Pipeline& pipeline, const Options& o, std::size_t target)
             f.client_cpu_with.push_back(with.client_cpu_ms);
             f.explain_triples.push_back(static_cast<double>(with.explain_triples));
             f.kept_edges.push_back(static_cast<double>(with.kept_edges));
+            f.subgraph_edges.push_back(with.subgraph_edges);
+            f.seeds.push_back(static_cast<double>(with.seeds));
             if (with.empty_answer) ++f.empty_answers;
             if (!q.answer.empty()) {
                 ++f.answerable;
@@ -760,8 +769,9 @@ void report(const std::vector<SizeFigures>& all, const Options& o, const std::st
         << (o.collector ? std::string(", trace collector running") : std::string(", **no trace collector** (--no-collector)"))
         << ". Times in ms, end to end through the bus (client send to FINAL).\n\n";
     out << "| graph | triples | load s | e2e p50 | e2e p90 | e2e p99 | no-explain p50 | no-explain p99 | explain overhead (p50) | "
-           "paired overhead (median) | explain msgs | explain triples | kept edges | answer in focus | errors |\n";
-    out << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+           "paired overhead (median) | explain msgs | explain triples | seeds | subgraph edges | kept edges | answer in focus | "
+           "errors |\n";
+    out << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& f : all) {
         const double p50 = percentile(f.with_explain, 0.5);
         const double q50 = percentile(f.without_explain, 0.5);
@@ -772,6 +782,7 @@ void report(const std::vector<SizeFigures>& all, const Options& o, const std::st
             << (q50 > 0 ? fmt(100.0 * (p50 / q50 - 1.0), 1) + " %" : std::string("n/a")) << " | "
             << (f.paired_ratio.empty() ? std::string("n/a") : fmt(100.0 * (percentile(f.paired_ratio, 0.5) - 1.0), 1) + " %")
             << " | " << fmt(percentile(f.explain_messages, 0.5), 0) << " | " << fmt(percentile(f.explain_triples, 0.5), 0) << " | "
+            << fmt(percentile(f.seeds, 0.5), 0) << " | " << fmt(percentile(f.subgraph_edges, 0.5), 0) << " | "
             << fmt(percentile(f.kept_edges, 0.5), 0) << " | "
             << (f.answerable ? fmt(100.0 * static_cast<double>(f.answer_in_focus) / static_cast<double>(f.answerable), 0) + " %"
                              : std::string("n/a"))
