@@ -738,7 +738,15 @@ std::string git_commit() {
         ::pclose(p);
     }
     while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-    return out.empty() ? "unknown" : out;
+    if (out.empty()) return "unknown";
+    // The binary is built from the working tree: say when it differs from the commit.
+    if (FILE* p = ::popen("git -C " GLASSBOX_SOURCE_DIR " status --porcelain --untracked-files=no 2>/dev/null", "r")) {
+        char buffer[8];
+        const bool dirty = std::fgets(buffer, sizeof buffer, p) != nullptr;
+        ::pclose(p);
+        if (dirty) out += " (working tree with uncommitted changes)";
+    }
+    return out;
 }
 
 std::string load_average() {
