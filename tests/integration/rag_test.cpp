@@ -568,34 +568,39 @@ TEST_F(RagTest, LlmEndpointDownIsATypedErrorAndTheTraceEndsAsError) {
 TEST_F(RagTest, StoreKilledMidQueryIsATypedErrorAndAFollowingQuerySucceeds) {
     ASSERT_NO_FATAL_FAILURE(start_pipeline(
         {.llm_extra = {}, .rag_extra = {"--call-timeout-ms", "3000"}, .load_sample = true}));
-    // The store worker is frozen, so the query's store request is inside it when it is killed.
-    ChildProcess* store_process = nullptr;
-    for (auto& p : processes_) {
-        if (p->name().rfind("store-", 0) == 0) store_process = p.get();
-    }
-    ASSERT_NE(store_process, nullptr);
-    store_process->send_signal(SIGSTOP);
-    GbcClient client(context_, broker_.endpoint);
-    const std::string id = client.request(
-        "graph-rag", json{{"query", "Who designed Greyhollow Light?"}}.dump(), 30'000);
-    std::this_thread::sleep_for(milliseconds{1'000});
-    store_process->kill();
-    const RagRun run = rag::decode_run(client.collect(id, milliseconds{30'000}));
-    EXPECT_FALSE(run.ok()) << run.describe();
-    EXPECT_TRUE(run.error_type == "DeadlineExceeded" || run.error_type == "Timeout" ||
-                run.error_type == "ServiceUnavailable" || run.error_type == "WorkerLost")
-        << run.describe();
-    ASSERT_FALSE(run.explains.empty()) << run.describe();
-    ASSERT_NO_FATAL_FAILURE(check_chain(
-        run,
-        ChainExpectation{{"Question", "Grounding"}, "error", run.error_type, {}, "graph-rag"}));
-    ASSERT_NO_FATAL_FAILURE(expect_stored_exactly(run, "error"));
+    for (const std::string service : {"graph-rag", "document-rag"}) {
+        SCOPED_TRACE(service);
+        // The store worker is frozen, so the query's store request is inside it when it is
+        // killed (the newest store process: each round starts a new one).
+        ChildProcess* store_process = nullptr;
+        for (auto& p : processes_) {
+            if (p->name().rfind("store-", 0) == 0) store_process = p.get();
+        }
+        ASSERT_NE(store_process, nullptr);
+        store_process->send_signal(SIGSTOP);
+        GbcClient client(context_, broker_.endpoint);
+        const std::string id = client.request(
+            service, json{{"query", "Who designed Greyhollow Light?"}}.dump(), 30'000);
+        std::this_thread::sleep_for(milliseconds{1'000});
+        store_process->kill();
+        const RagRun run = rag::decode_run(client.collect(id, milliseconds{30'000}));
+        EXPECT_FALSE(run.ok()) << run.describe();
+        EXPECT_TRUE(run.error_type == "DeadlineExceeded" || run.error_type == "Timeout" ||
+                    run.error_type == "ServiceUnavailable" || run.error_type == "WorkerLost")
+            << run.describe();
+        ASSERT_FALSE(run.explains.empty()) << run.describe();
+        ASSERT_NO_FATAL_FAILURE(check_chain(
+            run,
+            ChainExpectation{{"Question", "Grounding"}, "error", run.error_type, {}, service}));
+        ASSERT_NO_FATAL_FAILURE(expect_stored_exactly(run, "error"));
 
-    // A new store worker on the same home: the graph-rag worker answers again.
-    start_store();
-    ASSERT_TRUE(wait_for_service(broker_.endpoint, "store"));
-    const RagRun good = ask_graph("Who designed Greyhollow Light?");
-    EXPECT_TRUE(good.ok()) << good.describe();
+        // A new store worker on the same home: the same RAG worker answers again.
+        start_store();
+        ASSERT_TRUE(wait_for_service(broker_.endpoint, "store"));
+        const RagRun good =
+            ask(service, {{"query", "Who designed Greyhollow Light?"}, {"streaming", true}});
+        EXPECT_TRUE(good.ok()) << good.describe();
+    }
 }
 
 // ---- the CLI ------------------------------------------------------------------------------------
