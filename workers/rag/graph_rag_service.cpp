@@ -260,13 +260,20 @@ private:
         }
         // Which concepts reach each node: a seed its own; both ends of an edge the concept the
         // traversal came from, and the far end's concepts when it is a seed.
-        for (const auto& s : seeds_) reach_[key_of(s.entity)] |= concept_bit(s.concept_index);
+        for (const auto& s : seeds_) {
+            reach_[key_of(s.entity)] |= concept_bit(s.concept_index);
+            seed_concepts_[key_of(s.entity)] |= concept_bit(s.concept_index);
+        }
         std::unordered_set<std::string> edge_keys;
         for (std::uint32_t hop = 1; hop <= query_.max_path_length && !frontier.empty(); ++hop) {
             if (subgraph_.size() >= query_.max_subgraph_size) break;
             // Nodes reached through a hub (a pattern that filled triple_limit) are one of many
             // alike and say little about the question: they are expanded after the others.
             std::stable_partition(frontier.begin(), frontier.end(), [](const FrontierNode& n) { return n.specific; });
+            // Round-robin hands out one edge per pattern and round: nodes beyond the remaining
+            // budget would get none, so they are not asked for (a smaller reply to decode).
+            const std::size_t remaining = query_.max_subgraph_size - subgraph_.size();
+            if (frontier.size() > remaining) frontier.resize(remaining);
             std::vector<schema::TriplePattern> patterns;
             patterns.reserve(frontier.size() * 2);
             std::size_t first_general = 0;
@@ -317,11 +324,8 @@ private:
 
     static std::uint32_t concept_bit(std::size_t c) { return std::uint32_t{1} << c; }
     std::uint32_t seed_mask(const std::string& key) const {
-        std::uint32_t mask = 0;
-        for (const auto& s : seeds_) {
-            if (key_of(s.entity) == key) mask |= concept_bit(s.concept_index);
-        }
-        return mask;
+        const auto it = seed_concepts_.find(key);
+        return it == seed_concepts_.end() ? 0 : it->second;
     }
     std::uint32_t reach_of(const Term& t) const {
         const auto it = reach_.find(key_of(t));
@@ -566,6 +570,7 @@ private:
     std::vector<Seed> seeds_;
     std::vector<FoundEdge> subgraph_;
     std::unordered_map<std::string, std::uint32_t> reach_;  // node → bit set of concepts reaching it
+    std::unordered_map<std::string, std::uint32_t> seed_concepts_;  // seed → its concept's bit
     std::uint32_t named_concepts_ = 0;                      // concepts whose best match names an entity
     std::vector<LabelledEdge> labelled_;  // parallel to subgraph_
     std::vector<KeptEdge> kept_;
