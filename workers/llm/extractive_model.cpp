@@ -24,9 +24,9 @@ using text::normalize;
 
 // One whitespace-separated piece of the question, punctuation stripped.
 struct Token {
-    std::string text;        // as written, without surrounding punctuation or a possessive 's
+    std::string text;  // as written, without surrounding punctuation or a possessive 's
     std::string lower;
-    std::size_t index = 0;   // position among tokens
+    std::size_t index = 0;    // position among tokens
     bool possessive = false;  // followed by 's
     bool sentence_initial = false;
     bool break_after = false;  // punctuation or a possessive after it ends a phrase
@@ -36,7 +36,7 @@ struct Token {
     bool all_caps = false;
     bool number = false;
     bool stop = false;
-    bool in_entity = false;  // part of an entity mention
+    bool in_entity = false;   // part of an entity mention
     bool appositive = false;  // a type word next to an entity mention ("the club X")
 };
 
@@ -56,8 +56,8 @@ bool is_ascii_upper(char c) { return c >= 'A' && c <= 'Z'; }
 bool is_ascii_lower(char c) { return c >= 'a' && c <= 'z'; }
 
 bool strip_possessive(std::string& s) {
-    for (std::string_view suffix : {std::string_view("'s"), std::string_view("\xE2\x80\x99s"),
-                                    std::string_view("'S")}) {
+    for (std::string_view suffix :
+         {std::string_view("'s"), std::string_view("\xE2\x80\x99s"), std::string_view("'S")}) {
         if (s.size() > suffix.size() && s.ends_with(suffix)) {
             s.resize(s.size() - suffix.size());
             return true;
@@ -99,19 +99,20 @@ bool strip_unicode_punct_back(std::string& s) {
 
 const std::unordered_set<std::string_view>& connectors() {
     static const std::unordered_set<std::string_view> set{
-        "of", "de", "the", "and", "von", "van", "der", "den", "da", "del", "di", "du",
-        "la", "le", "y", "des", "for", "on", "upon", "&", "from", "to"};
+        "of", "de", "the", "and", "von", "van", "der", "den",  "da", "del",  "di",
+        "du", "la", "le",  "y",   "des", "for", "on",  "upon", "&",  "from", "to"};
     return set;
 }
 
 // Nouns that name a type when written next to an entity: "the club Chelsea_FC".
 const std::unordered_set<std::string_view>& type_nouns() {
     static const std::unordered_set<std::string_view> set{
-        "position", "club", "team", "player", "country", "city", "town", "company", "band",
-        "film", "movie", "album", "song", "book", "novel", "river", "mountain", "university",
-        "school", "family", "province", "state", "county", "region", "soccer", "football",
-        "singer", "actor", "actress", "writer", "author", "magazine", "newspaper", "show",
-        "series", "game", "village", "island", "lake", "organization", "organisation"};
+        "position", "club",    "team",     "player",     "country",      "city",        "town",
+        "company",  "band",    "film",     "movie",      "album",        "song",        "book",
+        "novel",    "river",   "mountain", "university", "school",       "family",      "province",
+        "state",    "county",  "region",   "soccer",     "football",     "singer",      "actor",
+        "actress",  "writer",  "author",   "magazine",   "newspaper",    "show",        "series",
+        "game",     "village", "island",   "lake",       "organization", "organisation"};
     return set;
 }
 
@@ -120,10 +121,12 @@ std::vector<Token> tokenize_question(std::string_view question) {
     bool next_initial = true;
     std::size_t pos = 0;
     while (pos < question.size()) {
-        while (pos < question.size() && std::isspace(static_cast<unsigned char>(question[pos]))) ++pos;
+        while (pos < question.size() && std::isspace(static_cast<unsigned char>(question[pos])))
+            ++pos;
         if (pos >= question.size()) break;
         std::size_t end = pos;
-        while (end < question.size() && !std::isspace(static_cast<unsigned char>(question[end]))) ++end;
+        while (end < question.size() && !std::isspace(static_cast<unsigned char>(question[end])))
+            ++end;
         std::string piece(question.substr(pos, end - pos));
         pos = end;
 
@@ -191,10 +194,14 @@ std::vector<Token> tokenize_question(std::string_view question) {
         bool digit_seen = false;
         bool other_seen = false;
         for (char c : piece) {
-            if (is_ascii_upper(c)) ++letters;
-            else if (is_ascii_lower(c)) lower_seen = true;
-            else if (c >= '0' && c <= '9') digit_seen = true;
-            else if (c != '.' && c != ',' && c != '-') other_seen = true;
+            if (is_ascii_upper(c))
+                ++letters;
+            else if (is_ascii_lower(c))
+                lower_seen = true;
+            else if (c >= '0' && c <= '9')
+                digit_seen = true;
+            else if (c != '.' && c != ',' && c != '-')
+                other_seen = true;
         }
         t.all_caps = letters >= 2 && !lower_seen;
         t.number = digit_seen && letters == 0 && !lower_seen && !other_seen;
@@ -227,9 +234,8 @@ QuestionAnalysis analyze_question(std::string_view question) {
     std::vector<Candidate> found;
 
     // Quoted strings, as written.
-    for (const auto& [open, close] :
-         {std::pair<std::string_view, std::string_view>{"\"", "\""},
-          {"\xE2\x80\x9C", "\xE2\x80\x9D"}}) {
+    for (const auto& [open, close] : {std::pair<std::string_view, std::string_view>{"\"", "\""},
+                                      {"\xE2\x80\x9C", "\xE2\x80\x9D"}}) {
         std::size_t from = 0;
         while (true) {
             const std::size_t start = question.find(open, from);
@@ -277,11 +283,12 @@ QuestionAnalysis analyze_question(std::string_view question) {
             // "Bank of America", "Welcome to the Show": up to two connectors, only between
             // capitalised words.
             std::size_t after = end;
-            while (after < tokens.size() && after - end < 2 && connectors().contains(tokens[after].lower) &&
-                   !tokens[after].break_after)
+            while (after < tokens.size() && after - end < 2 &&
+                   connectors().contains(tokens[after].lower) && !tokens[after].break_after)
                 ++after;
             if (after > end && after < tokens.size() &&
-                (tokens[after].capitalized || tokens[after].all_caps) && !tokens[after].underscore) {
+                (tokens[after].capitalized || tokens[after].all_caps) &&
+                !tokens[after].underscore) {
                 end = after + 1;
                 continue;
             }
@@ -317,7 +324,8 @@ QuestionAnalysis analyze_question(std::string_view question) {
             }
             add_candidate(found, as_written, score, i, true);
             for (std::size_t k = i; k + 1 < end; ++k) {
-                if (tokens[k].possessive) add_candidate(found, join_tokens(tokens, i, k + 1), score - 2, i, true);
+                if (tokens[k].possessive)
+                    add_candidate(found, join_tokens(tokens, i, k + 1), score - 2, i, true);
             }
             for (std::size_t k = i; k < end; ++k) tokens[k].in_entity = true;
         }
@@ -366,12 +374,13 @@ QuestionAnalysis analyze_question(std::string_view question) {
         while (end < tokens.size() && !tokens[end - 1].break_after && content(tokens[end])) ++end;
         const std::size_t length = end - i;
         if (length >= 2 && length <= 4) {
-            add_candidate(found, join_tokens(tokens, i, end), 50 + 5 * static_cast<int>(length), i, false);
+            add_candidate(found, join_tokens(tokens, i, end), 50 + 5 * static_cast<int>(length), i,
+                          false);
         }
         for (std::size_t k = i; k < end; ++k) {
             const bool relation = !text::relation_cues(tokens[k].lower).empty();
-            const int score = (length == 1 ? 55 : 40) + (relation ? 3 : 0) -
-                              (tokens[k].appositive ? 10 : 0);
+            const int score =
+                (length == 1 ? 55 : 40) + (relation ? 3 : 0) - (tokens[k].appositive ? 10 : 0);
             add_candidate(found, tokens[k].text, score, k, false);
         }
         i = end;
@@ -441,7 +450,8 @@ QuestionRelations relation_words(const QuestionAnalysis& a) {
                         key = "type:" + key;
                         where = std::numeric_limits<std::size_t>::max() - t.index;
                     }
-                    auto [it, inserted] = mention_index.emplace(std::pair{where, key}, out.mentions.size());
+                    auto [it, inserted] =
+                        mention_index.emplace(std::pair{where, key}, out.mentions.size());
                     if (inserted) out.mentions.push_back({key, {}, 0.0});
                     auto& m = out.mentions[it->second];
                     m.words.push_back(out.words.size());
@@ -581,7 +591,8 @@ struct BestPath {
 };
 
 // score_edges, also reporting each edge's best path when `paths` is given.
-std::vector<double> score_with_paths(std::string_view question, const std::vector<std::string>& concepts,
+std::vector<double> score_with_paths(std::string_view question,
+                                     const std::vector<std::string>& concepts,
                                      const std::vector<LabelledEdge>& edges,
                                      const std::vector<double>* embedding_similarity,
                                      std::vector<BestPath>* paths) {
@@ -677,15 +688,17 @@ std::vector<double> score_with_paths(std::string_view question, const std::vecto
             // Each word of the predicate answers one mention, and an edge takes each relation
             // key once: a spouse edge answers one "spouse"; "plays position" answers "plays"
             // and "position", not also "club". Best pairs first.
-            std::vector<std::tuple<double, std::size_t, std::size_t>> pairs;  // value, word, mention
+            std::vector<std::tuple<double, std::size_t, std::size_t>>
+                pairs;  // value, word, mention
             for (std::size_t w = 0; w < match.by_word.size(); ++w) {
                 for (std::size_t j = 0; j < mentions_q.size(); ++j) {
                     if (!taken[j] && match.by_word[w][j] > 0.0)
                         pairs.emplace_back(mentions_q[j].weight * match.by_word[w][j], w, j);
                 }
             }
-            std::stable_sort(pairs.begin(), pairs.end(),
-                             [](const auto& a, const auto& b) { return std::get<0>(a) > std::get<0>(b); });
+            std::stable_sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) {
+                return std::get<0>(a) > std::get<0>(b);
+            });
             std::set<std::string_view> keys_used;
             std::vector<bool> word_used(match.by_word.size(), false);
             bool took = false;
@@ -699,7 +712,8 @@ std::vector<double> score_with_paths(std::string_view question, const std::vecto
             }
             const std::size_t reached = path_nodes[k + 1];
             bool new_anchor = false;
-            if (anchor[reached] >= 0.8) new_anchor = mentions_on_path.insert(anchor_mention[reached]).second;
+            if (anchor[reached] >= 0.8)
+                new_anchor = mentions_on_path.insert(anchor_mention[reached]).second;
             if (took || new_anchor) ++justified;
         }
         const double coverage = rel_total > 0.0 ? std::min(1.0, covered / rel_total) : 1.0;
@@ -718,7 +732,8 @@ std::vector<double> score_with_paths(std::string_view question, const std::vecto
         for (auto e : path_edges) {
             if (s <= best[e]) continue;
             best[e] = s;
-            if (paths != nullptr) (*paths)[e] = BestPath{node_labels[path_nodes.front()], path_edges};
+            if (paths != nullptr)
+                (*paths)[e] = BestPath{node_labels[path_nodes.front()], path_edges};
         }
         if (path_edges.size() >= kMaxDepth || ++expansions > kMaxExpansions) return;
         const std::size_t here = path_nodes.back();
@@ -744,17 +759,17 @@ std::vector<double> score_with_paths(std::string_view question, const std::vecto
         }
     }
 
-    // Edges no anchored path reaches: their words against the question, scaled down.
+    // A floor from the edge's own words against the question, scaled down: all an edge that no
+    // anchored path reaches gets.
     std::vector<double> scores(edges.size(), 0.0);
     for (std::size_t i = 0; i < edges.size(); ++i) {
-        double lexical = 0.0;
         const auto& match = predicate_matches[graph[i].predicate];
         double covered = 0.0;
-        for (std::size_t j = 0; j < rel.mentions.size(); ++j) covered += rel.mentions[j].weight * match.best[j];
+        for (std::size_t j = 0; j < rel.mentions.size(); ++j)
+            covered += rel.mentions[j].weight * match.best[j];
         const double predicate_share = rel_total > 0.0 ? std::min(1.0, covered / rel_total) : 0.0;
-        const double entity =
-            std::max(anchor[graph[i].from], anchor[graph[i].to]);
-        lexical = 0.2 * predicate_share + 0.2 * entity;
+        const double entity = std::max(anchor[graph[i].from], anchor[graph[i].to]);
+        const double lexical = 0.2 * predicate_share + 0.2 * entity;
         double score = std::max(best[i], lexical);
         if (embedding_similarity != nullptr && i < embedding_similarity->size()) {
             const double cosine = std::clamp((*embedding_similarity)[i], 0.0, 1.0);
@@ -768,15 +783,14 @@ std::vector<double> score_with_paths(std::string_view question, const std::vecto
 
 }  // namespace
 
-std::vector<double> ExtractiveModel::score_edges(std::string_view question,
-                                                 const std::vector<std::string>& concepts,
-                                                 const std::vector<LabelledEdge>& edges,
-                                                 const std::vector<double>* embedding_similarity) const {
+std::vector<double> ExtractiveModel::score_edges(
+    std::string_view question, const std::vector<std::string>& concepts,
+    const std::vector<LabelledEdge>& edges, const std::vector<double>* embedding_similarity) const {
     return score_with_paths(question, concepts, edges, embedding_similarity, nullptr);
 }
 
-std::vector<std::string> ExtractiveModel::reason_edges(std::string_view question,
-                                                       const std::vector<LabelledEdge>& edges) const {
+std::vector<std::string> ExtractiveModel::reason_edges(
+    std::string_view question, const std::vector<LabelledEdge>& edges) const {
     std::vector<BestPath> paths;
     (void)score_with_paths(question, extract_concepts(question), edges, nullptr, &paths);
     const auto analysis = analyze_question(question);
@@ -792,8 +806,10 @@ std::vector<std::string> ExtractiveModel::reason_edges(std::string_view question
         const auto& e = edges[i];
         std::vector<std::string> parts;
         std::size_t which = 0;
-        const bool subject_named = anchor_strength(normalize(e.s), mentions, question_norm, 0, which) >= 0.8;
-        const bool object_named = anchor_strength(normalize(e.o), mentions, question_norm, 0, which) >= 0.8;
+        const bool subject_named =
+            anchor_strength(normalize(e.s), mentions, question_norm, 0, which) >= 0.8;
+        const bool object_named =
+            anchor_strength(normalize(e.o), mentions, question_norm, 0, which) >= 0.8;
         if (subject_named) parts.push_back("its subject \"" + e.s + "\" is named in the question");
         if (object_named) parts.push_back("its object \"" + e.o + "\" is named in the question");
         // An edge further along a path: where the path starts and the relations it takes.
@@ -855,13 +871,14 @@ bool valid_marker_id(std::string_view id) {
 // A predicate that reads as a verb phrase ("is in country", "plays position", "born in").
 bool verbal_predicate(std::string_view predicate) {
     static const std::unordered_set<std::string_view> verbs{
-        "is", "are", "was", "were", "has", "have", "had", "plays", "played", "wears", "wore",
-        "lives", "lived", "born", "died", "located", "works", "worked", "founded", "directed",
-        "wrote", "written", "owns", "owned", "contains", "includes", "belongs", "speaks", "won",
-        "married", "studied", "created", "produced", "released", "published", "based", "made",
-        "leads", "led", "holds", "held", "uses", "used", "knows", "likes", "hosts", "hosted"};
-    static const std::unordered_set<std::string_view> trailing{"of", "in", "by", "for", "at",
-                                                               "to", "with", "from", "on", "as"};
+        "is",       "are",      "was",       "were",     "has",   "have",    "had",     "plays",
+        "played",   "wears",    "wore",      "lives",    "lived", "born",    "died",    "located",
+        "works",    "worked",   "founded",   "directed", "wrote", "written", "owns",    "owned",
+        "contains", "includes", "belongs",   "speaks",   "won",   "married", "studied", "created",
+        "produced", "released", "published", "based",    "made",  "leads",   "led",     "holds",
+        "held",     "uses",     "used",      "knows",    "likes", "hosts",   "hosted"};
+    static const std::unordered_set<std::string_view> trailing{"of", "in",   "by",   "for", "at",
+                                                               "to", "with", "from", "on",  "as"};
     const auto w = text::words(predicate);
     if (w.empty()) return true;
     return verbs.contains(w.front()) || trailing.contains(w.back());
@@ -897,7 +914,8 @@ std::vector<std::string> ExtractiveModel::synthesize_from_edges(
         std::string predicate = e.p;
         bool inverse = false;
         const std::string lp = lower(predicate);
-        for (std::string_view suffix : {std::string_view(" inverse"), std::string_view("_inverse")}) {
+        for (std::string_view suffix :
+             {std::string_view(" inverse"), std::string_view("_inverse")}) {
             if (lp.size() > suffix.size() && lp.ends_with(suffix)) {
                 predicate.resize(predicate.size() - suffix.size());
                 inverse = true;
@@ -913,7 +931,8 @@ std::vector<std::string> ExtractiveModel::synthesize_from_edges(
         }
         Group& g = groups[it->second];
         if (g.others.size() >= kMaxPerSentence) continue;
-        if (std::find(g.others.begin(), g.others.end(), e.o) == g.others.end()) g.others.push_back(e.o);
+        if (std::find(g.others.begin(), g.others.end(), e.o) == g.others.end())
+            g.others.push_back(e.o);
         g.ids.push_back(e.id);
         cited.insert(e.id);
     }
@@ -929,13 +948,14 @@ std::vector<std::string> ExtractiveModel::synthesize_from_edges(
         const std::string others = join_list(g.others);
         if (g.inverse) {
             // "Forward plays position inverse X" reads as "X plays position Forward".
-            sentence = verbal_predicate(g.predicate) ? others + " " + g.predicate + " " + g.fixed
-                                                     : g.fixed + " is " + g.predicate + " of " + others;
+            sentence = verbal_predicate(g.predicate)
+                           ? others + " " + g.predicate + " " + g.fixed
+                           : g.fixed + " is " + g.predicate + " of " + others;
         } else if (verbal_predicate(g.predicate)) {
             sentence = g.fixed + " " + g.predicate + " " + others;
         } else {
-            sentence = "The " + g.predicate + " of " + g.fixed + (g.others.size() > 1 ? " are " : " is ") +
-                       others;
+            sentence = "The " + g.predicate + " of " + g.fixed +
+                       (g.others.size() > 1 ? " are " : " is ") + others;
         }
         if (!sentence.empty() && is_ascii_lower(sentence.front()))
             sentence.front() = static_cast<char>(sentence.front() - 'a' + 'A');
@@ -957,14 +977,17 @@ struct Sentence {
 // and at blank lines; "Mr." and single initials do not end one.
 std::vector<std::string> split_sentences(std::string_view s) {
     static const std::unordered_set<std::string_view> abbreviations{
-        "mr", "mrs", "ms", "dr", "st", "jr", "sr", "vs", "etc", "inc", "ltd", "co", "no", "prof",
-        "gen", "col", "lt", "sgt", "mt", "ft", "u.s", "e.g", "i.e", "approx", "dept", "est"};
+        "mr",  "mrs", "ms",  "dr",  "st",   "jr",     "sr",   "vs", "etc",
+        "inc", "ltd", "co",  "no",  "prof", "gen",    "col",  "lt", "sgt",
+        "mt",  "ft",  "u.s", "e.g", "i.e",  "approx", "dept", "est"};
     std::vector<std::string> out;
     std::size_t start = 0;
     const auto push = [&](std::size_t end) {
         std::string_view piece = s.substr(start, end - start);
-        while (!piece.empty() && std::isspace(static_cast<unsigned char>(piece.front()))) piece.remove_prefix(1);
-        while (!piece.empty() && std::isspace(static_cast<unsigned char>(piece.back()))) piece.remove_suffix(1);
+        while (!piece.empty() && std::isspace(static_cast<unsigned char>(piece.front())))
+            piece.remove_prefix(1);
+        while (!piece.empty() && std::isspace(static_cast<unsigned char>(piece.back())))
+            piece.remove_suffix(1);
         if (!piece.empty()) out.emplace_back(piece);
         start = end;
     };
@@ -986,9 +1009,11 @@ std::vector<std::string> split_sentences(std::string_view s) {
         if (!(std::isupper(next) || std::isdigit(next) || next == '"' || next >= 0x80)) continue;
         if (c == '.') {
             std::size_t w = i;
-            while (w > 0 && (std::isalpha(static_cast<unsigned char>(s[w - 1])) || s[w - 1] == '.')) --w;
+            while (w > 0 && (std::isalpha(static_cast<unsigned char>(s[w - 1])) || s[w - 1] == '.'))
+                --w;
             const std::string word = lower(s.substr(w, i - w));
-            if (word.size() == 1 && std::isupper(static_cast<unsigned char>(s[w]))) continue;  // "J. Smith"
+            if (word.size() == 1 && std::isupper(static_cast<unsigned char>(s[w])))
+                continue;  // "J. Smith"
             if (abbreviations.contains(word)) continue;
         }
         push(j);
@@ -1046,9 +1071,8 @@ std::vector<std::string> ExtractiveModel::synthesize_from_chunks(
         double title_hits = 0.0;
         for (const auto& w : title)
             if (std::binary_search(q.begin(), q.end(), w)) title_hits += 1.0;
-        score[i] = (q_total > 0.0 ? matched / q_total : 0.0) +
-                   0.05 * std::min(3.0, bigrams) + 0.03 * std::min(2.0, title_hits) +
-                   (s.order == 0 ? 0.02 : 0.0) +
+        score[i] = (q_total > 0.0 ? matched / q_total : 0.0) + 0.05 * std::min(3.0, bigrams) +
+                   0.03 * std::min(2.0, title_hits) + (s.order == 0 ? 0.02 : 0.0) +
                    0.02 * (1.0 - static_cast<double>(s.chunk) / static_cast<double>(chunks.size()));
     }
 
@@ -1065,7 +1089,9 @@ std::vector<std::string> ExtractiveModel::synthesize_from_chunks(
         }
         if (best == sentences.size()) break;
         used[best] = true;
-        if (!picked.empty() && (current[best] <= 0.05 || current[best] < 0.35 * score[picked.front()])) break;
+        if (!picked.empty() &&
+            (current[best] <= 0.05 || current[best] < 0.35 * score[picked.front()]))
+            break;
         bool repeat = false;
         for (auto p : picked) {
             std::set<std::string> a(sentences[p].stems.begin(), sentences[p].stems.end());
@@ -1073,7 +1099,8 @@ std::vector<std::string> ExtractiveModel::synthesize_from_chunks(
             std::size_t common = 0;
             for (const auto& w : b) common += a.contains(w) ? 1 : 0;
             const std::size_t all = a.size() + b.size() - common;
-            if (all > 0 && static_cast<double>(common) / static_cast<double>(all) > 0.8) repeat = true;
+            if (all > 0 && static_cast<double>(common) / static_cast<double>(all) > 0.8)
+                repeat = true;
         }
         if (repeat) continue;
         picked.push_back(best);
@@ -1096,14 +1123,16 @@ std::vector<std::string> ExtractiveModel::synthesize_from_chunks(
                 current[i] += sentences[i].order == 0 ? 0.3 : 0.1;
             if (!added.empty()) {
                 std::size_t shared = 0;
-                for (const auto& w : std::set<std::string>(sentences[i].stems.begin(), sentences[i].stems.end()))
+                for (const auto& w :
+                     std::set<std::string>(sentences[i].stems.begin(), sentences[i].stems.end()))
                     shared += added.contains(w) ? 1 : 0;
                 current[i] += 0.1 * std::min(1.0, static_cast<double>(shared) / 3.0);
             }
         }
     }
     std::vector<std::string> out;
-    for (auto p : picked) out.push_back(sentences[p].text + " [" + chunks[sentences[p].chunk].id + "]");
+    for (auto p : picked)
+        out.push_back(sentences[p].text + " [" + chunks[sentences[p].chunk].id + "]");
     return out;
 }
 

@@ -41,10 +41,10 @@ public:
     // light stemming, a relation-word lexicon and character trigrams), spread along paths
     // from the entities the question names. `embedding_similarity`, when given, holds one
     // cosine per edge (question against "s p o") and is blended in.
-    std::vector<double> score_edges(std::string_view question,
-                                    const std::vector<std::string>& concepts,
-                                    const std::vector<LabelledEdge>& edges,
-                                    const std::vector<double>* embedding_similarity = nullptr) const;
+    std::vector<double> score_edges(
+        std::string_view question, const std::vector<std::string>& concepts,
+        const std::vector<LabelledEdge>& edges,
+        const std::vector<double>* embedding_similarity = nullptr) const;
 
     // One short factual sentence per edge: what of the question it matches.
     std::vector<std::string> reason_edges(std::string_view question,

@@ -16,7 +16,8 @@ namespace {
 
 // A JSON variable, parsed by the template when it declares it as JSON, else parsed here.
 schema::Result<json> json_variable(const PromptInput& input, const std::string& name) {
-    if (auto it = input.rendered.json_variables.find(name); it != input.rendered.json_variables.end())
+    if (auto it = input.rendered.json_variables.find(name);
+        it != input.rendered.json_variables.end())
         return it->second;
     const auto raw = input.variables.find(name);
     if (raw == input.variables.end())
@@ -24,7 +25,8 @@ schema::Result<json> json_variable(const PromptInput& input, const std::string& 
                                                           " needs variable \"" + name + "\"");
     json parsed = json::parse(raw->second, nullptr, false);
     if (parsed.is_discarded())
-        return make_error(ErrorType::kInvalidRequest, "variable \"" + name + "\" must be JSON text");
+        return make_error(ErrorType::kInvalidRequest,
+                          "variable \"" + name + "\" must be JSON text");
     return parsed;
 }
 
@@ -37,8 +39,9 @@ schema::Result<std::vector<LabelledEdge>> edges_of(const PromptInput& input) {
     auto value = json_variable(input, "edges");
     if (!value) return std::move(value).error();
     const auto bad = [] {
-        return make_error(ErrorType::kInvalidRequest,
-                          "variable \"edges\" must be a JSON array of {\"id\", \"s\", \"p\", \"o\"} strings");
+        return make_error(
+            ErrorType::kInvalidRequest,
+            "variable \"edges\" must be a JSON array of {\"id\", \"s\", \"p\", \"o\"} strings");
     };
     if (!value->is_array()) return bad();
     std::vector<LabelledEdge> edges;
@@ -61,8 +64,9 @@ schema::Result<std::vector<TextChunk>> chunks_of(const PromptInput& input) {
     auto value = json_variable(input, "chunks");
     if (!value) return std::move(value).error();
     const auto bad = [] {
-        return make_error(ErrorType::kInvalidRequest,
-                          "variable \"chunks\" must be a JSON array of {\"id\", \"text\", \"title\"}");
+        return make_error(
+            ErrorType::kInvalidRequest,
+            "variable \"chunks\" must be a JSON array of {\"id\", \"text\", \"title\"}");
     };
     if (!value->is_array()) return bad();
     std::vector<TextChunk> chunks;
@@ -71,7 +75,8 @@ schema::Result<std::vector<TextChunk>> chunks_of(const PromptInput& input) {
             !c["text"].is_string())
             return bad();
         TextChunk chunk{c["id"].get<std::string>(), c["text"].get<std::string>(), ""};
-        if (const auto t = c.find("title"); t != c.end() && t->is_string()) chunk.title = t->get<std::string>();
+        if (const auto t = c.find("title"); t != c.end() && t->is_string())
+            chunk.title = t->get<std::string>();
         chunks.push_back(std::move(chunk));
     }
     return chunks;
@@ -92,9 +97,8 @@ double cosine(const std::vector<double>& a, const std::vector<double>& b) {
 // One warning a minute at most: a missing embeddings service would otherwise log per request.
 void warn_embeddings_unavailable(const schema::Error& error) {
     static std::atomic<std::int64_t> last_warning{0};
-    const auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                         Clock::now().time_since_epoch())
-                         .count();
+    const auto now =
+        std::chrono::duration_cast<std::chrono::seconds>(Clock::now().time_since_epoch()).count();
     auto last = last_warning.load();
     if (now - last < 60 && last != 0) return;
     if (!last_warning.compare_exchange_strong(last, now)) return;
@@ -147,8 +151,8 @@ schema::Result<Completion> ExtractiveProvider::generate(const PromptInput& input
                             : vectors.error());
             }
         }
-        const auto scores =
-            model_.score_edges(question, concepts, *edges, similarity.empty() ? nullptr : &similarity);
+        const auto scores = model_.score_edges(question, concepts, *edges,
+                                               similarity.empty() ? nullptr : &similarity);
         json list = json::array();
         for (std::size_t i = 0; i < edges->size(); ++i)
             list.push_back({{"id", (*edges)[i].id}, {"score", scores[i]}});
@@ -173,7 +177,8 @@ schema::Result<Completion> ExtractiveProvider::generate(const PromptInput& input
         return make_error(ErrorType::kInvalidRequest,
                           "the extractive provider answers only the built-in templates "
                           "(extract-concepts, kg-edge-scoring, kg-edge-reasoning, kg-synthesis, "
-                          "document-synthesis), not \"" + name + "\"; configure a model for others");
+                          "document-synthesis), not \"" +
+                              name + "\"; configure a model for others");
     }
     if (completion.json) completion.text = completion.json->dump();
     completion.model = std::string(ExtractiveModel::kModelName);

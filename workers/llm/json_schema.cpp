@@ -10,7 +10,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::array<std::string_view, 7> kTypeNames{"object", "array",   "string", "number",
+constexpr std::array<std::string_view, 7> kTypeNames{"object",  "array",   "string", "number",
                                                      "integer", "boolean", "null"};
 
 bool has_type(const json& value, std::string_view type) {
@@ -149,7 +149,8 @@ std::optional<std::string> check(const json& schema, const std::string& path) {
         } else if (key == "minimum" || key == "maximum") {
             if (!value.is_number()) return where + ": must be a number";
         } else if (key == "minItems" || key == "maxItems") {
-            if (!value.is_number_unsigned() && !(value.is_number_integer() && value.get<long long>() >= 0))
+            if (!value.is_number_unsigned() &&
+                !(value.is_number_integer() && value.get<long long>() >= 0))
                 return where + ": must be a non-negative integer";
         }
     }

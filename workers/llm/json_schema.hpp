@@ -1,10 +1,9 @@
 // A small JSON Schema subset validator for template outputs and JSON variables.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 namespace glassbox::llm {
 

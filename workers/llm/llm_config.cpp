@@ -19,7 +19,9 @@ constexpr std::string_view kKnownKeys =
     "provider, base_url, model, api_key_env, connect_timeout_ms, timeout_ms, max_retries, "
     "temperature, templates";
 
-Error invalid(std::string message) { return make_error(ErrorType::kInvalidRequest, std::move(message)); }
+Error invalid(std::string message) {
+    return make_error(ErrorType::kInvalidRequest, std::move(message));
+}
 
 }  // namespace
 
@@ -34,14 +36,15 @@ schema::Result<LlmConfig> LlmConfig::from_json(const json& object) {
                              std::int64_t max) -> schema::Result<std::int64_t> {
         const json& v = object.at(key);
         if (v.is_number_integer()) {
-            const bool negative = v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0;
+            const bool negative =
+                v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0;
             const std::int64_t n = negative ? v.get<std::int64_t>()
                                             : static_cast<std::int64_t>(std::min<std::uint64_t>(
                                                   v.get<std::uint64_t>(), INT64_MAX));
             if (n >= min && n <= max) return n;
         }
-        return invalid("llm setting \"" + key + "\" must be an integer from " + std::to_string(min) +
-                       " to " + std::to_string(max));
+        return invalid("llm setting \"" + key + "\" must be an integer from " +
+                       std::to_string(min) + " to " + std::to_string(max));
     };
     const auto text = [&](const std::string& key) -> schema::Result<std::string> {
         const json& v = object.at(key);
@@ -57,8 +60,9 @@ schema::Result<LlmConfig> LlmConfig::from_json(const json& object) {
             } else if (*name == "openai") {
                 config.provider = ProviderKind::kOpenAi;
             } else {
-                return invalid("llm setting \"provider\" must be \"extractive\" or \"openai\", not \"" +
-                               *name + "\"");
+                return invalid(
+                    "llm setting \"provider\" must be \"extractive\" or \"openai\", not \"" +
+                    *name + "\"");
             }
         } else if (key == "base_url") {
             auto v = text(key);
@@ -95,7 +99,8 @@ schema::Result<LlmConfig> LlmConfig::from_json(const json& object) {
             if (!v) return std::move(v).error();
             config.templates = std::move(*v);
         } else {
-            return invalid("unknown llm setting \"" + key + "\" (known: " + std::string(kKnownKeys) + ")");
+            return invalid("unknown llm setting \"" + key +
+                           "\" (known: " + std::string(kKnownKeys) + ")");
         }
     }
     if (config.effective_provider() == ProviderKind::kOpenAi && config.model.empty())
@@ -106,7 +111,8 @@ schema::Result<LlmConfig> LlmConfig::from_json(const json& object) {
 schema::Result<std::shared_ptr<Provider>> make_provider(const LlmConfig& config) {
     if (config.effective_provider() == ProviderKind::kExtractive)
         return std::shared_ptr<Provider>(std::make_shared<ExtractiveProvider>());
-    if (config.model.empty()) return invalid("the openai provider needs llm setting \"model\" (or --model)");
+    if (config.model.empty())
+        return invalid("the openai provider needs llm setting \"model\" (or --model)");
     OpenAiProviderOptions options;
     options.base_url = config.base_url;
     options.model = config.model;
@@ -118,9 +124,10 @@ schema::Result<std::shared_ptr<Provider>> make_provider(const LlmConfig& config)
         // Read once at start-up: getenv is not safe against a concurrent setenv later.
         const char* key = std::getenv(config.api_key_env.c_str());
         if (key == nullptr || *key == '\0') {
-            return invalid("the environment variable " + config.api_key_env +
-                           " (llm setting \"api_key_env\") is not set; set it to the API key, or set "
-                           "\"api_key_env\" to \"\" for a server that needs none");
+            return invalid(
+                "the environment variable " + config.api_key_env +
+                " (llm setting \"api_key_env\") is not set; set it to the API key, or set "
+                "\"api_key_env\" to \"\" for a server that needs none");
         }
         options.api_key = key;
     }

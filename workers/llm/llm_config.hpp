@@ -3,10 +3,9 @@
 
 #include <chrono>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "schema/result.hpp"
 #include "workers/llm/provider.hpp"

@@ -27,21 +27,26 @@ struct EmbeddingsGate {
 };
 
 std::int64_t now_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
+        .count();
 }
 
-Error invalid(std::string message) { return make_error(ErrorType::kInvalidRequest, std::move(message)); }
+Error invalid(std::string message) {
+    return make_error(ErrorType::kInvalidRequest, std::move(message));
+}
 
 schema::Result<schema::LlmRequest> check_request(const json& body) {
     if (!body.is_object())
         return invalid("llm expects a JSON object {\"template\", \"variables\", \"streaming\"}");
     const auto t = body.find("template");
-    if (t == body.end() || !t->is_string()) return invalid("\"template\" must be a string naming a template");
+    if (t == body.end() || !t->is_string())
+        return invalid("\"template\" must be a string naming a template");
     if (const auto v = body.find("variables"); v != body.end()) {
         if (!v->is_object()) return invalid("\"variables\" must be an object of strings");
         for (const auto& [name, value] : v->items()) {
             if (!value.is_string())
-                return invalid("variable \"" + name + "\" must be a string (JSON values go as JSON text)");
+                return invalid("variable \"" + name +
+                               "\" must be a string (JSON values go as JSON text)");
         }
     }
     auto request = schema::decode<schema::LlmRequest>(body);
@@ -55,7 +60,8 @@ json per_edge(const json& answer_list, const json& edges, const char* field, con
     std::map<std::string, json> by_id;
     if (answer_list.is_array()) {
         for (const json& item : answer_list) {
-            if (!item.is_object() || !item.contains("id") || !item["id"].is_string() || !item.contains(field))
+            if (!item.is_object() || !item.contains("id") || !item["id"].is_string() ||
+                !item.contains(field))
                 continue;
             by_id.emplace(item["id"].get<std::string>(), item[field]);
         }
@@ -94,8 +100,9 @@ void complete_per_edge(const PromptTemplate& t, const RenderedPrompt& rendered, 
 Error map_provider_error(runtime::RequestContext& context, Error error) {
     if (context.cancelled()) return context.cancellation_error();
     if (error.type == ErrorType::kTimeout && context.remaining() <= kDeadlineSlack) {
-        return make_error(ErrorType::kDeadlineExceeded,
-                          "the request's deadline passed while the model answered: " + error.message);
+        return make_error(
+            ErrorType::kDeadlineExceeded,
+            "the request's deadline passed while the model answered: " + error.message);
     }
     // On the bus ServiceUnavailable means "no worker for this service": an endpoint that cannot
     // be reached is this service's upstream failing.
@@ -109,16 +116,19 @@ EmbedFunction embed_through(runtime::RequestContext& context, const LlmServiceOp
     return [&context, &options, &gate](const std::vector<std::string>& texts)
                -> schema::Result<std::vector<std::vector<double>>> {
         if (now_ms() < gate.closed_until_ms.load())
-            return make_error(ErrorType::kServiceUnavailable, "embeddings skipped after a recent failure");
+            return make_error(ErrorType::kServiceUnavailable,
+                              "embeddings skipped after a recent failure");
         const auto budget = std::min(options.embeddings_timeout, context.remaining() / 4);
         if (budget < kMinEmbeddingsBudget)
-            return make_error(ErrorType::kDeadlineExceeded, "too little time left to ask for embeddings");
+            return make_error(ErrorType::kDeadlineExceeded,
+                              "too little time left to ask for embeddings");
         auto result = context.call(options.embeddings_service, json{{"texts", texts}}, budget);
         if (!result) {
             const bool missing = result.error().type == ErrorType::kUnknownService ||
                                  result.error().type == ErrorType::kServiceUnavailable;
-            gate.closed_until_ms.store(now_ms() + (missing ? options.embeddings_backoff.count()
-                                                           : options.embeddings_backoff.count() / 6));
+            gate.closed_until_ms.store(now_ms() + (missing
+                                                       ? options.embeddings_backoff.count()
+                                                       : options.embeddings_backoff.count() / 6));
             return std::move(result).error();
         }
         auto response = schema::decode<schema::EmbeddingsResponse>(result->final);
@@ -138,8 +148,9 @@ void handle(runtime::RequestContext& context, const TemplateSet& templates, Prov
     if (t == nullptr) {
         std::string known;
         for (const auto& name : templates.names()) known += (known.empty() ? "" : ", ") + name;
-        (void)context.fail(make_error(ErrorType::kNotFound, "unknown template \"" + request->template_name +
-                                                                "\" (known: " + known + ")"));
+        (void)context.fail(make_error(
+            ErrorType::kNotFound,
+            "unknown template \"" + request->template_name + "\" (known: " + known + ")"));
         return;
     }
     auto rendered = t->render(request->variables);
@@ -166,14 +177,16 @@ void handle(runtime::RequestContext& context, const TemplateSet& templates, Prov
         if (!completion->json) {
             json parsed;
             if (auto why = check_json_answer(*t, completion->text, parsed)) {
-                (void)context.fail(make_error(ErrorType::kUpstreamError, "template " + t->name + ": " + *why));
+                (void)context.fail(
+                    make_error(ErrorType::kUpstreamError, "template " + t->name + ": " + *why));
                 return;
             }
             completion->json = std::move(parsed);
         } else if (auto why = validate_json(*completion->json, t->schema)) {
             (void)context.fail(make_error(
                 provider.name() == "extractive" ? ErrorType::kInternal : ErrorType::kUpstreamError,
-                "template " + t->name + ": the answer does not match the template's JSON Schema: " + *why));
+                "template " + t->name +
+                    ": the answer does not match the template's JSON Schema: " + *why));
             return;
         }
         complete_per_edge(*t, *rendered, *completion);
@@ -192,7 +205,8 @@ void handle(runtime::RequestContext& context, const TemplateSet& templates, Prov
 
 runtime::Handler make_llm_handler(std::shared_ptr<const TemplateSet> templates,
                                   std::shared_ptr<Provider> provider, LlmServiceOptions options) {
-    if (!templates || !provider) throw std::invalid_argument("make_llm_handler needs templates and a provider");
+    if (!templates || !provider)
+        throw std::invalid_argument("make_llm_handler needs templates and a provider");
     auto gate = std::make_shared<EmbeddingsGate>();  // shared: every slot's copy sees one state
     auto shared_options = std::make_shared<const LlmServiceOptions>(std::move(options));
     return [templates = std::move(templates), provider = std::move(provider), gate,

@@ -39,6 +39,7 @@ struct LlmServiceOptions {
 // kTimeout (the endpoint's own timeout) or DeadlineExceeded (the request's deadline);
 // Cancelled.
 runtime::Handler make_llm_handler(std::shared_ptr<const TemplateSet> templates,
-                                  std::shared_ptr<Provider> provider, LlmServiceOptions options = {});
+                                  std::shared_ptr<Provider> provider,
+                                  LlmServiceOptions options = {});
 
 }  // namespace glassbox::llm

@@ -14,7 +14,8 @@ constexpr std::string_view kJsonSystemMessage =
 
 std::string chat_url(std::string base) {
     while (!base.empty() && base.back() == '/') base.pop_back();
-    if (base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0) base.resize(base.size() - 3);
+    if (base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0)
+        base.resize(base.size() - 3);
     return base + "/v1/chat/completions";
 }
 
@@ -32,10 +33,12 @@ OpenAiProvider::OpenAiProvider(OpenAiProviderOptions options)
 schema::Result<OpenAiProvider::Answer> OpenAiProvider::complete(const json& messages,
                                                                 bool json_output,
                                                                 const GenerateOptions& options) {
-    json body{{"model", options_.model}, {"messages", messages}, {"temperature", options_.temperature}};
+    json body{
+        {"model", options_.model}, {"messages", messages}, {"temperature", options_.temperature}};
     if (json_output) body["response_format"] = {{"type", "json_object"}};
     http::Headers headers;
-    if (!options_.api_key.empty()) headers.emplace_back("Authorization", "Bearer " + options_.api_key);
+    if (!options_.api_key.empty())
+        headers.emplace_back("Authorization", "Bearer " + options_.api_key);
     http::CallOptions call;
     call.deadline = options.deadline;
     call.cancelled = options.cancelled;
@@ -82,9 +85,9 @@ schema::Result<OpenAiProvider::Answer> OpenAiProvider::complete(const json& mess
             answer.in_tokens = usage_count(*u, "prompt_tokens");
             answer.out_tokens = usage_count(*u, "completion_tokens");
         }
-        if (const auto choices = event.find("choices");
-            choices != event.end() && choices->is_array() && !choices->empty() &&
-            (*choices)[0].is_object()) {
+        if (const auto choices = event.find("choices"); choices != event.end() &&
+                                                        choices->is_array() && !choices->empty() &&
+                                                        (*choices)[0].is_object()) {
             const json& delta = (*choices)[0].value("delta", json::object());
             if (delta.is_object()) {
                 if (const auto c = delta.find("content"); c != delta.end() && c->is_string()) {
@@ -125,9 +128,10 @@ schema::Result<Completion> OpenAiProvider::generate(const PromptInput& input,
     if (problem) {
         // One repair: the model sees its answer and what is wrong with it.
         messages.push_back({{"role", "assistant"}, {"content", completion.text}});
-        messages.push_back({{"role", "user"},
-                            {"content", "That answer is not valid: " + *problem +
-                                            ". Answer again with only the corrected JSON object."}});
+        messages.push_back(
+            {{"role", "user"},
+             {"content", "That answer is not valid: " + *problem +
+                             ". Answer again with only the corrected JSON object."}});
         auto second = complete(messages, json_output, options);
         if (!second) return std::move(second).error();
         completion.in_tokens += second->in_tokens;

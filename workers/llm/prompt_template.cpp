@@ -19,11 +19,15 @@ namespace {
 
 constexpr std::string_view kBuiltinOrigin = "built-in";
 
-Error invalid(std::string message) { return make_error(ErrorType::kInvalidRequest, std::move(message)); }
+Error invalid(std::string message) {
+    return make_error(ErrorType::kInvalidRequest, std::move(message));
+}
 
 std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
+        s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+        s.remove_suffix(1);
     return s;
 }
 
@@ -72,7 +76,8 @@ schema::Result<PromptTemplate> PromptTemplate::parse(std::string name, std::stri
     t.name = std::move(name);
     t.origin = std::move(origin);
     const auto fail = [&](std::size_t line, const std::string& why) {
-        return invalid("template " + t.origin + (line ? ":" + std::to_string(line) : "") + ": " + why);
+        return invalid("template " + t.origin + (line ? ":" + std::to_string(line) : "") + ": " +
+                       why);
     };
 
     // A UTF-8 byte-order mark (some editors write one) is not part of the first line.
@@ -118,7 +123,8 @@ schema::Result<PromptTemplate> PromptTemplate::parse(std::string name, std::stri
             } else if (entry.value == "json") {
                 t.output = OutputKind::kJson;
             } else {
-                return fail(entry.line, "output must be \"text\" or \"json\", not \"" + entry.value + "\"");
+                return fail(entry.line,
+                            "output must be \"text\" or \"json\", not \"" + entry.value + "\"");
             }
             have_output = true;
         } else if (entry.key == "schema") {
@@ -142,16 +148,19 @@ schema::Result<PromptTemplate> PromptTemplate::parse(std::string name, std::stri
                 if (!rest.empty()) {
                     v.schema = json::parse(rest, nullptr, false);
                     if (v.schema.is_discarded())
-                        return fail(entry.line, "the schema of variable \"" + v.name + "\" is not valid JSON");
+                        return fail(entry.line,
+                                    "the schema of variable \"" + v.name + "\" is not valid JSON");
                     if (auto why = check_schema(v.schema))
                         return fail(entry.line, "variable \"" + v.name + "\" schema " + *why);
                 }
             } else {
-                return fail(entry.line, "variable \"" + v.name + "\" must be \"text\" or \"json [schema]\"");
+                return fail(entry.line,
+                            "variable \"" + v.name + "\" must be \"text\" or \"json [schema]\"");
             }
             t.variables.push_back(std::move(v));
         } else {
-            return fail(entry.line, "unknown header key \"" + entry.key + "\" (known: output, schema, variable NAME)");
+            return fail(entry.line, "unknown header key \"" + entry.key +
+                                        "\" (known: output, schema, variable NAME)");
         }
     }
     if (!have_output) return fail(0, "no \"output:\" line (text or json)");
@@ -161,7 +170,8 @@ schema::Result<PromptTemplate> PromptTemplate::parse(std::string name, std::stri
         return fail(0, "a text template has no output schema");
 
     // Placeholders the header did not declare are text variables.
-    for (std::size_t i = t.prompt.find("{{"); i != std::string::npos; i = t.prompt.find("{{", i + 1)) {
+    for (std::size_t i = t.prompt.find("{{"); i != std::string::npos;
+         i = t.prompt.find("{{", i + 1)) {
         if (auto p = placeholder_at(t.prompt, i); p && !declared.contains(p->first)) {
             declared.insert(std::string(p->first));
             t.variables.push_back({std::string(p->first), false, json::object()});
@@ -186,7 +196,8 @@ schema::Result<RenderedPrompt> PromptTemplate::render(
         if (!v.json) continue;
         json parsed = json::parse(it->second, nullptr, false);
         if (parsed.is_discarded())
-            return invalid("variable \"" + v.name + "\" of template " + name + " must be JSON text");
+            return invalid("variable \"" + v.name + "\" of template " + name +
+                           " must be JSON text");
         if (auto why = validate_json(parsed, v.schema)) {
             return invalid("variable \"" + v.name + "\" of template " + name +
                            " is not of the expected shape: " + *why);
@@ -224,12 +235,16 @@ schema::Result<TemplateSet> TemplateSet::load(const std::filesystem::path& dir) 
     if (!set) return set;
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec))
-        return make_error(ErrorType::kNotFound, "templates folder " + dir.string() + " does not exist");
+        return make_error(ErrorType::kNotFound,
+                          "templates folder " + dir.string() + " does not exist");
     std::vector<std::filesystem::path> files;
     for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-        if (entry.path().extension() == ".txt" && entry.is_regular_file()) files.push_back(entry.path());
+        if (entry.path().extension() == ".txt" && entry.is_regular_file())
+            files.push_back(entry.path());
     }
-    if (ec) return make_error(ErrorType::kNotFound, "cannot list templates folder " + dir.string() + ": " + ec.message());
+    if (ec)
+        return make_error(ErrorType::kNotFound,
+                          "cannot list templates folder " + dir.string() + ": " + ec.message());
     std::sort(files.begin(), files.end());
     for (const auto& path : files) {
         const std::string name = path.stem().string();
@@ -239,7 +254,8 @@ schema::Result<TemplateSet> TemplateSet::load(const std::filesystem::path& dir) 
         }
         std::ifstream in(path, std::ios::binary);
         if (!in) return invalid("cannot read template file " + path.string());
-        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const std::string text((std::istreambuf_iterator<char>(in)),
+                               std::istreambuf_iterator<char>());
         auto t = PromptTemplate::parse(name, text, path.string());
         if (!t) return std::move(t).error();
         set->templates_.insert_or_assign(name, std::move(t).value());

@@ -4,12 +4,11 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "schema/result.hpp"
 #include "workers/llm/prompt_template.hpp"
@@ -35,8 +34,8 @@ struct Completion {
 };
 
 // Texts to vectors (the `embeddings` service), for providers that use similarity.
-using EmbedFunction =
-    std::function<schema::Result<std::vector<std::vector<double>>>(const std::vector<std::string>&)>;
+using EmbedFunction = std::function<schema::Result<std::vector<std::vector<double>>>(
+    const std::vector<std::string>&)>;
 
 struct GenerateOptions {
     std::optional<Clock::time_point> deadline;  // never passed: the request's deadline

@@ -17,56 +17,71 @@ bool word_byte(unsigned char c) {
 
 const std::unordered_set<std::string_view>& stopwords() {
     static const std::unordered_set<std::string_view> set{
-        "a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and",
-        "any", "are", "as", "at", "be", "because", "been", "before", "being", "below",
-        "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "done",
-        "down", "during", "each", "either", "else", "ever", "few", "for", "from", "further",
-        "get", "gets", "give", "given", "had", "has", "have", "having", "he", "her", "here",
-        "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it",
-        "its", "itself", "just", "list", "me", "more", "most", "my", "myself", "name", "named",
-        "no", "nor", "not", "of", "off", "on", "once", "one", "only", "or", "other", "our",
-        "ours", "out", "over", "own", "please", "same", "she", "should", "show", "so", "some",
-        "such", "tell", "than", "that", "the", "their", "theirs", "them", "themselves", "then",
-        "there", "these", "they", "this", "those", "through", "to", "too", "under", "until",
-        "up", "us", "very", "was", "we", "were", "what", "whats", "when", "where", "which",
-        "while", "who", "whom", "whose", "why", "will", "with", "would", "you", "your",
-        "yours", "yourself", "s", "t", "inverse", "known", "called", "kind", "type", "sort",
-        "many", "much", "find", "besides", "whether", "neither", "among", "within", "without",
-        "although", "though", "however", "despite", "along", "around", "towards", "toward",
-        "onto", "via", "per", "yet", "did", "does", "do", "anyone", "someone", "something",
-        "anything", "thing", "things"};
+        "a",       "about",     "above",      "after",  "again",   "against",  "all",
+        "also",    "am",        "an",         "and",    "any",     "are",      "as",
+        "at",      "be",        "because",    "been",   "before",  "being",    "below",
+        "between", "both",      "but",        "by",     "can",     "could",    "did",
+        "do",      "does",      "doing",      "done",   "down",    "during",   "each",
+        "either",  "else",      "ever",       "few",    "for",     "from",     "further",
+        "get",     "gets",      "give",       "given",  "had",     "has",      "have",
+        "having",  "he",        "her",        "here",   "hers",    "herself",  "him",
+        "himself", "his",       "how",        "i",      "if",      "in",       "into",
+        "is",      "it",        "its",        "itself", "just",    "list",     "me",
+        "more",    "most",      "my",         "myself", "name",    "named",    "no",
+        "nor",     "not",       "of",         "off",    "on",      "once",     "one",
+        "only",    "or",        "other",      "our",    "ours",    "out",      "over",
+        "own",     "please",    "same",       "she",    "should",  "show",     "so",
+        "some",    "such",      "tell",       "than",   "that",    "the",      "their",
+        "theirs",  "them",      "themselves", "then",   "there",   "these",    "they",
+        "this",    "those",     "through",    "to",     "too",     "under",    "until",
+        "up",      "us",        "very",       "was",    "we",      "were",     "what",
+        "whats",   "when",      "where",      "which",  "while",   "who",      "whom",
+        "whose",   "why",       "will",       "with",   "would",   "you",      "your",
+        "yours",   "yourself",  "s",          "t",      "inverse", "known",    "called",
+        "kind",    "type",      "sort",       "many",   "much",    "find",     "besides",
+        "whether", "neither",   "among",      "within", "without", "although", "though",
+        "however", "despite",   "along",      "around", "towards", "toward",   "onto",
+        "via",     "per",       "yet",        "did",    "does",    "do",       "anyone",
+        "someone", "something", "anything",   "thing",  "things"};
     return set;
 }
 
 // Relation concepts, each with the words that express it. A word may express several; its
 // first group (in this order) is its main one.
 constexpr std::pair<std::string_view, std::string_view> kRelationGroups[] = {
-    {"spouse", "spouse spouses wife wives husband husbands married marry marries marriage "
-               "partner partners consort darling couple half widow widower bride groom"},
-    {"child", "child children kid kids son sons daughter daughters offspring heir heirs "
-              "descendant descendants baby"},
-    {"parent", "parent parents father fathers mother mothers dad dads mom moms mum mama papa "
-               "daddy mommy ancestor"},
+    {"spouse",
+     "spouse spouses wife wives husband husbands married marry marries marriage "
+     "partner partners consort darling couple half widow widower bride groom"},
+    {"child",
+     "child children kid kids son sons daughter daughters offspring heir heirs "
+     "descendant descendants baby"},
+    {"parent",
+     "parent parents father fathers mother mothers dad dads mom moms mum mama papa "
+     "daddy mommy ancestor"},
     {"sibling", "sibling siblings brother brothers sister sisters"},
     {"gender", "gender sex male female man woman men women boy girl"},
     {"nation", "nationality nation nations national citizen citizenship"},
     {"religion", "religion religions faith religious belief beliefs believe practice"},
-    {"profession", "profession occupation job jobs work works working worked career "
-                   "employment trade"},
-    {"institution", "institution organization organisation organizations university college "
-                    "school employer company affiliation"},
+    {"profession",
+     "profession occupation job jobs work works working worked career "
+     "employment trade"},
+    {"institution",
+     "institution organization organisation organizations university college "
+     "school employer company affiliation"},
     {"ethnicity", "ethnicity ethnic race ancestry"},
     {"birth", "born birth birthplace native"},
     {"death", "died death die dies dead deceased killed buried"},
     {"cause", "cause causes why reason"},
-    {"location", "location located where place places live lives lived living reside "
-                 "residence city town hometown based situated"},
+    {"location",
+     "location located where place places live lives lived living reside "
+     "residence city town hometown based situated"},
     {"country", "country countries nation state land"},
     {"age", "age aged old years"},
     {"number", "number numbers jersey shirt wear wears wearing worn"},
     {"position", "position positions role forward midfielder defender goalkeeper"},
-    {"club", "club clubs team teams squad play plays playing played player players football "
-             "soccer professional"},
+    {"club",
+     "club clubs team teams squad play plays playing played player players football "
+     "soccer professional"},
     {"author", "author authors wrote write writes written writer"},
     {"director", "director directed direct directs"},
     {"founder", "founder founders founded found establish established"},
@@ -126,9 +141,8 @@ std::vector<std::string> words(std::string_view s) {
         while (i < s.size() && word_byte(static_cast<unsigned char>(s[i]))) ++i;
         std::string w = lower(s.substr(start, i - start));
         // "Arthur's" -> "arthur": the "s" after an apostrophe (ASCII or U+2019) is not a word.
-        const bool after_apostrophe =
-            (start >= 1 && s[start - 1] == '\'') ||
-            (start >= 3 && s.compare(start - 3, 3, "\xE2\x80\x99") == 0);
+        const bool after_apostrophe = (start >= 1 && s[start - 1] == '\'') ||
+                                      (start >= 3 && s.compare(start - 3, 3, "\xE2\x80\x99") == 0);
         if (w == "s" && after_apostrophe) continue;
         out.push_back(std::move(w));
     }
@@ -139,9 +153,9 @@ bool is_stopword(std::string_view lower_word) { return stopwords().contains(lowe
 
 std::string stem(std::string_view w) {
     static const std::unordered_map<std::string_view, std::string_view> irregular{
-        {"children", "child"}, {"men", "man"},     {"women", "woman"}, {"people", "person"},
-        {"wives", "wife"},     {"born", "birth"},  {"died", "death"},  {"dies", "death"},
-        {"die", "death"},      {"dead", "death"},  {"wore", "wear"},   {"worn", "wear"},
+        {"children", "child"}, {"men", "man"},     {"women", "woman"},  {"people", "person"},
+        {"wives", "wife"},     {"born", "birth"},  {"died", "death"},   {"dies", "death"},
+        {"die", "death"},      {"dead", "death"},  {"wore", "wear"},    {"worn", "wear"},
         {"won", "win"},        {"wrote", "write"}, {"written", "write"}};
     if (auto it = irregular.find(w); it != irregular.end()) return std::string(it->second);
     std::string s(w);

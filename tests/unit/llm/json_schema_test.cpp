@@ -16,9 +16,10 @@ const json kScores = json::parse(R"({
                              "score": {"type": "number", "minimum": 0, "maximum": 1}}}}}})");
 
 TEST(JsonSchemaTest, AcceptsAValueThatMeetsEveryKeyword) {
-    EXPECT_EQ(validate_json(json::parse(R"({"scores": [{"id": "e1", "score": 0.5, "extra": true}]})"),
-                            kScores),
-              std::nullopt);
+    EXPECT_EQ(
+        validate_json(json::parse(R"({"scores": [{"id": "e1", "score": 0.5, "extra": true}]})"),
+                      kScores),
+        std::nullopt);
 }
 
 TEST(JsonSchemaTest, NamesTheFirstViolationWithItsPath) {
@@ -29,8 +30,10 @@ TEST(JsonSchemaTest, NamesTheFirstViolationWithItsPath) {
     EXPECT_EQ(check(R"([])"), "$: expected object, got array");
     EXPECT_EQ(check(R"({})"), "$: missing required property \"scores\"");
     EXPECT_EQ(check(R"({"scores": []})"), "$.scores: 0 items, fewer than minItems 1");
-    EXPECT_EQ(check(R"({"scores": [{"id":"a","score":0},{"id":"b","score":0},{"id":"c","score":0},{"id":"d","score":0}]})"),
-              "$.scores: 4 items, more than maxItems 3");
+    EXPECT_EQ(
+        check(
+            R"({"scores": [{"id":"a","score":0},{"id":"b","score":0},{"id":"c","score":0},{"id":"d","score":0}]})"),
+        "$.scores: 4 items, more than maxItems 3");
     EXPECT_EQ(check(R"({"scores": [{"id": "e1", "score": 0.5}, {"id": "e2", "score": 1.5}]})"),
               "$.scores[1].score: 1.5 is above the maximum 1");
     EXPECT_EQ(check(R"({"scores": [{"id": "e1", "score": -0.1}]})"),

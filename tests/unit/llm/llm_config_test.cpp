@@ -1,9 +1,9 @@
 // LlmConfig: defaults, every key checked, the provider chosen, the API key read at start-up.
 #include "workers/llm/llm_config.hpp"
 
-#include <cstdlib>
-
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 
 namespace glassbox::llm {
 namespace {
@@ -25,10 +25,13 @@ TEST(LlmConfigTest, DefaultsToTheExtractiveProvider) {
 }
 
 TEST(LlmConfigTest, AModelMeansOpenAiUnlessTheProviderSaysOtherwise) {
-    auto config = LlmConfig::from_json(json{{"model", "llama3"}, {"api_key_env", ""},
+    auto config = LlmConfig::from_json(json{{"model", "llama3"},
+                                            {"api_key_env", ""},
                                             {"base_url", "http://127.0.0.1:11434"},
-                                            {"timeout_ms", 5000}, {"connect_timeout_ms", 200},
-                                            {"max_retries", 0}, {"temperature", 0.7},
+                                            {"timeout_ms", 5000},
+                                            {"connect_timeout_ms", 200},
+                                            {"max_retries", 0},
+                                            {"temperature", 0.7},
                                             {"templates", "/tmp/t"}});
     ASSERT_TRUE(config) << config.error().describe();
     EXPECT_EQ(config->effective_provider(), ProviderKind::kOpenAi);
@@ -58,7 +61,8 @@ TEST(LlmConfigTest, BadValuesAndUnknownKeysAreNamed) {
     EXPECT_NE(error_of({{"base_url", "ftp://x"}}).find("\"base_url\""), std::string::npos);
     EXPECT_NE(error_of({{"timeout_ms", 0}}).find("\"timeout_ms\""), std::string::npos);
     EXPECT_NE(error_of({{"timeout_ms", "5"}}).find("\"timeout_ms\""), std::string::npos);
-    EXPECT_NE(error_of({{"connect_timeout_ms", -1}}).find("\"connect_timeout_ms\""), std::string::npos);
+    EXPECT_NE(error_of({{"connect_timeout_ms", -1}}).find("\"connect_timeout_ms\""),
+              std::string::npos);
     EXPECT_NE(error_of({{"max_retries", 11}}).find("\"max_retries\""), std::string::npos);
     EXPECT_NE(error_of({{"temperature", 3}}).find("\"temperature\""), std::string::npos);
     EXPECT_NE(error_of({{"modle", "x"}}).find("unknown llm setting \"modle\""), std::string::npos);
@@ -66,7 +70,8 @@ TEST(LlmConfigTest, BadValuesAndUnknownKeysAreNamed) {
 
 TEST(LlmConfigTest, TheApiKeyVariableMustBeSet) {
     ::unsetenv("GLASSBOX_TEST_NO_SUCH_KEY");
-    auto config = LlmConfig::from_json(json{{"model", "m"}, {"api_key_env", "GLASSBOX_TEST_NO_SUCH_KEY"}});
+    auto config =
+        LlmConfig::from_json(json{{"model", "m"}, {"api_key_env", "GLASSBOX_TEST_NO_SUCH_KEY"}});
     ASSERT_TRUE(config);
     auto provider = make_provider(*config);
     ASSERT_FALSE(provider);

@@ -3,11 +3,10 @@
 // endpoint that refuses connections.
 #include "workers/llm/openai_provider.hpp"
 
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include "tests/unit/http/fake_openai_server.hpp"
 #include "workers/llm/extractive_model.hpp"
@@ -65,7 +64,8 @@ protected:
         return provider.generate(PromptInput{*t, variables, *rendered}, generate);
     }
 
-    const std::map<std::string, std::string> concepts_question{{"question", "Where is Cruz_Azul_FC?"}};
+    const std::map<std::string, std::string> concepts_question{
+        {"question", "Where is Cruz_Azul_FC?"}};
     const std::map<std::string, std::string> synthesis_variables{
         {"question", "Where is Cruz Azul FC?"},
         {"edges", R"([{"id": "e1", "s": "Cruz Azul FC", "p": "is in country", "o": "Mexico"}])"}};
@@ -114,7 +114,8 @@ TEST_F(OpenAiProviderTest, StreamsDeltasWithUsageFromTheStream) {
     GenerateOptions generate;
     generate.on_text = [&pieces](std::string_view piece) { pieces.emplace_back(piece); };
     auto c = run(provider, "document-synthesis",
-                 {{"question", "q?"}, {"chunks", R"([{"id": "c1", "text": "t", "title": "x"}])"}}, generate);
+                 {{"question", "q?"}, {"chunks", R"([{"id": "c1", "text": "t", "title": "x"}])"}},
+                 generate);
     ASSERT_TRUE(c) << c.error().describe();
     ASSERT_GT(pieces.size(), 5u) << "one SSE delta per word";
     std::string joined;
@@ -142,7 +143,8 @@ TEST_F(OpenAiProviderTest, RetriesA429HonouringRetryAfter) {
 
 TEST_F(OpenAiProviderTest, JsonTemplatesAskForJsonAndParseTheAnswer) {
     ASSERT_TRUE(server.ok());
-    ASSERT_TRUE(server.control({{"chat_replies", {R"({"concepts": ["Cruz Azul FC", "country"]})"}}}));
+    ASSERT_TRUE(
+        server.control({{"chat_replies", {R"({"concepts": ["Cruz Azul FC", "country"]})"}}}));
     OpenAiProvider provider(options(server.url()));
     auto c = run(provider, "extract-concepts", concepts_question);
     ASSERT_TRUE(c) << c.error().describe();
@@ -156,8 +158,9 @@ TEST_F(OpenAiProviderTest, JsonTemplatesAskForJsonAndParseTheAnswer) {
 
 TEST_F(OpenAiProviderTest, MalformedJsonIsRepairedOnce) {
     ASSERT_TRUE(server.ok());
-    ASSERT_TRUE(server.control(
-        {{"chat_replies", {"Sure! The concepts are Cruz Azul FC.", "```json\n{\"concepts\": [\"Cruz Azul FC\"]}\n```"}}}));
+    ASSERT_TRUE(server.control({{"chat_replies",
+                                 {"Sure! The concepts are Cruz Azul FC.",
+                                  "```json\n{\"concepts\": [\"Cruz Azul FC\"]}\n```"}}}));
     OpenAiProvider provider(options(server.url()));
     auto c = run(provider, "extract-concepts", concepts_question);
     ASSERT_TRUE(c) << c.error().describe();
@@ -170,13 +173,15 @@ TEST_F(OpenAiProviderTest, MalformedJsonIsRepairedOnce) {
     ASSERT_GE(repair.size(), 4u);
     EXPECT_EQ(repair[repair.size() - 2]["role"], "assistant");
     EXPECT_EQ(repair[repair.size() - 2]["content"], "Sure! The concepts are Cruz Azul FC.");
-    EXPECT_NE(repair.back()["content"].get<std::string>().find("not valid JSON"), std::string::npos);
+    EXPECT_NE(repair.back()["content"].get<std::string>().find("not valid JSON"),
+              std::string::npos);
     EXPECT_GT(c->in_tokens, 0u);
 }
 
 TEST_F(OpenAiProviderTest, AnAnswerStillInvalidAfterTheRepairIsAnUpstreamError) {
     ASSERT_TRUE(server.ok());
-    ASSERT_TRUE(server.control({{"chat_replies", {R"({"topics": []})", R"({"concepts": "Cruz Azul FC"})"}}}));
+    ASSERT_TRUE(server.control(
+        {{"chat_replies", {R"({"topics": []})", R"({"concepts": "Cruz Azul FC"})"}}}));
     OpenAiProvider provider(options(server.url()));
     auto c = run(provider, "extract-concepts", concepts_question);
     ASSERT_FALSE(c);

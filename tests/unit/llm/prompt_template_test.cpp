@@ -1,13 +1,12 @@
 // Prompt templates: the built-in set, parsing, rendering and variable checks, folder overrides.
 #include "workers/llm/prompt_template.hpp"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <random>
-
-#include <gtest/gtest.h>
 
 namespace glassbox::llm {
 namespace {
@@ -40,9 +39,9 @@ private:
 TEST(PromptTemplateTest, TheBuiltInSetHasTheFiveContractTemplates) {
     auto set = TemplateSet::builtin();
     ASSERT_TRUE(set) << set.error().describe();
-    EXPECT_EQ(set->names(), (std::vector<std::string>{"document-synthesis", "extract-concepts",
-                                                      "kg-edge-reasoning", "kg-edge-scoring",
-                                                      "kg-synthesis"}));
+    EXPECT_EQ(set->names(),
+              (std::vector<std::string>{"document-synthesis", "extract-concepts",
+                                        "kg-edge-reasoning", "kg-edge-scoring", "kg-synthesis"}));
     const auto* concepts = set->find("extract-concepts");
     ASSERT_NE(concepts, nullptr);
     EXPECT_EQ(concepts->output, OutputKind::kJson);
@@ -60,7 +59,9 @@ TEST(PromptTemplateTest, TheBuiltInSetHasTheFiveContractTemplates) {
 }
 
 TEST(PromptTemplateTest, RendersPlaceholdersWithTheVariables) {
-    auto t = PromptTemplate::parse("t", "output: text\n---\nQ: {{question}} / {{ question }} / {{other}}\n{{not a placeholder}} {x}",
+    auto t = PromptTemplate::parse("t",
+                                   "output: text\n---\nQ: {{question}} / {{ question }} / "
+                                   "{{other}}\n{{not a placeholder}} {x}",
                                    "test");
     ASSERT_TRUE(t) << t.error().describe();
     ASSERT_EQ(t->variables.size(), 2u) << "undeclared placeholders are text variables";
@@ -76,7 +77,8 @@ TEST(PromptTemplateTest, AMissingVariableIsNamed) {
     auto rendered = set->find("kg-synthesis")->render({{"question", "q"}});
     ASSERT_FALSE(rendered);
     EXPECT_EQ(rendered.error().type, ErrorType::kInvalidRequest);
-    EXPECT_NE(rendered.error().message.find("\"edges\""), std::string::npos) << rendered.error().message;
+    EXPECT_NE(rendered.error().message.find("\"edges\""), std::string::npos)
+        << rendered.error().message;
 }
 
 TEST(PromptTemplateTest, JsonVariablesMustParseAndHaveTheDeclaredShape) {
@@ -89,18 +91,24 @@ TEST(PromptTemplateTest, JsonVariablesMustParseAndHaveTheDeclaredShape) {
     EXPECT_NE(bad_json.error().message.find("\"edges\""), std::string::npos);
     EXPECT_NE(bad_json.error().message.find("JSON"), std::string::npos);
 
-    auto bad_shape = t->render({{"question", "q"}, {"concepts", "[]"}, {"edges", R"([{"id": "e1", "s": "a"}])"}});
+    auto bad_shape = t->render(
+        {{"question", "q"}, {"concepts", "[]"}, {"edges", R"([{"id": "e1", "s": "a"}])"}});
     ASSERT_FALSE(bad_shape);
     EXPECT_NE(bad_shape.error().message.find("\"edges\""), std::string::npos);
-    EXPECT_NE(bad_shape.error().message.find("$[0]: missing required property \"p\""), std::string::npos)
+    EXPECT_NE(bad_shape.error().message.find("$[0]: missing required property \"p\""),
+              std::string::npos)
         << bad_shape.error().message;
 
-    auto bad_concepts = t->render({{"question", "q"}, {"concepts", R"(["a", 1])"}, {"edges", "[]"}});
+    auto bad_concepts =
+        t->render({{"question", "q"}, {"concepts", R"(["a", 1])"}, {"edges", "[]"}});
     ASSERT_FALSE(bad_concepts);
     EXPECT_NE(bad_concepts.error().message.find("\"concepts\""), std::string::npos);
 
-    const std::string edges = R"([{"id": "e1", "s": "Cruz Azul FC", "p": "is in country", "o": "Mexico"}])";
-    auto good = t->render({{"question", "Where is Cruz Azul FC?"}, {"concepts", R"(["Cruz Azul FC"])"}, {"edges", edges}});
+    const std::string edges =
+        R"([{"id": "e1", "s": "Cruz Azul FC", "p": "is in country", "o": "Mexico"}])";
+    auto good = t->render({{"question", "Where is Cruz Azul FC?"},
+                           {"concepts", R"(["Cruz Azul FC"])"},
+                           {"edges", edges}});
     ASSERT_TRUE(good) << good.error().describe();
     EXPECT_NE(good->text.find(edges), std::string::npos);
     EXPECT_NE(good->text.find("Where is Cruz Azul FC?"), std::string::npos);
@@ -108,8 +116,9 @@ TEST(PromptTemplateTest, JsonVariablesMustParseAndHaveTheDeclaredShape) {
 }
 
 TEST(PromptTemplateTest, AcceptsWindowsLineEndsAndAByteOrderMark) {
-    auto t = PromptTemplate::parse("t", "\xEF\xBB\xBF# made on Windows\r\noutput: text\r\n---\r\nQ: {{question}}\r\n",
-                                   "t.txt");
+    auto t = PromptTemplate::parse(
+        "t", "\xEF\xBB\xBF# made on Windows\r\noutput: text\r\n---\r\nQ: {{question}}\r\n",
+        "t.txt");
     ASSERT_TRUE(t) << t.error().describe();
     auto rendered = t->render({{"question", "why"}});
     ASSERT_TRUE(rendered);
@@ -125,18 +134,25 @@ TEST(PromptTemplateTest, MalformedTemplatesAreRefusedWithFileAndLine) {
     EXPECT_NE(error_of("---\nQ").find("no \"output:\""), std::string::npos);
     EXPECT_NE(error_of("output: xml\n---\n").find("x.txt:1"), std::string::npos);
     EXPECT_NE(error_of("# c\noutput: json\n---\n").find("needs a \"schema:\""), std::string::npos);
-    EXPECT_NE(error_of("output: json\nschema: {\"type\": \"float\"}\n---\n").find("x.txt:2"), std::string::npos);
-    EXPECT_NE(error_of("output: json\nschema: {not json\n---\n").find("not valid JSON"), std::string::npos);
-    EXPECT_NE(error_of("output: text\ncolour: red\n---\n").find("unknown header key \"colour\""), std::string::npos);
-    EXPECT_NE(error_of("output: text\nvariable q: number\n---\n").find("variable \"q\""), std::string::npos);
-    EXPECT_NE(error_of("output: text\nvariable q: text\nvariable q: text\n---\n").find("declared twice"),
+    EXPECT_NE(error_of("output: json\nschema: {\"type\": \"float\"}\n---\n").find("x.txt:2"),
               std::string::npos);
-    EXPECT_NE(error_of("  indented first\noutput: text\n---\n").find("continuation"), std::string::npos);
+    EXPECT_NE(error_of("output: json\nschema: {not json\n---\n").find("not valid JSON"),
+              std::string::npos);
+    EXPECT_NE(error_of("output: text\ncolour: red\n---\n").find("unknown header key \"colour\""),
+              std::string::npos);
+    EXPECT_NE(error_of("output: text\nvariable q: number\n---\n").find("variable \"q\""),
+              std::string::npos);
+    EXPECT_NE(
+        error_of("output: text\nvariable q: text\nvariable q: text\n---\n").find("declared twice"),
+        std::string::npos);
+    EXPECT_NE(error_of("  indented first\noutput: text\n---\n").find("continuation"),
+              std::string::npos);
 }
 
 TEST(PromptTemplateTest, AFolderOverridesByFileNameAndAddsTemplates) {
     TempDir dir;
-    dir.write("kg-synthesis.txt", "output: text\nvariable edges: json\n---\nMine: {{question}} {{edges}}");
+    dir.write("kg-synthesis.txt",
+              "output: text\nvariable edges: json\n---\nMine: {{question}} {{edges}}");
     dir.write("haiku.txt", "output: text\n---\nA haiku about {{topic}}");
     dir.write("notes.md", "not a template: ignored");
     auto set = TemplateSet::load(dir.path());
@@ -148,7 +164,8 @@ TEST(PromptTemplateTest, AFolderOverridesByFileNameAndAddsTemplates) {
     auto rendered = synthesis->render({{"question", "q"}, {"edges", "[]"}});
     ASSERT_TRUE(rendered);
     EXPECT_EQ(rendered->text, "Mine: q []");
-    EXPECT_EQ(set->find("extract-concepts")->origin, "built-in extract-concepts") << "others stay built in";
+    EXPECT_EQ(set->find("extract-concepts")->origin, "built-in extract-concepts")
+        << "others stay built in";
     ASSERT_NE(set->find("haiku"), nullptr);
     EXPECT_EQ(set->find("haiku")->variables.front().name, "topic");
 }
