@@ -973,8 +973,20 @@ struct Sentence {
     std::vector<std::string> stems;
 };
 
+// True if the line starting at `i` is a Markdown ATX heading: up to three spaces, 1-6 '#',
+// then a space or the end of the line.
+bool heading_line_at(std::string_view s, std::size_t i) {
+    std::size_t k = i;
+    while (k < s.size() && k - i < 3 && s[k] == ' ') ++k;
+    std::size_t hashes = 0;
+    while (k < s.size() && s[k] == '#') ++k, ++hashes;
+    if (hashes == 0 || hashes > 6) return false;
+    return k == s.size() || s[k] == ' ' || s[k] == '\t' || s[k] == '\n' || s[k] == '\r';
+}
+
 // Sentences of `s`: ends at . ! ? followed by a space and an upper-case letter, digit or quote,
-// and at blank lines; "Mr." and single initials do not end one.
+// and at blank lines; "Mr." and single initials do not end one. A Markdown heading line ends the
+// sentence before it and is not a sentence itself (a title, not a claim to quote).
 std::vector<std::string> split_sentences(std::string_view s) {
     static const std::unordered_set<std::string_view> abbreviations{
         "mr",  "mrs", "ms",  "dr",  "st",   "jr",     "sr",   "vs", "etc",
@@ -992,6 +1004,13 @@ std::vector<std::string> split_sentences(std::string_view s) {
         start = end;
     };
     for (std::size_t i = 0; i < s.size(); ++i) {
+        if ((i == 0 || s[i - 1] == '\n') && heading_line_at(s, i)) {
+            push(i);
+            const auto eol = s.find('\n', i);
+            i = eol == std::string_view::npos ? s.size() : eol;
+            start = i;
+            continue;
+        }
         const char c = s[i];
         if (c == '\n' && i + 1 < s.size() && s[i + 1] == '\n') {
             push(i);

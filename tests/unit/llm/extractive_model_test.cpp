@@ -367,6 +367,24 @@ TEST(SynthesisTest, DocumentAnswersQuoteTheBestSentencesExactly) {
                           "When was construction of the Eiffel Tower finished?", chunks));
 }
 
+TEST(SynthesisTest, MarkdownHeadingsAreNeverQuoted) {
+    ExtractiveModel m;
+    const std::vector<TextChunk> chunks{
+        {"c1",
+         "The old light was damaged in the storm of 1887.\n# The Storm of 1887\nThe storm of 1887 "
+         "tore the lantern open and the keeper kept a lamp burning.\n\n## Storm damage\n",
+         "Storms"},
+    };
+    const auto pieces = m.synthesize_from_chunks("What did the storm of 1887 damage?", chunks);
+    ASSERT_FALSE(pieces.empty());
+    for (const auto& p : pieces) {
+        EXPECT_EQ(p.find('#'), std::string::npos) << p;
+        const std::string quote = p.substr(0, p.size() - std::string(" [c1]").size());
+        EXPECT_NE(chunks[0].text.find(quote), std::string::npos) << "not an exact quote: " << quote;
+    }
+    EXPECT_EQ(pieces.size(), 2u);
+}
+
 TEST(SynthesisTest, ComparisonQuestionsQuoteBothDocuments) {
     ExtractiveModel m;
     const std::vector<TextChunk> chunks{
