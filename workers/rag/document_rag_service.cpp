@@ -45,7 +45,8 @@ constexpr double kLinkWeight = 4.0;
 constexpr std::size_t kMinLinkTitle = 4;
 
 std::string lower(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(text.begin(), text.end(), text.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return text;
 }
 
@@ -59,7 +60,8 @@ std::string trimmed(const std::string& text) {
 std::string base_title(const std::string& title) {
     std::string t = trimmed(title);
     if (!t.empty() && t.back() == ')') {
-        if (const auto open = t.rfind(" ("); open != std::string::npos) t = trimmed(t.substr(0, open));
+        if (const auto open = t.rfind(" ("); open != std::string::npos)
+            t = trimmed(t.substr(0, open));
     }
     return t;
 }
@@ -67,14 +69,18 @@ std::string base_title(const std::string& title) {
 class DocumentRagRun {
 public:
     DocumentRagRun(runtime::RequestContext& context, const RagConfig& config)
-        : context_(context), config_(config), trace_(context, kDocumentRagService, config.explain) {}
+        : context_(context),
+          config_(config),
+          trace_(context, kDocumentRagService, config.explain) {}
 
     void run() {
         const json& body = context_.body();
         auto decoded = decode_request<schema::DocumentRagQuery>(body);
         std::optional<std::string> parent;
-        if (decoded && decoded->parent_uri && !decoded->parent_uri->empty()) parent = decoded->parent_uri;
-        if (auto opened = trace_.open(decoded ? decoded->query : query_of(body), config_.trace_question_chars, parent);
+        if (decoded && decoded->parent_uri && !decoded->parent_uri->empty())
+            parent = decoded->parent_uri;
+        if (auto opened = trace_.open(decoded ? decoded->query : query_of(body),
+                                      config_.trace_question_chars, parent);
             !opened) {
             return trace_.fail(opened.error());
         }
@@ -111,12 +117,14 @@ private:
                 for (const auto& item : *list) {
                     if (!item.is_string()) continue;
                     auto text = trimmed(item.get<std::string>());
-                    if (!text.empty() && concepts_.size() < kMaxConcepts) concepts_.push_back(std::move(text));
+                    if (!text.empty() && concepts_.size() < kMaxConcepts)
+                        concepts_.push_back(std::move(text));
                 }
             }
         }
-        if (auto sent = trace_.step(trace_.run().grounding(),
-                                    [&] { return explain::grounding(trace_.run(), timer.info({}), concepts_); });
+        if (auto sent = trace_.step(
+                trace_.run().grounding(),
+                [&] { return explain::grounding(trace_.run(), timer.info({}), concepts_); });
             !sent) {
             return sent;
         }
@@ -131,7 +139,9 @@ private:
         std::vector<std::string> queries{query_.query};
         std::unordered_set<std::string> seen{lower(trimmed(query_.query))};
         for (const auto& c : concepts_) {
-            const bool names = std::any_of(c.begin(), c.end(), [](char ch) { return (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'); });
+            const bool names = std::any_of(c.begin(), c.end(), [](char ch) {
+                return (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+            });
             if (!names) continue;
             std::string text = c;
             std::replace(text.begin(), text.end(), '_', ' ');
@@ -145,7 +155,8 @@ private:
         const auto queries = retrieval_queries();
         auto vectors = calls_->embed(queries);
         if (!vectors) return vectors.error();
-        const std::uint32_t depth = std::clamp(query_.fetch_limit * kDepthFactor, kMinDepth, kMaxDepth);
+        const std::uint32_t depth =
+            std::clamp(query_.fetch_limit * kDepthFactor, kMinDepth, kMaxDepth);
         std::vector<Ranking> rankings;
         for (std::size_t q = 0; q < queries.size(); ++q) {
             auto by_vector = calls_->chunks_vector((*vectors)[q], depth);
@@ -154,18 +165,22 @@ private:
             if (!by_keyword) return by_keyword.error();
             const double weight = q == 0 ? kQuestionWeight : 1.0;
             Ranking vector_ranking{RankingKind::kVector, {}, weight};
-            for (auto& m : *by_vector) vector_ranking.items.emplace_back(std::move(m.chunk_id), m.score);
+            for (auto& m : *by_vector)
+                vector_ranking.items.emplace_back(std::move(m.chunk_id), m.score);
             Ranking keyword_ranking{RankingKind::kKeyword, {}, weight};
-            for (auto& m : *by_keyword) keyword_ranking.items.emplace_back(std::move(m.chunk_id), m.score);
+            for (auto& m : *by_keyword)
+                keyword_ranking.items.emplace_back(std::move(m.chunk_id), m.score);
             rankings.push_back(std::move(vector_ranking));
             rankings.push_back(std::move(keyword_ranking));
             if (auto r = check_cancel(); !r) return r;
         }
         auto fused = reciprocal_rank_fusion(rankings, kDocumentRrfK);
         if (fused.empty()) {
-            return make_error(ErrorType::kNotFound, "collection \"" +
-                                                        (query_.collection.empty() ? std::string("default") : query_.collection) +
-                                                        "\" has no retrievable chunks: load documents first");
+            return make_error(
+                ErrorType::kNotFound,
+                "collection \"" +
+                    (query_.collection.empty() ? std::string("default") : query_.collection) +
+                    "\" has no retrievable chunks: load documents first");
         }
         // The pool: more than fetch_limit, so the title ranking can lift a chunk from below.
         const std::size_t pool = std::max<std::size_t>(query_.fetch_limit, kTitlePool);
@@ -188,7 +203,8 @@ private:
             const double named = title_containment(it->second.document_title, question_words);
             if (named > kTitleContainment) titled.emplace_back(named, f.id);
         }
-        std::stable_sort(titled.begin(), titled.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        std::stable_sort(titled.begin(), titled.end(),
+                         [](const auto& a, const auto& b) { return a.first > b.first; });
         Ranking title_ranking{RankingKind::kTitle, {}, kTitleWeight};
         for (auto& [named, id] : titled) title_ranking.items.emplace_back(std::move(id), named);
         rankings.push_back(std::move(title_ranking));
@@ -229,7 +245,8 @@ private:
         if (auto sent = trace_.step(trace_.run().exploration(),
                                     [&] {
                                         return explain::document_exploration(
-                                            trace_.run(), timer.info(trace_.run().grounding()), retrieved_chunks());
+                                            trace_.run(), timer.info(trace_.run().grounding()),
+                                            retrieved_chunks());
                                     });
             !sent) {
             return sent;
@@ -260,9 +277,12 @@ private:
 
     // Re-ranking by maximal marginal relevance when more chunks were fetched than are kept.
     schema::Result<void> focus() {
-        const bool rerank = query_.fetch_limit > query_.doc_limit && retrieved_.size() > query_.doc_limit;
+        const bool rerank =
+            query_.fetch_limit > query_.doc_limit && retrieved_.size() > query_.doc_limit;
         if (!rerank) {
-            for (std::size_t i = 0; i < std::min<std::size_t>(retrieved_.size(), query_.doc_limit); ++i) selected_.push_back(i);
+            for (std::size_t i = 0; i < std::min<std::size_t>(retrieved_.size(), query_.doc_limit);
+                 ++i)
+                selected_.push_back(i);
             return {};
         }
         StepTimer timer;
@@ -273,22 +293,24 @@ private:
             relevance.push_back(top > 0.0 ? fusion_[i].score / top : 0.0);
             bags.push_back(term_counts(retrieved_[i].document_title + "\n" + retrieved_[i].text));
         }
-        selected_ = mmr_select(relevance, [&](std::size_t a, std::size_t b) { return cosine(bags[a], bags[b]); },
-                               query_.doc_limit, config_.mmr_lambda);
+        selected_ = mmr_select(
+            relevance, [&](std::size_t a, std::size_t b) { return cosine(bags[a], bags[b]); },
+            query_.doc_limit, config_.mmr_lambda);
         reranked_ = true;
         std::vector<explain::RankedChunk> ranked;
         for (std::size_t pick = 0; pick < selected_.size(); ++pick) {
             const std::size_t i = selected_[pick];
             char reasoning[160];
             std::snprintf(reasoning, sizeof reasoning,
-                          "fusion rank %zu of %zu, relevance %.3f; picked %zu by MMR (lambda %.2f)", i + 1,
-                          retrieved_.size(), relevance[i], pick + 1, config_.mmr_lambda);
+                          "fusion rank %zu of %zu, relevance %.3f; picked %zu by MMR (lambda %.2f)",
+                          i + 1, retrieved_.size(), relevance[i], pick + 1, config_.mmr_lambda);
             ranked.push_back(explain::RankedChunk{i, relevance[i], reasoning});
         }
         if (auto sent = trace_.step(trace_.run().focus(),
                                     [&] {
-                                        return explain::document_focus(trace_.run(), timer.info(trace_.run().exploration()),
-                                                                       ranked);
+                                        return explain::document_focus(
+                                            trace_.run(), timer.info(trace_.run().exploration()),
+                                            ranked);
                                     });
             !sent) {
             return sent;
@@ -301,44 +323,51 @@ private:
         json chunks = json::array();
         for (std::size_t k = 0; k < selected_.size(); ++k) {
             const auto& c = retrieved_[selected_[k]];
-            chunks.push_back({{"id", "c" + std::to_string(k + 1)}, {"text", c.text}, {"title", c.document_title}});
+            chunks.push_back({{"id", "c" + std::to_string(k + 1)},
+                              {"text", c.text},
+                              {"title", c.document_title}});
         }
         const std::size_t count = selected_.size();
         const auto known = [count](std::string_view id) {
             const auto n = marker_number(id, "c");
             return n && *n >= 1 && *n <= count;
         };
-        auto synthesised = synthesise(context_, *calls_, "document-synthesis",
-                                      {{"question", query_.query}, {"chunks", schema::dump(chunks)}}, query_.streaming,
-                                      known, "c");
+        auto synthesised =
+            synthesise(context_, *calls_, "document-synthesis",
+                       {{"question", query_.query}, {"chunks", schema::dump(chunks)}},
+                       query_.streaming, known, "c");
         if (!synthesised) return synthesised.error();
         add_tokens(synthesised->response);
         timer.add(synthesised->response);
 
         const auto selection = [&](std::size_t k) {
-            return reranked_ ? trace_.run().ranked_chunk(k) : trace_.run().retrieved_chunk(selected_[k]);
+            return reranked_ ? trace_.run().ranked_chunk(k)
+                             : trace_.run().retrieved_chunk(selected_[k]);
         };
         std::vector<explain::Citation> citations;
         for (const auto& c : synthesised->citations) {
             explain::Citation citation{c.start, c.end, {}};
-            for (const auto& id : c.ids) citation.supported_by.push_back(selection(*marker_number(id, "c") - 1));
+            for (const auto& id : c.ids)
+                citation.supported_by.push_back(selection(*marker_number(id, "c") - 1));
             citations.push_back(std::move(citation));
         }
         std::vector<std::string> sources;
         for (std::size_t i : selected_) sources.push_back(retrieved_[i].chunk_id);
         const auto previous = reranked_ ? trace_.run().focus() : trace_.run().exploration();
         const auto synthesis_uri = trace_.run().synthesis();
-        if (auto sent = trace_.complete(synthesis_uri,
-                                        [&] {
-                                            return explain::synthesis(trace_.run(), timer.info(previous),
-                                                                      explain::StoredText{synthesised->answer, std::nullopt},
-                                                                      citations);
-                                        });
+        if (auto sent = trace_.complete(
+                synthesis_uri,
+                [&] {
+                    return explain::synthesis(
+                        trace_.run(), timer.info(previous),
+                        explain::StoredText{synthesised->answer, std::nullopt}, citations);
+                });
             !sent) {
             return sent;
         }
-        return context_.reply(final_reply(synthesised->answer, in_tokens_, out_tokens_, synthesised->response.model,
-                                          std::move(sources), synthesis_uri, trace_.session()));
+        return context_.reply(final_reply(synthesised->answer, in_tokens_, out_tokens_,
+                                          synthesised->response.model, std::move(sources),
+                                          synthesis_uri, trace_.session()));
     }
 
     void add_tokens(const schema::LlmResponse& r) {
@@ -362,19 +391,22 @@ private:
 
 }  // namespace
 
-schema::Result<schema::DocumentRagQuery> resolve_document_query(const schema::DocumentRagQuery& query,
-                                                                const RagConfig& config) {
+schema::Result<schema::DocumentRagQuery> resolve_document_query(
+    const schema::DocumentRagQuery& query, const RagConfig& config) {
     if (auto ok = check_question(query.query, query.parent_uri, config); !ok) return ok.error();
     schema::DocumentRagQuery q = query;
-    auto doc = bounded_parameter("doc_limit", q.doc_limit, schema::kDefaultDocLimit, config.max_doc_limit);
+    auto doc =
+        bounded_parameter("doc_limit", q.doc_limit, schema::kDefaultDocLimit, config.max_doc_limit);
     if (!doc) return doc.error();
-    auto fetch = bounded_parameter("fetch_limit", q.fetch_limit, std::max(schema::kDefaultFetchLimit, *doc),
-                                   config.max_doc_limit);
+    auto fetch =
+        bounded_parameter("fetch_limit", q.fetch_limit, std::max(schema::kDefaultFetchLimit, *doc),
+                          config.max_doc_limit);
     if (!fetch) return fetch.error();
     if (*fetch < *doc) {
-        return make_error(ErrorType::kInvalidRequest, "\"fetch_limit\" (" + std::to_string(*fetch) +
-                                                          ") must be at least \"doc_limit\" (" + std::to_string(*doc) +
-                                                          "): the kept chunks come from the fetched ones");
+        return make_error(ErrorType::kInvalidRequest,
+                          "\"fetch_limit\" (" + std::to_string(*fetch) +
+                              ") must be at least \"doc_limit\" (" + std::to_string(*doc) +
+                              "): the kept chunks come from the fetched ones");
     }
     q.doc_limit = *doc;
     q.fetch_limit = *fetch;
@@ -386,7 +418,9 @@ void handle_document_rag(runtime::RequestContext& context, const RagConfig& conf
 }
 
 runtime::Handler make_document_rag_handler(RagConfig config) {
-    return [config = std::move(config)](runtime::RequestContext& context) { handle_document_rag(context, config); };
+    return [config = std::move(config)](runtime::RequestContext& context) {
+        handle_document_rag(context, config);
+    };
 }
 
 }  // namespace glassbox::rag

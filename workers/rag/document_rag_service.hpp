@@ -16,8 +16,8 @@ inline constexpr std::string_view kDocumentRagService = "document-rag";
 
 // A DocumentRagQuery with defaults applied and bounds checked: doc_limit 0 → 20; fetch_limit
 // 0 → max(20, doc_limit); an explicit fetch_limit below doc_limit is InvalidRequest.
-schema::Result<schema::DocumentRagQuery> resolve_document_query(const schema::DocumentRagQuery& query,
-                                                                const RagConfig& config);
+schema::Result<schema::DocumentRagQuery> resolve_document_query(
+    const schema::DocumentRagQuery& query, const RagConfig& config);
 
 // Request: schema::DocumentRagQuery. Replies as graph-rag's (graph_rag_service.hpp).
 void handle_document_rag(runtime::RequestContext& context, const RagConfig& config);

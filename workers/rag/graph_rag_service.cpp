@@ -117,7 +117,8 @@ std::unordered_map<std::string, double> scores_of(const schema::LlmResponse& res
         if (!item.is_object()) continue;
         const auto id = item.find("id");
         const auto score = item.find("score");
-        if (id == item.end() || !id->is_string() || score == item.end() || !score->is_number()) continue;
+        if (id == item.end() || !id->is_string() || score == item.end() || !score->is_number())
+            continue;
         scores.emplace(id->get<std::string>(), std::clamp(score->get<double>(), 0.0, 1.0));
     }
     return scores;
@@ -132,7 +133,8 @@ std::unordered_map<std::string, std::string> reasons_of(const schema::LlmRespons
         if (!item.is_object()) continue;
         const auto id = item.find("id");
         const auto text = item.find("reasoning");
-        if (id == item.end() || !id->is_string() || text == item.end() || !text->is_string()) continue;
+        if (id == item.end() || !id->is_string() || text == item.end() || !text->is_string())
+            continue;
         reasons.emplace(id->get<std::string>(), text->get<std::string>());
     }
     return reasons;
@@ -150,8 +152,10 @@ public:
         const json& body = context_.body();
         auto decoded = decode_request<schema::GraphRagQuery>(body);
         std::optional<std::string> parent;
-        if (decoded && decoded->parent_uri && !decoded->parent_uri->empty()) parent = decoded->parent_uri;
-        if (auto opened = trace_.open(decoded ? decoded->query : query_of(body), config_.trace_question_chars, parent);
+        if (decoded && decoded->parent_uri && !decoded->parent_uri->empty())
+            parent = decoded->parent_uri;
+        if (auto opened = trace_.open(decoded ? decoded->query : query_of(body),
+                                      config_.trace_question_chars, parent);
             !opened) {
             return fail(opened.error());
         }
@@ -187,8 +191,9 @@ private:
         timer.add(*extracted);
         concepts_ = concepts_of(*extracted);
         if (concepts_.empty()) concepts_.push_back(query_.query);
-        if (auto sent = trace_.step(trace_.run().grounding(),
-                                    [&] { return explain::grounding(trace_.run(), timer.info({}), concepts_); });
+        if (auto sent = trace_.step(
+                trace_.run().grounding(),
+                [&] { return explain::grounding(trace_.run(), timer.info({}), concepts_); });
             !sent) {
             return sent;
         }
@@ -204,7 +209,8 @@ private:
         if (!vectors) return vectors.error();
 
         // entity_limit is shared: each concept gets its part (at least one).
-        const auto share = std::max<std::uint32_t>(1, query_.entity_limit / static_cast<std::uint32_t>(concepts_.size()));
+        const auto share = std::max<std::uint32_t>(
+            1, query_.entity_limit / static_cast<std::uint32_t>(concepts_.size()));
         std::vector<Seed> candidates;
         double best_overall = 0.0;
         for (std::size_t c = 0; c < concepts_.size(); ++c) {
@@ -215,19 +221,22 @@ private:
             best_overall = std::max(best_overall, best);
             if (best >= kNamedMatch) named_concepts_ |= concept_bit(c);
             for (auto& m : *matches) {
-                if (m.score >= kSeedRelative * best) candidates.push_back(Seed{std::move(m.entity), m.score, c});
+                if (m.score >= kSeedRelative * best)
+                    candidates.push_back(Seed{std::move(m.entity), m.score, c});
             }
         }
         if (candidates.empty()) {
-            return make_error(ErrorType::kNotFound, "collection \"" + collection_name() +
-                                                        "\" has no indexed entities: load and index knowledge first");
+            return make_error(ErrorType::kNotFound,
+                              "collection \"" + collection_name() +
+                                  "\" has no indexed entities: load and index knowledge first");
         }
         std::stable_sort(candidates.begin(), candidates.end(),
                          [](const Seed& a, const Seed& b) { return a.score > b.score; });
         std::unordered_set<std::string> seeded;
         for (auto& s : candidates) {
             if (seeds_.size() >= query_.entity_limit) break;
-            if (s.score < kSeedFloor * best_overall || !seeded.insert(key_of(s.entity)).second) continue;
+            if (s.score < kSeedFloor * best_overall || !seeded.insert(key_of(s.entity)).second)
+                continue;
             seeds_.push_back(std::move(s));
         }
         if (auto r = traverse(); !r) return r;
@@ -238,8 +247,9 @@ private:
         }
         if (auto sent = trace_.step(trace_.run().exploration(),
                                     [&] {
-                                        return explain::graph_exploration(trace_.run(), timer.info(trace_.run().grounding()),
-                                                                          seed_uris, subgraph_.size());
+                                        return explain::graph_exploration(
+                                            trace_.run(), timer.info(trace_.run().grounding()),
+                                            seed_uris, subgraph_.size());
                                     });
             !sent) {
             return sent;
@@ -269,7 +279,8 @@ private:
             if (subgraph_.size() >= query_.max_subgraph_size) break;
             // Nodes reached through a hub (a pattern that filled triple_limit) are one of many
             // alike and say little about the question: they are expanded after the others.
-            std::stable_partition(frontier.begin(), frontier.end(), [](const FrontierNode& n) { return n.specific; });
+            std::stable_partition(frontier.begin(), frontier.end(),
+                                  [](const FrontierNode& n) { return n.specific; });
             // Round-robin hands out one edge per pattern and round: nodes beyond the remaining
             // budget would get none, so they are not asked for (a smaller reply to decode).
             const std::size_t remaining = query_.max_subgraph_size - subgraph_.size();
@@ -278,8 +289,10 @@ private:
             patterns.reserve(frontier.size() * 2);
             std::size_t first_general = 0;
             for (const auto& n : frontier) {
-                patterns.push_back(schema::TriplePattern{n.node, std::nullopt, std::nullopt, std::string()});
-                patterns.push_back(schema::TriplePattern{std::nullopt, std::nullopt, n.node, std::string()});
+                patterns.push_back(
+                    schema::TriplePattern{n.node, std::nullopt, std::nullopt, std::string()});
+                patterns.push_back(
+                    schema::TriplePattern{std::nullopt, std::nullopt, n.node, std::string()});
                 if (n.specific) first_general = patterns.size();
             }
             auto results = calls_->triples_batch(patterns, query_.triple_limit);
@@ -288,21 +301,26 @@ private:
             std::vector<FrontierNode> next;
             std::vector<std::size_t> cursor(results->size(), 0);
             // Round-robin over the specific nodes' patterns, then over the others'.
-            for (const auto& [from, to] : {std::pair{std::size_t{0}, first_general}, std::pair{first_general, results->size()}}) {
+            for (const auto& [from, to] : {std::pair{std::size_t{0}, first_general},
+                                           std::pair{first_general, results->size()}}) {
                 bool progress = true;
                 while (progress && subgraph_.size() < query_.max_subgraph_size) {
                     progress = false;
-                    for (std::size_t r = from; r < to && subgraph_.size() < query_.max_subgraph_size; ++r) {
+                    for (std::size_t r = from;
+                         r < to && subgraph_.size() < query_.max_subgraph_size; ++r) {
                         auto& list = (*results)[r];
                         while (cursor[r] < list.size()) {
                             Triple& t = list[cursor[r]++];
-                            // Labels name nodes (the labels step reads them); they are not facts to rank.
-                            if (t.p.is_iri() && t.p.as_iri().value == schema::vocab::kRdfsLabel) continue;
+                            // Labels name nodes (the labels step reads them); they are not facts to
+                            // rank.
+                            if (t.p.is_iri() && t.p.as_iri().value == schema::vocab::kRdfsLabel)
+                                continue;
                             if (!edge_keys.insert(key_of(t)).second) continue;
                             const std::size_t c = frontier[r / 2].concept_index;
                             const Term& other = r % 2 == 0 ? t.o : t.s;
                             if (expandable(other) && reached.insert(key_of(other)).second) {
-                                next.push_back(FrontierNode{other, c, list.size() < query_.triple_limit});
+                                next.push_back(
+                                    FrontierNode{other, c, list.size() < query_.triple_limit});
                             }
                             const auto here = key_of(r % 2 == 0 ? t.s : t.o);
                             const auto there = key_of(other);
@@ -310,7 +328,8 @@ private:
                             reach_[here] |= mask;
                             reach_[there] |= mask;
                             t.graph.reset();
-                            subgraph_.push_back(FoundEdge{std::move(t), c, hop, list.size() >= query_.triple_limit});
+                            subgraph_.push_back(FoundEdge{std::move(t), c, hop,
+                                                          list.size() >= query_.triple_limit});
                             progress = true;
                             break;
                         }
@@ -351,7 +370,8 @@ private:
         const auto label = [&](const Term& t) { return (*labels)[term_index.at(key_of(t))]; };
         labelled_.reserve(subgraph_.size());
         for (const auto& e : subgraph_) {
-            labelled_.push_back(LabelledEdge{{}, label(e.triple.s), label(e.triple.p), label(e.triple.o)});
+            labelled_.push_back(
+                LabelledEdge{{}, label(e.triple.s), label(e.triple.p), label(e.triple.o)});
         }
 
         auto candidates = prefilter();
@@ -378,15 +398,18 @@ private:
                 const auto it = scores.find(shown[i].id);
                 ranked.emplace_back(i, it == scores.end() ? 0.0 : it->second);
             }
-            std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+            std::stable_sort(ranked.begin(), ranked.end(),
+                             [](const auto& a, const auto& b) { return a.second > b.second; });
             ranked = diversify(ranked, *candidates);
         }
-        for (const auto& [position, score] : ranked) kept_.push_back(KeptEdge{(*candidates)[position], score, {}, {}});
+        for (const auto& [position, score] : ranked)
+            kept_.push_back(KeptEdge{(*candidates)[position], score, {}, {}});
         if (auto r = check_cancel(); !r) return r;
 
         // Reasoning for the kept edges, ids e1..eK in kept order (the ids synthesis cites).
         if (!kept_.empty()) {
-            auto reasoned = calls_->llm("kg-edge-reasoning", {{"question", query_.query}, {"edges", edges_json(kept_view())}});
+            auto reasoned = calls_->llm("kg-edge-reasoning", {{"question", query_.query},
+                                                              {"edges", edges_json(kept_view())}});
             if (!reasoned) return reasoned.error();
             add_tokens(*reasoned);
             timer.add(*reasoned);
@@ -396,18 +419,21 @@ private:
                     kept_[i].reasoning = std::move(it->second);
                 }
             }
-            // Source tracing: each kept edge → the file or chunk it was loaded from, best tier first.
+            // Source tracing: each kept edge → the file or chunk it was loaded from, best tier
+            // first.
             std::vector<Triple> facts;
             for (const auto& k : kept_) facts.push_back(subgraph_[k.found].triple);
             auto sources = calls_->fact_sources(facts);
             if (!sources) return sources.error();
-            for (std::size_t i = 0; i < kept_.size(); ++i) kept_[i].sources = std::move((*sources)[i]);
+            for (std::size_t i = 0; i < kept_.size(); ++i)
+                kept_[i].sources = std::move((*sources)[i]);
         }
 
         if (auto sent = trace_.step(trace_.run().focus(),
                                     [&] {
-                                        return explain::graph_focus(trace_.run(), timer.info(trace_.run().exploration()),
-                                                                    selected_edges());
+                                        return explain::graph_focus(
+                                            trace_.run(), timer.info(trace_.run().exploration()),
+                                            selected_edges());
                                     });
             !sent) {
             return sent;
@@ -429,23 +455,28 @@ private:
         std::vector<double> similarity(subgraph_.size(), 0.0);
         for (std::size_t i = 0; i < subgraph_.size(); ++i) {
             const auto& e = labelled_[i];
-            similarity[i] = cosine(question, lexical_profile(concept_text(e.s + " " + e.p + " " + e.o)));
+            similarity[i] =
+                cosine(question, lexical_profile(concept_text(e.s + " " + e.p + " " + e.o)));
         }
         for (std::size_t i = 0; i < subgraph_.size(); ++i) {
             const auto linked =
-                std::popcount((reach_of(subgraph_[i].triple.s) | reach_of(subgraph_[i].triple.o)) & named_concepts_);
+                std::popcount((reach_of(subgraph_[i].triple.s) | reach_of(subgraph_[i].triple.o)) &
+                              named_concepts_);
             if (linked > 1) similarity[i] += kConjunctionBonus * (linked - 1);
             if (subgraph_[i].from_hub) similarity[i] -= kHubPenalty;
         }
-        std::stable_sort(all.begin(), all.end(), [&](std::size_t a, std::size_t b) { return similarity[a] > similarity[b]; });
+        std::stable_sort(all.begin(), all.end(), [&](std::size_t a, std::size_t b) {
+            return similarity[a] > similarity[b];
+        });
         all.resize(query_.edge_score_limit);
         return all;
     }
 
     // The best edge_limit of the scored edges (best first), no more than edge_limit / 3 of
     // them sharing a subject and predicate or a predicate and object, unless slots are left.
-    std::vector<std::pair<std::size_t, double>> diversify(const std::vector<std::pair<std::size_t, double>>& ranked,
-                                                          const std::vector<std::size_t>& candidates) const {
+    std::vector<std::pair<std::size_t, double>> diversify(
+        const std::vector<std::pair<std::size_t, double>>& ranked,
+        const std::vector<std::size_t>& candidates) const {
         const std::uint32_t cap = std::max<std::uint32_t>(2, query_.edge_limit / kStarShare);
         std::unordered_map<std::string, std::uint32_t> stars;
         std::vector<std::pair<std::size_t, double>> kept;
@@ -466,7 +497,8 @@ private:
             if (kept.size() >= query_.edge_limit) break;
             kept.push_back(entry);
         }
-        std::stable_sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+        std::stable_sort(kept.begin(), kept.end(),
+                         [](const auto& a, const auto& b) { return a.second > b.second; });
         return kept;
     }
 
@@ -516,8 +548,8 @@ private:
             return n && *n >= 1 && *n <= count;
         };
         auto synthesised = synthesise(context_, *calls_, "kg-synthesis",
-                                      {{"question", query_.query}, {"edges", edges_json(view)}}, query_.streaming,
-                                      known, "e");
+                                      {{"question", query_.query}, {"edges", edges_json(view)}},
+                                      query_.streaming, known, "e");
         if (!synthesised) return synthesised.error();
         add_tokens(synthesised->response);
         timer.add(synthesised->response);
@@ -525,7 +557,9 @@ private:
         std::vector<explain::Citation> citations;
         for (const auto& c : synthesised->citations) {
             explain::Citation citation{c.start, c.end, {}};
-            for (const auto& id : c.ids) citation.supported_by.push_back(trace_.run().edge_selection(*marker_number(id, "e") - 1));
+            for (const auto& id : c.ids)
+                citation.supported_by.push_back(
+                    trace_.run().edge_selection(*marker_number(id, "e") - 1));
             citations.push_back(std::move(citation));
         }
         std::vector<std::string> sources;
@@ -536,18 +570,19 @@ private:
             }
         }
         const auto synthesis_uri = trace_.run().synthesis();
-        if (auto sent = trace_.complete(synthesis_uri,
-                                        [&] {
-                                            return explain::synthesis(trace_.run(), timer.info(trace_.run().focus()),
-                                                                      explain::StoredText{synthesised->answer, std::nullopt},
-                                                                      citations);
-                                        });
+        if (auto sent = trace_.complete(
+                synthesis_uri,
+                [&] {
+                    return explain::synthesis(
+                        trace_.run(), timer.info(trace_.run().focus()),
+                        explain::StoredText{synthesised->answer, std::nullopt}, citations);
+                });
             !sent) {
             return sent;
         }
-        if (auto replied = context_.reply(final_reply(synthesised->answer, in_tokens_, out_tokens_,
-                                                      synthesised->response.model, std::move(sources), synthesis_uri,
-                                                      trace_.session()));
+        if (auto replied = context_.reply(final_reply(
+                synthesised->answer, in_tokens_, out_tokens_, synthesised->response.model,
+                std::move(sources), synthesis_uri, trace_.session()));
             !replied) {
             return replied;
         }
@@ -559,7 +594,9 @@ private:
         out_tokens_ += r.out_token;
     }
 
-    std::string collection_name() const { return query_.collection.empty() ? "default" : query_.collection; }
+    std::string collection_name() const {
+        return query_.collection.empty() ? "default" : query_.collection;
+    }
 
     runtime::RequestContext& context_;
     const RagConfig& config_;
@@ -569,9 +606,10 @@ private:
     std::vector<std::string> concepts_;
     std::vector<Seed> seeds_;
     std::vector<FoundEdge> subgraph_;
-    std::unordered_map<std::string, std::uint32_t> reach_;  // node → bit set of concepts reaching it
+    std::unordered_map<std::string, std::uint32_t>
+        reach_;  // node → bit set of concepts reaching it
     std::unordered_map<std::string, std::uint32_t> seed_concepts_;  // seed → its concept's bit
-    std::uint32_t named_concepts_ = 0;                      // concepts whose best match names an entity
+    std::uint32_t named_concepts_ = 0;    // concepts whose best match names an entity
     std::vector<LabelledEdge> labelled_;  // parallel to subgraph_
     std::vector<KeptEdge> kept_;
     std::uint64_t in_tokens_ = 0;
@@ -580,28 +618,35 @@ private:
 
 }  // namespace
 
-schema::Result<schema::GraphRagQuery> resolve_graph_query(const schema::GraphRagQuery& query, const RagConfig& config) {
+schema::Result<schema::GraphRagQuery> resolve_graph_query(const schema::GraphRagQuery& query,
+                                                          const RagConfig& config) {
     if (auto ok = check_question(query.query, query.parent_uri, config); !ok) return ok.error();
     schema::GraphRagQuery q = query;
-    auto entity = bounded_parameter("entity_limit", q.entity_limit, schema::kDefaultEntityLimit, config.max_entity_limit);
+    auto entity = bounded_parameter("entity_limit", q.entity_limit, schema::kDefaultEntityLimit,
+                                    config.max_entity_limit);
     if (!entity) return entity.error();
-    auto triple = bounded_parameter("triple_limit", q.triple_limit, schema::kDefaultTripleLimit, config.max_triple_limit);
+    auto triple = bounded_parameter("triple_limit", q.triple_limit, schema::kDefaultTripleLimit,
+                                    config.max_triple_limit);
     if (!triple) return triple.error();
-    auto subgraph = bounded_parameter("max_subgraph_size", q.max_subgraph_size, schema::kDefaultMaxSubgraphSize,
-                                      config.max_subgraph_size);
+    auto subgraph = bounded_parameter("max_subgraph_size", q.max_subgraph_size,
+                                      schema::kDefaultMaxSubgraphSize, config.max_subgraph_size);
     if (!subgraph) return subgraph.error();
-    auto path = bounded_parameter("max_path_length", q.max_path_length, schema::kDefaultMaxPathLength, config.max_path_length);
+    auto path = bounded_parameter("max_path_length", q.max_path_length,
+                                  schema::kDefaultMaxPathLength, config.max_path_length);
     if (!path) return path.error();
-    auto score_limit = bounded_parameter("edge_score_limit", q.edge_score_limit, schema::kDefaultEdgeScoreLimit,
-                                         config.max_edge_score_limit);
+    auto score_limit =
+        bounded_parameter("edge_score_limit", q.edge_score_limit, schema::kDefaultEdgeScoreLimit,
+                          config.max_edge_score_limit);
     if (!score_limit) return score_limit.error();
-    auto edge = bounded_parameter("edge_limit", q.edge_limit, std::min(schema::kDefaultEdgeLimit, *score_limit),
+    auto edge = bounded_parameter("edge_limit", q.edge_limit,
+                                  std::min(schema::kDefaultEdgeLimit, *score_limit),
                                   config.max_edge_score_limit);
     if (!edge) return edge.error();
     if (*edge > *score_limit) {
-        return make_error(ErrorType::kInvalidRequest, "\"edge_limit\" (" + std::to_string(*edge) +
-                                                          ") must not exceed \"edge_score_limit\" (" +
-                                                          std::to_string(*score_limit) + "): only scored edges can be kept");
+        return make_error(ErrorType::kInvalidRequest,
+                          "\"edge_limit\" (" + std::to_string(*edge) +
+                              ") must not exceed \"edge_score_limit\" (" +
+                              std::to_string(*score_limit) + "): only scored edges can be kept");
     }
     q.entity_limit = *entity;
     q.triple_limit = *triple;
@@ -623,7 +668,9 @@ void handle_graph_rag(runtime::RequestContext& context, const RagConfig& config)
 }
 
 runtime::Handler make_graph_rag_handler(RagConfig config) {
-    return [config = std::move(config)](runtime::RequestContext& context) { handle_graph_rag(context, config); };
+    return [config = std::move(config)](runtime::RequestContext& context) {
+        handle_graph_rag(context, config);
+    };
 }
 
 }  // namespace glassbox::rag

@@ -19,7 +19,8 @@ inline constexpr std::string_view kGraphRagService = "graph-rag";
 // A GraphRagQuery with every 0 replaced by its default, checked against the bounds of
 // `config` (InvalidRequest names the field). Also checks the question (non-empty, at most
 // config.max_question_bytes) and the parent URI (non-empty when given).
-schema::Result<schema::GraphRagQuery> resolve_graph_query(const schema::GraphRagQuery& query, const RagConfig& config);
+schema::Result<schema::GraphRagQuery> resolve_graph_query(const schema::GraphRagQuery& query,
+                                                          const RagConfig& config);
 
 // An edge as the LLM templates see it.
 struct LabelledEdge {
