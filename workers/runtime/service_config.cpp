@@ -1,0 +1,68 @@
+// ServiceSettings readers and the API key from the environment.
+#include "workers/runtime/service_config.hpp"
+
+#include <cstdlib>
+#include <utility>
+
+namespace glassbox::runtime {
+
+schema::Error invalid_setting(std::string message) {
+    return schema::make_error(schema::ErrorType::kInvalidRequest, std::move(message));
+}
+
+schema::Result<ServiceSettings> ServiceSettings::of(const nlohmann::json& object,
+                                                    std::string_view service) {
+    if (!object.is_object()) {
+        return invalid_setting("the " + std::string(service) + " settings must be a JSON object");
+    }
+    return ServiceSettings(object, service);
+}
+
+std::string ServiceSettings::setting(const std::string& key) const {
+    return service_ + " setting \"" + key + "\"";
+}
+
+schema::Result<std::uint64_t> ServiceSettings::integer(const std::string& key, std::uint64_t min,
+                                                       std::uint64_t max) const {
+    const nlohmann::json& v = object_->at(key);
+    // A negative value is below every range a setting has.
+    const bool in_range = v.is_number_integer() &&
+                          (v.is_number_unsigned() || v.get<std::int64_t>() >= 0) &&
+                          v.get<std::uint64_t>() >= min && v.get<std::uint64_t>() <= max;
+    if (!in_range) {
+        return invalid_setting(setting(key) + " must be an integer from " + std::to_string(min) +
+                               " to " + std::to_string(max));
+    }
+    return v.get<std::uint64_t>();
+}
+
+schema::Result<std::string> ServiceSettings::text(const std::string& key) const {
+    const nlohmann::json& v = object_->at(key);
+    if (!v.is_string()) return invalid_setting(setting(key) + " must be a string");
+    return v.get<std::string>();
+}
+
+schema::Result<std::string> ServiceSettings::url(const std::string& key) const {
+    auto v = text(key);
+    if (v && !v->starts_with("http://") && !v->starts_with("https://")) {
+        return invalid_setting(setting(key) + " must start with http:// or https://");
+    }
+    return v;
+}
+
+schema::Error ServiceSettings::unknown(const std::string& key, std::string_view known) const {
+    return invalid_setting("unknown " + setting(key) + " (known: " + std::string(known) + ")");
+}
+
+schema::Result<std::string> api_key_from_env(std::string_view service, const std::string& env) {
+    if (env.empty()) return std::string();
+    const char* key = std::getenv(env.c_str());
+    if (key == nullptr || *key == '\0') {
+        return invalid_setting("the environment variable " + env + " (" + std::string(service) +
+                               " setting \"api_key_env\") is not set; set it to the API key, or "
+                               "set \"api_key_env\" to \"\" for a server that needs none");
+    }
+    return std::string(key);
+}
+
+}  // namespace glassbox::runtime
