@@ -9,20 +9,17 @@
 
 #include "schema/explain_builder.hpp"
 #include "workers/rag/rag_answer.hpp"
-#include "workers/rag/rag_trace.hpp"
+#include "workers/rag/rag_steps.hpp"
 #include "workers/rag/rank_fusion.hpp"
-#include "workers/rag/service_calls.hpp"
 
 namespace glassbox::rag {
 namespace {
 
 using nlohmann::json;
-using schema::Error;
 using schema::ErrorType;
 using schema::make_error;
 namespace explain = schema::explain;
 
-constexpr std::size_t kMaxConcepts = 10;
 // Each ranking is read this much deeper than fetch_limit, so fusion can lift a chunk that
 // ranks moderately in several rankings.
 constexpr std::uint32_t kDepthFactor = 3;
@@ -66,69 +63,17 @@ std::string base_title(const std::string& title) {
     return t;
 }
 
-class DocumentRagRun {
+class DocumentRagRun : public RagRun {
 public:
     DocumentRagRun(runtime::RequestContext& context, const RagConfig& config)
-        : context_(context),
-          config_(config),
-          trace_(context, kDocumentRagService, config.explain) {}
+        : RagRun(context, config, kDocumentRagService) {}
 
-    void run() {
-        const json& body = context_.body();
-        auto decoded = decode_request<schema::DocumentRagQuery>(body);
-        std::optional<std::string> parent;
-        if (decoded && decoded->parent_uri && !decoded->parent_uri->empty())
-            parent = decoded->parent_uri;
-        if (auto opened = trace_.open(decoded ? decoded->query : query_of(body),
-                                      config_.trace_question_chars, parent);
-            !opened) {
-            return trace_.fail(opened.error());
-        }
-        if (!decoded) return trace_.fail(decoded.error());
-        auto query = resolve_document_query(*decoded, config_);
-        if (!query) return trace_.fail(query.error());
-        query_ = std::move(query).value();
-        calls_.emplace(context_, config_, query_.collection);
-        if (auto done = steps(); !done) trace_.fail(done.error());
-    }
+    void run() { run_request(query_, &resolve_document_query); }
 
 private:
-    schema::Result<void> check_cancel() {
-        if (context_.cancelled()) return context_.cancellation_error();
-        return {};
-    }
-
-    schema::Result<void> steps() {
-        if (auto r = grounding(); !r) return r;
-        if (auto r = exploration(); !r) return r;
-        if (auto r = focus(); !r) return r;
-        return synthesis();
-    }
-
-    schema::Result<void> grounding() {
-        StepTimer timer;
-        auto extracted = calls_->llm("extract-concepts", {{"question", query_.query}});
-        if (!extracted) return extracted.error();
-        add_tokens(*extracted);
-        timer.add(*extracted);
-        if (extracted->json && extracted->json->is_object()) {
-            const auto list = extracted->json->find("concepts");
-            if (list != extracted->json->end() && list->is_array()) {
-                for (const auto& item : *list) {
-                    if (!item.is_string()) continue;
-                    auto text = trimmed(item.get<std::string>());
-                    if (!text.empty() && concepts_.size() < kMaxConcepts)
-                        concepts_.push_back(std::move(text));
-                }
-            }
-        }
-        if (auto sent = trace_.step(
-                trace_.run().grounding(),
-                [&] { return explain::grounding(trace_.run(), timer.info({}), concepts_); });
-            !sent) {
-            return sent;
-        }
-        return check_cancel();
+    // Every concept counts: retrieval_queries() drops the repeats among those it uses.
+    std::vector<std::string> concepts_in(const schema::LlmResponse& extracted) const override {
+        return concepts_of(extracted, ConceptRepeats::kKeep);
     }
 
     // The retrieval queries: the whole question first, then each distinct concept that names
@@ -150,7 +95,7 @@ private:
         return queries;
     }
 
-    schema::Result<void> exploration() {
+    schema::Result<void> exploration() override {
         StepTimer timer;
         const auto queries = retrieval_queries();
         auto vectors = calls_->embed(queries);
@@ -242,16 +187,10 @@ private:
             retrieved_.push_back(std::move(it->second));
             fusion_.push_back(std::move(f));
         }
-        if (auto sent = trace_.step(trace_.run().exploration(),
-                                    [&] {
-                                        return explain::document_exploration(
-                                            trace_.run(), timer.info(trace_.run().grounding()),
-                                            retrieved_chunks());
-                                    });
-            !sent) {
-            return sent;
-        }
-        return check_cancel();
+        return send_step(trace_.run().exploration(), [&] {
+            return explain::document_exploration(trace_.run(), timer.info(trace_.run().grounding()),
+                                                 retrieved_chunks());
+        });
     }
 
     std::vector<explain::RetrievedChunk> retrieved_chunks() const {
@@ -276,7 +215,7 @@ private:
     }
 
     // Re-ranking by maximal marginal relevance when more chunks were fetched than are kept.
-    schema::Result<void> focus() {
+    schema::Result<void> focus() override {
         const bool rerank =
             query_.fetch_limit > query_.doc_limit && retrieved_.size() > query_.doc_limit;
         if (!rerank) {
@@ -306,19 +245,13 @@ private:
                           i + 1, retrieved_.size(), relevance[i], pick + 1, config_.mmr_lambda);
             ranked.push_back(explain::RankedChunk{i, relevance[i], reasoning});
         }
-        if (auto sent = trace_.step(trace_.run().focus(),
-                                    [&] {
-                                        return explain::document_focus(
-                                            trace_.run(), timer.info(trace_.run().exploration()),
-                                            ranked);
-                                    });
-            !sent) {
-            return sent;
-        }
-        return check_cancel();
+        return send_step(trace_.run().focus(), [&] {
+            return explain::document_focus(trace_.run(), timer.info(trace_.run().exploration()),
+                                           ranked);
+        });
     }
 
-    schema::Result<void> synthesis() {
+    schema::Result<void> synthesis() override {
         StepTimer timer;
         json chunks = json::array();
         for (std::size_t k = 0; k < selected_.size(); ++k) {
@@ -327,66 +260,28 @@ private:
                               {"text", c.text},
                               {"title", c.document_title}});
         }
-        const std::size_t count = selected_.size();
-        const auto known = [count](std::string_view id) {
-            const auto n = marker_number(id, "c");
-            return n && *n >= 1 && *n <= count;
-        };
         auto synthesised =
-            synthesise(context_, *calls_, "document-synthesis",
-                       {{"question", query_.query}, {"chunks", schema::dump(chunks)}},
-                       query_.streaming, known, "c");
+            synthesise_answer(timer, "document-synthesis",
+                              {{"question", query_.query}, {"chunks", schema::dump(chunks)}},
+                              query_.streaming, "c", selected_.size());
         if (!synthesised) return synthesised.error();
-        add_tokens(synthesised->response);
-        timer.add(synthesised->response);
-
-        const auto selection = [&](std::size_t k) {
-            return reranked_ ? trace_.run().ranked_chunk(k)
-                             : trace_.run().retrieved_chunk(selected_[k]);
-        };
-        std::vector<explain::Citation> citations;
-        for (const auto& c : synthesised->citations) {
-            explain::Citation citation{c.start, c.end, {}};
-            for (const auto& id : c.ids)
-                citation.supported_by.push_back(selection(*marker_number(id, "c") - 1));
-            citations.push_back(std::move(citation));
-        }
         std::vector<std::string> sources;
         for (std::size_t i : selected_) sources.push_back(retrieved_[i].chunk_id);
         const auto previous = reranked_ ? trace_.run().focus() : trace_.run().exploration();
-        const auto synthesis_uri = trace_.run().synthesis();
-        if (auto sent = trace_.complete(
-                synthesis_uri,
-                [&] {
-                    return explain::synthesis(
-                        trace_.run(), timer.info(previous),
-                        explain::StoredText{synthesised->answer, std::nullopt}, citations);
-                });
-            !sent) {
-            return sent;
-        }
-        return context_.reply(final_reply(synthesised->answer, in_tokens_, out_tokens_,
-                                          synthesised->response.model, std::move(sources),
-                                          synthesis_uri, trace_.session()));
+        return finish(
+            timer, previous, *synthesised, "c",
+            [&](std::size_t k) {
+                return reranked_ ? trace_.run().ranked_chunk(k)
+                                 : trace_.run().retrieved_chunk(selected_[k]);
+            },
+            std::move(sources));
     }
 
-    void add_tokens(const schema::LlmResponse& r) {
-        in_tokens_ += r.in_token;
-        out_tokens_ += r.out_token;
-    }
-
-    runtime::RequestContext& context_;
-    const RagConfig& config_;
-    RagTrace trace_;
     schema::DocumentRagQuery query_;
-    std::optional<ServiceCalls> calls_;
-    std::vector<std::string> concepts_;
     std::vector<schema::Chunk> retrieved_;  // fused order, fetched
     std::vector<FusedItem> fusion_;         // parallel to retrieved_
     std::vector<std::size_t> selected_;     // indices into retrieved_, in answer order
     bool reranked_ = false;
-    std::uint64_t in_tokens_ = 0;
-    std::uint64_t out_tokens_ = 0;
 };
 
 }  // namespace

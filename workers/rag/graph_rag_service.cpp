@@ -10,23 +10,19 @@
 #include "schema/explain_builder.hpp"
 #include "schema/vocabulary.hpp"
 #include "workers/rag/rag_answer.hpp"
-#include "workers/rag/rag_trace.hpp"
+#include "workers/rag/rag_steps.hpp"
 #include "workers/rag/rank_fusion.hpp"
-#include "workers/rag/service_calls.hpp"
 
 namespace glassbox::rag {
 namespace {
 
 using nlohmann::json;
-using schema::Error;
 using schema::ErrorType;
 using schema::make_error;
 using schema::Term;
 using schema::Triple;
 namespace explain = schema::explain;
 
-// Concepts the LLM may give (the template promises at most 10).
-constexpr std::size_t kMaxConcepts = 10;
 // Seeds: an entity is kept when its similarity is at least this share of its concept's best
 // match, and at least kSeedFloor of the best match of any concept. An entity the question
 // names matches its label at about 1.0 while the nearest unrelated labels score 0.3-0.7, so
@@ -84,29 +80,6 @@ std::string concept_text(std::string text) {
     return text;
 }
 
-// The concepts of an extract-concepts reply: strings, trimmed, distinct, at most 10.
-std::vector<std::string> concepts_of(const schema::LlmResponse& response) {
-    std::vector<std::string> concepts;
-    if (!response.json || !response.json->is_object()) return concepts;
-    const auto list = response.json->find("concepts");
-    if (list == response.json->end() || !list->is_array()) return concepts;
-    std::unordered_set<std::string> seen;
-    for (const auto& item : *list) {
-        if (!item.is_string()) continue;
-        std::string text = item.get<std::string>();
-        const auto first = text.find_first_not_of(" \t\r\n");
-        if (first == std::string::npos) continue;
-        text = text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
-        std::string lower = text;
-        std::transform(lower.begin(), lower.end(), lower.begin(),
-                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-        if (!seen.insert(lower).second) continue;
-        concepts.push_back(std::move(text));
-        if (concepts.size() == kMaxConcepts) break;
-    }
-    return concepts;
-}
-
 // {"id": score} of a kg-edge-scoring reply (scores clamped to [0, 1]).
 std::unordered_map<std::string, double> scores_of(const schema::LlmResponse& response) {
     std::unordered_map<std::string, double> scores;
@@ -142,66 +115,24 @@ std::unordered_map<std::string, std::string> reasons_of(const schema::LlmRespons
 
 std::string json_array(const std::vector<std::string>& items) { return schema::dump(json(items)); }
 
-// One graph-RAG run; every failure goes through fail().
-class GraphRagRun {
+// One graph-RAG run.
+class GraphRagRun : public RagRun {
 public:
     GraphRagRun(runtime::RequestContext& context, const RagConfig& config)
-        : context_(context), config_(config), trace_(context, kGraphRagService, config.explain) {}
+        : RagRun(context, config, kGraphRagService) {}
 
-    void run() {
-        const json& body = context_.body();
-        auto decoded = decode_request<schema::GraphRagQuery>(body);
-        std::optional<std::string> parent;
-        if (decoded && decoded->parent_uri && !decoded->parent_uri->empty())
-            parent = decoded->parent_uri;
-        if (auto opened = trace_.open(decoded ? decoded->query : query_of(body),
-                                      config_.trace_question_chars, parent);
-            !opened) {
-            return fail(opened.error());
-        }
-        if (!decoded) return fail(decoded.error());
-        auto query = resolve_graph_query(*decoded, config_);
-        if (!query) return fail(query.error());
-        query_ = std::move(query).value();
-        calls_.emplace(context_, config_, query_.collection);
-        if (auto done = steps(); !done) fail(done.error());
-    }
+    void run() { run_request(query_, &resolve_graph_query); }
 
 private:
-    void fail(const Error& error) { trace_.fail(error); }
-
-    schema::Result<void> check_cancel() {
-        if (context_.cancelled()) return context_.cancellation_error();
-        return {};
-    }
-
-    schema::Result<void> steps() {
-        if (auto r = grounding(); !r) return r;
-        if (auto r = exploration(); !r) return r;
-        if (auto r = focus(); !r) return r;
-        return synthesis();
-    }
-
-    // ---- Grounding: concepts, then their embeddings (and the question's) -------------------
-    schema::Result<void> grounding() {
-        StepTimer timer;
-        auto extracted = calls_->llm("extract-concepts", {{"question", query_.query}});
-        if (!extracted) return extracted.error();
-        add_tokens(*extracted);
-        timer.add(*extracted);
-        concepts_ = concepts_of(*extracted);
-        if (concepts_.empty()) concepts_.push_back(query_.query);
-        if (auto sent = trace_.step(
-                trace_.run().grounding(),
-                [&] { return explain::grounding(trace_.run(), timer.info({}), concepts_); });
-            !sent) {
-            return sent;
-        }
-        return check_cancel();
+    // ---- Grounding: distinct concepts (the seeds come from them: with none, the question) ----
+    std::vector<std::string> concepts_in(const schema::LlmResponse& extracted) const override {
+        auto concepts = concepts_of(extracted, ConceptRepeats::kDrop);
+        if (concepts.empty()) concepts.push_back(query_.query);
+        return concepts;
     }
 
     // ---- Exploration: seeds per concept, one triples-batch per hop ---------------------------
-    schema::Result<void> exploration() {
+    schema::Result<void> exploration() override {
         StepTimer timer;
         std::vector<std::string> texts;
         for (const auto& c : concepts_) texts.push_back(concept_text(c));
@@ -245,16 +176,10 @@ private:
         for (const auto& s : seeds_) {
             if (s.entity.is_iri()) seed_uris.push_back(s.entity.as_iri().value);
         }
-        if (auto sent = trace_.step(trace_.run().exploration(),
-                                    [&] {
-                                        return explain::graph_exploration(
-                                            trace_.run(), timer.info(trace_.run().grounding()),
-                                            seed_uris, subgraph_.size());
-                                    });
-            !sent) {
-            return sent;
-        }
-        return check_cancel();
+        return send_step(trace_.run().exploration(), [&] {
+            return explain::graph_exploration(trace_.run(), timer.info(trace_.run().grounding()),
+                                              seed_uris, subgraph_.size());
+        });
     }
 
     // Breadth-first from the seeds over the default graph: each hop asks, in one request, for
@@ -352,7 +277,7 @@ private:
     }
 
     // ---- Focus: labels, pre-filter, LLM scoring, reasoning, sources ---------------------------
-    schema::Result<void> focus() {
+    schema::Result<void> focus() override {
         StepTimer timer;
         // Every distinct term of the subgraph, labelled in one request.
         std::vector<Term> terms;
@@ -391,8 +316,7 @@ private:
                                                           {"concepts", json_array(concepts_)},
                                                           {"edges", edges_json(shown)}});
             if (!scored) return scored.error();
-            add_tokens(*scored);
-            timer.add(*scored);
+            count_tokens(*scored, timer);
             const auto scores = scores_of(*scored);
             for (std::size_t i = 0; i < shown.size(); ++i) {
                 const auto it = scores.find(shown[i].id);
@@ -411,8 +335,7 @@ private:
             auto reasoned = calls_->llm("kg-edge-reasoning", {{"question", query_.query},
                                                               {"edges", edges_json(kept_view())}});
             if (!reasoned) return reasoned.error();
-            add_tokens(*reasoned);
-            timer.add(*reasoned);
+            count_tokens(*reasoned, timer);
             auto reasons = reasons_of(*reasoned);
             for (std::size_t i = 0; i < kept_.size(); ++i) {
                 if (auto it = reasons.find("e" + std::to_string(i + 1)); it != reasons.end()) {
@@ -429,16 +352,10 @@ private:
                 kept_[i].sources = std::move((*sources)[i]);
         }
 
-        if (auto sent = trace_.step(trace_.run().focus(),
-                                    [&] {
-                                        return explain::graph_focus(
-                                            trace_.run(), timer.info(trace_.run().exploration()),
-                                            selected_edges());
-                                    });
-            !sent) {
-            return sent;
-        }
-        return check_cancel();
+        return send_step(trace_.run().focus(), [&] {
+            return explain::graph_focus(trace_.run(), timer.info(trace_.run().exploration()),
+                                        selected_edges());
+        });
     }
 
     // Subgraph positions of the edges the LLM will score: all of them when they fit, else the
@@ -539,29 +456,12 @@ private:
     }
 
     // ---- Synthesis ------------------------------------------------------------------------------
-    schema::Result<void> synthesis() {
+    schema::Result<void> synthesis() override {
         StepTimer timer;
-        const auto view = kept_view();
-        const std::size_t count = kept_.size();
-        const auto known = [count](std::string_view id) {
-            const auto n = marker_number(id, "e");
-            return n && *n >= 1 && *n <= count;
-        };
-        auto synthesised = synthesise(context_, *calls_, "kg-synthesis",
-                                      {{"question", query_.query}, {"edges", edges_json(view)}},
-                                      query_.streaming, known, "e");
+        auto synthesised = synthesise_answer(
+            timer, "kg-synthesis", {{"question", query_.query}, {"edges", edges_json(kept_view())}},
+            query_.streaming, "e", kept_.size());
         if (!synthesised) return synthesised.error();
-        add_tokens(synthesised->response);
-        timer.add(synthesised->response);
-
-        std::vector<explain::Citation> citations;
-        for (const auto& c : synthesised->citations) {
-            explain::Citation citation{c.start, c.end, {}};
-            for (const auto& id : c.ids)
-                citation.supported_by.push_back(
-                    trace_.run().edge_selection(*marker_number(id, "e") - 1));
-            citations.push_back(std::move(citation));
-        }
         std::vector<std::string> sources;
         std::unordered_set<std::string> listed;
         for (const auto& k : kept_) {
@@ -569,41 +469,16 @@ private:
                 if (listed.insert(s.source).second) sources.push_back(s.source);
             }
         }
-        const auto synthesis_uri = trace_.run().synthesis();
-        if (auto sent = trace_.complete(
-                synthesis_uri,
-                [&] {
-                    return explain::synthesis(
-                        trace_.run(), timer.info(trace_.run().focus()),
-                        explain::StoredText{synthesised->answer, std::nullopt}, citations);
-                });
-            !sent) {
-            return sent;
-        }
-        if (auto replied = context_.reply(final_reply(
-                synthesised->answer, in_tokens_, out_tokens_, synthesised->response.model,
-                std::move(sources), synthesis_uri, trace_.session()));
-            !replied) {
-            return replied;
-        }
-        return {};
-    }
-
-    void add_tokens(const schema::LlmResponse& r) {
-        in_tokens_ += r.in_token;
-        out_tokens_ += r.out_token;
+        return finish(
+            timer, trace_.run().focus(), *synthesised, "e",
+            [&](std::size_t k) { return trace_.run().edge_selection(k); }, std::move(sources));
     }
 
     std::string collection_name() const {
         return query_.collection.empty() ? "default" : query_.collection;
     }
 
-    runtime::RequestContext& context_;
-    const RagConfig& config_;
-    RagTrace trace_;
     schema::GraphRagQuery query_;
-    std::optional<ServiceCalls> calls_;
-    std::vector<std::string> concepts_;
     std::vector<Seed> seeds_;
     std::vector<FoundEdge> subgraph_;
     std::unordered_map<std::string, std::uint32_t>
@@ -612,8 +487,6 @@ private:
     std::uint32_t named_concepts_ = 0;    // concepts whose best match names an entity
     std::vector<LabelledEdge> labelled_;  // parallel to subgraph_
     std::vector<KeptEdge> kept_;
-    std::uint64_t in_tokens_ = 0;
-    std::uint64_t out_tokens_ = 0;
 };
 
 }  // namespace

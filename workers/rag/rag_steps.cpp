@@ -1,0 +1,121 @@
+// The run both RAG chains share: Grounding, step sending, token counts and the end of the trace.
+#include "workers/rag/rag_steps.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <unordered_set>
+#include <utility>
+
+#include "schema/explain_builder.hpp"
+
+namespace glassbox::rag {
+
+namespace explain = schema::explain;
+
+std::vector<std::string> concepts_of(const schema::LlmResponse& response, ConceptRepeats repeats) {
+    std::vector<std::string> concepts;
+    if (!response.json || !response.json->is_object()) return concepts;
+    const auto list = response.json->find("concepts");
+    if (list == response.json->end() || !list->is_array()) return concepts;
+    std::unordered_set<std::string> seen;
+    for (const auto& item : *list) {
+        if (!item.is_string()) continue;
+        std::string text = item.get<std::string>();
+        const auto first = text.find_first_not_of(" \t\r\n");
+        if (first == std::string::npos) continue;
+        text = text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
+        if (repeats == ConceptRepeats::kDrop) {
+            std::string lower = text;
+            std::transform(lower.begin(), lower.end(), lower.begin(),
+                           [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+            if (!seen.insert(std::move(lower)).second) continue;
+        }
+        concepts.push_back(std::move(text));
+        if (concepts.size() == kMaxConcepts) break;
+    }
+    return concepts;
+}
+
+RagRun::RagRun(runtime::RequestContext& context, const RagConfig& config, std::string_view service)
+    : context_(context), config_(config), trace_(context, service, config.explain) {}
+
+schema::Result<void> RagRun::check_cancel() const {
+    if (context_.cancelled()) return context_.cancellation_error();
+    return {};
+}
+
+schema::Result<void> RagRun::send_step(const std::string& uri,
+                                       const std::function<RagTrace::Triples()>& build) {
+    if (auto sent = trace_.step(uri, build); !sent) return sent;
+    return check_cancel();
+}
+
+void RagRun::count_tokens(const schema::LlmResponse& response, StepTimer& timer) {
+    in_tokens_ += response.in_token;
+    out_tokens_ += response.out_token;
+    timer.add(response);
+}
+
+schema::Result<SynthesisResult> RagRun::synthesise_answer(
+    StepTimer& timer, std::string_view template_name, std::map<std::string, std::string> variables,
+    bool streaming, std::string_view id_prefix, std::size_t count) {
+    const auto known = [id_prefix, count](std::string_view id) {
+        const auto n = marker_number(id, id_prefix);
+        return n && *n >= 1 && *n <= count;
+    };
+    auto synthesised = synthesise(context_, *calls_, template_name, std::move(variables), streaming,
+                                  known, id_prefix);
+    if (synthesised) count_tokens(synthesised->response, timer);
+    return synthesised;
+}
+
+schema::Result<void> RagRun::finish(const StepTimer& timer, const std::string& previous,
+                                    const SynthesisResult& synthesised, std::string_view id_prefix,
+                                    const std::function<std::string(std::size_t)>& supporter,
+                                    std::vector<std::string> sources) {
+    std::vector<explain::Citation> citations;
+    for (const auto& c : synthesised.citations) {
+        explain::Citation citation{c.start, c.end, {}};
+        for (const auto& id : c.ids) {
+            citation.supported_by.push_back(supporter(*marker_number(id, id_prefix) - 1));
+        }
+        citations.push_back(std::move(citation));
+    }
+    const auto synthesis_uri = trace_.run().synthesis();
+    if (auto sent = trace_.complete(synthesis_uri,
+                                    [&] {
+                                        return explain::synthesis(
+                                            trace_.run(), timer.info(previous),
+                                            explain::StoredText{synthesised.answer, std::nullopt},
+                                            citations);
+                                    });
+        !sent) {
+        return sent;
+    }
+    return context_.reply(final_reply(synthesised.answer, in_tokens_, out_tokens_,
+                                      synthesised.response.model, std::move(sources), synthesis_uri,
+                                      trace_.session()));
+}
+
+void RagRun::run_steps(const std::string& question) {
+    if (auto done = steps(question); !done) trace_.fail(done.error());
+}
+
+schema::Result<void> RagRun::steps(const std::string& question) {
+    if (auto r = grounding(question); !r) return r;
+    if (auto r = exploration(); !r) return r;
+    if (auto r = focus(); !r) return r;
+    return synthesis();
+}
+
+schema::Result<void> RagRun::grounding(const std::string& question) {
+    StepTimer timer;
+    auto extracted = calls_->llm("extract-concepts", {{"question", question}});
+    if (!extracted) return extracted.error();
+    count_tokens(*extracted, timer);
+    concepts_ = concepts_in(*extracted);
+    return send_step(trace_.run().grounding(),
+                     [&] { return explain::grounding(trace_.run(), timer.info({}), concepts_); });
+}
+
+}  // namespace glassbox::rag

@@ -1,0 +1,113 @@
+// The run both RAG chains share: the request opened and resolved, Grounding on the question's
+// concepts, steps sent with a cancel check after each, tokens counted, and Synthesis ending it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schema/messages.hpp"
+#include "schema/result.hpp"
+#include "workers/rag/rag_answer.hpp"
+#include "workers/rag/rag_config.hpp"
+#include "workers/rag/rag_trace.hpp"
+#include "workers/rag/service_calls.hpp"
+#include "workers/runtime/request_context.hpp"
+
+namespace glassbox::rag {
+
+// Concepts the LLM may give (the extract-concepts template promises at most 10).
+inline constexpr std::size_t kMaxConcepts = 10;
+
+// Whether concepts that differ only in case are kept more than once.
+enum class ConceptRepeats { kKeep, kDrop };
+
+// The concepts of an extract-concepts reply: its strings, trimmed, non-empty, at most
+// kMaxConcepts (counted after repeats are dropped).
+std::vector<std::string> concepts_of(const schema::LlmResponse& response, ConceptRepeats repeats);
+
+// One run of a RAG chain on one request: Question → Grounding → Exploration → Focus →
+// Synthesis, the trace ended with the first error. A chain supplies how it reads the concepts
+// and its own Exploration, Focus and Synthesis.
+class RagRun {
+public:
+    RagRun(const RagRun&) = delete;
+    RagRun& operator=(const RagRun&) = delete;
+    virtual ~RagRun() = default;
+
+protected:
+    RagRun(runtime::RequestContext& context, const RagConfig& config, std::string_view service);
+
+    // Decodes the body into `query` (the chain's member its steps read), opens the trace,
+    // resolves the query's defaults and bounds, then runs the steps. A request that fails its
+    // checks is traced too, with what its body holds of the question.
+    template <typename Query>
+    void run_request(Query& query, schema::Result<Query> (*resolve)(const Query& query,
+                                                                    const RagConfig& config)) {
+        const nlohmann::json& body = context_.body();
+        auto decoded = decode_request<Query>(body);
+        std::optional<std::string> parent;
+        if (decoded && decoded->parent_uri && !decoded->parent_uri->empty()) {
+            parent = decoded->parent_uri;
+        }
+        if (auto opened = trace_.open(decoded ? decoded->query : query_of(body),
+                                      config_.trace_question_chars, parent);
+            !opened) {
+            return trace_.fail(opened.error());
+        }
+        if (!decoded) return trace_.fail(decoded.error());
+        auto resolved = resolve(*decoded, config_);
+        if (!resolved) return trace_.fail(resolved.error());
+        query = std::move(resolved).value();
+        calls_.emplace(context_, config_, query.collection);
+        run_steps(query.query);
+    }
+
+    // The concepts the chain takes from the extract-concepts reply.
+    virtual std::vector<std::string> concepts_in(const schema::LlmResponse& extracted) const = 0;
+    virtual schema::Result<void> exploration() = 0;
+    virtual schema::Result<void> focus() = 0;
+    virtual schema::Result<void> synthesis() = 0;
+
+    schema::Result<void> check_cancel() const;
+    // Sends one step, then checks for cancel (the next step would be wasted work).
+    schema::Result<void> send_step(const std::string& uri,
+                                   const std::function<RagTrace::Triples()>& build);
+    // An LLM reply's tokens, in the run's totals and in its step's.
+    void count_tokens(const schema::LlmResponse& response, StepTimer& timer);
+
+    // The synthesis template (streamed when the query asks), its tokens counted; the markers
+    // it may cite are `id_prefix` 1..`count`.
+    schema::Result<SynthesisResult> synthesise_answer(StepTimer& timer,
+                                                      std::string_view template_name,
+                                                      std::map<std::string, std::string> variables,
+                                                      bool streaming, std::string_view id_prefix,
+                                                      std::size_t count);
+    // Ends the trace with Synthesis (derived from `previous`; marker `id_prefix`k is supported
+    // by `supporter(k - 1)`) and sends the FINAL reply naming `sources`.
+    schema::Result<void> finish(const StepTimer& timer, const std::string& previous,
+                                const SynthesisResult& synthesised, std::string_view id_prefix,
+                                const std::function<std::string(std::size_t)>& supporter,
+                                std::vector<std::string> sources);
+
+    runtime::RequestContext& context_;
+    const RagConfig& config_;
+    RagTrace trace_;
+    std::optional<ServiceCalls> calls_;  // set once the query is resolved
+    std::vector<std::string> concepts_;
+
+private:
+    void run_steps(const std::string& question);
+    schema::Result<void> steps(const std::string& question);
+    schema::Result<void> grounding(const std::string& question);
+
+    std::uint64_t in_tokens_ = 0;
+    std::uint64_t out_tokens_ = 0;
+};
+
+}  // namespace glassbox::rag
