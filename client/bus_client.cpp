@@ -60,7 +60,7 @@ nlohmann::json Reply::to_json() const {
     return out;
 }
 
-Result<Reply> decode_reply(const Frames& frames) {
+Result<Reply> decode_reply(Frames frames, bool parse_body) {
     if (frames.size() < 4) return protocol_error("GBC01 reply with fewer than 4 frames");
     if (frames.size() > protocol::kMaxFrames) return protocol_error("GBC01 reply with too many frames");
     if (!frames[0].empty()) return protocol_error("GBC01 reply without an empty delimiter");
@@ -71,10 +71,14 @@ Result<Reply> decode_reply(const Frames& frames) {
     Reply reply;
     reply.request_id = frames[3];
     const char command = frames[2][0];
-    auto parse_body = [](const std::string& text) -> Result<nlohmann::json> {
-        auto value = nlohmann::json::parse(text, nullptr, false);
-        if (value.is_discarded()) return make_error(ErrorType::kInvalidJson, "reply body is not valid JSON");
-        return value;
+    auto take_body = [&reply, parse_body](std::string& text) -> Result<void> {
+        if (parse_body) {
+            auto value = nlohmann::json::parse(text, nullptr, false);
+            if (value.is_discarded()) return make_error(ErrorType::kInvalidJson, "reply body is not valid JSON");
+            reply.body = std::move(value);
+        }
+        reply.text = std::move(text);
+        return {};
     };
     switch (command) {
         case protocol::client_cmd::kPartial: {
@@ -86,17 +90,13 @@ Result<Reply> decode_reply(const Frames& frames) {
             } else {
                 return protocol_error("PARTIAL kind is neither data nor explain");
             }
-            auto body = parse_body(frames[5]);
-            if (!body) return std::move(body).error();
-            reply.body = std::move(body).value();
+            if (auto body = take_body(frames[5]); !body) return std::move(body).error();
             break;
         }
         case protocol::client_cmd::kFinal: {
             if (frames.size() != 5) return protocol_error("FINAL must have 5 frames");
-            auto body = parse_body(frames[4]);
-            if (!body) return std::move(body).error();
+            if (auto body = take_body(frames[4]); !body) return std::move(body).error();
             reply.kind = ReplyKind::kFinal;
-            reply.body = std::move(body).value();
             break;
         }
         case protocol::client_cmd::kError: {
@@ -198,7 +198,7 @@ void BusClient::abandon(const RequestId& id) {
 
 void BusClient::read_available() {
     while (auto frames = try_receive_frames(socket_)) {
-        auto decoded = decode_reply(*frames);
+        auto decoded = decode_reply(std::move(*frames), config_.parse_bodies);
         if (!decoded) {
             schema::component_logger("client")->warn("event=bad_reply error=\"{}\"", decoded.error().describe());
             continue;

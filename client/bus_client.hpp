@@ -30,7 +30,8 @@ std::string_view to_string(ReplyKind kind) noexcept;
 struct Reply {
     RequestId request_id;
     ReplyKind kind = ReplyKind::kFinal;
-    nlohmann::json body;                 // data, explain and final; null for kError
+    nlohmann::json body;                 // data, explain and final; null for kError and when not parsed
+    std::string text;                    // the body as received (data, explain and final)
     std::optional<schema::Error> error;  // set exactly when kind == kError
 
     bool terminal() const noexcept { return kind == ReplyKind::kFinal || kind == ReplyKind::kError; }
@@ -41,7 +42,9 @@ struct Reply {
 // Decodes one message a broker sent to a GBC01 DEALER: [empty]["GBC01"][cmd][request-id]...
 // Every frame is checked; a malformed message is a ProtocolError, a body that is not JSON an
 // InvalidJson. An ERROR with an empty request id (§4.3) decodes with an empty request_id.
-schema::Result<Reply> decode_reply(const Frames& frames);
+// With `parse_body` false the body is kept as text only (its JSON unchecked), for readers that
+// decode it themselves without a JSON tree (schema/json_fast.hpp).
+schema::Result<Reply> decode_reply(Frames frames, bool parse_body = true);
 
 // Encodes the client commands of §4.1 (exposed for tests and for fake brokers).
 Frames encode_request(std::string_view service, std::string_view request_id,
@@ -63,6 +66,9 @@ struct BusClientConfig {
     int receive_hwm = 100'000;
     // Request ids are "<prefix>-<n>"; empty: a random prefix, so ids differ across restarts.
     std::string request_id_prefix;
+    // Parse every data, explain and final body into Reply::body. Off: Reply::text only, for a
+    // caller that decodes what it needs itself (a worker's calls, RequestContext::call).
+    bool parse_bodies = true;
 };
 
 // One DEALER connection to the broker, any number of requests in flight on it. Not

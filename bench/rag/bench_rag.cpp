@@ -51,6 +51,7 @@
 #include <nlohmann/json.hpp>
 
 #include "client/bus_client.hpp"
+#include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
 #include "schema/vocabulary.hpp"
 #include "tests/integration/process.hpp"
@@ -419,12 +420,16 @@ public:
         glassbox::client::BusClientConfig config;
         config.endpoint = endpoint_;
         client_ = std::make_unique<glassbox::client::BusClient>(config);
+        // The measured queries: bodies kept as text and decoded by the typed readers, as an
+        // application that wants the explain messages' triples would.
+        config.parse_bodies = false;
+        query_client_ = std::make_unique<glassbox::client::BusClient>(config);
         for (const auto* service : {"trace", "embeddings", "store", "llm", "graph-rag", kNoExplainService.c_str()}) {
             if (collector_ || std::string(service) != "trace") wait_for_service(service);
         }
     }
 
-    glassbox::client::BusClient& client() { return *client_; }
+    glassbox::client::BusClient& query_client() { return *query_client_; }
 
     json call(const std::string& service, const json& body, milliseconds deadline = milliseconds{60'000}) {
         auto replies = client_->call(service, body, deadline);
@@ -518,6 +523,7 @@ private:
     std::string endpoint_;
     std::vector<std::unique_ptr<ChildProcess>> children_;
     std::unique_ptr<glassbox::client::BusClient> client_;
+    std::unique_ptr<glassbox::client::BusClient> query_client_;
 };
 
 // ---- one query -------------------------------------------------------------------------------
@@ -545,10 +551,7 @@ struct QueryResult {
     bool empty_answer = true;
 };
 
-std::string iri_of(const json& term) {
-    if (term.is_object() && term.contains("i") && term["i"].is_string()) return term["i"].get<std::string>();
-    return {};
-}
+std::string iri_of(const schema::Term& term) { return term.is_iri() ? term.as_iri().value : std::string{}; }
 
 QueryResult run_query(glassbox::client::BusClient& client, const std::string& service, const std::string& collection,
                       const Question& q) {
@@ -563,7 +566,7 @@ QueryResult run_query(glassbox::client::BusClient& client, const std::string& se
         out.error = sent.error().message;
         return out;
     }
-    std::vector<json> explains;
+    std::vector<schema::ExplainMessage> explains;
     while (true) {
         auto reply = client.next(*sent, milliseconds{70'000});
         if (!reply) {
@@ -571,7 +574,12 @@ QueryResult run_query(glassbox::client::BusClient& client, const std::string& se
             return out;
         }
         if (reply->kind == glassbox::client::ReplyKind::kExplain) {
-            explains.push_back(std::move(reply->body));
+            auto message = schema::decode_text<schema::ExplainMessage>(reply->text);
+            if (!message) {
+                out.error = "explain message: " + message.error().message;
+                return out;
+            }
+            explains.push_back(std::move(message).value());
             continue;
         }
         if (reply->kind == glassbox::client::ReplyKind::kError) {
@@ -580,39 +588,43 @@ QueryResult run_query(glassbox::client::BusClient& client, const std::string& se
             return out;
         }
         if (reply->kind == glassbox::client::ReplyKind::kFinal) {
+            auto response = schema::decode_text<schema::RagResponse>(reply->text);
             out.ms = ms_since(start);
             out.client_cpu_ms = process_cpu_ms() - cpu_start;
+            if (!response) {
+                out.error = "final reply: " + response.error().message;
+                return out;
+            }
             out.ok = true;
-            out.empty_answer = reply->body.value("response", std::string{}).empty();
+            out.empty_answer = response->response.empty();
             break;
         }
     }
     // Everything below happens after the clock stopped.
     out.explain_messages = explains.size();
     std::map<std::string, std::pair<std::string, std::string>> edges;  // selection -> (subject, object)
+    const auto number = [](const schema::Term& o) {
+        return o.is_literal() ? std::strtod(o.as_literal().value.c_str(), nullptr) : 0.0;
+    };
     for (const auto& m : explains) {
-        const auto& triples = m.value("explain_triples", json::array());
-        out.explain_triples += triples.size();
-        for (const auto& t : triples) {
-            const std::string s = iri_of(t.value("s", json()));
-            const std::string p = iri_of(t.value("p", json()));
+        out.explain_triples += m.explain_triples.size();
+        for (const auto& t : m.explain_triples) {
+            const std::string s = iri_of(t.s);
+            const std::string p = iri_of(t.p);
             if (p == vocab::kDurationMs) {
                 const auto colon = s.rfind(':');
                 const std::string step = colon == std::string::npos ? s : s.substr(colon + 1);
-                const auto& o = t.value("o", json());
-                if (std::find(kSteps.begin(), kSteps.end(), step) != kSteps.end() && o.contains("v")) {
-                    const auto& v = o["v"];
-                    out.step_ms[step] = v.is_string() ? std::strtod(v.get<std::string>().c_str(), nullptr) : v.get<double>();
+                if (std::find(kSteps.begin(), kSteps.end(), step) != kSteps.end() && t.o.is_literal()) {
+                    out.step_ms[step] = number(t.o);
                 }
             } else if (p == vocab::kEdgeCount && s.size() > 12 && s.ends_with(":exploration")) {
-                const auto& v = t.value("o", json()).value("v", json());
-                out.subgraph_edges = v.is_string() ? std::strtod(v.get<std::string>().c_str(), nullptr) : 0.0;
+                out.subgraph_edges = number(t.o);
             } else if (p == vocab::kSeedEntity) {
                 ++out.seeds;
             } else if (p == vocab::kRdfSubject) {
-                edges[s].first = iri_of(t.value("o", json()));
+                edges[s].first = iri_of(t.o);
             } else if (p == vocab::kRdfObject) {
-                edges[s].second = iri_of(t.value("o", json()));
+                edges[s].second = iri_of(t.o);
             }
         }
     }
@@ -671,7 +683,7 @@ SizeFigures bench_size(Pipeline& pipeline, const Options& o, std::size_t target)
     }
     f.quads = pipeline.quads(collection).value_or(0);
 
-    auto& client = pipeline.client();
+    auto& client = pipeline.query_client();
     for (std::size_t i = 0; i < o.warmup; ++i) {
         (void)run_query(client, "graph-rag", collection, questions[i]);
         (void)run_query(client, kNoExplainService, collection, questions[i]);

@@ -3,6 +3,7 @@
 
 #include <chrono>
 
+#include "schema/json_fast.hpp"
 #include "schema/log.hpp"
 
 namespace glassbox::rag {
@@ -21,9 +22,9 @@ schema::Error bad_reply(std::string_view service, const schema::Error& why) {
 
 schema::Result<runtime::CallResult> ServiceCalls::timed_call(
     const std::string& service, std::string_view what, const nlohmann::json& body,
-    const std::function<void(const client::Reply&)>& on_reply) {
+    const std::function<void(const client::Reply&)>& on_reply, runtime::FinalBody final_body) {
     const auto started = std::chrono::steady_clock::now();
-    auto result = context_.call(service, body, config_.call_timeout, on_reply);
+    auto result = context_.call(service, body, config_.call_timeout, on_reply, final_body);
     const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
     schema::component_logger("rag")->debug("event=call request_id={} service={} what={} us={} ok={}",
                                            context_.meta().request_id, service, what, us.count(), result.ok());
@@ -69,28 +70,28 @@ schema::Result<std::vector<std::vector<double>>> ServiceCalls::embed(const std::
     return std::move(response->vectors);
 }
 
-schema::Result<json> ServiceCalls::store(std::string_view op, json body) {
+schema::Result<runtime::CallResult> ServiceCalls::store(std::string_view op, json body, runtime::FinalBody final_body) {
     body["op"] = op;
     body["collection"] = collection_;
-    auto called = timed_call(config_.store_service, op, body);
-    if (!called) return std::move(called).error();
-    return std::move(called->final);
+    return timed_call(config_.store_service, op, body, {}, final_body);
 }
 
 schema::Result<std::vector<schema::EntityMatch>> ServiceCalls::entities(const std::vector<double>& vector,
                                                                         std::uint32_t limit) {
     auto reply = store("entities", schema::encode(schema::GraphEmbeddingsQuery{{vector}, limit, collection_}));
     if (!reply) return std::move(reply).error();
-    auto decoded = schema::decode<schema::GraphEmbeddingsResponse>(*reply);
+    auto decoded = schema::decode<schema::GraphEmbeddingsResponse>(reply->final);
     if (!decoded) return bad_reply(config_.store_service, decoded.error());
     return std::move(decoded->entities);
 }
 
 schema::Result<std::vector<std::vector<schema::Triple>>> ServiceCalls::triples_batch(
     const std::vector<schema::TriplePattern>& patterns, std::uint32_t limit) {
-    auto reply = store("triples-batch", schema::encode(schema::TriplesQueryBatch{patterns, limit, collection_}));
+    // The largest replies of a query: decoded from their text without a JSON tree.
+    auto reply = store("triples-batch", schema::encode(schema::TriplesQueryBatch{patterns, limit, collection_}),
+                       runtime::FinalBody::kTextOnly);
     if (!reply) return std::move(reply).error();
-    auto decoded = schema::decode<schema::TriplesBatchResponse>(*reply);
+    auto decoded = schema::decode_text<schema::TriplesBatchResponse>(reply->final_text);
     if (!decoded) return bad_reply(config_.store_service, decoded.error());
     if (decoded->results.size() != patterns.size()) {
         return make_error(ErrorType::kUpstreamError, "store answered " + std::to_string(decoded->results.size()) +
@@ -103,7 +104,7 @@ schema::Result<std::vector<std::string>> ServiceCalls::labels(const std::vector<
     if (terms.empty()) return std::vector<std::string>{};
     auto reply = store("labels", schema::encode(schema::LabelsRequest{collection_, terms}));
     if (!reply) return std::move(reply).error();
-    auto decoded = schema::decode<schema::LabelsResponse>(*reply);
+    auto decoded = schema::decode<schema::LabelsResponse>(reply->final);
     if (!decoded) return bad_reply(config_.store_service, decoded.error());
     if (decoded->labels.size() != terms.size()) {
         return make_error(ErrorType::kUpstreamError, "store answered " + std::to_string(decoded->labels.size()) +
@@ -117,7 +118,7 @@ schema::Result<std::vector<std::vector<schema::FactSource>>> ServiceCalls::fact_
     if (triples.empty()) return std::vector<std::vector<schema::FactSource>>{};
     auto reply = store("fact-sources", schema::encode(schema::FactSourcesRequest{collection_, triples}));
     if (!reply) return std::move(reply).error();
-    auto decoded = schema::decode<schema::FactSourcesResponse>(*reply);
+    auto decoded = schema::decode<schema::FactSourcesResponse>(reply->final);
     if (!decoded) return bad_reply(config_.store_service, decoded.error());
     if (decoded->sources.size() != triples.size()) {
         return make_error(ErrorType::kUpstreamError, "store answered " + std::to_string(decoded->sources.size()) +
@@ -130,7 +131,7 @@ schema::Result<std::vector<schema::ChunkMatch>> ServiceCalls::chunks_vector(cons
                                                                             std::uint32_t limit) {
     auto reply = store("chunks-vector", schema::encode(schema::DocumentEmbeddingsQuery{{vector}, limit, collection_}));
     if (!reply) return std::move(reply).error();
-    auto decoded = schema::decode<schema::ChunkMatchResponse>(*reply);
+    auto decoded = schema::decode<schema::ChunkMatchResponse>(reply->final);
     if (!decoded) return bad_reply(config_.store_service, decoded.error());
     return std::move(decoded->chunks);
 }
@@ -139,7 +140,7 @@ schema::Result<std::vector<schema::ChunkMatch>> ServiceCalls::chunks_keyword(con
                                                                              std::uint32_t limit) {
     auto reply = store("chunks-keyword", schema::encode(schema::ChunkKeywordQuery{query, limit, collection_}));
     if (!reply) return std::move(reply).error();
-    auto decoded = schema::decode<schema::ChunkMatchResponse>(*reply);
+    auto decoded = schema::decode<schema::ChunkMatchResponse>(reply->final);
     if (!decoded) return bad_reply(config_.store_service, decoded.error());
     return std::move(decoded->chunks);
 }
@@ -148,7 +149,7 @@ schema::Result<std::vector<schema::Chunk>> ServiceCalls::chunks_fetch(const std:
     if (chunk_ids.empty()) return std::vector<schema::Chunk>{};
     auto reply = store("chunks-fetch", schema::encode(schema::ChunkFetchRequest{chunk_ids, collection_}));
     if (!reply) return std::move(reply).error();
-    auto decoded = schema::decode<schema::ChunkFetchResponse>(*reply);
+    auto decoded = schema::decode<schema::ChunkFetchResponse>(reply->final);
     if (!decoded) return bad_reply(config_.store_service, decoded.error());
     return std::move(decoded->chunks);
 }

@@ -40,11 +40,14 @@ public:
     schema::Result<std::vector<schema::Chunk>> chunks_fetch(const std::vector<std::string>& chunk_ids);
 
 private:
-    schema::Result<nlohmann::json> store(std::string_view op, nlohmann::json body);
+    // A store operation's FINAL: as a JSON tree, or (kTextOnly) in CallResult::final_text.
+    schema::Result<runtime::CallResult> store(std::string_view op, nlohmann::json body,
+                                              runtime::FinalBody final_body = runtime::FinalBody::kJson);
     // context.call with the call's time logged at debug level (component "rag").
     schema::Result<runtime::CallResult> timed_call(const std::string& service, std::string_view what,
                                                    const nlohmann::json& body,
-                                                   const std::function<void(const client::Reply&)>& on_reply = {});
+                                                   const std::function<void(const client::Reply&)>& on_reply = {},
+                                                   runtime::FinalBody final_body = runtime::FinalBody::kJson);
 
     runtime::RequestContext& context_;
     const RagConfig& config_;

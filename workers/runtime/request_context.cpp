@@ -5,6 +5,7 @@
 
 #include "client/frame_io.hpp"
 #include "schema/explain_builder.hpp"
+#include "schema/json_fast.hpp"
 #include "schema/log.hpp"
 #include "schema/messages.hpp"
 #include "workers/runtime/detail/slot_channel.hpp"
@@ -74,8 +75,8 @@ std::string_view to_string(ExplainState state) noexcept {
     return schema::protocol::kStateError;
 }
 
-nlohmann::json build_explain_body(const ExplainStep& step, std::uint64_t seq, std::string_view service,
-                                  std::string_view worker) {
+std::string build_explain_body(const ExplainStep& step, std::uint64_t seq, std::string_view service,
+                               std::string_view worker) {
     schema::ExplainMessage message;
     message.session = step.session;
     message.seq = seq;
@@ -91,7 +92,7 @@ nlohmann::json build_explain_body(const ExplainStep& step, std::uint64_t seq, st
         case ExplainState::kError: message.trace_status = schema::TraceStatus::kError; break;
     }
     message.error = step.error;
-    return schema::encode(message);
+    return schema::encode_text(message);
 }
 
 RequestContext::RequestContext(RequestMeta meta, nlohmann::json body, std::string worker_id,
@@ -150,7 +151,7 @@ Result<std::uint64_t> RequestContext::send_explain(const ExplainStep& message) {
     const auto body = build_explain_body(message, seq, meta_.service, worker_id_);
     if (!client::send_frames(channel_, {std::string(1, detail::channel::kExplain), message.session,
                                         std::to_string(seq), std::string(to_string(message.state)),
-                                        dump(body)},
+                                        body},
                              true)) {
         return make_error(ErrorType::kInternal, "the worker's I/O loop is gone");
     }
@@ -209,6 +210,12 @@ Result<void> RequestContext::reply(const nlohmann::json& body) {
     return send_terminal(detail::channel::kReply, {dump(body)});
 }
 
+Result<void> RequestContext::reply_text(std::string body) {
+    if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
+    close_open_sessions(make_error(ErrorType::kInternal, "the service replied before ending its trace"));
+    return send_terminal(detail::channel::kReply, {std::move(body)});
+}
+
 Result<void> RequestContext::fail(const Error& error) {
     if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
     close_open_sessions(error);
@@ -221,7 +228,8 @@ void RequestContext::finish_if_open(const Error& error) {
 
 Result<CallResult> RequestContext::call(std::string_view service, const nlohmann::json& body,
                                         std::chrono::milliseconds deadline,
-                                        const std::function<void(const client::Reply&)>& on_reply) {
+                                        const std::function<void(const client::Reply&)>& on_reply,
+                                        FinalBody final_body) {
     const auto left = remaining();
     if (left.count() <= 0 || cancelled()) {
         return make_error(ErrorType::kDeadlineExceeded, "no time left to call " + std::string(service));
@@ -246,14 +254,27 @@ Result<CallResult> RequestContext::call(std::string_view service, const nlohmann
             }
             continue;
         }
+        if (reply->kind == client::ReplyKind::kError) return *reply->error;
+        // This thread's BusClient leaves bodies unparsed (parse_bodies off): parse what is used.
+        const bool parse = reply->kind != client::ReplyKind::kFinal || final_body == FinalBody::kJson;
+        if (parse && reply->body.is_null()) {
+            auto body = schema::parse_json(reply->text);
+            if (!body) {
+                bus.abandon(*id);
+                return make_error(ErrorType::kUpstreamError,
+                                  std::string(service) + " answered a body that is not JSON: " + body.error().message);
+            }
+            reply->body = std::move(body).value();
+        }
         if (on_reply) on_reply(*reply);
         switch (reply->kind) {
             case client::ReplyKind::kData: result.data.push_back(std::move(reply->body)); break;
             case client::ReplyKind::kExplain: result.explain.push_back(std::move(reply->body)); break;
             case client::ReplyKind::kFinal:
                 result.final = std::move(reply->body);
+                result.final_text = std::move(reply->text);
                 return result;
-            case client::ReplyKind::kError: return *reply->error;
+            case client::ReplyKind::kError: break;  // returned above
         }
     }
 }

@@ -52,15 +52,20 @@ struct ExplainStep {
 
 // The §8 body: message_type, session, seq, service, worker, parent_uri?, explain_id,
 // explain_graph, explain_triples, end_of_trace, trace_status, error?.
-nlohmann::json build_explain_body(const ExplainStep& step, std::uint64_t seq, std::string_view service,
-                                  std::string_view worker);
+std::string build_explain_body(const ExplainStep& step, std::uint64_t seq, std::string_view service,
+                               std::string_view worker);
 
 // What a call to another service returned: its stream, then its FINAL body.
 struct CallResult {
     std::vector<nlohmann::json> data;     // PARTIAL data bodies, in order
     std::vector<nlohmann::json> explain;  // PARTIAL explain bodies (already spooled by the broker)
-    nlohmann::json final;                 // the FINAL body
+    nlohmann::json final;                 // the FINAL body, unless the call asked for its text only
+    std::string final_text;               // the FINAL body as received
 };
+
+// How a call hands back its FINAL body: as a JSON tree, or as text only for a caller that
+// decodes it with schema/json_fast.hpp (large triple-carrying replies).
+enum class FinalBody { kJson, kTextOnly };
 
 // One request, handed to the handler on its own thread. Every request ends exactly once:
 // reply() or fail() by the handler, else the runtime answers ERROR Internal. Not thread-safe:
@@ -98,6 +103,8 @@ public:
                                                std::vector<schema::Triple> triples, ExplainState state);
     // Terminal FINAL.
     schema::Result<void> reply(const nlohmann::json& body);
+    // The same, with the body already written as JSON text (schema/json_fast.hpp encoders).
+    schema::Result<void> reply_text(std::string body);
     // Terminal ERROR with this type and message.
     schema::Result<void> fail(const schema::Error& error);
 
@@ -107,7 +114,8 @@ public:
     // this request is cancelled meanwhile, the call is cancelled too (Cancelled).
     schema::Result<CallResult> call(std::string_view service, const nlohmann::json& body,
                                     std::chrono::milliseconds deadline,
-                                    const std::function<void(const client::Reply&)>& on_reply = {});
+                                    const std::function<void(const client::Reply&)>& on_reply = {},
+                                    FinalBody final_body = FinalBody::kJson);
 
     // Runtime-internal: ends the request with `error` if the handler did not; closes its open
     // explain sessions first unless the broker does (cancel, deadline: §5.3).

@@ -118,6 +118,7 @@ private:
             bus_config.endpoint = config_.endpoint;
             bus_config.heartbeat = config_.heartbeat;
             bus_config.deadline_grace = config_.heartbeat;
+            bus_config.parse_bodies = false;  // RequestContext::call parses what its caller uses
             bus_ = std::make_unique<client::BusClient>(context_, bus_config);
         }
         return *bus_;

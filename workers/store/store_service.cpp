@@ -9,6 +9,7 @@
 
 #include "loader/rdf_reader.hpp"
 #include "schema/explain_builder.hpp"
+#include "schema/json_fast.hpp"
 #include "schema/log.hpp"
 #include "schema/messages.hpp"
 
@@ -90,8 +91,8 @@ public:
         const std::string op = op_field->get<std::string>();
         Result<json> reply = make_error(ErrorType::kInvalidRequest,
                                         "unknown op \"" + op + "\"; expected one of " + op_names());
+        if (op == kOpTriplesBatch) return reply_text(triples_batch(body));
         if (op == kOpTriples) reply = triples(body);
-        else if (op == kOpTriplesBatch) reply = triples_batch(body);
         else if (op == kOpEntities) reply = entities(body);
         else if (op == kOpChunksVector) reply = chunks_vector(body);
         else if (op == kOpChunksKeyword) reply = chunks_keyword(body);
@@ -117,6 +118,13 @@ private:
     }
 
     void fail(const Error& error) { (void)ctx_.fail(error); }
+
+    // A reply already in wire text (the hot query ops skip the JSON tree).
+    void reply_text(Result<std::string> reply) {
+        if (ctx_.finished()) return;
+        if (!reply) return fail(reply.error());
+        (void)ctx_.reply_text(std::move(reply).value());
+    }
 
     Result<KnowledgeBase*> base(const std::string& collection, bool create) {
         return bases_.get(collection, create);
@@ -151,15 +159,19 @@ private:
         return reply;
     }
 
-    Result<json> triples_batch(const json& body) {
+    Result<std::string> triples_batch(const json& body) {
         auto q = schema::decode<schema::TriplesQueryBatch>(body);
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
-        std::lock_guard lock((*kb)->mutex());
-        auto matched = (*kb)->graph().match_batch(q->patterns, q->limit);
-        if (!matched) return std::move(matched).error();
-        return schema::encode(schema::TriplesBatchResponse{std::move(matched).value()});
+        schema::TriplesBatchResponse reply;
+        {
+            std::lock_guard lock((*kb)->mutex());
+            auto matched = (*kb)->graph().match_batch(q->patterns, q->limit);
+            if (!matched) return std::move(matched).error();
+            reply.results = std::move(matched).value();
+        }
+        return schema::encode_text(reply);
     }
 
     Result<json> entities(const json& body) {

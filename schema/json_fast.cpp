@@ -1,0 +1,786 @@
+// Tree-free writers and single-pass readers for the triple-carrying messages; see the header
+// for how they are tied to the tree-based codecs.
+#include "schema/json_fast.hpp"
+
+#include <charconv>
+#include <cstdint>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "schema/utf8.hpp"
+
+namespace glassbox::schema {
+namespace {
+
+// ---- writing ------------------------------------------------------------------------------
+
+void append_uint(std::string& out, std::uint64_t value) {
+    char buffer[24];
+    const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+    out.append(buffer, end);
+}
+
+void append_bool(std::string& out, bool value) { out += value ? "true" : "false"; }
+
+void append_key(std::string& out, std::string_view key) {
+    // Keys are this file's own ASCII constants: no escaping needed.
+    out += '"';
+    out += key;
+    out += "\":";
+}
+
+void append_error(std::string& out, const Error& e) {
+    out += '{';
+    append_key(out, "message");
+    append_json_string(out, e.message);
+    out += ',';
+    append_key(out, "type");
+    append_json_string(out, to_string(e.type));
+    out += '}';
+}
+
+// ---- reading ------------------------------------------------------------------------------
+
+// The values nested deeper than this are left to the slow path (far below kMaxJsonDepth, so
+// nothing the fast path accepts is refused there for its depth).
+constexpr int kMaxSkipDepth = 64;
+
+// A cursor over JSON text. Every method returns false for "not the expected well-formed
+// shape", after which the caller gives the whole text to the tree-based decoder.
+class Reader {
+public:
+    explicit Reader(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
+
+    void ws() {
+        while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+    }
+    bool eat(char c) {
+        ws();
+        if (p_ < end_ && *p_ == c) {
+            ++p_;
+            return true;
+        }
+        return false;
+    }
+    bool at_end() {
+        ws();
+        return p_ == end_;
+    }
+
+    // `{` then a loop of keys: each call to next_key gives the next key, or false at `}` (done
+    // set) or on anything ill-formed (done unset).
+    bool open_object() { return eat('{'); }
+    bool next_key(std::string_view& key, bool& first, bool& done) {
+        done = false;
+        if (eat('}')) {
+            done = true;
+            return false;
+        }
+        if (!first && !eat(',')) return false;
+        first = false;
+        if (!raw_key(key)) return false;
+        return eat(':');
+    }
+
+    // `[` then elements: more() is true before each element, false at `]` (done set).
+    bool open_array() { return eat('['); }
+    bool more(bool& first, bool& done) {
+        done = false;
+        if (eat(']')) {
+            done = true;
+            return false;
+        }
+        if (!first && !eat(',')) return false;
+        first = false;
+        return true;
+    }
+
+    bool string(std::string& out) {
+        ws();
+        if (p_ == end_ || *p_ != '"') return false;
+        ++p_;
+        out.clear();
+        const char* run = p_;
+        // A multi-byte sequence never holds a quote, a backslash or a control byte, so the
+        // runs between them are checked for UTF-8 whole.
+        const auto take_run = [&]() {
+            const std::string_view text(run, p_ - run);
+            if (find_invalid_utf8(text)) return false;
+            out += text;
+            return true;
+        };
+        while (p_ < end_) {
+            const auto c = static_cast<unsigned char>(*p_);
+            if (c == '"') {
+                if (!take_run()) return false;
+                ++p_;
+                return true;
+            }
+            if (c == '\\') {
+                if (!take_run() || !escape(out)) return false;
+                run = p_;
+                continue;
+            }
+            if (c < 0x20) return false;
+            ++p_;
+        }
+        return false;
+    }
+
+    bool uint(std::uint64_t& out) {
+        ws();
+        const char* start = p_;
+        if (p_ == end_ || *p_ < '0' || *p_ > '9') return false;
+        if (*p_ == '0' && p_ + 1 < end_ && p_[1] >= '0' && p_[1] <= '9') return false;
+        const auto [next, ec] = std::from_chars(start, end_, out);
+        if (ec != std::errc{}) return false;
+        p_ = next;
+        // A fraction or exponent makes it a float in the tree decoder: not ours.
+        return p_ == end_ || (*p_ != '.' && *p_ != 'e' && *p_ != 'E');
+    }
+
+    bool boolean(bool& out) {
+        ws();
+        if (literal("true")) {
+            out = true;
+            return true;
+        }
+        if (literal("false")) {
+            out = false;
+            return true;
+        }
+        return false;
+    }
+
+    // Any well-formed value, checked as strictly as the tree parser checks it.
+    bool skip(int depth = 0) {
+        if (depth > kMaxSkipDepth) return false;
+        ws();
+        if (p_ == end_) return false;
+        switch (*p_) {
+            case '"': return string(scratch_);
+            case '{': {
+                ++p_;
+                bool first = true;
+                bool done = false;
+                std::string_view key;
+                while (next_key(key, first, done)) {
+                    if (!skip(depth + 1)) return false;
+                }
+                return done;
+            }
+            case '[': {
+                ++p_;
+                bool first = true;
+                bool done = false;
+                while (more(first, done)) {
+                    if (!skip(depth + 1)) return false;
+                }
+                return done;
+            }
+            case 't': return literal("true");
+            case 'f': return literal("false");
+            case 'n': return literal("null");
+            default: return number();
+        }
+    }
+
+private:
+    bool literal(std::string_view word) {
+        if (static_cast<std::size_t>(end_ - p_) < word.size() || std::string_view(p_, word.size()) != word) {
+            return false;
+        }
+        p_ += word.size();
+        return true;
+    }
+
+    // JSON's number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+    bool number() {
+        const auto digit = [this] { return p_ < end_ && *p_ >= '0' && *p_ <= '9'; };
+        if (p_ < end_ && *p_ == '-') ++p_;
+        if (!digit()) return false;
+        if (*p_ == '0') {
+            ++p_;
+        } else {
+            while (digit()) ++p_;
+        }
+        if (p_ < end_ && *p_ == '.') {
+            ++p_;
+            if (!digit()) return false;
+            while (digit()) ++p_;
+        }
+        if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+            ++p_;
+            if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+            if (!digit()) return false;
+            while (digit()) ++p_;
+        }
+        return true;
+    }
+
+    // Keys are plain ASCII on every message we decode; an escaped key goes to the slow path.
+    bool raw_key(std::string_view& key) {
+        ws();
+        if (p_ == end_ || *p_ != '"') return false;
+        const char* start = ++p_;
+        while (p_ < end_ && *p_ != '"') {
+            const auto c = static_cast<unsigned char>(*p_);
+            if (c == '\\' || c < 0x20 || c >= 0x80) return false;
+            ++p_;
+        }
+        if (p_ == end_) return false;
+        key = std::string_view(start, p_ - start);
+        ++p_;
+        return true;
+    }
+
+    static int hex(char c) {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    }
+
+    bool hex4(std::uint32_t& out) {
+        if (end_ - p_ < 4) return false;
+        out = 0;
+        for (int i = 0; i < 4; ++i) {
+            const int h = hex(p_[i]);
+            if (h < 0) return false;
+            out = (out << 4) | static_cast<std::uint32_t>(h);
+        }
+        p_ += 4;
+        return true;
+    }
+
+    // At a backslash: appends the escaped character; a lone surrogate is ill-formed.
+    bool escape(std::string& out) {
+        ++p_;
+        if (p_ == end_) return false;
+        const char c = *p_++;
+        switch (c) {
+            case '"': out += '"'; return true;
+            case '\\': out += '\\'; return true;
+            case '/': out += '/'; return true;
+            case 'b': out += '\b'; return true;
+            case 'f': out += '\f'; return true;
+            case 'n': out += '\n'; return true;
+            case 'r': out += '\r'; return true;
+            case 't': out += '\t'; return true;
+            case 'u': break;
+            default: return false;
+        }
+        std::uint32_t cp = 0;
+        if (!hex4(cp)) return false;
+        if (cp >= 0xDC00 && cp <= 0xDFFF) return false;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+            std::uint32_t low = 0;
+            if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return false;
+            p_ += 2;
+            if (!hex4(low) || low < 0xDC00 || low > 0xDFFF) return false;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+        }
+        if (cp < 0x80) {
+            out += static_cast<char>(cp);
+        } else if (cp < 0x800) {
+            out += static_cast<char>(0xC0 | (cp >> 6));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            out += static_cast<char>(0xE0 | (cp >> 12));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        } else {
+            out += static_cast<char>(0xF0 | (cp >> 18));
+            out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+        }
+        return true;
+    }
+
+    const char* p_;
+    const char* end_;
+    std::string scratch_;
+};
+
+// Marks `bit` seen; false when it was seen before (a duplicate key is the slow path's to judge).
+bool first_time(unsigned& seen, unsigned bit) {
+    if (seen & bit) return false;
+    seen |= bit;
+    return true;
+}
+
+bool read_triple(Reader& r, Triple& out, int depth);
+
+// A term in any key order. Exactly the slow decoder's rules for what it accepts: a "t" of
+// i/b/l/t with its value key; a literal normalised (xsd:string and rdf:langString with a
+// language dropped). Terms without "t", empty IRIs, a literal with both a datatype and a
+// language, and quoted triples nested too deep go to the slow path.
+bool read_term(Reader& r, Term& out, int depth) {
+    if (!r.open_object()) return false;
+    enum : unsigned { kT = 1, kI = 2, kD = 4, kV = 8, kDt = 16, kLn = 32, kTr = 64 };
+    unsigned seen = 0;
+    std::string kind;
+    std::string value;
+    std::string datatype;
+    std::string language;
+    std::optional<Triple> inner;
+    bool first = true;
+    bool done = false;
+    std::string_view key;
+    while (r.next_key(key, first, done)) {
+        bool ok = true;
+        if (key == "t") {
+            ok = first_time(seen, kT) && r.string(kind);
+        } else if (key == "i") {
+            ok = first_time(seen, kI) && r.string(value);
+        } else if (key == "v") {
+            ok = first_time(seen, kV) && r.string(value);
+        } else if (key == "d") {
+            ok = first_time(seen, kD) && r.string(value);
+        } else if (key == "dt") {
+            ok = first_time(seen, kDt) && r.string(datatype);
+        } else if (key == "ln") {
+            ok = first_time(seen, kLn) && r.string(language);
+        } else if (key == "tr") {
+            if (depth + 1 >= kMaxQuotedTripleDepth) return false;
+            inner.emplace();
+            ok = first_time(seen, kTr) && read_triple(r, *inner, depth + 1);
+        } else {
+            ok = r.skip();
+        }
+        if (!ok) return false;
+    }
+    if (!done || !(seen & kT)) return false;
+    // Each kind takes exactly one value key; another kind's value key would be ignored by the
+    // slow path, but it also shares `value` here, so it is left to that path.
+    const unsigned values = seen & (kI | kD | kV | kTr);
+    if (kind == "i") {
+        if (values != kI || value.empty()) return false;
+        out = Term(Iri{std::move(value)});
+        return true;
+    }
+    if (kind == "b") {
+        if (values != kD) return false;
+        out = Term(BlankNode{std::move(value)});
+        return true;
+    }
+    if (kind == "l") {
+        if (values != kV) return false;
+        if (datatype == kXsdString) datatype.clear();
+        if (!language.empty()) {
+            if (datatype == kRdfLangString) datatype.clear();
+            if (!datatype.empty()) return false;
+        }
+        out = Term(Literal{std::move(value), std::move(datatype), std::move(language)});
+        return true;
+    }
+    if (kind == "t") {
+        if (values != kTr) return false;
+        out = quoted(std::move(*inner));
+        return true;
+    }
+    return false;
+}
+
+bool read_triple(Reader& r, Triple& out, int depth) {
+    if (!r.open_object()) return false;
+    enum : unsigned { kS = 1, kP = 2, kO = 4, kG = 8 };
+    unsigned seen = 0;
+    std::string graph;
+    bool first = true;
+    bool done = false;
+    std::string_view key;
+    while (r.next_key(key, first, done)) {
+        bool ok = true;
+        if (key == "s") {
+            ok = first_time(seen, kS) && read_term(r, out.s, depth);
+        } else if (key == "p") {
+            ok = first_time(seen, kP) && read_term(r, out.p, depth);
+        } else if (key == "o") {
+            ok = first_time(seen, kO) && read_term(r, out.o, depth);
+        } else if (key == "g") {
+            ok = first_time(seen, kG) && r.string(graph);
+        } else {
+            ok = r.skip();
+        }
+        if (!ok) return false;
+    }
+    if (!done || (seen & (kS | kP | kO)) != (kS | kP | kO)) return false;
+    if (graph.empty()) {
+        out.graph.reset();
+    } else {
+        out.graph = std::move(graph);
+    }
+    return true;
+}
+
+bool read_triples(Reader& r, std::vector<Triple>& out) {
+    if (!r.open_array()) return false;
+    out.clear();
+    bool first = true;
+    bool done = false;
+    while (r.more(first, done)) {
+        out.emplace_back();
+        if (!read_triple(r, out.back(), 0)) return false;
+    }
+    return done;
+}
+
+bool read_strings(Reader& r, std::vector<std::string>& out) {
+    if (!r.open_array()) return false;
+    out.clear();
+    bool first = true;
+    bool done = false;
+    while (r.more(first, done)) {
+        out.emplace_back();
+        if (!r.string(out.back())) return false;
+    }
+    return done;
+}
+
+// Reads one top-level object with `field(key)` per key (false: leave it to the slow path),
+// then requires the end of the text.
+template <typename Field>
+bool read_message(std::string_view text, Field&& field) {
+    Reader r(text);
+    if (!r.open_object()) return false;
+    bool first = true;
+    bool done = false;
+    std::string_view key;
+    while (r.next_key(key, first, done)) {
+        if (!field(r, key)) return false;
+    }
+    return done && r.at_end();
+}
+
+template <typename T>
+Result<T> fast_or_slow(std::string_view text, std::optional<T>&& fast) {
+    if (fast) return std::move(*fast);
+    return decode_body<T>(text);
+}
+
+}  // namespace
+
+// ---- public writers -----------------------------------------------------------------------
+
+void append_json_string(std::string& out, std::string_view value) {
+    if (find_invalid_utf8(value)) {
+        // Rare: the tree writer's own replacement of ill-formed sequences, for identical bytes.
+        out += nlohmann::json(std::string(value)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        return;
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += '"';
+    std::size_t run = 0;
+    for (std::size_t i = 0; i < value.size(); ++i) {
+        const auto c = static_cast<unsigned char>(value[i]);
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        out.append(value.data() + run, i - run);
+        run = i + 1;
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\b': out += "\\b"; break;
+            case '\f': out += "\\f"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            default:
+                out += "\\u00";
+                out += kHex[c >> 4];
+                out += kHex[c & 0xF];
+        }
+    }
+    out.append(value.data() + run, value.size() - run);
+    out += '"';
+}
+
+// Keys in the sorted order of nlohmann's std::map objects, so the bytes match dump().
+void append_json(std::string& out, const Term& term) {
+    switch (term.kind()) {
+        case Term::Kind::kIri:
+            out += "{\"i\":";
+            append_json_string(out, term.as_iri().value);
+            out += ",\"t\":\"i\"}";
+            return;
+        case Term::Kind::kBlankNode:
+            out += "{\"d\":";
+            append_json_string(out, term.as_blank().id);
+            out += ",\"t\":\"b\"}";
+            return;
+        case Term::Kind::kLiteral: {
+            const auto& lit = term.as_literal();
+            out += '{';
+            if (!lit.datatype.empty()) {
+                out += "\"dt\":";
+                append_json_string(out, lit.datatype);
+                out += ',';
+            }
+            if (!lit.language.empty()) {
+                out += "\"ln\":";
+                append_json_string(out, lit.language);
+                out += ',';
+            }
+            out += "\"t\":\"l\",\"v\":";
+            append_json_string(out, lit.value);
+            out += '}';
+            return;
+        }
+        case Term::Kind::kTriple: {
+            const auto& t = term.as_triple();
+            out += "{\"t\":\"t\",\"tr\":{\"o\":";
+            append_json(out, t.o);
+            out += ",\"p\":";
+            append_json(out, t.p);
+            out += ",\"s\":";
+            append_json(out, t.s);
+            out += "}}";
+            return;
+        }
+    }
+}
+
+void append_json(std::string& out, const Triple& triple) {
+    out += '{';
+    if (triple.graph) {
+        out += "\"g\":";
+        append_json_string(out, *triple.graph);
+        out += ',';
+    }
+    out += "\"o\":";
+    append_json(out, triple.o);
+    out += ",\"p\":";
+    append_json(out, triple.p);
+    out += ",\"s\":";
+    append_json(out, triple.s);
+    out += '}';
+}
+
+void append_json(std::string& out, const std::vector<Triple>& triples) {
+    out += '[';
+    for (std::size_t i = 0; i < triples.size(); ++i) {
+        if (i) out += ',';
+        append_json(out, triples[i]);
+    }
+    out += ']';
+}
+
+std::string encode_text(const TriplesResponse& m) {
+    std::string out;
+    out.reserve(64 + m.triples.size() * 160);
+    out += "{\"triples\":";
+    append_json(out, m.triples);
+    out += '}';
+    return out;
+}
+
+std::string encode_text(const TriplesBatchResponse& m) {
+    std::size_t count = 0;
+    for (const auto& r : m.results) count += r.size();
+    std::string out;
+    out.reserve(64 + count * 160);
+    out += "{\"results\":[";
+    for (std::size_t i = 0; i < m.results.size(); ++i) {
+        if (i) out += ',';
+        append_json(out, m.results[i]);
+    }
+    out += "]}";
+    return out;
+}
+
+std::string encode_text(const ExplainMessage& m) {
+    std::string out;
+    out.reserve(256 + m.explain_triples.size() * 200);
+    out += '{';
+    append_key(out, "end_of_trace");
+    append_bool(out, m.end_of_trace);
+    if (m.error) {
+        out += ',';
+        append_key(out, "error");
+        append_error(out, *m.error);
+    }
+    out += ',';
+    append_key(out, "explain_graph");
+    append_json_string(out, m.explain_graph);
+    out += ',';
+    append_key(out, "explain_id");
+    append_json_string(out, m.explain_id);
+    out += ',';
+    append_key(out, "explain_triples");
+    append_json(out, m.explain_triples);
+    out += ',';
+    append_key(out, "message_type");
+    out += "\"explain\"";
+    if (m.parent_uri) {
+        out += ',';
+        append_key(out, "parent_uri");
+        append_json_string(out, *m.parent_uri);
+    }
+    out += ',';
+    append_key(out, "seq");
+    append_uint(out, m.seq);
+    out += ',';
+    append_key(out, "service");
+    append_json_string(out, m.service);
+    out += ',';
+    append_key(out, "session");
+    append_json_string(out, m.session);
+    out += ',';
+    append_key(out, "trace_status");
+    append_json_string(out, to_string(m.trace_status));
+    out += ',';
+    append_key(out, "worker");
+    append_json_string(out, m.worker);
+    out += '}';
+    return out;
+}
+
+std::string encode_text(const RagResponse& m) {
+    std::string out;
+    out.reserve(256 + m.response.size() + m.explain_triples.size() * 200);
+    out += '{';
+    append_key(out, "end_of_session");
+    append_bool(out, m.end_of_session);
+    out += ',';
+    append_key(out, "end_of_stream");
+    append_bool(out, m.end_of_stream);
+    if (m.error) {
+        out += ',';
+        append_key(out, "error");
+        append_error(out, *m.error);
+    }
+    out += ',';
+    append_key(out, "explain_graph");
+    append_json_string(out, m.explain_graph);
+    out += ',';
+    append_key(out, "explain_id");
+    append_json_string(out, m.explain_id);
+    out += ',';
+    append_key(out, "explain_triples");
+    append_json(out, m.explain_triples);
+    out += ',';
+    append_key(out, "in_token");
+    append_uint(out, m.in_token);
+    out += ',';
+    append_key(out, "message_type");
+    append_json_string(out, to_string(m.message_type));
+    out += ',';
+    append_key(out, "model");
+    append_json_string(out, m.model);
+    out += ',';
+    append_key(out, "out_token");
+    append_uint(out, m.out_token);
+    out += ',';
+    append_key(out, "response");
+    append_json_string(out, m.response);
+    out += ',';
+    append_key(out, "sources");
+    out += '[';
+    for (std::size_t i = 0; i < m.sources.size(); ++i) {
+        if (i) out += ',';
+        append_json_string(out, m.sources[i]);
+    }
+    out += "]}";
+    return out;
+}
+
+// ---- public readers -----------------------------------------------------------------------
+
+template <>
+Result<TriplesResponse> decode_text<TriplesResponse>(std::string_view text) {
+    std::optional<TriplesResponse> m(std::in_place);
+    bool seen = false;
+    const bool ok = read_message(text, [&](Reader& r, std::string_view key) {
+        if (key != "triples") return r.skip();
+        if (seen) return false;
+        seen = true;
+        return read_triples(r, m->triples);
+    });
+    if (!ok) m.reset();
+    return fast_or_slow(text, std::move(m));
+}
+
+template <>
+Result<TriplesBatchResponse> decode_text<TriplesBatchResponse>(std::string_view text) {
+    std::optional<TriplesBatchResponse> m(std::in_place);
+    bool seen = false;
+    const bool ok = read_message(text, [&](Reader& r, std::string_view key) {
+        if (key != "results") return r.skip();
+        if (seen || !r.open_array()) return false;
+        seen = true;
+        bool first = true;
+        bool done = false;
+        while (r.more(first, done)) {
+            m->results.emplace_back();
+            if (!read_triples(r, m->results.back())) return false;
+        }
+        return done;
+    });
+    if (!ok) m.reset();
+    return fast_or_slow(text, std::move(m));
+}
+
+template <>
+Result<ExplainMessage> decode_text<ExplainMessage>(std::string_view text) {
+    std::optional<ExplainMessage> m(std::in_place);
+    unsigned seen = 0;
+    std::string scratch;
+    const bool ok = read_message(text, [&](Reader& r, std::string_view key) {
+        // An "error" object, like any other unusual field, is decoded by the slow path.
+        if (key == "message_type") return first_time(seen, 1) && r.string(scratch) && scratch == "explain";
+        if (key == "session") return first_time(seen, 2) && r.string(m->session);
+        if (key == "seq") return first_time(seen, 4) && r.uint(m->seq);
+        if (key == "service") return first_time(seen, 8) && r.string(m->service);
+        if (key == "worker") return first_time(seen, 16) && r.string(m->worker);
+        if (key == "parent_uri") return first_time(seen, 32) && r.string(m->parent_uri.emplace());
+        if (key == "explain_id") return first_time(seen, 64) && r.string(m->explain_id);
+        if (key == "explain_graph") return first_time(seen, 128) && r.string(m->explain_graph);
+        if (key == "explain_triples") return first_time(seen, 256) && read_triples(r, m->explain_triples);
+        if (key == "end_of_trace") return first_time(seen, 512) && r.boolean(m->end_of_trace);
+        if (key == "trace_status") {
+            if (!first_time(seen, 1024) || !r.string(scratch)) return false;
+            const auto status = trace_status_from_string(scratch);
+            if (!status) return false;
+            m->trace_status = *status;
+            return true;
+        }
+        if (key == "error") return false;
+        return r.skip();
+    });
+    if (!ok) m.reset();
+    return fast_or_slow(text, std::move(m));
+}
+
+template <>
+Result<RagResponse> decode_text<RagResponse>(std::string_view text) {
+    std::optional<RagResponse> m(std::in_place);
+    unsigned seen = 0;
+    std::string scratch;
+    const bool ok = read_message(text, [&](Reader& r, std::string_view key) {
+        if (key == "message_type") {
+            if (!first_time(seen, 1) || !r.string(scratch)) return false;
+            if (scratch == "chunk") m->message_type = RagMessageType::kChunk;
+            else if (scratch == "explain") m->message_type = RagMessageType::kExplain;
+            else return false;  // "error" comes with an error object: the slow path's
+            return true;
+        }
+        if (key == "response") return first_time(seen, 2) && r.string(m->response);
+        if (key == "explain_id") return first_time(seen, 4) && r.string(m->explain_id);
+        if (key == "explain_graph") return first_time(seen, 8) && r.string(m->explain_graph);
+        if (key == "explain_triples") return first_time(seen, 16) && read_triples(r, m->explain_triples);
+        if (key == "end_of_stream") return first_time(seen, 32) && r.boolean(m->end_of_stream);
+        if (key == "end_of_session") return first_time(seen, 64) && r.boolean(m->end_of_session);
+        if (key == "in_token") return first_time(seen, 128) && r.uint(m->in_token);
+        if (key == "out_token") return first_time(seen, 256) && r.uint(m->out_token);
+        if (key == "model") return first_time(seen, 512) && r.string(m->model);
+        if (key == "sources") return first_time(seen, 1024) && read_strings(r, m->sources);
+        if (key == "error") return false;
+        return r.skip();
+    });
+    if (!ok) m.reset();
+    return fast_or_slow(text, std::move(m));
+}
+
+}  // namespace glassbox::schema

@@ -1,0 +1,51 @@
+// Tree-free JSON for the messages that carry many triples (store replies, explain messages).
+//
+// Building and walking a nlohmann::json tree costs an allocation per key and per value; for a
+// triples reply or an explain message of hundreds of triples that was the largest cost on the
+// query path. The writers here append the wire text directly; the readers decode it in one
+// pass into the message structs.
+//
+// Both sides are defined by the tree-based codecs in messages.hpp, not beside them:
+//  - encode_text(m) is byte for byte dump(encode(m)) (keys in the same sorted order, the same
+//    escapes, invalid UTF-8 replaced the same way);
+//  - decode_text<T>(text) gives exactly decode_body<T>(text): its single pass handles the
+//    well-formed shape the encoders write (keys in any order, unknown keys skipped), and any
+//    other input — a type mismatch, a duplicate key, a null, an escape it does not expect,
+//    invalid UTF-8 — is handed to decode_body<T>, so results and error messages are the slow
+//    path's own.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schema/messages.hpp"
+#include "schema/result.hpp"
+#include "schema/term.hpp"
+
+namespace glassbox::schema {
+
+// A JSON string token, quotes included, escaped as nlohmann's dump() does (ensure_ascii off).
+void append_json_string(std::string& out, std::string_view value);
+void append_json(std::string& out, const Term& term);
+void append_json(std::string& out, const Triple& triple);
+void append_json(std::string& out, const std::vector<Triple>& triples);
+
+std::string encode_text(const TriplesResponse& m);
+std::string encode_text(const TriplesBatchResponse& m);
+std::string encode_text(const ExplainMessage& m);
+std::string encode_text(const RagResponse& m);
+
+// Specialised for the four message types below; other T do not link.
+template <typename T>
+Result<T> decode_text(std::string_view text);
+template <>
+Result<TriplesResponse> decode_text<TriplesResponse>(std::string_view text);
+template <>
+Result<TriplesBatchResponse> decode_text<TriplesBatchResponse>(std::string_view text);
+template <>
+Result<ExplainMessage> decode_text<ExplainMessage>(std::string_view text);
+template <>
+Result<RagResponse> decode_text<RagResponse>(std::string_view text);
+
+}  // namespace glassbox::schema

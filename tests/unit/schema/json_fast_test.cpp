@@ -1,0 +1,261 @@
+// The tree-free codecs against the tree-based ones they stand in for: the same bytes out, the
+// same values and the same errors in, on valid, unusual and broken input alike.
+#include "schema/json_fast.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "schema/messages.hpp"
+#include "schema/vocabulary.hpp"
+
+namespace glassbox::schema {
+namespace {
+
+// Strings that exercise every escape, non-ASCII text, and ill-formed UTF-8.
+const std::vector<std::string>& tricky_strings() {
+    static const std::vector<std::string> strings{
+        "",
+        "plain",
+        "quote \" backslash \\ slash /",
+        "controls \b\f\n\r\t \x01\x1f end",
+        std::string("nul \0 inside", 12),
+        "del \x7f",
+        "日本語 — Ünïcödé 🚀",
+        "bad \xff byte",
+        "truncated \xe2\x82",
+        "overlong \xc0\xaf",
+        "surrogate \xed\xa0\x80",
+    };
+    return strings;
+}
+
+Triple sample_triple(std::size_t i) {
+    const auto& s = tricky_strings();
+    const std::string text = s[i % s.size()];
+    switch (i % 6) {
+        case 0: return make_triple(iri("urn:s" + std::to_string(i)), iri("urn:p"), literal(text));
+        case 1: return make_triple(blank("b" + std::to_string(i)), iri("urn:p"), lang_literal(text, "en-GB"));
+        case 2: return make_triple(iri("urn:s"), iri("urn:p"), xsd_integer(static_cast<std::int64_t>(i)), "urn:g");
+        case 3:
+            return make_triple(quoted(make_triple(iri("urn:a"), iri("urn:b"), literal(text))), iri("urn:q"),
+                               xsd_double(0.25), std::string(vocab::kRetrievalGraph));
+        case 4: return make_triple(iri("urn:x:" + text), iri("urn:p"), iri("urn:o"));
+        default: return make_triple(iri("urn:s"), iri("urn:p"), typed_literal(text, "urn:dt:custom"));
+    }
+}
+
+std::vector<Triple> sample_triples(std::size_t n, std::size_t offset = 0) {
+    std::vector<Triple> out;
+    for (std::size_t i = 0; i < n; ++i) out.push_back(sample_triple(i + offset));
+    return out;
+}
+
+ExplainMessage sample_explain(std::size_t variant) {
+    ExplainMessage m;
+    m.session = "urn:trustgraph:question:" + std::to_string(variant);
+    m.seq = 7 + variant;
+    m.service = "graph-rag";
+    m.worker = "w-1";
+    m.explain_id = "urn:step:" + std::to_string(variant);
+    m.explain_triples = sample_triples(3 + variant * 5, variant);
+    if (variant % 2) m.parent_uri = "urn:parent";
+    if (variant % 3 == 1) {
+        m.end_of_trace = true;
+        m.trace_status = TraceStatus::kComplete;
+    }
+    if (variant % 3 == 2) {
+        m.end_of_trace = true;
+        m.trace_status = TraceStatus::kError;
+        m.error = make_error(ErrorType::kUpstreamError, "store \"down\"\n");
+    }
+    return m;
+}
+
+RagResponse sample_rag(std::size_t variant) {
+    RagResponse m;
+    m.message_type = variant % 3 == 0 ? RagMessageType::kChunk
+                     : variant % 3 == 1 ? RagMessageType::kExplain
+                                        : RagMessageType::kError;
+    m.response = tricky_strings()[variant % tricky_strings().size()];
+    m.explain_id = "urn:e";
+    m.explain_triples = sample_triples(variant * 3, variant);
+    m.end_of_stream = variant % 2 == 0;
+    m.end_of_session = variant % 4 == 0;
+    m.in_token = variant * 1000;
+    m.out_token = 18446744073709551615ULL - variant;
+    m.model = "glassbox-extractive-v1";
+    m.sources = {"urn:doc:1", tricky_strings()[(variant + 3) % tricky_strings().size()]};
+    if (m.message_type == RagMessageType::kError) m.error = make_error(ErrorType::kDecodeError, "bad");
+    return m;
+}
+
+// decode_text must agree with decode_body on everything: success and value, or the error.
+template <typename T>
+void expect_same_decode(std::string_view text) {
+    const auto fast = decode_text<T>(text);
+    const auto slow = decode_body<T>(text);
+    ASSERT_EQ(fast.ok(), slow.ok()) << "input: " << text;
+    if (slow.ok()) {
+        EXPECT_EQ(fast.value(), slow.value()) << "input: " << text;
+    } else {
+        EXPECT_EQ(fast.error(), slow.error()) << "input: " << text;
+    }
+}
+
+TEST(JsonFast, StringsAreEscapedAsDumpEscapesThem) {
+    for (const auto& s : tricky_strings()) {
+        std::string out;
+        append_json_string(out, s);
+        EXPECT_EQ(out, dump(nlohmann::json(s))) << s;
+    }
+}
+
+TEST(JsonFast, EncodersWriteTheTreeEncodersBytes) {
+    for (std::size_t v = 0; v < 8; ++v) {
+        const auto triples = sample_triples(40, v);
+        EXPECT_EQ(encode_text(TriplesResponse{triples}), dump(encode(TriplesResponse{triples})));
+        const TriplesBatchResponse batch{{triples, {}, sample_triples(v, 3)}};
+        EXPECT_EQ(encode_text(batch), dump(encode(batch)));
+        EXPECT_EQ(encode_text(sample_explain(v)), dump(encode(sample_explain(v))));
+        EXPECT_EQ(encode_text(sample_rag(v)), dump(encode(sample_rag(v))));
+    }
+    EXPECT_EQ(encode_text(TriplesBatchResponse{}), R"({"results":[]})");
+}
+
+TEST(JsonFast, DecodersRoundTripEveryEncodedMessage) {
+    for (std::size_t v = 0; v < 8; ++v) {
+        const TriplesBatchResponse batch{{sample_triples(25, v), {}, sample_triples(v, 1)}};
+        for (const auto& text : {encode_text(batch)}) {
+            expect_same_decode<TriplesBatchResponse>(text);
+        }
+        expect_same_decode<TriplesResponse>(encode_text(TriplesResponse{sample_triples(30, v)}));
+        expect_same_decode<ExplainMessage>(encode_text(sample_explain(v)));
+        expect_same_decode<RagResponse>(encode_text(sample_rag(v)));
+        // Values survive where the text is well-formed (ill-formed UTF-8 was replaced on the way out).
+        const auto explain = decode_text<ExplainMessage>(encode_text(sample_explain(v)));
+        ASSERT_TRUE(explain.ok()) << explain.error().describe();
+        EXPECT_EQ(explain->explain_triples.size(), sample_explain(v).explain_triples.size());
+        EXPECT_EQ(explain->session, sample_explain(v).session);
+        EXPECT_EQ(explain->error, sample_explain(v).error);
+    }
+    const auto valid = sample_triples(6);  // the first six strings are well-formed UTF-8
+    const auto back = decode_text<TriplesResponse>(encode_text(TriplesResponse{valid}));
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(back->triples, valid);
+}
+
+TEST(JsonFast, UnusualButValidInputDecodesAsTheTreeDecoderDoes) {
+    const std::vector<std::string> inputs{
+        // keys in another order, whitespace, unknown keys holding every kind of value
+        R"( { "results" : [ [ { "s":{"i":"urn:s","t":"i"} , "p" : {"t":"i","i":"urn:p"},
+            "o":{"v":"x","t":"l","ln":"de","dt":"http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"},
+            "extra":{"a":[1,-2.5e3,true,false,null,"s\u00e9"]} } ] ], "more": 0 } )",
+        // escapes in values, a surrogate pair, an escaped slash
+        R"({"results":[[{"s":{"t":"i","i":"urn:\u0073\ud83d\ude80\/x"},"p":{"t":"i","i":"urn:p"},"o":{"t":"l","v":"a\"b\\c\n"}}]]})",
+        // xsd:string is the simple literal; an empty graph is the default graph
+        R"({"results":[[{"s":{"t":"b","d":""},"p":{"t":"i","i":"urn:p"},"o":{"t":"l","v":"1","dt":"http://www.w3.org/2001/XMLSchema#string"},"g":""}]]})",
+        // a term without "t" (recognised by its keys), nulls, duplicate keys
+        R"({"results":[[{"s":{"i":"urn:s"},"p":{"t":"i","i":"urn:p"},"o":{"t":"i","i":"urn:o"}}]]})",
+        R"({"results":[[{"s":{"t":"i","i":"urn:s"},"p":{"t":"i","i":"urn:p"},"o":{"t":"i","i":"urn:o"},"g":null}]]})",
+        R"({"results":[[{"s":{"t":"i","i":"urn:a","i":"urn:b"},"p":{"t":"i","i":"urn:p"},"o":{"t":"i","i":"urn:o"}}]]})",
+        R"({"results":[],"results":[[]]})",
+        R"({"results":null})",
+        // an IRI term carrying a stray literal key, a literal with both datatype and language
+        R"({"results":[[{"s":{"t":"i","i":"urn:s","v":"x"},"p":{"t":"i","i":"urn:p"},"o":{"t":"i","i":"urn:o"}}]]})",
+        R"({"results":[[{"s":{"t":"i","i":"urn:s"},"p":{"t":"i","i":"urn:p"},"o":{"t":"l","v":"x","dt":"urn:d","ln":"en"}}]]})",
+        // wrong types, missing parts, an empty IRI, unknown term type
+        R"({"results":[[{"s":{"t":"i","i":5},"p":{"t":"i","i":"urn:p"},"o":{"t":"i","i":"urn:o"}}]]})",
+        R"({"results":[[{"s":{"t":"i","i":"urn:s"},"p":{"t":"i","i":"urn:p"}}]]})",
+        R"({"results":[[{"s":{"t":"i","i":""},"p":{"t":"i","i":"urn:p"},"o":{"t":"i","i":"urn:o"}}]]})",
+        R"({"results":[[{"s":{"t":"q","i":"urn:s"},"p":{"t":"i","i":"urn:p"},"o":{"t":"i","i":"urn:o"}}]]})",
+        R"({"results":{}})",
+        R"({"results":[{}]})",
+        R"([])",
+        R"("text")",
+        // ill-formed JSON: trailing text, trailing commas, bad escapes, raw controls, lone surrogates
+        R"({"results":[]} x)",
+        R"({"results":[],})",
+        R"({"results":[[],]})",
+        R"({"results":[[{"s":{"t":"i","i":"urn:\x"},"p":{"t":"i","i":"urn:p"},"o":{"t":"i","i":"urn:o"}}]]})",
+        "{\"results\":[[{\"s\":{\"t\":\"i\",\"i\":\"urn:\x01\"},\"p\":{\"t\":\"i\",\"i\":\"urn:p\"},\"o\":{\"t\":\"i\",\"i\":\"urn:o\"}}]]}",
+        R"({"results":[[{"s":{"t":"i","i":"urn:\ud800"},"p":{"t":"i","i":"urn:p"},"o":{"t":"i","i":"urn:o"}}]]})",
+        R"({"results":[[{"s":{"t":"i","i":"urn:\udc00"},"p":{"t":"i","i":"urn:p"},"o":{"t":"i","i":"urn:o"}}]]})",
+        "{\"results\":[[{\"s\":{\"t\":\"i\",\"i\":\"urn:\xff\"},\"p\":{\"t\":\"i\",\"i\":\"urn:p\"},\"o\":{\"t\":\"i\",\"i\":\"urn:o\"}}]]}",
+        R"({"results":[01]})",
+        R"({"x":-})",
+        R"({"x":1.})",
+        R"({"x":tru})",
+        "",
+    };
+    for (const auto& text : inputs) expect_same_decode<TriplesBatchResponse>(text);
+}
+
+TEST(JsonFast, MessageFieldsWithUnusualValuesDecodeAsTheTreeDecoderDoes) {
+    const std::vector<std::string> explain_inputs{
+        R"({"message_type":"explain","seq":3,"session":"urn:s","explain_triples":[]})",
+        R"({"seq":3})",
+        R"({"seq":-1})",
+        R"({"seq":1.5})",
+        R"({"seq":1e2})",
+        R"({"seq":18446744073709551616})",
+        R"({"seq":"3"})",
+        R"({"message_type":"chunk"})",
+        R"({"trace_status":"complete","end_of_trace":true})",
+        R"({"trace_status":"bogus"})",
+        R"({"end_of_trace":1})",
+        R"({"parent_uri":null,"explain_graph":null})",
+        R"({"parent_uri":"urn:p","parent_uri":"urn:q"})",
+        R"({"error":{"type":"Cancelled","message":"stop"},"trace_status":"error"})",
+        R"({"error":{"type":"Nope","message":"stop"}})",
+    };
+    for (const auto& text : explain_inputs) expect_same_decode<ExplainMessage>(text);
+    const std::vector<std::string> rag_inputs{
+        R"({"message_type":"chunk","response":"hi","end_of_stream":false})",
+        R"({"message_type":"error","error":{"type":"Internal","message":"x"},"end_of_session":true})",
+        R"({"message_type":"thought"})",
+        R"({"sources":["a",1]})",
+        R"({"sources":"a"})",
+        R"({"in_token":5,"out_token":0,"model":"m"})",
+    };
+    for (const auto& text : rag_inputs) expect_same_decode<RagResponse>(text);
+}
+
+TEST(JsonFast, QuotedTriplesNestedToTheLimitAndBeyond) {
+    for (const int depth : {1, kMaxQuotedTripleDepth - 1, kMaxQuotedTripleDepth, kMaxQuotedTripleDepth + 1}) {
+        Term t = literal("leaf");
+        for (int i = 0; i < depth; ++i) t = quoted(make_triple(iri("urn:s"), iri("urn:p"), t));
+        const TriplesResponse m{{make_triple(iri("urn:s"), iri("urn:p"), t)}};
+        expect_same_decode<TriplesResponse>(dump(encode(m)));
+    }
+}
+
+// Every single-byte deletion and a sample of byte substitutions of real messages: the two
+// decoders never disagree, whatever the damage.
+TEST(JsonFast, DamagedMessagesDecodeAsTheTreeDecoderDoes) {
+    std::mt19937 random(20261125);
+    const std::string explain = encode_text(sample_explain(2));
+    const std::string batch = encode_text(TriplesBatchResponse{{sample_triples(4), {}, sample_triples(3, 7)}});
+    for (const auto* text : {&explain, &batch}) {
+        for (std::size_t i = 0; i < text->size(); ++i) {
+            std::string damaged = *text;
+            damaged.erase(i, 1);
+            expect_same_decode<ExplainMessage>(damaged);
+            expect_same_decode<TriplesBatchResponse>(damaged);
+            if (HasFatalFailure()) return;
+        }
+        const std::string bytes = "{}[]\":,\\ tfn0-1.eu\x80\xc3\xff";
+        for (int k = 0; k < 3000; ++k) {
+            std::string damaged = *text;
+            damaged[random() % damaged.size()] = bytes[random() % bytes.size()];
+            expect_same_decode<ExplainMessage>(damaged);
+            expect_same_decode<TriplesBatchResponse>(damaged);
+            if (HasFatalFailure()) return;
+        }
+    }
+}
+
+}  // namespace
+}  // namespace glassbox::schema
