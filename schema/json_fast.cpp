@@ -558,7 +558,7 @@ void append_json(std::string& out, const Triple& triple) {
     out += '}';
 }
 
-void append_json(std::string& out, const std::vector<Triple>& triples) {
+void append_json(std::string& out, std::span<const Triple> triples) {
     out += '[';
     for (std::size_t i = 0; i < triples.size(); ++i) {
         if (i) out += ',';
@@ -590,9 +590,11 @@ std::string encode_text(const TriplesBatchResponse& m) {
     return out;
 }
 
-std::string encode_text(const ExplainMessage& m) {
+std::string encode_text(const ExplainMessage& m) { return encode_text(m, m.explain_triples); }
+
+std::string encode_text(const ExplainMessage& m, std::span<const Triple> triples) {
     std::string out;
-    out.reserve(256 + m.explain_triples.size() * 200);
+    out.reserve(256 + triples.size() * 200);
     out += '{';
     append_key(out, "end_of_trace");
     append_bool(out, m.end_of_trace);
@@ -609,7 +611,7 @@ std::string encode_text(const ExplainMessage& m) {
     append_json_string(out, m.explain_id);
     out += ',';
     append_key(out, "explain_triples");
-    append_json(out, m.explain_triples);
+    append_json(out, triples);
     out += ',';
     append_key(out, "message_type");
     out += "\"explain\"";

@@ -15,6 +15,7 @@
 //    path's own.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,11 +30,14 @@ namespace glassbox::schema {
 void append_json_string(std::string& out, std::string_view value);
 void append_json(std::string& out, const Term& term);
 void append_json(std::string& out, const Triple& triple);
-void append_json(std::string& out, const std::vector<Triple>& triples);
+void append_json(std::string& out, std::span<const Triple> triples);
 
 std::string encode_text(const TriplesResponse& m);
 std::string encode_text(const TriplesBatchResponse& m);
 std::string encode_text(const ExplainMessage& m);
+// encode_text(m) with `triples` written as its explain_triples (m's own are not read): the
+// message's header and a step's triples encoded without copying the triples into it.
+std::string encode_text(const ExplainMessage& m, std::span<const Triple> triples);
 std::string encode_text(const RagResponse& m);
 
 // Specialised for the four message types below; other T do not link.

@@ -223,4 +223,17 @@ Result<void> Transaction::commit() {
     return r;
 }
 
+ReadScope::ReadScope(Database& db) {
+    if (sqlite3_get_autocommit(db.handle()) == 0) return;
+    auto begin = db.prepare("BEGIN");
+    // Without it the statements still run, each in its own read transaction.
+    if (begin && begin->run()) db_ = &db;
+}
+
+ReadScope::~ReadScope() {
+    if (db_ == nullptr) return;
+    auto commit = db_->prepare("COMMIT");
+    if (!commit || !commit->run()) (void)db_->exec("ROLLBACK");
+}
+
 }  // namespace glassbox::storage

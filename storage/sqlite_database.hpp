@@ -143,4 +143,18 @@ private:
     Database* db_;
 };
 
+// One read transaction around a group of statements: they see one snapshot, and SQLite takes
+// its read lock once (a file lock and the WAL read mark, system calls each) instead of once per
+// statement. Inside a transaction already open it does nothing. Destroying it ends the read.
+class ReadScope {
+public:
+    explicit ReadScope(Database& db);
+    ~ReadScope();
+    ReadScope(const ReadScope&) = delete;
+    ReadScope& operator=(const ReadScope&) = delete;
+
+private:
+    Database* db_ = nullptr;  // null: nothing was begun here
+};
+
 }  // namespace glassbox::storage

@@ -84,7 +84,6 @@ std::string build_explain_body(const ExplainStep& step, std::uint64_t seq, std::
     message.worker = std::string(worker);
     message.parent_uri = step.parent_uri;
     message.explain_id = step.explain_id;
-    message.explain_triples = step.triples;
     message.end_of_trace = step.state != ExplainState::kOpen;
     switch (step.state) {
         case ExplainState::kOpen: message.trace_status = schema::TraceStatus::kNone; break;
@@ -92,7 +91,7 @@ std::string build_explain_body(const ExplainStep& step, std::uint64_t seq, std::
         case ExplainState::kError: message.trace_status = schema::TraceStatus::kError; break;
     }
     message.error = step.error;
-    return schema::encode_text(message);
+    return schema::encode_text(message, step.triples);
 }
 
 RequestContext::RequestContext(RequestMeta meta, nlohmann::json body, std::string worker_id,

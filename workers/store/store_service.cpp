@@ -139,6 +139,7 @@ private:
         std::vector<schema::Triple> found;
         {
             std::lock_guard lock((*kb)->mutex());
+            storage::ReadScope snapshot((*kb)->db());  // one snapshot, one read lock for the op
             auto matched = (*kb)->graph().match(pattern, q->limit);
             if (!matched) return std::move(matched).error();
             found = std::move(matched).value();
@@ -167,6 +168,7 @@ private:
         schema::TriplesBatchResponse reply;
         {
             std::lock_guard lock((*kb)->mutex());
+            storage::ReadScope snapshot((*kb)->db());  // one snapshot, one read lock for the op
             auto matched = (*kb)->graph().match_batch(q->patterns, q->limit);
             if (!matched) return std::move(matched).error();
             reply.results = std::move(matched).value();
@@ -180,6 +182,7 @@ private:
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
         std::lock_guard lock((*kb)->mutex());
+        storage::ReadScope snapshot((*kb)->db());  // one snapshot, one read lock for the op
         auto matches = search_all((*kb)->entity_vectors(), q->vectors, retrieval_limit(q->limit));
         if (!matches) return std::move(matches).error();
         std::vector<std::int64_t> ids;
@@ -218,6 +221,7 @@ private:
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
         std::lock_guard lock((*kb)->mutex());
+        storage::ReadScope snapshot((*kb)->db());  // one snapshot, one read lock for the op
         auto matches = chunk_vector_matches(**kb, q->vectors, retrieval_limit(q->limit));
         if (!matches) return std::move(matches).error();
         schema::ChunkMatchResponse reply;
@@ -231,6 +235,7 @@ private:
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
         std::lock_guard lock((*kb)->mutex());
+        storage::ReadScope snapshot((*kb)->db());  // one snapshot, one read lock for the op
         auto matches = (*kb)->documents().keyword(q->query, retrieval_limit(q->limit));
         if (!matches) return std::move(matches).error();
         schema::ChunkMatchResponse reply;
@@ -249,6 +254,7 @@ private:
         const std::uint32_t depth = std::min(kMaxRetrievalLimit, limit * 3);
         std::map<std::string, double> fused;
         std::lock_guard lock((*kb)->mutex());
+        storage::ReadScope snapshot((*kb)->db());  // one snapshot, one read lock for the op
         if (!q->vectors.empty()) {
             auto vector = chunk_vector_matches(**kb, q->vectors, depth);
             if (!vector) return std::move(vector).error();
@@ -276,6 +282,7 @@ private:
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
         std::lock_guard lock((*kb)->mutex());
+        storage::ReadScope snapshot((*kb)->db());  // one snapshot, one read lock for the op
         auto fetched = (*kb)->documents().fetch(q->chunk_ids);
         if (!fetched) return std::move(fetched).error();
         schema::ChunkFetchResponse reply;
@@ -291,6 +298,7 @@ private:
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
         std::lock_guard lock((*kb)->mutex());
+        storage::ReadScope snapshot((*kb)->db());  // one snapshot, one read lock for the op
         schema::FactSourcesResponse reply;
         for (const auto& fact : q->triples) {
             auto sources = (*kb)->graph().sources_of(fact);
@@ -308,6 +316,7 @@ private:
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
         std::lock_guard lock((*kb)->mutex());
+        storage::ReadScope snapshot((*kb)->db());  // one snapshot, one read lock for the op
         auto named = (*kb)->graph().labels(q->terms);
         if (!named) return std::move(named).error();
         return schema::encode(schema::LabelsResponse{std::move(named).value()});
@@ -319,6 +328,7 @@ private:
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
         std::lock_guard lock((*kb)->mutex());
+        storage::ReadScope snapshot((*kb)->db());  // one snapshot, one read lock for the op
         auto graph = (*kb)->graph().stats();
         if (!graph) return std::move(graph).error();
         auto documents = (*kb)->documents().stats();

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 namespace glassbox::storage {
 namespace {
@@ -94,6 +95,48 @@ TEST(SqliteDatabase, TransactionRollsBackUnlessCommitted) {
     auto q = (*db)->prepare("SELECT group_concat(a) FROM t");
     ASSERT_TRUE(q && *q->step());
     EXPECT_EQ(q->text(0), "2");
+}
+
+std::string all_rows(Database& db) {
+    auto q = db.prepare("SELECT coalesce(group_concat(a), '') FROM (SELECT a FROM t ORDER BY a)");
+    if (!q) return "error: " + q.error().message;
+    auto row = q->step();
+    if (!row || !*row) return "error";
+    return std::string(q->text(0));
+}
+
+TEST(SqliteDatabase, ReadScopeHoldsOneSnapshotAndEndsWithTheScope) {
+    const auto path = temp_path("read-scope");
+    auto reader = Database::open(path);
+    ASSERT_TRUE(reader) << reader.error().message;
+    ASSERT_TRUE((*reader)->exec("CREATE TABLE t(a INTEGER); INSERT INTO t VALUES (1)"));
+    auto writer = Database::open(path);
+    ASSERT_TRUE(writer) << writer.error().message;
+    {
+        ReadScope scope(**reader);
+        EXPECT_EQ(sqlite3_get_autocommit((*reader)->handle()), 0);
+        EXPECT_EQ(all_rows(**reader), "1");
+        // Another connection commits meanwhile: the scope's statements still see their snapshot.
+        ASSERT_TRUE((*writer)->exec("INSERT INTO t VALUES (2)"));
+        EXPECT_EQ(all_rows(**reader), "1");
+    }
+    EXPECT_NE(sqlite3_get_autocommit((*reader)->handle()), 0);
+    EXPECT_EQ(all_rows(**reader), "1,2");
+}
+
+TEST(SqliteDatabase, ReadScopeInsideATransactionLeavesItToItsOwner) {
+    auto db = Database::open(":memory:");
+    ASSERT_TRUE(db);
+    ASSERT_TRUE((*db)->exec("CREATE TABLE t(a INTEGER)"));
+    {
+        auto tx = Transaction::begin(**db);
+        ASSERT_TRUE(tx);
+        ASSERT_TRUE((*db)->exec("INSERT INTO t VALUES (1)"));
+        { ReadScope scope(**db); EXPECT_EQ(all_rows(**db), "1"); }
+        // The scope neither committed nor ended the caller's transaction.
+        EXPECT_EQ(sqlite3_get_autocommit((*db)->handle()), 0);
+    }  // rolled back
+    EXPECT_EQ(all_rows(**db), "");
 }
 
 TEST(SqliteDatabase, CreatesOwnerOnlyWalFile) {
