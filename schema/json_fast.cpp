@@ -3,6 +3,7 @@
 #include "schema/json_fast.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 
@@ -22,6 +23,17 @@ void append_uint(std::string& out, std::uint64_t value) {
 }
 
 void append_bool(std::string& out, bool value) { out += value ? "true" : "false"; }
+
+// A double as dump() writes it: nlohmann's own shortest round-trip digits, null when not finite.
+void append_double(std::string& out, double value) {
+    if (!std::isfinite(value)) {
+        out += "null";
+        return;
+    }
+    char buffer[64];
+    char* end = nlohmann::detail::to_chars(buffer, buffer + sizeof buffer, value);
+    out.append(buffer, static_cast<std::size_t>(end - buffer));
+}
 
 void append_key(std::string& out, std::string_view key) {
     // Keys are this file's own ASCII constants: no escaping needed.
@@ -151,6 +163,17 @@ public:
             return true;
         }
         return false;
+    }
+
+    // A number as the tree decoder's get<double>() gives it (both round correctly). "-0" (an
+    // integer zero there, so +0.0) and values beyond double's range go to the slow path.
+    bool real(double& out) {
+        ws();
+        const char* start = p_;
+        if (!number()) return false;
+        if (p_ - start == 2 && start[0] == '-' && start[1] == '0') return false;
+        const auto [end, ec] = std::from_chars(start, p_, out);
+        return ec == std::errc{} && end == p_;
     }
 
     // Any well-formed value, checked as strictly as the tree parser checks it.
@@ -440,6 +463,24 @@ bool read_strings(Reader& r, std::vector<std::string>& out) {
     return done;
 }
 
+bool read_vectors(Reader& r, std::vector<std::vector<double>>& out) {
+    if (!r.open_array()) return false;
+    out.clear();
+    bool first = true;
+    bool done = false;
+    while (r.more(first, done)) {
+        auto& vector = out.emplace_back();
+        if (!r.open_array()) return false;
+        bool first_value = true;
+        bool end = false;
+        while (r.more(first_value, end)) {
+            if (!r.real(vector.emplace_back())) return false;
+        }
+        if (!end) return false;
+    }
+    return done;
+}
+
 // Reads one top-level object with `field(key)` per key (false: leave it to the slow path),
 // then requires the end of the text.
 template <typename Field>
@@ -585,6 +626,33 @@ std::string encode_text(const TriplesBatchResponse& m) {
     for (std::size_t i = 0; i < m.results.size(); ++i) {
         if (i) out += ',';
         append_json(out, m.results[i]);
+    }
+    out += "]}";
+    return out;
+}
+
+std::string encode_text(const EmbeddingsResponse& m) {
+    std::size_t values = 0;
+    for (const auto& v : m.vectors) values += v.size();
+    std::string out;
+    out.reserve(64 + m.model.size() + values * 24);
+    out += '{';
+    append_key(out, "dim");
+    append_uint(out, m.dim);
+    out += ',';
+    append_key(out, "model");
+    append_json_string(out, m.model);
+    out += ',';
+    append_key(out, "vectors");
+    out += '[';
+    for (std::size_t i = 0; i < m.vectors.size(); ++i) {
+        if (i) out += ',';
+        out += '[';
+        for (std::size_t j = 0; j < m.vectors[i].size(); ++j) {
+            if (j) out += ',';
+            append_double(out, m.vectors[i][j]);
+        }
+        out += ']';
     }
     out += "]}";
     return out;
@@ -779,6 +847,25 @@ Result<RagResponse> decode_text<RagResponse>(std::string_view text) {
         if (key == "model") return first_time(seen, 512) && r.string(m->model);
         if (key == "sources") return first_time(seen, 1024) && read_strings(r, m->sources);
         if (key == "error") return false;
+        return r.skip();
+    });
+    if (!ok) m.reset();
+    return fast_or_slow(text, std::move(m));
+}
+
+template <>
+Result<EmbeddingsResponse> decode_text<EmbeddingsResponse>(std::string_view text) {
+    std::optional<EmbeddingsResponse> m(std::in_place);
+    unsigned seen = 0;
+    const bool ok = read_message(text, [&](Reader& r, std::string_view key) {
+        if (key == "vectors") return first_time(seen, 1) && read_vectors(r, m->vectors);
+        if (key == "model") return first_time(seen, 2) && r.string(m->model);
+        if (key == "dim") {
+            std::uint64_t dim = 0;
+            if (!first_time(seen, 4) || !r.uint(dim) || dim > 0xFFFF'FFFFu) return false;
+            m->dim = static_cast<std::uint32_t>(dim);
+            return true;
+        }
         return r.skip();
     });
     if (!ok) m.reset();

@@ -1,4 +1,5 @@
-// Tree-free JSON for the messages that carry many triples (store replies, explain messages).
+// Tree-free JSON for the messages that carry many triples (store replies, explain messages)
+// or many numbers (embedding vectors).
 //
 // Building and walking a nlohmann::json tree costs an allocation per key and per value; for a
 // triples reply or an explain message of hundreds of triples that was the largest cost on the
@@ -39,8 +40,9 @@ std::string encode_text(const ExplainMessage& m);
 // message's header and a step's triples encoded without copying the triples into it.
 std::string encode_text(const ExplainMessage& m, std::span<const Triple> triples);
 std::string encode_text(const RagResponse& m);
+std::string encode_text(const EmbeddingsResponse& m);
 
-// Specialised for the four message types below; other T do not link.
+// Specialised for the message types below; other T do not link.
 template <typename T>
 Result<T> decode_text(std::string_view text);
 template <>
@@ -51,5 +53,7 @@ template <>
 Result<ExplainMessage> decode_text<ExplainMessage>(std::string_view text);
 template <>
 Result<RagResponse> decode_text<RagResponse>(std::string_view text);
+template <>
+Result<EmbeddingsResponse> decode_text<EmbeddingsResponse>(std::string_view text);
 
 }  // namespace glassbox::schema

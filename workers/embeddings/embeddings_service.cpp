@@ -4,6 +4,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
 
 namespace glassbox::embeddings {
@@ -81,7 +82,7 @@ void handle(runtime::RequestContext& context, Embedder& embedder, const Limits& 
         }
         return;
     }
-    (void)context.reply(schema::encode(*result));
+    (void)context.reply_text(schema::encode_text(*result));
 }
 
 }  // namespace

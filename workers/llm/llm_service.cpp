@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "schema/json_fast.hpp"
 #include "schema/log.hpp"
 #include "schema/messages.hpp"
 #include "workers/llm/json_schema.hpp"
@@ -122,7 +123,8 @@ EmbedFunction embed_through(runtime::RequestContext& context, const LlmServiceOp
         if (budget < kMinEmbeddingsBudget)
             return make_error(ErrorType::kDeadlineExceeded,
                               "too little time left to ask for embeddings");
-        auto result = context.call(options.embeddings_service, json{{"texts", texts}}, budget);
+        auto result = context.call(options.embeddings_service, json{{"texts", texts}}, budget, {},
+                                   runtime::FinalBody::kTextOnly);
         if (!result) {
             const bool missing = result.error().type == ErrorType::kUnknownService ||
                                  result.error().type == ErrorType::kServiceUnavailable;
@@ -131,7 +133,7 @@ EmbedFunction embed_through(runtime::RequestContext& context, const LlmServiceOp
                                                        : options.embeddings_backoff.count() / 6));
             return std::move(result).error();
         }
-        auto response = schema::decode<schema::EmbeddingsResponse>(result->final);
+        auto response = schema::decode_text<schema::EmbeddingsResponse>(result->final_text);
         if (!response) return std::move(response).error();
         return std::move(response->vectors);
     };

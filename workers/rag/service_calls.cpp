@@ -58,9 +58,10 @@ schema::Result<schema::LlmResponse> ServiceCalls::llm(std::string_view template_
 
 schema::Result<std::vector<std::vector<double>>> ServiceCalls::embed(const std::vector<std::string>& texts) {
     if (texts.empty()) return std::vector<std::vector<double>>{};
-    auto called = timed_call(config_.embeddings_service, "embed", schema::encode(schema::EmbeddingsRequest{texts}));
+    auto called = timed_call(config_.embeddings_service, "embed", schema::encode(schema::EmbeddingsRequest{texts}),
+                             {}, runtime::FinalBody::kTextOnly);
     if (!called) return std::move(called).error();
-    auto response = schema::decode<schema::EmbeddingsResponse>(called->final);
+    auto response = schema::decode_text<schema::EmbeddingsResponse>(called->final_text);
     if (!response) return bad_reply(config_.embeddings_service, response.error());
     if (response->vectors.size() != texts.size()) {
         return make_error(ErrorType::kUpstreamError, config_.embeddings_service + " answered " +

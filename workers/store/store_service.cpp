@@ -486,12 +486,12 @@ private:
     // Embeds `texts` through the embeddings service, without holding any store lock.
     Result<schema::EmbeddingsResponse> embed(const std::vector<std::string>& texts) {
         auto called = ctx_.call(config_.embeddings_service, schema::encode(schema::EmbeddingsRequest{texts}),
-                                config_.embed_timeout);
+                                config_.embed_timeout, {}, runtime::FinalBody::kTextOnly);
         if (!called) {
             return make_error(called.error().type, "embedding through `" + config_.embeddings_service +
                                                        "`: " + called.error().message);
         }
-        auto response = schema::decode<schema::EmbeddingsResponse>(called->final);
+        auto response = schema::decode_text<schema::EmbeddingsResponse>(called->final_text);
         if (!response) return std::move(response).error();
         if (response->vectors.size() != texts.size()) {
             return make_error(ErrorType::kUpstreamError, "the embeddings service answered " +

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cmath>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
@@ -254,6 +257,71 @@ TEST(JsonFast, DamagedMessagesDecodeAsTheTreeDecoderDoes) {
             expect_same_decode<TriplesBatchResponse>(damaged);
             if (HasFatalFailure()) return;
         }
+    }
+}
+
+// Vectors compared bit for bit: -0.0 and +0.0 are equal under ==.
+void expect_same_vectors(std::string_view text) {
+    const auto fast = decode_text<EmbeddingsResponse>(text);
+    const auto slow = decode_body<EmbeddingsResponse>(text);
+    ASSERT_EQ(fast.ok(), slow.ok()) << "input: " << text;
+    if (!slow.ok()) {
+        EXPECT_EQ(fast.error(), slow.error()) << "input: " << text;
+        return;
+    }
+    EXPECT_EQ(fast->model, slow->model);
+    EXPECT_EQ(fast->dim, slow->dim);
+    ASSERT_EQ(fast->vectors.size(), slow->vectors.size()) << "input: " << text;
+    for (std::size_t i = 0; i < slow->vectors.size(); ++i) {
+        ASSERT_EQ(fast->vectors[i].size(), slow->vectors[i].size());
+        for (std::size_t j = 0; j < slow->vectors[i].size(); ++j) {
+            EXPECT_EQ(std::bit_cast<std::uint64_t>(fast->vectors[i][j]),
+                      std::bit_cast<std::uint64_t>(slow->vectors[i][j]))
+                << "input: " << text << " at [" << i << "][" << j << "]";
+        }
+    }
+}
+
+TEST(JsonFast, EmbeddingVectorsDecodeToTheTreeDecodersDoublesBitForBit) {
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> unit(-1.0, 1.0);
+    std::uniform_int_distribution<int> exponent(-320, 300);
+    EmbeddingsResponse m;
+    m.model = "feature-hashing-384";
+    m.dim = 64;
+    for (int v = 0; v < 20; ++v) {
+        auto& vector = m.vectors.emplace_back();
+        for (int j = 0; j < 64; ++j) {
+            vector.push_back(j % 8 == 0 ? std::ldexp(unit(rng), exponent(rng) * 3) : unit(rng));
+        }
+    }
+    const std::string text = dump(encode(m));
+    EXPECT_EQ(encode_text(m), text);
+    expect_same_vectors(text);
+    EmbeddingsResponse odd;  // what dump() writes for values JSON cannot hold, and the extremes
+    odd.vectors = {{0.0, -0.0, 1.0, -1.0, 1e300, 5e-324, std::nan(""), HUGE_VAL, -HUGE_VAL, 0.1, 100.0, 1e21,
+                    1e-7, 123456789.0}, {}};
+    EXPECT_EQ(encode_text(odd), dump(encode(odd)));
+    const auto back = decode_text<EmbeddingsResponse>(text);
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(*back, m);  // nlohmann writes doubles that read back exactly
+
+    // Numbers the two parsers could disagree on, in every JSON spelling.
+    for (const std::string number :
+         {"0", "-0", "-0.0", "0.0", "1", "-1", "1E5", "1e+5", "2.5e-3", "1e-400", "-1e-400", "1e400",
+          "4.9e-324", "2.2250738585072014e-308", "1.7976931348623157e308", "9007199254740993",
+          "-9007199254740993", "18446744073709551615", "18446744073709551616",
+          "-9223372036854775808", "-9223372036854775809", "123456789012345678901234567890",
+          "0.1000000000000000055511151231257827", "3.14159265358979323846264338327950288"}) {
+        expect_same_vectors(R"({"vectors":[[)" + number + R"(]],"model":"m","dim":1})");
+    }
+    for (const std::string text :
+         {R"({"vectors":[],"dim":4294967296})", R"({"vectors":[],"dim":-1})", R"({"vectors":[],"dim":1.0})",
+          R"({"vectors":[[1,"2"]]})", R"({"vectors":[[1,null]]})", R"({"vectors":[null]})", R"({"vectors":null})",
+          R"({"vectors":[[1,2],[3]],"vectors":[]})", R"({"vectors":[[01]]})", R"({"vectors":[[1.]]})",
+          R"({"vectors":[[+1]]})", R"({"vectors":[[NaN]]})", R"({"vectors":[[1,]]})", R"({"vectors":[[1]],"x":{}})",
+          R"({"model":5})", R"({})", R"([])"}) {
+        expect_same_vectors(text);
     }
 }
 
