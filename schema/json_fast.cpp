@@ -22,8 +22,6 @@ void append_uint(std::string& out, std::uint64_t value) {
     out.append(buffer, end);
 }
 
-void append_bool(std::string& out, bool value) { out += value ? "true" : "false"; }
-
 // A double as dump() writes it: nlohmann's own shortest round-trip digits, null when not finite.
 void append_double(std::string& out, double value) {
     if (!std::isfinite(value)) {
@@ -35,22 +33,51 @@ void append_double(std::string& out, double value) {
     out.append(buffer, static_cast<std::size_t>(end - buffer));
 }
 
-void append_key(std::string& out, std::string_view key) {
-    // Keys are this file's own ASCII constants: no escaping needed.
-    out += '"';
-    out += key;
-    out += "\":";
+// `[item, item, ...]`, each written by `write(out, item)`.
+template <typename Items, typename Write>
+void append_array(std::string& out, const Items& items, Write&& write) {
+    out += '[';
+    bool first = true;
+    for (const auto& item : items) {
+        if (!first) out += ',';
+        first = false;
+        write(out, item);
+    }
+    out += ']';
 }
 
-void append_error(std::string& out, const Error& e) {
-    out += '{';
-    append_key(out, "message");
-    append_json_string(out, e.message);
-    out += ',';
-    append_key(out, "type");
-    append_json_string(out, to_string(e.type));
-    out += '}';
-}
+// Writes one JSON object field by field. Callers give the keys in sorted order (dump()'s order,
+// as nlohmann's objects are std::maps); keys are this file's own ASCII constants, so they are
+// written unescaped.
+class ObjectWriter {
+public:
+    explicit ObjectWriter(std::string& out) : out_(out) { out_ += '{'; }
+    ~ObjectWriter() { out_ += '}'; }
+    ObjectWriter(const ObjectWriter&) = delete;
+    ObjectWriter& operator=(const ObjectWriter&) = delete;
+
+    // Starts a field; the value is appended to the returned string.
+    std::string& key(std::string_view key) {
+        if (!first_) out_ += ',';
+        first_ = false;
+        out_ += '"';
+        out_ += key;
+        out_ += "\":";
+        return out_;
+    }
+    void string(std::string_view key, std::string_view value);
+    void boolean(std::string_view name, bool value) { key(name) += value ? "true" : "false"; }
+    void uint(std::string_view name, std::uint64_t value) { append_uint(key(name), value); }
+    void error(std::string_view name, const Error& e) {
+        ObjectWriter nested(key(name));
+        nested.string("message", e.message);
+        nested.string("type", to_string(e.type));
+    }
+
+private:
+    std::string& out_;
+    bool first_ = true;
+};
 
 // ---- reading ------------------------------------------------------------------------------
 
@@ -258,21 +285,11 @@ private:
         return true;
     }
 
-    static int hex(char c) {
-        if (c >= '0' && c <= '9') return c - '0';
-        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-        return -1;
-    }
-
     bool hex4(std::uint32_t& out) {
         if (end_ - p_ < 4) return false;
-        out = 0;
-        for (int i = 0; i < 4; ++i) {
-            const int h = hex(p_[i]);
-            if (h < 0) return false;
-            out = (out << 4) | static_cast<std::uint32_t>(h);
-        }
+        const int value = schema::hex4(p_);
+        if (value < 0) return false;
+        out = static_cast<std::uint32_t>(value);
         p_ += 4;
         return true;
     }
@@ -304,21 +321,7 @@ private:
             if (!hex4(low) || low < 0xDC00 || low > 0xDFFF) return false;
             cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
         }
-        if (cp < 0x80) {
-            out += static_cast<char>(cp);
-        } else if (cp < 0x800) {
-            out += static_cast<char>(0xC0 | (cp >> 6));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        } else if (cp < 0x10000) {
-            out += static_cast<char>(0xE0 | (cp >> 12));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        } else {
-            out += static_cast<char>(0xF0 | (cp >> 18));
-            out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (cp & 0x3F));
-        }
+        append_utf8(out, cp);
         return true;
     }
 
@@ -506,6 +509,8 @@ Result<T> fast_or_slow(std::string_view text, std::optional<T>&& fast) {
 
 // ---- public writers -----------------------------------------------------------------------
 
+void ObjectWriter::string(std::string_view name, std::string_view value) { append_json_string(key(name), value); }
+
 void append_json_string(std::string& out, std::string_view value) {
     if (find_invalid_utf8(value)) {
         // Rare: the tree writer's own replacement of ill-formed sequences, for identical bytes.
@@ -600,20 +605,13 @@ void append_json(std::string& out, const Triple& triple) {
 }
 
 void append_json(std::string& out, std::span<const Triple> triples) {
-    out += '[';
-    for (std::size_t i = 0; i < triples.size(); ++i) {
-        if (i) out += ',';
-        append_json(out, triples[i]);
-    }
-    out += ']';
+    append_array(out, triples, [](std::string& o, const Triple& t) { append_json(o, t); });
 }
 
 std::string encode_text(const TriplesResponse& m) {
     std::string out;
     out.reserve(64 + m.triples.size() * 160);
-    out += "{\"triples\":";
-    append_json(out, m.triples);
-    out += '}';
+    append_json(ObjectWriter(out).key("triples"), m.triples);
     return out;
 }
 
@@ -622,12 +620,10 @@ std::string encode_text(const TriplesBatchResponse& m) {
     for (const auto& r : m.results) count += r.size();
     std::string out;
     out.reserve(64 + count * 160);
-    out += "{\"results\":[";
-    for (std::size_t i = 0; i < m.results.size(); ++i) {
-        if (i) out += ',';
-        append_json(out, m.results[i]);
+    {
+        ObjectWriter object(out);
+        append_array(object.key("results"), m.results, [](std::string& o, const auto& r) { append_json(o, r); });
     }
-    out += "]}";
     return out;
 }
 
@@ -636,25 +632,14 @@ std::string encode_text(const EmbeddingsResponse& m) {
     for (const auto& v : m.vectors) values += v.size();
     std::string out;
     out.reserve(64 + m.model.size() + values * 24);
-    out += '{';
-    append_key(out, "dim");
-    append_uint(out, m.dim);
-    out += ',';
-    append_key(out, "model");
-    append_json_string(out, m.model);
-    out += ',';
-    append_key(out, "vectors");
-    out += '[';
-    for (std::size_t i = 0; i < m.vectors.size(); ++i) {
-        if (i) out += ',';
-        out += '[';
-        for (std::size_t j = 0; j < m.vectors[i].size(); ++j) {
-            if (j) out += ',';
-            append_double(out, m.vectors[i][j]);
-        }
-        out += ']';
+    {
+        ObjectWriter object(out);
+        object.uint("dim", m.dim);
+        object.string("model", m.model);
+        append_array(object.key("vectors"), m.vectors, [](std::string& o, const std::vector<double>& vector) {
+            append_array(o, vector, [](std::string& o2, double value) { append_double(o2, value); });
+        });
     }
-    out += "]}";
     return out;
 }
 
@@ -663,96 +648,43 @@ std::string encode_text(const ExplainMessage& m) { return encode_text(m, m.expla
 std::string encode_text(const ExplainMessage& m, std::span<const Triple> triples) {
     std::string out;
     out.reserve(256 + triples.size() * 200);
-    out += '{';
-    append_key(out, "end_of_trace");
-    append_bool(out, m.end_of_trace);
-    if (m.error) {
-        out += ',';
-        append_key(out, "error");
-        append_error(out, *m.error);
+    {
+        ObjectWriter object(out);
+        object.boolean("end_of_trace", m.end_of_trace);
+        if (m.error) object.error("error", *m.error);
+        object.string("explain_graph", m.explain_graph);
+        object.string("explain_id", m.explain_id);
+        append_json(object.key("explain_triples"), triples);
+        object.string("message_type", "explain");
+        if (m.parent_uri) object.string("parent_uri", *m.parent_uri);
+        object.uint("seq", m.seq);
+        object.string("service", m.service);
+        object.string("session", m.session);
+        object.string("trace_status", to_string(m.trace_status));
+        object.string("worker", m.worker);
     }
-    out += ',';
-    append_key(out, "explain_graph");
-    append_json_string(out, m.explain_graph);
-    out += ',';
-    append_key(out, "explain_id");
-    append_json_string(out, m.explain_id);
-    out += ',';
-    append_key(out, "explain_triples");
-    append_json(out, triples);
-    out += ',';
-    append_key(out, "message_type");
-    out += "\"explain\"";
-    if (m.parent_uri) {
-        out += ',';
-        append_key(out, "parent_uri");
-        append_json_string(out, *m.parent_uri);
-    }
-    out += ',';
-    append_key(out, "seq");
-    append_uint(out, m.seq);
-    out += ',';
-    append_key(out, "service");
-    append_json_string(out, m.service);
-    out += ',';
-    append_key(out, "session");
-    append_json_string(out, m.session);
-    out += ',';
-    append_key(out, "trace_status");
-    append_json_string(out, to_string(m.trace_status));
-    out += ',';
-    append_key(out, "worker");
-    append_json_string(out, m.worker);
-    out += '}';
     return out;
 }
 
 std::string encode_text(const RagResponse& m) {
     std::string out;
     out.reserve(256 + m.response.size() + m.explain_triples.size() * 200);
-    out += '{';
-    append_key(out, "end_of_session");
-    append_bool(out, m.end_of_session);
-    out += ',';
-    append_key(out, "end_of_stream");
-    append_bool(out, m.end_of_stream);
-    if (m.error) {
-        out += ',';
-        append_key(out, "error");
-        append_error(out, *m.error);
+    {
+        ObjectWriter object(out);
+        object.boolean("end_of_session", m.end_of_session);
+        object.boolean("end_of_stream", m.end_of_stream);
+        if (m.error) object.error("error", *m.error);
+        object.string("explain_graph", m.explain_graph);
+        object.string("explain_id", m.explain_id);
+        append_json(object.key("explain_triples"), m.explain_triples);
+        object.uint("in_token", m.in_token);
+        object.string("message_type", to_string(m.message_type));
+        object.string("model", m.model);
+        object.uint("out_token", m.out_token);
+        object.string("response", m.response);
+        append_array(object.key("sources"), m.sources,
+                     [](std::string& o, const std::string& source) { append_json_string(o, source); });
     }
-    out += ',';
-    append_key(out, "explain_graph");
-    append_json_string(out, m.explain_graph);
-    out += ',';
-    append_key(out, "explain_id");
-    append_json_string(out, m.explain_id);
-    out += ',';
-    append_key(out, "explain_triples");
-    append_json(out, m.explain_triples);
-    out += ',';
-    append_key(out, "in_token");
-    append_uint(out, m.in_token);
-    out += ',';
-    append_key(out, "message_type");
-    append_json_string(out, to_string(m.message_type));
-    out += ',';
-    append_key(out, "model");
-    append_json_string(out, m.model);
-    out += ',';
-    append_key(out, "out_token");
-    append_uint(out, m.out_token);
-    out += ',';
-    append_key(out, "response");
-    append_json_string(out, m.response);
-    out += ',';
-    append_key(out, "sources");
-    out += '[';
-    for (std::size_t i = 0; i < m.sources.size(); ++i) {
-        if (i) out += ',';
-        append_json_string(out, m.sources[i]);
-    }
-    out += "]}";
     return out;
 }
 

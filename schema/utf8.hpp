@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace glassbox::schema {
@@ -14,5 +15,11 @@ std::optional<std::size_t> find_invalid_utf8(std::string_view text) noexcept;
 
 // Code points in well-formed UTF-8 (counts the bytes that are not continuation bytes).
 std::uint64_t count_code_points(std::string_view utf8_text) noexcept;
+
+// Appends code point `cp` (at most U+10FFFF, not a surrogate) as UTF-8.
+void append_utf8(std::string& out, std::uint32_t cp);
+
+// The value of the four hex digits at `p` (four chars must be readable), or -1: a JSON \u escape.
+int hex4(const char* p) noexcept;
 
 }  // namespace glassbox::schema

@@ -6,50 +6,18 @@
 
 #include "schema/term.hpp"
 #include "schema/term_json.hpp"
+#include "schema/utf8.hpp"
 #include "schema/vocabulary.hpp"
 
 namespace glassbox::trace {
 namespace {
 
+using schema::append_utf8;
+using schema::hex4;
+
 // Nesting allowed inside fields the decoder ignores; deeper values go to the DOM decoder,
 // which applies schema::kMaxJsonDepth.
 constexpr int kMaxSkipDepth = 32;
-
-int hex_digit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-// Four hex digits at `p` (at least four chars readable), or -1.
-int hex4(const char* p) {
-    int value = 0;
-    for (int i = 0; i < 4; ++i) {
-        const int digit = hex_digit(p[i]);
-        if (digit < 0) return -1;
-        value = value * 16 + digit;
-    }
-    return value;
-}
-
-void append_utf8(std::string& out, std::uint32_t cp) {
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-}
 
 // Applies the escapes of a string the scanner accepted (so every escape is well formed).
 std::string unescape(std::string_view raw) {
