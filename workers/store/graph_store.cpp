@@ -722,6 +722,7 @@ Result<std::vector<Triple>> GraphStore::match(const schema::TriplePattern& patte
 
 Result<std::vector<std::vector<Triple>>> GraphStore::match_batch(std::span<const schema::TriplePattern> patterns,
                                                                  std::uint32_t limit_per_pattern) {
+    storage::ReadScope snapshot(db_);  // every pattern read from one snapshot, one read lock
     std::vector<std::vector<Triple>> results;
     results.reserve(patterns.size());
     for (const auto& pattern : patterns) {

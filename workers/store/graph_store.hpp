@@ -143,7 +143,7 @@ public:
     // At most `limit` quads (0 or more than kMaxMatchLimit: kMaxMatchLimit), in index order.
     schema::Result<std::vector<schema::Triple>> match(const schema::TriplePattern& pattern,
                                                       std::uint32_t limit = 0);
-    // results[i] answers patterns[i].
+    // results[i] answers patterns[i]; every pattern is read from one snapshot.
     schema::Result<std::vector<std::vector<schema::Triple>>> match_batch(
         std::span<const schema::TriplePattern> patterns, std::uint32_t limit_per_pattern = 0);
     // Every match, `batch_size` (0: kDefaultStreamBatch) at a time; stops early when on_batch
