@@ -144,14 +144,15 @@ private:
             1, query_.entity_limit / static_cast<std::uint32_t>(concepts_.size()));
         std::vector<Seed> candidates;
         double best_overall = 0.0;
-        for (std::size_t c = 0; c < concepts_.size(); ++c) {
-            auto matches = calls_->entities((*vectors)[c], share);
-            if (!matches) return matches.error();
+        auto per_concept = calls_->entities(*vectors, share);
+        if (!per_concept) return per_concept.error();
+        for (std::size_t c = 0; c < concepts_.size() && c < per_concept->size(); ++c) {
+            auto& matches = (*per_concept)[c];
             double best = 0.0;
-            for (const auto& m : *matches) best = std::max(best, m.score);
+            for (const auto& m : matches) best = std::max(best, m.score);
             best_overall = std::max(best_overall, best);
             if (best >= kNamedMatch) named_concepts_ |= concept_bit(c);
-            for (auto& m : *matches) {
+            for (auto& m : matches) {
                 if (m.score >= kSeedRelative * best)
                     candidates.push_back(Seed{std::move(m.entity), m.score, c});
             }

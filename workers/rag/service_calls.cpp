@@ -77,13 +77,28 @@ schema::Result<runtime::CallResult> ServiceCalls::store(std::string_view op, jso
     return timed_call(config_.store_service, op, body, {}, final_body);
 }
 
-schema::Result<std::vector<schema::EntityMatch>> ServiceCalls::entities(const std::vector<double>& vector,
-                                                                        std::uint32_t limit) {
-    auto reply = store("entities", schema::encode(schema::GraphEmbeddingsQuery{{vector}, limit, collection_}));
-    if (!reply) return std::move(reply).error();
-    auto decoded = schema::decode<schema::GraphEmbeddingsResponse>(reply->final);
-    if (!decoded) return bad_reply(config_.store_service, decoded.error());
-    return std::move(decoded->entities);
+schema::Result<std::vector<std::vector<schema::EntityMatch>>> ServiceCalls::entities(
+    const std::vector<std::vector<double>>& vectors, std::uint32_t limit) {
+    std::vector<runtime::CallSpec> calls;
+    for (const auto& vector : vectors) {
+        json body = schema::encode(schema::GraphEmbeddingsQuery{{vector}, limit, collection_});
+        body["op"] = "entities";
+        calls.push_back(runtime::CallSpec{config_.store_service, std::move(body), config_.call_timeout});
+    }
+    const auto started = std::chrono::steady_clock::now();
+    auto replies = context_.call_all(calls);
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+    schema::component_logger("rag")->debug("event=call request_id={} service={} what=entities calls={} us={} ok={}",
+                                           context_.meta().request_id, config_.store_service, calls.size(),
+                                           us.count(), replies.ok());
+    if (!replies) return std::move(replies).error();
+    std::vector<std::vector<schema::EntityMatch>> out;
+    for (const auto& reply : *replies) {
+        auto decoded = schema::decode<schema::GraphEmbeddingsResponse>(reply.final);
+        if (!decoded) return bad_reply(config_.store_service, decoded.error());
+        out.push_back(std::move(decoded->entities));
+    }
+    return out;
 }
 
 schema::Result<std::vector<std::vector<schema::Triple>>> ServiceCalls::triples_batch(

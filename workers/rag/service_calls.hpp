@@ -30,7 +30,10 @@ public:
     schema::Result<std::vector<std::vector<double>>> embed(const std::vector<std::string>& texts);
 
     // Store operations (docs/knowledge.md §8) on this request's collection.
-    schema::Result<std::vector<schema::EntityMatch>> entities(const std::vector<double>& vector, std::uint32_t limit);
+    // The nearest entities of each vector (results[i] for vectors[i], at most `limit` each):
+    // one `entities` request per vector, all in flight at once.
+    schema::Result<std::vector<std::vector<schema::EntityMatch>>> entities(
+        const std::vector<std::vector<double>>& vectors, std::uint32_t limit);
     schema::Result<std::vector<std::vector<schema::Triple>>> triples_batch(
         const std::vector<schema::TriplePattern>& patterns, std::uint32_t limit);
     schema::Result<std::vector<std::string>> labels(const std::vector<schema::Term>& terms);

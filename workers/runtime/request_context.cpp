@@ -229,26 +229,65 @@ Result<CallResult> RequestContext::call(std::string_view service, const nlohmann
                                         std::chrono::milliseconds deadline,
                                         const std::function<void(const client::Reply&)>& on_reply,
                                         FinalBody final_body) {
+    auto id = send_call(service, body, deadline);
+    if (!id) return std::move(id).error();
+    return await_call(*id, service, on_reply, final_body);
+}
+
+Result<std::vector<CallResult>> RequestContext::call_all(std::span<const CallSpec> calls) {
+    std::vector<client::RequestId> ids;
+    const auto abandon_from = [&](std::size_t first) {
+        for (std::size_t i = first; i < ids.size(); ++i) bus_().abandon(ids[i]);
+    };
+    for (const auto& c : calls) {
+        auto id = send_call(c.service, c.body, c.deadline);
+        if (!id) {
+            abandon_from(0);
+            return std::move(id).error();
+        }
+        ids.push_back(std::move(id).value());
+    }
+    std::vector<CallResult> results;
+    results.reserve(calls.size());
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+        auto result = await_call(ids[i], calls[i].service, {}, calls[i].final_body);
+        if (!result) {
+            abandon_from(i + 1);
+            return std::move(result).error();
+        }
+        results.push_back(std::move(result).value());
+    }
+    return results;
+}
+
+Result<client::RequestId> RequestContext::send_call(std::string_view service, const nlohmann::json& body,
+                                                    std::chrono::milliseconds deadline) {
     const auto left = remaining();
     if (left.count() <= 0 || cancelled()) {
         return make_error(ErrorType::kDeadlineExceeded, "no time left to call " + std::string(service));
     }
     if (deadline.count() <= 0 || deadline > left) deadline = left;
-    client::BusClient& bus = bus_();
-    auto id = bus.send(service, body, deadline);
+    auto id = bus_().send(service, body, deadline);
     if (!id) return std::move(id).error();
     ++calls_;
     schema::component_logger("worker")->debug("event=call request_id={} call_id={} service={} deadline_ms={}",
                                               meta_.request_id, *id, service, deadline.count());
+    return id;
+}
+
+Result<CallResult> RequestContext::await_call(const client::RequestId& id, std::string_view service,
+                                              const std::function<void(const client::Reply&)>& on_reply,
+                                              FinalBody final_body) {
+    client::BusClient& bus = bus_();
     CallResult result;
     // Wait in short slices so a CANCEL of this request also stops the call.
     constexpr std::chrono::milliseconds kSlice{50};
     for (;;) {
-        auto reply = bus.next(*id, kSlice);
+        auto reply = bus.next(id, kSlice);
         if (!reply) {
             if (reply.error().type != ErrorType::kTimeout) return std::move(reply).error();
             if (cancelled()) {
-                bus.abandon(*id);
+                bus.abandon(id);
                 return make_error(ErrorType::kCancelled, "cancelled while calling " + std::string(service));
             }
             continue;
@@ -259,7 +298,7 @@ Result<CallResult> RequestContext::call(std::string_view service, const nlohmann
         if (parse && reply->body.is_null()) {
             auto body = schema::parse_json(reply->text);
             if (!body) {
-                bus.abandon(*id);
+                bus.abandon(id);
                 return make_error(ErrorType::kUpstreamError,
                                   std::string(service) + " answered a body that is not JSON: " + body.error().message);
             }

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,6 +68,14 @@ struct CallResult {
 // decodes it with schema/json_fast.hpp (large triple-carrying replies).
 enum class FinalBody { kJson, kTextOnly };
 
+// One call of RequestContext::call_all.
+struct CallSpec {
+    std::string service;
+    nlohmann::json body;
+    std::chrono::milliseconds deadline{0};
+    FinalBody final_body = FinalBody::kJson;
+};
+
 // One request, handed to the handler on its own thread. Every request ends exactly once:
 // reply() or fail() by the handler, else the runtime answers ERROR Internal. Not thread-safe:
 // use it on the handler's thread only.
@@ -117,6 +126,12 @@ public:
                                     const std::function<void(const client::Reply&)>& on_reply = {},
                                     FinalBody final_body = FinalBody::kJson);
 
+    // Several calls at once: all are sent before any reply is awaited, so they overlap on the
+    // bus and run side by side where the services have free workers. results[i] answers
+    // calls[i]; the first error (in calls' order) is returned and the calls still open are
+    // abandoned. Deadlines and cancel as for call().
+    schema::Result<std::vector<CallResult>> call_all(std::span<const CallSpec> calls);
+
     // Runtime-internal: ends the request with `error` if the handler did not; closes its open
     // explain sessions first unless the broker does (cancel, deadline: §5.3).
     void finish_if_open(const schema::Error& error);
@@ -124,6 +139,12 @@ public:
 private:
     schema::Result<void> send_terminal(char kind, const std::vector<std::string>& frames);
     void close_open_sessions(const schema::Error& why);
+    // The sending and the waiting halves of call().
+    schema::Result<client::RequestId> send_call(std::string_view service, const nlohmann::json& body,
+                                                std::chrono::milliseconds deadline);
+    schema::Result<CallResult> await_call(const client::RequestId& id, std::string_view service,
+                                          const std::function<void(const client::Reply&)>& on_reply,
+                                          FinalBody final_body);
 
     RequestMeta meta_;
     nlohmann::json body_;

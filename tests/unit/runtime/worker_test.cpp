@@ -489,6 +489,71 @@ TEST_F(WorkerTest, CancelDuringACallCancelsTheCall) {
     EXPECT_EQ(error->frames[5], "Cancelled");
 }
 
+TEST_F(WorkerTest, CallAllSendsEveryCallBeforeWaitingAndMatchesRepliesByOrder) {
+    const auto id = start([](RequestContext& c) {
+        const std::vector<CallSpec> calls{{"a", {{"n", 0}}, 0ms, FinalBody::kJson},
+                                          {"b", {{"n", 1}}, 0ms, FinalBody::kTextOnly},
+                                          {"a", {{"n", 2}}, 0ms, FinalBody::kJson}};
+        auto results = c.call_all(calls);
+        if (!results) {
+            (void)c.fail(results.error());
+            return;
+        }
+        json out = json::array();
+        for (const auto& r : *results) out.push_back({{"final", r.final}, {"text", r.final_text}});
+        (void)c.reply(out);
+    });
+    broker.send_request(id, "tok", "{}", "parent", 3000);
+    // All three requests arrive before any is answered: they are in flight together.
+    std::vector<WorkerMessage> requests;
+    for (int i = 0; i < 3; ++i) {
+        auto call = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
+        ASSERT_TRUE(call) << "call " << i << " was not sent before the first reply";
+        requests.push_back(*call);
+    }
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(json::parse(requests[i].frames[6])["n"], i);
+    EXPECT_EQ(requests[1].frames[3], "b");
+    // Answered last to first.
+    for (int i = 2; i >= 0; --i) {
+        gbc_reply(broker, requests[i].identity, schema::protocol::client_cmd::kFinal,
+                  {requests[i].frames[4], "{\"answer\":" + std::to_string(i * 10) + "}"});
+    }
+    auto reply = broker.expect(cmd::kReply);
+    ASSERT_TRUE(reply);
+    const auto body = json::parse(reply->frames[5]);
+    ASSERT_EQ(body.size(), 3u);
+    EXPECT_EQ(body[0]["final"]["answer"], 0);
+    EXPECT_TRUE(body[1]["final"].is_null()) << "a text-only call leaves the tree empty";
+    EXPECT_EQ(body[1]["text"], "{\"answer\":10}");
+    EXPECT_EQ(body[2]["final"]["answer"], 20);
+}
+
+TEST_F(WorkerTest, CallAllReturnsTheFirstErrorAndCancelsTheCallsStillOpen) {
+    const auto id = start([](RequestContext& c) {
+        const std::vector<CallSpec> calls{{"a", json::object(), 5s}, {"b", json::object(), 5s}};
+        auto results = c.call_all(calls);
+        (void)c.fail(results ? schema::make_error(schema::ErrorType::kInternal, "call_all returned") : results.error());
+    });
+    broker.send_request(id, "tok", "{}");
+    auto first = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
+    auto second = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
+    ASSERT_TRUE(first && second);
+    gbc_reply(broker, first->identity, schema::protocol::client_cmd::kError, {first->frames[4], "NotFound", "gone"});
+    std::optional<WorkerMessage> cancel;
+    std::optional<WorkerMessage> error;
+    const auto until = std::chrono::steady_clock::now() + 3s;
+    while ((!cancel || !error) && std::chrono::steady_clock::now() < until) {
+        auto m = broker.receive(100ms);
+        if (!m || m->frames.size() < 3) continue;
+        if (m->frames[1] == "GBC01" && m->frames[2] == std::string(1, schema::protocol::client_cmd::kCancel)) cancel = m;
+        if (m->frames[1] == "MDPW01" && m->command() == cmd::kError) error = m;
+    }
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[5], "NotFound");
+    ASSERT_TRUE(cancel) << "the call still open must be cancelled";
+    EXPECT_EQ(cancel->frames[3], second->frames[4]);
+}
+
 TEST(RequestMetaTest, DecodesAndChecksEveryField) {
     const auto now = Clock::now();
     auto meta = decode_request_meta(
