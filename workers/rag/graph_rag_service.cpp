@@ -331,26 +331,24 @@ private:
             kept_.push_back(KeptEdge{(*candidates)[position], score, {}, {}});
         if (auto r = check_cancel(); !r) return r;
 
-        // Reasoning for the kept edges, ids e1..eK in kept order (the ids synthesis cites).
+        // Reasoning for the kept edges, ids e1..eK in kept order (the ids synthesis cites), and
+        // source tracing (each kept edge → the file or chunk it was loaded from, best tier
+        // first): independent requests, sent together.
         if (!kept_.empty()) {
-            auto reasoned = calls_->llm("kg-edge-reasoning", {{"question", query_.query},
-                                                              {"edges", edges_json(kept_view())}});
-            if (!reasoned) return reasoned.error();
-            count_tokens(*reasoned, timer);
-            auto reasons = reasons_of(*reasoned);
+            std::vector<Triple> facts;
+            for (const auto& k : kept_) facts.push_back(subgraph_[k.found].triple);
+            auto answered = calls_->llm_and_fact_sources(
+                "kg-edge-reasoning", {{"question", query_.query}, {"edges", edges_json(kept_view())}},
+                facts);
+            if (!answered) return answered.error();
+            count_tokens(answered->response, timer);
+            auto reasons = reasons_of(answered->response);
             for (std::size_t i = 0; i < kept_.size(); ++i) {
                 if (auto it = reasons.find("e" + std::to_string(i + 1)); it != reasons.end()) {
                     kept_[i].reasoning = std::move(it->second);
                 }
+                kept_[i].sources = std::move(answered->sources[i]);
             }
-            // Source tracing: each kept edge → the file or chunk it was loaded from, best tier
-            // first.
-            std::vector<Triple> facts;
-            for (const auto& k : kept_) facts.push_back(subgraph_[k.found].triple);
-            auto sources = calls_->fact_sources(facts);
-            if (!sources) return sources.error();
-            for (std::size_t i = 0; i < kept_.size(); ++i)
-                kept_[i].sources = std::move((*sources)[i]);
         }
 
         return send_step(trace_.run().focus(), [&] {

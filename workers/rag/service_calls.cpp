@@ -34,13 +34,25 @@ schema::Result<runtime::CallResult> ServiceCalls::timed_call(
 ServiceCalls::ServiceCalls(runtime::RequestContext& context, const RagConfig& config, std::string collection)
     : context_(context), config_(config), collection_(std::move(collection)) {}
 
-schema::Result<schema::LlmResponse> ServiceCalls::llm(std::string_view template_name,
-                                                      std::map<std::string, std::string> variables,
-                                                      const std::function<void(std::string_view)>& on_text) {
+runtime::CallSpec ServiceCalls::llm_call(std::string_view template_name, std::map<std::string, std::string> variables,
+                                        bool streaming) const {
     schema::LlmRequest request;
     request.template_name = std::string(template_name);
     request.variables = std::move(variables);
-    request.streaming = static_cast<bool>(on_text);
+    request.streaming = streaming;
+    return runtime::CallSpec{config_.llm_service, schema::encode(request), config_.call_timeout};
+}
+
+schema::Result<schema::LlmResponse> ServiceCalls::llm_reply(const runtime::CallResult& called) const {
+    auto response = schema::decode<schema::LlmResponse>(called.final);
+    if (!response) return bad_reply(config_.llm_service, response.error());
+    return response;
+}
+
+schema::Result<schema::LlmResponse> ServiceCalls::llm(std::string_view template_name,
+                                                      std::map<std::string, std::string> variables,
+                                                      const std::function<void(std::string_view)>& on_text) {
+    const auto call = llm_call(template_name, std::move(variables), static_cast<bool>(on_text));
     std::function<void(const client::Reply&)> on_reply;
     if (on_text) {
         on_reply = [&on_text](const client::Reply& reply) {
@@ -49,11 +61,19 @@ schema::Result<schema::LlmResponse> ServiceCalls::llm(std::string_view template_
             if (text != reply.body.end() && text->is_string()) on_text(text->get_ref<const std::string&>());
         };
     }
-    auto called = timed_call(config_.llm_service, template_name, schema::encode(request), on_reply);
+    auto called = timed_call(call.service, template_name, call.body, on_reply);
     if (!called) return std::move(called).error();
-    auto response = schema::decode<schema::LlmResponse>(called->final);
-    if (!response) return bad_reply(config_.llm_service, response.error());
-    return response;
+    return llm_reply(*called);
+}
+
+schema::Result<std::vector<runtime::CallResult>> ServiceCalls::timed_call_all(std::span<const runtime::CallSpec> calls,
+                                                                            std::string_view what) {
+    const auto started = std::chrono::steady_clock::now();
+    auto results = context_.call_all(calls);
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+    schema::component_logger("rag")->debug("event=call request_id={} what={} calls={} us={} ok={}",
+                                           context_.meta().request_id, what, calls.size(), us.count(), results.ok());
+    return results;
 }
 
 schema::Result<std::vector<std::vector<double>>> ServiceCalls::embed(const std::vector<std::string>& texts) {
@@ -72,25 +92,17 @@ schema::Result<std::vector<std::vector<double>>> ServiceCalls::embed(const std::
 }
 
 schema::Result<runtime::CallResult> ServiceCalls::store(std::string_view op, json body, runtime::FinalBody final_body) {
-    body["op"] = op;
-    body["collection"] = collection_;
-    return timed_call(config_.store_service, op, body, {}, final_body);
+    const auto call = store_call(op, std::move(body));
+    return timed_call(call.service, op, call.body, {}, final_body);
 }
 
 schema::Result<std::vector<std::vector<schema::EntityMatch>>> ServiceCalls::entities(
     const std::vector<std::vector<double>>& vectors, std::uint32_t limit) {
     std::vector<runtime::CallSpec> calls;
     for (const auto& vector : vectors) {
-        json body = schema::encode(schema::GraphEmbeddingsQuery{{vector}, limit, collection_});
-        body["op"] = "entities";
-        calls.push_back(runtime::CallSpec{config_.store_service, std::move(body), config_.call_timeout});
+        calls.push_back(store_call("entities", schema::encode(schema::GraphEmbeddingsQuery{{vector}, limit, collection_})));
     }
-    const auto started = std::chrono::steady_clock::now();
-    auto replies = context_.call_all(calls);
-    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
-    schema::component_logger("rag")->debug("event=call request_id={} service={} what=entities calls={} us={} ok={}",
-                                           context_.meta().request_id, config_.store_service, calls.size(),
-                                           us.count(), replies.ok());
+    auto replies = timed_call_all(calls, "entities");
     if (!replies) return std::move(replies).error();
     std::vector<std::vector<schema::EntityMatch>> out;
     for (const auto& reply : *replies) {
@@ -129,18 +141,49 @@ schema::Result<std::vector<std::string>> ServiceCalls::labels(const std::vector<
     return std::move(decoded->labels);
 }
 
+runtime::CallSpec ServiceCalls::store_call(std::string_view op, json body) const {
+    body["op"] = op;
+    body["collection"] = collection_;
+    return runtime::CallSpec{config_.store_service, std::move(body), config_.call_timeout};
+}
+
+schema::Result<std::vector<std::vector<schema::FactSource>>> ServiceCalls::fact_sources_reply(
+    const runtime::CallResult& called, std::size_t facts) const {
+    auto decoded = schema::decode<schema::FactSourcesResponse>(called.final);
+    if (!decoded) return bad_reply(config_.store_service, decoded.error());
+    if (decoded->sources.size() != facts) {
+        return make_error(ErrorType::kUpstreamError, "store answered " + std::to_string(decoded->sources.size()) +
+                                                         " source lists for " + std::to_string(facts) + " facts");
+    }
+    return std::move(decoded->sources);
+}
+
 schema::Result<std::vector<std::vector<schema::FactSource>>> ServiceCalls::fact_sources(
     const std::vector<schema::Triple>& triples) {
     if (triples.empty()) return std::vector<std::vector<schema::FactSource>>{};
     auto reply = store("fact-sources", schema::encode(schema::FactSourcesRequest{collection_, triples}));
     if (!reply) return std::move(reply).error();
-    auto decoded = schema::decode<schema::FactSourcesResponse>(reply->final);
-    if (!decoded) return bad_reply(config_.store_service, decoded.error());
-    if (decoded->sources.size() != triples.size()) {
-        return make_error(ErrorType::kUpstreamError, "store answered " + std::to_string(decoded->sources.size()) +
-                                                         " source lists for " + std::to_string(triples.size()) + " facts");
+    return fact_sources_reply(*reply, triples.size());
+}
+
+schema::Result<ServiceCalls::LlmAndSources> ServiceCalls::llm_and_fact_sources(
+    std::string_view template_name, std::map<std::string, std::string> variables,
+    const std::vector<schema::Triple>& triples) {
+    if (triples.empty()) {
+        auto response = llm(template_name, std::move(variables));
+        if (!response) return std::move(response).error();
+        return LlmAndSources{std::move(response).value(), {}};
     }
-    return std::move(decoded->sources);
+    const std::vector<runtime::CallSpec> calls{
+        llm_call(template_name, std::move(variables), false),
+        store_call("fact-sources", schema::encode(schema::FactSourcesRequest{collection_, triples}))};
+    auto replies = timed_call_all(calls, std::string(template_name) + "+fact-sources");
+    if (!replies) return std::move(replies).error();
+    auto response = llm_reply((*replies)[0]);
+    if (!response) return std::move(response).error();
+    auto sources = fact_sources_reply((*replies)[1], triples.size());
+    if (!sources) return std::move(sources).error();
+    return LlmAndSources{std::move(response).value(), std::move(sources).value()};
 }
 
 schema::Result<std::vector<schema::ChunkMatch>> ServiceCalls::chunks_vector(const std::vector<double>& vector,

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,11 +39,28 @@ public:
         const std::vector<schema::TriplePattern>& patterns, std::uint32_t limit);
     schema::Result<std::vector<std::string>> labels(const std::vector<schema::Term>& terms);
     schema::Result<std::vector<std::vector<schema::FactSource>>> fact_sources(const std::vector<schema::Triple>& triples);
+    // An LLM template and the sources of `triples`, both requests in flight at once.
+    struct LlmAndSources {
+        schema::LlmResponse response;
+        std::vector<std::vector<schema::FactSource>> sources;  // one list per triple
+    };
+    schema::Result<LlmAndSources> llm_and_fact_sources(std::string_view template_name,
+                                                       std::map<std::string, std::string> variables,
+                                                       const std::vector<schema::Triple>& triples);
     schema::Result<std::vector<schema::ChunkMatch>> chunks_vector(const std::vector<double>& vector, std::uint32_t limit);
     schema::Result<std::vector<schema::ChunkMatch>> chunks_keyword(const std::string& query, std::uint32_t limit);
     schema::Result<std::vector<schema::Chunk>> chunks_fetch(const std::vector<std::string>& chunk_ids);
 
 private:
+    runtime::CallSpec llm_call(std::string_view template_name, std::map<std::string, std::string> variables,
+                               bool streaming) const;
+    schema::Result<schema::LlmResponse> llm_reply(const runtime::CallResult& called) const;
+    runtime::CallSpec store_call(std::string_view op, nlohmann::json body) const;
+    schema::Result<std::vector<std::vector<schema::FactSource>>> fact_sources_reply(const runtime::CallResult& called,
+                                                                                   std::size_t facts) const;
+    // context.call_all with the calls' time logged at debug level (component "rag").
+    schema::Result<std::vector<runtime::CallResult>> timed_call_all(std::span<const runtime::CallSpec> calls,
+                                                                    std::string_view what);
     // A store operation's FINAL: as a JSON tree, or (kTextOnly) in CallResult::final_text.
     schema::Result<runtime::CallResult> store(std::string_view op, nlohmann::json body,
                                               runtime::FinalBody final_body = runtime::FinalBody::kJson);
