@@ -415,6 +415,21 @@ void gbc_reply(FakeBroker& broker, const std::string& identity, char command, co
     broker.send(identity, frames);
 }
 
+// A sub-call's CANCEL (client socket) and the request's ERROR (worker socket) may come in
+// either order: both, as they arrive within 3 s.
+std::pair<std::optional<WorkerMessage>, std::optional<WorkerMessage>> collect_cancel_and_error(FakeBroker& broker) {
+    std::optional<WorkerMessage> cancel;
+    std::optional<WorkerMessage> error;
+    const auto until = std::chrono::steady_clock::now() + 3s;
+    while ((!cancel || !error) && std::chrono::steady_clock::now() < until) {
+        auto m = broker.receive(100ms);
+        if (!m || m->frames.size() < 3) continue;
+        if (m->frames[1] == "GBC01" && m->frames[2] == std::string(1, schema::protocol::client_cmd::kCancel)) cancel = m;
+        if (m->frames[1] == "MDPW01" && m->command() == cmd::kError) error = m;
+    }
+    return {cancel, error};
+}
+
 TEST_F(WorkerTest, CallGoesThroughTheBrokerWithTheRemainingDeadline) {
     const auto id = start([](RequestContext& c) {
         std::vector<std::string> seen;
@@ -472,17 +487,7 @@ TEST_F(WorkerTest, CancelDuringACallCancelsTheCall) {
     auto call = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
     ASSERT_TRUE(call);
     broker.send_command(id, cmd::kCancel, {"tok"});
-    // The call's CANCEL (client socket) and the request's ERROR (worker socket) may come in
-    // either order: collect both.
-    std::optional<WorkerMessage> cancel;
-    std::optional<WorkerMessage> error;
-    const auto until = std::chrono::steady_clock::now() + 3s;
-    while ((!cancel || !error) && std::chrono::steady_clock::now() < until) {
-        auto m = broker.receive(100ms);
-        if (!m || m->frames.size() < 3) continue;
-        if (m->frames[1] == "GBC01" && m->frames[2] == std::string(1, schema::protocol::client_cmd::kCancel)) cancel = m;
-        if (m->frames[1] == "MDPW01" && m->command() == cmd::kError) error = m;
-    }
+    const auto [cancel, error] = collect_cancel_and_error(broker);
     ASSERT_TRUE(cancel) << "the sub-request must be cancelled too";
     EXPECT_EQ(cancel->frames[3], call->frames[4]);
     ASSERT_TRUE(error);
@@ -539,15 +544,7 @@ TEST_F(WorkerTest, CallAllReturnsTheFirstErrorAndCancelsTheCallsStillOpen) {
     auto second = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
     ASSERT_TRUE(first && second);
     gbc_reply(broker, first->identity, schema::protocol::client_cmd::kError, {first->frames[4], "NotFound", "gone"});
-    std::optional<WorkerMessage> cancel;
-    std::optional<WorkerMessage> error;
-    const auto until = std::chrono::steady_clock::now() + 3s;
-    while ((!cancel || !error) && std::chrono::steady_clock::now() < until) {
-        auto m = broker.receive(100ms);
-        if (!m || m->frames.size() < 3) continue;
-        if (m->frames[1] == "GBC01" && m->frames[2] == std::string(1, schema::protocol::client_cmd::kCancel)) cancel = m;
-        if (m->frames[1] == "MDPW01" && m->command() == cmd::kError) error = m;
-    }
+    const auto [cancel, error] = collect_cancel_and_error(broker);
     ASSERT_TRUE(error);
     EXPECT_EQ(error->frames[5], "NotFound");
     ASSERT_TRUE(cancel) << "the call still open must be cancelled";
