@@ -39,8 +39,15 @@
 #include "schema/vocabulary.hpp"
 #include "storage/sqlite_database.hpp"
 #include "workers/store/graph_store.hpp"
+#include "bench/bench_util.hpp"
 
 namespace {
+
+namespace bench = glassbox::bench;
+using bench::fmt;
+using bench::Zipf;
+using bench::ms_since;
+using bench::percentile;
 
 namespace schema = glassbox::schema;
 namespace store = glassbox::store;
@@ -61,19 +68,6 @@ struct Options {
     bool keep = false;
 };
 
-std::string fmt(double value, int decimals) {
-    std::ostringstream out;
-    out << std::fixed << std::setprecision(decimals) << value;
-    return out.str();
-}
-
-double percentile(std::vector<double> v, double p) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    const auto index = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-    return v[std::min(index, v.size() - 1)];
-}
-
 // CPU time of this thread: the machines are shared, so wall time alone mixes in other load.
 double thread_cpu_seconds() {
     timespec ts{};
@@ -90,10 +84,7 @@ long vm_hwm_kb() {
     return -1;
 }
 
-[[noreturn]] void die(const std::string& what) {
-    std::cerr << "bench_graph: " << what << "\n";
-    std::exit(1);
-}
+[[noreturn]] void die(const std::string& what) { bench::fail("bench_graph", what); }
 
 template <typename T>
 T check(schema::Result<T> result, const char* what) {
@@ -104,31 +95,6 @@ T check(schema::Result<T> result, const char* what) {
 void check(schema::Result<void> result, const char* what) {
     if (!result) die(std::string(what) + ": " + result.error().message);
 }
-
-// Samples 0..n-1 with P(k) ∝ 1/(k+1)^exponent, through a shuffled rank so ids and degree do not
-// line up.
-class Zipf {
-public:
-    Zipf(std::size_t n, double exponent, std::mt19937_64& rng) : cdf_(n), rank_to_id_(n) {
-        double sum = 0;
-        for (std::size_t k = 0; k < n; ++k) {
-            sum += 1.0 / std::pow(static_cast<double>(k + 1), exponent);
-            cdf_[k] = sum;
-        }
-        for (auto& c : cdf_) c /= sum;
-        for (std::size_t k = 0; k < n; ++k) rank_to_id_[k] = k;
-        std::shuffle(rank_to_id_.begin(), rank_to_id_.end(), rng);
-    }
-    std::size_t operator()(std::mt19937_64& rng) {
-        const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
-        const auto it = std::lower_bound(cdf_.begin(), cdf_.end(), u);
-        return rank_to_id_[std::min(static_cast<std::size_t>(it - cdf_.begin()), cdf_.size() - 1)];
-    }
-
-private:
-    std::vector<double> cdf_;
-    std::vector<std::size_t> rank_to_id_;
-};
 
 // A synthetic graph, generated one batch at a time (never all in memory). Each triple also has
 // an integer form (term numbers of the generator) for the raw baseline.
@@ -424,19 +390,11 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
     Options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        const auto value = [&]() -> std::string {
-            if (i + 1 >= argc) die(arg + " needs a value");
-            return argv[++i];
-        };
-        const auto number = [&]() -> std::size_t {
-            const auto text = value();
-            char* end = nullptr;
-            const auto n = std::strtoull(text.c_str(), &end, 10);
-            if (end == text.c_str() || *end != '\0' || n == 0) die(arg + ": not a positive number: " + text);
-            return static_cast<std::size_t>(n);
-        };
+    bench::Args args(argc, argv, "bench_graph");
+    while (args.next()) {
+        const std::string& arg = args.arg();
+        const auto value = [&] { return args.value(); };
+        const auto number = [&] { return args.number(); };
         if (arg == "--triples") {
             o.triples = number();
         } else if (arg == "--batch") {

@@ -43,12 +43,18 @@
 #include "tests/integration/process.hpp"
 #include "workers/trace_collector/trace_service.hpp"
 #include "workers/trace_collector/trace_store.hpp"
+#include "bench/bench_util.hpp"
 
 #ifndef GLASSBOX_BINARY
 #define GLASSBOX_BINARY "glassbox"
 #endif
 
 namespace {
+
+namespace bench = glassbox::bench;
+using bench::fmt;
+using bench::ms_since;
+using bench::percentile;
 
 namespace explain = glassbox::schema::explain;
 namespace schema = glassbox::schema;
@@ -57,26 +63,7 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 using std::chrono::milliseconds;
 
-std::string fmt(double value, int decimals) {
-    std::ostringstream out;
-    out.setf(std::ios::fixed);
-    out.precision(decimals);
-    out << value;
-    return out.str();
-}
-
-double percentile(std::vector<double> v, double p) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    const auto at = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-    return v[std::min(at, v.size() - 1)];
-}
-
 double median_of(std::vector<double> v) { return percentile(std::move(v), 0.5); }
-
-double ms_since(Clock::time_point start) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 // ---- workload ------------------------------------------------------------------------------
 

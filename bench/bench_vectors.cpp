@@ -18,8 +18,14 @@
 
 #include "storage/sqlite_database.hpp"
 #include "workers/store/vector_index.hpp"
+#include "bench/bench_util.hpp"
 
 namespace {
+
+namespace bench = glassbox::bench;
+using bench::fmt;
+using bench::ms_since;
+using bench::percentile;
 
 using Clock = std::chrono::steady_clock;
 using glassbox::store::IndexKind;
@@ -150,16 +156,7 @@ std::vector<std::int64_t> exact_top(const std::vector<float>& flat, std::size_t 
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-double percentile(std::vector<double> values, double p) {
-    std::sort(values.begin(), values.end());
-    const auto at = static_cast<std::size_t>(p * static_cast<double>(values.size() - 1) + 0.5);
-    return values[at];
-}
-
-[[noreturn]] void die(const std::string& what) {
-    std::fprintf(stderr, "bench_vectors: %s\n", what.c_str());
-    std::exit(1);
-}
+[[noreturn]] void die(const std::string& what) { bench::fail("bench_vectors", what); }
 
 }  // namespace
 

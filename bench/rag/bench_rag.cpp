@@ -55,6 +55,7 @@
 #include "schema/messages.hpp"
 #include "schema/vocabulary.hpp"
 #include "tests/integration/process.hpp"
+#include "bench/bench_util.hpp"
 
 #ifndef GLASSBOX_BINARY
 #define GLASSBOX_BINARY "glassbox"
@@ -64,6 +65,11 @@
 #endif
 
 namespace {
+
+namespace bench = glassbox::bench;
+using bench::fmt;
+using bench::ms_since;
+using bench::percentile;
 
 namespace fs = std::filesystem;
 namespace schema = glassbox::schema;
@@ -77,25 +83,6 @@ const std::string kEntity = "http://example.org/bench/e/";
 const std::string kRelation = "http://example.org/bench/r/";
 const std::string kClass = "http://example.org/bench/c/";
 const std::string kNoExplainService = "graph-rag-noexplain";
-
-std::string fmt(double value, int decimals) {
-    std::ostringstream out;
-    out.setf(std::ios::fixed);
-    out.precision(decimals);
-    out << value;
-    return out.str();
-}
-
-double percentile(std::vector<double> v, double p) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    const auto at = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-    return v[std::min(at, v.size() - 1)];
-}
-
-double ms_since(Clock::time_point start) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 std::string with_thousands(std::uint64_t n) {
     std::string digits = std::to_string(n);

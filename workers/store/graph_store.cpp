@@ -790,52 +790,43 @@ Result<Triple> GraphStore::decode_row(storage::Statement& st, const schema::Trip
     const std::int64_t p = st.int64(1);
     const std::int64_t o = st.int64(2);
     const std::int64_t g = st.int64(3);
+    // A position the pattern binds is copied from it; any other is decoded, reusing the last
+    // row's term while the id repeats (rows come in index order).
+    const auto fill = [this](const std::optional<Term>& bound, std::int64_t id, std::int64_t& memo_id,
+                             Term& memo_term, Term& out) -> Result<void> {
+        if (bound) {
+            out = *bound;
+            return {};
+        }
+        if (memo_id != id) {
+            auto term = decode(id);
+            if (!term) return term.error();
+            memo_term = std::move(*term);
+            memo_id = id;
+        }
+        out = memo_term;
+        return {};
+    };
     Triple triple;
-    if (pattern.s) {
-        triple.s = *pattern.s;
-    } else {
-        if (memo.s != s) {
-            auto subject = decode(s);
-            if (!subject) return subject.error();
-            memo.s_term = std::move(*subject);
-            memo.s = s;
-        }
-        triple.s = memo.s_term;
-    }
-    if (pattern.p) {
-        triple.p = *pattern.p;
-    } else {
-        if (memo.p != p) {
-            auto predicate = decode(p);
-            if (!predicate) return predicate.error();
-            memo.p_term = std::move(*predicate);
-            memo.p = p;
-        }
-        triple.p = memo.p_term;
-    }
+    if (auto r = fill(pattern.s, s, memo.s, memo.s_term, triple.s); !r) return r.error();
+    if (auto r = fill(pattern.p, p, memo.p, memo.p_term, triple.p); !r) return r.error();
     if (pattern.o) {
         triple.o = *pattern.o;
-        if (g != 0) {
-            auto graph = decode(g);
-            if (!graph) return graph.error();
-            if (!graph->is_iri()) return make_error(ErrorType::kInternal, "graph store: a graph name is not an IRI");
-            triple.graph = graph->as_iri().value;
-        }
-        return triple;
-    }
-    switch (st.int64(4)) {
-        case StoredKind::kIri: triple.o = schema::Iri{std::string(st.text(5))}; break;
-        case StoredKind::kBlank: triple.o = schema::BlankNode{std::string(st.text(5))}; break;
-        case StoredKind::kTypedLiteral:
-            triple.o = schema::Literal{std::string(st.text(5)), std::string(st.text(6)), {}};
-            break;
-        case StoredKind::kLangLiteral:
-            triple.o = schema::Literal{std::string(st.text(5)), {}, std::string(st.text(6))};
-            break;
-        default: {  // a quoted triple (its parts are ids) or a kind decode() reports
-            auto object = decode(o);
-            if (!object) return object.error();
-            triple.o = std::move(*object);
+    } else {
+        switch (st.int64(4)) {
+            case StoredKind::kIri: triple.o = schema::Iri{std::string(st.text(5))}; break;
+            case StoredKind::kBlank: triple.o = schema::BlankNode{std::string(st.text(5))}; break;
+            case StoredKind::kTypedLiteral:
+                triple.o = schema::Literal{std::string(st.text(5)), std::string(st.text(6)), {}};
+                break;
+            case StoredKind::kLangLiteral:
+                triple.o = schema::Literal{std::string(st.text(5)), {}, std::string(st.text(6))};
+                break;
+            default: {  // a quoted triple (its parts are ids) or a kind decode() reports
+                auto object = decode(o);
+                if (!object) return object.error();
+                triple.o = std::move(*object);
+            }
         }
     }
     if (g != 0) {
