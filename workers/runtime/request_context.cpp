@@ -203,11 +203,7 @@ void RequestContext::close_open_sessions(const Error& why) {
     }
 }
 
-Result<void> RequestContext::reply(const nlohmann::json& body) {
-    if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
-    close_open_sessions(make_error(ErrorType::kInternal, "the service replied before ending its trace"));
-    return send_terminal(detail::channel::kReply, {dump(body)});
-}
+Result<void> RequestContext::reply(const nlohmann::json& body) { return reply_text(dump(body)); }
 
 Result<void> RequestContext::reply_text(std::string body) {
     if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");

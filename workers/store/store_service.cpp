@@ -91,7 +91,7 @@ public:
         const std::string op = op_field->get<std::string>();
         Result<json> reply = make_error(ErrorType::kInvalidRequest,
                                         "unknown op \"" + op + "\"; expected one of " + op_names());
-        if (op == kOpTriplesBatch) return reply_text(triples_batch(body));
+        if (op == kOpTriplesBatch) return answer(triples_batch(body));
         if (op == kOpTriples) reply = triples(body);
         else if (op == kOpEntities) reply = entities(body);
         else if (op == kOpChunksVector) reply = chunks_vector(body);
@@ -106,9 +106,8 @@ public:
         else if (op == kOpIndex) reply = index(body);
         else if (op == kOpLoadCommit) reply = load_commit(body);
         else if (op == kOpLoadAbort) reply = load_abort(body);
-        if (ctx_.finished()) return;
-        if (!reply) return fail(reply.error());
-        (void)ctx_.reply(*reply);
+        if (!reply) return answer(std::move(reply).error());
+        answer(schema::dump(*reply));
     }
 
 private:
@@ -119,12 +118,21 @@ private:
 
     void fail(const Error& error) { (void)ctx_.fail(error); }
 
-    // A reply already in wire text (the hot query ops skip the JSON tree).
-    void reply_text(Result<std::string> reply) {
+    // Ends the request with the reply's wire text (the hot query ops write it without a JSON
+    // tree) or its error, unless the op already ended it.
+    void answer(Result<std::string> reply) {
         if (ctx_.finished()) return;
         if (!reply) return fail(reply.error());
         (void)ctx_.reply_text(std::move(reply).value());
     }
+
+    // What every query op holds while it reads: the collection's lock and one read transaction
+    // (one snapshot, one SQLite read lock for all its statements).
+    struct Reading {
+        explicit Reading(KnowledgeBase& kb) : lock(kb.mutex()), snapshot(kb.db()) {}
+        std::lock_guard<std::mutex> lock;
+        storage::ReadScope snapshot;
+    };
 
     Result<KnowledgeBase*> base(const std::string& collection, bool create) {
         return bases_.get(collection, create);
@@ -138,8 +146,7 @@ private:
         schema::TriplePattern pattern{q->s, q->p, q->o, q->g};
         std::vector<schema::Triple> found;
         {
-            std::lock_guard lock((*kb)->mutex());
-            storage::ReadScope snapshot((*kb)->db());  // one snapshot, one read lock for the op
+            const Reading reading(**kb);
             auto matched = (*kb)->graph().match(pattern, q->limit);
             if (!matched) return std::move(matched).error();
             found = std::move(matched).value();
@@ -167,8 +174,7 @@ private:
         if (!kb) return std::move(kb).error();
         schema::TriplesBatchResponse reply;
         {
-            std::lock_guard lock((*kb)->mutex());
-            storage::ReadScope snapshot((*kb)->db());  // one snapshot, one read lock for the op
+            const Reading reading(**kb);
             auto matched = (*kb)->graph().match_batch(q->patterns, q->limit);
             if (!matched) return std::move(matched).error();
             reply.results = std::move(matched).value();
@@ -181,8 +187,7 @@ private:
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
-        std::lock_guard lock((*kb)->mutex());
-        storage::ReadScope snapshot((*kb)->db());  // one snapshot, one read lock for the op
+        const Reading reading(**kb);
         auto matches = search_all((*kb)->entity_vectors(), q->vectors, retrieval_limit(q->limit));
         if (!matches) return std::move(matches).error();
         std::vector<std::int64_t> ids;
@@ -220,8 +225,7 @@ private:
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
-        std::lock_guard lock((*kb)->mutex());
-        storage::ReadScope snapshot((*kb)->db());  // one snapshot, one read lock for the op
+        const Reading reading(**kb);
         auto matches = chunk_vector_matches(**kb, q->vectors, retrieval_limit(q->limit));
         if (!matches) return std::move(matches).error();
         schema::ChunkMatchResponse reply;
@@ -234,8 +238,7 @@ private:
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
-        std::lock_guard lock((*kb)->mutex());
-        storage::ReadScope snapshot((*kb)->db());  // one snapshot, one read lock for the op
+        const Reading reading(**kb);
         auto matches = (*kb)->documents().keyword(q->query, retrieval_limit(q->limit));
         if (!matches) return std::move(matches).error();
         schema::ChunkMatchResponse reply;
@@ -253,8 +256,7 @@ private:
         // Each ranking is read deeper than the answer so fusion can lift a chunk both rank well.
         const std::uint32_t depth = std::min(kMaxRetrievalLimit, limit * 3);
         std::map<std::string, double> fused;
-        std::lock_guard lock((*kb)->mutex());
-        storage::ReadScope snapshot((*kb)->db());  // one snapshot, one read lock for the op
+        const Reading reading(**kb);
         if (!q->vectors.empty()) {
             auto vector = chunk_vector_matches(**kb, q->vectors, depth);
             if (!vector) return std::move(vector).error();
@@ -281,8 +283,7 @@ private:
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
-        std::lock_guard lock((*kb)->mutex());
-        storage::ReadScope snapshot((*kb)->db());  // one snapshot, one read lock for the op
+        const Reading reading(**kb);
         auto fetched = (*kb)->documents().fetch(q->chunk_ids);
         if (!fetched) return std::move(fetched).error();
         schema::ChunkFetchResponse reply;
@@ -297,8 +298,7 @@ private:
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
-        std::lock_guard lock((*kb)->mutex());
-        storage::ReadScope snapshot((*kb)->db());  // one snapshot, one read lock for the op
+        const Reading reading(**kb);
         schema::FactSourcesResponse reply;
         for (const auto& fact : q->triples) {
             auto sources = (*kb)->graph().sources_of(fact);
@@ -315,8 +315,7 @@ private:
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
-        std::lock_guard lock((*kb)->mutex());
-        storage::ReadScope snapshot((*kb)->db());  // one snapshot, one read lock for the op
+        const Reading reading(**kb);
         auto named = (*kb)->graph().labels(q->terms);
         if (!named) return std::move(named).error();
         return schema::encode(schema::LabelsResponse{std::move(named).value()});
@@ -327,8 +326,7 @@ private:
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
-        std::lock_guard lock((*kb)->mutex());
-        storage::ReadScope snapshot((*kb)->db());  // one snapshot, one read lock for the op
+        const Reading reading(**kb);
         auto graph = (*kb)->graph().stats();
         if (!graph) return std::move(graph).error();
         auto documents = (*kb)->documents().stats();
