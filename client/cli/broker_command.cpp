@@ -67,7 +67,7 @@ struct BrokerOptions {
     std::string spool_policy;
 };
 
-[[noreturn]] void fail(const std::string& message) {
+[[noreturn]] void fail_broker(const std::string& message) {
     std::cerr << "glassbox broker: " << message << "\n";
     throw CLI::RuntimeError(1);
 }
@@ -77,7 +77,7 @@ void ensure_home(const std::filesystem::path& home) {
     std::error_code ec;
     if (std::filesystem::is_directory(home, ec)) return;
     std::filesystem::create_directories(home, ec);
-    if (ec) fail("cannot create home " + home.string() + ": " + ec.message());
+    if (ec) fail_broker("cannot create home " + home.string() + ": " + ec.message());
     std::filesystem::permissions(home, std::filesystem::perms::owner_all,
                                  std::filesystem::perm_options::replace, ec);
 }
@@ -92,13 +92,13 @@ void write_ready_file(const std::string& path, const broker::BoundEndpoints& bou
         std::ofstream out(temporary, std::ios::trunc);
         out << ready.dump() << "\n";
         out.flush();
-        if (!out) fail("cannot write ready file " + temporary);
+        if (!out) fail_broker("cannot write ready file " + temporary);
     }
     std::error_code ec;
     std::filesystem::rename(temporary, path, ec);
     if (ec) {
         std::filesystem::remove(temporary, ec);
-        fail("cannot write ready file " + path);
+        fail_broker("cannot write ready file " + path);
     }
 }
 
@@ -126,7 +126,7 @@ void run_broker(BrokerOptions& options) {
     zmq::context_t context;
     broker::Broker running{context, config};
     auto bound = running.bind();
-    if (!bound) fail(bound.error().describe());
+    if (!bound) fail_broker(bound.error().describe());
     if (!options.ready_file.empty()) write_ready_file(options.ready_file, bound.value());
     log->info("event=serving endpoint={} pub_endpoint={} spool={} pid={}", bound.value().endpoint,
               bound.value().pub_endpoint, config.spool_path, static_cast<long>(::getpid()));

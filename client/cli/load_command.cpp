@@ -21,6 +21,7 @@
 #include "loader/rdf_reader.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/messages.hpp"
+#include "workers/store/store_service.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -32,7 +33,6 @@ using schema::make_error;
 using schema::Result;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::string_view kStoreService = "store";
 // Batches in flight at once: the next one is read and encoded while the store writes the last.
 constexpr std::size_t kMaxInFlight = 2;
 
@@ -69,7 +69,7 @@ public:
         while (in_flight_.size() >= kMaxInFlight) {
             if (auto r = wait_one(); !r) return r;
         }
-        auto id = bus_.send(kStoreService, body, timeout_);
+        auto id = bus_.send(store::kServiceName, body, timeout_);
         if (!id) return id.error();
         in_flight_.push_back(*id);
         return {};
@@ -84,7 +84,7 @@ public:
 
     // One request, waited for; its FINAL body.
     Result<json> call(const json& body, std::chrono::milliseconds timeout) {
-        auto replies = bus_.call(kStoreService, body, timeout);
+        auto replies = bus_.call(store::kServiceName, body, timeout);
         if (!replies) return std::move(replies).error();
         return replies->back().body;
     }

@@ -14,6 +14,7 @@
 #include "loader/rdf_reader.hpp"
 #include "schema/messages.hpp"
 #include "schema/term_json.hpp"
+#include "workers/store/store_service.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -23,7 +24,6 @@ using schema::ErrorType;
 using schema::make_error;
 using schema::Result;
 
-constexpr std::string_view kStoreService = "store";
 constexpr std::string_view kEmbeddingsService = "embeddings";
 
 std::string dump_json(const json& value, int indent = -1) {
@@ -84,7 +84,7 @@ void run_triples(const TriplesOptions& options) {
     json body = schema::encode(query);
     body["op"] = "triples";
     std::vector<schema::Triple> triples;
-    for (const auto& reply : call_or_exit(options.client, kStoreService, body)) {
+    for (const auto& reply : call_or_exit(options.client, store::kServiceName, body)) {
         auto part = schema::decode<schema::TriplesResponse>(reply);
         if (!part) exit_with_error(part.error());
         triples.insert(triples.end(), part->triples.begin(), part->triples.end());
@@ -138,7 +138,7 @@ void run_chunks(const ChunksOptions& options) {
             schema::HybridChunkQuery{options.text, embed_query(options), options.limit, options.collection});
         body["op"] = "chunks-hybrid";
     }
-    auto matches = schema::decode<schema::ChunkMatchResponse>(call_or_exit(options.client, kStoreService, body).back());
+    auto matches = schema::decode<schema::ChunkMatchResponse>(call_or_exit(options.client, store::kServiceName, body).back());
     if (!matches) exit_with_error(matches.error());
     schema::ChunkFetchRequest fetch;
     fetch.collection = options.collection;
@@ -148,7 +148,7 @@ void run_chunks(const ChunksOptions& options) {
         json fetch_body = schema::encode(fetch);
         fetch_body["op"] = "chunks-fetch";
         auto fetched =
-            schema::decode<schema::ChunkFetchResponse>(call_or_exit(options.client, kStoreService, fetch_body).back());
+            schema::decode<schema::ChunkFetchResponse>(call_or_exit(options.client, store::kServiceName, fetch_body).back());
         if (!fetched) exit_with_error(fetched.error());
         chunks = std::move(fetched->chunks);
     }
@@ -204,7 +204,7 @@ struct StatsOptions {
 void run_stats(const StatsOptions& options) {
     json body = schema::encode(schema::StoreStatsRequest{options.collection});
     body["op"] = "stats";
-    auto stats = schema::decode<schema::StoreStats>(call_or_exit(options.client, kStoreService, body).back());
+    auto stats = schema::decode<schema::StoreStats>(call_or_exit(options.client, store::kServiceName, body).back());
     if (!stats) exit_with_error(stats.error());
     if (options.client.json) {
         std::cout << dump_json(schema::encode(*stats)) << std::endl;

@@ -35,7 +35,7 @@ struct UpOptions {
 
 // The workers `up` runs, in start order: the services others call come before their callers
 // (a caller started first would only queue its first requests until they register).
-const std::vector<std::string> kWorkers = {"echo",  "trace-collector", "embeddings", "store",
+const std::vector<std::string> kUpWorkers = {"echo",  "trace-collector", "embeddings", "store",
                                            "llm",   "graph-rag",       "document-rag"};
 
 struct BrokerEndpoints {
@@ -65,7 +65,7 @@ void write_file_atomically(const fs::path& path, const std::string& text) {
     fs::rename(tmp, path);
 }
 
-[[noreturn]] void fail(const std::string& message) {
+[[noreturn]] void fail_up(const std::string& message) {
     std::cerr << "glassbox up: " << message << '\n';
     throw CLI::RuntimeError(1);
 }
@@ -76,7 +76,7 @@ void run_up(const UpOptions& options) {
     std::error_code ec;
     fs::create_directories(home / "logs", ec);
     fs::create_directories(home / "run", ec);
-    if (ec) fail("cannot create home " + home.string() + ": " + ec.message());
+    if (ec) fail_up("cannot create home " + home.string() + ": " + ec.message());
     fs::permissions(home, fs::perms::owner_all, fs::perm_options::replace, ec);
 
     const std::string self = fs::read_symlink("/proc/self/exe").string();
@@ -98,7 +98,7 @@ void run_up(const UpOptions& options) {
     while (!(endpoints = read_ready_file(broker_ready))) {
         if (Clock::now() > give_up) {
             supervisor.stop_all();
-            fail("the broker did not start within " + std::to_string(options.start_timeout_ms) +
+            fail_up("the broker did not start within " + std::to_string(options.start_timeout_ms) +
                  " ms; see " + (home / "logs" / "broker.log").string());
         }
         if (supervisor.supervise_once(std::chrono::milliseconds{50}, stop_signals)) {
@@ -110,7 +110,7 @@ void run_up(const UpOptions& options) {
     supervisor.set_argv("broker", broker_argv(endpoints->endpoint, endpoints->pub_endpoint));
     client::write_home_config(home, client::HomeConfig{endpoints->endpoint, endpoints->pub_endpoint});
 
-    for (const auto& worker : kWorkers) {
+    for (const auto& worker : kUpWorkers) {
         supervisor.start(ChildSpec{worker,
                                    {self, "worker", worker, "--broker", endpoints->endpoint,
                                     "--threads", std::to_string(options.threads), "--heartbeat-ms",

@@ -23,14 +23,14 @@
 namespace glassbox::cli {
 namespace {
 
-// One entry per worker the executable can run: a new worker adds one line to kWorkers.
+// One entry per worker the executable can run: a new worker adds one line to kBuiltinWorkers.
 struct WorkerEntry {
     const char* name;  // the subcommand and the default service name
     const char* description;
     runtime::Handler (*make_handler)();
 };
 
-const std::vector<WorkerEntry> kWorkers = {
+const std::vector<WorkerEntry> kBuiltinWorkers = {
     {"echo", "Diagnostic echo service: answers with its request and a Question → Synthesis trace",
      &echo::make_echo_handler},
 };
@@ -199,7 +199,7 @@ void add_trace_collector_command(CLI::App& command) {
 void add_worker_command(CLI::App& app) {
     auto* command = app.add_subcommand("worker", "Run one worker process (stops gracefully on SIGTERM/SIGINT)");
     command->require_subcommand(1);
-    for (const auto& entry : kWorkers) {
+    for (const auto& entry : kBuiltinWorkers) {
         auto options = std::make_shared<WorkerOptions>();
         auto* sub = command->add_subcommand(entry.name, entry.description);
         add_worker_options(*sub, *options, entry.name);
