@@ -2,22 +2,77 @@
 #include "client/frame_io.hpp"
 
 #include <limits>
+#include <memory>
+#include <utility>
 
 namespace glassbox::client {
 
 bool send_frames(zmq::socket_t& socket, const Frames& frames, bool block) noexcept {
     if (frames.empty()) return false;
     try {
-        for (std::size_t i = 0; i < frames.size(); ++i) {
+        Messages parts;
+        parts.reserve(frames.size());
+        for (const auto& frame : frames) parts.emplace_back(frame.data(), frame.size());
+        return send_messages(socket, parts, block);
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
+zmq::message_t message_of(std::string&& frame) {
+    if (frame.size() < kZeroCopyFrame) return zmq::message_t(frame.data(), frame.size());
+    auto owned = std::make_unique<std::string>(std::move(frame));
+    zmq::message_t message(
+        owned->data(), owned->size(), [](void*, void* hint) { delete static_cast<std::string*>(hint); },
+        owned.get());
+    (void)owned.release();  // the message's free function deletes it
+    return message;
+}
+
+bool send_frames(zmq::socket_t& socket, Frames&& frames, bool block) noexcept {
+    if (frames.empty()) return false;
+    try {
+        Messages parts;
+        parts.reserve(frames.size());
+        for (auto& frame : frames) parts.push_back(message_of(std::move(frame)));
+        return send_messages(socket, parts, block);
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
+bool send_messages(zmq::socket_t& socket, Messages& parts, bool block) noexcept {
+    if (parts.empty()) return false;
+    try {
+        for (std::size_t i = 0; i < parts.size(); ++i) {
             auto flags = block ? zmq::send_flags::none : zmq::send_flags::dontwait;
-            if (i + 1 < frames.size()) flags = flags | zmq::send_flags::sndmore;
-            const auto sent = socket.send(zmq::const_buffer(frames[i].data(), frames[i].size()), flags);
+            if (i + 1 < parts.size()) flags = flags | zmq::send_flags::sndmore;
             // libzmq queues a multipart message atomically: only the first part can fail on HWM.
-            if (!sent) return false;
+            if (!socket.send(parts[i], flags)) return false;
         }
         return true;
     } catch (const zmq::error_t&) {
         return false;
+    }
+}
+
+std::optional<Messages> try_receive_messages(zmq::socket_t& socket) noexcept {
+    try {
+        Messages parts;
+        zmq::message_t part;
+        if (!socket.recv(part, zmq::recv_flags::dontwait)) return std::nullopt;
+        bool more = part.more();
+        parts.push_back(std::move(part));
+        while (more) {
+            zmq::message_t next;
+            // The remaining parts of a message are already here: a blocking receive returns at once.
+            if (!socket.recv(next, zmq::recv_flags::none)) return std::nullopt;
+            more = next.more();
+            parts.push_back(std::move(next));
+        }
+        return parts;
+    } catch (const std::exception&) {
+        return std::nullopt;
     }
 }
 

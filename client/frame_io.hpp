@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,8 +19,22 @@ using Frames = std::vector<std::string>;
 // `block`, waits for room (backpressure; only for inproc peers that are sure to drain).
 bool send_frames(zmq::socket_t& socket, const Frames& frames, bool block = false) noexcept;
 
+// As above, taking the strings: a frame of kZeroCopyFrame bytes or more is handed to libzmq
+// without a copy (its message owns the string until the socket is done with it).
+bool send_frames(zmq::socket_t& socket, Frames&& frames, bool block = false) noexcept;
+inline constexpr std::size_t kZeroCopyFrame = 1024;
+
 // Receives one whole message if one is ready now; nullopt if none is (or on a socket error).
 std::optional<Frames> try_receive_frames(zmq::socket_t& socket) noexcept;
+
+// A multipart message kept as libzmq messages, for forwarding parts without copying them.
+using Messages = std::vector<zmq::message_t>;
+// As try_receive_frames, keeping each part as it arrived.
+std::optional<Messages> try_receive_messages(zmq::socket_t& socket) noexcept;
+// Sends all parts as one message (as send_frames); the parts are consumed either way.
+bool send_messages(zmq::socket_t& socket, Messages& parts, bool block = false) noexcept;
+// The message for one frame: copied when small, else owning the moved string.
+zmq::message_t message_of(std::string&& frame);
 
 // Waits up to `timeout` (negative: zero) for `socket` to become readable. False on timeout or
 // interruption.

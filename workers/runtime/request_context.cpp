@@ -133,7 +133,10 @@ schema::Error RequestContext::cancellation_error() const {
 
 Result<void> RequestContext::send_partial(const nlohmann::json& body) {
     if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
-    if (!client::send_frames(channel_, {std::string(1, detail::channel::kPartial), dump(body)}, true)) {
+    client::Frames frames;
+    frames.emplace_back(1, detail::channel::kPartial);
+    frames.push_back(dump(body));
+    if (!client::send_frames(channel_, std::move(frames), true)) {
         return make_error(ErrorType::kInternal, "the worker's I/O loop is gone");
     }
     return {};
@@ -147,11 +150,14 @@ Result<std::uint64_t> RequestContext::send_explain(const ExplainStep& message) {
         return make_error(ErrorType::kInvalidRequest, "explain session " + message.session + " has already ended");
     }
     const std::uint64_t seq = session.next_seq;
-    const auto body = build_explain_body(message, seq, meta_.service, worker_id_);
-    if (!client::send_frames(channel_, {std::string(1, detail::channel::kExplain), message.session,
-                                        std::to_string(seq), std::string(to_string(message.state)),
-                                        body},
-                             true)) {
+    client::Frames frames;
+    frames.reserve(5);
+    frames.emplace_back(1, detail::channel::kExplain);
+    frames.push_back(message.session);
+    frames.push_back(std::to_string(seq));
+    frames.emplace_back(to_string(message.state));
+    frames.push_back(build_explain_body(message, seq, meta_.service, worker_id_));
+    if (!client::send_frames(channel_, std::move(frames), true)) {
         return make_error(ErrorType::kInternal, "the worker's I/O loop is gone");
     }
     ++session.next_seq;
@@ -169,12 +175,14 @@ Result<std::uint64_t> RequestContext::send_explain(std::string session, std::str
     return send_explain(step);
 }
 
-Result<void> RequestContext::send_terminal(char kind, const std::vector<std::string>& frames) {
+Result<void> RequestContext::send_terminal(char kind, std::vector<std::string> frames) {
     if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
-    std::vector<std::string> message{std::string(1, kind)};
-    message.insert(message.end(), frames.begin(), frames.end());
+    client::Frames message;
+    message.reserve(frames.size() + 1);
+    message.emplace_back(1, kind);
+    for (auto& frame : frames) message.push_back(std::move(frame));
     finished_ = true;  // even if the send fails: a second terminal would be worse
-    if (!client::send_frames(channel_, message, true)) {
+    if (!client::send_frames(channel_, std::move(message), true)) {
         return make_error(ErrorType::kInternal, "the worker's I/O loop is gone");
     }
     return {};
@@ -208,7 +216,9 @@ Result<void> RequestContext::reply(const nlohmann::json& body) { return reply_te
 Result<void> RequestContext::reply_text(std::string body) {
     if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
     close_open_sessions(make_error(ErrorType::kInternal, "the service replied before ending its trace"));
-    return send_terminal(detail::channel::kReply, {std::move(body)});
+    std::vector<std::string> frames;
+    frames.push_back(std::move(body));  // moved, not copied: a reply may be large
+    return send_terminal(detail::channel::kReply, std::move(frames));
 }
 
 Result<void> RequestContext::fail(const Error& error) {

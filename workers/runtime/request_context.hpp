@@ -137,7 +137,7 @@ public:
     void finish_if_open(const schema::Error& error);
 
 private:
-    schema::Result<void> send_terminal(char kind, const std::vector<std::string>& frames);
+    schema::Result<void> send_terminal(char kind, std::vector<std::string> frames);
     void close_open_sessions(const schema::Error& why);
     // The sending and the waiting halves of call().
     schema::Result<client::RequestId> send_call(std::string_view service, const nlohmann::json& body,

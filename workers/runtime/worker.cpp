@@ -192,7 +192,7 @@ private:
                 continue;  // EINTR: look again
             }
             if ((items[0].revents & ZMQ_POLLIN) != 0) {
-                while (auto frames = client::try_receive_frames(pair_)) on_handler_message(*frames);
+                while (auto parts = client::try_receive_messages(pair_)) on_handler_message(*parts);
             }
             if (dealer_ && items.size() > 1 && (items[1].revents & ZMQ_POLLIN) != 0) {
                 while (dealer_) {
@@ -261,12 +261,29 @@ private:
     }
 
     void send_to_broker(const Frames& frames) {
+        client::Messages parts;
+        parts.reserve(frames.size());
+        for (const auto& frame : frames) parts.emplace_back(frame.data(), frame.size());
+        send_to_broker(parts);
+    }
+
+    void send_to_broker(client::Messages& parts) {
         if (!dealer_) return;
-        if (!client::send_frames(*dealer_, frames)) {
+        if (!client::send_messages(*dealer_, parts)) {
             log()->warn("event=send_dropped worker={} reason=would_block", worker_id_);
             return;
         }
         heartbeat_at_ = Clock::now() + config_.heartbeat;  // §5.2: any message counts
+    }
+
+    // A message from the handler thread with its kind replaced by this command and the token:
+    // the handler's parts (bodies) go on to the broker as they are, without a copy.
+    void forward_to_broker(char command, client::Messages& parts) {
+        client::Messages out;
+        out.reserve(parts.size() + 4);
+        for (auto& frame : worker_frames(command, {token_, ""})) out.push_back(client::message_of(std::move(frame)));
+        for (std::size_t i = 1; i < parts.size(); ++i) out.push_back(std::move(parts[i]));
+        send_to_broker(out);
     }
 
     void send_error(const std::string& token, ErrorType type, const std::string& message) {
@@ -333,20 +350,20 @@ private:
         return {};
     }
 
-    void on_handler_message(const Frames& frames) {
-        if (frames.empty() || frames[0].size() != 1 || !busy_) return;
-        const char kind = frames[0][0];
+    void on_handler_message(client::Messages& parts) {
+        if (parts.empty() || parts[0].size() != 1 || !busy_) return;
+        const char kind = *parts[0].data<char>();
         const bool terminal = kind == channel::kReply || kind == channel::kError;
         if (!orphaned_) {
             namespace cmd = protocol::worker_cmd;
-            if (kind == channel::kPartial && frames.size() == 2) {
-                send_to_broker(worker_frames(cmd::kPartial, {token_, "", frames[1]}));
-            } else if (kind == channel::kExplain && frames.size() == 5) {
-                send_to_broker(worker_frames(cmd::kExplain, {token_, "", frames[1], frames[2], frames[3], frames[4]}));
-            } else if (kind == channel::kReply && frames.size() == 2) {
-                send_to_broker(worker_frames(cmd::kReply, {token_, "", frames[1]}));
-            } else if (kind == channel::kError && frames.size() == 3) {
-                send_to_broker(worker_frames(cmd::kError, {token_, "", frames[1], frames[2]}));
+            if (kind == channel::kPartial && parts.size() == 2) {
+                forward_to_broker(cmd::kPartial, parts);
+            } else if (kind == channel::kExplain && parts.size() == 5) {
+                forward_to_broker(cmd::kExplain, parts);
+            } else if (kind == channel::kReply && parts.size() == 2) {
+                forward_to_broker(cmd::kReply, parts);
+            } else if (kind == channel::kError && parts.size() == 3) {
+                forward_to_broker(cmd::kError, parts);
             }
         }
         if (terminal) {

@@ -102,6 +102,35 @@ TEST_F(WorkerTest, StreamsPartialsAndRepliesWithTheToken) {
     EXPECT_EQ(json::parse(reply->frames[5])["got"]["x"], 1);
 }
 
+// Bodies of kZeroCopyFrame bytes or more pass from the handler thread to the broker without a
+// copy: they must still arrive byte for byte, in order, behind the right token.
+TEST_F(WorkerTest, LargeBodiesReachTheBrokerIntact) {
+    std::string text;
+    for (int i = 0; text.size() < 300'000; ++i) text += "chunk " + std::to_string(i) + " é; ";
+    const auto id = start([&text](RequestContext& c) {
+        (void)c.send_partial({{"text", text.substr(0, 5000)}});
+        const schema::Triple note{schema::Iri{"urn:s:step"}, schema::Iri{"urn:x:note"},
+                                  schema::Literal{text.substr(0, 100'000), "", ""}, std::nullopt};
+        (void)c.send_explain("urn:s", "urn:s:step", {note}, ExplainState::kOpen);
+        (void)c.reply_text(json{{"text", text}}.dump());
+    });
+    broker.send_request(id, "tok", "{}", "req-9");
+    auto partial = broker.expect(cmd::kPartial);
+    auto explain = broker.expect(cmd::kExplain);
+    auto reply = broker.expect(cmd::kReply);
+    ASSERT_TRUE(partial && explain && reply);
+    EXPECT_EQ(partial->frames[3], "tok");
+    EXPECT_EQ(json::parse(partial->frames[5])["text"], text.substr(0, 5000));
+    EXPECT_EQ(explain->frames[3], "tok");
+    ASSERT_EQ(explain->frames.size(), 9u);
+    EXPECT_EQ(explain->frames[5], "urn:s");
+    EXPECT_EQ(json::parse(explain->frames[8])["explain_id"], "urn:s:step");
+    EXPECT_NE(explain->frames[8].find(text.substr(0, 100'000)), std::string::npos);
+    ASSERT_EQ(reply->frames.size(), 6u);
+    EXPECT_EQ(reply->frames[3], "tok");
+    EXPECT_EQ(json::parse(reply->frames[5])["text"], text);
+}
+
 TEST_F(WorkerTest, HeartbeatsKeepFlowingWhileAHandlerRuns) {
     auto c = config();
     c.heartbeat = 50ms;
