@@ -83,11 +83,15 @@ double cosine(const std::vector<double>& a, const std::vector<double>& b) noexce
     return dot / (std::sqrt(na) * std::sqrt(nb));
 }
 
-TermCounts term_counts(std::string_view text) {
-    TermCounts counts;
+namespace {
+
+// Calls on_word with each lower-cased word of `text` (letters and digits; other bytes separate
+// words, UTF-8 letters beyond ASCII kept as is), reusing one buffer.
+template <typename OnWord>
+void for_each_word(std::string_view text, OnWord&& on_word) {
     std::string word;
     const auto flush = [&] {
-        if (!word.empty()) counts[word] += 1.0;
+        if (!word.empty()) on_word(std::string_view(word));
         word.clear();
     };
     for (char c : text) {
@@ -101,6 +105,25 @@ TermCounts term_counts(std::string_view text) {
         }
     }
     flush();
+}
+
+// 64-bit FNV-1a of `bytes` after a one-byte tag (words and trigrams hash apart).
+std::uint64_t feature_hash(char tag, std::string_view bytes) noexcept {
+    std::uint64_t h = 14695981039346656037ull;
+    const auto mix = [&h](char c) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 1099511628211ull;
+    };
+    mix(tag);
+    for (char c : bytes) mix(c);
+    return h;
+}
+
+}  // namespace
+
+TermCounts term_counts(std::string_view text) {
+    TermCounts counts;
+    for_each_word(text, [&counts](std::string_view word) { counts[std::string(word)] += 1.0; });
     return counts;
 }
 
@@ -125,15 +148,53 @@ double title_containment(std::string_view title, const std::vector<std::string>&
     return static_cast<double>(named) / static_cast<double>(words.size());
 }
 
-TermCounts lexical_profile(std::string_view text) {
-    TermCounts profile = term_counts(text);
-    TermCounts grams;
-    for (const auto& [word, n] : profile) {
-        const std::string padded = "#" + word + "#";
-        for (std::size_t i = 0; i + 3 <= padded.size(); ++i) grams[padded.substr(i, 3)] += 0.5 * n;
+LexicalProfile lexical_profile(std::string_view text) {
+    LexicalProfile profile;
+    auto& f = profile.features;
+    std::string padded;
+    for_each_word(text, [&](std::string_view word) {
+        f.emplace_back(feature_hash('w', word), 1.0);
+        padded.assign(1, '#');
+        padded += word;
+        padded += '#';
+        for (std::size_t i = 0; i + 3 <= padded.size(); ++i) {
+            f.emplace_back(feature_hash('g', std::string_view(padded).substr(i, 3)), 0.5);
+        }
+    });
+    // Sorted by feature, each feature once with its summed weight.
+    std::sort(f.begin(), f.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::size_t out = 0;
+    for (std::size_t i = 0; i < f.size(); ++i) {
+        if (out > 0 && f[out - 1].first == f[i].first) {
+            f[out - 1].second += f[i].second;
+        } else {
+            f[out++] = f[i];
+        }
     }
-    for (auto& [gram, n] : grams) profile["#" + gram] += n;
+    f.resize(out);
+    double squares = 0.0;
+    for (const auto& [feature, weight] : f) squares += weight * weight;
+    profile.norm = std::sqrt(squares);
     return profile;
+}
+
+double cosine(const LexicalProfile& a, const LexicalProfile& b) noexcept {
+    if (a.features.empty() || b.features.empty()) return 0.0;
+    double dot = 0.0;
+    auto i = a.features.begin();
+    auto j = b.features.begin();
+    while (i != a.features.end() && j != b.features.end()) {
+        if (i->first < j->first) {
+            ++i;
+        } else if (j->first < i->first) {
+            ++j;
+        } else {
+            dot += i->second * j->second;
+            ++i;
+            ++j;
+        }
+    }
+    return dot / (a.norm * b.norm);
 }
 
 double cosine(const TermCounts& a, const TermCounts& b) noexcept {

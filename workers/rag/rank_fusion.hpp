@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace glassbox::rag {
@@ -62,10 +63,17 @@ TermCounts term_counts(std::string_view text);
 std::vector<std::string> content_words(std::string_view text);
 // The share of `title`'s content words that `question_words` contains (0 for an empty title).
 double title_containment(std::string_view title, const std::vector<std::string>& question_words);
-// Words plus the character trigrams of each word (as "#abc", weighted 0.5), so word forms
+// Words plus the character trigrams of each word padded with '#' (weighted 0.5), so word forms
 // ("wear" / "wears", "child" / "children") still overlap: a lexical stand-in for a
-// feature-hashing embedding that needs no round trip.
-TermCounts lexical_profile(std::string_view text);
+// feature-hashing embedding that needs no round trip. Features are 64-bit hashes (words and
+// trigrams apart), sorted, each once with its summed weight; norm is their Euclidean length.
+struct LexicalProfile {
+    std::vector<std::pair<std::uint64_t, double>> features;
+    double norm = 0.0;
+};
+LexicalProfile lexical_profile(std::string_view text);
+// Cosine of two lexical profiles (0 when either is empty).
+double cosine(const LexicalProfile& a, const LexicalProfile& b) noexcept;
 // Cosine of two bags of words.
 double cosine(const TermCounts& a, const TermCounts& b) noexcept;
 
