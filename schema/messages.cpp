@@ -98,6 +98,12 @@ json encode_triples(const std::vector<Triple>& triples) {
     return a;
 }
 
+json encode_entity_matches(const std::vector<EntityMatch>& matches) {
+    json a = json::array();
+    for (const auto& e : matches) a.push_back({{"entity", encode(e.entity)}, {"score", e.score}});
+    return a;
+}
+
 json encode_vectors(const std::vector<std::vector<double>>& vectors) {
     json a = json::array();
     for (const auto& v : vectors) a.push_back(v);
@@ -171,16 +177,22 @@ Result<TriplePattern> pattern_at(const json& v, const std::string& path) {
     return m;
 }
 
-Result<std::vector<Triple>> triple_list_at(const json& v, const std::string& path) {
+// A JSON array as a list, each element read by element_at(value, its path).
+template <typename T, typename ElementAt>
+Result<std::vector<T>> list_at(const json& v, const std::string& path, ElementAt&& element_at) {
     if (!v.is_array()) return type_error(path, "array", v);
-    std::vector<Triple> out;
+    std::vector<T> out;
     out.reserve(v.size());
     for (std::size_t i = 0; i < v.size(); ++i) {
-        auto t = decode_triple(v[i], detail::index_path(path, i));
-        if (!t.ok()) return std::move(t).error();
-        out.push_back(std::move(t).value());
+        auto element = element_at(v[i], detail::index_path(path, i));
+        if (!element.ok()) return std::move(element).error();
+        out.push_back(std::move(element).value());
     }
     return out;
+}
+
+Result<std::vector<Triple>> triple_list_at(const json& v, const std::string& path) {
+    return list_at<Triple>(v, path, [](const json& t, const std::string& at) { return decode_triple(t, at); });
 }
 
 Result<EntityMatch> entity_match_at(const json& v, const std::string& path) {
@@ -194,6 +206,10 @@ Result<EntityMatch> entity_match_at(const json& v, const std::string& path) {
     r.read("score", m.score);
     if (!r.ok()) return r.error();
     return m;
+}
+
+Result<std::vector<EntityMatch>> entity_list_at(const json& v, const std::string& path) {
+    return list_at<EntityMatch>(v, path, entity_match_at);
 }
 
 Result<ChunkMatch> chunk_match_at(const json& v, const std::string& path) {
@@ -496,10 +512,12 @@ json encode(const GraphEmbeddingsQuery& m) {
     return {{"vectors", encode_vectors(m.vectors)}, {"limit", m.limit}, {"collection", m.collection}};
 }
 
-json encode(const GraphEmbeddingsResponse& m) {
-    json a = json::array();
-    for (const auto& e : m.entities) a.push_back({{"entity", encode(e.entity)}, {"score", e.score}});
-    return {{"entities", a}};
+json encode(const GraphEmbeddingsResponse& m) { return {{"entities", encode_entity_matches(m.entities)}}; }
+
+json encode(const GraphEmbeddingsBatchResponse& m) {
+    json results = json::array();
+    for (const auto& r : m.results) results.push_back(encode_entity_matches(r));
+    return {{"results", results}};
 }
 
 json encode(const DocumentEmbeddingsQuery& m) {
@@ -871,6 +889,16 @@ Result<GraphEmbeddingsResponse> decode<GraphEmbeddingsResponse>(const json& v) {
         ObjectReader r(v, "");
         GraphEmbeddingsResponse m;
         r.read_array("entities", m.entities, entity_match_at);
+        return finish(r, std::move(m));
+    });
+}
+
+template <>
+Result<GraphEmbeddingsBatchResponse> decode<GraphEmbeddingsBatchResponse>(const json& v) {
+    return guarded<GraphEmbeddingsBatchResponse>([&]() -> Result<GraphEmbeddingsBatchResponse> {
+        ObjectReader r(v, "");
+        GraphEmbeddingsBatchResponse m;
+        r.read_array("results", m.results, entity_list_at);
         return finish(r, std::move(m));
     });
 }

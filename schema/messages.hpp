@@ -221,6 +221,13 @@ struct GraphEmbeddingsResponse {
     bool operator==(const GraphEmbeddingsResponse&) const = default;
 };
 
+// The `entities-batch` answer to a GraphEmbeddingsQuery: results[i] are the matches of vectors[i]
+// alone (each best first, up to the limit), where `entities` merges all vectors into one list.
+struct GraphEmbeddingsBatchResponse {
+    std::vector<std::vector<EntityMatch>> results;
+    bool operator==(const GraphEmbeddingsBatchResponse&) const = default;
+};
+
 struct DocumentEmbeddingsQuery {
     std::vector<std::vector<double>> vectors;
     std::uint32_t limit = 0;
@@ -490,6 +497,7 @@ nlohmann::json encode(const EmbeddingsRequest& m);
 nlohmann::json encode(const EmbeddingsResponse& m);
 nlohmann::json encode(const GraphEmbeddingsQuery& m);
 nlohmann::json encode(const GraphEmbeddingsResponse& m);
+nlohmann::json encode(const GraphEmbeddingsBatchResponse& m);
 nlohmann::json encode(const DocumentEmbeddingsQuery& m);
 nlohmann::json encode(const ChunkKeywordQuery& m);
 nlohmann::json encode(const ChunkMatchResponse& m);
@@ -547,6 +555,7 @@ GLASSBOX_DECLARE_DECODE(EmbeddingsRequest)
 GLASSBOX_DECLARE_DECODE(EmbeddingsResponse)
 GLASSBOX_DECLARE_DECODE(GraphEmbeddingsQuery)
 GLASSBOX_DECLARE_DECODE(GraphEmbeddingsResponse)
+GLASSBOX_DECLARE_DECODE(GraphEmbeddingsBatchResponse)
 GLASSBOX_DECLARE_DECODE(DocumentEmbeddingsQuery)
 GLASSBOX_DECLARE_DECODE(ChunkKeywordQuery)
 GLASSBOX_DECLARE_DECODE(ChunkMatchResponse)

@@ -401,5 +401,45 @@ TEST_F(KnowledgeTest, OneLoadSpreadOverTwoStoreWorkersCommitsExactly) {
     EXPECT_EQ(answer["triples"].size(), expected);
 }
 
+// entities-batch answers each vector with its own list, exactly as `entities` answers that
+// vector alone; a vector of another dimension is a typed error.
+TEST_F(KnowledgeTest, EntitiesBatchAnswersEachVectorAsEntitiesDoesAlone) {
+    const auto ttl = write("people.ttl",
+                           "@prefix ex: <http://example.org/> .\n"
+                           "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+                           "ex:ada rdfs:label \"Ada Lovelace\" ; ex:knows ex:charles .\n"
+                           "ex:charles rdfs:label \"Charles Babbage\" .\n"
+                           "ex:engine rdfs:label \"Analytical Engine\" ; ex:designer ex:charles .\n");
+    ASSERT_TRUE(exited_with(glassbox({"load", "rdf", ttl.string()}), 0));
+    const json texts{{"texts", {"Ada Lovelace", "Analytical Engine", "Babbage"}}};
+    auto r = glassbox({"call", "embeddings", texts.dump()});
+    ASSERT_TRUE(exited_with(r, 0)) << r.err;
+    const json vectors = final_body(r)["vectors"];
+    ASSERT_EQ(vectors.size(), 3u);
+
+    r = glassbox({"call", "store", json{{"op", "entities-batch"}, {"vectors", vectors}, {"limit", 2}}.dump()});
+    ASSERT_TRUE(exited_with(r, 0)) << r.err;
+    const json results = final_body(r)["results"];
+    ASSERT_EQ(results.size(), 3u) << r.out;
+    for (std::size_t i = 0; i < vectors.size(); ++i) {
+        r = glassbox({"call", "store", json{{"op", "entities"}, {"vectors", {vectors[i]}}, {"limit", 2}}.dump()});
+        ASSERT_TRUE(exited_with(r, 0)) << r.err;
+        EXPECT_EQ(results[i], final_body(r)["entities"]) << i;
+        EXPECT_EQ(results[i].size(), 2u) << i;
+    }
+    EXPECT_NE(results[0][0]["entity"].dump().find("http://example.org/ada"), std::string::npos) << results[0];
+    EXPECT_NE(results[1][0]["entity"].dump().find("http://example.org/engine"), std::string::npos) << results[1];
+    EXPECT_NE(results[2][0]["entity"].dump().find("http://example.org/charles"), std::string::npos) << results[2];
+
+    r = glassbox({"call", "store", R"({"op":"entities-batch","vectors":[],"limit":2})"});
+    ASSERT_TRUE(exited_with(r, 0)) << r.err;
+    EXPECT_EQ(final_body(r)["results"], json::array());
+    r = glassbox({"call", "store", R"({"op":"entities-batch","vectors":[[1.0,0.0]],"limit":2})"});
+    EXPECT_TRUE(exited_with(r, 2)) << r.err;
+    EXPECT_NE(r.err.find("InvalidRequest"), std::string::npos) << r.err;
+    r = glassbox({"call", "store", R"({"op":"entities-batch","vectors":[["x"]]})"});
+    EXPECT_TRUE(exited_with(r, 2)) << r.err;
+}
+
 }  // namespace
 }  // namespace glassbox::integration

@@ -98,19 +98,17 @@ schema::Result<runtime::CallResult> ServiceCalls::store(std::string_view op, jso
 
 schema::Result<std::vector<std::vector<schema::EntityMatch>>> ServiceCalls::entities(
     const std::vector<std::vector<double>>& vectors, std::uint32_t limit) {
-    std::vector<runtime::CallSpec> calls;
-    for (const auto& vector : vectors) {
-        calls.push_back(store_call("entities", schema::encode(schema::GraphEmbeddingsQuery{{vector}, limit, collection_})));
+    if (vectors.empty()) return std::vector<std::vector<schema::EntityMatch>>{};
+    auto reply = store("entities-batch", schema::encode(schema::GraphEmbeddingsQuery{vectors, limit, collection_}));
+    if (!reply) return std::move(reply).error();
+    auto decoded = schema::decode<schema::GraphEmbeddingsBatchResponse>(reply->final);
+    if (!decoded) return bad_reply(config_.store_service, decoded.error());
+    if (decoded->results.size() != vectors.size()) {
+        return make_error(ErrorType::kUpstreamError, "store answered " + std::to_string(decoded->results.size()) +
+                                                         " match lists for " + std::to_string(vectors.size()) +
+                                                         " vectors");
     }
-    auto replies = timed_call_all(calls, "entities");
-    if (!replies) return std::move(replies).error();
-    std::vector<std::vector<schema::EntityMatch>> out;
-    for (const auto& reply : *replies) {
-        auto decoded = schema::decode<schema::GraphEmbeddingsResponse>(reply.final);
-        if (!decoded) return bad_reply(config_.store_service, decoded.error());
-        out.push_back(std::move(decoded->entities));
-    }
-    return out;
+    return std::move(decoded->results);
 }
 
 schema::Result<std::vector<std::vector<schema::Triple>>> ServiceCalls::triples_batch(

@@ -32,7 +32,7 @@ public:
 
     // Store operations (docs/knowledge.md §8) on this request's collection.
     // The nearest entities of each vector (results[i] for vectors[i], at most `limit` each):
-    // one `entities` request per vector, all in flight at once.
+    // one `entities-batch` request.
     schema::Result<std::vector<std::vector<schema::EntityMatch>>> entities(
         const std::vector<std::vector<double>>& vectors, std::uint32_t limit);
     schema::Result<std::vector<std::vector<schema::Triple>>> triples_batch(

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <span>
 #include <unordered_map>
 
 #include "loader/rdf_reader.hpp"
@@ -44,7 +45,7 @@ schema::FactSource to_wire(const SourceRecord& record) {
 }
 
 // Best score per key over several query vectors, then the top `limit`.
-Result<std::vector<VectorMatch>> search_all(VectorIndex& index, const std::vector<std::vector<double>>& vectors,
+Result<std::vector<VectorMatch>> search_all(VectorIndex& index, std::span<const std::vector<double>> vectors,
                                             std::uint32_t limit) {
     std::unordered_map<std::int64_t, float> best;
     for (const auto& vector : vectors) {
@@ -94,6 +95,7 @@ public:
         if (op == kOpTriplesBatch) return answer(triples_batch(body));
         if (op == kOpTriples) reply = triples(body);
         else if (op == kOpEntities) reply = entities(body);
+        else if (op == kOpEntitiesBatch) reply = entities_batch(body);
         else if (op == kOpChunksVector) reply = chunks_vector(body);
         else if (op == kOpChunksKeyword) reply = chunks_keyword(body);
         else if (op == kOpChunksHybrid) reply = chunks_hybrid(body);
@@ -112,7 +114,7 @@ public:
 
 private:
     static std::string op_names() {
-        return "triples, triples-batch, entities, chunks-vector, chunks-keyword, chunks-hybrid, chunks-fetch, "
+        return "triples, triples-batch, entities, entities-batch, chunks-vector, chunks-keyword, chunks-hybrid, chunks-fetch, "
                "fact-sources, labels, stats, load-triples, load-documents, index, load-commit, load-abort";
     }
 
@@ -197,6 +199,32 @@ private:
         schema::GraphEmbeddingsResponse reply;
         for (std::size_t i = 0; i < ids.size(); ++i) {
             reply.entities.push_back({(*terms)[i], static_cast<double>((*matches)[i].score)});
+        }
+        return schema::encode(reply);
+    }
+
+    // Each vector's own matches, ordered as `entities` orders them (one read of all their terms).
+    Result<json> entities_batch(const json& body) {
+        auto q = schema::decode<schema::GraphEmbeddingsQuery>(body);
+        if (!q) return std::move(q).error();
+        auto kb = base(q->collection, false);
+        if (!kb) return std::move(kb).error();
+        const Reading reading(**kb);
+        std::vector<std::vector<VectorMatch>> matches;
+        std::vector<std::int64_t> ids;
+        for (const auto& vector : q->vectors) {
+            auto found = search_all((*kb)->entity_vectors(), std::span(&vector, 1), retrieval_limit(q->limit));
+            if (!found) return std::move(found).error();
+            for (const auto& m : *found) ids.push_back(m.key);
+            matches.push_back(std::move(found).value());
+        }
+        auto terms = (*kb)->graph().terms(ids);
+        if (!terms) return std::move(terms).error();
+        schema::GraphEmbeddingsBatchResponse reply;
+        std::size_t next = 0;
+        for (const auto& list : matches) {
+            auto& out = reply.results.emplace_back();
+            for (const auto& m : list) out.push_back({(*terms)[next++], static_cast<double>(m.score)});
         }
         return schema::encode(reply);
     }

@@ -21,6 +21,7 @@ inline constexpr std::string_view kServiceName = "store";
 inline constexpr std::string_view kOpTriples = "triples";              // TriplesQuery -> TriplesResponse
 inline constexpr std::string_view kOpTriplesBatch = "triples-batch";   // TriplesQueryBatch -> TriplesBatchResponse
 inline constexpr std::string_view kOpEntities = "entities";            // GraphEmbeddingsQuery -> GraphEmbeddingsResponse
+inline constexpr std::string_view kOpEntitiesBatch = "entities-batch";  // GraphEmbeddingsQuery -> GraphEmbeddingsBatchResponse
 inline constexpr std::string_view kOpChunksVector = "chunks-vector";   // DocumentEmbeddingsQuery -> ChunkMatchResponse
 inline constexpr std::string_view kOpChunksKeyword = "chunks-keyword"; // ChunkKeywordQuery -> ChunkMatchResponse
 inline constexpr std::string_view kOpChunksHybrid = "chunks-hybrid";   // HybridChunkQuery -> ChunkMatchResponse

@@ -212,6 +212,11 @@ TEST(Embeddings, RoundTripsAndVectorErrors) {
     auto no_entity = decode_body<GraphEmbeddingsResponse>(R"({"entities":[{"score":1}]})");
     ASSERT_FALSE(no_entity.ok());
     EXPECT_EQ(no_entity.error().message, "entities[0].entity: missing");
+    GraphEmbeddingsBatchResponse gb{{{EntityMatch{iri("urn:e"), 0.9}}, {}, {EntityMatch{literal("x"), 0.1}}}};
+    EXPECT_EQ(round_trip(gb), gb);
+    auto bad_list = decode_body<GraphEmbeddingsBatchResponse>(R"({"results":[[],[{"entity":{"t":"i","i":"urn:e"}}],{}]})");
+    ASSERT_FALSE(bad_list.ok());
+    EXPECT_EQ(bad_list.error().message, "results[2]: expected array, got object");
 
     DocumentEmbeddingsQuery d{{{0.25}}, 3, "c"};
     EXPECT_EQ(round_trip(d), d);
