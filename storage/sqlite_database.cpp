@@ -141,6 +141,12 @@ Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& pa
     if (options.exclusive) {
         if (auto r = db->exec("PRAGMA locking_mode=EXCLUSIVE"); !r) return fail(r.error().message);
     }
+    // Takes effect only while the file is still empty (before journal_mode writes the header).
+    if (options.page_size != 0 && !options.read_only) {
+        if (auto r = db->exec("PRAGMA page_size=" + std::to_string(options.page_size)); !r) {
+            return fail(r.error().message);
+        }
+    }
     // The first statement reads the header: a file that is not SQLite fails here.
     if (!options.read_only && !in_memory && options.wal) {
         if (auto r = db->exec("PRAGMA journal_mode=WAL"); !r) return fail(r.error().message);

@@ -34,6 +34,9 @@ struct OpenOptions {
     std::chrono::milliseconds busy_timeout{5000};
     // Negative: KiB (SQLite's convention); 0 keeps SQLite's default.
     std::int64_t cache_size = 0;
+    // Page size in bytes (a power of two, 512-65536) for a database this open creates; 0 keeps
+    // SQLite's default (4096). An existing file keeps the page size it was created with.
+    std::int64_t page_size = 0;
     // Named in every error message ("knowledge store", "trace store").
     std::string label = "sqlite";
 };

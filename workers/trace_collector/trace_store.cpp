@@ -296,6 +296,9 @@ Result<std::unique_ptr<TraceStore>> TraceStore::open(const std::filesystem::path
     options.wal = true;
     options.synchronous_full = config.synchronous_full;
     options.busy_timeout = config.busy_timeout;
+    // A new store gets 16 KiB pages: a step's triples (tens of KiB) append to a quarter of the
+    // pages, so each commit writes a quarter of the WAL frames (one write call each).
+    options.page_size = 16384;
     // The wrapper's message already names the path: "trace store <path>: <why>".
     auto opened = Database::open(path, options);
     if (!opened) return opened.error();

@@ -61,6 +61,39 @@ TEST(SqliteDatabase, CachedStatementIsResetWhenReleased) {
     EXPECT_EQ(again->int64(0), 1) << "a reused statement must start from the first row";
 }
 
+std::int64_t page_size_of(Database& db) {
+    auto st = db.prepare("PRAGMA page_size");
+    EXPECT_TRUE(st);
+    if (!st) return -1;
+    auto row = st->step();
+    EXPECT_TRUE(row && *row);
+    return st->int64(0);
+}
+
+TEST(SqliteDatabase, PageSizeAppliesToANewFileOnly) {
+    const auto path = temp_path("page-size");
+    OpenOptions big;
+    big.page_size = 16384;
+    {
+        auto db = Database::open(path, big);
+        ASSERT_TRUE(db) << db.error().message;
+        ASSERT_TRUE((*db)->exec("CREATE TABLE t(x)"));
+        EXPECT_EQ(page_size_of(**db), 16384);
+    }
+    // Reopened with another setting: the file keeps the size it was made with.
+    OpenOptions small;
+    small.page_size = 4096;
+    auto again = Database::open(path, small);
+    ASSERT_TRUE(again) << again.error().message;
+    EXPECT_EQ(page_size_of(**again), 16384);
+    auto plain = Database::open(temp_path("page-size-default"));
+    ASSERT_TRUE(plain) << plain.error().message;
+    ASSERT_TRUE((*plain)->exec("CREATE TABLE t(x)"));
+    EXPECT_EQ(page_size_of(**plain), 4096);
+    std::filesystem::remove_all(path.parent_path());
+    std::filesystem::remove_all(temp_path("page-size-default").parent_path());
+}
+
 TEST(SqliteDatabase, ErrorsAreValuesNamingTheLabel) {
     OpenOptions options;
     options.label = "knowledge store";
