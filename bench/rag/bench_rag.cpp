@@ -393,6 +393,9 @@ public:
         auto info = glassbox::integration::wait_for_ready_file(ready, broker, milliseconds{15'000});
         if (!info) throw std::runtime_error("the broker did not start: " + broker.stderr_text());
         endpoint_ = info->value("endpoint", "");
+        // Each run stores its traces in a fresh trace store (the knowledge is reused): a store
+        // grown by earlier runs would make the collector's share depend on the bench's history.
+        for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(home_ / (std::string("traces.db") + suffix));
         if (collector_) worker("trace-collector", {"trace-collector"});
         worker("embeddings", {"embeddings"});
         worker("store", {"store", "--threads", "2"});
