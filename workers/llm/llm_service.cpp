@@ -8,6 +8,7 @@
 #include "schema/json_fast.hpp"
 #include "schema/log.hpp"
 #include "schema/messages.hpp"
+#include "workers/embeddings/feature_hashing_embedder.hpp"
 #include "workers/llm/json_schema.hpp"
 
 namespace glassbox::llm {
@@ -25,6 +26,9 @@ constexpr std::chrono::milliseconds kMinEmbeddingsBudget{20};
 // Shared by every handler copy: when the embeddings service last failed.
 struct EmbeddingsGate {
     std::atomic<std::int64_t> closed_until_ms{0};
+    // Until then the service's model is the built-in hashing one with builtin_dim dimensions.
+    std::atomic<std::uint32_t> builtin_dim{0};
+    std::atomic<std::int64_t> builtin_until_ms{0};
 };
 
 std::int64_t now_ms() {
@@ -119,6 +123,14 @@ EmbedFunction embed_through(runtime::RequestContext& context, const LlmServiceOp
         if (now_ms() < gate.closed_until_ms.load())
             return make_error(ErrorType::kServiceUnavailable,
                               "embeddings skipped after a recent failure");
+        if (now_ms() < gate.builtin_until_ms.load()) {
+            // The vectors the service would compute, bit for bit (the same code and dimension).
+            const embeddings::FeatureHashingEmbedder builtin(gate.builtin_dim.load());
+            std::vector<std::vector<double>> vectors;
+            vectors.reserve(texts.size());
+            for (const auto& text : texts) vectors.push_back(builtin.embed_one(text));
+            return vectors;
+        }
         const auto budget = std::min(options.embeddings_timeout, context.remaining() / 4);
         if (budget < kMinEmbeddingsBudget)
             return make_error(ErrorType::kDeadlineExceeded,
@@ -135,6 +147,11 @@ EmbedFunction embed_through(runtime::RequestContext& context, const LlmServiceOp
         }
         auto response = schema::decode_text<schema::EmbeddingsResponse>(result->final_text);
         if (!response) return std::move(response).error();
+        if (options.builtin_embeddings_ttl.count() > 0 && response->model == embeddings::kHashingModel &&
+            response->dim > 0) {
+            gate.builtin_dim.store(response->dim);
+            gate.builtin_until_ms.store(now_ms() + options.builtin_embeddings_ttl.count());
+        }
         return std::move(response->vectors);
     };
 }

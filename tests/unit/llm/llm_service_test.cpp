@@ -2,6 +2,8 @@
 // streaming partials, typed errors, the embeddings call, and the OpenAI provider's failures.
 #include "workers/llm/llm_service.hpp"
 
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +11,7 @@
 #include "schema/messages.hpp"
 #include "tests/unit/http/fake_openai_server.hpp"
 #include "tests/unit/runtime/fake_broker.hpp"
+#include "workers/embeddings/feature_hashing_embedder.hpp"
 #include "workers/llm/extractive_provider.hpp"
 #include "workers/llm/openai_provider.hpp"
 
@@ -275,6 +278,56 @@ TEST_F(LlmServiceTest, EdgeScoringAsksTheEmbeddingsServiceAndBlendsItIn) {
     ASSERT_TRUE(r.json);
     EXPECT_GT((*r.json)["scores"][0]["score"].get<double>(),
               (*r.json)["scores"][1]["score"].get<double>());
+}
+
+// An embeddings service that answers with the built-in hashing model is asked once: the next
+// requests compute the very same vectors in the worker, until the TTL sends it back to ask.
+TEST_F(LlmServiceTest, EdgeScoringComputesBuiltinVectorsItselfOnceTheServiceNamesThem) {
+    LlmServiceOptions options;
+    options.builtin_embeddings_ttl = 400ms;
+    start(std::make_shared<ExtractiveProvider>(), options);
+    const embeddings::FeatureHashingEmbedder builtin(64);
+    const auto ask = [&](const std::string& token) {
+        request(llm("kg-edge-scoring", {{"question", kQuestion}, {"concepts", "[]"}, {"edges", kEdges.dump()}}),
+                token);
+    };
+    const auto answer_builtin = [&](const WorkerMessage& call) {
+        const json body = json::parse(call.frames[6]);
+        json vectors = json::array();
+        for (const auto& text : body["texts"]) vectors.push_back(builtin.embed_one(text.get<std::string>()));
+        answer_call(call, schema::protocol::client_cmd::kFinal,
+                    {json{{"vectors", vectors}, {"model", embeddings::kHashingModel}, {"dim", 64}}.dump()});
+    };
+
+    ask("first");
+    auto call = expect_call();
+    ASSERT_TRUE(call);
+    answer_builtin(*call);
+    const auto first = final_response();
+    ASSERT_TRUE(first.json);
+
+    broker.skipped.clear();
+    ask("second");
+    const auto second = final_response();
+    ASSERT_TRUE(second.json);
+    for (const auto& m : broker.skipped) EXPECT_NE(m.frames[1], "GBC01") << "asked embeddings within the TTL";
+    EXPECT_EQ(*second.json, *first.json) << "the worker's own vectors score exactly as the service's";
+
+    std::this_thread::sleep_for(500ms);
+    ask("third");
+    call = expect_call();
+    ASSERT_TRUE(call) << "after the TTL the service is asked again";
+    answer_call(*call, schema::protocol::client_cmd::kFinal,
+                {json{{"vectors", json::array({{1.0, 0.0}, {1.0, 0.0}, {0.0, 1.0}, {0.0, 1.0}})},
+                      {"model", "another"},
+                      {"dim", 2}}
+                     .dump()});
+    ASSERT_TRUE(final_response().json);
+    ask("fourth");
+    call = expect_call();
+    ASSERT_TRUE(call) << "another model is never computed locally";
+    answer_builtin(*call);
+    ASSERT_TRUE(final_response().json);
 }
 
 TEST_F(LlmServiceTest, EdgeScoringFallsBackToLexicalWhenEmbeddingsFail) {
