@@ -184,49 +184,53 @@ private:
         return schema::encode_text(reply);
     }
 
+    // `entities` merges every vector's matches into one list; `entities-batch` answers each
+    // vector with its own list (ordered alike).
     Result<json> entities(const json& body) {
-        auto q = schema::decode<schema::GraphEmbeddingsQuery>(body);
-        if (!q) return std::move(q).error();
-        auto kb = base(q->collection, false);
-        if (!kb) return std::move(kb).error();
-        const Reading reading(**kb);
-        auto matches = search_all((*kb)->entity_vectors(), q->vectors, retrieval_limit(q->limit));
-        if (!matches) return std::move(matches).error();
-        std::vector<std::int64_t> ids;
-        for (const auto& m : *matches) ids.push_back(m.key);
-        auto terms = (*kb)->graph().terms(ids);
-        if (!terms) return std::move(terms).error();
+        auto lists = entity_matches(body, false);
+        if (!lists) return std::move(lists).error();
         schema::GraphEmbeddingsResponse reply;
-        for (std::size_t i = 0; i < ids.size(); ++i) {
-            reply.entities.push_back({(*terms)[i], static_cast<double>((*matches)[i].score)});
-        }
+        if (!lists->empty()) reply.entities = std::move(lists->front());
         return schema::encode(reply);
     }
 
-    // Each vector's own matches, ordered as `entities` orders them (one read of all their terms).
     Result<json> entities_batch(const json& body) {
+        auto lists = entity_matches(body, true);
+        if (!lists) return std::move(lists).error();
+        return schema::encode(schema::GraphEmbeddingsBatchResponse{std::move(lists).value()});
+    }
+
+    // The GraphEmbeddingsQuery's nearest entities: one list per vector, or one list for all of
+    // them (best score per entity); the terms of every list read in one go.
+    Result<std::vector<std::vector<schema::EntityMatch>>> entity_matches(const json& body, bool per_vector) {
         auto q = schema::decode<schema::GraphEmbeddingsQuery>(body);
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
         const Reading reading(**kb);
+        std::vector<std::span<const std::vector<double>>> groups;
+        if (per_vector) {
+            for (const auto& vector : q->vectors) groups.emplace_back(&vector, 1);
+        } else {
+            groups.emplace_back(q->vectors);
+        }
         std::vector<std::vector<VectorMatch>> matches;
         std::vector<std::int64_t> ids;
-        for (const auto& vector : q->vectors) {
-            auto found = search_all((*kb)->entity_vectors(), std::span(&vector, 1), retrieval_limit(q->limit));
+        for (const auto& group : groups) {
+            auto found = search_all((*kb)->entity_vectors(), group, retrieval_limit(q->limit));
             if (!found) return std::move(found).error();
             for (const auto& m : *found) ids.push_back(m.key);
             matches.push_back(std::move(found).value());
         }
         auto terms = (*kb)->graph().terms(ids);
         if (!terms) return std::move(terms).error();
-        schema::GraphEmbeddingsBatchResponse reply;
+        std::vector<std::vector<schema::EntityMatch>> lists;
         std::size_t next = 0;
-        for (const auto& list : matches) {
-            auto& out = reply.results.emplace_back();
-            for (const auto& m : list) out.push_back({(*terms)[next++], static_cast<double>(m.score)});
+        for (const auto& found : matches) {
+            auto& out = lists.emplace_back();
+            for (const auto& m : found) out.push_back({(*terms)[next++], static_cast<double>(m.score)});
         }
-        return schema::encode(reply);
+        return lists;
     }
 
     // Vector matches as chunk URIs (rowids the document store no longer has are left out).
