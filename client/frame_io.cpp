@@ -7,12 +7,16 @@
 
 namespace glassbox::client {
 
+Messages messages_of(const Frames& frames) {
+    Messages parts;
+    parts.reserve(frames.size());
+    for (const auto& frame : frames) parts.emplace_back(frame.data(), frame.size());
+    return parts;
+}
+
 bool send_frames(zmq::socket_t& socket, const Frames& frames, bool block) noexcept {
-    if (frames.empty()) return false;
     try {
-        Messages parts;
-        parts.reserve(frames.size());
-        for (const auto& frame : frames) parts.emplace_back(frame.data(), frame.size());
+        auto parts = messages_of(frames);
         return send_messages(socket, parts, block);
     } catch (const std::exception&) {
         return false;
@@ -77,18 +81,14 @@ std::optional<Messages> try_receive_messages(zmq::socket_t& socket) noexcept {
 }
 
 std::optional<Frames> try_receive_frames(zmq::socket_t& socket) noexcept {
+    auto parts = try_receive_messages(socket);
+    if (!parts) return std::nullopt;
     try {
         Frames frames;
-        zmq::message_t part;
-        if (!socket.recv(part, zmq::recv_flags::dontwait)) return std::nullopt;
-        frames.emplace_back(part.to_string());
-        while (part.more()) {
-            // The remaining parts of a message are already here: a blocking receive returns at once.
-            if (!socket.recv(part, zmq::recv_flags::none)) return std::nullopt;
-            frames.emplace_back(part.to_string());
-        }
+        frames.reserve(parts->size());
+        for (const auto& part : *parts) frames.emplace_back(part.to_string());
         return frames;
-    } catch (const zmq::error_t&) {
+    } catch (const std::exception&) {
         return std::nullopt;
     }
 }

@@ -35,6 +35,8 @@ std::optional<Messages> try_receive_messages(zmq::socket_t& socket) noexcept;
 bool send_messages(zmq::socket_t& socket, Messages& parts, bool block = false) noexcept;
 // The message for one frame: copied when small, else owning the moved string.
 zmq::message_t message_of(std::string&& frame);
+// Copies of the frames as messages.
+Messages messages_of(const Frames& frames);
 
 // Waits up to `timeout` (negative: zero) for `socket` to become readable. False on timeout or
 // interruption.

@@ -14,15 +14,6 @@ using schema::make_error;
 
 namespace detail {
 
-std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t state) noexcept {
-    constexpr std::uint64_t kPrime = 1099511628211ull;
-    for (const char c : bytes) {
-        state ^= static_cast<unsigned char>(c);
-        state *= kPrime;
-    }
-    return state;
-}
-
 namespace {
 
 // splitmix64's finalizer: every input bit reaches the top bit, so the sign is independent of

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "schema/fnv.hpp"
 #include "workers/embeddings/embedder.hpp"
 
 namespace glassbox::embeddings {
@@ -50,9 +51,9 @@ private:
 
 namespace detail {
 
-// 64-bit FNV-1a: offset basis 14695981039346656037, prime 1099511628211.
-inline constexpr std::uint64_t kFnvOffset = 14695981039346656037ull;
-std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t state = kFnvOffset) noexcept;
+// 64-bit FNV-1a (schema/fnv.hpp).
+using schema::fnv1a64;
+using schema::kFnvOffset;
 
 struct FeatureSlot {
     std::uint32_t bucket = 0;

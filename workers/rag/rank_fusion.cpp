@@ -6,6 +6,8 @@
 #include <limits>
 #include <unordered_set>
 
+#include "schema/fnv.hpp"
+
 namespace glassbox::rag {
 
 std::vector<FusedItem> reciprocal_rank_fusion(const std::vector<Ranking>& rankings, double k) {
@@ -107,16 +109,9 @@ void for_each_word(std::string_view text, OnWord&& on_word) {
     flush();
 }
 
-// 64-bit FNV-1a of `bytes` after a one-byte tag (words and trigrams hash apart).
+// FNV-1a of `bytes` after a one-byte tag (words and trigrams hash apart).
 std::uint64_t feature_hash(char tag, std::string_view bytes) noexcept {
-    std::uint64_t h = 14695981039346656037ull;
-    const auto mix = [&h](char c) {
-        h ^= static_cast<unsigned char>(c);
-        h *= 1099511628211ull;
-    };
-    mix(tag);
-    for (char c : bytes) mix(c);
-    return h;
+    return schema::fnv1a64(bytes, schema::fnv1a64(std::string_view(&tag, 1)));
 }
 
 }  // namespace

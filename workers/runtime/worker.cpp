@@ -261,9 +261,7 @@ private:
     }
 
     void send_to_broker(const Frames& frames) {
-        client::Messages parts;
-        parts.reserve(frames.size());
-        for (const auto& frame : frames) parts.emplace_back(frame.data(), frame.size());
+        auto parts = client::messages_of(frames);
         send_to_broker(parts);
     }
 

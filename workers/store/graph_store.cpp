@@ -9,6 +9,7 @@
 
 #include <sqlite3.h>
 
+#include "schema/fnv.hpp"
 #include "schema/vocabulary.hpp"
 
 namespace glassbox::store {
@@ -27,11 +28,7 @@ enum StoredKind : int { kIri = 0, kBlank = 1, kTypedLiteral = 2, kLangLiteral = 
 // The dictionary's lookup key: 64-bit FNV-1a with a final avalanche. It is stored in the file,
 // so it must never change; collisions are harmless (the row's columns are compared).
 std::int64_t key_hash(std::string_view key) noexcept {
-    std::uint64_t h = 14695981039346656037ULL;
-    for (const char c : key) {
-        h ^= static_cast<unsigned char>(c);
-        h *= 1099511628211ULL;
-    }
+    std::uint64_t h = schema::fnv1a64(key);
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdULL;
     h ^= h >> 33;

@@ -16,6 +16,7 @@
 #include <variant>
 
 #include "schema/explain_uris.hpp"
+#include "schema/fnv.hpp"
 #include "schema/messages.hpp"
 #include "schema/protocol.hpp"
 #include "schema/term_json.hpp"
@@ -124,11 +125,7 @@ std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
 }
 
 std::string fnv_digest(std::string_view text) {
-    std::uint64_t hash = 14695981039346656037ull;
-    for (const char c : text) {
-        hash ^= static_cast<unsigned char>(c);
-        hash *= 1099511628211ull;
-    }
+    const std::uint64_t hash = schema::fnv1a64(text);
     std::array<char, 48> buf{};
     std::snprintf(buf.data(), buf.size(), "%016llx:%zu", static_cast<unsigned long long>(hash), text.size());
     return buf.data();
