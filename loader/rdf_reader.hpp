@@ -34,7 +34,7 @@ schema::Result<RdfFormat> format_from_name(std::string_view name);
 // extension: kInvalidRequest saying so and how to name the format with --format.
 schema::Result<RdfFormat> format_from_path(const std::filesystem::path& path);
 
-inline constexpr std::size_t kDefaultRdfBatchSize = 10'000;
+inline constexpr std::size_t kDefaultRdfBatchSize = 50'000;
 
 struct RdfReadOptions {
     // Absent: from the file's extension (format_from_path).

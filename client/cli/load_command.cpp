@@ -35,6 +35,24 @@ using Clock = std::chrono::steady_clock;
 
 // Batches in flight at once: the next one is read and encoded while the store writes the last.
 constexpr std::size_t kMaxInFlight = 2;
+// A load-triples request's N-Quads text, measured as the JSON string it travels as, stays under
+// this (the broker refuses messages above its max_message_bytes, 16 MiB by default): a batch of
+// long literals goes out as several requests.
+constexpr std::size_t kMaxLoadTextJsonBytes = 12u << 20;
+
+// The bytes `text` takes inside a JSON string (quotes not counted).
+std::size_t json_string_bytes(std::string_view text) {
+    std::size_t bytes = text.size();
+    for (const char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f') {
+            bytes += 1;
+        } else if (u < 0x20) {
+            bytes += 5;  // \u00XX
+        }
+    }
+    return bytes;
+}
 
 struct LoadOptions {
     ClientOptions client;
@@ -281,12 +299,24 @@ void load_rdf(const LoadOptions& options) {
         auto result = loader::read_rdf(
             path, read,
             [&](std::span<const schema::Triple> batch) -> Result<void> {
-                nquads.clear();
-                loader::write_nquads(batch, nquads);
-                json body = schema::encode(schema::LoadTriplesRequest{options.collection, source, nquads});
-                body["op"] = "load-triples";
-                body["load"] = load;
-                if (auto r = pipeline.send(body); !r) return r;
+                // One request per batch, unless its text would pass the broker's message limit.
+                std::size_t first = 0;
+                while (first < batch.size()) {
+                    nquads.clear();
+                    std::size_t json_bytes = 0;
+                    std::size_t end = first;
+                    while (end < batch.size() && (end == first || json_bytes < kMaxLoadTextJsonBytes)) {
+                        const std::size_t before = nquads.size();
+                        loader::write_nquads(batch.subspan(end, 1), nquads);
+                        json_bytes += json_string_bytes(std::string_view(nquads).substr(before));
+                        ++end;
+                    }
+                    json body = schema::encode(schema::LoadTriplesRequest{options.collection, source, nquads});
+                    body["op"] = "load-triples";
+                    body["load"] = load;
+                    if (auto r = pipeline.send(body); !r) return r;
+                    first = end;
+                }
                 sent += batch.size();
                 staged += batch.size();
                 // The total, estimated from the share of the file read so far.

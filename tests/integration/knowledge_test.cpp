@@ -401,6 +401,28 @@ TEST_F(KnowledgeTest, OneLoadSpreadOverTwoStoreWorkersCommitsExactly) {
     EXPECT_EQ(answer["triples"].size(), expected);
 }
 
+// One batch whose text passes the broker's message limit (16 MiB) goes out as several requests
+// of one staged load: nothing is refused, every literal arrives whole.
+TEST_F(KnowledgeTest, ABatchOfHugeLiteralsTravelsAsSeveralRequests) {
+    std::string text;
+    constexpr int kTriples = 48;
+    for (int i = 0; i < kTriples; ++i) {
+        // 400 KB each, ending in escaped quotes; 19 MB in all, in one batch of 50,000.
+        const std::string value(400'000, static_cast<char>('a' + i % 26));
+        text += "<urn:doc" + std::to_string(i) + "> <urn:text> \"" + value + "\\\"quoted\\\" end\" .\n";
+    }
+    const auto file = write("huge-literals.nt", text);
+    const auto loaded = glassbox_json({"load", "rdf", file.string(), "--no-index"});
+    EXPECT_EQ(loaded["statements"], kTriples);
+    EXPECT_EQ(loaded["added"], kTriples);
+    EXPECT_EQ(stats()["quads"], kTriples);
+    const auto answer = glassbox_json({"query", "triples", "-s", "urn:doc7", "--limit", "10"});
+    ASSERT_EQ(answer["triples"].size(), 1u);
+    const std::string value = answer["triples"][0]["o"]["v"].get<std::string>();
+    EXPECT_EQ(value.size(), 400'000u + std::string("\"quoted\" end").size());
+    EXPECT_TRUE(value.ends_with("\"quoted\" end")) << value.substr(value.size() - 20);
+}
+
 // entities-batch answers each vector with its own list, exactly as `entities` answers that
 // vector alone; a vector of another dimension is a typed error.
 TEST_F(KnowledgeTest, EntitiesBatchAnswersEachVectorAsEntitiesDoesAlone) {

@@ -189,8 +189,11 @@ void GraphStore::TwoGenerationCache<K, V>::clear() noexcept {
 
 // ---- opening -------------------------------------------------------------------------------
 
-GraphStore::GraphStore(storage::Database& db, GraphStoreOptions options) : db_(db), options_(options) {
-    term_ids_.capacity = options_.term_cache_entries;
+GraphStore::GraphStore(storage::Database& db, GraphStoreOptions options)
+    : db_(db),
+      options_(options),
+      term_ids_(options_.term_cache_entries),
+      known_hashes_(options_.known_term_limit) {
     decoded_.capacity = options_.decode_cache_entries;
 }
 
@@ -293,6 +296,10 @@ Result<void> GraphStore::migrate_index_tables() {
 void GraphStore::forget_cached_terms() noexcept {
     term_ids_.clear();
     decoded_.clear();
+    // A rolled-back insert's id may be given to another term later: synchronise from scratch.
+    known_hashes_.clear();
+    known_through_ = 0;
+    known_ready_ = false;
 }
 
 // ---- sources -------------------------------------------------------------------------------
@@ -326,11 +333,11 @@ Result<std::int64_t> GraphStore::register_source(const SourceRecord& source) {
 
 // ---- the term dictionary -------------------------------------------------------------------
 
-Result<std::optional<std::int64_t>> GraphStore::find_key(const std::string& key, int kind, std::string_view value,
+Result<std::optional<std::int64_t>> GraphStore::find_key(std::int64_t hash, int kind, std::string_view value,
                                                          std::string_view qualifier, const std::int64_t* parts) {
     auto st = db_.prepare("SELECT id, kind, value, qualifier, qs, qp, qo FROM graph_terms WHERE hash = ?1");
     if (!st) return st.error();
-    st->bind(1, detail::key_hash(key));
+    st->bind(1, hash);
     for (;;) {
         auto row = st->step();
         if (!row) return row.error();
@@ -341,6 +348,46 @@ Result<std::optional<std::int64_t>> GraphStore::find_key(const std::string& key,
         }
         return std::optional<std::int64_t>{st->int64(0)};
     }
+}
+
+Result<void> GraphStore::sync_known_terms() {
+    known_ready_ = false;
+    if (options_.known_term_limit == 0) return {};
+    std::int64_t max_id = 0;
+    {
+        auto st = db_.prepare("SELECT max(id) FROM graph_terms");
+        if (!st) return st.error();
+        auto row = st->step();
+        if (!row) return row.error();
+        if (*row) max_id = st->int64(0);  // NULL (no term) reads as 0
+    }
+    // Ids are never deleted, so the largest is about the count: too many, and the set is not kept.
+    if (max_id > static_cast<std::int64_t>(options_.known_term_limit)) {
+        known_hashes_.clear();
+        known_through_ = 0;
+        return {};
+    }
+    if (max_id > known_through_) {
+        // The first time, the hash index alone (smaller than the table); then the new rows by id.
+        const char* sql = known_through_ == 0 ? "SELECT hash FROM graph_terms INDEXED BY graph_terms_hash"
+                                              : "SELECT hash FROM graph_terms WHERE id > ?1";
+        auto st = db_.prepare(sql);
+        if (!st) return st.error();
+        if (known_through_ != 0) st->bind(1, known_through_);
+        for (;;) {
+            auto row = st->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            if (!known_hashes_.insert(static_cast<std::uint64_t>(st->int64(0)))) {
+                known_hashes_.clear();
+                known_through_ = 0;
+                return {};
+            }
+        }
+        known_through_ = max_id;
+    }
+    known_ready_ = true;
+    return {};
 }
 
 namespace {
@@ -392,19 +439,25 @@ void encode_quoted(const std::int64_t* parts, std::string& key) {
 
 Result<std::int64_t> GraphStore::intern_key(std::string& key, int kind, std::string_view value,
                                             std::string_view qualifier, const std::int64_t* parts) {
-    if (const auto* cached = term_ids_.find(key)) return *cached;
-    auto found = find_key(key, kind, value, qualifier, parts);
-    if (!found) return found.error();
+    const std::int64_t hash = detail::key_hash(key);
+    if (const auto cached = term_ids_.find(key, static_cast<std::uint64_t>(hash))) return *cached;
+    // A hash the complete set lacks proves the term is new: no lookup in the file.
+    std::optional<std::int64_t> found;
+    if (!known_ready_ || known_hashes_.maybe_contains(static_cast<std::uint64_t>(hash))) {
+        auto row = find_key(hash, kind, value, qualifier, parts);
+        if (!row) return row.error();
+        found = *row;
+    }
     std::int64_t id = 0;
-    if (*found) {
-        id = **found;
+    if (found) {
+        id = *found;
     } else {
         auto st = db_.prepare(
             "INSERT INTO graph_terms(hash, kind, value, qualifier, qs, qp, qo) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
         if (!st) return st.error();
         // An empty view may have no data pointer, which SQLite would store as NULL.
         const auto not_null = [](std::string_view text) { return text.empty() ? std::string_view{""} : text; };
-        st->bind(1, detail::key_hash(key))
+        st->bind(1, hash)
             .bind(2, static_cast<std::int64_t>(kind))
             .bind_static(3, not_null(value))
             .bind_static(4, not_null(qualifier));
@@ -417,8 +470,17 @@ Result<std::int64_t> GraphStore::intern_key(std::string& key, int kind, std::str
         }
         if (auto r = st->run(); !r) return r.error();
         id = db_.last_insert_rowid();
+        if (known_ready_) {
+            if (known_hashes_.insert(static_cast<std::uint64_t>(hash))) {
+                known_through_ = id;
+            } else {  // past the limit: stop keeping the set
+                known_hashes_.clear();
+                known_through_ = 0;
+                known_ready_ = false;
+            }
+        }
     }
-    if (caching_) term_ids_.put(key, id);
+    if (caching_) term_ids_.put(key, static_cast<std::uint64_t>(hash), id);
     return id;
 }
 
@@ -464,10 +526,13 @@ Result<std::optional<std::int64_t>> GraphStore::lookup_id(const Term& term) {
         encode_quoted(parts, key);
         parts_pointer = parts;
     }
-    if (const auto* cached = term_ids_.find(key)) return std::optional<std::int64_t>{*cached};
-    auto found = find_key(key, kind, value, qualifier, parts_pointer);
+    const std::int64_t hash = detail::key_hash(key);
+    if (const auto cached = term_ids_.find(key, static_cast<std::uint64_t>(hash))) {
+        return std::optional<std::int64_t>{*cached};
+    }
+    auto found = find_key(hash, kind, value, qualifier, parts_pointer);
     if (!found) return found.error();
-    if (*found && caching_) term_ids_.put(key, **found);
+    if (*found && caching_) term_ids_.put(key, static_cast<std::uint64_t>(hash), **found);
     return found;
 }
 
@@ -547,6 +612,8 @@ Result<InsertCounts> GraphStore::insert(std::int64_t source_id, std::span<const 
     if (mode == TransactionMode::kOwn) {
         auto tx = storage::Transaction::begin(db_, storage::Transaction::Kind::kImmediate);
         if (!tx) return tx.error();
+        KnownTermsScope known{*this};
+        if (auto r = sync_known_terms(); !r) return r.error();
         auto counts = insert_rows(source_id, triples);
         if (counts) {
             if (auto r = tx->commit(); !r) {
@@ -1382,6 +1449,8 @@ Result<std::uint64_t> GraphStore::stage(std::string_view load, const SourceRecor
         forget_cached_terms();  // ids cached meanwhile are rolled back with the transaction
         return error;
     };
+    KnownTermsScope known{*this};
+    if (auto r = sync_known_terms(); !r) return fail(r.error());
     // The load's number for this source (staged sources are registered at commit).
     std::int64_t n = 0;
     {

@@ -17,6 +17,7 @@
 #include "schema/result.hpp"
 #include "schema/term.hpp"
 #include "storage/sqlite_database.hpp"
+#include "workers/store/term_cache.hpp"
 
 namespace glassbox::store {
 
@@ -76,8 +77,12 @@ struct GraphStats {
 
 struct GraphStoreOptions {
     // Entries per generation of the term → id cache (two generations: the older is dropped when
-    // the newer fills, so memory stays bounded and hot terms survive). About 100 B per entry.
+    // the newer fills, so memory stays bounded and hot terms survive). About 80 B per entry.
     std::size_t term_cache_entries = 200'000;
+    // Writes keep the hash of every dictionary key in memory (4 bytes each, at most 8 per term
+    // with the table's slack), so interning a term the store has never seen needs no lookup in
+    // the file. Above this many terms the set is not kept and every new term is looked up.
+    std::size_t known_term_limit = 4'000'000;
     // Entries of the id → term cache used to decode results (same two-generation policy).
     std::size_t decode_cache_entries = 100'000;
     // Staged quads commit_staged() sorts and writes at a time (40 bytes each in memory): bounds
@@ -203,8 +208,16 @@ private:
     schema::Result<std::int64_t> intern(const schema::Term& term);
     schema::Result<std::int64_t> intern_key(std::string& key, int kind, std::string_view value,
                                             std::string_view qualifier, const std::int64_t* parts);
-    schema::Result<std::optional<std::int64_t>> find_key(const std::string& key, int kind, std::string_view value,
+    schema::Result<std::optional<std::int64_t>> find_key(std::int64_t hash, int kind, std::string_view value,
                                                          std::string_view qualifier, const std::int64_t* parts);
+    // At the start of this store's own write transaction: brings known_hashes_ up to date with
+    // the file (the write lock keeps it so until the transaction ends), and marks it usable.
+    schema::Result<void> sync_known_terms();
+    // Marks known_hashes_ unusable when the transaction that synchronised it ends.
+    struct KnownTermsScope {
+        GraphStore& store;
+        ~KnownTermsScope() { store.known_ready_ = false; }
+    };
     schema::Result<schema::Term> decode(std::int64_t id);
     // One result row (s, p, o, g ids, then the object's kind, value, qualifier) as a triple.
     // Positions the pattern binds are copied from it; the previous row's subject and predicate
@@ -228,8 +241,13 @@ private:
     GraphStoreOptions options_;
     bool caching_ = true;  // false while inside a caller's transaction
     std::string key_buffer_;  // the key of the term being interned (not used for quoted triples)
-    TwoGenerationCache<std::string, std::int64_t> term_ids_;
+    TermIdCache term_ids_;
     TwoGenerationCache<std::int64_t, schema::Term> decoded_;
+    // Every dictionary key's hash, complete through term id known_through_; trusted only while
+    // known_ready_ (inside a write transaction that synchronised it).
+    TermHashSet known_hashes_;
+    std::int64_t known_through_ = 0;
+    bool known_ready_ = false;
 };
 
 }  // namespace glassbox::store

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <span>
 
 #include <gtest/gtest.h>
 
@@ -649,6 +650,63 @@ TEST_F(GraphStoreTest, ATermMissingHereIsFoundOnceAnotherConnectionStoresIt) {
     auto sources = store_->sources_of(found[0]);
     ASSERT_TRUE(sources && sources->size() == 1u);
     EXPECT_EQ((*sources)[0].uri, "file:///late.nt");
+}
+
+TEST_F(GraphStoreTest, WritersOnTwoConnectionsNeverDuplicateATerm) {
+    // Each writer keeps the set of stored key hashes and trusts "not in the set" to mean "new":
+    // it must pick up what the other connection stored since its last write.
+    const auto src = source("file:///two-writers.nt");
+    auto other_db = storage::Database::open(path());
+    ASSERT_TRUE(other_db) << other_db.error().message;
+    auto other = GraphStore::open(**other_db);
+    ASSERT_TRUE(other) << other.error().message;
+    const auto other_insert = [&](std::vector<Triple> triples) {
+        auto r = (*other)->insert(src, triples);
+        ASSERT_TRUE(r) << r.error().message;
+    };
+    insert(src, {make_triple(ex("a"), ex("p"), ex("b"))});
+    other_insert({make_triple(ex("c"), ex("p"), ex("d"))});
+    insert(src, {make_triple(ex("c"), ex("p"), ex("b")), make_triple(ex("d"), ex("p"), ex("e"))});
+    other_insert({make_triple(ex("e"), ex("p"), ex("a")), make_triple(ex("f"), ex("q"), ex("c"))});
+    insert(src, {make_triple(ex("f"), ex("q"), ex("e"))});
+    EXPECT_EQ(stats().terms, 8u);  // a b c d e f p q, each once
+    EXPECT_EQ(stats().quads, 7u);
+    for (const char* name : {"a", "b", "c", "d", "e", "f", "p", "q"}) {
+        const auto here = store_->find_term(ex(name));
+        const auto there = (*other)->find_term(ex(name));
+        ASSERT_TRUE(here && there && here->has_value()) << name;
+        EXPECT_EQ(*here, *there) << name;
+    }
+    EXPECT_EQ(match(TriplePattern{std::nullopt, ex("p"), std::nullopt, std::nullopt}).size(), 5u);
+    other->reset();
+}
+
+TEST_F(GraphStoreTest, PastTheKnownTermLimitEveryTermIsLookedUpAndNoneDuplicated) {
+    GraphStoreOptions limited;
+    limited.known_term_limit = 5;
+    limited.term_cache_entries = 4;
+    auto small_store = GraphStore::open(*db_, limited);
+    ASSERT_TRUE(small_store) << small_store.error().message;
+    auto src = (*small_store)->register_source(SourceRecord{"file:///limit.nt", SourceKind::kFile, {}, 2, {}, {}});
+    ASSERT_TRUE(src);
+    std::vector<Triple> triples;
+    std::set<std::string> distinct_terms;
+    for (int i = 0; i < 40; ++i) {
+        triples.push_back(make_triple(ex("s" + std::to_string(i % 9)), ex("p"), ex("o" + std::to_string(i % 11))));
+        distinct_terms.insert("s" + std::to_string(i % 9));
+        distinct_terms.insert("o" + std::to_string(i % 11));
+    }
+    distinct_terms.insert("p");
+    // In small batches, so later ones start past the limit.
+    for (std::size_t first = 0; first < triples.size(); first += 4) {
+        const std::span<const Triple> batch(triples.data() + first, std::min<std::size_t>(4, triples.size() - first));
+        auto counts = (*small_store)->insert(*src, batch);
+        ASSERT_TRUE(counts) << counts.error().message;
+    }
+    auto again = (*small_store)->insert(*src, triples);
+    ASSERT_TRUE(again) << again.error().message;
+    EXPECT_EQ(again->added, 0u);
+    EXPECT_EQ(stats().terms, distinct_terms.size());
 }
 
 TEST_F(GraphStoreTest, TinyTermCachesGiveTheSameAnswersAsLargeOnes) {

@@ -1,0 +1,139 @@
+// TermIdCache and TermHashSet: flat, linearly probed tables.
+#include "workers/store/term_cache.hpp"
+
+#include <bit>
+#include <cstring>
+
+namespace glassbox::store {
+
+namespace {
+
+// Slots for `entries` at a load factor of at most one half.
+std::size_t slots_for(std::size_t entries) { return std::bit_ceil(std::max<std::size_t>(entries * 2, 16)); }
+
+}  // namespace
+
+// ---- TermIdCache ---------------------------------------------------------------------------
+
+void TermIdCache::Generation::reset(std::size_t capacity) {
+    slots_.assign(slots_for(capacity), Slot{});
+    arena_.clear();
+    size_ = 0;
+}
+
+void TermIdCache::Generation::clear() noexcept {
+    slots_.clear();
+    slots_.shrink_to_fit();
+    arena_.clear();
+    arena_.shrink_to_fit();
+    size_ = 0;
+}
+
+const std::int64_t* TermIdCache::Generation::find(std::string_view key, std::uint64_t hash) const noexcept {
+    if (size_ == 0) return nullptr;
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
+        const Slot& slot = slots_[i];
+        if (slot.id == 0) return nullptr;
+        if (slot.hash == hash && slot.length == key.size() &&
+            std::memcmp(arena_.data() + slot.offset, key.data(), key.size()) == 0) {
+            return &slot.id;
+        }
+    }
+}
+
+void TermIdCache::Generation::insert(std::string_view key, std::uint64_t hash, std::int64_t id) {
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t i = hash & mask;
+    while (slots_[i].id != 0) i = (i + 1) & mask;
+    slots_[i] = Slot{hash, id, arena_.size(), static_cast<std::uint32_t>(key.size())};
+    arena_.append(key);
+    ++size_;
+}
+
+TermIdCache::TermIdCache(std::size_t capacity, std::size_t byte_budget)
+    : capacity_(capacity), byte_budget_(byte_budget) {}
+
+std::optional<std::int64_t> TermIdCache::find(std::string_view key, std::uint64_t hash) {
+    if (const auto* id = current_.find(key, hash)) return *id;
+    const auto* old = previous_.find(key, hash);
+    if (old == nullptr) return std::nullopt;
+    const std::int64_t id = *old;  // read before put(): a rotation would free it
+    put(key, hash, id);
+    return id;
+}
+
+void TermIdCache::put(std::string_view key, std::uint64_t hash, std::int64_t id) {
+    if (capacity_ == 0 || id == 0 || key.size() > kMaxKeyBytes) return;
+    if (!current_.allocated()) current_.reset(capacity_);  // on first use: an unused cache costs nothing
+    if (current_.find(key, hash) != nullptr) return;  // already there (ids never change)
+    if (current_.size() >= capacity_ || current_.key_bytes() + key.size() > byte_budget_) rotate();
+    current_.insert(key, hash, id);
+}
+
+void TermIdCache::rotate() {
+    std::swap(previous_, current_);
+    current_.reset(capacity_);
+}
+
+void TermIdCache::clear() noexcept {
+    current_.clear();
+    previous_.clear();
+}
+
+// ---- TermHashSet ---------------------------------------------------------------------------
+
+std::uint32_t TermHashSet::fingerprint(std::uint64_t hash) noexcept {
+    const auto high = static_cast<std::uint32_t>(hash >> 32);
+    return high == 0 ? 1u : high;  // 0 marks an empty slot
+}
+
+std::size_t TermHashSet::slot_of(std::uint32_t fingerprint, std::size_t mask) noexcept {
+    // The fingerprint is 32 bits of a well-mixed hash: its low bits place it. The slot comes from
+    // the fingerprint alone, so the table can grow without the full hashes.
+    return static_cast<std::size_t>(fingerprint) & mask;
+}
+
+bool TermHashSet::maybe_contains(std::uint64_t hash) const noexcept {
+    if (size_ == 0) return false;
+    const std::uint32_t fp = fingerprint(hash);
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = slot_of(fp, mask);; i = (i + 1) & mask) {
+        if (slots_[i] == 0) return false;
+        if (slots_[i] == fp) return true;
+    }
+}
+
+bool TermHashSet::insert(std::uint64_t hash) {
+    if (size_ >= max_entries_) return false;
+    if (slots_.empty() || (size_ + 1) * 2 > slots_.size()) grow();
+    const std::uint32_t fp = fingerprint(hash);
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t i = slot_of(fp, mask);
+    for (; slots_[i] != 0; i = (i + 1) & mask) {
+        if (slots_[i] == fp) return true;  // a set: equal fingerprints are one entry
+    }
+    slots_[i] = fp;
+    ++size_;
+    return true;
+}
+
+void TermHashSet::grow() {
+    std::vector<std::uint32_t> old = std::move(slots_);
+    slots_.assign(slots_for(std::max<std::size_t>(size_ + 1, old.size())), 0);
+    const std::size_t mask = slots_.size() - 1;
+    for (const std::uint32_t fp : old) {
+        if (fp == 0) continue;
+        std::size_t i = slot_of(fp, mask);
+        while (slots_[i] != 0) i = (i + 1) & mask;
+        slots_[i] = fp;
+    }
+}
+
+void TermHashSet::clear() noexcept {
+    slots_.clear();
+    slots_.shrink_to_fit();
+    size_ = 0;
+}
+
+}  // namespace glassbox::store
