@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
 #include <sqlite3.h>
 
@@ -114,10 +117,83 @@ std::optional<std::string> Statement::optional_text(int column) const {
 
 // ---- Database ----------------------------------------------------------------------------------
 
+// Runs PASSIVE checkpoints on its own connection and thread when asked. A passive checkpoint
+// never blocks the writer or readers: it copies what no reader still needs and leaves the rest
+// for the next one, so a request that meets a busy file is simply repeated at the next commit.
+class Database::Checkpointer {
+public:
+    static std::unique_ptr<Checkpointer> start(const std::filesystem::path& path) {
+        sqlite3* handle = nullptr;
+        if (sqlite3_open_v2(path.c_str(), &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) !=
+            SQLITE_OK) {
+            sqlite3_close(handle);
+            return nullptr;
+        }
+        sqlite3_busy_timeout(handle, 1000);
+        // A connection learns the file is in WAL mode when it first reads it; until then a
+        // checkpoint call does nothing.
+        if (sqlite3_exec(handle, "PRAGMA schema_version", nullptr, nullptr, nullptr) != SQLITE_OK) {
+            sqlite3_close(handle);
+            return nullptr;
+        }
+        return std::unique_ptr<Checkpointer>(new Checkpointer(handle));
+    }
+
+    ~Checkpointer() {
+        {
+            std::lock_guard lock(mutex_);
+            stop_ = true;
+        }
+        wake_.notify_one();
+        thread_.join();
+        sqlite3_close(handle_);
+    }
+
+    void request() {
+        {
+            std::lock_guard lock(mutex_);
+            requested_ = true;
+        }
+        wake_.notify_one();
+    }
+
+private:
+    explicit Checkpointer(sqlite3* handle) : handle_(handle), thread_([this] { run(); }) {}
+
+    void run() {
+        std::unique_lock lock(mutex_);
+        for (;;) {
+            wake_.wait(lock, [this] { return requested_ || stop_; });
+            if (stop_) return;
+            requested_ = false;
+            lock.unlock();
+            (void)sqlite3_wal_checkpoint_v2(handle_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+            lock.lock();
+        }
+    }
+
+    sqlite3* handle_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    bool requested_ = false;
+    bool stop_ = false;
+    std::thread thread_;  // last: started once the rest is initialised
+};
+
+int Database::on_wal_commit(void* self, sqlite3* /*handle*/, const char* /*schema*/, int pages) {
+    auto* db = static_cast<Database*>(self);
+    if (pages >= db->options_.checkpoint_pages) db->checkpointer_->request();
+    return SQLITE_OK;
+}
+
 void Database::Finalize::operator()(sqlite3_stmt* statement) const noexcept { sqlite3_finalize(statement); }
+
+Database::Database(std::filesystem::path path, OpenOptions options)
+    : path_(std::move(path)), options_(std::move(options)) {}
 
 Database::~Database() {
     statements_.clear();  // statements before the connection, or close would fail
+    checkpointer_.reset();  // before the last connection closes (which checkpoints and removes the WAL)
     if (handle_ != nullptr) sqlite3_close(handle_);
 }
 
@@ -163,6 +239,12 @@ Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& pa
         if (auto r = db->exec("PRAGMA cache_size=" + std::to_string(options.cache_size)); !r) {
             return fail(r.error().message);
         }
+    }
+    if (options.background_checkpoint && options.wal && !options.read_only && !options.exclusive && !in_memory) {
+        db->checkpointer_ = Checkpointer::start(path);
+        if (!db->checkpointer_) return fail("cannot open the checkpoint connection");
+        // Replaces SQLite's automatic checkpoint (which runs inside the committing call).
+        sqlite3_wal_hook(db->handle_, &Database::on_wal_commit, db.get());
     }
     return db;
 }

@@ -37,6 +37,12 @@ struct OpenOptions {
     // Page size in bytes (a power of two, 512-65536) for a database this open creates; 0 keeps
     // SQLite's default (4096). An existing file keeps the page size it was created with.
     std::int64_t page_size = 0;
+    // WAL checkpoints run on a thread of this Database with a connection of its own, woken when
+    // a commit leaves the WAL at checkpoint_pages or more, instead of inside the commit that
+    // crosses SQLite's threshold: writers' commits do not wait for pages to be copied into the
+    // database file (the copy uses another core). Read-write WAL files only; not with `exclusive`.
+    bool background_checkpoint = false;
+    std::int64_t checkpoint_pages = 1000;  // SQLite's own automatic threshold
     // Named in every error message ("knowledge store", "trace store").
     std::string label = "sqlite";
 };
@@ -116,13 +122,17 @@ public:
     sqlite3* handle() const noexcept { return handle_; }
 
 private:
-    Database(std::filesystem::path path, OpenOptions options) : path_(std::move(path)), options_(std::move(options)) {}
+    Database(std::filesystem::path path, OpenOptions options);
 
     struct Finalize {
         void operator()(sqlite3_stmt* statement) const noexcept;
     };
+    class Checkpointer;
+    static int on_wal_commit(void* self, sqlite3* handle, const char* schema, int pages);
+
     std::filesystem::path path_;
     OpenOptions options_;
+    std::unique_ptr<Checkpointer> checkpointer_;  // with background_checkpoint
     sqlite3* handle_ = nullptr;
     std::unordered_map<std::string, std::unique_ptr<sqlite3_stmt, Finalize>> statements_;
 };

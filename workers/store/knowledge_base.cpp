@@ -38,6 +38,16 @@ KnowledgeBase::~KnowledgeBase() {
     db_.reset();
 }
 
+storage::OpenOptions KnowledgeBase::open_options(const std::string& collection) {
+    storage::OpenOptions options;
+    options.label = "knowledge store " + collection;
+    options.cache_size = -65'536;  // 64 MiB of page cache: the indexes of a 1M-triple graph stay hot
+    // A load's commits (one per batch, then the whole load's) return without copying the WAL
+    // into the file; the copy runs beside the next batch.
+    options.background_checkpoint = true;
+    return options;
+}
+
 Result<std::unique_ptr<KnowledgeBase>> KnowledgeBase::open(const fs::path& home, const std::string& collection,
                                                            bool create) {
     auto kb = std::unique_ptr<KnowledgeBase>(new KnowledgeBase());
@@ -57,10 +67,7 @@ Result<std::unique_ptr<KnowledgeBase>> KnowledgeBase::open(const fs::path& home,
         }
         fs::permissions(kb->path_.parent_path(), fs::perms::owner_all, fs::perm_options::replace, ec);
     }
-    storage::OpenOptions options;
-    options.label = "knowledge store " + collection;
-    options.cache_size = -65'536;  // 64 MiB of page cache: the indexes of a 1M-triple graph stay hot
-    auto db = storage::Database::open(kb->path_, options);
+    auto db = storage::Database::open(kb->path_, open_options(collection));
     if (!db) return std::move(db).error();
     kb->db_ = std::move(db).value();
     const auto fail = [&](const schema::Error& error) {

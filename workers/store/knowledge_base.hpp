@@ -28,6 +28,9 @@ std::filesystem::path collection_path(const std::filesystem::path& home, std::st
 
 class KnowledgeBase {
 public:
+    // How a collection's file is opened: WAL, synchronous=NORMAL, 64 MiB of page cache,
+    // checkpoints on a background thread (bench/ opens its files the same way).
+    static storage::OpenOptions open_options(const std::string& collection);
     // Opens (creating when `create`; else kNotFound for a collection never loaded) the file and
     // every part. A file that is not a knowledge base is reported, not crashed on.
     static schema::Result<std::unique_ptr<KnowledgeBase>> open(const std::filesystem::path& home,

@@ -1,12 +1,16 @@
 // TermIdCache and TermHashSet: flat, linearly probed tables.
 #include "workers/store/term_cache.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
 namespace glassbox::store {
 
 namespace {
+
+// An arena entry's id and key length, before the key.
+constexpr std::size_t kEntryHeader = sizeof(std::int64_t) + sizeof(std::uint32_t);
 
 // Slots for `entries` at a load factor of at most one half.
 std::size_t slots_for(std::size_t entries) { return std::bit_ceil(std::max<std::size_t>(entries * 2, 16)); }
@@ -29,36 +33,50 @@ void TermIdCache::Generation::clear() noexcept {
     size_ = 0;
 }
 
-const std::int64_t* TermIdCache::Generation::find(std::string_view key, std::uint64_t hash) const noexcept {
-    if (size_ == 0) return nullptr;
+std::uint32_t TermIdCache::Generation::tag_of(std::uint64_t hash) noexcept {
+    // The high half: the slot index comes from the low bits, so the two are independent.
+    const auto tag = static_cast<std::uint32_t>(hash >> 32);
+    return tag == 0 ? 1u : tag;
+}
+
+std::int64_t TermIdCache::Generation::find(std::string_view key, std::uint64_t hash) const noexcept {
+    if (size_ == 0) return 0;
+    const std::uint32_t tag = tag_of(hash);
     const std::size_t mask = slots_.size() - 1;
     for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
-        const Slot& slot = slots_[i];
-        if (slot.id == 0) return nullptr;
-        if (slot.hash == hash && slot.length == key.size() &&
-            std::memcmp(arena_.data() + slot.offset, key.data(), key.size()) == 0) {
-            return &slot.id;
-        }
+        const Slot slot = slots_[i];
+        if (slot.tag == 0) return 0;
+        if (slot.tag != tag) continue;
+        const char* entry = arena_.data() + slot.offset;
+        std::uint32_t length = 0;
+        std::memcpy(&length, entry + sizeof(std::int64_t), sizeof length);
+        if (length != key.size()) continue;
+        if (std::memcmp(entry + kEntryHeader, key.data(), key.size()) != 0) continue;
+        std::int64_t id = 0;
+        std::memcpy(&id, entry, sizeof id);
+        return id;
     }
 }
 
 void TermIdCache::Generation::insert(std::string_view key, std::uint64_t hash, std::int64_t id) {
     const std::size_t mask = slots_.size() - 1;
     std::size_t i = hash & mask;
-    while (slots_[i].id != 0) i = (i + 1) & mask;
-    slots_[i] = Slot{hash, id, arena_.size(), static_cast<std::uint32_t>(key.size())};
+    while (slots_[i].tag != 0) i = (i + 1) & mask;
+    slots_[i] = Slot{tag_of(hash), static_cast<std::uint32_t>(arena_.size())};
+    const auto length = static_cast<std::uint32_t>(key.size());
+    arena_.append(reinterpret_cast<const char*>(&id), sizeof id);
+    arena_.append(reinterpret_cast<const char*>(&length), sizeof length);
     arena_.append(key);
     ++size_;
 }
 
 TermIdCache::TermIdCache(std::size_t capacity, std::size_t byte_budget)
-    : capacity_(capacity), byte_budget_(byte_budget) {}
+    : capacity_(capacity), byte_budget_(std::min<std::size_t>(byte_budget, std::size_t{1} << 30)) {}
 
 std::optional<std::int64_t> TermIdCache::find(std::string_view key, std::uint64_t hash) {
-    if (const auto* id = current_.find(key, hash)) return *id;
-    const auto* old = previous_.find(key, hash);
-    if (old == nullptr) return std::nullopt;
-    const std::int64_t id = *old;  // read before put(): a rotation would free it
+    if (const std::int64_t id = current_.find(key, hash); id != 0) return id;
+    const std::int64_t id = previous_.find(key, hash);
+    if (id == 0) return std::nullopt;
     put(key, hash, id);
     return id;
 }
@@ -66,8 +84,8 @@ std::optional<std::int64_t> TermIdCache::find(std::string_view key, std::uint64_
 void TermIdCache::put(std::string_view key, std::uint64_t hash, std::int64_t id) {
     if (capacity_ == 0 || id == 0 || key.size() > kMaxKeyBytes) return;
     if (!current_.allocated()) current_.reset(capacity_);  // on first use: an unused cache costs nothing
-    if (current_.find(key, hash) != nullptr) return;  // already there (ids never change)
-    if (current_.size() >= capacity_ || current_.key_bytes() + key.size() > byte_budget_) rotate();
+    if (current_.find(key, hash) != 0) return;  // already there (ids never change)
+    if (current_.size() >= capacity_ || current_.key_bytes() + kEntryHeader + key.size() > byte_budget_) rotate();
     current_.insert(key, hash, id);
 }
 

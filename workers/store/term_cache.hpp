@@ -20,6 +20,7 @@ namespace glassbox::store {
 class TermIdCache {
 public:
     // capacity 0: caches nothing.
+    // byte_budget is capped at 1 GiB (arena offsets are 32-bit).
     explicit TermIdCache(std::size_t capacity = 0, std::size_t byte_budget = 64u << 20);
 
     std::optional<std::int64_t> find(std::string_view key, std::uint64_t hash);
@@ -34,7 +35,8 @@ private:
     class Generation {
     public:
         void reset(std::size_t capacity);
-        const std::int64_t* find(std::string_view key, std::uint64_t hash) const noexcept;
+        // The id stored for `key`, or 0.
+        std::int64_t find(std::string_view key, std::uint64_t hash) const noexcept;
         // The key must not be present; the caller keeps size() < capacity.
         void insert(std::string_view key, std::uint64_t hash, std::int64_t id);
         std::size_t size() const noexcept { return size_; }
@@ -43,14 +45,16 @@ private:
         void clear() noexcept;
 
     private:
+        // 8 bytes a slot, so the probes stay in cache: 32 bits of the hash (0: empty) and where
+        // the entry starts in the arena. An entry is the id (8 bytes), the key's length
+        // (4 bytes) and the key; it is read only when the hash bits match.
         struct Slot {
-            std::uint64_t hash = 0;
-            std::int64_t id = 0;  // 0: empty
-            std::uint64_t offset = 0;
-            std::uint32_t length = 0;
+            std::uint32_t tag = 0;
+            std::uint32_t offset = 0;
         };
+        static std::uint32_t tag_of(std::uint64_t hash) noexcept;
         std::vector<Slot> slots_;  // a power of two, at most half full
-        std::string arena_;        // the keys, back to back
+        std::string arena_;
         std::size_t size_ = 0;
     };
 

@@ -3,8 +3,10 @@
 
 #include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -170,6 +172,64 @@ TEST(SqliteDatabase, ReadScopeInsideATransactionLeavesItToItsOwner) {
         EXPECT_EQ(sqlite3_get_autocommit((*db)->handle()), 0);
     }  // rolled back
     EXPECT_EQ(all_rows(**db), "");
+}
+
+// Fills the WAL with `transactions` commits of about 64 KiB each.
+void write_blobs(Database& db, int transactions) {
+    ASSERT_TRUE(db.exec("CREATE TABLE IF NOT EXISTS blobs(id INTEGER PRIMARY KEY, data BLOB)"));
+    const std::string data(64 * 1024, 'x');
+    for (int i = 0; i < transactions; ++i) {
+        auto tx = Transaction::begin(db);
+        ASSERT_TRUE(tx);
+        auto insert = db.prepare("INSERT INTO blobs(data) VALUES(?1)");
+        ASSERT_TRUE(insert);
+        insert->bind_blob(1, std::string_view{data});
+        ASSERT_TRUE(insert->run());
+        ASSERT_TRUE(tx->commit());
+    }
+}
+
+TEST(SqliteDatabase, BackgroundCheckpointsCopyTheWalIntoTheFile) {
+    const auto path = temp_path("checkpoint");
+    OpenOptions options;
+    options.background_checkpoint = true;
+    options.checkpoint_pages = 20;
+    auto db = Database::open(path, options);
+    ASSERT_TRUE(db) << db.error().message;
+    write_blobs(**db, 40);  // about 2.6 MB through the WAL
+    // Only a checkpoint writes pages into the database file: it grows once the thread ran.
+    bool copied = false;
+    for (int i = 0; i < 500 && !copied; ++i) {
+        copied = std::filesystem::file_size(path) > 2'000'000;
+        if (!copied) std::this_thread::sleep_for(std::chrono::milliseconds{10});
+    }
+    EXPECT_TRUE(copied) << "database file " << std::filesystem::file_size(path) << " bytes";
+    {
+        // Another connection reads everything; the writer's connection keeps working.
+        auto reader = Database::open(path, OpenOptions{.read_only = true});
+        ASSERT_TRUE(reader) << reader.error().message;
+        auto count = (*reader)->prepare("SELECT count(*), sum(length(data)) FROM blobs");
+        ASSERT_TRUE(count);
+        auto row = count->step();
+        ASSERT_TRUE(row && *row);
+        EXPECT_EQ(count->int64(0), 40);
+        EXPECT_EQ(count->int64(1), 40 * 64 * 1024);
+    }
+    write_blobs(**db, 1);
+    db->reset();  // stops the thread; the last connection's close checkpoints and removes the WAL
+    EXPECT_FALSE(std::filesystem::exists(path.string() + "-wal"));
+    std::filesystem::remove_all(path.parent_path());
+}
+
+TEST(SqliteDatabase, WithoutTheOptionTheCommitThatCrossesTheThresholdCheckpoints) {
+    const auto path = temp_path("no-background");
+    auto db = Database::open(path);
+    ASSERT_TRUE(db) << db.error().message;
+    ASSERT_TRUE((*db)->exec("PRAGMA wal_autocheckpoint=20"));
+    write_blobs(**db, 40);
+    EXPECT_GT(std::filesystem::file_size(path), 2'000'000u);  // at once, no waiting
+    db->reset();
+    std::filesystem::remove_all(path.parent_path());
 }
 
 TEST(SqliteDatabase, CreatesOwnerOnlyWalFile) {
