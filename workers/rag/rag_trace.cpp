@@ -61,7 +61,9 @@ schema::Result<void> RagTrace::send(const std::string& uri, Triples triples, run
     step.state = state;
     step.parent_uri = parent_uri_;
     step.error = error;
-    auto sent = context_.send_explain(step);
+    // Sent once the next call's request is out (or before the reply): the encoding and the
+    // broker's routing of the step overlap the callee's work instead of delaying the call.
+    auto sent = context_.defer_explain(std::move(step));
     if (!sent) return sent.error();
     return {};
 }

@@ -53,7 +53,8 @@ public:
     // Sends the Question (the query cut to `max_chars` characters).
     schema::Result<void> open(std::string_view query, std::size_t max_chars,
                               const std::optional<std::string>& parent_uri);
-    // Sends one step (the builder runs only when explain is on).
+    // Sends one step (the builder runs only when explain is on), deferred to the next call
+    // (RequestContext::defer_explain).
     schema::Result<void> step(const std::string& uri, const std::function<Triples()>& build);
     // Sends the last step together with the end of the trace (status complete).
     schema::Result<void> complete(const std::string& uri, const std::function<Triples()>& build);

@@ -133,6 +133,7 @@ schema::Error RequestContext::cancellation_error() const {
 
 Result<void> RequestContext::send_partial(const nlohmann::json& body) {
     if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
+    if (auto r = flush_explains(); !r) return r;
     client::Frames frames;
     frames.emplace_back(1, detail::channel::kPartial);
     frames.push_back(dump(body));
@@ -142,14 +143,19 @@ Result<void> RequestContext::send_partial(const nlohmann::json& body) {
     return {};
 }
 
-Result<std::uint64_t> RequestContext::send_explain(const ExplainStep& message) {
+Result<std::uint64_t> RequestContext::number_explain(const ExplainStep& message) {
     if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
     if (message.session.empty()) return make_error(ErrorType::kInvalidRequest, "explain message without a session");
     auto& session = sessions_[message.session];
     if (session.ended) {
         return make_error(ErrorType::kInvalidRequest, "explain session " + message.session + " has already ended");
     }
-    const std::uint64_t seq = session.next_seq;
+    const std::uint64_t seq = session.next_seq++;
+    if (message.state != ExplainState::kOpen) session.ended = true;
+    return seq;
+}
+
+Result<void> RequestContext::send_numbered(const ExplainStep& message, std::uint64_t seq) {
     client::Frames frames;
     frames.reserve(5);
     frames.emplace_back(1, detail::channel::kExplain);
@@ -160,9 +166,31 @@ Result<std::uint64_t> RequestContext::send_explain(const ExplainStep& message) {
     if (!client::send_frames(channel_, std::move(frames), true)) {
         return make_error(ErrorType::kInternal, "the worker's I/O loop is gone");
     }
-    ++session.next_seq;
-    if (message.state != ExplainState::kOpen) session.ended = true;
+    return {};
+}
+
+Result<std::uint64_t> RequestContext::send_explain(const ExplainStep& message) {
+    if (auto r = flush_explains(); !r) return r.error();
+    auto seq = number_explain(message);
+    if (!seq) return seq;
+    if (auto r = send_numbered(message, *seq); !r) return r.error();
     return seq;
+}
+
+Result<std::uint64_t> RequestContext::defer_explain(ExplainStep step) {
+    auto seq = number_explain(step);
+    if (!seq) return seq;
+    deferred_.emplace_back(std::move(step), *seq);
+    return seq;
+}
+
+Result<void> RequestContext::flush_explains() {
+    std::vector<std::pair<ExplainStep, std::uint64_t>> pending;
+    pending.swap(deferred_);
+    for (const auto& [step, seq] : pending) {
+        if (auto r = send_numbered(step, seq); !r) return r;
+    }
+    return {};
 }
 
 Result<std::uint64_t> RequestContext::send_explain(std::string session, std::string explain_id,
@@ -177,6 +205,7 @@ Result<std::uint64_t> RequestContext::send_explain(std::string session, std::str
 
 Result<void> RequestContext::send_terminal(char kind, std::vector<std::string> frames) {
     if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
+    (void)flush_explains();  // the trace's messages before the terminal, even if one fails
     client::Frames message;
     message.reserve(frames.size() + 1);
     message.emplace_back(1, kind);
@@ -237,6 +266,10 @@ Result<CallResult> RequestContext::call(std::string_view service, const nlohmann
                                         FinalBody final_body) {
     auto id = send_call(service, body, deadline);
     if (!id) return std::move(id).error();
+    if (auto r = flush_explains(); !r) {  // while the callee works
+        bus_().abandon(*id);
+        return r.error();
+    }
     return await_call(*id, service, on_reply, final_body);
 }
 
@@ -252,6 +285,10 @@ Result<std::vector<CallResult>> RequestContext::call_all(std::span<const CallSpe
             return std::move(id).error();
         }
         ids.push_back(std::move(id).value());
+    }
+    if (auto r = flush_explains(); !r) {  // while the callees work
+        abandon_from(0);
+        return r.error();
     }
     std::vector<CallResult> results;
     results.reserve(calls.size());

@@ -110,6 +110,14 @@ public:
     // Shorthand for a step with no parent and no error.
     schema::Result<std::uint64_t> send_explain(std::string session, std::string explain_id,
                                                std::vector<schema::Triple> triples, ExplainState state);
+    // The same message, numbered now but encoded and sent right after the next call's request
+    // has gone out, so the callee works while it is encoded and routed; or before the next
+    // message of this request (partial, explain, reply, error), whichever comes first. The order
+    // of everything this request sends is kept. A step's explain is still out before the next
+    // step's reply is awaited.
+    schema::Result<std::uint64_t> defer_explain(ExplainStep step);
+    // Sends the deferred explain messages now (in the order they were deferred).
+    schema::Result<void> flush_explains();
     // Terminal FINAL.
     schema::Result<void> reply(const nlohmann::json& body);
     // The same, with the body already written as JSON text (schema/json_fast.hpp encoders).
@@ -160,6 +168,10 @@ private:
         bool ended = false;
     };
     std::map<std::string, SessionState> sessions_;
+    // Checks `step` and takes its seq; the session ends with a terminal state.
+    schema::Result<std::uint64_t> number_explain(const ExplainStep& step);
+    schema::Result<void> send_numbered(const ExplainStep& step, std::uint64_t seq);
+    std::vector<std::pair<ExplainStep, std::uint64_t>> deferred_;
 };
 
 }  // namespace glassbox::runtime

@@ -491,6 +491,48 @@ TEST_F(WorkerTest, CallGoesThroughTheBrokerWithTheRemainingDeadline) {
     EXPECT_EQ(body["seen"], json::array({"data", "final"}));
 }
 
+// A deferred explain keeps its place in the session's numbering and in everything the request
+// sends, and goes out as soon as the next call's request has: before that call is answered.
+TEST_F(WorkerTest, ADeferredExplainGoesOutWithTheNextCallAndBeforeAnythingElse) {
+    std::atomic<bool> refused{false};
+    const auto id = start([&refused](RequestContext& c) {
+        ExplainStep a{"urn:a", "urn:a", {}, ExplainState::kOpen, std::nullopt, std::nullopt};
+        EXPECT_EQ(c.defer_explain(a).value(), 0u);
+        auto result = c.call("sub", {{"x", 1}}, 0ms);
+        if (!result) {
+            (void)c.fail(result.error());
+            return;
+        }
+        a.explain_id = "urn:a:2";
+        EXPECT_EQ(c.defer_explain(a).value(), 1u);
+        a.explain_id = "urn:a:3";
+        EXPECT_EQ(c.send_explain(a).value(), 2u);  // after the deferred one
+        a.explain_id = "urn:a:4";
+        a.state = ExplainState::kComplete;
+        EXPECT_EQ(c.defer_explain(a).value(), 3u);
+        refused = !c.defer_explain(a).ok();  // the session has ended
+        (void)c.reply(json::object());        // the last explain goes out first
+    });
+    broker.send_request(id, "tok", "{}", "parent", 5000);
+    auto call = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
+    ASSERT_TRUE(call);
+    // The call is still open, yet the explain deferred before it has arrived.
+    auto first = broker.expect(cmd::kExplain);
+    ASSERT_TRUE(first) << "the deferred explain did not go out with the call";
+    EXPECT_EQ(first->frames[6], "0");
+    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kFinal, {call->frames[4], "{}"});
+    std::vector<std::string> ids;
+    for (int i = 0; i < 3; ++i) {
+        auto e = broker.expect(cmd::kExplain);
+        ASSERT_TRUE(e) << "explain " << i;
+        EXPECT_EQ(e->frames[6], std::to_string(i + 1));
+        ids.push_back(json::parse(e->frames[8])["explain_id"].get<std::string>());
+    }
+    EXPECT_EQ(ids, (std::vector<std::string>{"urn:a:2", "urn:a:3", "urn:a:4"}));
+    ASSERT_TRUE(broker.expect(cmd::kReply));
+    EXPECT_TRUE(refused.load());
+}
+
 TEST_F(WorkerTest, CalleeErrorComesBackTyped) {
     const auto id = start([](RequestContext& c) {
         auto result = c.call("sub", json::object(), 1s);
