@@ -45,6 +45,9 @@ storage::OpenOptions KnowledgeBase::open_options(const std::string& collection) 
     // A load's commits (one per batch, then the whole load's) return without copying the WAL
     // into the file; the copy runs beside the next batch.
     options.background_checkpoint = true;
+    // 16 KiB pages for a new file (an existing one keeps its own): a load writes a quarter of
+    // the WAL frames, the B-trees are a level shallower, and pattern queries are as fast.
+    options.page_size = 16'384;
     return options;
 }
 
