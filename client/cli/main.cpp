@@ -18,13 +18,15 @@ namespace {
 // thread's heap is handed back to the kernel (madvise) and one above the dynamic mmap threshold
 // is unmapped, so the next message of that size faults its pages in again; on a virtual machine
 // where page faults and system calls are expensive that was a tenth of a worker's CPU time.
-// Memory freed below these sizes stays with the process for reuse (peak use is unchanged).
-// GLIBC_TUNABLES settings of glibc.malloc take precedence.
+// Memory freed below these sizes stays with the process for reuse. At most two heaps (arenas):
+// with one per thread, each kept its own freed buffers, and a store worker loading 1M triples
+// peaked at ~400 MiB instead of ~270. GLIBC_TUNABLES settings of glibc.malloc take precedence.
 void tune_allocator() {
     const char* tunables = std::getenv("GLIBC_TUNABLES");
     if (tunables != nullptr && std::string_view(tunables).find("glibc.malloc.") != std::string_view::npos) return;
     mallopt(M_MMAP_THRESHOLD, 16 * 1024 * 1024);
     mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
+    mallopt(M_ARENA_MAX, 2);
 }
 
 }  // namespace
