@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <future>
 #include <tuple>
 #include <utility>
 
@@ -1629,6 +1630,30 @@ Result<InsertCounts> GraphStore::commit_staged(std::string_view load) {
 // then the new quads into POS and OSP, each sorted into its own key order and written by one
 // INSERT ... SELECT from the feed. When the graph held no quad before (`fresh`), no quad of the
 // group can be present, and SPO too is written from the feed.
+namespace {
+
+// The new quads of a staged commit, sorted into POS and OSP key order.
+struct SortedOrders {
+    std::vector<detail::Quad> pos;
+    std::vector<detail::Quad> osp;
+};
+
+SortedOrders sort_orders(std::vector<detail::Quad> rows) {
+    // OSP on a thread of its own (a copy), POS here (the rows themselves): both at once.
+    auto osp = std::async(std::launch::async, [copy = rows]() mutable {
+        std::sort(copy.begin(), copy.end(), [](const detail::Quad& a, const detail::Quad& b) {
+            return std::tie(a.o, a.s, a.p, a.g) < std::tie(b.o, b.s, b.p, b.g);
+        });
+        return copy;
+    });
+    std::sort(rows.begin(), rows.end(), [](const detail::Quad& a, const detail::Quad& b) {
+        return std::tie(a.p, a.o, a.s, a.g) < std::tie(b.p, b.o, b.s, b.g);
+    });
+    return SortedOrders{std::move(rows), osp.get()};
+}
+
+}  // namespace
+
 Result<void> GraphStore::commit_group(std::vector<StagedQuad>& group, InsertCounts& counts, bool fresh) {
     // The feed reads both as arrays of int64 rows.
     static_assert(sizeof(StagedQuad) == 5 * sizeof(std::int64_t));
@@ -1639,6 +1664,10 @@ Result<void> GraphStore::commit_group(std::vector<StagedQuad>& group, InsertCoun
     });
     std::vector<detail::Quad> added;
     added.reserve(group.size());
+    // Sorting the new quads into POS and OSP order runs beside the SPO writes when the group is
+    // all new (else the two sorts run beside each other); an early return waits for it (the
+    // future's destructor).
+    std::future<SortedOrders> orders;
     const auto same_quad = [](const StagedQuad& a, const StagedQuad& b) {
         return a.s == b.s && a.p == b.p && a.o == b.o && a.g == b.g;
     };
@@ -1663,6 +1692,9 @@ Result<void> GraphStore::commit_group(std::vector<StagedQuad>& group, InsertCoun
             i = end;
         }
         group.resize(kept);
+        // The other two orders are sorted on a second core while SPO is written.
+        for (const auto& q : group) added.push_back({q.s, q.p, q.o, q.g});
+        orders = std::async(std::launch::async, sort_orders, std::move(added));
         Feed feed{reinterpret_cast<const std::int64_t*>(group.data()), group.size(), 5, {0, 1, 2, 3, 4}};
         auto n = run_feed(db_, "INSERT INTO graph_quads(s, p, o, g, src) SELECT c0, c1, c2, c3, c4 FROM glassbox_quad_feed",
                           feed);
@@ -1675,7 +1707,6 @@ Result<void> GraphStore::commit_group(std::vector<StagedQuad>& group, InsertCoun
         for (const auto& [index, source] : links) {
             if (auto r = link(group[index], source); !r) return r;
         }
-        for (const auto& q : group) added.push_back({q.s, q.p, q.o, q.g});
     } else {
         auto insert_quad =
             db_.prepare("INSERT OR IGNORE INTO graph_quads(s, p, o, g, src) VALUES(?1, ?2, ?3, ?4, ?5)");
@@ -1708,19 +1739,15 @@ Result<void> GraphStore::commit_group(std::vector<StagedQuad>& group, InsertCoun
     }
     group.clear();
     // POS then OSP: sorted into the order's key, written by one statement each.
-    std::sort(added.begin(), added.end(), [](const detail::Quad& a, const detail::Quad& b) {
-        return std::tie(a.p, a.o, a.s, a.g) < std::tie(b.p, b.o, b.s, b.g);
-    });
-    Feed pos{reinterpret_cast<const std::int64_t*>(added.data()), added.size(), 4, {1, 2, 0, 3, 3}};
+    if (!orders.valid()) orders = std::async(std::launch::async, sort_orders, std::move(added));
+    const SortedOrders sorted = orders.get();
+    Feed pos{reinterpret_cast<const std::int64_t*>(sorted.pos.data()), sorted.pos.size(), 4, {1, 2, 0, 3, 3}};
     if (auto r = run_feed(db_, "INSERT OR IGNORE INTO graph_pos(p, o, s, g) SELECT c0, c1, c2, c3 FROM glassbox_quad_feed",
                           pos);
         !r) {
         return r.error();
     }
-    std::sort(added.begin(), added.end(), [](const detail::Quad& a, const detail::Quad& b) {
-        return std::tie(a.o, a.s, a.p, a.g) < std::tie(b.o, b.s, b.p, b.g);
-    });
-    Feed osp{reinterpret_cast<const std::int64_t*>(added.data()), added.size(), 4, {2, 0, 1, 3, 3}};
+    Feed osp{reinterpret_cast<const std::int64_t*>(sorted.osp.data()), sorted.osp.size(), 4, {2, 0, 1, 3, 3}};
     if (auto r = run_feed(db_, "INSERT OR IGNORE INTO graph_osp(o, s, p, g) SELECT c0, c1, c2, c3 FROM glassbox_quad_feed",
                           osp);
         !r) {
