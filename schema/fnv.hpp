@@ -22,4 +22,15 @@ constexpr std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t state = kF
 static_assert(fnv1a64("") == kFnvOffset);
 static_assert(fnv1a64("a") == 0xaf63dc4c8601ec8cull);  // the published test vector
 
+// splitmix64's finalizer: every input bit reaches every output bit (the embedder takes its sign
+// bit from it; its values are part of the built-in embeddings, so it must never change).
+constexpr std::uint64_t mix64(std::uint64_t x) noexcept {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return x;
+}
+
 }  // namespace glassbox::schema

@@ -14,20 +14,9 @@ using schema::make_error;
 
 namespace detail {
 
-namespace {
-
 // splitmix64's finalizer: every input bit reaches the top bit, so the sign is independent of
 // the low bits that choose the bucket.
-std::uint64_t mix64(std::uint64_t x) noexcept {
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    return x;
-}
-
-}  // namespace
+using schema::mix64;
 
 FeatureSlot feature_slot(std::uint64_t hash, std::uint32_t dim) noexcept {
     FeatureSlot slot;

@@ -72,6 +72,19 @@ protected:
         return counts ? *counts : InsertCounts{};
     }
 
+    // A second store on this test's connection, with other options, and a tier-2 file source
+    // registered through it (nulls when either fails, with the reason reported).
+    std::pair<std::unique_ptr<GraphStore>, std::optional<std::int64_t>> store_with(const GraphStoreOptions& options,
+                                                                                  const std::string& uri) {
+        auto other = GraphStore::open(*db_, options);
+        EXPECT_TRUE(other) << other.error().message;
+        if (!other) return {nullptr, std::nullopt};
+        auto id = (*other)->register_source(SourceRecord{uri, SourceKind::kFile, {}, 2, {}, {}});
+        EXPECT_TRUE(id) << id.error().message;
+        if (!id) return {nullptr, std::nullopt};
+        return {std::move(*other), *id};
+    }
+
     std::vector<Triple> match(const TriplePattern& pattern, std::uint32_t limit = 0) {
         auto found = store_->match(pattern, limit);
         EXPECT_TRUE(found) << found.error().message;
@@ -682,13 +695,9 @@ TEST_F(GraphStoreTest, WritersOnTwoConnectionsNeverDuplicateATerm) {
 }
 
 TEST_F(GraphStoreTest, PastTheKnownTermLimitEveryTermIsLookedUpAndNoneDuplicated) {
-    GraphStoreOptions limited;
-    limited.known_term_limit = 5;
-    limited.term_cache_entries = 4;
-    auto small_store = GraphStore::open(*db_, limited);
-    ASSERT_TRUE(small_store) << small_store.error().message;
-    auto src = (*small_store)->register_source(SourceRecord{"file:///limit.nt", SourceKind::kFile, {}, 2, {}, {}});
-    ASSERT_TRUE(src);
+    auto [small_store, src] =
+        store_with(GraphStoreOptions{.term_cache_entries = 4, .known_term_limit = 5}, "file:///limit.nt");
+    ASSERT_TRUE(small_store && src);
     std::vector<Triple> triples;
     std::set<std::string> distinct_terms;
     for (int i = 0; i < 40; ++i) {
@@ -700,45 +709,40 @@ TEST_F(GraphStoreTest, PastTheKnownTermLimitEveryTermIsLookedUpAndNoneDuplicated
     // In small batches, so later ones start past the limit.
     for (std::size_t first = 0; first < triples.size(); first += 4) {
         const std::span<const Triple> batch(triples.data() + first, std::min<std::size_t>(4, triples.size() - first));
-        auto counts = (*small_store)->insert(*src, batch);
+        auto counts = small_store->insert(*src, batch);
         ASSERT_TRUE(counts) << counts.error().message;
     }
-    auto again = (*small_store)->insert(*src, triples);
+    auto again = small_store->insert(*src, triples);
     ASSERT_TRUE(again) << again.error().message;
     EXPECT_EQ(again->added, 0u);
     EXPECT_EQ(stats().terms, distinct_terms.size());
 }
 
 TEST_F(GraphStoreTest, TinyTermCachesGiveTheSameAnswersAsLargeOnes) {
-    GraphStoreOptions tiny;
-    tiny.term_cache_entries = 3;
-    tiny.decode_cache_entries = 2;
-    auto small_store = GraphStore::open(*db_, tiny);
-    ASSERT_TRUE(small_store) << small_store.error().message;
-    SourceRecord record{"file:///tiny.nt", SourceKind::kFile, {}, 2, {}, {}};
-    auto src = (*small_store)->register_source(record);
-    ASSERT_TRUE(src);
+    auto [small_store, src] =
+        store_with(GraphStoreOptions{.term_cache_entries = 3, .decode_cache_entries = 2}, "file:///tiny.nt");
+    ASSERT_TRUE(small_store && src);
     std::vector<Triple> triples;
     for (int i = 0; i < 300; ++i) {
         triples.push_back(make_triple(ex("n" + std::to_string(i % 37)), ex("p" + std::to_string(i % 5)),
                                       i % 2 == 0 ? ex("n" + std::to_string(i % 41)) : literal(std::to_string(i % 13)),
                                       i % 7 == 0 ? std::optional<std::string>("http://example.org/g") : std::nullopt));
     }
-    auto counts = (*small_store)->insert(*src, triples);
+    auto counts = small_store->insert(*src, triples);
     ASSERT_TRUE(counts) << counts.error().message;
     std::set<std::string> distinct;
     for (const auto& t : triples) distinct.insert(schema::to_nquads(t));
     EXPECT_EQ(counts->added, distinct.size());
     // Evicted entries are found again in the file, with the same ids the big-cache store sees.
     for (int i = 0; i < 41; ++i) {
-        const auto a = (*small_store)->find_term(ex("n" + std::to_string(i)));
+        const auto a = small_store->find_term(ex("n" + std::to_string(i)));
         const auto b = store_->find_term(ex("n" + std::to_string(i)));
         ASSERT_TRUE(a && b);
         EXPECT_EQ(*a, *b);
     }
     for (int i = 0; i < 37; ++i) {
         const TriplePattern pattern{ex("n" + std::to_string(i)), std::nullopt, std::nullopt, std::nullopt};
-        auto small_found = (*small_store)->match(pattern);
+        auto small_found = small_store->match(pattern);
         ASSERT_TRUE(small_found);
         EXPECT_EQ(sorted(*small_found), sorted(match(pattern)));
         std::vector<Triple> expected;

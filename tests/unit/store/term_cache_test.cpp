@@ -8,18 +8,13 @@
 
 #include <gtest/gtest.h>
 
+#include "schema/fnv.hpp"
+
 namespace glassbox::store {
 namespace {
 
 // A stand-in for GraphStore's key hash: any well-mixed 64-bit value will do.
-std::uint64_t mix(std::uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
+std::uint64_t mix(std::uint64_t x) { return schema::mix64(x); }
 
 std::string key_of(int i) { return "Ihttp://example.org/entity/" + std::to_string(i); }
 
