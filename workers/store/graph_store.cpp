@@ -503,6 +503,36 @@ Result<std::int64_t> GraphStore::intern(const Term& term) {
     return intern_key(key, StoredKind::kQuoted, {}, {}, parts);
 }
 
+Result<std::array<std::int64_t, 4>> GraphStore::intern_statement(const Triple& triple, StatementMemo& memo) {
+    std::array<std::int64_t, 4> ids{0, 0, 0, 0};
+    const auto repeat = [this](const Term& term, const Term*& last, std::int64_t& last_id) -> Result<std::int64_t> {
+        if (last == nullptr || !(*last == term)) {
+            auto id = intern(term);
+            if (!id) return id.error();
+            last = &term;
+            last_id = *id;
+        }
+        return last_id;
+    };
+    auto s = repeat(triple.s, memo.s, memo.s_id);
+    if (!s) return s.error();
+    auto p = repeat(triple.p, memo.p, memo.p_id);
+    if (!p) return p.error();
+    auto o = intern(triple.o);
+    if (!o) return o.error();
+    ids = {*s, *p, *o, 0};
+    if (triple.graph) {
+        if (memo.g == nullptr || *memo.g != *triple.graph) {
+            auto g = intern(Term(schema::Iri{*triple.graph}));
+            if (!g) return g.error();
+            memo.g = &*triple.graph;
+            memo.g_id = *g;
+        }
+        ids[3] = memo.g_id;
+    }
+    return ids;
+}
+
 Result<std::optional<std::int64_t>> GraphStore::lookup_id(const Term& term) {
     std::string key;
     std::int64_t parts[3];
@@ -652,23 +682,11 @@ Result<InsertCounts> GraphStore::insert_rows(std::int64_t source_id, std::span<c
     }
     std::vector<detail::Quad> quads;
     quads.reserve(triples.size());
+    StatementMemo memo;
     for (const auto& triple : triples) {
-        detail::Quad q{0, 0, 0, 0};
-        auto s = intern(triple.s);
-        if (!s) return s.error();
-        auto p = intern(triple.p);
-        if (!p) return p.error();
-        auto o = intern(triple.o);
-        if (!o) return o.error();
-        q.s = *s;
-        q.p = *p;
-        q.o = *o;
-        if (triple.graph) {
-            auto g = intern(Term(schema::Iri{*triple.graph}));
-            if (!g) return g.error();
-            q.g = *g;
-        }
-        quads.push_back(q);
+        auto ids = intern_statement(triple, memo);
+        if (!ids) return ids.error();
+        quads.push_back({(*ids)[0], (*ids)[1], (*ids)[2], (*ids)[3]});
     }
     // Key order makes the primary-key inserts append-like and groups the index writes.
     std::sort(quads.begin(), quads.end());
@@ -1494,20 +1512,11 @@ Result<std::uint64_t> GraphStore::stage(std::string_view load, const SourceRecor
     if (!triples.empty()) {
         std::string blob;
         blob.reserve(triples.size() * kStagedQuadBytes);
+        StatementMemo memo;
         for (const auto& triple : triples) {
-            auto s = intern(triple.s);
-            if (!s) return fail(s.error());
-            auto p = intern(triple.p);
-            if (!p) return fail(p.error());
-            auto o = intern(triple.o);
-            if (!o) return fail(o.error());
-            std::int64_t g = 0;
-            if (triple.graph) {
-                auto id = intern(Term(schema::Iri{*triple.graph}));
-                if (!id) return fail(id.error());
-                g = *id;
-            }
-            for (const auto value : {*s, *p, *o, g, n}) put_i64(blob, value);
+            auto ids = intern_statement(triple, memo);
+            if (!ids) return fail(ids.error());
+            for (const auto value : {(*ids)[0], (*ids)[1], (*ids)[2], (*ids)[3], n}) put_i64(blob, value);
         }
         auto st = db_.prepare(
             "INSERT INTO graph_staged_quads(load, statements, staged_at, quads) VALUES(?1, ?2, ?3, ?4)");

@@ -219,6 +219,17 @@ private:
         ~KnownTermsScope() { store.known_ready_ = false; }
     };
     schema::Result<schema::Term> decode(std::int64_t id);
+    // The previous statement's terms and ids within one batch: consecutive statements of a file
+    // usually share their subject (dumps are grouped by subject), often the predicate and graph.
+    struct StatementMemo {
+        const schema::Term* s = nullptr;
+        const schema::Term* p = nullptr;
+        const std::string* g = nullptr;
+        std::int64_t s_id = 0, p_id = 0, g_id = 0;
+    };
+    // The ids of a statement's s, p, o and graph (0: the default graph), interning what is new;
+    // a position equal to the previous statement's reuses its id without a lookup.
+    schema::Result<std::array<std::int64_t, 4>> intern_statement(const schema::Triple& triple, StatementMemo& memo);
     // One result row (s, p, o, g ids, then the object's kind, value, qualifier) as a triple.
     // Positions the pattern binds are copied from it; the previous row's subject and predicate
     // are reused when the ids repeat (rows come in key order), so most rows need no lookup.

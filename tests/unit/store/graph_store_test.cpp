@@ -718,6 +718,31 @@ TEST_F(GraphStoreTest, PastTheKnownTermLimitEveryTermIsLookedUpAndNoneDuplicated
     EXPECT_EQ(stats().terms, distinct_terms.size());
 }
 
+// Runs of one subject, predicate or graph (as in a dump grouped by subject) reuse the previous
+// statement's ids; every change of term in any position must still be seen.
+TEST_F(GraphStoreTest, RunsOfRepeatedTermsStoreExactlyTheirStatements) {
+    const auto src = source("file:///runs.nq");
+    std::vector<Triple> triples;
+    const std::optional<std::string> g1 = "http://example.org/g1";
+    const std::optional<std::string> g2 = "http://example.org/g2";
+    for (int i = 0; i < 60; ++i) {
+        const Term subject = ex("s" + std::to_string(i / 7));           // runs of 7
+        const Term predicate = ex("p" + std::to_string((i / 3) % 4));   // runs of 3
+        const Term object = i % 5 == 0 ? literal("s" + std::to_string(i / 7)) : ex("o" + std::to_string(i % 13));
+        const auto graph = (i / 11) % 3 == 0 ? std::nullopt : ((i / 11) % 3 == 1 ? g1 : g2);  // runs of 11
+        triples.push_back(make_triple(subject, predicate, object, graph));
+    }
+    const auto counts = insert(src, triples);
+    std::set<std::string> distinct;
+    for (const auto& t : triples) distinct.insert(schema::to_nquads(t));
+    EXPECT_EQ(counts.added, distinct.size());
+    std::set<std::string> stored;
+    for (const auto& t : match(TriplePattern{std::nullopt, std::nullopt, std::nullopt, std::nullopt})) {
+        stored.insert(schema::to_nquads(t));
+    }
+    EXPECT_EQ(stored, distinct);
+}
+
 TEST_F(GraphStoreTest, TinyTermCachesGiveTheSameAnswersAsLargeOnes) {
     auto [small_store, src] =
         store_with(GraphStoreOptions{.term_cache_entries = 3, .decode_cache_entries = 2}, "file:///tiny.nt");
