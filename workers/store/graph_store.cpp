@@ -298,6 +298,10 @@ void GraphStore::forget_cached_terms() noexcept {
     term_ids_.clear();
     decoded_.clear();
     // A rolled-back insert's id may be given to another term later: synchronise from scratch.
+    drop_known_terms();
+}
+
+void GraphStore::drop_known_terms() noexcept {
     known_hashes_.clear();
     known_through_ = 0;
     known_ready_ = false;
@@ -364,8 +368,7 @@ Result<void> GraphStore::sync_known_terms() {
     }
     // Ids are never deleted, so the largest is about the count: too many, and the set is not kept.
     if (max_id > static_cast<std::int64_t>(options_.known_term_limit)) {
-        known_hashes_.clear();
-        known_through_ = 0;
+        drop_known_terms();
         return {};
     }
     if (max_id > known_through_) {
@@ -380,8 +383,7 @@ Result<void> GraphStore::sync_known_terms() {
             if (!row) return row.error();
             if (!*row) break;
             if (!known_hashes_.insert(static_cast<std::uint64_t>(st->int64(0)))) {
-                known_hashes_.clear();
-                known_through_ = 0;
+                drop_known_terms();
                 return {};
             }
         }
@@ -474,10 +476,8 @@ Result<std::int64_t> GraphStore::intern_key(std::string& key, int kind, std::str
         if (known_ready_) {
             if (known_hashes_.insert(static_cast<std::uint64_t>(hash))) {
                 known_through_ = id;
-            } else {  // past the limit: stop keeping the set
-                known_hashes_.clear();
-                known_through_ = 0;
-                known_ready_ = false;
+            } else {
+                drop_known_terms();  // past the limit: stop keeping the set
             }
         }
     }
@@ -504,7 +504,6 @@ Result<std::int64_t> GraphStore::intern(const Term& term) {
 }
 
 Result<std::array<std::int64_t, 4>> GraphStore::intern_statement(const Triple& triple, StatementMemo& memo) {
-    std::array<std::int64_t, 4> ids{0, 0, 0, 0};
     const auto repeat = [this](const Term& term, const Term*& last, std::int64_t& last_id) -> Result<std::int64_t> {
         if (last == nullptr || !(*last == term)) {
             auto id = intern(term);
@@ -520,7 +519,7 @@ Result<std::array<std::int64_t, 4>> GraphStore::intern_statement(const Triple& t
     if (!p) return p.error();
     auto o = intern(triple.o);
     if (!o) return o.error();
-    ids = {*s, *p, *o, 0};
+    std::array<std::int64_t, 4> ids{*s, *p, *o, 0};
     if (triple.graph) {
         if (memo.g == nullptr || *memo.g != *triple.graph) {
             auto g = intern(Term(schema::Iri{*triple.graph}));
@@ -1673,9 +1672,8 @@ Result<void> GraphStore::commit_group(std::vector<StagedQuad>& group, InsertCoun
     });
     std::vector<detail::Quad> added;
     added.reserve(group.size());
-    // Sorting the new quads into POS and OSP order runs beside the SPO writes when the group is
-    // all new (else the two sorts run beside each other); an early return waits for it (the
-    // future's destructor).
+    // When the group is all new, sorting the new quads into POS and OSP order runs beside the
+    // SPO writes; an early return waits for it (the future's destructor).
     std::future<SortedOrders> orders;
     const auto same_quad = [](const StagedQuad& a, const StagedQuad& b) {
         return a.s == b.s && a.p == b.p && a.o == b.o && a.g == b.g;
@@ -1748,8 +1746,7 @@ Result<void> GraphStore::commit_group(std::vector<StagedQuad>& group, InsertCoun
     }
     group.clear();
     // POS then OSP: sorted into the order's key, written by one statement each.
-    if (!orders.valid()) orders = std::async(std::launch::async, sort_orders, std::move(added));
-    const SortedOrders sorted = orders.get();
+    const SortedOrders sorted = orders.valid() ? orders.get() : sort_orders(std::move(added));
     Feed pos{reinterpret_cast<const std::int64_t*>(sorted.pos.data()), sorted.pos.size(), 4, {1, 2, 0, 3, 3}};
     if (auto r = run_feed(db_, "INSERT OR IGNORE INTO graph_pos(p, o, s, g) SELECT c0, c1, c2, c3 FROM glassbox_quad_feed",
                           pos);

@@ -213,6 +213,8 @@ private:
     // At the start of this store's own write transaction: brings known_hashes_ up to date with
     // the file (the write lock keeps it so until the transaction ends), and marks it usable.
     schema::Result<void> sync_known_terms();
+    // Empties known_hashes_: the next write transaction synchronises it from scratch.
+    void drop_known_terms() noexcept;
     // Marks known_hashes_ unusable when the transaction that synchronised it ends.
     struct KnownTermsScope {
         GraphStore& store;

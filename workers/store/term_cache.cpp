@@ -84,7 +84,6 @@ std::optional<std::int64_t> TermIdCache::find(std::string_view key, std::uint64_
 void TermIdCache::put(std::string_view key, std::uint64_t hash, std::int64_t id) {
     if (capacity_ == 0 || id == 0 || key.size() > kMaxKeyBytes) return;
     if (!current_.allocated()) current_.reset(capacity_);  // on first use: an unused cache costs nothing
-    if (current_.find(key, hash) != 0) return;  // already there (ids never change)
     if (current_.size() >= capacity_ || current_.key_bytes() + kEntryHeader + key.size() > byte_budget_) rotate();
     current_.insert(key, hash, id);
 }

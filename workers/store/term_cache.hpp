@@ -24,6 +24,7 @@ public:
     explicit TermIdCache(std::size_t capacity = 0, std::size_t byte_budget = 64u << 20);
 
     std::optional<std::int64_t> find(std::string_view key, std::uint64_t hash);
+    // For a key find() just missed (the callers' pattern): it is not checked for again.
     void put(std::string_view key, std::uint64_t hash, std::int64_t id);
     void clear() noexcept;
     std::size_t size() const noexcept { return current_.size() + previous_.size(); }
