@@ -1,84 +1,532 @@
-// SQLite-backed explain spool: batched appends, delete on ACK, ordered reads for redelivery.
+// Log-structured explain spool: batches appended to segment files, ACK flags set in place.
 #include "broker/explain_spool.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <limits>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include "schema/fnv.hpp"
+#include "schema/log.hpp"
+#include "storage/sqlite_database.hpp"
 
 namespace glassbox::broker {
 
+namespace detail {
+
+// An owned file descriptor.
+class SpoolFd {
+public:
+    explicit SpoolFd(int fd) noexcept : fd_(fd) {}
+    ~SpoolFd() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    SpoolFd(const SpoolFd&) = delete;
+    SpoolFd& operator=(const SpoolFd&) = delete;
+    int get() const noexcept { return fd_; }
+
+private:
+    int fd_;
+};
+
+// One segment: the file `<first id>.log`, or its bytes in memory for an in-memory spool.
+struct SpoolSegment {
+    std::uint64_t first_id = 0;
+    std::unique_ptr<SpoolFd> file;  // null: in memory
+    std::string memory;
+    std::uint64_t size = 0;  // bytes written by committed batches
+    std::uint64_t live_records = 0;
+    std::uint64_t live_bytes = 0;  // their bytes in the file, headers included
+    bool compacting = false;
+};
+
+}  // namespace detail
+
 namespace {
 
+using detail::SpoolFd;
+using detail::SpoolSegment;
 using schema::ErrorType;
 using schema::Result;
 
-// The statements of the hot path, named once so each call finds its cached statement without
-// building the SQL text again.
-const std::string kInsertSql =
-    "INSERT INTO explain (id, service, session, seq, state, body) VALUES (?, ?, ?, ?, ?, ?)";
-const std::string kDeleteSql =
-    "DELETE FROM explain WHERE id = ? RETURNING length(service) + length(session) + length(state) + length(body)";
-const std::string kSelectAfterSql =
-    "SELECT id, service, session, seq, state, body FROM explain WHERE id > ? ORDER BY id LIMIT ?";
-const std::string kSelectOneSql = "SELECT id, service, session, seq, state, body FROM explain WHERE id = ?";
+static_assert(std::endian::native == std::endian::little,
+              "spool records are written in the machine's byte order, little-endian");
 
-// Blobs: the spool stores bytes as received, and length() then counts bytes.
-std::string column_bytes(const storage::Statement& statement, int column) {
-    const auto bytes = statement.blob(column);
-    return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+// Record layout: magic u32, flags u8 (bit 0: acknowledged), 3 pad bytes, id u64, seq u64,
+// service/session/state/body lengths u32 x4, checksum u64; then the four fields.
+constexpr std::uint32_t kSpoolMagic = 0x31505347;  // "GSP1"
+constexpr std::size_t kSpoolHeaderSize = 48;
+constexpr std::size_t kSpoolFlagsAt = 4;
+constexpr std::size_t kSpoolChecksumAt = 40;
+constexpr char kSpoolAcked = 1;
+// A pending buffer that grew past this is freed after its commit instead of kept for reuse.
+constexpr std::size_t kSpoolKeptPendingCapacity = 8u << 20;
+// An import commits every this many bytes, so the pending buffer stays bounded.
+constexpr std::size_t kSpoolImportBatchBytes = 8u << 20;
+
+schema::Error spool_errno_error(const std::string& what, int code) {
+    return schema::make_error(ErrorType::kInternal,
+                              "spool: " + what + ": " + std::system_category().message(code));
 }
 
-SpoolRecord read_row(const storage::Statement& statement) {
-    SpoolRecord record;
-    record.delivery_id = static_cast<std::uint64_t>(statement.int64(0));
-    record.service = column_bytes(statement, 1);
-    record.session = column_bytes(statement, 2);
-    record.seq = static_cast<std::uint64_t>(statement.int64(3));
-    record.state = column_bytes(statement, 4);
-    record.body = column_bytes(statement, 5);
+std::string segment_name(std::uint64_t first_id) {
+    char name[32];
+    std::snprintf(name, sizeof name, "%020llu.log", static_cast<unsigned long long>(first_id));
+    return name;
+}
+
+std::optional<std::uint64_t> segment_first_id(std::string_view name) {
+    if (name.size() != 24 || name.substr(20) != ".log") return std::nullopt;
+    std::uint64_t value = 0;
+    for (const char c : name.substr(0, 20)) {
+        if (c < '0' || c > '9') return std::nullopt;
+        const auto digit = static_cast<std::uint64_t>(c - '0');
+        if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) return std::nullopt;
+        value = value * 10 + digit;
+    }
+    return value;
+}
+
+// Word-at-a-time hash, four independent lanes so the multiplies overlap; it detects torn and
+// garbage tails, nothing more.
+constexpr std::uint64_t kSpoolPrime1 = 0x9e3779b97f4a7c15ull;
+constexpr std::uint64_t kSpoolPrime2 = 0xc2b2ae3d27d4eb4full;
+
+inline std::uint64_t spool_word(const char* p) noexcept {
+    std::uint64_t word;
+    std::memcpy(&word, p, sizeof word);
+    return word;
+}
+
+inline std::uint64_t spool_round(std::uint64_t lane, std::uint64_t word) noexcept {
+    return std::rotl(lane ^ word, 29) * kSpoolPrime2;
+}
+
+std::uint64_t spool_hash(const char* p, std::size_t n, std::uint64_t seed) noexcept {
+    const std::uint64_t length = n;
+    std::uint64_t a = seed ^ kSpoolPrime1;
+    std::uint64_t b = seed + kSpoolPrime2;
+    std::uint64_t c = ~seed;
+    std::uint64_t d = seed * kSpoolPrime1 + 1;
+    for (; n >= 32; p += 32, n -= 32) {
+        a = spool_round(a, spool_word(p));
+        b = spool_round(b, spool_word(p + 8));
+        c = spool_round(c, spool_word(p + 16));
+        d = spool_round(d, spool_word(p + 24));
+    }
+    std::uint64_t h = a ^ std::rotl(b, 17) ^ std::rotl(c, 31) ^ std::rotl(d, 47);
+    for (; n >= 8; p += 8, n -= 8) h = spool_round(h, spool_word(p));
+    if (n > 0) {
+        std::uint64_t tail = 0;
+        std::memcpy(&tail, p, n);
+        h = spool_round(h, tail);
+    }
+    return schema::mix64(h ^ length);
+}
+
+struct SpoolFieldLengths {
+    std::uint32_t service = 0;
+    std::uint32_t session = 0;
+    std::uint32_t state = 0;
+    std::uint32_t body = 0;
+    std::uint64_t total() const noexcept { return std::uint64_t{service} + session + state + body; }
+};
+
+// The checksum covers the header up to itself, then the four fields; the flag byte counts as
+// zero, so an ACK is one byte written in place.
+std::uint64_t spool_checksum(const char* header, std::string_view service, std::string_view session,
+                             std::string_view state, std::string_view body) noexcept {
+    char covered[kSpoolChecksumAt];
+    std::memcpy(covered, header, sizeof covered);
+    covered[kSpoolFlagsAt] = 0;
+    std::uint64_t h = spool_hash(covered, sizeof covered, kSpoolMagic);
+    h = spool_hash(service.data(), service.size(), h);
+    h = spool_hash(session.data(), session.size(), h);
+    h = spool_hash(state.data(), state.size(), h);
+    return spool_hash(body.data(), body.size(), h);
+}
+
+template <typename T>
+void store_le(char* at, T value) noexcept {
+    std::memcpy(at, &value, sizeof value);
+}
+
+template <typename T>
+T load_le(const char* at) noexcept {
+    T value;
+    std::memcpy(&value, at, sizeof value);
+    return value;
+}
+
+// A complete, valid record at the start of `bytes`.
+struct ScannedRecord {
+    std::uint64_t id = 0;
+    std::uint64_t seq = 0;
+    bool acked = false;
+    SpoolFieldLengths lengths;
+    std::uint64_t size = 0;  // header included
+};
+
+std::optional<ScannedRecord> scan_record(const char* bytes, std::uint64_t available) noexcept {
+    if (available < kSpoolHeaderSize) return std::nullopt;
+    if (load_le<std::uint32_t>(bytes) != kSpoolMagic) return std::nullopt;
+    ScannedRecord record;
+    record.acked = (bytes[kSpoolFlagsAt] & kSpoolAcked) != 0;
+    record.id = load_le<std::uint64_t>(bytes + 8);
+    record.seq = load_le<std::uint64_t>(bytes + 16);
+    record.lengths.service = load_le<std::uint32_t>(bytes + 24);
+    record.lengths.session = load_le<std::uint32_t>(bytes + 28);
+    record.lengths.state = load_le<std::uint32_t>(bytes + 32);
+    record.lengths.body = load_le<std::uint32_t>(bytes + 36);
+    record.size = kSpoolHeaderSize + record.lengths.total();
+    if (record.id == 0 || record.size > available) return std::nullopt;
+    const char* field = bytes + kSpoolHeaderSize;
+    const std::string_view service(field, record.lengths.service);
+    field += record.lengths.service;
+    const std::string_view session(field, record.lengths.session);
+    field += record.lengths.session;
+    const std::string_view state(field, record.lengths.state);
+    field += record.lengths.state;
+    const std::string_view body(field, record.lengths.body);
+    if (spool_checksum(bytes, service, session, state, body) !=
+        load_le<std::uint64_t>(bytes + kSpoolChecksumAt)) {
+        return std::nullopt;
+    }
     return record;
 }
 
+Result<void> write_fully(int fd, const char* data, std::size_t size, std::uint64_t offset) {
+    while (size > 0) {
+        const ssize_t written = ::pwrite(fd, data, size, static_cast<off_t>(offset));
+        if (written < 0) {
+            if (errno == EINTR) continue;
+            return spool_errno_error("write", errno);
+        }
+        if (written == 0) return spool_errno_error("write", ENOSPC);
+        const auto done = static_cast<std::size_t>(written);
+        data += done;
+        size -= done;
+        offset += done;
+    }
+    return {};
+}
+
+Result<void> read_fully(int fd, char* data, std::size_t size, std::uint64_t offset) {
+    while (size > 0) {
+        const ssize_t got = ::pread(fd, data, size, static_cast<off_t>(offset));
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            return spool_errno_error("read", errno);
+        }
+        if (got == 0) {
+            return schema::make_error(ErrorType::kInternal, "spool: read: unexpected end of file");
+        }
+        const auto done = static_cast<std::size_t>(got);
+        data += done;
+        size -= done;
+        offset += done;
+    }
+    return {};
+}
+
+Result<void> segment_write(SpoolSegment& segment, std::uint64_t offset, std::string_view bytes) {
+    if (!segment.file) {
+        if (offset + bytes.size() > segment.memory.size()) {
+            segment.memory.resize(static_cast<std::size_t>(offset + bytes.size()));
+        }
+        std::memcpy(segment.memory.data() + offset, bytes.data(), bytes.size());
+        return {};
+    }
+    return write_fully(segment.file->get(), bytes.data(), bytes.size(), offset);
+}
+
+Result<void> segment_read(const SpoolSegment& segment, std::uint64_t offset, char* out,
+                          std::size_t size) {
+    if (!segment.file) {
+        if (offset + size > segment.memory.size()) {
+            return schema::make_error(ErrorType::kInternal, "spool: read past a segment's end");
+        }
+        std::memcpy(out, segment.memory.data() + offset, size);
+        return {};
+    }
+    return read_fully(segment.file->get(), out, size, offset);
+}
+
+Result<void> segment_truncate(SpoolSegment& segment, std::uint64_t size) {
+    if (!segment.file) {
+        segment.memory.resize(static_cast<std::size_t>(size));
+        return {};
+    }
+    while (::ftruncate(segment.file->get(), static_cast<off_t>(size)) != 0) {
+        if (errno != EINTR) return spool_errno_error("truncate", errno);
+    }
+    return {};
+}
+
+// The first ids of the segment files in `directory`, ascending.
+Result<std::vector<std::uint64_t>> list_segments(const std::string& directory) {
+    DIR* listing = ::opendir(directory.c_str());
+    if (listing == nullptr) return spool_errno_error("cannot list " + directory, errno);
+    std::vector<std::uint64_t> firsts;
+    errno = 0;
+    while (const dirent* entry = ::readdir(listing)) {
+        if (auto first = segment_first_id(entry->d_name)) firsts.push_back(*first);
+    }
+    const int failed = errno;
+    ::closedir(listing);
+    if (failed != 0) return spool_errno_error("cannot list " + directory, failed);
+    std::sort(firsts.begin(), firsts.end());
+    return firsts;
+}
+
+std::string without_trailing_slashes(std::string path) {
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    return path;
+}
+
+// A spool file of an older version beside the (missing) directory: `<path>.db`, else the old
+// default name `spool.db` in the same parent directory.
+std::optional<std::string> legacy_spool_beside(const std::string& path) {
+    std::error_code ignored;
+    const std::filesystem::path directory(path);
+    std::filesystem::path parent = directory.parent_path();
+    if (parent.empty()) parent = ".";
+    for (const std::filesystem::path& candidate :
+         {std::filesystem::path(path + ".db"), parent / "spool.db"}) {
+        if (std::filesystem::is_regular_file(candidate, ignored)) return candidate.string();
+    }
+    return std::nullopt;
+}
+
 }  // namespace
+
+ExplainSpool::ExplainSpool() = default;
+
+ExplainSpool::~ExplainSpool() {
+    if (!pending_.empty()) (void)commit();
+}
 
 Result<std::unique_ptr<ExplainSpool>> ExplainSpool::open(const std::string& path,
                                                          SpoolLimits limits) {
     std::unique_ptr<ExplainSpool> spool{new ExplainSpool()};
     spool->limits_ = limits;
+    if (path.empty()) {
+        auto first = spool->add_segment(1);
+        if (!first) return first.error();
+        spool->active_ = first.value();
+        return spool;
+    }
+    const std::string directory = without_trailing_slashes(path);
+    struct stat info {};
+    if (::stat(directory.c_str(), &info) == 0) {
+        if (!S_ISDIR(info.st_mode)) {
+            return schema::make_error(
+                ErrorType::kInternal,
+                "spool " + path +
+                    " is not a directory (a spool file <dir>.db of an older version is imported"
+                    " by --spool <dir>)");
+        }
+    } else if (errno != ENOENT) {
+        return spool_errno_error("cannot open spool directory " + path, errno);
+    } else if (auto legacy = legacy_spool_beside(directory)) {
+        // Built in a staging directory renamed into place once complete: a crash during the
+        // import leaves no half-imported spool, and the next start imports again.
+        const std::string staging = directory + ".importing";
+        if (::mkdir(staging.c_str(), 0700) != 0 && errno != EEXIST) {
+            return spool_errno_error("cannot create spool directory " + staging, errno);
+        }
+        if (auto attached = spool->attach_directory(staging, true); !attached) {
+            return attached.error();
+        }
+        if (auto imported = spool->import_legacy(*legacy); !imported) return imported.error();
+        if (::rename(staging.c_str(), directory.c_str()) != 0) {
+            return spool_errno_error("cannot rename " + staging + " to " + directory, errno);
+        }
+        spool->path_ = directory;
+        const std::string done = *legacy + ".imported";
+        auto log = schema::component_logger("broker");
+        if (::rename(legacy->c_str(), done.c_str()) != 0) {
+            log->warn("event=spool_legacy_not_renamed path={} error=\"{}\"", *legacy,
+                      std::system_category().message(errno));
+        }
+        log->info("event=spool_imported from={} to={} messages={} last_id={}", *legacy, directory,
+                  spool->messages_, spool->last_id());
+        return spool;
+    } else if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) {
+        return spool_errno_error("cannot create spool directory " + path, errno);
+    }
+    if (auto attached = spool->attach_directory(directory, false); !attached) {
+        return attached.error();
+    }
+    return spool;
+}
+
+Result<void> ExplainSpool::attach_directory(const std::string& directory, bool discard_segments) {
+    path_ = directory;
+    const int directory_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (directory_fd < 0) {
+        return spool_errno_error("cannot open spool directory " + directory, errno);
+    }
+    directory_ = std::make_unique<SpoolFd>(directory_fd);
+    const int lock_fd = ::openat(directory_fd, "LOCK", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (lock_fd < 0) return spool_errno_error("cannot open " + directory + "/LOCK", errno);
+    lock_ = std::make_unique<SpoolFd>(lock_fd);
+    // flock, not fcntl locks: held by this open file, so a second open in the same process
+    // (a test, a second broker object) is refused too.
+    while (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EINTR) continue;
+        if (errno == EWOULDBLOCK) {
+            return schema::make_error(ErrorType::kInternal,
+                                      "spool " + directory + " is in use by another broker");
+        }
+        return spool_errno_error("cannot lock " + directory + "/LOCK", errno);
+    }
+    if (discard_segments) {
+        // What an interrupted import left: the import starts again from the legacy file.
+        auto stale = list_segments(directory);
+        if (!stale) return stale.error();
+        for (const std::uint64_t first : stale.value()) {
+            const std::string name = segment_name(first);
+            if (::unlinkat(directory_fd, name.c_str(), 0) != 0) {
+                return spool_errno_error("cannot remove " + directory + "/" + name, errno);
+            }
+        }
+    }
+    return recover();
+}
+
+Result<SpoolSegment*> ExplainSpool::add_segment(std::uint64_t first_id) {
+    auto segment = std::make_unique<SpoolSegment>();
+    segment->first_id = first_id;
+    if (directory_) {
+        const std::string name = segment_name(first_id);
+        const int fd =
+            ::openat(directory_->get(), name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0) return spool_errno_error("cannot create " + path_ + "/" + name, errno);
+        segment->file = std::make_unique<SpoolFd>(fd);
+    }
+    SpoolSegment* added = segment.get();
+    segments_.emplace(first_id, std::move(segment));
+    return added;
+}
+
+Result<void> ExplainSpool::recover() {
+    auto listed = list_segments(path_);
+    if (!listed) return listed.error();
+    const std::vector<std::uint64_t>& firsts = listed.value();
+    auto log = schema::component_logger("broker");
+    std::uint64_t max_id = 0;
+    // Acknowledged anywhere means acknowledged, also when a copy made by compaction (or the
+    // original it was copied from) is still live: applied once every segment is read.
+    std::vector<std::uint64_t> acked;
+    std::string contents;
+    for (std::size_t n = 0; n < firsts.size(); ++n) {
+        const std::uint64_t first = firsts[n];
+        const bool newest = n + 1 == firsts.size();
+        const std::string name = segment_name(first);
+        const int fd = ::openat(directory_->get(), name.c_str(), O_RDWR | O_CLOEXEC);
+        if (fd < 0) return spool_errno_error("cannot open " + path_ + "/" + name, errno);
+        auto segment = std::make_unique<SpoolSegment>();
+        segment->first_id = first;
+        segment->file = std::make_unique<SpoolFd>(fd);
+        struct stat info {};
+        if (::fstat(fd, &info) != 0) return spool_errno_error("cannot stat " + name, errno);
+        const auto file_size = static_cast<std::uint64_t>(info.st_size);
+        contents.resize(static_cast<std::size_t>(file_size));
+        if (auto read = read_fully(fd, contents.data(), contents.size(), 0); !read) {
+            return read.error();
+        }
+        std::uint64_t offset = 0;
+        while (offset < file_size) {
+            const auto record = scan_record(contents.data() + offset, file_size - offset);
+            if (!record) break;
+            max_id = std::max(max_id, record->id);
+            if (record->acked) {
+                acked.push_back(record->id);
+            } else {
+                const Location location{segment.get(), offset, record->size};
+                auto [at, inserted] = index_.try_emplace(record->id, location);
+                if (!inserted) {
+                    // A copy made by compaction before its original's file was deleted: the
+                    // later one (this one) is kept.
+                    SpoolSegment& earlier = *at->second.segment;
+                    --earlier.live_records;
+                    earlier.live_bytes -= at->second.size;
+                    at->second = location;
+                }
+                ++segment->live_records;
+                segment->live_bytes += record->size;
+            }
+            offset += record->size;
+        }
+        segment->size = file_size;
+        if (offset < file_size) {
+            if (newest) {
+                // A torn tail: a batch the process died while writing.
+                if (auto cut = segment_truncate(*segment, offset); !cut) return cut.error();
+                segment->size = offset;
+                log->warn("event=spool_torn_tail segment={}/{} offset={} dropped_bytes={}", path_,
+                          name, offset, file_size - offset);
+            } else {
+                log->warn("event=spool_segment_damaged segment={}/{} offset={} dropped_bytes={}",
+                          path_, name, offset, file_size - offset);
+            }
+        }
+        segments_.emplace(first, std::move(segment));
+    }
+    std::sort(acked.begin(), acked.end());
+    acked.erase(std::unique(acked.begin(), acked.end()), acked.end());
+    for (const std::uint64_t id : acked) {
+        const auto found = index_.find(id);
+        if (found == index_.end()) continue;
+        --found->second.segment->live_records;
+        found->second.segment->live_bytes -= found->second.size;
+        index_.erase(found);
+    }
+    for (const auto& [id, location] : index_) {
+        ++messages_;
+        bytes_ += location.size - kSpoolHeaderSize;
+    }
+    // Never an id handed out before, even when every record was acknowledged and its file
+    // deleted: the newest segment, kept, is named after the next id when it was begun.
+    next_id_ = std::max<std::uint64_t>(max_id + 1, firsts.empty() ? 1 : firsts.back());
+    if (segments_.empty()) {
+        auto first = add_segment(next_id_);
+        if (!first) return first.error();
+    }
+    active_ = segments_.rbegin()->second.get();
+    std::vector<SpoolSegment*> spent;
+    for (const auto& [first, segment] : segments_) {
+        if (segment.get() != active_ && segment->live_records == 0) spent.push_back(segment.get());
+    }
+    for (SpoolSegment* segment : spent) drop_segment(segment);
+    return {};
+}
+
+Result<void> ExplainSpool::import_legacy(const std::string& legacy) {
     storage::OpenOptions options;
-    options.label = "spool";
-    // Exclusive locking before WAL: no shared-memory file, and a second broker on the same
-    // spool fails at open instead of interleaving delivery ids. No busy wait: it would only
-    // delay that failure.
+    options.label = "legacy spool";
+    options.create = false;
+    // As the old broker opened it: a broker of the older version still running on it makes
+    // this fail instead of importing records it is about to deliver.
     options.exclusive = true;
     options.busy_timeout = std::chrono::milliseconds{0};
-    options.synchronous_full = false;
-    auto opened = storage::Database::open(std::filesystem::path(path.empty() ? ":memory:" : path), options);
-    if (!opened) {
-        // SQLITE_BUSY's message: the other broker holds the exclusive lock.
-        if (opened.error().message.find("database is locked") != std::string::npos) {
-            return schema::make_error(ErrorType::kInternal,
-                                      "spool " + path + " is in use by another broker");
-        }
-        return opened.error();
-    }
-    spool->db_ = std::move(opened).value();
-    storage::Database& db = *spool->db_;
-
-    // AUTOINCREMENT: delivery ids are never reused, even after every row was acknowledged.
-    if (auto done = db.exec("BEGIN IMMEDIATE;"
-                            "CREATE TABLE IF NOT EXISTS explain ("
-                            " id INTEGER PRIMARY KEY AUTOINCREMENT,"
-                            " service BLOB NOT NULL, session BLOB NOT NULL, seq INTEGER NOT NULL,"
-                            " state BLOB NOT NULL, body BLOB NOT NULL);"
-                            "COMMIT");
-        !done) {
-        return done.error();
-    }
-    for (const std::string* sql : {&kInsertSql, &kDeleteSql, &kSelectAfterSql, &kSelectOneSql}) {
-        if (auto prepared = db.prepare(*sql); !prepared) return prepared.error();
-    }
-
-    if (auto counted = spool->recount(); !counted) return counted.error();
+    auto opened = storage::Database::open(legacy, options);
+    if (!opened) return opened.error();
+    storage::Database& db = *opened.value();
+    std::uint64_t legacy_next = 1;
     {
         auto last = db.prepare_once(
             "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'explain'), 0),"
@@ -88,38 +536,82 @@ Result<std::unique_ptr<ExplainSpool>> ExplainSpool::open(const std::string& path
         auto row = statement.step();
         if (!row) return row.error();
         if (!*row) return db.error("read last id");
-        spool->next_id_ = static_cast<std::uint64_t>(statement.int64(0)) + 1;
+        legacy_next = static_cast<std::uint64_t>(statement.int64(0)) + 1;
     }
-    return spool;
-}
-
-ExplainSpool::~ExplainSpool() {
-    if (batch_) (void)commit();
-}
-
-Result<void> ExplainSpool::recount() {
-    auto counted = db_->prepare(
-        "SELECT count(*), coalesce(sum(length(service) + length(session) + length(state) + length(body)), 0)"
-        " FROM explain");
-    if (!counted) return counted.error();
-    auto row = counted->step();
-    if (!row) return row.error();
-    if (!*row) return db_->error("count");
-    messages_ = static_cast<std::uint64_t>(counted->int64(0));
-    bytes_ = static_cast<std::uint64_t>(counted->int64(1));
-    return {};
+    // Named after the legacy next id, so the ids go on from there even if every imported
+    // record is acknowledged before the next append.
+    next_id_ = std::max(next_id_, legacy_next);
+    if (active_->first_id != next_id_) {
+        if (active_->size != 0 || !pending_.empty()) {
+            return schema::make_error(ErrorType::kInternal, "spool: import into a used spool");
+        }
+        SpoolSegment* unused = active_;
+        auto first = add_segment(next_id_);
+        if (!first) return first.error();
+        active_ = first.value();
+        drop_segment(unused);
+    }
+    auto rows =
+        db.prepare_once("SELECT id, service, session, seq, state, body FROM explain ORDER BY id");
+    if (!rows) return rows.error();
+    storage::Statement statement(db, rows->get());
+    auto bytes_of = [&](int column) {
+        const auto blob = statement.blob(column);
+        return std::string(reinterpret_cast<const char*>(blob.data()), blob.size());
+    };
+    while (true) {
+        auto row = statement.step();
+        if (!row) return row.error();
+        if (!*row) break;
+        SpoolRecord record;
+        const auto id = static_cast<std::uint64_t>(statement.int64(0));
+        record.service = bytes_of(1);
+        record.session = bytes_of(2);
+        record.seq = static_cast<std::uint64_t>(statement.int64(3));
+        record.state = bytes_of(4);
+        record.body = bytes_of(5);
+        if (id == 0 || id >= next_id_) {
+            return schema::make_error(ErrorType::kInternal,
+                                      "legacy spool " + legacy + ": row id out of sequence");
+        }
+        if (pending_.empty()) pending_first_ = id;
+        encode(record, id);
+        ++messages_;
+        bytes_ += record.bytes();
+        if (pending_.size() >= kSpoolImportBatchBytes) {
+            if (auto committed = commit(); !committed) return committed;
+        }
+    }
+    return commit();
 }
 
 bool ExplainSpool::has_room(std::uint64_t bytes) const noexcept {
     return messages_ < limits_.max_messages && bytes_ + bytes <= limits_.max_bytes;
 }
 
-Result<void> ExplainSpool::begin_if_needed() {
-    if (batch_) return {};
-    auto begun = storage::Transaction::begin(*db_, storage::Transaction::Kind::kDeferred);
-    if (!begun) return begun.error();
-    batch_.emplace(std::move(begun).value());
-    return {};
+void ExplainSpool::encode(const SpoolRecord& record, std::uint64_t id) {
+    char header[kSpoolHeaderSize] = {};
+    store_le<std::uint32_t>(header, kSpoolMagic);
+    store_le<std::uint64_t>(header + 8, id);
+    store_le<std::uint64_t>(header + 16, record.seq);
+    store_le<std::uint32_t>(header + 24, static_cast<std::uint32_t>(record.service.size()));
+    store_le<std::uint32_t>(header + 28, static_cast<std::uint32_t>(record.session.size()));
+    store_le<std::uint32_t>(header + 32, static_cast<std::uint32_t>(record.state.size()));
+    store_le<std::uint32_t>(header + 36, static_cast<std::uint32_t>(record.body.size()));
+    store_le<std::uint64_t>(
+        header + kSpoolChecksumAt,
+        spool_checksum(header, record.service, record.session, record.state, record.body));
+    const std::uint64_t offset = active_->size + pending_.size();
+    const std::uint64_t size = kSpoolHeaderSize + record.bytes();
+    pending_.reserve(pending_.size() + static_cast<std::size_t>(size));
+    pending_.append(header, kSpoolHeaderSize);
+    pending_.append(record.service);
+    pending_.append(record.session);
+    pending_.append(record.state);
+    pending_.append(record.body);
+    index_.emplace_hint(index_.end(), id, Location{active_, offset, size});
+    ++active_->live_records;
+    active_->live_bytes += size;
 }
 
 Result<std::uint64_t> ExplainSpool::append(const SpoolRecord& record) {
@@ -129,17 +621,14 @@ Result<std::uint64_t> ExplainSpool::append(const SpoolRecord& record) {
                                   "explain spool full (" + std::to_string(messages_) +
                                       " messages, " + std::to_string(bytes_) + " bytes)");
     }
-    if (auto begun = begin_if_needed(); !begun) return begun.error();
-    auto insert = db_->prepare(kInsertSql);
-    if (!insert) return insert.error();
+    constexpr std::size_t kMaxField = std::numeric_limits<std::uint32_t>::max();
+    if (record.service.size() > kMaxField || record.session.size() > kMaxField ||
+        record.state.size() > kMaxField || record.body.size() > kMaxField) {
+        return schema::make_error(ErrorType::kMessageTooLarge, "explain message field above 4 GiB");
+    }
     const std::uint64_t id = next_id_;
-    insert->bind(1, static_cast<std::int64_t>(id))
-        .bind_blob(2, record.service)
-        .bind_blob(3, record.session)
-        .bind(4, static_cast<std::int64_t>(record.seq))
-        .bind_blob(5, record.state)
-        .bind_blob(6, record.body);
-    if (auto done = insert->run(); !done) return done.error();
+    if (pending_.empty()) pending_first_ = id;
+    encode(record, id);
     ++next_id_;
     ++messages_;
     bytes_ += size;
@@ -157,44 +646,186 @@ Result<std::uint64_t> ExplainSpool::append(const SpoolRecord& record) {
 }
 
 Result<bool> ExplainSpool::ack(std::uint64_t delivery_id) {
-    if (delivery_id == 0 ||
-        delivery_id > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-        return false;
+    const auto found = index_.find(delivery_id);
+    if (found == index_.end()) return false;
+    const Location location = found->second;
+    SpoolSegment& segment = *location.segment;
+    if (&segment == active_ && location.offset >= active_->size) {
+        pending_[static_cast<std::size_t>(location.offset - active_->size + kSpoolFlagsAt)] |=
+            kSpoolAcked;
+    } else {
+        // Not made durable here: an ACK lost in a crash is one redelivery, which the collector
+        // stores idempotently (§6.1).
+        const char flag = kSpoolAcked;
+        if (auto marked = segment_write(segment, location.offset + kSpoolFlagsAt, {&flag, 1});
+            !marked) {
+            return marked.error();
+        }
     }
-    if (auto begun = begin_if_needed(); !begun) return begun.error();
-    auto remove = db_->prepare(kDeleteSql);
-    if (!remove) return remove.error();
-    remove->bind(1, static_cast<std::int64_t>(delivery_id));
-    auto row = remove->step();
-    if (!row) return row.error();
-    if (!*row) return false;
-    const auto size = static_cast<std::uint64_t>(remove->int64(0));
-    // Step to completion so the RETURNING delete is applied before the reset.
-    if (auto done = remove->run(); !done) return done.error();
+    index_.erase(found);
+    --segment.live_records;
+    segment.live_bytes -= location.size;
     --messages_;
-    bytes_ = bytes_ >= size ? bytes_ - size : 0;
+    bytes_ -= location.size - kSpoolHeaderSize;
     if (!cache_.empty()) {
         const std::uint64_t first = cache_.front().record.delivery_id;
         if (delivery_id >= first && delivery_id - first < cache_.size()) {
-            auto& entry = cache_[static_cast<std::size_t>(delivery_id - first)];
-            entry.live = false;
+            cache_[static_cast<std::size_t>(delivery_id - first)].live = false;
         }
     }
+    if (&segment != active_ && segment.live_records == 0) drop_segment(&segment);
     return true;
 }
 
 Result<void> ExplainSpool::commit() {
-    if (!batch_) return {};
-    auto committed = batch_->commit();
-    // A failed commit is rolled back by the guard's destructor.
-    batch_.reset();
-    if (!committed) {
-        cache_.clear();
-        cache_bytes_ = 0;
-        (void)recount();
-        return committed;
+    if (pending_.empty()) return {};
+    if (auto written = segment_write(*active_, active_->size, pending_); !written) {
+        // Nothing of the batch may stay: a partly written record would be a torn tail in the
+        // middle of the segment once later batches follow it.
+        auto cut = segment_truncate(*active_, active_->size);
+        discard_pending();
+        if (!cut) {
+            return schema::make_error(ErrorType::kInternal,
+                                      written.error().message + "; " + cut.error().message);
+        }
+        return written;
+    }
+    active_->size += pending_.size();
+    pending_.clear();
+    pending_first_ = 0;
+    if (pending_.capacity() > kSpoolKeptPendingCapacity) std::string().swap(pending_);
+    // Named by the next id: a segment is begun only once an id was handed out since the last.
+    if (active_->size >= limits_.segment_bytes && active_->first_id != next_id_) {
+        // The batch is written either way; a failed roll is tried again at the next commit,
+        // a failed compaction at the next roll.
+        if (auto rolled = roll(); !rolled) {
+            schema::component_logger("broker")->warn("event=spool_roll_failed error=\"{}\"",
+                                                     rolled.error().message);
+        }
     }
     return {};
+}
+
+void ExplainSpool::discard_pending() noexcept {
+    if (pending_first_ != 0) {
+        for (auto at = index_.lower_bound(pending_first_); at != index_.end();) {
+            SpoolSegment& segment = *at->second.segment;
+            --segment.live_records;
+            segment.live_bytes -= at->second.size;
+            --messages_;
+            bytes_ -= at->second.size - kSpoolHeaderSize;
+            at = index_.erase(at);
+        }
+        while (!cache_.empty() && cache_.back().record.delivery_id >= pending_first_) {
+            cache_bytes_ -= cache_.back().record.bytes();
+            cache_.pop_back();
+        }
+    }
+    pending_.clear();
+    pending_first_ = 0;
+}
+
+Result<void> ExplainSpool::roll() {
+    SpoolSegment* previous = active_;
+    auto next = add_segment(next_id_);
+    if (!next) return next.error();
+    active_ = next.value();
+    if (previous->live_records == 0) drop_segment(previous);
+    return compact();
+}
+
+Result<void> ExplainSpool::compact() {
+    bool any = false;
+    for (const auto& [first, segment] : segments_) {
+        segment->compacting = segment.get() != active_ && segment->live_bytes * 4 < segment->size;
+        any = any || segment->compacting;
+    }
+    if (!any) return {};
+    // The live records of mostly acknowledged segments, with the same ids and bytes, go to
+    // the new active segment; then their files are deleted. A crash in between leaves two
+    // copies, which recovery resolves to the later one.
+    std::string copied;
+    std::vector<std::pair<Location*, std::uint64_t>> moved;  // location, offset in `copied`
+    for (auto& [id, location] : index_) {
+        if (!location.segment->compacting) continue;
+        const std::size_t at = copied.size();
+        copied.resize(at + static_cast<std::size_t>(location.size));
+        if (auto read = segment_read(*location.segment, location.offset, copied.data() + at,
+                                     static_cast<std::size_t>(location.size));
+            !read) {
+            return read.error();
+        }
+        moved.emplace_back(&location, at);
+    }
+    if (auto written = segment_write(*active_, active_->size, copied); !written) {
+        (void)segment_truncate(*active_, active_->size);
+        return written;
+    }
+    for (auto& [location, at] : moved) {
+        location->segment = active_;
+        location->offset = active_->size + at;
+        ++active_->live_records;
+        active_->live_bytes += location->size;
+    }
+    active_->size += copied.size();
+    std::vector<SpoolSegment*> spent;
+    for (const auto& [first, segment] : segments_) {
+        if (segment->compacting) spent.push_back(segment.get());
+    }
+    for (SpoolSegment* segment : spent) drop_segment(segment);
+    return {};
+}
+
+void ExplainSpool::drop_segment(SpoolSegment* segment) noexcept {
+    if (segment == active_) return;
+    if (segment->file) {
+        const std::string name = segment_name(segment->first_id);
+        segment->file.reset();
+        // A file left behind holds only acknowledged or copied records: harmless at recovery.
+        if (::unlinkat(directory_->get(), name.c_str(), 0) != 0) {
+            schema::component_logger("broker")->warn(
+                "event=spool_unlink_failed segment={}/{} error=\"{}\"", path_, name,
+                std::system_category().message(errno));
+        }
+    }
+    segments_.erase(segment->first_id);
+}
+
+Result<SpoolRecord> ExplainSpool::load(const Location& location, std::uint64_t delivery_id) const {
+    std::string bytes(static_cast<std::size_t>(location.size), '\0');
+    if (location.segment == active_ && location.offset >= active_->size) {
+        std::memcpy(bytes.data(),
+                    pending_.data() + static_cast<std::size_t>(location.offset - active_->size),
+                    bytes.size());
+    } else if (auto read =
+                   segment_read(*location.segment, location.offset, bytes.data(), bytes.size());
+               !read) {
+        return read.error();
+    }
+    const char* header = bytes.data();
+    const SpoolFieldLengths lengths{
+        load_le<std::uint32_t>(header + 24), load_le<std::uint32_t>(header + 28),
+        load_le<std::uint32_t>(header + 32), load_le<std::uint32_t>(header + 36)};
+    if (load_le<std::uint32_t>(header) != kSpoolMagic ||
+        load_le<std::uint64_t>(header + 8) != delivery_id ||
+        kSpoolHeaderSize + lengths.total() != location.size) {
+        return schema::make_error(ErrorType::kInternal,
+                                  "spool " + path_ + ": record " + std::to_string(delivery_id) +
+                                      " unreadable in segment " +
+                                      segment_name(location.segment->first_id));
+    }
+    SpoolRecord record;
+    record.delivery_id = delivery_id;
+    record.seq = load_le<std::uint64_t>(header + 16);
+    std::size_t at = kSpoolHeaderSize;
+    record.service.assign(bytes, at, lengths.service);
+    at += lengths.service;
+    record.session.assign(bytes, at, lengths.session);
+    at += lengths.session;
+    record.state.assign(bytes, at, lengths.state);
+    at += lengths.state;
+    record.body.assign(bytes, at, lengths.body);
+    return record;
 }
 
 const SpoolRecord* ExplainSpool::cached(std::uint64_t delivery_id) const noexcept {
@@ -216,29 +847,25 @@ Result<std::vector<SpoolRecord>> ExplainSpool::read_after(std::uint64_t after, s
         }
         return records;
     }
-    auto select = db_->prepare(kSelectAfterSql);
-    if (!select) return select.error();
-    select->bind(1, static_cast<std::int64_t>(after))
-        .bind(2, static_cast<std::int64_t>(std::min<std::size_t>(
-                     limit, static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max()))));
-    while (true) {
-        auto row = select->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        records.push_back(read_row(*select));
+    for (auto at = index_.upper_bound(after); at != index_.end() && records.size() < limit; ++at) {
+        if (const SpoolRecord* hit = cached(at->first)) {
+            records.push_back(*hit);
+            continue;
+        }
+        auto loaded = load(at->second, at->first);
+        if (!loaded) return loaded.error();
+        records.push_back(std::move(loaded).value());
     }
     return records;
 }
 
 Result<std::optional<SpoolRecord>> ExplainSpool::read(std::uint64_t delivery_id) {
     if (const SpoolRecord* hit = cached(delivery_id)) return std::optional<SpoolRecord>{*hit};
-    auto select = db_->prepare(kSelectOneSql);
-    if (!select) return select.error();
-    select->bind(1, static_cast<std::int64_t>(delivery_id));
-    auto row = select->step();
-    if (!row) return row.error();
-    if (!*row) return std::optional<SpoolRecord>{};
-    return std::optional<SpoolRecord>{read_row(*select)};
+    const auto found = index_.find(delivery_id);
+    if (found == index_.end()) return std::optional<SpoolRecord>{};
+    auto loaded = load(found->second, delivery_id);
+    if (!loaded) return loaded.error();
+    return std::optional<SpoolRecord>{std::move(loaded).value()};
 }
 
 void ExplainSpool::release_cache_through(std::uint64_t delivery_id) noexcept {
@@ -249,8 +876,8 @@ void ExplainSpool::release_cache_through(std::uint64_t delivery_id) noexcept {
 }
 
 void ExplainSpool::trim_cache() noexcept {
-    while (!cache_.empty() && (cache_.size() > limits_.cache_max_messages ||
-                               cache_bytes_ > limits_.cache_max_bytes)) {
+    while (!cache_.empty() &&
+           (cache_.size() > limits_.cache_max_messages || cache_bytes_ > limits_.cache_max_bytes)) {
         cache_bytes_ -= cache_.front().record.bytes();
         cache_.pop_front();
     }

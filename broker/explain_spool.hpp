@@ -1,16 +1,16 @@
-// The durable explain spool: EXPLAIN messages kept in SQLite until a trace collector ACKs them (protocol.md §6.1).
+// Durable explain spool: EXPLAIN messages kept in segment files until ACKed (protocol.md §6.1).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "schema/result.hpp"
-#include "storage/sqlite_database.hpp"
 
 namespace glassbox::broker {
 
@@ -35,16 +35,29 @@ struct SpoolLimits {
     // Recently appended records kept in memory so a keeping-up collector is fed without reads.
     std::size_t cache_max_messages = 4096;
     std::uint64_t cache_max_bytes = 64ull * 1024ull * 1024ull;
+    // A commit that leaves the active segment file at least this large starts a new one.
+    std::uint64_t segment_bytes = 64ull * 1024ull * 1024ull;
 };
 
-// Appends and ACK deletions join one open transaction that commit() ends, so the broker pays
-// one transaction per poll-loop drain, not one per message (WAL, synchronous=NORMAL). The
-// file is created owner-only (0600) and locked exclusively: one broker per spool.
+namespace detail {
+struct SpoolSegment;
+class SpoolFd;
+}  // namespace detail
+
+// A directory of segment files `<first id, 20 digits>.log` (0700, files 0600), locked
+// exclusively through `<dir>/LOCK`: one broker per spool. append() only encodes the record in
+// memory; commit() writes the batch with one write to the active segment (no fsync: a commit
+// survives a crash of the process, not a power loss). An ACK sets one flag byte in the record;
+// a segment whose records are all acknowledged is deleted, and the rest of one less than a
+// quarter live is copied forward when a new segment begins, so a few records never
+// acknowledged do not keep whole segments.
 class ExplainSpool {
 public:
-    // path empty: an in-memory spool that does not survive the process.
+    // path empty: an in-memory spool that does not survive the process. A missing directory is
+    // created; if `<path>.db` or `spool.db` beside it is a spool from an older version (SQLite),
+    // its records are imported with their ids and the file renamed to `<name>.imported`.
     static schema::Result<std::unique_ptr<ExplainSpool>> open(const std::string& path,
-                                                               SpoolLimits limits);
+                                                              SpoolLimits limits);
     ~ExplainSpool();
     ExplainSpool(const ExplainSpool&) = delete;
     ExplainSpool& operator=(const ExplainSpool&) = delete;
@@ -53,11 +66,12 @@ public:
     bool has_room(std::uint64_t bytes) const noexcept;
 
     // Adds the record (its delivery_id is ignored) and returns its delivery id: greater than
-    // every id this spool file ever handed out. SpoolFull when the bounds are reached.
+    // every id this spool ever handed out. SpoolFull when the bounds are reached. Written to
+    // the file by the next commit().
     schema::Result<std::uint64_t> append(const SpoolRecord& record);
     // Removes an acknowledged record; false if no such record (already acked, never existed).
     schema::Result<bool> ack(std::uint64_t delivery_id);
-    // Ends the open transaction, if any. On failure the batch is rolled back.
+    // Writes the records appended since the last commit. On failure none of them is kept.
     schema::Result<void> commit();
 
     // Up to `limit` records with delivery id above `after`, in id order.
@@ -72,16 +86,38 @@ public:
     const SpoolLimits& limits() const noexcept { return limits_; }
 
 private:
-    ExplainSpool() = default;
-    schema::Result<void> begin_if_needed();
-    schema::Result<void> recount();
+    // Where a live record is: its segment, its offset there and its size with the header.
+    struct Location {
+        detail::SpoolSegment* segment = nullptr;
+        std::uint64_t offset = 0;
+        std::uint64_t size = 0;
+    };
+
+    ExplainSpool();
+    schema::Result<void> attach_directory(const std::string& directory, bool discard_segments);
+    schema::Result<void> recover();
+    schema::Result<void> import_legacy(const std::string& legacy);
+    schema::Result<detail::SpoolSegment*> add_segment(std::uint64_t first_id);
+    void encode(const SpoolRecord& record, std::uint64_t id);
+    void discard_pending() noexcept;
+    schema::Result<void> roll();
+    schema::Result<void> compact();
+    void drop_segment(detail::SpoolSegment* segment) noexcept;
+    schema::Result<SpoolRecord> load(const Location& location, std::uint64_t delivery_id) const;
     void trim_cache() noexcept;
     const SpoolRecord* cached(std::uint64_t delivery_id) const noexcept;
 
     SpoolLimits limits_;
-    std::unique_ptr<storage::Database> db_;
-    // The open batch; destroyed (rolled back unless committed) before db_.
-    std::optional<storage::Transaction> batch_;
+    std::string path_;                            // empty: in memory
+    std::unique_ptr<detail::SpoolFd> directory_;  // the directory, for *at() calls
+    std::unique_ptr<detail::SpoolFd> lock_;       // `LOCK`, flock()ed for the spool's life
+    std::map<std::uint64_t, std::unique_ptr<detail::SpoolSegment>> segments_;  // by first id
+    detail::SpoolSegment* active_ = nullptr;
+    std::map<std::uint64_t, Location> index_;  // live records by delivery id
+    // Records appended since the last commit, encoded as they will be written at the end of
+    // the active segment; the first of them has id pending_first_ (0: none).
+    std::string pending_;
+    std::uint64_t pending_first_ = 0;
     std::uint64_t next_id_ = 1;
     std::uint64_t messages_ = 0;
     std::uint64_t bytes_ = 0;
