@@ -34,7 +34,8 @@ struct BrokerConfig {
     std::string endpoint = "tcp://127.0.0.1:5555";
     // XPUB endpoint of the explain topic.
     std::string pub_endpoint = "tcp://127.0.0.1:5556";
-    // SQLite file of the explain spool. Empty: an in-memory spool (tests, benchmarks; not durable).
+    // Directory of the explain spool's segment files, created (0700) if missing. Empty: an
+    // in-memory spool (tests, benchmarks; not durable).
     std::string spool_path;
 
     // Heartbeat interval with workers and collectors (§5.2), and how many silent intervals

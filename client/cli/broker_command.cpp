@@ -118,7 +118,7 @@ void run_broker(BrokerOptions& options) {
     if (options.spool.empty()) {
         const auto home = client::resolve_home(options.home);
         ensure_home(home);
-        config.spool_path = (home / "spool.db").string();
+        config.spool_path = (home / "spool").string();
     } else {
         config.spool_path = options.spool;
     }
@@ -157,7 +157,8 @@ void add_broker_command(CLI::App& app) {
         ->capture_default_str();
     command->add_option("--home", options->home,
                         "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
-    command->add_option("--spool", options->spool, "Explain spool file (default <home>/spool.db)");
+    command->add_option("--spool", options->spool,
+                        "Explain spool directory (default <home>/spool)");
     command->add_option("--heartbeat-ms", options->heartbeat_ms, "Heartbeat interval")
         ->capture_default_str()
         ->check(CLI::Range(10LL, 3'600'000LL));
