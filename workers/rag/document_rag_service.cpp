@@ -187,10 +187,11 @@ private:
             retrieved_.push_back(std::move(it->second));
             fusion_.push_back(std::move(f));
         }
-        return send_step(trace_.run().exploration(), [&] {
-            return explain::document_exploration(trace_.run(), timer.info(trace_.run().grounding()),
-                                                 retrieved_chunks());
-        });
+        return send_step(trace_.run().exploration(),
+                         [run = trace_.run(), info = timer.info(trace_.run().grounding()),
+                          chunks = retrieved_chunks()] {
+                             return explain::document_exploration(run, info, chunks);
+                         });
     }
 
     std::vector<explain::RetrievedChunk> retrieved_chunks() const {
@@ -245,10 +246,9 @@ private:
                           i + 1, retrieved_.size(), relevance[i], pick + 1, config_.mmr_lambda);
             ranked.push_back(explain::RankedChunk{i, relevance[i], reasoning});
         }
-        return send_step(trace_.run().focus(), [&] {
-            return explain::document_focus(trace_.run(), timer.info(trace_.run().exploration()),
-                                           ranked);
-        });
+        return send_step(trace_.run().focus(),
+                         [run = trace_.run(), info = timer.info(trace_.run().exploration()),
+                          ranked = std::move(ranked)] { return explain::document_focus(run, info, ranked); });
     }
 
     schema::Result<void> synthesis() override {

@@ -177,10 +177,11 @@ private:
         for (const auto& s : seeds_) {
             if (s.entity.is_iri()) seed_uris.push_back(s.entity.as_iri().value);
         }
-        return send_step(trace_.run().exploration(), [&] {
-            return explain::graph_exploration(trace_.run(), timer.info(trace_.run().grounding()),
-                                              seed_uris, subgraph_.size());
-        });
+        return send_step(trace_.run().exploration(),
+                         [run = trace_.run(), info = timer.info(trace_.run().grounding()),
+                          seed_uris = std::move(seed_uris), edges = subgraph_.size()] {
+                             return explain::graph_exploration(run, info, seed_uris, edges);
+                         });
     }
 
     // Breadth-first from the seeds over the default graph: each hop asks, in one request, for
@@ -351,9 +352,9 @@ private:
             }
         }
 
-        return send_step(trace_.run().focus(), [&] {
-            return explain::graph_focus(trace_.run(), timer.info(trace_.run().exploration()),
-                                        selected_edges());
+        return send_step(trace_.run().focus(), [run = trace_.run(), info = timer.info(trace_.run().exploration()),
+                                                edges = selected_edges()] {
+            return explain::graph_focus(run, info, edges);
         });
     }
 

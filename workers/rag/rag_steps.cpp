@@ -44,9 +44,8 @@ schema::Result<void> RagRun::check_cancel() const {
     return {};
 }
 
-schema::Result<void> RagRun::send_step(const std::string& uri,
-                                       const std::function<RagTrace::Triples()>& build) {
-    if (auto sent = trace_.step(uri, build); !sent) return sent;
+schema::Result<void> RagRun::send_step(const std::string& uri, std::function<RagTrace::Triples()> build) {
+    if (auto sent = trace_.step(uri, std::move(build)); !sent) return sent;
     return check_cancel();
 }
 
@@ -114,8 +113,9 @@ schema::Result<void> RagRun::grounding(const std::string& question) {
     if (!extracted) return extracted.error();
     count_tokens(*extracted, timer);
     concepts_ = concepts_in(*extracted);
-    return send_step(trace_.run().grounding(),
-                     [&] { return explain::grounding(trace_.run(), timer.info({}), concepts_); });
+    return send_step(trace_.run().grounding(), [run = trace_.run(), info = timer.info({}), concepts = concepts_] {
+        return explain::grounding(run, info, concepts);
+    });
 }
 
 }  // namespace glassbox::rag

@@ -53,7 +53,7 @@ RagTrace::RagTrace(runtime::RequestContext& context, std::string_view service, b
       agent_(explain::worker_agent_uri(service)) {}
 
 schema::Result<void> RagTrace::send(const std::string& uri, Triples triples, runtime::ExplainState state,
-                                    const std::optional<schema::Error>& error) {
+                                    const std::optional<schema::Error>& error, std::function<Triples()> build) {
     runtime::ExplainStep step;
     step.session = session_;
     step.explain_id = uri;
@@ -61,8 +61,9 @@ schema::Result<void> RagTrace::send(const std::string& uri, Triples triples, run
     step.state = state;
     step.parent_uri = parent_uri_;
     step.error = error;
-    // Sent once the next call's request is out (or before the reply): the encoding and the
-    // broker's routing of the step overlap the callee's work instead of delaying the call.
+    step.build = std::move(build);
+    // Sent once the next call's request is out (or before the reply): the building, encoding
+    // and the broker's routing of the step overlap the callee's work instead of delaying it.
     auto sent = context_.defer_explain(std::move(step));
     if (!sent) return sent.error();
     return {};
@@ -80,9 +81,9 @@ schema::Result<void> RagTrace::open(std::string_view query, std::size_t max_char
                 runtime::ExplainState::kOpen, std::nullopt);
 }
 
-schema::Result<void> RagTrace::step(const std::string& uri, const std::function<Triples()>& build) {
+schema::Result<void> RagTrace::step(const std::string& uri, std::function<Triples()> build) {
     if (!explain_) return {};
-    return send(uri, build(), runtime::ExplainState::kOpen, std::nullopt);
+    return send(uri, {}, runtime::ExplainState::kOpen, std::nullopt, std::move(build));
 }
 
 schema::Result<void> RagTrace::complete(const std::string& uri, const std::function<Triples()>& build) {

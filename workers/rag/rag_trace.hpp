@@ -53,9 +53,10 @@ public:
     // Sends the Question (the query cut to `max_chars` characters).
     schema::Result<void> open(std::string_view query, std::size_t max_chars,
                               const std::optional<std::string>& parent_uri);
-    // Sends one step (the builder runs only when explain is on), deferred to the next call
-    // (RequestContext::defer_explain).
-    schema::Result<void> step(const std::string& uri, const std::function<Triples()>& build);
+    // Sends one step, deferred to the next call (RequestContext::defer_explain). The builder
+    // runs only when explain is on, and then when the step goes out: after the next call's
+    // request. It must own what it reads (captures by value; the StepInfo taken at completion).
+    schema::Result<void> step(const std::string& uri, std::function<Triples()> build);
     // Sends the last step together with the end of the trace (status complete).
     schema::Result<void> complete(const std::string& uri, const std::function<Triples()>& build);
     // Ends the request with `error`: unless the request was cancelled (the broker closes the
@@ -64,7 +65,7 @@ public:
 
 private:
     schema::Result<void> send(const std::string& uri, Triples triples, runtime::ExplainState state,
-                              const std::optional<schema::Error>& error);
+                              const std::optional<schema::Error>& error, std::function<Triples()> build = {});
 
     runtime::RequestContext& context_;
     bool explain_;

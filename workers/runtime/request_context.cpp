@@ -187,7 +187,8 @@ Result<std::uint64_t> RequestContext::defer_explain(ExplainStep step) {
 Result<void> RequestContext::flush_explains() {
     std::vector<std::pair<ExplainStep, std::uint64_t>> pending;
     pending.swap(deferred_);
-    for (const auto& [step, seq] : pending) {
+    for (auto& [step, seq] : pending) {
+        if (step.build) step.triples = step.build();
         if (auto r = send_numbered(step, seq); !r) return r;
     }
     return {};

@@ -49,6 +49,9 @@ struct ExplainStep {
     ExplainState state = ExplainState::kOpen;
     std::optional<std::string> parent_uri;  // the calling step, for a sub-trace
     std::optional<schema::Error> error;     // why the trace ended, with state kError
+    // Set on a deferred step: builds `triples` when the message is sent, after the next call's
+    // request is out, so the building overlaps the callee's work. It owns what it reads.
+    std::function<std::vector<schema::Triple>()> build;
 };
 
 // The §8 body: message_type, session, seq, service, worker, parent_uri?, explain_id,

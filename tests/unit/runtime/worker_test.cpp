@@ -271,8 +271,8 @@ TEST_F(WorkerTest, SecondTerminalIsRefused) {
 TEST_F(WorkerTest, ExplainIsNumberedPerSessionAndEnds) {
     std::atomic<bool> refused{false};
     const auto id = start([&refused](RequestContext& c) {
-        ExplainStep a{"urn:a", "urn:a", {}, ExplainState::kOpen, std::nullopt, std::nullopt};
-        ExplainStep b{"urn:b", "urn:b", {}, ExplainState::kOpen, std::nullopt, std::nullopt};
+        ExplainStep a{"urn:a", "urn:a", {}, ExplainState::kOpen, std::nullopt, std::nullopt, {}};
+        ExplainStep b{"urn:b", "urn:b", {}, ExplainState::kOpen, std::nullopt, std::nullopt, {}};
         EXPECT_EQ(c.send_explain(a).value(), 0u);
         EXPECT_EQ(c.send_explain(b).value(), 0u);
         a.explain_id = "urn:a:step";
@@ -496,7 +496,7 @@ TEST_F(WorkerTest, CallGoesThroughTheBrokerWithTheRemainingDeadline) {
 TEST_F(WorkerTest, ADeferredExplainGoesOutWithTheNextCallAndBeforeAnythingElse) {
     std::atomic<bool> refused{false};
     const auto id = start([&refused](RequestContext& c) {
-        ExplainStep a{"urn:a", "urn:a", {}, ExplainState::kOpen, std::nullopt, std::nullopt};
+        ExplainStep a{"urn:a", "urn:a", {}, ExplainState::kOpen, std::nullopt, std::nullopt, {}};
         EXPECT_EQ(c.defer_explain(a).value(), 0u);
         auto result = c.call("sub", {{"x", 1}}, 0ms);
         if (!result) {
@@ -531,6 +531,37 @@ TEST_F(WorkerTest, ADeferredExplainGoesOutWithTheNextCallAndBeforeAnythingElse) 
     EXPECT_EQ(ids, (std::vector<std::string>{"urn:a:2", "urn:a:3", "urn:a:4"}));
     ASSERT_TRUE(broker.expect(cmd::kReply));
     EXPECT_TRUE(refused.load());
+}
+
+// A deferred step's builder runs once, only when the step goes out (after the next call's
+// request), and what it builds is what is sent.
+TEST_F(WorkerTest, ADeferredStepIsBuiltWhenItGoesOut) {
+    std::atomic<int> builds{0};
+    std::atomic<bool> built_early{true};
+    const auto id = start([&](RequestContext& c) {
+        ExplainStep a{"urn:a", "urn:a", {}, ExplainState::kOpen, std::nullopt, std::nullopt, {}};
+        a.build = [&builds, text = std::string("built later")] {
+            ++builds;
+            return std::vector<schema::Triple>{schema::Triple{schema::iri("urn:a"), schema::iri("urn:p"),
+                                                              schema::literal(text), std::nullopt}};
+        };
+        EXPECT_EQ(c.defer_explain(std::move(a)).value(), 0u);
+        built_early = builds.load() != 0;
+        (void)c.call("sub", {{"x", 1}}, 0ms);
+        (void)c.reply(json::object());
+    });
+    broker.send_request(id, "tok", "{}", "parent", 5000);
+    auto call = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
+    ASSERT_TRUE(call);
+    auto explain = broker.expect(cmd::kExplain);
+    ASSERT_TRUE(explain);
+    const auto body = json::parse(explain->frames[8]);
+    ASSERT_EQ(body["explain_triples"].size(), 1u);
+    EXPECT_EQ(body["explain_triples"][0]["o"]["v"], "built later");
+    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kFinal, {call->frames[4], "{}"});
+    ASSERT_TRUE(broker.expect(cmd::kReply));
+    EXPECT_FALSE(built_early.load());
+    EXPECT_EQ(builds.load(), 1);
 }
 
 TEST_F(WorkerTest, CalleeErrorComesBackTyped) {
