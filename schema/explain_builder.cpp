@@ -4,6 +4,8 @@
 #include <array>
 #include <cstdio>
 #include <ctime>
+#include <string>
+#include <unordered_set>
 
 #include "schema/vocabulary.hpp"
 
@@ -22,10 +24,14 @@ public:
         out_.push_back(Triple{s, iri(p), std::move(o), std::string(v::kRetrievalGraph)});
     }
     void type(std::string_view s, std::string_view cls) { add(s, v::kRdfType, iri(cls)); }
+    // True the first time `resource` is named: a chunk or document shared by several selections
+    // is described once per message (the same triples again would add nothing to the graph).
+    bool first_mention(std::string_view resource) { return described_.emplace(resource).second; }
     std::vector<Triple> take() { return std::move(out_); }
 
 private:
     std::vector<Triple> out_;
+    std::unordered_set<std::string> described_;
 };
 
 Term integer(std::uint64_t value) {
@@ -69,28 +75,35 @@ void data_tier(Emitter& e, std::string_view uri, int tier) {
     if (tier >= 1 && tier <= 4) e.add(uri, v::kDataTier, integer(static_cast<std::uint64_t>(tier)));
 }
 
-// chunk → document, with offsets; `from` (a selection) is derived from the chunk.
+// A source document, typed (once per message).
+void describe_document(Emitter& e, const std::string& document) {
+    if (!e.first_mention(document)) return;
+    e.type(document, v::kProvEntity);
+    e.type(document, v::kDocument);
+}
+
+// `from` (a selection) → its chunk → the chunk's document, with offsets; or `from` → its
+// document when it was loaded from a whole file. Shared chunks and documents described once.
 void source(Emitter& e, std::string_view from, const SourceRef& src) {
     if (src.chunk.empty()) {
         // Loaded from a whole file or document, not a chunk of one: the selection points there.
         if (src.document.empty()) return;
         e.add(from, v::kSourceDocument, iri(src.document));
         e.add(from, v::kProvWasDerivedFrom, iri(src.document));
-        e.type(src.document, v::kProvEntity);
-        e.type(src.document, v::kDocument);
+        describe_document(e, src.document);
         return;
     }
     e.add(from, v::kSourceChunk, iri(src.chunk));
     e.add(from, v::kProvWasDerivedFrom, iri(src.chunk));
+    if (!src.document.empty()) e.add(from, v::kSourceDocument, iri(src.document));
+    if (!e.first_mention(src.chunk)) return;
     e.type(src.chunk, v::kProvEntity);
     e.type(src.chunk, v::kChunk);
     if (src.char_offset) e.add(src.chunk, v::kCharOffset, integer(*src.char_offset));
     if (src.char_length) e.add(src.chunk, v::kCharLength, integer(*src.char_length));
     if (!src.document.empty()) {
-        e.add(from, v::kSourceDocument, iri(src.document));
         e.add(src.chunk, v::kProvWasDerivedFrom, iri(src.document));
-        e.type(src.document, v::kProvEntity);
-        e.type(src.document, v::kDocument);
+        describe_document(e, src.document);
     }
 }
 

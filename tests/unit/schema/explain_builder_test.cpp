@@ -138,6 +138,33 @@ TEST(Focus, EdgesAreReifiedStatements) {
     EXPECT_TRUE(objects(ts, e1, v::kDataTier).empty());  // tier 9 is not a tier
 }
 
+// Several selections from one chunk or one file: each points at it, and it is described once.
+TEST(Focus, ASharedSourceIsDescribedOnce) {
+    const auto edge = [](std::string_view object, std::optional<SourceRef> source) {
+        return SelectedEdge{make_triple(iri("urn:dune"), iri("urn:rel"), iri(object)), 0.5, "", "", std::move(source), 1};
+    };
+    const SourceRef chunk{"urn:chunk:1", "urn:doc:1", 10, 20};
+    const SourceRef file{"", "file:///kg.nt", {}, {}};
+    const auto ts = graph_focus(kRun, StepInfo{at_ms(0), kRun.exploration()},
+                                {edge("urn:a", chunk), edge("urn:b", file), edge("urn:c", chunk), edge("urn:d", file)});
+    const auto count = [&](std::string_view s, std::string_view p) { return objects(ts, s, p).size(); };
+    for (std::size_t i : {0u, 2u}) {
+        EXPECT_TRUE(has(ts, kRun.edge_selection(i), v::kSourceChunk, iri("urn:chunk:1")));
+        EXPECT_TRUE(has(ts, kRun.edge_selection(i), v::kSourceDocument, iri("urn:doc:1")));
+        EXPECT_TRUE(has(ts, kRun.edge_selection(i), v::kProvWasDerivedFrom, iri("urn:chunk:1")));
+    }
+    for (std::size_t i : {1u, 3u}) {
+        EXPECT_TRUE(has(ts, kRun.edge_selection(i), v::kSourceDocument, iri("file:///kg.nt")));
+        EXPECT_TRUE(has(ts, kRun.edge_selection(i), v::kProvWasDerivedFrom, iri("file:///kg.nt")));
+    }
+    EXPECT_EQ(count("urn:chunk:1", v::kRdfType), 2u);
+    EXPECT_EQ(count("urn:chunk:1", v::kCharOffset), 1u);
+    EXPECT_EQ(count("urn:chunk:1", v::kProvWasDerivedFrom), 1u);
+    EXPECT_EQ(count("urn:doc:1", v::kRdfType), 2u);
+    EXPECT_EQ(count("file:///kg.nt", v::kRdfType), 2u);
+    EXPECT_EQ(types(ts, "file:///kg.nt"), (std::set<std::string>{std::string(v::kProvEntity), std::string(v::kDocument)}));
+}
+
 TEST(Synthesis, OnlyResolvableCitationsAreEmitted) {
     const std::string answer = "Frank Herbert wrote Dune — in 1965.";  // 35 code points
     const std::vector<Citation> cites{
