@@ -116,6 +116,23 @@ TEST(JsonFast, StringsAreEscapedAsDumpEscapesThem) {
     }
 }
 
+// The writer skips clean text eight bytes at a time: every character that needs escaping, at
+// every position of strings around and across those words, is still escaped as dump() does.
+TEST(JsonFast, EscapesAreFoundAtEveryPositionOfLongStrings) {
+    const std::vector<std::string> specials{"\"", "\\", "\n", std::string(1, '\0'), "\x1f", "\x7f", "é", "\xe2\x82\xac", "\xff", "\xe2\x82", "\xc3"};
+    for (std::size_t length = 1; length <= 27; ++length) {
+        for (std::size_t at = 0; at < length; ++at) {
+            for (const auto& special : specials) {
+                std::string text(length, 'a');
+                text.replace(at, 1, special);
+                std::string out = "x";
+                append_json_string(out, text);
+                ASSERT_EQ(out, "x" + dump(nlohmann::json(text))) << "length " << length << " at " << at;
+            }
+        }
+    }
+}
+
 TEST(JsonFast, EncodersWriteTheTreeEncodersBytes) {
     for (std::size_t v = 0; v < 8; ++v) {
         const auto triples = sample_triples(40, v);
