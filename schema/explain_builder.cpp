@@ -17,6 +17,8 @@ namespace v = vocab;
 // Appends triples in the retrieval graph.
 class Emitter {
 public:
+    // `expected`: about how many triples the message will have (the vector grows past it).
+    explicit Emitter(std::size_t expected = 16) { out_.reserve(expected); }
     void add(std::string_view s, std::string_view p, Term o) {
         out_.push_back(Triple{iri(s), iri(p), std::move(o), std::string(v::kRetrievalGraph)});
     }
@@ -208,7 +210,7 @@ std::vector<Triple> graph_exploration(const RunUris& run, const StepInfo& step,
 
 std::vector<Triple> graph_focus(const RunUris& run, const StepInfo& step,
                                 const std::vector<SelectedEdge>& edges) {
-    Emitter e;
+    Emitter e(24 + 16 * edges.size());
     const auto uri = run.focus();
     step_header(e, run, uri, v::kFocus, step);
     e.add(uri, v::kEdgeCount, integer(edges.size()));
@@ -243,7 +245,7 @@ void chunk_selection(Emitter& e, const std::string& step, std::string_view link,
 
 std::vector<Triple> document_exploration(const RunUris& run, const StepInfo& step,
                                          const std::vector<RetrievedChunk>& chunks) {
-    Emitter e;
+    Emitter e(24 + 16 * chunks.size());
     const auto uri = run.exploration();
     step_header(e, run, uri, v::kExploration, step);
     e.add(uri, v::kChunkCount, integer(chunks.size()));
@@ -280,7 +282,7 @@ std::vector<Triple> document_focus(const RunUris& run, const StepInfo& step,
 
 std::vector<Triple> synthesis(const RunUris& run, const StepInfo& step, const StoredText& answer,
                               const std::vector<Citation>& citations) {
-    Emitter e;
+    Emitter e(24 + 6 * citations.size());
     const auto uri = run.synthesis();
     step_header(e, run, uri, v::kSynthesis, step);
     stored_text(e, uri, answer, v::kAnswerText, v::kAnswerRef);
