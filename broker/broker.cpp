@@ -306,6 +306,12 @@ private:
     void on_collector(std::string_view identity);
     void remove_collector(const std::string& identity, bool expired);
     void pump_deliveries();
+    // Spooled EXPLAINs a collector could take now, and whether their turn has come: deliveries
+    // go out in batches at most every delivery_interval, off the answers' path (§6.1).
+    bool deliveries_waiting() const {
+        return !collectors_.empty() && (!redeliver_.empty() || delivery_cursor_ < spool_->last_id());
+    }
+    bool deliveries_due() const { return deliveries_waiting() && now_ >= next_delivery_; }
     void send_collector_command(std::string_view identity, char command);
 
     // ---- sending ----
@@ -331,6 +337,7 @@ private:
     TimePoint started_;
     TimePoint now_;
     TimePoint next_tick_;
+    TimePoint next_delivery_{};  // collectors get spooled EXPLAINs no earlier (delivery_interval)
 
     // The message being handled: frames_[0, frame_count_) with the routing id first.
     std::vector<zmq::message_t> frames_;
@@ -490,6 +497,7 @@ void BrokerCore::iterate() {
     };
     until(next_tick_);
     if (!timers_.empty()) until(timers_.top().at);
+    if (deliveries_waiting()) until(next_delivery_);
 
     std::array<zmq::pollitem_t, 2> items{{
         {router_.handle(), 0, ZMQ_POLLIN, 0},
@@ -615,8 +623,9 @@ void BrokerCore::end_batch() {
         for (auto& entry : batch) transmit(entry.outlet, entry.frames);
         handle_unreachable();
     }
-    if (!collectors_.empty() && (!redeliver_.empty() || delivery_cursor_ < spool_->last_id())) {
+    if (deliveries_due()) {
         pump_deliveries();
+        next_delivery_ = now_ + config_.delivery_interval;
         handle_unreachable();
     }
     if (auto committed = spool_->commit(); !committed) {

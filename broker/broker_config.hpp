@@ -63,6 +63,9 @@ struct BrokerConfig {
     std::uint64_t spool_max_messages = 1'000'000;
     std::uint64_t spool_max_bytes = 1024ull * 1024ull * 1024ull;
     SpoolPolicy spool_policy = SpoolPolicy::kFailRequest;
+    // Collectors are handed spooled EXPLAINs at most this often, in batches, so delivering a
+    // trace does not compete with the answers still being made (0: as soon as spooled).
+    std::chrono::milliseconds delivery_interval{10};
 
     // Socket high-water marks (messages) and linger on close.
     int send_hwm = 100'000;

@@ -61,6 +61,7 @@ struct BrokerOptions {
     std::string ready_file;
     long long heartbeat_ms = 0;
     long long default_deadline_ms = 0;
+    long long delivery_interval_ms = 0;
     long long max_deadline_ms = 0;
     long long unknown_service_wait_ms = 0;
     std::string overflow;
@@ -107,6 +108,7 @@ void run_broker(BrokerOptions& options) {
     broker::BrokerConfig config = options.config;
     config.heartbeat = std::chrono::milliseconds{options.heartbeat_ms};
     config.default_deadline = std::chrono::milliseconds{options.default_deadline_ms};
+    config.delivery_interval = std::chrono::milliseconds{options.delivery_interval_ms};
     config.max_deadline = std::chrono::milliseconds{options.max_deadline_ms};
     config.unknown_service_wait = std::chrono::milliseconds{options.unknown_service_wait_ms};
     if (auto policy = broker::overflow_policy_from_string(options.overflow)) {
@@ -144,6 +146,7 @@ void add_broker_command(CLI::App& app) {
     const broker::BrokerConfig defaults;
     options->heartbeat_ms = defaults.heartbeat.count();
     options->default_deadline_ms = defaults.default_deadline.count();
+    options->delivery_interval_ms = defaults.delivery_interval.count();
     options->max_deadline_ms = defaults.max_deadline.count();
     options->unknown_service_wait_ms = defaults.unknown_service_wait.count();
     options->overflow = std::string{broker::to_string(defaults.overflow)};
@@ -187,6 +190,10 @@ void add_broker_command(CLI::App& app) {
                         "Full spool: fail-request or drop-newest")
         ->capture_default_str()
         ->check(CLI::IsMember({"fail-request", "drop-newest"}));
+    command->add_option("--delivery-interval-ms", options->delivery_interval_ms,
+                        "Explain messages go to trace collectors in batches at most this often (0: at once)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 1000));
     command->add_option("--default-deadline-ms", options->default_deadline_ms,
                         "Deadline of MDPC01 requests and of GBC01 requests with deadline 0")
         ->capture_default_str()

@@ -991,6 +991,38 @@ TEST_F(BrokerTest, CollectorGetsDeliveriesAndAckRemovesThemFromTheSpool) {
     EXPECT_TRUE(collector->silent_for(300ms)) << "acknowledged messages are not redelivered";
 }
 
+// Deliveries go out in batches at most every delivery_interval: an EXPLAIN spooled right
+// after a delivery waits for the next turn (it is forwarded to the client at once all the same).
+TEST_F(BrokerTest, DeliveriesWaitForTheirIntervalButAnswersDoNot) {
+    BrokerConfig config = test_config();
+    config.delivery_interval = 400ms;
+    start(config);
+    auto collector = peer();
+    collector->send({kEmpty, kGbe, cmd(0x01), "10"});
+    collector->keepalive({kEmpty, kGbe, cmd(0x04)});
+    auto w = worker("echo", true);
+    auto client = peer();
+    request(*client, "echo", "r1", "{}");
+    const Frames req = expect_request(*w);
+    explain(*w, req[3], "urn:q:1", "0", "open", "{\"a\":0}");
+    auto first = collector->recv();
+    ASSERT_TRUE(first) << "the first EXPLAIN after a quiet spell is delivered at once";
+    EXPECT_EQ((*first)[3], "1");
+    const auto delivered = std::chrono::steady_clock::now();
+    explain(*w, req[3], "urn:q:1", "1", "complete", "{\"a\":1}");
+    reply(*w, req[3], "{}");
+    std::optional<Frames> answer;  // the two explains, then the answer: none of them waits
+    while ((answer = client->recv()) && (*answer)[2] != cmd(0x03)) {
+    }
+    ASSERT_TRUE(answer);
+    EXPECT_EQ(answer->back(), "{}");
+    EXPECT_TRUE(collector->silent_for(200ms)) << "the second EXPLAIN waits for the next turn";
+    auto second = collector->recv();
+    ASSERT_TRUE(second);
+    EXPECT_EQ((*second)[3], "2");
+    EXPECT_GE(std::chrono::steady_clock::now() - delivered, 350ms);
+}
+
 TEST_F(BrokerTest, CollectorWindowBoundsUnacknowledgedDeliveries) {
     start();
     auto collector = peer();
