@@ -9,13 +9,17 @@
 
 #include <algorithm>
 #include <bit>
+#include <condition_variable>
+#include <deque>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <mutex>
 #include <string_view>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include "schema/fnv.hpp"
@@ -39,6 +43,57 @@ public:
 
 private:
     int fd_;
+};
+
+// Closes files on a thread of its own. The last close of a deleted segment frees its blocks and
+// drops its pages from the cache: for 64 MiB that stalled the broker's routing for tens of ms.
+class FileCloser {
+public:
+    FileCloser() = default;
+    FileCloser(const FileCloser&) = delete;
+    FileCloser& operator=(const FileCloser&) = delete;
+    ~FileCloser() {
+        {
+            std::lock_guard lock(mutex_);
+            stop_ = true;
+        }
+        wake_.notify_one();
+        if (thread_.joinable()) thread_.join();
+    }
+
+    void close_later(std::unique_ptr<SpoolFd> file) noexcept {
+        try {
+            std::lock_guard lock(mutex_);
+            if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+            files_.push_back(std::move(file));
+        } catch (const std::exception&) {
+            file.reset();  // no thread: closed here
+            return;
+        }
+        wake_.notify_one();
+    }
+
+private:
+    void run() {
+        std::unique_lock lock(mutex_);
+        while (true) {
+            wake_.wait(lock, [this] { return stop_ || !files_.empty(); });
+            while (!files_.empty()) {
+                auto file = std::move(files_.front());
+                files_.pop_front();
+                lock.unlock();
+                file.reset();
+                lock.lock();
+            }
+            if (stop_) return;
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<std::unique_ptr<SpoolFd>> files_;
+    bool stop_ = false;
+    std::thread thread_;
 };
 
 // One segment: the file `<first id>.log`, or its bytes in memory for an in-memory spool.
@@ -780,13 +835,15 @@ void ExplainSpool::drop_segment(SpoolSegment* segment) noexcept {
     if (segment == active_) return;
     if (segment->file) {
         const std::string name = segment_name(segment->first_id);
-        segment->file.reset();
         // A file left behind holds only acknowledged or copied records: harmless at recovery.
         if (::unlinkat(directory_->get(), name.c_str(), 0) != 0) {
             schema::component_logger("broker")->warn(
                 "event=spool_unlink_failed segment={}/{} error=\"{}\"", path_, name,
                 std::system_category().message(errno));
         }
+        // Unlinked while still open, so the costly part happens at the close, off this thread.
+        if (!closer_) closer_ = std::make_unique<detail::FileCloser>();
+        closer_->close_later(std::move(segment->file));
     }
     segments_.erase(segment->first_id);
 }

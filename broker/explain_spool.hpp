@@ -42,6 +42,7 @@ struct SpoolLimits {
 namespace detail {
 struct SpoolSegment;
 class SpoolFd;
+class FileCloser;
 }  // namespace detail
 
 // A directory of segment files `<first id, 20 digits>.log` (0700, files 0600), locked
@@ -128,6 +129,8 @@ private:
     };
     std::deque<CacheEntry> cache_;
     std::uint64_t cache_bytes_ = 0;
+    // Closes the files of deleted segments off the caller's thread (started on first use).
+    std::unique_ptr<detail::FileCloser> closer_;
 };
 
 }  // namespace glassbox::broker
