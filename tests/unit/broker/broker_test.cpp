@@ -157,6 +157,14 @@ protected:
         return std::make_unique<Peer>(context_, endpoints_.endpoint, type, &peers_);
     }
 
+    // A GBE01 collector, ATTACHed with `window`, that heartbeats while it waits.
+    std::unique_ptr<Peer> collector_peer(const std::string& window) {
+        auto collector = peer();
+        collector->send({kEmpty, kGbe, cmd(0x01), window});
+        collector->keepalive({kEmpty, kGbe, cmd(0x04)});
+        return collector;
+    }
+
     std::unique_ptr<Peer> worker(const std::string& service, bool extended) {
         auto w = peer();
         Frames ready{kEmpty, kMdpw, cmd(0x01), service};
@@ -960,9 +968,7 @@ TEST_F(BrokerTest, MalformedExplainIsDroppedAndTheRequestGoesOn) {
 
 TEST_F(BrokerTest, CollectorGetsDeliveriesAndAckRemovesThemFromTheSpool) {
     start();
-    auto collector = peer();
-    collector->send({kEmpty, kGbe, cmd(0x01), "10"});
-    collector->keepalive({kEmpty, kGbe, cmd(0x04)});
+    auto collector = collector_peer("10");
     auto w = worker("echo", true);
     auto client = peer();
     request(*client, "echo", "r1", "{}");
@@ -997,9 +1003,7 @@ TEST_F(BrokerTest, DeliveriesWaitForTheirIntervalButAnswersDoNot) {
     BrokerConfig config = test_config();
     config.delivery_interval = 400ms;
     start(config);
-    auto collector = peer();
-    collector->send({kEmpty, kGbe, cmd(0x01), "10"});
-    collector->keepalive({kEmpty, kGbe, cmd(0x04)});
+    auto collector = collector_peer("10");
     auto w = worker("echo", true);
     auto client = peer();
     request(*client, "echo", "r1", "{}");
@@ -1025,9 +1029,7 @@ TEST_F(BrokerTest, DeliveriesWaitForTheirIntervalButAnswersDoNot) {
 
 TEST_F(BrokerTest, CollectorWindowBoundsUnacknowledgedDeliveries) {
     start();
-    auto collector = peer();
-    collector->send({kEmpty, kGbe, cmd(0x01), "2"});
-    collector->keepalive({kEmpty, kGbe, cmd(0x04)});
+    auto collector = collector_peer("2");
     auto w = worker("echo", true);
     auto client = peer();
     request(*client, "echo", "r1", "{}");
@@ -1123,9 +1125,7 @@ TEST_F(BrokerTest, SpoolSurvivesABrokerRestart) {
     stop_broker();
 
     start(config);
-    auto collector = peer();
-    collector->send({kEmpty, kGbe, cmd(0x01), "10"});
-    collector->keepalive({kEmpty, kGbe, cmd(0x04)});
+    auto collector = collector_peer("10");
     auto d1 = collector->recv();
     auto d2 = collector->recv();
     ASSERT_TRUE(d1 && d2);

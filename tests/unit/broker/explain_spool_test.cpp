@@ -104,6 +104,13 @@ std::unique_ptr<ExplainSpool> open_spool(const std::string& path, SpoolLimits li
     return spool.ok() ? std::move(spool).value() : nullptr;
 }
 
+// Appends `r` and expects it to get delivery id `id` (ids continue where they stopped).
+void expect_appended_as(ExplainSpool& spool, const SpoolRecord& r, std::uint64_t id) {
+    auto appended = spool.append(r);
+    ASSERT_TRUE(appended.ok()) << appended.error().describe();
+    EXPECT_EQ(appended.value(), id);
+}
+
 TEST(ExplainSpool, AppendAssignsIncreasingIdsAndCounts) {
     auto spool = open_spool("");
     ASSERT_TRUE(spool);
@@ -218,9 +225,7 @@ TEST(ExplainSpool, ReopenKeepsPendingRecordsAndNeverReusesIds) {
     ASSERT_EQ(pending.value().size(), 1u);
     EXPECT_EQ(pending.value()[0].delivery_id, 2u);
     EXPECT_EQ(pending.value()[0].body, "b1");
-    auto next = spool->append(record("urn:t", 0));
-    ASSERT_TRUE(next.ok());
-    EXPECT_EQ(next.value(), 4u);
+    expect_appended_as(*spool, record("urn:t", 0), 4u);
 }
 
 TEST(ExplainSpool, DestructionCommitsTheOpenBatch) {
@@ -297,9 +302,7 @@ TEST(ExplainSpool, TornTailIsCutAndCompleteRecordsKept) {
         EXPECT_EQ(std::filesystem::file_size(segment), committed) << "the torn tail is cut";
         EXPECT_EQ(ids_of(*spool), (std::vector<std::uint64_t>{1, 2, 3}));
         EXPECT_EQ(spool->messages(), 3u);
-        auto next = spool->append(record("urn:t", 0, "fourth"));
-        ASSERT_TRUE(next.ok());
-        EXPECT_EQ(next.value(), 4u);
+        expect_appended_as(*spool, record("urn:t", 0, "fourth"), 4u);
         ASSERT_TRUE(spool->commit().ok());
     }
     // A record cut in the middle: the records before it stay, its id comes again (it was
@@ -313,9 +316,7 @@ TEST(ExplainSpool, TornTailIsCutAndCompleteRecordsKept) {
     ASSERT_TRUE(third.ok());
     ASSERT_TRUE(third.value().has_value());
     EXPECT_EQ(third.value()->body, "b2");
-    auto next = spool->append(record("urn:t", 1));
-    ASSERT_TRUE(next.ok());
-    EXPECT_EQ(next.value(), 4u);
+    expect_appended_as(*spool, record("urn:t", 1), 4u);
 }
 
 TEST(ExplainSpool, DamagedMiddleSegmentKeepsTheRecordsBeforeTheDamage) {
@@ -349,9 +350,7 @@ TEST(ExplainSpool, DamagedMiddleSegmentKeepsTheRecordsBeforeTheDamage) {
     auto four = spool->read(4);
     ASSERT_TRUE(four.ok() && four.value().has_value());
     EXPECT_EQ(four.value()->body, "four");
-    auto next = spool->append(record("urn:t", 0));
-    ASSERT_TRUE(next.ok());
-    EXPECT_EQ(next.value(), 5u);
+    expect_appended_as(*spool, record("urn:t", 0), 5u);
 }
 
 TEST(ExplainSpool, AckOfACommittedRecordSurvivesReopen) {
@@ -432,9 +431,7 @@ TEST(ExplainSpool, SegmentsRollAndFullyAcknowledgedOnesAreDeleted) {
     ASSERT_TRUE(spool);
     EXPECT_EQ(spool->messages(), 0u);
     EXPECT_EQ(spool->last_id(), 10u);
-    auto next = spool->append(record("urn:t", 0));
-    ASSERT_TRUE(next.ok());
-    EXPECT_EQ(next.value(), 11u);
+    expect_appended_as(*spool, record("urn:t", 0), 11u);
 }
 
 TEST(ExplainSpool, CompactionMovesAStuckRecordForward) {
@@ -587,9 +584,7 @@ TEST(ExplainSpool, FailedCommitLeavesCountsAndFilesAsBefore) {
     EXPECT_FALSE(spool->ack(4).value());
     EXPECT_EQ(segment_files(path).size(), 1u);
     // Ids are not handed out twice, and the spool goes on.
-    auto next = spool->append(record("urn:s", 4, "after"));
-    ASSERT_TRUE(next.ok());
-    EXPECT_EQ(next.value(), 5u);
+    expect_appended_as(*spool, record("urn:s", 4, "after"), 5u);
     ASSERT_TRUE(spool->commit().ok());
     spool.reset();
     spool = open_spool(path);
