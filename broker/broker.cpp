@@ -1527,7 +1527,7 @@ std::optional<Error> BrokerCore::emit_explain(Request& request, std::string_view
     record.state.assign(state);
     record.body.assign(view(body));
     if (spool_->has_room(record.bytes())) {
-        if (auto appended = spool_->append(record); appended) {
+        if (auto appended = spool_->append(std::move(record)); appended) {
             defer_sends_ = true;  // sent after the batch commits (§2.3)
         } else {
             ++counters_.spool_errors;

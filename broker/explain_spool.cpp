@@ -669,7 +669,7 @@ void ExplainSpool::encode(const SpoolRecord& record, std::uint64_t id) {
     active_->live_bytes += size;
 }
 
-Result<std::uint64_t> ExplainSpool::append(const SpoolRecord& record) {
+Result<std::uint64_t> ExplainSpool::append(SpoolRecord record) {
     const std::uint64_t size = record.bytes();
     if (!has_room(size)) {
         return schema::make_error(ErrorType::kSpoolFull,
@@ -692,7 +692,7 @@ Result<std::uint64_t> ExplainSpool::append(const SpoolRecord& record) {
         cache_.clear();
         cache_bytes_ = 0;
     }
-    CacheEntry entry{record, true};
+    CacheEntry entry{std::move(record), true};
     entry.record.delivery_id = id;
     cache_bytes_ += size;
     cache_.push_back(std::move(entry));

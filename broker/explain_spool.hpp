@@ -69,7 +69,7 @@ public:
     // Adds the record (its delivery_id is ignored) and returns its delivery id: greater than
     // every id this spool ever handed out. SpoolFull when the bounds are reached. Written to
     // the file by the next commit().
-    schema::Result<std::uint64_t> append(const SpoolRecord& record);
+    schema::Result<std::uint64_t> append(SpoolRecord record);
     // Removes an acknowledged record; false if no such record (already acked, never existed).
     schema::Result<bool> ack(std::uint64_t delivery_id);
     // Writes the records appended since the last commit. On failure none of them is kept.

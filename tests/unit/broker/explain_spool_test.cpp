@@ -104,6 +104,16 @@ std::unique_ptr<ExplainSpool> open_spool(const std::string& path, SpoolLimits li
     return spool.ok() ? std::move(spool).value() : nullptr;
 }
 
+// Appends records seq 0..count-1 of session urn:s (bodies `body_prefix` + seq, or "{}"), then
+// commits them as one batch.
+void append_committed(ExplainSpool& spool, std::uint64_t count, const std::string& body_prefix = "") {
+    for (std::uint64_t seq = 0; seq < count; ++seq) {
+        const std::string body = body_prefix.empty() ? "{}" : body_prefix + std::to_string(seq);
+        ASSERT_TRUE(spool.append(record("urn:s", seq, body)).ok()) << "seq " << seq;
+    }
+    ASSERT_TRUE(spool.commit().ok());
+}
+
 // Appends `r` and expects it to get delivery id `id` (ids continue where they stopped).
 void expect_appended_as(ExplainSpool& spool, const SpoolRecord& r, std::uint64_t id) {
     auto appended = spool.append(r);
@@ -129,8 +139,7 @@ TEST(ExplainSpool, AppendAssignsIncreasingIdsAndCounts) {
 TEST(ExplainSpool, AckRemovesOnlyTheAcknowledgedRecord) {
     auto spool = open_spool("");
     ASSERT_TRUE(spool);
-    for (std::uint64_t seq = 0; seq < 3; ++seq) ASSERT_TRUE(spool->append(record("urn:s", seq)).ok());
-    ASSERT_TRUE(spool->commit().ok());
+    ASSERT_NO_FATAL_FAILURE(append_committed(*spool, 3));
     auto removed = spool->ack(2);
     ASSERT_TRUE(removed.ok());
     EXPECT_TRUE(removed.value());
@@ -157,10 +166,7 @@ TEST(ExplainSpool, ReadAfterHonoursTheLimitAndOrderFromTheFile) {
     limits.cache_max_messages = 2;
     auto spool = open_spool("", limits);
     ASSERT_TRUE(spool);
-    for (std::uint64_t seq = 0; seq < 6; ++seq) {
-        ASSERT_TRUE(spool->append(record("urn:s", seq, "body" + std::to_string(seq))).ok());
-    }
-    ASSERT_TRUE(spool->commit().ok());
+    ASSERT_NO_FATAL_FAILURE(append_committed(*spool, 6, "body"));
     auto some = spool->read_after(1, 3);
     ASSERT_TRUE(some.ok());
     ASSERT_EQ(some.value().size(), 3u);
@@ -208,10 +214,7 @@ TEST(ExplainSpool, ReopenKeepsPendingRecordsAndNeverReusesIds) {
     {
         auto spool = open_spool(path);
         ASSERT_TRUE(spool);
-        for (std::uint64_t seq = 0; seq < 3; ++seq) {
-            ASSERT_TRUE(spool->append(record("urn:s", seq, "b" + std::to_string(seq))).ok());
-        }
-        ASSERT_TRUE(spool->commit().ok());
+        ASSERT_NO_FATAL_FAILURE(append_committed(*spool, 3, "b"));
         ASSERT_TRUE(spool->ack(1).ok());
         ASSERT_TRUE(spool->ack(3).ok());  // the highest id: it must not come back after reopen
         ASSERT_TRUE(spool->commit().ok());
@@ -287,10 +290,7 @@ TEST(ExplainSpool, TornTailIsCutAndCompleteRecordsKept) {
     {
         auto spool = open_spool(path);
         ASSERT_TRUE(spool);
-        for (std::uint64_t seq = 0; seq < 3; ++seq) {
-            ASSERT_TRUE(spool->append(record("urn:s", seq, "b" + std::to_string(seq))).ok());
-        }
-        ASSERT_TRUE(spool->commit().ok());
+        ASSERT_NO_FATAL_FAILURE(append_committed(*spool, 3, "b"));
         committed = total_size(segment_files(path));
     }
     const auto segment = segment_files(path).at(0);
@@ -359,10 +359,7 @@ TEST(ExplainSpool, AckOfACommittedRecordSurvivesReopen) {
     {
         auto spool = open_spool(path);
         ASSERT_TRUE(spool);
-        for (std::uint64_t seq = 0; seq < 3; ++seq) {
-            ASSERT_TRUE(spool->append(record("urn:s", seq)).ok());
-        }
-        ASSERT_TRUE(spool->commit().ok());
+        ASSERT_NO_FATAL_FAILURE(append_committed(*spool, 3));
         ASSERT_TRUE(spool->ack(2).value());
     }
     auto spool = open_spool(path);
@@ -481,10 +478,7 @@ TEST(ExplainSpool, CopyLeftByACrashDuringCompactionIsOneRecord) {
     {
         auto spool = open_spool(path, limits);
         ASSERT_TRUE(spool);
-        for (std::uint64_t seq = 0; seq < 3; ++seq) {
-            ASSERT_TRUE(spool->append(record("urn:s", seq)).ok());
-        }
-        ASSERT_TRUE(spool->commit().ok());  // 1: {1, 2, 3}; 4: empty and active
+        ASSERT_NO_FATAL_FAILURE(append_committed(*spool, 3));  // 1: {1, 2, 3}; 4: empty and active
         ASSERT_TRUE(spool->ack(2).value());
         ASSERT_TRUE(spool->ack(3).value());
     }
