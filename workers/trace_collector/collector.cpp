@@ -85,7 +85,8 @@ private:
         milliseconds timeout = std::min(config_.stop_poll, config_.heartbeat);
         if (!pending_.empty()) {
             const auto due = std::max(batch_deadline_, retry_at_);
-            timeout = std::min(timeout, std::chrono::duration_cast<milliseconds>(due - now));
+            // Rounded up: a timeout truncated to 0 ms would spin on poll until the batch is due.
+            timeout = std::min(timeout, std::chrono::ceil<milliseconds>(due - now));
         }
         if (client::wait_readable(*socket_, std::max(timeout, milliseconds{0}))) {
             while (auto frames = client::try_receive_frames(*socket_)) {
