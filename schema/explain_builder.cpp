@@ -7,6 +7,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "schema/triple_sink.hpp"
 #include "schema/vocabulary.hpp"
 
 namespace glassbox::schema::explain {
@@ -14,31 +15,33 @@ namespace {
 
 namespace v = vocab;
 
-// Appends triples in the retrieval graph.
+// Writes a step's triples to a sink, each chunk or document described once.
 class Emitter {
 public:
-    // `expected`: about how many triples the message will have (the vector grows past it).
-    explicit Emitter(std::size_t expected = 16) { out_.reserve(expected); }
-    void add(std::string_view s, std::string_view p, Term o) {
-        out_.push_back(Triple{iri(s), iri(p), std::move(o), std::string(v::kRetrievalGraph)});
+    explicit Emitter(TripleSink& out) : out_(out) {}
+    void iri(std::string_view s, std::string_view p, std::string_view o) { out_.iri(s, p, o); }
+    void literal(std::string_view s, std::string_view p, std::string_view value,
+                 std::string_view datatype = {}) {
+        out_.literal(s, p, value, datatype);
     }
-    void add(const Term& s, std::string_view p, Term o) {
-        out_.push_back(Triple{s, iri(p), std::move(o), std::string(v::kRetrievalGraph)});
+    void integer(std::string_view s, std::string_view p, std::uint64_t value) {
+        out_.integer(s, p, value);
     }
-    void type(std::string_view s, std::string_view cls) { add(s, v::kRdfType, iri(cls)); }
+    void number(std::string_view s, std::string_view p, double value) { out_.number(s, p, value); }
+    void time(std::string_view s, std::string_view p, TimePoint t) {
+        out_.literal(s, p, format_datetime(t), kXsdDateTime);
+    }
+    void term(std::string_view s, std::string_view p, const Term& o) { out_.term(s, p, o); }
+    void type(std::string_view s, std::string_view cls) { out_.iri(s, v::kRdfType, cls); }
     // True the first time `resource` is named: a chunk or document shared by several selections
     // is described once per message (the same triples again would add nothing to the graph).
+    // The views point into the builder's arguments, which outlive the Emitter.
     bool first_mention(std::string_view resource) { return described_.emplace(resource).second; }
-    std::vector<Triple> take() { return std::move(out_); }
 
 private:
-    std::vector<Triple> out_;
-    std::unordered_set<std::string> described_;
+    TripleSink& out_;
+    std::unordered_set<std::string_view> described_;
 };
-
-Term integer(std::uint64_t value) {
-    return typed_literal(std::to_string(value), kXsdInteger);
-}
 
 std::size_t code_points(std::string_view text) {
     std::size_t n = 0;
@@ -53,28 +56,28 @@ void step_header(Emitter& e, const RunUris& run, std::string_view uri, std::stri
                  const StepInfo& step) {
     e.type(uri, v::kProvEntity);
     e.type(uri, cls);
-    e.add(uri, v::kProvWasGeneratedBy, iri(run.question()));
-    e.add(uri, v::kProvGeneratedAtTime, datetime_literal(step.generated_at));
+    e.iri(uri, v::kProvWasGeneratedBy, run.question());
+    e.time(uri, v::kProvGeneratedAtTime, step.generated_at);
     if (step.derived_from && !step.derived_from->empty()) {
-        e.add(uri, v::kProvWasDerivedFrom, iri(*step.derived_from));
+        e.iri(uri, v::kProvWasDerivedFrom, *step.derived_from);
     }
     if (step.duration) {
-        e.add(uri, v::kDurationMs, typed_literal(std::to_string(step.duration->count()), kXsdInteger));
+        e.literal(uri, v::kDurationMs, std::to_string(step.duration->count()), kXsdInteger);
     }
-    if (step.input_tokens) e.add(uri, v::kInputTokens, integer(*step.input_tokens));
-    if (step.output_tokens) e.add(uri, v::kOutputTokens, integer(*step.output_tokens));
+    if (step.input_tokens) e.integer(uri, v::kInputTokens, *step.input_tokens);
+    if (step.output_tokens) e.integer(uri, v::kOutputTokens, *step.output_tokens);
     if (step.model && !step.model->empty()) {
         const auto agent = model_agent_uri(*step.model);
         e.type(agent, v::kProvSoftwareAgent);
         e.type(agent, v::kModel);
-        e.add(agent, v::kRdfsLabel, literal(*step.model));
-        e.add(uri, v::kProvWasAttributedTo, iri(agent));
-        e.add(uri, v::kModelName, literal(*step.model));
+        e.literal(agent, v::kRdfsLabel, *step.model);
+        e.iri(uri, v::kProvWasAttributedTo, agent);
+        e.literal(uri, v::kModelName, *step.model);
     }
 }
 
 void data_tier(Emitter& e, std::string_view uri, int tier) {
-    if (tier >= 1 && tier <= 4) e.add(uri, v::kDataTier, integer(static_cast<std::uint64_t>(tier)));
+    if (tier >= 1 && tier <= 4) e.integer(uri, v::kDataTier, static_cast<std::uint64_t>(tier));
 }
 
 // A source document, typed (once per message).
@@ -90,21 +93,21 @@ void source(Emitter& e, std::string_view from, const SourceRef& src) {
     if (src.chunk.empty()) {
         // Loaded from a whole file or document, not a chunk of one: the selection points there.
         if (src.document.empty()) return;
-        e.add(from, v::kSourceDocument, iri(src.document));
-        e.add(from, v::kProvWasDerivedFrom, iri(src.document));
+        e.iri(from, v::kSourceDocument, src.document);
+        e.iri(from, v::kProvWasDerivedFrom, src.document);
         describe_document(e, src.document);
         return;
     }
-    e.add(from, v::kSourceChunk, iri(src.chunk));
-    e.add(from, v::kProvWasDerivedFrom, iri(src.chunk));
-    if (!src.document.empty()) e.add(from, v::kSourceDocument, iri(src.document));
+    e.iri(from, v::kSourceChunk, src.chunk);
+    e.iri(from, v::kProvWasDerivedFrom, src.chunk);
+    if (!src.document.empty()) e.iri(from, v::kSourceDocument, src.document);
     if (!e.first_mention(src.chunk)) return;
     e.type(src.chunk, v::kProvEntity);
     e.type(src.chunk, v::kChunk);
-    if (src.char_offset) e.add(src.chunk, v::kCharOffset, integer(*src.char_offset));
-    if (src.char_length) e.add(src.chunk, v::kCharLength, integer(*src.char_length));
+    if (src.char_offset) e.integer(src.chunk, v::kCharOffset, *src.char_offset);
+    if (src.char_length) e.integer(src.chunk, v::kCharLength, *src.char_length);
     if (!src.document.empty()) {
-        e.add(src.chunk, v::kProvWasDerivedFrom, iri(src.document));
+        e.iri(src.chunk, v::kProvWasDerivedFrom, src.document);
         describe_document(e, src.document);
     }
 }
@@ -120,9 +123,9 @@ void reify(Emitter& e, const std::string& uri, const Triple& edge) {
         if (term->is_triple()) {
             const std::string inner = uri + names.second;
             reify(e, inner, term->as_triple());
-            e.add(uri, names.first, iri(inner));
+            e.iri(uri, names.first, inner);
         } else {
-            e.add(uri, names.first, *term);
+            e.term(uri, names.first, *term);
         }
     }
 }
@@ -130,9 +133,9 @@ void reify(Emitter& e, const std::string& uri, const Triple& edge) {
 void stored_text(Emitter& e, std::string_view uri, const StoredText& text,
                  std::string_view text_property, std::string_view ref_property) {
     if (text.ref && !text.ref->empty()) {
-        e.add(uri, ref_property, iri(*text.ref));
+        e.iri(uri, ref_property, *text.ref);
     } else {
-        e.add(uri, text_property, literal(text.text));
+        e.literal(uri, text_property, text.text);
     }
 }
 
@@ -155,134 +158,125 @@ std::string format_datetime(TimePoint time) {
 
 Term datetime_literal(TimePoint time) { return xsd_datetime(format_datetime(time)); }
 
-std::vector<Triple> question(const RunUris& run, std::string_view query, TimePoint started,
-                             std::string_view worker_agent,
-                             std::optional<std::string_view> parent_uri) {
-    Emitter e;
+void question(TripleSink& out, const RunUris& run, std::string_view query, TimePoint started,
+              std::string_view worker_agent, std::optional<std::string_view> parent_uri) {
+    Emitter e(out);
     const auto q = run.question();
     e.type(q, v::kProvActivity);
     e.type(q, v::kQuestion);
-    e.add(q, v::kQuery, literal(query));
-    e.add(q, v::kProvStartedAtTime, datetime_literal(started));
+    e.literal(q, v::kQuery, query);
+    e.time(q, v::kProvStartedAtTime, started);
     if (!worker_agent.empty()) {
         e.type(worker_agent, v::kProvSoftwareAgent);
         e.type(worker_agent, v::kWorker);
-        e.add(q, v::kProvWasAssociatedWith, iri(worker_agent));
+        e.iri(q, v::kProvWasAssociatedWith, worker_agent);
     }
     if (parent_uri && !parent_uri->empty()) {
-        e.add(q, v::kProvUsed, iri(*parent_uri));
+        e.iri(q, v::kProvUsed, *parent_uri);
         if (auto parent_run = RunUris::from_uri(*parent_uri);
             parent_run && parent_run->uuid() != run.uuid()) {
-            e.add(q, v::kProvWasInformedBy, iri(parent_run->question()));
+            e.iri(q, v::kProvWasInformedBy, parent_run->question());
         }
     }
-    return e.take();
 }
 
-std::vector<Triple> trace_end(const RunUris& run, TimePoint ended, TraceStatus status) {
-    Emitter e;
+void trace_end(TripleSink& out, const RunUris& run, TimePoint ended, TraceStatus status) {
+    Emitter e(out);
     const auto q = run.question();
-    e.add(q, v::kProvEndedAtTime, datetime_literal(ended));
+    e.time(q, v::kProvEndedAtTime, ended);
     const auto name = to_string(status);
-    e.add(q, v::kStatus, literal(name.empty() ? std::string_view("complete") : name));
-    return e.take();
+    e.literal(q, v::kStatus, name.empty() ? std::string_view("complete") : name);
 }
 
-std::vector<Triple> grounding(const RunUris& run, const StepInfo& step,
-                              const std::vector<std::string>& concepts) {
-    Emitter e;
+void grounding(TripleSink& out, const RunUris& run, const StepInfo& step,
+               const std::vector<std::string>& concepts) {
+    Emitter e(out);
     const auto uri = run.grounding();
     step_header(e, run, uri, v::kGrounding, step);
-    for (const auto& c : concepts) e.add(uri, v::kConcept, literal(c));
-    return e.take();
+    for (const auto& c : concepts) e.literal(uri, v::kConcept, c);
 }
 
-std::vector<Triple> graph_exploration(const RunUris& run, const StepInfo& step,
-                                      const std::vector<std::string>& seed_entities,
-                                      std::uint64_t edge_count) {
-    Emitter e;
+void graph_exploration(TripleSink& out, const RunUris& run, const StepInfo& step,
+                       const std::vector<std::string>& seed_entities, std::uint64_t edge_count) {
+    Emitter e(out);
     const auto uri = run.exploration();
     step_header(e, run, uri, v::kExploration, step);
-    e.add(uri, v::kEdgeCount, integer(edge_count));
-    for (const auto& s : seed_entities) e.add(uri, v::kSeedEntity, iri(s));
-    return e.take();
+    e.integer(uri, v::kEdgeCount, edge_count);
+    for (const auto& s : seed_entities) e.iri(uri, v::kSeedEntity, s);
 }
 
-std::vector<Triple> graph_focus(const RunUris& run, const StepInfo& step,
-                                const std::vector<SelectedEdge>& edges) {
-    Emitter e(24 + 16 * edges.size());
+void graph_focus(TripleSink& out, const RunUris& run, const StepInfo& step,
+                 const std::vector<SelectedEdge>& edges) {
+    Emitter e(out);
     const auto uri = run.focus();
     step_header(e, run, uri, v::kFocus, step);
-    e.add(uri, v::kEdgeCount, integer(edges.size()));
+    e.integer(uri, v::kEdgeCount, edges.size());
     for (std::size_t i = 0; i < edges.size(); ++i) {
         const auto& edge = edges[i];
         const auto sel = run.edge_selection(i);
-        e.add(uri, v::kSelectedEdge, iri(sel));
+        e.iri(uri, v::kSelectedEdge, sel);
         e.type(sel, v::kProvEntity);
         e.type(sel, v::kEdgeSelection);
         reify(e, sel, edge.edge);
-        e.add(sel, v::kScore, xsd_double(edge.score));
-        if (!edge.concept_label.empty()) e.add(sel, v::kConcept, literal(edge.concept_label));
-        if (!edge.reasoning.empty()) e.add(sel, v::kReasoning, literal(edge.reasoning));
+        e.number(sel, v::kScore, edge.score);
+        if (!edge.concept_label.empty()) e.literal(sel, v::kConcept, edge.concept_label);
+        if (!edge.reasoning.empty()) e.literal(sel, v::kReasoning, edge.reasoning);
         data_tier(e, sel, edge.data_tier);
         if (edge.source) source(e, sel, *edge.source);
     }
-    return e.take();
 }
 
 namespace {
 
 // A chunk chosen by a step: linked from the step by `link`, an entity with its score.
-void chunk_selection(Emitter& e, const std::string& step, std::string_view link, const std::string& sel,
-                     double score) {
-    e.add(step, link, iri(sel));
+void chunk_selection(Emitter& e, const std::string& step, std::string_view link,
+                     const std::string& sel, double score) {
+    e.iri(step, link, sel);
     e.type(sel, v::kProvEntity);
     e.type(sel, v::kChunkSelection);
-    e.add(sel, v::kScore, xsd_double(score));
+    e.number(sel, v::kScore, score);
 }
 
 }  // namespace
 
-std::vector<Triple> document_exploration(const RunUris& run, const StepInfo& step,
-                                         const std::vector<RetrievedChunk>& chunks) {
-    Emitter e(24 + 16 * chunks.size());
+void document_exploration(TripleSink& out, const RunUris& run, const StepInfo& step,
+                          const std::vector<RetrievedChunk>& chunks) {
+    Emitter e(out);
     const auto uri = run.exploration();
     step_header(e, run, uri, v::kExploration, step);
-    e.add(uri, v::kChunkCount, integer(chunks.size()));
+    e.integer(uri, v::kChunkCount, chunks.size());
     for (std::size_t i = 0; i < chunks.size(); ++i) {
         const auto sel = run.retrieved_chunk(i);
         chunk_selection(e, uri, v::kRetrievedChunk, sel, chunks[i].score);
         data_tier(e, sel, chunks[i].data_tier);
-        if (chunks[i].vector_rank) e.add(sel, v::kVectorRank, integer(*chunks[i].vector_rank));
-        if (chunks[i].vector_score) e.add(sel, v::kVectorScore, xsd_double(*chunks[i].vector_score));
-        if (chunks[i].keyword_rank) e.add(sel, v::kKeywordRank, integer(*chunks[i].keyword_rank));
-        if (chunks[i].keyword_score) e.add(sel, v::kKeywordScore, xsd_double(*chunks[i].keyword_score));
-        if (chunks[i].title_rank) e.add(sel, v::kTitleRank, integer(*chunks[i].title_rank));
-        if (chunks[i].title_score) e.add(sel, v::kTitleScore, xsd_double(*chunks[i].title_score));
-        if (chunks[i].link_rank) e.add(sel, v::kLinkRank, integer(*chunks[i].link_rank));
+        if (chunks[i].vector_rank) e.integer(sel, v::kVectorRank, *chunks[i].vector_rank);
+        if (chunks[i].vector_score) e.number(sel, v::kVectorScore, *chunks[i].vector_score);
+        if (chunks[i].keyword_rank) e.integer(sel, v::kKeywordRank, *chunks[i].keyword_rank);
+        if (chunks[i].keyword_score) e.number(sel, v::kKeywordScore, *chunks[i].keyword_score);
+        if (chunks[i].title_rank) e.integer(sel, v::kTitleRank, *chunks[i].title_rank);
+        if (chunks[i].title_score) e.number(sel, v::kTitleScore, *chunks[i].title_score);
+        if (chunks[i].link_rank) e.integer(sel, v::kLinkRank, *chunks[i].link_rank);
         source(e, sel, chunks[i].source);
     }
-    return e.take();
 }
 
-std::vector<Triple> document_focus(const RunUris& run, const StepInfo& step,
-                                   const std::vector<RankedChunk>& chunks) {
-    Emitter e;
+void document_focus(TripleSink& out, const RunUris& run, const StepInfo& step,
+                    const std::vector<RankedChunk>& chunks) {
+    Emitter e(out);
     const auto uri = run.focus();
     step_header(e, run, uri, v::kFocus, step);
-    e.add(uri, v::kChunkCount, integer(chunks.size()));
+    e.integer(uri, v::kChunkCount, chunks.size());
     for (std::size_t i = 0; i < chunks.size(); ++i) {
         const auto sel = run.ranked_chunk(i);
         chunk_selection(e, uri, v::kSelectedChunk, sel, chunks[i].score);
-        if (!chunks[i].reasoning.empty()) e.add(sel, v::kReasoning, literal(chunks[i].reasoning));
-        e.add(sel, v::kProvWasDerivedFrom, iri(run.retrieved_chunk(chunks[i].retrieved_index)));
+        if (!chunks[i].reasoning.empty()) e.literal(sel, v::kReasoning, chunks[i].reasoning);
+        e.iri(sel, v::kProvWasDerivedFrom, run.retrieved_chunk(chunks[i].retrieved_index));
     }
-    return e.take();
 }
 
-std::vector<Triple> synthesis(const RunUris& run, const StepInfo& step, const StoredText& answer,
-                              const std::vector<Citation>& citations) {
-    Emitter e(24 + 6 * citations.size());
+void synthesis(TripleSink& out, const RunUris& run, const StepInfo& step, const StoredText& answer,
+               const std::vector<Citation>& citations) {
+    Emitter e(out);
     const auto uri = run.synthesis();
     step_header(e, run, uri, v::kSynthesis, step);
     stored_text(e, uri, answer, v::kAnswerText, v::kAnswerRef);
@@ -296,84 +290,182 @@ std::vector<Triple> synthesis(const RunUris& run, const StepInfo& step, const St
         }
         if (supports.empty()) continue;
         const auto cit = run.citation(emitted++);
-        e.add(uri, v::kCitationProperty, iri(cit));
+        e.iri(uri, v::kCitationProperty, cit);
         e.type(cit, v::kProvEntity);
         e.type(cit, v::kCitation);
-        e.add(cit, v::kSpanStart, integer(c.span_start));
-        e.add(cit, v::kSpanEnd, integer(c.span_end));
-        for (auto s : supports) e.add(cit, v::kSupportedBy, iri(s));
+        e.integer(cit, v::kSpanStart, c.span_start);
+        e.integer(cit, v::kSpanEnd, c.span_end);
+        for (auto s : supports) e.iri(cit, v::kSupportedBy, s);
     }
-    return e.take();
+}
+
+void analysis(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo& step,
+              const AgentAction& action) {
+    Emitter e(out);
+    const auto uri = run.analysis(n);
+    step_header(e, run, uri, v::kAnalysis, step);
+    e.integer(uri, v::kIteration, n);
+    if (!action.thought.empty()) e.literal(uri, v::kThought, action.thought);
+    if (!action.action.empty()) {
+        e.type(uri, v::kToolUse);
+        e.literal(uri, v::kAction, action.action);
+        if (!action.arguments.empty()) e.literal(uri, v::kArguments, action.arguments);
+    }
+}
+
+void observation(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo& step,
+                 const StoredText& text) {
+    Emitter e(out);
+    const auto uri = run.observation(n);
+    step_header(e, run, uri, v::kObservation, step);
+    e.integer(uri, v::kIteration, n);
+    stored_text(e, uri, text, v::kObservationText, v::kObservationRef);
+}
+
+void conclusion(TripleSink& out, const RunUris& run, const StepInfo& step,
+                const StoredText& answer) {
+    Emitter e(out);
+    const auto uri = run.conclusion();
+    step_header(e, run, uri, v::kConclusion, step);
+    stored_text(e, uri, answer, v::kAnswerText, v::kAnswerRef);
+}
+
+void routing_decision(TripleSink& out, const RunUris& run, const StepInfo& step,
+                      const Routing& routing) {
+    Emitter e(out);
+    const auto uri = run.routing_decision();
+    step_header(e, run, uri, v::kRoutingDecision, step);
+    e.literal(uri, v::kRoutingMethod, routing.method);
+    for (const auto& r : routing.rules_fired) e.literal(uri, v::kRuleFired, r);
+    e.number(uri, v::kConfidence, routing.confidence);
+    e.literal(uri, v::kEngine, routing.engine);
+}
+
+void escalation(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo& step,
+                const EscalationInfo& info) {
+    Emitter e(out);
+    const auto uri = run.escalation(n);
+    step_header(e, run, uri, v::kEscalation, step);
+    e.literal(uri, v::kReason, info.reason);
+    e.number(uri, v::kRelevance, info.relevance);
+    e.literal(uri, v::kEngine, info.next_engine);
+}
+
+void echo_question(TripleSink& out, const RunUris& run, std::string_view question_text,
+                   TimePoint time, std::string_view worker_agent,
+                   std::optional<std::string_view> parent_uri) {
+    question(out, run, question_text, time, worker_agent, parent_uri);
+}
+
+void echo_synthesis(TripleSink& out, const RunUris& run, std::string_view answer, TimePoint time,
+                    std::chrono::milliseconds duration) {
+    StepInfo step;
+    step.generated_at = time;
+    step.duration = duration;
+    synthesis(out, run, step, StoredText{std::string(answer), std::nullopt});
+}
+
+// ---- the same, as lists of Triples ----------------------------------------------------------
+
+TripleList triple_list(std::size_t expected) {
+    return TripleList(std::string(v::kRetrievalGraph), expected);
+}
+
+TripleJson triple_json(std::string& out) { return TripleJson(out, v::kRetrievalGraph); }
+
+namespace {
+
+template <typename Build>
+std::vector<Triple> listed(Build&& build, std::size_t expected = 16) {
+    auto list = triple_list(expected);
+    build(list);
+    return list.take();
+}
+
+}  // namespace
+
+std::vector<Triple> question(const RunUris& run, std::string_view query, TimePoint started,
+                             std::string_view worker_agent,
+                             std::optional<std::string_view> parent_uri) {
+    return listed(
+        [&](TripleSink& out) { question(out, run, query, started, worker_agent, parent_uri); });
+}
+
+std::vector<Triple> trace_end(const RunUris& run, TimePoint ended, TraceStatus status) {
+    return listed([&](TripleSink& out) { trace_end(out, run, ended, status); });
+}
+
+std::vector<Triple> grounding(const RunUris& run, const StepInfo& step,
+                              const std::vector<std::string>& concepts) {
+    return listed([&](TripleSink& out) { grounding(out, run, step, concepts); });
+}
+
+std::vector<Triple> graph_exploration(const RunUris& run, const StepInfo& step,
+                                      const std::vector<std::string>& seed_entities,
+                                      std::uint64_t edge_count) {
+    return listed(
+        [&](TripleSink& out) { graph_exploration(out, run, step, seed_entities, edge_count); });
+}
+
+std::vector<Triple> graph_focus(const RunUris& run, const StepInfo& step,
+                                const std::vector<SelectedEdge>& edges) {
+    return listed([&](TripleSink& out) { graph_focus(out, run, step, edges); },
+                  24 + 16 * edges.size());
+}
+
+std::vector<Triple> document_exploration(const RunUris& run, const StepInfo& step,
+                                         const std::vector<RetrievedChunk>& chunks) {
+    return listed([&](TripleSink& out) { document_exploration(out, run, step, chunks); },
+                  24 + 16 * chunks.size());
+}
+
+std::vector<Triple> document_focus(const RunUris& run, const StepInfo& step,
+                                   const std::vector<RankedChunk>& chunks) {
+    return listed([&](TripleSink& out) { document_focus(out, run, step, chunks); },
+                  24 + 8 * chunks.size());
+}
+
+std::vector<Triple> synthesis(const RunUris& run, const StepInfo& step, const StoredText& answer,
+                              const std::vector<Citation>& citations) {
+    return listed([&](TripleSink& out) { synthesis(out, run, step, answer, citations); },
+                  24 + 6 * citations.size());
 }
 
 std::vector<Triple> analysis(const RunUris& run, std::size_t n, const StepInfo& step,
                              const AgentAction& action) {
-    Emitter e;
-    const auto uri = run.analysis(n);
-    step_header(e, run, uri, v::kAnalysis, step);
-    e.add(uri, v::kIteration, integer(n));
-    if (!action.thought.empty()) e.add(uri, v::kThought, literal(action.thought));
-    if (!action.action.empty()) {
-        e.type(uri, v::kToolUse);
-        e.add(uri, v::kAction, literal(action.action));
-        if (!action.arguments.empty()) e.add(uri, v::kArguments, literal(action.arguments));
-    }
-    return e.take();
+    return listed([&](TripleSink& out) { analysis(out, run, n, step, action); });
 }
 
 std::vector<Triple> observation(const RunUris& run, std::size_t n, const StepInfo& step,
                                 const StoredText& text) {
-    Emitter e;
-    const auto uri = run.observation(n);
-    step_header(e, run, uri, v::kObservation, step);
-    e.add(uri, v::kIteration, integer(n));
-    stored_text(e, uri, text, v::kObservationText, v::kObservationRef);
-    return e.take();
+    return listed([&](TripleSink& out) { observation(out, run, n, step, text); });
 }
 
 std::vector<Triple> conclusion(const RunUris& run, const StepInfo& step, const StoredText& answer) {
-    Emitter e;
-    const auto uri = run.conclusion();
-    step_header(e, run, uri, v::kConclusion, step);
-    stored_text(e, uri, answer, v::kAnswerText, v::kAnswerRef);
-    return e.take();
+    return listed([&](TripleSink& out) { conclusion(out, run, step, answer); });
 }
 
 std::vector<Triple> routing_decision(const RunUris& run, const StepInfo& step,
                                      const Routing& routing) {
-    Emitter e;
-    const auto uri = run.routing_decision();
-    step_header(e, run, uri, v::kRoutingDecision, step);
-    e.add(uri, v::kRoutingMethod, literal(routing.method));
-    for (const auto& r : routing.rules_fired) e.add(uri, v::kRuleFired, literal(r));
-    e.add(uri, v::kConfidence, xsd_double(routing.confidence));
-    e.add(uri, v::kEngine, literal(routing.engine));
-    return e.take();
+    return listed([&](TripleSink& out) { routing_decision(out, run, step, routing); });
 }
 
 std::vector<Triple> escalation(const RunUris& run, std::size_t n, const StepInfo& step,
                                const EscalationInfo& info) {
-    Emitter e;
-    const auto uri = run.escalation(n);
-    step_header(e, run, uri, v::kEscalation, step);
-    e.add(uri, v::kReason, literal(info.reason));
-    e.add(uri, v::kRelevance, xsd_double(info.relevance));
-    e.add(uri, v::kEngine, literal(info.next_engine));
-    return e.take();
+    return listed([&](TripleSink& out) { escalation(out, run, n, step, info); });
 }
 
 std::vector<Triple> echo_question(const RunUris& run, std::string_view question_text,
                                   TimePoint time, std::string_view worker_agent,
                                   std::optional<std::string_view> parent_uri) {
-    return question(run, question_text, time, worker_agent, parent_uri);
+    return listed([&](TripleSink& out) {
+        echo_question(out, run, question_text, time, worker_agent, parent_uri);
+    });
 }
 
 std::vector<Triple> echo_synthesis(const RunUris& run, std::string_view answer, TimePoint time,
                                    std::chrono::milliseconds duration) {
-    StepInfo step;
-    step.generated_at = time;
-    step.duration = duration;
-    return synthesis(run, step, StoredText{std::string(answer), std::nullopt});
+    return listed([&](TripleSink& out) { echo_synthesis(out, run, answer, time, duration); });
 }
 
 }  // namespace glassbox::schema::explain

@@ -19,6 +19,10 @@
 //   echo          echo_question → echo_synthesis
 // then trace_end for each of them. A sub-trace's question() takes the calling step's URI
 // (parent_uri): the sub-run's Question prov:used it and prov:wasInformedBy the calling run.
+//
+// Each builder comes twice: returning the triples as a list, and writing them into a
+// TripleSink (triple_sink.hpp) — triple_json() writes the wire JSON of an explain message's
+// triples in place, with no Term built (the hot path of the RAG workers).
 #pragma once
 
 #include <chrono>
@@ -31,6 +35,7 @@
 #include "schema/explain_uris.hpp"
 #include "schema/messages.hpp"
 #include "schema/term.hpp"
+#include "schema/triple_sink.hpp"
 
 namespace glassbox::schema::explain {
 
@@ -180,5 +185,44 @@ std::vector<Triple> echo_question(const RunUris& run, std::string_view question,
 // The Synthesis (the first and only step: no derivation), carrying the answer text.
 std::vector<Triple> echo_synthesis(const RunUris& run, std::string_view answer, TimePoint time,
                                    std::chrono::milliseconds duration);
+
+// ---- the same builders, writing into a sink -------------------------------------------------
+
+// Sinks for the builders' triples, in urn:graph:retrieval.
+TripleList triple_list(std::size_t expected = 16);
+// Appends the JSON array of the triples to `out` (closed by close() or at destruction).
+TripleJson triple_json(std::string& out);
+
+void question(TripleSink& out, const RunUris& run, std::string_view query, TimePoint started,
+              std::string_view worker_agent,
+              std::optional<std::string_view> parent_uri = std::nullopt);
+void trace_end(TripleSink& out, const RunUris& run, TimePoint ended, TraceStatus status);
+void grounding(TripleSink& out, const RunUris& run, const StepInfo& step,
+               const std::vector<std::string>& concepts);
+void graph_exploration(TripleSink& out, const RunUris& run, const StepInfo& step,
+                       const std::vector<std::string>& seed_entities, std::uint64_t edge_count);
+void graph_focus(TripleSink& out, const RunUris& run, const StepInfo& step,
+                 const std::vector<SelectedEdge>& edges);
+void document_exploration(TripleSink& out, const RunUris& run, const StepInfo& step,
+                          const std::vector<RetrievedChunk>& chunks);
+void document_focus(TripleSink& out, const RunUris& run, const StepInfo& step,
+                    const std::vector<RankedChunk>& chunks);
+void synthesis(TripleSink& out, const RunUris& run, const StepInfo& step, const StoredText& answer,
+               const std::vector<Citation>& citations = {});
+void analysis(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo& step,
+              const AgentAction& action);
+void observation(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo& step,
+                 const StoredText& text);
+void conclusion(TripleSink& out, const RunUris& run, const StepInfo& step,
+                const StoredText& answer);
+void routing_decision(TripleSink& out, const RunUris& run, const StepInfo& step,
+                      const Routing& routing);
+void escalation(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo& step,
+                const EscalationInfo& info);
+void echo_question(TripleSink& out, const RunUris& run, std::string_view question, TimePoint time,
+                   std::string_view worker_agent,
+                   std::optional<std::string_view> parent_uri = std::nullopt);
+void echo_synthesis(TripleSink& out, const RunUris& run, std::string_view answer, TimePoint time,
+                    std::chrono::milliseconds duration);
 
 }  // namespace glassbox::schema::explain

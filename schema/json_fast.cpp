@@ -691,16 +691,20 @@ std::string encode_text(const EmbeddingsResponse& m) {
 
 std::string encode_text(const ExplainMessage& m) { return encode_text(m, m.explain_triples); }
 
-std::string encode_text(const ExplainMessage& m, std::span<const Triple> triples) {
+namespace {
+
+template <typename WriteTriples>
+std::string encode_explain(const ExplainMessage& m, WriteTriples&& write_triples,
+                           std::size_t reserve) {
     std::string out;
-    out.reserve(256 + triples.size() * 256);
+    out.reserve(reserve);
     {
         ObjectWriter object(out);
         object.boolean("end_of_trace", m.end_of_trace);
         if (m.error) object.error("error", *m.error);
         object.string("explain_graph", m.explain_graph);
         object.string("explain_id", m.explain_id);
-        append_json(object.key("explain_triples"), triples);
+        write_triples(object.key("explain_triples"));
         object.string("message_type", "explain");
         if (m.parent_uri) object.string("parent_uri", *m.parent_uri);
         object.uint("seq", m.seq);
@@ -710,6 +714,19 @@ std::string encode_text(const ExplainMessage& m, std::span<const Triple> triples
         object.string("worker", m.worker);
     }
     return out;
+}
+
+}  // namespace
+
+std::string encode_text(const ExplainMessage& m, std::span<const Triple> triples) {
+    return encode_explain(
+        m, [triples](std::string& out) { append_json(out, triples); }, 256 + triples.size() * 256);
+}
+
+std::string encode_text(const ExplainMessage& m,
+                        const std::function<void(std::string&)>& write_triples,
+                        std::size_t reserve) {
+    return encode_explain(m, write_triples, reserve);
 }
 
 std::string encode_text(const RagResponse& m) {

@@ -16,6 +16,7 @@
 //    path's own.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -39,6 +40,11 @@ std::string encode_text(const ExplainMessage& m);
 // encode_text(m) with `triples` written as its explain_triples (m's own are not read): the
 // message's header and a step's triples encoded without copying the triples into it.
 std::string encode_text(const ExplainMessage& m, std::span<const Triple> triples);
+// encode_text(m) with its explain_triples array appended by `write_triples` (for instance
+// through a TripleSink's TripleJson, which writes the same bytes as append_json(triples)).
+std::string encode_text(const ExplainMessage& m,
+                        const std::function<void(std::string&)>& write_triples,
+                        std::size_t reserve = 4096);
 std::string encode_text(const RagResponse& m);
 std::string encode_text(const EmbeddingsResponse& m);
 

@@ -194,14 +194,15 @@ Term xsd_integer(std::int64_t value) {
 
 Term xsd_decimal(std::string_view lexical) { return typed_literal(lexical, kXsdDecimal); }
 
-Term xsd_double(double value) {
-    if (std::isnan(value)) return typed_literal("NaN", kXsdDouble);
-    if (std::isinf(value)) return typed_literal(value > 0 ? "INF" : "-INF", kXsdDouble);
+std::string xsd_double_lexical(double value) {
+    if (std::isnan(value)) return "NaN";
+    if (std::isinf(value)) return value > 0 ? "INF" : "-INF";
     std::array<char, 32> buf{};
     const auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), value);
-    std::string text(buf.data(), ec == std::errc{} ? end : buf.data());
-    return typed_literal(text, kXsdDouble);
+    return std::string(buf.data(), ec == std::errc{} ? end : buf.data());
 }
+
+Term xsd_double(double value) { return typed_literal(xsd_double_lexical(value), kXsdDouble); }
 
 Term xsd_boolean(bool value) { return typed_literal(value ? "true" : "false", kXsdBoolean); }
 

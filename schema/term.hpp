@@ -100,6 +100,8 @@ Term xsd_integer(std::int64_t value);
 Term xsd_decimal(std::string_view lexical);
 // xsd:double in the shortest form that round-trips ("0.85", "1E-7", "INF", "NaN").
 Term xsd_double(double value);
+// That lexical form alone.
+std::string xsd_double_lexical(double value);
 Term xsd_boolean(bool value);
 // xsd:dateTime from its lexical form; explain::datetime_literal formats a time point.
 Term xsd_datetime(std::string_view lexical);

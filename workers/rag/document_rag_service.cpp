@@ -189,8 +189,8 @@ private:
         }
         return send_step(trace_.run().exploration(),
                          [run = trace_.run(), info = timer.info(trace_.run().grounding()),
-                          chunks = retrieved_chunks()] {
-                             return explain::document_exploration(run, info, chunks);
+                          chunks = retrieved_chunks()](schema::TripleSink& out) {
+                             explain::document_exploration(out, run, info, chunks);
                          });
     }
 
@@ -248,7 +248,9 @@ private:
         }
         return send_step(trace_.run().focus(),
                          [run = trace_.run(), info = timer.info(trace_.run().exploration()),
-                          ranked = std::move(ranked)] { return explain::document_focus(run, info, ranked); });
+                          ranked = std::move(ranked)](schema::TripleSink& out) {
+                             explain::document_focus(out, run, info, ranked);
+                         });
     }
 
     schema::Result<void> synthesis() override {

@@ -177,11 +177,12 @@ private:
         for (const auto& s : seeds_) {
             if (s.entity.is_iri()) seed_uris.push_back(s.entity.as_iri().value);
         }
-        return send_step(trace_.run().exploration(),
-                         [run = trace_.run(), info = timer.info(trace_.run().grounding()),
-                          seed_uris = std::move(seed_uris), edges = subgraph_.size()] {
-                             return explain::graph_exploration(run, info, seed_uris, edges);
-                         });
+        return send_step(
+            trace_.run().exploration(),
+            [run = trace_.run(), info = timer.info(trace_.run().grounding()),
+             seed_uris = std::move(seed_uris), edges = subgraph_.size()](schema::TripleSink& out) {
+                explain::graph_exploration(out, run, info, seed_uris, edges);
+            });
     }
 
     // Breadth-first from the seeds over the default graph: each hop asks, in one request, for
@@ -352,10 +353,11 @@ private:
             }
         }
 
-        return send_step(trace_.run().focus(), [run = trace_.run(), info = timer.info(trace_.run().exploration()),
-                                                edges = selected_edges()] {
-            return explain::graph_focus(run, info, edges);
-        });
+        return send_step(trace_.run().focus(),
+                         [run = trace_.run(), info = timer.info(trace_.run().exploration()),
+                          edges = selected_edges()](schema::TripleSink& out) {
+                             explain::graph_focus(out, run, info, edges);
+                         });
     }
 
     // Subgraph positions of the edges the LLM will score: all of them when they fit, else the

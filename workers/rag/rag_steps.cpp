@@ -44,7 +44,7 @@ schema::Result<void> RagRun::check_cancel() const {
     return {};
 }
 
-schema::Result<void> RagRun::send_step(const std::string& uri, std::function<RagTrace::Triples()> build) {
+schema::Result<void> RagRun::send_step(const std::string& uri, RagTrace::Build build) {
     if (auto sent = trace_.step(uri, std::move(build)); !sent) return sent;
     return check_cancel();
 }
@@ -82,9 +82,9 @@ schema::Result<void> RagRun::finish(const StepTimer& timer, const std::string& p
     }
     const auto synthesis_uri = trace_.run().synthesis();
     if (auto sent = trace_.complete(synthesis_uri,
-                                    [&] {
-                                        return explain::synthesis(
-                                            trace_.run(), timer.info(previous),
+                                    [&](schema::TripleSink& out) {
+                                        explain::synthesis(
+                                            out, trace_.run(), timer.info(previous),
                                             explain::StoredText{synthesised.answer, std::nullopt},
                                             citations);
                                     });
@@ -113,8 +113,9 @@ schema::Result<void> RagRun::grounding(const std::string& question) {
     if (!extracted) return extracted.error();
     count_tokens(*extracted, timer);
     concepts_ = concepts_in(*extracted);
-    return send_step(trace_.run().grounding(), [run = trace_.run(), info = timer.info({}), concepts = concepts_] {
-        return explain::grounding(run, info, concepts);
+    return send_step(trace_.run().grounding(), [run = trace_.run(), info = timer.info({}),
+                                                concepts = concepts_](schema::TripleSink& out) {
+        explain::grounding(out, run, info, concepts);
     });
 }
 

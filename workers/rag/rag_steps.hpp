@@ -77,7 +77,7 @@ protected:
     schema::Result<void> check_cancel() const;
     // Sends one step, then checks for cancel (the next step would be wasted work). The builder
     // runs later, when the step goes out (RagTrace::step): it must own what it reads.
-    schema::Result<void> send_step(const std::string& uri, std::function<RagTrace::Triples()> build);
+    schema::Result<void> send_step(const std::string& uri, RagTrace::Build build);
     // An LLM reply's tokens, in the run's totals and in its step's.
     void count_tokens(const schema::LlmResponse& response, StepTimer& timer);
 

@@ -52,19 +52,19 @@ RagTrace::RagTrace(runtime::RequestContext& context, std::string_view service, b
       session_(run_.question()),
       agent_(explain::worker_agent_uri(service)) {}
 
-schema::Result<void> RagTrace::send(const std::string& uri, Triples triples, runtime::ExplainState state,
-                                    const std::optional<schema::Error>& error, std::function<Triples()> build) {
+schema::Result<void> RagTrace::send(const std::string& uri, Build build,
+                                    runtime::ExplainState state,
+                                    const std::optional<schema::Error>& error, bool now) {
     runtime::ExplainStep step;
     step.session = session_;
     step.explain_id = uri;
-    step.triples = std::move(triples);
     step.state = state;
     step.parent_uri = parent_uri_;
     step.error = error;
     step.build = std::move(build);
-    // Sent once the next call's request is out (or before the reply): the building, encoding
-    // and the broker's routing of the step overlap the callee's work instead of delaying it.
-    auto sent = context_.defer_explain(std::move(step));
+    // Deferred: sent once the next call's request is out (or before the reply), so the
+    // building, encoding and the broker's routing of the step overlap the callee's work.
+    auto sent = now ? context_.send_explain(step) : context_.defer_explain(std::move(step));
     if (!sent) return sent.error();
     return {};
 }
@@ -74,25 +74,35 @@ schema::Result<void> RagTrace::open(std::string_view query, std::size_t max_char
     parent_uri_ = parent_uri;
     opened_ = true;
     if (!explain_) return {};
-    const auto started = std::chrono::system_clock::now();
-    std::optional<std::string_view> parent;
+    std::optional<std::string> parent;
     if (parent_uri_ && !parent_uri_->empty()) parent = *parent_uri_;
-    return send(session_, explain::question(run_, cut_to_chars(query, max_chars), started, agent_, parent),
-                runtime::ExplainState::kOpen, std::nullopt);
+    return send(
+        session_,
+        [run = run_, query = std::string(cut_to_chars(query, max_chars)),
+         started = std::chrono::system_clock::now(), agent = agent_,
+         parent = std::move(parent)](schema::TripleSink& out) {
+            explain::question(out, run, query, started, agent,
+                              parent ? std::optional<std::string_view>(*parent) : std::nullopt);
+        },
+        runtime::ExplainState::kOpen, std::nullopt);
 }
 
-schema::Result<void> RagTrace::step(const std::string& uri, std::function<Triples()> build) {
+schema::Result<void> RagTrace::step(const std::string& uri, Build build) {
     if (!explain_) return {};
-    return send(uri, {}, runtime::ExplainState::kOpen, std::nullopt, std::move(build));
+    return send(uri, std::move(build), runtime::ExplainState::kOpen, std::nullopt);
 }
 
-schema::Result<void> RagTrace::complete(const std::string& uri, const std::function<Triples()>& build) {
+schema::Result<void> RagTrace::complete(const std::string& uri, const Build& build) {
     ended_ = true;
     if (!explain_) return {};
-    auto triples = build();
-    auto end = explain::trace_end(run_, std::chrono::system_clock::now(), schema::TraceStatus::kComplete);
-    triples.insert(triples.end(), end.begin(), end.end());
-    return send(uri, std::move(triples), runtime::ExplainState::kComplete, std::nullopt);
+    const auto ended = std::chrono::system_clock::now();
+    return send(
+        uri,
+        [&build, this, ended](schema::TripleSink& out) {
+            build(out);
+            explain::trace_end(out, run_, ended, schema::TraceStatus::kComplete);
+        },
+        runtime::ExplainState::kComplete, std::nullopt, true);
 }
 
 void RagTrace::fail(const schema::Error& error) {
@@ -104,8 +114,12 @@ void RagTrace::fail(const schema::Error& error) {
     }
     if (explain_ && opened_ && !ended_) {
         ended_ = true;
-        (void)send(session_, explain::trace_end(run_, std::chrono::system_clock::now(), schema::TraceStatus::kError),
-                   runtime::ExplainState::kError, error);
+        (void)send(
+            session_,
+            [run = run_, ended = std::chrono::system_clock::now()](schema::TripleSink& out) {
+                explain::trace_end(out, run, ended, schema::TraceStatus::kError);
+            },
+            runtime::ExplainState::kError, error);
     }
     (void)context_.fail(error);
 }

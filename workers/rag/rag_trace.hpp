@@ -42,7 +42,8 @@ std::string_view cut_to_chars(std::string_view text, std::size_t max_chars);
 
 class RagTrace {
 public:
-    using Triples = std::vector<schema::Triple>;
+    // Writes a step's triples (schema/explain_builder.hpp's sink overloads).
+    using Build = std::function<void(schema::TripleSink&)>;
 
     // `explain` false: nothing is built or sent (the bench-only switch).
     RagTrace(runtime::RequestContext& context, std::string_view service, bool explain);
@@ -56,16 +57,18 @@ public:
     // Sends one step, deferred to the next call (RequestContext::defer_explain). The builder
     // runs only when explain is on, and then when the step goes out: after the next call's
     // request. It must own what it reads (captures by value; the StepInfo taken at completion).
-    schema::Result<void> step(const std::string& uri, std::function<Triples()> build);
-    // Sends the last step together with the end of the trace (status complete).
-    schema::Result<void> complete(const std::string& uri, const std::function<Triples()>& build);
+    schema::Result<void> step(const std::string& uri, Build build);
+    // Sends the last step together with the end of the trace (status complete), at once: the
+    // builder may read the caller's locals.
+    schema::Result<void> complete(const std::string& uri, const Build& build);
     // Ends the request with `error`: unless the request was cancelled (the broker closes the
     // trace then), the trace is ended first with status error.
     void fail(const schema::Error& error);
 
 private:
-    schema::Result<void> send(const std::string& uri, Triples triples, runtime::ExplainState state,
-                              const std::optional<schema::Error>& error, std::function<Triples()> build = {});
+    // Defers the step to the next call (or the reply); with `now`, sends it at once.
+    schema::Result<void> send(const std::string& uri, Build build, runtime::ExplainState state,
+                              const std::optional<schema::Error>& error, bool now = false);
 
     runtime::RequestContext& context_;
     bool explain_;

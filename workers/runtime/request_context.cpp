@@ -91,7 +91,18 @@ std::string build_explain_body(const ExplainStep& step, std::uint64_t seq, std::
         case ExplainState::kError: message.trace_status = schema::TraceStatus::kError; break;
     }
     message.error = step.error;
-    return schema::encode_text(message, step.triples);
+    if (!step.build) return schema::encode_text(message, step.triples);
+    // Reserve what the largest body so far needed: a focus step is tens of kilobytes.
+    static thread_local std::size_t largest = 4096;
+    auto body = schema::encode_text(
+        message,
+        [&step, &message](std::string& out) {
+            schema::TripleJson sink(out, message.explain_graph);  // the graph each triple names
+            step.build(sink);
+        },
+        largest);
+    largest = std::max(largest, body.size());
+    return body;
 }
 
 RequestContext::RequestContext(RequestMeta meta, nlohmann::json body, std::string worker_id,
@@ -188,7 +199,6 @@ Result<void> RequestContext::flush_explains() {
     std::vector<std::pair<ExplainStep, std::uint64_t>> pending;
     pending.swap(deferred_);
     for (auto& [step, seq] : pending) {
-        if (step.build) step.triples = step.build();
         if (auto r = send_numbered(step, seq); !r) return r;
     }
     return {};

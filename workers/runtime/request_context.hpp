@@ -5,18 +5,18 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 #include <zmq.hpp>
 
 #include "client/bus_client.hpp"
 #include "schema/result.hpp"
 #include "schema/term.hpp"
+#include "schema/triple_sink.hpp"
 
 namespace glassbox::runtime {
 
@@ -49,9 +49,11 @@ struct ExplainStep {
     ExplainState state = ExplainState::kOpen;
     std::optional<std::string> parent_uri;  // the calling step, for a sub-trace
     std::optional<schema::Error> error;     // why the trace ended, with state kError
-    // Set on a deferred step: builds `triples` when the message is sent, after the next call's
-    // request is out, so the building overlaps the callee's work. It owns what it reads.
-    std::function<std::vector<schema::Triple>()> build;
+    // When set, writes the step's triples (instead of `triples`) as the message is encoded:
+    // straight into the body's JSON (schema::explain::triple_json), no Term built. A deferred
+    // step is built when it goes out, after the next call's request, so the building overlaps
+    // the callee's work; such a builder owns what it reads.
+    std::function<void(schema::TripleSink&)> build;
 };
 
 // The §8 body: message_type, session, seq, service, worker, parent_uri?, explain_id,

@@ -1,12 +1,13 @@
 // Worker runtime against a fake ROUTER: registration, heartbeats, cancel, errors, explain, stop.
 #include "workers/runtime/worker.hpp"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
+#include <nlohmann/json.hpp>
 #include <thread>
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
+#include "schema/vocabulary.hpp"
 #include "tests/unit/runtime/fake_broker.hpp"
 
 namespace glassbox::runtime {
@@ -540,10 +541,9 @@ TEST_F(WorkerTest, ADeferredStepIsBuiltWhenItGoesOut) {
     std::atomic<bool> built_early{true};
     const auto id = start([&](RequestContext& c) {
         ExplainStep a{"urn:a", "urn:a", {}, ExplainState::kOpen, std::nullopt, std::nullopt, {}};
-        a.build = [&builds, text = std::string("built later")] {
+        a.build = [&builds, text = std::string("built later")](schema::TripleSink& out) {
             ++builds;
-            return std::vector<schema::Triple>{schema::Triple{schema::iri("urn:a"), schema::iri("urn:p"),
-                                                              schema::literal(text), std::nullopt}};
+            out.literal("urn:a", "urn:p", text);
         };
         EXPECT_EQ(c.defer_explain(std::move(a)).value(), 0u);
         built_early = builds.load() != 0;
@@ -558,6 +558,7 @@ TEST_F(WorkerTest, ADeferredStepIsBuiltWhenItGoesOut) {
     const auto body = json::parse(explain->frames[8]);
     ASSERT_EQ(body["explain_triples"].size(), 1u);
     EXPECT_EQ(body["explain_triples"][0]["o"]["v"], "built later");
+    EXPECT_EQ(body["explain_triples"][0]["g"], schema::vocab::kRetrievalGraph);
     gbc_reply(broker, call->identity, schema::protocol::client_cmd::kFinal, {call->frames[4], "{}"});
     ASSERT_TRUE(broker.expect(cmd::kReply));
     EXPECT_FALSE(built_early.load());
