@@ -319,6 +319,14 @@ private:
     void out(zmq::message_t&& frame) { out_.push_back(std::move(frame)); }
     void out_command(char command) { out_.emplace_back(&command, 1); }
     void send_out(Outlet outlet = Outlet::kRouter);
+    // §2.3 holding (held_peers_): whether out_ waits for the batch's commit; what to hold.
+    bool holding() const noexcept { return hold_publisher_ || !held_peers_.empty(); }
+    bool held(Outlet outlet) const;
+    void hold_until_commit(const Request& request);
+    void release_held() noexcept {
+        hold_publisher_ = false;
+        held_peers_.clear();
+    }
     bool transmit(Outlet outlet, std::vector<zmq::message_t>& frames);
     void handle_unreachable();
 
@@ -360,8 +368,11 @@ private:
     std::set<std::uint64_t> redeliver_;
     std::uint64_t delivery_cursor_ = 0;  // every id at or below was handed out once
 
-    // EXPLAINs appended in this batch are committed before anything after them is sent (§2.3).
-    bool defer_sends_ = false;
+    // An EXPLAIN appended in this batch is committed before it is forwarded (§2.3): until the
+    // batch commits, the topic and each client it goes to hold their sends (in order), and
+    // everything else — dispatches, other clients' replies — goes out at once.
+    bool hold_publisher_ = false;
+    std::vector<std::string> held_peers_;
     std::vector<Deferred> deferred_;
     std::vector<std::string> unreachable_;
     std::vector<std::string> services_to_collect_;
@@ -610,14 +621,13 @@ void BrokerCore::handle_message() {
 void BrokerCore::end_batch() {
     // Commit appended EXPLAINs, then send what waited for them; losing a peer on the way may
     // end requests, which may append more: repeat until quiet.
-    for (int round = 0; round < 16 && (defer_sends_ || !deferred_.empty() ||
-                                       !unreachable_.empty());
+    for (int round = 0; round < 16 && (holding() || !deferred_.empty() || !unreachable_.empty());
          ++round) {
         if (auto committed = spool_->commit(); !committed) {
             ++counters_.spool_errors;
             log_->error("event=spool_commit_failed error=\"{}\"", committed.error().message);
         }
-        defer_sends_ = false;
+        release_held();
         auto batch = std::move(deferred_);
         deferred_.clear();
         for (auto& entry : batch) transmit(entry.outlet, entry.frames);
@@ -707,7 +717,7 @@ void BrokerCore::shutdown() {
     for (const auto& identity : identities) {
         send_worker_command(identity, proto::worker_cmd::kDisconnect);
     }
-    defer_sends_ = false;
+    release_held();
     for (auto& entry : deferred_) transmit(entry.outlet, entry.frames);
     deferred_.clear();
     if (auto committed = spool_->commit(); !committed) {
@@ -745,8 +755,23 @@ bool BrokerCore::transmit(Outlet outlet, std::vector<zmq::message_t>& frames) {
     return true;
 }
 
+bool BrokerCore::held(Outlet outlet) const {
+    if (outlet == Outlet::kPublisher) return hold_publisher_;
+    if (held_peers_.empty() || out_.empty()) return false;
+    const auto peer = view(out_[0]);
+    return std::find(held_peers_.begin(), held_peers_.end(), peer) != held_peers_.end();
+}
+
+void BrokerCore::hold_until_commit(const Request& request) {
+    hold_publisher_ = true;
+    if (request.client_kind != ClientKind::kGb || request.abandoned) return;  // nothing forwarded
+    if (std::find(held_peers_.begin(), held_peers_.end(), request.client) == held_peers_.end()) {
+        held_peers_.push_back(request.client);
+    }
+}
+
 void BrokerCore::send_out(Outlet outlet) {
-    if (defer_sends_) {
+    if (held(outlet)) {
         deferred_.push_back(Deferred{outlet, std::move(out_)});
         out_.clear();
         return;
@@ -1528,7 +1553,7 @@ std::optional<Error> BrokerCore::emit_explain(Request& request, std::string_view
     record.body.assign(view(body));
     if (spool_->has_room(record.bytes())) {
         if (auto appended = spool_->append(std::move(record)); appended) {
-            defer_sends_ = true;  // sent after the batch commits (§2.3)
+            hold_until_commit(request);  // forwarded after the batch commits (§2.3)
         } else {
             ++counters_.spool_errors;
             log_->error("event=spool_append_failed session={} seq={} error=\"{}\"",

@@ -385,6 +385,35 @@ TEST_F(BrokerTest, StreamingRepliesArriveInOrderThenFinal) {
     EXPECT_TRUE(client->silent_for(200ms));
 }
 
+// An EXPLAIN holds its client's later messages until the spool commits (§2.3), and only its
+// client's: another client's reply in the same burst, and the first client's data sent before
+// the EXPLAIN, keep their places; the first client's stream stays in order.
+TEST_F(BrokerTest, AnExplainHoldsOnlyItsOwnClientsLaterMessages) {
+    start();
+    auto w1 = worker("echo", true);
+    auto a = peer();
+    request(*a, "echo", "ra", "{}", "4000");
+    const Frames req_a = expect_request(*w1);
+    auto w2 = worker("echo", true);
+    auto b = peer();
+    request(*b, "echo", "rb", "{}", "4000");
+    const Frames req_b = expect_request(*w2);
+    w1->send({kEmpty, kMdpw, cmd(0x06), req_a[3], kEmpty, "\"c0\""});
+    explain(*w1, req_a[3], "urn:q:a", "0", "complete", "{\"seq\":0}");
+    w1->send({kEmpty, kMdpw, cmd(0x06), req_a[3], kEmpty, "\"c1\""});
+    reply(*w2, req_b[3], "{\"b\":true}");
+    reply(*w1, req_a[3], "{\"a\":true}");
+    EXPECT_EQ(expect_gb(*b, 0x03, "rb").at(4), "{\"b\":true}");
+    EXPECT_EQ(expect_gb(*a, 0x02, "ra").at(5), "\"c0\"");
+    const Frames explained = expect_gb(*a, 0x02, "ra");
+    EXPECT_EQ(explained.at(4), "explain");
+    EXPECT_EQ(explained.at(5), "{\"seq\":0}");
+    EXPECT_EQ(expect_gb(*a, 0x02, "ra").at(5), "\"c1\"");
+    EXPECT_EQ(expect_gb(*a, 0x03, "ra").at(4), "{\"a\":true}");
+    EXPECT_TRUE(a->silent_for(100ms));
+    EXPECT_TRUE(b->silent_for(100ms));
+}
+
 TEST_F(BrokerTest, MajordomoClientGetsOnlyTheFinalReplyOfAStreamingWorker) {
     start();
     auto w = worker("echo", true);
