@@ -13,7 +13,7 @@
 //
 // Reported per size: end-to-end p50/p90/p99 (request sent to FINAL received, through the bus),
 // the time per step (gb:durationMs of Grounding, Exploration, Focus, Synthesis in the explain
-// triples received inline), explain messages and triples per query, and the explain overhead
+// triples received inline), explain messages, triples and KiB per query, and the explain overhead
 // (p50 with explain / p50 without). Targets: p50 <= 20 ms at 100k; p50 at 1M <= 2x p50 at 10k;
 // explain overhead <= 5 %.
 //
@@ -540,6 +540,7 @@ struct QueryResult {
     std::map<std::string, double> step_ms;  // from gb:durationMs
     std::size_t explain_messages = 0;
     std::size_t explain_triples = 0;
+    std::size_t explain_bytes = 0;  // the explain message bodies received
     std::size_t kept_edges = 0;
     double subgraph_edges = 0.0;  // gb:edgeCount of the Exploration step
     std::size_t seeds = 0;        // gb:seedEntity of the Exploration step
@@ -603,6 +604,7 @@ QueryResult run_query(glassbox::client::BusClient& client, const std::string& se
         explains.push_back(std::move(message).value());
     }
     out.explain_messages = explains.size();
+    for (const auto& text : explain_texts) out.explain_bytes += text.size();
     std::map<std::string, std::pair<std::string, std::string>> edges;  // selection -> (subject, object)
     const auto number = [](const schema::Term& o) {
         return o.is_literal() ? std::strtod(o.as_literal().value.c_str(), nullptr) : 0.0;
@@ -647,7 +649,7 @@ struct SizeFigures {
     std::vector<double> with_explain, without_explain;
     std::vector<double> paired_ratio;  // with / without, per question answered by both
     std::map<std::string, std::vector<double>> steps;
-    std::vector<double> explain_messages, explain_triples, kept_edges, subgraph_edges, seeds;
+    std::vector<double> explain_messages, explain_triples, explain_kib, kept_edges, subgraph_edges, seeds;
     std::size_t errors_with = 0, errors_without = 0, empty_answers = 0;
     std::size_t answerable = 0, answer_in_focus = 0;
     std::vector<std::string> error_samples;
@@ -708,6 +710,7 @@ SizeFigures bench_size(Pipeline& pipeline, const Options& o, std::size_t target)
             f.explain_messages.push_back(static_cast<double>(with.explain_messages));
             f.client_cpu_with.push_back(with.client_cpu_ms);
             f.explain_triples.push_back(static_cast<double>(with.explain_triples));
+            f.explain_kib.push_back(static_cast<double>(with.explain_bytes) / 1024.0);
             f.kept_edges.push_back(static_cast<double>(with.kept_edges));
             f.subgraph_edges.push_back(with.subgraph_edges);
             f.seeds.push_back(static_cast<double>(with.seeds));
@@ -791,9 +794,9 @@ void report(const std::vector<SizeFigures>& all, const Options& o, const std::st
         << ". Times in ms, end to end through the bus (client send to FINAL; the client receives every explain "
            "message on the clock and decodes them after it).\n\n";
     out << "| graph | triples | load s | e2e p50 | e2e p90 | e2e p99 | no-explain p50 | no-explain p99 | explain overhead (p50) | "
-           "paired overhead (median) | explain msgs | explain triples | seeds | subgraph edges | kept edges | answer in focus | "
+           "paired overhead (median) | explain msgs | explain triples | explain KiB | seeds | subgraph edges | kept edges | answer in focus | "
            "errors |\n";
-    out << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    out << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& f : all) {
         const double p50 = percentile(f.with_explain, 0.5);
         const double q50 = percentile(f.without_explain, 0.5);
@@ -804,7 +807,7 @@ void report(const std::vector<SizeFigures>& all, const Options& o, const std::st
             << (q50 > 0 ? fmt(100.0 * (p50 / q50 - 1.0), 1) + " %" : std::string("n/a")) << " | "
             << (f.paired_ratio.empty() ? std::string("n/a") : fmt(100.0 * (percentile(f.paired_ratio, 0.5) - 1.0), 1) + " %")
             << " | " << fmt(percentile(f.explain_messages, 0.5), 0) << " | " << fmt(percentile(f.explain_triples, 0.5), 0) << " | "
-            << fmt(percentile(f.seeds, 0.5), 0) << " | " << fmt(percentile(f.subgraph_edges, 0.5), 0) << " | "
+            << fmt(percentile(f.explain_kib, 0.5), 1) << " | " << fmt(percentile(f.seeds, 0.5), 0) << " | " << fmt(percentile(f.subgraph_edges, 0.5), 0) << " | "
             << fmt(percentile(f.kept_edges, 0.5), 0) << " | "
             << (f.answerable ? fmt(100.0 * static_cast<double>(f.answer_in_focus) / static_cast<double>(f.answerable), 0) + " %"
                              : std::string("n/a"))
@@ -898,6 +901,7 @@ json to_json(const SizeFigures& f) {
             {"no_explain_p50", percentile(f.without_explain, 0.5)},
             {"no_explain_p99", percentile(f.without_explain, 0.99)},
             {"paired_overhead", f.paired_ratio.empty() ? 0.0 : percentile(f.paired_ratio, 0.5) - 1.0},
+            {"explain_kib_p50", percentile(f.explain_kib, 0.5)},
             {"steps", steps},
             {"errors", f.errors_with + f.errors_without},
             {"answer_in_focus", f.answerable ? static_cast<double>(f.answer_in_focus) / static_cast<double>(f.answerable) : 0.0},
