@@ -92,7 +92,8 @@ std::string build_explain_body(const ExplainStep& step, std::uint64_t seq, std::
     }
     message.error = step.error;
     if (!step.build) return schema::encode_text(message, step.triples);
-    // Reserve what the largest body so far needed: a focus step is tens of kilobytes.
+    // Reserve what the largest body so far needed (a focus step is tens of kilobytes), up to
+    // 256 KiB: one huge step must not make every later small one allocate that much.
     static thread_local std::size_t largest = 4096;
     auto body = schema::encode_text(
         message,
@@ -101,7 +102,7 @@ std::string build_explain_body(const ExplainStep& step, std::uint64_t seq, std::
             step.build(sink);
         },
         largest);
-    largest = std::max(largest, body.size());
+    largest = std::clamp<std::size_t>(body.size(), largest, 256 * 1024);
     return body;
 }
 
