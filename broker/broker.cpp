@@ -237,6 +237,16 @@ struct Counters {
 
 enum class Outlet : std::uint8_t { kRouter, kPublisher };
 
+// A frame that takes over `text`'s buffer: zmq frees it (with the string) once sent.
+zmq::message_t adopt(std::string&& text) {
+    if (text.size() < 256)
+        return zmq::message_t(text.data(), text.size());  // small: a copy is cheaper
+    auto* owned = new std::string(std::move(text));
+    return zmq::message_t(
+        owned->data(), owned->size(),
+        [](void*, void* hint) { delete static_cast<std::string*>(hint); }, owned);
+}
+
 struct Deferred {
     Outlet outlet;
     std::vector<zmq::message_t> frames;
@@ -1735,15 +1745,13 @@ void BrokerCore::pump_deliveries() {
     }
     if (batch.size() < capacity && delivery_cursor_ < spool_->last_id()) {
         const std::size_t wanted = static_cast<std::size_t>(capacity - batch.size());
-        auto records = spool_->read_after(delivery_cursor_, wanted);
-        if (!records) {
+        auto taken = spool_->take_after(delivery_cursor_, wanted);  // moved out of the cache
+        if (!taken) {
             ++counters_.spool_errors;
-            log_->error("event=spool_read_failed error=\"{}\"", records.error().message);
+            log_->error("event=spool_read_failed error=\"{}\"", taken.error().message);
         } else {
-            delivery_cursor_ = records.value().size() < wanted ? spool_->last_id()
-                                                               : records.value().back().delivery_id;
-            for (auto& record : records.value()) batch.push_back(std::move(record));
-            spool_->release_cache_through(delivery_cursor_);
+            delivery_cursor_ = taken.value().through;
+            for (auto& record : taken.value().records) batch.push_back(std::move(record));
         }
     }
     std::size_t turn = collector_turn_;
@@ -1771,7 +1779,7 @@ void BrokerCore::pump_deliveries() {
         out(record.session);
         out(std::to_string(record.seq));
         out(record.state);
-        out(record.body);
+        out(adopt(std::move(record.body)));  // the body's bytes are not copied again
         target->in_flight.insert(record.delivery_id);
         delivery_owner_[record.delivery_id] = target;
         target->last_sent = now_;

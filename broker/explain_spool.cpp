@@ -692,7 +692,7 @@ Result<std::uint64_t> ExplainSpool::append(SpoolRecord record) {
         cache_.clear();
         cache_bytes_ = 0;
     }
-    CacheEntry entry{std::move(record), true};
+    CacheEntry entry{std::move(record), true, size};
     entry.record.delivery_id = id;
     cache_bytes_ += size;
     cache_.push_back(std::move(entry));
@@ -772,7 +772,7 @@ void ExplainSpool::discard_pending() noexcept {
             at = index_.erase(at);
         }
         while (!cache_.empty() && cache_.back().record.delivery_id >= pending_first_) {
-            cache_bytes_ -= cache_.back().record.bytes();
+            cache_bytes_ -= cache_.back().bytes;
             cache_.pop_back();
         }
     }
@@ -916,6 +916,28 @@ Result<std::vector<SpoolRecord>> ExplainSpool::read_after(std::uint64_t after, s
     return records;
 }
 
+Result<ExplainSpool::Taken> ExplainSpool::take_after(std::uint64_t after, std::size_t limit) {
+    Taken taken;
+    taken.through = after;
+    if (limit == 0) return taken;
+    if (after < last_id() && !cache_.empty() && after + 1 >= cache_.front().record.delivery_id) {
+        const std::uint64_t first = cache_.front().record.delivery_id;
+        for (auto index = static_cast<std::size_t>(after + 1 - first);
+             index < cache_.size() && taken.records.size() < limit; ++index) {
+            // Moved: every entry read here is released below.
+            if (cache_[index].live) taken.records.push_back(std::move(cache_[index].record));
+        }
+    } else {
+        auto read = read_after(after, limit);
+        if (!read) return read.error();
+        taken.records = std::move(read).value();
+    }
+    taken.through = std::max(
+        after, taken.records.size() < limit ? last_id() : taken.records.back().delivery_id);
+    release_cache_through(taken.through);
+    return taken;
+}
+
 Result<std::optional<SpoolRecord>> ExplainSpool::read(std::uint64_t delivery_id) {
     if (const SpoolRecord* hit = cached(delivery_id)) return std::optional<SpoolRecord>{*hit};
     const auto found = index_.find(delivery_id);
@@ -927,7 +949,7 @@ Result<std::optional<SpoolRecord>> ExplainSpool::read(std::uint64_t delivery_id)
 
 void ExplainSpool::release_cache_through(std::uint64_t delivery_id) noexcept {
     while (!cache_.empty() && cache_.front().record.delivery_id <= delivery_id) {
-        cache_bytes_ -= cache_.front().record.bytes();
+        cache_bytes_ -= cache_.front().bytes;
         cache_.pop_front();
     }
 }
@@ -935,7 +957,7 @@ void ExplainSpool::release_cache_through(std::uint64_t delivery_id) noexcept {
 void ExplainSpool::trim_cache() noexcept {
     while (!cache_.empty() &&
            (cache_.size() > limits_.cache_max_messages || cache_bytes_ > limits_.cache_max_bytes)) {
-        cache_bytes_ -= cache_.front().record.bytes();
+        cache_bytes_ -= cache_.front().bytes;
         cache_.pop_front();
     }
 }

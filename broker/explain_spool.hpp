@@ -80,6 +80,14 @@ public:
     schema::Result<std::optional<SpoolRecord>> read(std::uint64_t delivery_id);
     // Drops cached records up to `delivery_id` (delivered; a redelivery reads the file).
     void release_cache_through(std::uint64_t delivery_id) noexcept;
+    // read_after() for a caller that hands the records out once: `through` is the last id
+    // read, or last_id() when fewer than `limit` were left, and the cache is released up to
+    // it — so cached records are moved out, not copied.
+    struct Taken {
+        std::vector<SpoolRecord> records;
+        std::uint64_t through = 0;
+    };
+    schema::Result<Taken> take_after(std::uint64_t after, std::size_t limit);
 
     std::uint64_t messages() const noexcept { return messages_; }
     std::uint64_t bytes() const noexcept { return bytes_; }
@@ -126,6 +134,7 @@ private:
     struct CacheEntry {
         SpoolRecord record;
         bool live = true;
+        std::uint64_t bytes = 0;  // record.bytes() when cached (the record may be moved out)
     };
     std::deque<CacheEntry> cache_;
     std::uint64_t cache_bytes_ = 0;

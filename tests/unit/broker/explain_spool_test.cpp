@@ -181,6 +181,51 @@ TEST(ExplainSpool, ReadAfterHonoursTheLimitAndOrderFromTheFile) {
     EXPECT_EQ(cached.value()[1].state, "open");
 }
 
+// take_after hands records out once: from the cache they are moved, the cache is released up
+// to what was taken, and later reads of those ids (a redelivery) come from the file intact.
+TEST(ExplainSpool, TakeAfterMovesCachedRecordsOutAndReleasesThem) {
+    SpoolLimits limits;
+    limits.cache_max_messages = 4;  // ids 3..6 cached, 1..2 only in the file
+    auto spool = open_spool("", limits);
+    ASSERT_TRUE(spool);
+    ASSERT_NO_FATAL_FAILURE(append_committed(*spool, 6, "body"));
+    auto from_file = spool->take_after(0, 2);
+    ASSERT_TRUE(from_file.ok());
+    ASSERT_EQ(from_file.value().records.size(), 2u);
+    EXPECT_EQ(from_file.value().records[1].body, "body1");
+    EXPECT_EQ(from_file.value().through, 2u);
+    auto cached = spool->take_after(2, 3);
+    ASSERT_TRUE(cached.ok());
+    ASSERT_EQ(cached.value().records.size(), 3u);
+    EXPECT_EQ(cached.value().records[0].delivery_id, 3u);
+    EXPECT_EQ(cached.value().records[2].body, "body4");
+    EXPECT_EQ(cached.value().through, 5u);
+    auto rest = spool->take_after(5, 10);  // fewer than asked: through the last id
+    ASSERT_TRUE(rest.ok());
+    ASSERT_EQ(rest.value().records.size(), 1u);
+    EXPECT_EQ(rest.value().records[0].body, "body5");
+    EXPECT_EQ(rest.value().through, 6u);
+    for (std::uint64_t id = 3; id <= 6; ++id) {  // released from the cache, whole in the file
+        auto again = spool->read(id);
+        ASSERT_TRUE(again.ok());
+        ASSERT_TRUE(again.value().has_value()) << id;
+        EXPECT_EQ(again.value()->body, "body" + std::to_string(id - 1));
+        EXPECT_EQ(again.value()->session, "urn:s");
+    }
+    EXPECT_EQ(spool->messages(), 6u);  // taking is not acknowledging
+    auto none = spool->take_after(6, 10);
+    ASSERT_TRUE(none.ok());
+    EXPECT_TRUE(none.value().records.empty());
+    EXPECT_EQ(none.value().through, 6u);
+    // The cache still takes new records and hands them out moved.
+    ASSERT_NO_FATAL_FAILURE(expect_appended_as(*spool, record("urn:s", 6, "body6"), 7));
+    ASSERT_TRUE(spool->commit().ok());
+    auto fresh = spool->take_after(6, 10);
+    ASSERT_TRUE(fresh.ok());
+    ASSERT_EQ(fresh.value().records.size(), 1u);
+    EXPECT_EQ(fresh.value().records[0].body, "body6");
+}
+
 TEST(ExplainSpool, MessageBoundGivesSpoolFull) {
     SpoolLimits limits;
     limits.max_messages = 2;
