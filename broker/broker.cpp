@@ -26,6 +26,7 @@
 
 #include "broker/explain_spool.hpp"
 #include "broker/service_queue.hpp"
+#include "client/frame_io.hpp"
 #include "schema/log.hpp"
 #include "schema/protocol.hpp"
 
@@ -236,16 +237,6 @@ struct Counters {
 };
 
 enum class Outlet : std::uint8_t { kRouter, kPublisher };
-
-// A frame that takes over `text`'s buffer: zmq frees it (with the string) once sent.
-zmq::message_t adopt(std::string&& text) {
-    if (text.size() < 256)
-        return zmq::message_t(text.data(), text.size());  // small: a copy is cheaper
-    auto* owned = new std::string(std::move(text));
-    return zmq::message_t(
-        owned->data(), owned->size(),
-        [](void*, void* hint) { delete static_cast<std::string*>(hint); }, owned);
-}
 
 struct Deferred {
     Outlet outlet;
@@ -1779,7 +1770,7 @@ void BrokerCore::pump_deliveries() {
         out(record.session);
         out(std::to_string(record.seq));
         out(record.state);
-        out(adopt(std::move(record.body)));  // the body's bytes are not copied again
+        out(client::message_of(std::move(record.body)));  // the frame takes the body's buffer
         target->in_flight.insert(record.delivery_id);
         delivery_owner_[record.delivery_id] = target;
         target->last_sent = now_;
