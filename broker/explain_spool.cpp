@@ -225,41 +225,59 @@ T load_le(const char* at) noexcept {
     return value;
 }
 
-// A complete, valid record at the start of `bytes`.
-struct ScannedRecord {
+// The fixed part of the record at `bytes` (kSpoolHeaderSize bytes readable there).
+struct SpoolHeader {
+    std::uint32_t magic = 0;
+    bool acked = false;
     std::uint64_t id = 0;
     std::uint64_t seq = 0;
-    bool acked = false;
     SpoolFieldLengths lengths;
-    std::uint64_t size = 0;  // header included
+    std::uint64_t size() const noexcept {
+        return kSpoolHeaderSize + lengths.total();
+    }  // header included
 };
 
-std::optional<ScannedRecord> scan_record(const char* bytes, std::uint64_t available) noexcept {
-    if (available < kSpoolHeaderSize) return std::nullopt;
-    if (load_le<std::uint32_t>(bytes) != kSpoolMagic) return std::nullopt;
-    ScannedRecord record;
-    record.acked = (bytes[kSpoolFlagsAt] & kSpoolAcked) != 0;
-    record.id = load_le<std::uint64_t>(bytes + 8);
-    record.seq = load_le<std::uint64_t>(bytes + 16);
-    record.lengths.service = load_le<std::uint32_t>(bytes + 24);
-    record.lengths.session = load_le<std::uint32_t>(bytes + 28);
-    record.lengths.state = load_le<std::uint32_t>(bytes + 32);
-    record.lengths.body = load_le<std::uint32_t>(bytes + 36);
-    record.size = kSpoolHeaderSize + record.lengths.total();
-    if (record.id == 0 || record.size > available) return std::nullopt;
+SpoolHeader read_header(const char* bytes) noexcept {
+    SpoolHeader header;
+    header.magic = load_le<std::uint32_t>(bytes);
+    header.acked = (bytes[kSpoolFlagsAt] & kSpoolAcked) != 0;
+    header.id = load_le<std::uint64_t>(bytes + 8);
+    header.seq = load_le<std::uint64_t>(bytes + 16);
+    header.lengths = {load_le<std::uint32_t>(bytes + 24), load_le<std::uint32_t>(bytes + 28),
+                      load_le<std::uint32_t>(bytes + 32), load_le<std::uint32_t>(bytes + 36)};
+    return header;
+}
+
+// The service, session, state and body of a record whose header says `lengths`.
+struct SpoolFields {
+    std::string_view service, session, state, body;
+};
+
+SpoolFields fields_of(const char* bytes, const SpoolFieldLengths& lengths) noexcept {
     const char* field = bytes + kSpoolHeaderSize;
-    const std::string_view service(field, record.lengths.service);
-    field += record.lengths.service;
-    const std::string_view session(field, record.lengths.session);
-    field += record.lengths.session;
-    const std::string_view state(field, record.lengths.state);
-    field += record.lengths.state;
-    const std::string_view body(field, record.lengths.body);
-    if (spool_checksum(bytes, service, session, state, body) !=
+    SpoolFields fields;
+    fields.service = {field, lengths.service};
+    field += lengths.service;
+    fields.session = {field, lengths.session};
+    field += lengths.session;
+    fields.state = {field, lengths.state};
+    field += lengths.state;
+    fields.body = {field, lengths.body};
+    return fields;
+}
+
+// The header of a complete, valid record at the start of `bytes`.
+std::optional<SpoolHeader> scan_record(const char* bytes, std::uint64_t available) noexcept {
+    if (available < kSpoolHeaderSize) return std::nullopt;
+    const SpoolHeader header = read_header(bytes);
+    if (header.magic != kSpoolMagic || header.id == 0 || header.size() > available)
+        return std::nullopt;
+    const SpoolFields f = fields_of(bytes, header.lengths);
+    if (spool_checksum(bytes, f.service, f.session, f.state, f.body) !=
         load_le<std::uint64_t>(bytes + kSpoolChecksumAt)) {
         return std::nullopt;
     }
-    return record;
+    return header;
 }
 
 Result<void> write_fully(int fd, const char* data, std::size_t size, std::uint64_t offset) {
@@ -511,7 +529,7 @@ Result<void> ExplainSpool::recover() {
             if (record->acked) {
                 acked.push_back(record->id);
             } else {
-                const Location location{segment.get(), offset, record->size};
+                const Location location{segment.get(), offset, record->size()};
                 auto [at, inserted] = index_.try_emplace(record->id, location);
                 if (!inserted) {
                     // A copy made by compaction before its original's file was deleted: the
@@ -522,9 +540,9 @@ Result<void> ExplainSpool::recover() {
                     at->second = location;
                 }
                 ++segment->live_records;
-                segment->live_bytes += record->size;
+                segment->live_bytes += record->size();
             }
-            offset += record->size;
+            offset += record->size();
         }
         segment->size = file_size;
         if (offset < file_size) {
@@ -859,54 +877,51 @@ Result<SpoolRecord> ExplainSpool::load(const Location& location, std::uint64_t d
                !read) {
         return read.error();
     }
-    const char* header = bytes.data();
-    const SpoolFieldLengths lengths{
-        load_le<std::uint32_t>(header + 24), load_le<std::uint32_t>(header + 28),
-        load_le<std::uint32_t>(header + 32), load_le<std::uint32_t>(header + 36)};
-    if (load_le<std::uint32_t>(header) != kSpoolMagic ||
-        load_le<std::uint64_t>(header + 8) != delivery_id ||
-        kSpoolHeaderSize + lengths.total() != location.size) {
+    const SpoolHeader header = read_header(bytes.data());
+    if (header.magic != kSpoolMagic || header.id != delivery_id || header.size() != location.size) {
         return schema::make_error(ErrorType::kInternal,
                                   "spool " + path_ + ": record " + std::to_string(delivery_id) +
                                       " unreadable in segment " +
                                       segment_name(location.segment->first_id));
     }
+    const SpoolFields fields = fields_of(bytes.data(), header.lengths);
     SpoolRecord record;
     record.delivery_id = delivery_id;
-    record.seq = load_le<std::uint64_t>(header + 16);
-    std::size_t at = kSpoolHeaderSize;
-    record.service.assign(bytes, at, lengths.service);
-    at += lengths.service;
-    record.session.assign(bytes, at, lengths.session);
-    at += lengths.session;
-    record.state.assign(bytes, at, lengths.state);
-    at += lengths.state;
-    record.body.assign(bytes, at, lengths.body);
+    record.seq = header.seq;
+    record.service = fields.service;
+    record.session = fields.session;
+    record.state = fields.state;
+    record.body = fields.body;
     return record;
 }
 
-const SpoolRecord* ExplainSpool::cached(std::uint64_t delivery_id) const noexcept {
+SpoolRecord* ExplainSpool::cached(std::uint64_t delivery_id) noexcept {
     if (cache_.empty()) return nullptr;
     const std::uint64_t first = cache_.front().record.delivery_id;
     if (delivery_id < first || delivery_id - first >= cache_.size()) return nullptr;
-    const auto& entry = cache_[static_cast<std::size_t>(delivery_id - first)];
+    auto& entry = cache_[static_cast<std::size_t>(delivery_id - first)];
     return entry.live ? &entry.record : nullptr;
 }
 
-Result<std::vector<SpoolRecord>> ExplainSpool::read_after(std::uint64_t after, std::size_t limit) {
+Result<std::vector<SpoolRecord>> ExplainSpool::collect_after(std::uint64_t after, std::size_t limit,
+                                                             bool move_cached) {
     std::vector<SpoolRecord> records;
     if (limit == 0 || after >= last_id()) return records;
+    const auto from_cache = [move_cached](SpoolRecord& cached) -> SpoolRecord {
+        if (move_cached) return std::move(cached);
+        return cached;
+    };
     if (!cache_.empty() && after + 1 >= cache_.front().record.delivery_id) {
         const std::uint64_t first = cache_.front().record.delivery_id;
         for (auto index = static_cast<std::size_t>(after + 1 - first);
              index < cache_.size() && records.size() < limit; ++index) {
-            if (cache_[index].live) records.push_back(cache_[index].record);
+            if (cache_[index].live) records.push_back(from_cache(cache_[index].record));
         }
         return records;
     }
     for (auto at = index_.upper_bound(after); at != index_.end() && records.size() < limit; ++at) {
-        if (const SpoolRecord* hit = cached(at->first)) {
-            records.push_back(*hit);
+        if (SpoolRecord* hit = cached(at->first)) {
+            records.push_back(from_cache(*hit));
             continue;
         }
         auto loaded = load(at->second, at->first);
@@ -916,22 +931,18 @@ Result<std::vector<SpoolRecord>> ExplainSpool::read_after(std::uint64_t after, s
     return records;
 }
 
+Result<std::vector<SpoolRecord>> ExplainSpool::read_after(std::uint64_t after, std::size_t limit) {
+    return collect_after(after, limit, false);
+}
+
 Result<ExplainSpool::Taken> ExplainSpool::take_after(std::uint64_t after, std::size_t limit) {
     Taken taken;
     taken.through = after;
     if (limit == 0) return taken;
-    if (after < last_id() && !cache_.empty() && after + 1 >= cache_.front().record.delivery_id) {
-        const std::uint64_t first = cache_.front().record.delivery_id;
-        for (auto index = static_cast<std::size_t>(after + 1 - first);
-             index < cache_.size() && taken.records.size() < limit; ++index) {
-            // Moved: every entry read here is released below.
-            if (cache_[index].live) taken.records.push_back(std::move(cache_[index].record));
-        }
-    } else {
-        auto read = read_after(after, limit);
-        if (!read) return read.error();
-        taken.records = std::move(read).value();
-    }
+    // Cached records are moved out: every one taken is released below.
+    auto records = collect_after(after, limit, true);
+    if (!records) return records.error();
+    taken.records = std::move(records).value();
     taken.through = std::max(
         after, taken.records.size() < limit ? last_id() : taken.records.back().delivery_id);
     release_cache_through(taken.through);

@@ -114,7 +114,10 @@ private:
     void drop_segment(detail::SpoolSegment* segment) noexcept;
     schema::Result<SpoolRecord> load(const Location& location, std::uint64_t delivery_id) const;
     void trim_cache() noexcept;
-    const SpoolRecord* cached(std::uint64_t delivery_id) const noexcept;
+    SpoolRecord* cached(std::uint64_t delivery_id) noexcept;
+    // read_after(), the cached records copied or, for take_after(), moved out.
+    schema::Result<std::vector<SpoolRecord>> collect_after(std::uint64_t after, std::size_t limit,
+                                                           bool move_cached);
 
     SpoolLimits limits_;
     std::string path_;                            // empty: in memory
