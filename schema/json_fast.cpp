@@ -590,12 +590,34 @@ void append_json_string(std::string& out, std::string_view value) {
 }
 
 // Keys in the sorted order of nlohmann's std::map objects, so the bytes match dump().
+void append_json_iri(std::string& out, std::string_view iri) {
+    out += "{\"i\":";
+    append_json_string(out, iri);
+    out += ",\"t\":\"i\"}";
+}
+
+void append_json_literal(std::string& out, std::string_view value, std::string_view datatype,
+                         std::string_view language) {
+    out += '{';
+    if (!datatype.empty()) {
+        out += "\"dt\":";
+        append_json_string(out, datatype);
+        out += ',';
+    }
+    if (!language.empty()) {
+        out += "\"ln\":";
+        append_json_string(out, language);
+        out += ',';
+    }
+    out += "\"t\":\"l\",\"v\":";
+    append_json_string(out, value);
+    out += '}';
+}
+
 void append_json(std::string& out, const Term& term) {
     switch (term.kind()) {
         case Term::Kind::kIri:
-            out += "{\"i\":";
-            append_json_string(out, term.as_iri().value);
-            out += ",\"t\":\"i\"}";
+            append_json_iri(out, term.as_iri().value);
             return;
         case Term::Kind::kBlankNode:
             out += "{\"d\":";
@@ -604,20 +626,7 @@ void append_json(std::string& out, const Term& term) {
             return;
         case Term::Kind::kLiteral: {
             const auto& lit = term.as_literal();
-            out += '{';
-            if (!lit.datatype.empty()) {
-                out += "\"dt\":";
-                append_json_string(out, lit.datatype);
-                out += ',';
-            }
-            if (!lit.language.empty()) {
-                out += "\"ln\":";
-                append_json_string(out, lit.language);
-                out += ',';
-            }
-            out += "\"t\":\"l\",\"v\":";
-            append_json_string(out, lit.value);
-            out += '}';
+            append_json_literal(out, lit.value, lit.datatype, lit.language);
             return;
         }
         case Term::Kind::kTriple: {

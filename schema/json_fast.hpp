@@ -30,6 +30,11 @@ namespace glassbox::schema {
 
 // A JSON string token, quotes included, escaped as nlohmann's dump() does (ensure_ascii off).
 void append_json_string(std::string& out, std::string_view value);
+// What append_json(term) writes for an IRI, and for a literal of `datatype` (empty: a simple
+// literal) and `language` (empty: none), from the parts: no Term needed.
+void append_json_iri(std::string& out, std::string_view iri);
+void append_json_literal(std::string& out, std::string_view value, std::string_view datatype = {},
+                         std::string_view language = {});
 void append_json(std::string& out, const Term& term);
 void append_json(std::string& out, const Triple& triple);
 void append_json(std::string& out, std::span<const Triple> triples);

@@ -42,8 +42,8 @@ void TripleList::term(std::string_view s, std::string_view p, const Term& o) {
 }
 
 // ---- TripleJson -----------------------------------------------------------------------------
-// The layout of append_json(Triple): keys in sorted order, {"g":…,"o":…,"p":…,"s":…}, an IRI
-// as {"i":…,"t":"i"}, a literal as {"dt":…,"t":"l","v":…} (no "dt" for a simple literal).
+// The layout of append_json(Triple): keys in sorted order, {"g":…,"o":…,"p":…,"s":…}; the terms
+// through json_fast's own term writers.
 
 TripleJson::TripleJson(std::string& out, std::optional<std::string_view> graph) : out_(out) {
     head_ = "{";
@@ -62,33 +62,23 @@ void TripleJson::begin() {
 }
 
 void TripleJson::end(std::string_view s, std::string_view p) {
-    out_ += ",\"p\":{\"i\":";
-    append_json_string(out_, p);
-    out_ += ",\"t\":\"i\"},\"s\":{\"i\":";
-    append_json_string(out_, s);
-    out_ += ",\"t\":\"i\"}}";
+    out_ += ",\"p\":";
+    append_json_iri(out_, p);
+    out_ += ",\"s\":";
+    append_json_iri(out_, s);
+    out_ += '}';
 }
 
 void TripleJson::iri(std::string_view s, std::string_view p, std::string_view o) {
     begin();
-    out_ += "{\"i\":";
-    append_json_string(out_, o);
-    out_ += ",\"t\":\"i\"}";
+    append_json_iri(out_, o);
     end(s, p);
 }
 
 void TripleJson::literal(std::string_view s, std::string_view p, std::string_view value,
                          std::string_view datatype) {
     begin();
-    out_ += '{';
-    if (!datatype.empty() && datatype != kXsdString) {
-        out_ += "\"dt\":";
-        append_json_string(out_, datatype);
-        out_ += ',';
-    }
-    out_ += "\"t\":\"l\",\"v\":";
-    append_json_string(out_, value);
-    out_ += '}';
+    append_json_literal(out_, value, datatype == kXsdString ? std::string_view{} : datatype);
     end(s, p);
 }
 
