@@ -78,8 +78,6 @@ public:
     // Up to `limit` records with delivery id above `after`, in id order.
     schema::Result<std::vector<SpoolRecord>> read_after(std::uint64_t after, std::size_t limit);
     schema::Result<std::optional<SpoolRecord>> read(std::uint64_t delivery_id);
-    // Drops cached records up to `delivery_id` (delivered; a redelivery reads the file).
-    void release_cache_through(std::uint64_t delivery_id) noexcept;
     // read_after() for a caller that hands the records out once: `through` is the last id
     // read, or last_id() when fewer than `limit` were left, and the cache is released up to
     // it — so cached records are moved out, not copied.
@@ -115,6 +113,8 @@ private:
     schema::Result<SpoolRecord> load(const Location& location, std::uint64_t delivery_id) const;
     void trim_cache() noexcept;
     SpoolRecord* cached(std::uint64_t delivery_id) noexcept;
+    // Drops cached records up to `delivery_id` (delivered; a redelivery reads the file).
+    void release_cache_through(std::uint64_t delivery_id) noexcept;
     // read_after(), the cached records copied or, for take_after(), moved out.
     schema::Result<std::vector<SpoolRecord>> collect_after(std::uint64_t after, std::size_t limit,
                                                            bool move_cached);
