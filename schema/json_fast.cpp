@@ -590,30 +590,6 @@ void append_json_string(std::string& out, std::string_view value) {
 }
 
 // Keys in the sorted order of nlohmann's std::map objects, so the bytes match dump().
-void append_json_iri(std::string& out, std::string_view iri) {
-    out += "{\"i\":";
-    append_json_string(out, iri);
-    out += ",\"t\":\"i\"}";
-}
-
-void append_json_literal(std::string& out, std::string_view value, std::string_view datatype,
-                         std::string_view language) {
-    out += '{';
-    if (!datatype.empty()) {
-        out += "\"dt\":";
-        append_json_string(out, datatype);
-        out += ',';
-    }
-    if (!language.empty()) {
-        out += "\"ln\":";
-        append_json_string(out, language);
-        out += ',';
-    }
-    out += "\"t\":\"l\",\"v\":";
-    append_json_string(out, value);
-    out += '}';
-}
-
 void append_json(std::string& out, const Term& term) {
     switch (term.kind()) {
         case Term::Kind::kIri:

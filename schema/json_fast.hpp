@@ -31,10 +31,32 @@ namespace glassbox::schema {
 // A JSON string token, quotes included, escaped as nlohmann's dump() does (ensure_ascii off).
 void append_json_string(std::string& out, std::string_view value);
 // What append_json(term) writes for an IRI, and for a literal of `datatype` (empty: a simple
-// literal) and `language` (empty: none), from the parts: no Term needed.
-void append_json_iri(std::string& out, std::string_view iri);
-void append_json_literal(std::string& out, std::string_view value, std::string_view datatype = {},
-                         std::string_view language = {});
+// literal) and `language` (empty: none), from the parts: no Term needed. Inline: TripleJson
+// writes three of these per triple of every explain message.
+inline void append_json_iri(std::string& out, std::string_view iri) {
+    out += "{\"i\":";
+    append_json_string(out, iri);
+    out += ",\"t\":\"i\"}";
+}
+
+inline void append_json_literal(std::string& out, std::string_view value,
+                                std::string_view datatype = {}, std::string_view language = {}) {
+    out += '{';
+    if (!datatype.empty()) {
+        out += "\"dt\":";
+        append_json_string(out, datatype);
+        out += ',';
+    }
+    if (!language.empty()) {
+        out += "\"ln\":";
+        append_json_string(out, language);
+        out += ',';
+    }
+    out += "\"t\":\"l\",\"v\":";
+    append_json_string(out, value);
+    out += '}';
+}
+
 void append_json(std::string& out, const Term& term);
 void append_json(std::string& out, const Triple& triple);
 void append_json(std::string& out, std::span<const Triple> triples);
