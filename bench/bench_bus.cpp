@@ -35,7 +35,7 @@
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
-#include "tests/integration/process.hpp"
+#include "tests/support/process.hpp"
 
 namespace {
 

@@ -50,6 +50,7 @@ using bench::Zipf;
 using bench::ms_since;
 using bench::percentile;
 
+namespace base = glassbox::base;
 namespace schema = glassbox::schema;
 namespace store = glassbox::store;
 namespace storage = glassbox::storage;
@@ -88,12 +89,12 @@ long vm_hwm_kb() {
 [[noreturn]] void die(const std::string& what) { bench::fail("bench_graph", what); }
 
 template <typename T>
-T check(schema::Result<T> result, const char* what) {
+T check(base::Result<T> result, const char* what) {
     if (!result) die(std::string(what) + ": " + result.error().message);
     return std::move(result).value();
 }
 
-void check(schema::Result<void> result, const char* what) {
+void check(base::Result<void> result, const char* what) {
     if (!result) die(std::string(what) + ": " + result.error().message);
 }
 

@@ -36,12 +36,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "client/bus_client.hpp"
+#include "bus/bus_client.hpp"
 #include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
 #include "schema/term.hpp"
 #include "storage/sqlite_database.hpp"
-#include "tests/integration/process.hpp"
+#include "tests/support/process.hpp"
 #include "workers/store/graph_store.hpp"
 #include "bench/bench_util.hpp"
 
@@ -54,6 +54,7 @@ using bench::ms_since;
 using bench::percentile;
 
 namespace fs = std::filesystem;
+namespace base = glassbox::base;
 namespace schema = glassbox::schema;
 namespace store = glassbox::store;
 using nlohmann::json;
@@ -190,7 +191,7 @@ struct Cluster {
     }
 };
 
-void wait_for_service(glassbox::client::BusClient& client, const std::string& service) {
+void wait_for_service(glassbox::bus::BusClient& client, const std::string& service) {
     const auto until = Clock::now() + milliseconds{15'000};
     while (Clock::now() < until) {
         auto r = client.call("mmi.service", json(service), milliseconds{2000});
@@ -242,9 +243,9 @@ int run(const Options& o) {
         auto& worker = cluster->start("store", {GLASSBOX_BINARY, "worker", "store", "--broker", cluster->endpoint,
                                                 "--home", last_home.string(), "--heartbeat-ms", "500"});
         {
-            glassbox::client::BusClientConfig config;
+            glassbox::bus::BusClientConfig config;
             config.endpoint = cluster->endpoint;
-            glassbox::client::BusClient client(config);
+            glassbox::bus::BusClient client(config);
             wait_for_service(client, "store");
         }
         const auto before = proc_usage(worker.pid());
@@ -286,10 +287,10 @@ int run(const Options& o) {
               << "\n\n";
 
     // ---- batched query through the bus vs in-process ----
-    glassbox::client::BusClientConfig config;
+    glassbox::bus::BusClientConfig config;
     config.endpoint = cluster->endpoint;
     config.parse_bodies = false;  // the reply is decoded into triples inside the timing, as a caller would
-    glassbox::client::BusClient client(config);
+    glassbox::bus::BusClient client(config);
     glassbox::storage::OpenOptions open_options;
     open_options.cache_size = -65'536;  // as the store worker opens it
     auto db = glassbox::storage::Database::open(last_home / "knowledge" / "default.db", open_options);

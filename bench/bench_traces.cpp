@@ -35,12 +35,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "client/bus_client.hpp"
+#include "bus/bus_client.hpp"
+#include "base/time_format.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/explain_uris.hpp"
 #include "schema/messages.hpp"
 #include "schema/protocol.hpp"
-#include "tests/integration/process.hpp"
+#include "tests/support/process.hpp"
 #include "workers/trace_collector/trace_service.hpp"
 #include "workers/trace_collector/trace_store.hpp"
 #include "bench/bench_util.hpp"
@@ -57,6 +58,7 @@ using bench::ms_since;
 using bench::percentile;
 
 namespace explain = glassbox::schema::explain;
+namespace base = glassbox::base;
 namespace schema = glassbox::schema;
 namespace trace = glassbox::trace;
 using Clock = std::chrono::steady_clock;
@@ -482,13 +484,13 @@ struct Cluster {
 };
 
 // FINAL body of one call, or throws.
-json call_once(glassbox::client::BusClient& client, const std::string& service, const json& body) {
+json call_once(glassbox::bus::BusClient& client, const std::string& service, const json& body) {
     auto replies = client.call(service, body, milliseconds{30'000});
     if (!replies) throw std::runtime_error(service + ": " + replies.error().message);
     return replies->back().body;
 }
 
-void wait_for_service(glassbox::client::BusClient& client, const std::string& service) {
+void wait_for_service(glassbox::bus::BusClient& client, const std::string& service) {
     const auto until = Clock::now() + milliseconds{15'000};
     while (Clock::now() < until) {
         auto r = client.call("mmi.service", json(service), milliseconds{2000});
@@ -507,13 +509,13 @@ void bench_reads(const Options& o, std::ostream& out) {
     std::optional<std::int64_t> newest_ms;
     if (std::filesystem::exists(path)) {
         auto store = trace::TraceStore::open(path, trace::OpenMode::kReadWrite);
-        auto stats = store ? (*store)->stats() : schema::Result<json>(store.error());
+        auto stats = store ? (*store)->stats() : base::Result<json>(store.error());
         if (stats && (*stats).value("sessions", std::size_t{0}) == o.read_sessions) {
             trace::ListQuery q;
             q.limit = 1;
             auto first = (*store)->list(q);
             if (first && !(*first)["sessions"].empty()) {
-                newest_ms = trace::parse_datetime_ms((*first)["sessions"][0].value("started", ""));
+                newest_ms = glassbox::base::parse_xsd_datetime_ms((*first)["sessions"][0].value("started", ""));
             }
         }
     }
@@ -577,9 +579,9 @@ void bench_reads(const Options& o, std::ostream& out) {
         if (!next.is_string()) throw std::runtime_error("no next cursor after 5000 sessions");
         cursor_at_5000 = next.get<std::string>();
     }
-    const auto day_until = glassbox::trace::format_datetime_ms(
+    const auto day_until = glassbox::base::format_xsd_datetime_ms(
         std::chrono::duration_cast<milliseconds>(newest.time_since_epoch()).count() - 86'400'000LL * 10);
-    const auto day_since = glassbox::trace::format_datetime_ms(
+    const auto day_since = glassbox::base::format_xsd_datetime_ms(
         std::chrono::duration_cast<milliseconds>(newest.time_since_epoch()).count() - 86'400'000LL * 11);
     struct Case {
         std::string name;
@@ -607,9 +609,9 @@ void bench_reads(const Options& o, std::ostream& out) {
     cluster.dir = o.dir;
     cluster.start_broker();
     cluster.start_collector(home);
-    glassbox::client::BusClientConfig client_config;
+    glassbox::bus::BusClientConfig client_config;
     client_config.endpoint = cluster.endpoint;
-    glassbox::client::BusClient client(client_config);
+    glassbox::bus::BusClient client(client_config);
     wait_for_service(client, "trace");
 
     out << "| request | bus p50 ms | bus p99 ms | in-process p50 ms | in-process p99 ms | bus/in-process p50 |\n";
@@ -656,9 +658,9 @@ void bench_rss(const Options& o, std::ostream& out) {
     cluster.start("echo-worker", {GLASSBOX_BINARY, "worker", "echo", "--broker", cluster.endpoint, "--threads", "2",
                                   "--heartbeat-ms", "500"});
     auto& collector = cluster.start_collector(home);
-    glassbox::client::BusClientConfig client_config;
+    glassbox::bus::BusClientConfig client_config;
     client_config.endpoint = cluster.endpoint;
-    glassbox::client::BusClient client(client_config);
+    glassbox::bus::BusClient client(client_config);
     wait_for_service(client, "echo");
     wait_for_service(client, "trace");
 
@@ -679,7 +681,7 @@ void bench_rss(const Options& o, std::ostream& out) {
             if (!client.send("echo", json{{"question", question}, {"partials", 0}}, milliseconds{30'000})) break;
         }
         auto reply = client.next(milliseconds{50});
-        if (reply && reply->terminal()) ++(reply->kind == glassbox::client::ReplyKind::kFinal ? finals : errors);
+        if (reply && reply->terminal()) ++(reply->kind == glassbox::bus::ReplyKind::kFinal ? finals : errors);
         if (Clock::now() >= next_sample) {
             const int second = static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start).count());
             const long kb = rss_kb(collector.pid()).value_or(-1);
@@ -691,7 +693,7 @@ void bench_rss(const Options& o, std::ostream& out) {
     while (client.in_flight() > 0) {
         auto reply = client.next(milliseconds{5000});
         if (!reply) break;
-        if (reply->terminal()) ++(reply->kind == glassbox::client::ReplyKind::kFinal ? finals : errors);
+        if (reply->terminal()) ++(reply->kind == glassbox::bus::ReplyKind::kFinal ? finals : errors);
     }
     const double load_s = std::chrono::duration<double>(Clock::now() - start).count();
     // Let the collector drain the spool, then read the final RSS.

@@ -26,8 +26,8 @@
 
 #include "broker/explain_spool.hpp"
 #include "broker/service_queue.hpp"
-#include "client/frame_io.hpp"
-#include "schema/log.hpp"
+#include "bus/frame_io.hpp"
+#include "base/log.hpp"
 #include "schema/protocol.hpp"
 
 #ifndef GLASSBOX_VERSION
@@ -39,8 +39,8 @@ namespace detail {
 namespace {
 
 namespace proto = schema::protocol;
-using schema::Error;
-using schema::ErrorType;
+using base::Error;
+using base::ErrorType;
 using Clock = std::chrono::steady_clock;
 using TimePoint = Clock::time_point;
 using std::chrono::milliseconds;
@@ -135,7 +135,7 @@ void append_json_string(std::string& out, std::string_view text) {
 
 std::string error_json(const Error& error) {
     std::string out = "{\"error\":{\"type\":";
-    append_json_string(out, schema::to_string(error.type));
+    append_json_string(out, base::to_string(error.type));
     out += ",\"message\":";
     append_json_string(out, error.message);
     out += "}}";
@@ -249,7 +249,7 @@ class BrokerCore {
 public:
     BrokerCore(zmq::context_t& context, BrokerConfig config);
 
-    schema::Result<BoundEndpoints> bind();
+    base::Result<BoundEndpoints> bind();
     void run(const std::atomic<bool>& stop_flag, const std::stop_token* token);
     const BrokerConfig& config() const noexcept { return config_; }
 
@@ -409,7 +409,7 @@ std::string random_instance() {
 
 BrokerCore::BrokerCore(zmq::context_t& context, BrokerConfig config)
     : config_(std::move(config)),
-      log_(schema::component_logger("broker")),
+      log_(base::component_logger("broker")),
       router_(context, zmq::socket_type::router),
       publisher_(context, zmq::socket_type::xpub),
       instance_(random_instance()),
@@ -424,7 +424,7 @@ BrokerCore::BrokerCore(zmq::context_t& context, BrokerConfig config)
     frames_.resize(8);
 }
 
-schema::Result<BoundEndpoints> BrokerCore::bind() {
+base::Result<BoundEndpoints> BrokerCore::bind() {
     auto spool = ExplainSpool::open(
         config_.spool_path, SpoolLimits{config_.spool_max_messages, config_.spool_max_bytes});
     if (!spool) return spool.error();
@@ -447,19 +447,19 @@ schema::Result<BoundEndpoints> BrokerCore::bind() {
         publisher_.set(zmq::sockopt::linger, static_cast<int>(config_.linger.count()));
         publisher_.set(zmq::sockopt::sndhwm, config_.send_hwm);
     } catch (const zmq::error_t& e) {
-        return schema::make_error(ErrorType::kInternal,
+        return base::make_error(ErrorType::kInternal,
                                   std::string{"cannot configure sockets: "} + e.what());
     }
     try {
         router_.bind(config_.endpoint);
     } catch (const zmq::error_t& e) {
-        return schema::make_error(ErrorType::kInternal,
+        return base::make_error(ErrorType::kInternal,
                                   "cannot bind " + config_.endpoint + ": " + e.what());
     }
     try {
         publisher_.bind(config_.pub_endpoint);
     } catch (const zmq::error_t& e) {
-        return schema::make_error(ErrorType::kInternal,
+        return base::make_error(ErrorType::kInternal,
                                   "cannot bind " + config_.pub_endpoint + ": " + e.what());
     }
     bound_.endpoint = router_.get(zmq::sockopt::last_endpoint);
@@ -794,7 +794,7 @@ void BrokerCore::handle_unreachable() {
         }
         for (Request* request : orphaned) {
             finish(*request,
-                   schema::make_error(ErrorType::kCancelled, "client unreachable"), false);
+                   base::make_error(ErrorType::kCancelled, "client unreachable"), false);
         }
     }
 }
@@ -818,7 +818,7 @@ void BrokerCore::send_gb_error(std::string_view identity, std::string_view reque
     out(proto::kGbClient);
     out_command(proto::client_cmd::kError);
     out(request_id);
-    out(schema::to_string(error.type));
+    out(base::to_string(error.type));
     out(error.message);
     send_out();
 }
@@ -828,7 +828,7 @@ void BrokerCore::reject(ClientKind kind, std::string_view identity, std::string_
     count_error(error.type);
     log_->info("event=rejected peer={} service={} request_id={} type={} message=\"{}\"",
                printable(identity), printable(service), printable(request_id),
-               schema::to_string(error.type), error.message);
+               base::to_string(error.type), error.message);
     if (kind == ClientKind::kMdp) {
         send_mdp_reply(identity, service, error_json(error));
     } else {
@@ -845,7 +845,7 @@ void BrokerCore::on_mdp_client(std::string_view identity) {
     const std::string service{view(frames_[3])};
     if (message_bytes_ - identity.size() > config_.max_message_bytes) {
         reject(ClientKind::kMdp, identity, service, {},
-               schema::make_error(ErrorType::kMessageTooLarge,
+               base::make_error(ErrorType::kMessageTooLarge,
                                   "message of " + std::to_string(message_bytes_) +
                                       " bytes exceeds " +
                                       std::to_string(config_.max_message_bytes)));
@@ -853,12 +853,12 @@ void BrokerCore::on_mdp_client(std::string_view identity) {
     }
     if (too_many_frames_) {
         reject(ClientKind::kMdp, identity, service, {},
-               schema::make_error(ErrorType::kProtocolError, "more than 64 frames"));
+               base::make_error(ErrorType::kProtocolError, "more than 64 frames"));
         return;
     }
     if (!proto::is_valid_service_name(service)) {
         reject(ClientKind::kMdp, identity, service, {},
-               schema::make_error(ErrorType::kProtocolError, "invalid service name"));
+               base::make_error(ErrorType::kProtocolError, "invalid service name"));
         return;
     }
     if (service.starts_with(proto::kMmiPrefix)) {
@@ -877,7 +877,7 @@ void BrokerCore::on_gb_client(std::string_view identity) {
     namespace cmd = proto::client_cmd;
     if (frame_count_ < 4 || frames_[3].size() != 1) {
         reject(ClientKind::kGb, identity, {}, {},
-               schema::make_error(ErrorType::kProtocolError, "GBC01 message without a command"));
+               base::make_error(ErrorType::kProtocolError, "GBC01 message without a command"));
         return;
     }
     const zmq::message_t& command = frames_[3];
@@ -886,7 +886,7 @@ void BrokerCore::on_gb_client(std::string_view identity) {
         if (frame_count_ < 6 || frames_[5].size() == 0 ||
             frames_[5].size() > proto::kMaxRequestId) {
             reject(ClientKind::kGb, identity, {}, {},
-                   schema::make_error(ErrorType::kProtocolError,
+                   base::make_error(ErrorType::kProtocolError,
                                       "REQUEST without a valid request id (1-64 bytes)"));
             return;
         }
@@ -894,7 +894,7 @@ void BrokerCore::on_gb_client(std::string_view identity) {
         std::string request_id{view(frames_[5])};
         if (message_bytes_ - identity.size() > config_.max_message_bytes) {
             reject(ClientKind::kGb, identity, service, request_id,
-                   schema::make_error(ErrorType::kMessageTooLarge,
+                   base::make_error(ErrorType::kMessageTooLarge,
                                       "message of " + std::to_string(message_bytes_) +
                                           " bytes exceeds " +
                                           std::to_string(config_.max_message_bytes)));
@@ -902,26 +902,26 @@ void BrokerCore::on_gb_client(std::string_view identity) {
         }
         if (frame_count_ != 8) {
             reject(ClientKind::kGb, identity, service, request_id,
-                   schema::make_error(ErrorType::kProtocolError,
+                   base::make_error(ErrorType::kProtocolError,
                                       "REQUEST needs 7 frames after the routing id, got " +
                                           std::to_string(frame_count_ - 1)));
             return;
         }
         if (!proto::is_valid_service_name(service)) {
             reject(ClientKind::kGb, identity, service, request_id,
-                   schema::make_error(ErrorType::kProtocolError, "invalid service name"));
+                   base::make_error(ErrorType::kProtocolError, "invalid service name"));
             return;
         }
         const auto deadline_ms = proto::parse_ascii_int(view(frames_[6]));
         if (!deadline_ms) {
             reject(ClientKind::kGb, identity, service, request_id,
-                   schema::make_error(ErrorType::kProtocolError,
+                   base::make_error(ErrorType::kProtocolError,
                                       "deadline-ms is not an ascii-int"));
             return;
         }
         if (find_client_request(identity, request_id) != nullptr) {
             reject(ClientKind::kGb, identity, service, request_id,
-                   schema::make_error(ErrorType::kProtocolError,
+                   base::make_error(ErrorType::kProtocolError,
                                       "request id already in flight"));
             return;
         }
@@ -942,11 +942,11 @@ void BrokerCore::on_gb_client(std::string_view identity) {
         // [empty] ["GBC01"] [0x04] [request-id]; unknown or finished ids are ignored (§4.1).
         if (frame_count_ < 5) {
             reject(ClientKind::kGb, identity, {}, {},
-                   schema::make_error(ErrorType::kProtocolError, "CANCEL without a request id"));
+                   base::make_error(ErrorType::kProtocolError, "CANCEL without a request id"));
             return;
         }
         if (Request* request = find_client_request(identity, view(frames_[4]))) {
-            finish(*request, schema::make_error(ErrorType::kCancelled, "cancelled by the client"),
+            finish(*request, base::make_error(ErrorType::kCancelled, "cancelled by the client"),
                    true);
         }
     } else if (is_command(command, cmd::kHeartbeat)) {
@@ -956,14 +956,14 @@ void BrokerCore::on_gb_client(std::string_view identity) {
             if (request_id.empty() || find_client_request(identity, request_id) != nullptr) {
                 continue;
             }
-            const Error error = schema::make_error(ErrorType::kBrokerRestarted,
+            const Error error = base::make_error(ErrorType::kBrokerRestarted,
                                                    "the broker has no record of this request");
             count_error(error.type);
             send_gb_error(identity, request_id, error);
         }
     } else {
         reject(ClientKind::kGb, identity, {}, {},
-               schema::make_error(ErrorType::kProtocolError,
+               base::make_error(ErrorType::kProtocolError,
                                   "unknown GBC01 command " +
                                       std::to_string(static_cast<int>(view(command)[0]))));
     }
@@ -988,7 +988,7 @@ void BrokerCore::answer_mmi(ClientKind kind, std::string_view identity, std::str
     } else {
         count_error(ErrorType::kUnknownService);
         send_gb_error(identity, request_id,
-                      schema::make_error(ErrorType::kUnknownService,
+                      base::make_error(ErrorType::kUnknownService,
                                          "no broker service '" + std::string{service} + "'"));
         return;
     }
@@ -1036,7 +1036,7 @@ void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
     const auto pushed = service.queue.push_back(request.id);
     if (!pushed.accepted) {
         reject(kind, identity, service.name, request.request_id,
-               schema::make_error(ErrorType::kQueueFull,
+               base::make_error(ErrorType::kQueueFull,
                                   "queue of '" + service.name + "' is full (" +
                                       std::to_string(service.queue.max_size()) + ")"));
         if (!service.registered) services_to_collect_.push_back(service.name);
@@ -1053,7 +1053,7 @@ void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
     if (pushed.evicted) {
         if (const auto evicted = requests_.find(*pushed.evicted); evicted != requests_.end()) {
             finish(*evicted->second,
-                   schema::make_error(ErrorType::kEvicted,
+                   base::make_error(ErrorType::kEvicted,
                                       "dropped from the full queue of '" + service.name +
                                           "' for a newer request"),
                    true);
@@ -1080,7 +1080,7 @@ void BrokerCore::on_deadline(Request& request) {
     if (now_ < request.deadline) {
         if (queued && !service.registered) {
             finish(request,
-                   schema::make_error(ErrorType::kUnknownService,
+                   base::make_error(ErrorType::kUnknownService,
                                       "no worker has registered service '" + service.name + "'"),
                    true);
         } else {
@@ -1090,19 +1090,19 @@ void BrokerCore::on_deadline(Request& request) {
     }
     if (queued && !service.registered) {
         finish(request,
-               schema::make_error(ErrorType::kUnknownService,
+               base::make_error(ErrorType::kUnknownService,
                                   "no worker has registered service '" + service.name + "'"),
                true);
     } else if (queued && service.workers == 0) {
         finish(request,
-               schema::make_error(ErrorType::kServiceUnavailable,
+               base::make_error(ErrorType::kServiceUnavailable,
                                   "no live worker for '" + service.name + "' before the deadline"),
                true);
     } else {
         const auto waited =
             std::chrono::duration_cast<milliseconds>(request.deadline - request.received);
         finish(request,
-               schema::make_error(ErrorType::kDeadlineExceeded,
+               base::make_error(ErrorType::kDeadlineExceeded,
                                   "no reply within " + std::to_string(waited.count()) + " ms"),
                true);
     }
@@ -1112,7 +1112,7 @@ void BrokerCore::finish(Request& request, const Error& error, bool notify_client
     count_error(error.type);
     log_->info("event=request_failed request={} request_id={} service={} type={} message=\"{}\"",
                request.id, printable(request.request_id), request.service->name,
-               schema::to_string(error.type), error.message);
+               base::to_string(error.type), error.message);
     close_open_sessions(request, error);
     if (notify_client) {
         if (request.client_kind == ClientKind::kMdp) {
@@ -1153,7 +1153,7 @@ void BrokerCore::dispatch(Service& service) {
         Worker& worker = *service.available.front();
         if (worker.extended && request.body.size() != 1) {
             finish(request,
-                   schema::make_error(ErrorType::kProtocolError,
+                   base::make_error(ErrorType::kProtocolError,
                                       "a GBW01 service takes exactly one body frame"),
                    true);
             continue;
@@ -1389,12 +1389,12 @@ void BrokerCore::delete_worker(Worker& worker, bool send_disconnect, std::string
             erase_request(*request);
         } else if (request->streamed) {
             finish(*request,
-                   schema::make_error(ErrorType::kWorkerLost,
+                   base::make_error(ErrorType::kWorkerLost,
                                       "worker lost mid-stream (" + std::string{reason} + ")"),
                    true);
         } else if (request->attempts > config_.max_retries) {
             finish(*request,
-                   schema::make_error(ErrorType::kWorkerLost,
+                   base::make_error(ErrorType::kWorkerLost,
                                       "worker lost before replying, " +
                                           std::to_string(request->attempts) + " attempts"),
                    true);
@@ -1438,9 +1438,9 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
     Service& service = *request->service;
     if (message_bytes_ - worker.identity.size() > config_.max_message_bytes || too_many_frames_) {
         const Error error = too_many_frames_
-                                ? schema::make_error(ErrorType::kProtocolError,
+                                ? base::make_error(ErrorType::kProtocolError,
                                                      "worker message of more than 64 frames")
-                                : schema::make_error(ErrorType::kMessageTooLarge,
+                                : base::make_error(ErrorType::kMessageTooLarge,
                                                      "worker message of " +
                                                          std::to_string(message_bytes_) +
                                                          " bytes exceeds " +
@@ -1478,7 +1478,7 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
     if (code == cmd::kError) {
         // [type] [message]; an unknown type word is reported as Internal.
         Error error;
-        const auto type = frame_count_ >= 7 ? schema::error_type_from_string(view(frames_[6]))
+        const auto type = frame_count_ >= 7 ? base::error_type_from_string(view(frames_[6]))
                                             : std::nullopt;
         error.type = type.value_or(ErrorType::kInternal);
         error.message = frame_count_ >= 8 ? std::string{view(frames_[7])} : std::string{};
@@ -1561,7 +1561,7 @@ std::optional<Error> BrokerCore::emit_explain(Request& request, std::string_view
                         printable(session), seq, appended.error().message);
         }
     } else if (config_.spool_policy == SpoolPolicy::kFailRequest && !synthesised) {
-        return schema::make_error(ErrorType::kSpoolFull,
+        return base::make_error(ErrorType::kSpoolFull,
                                   "explain spool full (" + std::to_string(spool_->messages()) +
                                       " messages, " + std::to_string(spool_->bytes()) +
                                       " bytes)");
@@ -1606,7 +1606,7 @@ void BrokerCore::close_open_sessions(Request& request, const Error& error) {
             {"service", request.service->name},
             {"end_of_trace", true},
             {"trace_status", "error"},
-            {"error", {{"type", schema::to_string(error.type)}, {"message", error.message}}},
+            {"error", {{"type", base::to_string(error.type)}, {"message", error.message}}},
             {"explain_triples", nlohmann::json::array()},
         };
         const std::string text = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -1770,7 +1770,7 @@ void BrokerCore::pump_deliveries() {
         out(record.session);
         out(std::to_string(record.seq));
         out(record.state);
-        out(client::message_of(std::move(record.body)));  // the frame takes the body's buffer
+        out(bus::message_of(std::move(record.body)));  // the frame takes the body's buffer
         target->in_flight.insert(record.delivery_id);
         delivery_owner_[record.delivery_id] = target;
         target->last_sent = now_;
@@ -1804,7 +1804,7 @@ std::string BrokerCore::status_json() const {
     json errors = json::object();
     for (std::size_t i = 0; i < kErrorTypeCount; ++i) {
         if (counters_.errors[i] != 0) {
-            errors[std::string{schema::to_string(static_cast<ErrorType>(i))}] =
+            errors[std::string{base::to_string(static_cast<ErrorType>(i))}] =
                 counters_.errors[i];
         }
     }
@@ -1858,7 +1858,7 @@ Broker::Broker(zmq::context_t& context, BrokerConfig config)
 
 Broker::~Broker() = default;
 
-schema::Result<BoundEndpoints> Broker::bind() { return core_->bind(); }
+base::Result<BoundEndpoints> Broker::bind() { return core_->bind(); }
 
 void Broker::run() { core_->run(stop_requested_, nullptr); }
 

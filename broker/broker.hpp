@@ -9,7 +9,7 @@
 #include <zmq.hpp>
 
 #include "broker/broker_config.hpp"
-#include "schema/result.hpp"
+#include "base/result.hpp"
 
 namespace glassbox::broker {
 
@@ -36,7 +36,7 @@ public:
 
     // Opens the explain spool and binds both endpoints. An Error (bind failure, spool locked
     // or unreadable) is fatal for the process; the CLI prints it and exits 1.
-    schema::Result<BoundEndpoints> bind();
+    base::Result<BoundEndpoints> bind();
 
     // Serves until stop() is called (or `token` requests a stop); returns within
     // config.poll_interval of it. On the way out the broker sends DISCONNECT to its workers

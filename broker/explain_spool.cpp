@@ -22,8 +22,8 @@
 #include <thread>
 #include <utility>
 
-#include "schema/fnv.hpp"
-#include "schema/log.hpp"
+#include "base/fnv.hpp"
+#include "base/log.hpp"
 #include "storage/sqlite_database.hpp"
 
 namespace glassbox::broker {
@@ -113,8 +113,8 @@ namespace {
 
 using detail::SpoolFd;
 using detail::SpoolSegment;
-using schema::ErrorType;
-using schema::Result;
+using base::ErrorType;
+using base::Result;
 
 static_assert(std::endian::native == std::endian::little,
               "spool records are written in the machine's byte order, little-endian");
@@ -131,8 +131,8 @@ constexpr std::size_t kSpoolKeptPendingCapacity = 8u << 20;
 // An import commits every this many bytes, so the pending buffer stays bounded.
 constexpr std::size_t kSpoolImportBatchBytes = 8u << 20;
 
-schema::Error spool_errno_error(const std::string& what, int code) {
-    return schema::make_error(ErrorType::kInternal,
+base::Error spool_errno_error(const std::string& what, int code) {
+    return base::make_error(ErrorType::kInternal,
                               "spool: " + what + ": " + std::system_category().message(code));
 }
 
@@ -188,7 +188,7 @@ std::uint64_t spool_hash(const char* p, std::size_t n, std::uint64_t seed) noexc
         std::memcpy(&tail, p, n);
         h = spool_round(h, tail);
     }
-    return schema::mix64(h ^ length);
+    return base::mix64(h ^ length);
 }
 
 struct SpoolFieldLengths {
@@ -304,7 +304,7 @@ Result<void> read_fully(int fd, char* data, std::size_t size, std::uint64_t offs
             return spool_errno_error("read", errno);
         }
         if (got == 0) {
-            return schema::make_error(ErrorType::kInternal, "spool: read: unexpected end of file");
+            return base::make_error(ErrorType::kInternal, "spool: read: unexpected end of file");
         }
         const auto done = static_cast<std::size_t>(got);
         data += done;
@@ -329,7 +329,7 @@ Result<void> segment_read(const SpoolSegment& segment, std::uint64_t offset, cha
                           std::size_t size) {
     if (!segment.file) {
         if (offset + size > segment.memory.size()) {
-            return schema::make_error(ErrorType::kInternal, "spool: read past a segment's end");
+            return base::make_error(ErrorType::kInternal, "spool: read past a segment's end");
         }
         std::memcpy(out, segment.memory.data() + offset, size);
         return {};
@@ -405,7 +405,7 @@ Result<std::unique_ptr<ExplainSpool>> ExplainSpool::open(const std::string& path
     struct stat info {};
     if (::stat(directory.c_str(), &info) == 0) {
         if (!S_ISDIR(info.st_mode)) {
-            return schema::make_error(
+            return base::make_error(
                 ErrorType::kInternal,
                 "spool " + path +
                     " is not a directory (a spool file <dir>.db of an older version is imported"
@@ -429,7 +429,7 @@ Result<std::unique_ptr<ExplainSpool>> ExplainSpool::open(const std::string& path
         }
         spool->path_ = directory;
         const std::string done = *legacy + ".imported";
-        auto log = schema::component_logger("broker");
+        auto log = base::component_logger("broker");
         if (::rename(legacy->c_str(), done.c_str()) != 0) {
             log->warn("event=spool_legacy_not_renamed path={} error=\"{}\"", *legacy,
                       std::system_category().message(errno));
@@ -461,7 +461,7 @@ Result<void> ExplainSpool::attach_directory(const std::string& directory, bool d
     while (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
         if (errno == EINTR) continue;
         if (errno == EWOULDBLOCK) {
-            return schema::make_error(ErrorType::kInternal,
+            return base::make_error(ErrorType::kInternal,
                                       "spool " + directory + " is in use by another broker");
         }
         return spool_errno_error("cannot lock " + directory + "/LOCK", errno);
@@ -499,7 +499,7 @@ Result<void> ExplainSpool::recover() {
     auto listed = list_segments(path_);
     if (!listed) return listed.error();
     const std::vector<std::uint64_t>& firsts = listed.value();
-    auto log = schema::component_logger("broker");
+    auto log = base::component_logger("broker");
     std::uint64_t max_id = 0;
     // Acknowledged anywhere means acknowledged, also when a copy made by compaction (or the
     // original it was copied from) is still live: applied once every segment is read.
@@ -616,7 +616,7 @@ Result<void> ExplainSpool::import_legacy(const std::string& legacy) {
     next_id_ = std::max(next_id_, legacy_next);
     if (active_->first_id != next_id_) {
         if (active_->size != 0 || !pending_.empty()) {
-            return schema::make_error(ErrorType::kInternal, "spool: import into a used spool");
+            return base::make_error(ErrorType::kInternal, "spool: import into a used spool");
         }
         SpoolSegment* unused = active_;
         auto first = add_segment(next_id_);
@@ -644,7 +644,7 @@ Result<void> ExplainSpool::import_legacy(const std::string& legacy) {
         record.state = bytes_of(4);
         record.body = bytes_of(5);
         if (id == 0 || id >= next_id_) {
-            return schema::make_error(ErrorType::kInternal,
+            return base::make_error(ErrorType::kInternal,
                                       "legacy spool " + legacy + ": row id out of sequence");
         }
         if (pending_.empty()) pending_first_ = id;
@@ -690,14 +690,14 @@ void ExplainSpool::encode(const SpoolRecord& record, std::uint64_t id) {
 Result<std::uint64_t> ExplainSpool::append(SpoolRecord record) {
     const std::uint64_t size = record.bytes();
     if (!has_room(size)) {
-        return schema::make_error(ErrorType::kSpoolFull,
+        return base::make_error(ErrorType::kSpoolFull,
                                   "explain spool full (" + std::to_string(messages_) +
                                       " messages, " + std::to_string(bytes_) + " bytes)");
     }
     constexpr std::size_t kMaxField = std::numeric_limits<std::uint32_t>::max();
     if (record.service.size() > kMaxField || record.session.size() > kMaxField ||
         record.state.size() > kMaxField || record.body.size() > kMaxField) {
-        return schema::make_error(ErrorType::kMessageTooLarge, "explain message field above 4 GiB");
+        return base::make_error(ErrorType::kMessageTooLarge, "explain message field above 4 GiB");
     }
     const std::uint64_t id = next_id_;
     if (pending_.empty()) pending_first_ = id;
@@ -758,7 +758,7 @@ Result<void> ExplainSpool::commit() {
         auto cut = segment_truncate(*active_, active_->size);
         discard_pending();
         if (!cut) {
-            return schema::make_error(ErrorType::kInternal,
+            return base::make_error(ErrorType::kInternal,
                                       written.error().message + "; " + cut.error().message);
         }
         return written;
@@ -772,7 +772,7 @@ Result<void> ExplainSpool::commit() {
         // The batch is written either way; a failed roll is tried again at the next commit,
         // a failed compaction at the next roll.
         if (auto rolled = roll(); !rolled) {
-            schema::component_logger("broker")->warn("event=spool_roll_failed error=\"{}\"",
+            base::component_logger("broker")->warn("event=spool_roll_failed error=\"{}\"",
                                                      rolled.error().message);
         }
     }
@@ -855,7 +855,7 @@ void ExplainSpool::drop_segment(SpoolSegment* segment) noexcept {
         const std::string name = segment_name(segment->first_id);
         // A file left behind holds only acknowledged or copied records: harmless at recovery.
         if (::unlinkat(directory_->get(), name.c_str(), 0) != 0) {
-            schema::component_logger("broker")->warn(
+            base::component_logger("broker")->warn(
                 "event=spool_unlink_failed segment={}/{} error=\"{}\"", path_, name,
                 std::system_category().message(errno));
         }
@@ -879,7 +879,7 @@ Result<SpoolRecord> ExplainSpool::load(const Location& location, std::uint64_t d
     }
     const SpoolHeader header = read_header(bytes.data());
     if (header.magic != kSpoolMagic || header.id != delivery_id || header.size() != location.size) {
-        return schema::make_error(ErrorType::kInternal,
+        return base::make_error(ErrorType::kInternal,
                                   "spool " + path_ + ": record " + std::to_string(delivery_id) +
                                       " unreadable in segment " +
                                       segment_name(location.segment->first_id));

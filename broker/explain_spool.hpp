@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "schema/result.hpp"
+#include "base/result.hpp"
 
 namespace glassbox::broker {
 
@@ -57,7 +57,7 @@ public:
     // path empty: an in-memory spool that does not survive the process. A missing directory is
     // created; if `<path>.db` or `spool.db` beside it is a spool from an older version (SQLite),
     // its records are imported with their ids and the file renamed to `<name>.imported`.
-    static schema::Result<std::unique_ptr<ExplainSpool>> open(const std::string& path,
+    static base::Result<std::unique_ptr<ExplainSpool>> open(const std::string& path,
                                                               SpoolLimits limits);
     ~ExplainSpool();
     ExplainSpool(const ExplainSpool&) = delete;
@@ -69,15 +69,15 @@ public:
     // Adds the record (its delivery_id is ignored) and returns its delivery id: greater than
     // every id this spool ever handed out. SpoolFull when the bounds are reached. Written to
     // the file by the next commit().
-    schema::Result<std::uint64_t> append(SpoolRecord record);
+    base::Result<std::uint64_t> append(SpoolRecord record);
     // Removes an acknowledged record; false if no such record (already acked, never existed).
-    schema::Result<bool> ack(std::uint64_t delivery_id);
+    base::Result<bool> ack(std::uint64_t delivery_id);
     // Writes the records appended since the last commit. On failure none of them is kept.
-    schema::Result<void> commit();
+    base::Result<void> commit();
 
     // Up to `limit` records with delivery id above `after`, in id order.
-    schema::Result<std::vector<SpoolRecord>> read_after(std::uint64_t after, std::size_t limit);
-    schema::Result<std::optional<SpoolRecord>> read(std::uint64_t delivery_id);
+    base::Result<std::vector<SpoolRecord>> read_after(std::uint64_t after, std::size_t limit);
+    base::Result<std::optional<SpoolRecord>> read(std::uint64_t delivery_id);
     // read_after() for a caller that hands the records out once: `through` is the last id
     // read, or last_id() when fewer than `limit` were left, and the cache is released up to
     // it — so cached records are moved out, not copied.
@@ -85,7 +85,7 @@ public:
         std::vector<SpoolRecord> records;
         std::uint64_t through = 0;
     };
-    schema::Result<Taken> take_after(std::uint64_t after, std::size_t limit);
+    base::Result<Taken> take_after(std::uint64_t after, std::size_t limit);
 
     std::uint64_t messages() const noexcept { return messages_; }
     std::uint64_t bytes() const noexcept { return bytes_; }
@@ -101,22 +101,22 @@ private:
     };
 
     ExplainSpool();
-    schema::Result<void> attach_directory(const std::string& directory, bool discard_segments);
-    schema::Result<void> recover();
-    schema::Result<void> import_legacy(const std::string& legacy);
-    schema::Result<detail::SpoolSegment*> add_segment(std::uint64_t first_id);
+    base::Result<void> attach_directory(const std::string& directory, bool discard_segments);
+    base::Result<void> recover();
+    base::Result<void> import_legacy(const std::string& legacy);
+    base::Result<detail::SpoolSegment*> add_segment(std::uint64_t first_id);
     void encode(const SpoolRecord& record, std::uint64_t id);
     void discard_pending() noexcept;
-    schema::Result<void> roll();
-    schema::Result<void> compact();
+    base::Result<void> roll();
+    base::Result<void> compact();
     void drop_segment(detail::SpoolSegment* segment) noexcept;
-    schema::Result<SpoolRecord> load(const Location& location, std::uint64_t delivery_id) const;
+    base::Result<SpoolRecord> load(const Location& location, std::uint64_t delivery_id) const;
     void trim_cache() noexcept;
     SpoolRecord* cached(std::uint64_t delivery_id) noexcept;
     // Drops cached records up to `delivery_id` (delivered; a redelivery reads the file).
     void release_cache_through(std::uint64_t delivery_id) noexcept;
     // read_after(), the cached records copied or, for take_after(), moved out.
-    schema::Result<std::vector<SpoolRecord>> collect_after(std::uint64_t after, std::size_t limit,
+    base::Result<std::vector<SpoolRecord>> collect_after(std::uint64_t after, std::size_t limit,
                                                            bool move_cached);
 
     SpoolLimits limits_;

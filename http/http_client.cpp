@@ -13,14 +13,14 @@
 #include <stdexcept>
 #include <thread>
 
-#include "schema/log.hpp"
+#include "base/log.hpp"
 #include "schema/messages.hpp"
 
 namespace glassbox::http {
 
-using schema::Error;
-using schema::ErrorType;
-using schema::make_error;
+using base::Error;
+using base::ErrorType;
+using base::make_error;
 using std::chrono::milliseconds;
 
 namespace {
@@ -47,7 +47,7 @@ void ensure_curl_initialised() {
     });
 }
 
-std::shared_ptr<spdlog::logger> log() { return schema::component_logger("http"); }
+std::shared_ptr<spdlog::logger> log() { return base::component_logger("http"); }
 
 constexpr std::size_t kMaxIdleHandles = 16;
 constexpr milliseconds kWaitStep{20};
@@ -468,7 +468,7 @@ HttpClient::HttpClient(HttpOptions options)
 
 HttpClient::~HttpClient() = default;
 
-schema::Result<HttpResponse> HttpClient::send(bool post, const std::string& url,
+base::Result<HttpResponse> HttpClient::send(bool post, const std::string& url,
                                               const std::string& body, const Headers& extra,
                                               const ChunkCallback* on_chunk,
                                               const CallOptions& call) {
@@ -543,14 +543,14 @@ schema::Result<HttpResponse> HttpClient::send(bool post, const std::string& url,
     }
 }
 
-schema::Result<HttpResponse> HttpClient::post_json(const std::string& url,
+base::Result<HttpResponse> HttpClient::post_json(const std::string& url,
                                                    const nlohmann::json& body,
                                                    const Headers& headers,
                                                    const CallOptions& call) {
     return send(true, url, schema::dump(body), headers, nullptr, call);
 }
 
-schema::Result<HttpResponse> HttpClient::post_stream(const std::string& url,
+base::Result<HttpResponse> HttpClient::post_stream(const std::string& url,
                                                      const nlohmann::json& body,
                                                      const Headers& headers,
                                                      const ChunkCallback& on_chunk,
@@ -560,7 +560,7 @@ schema::Result<HttpResponse> HttpClient::post_stream(const std::string& url,
     return send(true, url, schema::dump(body), headers, &on_chunk, call);
 }
 
-schema::Result<HttpResponse> HttpClient::get(const std::string& url, const Headers& headers,
+base::Result<HttpResponse> HttpClient::get(const std::string& url, const Headers& headers,
                                              const CallOptions& call) {
     return send(false, url, std::string(), headers, nullptr, call);
 }

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "schema/result.hpp"
+#include "base/result.hpp"
 
 namespace glassbox::http {
 
@@ -86,19 +86,19 @@ public:
     HttpClient& operator=(const HttpClient&) = delete;
 
     // POST `body` as application/json; a 2xx answer with its body, else a typed error.
-    schema::Result<HttpResponse> post_json(const std::string& url, const nlohmann::json& body,
+    base::Result<HttpResponse> post_json(const std::string& url, const nlohmann::json& body,
                                            const Headers& headers = {},
                                            const CallOptions& call = {});
 
     // POST `body` and read the answer as Server-Sent Events, calling `on_chunk` per data line
     // until `[DONE]`, the end of the body, or kStop (all three are success). A non-2xx answer is
     // read whole and reported as post_json would.
-    schema::Result<HttpResponse> post_stream(const std::string& url, const nlohmann::json& body,
+    base::Result<HttpResponse> post_stream(const std::string& url, const nlohmann::json& body,
                                              const Headers& headers, const ChunkCallback& on_chunk,
                                              const CallOptions& call = {});
 
     // GET; a 2xx answer with its body, else a typed error (same retries).
-    schema::Result<HttpResponse> get(const std::string& url, const Headers& headers = {},
+    base::Result<HttpResponse> get(const std::string& url, const Headers& headers = {},
                                      const CallOptions& call = {});
 
     const HttpOptions& options() const noexcept { return options_; }
@@ -106,7 +106,7 @@ public:
     struct Pool;  // curl handles (implementation detail, kept out of this header)
 
 private:
-    schema::Result<HttpResponse> send(bool post, const std::string& url, const std::string& body,
+    base::Result<HttpResponse> send(bool post, const std::string& url, const std::string& body,
                                       const Headers& headers, const ChunkCallback* on_chunk,
                                       const CallOptions& call);
 

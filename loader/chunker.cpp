@@ -7,9 +7,9 @@
 
 namespace glassbox::loader {
 
-using schema::ErrorType;
-using schema::make_error;
-using schema::Result;
+using base::ErrorType;
+using base::make_error;
+using base::Result;
 
 namespace {
 

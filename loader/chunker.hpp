@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "schema/result.hpp"
-#include "schema/utf8.hpp"
+#include "base/result.hpp"
+#include "base/utf8.hpp"
 
 namespace glassbox::loader {
 
@@ -44,11 +44,11 @@ struct ChunkSpan {
 // longer than `size` at code-point boundaries) are packed greedily into chunks of at most `size`
 // characters, each chunk after the first starting with its overlap. Whitespace-only or empty
 // text gives no chunks. Invalid UTF-8, size 0 or overlap >= size is kInvalidRequest.
-schema::Result<std::vector<ChunkSpan>> chunk_text(std::string_view utf8_text,
+base::Result<std::vector<ChunkSpan>> chunk_text(std::string_view utf8_text,
                                                   const ChunkOptions& options = {});
 
 // The project's UTF-8 checks (schema/utf8.hpp), named here too for the loader's callers.
-using schema::count_code_points;
-using schema::find_invalid_utf8;
+using base::count_code_points;
+using base::find_invalid_utf8;
 
 }  // namespace glassbox::loader

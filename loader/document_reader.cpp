@@ -17,10 +17,10 @@
 
 namespace glassbox::loader {
 
-using schema::Error;
-using schema::ErrorType;
-using schema::make_error;
-using schema::Result;
+using base::Error;
+using base::ErrorType;
+using base::make_error;
+using base::Result;
 
 namespace {
 

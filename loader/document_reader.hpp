@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "schema/result.hpp"
+#include "base/result.hpp"
 
 namespace glassbox::loader {
 
@@ -46,7 +46,7 @@ struct ReadDocument {
 // "unsupported extension", "not a regular file").
 using SkipFn = std::function<void(const std::filesystem::path& path, std::string_view why)>;
 // Called with each document, in order. An error stops the read and is returned by it.
-using DocumentFn = std::function<schema::Result<void>(ReadDocument&& document)>;
+using DocumentFn = std::function<base::Result<void>(ReadDocument&& document)>;
 
 struct ReadOptions {
     std::size_t max_title_chars = 200;
@@ -69,7 +69,7 @@ struct ReadSummary {
 // and the line, for invalid UTF-8 or a bad .jsonl line (not JSON, not an object, doc_id or text
 // missing, empty or not a string, title not a string), with why. Documents before the error
 // have already been passed on. A named file with an unsupported extension is an error.
-schema::Result<ReadSummary> read_documents(const std::filesystem::path& path,
+base::Result<ReadSummary> read_documents(const std::filesystem::path& path,
                                            const ReadOptions& options,
                                            const DocumentFn& on_document);
 

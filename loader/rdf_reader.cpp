@@ -13,12 +13,12 @@
 #include <system_error>
 #include <utility>
 
-#include "schema/utf8.hpp"
+#include "base/utf8.hpp"
 
 namespace glassbox::loader {
 namespace {
 
-using schema::ErrorType;
+using base::ErrorType;
 using schema::Term;
 using schema::Triple;
 
@@ -71,11 +71,6 @@ std::string lower(std::string_view text) {
         return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
     });
     return out;
-}
-
-// Offset of the first byte that is not well-formed UTF-8, or npos (schema/utf8.hpp).
-std::size_t invalid_utf8_at(std::string_view text) {
-    return schema::find_invalid_utf8(text).value_or(std::string_view::npos);
 }
 
 // FNV-1a 32: small, stable across runs and platforms (std::hash is neither promised).
@@ -308,7 +303,7 @@ public:
         maker_.set_renumber_generated(format == RdfFormat::kTurtle || format == RdfFormat::kTriG);
     }
 
-    schema::Result<RdfReadStats> run(std::FILE* file, std::uint64_t size) {
+    base::Result<RdfReadStats> run(std::FILE* file, std::uint64_t size) {
         total_ = size;
         const bool by_line = format_ == RdfFormat::kNTriples || format_ == RdfFormat::kNQuads;
         auto done = by_line ? read_lines(file) : read_stream(file);
@@ -361,7 +356,7 @@ private:
         try {
             return read->add(graph, subject, predicate, object, datatype, language);
         } catch (const std::exception& e) {
-            read->stop_ = schema::make_error(ErrorType::kInternal,
+            read->stop_ = base::make_error(ErrorType::kInternal,
                                              read->path_ + ": reading stopped: " + e.what());
             return SERD_ERR_INTERNAL;
         }
@@ -395,7 +390,7 @@ private:
                 ++stats_.skipped;
                 return SERD_SUCCESS;
             }
-            stop_ = schema::make_error(ErrorType::kInvalidRequest, path_ + ": " + maker_.error());
+            stop_ = base::make_error(ErrorType::kInvalidRequest, path_ + ": " + maker_.error());
             return SERD_ERR_BAD_CURIE;
         }
         ++used_;
@@ -406,7 +401,7 @@ private:
         return SERD_SUCCESS;
     }
 
-    schema::Result<void> flush() {
+    base::Result<void> flush() {
         if (stop_) return *stop_;
         if (used_ == 0) return {};
         auto sent = on_batch_(std::span<const Triple>(batch_.data(), used_));
@@ -423,14 +418,14 @@ private:
         if (on_issue_) on_issue_(RdfIssue{path_, line, column, std::move(message)});
     }
 
-    schema::Error located(std::uint64_t line, std::uint64_t column,
+    base::Error located(std::uint64_t line, std::uint64_t column,
                           const std::string& message) const {
-        return schema::make_error(ErrorType::kInvalidRequest,
+        return base::make_error(ErrorType::kInvalidRequest,
                                   RdfIssue{path_, line, column, message}.describe());
     }
 
-    schema::Error read_error() const {
-        return schema::make_error(ErrorType::kInvalidRequest,
+    base::Error read_error() const {
+        return base::make_error(ErrorType::kInvalidRequest,
                                   path_ + ": read error: " + std::strerror(errno));
     }
 
@@ -442,7 +437,7 @@ private:
     // its own: line numbers are exact, a bad line is dropped whole (serd emits a statement
     // before it checks the final '.', and its N-Quads reader does not recover at all), and
     // UTF-8 is checked here with an exact column.
-    schema::Result<void> read_lines(std::FILE* file) {
+    base::Result<void> read_lines(std::FILE* file) {
         flush_between_lines_ = true;
         ReaderPtr reader = new_reader();
         std::vector<char> block(kPageSize + 1);
@@ -498,14 +493,14 @@ private:
         return {};
     }
 
-    schema::Result<void> read_line(SerdReader* reader, const char* text, std::size_t size,
+    base::Result<void> read_line(SerdReader* reader, const char* text, std::size_t size,
                                    std::uint64_t line_no) {
         if (size == 0) return {};
         const std::string_view line(text, size);
         if (std::memchr(text, '\0', size) != nullptr) {
             return bad_line(line_no, line.find('\0') + 1, "NUL byte in the input");
         }
-        if (const auto at = invalid_utf8_at(line); at != std::string_view::npos) {
+        if (const auto at = base::invalid_utf8_at(line); at != std::string_view::npos) {
             return bad_line(line_no, at + 1, invalid_utf8_message(line, at));
         }
         const std::size_t used_before = used_;
@@ -535,7 +530,7 @@ private:
         return {};
     }
 
-    schema::Result<void> bad_line(std::uint64_t line, std::uint64_t column,
+    base::Result<void> bad_line(std::uint64_t line, std::uint64_t column,
                                   const std::string& message) {
         if (!options_.lenient) return located(line, column, message);
         issue(line, column, message);
@@ -569,7 +564,7 @@ private:
             try {
                 source->read->progress();
             } catch (const std::exception& e) {
-                source->read->stop_ = schema::make_error(
+                source->read->stop_ = base::make_error(
                     ErrorType::kInternal, source->read->path_ + ": progress callback: " + e.what());
             }
         }
@@ -581,7 +576,7 @@ private:
         return std::ferror(static_cast<PageSource*>(stream)->file);
     }
 
-    schema::Result<void> read_stream(std::FILE* file) {
+    base::Result<void> read_stream(std::FILE* file) {
         flush_between_lines_ = false;
         std::uint64_t start = 0;       // file offset where this serd read begins
         std::uint64_t first_line = 1;  // its line number in the file
@@ -617,7 +612,7 @@ private:
             auto next = line_after(file, start, relative_line, text);
             if (!next) return next.error();
             // serd's column for a UTF-8 error is past the bad byte; find the byte itself.
-            if (const auto at = invalid_utf8_at(text);
+            if (const auto at = base::invalid_utf8_at(text);
                 at != std::string_view::npos && message.find("UTF-8") != std::string::npos) {
                 column = at + 1;
                 message = invalid_utf8_message(text, at);
@@ -654,7 +649,7 @@ private:
     // Where a serd read from `start` stops when serd does not say: the same text read again,
     // a byte per page and without emitting anything, stops on the byte serd last looked at.
     // Returns (line relative to start, 1-based column). Only run after such a failure.
-    schema::Result<std::pair<std::uint64_t, std::uint64_t>> silent_failure_place(
+    base::Result<std::pair<std::uint64_t, std::uint64_t>> silent_failure_place(
         std::FILE* file, std::uint64_t start) {
         if (fseeko(file, static_cast<off_t>(start), SEEK_SET) != 0) return read_error();
         ByteCounter counter{file, 0};
@@ -685,7 +680,7 @@ private:
 
     // The offset of the line after line `lines` (1-based) counted from `start`, or nullopt
     // when that line is the last; `text` gets that line. Reads only what this serd reader read.
-    schema::Result<std::optional<std::uint64_t>> line_after(std::FILE* file, std::uint64_t start,
+    base::Result<std::optional<std::uint64_t>> line_after(std::FILE* file, std::uint64_t start,
                                                             std::uint64_t lines,
                                                             std::string& text) {
         if (fseeko(file, static_cast<off_t>(start), SEEK_SET) != 0) return read_error();
@@ -722,7 +717,7 @@ private:
     std::vector<Triple> batch_;
     std::size_t used_ = 0;
     bool flush_between_lines_ = false;
-    std::optional<schema::Error> stop_;
+    std::optional<base::Error> stop_;
     SerdErrorInfo serd_error_;
     RdfReadStats stats_;
     std::uint64_t read_ = 0;
@@ -835,32 +830,32 @@ std::string_view media_type(RdfFormat format) noexcept {
     return "application/octet-stream";
 }
 
-schema::Result<RdfFormat> format_from_name(std::string_view name) {
+base::Result<RdfFormat> format_from_name(std::string_view name) {
     const std::string key = lower(name);
     if (key == "ntriples" || key == "nt") return RdfFormat::kNTriples;
     if (key == "nquads" || key == "nq") return RdfFormat::kNQuads;
     if (key == "turtle" || key == "ttl") return RdfFormat::kTurtle;
     if (key == "trig") return RdfFormat::kTriG;
-    return schema::make_error(ErrorType::kInvalidRequest,
+    return base::make_error(ErrorType::kInvalidRequest,
                               "unknown RDF format '" + std::string(name) +
                                   "'; accepted: ntriples (nt), nquads (nq), turtle (ttl), trig");
 }
 
-schema::Result<RdfFormat> format_from_path(const std::filesystem::path& path) {
+base::Result<RdfFormat> format_from_path(const std::filesystem::path& path) {
     const std::string ext = lower(path.extension().string());
     if (ext == ".nt") return RdfFormat::kNTriples;
     if (ext == ".nq") return RdfFormat::kNQuads;
     if (ext == ".ttl" || ext == ".turtle") return RdfFormat::kTurtle;
     if (ext == ".trig") return RdfFormat::kTriG;
     if (ext == ".gz") {
-        return schema::make_error(
+        return base::make_error(
             ErrorType::kInvalidRequest,
             path.string() +
                 ": compressed RDF (.gz) is not supported; decompress it first "
                 "(gunzip -k " +
                 path.string() + ")");
     }
-    return schema::make_error(
+    return base::make_error(
         ErrorType::kInvalidRequest,
         path.string() + ": cannot tell the RDF format from the extension '" +
             path.extension().string() +
@@ -868,7 +863,7 @@ schema::Result<RdfFormat> format_from_path(const std::filesystem::path& path) {
             "ntriples|nquads|turtle|trig");
 }
 
-schema::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
+base::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
                                       const RdfReadOptions& options, const RdfBatchSink& on_batch,
                                       const RdfIssueSink& on_issue,
                                       const RdfProgressSink& on_progress) {
@@ -884,15 +879,15 @@ schema::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
     std::error_code ec;
     const auto status = std::filesystem::status(path, ec);
     if (!std::filesystem::exists(status)) {
-        return schema::make_error(ErrorType::kNotFound, path.string() + ": no such file");
+        return base::make_error(ErrorType::kNotFound, path.string() + ": no such file");
     }
     if (std::filesystem::is_directory(status)) {
-        return schema::make_error(ErrorType::kInvalidRequest,
+        return base::make_error(ErrorType::kInvalidRequest,
                                   path.string() + ": is a directory, not an RDF file");
     }
     FilePtr file(std::fopen(path.c_str(), "rb"));
     if (!file) {
-        return schema::make_error(ErrorType::kInvalidRequest,
+        return base::make_error(ErrorType::kInvalidRequest,
                                   path.string() + ": cannot open: " + std::strerror(errno));
     }
     const std::uint64_t size =
@@ -919,7 +914,7 @@ schema::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
                      prefix.data());
         return read.run(file.get(), size);
     } catch (const std::exception& e) {
-        return schema::make_error(ErrorType::kInternal,
+        return base::make_error(ErrorType::kInternal,
                                   path.string() + ": reading stopped: " + e.what());
     }
 }
@@ -934,19 +929,19 @@ void write_nquads(std::span<const schema::Triple> batch, std::string& out) {
     for (const auto& t : batch) schema::append_nquads(out, t);
 }
 
-schema::Result<std::vector<schema::Triple>> parse_nquads(std::string_view text) {
+base::Result<std::vector<schema::Triple>> parse_nquads(std::string_view text) {
     if (const void* nul = std::memchr(text.data(), '\0', text.size()); nul != nullptr) {
-        return schema::make_error(ErrorType::kInvalidRequest,
+        return base::make_error(ErrorType::kInvalidRequest,
                                   "N-Quads: NUL byte at offset " +
                                       std::to_string(static_cast<const char*>(nul) - text.data()));
     }
-    if (const auto at = invalid_utf8_at(text); at != std::string_view::npos) {
+    if (const auto at = base::invalid_utf8_at(text); at != std::string_view::npos) {
         const std::string_view before = text.substr(0, at);
         const auto line = std::count(before.begin(), before.end(), '\n') + 1;
         const auto line_start = before.rfind('\n');
         const std::size_t column =
             at - (line_start == std::string_view::npos ? 0 : line_start + 1) + 1;
-        return schema::make_error(
+        return base::make_error(
             ErrorType::kInvalidRequest,
             "N-Quads " + std::to_string(line) + ":" + std::to_string(column) + ": invalid UTF-8");
     }
@@ -962,12 +957,12 @@ schema::Result<std::vector<schema::Triple>> parse_nquads(std::string_view text) 
     const SerdStatus st = serd_reader_read_source(reader.get(), &read_text, &text_error, &source,
                                                   bytes("nquads"), kPageSize);
     if (parse.failure) {
-        return schema::make_error(ErrorType::kInvalidRequest, "N-Quads: " + *parse.failure);
+        return base::make_error(ErrorType::kInvalidRequest, "N-Quads: " + *parse.failure);
     }
     if (st > SERD_FAILURE || error.set) {  // FAILURE: empty input
         std::string where =
             std::to_string(error.line) + ":" + std::to_string(one_based_column(error));
-        return schema::make_error(
+        return base::make_error(
             ErrorType::kInvalidRequest,
             "N-Quads " + where + ": " +
                 (error.set ? error.message

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "schema/result.hpp"
+#include "base/result.hpp"
 #include "schema/term.hpp"
 
 namespace glassbox::loader {
@@ -29,10 +29,10 @@ std::string_view media_type(RdfFormat format) noexcept;
 
 // "ntriples"/"nt", "nquads"/"nq", "turtle"/"ttl", "trig" (case-insensitive). Anything else:
 // kInvalidRequest naming the accepted names.
-schema::Result<RdfFormat> format_from_name(std::string_view name);
+base::Result<RdfFormat> format_from_name(std::string_view name);
 // By extension (case-insensitive): .nt, .nq, .ttl/.turtle, .trig. A .gz file or an unknown
 // extension: kInvalidRequest saying so and how to name the format with --format.
-schema::Result<RdfFormat> format_from_path(const std::filesystem::path& path);
+base::Result<RdfFormat> format_from_path(const std::filesystem::path& path);
 
 inline constexpr std::size_t kDefaultRdfBatchSize = 50'000;
 
@@ -73,7 +73,7 @@ struct RdfReadStats {
 
 // Receives each full batch, then the last partial one. The span is valid only during the
 // call (the reader reuses its storage). An error stops the read and read_rdf returns it.
-using RdfBatchSink = std::function<schema::Result<void>(std::span<const schema::Triple> batch)>;
+using RdfBatchSink = std::function<base::Result<void>(std::span<const schema::Triple> batch)>;
 using RdfIssueSink = std::function<void(const RdfIssue& issue)>;
 // Called as the file is read, a page at a time; bytes_total is the file's size at open.
 using RdfProgressSink = std::function<void(std::uint64_t bytes_read, std::uint64_t bytes_total)>;
@@ -118,7 +118,7 @@ using RdfProgressSink = std::function<void(std::uint64_t bytes_read, std::uint64
 //   block (its statements go to the default graph and the closing `}` is a further issue).
 //   Treat lenient Turtle as best effort and prefer fixing the file.
 // - A statement with an undefined prefix is skipped alone (an issue without a line).
-schema::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
+base::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
                                       const RdfReadOptions& options, const RdfBatchSink& on_batch,
                                       const RdfIssueSink& on_issue = {},
                                       const RdfProgressSink& on_progress = {});
@@ -132,6 +132,6 @@ void write_nquads(std::span<const schema::Triple> batch, std::string& out);
 // Parses an N-Quads batch (the store's side of write_nquads). Blank-node labels are kept as
 // written (no per-file scoping: the sender already scoped them). Any syntax error, invalid
 // UTF-8 included: kInvalidRequest "LINE:COLUMN: message" for the first one.
-schema::Result<std::vector<schema::Triple>> parse_nquads(std::string_view text);
+base::Result<std::vector<schema::Triple>> parse_nquads(std::string_view text);
 
 }  // namespace glassbox::loader

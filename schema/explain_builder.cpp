@@ -7,6 +7,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "base/time_format.hpp"
 #include "schema/triple_sink.hpp"
 #include "schema/vocabulary.hpp"
 
@@ -29,7 +30,7 @@ public:
     }
     void number(std::string_view s, std::string_view p, double value) { out_.number(s, p, value); }
     void time(std::string_view s, std::string_view p, TimePoint t) {
-        out_.literal(s, p, format_datetime(t), kXsdDateTime);
+        out_.literal(s, p, base::format_xsd_datetime(t), kXsdDateTime);
     }
     void term(std::string_view s, std::string_view p, const Term& o) { out_.term(s, p, o); }
     void type(std::string_view s, std::string_view cls) { out_.iri(s, v::kRdfType, cls); }
@@ -141,22 +142,8 @@ void stored_text(Emitter& e, std::string_view uri, const StoredText& text,
 
 }  // namespace
 
-std::string format_datetime(TimePoint time) {
-    using namespace std::chrono;
-    const auto ms = floor<milliseconds>(time.time_since_epoch());
-    const auto secs = floor<seconds>(ms);
-    const auto millis = (ms - secs).count();
-    const std::time_t t = static_cast<std::time_t>(secs.count());
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    std::array<char, 96> buf{};  // room for any int the format could print
-    std::snprintf(buf.data(), buf.size(), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                  static_cast<int>(millis));
-    return buf.data();
-}
 
-Term datetime_literal(TimePoint time) { return xsd_datetime(format_datetime(time)); }
+Term datetime_literal(TimePoint time) { return xsd_datetime(base::format_xsd_datetime(time)); }
 
 void question(TripleSink& out, const RunUris& run, std::string_view query, TimePoint started,
               std::string_view worker_agent, std::optional<std::string_view> parent_uri) {

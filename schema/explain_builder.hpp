@@ -42,7 +42,6 @@ namespace glassbox::schema::explain {
 using TimePoint = std::chrono::system_clock::time_point;
 
 // "2025-01-02T03:04:05.678Z" (UTC, milliseconds).
-std::string format_datetime(TimePoint time);
 Term datetime_literal(TimePoint time);
 
 // What every step records besides its own content.

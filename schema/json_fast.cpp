@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "schema/utf8.hpp"
+#include "base/utf8.hpp"
 
 namespace glassbox::schema {
 namespace {
@@ -70,7 +70,7 @@ public:
     void string(std::string_view key, std::string_view value);
     void boolean(std::string_view name, bool value) { key(name) += value ? "true" : "false"; }
     void uint(std::string_view name, std::uint64_t value) { append_uint(key(name), value); }
-    void error(std::string_view name, const Error& e) {
+    void error(std::string_view name, const base::Error& e) {
         ObjectWriter nested(key(name));
         nested.string("message", e.message);
         nested.string("type", to_string(e.type));
@@ -147,7 +147,7 @@ public:
         // runs between them are checked for UTF-8 whole.
         const auto take_run = [&]() {
             const std::string_view text(run, p_ - run);
-            if (find_invalid_utf8(text)) return false;
+            if (base::find_invalid_utf8(text)) return false;
             out += text;
             return true;
         };
@@ -287,9 +287,9 @@ private:
         return true;
     }
 
-    bool hex4(std::uint32_t& out) {
+    bool read_hex4(std::uint32_t& out) {
         if (end_ - p_ < 4) return false;
-        const int value = schema::hex4(p_);
+        const int value = base::hex4(p_);
         if (value < 0) return false;
         out = static_cast<std::uint32_t>(value);
         p_ += 4;
@@ -314,16 +314,16 @@ private:
             default: return false;
         }
         std::uint32_t cp = 0;
-        if (!hex4(cp)) return false;
+        if (!read_hex4(cp)) return false;
         if (cp >= 0xDC00 && cp <= 0xDFFF) return false;
         if (cp >= 0xD800 && cp <= 0xDBFF) {
             std::uint32_t low = 0;
             if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return false;
             p_ += 2;
-            if (!hex4(low) || low < 0xDC00 || low > 0xDFFF) return false;
+            if (!read_hex4(low) || low < 0xDC00 || low > 0xDFFF) return false;
             cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
         }
-        append_utf8(out, cp);
+        base::append_utf8(out, cp);
         return true;
     }
 
@@ -502,7 +502,7 @@ bool read_message(std::string_view text, Field&& field) {
 }
 
 template <typename T>
-Result<T> fast_or_slow(std::string_view text, std::optional<T>&& fast) {
+base::Result<T> fast_or_slow(std::string_view text, std::optional<T>&& fast) {
     if (fast) return std::move(*fast);
     return decode_body<T>(text);
 }
@@ -556,7 +556,7 @@ void append_json_string(std::string& out, std::string_view value) {
         for (const std::size_t end = i + take; i < end; ++i) {
             const auto c = static_cast<unsigned char>(text[i]);
             if (c >= 0x80) {
-                if (!utf8_checked && find_invalid_utf8(value)) {
+                if (!utf8_checked && base::find_invalid_utf8(value)) {
                     // Rare: the tree writer's own replacement of ill-formed sequences, for
                     // identical bytes.
                     out.resize(start);
@@ -739,7 +739,7 @@ std::string encode_text(const RagResponse& m) {
 // ---- public readers -----------------------------------------------------------------------
 
 template <>
-Result<TriplesResponse> decode_text<TriplesResponse>(std::string_view text) {
+base::Result<TriplesResponse> decode_text<TriplesResponse>(std::string_view text) {
     std::optional<TriplesResponse> m(std::in_place);
     bool seen = false;
     const bool ok = read_message(text, [&](Reader& r, std::string_view key) {
@@ -753,7 +753,7 @@ Result<TriplesResponse> decode_text<TriplesResponse>(std::string_view text) {
 }
 
 template <>
-Result<TriplesBatchResponse> decode_text<TriplesBatchResponse>(std::string_view text) {
+base::Result<TriplesBatchResponse> decode_text<TriplesBatchResponse>(std::string_view text) {
     std::optional<TriplesBatchResponse> m(std::in_place);
     bool seen = false;
     const bool ok = read_message(text, [&](Reader& r, std::string_view key) {
@@ -773,7 +773,7 @@ Result<TriplesBatchResponse> decode_text<TriplesBatchResponse>(std::string_view 
 }
 
 template <>
-Result<ExplainMessage> decode_text<ExplainMessage>(std::string_view text) {
+base::Result<ExplainMessage> decode_text<ExplainMessage>(std::string_view text) {
     std::optional<ExplainMessage> m(std::in_place);
     unsigned seen = 0;
     std::string scratch;
@@ -804,7 +804,7 @@ Result<ExplainMessage> decode_text<ExplainMessage>(std::string_view text) {
 }
 
 template <>
-Result<RagResponse> decode_text<RagResponse>(std::string_view text) {
+base::Result<RagResponse> decode_text<RagResponse>(std::string_view text) {
     std::optional<RagResponse> m(std::in_place);
     unsigned seen = 0;
     std::string scratch;
@@ -834,7 +834,7 @@ Result<RagResponse> decode_text<RagResponse>(std::string_view text) {
 }
 
 template <>
-Result<EmbeddingsResponse> decode_text<EmbeddingsResponse>(std::string_view text) {
+base::Result<EmbeddingsResponse> decode_text<EmbeddingsResponse>(std::string_view text) {
     std::optional<EmbeddingsResponse> m(std::in_place);
     unsigned seen = 0;
     const bool ok = read_message(text, [&](Reader& r, std::string_view key) {

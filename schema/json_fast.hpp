@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "schema/messages.hpp"
-#include "schema/result.hpp"
+#include "base/result.hpp"
 #include "schema/term.hpp"
 
 namespace glassbox::schema {
@@ -77,16 +77,16 @@ std::string encode_text(const EmbeddingsResponse& m);
 
 // Specialised for the message types below; other T do not link.
 template <typename T>
-Result<T> decode_text(std::string_view text);
+base::Result<T> decode_text(std::string_view text);
 template <>
-Result<TriplesResponse> decode_text<TriplesResponse>(std::string_view text);
+base::Result<TriplesResponse> decode_text<TriplesResponse>(std::string_view text);
 template <>
-Result<TriplesBatchResponse> decode_text<TriplesBatchResponse>(std::string_view text);
+base::Result<TriplesBatchResponse> decode_text<TriplesBatchResponse>(std::string_view text);
 template <>
-Result<ExplainMessage> decode_text<ExplainMessage>(std::string_view text);
+base::Result<ExplainMessage> decode_text<ExplainMessage>(std::string_view text);
 template <>
-Result<RagResponse> decode_text<RagResponse>(std::string_view text);
+base::Result<RagResponse> decode_text<RagResponse>(std::string_view text);
 template <>
-Result<EmbeddingsResponse> decode_text<EmbeddingsResponse>(std::string_view text);
+base::Result<EmbeddingsResponse> decode_text<EmbeddingsResponse>(std::string_view text);
 
 }  // namespace glassbox::schema

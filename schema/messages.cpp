@@ -127,24 +127,24 @@ void put_term(json& j, std::string_view key, const std::optional<Term>& t) {
 
 // Decoders that carry a path, so that nested values name where they are.
 // Result<Error> cannot exist (its two constructors would clash): an engaged optional instead.
-Result<std::optional<Error>> decode_error_at(const json& v, const std::string& path) {
+base::Result<std::optional<base::Error>> decode_error_at(const json& v, const std::string& path) {
     ObjectReader r(v, path);
     std::string type;
-    Error e;
+    base::Error e;
     r.read("type", type);
     r.read("message", e.message);
     if (!r.ok()) return r.error();
     if (!type.empty()) {
-        auto t = error_type_from_string(type);
+        auto t = base::error_type_from_string(type);
         if (!t) return decode_error(field_path(path, "type"), "unknown error type \"" + type + "\"");
         e.type = *t;
     }
-    return std::optional<Error>(std::move(e));
+    return std::optional<base::Error>(std::move(e));
 }
 
-Result<Triple> triple_at(const json& v, const std::string& path) { return decode_triple(v, path); }
+base::Result<Triple> triple_at(const json& v, const std::string& path) { return decode_triple(v, path); }
 
-Result<std::vector<double>> vector_at(const json& v, const std::string& path) {
+base::Result<std::vector<double>> vector_at(const json& v, const std::string& path) {
     if (!v.is_array()) return type_error(path, "array", v);
     std::vector<double> out;
     out.reserve(v.size());
@@ -155,7 +155,7 @@ Result<std::vector<double>> vector_at(const json& v, const std::string& path) {
     return out;
 }
 
-Result<AgentHistoryStep> history_at(const json& v, const std::string& path) {
+base::Result<AgentHistoryStep> history_at(const json& v, const std::string& path) {
     ObjectReader r(v, path);
     AgentHistoryStep m;
     r.read("thought", m.thought);
@@ -166,7 +166,7 @@ Result<AgentHistoryStep> history_at(const json& v, const std::string& path) {
     return m;
 }
 
-Result<TriplePattern> pattern_at(const json& v, const std::string& path) {
+base::Result<TriplePattern> pattern_at(const json& v, const std::string& path) {
     ObjectReader r(v, path);
     TriplePattern m;
     m.s = optional_term(r, "s");
@@ -179,7 +179,7 @@ Result<TriplePattern> pattern_at(const json& v, const std::string& path) {
 
 // A JSON array as a list, each element read by element_at(value, its path).
 template <typename T, typename ElementAt>
-Result<std::vector<T>> list_at(const json& v, const std::string& path, ElementAt&& element_at) {
+base::Result<std::vector<T>> list_at(const json& v, const std::string& path, ElementAt&& element_at) {
     if (!v.is_array()) return type_error(path, "array", v);
     std::vector<T> out;
     out.reserve(v.size());
@@ -191,11 +191,11 @@ Result<std::vector<T>> list_at(const json& v, const std::string& path, ElementAt
     return out;
 }
 
-Result<std::vector<Triple>> triple_list_at(const json& v, const std::string& path) {
+base::Result<std::vector<Triple>> triple_list_at(const json& v, const std::string& path) {
     return list_at<Triple>(v, path, [](const json& t, const std::string& at) { return decode_triple(t, at); });
 }
 
-Result<EntityMatch> entity_match_at(const json& v, const std::string& path) {
+base::Result<EntityMatch> entity_match_at(const json& v, const std::string& path) {
     ObjectReader r(v, path);
     EntityMatch m;
     if (const json* e = r.require("entity")) {
@@ -208,11 +208,11 @@ Result<EntityMatch> entity_match_at(const json& v, const std::string& path) {
     return m;
 }
 
-Result<std::vector<EntityMatch>> entity_list_at(const json& v, const std::string& path) {
+base::Result<std::vector<EntityMatch>> entity_list_at(const json& v, const std::string& path) {
     return list_at<EntityMatch>(v, path, entity_match_at);
 }
 
-Result<ChunkMatch> chunk_match_at(const json& v, const std::string& path) {
+base::Result<ChunkMatch> chunk_match_at(const json& v, const std::string& path) {
     ObjectReader r(v, path);
     ChunkMatch m;
     r.read("chunk_id", m.chunk_id);
@@ -221,7 +221,7 @@ Result<ChunkMatch> chunk_match_at(const json& v, const std::string& path) {
     return m;
 }
 
-Result<Chunk> chunk_at(const json& v, const std::string& path) {
+base::Result<Chunk> chunk_at(const json& v, const std::string& path) {
     ObjectReader r(v, path);
     Chunk m;
     r.read("chunk_id", m.chunk_id);
@@ -236,7 +236,7 @@ Result<Chunk> chunk_at(const json& v, const std::string& path) {
     return m;
 }
 
-Result<SourceInfo> source_info_at(const json& v, const std::string& path) {
+base::Result<SourceInfo> source_info_at(const json& v, const std::string& path) {
     ObjectReader r(v, path);
     SourceInfo m;
     r.read("uri", m.uri);
@@ -248,7 +248,7 @@ Result<SourceInfo> source_info_at(const json& v, const std::string& path) {
     return m;
 }
 
-Result<ChunkLoad> chunk_load_at(const json& v, const std::string& path) {
+base::Result<ChunkLoad> chunk_load_at(const json& v, const std::string& path) {
     ObjectReader r(v, path);
     ChunkLoad m;
     r.read("ordinal", m.ordinal);
@@ -259,7 +259,7 @@ Result<ChunkLoad> chunk_load_at(const json& v, const std::string& path) {
     return m;
 }
 
-Result<DocumentLoad> document_load_at(const json& v, const std::string& path) {
+base::Result<DocumentLoad> document_load_at(const json& v, const std::string& path) {
     ObjectReader r(v, path);
     DocumentLoad m;
     r.read("uri", m.uri);
@@ -271,7 +271,7 @@ Result<DocumentLoad> document_load_at(const json& v, const std::string& path) {
     return m;
 }
 
-Result<FactSource> fact_source_at(const json& v, const std::string& path) {
+base::Result<FactSource> fact_source_at(const json& v, const std::string& path) {
     ObjectReader r(v, path);
     FactSource m;
     r.read("source", m.source);
@@ -283,7 +283,7 @@ Result<FactSource> fact_source_at(const json& v, const std::string& path) {
     return m;
 }
 
-Result<std::vector<FactSource>> fact_source_list_at(const json& v, const std::string& path) {
+base::Result<std::vector<FactSource>> fact_source_list_at(const json& v, const std::string& path) {
     if (!v.is_array()) return type_error(path, "array", v);
     std::vector<FactSource> out;
     out.reserve(v.size());
@@ -295,9 +295,9 @@ Result<std::vector<FactSource>> fact_source_list_at(const json& v, const std::st
     return out;
 }
 
-Result<Term> term_at(const json& v, const std::string& path) { return decode_term(v, path); }
+base::Result<Term> term_at(const json& v, const std::string& path) { return decode_term(v, path); }
 
-Result<std::map<std::string, std::uint64_t>> counts_at(const json& v, const std::string& path) {
+base::Result<std::map<std::string, std::uint64_t>> counts_at(const json& v, const std::string& path) {
     if (!v.is_object()) return type_error(path, "object", v);
     std::map<std::string, std::uint64_t> out;
     for (const auto& [key, value] : v.items()) {
@@ -308,17 +308,17 @@ Result<std::map<std::string, std::uint64_t>> counts_at(const json& v, const std:
 }
 
 template <typename T, typename F>
-Result<T> guarded(F&& body) {
+base::Result<T> guarded(F&& body) {
     try {
         return body();
     } catch (const std::exception& e) {
         // Only allocation failures can get here: every access above is checked first.
-        return make_error(ErrorType::kDecodeError, std::string("$: ") + e.what());
+        return base::make_error(base::ErrorType::kDecodeError, std::string("$: ") + e.what());
     }
 }
 
 template <typename T>
-Result<T> finish(ObjectReader& r, T&& value) {
+base::Result<T> finish(ObjectReader& r, T&& value) {
     if (!r.ok()) return r.error();
     return std::forward<T>(value);
 }
@@ -349,20 +349,20 @@ bool depth_within_limit(std::string_view text) {
 
 // ---- JSON text ----------------------------------------------------------------------------
 
-Result<nlohmann::json> parse_json(std::string_view text) {
+base::Result<nlohmann::json> parse_json(std::string_view text) {
     if (!depth_within_limit(text)) {
-        return make_error(ErrorType::kInvalidJson,
+        return base::make_error(base::ErrorType::kInvalidJson,
                           "JSON nested deeper than " + std::to_string(kMaxJsonDepth));
     }
     try {
         // No callback, no exceptions: an error (including ill-formed UTF-8) gives `discarded`.
         auto value = json::parse(text.begin(), text.end(), nullptr, false);
         if (value.is_discarded()) {
-            return make_error(ErrorType::kInvalidJson, "not valid UTF-8 JSON");
+            return base::make_error(base::ErrorType::kInvalidJson, "not valid UTF-8 JSON");
         }
         return value;
     } catch (const std::exception& e) {
-        return make_error(ErrorType::kInvalidJson, e.what());
+        return base::make_error(base::ErrorType::kInvalidJson, e.what());
     }
 }
 
@@ -389,7 +389,7 @@ std::optional<TraceStatus> trace_status_from_string(std::string_view name) noexc
 
 // ---- encoders -----------------------------------------------------------------------------
 
-json encode(const Error& e) {
+json encode(const base::Error& e) {
     return {{"type", std::string(to_string(e.type))}, {"message", e.message}};
 }
 
@@ -691,8 +691,8 @@ json encode(const ExplainMessage& m) {
 // ---- decoders -----------------------------------------------------------------------------
 
 template <>
-Result<GraphRagQuery> decode<GraphRagQuery>(const json& v) {
-    return guarded<GraphRagQuery>([&]() -> Result<GraphRagQuery> {
+base::Result<GraphRagQuery> decode<GraphRagQuery>(const json& v) {
+    return guarded<GraphRagQuery>([&]() -> base::Result<GraphRagQuery> {
         ObjectReader r(v, "");
         GraphRagQuery m;
         r.read("query", m.query);
@@ -710,8 +710,8 @@ Result<GraphRagQuery> decode<GraphRagQuery>(const json& v) {
 }
 
 template <>
-Result<DocumentRagQuery> decode<DocumentRagQuery>(const json& v) {
-    return guarded<DocumentRagQuery>([&]() -> Result<DocumentRagQuery> {
+base::Result<DocumentRagQuery> decode<DocumentRagQuery>(const json& v) {
+    return guarded<DocumentRagQuery>([&]() -> base::Result<DocumentRagQuery> {
         ObjectReader r(v, "");
         DocumentRagQuery m;
         r.read("query", m.query);
@@ -725,13 +725,13 @@ Result<DocumentRagQuery> decode<DocumentRagQuery>(const json& v) {
 }
 
 template <>
-Result<AgentHistoryStep> decode<AgentHistoryStep>(const json& v) {
+base::Result<AgentHistoryStep> decode<AgentHistoryStep>(const json& v) {
     return guarded<AgentHistoryStep>([&] { return history_at(v, ""); });
 }
 
 template <>
-Result<AgentRequest> decode<AgentRequest>(const json& v) {
-    return guarded<AgentRequest>([&]() -> Result<AgentRequest> {
+base::Result<AgentRequest> decode<AgentRequest>(const json& v) {
+    return guarded<AgentRequest>([&]() -> base::Result<AgentRequest> {
         ObjectReader r(v, "");
         AgentRequest m;
         r.read("question", m.question);
@@ -746,8 +746,8 @@ Result<AgentRequest> decode<AgentRequest>(const json& v) {
 }
 
 template <>
-Result<QueryRequest> decode<QueryRequest>(const json& v) {
-    return guarded<QueryRequest>([&]() -> Result<QueryRequest> {
+base::Result<QueryRequest> decode<QueryRequest>(const json& v) {
+    return guarded<QueryRequest>([&]() -> base::Result<QueryRequest> {
         ObjectReader r(v, "");
         QueryRequest m;
         r.read("text", m.text);
@@ -759,8 +759,8 @@ Result<QueryRequest> decode<QueryRequest>(const json& v) {
 }
 
 template <>
-Result<RagResponse> decode<RagResponse>(const json& v) {
-    return guarded<RagResponse>([&]() -> Result<RagResponse> {
+base::Result<RagResponse> decode<RagResponse>(const json& v) {
+    return guarded<RagResponse>([&]() -> base::Result<RagResponse> {
         ObjectReader r(v, "");
         RagResponse m;
         read_enum(r, "message_type", m.message_type, kRagTypes);
@@ -780,8 +780,8 @@ Result<RagResponse> decode<RagResponse>(const json& v) {
 }
 
 template <>
-Result<AgentResponse> decode<AgentResponse>(const json& v) {
-    return guarded<AgentResponse>([&]() -> Result<AgentResponse> {
+base::Result<AgentResponse> decode<AgentResponse>(const json& v) {
+    return guarded<AgentResponse>([&]() -> base::Result<AgentResponse> {
         ObjectReader r(v, "");
         AgentResponse m;
         read_enum(r, "message_type", m.message_type, kAgentTypes);
@@ -798,13 +798,13 @@ Result<AgentResponse> decode<AgentResponse>(const json& v) {
 }
 
 template <>
-Result<TriplePattern> decode<TriplePattern>(const json& v) {
+base::Result<TriplePattern> decode<TriplePattern>(const json& v) {
     return guarded<TriplePattern>([&] { return pattern_at(v, ""); });
 }
 
 template <>
-Result<TriplesQuery> decode<TriplesQuery>(const json& v) {
-    return guarded<TriplesQuery>([&]() -> Result<TriplesQuery> {
+base::Result<TriplesQuery> decode<TriplesQuery>(const json& v) {
+    return guarded<TriplesQuery>([&]() -> base::Result<TriplesQuery> {
         ObjectReader r(v, "");
         TriplesQuery m;
         m.s = optional_term(r, "s");
@@ -818,8 +818,8 @@ Result<TriplesQuery> decode<TriplesQuery>(const json& v) {
 }
 
 template <>
-Result<TriplesQueryBatch> decode<TriplesQueryBatch>(const json& v) {
-    return guarded<TriplesQueryBatch>([&]() -> Result<TriplesQueryBatch> {
+base::Result<TriplesQueryBatch> decode<TriplesQueryBatch>(const json& v) {
+    return guarded<TriplesQueryBatch>([&]() -> base::Result<TriplesQueryBatch> {
         ObjectReader r(v, "");
         TriplesQueryBatch m;
         r.read_array("patterns", m.patterns, pattern_at);
@@ -830,8 +830,8 @@ Result<TriplesQueryBatch> decode<TriplesQueryBatch>(const json& v) {
 }
 
 template <>
-Result<TriplesResponse> decode<TriplesResponse>(const json& v) {
-    return guarded<TriplesResponse>([&]() -> Result<TriplesResponse> {
+base::Result<TriplesResponse> decode<TriplesResponse>(const json& v) {
+    return guarded<TriplesResponse>([&]() -> base::Result<TriplesResponse> {
         ObjectReader r(v, "");
         TriplesResponse m;
         r.read_array("triples", m.triples, triple_at);
@@ -840,8 +840,8 @@ Result<TriplesResponse> decode<TriplesResponse>(const json& v) {
 }
 
 template <>
-Result<TriplesBatchResponse> decode<TriplesBatchResponse>(const json& v) {
-    return guarded<TriplesBatchResponse>([&]() -> Result<TriplesBatchResponse> {
+base::Result<TriplesBatchResponse> decode<TriplesBatchResponse>(const json& v) {
+    return guarded<TriplesBatchResponse>([&]() -> base::Result<TriplesBatchResponse> {
         ObjectReader r(v, "");
         TriplesBatchResponse m;
         r.read_array("results", m.results, triple_list_at);
@@ -850,8 +850,8 @@ Result<TriplesBatchResponse> decode<TriplesBatchResponse>(const json& v) {
 }
 
 template <>
-Result<EmbeddingsRequest> decode<EmbeddingsRequest>(const json& v) {
-    return guarded<EmbeddingsRequest>([&]() -> Result<EmbeddingsRequest> {
+base::Result<EmbeddingsRequest> decode<EmbeddingsRequest>(const json& v) {
+    return guarded<EmbeddingsRequest>([&]() -> base::Result<EmbeddingsRequest> {
         ObjectReader r(v, "");
         EmbeddingsRequest m;
         r.read("texts", m.texts);
@@ -860,8 +860,8 @@ Result<EmbeddingsRequest> decode<EmbeddingsRequest>(const json& v) {
 }
 
 template <>
-Result<EmbeddingsResponse> decode<EmbeddingsResponse>(const json& v) {
-    return guarded<EmbeddingsResponse>([&]() -> Result<EmbeddingsResponse> {
+base::Result<EmbeddingsResponse> decode<EmbeddingsResponse>(const json& v) {
+    return guarded<EmbeddingsResponse>([&]() -> base::Result<EmbeddingsResponse> {
         ObjectReader r(v, "");
         EmbeddingsResponse m;
         r.read_array("vectors", m.vectors, vector_at);
@@ -872,8 +872,8 @@ Result<EmbeddingsResponse> decode<EmbeddingsResponse>(const json& v) {
 }
 
 template <>
-Result<GraphEmbeddingsQuery> decode<GraphEmbeddingsQuery>(const json& v) {
-    return guarded<GraphEmbeddingsQuery>([&]() -> Result<GraphEmbeddingsQuery> {
+base::Result<GraphEmbeddingsQuery> decode<GraphEmbeddingsQuery>(const json& v) {
+    return guarded<GraphEmbeddingsQuery>([&]() -> base::Result<GraphEmbeddingsQuery> {
         ObjectReader r(v, "");
         GraphEmbeddingsQuery m;
         r.read_array("vectors", m.vectors, vector_at);
@@ -884,8 +884,8 @@ Result<GraphEmbeddingsQuery> decode<GraphEmbeddingsQuery>(const json& v) {
 }
 
 template <>
-Result<GraphEmbeddingsResponse> decode<GraphEmbeddingsResponse>(const json& v) {
-    return guarded<GraphEmbeddingsResponse>([&]() -> Result<GraphEmbeddingsResponse> {
+base::Result<GraphEmbeddingsResponse> decode<GraphEmbeddingsResponse>(const json& v) {
+    return guarded<GraphEmbeddingsResponse>([&]() -> base::Result<GraphEmbeddingsResponse> {
         ObjectReader r(v, "");
         GraphEmbeddingsResponse m;
         r.read_array("entities", m.entities, entity_match_at);
@@ -894,8 +894,8 @@ Result<GraphEmbeddingsResponse> decode<GraphEmbeddingsResponse>(const json& v) {
 }
 
 template <>
-Result<GraphEmbeddingsBatchResponse> decode<GraphEmbeddingsBatchResponse>(const json& v) {
-    return guarded<GraphEmbeddingsBatchResponse>([&]() -> Result<GraphEmbeddingsBatchResponse> {
+base::Result<GraphEmbeddingsBatchResponse> decode<GraphEmbeddingsBatchResponse>(const json& v) {
+    return guarded<GraphEmbeddingsBatchResponse>([&]() -> base::Result<GraphEmbeddingsBatchResponse> {
         ObjectReader r(v, "");
         GraphEmbeddingsBatchResponse m;
         r.read_array("results", m.results, entity_list_at);
@@ -904,8 +904,8 @@ Result<GraphEmbeddingsBatchResponse> decode<GraphEmbeddingsBatchResponse>(const 
 }
 
 template <>
-Result<DocumentEmbeddingsQuery> decode<DocumentEmbeddingsQuery>(const json& v) {
-    return guarded<DocumentEmbeddingsQuery>([&]() -> Result<DocumentEmbeddingsQuery> {
+base::Result<DocumentEmbeddingsQuery> decode<DocumentEmbeddingsQuery>(const json& v) {
+    return guarded<DocumentEmbeddingsQuery>([&]() -> base::Result<DocumentEmbeddingsQuery> {
         ObjectReader r(v, "");
         DocumentEmbeddingsQuery m;
         r.read_array("vectors", m.vectors, vector_at);
@@ -916,8 +916,8 @@ Result<DocumentEmbeddingsQuery> decode<DocumentEmbeddingsQuery>(const json& v) {
 }
 
 template <>
-Result<ChunkKeywordQuery> decode<ChunkKeywordQuery>(const json& v) {
-    return guarded<ChunkKeywordQuery>([&]() -> Result<ChunkKeywordQuery> {
+base::Result<ChunkKeywordQuery> decode<ChunkKeywordQuery>(const json& v) {
+    return guarded<ChunkKeywordQuery>([&]() -> base::Result<ChunkKeywordQuery> {
         ObjectReader r(v, "");
         ChunkKeywordQuery m;
         r.read("query", m.query);
@@ -928,8 +928,8 @@ Result<ChunkKeywordQuery> decode<ChunkKeywordQuery>(const json& v) {
 }
 
 template <>
-Result<ChunkMatchResponse> decode<ChunkMatchResponse>(const json& v) {
-    return guarded<ChunkMatchResponse>([&]() -> Result<ChunkMatchResponse> {
+base::Result<ChunkMatchResponse> decode<ChunkMatchResponse>(const json& v) {
+    return guarded<ChunkMatchResponse>([&]() -> base::Result<ChunkMatchResponse> {
         ObjectReader r(v, "");
         ChunkMatchResponse m;
         r.read_array("chunks", m.chunks, chunk_match_at);
@@ -938,8 +938,8 @@ Result<ChunkMatchResponse> decode<ChunkMatchResponse>(const json& v) {
 }
 
 template <>
-Result<ChunkFetchRequest> decode<ChunkFetchRequest>(const json& v) {
-    return guarded<ChunkFetchRequest>([&]() -> Result<ChunkFetchRequest> {
+base::Result<ChunkFetchRequest> decode<ChunkFetchRequest>(const json& v) {
+    return guarded<ChunkFetchRequest>([&]() -> base::Result<ChunkFetchRequest> {
         ObjectReader r(v, "");
         ChunkFetchRequest m;
         r.read("chunk_ids", m.chunk_ids);
@@ -949,8 +949,8 @@ Result<ChunkFetchRequest> decode<ChunkFetchRequest>(const json& v) {
 }
 
 template <>
-Result<ChunkFetchResponse> decode<ChunkFetchResponse>(const json& v) {
-    return guarded<ChunkFetchResponse>([&]() -> Result<ChunkFetchResponse> {
+base::Result<ChunkFetchResponse> decode<ChunkFetchResponse>(const json& v) {
+    return guarded<ChunkFetchResponse>([&]() -> base::Result<ChunkFetchResponse> {
         ObjectReader r(v, "");
         ChunkFetchResponse m;
         r.read_array("chunks", m.chunks, chunk_at);
@@ -959,8 +959,8 @@ Result<ChunkFetchResponse> decode<ChunkFetchResponse>(const json& v) {
 }
 
 template <>
-Result<LoadTriplesRequest> decode<LoadTriplesRequest>(const json& v) {
-    return guarded<LoadTriplesRequest>([&]() -> Result<LoadTriplesRequest> {
+base::Result<LoadTriplesRequest> decode<LoadTriplesRequest>(const json& v) {
+    return guarded<LoadTriplesRequest>([&]() -> base::Result<LoadTriplesRequest> {
         ObjectReader r(v, "");
         LoadTriplesRequest m;
         r.read("collection", m.collection);
@@ -971,8 +971,8 @@ Result<LoadTriplesRequest> decode<LoadTriplesRequest>(const json& v) {
 }
 
 template <>
-Result<LoadTriplesResponse> decode<LoadTriplesResponse>(const json& v) {
-    return guarded<LoadTriplesResponse>([&]() -> Result<LoadTriplesResponse> {
+base::Result<LoadTriplesResponse> decode<LoadTriplesResponse>(const json& v) {
+    return guarded<LoadTriplesResponse>([&]() -> base::Result<LoadTriplesResponse> {
         ObjectReader r(v, "");
         LoadTriplesResponse m;
         r.read("statements", m.statements);
@@ -983,8 +983,8 @@ Result<LoadTriplesResponse> decode<LoadTriplesResponse>(const json& v) {
 }
 
 template <>
-Result<LoadDocumentsRequest> decode<LoadDocumentsRequest>(const json& v) {
-    return guarded<LoadDocumentsRequest>([&]() -> Result<LoadDocumentsRequest> {
+base::Result<LoadDocumentsRequest> decode<LoadDocumentsRequest>(const json& v) {
+    return guarded<LoadDocumentsRequest>([&]() -> base::Result<LoadDocumentsRequest> {
         ObjectReader r(v, "");
         LoadDocumentsRequest m;
         r.read("collection", m.collection);
@@ -995,8 +995,8 @@ Result<LoadDocumentsRequest> decode<LoadDocumentsRequest>(const json& v) {
 }
 
 template <>
-Result<LoadDocumentsResponse> decode<LoadDocumentsResponse>(const json& v) {
-    return guarded<LoadDocumentsResponse>([&]() -> Result<LoadDocumentsResponse> {
+base::Result<LoadDocumentsResponse> decode<LoadDocumentsResponse>(const json& v) {
+    return guarded<LoadDocumentsResponse>([&]() -> base::Result<LoadDocumentsResponse> {
         ObjectReader r(v, "");
         LoadDocumentsResponse m;
         r.read("documents_added", m.documents_added);
@@ -1009,8 +1009,8 @@ Result<LoadDocumentsResponse> decode<LoadDocumentsResponse>(const json& v) {
 }
 
 template <>
-Result<IndexRequest> decode<IndexRequest>(const json& v) {
-    return guarded<IndexRequest>([&]() -> Result<IndexRequest> {
+base::Result<IndexRequest> decode<IndexRequest>(const json& v) {
+    return guarded<IndexRequest>([&]() -> base::Result<IndexRequest> {
         ObjectReader r(v, "");
         IndexRequest m;
         r.read("collection", m.collection);
@@ -1019,8 +1019,8 @@ Result<IndexRequest> decode<IndexRequest>(const json& v) {
 }
 
 template <>
-Result<IndexResponse> decode<IndexResponse>(const json& v) {
-    return guarded<IndexResponse>([&]() -> Result<IndexResponse> {
+base::Result<IndexResponse> decode<IndexResponse>(const json& v) {
+    return guarded<IndexResponse>([&]() -> base::Result<IndexResponse> {
         ObjectReader r(v, "");
         IndexResponse m;
         r.read("entities_indexed", m.entities_indexed);
@@ -1032,8 +1032,8 @@ Result<IndexResponse> decode<IndexResponse>(const json& v) {
 }
 
 template <>
-Result<FactSourcesRequest> decode<FactSourcesRequest>(const json& v) {
-    return guarded<FactSourcesRequest>([&]() -> Result<FactSourcesRequest> {
+base::Result<FactSourcesRequest> decode<FactSourcesRequest>(const json& v) {
+    return guarded<FactSourcesRequest>([&]() -> base::Result<FactSourcesRequest> {
         ObjectReader r(v, "");
         FactSourcesRequest m;
         r.read("collection", m.collection);
@@ -1043,8 +1043,8 @@ Result<FactSourcesRequest> decode<FactSourcesRequest>(const json& v) {
 }
 
 template <>
-Result<FactSourcesResponse> decode<FactSourcesResponse>(const json& v) {
-    return guarded<FactSourcesResponse>([&]() -> Result<FactSourcesResponse> {
+base::Result<FactSourcesResponse> decode<FactSourcesResponse>(const json& v) {
+    return guarded<FactSourcesResponse>([&]() -> base::Result<FactSourcesResponse> {
         ObjectReader r(v, "");
         FactSourcesResponse m;
         r.read_array("sources", m.sources, fact_source_list_at);
@@ -1053,8 +1053,8 @@ Result<FactSourcesResponse> decode<FactSourcesResponse>(const json& v) {
 }
 
 template <>
-Result<LabelsRequest> decode<LabelsRequest>(const json& v) {
-    return guarded<LabelsRequest>([&]() -> Result<LabelsRequest> {
+base::Result<LabelsRequest> decode<LabelsRequest>(const json& v) {
+    return guarded<LabelsRequest>([&]() -> base::Result<LabelsRequest> {
         ObjectReader r(v, "");
         LabelsRequest m;
         r.read("collection", m.collection);
@@ -1064,8 +1064,8 @@ Result<LabelsRequest> decode<LabelsRequest>(const json& v) {
 }
 
 template <>
-Result<LabelsResponse> decode<LabelsResponse>(const json& v) {
-    return guarded<LabelsResponse>([&]() -> Result<LabelsResponse> {
+base::Result<LabelsResponse> decode<LabelsResponse>(const json& v) {
+    return guarded<LabelsResponse>([&]() -> base::Result<LabelsResponse> {
         ObjectReader r(v, "");
         LabelsResponse m;
         r.read("labels", m.labels);
@@ -1074,8 +1074,8 @@ Result<LabelsResponse> decode<LabelsResponse>(const json& v) {
 }
 
 template <>
-Result<HybridChunkQuery> decode<HybridChunkQuery>(const json& v) {
-    return guarded<HybridChunkQuery>([&]() -> Result<HybridChunkQuery> {
+base::Result<HybridChunkQuery> decode<HybridChunkQuery>(const json& v) {
+    return guarded<HybridChunkQuery>([&]() -> base::Result<HybridChunkQuery> {
         ObjectReader r(v, "");
         HybridChunkQuery m;
         r.read("query", m.query);
@@ -1087,8 +1087,8 @@ Result<HybridChunkQuery> decode<HybridChunkQuery>(const json& v) {
 }
 
 template <>
-Result<StoreStatsRequest> decode<StoreStatsRequest>(const json& v) {
-    return guarded<StoreStatsRequest>([&]() -> Result<StoreStatsRequest> {
+base::Result<StoreStatsRequest> decode<StoreStatsRequest>(const json& v) {
+    return guarded<StoreStatsRequest>([&]() -> base::Result<StoreStatsRequest> {
         ObjectReader r(v, "");
         StoreStatsRequest m;
         r.read("collection", m.collection);
@@ -1097,8 +1097,8 @@ Result<StoreStatsRequest> decode<StoreStatsRequest>(const json& v) {
 }
 
 template <>
-Result<StoreStats> decode<StoreStats>(const json& v) {
-    return guarded<StoreStats>([&]() -> Result<StoreStats> {
+base::Result<StoreStats> decode<StoreStats>(const json& v) {
+    return guarded<StoreStats>([&]() -> base::Result<StoreStats> {
         ObjectReader r(v, "");
         StoreStats m;
         r.read("collection", m.collection);
@@ -1122,8 +1122,8 @@ Result<StoreStats> decode<StoreStats>(const json& v) {
 }
 
 template <>
-Result<LlmRequest> decode<LlmRequest>(const json& v) {
-    return guarded<LlmRequest>([&]() -> Result<LlmRequest> {
+base::Result<LlmRequest> decode<LlmRequest>(const json& v) {
+    return guarded<LlmRequest>([&]() -> base::Result<LlmRequest> {
         ObjectReader r(v, "");
         LlmRequest m;
         r.read("template", m.template_name);
@@ -1134,8 +1134,8 @@ Result<LlmRequest> decode<LlmRequest>(const json& v) {
 }
 
 template <>
-Result<LlmResponse> decode<LlmResponse>(const json& v) {
-    return guarded<LlmResponse>([&]() -> Result<LlmResponse> {
+base::Result<LlmResponse> decode<LlmResponse>(const json& v) {
+    return guarded<LlmResponse>([&]() -> base::Result<LlmResponse> {
         ObjectReader r(v, "");
         LlmResponse m;
         r.read("text", m.text);
@@ -1149,8 +1149,8 @@ Result<LlmResponse> decode<LlmResponse>(const json& v) {
 }
 
 template <>
-Result<EchoRequest> decode<EchoRequest>(const json& v) {
-    return guarded<EchoRequest>([&]() -> Result<EchoRequest> {
+base::Result<EchoRequest> decode<EchoRequest>(const json& v) {
+    return guarded<EchoRequest>([&]() -> base::Result<EchoRequest> {
         ObjectReader r(v, "");
         EchoRequest m;
         r.read("question", m.question);
@@ -1164,8 +1164,8 @@ Result<EchoRequest> decode<EchoRequest>(const json& v) {
 }
 
 template <>
-Result<ExplainMessage> decode<ExplainMessage>(const json& v) {
-    return guarded<ExplainMessage>([&]() -> Result<ExplainMessage> {
+base::Result<ExplainMessage> decode<ExplainMessage>(const json& v) {
+    return guarded<ExplainMessage>([&]() -> base::Result<ExplainMessage> {
         ObjectReader r(v, "");
         ExplainMessage m;
         std::string message_type = "explain";

@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "schema/result.hpp"
+#include "base/result.hpp"
 #include "schema/term.hpp"
 #include "schema/term_json.hpp"  // encode(Term), encode(Triple) join the overload set
 #include "schema/vocabulary.hpp"
@@ -31,7 +31,7 @@ namespace glassbox::schema {
 inline constexpr std::size_t kMaxJsonDepth = 256;
 
 // Never throws: invalid JSON, invalid UTF-8 and over-deep nesting give kInvalidJson.
-Result<nlohmann::json> parse_json(std::string_view text);
+base::Result<nlohmann::json> parse_json(std::string_view text);
 // Compact text; never throws (invalid UTF-8 in strings is replaced by U+FFFD).
 std::string dump(const nlohmann::json& value);
 
@@ -129,7 +129,7 @@ struct RagResponse {
     std::uint64_t out_token = 0;
     std::string model;
     std::vector<std::string> sources;
-    std::optional<Error> error;   // wire: {"type": "<ErrorType>", "message": "..."}
+    std::optional<base::Error> error;   // wire: {"type": "<base::ErrorType>", "message": "..."}
     bool operator==(const RagResponse&) const = default;
 };
 
@@ -145,7 +145,7 @@ struct AgentResponse {
     std::string explain_id;
     std::string explain_graph;
     std::vector<Triple> explain_triples;
-    std::optional<Error> error;
+    std::optional<base::Error> error;
     bool operator==(const AgentResponse&) const = default;
 };
 
@@ -474,13 +474,13 @@ struct ExplainMessage {
     std::vector<Triple> explain_triples;
     bool end_of_trace = false;
     TraceStatus trace_status = TraceStatus::kNone;
-    std::optional<Error> error;
+    std::optional<base::Error> error;
     bool operator==(const ExplainMessage&) const = default;
 };
 
 // ---- codecs -----------------------------------------------------------------------------------
 
-nlohmann::json encode(const Error& error);
+nlohmann::json encode(const base::Error& error);
 nlohmann::json encode(const GraphRagQuery& m);
 nlohmann::json encode(const DocumentRagQuery& m);
 nlohmann::json encode(const AgentHistoryStep& m);
@@ -527,10 +527,10 @@ nlohmann::json encode(const ExplainMessage& m);
 
 // Specialised for every message type above; other T do not link.
 template <typename T>
-Result<T> decode(const nlohmann::json& value);
+base::Result<T> decode(const nlohmann::json& value);
 
 template <typename T>
-Result<T> decode_body(std::string_view text) {
+base::Result<T> decode_body(std::string_view text) {
     auto parsed = parse_json(text);
     if (!parsed.ok()) return std::move(parsed).error();
     return decode<T>(parsed.value());
@@ -538,7 +538,7 @@ Result<T> decode_body(std::string_view text) {
 
 #define GLASSBOX_DECLARE_DECODE(T) \
     template <>                    \
-    Result<T> decode<T>(const nlohmann::json& value);
+    base::Result<T> decode<T>(const nlohmann::json& value);
 GLASSBOX_DECLARE_DECODE(GraphRagQuery)
 GLASSBOX_DECLARE_DECODE(DocumentRagQuery)
 GLASSBOX_DECLARE_DECODE(AgentHistoryStep)

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "schema/utf8.hpp"
+#include "base/utf8.hpp"
 
 namespace glassbox::schema {
 namespace {
@@ -88,7 +88,7 @@ bool pn_chars(char32_t c) {
 // BLANK_NODE_LABEL ::= '_:' (PN_CHARS_U | [0-9]) ((PN_CHARS | '.')* PN_CHARS)?  (':' left out:
 // N-Triples readers differ on it.)
 bool is_ntriples_label(std::string_view id) {
-    if (id.empty() || find_invalid_utf8(id)) return false;
+    if (id.empty() || base::find_invalid_utf8(id)) return false;
     std::size_t i = 0;
     const char32_t first = next_code_point(id, i);
     if ((!pn_chars_u(first) || first == ':') && !(first >= '0' && first <= '9')) return false;

@@ -13,9 +13,9 @@ using detail::field_path;
 using detail::json;
 using detail::ObjectReader;
 
-Result<Triple> decode_triple_at(const json& value, std::string_view path, int depth);
+base::Result<Triple> decode_triple_at(const json& value, std::string_view path, int depth);
 
-Result<Term> decode_term_at(const json& value, std::string_view path, int depth) {
+base::Result<Term> decode_term_at(const json& value, std::string_view path, int depth) {
     ObjectReader r(value, std::string(path));
     if (!r.ok()) return r.error();
     std::string kind;
@@ -70,7 +70,7 @@ Result<Term> decode_term_at(const json& value, std::string_view path, int depth)
     return decode_error(field_path(path, "t"), "unknown term type \"" + kind + "\"");
 }
 
-Result<Triple> decode_triple_at(const json& value, std::string_view path, int depth) {
+base::Result<Triple> decode_triple_at(const json& value, std::string_view path, int depth) {
     ObjectReader r(value, std::string(path));
     if (!r.ok()) return r.error();
     Triple triple;
@@ -118,19 +118,19 @@ nlohmann::json encode(const Triple& triple) {
     return j;
 }
 
-Result<Term> decode_term(const nlohmann::json& value, std::string_view path) {
+base::Result<Term> decode_term(const nlohmann::json& value, std::string_view path) {
     try {
         return decode_term_at(value, path, 0);
     } catch (const std::exception& e) {
-        return make_error(ErrorType::kDecodeError, std::string(path) + ": " + e.what());
+        return base::make_error(base::ErrorType::kDecodeError, std::string(path) + ": " + e.what());
     }
 }
 
-Result<Triple> decode_triple(const nlohmann::json& value, std::string_view path) {
+base::Result<Triple> decode_triple(const nlohmann::json& value, std::string_view path) {
     try {
         return decode_triple_at(value, path, 0);
     } catch (const std::exception& e) {
-        return make_error(ErrorType::kDecodeError, std::string(path) + ": " + e.what());
+        return base::make_error(base::ErrorType::kDecodeError, std::string(path) + ": " + e.what());
     }
 }
 

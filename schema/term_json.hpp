@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "schema/result.hpp"
+#include "base/result.hpp"
 #include "schema/term.hpp"
 
 namespace glassbox::schema {
@@ -23,7 +23,7 @@ nlohmann::json encode(const Triple& triple);
 // ("explain_triples[3].o.tr.s: expected object, got string"). A term without "t" is
 // recognised by its keys ("i", "d", "v", "tr"). Unknown keys are ignored; an empty "g"
 // means the default graph.
-Result<Term> decode_term(const nlohmann::json& value, std::string_view path = {});
-Result<Triple> decode_triple(const nlohmann::json& value, std::string_view path = {});
+base::Result<Term> decode_term(const nlohmann::json& value, std::string_view path = {});
+base::Result<Triple> decode_triple(const nlohmann::json& value, std::string_view path = {});
 
 }  // namespace glassbox::schema

@@ -14,10 +14,10 @@
 
 namespace glassbox::storage {
 
-using schema::Error;
-using schema::ErrorType;
-using schema::make_error;
-using schema::Result;
+using base::Error;
+using base::ErrorType;
+using base::make_error;
+using base::Result;
 
 // ---- Statement ---------------------------------------------------------------------------------
 

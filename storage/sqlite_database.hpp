@@ -1,5 +1,5 @@
 // The one SQLite wrapper: a connection with cached prepared statements, a statement cursor that
-// resets itself, and a transaction guard. Every failure is a schema::Error, never an exception.
+// resets itself, and a transaction guard. Every failure is a base::Error, never an exception.
 #pragma once
 
 #include <chrono>
@@ -12,7 +12,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "schema/result.hpp"
+#include "base/result.hpp"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -74,9 +74,9 @@ public:
     Statement& bind_null(int index);
 
     // SQLITE_ROW: true; SQLITE_DONE: false; anything else: a kInternal Error with SQLite's message.
-    schema::Result<bool> step();
+    base::Result<bool> step();
     // Steps to the end, ignoring rows.
-    schema::Result<void> run();
+    base::Result<void> run();
     // Resets for another execution with new bindings (bindings are kept until rebound).
     void reset() noexcept;
 
@@ -98,25 +98,25 @@ private:
 class Database {
 public:
     // Opens (and for read-write, creates) the file; ":memory:" opens a private in-memory database.
-    static schema::Result<std::unique_ptr<Database>> open(const std::filesystem::path& path,
+    static base::Result<std::unique_ptr<Database>> open(const std::filesystem::path& path,
                                                            const OpenOptions& options = {});
     ~Database();
     Database(const Database&) = delete;
     Database& operator=(const Database&) = delete;
 
     // One or more statements, no results.
-    schema::Result<void> exec(std::string_view sql);
+    base::Result<void> exec(std::string_view sql);
     // The statement for `sql`, prepared once and cached for the connection's life.
-    schema::Result<Statement> prepare(const std::string& sql);
+    base::Result<Statement> prepare(const std::string& sql);
     // A statement prepared for one use (not cached), e.g. SQL built from variable parts.
-    schema::Result<std::unique_ptr<sqlite3_stmt, void (*)(sqlite3_stmt*)>> prepare_once(const std::string& sql);
+    base::Result<std::unique_ptr<sqlite3_stmt, void (*)(sqlite3_stmt*)>> prepare_once(const std::string& sql);
 
     std::int64_t last_insert_rowid() const noexcept;
     std::int64_t changes() const noexcept;
     // sqlite3_errmsg of the connection.
     std::string message() const;
     // "<label>: <what>: <sqlite message>" as a typed error.
-    schema::Error error(std::string_view what) const;
+    base::Error error(std::string_view what) const;
     const OpenOptions& options() const noexcept { return options_; }
     const std::filesystem::path& path() const noexcept { return path_; }
     sqlite3* handle() const noexcept { return handle_; }
@@ -142,14 +142,14 @@ private:
 class Transaction {
 public:
     enum class Kind { kDeferred, kImmediate };
-    static schema::Result<Transaction> begin(Database& db, Kind kind = Kind::kImmediate);
+    static base::Result<Transaction> begin(Database& db, Kind kind = Kind::kImmediate);
     ~Transaction();
     Transaction(Transaction&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
     Transaction(const Transaction&) = delete;
     Transaction& operator=(const Transaction&) = delete;
     Transaction& operator=(Transaction&&) = delete;
 
-    schema::Result<void> commit();
+    base::Result<void> commit();
 
 private:
     explicit Transaction(Database& db) noexcept : db_(&db) {}

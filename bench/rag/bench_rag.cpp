@@ -51,11 +51,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "client/bus_client.hpp"
+#include "bus/bus_client.hpp"
 #include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
 #include "schema/vocabulary.hpp"
-#include "tests/integration/process.hpp"
+#include "tests/support/process.hpp"
 #include "bench/bench_util.hpp"
 
 #ifndef GLASSBOX_BINARY
@@ -73,6 +73,7 @@ using bench::ms_since;
 using bench::percentile;
 
 namespace fs = std::filesystem;
+namespace base = glassbox::base;
 namespace schema = glassbox::schema;
 namespace vocab = glassbox::schema::vocab;
 using glassbox::integration::ChildProcess;
@@ -410,22 +411,22 @@ public:
             worker("graph-rag-noexplain", {"graph-rag", "--service", kNoExplainService});
             ::unsetenv("GLASSBOX_BENCH_NO_EXPLAIN");
         }
-        glassbox::client::BusClientConfig config;
+        glassbox::bus::BusClientConfig config;
         config.endpoint = endpoint_;
-        client_ = std::make_unique<glassbox::client::BusClient>(config);
+        client_ = std::make_unique<glassbox::bus::BusClient>(config);
         // The measured queries: bodies kept as text. The FINAL is decoded on the clock; the
         // explain messages are received in full on the clock and decoded by the typed readers
         // after it stops (the figures below come from them): the overhead measured is what
         // emitting, routing, spooling and delivering the trace costs, not how fast this
         // client reads it.
         config.parse_bodies = false;
-        query_client_ = std::make_unique<glassbox::client::BusClient>(config);
+        query_client_ = std::make_unique<glassbox::bus::BusClient>(config);
         for (const auto* service : {"trace", "embeddings", "store", "llm", "graph-rag", kNoExplainService.c_str()}) {
             if (collector_ || std::string(service) != "trace") wait_for_service(service);
         }
     }
 
-    glassbox::client::BusClient& query_client() { return *query_client_; }
+    glassbox::bus::BusClient& query_client() { return *query_client_; }
 
     json call(const std::string& service, const json& body, milliseconds deadline = milliseconds{60'000}) {
         auto replies = client_->call(service, body, deadline);
@@ -518,8 +519,8 @@ private:
     bool collector_ = true;
     std::string endpoint_;
     std::vector<std::unique_ptr<ChildProcess>> children_;
-    std::unique_ptr<glassbox::client::BusClient> client_;
-    std::unique_ptr<glassbox::client::BusClient> query_client_;
+    std::unique_ptr<glassbox::bus::BusClient> client_;
+    std::unique_ptr<glassbox::bus::BusClient> query_client_;
 };
 
 // ---- one query -------------------------------------------------------------------------------
@@ -550,7 +551,7 @@ struct QueryResult {
 
 std::string iri_of(const schema::Term& term) { return term.is_iri() ? term.as_iri().value : std::string{}; }
 
-QueryResult run_query(glassbox::client::BusClient& client, const std::string& service, const std::string& collection,
+QueryResult run_query(glassbox::bus::BusClient& client, const std::string& service, const std::string& collection,
                       const Question& q) {
     schema::GraphRagQuery query;
     query.query = q.text;
@@ -570,16 +571,16 @@ QueryResult run_query(glassbox::client::BusClient& client, const std::string& se
             out.error = reply.error().message;
             return out;
         }
-        if (reply->kind == glassbox::client::ReplyKind::kExplain) {
+        if (reply->kind == glassbox::bus::ReplyKind::kExplain) {
             explain_texts.push_back(std::move(reply->text));  // decoded after the clock stops
             continue;
         }
-        if (reply->kind == glassbox::client::ReplyKind::kError) {
+        if (reply->kind == glassbox::bus::ReplyKind::kError) {
             out.ms = ms_since(start);
-            out.error = reply->error ? std::string(schema::to_string(reply->error->type)) + ": " + reply->error->message : "error";
+            out.error = reply->error ? std::string(base::to_string(reply->error->type)) + ": " + reply->error->message : "error";
             return out;
         }
-        if (reply->kind == glassbox::client::ReplyKind::kFinal) {
+        if (reply->kind == glassbox::bus::ReplyKind::kFinal) {
             auto response = schema::decode_text<schema::RagResponse>(reply->text);
             out.ms = ms_since(start);
             out.client_cpu_ms = process_cpu_ms() - cpu_start;

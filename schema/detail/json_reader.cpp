@@ -18,14 +18,14 @@ std::string index_path(std::string_view base, std::size_t index) {
     return p;
 }
 
-Error decode_error(std::string_view path, std::string_view what) {
+base::Error decode_error(std::string_view path, std::string_view what) {
     std::string message(path.empty() ? std::string_view("$") : path);
     message += ": ";
     message += what;
-    return make_error(ErrorType::kDecodeError, std::move(message));
+    return base::make_error(base::ErrorType::kDecodeError, std::move(message));
 }
 
-Error type_error(std::string_view path, std::string_view expected, const json& got) {
+base::Error type_error(std::string_view path, std::string_view expected, const json& got) {
     std::string what = "expected ";
     what += expected;
     what += ", got ";

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "schema/result.hpp"
+#include "base/result.hpp"
 
 namespace glassbox::schema::detail {
 
@@ -22,8 +22,8 @@ using json = nlohmann::json;
 // "a.b", "a[3]"; the root path is empty and is shown as "$".
 std::string field_path(std::string_view base, std::string_view key);
 std::string index_path(std::string_view base, std::size_t index);
-Error decode_error(std::string_view path, std::string_view what);
-Error type_error(std::string_view path, std::string_view expected, const json& got);
+base::Error decode_error(std::string_view path, std::string_view what);
+base::Error type_error(std::string_view path, std::string_view expected, const json& got);
 
 // Missing keys and JSON null leave the target unchanged (its default); unknown keys are
 // never looked at. After the first error every further read is a no-op.
@@ -32,8 +32,8 @@ public:
     ObjectReader(const json& value, std::string path);
 
     bool ok() const noexcept { return !error_.has_value(); }
-    const Error& error() const { return *error_; }
-    void fail(Error error) {
+    const base::Error& error() const { return *error_; }
+    void fail(base::Error error) {
         if (!error_) error_ = std::move(error);
     }
     const std::string& path() const noexcept { return path_; }
@@ -127,7 +127,7 @@ public:
 private:
     const json* object_ = nullptr;
     std::string path_;
-    std::optional<Error> error_;
+    std::optional<base::Error> error_;
 };
 
 }  // namespace glassbox::schema::detail

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/integration/cluster.hpp"
-#include "tests/integration/echo_stream.hpp"
+#include "tests/support/cluster.hpp"
+#include "tests/support/echo_stream.hpp"
 
 namespace glassbox::integration {
 namespace {

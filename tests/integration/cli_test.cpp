@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/integration/cluster.hpp"
+#include "tests/support/cluster.hpp"
 
 namespace glassbox::integration {
 namespace {

@@ -16,7 +16,7 @@
 #include "schema/messages.hpp"
 #include "schema/term_json.hpp"
 #include "schema/vocabulary.hpp"
-#include "tests/integration/cluster.hpp"
+#include "tests/support/cluster.hpp"
 #include "tests/integration/rag_trace_checks.hpp"
 
 namespace glassbox::integration {

@@ -14,7 +14,7 @@
 
 #include "schema/messages.hpp"
 #include "schema/term.hpp"
-#include "tests/integration/bus_peers.hpp"
+#include "tests/support/bus_peers.hpp"
 
 namespace glassbox::integration::rag {
 

@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/integration/bus_peers.hpp"
-#include "tests/integration/cluster.hpp"
+#include "tests/support/bus_peers.hpp"
+#include "tests/support/cluster.hpp"
 
 namespace glassbox::integration {
 namespace {

@@ -11,9 +11,9 @@
 namespace glassbox::echo {
 namespace {
 
-using schema::Error;
-using schema::ErrorType;
-using schema::make_error;
+using base::Error;
+using base::ErrorType;
+using base::make_error;
 using std::chrono::milliseconds;
 
 constexpr std::uint64_t kMaxPartials = 1000;
@@ -39,7 +39,7 @@ std::optional<std::uint64_t> bounded_unsigned(const nlohmann::json& value, std::
     return static_cast<std::uint64_t>(v);
 }
 
-schema::Result<EchoOptions> parse_options(const nlohmann::json& body) {
+base::Result<EchoOptions> parse_options(const nlohmann::json& body) {
     const auto invalid = [](std::string message) { return make_error(ErrorType::kInvalidRequest, std::move(message)); };
     if (!body.is_object()) return invalid("echo expects a JSON object");
     const auto question = body.find("question");
@@ -57,7 +57,7 @@ schema::Result<EchoOptions> parse_options(const nlohmann::json& body) {
         options.delay = milliseconds{static_cast<std::int64_t>(*n)};
     }
     if (const auto it = body.find("fail"); it != body.end()) {
-        const auto type = it->is_string() ? schema::error_type_from_string(it->get<std::string>()) : std::nullopt;
+        const auto type = it->is_string() ? base::error_type_from_string(it->get<std::string>()) : std::nullopt;
         if (!type) return invalid("\"fail\" must name an error type, e.g. \"Internal\"");
         options.fail = make_error(*type, "echo was asked to fail with " + it->get<std::string>());
     }

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "schema/messages.hpp"
-#include "schema/result.hpp"
+#include "base/result.hpp"
 
 namespace glassbox::embeddings {
 
@@ -27,9 +27,9 @@ public:
     virtual ~Embedder() = default;
 
     // One vector per text, in order, each of dim() numbers; `model` and `dim` filled in.
-    virtual schema::Result<schema::EmbeddingsResponse> embed(std::span<const std::string> texts,
+    virtual base::Result<schema::EmbeddingsResponse> embed(std::span<const std::string> texts,
                                                              const EmbedOptions& options) = 0;
-    schema::Result<schema::EmbeddingsResponse> embed(std::span<const std::string> texts) {
+    base::Result<schema::EmbeddingsResponse> embed(std::span<const std::string> texts) {
         return embed(texts, EmbedOptions{});
     }
 

@@ -29,7 +29,7 @@ std::string_view to_string(Provider provider) noexcept {
     return "hashing";
 }
 
-schema::Result<EmbeddingsConfig> EmbeddingsConfig::from_json(const json& object) {
+base::Result<EmbeddingsConfig> EmbeddingsConfig::from_json(const json& object) {
     auto settings = runtime::ServiceSettings::of(object, kService);
     if (!settings) return std::move(settings).error();
     EmbeddingsConfig config;
@@ -94,7 +94,7 @@ schema::Result<EmbeddingsConfig> EmbeddingsConfig::from_json(const json& object)
     return config;
 }
 
-schema::Result<std::shared_ptr<Embedder>> make_embedder(const EmbeddingsConfig& config) {
+base::Result<std::shared_ptr<Embedder>> make_embedder(const EmbeddingsConfig& config) {
     if (config.provider == Provider::kHashing) {
         const std::uint32_t dim = config.dim != 0 ? config.dim : kDefaultHashingDim;
         return std::shared_ptr<Embedder>(std::make_shared<FeatureHashingEmbedder>(dim));

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "schema/result.hpp"
+#include "base/result.hpp"
 #include "workers/embeddings/embedder.hpp"
 
 namespace glassbox::embeddings {
@@ -48,13 +48,13 @@ struct EmbeddingsConfig {
     Limits limits;
 
     // kInvalidRequest naming the key and its allowed values for a bad value or unknown key.
-    static schema::Result<EmbeddingsConfig> from_json(const nlohmann::json& object);
+    static base::Result<EmbeddingsConfig> from_json(const nlohmann::json& object);
 };
 
 std::string_view to_string(Provider provider) noexcept;  // "hashing", "openai"
 
 // The configured embedder. Reads the API key from the environment now: kInvalidRequest when
 // api_key_env names a variable that is unset or empty.
-schema::Result<std::shared_ptr<Embedder>> make_embedder(const EmbeddingsConfig& config);
+base::Result<std::shared_ptr<Embedder>> make_embedder(const EmbeddingsConfig& config);
 
 }  // namespace glassbox::embeddings

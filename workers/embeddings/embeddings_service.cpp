@@ -9,9 +9,9 @@
 
 namespace glassbox::embeddings {
 
-using schema::Error;
-using schema::ErrorType;
-using schema::make_error;
+using base::Error;
+using base::ErrorType;
+using base::make_error;
 
 namespace {
 
@@ -21,7 +21,7 @@ Error invalid(std::string message) {
     return make_error(ErrorType::kInvalidRequest, std::move(message));
 }
 
-schema::Result<schema::EmbeddingsRequest> check_request(const nlohmann::json& body,
+base::Result<schema::EmbeddingsRequest> check_request(const nlohmann::json& body,
                                                         const Limits& limits) {
     if (!body.is_object())
         return invalid("embeddings expects a JSON object {\"texts\": [\"...\", ...]}");

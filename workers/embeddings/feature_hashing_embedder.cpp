@@ -9,14 +9,14 @@
 
 namespace glassbox::embeddings {
 
-using schema::ErrorType;
-using schema::make_error;
+using base::ErrorType;
+using base::make_error;
 
 namespace detail {
 
 // splitmix64's finalizer: every input bit reaches the top bit, so the sign is independent of
 // the low bits that choose the bucket.
-using schema::mix64;
+using base::mix64;
 
 FeatureSlot feature_slot(std::uint64_t hash, std::uint32_t dim) noexcept {
     FeatureSlot slot;
@@ -205,7 +205,7 @@ std::vector<double> FeatureHashingEmbedder::embed_one(std::string_view text) con
     return vector;
 }
 
-schema::Result<schema::EmbeddingsResponse> FeatureHashingEmbedder::embed(
+base::Result<schema::EmbeddingsResponse> FeatureHashingEmbedder::embed(
     std::span<const std::string> texts, const EmbedOptions& options) {
     schema::EmbeddingsResponse response;
     response.model = model();

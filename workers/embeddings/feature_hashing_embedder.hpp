@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "schema/fnv.hpp"
+#include "base/fnv.hpp"
 #include "workers/embeddings/embedder.hpp"
 
 namespace glassbox::embeddings {
@@ -37,7 +37,7 @@ public:
     explicit FeatureHashingEmbedder(std::uint32_t dim = kDefaultHashingDim);
 
     using Embedder::embed;
-    schema::Result<schema::EmbeddingsResponse> embed(std::span<const std::string> texts,
+    base::Result<schema::EmbeddingsResponse> embed(std::span<const std::string> texts,
                                                      const EmbedOptions& options) override;
     std::string model() const override { return std::string(kHashingModel); }
     std::uint32_t dim() const override { return dim_; }
@@ -52,8 +52,8 @@ private:
 namespace detail {
 
 // 64-bit FNV-1a (schema/fnv.hpp).
-using schema::fnv1a64;
-using schema::kFnvOffset;
+using base::fnv1a64;
+using base::kFnvOffset;
 
 struct FeatureSlot {
     std::uint32_t bucket = 0;

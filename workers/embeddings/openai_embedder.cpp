@@ -8,9 +8,9 @@
 namespace glassbox::embeddings {
 
 using nlohmann::json;
-using schema::Error;
-using schema::ErrorType;
-using schema::make_error;
+using base::Error;
+using base::ErrorType;
+using base::make_error;
 
 namespace {
 
@@ -22,7 +22,7 @@ std::string embeddings_url(std::string base) {
 }
 
 // The vectors of one batch answer, in text order; `dim` is the expected size (0: take the first).
-schema::Result<std::vector<std::vector<double>>> parse_batch(std::string_view body,
+base::Result<std::vector<std::vector<double>>> parse_batch(std::string_view body,
                                                              std::size_t count, std::uint32_t dim,
                                                              const std::string& url) {
     const auto malformed = [&](const std::string& why) {
@@ -89,7 +89,7 @@ OpenAiEmbedder::OpenAiEmbedder(OpenAiEmbedderOptions options)
         throw std::invalid_argument("OpenAiEmbedder needs a batch size of at least 1");
 }
 
-schema::Result<schema::EmbeddingsResponse> OpenAiEmbedder::embed(std::span<const std::string> texts,
+base::Result<schema::EmbeddingsResponse> OpenAiEmbedder::embed(std::span<const std::string> texts,
                                                                  const EmbedOptions& options) {
     schema::EmbeddingsResponse response;
     response.model = options_.model;

@@ -38,7 +38,7 @@ public:
     explicit OpenAiEmbedder(OpenAiEmbedderOptions options);
 
     using Embedder::embed;
-    schema::Result<schema::EmbeddingsResponse> embed(std::span<const std::string> texts,
+    base::Result<schema::EmbeddingsResponse> embed(std::span<const std::string> texts,
                                                      const EmbedOptions& options) override;
     std::string model() const override { return options_.model; }
     std::uint32_t dim() const override { return dim_.load(); }

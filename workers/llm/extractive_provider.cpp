@@ -4,18 +4,18 @@
 #include <atomic>
 #include <cmath>
 
-#include "schema/log.hpp"
+#include "base/log.hpp"
 
 namespace glassbox::llm {
 
 using nlohmann::json;
-using schema::ErrorType;
-using schema::make_error;
+using base::ErrorType;
+using base::make_error;
 
 namespace {
 
 // A JSON variable, parsed by the template when it declares it as JSON, else parsed here.
-schema::Result<json> json_variable(const PromptInput& input, const std::string& name) {
+base::Result<json> json_variable(const PromptInput& input, const std::string& name) {
     if (auto it = input.rendered.json_variables.find(name);
         it != input.rendered.json_variables.end())
         return it->second;
@@ -35,7 +35,7 @@ std::string text_variable(const PromptInput& input, const std::string& name) {
     return it == input.variables.end() ? std::string() : it->second;
 }
 
-schema::Result<std::vector<LabelledEdge>> edges_of(const PromptInput& input) {
+base::Result<std::vector<LabelledEdge>> edges_of(const PromptInput& input) {
     auto value = json_variable(input, "edges");
     if (!value) return std::move(value).error();
     const auto bad = [] {
@@ -60,7 +60,7 @@ schema::Result<std::vector<LabelledEdge>> edges_of(const PromptInput& input) {
     return edges;
 }
 
-schema::Result<std::vector<TextChunk>> chunks_of(const PromptInput& input) {
+base::Result<std::vector<TextChunk>> chunks_of(const PromptInput& input) {
     auto value = json_variable(input, "chunks");
     if (!value) return std::move(value).error();
     const auto bad = [] {
@@ -95,14 +95,14 @@ double cosine(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 // One warning a minute at most: a missing embeddings service would otherwise log per request.
-void warn_embeddings_unavailable(const schema::Error& error) {
+void warn_embeddings_unavailable(const base::Error& error) {
     static std::atomic<std::int64_t> last_warning{0};
     const auto now =
         std::chrono::duration_cast<std::chrono::seconds>(Clock::now().time_since_epoch()).count();
     auto last = last_warning.load();
     if (now - last < 60 && last != 0) return;
     if (!last_warning.compare_exchange_strong(last, now)) return;
-    schema::component_logger("llm")->warn(
+    base::component_logger("llm")->warn(
         "event=embeddings_unavailable fallback=lexical error=\"{}\"", error.describe());
 }
 
@@ -118,7 +118,7 @@ Completion text_completion(std::vector<std::string> pieces, const GenerateOption
 
 }  // namespace
 
-schema::Result<Completion> ExtractiveProvider::generate(const PromptInput& input,
+base::Result<Completion> ExtractiveProvider::generate(const PromptInput& input,
                                                         const GenerateOptions& options) {
     const std::string& name = input.prompt_template.name;
     const std::string question = text_variable(input, "question");

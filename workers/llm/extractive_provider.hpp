@@ -14,7 +14,7 @@ namespace glassbox::llm {
 // in; when that fails it scores lexically only (logged once a minute at most).
 class ExtractiveProvider final : public Provider {
 public:
-    schema::Result<Completion> generate(const PromptInput& input,
+    base::Result<Completion> generate(const PromptInput& input,
                                         const GenerateOptions& options) override;
     std::string_view name() const override { return "extractive"; }
 

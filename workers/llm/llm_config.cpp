@@ -23,7 +23,7 @@ std::string_view to_string(ProviderKind kind) noexcept {
     return kind == ProviderKind::kOpenAi ? "openai" : "extractive";
 }
 
-schema::Result<LlmConfig> LlmConfig::from_json(const json& object) {
+base::Result<LlmConfig> LlmConfig::from_json(const json& object) {
     auto settings = runtime::ServiceSettings::of(object, kService);
     if (!settings) return std::move(settings).error();
     LlmConfig config;
@@ -81,7 +81,7 @@ schema::Result<LlmConfig> LlmConfig::from_json(const json& object) {
     return config;
 }
 
-schema::Result<std::shared_ptr<Provider>> make_provider(const LlmConfig& config) {
+base::Result<std::shared_ptr<Provider>> make_provider(const LlmConfig& config) {
     if (config.effective_provider() == ProviderKind::kExtractive)
         return std::shared_ptr<Provider>(std::make_shared<ExtractiveProvider>());
     if (config.model.empty())

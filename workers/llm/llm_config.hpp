@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "schema/result.hpp"
+#include "base/result.hpp"
 #include "workers/llm/provider.hpp"
 
 namespace glassbox::llm {
@@ -41,7 +41,7 @@ struct LlmConfig {
     std::string templates;
 
     // kInvalidRequest naming the key and its allowed values for a bad value or unknown key.
-    static schema::Result<LlmConfig> from_json(const nlohmann::json& object);
+    static base::Result<LlmConfig> from_json(const nlohmann::json& object);
 
     ProviderKind effective_provider() const noexcept {
         if (provider) return *provider;
@@ -51,6 +51,6 @@ struct LlmConfig {
 
 // The configured provider. Reads the API key from the environment now: kInvalidRequest when
 // api_key_env names a variable that is unset or empty, or openai has no model.
-schema::Result<std::shared_ptr<Provider>> make_provider(const LlmConfig& config);
+base::Result<std::shared_ptr<Provider>> make_provider(const LlmConfig& config);
 
 }  // namespace glassbox::llm

@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "schema/json_fast.hpp"
-#include "schema/log.hpp"
+#include "base/log.hpp"
 #include "schema/messages.hpp"
 #include "workers/embeddings/feature_hashing_embedder.hpp"
 #include "workers/llm/json_schema.hpp"
@@ -14,9 +14,9 @@
 namespace glassbox::llm {
 
 using nlohmann::json;
-using schema::Error;
-using schema::ErrorType;
-using schema::make_error;
+using base::Error;
+using base::ErrorType;
+using base::make_error;
 
 namespace {
 
@@ -40,7 +40,7 @@ Error invalid(std::string message) {
     return make_error(ErrorType::kInvalidRequest, std::move(message));
 }
 
-schema::Result<schema::LlmRequest> check_request(const json& body) {
+base::Result<schema::LlmRequest> check_request(const json& body) {
     if (!body.is_object())
         return invalid("llm expects a JSON object {\"template\", \"variables\", \"streaming\"}");
     const auto t = body.find("template");
@@ -119,7 +119,7 @@ EmbedFunction embed_through(runtime::RequestContext& context, const LlmServiceOp
                             EmbeddingsGate& gate) {
     if (options.embeddings_service.empty()) return {};
     return [&context, &options, &gate](const std::vector<std::string>& texts)
-               -> schema::Result<std::vector<std::vector<double>>> {
+               -> base::Result<std::vector<std::vector<double>>> {
         if (now_ms() < gate.closed_until_ms.load())
             return make_error(ErrorType::kServiceUnavailable,
                               "embeddings skipped after a recent failure");

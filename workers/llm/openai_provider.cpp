@@ -4,8 +4,8 @@
 namespace glassbox::llm {
 
 using nlohmann::json;
-using schema::ErrorType;
-using schema::make_error;
+using base::ErrorType;
+using base::make_error;
 
 namespace {
 
@@ -30,7 +30,7 @@ std::uint64_t usage_count(const json& usage, const char* key) {
 OpenAiProvider::OpenAiProvider(OpenAiProviderOptions options)
     : options_(std::move(options)), url_(chat_url(options_.base_url)), client_(options_.http) {}
 
-schema::Result<OpenAiProvider::Answer> OpenAiProvider::complete(const json& messages,
+base::Result<OpenAiProvider::Answer> OpenAiProvider::complete(const json& messages,
                                                                 bool json_output,
                                                                 const GenerateOptions& options) {
     json body{
@@ -107,7 +107,7 @@ schema::Result<OpenAiProvider::Answer> OpenAiProvider::complete(const json& mess
     return answer;
 }
 
-schema::Result<Completion> OpenAiProvider::generate(const PromptInput& input,
+base::Result<Completion> OpenAiProvider::generate(const PromptInput& input,
                                                     const GenerateOptions& options) {
     const bool json_output = input.prompt_template.output == OutputKind::kJson;
     json messages = json::array();

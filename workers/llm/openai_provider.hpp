@@ -32,7 +32,7 @@ class OpenAiProvider final : public Provider {
 public:
     explicit OpenAiProvider(OpenAiProviderOptions options);
 
-    schema::Result<Completion> generate(const PromptInput& input,
+    base::Result<Completion> generate(const PromptInput& input,
                                         const GenerateOptions& options) override;
     std::string_view name() const override { return "openai"; }
 
@@ -45,7 +45,7 @@ private:
         std::uint64_t in_tokens = 0;
         std::uint64_t out_tokens = 0;
     };
-    schema::Result<Answer> complete(const nlohmann::json& messages, bool json_output,
+    base::Result<Answer> complete(const nlohmann::json& messages, bool json_output,
                                     const GenerateOptions& options);
 
     OpenAiProviderOptions options_;

@@ -11,9 +11,9 @@
 namespace glassbox::llm {
 
 using nlohmann::json;
-using schema::Error;
-using schema::ErrorType;
-using schema::make_error;
+using base::Error;
+using base::ErrorType;
+using base::make_error;
 
 namespace {
 
@@ -70,7 +70,7 @@ bool valid_template_name(std::string_view name) noexcept {
     });
 }
 
-schema::Result<PromptTemplate> PromptTemplate::parse(std::string name, std::string_view text,
+base::Result<PromptTemplate> PromptTemplate::parse(std::string name, std::string_view text,
                                                      std::string origin) {
     PromptTemplate t;
     t.name = std::move(name);
@@ -186,7 +186,7 @@ const TemplateVariable* PromptTemplate::variable(std::string_view wanted) const 
     return nullptr;
 }
 
-schema::Result<RenderedPrompt> PromptTemplate::render(
+base::Result<RenderedPrompt> PromptTemplate::render(
     const std::map<std::string, std::string>& values) const {
     RenderedPrompt out;
     for (const auto& v : variables) {
@@ -219,7 +219,7 @@ schema::Result<RenderedPrompt> PromptTemplate::render(
     return out;
 }
 
-schema::Result<TemplateSet> TemplateSet::builtin() {
+base::Result<TemplateSet> TemplateSet::builtin() {
     TemplateSet set;
     for (const auto& b : builtin_templates()) {
         auto t = PromptTemplate::parse(std::string(b.name), b.text,
@@ -230,7 +230,7 @@ schema::Result<TemplateSet> TemplateSet::builtin() {
     return set;
 }
 
-schema::Result<TemplateSet> TemplateSet::load(const std::filesystem::path& dir) {
+base::Result<TemplateSet> TemplateSet::load(const std::filesystem::path& dir) {
     auto set = builtin();
     if (!set) return set;
     std::error_code ec;

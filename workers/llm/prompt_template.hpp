@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "schema/result.hpp"
+#include "base/result.hpp"
 
 namespace glassbox::llm {
 
@@ -51,13 +51,13 @@ struct PromptTemplate {
     std::string prompt;
 
     // kInvalidRequest naming `origin` and the line for a malformed template.
-    static schema::Result<PromptTemplate> parse(std::string name, std::string_view text,
+    static base::Result<PromptTemplate> parse(std::string name, std::string_view text,
                                                 std::string origin);
 
     // Checks every variable is given (and well formed) and fills the placeholders in.
     // kInvalidRequest naming the variable otherwise. Variables the template does not use are
     // ignored.
-    schema::Result<RenderedPrompt> render(
+    base::Result<RenderedPrompt> render(
         const std::map<std::string, std::string>& variables) const;
 
     const TemplateVariable* variable(std::string_view name) const;
@@ -75,10 +75,10 @@ std::span<const BuiltinTemplate> builtin_templates();
 class TemplateSet {
 public:
     // Built-in templates only.
-    static schema::Result<TemplateSet> builtin();
+    static base::Result<TemplateSet> builtin();
     // Built-in templates with `dir` on top (kNotFound when `dir` is not a folder;
     // kInvalidRequest for a malformed file, naming it).
-    static schema::Result<TemplateSet> load(const std::filesystem::path& dir);
+    static base::Result<TemplateSet> load(const std::filesystem::path& dir);
 
     const PromptTemplate* find(std::string_view name) const;
     std::vector<std::string> names() const;

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "schema/result.hpp"
+#include "base/result.hpp"
 #include "workers/llm/prompt_template.hpp"
 
 namespace glassbox::llm {
@@ -34,7 +34,7 @@ struct Completion {
 };
 
 // Texts to vectors (the `embeddings` service), for providers that use similarity.
-using EmbedFunction = std::function<schema::Result<std::vector<std::vector<double>>>(
+using EmbedFunction = std::function<base::Result<std::vector<std::vector<double>>>(
     const std::vector<std::string>&)>;
 
 struct GenerateOptions {
@@ -52,7 +52,7 @@ struct GenerateOptions {
 class Provider {
 public:
     virtual ~Provider() = default;
-    virtual schema::Result<Completion> generate(const PromptInput& input,
+    virtual base::Result<Completion> generate(const PromptInput& input,
                                                 const GenerateOptions& options) = 0;
     // "extractive" or "openai".
     virtual std::string_view name() const = 0;

@@ -16,8 +16,8 @@ namespace glassbox::rag {
 namespace {
 
 using nlohmann::json;
-using schema::ErrorType;
-using schema::make_error;
+using base::ErrorType;
+using base::make_error;
 namespace explain = schema::explain;
 
 // Each ranking is read this much deeper than fetch_limit, so fusion can lift a chunk that
@@ -95,7 +95,7 @@ private:
         return queries;
     }
 
-    schema::Result<void> exploration() override {
+    base::Result<void> exploration() override {
         StepTimer timer;
         const auto queries = retrieval_queries();
         auto vectors = calls_->embed(queries);
@@ -216,7 +216,7 @@ private:
     }
 
     // Re-ranking by maximal marginal relevance when more chunks were fetched than are kept.
-    schema::Result<void> focus() override {
+    base::Result<void> focus() override {
         const bool rerank =
             query_.fetch_limit > query_.doc_limit && retrieved_.size() > query_.doc_limit;
         if (!rerank) {
@@ -253,7 +253,7 @@ private:
                          });
     }
 
-    schema::Result<void> synthesis() override {
+    base::Result<void> synthesis() override {
         StepTimer timer;
         json chunks = json::array();
         for (std::size_t k = 0; k < selected_.size(); ++k) {
@@ -288,7 +288,7 @@ private:
 
 }  // namespace
 
-schema::Result<schema::DocumentRagQuery> resolve_document_query(
+base::Result<schema::DocumentRagQuery> resolve_document_query(
     const schema::DocumentRagQuery& query, const RagConfig& config) {
     if (auto ok = check_question(query.query, query.parent_uri, config); !ok) return ok.error();
     schema::DocumentRagQuery q = query;

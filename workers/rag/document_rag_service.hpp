@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "schema/messages.hpp"
-#include "schema/result.hpp"
+#include "base/result.hpp"
 #include "workers/rag/rag_config.hpp"
 #include "workers/runtime/request_context.hpp"
 #include "workers/runtime/worker.hpp"
@@ -16,7 +16,7 @@ inline constexpr std::string_view kDocumentRagService = "document-rag";
 
 // A DocumentRagQuery with defaults applied and bounds checked: doc_limit 0 → 20; fetch_limit
 // 0 → max(20, doc_limit); an explicit fetch_limit below doc_limit is InvalidRequest.
-schema::Result<schema::DocumentRagQuery> resolve_document_query(
+base::Result<schema::DocumentRagQuery> resolve_document_query(
     const schema::DocumentRagQuery& query, const RagConfig& config);
 
 // Request: schema::DocumentRagQuery. Replies as graph-rag's (graph_rag_service.hpp).

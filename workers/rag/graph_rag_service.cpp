@@ -17,8 +17,8 @@ namespace glassbox::rag {
 namespace {
 
 using nlohmann::json;
-using schema::ErrorType;
-using schema::make_error;
+using base::ErrorType;
+using base::make_error;
 using schema::Term;
 using schema::Triple;
 namespace explain = schema::explain;
@@ -132,7 +132,7 @@ private:
     }
 
     // ---- Exploration: seeds per concept, one triples-batch per hop ---------------------------
-    schema::Result<void> exploration() override {
+    base::Result<void> exploration() override {
         StepTimer timer;
         std::vector<std::string> texts;
         for (const auto& c : concepts_) texts.push_back(concept_text(c));
@@ -188,7 +188,7 @@ private:
     // Breadth-first from the seeds over the default graph: each hop asks, in one request, for
     // the edges out of and into every node of the frontier (triple_limit per pattern), and takes
     // them round-robin across the patterns, so no hub node fills the budget alone.
-    schema::Result<void> traverse() {
+    base::Result<void> traverse() {
         std::vector<FrontierNode> frontier;
         std::unordered_set<std::string> reached;
         for (const auto& s : seeds_) {
@@ -280,7 +280,7 @@ private:
     }
 
     // ---- Focus: labels, pre-filter, LLM scoring, reasoning, sources ---------------------------
-    schema::Result<void> focus() override {
+    base::Result<void> focus() override {
         StepTimer timer;
         // Every distinct term of the subgraph, labelled in one request.
         std::vector<Term> terms;
@@ -364,7 +364,7 @@ private:
     // edge_score_limit best by lexical similarity of the question and each edge's "subject
     // predicate object" text (words and character trigrams), plus the conjunction bonus, minus
     // the hub penalty; ties keep traversal order.
-    schema::Result<std::vector<std::size_t>> prefilter() {
+    base::Result<std::vector<std::size_t>> prefilter() {
         std::vector<std::size_t> all(subgraph_.size());
         for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
         if (subgraph_.size() <= query_.edge_score_limit) return all;
@@ -458,7 +458,7 @@ private:
     }
 
     // ---- Synthesis ------------------------------------------------------------------------------
-    schema::Result<void> synthesis() override {
+    base::Result<void> synthesis() override {
         StepTimer timer;
         auto synthesised = synthesise_answer(
             timer, "kg-synthesis", {{"question", query_.query}, {"edges", edges_json(kept_view())}},
@@ -493,7 +493,7 @@ private:
 
 }  // namespace
 
-schema::Result<schema::GraphRagQuery> resolve_graph_query(const schema::GraphRagQuery& query,
+base::Result<schema::GraphRagQuery> resolve_graph_query(const schema::GraphRagQuery& query,
                                                           const RagConfig& config) {
     if (auto ok = check_question(query.query, query.parent_uri, config); !ok) return ok.error();
     schema::GraphRagQuery q = query;

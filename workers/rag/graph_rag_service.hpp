@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "schema/messages.hpp"
-#include "schema/result.hpp"
+#include "base/result.hpp"
 #include "workers/rag/rag_config.hpp"
 #include "workers/runtime/request_context.hpp"
 #include "workers/runtime/worker.hpp"
@@ -19,7 +19,7 @@ inline constexpr std::string_view kGraphRagService = "graph-rag";
 // A GraphRagQuery with every 0 replaced by its default, checked against the bounds of
 // `config` (InvalidRequest names the field). Also checks the question (non-empty, at most
 // config.max_question_bytes) and the parent URI (non-empty when given).
-schema::Result<schema::GraphRagQuery> resolve_graph_query(const schema::GraphRagQuery& query,
+base::Result<schema::GraphRagQuery> resolve_graph_query(const schema::GraphRagQuery& query,
                                                           const RagConfig& config);
 
 // An edge as the LLM templates see it.

@@ -7,10 +7,10 @@
 
 namespace glassbox::rag {
 
-using schema::ErrorType;
-using schema::make_error;
+using base::ErrorType;
+using base::make_error;
 
-schema::Result<void> check_question(const std::string& question, const std::optional<std::string>& parent_uri,
+base::Result<void> check_question(const std::string& question, const std::optional<std::string>& parent_uri,
                                     const RagConfig& config) {
     if (question.size() > config.max_question_bytes) {
         return make_error(ErrorType::kInvalidRequest, "the question is " + std::to_string(question.size()) +
@@ -26,7 +26,7 @@ schema::Result<void> check_question(const std::string& question, const std::opti
     return {};
 }
 
-schema::Result<std::uint32_t> bounded_parameter(std::string_view field, std::uint32_t value, std::uint32_t fallback,
+base::Result<std::uint32_t> bounded_parameter(std::string_view field, std::uint32_t value, std::uint32_t fallback,
                                                 std::uint32_t max) {
     const std::uint32_t resolved = schema::or_default(value, fallback);
     if (resolved > max) {
@@ -43,13 +43,13 @@ std::string query_of(const nlohmann::json& body) {
     return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-schema::Result<SynthesisResult> synthesise(runtime::RequestContext& context, ServiceCalls& calls,
+base::Result<SynthesisResult> synthesise(runtime::RequestContext& context, ServiceCalls& calls,
                                            std::string_view template_name,
                                            std::map<std::string, std::string> variables, bool streaming,
                                            const std::function<bool(std::string_view)>& known,
                                            std::string_view id_prefix) {
     MarkerStripper stripper(known, std::string(id_prefix));
-    std::optional<schema::Error> send_failed;
+    std::optional<base::Error> send_failed;
     const auto send_piece = [&](const std::string& piece) {
         if (piece.empty() || send_failed) return;
         schema::RagResponse chunk;

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "schema/messages.hpp"
-#include "schema/result.hpp"
+#include "base/result.hpp"
 #include "workers/rag/citation_markers.hpp"
 #include "workers/rag/rag_config.hpp"
 #include "workers/rag/service_calls.hpp"
@@ -22,17 +22,17 @@
 namespace glassbox::rag {
 
 // The question and parent URI every RAG request must have right: InvalidRequest otherwise.
-schema::Result<void> check_question(const std::string& question, const std::optional<std::string>& parent_uri,
+base::Result<void> check_question(const std::string& question, const std::optional<std::string>& parent_uri,
                                     const RagConfig& config);
 // `value` (0 = `fallback`) within [1, max], else InvalidRequest naming `field`.
-schema::Result<std::uint32_t> bounded_parameter(std::string_view field, std::uint32_t value, std::uint32_t fallback,
+base::Result<std::uint32_t> bounded_parameter(std::string_view field, std::uint32_t value, std::uint32_t fallback,
                                                 std::uint32_t max);
 // Decodes a request body; a body of the wrong shape is InvalidRequest (the decoder's message).
 template <typename T>
-schema::Result<T> decode_request(const nlohmann::json& body) {
-    if (!body.is_object()) return schema::make_error(schema::ErrorType::kInvalidRequest, "the request body must be a JSON object");
+base::Result<T> decode_request(const nlohmann::json& body) {
+    if (!body.is_object()) return base::make_error(base::ErrorType::kInvalidRequest, "the request body must be a JSON object");
     auto decoded = schema::decode<T>(body);
-    if (!decoded) return schema::make_error(schema::ErrorType::kInvalidRequest, decoded.error().message);
+    if (!decoded) return base::make_error(base::ErrorType::kInvalidRequest, decoded.error().message);
     return decoded;
 }
 // The "query" string of a body when it has one (for the trace of a request that fails checks).
@@ -47,7 +47,7 @@ struct SynthesisResult {
 // Calls the synthesis template; when `streaming`, every piece of answer text (markers already
 // stripped) goes out as a PARTIAL `chunk` RagResponse as it arrives. `known` says which marker
 // ids exist; `id_prefix` is the chain's id prefix ("e" or "c").
-schema::Result<SynthesisResult> synthesise(runtime::RequestContext& context, ServiceCalls& calls,
+base::Result<SynthesisResult> synthesise(runtime::RequestContext& context, ServiceCalls& calls,
                                            std::string_view template_name,
                                            std::map<std::string, std::string> variables, bool streaming,
                                            const std::function<bool(std::string_view)>& known,

@@ -39,12 +39,12 @@ std::vector<std::string> concepts_of(const schema::LlmResponse& response, Concep
 RagRun::RagRun(runtime::RequestContext& context, const RagConfig& config, std::string_view service)
     : context_(context), config_(config), trace_(context, service, config.explain) {}
 
-schema::Result<void> RagRun::check_cancel() const {
+base::Result<void> RagRun::check_cancel() const {
     if (context_.cancelled()) return context_.cancellation_error();
     return {};
 }
 
-schema::Result<void> RagRun::send_step(const std::string& uri, RagTrace::Build build) {
+base::Result<void> RagRun::send_step(const std::string& uri, RagTrace::Build build) {
     if (auto sent = trace_.step(uri, std::move(build)); !sent) return sent;
     return check_cancel();
 }
@@ -55,7 +55,7 @@ void RagRun::count_tokens(const schema::LlmResponse& response, StepTimer& timer)
     timer.add(response);
 }
 
-schema::Result<SynthesisResult> RagRun::synthesise_answer(
+base::Result<SynthesisResult> RagRun::synthesise_answer(
     StepTimer& timer, std::string_view template_name, std::map<std::string, std::string> variables,
     bool streaming, std::string_view id_prefix, std::size_t count) {
     const auto known = [id_prefix, count](std::string_view id) {
@@ -68,7 +68,7 @@ schema::Result<SynthesisResult> RagRun::synthesise_answer(
     return synthesised;
 }
 
-schema::Result<void> RagRun::finish(const StepTimer& timer, const std::string& previous,
+base::Result<void> RagRun::finish(const StepTimer& timer, const std::string& previous,
                                     const SynthesisResult& synthesised, std::string_view id_prefix,
                                     const std::function<std::string(std::size_t)>& supporter,
                                     std::vector<std::string> sources) {
@@ -100,14 +100,14 @@ void RagRun::run_steps(const std::string& question) {
     if (auto done = steps(question); !done) trace_.fail(done.error());
 }
 
-schema::Result<void> RagRun::steps(const std::string& question) {
+base::Result<void> RagRun::steps(const std::string& question) {
     if (auto r = grounding(question); !r) return r;
     if (auto r = exploration(); !r) return r;
     if (auto r = focus(); !r) return r;
     return synthesis();
 }
 
-schema::Result<void> RagRun::grounding(const std::string& question) {
+base::Result<void> RagRun::grounding(const std::string& question) {
     StepTimer timer;
     auto extracted = calls_->llm("extract-concepts", {{"question", question}});
     if (!extracted) return extracted.error();

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "schema/messages.hpp"
-#include "schema/result.hpp"
+#include "base/result.hpp"
 #include "workers/rag/rag_answer.hpp"
 #include "workers/rag/rag_config.hpp"
 #include "workers/rag/rag_trace.hpp"
@@ -47,7 +47,7 @@ protected:
     // resolves the query's defaults and bounds, then runs the steps. A request that fails its
     // checks is traced too, with what its body holds of the question.
     template <typename Query>
-    void run_request(Query& query, schema::Result<Query> (*resolve)(const Query& query,
+    void run_request(Query& query, base::Result<Query> (*resolve)(const Query& query,
                                                                     const RagConfig& config)) {
         const nlohmann::json& body = context_.body();
         auto decoded = decode_request<Query>(body);
@@ -70,27 +70,27 @@ protected:
 
     // The concepts the chain takes from the extract-concepts reply.
     virtual std::vector<std::string> concepts_in(const schema::LlmResponse& extracted) const = 0;
-    virtual schema::Result<void> exploration() = 0;
-    virtual schema::Result<void> focus() = 0;
-    virtual schema::Result<void> synthesis() = 0;
+    virtual base::Result<void> exploration() = 0;
+    virtual base::Result<void> focus() = 0;
+    virtual base::Result<void> synthesis() = 0;
 
-    schema::Result<void> check_cancel() const;
+    base::Result<void> check_cancel() const;
     // Sends one step, then checks for cancel (the next step would be wasted work). The builder
     // runs later, when the step goes out (RagTrace::step): it must own what it reads.
-    schema::Result<void> send_step(const std::string& uri, RagTrace::Build build);
+    base::Result<void> send_step(const std::string& uri, RagTrace::Build build);
     // An LLM reply's tokens, in the run's totals and in its step's.
     void count_tokens(const schema::LlmResponse& response, StepTimer& timer);
 
     // The synthesis template (streamed when the query asks), its tokens counted; the markers
     // it may cite are `id_prefix` 1..`count`.
-    schema::Result<SynthesisResult> synthesise_answer(StepTimer& timer,
+    base::Result<SynthesisResult> synthesise_answer(StepTimer& timer,
                                                       std::string_view template_name,
                                                       std::map<std::string, std::string> variables,
                                                       bool streaming, std::string_view id_prefix,
                                                       std::size_t count);
     // Ends the trace with Synthesis (derived from `previous`; marker `id_prefix`k is supported
     // by `supporter(k - 1)`) and sends the FINAL reply naming `sources`.
-    schema::Result<void> finish(const StepTimer& timer, const std::string& previous,
+    base::Result<void> finish(const StepTimer& timer, const std::string& previous,
                                 const SynthesisResult& synthesised, std::string_view id_prefix,
                                 const std::function<std::string(std::size_t)>& supporter,
                                 std::vector<std::string> sources);
@@ -103,8 +103,8 @@ protected:
 
 private:
     void run_steps(const std::string& question);
-    schema::Result<void> steps(const std::string& question);
-    schema::Result<void> grounding(const std::string& question);
+    base::Result<void> steps(const std::string& question);
+    base::Result<void> grounding(const std::string& question);
 
     std::uint64_t in_tokens_ = 0;
     std::uint64_t out_tokens_ = 0;

@@ -52,9 +52,9 @@ RagTrace::RagTrace(runtime::RequestContext& context, std::string_view service, b
       session_(run_.question()),
       agent_(explain::worker_agent_uri(service)) {}
 
-schema::Result<void> RagTrace::send(const std::string& uri, Build build,
+base::Result<void> RagTrace::send(const std::string& uri, Build build,
                                     runtime::ExplainState state,
-                                    const std::optional<schema::Error>& error, bool now) {
+                                    const std::optional<base::Error>& error, bool now) {
     runtime::ExplainStep step;
     step.session = session_;
     step.explain_id = uri;
@@ -69,7 +69,7 @@ schema::Result<void> RagTrace::send(const std::string& uri, Build build,
     return {};
 }
 
-schema::Result<void> RagTrace::open(std::string_view query, std::size_t max_chars,
+base::Result<void> RagTrace::open(std::string_view query, std::size_t max_chars,
                                     const std::optional<std::string>& parent_uri) {
     parent_uri_ = parent_uri;
     opened_ = true;
@@ -87,12 +87,12 @@ schema::Result<void> RagTrace::open(std::string_view query, std::size_t max_char
         runtime::ExplainState::kOpen, std::nullopt);
 }
 
-schema::Result<void> RagTrace::step(const std::string& uri, Build build) {
+base::Result<void> RagTrace::step(const std::string& uri, Build build) {
     if (!explain_) return {};
     return send(uri, std::move(build), runtime::ExplainState::kOpen, std::nullopt);
 }
 
-schema::Result<void> RagTrace::complete(const std::string& uri, const Build& build) {
+base::Result<void> RagTrace::complete(const std::string& uri, const Build& build) {
     ended_ = true;
     if (!explain_) return {};
     const auto ended = std::chrono::system_clock::now();
@@ -105,7 +105,7 @@ schema::Result<void> RagTrace::complete(const std::string& uri, const Build& bui
         runtime::ExplainState::kComplete, std::nullopt, true);
 }
 
-void RagTrace::fail(const schema::Error& error) {
+void RagTrace::fail(const base::Error& error) {
     if (context_.finished()) return;
     // After a cancel or a passed deadline the broker ends the open trace itself (§5.3).
     if (context_.cancelled()) {

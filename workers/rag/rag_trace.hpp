@@ -13,7 +13,7 @@
 #include "schema/explain_builder.hpp"
 #include "schema/explain_uris.hpp"
 #include "schema/messages.hpp"
-#include "schema/result.hpp"
+#include "base/result.hpp"
 #include "workers/runtime/request_context.hpp"
 
 namespace glassbox::rag {
@@ -52,23 +52,23 @@ public:
     const std::string& session() const noexcept { return session_; }
 
     // Sends the Question (the query cut to `max_chars` characters).
-    schema::Result<void> open(std::string_view query, std::size_t max_chars,
+    base::Result<void> open(std::string_view query, std::size_t max_chars,
                               const std::optional<std::string>& parent_uri);
     // Sends one step, deferred to the next call (RequestContext::defer_explain). The builder
     // runs only when explain is on, and then when the step goes out: after the next call's
     // request. It must own what it reads (captures by value; the StepInfo taken at completion).
-    schema::Result<void> step(const std::string& uri, Build build);
+    base::Result<void> step(const std::string& uri, Build build);
     // Sends the last step together with the end of the trace (status complete), at once: the
     // builder may read the caller's locals.
-    schema::Result<void> complete(const std::string& uri, const Build& build);
+    base::Result<void> complete(const std::string& uri, const Build& build);
     // Ends the request with `error`: unless the request was cancelled (the broker closes the
     // trace then), the trace is ended first with status error.
-    void fail(const schema::Error& error);
+    void fail(const base::Error& error);
 
 private:
     // Defers the step to the next call (or the reply); with `now`, sends it at once.
-    schema::Result<void> send(const std::string& uri, Build build, runtime::ExplainState state,
-                              const std::optional<schema::Error>& error, bool now = false);
+    base::Result<void> send(const std::string& uri, Build build, runtime::ExplainState state,
+                              const std::optional<base::Error>& error, bool now = false);
 
     runtime::RequestContext& context_;
     bool explain_;

@@ -6,7 +6,7 @@
 #include <limits>
 #include <unordered_set>
 
-#include "schema/fnv.hpp"
+#include "base/fnv.hpp"
 
 namespace glassbox::rag {
 
@@ -111,7 +111,7 @@ void for_each_word(std::string_view text, OnWord&& on_word) {
 
 // FNV-1a of `bytes` after a one-byte tag (words and trigrams hash apart).
 std::uint64_t feature_hash(char tag, std::string_view bytes) noexcept {
-    return schema::fnv1a64(bytes, schema::fnv1a64(std::string_view(&tag, 1)));
+    return base::fnv1a64(bytes, base::fnv1a64(std::string_view(&tag, 1)));
 }
 
 }  // namespace

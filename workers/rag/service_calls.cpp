@@ -4,29 +4,29 @@
 #include <chrono>
 
 #include "schema/json_fast.hpp"
-#include "schema/log.hpp"
+#include "base/log.hpp"
 
 namespace glassbox::rag {
 namespace {
 
 using nlohmann::json;
-using schema::ErrorType;
-using schema::make_error;
+using base::ErrorType;
+using base::make_error;
 
 // A reply that does not have the promised shape is the callee's fault.
-schema::Error bad_reply(std::string_view service, const schema::Error& why) {
+base::Error bad_reply(std::string_view service, const base::Error& why) {
     return make_error(ErrorType::kUpstreamError, std::string(service) + " answered an unexpected body: " + why.message);
 }
 
 }  // namespace
 
-schema::Result<runtime::CallResult> ServiceCalls::timed_call(
+base::Result<runtime::CallResult> ServiceCalls::timed_call(
     const std::string& service, std::string_view what, const nlohmann::json& body,
-    const std::function<void(const client::Reply&)>& on_reply, runtime::FinalBody final_body) {
+    const std::function<void(const bus::Reply&)>& on_reply, runtime::FinalBody final_body) {
     const auto started = std::chrono::steady_clock::now();
     auto result = context_.call(service, body, config_.call_timeout, on_reply, final_body);
     const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
-    schema::component_logger("rag")->debug("event=call request_id={} service={} what={} us={} ok={}",
+    base::component_logger("rag")->debug("event=call request_id={} service={} what={} us={} ok={}",
                                            context_.meta().request_id, service, what, us.count(), result.ok());
     return result;
 }
@@ -43,20 +43,20 @@ runtime::CallSpec ServiceCalls::llm_call(std::string_view template_name, std::ma
     return runtime::CallSpec{config_.llm_service, schema::encode(request), config_.call_timeout};
 }
 
-schema::Result<schema::LlmResponse> ServiceCalls::llm_reply(const runtime::CallResult& called) const {
+base::Result<schema::LlmResponse> ServiceCalls::llm_reply(const runtime::CallResult& called) const {
     auto response = schema::decode<schema::LlmResponse>(called.final);
     if (!response) return bad_reply(config_.llm_service, response.error());
     return response;
 }
 
-schema::Result<schema::LlmResponse> ServiceCalls::llm(std::string_view template_name,
+base::Result<schema::LlmResponse> ServiceCalls::llm(std::string_view template_name,
                                                       std::map<std::string, std::string> variables,
                                                       const std::function<void(std::string_view)>& on_text) {
     const auto call = llm_call(template_name, std::move(variables), static_cast<bool>(on_text));
-    std::function<void(const client::Reply&)> on_reply;
+    std::function<void(const bus::Reply&)> on_reply;
     if (on_text) {
-        on_reply = [&on_text](const client::Reply& reply) {
-            if (reply.kind != client::ReplyKind::kData || !reply.body.is_object()) return;
+        on_reply = [&on_text](const bus::Reply& reply) {
+            if (reply.kind != bus::ReplyKind::kData || !reply.body.is_object()) return;
             const auto text = reply.body.find("text");
             if (text != reply.body.end() && text->is_string()) on_text(text->get_ref<const std::string&>());
         };
@@ -66,17 +66,17 @@ schema::Result<schema::LlmResponse> ServiceCalls::llm(std::string_view template_
     return llm_reply(*called);
 }
 
-schema::Result<std::vector<runtime::CallResult>> ServiceCalls::timed_call_all(std::span<const runtime::CallSpec> calls,
+base::Result<std::vector<runtime::CallResult>> ServiceCalls::timed_call_all(std::span<const runtime::CallSpec> calls,
                                                                             std::string_view what) {
     const auto started = std::chrono::steady_clock::now();
     auto results = context_.call_all(calls);
     const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
-    schema::component_logger("rag")->debug("event=call request_id={} what={} calls={} us={} ok={}",
+    base::component_logger("rag")->debug("event=call request_id={} what={} calls={} us={} ok={}",
                                            context_.meta().request_id, what, calls.size(), us.count(), results.ok());
     return results;
 }
 
-schema::Result<std::vector<std::vector<double>>> ServiceCalls::embed(const std::vector<std::string>& texts) {
+base::Result<std::vector<std::vector<double>>> ServiceCalls::embed(const std::vector<std::string>& texts) {
     if (texts.empty()) return std::vector<std::vector<double>>{};
     auto called = timed_call(config_.embeddings_service, "embed", schema::encode(schema::EmbeddingsRequest{texts}),
                              {}, runtime::FinalBody::kTextOnly);
@@ -91,12 +91,12 @@ schema::Result<std::vector<std::vector<double>>> ServiceCalls::embed(const std::
     return std::move(response->vectors);
 }
 
-schema::Result<runtime::CallResult> ServiceCalls::store(std::string_view op, json body, runtime::FinalBody final_body) {
+base::Result<runtime::CallResult> ServiceCalls::store(std::string_view op, json body, runtime::FinalBody final_body) {
     const auto call = store_call(op, std::move(body));
     return timed_call(call.service, op, call.body, {}, final_body);
 }
 
-schema::Result<std::vector<std::vector<schema::EntityMatch>>> ServiceCalls::entities(
+base::Result<std::vector<std::vector<schema::EntityMatch>>> ServiceCalls::entities(
     const std::vector<std::vector<double>>& vectors, std::uint32_t limit) {
     if (vectors.empty()) return std::vector<std::vector<schema::EntityMatch>>{};
     auto reply = store("entities-batch", schema::encode(schema::GraphEmbeddingsQuery{vectors, limit, collection_}));
@@ -111,7 +111,7 @@ schema::Result<std::vector<std::vector<schema::EntityMatch>>> ServiceCalls::enti
     return std::move(decoded->results);
 }
 
-schema::Result<std::vector<std::vector<schema::Triple>>> ServiceCalls::triples_batch(
+base::Result<std::vector<std::vector<schema::Triple>>> ServiceCalls::triples_batch(
     const std::vector<schema::TriplePattern>& patterns, std::uint32_t limit) {
     // The largest replies of a query: decoded from their text without a JSON tree.
     auto reply = store("triples-batch", schema::encode(schema::TriplesQueryBatch{patterns, limit, collection_}),
@@ -126,7 +126,7 @@ schema::Result<std::vector<std::vector<schema::Triple>>> ServiceCalls::triples_b
     return std::move(decoded->results);
 }
 
-schema::Result<std::vector<std::string>> ServiceCalls::labels(const std::vector<schema::Term>& terms) {
+base::Result<std::vector<std::string>> ServiceCalls::labels(const std::vector<schema::Term>& terms) {
     if (terms.empty()) return std::vector<std::string>{};
     auto reply = store("labels", schema::encode(schema::LabelsRequest{collection_, terms}));
     if (!reply) return std::move(reply).error();
@@ -145,7 +145,7 @@ runtime::CallSpec ServiceCalls::store_call(std::string_view op, json body) const
     return runtime::CallSpec{config_.store_service, std::move(body), config_.call_timeout};
 }
 
-schema::Result<std::vector<std::vector<schema::FactSource>>> ServiceCalls::fact_sources_reply(
+base::Result<std::vector<std::vector<schema::FactSource>>> ServiceCalls::fact_sources_reply(
     const runtime::CallResult& called, std::size_t facts) const {
     auto decoded = schema::decode<schema::FactSourcesResponse>(called.final);
     if (!decoded) return bad_reply(config_.store_service, decoded.error());
@@ -156,7 +156,7 @@ schema::Result<std::vector<std::vector<schema::FactSource>>> ServiceCalls::fact_
     return std::move(decoded->sources);
 }
 
-schema::Result<std::vector<std::vector<schema::FactSource>>> ServiceCalls::fact_sources(
+base::Result<std::vector<std::vector<schema::FactSource>>> ServiceCalls::fact_sources(
     const std::vector<schema::Triple>& triples) {
     if (triples.empty()) return std::vector<std::vector<schema::FactSource>>{};
     auto reply = store("fact-sources", schema::encode(schema::FactSourcesRequest{collection_, triples}));
@@ -164,7 +164,7 @@ schema::Result<std::vector<std::vector<schema::FactSource>>> ServiceCalls::fact_
     return fact_sources_reply(*reply, triples.size());
 }
 
-schema::Result<ServiceCalls::LlmAndSources> ServiceCalls::llm_and_fact_sources(
+base::Result<ServiceCalls::LlmAndSources> ServiceCalls::llm_and_fact_sources(
     std::string_view template_name, std::map<std::string, std::string> variables,
     const std::vector<schema::Triple>& triples) {
     if (triples.empty()) {
@@ -184,7 +184,7 @@ schema::Result<ServiceCalls::LlmAndSources> ServiceCalls::llm_and_fact_sources(
     return LlmAndSources{std::move(response).value(), std::move(sources).value()};
 }
 
-schema::Result<std::vector<schema::ChunkMatch>> ServiceCalls::chunks_vector(const std::vector<double>& vector,
+base::Result<std::vector<schema::ChunkMatch>> ServiceCalls::chunks_vector(const std::vector<double>& vector,
                                                                             std::uint32_t limit) {
     auto reply = store("chunks-vector", schema::encode(schema::DocumentEmbeddingsQuery{{vector}, limit, collection_}));
     if (!reply) return std::move(reply).error();
@@ -193,7 +193,7 @@ schema::Result<std::vector<schema::ChunkMatch>> ServiceCalls::chunks_vector(cons
     return std::move(decoded->chunks);
 }
 
-schema::Result<std::vector<schema::ChunkMatch>> ServiceCalls::chunks_keyword(const std::string& query,
+base::Result<std::vector<schema::ChunkMatch>> ServiceCalls::chunks_keyword(const std::string& query,
                                                                              std::uint32_t limit) {
     auto reply = store("chunks-keyword", schema::encode(schema::ChunkKeywordQuery{query, limit, collection_}));
     if (!reply) return std::move(reply).error();
@@ -202,7 +202,7 @@ schema::Result<std::vector<schema::ChunkMatch>> ServiceCalls::chunks_keyword(con
     return std::move(decoded->chunks);
 }
 
-schema::Result<std::vector<schema::Chunk>> ServiceCalls::chunks_fetch(const std::vector<std::string>& chunk_ids) {
+base::Result<std::vector<schema::Chunk>> ServiceCalls::chunks_fetch(const std::vector<std::string>& chunk_ids) {
     if (chunk_ids.empty()) return std::vector<schema::Chunk>{};
     auto reply = store("chunks-fetch", schema::encode(schema::ChunkFetchRequest{chunk_ids, collection_}));
     if (!reply) return std::move(reply).error();

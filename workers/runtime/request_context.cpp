@@ -3,20 +3,20 @@
 
 #include <algorithm>
 
-#include "client/frame_io.hpp"
+#include "bus/frame_io.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/json_fast.hpp"
-#include "schema/log.hpp"
+#include "base/log.hpp"
 #include "schema/messages.hpp"
 #include "workers/runtime/detail/slot_channel.hpp"
 
 namespace glassbox::runtime {
 namespace {
 
-using schema::Error;
-using schema::ErrorType;
-using schema::make_error;
-using schema::Result;
+using base::Error;
+using base::ErrorType;
+using base::make_error;
+using base::Result;
 
 std::string dump(const nlohmann::json& value) {
     // Invalid UTF-8 inside a handler's strings must not throw here: replace it.
@@ -107,7 +107,7 @@ std::string build_explain_body(const ExplainStep& step, std::uint64_t seq, std::
 }
 
 RequestContext::RequestContext(RequestMeta meta, nlohmann::json body, std::string worker_id,
-                               zmq::socket_t& channel, std::function<client::BusClient&()> bus)
+                               zmq::socket_t& channel, std::function<bus::BusClient&()> bus)
     : meta_(std::move(meta)),
       body_(std::move(body)),
       worker_id_(std::move(worker_id)),
@@ -122,7 +122,7 @@ std::chrono::milliseconds RequestContext::remaining() const noexcept {
 bool RequestContext::cancelled() {
     if (cancelled_) return true;
     // Only CANCEL reaches the handler thread while a request runs (the I/O loop sends nothing else).
-    while (auto frames = client::try_receive_frames(channel_)) {
+    while (auto frames = bus::try_receive_frames(channel_)) {
         if (!frames->empty() && frames->front().size() == 1 && frames->front()[0] == detail::channel::kCancel) {
             cancelled_ = true;
         }
@@ -134,7 +134,7 @@ bool RequestContext::cancelled() {
     return cancelled_;
 }
 
-schema::Error RequestContext::cancellation_error() const {
+base::Error RequestContext::cancellation_error() const {
     // The broker answers the client itself at the deadline; a worker reporting Cancelled there
     // could win the race and mislabel it, so the deadline keeps its own type.
     if (deadline_passed_ || Clock::now() >= meta_.deadline) {
@@ -146,10 +146,10 @@ schema::Error RequestContext::cancellation_error() const {
 Result<void> RequestContext::send_partial(const nlohmann::json& body) {
     if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
     if (auto r = flush_explains(); !r) return r;
-    client::Frames frames;
+    bus::Frames frames;
     frames.emplace_back(1, detail::channel::kPartial);
     frames.push_back(dump(body));
-    if (!client::send_frames(channel_, std::move(frames), true)) {
+    if (!bus::send_frames(channel_, std::move(frames), true)) {
         return make_error(ErrorType::kInternal, "the worker's I/O loop is gone");
     }
     return {};
@@ -168,14 +168,14 @@ Result<std::uint64_t> RequestContext::number_explain(const ExplainStep& message)
 }
 
 Result<void> RequestContext::send_numbered(const ExplainStep& message, std::uint64_t seq) {
-    client::Frames frames;
+    bus::Frames frames;
     frames.reserve(5);
     frames.emplace_back(1, detail::channel::kExplain);
     frames.push_back(message.session);
     frames.push_back(std::to_string(seq));
     frames.emplace_back(to_string(message.state));
     frames.push_back(build_explain_body(message, seq, meta_.service, worker_id_));
-    if (!client::send_frames(channel_, std::move(frames), true)) {
+    if (!bus::send_frames(channel_, std::move(frames), true)) {
         return make_error(ErrorType::kInternal, "the worker's I/O loop is gone");
     }
     return {};
@@ -218,12 +218,12 @@ Result<std::uint64_t> RequestContext::send_explain(std::string session, std::str
 Result<void> RequestContext::send_terminal(char kind, std::vector<std::string> frames) {
     if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
     (void)flush_explains();  // the trace's messages before the terminal, even if one fails
-    client::Frames message;
+    bus::Frames message;
     message.reserve(frames.size() + 1);
     message.emplace_back(1, kind);
     for (auto& frame : frames) message.push_back(std::move(frame));
     finished_ = true;  // even if the send fails: a second terminal would be worse
-    if (!client::send_frames(channel_, std::move(message), true)) {
+    if (!bus::send_frames(channel_, std::move(message), true)) {
         return make_error(ErrorType::kInternal, "the worker's I/O loop is gone");
     }
     return {};
@@ -265,7 +265,7 @@ Result<void> RequestContext::reply_text(std::string body) {
 Result<void> RequestContext::fail(const Error& error) {
     if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
     close_open_sessions(error);
-    return send_terminal(detail::channel::kError, {std::string(schema::to_string(error.type)), error.message});
+    return send_terminal(detail::channel::kError, {std::string(base::to_string(error.type)), error.message});
 }
 
 void RequestContext::finish_if_open(const Error& error) {
@@ -274,7 +274,7 @@ void RequestContext::finish_if_open(const Error& error) {
 
 Result<CallResult> RequestContext::call(std::string_view service, const nlohmann::json& body,
                                         std::chrono::milliseconds deadline,
-                                        const std::function<void(const client::Reply&)>& on_reply,
+                                        const std::function<void(const bus::Reply&)>& on_reply,
                                         FinalBody final_body) {
     auto id = send_call(service, body, deadline);
     if (!id) return std::move(id).error();
@@ -286,7 +286,7 @@ Result<CallResult> RequestContext::call(std::string_view service, const nlohmann
 }
 
 Result<std::vector<CallResult>> RequestContext::call_all(std::span<const CallSpec> calls) {
-    std::vector<client::RequestId> ids;
+    std::vector<bus::RequestId> ids;
     const auto abandon_from = [&](std::size_t first) {
         for (std::size_t i = first; i < ids.size(); ++i) bus_().abandon(ids[i]);
     };
@@ -315,7 +315,7 @@ Result<std::vector<CallResult>> RequestContext::call_all(std::span<const CallSpe
     return results;
 }
 
-Result<client::RequestId> RequestContext::send_call(std::string_view service, const nlohmann::json& body,
+Result<bus::RequestId> RequestContext::send_call(std::string_view service, const nlohmann::json& body,
                                                     std::chrono::milliseconds deadline) {
     const auto left = remaining();
     if (left.count() <= 0 || cancelled()) {
@@ -325,15 +325,15 @@ Result<client::RequestId> RequestContext::send_call(std::string_view service, co
     auto id = bus_().send(service, body, deadline);
     if (!id) return std::move(id).error();
     ++calls_;
-    schema::component_logger("worker")->debug("event=call request_id={} call_id={} service={} deadline_ms={}",
+    base::component_logger("worker")->debug("event=call request_id={} call_id={} service={} deadline_ms={}",
                                               meta_.request_id, *id, service, deadline.count());
     return id;
 }
 
-Result<CallResult> RequestContext::await_call(const client::RequestId& id, std::string_view service,
-                                              const std::function<void(const client::Reply&)>& on_reply,
+Result<CallResult> RequestContext::await_call(const bus::RequestId& id, std::string_view service,
+                                              const std::function<void(const bus::Reply&)>& on_reply,
                                               FinalBody final_body) {
-    client::BusClient& bus = bus_();
+    bus::BusClient& bus = bus_();
     CallResult result;
     // Wait in short slices so a CANCEL of this request also stops the call.
     constexpr std::chrono::milliseconds kSlice{50};
@@ -347,9 +347,9 @@ Result<CallResult> RequestContext::await_call(const client::RequestId& id, std::
             }
             continue;
         }
-        if (reply->kind == client::ReplyKind::kError) return *reply->error;
+        if (reply->kind == bus::ReplyKind::kError) return *reply->error;
         // This thread's BusClient leaves bodies unparsed (parse_bodies off): parse what is used.
-        const bool parse = reply->kind != client::ReplyKind::kFinal || final_body == FinalBody::kJson;
+        const bool parse = reply->kind != bus::ReplyKind::kFinal || final_body == FinalBody::kJson;
         if (parse && reply->body.is_null()) {
             auto body = schema::parse_json(reply->text);
             if (!body) {
@@ -361,13 +361,13 @@ Result<CallResult> RequestContext::await_call(const client::RequestId& id, std::
         }
         if (on_reply) on_reply(*reply);
         switch (reply->kind) {
-            case client::ReplyKind::kData: result.data.push_back(std::move(reply->body)); break;
-            case client::ReplyKind::kExplain: result.explain.push_back(std::move(reply->body)); break;
-            case client::ReplyKind::kFinal:
+            case bus::ReplyKind::kData: result.data.push_back(std::move(reply->body)); break;
+            case bus::ReplyKind::kExplain: result.explain.push_back(std::move(reply->body)); break;
+            case bus::ReplyKind::kFinal:
                 result.final = std::move(reply->body);
                 result.final_text = std::move(reply->text);
                 return result;
-            case client::ReplyKind::kError: break;  // returned above
+            case bus::ReplyKind::kError: break;  // returned above
         }
     }
 }

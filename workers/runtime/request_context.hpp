@@ -13,8 +13,8 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "client/bus_client.hpp"
-#include "schema/result.hpp"
+#include "bus/bus_client.hpp"
+#include "base/result.hpp"
 #include "schema/term.hpp"
 #include "schema/triple_sink.hpp"
 
@@ -34,7 +34,7 @@ struct RequestMeta {
 
 // Checks the meta JSON: an object with request_id (string), service (string), deadline_ms and
 // attempt (non-negative integers); client optional. ProtocolError otherwise.
-schema::Result<RequestMeta> decode_request_meta(std::string_view text, Clock::time_point received);
+base::Result<RequestMeta> decode_request_meta(std::string_view text, Clock::time_point received);
 
 // EXPLAIN states (§5.3): complete and error mark the last message of a session.
 enum class ExplainState { kOpen, kComplete, kError };
@@ -48,7 +48,7 @@ struct ExplainStep {
     std::vector<schema::Triple> triples;  // built with schema/explain_builder.hpp
     ExplainState state = ExplainState::kOpen;
     std::optional<std::string> parent_uri;  // the calling step, for a sub-trace
-    std::optional<schema::Error> error;     // why the trace ended, with state kError
+    std::optional<base::Error> error;     // why the trace ended, with state kError
     // When set, writes the step's triples (instead of `triples`) as the message is encoded:
     // straight into the body's JSON (schema::explain::triple_json), no Term built. A deferred
     // step is built when it goes out, after the next call's request, so the building overlaps
@@ -89,7 +89,7 @@ public:
     // Runtime-internal: handlers receive a context, they do not build one. `channel` is the
     // handler thread's PAIR to its I/O loop; `bus` lazily gives this thread's BusClient.
     RequestContext(RequestMeta meta, nlohmann::json body, std::string worker_id, zmq::socket_t& channel,
-                   std::function<client::BusClient&()> bus);
+                   std::function<bus::BusClient&()> bus);
     RequestContext(const RequestContext&) = delete;
     RequestContext& operator=(const RequestContext&) = delete;
 
@@ -103,67 +103,67 @@ public:
     bool cancelled();
     // Why cancelled() is true, as the typed error a handler should end with: DeadlineExceeded
     // when the deadline passed first, Cancelled when a CANCEL arrived first.
-    schema::Error cancellation_error() const;
+    base::Error cancellation_error() const;
     // True after reply() or fail().
     bool finished() const noexcept { return finished_; }
 
     // A stream chunk (PARTIAL, forwarded to a GBC01 client as `PARTIAL data`).
-    schema::Result<void> send_partial(const nlohmann::json& body);
+    base::Result<void> send_partial(const nlohmann::json& body);
     // An explain message; the runtime numbers each session 0, 1, 2, … and returns the seq used.
     // InvalidRequest for an empty session or a session that already ended.
-    schema::Result<std::uint64_t> send_explain(const ExplainStep& step);
+    base::Result<std::uint64_t> send_explain(const ExplainStep& step);
     // Shorthand for a step with no parent and no error.
-    schema::Result<std::uint64_t> send_explain(std::string session, std::string explain_id,
+    base::Result<std::uint64_t> send_explain(std::string session, std::string explain_id,
                                                std::vector<schema::Triple> triples, ExplainState state);
     // The same message, numbered now but encoded and sent right after the next call's request
     // has gone out, so the callee works while it is encoded and routed; or before the next
     // message of this request (partial, explain, reply, error), whichever comes first. The order
     // of everything this request sends is kept. A step's explain is still out before the next
     // step's reply is awaited.
-    schema::Result<std::uint64_t> defer_explain(ExplainStep step);
+    base::Result<std::uint64_t> defer_explain(ExplainStep step);
     // Sends the deferred explain messages now (in the order they were deferred).
-    schema::Result<void> flush_explains();
+    base::Result<void> flush_explains();
     // Terminal FINAL.
-    schema::Result<void> reply(const nlohmann::json& body);
+    base::Result<void> reply(const nlohmann::json& body);
     // The same, with the body already written as JSON text (schema/json_fast.hpp encoders).
-    schema::Result<void> reply_text(std::string body);
+    base::Result<void> reply_text(std::string body);
     // Terminal ERROR with this type and message.
-    schema::Result<void> fail(const schema::Error& error);
+    base::Result<void> fail(const base::Error& error);
 
     // Calls another service through the broker (GBC01, this thread's own client), waiting for its
     // terminal. `deadline` 0 or beyond this request's remaining time is cut to the remaining time.
     // `on_reply` sees each PARTIAL as it arrives. The callee's typed error comes back as is; if
     // this request is cancelled meanwhile, the call is cancelled too (Cancelled).
-    schema::Result<CallResult> call(std::string_view service, const nlohmann::json& body,
+    base::Result<CallResult> call(std::string_view service, const nlohmann::json& body,
                                     std::chrono::milliseconds deadline,
-                                    const std::function<void(const client::Reply&)>& on_reply = {},
+                                    const std::function<void(const bus::Reply&)>& on_reply = {},
                                     FinalBody final_body = FinalBody::kJson);
 
     // Several calls at once: all are sent before any reply is awaited, so they overlap on the
     // bus and run side by side where the services have free workers. results[i] answers
     // calls[i]; the first error (in calls' order) is returned and the calls still open are
     // abandoned. Deadlines and cancel as for call().
-    schema::Result<std::vector<CallResult>> call_all(std::span<const CallSpec> calls);
+    base::Result<std::vector<CallResult>> call_all(std::span<const CallSpec> calls);
 
     // Runtime-internal: ends the request with `error` if the handler did not; closes its open
     // explain sessions first unless the broker does (cancel, deadline: §5.3).
-    void finish_if_open(const schema::Error& error);
+    void finish_if_open(const base::Error& error);
 
 private:
-    schema::Result<void> send_terminal(char kind, std::vector<std::string> frames);
-    void close_open_sessions(const schema::Error& why);
+    base::Result<void> send_terminal(char kind, std::vector<std::string> frames);
+    void close_open_sessions(const base::Error& why);
     // The sending and the waiting halves of call().
-    schema::Result<client::RequestId> send_call(std::string_view service, const nlohmann::json& body,
+    base::Result<bus::RequestId> send_call(std::string_view service, const nlohmann::json& body,
                                                 std::chrono::milliseconds deadline);
-    schema::Result<CallResult> await_call(const client::RequestId& id, std::string_view service,
-                                          const std::function<void(const client::Reply&)>& on_reply,
+    base::Result<CallResult> await_call(const bus::RequestId& id, std::string_view service,
+                                          const std::function<void(const bus::Reply&)>& on_reply,
                                           FinalBody final_body);
 
     RequestMeta meta_;
     nlohmann::json body_;
     std::string worker_id_;
     zmq::socket_t& channel_;
-    std::function<client::BusClient&()> bus_;
+    std::function<bus::BusClient&()> bus_;
     bool finished_ = false;
     bool cancelled_ = false;
     bool deadline_passed_ = false;  // cancelled_ because the deadline passed, not by CANCEL
@@ -174,8 +174,8 @@ private:
     };
     std::map<std::string, SessionState> sessions_;
     // Checks `step` and takes its seq; the session ends with a terminal state.
-    schema::Result<std::uint64_t> number_explain(const ExplainStep& step);
-    schema::Result<void> send_numbered(const ExplainStep& step, std::uint64_t seq);
+    base::Result<std::uint64_t> number_explain(const ExplainStep& step);
+    base::Result<void> send_numbered(const ExplainStep& step, std::uint64_t seq);
     std::vector<std::pair<ExplainStep, std::uint64_t>> deferred_;
 };
 

@@ -6,11 +6,11 @@
 
 namespace glassbox::runtime {
 
-schema::Error invalid_setting(std::string message) {
-    return schema::make_error(schema::ErrorType::kInvalidRequest, std::move(message));
+base::Error invalid_setting(std::string message) {
+    return base::make_error(base::ErrorType::kInvalidRequest, std::move(message));
 }
 
-schema::Result<ServiceSettings> ServiceSettings::of(const nlohmann::json& object,
+base::Result<ServiceSettings> ServiceSettings::of(const nlohmann::json& object,
                                                     std::string_view service) {
     if (!object.is_object()) {
         return invalid_setting("the " + std::string(service) + " settings must be a JSON object");
@@ -22,7 +22,7 @@ std::string ServiceSettings::setting(const std::string& key) const {
     return service_ + " setting \"" + key + "\"";
 }
 
-schema::Result<std::uint64_t> ServiceSettings::integer(const std::string& key, std::uint64_t min,
+base::Result<std::uint64_t> ServiceSettings::integer(const std::string& key, std::uint64_t min,
                                                        std::uint64_t max) const {
     const nlohmann::json& v = object_->at(key);
     // A negative value is below every range a setting has.
@@ -36,13 +36,13 @@ schema::Result<std::uint64_t> ServiceSettings::integer(const std::string& key, s
     return v.get<std::uint64_t>();
 }
 
-schema::Result<std::string> ServiceSettings::text(const std::string& key) const {
+base::Result<std::string> ServiceSettings::text(const std::string& key) const {
     const nlohmann::json& v = object_->at(key);
     if (!v.is_string()) return invalid_setting(setting(key) + " must be a string");
     return v.get<std::string>();
 }
 
-schema::Result<std::string> ServiceSettings::url(const std::string& key) const {
+base::Result<std::string> ServiceSettings::url(const std::string& key) const {
     auto v = text(key);
     if (v && !v->starts_with("http://") && !v->starts_with("https://")) {
         return invalid_setting(setting(key) + " must start with http:// or https://");
@@ -50,11 +50,11 @@ schema::Result<std::string> ServiceSettings::url(const std::string& key) const {
     return v;
 }
 
-schema::Error ServiceSettings::unknown(const std::string& key, std::string_view known) const {
+base::Error ServiceSettings::unknown(const std::string& key, std::string_view known) const {
     return invalid_setting("unknown " + setting(key) + " (known: " + std::string(known) + ")");
 }
 
-schema::Result<std::string> api_key_from_env(std::string_view service, const std::string& env) {
+base::Result<std::string> api_key_from_env(std::string_view service, const std::string& env) {
     if (env.empty()) return std::string();
     const char* key = std::getenv(env.c_str());
     if (key == nullptr || *key == '\0') {

@@ -7,29 +7,29 @@
 #include <string>
 #include <string_view>
 
-#include "schema/result.hpp"
+#include "base/result.hpp"
 
 namespace glassbox::runtime {
 
 // kInvalidRequest with `message`: how every bad setting is reported.
-schema::Error invalid_setting(std::string message);
+base::Error invalid_setting(std::string message);
 
 // The settings object of one service ("llm", "embeddings"). Each reader takes a key the object
 // has; a bad value is kInvalidRequest saying what `<service> setting "<key>"` must be.
 class ServiceSettings {
 public:
     // kInvalidRequest unless `object` is a JSON object. `object` must outlive the reader.
-    static schema::Result<ServiceSettings> of(const nlohmann::json& object,
+    static base::Result<ServiceSettings> of(const nlohmann::json& object,
                                               std::string_view service);
 
     // An integer from `min` to `max`.
-    schema::Result<std::uint64_t> integer(const std::string& key, std::uint64_t min,
+    base::Result<std::uint64_t> integer(const std::string& key, std::uint64_t min,
                                           std::uint64_t max) const;
-    schema::Result<std::string> text(const std::string& key) const;
+    base::Result<std::string> text(const std::string& key) const;
     // A text starting with http:// or https://.
-    schema::Result<std::string> url(const std::string& key) const;
+    base::Result<std::string> url(const std::string& key) const;
     // A key the service does not know (a typo, most likely); `known` lists those it does.
-    schema::Error unknown(const std::string& key, std::string_view known) const;
+    base::Error unknown(const std::string& key, std::string_view known) const;
 
 private:
     ServiceSettings(const nlohmann::json& object, std::string_view service)
@@ -44,6 +44,6 @@ private:
 // The API key in the environment variable `env` ("" when `env` is "": a server that needs no
 // key); kInvalidRequest naming `<service> setting "api_key_env"` when it is unset or empty.
 // Read once at start-up: getenv is not safe against a concurrent setenv later.
-schema::Result<std::string> api_key_from_env(std::string_view service, const std::string& env);
+base::Result<std::string> api_key_from_env(std::string_view service, const std::string& env);
 
 }  // namespace glassbox::runtime

@@ -8,8 +8,8 @@
 
 #include <unistd.h>
 
-#include "client/frame_io.hpp"
-#include "schema/log.hpp"
+#include "bus/frame_io.hpp"
+#include "base/log.hpp"
 #include "schema/protocol.hpp"
 #include "workers/runtime/detail/slot_channel.hpp"
 
@@ -18,12 +18,12 @@ namespace {
 
 namespace protocol = schema::protocol;
 namespace channel = detail::channel;
-using client::Frames;
-using schema::ErrorType;
-using schema::make_error;
+using bus::Frames;
+using base::ErrorType;
+using base::make_error;
 using std::chrono::milliseconds;
 
-std::shared_ptr<spdlog::logger> log() { return schema::component_logger("worker"); }
+std::shared_ptr<spdlog::logger> log() { return base::component_logger("worker"); }
 
 std::string default_base_name(const std::string& service) {
     char host[256] = {};
@@ -33,7 +33,7 @@ std::string default_base_name(const std::string& service) {
 }
 
 Frames worker_frames(char command, std::initializer_list<std::string> rest = {}) {
-    Frames frames{"", std::string(protocol::kMdpWorker), client::command_frame(command)};
+    Frames frames{"", std::string(protocol::kMdpWorker), bus::command_frame(command)};
     frames.insert(frames.end(), rest.begin(), rest.end());
     return frames;
 }
@@ -55,12 +55,12 @@ public:
 
     void run() {
         zmq::socket_t pair(context_, zmq::socket_type::pair);
-        client::set_socket_limits(pair, milliseconds{0}, config_.channel_hwm, config_.channel_hwm);
+        bus::set_socket_limits(pair, milliseconds{0}, config_.channel_hwm, config_.channel_hwm);
         pair.connect(channel_endpoint_);
         for (;;) {
             // Bounded wait: the I/O loop always ends us with kQuit, this only keeps the loop honest.
-            if (!client::wait_readable(pair, milliseconds{1000})) continue;
-            auto frames = client::try_receive_frames(pair);
+            if (!bus::wait_readable(pair, milliseconds{1000})) continue;
+            auto frames = bus::try_receive_frames(pair);
             if (!frames) continue;
             if (is_command(*frames, channel::kQuit)) break;
             if (is_command(*frames, channel::kJob) && frames->size() == 3) run_job(pair, (*frames)[1], (*frames)[2]);
@@ -74,20 +74,20 @@ private:
         const auto received = Clock::now();
         auto meta = decode_request_meta(meta_text, received);
         if (!meta) {
-            client::send_frames(pair, {std::string(1, channel::kError), "ProtocolError", meta.error().message}, true);
+            bus::send_frames(pair, {std::string(1, channel::kError), "ProtocolError", meta.error().message}, true);
             return;
         }
         // §1.1: the broker never parses bodies; the worker answers InvalidJson before its logic runs.
         auto body = nlohmann::json::parse(body_text, nullptr, false);
         if (body.is_discarded()) {
             log()->info("event=invalid_json request_id={}", meta->request_id);
-            client::send_frames(pair, {std::string(1, channel::kError), "InvalidJson",
+            bus::send_frames(pair, {std::string(1, channel::kError), "InvalidJson",
                                        "the request body is not valid UTF-8 JSON"},
                                 true);
             return;
         }
         RequestContext context(std::move(meta).value(), std::move(body), worker_id_, pair,
-                               [this]() -> client::BusClient& { return bus(); });
+                               [this]() -> bus::BusClient& { return bus(); });
         const auto& request_id = context.meta().request_id;
         log()->debug("event=request_start request_id={} worker={}", request_id, worker_id_);
         try {
@@ -112,14 +112,14 @@ private:
         }
     }
 
-    client::BusClient& bus() {
+    bus::BusClient& bus() {
         if (!bus_) {
-            client::BusClientConfig bus_config;
+            bus::BusClientConfig bus_config;
             bus_config.endpoint = config_.endpoint;
             bus_config.heartbeat = config_.heartbeat;
             bus_config.deadline_grace = config_.heartbeat;
             bus_config.parse_bodies = false;  // RequestContext::call parses what its caller uses
-            bus_ = std::make_unique<client::BusClient>(context_, bus_config);
+            bus_ = std::make_unique<bus::BusClient>(context_, bus_config);
         }
         return *bus_;
     }
@@ -129,7 +129,7 @@ private:
     const Handler& handler_;
     std::string channel_endpoint_;
     std::string worker_id_;
-    std::unique_ptr<client::BusClient> bus_;
+    std::unique_ptr<bus::BusClient> bus_;
 };
 
 // The broker side of a slot: one MDPW01 connection, its liveness, and the request in flight.
@@ -148,7 +148,7 @@ public:
         static std::atomic<std::uint64_t> next_channel{0};
         const std::string endpoint = "inproc://glassbox-worker-slot-" + std::to_string(next_channel++);
         pair_ = zmq::socket_t(context_, zmq::socket_type::pair);
-        client::set_socket_limits(pair_, milliseconds{0}, config_.channel_hwm, config_.channel_hwm);
+        bus::set_socket_limits(pair_, milliseconds{0}, config_.channel_hwm, config_.channel_hwm);
         pair_.bind(endpoint);
         HandlerLoop handler_loop(context_, config_, handler_, endpoint, worker_id_);
         std::thread handler_thread([&handler_loop] { handler_loop.run(); });
@@ -158,7 +158,7 @@ public:
             // Only a broken context gets here (ETERM); the handler thread still has to be joined.
             log()->error("event=io_loop_failed worker={} error=\"{}\"", worker_id_, e.what());
         }
-        client::send_frames(pair_, {std::string(1, channel::kQuit)}, true);
+        bus::send_frames(pair_, {std::string(1, channel::kQuit)}, true);
         handler_thread.join();
         pair_.close();
     }
@@ -192,11 +192,11 @@ private:
                 continue;  // EINTR: look again
             }
             if ((items[0].revents & ZMQ_POLLIN) != 0) {
-                while (auto parts = client::try_receive_messages(pair_)) on_handler_message(*parts);
+                while (auto parts = bus::try_receive_messages(pair_)) on_handler_message(*parts);
             }
             if (dealer_ && items.size() > 1 && (items[1].revents & ZMQ_POLLIN) != 0) {
                 while (dealer_) {
-                    auto frames = client::try_receive_frames(*dealer_);
+                    auto frames = bus::try_receive_frames(*dealer_);
                     if (!frames) break;
                     on_broker_message(*frames);
                 }
@@ -221,7 +221,7 @@ private:
 
     void connect() {
         dealer_.emplace(context_, zmq::socket_type::dealer);
-        client::set_socket_limits(*dealer_, milliseconds{0}, config_.send_hwm, config_.receive_hwm);
+        bus::set_socket_limits(*dealer_, milliseconds{0}, config_.send_hwm, config_.receive_hwm);
         dealer_->connect(config_.endpoint);
         const auto now = Clock::now();
         broker_expiry_ = now + config_.heartbeat * config_.liveness;
@@ -257,17 +257,17 @@ private:
     void cancel_handler() {
         if (cancel_sent_) return;
         cancel_sent_ = true;
-        client::send_frames(pair_, {std::string(1, channel::kCancel)}, true);
+        bus::send_frames(pair_, {std::string(1, channel::kCancel)}, true);
     }
 
     void send_to_broker(const Frames& frames) {
-        auto parts = client::messages_of(frames);
+        auto parts = bus::messages_of(frames);
         send_to_broker(parts);
     }
 
-    void send_to_broker(client::Messages& parts) {
+    void send_to_broker(bus::Messages& parts) {
         if (!dealer_) return;
-        if (!client::send_messages(*dealer_, parts)) {
+        if (!bus::send_messages(*dealer_, parts)) {
             log()->warn("event=send_dropped worker={} reason=would_block", worker_id_);
             return;
         }
@@ -276,17 +276,17 @@ private:
 
     // A message from the handler thread with its kind replaced by this command and the token:
     // the handler's parts (bodies) go on to the broker as they are, without a copy.
-    void forward_to_broker(char command, client::Messages& parts) {
-        client::Messages out;
+    void forward_to_broker(char command, bus::Messages& parts) {
+        bus::Messages out;
         out.reserve(parts.size() + 4);
-        for (auto& frame : worker_frames(command, {token_, ""})) out.push_back(client::message_of(std::move(frame)));
+        for (auto& frame : worker_frames(command, {token_, ""})) out.push_back(bus::message_of(std::move(frame)));
         for (std::size_t i = 1; i < parts.size(); ++i) out.push_back(std::move(parts[i]));
         send_to_broker(out);
     }
 
     void send_error(const std::string& token, ErrorType type, const std::string& message) {
         send_to_broker(worker_frames(protocol::worker_cmd::kError,
-                                     {token, "", std::string(schema::to_string(type)), message}));
+                                     {token, "", std::string(base::to_string(type)), message}));
     }
 
     void on_broker_message(const Frames& frames) {
@@ -337,7 +337,7 @@ private:
         cancel_sent_ = false;
         token_ = token;
         request_id_hint_ = request_id_of(frames[5]);
-        client::send_frames(pair_, {std::string(1, channel::kJob), frames[5], frames[6]}, true);
+        bus::send_frames(pair_, {std::string(1, channel::kJob), frames[5], frames[6]}, true);
     }
 
     static std::string request_id_of(const std::string& meta_text) {
@@ -348,7 +348,7 @@ private:
         return {};
     }
 
-    void on_handler_message(client::Messages& parts) {
+    void on_handler_message(bus::Messages& parts) {
         if (parts.empty() || parts[0].size() != 1 || !busy_) return;
         const char kind = *parts[0].data<char>();
         const bool terminal = kind == channel::kReply || kind == channel::kError;

@@ -21,7 +21,7 @@ namespace glassbox::runtime {
 //   config.service = "echo";
 //   config.threads = 4;
 //   runtime::Worker worker(config, [](runtime::RequestContext& ctx) {
-//       if (ctx.cancelled()) return (void)ctx.fail({schema::ErrorType::kCancelled, "stopped"});
+//       if (ctx.cancelled()) return (void)ctx.fail({base::ErrorType::kCancelled, "stopped"});
 //       (void)ctx.send_partial({{"text", "..."}});
 //       (void)ctx.reply({{"answer", "..."}});
 //   });

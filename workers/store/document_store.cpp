@@ -11,14 +11,15 @@
 #include <type_traits>
 #include <unordered_set>
 
-#include "schema/utf8.hpp"
+#include "base/time_format.hpp"
+#include "base/utf8.hpp"
 
 namespace glassbox::store {
 
-using schema::Error;
-using schema::ErrorType;
-using schema::make_error;
-using schema::Result;
+using base::Error;
+using base::ErrorType;
+using base::make_error;
+using base::Result;
 
 namespace detail {
 
@@ -121,54 +122,7 @@ std::string sha256_hex(std::string_view data) {
     return hash.hex();
 }
 
-// The first ill-formed UTF-8 byte, or npos (schema/utf8.hpp).
-std::size_t invalid_utf8_at(std::string_view text) noexcept {
-    return schema::find_invalid_utf8(text).value_or(std::string_view::npos);
-}
-
-std::uint64_t code_points(std::string_view text) noexcept { return schema::count_code_points(text); }
-
-// xsd:dateTime lexical form: [-]YYYY-MM-DDThh:mm:ss[.s+][Z|(+|-)hh:mm].
-bool is_xsd_date_time(std::string_view s) noexcept {
-    const auto digits = [&](std::size_t at, std::size_t count) {
-        if (at + count > s.size()) return false;
-        for (std::size_t i = at; i < at + count; ++i) {
-            if (s[i] < '0' || s[i] > '9') return false;
-        }
-        return true;
-    };
-    std::size_t p = s.starts_with('-') ? 1 : 0;
-    std::size_t year = 0;
-    while (p + year < s.size() && s[p + year] >= '0' && s[p + year] <= '9') ++year;
-    if (year < 4) return false;
-    p += year;
-    if (!(p < s.size() && s[p] == '-' && digits(p + 1, 2) && p + 3 < s.size() && s[p + 3] == '-' &&
-          digits(p + 4, 2) && p + 6 < s.size() && s[p + 6] == 'T' && digits(p + 7, 2) &&
-          p + 9 < s.size() && s[p + 9] == ':' && digits(p + 10, 2) && p + 12 < s.size() &&
-          s[p + 12] == ':' && digits(p + 13, 2))) {
-        return false;
-    }
-    p += 15;
-    if (p < s.size() && s[p] == '.') {
-        const std::size_t start = ++p;
-        while (p < s.size() && s[p] >= '0' && s[p] <= '9') ++p;
-        if (p == start) return false;
-    }
-    if (p == s.size()) return true;
-    if (s[p] == 'Z') return p + 1 == s.size();
-    return (s[p] == '+' || s[p] == '-') && digits(p + 1, 2) && p + 3 < s.size() &&
-           s[p + 3] == ':' && digits(p + 4, 2) && p + 6 == s.size();
-}
-
-std::string utc_now() {
-    const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    char buffer[96];  // room for any int the format could see
-    std::snprintf(buffer, sizeof buffer, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-    return buffer;
-}
+std::uint64_t code_points(std::string_view text) noexcept { return base::count_code_points(text); }
 
 // English function words: in an OR query they match nearly every chunk, so they cost time and,
 // with BM25's near-zero IDF for them, add nothing to the ranking.
@@ -209,10 +163,10 @@ std::size_t separator_length_at(std::string_view text, std::size_t p) noexcept {
 
 std::string fts_match_query(std::string_view text) {
     std::string cleaned;
-    if (detail::invalid_utf8_at(text) != std::string_view::npos) {
+    if (base::invalid_utf8_at(text) != std::string_view::npos) {
         cleaned = std::string(text);
         for (std::size_t from = 0;;) {
-            const std::size_t at = detail::invalid_utf8_at(std::string_view(cleaned).substr(from));
+            const std::size_t at = base::invalid_utf8_at(std::string_view(cleaned).substr(from));
             if (at == std::string_view::npos) break;
             cleaned[from + at] = ' ';
             from += at + 1;
@@ -365,7 +319,7 @@ std::optional<Error> check(const DocumentRecord& document, std::span<const Chunk
                            std::uint64_t& characters) {
     const std::string& uri = document.uri;
     if (uri.empty()) return make_error(ErrorType::kInvalidRequest, "document uri is empty");
-    if (detail::invalid_utf8_at(uri) != std::string_view::npos) {
+    if (base::invalid_utf8_at(uri) != std::string_view::npos) {
         return make_error(ErrorType::kInvalidRequest, "document uri is not valid UTF-8");
     }
     if (document.tier < schema::kTierAuthoritative || document.tier > schema::kTierInferred) {
@@ -381,12 +335,12 @@ std::optional<Error> check(const DocumentRecord& document, std::span<const Chunk
         {"loaded_at", &document.loaded_at},
         {"text", &document.text}};
     for (const auto& [name, value] : fields) {
-        if (const auto at = detail::invalid_utf8_at(*value); at != std::string_view::npos) {
+        if (const auto at = base::invalid_utf8_at(*value); at != std::string_view::npos) {
             return invalid(
                 uri, std::string(name) + " is not valid UTF-8 (byte " + std::to_string(at) + ")");
         }
     }
-    if (!document.loaded_at.empty() && !detail::is_xsd_date_time(document.loaded_at)) {
+    if (!document.loaded_at.empty() && !base::is_xsd_datetime(document.loaded_at)) {
         return invalid(uri, "loaded_at \"" + document.loaded_at + "\" is not an xsd:dateTime");
     }
     characters = detail::code_points(document.text);
@@ -525,7 +479,7 @@ Result<PutResult> DocumentStore::put_rows(const DocumentRecord& document,
                                           std::uint64_t characters, const std::string& content_hash,
                                           const std::string& chunks_hash) {
     const std::string loaded_at =
-        document.loaded_at.empty() ? detail::utc_now() : document.loaded_at;
+        document.loaded_at.empty() ? base::format_xsd_datetime(std::chrono::system_clock::now(), base::TimePrecision::kSeconds) : document.loaded_at;
     PutResult result;
     std::optional<std::int64_t> document_id;
     {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "schema/messages.hpp"
-#include "schema/result.hpp"
+#include "base/result.hpp"
 #include "storage/sqlite_database.hpp"
 #include "workers/store/graph_store.hpp"  // TransactionMode, shared by both stores
 
@@ -136,7 +136,7 @@ public:
     // Creates the tables if needed: documents, chunks, chunks_fts (FTS5, external content on
     // chunks, kept in step by triggers) and SQLite's sqlite_sequence (chunk rowids use
     // AUTOINCREMENT so they are never reused).
-    static schema::Result<std::unique_ptr<DocumentStore>> open(storage::Database& db);
+    static base::Result<std::unique_ptr<DocumentStore>> open(storage::Database& db);
 
     DocumentStore(const DocumentStore&) = delete;
     DocumentStore& operator=(const DocumentStore&) = delete;
@@ -145,32 +145,32 @@ public:
     // see PutOutcome. Checked first, nothing written on failure (kInvalidRequest naming the
     // problem): an empty uri, tier outside 1..4, invalid UTF-8 in any text, a chunk beyond the
     // text or whose text is not its slice of the document, a repeated ordinal.
-    schema::Result<PutResult> put(const DocumentRecord& document,
+    base::Result<PutResult> put(const DocumentRecord& document,
                                   std::span<const ChunkRecord> chunks,
                                   TransactionMode mode = TransactionMode::kOwn);
 
     // Chunks by URI (duplicates answered once); unknown URIs are listed, not an error.
-    schema::Result<ChunkFetchResult> fetch(std::span<const std::string> chunk_uris);
+    base::Result<ChunkFetchResult> fetch(std::span<const std::string> chunk_uris);
     // Chunks by rowid (duplicates answered once); unknown rowids are listed, not an error.
-    schema::Result<RowidFetchResult> fetch_rowids(std::span<const std::int64_t> rowids);
+    base::Result<RowidFetchResult> fetch_rowids(std::span<const std::int64_t> rowids);
 
     // At most `limit` (0: kDefaultKeywordLimit; capped at kMaxKeywordLimit) chunks matching some
     // word of `query`, best first. Text with no words (empty, punctuation only) gives no matches.
-    schema::Result<std::vector<KeywordMatch>> keyword(std::string_view query, std::uint32_t limit);
+    base::Result<std::vector<KeywordMatch>> keyword(std::string_view query, std::uint32_t limit);
 
     // kNotFound when the uri is not stored.
-    schema::Result<StoredDocument> document(std::string_view uri);
+    base::Result<StoredDocument> document(std::string_view uri);
     // Chunks with rowid > after_rowid in rowid order, at most `limit` (for re-embedding).
-    schema::Result<std::vector<StoredChunk>> chunks_after(std::int64_t after_rowid,
+    base::Result<std::vector<StoredChunk>> chunks_after(std::int64_t after_rowid,
                                                           std::size_t limit);
     // Counts (one scan of the documents and chunks tables).
-    schema::Result<DocumentStats> stats();
+    base::Result<DocumentStats> stats();
 
 private:
     explicit DocumentStore(storage::Database& db) : db_(db) {}
 
-    schema::Result<void> create_schema();
-    schema::Result<PutResult> put_rows(const DocumentRecord& document,
+    base::Result<void> create_schema();
+    base::Result<PutResult> put_rows(const DocumentRecord& document,
                                        std::span<const ChunkRecord> chunks,
                                        std::uint64_t characters, const std::string& content_hash,
                                        const std::string& chunking_hash);

@@ -10,14 +10,14 @@
 
 #include <sqlite3.h>
 
-#include "schema/fnv.hpp"
+#include "base/fnv.hpp"
 #include "schema/vocabulary.hpp"
 
 namespace glassbox::store {
 
-using schema::ErrorType;
-using schema::make_error;
-using schema::Result;
+using base::ErrorType;
+using base::make_error;
+using base::Result;
 using schema::Term;
 using schema::Triple;
 
@@ -29,7 +29,7 @@ enum StoredKind : int { kIri = 0, kBlank = 1, kTypedLiteral = 2, kLangLiteral = 
 // The dictionary's lookup key: 64-bit FNV-1a with a final avalanche. It is stored in the file,
 // so it must never change; collisions are harmless (the row's columns are compared).
 std::int64_t key_hash(std::string_view key) noexcept {
-    std::uint64_t h = schema::fnv1a64(key);
+    std::uint64_t h = base::fnv1a64(key);
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdULL;
     h ^= h >> 33;
@@ -1463,7 +1463,7 @@ Result<std::uint64_t> GraphStore::stage(std::string_view load, const SourceRecor
     }
     auto tx = storage::Transaction::begin(db_, storage::Transaction::Kind::kImmediate);
     if (!tx) return tx.error();
-    const auto fail = [this](const schema::Error& error) -> Result<std::uint64_t> {
+    const auto fail = [this](const base::Error& error) -> Result<std::uint64_t> {
         forget_cached_terms();  // ids cached meanwhile are rolled back with the transaction
         return error;
     };

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "schema/messages.hpp"
-#include "schema/result.hpp"
+#include "base/result.hpp"
 #include "schema/term.hpp"
 #include "storage/sqlite_database.hpp"
 #include "workers/store/term_cache.hpp"
@@ -106,7 +106,7 @@ class GraphStore {
 public:
     // Creates the tables if needed (terms, quads, fact_sources, sources; none of the names other
     // parts of the knowledge store use).
-    static schema::Result<std::unique_ptr<GraphStore>> open(storage::Database& db,
+    static base::Result<std::unique_ptr<GraphStore>> open(storage::Database& db,
                                                             GraphStoreOptions options = {});
 
     GraphStore(const GraphStore&) = delete;
@@ -115,13 +115,13 @@ public:
     // Idempotent by uri: registering again updates kind, document_uri, tier, loaded_at and
     // media_type and returns the same id. tier outside 1..4, an empty uri, or a chunk without a
     // document_uri is kInvalidRequest.
-    schema::Result<std::int64_t> register_source(const SourceRecord& source);
+    base::Result<std::int64_t> register_source(const SourceRecord& source);
 
     // Adds the quads and links each (new or present) to the source. Idempotent: the same quads
     // from the same source again add nothing. Every triple is checked first; an invalid one is a
     // kInvalidRequest naming it and its index, and nothing from the call is written. An unknown
     // source_id is kNotFound.
-    schema::Result<InsertCounts> insert(std::int64_t source_id, std::span<const schema::Triple> triples,
+    base::Result<InsertCounts> insert(std::int64_t source_id, std::span<const schema::Triple> triples,
                                         TransactionMode mode = TransactionMode::kOwn);
 
     // ---- staged (bulk) loads ----
@@ -138,50 +138,50 @@ public:
     // callers pick a random one per load. Triples are checked as by insert(). The source is
     // registered at commit (its fields as the last stage() of that uri gave them).
     // Staged loads untouched for a day are dropped by the next stage() or commit_staged().
-    schema::Result<std::uint64_t> stage(std::string_view load, const SourceRecord& source,
+    base::Result<std::uint64_t> stage(std::string_view load, const SourceRecord& source,
                                         std::span<const schema::Triple> triples);
     // Counts over everything staged under `load` (statements = added + already_present);
     // committing a load with nothing staged (or already committed) is all zeros.
-    schema::Result<InsertCounts> commit_staged(std::string_view load);
-    schema::Result<void> abort_staged(std::string_view load);
+    base::Result<InsertCounts> commit_staged(std::string_view load);
+    base::Result<void> abort_staged(std::string_view load);
 
     // At most `limit` quads (0 or more than kMaxMatchLimit: kMaxMatchLimit), in index order.
-    schema::Result<std::vector<schema::Triple>> match(const schema::TriplePattern& pattern,
+    base::Result<std::vector<schema::Triple>> match(const schema::TriplePattern& pattern,
                                                       std::uint32_t limit = 0);
     // results[i] answers patterns[i]; every pattern is read from one snapshot.
-    schema::Result<std::vector<std::vector<schema::Triple>>> match_batch(
+    base::Result<std::vector<std::vector<schema::Triple>>> match_batch(
         std::span<const schema::TriplePattern> patterns, std::uint32_t limit_per_pattern = 0);
     // Every match, `batch_size` (0: kDefaultStreamBatch) at a time; stops early when on_batch
     // returns false. The callback may call this store again.
     using TripleBatchFn = std::function<bool(std::span<const schema::Triple>)>;
-    schema::Result<void> match_each(const schema::TriplePattern& pattern, std::size_t batch_size,
+    base::Result<void> match_each(const schema::TriplePattern& pattern, std::size_t batch_size,
                                     const TripleBatchFn& on_batch);
 
     // Where a fact came from: one entry per source, best tier first. Empty if the fact is not
     // stored. The graph of `fact` is part of the fact.
-    schema::Result<std::vector<SourceRecord>> sources_of(const schema::Triple& fact);
+    base::Result<std::vector<SourceRecord>> sources_of(const schema::Triple& fact);
 
     // One label per term, in order: its rdfs:label (language "en", then none, then any), else an
     // IRI's local name (after the last '#', '/' or ':'), else a literal's value, else the
     // N-Triples form (blank nodes, quoted triples).
-    schema::Result<std::vector<std::string>> labels(std::span<const schema::Term> terms);
+    base::Result<std::vector<std::string>> labels(std::span<const schema::Term> terms);
 
     // IRIs that are the subject or object of a quad, with id > after_id, in id order.
-    schema::Result<std::vector<Entity>> entities_after(std::int64_t after_id, std::size_t limit);
+    base::Result<std::vector<Entity>> entities_after(std::int64_t after_id, std::size_t limit);
     // The terms with these ids, in order; an id the store does not have is kNotFound.
-    schema::Result<std::vector<schema::Term>> terms(std::span<const std::int64_t> ids);
+    base::Result<std::vector<schema::Term>> terms(std::span<const std::int64_t> ids);
     // The id of a stored term, or nullopt (for callers that hold ids, e.g. the vector index).
-    schema::Result<std::optional<std::int64_t>> find_term(const schema::Term& term);
+    base::Result<std::optional<std::int64_t>> find_term(const schema::Term& term);
 
     // Counts; scans the quads (seconds at tens of millions), so not for a hot path.
-    schema::Result<GraphStats> stats();
+    base::Result<GraphStats> stats();
 
     // Extraction provenance as PROV triples in graph urn:graph:source, streamed in batches:
     // each source is a prov:Entity (gb:Document / gb:Chunk for those kinds) with gb:dataTier
     // (xsd:integer) and prov:generatedAtTime (its loaded_at, when known); a chunk
     // prov:wasDerivedFrom its document; each fact, as a quoted triple << s p o >>,
     // prov:wasDerivedFrom each source it was loaded from.
-    schema::Result<void> export_provenance(std::size_t batch_size, const TripleBatchFn& on_batch);
+    base::Result<void> export_provenance(std::size_t batch_size, const TripleBatchFn& on_batch);
 
     // Drops both term caches (see TransactionMode::kCallers).
     void forget_cached_terms() noexcept;
@@ -200,19 +200,19 @@ private:
         void clear() noexcept;
     };
 
-    schema::Result<void> create_schema();
+    base::Result<void> create_schema();
     // Lookup-only encoding: nullopt when the term (or a part of a quoted one) is not stored.
-    schema::Result<std::optional<std::int64_t>> lookup_id(const schema::Term& term);
-    schema::Result<std::optional<std::int64_t>> lookup_graph(const std::string& graph);
+    base::Result<std::optional<std::int64_t>> lookup_id(const schema::Term& term);
+    base::Result<std::optional<std::int64_t>> lookup_graph(const std::string& graph);
     // Lookup or insert (inside a write transaction).
-    schema::Result<std::int64_t> intern(const schema::Term& term);
-    schema::Result<std::int64_t> intern_key(std::string& key, int kind, std::string_view value,
+    base::Result<std::int64_t> intern(const schema::Term& term);
+    base::Result<std::int64_t> intern_key(std::string& key, int kind, std::string_view value,
                                             std::string_view qualifier, const std::int64_t* parts);
-    schema::Result<std::optional<std::int64_t>> find_key(std::int64_t hash, int kind, std::string_view value,
+    base::Result<std::optional<std::int64_t>> find_key(std::int64_t hash, int kind, std::string_view value,
                                                          std::string_view qualifier, const std::int64_t* parts);
     // At the start of this store's own write transaction: brings known_hashes_ up to date with
     // the file (the write lock keeps it so until the transaction ends), and marks it usable.
-    schema::Result<void> sync_known_terms();
+    base::Result<void> sync_known_terms();
     // Empties known_hashes_: the next write transaction synchronises it from scratch.
     void drop_known_terms() noexcept;
     // Marks known_hashes_ unusable when the transaction that synchronised it ends.
@@ -220,7 +220,7 @@ private:
         GraphStore& store;
         ~KnownTermsScope() { store.known_ready_ = false; }
     };
-    schema::Result<schema::Term> decode(std::int64_t id);
+    base::Result<schema::Term> decode(std::int64_t id);
     // The previous statement's terms and ids within one batch: consecutive statements of a file
     // usually share their subject (dumps are grouped by subject), often the predicate and graph.
     struct StatementMemo {
@@ -231,7 +231,7 @@ private:
     };
     // The ids of a statement's s, p, o and graph (0: the default graph), interning what is new;
     // a position equal to the previous statement's reuses its id without a lookup.
-    schema::Result<std::array<std::int64_t, 4>> intern_statement(const schema::Triple& triple, StatementMemo& memo);
+    base::Result<std::array<std::int64_t, 4>> intern_statement(const schema::Triple& triple, StatementMemo& memo);
     // One result row (s, p, o, g ids, then the object's kind, value, qualifier) as a triple.
     // Positions the pattern binds are copied from it; the previous row's subject and predicate
     // are reused when the ids repeat (rows come in key order), so most rows need no lookup.
@@ -239,16 +239,16 @@ private:
         std::int64_t s = 0, p = 0;
         schema::Term s_term, p_term;
     };
-    schema::Result<schema::Triple> decode_row(storage::Statement& st, const schema::TriplePattern& pattern,
+    base::Result<schema::Triple> decode_row(storage::Statement& st, const schema::TriplePattern& pattern,
                                               RowMemo& memo);
-    schema::Result<void> migrate_index_tables();
-    schema::Result<void> drop_stale_staging();
+    base::Result<void> migrate_index_tables();
+    base::Result<void> drop_stale_staging();
     struct StagedQuad;
-    schema::Result<void> commit_group(std::vector<StagedQuad>& group, InsertCounts& counts, bool fresh);
-    schema::Result<InsertCounts> insert_rows(std::int64_t source_id, std::span<const schema::Triple> triples);
-    schema::Result<std::vector<schema::Triple>> match_rows(const schema::TriplePattern& pattern,
+    base::Result<void> commit_group(std::vector<StagedQuad>& group, InsertCounts& counts, bool fresh);
+    base::Result<InsertCounts> insert_rows(std::int64_t source_id, std::span<const schema::Triple> triples);
+    base::Result<std::vector<schema::Triple>> match_rows(const schema::TriplePattern& pattern,
                                                            std::uint32_t limit);
-    schema::Result<std::int64_t> label_predicate_id();
+    base::Result<std::int64_t> label_predicate_id();
 
     storage::Database& db_;
     GraphStoreOptions options_;

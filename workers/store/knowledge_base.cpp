@@ -6,9 +6,9 @@
 namespace glassbox::store {
 
 namespace fs = std::filesystem;
-using schema::ErrorType;
-using schema::make_error;
-using schema::Result;
+using base::ErrorType;
+using base::make_error;
+using base::Result;
 
 Result<std::string> validate_collection(std::string_view name) {
     if (name.empty()) return std::string(kDefaultCollection);
@@ -73,7 +73,7 @@ Result<std::unique_ptr<KnowledgeBase>> KnowledgeBase::open(const fs::path& home,
     auto db = storage::Database::open(kb->path_, open_options(collection));
     if (!db) return std::move(db).error();
     kb->db_ = std::move(db).value();
-    const auto fail = [&](const schema::Error& error) {
+    const auto fail = [&](const base::Error& error) {
         return make_error(error.type, kb->path_.string() + " is not a usable knowledge base: " + error.message);
     };
     auto graph = GraphStore::open(*kb->db_);

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "schema/result.hpp"
+#include "base/result.hpp"
 #include "storage/sqlite_database.hpp"
 #include "workers/store/document_store.hpp"
 #include "workers/store/graph_store.hpp"
@@ -21,7 +21,7 @@ inline constexpr std::string_view kDefaultCollection = "default";
 
 // "" is the default collection; otherwise 1-64 of [A-Za-z0-9_.-], starting with a letter or
 // digit (a collection is a file name). kInvalidRequest naming the rule otherwise.
-schema::Result<std::string> validate_collection(std::string_view name);
+base::Result<std::string> validate_collection(std::string_view name);
 
 // <home>/knowledge/<collection>.db
 std::filesystem::path collection_path(const std::filesystem::path& home, std::string_view collection);
@@ -33,7 +33,7 @@ public:
     static storage::OpenOptions open_options(const std::string& collection);
     // Opens (creating when `create`; else kNotFound for a collection never loaded) the file and
     // every part. A file that is not a knowledge base is reported, not crashed on.
-    static schema::Result<std::unique_ptr<KnowledgeBase>> open(const std::filesystem::path& home,
+    static base::Result<std::unique_ptr<KnowledgeBase>> open(const std::filesystem::path& home,
                                                                const std::string& collection, bool create);
     ~KnowledgeBase();
     KnowledgeBase(const KnowledgeBase&) = delete;
@@ -51,9 +51,9 @@ public:
     // The highest entity id / chunk rowid whose vector the `index` operation has stored: indexing
     // goes on from there. (An IRI first stored as a predicate only and later used as a subject
     // keeps an id below the mark and is not embedded; see docs/knowledge.md.)
-    schema::Result<std::int64_t> index_mark(IndexKind kind);
+    base::Result<std::int64_t> index_mark(IndexKind kind);
     // Raises the mark (never lowers it: two indexers may race).
-    schema::Result<void> set_index_mark(IndexKind kind, std::int64_t last_key);
+    base::Result<void> set_index_mark(IndexKind kind, std::int64_t last_key);
     // Bytes of the database and its WAL and index files.
     std::uint64_t bytes_on_disk() const;
 
@@ -75,7 +75,7 @@ class KnowledgeBases {
 public:
     explicit KnowledgeBases(std::filesystem::path home) : home_(std::move(home)) {}
     // `create` false: kNotFound for a collection that has no file yet (queries never create one).
-    schema::Result<KnowledgeBase*> get(std::string_view collection, bool create);
+    base::Result<KnowledgeBase*> get(std::string_view collection, bool create);
     const std::filesystem::path& home() const noexcept { return home_; }
 
 private:

@@ -8,19 +8,20 @@
 #include <span>
 #include <unordered_map>
 
+#include "base/time_format.hpp"
 #include "loader/rdf_reader.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/json_fast.hpp"
-#include "schema/log.hpp"
+#include "base/log.hpp"
 #include "schema/messages.hpp"
 
 namespace glassbox::store {
 
 using nlohmann::json;
-using schema::Error;
-using schema::ErrorType;
-using schema::make_error;
-using schema::Result;
+using base::Error;
+using base::ErrorType;
+using base::make_error;
+using base::Result;
 
 namespace {
 
@@ -387,7 +388,7 @@ private:
     }
 
     static std::string loaded_at_or_now(const std::string& loaded_at) {
-        return loaded_at.empty() ? schema::explain::format_datetime(std::chrono::system_clock::now()) : loaded_at;
+        return loaded_at.empty() ? base::format_xsd_datetime(std::chrono::system_clock::now()) : loaded_at;
     }
 
     Result<json> load_triples(const json& body) {
@@ -601,11 +602,11 @@ private:
             std::lock_guard lock((*kb)->mutex());
             // The index files are caches; a failed save only costs a rebuild at the next open.
             if (auto r = (*kb)->entity_vectors().save(); !r) {
-                schema::component_logger("store")->warn("event=index_save_failed kind=entity error=\"{}\"",
+                base::component_logger("store")->warn("event=index_save_failed kind=entity error=\"{}\"",
                                                         r.error().message);
             }
             if (auto r = (*kb)->chunk_vectors().save(); !r) {
-                schema::component_logger("store")->warn("event=index_save_failed kind=chunk error=\"{}\"",
+                base::component_logger("store")->warn("event=index_save_failed kind=chunk error=\"{}\"",
                                                         r.error().message);
             }
         }

@@ -2,7 +2,7 @@
 // hnswlib graph in memory, and its checked cache file (own format, see "Index file" below).
 #include "workers/store/vector_index.hpp"
 
-#include "schema/log.hpp"
+#include "base/log.hpp"
 
 #include <unistd.h>
 
@@ -37,9 +37,9 @@
 
 namespace glassbox::store {
 
-using schema::ErrorType;
-using schema::make_error;
-using schema::Result;
+using base::ErrorType;
+using base::make_error;
+using base::Result;
 
 namespace detail {
 
@@ -688,7 +688,7 @@ Result<void> VectorIndex::load_or_rebuild() {
 }
 
 Result<void> VectorIndex::rebuild(std::string reason) {
-    schema::component_logger("store")->info("vector index {}: rebuilding from SQLite: {}", to_string(kind_), reason);
+    base::component_logger("store")->info("vector index {}: rebuilding from SQLite: {}", to_string(kind_), reason);
     Meta meta;
     std::vector<std::int64_t> keys;
     std::vector<float> vectors;

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "schema/result.hpp"
+#include "base/result.hpp"
 #include "storage/sqlite_database.hpp"
 
 namespace glassbox::store {
@@ -102,7 +102,7 @@ public:
     // with the same M / model / dimension for this database, and not newer than SQLite;
     // otherwise rebuilds from SQLite (never fails because of the file). The directory of
     // `index_file` must exist.
-    static schema::Result<std::unique_ptr<VectorIndex>> open(storage::Database& db, IndexKind kind,
+    static base::Result<std::unique_ptr<VectorIndex>> open(storage::Database& db, IndexKind kind,
                                                              std::filesystem::path index_file,
                                                              Options options = {});
     ~VectorIndex();
@@ -114,28 +114,28 @@ public:
     // the sizes differ, a key repeats, a vector is empty, zero, not finite or of another length
     // than the others, or model/dimension differ from what the kind already holds ("index holds
     // model X dim 384; got model Y dim 256"). The first add of an empty kind sets both.
-    schema::Result<void> add(std::span<const std::int64_t> keys, std::span<const std::vector<float>> vectors,
+    base::Result<void> add(std::span<const std::int64_t> keys, std::span<const std::vector<float>> vectors,
                              std::string_view model);
     // The wire's vectors (schema::EmbeddingsResponse::vectors).
-    schema::Result<void> add(std::span<const std::int64_t> keys, std::span<const std::vector<double>> vectors,
+    base::Result<void> add(std::span<const std::int64_t> keys, std::span<const std::vector<double>> vectors,
                              std::string_view model);
 
     // Removes these keys (absent ones are ignored); the kind keeps its model and dimension.
-    schema::Result<void> remove(std::span<const std::int64_t> keys);
+    base::Result<void> remove(std::span<const std::int64_t> keys);
 
     // At most k matches, best first; score = cosine similarity. Catches up with rows other
     // connections wrote first. An empty index gives none; a query of another dimension, or zero
     // or not finite, is kInvalidRequest.
-    schema::Result<std::vector<VectorMatch>> search(std::span<const float> query, std::size_t k);
-    schema::Result<std::vector<VectorMatch>> search(std::span<const double> query, std::size_t k);
+    base::Result<std::vector<VectorMatch>> search(std::span<const float> query, std::size_t k);
+    base::Result<std::vector<VectorMatch>> search(std::span<const double> query, std::size_t k);
 
     // Applies what other connections wrote since this instance last looked (one indexed SELECT
     // when nothing changed). search() calls it; exposed for callers that want it off the hot path.
-    schema::Result<void> refresh();
+    base::Result<void> refresh();
 
     // Writes the index file (temp file + rename) when the graph changed since it was loaded or
     // last saved; nothing otherwise.
-    schema::Result<void> save();
+    base::Result<void> save();
 
     std::size_t size() const;       // vectors held
     std::uint32_t dim() const;      // 0 while the kind holds no vector and none was ever added
@@ -149,16 +149,16 @@ private:
     VectorIndex(storage::Database& db, IndexKind kind, std::filesystem::path index_file, Options options);
 
     template <typename T>
-    schema::Result<void> add_rows(std::span<const std::int64_t> keys, std::span<const std::vector<T>> vectors,
+    base::Result<void> add_rows(std::span<const std::int64_t> keys, std::span<const std::vector<T>> vectors,
                                   std::string_view model);
     template <typename T>
-    schema::Result<std::vector<VectorMatch>> search_impl(std::span<const T> query, std::size_t k);
+    base::Result<std::vector<VectorMatch>> search_impl(std::span<const T> query, std::size_t k);
 
-    schema::Result<void> create_schema();
-    schema::Result<void> load_or_rebuild();
-    schema::Result<void> rebuild(std::string reason);
+    base::Result<void> create_schema();
+    base::Result<void> load_or_rebuild();
+    base::Result<void> rebuild(std::string reason);
     // Caller holds db_mutex_.
-    schema::Result<void> refresh_locked();
+    base::Result<void> refresh_locked();
 
     storage::Database& db_;
     const IndexKind kind_;

@@ -7,8 +7,8 @@
 #include <optional>
 #include <utility>
 
-#include "client/frame_io.hpp"
-#include "schema/log.hpp"
+#include "bus/frame_io.hpp"
+#include "base/log.hpp"
 
 namespace glassbox::trace {
 namespace {
@@ -26,7 +26,7 @@ public:
     Loop(zmq::context_t& context, const CollectorConfig& config, TraceStore& store, CollectorCounters& counters,
          const std::atomic<bool>& stop)
         : context_(context), config_(config), store_(store), counters_(counters), stop_(stop),
-          log_(schema::component_logger("collector")) {}
+          log_(base::component_logger("collector")) {}
 
     void run() {
         connect();
@@ -41,7 +41,7 @@ public:
         }
         try {
             if (!pending_.empty()) flush();
-            send({client::command_frame(cmd::kDetach)});
+            send({bus::command_frame(cmd::kDetach)});
             log_->info("event=detached pending={}", pending_.size());
         } catch (const std::exception& e) {
             log_->error("event=stop_error error=\"{}\"", e.what());
@@ -52,7 +52,7 @@ public:
 private:
     void connect() {
         socket_ = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::dealer);
-        client::set_socket_limits(*socket_, config_.linger, config_.send_hwm, config_.receive_hwm);
+        bus::set_socket_limits(*socket_, config_.linger, config_.send_hwm, config_.receive_hwm);
         socket_->connect(config_.endpoint);
         attach();
         last_heard_ = Clock::now();
@@ -65,13 +65,13 @@ private:
     }
 
     void attach() {
-        send({client::command_frame(cmd::kAttach), std::to_string(config_.window)});
+        send({bus::command_frame(cmd::kAttach), std::to_string(config_.window)});
         log_->info("event=attach endpoint={} window={}", config_.endpoint, config_.window);
     }
 
     bool send(std::vector<std::string> frames) {
         frames.insert(frames.begin(), {std::string{}, std::string(proto::kGbCollector)});
-        const bool sent = client::send_frames(*socket_, frames);
+        const bool sent = bus::send_frames(*socket_, frames);
         if (sent) {
             last_sent_ = Clock::now();
         } else {
@@ -88,8 +88,8 @@ private:
             // Rounded up: a timeout truncated to 0 ms would spin on poll until the batch is due.
             timeout = std::min(timeout, std::chrono::ceil<milliseconds>(due - now));
         }
-        if (client::wait_readable(*socket_, std::max(timeout, milliseconds{0}))) {
-            while (auto frames = client::try_receive_frames(*socket_)) {
+        if (bus::wait_readable(*socket_, std::max(timeout, milliseconds{0}))) {
+            while (auto frames = bus::try_receive_frames(*socket_)) {
                 handle(*frames);
                 if (pending_.size() >= config_.batch_max) break;
             }
@@ -100,7 +100,7 @@ private:
             flush();
         }
         now = Clock::now();
-        if (now - last_sent_ >= config_.heartbeat) send({client::command_frame(cmd::kHeartbeat)});
+        if (now - last_sent_ >= config_.heartbeat) send({bus::command_frame(cmd::kHeartbeat)});
         if (now - last_heard_ >= config_.heartbeat * config_.liveness) {
             log_->warn("event=broker_silent ms={} action=reconnect",
                        std::chrono::duration_cast<milliseconds>(now - last_heard_).count());
@@ -108,7 +108,7 @@ private:
         }
     }
 
-    void handle(const client::Frames& frames) {
+    void handle(const bus::Frames& frames) {
         last_heard_ = Clock::now();
         if (frames.size() < 3 || !frames[0].empty() || frames[1] != proto::kGbCollector || frames[2].size() != 1) {
             ++counters_.bad_frames;
@@ -129,7 +129,7 @@ private:
         }
     }
 
-    void deliver(const client::Frames& frames) {
+    void deliver(const bus::Frames& frames) {
         // [empty] ["GBE01"] [0x02] [delivery-id] [service] [session] [seq] [state] [body]
         const auto id = frames.size() >= 4 ? proto::parse_ascii_int(frames[3]) : std::nullopt;
         if (!id) {
@@ -172,7 +172,7 @@ private:
         if (outcome->quarantined > 0) log_->warn("event=quarantined count={}", outcome->quarantined);
         std::vector<std::string> frames;
         for (std::size_t i = 0; i < pending_.size(); ++i) {
-            if (frames.empty()) frames.push_back(client::command_frame(cmd::kAck));
+            if (frames.empty()) frames.push_back(bus::command_frame(cmd::kAck));
             frames.push_back(std::to_string(pending_[i].delivery_id));
             if (frames.size() - 1 == kAcksPerMessage || i + 1 == pending_.size()) {
                 // An ACK that cannot be sent is not lost work: the message is stored, and its

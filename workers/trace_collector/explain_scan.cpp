@@ -6,14 +6,14 @@
 
 #include "schema/term.hpp"
 #include "schema/term_json.hpp"
-#include "schema/utf8.hpp"
+#include "base/utf8.hpp"
 #include "schema/vocabulary.hpp"
 
 namespace glassbox::trace {
 namespace {
 
-using schema::append_utf8;
-using schema::hex4;
+using base::append_utf8;
+using base::hex4;
 
 // Nesting allowed inside fields the decoder ignores; deeper values go to the DOM decoder,
 // which applies schema::kMaxJsonDepth.
@@ -391,9 +391,9 @@ bool scan_triple(Scanner& in, ScannedTriple& triple, int depth, bool quoted) {
 }
 
 // {"type": ErrorType name, "message": text}, other keys ignored (decode_error_at).
-bool scan_error(Scanner& in, std::optional<schema::Error>& out) {
+bool scan_error(Scanner& in, std::optional<base::Error>& out) {
     enum : unsigned { kType = 1, kMessage = 2 };
-    schema::Error error;
+    base::Error error;
     Keys keys;
     const bool ok = in.object([&](const JsonText& key) -> bool {
         if (key.escaped) return false;
@@ -401,7 +401,7 @@ bool scan_error(Scanner& in, std::optional<schema::Error>& out) {
             JsonText type;
             if (!keys.first(kType) || !in.string(type) || type.escaped) return false;
             if (type.raw.empty()) return true;
-            const auto parsed = schema::error_type_from_string(type.raw);
+            const auto parsed = base::error_type_from_string(type.raw);
             if (!parsed) return false;
             error.type = *parsed;
             return true;

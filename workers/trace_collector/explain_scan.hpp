@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "schema/messages.hpp"
-#include "schema/result.hpp"
+#include "base/result.hpp"
 
 namespace glassbox::trace {
 
@@ -57,7 +57,7 @@ struct ScannedExplain {
     std::vector<ScannedTriple> triples;
     bool end_of_trace = false;
     schema::TraceStatus trace_status = schema::TraceStatus::kNone;
-    std::optional<schema::Error> error;
+    std::optional<base::Error> error;
 };
 
 // True when `body` is one JSON object that decode<schema::ExplainMessage> accepts and whose

@@ -1,5 +1,6 @@
 // The `trace` service: request parsing and dispatch to the trace store's read queries.
 #include "workers/trace_collector/trace_service.hpp"
+#include "base/time_format.hpp"
 
 #include <limits>
 #include <string>
@@ -9,11 +10,11 @@ namespace glassbox::trace {
 namespace {
 
 using nlohmann::json;
-using schema::ErrorType;
-using schema::make_error;
-using schema::Result;
+using base::ErrorType;
+using base::make_error;
+using base::Result;
 
-schema::Error invalid(std::string message) { return make_error(ErrorType::kInvalidRequest, std::move(message)); }
+base::Error invalid(std::string message) { return make_error(ErrorType::kInvalidRequest, std::move(message)); }
 
 Result<std::optional<std::string>> optional_string(const json& body, const char* key) {
     const auto it = body.find(key);
@@ -26,7 +27,7 @@ Result<std::optional<std::int64_t>> optional_time(const json& body, const char* 
     auto text = optional_string(body, key);
     if (!text) return text.error();
     if (!*text) return std::optional<std::int64_t>{};
-    const auto ms = parse_datetime_ms(**text);
+    const auto ms = base::parse_xsd_datetime_ms(**text);
     if (!ms) return invalid(std::string("\"") + key + "\" must be an xsd:dateTime such as 2026-11-22T00:00:00Z");
     return std::optional<std::int64_t>{ms};
 }

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "schema/result.hpp"
+#include "base/result.hpp"
 #include "workers/runtime/worker.hpp"
 #include "workers/trace_collector/trace_store.hpp"
 
@@ -29,7 +29,7 @@ public:
     ReadStorePool(std::filesystem::path path, StoreConfig config);
 
     // Runs `use` with a connection of its own; the connection's open error otherwise.
-    schema::Result<nlohmann::json> with_store(const std::function<schema::Result<nlohmann::json>(TraceStore&)>& use);
+    base::Result<nlohmann::json> with_store(const std::function<base::Result<nlohmann::json>(TraceStore&)>& use);
 
 private:
     std::filesystem::path path_;
@@ -41,7 +41,7 @@ private:
 // Answers one `trace` request body against `store`. export hands each {"nquads": ...} chunk to
 // `partial` (false from it stops the export) and answers the FINAL counts. Bad input:
 // InvalidRequest naming the field; an unknown id NotFound; an ambiguous prefix InvalidRequest.
-schema::Result<nlohmann::json> answer_trace_request(TraceStore& store, const nlohmann::json& body,
+base::Result<nlohmann::json> answer_trace_request(TraceStore& store, const nlohmann::json& body,
                                                     const std::function<bool(const nlohmann::json&)>& partial);
 
 // The runtime handler. The pool is shared by the handler copies the runtime makes (one per

@@ -16,7 +16,8 @@
 #include <variant>
 
 #include "schema/explain_uris.hpp"
-#include "schema/fnv.hpp"
+#include "base/fnv.hpp"
+#include "base/time_format.hpp"
 #include "schema/messages.hpp"
 #include "schema/protocol.hpp"
 #include "schema/term_json.hpp"
@@ -27,10 +28,10 @@
 namespace glassbox::trace {
 
 using nlohmann::json;
-using schema::Error;
-using schema::ErrorType;
-using schema::make_error;
-using schema::Result;
+using base::Error;
+using base::ErrorType;
+using base::make_error;
+using base::Result;
 using storage::Database;
 using storage::Statement;
 
@@ -114,18 +115,8 @@ std::int64_t to_ms(WallClock::time_point time) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
 }
 
-// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
-std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
-    y -= m <= 2 ? 1 : 0;
-    const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-    const auto yoe = static_cast<unsigned>(y - era * 400);
-    const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
-}
-
 std::string fnv_digest(std::string_view text) {
-    const std::uint64_t hash = schema::fnv1a64(text);
+    const std::uint64_t hash = base::fnv1a64(text);
     std::array<char, 48> buf{};
     std::snprintf(buf.data(), buf.size(), "%016llx:%zu", static_cast<unsigned long long>(hash), text.size());
     return buf.data();
@@ -205,73 +196,6 @@ bool agrees_with_frames(const ScannedExplain& m, const Delivery& delivery, std::
 }  // namespace
 
 Result<schema::ExplainMessage> validate_delivery(const Delivery& delivery) { return validate_body(delivery); }
-
-// ---- dates -------------------------------------------------------------------------------------
-
-std::optional<std::int64_t> parse_datetime_ms(std::string_view s) noexcept {
-    const auto digits = [&](std::size_t at, std::size_t n) -> std::optional<unsigned> {
-        if (at + n > s.size()) return std::nullopt;
-        unsigned v = 0;
-        for (std::size_t i = at; i < at + n; ++i) {
-            if (s[i] < '0' || s[i] > '9') return std::nullopt;
-            v = v * 10 + static_cast<unsigned>(s[i] - '0');
-        }
-        return v;
-    };
-    // YYYY-MM-DDTHH:MM:SS
-    if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') || s[13] != ':' ||
-        s[16] != ':') {
-        return std::nullopt;
-    }
-    const auto year = digits(0, 4), month = digits(5, 2), day = digits(8, 2);
-    const auto hour = digits(11, 2), minute = digits(14, 2), second = digits(17, 2);
-    if (!year || !month || !day || !hour || !minute || !second) return std::nullopt;
-    if (*month < 1 || *month > 12 || *day < 1 || *day > 31 || *hour > 24 || *minute > 59 || *second > 60) {
-        return std::nullopt;
-    }
-    std::size_t at = 19;
-    std::int64_t millis = 0;
-    if (at < s.size() && s[at] == '.') {
-        ++at;
-        std::size_t n = 0;
-        std::int64_t scale = 100;
-        while (at < s.size() && s[at] >= '0' && s[at] <= '9') {
-            if (n < 3) millis += (s[at] - '0') * scale;
-            scale /= 10;
-            ++n;
-            ++at;
-        }
-        if (n == 0) return std::nullopt;
-    }
-    std::int64_t offset_min = 0;
-    if (at < s.size()) {
-        if ((s[at] == 'Z' || s[at] == 'z') && at + 1 == s.size()) {
-            ++at;
-        } else if ((s[at] == '+' || s[at] == '-') && at + 6 == s.size() && s[at + 3] == ':') {
-            const auto oh = digits(at + 1, 2), om = digits(at + 4, 2);
-            if (!oh || !om || *oh > 14 || *om > 59) return std::nullopt;
-            offset_min = (s[at] == '-' ? -1 : 1) * static_cast<std::int64_t>(*oh * 60 + *om);
-            at += 6;
-        } else {
-            return std::nullopt;
-        }
-    }
-    const std::int64_t days = days_from_civil(*year, *month, *day);
-    const std::int64_t secs = days * 86400 + *hour * 3600 + *minute * 60 + *second - offset_min * 60;
-    return secs * 1000 + millis;
-}
-
-std::string format_datetime_ms(std::int64_t epoch_ms) {
-    const std::int64_t secs = (epoch_ms >= 0 ? epoch_ms : epoch_ms - 999) / 1000;
-    const auto millis = static_cast<int>(epoch_ms - secs * 1000);
-    const auto t = static_cast<std::time_t>(secs);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    std::array<char, 96> buf{};
-    std::snprintf(buf.data(), buf.size(), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, millis);
-    return buf.data();
-}
 
 // ---- open ----------------------------------------------------------------------------------------
 
@@ -611,9 +535,9 @@ private:
         if (p == v::kQuery && t.o.kind == ScannedKind::kLiteral) {
             facts.question = t.o.value.str();
         } else if (p == v::kProvStartedAtTime && t.o.kind == ScannedKind::kLiteral) {
-            facts.started = parse_datetime_ms(t.o.value.value(scratch_));
+            facts.started = base::parse_xsd_datetime_ms(t.o.value.value(scratch_));
         } else if (p == v::kProvEndedAtTime && t.o.kind == ScannedKind::kLiteral) {
-            facts.ended = parse_datetime_ms(t.o.value.value(scratch_));
+            facts.ended = base::parse_xsd_datetime_ms(t.o.value.value(scratch_));
         } else if (p == v::kProvWasInformedBy && t.o.kind == ScannedKind::kIri) {
             facts.parent = t.o.value.str();
         }
@@ -674,7 +598,7 @@ std::string effective_status(std::string_view stored, std::int64_t last_event_at
 
 json optional_time(const Statement& q, int column) {
     if (q.is_null(column)) return nullptr;
-    return format_datetime_ms(q.int64(column));
+    return base::format_xsd_datetime_ms(q.int64(column));
 }
 
 json summary_of(const Statement& q, std::int64_t cutoff) {
@@ -920,7 +844,7 @@ Result<json> show_session(Database& db, std::int64_t id, std::int64_t cutoff, in
             events.push_back({{"seq", q->int64(0)},
                               {"explain_id", std::string(q->text(1))},
                               {"state", std::string(q->text(2))},
-                              {"received", format_datetime_ms(q->int64(3))},
+                              {"received", base::format_xsd_datetime_ms(q->int64(3))},
                               {"triples", json::array()}});
         }
     }

@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "schema/messages.hpp"
-#include "schema/result.hpp"
+#include "base/result.hpp"
 
 namespace glassbox::trace {
 
@@ -103,7 +103,7 @@ public:
     // Creates the file (0600) and schema in kReadWrite mode. A file that is not a SQLite
     // database, or not a trace store, or cannot be opened: Internal, with the path and reason
     // in one line.
-    static schema::Result<std::unique_ptr<TraceStore>> open(const std::filesystem::path& path, OpenMode mode,
+    static base::Result<std::unique_ptr<TraceStore>> open(const std::filesystem::path& path, OpenMode mode,
                                                             StoreConfig config = {});
     ~TraceStore();
     TraceStore(const TraceStore&) = delete;
@@ -114,21 +114,21 @@ public:
     // means nothing was committed (the caller must not ACK). Bodies in the canonical encoding
     // are checked by a scan without a JSON tree (explain_scan.hpp) and their triples stored as
     // received; any other body is decoded with the JSON DOM and stored re-encoded.
-    schema::Result<BatchOutcome> store_batch(const std::vector<Delivery>& deliveries,
+    base::Result<BatchOutcome> store_batch(const std::vector<Delivery>& deliveries,
                                              WallClock::time_point received = WallClock::now());
 
     // The operations of docs/traces.md §2, answering the JSON replies it shows. `now` decides
     // which sessions read as incomplete.
-    schema::Result<nlohmann::json> list(const ListQuery& query, WallClock::time_point now = WallClock::now());
-    schema::Result<nlohmann::json> show(std::string_view id, WallClock::time_point now = WallClock::now());
-    schema::Result<ExportCounts> export_nquads(std::optional<std::int64_t> since_ms,
+    base::Result<nlohmann::json> list(const ListQuery& query, WallClock::time_point now = WallClock::now());
+    base::Result<nlohmann::json> show(std::string_view id, WallClock::time_point now = WallClock::now());
+    base::Result<ExportCounts> export_nquads(std::optional<std::int64_t> since_ms,
                                                std::optional<std::int64_t> until_ms, const NquadsSink& sink,
                                                std::size_t lines_per_chunk = 1000);
-    schema::Result<nlohmann::json> stats(WallClock::time_point now = WallClock::now());
+    base::Result<nlohmann::json> stats(WallClock::time_point now = WallClock::now());
 
     // A session URI, or a unique prefix of its UUID, to the session URI. Unknown: NotFound;
     // ambiguous prefix: InvalidRequest listing the matches.
-    schema::Result<std::string> resolve_session(std::string_view id);
+    base::Result<std::string> resolve_session(std::string_view id);
 
     const std::filesystem::path& path() const noexcept { return path_; }
     const StoreConfig& config() const noexcept { return config_; }
@@ -144,12 +144,7 @@ private:
 // Checks one delivery: frames well formed, the body an explain message (§8) whose session, seq
 // and end state agree with the frames. The error's message is the quarantine reason, starting
 // "not JSON", "wrong types", "bad triple" or naming the frame that disagrees.
-schema::Result<schema::ExplainMessage> validate_delivery(const Delivery& delivery);
+base::Result<schema::ExplainMessage> validate_delivery(const Delivery& delivery);
 
-// "2025-01-02T03:04:05.678Z" and other xsd:dateTime forms (fraction optional, Z or ±hh:mm;
-// no zone means UTC) to epoch milliseconds; nullopt if it is not one.
-std::optional<std::int64_t> parse_datetime_ms(std::string_view text) noexcept;
-// Epoch milliseconds to "2025-01-02T03:04:05.678Z".
-std::string format_datetime_ms(std::int64_t epoch_ms);
 
 }  // namespace glassbox::trace

@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
                 glassbox::loader::write_nquads(batch, text);
                 std::fwrite(text.data(), 1, text.size(), stdout);
             }
-            return glassbox::schema::Result<void>{};
+            return glassbox::base::Result<void>{};
         },
         [&](const glassbox::loader::RdfIssue& issue) {
             if (dump) std::fprintf(stderr, "%s\n", issue.describe().c_str());

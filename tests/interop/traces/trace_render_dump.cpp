@@ -9,13 +9,13 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "client/trace_render.hpp"
-#include "tests/unit/client/trace_fixtures.hpp"
+#include "cli/render/trace_render.hpp"
+#include "tests/unit/cli/trace_fixtures.hpp"
 
 namespace {
 
 using nlohmann::json;
-namespace traces = glassbox::client::traces;
+namespace traces = glassbox::cli::render;
 namespace schema = glassbox::schema;
 
 // An echo trace whose question holds everything a writer must escape, and a very long text.

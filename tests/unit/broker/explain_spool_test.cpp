@@ -236,7 +236,7 @@ TEST(ExplainSpool, MessageBoundGivesSpoolFull) {
     EXPECT_FALSE(spool->has_room(10));
     auto refused = spool->append(record("urn:s", 2));
     ASSERT_FALSE(refused.ok());
-    EXPECT_EQ(refused.error().type, schema::ErrorType::kSpoolFull);
+    EXPECT_EQ(refused.error().type, base::ErrorType::kSpoolFull);
     ASSERT_TRUE(spool->ack(1).ok());
     EXPECT_TRUE(spool->append(record("urn:s", 2)).ok());
 }
@@ -249,7 +249,7 @@ TEST(ExplainSpool, ByteBoundGivesSpoolFull) {
     ASSERT_TRUE(spool->append(record("urn:s", 0, std::string(60, 'x'))).ok());
     auto refused = spool->append(record("urn:s", 1, std::string(60, 'y')));
     ASSERT_FALSE(refused.ok());
-    EXPECT_EQ(refused.error().type, schema::ErrorType::kSpoolFull);
+    EXPECT_EQ(refused.error().type, base::ErrorType::kSpoolFull);
     EXPECT_TRUE(spool->append(record("urn:s", 1, "small")).ok());
 }
 

@@ -15,14 +15,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "tests/unit/http/fake_openai_server.hpp"
+#include "tests/support/fake_openai_server.hpp"
 
 namespace glassbox::http {
 namespace {
 
 using namespace std::chrono_literals;
 using nlohmann::json;
-using schema::ErrorType;
+using base::ErrorType;
 using testing::FakeOpenAiServer;
 
 HttpOptions fast_options() {

@@ -162,13 +162,13 @@ TEST(Chunker, NeighboursOverlapFromAWordStart) {
 TEST(Chunker, RejectsBadOptionsAndInvalidUtf8) {
     auto zero = chunk_text("text", {.size = 0, .overlap = 0});
     ASSERT_FALSE(zero.ok());
-    EXPECT_EQ(zero.error().type, schema::ErrorType::kInvalidRequest);
+    EXPECT_EQ(zero.error().type, base::ErrorType::kInvalidRequest);
     auto overlap = chunk_text("text", {.size = 10, .overlap = 10});
     ASSERT_FALSE(overlap.ok());
-    EXPECT_EQ(overlap.error().type, schema::ErrorType::kInvalidRequest);
+    EXPECT_EQ(overlap.error().type, base::ErrorType::kInvalidRequest);
     auto invalid = chunk_text("abc \xE2\x82 def", {});
     ASSERT_FALSE(invalid.ok());
-    EXPECT_EQ(invalid.error().type, schema::ErrorType::kInvalidRequest);
+    EXPECT_EQ(invalid.error().type, base::ErrorType::kInvalidRequest);
     EXPECT_NE(invalid.error().message.find("byte 4"), std::string::npos) << invalid.error().message;
 }
 

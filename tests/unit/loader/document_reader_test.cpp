@@ -47,7 +47,7 @@ private:
 struct Collected {
     std::vector<ReadDocument> documents;
     std::vector<std::pair<fs::path, std::string>> skipped;
-    schema::Result<ReadSummary> summary = ReadSummary{};
+    base::Result<ReadSummary> summary = ReadSummary{};
 };
 
 Collected read_all(const fs::path& path, ReadOptions options = {}) {
@@ -56,7 +56,7 @@ Collected read_all(const fs::path& path, ReadOptions options = {}) {
         out.skipped.emplace_back(skipped, std::string(why));
     };
     out.summary =
-        read_documents(path, options, [&](ReadDocument&& document) -> schema::Result<void> {
+        read_documents(path, options, [&](ReadDocument&& document) -> base::Result<void> {
             out.documents.push_back(std::move(document));
             return {};
         });
@@ -202,7 +202,7 @@ TEST(DocumentReader, BadJsonlLinesNameFileLineAndWhy) {
                       "{\"doc_id\": \"ok\", \"text\": \"fine\"}\n" + cases[i].first + "\n");
         const auto got = read_all(file);
         ASSERT_FALSE(got.summary.ok());
-        EXPECT_EQ(got.summary.error().type, schema::ErrorType::kInvalidRequest);
+        EXPECT_EQ(got.summary.error().type, base::ErrorType::kInvalidRequest);
         const std::string& message = got.summary.error().message;
         EXPECT_TRUE(message.starts_with(file.string() + ":2: ")) << message;
         EXPECT_NE(message.find(cases[i].second), std::string::npos) << message;
@@ -215,7 +215,7 @@ TEST(DocumentReader, InvalidUtf8InATextFileNamesTheLine) {
     const auto file = dir.write("bad.md", "# Title\nfine\nbro\xFFken\n");
     const auto got = read_all(file);
     ASSERT_FALSE(got.summary.ok());
-    EXPECT_EQ(got.summary.error().type, schema::ErrorType::kInvalidRequest);
+    EXPECT_EQ(got.summary.error().type, base::ErrorType::kInvalidRequest);
     EXPECT_EQ(got.summary.error().message,
               file.string() + ":3: not valid UTF-8 (byte 4 of the line)");
     EXPECT_TRUE(got.documents.empty());
@@ -225,11 +225,11 @@ TEST(DocumentReader, MissingPathAndUnsupportedFileAreErrors) {
     TempDir dir;
     const auto missing = read_all(dir.path() / "nope.txt");
     ASSERT_FALSE(missing.summary.ok());
-    EXPECT_EQ(missing.summary.error().type, schema::ErrorType::kNotFound);
+    EXPECT_EQ(missing.summary.error().type, base::ErrorType::kNotFound);
     EXPECT_NE(missing.summary.error().message.find("nope.txt"), std::string::npos);
     const auto unsupported = read_all(dir.write("x.pdf", "%PDF"));
     ASSERT_FALSE(unsupported.summary.ok());
-    EXPECT_EQ(unsupported.summary.error().type, schema::ErrorType::kInvalidRequest);
+    EXPECT_EQ(unsupported.summary.error().type, base::ErrorType::kInvalidRequest);
     EXPECT_NE(unsupported.summary.error().message.find("unsupported extension"), std::string::npos);
 }
 
@@ -264,9 +264,9 @@ TEST(DocumentReader, AnErrorFromTheCallbackStopsTheRead) {
     dir.write("1.txt", "one");
     dir.write("2.txt", "two");
     int calls = 0;
-    const auto result = read_documents(dir.path(), {}, [&](ReadDocument&&) -> schema::Result<void> {
+    const auto result = read_documents(dir.path(), {}, [&](ReadDocument&&) -> base::Result<void> {
         ++calls;
-        return schema::make_error(schema::ErrorType::kInternal, "store is full");
+        return base::make_error(base::ErrorType::kInternal, "store is full");
     });
     ASSERT_FALSE(result.ok());
     EXPECT_EQ(result.error().message, "store is full");
@@ -280,7 +280,7 @@ TEST(DocumentReader, HotpotCorpusChunksSliceTheirText) {
     std::size_t chunks = 0;
     std::size_t multi_chunk = 0;
     std::set<std::string> uris;
-    const auto result = read_documents(corpus, {}, [&](ReadDocument&& d) -> schema::Result<void> {
+    const auto result = read_documents(corpus, {}, [&](ReadDocument&& d) -> base::Result<void> {
         ++documents;
         uris.insert(d.uri);
         EXPECT_TRUE(d.uri.starts_with("urn:glassbox:doc:hotpot-")) << d.uri;

@@ -50,7 +50,7 @@ private:
 };
 
 struct ReadAll {
-    schema::Result<RdfReadStats> stats = RdfReadStats{};
+    base::Result<RdfReadStats> stats = RdfReadStats{};
     std::vector<Triple> triples;
     std::vector<std::size_t> batch_sizes;
     std::vector<RdfIssue> issues;
@@ -63,7 +63,7 @@ ReadAll read_all(const fs::path& file, RdfReadOptions options = {}) {
         [&](std::span<const Triple> batch) {
             all.batch_sizes.push_back(batch.size());
             all.triples.insert(all.triples.end(), batch.begin(), batch.end());
-            return schema::Result<void>{};
+            return base::Result<void>{};
         },
         [&](const RdfIssue& issue) { all.issues.push_back(issue); });
     return all;
@@ -104,7 +104,7 @@ TEST(RdfFormat, NamesAndExtensions) {
 TEST(RdfFormat, UnknownNamesTheAcceptedOnes) {
     auto bad = format_from_name("rdfxml");
     ASSERT_FALSE(bad);
-    EXPECT_EQ(bad.error().type, schema::ErrorType::kInvalidRequest);
+    EXPECT_EQ(bad.error().type, base::ErrorType::kInvalidRequest);
     EXPECT_NE(bad.error().message.find("ntriples"), std::string::npos);
     EXPECT_NE(bad.error().message.find("trig"), std::string::npos);
     auto ext = format_from_path("data.json");
@@ -282,7 +282,7 @@ TEST(RdfReader, SyntaxErrorHasExactLineAndColumn) {
                               "<http://ex/s> <http://ex/p> oops .\n");
     auto read = read_all(nt);
     ASSERT_FALSE(read.stats);
-    EXPECT_EQ(read.stats.error().type, schema::ErrorType::kInvalidRequest);
+    EXPECT_EQ(read.stats.error().type, base::ErrorType::kInvalidRequest);
     // "oops" starts at byte 29 of line 2 (1-based).
     EXPECT_EQ(read.stats.error().message.rfind(nt.string() + ":2:29: ", 0), 0u)
         << read.stats.error().message;
@@ -322,7 +322,7 @@ TEST(RdfReader, EmptyFileIsZeroStatements) {
         bool called = false;
         auto stats = read_rdf(dir.write(name, ""), {}, [&](std::span<const Triple>) {
             called = true;
-            return schema::Result<void>{};
+            return base::Result<void>{};
         });
         ASSERT_TRUE(stats) << name << ": " << stats.error().describe();
         EXPECT_EQ(stats->statements, 0u) << name;
@@ -335,13 +335,13 @@ TEST(RdfReader, MissingFileIsNotFound) {
     const auto missing = dir.path() / "nope.nt";
     auto read = read_all(missing);
     ASSERT_FALSE(read.stats);
-    EXPECT_EQ(read.stats.error().type, schema::ErrorType::kNotFound);
+    EXPECT_EQ(read.stats.error().type, base::ErrorType::kNotFound);
     EXPECT_NE(read.stats.error().message.find(missing.string()), std::string::npos);
     const auto folder = dir.path() / "folder.nt";
     fs::create_directories(folder);
     auto dir_read = read_all(folder);
     ASSERT_FALSE(dir_read.stats);
-    EXPECT_EQ(dir_read.stats.error().type, schema::ErrorType::kInvalidRequest);
+    EXPECT_EQ(dir_read.stats.error().type, base::ErrorType::kInvalidRequest);
     EXPECT_NE(dir_read.stats.error().message.find(folder.string()), std::string::npos);
 }
 
@@ -483,13 +483,13 @@ TEST(RdfReader, OnBatchErrorStopsTheRead) {
         auto stats = read_rdf(dir.write(name, text), options, [&](std::span<const Triple>) {
             ++calls;
             if (calls == 2) {
-                return schema::Result<void>(
-                    schema::make_error(schema::ErrorType::kServiceUnavailable, "store gone"));
+                return base::Result<void>(
+                    base::make_error(base::ErrorType::kServiceUnavailable, "store gone"));
             }
-            return schema::Result<void>{};
+            return base::Result<void>{};
         });
         ASSERT_FALSE(stats) << name;
-        EXPECT_EQ(stats.error().type, schema::ErrorType::kServiceUnavailable);
+        EXPECT_EQ(stats.error().type, base::ErrorType::kServiceUnavailable);
         EXPECT_EQ(stats.error().message, "store gone");
         EXPECT_EQ(calls, 2) << name;
     }
@@ -500,7 +500,7 @@ TEST(RdfReader, UndefinedPrefixIsAnError) {
     const auto file = dir.write("p.ttl", "@prefix ex: <http://ex/> .\nex:a ex:p nope:x .\n");
     auto read = read_all(file);
     ASSERT_FALSE(read.stats);
-    EXPECT_EQ(read.stats.error().type, schema::ErrorType::kInvalidRequest);
+    EXPECT_EQ(read.stats.error().type, base::ErrorType::kInvalidRequest);
     EXPECT_NE(read.stats.error().message.find("undefined prefix 'nope:'"), std::string::npos)
         << read.stats.error().message;
 }
@@ -515,11 +515,11 @@ TEST(RdfReader, ThrowingCallbackBecomesAnError) {
             RdfReadOptions options;
             options.batch_size = batch_size;
             auto stats = read_rdf(dir.write(name, text + text), options,
-                                  [](std::span<const Triple>) -> schema::Result<void> {
+                                  [](std::span<const Triple>) -> base::Result<void> {
                                       throw std::runtime_error("sink broke");
                                   });
             ASSERT_FALSE(stats) << name;
-            EXPECT_EQ(stats.error().type, schema::ErrorType::kInternal);
+            EXPECT_EQ(stats.error().type, base::ErrorType::kInternal);
             EXPECT_NE(stats.error().message.find("sink broke"), std::string::npos);
         }
     }
@@ -536,7 +536,7 @@ TEST(RdfReader, ProgressReachesTheFileSize) {
         std::uint64_t total = 0;
         bool monotonic = true;
         auto stats = read_rdf(
-            file, {}, [](std::span<const Triple>) { return schema::Result<void>{}; }, {},
+            file, {}, [](std::span<const Triple>) { return base::Result<void>{}; }, {},
             [&](std::uint64_t read, std::uint64_t size) {
                 if (read < last) monotonic = false;
                 last = read;
@@ -586,7 +586,7 @@ TEST(NQuads, RoundTripIsExactForEveryTermKind) {
 TEST(NQuads, ParseErrorsAreInvalidRequestsWithAPlace) {
     auto bad = parse_nquads("<http://ex/s> <http://ex/p> \"o\" .\n<http://ex/s> <http://ex/p> .\n");
     ASSERT_FALSE(bad);
-    EXPECT_EQ(bad.error().type, schema::ErrorType::kInvalidRequest);
+    EXPECT_EQ(bad.error().type, base::ErrorType::kInvalidRequest);
     EXPECT_NE(bad.error().message.find("2:"), std::string::npos) << bad.error().message;
     auto utf8 = parse_nquads("<http://ex/s> <http://ex/p> \"\xC0\xAF\" .\n");
     ASSERT_FALSE(utf8);
@@ -609,7 +609,7 @@ TEST(RdfSharedData, PathQuestionFilesReadInFullAndRoundTrip) {
         auto stats = read_rdf(file, {}, [&](std::span<const Triple> batch) {
             seen += batch.size();
             all.insert(all.end(), batch.begin(), batch.end());
-            return schema::Result<void>{};
+            return base::Result<void>{};
         });
         ASSERT_TRUE(stats) << stats.error().describe();
         EXPECT_EQ(stats->statements, expected) << name;

@@ -1,4 +1,5 @@
 // Explain builders: chain shapes, derivation links, typed literals, citations, sub-traces.
+#include "base/time_format.hpp"
 #include "schema/explain_builder.hpp"
 
 #include <algorithm>
@@ -47,8 +48,8 @@ void expect_all_in_retrieval_graph(const std::vector<Triple>& ts) {
 }
 
 TEST(Datetime, MillisecondsAndZ) {
-    EXPECT_EQ(format_datetime(at_ms(0)), "1970-01-01T00:00:00.000Z");
-    EXPECT_EQ(format_datetime(at_ms(1735787045678)), "2025-01-02T03:04:05.678Z");
+    EXPECT_EQ(base::format_xsd_datetime(at_ms(0)), "1970-01-01T00:00:00.000Z");
+    EXPECT_EQ(base::format_xsd_datetime(at_ms(1735787045678)), "2025-01-02T03:04:05.678Z");
     EXPECT_EQ(datetime_literal(at_ms(5)).as_literal().datatype, kXsdDateTime);
 }
 

@@ -72,7 +72,7 @@ ExplainMessage sample_explain(std::size_t variant) {
     if (variant % 3 == 2) {
         m.end_of_trace = true;
         m.trace_status = TraceStatus::kError;
-        m.error = make_error(ErrorType::kUpstreamError, "store \"down\"\n");
+        m.error = base::make_error(base::ErrorType::kUpstreamError, "store \"down\"\n");
     }
     return m;
 }
@@ -91,7 +91,7 @@ RagResponse sample_rag(std::size_t variant) {
     m.out_token = 18446744073709551615ULL - variant;
     m.model = "glassbox-extractive-v1";
     m.sources = {"urn:doc:1", tricky_strings()[(variant + 3) % tricky_strings().size()]};
-    if (m.message_type == RagMessageType::kError) m.error = make_error(ErrorType::kDecodeError, "bad");
+    if (m.message_type == RagMessageType::kError) m.error = base::make_error(base::ErrorType::kDecodeError, "bad");
     return m;
 }
 

@@ -26,7 +26,7 @@ TEST(ParseJson, RejectsInvalidJsonWithoutThrowing) {
     for (std::string_view bad : {"", "{", "{\"a\":}", "[1,]", "nul", "{\"a\":1}}", "\"\\x\""}) {
         auto r = parse_json(bad);
         ASSERT_FALSE(r.ok()) << bad;
-        EXPECT_EQ(r.error().type, ErrorType::kInvalidJson);
+        EXPECT_EQ(r.error().type, base::ErrorType::kInvalidJson);
     }
 }
 
@@ -36,7 +36,7 @@ TEST(ParseJson, RejectsInvalidUtf8) {
                             std::string("\xef\xbb\xbf\xff")}) {
         auto r = parse_json(bad);
         ASSERT_FALSE(r.ok());
-        EXPECT_EQ(r.error().type, ErrorType::kInvalidJson);
+        EXPECT_EQ(r.error().type, base::ErrorType::kInvalidJson);
     }
     auto good = parse_json("{\"a\":\"Zürich\"}");
     ASSERT_TRUE(good.ok());
@@ -47,7 +47,7 @@ TEST(ParseJson, RefusesOverDeepNesting) {
     const std::string deep = std::string(kMaxJsonDepth + 1, '[') + std::string(kMaxJsonDepth + 1, ']');
     auto r = parse_json(deep);
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().type, ErrorType::kInvalidJson);
+    EXPECT_EQ(r.error().type, base::ErrorType::kInvalidJson);
     const std::string ok = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
     EXPECT_TRUE(parse_json(ok).ok());
     // Brackets inside strings do not count.
@@ -99,12 +99,12 @@ TEST(GraphRagQuery, WrongTypesAreTypedErrors) {
          }) {
         auto r = decode_body<GraphRagQuery>(c.body);
         ASSERT_FALSE(r.ok()) << c.body;
-        EXPECT_EQ(r.error().type, ErrorType::kDecodeError);
+        EXPECT_EQ(r.error().type, base::ErrorType::kDecodeError);
         EXPECT_EQ(r.error().message, c.message);
     }
     auto bad_json = decode_body<GraphRagQuery>("{\"query\":");
     ASSERT_FALSE(bad_json.ok());
-    EXPECT_EQ(bad_json.error().type, ErrorType::kInvalidJson);
+    EXPECT_EQ(bad_json.error().type, base::ErrorType::kInvalidJson);
 }
 
 TEST(QueryRequest, ModeEnum) {
@@ -116,7 +116,7 @@ TEST(QueryRequest, ModeEnum) {
     EXPECT_EQ(d->mode, QueryMode::kAuto);
     auto bad = decode_body<QueryRequest>(R"({"mode":"magic"})");
     ASSERT_FALSE(bad.ok());
-    EXPECT_EQ(bad.error().type, ErrorType::kDecodeError);
+    EXPECT_EQ(bad.error().type, base::ErrorType::kDecodeError);
     EXPECT_EQ(bad.error().message.rfind("mode: unknown value \"magic\"", 0), 0u) << bad.error().message;
     QueryRequest q{"x", QueryMode::kAgent, "c", true};
     EXPECT_EQ(round_trip(q), q);
@@ -143,7 +143,7 @@ TEST(RagResponse, RoundTripWithTriplesAndError) {
     r.end_of_session = true;
     r.in_token = 12;
     r.sources = {"urn:doc:1"};
-    r.error = make_error(ErrorType::kUpstreamError, "llm down");
+    r.error = base::make_error(base::ErrorType::kUpstreamError, "llm down");
     EXPECT_EQ(round_trip(r), r);
     EXPECT_EQ(encode(r)["error"]["type"], "UpstreamError");
 }
@@ -272,7 +272,7 @@ TEST(StoreMessages, ProvenanceLabelsHybridAndStatsRoundTrip) {
 TEST(StoreMessages, WrongShapesAreTypedErrorsWithPaths) {
     auto bad_tier = decode_body<LoadTriplesRequest>(R"({"source": {"tier": "high"}})");
     ASSERT_FALSE(bad_tier.ok());
-    EXPECT_EQ(bad_tier.error().type, ErrorType::kDecodeError);
+    EXPECT_EQ(bad_tier.error().type, base::ErrorType::kDecodeError);
     EXPECT_NE(bad_tier.error().message.find("source.tier"), std::string::npos) << bad_tier.error().message;
     auto bad_chunk = decode_body<LoadDocumentsRequest>(R"({"documents": [{"chunks": [{"char_offset": -1}]}]})");
     ASSERT_FALSE(bad_chunk.ok());
@@ -333,7 +333,7 @@ TEST(ExplainMessage, MatchesProtocolSection8) {
     ASSERT_TRUE(broker.ok()) << broker.error().describe();
     EXPECT_EQ(broker->trace_status, TraceStatus::kError);
     ASSERT_TRUE(broker->error.has_value());
-    EXPECT_EQ(broker->error->type, ErrorType::kWorkerLost);
+    EXPECT_EQ(broker->error->type, base::ErrorType::kWorkerLost);
     EXPECT_EQ(broker->explain_graph, "urn:graph:retrieval");
 
     EXPECT_FALSE(decode_body<ExplainMessage>(R"({"message_type":"chunk"})").ok());

@@ -62,7 +62,7 @@ TEST(TermJson, DepthLimit) {
     }
     auto back = decode_term(encode(t));
     ASSERT_FALSE(back.ok());
-    EXPECT_EQ(back.error().type, ErrorType::kDecodeError);
+    EXPECT_EQ(back.error().type, base::ErrorType::kDecodeError);
     EXPECT_NE(back.error().message.find("deeper than 32"), std::string::npos);
 }
 
@@ -94,7 +94,7 @@ TEST(TermJson, ErrorsNameTheNestedPath) {
             "p":{"t":"i","i":"urn:p"},"o":{"t":"l","v":"x"}})"),
         "explain_triples[3]");
     ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.error().type, ErrorType::kDecodeError);
+    EXPECT_EQ(r.error().type, base::ErrorType::kDecodeError);
     EXPECT_EQ(r.error().message, "explain_triples[3].s.tr.o.tr.s: expected object, got number");
 }
 
@@ -115,7 +115,7 @@ TEST(TermJson, WrongShapesAreDecodeErrors) {
          }) {
         auto r = decode_term(json::parse(c.json));
         ASSERT_FALSE(r.ok()) << c.json;
-        EXPECT_EQ(r.error().type, ErrorType::kDecodeError);
+        EXPECT_EQ(r.error().type, base::ErrorType::kDecodeError);
         EXPECT_EQ(r.error().message, c.message) << c.json;
     }
     auto missing_o = decode_triple(json::parse(R"({"s":{"i":"urn:s"},"p":{"i":"urn:p"}})"));

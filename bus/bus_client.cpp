@@ -1,0 +1,343 @@
+// GBC01 client: request ids, reply decoding, heartbeats listing in-flight ids, local backstops.
+#include "bus/bus_client.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <utility>
+
+#include <unistd.h>
+
+#include "base/log.hpp"
+
+namespace glassbox::bus {
+namespace {
+
+namespace protocol = schema::protocol;
+using base::Error;
+using base::ErrorType;
+using base::make_error;
+using base::Result;
+
+std::string random_prefix() {
+    std::random_device device;
+    std::uniform_int_distribution<std::uint32_t> dist;
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%08x%04x", dist(device),
+                  static_cast<unsigned>(::getpid()) & 0xffffU);
+    return buffer;
+}
+
+std::string deadline_frame(std::chrono::milliseconds deadline) {
+    return std::to_string(deadline.count() < 0 ? 0 : deadline.count());
+}
+
+Error protocol_error(std::string message) {
+    return make_error(ErrorType::kProtocolError, std::move(message));
+}
+
+}  // namespace
+
+std::string_view to_string(ReplyKind kind) noexcept {
+    switch (kind) {
+        case ReplyKind::kData: return "data";
+        case ReplyKind::kExplain: return "explain";
+        case ReplyKind::kFinal: return "final";
+        case ReplyKind::kError: return "error";
+    }
+    return "error";
+}
+
+nlohmann::json Reply::to_json() const {
+    nlohmann::json out = nlohmann::json::object();
+    out["kind"] = std::string(to_string(kind));
+    if (kind == ReplyKind::kError) {
+        const Error e = error.value_or(Error{});
+        out["error"] = {{"type", std::string(base::to_string(e.type))}, {"message", e.message}};
+    } else {
+        out["body"] = body;
+    }
+    return out;
+}
+
+Result<Reply> decode_reply(Frames frames, bool parse_body) {
+    if (frames.size() < 4) return protocol_error("GBC01 reply with fewer than 4 frames");
+    if (frames.size() > protocol::kMaxFrames) return protocol_error("GBC01 reply with too many frames");
+    if (!frames[0].empty()) return protocol_error("GBC01 reply without an empty delimiter");
+    if (frames[1] != protocol::kGbClient) return protocol_error("reply header is not GBC01");
+    if (frames[2].size() != 1) return protocol_error("GBC01 command frame is not one byte");
+    if (frames[3].size() > protocol::kMaxRequestId) return protocol_error("request id above 64 bytes");
+
+    Reply reply;
+    reply.request_id = frames[3];
+    const char command = frames[2][0];
+    auto take_body = [&reply, parse_body](std::string& text) -> Result<void> {
+        if (parse_body) {
+            auto value = nlohmann::json::parse(text, nullptr, false);
+            if (value.is_discarded()) return make_error(ErrorType::kInvalidJson, "reply body is not valid JSON");
+            reply.body = std::move(value);
+        }
+        reply.text = std::move(text);
+        return {};
+    };
+    switch (command) {
+        case protocol::client_cmd::kPartial: {
+            if (frames.size() != 6) return protocol_error("PARTIAL must have 6 frames");
+            if (frames[4] == protocol::kKindData) {
+                reply.kind = ReplyKind::kData;
+            } else if (frames[4] == protocol::kKindExplain) {
+                reply.kind = ReplyKind::kExplain;
+            } else {
+                return protocol_error("PARTIAL kind is neither data nor explain");
+            }
+            if (auto body = take_body(frames[5]); !body) return std::move(body).error();
+            break;
+        }
+        case protocol::client_cmd::kFinal: {
+            if (frames.size() != 5) return protocol_error("FINAL must have 5 frames");
+            if (auto body = take_body(frames[4]); !body) return std::move(body).error();
+            reply.kind = ReplyKind::kFinal;
+            break;
+        }
+        case protocol::client_cmd::kError: {
+            if (frames.size() != 6) return protocol_error("ERROR must have 6 frames");
+            // An unknown type word from a newer broker still ends the request; it reads as Internal.
+            const auto type = base::error_type_from_string(frames[4]).value_or(ErrorType::kInternal);
+            std::string message = frames[5];
+            if (!base::error_type_from_string(frames[4])) message = frames[4] + ": " + message;
+            reply.kind = ReplyKind::kError;
+            reply.error = make_error(type, std::move(message));
+            break;
+        }
+        default:
+            return protocol_error("unknown GBC01 command from broker");
+    }
+    if (reply.request_id.empty() && reply.kind != ReplyKind::kError) {
+        return protocol_error("GBC01 reply with an empty request id");
+    }
+    return reply;
+}
+
+Frames encode_request(std::string_view service, std::string_view request_id,
+                      std::chrono::milliseconds deadline, std::string_view body) {
+    return {"", std::string(protocol::kGbClient), command_frame(protocol::client_cmd::kRequest),
+            std::string(service), std::string(request_id), deadline_frame(deadline), std::string(body)};
+}
+
+Frames encode_cancel(std::string_view request_id) {
+    return {"", std::string(protocol::kGbClient), command_frame(protocol::client_cmd::kCancel),
+            std::string(request_id)};
+}
+
+Frames encode_heartbeat(const std::vector<RequestId>& request_ids) {
+    Frames frames{"", std::string(protocol::kGbClient), command_frame(protocol::client_cmd::kHeartbeat)};
+    frames.insert(frames.end(), request_ids.begin(), request_ids.end());
+    return frames;
+}
+
+BusClient::BusClient(BusClientConfig config)
+    : own_context_(std::make_unique<zmq::context_t>(1)),
+      context_(*own_context_),
+      config_(std::move(config)) {
+    connect();
+}
+
+BusClient::BusClient(zmq::context_t& context, BusClientConfig config)
+    : context_(context), config_(std::move(config)) {
+    connect();
+}
+
+BusClient::~BusClient() = default;
+
+void BusClient::connect() {
+    socket_ = zmq::socket_t(context_, zmq::socket_type::dealer);
+    set_socket_limits(socket_, config_.linger, config_.send_hwm, config_.receive_hwm);
+    socket_.connect(config_.endpoint);
+    id_prefix_ = config_.request_id_prefix.empty() ? random_prefix() : config_.request_id_prefix;
+}
+
+Result<RequestId> BusClient::send_raw(std::string_view service, std::string_view body_json,
+                                      std::chrono::milliseconds deadline) {
+    if (!protocol::is_valid_service_name(service)) {
+        return make_error(ErrorType::kInvalidRequest,
+                          "service name must be 1-255 printable ASCII characters");
+    }
+    if (deadline.count() < 0) return make_error(ErrorType::kInvalidRequest, "negative deadline");
+    RequestId id = id_prefix_ + "-" + std::to_string(next_id_++);
+    if (id.size() > protocol::kMaxRequestId) id.resize(protocol::kMaxRequestId);
+    if (!send_frames(socket_, encode_request(service, id, deadline, body_json))) {
+        return make_error(ErrorType::kInternal, "the request could not be queued to the broker");
+    }
+    const auto now = Clock::now();
+    if (in_flight_.empty()) next_heartbeat_ = now + config_.heartbeat;
+    const auto effective = deadline.count() == 0 ? config_.default_deadline : deadline;
+    in_flight_[id] = InFlight{now + effective + config_.deadline_grace, false};
+    return id;
+}
+
+Result<RequestId> BusClient::send(std::string_view service, const nlohmann::json& body,
+                                  std::chrono::milliseconds deadline) {
+    return send_raw(service, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), deadline);
+}
+
+Result<void> BusClient::cancel(const RequestId& id) {
+    const auto it = in_flight_.find(id);
+    if (it == in_flight_.end()) return {};  // finished or unknown: nothing to cancel (§4.1)
+    if (!send_frames(socket_, encode_cancel(id))) {
+        return make_error(ErrorType::kInternal, "CANCEL could not be queued to the broker");
+    }
+    it->second.cancelled = true;
+    it->second.backstop = std::min(it->second.backstop, Clock::now() + config_.deadline_grace);
+    return {};
+}
+
+void BusClient::abandon(const RequestId& id) {
+    if (in_flight_.erase(id) != 0) send_frames(socket_, encode_cancel(id));
+    std::erase_if(buffered_, [&id](const Reply& r) { return r.request_id == id; });
+}
+
+void BusClient::read_available() {
+    while (auto frames = try_receive_frames(socket_)) {
+        auto decoded = decode_reply(std::move(*frames), config_.parse_bodies);
+        if (!decoded) {
+            base::component_logger("client")->warn("event=bad_reply error=\"{}\"", decoded.error().describe());
+            continue;
+        }
+        Reply reply = std::move(decoded).value();
+        const auto it = in_flight_.find(reply.request_id);
+        if (it == in_flight_.end()) {
+            if (reply.request_id.empty()) {
+                // §4.3: the broker could not read one of our messages; nothing to attribute it to.
+                base::component_logger("client")->warn("event=broker_rejected error=\"{}\"",
+                                                         reply.error ? reply.error->describe() : "");
+            }
+            continue;  // §4.1: ignore anything for a request already finished
+        }
+        if (reply.terminal()) in_flight_.erase(it);
+        buffered_.push_back(std::move(reply));
+    }
+}
+
+void BusClient::heartbeat_if_due(Clock::time_point now) {
+    if (in_flight_.empty() || now < next_heartbeat_) return;
+    std::vector<RequestId> ids;
+    const std::size_t per_message = protocol::kMaxFrames - 3;
+    for (const auto& [id, state] : in_flight_) {
+        ids.push_back(id);
+        if (ids.size() == per_message) {
+            send_frames(socket_, encode_heartbeat(ids));
+            ids.clear();
+        }
+    }
+    if (!ids.empty()) send_frames(socket_, encode_heartbeat(ids));
+    next_heartbeat_ = now + config_.heartbeat;
+}
+
+void BusClient::expire_backstops(Clock::time_point now) {
+    for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+        if (it->second.backstop > now) {
+            ++it;
+            continue;
+        }
+        Reply reply;
+        reply.request_id = it->first;
+        reply.kind = ReplyKind::kError;
+        if (it->second.cancelled) {
+            reply.error = make_error(ErrorType::kCancelled, "cancelled (no confirmation from the broker)");
+        } else {
+            reply.error = make_error(ErrorType::kDeadlineExceeded, "no terminal reply from the broker at " +
+                                                                   config_.endpoint + " by the deadline");
+            send_frames(socket_, encode_cancel(it->first));  // let the broker stop the work too
+        }
+        buffered_.push_back(std::move(reply));
+        it = in_flight_.erase(it);
+    }
+}
+
+std::optional<Reply> BusClient::take_buffered(const RequestId* wanted) {
+    const auto it = std::find_if(buffered_.begin(), buffered_.end(), [wanted](const Reply& r) {
+        return wanted == nullptr || r.request_id == *wanted;
+    });
+    if (it == buffered_.end()) return std::nullopt;
+    Reply reply = std::move(*it);
+    buffered_.erase(it);
+    return reply;
+}
+
+BusClient::Clock::time_point BusClient::next_wakeup(Clock::time_point until) const {
+    auto wake = until;
+    if (!in_flight_.empty()) {
+        wake = std::min(wake, next_heartbeat_);
+        for (const auto& [id, state] : in_flight_) wake = std::min(wake, state.backstop);
+    }
+    return wake;
+}
+
+void BusClient::pump(Clock::time_point until) {
+    const auto now = Clock::now();
+    const auto wake = next_wakeup(until);
+    auto wait = std::chrono::ceil<std::chrono::milliseconds>(wake - now);
+    if (wait.count() < 0) wait = std::chrono::milliseconds{0};
+    if (wait_readable(socket_, wait)) read_available();
+    const auto after = Clock::now();
+    heartbeat_if_due(after);
+    expire_backstops(after);
+}
+
+Result<Reply> BusClient::next(std::chrono::milliseconds timeout) {
+    const auto until = Clock::now() + timeout;
+    read_available();
+    for (;;) {
+        if (auto reply = take_buffered(nullptr)) return std::move(*reply);
+        if (in_flight_.empty()) {
+            return make_error(ErrorType::kTimeout, "no request in flight");
+        }
+        if (Clock::now() >= until) return make_error(ErrorType::kTimeout, "no reply within the timeout");
+        pump(until);
+    }
+}
+
+Result<Reply> BusClient::next(const RequestId& id, std::chrono::milliseconds timeout) {
+    const auto until = Clock::now() + timeout;
+    read_available();
+    for (;;) {
+        if (auto reply = take_buffered(&id)) return std::move(*reply);
+        if (!is_in_flight(id)) return make_error(ErrorType::kNotFound, "request " + id + " is not in flight");
+        if (Clock::now() >= until) return make_error(ErrorType::kTimeout, "no reply within the timeout");
+        pump(until);
+    }
+}
+
+Result<std::vector<Reply>> BusClient::call(std::string_view service, const nlohmann::json& body,
+                                           std::chrono::milliseconds deadline) {
+    auto id = send(service, body, deadline);
+    if (!id) return std::move(id).error();
+    std::vector<Reply> replies;
+    // The backstop ends the request locally, so waiting without a timeout of our own terminates.
+    const auto wait = std::chrono::milliseconds{std::chrono::hours{24}};
+    for (;;) {
+        auto reply = next(*id, wait);
+        if (!reply) return std::move(reply).error();
+        if (reply->kind == ReplyKind::kError) return *reply->error;
+        const bool terminal = reply->terminal();
+        replies.push_back(std::move(reply).value());
+        if (terminal) return replies;
+    }
+}
+
+Result<Reply> Stream::next(std::chrono::milliseconds timeout) {
+    if (done_) return make_error(ErrorType::kNotFound, "stream " + id_ + " has ended");
+    auto reply = client_->next(id_, timeout);
+    if (reply && reply->terminal()) done_ = true;
+    if (!reply && reply.error().type == ErrorType::kNotFound) done_ = true;
+    return reply;
+}
+
+Result<Stream> open_stream(BusClient& client, std::string_view service, std::string_view body_json,
+                           std::chrono::milliseconds deadline) {
+    auto id = client.send_raw(service, body_json, deadline);
+    if (!id) return std::move(id).error();
+    return Stream(client, std::move(id).value());
+}
+
+}  // namespace glassbox::bus

@@ -1,0 +1,70 @@
+// `glassbox call <service> '<json>'`: sends any request and prints each reply as one JSON line.
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "bus/bus_client.hpp"
+#include "cli/client_options.hpp"
+#include "cli/commands.hpp"
+#include "schema/protocol.hpp"
+
+namespace glassbox::cli {
+namespace {
+
+using base::ErrorType;
+using base::make_error;
+
+struct CallOptions {
+    ClientOptions client;
+    std::string service;
+    std::string body = "{}";
+};
+
+// The body frame to send. Workers take JSON, so it is checked here and a bad one never leaves;
+// mmi.service takes a bare service name (7/MDP MMI), given bare or as a JSON string.
+std::string request_body(const CallOptions& options) {
+    const auto parsed = nlohmann::json::parse(options.body, nullptr, false);
+    if (options.service == schema::protocol::kMmiService) {
+        return parsed.is_string() ? parsed.get<std::string>() : options.body;
+    }
+    if (parsed.is_discarded()) {
+        exit_with_error(make_error(ErrorType::kInvalidJson, "the request body is not valid JSON: " + options.body));
+    }
+    return parsed.dump();
+}
+
+void run_call(const CallOptions& options) {
+    const std::string body = request_body(options);
+    bus::BusClientConfig config;
+    config.endpoint = options.client.broker_endpoint();
+    bus::BusClient bus(config);
+    auto stream = bus::open_stream(bus, options.service, body, options.client.timeout());
+    if (!stream) exit_with_error(stream.error());
+    // The client's backstop (deadline + grace) ends the stream, so this wait always terminates.
+    const auto wait = options.client.timeout() + config.deadline_grace + std::chrono::seconds{1};
+    for (;;) {
+        auto reply = stream->next(wait);
+        if (!reply) exit_with_error(reply.error());
+        if (reply->kind == bus::ReplyKind::kError) exit_with_error(*reply->error);
+        std::cout << reply->to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                  << std::endl;
+        if (reply->terminal()) return;
+    }
+}
+
+}  // namespace
+
+void add_call_command(CLI::App& app) {
+    auto options = std::make_shared<CallOptions>();
+    auto* command = app.add_subcommand(
+        "call", "Send one request to a service and print each reply as a JSON line "
+                "({\"kind\":\"data\"|\"explain\"|\"final\",\"body\":...}); an error goes to stderr");
+    command->add_option("service", options->service, "Service name")->required();
+    command->add_option("body", options->body, "Request body as JSON (default {})");
+    add_client_options(*command, options->client);
+    command->callback([options] { run_call(*options); });
+}
+
+}  // namespace glassbox::cli

@@ -1,0 +1,94 @@
+// Shared client command options and the one-line typed error exit.
+#include "cli/client_options.hpp"
+
+#include <iostream>
+
+#include "bus/bus_client.hpp"
+#include "cli/home.hpp"
+
+namespace glassbox::cli {
+
+std::filesystem::path ClientOptions::home_path() const { return cli::resolve_home(home); }
+
+std::string ClientOptions::broker_endpoint() const {
+    auto endpoint = cli::resolve_broker_endpoint(broker, home_path());
+    if (!endpoint) exit_with_error(endpoint.error());
+    return std::move(endpoint).value();
+}
+
+std::string ClientOptions::pub_endpoint() const {
+    auto endpoint = cli::resolve_pub_endpoint(pub, home_path());
+    if (!endpoint) exit_with_error(endpoint.error());
+    return std::move(endpoint).value();
+}
+
+std::vector<nlohmann::json> call_or_exit(const ClientOptions& options, std::string_view service,
+                                         const nlohmann::json& body) {
+    bus::BusClientConfig config;
+    config.endpoint = options.broker_endpoint();
+    bus::BusClient bus(config);
+    auto replies = bus.call(service, body, options.timeout());
+    if (!replies) exit_with_error(replies.error());
+    std::vector<nlohmann::json> bodies;
+    for (auto& reply : *replies) {
+        if (reply.kind == bus::ReplyKind::kData || reply.kind == bus::ReplyKind::kFinal) {
+            bodies.push_back(std::move(reply.body));
+        }
+    }
+    return bodies;
+}
+
+nlohmann::json call_for_object(const ClientOptions& options, std::string_view service,
+                               const nlohmann::json& body) {
+    auto bodies = call_or_exit(options, service, body);
+    if (bodies.empty() || !bodies.back().is_object()) {
+        exit_with_error(base::make_error(base::ErrorType::kDecodeError,
+                                           "the " + std::string(service) + " service's reply is not a JSON object"));
+    }
+    return std::move(bodies.back());
+}
+
+void add_client_options(CLI::App& command, ClientOptions& options, int default_timeout_ms,
+                        ClientOptionSet set) {
+    options.timeout_ms = default_timeout_ms;
+    command.add_option("--broker", options.broker,
+                       "Broker request endpoint (default: the home's config.json, else tcp://127.0.0.1:5555)")
+        ->envname("GLASSBOX_BROKER");
+    if (set.pub) {
+        command.add_option("--pub", options.pub,
+                           "Broker explain endpoint (default: the home's config.json, else tcp://127.0.0.1:5556)");
+    }
+    command.add_option("--home", options.home, "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
+    command.add_flag("--json", options.json, "Machine-readable JSON output");
+    if (set.timeout) {
+        command.add_option("--timeout-ms", options.timeout_ms, "Deadline of the request in milliseconds")
+            ->capture_default_str()
+            ->check(CLI::Range(1, 3'600'000));
+    }
+}
+
+int exit_code_for(base::ErrorType type) noexcept {
+    using base::ErrorType;
+    switch (type) {
+        case ErrorType::kInvalidRequest:
+        case ErrorType::kInvalidJson:
+        case ErrorType::kDecodeError:
+        case ErrorType::kNotFound:
+        case ErrorType::kUnknownService:
+        case ErrorType::kMessageTooLarge:
+            return 2;
+        default:
+            return 1;
+    }
+}
+
+void exit_with_error(const base::Error& error) {
+    std::string line = error.describe();
+    for (char& c : line) {
+        if (c == '\n' || c == '\r') c = ' ';  // one line, whatever the message held
+    }
+    std::cerr << line << std::endl;
+    throw CLI::RuntimeError(exit_code_for(error.type));
+}
+
+}  // namespace glassbox::cli

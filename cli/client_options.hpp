@@ -1,0 +1,61 @@
+// Options every client command shares (--broker, --home, --json, --timeout-ms) and its error exit.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include "base/result.hpp"
+
+namespace glassbox::cli {
+
+struct ClientOptions {
+    std::string broker;  // empty: the home config's "broker", else tcp://127.0.0.1:5555
+    std::string pub;     // empty: the home config's "pub", else tcp://127.0.0.1:5556 (if registered)
+    std::string home;    // empty: $GLASSBOX_HOME, else $HOME/.glassbox
+    bool json = false;   // machine-readable output on stdout
+    int timeout_ms = 30'000;
+
+    std::filesystem::path home_path() const;
+    // The broker endpoint by the rule above; exits with the typed error if the config is invalid.
+    std::string broker_endpoint() const;
+    std::string pub_endpoint() const;
+    std::chrono::milliseconds timeout() const { return std::chrono::milliseconds{timeout_ms}; }
+};
+
+struct ClientOptionSet {
+    bool pub = false;      // register --pub too (commands that watch the explain topic)
+    bool timeout = true;   // register --timeout-ms
+};
+
+// Registers the shared options on `command`, writing into `options` (which must outlive parsing).
+// --broker also reads $GLASSBOX_BROKER.
+void add_client_options(CLI::App& command, ClientOptions& options, int default_timeout_ms = 30'000,
+                        ClientOptionSet set = {});
+
+// One request to `service` on a connection of its own, waited for: the bodies of its PARTIAL data
+// replies, then of its FINAL. A typed error (the service's, the bus's, a deadline) exits.
+std::vector<nlohmann::json> call_or_exit(const ClientOptions& options, std::string_view service,
+                                         const nlohmann::json& body);
+// As call_or_exit, for services that answer one JSON object: that FINAL body.
+nlohmann::json call_for_object(const ClientOptions& options, std::string_view service,
+                               const nlohmann::json& body);
+
+// Exit code for a typed error:
+//   2  bad input or a named thing that is not there: InvalidRequest, InvalidJson, DecodeError,
+//      NotFound, UnknownService, MessageTooLarge;
+//   1  everything else (the service or the bus failed: deadlines, workers lost, timeouts, ...).
+// (CLI11 itself exits 105-115 for a command line it cannot parse.)
+int exit_code_for(base::ErrorType type) noexcept;
+
+// Prints `error.describe()` as one line on stderr and throws CLI::RuntimeError(exit_code_for(...)),
+// which main() turns into the process exit code.
+[[noreturn]] void exit_with_error(const base::Error& error);
+
+}  // namespace glassbox::cli

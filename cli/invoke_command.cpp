@@ -1,0 +1,269 @@
+// `glassbox invoke graph-rag|document-rag`: asks one question, streams the answer as it arrives,
+// optionally one line per explain step (-x), then the sources and the trace to look at.
+#include <cstdint>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bus/bus_client.hpp"
+#include "cli/client_options.hpp"
+#include "cli/commands.hpp"
+#include "cli/render/trace_render.hpp"
+#include "schema/messages.hpp"
+
+namespace glassbox::cli {
+namespace {
+
+using nlohmann::json;
+using base::ErrorType;
+using base::make_error;
+
+// RAG answers may take several LLM calls; a slow model gets two minutes by default.
+constexpr int kDefaultInvokeTimeoutMs = 120'000;
+
+struct InvokeOptions {
+    ClientOptions client;
+    std::string service;  // graph-rag or document-rag
+    std::string question;
+    std::string collection;
+    bool explain = false;
+    bool no_stream = false;
+    std::optional<std::string> parent_uri;
+    // graph-rag (0 = the worker's default)
+    std::uint32_t entity_limit = 0;
+    std::uint32_t triple_limit = 0;
+    std::uint32_t max_subgraph_size = 0;
+    std::uint32_t max_path_length = 0;
+    std::uint32_t edge_score_limit = 0;
+    std::uint32_t edge_limit = 0;
+    // document-rag
+    std::uint32_t doc_limit = 0;
+    std::uint32_t fetch_limit = 0;
+};
+
+json request_body(const InvokeOptions& o) {
+    if (o.service == "graph-rag") {
+        schema::GraphRagQuery query;
+        query.query = o.question;
+        query.collection = o.collection;
+        query.entity_limit = o.entity_limit;
+        query.triple_limit = o.triple_limit;
+        query.max_subgraph_size = o.max_subgraph_size;
+        query.max_path_length = o.max_path_length;
+        query.edge_score_limit = o.edge_score_limit;
+        query.edge_limit = o.edge_limit;
+        query.streaming = !o.no_stream;
+        query.parent_uri = o.parent_uri;
+        return schema::encode(query);
+    }
+    schema::DocumentRagQuery query;
+    query.query = o.question;
+    query.collection = o.collection;
+    query.doc_limit = o.doc_limit;
+    query.fetch_limit = o.fetch_limit;
+    query.streaming = !o.no_stream;
+    query.parent_uri = o.parent_uri;
+    return schema::encode(query);
+}
+
+std::string string_field(const json& body, const char* key) {
+    if (!body.is_object()) return {};
+    const auto it = body.find(key);
+    return it != body.end() && it->is_string() ? it->get<std::string>() : std::string{};
+}
+
+// A body's own typed error ({"error": {"type", "message"}}), if it carries one.
+std::optional<base::Error> body_error(const json& body) {
+    if (!body.is_object() || !body.contains("error") || !body["error"].is_object())
+        return std::nullopt;
+    const auto type = base::error_type_from_string(string_field(body["error"], "type"));
+    return make_error(type.value_or(ErrorType::kInternal), string_field(body["error"], "message"));
+}
+
+// Text output: the answer as it streams, explain lines between (with -x), then a footer.
+class AnswerPrinter {
+public:
+    explicit AnswerPrinter(bool explain) : explain_(explain) {}
+
+    void data(const json& body) {
+        const std::string piece = string_field(body, "response");
+        if (piece.empty()) return;
+        write_answer(piece);
+        streamed_ = true;
+    }
+
+    void explain(const json& body) {
+        if (session_.empty()) session_ = string_field(body, "session");
+        if (!explain_) return;
+        end_line();
+        std::cout << summaries_.next(body) << std::endl;
+    }
+
+    void final(const json& body) {
+        if (!streamed_) write_answer(string_field(body, "response"));
+        end_line();
+        const std::string session = string_field(body, "session");
+        if (!session.empty()) session_ = session;
+
+        const std::string model = string_field(body, "model");
+        if (!model.empty() || body.contains("in_token")) {
+            std::cout << "\nmodel " << cli::render::safe_text(model.empty() ? "-" : model, false)
+                      << ", tokens " << number(body, "in_token") << " in / "
+                      << number(body, "out_token") << " out\n";
+        }
+        const json sources =
+            body.is_object() ? body.value("sources", json::array()) : json::array();
+        if (sources.is_array() && !sources.empty()) {
+            std::cout << "sources:\n";
+            int n = 0;
+            for (const auto& source : sources) {
+                if (!source.is_string()) continue;
+                std::cout << "  [" << ++n << "] "
+                          << cli::render::safe_text(source.get<std::string>(), false) << '\n';
+            }
+        } else {
+            std::cout << "sources: none\n";
+        }
+        if (!session_.empty()) {
+            const std::string safe = cli::render::safe_text(session_, false);
+            std::cout << "trace: " << safe << "\n  glassbox traces show " << safe << '\n';
+        }
+        std::cout << std::flush;
+    }
+
+    // Before an error goes to stderr: the answer so far ends its line.
+    void abort() {
+        end_line();
+        std::cout << std::flush;
+    }
+
+private:
+    static std::string number(const json& body, const char* key) {
+        if (!body.is_object()) return "0";
+        const auto it = body.find(key);
+        return it != body.end() && it->is_number() ? it->dump() : std::string("0");
+    }
+    void write_answer(const std::string& text) {
+        if (text.empty()) return;
+        std::cout << cli::render::safe_text(text, true) << std::flush;
+        mid_line_ = text.back() != '\n';
+    }
+    void end_line() {
+        if (mid_line_) std::cout << '\n';
+        mid_line_ = false;
+    }
+
+    bool explain_;
+    cli::render::StepSummaries summaries_;
+    bool streamed_ = false;
+    bool mid_line_ = false;
+    std::string session_;
+};
+
+void run_invoke(const InvokeOptions& options) {
+    if (options.question.empty()) {
+        exit_with_error(make_error(ErrorType::kInvalidRequest, "-q: the question is empty"));
+    }
+    const std::string body =
+        request_body(options).dump(-1, ' ', false, json::error_handler_t::replace);
+    bus::BusClientConfig config;
+    config.endpoint = options.client.broker_endpoint();
+    bus::BusClient bus(config);
+    auto stream = bus::open_stream(bus, options.service, body, options.client.timeout());
+    if (!stream) exit_with_error(stream.error());
+
+    AnswerPrinter printer(options.explain);
+    // The client's backstop (deadline + grace) ends the stream, so this wait always terminates.
+    const auto wait = options.client.timeout() + config.deadline_grace + std::chrono::seconds{1};
+    for (;;) {
+        auto reply = stream->next(wait);
+        if (!reply) {
+            printer.abort();
+            exit_with_error(reply.error());
+        }
+        if (options.client.json) {
+            if (reply->kind == bus::ReplyKind::kError) exit_with_error(*reply->error);
+            std::cout << reply->to_json().dump(-1, ' ', false, json::error_handler_t::replace)
+                      << std::endl;
+            if (reply->kind == bus::ReplyKind::kFinal) {
+                if (auto error = body_error(reply->body)) exit_with_error(*error);
+            }
+            if (reply->terminal()) return;
+            continue;
+        }
+        switch (reply->kind) {
+            case bus::ReplyKind::kData:
+                printer.data(reply->body);
+                break;
+            case bus::ReplyKind::kExplain:
+                printer.explain(reply->body);
+                break;
+            case bus::ReplyKind::kFinal:
+                if (auto error = body_error(reply->body)) {
+                    printer.abort();
+                    exit_with_error(*error);
+                }
+                printer.final(reply->body);
+                return;
+            case bus::ReplyKind::kError:
+                printer.abort();
+                exit_with_error(*reply->error);
+        }
+    }
+}
+
+void add_rag_subcommand(CLI::App& invoke, const std::string& service,
+                        const std::string& description) {
+    auto options = std::make_shared<InvokeOptions>();
+    options->service = service;
+    auto* cmd = invoke.add_subcommand(service, description);
+    cmd->add_option("-q,--question", options->question, "The question")->required();
+    cmd->add_option("--collection", options->collection, "Knowledge collection (default: default)");
+    cmd->add_flag("-x,--explain", options->explain,
+                  "Print one line per explain step as it arrives (stage, URI, key facts)");
+    cmd->add_flag("--no-stream", options->no_stream,
+                  "Ask for the whole answer at once instead of streamed");
+    cmd->add_option("--parent-uri", options->parent_uri,
+                    "The calling step's URI: this run becomes its sub-trace");
+    if (service == "graph-rag") {
+        cmd->add_option("--entity-limit", options->entity_limit,
+                        "Seed entities, shared among concepts (0: 50)");
+        cmd->add_option("--triple-limit", options->triple_limit,
+                        "Triples per entity and hop (0: 30)");
+        cmd->add_option("--max-subgraph-size", options->max_subgraph_size,
+                        "Edges explored at most (0: 150)");
+        cmd->add_option("--max-path-length", options->max_path_length,
+                        "Hops from the seeds (0: 2)");
+        cmd->add_option("--edge-score-limit", options->edge_score_limit,
+                        "Edges kept by the semantic pre-filter for scoring (0: 30)");
+        cmd->add_option("--edge-limit", options->edge_limit, "Edges kept for the answer (0: 25)");
+    } else {
+        cmd->add_option("--doc-limit", options->doc_limit, "Chunks the answer uses (0: 20)");
+        cmd->add_option(
+            "--fetch-limit", options->fetch_limit,
+            "Chunks retrieved; more than --doc-limit re-ranks them (0: max(20, --doc-limit))");
+    }
+    add_client_options(*cmd, options->client, kDefaultInvokeTimeoutMs);
+    cmd->callback([options] { run_invoke(*options); });
+}
+
+}  // namespace
+
+void add_invoke_command(CLI::App& app) {
+    auto* invoke = app.add_subcommand(
+        "invoke",
+        "Ask a question through graph RAG or document RAG; the answer streams, -x shows each step, "
+        "--json prints every message of the stream as one JSON line");
+    invoke->require_subcommand(1);
+    add_rag_subcommand(
+        *invoke, "graph-rag",
+        "Answer from the knowledge graph: concepts, entities, traversal, edge scoring, synthesis");
+    add_rag_subcommand(
+        *invoke, "document-rag",
+        "Answer from the documents: concepts, hybrid chunk retrieval, re-ranking, synthesis");
+}
+
+}  // namespace glassbox::cli

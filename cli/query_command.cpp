@@ -1,0 +1,281 @@
+// `glassbox query triples|chunks` and `glassbox graph stats`: read the knowledge store through
+// the `store` service (and `embeddings` for vector search), as a user or a script would.
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/client_options.hpp"
+#include "cli/commands.hpp"
+#include "cli/progress.hpp"
+#include "loader/rdf_reader.hpp"
+#include "schema/messages.hpp"
+#include "schema/term_json.hpp"
+#include "workers/store/store_service.hpp"
+
+namespace glassbox::cli {
+namespace {
+
+using nlohmann::json;
+using base::ErrorType;
+using base::make_error;
+using base::Result;
+
+constexpr std::string_view kEmbeddingsService = "embeddings";
+
+std::string dump_json(const json& value, int indent = -1) {
+    return value.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+
+// A term as written on the command line: an N-Triples term (<iri>, "literal", "x"@en,
+// "5"^^<datatype>, _:b), or — for convenience — a bare absolute IRI (scheme:rest, no spaces);
+// with `literal_fallback`, any other bare text is a plain literal. Checked by the same parser
+// the store uses, so what is accepted here is exactly what the store can match.
+schema::Term parse_term(const std::string& text, const char* option, bool literal_fallback) {
+    std::string written = text;
+    const bool looks_ntriples = !text.empty() && (text.front() == '<' || text.front() == '"' ||
+                                                  text.rfind("_:", 0) == 0);
+    if (!looks_ntriples) {
+        const auto colon = text.find(':');
+        const bool bare_iri = colon != std::string::npos && colon > 0 && text.find(' ') == std::string::npos &&
+                              std::isalpha(static_cast<unsigned char>(text.front())) != 0;
+        if (bare_iri) {
+            written = "<" + text + ">";
+        } else if (literal_fallback) {
+            return schema::literal(text);
+        }
+    }
+    auto parsed = loader::parse_nquads("<urn:glassbox:s> <urn:glassbox:p> " + written + " .\n");
+    if (!parsed || parsed->size() != 1) {
+        exit_with_error(make_error(ErrorType::kInvalidRequest,
+                                   std::string(option) + " '" + text + "' is not a valid RDF term" +
+                                       (parsed ? "" : " (" + parsed.error().message + ")") +
+                                       "; write <http://…> for an IRI, \"text\" or \"text\"@en for a literal"));
+    }
+    return (*parsed)[0].o;
+}
+
+// ---- query triples --------------------------------------------------------------------------
+
+struct TriplesOptions {
+    ClientOptions client;
+    std::string s, p, o, g, collection;
+    std::uint32_t limit = 100;
+};
+
+void run_triples(const TriplesOptions& options) {
+    schema::TriplesQuery query;
+    if (!options.s.empty()) query.s = parse_term(options.s, "-s", false);
+    if (!options.p.empty()) query.p = parse_term(options.p, "-p", false);
+    if (!options.o.empty()) query.o = parse_term(options.o, "-o", true);
+    if (query.s && query.s->is_literal()) {
+        exit_with_error(make_error(ErrorType::kInvalidRequest, "-s must be an IRI or a blank node, not a literal"));
+    }
+    if (query.p && !query.p->is_iri()) {
+        exit_with_error(make_error(ErrorType::kInvalidRequest, "-p must be an IRI"));
+    }
+    if (!options.g.empty()) query.g = options.g == "default" ? "" : options.g;
+    query.limit = options.limit;
+    query.collection = options.collection;
+    json body = schema::encode(query);
+    body["op"] = "triples";
+    std::vector<schema::Triple> triples;
+    for (const auto& reply : call_or_exit(options.client, store::kServiceName, body)) {
+        auto part = schema::decode<schema::TriplesResponse>(reply);
+        if (!part) exit_with_error(part.error());
+        triples.insert(triples.end(), part->triples.begin(), part->triples.end());
+    }
+    if (options.client.json) {
+        std::cout << dump_json(schema::encode(schema::TriplesResponse{triples})) << std::endl;
+        return;
+    }
+    for (const auto& t : triples) std::cout << schema::to_nquads(t) << '\n';
+    std::cerr << triples.size() << (triples.size() == 1 ? " triple" : " triples");
+    if (triples.size() == options.limit) std::cerr << " (the limit; --limit N for more)";
+    std::cerr << std::endl;
+}
+
+// ---- query chunks ---------------------------------------------------------------------------
+
+struct ChunksOptions {
+    ClientOptions client;
+    std::string text, mode = "hybrid", collection;
+    std::uint32_t limit = 10;
+};
+
+std::vector<std::vector<double>> embed_query(const ChunksOptions& options) {
+    auto replies = call_or_exit(options.client, kEmbeddingsService,
+                                schema::encode(schema::EmbeddingsRequest{{options.text}}));
+    auto embedded = schema::decode<schema::EmbeddingsResponse>(replies.back());
+    if (!embedded) exit_with_error(embedded.error());
+    return embedded->vectors;
+}
+
+std::string snippet(const std::string& text, std::size_t max_bytes) {
+    std::string out;
+    for (char c : text) out.push_back(c == '\n' || c == '\r' || c == '\t' ? ' ' : c);
+    if (out.size() <= max_bytes) return out;
+    std::size_t cut = max_bytes;
+    // Never cut inside a UTF-8 sequence.
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
+    return out.substr(0, cut) + "…";
+}
+
+void run_chunks(const ChunksOptions& options) {
+    json body;
+    if (options.mode == "keyword") {
+        body = schema::encode(schema::ChunkKeywordQuery{options.text, options.limit, options.collection});
+        body["op"] = "chunks-keyword";
+    } else if (options.mode == "vector") {
+        body = schema::encode(schema::DocumentEmbeddingsQuery{embed_query(options), options.limit, options.collection});
+        body["op"] = "chunks-vector";
+    } else {
+        body = schema::encode(
+            schema::HybridChunkQuery{options.text, embed_query(options), options.limit, options.collection});
+        body["op"] = "chunks-hybrid";
+    }
+    auto matches = schema::decode<schema::ChunkMatchResponse>(call_or_exit(options.client, store::kServiceName, body).back());
+    if (!matches) exit_with_error(matches.error());
+    schema::ChunkFetchRequest fetch;
+    fetch.collection = options.collection;
+    for (const auto& m : matches->chunks) fetch.chunk_ids.push_back(m.chunk_id);
+    std::vector<schema::Chunk> chunks;
+    if (!fetch.chunk_ids.empty()) {
+        json fetch_body = schema::encode(fetch);
+        fetch_body["op"] = "chunks-fetch";
+        auto fetched =
+            schema::decode<schema::ChunkFetchResponse>(call_or_exit(options.client, store::kServiceName, fetch_body).back());
+        if (!fetched) exit_with_error(fetched.error());
+        chunks = std::move(fetched->chunks);
+    }
+    const auto chunk_of = [&](const std::string& id) -> const schema::Chunk* {
+        for (const auto& c : chunks) {
+            if (c.chunk_id == id) return &c;
+        }
+        return nullptr;
+    };
+    if (options.client.json) {
+        json out = json::array();
+        for (const auto& m : matches->chunks) {
+            json item{{"chunk_id", m.chunk_id}, {"score", m.score}};
+            if (const auto* c = chunk_of(m.chunk_id)) {
+                item["document_id"] = c->document_id;
+                item["document_title"] = c->document_title;
+                item["tier"] = c->tier;
+                item["char_offset"] = c->char_offset;
+                item["char_length"] = c->char_length;
+                item["text"] = c->text;
+            }
+            out.push_back(std::move(item));
+        }
+        std::cout << dump_json(json{{"mode", options.mode}, {"chunks", out}}) << std::endl;
+        return;
+    }
+    if (matches->chunks.empty()) {
+        std::cout << "no chunks match" << std::endl;
+        return;
+    }
+    int rank = 0;
+    for (const auto& m : matches->chunks) {
+        ++rank;
+        char score[32];
+        std::snprintf(score, sizeof score, "%.4f", m.score);
+        std::cout << rank << ". " << score << "  " << m.chunk_id << '\n';
+        if (const auto* c = chunk_of(m.chunk_id)) {
+            std::cout << "   " << (c->document_title.empty() ? c->document_id : c->document_title) << " (tier "
+                      << c->tier << ", characters " << c->char_offset << "-" << c->char_offset + c->char_length
+                      << ")\n   " << snippet(c->text, 200) << '\n';
+        }
+    }
+    std::cout << std::flush;
+}
+
+// ---- graph stats ----------------------------------------------------------------------------
+
+struct StatsOptions {
+    ClientOptions client;
+    std::string collection;
+};
+
+void run_stats(const StatsOptions& options) {
+    json body = schema::encode(schema::StoreStatsRequest{options.collection});
+    body["op"] = "stats";
+    auto stats = schema::decode<schema::StoreStats>(call_or_exit(options.client, store::kServiceName, body).back());
+    if (!stats) exit_with_error(stats.error());
+    if (options.client.json) {
+        std::cout << dump_json(schema::encode(*stats)) << std::endl;
+        return;
+    }
+    const auto row = [](const std::string& name, const std::string& value) {
+        std::cout << "  " << name << std::string(name.size() < 18 ? 18 - name.size() : 1, ' ') << value << '\n';
+    };
+    std::cout << "collection " << stats->collection << '\n';
+    row("facts", with_commas(stats->quads));
+    row("subjects", with_commas(stats->subjects));
+    row("predicates", with_commas(stats->predicates));
+    row("objects", with_commas(stats->objects));
+    row("terms", with_commas(stats->terms));
+    row("named graphs", with_commas(stats->graphs));
+    row("sources", with_commas(stats->sources));
+    static const char* kTierNames[] = {"", "authoritative", "verified", "crowd-sourced", "inferred"};
+    for (int tier = 1; tier <= 4; ++tier) {
+        const auto found = stats->facts_per_tier.find(std::to_string(tier));
+        const std::uint64_t n = found == stats->facts_per_tier.end() ? 0 : found->second;
+        row("tier " + std::to_string(tier) + " " + kTierNames[tier], with_commas(n));
+    }
+    row("documents", with_commas(stats->documents));
+    row("chunks", with_commas(stats->chunks));
+    row("entity vectors", with_commas(stats->entity_vectors));
+    row("chunk vectors", with_commas(stats->chunk_vectors));
+    if (!stats->model.empty()) row("embedding model", stats->model + " (dim " + std::to_string(stats->dim) + ")");
+    row("on disk", with_commas(stats->bytes_on_disk) + " bytes");
+    std::cout << std::flush;
+}
+
+}  // namespace
+
+void add_query_command(CLI::App& app) {
+    auto* command = app.add_subcommand("query", "Query the knowledge store: triple patterns or chunks");
+    command->require_subcommand(1);
+
+    auto triples = std::make_shared<TriplesOptions>();
+    auto* t = command->add_subcommand("triples", "Triples matching a pattern (absent positions match anything), "
+                                                 "as N-Quads lines");
+    t->add_option("-s,--subject", triples->s, "Subject: <IRI>, a bare IRI, or _:blank");
+    t->add_option("-p,--predicate", triples->p, "Predicate IRI");
+    t->add_option("-o,--object", triples->o, "Object: <IRI>, \"literal\", \"text\"@en, \"5\"^^<datatype>, or bare text");
+    t->add_option("-g,--graph", triples->g, "Named graph IRI, or 'default' for the default graph only");
+    t->add_option("--limit", triples->limit, "Most triples to return (the store caps it at 10,000)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 10'000));
+    t->add_option("--collection", triples->collection, "Knowledge base (default: default)")->envname("GLASSBOX_COLLECTION");
+    add_client_options(*t, triples->client);
+    t->callback([triples] { run_triples(*triples); });
+
+    auto chunks = std::make_shared<ChunksOptions>();
+    auto* c = command->add_subcommand("chunks", "Document chunks for a text: vector, keyword (BM25) or hybrid search");
+    c->add_option("text", chunks->text, "What to look for")->required();
+    c->add_option("--mode", chunks->mode, "vector | keyword | hybrid (reciprocal rank fusion of both)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"vector", "keyword", "hybrid"}));
+    c->add_option("--limit", chunks->limit, "Most chunks to return")->capture_default_str()->check(CLI::Range(1, 1000));
+    c->add_option("--collection", chunks->collection, "Knowledge base (default: default)")->envname("GLASSBOX_COLLECTION");
+    add_client_options(*c, chunks->client);
+    c->callback([chunks] { run_chunks(*chunks); });
+}
+
+void add_graph_command(CLI::App& app) {
+    auto* command = app.add_subcommand("graph", "About the knowledge store");
+    command->require_subcommand(1);
+    auto stats = std::make_shared<StatsOptions>();
+    auto* s = command->add_subcommand("stats", "Counts of facts, terms, sources per tier, documents, chunks, vectors");
+    s->add_option("--collection", stats->collection, "Knowledge base (default: default)")->envname("GLASSBOX_COLLECTION");
+    add_client_options(*s, stats->client);
+    s->callback([stats] { run_stats(*stats); });
+}
+
+}  // namespace glassbox::cli

@@ -1,0 +1,155 @@
+// Renderers for the `trace` service's replies (docs/traces.md §2): tree, Turtle, N-Triples,
+// N-Quads, JSON-LD, tables.
+//
+// Pure functions, no sockets: the CLI (`glassbox traces`) decodes a reply with decode_trace /
+// decode_session_list and hands the value here.
+//
+// Graphs: every explain triple lives in urn:graph:retrieval (docs/vocabulary.md §1). Turtle and
+// N-Triples have no graphs, so their output holds the triples of every graph merged (for a
+// trace: exactly the triples of urn:graph:retrieval); N-Quads and JSON-LD keep the graph.
+// Every RDF rendering carries each distinct stored triple once: a triple stored by two events
+// is one RDF triple, so a parser finds exactly as many triples as distinct_triples() returns.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bus/explain_subscriber.hpp"
+#include "base/result.hpp"
+#include "schema/term.hpp"
+
+namespace glassbox::cli::render {
+
+// One row of `list`, and the `session` object of `show` (docs/traces.md §2).
+struct SessionSummary {
+    std::string session;
+    std::string kind;
+    std::string question;
+    std::optional<std::string> parent;
+    std::string started;
+    std::string ended;  // empty while running
+    std::optional<std::int64_t> duration_ms;
+    std::string status;
+    std::string service;
+    std::string worker;
+    std::optional<std::int64_t> events;
+    std::optional<base::Error> error;  // when the service reports one for an error trace
+};
+
+struct SessionList {
+    std::vector<SessionSummary> sessions;
+    std::int64_t total = 0;
+    bool total_exact = true;          // false: at least `total` (the service caps its count)
+    std::optional<std::string> next;  // the cursor of the next page (`--after`), if any
+    std::int64_t limit = 0;
+    std::int64_t offset = 0;
+};
+
+// One stored explain message of a session.
+struct TraceEvent {
+    std::uint64_t seq = 0;
+    std::string explain_id;  // the step URI
+    std::string state;       // open, complete, error
+    std::string received;
+    std::vector<schema::Triple> triples;
+    std::optional<base::Error> error;
+};
+
+// The reply of `show`: a session, its events in seq order, its sub-traces nested the same way.
+struct Trace {
+    SessionSummary session;
+    std::vector<TraceEvent> events;
+    std::vector<Trace> subtraces;
+};
+
+// Decoders check every field they read (the reply is untrusted) and never throw: a wrong shape is
+// a DecodeError naming its path. Unknown fields are ignored; absent optional ones stay empty.
+base::Result<SessionSummary> decode_session_summary(const nlohmann::json& value,
+                                                      std::string_view path = "session");
+base::Result<SessionList> decode_session_list(const nlohmann::json& reply);
+base::Result<Trace> decode_trace(const nlohmann::json& reply);
+
+// Every triple of the trace and its sub-traces (depth first, events in seq order), each
+// distinct quad once, in first-seen order.
+std::vector<schema::Triple> trace_triples(const Trace& trace);
+
+// The distinct (subject, predicate, object) triples, graphs dropped, first-seen order.
+std::vector<schema::Triple> distinct_triples(const std::vector<schema::Triple>& triples);
+
+enum class TraceFormat { kTree, kJson, kTurtle, kNTriples, kNQuads, kJsonLd };
+// "tree", "json", "turtle", "ntriples", "nquads", "jsonld".
+std::optional<TraceFormat> trace_format_from_string(std::string_view name) noexcept;
+std::string_view to_string(TraceFormat format) noexcept;
+
+struct TreeOptions {
+    bool show_sources = false;  // source chunk, document, offsets and data tier of each selection
+    std::size_t indent = 0;     // spaces before every line (sub-traces add 4 per level)
+};
+
+// A human-readable trace: a header (session, kind, status, times, question), one block per
+// event in seq order (step type and URI, generated time, duration, model, tokens, the step's
+// facts), sub-traces nested where they were called, and a footer with the error when the
+// status is error. Predicates it does not know are shown generically, so no stored triple is
+// hidden (except the sources of selections, shown with show_sources). Control characters of
+// stored texts are escaped: a trace cannot drive the terminal.
+std::string render_tree(const Trace& trace, const TreeOptions& options = {});
+
+// Turtle: prefixes rdf, rdfs, xsd, prov, gb, owl; one block per subject (`;` between
+// predicates, `,` between objects); IRIs that cannot be prefixed in full; literals escaped.
+std::string render_turtle(const std::vector<schema::Triple>& triples);
+// One `s p o .` line per distinct triple.
+std::string render_ntriples(const std::vector<schema::Triple>& triples);
+// One `s p o g .` line per distinct quad (no graph: the default graph).
+std::string render_nquads(const std::vector<schema::Triple>& triples);
+// Expanded JSON-LD: an array holding the default graph's node objects and one
+// {"@id": <graph>, "@graph": [...]} object per named graph. A node object has "@id", "@type"
+// and property arrays of {"@id"} or {"@value", "@type"|"@language"}. Lexical forms are kept
+// (numbers are typed strings, never JSON numbers).
+nlohmann::json render_jsonld(const std::vector<schema::Triple>& triples);
+
+// The `list` table: Session | Kind | Question | Started | Duration | Status, then a count line.
+// Sessions with a glassbox URI show its UUID (which `show` accepts, as any unique prefix of it).
+std::string render_session_table(const SessionList& list);
+
+// `tail`: one line per explain event (received time, kind, session, seq, state, step type,
+// explain_id, triple count), or the same as a JSON object with the body.
+std::string render_event_line(const bus::ExplainEvent& event, std::string_view received);
+nlohmann::json event_json(const bus::ExplainEvent& event, std::string_view received);
+
+// The step type of an explain message: the gb: classes of its explain_id joined by '+'
+// ("Analysis+ToolUse"), else its prov: class, else "-".
+std::string step_type(const nlohmann::json& explain_body);
+
+// One line for an explain message as it arrives (`glassbox invoke -x`): the step type, its URI
+// and the step's key facts — the question; concepts; seed, edge and chunk counts; the kept edges
+// (labels when the message carries them) and chunks with their scores, best first; the citation
+// count; duration, model and tokens — then "trace <status>" on the message that ends the trace.
+// At most `max_items` edges or chunks are listed ("+N more" for the rest). Control characters
+// are escaped.
+std::string render_step_summary(const nlohmann::json& explain_body, std::size_t max_items = 5);
+
+// The same for the explain messages of one run, in order: a re-ranked chunk (which names no chunk
+// itself) is named after the retrieved chunk an earlier step named.
+class StepSummaries {
+public:
+    explicit StepSummaries(std::size_t max_items = 5) : max_items_(max_items) {}
+    std::string next(const nlohmann::json& explain_body);
+
+private:
+    std::size_t max_items_;
+    std::map<std::string, std::string> chunk_names_;  // selection URI -> its chunk's short name
+};
+
+// `text` with control characters escaped as the tree does (newlines and tabs kept when
+// `keep_newlines`): for printing untrusted text such as a streamed answer.
+std::string safe_text(std::string_view text, bool keep_newlines);
+
+// "12 ms", "1.25 s", "2 min 5 s"; "-" for none.
+std::string format_duration(std::optional<std::int64_t> duration_ms);
+
+}  // namespace glassbox::cli::render

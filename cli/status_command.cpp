@@ -1,0 +1,114 @@
+// `glassbox status`: asks the broker's mmi.status and prints it as a table, or as JSON.
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "bus/bus_client.hpp"
+#include "cli/client_options.hpp"
+#include "cli/commands.hpp"
+#include "schema/protocol.hpp"
+
+namespace glassbox::cli {
+namespace {
+
+using nlohmann::json;
+
+// A field shown as text whatever its JSON type ("-" when absent): the reply is untrusted.
+std::string field(const json& object, const char* key) {
+    if (!object.is_object()) return "-";
+    const auto it = object.find(key);
+    if (it == object.end() || it->is_null()) return "-";
+    if (it->is_string()) return it->get<std::string>();
+    return it->dump();
+}
+
+std::string duration_text(const json& object, const char* key) {
+    if (!object.is_object() || !object.contains(key) || !object[key].is_number()) return "-";
+    const auto total = static_cast<long long>(object[key].get<double>());
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%lldd %02lldh %02lldm %02llds", total / 86400, total / 3600 % 24,
+                  total / 60 % 60, total % 60);
+    return buffer;
+}
+
+void print_table(const json& status) {
+    const json broker = status.value("broker", json::object());
+    std::cout << "broker   " << field(broker, "endpoint") << "  (explain topic " << field(broker, "pub_endpoint")
+              << ")\n";
+    std::cout << "version  " << field(broker, "version") << "  instance " << field(broker, "instance") << "\n";
+    std::cout << "uptime   " << duration_text(broker, "uptime_s") << "\n\n";
+
+    std::cout << std::left << std::setw(24) << "SERVICE" << std::right << std::setw(8) << "WORKERS"
+              << std::setw(6) << "IDLE" << std::setw(8) << "QUEUED" << std::setw(11) << "MAX_QUEUE"
+              << "  OVERFLOW\n";
+    const json services = status.value("services", json::array());
+    if (!services.is_array() || services.empty()) std::cout << "(no services registered)\n";
+    if (services.is_array()) {
+        for (const auto& service : services) {
+            std::cout << std::left << std::setw(24) << field(service, "name") << std::right << std::setw(8)
+                      << field(service, "workers") << std::setw(6) << field(service, "idle") << std::setw(8)
+                      << field(service, "queued") << std::setw(11) << field(service, "max_queue") << "  "
+                      << field(service, "overflow") << "\n";
+        }
+    }
+    const json spool = status.value("spool", json::object());
+    std::cout << "\nspool    " << field(spool, "messages") << " messages, " << field(spool, "bytes")
+              << " bytes (max " << field(spool, "max_messages") << " messages, " << field(spool, "max_bytes")
+              << " bytes, policy " << field(spool, "policy") << ")\n";
+    std::cout << "         dropped " << field(spool, "dropped") << ", collectors " << field(spool, "collectors")
+              << ", in flight " << field(spool, "in_flight") << std::endl;
+    if (status.contains("traces")) {
+        const json& traces = status["traces"];
+        std::cout << "\ntraces   " << field(traces, "sessions") << " sessions, " << field(traces, "events")
+                  << " events, " << field(traces, "triples") << " triples, " << field(traces, "quarantined")
+                  << " quarantined explain messages" << std::endl;
+    }
+}
+
+// The trace store's counters (sessions, quarantined explain messages, ...) when a collector
+// serves the `trace` service; nothing when none does, so status works without one.
+std::optional<json> trace_stats(bus::BusClient& bus, const json& status, std::chrono::milliseconds timeout) {
+    const json services = status.value("services", json::array());
+    if (!services.is_array()) return std::nullopt;
+    bool served = false;
+    for (const auto& service : services) served = served || field(service, "name") == "trace";
+    if (!served) return std::nullopt;
+    auto replies = bus.call("trace", json{{"op", "stats"}}, timeout);
+    if (!replies || replies->empty() || !replies->back().body.is_object()) return std::nullopt;
+    return replies->back().body;
+}
+
+void run_status(const ClientOptions& options) {
+    bus::BusClientConfig config;
+    config.endpoint = options.broker_endpoint();
+    bus::BusClient bus(config);
+    auto replies = bus.call(schema::protocol::kMmiStatus, json::object(), options.timeout());
+    if (!replies) exit_with_error(replies.error());
+    json status = replies->back().body;
+    if (!status.is_object()) {
+        exit_with_error(base::make_error(base::ErrorType::kDecodeError, "mmi.status reply is not a JSON object"));
+    }
+    if (auto traces = trace_stats(bus, status, options.timeout())) status["traces"] = std::move(*traces);
+    if (options.json) {
+        std::cout << status.dump(-1, ' ', false, json::error_handler_t::replace) << std::endl;
+    } else {
+        print_table(status);
+    }
+}
+
+}  // namespace
+
+void add_status_command(CLI::App& app) {
+    auto options = std::make_shared<ClientOptions>();
+    auto* command = app.add_subcommand("status", "Show the broker: services, workers, queue depths, spool, uptime");
+    add_client_options(*command, *options, 5'000);
+    command->callback([options] { run_status(*options); });
+}
+
+}  // namespace glassbox::cli

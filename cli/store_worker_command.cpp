@@ -1,0 +1,55 @@
+// `glassbox worker store`: serves the home's knowledge store (every collection under
+// <home>/knowledge/) as the `store` service.
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "cli/client_options.hpp"
+#include "cli/worker_support.hpp"
+#include "cli/home.hpp"
+#include "workers/store/store_service.hpp"
+
+namespace glassbox::cli {
+namespace {
+
+struct StoreOptions {
+    WorkerOptions worker;
+    std::string embeddings_service = "embeddings";
+    std::size_t embed_batch = 256;
+};
+
+void run_store(const StoreOptions& options) {
+    const sigset_t stop_signals = block_stop_signals();
+    const auto home = cli::resolve_home(options.worker.bus.home);
+    std::error_code ec;
+    std::filesystem::create_directories(home, ec);
+    if (ec) {
+        exit_with_error(base::make_error(base::ErrorType::kInternal,
+                                           "cannot create home " + home.string() + ": " + ec.message()));
+    }
+    store::StoreServiceConfig config;
+    config.home = home;
+    config.embeddings_service = options.embeddings_service;
+    config.embed_batch = options.embed_batch;
+    auto service = std::make_shared<store::StoreService>(config);
+    run_worker(std::string(store::kServiceName), options.worker, store::make_store_handler(service), stop_signals);
+}
+
+}  // namespace
+
+void add_store_worker_command(CLI::App& worker_command) {
+    auto options = std::make_shared<StoreOptions>();
+    options->worker.threads = 2;
+    auto* sub = worker_command.add_subcommand(
+        "store", "Serve `store`: the knowledge graph, documents and vectors of <home>/knowledge/ (docs/knowledge.md)");
+    add_worker_options(*sub, options->worker, std::string(store::kServiceName));
+    sub->add_option("--embeddings-service", options->embeddings_service,
+                    "Service that embeds entity labels and chunks while indexing")
+        ->capture_default_str();
+    sub->add_option("--embed-batch", options->embed_batch, "Texts per call to the embeddings service")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 4096));
+    sub->callback([options] { run_store(*options); });
+}
+
+}  // namespace glassbox::cli

@@ -1,0 +1,372 @@
+// `glassbox traces list|show|tail|export|stats`: reads traces back from the `trace` service
+// (docs/traces.md §3).
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+
+#include "bus/bus_client.hpp"
+#include "base/time_format.hpp"
+#include "cli/client_options.hpp"
+#include "cli/commands.hpp"
+#include "bus/explain_subscriber.hpp"
+#include "cli/render/trace_render.hpp"
+#include "schema/explain_builder.hpp"
+
+namespace glassbox::cli {
+namespace {
+
+using nlohmann::json;
+using base::ErrorType;
+using base::make_error;
+namespace traces = cli::render;
+
+constexpr std::string_view kTraceService = "trace";
+
+std::string dump_json(const json& value, int indent = -1) {
+    return value.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+// A time bound for --since/--until: an xsd:dateTime in UTC ("2026-11-22T10:00:00Z", the Z may
+// be left out), a date ("2026-11-22", its midnight UTC), or an age ("90s", "15m", "2h", "7d",
+// "1w": that long before now). The service compares the UTC strings it gets.
+std::string time_bound(const std::string& text, const char* option) {
+    static const std::regex kDate(R"(^\d{4}-\d{2}-\d{2}$)");
+    static const std::regex kDateTime(R"(^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?Z?$)");
+    static const std::regex kAge(R"(^(\d{1,9})(s|m|h|d|w)$)");
+    std::smatch match;
+    if (std::regex_match(text, kDate)) return text + "T00:00:00Z";
+    if (std::regex_match(text, kDateTime)) {
+        std::string bound = text;
+        if (bound.back() != 'Z') bound += 'Z';
+        if (bound.size() == std::string_view("2026-11-22T10:00Z").size())
+            bound.insert(bound.size() - 1, ":00");
+        return bound;
+    }
+    if (std::regex_match(text, match, kAge)) {
+        const long long n = std::stoll(match[1].str());
+        const char unit = match[2].str()[0];
+        const long long seconds = unit == 's'   ? n
+                                  : unit == 'm' ? n * 60
+                                  : unit == 'h' ? n * 3600
+                                  : unit == 'd' ? n * 86'400
+                                                : n * 604'800;
+        return base::format_xsd_datetime(std::chrono::system_clock::now() -
+                                                std::chrono::seconds{seconds});
+    }
+    exit_with_error(
+        make_error(ErrorType::kInvalidRequest,
+                   std::string(option) + " '" + text +
+                       "' is not a UTC time (2026-11-22T10:00:00Z), a date (2026-11-22) or an "
+                       "age (90s, 15m, 2h, 7d, 1w)"));
+}
+
+// One request to the trace service; its FINAL body, which must be a JSON object.
+json call_trace(const ClientOptions& options, const json& request) {
+    return call_for_object(options, kTraceService, request);
+}
+
+// ---- list ---------------------------------------------------------------------------------
+
+struct ListOptions {
+    ClientOptions client;
+    std::string kind;
+    std::string status;
+    std::string since;
+    std::string until;
+    std::string search;
+    std::string parent;
+    bool all = false;
+    int limit = 50;
+    int offset = 0;
+    std::string after;
+    bool exact_total = false;
+};
+
+void run_list(const ListOptions& options) {
+    json request{{"op", "list"}, {"limit", options.limit}, {"offset", options.offset}};
+    if (!options.kind.empty()) request["kind"] = options.kind;
+    if (!options.status.empty()) request["status"] = options.status;
+    if (!options.since.empty()) request["since"] = time_bound(options.since, "--since");
+    if (!options.until.empty()) request["until"] = time_bound(options.until, "--until");
+    if (!options.search.empty()) request["search"] = options.search;
+    if (!options.parent.empty()) request["parent"] = options.parent;
+    if (options.all) request["include_subtraces"] = true;
+    if (!options.after.empty()) request["after"] = options.after;
+    if (options.exact_total) request["exact_total"] = true;
+    const json reply = call_trace(options.client, request);
+    if (options.client.json) {
+        std::cout << dump_json(reply) << std::endl;
+        return;
+    }
+    auto list = traces::decode_session_list(reply);
+    if (!list) exit_with_error(list.error());
+    std::cout << traces::render_session_table(*list) << std::flush;
+}
+
+// ---- show ---------------------------------------------------------------------------------
+
+struct ShowOptions {
+    ClientOptions client;
+    std::string id;
+    std::string format = "tree";
+    bool show_sources = false;
+};
+
+void run_show(const ShowOptions& options) {
+    if (options.id.empty())
+        exit_with_error(make_error(ErrorType::kInvalidRequest, "the trace id is empty"));
+    const auto format =
+        options.client.json
+            ? traces::TraceFormat::kJson
+            : traces::trace_format_from_string(options.format).value_or(traces::TraceFormat::kTree);
+    // The service resolves a UUID prefix (NotFound / InvalidRequest listing the matches: exit 2).
+    const json reply = call_trace(options.client, json{{"op", "show"}, {"session", options.id}});
+    if (format == traces::TraceFormat::kJson) {
+        std::cout << dump_json(reply, 2) << std::endl;
+        return;
+    }
+    auto trace = traces::decode_trace(reply);
+    if (!trace) exit_with_error(trace.error());
+    switch (format) {
+        case traces::TraceFormat::kTree:
+            std::cout << traces::render_tree(*trace, traces::TreeOptions{options.show_sources, 0});
+            break;
+        case traces::TraceFormat::kTurtle:
+            std::cout << traces::render_turtle(traces::trace_triples(*trace));
+            break;
+        case traces::TraceFormat::kNTriples:
+            std::cout << traces::render_ntriples(traces::trace_triples(*trace));
+            break;
+        case traces::TraceFormat::kNQuads:
+            std::cout << traces::render_nquads(traces::trace_triples(*trace));
+            break;
+        case traces::TraceFormat::kJsonLd:
+            std::cout << dump_json(traces::render_jsonld(traces::trace_triples(*trace)), 2) << '\n';
+            break;
+        case traces::TraceFormat::kJson:
+            break;
+    }
+    std::cout << std::flush;
+}
+
+// ---- tail ---------------------------------------------------------------------------------
+
+struct TailOptions {
+    ClientOptions client;
+    std::string kind;
+    std::uint64_t count = 0;  // 0: until stopped
+    int run_ms = 0;           // 0: until stopped
+};
+
+std::atomic<bool> g_stop_tail{false};
+
+extern "C" void request_tail_stop(int /*signal*/) { g_stop_tail.store(true); }
+
+void run_tail(const TailOptions& options) {
+    bus::ExplainSubscriberConfig config;
+    config.endpoint = options.client.pub_endpoint();
+    config.topic = options.kind.empty() ? "explain." : "explain." + options.kind;
+    bus::ExplainSubscriber subscriber(config);
+
+    g_stop_tail.store(false);
+    struct sigaction action {};
+    action.sa_handler = request_tail_stop;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
+
+    using Clock = std::chrono::steady_clock;
+    const auto started = Clock::now();
+    const auto limit = std::chrono::milliseconds{options.run_ms};
+    std::uint64_t seen = 0;
+    while (!g_stop_tail.load()) {
+        if (options.count != 0 && seen >= options.count) return;
+        if (options.run_ms > 0 && Clock::now() - started >= limit) break;
+        auto event = subscriber.next(std::chrono::milliseconds{200});
+        if (!event) {
+            if (event.error().type == ErrorType::kTimeout) continue;
+            exit_with_error(event.error());
+        }
+        // The topic filter is a prefix ("explain.echo" also matches "explain.echoes").
+        if (!options.kind.empty() && event->service != options.kind) continue;
+        const std::string received =
+            base::format_xsd_datetime(std::chrono::system_clock::now());
+        if (options.client.json) {
+            std::cout << dump_json(traces::event_json(*event, received)) << std::endl;
+        } else {
+            std::cout << traces::render_event_line(*event, received) << std::endl;
+        }
+        ++seen;
+    }
+    if (options.count != 0 && seen < options.count && !g_stop_tail.load()) {
+        exit_with_error(make_error(ErrorType::kTimeout,
+                                   "saw " + std::to_string(seen) + " of " +
+                                       std::to_string(options.count) + " explain events within " +
+                                       std::to_string(options.run_ms) + " ms"));
+    }
+}
+
+// ---- export -------------------------------------------------------------------------------
+
+struct ExportOptions {
+    ClientOptions client;
+    std::string since;
+    std::string until;
+};
+
+void run_export(const ExportOptions& options) {
+    json request{{"op", "export"}, {"since", time_bound(options.since, "--since")}};
+    if (!options.until.empty()) request["until"] = time_bound(options.until, "--until");
+    bus::BusClientConfig config;
+    config.endpoint = options.client.broker_endpoint();
+    bus::BusClient bus(config);
+    auto stream = bus::open_stream(bus, kTraceService, request.dump(), options.client.timeout());
+    if (!stream) exit_with_error(stream.error());
+    // The client's backstop (deadline + grace) ends the stream, so this wait always terminates.
+    const auto wait = options.client.timeout() + config.deadline_grace + std::chrono::seconds{1};
+    std::uint64_t lines = 0;
+    for (;;) {
+        auto reply = stream->next(wait);
+        if (!reply) exit_with_error(reply.error());
+        if (reply->kind == bus::ReplyKind::kError) exit_with_error(*reply->error);
+        if (reply->kind == bus::ReplyKind::kData) {
+            const auto it =
+                reply->body.is_object() ? reply->body.find("nquads") : reply->body.end();
+            if (!reply->body.is_object() || it == reply->body.end() || !it->is_string()) {
+                exit_with_error(make_error(ErrorType::kDecodeError,
+                                           "an export chunk has no \"nquads\" string"));
+            }
+            const auto& text = it->get_ref<const std::string&>();
+            for (char c : text) lines += c == '\n' ? 1 : 0;
+            std::cout << text;
+            if (!text.empty() && text.back() != '\n') {
+                std::cout << '\n';
+                ++lines;
+            }
+            std::cout.flush();
+        } else if (reply->kind == bus::ReplyKind::kFinal) {
+            const json& body = reply->body;
+            std::cerr << "exported "
+                      << (body.is_object() ? dump_json(body.value("sessions", json())) : "?")
+                      << " sessions, "
+                      << (body.is_object() ? dump_json(body.value("triples", json())) : "?")
+                      << " triples (" << lines << " N-Quads lines written)" << std::endl;
+            return;
+        }
+    }
+}
+
+// ---- stats --------------------------------------------------------------------------------
+
+void run_stats(const ClientOptions& options) {
+    const json reply = call_trace(options, json{{"op", "stats"}});
+    if (options.json) {
+        std::cout << dump_json(reply) << std::endl;
+        return;
+    }
+    for (const auto& [key, value] : reply.items()) {
+        if (value.is_object()) {
+            std::cout << key << ":\n";
+            for (const auto& [inner, count] : value.items()) {
+                std::cout << "  " << inner << "  "
+                          << (count.is_string() ? count.get<std::string>() : dump_json(count))
+                          << "\n";
+            }
+        } else {
+            std::cout << key << "  "
+                      << (value.is_string() ? value.get<std::string>() : dump_json(value)) << "\n";
+        }
+    }
+    std::cout << std::flush;
+}
+
+}  // namespace
+
+void add_traces_command(CLI::App& app) {
+    auto* traces_cmd =
+        app.add_subcommand("traces", "Read explain traces back: list, show, tail, export, stats");
+    traces_cmd->require_subcommand(1);
+
+    auto list = std::make_shared<ListOptions>();
+    auto* list_cmd = traces_cmd->add_subcommand(
+        "list",
+        "List sessions, newest first: Session | Kind | Question | Started | Duration | Status");
+    list_cmd->add_option("--kind", list->kind,
+                         "Only this kind (echo, graph-rag, document-rag, agent, query)");
+    list_cmd->add_option("--status", list->status, "Only this status")
+        ->check(CLI::IsMember({"running", "complete", "error", "incomplete"}));
+    list_cmd->add_option("--since", list->since,
+                         "Started at or after: UTC time, date, or age (2h, 7d)");
+    list_cmd->add_option("--until", list->until, "Started before: UTC time, date, or age");
+    list_cmd->add_option("--search", list->search, "Text in the question");
+    list_cmd->add_option("--parent", list->parent, "Only the sub-traces of this session");
+    list_cmd->add_flag("--all", list->all, "Include sub-traces");
+    list_cmd->add_option("--limit", list->limit, "At most this many sessions")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100'000));
+    list_cmd->add_option("--after", list->after, "Page after this cursor (printed under each full page)");
+    list_cmd->add_flag("--exact-total", list->exact_total,
+                       "Count every matching session (slower; by default the count stops at 10,000)");
+    list_cmd->add_option("--offset", list->offset, "Skip this many")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+    add_client_options(*list_cmd, list->client);
+    list_cmd->callback([list] { run_list(*list); });
+
+    auto show = std::make_shared<ShowOptions>();
+    auto* show_cmd = traces_cmd->add_subcommand(
+        "show",
+        "Show one trace: its steps and facts (tree), its reply (json), or its exact triples "
+        "(turtle, ntriples, jsonld: the triples of urn:graph:retrieval; nquads keeps the graph)");
+    show_cmd->add_option("id", show->id, "Session URI, or a unique prefix of its UUID")->required();
+    show_cmd->add_option("--format", show->format, "tree, json, turtle, ntriples, nquads or jsonld")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"tree", "json", "turtle", "ntriples", "nquads", "jsonld"}));
+    show_cmd->add_flag(
+        "--show-sources", show->show_sources,
+        "Tree: the source chunk, document and data tier of each selected edge and chunk");
+    add_client_options(*show_cmd, show->client);
+    show_cmd->callback([show] { run_show(*show); });
+
+    auto tail = std::make_shared<TailOptions>();
+    auto* tail_cmd = traces_cmd->add_subcommand(
+        "tail",
+        "Print explain events live from the broker's explain topic until Ctrl-C (one line each, or "
+        "JSON lines with --json); events published before it connected are not seen");
+    tail_cmd->add_option("--kind", tail->kind, "Only this service's events");
+    tail_cmd->add_option("--count", tail->count,
+                         "Stop after this many events (exit 1 if --timeout-ms passes first)");
+    tail_cmd->add_option("--timeout-ms", tail->run_ms, "Stop after this long (0: until stopped)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 86'400'000));
+    add_client_options(*tail_cmd, tail->client, 30'000, ClientOptionSet{true, false});
+    tail_cmd->callback([tail] { run_tail(*tail); });
+
+    auto exporter = std::make_shared<ExportOptions>();
+    auto* export_cmd = traces_cmd->add_subcommand(
+        "export",
+        "Write the exact stored triples of every session started in a range to stdout as N-Quads "
+        "(a summary goes to stderr)");
+    export_cmd
+        ->add_option("--since", exporter->since,
+                     "Started at or after: UTC time, date, or age (2h, 7d)")
+        ->required();
+    export_cmd->add_option("--until", exporter->until, "Started before: UTC time, date, or age");
+    add_client_options(*export_cmd, exporter->client, 300'000);
+    export_cmd->callback([exporter] { run_export(*exporter); });
+
+    auto stats = std::make_shared<ClientOptions>();
+    auto* stats_cmd =
+        traces_cmd->add_subcommand("stats",
+                                   "Counts of the trace store: sessions by status, events, "
+                                   "triples, quarantined messages, size");
+    add_client_options(*stats_cmd, *stats);
+    stats_cmd->callback([stats] { run_stats(*stats); });
+}
+
+}  // namespace glassbox::cli

@@ -1,0 +1,158 @@
+// `glassbox up`: the whole pipeline on one machine — broker and workers, supervised.
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/process_supervisor.hpp"
+#include "cli/home.hpp"
+#include "base/log.hpp"
+
+namespace glassbox::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct UpOptions {
+    std::string home;
+    std::string bind = "tcp://127.0.0.1:5555";
+    std::string pub = "tcp://127.0.0.1:5556";
+    int heartbeat_ms = 2500;
+    int threads = 2;
+    std::string ready_file;
+    int start_timeout_ms = 15'000;
+};
+
+// The workers `up` runs, in start order: the services others call come before their callers
+// (a caller started first would only queue its first requests until they register).
+const std::vector<std::string> kUpWorkers = {"echo",  "trace-collector", "embeddings", "store",
+                                           "llm",   "graph-rag",       "document-rag"};
+
+struct BrokerEndpoints {
+    std::string endpoint;
+    std::string pub_endpoint;
+};
+
+std::optional<BrokerEndpoints> read_ready_file(const fs::path& path) {
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto json = nlohmann::json::parse(text.str(), nullptr, false);
+    if (!json.is_object() || !json.contains("endpoint") || !json["endpoint"].is_string() ||
+        !json.contains("pub_endpoint") || !json["pub_endpoint"].is_string()) {
+        return std::nullopt;
+    }
+    return BrokerEndpoints{json["endpoint"].get<std::string>(), json["pub_endpoint"].get<std::string>()};
+}
+
+void write_file_atomically(const fs::path& path, const std::string& text) {
+    const fs::path tmp = path.string() + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::trunc);
+        out << text << '\n';
+    }
+    fs::rename(tmp, path);
+}
+
+[[noreturn]] void fail_up(const std::string& message) {
+    std::cerr << "glassbox up: " << message << '\n';
+    throw CLI::RuntimeError(1);
+}
+
+void run_up(const UpOptions& options) {
+    const sigset_t stop_signals = block_supervisor_signals();
+    const fs::path home = cli::resolve_home(options.home);
+    std::error_code ec;
+    fs::create_directories(home / "logs", ec);
+    fs::create_directories(home / "run", ec);
+    if (ec) fail_up("cannot create home " + home.string() + ": " + ec.message());
+    fs::permissions(home, fs::perms::owner_all, fs::perm_options::replace, ec);
+
+    const std::string self = fs::read_symlink("/proc/self/exe").string();
+    const fs::path broker_ready = home / "run" / "broker.ready";
+    fs::remove(broker_ready, ec);
+
+    ProcessSupervisor supervisor{SupervisorConfig{}};
+    const std::string heartbeat = std::to_string(options.heartbeat_ms);
+    auto broker_argv = [&](const std::string& bind, const std::string& pub) {
+        return std::vector<std::string>{self,   "broker",      "--bind",           bind,
+                                        "--pub", pub,          "--home",           home.string(),
+                                        "--heartbeat-ms", heartbeat, "--ready-file", broker_ready.string()};
+    };
+    supervisor.start(ChildSpec{"broker", broker_argv(options.bind, options.pub), home / "logs" / "broker.log"});
+
+    // Wait for the broker to bind; it reports the real endpoints (ports chosen with `*`).
+    std::optional<BrokerEndpoints> endpoints;
+    const auto give_up = Clock::now() + std::chrono::milliseconds{options.start_timeout_ms};
+    while (!(endpoints = read_ready_file(broker_ready))) {
+        if (Clock::now() > give_up) {
+            supervisor.stop_all();
+            fail_up("the broker did not start within " + std::to_string(options.start_timeout_ms) +
+                 " ms; see " + (home / "logs" / "broker.log").string());
+        }
+        if (supervisor.supervise_once(std::chrono::milliseconds{50}, stop_signals)) {
+            supervisor.stop_all();
+            return;
+        }
+    }
+    // A restarted broker must come back on the same endpoints the workers and clients know.
+    supervisor.set_argv("broker", broker_argv(endpoints->endpoint, endpoints->pub_endpoint));
+    cli::write_home_config(home, cli::HomeConfig{endpoints->endpoint, endpoints->pub_endpoint});
+
+    for (const auto& worker : kUpWorkers) {
+        supervisor.start(ChildSpec{worker,
+                                   {self, "worker", worker, "--broker", endpoints->endpoint,
+                                    "--threads", std::to_string(options.threads), "--heartbeat-ms",
+                                    heartbeat, "--home", home.string()},
+                                   home / "logs" / (worker + ".log")});
+    }
+
+    const nlohmann::json ready = {{"endpoint", endpoints->endpoint},
+                                  {"pub_endpoint", endpoints->pub_endpoint},
+                                  {"home", home.string()},
+                                  {"pid", static_cast<long>(getpid())}};
+    if (!options.ready_file.empty()) write_file_atomically(options.ready_file, ready.dump());
+    std::cout << "glassbox is up: broker " << endpoints->endpoint << ", explain topic "
+              << endpoints->pub_endpoint << ", home " << home.string() << ", logs in "
+              << (home / "logs").string() << " (Ctrl-C stops)" << std::endl;
+
+    while (!supervisor.supervise_once(std::chrono::milliseconds{500}, stop_signals)) {
+    }
+    base::component_logger("up")->info("event=stopping");
+    supervisor.stop_all();
+    std::cout << "glassbox stopped" << std::endl;
+}
+
+}  // namespace
+
+void add_up_command(CLI::App& app) {
+    auto options = std::make_shared<UpOptions>();
+    auto* cmd = app.add_subcommand("up", "Start the broker and every worker on this machine, supervised");
+    cmd->add_option("--home", options->home, "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
+    cmd->add_option("--bind", options->bind, "Request endpoint of the broker")->capture_default_str();
+    cmd->add_option("--pub", options->pub, "Explain topic endpoint (XPUB)")->capture_default_str();
+    cmd->add_option("--heartbeat-ms", options->heartbeat_ms, "Heartbeat interval for broker and workers")
+        ->capture_default_str()
+        ->check(CLI::Range(10, 600'000));
+    cmd->add_option("--threads", options->threads, "Worker threads per worker process")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 256));
+    cmd->add_option("--ready-file", options->ready_file,
+                    "Write {endpoint, pub_endpoint, home, pid} here once everything is started");
+    cmd->add_option("--start-timeout-ms", options->start_timeout_ms, "How long the broker may take to bind")
+        ->capture_default_str();
+    cmd->callback([options] { run_up(*options); });
+}
+
+}  // namespace glassbox::cli

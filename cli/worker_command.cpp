@@ -1,0 +1,220 @@
+// `glassbox worker <name>`: runs one worker process until SIGTERM/SIGINT, then stops gracefully.
+#include <pthread.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/client_options.hpp"
+#include "cli/commands.hpp"
+#include "cli/worker_support.hpp"
+#include "cli/home.hpp"
+#include "base/log.hpp"
+#include "workers/echo/echo_service.hpp"
+#include "workers/runtime/worker.hpp"
+#include "workers/trace_collector/collector.hpp"
+#include "workers/trace_collector/trace_service.hpp"
+
+namespace glassbox::cli {
+namespace {
+
+// One entry per worker the executable can run: a new worker adds one line to kBuiltinWorkers.
+struct WorkerEntry {
+    const char* name;  // the subcommand and the default service name
+    const char* description;
+    runtime::Handler (*make_handler)();
+};
+
+const std::vector<WorkerEntry> kBuiltinWorkers = {
+    {"echo", "Diagnostic echo service: answers with its request and a Question → Synthesis trace",
+     &echo::make_echo_handler},
+};
+
+}  // namespace
+
+void add_bus_options(CLI::App& sub, BusOptions& options, const std::string& home_help) {
+    sub.add_option("--broker", options.broker,
+                   "Broker request endpoint (default: the home's config.json, else tcp://127.0.0.1:5555)")
+        ->envname("GLASSBOX_BROKER");
+    sub.add_option("--home", options.home, home_help)->envname("GLASSBOX_HOME");
+    sub.add_option("--heartbeat-ms", options.heartbeat_ms, "Heartbeat interval; match the broker's")
+        ->capture_default_str()
+        ->check(CLI::Range(10, 600'000));
+    sub.add_option("--liveness", options.liveness, "Missed heartbeats before the broker counts as gone")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100));
+}
+
+void add_worker_options(CLI::App& sub, WorkerOptions& options, const std::string& default_service) {
+    add_bus_options(sub, options.bus, "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
+    sub.add_option("--service", options.service, "Register under this service name instead")
+        ->default_str(default_service);
+    sub.add_option("--name", options.name, "Worker name in logs and explain messages");
+    sub.add_option("--threads", options.threads, "Worker threads (independent workers) in this process")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1024));
+    sub.add_option("--drain-timeout-ms", options.drain_timeout_ms,
+                   "On stop, how long a running request may finish before it is cancelled")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 3'600'000));
+}
+
+sigset_t block_stop_signals() {
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+    return stop_signals;
+}
+
+int wait_for_stop_signal(const sigset_t& stop_signals) {
+    int signal = 0;
+    while (sigwait(&stop_signals, &signal) != 0) {
+    }
+    return signal;
+}
+
+void run_worker(const std::string& default_service, const WorkerOptions& options, runtime::Handler handler,
+                const sigset_t& stop_signals) {
+    auto endpoint = cli::resolve_broker_endpoint(options.bus.broker, cli::resolve_home(options.bus.home));
+    if (!endpoint) exit_with_error(endpoint.error());
+
+    runtime::WorkerConfig config;
+    config.endpoint = std::move(endpoint).value();
+    config.service = options.service.empty() ? default_service : options.service;
+    config.threads = options.threads;
+    config.heartbeat = std::chrono::milliseconds{options.bus.heartbeat_ms};
+    config.liveness = options.bus.liveness;
+    config.drain_timeout = std::chrono::milliseconds{options.drain_timeout_ms};
+    config.worker_name = options.name;
+
+    std::unique_ptr<runtime::Worker> worker;
+    try {
+        worker = std::make_unique<runtime::Worker>(config, std::move(handler));
+    } catch (const std::invalid_argument& e) {
+        exit_with_error(base::make_error(base::ErrorType::kInvalidRequest, e.what()));
+    }
+    worker->start();
+    base::component_logger("worker")->info("event=started service={} threads={} endpoint={}", config.service,
+                                              config.threads, config.endpoint);
+    const int signal = wait_for_stop_signal(stop_signals);
+    base::component_logger("worker")->info("event=signal signal={} action=graceful_stop", signal);
+    worker->stop();
+    worker->wait();
+    base::component_logger("worker")->info("event=stopped service={}", config.service);
+}
+
+namespace {
+
+struct TraceCollectorOptions {
+    BusOptions bus;
+    std::size_t threads = 2;
+    int incomplete_after_s = 300;
+    std::uint64_t window = 1024;
+    bool synchronous_normal = false;
+};
+
+// The collector (GBE01, the only writer of <home>/traces.db) and the `trace` service (reads)
+// in one process; SIGTERM/SIGINT stop both gracefully.
+void run_trace_collector(const TraceCollectorOptions& options) {
+    const sigset_t stop_signals = block_stop_signals();
+    const auto home = cli::resolve_home(options.bus.home);
+    auto endpoint = cli::resolve_broker_endpoint(options.bus.broker, home);
+    if (!endpoint) exit_with_error(endpoint.error());
+    std::error_code ec;
+    std::filesystem::create_directories(home, ec);
+    if (ec) {
+        exit_with_error(base::make_error(base::ErrorType::kInternal,
+                                           "cannot create home " + home.string() + ": " + ec.message()));
+    }
+
+    trace::StoreConfig store_config;
+    store_config.incomplete_after = std::chrono::seconds{options.incomplete_after_s};
+    store_config.synchronous_full = !options.synchronous_normal;
+    const auto db_path = home / "traces.db";
+    auto store = trace::TraceStore::open(db_path, trace::OpenMode::kReadWrite, store_config);
+    if (!store) exit_with_error(store.error());
+
+    zmq::context_t context{1};
+    trace::CollectorConfig collector_config;
+    collector_config.endpoint = endpoint.value();
+    collector_config.heartbeat = std::chrono::milliseconds{options.bus.heartbeat_ms};
+    collector_config.liveness = options.bus.liveness;
+    collector_config.window = options.window;
+    trace::Collector collector(context, collector_config, *store.value());
+
+    runtime::WorkerConfig config;
+    config.endpoint = endpoint.value();
+    config.service = std::string(trace::kTraceServiceName);
+    config.threads = options.threads;
+    config.heartbeat = std::chrono::milliseconds{options.bus.heartbeat_ms};
+    config.liveness = options.bus.liveness;
+    config.worker_name = "trace-collector";
+    auto pool = std::make_shared<trace::ReadStorePool>(db_path, store_config);
+    runtime::Worker worker(context, config, trace::make_trace_handler(pool));
+
+    std::thread collector_thread([&collector] { collector.run(); });
+    worker.start();
+    auto log = base::component_logger("trace-collector");
+    log->info("event=started db={} endpoint={} threads={}", db_path.string(), config.endpoint, config.threads);
+    const int signal = wait_for_stop_signal(stop_signals);
+    log->info("event=signal signal={} action=graceful_stop", signal);
+    worker.stop();
+    collector.stop();
+    collector_thread.join();
+    worker.wait();
+    const auto& counters = collector.counters();
+    log->info("event=stopped stored={} duplicates={} quarantined={} acked={}", counters.stored.load(),
+              counters.duplicates.load(), counters.quarantined.load(), counters.acked.load());
+}
+
+void add_trace_collector_command(CLI::App& command) {
+    auto options = std::make_shared<TraceCollectorOptions>();
+    auto* sub = command.add_subcommand(
+        "trace-collector", "Store the broker's explain feed in <home>/traces.db and serve the `trace` service");
+    add_bus_options(*sub, options->bus, "Home folder holding traces.db (default $GLASSBOX_HOME, else ~/.glassbox)");
+    sub->add_option("--threads", options->threads, "Threads serving `trace` requests")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 64));
+    sub->add_option("--incomplete-after-s", options->incomplete_after_s,
+                    "A session without an end and silent this long reads as incomplete")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 30 * 24 * 3600));
+    sub->add_option("--window", options->window, "Unacknowledged deliveries the broker may hand over (ATTACH)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 65536));
+    sub->add_flag("--synchronous-normal", options->synchronous_normal,
+                  "Commit without fsync per transaction (faster; the last commits may be lost on power loss)");
+    sub->callback([options] { run_trace_collector(*options); });
+}
+
+}  // namespace
+
+void add_worker_command(CLI::App& app) {
+    auto* command = app.add_subcommand("worker", "Run one worker process (stops gracefully on SIGTERM/SIGINT)");
+    command->require_subcommand(1);
+    for (const auto& entry : kBuiltinWorkers) {
+        auto options = std::make_shared<WorkerOptions>();
+        auto* sub = command->add_subcommand(entry.name, entry.description);
+        add_worker_options(*sub, *options, entry.name);
+        const WorkerEntry* chosen = &entry;
+        sub->callback([chosen, options] {
+            const sigset_t stop_signals = block_stop_signals();
+            run_worker(chosen->name, *options, chosen->make_handler(), stop_signals);
+        });
+    }
+    add_trace_collector_command(*command);
+    add_embeddings_worker_command(*command);
+    add_store_worker_command(*command);
+    add_llm_worker_command(*command);
+    add_graph_rag_worker_command(*command);
+    add_document_rag_worker_command(*command);
+}
+
+}  // namespace glassbox::cli

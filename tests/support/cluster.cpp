@@ -1,0 +1,201 @@
+// A broker and its workers as real `glassbox` processes for integration tests.
+#include "tests/support/cluster.hpp"
+
+#include <signal.h>
+
+#include <iostream>
+#include <thread>
+
+namespace glassbox::integration {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string tail(const std::string& text, std::size_t n = 4000) {
+    return text.size() <= n ? text : "..." + text.substr(text.size() - n);
+}
+
+}  // namespace
+
+std::string glassbox_binary() { return GLASSBOX_BINARY; }
+
+std::string echo_body(const std::string& question, int partials, int delay_ms,
+                      const std::string& fail) {
+    nlohmann::json body{{"question", question}, {"partials", partials}};
+    if (delay_ms > 0) {
+        body["delay_ms"] = delay_ms;
+    }
+    if (!fail.empty()) {
+        body["fail"] = fail;
+    }
+    return body.dump();
+}
+
+ClusterTest::ClusterTest() : tmp_("glassbox-it") {}
+
+ClusterTest::~ClusterTest() = default;
+
+void ClusterTest::TearDown() {
+    // Stop workers before brokers so their logs end cleanly; everything is reaped regardless.
+    for (auto it = processes_.rbegin(); it != processes_.rend(); ++it) {
+        (*it)->terminate(std::chrono::milliseconds{2000});
+    }
+    if (HasFailure()) {
+        tmp_.keep();
+        std::cerr << "[ logs kept in " << tmp_.path().string() << " ]\n";
+        for (auto& p : processes_) {
+            const auto err = p->stderr_text();
+            if (!err.empty()) {
+                std::cerr << "----- " << p->name() << " stderr -----\n" << tail(err) << "\n";
+            }
+        }
+    }
+}
+
+ChildProcess& ClusterTest::start_process(const std::string& name, std::vector<std::string> argv) {
+    processes_.push_back(std::make_unique<ChildProcess>(name, std::move(argv), tmp_.path()));
+    return *processes_.back();
+}
+
+RunningBroker ClusterTest::start_broker(BrokerOptions options) {
+    const int n = broker_count_++;
+    const auto ready = tmp_.path() / ("broker-" + std::to_string(n) + ".ready.json");
+    std::vector<std::string> argv{glassbox_binary(), "broker",
+                                  "--bind", options.bind,
+                                  "--pub", "tcp://127.0.0.1:*",
+                                  "--home", broker_home().string(),
+                                  "--heartbeat-ms", std::to_string(options.heartbeat_ms),
+                                  "--ready-file", ready.string()};
+    argv.insert(argv.end(), options.extra.begin(), options.extra.end());
+    auto& process = start_process("broker-" + std::to_string(n), std::move(argv));
+    RunningBroker broker;
+    broker.process = &process;
+    auto info = wait_for_ready_file(ready, process, std::chrono::milliseconds{10'000});
+    if (!info) {
+        ADD_FAILURE() << "broker wrote no ready file; stderr:\n" << tail(process.stderr_text());
+        return broker;
+    }
+    broker.ready = *info;
+    broker.endpoint = info->value("endpoint", "");
+    broker.pub_endpoint = info->value("pub_endpoint", "");
+    EXPECT_EQ(info->value("pid", -1), process.pid()) << "ready file: " << info->dump();
+    EXPECT_EQ(broker.endpoint.rfind("tcp://127.0.0.1:", 0), 0u) << info->dump();
+    EXPECT_EQ(broker.endpoint.find('*'), std::string::npos) << "endpoint not resolved: "
+                                                            << info->dump();
+    return broker;
+}
+
+ChildProcess& ClusterTest::start_echo_worker(const std::string& endpoint, int threads,
+                                             std::vector<std::string> extra) {
+    std::vector<std::string> argv{glassbox_binary(), "worker", "echo",
+                                  "--broker", endpoint,
+                                  "--threads", std::to_string(threads),
+                                  "--heartbeat-ms", std::to_string(kHeartbeatMs)};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return start_process("echo-worker-" + std::to_string(processes_.size()), std::move(argv));
+}
+
+ChildProcess& ClusterTest::start_test_worker(const std::string& endpoint,
+                                             const std::string& service, int delay_ms) {
+    return start_process("test-worker-" + std::to_string(processes_.size()),
+                         {GLASSBOX_TEST_WORKER, "--broker", endpoint, "--service", service,
+                          "--delay-ms", std::to_string(delay_ms), "--heartbeat-ms",
+                          std::to_string(kHeartbeatMs)});
+}
+
+bool ClusterTest::wait_until_busy(const std::string& endpoint, const std::string& service,
+                                  int workers, std::chrono::milliseconds timeout) {
+    const auto stop = Clock::now() + timeout;
+    while (Clock::now() < stop) {
+        if (auto s = status(endpoint)) {
+            for (const auto& svc : s->value("services", nlohmann::json::array())) {
+                if (svc.value("name", "") == service && svc.value("workers", -1) == workers &&
+                    svc.value("idle", -1) == 0) {
+                    return true;
+                }
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds{20});
+    }
+    return false;
+}
+
+bool ClusterTest::wait_for_workers(const std::string& endpoint, const std::string& service,
+                                   int workers, std::chrono::milliseconds timeout) {
+    const auto stop = Clock::now() + timeout;
+    while (Clock::now() < stop) {
+        if (auto s = status(endpoint)) {
+            int found = 0;
+            for (const auto& svc : s->value("services", nlohmann::json::array())) {
+                if (svc.value("name", "") == service) {
+                    found = svc.value("workers", -1);
+                }
+            }
+            if (found == workers) {
+                return true;
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds{20});
+    }
+    return false;
+}
+
+CommandResult ClusterTest::run_glassbox(std::vector<std::string> args,
+                                        std::chrono::milliseconds timeout) {
+    args.insert(args.begin(), glassbox_binary());
+    return run_command(std::move(args), tmp_.path(), timeout);
+}
+
+std::optional<nlohmann::json> ClusterTest::status(const std::string& endpoint) {
+    GbcClient client(context_, endpoint);
+    auto replies = client.call("mmi.status", "{}", 5000, std::chrono::milliseconds{5000});
+    if (replies.empty() || !replies.back().is_final()) {
+        return std::nullopt;
+    }
+    auto value = replies.back().json();
+    if (value.is_discarded() || !value.is_object()) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+bool ClusterTest::wait_for_service(const std::string& endpoint, const std::string& service,
+                                   std::chrono::milliseconds timeout, int workers) {
+    const auto stop = Clock::now() + timeout;
+    while (Clock::now() < stop) {
+        if (workers <= 1) {
+            MdpClient client(context_, endpoint);
+            auto reply = client.call("mmi.service", {service}, std::chrono::milliseconds{1000});
+            if (reply && reply->size() == 1 && (*reply)[0] == "200") {
+                return true;
+            }
+        } else if (auto s = status(endpoint)) {
+            for (const auto& svc : s->value("services", nlohmann::json::array())) {
+                if (svc.value("name", "") == service && svc.value("workers", 0) >= workers) {
+                    return true;
+                }
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds{50});
+    }
+    return false;
+}
+
+void ClusterTest::expect_echo_served(const std::string& endpoint, const std::string& question) {
+    GbcClient client(context_, endpoint);
+    auto replies = client.call("echo", echo_body(question), 10'000, std::chrono::milliseconds{10'000});
+    ASSERT_FALSE(replies.empty()) << "no reply to a normal echo request";
+    const auto& last = replies.back();
+    ASSERT_TRUE(last.is_final()) << last.describe();
+    auto body = last.json();
+    ASSERT_TRUE(body.is_object()) << last.describe();
+    EXPECT_EQ(body["echo"]["question"], question) << last.describe();
+}
+
+std::string ClusterTest::port_of(const std::string& endpoint) {
+    const auto colon = endpoint.rfind(':');
+    return colon == std::string::npos ? std::string{} : endpoint.substr(colon + 1);
+}
+
+}  // namespace glassbox::integration

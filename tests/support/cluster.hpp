@@ -1,0 +1,92 @@
+// A broker and its workers as real `glassbox` processes, on loopback, with a fresh home per test.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <zmq.hpp>
+
+#include "tests/support/bus_peers.hpp"
+#include "tests/support/process.hpp"
+
+namespace glassbox::integration {
+
+// Heartbeat used by every process a test starts: death is noticed within ~3 intervals.
+inline constexpr int kHeartbeatMs = 200;
+
+// The `glassbox` executable under test (a compile definition set by CMake).
+std::string glassbox_binary();
+
+struct BrokerOptions {
+    std::string bind = "tcp://127.0.0.1:*";
+    int heartbeat_ms = kHeartbeatMs;
+    std::vector<std::string> extra;  // more `glassbox broker` options
+};
+
+struct RunningBroker {
+    ChildProcess* process = nullptr;
+    std::string endpoint;
+    std::string pub_endpoint;
+    nlohmann::json ready;
+};
+
+// Base fixture: owns a temp dir (broker home and logs) and every process it starts; all are
+// killed and reaped when the test ends. On failure the logs' tails are printed and kept.
+class ClusterTest : public ::testing::Test {
+protected:
+    ClusterTest();
+    ~ClusterTest() override;
+    void TearDown() override;
+
+    // Starts `glassbox broker`, waits for its ready file; fails the test if it does not come.
+    RunningBroker start_broker(BrokerOptions options = {});
+    // `glassbox worker echo --broker <endpoint>`.
+    ChildProcess& start_echo_worker(const std::string& endpoint, int threads = 1,
+                                    std::vector<std::string> extra = {});
+    // integration_test_worker: a plain 7/MDP worker holding each request `delay_ms` first.
+    ChildProcess& start_test_worker(const std::string& endpoint, const std::string& service,
+                                    int delay_ms);
+    // Waits until mmi.status shows `service` with `workers` workers, none of them idle.
+    bool wait_until_busy(const std::string& endpoint, const std::string& service, int workers = 1,
+                         std::chrono::milliseconds timeout = std::chrono::milliseconds{5000});
+    // Waits until mmi.status shows exactly `workers` workers for `service`.
+    bool wait_for_workers(const std::string& endpoint, const std::string& service, int workers,
+                          std::chrono::milliseconds timeout = std::chrono::milliseconds{5000});
+    // Any process, owned by the fixture.
+    ChildProcess& start_process(const std::string& name, std::vector<std::string> argv);
+    // Runs `glassbox <args>` to completion.
+    CommandResult run_glassbox(std::vector<std::string> args,
+                               std::chrono::milliseconds timeout = std::chrono::milliseconds{20'000});
+
+    // Polls mmi.service until `service` has `workers` live workers per mmi.status (or 200).
+    bool wait_for_service(const std::string& endpoint, const std::string& service,
+                          std::chrono::milliseconds timeout = std::chrono::milliseconds{10'000},
+                          int workers = 1);
+    // mmi.status over GBC01; nullopt if no FINAL JSON object arrives.
+    std::optional<nlohmann::json> status(const std::string& endpoint);
+    // Sends one ordinary echo request and checks it is served: the broker still serves.
+    void expect_echo_served(const std::string& endpoint, const std::string& question = "still alive");
+
+    // The port of a resolved tcp endpoint ("tcp://127.0.0.1:41234" -> "41234").
+    static std::string port_of(const std::string& endpoint);
+
+    const std::filesystem::path& dir() const { return tmp_.path(); }
+    std::filesystem::path broker_home() const { return tmp_.path() / "broker-home"; }
+
+    zmq::context_t context_{1};
+    TempDir tmp_;
+    std::vector<std::unique_ptr<ChildProcess>> processes_;
+    int broker_count_ = 0;
+};
+
+// An echo request body (partials always given: the echo service's default is 1).
+std::string echo_body(const std::string& question, int partials = 0, int delay_ms = 0,
+                      const std::string& fail = {});
+
+}  // namespace glassbox::integration

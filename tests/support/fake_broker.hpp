@@ -1,0 +1,92 @@
+// A fake broker for worker-runtime tests: a ROUTER the test drives by hand, every receive bounded.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <zmq.hpp>
+
+#include "bus/frame_io.hpp"
+#include "schema/protocol.hpp"
+
+namespace glassbox::runtime::testing {
+
+using Frames = bus::Frames;
+using namespace std::chrono_literals;
+
+// A message from a worker: its ROUTER identity and the frames after it.
+struct WorkerMessage {
+    std::string identity;
+    Frames frames;  // [""] ["MDPW01"] [command] ...
+    char command() const { return frames.size() > 2 && frames[2].size() == 1 ? frames[2][0] : '\0'; }
+};
+
+class FakeBroker {
+public:
+    explicit FakeBroker(zmq::context_t& context) : router_(context, zmq::socket_type::router) {
+        static std::atomic<int> counter{0};
+        endpoint_ = "inproc://fake-broker-" + std::to_string(counter++);
+        bus::set_socket_limits(router_, 0ms, 10'000, 10'000);
+        router_.bind(endpoint_);
+    }
+
+    const std::string& endpoint() const { return endpoint_; }
+
+    std::optional<WorkerMessage> receive(std::chrono::milliseconds timeout) {
+        if (!bus::wait_readable(router_, timeout)) return std::nullopt;
+        auto frames = bus::try_receive_frames(router_);
+        if (!frames || frames->empty()) return std::nullopt;
+        WorkerMessage message;
+        message.identity = frames->front();
+        message.frames.assign(frames->begin() + 1, frames->end());
+        return message;
+    }
+
+    // The next message with `command`, skipping heartbeats (unless asked for); nullopt on timeout.
+    std::optional<WorkerMessage> expect(char command, std::chrono::milliseconds timeout = 3000ms) {
+        const auto until = std::chrono::steady_clock::now() + timeout;
+        for (;;) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                until - std::chrono::steady_clock::now());
+            if (left.count() <= 0) return std::nullopt;
+            auto message = receive(left);
+            if (!message) return std::nullopt;
+            if (message->command() == command) return message;
+            if (message->command() != schema::protocol::worker_cmd::kHeartbeat) {
+                skipped.push_back(*message);
+            }
+        }
+    }
+
+    void send(const std::string& identity, Frames frames) {
+        frames.insert(frames.begin(), identity);
+        ASSERT_TRUE(bus::send_frames(router_, frames));
+    }
+
+    void send_command(const std::string& identity, char command, const Frames& rest = {}) {
+        Frames frames{"", std::string(schema::protocol::kMdpWorker), std::string(1, command)};
+        frames.insert(frames.end(), rest.begin(), rest.end());
+        send(identity, frames);
+    }
+
+    void send_request(const std::string& identity, const std::string& token, const std::string& body,
+                      const std::string& request_id = "r-1", long long deadline_ms = 10'000,
+                      const std::string& service = "test") {
+        const std::string meta = R"({"request_id":")" + request_id + R"(","service":")" + service +
+                                 R"(","deadline_ms":)" + std::to_string(deadline_ms) +
+                                 R"(,"attempt":1,"client":"GBC01"})";
+        send_command(identity, schema::protocol::worker_cmd::kRequest, {token, "", meta, body});
+    }
+
+    std::vector<WorkerMessage> skipped;  // non-heartbeat messages expect() passed over
+
+private:
+    zmq::socket_t router_;
+    std::string endpoint_;
+};
+
+}  // namespace glassbox::runtime::testing

@@ -1,0 +1,294 @@
+// BusClient: frames it sends, reply decoding, terminal handling, heartbeats, local deadline, cancel.
+#include "bus/bus_client.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tests/unit/bus/fake_router.hpp"
+
+namespace glassbox::bus {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+using base::ErrorType;
+using testing::FakeRouter;
+namespace cmd = schema::protocol::client_cmd;
+
+Frames gbc(char command, const Frames& rest) {
+    Frames frames{"", "GBC01", std::string(1, command)};
+    frames.insert(frames.end(), rest.begin(), rest.end());
+    return frames;
+}
+
+TEST(DecodeReplyTest, DecodesEveryBrokerCommand) {
+    auto data = decode_reply(gbc(cmd::kPartial, {"r1", "data", R"({"t":"x"})"}));
+    ASSERT_TRUE(data);
+    EXPECT_EQ(data->request_id, "r1");
+    EXPECT_EQ(data->kind, ReplyKind::kData);
+    EXPECT_EQ(data->body["t"], "x");
+    EXPECT_FALSE(data->terminal());
+
+    auto explain = decode_reply(gbc(cmd::kPartial, {"r1", "explain", R"({"seq":0})"}));
+    ASSERT_TRUE(explain);
+    EXPECT_EQ(explain->kind, ReplyKind::kExplain);
+
+    auto final = decode_reply(gbc(cmd::kFinal, {"r1", "[1,2]"}));
+    ASSERT_TRUE(final);
+    EXPECT_EQ(final->kind, ReplyKind::kFinal);
+    EXPECT_TRUE(final->terminal());
+    EXPECT_EQ(final->to_json(), json({{"kind", "final"}, {"body", {1, 2}}}));
+
+    auto error = decode_reply(gbc(cmd::kError, {"r1", "QueueFull", "full"}));
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->kind, ReplyKind::kError);
+    ASSERT_TRUE(error->error);
+    EXPECT_EQ(error->error->type, ErrorType::kQueueFull);
+    EXPECT_EQ(error->error->message, "full");
+    EXPECT_EQ(error->to_json()["error"]["type"], "QueueFull");
+
+    // A type word this client does not know still ends the request, as Internal.
+    auto unknown = decode_reply(gbc(cmd::kError, {"r1", "Martian", "??"}));
+    ASSERT_TRUE(unknown);
+    EXPECT_EQ(unknown->error->type, ErrorType::kInternal);
+    EXPECT_NE(unknown->error->message.find("Martian"), std::string::npos);
+
+    // §4.3: an ERROR with an empty request id decodes (the client logs it).
+    auto anonymous = decode_reply(gbc(cmd::kError, {"", "ProtocolError", "bad"}));
+    ASSERT_TRUE(anonymous);
+    EXPECT_TRUE(anonymous->request_id.empty());
+}
+
+TEST(DecodeReplyTest, RejectsMalformedMessages) {
+    const std::vector<Frames> bad = {
+        {"", "GBC01", "\x03"},                                 // too short
+        {"x", "GBC01", "\x03", "r", "{}"},                     // no empty delimiter
+        {"", "MDPC01", "\x03", "r", "{}"},                     // wrong header
+        {"", "GBC01", "\x03\x03", "r", "{}"},                  // command not one byte
+        {"", "GBC01", "\x07", "r", "{}"},                      // unknown command
+        {"", "GBC01", "\x02", "r", "chunk", "{}"},             // unknown kind
+        {"", "GBC01", "\x02", "r", "data"},                    // PARTIAL without body
+        {"", "GBC01", "\x03", "r", "{}", "extra"},             // FINAL with an extra frame
+        {"", "GBC01", "\x05", "r", "Internal"},                // ERROR without message
+        {"", "GBC01", "\x03", "", "{}"},                       // FINAL without request id
+        {"", "GBC01", "\x03", std::string(65, 'r'), "{}"},    // request id too long
+    };
+    for (const auto& frames : bad) {
+        auto decoded = decode_reply(frames);
+        ASSERT_FALSE(decoded) << frames.size();
+        EXPECT_EQ(decoded.error().type, ErrorType::kProtocolError);
+    }
+    auto not_json = decode_reply(gbc(cmd::kFinal, {"r", "{oops"}));
+    ASSERT_FALSE(not_json);
+    EXPECT_EQ(not_json.error().type, ErrorType::kInvalidJson);
+}
+
+class BusClientTest : public ::testing::Test {
+protected:
+    BusClientConfig config() {
+        BusClientConfig c;
+        c.endpoint = router.endpoint();
+        c.request_id_prefix = "t";
+        return c;
+    }
+    zmq::context_t context{1};
+    FakeRouter router{context};
+};
+
+TEST_F(BusClientTest, SendsRequestFrames) {
+    BusClient client(context, config());
+    auto id = client.send("echo", json{{"question", "hi"}}, 1500ms);
+    ASSERT_TRUE(id);
+    EXPECT_EQ(*id, "t-1");
+    auto request = router.expect(cmd::kRequest);
+    ASSERT_TRUE(request);
+    ASSERT_EQ(request->frames.size(), 7u);
+    EXPECT_EQ(request->frames[0], "");
+    EXPECT_EQ(request->frames[1], "GBC01");
+    EXPECT_EQ(request->frames[3], "echo");
+    EXPECT_EQ(request->frames[4], "t-1");
+    EXPECT_EQ(request->frames[5], "1500");
+    EXPECT_EQ(json::parse(request->frames[6])["question"], "hi");
+    EXPECT_EQ(client.in_flight(), 1u);
+
+    auto second = client.send_raw("echo", "{}", 0ms);
+    ASSERT_TRUE(second);
+    EXPECT_NE(*second, *id);
+    EXPECT_FALSE(client.send("bad name", json::object(), 1s));
+    EXPECT_FALSE(client.send("", json::object(), 1s));
+}
+
+TEST_F(BusClientTest, StreamsToExactlyOneTerminal) {
+    BusClient client(context, config());
+    auto stream = open_stream(client, "echo", "{}", 5s);
+    ASSERT_TRUE(stream);
+    auto request = router.expect(cmd::kRequest);
+    ASSERT_TRUE(request);
+    const auto& id = request->frames[4];
+    router.reply(request->identity, cmd::kPartial, {id, "data", R"({"n":1})"});
+    router.reply(request->identity, cmd::kPartial, {id, "explain", R"({"seq":0})"});
+    router.reply(request->identity, cmd::kFinal, {id, R"({"done":true})"});
+    router.reply(request->identity, cmd::kFinal, {id, R"({"again":true})"});  // must be ignored
+    router.reply(request->identity, cmd::kError, {id, "Internal", "late"});   // must be ignored
+
+    auto r1 = stream->next(2s);
+    auto r2 = stream->next(2s);
+    auto r3 = stream->next(2s);
+    ASSERT_TRUE(r1 && r2 && r3);
+    EXPECT_EQ(r1->kind, ReplyKind::kData);
+    EXPECT_EQ(r2->kind, ReplyKind::kExplain);
+    EXPECT_EQ(r3->kind, ReplyKind::kFinal);
+    EXPECT_TRUE(stream->done());
+    EXPECT_FALSE(stream->next(100ms));
+    EXPECT_EQ(client.in_flight(), 0u);
+    auto nothing = client.next(200ms);
+    ASSERT_FALSE(nothing) << "a reply after the terminal reached the caller";
+    EXPECT_EQ(nothing.error().type, ErrorType::kTimeout);
+}
+
+TEST_F(BusClientTest, ManyRequestsInFlightAreKeptApart) {
+    BusClient client(context, config());
+    auto a = client.send("echo", json::object(), 5s);
+    auto b = client.send("echo", json::object(), 5s);
+    ASSERT_TRUE(a && b);
+    auto ra = router.expect(cmd::kRequest);
+    auto rb = router.expect(cmd::kRequest);
+    ASSERT_TRUE(ra && rb);
+    // Answer b first; asking for a must not lose b's replies.
+    router.reply(rb->identity, cmd::kFinal, {*b, R"("b")"});
+    router.reply(ra->identity, cmd::kPartial, {*a, "data", R"("a1")"});
+    router.reply(ra->identity, cmd::kFinal, {*a, R"("a")"});
+    auto a1 = client.next(*a, 2s);
+    ASSERT_TRUE(a1);
+    EXPECT_EQ(a1->body, "a1");
+    auto a2 = client.next(*a, 2s);
+    ASSERT_TRUE(a2);
+    EXPECT_EQ(a2->body, "a");
+    auto b1 = client.next(*b, 2s);
+    ASSERT_TRUE(b1);
+    EXPECT_EQ(b1->body, "b");
+    EXPECT_EQ(b1->kind, ReplyKind::kFinal);
+}
+
+TEST_F(BusClientTest, HeartbeatListsTheRequestsInFlight) {
+    auto c = config();
+    c.heartbeat = 50ms;
+    BusClient client(context, c);
+    auto a = client.send("echo", json::object(), 10s);
+    auto b = client.send("echo", json::object(), 10s);
+    ASSERT_TRUE(a && b);
+    auto pending = client.next(150ms);  // drives the heartbeat timer
+    EXPECT_FALSE(pending);
+    auto heartbeat = router.expect(cmd::kHeartbeat, 1s);
+    ASSERT_TRUE(heartbeat);
+    const Frames ids(heartbeat->frames.begin() + 3, heartbeat->frames.end());
+    EXPECT_EQ(ids.size(), 2u);
+    EXPECT_NE(std::find(ids.begin(), ids.end(), *a), ids.end());
+    EXPECT_NE(std::find(ids.begin(), ids.end(), *b), ids.end());
+
+    // The broker answers BrokerRestarted for ids it does not know: the request ends with it.
+    router.reply(heartbeat->identity, cmd::kError, {*a, "BrokerRestarted", "unknown request"});
+    auto ended = client.next(*a, 1s);
+    ASSERT_TRUE(ended);
+    ASSERT_TRUE(ended->error);
+    EXPECT_EQ(ended->error->type, ErrorType::kBrokerRestarted);
+    EXPECT_EQ(client.in_flight(), 1u);
+}
+
+TEST_F(BusClientTest, NoHeartbeatWhenNothingIsInFlight) {
+    auto c = config();
+    c.heartbeat = 20ms;
+    BusClient client(context, c);
+    EXPECT_FALSE(client.next(100ms));
+    EXPECT_FALSE(router.receive(100ms));
+}
+
+TEST_F(BusClientTest, LocalDeadlineIsABackstop) {
+    auto c = config();
+    c.deadline_grace = 50ms;
+    BusClient client(context, c);
+    const auto sent = std::chrono::steady_clock::now();
+    auto id = client.send("echo", json::object(), 100ms);
+    ASSERT_TRUE(id);
+    ASSERT_TRUE(router.expect(cmd::kRequest));
+    auto reply = client.next(*id, 3s);
+    const auto took = std::chrono::steady_clock::now() - sent;
+    ASSERT_TRUE(reply);
+    ASSERT_TRUE(reply->error);
+    EXPECT_EQ(reply->error->type, ErrorType::kDeadlineExceeded);
+    EXPECT_GE(took, 150ms);
+    EXPECT_LT(took, 2s);
+    EXPECT_EQ(client.in_flight(), 0u);
+    EXPECT_TRUE(router.expect(cmd::kCancel, 1s)) << "the broker is told to stop the work too";
+}
+
+TEST_F(BusClientTest, CancelSendsCancelAndTheBrokersErrorEndsTheRequest) {
+    BusClient client(context, config());
+    auto id = client.send("echo", json::object(), 10s);
+    ASSERT_TRUE(id);
+    auto request = router.expect(cmd::kRequest);
+    ASSERT_TRUE(request);
+    ASSERT_TRUE(client.cancel(*id));
+    auto cancel = router.expect(cmd::kCancel);
+    ASSERT_TRUE(cancel);
+    ASSERT_EQ(cancel->frames.size(), 4u);
+    EXPECT_EQ(cancel->frames[3], *id);
+    router.reply(request->identity, cmd::kError, {*id, "Cancelled", "cancelled by client"});
+    auto reply = client.next(*id, 2s);
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->error->type, ErrorType::kCancelled);
+    EXPECT_TRUE(client.cancel(*id)) << "cancelling a finished request is a no-op";
+}
+
+TEST_F(BusClientTest, UnconfirmedCancelEndsLocally) {
+    auto c = config();
+    c.deadline_grace = 50ms;
+    BusClient client(context, c);
+    auto id = client.send("echo", json::object(), 10s);
+    ASSERT_TRUE(id);
+    ASSERT_TRUE(client.cancel(*id));
+    auto reply = client.next(*id, 2s);
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->error->type, ErrorType::kCancelled);
+}
+
+TEST_F(BusClientTest, CallReturnsRepliesOrTheTypedError) {
+    BusClient client(context, config());
+    std::thread broker([this] {
+        for (int i = 0; i < 2; ++i) {
+            auto request = router.expect(cmd::kRequest, 3s);
+            if (!request) return;
+            const auto& id = request->frames[4];
+            if (i == 0) {
+                router.reply(request->identity, cmd::kPartial, {id, "data", "1"});
+                router.reply(request->identity, cmd::kFinal, {id, "2"});
+            } else {
+                router.reply(request->identity, cmd::kError, {id, "UnknownService", "no such service"});
+            }
+        }
+    });
+    auto ok = client.call("echo", json::object(), 2s);
+    auto failed = client.call("nope", json::object(), 2s);
+    broker.join();
+    ASSERT_TRUE(ok);
+    ASSERT_EQ(ok->size(), 2u);
+    EXPECT_EQ(ok->back().kind, ReplyKind::kFinal);
+    EXPECT_EQ(ok->back().body, 2);
+    ASSERT_FALSE(failed);
+    EXPECT_EQ(failed.error().type, ErrorType::kUnknownService);
+}
+
+TEST_F(BusClientTest, AbandonForgetsTheRequest) {
+    BusClient client(context, config());
+    auto id = client.send("echo", json::object(), 10s);
+    ASSERT_TRUE(id);
+    auto request = router.expect(cmd::kRequest);
+    ASSERT_TRUE(request);
+    client.abandon(*id);
+    EXPECT_TRUE(router.expect(cmd::kCancel));
+    router.reply(request->identity, cmd::kFinal, {*id, "1"});
+    EXPECT_FALSE(client.next(200ms));
+    EXPECT_EQ(client.in_flight(), 0u);
+}
+
+}  // namespace
+}  // namespace glassbox::bus

@@ -1,0 +1,435 @@
+// The llm service through a real Worker and the runtime tests' fake broker: every template,
+// streaming partials, typed errors, the embeddings call, and the OpenAI provider's failures.
+#include "workers/llm/llm_service.hpp"
+
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "schema/messages.hpp"
+#include "tests/support/fake_openai_server.hpp"
+#include "tests/support/fake_broker.hpp"
+#include "workers/embeddings/feature_hashing_embedder.hpp"
+#include "workers/llm/extractive_provider.hpp"
+#include "workers/llm/openai_provider.hpp"
+
+namespace glassbox::llm {
+namespace {
+
+using namespace std::chrono_literals;
+using http::testing::FakeOpenAiServer;
+using nlohmann::json;
+using runtime::testing::FakeBroker;
+using runtime::testing::WorkerMessage;
+namespace cmd = schema::protocol::worker_cmd;
+
+const std::string kQuestion = "which country is the soccer team Cruz_Azul_FC based in ?";
+const json kEdges = json::parse(R"([
+  {"id": "e1", "s": "Cruz Azul FC", "p": "is in country", "o": "Mexico"},
+  {"id": "e2", "s": "Cruz Azul FC", "p": "plays in club inverse", "o": "Marco FABIAN"},
+  {"id": "e3", "s": "Marco FABIAN", "p": "is aged", "o": "24"}])");
+
+class LlmServiceTest : public ::testing::Test {
+protected:
+    void start(std::shared_ptr<Provider> provider, LlmServiceOptions options = {}) {
+        auto templates = TemplateSet::builtin();
+        ASSERT_TRUE(templates);
+        runtime::WorkerConfig c;
+        c.endpoint = broker.endpoint();
+        c.service = std::string(kServiceName);
+        c.stop_poll = 10ms;
+        worker = std::make_unique<runtime::Worker>(
+            context, c,
+            make_llm_handler(std::make_shared<const TemplateSet>(std::move(templates).value()),
+                             std::move(provider), options));
+        worker->start();
+        auto ready = broker.expect(cmd::kReady);
+        ASSERT_TRUE(ready);
+        identity = ready->identity;
+    }
+    void start_extractive() {
+        LlmServiceOptions options;
+        options.embeddings_service.clear();  // nobody answers calls in most tests
+        start(std::make_shared<ExtractiveProvider>(), options);
+    }
+    void TearDown() override {
+        if (worker) {
+            worker->stop();
+            worker->wait();
+        }
+    }
+    void request(const json& body, const std::string& token = "tok",
+                 long long deadline_ms = 10'000) {
+        broker.send_request(identity, token, body.dump(), "r-" + token, deadline_ms,
+                            std::string(kServiceName));
+    }
+    static json llm(const std::string& name, const json& variables, bool streaming = false) {
+        return {{"template", name}, {"variables", variables}, {"streaming", streaming}};
+    }
+    schema::LlmResponse final_response(std::chrono::milliseconds wait = 5s) {
+        auto reply = broker.expect(cmd::kReply, wait);
+        if (!reply) {
+            ADD_FAILURE() << "no REPLY";
+            return {};
+        }
+        const json body = json::parse(reply->frames[5]);
+        EXPECT_EQ(body["end_of_stream"], true);
+        auto response = schema::decode<schema::LlmResponse>(body);
+        EXPECT_TRUE(response) << reply->frames[5];
+        return response ? *response : schema::LlmResponse{};
+    }
+    std::pair<std::string, std::string> expect_error(const std::string& token,
+                                                     std::chrono::milliseconds wait = 5s) {
+        auto error = broker.expect(cmd::kError, wait);
+        if (!error) {
+            ADD_FAILURE() << "no ERROR for " << token;
+            return {};
+        }
+        EXPECT_EQ(error->frames[3], token);
+        return {error->frames[5], error->frames[6]};
+    }
+    // The worker's GBC01 request to another service (the embeddings call), skipping others.
+    std::optional<WorkerMessage> expect_call(std::chrono::milliseconds timeout = 3s) {
+        const auto until = std::chrono::steady_clock::now() + timeout;
+        while (std::chrono::steady_clock::now() < until) {
+            auto message = broker.receive(100ms);
+            if (message && message->frames.size() > 6 && message->frames[1] == "GBC01")
+                return message;
+        }
+        return std::nullopt;
+    }
+    void answer_call(const WorkerMessage& call, char command, const bus::Frames& rest) {
+        bus::Frames frames{"", "GBC01", std::string(1, command), call.frames[4]};
+        frames.insert(frames.end(), rest.begin(), rest.end());
+        broker.send(call.identity, frames);
+    }
+
+    zmq::context_t context{1};
+    FakeBroker broker{context};
+    std::unique_ptr<runtime::Worker> worker;
+    std::string identity;
+};
+
+std::vector<std::string> markers(const std::string& text) {
+    std::vector<std::string> out;
+    // A marker is [ID] with ID of 1-32 letters, digits, '_' or '-' (std::regex is avoided: GCC
+    // 12 warns inside it under the sanitizers).
+    std::size_t open = text.find('[');
+    while (open != std::string::npos) {
+        const std::size_t close = text.find(']', open + 1);
+        if (close == std::string::npos) break;
+        const std::string id = text.substr(open + 1, close - open - 1);
+        const bool valid = !id.empty() && id.size() <= 32 &&
+                           id.find_first_not_of(
+                               "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                               "0123456789_-") == std::string::npos;
+        if (valid) out.push_back(id);
+        open = text.find('[', valid ? close + 1 : open + 1);
+    }
+    return out;
+}
+
+TEST_F(LlmServiceTest, ExtractConceptsAnswersValidatedJson) {
+    start_extractive();
+    request(llm("extract-concepts", {{"question", kQuestion}}));
+    const auto r = final_response();
+    EXPECT_EQ(r.model, "glassbox-extractive-v1");
+    ASSERT_TRUE(r.json);
+    ASSERT_TRUE((*r.json)["concepts"].is_array());
+    EXPECT_EQ((*r.json)["concepts"][0], "Cruz Azul FC");
+    EXPECT_EQ(json::parse(r.text), *r.json) << "text holds the JSON text";
+    EXPECT_GT(r.in_token, 10u) << "words of the rendered prompt";
+    EXPECT_GT(r.out_token, 0u);
+    EXPECT_TRUE(broker.skipped.empty()) << "no partials for a JSON template";
+}
+
+TEST_F(LlmServiceTest, EdgeScoringAndReasoningAnswerOncePerEdge) {
+    start_extractive();
+    request(llm(
+        "kg-edge-scoring",
+        {{"question", kQuestion}, {"concepts", R"(["Cruz Azul FC"])"}, {"edges", kEdges.dump()}}));
+    const auto scores = final_response();
+    ASSERT_TRUE(scores.json);
+    const json& list = (*scores.json)["scores"];
+    ASSERT_EQ(list.size(), 3u);
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(list[i]["id"], kEdges[i]["id"]);
+        EXPECT_GE(list[i]["score"].get<double>(), 0.0);
+        EXPECT_LE(list[i]["score"].get<double>(), 1.0);
+    }
+    EXPECT_GT(list[0]["score"].get<double>(), list[2]["score"].get<double>());
+
+    request(llm("kg-edge-reasoning", {{"question", kQuestion}, {"edges", kEdges.dump()}}), "why");
+    const auto reasons = final_response();
+    ASSERT_TRUE(reasons.json);
+    ASSERT_EQ((*reasons.json)["reasons"].size(), 3u);
+    EXPECT_EQ((*reasons.json)["reasons"][1]["id"], "e2");
+    EXPECT_FALSE((*reasons.json)["reasons"][1]["reasoning"].get<std::string>().empty());
+}
+
+TEST_F(LlmServiceTest, StreamedSynthesisPartialsAddUpToTheFinalText) {
+    start_extractive();
+    request(llm("kg-synthesis", {{"question", kQuestion}, {"edges", kEdges.dump()}}, true));
+    std::string streamed;
+    int partials = 0;
+    for (;;) {
+        auto message = broker.receive(5s);
+        ASSERT_TRUE(message) << "the stream stopped";
+        if (message->command() == cmd::kHeartbeat) continue;
+        if (message->command() == cmd::kPartial) {
+            ASSERT_EQ(message->frames.size(), 6u);
+            EXPECT_EQ(message->frames[3], "tok");
+            streamed += json::parse(message->frames[5])["text"].get<std::string>();
+            ++partials;
+            continue;
+        }
+        ASSERT_EQ(message->command(), cmd::kReply);
+        const auto r = schema::decode<schema::LlmResponse>(json::parse(message->frames[5]));
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->text, streamed);
+        EXPECT_FALSE(r->json);
+        EXPECT_EQ(r->out_token, static_cast<std::uint64_t>(count_words(r->text)));
+        for (const auto& id : markers(r->text))
+            EXPECT_TRUE(id == "e1" || id == "e2" || id == "e3") << id;
+        EXPECT_FALSE(markers(r->text).empty());
+        break;
+    }
+    EXPECT_GE(partials, 2) << "one partial per sentence";
+
+    // The same without streaming: no partials, the same text.
+    broker.skipped.clear();
+    request(llm("kg-synthesis", {{"question", kQuestion}, {"edges", kEdges.dump()}}), "plain");
+    const auto plain = final_response();
+    EXPECT_EQ(plain.text, streamed);
+    EXPECT_TRUE(broker.skipped.empty());
+}
+
+TEST_F(LlmServiceTest, DocumentSynthesisCitesChunks) {
+    start_extractive();
+    const json chunks = json::array(
+        {{{"id", "c1"}, {"text", "The tower opened in 1889. It is tall."}, {"title", "Tower"}},
+         {{"id", "c2"}, {"text", "Bread is baked daily."}, {"title", "Bakery"}}});
+    request(llm("document-synthesis",
+                {{"question", "When did the tower open?"}, {"chunks", chunks.dump()}}));
+    const auto r = final_response();
+    EXPECT_TRUE(r.text.starts_with("The tower opened in 1889. [c1]")) << r.text;
+}
+
+TEST_F(LlmServiceTest, TypedErrorsAndTheWorkerKeepsServing) {
+    start_extractive();
+    request(llm("no-such-template", json::object()), "unknown");
+    auto [type, message] = expect_error("unknown");
+    EXPECT_EQ(type, "NotFound");
+    EXPECT_NE(message.find("no-such-template"), std::string::npos);
+    EXPECT_NE(message.find("kg-synthesis"), std::string::npos) << "lists the known ones";
+
+    request(llm("kg-synthesis", {{"question", "q"}}), "missing");
+    std::tie(type, message) = expect_error("missing");
+    EXPECT_EQ(type, "InvalidRequest");
+    EXPECT_NE(message.find("\"edges\""), std::string::npos) << message;
+
+    request(llm("kg-synthesis", {{"question", "q"}, {"edges", "[{\"id\": \"e1\"}]"}}), "shape");
+    std::tie(type, message) = expect_error("shape");
+    EXPECT_EQ(type, "InvalidRequest");
+    EXPECT_NE(message.find("\"edges\""), std::string::npos) << message;
+
+    request(llm("kg-synthesis", {{"question", 42}}), "number");
+    std::tie(type, message) = expect_error("number");
+    EXPECT_EQ(type, "InvalidRequest");
+    EXPECT_NE(message.find("\"question\""), std::string::npos) << message;
+
+    int n = 0;
+    for (const json& bad :
+         {json::array(), json{{"variables", json::object()}}, json{{"template", 3}},
+          json{{"template", "kg-synthesis"}, {"variables", "x"}}}) {
+        const std::string token = "bad" + std::to_string(n++);
+        request(bad, token);
+        std::tie(type, message) = expect_error(token);
+        EXPECT_EQ(type, "InvalidRequest") << bad.dump();
+    }
+
+    request(llm("extract-concepts", {{"question", "Where is Lake_Orrin?"}}), "after");
+    EXPECT_EQ((*final_response().json)["concepts"][0], "Lake Orrin");
+}
+
+TEST_F(LlmServiceTest, EdgeScoringAsksTheEmbeddingsServiceAndBlendsItIn) {
+    start(std::make_shared<ExtractiveProvider>());
+    const json edges =
+        json::parse(R"([{"id": "e1", "s": "Lake Orrin", "p": "feeds", "o": "River Tam"},
+                                       {"id": "e2", "s": "Lake Orrin", "p": "borders", "o": "Tam Forest"}])");
+    request(llm(
+        "kg-edge-scoring",
+        {{"question", "What does Lake_Orrin do?"}, {"concepts", "[]"}, {"edges", edges.dump()}}));
+    auto call = expect_call();
+    ASSERT_TRUE(call);
+    EXPECT_EQ(call->frames[3], "embeddings");
+    EXPECT_LE(std::stoll(call->frames[5]), 2000) << "bounded by embeddings_timeout";
+    const json texts = json::parse(call->frames[6])["texts"];
+    ASSERT_EQ(texts.size(), 3u);
+    EXPECT_EQ(texts[0], "What does Lake_Orrin do?");
+    EXPECT_EQ(texts[1], "Lake Orrin feeds River Tam");
+    // The question points the same way as e1, away from e2.
+    const json vectors = json::array({{1.0, 0.0}, {0.9, 0.1}, {0.0, 1.0}});
+    answer_call(*call, schema::protocol::client_cmd::kFinal,
+                {json{{"vectors", vectors}, {"model", "m"}, {"dim", 2}}.dump()});
+    const auto r = final_response();
+    ASSERT_TRUE(r.json);
+    EXPECT_GT((*r.json)["scores"][0]["score"].get<double>(),
+              (*r.json)["scores"][1]["score"].get<double>());
+}
+
+// An embeddings service that answers with the built-in hashing model is asked once: the next
+// requests compute the very same vectors in the worker, until the TTL sends it back to ask.
+TEST_F(LlmServiceTest, EdgeScoringComputesBuiltinVectorsItselfOnceTheServiceNamesThem) {
+    LlmServiceOptions options;
+    options.builtin_embeddings_ttl = 400ms;
+    start(std::make_shared<ExtractiveProvider>(), options);
+    const embeddings::FeatureHashingEmbedder builtin(64);
+    const auto ask = [&](const std::string& token) {
+        request(llm("kg-edge-scoring", {{"question", kQuestion}, {"concepts", "[]"}, {"edges", kEdges.dump()}}),
+                token);
+    };
+    const auto answer_builtin = [&](const WorkerMessage& call) {
+        const json body = json::parse(call.frames[6]);
+        json vectors = json::array();
+        for (const auto& text : body["texts"]) vectors.push_back(builtin.embed_one(text.get<std::string>()));
+        answer_call(call, schema::protocol::client_cmd::kFinal,
+                    {json{{"vectors", vectors}, {"model", embeddings::kHashingModel}, {"dim", 64}}.dump()});
+    };
+
+    ask("first");
+    auto call = expect_call();
+    ASSERT_TRUE(call);
+    answer_builtin(*call);
+    const auto first = final_response();
+    ASSERT_TRUE(first.json);
+
+    broker.skipped.clear();
+    ask("second");
+    const auto second = final_response();
+    ASSERT_TRUE(second.json);
+    for (const auto& m : broker.skipped) EXPECT_NE(m.frames[1], "GBC01") << "asked embeddings within the TTL";
+    EXPECT_EQ(*second.json, *first.json) << "the worker's own vectors score exactly as the service's";
+
+    std::this_thread::sleep_for(500ms);
+    ask("third");
+    call = expect_call();
+    ASSERT_TRUE(call) << "after the TTL the service is asked again";
+    answer_call(*call, schema::protocol::client_cmd::kFinal,
+                {json{{"vectors", json::array({{1.0, 0.0}, {1.0, 0.0}, {0.0, 1.0}, {0.0, 1.0}})},
+                      {"model", "another"},
+                      {"dim", 2}}
+                     .dump()});
+    ASSERT_TRUE(final_response().json);
+    ask("fourth");
+    call = expect_call();
+    ASSERT_TRUE(call) << "another model is never computed locally";
+    answer_builtin(*call);
+    ASSERT_TRUE(final_response().json);
+}
+
+TEST_F(LlmServiceTest, EdgeScoringFallsBackToLexicalWhenEmbeddingsFail) {
+    start(std::make_shared<ExtractiveProvider>());
+    request(llm("kg-edge-scoring",
+                {{"question", kQuestion}, {"concepts", "[]"}, {"edges", kEdges.dump()}}));
+    auto call = expect_call();
+    ASSERT_TRUE(call);
+    answer_call(*call, schema::protocol::client_cmd::kError, {"UnknownService", "no embeddings"});
+    const auto r = final_response();
+    ASSERT_TRUE(r.json);
+    EXPECT_EQ((*r.json)["scores"].size(), 3u);
+
+    // Within the back-off it does not ask again.
+    broker.skipped.clear();
+    request(llm("kg-edge-scoring",
+                {{"question", kQuestion}, {"concepts", "[]"}, {"edges", kEdges.dump()}}),
+            "again");
+    const auto again = final_response();
+    ASSERT_TRUE(again.json);
+    EXPECT_EQ(again.json->at("scores").size(), 3u);
+    for (const auto& m : broker.skipped)
+        EXPECT_NE(m.frames[1], "GBC01") << "asked embeddings again";
+}
+
+class LlmServiceOpenAiTest : public LlmServiceTest {
+protected:
+    std::shared_ptr<Provider> openai(const std::string& base_url) {
+        OpenAiProviderOptions o;
+        o.base_url = base_url;
+        o.model = "fake";
+        o.http.initial_backoff = 10ms;
+        o.http.max_retries = 1;
+        return std::make_shared<OpenAiProvider>(o);
+    }
+    FakeOpenAiServer server;
+};
+
+TEST_F(LlmServiceOpenAiTest, StreamsTheEndpointsDeltas) {
+    ASSERT_TRUE(server.ok());
+    start(openai(server.url()));
+    request(llm("kg-synthesis", {{"question", kQuestion}, {"edges", kEdges.dump()}}, true));
+    const auto r = final_response();
+    EXPECT_EQ(r.model, "fake");
+    EXPECT_GT(r.in_token, 0u);
+    std::string streamed;
+    for (const auto& m : broker.skipped)
+        if (m.command() == cmd::kPartial)
+            streamed += json::parse(m.frames[5])["text"].get<std::string>();
+    EXPECT_EQ(streamed, r.text);
+    EXPECT_TRUE(r.text.starts_with("echo: "));
+}
+
+TEST_F(LlmServiceOpenAiTest, ScoresAreCompletedToOnePerGivenEdge) {
+    ASSERT_TRUE(server.ok());
+    ASSERT_TRUE(server.control(
+        {{"chat_replies",
+          {R"({"scores": [{"id": "e2", "score": 0.4}, {"id": "e9", "score": 1}]})"}}}));
+    start(openai(server.url()));
+    request(llm("kg-edge-scoring",
+                {{"question", kQuestion}, {"concepts", "[]"}, {"edges", kEdges.dump()}}));
+    const auto r = final_response();
+    ASSERT_TRUE(r.json);
+    EXPECT_EQ((*r.json)["scores"],
+              json::parse(R"([{"id": "e1", "score": 0.0}, {"id": "e2", "score": 0.4},
+                                                  {"id": "e3", "score": 0.0}])"));
+    EXPECT_EQ(json::parse(r.text), *r.json);
+}
+
+TEST_F(LlmServiceOpenAiTest, InvalidJsonAfterTheRepairIsAnUpstreamError) {
+    ASSERT_TRUE(server.ok());
+    ASSERT_TRUE(server.control({{"chat_replies", {"nope", "still nope"}}}));
+    start(openai(server.url()));
+    request(llm("extract-concepts", {{"question", kQuestion}}), "bad");
+    auto [type, message] = expect_error("bad");
+    EXPECT_EQ(type, "UpstreamError");
+    EXPECT_NE(message.find("not valid JSON"), std::string::npos) << message;
+}
+
+TEST_F(LlmServiceOpenAiTest, TheRequestDeadlineBoundsTheEndpoint) {
+    ASSERT_TRUE(server.ok());
+    ASSERT_TRUE(server.control({{"delay_ms", 5000}}));
+    start(openai(server.url()));
+    const auto sent = std::chrono::steady_clock::now();
+    request(llm("kg-synthesis", {{"question", kQuestion}, {"edges", kEdges.dump()}}), "slow", 400);
+    auto [type, message] = expect_error("slow", 3s);
+    EXPECT_EQ(type, "DeadlineExceeded") << message;
+    EXPECT_LT(std::chrono::steady_clock::now() - sent, 2s);
+}
+
+TEST_F(LlmServiceTest, AnEndpointThatIsDownIsAnUpstreamError) {
+    OpenAiProviderOptions o;
+    o.base_url = "http://127.0.0.1:1";  // port 1: nothing listens there
+    o.model = "m";
+    o.http.initial_backoff = 10ms;
+    o.http.max_retries = 1;
+    start(std::make_shared<OpenAiProvider>(o));
+    request(llm("kg-synthesis", {{"question", kQuestion}, {"edges", kEdges.dump()}}), "down");
+    auto [type, message] = expect_error("down");
+    EXPECT_EQ(type, "UpstreamError");
+    EXPECT_NE(message.find("cannot connect"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace glassbox::llm

@@ -1,0 +1,481 @@
+// graph-rag and document-rag through a real broker, store and embeddings (in-process, loopback
+// TCP) with a scripted LLM: event order, trace shape, citations, sources and failure paths.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "schema/explain_uris.hpp"
+#include "schema/messages.hpp"
+#include "schema/vocabulary.hpp"
+#include "tests/support/rag_cluster.hpp"
+
+namespace glassbox::rag::testing {
+namespace {
+
+using nlohmann::json;
+using schema::Term;
+using schema::Triple;
+namespace vocab = schema::vocab;
+using namespace std::chrono_literals;
+
+const std::string kGraph = R"(
+<urn:kg:cruz_azul> <urn:kg:is_in_country> <urn:kg:mexico> .
+<urn:kg:cruz_azul> <urn:kg:founded> "1927"^^<http://www.w3.org/2001/XMLSchema#gYear> .
+<urn:kg:cruz_azul> <urn:kg:coach> <urn:kg:robert_dante> .
+<urn:kg:robert_dante> <urn:kg:nationality> <urn:kg:argentina> .
+<urn:kg:mexico> <urn:kg:capital> <urn:kg:mexico_city> .
+<urn:kg:al_jazira> <urn:kg:is_in_country> <urn:kg:uae> .
+<urn:kg:cruz_azul> <http://www.w3.org/2000/01/rdf-schema#label> "Cruz Azul FC" .
+<urn:kg:mexico> <http://www.w3.org/2000/01/rdf-schema#label> "Mexico" .
+<urn:kg:mexico_city> <http://www.w3.org/2000/01/rdf-schema#label> "Mexico City" .
+<urn:kg:is_in_country> <http://www.w3.org/2000/01/rdf-schema#label> "is in country" .
+<urn:kg:robert_dante> <http://www.w3.org/2000/01/rdf-schema#label> "Robert Dante Siboldi" .
+<urn:kg:al_jazira> <http://www.w3.org/2000/01/rdf-schema#label> "Al Jazira Club" .
+)";
+const std::string kGraphSource = "file:///test/kb.nt";
+
+// Every explain message of a stream, decoded, in order.
+std::vector<schema::ExplainMessage> explains(const std::vector<StreamReply>& replies) {
+    std::vector<schema::ExplainMessage> out;
+    for (const auto& r : replies) {
+        if (r.kind != bus::ReplyKind::kExplain) continue;
+        auto m = schema::decode<schema::ExplainMessage>(r.body);
+        EXPECT_TRUE(m.ok()) << r.body.dump();
+        if (m) out.push_back(std::move(m).value());
+    }
+    return out;
+}
+
+std::vector<Triple> all_triples(const std::vector<schema::ExplainMessage>& messages) {
+    std::vector<Triple> out;
+    for (const auto& m : messages) out.insert(out.end(), m.explain_triples.begin(), m.explain_triples.end());
+    return out;
+}
+
+// Objects of (s, p) in the triples.
+std::vector<Term> objects(const std::vector<Triple>& triples, const std::string& s, std::string_view p) {
+    std::vector<Term> out;
+    for (const auto& t : triples) {
+        if (t.s == schema::iri(s) && t.p == schema::iri(p)) out.push_back(t.o);
+    }
+    return out;
+}
+
+std::optional<std::string> object_iri(const std::vector<Triple>& triples, const std::string& s, std::string_view p) {
+    const auto found = objects(triples, s, p);
+    if (found.empty() || !found.front().is_iri()) return std::nullopt;
+    return found.front().as_iri().value;
+}
+
+std::uint64_t integer_of(const std::vector<Triple>& triples, const std::string& s, std::string_view p) {
+    const auto found = objects(triples, s, p);
+    if (found.size() != 1 || !found.front().is_literal()) return 0;
+    return std::stoull(found.front().as_literal().value);
+}
+
+bool has_type(const std::vector<Triple>& triples, const std::string& s, std::string_view type) {
+    for (const auto& o : objects(triples, s, vocab::kRdfType)) {
+        if (o == schema::iri(type)) return true;
+    }
+    return false;
+}
+
+std::size_t code_points(const std::string& text) {
+    std::size_t n = 0;
+    for (char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+    return n;
+}
+
+const StreamReply& terminal(const std::vector<StreamReply>& replies) { return replies.back(); }
+
+class RagServiceTest : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        cluster_ = new RagCluster();
+        cluster_->load_triples("kg", kGraphSource, kGraph);
+        cluster_->load_documents(
+            "docs", {{"urn:doc:lilu", "Lilu (mythology)",
+                      "A lilu is a masculine Akkadian word for a spirit, related to the demon Alu. It appears in "
+                      "Sumerian texts."},
+                     {"urn:doc:alu", "Alu", "Alu is a demon of Akkadian and Sumerian mythology. It is associated with "
+                                            "other demons like Gallu and Lilu."},
+                     {"urn:doc:alu-copy", "Alu (copy)",
+                      "Alu is a demon of Akkadian and Sumerian mythology. It is associated with other demons like "
+                      "Gallu and Lilu, as told twice."},
+                     {"urn:doc:dice", "Demon Dice", "Demon Dice is a collectible dice game created by Lester Smith."},
+                     {"urn:doc:leland", "Leland, North Carolina",
+                      "Leland is a town in Brunswick County, North Carolina. Several films were shot there, among "
+                      "them Maximum Overdrive."},
+                     {"urn:doc:overdrive", "Maximum Overdrive (film)",
+                      "A 1986 science fiction horror comedy by Stephen King."},
+                     {"urn:doc:films", "Films shot in North Carolina",
+                      "Many a film was shot in North Carolina; who directed each film is listed here."}});
+    }
+    static void TearDownTestSuite() {
+        delete cluster_;
+        cluster_ = nullptr;
+    }
+    void SetUp() override {
+        cluster_->llm().fail = false;
+        cluster_->llm().unknown_markers = true;
+    }
+
+    static RagCluster* cluster_;
+};
+
+RagCluster* RagServiceTest::cluster_ = nullptr;
+
+TEST_F(RagServiceTest, GraphRagStreamsTheAnswerAndExplainsEveryStepInOrder) {
+    const auto replies = cluster_->request(
+        "graph-rag", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}, {"streaming", true}});
+    ASSERT_FALSE(replies.empty());
+    const auto& last = terminal(replies);
+    ASSERT_EQ(last.kind, bus::ReplyKind::kFinal) << (last.error ? last.error->message : "");
+    auto final = schema::decode<schema::RagResponse>(last.body);
+    ASSERT_TRUE(final.ok());
+    EXPECT_TRUE(final->end_of_stream);
+    EXPECT_TRUE(final->end_of_session);
+    EXPECT_EQ(final->model, "fake-llm-v1");
+    EXPECT_EQ(final->sources, std::vector<std::string>{kGraphSource});
+
+    // The streamed pieces add up to the answer and never show a marker.
+    std::string streamed;
+    for (const auto& r : replies) {
+        if (r.kind != bus::ReplyKind::kData) continue;
+        auto piece = schema::decode<schema::RagResponse>(r.body);
+        ASSERT_TRUE(piece.ok());
+        EXPECT_EQ(piece->message_type, schema::RagMessageType::kChunk);
+        EXPECT_FALSE(piece->end_of_stream);
+        EXPECT_EQ(piece->response.find('['), std::string::npos) << piece->response;
+        streamed += piece->response;
+    }
+    EXPECT_EQ(streamed, final->response);
+    EXPECT_NE(final->response.find("Cruz Azul FC is in country Mexico"), std::string::npos) << final->response;
+
+    // Explain: Question → Grounding → Exploration → Focus → Synthesis, one run.
+    const auto messages = explains(replies);
+    ASSERT_EQ(messages.size(), 5u);
+    const std::string session = last.body.at("session").get<std::string>();
+    auto run = schema::explain::RunUris::from_uri(session);
+    ASSERT_TRUE(run.has_value());
+    EXPECT_EQ(messages[0].explain_id, run->question());
+    EXPECT_EQ(messages[1].explain_id, run->grounding());
+    EXPECT_EQ(messages[2].explain_id, run->exploration());
+    EXPECT_EQ(messages[3].explain_id, run->focus());
+    EXPECT_EQ(messages[4].explain_id, run->synthesis());
+    EXPECT_EQ(final->explain_id, run->synthesis());
+    for (std::size_t i = 0; i < messages.size(); ++i) {
+        EXPECT_EQ(messages[i].session, session);
+        EXPECT_EQ(messages[i].seq, i);
+        EXPECT_EQ(messages[i].end_of_trace, i + 1 == messages.size());
+    }
+    EXPECT_EQ(messages.back().trace_status, schema::TraceStatus::kComplete);
+    const auto triples = all_triples(messages);
+    for (const auto& t : triples) {
+        EXPECT_EQ(t.graph, std::string(vocab::kRetrievalGraph));
+        for (const Term* term : {&t.s, &t.o}) {
+            if (term->is_iri() && term->as_iri().value.starts_with("urn:glassbox:") &&
+                !term->as_iri().value.starts_with("urn:glassbox:agent:")) {
+                EXPECT_TRUE(run->owns(term->as_iri().value)) << term->as_iri().value;
+            }
+        }
+    }
+    EXPECT_EQ(objects(triples, session, vocab::kStatus), std::vector<Term>{schema::literal("complete")});
+    // Derivation chain.
+    EXPECT_EQ(object_iri(triples, run->exploration(), vocab::kProvWasDerivedFrom), run->grounding());
+    EXPECT_EQ(object_iri(triples, run->focus(), vocab::kProvWasDerivedFrom), run->exploration());
+    EXPECT_EQ(object_iri(triples, run->synthesis(), vocab::kProvWasDerivedFrom), run->focus());
+    EXPECT_TRUE(objects(triples, run->grounding(), vocab::kProvWasDerivedFrom).empty());
+    // Tokens: the FINAL sums what the steps record.
+    std::uint64_t in = 0, out = 0;
+    for (const auto& step : {run->grounding(), run->focus(), run->synthesis()}) {
+        in += integer_of(triples, step, vocab::kInputTokens);
+        out += integer_of(triples, step, vocab::kOutputTokens);
+        EXPECT_EQ(objects(triples, step, vocab::kModelName), std::vector<Term>{schema::literal("fake-llm-v1")});
+    }
+    EXPECT_GT(in, 0u);
+    EXPECT_EQ(final->in_token, in);
+    EXPECT_EQ(final->out_token, out);
+    for (const auto& step : {run->grounding(), run->exploration(), run->focus(), run->synthesis()}) {
+        EXPECT_EQ(objects(triples, step, vocab::kDurationMs).size(), 1u) << step;
+    }
+    // Grounding concepts and the seed entity.
+    const auto concepts = objects(triples, run->grounding(), vocab::kConcept);
+    EXPECT_NE(std::find(concepts.begin(), concepts.end(), schema::literal("Cruz Azul FC")), concepts.end());
+    const auto seeds = objects(triples, run->exploration(), vocab::kSeedEntity);
+    EXPECT_NE(std::find(seeds.begin(), seeds.end(), schema::iri("urn:kg:cruz_azul")), seeds.end());
+    EXPECT_GT(integer_of(triples, run->exploration(), vocab::kEdgeCount), 3u);
+
+    // Focus: the edge that answers, with score, concept, reasoning, source and tier; the literal
+    // object stays a typed literal.
+    const auto selected = objects(triples, run->focus(), vocab::kSelectedEdge);
+    ASSERT_FALSE(selected.empty());
+    EXPECT_EQ(integer_of(triples, run->focus(), vocab::kEdgeCount), selected.size());
+    std::optional<std::string> answer_edge;
+    bool literal_seen = false;
+    for (const auto& sel : selected) {
+        const auto uri = sel.as_iri().value;
+        EXPECT_TRUE(has_type(triples, uri, vocab::kRdfStatement));
+        EXPECT_EQ(objects(triples, uri, vocab::kScore).size(), 1u);
+        EXPECT_EQ(objects(triples, uri, vocab::kConcept).size(), 1u);
+        EXPECT_EQ(objects(triples, uri, vocab::kDataTier), std::vector<Term>{schema::xsd_integer(1)});
+        EXPECT_EQ(object_iri(triples, uri, vocab::kSourceDocument), kGraphSource);
+        const auto object = objects(triples, uri, vocab::kRdfObject);
+        ASSERT_EQ(object.size(), 1u);
+        if (object[0].is_literal()) {
+            literal_seen = true;
+            EXPECT_EQ(object[0], schema::typed_literal("1927", "http://www.w3.org/2001/XMLSchema#gYear"));
+        }
+        if (objects(triples, uri, vocab::kRdfPredicate) == std::vector<Term>{schema::iri("urn:kg:is_in_country")} &&
+            object[0] == schema::iri("urn:kg:mexico")) {
+            answer_edge = uri;
+            EXPECT_EQ(objects(triples, uri, vocab::kReasoning), std::vector<Term>{schema::literal("mentions Cruz Azul FC")});
+        }
+        // Labels are not edges to rank.
+        EXPECT_NE(objects(triples, uri, vocab::kRdfPredicate), std::vector<Term>{schema::iri(vocab::kRdfsLabel)});
+    }
+    ASSERT_TRUE(answer_edge.has_value());
+    EXPECT_TRUE(literal_seen);
+
+    // Synthesis: the answer and citations of real spans that resolve to focus edges; the
+    // unknown marker [e99] is never cited.
+    EXPECT_EQ(objects(triples, run->synthesis(), vocab::kAnswerText), std::vector<Term>{schema::literal(final->response)});
+    const auto citations = objects(triples, run->synthesis(), vocab::kCitationProperty);
+    ASSERT_FALSE(citations.empty());
+    std::set<std::string> selected_uris;
+    for (const auto& s : selected) selected_uris.insert(s.as_iri().value);
+    bool answer_cited = false;
+    for (const auto& c : citations) {
+        const auto uri = c.as_iri().value;
+        const auto start = integer_of(triples, uri, vocab::kSpanStart);
+        const auto end = integer_of(triples, uri, vocab::kSpanEnd);
+        EXPECT_LT(start, end);
+        EXPECT_LE(end, code_points(final->response));
+        for (const auto& s : objects(triples, uri, vocab::kSupportedBy)) {
+            EXPECT_TRUE(selected_uris.count(s.as_iri().value)) << s.as_iri().value;
+            answer_cited = answer_cited || s.as_iri().value == *answer_edge;
+        }
+    }
+    EXPECT_TRUE(answer_cited);
+}
+
+TEST_F(RagServiceTest, GraphRagWithoutStreamingSendsNoChunksAndLinksAParent) {
+    const auto parent_run = schema::explain::RunUris::generate();
+    const auto replies = cluster_->request("graph-rag", {{"query", "Which country is Cruz Azul FC in?"},
+                                                         {"collection", "kg"},
+                                                         {"edge_limit", 2},
+                                                         {"parent_uri", parent_run.routing_decision()}});
+    ASSERT_EQ(terminal(replies).kind, bus::ReplyKind::kFinal);
+    for (const auto& r : replies) EXPECT_NE(r.kind, bus::ReplyKind::kData);
+    const auto messages = explains(replies);
+    ASSERT_EQ(messages.size(), 5u);
+    EXPECT_EQ(messages[0].parent_uri, parent_run.routing_decision());
+    const auto triples = all_triples(messages);
+    const auto session = messages[0].session;
+    EXPECT_EQ(object_iri(triples, session, vocab::kProvUsed), parent_run.routing_decision());
+    EXPECT_EQ(object_iri(triples, session, vocab::kProvWasInformedBy), parent_run.question());
+    const auto run = schema::explain::RunUris::from_uri(session);
+    EXPECT_EQ(objects(triples, run->focus(), vocab::kSelectedEdge).size(), 2u);
+}
+
+TEST_F(RagServiceTest, DocumentRagFusesRankingsAndCitesChunks) {
+    const auto replies = cluster_->request("document-rag", {{"query", "Which masculine Akkadian word means a spirit?"},
+                                                            {"collection", "docs"},
+                                                            {"streaming", true}});
+    const auto& last = terminal(replies);
+    ASSERT_EQ(last.kind, bus::ReplyKind::kFinal) << (last.error ? last.error->message : "");
+    auto final = schema::decode<schema::RagResponse>(last.body);
+    ASSERT_TRUE(final.ok());
+    ASSERT_FALSE(final->sources.empty());
+    EXPECT_EQ(final->sources.front(), "urn:doc:lilu#chunk-0");
+    const auto messages = explains(replies);
+    ASSERT_EQ(messages.size(), 4u);  // no Focus: nothing was re-ranked
+    const auto run = schema::explain::RunUris::from_uri(messages[0].session);
+    EXPECT_EQ(messages[1].explain_id, run->grounding());
+    EXPECT_EQ(messages[2].explain_id, run->exploration());
+    EXPECT_EQ(messages[3].explain_id, run->synthesis());
+    const auto triples = all_triples(messages);
+    EXPECT_EQ(object_iri(triples, run->synthesis(), vocab::kProvWasDerivedFrom), run->exploration());
+    const auto retrieved = objects(triples, run->exploration(), vocab::kRetrievedChunk);
+    EXPECT_EQ(retrieved.size(), final->sources.size());
+    // Each retrieved chunk carries its source and its fusion contributions.
+    const auto first = run->retrieved_chunk(0);
+    EXPECT_EQ(object_iri(triples, first, vocab::kSourceChunk), "urn:doc:lilu#chunk-0");
+    EXPECT_EQ(object_iri(triples, first, vocab::kSourceDocument), "urn:doc:lilu");
+    EXPECT_EQ(objects(triples, first, vocab::kDataTier), std::vector<Term>{schema::xsd_integer(2)});
+    EXPECT_EQ(objects(triples, first, vocab::kVectorRank).size(), 1u);
+    EXPECT_EQ(objects(triples, first, vocab::kKeywordRank).size(), 1u);
+    EXPECT_EQ(objects(triples, first, vocab::kKeywordScore).size(), 1u);
+    EXPECT_EQ(objects(triples, first, vocab::kVectorScore).size(), 1u);
+    // Citations resolve to retrieved chunks.
+    const auto citations = objects(triples, run->synthesis(), vocab::kCitationProperty);
+    ASSERT_FALSE(citations.empty());
+    std::set<Term, bool (*)(const Term&, const Term&)> known(
+        [](const Term& a, const Term& b) { return schema::to_ntriples(a) < schema::to_ntriples(b); });
+    known.insert(retrieved.begin(), retrieved.end());
+    for (const auto& c : citations) {
+        for (const auto& s : objects(triples, c.as_iri().value, vocab::kSupportedBy)) EXPECT_TRUE(known.count(s));
+    }
+    EXPECT_EQ(final->response.find("[c"), std::string::npos);
+}
+
+TEST_F(RagServiceTest, DocumentRagReRanksWithMmrAndExplainsItInFocus) {
+    const auto replies = cluster_->request("document-rag", {{"query", "Alu demon Akkadian Sumerian mythology Gallu"},
+                                                            {"collection", "docs"},
+                                                            {"doc_limit", 2},
+                                                            {"fetch_limit", 4}});
+    const auto& last = terminal(replies);
+    ASSERT_EQ(last.kind, bus::ReplyKind::kFinal) << (last.error ? last.error->message : "");
+    auto final = schema::decode<schema::RagResponse>(last.body);
+    ASSERT_EQ(final->sources.size(), 2u);
+    // The near-duplicate of the best chunk gives way to a different one.
+    const std::set<std::string> picked(final->sources.begin(), final->sources.end());
+    EXPECT_FALSE(picked.count("urn:doc:alu#chunk-0") && picked.count("urn:doc:alu-copy#chunk-0"));
+    const auto messages = explains(replies);
+    ASSERT_EQ(messages.size(), 5u);
+    const auto run = schema::explain::RunUris::from_uri(messages[0].session);
+    EXPECT_EQ(messages[3].explain_id, run->focus());
+    const auto triples = all_triples(messages);
+    EXPECT_EQ(objects(triples, run->exploration(), vocab::kRetrievedChunk).size(), 4u);
+    EXPECT_EQ(objects(triples, run->focus(), vocab::kSelectedChunk).size(), 2u);
+    EXPECT_EQ(object_iri(triples, run->synthesis(), vocab::kProvWasDerivedFrom), run->focus());
+    EXPECT_TRUE(object_iri(triples, run->ranked_chunk(0), vocab::kProvWasDerivedFrom).has_value());
+    EXPECT_EQ(objects(triples, run->ranked_chunk(0), vocab::kReasoning).size(), 1u);
+    for (const auto& c : objects(triples, run->synthesis(), vocab::kCitationProperty)) {
+        for (const auto& s : objects(triples, c.as_iri().value, vocab::kSupportedBy)) {
+            EXPECT_TRUE(s.as_iri().value.find(":focus:chunk:") != std::string::npos) << s.as_iri().value;
+        }
+    }
+}
+
+TEST_F(RagServiceTest, DocumentRagRanksNamedTitlesAndFollowsTheirLinks) {
+    const auto replies = cluster_->request("document-rag", {{"query", "Who directed the film that was shot in Leland, North Carolina?"},
+                                                            {"collection", "docs"}});
+    const auto& last = terminal(replies);
+    ASSERT_EQ(last.kind, bus::ReplyKind::kFinal) << (last.error ? last.error->message : "");
+    auto final = schema::decode<schema::RagResponse>(last.body);
+    ASSERT_GE(final->sources.size(), 2u);
+    EXPECT_EQ(final->sources[0], "urn:doc:leland#chunk-0");
+    const auto messages = explains(replies);
+    const auto run = schema::explain::RunUris::from_uri(messages[0].session);
+    const auto triples = all_triples(messages);
+    std::optional<std::string> leland, overdrive;
+    for (const auto& sel : objects(triples, run->exploration(), vocab::kRetrievedChunk)) {
+        const auto chunk = object_iri(triples, sel.as_iri().value, vocab::kSourceChunk);
+        if (chunk == "urn:doc:leland#chunk-0") leland = sel.as_iri().value;
+        if (chunk == "urn:doc:overdrive#chunk-0") overdrive = sel.as_iri().value;
+    }
+    ASSERT_TRUE(leland && overdrive);
+    // The question names Leland's title; Leland's text names the film's.
+    EXPECT_EQ(objects(triples, *leland, vocab::kTitleRank), std::vector<Term>{schema::xsd_integer(1)});
+    EXPECT_EQ(objects(triples, *leland, vocab::kTitleScore), std::vector<Term>{schema::xsd_double(1.0)});
+    EXPECT_TRUE(objects(triples, *leland, vocab::kLinkRank).empty());
+    EXPECT_EQ(objects(triples, *overdrive, vocab::kLinkRank), std::vector<Term>{schema::xsd_integer(1)});
+    EXPECT_TRUE(objects(triples, *overdrive, vocab::kTitleRank).empty());
+    // Nothing in the film's own text matches the question; the link brings it in.
+    EXPECT_NE(std::find(final->sources.begin(), final->sources.end(), "urn:doc:overdrive#chunk-0"),
+              final->sources.end());
+}
+
+// A failed request: the typed error, after a trace that was opened and ended `error`.
+void expect_failed_with_trace(const std::vector<StreamReply>& replies, base::ErrorType type) {
+    ASSERT_FALSE(replies.empty());
+    const auto& last = replies.back();
+    ASSERT_EQ(last.kind, bus::ReplyKind::kError);
+    ASSERT_TRUE(last.error.has_value());
+    EXPECT_EQ(last.error->type, type) << last.error->message;
+    const auto messages = explains(replies);
+    ASSERT_GE(messages.size(), 2u);
+    const auto run = schema::explain::RunUris::from_uri(messages.front().session);
+    ASSERT_TRUE(run.has_value());
+    EXPECT_EQ(messages.front().explain_id, run->question());
+    EXPECT_TRUE(messages.back().end_of_trace);
+    EXPECT_EQ(messages.back().trace_status, schema::TraceStatus::kError);
+    ASSERT_TRUE(messages.back().error.has_value());
+    EXPECT_EQ(messages.back().error->type, type);
+    const auto triples = all_triples(messages);
+    EXPECT_EQ(objects(triples, run->question(), vocab::kStatus), std::vector<Term>{schema::literal("error")});
+    EXPECT_EQ(objects(triples, run->question(), vocab::kProvEndedAtTime).size(), 1u);
+}
+
+TEST_F(RagServiceTest, InvalidParametersAreTypedErrorsWithAnErrorTrace) {
+    for (const json& body : {json{{"query", "q"}, {"collection", "kg"}, {"entity_limit", -1}},
+                             json{{"query", "q"}, {"collection", "kg"}, {"max_path_length", 99}},
+                             json{{"query", "q"}, {"collection", "kg"}, {"edge_limit", 40}},
+                             json{{"query", "  "}, {"collection", "kg"}}, json{{"query", 7}}, json::array()}) {
+        SCOPED_TRACE(body.dump());
+        expect_failed_with_trace(cluster_->request("graph-rag", body), base::ErrorType::kInvalidRequest);
+    }
+    for (const json& body : {json{{"query", "q"}, {"collection", "docs"}, {"doc_limit", 5}, {"fetch_limit", 2}},
+                             json{{"query", "q"}, {"collection", "docs"}, {"doc_limit", 5000}}}) {
+        SCOPED_TRACE(body.dump());
+        expect_failed_with_trace(cluster_->request("document-rag", body), base::ErrorType::kInvalidRequest);
+    }
+}
+
+TEST_F(RagServiceTest, AHundredKilobyteQuestionIsRefusedAndStoredCut) {
+    const std::string question(100 * 1024, 'x');
+    const auto replies = cluster_->request("graph-rag", {{"query", question}, {"collection", "kg"}});
+    expect_failed_with_trace(replies, base::ErrorType::kInvalidRequest);
+    const auto triples = all_triples(explains(replies));
+    const auto session = explains(replies).front().session;
+    const auto query = objects(triples, session, vocab::kQuery);
+    ASSERT_EQ(query.size(), 1u);
+    EXPECT_EQ(query[0].as_literal().value, std::string(1000, 'x'));
+}
+
+TEST_F(RagServiceTest, UnknownAndEmptyCollectionsAreNotFound) {
+    expect_failed_with_trace(cluster_->request("graph-rag", {{"query", "Where is Cruz Azul?"}, {"collection", "nothing"}}),
+                             base::ErrorType::kNotFound);
+    expect_failed_with_trace(cluster_->request("document-rag", {{"query", "Where is Cruz Azul?"}, {"collection", "nothing"}}),
+                             base::ErrorType::kNotFound);
+    // "docs" holds documents but no graph: nothing to explore.
+    expect_failed_with_trace(cluster_->request("graph-rag", {{"query", "Who is Lilu?"}, {"collection", "docs"}}),
+                             base::ErrorType::kNotFound);
+}
+
+TEST_F(RagServiceTest, AnLlmFailureIsPassedOnAndTheWorkerKeepsServing) {
+    cluster_->llm().fail = true;
+    expect_failed_with_trace(cluster_->request("graph-rag", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}}),
+                             base::ErrorType::kUpstreamError);
+    expect_failed_with_trace(cluster_->request("document-rag", {{"query", "Who is Lilu?"}, {"collection", "docs"}}),
+                             base::ErrorType::kUpstreamError);
+    cluster_->llm().fail = false;
+    const auto replies = cluster_->request("graph-rag", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
+    EXPECT_EQ(terminal(replies).kind, bus::ReplyKind::kFinal);
+}
+
+TEST(RagServiceNoExplain, TheBenchSwitchSendsNoExplainButAnswersTheSame) {
+    RagConfig config;
+    config.explain = false;
+    RagCluster cluster(config);
+    cluster.load_triples("kg", kGraphSource, kGraph);
+    const auto replies = cluster.request("graph-rag", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
+    ASSERT_EQ(terminal(replies).kind, bus::ReplyKind::kFinal);
+    EXPECT_TRUE(explains(replies).empty());
+    auto final = schema::decode<schema::RagResponse>(terminal(replies).body);
+    EXPECT_NE(final->response.find("Mexico"), std::string::npos);
+    EXPECT_TRUE(terminal(replies).body.contains("session"));
+    EXPECT_EQ(final->sources, std::vector<std::string>{kGraphSource});
+}
+
+TEST(RagServiceStoreDown, AStoreThatIsGoneIsATypedErrorAndTheWorkerKeepsServing) {
+    RagCluster cluster;
+    cluster.load_triples("kg", kGraphSource, kGraph);
+    cluster.stop_service("store");
+    const auto replies = cluster.request("graph-rag", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
+    ASSERT_FALSE(replies.empty());
+    ASSERT_EQ(terminal(replies).kind, bus::ReplyKind::kError);
+    EXPECT_NE(terminal(replies).error->type, base::ErrorType::kInternal) << terminal(replies).error->message;
+    const auto messages = explains(replies);
+    ASSERT_FALSE(messages.empty());
+    EXPECT_EQ(messages.back().trace_status, schema::TraceStatus::kError);
+    // Still serving.
+    const auto again = cluster.request("graph-rag", {{"query", "q"}, {"max_path_length", 99}});
+    ASSERT_FALSE(again.empty());
+    EXPECT_EQ(terminal(again).error->type, base::ErrorType::kInvalidRequest);
+}
+
+}  // namespace
+}  // namespace glassbox::rag::testing

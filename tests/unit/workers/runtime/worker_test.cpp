@@ -1,0 +1,695 @@
+// Worker runtime against a fake ROUTER: registration, heartbeats, cancel, errors, explain, stop.
+#include "workers/runtime/worker.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "schema/vocabulary.hpp"
+#include "tests/support/fake_broker.hpp"
+
+namespace glassbox::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeBroker;
+using testing::WorkerMessage;
+namespace cmd = schema::protocol::worker_cmd;
+using nlohmann::json;
+
+class WorkerTest : public ::testing::Test {
+protected:
+    WorkerConfig config(std::size_t threads = 1) {
+        WorkerConfig c;
+        c.endpoint = broker.endpoint();
+        c.service = "test";
+        c.threads = threads;
+        c.heartbeat = 1000ms;
+        c.stop_poll = 10ms;
+        c.worker_name = "w";
+        return c;
+    }
+
+    // Starts a worker and returns the identity of its (first) READY.
+    std::string start(Handler handler, WorkerConfig c) {
+        worker = std::make_unique<Worker>(context, c, std::move(handler));
+        worker->start();
+        auto ready = broker.expect(cmd::kReady);
+        EXPECT_TRUE(ready.has_value());
+        return ready ? ready->identity : std::string{};
+    }
+    std::string start(Handler handler) { return start(std::move(handler), config()); }
+
+    void TearDown() override {
+        if (worker) {
+            worker->stop();
+            worker->wait();
+        }
+    }
+
+    zmq::context_t context{1};
+    FakeBroker broker{context};
+    std::unique_ptr<Worker> worker;
+};
+
+TEST_F(WorkerTest, ReadyDeclaresServiceAndGbw01) {
+    worker = std::make_unique<Worker>(context, config(), [](RequestContext& c) { (void)c.reply(json::object()); });
+    worker->start();
+    auto ready = broker.expect(cmd::kReady);
+    ASSERT_TRUE(ready);
+    ASSERT_EQ(ready->frames.size(), 5u);
+    EXPECT_EQ(ready->frames[0], "");
+    EXPECT_EQ(ready->frames[1], "MDPW01");
+    EXPECT_EQ(ready->frames[3], "test");
+    EXPECT_EQ(ready->frames[4], "GBW01");
+}
+
+TEST_F(WorkerTest, EachThreadRegistersItsOwnWorker) {
+    worker = std::make_unique<Worker>(context, config(3), [](RequestContext& c) { (void)c.reply(json::object()); });
+    worker->start();
+    std::set<std::string> identities;
+    for (int i = 0; i < 3; ++i) {
+        auto ready = broker.expect(cmd::kReady);
+        ASSERT_TRUE(ready);
+        identities.insert(ready->identity);
+    }
+    EXPECT_EQ(identities.size(), 3u);
+}
+
+TEST_F(WorkerTest, StreamsPartialsAndRepliesWithTheToken) {
+    const auto id = start([](RequestContext& c) {
+        EXPECT_EQ(c.meta().request_id, "req-7");
+        EXPECT_EQ(c.meta().service, "test");
+        EXPECT_EQ(c.meta().attempt, 1u);
+        EXPECT_GT(c.remaining().count(), 0);
+        (void)c.send_partial({{"chunk", 1}});
+        (void)c.send_partial({{"chunk", 2}});
+        (void)c.reply({{"got", c.body()}});
+    });
+    broker.send_request(id, "tok", R"({"x":1})", "req-7");
+    auto p1 = broker.expect(cmd::kPartial);
+    auto p2 = broker.expect(cmd::kPartial);
+    auto reply = broker.expect(cmd::kReply);
+    ASSERT_TRUE(p1 && p2 && reply);
+    ASSERT_EQ(p1->frames.size(), 6u);
+    EXPECT_EQ(p1->frames[3], "tok");
+    EXPECT_EQ(p1->frames[4], "");
+    EXPECT_EQ(json::parse(p1->frames[5])["chunk"], 1);
+    EXPECT_EQ(json::parse(p2->frames[5])["chunk"], 2);
+    ASSERT_EQ(reply->frames.size(), 6u);
+    EXPECT_EQ(reply->frames[3], "tok");
+    EXPECT_EQ(json::parse(reply->frames[5])["got"]["x"], 1);
+}
+
+// Bodies of kZeroCopyFrame bytes or more pass from the handler thread to the broker without a
+// copy: they must still arrive byte for byte, in order, behind the right token.
+TEST_F(WorkerTest, LargeBodiesReachTheBrokerIntact) {
+    std::string text;
+    for (int i = 0; text.size() < 300'000; ++i) text += "chunk " + std::to_string(i) + " é; ";
+    const auto id = start([&text](RequestContext& c) {
+        (void)c.send_partial({{"text", text.substr(0, 5000)}});
+        const schema::Triple note{schema::Iri{"urn:s:step"}, schema::Iri{"urn:x:note"},
+                                  schema::Literal{text.substr(0, 100'000), "", ""}, std::nullopt};
+        (void)c.send_explain("urn:s", "urn:s:step", {note}, ExplainState::kOpen);
+        (void)c.reply_text(json{{"text", text}}.dump());
+    });
+    broker.send_request(id, "tok", "{}", "req-9");
+    auto partial = broker.expect(cmd::kPartial);
+    auto explain = broker.expect(cmd::kExplain);
+    auto reply = broker.expect(cmd::kReply);
+    ASSERT_TRUE(partial && explain && reply);
+    EXPECT_EQ(partial->frames[3], "tok");
+    EXPECT_EQ(json::parse(partial->frames[5])["text"], text.substr(0, 5000));
+    EXPECT_EQ(explain->frames[3], "tok");
+    ASSERT_EQ(explain->frames.size(), 9u);
+    EXPECT_EQ(explain->frames[5], "urn:s");
+    EXPECT_EQ(json::parse(explain->frames[8])["explain_id"], "urn:s:step");
+    EXPECT_NE(explain->frames[8].find(text.substr(0, 100'000)), std::string::npos);
+    ASSERT_EQ(reply->frames.size(), 6u);
+    EXPECT_EQ(reply->frames[3], "tok");
+    EXPECT_EQ(json::parse(reply->frames[5])["text"], text);
+}
+
+TEST_F(WorkerTest, HeartbeatsKeepFlowingWhileAHandlerRuns) {
+    auto c = config();
+    c.heartbeat = 50ms;
+    c.liveness = 100;  // the fake broker does not heartbeat back
+    const auto id = start(
+        [](RequestContext& ctx) {
+            std::this_thread::sleep_for(600ms);
+            (void)ctx.reply(json::object());
+        },
+        c);
+    broker.send_request(id, "tok", "{}");
+    int heartbeats = 0;
+    const auto until = std::chrono::steady_clock::now() + 3s;
+    bool replied = false;
+    while (!replied && std::chrono::steady_clock::now() < until) {
+        auto message = broker.receive(500ms);
+        ASSERT_TRUE(message) << "worker went silent during a slow handler";
+        if (message->command() == cmd::kHeartbeat) ++heartbeats;
+        if (message->command() == cmd::kReply) replied = true;
+    }
+    EXPECT_TRUE(replied);
+    EXPECT_GE(heartbeats, 5) << "600 ms handler, 50 ms heartbeat";
+}
+
+TEST_F(WorkerTest, CancelReachesTheHandler) {
+    std::atomic<bool> saw_cancel{false};
+    const auto id = start([&saw_cancel](RequestContext& c) {
+        const auto until = std::chrono::steady_clock::now() + 5s;
+        while (!c.cancelled() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+        saw_cancel = c.cancelled();
+        (void)c.fail(c.cancellation_error());
+    });
+    broker.send_request(id, "tok", "{}");
+    std::this_thread::sleep_for(50ms);
+    broker.send_command(id, cmd::kCancel, {"other-token"});  // not ours: ignored
+    std::this_thread::sleep_for(50ms);
+    EXPECT_FALSE(saw_cancel.load());
+    broker.send_command(id, cmd::kCancel, {"tok"});
+    auto error = broker.expect(cmd::kError, 2s);
+    ASSERT_TRUE(error);
+    ASSERT_EQ(error->frames.size(), 7u);
+    EXPECT_EQ(error->frames[3], "tok");
+    EXPECT_EQ(error->frames[5], "Cancelled");
+    EXPECT_TRUE(saw_cancel.load());
+}
+
+TEST_F(WorkerTest, DeadlineCountsAsCancelled) {
+    std::atomic<bool> cancelled{false};
+    const auto id = start([&cancelled](RequestContext& c) {
+        const auto until = std::chrono::steady_clock::now() + 3s;
+        while (!c.cancelled() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+        cancelled = c.cancelled();
+        (void)c.fail(c.cancellation_error());
+    });
+    broker.send_request(id, "tok", "{}", "r", 100);
+    auto error = broker.expect(cmd::kError, 2s);
+    ASSERT_TRUE(error);
+    EXPECT_TRUE(cancelled.load());
+    // Regression: a deadline was once reported as Cancelled, racing the broker's own answer.
+    ASSERT_EQ(error->frames.size(), 7u);
+    EXPECT_EQ(error->frames[5], "DeadlineExceeded");
+}
+
+TEST_F(WorkerTest, InvalidJsonIsAnsweredWithoutCallingTheHandler) {
+    std::atomic<int> calls{0};
+    const auto id = start([&calls](RequestContext& c) {
+        ++calls;
+        (void)c.reply(json::object());
+    });
+    broker.send_request(id, "t1", "{not json");
+    auto error = broker.expect(cmd::kError);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[3], "t1");
+    EXPECT_EQ(error->frames[5], "InvalidJson");
+    broker.send_request(id, "t2", std::string("\"\xff\xfe\""));  // a JSON string holding invalid UTF-8
+    error = broker.expect(cmd::kError);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[3], "t2");
+    EXPECT_EQ(error->frames[5], "InvalidJson");
+    EXPECT_EQ(calls.load(), 0);
+    broker.send_request(id, "t3", "[1,2]");  // valid JSON of any shape reaches the handler
+    ASSERT_TRUE(broker.expect(cmd::kReply));
+    EXPECT_EQ(calls.load(), 1);
+}
+
+TEST_F(WorkerTest, MalformedRequestIsAProtocolError) {
+    const auto id = start([](RequestContext& c) { (void)c.reply(json::object()); });
+    broker.send_command(id, cmd::kRequest, {"tok", "", "{}"});  // meta without body
+    auto error = broker.expect(cmd::kError);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[3], "tok");
+    EXPECT_EQ(error->frames[5], "ProtocolError");
+    broker.send_command(id, cmd::kRequest, {"tok2", "", R"({"request_id":1})", "{}"});  // bad meta
+    error = broker.expect(cmd::kError);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[3], "tok2");
+    EXPECT_EQ(error->frames[5], "ProtocolError");
+}
+
+TEST_F(WorkerTest, ThrowingHandlerIsInternalAndTheWorkerKeepsServing) {
+    std::atomic<int> calls{0};
+    const auto id = start([&calls](RequestContext& c) {
+        if (calls++ == 0) throw std::runtime_error("boom");
+        (void)c.reply({{"ok", true}});
+    });
+    broker.send_request(id, "t1", "{}");
+    auto error = broker.expect(cmd::kError);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[5], "Internal");
+    EXPECT_NE(error->frames[6].find("boom"), std::string::npos);
+    broker.send_request(id, "t2", "{}");
+    auto reply = broker.expect(cmd::kReply);
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->frames[3], "t2");
+}
+
+TEST_F(WorkerTest, HandlerWithoutTerminalGetsInternal) {
+    const auto id = start([](RequestContext& c) { (void)c.send_partial({{"a", 1}}); });
+    broker.send_request(id, "tok", "{}");
+    ASSERT_TRUE(broker.expect(cmd::kPartial));
+    auto error = broker.expect(cmd::kError);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[5], "Internal");
+}
+
+TEST_F(WorkerTest, SecondTerminalIsRefused) {
+    std::atomic<bool> second_ok{true};
+    const auto id = start([&second_ok](RequestContext& c) {
+        (void)c.reply(json::object());
+        second_ok = c.fail(base::make_error(base::ErrorType::kInternal, "again")).ok();
+    });
+    broker.send_request(id, "tok", "{}");
+    ASSERT_TRUE(broker.expect(cmd::kReply));
+    EXPECT_FALSE(broker.expect(cmd::kError, 200ms));
+    EXPECT_FALSE(second_ok.load());
+}
+
+TEST_F(WorkerTest, ExplainIsNumberedPerSessionAndEnds) {
+    std::atomic<bool> refused{false};
+    const auto id = start([&refused](RequestContext& c) {
+        ExplainStep a{"urn:a", "urn:a", {}, ExplainState::kOpen, std::nullopt, std::nullopt, {}};
+        ExplainStep b{"urn:b", "urn:b", {}, ExplainState::kOpen, std::nullopt, std::nullopt, {}};
+        EXPECT_EQ(c.send_explain(a).value(), 0u);
+        EXPECT_EQ(c.send_explain(b).value(), 0u);
+        a.explain_id = "urn:a:step";
+        EXPECT_EQ(c.send_explain(a).value(), 1u);
+        a.state = ExplainState::kComplete;
+        EXPECT_EQ(c.send_explain(a).value(), 2u);
+        refused = !c.send_explain(a).ok();
+        b.state = ExplainState::kComplete;
+        EXPECT_EQ(c.send_explain(b).value(), 1u);
+        (void)c.reply(json::object());
+    });
+    broker.send_request(id, "tok", "{}");
+    std::vector<WorkerMessage> explains;
+    for (int i = 0; i < 5; ++i) {
+        auto e = broker.expect(cmd::kExplain);
+        ASSERT_TRUE(e) << "explain " << i;
+        explains.push_back(*e);
+    }
+    ASSERT_TRUE(broker.expect(cmd::kReply));
+    EXPECT_TRUE(refused.load());
+    // [""] [MDPW01] [0x07] [token] [""] [session] [seq] [state] [body]
+    const std::vector<std::tuple<std::string, std::string, std::string>> expected = {
+        {"urn:a", "0", "open"}, {"urn:b", "0", "open"}, {"urn:a", "1", "open"},
+        {"urn:a", "2", "complete"}, {"urn:b", "1", "complete"}};
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        const auto& f = explains[i].frames;
+        ASSERT_EQ(f.size(), 9u);
+        EXPECT_EQ(f[3], "tok");
+        EXPECT_EQ(f[5], std::get<0>(expected[i]));
+        EXPECT_EQ(f[6], std::get<1>(expected[i]));
+        EXPECT_EQ(f[7], std::get<2>(expected[i]));
+        const auto body = json::parse(f[8]);
+        EXPECT_EQ(body["message_type"], "explain");
+        EXPECT_EQ(body["session"], std::get<0>(expected[i]));
+        EXPECT_EQ(body["seq"].get<int>(), std::stoi(std::get<1>(expected[i])));
+        EXPECT_EQ(body["service"], "test");
+        EXPECT_EQ(body["worker"], "w/0");
+        EXPECT_EQ(body["explain_graph"], "urn:graph:retrieval");
+        EXPECT_TRUE(body["explain_triples"].is_array());
+        const bool last = std::get<2>(expected[i]) == "complete";
+        EXPECT_EQ(body["end_of_trace"], last);
+        EXPECT_EQ(body["trace_status"], last ? "complete" : "");
+    }
+    EXPECT_EQ(json::parse(explains[2].frames[8])["explain_id"], "urn:a:step");
+}
+
+TEST_F(WorkerTest, FailingWithAnOpenTraceClosesItAsError) {
+    const auto id = start([](RequestContext& c) {
+        EXPECT_EQ(c.send_explain("urn:s", "urn:s", {}, ExplainState::kOpen).value(), 0u);
+        (void)c.fail(base::make_error(base::ErrorType::kUpstreamError, "llm down"));
+    });
+    broker.send_request(id, "tok", "{}");
+    ASSERT_TRUE(broker.expect(cmd::kExplain));
+    auto last = broker.expect(cmd::kExplain);
+    ASSERT_TRUE(last);
+    EXPECT_EQ(last->frames[6], "1");
+    EXPECT_EQ(last->frames[7], "error");
+    const auto body = json::parse(last->frames[8]);
+    EXPECT_EQ(body["trace_status"], "error");
+    EXPECT_EQ(body["error"]["type"], "UpstreamError");
+    auto error = broker.expect(cmd::kError);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[5], "UpstreamError");
+    EXPECT_EQ(error->frames[6], "llm down");
+}
+
+TEST_F(WorkerTest, StopWhenIdleSendsDisconnect) {
+    start([](RequestContext& c) { (void)c.reply(json::object()); });
+    worker->stop();
+    EXPECT_TRUE(broker.expect(cmd::kDisconnect, 2s));
+    worker->wait();
+}
+
+TEST_F(WorkerTest, StopFinishesInFlightWorkThenDisconnects) {
+    std::atomic<bool> cancelled{false};
+    const auto id = start([&cancelled](RequestContext& c) {
+        std::this_thread::sleep_for(300ms);
+        cancelled = c.cancelled();
+        (void)c.reply({{"done", true}});
+    });
+    broker.send_request(id, "tok", "{}");
+    std::this_thread::sleep_for(50ms);
+    worker->stop();
+    auto reply = broker.expect(cmd::kReply, 2s);
+    ASSERT_TRUE(reply) << "the in-flight request must finish before the worker leaves";
+    EXPECT_EQ(json::parse(reply->frames[5])["done"], true);
+    EXPECT_TRUE(broker.expect(cmd::kDisconnect, 2s));
+    worker->wait();
+    EXPECT_FALSE(cancelled.load());
+}
+
+TEST_F(WorkerTest, DrainTimeoutCancelsALongHandler) {
+    auto c = config();
+    c.drain_timeout = 100ms;
+    const auto id = start(
+        [](RequestContext& ctx) {
+            const auto until = std::chrono::steady_clock::now() + 5s;
+            while (!ctx.cancelled() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+            (void)ctx.fail(base::make_error(base::ErrorType::kCancelled, "worker stopping"));
+        },
+        c);
+    broker.send_request(id, "tok", "{}");
+    std::this_thread::sleep_for(50ms);
+    const auto stop_at = std::chrono::steady_clock::now();
+    worker->stop();
+    auto error = broker.expect(cmd::kError, 3s);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[5], "Cancelled");
+    EXPECT_LT(std::chrono::steady_clock::now() - stop_at, 2s);
+    EXPECT_TRUE(broker.expect(cmd::kDisconnect, 2s));
+}
+
+TEST_F(WorkerTest, BrokerDisconnectMakesTheWorkerRegisterAgain) {
+    const auto first = start([](RequestContext& c) { (void)c.reply(json::object()); });
+    broker.send_command(first, cmd::kDisconnect);
+    auto again = broker.expect(cmd::kReady, 2s);
+    ASSERT_TRUE(again);
+    EXPECT_NE(again->identity, first) << "7/MDP: a new socket after DISCONNECT";
+    broker.send_request(again->identity, "tok", "{}");
+    EXPECT_TRUE(broker.expect(cmd::kReply));
+}
+
+TEST_F(WorkerTest, SilentBrokerMakesTheWorkerReconnect) {
+    auto c = config();
+    c.heartbeat = 40ms;
+    c.liveness = 2;
+    c.reconnect_initial = 20ms;
+    const auto first = start([](RequestContext& ctx) { (void)ctx.reply(json::object()); }, c);
+    const auto began = std::chrono::steady_clock::now();
+    auto again = broker.expect(cmd::kReady, 2s);
+    ASSERT_TRUE(again);
+    EXPECT_NE(again->identity, first);
+    EXPECT_GE(std::chrono::steady_clock::now() - began, 50ms);
+}
+
+TEST_F(WorkerTest, BrokerDisconnectDuringARequestDropsItsOutput) {
+    std::atomic<bool> cancelled{false};
+    const auto first = start([&cancelled](RequestContext& c) {
+        const auto until = std::chrono::steady_clock::now() + 3s;
+        while (!c.cancelled() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(5ms);
+        cancelled = c.cancelled();
+        (void)c.reply({{"late", true}});
+    });
+    broker.send_request(first, "tok", "{}");
+    std::this_thread::sleep_for(50ms);
+    broker.send_command(first, cmd::kDisconnect);
+    auto again = broker.expect(cmd::kReady, 2s);
+    ASSERT_TRUE(again);
+    EXPECT_TRUE(cancelled.load());
+    EXPECT_FALSE(broker.expect(cmd::kReply, 200ms)) << "a reply for a request of the old connection";
+}
+
+// The handler's own GBC01 client reaches the same ROUTER: answer its REQUEST by hand.
+std::optional<WorkerMessage> expect_gbc(FakeBroker& broker, char command, std::chrono::milliseconds timeout) {
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < until) {
+        auto message = broker.receive(100ms);
+        if (message && message->frames.size() > 2 && message->frames[1] == "GBC01" &&
+            message->frames[2] == std::string(1, command)) {
+            return message;
+        }
+    }
+    return std::nullopt;
+}
+
+void gbc_reply(FakeBroker& broker, const std::string& identity, char command, const bus::Frames& rest) {
+    bus::Frames frames{"", "GBC01", std::string(1, command)};
+    frames.insert(frames.end(), rest.begin(), rest.end());
+    broker.send(identity, frames);
+}
+
+// A sub-call's CANCEL (client socket) and the request's ERROR (worker socket) may come in
+// either order: both, as they arrive within 3 s.
+std::pair<std::optional<WorkerMessage>, std::optional<WorkerMessage>> collect_cancel_and_error(FakeBroker& broker) {
+    std::optional<WorkerMessage> cancel;
+    std::optional<WorkerMessage> error;
+    const auto until = std::chrono::steady_clock::now() + 3s;
+    while ((!cancel || !error) && std::chrono::steady_clock::now() < until) {
+        auto m = broker.receive(100ms);
+        if (!m || m->frames.size() < 3) continue;
+        if (m->frames[1] == "GBC01" && m->frames[2] == std::string(1, schema::protocol::client_cmd::kCancel)) cancel = m;
+        if (m->frames[1] == "MDPW01" && m->command() == cmd::kError) error = m;
+    }
+    return {cancel, error};
+}
+
+TEST_F(WorkerTest, CallGoesThroughTheBrokerWithTheRemainingDeadline) {
+    const auto id = start([](RequestContext& c) {
+        std::vector<std::string> seen;
+        auto result = c.call("sub", {{"x", 1}}, 0ms, [&seen](const bus::Reply& r) {
+            seen.emplace_back(bus::to_string(r.kind));
+        });
+        if (!result) {
+            (void)c.fail(result.error());
+            return;
+        }
+        (void)c.reply({{"final", result->final}, {"data", result->data}, {"seen", seen}});
+    });
+    broker.send_request(id, "tok", "{}", "parent", 2000);
+    auto call = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
+    ASSERT_TRUE(call);
+    ASSERT_EQ(call->frames.size(), 7u);
+    EXPECT_EQ(call->frames[3], "sub");
+    const auto deadline = std::stoll(call->frames[5]);
+    EXPECT_GT(deadline, 1000);
+    EXPECT_LE(deadline, 2000) << "a call never outlives its request";
+    EXPECT_EQ(json::parse(call->frames[6])["x"], 1);
+    const std::string call_id = call->frames[4];
+    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kPartial, {call_id, "data", "\"d\""});
+    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kFinal, {call_id, R"({"ok":1})"});
+    auto reply = broker.expect(cmd::kReply);
+    ASSERT_TRUE(reply);
+    const auto body = json::parse(reply->frames[5]);
+    EXPECT_EQ(body["final"]["ok"], 1);
+    EXPECT_EQ(body["data"], json::array({"d"}));
+    EXPECT_EQ(body["seen"], json::array({"data", "final"}));
+}
+
+// A deferred explain keeps its place in the session's numbering and in everything the request
+// sends, and goes out as soon as the next call's request has: before that call is answered.
+TEST_F(WorkerTest, ADeferredExplainGoesOutWithTheNextCallAndBeforeAnythingElse) {
+    std::atomic<bool> refused{false};
+    const auto id = start([&refused](RequestContext& c) {
+        ExplainStep a{"urn:a", "urn:a", {}, ExplainState::kOpen, std::nullopt, std::nullopt, {}};
+        EXPECT_EQ(c.defer_explain(a).value(), 0u);
+        auto result = c.call("sub", {{"x", 1}}, 0ms);
+        if (!result) {
+            (void)c.fail(result.error());
+            return;
+        }
+        a.explain_id = "urn:a:2";
+        EXPECT_EQ(c.defer_explain(a).value(), 1u);
+        a.explain_id = "urn:a:3";
+        EXPECT_EQ(c.send_explain(a).value(), 2u);  // after the deferred one
+        a.explain_id = "urn:a:4";
+        a.state = ExplainState::kComplete;
+        EXPECT_EQ(c.defer_explain(a).value(), 3u);
+        refused = !c.defer_explain(a).ok();  // the session has ended
+        (void)c.reply(json::object());        // the last explain goes out first
+    });
+    broker.send_request(id, "tok", "{}", "parent", 5000);
+    auto call = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
+    ASSERT_TRUE(call);
+    // The call is still open, yet the explain deferred before it has arrived.
+    auto first = broker.expect(cmd::kExplain);
+    ASSERT_TRUE(first) << "the deferred explain did not go out with the call";
+    EXPECT_EQ(first->frames[6], "0");
+    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kFinal, {call->frames[4], "{}"});
+    std::vector<std::string> ids;
+    for (int i = 0; i < 3; ++i) {
+        auto e = broker.expect(cmd::kExplain);
+        ASSERT_TRUE(e) << "explain " << i;
+        EXPECT_EQ(e->frames[6], std::to_string(i + 1));
+        ids.push_back(json::parse(e->frames[8])["explain_id"].get<std::string>());
+    }
+    EXPECT_EQ(ids, (std::vector<std::string>{"urn:a:2", "urn:a:3", "urn:a:4"}));
+    ASSERT_TRUE(broker.expect(cmd::kReply));
+    EXPECT_TRUE(refused.load());
+}
+
+// A deferred step's builder runs once, only when the step goes out (after the next call's
+// request), and what it builds is what is sent.
+TEST_F(WorkerTest, ADeferredStepIsBuiltWhenItGoesOut) {
+    std::atomic<int> builds{0};
+    std::atomic<bool> built_early{true};
+    const auto id = start([&](RequestContext& c) {
+        ExplainStep a{"urn:a", "urn:a", {}, ExplainState::kOpen, std::nullopt, std::nullopt, {}};
+        a.build = [&builds, text = std::string("built later")](schema::TripleSink& out) {
+            ++builds;
+            out.literal("urn:a", "urn:p", text);
+        };
+        EXPECT_EQ(c.defer_explain(std::move(a)).value(), 0u);
+        built_early = builds.load() != 0;
+        (void)c.call("sub", {{"x", 1}}, 0ms);
+        (void)c.reply(json::object());
+    });
+    broker.send_request(id, "tok", "{}", "parent", 5000);
+    auto call = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
+    ASSERT_TRUE(call);
+    auto explain = broker.expect(cmd::kExplain);
+    ASSERT_TRUE(explain);
+    const auto body = json::parse(explain->frames[8]);
+    ASSERT_EQ(body["explain_triples"].size(), 1u);
+    EXPECT_EQ(body["explain_triples"][0]["o"]["v"], "built later");
+    EXPECT_EQ(body["explain_triples"][0]["g"], schema::vocab::kRetrievalGraph);
+    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kFinal, {call->frames[4], "{}"});
+    ASSERT_TRUE(broker.expect(cmd::kReply));
+    EXPECT_FALSE(built_early.load());
+    EXPECT_EQ(builds.load(), 1);
+}
+
+TEST_F(WorkerTest, CalleeErrorComesBackTyped) {
+    const auto id = start([](RequestContext& c) {
+        auto result = c.call("sub", json::object(), 1s);
+        if (!result) (void)c.fail(base::make_error(base::ErrorType::kUpstreamError, result.error().describe()));
+    });
+    broker.send_request(id, "tok", "{}");
+    auto call = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
+    ASSERT_TRUE(call);
+    EXPECT_EQ(call->frames[5], "1000");
+    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kError, {call->frames[4], "NotFound", "no doc"});
+    auto error = broker.expect(cmd::kError);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[5], "UpstreamError");
+    EXPECT_EQ(error->frames[6], "NotFound: no doc");
+}
+
+TEST_F(WorkerTest, CancelDuringACallCancelsTheCall) {
+    const auto id = start([](RequestContext& c) {
+        auto result = c.call("sub", json::object(), 5s);
+        (void)c.fail(result ? base::make_error(base::ErrorType::kInternal, "call returned") : result.error());
+    });
+    broker.send_request(id, "tok", "{}");
+    auto call = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
+    ASSERT_TRUE(call);
+    broker.send_command(id, cmd::kCancel, {"tok"});
+    const auto [cancel, error] = collect_cancel_and_error(broker);
+    ASSERT_TRUE(cancel) << "the sub-request must be cancelled too";
+    EXPECT_EQ(cancel->frames[3], call->frames[4]);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[5], "Cancelled");
+}
+
+TEST_F(WorkerTest, CallAllSendsEveryCallBeforeWaitingAndMatchesRepliesByOrder) {
+    const auto id = start([](RequestContext& c) {
+        const std::vector<CallSpec> calls{{"a", {{"n", 0}}, 0ms, FinalBody::kJson},
+                                          {"b", {{"n", 1}}, 0ms, FinalBody::kTextOnly},
+                                          {"a", {{"n", 2}}, 0ms, FinalBody::kJson}};
+        auto results = c.call_all(calls);
+        if (!results) {
+            (void)c.fail(results.error());
+            return;
+        }
+        json out = json::array();
+        for (const auto& r : *results) out.push_back({{"final", r.final}, {"text", r.final_text}});
+        (void)c.reply(out);
+    });
+    broker.send_request(id, "tok", "{}", "parent", 3000);
+    // All three requests arrive before any is answered: they are in flight together.
+    std::vector<WorkerMessage> requests;
+    for (int i = 0; i < 3; ++i) {
+        auto call = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
+        ASSERT_TRUE(call) << "call " << i << " was not sent before the first reply";
+        requests.push_back(*call);
+    }
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(json::parse(requests[i].frames[6])["n"], i);
+    EXPECT_EQ(requests[1].frames[3], "b");
+    // Answered last to first.
+    for (int i = 2; i >= 0; --i) {
+        gbc_reply(broker, requests[i].identity, schema::protocol::client_cmd::kFinal,
+                  {requests[i].frames[4], "{\"answer\":" + std::to_string(i * 10) + "}"});
+    }
+    auto reply = broker.expect(cmd::kReply);
+    ASSERT_TRUE(reply);
+    const auto body = json::parse(reply->frames[5]);
+    ASSERT_EQ(body.size(), 3u);
+    EXPECT_EQ(body[0]["final"]["answer"], 0);
+    EXPECT_TRUE(body[1]["final"].is_null()) << "a text-only call leaves the tree empty";
+    EXPECT_EQ(body[1]["text"], "{\"answer\":10}");
+    EXPECT_EQ(body[2]["final"]["answer"], 20);
+}
+
+TEST_F(WorkerTest, CallAllReturnsTheFirstErrorAndCancelsTheCallsStillOpen) {
+    const auto id = start([](RequestContext& c) {
+        const std::vector<CallSpec> calls{{"a", json::object(), 5s}, {"b", json::object(), 5s}};
+        auto results = c.call_all(calls);
+        (void)c.fail(results ? base::make_error(base::ErrorType::kInternal, "call_all returned") : results.error());
+    });
+    broker.send_request(id, "tok", "{}");
+    auto first = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
+    auto second = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
+    ASSERT_TRUE(first && second);
+    gbc_reply(broker, first->identity, schema::protocol::client_cmd::kError, {first->frames[4], "NotFound", "gone"});
+    const auto [cancel, error] = collect_cancel_and_error(broker);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[5], "NotFound");
+    ASSERT_TRUE(cancel) << "the call still open must be cancelled";
+    EXPECT_EQ(cancel->frames[3], second->frames[4]);
+}
+
+TEST(RequestMetaTest, DecodesAndChecksEveryField) {
+    const auto now = Clock::now();
+    auto meta = decode_request_meta(
+        R"({"request_id":"a","service":"s","deadline_ms":1500,"attempt":2,"client":"MDPC01"})", now);
+    ASSERT_TRUE(meta);
+    EXPECT_EQ(meta->request_id, "a");
+    EXPECT_EQ(meta->service, "s");
+    EXPECT_EQ(meta->deadline_ms, 1500ms);
+    EXPECT_EQ(meta->deadline, now + 1500ms);
+    EXPECT_EQ(meta->attempt, 2u);
+    EXPECT_EQ(meta->client, "MDPC01");
+    for (const char* bad : {"[]", "nope", R"({"service":"s","deadline_ms":1,"attempt":1})",
+                            R"({"request_id":"a","service":"s","deadline_ms":-1,"attempt":1})",
+                            R"({"request_id":"a","service":"s","deadline_ms":"1","attempt":1})",
+                            R"({"request_id":"a","service":"s","deadline_ms":1,"attempt":1.5})",
+                            R"({"request_id":"a","service":"s","deadline_ms":1,"attempt":1,"client":3})"}) {
+        auto decoded = decode_request_meta(bad, now);
+        ASSERT_FALSE(decoded) << bad;
+        EXPECT_EQ(decoded.error().type, base::ErrorType::kProtocolError);
+    }
+}
+
+TEST(WorkerConfigTest, RejectsConfigsItCannotRun) {
+    const Handler handler = [](RequestContext&) {};
+    WorkerConfig c;
+    c.service = "mmi.status";
+    EXPECT_THROW(Worker(c, handler), std::invalid_argument);
+    c.service = "has space";
+    EXPECT_THROW(Worker(c, handler), std::invalid_argument);
+    c.service = "ok";
+    c.threads = 0;
+    EXPECT_THROW(Worker(c, handler), std::invalid_argument);
+    c.threads = 1;
+    c.heartbeat = 0ms;
+    EXPECT_THROW(Worker(c, handler), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace glassbox::runtime

@@ -1,0 +1,852 @@
+// Tests for the knowledge-graph store: term round trips, pattern shapes, graphs, sources and
+// tiers, labels, entity paging, stats, provenance export and all-or-nothing inserts.
+#include "workers/store/graph_store.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <span>
+
+#include <gtest/gtest.h>
+
+#include "schema/vocabulary.hpp"
+
+namespace glassbox::store {
+namespace {
+
+using schema::iri;
+using schema::lang_literal;
+using schema::literal;
+using schema::make_triple;
+using schema::Term;
+using schema::Triple;
+using schema::TriplePattern;
+using schema::typed_literal;
+namespace vocab = schema::vocab;
+
+// A fresh WAL database file per test, removed afterwards.
+class GraphStoreTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        static std::atomic<int> counter{0};
+        dir_ = std::filesystem::temp_directory_path() /
+               ("gb-graph-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+        std::filesystem::remove_all(dir_);
+        std::filesystem::create_directories(dir_);
+        auto db = storage::Database::open(path());
+        ASSERT_TRUE(db) << db.error().message;
+        db_ = std::move(*db);
+        auto store = GraphStore::open(*db_);
+        ASSERT_TRUE(store) << store.error().message;
+        store_ = std::move(*store);
+    }
+    void TearDown() override {
+        store_.reset();
+        db_.reset();
+        std::filesystem::remove_all(dir_);
+    }
+    std::filesystem::path path() const { return dir_ / "kb.sqlite"; }
+
+    std::int64_t source(const std::string& uri, std::uint32_t tier = 3, SourceKind kind = SourceKind::kFile,
+                        const std::string& document = {}) {
+        SourceRecord record;
+        record.uri = uri;
+        record.kind = kind;
+        record.document_uri = document;
+        record.tier = tier;
+        record.loaded_at = "2026-11-22T05:00:00Z";
+        record.media_type = "application/n-triples";
+        auto id = store_->register_source(record);
+        EXPECT_TRUE(id) << id.error().message;
+        return id ? *id : -1;
+    }
+
+    InsertCounts insert(std::int64_t source_id, const std::vector<Triple>& triples) {
+        auto counts = store_->insert(source_id, triples);
+        EXPECT_TRUE(counts) << counts.error().message;
+        return counts ? *counts : InsertCounts{};
+    }
+
+    // A second store on this test's connection, with other options, and a tier-2 file source
+    // registered through it (nulls when either fails, with the reason reported).
+    std::pair<std::unique_ptr<GraphStore>, std::optional<std::int64_t>> store_with(const GraphStoreOptions& options,
+                                                                                  const std::string& uri) {
+        auto other = GraphStore::open(*db_, options);
+        EXPECT_TRUE(other) << other.error().message;
+        if (!other) return {nullptr, std::nullopt};
+        auto id = (*other)->register_source(SourceRecord{uri, SourceKind::kFile, {}, 2, {}, {}});
+        EXPECT_TRUE(id) << id.error().message;
+        if (!id) return {nullptr, std::nullopt};
+        return {std::move(*other), *id};
+    }
+
+    std::vector<Triple> match(const TriplePattern& pattern, std::uint32_t limit = 0) {
+        auto found = store_->match(pattern, limit);
+        EXPECT_TRUE(found) << found.error().message;
+        return found ? *found : std::vector<Triple>{};
+    }
+
+    GraphStats stats() {
+        auto s = store_->stats();
+        EXPECT_TRUE(s) << s.error().message;
+        return s ? *s : GraphStats{};
+    }
+
+    std::filesystem::path dir_;
+    std::unique_ptr<storage::Database> db_;
+    std::unique_ptr<GraphStore> store_;
+};
+
+Term ex(const std::string& local) { return iri("http://example.org/" + local); }
+
+std::vector<Triple> sorted(std::vector<Triple> triples) {
+    std::sort(triples.begin(), triples.end(),
+              [](const Triple& a, const Triple& b) { return schema::to_nquads(a) < schema::to_nquads(b); });
+    return triples;
+}
+
+bool matches(const TriplePattern& pattern, const Triple& t) {
+    if (pattern.s && *pattern.s != t.s) return false;
+    if (pattern.p && *pattern.p != t.p) return false;
+    if (pattern.o && *pattern.o != t.o) return false;
+    if (pattern.g) {
+        if (pattern.g->empty()) return !t.graph.has_value();
+        return t.graph == *pattern.g;
+    }
+    return true;
+}
+
+TEST_F(GraphStoreTest, EveryTermKindRoundTrips) {
+    const Term quoted = schema::quoted(make_triple(ex("alice"), ex("knows"), ex("bob")));
+    const Term nested = schema::quoted(make_triple(quoted, ex("statedBy"), lang_literal("Carol", "en")));
+    const std::vector<Term> objects = {
+        ex("bob"),
+        schema::blank("b0"),
+        literal("plain \"quoted\" text\nwith a newline"),
+        literal(""),
+        typed_literal("42", schema::kXsdInteger),
+        typed_literal("2026-11-22T05:00:00Z", schema::kXsdDateTime),
+        lang_literal("chat", "fr"),
+        lang_literal("chat", "en-GB"),
+        quoted,
+        nested,
+    };
+    std::vector<Triple> triples;
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+        triples.push_back(make_triple(ex("s" + std::to_string(i)), ex("p"), objects[i]));
+    }
+    triples.push_back(make_triple(schema::blank("b0"), ex("p"), ex("o")));
+    triples.push_back(make_triple(quoted, ex("confidence"), schema::xsd_double(0.5)));
+    triples.push_back(make_triple(nested, ex("p"), ex("o")));
+    const auto src = source("file:///terms.nt");
+    EXPECT_EQ(insert(src, triples).added, triples.size());
+
+    for (const auto& t : triples) {
+        const auto found = match(TriplePattern{t.s, t.p, std::nullopt, std::nullopt});
+        ASSERT_EQ(found.size(), 1u) << schema::to_ntriples(t);
+        EXPECT_EQ(found[0], t) << schema::to_ntriples(t) << " came back as " << schema::to_ntriples(found[0]);
+        // The same term by id.
+        auto id = store_->find_term(t.o);
+        ASSERT_TRUE(id && id->has_value()) << schema::to_ntriples(t.o);
+        const std::int64_t ids[] = {**id};
+        auto back = store_->terms(ids);
+        ASSERT_TRUE(back) << back.error().message;
+        ASSERT_EQ(back->size(), 1u);
+        EXPECT_EQ((*back)[0], t.o);
+    }
+    // A literal and an IRI with the same text are different terms, as are "chat"@fr and "chat".
+    EXPECT_TRUE(match(TriplePattern{std::nullopt, std::nullopt, literal("chat"), std::nullopt}).empty());
+    EXPECT_EQ(match(TriplePattern{std::nullopt, std::nullopt, lang_literal("chat", "fr"), std::nullopt}).size(), 1u);
+}
+
+TEST_F(GraphStoreTest, UnknownIdIsNotFound) {
+    const std::int64_t ids[] = {987654};
+    auto back = store_->terms(ids);
+    ASSERT_FALSE(back);
+    EXPECT_EQ(back.error().type, base::ErrorType::kNotFound);
+}
+
+TEST_F(GraphStoreTest, EveryPatternShapeAnswersWhatABruteForceFilterFinds) {
+    std::vector<Triple> triples;
+    for (int s = 0; s < 6; ++s) {
+        for (int p = 0; p < 3; ++p) {
+            for (int o = 0; o < 4; ++o) {
+                if ((s + p + o) % 3 == 0) continue;
+                const Term object = o == 3 ? literal("v" + std::to_string(s)) : ex("o" + std::to_string(o));
+                std::optional<std::string> graph;
+                if (s % 3 == 1) graph = "http://example.org/g1";
+                triples.push_back(make_triple(ex("s" + std::to_string(s)), ex("p" + std::to_string(p)), object, graph));
+            }
+        }
+    }
+    insert(source("file:///shapes.nt"), triples);
+
+    const std::vector<std::optional<Term>> subjects = {std::nullopt, ex("s1"), ex("s2"), ex("missing")};
+    const std::vector<std::optional<Term>> predicates = {std::nullopt, ex("p0"), ex("p2")};
+    const std::vector<std::optional<Term>> objects = {std::nullopt, ex("o1"), literal("v4"), literal("missing")};
+    const std::vector<std::optional<std::string>> graphs = {std::nullopt, std::string{}, "http://example.org/g1",
+                                                            "http://example.org/nowhere"};
+    int shapes_with_answers = 0;
+    for (const auto& s : subjects) {
+        for (const auto& p : predicates) {
+            for (const auto& o : objects) {
+                for (const auto& g : graphs) {
+                    const TriplePattern pattern{s, p, o, g};
+                    std::vector<Triple> expected;
+                    for (const auto& t : triples) {
+                        if (matches(pattern, t)) expected.push_back(t);
+                    }
+                    const auto found = match(pattern);
+                    EXPECT_EQ(sorted(found), sorted(expected))
+                        << "s=" << (s ? schema::to_ntriples(*s) : "?") << " p=" << (p ? schema::to_ntriples(*p) : "?")
+                        << " o=" << (o ? schema::to_ntriples(*o) : "?") << " g=" << (g ? "<" + *g + ">" : "?");
+                    if (!expected.empty()) ++shapes_with_answers;
+                }
+            }
+        }
+    }
+    EXPECT_GT(shapes_with_answers, 40) << "the fixture should exercise most shapes with non-empty answers";
+}
+
+TEST_F(GraphStoreTest, LimitCapsAndBatchAnswersEachPattern) {
+    std::vector<Triple> triples;
+    for (int i = 0; i < 50; ++i) triples.push_back(make_triple(ex("hub"), ex("links"), ex("n" + std::to_string(i))));
+    insert(source("file:///hub.nt"), triples);
+    EXPECT_EQ(match(TriplePattern{ex("hub"), std::nullopt, std::nullopt, std::nullopt}, 7).size(), 7u);
+    EXPECT_EQ(match(TriplePattern{ex("hub"), std::nullopt, std::nullopt, std::nullopt}, 0).size(), 50u);
+
+    const std::vector<TriplePattern> patterns = {
+        TriplePattern{ex("hub"), std::nullopt, std::nullopt, std::nullopt},
+        TriplePattern{std::nullopt, std::nullopt, ex("n3"), std::nullopt},
+        TriplePattern{ex("nobody"), std::nullopt, std::nullopt, std::nullopt},
+    };
+    auto batch = store_->match_batch(patterns, 10);
+    ASSERT_TRUE(batch) << batch.error().message;
+    ASSERT_EQ(batch->size(), 3u);
+    EXPECT_EQ((*batch)[0].size(), 10u);
+    ASSERT_EQ((*batch)[1].size(), 1u);
+    EXPECT_EQ((*batch)[1][0], make_triple(ex("hub"), ex("links"), ex("n3")));
+    EXPECT_TRUE((*batch)[2].empty());
+}
+
+TEST_F(GraphStoreTest, StreamingDeliversEveryMatchInBatchesAndStopsWhenAsked) {
+    std::vector<Triple> triples;
+    for (int i = 0; i < 2'500; ++i) triples.push_back(make_triple(ex("n" + std::to_string(i)), ex("p"), literal("x")));
+    insert(source("file:///many.nt"), triples);
+    const TriplePattern all{std::nullopt, ex("p"), std::nullopt, std::nullopt};
+    std::vector<std::size_t> sizes;
+    std::vector<Triple> seen;
+    auto r = store_->match_each(all, 1'000, [&](std::span<const Triple> batch) {
+        sizes.push_back(batch.size());
+        seen.insert(seen.end(), batch.begin(), batch.end());
+        // The store may be used from the callback.
+        auto again = store_->match(TriplePattern{batch.front().s, std::nullopt, std::nullopt, std::nullopt});
+        EXPECT_TRUE(again && again->size() == 1u);
+        return true;
+    });
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(sizes, (std::vector<std::size_t>{1'000, 1'000, 500}));
+    EXPECT_EQ(sorted(seen), sorted(triples));
+
+    int calls = 0;
+    r = store_->match_each(all, 100, [&](std::span<const Triple>) { return ++calls < 2; });
+    ASSERT_TRUE(r);
+    EXPECT_EQ(calls, 2);
+}
+
+TEST_F(GraphStoreTest, QuotedTriplesMatchInSubjectAndObjectPosition) {
+    const Triple fact = make_triple(ex("alice"), ex("worksFor"), ex("acme"));
+    const Term statement = schema::quoted(fact);
+    const std::vector<Triple> triples = {
+        fact,
+        make_triple(statement, ex("confidence"), typed_literal("0.9", schema::kXsdDecimal)),
+        make_triple(ex("bob"), ex("claims"), statement),
+        make_triple(ex("bob"), ex("claims"), schema::quoted(make_triple(ex("alice"), ex("worksFor"), ex("other")))),
+    };
+    insert(source("file:///rdf12.nt"), triples);
+    const auto about = match(TriplePattern{statement, std::nullopt, std::nullopt, std::nullopt});
+    ASSERT_EQ(about.size(), 1u);
+    EXPECT_EQ(about[0], triples[1]);
+    // Matched by value: a quoted triple built separately with the same parts.
+    const auto claimed = match(TriplePattern{std::nullopt, ex("claims"),
+                                             schema::quoted(make_triple(ex("alice"), ex("worksFor"), ex("acme"))),
+                                             std::nullopt});
+    ASSERT_EQ(claimed.size(), 1u);
+    EXPECT_EQ(claimed[0].s, ex("bob"));
+    // A quoted triple whose parts were never stored matches nothing, without an error.
+    EXPECT_TRUE(match(TriplePattern{schema::quoted(make_triple(ex("zed"), ex("worksFor"), ex("acme"))),
+                                    std::nullopt, std::nullopt, std::nullopt})
+                    .empty());
+}
+
+TEST_F(GraphStoreTest, NamedGraphsAreSeparateFromTheDefaultGraph) {
+    const auto src = source("file:///graphs.nq");
+    const std::vector<Triple> triples = {
+        make_triple(ex("a"), ex("p"), ex("b")),
+        make_triple(ex("a"), ex("p"), ex("b"), "http://example.org/g1"),
+        make_triple(ex("a"), ex("p"), ex("c"), "http://example.org/g2"),
+    };
+    EXPECT_EQ(insert(src, triples).added, 3u) << "the same triple in two graphs is two quads";
+    const std::optional<Term> a = ex("a");
+    EXPECT_EQ(match(TriplePattern{a, std::nullopt, std::nullopt, std::nullopt}).size(), 3u);
+    EXPECT_EQ(match(TriplePattern{a, std::nullopt, std::nullopt, std::string{}}),
+              (std::vector<Triple>{triples[0]}));
+    EXPECT_EQ(match(TriplePattern{a, std::nullopt, std::nullopt, "http://example.org/g1"}),
+              (std::vector<Triple>{triples[1]}));
+    EXPECT_EQ(match(TriplePattern{std::nullopt, std::nullopt, std::nullopt, "http://example.org/g2"}),
+              (std::vector<Triple>{triples[2]}));
+    EXPECT_TRUE(match(TriplePattern{a, std::nullopt, std::nullopt, "http://example.org/g3"}).empty());
+    EXPECT_EQ(stats().graphs, 2u);
+}
+
+TEST_F(GraphStoreTest, ReloadingTheSameFileAddsNothing) {
+    const auto src = source("file:///kb.nt");
+    const std::vector<Triple> triples = {
+        make_triple(ex("a"), ex("p"), ex("b")),
+        make_triple(ex("a"), ex("p"), literal("x")),
+        make_triple(ex("a"), ex("p"), literal("x")),  // a repeat inside one load
+    };
+    const auto first = insert(src, triples);
+    EXPECT_EQ(first.added, 2u);
+    EXPECT_EQ(first.already_present, 1u);
+    const auto before = stats();
+    EXPECT_EQ(source("file:///kb.nt"), src) << "registering again is idempotent by uri";
+    const auto second = insert(src, triples);
+    EXPECT_EQ(second.added, 0u);
+    EXPECT_EQ(second.already_present, 3u);
+    EXPECT_EQ(stats(), before);
+    auto sources = store_->sources_of(triples[0]);
+    ASSERT_TRUE(sources);
+    EXPECT_EQ(sources->size(), 1u) << "no duplicate fact-to-source link";
+}
+
+TEST_F(GraphStoreTest, AFactLoadedFromTwoSourcesHasBothBestTierFirst) {
+    const Triple fact = make_triple(ex("paris"), ex("capitalOf"), ex("france"));
+    const auto crowd = source("file:///crowd.nt", 3);
+    const auto chunk = source("urn:chunk:doc1#0", 2, SourceKind::kChunk, "urn:doc:doc1");
+    EXPECT_EQ(insert(crowd, {fact}).added, 1u);
+    const auto again = insert(chunk, {fact, fact});
+    EXPECT_EQ(again.added, 0u);
+    EXPECT_EQ(again.already_present, 2u);
+    insert(chunk, {fact});  // a second link from the same source is not added
+    auto sources = store_->sources_of(fact);
+    ASSERT_TRUE(sources) << sources.error().message;
+    ASSERT_EQ(sources->size(), 2u);
+    EXPECT_EQ((*sources)[0].uri, "urn:chunk:doc1#0");
+    EXPECT_EQ((*sources)[0].kind, SourceKind::kChunk);
+    EXPECT_EQ((*sources)[0].document_uri, "urn:doc:doc1");
+    EXPECT_EQ((*sources)[0].tier, 2u);
+    EXPECT_EQ((*sources)[0].loaded_at, "2026-11-22T05:00:00Z");
+    EXPECT_EQ((*sources)[1].uri, "file:///crowd.nt");
+    EXPECT_EQ((*sources)[1].tier, 3u);
+    // The fact is one quad, and it counts once, under its best tier.
+    const auto s = stats();
+    EXPECT_EQ(s.quads, 1u);
+    EXPECT_EQ(s.facts_per_tier[2], 1u);
+    EXPECT_EQ(s.facts_per_tier[3], 0u);
+    // Not stored: no sources, no error. Another graph is another fact.
+    auto none = store_->sources_of(make_triple(ex("paris"), ex("capitalOf"), ex("france"), "http://example.org/g"));
+    ASSERT_TRUE(none);
+    EXPECT_TRUE(none->empty());
+}
+
+TEST_F(GraphStoreTest, TiersAreCheckedAndReRegisteringUpdatesThem) {
+    SourceRecord bad;
+    bad.uri = "file:///bad.nt";
+    bad.tier = 5;
+    auto r = store_->register_source(bad);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().type, base::ErrorType::kInvalidRequest);
+    bad.tier = 0;
+    EXPECT_FALSE(store_->register_source(bad));
+    SourceRecord chunk_without_document;
+    chunk_without_document.uri = "urn:chunk:x";
+    chunk_without_document.kind = SourceKind::kChunk;
+    EXPECT_FALSE(store_->register_source(chunk_without_document));
+
+    const auto authoritative = source("file:///a.nt", 1);
+    const auto inferred = source("file:///i.nt", 4);
+    insert(authoritative, {make_triple(ex("a"), ex("p"), ex("b"))});
+    insert(inferred, {make_triple(ex("a"), ex("p"), ex("c")), make_triple(ex("a"), ex("p"), ex("d"))});
+    auto s = stats();
+    EXPECT_EQ(s.facts_per_tier[1], 1u);
+    EXPECT_EQ(s.facts_per_tier[4], 2u);
+    EXPECT_EQ(s.sources, 2u);
+
+    EXPECT_EQ(source("file:///i.nt", 2), inferred);
+    s = stats();
+    EXPECT_EQ(s.facts_per_tier[2], 2u);
+    EXPECT_EQ(s.facts_per_tier[4], 0u);
+    auto sources = store_->sources_of(make_triple(ex("a"), ex("p"), ex("c")));
+    ASSERT_TRUE(sources && sources->size() == 1u);
+    EXPECT_EQ((*sources)[0].tier, 2u);
+}
+
+TEST_F(GraphStoreTest, LabelsPreferEnglishThenPlainThenAnyElseLocalName) {
+    const Term label = iri(vocab::kRdfsLabel);
+    insert(source("file:///labels.nt"),
+           {
+               make_triple(ex("e1"), label, lang_literal("Erde", "de")),
+               make_triple(ex("e1"), label, literal("earth")),
+               make_triple(ex("e1"), label, lang_literal("Earth", "en")),
+               make_triple(ex("e2"), label, lang_literal("Terre", "fr")),
+               make_triple(ex("e2"), label, literal("terre (plain)")),
+               make_triple(ex("e3"), label, lang_literal("Mond", "de")),
+               make_triple(ex("e4"), ex("p"), ex("e1")),
+           });
+    const std::vector<Term> terms = {
+        ex("e1"),
+        ex("e2"),
+        ex("e3"),
+        ex("e4"),                                  // stored, no label
+        iri("http://example.org/onto#Planet"),    // never stored
+        iri("urn:isbn:0451450523"),
+        iri("http://example.org/trailing/"),
+        literal("a literal"),
+        lang_literal("ein Literal", "de"),
+    };
+    auto labels = store_->labels(terms);
+    ASSERT_TRUE(labels) << labels.error().message;
+    EXPECT_EQ(*labels, (std::vector<std::string>{"Earth", "terre (plain)", "Mond", "e4", "Planet", "0451450523",
+                                                 "trailing", "a literal", "ein Literal"}));
+}
+
+TEST_F(GraphStoreTest, EntitiesPageThroughSubjectAndObjectIrisInIdOrder) {
+    const Term label = iri(vocab::kRdfsLabel);
+    std::vector<Triple> triples;
+    for (int i = 0; i < 25; ++i) {
+        triples.push_back(make_triple(ex("n" + std::to_string(i)), ex("next"), ex("n" + std::to_string(i + 1))));
+        triples.push_back(make_triple(ex("n" + std::to_string(i)), ex("value"), literal(std::to_string(i))));
+    }
+    triples.push_back(make_triple(ex("n0"), label, literal("the first")));
+    triples.push_back(make_triple(schema::blank("x"), ex("next"), ex("n0")));
+    insert(source("file:///chain.nt", 2, SourceKind::kFile), triples);
+
+    std::set<std::string> expected;
+    for (const auto& t : triples) {
+        if (t.s.is_iri()) expected.insert(t.s.as_iri().value);
+        if (t.o.is_iri()) expected.insert(t.o.as_iri().value);
+    }
+    std::vector<Entity> all;
+    std::int64_t after = 0;
+    for (int pages = 0; pages < 100; ++pages) {
+        auto page = store_->entities_after(after, 7);
+        ASSERT_TRUE(page) << page.error().message;
+        if (page->empty()) break;
+        EXPECT_LE(page->size(), 7u);
+        for (const auto& e : *page) {
+            EXPECT_GT(e.id, after) << "ids strictly increase";
+            after = e.id;
+            all.push_back(e);
+        }
+    }
+    std::set<std::string> got;
+    for (const auto& e : all) got.insert(e.term.as_iri().value);
+    EXPECT_EQ(got, expected) << "predicates, literals and blank nodes are not entities";
+    EXPECT_EQ(all.size(), expected.size());
+
+    std::vector<std::int64_t> ids;
+    for (const auto& e : all) ids.push_back(e.id);
+    auto terms = store_->terms(ids);
+    ASSERT_TRUE(terms);
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        EXPECT_EQ((*terms)[i], all[i].term);
+        const auto expected_label = all[i].term == ex("n0") ? std::string("the first")
+                                                            : all[i].term.as_iri().value.substr(19);
+        EXPECT_EQ(all[i].label, expected_label);
+    }
+}
+
+TEST_F(GraphStoreTest, StatsCountWhatWasInserted) {
+    std::vector<Triple> triples;
+    std::set<std::string> subjects, predicates, objects;
+    for (int i = 0; i < 40; ++i) {
+        const Term s = ex("s" + std::to_string(i % 9));
+        const Term p = ex("p" + std::to_string(i % 4));
+        const Term o = i % 2 == 0 ? ex("o" + std::to_string(i % 7)) : literal(std::to_string(i % 5));
+        std::optional<std::string> g;
+        if (i % 5 == 0) g = "http://example.org/g" + std::to_string(i % 3);
+        triples.push_back(make_triple(s, p, o, g));
+    }
+    std::set<std::string> quads, graphs;
+    for (const auto& t : triples) {
+        quads.insert(schema::to_nquads(t));
+        subjects.insert(schema::to_ntriples(t.s));
+        predicates.insert(schema::to_ntriples(t.p));
+        objects.insert(schema::to_ntriples(t.o));
+        if (t.graph) graphs.insert(*t.graph);
+    }
+    insert(source("file:///stats.nq", 1), triples);
+    const auto s = stats();
+    EXPECT_EQ(s.quads, quads.size());
+    EXPECT_EQ(s.subjects, subjects.size());
+    EXPECT_EQ(s.predicates, predicates.size());
+    EXPECT_EQ(s.objects, objects.size());
+    EXPECT_EQ(s.graphs, graphs.size());
+    EXPECT_GE(s.terms, subjects.size() + predicates.size() + graphs.size());
+    EXPECT_EQ(s.sources, 1u);
+    EXPECT_EQ(s.facts_per_tier[1], quads.size());
+}
+
+TEST_F(GraphStoreTest, ProvenanceExportDerivesEveryFactFromItsSources) {
+    const auto file = source("file:///facts.nt", 1);
+    const auto chunk = source("urn:chunk:report#3", 3, SourceKind::kChunk, "urn:doc:report");
+    const auto document = source("urn:doc:report", 2, SourceKind::kDocument);
+    const std::vector<Triple> from_file = {make_triple(ex("a"), ex("p"), ex("b")),
+                                           make_triple(ex("a"), ex("p"), literal("x"), "http://example.org/g")};
+    const std::vector<Triple> from_chunk = {make_triple(ex("a"), ex("p"), ex("b")),
+                                            make_triple(ex("c"), ex("q"), schema::quoted(from_file[0]))};
+    insert(file, from_file);
+    insert(chunk, from_chunk);
+    (void)document;
+
+    std::vector<Triple> exported;
+    std::size_t batches = 0;
+    auto r = store_->export_provenance(2, [&](std::span<const Triple> batch) {
+        EXPECT_LE(batch.size(), 2u + 8u);
+        ++batches;
+        exported.insert(exported.end(), batch.begin(), batch.end());
+        return true;
+    });
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_GT(batches, 1u);
+
+    const Term derived = iri(vocab::kProvWasDerivedFrom);
+    std::map<std::string, std::set<std::string>> fact_sources;  // N-Triples of the fact -> source IRIs
+    std::map<std::string, std::string> tiers;
+    std::set<std::string> entities;
+    std::set<std::string> chunk_documents;
+    for (const auto& t : exported) {
+        ASSERT_EQ(t.graph, std::optional<std::string>(vocab::kSourceGraph));
+        if (t.p == derived && t.s.is_triple()) {
+            ASSERT_TRUE(t.o.is_iri());
+            fact_sources[schema::to_ntriples(t.s.as_triple())].insert(t.o.as_iri().value);
+        } else if (t.p == derived) {
+            chunk_documents.insert(t.s.as_iri().value + " " + t.o.as_iri().value);
+        } else if (t.p == iri(vocab::kDataTier)) {
+            ASSERT_TRUE(t.o.is_literal());
+            EXPECT_EQ(t.o.as_literal().datatype, schema::kXsdInteger);
+            tiers[t.s.as_iri().value] = t.o.as_literal().value;
+        } else if (t.p == iri(vocab::kRdfType) && t.o == iri(vocab::kProvEntity)) {
+            entities.insert(t.s.as_iri().value);
+        }
+    }
+    EXPECT_EQ(entities, (std::set<std::string>{"file:///facts.nt", "urn:chunk:report#3", "urn:doc:report"}));
+    EXPECT_EQ(tiers, (std::map<std::string, std::string>{
+                         {"file:///facts.nt", "1"}, {"urn:chunk:report#3", "3"}, {"urn:doc:report", "2"}}));
+    EXPECT_EQ(chunk_documents, (std::set<std::string>{"urn:chunk:report#3 urn:doc:report"}));
+
+    // Every stored fact has a wasDerivedFrom to each source it was loaded from.
+    std::map<std::string, std::set<std::string>> expected;
+    for (const auto& t : from_file) expected[schema::to_ntriples(t)].insert("file:///facts.nt");
+    for (const auto& t : from_chunk) expected[schema::to_ntriples(t)].insert("urn:chunk:report#3");
+    EXPECT_EQ(fact_sources, expected);
+
+    int calls = 0;
+    r = store_->export_provenance(1, [&](std::span<const Triple>) { return ++calls < 3; });
+    ASSERT_TRUE(r);
+    EXPECT_EQ(calls, 3) << "the export stops when the callback says so";
+}
+
+TEST_F(GraphStoreTest, InvalidInputIsRejectedByNameAndLeavesTheStoreUnchanged) {
+    const auto src = source("file:///good.nt");
+    insert(src, {make_triple(ex("a"), ex("p"), ex("b"))});
+    const auto before = stats();
+
+    schema::Literal both{"x", std::string(schema::kXsdString), "en"};
+    const std::vector<std::pair<Triple, std::string>> bad = {
+        {make_triple(iri(""), ex("p"), ex("o")), "subject"},
+        {make_triple(ex("s"), iri(""), ex("o")), "predicate"},
+        {make_triple(ex("s"), ex("p"), Term(both)), "both datatype"},
+        {make_triple(ex("s"), ex("p"), ex("o"), "not an iri"), "graph"},
+        {make_triple(ex("s"), ex("p"), ex("o"), "_:b0"), "graph"},
+        {make_triple(ex("s"), ex("p"), schema::quoted(make_triple(ex("s"), iri(""), ex("o")))), "quoted"},
+    };
+    for (const auto& [triple, words] : bad) {
+        const std::vector<Triple> batch = {make_triple(ex("new1"), ex("p"), ex("new2")), triple,
+                                           make_triple(ex("new3"), ex("p"), literal("new"))};
+        auto r = store_->insert(src, batch);
+        ASSERT_FALSE(r) << "accepted " << schema::to_nquads(triple);
+        EXPECT_EQ(r.error().type, base::ErrorType::kInvalidRequest);
+        EXPECT_NE(r.error().message.find("triple 1"), std::string::npos) << r.error().message;
+        EXPECT_NE(r.error().message.find(words), std::string::npos) << r.error().message;
+    }
+    EXPECT_EQ(stats(), before);
+    EXPECT_TRUE(match(TriplePattern{ex("new1"), std::nullopt, std::nullopt, std::nullopt}).empty());
+    auto unknown = store_->insert(424242, std::vector<Triple>{make_triple(ex("a"), ex("p"), ex("c"))});
+    ASSERT_FALSE(unknown);
+    EXPECT_EQ(unknown.error().type, base::ErrorType::kNotFound);
+    EXPECT_EQ(stats(), before);
+}
+
+TEST_F(GraphStoreTest, InsideACallersTransactionARollbackUndoesTheInsert) {
+    const auto src = source("file:///tx.nt");
+    {
+        auto tx = storage::Transaction::begin(*db_);
+        ASSERT_TRUE(tx) << tx.error().message;
+        auto r = store_->insert(src, std::vector<Triple>{make_triple(ex("a"), ex("p"), ex("b"))},
+                                TransactionMode::kCallers);
+        ASSERT_TRUE(r) << r.error().message;
+        EXPECT_EQ(r->added, 1u);
+        // A failing insert inside the transaction undoes only itself.
+        auto bad = store_->insert(src, std::vector<Triple>{make_triple(iri(""), ex("p"), ex("b"))},
+                                  TransactionMode::kCallers);
+        EXPECT_FALSE(bad);
+        EXPECT_EQ(match(TriplePattern{ex("a"), std::nullopt, std::nullopt, std::nullopt}).size(), 1u);
+    }  // rolled back
+    store_->forget_cached_terms();
+    EXPECT_TRUE(match(TriplePattern{ex("a"), std::nullopt, std::nullopt, std::nullopt}).empty());
+    EXPECT_EQ(stats().quads, 0u);
+    // The terms that were rolled back are interned again afresh.
+    EXPECT_EQ(insert(src, {make_triple(ex("a"), ex("p"), ex("b"))}).added, 1u);
+    EXPECT_EQ(match(TriplePattern{ex("a"), std::nullopt, std::nullopt, std::nullopt}).size(), 1u);
+    {
+        auto tx = storage::Transaction::begin(*db_);
+        ASSERT_TRUE(tx);
+        ASSERT_TRUE(store_->insert(src, std::vector<Triple>{make_triple(ex("c"), ex("p"), ex("d"))},
+                                   TransactionMode::kCallers));
+        ASSERT_TRUE(tx->commit());
+    }
+    EXPECT_EQ(stats().quads, 2u);
+}
+
+TEST_F(GraphStoreTest, TwoConnectionsToOneFileShareTermIds) {
+    const auto src = source("file:///shared.nt");
+    insert(src, {make_triple(ex("a"), ex("p"), ex("b"))});
+    auto other_db = storage::Database::open(path());
+    ASSERT_TRUE(other_db) << other_db.error().message;
+    auto other = GraphStore::open(**other_db);
+    ASSERT_TRUE(other) << other.error().message;
+    // The other connection interns a new term and reuses the stored ones.
+    auto other_src = (*other)->register_source(SourceRecord{"file:///shared.nt", SourceKind::kFile, {}, 3, {}, {}});
+    ASSERT_TRUE(other_src);
+    EXPECT_EQ(*other_src, src);
+    auto r = (*other)->insert(*other_src, std::vector<Triple>{make_triple(ex("a"), ex("p"), ex("c"))});
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->added, 1u);
+    const auto here = store_->find_term(ex("c"));
+    const auto there = (*other)->find_term(ex("c"));
+    ASSERT_TRUE(here && there && here->has_value());
+    EXPECT_EQ(*here, *there);
+    EXPECT_EQ(match(TriplePattern{ex("a"), std::nullopt, std::nullopt, std::nullopt}).size(), 2u);
+    EXPECT_EQ(stats().terms, 4u);
+    other->reset();
+}
+
+TEST_F(GraphStoreTest, ATermMissingHereIsFoundOnceAnotherConnectionStoresIt) {
+    const auto src = source("file:///late.nt");
+    const TriplePattern late{ex("late"), std::nullopt, std::nullopt, std::nullopt};
+    EXPECT_TRUE(match(late).empty());  // a miss must not be remembered
+    auto labels = store_->labels(std::vector<Term>{ex("late")});
+    ASSERT_TRUE(labels);
+    EXPECT_EQ(*labels, std::vector<std::string>{"late"});
+
+    auto other_db = storage::Database::open(path());
+    ASSERT_TRUE(other_db) << other_db.error().message;
+    auto other = GraphStore::open(**other_db);
+    ASSERT_TRUE(other);
+    auto r = (*other)->insert(src, std::vector<Triple>{make_triple(ex("late"), iri(vocab::kRdfsLabel),
+                                                                   lang_literal("Late arrival", "en"))});
+    ASSERT_TRUE(r) << r.error().message;
+
+    const auto found = match(late);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].o, lang_literal("Late arrival", "en"));
+    labels = store_->labels(std::vector<Term>{ex("late")});
+    ASSERT_TRUE(labels);
+    EXPECT_EQ(*labels, std::vector<std::string>{"Late arrival"});
+    auto sources = store_->sources_of(found[0]);
+    ASSERT_TRUE(sources && sources->size() == 1u);
+    EXPECT_EQ((*sources)[0].uri, "file:///late.nt");
+}
+
+TEST_F(GraphStoreTest, WritersOnTwoConnectionsNeverDuplicateATerm) {
+    // Each writer keeps the set of stored key hashes and trusts "not in the set" to mean "new":
+    // it must pick up what the other connection stored since its last write.
+    const auto src = source("file:///two-writers.nt");
+    auto other_db = storage::Database::open(path());
+    ASSERT_TRUE(other_db) << other_db.error().message;
+    auto other = GraphStore::open(**other_db);
+    ASSERT_TRUE(other) << other.error().message;
+    const auto other_insert = [&](std::vector<Triple> triples) {
+        auto r = (*other)->insert(src, triples);
+        ASSERT_TRUE(r) << r.error().message;
+    };
+    insert(src, {make_triple(ex("a"), ex("p"), ex("b"))});
+    other_insert({make_triple(ex("c"), ex("p"), ex("d"))});
+    insert(src, {make_triple(ex("c"), ex("p"), ex("b")), make_triple(ex("d"), ex("p"), ex("e"))});
+    other_insert({make_triple(ex("e"), ex("p"), ex("a")), make_triple(ex("f"), ex("q"), ex("c"))});
+    insert(src, {make_triple(ex("f"), ex("q"), ex("e"))});
+    EXPECT_EQ(stats().terms, 8u);  // a b c d e f p q, each once
+    EXPECT_EQ(stats().quads, 7u);
+    for (const char* name : {"a", "b", "c", "d", "e", "f", "p", "q"}) {
+        const auto here = store_->find_term(ex(name));
+        const auto there = (*other)->find_term(ex(name));
+        ASSERT_TRUE(here && there && here->has_value()) << name;
+        EXPECT_EQ(*here, *there) << name;
+    }
+    EXPECT_EQ(match(TriplePattern{std::nullopt, ex("p"), std::nullopt, std::nullopt}).size(), 5u);
+    other->reset();
+}
+
+TEST_F(GraphStoreTest, PastTheKnownTermLimitEveryTermIsLookedUpAndNoneDuplicated) {
+    auto [small_store, src] =
+        store_with(GraphStoreOptions{.term_cache_entries = 4, .known_term_limit = 5}, "file:///limit.nt");
+    ASSERT_TRUE(small_store && src);
+    std::vector<Triple> triples;
+    std::set<std::string> distinct_terms;
+    for (int i = 0; i < 40; ++i) {
+        triples.push_back(make_triple(ex("s" + std::to_string(i % 9)), ex("p"), ex("o" + std::to_string(i % 11))));
+        distinct_terms.insert("s" + std::to_string(i % 9));
+        distinct_terms.insert("o" + std::to_string(i % 11));
+    }
+    distinct_terms.insert("p");
+    // In small batches, so later ones start past the limit.
+    for (std::size_t first = 0; first < triples.size(); first += 4) {
+        const std::span<const Triple> batch(triples.data() + first, std::min<std::size_t>(4, triples.size() - first));
+        auto counts = small_store->insert(*src, batch);
+        ASSERT_TRUE(counts) << counts.error().message;
+    }
+    auto again = small_store->insert(*src, triples);
+    ASSERT_TRUE(again) << again.error().message;
+    EXPECT_EQ(again->added, 0u);
+    EXPECT_EQ(stats().terms, distinct_terms.size());
+}
+
+// Runs of one subject, predicate or graph (as in a dump grouped by subject) reuse the previous
+// statement's ids; every change of term in any position must still be seen.
+TEST_F(GraphStoreTest, RunsOfRepeatedTermsStoreExactlyTheirStatements) {
+    const auto src = source("file:///runs.nq");
+    std::vector<Triple> triples;
+    const std::optional<std::string> g1 = "http://example.org/g1";
+    const std::optional<std::string> g2 = "http://example.org/g2";
+    for (int i = 0; i < 60; ++i) {
+        const Term subject = ex("s" + std::to_string(i / 7));           // runs of 7
+        const Term predicate = ex("p" + std::to_string((i / 3) % 4));   // runs of 3
+        const Term object = i % 5 == 0 ? literal("s" + std::to_string(i / 7)) : ex("o" + std::to_string(i % 13));
+        const auto graph = (i / 11) % 3 == 0 ? std::nullopt : ((i / 11) % 3 == 1 ? g1 : g2);  // runs of 11
+        triples.push_back(make_triple(subject, predicate, object, graph));
+    }
+    const auto counts = insert(src, triples);
+    std::set<std::string> distinct;
+    for (const auto& t : triples) distinct.insert(schema::to_nquads(t));
+    EXPECT_EQ(counts.added, distinct.size());
+    std::set<std::string> stored;
+    for (const auto& t : match(TriplePattern{std::nullopt, std::nullopt, std::nullopt, std::nullopt})) {
+        stored.insert(schema::to_nquads(t));
+    }
+    EXPECT_EQ(stored, distinct);
+}
+
+TEST_F(GraphStoreTest, TinyTermCachesGiveTheSameAnswersAsLargeOnes) {
+    auto [small_store, src] =
+        store_with(GraphStoreOptions{.term_cache_entries = 3, .decode_cache_entries = 2}, "file:///tiny.nt");
+    ASSERT_TRUE(small_store && src);
+    std::vector<Triple> triples;
+    for (int i = 0; i < 300; ++i) {
+        triples.push_back(make_triple(ex("n" + std::to_string(i % 37)), ex("p" + std::to_string(i % 5)),
+                                      i % 2 == 0 ? ex("n" + std::to_string(i % 41)) : literal(std::to_string(i % 13)),
+                                      i % 7 == 0 ? std::optional<std::string>("http://example.org/g") : std::nullopt));
+    }
+    auto counts = small_store->insert(*src, triples);
+    ASSERT_TRUE(counts) << counts.error().message;
+    std::set<std::string> distinct;
+    for (const auto& t : triples) distinct.insert(schema::to_nquads(t));
+    EXPECT_EQ(counts->added, distinct.size());
+    // Evicted entries are found again in the file, with the same ids the big-cache store sees.
+    for (int i = 0; i < 41; ++i) {
+        const auto a = small_store->find_term(ex("n" + std::to_string(i)));
+        const auto b = store_->find_term(ex("n" + std::to_string(i)));
+        ASSERT_TRUE(a && b);
+        EXPECT_EQ(*a, *b);
+    }
+    for (int i = 0; i < 37; ++i) {
+        const TriplePattern pattern{ex("n" + std::to_string(i)), std::nullopt, std::nullopt, std::nullopt};
+        auto small_found = small_store->match(pattern);
+        ASSERT_TRUE(small_found);
+        EXPECT_EQ(sorted(*small_found), sorted(match(pattern)));
+        std::vector<Triple> expected;
+        for (const auto& t : triples) {
+            if (matches(pattern, t) && std::find(expected.begin(), expected.end(), t) == expected.end()) {
+                expected.push_back(t);
+            }
+        }
+        EXPECT_EQ(sorted(*small_found), sorted(expected));
+    }
+}
+
+// The shared PathQuestion knowledge base, through a minimal N-Triples line splitter (IRIs and
+// plain literals only; the real loader is serd-based and lives elsewhere).
+std::optional<Triple> split_ntriples_line(std::string_view line) {
+    const auto read_term = [&line]() -> std::optional<Term> {
+        while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+        if (line.empty()) return std::nullopt;
+        if (line.front() == '<') {
+            const auto end = line.find('>');
+            if (end == std::string_view::npos) return std::nullopt;
+            Term t = iri(line.substr(1, end - 1));
+            line.remove_prefix(end + 1);
+            return t;
+        }
+        if (line.front() == '"') {
+            const auto end = line.find('"', 1);
+            if (end == std::string_view::npos) return std::nullopt;
+            Term t = literal(line.substr(1, end - 1));
+            line.remove_prefix(end + 1);
+            return t;
+        }
+        return std::nullopt;
+    };
+    auto s = read_term();
+    auto p = read_term();
+    auto o = read_term();
+    if (!s || !p || !o) return std::nullopt;
+    return make_triple(*s, *p, *o);
+}
+
+TEST_F(GraphStoreTest, LoadsAndMatchesThePathQuestionKnowledgeBase) {
+    const std::filesystem::path data = std::filesystem::path(GLASSBOX_SHARED_DATA) / "kg-pathquestion";
+    if (!std::filesystem::exists(data / "kb.nt")) GTEST_SKIP() << "no shared data at " << data;
+    std::vector<Triple> triples;
+    for (const char* file : {"kb.nt", "labels.nt"}) {
+        std::ifstream in(data / file);
+        std::string line;
+        for (int n = 0; n < 400 && std::getline(in, line); ++n) {
+            if (auto t = split_ntriples_line(line)) triples.push_back(std::move(*t));
+        }
+    }
+    ASSERT_GT(triples.size(), 700u);
+    const auto counts = insert(source("file://" + (data / "kb.nt").string(), 2), triples);
+    std::set<std::string> distinct;
+    for (const auto& t : triples) distinct.insert(schema::to_nquads(t));
+    EXPECT_EQ(counts.added, distinct.size());
+    EXPECT_EQ(stats().quads, distinct.size());
+    // Each triple is found from each bound position.
+    for (std::size_t i = 0; i < triples.size(); i += 37) {
+        const auto& t = triples[i];
+        for (const auto& pattern : {TriplePattern{t.s, std::nullopt, std::nullopt, std::nullopt},
+                                    TriplePattern{std::nullopt, t.p, t.o, std::nullopt},
+                                    TriplePattern{t.s, t.p, std::nullopt, std::nullopt},
+                                    TriplePattern{std::nullopt, std::nullopt, t.o, std::nullopt}}) {
+            const auto found = match(pattern);
+            EXPECT_NE(std::find(found.begin(), found.end(), t), found.end()) << schema::to_ntriples(t);
+            for (const auto& f : found) EXPECT_TRUE(matches(pattern, f)) << schema::to_ntriples(f);
+        }
+    }
+    // Labels come from labels.nt where it covers the entity.
+    const auto& first = triples.front();
+    auto labels = store_->labels(std::span<const Term>(&first.s, 1));
+    ASSERT_TRUE(labels);
+    const auto label_rows = match(TriplePattern{first.s, iri(vocab::kRdfsLabel), std::nullopt, std::nullopt});
+    if (!label_rows.empty()) {
+        EXPECT_EQ((*labels)[0], label_rows[0].o.as_literal().value);
+    }
+}
+
+}  // namespace
+}  // namespace glassbox::store

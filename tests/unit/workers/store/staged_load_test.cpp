@@ -1,0 +1,363 @@
+// Tests for staged (bulk) loads of the graph store: a staged load gives exactly what inserting
+// the same batches gives (quads, first sources, links, counts, every pattern shape, provenance),
+// is invisible until committed, and leaves nothing behind when aborted, interrupted or failed;
+// files from before the POS/OSP tables are migrated on open.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "workers/store/graph_store.hpp"
+
+namespace glassbox::store {
+namespace {
+
+using schema::iri;
+using schema::lang_literal;
+using schema::literal;
+using schema::make_triple;
+using schema::Term;
+using schema::Triple;
+using schema::TriplePattern;
+
+Term ex(const std::string& local) { return iri("http://example.org/" + local); }
+
+// One store on its own file.
+struct Store {
+    std::filesystem::path path;
+    std::unique_ptr<storage::Database> db;
+    std::unique_ptr<GraphStore> graph;
+
+    static Store open(const std::filesystem::path& path, GraphStoreOptions options = {}) {
+        Store store;
+        store.path = path;
+        auto db = storage::Database::open(path);
+        EXPECT_TRUE(db) << db.error().message;
+        store.db = std::move(*db);
+        auto graph = GraphStore::open(*store.db, options);
+        EXPECT_TRUE(graph) << graph.error().message;
+        store.graph = std::move(*graph);
+        return store;
+    }
+
+    std::int64_t count(const std::string& table) {
+        auto st = db->prepare("SELECT count(*) FROM " + table);
+        EXPECT_TRUE(st);
+        auto row = st->step();
+        EXPECT_TRUE(row && *row);
+        return st->int64(0);
+    }
+};
+
+// A load: files (sources) with their batches.
+struct FileLoad {
+    SourceRecord source;
+    std::vector<std::vector<Triple>> batches;
+};
+
+SourceRecord file_source(const std::string& name, std::uint32_t tier) {
+    return SourceRecord{"file:///data/" + name, SourceKind::kFile, {}, tier, "2026-11-24T10:00:00Z",
+                        "application/n-quads"};
+}
+
+// Facts in every shape: IRIs, blank nodes, plain/typed/language literals, named graphs, a
+// quoted triple as object, repeats inside a batch and across batches and files.
+std::vector<FileLoad> sample_load(int salt) {
+    std::vector<FileLoad> files;
+    for (int f = 0; f < 3; ++f) {
+        FileLoad file{file_source("part" + std::to_string(f) + "-" + std::to_string(salt) + ".nq",
+                                  static_cast<std::uint32_t>(1 + f)),
+                      {}};
+        for (int b = 0; b < 4; ++b) {
+            std::vector<Triple> batch;
+            for (int i = 0; i < 60; ++i) {
+                const int n = (f * 37 + b * 11 + i * 7 + salt) % 90;
+                // A third of the subjects are this load's own; the rest every load shares.
+                const std::string tag = n % 3 == 0 ? "-" + std::to_string(salt) : "";
+                const Term s = n % 13 == 0 ? Term(schema::BlankNode{"b" + std::to_string(n % 5) + tag})
+                                           : ex("s" + std::to_string(n % 23) + tag);
+                const Term p = ex("p" + std::to_string(n % 4));
+                Term o = ex("o" + std::to_string(n % 17));
+                if (n % 5 == 1) o = literal("v" + std::to_string(n % 9));
+                if (n % 5 == 2) o = lang_literal("w" + std::to_string(n % 7), n % 2 ? "en" : "fr");
+                if (n % 5 == 3) o = schema::xsd_integer(n % 11);
+                if (n % 29 == 4) o = schema::quoted(make_triple(ex("q" + std::to_string(n % 3)), p, ex("o1")));
+                std::optional<std::string> graph;
+                if (n % 7 == 3) graph = "http://example.org/g" + std::to_string(n % 2);
+                batch.push_back(make_triple(s, p, o, graph));
+                if (i % 17 == 0) batch.push_back(batch.back());  // a repeat in the batch
+            }
+            file.batches.push_back(std::move(batch));
+        }
+        files.push_back(std::move(file));
+    }
+    return files;
+}
+
+class StagedLoadTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        static std::atomic<int> counter{0};
+        dir_ = std::filesystem::temp_directory_path() /
+               ("gb-staged-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+        std::filesystem::remove_all(dir_);
+        std::filesystem::create_directories(dir_);
+    }
+    void TearDown() override { std::filesystem::remove_all(dir_); }
+
+    static InsertCounts insert_all(Store& store, const std::vector<FileLoad>& files) {
+        InsertCounts total;
+        for (const auto& file : files) {
+            auto id = store.graph->register_source(file.source);
+            EXPECT_TRUE(id) << id.error().message;
+            for (const auto& batch : file.batches) {
+                auto counts = store.graph->insert(*id, batch);
+                EXPECT_TRUE(counts) << counts.error().message;
+                total.added += counts->added;
+                total.already_present += counts->already_present;
+            }
+        }
+        return total;
+    }
+
+    static void stage_all(Store& store, const std::string& load, const std::vector<FileLoad>& files) {
+        for (const auto& file : files) {
+            for (const auto& batch : file.batches) {
+                auto staged = store.graph->stage(load, file.source, batch);
+                ASSERT_TRUE(staged) << staged.error().message;
+                EXPECT_EQ(*staged, batch.size());
+            }
+        }
+    }
+
+    static std::vector<std::string> all_quads(Store& store) {
+        std::vector<std::string> out;
+        auto r = store.graph->match_each(TriplePattern{}, 0, [&](std::span<const Triple> batch) {
+            for (const auto& t : batch) out.push_back(schema::to_nquads(t));
+            return true;
+        });
+        EXPECT_TRUE(r) << r.error().message;
+        std::sort(out.begin(), out.end());
+        return out;
+    }
+
+    // Every source of every fact, as "fact -> uri tier".
+    static std::multiset<std::string> all_sources(Store& store) {
+        std::multiset<std::string> out;
+        auto r = store.graph->match_each(TriplePattern{}, 0, [&](std::span<const Triple> batch) {
+            for (const auto& t : batch) {
+                auto sources = store.graph->sources_of(t);
+                EXPECT_TRUE(sources) << sources.error().message;
+                for (const auto& s : *sources) {
+                    out.insert(schema::to_nquads(t) + " -> " + s.uri + " " + std::to_string(s.tier));
+                }
+            }
+            return true;
+        });
+        EXPECT_TRUE(r) << r.error().message;
+        return out;
+    }
+
+    static std::multiset<std::string> provenance(Store& store) {
+        std::multiset<std::string> out;
+        auto r = store.graph->export_provenance(0, [&](std::span<const Triple> batch) {
+            for (const auto& t : batch) out.insert(schema::to_nquads(t));
+            return true;
+        });
+        EXPECT_TRUE(r) << r.error().message;
+        return out;
+    }
+
+    // Both stores answer every pattern shape built from `probes` the same.
+    static void expect_same_answers(Store& a, Store& b, const std::vector<Triple>& probes) {
+        for (const auto& t : probes) {
+            for (int mask = 1; mask < 8; ++mask) {
+                TriplePattern pattern;
+                if (mask & 1) pattern.s = t.s;
+                if (mask & 2) pattern.p = t.p;
+                if (mask & 4) pattern.o = t.o;
+                auto x = a.graph->match(pattern);
+                auto y = b.graph->match(pattern);
+                ASSERT_TRUE(x && y);
+                EXPECT_EQ(*x, *y) << "mask " << mask << " around " << schema::to_nquads(t);
+                EXPECT_FALSE(x->empty());
+            }
+        }
+    }
+
+    std::filesystem::path dir_;
+};
+
+TEST_F(StagedLoadTest, AStagedLoadStoresExactlyWhatInsertingTheSameBatchesStores) {
+    // One group or many; into an empty graph (SPO written from the feed) or onto an earlier load,
+    // so the commit meets facts already stored from another source and from the same one.
+    for (const std::size_t group : {std::size_t{2'000'000}, std::size_t{50}})
+    for (const bool onto_earlier : {false, true}) {
+        const std::string name = std::to_string(group) + (onto_earlier ? "-onto" : "-fresh");
+        SCOPED_TRACE("commit group " + std::to_string(group) + (onto_earlier ? ", onto an earlier load" : ", fresh"));
+        GraphStoreOptions options;
+        options.staged_commit_group = group;
+        auto incremental = Store::open(dir_ / ("incremental-" + name + ".db"), options);
+        auto staged = Store::open(dir_ / ("staged-" + name + ".db"), options);
+        const auto earlier = sample_load(5);
+        auto files = sample_load(0);
+        if (onto_earlier) {
+            insert_all(incremental, earlier);
+            insert_all(staged, earlier);
+            files.push_back(earlier[1]);  // a reload of one earlier file: all present
+        }
+        const auto expected = insert_all(incremental, files);
+        stage_all(staged, "load-1", files);
+        auto counts = staged.graph->commit_staged("load-1");
+        ASSERT_TRUE(counts) << counts.error().message;
+        EXPECT_EQ(*counts, expected);
+        EXPECT_GT(expected.added, 20u);
+        EXPECT_GT(expected.already_present, 50u);
+
+        EXPECT_EQ(all_quads(staged), all_quads(incremental));
+        EXPECT_EQ(all_sources(staged), all_sources(incremental));
+        EXPECT_EQ(provenance(staged), provenance(incremental));
+        auto a = incremental.graph->stats();
+        auto b = staged.graph->stats();
+        ASSERT_TRUE(a && b);
+        EXPECT_EQ(*b, *a);
+        std::vector<Triple> probes;
+        for (std::size_t i = 0; i < files[0].batches[0].size(); i += 9) probes.push_back(files[0].batches[0][i]);
+        expect_same_answers(incremental, staged, probes);
+        EXPECT_EQ(staged.count("graph_staged_quads"), 0);
+        EXPECT_EQ(staged.count("graph_staged_sources"), 0);
+
+        // Committing again, or loading the same files again staged, adds nothing.
+        auto again = staged.graph->commit_staged("load-1");
+        ASSERT_TRUE(again);
+        EXPECT_EQ(*again, InsertCounts{});
+        stage_all(staged, "load-2", files);
+        auto reload = staged.graph->commit_staged("load-2");
+        ASSERT_TRUE(reload);
+        EXPECT_EQ(reload->added, 0u);
+        EXPECT_EQ(reload->already_present, expected.added + expected.already_present);
+        EXPECT_EQ(all_sources(staged), all_sources(incremental));
+    }
+}
+
+TEST_F(StagedLoadTest, NothingIsVisibleBeforeTheCommitAndAnAbortLeavesNothing) {
+    auto store = Store::open(dir_ / "kb.db");
+    const auto before = store.graph->stats();
+    ASSERT_TRUE(before);
+    const auto files = sample_load(1);
+    stage_all(store, "pending", files);
+    EXPECT_GT(store.count("graph_staged_quads"), 0);
+    // Staged, not stored: no fact, no source, no provenance.
+    auto during = store.graph->stats();
+    ASSERT_TRUE(during);
+    EXPECT_EQ(during->quads, 0u);
+    EXPECT_EQ(during->sources, 0u);
+    EXPECT_TRUE(all_quads(store).empty());
+    EXPECT_TRUE(provenance(store).empty());
+    auto found = store.graph->match(TriplePattern{files[0].batches[0][0].s, std::nullopt, std::nullopt, std::nullopt});
+    ASSERT_TRUE(found);
+    EXPECT_TRUE(found->empty());
+
+    ASSERT_TRUE(store.graph->abort_staged("pending"));
+    EXPECT_EQ(store.count("graph_staged_quads"), 0);
+    EXPECT_EQ(store.count("graph_staged_sources"), 0);
+    auto committed = store.graph->commit_staged("pending");
+    ASSERT_TRUE(committed);
+    EXPECT_EQ(*committed, InsertCounts{}) << "an aborted load has nothing left to commit";
+    auto after = store.graph->stats();
+    ASSERT_TRUE(after);
+    EXPECT_EQ(after->quads, 0u);
+    EXPECT_EQ(after->sources, 0u);
+    EXPECT_TRUE(store.graph->abort_staged("never-staged")) << "aborting an unknown load is not an error";
+}
+
+TEST_F(StagedLoadTest, AnInterruptedLoadStaysInvisibleAndAnotherConnectionCanFinishIt) {
+    const auto files = sample_load(2);
+    {
+        auto first = Store::open(dir_ / "kb.db");
+        stage_all(first, "interrupted", files);
+    }  // the process that staged it is gone
+    auto reopened = Store::open(dir_ / "kb.db");
+    auto stats = reopened.graph->stats();
+    ASSERT_TRUE(stats);
+    EXPECT_EQ(stats->quads, 0u);
+    EXPECT_EQ(stats->sources, 0u);
+    // A separate load commits on its own, without the interrupted one.
+    const std::vector<Triple> other = {make_triple(ex("x"), ex("p"), ex("y"))};
+    ASSERT_TRUE(reopened.graph->stage("other", file_source("other.nt", 2), other));
+    auto counts = reopened.graph->commit_staged("other");
+    ASSERT_TRUE(counts);
+    EXPECT_EQ(counts->added, 1u);
+    EXPECT_EQ(all_quads(reopened).size(), 1u);
+    // Another connection may finish the interrupted load: then it is all there.
+    auto expected_store = Store::open(dir_ / "expected.db");
+    insert_all(expected_store, files);
+    auto finishing = Store::open(dir_ / "kb.db");
+    auto finished = finishing.graph->commit_staged("interrupted");
+    ASSERT_TRUE(finished) << finished.error().message;
+    auto all = all_quads(reopened);
+    all.erase(std::find(all.begin(), all.end(), schema::to_nquads(other[0])));
+    EXPECT_EQ(all, all_quads(expected_store));
+}
+
+TEST_F(StagedLoadTest, ABadBatchStagesNothingAndBadNamesAreRefused) {
+    auto store = Store::open(dir_ / "kb.db");
+    const auto source = file_source("bad.nt", 3);
+    const std::vector<Triple> good = {make_triple(ex("a"), ex("p"), ex("b"))};
+    ASSERT_TRUE(store.graph->stage("mixed", source, good));
+    const std::vector<Triple> bad = {make_triple(ex("c"), ex("p"), ex("d")), make_triple(literal("x"), ex("p"), ex("e"))};
+    auto refused = store.graph->stage("mixed", source, bad);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().type, base::ErrorType::kInvalidRequest);
+    EXPECT_NE(refused.error().message.find("triple 1"), std::string::npos) << refused.error().message;
+    auto counts = store.graph->commit_staged("mixed");
+    ASSERT_TRUE(counts);
+    EXPECT_EQ(counts->added, 1u) << "only the good batch was staged";
+    EXPECT_EQ(all_quads(store).size(), 1u);
+
+    for (const std::string& name : std::vector<std::string>{"", "has space", "slash/no", std::string(65, 'a')}) {
+        auto r = store.graph->stage(name, source, good);
+        ASSERT_FALSE(r) << name;
+        EXPECT_EQ(r.error().type, base::ErrorType::kInvalidRequest);
+        EXPECT_FALSE(store.graph->commit_staged(name));
+        EXPECT_FALSE(store.graph->abort_staged(name));
+    }
+    SourceRecord bad_tier = source;
+    bad_tier.tier = 9;
+    EXPECT_FALSE(store.graph->stage("tier", bad_tier, good));
+}
+
+TEST_F(StagedLoadTest, AFileWithPosAndOspIndexesIsMigratedToTablesOnOpen) {
+    const auto path = dir_ / "old.db";
+    const auto files = sample_load(3);
+    std::vector<std::string> quads_before;
+    std::vector<Triple> probes;
+    {
+        auto store = Store::open(path);
+        insert_all(store, files);
+        quads_before = all_quads(store);
+        for (std::size_t i = 0; i < files[1].batches[1].size(); i += 7) probes.push_back(files[1].batches[1][i]);
+        // The earlier layout: POS and OSP as indexes of graph_quads.
+        ASSERT_TRUE(store.db->exec("DROP TABLE graph_pos; DROP TABLE graph_osp;"
+                                   "CREATE INDEX graph_quads_pos ON graph_quads(p, o, s, g);"
+                                   "CREATE INDEX graph_quads_osp ON graph_quads(o, s, p, g);"));
+    }
+    auto migrated = Store::open(path);
+    EXPECT_EQ(migrated.count("sqlite_master WHERE type = 'index' AND name IN ('graph_quads_pos', 'graph_quads_osp')"),
+              0);
+    EXPECT_EQ(migrated.count("graph_pos"), static_cast<std::int64_t>(quads_before.size()));
+    EXPECT_EQ(migrated.count("graph_osp"), static_cast<std::int64_t>(quads_before.size()));
+    EXPECT_EQ(all_quads(migrated), quads_before);
+    auto reference = Store::open(dir_ / "reference.db");
+    insert_all(reference, files);
+    expect_same_answers(reference, migrated, probes);
+}
+
+}  // namespace
+}  // namespace glassbox::store

@@ -1,0 +1,544 @@
+// VectorIndex: exact answers on small sets, cosine scores, the persisted cache (reload, damage,
+// rebuild), catching up with another connection, upsert/remove, errors, concurrent searches.
+#include "workers/store/vector_index.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <thread>
+
+namespace glassbox::store {
+namespace {
+
+using base::ErrorType;
+using Vectors = std::vector<std::vector<float>>;
+
+Vectors random_vectors(std::size_t count, std::size_t dim, std::uint64_t seed) {
+    std::mt19937_64 random(seed);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    Vectors out(count, std::vector<float>(dim));
+    for (auto& v : out) {
+        for (float& x : v) x = normal(random);
+    }
+    return out;
+}
+
+double cosine(const std::vector<float>& a, const std::vector<float>& b) {
+    double dot = 0.0, na = 0.0, nb = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        dot += double{a[i]} * b[i];
+        na += double{a[i]} * a[i];
+        nb += double{b[i]} * b[i];
+    }
+    return dot / std::sqrt(na * nb);
+}
+
+// Exact top-k keys by cosine similarity.
+std::vector<std::int64_t> brute_force(const Vectors& data, const std::vector<std::int64_t>& keys,
+                                      const std::vector<float>& query, std::size_t k) {
+    std::vector<std::size_t> order(data.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::vector<double> scores(data.size());
+    for (std::size_t i = 0; i < data.size(); ++i) scores[i] = cosine(data[i], query);
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
+                      [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
+    std::vector<std::int64_t> out;
+    for (std::size_t i = 0; i < k; ++i) out.push_back(keys[order[i]]);
+    return out;
+}
+
+std::vector<std::int64_t> keys_of(const std::vector<VectorMatch>& matches) {
+    std::vector<std::int64_t> out;
+    for (const auto& m : matches) out.push_back(m.key);
+    return out;
+}
+
+std::vector<std::int64_t> key_range(std::int64_t first, std::size_t count) {
+    std::vector<std::int64_t> keys(count);
+    std::iota(keys.begin(), keys.end(), first);
+    return keys;
+}
+
+class VectorIndexTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        dir_ = std::filesystem::temp_directory_path() /
+               ("glassbox-vectors-" + std::string(info->name()) + "-" + std::to_string(::getpid()) + "-" +
+                std::to_string(std::random_device{}()));
+        std::filesystem::create_directories(dir_);
+        db_ = open_db();
+    }
+    void TearDown() override {
+        db_.reset();
+        std::error_code ignored;
+        std::filesystem::remove_all(dir_, ignored);
+    }
+
+    std::unique_ptr<storage::Database> open_db() {
+        auto db = storage::Database::open(dir_ / "kb.db", storage::OpenOptions{.label = "knowledge store"});
+        EXPECT_TRUE(db) << db.error().message;
+        return std::move(db).value();
+    }
+
+    std::unique_ptr<VectorIndex> open_index(storage::Database& db, VectorIndexOptions options = small_options()) {
+        auto index = VectorIndex::open(db, IndexKind::kChunk, index_file(), options);
+        EXPECT_TRUE(index) << index.error().message;
+        return std::move(index).value();
+    }
+    std::unique_ptr<VectorIndex> open_index(VectorIndexOptions options = small_options()) {
+        return open_index(*db_, options);
+    }
+
+    static VectorIndexOptions small_options() {
+        VectorIndexOptions options;
+        options.initial_capacity = 16;  // small sets grow the graph several times
+        options.save_on_close = false;
+        return options;
+    }
+
+    std::filesystem::path index_file() const { return dir_ / "kb.chunk.hnsw"; }
+
+    std::int64_t rows(storage::Database& db, const std::string& table = "vectors_chunk") {
+        auto stmt = db.prepare("SELECT count(*) FROM " + table);
+        EXPECT_TRUE(stmt);
+        auto row = stmt->step();
+        EXPECT_TRUE(row && *row);
+        return stmt->int64(0);
+    }
+
+    std::filesystem::path dir_;
+    std::unique_ptr<storage::Database> db_;
+};
+
+TEST_F(VectorIndexTest, FindsTheExactNearestNeighboursOfASmallSet) {
+    const auto data = random_vectors(300, 32, 1);
+    const auto keys = key_range(1000, data.size());
+    auto index = open_index();
+    ASSERT_TRUE(index->add(keys, data, "test-model"));
+    EXPECT_EQ(index->size(), 300u);
+    EXPECT_EQ(index->dim(), 32u);
+    EXPECT_EQ(index->model(), "test-model");
+    const auto queries = random_vectors(25, 32, 2);
+    for (const auto& q : queries) {
+        auto found = index->search(std::span<const float>(q), 5);
+        ASSERT_TRUE(found) << found.error().message;
+        EXPECT_EQ(keys_of(*found), brute_force(data, keys, q, 5));
+    }
+    // Each stored vector is its own best match.
+    for (std::size_t i = 0; i < data.size(); i += 37) {
+        auto found = index->search(std::span<const float>(data[i]), 1);
+        ASSERT_TRUE(found);
+        ASSERT_EQ(found->size(), 1u);
+        EXPECT_EQ((*found)[0].key, keys[i]);
+        EXPECT_NEAR((*found)[0].score, 1.0, 1e-5);
+    }
+}
+
+TEST_F(VectorIndexTest, ScoresAreCosineSimilaritiesBestFirst) {
+    auto index = open_index();
+    const Vectors data = {{3, 4, 0, 0}, {0, 0, 2, 0}, {1, 1, 0, 0}, {-5, 0, 0, 0}};
+    const std::vector<std::int64_t> keys = {1, 2, 3, 4};
+    ASSERT_TRUE(index->add(keys, data, "m"));
+    const std::vector<double> query = {10, 0, 0, 0};  // not unit length: normalised too
+    auto found = index->search(std::span<const double>(query), 10);
+    ASSERT_TRUE(found) << found.error().message;
+    ASSERT_EQ(found->size(), 4u);
+    EXPECT_EQ(keys_of(*found), (std::vector<std::int64_t>{3, 1, 2, 4}));
+    EXPECT_NEAR((*found)[0].score, 1 / std::sqrt(2.0), 1e-6);
+    EXPECT_NEAR((*found)[1].score, 0.6, 1e-6);
+    EXPECT_NEAR((*found)[2].score, 0.0, 1e-6);
+    EXPECT_NEAR((*found)[3].score, -1.0, 1e-6);
+    // k above the size gives everything; k 0 nothing.
+    auto none = index->search(std::span<const double>(query), 0);
+    ASSERT_TRUE(none);
+    EXPECT_TRUE(none->empty());
+}
+
+TEST_F(VectorIndexTest, StoresUnitVectorsInSqlite) {
+    auto index = open_index();
+    ASSERT_TRUE(index->add(std::vector<std::int64_t>{7}, Vectors{{0, 3, 4}}, "m"));
+    auto stmt = db_->prepare("SELECT vector FROM vectors_chunk WHERE key = 7");
+    ASSERT_TRUE(stmt);
+    ASSERT_TRUE(*stmt->step());
+    const auto blob = stmt->blob(0);
+    ASSERT_EQ(blob.size(), 3 * sizeof(float));
+    float v[3];
+    std::memcpy(v, blob.data(), sizeof v);
+    EXPECT_FLOAT_EQ(v[0], 0.0f);
+    EXPECT_FLOAT_EQ(v[1], 0.6f);
+    EXPECT_FLOAT_EQ(v[2], 0.8f);
+    auto meta = db_->prepare("SELECT model, dim FROM vector_meta WHERE kind = 'chunk'");
+    ASSERT_TRUE(meta);
+    ASSERT_TRUE(*meta->step());
+    EXPECT_EQ(meta->text(0), "m");
+    EXPECT_EQ(meta->int64(1), 3);
+}
+
+TEST_F(VectorIndexTest, ReloadsThePersistedIndexWithoutRebuilding) {
+    const auto data = random_vectors(400, 16, 3);
+    const auto keys = key_range(1, data.size());
+    const auto query = random_vectors(1, 16, 4)[0];
+    std::vector<VectorMatch> before;
+    {
+        auto index = open_index();
+        EXPECT_EQ(index->open_report().source, IndexSource::kRebuilt);
+        EXPECT_EQ(index->open_report().reason, "no index file");
+        ASSERT_TRUE(index->add(keys, data, "m"));
+        ASSERT_TRUE(index->save());
+        EXPECT_EQ(index->counters().saves, 1u);
+        ASSERT_TRUE(index->save());  // not dirty: no second write
+        EXPECT_EQ(index->counters().saves, 1u);
+        before = *index->search(std::span<const float>(query), 10);
+    }
+    ASSERT_TRUE(std::filesystem::exists(index_file()));
+    auto index = open_index();
+    EXPECT_EQ(index->open_report().source, IndexSource::kFile) << index->open_report().reason;
+    EXPECT_EQ(index->counters().rebuilds, 0u);
+    EXPECT_EQ(index->counters().loads, 1u);
+    EXPECT_EQ(index->size(), 400u);
+    EXPECT_EQ(index->model(), "m");
+    auto after = index->search(std::span<const float>(query), 10);
+    ASSERT_TRUE(after);
+    EXPECT_EQ(*after, before);
+}
+
+TEST_F(VectorIndexTest, SavesOnCloseWhenAsked) {
+    auto options = small_options();
+    options.save_on_close = true;
+    {
+        auto index = open_index(options);
+        ASSERT_TRUE(index->add(key_range(1, 50), random_vectors(50, 16, 5), "m"));
+    }
+    auto index = open_index(options);
+    EXPECT_EQ(index->open_report().source, IndexSource::kFile) << index->open_report().reason;
+}
+
+TEST_F(VectorIndexTest, RebuildsFromSqliteWhenTheFileIsMissingOrDamaged) {
+    const auto data = random_vectors(300, 16, 6);
+    const auto keys = key_range(1, data.size());
+    const auto queries = random_vectors(10, 16, 7);
+    std::vector<std::vector<std::int64_t>> expected;
+    {
+        auto index = open_index();
+        ASSERT_TRUE(index->add(keys, data, "m"));
+        ASSERT_TRUE(index->save());
+        for (const auto& q : queries) expected.push_back(keys_of(*index->search(std::span<const float>(q), 5)));
+    }
+    const auto good = index_file().string() + ".good";
+    std::filesystem::copy_file(index_file(), good);
+    const auto size = std::filesystem::file_size(good);
+
+    struct Damage {
+        std::string name;
+        std::function<void()> apply;
+    };
+    const auto flip_at = [&](std::uintmax_t offset) {
+        std::fstream f(index_file(), std::ios::in | std::ios::out | std::ios::binary);
+        f.seekg(static_cast<std::streamoff>(offset));
+        char c = 0;
+        f.read(&c, 1);
+        c = static_cast<char>(c ^ 0x5A);
+        f.seekp(static_cast<std::streamoff>(offset));
+        f.write(&c, 1);
+    };
+    const std::vector<Damage> damages = {
+        {"deleted", [&] { std::filesystem::remove(index_file()); }},
+        {"empty", [&] { std::filesystem::resize_file(index_file(), 0); }},
+        {"truncated", [&] { std::filesystem::resize_file(index_file(), size / 2); }},
+        {"one byte short", [&] { std::filesystem::resize_file(index_file(), size - 1); }},
+        {"flipped byte in the graph", [&] { flip_at(size / 2); }},
+        {"flipped byte in the header", [&] { flip_at(40); }},
+        {"garbage", [&] { std::ofstream(index_file(), std::ios::binary | std::ios::trunc) << std::string(5000, 'x'); }},
+    };
+    for (const auto& damage : damages) {
+        SCOPED_TRACE(damage.name);
+        std::filesystem::copy_file(good, index_file(), std::filesystem::copy_options::overwrite_existing);
+        damage.apply();
+        auto index = open_index();
+        EXPECT_EQ(index->open_report().source, IndexSource::kRebuilt);
+        EXPECT_FALSE(index->open_report().reason.empty());
+        EXPECT_EQ(index->counters().rebuilds, 1u);
+        EXPECT_EQ(index->size(), 300u);
+        for (std::size_t i = 0; i < queries.size(); ++i) {
+            EXPECT_EQ(keys_of(*index->search(std::span<const float>(queries[i]), 5)), expected[i]);
+        }
+    }
+}
+
+TEST_F(VectorIndexTest, RebuildsWhenBuiltWithOtherParametersOrForAnotherDatabase) {
+    {
+        auto index = open_index();
+        ASSERT_TRUE(index->add(key_range(1, 40), random_vectors(40, 16, 8), "m"));
+        ASSERT_TRUE(index->save());
+    }
+    auto other_m = small_options();
+    other_m.M = 24;
+    EXPECT_EQ(open_index(other_m)->open_report().source, IndexSource::kRebuilt);
+
+    // A new database file at the same place: the old index file must not be taken for its own.
+    db_.reset();
+    std::filesystem::remove(dir_ / "kb.db");
+    std::filesystem::remove(dir_ / "kb.db-wal");
+    std::filesystem::remove(dir_ / "kb.db-shm");
+    db_ = open_db();
+    auto index = open_index();
+    EXPECT_EQ(index->open_report().source, IndexSource::kRebuilt);
+    EXPECT_EQ(index->size(), 0u);
+}
+
+TEST_F(VectorIndexTest, CatchesUpWithRowsAnotherConnectionWrote) {
+    const auto data = random_vectors(200, 16, 9);
+    auto first = open_index();
+    ASSERT_TRUE(first->add(key_range(1, 100), Vectors(data.begin(), data.begin() + 100), "m"));
+
+    auto other_db = open_db();
+    auto second = open_index(*other_db);
+    EXPECT_EQ(second->size(), 100u);
+
+    // The other connection adds, replaces and removes; this one sees it before its next search.
+    ASSERT_TRUE(second->add(key_range(101, 100), Vectors(data.begin() + 100, data.end()), "m"));
+    ASSERT_TRUE(second->add(std::vector<std::int64_t>{1}, Vectors{data[150]}, "m"));
+    ASSERT_TRUE(second->remove(std::vector<std::int64_t>{2, 3}));
+    const auto rebuilds = first->counters().rebuilds;
+    auto found = first->search(std::span<const float>(data[150]), 2);
+    ASSERT_TRUE(found) << found.error().message;
+    ASSERT_EQ(found->size(), 2u);
+    EXPECT_EQ(first->size(), 198u);
+    const auto hits = keys_of(*found);
+    EXPECT_TRUE(std::find(hits.begin(), hits.end(), 1) != hits.end());
+    EXPECT_TRUE(std::find(hits.begin(), hits.end(), 151) != hits.end());
+    EXPECT_EQ(first->counters().caught_up_rows, 103u);  // 100 added, 1 replaced, 2 removed
+    EXPECT_EQ(first->counters().rebuilds, rebuilds);
+    for (const std::int64_t gone : {2, 3}) {
+        auto near = first->search(std::span<const float>(data[static_cast<std::size_t>(gone - 1)]), 1);
+        ASSERT_TRUE(near);
+        EXPECT_NE((*near)[0].key, gone);
+    }
+
+    // A writer that is behind applies what it missed along with its own rows.
+    ASSERT_TRUE(second->add(std::vector<std::int64_t>{500}, Vectors{data[0]}, "m"));
+    ASSERT_TRUE(first->add(std::vector<std::int64_t>{501}, Vectors{data[1]}, "m"));
+    EXPECT_EQ(first->size(), 200u);
+    ASSERT_TRUE(second->refresh());
+    EXPECT_EQ(second->size(), 200u);
+}
+
+TEST_F(VectorIndexTest, AFileThatIsBehindIsLoadedAndCaughtUp) {
+    const auto data = random_vectors(120, 16, 10);
+    {
+        auto index = open_index();
+        ASSERT_TRUE(index->add(key_range(1, 100), Vectors(data.begin(), data.begin() + 100), "m"));
+        ASSERT_TRUE(index->save());
+        // Written after the save (as another process would): the file does not cover these.
+        ASSERT_TRUE(index->add(key_range(101, 20), Vectors(data.begin() + 100, data.end()), "m"));
+        ASSERT_TRUE(index->remove(std::vector<std::int64_t>{5}));
+    }
+    auto index = open_index();
+    EXPECT_EQ(index->open_report().source, IndexSource::kFile) << index->open_report().reason;
+    EXPECT_EQ(index->open_report().caught_up, 21u);
+    EXPECT_EQ(index->size(), 119u);
+    auto found = index->search(std::span<const float>(data[110]), 1);
+    ASSERT_TRUE(found);
+    EXPECT_EQ((*found)[0].key, 111);
+}
+
+TEST_F(VectorIndexTest, ModelOrDimensionMismatchIsRejectedAndNothingWritten) {
+    auto index = open_index();
+    ASSERT_TRUE(index->add(key_range(1, 3), random_vectors(3, 8, 11), "model-a"));
+
+    auto other_model = index->add(key_range(10, 2), random_vectors(2, 8, 12), "model-b");
+    ASSERT_FALSE(other_model);
+    EXPECT_EQ(other_model.error().type, ErrorType::kInvalidRequest);
+    EXPECT_EQ(other_model.error().message, "index holds model model-a dim 8; got model model-b dim 8");
+
+    auto other_dim = index->add(key_range(10, 2), random_vectors(2, 4, 13), "model-a");
+    ASSERT_FALSE(other_dim);
+    EXPECT_EQ(other_dim.error().type, ErrorType::kInvalidRequest);
+    EXPECT_EQ(other_dim.error().message, "index holds model model-a dim 8; got model model-a dim 4");
+
+    EXPECT_EQ(index->size(), 3u);
+    EXPECT_EQ(rows(*db_), 3);
+    EXPECT_EQ(index->model(), "model-a");
+    EXPECT_EQ(index->dim(), 8u);
+
+    const std::vector<float> short_query(4, 1.0f);
+    auto bad_query = index->search(std::span<const float>(short_query), 3);
+    ASSERT_FALSE(bad_query);
+    EXPECT_EQ(bad_query.error().type, ErrorType::kInvalidRequest);
+}
+
+TEST_F(VectorIndexTest, InvalidVectorsAreRejectedAndNothingWritten) {
+    auto index = open_index();
+    const auto nan = std::numeric_limits<float>::quiet_NaN();
+    struct Case {
+        std::string name;
+        std::vector<std::int64_t> keys;
+        Vectors vectors;
+    };
+    const std::vector<Case> cases = {
+        {"count mismatch", {1, 2}, {{1, 0}}},
+        {"repeated key", {1, 1}, {{1, 0}, {0, 1}}},
+        {"ragged", {1, 2}, {{1, 0}, {0, 1, 0}}},
+        {"zero", {1, 2}, {{1, 0}, {0, 0}}},
+        {"nan", {1, 2}, {{1, 0}, {nan, 1}}},
+        {"empty vector", {1}, {{}}},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.name);
+        auto r = index->add(c.keys, c.vectors, "m");
+        ASSERT_FALSE(r);
+        EXPECT_EQ(r.error().type, ErrorType::kInvalidRequest);
+    }
+    EXPECT_FALSE(index->add(std::vector<std::int64_t>{1}, Vectors{{1, 0}}, ""));
+    EXPECT_EQ(rows(*db_), 0);
+    EXPECT_EQ(index->size(), 0u);
+    EXPECT_EQ(index->dim(), 0u);
+    // An empty index answers nothing, whatever the query's length.
+    auto empty = index->search(std::span<const float>(std::vector<float>{1, 2, 3}), 5);
+    ASSERT_TRUE(empty);
+    EXPECT_TRUE(empty->empty());
+}
+
+TEST_F(VectorIndexTest, AddingAKeyAgainReplacesItsVector) {
+    auto index = open_index();
+    const Vectors first = {{1, 0, 0, 0}, {0, 0, 1, 0}};
+    ASSERT_TRUE(index->add(std::vector<std::int64_t>{1, 2}, first, "m"));
+    ASSERT_TRUE(index->add(std::vector<std::int64_t>{1}, Vectors{{0, 1, 0, 0}}, "m"));
+    EXPECT_EQ(index->size(), 2u);
+    EXPECT_EQ(rows(*db_), 2);
+    auto found = index->search(std::span<const float>(std::vector<float>{0, 1, 0, 0}), 1);
+    ASSERT_TRUE(found);
+    EXPECT_EQ((*found)[0].key, 1);
+    EXPECT_NEAR((*found)[0].score, 1.0, 1e-6);
+    auto old = index->search(std::span<const float>(std::vector<float>{1, 0, 0, 0}), 2);
+    ASSERT_TRUE(old);
+    for (const auto& m : *old) EXPECT_NEAR(m.score, 0.0, 1e-6) << m.key;
+    // The replacement survives a reload.
+    ASSERT_TRUE(index->save());
+    index.reset();
+    index = open_index();
+    EXPECT_EQ(index->open_report().source, IndexSource::kFile);
+    found = index->search(std::span<const float>(std::vector<float>{0, 1, 0, 0}), 1);
+    EXPECT_EQ((*found)[0].key, 1);
+    EXPECT_NEAR((*found)[0].score, 1.0, 1e-6);
+}
+
+TEST_F(VectorIndexTest, RemoveDropsKeysAndTheyCanComeBack) {
+    const auto data = random_vectors(60, 16, 14);
+    const auto keys = key_range(1, data.size());
+    auto index = open_index();
+    ASSERT_TRUE(index->add(keys, data, "m"));
+    ASSERT_TRUE(index->remove(std::vector<std::int64_t>{1, 2, 3, 9999}));  // 9999 never added
+    EXPECT_EQ(index->size(), 57u);
+    EXPECT_EQ(rows(*db_), 57);
+    auto all = index->search(std::span<const float>(data[0]), 100);
+    ASSERT_TRUE(all);
+    EXPECT_EQ(all->size(), 57u);
+    for (const auto& m : *all) EXPECT_GT(m.key, 3);
+
+    ASSERT_TRUE(index->save());
+    index.reset();
+    index = open_index();
+    EXPECT_EQ(index->open_report().source, IndexSource::kFile) << index->open_report().reason;
+    EXPECT_EQ(index->size(), 57u);
+    ASSERT_TRUE(index->add(std::vector<std::int64_t>{2}, Vectors{data[1]}, "m"));
+    auto back = index->search(std::span<const float>(data[1]), 1);
+    ASSERT_TRUE(back);
+    EXPECT_EQ((*back)[0].key, 2);
+    EXPECT_EQ(index->size(), 58u);
+
+    // Removing everything keeps model and dimension; a new model may then take the kind over.
+    ASSERT_TRUE(index->remove(keys));
+    EXPECT_EQ(index->size(), 0u);
+    EXPECT_EQ(index->dim(), 16u);
+    ASSERT_TRUE(index->add(std::vector<std::int64_t>{1}, Vectors{{1, 2, 3}}, "other"));
+    EXPECT_EQ(index->model(), "other");
+    EXPECT_EQ(index->dim(), 3u);
+    EXPECT_EQ(index->size(), 1u);
+}
+
+TEST_F(VectorIndexTest, GrowsPastItsInitialCapacity) {
+    auto options = small_options();
+    options.initial_capacity = 4;
+    auto index = open_index(options);
+    const auto data = random_vectors(150, 16, 15);
+    for (std::size_t i = 0; i < data.size(); i += 10) {
+        ASSERT_TRUE(index->add(key_range(static_cast<std::int64_t>(i), 10),
+                               Vectors(data.begin() + static_cast<std::ptrdiff_t>(i),
+                                       data.begin() + static_cast<std::ptrdiff_t>(i + 10)),
+                               "m"));
+    }
+    EXPECT_EQ(index->size(), 150u);
+    for (std::size_t i = 0; i < data.size(); i += 7) {
+        auto found = index->search(std::span<const float>(data[i]), 1);
+        ASSERT_TRUE(found);
+        EXPECT_EQ((*found)[0].key, static_cast<std::int64_t>(i));
+    }
+}
+
+TEST_F(VectorIndexTest, SearchesRunConcurrentlyWithAdds) {
+    constexpr std::size_t kDim = 16;
+    constexpr std::size_t kBatches = 40;
+    constexpr std::size_t kBatch = 25;
+    const auto data = random_vectors(kBatches * kBatch, kDim, 16);
+    auto index = open_index();
+    ASSERT_TRUE(index->add(key_range(0, kBatch), Vectors(data.begin(), data.begin() + kBatch), "m"));
+
+    std::atomic<bool> adding{true};
+    std::atomic<std::size_t> searches{0};
+    std::atomic<std::size_t> failures{0};
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    std::vector<std::thread> searchers;
+    for (int t = 0; t < 4; ++t) {
+        searchers.emplace_back([&, t] {
+            std::size_t i = static_cast<std::size_t>(t);
+            while ((adding || searches < 100) && std::chrono::steady_clock::now() < deadline) {
+                const auto& q = data[i++ % kBatch];  // always present: the first batch
+                auto found = index->search(std::span<const float>(q), 5);
+                if (!found || found->empty() || !std::is_sorted(found->begin(), found->end(),
+                                                                 [](const VectorMatch& a, const VectorMatch& b) {
+                                                                     return a.score > b.score;
+                                                                 })) {
+                    ++failures;
+                } else if (std::abs((*found)[0].score - 1.0f) > 1e-4f) {
+                    ++failures;
+                }
+                ++searches;
+            }
+        });
+    }
+    for (std::size_t b = 1; b < kBatches; ++b) {
+        const auto first = static_cast<std::ptrdiff_t>(b * kBatch);
+        // EXPECT, not ASSERT: the searchers must be joined whatever happens.
+        EXPECT_TRUE(index->add(key_range(first, kBatch),
+                               Vectors(data.begin() + first, data.begin() + first + static_cast<std::ptrdiff_t>(kBatch)),
+                               "m"));
+        if (b % 10 == 0) {
+            EXPECT_TRUE(index->remove(std::vector<std::int64_t>{first}));
+        }
+    }
+    adding = false;
+    for (auto& t : searchers) t.join();
+    EXPECT_EQ(failures, 0u);
+    EXPECT_GE(searches, 100u);
+    EXPECT_EQ(index->size(), kBatches * kBatch - 3);
+}
+
+TEST(IndexKindNames, AreTheTableSuffixes) {
+    EXPECT_EQ(to_string(IndexKind::kEntity), "entity");
+    EXPECT_EQ(to_string(IndexKind::kChunk), "chunk");
+}
+
+}  // namespace
+}  // namespace glassbox::store

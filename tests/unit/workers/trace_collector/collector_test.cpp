@@ -1,0 +1,131 @@
+// The GBE01 collector loop against a fake broker (a ROUTER on inproc): ATTACH, ACK only after the
+// commit, quarantined deliveries acked too, re-ATTACH after DETACH, DETACH on stop.
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "bus/frame_io.hpp"
+#include "schema/protocol.hpp"
+#include "tests/support/trace_fixture.hpp"
+#include "workers/trace_collector/collector.hpp"
+
+namespace glassbox::trace::testing {
+namespace {
+
+namespace cmd = schema::protocol::collector_cmd;
+using bus::Frames;
+
+constexpr std::int64_t kT0 = 1'790'000'000'000;
+
+class CollectorTest : public StoreTest {
+protected:
+    void SetUp() override {
+        StoreTest::SetUp();
+        broker_.set(zmq::sockopt::linger, 0);
+        broker_.set(zmq::sockopt::rcvtimeo, 5000);
+        broker_.bind(endpoint_);
+        CollectorConfig config;
+        config.endpoint = endpoint_;
+        config.window = 16;
+        config.heartbeat = milliseconds{100};
+        config.batch_wait = milliseconds{2};
+        collector_ = std::make_unique<Collector>(context_, config, *store_);
+        thread_ = std::thread([this] { collector_->run(); });
+    }
+    void TearDown() override {
+        if (thread_.joinable()) {
+            collector_->stop();
+            thread_.join();
+        }
+        collector_.reset();
+        StoreTest::TearDown();
+    }
+    // The next collector message other than HEARTBEAT: [identity] [empty] ["GBE01"] [command] ...
+    Frames next() {
+        while (true) {
+            Frames frames;
+            while (true) {
+                zmq::message_t part;
+                if (!broker_.recv(part)) return {};
+                frames.push_back(part.to_string());
+                if (!part.more()) break;
+            }
+            if (frames.size() >= 4 && frames[3] == std::string(1, cmd::kHeartbeat)) continue;
+            identity_ = frames[0];
+            return frames;
+        }
+    }
+    void send(const Frames& frames) {
+        Frames all{identity_, "", "GBE01"};
+        all.insert(all.end(), frames.begin(), frames.end());
+        ASSERT_TRUE(bus::send_frames(broker_, all));
+    }
+    void deliver(const Delivery& d) {
+        send({std::string(1, cmd::kDeliver), std::to_string(d.delivery_id), d.service, d.session, d.seq, d.state, d.body});
+    }
+
+    zmq::context_t context_{1};
+    zmq::socket_t broker_{context_, zmq::socket_type::router};
+    std::string endpoint_ = "inproc://fake-broker-" + std::to_string(getpid());
+    std::string identity_;
+    std::unique_ptr<Collector> collector_;
+    std::thread thread_;
+};
+
+TEST_F(CollectorTest, AcksOnlyWhatIsCommittedAndReattaches) {
+    auto attach = next();
+    ASSERT_EQ(attach.size(), 5u);
+    EXPECT_EQ(attach[3], std::string(1, cmd::kAttach));
+    EXPECT_EQ(attach[4], "16");
+
+    const auto run = FakeRun::make("echo", "q", kT0);
+    auto bad = delivery_of(run.end(), 12);
+    bad.body = "not json";
+    deliver(delivery_of(run.open(), 10));
+    deliver(delivery_of(run.end(), 11));
+    deliver(bad);
+    std::set<std::string> acked;
+    while (acked.size() < 3) {
+        auto ack = next();
+        ASSERT_GE(ack.size(), 5u);
+        ASSERT_EQ(ack[3], std::string(1, cmd::kAck));
+        // By the time the ACK arrives the events are in the store.
+        auto listed = store_->list({});
+        ASSERT_TRUE(listed.ok());
+        EXPECT_EQ((*listed)["total"], 1);
+        for (std::size_t i = 4; i < ack.size(); ++i) acked.insert(ack[i]);
+    }
+    EXPECT_EQ(acked, (std::set<std::string>{"10", "11", "12"}));
+    EXPECT_EQ(collector_->counters().quarantined.load(), 1u);
+
+    // A redelivery is acked again and stored once.
+    deliver(delivery_of(run.end(), 11));
+    auto ack = next();
+    ASSERT_EQ(ack.size(), 5u);
+    EXPECT_EQ(ack[4], "11");
+    EXPECT_EQ(collector_->counters().duplicates.load(), 1u);
+
+    // DETACH from the broker: the collector ATTACHes again.
+    send({std::string(1, cmd::kDetach)});
+    auto again = next();
+    ASSERT_EQ(again.size(), 5u);
+    EXPECT_EQ(again[3], std::string(1, cmd::kAttach));
+
+    collector_->stop();
+    auto detach = next();
+    ASSERT_EQ(detach.size(), 4u);
+    EXPECT_EQ(detach[3], std::string(1, cmd::kDetach));
+    thread_.join();
+}
+
+TEST_F(CollectorTest, ReconnectsWhenTheBrokerIsSilent) {
+    ASSERT_EQ(next()[3], std::string(1, cmd::kAttach));
+    // Say nothing for longer than liveness × heartbeat (3 × 100 ms): a fresh ATTACH follows.
+    auto again = next();
+    ASSERT_EQ(again.size(), 5u);
+    EXPECT_EQ(again[3], std::string(1, cmd::kAttach));
+    EXPECT_GE(collector_->counters().reconnects.load(), 1u);
+}
+
+}  // namespace
+}  // namespace glassbox::trace::testing

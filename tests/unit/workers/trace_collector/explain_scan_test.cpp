@@ -1,0 +1,230 @@
+// The DOM-free explain scan against the JSON DOM decoder: it reads what the decoder reads, and
+// never accepts a body the decoder refuses (mutated bodies, a fixed seed).
+#include "workers/trace_collector/explain_scan.hpp"
+
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "schema/term_json.hpp"
+#include "tests/support/trace_fixture.hpp"
+
+namespace glassbox::trace::testing {
+namespace {
+
+using nlohmann::json;
+using schema::TraceStatus;
+
+constexpr std::int64_t kT0 = 1'790'000'000'000;
+
+// A message with every kind of term and field the scan reads, strings that need escapes.
+schema::ExplainMessage rich_message() {
+    const auto run = FakeRun::make("graph-rag", "what is \"ünïcödé\" \\ 🚀\ttab?", kT0, "urn:glassbox:parent-run");
+    auto m = run.end(TraceStatus::kError, std::string(700, 'x') + "\n\u0001é");
+    m.parent_uri = "urn:glassbox:00000000-0000-4000-8000-000000000009:question";
+    m.explain_graph = "urn:graph:\"quoted\"";
+    const std::string s = run.session();
+    auto& t = m.explain_triples;
+    t.push_back(schema::make_triple(schema::blank("b0"), schema::iri("urn:p"), schema::blank("")));
+    t.push_back(schema::make_triple(schema::iri(s), schema::iri("urn:p"), schema::typed_literal("3", schema::kXsdInteger)));
+    t.push_back(schema::make_triple(schema::iri(s), schema::iri("urn:p"), schema::lang_literal("chat", "fr")));
+    t.push_back(schema::make_triple(schema::iri(s), schema::iri("urn:p"), schema::typed_literal("x", schema::kRdfLangString)));
+    t.push_back(schema::make_triple(schema::iri(s), schema::iri("urn:p"), schema::literal(""), "urn:graph:other"));
+    auto inner = schema::make_triple(schema::iri("urn:a"), schema::iri("urn:b"), schema::literal("c"));
+    auto nested = schema::quoted(inner);
+    for (int i = 0; i < 5; ++i) nested = schema::quoted(schema::make_triple(nested, schema::iri("urn:q"), schema::blank("n")));
+    t.push_back(schema::make_triple(nested, schema::iri("urn:says"), schema::quoted(inner)));
+    return m;
+}
+
+// The scan's result equals the decoded message, each slice decoding to the decoded triple in
+// its canonical encoding.
+void expect_same(const ScannedExplain& scanned, const schema::ExplainMessage& decoded) {
+    EXPECT_EQ(scanned.session, decoded.session);
+    EXPECT_EQ(scanned.seq, decoded.seq);
+    EXPECT_EQ(scanned.service, decoded.service);
+    EXPECT_EQ(scanned.worker, decoded.worker);
+    EXPECT_EQ(scanned.parent_uri, decoded.parent_uri);
+    EXPECT_EQ(scanned.explain_id, decoded.explain_id);
+    EXPECT_EQ(json::parse(scanned.explain_graph_token), json(decoded.explain_graph));
+    EXPECT_EQ(scanned.end_of_trace, decoded.end_of_trace);
+    EXPECT_EQ(scanned.trace_status, decoded.trace_status);
+    EXPECT_EQ(scanned.error, decoded.error);
+    ASSERT_EQ(scanned.triples.size(), decoded.explain_triples.size());
+    for (std::size_t i = 0; i < scanned.triples.size(); ++i) {
+        const auto& slice = scanned.triples[i];
+        const auto& triple = decoded.explain_triples[i];
+        const json parsed = json::parse(slice.text, nullptr, false);
+        ASSERT_FALSE(parsed.is_discarded()) << slice.text;
+        EXPECT_EQ(parsed, schema::encode(triple)) << "canonical: " << slice.text;
+        EXPECT_EQ(slice.has_graph, triple.graph.has_value());
+        const auto term_value = [](const schema::Term& term) -> std::string {
+            if (term.is_iri()) return term.as_iri().value;
+            if (term.is_blank()) return term.as_blank().id;
+            if (term.is_literal()) return term.as_literal().value;
+            return "";
+        };
+        EXPECT_EQ(slice.s.value.str(), term_value(triple.s));
+        EXPECT_EQ(slice.p.value.str(), term_value(triple.p));
+        EXPECT_EQ(slice.o.value.str(), term_value(triple.o));
+        EXPECT_EQ(slice.o.kind == ScannedKind::kLiteral, triple.o.is_literal());
+        if (triple.o.is_literal()) {
+            const auto token = slice.text.substr(slice.object_value_at, slice.object_value_size);
+            EXPECT_EQ(json::parse(token), json(triple.o.as_literal().value)) << token;
+        }
+    }
+}
+
+TEST(ExplainScan, ReadsWhatTheDecoderReadsFromEncodedMessages) {
+    const auto message = rich_message();
+    ScannedExplain scanned;
+    for (const int indent : {-1, 2}) {
+        for (const bool ascii : {false, true}) {
+            const std::string body = schema::encode(message).dump(indent, ' ', ascii);
+            ASSERT_TRUE(scan_explain(body, scanned)) << body.substr(0, 300);
+            auto decoded = schema::decode_body<schema::ExplainMessage>(body);
+            ASSERT_TRUE(decoded.ok());
+            EXPECT_EQ(*decoded, message);
+            expect_same(scanned, *decoded);
+        }
+    }
+    // Fields the decoder does not read are skipped; absent ones keep their defaults.
+    json body = schema::encode(message);
+    body["extra"] = {{"nested", {1, 2.5, -0.25, true, nullptr, "s"}}};
+    body.erase("explain_graph");
+    body.erase("worker");
+    // The scan's slices view the body: it must outlive them.
+    const std::string text = body.dump();
+    ASSERT_TRUE(scan_explain(text, scanned));
+    auto decoded = schema::decode_body<schema::ExplainMessage>(text);
+    ASSERT_TRUE(decoded.ok());
+    expect_same(scanned, *decoded);
+    EXPECT_TRUE(scan_explain("{}", scanned));
+    EXPECT_EQ(scanned.explain_graph_token, "\"urn:graph:retrieval\"");
+}
+
+TEST(ExplainScan, RefusesWhatTheDecoderRefuses) {
+    const std::string good = schema::dump(schema::encode(FakeRun::make("echo", "q", kT0).open()));
+    ScannedExplain scanned;
+    ASSERT_TRUE(scan_explain(good, scanned));
+    const std::string tail = good.substr(1);  // after the root '{'
+    const std::vector<std::string> bad = {
+        "",
+        "{not json",
+        "[]",
+        good + "x",
+        good + "{}",
+        "{\"session\":\"a\xff\"}",
+        "{\"session\":\"\xed\xa0\x80\"}",  // an encoded surrogate
+        "{\"session\":\"\xc0\xaf\"}",      // overlong
+        "{\"session\":\"\\ud800\"}",
+        "{\"session\":\"\\udc00\\ud800\"}",
+        "{\"session\":\"a\nb\"}",
+        "{\"session\":\"\\x\"}",
+        "{\"seq\":-1}",
+        "{\"seq\":1.0}",
+        "{\"seq\":01}",
+        "{\"seq\":\"0\"}",
+        "{\"seq\":18446744073709551616}",
+        "{\"message_type\":\"other\"}",
+        "{\"trace_status\":\"done\"}",
+        "{\"end_of_trace\":1}",
+        "{\"error\":{\"type\":\"NoSuchType\"}}",
+        "{\"explain_triples\":{}}",
+        "{\"explain_triples\":[{\"s\":{\"t\":\"i\",\"i\":\"\"},\"p\":{\"t\":\"i\",\"i\":\"urn:p\"},\"o\":{\"t\":\"i\",\"i\":\"urn:o\"}}]}",
+        "{\"explain_triples\":[{\"s\":{\"t\":\"i\",\"i\":\"urn:s\"},\"p\":{\"t\":\"i\",\"i\":\"urn:p\"}}]}",
+        "{\"explain_triples\":[{\"s\":{\"t\":\"x\",\"i\":\"urn:s\"},\"p\":{\"t\":\"i\",\"i\":\"urn:p\"},\"o\":{\"t\":\"i\",\"i\":\"urn:o\"}}]}",
+        "{\"explain_triples\":[{\"s\":{\"t\":\"i\",\"i\":\"urn:s\"},\"p\":{\"t\":\"i\",\"i\":\"urn:p\"},\"o\":{\"t\":\"l\",\"v\":\"x\",\"dt\":\"urn:d\",\"ln\":\"en\"}}]}",
+        "{\"session\":\"s\",}",
+        "{\"session\" \"s\"}",
+    };
+    for (const auto& body : bad) {
+        EXPECT_FALSE(scan_explain(body, scanned)) << body;
+    }
+    // Quoted triples nested deeper than the decoder allows.
+    auto deep = schema::quoted(schema::make_triple(schema::iri("urn:a"), schema::iri("urn:b"), schema::iri("urn:c")));
+    for (int i = 0; i < schema::kMaxQuotedTripleDepth; ++i) {
+        deep = schema::quoted(schema::make_triple(deep, schema::iri("urn:b"), schema::iri("urn:c")));
+    }
+    json too_deep = {{"explain_triples", json::array({schema::encode(schema::make_triple(deep, schema::iri("urn:p"), schema::iri("urn:o")))})}};
+    EXPECT_FALSE(schema::decode_body<schema::ExplainMessage>(too_deep.dump()).ok());
+    EXPECT_FALSE(scan_explain(too_deep.dump(), scanned));
+}
+
+TEST(ExplainScan, LeavesNonCanonicalFormsToTheDecoder) {
+    const std::string s = "urn:glassbox:s";
+    const json iri = {{"t", "i"}, {"i", s}};
+    const json p = {{"t", "i"}, {"i", "urn:p"}};
+    const std::vector<json> triples = {
+        {{"s", {{"i", s}}}, {"p", p}, {"o", iri}},
+        {{"s", iri}, {"p", p}, {"o", {{"t", "l"}, {"v", "x"}, {"dt", std::string(schema::kXsdString)}}}},
+        {{"s", iri}, {"p", p}, {"o", {{"t", "l"}, {"v", "y"}, {"ln", ""}}}},
+        {{"s", iri}, {"p", p}, {"o", {{"t", "l"}, {"v", "y"}, {"dt", ""}}}},
+        {{"s", iri}, {"p", p}, {"o", {{"t", "l"}, {"v", "y"}, {"ln", "en"}, {"dt", std::string(schema::kRdfLangString)}}}},
+        {{"s", iri}, {"p", p}, {"o", iri}, {"g", ""}},
+        {{"s", iri}, {"p", p}, {"o", iri}, {"extra", 1}},
+        {{"s", iri}, {"p", p}, {"o", iri}, {"g", nullptr}},
+        {{"s", iri}, {"p", p}, {"o", {{"t", "t"}, {"tr", {{"s", iri}, {"p", p}, {"o", iri}, {"g", "urn:g"}}}}}},
+    };
+    ScannedExplain scanned;
+    for (const auto& triple : triples) {
+        const json body = {{"session", s}, {"explain_triples", json::array({triple})}};
+        EXPECT_TRUE(schema::decode_body<schema::ExplainMessage>(body.dump()).ok()) << triple.dump();
+        EXPECT_FALSE(scan_explain(body.dump(), scanned)) << triple.dump();
+    }
+    // A duplicated or escaped field name, a null field: the decoder's reading is not the scan's.
+    for (const std::string body : {R"({"seq":1,"seq":2})", R"({"se\u0071":1})", R"({"worker":null})", R"({"a":1e5})"}) {
+        EXPECT_TRUE(schema::decode_body<schema::ExplainMessage>(body).ok()) << body;
+        EXPECT_FALSE(scan_explain(body, scanned)) << body;
+    }
+}
+
+// Mutated bodies: whenever the scan accepts one, the decoder accepts it too and reads the
+// same message; whenever the decoder accepts one, its re-encoding scans (the store's path for
+// bodies the scan leaves to the decoder).
+TEST(ExplainScan, NeverAcceptsWhatTheDecoderRefusesUnderMutation) {
+    const auto base = schema::encode(rich_message()).dump(-1, ' ', true);
+    const std::string pieces[] = {"\"", "\\", "{", "}", "[", "]", ",", ":", "null", "\"t\":\"l\"", "\\u00e9",
+                                  "\\ud83d\\ude80", "\xc3\xa9", "\xff", "1e3", "-", " ", "\"g\":\"urn:x\",",
+                                  "\"v\":\"\",", "\"ln\":\"en\",", "\"dt\":\"urn:d\","};
+    std::mt19937_64 rng(20261122);
+    ScannedExplain scanned;
+    int accepted = 0;
+    int decoded_ok = 0;
+    for (int round = 0; round < 8000; ++round) {
+        std::string body = base;
+        const int edits = 1 + static_cast<int>(rng() % 3);
+        for (int e = 0; e < edits && !body.empty(); ++e) {
+            const std::size_t at = rng() % body.size();
+            switch (rng() % 4) {
+                case 0: body.erase(at, 1 + rng() % 8); break;
+                case 1: body.insert(at, pieces[rng() % std::size(pieces)]); break;
+                case 2: body[at] = static_cast<char>(rng() % 256); break;
+                default: {
+                    const std::size_t from = rng() % body.size();
+                    body.insert(at, body.substr(from, 1 + rng() % 40));
+                }
+            }
+        }
+        const bool scans = scan_explain(body, scanned);
+        auto decoded = schema::decode_body<schema::ExplainMessage>(body);
+        if (scans) {
+            ++accepted;
+            ASSERT_TRUE(decoded.ok()) << "scan accepted what the decoder refuses: " << body;
+            expect_same(scanned, *decoded);
+            if (::testing::Test::HasFailure()) FAIL() << body;
+        }
+        if (decoded.ok()) {
+            ++decoded_ok;
+            const std::string canonical = schema::dump(schema::encode(*decoded));
+            ASSERT_TRUE(scan_explain(canonical, scanned)) << canonical;
+            expect_same(scanned, *decoded);
+        }
+    }
+    // The mutations reach both sides of the line.
+    EXPECT_GT(accepted, 100);
+    EXPECT_GT(decoded_ok, accepted);
+}
+
+}  // namespace
+}  // namespace glassbox::trace::testing

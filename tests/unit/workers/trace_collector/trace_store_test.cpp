@@ -1,0 +1,524 @@
+// The trace store: idempotent ingest, status, stored texts, quarantine, list/show/export, ids.
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "base/time_format.hpp"
+#include "schema/term_json.hpp"
+#include "tests/support/trace_fixture.hpp"
+
+namespace glassbox::trace::testing {
+namespace {
+
+using nlohmann::json;
+using base::ErrorType;
+using schema::TraceStatus;
+
+constexpr std::int64_t kT0 = 1'790'000'000'000;  // 2026-09-21, epoch ms
+
+TEST_F(StoreTest, FileIsOwnerOnly) {
+    struct stat info {};
+    ASSERT_EQ(::stat((dir_ / "traces.db").c_str(), &info), 0);
+    EXPECT_EQ(info.st_mode & 0777, 0600u);
+}
+
+TEST_F(StoreTest, SameSessionSeqIsStoredOnce) {
+    const auto run = FakeRun::make("echo", "why?", kT0);
+    const auto first = store({run.open(), run.end()}, kT0 + 20);
+    EXPECT_EQ(first.stored, 2u);
+    EXPECT_GT(first.triples, 0u);
+    // Redelivered: in a later batch, and twice within one batch.
+    const auto again = store({run.open(), run.end(), run.end()}, kT0 + 30);
+    EXPECT_EQ(again.stored, 0u);
+    EXPECT_EQ(again.duplicates, 3u);
+    auto stats = store_->stats(at(kT0 + 40));
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ((*stats)["sessions"], 1);
+    EXPECT_EQ((*stats)["events"], 2);
+    EXPECT_EQ((*stats)["triples"], first.triples);
+    auto shown = store_->show(run.session(), at(kT0 + 40));
+    ASSERT_TRUE(shown.ok());
+    EXPECT_EQ((*shown)["session"]["events"], 2);
+}
+
+TEST_F(StoreTest, StatusRunningCompleteErrorIncomplete) {
+    config_.incomplete_after = std::chrono::seconds{1};
+    TearDown();
+    SetUp();
+    const auto done = FakeRun::make("echo", "done", kT0);
+    const auto failed = FakeRun::make("echo", "failed", kT0 + 1);
+    const auto open = FakeRun::make("echo", "open", kT0 + 2);
+    store({done.open(), done.end(), failed.open(), failed.end(TraceStatus::kError), open.open()}, kT0 + 100);
+
+    const auto status_of = [&](const FakeRun& run, std::int64_t now) {
+        auto shown = store_->show(run.session(), at(now));
+        EXPECT_TRUE(shown.ok()) << shown.error().describe();
+        return shown.ok() ? (*shown)["session"]["status"].get<std::string>() : std::string{};
+    };
+    EXPECT_EQ(status_of(done, kT0 + 200), "complete");
+    EXPECT_EQ(status_of(failed, kT0 + 200), "error");
+    EXPECT_EQ(status_of(open, kT0 + 200), "running");
+    // Nothing for longer than incomplete_after, no end: incomplete (computed on read, no sweep).
+    EXPECT_EQ(status_of(open, kT0 + 1200), "incomplete");
+    EXPECT_EQ(status_of(done, kT0 + 1200), "complete");
+    auto shown = store_->show(failed.session(), at(kT0 + 200));
+    EXPECT_EQ((*shown)["session"]["error"], "Internal: boom");
+    // A late end turns it complete.
+    store({open.end()}, kT0 + 5000);
+    EXPECT_EQ(status_of(open, kT0 + 5000), "complete");
+
+    auto stats = store_->stats(at(kT0 + 200));
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ((*stats)["by_status"]["complete"], 2);
+    EXPECT_EQ((*stats)["by_status"]["error"], 1);
+}
+
+TEST_F(StoreTest, EndBeforeStartStillGivesFullSummary) {
+    const auto run = FakeRun::make("echo", "reordered", kT0);
+    store({run.end()}, kT0 + 50);
+    store({run.open()}, kT0 + 60);
+    auto shown = store_->show(run.session(), at(kT0 + 70));
+    ASSERT_TRUE(shown.ok());
+    const auto& s = (*shown)["session"];
+    EXPECT_EQ(s["status"], "complete");
+    EXPECT_EQ(s["question"], "reordered");
+    EXPECT_EQ(s["started"], base::format_xsd_datetime_ms(kT0));
+    EXPECT_EQ(s["ended"], base::format_xsd_datetime_ms(kT0 + 12));
+    EXPECT_EQ(s["duration_ms"], 12);
+    EXPECT_EQ(s["kind"], "echo");
+    EXPECT_EQ(s["worker"], "echo-test/0");
+    ASSERT_EQ((*shown)["events"].size(), 2u);
+    EXPECT_EQ((*shown)["events"][0]["seq"], 0);
+    EXPECT_EQ((*shown)["events"][1]["seq"], 1);
+    EXPECT_EQ((*shown)["events"][1]["state"], "complete");
+}
+
+TEST_F(StoreTest, LongTextsAreStoredOnceAndReinlined) {
+    const std::string answer(3000, 'a');
+    const auto one = FakeRun::make("echo", "q1", kT0);
+    const auto two = FakeRun::make("echo", "q2", kT0 + 1);
+    store({one.open(), one.end(TraceStatus::kComplete, answer), two.open(), two.end(TraceStatus::kComplete, answer)},
+          kT0 + 10);
+    auto stats = store_->stats(at(kT0 + 10));
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ((*stats)["texts"], 1);
+    auto shown = store_->show(two.session(), at(kT0 + 10));
+    ASSERT_TRUE(shown.ok());
+    bool found = false;
+    for (const auto& t : (*shown)["events"][1]["triples"]) {
+        if (t["p"]["i"] == schema::vocab::kAnswerText) {
+            EXPECT_EQ(t["o"]["v"], answer);
+            found = true;
+        }
+    }
+    EXPECT_TRUE(found);
+    std::string nquads;
+    auto counts = store_->export_nquads(std::nullopt, std::nullopt, [&](std::string_view lines) {
+        nquads += lines;
+        return true;
+    });
+    ASSERT_TRUE(counts.ok());
+    EXPECT_NE(nquads.find('"' + answer + '"'), std::string::npos);
+}
+
+TEST_F(StoreTest, TriplesAreStoredInTheirCanonicalEncodingWhateverTheirReceivedForm) {
+    const auto run = FakeRun::make("echo", "why?", kT0);
+    auto message = run.open();
+    ASSERT_FALSE(message.explain_graph.empty());
+    json body = schema::encode(message);
+    const std::string s = run.session();
+    const json iri = {{"t", "i"}, {"i", s}};
+    const json p = {{"t", "i"}, {"i", "http://example.org/p"}};
+    // Decodable but not canonical: no "t", xsd:string datatype, empty language, an empty
+    // graph, an unknown key, and a quoted triple with a graph; then two canonical ones.
+    json extra = json::array({
+        {{"s", {{"i", s}}}, {"p", p}, {"o", {{"v", "no t"}}}},
+        {{"s", iri}, {"p", p}, {"o", {{"t", "l"}, {"v", "x"}, {"dt", std::string(schema::kXsdString)}}}},
+        {{"s", iri}, {"p", p}, {"o", {{"t", "l"}, {"v", "y"}, {"ln", ""}}}},
+        {{"s", iri}, {"p", p}, {"o", iri}, {"g", ""}},
+        {{"s", iri}, {"p", p}, {"o", iri}, {"extra", 1}},
+        {{"s", iri}, {"p", p}, {"o", {{"t", "t"}, {"tr", {{"s", iri}, {"p", p}, {"o", iri}, {"g", "urn:g"}}}}}},
+        {{"s", iri}, {"p", p}, {"o", {{"t", "l"}, {"v", "z"}, {"ln", "en"}}}, {"g", "urn:other"}},
+        {{"s", iri}, {"p", p}, {"o", {{"t", "l"}, {"v", "3"}, {"dt", "http://www.w3.org/2001/XMLSchema#integer"}}}},
+    });
+    for (const auto& t : extra) body["explain_triples"].push_back(t);
+    Delivery d = delivery_of(message, 1);
+    d.body = schema::dump(body);
+    auto decoded = validate_delivery(d);
+    ASSERT_TRUE(decoded.ok()) << decoded.error().describe();
+    auto outcome = store_->store_batch({d}, at(kT0 + 10));
+    ASSERT_TRUE(outcome.ok()) << outcome.error().describe();
+    EXPECT_EQ(outcome->stored, 1u);
+    auto shown = store_->show(s, at(kT0 + 10));
+    ASSERT_TRUE(shown.ok());
+    const auto& stored = (*shown)["events"][0]["triples"];
+    ASSERT_EQ(stored.size(), decoded->explain_triples.size());
+    for (std::size_t i = 0; i < stored.size(); ++i) {
+        json expected = schema::encode(decoded->explain_triples[i]);
+        if (!decoded->explain_triples[i].graph) expected["g"] = decoded->explain_graph;
+        EXPECT_EQ(stored[i], expected) << i;
+    }
+}
+
+TEST_F(StoreTest, BodiesInAnyLayoutAndEscapingReadBackAsTheirTriples) {
+    // Pretty-printed, non-ASCII escaped as \uXXXX, quotes and controls in the question, a long
+    // answer (to the texts table) with escapes: stored as received, read back decoded.
+    const std::string question = "was \"ünïcödé\" 🚀\tokay?";
+    const std::string answer = std::string(600, 'a') + "\u00e9\"\n";
+    const auto run = FakeRun::make("echo", question, kT0);
+    std::vector<Delivery> batch;
+    std::vector<schema::ExplainMessage> messages = {run.open(), run.end(TraceStatus::kComplete, answer)};
+    for (const auto& m : messages) {
+        Delivery d = delivery_of(m, next_id_++);
+        d.body = schema::encode(m).dump(2, ' ', true);
+        batch.push_back(std::move(d));
+    }
+    auto outcome = store_->store_batch(batch, at(kT0 + 20));
+    ASSERT_TRUE(outcome.ok()) << outcome.error().describe();
+    EXPECT_EQ(outcome->stored, 2u);
+    EXPECT_EQ(outcome->quarantined, 0u);
+    auto shown = store_->show(run.session(), at(kT0 + 30));
+    ASSERT_TRUE(shown.ok());
+    EXPECT_EQ((*shown)["session"]["question"], question);
+    for (std::size_t e = 0; e < messages.size(); ++e) {
+        const auto& triples = (*shown)["events"][e]["triples"];
+        ASSERT_EQ(triples.size(), messages[e].explain_triples.size());
+        for (std::size_t i = 0; i < triples.size(); ++i) {
+            json expected = schema::encode(messages[e].explain_triples[i]);
+            if (!messages[e].explain_triples[i].graph) expected["g"] = messages[e].explain_graph;
+            EXPECT_EQ(triples[i], expected) << e << "/" << i;
+        }
+    }
+    auto stats = store_->stats(at(kT0 + 30));
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ((*stats)["texts"], 1);
+}
+
+TEST_F(StoreTest, OneBatchGivesTheSameSessionRowAsOneBatchPerEvent) {
+    const auto a = FakeRun::make("echo", "same?", kT0);
+    const auto b = FakeRun::with_uuid(a.uris.uuid(), "echo", "same?", kT0);
+    auto other_dir = fresh_dir();
+    auto other = TraceStore::open(other_dir / "t.db", OpenMode::kReadWrite, config_);
+    ASSERT_TRUE(other.ok());
+    store({a.open(), a.end(TraceStatus::kError)}, kT0 + 10);
+    for (const auto& m : {b.open(), b.end(TraceStatus::kError)}) {
+        auto r = (*other)->store_batch({delivery_of(m, next_id_++)}, at(kT0 + 10));
+        ASSERT_TRUE(r.ok());
+    }
+    auto one = store_->list({}, at(kT0 + 20));
+    auto many = (*other)->list({}, at(kT0 + 20));
+    ASSERT_TRUE(one.ok() && many.ok());
+    EXPECT_EQ(*one, *many);
+    EXPECT_EQ((*one)["sessions"][0]["events"], 2);
+    EXPECT_EQ((*one)["sessions"][0]["status"], "error");
+    other->reset();
+    std::filesystem::remove_all(other_dir);
+}
+
+TEST_F(StoreTest, MalformedDeliveriesAreQuarantinedWithTheirReason) {
+    const auto run = FakeRun::make("echo", "q", kT0);
+    auto good = delivery_of(run.open(), 1);
+    auto not_json = good;
+    not_json.delivery_id = 2;
+    not_json.body = "{not json";
+    auto wrong_types = good;
+    wrong_types.delivery_id = 3;
+    wrong_types.body = R"({"message_type":"explain","session":")" + run.session() + R"(","seq":"zero"})";
+    auto seq_mismatch = good;
+    seq_mismatch.delivery_id = 4;
+    seq_mismatch.seq = "7";
+    auto bad_triple = good;
+    bad_triple.delivery_id = 5;
+    bad_triple.body = R"({"message_type":"explain","session":")" + run.session() +
+                      R"(","seq":0,"explain_triples":[{"s":{"t":"i","i":"urn:x"},"p":42,"o":{"t":"i","i":"urn:y"}}]})";
+    auto state_mismatch = good;
+    state_mismatch.delivery_id = 6;
+    state_mismatch.state = "complete";
+    auto session_mismatch = good;
+    session_mismatch.delivery_id = 7;
+    session_mismatch.session = "urn:glassbox:other";
+    auto outcome = store_->store_batch({good, not_json, wrong_types, seq_mismatch, bad_triple, state_mismatch,
+                                        session_mismatch, not_json},
+                                       at(kT0));
+    ASSERT_TRUE(outcome.ok()) << outcome.error().describe();
+    EXPECT_EQ(outcome->stored, 1u);
+    EXPECT_EQ(outcome->quarantined, 7u);
+    auto stats = store_->stats(at(kT0));
+    // The same delivery id quarantined twice is kept once.
+    EXPECT_EQ((*stats)["quarantined"], 6);
+
+    const auto reason = [&](const Delivery& d) {
+        auto checked = validate_delivery(d);
+        EXPECT_FALSE(checked.ok());
+        return checked.ok() ? std::string{} : checked.error().message;
+    };
+    EXPECT_EQ(reason(not_json).rfind("not JSON", 0), 0u) << reason(not_json);
+    EXPECT_EQ(reason(wrong_types).rfind("wrong types", 0), 0u) << reason(wrong_types);
+    EXPECT_NE(reason(seq_mismatch).find("seq"), std::string::npos);
+    EXPECT_EQ(reason(bad_triple).rfind("bad triple", 0), 0u) << reason(bad_triple);
+    EXPECT_NE(reason(state_mismatch).find("state"), std::string::npos);
+    EXPECT_NE(reason(session_mismatch).find("session"), std::string::npos);
+}
+
+class ListTest : public StoreTest {
+protected:
+    void SetUp() override {
+        StoreTest::SetUp();
+        for (int i = 0; i < 5; ++i) {
+            runs_.push_back(FakeRun::make(i % 2 == 0 ? "echo" : "graph-rag", "question " + std::to_string(i), kT0 + i * 1000));
+        }
+        std::vector<schema::ExplainMessage> messages;
+        for (std::size_t i = 0; i < runs_.size(); ++i) {
+            messages.push_back(runs_[i].open());
+            if (i != 4) messages.push_back(runs_[i].end(i == 3 ? TraceStatus::kError : TraceStatus::kComplete));
+        }
+        // A sub-trace of run 1, called from its Question step.
+        child_ = FakeRun::make("echo", "sub question", kT0 + 1500, runs_[1].session());
+        messages.push_back(child_.open());
+        messages.push_back(child_.end());
+        store(messages, kT0 + 10'000);
+    }
+    std::vector<std::string> sessions(const ListQuery& q, std::int64_t now = kT0 + 10'000) {
+        auto listed = store_->list(q, at(now));
+        EXPECT_TRUE(listed.ok()) << listed.error().describe();
+        std::vector<std::string> out;
+        if (listed.ok()) {
+            for (const auto& s : (*listed)["sessions"]) out.push_back(s["session"]);
+        }
+        return out;
+    }
+
+    std::vector<FakeRun> runs_;
+    FakeRun child_ = FakeRun::make("echo", "", 0);
+};
+
+TEST_F(ListTest, NewestFirstSubtracesHidden) {
+    EXPECT_EQ(sessions({}), (std::vector<std::string>{runs_[4].session(), runs_[3].session(), runs_[2].session(),
+                                                      runs_[1].session(), runs_[0].session()}));
+    ListQuery all;
+    all.include_subtraces = true;
+    EXPECT_EQ(sessions(all).size(), 6u);
+    ListQuery children;
+    children.parent = runs_[1].session();
+    EXPECT_EQ(sessions(children), std::vector<std::string>{child_.session()});
+    children.parent = runs_[1].uris.uuid().substr(0, 8);  // a prefix works here too
+    EXPECT_EQ(sessions(children), std::vector<std::string>{child_.session()});
+}
+
+TEST_F(ListTest, Filters) {
+    ListQuery q;
+    q.kind = "graph-rag";
+    EXPECT_EQ(sessions(q), (std::vector<std::string>{runs_[3].session(), runs_[1].session()}));
+    q = {};
+    q.status = "error";
+    EXPECT_EQ(sessions(q), std::vector<std::string>{runs_[3].session()});
+    q.status = "running";
+    EXPECT_EQ(sessions(q), std::vector<std::string>{runs_[4].session()});
+    q.status = "incomplete";
+    EXPECT_TRUE(sessions(q).empty());
+    EXPECT_EQ(sessions(q, kT0 + 10'000 + 301'000), std::vector<std::string>{runs_[4].session()});
+    q.status = "bogus";
+    EXPECT_EQ(store_->list(q).error().type, ErrorType::kInvalidRequest);
+    q = {};
+    q.since_ms = kT0 + 1000;
+    q.until_ms = kT0 + 3000;  // [since, until)
+    EXPECT_EQ(sessions(q), (std::vector<std::string>{runs_[2].session(), runs_[1].session()}));
+    q = {};
+    q.search = "QUESTION 3";
+    EXPECT_EQ(sessions(q), std::vector<std::string>{runs_[3].session()});
+    q.search = "%";
+    EXPECT_TRUE(sessions(q).empty());
+}
+
+TEST_F(ListTest, LimitOffsetTotal) {
+    ListQuery q;
+    q.limit = 2;
+    q.offset = 1;
+    auto listed = store_->list(q, at(kT0 + 10'000));
+    ASSERT_TRUE(listed.ok());
+    EXPECT_EQ((*listed)["total"], 5);
+    EXPECT_EQ((*listed)["limit"], 2);
+    EXPECT_EQ((*listed)["offset"], 1);
+    ASSERT_EQ((*listed)["sessions"].size(), 2u);
+    EXPECT_EQ((*listed)["sessions"][0]["session"], runs_[3].session());
+    const auto& s = (*listed)["sessions"][1];
+    EXPECT_EQ(s["session"], runs_[2].session());
+    EXPECT_EQ(s["kind"], "echo");
+    EXPECT_EQ(s["question"], "question 2");
+    EXPECT_TRUE(s["parent"].is_null());
+    EXPECT_EQ(s["status"], "complete");
+    EXPECT_EQ(s["events"], 2);
+    EXPECT_EQ(s["duration_ms"], 12);
+}
+
+TEST_F(ListTest, NextCursorPagesThroughEverySessionOnce) {
+    ListQuery q;
+    q.include_subtraces = true;
+    q.limit = 2;
+    std::vector<std::string> paged;
+    int pages = 0;
+    while (true) {
+        auto listed = store_->list(q, at(kT0 + 10'000));
+        ASSERT_TRUE(listed.ok()) << listed.error().describe();
+        for (const auto& s : (*listed)["sessions"]) paged.push_back(s["session"]);
+        EXPECT_EQ((*listed)["total"], 6);
+        ++pages;
+        if ((*listed)["next"].is_null()) break;
+        ASSERT_LT(pages, 10);
+        q.after = (*listed)["next"].get<std::string>();
+    }
+    EXPECT_EQ(pages, 3);
+    ListQuery all;
+    all.include_subtraces = true;
+    EXPECT_EQ(paged, sessions(all));
+    // The cursor keeps the filters' order: graph-rag sessions one by one.
+    ListQuery kind;
+    kind.kind = "graph-rag";
+    kind.limit = 1;
+    auto first = store_->list(kind, at(kT0 + 10'000));
+    ASSERT_TRUE(first.ok());
+    EXPECT_EQ((*first)["sessions"][0]["session"], runs_[3].session());
+    kind.after = (*first)["next"].get<std::string>();
+    auto second = store_->list(kind, at(kT0 + 10'000));
+    ASSERT_TRUE(second.ok());
+    ASSERT_EQ((*second)["sessions"].size(), 1u);
+    EXPECT_EQ((*second)["sessions"][0]["session"], runs_[1].session());
+    EXPECT_TRUE((*second)["next"].is_null());
+    kind.after = "not a cursor";
+    EXPECT_EQ(store_->list(kind).error().type, ErrorType::kInvalidRequest);
+}
+
+TEST_F(ListTest, TotalStopsAtTheCountLimitUnlessExactIsAsked) {
+    config_.list_count_limit = 3;
+    store_.reset();
+    auto reopened = TraceStore::open(dir_ / "traces.db", OpenMode::kReadWrite, config_);
+    ASSERT_TRUE(reopened.ok());
+    store_ = std::move(reopened).value();
+    ListQuery q;
+    q.limit = 1;
+    auto capped = store_->list(q, at(kT0 + 10'000));
+    ASSERT_TRUE(capped.ok());
+    EXPECT_EQ((*capped)["total"], 3);
+    EXPECT_EQ((*capped)["total_exact"], false);
+    // A page further on than the limit counts at least to its end.
+    q.offset = 3;
+    auto deeper = store_->list(q, at(kT0 + 10'000));
+    ASSERT_TRUE(deeper.ok());
+    EXPECT_EQ((*deeper)["total"], 4);
+    EXPECT_EQ((*deeper)["total_exact"], false);
+    EXPECT_EQ((*deeper)["sessions"][0]["session"], runs_[1].session());
+    q.exact_total = true;
+    auto exact = store_->list(q, at(kT0 + 10'000));
+    ASSERT_TRUE(exact.ok());
+    EXPECT_EQ((*exact)["total"], 5);
+    EXPECT_EQ((*exact)["total_exact"], true);
+    // Below the limit the count is exact anyway.
+    q = {};
+    q.kind = "graph-rag";
+    auto few = store_->list(q, at(kT0 + 10'000));
+    ASSERT_TRUE(few.ok());
+    EXPECT_EQ((*few)["total"], 2);
+    EXPECT_EQ((*few)["total_exact"], true);
+}
+
+TEST_F(ListTest, ShowNestsSubtraces) {
+    auto shown = store_->show(runs_[1].session(), at(kT0 + 10'000));
+    ASSERT_TRUE(shown.ok()) << shown.error().describe();
+    ASSERT_EQ((*shown)["subtraces"].size(), 1u);
+    const auto& sub = (*shown)["subtraces"][0];
+    EXPECT_EQ(sub["session"]["session"], child_.session());
+    EXPECT_EQ(sub["session"]["parent"], runs_[1].session());
+    EXPECT_EQ(sub["events"].size(), 2u);
+    EXPECT_TRUE(sub["subtraces"].empty());
+    // The triples are in the compact wire encoding and decode.
+    for (const auto& t : (*shown)["events"][0]["triples"]) {
+        auto decoded = schema::decode_triple(t);
+        EXPECT_TRUE(decoded.ok()) << t.dump();
+        EXPECT_EQ(t["g"], "urn:graph:retrieval");
+    }
+}
+
+TEST_F(ListTest, ExportIsNQuadsOfTheRangeWithSubtraces) {
+    std::string nquads;
+    int chunks = 0;
+    auto counts = store_->export_nquads(kT0 + 1000, kT0 + 2000, [&](std::string_view lines) {
+        nquads += lines;
+        ++chunks;
+        return true;
+    }, 5);
+    ASSERT_TRUE(counts.ok()) << counts.error().describe();
+    EXPECT_EQ(counts->sessions, 2u);  // run 1 and its sub-trace (started kT0+1500)
+    EXPECT_GT(counts->triples, 10u);
+    EXPECT_GT(chunks, 1);
+    std::size_t lines = 0;
+    for (std::size_t at = 0; (at = nquads.find('\n', at)) != std::string::npos; ++at) ++lines;
+    EXPECT_EQ(lines, counts->triples);
+    EXPECT_NE(nquads.find("<" + runs_[1].session() + "> <https://glassbox.dev/ns#query> \"question 1\" <urn:graph:retrieval> .\n"),
+              std::string::npos)
+        << nquads.substr(0, 400);
+    EXPECT_NE(nquads.find("<" + child_.session() + ">"), std::string::npos);
+    EXPECT_EQ(nquads.find("<" + runs_[2].session() + ">"), std::string::npos);
+}
+
+TEST(SessionIds, UniqueAmbiguousUnknownPrefix) {
+    const auto dir = fresh_dir();
+    auto store = TraceStore::open(dir / "traces.db", OpenMode::kReadWrite);
+    ASSERT_TRUE(store.ok());
+    const auto a = FakeRun::with_uuid("abcd0000-0000-4000-8000-000000000001", "echo", "a", kT0);
+    const auto b = FakeRun::with_uuid("abcd0000-0000-4000-8000-000000000002", "echo", "b", kT0);
+    const auto c = FakeRun::with_uuid("ffff0000-0000-4000-8000-000000000003", "echo", "c", kT0);
+    ASSERT_TRUE((*store)->store_batch({delivery_of(a.open(), 1), delivery_of(b.open(), 2), delivery_of(c.open(), 3)}).ok());
+
+    EXPECT_EQ((*store)->resolve_session("ffff").value(), c.session());
+    EXPECT_EQ((*store)->resolve_session("FFFF0000").value(), c.session());
+    EXPECT_EQ((*store)->resolve_session(a.session()).value(), a.session());
+    EXPECT_EQ((*store)->resolve_session("abcd0000-0000-4000-8000-000000000002").value(), b.session());
+    auto ambiguous = (*store)->resolve_session("abcd");
+    ASSERT_FALSE(ambiguous.ok());
+    EXPECT_EQ(ambiguous.error().type, ErrorType::kInvalidRequest);
+    EXPECT_NE(ambiguous.error().message.find(a.session()), std::string::npos);
+    EXPECT_NE(ambiguous.error().message.find(b.session()), std::string::npos);
+    EXPECT_EQ((*store)->resolve_session("1234").error().type, ErrorType::kNotFound);
+    EXPECT_EQ((*store)->resolve_session("urn:glassbox:nothing").error().type, ErrorType::kNotFound);
+    EXPECT_EQ((*store)->show("1234").error().type, ErrorType::kNotFound);
+    EXPECT_EQ((*store)->show("abcd").error().type, ErrorType::kInvalidRequest);
+    store.value().reset();
+    std::filesystem::remove_all(dir);
+}
+
+TEST(OpenStore, CorruptFileIsAnErrorNotACrash) {
+    const auto dir = fresh_dir();
+    {
+        std::ofstream out(dir / "traces.db", std::ios::binary);
+        out << std::string(8192, 'x');
+    }
+    auto rw = TraceStore::open(dir / "traces.db", OpenMode::kReadWrite);
+    ASSERT_FALSE(rw.ok());
+    EXPECT_EQ(rw.error().type, ErrorType::kInternal);
+    EXPECT_NE(rw.error().message.find("traces.db"), std::string::npos);
+    EXPECT_EQ(rw.error().describe().find('\n'), std::string::npos);
+    auto ro = TraceStore::open(dir / "traces.db", OpenMode::kReadOnly);
+    EXPECT_FALSE(ro.ok());
+    auto missing = TraceStore::open(dir / "none.db", OpenMode::kReadOnly);
+    EXPECT_FALSE(missing.ok());
+    std::filesystem::remove_all(dir);
+}
+
+TEST(OpenStore, ReaderSeesWriterCommitsBesideIt) {
+    const auto dir = fresh_dir();
+    auto writer = TraceStore::open(dir / "traces.db", OpenMode::kReadWrite);
+    ASSERT_TRUE(writer.ok());
+    auto reader = TraceStore::open(dir / "traces.db", OpenMode::kReadOnly);
+    ASSERT_TRUE(reader.ok()) << reader.error().describe();
+    const auto run = FakeRun::make("echo", "q", kT0);
+    ASSERT_TRUE((*writer)->store_batch({delivery_of(run.open(), 1)}).ok());
+    auto listed = (*reader)->list({}, at(kT0));
+    ASSERT_TRUE(listed.ok());
+    EXPECT_EQ((*listed)["total"], 1);
+    std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace glassbox::trace::testing
