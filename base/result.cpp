@@ -29,6 +29,7 @@ constexpr std::array kErrorNames{
     ErrorName{ErrorType::kNotFound, "NotFound"},
     ErrorName{ErrorType::kUpstreamError, "UpstreamError"},
     ErrorName{ErrorType::kTimeout, "Timeout"},
+    ErrorName{ErrorType::kBrokerUnavailable, "BrokerUnavailable"},
     ErrorName{ErrorType::kInternal, "Internal"},
 };
 

@@ -29,6 +29,7 @@ enum class ErrorType {
     kNotFound,            // a named thing (trace, session, document) does not exist
     kUpstreamError,       // a service this one called answered with an error
     kTimeout,             // a local wait (connect, receive) ran out
+    kBrokerUnavailable,   // no broker completed a connection within the client's connect timeout
     kInternal,            // a bug or an unexpected failure inside the service
 };
 

@@ -1,7 +1,11 @@
 // GBC01 client: request ids, reply decoding, heartbeats listing in-flight ids, local backstops.
 #include "bus/bus_client.hpp"
 
+#include <zmq.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <cstdio>
 #include <random>
 #include <utility>
@@ -152,8 +156,71 @@ BusClient::~BusClient() = default;
 void BusClient::connect() {
     socket_ = zmq::socket_t(context_, zmq::socket_type::dealer);
     set_socket_limits(socket_, config_.linger, config_.send_hwm, config_.receive_hwm);
+    if (config_.connect_timeout.count() > 0 && !config_.endpoint.starts_with("inproc://")) {
+        watch_connection();
+    }
     socket_.connect(config_.endpoint);
     id_prefix_ = config_.request_id_prefix.empty() ? random_prefix() : config_.request_id_prefix;
+}
+
+// A ZMQ DEALER connects in the background and queues sends while nothing listens, so a client
+// cannot tell "no broker" from "a slow broker" by its sends. The socket monitor can: it reports
+// when a peer completes the ZMTP handshake.
+void BusClient::watch_connection() {
+    static std::atomic<std::uint64_t> counter{0};
+    const std::string address = "inproc://glassbox-bus-monitor-" + std::to_string(::getpid()) + "-" +
+                                std::to_string(counter.fetch_add(1));
+    if (zmq_socket_monitor(socket_.handle(), address.c_str(),
+                           ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED) != 0) {
+        return;  // no monitor, no check: requests wait for their deadline as before
+    }
+    monitor_ = zmq::socket_t(context_, zmq::socket_type::pair);
+    monitor_.set(zmq::sockopt::linger, 0);
+    monitor_.connect(address);
+    broker_seen_ = false;
+    connect_by_ = Clock::now() + config_.connect_timeout;
+}
+
+void BusClient::stop_watching() {
+    broker_seen_ = true;
+    if (monitor_.handle() == nullptr) return;
+    zmq_socket_monitor(socket_.handle(), nullptr, 0);
+    monitor_.close();
+}
+
+void BusClient::check_connection(Clock::time_point now) {
+    if (broker_seen_) return;
+    // Each event is two frames: [event: u16, value: u32] [endpoint]. The state at the check
+    // counts, not the first handshake: a TCP connect to a free local port can connect to itself
+    // (and handshake with itself) before it fails.
+    zmq::message_t frame;
+    while (monitor_.recv(frame, zmq::recv_flags::dontwait)) {
+        if (frame.size() == 6) {
+            std::uint16_t event = 0;
+            std::memcpy(&event, frame.data(), sizeof event);
+            if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) handshaken_ = true;
+            if (event == ZMQ_EVENT_DISCONNECTED) handshaken_ = false;
+        }
+    }
+    if (now < connect_by_) return;
+    if (handshaken_) {
+        stop_watching();
+        return;
+    }
+    if (in_flight_.empty()) return;
+    const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(config_.connect_timeout);
+    for (const auto& [id, state] : in_flight_) {
+        Reply reply;
+        reply.request_id = id;
+        reply.kind = ReplyKind::kError;
+        reply.error = make_error(
+            ErrorType::kBrokerUnavailable,
+            "no broker at " + config_.endpoint + " (nothing completed a connection in " +
+                std::to_string(waited.count()) + " ms): start one with `glassbox up` (or `glassbox broker`), " +
+                "or name a running one with --broker");
+        buffered_.push_back(std::move(reply));
+    }
+    in_flight_.clear();
 }
 
 Result<RequestId> BusClient::send_raw(std::string_view service, std::string_view body_json,
@@ -198,6 +265,7 @@ void BusClient::abandon(const RequestId& id) {
 
 void BusClient::read_available() {
     while (auto frames = try_receive_frames(socket_)) {
+        if (!broker_seen_) stop_watching();  // a message came, so a broker is there
         auto decoded = decode_reply(std::move(*frames), config_.parse_bodies);
         if (!decoded) {
             base::component_logger("client")->warn("event=bad_reply error=\"{}\"", decoded.error().describe());
@@ -267,6 +335,7 @@ std::optional<Reply> BusClient::take_buffered(const RequestId* wanted) {
 BusClient::Clock::time_point BusClient::next_wakeup(Clock::time_point until) const {
     auto wake = until;
     if (!in_flight_.empty()) {
+        if (!broker_seen_) wake = std::min(wake, connect_by_);
         wake = std::min(wake, next_heartbeat_);
         for (const auto& [id, state] : in_flight_) wake = std::min(wake, state.backstop);
     }
@@ -281,6 +350,7 @@ void BusClient::pump(Clock::time_point until) {
     if (wait_readable(socket_, wait)) read_available();
     const auto after = Clock::now();
     heartbeat_if_due(after);
+    check_connection(after);
     expire_backstops(after);
 }
 

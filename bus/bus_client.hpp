@@ -66,6 +66,12 @@ struct BusClientConfig {
     int receive_hwm = 100'000;
     // Request ids are "<prefix>-<n>"; empty: a random prefix, so ids differ across restarts.
     std::string request_id_prefix;
+    // A request sent while no broker has ever completed a connection (the ZMTP handshake, seen
+    // through a socket monitor) ends with BrokerUnavailable once this much time has passed since
+    // the client connected. Once a broker has answered the handshake, requests wait for their
+    // deadline as usual: a broker that is up but slow is still waited for. 0: no check (the
+    // workers' calls, which start beside their broker). Not applied to inproc:// endpoints.
+    std::chrono::milliseconds connect_timeout{0};
     // Parse every data, explain and final body into Reply::body. Off: Reply::text only, for a
     // caller that decodes what it needs itself (a worker's calls, RequestContext::call).
     bool parse_bodies = true;
@@ -120,6 +126,9 @@ private:
     };
 
     void connect();
+    void watch_connection();
+    void check_connection(Clock::time_point now);
+    void stop_watching();
     void pump(Clock::time_point until);
     void read_available();
     void heartbeat_if_due(Clock::time_point now);
@@ -136,6 +145,11 @@ private:
     std::map<RequestId, InFlight> in_flight_;
     std::deque<Reply> buffered_;
     Clock::time_point next_heartbeat_{};
+    // Until a broker completes a handshake: the monitor of socket_ and when to give up on it.
+    zmq::socket_t monitor_;
+    bool broker_seen_ = true;
+    bool handshaken_ = false;  // connected to a peer now (by the monitor's last event)
+    Clock::time_point connect_by_{};
 };
 
 // The replies of one request, in order, up to its terminal message.

@@ -37,8 +37,7 @@ std::string request_body(const CallOptions& options) {
 
 void run_call(const CallOptions& options) {
     const std::string body = request_body(options);
-    bus::BusClientConfig config;
-    config.endpoint = options.client.broker_endpoint();
+    bus::BusClientConfig config = options.client.bus_config();
     bus::BusClient bus(config);
     auto stream = bus::open_stream(bus, options.service, body, options.client.timeout());
     if (!stream) exit_with_error(stream.error());

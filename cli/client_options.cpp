@@ -22,10 +22,16 @@ std::string ClientOptions::pub_endpoint() const {
     return std::move(endpoint).value();
 }
 
+bus::BusClientConfig ClientOptions::bus_config() const {
+    bus::BusClientConfig config;
+    config.endpoint = broker_endpoint();
+    config.connect_timeout = kBrokerConnectTimeout;
+    return config;
+}
+
 std::vector<nlohmann::json> call_or_exit(const ClientOptions& options, std::string_view service,
                                          const nlohmann::json& body) {
-    bus::BusClientConfig config;
-    config.endpoint = options.broker_endpoint();
+    bus::BusClientConfig config = options.bus_config();
     bus::BusClient bus(config);
     auto replies = bus.call(service, body, options.timeout());
     if (!replies) exit_with_error(replies.error());

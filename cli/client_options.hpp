@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "base/result.hpp"
+#include "bus/bus_client.hpp"
 
 namespace glassbox::cli {
 
@@ -27,7 +28,14 @@ struct ClientOptions {
     std::string broker_endpoint() const;
     std::string pub_endpoint() const;
     std::chrono::milliseconds timeout() const { return std::chrono::milliseconds{timeout_ms}; }
+    // A bus client's config for this broker: a request that no broker answers the connection of
+    // within kBrokerConnectTimeout ends with BrokerUnavailable instead of waiting out its deadline.
+    bus::BusClientConfig bus_config() const;
 };
+
+// Long enough for a broker on another host (or one just starting) to accept the connection;
+// short enough that a user with no broker running is told so at once.
+inline constexpr std::chrono::milliseconds kBrokerConnectTimeout{3'000};
 
 struct ClientOptionSet {
     bool pub = false;      // register --pub too (commands that watch the explain topic)

@@ -169,8 +169,7 @@ void run_invoke(const InvokeOptions& options) {
     }
     const std::string body =
         request_body(options).dump(-1, ' ', false, json::error_handler_t::replace);
-    bus::BusClientConfig config;
-    config.endpoint = options.client.broker_endpoint();
+    bus::BusClientConfig config = options.client.bus_config();
     bus::BusClient bus(config);
     auto stream = bus::open_stream(bus, options.service, body, options.client.timeout());
     if (!stream) exit_with_error(stream.error());

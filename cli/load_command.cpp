@@ -110,9 +110,7 @@ public:
 
 private:
     static bus::BusClientConfig make_config(const ClientOptions& options) {
-        bus::BusClientConfig config;
-        config.endpoint = options.broker_endpoint();
-        return config;
+        return options.bus_config();
     }
 
     Result<void> wait_one() {

@@ -85,8 +85,7 @@ std::optional<json> trace_stats(bus::BusClient& bus, const json& status, std::ch
 }
 
 void run_status(const ClientOptions& options) {
-    bus::BusClientConfig config;
-    config.endpoint = options.broker_endpoint();
+    bus::BusClientConfig config = options.bus_config();
     bus::BusClient bus(config);
     auto replies = bus.call(schema::protocol::kMmiStatus, json::object(), options.timeout());
     if (!replies) exit_with_error(replies.error());

@@ -222,8 +222,7 @@ struct ExportOptions {
 void run_export(const ExportOptions& options) {
     json request{{"op", "export"}, {"since", time_bound(options.since, "--since")}};
     if (!options.until.empty()) request["until"] = time_bound(options.until, "--until");
-    bus::BusClientConfig config;
-    config.endpoint = options.client.broker_endpoint();
+    bus::BusClientConfig config = options.client.bus_config();
     bus::BusClient bus(config);
     auto stream = bus::open_stream(bus, kTraceService, request.dump(), options.client.timeout());
     if (!stream) exit_with_error(stream.error());

@@ -1,4 +1,5 @@
 // The `glassbox call` and `glassbox status` commands against a real broker and echo worker.
+#include <random>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -102,6 +103,42 @@ TEST_F(CliTest, CallWithNoBrokerFailsInBoundedTime) {
     ASSERT_FALSE(r.timed_out) << "glassbox call hung with no broker";
     EXPECT_TRUE(r.status.exited && r.status.code == 1) << r.status.describe() << "\n" << r.err;
     EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
+}
+
+TEST_F(CliTest, WithNoBrokerInvokeAndStatusSayBrokerUnavailableWithinSeconds) {
+    // A free port below Linux's ephemeral range (32768 and up): a connect to it cannot be
+    // answered by the client's own socket (a TCP self-connect).
+    std::string endpoint;
+    std::mt19937 random(std::random_device{}());
+    zmq::context_t probe_context(1);  // ended before the CLI runs: the probe's port is closed
+    for (int attempt = 0; attempt < 100 && endpoint.empty(); ++attempt) {
+        const std::string candidate =
+            "tcp://127.0.0.1:" + std::to_string(20000 + static_cast<int>(random() % 12000));
+        zmq::socket_t probe(probe_context, zmq::socket_type::router);
+        probe.set(zmq::sockopt::linger, 0);
+        try {
+            probe.bind(candidate);
+            endpoint = candidate;
+        } catch (const zmq::error_t&) {
+        }
+    }
+    ASSERT_FALSE(endpoint.empty());
+    probe_context.close();
+    // No --timeout-ms: the default deadline is minutes, and the user must not wait it out.
+    const std::vector<std::vector<std::string>> commands{
+        {"invoke", "graph-rag", "-q", "x", "--broker", endpoint},
+        {"status", "--broker", endpoint},
+    };
+    for (const auto& args : commands) {
+        const auto started = std::chrono::steady_clock::now();
+        const auto r = run_glassbox(args, milliseconds{30'000});
+        const auto took = std::chrono::steady_clock::now() - started;
+        ASSERT_FALSE(r.timed_out) << args[0] << " hung with no broker";
+        EXPECT_LT(took, std::chrono::seconds{12}) << args[0];
+        expect_typed_failure(r, 1, "BrokerUnavailable");
+        EXPECT_NE(r.err.find(endpoint), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("glassbox up"), std::string::npos) << r.err;
+    }
 }
 
 TEST_F(CliTest, StatusJsonListsTheEchoServiceWithItsWorkers) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tests ops/check-layers: the repository passes; a copy of it with planted violations (the
-# broker including the CLI, a worker including another worker, two layer-2 peers, a library
+# broker including and linking the CLI, a worker including another worker, two layer-2 peers, a library
 # including a test fixture) fails, naming each planted include and nothing else.
 set -euo pipefail
 root=${1:?usage: check_layers_test.sh REPO_ROOT}
@@ -27,6 +27,7 @@ printf '#include "cli/home.hpp"\n' >> "$broker_hpp"
 printf '#include "workers/embeddings/embedder.hpp"\n' >> "$llm_hpp"
 printf '#include "bus/frame_io.hpp"\n' >> "$loader_hpp"
 printf '#include "tests/support/process.hpp"\n' >> "$base_hpp"
+printf 'target_link_libraries(glassbox_broker PRIVATE glassbox::cli)\n' >> "$work/broker/CMakeLists.txt"
 # Allowed: a worker including the runtime, the CLI including a worker, the bus including schema.
 printf '#include "workers/runtime/worker.hpp"\n' >> "$llm_hpp"
 printf '#include "schema/term.hpp"\n' >> "$(first_hpp bus)"
@@ -37,11 +38,13 @@ status=$?
 set -e
 echo "$out"
 [ $status -eq 1 ] || fail "exit status $status, expected 1"
-count=$(grep -c ': .* -> ' <<<"$out" || true)
-[ "$count" -eq 4 ] || fail "expected exactly 4 violations, got $count"
+count=$(grep -vc '^check-layers' <<<"$out" || true)
+[ "$count" -eq 5 ] || fail "expected exactly 5 violations, got $count"
 grep -q "^broker/.*: broker -> cli: layer 3 includes layer 5" <<<"$out" || fail "broker -> cli not named"
 grep -q "^workers/llm/.*: workers/llm -> workers/embeddings: a worker includes another worker" <<<"$out" \
   || fail "worker -> worker not named"
 grep -q "^loader/.*: loader -> bus: peers of layer 2" <<<"$out" || fail "loader -> bus not named"
 grep -q "^base/.*: base -> tests/support/process.hpp" <<<"$out" || fail "base -> tests not named"
+grep -q "^broker/CMakeLists.txt:.*: broker links glassbox::cli (cli): layer 3 includes layer 5" <<<"$out" \
+  || fail "the broker linking the CLI not named"
 echo "check_layers_test: passed"

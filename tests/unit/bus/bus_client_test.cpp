@@ -1,6 +1,9 @@
 // BusClient: frames it sends, reply decoding, terminal handling, heartbeats, local deadline, cancel.
 #include "bus/bus_client.hpp"
 
+#include <random>
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include "tests/unit/bus/fake_router.hpp"
@@ -288,6 +291,93 @@ TEST_F(BusClientTest, AbandonForgetsTheRequest) {
     router.reply(request->identity, cmd::kFinal, {*id, "1"});
     EXPECT_FALSE(client.next(200ms));
     EXPECT_EQ(client.in_flight(), 0u);
+}
+
+
+// A TCP endpoint on loopback where nothing listens. The port is below Linux's ephemeral range
+// (32768 and up), so a connect to it can never be answered by the client's own socket (a TCP
+// self-connect, which a port the kernel just handed out invites); we bind it once to know it free.
+// The probe has a context of its own: ending it waits until the listener is really closed, so
+// the client cannot reach a half-closed probe.
+std::string closed_endpoint() {
+    zmq::context_t context(1);
+    std::mt19937 random(std::random_device{}());
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        const int port = 20000 + static_cast<int>(random() % 12000);
+        const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(port);
+        zmq::socket_t probe(context, zmq::socket_type::router);
+        probe.set(zmq::sockopt::linger, 0);
+        try {
+            probe.bind(endpoint);
+        } catch (const zmq::error_t&) {
+            continue;  // in use
+        }
+        return endpoint;
+    }
+    ADD_FAILURE() << "no free port found";
+    return "tcp://127.0.0.1:1";
+}
+
+TEST(BusClientConnectTest, NoBrokerEndsWithBrokerUnavailableNotTheDeadline) {
+    zmq::context_t context(1);
+    BusClientConfig config;
+    config.endpoint = closed_endpoint();
+    config.connect_timeout = 300ms;
+    BusClient client(context, config);
+    const auto started = std::chrono::steady_clock::now();
+    auto id = client.send("graph-rag", json::object(), 60s);  // a deadline far beyond the check
+    ASSERT_TRUE(id);
+    auto reply = client.next(*id, 10s);
+    const auto waited = std::chrono::steady_clock::now() - started;
+    ASSERT_TRUE(reply) << reply.error().describe();
+    ASSERT_EQ(reply->kind, ReplyKind::kError);
+    EXPECT_EQ(reply->error->type, ErrorType::kBrokerUnavailable);
+    EXPECT_NE(reply->error->message.find(config.endpoint), std::string::npos) << reply->error->message;
+    EXPECT_NE(reply->error->message.find("glassbox up"), std::string::npos) << reply->error->message;
+    EXPECT_LT(waited, 5s);
+    EXPECT_EQ(client.in_flight(), 0u);
+}
+
+TEST(BusClientConnectTest, ABrokerThatAcceptsButIsSlowIsWaitedFor) {
+    zmq::context_t context(1);
+    zmq::socket_t router(context, zmq::socket_type::router);
+    router.set(zmq::sockopt::linger, 0);
+    router.bind("tcp://127.0.0.1:*");
+    BusClientConfig config;
+    config.endpoint = router.get(zmq::sockopt::last_endpoint);
+    config.connect_timeout = 200ms;
+    config.deadline_grace = 200ms;
+    BusClient client(context, config);
+    auto id = client.send("graph-rag", json::object(), 1200ms);
+    ASSERT_TRUE(id);
+    // The broker never answers: the request runs to its deadline, well past the connect check.
+    auto reply = client.next(*id, 10s);
+    ASSERT_TRUE(reply) << reply.error().describe();
+    ASSERT_EQ(reply->kind, ReplyKind::kError);
+    EXPECT_EQ(reply->error->type, ErrorType::kDeadlineExceeded) << reply->error->describe();
+}
+
+TEST(BusClientConnectTest, ABrokerThatStartsWithinTheTimeoutServesTheRequest) {
+    zmq::context_t context(1);
+    BusClientConfig config;
+    config.endpoint = closed_endpoint();
+    config.connect_timeout = 3s;
+    BusClient client(context, config);
+    auto id = client.send("echo", json::object(), 20s);
+    ASSERT_TRUE(id);
+    std::this_thread::sleep_for(300ms);
+    zmq::socket_t router(context, zmq::socket_type::router);
+    router.set(zmq::sockopt::linger, 0);
+    router.bind(config.endpoint);
+    ASSERT_TRUE(wait_readable(router, 5s));
+    auto request = try_receive_frames(router);
+    ASSERT_TRUE(request);
+    ASSERT_GE(request->size(), 6u);  // [identity] [""] ["GBC01"] [REQUEST] [service] [request id] ...
+    const Frames final{request->front(), "", "GBC01", std::string(1, cmd::kFinal), (*request)[5], "{}"};
+    ASSERT_TRUE(send_frames(router, final));
+    auto reply = client.next(*id, 5s);
+    ASSERT_TRUE(reply) << reply.error().describe();
+    EXPECT_EQ(reply->kind, ReplyKind::kFinal);
 }
 
 }  // namespace
