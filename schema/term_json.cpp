@@ -22,10 +22,12 @@ base::Result<Term> decode_term_at(const json& value, std::string_view path, int 
     r.read("t", kind);
     if (!r.ok()) return r.error();
     if (kind.empty()) {
-        if (r.find("i")) kind = "i";
-        else if (r.find("v")) kind = "l";
-        else if (r.find("d")) kind = "b";
-        else if (r.find("tr")) kind = "t";
+        // push_back, not `kind = "i"`: GCC 12 at -O3 warns (-Wrestrict, a false positive, GCC
+        // bug 105329) on assigning a literal to a std::string that may be empty.
+        if (r.find("i")) kind.push_back('i');
+        else if (r.find("v")) kind.push_back('l');
+        else if (r.find("d")) kind.push_back('b');
+        else if (r.find("tr")) kind.push_back('t');
         else return decode_error(path, "not a term (no \"t\" and no term keys)");
     }
     if (kind == "i") {

@@ -46,7 +46,7 @@ void TripleList::term(std::string_view s, std::string_view p, const Term& o) {
 // through json_fast's own term writers.
 
 TripleJson::TripleJson(std::string& out, std::optional<std::string_view> graph) : out_(out) {
-    head_ = "{";
+    head_.push_back('{');  // not `head_ = "{"`: GCC 12 -O3 -Wrestrict false positive (bug 105329)
     if (graph) {
         head_ += "\"g\":";
         append_json_string(head_, *graph);
