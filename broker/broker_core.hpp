@@ -81,64 +81,6 @@ inline std::string printable(std::string_view bytes) {
     return out;
 }
 
-inline bool valid_utf8(std::string_view text) noexcept {
-    std::size_t i = 0;
-    while (i < text.size()) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        std::size_t extra = 0;
-        if (c < 0x80) {
-            ++i;
-            continue;
-        }
-        if ((c & 0xE0) == 0xC0 && c >= 0xC2) {
-            extra = 1;
-        } else if ((c & 0xF0) == 0xE0) {
-            extra = 2;
-        } else if ((c & 0xF8) == 0xF0 && c <= 0xF4) {
-            extra = 3;
-        } else {
-            return false;
-        }
-        if (i + extra >= text.size()) return false;
-        for (std::size_t k = 1; k <= extra; ++k) {
-            if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return false;
-        }
-        i += extra + 1;
-    }
-    return true;
-}
-
-// Appends `text` as a JSON string. Bytes that are not UTF-8 become \u00XX, so the result is
-// always valid JSON (request ids are opaque bytes).
-inline void append_json_string(std::string& out, std::string_view text) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    const bool utf8 = valid_utf8(text);
-    out.push_back('"');
-    for (const char c : text) {
-        const auto byte = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\') {
-            out.push_back('\\');
-            out.push_back(c);
-        } else if (byte < 0x20 || (byte >= 0x80 && !utf8)) {
-            out += "\\u00";
-            out.push_back(kHex[byte >> 4]);
-            out.push_back(kHex[byte & 0xF]);
-        } else {
-            out.push_back(c);
-        }
-    }
-    out.push_back('"');
-}
-
-inline std::string error_json(const Error& error) {
-    std::string out = "{\"error\":{\"type\":";
-    append_json_string(out, base::to_string(error.type));
-    out += ",\"message\":";
-    append_json_string(out, error.message);
-    out += "}}";
-    return out;
-}
-
 enum class ClientKind : std::uint8_t { kMdp, kGb };
 
 struct Service;

@@ -2,7 +2,21 @@
 // request from acceptance to its deadline or end (docs/protocol.md §3, §4).
 #include "broker/broker_core.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include "schema/messages.hpp"
+
 namespace glassbox::broker::detail {
+
+namespace {
+
+// §3: the single body frame of a failed MDPC01 request, {"error": {"type": ..., "message": ...}},
+// written by the contract's own Error encoder.
+std::string mdp_error_body(const Error& error) {
+    return schema::dump(nlohmann::json{{"error", schema::encode(error)}});
+}
+
+}  // namespace
 
 void BrokerCore::send_mdp_reply(std::string_view identity, std::string_view service,
                                 std::string_view body) {
@@ -33,7 +47,7 @@ void BrokerCore::reject(ClientKind kind, std::string_view identity, std::string_
                printable(identity), printable(service), printable(request_id),
                base::to_string(error.type), error.message);
     if (kind == ClientKind::kMdp) {
-        send_mdp_reply(identity, service, error_json(error));
+        send_mdp_reply(identity, service, mdp_error_body(error));
     } else {
         send_gb_error(identity, request_id, error);
     }
@@ -319,7 +333,7 @@ void BrokerCore::finish(Request& request, const Error& error, bool notify_client
     close_open_sessions(request, error);
     if (notify_client) {
         if (request.client_kind == ClientKind::kMdp) {
-            send_mdp_reply(request.client, request.service->name, error_json(error));
+            send_mdp_reply(request.client, request.service->name, mdp_error_body(error));
         } else {
             send_gb_error(request.client, request.request_id, error);
         }

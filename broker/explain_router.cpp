@@ -2,9 +2,9 @@
 // end of trace, and the reliable feed to GBE01 collectors (docs/protocol.md §5.3, §6).
 #include "broker/broker_core.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include "bus/frame_io.hpp"
+#include "schema/json_fast.hpp"
+#include "schema/messages.hpp"
 
 namespace glassbox::broker::detail {
 
@@ -65,17 +65,15 @@ void BrokerCore::close_open_sessions(Request& request, const Error& error) {
     for (auto& track : request.sessions) {
         if (track.ended) continue;
         track.ended = true;
-        const nlohmann::json body = {
-            {"message_type", "explain"},
-            {"session", track.session},
-            {"seq", track.next_seq},
-            {"service", request.service->name},
-            {"end_of_trace", true},
-            {"trace_status", "error"},
-            {"error", {{"type", base::to_string(error.type)}, {"message", error.message}}},
-            {"explain_triples", nlohmann::json::array()},
-        };
-        const std::string text = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        // The contract's explain encoder (schema/json_fast.hpp), as every worker's messages.
+        schema::ExplainMessage end;
+        end.session = track.session;
+        end.seq = track.next_seq;
+        end.service = request.service->name;
+        end.end_of_trace = true;
+        end.trace_status = schema::TraceStatus::kError;
+        end.error = error;
+        const std::string text = schema::encode_text(end);
         ++counters_.explains_synthesised;
         (void)emit_explain(request, track.session, track.next_seq, proto::kStateError,
                            zmq::message_t{text.data(), text.size()}, true);

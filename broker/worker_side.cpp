@@ -2,6 +2,8 @@
 // loss and re-dispatch, and the answers a worker sends (docs/protocol.md §5).
 #include "broker/broker_core.hpp"
 
+#include "schema/json_fast.hpp"
+
 namespace glassbox::broker::detail {
 
 void BrokerCore::dispatch(Service& service) {
@@ -67,12 +69,12 @@ bool BrokerCore::send_request_to(Worker& worker, Request& request) {
     if (worker.extended) {
         std::string meta = "{\"request_id\":";
         if (request.client_kind == ClientKind::kGb) {
-            append_json_string(meta, request.request_id);
+            schema::append_json_string(meta, request.request_id);
         } else {
-            append_json_string(meta, std::to_string(request.id));
+            schema::append_json_string(meta, std::to_string(request.id));
         }
         meta += ",\"service\":";
-        append_json_string(meta, request.service->name);
+        schema::append_json_string(meta, request.service->name);
         const auto left = std::max(
             milliseconds{0}, std::chrono::duration_cast<milliseconds>(request.deadline - now_));
         meta += ",\"deadline_ms\":" + std::to_string(left.count());
