@@ -31,6 +31,7 @@
 #include "broker/broker.hpp"
 #include "broker/explain_spool.hpp"
 #include "broker/service_queue.hpp"
+#include "bus/frame_codec.hpp"
 #include "schema/protocol.hpp"
 
 namespace glassbox::broker::detail {
@@ -55,31 +56,9 @@ struct StringHash {
 template <typename T>
 using StringMap = std::unordered_map<std::string, T, StringHash, std::equal_to<>>;
 
-inline std::string_view view(const zmq::message_t& frame) noexcept {
-    return {static_cast<const char*>(frame.data()), frame.size()};
-}
+using bus::printable;
 
-inline bool is_command(const zmq::message_t& frame, char command) noexcept {
-    return frame.size() == 1 && *static_cast<const char*>(frame.data()) == command;
-}
-
-// Printable form of a routing id or request id for logs (they are binary).
-inline std::string printable(std::string_view bytes) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(bytes.size() * 2);
-    for (const char c : bytes) {
-        const auto byte = static_cast<unsigned char>(c);
-        if (byte >= 0x21 && byte <= 0x7E && c != '\\') {
-            out.push_back(c);
-        } else {
-            out.push_back('\\');
-            out.push_back(kHex[byte >> 4]);
-            out.push_back(kHex[byte & 0xF]);
-        }
-    }
-    return out;
-}
+inline std::string_view view(const zmq::message_t& frame) noexcept { return bus::view_of(frame); }
 
 enum class ClientKind : std::uint8_t { kMdp, kGb };
 
@@ -256,6 +235,10 @@ private:
     void out(std::string_view text) { out_.emplace_back(text.data(), text.size()); }
     void out(zmq::message_t&& frame) { out_.push_back(std::move(frame)); }
     void out_command(char command) { out_.emplace_back(&command, 1); }
+    // The sink the bus/ frame encoders write out_ through.
+    auto sink() {
+        return [this](std::string_view frame) { out(frame); };
+    }
     void send_out(Outlet outlet = Outlet::kRouter);
     // §2.3 holding (held_peers_): whether out_ waits for the batch's commit; what to hold.
     bool holding() const noexcept { return hold_publisher_ || !held_peers_.empty(); }
@@ -285,9 +268,12 @@ private:
     TimePoint next_tick_;
     TimePoint next_delivery_{};  // collectors get spooled EXPLAINs no earlier (delivery_interval)
 
-    // The message being handled: frames_[0, frame_count_) with the routing id first.
+    // The message being handled: frames_[0, frame_count_) with the routing id first, and views_
+    // of the peer's frames (frames_[1, frame_count_)) for the bus/ decoders: views_[i] is
+    // frames_[i + 1].
     std::vector<zmq::message_t> frames_;
     std::size_t frame_count_ = 0;
+    bus::FrameViews views_;
     std::size_t message_bytes_ = 0;
     bool too_many_frames_ = false;
     std::vector<zmq::message_t> out_;

@@ -172,6 +172,7 @@ bool BrokerCore::receive(zmq::socket_t& socket) {
     }
     // Frame 0 is the routing id: up to kMaxFrames of the peer's frames are kept, and a
     // message with more is flagged (and its surplus frames discarded) above.
+    bus::views_of(frames_, 1, frame_count_ - 1, views_);
     return true;
 }
 

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bus/client_frames.hpp"
 #include "schema/messages.hpp"
 
 namespace glassbox::broker::detail {
@@ -21,9 +22,7 @@ std::string mdp_error_body(const Error& error) {
 void BrokerCore::send_mdp_reply(std::string_view identity, std::string_view service,
                                 std::string_view body) {
     out(identity);
-    out(std::string_view{});
-    out(proto::kMdpClient);
-    out(service);
+    bus::put_mdp_reply(sink(), service);
     out(body);
     send_out();
 }
@@ -31,12 +30,7 @@ void BrokerCore::send_mdp_reply(std::string_view identity, std::string_view serv
 void BrokerCore::send_gb_error(std::string_view identity, std::string_view request_id,
                                const Error& error) {
     out(identity);
-    out(std::string_view{});
-    out(proto::kGbClient);
-    out_command(proto::client_cmd::kError);
-    out(request_id);
-    out(base::to_string(error.type));
-    out(error.message);
+    bus::put_client_error(sink(), request_id, error);
     send_out();
 }
 
@@ -55,11 +49,12 @@ void BrokerCore::reject(ClientKind kind, std::string_view identity, std::string_
 
 void BrokerCore::on_mdp_client(std::string_view identity) {
     // 7/MDP: [empty] ["MDPC01"] [service] [body]...
-    if (frame_count_ < 4) {
-        drop(identity, "MDPC01 request without a service frame");
+    const auto decoded = bus::decode_mdp_request(views_);
+    if (!decoded) {
+        drop(identity, decoded.error().message);
         return;
     }
-    const std::string service{view(frames_[3])};
+    const std::string service{decoded.value()};
     if (message_bytes_ - identity.size() > config_.max_message_bytes) {
         reject(ClientKind::kMdp, identity, service, {},
                base::make_error(ErrorType::kMessageTooLarge,
@@ -80,35 +75,35 @@ void BrokerCore::on_mdp_client(std::string_view identity) {
     }
     if (service.starts_with(proto::kMmiPrefix)) {
         answer_mmi(ClientKind::kMdp, identity, service, {},
-                   frame_count_ > 4 ? view(frames_[4]) : std::string_view{});
+                   views_.size() > bus::kMdpBodyFrame ? views_[bus::kMdpBodyFrame]
+                                                      : std::string_view{});
         return;
     }
     std::vector<zmq::message_t> body;
-    body.reserve(frame_count_ - 4);
-    for (std::size_t i = 4; i < frame_count_; ++i) body.push_back(std::move(frames_[i]));
+    body.reserve(views_.size() - bus::kMdpBodyFrame);
+    for (std::size_t i = bus::kMdpBodyFrame + 1; i < frame_count_; ++i) {
+        body.push_back(std::move(frames_[i]));
+    }
     accept_request(ClientKind::kMdp, identity, service, {}, std::move(body),
                    config_.default_deadline);
 }
 
 void BrokerCore::on_gb_client(std::string_view identity) {
     namespace cmd = proto::client_cmd;
-    if (frame_count_ < 4 || frames_[3].size() != 1) {
-        reject(ClientKind::kGb, identity, {}, {},
-               base::make_error(ErrorType::kProtocolError, "GBC01 message without a command"));
+    const auto command = bus::decode_client_command(views_);
+    if (!command) {
+        reject(ClientKind::kGb, identity, {}, {}, command.error());
         return;
     }
-    const zmq::message_t& command = frames_[3];
-    if (is_command(command, cmd::kRequest)) {
+    if (command.value() == cmd::kRequest) {
         // [empty] ["GBC01"] [0x01] [service] [request-id] [deadline-ms] [body]
-        if (frame_count_ < 6 || frames_[5].size() == 0 ||
-            frames_[5].size() > proto::kMaxRequestId) {
-            reject(ClientKind::kGb, identity, {}, {},
-                   base::make_error(ErrorType::kProtocolError,
-                                      "REQUEST without a valid request id (1-64 bytes)"));
+        const auto named = bus::decode_client_request_id(views_);
+        if (!named) {
+            reject(ClientKind::kGb, identity, {}, {}, named.error());
             return;
         }
-        const std::string service{view(frames_[4])};
-        std::string request_id{view(frames_[5])};
+        const std::string service{named.value().service};
+        std::string request_id{named.value().request_id};
         if (message_bytes_ - identity.size() > config_.max_message_bytes) {
             reject(ClientKind::kGb, identity, service, request_id,
                    base::make_error(ErrorType::kMessageTooLarge,
@@ -117,23 +112,9 @@ void BrokerCore::on_gb_client(std::string_view identity) {
                                           std::to_string(config_.max_message_bytes)));
             return;
         }
-        if (frame_count_ != 8) {
-            reject(ClientKind::kGb, identity, service, request_id,
-                   base::make_error(ErrorType::kProtocolError,
-                                      "REQUEST needs 7 frames after the routing id, got " +
-                                          std::to_string(frame_count_ - 1)));
-            return;
-        }
-        if (!proto::is_valid_service_name(service)) {
-            reject(ClientKind::kGb, identity, service, request_id,
-                   base::make_error(ErrorType::kProtocolError, "invalid service name"));
-            return;
-        }
-        const auto deadline_ms = proto::parse_ascii_int(view(frames_[6]));
-        if (!deadline_ms) {
-            reject(ClientKind::kGb, identity, service, request_id,
-                   base::make_error(ErrorType::kProtocolError,
-                                      "deadline-ms is not an ascii-int"));
+        const auto decoded = bus::decode_client_request(views_);
+        if (!decoded) {
+            reject(ClientKind::kGb, identity, service, request_id, decoded.error());
             return;
         }
         if (find_client_request(identity, request_id) != nullptr) {
@@ -143,33 +124,34 @@ void BrokerCore::on_gb_client(std::string_view identity) {
             return;
         }
         if (service.starts_with(proto::kMmiPrefix)) {
-            answer_mmi(ClientKind::kGb, identity, service, request_id, view(frames_[7]));
+            answer_mmi(ClientKind::kGb, identity, service, request_id, decoded.value().body);
             return;
         }
         milliseconds deadline = config_.default_deadline;
-        if (*deadline_ms != 0) {
+        if (decoded.value().deadline_ms != 0) {
             const auto max_ms = static_cast<std::uint64_t>(config_.max_deadline.count());
-            deadline = milliseconds{static_cast<milliseconds::rep>(std::min(*deadline_ms, max_ms))};
+            deadline = milliseconds{
+                static_cast<milliseconds::rep>(std::min(decoded.value().deadline_ms, max_ms))};
         }
         std::vector<zmq::message_t> body;
-        body.push_back(std::move(frames_[7]));
+        body.push_back(std::move(frames_[bus::kClientRequestBodyFrame + 1]));
         accept_request(ClientKind::kGb, identity, service, std::move(request_id), std::move(body),
                        deadline);
-    } else if (is_command(command, cmd::kCancel)) {
+    } else if (command.value() == cmd::kCancel) {
         // [empty] ["GBC01"] [0x04] [request-id]; unknown or finished ids are ignored (§4.1).
-        if (frame_count_ < 5) {
-            reject(ClientKind::kGb, identity, {}, {},
-                   base::make_error(ErrorType::kProtocolError, "CANCEL without a request id"));
+        const auto request_id = bus::decode_client_cancel(views_);
+        if (!request_id) {
+            reject(ClientKind::kGb, identity, {}, {}, request_id.error());
             return;
         }
-        if (Request* request = find_client_request(identity, view(frames_[4]))) {
+        if (Request* request = find_client_request(identity, request_id.value())) {
             finish(*request, base::make_error(ErrorType::kCancelled, "cancelled by the client"),
                    true);
         }
-    } else if (is_command(command, cmd::kHeartbeat)) {
+    } else if (command.value() == cmd::kHeartbeat) {
         // [empty] ["GBC01"] [0x06] [request-id]...: unknown ids learn the broker restarted.
-        for (std::size_t i = 4; i < frame_count_; ++i) {
-            const std::string_view request_id = view(frames_[i]);
+        for (std::size_t i = bus::kClientHeartbeatIdFrame; i < views_.size(); ++i) {
+            const std::string_view request_id = views_[i];
             if (request_id.empty() || find_client_request(identity, request_id) != nullptr) {
                 continue;
             }
@@ -182,7 +164,7 @@ void BrokerCore::on_gb_client(std::string_view identity) {
         reject(ClientKind::kGb, identity, {}, {},
                base::make_error(ErrorType::kProtocolError,
                                   "unknown GBC01 command " +
-                                      std::to_string(static_cast<int>(view(command)[0]))));
+                                      std::to_string(static_cast<int>(command.value()))));
     }
 }
 
@@ -214,10 +196,7 @@ void BrokerCore::answer_mmi(ClientKind kind, std::string_view identity, std::str
         send_mdp_reply(identity, service, answer);
     } else {
         out(identity);
-        out(std::string_view{});
-        out(proto::kGbClient);
-        out_command(proto::client_cmd::kFinal);
-        out(request_id);
+        bus::put_client_final(sink(), request_id);
         out(answer);
         send_out();
     }

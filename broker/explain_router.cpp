@@ -2,6 +2,8 @@
 // end of trace, and the reliable feed to GBE01 collectors (docs/protocol.md §5.3, §6).
 #include "broker/broker_core.hpp"
 
+#include "bus/client_frames.hpp"
+#include "bus/collector_frames.hpp"
 #include "bus/frame_io.hpp"
 #include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
@@ -42,11 +44,7 @@ std::optional<Error> BrokerCore::emit_explain(Request& request, std::string_view
         zmq::message_t copy;
         copy.copy(body);
         out(request.client);
-        out(std::string_view{});
-        out(proto::kGbClient);
-        out_command(proto::client_cmd::kPartial);
-        out(request.request_id);
-        out(proto::kKindExplain);
+        bus::put_client_partial(sink(), request.request_id, proto::kKindExplain);
         out(std::move(copy));
         send_out();
     }
@@ -83,24 +81,23 @@ void BrokerCore::close_open_sessions(Request& request, const Error& error) {
 
 void BrokerCore::send_collector_command(std::string_view identity, char command) {
     out(identity);
-    out(std::string_view{});
-    out(proto::kGbCollector);
-    out_command(command);
+    bus::put_collector_command(sink(), command);
     send_out();
 }
 
 void BrokerCore::on_collector(std::string_view identity) {
     namespace cmd = proto::collector_cmd;
-    if (frame_count_ < 4 || frames_[3].size() != 1) {
-        drop(identity, "GBE01 message without a command");
+    const auto command = bus::decode_collector_command(views_);
+    if (!command) {
+        drop(identity, command.error().message);
         send_collector_command(identity, cmd::kDetach);
         return;
     }
-    const char code = view(frames_[3])[0];
+    const char code = command.value();
     if (code == cmd::kAck) {
         // [delivery-id]...; applied whether or not the sender is attached (§6.1).
-        for (std::size_t i = 4; i < frame_count_; ++i) {
-            const auto id = proto::parse_ascii_int(view(frames_[i]));
+        for (std::size_t i = bus::kCollectorAckIdFrame; i < views_.size(); ++i) {
+            const auto id = proto::parse_ascii_int(views_[i]);
             if (!id) continue;
             if (auto removed = spool_->ack(*id); !removed) {
                 ++counters_.spool_errors;
@@ -121,10 +118,9 @@ void BrokerCore::on_collector(std::string_view identity) {
         return;
     }
     if (code == cmd::kAttach) {
-        const auto window =
-            frame_count_ == 5 ? proto::parse_ascii_int(view(frames_[4])) : std::nullopt;
-        if (!window || *window < 1 || *window > kMaxWindow) {
-            drop(identity, "ATTACH with a window outside 1-65536");
+        const auto window = bus::decode_collector_attach(views_, kMaxWindow);
+        if (!window) {
+            drop(identity, window.error().message);
             send_collector_command(identity, cmd::kDetach);
             return;
         }
@@ -136,9 +132,9 @@ void BrokerCore::on_collector(std::string_view identity) {
             found = collectors_.emplace(collector->identity, std::move(collector)).first;
             collector_order_.push_back(found->first);
             log_->info("event=collector_attached peer={} window={} pending={}",
-                       printable(identity), *window, spool_->messages());
+                       printable(identity), window.value(), spool_->messages());
         }
-        found->second->window = *window;
+        found->second->window = window.value();
         found->second->expiry = now_ + expiry_span();
         return;
     }
@@ -226,14 +222,8 @@ void BrokerCore::pump_deliveries() {
         }
         // [empty] ["GBE01"] [0x02] [delivery-id] [service] [session] [seq] [state] [body]
         out(target->identity);
-        out(std::string_view{});
-        out(proto::kGbCollector);
-        out_command(proto::collector_cmd::kDeliver);
-        out(std::to_string(record.delivery_id));
-        out(record.service);
-        out(record.session);
-        out(std::to_string(record.seq));
-        out(record.state);
+        bus::put_collector_deliver(sink(), record.delivery_id, record.service, record.session,
+                                   record.seq, record.state);
         out(bus::message_of(std::move(record.body)));  // the frame takes the body's buffer
         target->in_flight.insert(record.delivery_id);
         delivery_owner_[record.delivery_id] = target;

@@ -2,7 +2,8 @@
 // loss and re-dispatch, and the answers a worker sends (docs/protocol.md §5).
 #include "broker/broker_core.hpp"
 
-#include "schema/json_fast.hpp"
+#include "bus/client_frames.hpp"
+#include "bus/worker_frames.hpp"
 
 namespace glassbox::broker::detail {
 
@@ -60,28 +61,18 @@ void BrokerCore::release(Worker& worker, Request& request) {
 
 bool BrokerCore::send_request_to(Worker& worker, Request& request) {
     // [empty] ["MDPW01"] [0x02] [token] [empty] [body]... (§5.1)
+    const std::string token = std::to_string(request.id);
     out(worker.identity);
-    out(std::string_view{});
-    out(proto::kMdpWorker);
-    out_command(proto::worker_cmd::kRequest);
-    out(std::to_string(request.id));
-    out(std::string_view{});
+    bus::put_worker_token_head(sink(), proto::worker_cmd::kRequest, token);
     if (worker.extended) {
-        std::string meta = "{\"request_id\":";
-        if (request.client_kind == ClientKind::kGb) {
-            schema::append_json_string(meta, request.request_id);
-        } else {
-            schema::append_json_string(meta, std::to_string(request.id));
-        }
-        meta += ",\"service\":";
-        schema::append_json_string(meta, request.service->name);
+        const bool gb = request.client_kind == ClientKind::kGb;
         const auto left = std::max(
             milliseconds{0}, std::chrono::duration_cast<milliseconds>(request.deadline - now_));
-        meta += ",\"deadline_ms\":" + std::to_string(left.count());
-        meta += ",\"attempt\":" + std::to_string(request.attempts);
-        meta += request.client_kind == ClientKind::kGb ? ",\"client\":\"GBC01\"}"
-                                                       : ",\"client\":\"MDPC01\"}";
-        out(meta);
+        out(bus::encode_request_meta(gb ? std::string_view{request.request_id} : token,
+                                     request.service->name,
+                                     static_cast<std::uint64_t>(left.count()),
+                                     static_cast<std::uint64_t>(request.attempts),
+                                     gb ? proto::kGbClient : proto::kMdpClient));
     }
     // Copies share the payload (libzmq reference counts large messages): the body stays
     // available for a re-dispatch.
@@ -97,9 +88,7 @@ bool BrokerCore::send_request_to(Worker& worker, Request& request) {
 
 void BrokerCore::send_worker_command(std::string_view identity, char command) {
     out(identity);
-    out(std::string_view{});
-    out(proto::kMdpWorker);
-    out_command(command);
+    bus::put_worker_command(sink(), command);
     if (const auto worker = workers_.find(identity); worker != workers_.end()) {
         worker->second->last_sent = now_;
     }
@@ -109,41 +98,38 @@ void BrokerCore::send_worker_command(std::string_view identity, char command) {
 void BrokerCore::send_worker_cancel(Worker& worker, const Request& request) {
     if (!worker.extended) return;  // a plain 7/MDP worker has no CANCEL; its reply is discarded
     out(worker.identity);
-    out(std::string_view{});
-    out(proto::kMdpWorker);
-    out_command(proto::worker_cmd::kCancel);
-    out(std::to_string(request.id));
+    bus::put_worker_cancel(sink(), std::to_string(request.id));
     worker.last_sent = now_;
     send_out();
 }
 
 void BrokerCore::on_worker(std::string_view identity) {
     namespace cmd = proto::worker_cmd;
-    if (frame_count_ < 4 || frames_[3].size() != 1) {
-        drop(identity, "MDPW01 message without a command");
+    const auto decoded = bus::decode_worker_command(views_);
+    if (!decoded) {
+        drop(identity, decoded.error().message);
         if (const auto found = workers_.find(identity); found != workers_.end()) {
             delete_worker(*found->second, true, "protocol error: no command");
         }
         return;
     }
-    const zmq::message_t& command = frames_[3];
-    if (is_command(command, cmd::kReady)) {
+    const char code = decoded.value();
+    if (code == cmd::kReady) {
         on_worker_ready(identity);
         return;
     }
     const auto found = workers_.find(identity);
     if (found == workers_.end()) {
         // 7/MDP: any command but READY from an unknown worker is answered with DISCONNECT.
-        if (!is_command(command, cmd::kDisconnect)) {
+        if (code != cmd::kDisconnect) {
             log_->info("event=unknown_worker peer={} command={}", printable(identity),
-                       static_cast<int>(view(command)[0]));
+                       static_cast<int>(code));
             send_worker_command(identity, cmd::kDisconnect);
         }
         return;
     }
     Worker& worker = *found->second;
     worker.expiry = now_ + expiry_span();
-    const char code = view(command)[0];
     switch (code) {
         case cmd::kHeartbeat:
             return;
@@ -175,38 +161,23 @@ void BrokerCore::on_worker_ready(std::string_view identity) {
         delete_worker(*known->second, true, "protocol error: second READY");
         return;
     }
-    const std::string_view service_name =
-        frame_count_ >= 5 ? view(frames_[4]) : std::string_view{};
-    std::string_view problem;
-    std::uint64_t credit = 1;
-    if (frame_count_ < 5 || frame_count_ > 7 || !proto::is_valid_service_name(service_name) ||
-        service_name.starts_with(proto::kMmiPrefix)) {
-        problem = "bad service or frame count";
-    } else if (frame_count_ == 7) {
-        // §5.1: only a GBW01 worker declares a credit, an ascii-int in 1-1024.
-        const auto declared = proto::parse_ascii_int(view(frames_[6]));
-        if (view(frames_[5]) != proto::kGbWorkerCapability) {
-            problem = "credit frame without GBW01";
-        } else if (!declared || *declared < 1 || *declared > proto::kMaxWorkerCredit) {
-            problem = "credit is not an ascii-int in 1-1024";
-        } else {
-            credit = *declared;
-        }
-    }
-    if (!problem.empty()) {
+    const auto ready = bus::decode_worker_ready(views_);
+    if (!ready) {
         log_->warn("event=bad_ready peer={} service={} reason=\"{}\"", printable(identity),
-                   printable(service_name), problem);
+                   printable(views_.size() > 3 ? views_[3] : std::string_view{}),
+                   ready.error().message);
         ++counters_.dropped_frames;
         send_worker_command(identity, proto::worker_cmd::kDisconnect);
         return;
     }
+    const std::string_view service_name = ready.value().service;
     Service& service = service_for(service_name);
     auto owned = std::make_unique<Worker>();
     Worker& worker = *owned;
     worker.identity.assign(identity);
     worker.service = &service;
-    worker.extended = frame_count_ >= 6 && view(frames_[5]) == proto::kGbWorkerCapability;
-    worker.credit = static_cast<std::size_t>(credit);
+    worker.extended = ready.value().gbw01;
+    worker.credit = static_cast<std::size_t>(ready.value().credit);
     worker.expiry = now_ + expiry_span();
     worker.last_sent = now_;
     workers_.emplace(worker.identity, std::move(owned));
@@ -274,16 +245,17 @@ void BrokerCore::delete_worker(Worker& worker, bool send_disconnect, std::string
 void BrokerCore::on_worker_result(Worker& worker, char code) {
     namespace cmd = proto::worker_cmd;
     // [empty] ["MDPW01"] [command] [token] [empty] ...
-    if (frame_count_ < 6 || frames_[5].size() != 0) {
-        drop(worker.identity, "worker message without token and empty frame");
+    const auto token_frame = bus::decode_worker_token(views_);
+    if (!token_frame) {
+        drop(worker.identity, token_frame.error().message);
         return;
     }
-    const auto token = proto::parse_ascii_int(view(frames_[4]));
+    const auto token = proto::parse_ascii_int(token_frame.value());
     const auto held = token ? worker.in_flight.find(*token) : worker.in_flight.end();
     if (held == worker.in_flight.end()) {
         // A late answer for a request this worker no longer holds (re-dispatched, expired).
         log_->debug("event=stale_worker_message peer={} token={}", printable(worker.identity),
-                    printable(view(frames_[4])));
+                    printable(token_frame.value()));
         return;
     }
     Request* request = held->second;
@@ -319,17 +291,15 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
     if (code == cmd::kReply) {
         ++counters_.replies;
         out(request->client);
-        out(std::string_view{});
         if (request->client_kind == ClientKind::kMdp) {
-            out(proto::kMdpClient);
-            out(service.name);
+            bus::put_mdp_reply(sink(), service.name);
         } else {
-            out(proto::kGbClient);
-            out_command(proto::client_cmd::kFinal);
-            out(request->request_id);
+            bus::put_client_final(sink(), request->request_id);
         }
-        for (std::size_t i = 6; i < frame_count_; ++i) out(std::move(frames_[i]));
-        if (frame_count_ == 6) out(std::string_view{});
+        // The body frames move on as they came (views_[i] is frames_[i + 1]).
+        constexpr std::size_t kBody = bus::kWorkerPayloadFrame + 1;
+        for (std::size_t i = kBody; i < frame_count_; ++i) out(std::move(frames_[i]));
+        if (frame_count_ == kBody) out(std::string_view{});
         send_out();
         release(worker, *request);
         erase_request(*request);
@@ -338,53 +308,36 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
     }
     if (code == cmd::kError) {
         // [type] [message]; an unknown type word is reported as Internal.
-        Error error;
-        const auto type = frame_count_ >= 7 ? base::error_type_from_string(view(frames_[6]))
-                                            : std::nullopt;
-        error.type = type.value_or(ErrorType::kInternal);
-        error.message = frame_count_ >= 8 ? std::string{view(frames_[7])} : std::string{};
-        if (!type && frame_count_ >= 7) {
-            error.message = "worker sent error type '" + printable(view(frames_[6])) + "': " +
-                            error.message;
-        }
+        const Error error = bus::decode_worker_error(views_);
         release(worker, *request);  // ends normally from the worker's side: no CANCEL
         finish(*request, error, true);
         dispatch(*worker.service);
         return;
     }
     if (code == cmd::kPartial) {
-        if (frame_count_ != 7) {
-            drop(worker.identity, "PARTIAL needs one body frame");
+        if (const auto partial = bus::decode_worker_partial(views_); !partial) {
+            drop(worker.identity, partial.error().message);
             return;
         }
         ++counters_.partials;
         request->streamed = true;
         if (request->client_kind == ClientKind::kGb) {
             out(request->client);
-            out(std::string_view{});
-            out(proto::kGbClient);
-            out_command(proto::client_cmd::kPartial);
-            out(request->request_id);
-            out(proto::kKindData);
-            out(std::move(frames_[6]));
+            bus::put_client_partial(sink(), request->request_id, proto::kKindData);
+            out(std::move(frames_[bus::kWorkerPayloadFrame + 1]));
             send_out();
         }
         return;
     }
     // EXPLAIN [session] [seq] [state] [body]
-    if (frame_count_ != 10) {
-        drop(worker.identity, "EXPLAIN needs session, seq, state and body frames");
+    const auto explain = bus::decode_worker_explain(views_, kMaxSessionBytes);
+    if (!explain) {
+        drop(worker.identity, explain.error().message);
         return;
     }
-    const std::string_view session = view(frames_[6]);
-    const auto seq = proto::parse_ascii_int(view(frames_[7]));
-    const std::string_view state = view(frames_[8]);
-    if (session.empty() || session.size() > kMaxSessionBytes || !seq ||
-        (state != proto::kStateOpen && state != proto::kStateComplete &&
-         state != proto::kStateError)) {
-        drop(worker.identity, "malformed EXPLAIN (session, seq or state)");
-        return;
-    }
+    const std::string_view session = explain.value().session;
+    const std::uint64_t seq = explain.value().seq;
+    const std::string_view state = explain.value().state;
     request->streamed = true;
     auto track = std::find_if(request->sessions.begin(), request->sessions.end(),
                               [&](const SessionTrack& t) { return t.session == session; });
@@ -393,11 +346,12 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
         track = std::prev(request->sessions.end());
     }
     ++counters_.explains;
-    if (auto refused = emit_explain(*request, session, *seq, state, std::move(frames_[9]))) {
+    if (auto refused = emit_explain(*request, session, seq, state,
+                                    std::move(frames_[explain.value().body + 1]))) {
         finish(*request, *refused, true);  // the refused message does not count as sent
         return;
     }
-    track->next_seq = std::max(track->next_seq, *seq + 1);
+    track->next_seq = std::max(track->next_seq, seq + 1);
     track->ended = state != proto::kStateOpen;
 }
 
