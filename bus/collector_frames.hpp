@@ -30,8 +30,7 @@ void put_collector_attach(Sink&& sink, std::uint64_t window) {
     sink(std::to_string(window));
 }
 
-// ACK [delivery-id]...: at most kMaxAcksPerMessage ids (§1.1: 64 frames, 3 spent on the head).
-inline constexpr std::size_t kMaxAcksPerMessage = schema::protocol::kMaxFrames - 3;
+// ACK [delivery-id]... (§1.1: at most 64 frames, 3 of them the head).
 template <typename Sink, typename Ids>
 void put_collector_ack(Sink&& sink, const Ids& delivery_ids) {
     put_collector_command(sink, schema::protocol::collector_cmd::kAck);
