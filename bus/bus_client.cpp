@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/log.hpp"
+#include "bus/client_frames.hpp"
 
 namespace glassbox::bus {
 namespace {
@@ -30,14 +31,6 @@ std::string random_prefix() {
     std::snprintf(buffer, sizeof buffer, "%08x%04x", dist(device),
                   static_cast<unsigned>(::getpid()) & 0xffffU);
     return buffer;
-}
-
-std::string deadline_frame(std::chrono::milliseconds deadline) {
-    return std::to_string(deadline.count() < 0 ? 0 : deadline.count());
-}
-
-Error protocol_error(std::string message) {
-    return make_error(ErrorType::kProtocolError, std::move(message));
 }
 
 }  // namespace
@@ -65,77 +58,46 @@ nlohmann::json Reply::to_json() const {
 }
 
 Result<Reply> decode_reply(Frames frames, bool parse_body) {
-    if (frames.size() < 4) return protocol_error("GBC01 reply with fewer than 4 frames");
-    if (frames.size() > protocol::kMaxFrames) return protocol_error("GBC01 reply with too many frames");
-    if (!frames[0].empty()) return protocol_error("GBC01 reply without an empty delimiter");
-    if (frames[1] != protocol::kGbClient) return protocol_error("reply header is not GBC01");
-    if (frames[2].size() != 1) return protocol_error("GBC01 command frame is not one byte");
-    if (frames[3].size() > protocol::kMaxRequestId) return protocol_error("request id above 64 bytes");
-
+    auto decoded = decode_client_reply(views_of(frames));
+    if (!decoded) return std::move(decoded).error();
+    const ClientReply& frame = decoded.value();
     Reply reply;
-    reply.request_id = frames[3];
-    const char command = frames[2][0];
-    auto take_body = [&reply, parse_body](std::string& text) -> Result<void> {
-        if (parse_body) {
-            auto value = nlohmann::json::parse(text, nullptr, false);
-            if (value.is_discarded()) return make_error(ErrorType::kInvalidJson, "reply body is not valid JSON");
-            reply.body = std::move(value);
-        }
-        reply.text = std::move(text);
-        return {};
-    };
-    switch (command) {
-        case protocol::client_cmd::kPartial: {
-            if (frames.size() != 6) return protocol_error("PARTIAL must have 6 frames");
-            if (frames[4] == protocol::kKindData) {
-                reply.kind = ReplyKind::kData;
-            } else if (frames[4] == protocol::kKindExplain) {
-                reply.kind = ReplyKind::kExplain;
-            } else {
-                return protocol_error("PARTIAL kind is neither data nor explain");
-            }
-            if (auto body = take_body(frames[5]); !body) return std::move(body).error();
-            break;
-        }
-        case protocol::client_cmd::kFinal: {
-            if (frames.size() != 5) return protocol_error("FINAL must have 5 frames");
-            if (auto body = take_body(frames[4]); !body) return std::move(body).error();
-            reply.kind = ReplyKind::kFinal;
-            break;
-        }
-        case protocol::client_cmd::kError: {
-            if (frames.size() != 6) return protocol_error("ERROR must have 6 frames");
-            // An unknown type word from a newer broker still ends the request; it reads as Internal.
-            const auto type = base::error_type_from_string(frames[4]).value_or(ErrorType::kInternal);
-            std::string message = frames[5];
-            if (!base::error_type_from_string(frames[4])) message = frames[4] + ": " + message;
+    reply.request_id = std::string{frame.request_id};
+    switch (frame.kind) {
+        case ClientReplyKind::kData: reply.kind = ReplyKind::kData; break;
+        case ClientReplyKind::kExplain: reply.kind = ReplyKind::kExplain; break;
+        case ClientReplyKind::kFinal: reply.kind = ReplyKind::kFinal; break;
+        case ClientReplyKind::kError:
             reply.kind = ReplyKind::kError;
-            reply.error = make_error(type, std::move(message));
-            break;
-        }
-        default:
-            return protocol_error("unknown GBC01 command from broker");
+            reply.error = frame.error;
+            return reply;
     }
-    if (reply.request_id.empty() && reply.kind != ReplyKind::kError) {
-        return protocol_error("GBC01 reply with an empty request id");
+    std::string& text = frames[frame.body];  // moved, not copied: a reply may be large
+    if (parse_body) {
+        auto value = nlohmann::json::parse(text, nullptr, false);
+        if (value.is_discarded()) return make_error(ErrorType::kInvalidJson, "reply body is not valid JSON");
+        reply.body = std::move(value);
     }
+    reply.text = std::move(text);
     return reply;
 }
 
 Frames encode_request(std::string_view service, std::string_view request_id,
                       std::chrono::milliseconds deadline, std::string_view body) {
-    return {"", std::string(protocol::kGbClient), command_frame(protocol::client_cmd::kRequest),
-            std::string(service), std::string(request_id), deadline_frame(deadline), std::string(body)};
+    Frames frames;
+    put_client_request(AppendFrames{frames}, service, request_id, deadline, body);
+    return frames;
 }
 
 Frames encode_cancel(std::string_view request_id) {
-    return {"", std::string(protocol::kGbClient), command_frame(protocol::client_cmd::kCancel),
-            std::string(request_id)};
+    Frames frames;
+    put_client_cancel(AppendFrames{frames}, request_id);
+    return frames;
 }
 
 Frames encode_heartbeat(const std::vector<RequestId>& request_ids) {
-    Frames frames{"", std::string(protocol::kGbClient), command_frame(protocol::client_cmd::kHeartbeat)};
-    frames.insert(frames.end(), request_ids.begin(), request_ids.end());
+    Frames frames;
+    put_client_heartbeat(AppendFrames{frames}, request_ids);
     return frames;
 }
 

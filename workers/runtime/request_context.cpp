@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "bus/frame_io.hpp"
+#include "bus/worker_frames.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/json_fast.hpp"
 #include "base/log.hpp"
@@ -23,46 +24,20 @@ std::string dump(const nlohmann::json& value) {
     return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-bool is_unsigned_integer(const nlohmann::json& value) {
-    return value.is_number_unsigned() || (value.is_number_integer() && value.get<std::int64_t>() >= 0);
-}
-
 }  // namespace
 
 Result<RequestMeta> decode_request_meta(std::string_view text, Clock::time_point received) {
-    const auto meta = nlohmann::json::parse(text, nullptr, false);
-    if (meta.is_discarded() || !meta.is_object()) {
-        return make_error(ErrorType::kProtocolError, "request meta is not a JSON object");
-    }
-    const auto field = [&meta](const char* key) -> const nlohmann::json* {
-        const auto it = meta.find(key);
-        return it == meta.end() ? nullptr : &*it;
-    };
-    const auto* request_id = field("request_id");
-    const auto* service = field("service");
-    const auto* deadline_ms = field("deadline_ms");
-    const auto* attempt = field("attempt");
-    const auto* client = field("client");
-    if (request_id == nullptr || !request_id->is_string() || service == nullptr || !service->is_string()) {
-        return make_error(ErrorType::kProtocolError, "request meta needs request_id and service strings");
-    }
-    if (deadline_ms == nullptr || !is_unsigned_integer(*deadline_ms) || attempt == nullptr ||
-        !is_unsigned_integer(*attempt)) {
-        return make_error(ErrorType::kProtocolError,
-                          "request meta needs deadline_ms and attempt as non-negative integers");
-    }
-    if (client != nullptr && !client->is_string()) {
-        return make_error(ErrorType::kProtocolError, "request meta client is not a string");
-    }
+    auto frame = bus::decode_request_meta(text);  // the one codec of the GBW01 meta frame
+    if (!frame) return std::move(frame).error();
     RequestMeta out;
-    out.request_id = request_id->get<std::string>();
-    out.service = service->get<std::string>();
+    out.request_id = std::move(frame.value().request_id);
+    out.service = std::move(frame.value().service);
     // Clamp absurd values so the time_point arithmetic cannot overflow (the broker caps at 1 h).
-    const auto ms = std::min<std::uint64_t>(deadline_ms->get<std::uint64_t>(), 365ULL * 24 * 3600 * 1000);
+    const auto ms = std::min<std::uint64_t>(frame.value().deadline_ms, 365ULL * 24 * 3600 * 1000);
     out.deadline_ms = std::chrono::milliseconds{static_cast<std::int64_t>(ms)};
     out.deadline = received + out.deadline_ms;
-    out.attempt = attempt->get<std::uint64_t>();
-    out.client = client != nullptr ? client->get<std::string>() : std::string{};
+    out.attempt = frame.value().attempt;
+    out.client = std::move(frame.value().client);
     return out;
 }
 

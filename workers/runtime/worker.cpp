@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "bus/frame_io.hpp"
+#include "bus/worker_frames.hpp"
 #include "base/log.hpp"
 #include "schema/protocol.hpp"
 #include "workers/runtime/detail/slot_channel.hpp"
@@ -32,9 +33,10 @@ std::string default_base_name(const std::string& service) {
            std::to_string(::getpid());
 }
 
-Frames worker_frames(char command, std::initializer_list<std::string> rest = {}) {
-    Frames frames{"", std::string(protocol::kMdpWorker), bus::command_frame(command)};
-    frames.insert(frames.end(), rest.begin(), rest.end());
+// A bodiless MDPW01 command: HEARTBEAT, DISCONNECT.
+Frames worker_command(char command) {
+    Frames frames;
+    bus::put_worker_command(bus::AppendFrames{frames}, command);
     return frames;
 }
 
@@ -206,7 +208,7 @@ private:
                 log()->warn("event=broker_silent worker={} liveness={}", worker_id_, config_.liveness);
                 drop_connection();
             } else if (dealer_ && now >= heartbeat_at_) {
-                send_to_broker(worker_frames(protocol::worker_cmd::kHeartbeat));
+                send_to_broker(worker_command(protocol::worker_cmd::kHeartbeat));
             }
         }
     }
@@ -227,8 +229,9 @@ private:
         broker_expiry_ = now + config_.heartbeat * config_.liveness;
         // 7/MDP READY, plus the sixth frame declaring the glassbox extension (§5.1). No credit
         // frame: a slot serves one request at a time, so the broker's default credit of 1 fits.
-        send_to_broker(worker_frames(protocol::worker_cmd::kReady,
-                                     {config_.service, std::string(protocol::kGbWorkerCapability)}));
+        Frames ready;
+        bus::put_worker_ready(bus::AppendFrames{ready}, config_.service, true);
+        send_to_broker(ready);
         log()->info("event=ready worker={} service={} endpoint={}", worker_id_, config_.service, config_.endpoint);
     }
 
@@ -246,7 +249,7 @@ private:
 
     void disconnect() {
         if (!dealer_) return;
-        send_to_broker(worker_frames(protocol::worker_cmd::kDisconnect));
+        send_to_broker(worker_command(protocol::worker_cmd::kDisconnect));
         // Give the DISCONNECT time to leave before the socket closes.
         const auto linger = static_cast<int>(std::min<std::int64_t>(config_.disconnect_linger.count(), 60'000));
         dealer_->set(zmq::sockopt::linger, linger);
@@ -279,26 +282,28 @@ private:
     void forward_to_broker(char command, bus::Messages& parts) {
         bus::Messages out;
         out.reserve(parts.size() + 4);
-        for (auto& frame : worker_frames(command, {token_, ""})) out.push_back(bus::message_of(std::move(frame)));
+        bus::put_worker_token_head(bus::AppendMessages{out}, command, token_);
         for (std::size_t i = 1; i < parts.size(); ++i) out.push_back(std::move(parts[i]));
         send_to_broker(out);
     }
 
     void send_error(const std::string& token, ErrorType type, const std::string& message) {
-        send_to_broker(worker_frames(protocol::worker_cmd::kError,
-                                     {token, "", std::string(base::to_string(type)), message}));
+        Frames frames;
+        bus::put_worker_error(bus::AppendFrames{frames}, token, make_error(type, message));
+        send_to_broker(frames);
     }
 
     void on_broker_message(const Frames& frames) {
         broker_expiry_ = Clock::now() + config_.heartbeat * config_.liveness;
         backoff_ = config_.reconnect_initial;  // the broker answers: the next outage starts afresh
-        if (frames.size() < 3 || !frames[0].empty() || frames[1] != protocol::kMdpWorker || frames[2].size() != 1 ||
-            frames.size() > protocol::kMaxFrames) {
+        const auto views = bus::views_of(frames);
+        const auto command = bus::decode_worker_command(views);
+        if (!command || frames.size() > protocol::kMaxFrames) {
             log()->warn("event=bad_broker_message worker={} frames={}", worker_id_, frames.size());
             return;
         }
-        switch (frames[2][0]) {
-            case protocol::worker_cmd::kRequest: on_request(frames); break;
+        switch (command.value()) {
+            case protocol::worker_cmd::kRequest: on_request(views); break;
             case protocol::worker_cmd::kHeartbeat: break;
             case protocol::worker_cmd::kDisconnect:
                 log()->warn("event=broker_disconnect worker={} busy={}", worker_id_, busy_);
@@ -306,46 +311,45 @@ private:
                 reconnect_at_ = Clock::now();  // 7/MDP: reconnect at once with a new socket
                 break;
             case protocol::worker_cmd::kCancel:
-                if (frames.size() == 4 && busy_ && !orphaned_ && frames[3] == token_) {
+                if (const auto token = bus::decode_worker_cancel(views);
+                    token && busy_ && !orphaned_ && token.value() == token_) {
                     log()->info("event=cancel worker={} request={}", worker_id_, request_id_hint_);
                     cancel_handler();
                 }
                 break;
             default:
                 log()->warn("event=unexpected_command worker={} command={}", worker_id_,
-                            static_cast<int>(static_cast<unsigned char>(frames[2][0])));
+                            static_cast<int>(static_cast<unsigned char>(command.value())));
         }
     }
 
-    void on_request(const Frames& frames) {
-        if (frames.size() < 4 || frames[3].empty() || frames[3].size() > protocol::kMaxToken) {
+    void on_request(const bus::FrameViews& frames) {
+        const auto token_frame = bus::worker_token_of(frames);
+        if (!token_frame) {
             log()->warn("event=bad_request worker={} reason=token", worker_id_);
             return;  // no usable token to answer with
         }
-        const std::string& token = frames[3];
+        const std::string token{*token_frame};
         if (busy_) {
             // 5.1: one request at a time; the broker broke that rule, refuse the newcomer only.
             send_error(token, ErrorType::kProtocolError, "worker is busy with another request");
             return;
         }
-        if (frames.size() != 7 || !frames[4].empty()) {
-            send_error(token, ErrorType::kProtocolError, "GBW01 REQUEST must be [token] [empty] [meta] [body]");
+        const auto request = bus::decode_gbw_request(frames);
+        if (!request) {
+            send_error(token, ErrorType::kProtocolError, request.error().message);
             return;
         }
         busy_ = true;
         orphaned_ = false;
         cancel_sent_ = false;
         token_ = token;
-        request_id_hint_ = request_id_of(frames[5]);
-        bus::send_frames(pair_, {std::string(1, channel::kJob), frames[5], frames[6]}, true);
-    }
-
-    static std::string request_id_of(const std::string& meta_text) {
-        const auto meta = nlohmann::json::parse(meta_text, nullptr, false);
-        if (meta.is_object() && meta.contains("request_id") && meta["request_id"].is_string()) {
-            return meta["request_id"].get<std::string>();
-        }
-        return {};
+        const auto meta = bus::decode_request_meta(request.value().meta);
+        request_id_hint_ = meta ? meta.value().request_id : std::string{};
+        bus::send_frames(pair_,
+                         {std::string(1, channel::kJob), std::string{request.value().meta},
+                          std::string{request.value().body}},
+                         true);
     }
 
     void on_handler_message(bus::Messages& parts) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "bus/collector_frames.hpp"
 #include "bus/frame_io.hpp"
 #include "base/log.hpp"
 
@@ -41,7 +42,7 @@ public:
         }
         try {
             if (!pending_.empty()) flush();
-            send({bus::command_frame(cmd::kDetach)});
+            send_command(cmd::kDetach);
             log_->info("event=detached pending={}", pending_.size());
         } catch (const std::exception& e) {
             log_->error("event=stop_error error=\"{}\"", e.what());
@@ -65,12 +66,20 @@ private:
     }
 
     void attach() {
-        send({bus::command_frame(cmd::kAttach), std::to_string(config_.window)});
+        bus::Frames frames;
+        bus::put_collector_attach(bus::AppendFrames{frames}, config_.window);
+        send(frames);
         log_->info("event=attach endpoint={} window={}", config_.endpoint, config_.window);
     }
 
-    bool send(std::vector<std::string> frames) {
-        frames.insert(frames.begin(), {std::string{}, std::string(proto::kGbCollector)});
+    bool send_command(char command) {
+        bus::Frames frames;
+        bus::put_collector_command(bus::AppendFrames{frames}, command);
+        return send(frames);
+    }
+
+    // A whole GBE01 message, as the bus/collector_frames encoders wrote it.
+    bool send(const bus::Frames& frames) {
         const bool sent = bus::send_frames(*socket_, frames);
         if (sent) {
             last_sent_ = Clock::now();
@@ -100,7 +109,7 @@ private:
             flush();
         }
         now = Clock::now();
-        if (now - last_sent_ >= config_.heartbeat) send({bus::command_frame(cmd::kHeartbeat)});
+        if (now - last_sent_ >= config_.heartbeat) send_command(cmd::kHeartbeat);
         if (now - last_heard_ >= config_.heartbeat * config_.liveness) {
             log_->warn("event=broker_silent ms={} action=reconnect",
                        std::chrono::duration_cast<milliseconds>(now - last_heard_).count());
@@ -110,13 +119,15 @@ private:
 
     void handle(const bus::Frames& frames) {
         last_heard_ = Clock::now();
-        if (frames.size() < 3 || !frames[0].empty() || frames[1] != proto::kGbCollector || frames[2].size() != 1) {
+        const auto views = bus::views_of(frames);
+        const auto command = bus::decode_collector_command(views);
+        if (!command) {
             ++counters_.bad_frames;
             log_->warn("event=bad_message frames={}", frames.size());
             return;
         }
-        switch (frames[2][0]) {
-            case cmd::kDeliver: return deliver(frames);
+        switch (command.value()) {
+            case cmd::kDeliver: return deliver(views);
             case cmd::kHeartbeat: return;
             case cmd::kDetach:
                 // §6.1: the broker does not know us (it restarted, or we were expired).
@@ -125,13 +136,13 @@ private:
                 return;
             default:
                 ++counters_.bad_frames;
-                log_->warn("event=unknown_command command={}", static_cast<int>(frames[2][0]));
+                log_->warn("event=unknown_command command={}", static_cast<int>(command.value()));
         }
     }
 
-    void deliver(const bus::Frames& frames) {
+    void deliver(const bus::FrameViews& frames) {
         // [empty] ["GBE01"] [0x02] [delivery-id] [service] [session] [seq] [state] [body]
-        const auto id = frames.size() >= 4 ? proto::parse_ascii_int(frames[3]) : std::nullopt;
+        const auto id = bus::collector_delivery_id(frames);
         if (!id) {
             // Without its id a delivery cannot be acknowledged or quarantined; the broker
             // hands it out again after we detach.
@@ -142,12 +153,12 @@ private:
         ++counters_.deliveries;
         Delivery d;
         d.delivery_id = *id;
-        if (frames.size() == 9) {
-            d.service = frames[4];
-            d.session = frames[5];
-            d.seq = frames[6];
-            d.state = frames[7];
-            d.body = frames[8];
+        if (const auto whole = bus::decode_collector_deliver(frames)) {
+            d.service = whole.value().service;
+            d.session = whole.value().session;
+            d.seq = whole.value().seq;
+            d.state = whole.value().state;
+            d.body = whole.value().body;
         } else {
             // Kept for the quarantine: validate_delivery rejects the missing frames.
             d.state = "frames:" + std::to_string(frames.size());
@@ -170,15 +181,16 @@ private:
         counters_.duplicates += outcome->duplicates;
         counters_.quarantined += outcome->quarantined;
         if (outcome->quarantined > 0) log_->warn("event=quarantined count={}", outcome->quarantined);
-        std::vector<std::string> frames;
+        std::vector<std::uint64_t> ids;
         for (std::size_t i = 0; i < pending_.size(); ++i) {
-            if (frames.empty()) frames.push_back(bus::command_frame(cmd::kAck));
-            frames.push_back(std::to_string(pending_[i].delivery_id));
-            if (frames.size() - 1 == kAcksPerMessage || i + 1 == pending_.size()) {
+            ids.push_back(pending_[i].delivery_id);
+            if (ids.size() == kAcksPerMessage || i + 1 == pending_.size()) {
                 // An ACK that cannot be sent is not lost work: the message is stored, and its
                 // redelivery is a duplicate the store ignores.
-                if (send(frames)) counters_.acked += frames.size() - 1;
-                frames.clear();
+                bus::Frames frames;
+                bus::put_collector_ack(bus::AppendFrames{frames}, ids);
+                if (send(frames)) counters_.acked += ids.size();
+                ids.clear();
             }
         }
         pending_.clear();

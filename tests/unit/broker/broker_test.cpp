@@ -16,6 +16,9 @@
 #include <nlohmann/json.hpp>
 #include <zmq.hpp>
 
+#include "base/utf8.hpp"
+#include "schema/messages.hpp"
+
 namespace glassbox::broker {
 namespace {
 
@@ -633,6 +636,14 @@ TEST_F(BrokerTest, WorkerLostMidStreamEndsWithWorkerLostAndAnEndOfTrace) {
     EXPECT_EQ(body["trace_status"], "error");
     EXPECT_EQ(body["error"]["type"], "WorkerLost");
     EXPECT_EQ(body["service"], "rag");
+    // Written by the contract's encoder, so the one decoder reads it back whole.
+    const auto decoded = schema::decode_body<schema::ExplainMessage>(end[5]);
+    ASSERT_TRUE(decoded.ok()) << decoded.error().describe();
+    EXPECT_EQ(decoded.value().seq, 1u);
+    EXPECT_TRUE(decoded.value().end_of_trace);
+    EXPECT_EQ(decoded.value().trace_status, schema::TraceStatus::kError);
+    ASSERT_TRUE(decoded.value().error.has_value());
+    EXPECT_EQ(decoded.value().error->type, base::ErrorType::kWorkerLost);
     expect_error(*client, "r1", "WorkerLost");
 
     // Both explain messages are on the topic, the synthesised one with state `error`.
@@ -650,11 +661,44 @@ TEST_F(BrokerTest, WorkerLostMidStreamEndsWithWorkerLostAndAnEndOfTrace) {
 
 // ---------------------------------------------------------------- worker credit (§5.1)
 
+// Hex of bytes for a failure message.
+std::string printable_for_test(const std::string& bytes) {
+    std::string out;
+    for (const char c : bytes) {
+        static constexpr char kHex[] = "0123456789abcdef";
+        const auto b = static_cast<unsigned char>(c);
+        out += {'\\', 'x', kHex[b >> 4], kHex[b & 0xF]};
+    }
+    return out;
+}
+
 // The request id of a GBW01 REQUEST (its meta frame).
 std::string request_id_of(const Frames& req) {
     const json meta = json::parse(req[5], nullptr, false);
     return meta.is_object() && meta.contains("request_id") ? meta["request_id"].get<std::string>()
                                                            : std::string{};
+}
+
+// Regression: the broker's own UTF-8 check accepted overlong forms and surrogates, so a GBC01
+// request id holding one went raw into the GBW01 meta frame, which a worker then refused as not
+// JSON (ProtocolError). Request ids are opaque bytes (§4): the meta must stay well-formed JSON.
+TEST_F(BrokerTest, IllFormedUtf8RequestIdStillGivesAWellFormedMeta) {
+    start();
+    auto w = worker("echo", true);
+    auto client = peer();
+    for (const std::string& id : {std::string{"\xC0\xAF"}, std::string{"\xE0\x80\xAF"},
+                                 std::string{"\xED\xA0\x80"}, std::string{"ok\xF4\x90\x80\x80"}}) {
+        request(*client, "echo", id, "{}");
+        const Frames req = expect_request(*w);
+        EXPECT_FALSE(base::find_invalid_utf8(req[5]).has_value()) << printable_for_test(id);
+        const json meta = json::parse(req[5], nullptr, false);
+        ASSERT_FALSE(meta.is_discarded()) << printable_for_test(id);
+        EXPECT_TRUE(meta["request_id"].is_string());
+        EXPECT_EQ(meta["service"], "echo");
+        w->send({kEmpty, kMdpw, cmd(0x03), req[3], kEmpty, "\"done\""});
+        const Frames final_reply = expect_gb(*client, 0x03, id);
+        EXPECT_EQ(final_reply.back(), "\"done\"");
+    }
 }
 
 TEST_F(BrokerTest, CreditWorkerHoldsUpToItsCreditAndAReplyFreesASlot) {

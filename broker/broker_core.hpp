@@ -1,0 +1,317 @@
+// Internal to the broker: the BrokerCore class (one poll loop's state) and the records it keeps
+// (requests, workers, services, collectors). Its members are defined by job in broker_loop.cpp,
+// client_side.cpp, worker_side.cpp, explain_router.cpp and status.cpp.
+#pragma once
+
+#include <zmq.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <set>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "base/log.hpp"
+#include "base/result.hpp"
+#include "broker/broker.hpp"
+#include "broker/explain_spool.hpp"
+#include "broker/service_queue.hpp"
+#include "bus/frame_codec.hpp"
+#include "schema/protocol.hpp"
+
+namespace glassbox::broker::detail {
+
+namespace proto = schema::protocol;
+using base::Error;
+using base::ErrorType;
+using Clock = std::chrono::steady_clock;
+using TimePoint = Clock::time_point;
+using std::chrono::milliseconds;
+
+constexpr std::size_t kErrorTypeCount = static_cast<std::size_t>(ErrorType::kInternal) + 1;
+constexpr std::uint64_t kMaxWindow = 65536;
+constexpr std::size_t kMaxSessionBytes = 2048;
+
+struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view text) const noexcept {
+        return std::hash<std::string_view>{}(text);
+    }
+};
+template <typename T>
+using StringMap = std::unordered_map<std::string, T, StringHash, std::equal_to<>>;
+
+using bus::printable;
+
+inline std::string_view view(const zmq::message_t& frame) noexcept { return bus::view_of(frame); }
+
+enum class ClientKind : std::uint8_t { kMdp, kGb };
+
+struct Service;
+struct Worker;
+
+// An explain session seen in a request's stream, so an abnormal end can close it (§5.3).
+struct SessionTrack {
+    std::string session;
+    std::uint64_t next_seq = 0;
+    bool ended = false;
+};
+
+struct Request {
+    std::uint64_t id = 0;  // broker-assigned; the worker token
+    ClientKind client_kind = ClientKind::kMdp;
+    std::string client;      // routing id
+    std::string request_id;  // GBC01 request id
+    Service* service = nullptr;
+    std::vector<zmq::message_t> body;
+    TimePoint received;
+    TimePoint deadline;
+    TimePoint timer_at;
+    int attempts = 0;
+    bool streamed = false;   // a PARTIAL or EXPLAIN reached the broker: never re-dispatched
+    bool abandoned = false;  // the client has its terminal message; the worker still holds it
+    Worker* worker = nullptr;
+    std::vector<SessionTrack> sessions;
+};
+
+struct Worker {
+    std::string identity;
+    Service* service = nullptr;
+    bool extended = false;  // declared GBW01
+    // Requests it may hold at once (§5.1: the READY credit frame; 1 for 7/MDP workers) and
+    // the ones it holds, by token. Abandoned requests count until their REPLY or ERROR.
+    std::size_t credit = 1;
+    std::unordered_map<std::uint64_t, Request*> in_flight;
+    TimePoint expiry;
+    TimePoint last_sent;
+    bool available = false;  // in_flight < credit: in its service's available list
+    std::list<Worker*>::iterator available_position;
+};
+
+struct Service {
+    Service(std::string service_name, std::size_t max_queue, OverflowPolicy policy)
+        : name(std::move(service_name)), queue(max_queue, policy) {}
+    std::string name;
+    std::string topic;  // explain.<name>
+    ServiceQueue queue;
+    // Workers with spare credit, least recently used at the front. A worker given a request
+    // moves to the back if it has credit left, so requests spread round robin.
+    std::list<Worker*> available;
+    std::size_t workers = 0;
+    std::size_t idle = 0;       // workers holding no request
+    std::size_t credit = 0;     // sum of the workers' credit
+    std::size_t in_flight = 0;  // requests held by workers (abandoned ones included)
+    bool registered = false;    // a worker has registered since the broker started
+};
+
+struct Collector {
+    std::string identity;
+    std::uint64_t window = 1;
+    std::unordered_set<std::uint64_t> in_flight;
+    TimePoint expiry;
+    TimePoint last_sent;
+};
+
+struct TimerEntry {
+    TimePoint at;
+    std::uint64_t request;
+    bool operator>(const TimerEntry& other) const noexcept { return at > other.at; }
+};
+
+struct Counters {
+    std::uint64_t requests = 0;
+    std::uint64_t replies = 0;
+    std::uint64_t partials = 0;
+    std::uint64_t explains = 0;
+    std::uint64_t explains_synthesised = 0;
+    std::uint64_t published = 0;
+    std::uint64_t deliveries = 0;
+    std::uint64_t redeliveries = 0;
+    std::uint64_t acks = 0;
+    std::uint64_t retries = 0;
+    std::uint64_t workers_expired = 0;
+    std::uint64_t collectors_expired = 0;
+    std::uint64_t dropped_frames = 0;
+    std::uint64_t spool_dropped = 0;
+    std::uint64_t spool_errors = 0;
+    std::uint64_t send_failures = 0;
+    std::uint64_t loop_errors = 0;
+    std::array<std::uint64_t, kErrorTypeCount> errors{};
+};
+
+enum class Outlet : std::uint8_t { kRouter, kPublisher };
+
+struct Deferred {
+    Outlet outlet;
+    std::vector<zmq::message_t> frames;
+};
+
+class BrokerCore {
+public:
+    BrokerCore(zmq::context_t& context, BrokerConfig config);
+
+    base::Result<BoundEndpoints> bind();
+    void run(const std::atomic<bool>& stop_flag, const std::stop_token* token);
+    const BrokerConfig& config() const noexcept { return config_; }
+
+private:
+    // ---- loop ----
+    void iterate();
+    void drain_router();
+    void drain_publisher();
+    bool receive(zmq::socket_t& socket);
+    void handle_message();
+    void end_batch();
+    void fire_timers();
+    void tick();
+    void shutdown();
+
+    // ---- clients ----
+    void on_mdp_client(std::string_view identity);
+    void on_gb_client(std::string_view identity);
+    void accept_request(ClientKind kind, std::string_view identity, std::string_view service_name,
+                        std::string request_id, std::vector<zmq::message_t> body,
+                        milliseconds deadline);
+    void answer_mmi(ClientKind kind, std::string_view identity, std::string_view service,
+                    std::string_view request_id, std::string_view body);
+    void send_mdp_reply(std::string_view identity, std::string_view service,
+                        std::string_view body);
+    void send_gb_error(std::string_view identity, std::string_view request_id, const Error& error);
+    void reject(ClientKind kind, std::string_view identity, std::string_view service,
+                std::string_view request_id, const Error& error);
+
+    // ---- requests ----
+    Request* find_client_request(std::string_view identity, std::string_view request_id);
+    void schedule(Request& request, TimePoint at);
+    void on_deadline(Request& request);
+    void finish(Request& request, const Error& error, bool notify_client);
+    void erase_request(Request& request);
+    void dispatch(Service& service);
+    bool send_request_to(Worker& worker, Request& request);
+    void assign(Worker& worker, Request& request);
+    void release(Worker& worker, Request& request);
+
+    // ---- workers ----
+    void on_worker(std::string_view identity);
+    void on_worker_ready(std::string_view identity);
+    void on_worker_result(Worker& worker, char command);
+    void delete_worker(Worker& worker, bool send_disconnect, std::string_view reason);
+    void send_worker_command(std::string_view identity, char command);
+    void send_worker_cancel(Worker& worker, const Request& request);
+    Service& service_for(std::string_view name);
+
+    // ---- explain ----
+    std::optional<Error> emit_explain(Request& request, std::string_view session,
+                                      std::uint64_t seq, std::string_view state,
+                                      zmq::message_t body, bool synthesised = false);
+    void close_open_sessions(Request& request, const Error& error);
+    void on_collector(std::string_view identity);
+    void remove_collector(const std::string& identity, bool expired);
+    void pump_deliveries();
+    // Spooled EXPLAINs a collector could take now, and whether their turn has come: deliveries
+    // go out in batches at most every delivery_interval, off the answers' path (§6.1).
+    bool deliveries_waiting() const {
+        return !collectors_.empty() && (!redeliver_.empty() || delivery_cursor_ < spool_->last_id());
+    }
+    bool deliveries_due() const { return deliveries_waiting() && now_ >= next_delivery_; }
+    void send_collector_command(std::string_view identity, char command);
+
+    // ---- sending ----
+    void out(std::string_view text) { out_.emplace_back(text.data(), text.size()); }
+    void out(zmq::message_t&& frame) { out_.push_back(std::move(frame)); }
+    void out_command(char command) { out_.emplace_back(&command, 1); }
+    // The sink the bus/ frame encoders write out_ through.
+    auto sink() {
+        return [this](std::string_view frame) { out(frame); };
+    }
+    void send_out(Outlet outlet = Outlet::kRouter);
+    // §2.3 holding (held_peers_): whether out_ waits for the batch's commit; what to hold.
+    bool holding() const noexcept { return hold_publisher_ || !held_peers_.empty(); }
+    bool held(Outlet outlet) const;
+    void hold_until_commit(const Request& request);
+    void release_held() noexcept {
+        hold_publisher_ = false;
+        held_peers_.clear();
+    }
+    bool transmit(Outlet outlet, std::vector<zmq::message_t>& frames);
+    void handle_unreachable();
+
+    std::string status_json() const;
+    void drop(std::string_view identity, std::string_view why);
+    void count_error(ErrorType type) { ++counters_.errors[static_cast<std::size_t>(type)]; }
+    milliseconds expiry_span() const { return config_.heartbeat * config_.liveness; }
+
+    BrokerConfig config_;
+    std::shared_ptr<spdlog::logger> log_;
+    zmq::socket_t router_;
+    zmq::socket_t publisher_;
+    std::unique_ptr<ExplainSpool> spool_;
+    BoundEndpoints bound_;
+    std::string instance_;
+    TimePoint started_;
+    TimePoint now_;
+    TimePoint next_tick_;
+    TimePoint next_delivery_{};  // collectors get spooled EXPLAINs no earlier (delivery_interval)
+
+    // The message being handled: frames_[0, frame_count_) with the routing id first, and views_
+    // of the peer's frames (frames_[1, frame_count_)) for the bus/ decoders: views_[i] is
+    // frames_[i + 1].
+    std::vector<zmq::message_t> frames_;
+    std::size_t frame_count_ = 0;
+    bus::FrameViews views_;
+    std::size_t message_bytes_ = 0;
+    bool too_many_frames_ = false;
+    std::vector<zmq::message_t> out_;
+
+    std::uint64_t next_request_id_ = 1;
+    std::unordered_map<std::uint64_t, std::unique_ptr<Request>> requests_;
+    StringMap<std::uint64_t> by_client_;  // (routing id, request id) of live GBC01 requests
+    StringMap<std::unique_ptr<Worker>> workers_;
+    StringMap<std::unique_ptr<Service>> services_;
+    std::priority_queue<TimerEntry, std::vector<TimerEntry>, std::greater<>> timers_;
+
+    StringMap<std::unique_ptr<Collector>> collectors_;
+    std::vector<std::string> collector_order_;  // round robin
+    std::size_t collector_turn_ = 0;
+    std::unordered_map<std::uint64_t, Collector*> delivery_owner_;
+    std::set<std::uint64_t> redeliver_;
+    std::uint64_t delivery_cursor_ = 0;  // every id at or below was handed out once
+
+    // An EXPLAIN appended in this batch is committed before it is forwarded (§2.3): until the
+    // batch commits, the topic and each client it goes to hold their sends (in order), and
+    // everything else — dispatches, other clients' replies — goes out at once.
+    bool hold_publisher_ = false;
+    std::vector<std::string> held_peers_;
+    std::vector<Deferred> deferred_;
+    std::vector<std::string> unreachable_;
+    std::vector<std::string> services_to_collect_;
+
+    Counters counters_;
+};
+
+// The by_client_ key of a GBC01 request: (routing id, request id), length-prefixed.
+inline std::string client_key(std::string_view identity, std::string_view request_id) {
+    std::string key;
+    key.reserve(1 + identity.size() + request_id.size());
+    key.push_back(static_cast<char>(identity.size()));
+    key.append(identity);
+    key.append(request_id);
+    return key;
+}
+
+}  // namespace glassbox::broker::detail

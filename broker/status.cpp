@@ -1,0 +1,81 @@
+// The broker's mmi.status answer: services, spool and counters as one JSON object.
+#include "broker/broker_core.hpp"
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#ifndef GLASSBOX_VERSION
+#define GLASSBOX_VERSION "0.0.0"
+#endif
+
+namespace glassbox::broker::detail {
+
+std::string BrokerCore::status_json() const {
+    using nlohmann::json;
+    const double uptime =
+        std::chrono::duration<double>(Clock::now() - started_).count();
+    json services = json::array();
+    std::vector<const Service*> sorted;
+    for (const auto& [name, service] : services_) sorted.push_back(service.get());
+    std::sort(sorted.begin(), sorted.end(),
+              [](const Service* a, const Service* b) { return a->name < b->name; });
+    for (const Service* service : sorted) {
+        services.push_back({{"name", service->name},
+                            {"workers", service->workers},
+                            {"idle", service->idle},
+                            {"credit", service->credit},
+                            {"in_flight", service->in_flight},
+                            {"queued", service->queue.size()},
+                            {"max_queue", service->queue.max_size()},
+                            {"overflow", to_string(service->queue.policy())}});
+    }
+    json errors = json::object();
+    for (std::size_t i = 0; i < kErrorTypeCount; ++i) {
+        if (counters_.errors[i] != 0) {
+            errors[std::string{base::to_string(static_cast<ErrorType>(i))}] =
+                counters_.errors[i];
+        }
+    }
+    const json status = {
+        {"broker",
+         {{"version", GLASSBOX_VERSION},
+          {"instance", instance_},
+          {"uptime_s", std::round(uptime * 1000.0) / 1000.0},
+          {"endpoint", bound_.endpoint},
+          {"pub_endpoint", bound_.pub_endpoint}}},
+        {"services", services},
+        {"spool",
+         {{"messages", spool_->messages()},
+          {"bytes", spool_->bytes()},
+          {"max_messages", config_.spool_max_messages},
+          {"max_bytes", config_.spool_max_bytes},
+          {"policy", to_string(config_.spool_policy)},
+          {"dropped", counters_.spool_dropped},
+          {"collectors", collectors_.size()},
+          {"in_flight", delivery_owner_.size()}}},
+        {"counters",
+         {{"requests", counters_.requests},
+          {"replies", counters_.replies},
+          {"in_flight", requests_.size()},
+          {"workers", workers_.size()},
+          {"partials", counters_.partials},
+          {"explains", counters_.explains},
+          {"explains_synthesised", counters_.explains_synthesised},
+          {"published", counters_.published},
+          {"deliveries", counters_.deliveries},
+          {"redeliveries", counters_.redeliveries},
+          {"acks", counters_.acks},
+          {"retries", counters_.retries},
+          {"workers_expired", counters_.workers_expired},
+          {"collectors_expired", counters_.collectors_expired},
+          {"dropped_frames", counters_.dropped_frames},
+          {"send_failures", counters_.send_failures},
+          {"spool_errors", counters_.spool_errors},
+          {"loop_errors", counters_.loop_errors},
+          {"errors", errors}}},
+    };
+    return status.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace glassbox::broker::detail

@@ -1,0 +1,358 @@
+// The broker's worker side: dispatch by credit, REQUEST to workers, READY, heartbeats, worker
+// loss and re-dispatch, and the answers a worker sends (docs/protocol.md §5).
+#include "broker/broker_core.hpp"
+
+#include "bus/client_frames.hpp"
+#include "bus/worker_frames.hpp"
+
+namespace glassbox::broker::detail {
+
+void BrokerCore::dispatch(Service& service) {
+    // O(1) per request: the least recently used worker with spare credit takes the oldest.
+    while (!service.available.empty() && !service.queue.empty()) {
+        const auto id = service.queue.pop_front();
+        const auto found = requests_.find(*id);
+        if (found == requests_.end()) continue;
+        Request& request = *found->second;
+        Worker& worker = *service.available.front();
+        if (worker.extended && request.body.size() != 1) {
+            finish(request,
+                   base::make_error(ErrorType::kProtocolError,
+                                      "a GBW01 service takes exactly one body frame"),
+                   true);
+            continue;
+        }
+        assign(worker, request);
+        ++request.attempts;
+        send_request_to(worker, request);
+    }
+}
+
+void BrokerCore::assign(Worker& worker, Request& request) {
+    Service& service = *worker.service;
+    if (worker.in_flight.empty()) --service.idle;
+    worker.in_flight.emplace(request.id, &request);
+    ++service.in_flight;
+    request.worker = &worker;
+    // Used just now: to the back of the available list, or out of it when its credit is spent.
+    if (worker.available) {
+        if (worker.in_flight.size() < worker.credit) {
+            service.available.splice(service.available.end(), service.available,
+                                     worker.available_position);
+        } else {
+            service.available.erase(worker.available_position);
+            worker.available = false;
+        }
+    }
+}
+
+// REPLY or ERROR for a token frees one unit of the worker's credit (§5.1).
+void BrokerCore::release(Worker& worker, Request& request) {
+    Service& service = *worker.service;
+    if (worker.in_flight.erase(request.id) == 0) return;
+    --service.in_flight;
+    request.worker = nullptr;
+    if (worker.in_flight.empty()) ++service.idle;
+    if (!worker.available && worker.in_flight.size() < worker.credit) {
+        worker.available = true;
+        worker.available_position = service.available.insert(service.available.end(), &worker);
+    }
+}
+
+bool BrokerCore::send_request_to(Worker& worker, Request& request) {
+    // [empty] ["MDPW01"] [0x02] [token] [empty] [body]... (§5.1)
+    const std::string token = std::to_string(request.id);
+    out(worker.identity);
+    bus::put_worker_token_head(sink(), proto::worker_cmd::kRequest, token);
+    if (worker.extended) {
+        const bool gb = request.client_kind == ClientKind::kGb;
+        const auto left = std::max(
+            milliseconds{0}, std::chrono::duration_cast<milliseconds>(request.deadline - now_));
+        out(bus::encode_request_meta(gb ? std::string_view{request.request_id} : token,
+                                     request.service->name,
+                                     static_cast<std::uint64_t>(left.count()),
+                                     static_cast<std::uint64_t>(request.attempts),
+                                     gb ? proto::kGbClient : proto::kMdpClient));
+    }
+    // Copies share the payload (libzmq reference counts large messages): the body stays
+    // available for a re-dispatch.
+    for (auto& frame : request.body) {
+        zmq::message_t copy;
+        copy.copy(frame);
+        out(std::move(copy));
+    }
+    worker.last_sent = now_;
+    send_out();
+    return true;
+}
+
+void BrokerCore::send_worker_command(std::string_view identity, char command) {
+    out(identity);
+    bus::put_worker_command(sink(), command);
+    if (const auto worker = workers_.find(identity); worker != workers_.end()) {
+        worker->second->last_sent = now_;
+    }
+    send_out();
+}
+
+void BrokerCore::send_worker_cancel(Worker& worker, const Request& request) {
+    if (!worker.extended) return;  // a plain 7/MDP worker has no CANCEL; its reply is discarded
+    out(worker.identity);
+    bus::put_worker_cancel(sink(), std::to_string(request.id));
+    worker.last_sent = now_;
+    send_out();
+}
+
+void BrokerCore::on_worker(std::string_view identity) {
+    namespace cmd = proto::worker_cmd;
+    const auto decoded = bus::decode_worker_command(views_);
+    if (!decoded) {
+        drop(identity, decoded.error().message);
+        if (const auto found = workers_.find(identity); found != workers_.end()) {
+            delete_worker(*found->second, true, "protocol error: no command");
+        }
+        return;
+    }
+    const char code = decoded.value();
+    if (code == cmd::kReady) {
+        on_worker_ready(identity);
+        return;
+    }
+    const auto found = workers_.find(identity);
+    if (found == workers_.end()) {
+        // 7/MDP: any command but READY from an unknown worker is answered with DISCONNECT.
+        if (code != cmd::kDisconnect) {
+            log_->info("event=unknown_worker peer={} command={}", printable(identity),
+                       static_cast<int>(code));
+            send_worker_command(identity, cmd::kDisconnect);
+        }
+        return;
+    }
+    Worker& worker = *found->second;
+    worker.expiry = now_ + expiry_span();
+    switch (code) {
+        case cmd::kHeartbeat:
+            return;
+        case cmd::kDisconnect:
+            delete_worker(worker, false, "disconnected");
+            return;
+        case cmd::kReply:
+            on_worker_result(worker, code);
+            return;
+        case cmd::kPartial:
+        case cmd::kExplain:
+        case cmd::kError:
+            if (worker.extended) {
+                on_worker_result(worker, code);
+                return;
+            }
+            break;
+        default:
+            break;
+    }
+    drop(identity, "unknown MDPW01 command " + std::to_string(static_cast<int>(code)));
+    delete_worker(worker, true, "protocol error: unknown command");
+}
+
+void BrokerCore::on_worker_ready(std::string_view identity) {
+    // [empty] ["MDPW01"] [0x01] [service] ["GBW01"]? [credit]?
+    if (const auto known = workers_.find(identity); known != workers_.end()) {
+        // 7/MDP: READY from a worker already known is a protocol error.
+        delete_worker(*known->second, true, "protocol error: second READY");
+        return;
+    }
+    const auto ready = bus::decode_worker_ready(views_);
+    if (!ready) {
+        log_->warn("event=bad_ready peer={} service={} reason=\"{}\"", printable(identity),
+                   printable(views_.size() > 3 ? views_[3] : std::string_view{}),
+                   ready.error().message);
+        ++counters_.dropped_frames;
+        send_worker_command(identity, proto::worker_cmd::kDisconnect);
+        return;
+    }
+    const std::string_view service_name = ready.value().service;
+    Service& service = service_for(service_name);
+    auto owned = std::make_unique<Worker>();
+    Worker& worker = *owned;
+    worker.identity.assign(identity);
+    worker.service = &service;
+    worker.extended = ready.value().gbw01;
+    worker.credit = static_cast<std::size_t>(ready.value().credit);
+    worker.expiry = now_ + expiry_span();
+    worker.last_sent = now_;
+    workers_.emplace(worker.identity, std::move(owned));
+    ++service.workers;
+    ++service.idle;
+    service.credit += worker.credit;
+    service.registered = true;
+    worker.available = true;
+    worker.available_position = service.available.insert(service.available.end(), &worker);
+    log_->info("event=worker_ready peer={} service={} extended={} credit={} workers={}",
+               printable(identity), service.name, worker.extended, worker.credit,
+               service.workers);
+    dispatch(service);
+}
+
+void BrokerCore::delete_worker(Worker& worker, bool send_disconnect, std::string_view reason) {
+    log_->info("event=worker_removed peer={} service={} reason={}", printable(worker.identity),
+               worker.service->name, reason);
+    if (send_disconnect) send_worker_command(worker.identity, proto::worker_cmd::kDisconnect);
+    Service& service = *worker.service;
+    if (worker.available) service.available.erase(worker.available_position);
+    --service.workers;
+    if (worker.in_flight.empty()) --service.idle;
+    service.credit -= worker.credit;
+    service.in_flight -= worker.in_flight.size();
+    // Oldest first (ids grow with arrival), so re-queued requests keep their order at the front.
+    std::vector<Request*> held;
+    held.reserve(worker.in_flight.size());
+    for (const auto& [token, request] : worker.in_flight) held.push_back(request);
+    std::sort(held.begin(), held.end(),
+              [](const Request* a, const Request* b) { return a->id < b->id; });
+    const std::string identity = worker.identity;
+    workers_.erase(identity);  // `worker` is gone from here on
+    for (Request* request : held) request->worker = nullptr;
+
+    // §2.2, for each request on its own: a stream is never replayed; a request the worker
+    // sent nothing for goes back to the front of the queue while retries last.
+    std::vector<std::uint64_t> requeue;
+    for (Request* request : held) {
+        if (request->abandoned) {
+            erase_request(*request);
+        } else if (request->streamed) {
+            finish(*request,
+                   base::make_error(ErrorType::kWorkerLost,
+                                      "worker lost mid-stream (" + std::string{reason} + ")"),
+                   true);
+        } else if (request->attempts > config_.max_retries) {
+            finish(*request,
+                   base::make_error(ErrorType::kWorkerLost,
+                                      "worker lost before replying, " +
+                                          std::to_string(request->attempts) + " attempts"),
+                   true);
+        } else {
+            ++counters_.retries;
+            log_->info("event=redispatch request={} service={} attempt={}", request->id,
+                       service.name, request->attempts + 1);
+            requeue.push_back(request->id);
+        }
+    }
+    if (requeue.empty()) return;
+    for (auto id = requeue.rbegin(); id != requeue.rend(); ++id) service.queue.push_front(*id);
+    dispatch(service);
+}
+
+void BrokerCore::on_worker_result(Worker& worker, char code) {
+    namespace cmd = proto::worker_cmd;
+    // [empty] ["MDPW01"] [command] [token] [empty] ...
+    const auto token_frame = bus::decode_worker_token(views_);
+    if (!token_frame) {
+        drop(worker.identity, token_frame.error().message);
+        return;
+    }
+    const auto token = proto::parse_ascii_int(token_frame.value());
+    const auto held = token ? worker.in_flight.find(*token) : worker.in_flight.end();
+    if (held == worker.in_flight.end()) {
+        // A late answer for a request this worker no longer holds (re-dispatched, expired).
+        log_->debug("event=stale_worker_message peer={} token={}", printable(worker.identity),
+                    printable(token_frame.value()));
+        return;
+    }
+    Request* request = held->second;
+    const bool terminal = code == cmd::kReply || code == cmd::kError;
+    if (request->abandoned) {
+        if (terminal) {
+            release(worker, *request);
+            erase_request(*request);
+            dispatch(*worker.service);
+        }
+        return;
+    }
+    Service& service = *request->service;
+    if (message_bytes_ - worker.identity.size() > config_.max_message_bytes || too_many_frames_) {
+        const Error error = too_many_frames_
+                                ? base::make_error(ErrorType::kProtocolError,
+                                                     "worker message of more than 64 frames")
+                                : base::make_error(ErrorType::kMessageTooLarge,
+                                                     "worker message of " +
+                                                         std::to_string(message_bytes_) +
+                                                         " bytes exceeds " +
+                                                         std::to_string(config_.max_message_bytes));
+        if (terminal) {
+            release(worker, *request);  // the worker is done with it: no CANCEL
+            finish(*request, error, true);
+            dispatch(*worker.service);
+        } else {
+            finish(*request, error, true);  // abandons the request and CANCELs the worker
+        }
+        return;
+    }
+
+    if (code == cmd::kReply) {
+        ++counters_.replies;
+        out(request->client);
+        if (request->client_kind == ClientKind::kMdp) {
+            bus::put_mdp_reply(sink(), service.name);
+        } else {
+            bus::put_client_final(sink(), request->request_id);
+        }
+        // The body frames move on as they came (views_[i] is frames_[i + 1]).
+        constexpr std::size_t kBody = bus::kWorkerPayloadFrame + 1;
+        for (std::size_t i = kBody; i < frame_count_; ++i) out(std::move(frames_[i]));
+        if (frame_count_ == kBody) out(std::string_view{});
+        send_out();
+        release(worker, *request);
+        erase_request(*request);
+        dispatch(*worker.service);
+        return;
+    }
+    if (code == cmd::kError) {
+        // [type] [message]; an unknown type word is reported as Internal.
+        const Error error = bus::decode_worker_error(views_);
+        release(worker, *request);  // ends normally from the worker's side: no CANCEL
+        finish(*request, error, true);
+        dispatch(*worker.service);
+        return;
+    }
+    if (code == cmd::kPartial) {
+        if (const auto partial = bus::decode_worker_partial(views_); !partial) {
+            drop(worker.identity, partial.error().message);
+            return;
+        }
+        ++counters_.partials;
+        request->streamed = true;
+        if (request->client_kind == ClientKind::kGb) {
+            out(request->client);
+            bus::put_client_partial(sink(), request->request_id, proto::kKindData);
+            out(std::move(frames_[bus::kWorkerPayloadFrame + 1]));
+            send_out();
+        }
+        return;
+    }
+    // EXPLAIN [session] [seq] [state] [body]
+    const auto explain = bus::decode_worker_explain(views_, kMaxSessionBytes);
+    if (!explain) {
+        drop(worker.identity, explain.error().message);
+        return;
+    }
+    const std::string_view session = explain.value().session;
+    const std::uint64_t seq = explain.value().seq;
+    const std::string_view state = explain.value().state;
+    request->streamed = true;
+    auto track = std::find_if(request->sessions.begin(), request->sessions.end(),
+                              [&](const SessionTrack& t) { return t.session == session; });
+    if (track == request->sessions.end()) {
+        request->sessions.push_back(SessionTrack{std::string{session}, 0, false});
+        track = std::prev(request->sessions.end());
+    }
+    ++counters_.explains;
+    if (auto refused = emit_explain(*request, session, seq, state,
+                                    std::move(frames_[explain.value().body + 1]))) {
+        finish(*request, *refused, true);  // the refused message does not count as sent
+        return;
+    }
+    track->next_seq = std::max(track->next_seq, seq + 1);
+    track->ended = state != proto::kStateOpen;
+}
+
+}  // namespace glassbox::broker::detail

@@ -1,0 +1,150 @@
+// The worker sub-protocol's frames, MDPW01 and its GBW01 extension (docs/protocol.md §5): every
+// layout written and read here once, for the broker and the worker runtime alike.
+//
+// Decoders take a message from its empty delimiter on ([empty] ["MDPW01"] [command] ...) and
+// answer a ProtocolError for anything malformed; they check shape, not policy (whether a token
+// is known, whether a worker may send a command). Encoders write through a sink
+// (bus/frame_codec.hpp); body frames, which callers often move rather than copy, follow.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/result.hpp"
+#include "bus/frame_codec.hpp"
+#include "schema/protocol.hpp"
+
+namespace glassbox::bus {
+
+// Frame positions after the empty delimiter, shared by every command with a token.
+inline constexpr std::size_t kWorkerTokenFrame = 3;
+inline constexpr std::size_t kWorkerPayloadFrame = 5;  // after [token] [empty]
+
+// ---- encoders -------------------------------------------------------------------------------
+
+// [empty] ["MDPW01"] [command]: HEARTBEAT and DISCONNECT, and the head of every other command.
+template <typename Sink>
+void put_worker_command(Sink&& sink, char command) {
+    sink(std::string_view{});
+    sink(schema::protocol::kMdpWorker);
+    sink(std::string_view{&command, 1});
+}
+
+// READY [service] ["GBW01"]? [credit]? (§5.1); credit 0 leaves the credit frame out.
+template <typename Sink>
+void put_worker_ready(Sink&& sink, std::string_view service, bool gbw01, std::uint64_t credit = 0) {
+    put_worker_command(sink, schema::protocol::worker_cmd::kReady);
+    sink(service);
+    if (gbw01) sink(schema::protocol::kGbWorkerCapability);
+    if (gbw01 && credit > 0) sink(std::to_string(credit));
+}
+
+// [empty] ["MDPW01"] [command] [token] [empty]: the head of REQUEST, REPLY, PARTIAL, EXPLAIN and
+// ERROR; their payload frames follow.
+template <typename Sink>
+void put_worker_token_head(Sink&& sink, char command, std::string_view token) {
+    put_worker_command(sink, command);
+    sink(token);
+    sink(std::string_view{});
+}
+
+// EXPLAIN's head and fields: [token] [empty] [session] [seq] [state]; the body follows.
+template <typename Sink>
+void put_worker_explain(Sink&& sink, std::string_view token, std::string_view session,
+                        std::uint64_t seq, std::string_view state) {
+    put_worker_token_head(sink, schema::protocol::worker_cmd::kExplain, token);
+    sink(session);
+    sink(std::to_string(seq));
+    sink(state);
+}
+
+// ERROR [token] [empty] [error-type] [message] (§5.3).
+template <typename Sink>
+void put_worker_error(Sink&& sink, std::string_view token, const base::Error& error) {
+    put_worker_token_head(sink, schema::protocol::worker_cmd::kError, token);
+    sink(base::to_string(error.type));
+    sink(error.message);
+}
+
+// CANCEL [token] (§5.3): no empty frame.
+template <typename Sink>
+void put_worker_cancel(Sink&& sink, std::string_view token) {
+    put_worker_command(sink, schema::protocol::worker_cmd::kCancel);
+    sink(token);
+}
+
+// ---- decoders -------------------------------------------------------------------------------
+
+// The command byte of [empty] ["MDPW01"] [command] ...
+base::Result<char> decode_worker_command(const FrameViews& frames);
+
+struct WorkerReady {
+    std::string_view service;
+    bool gbw01 = false;
+    std::uint64_t credit = 1;  // §5.1: 1 unless a GBW01 worker declared more
+};
+// READY [service] ["GBW01"]? [credit]?: a valid, non-mmi service; a credit only after GBW01, an
+// ascii-int in 1-1024. A sixth frame other than GBW01 without a seventh is ignored (7/MDP).
+base::Result<WorkerReady> decode_worker_ready(const FrameViews& frames);
+
+// [command] [token] [empty] ...: the token of a worker's REPLY, PARTIAL, EXPLAIN or ERROR (its
+// payload starts at kWorkerPayloadFrame).
+base::Result<std::string_view> decode_worker_token(const FrameViews& frames);
+
+// PARTIAL [token] [empty] [body]: the body.
+base::Result<std::string_view> decode_worker_partial(const FrameViews& frames);
+
+struct WorkerExplain {
+    std::string_view session;
+    std::uint64_t seq = 0;
+    std::string_view state;  // open, complete or error
+    std::size_t body = 0;    // the body's frame index
+};
+// EXPLAIN [token] [empty] [session] [seq] [state] [body]: a session of 1 to max_session bytes,
+// an ascii-int seq and a known state.
+base::Result<WorkerExplain> decode_worker_explain(const FrameViews& frames, std::size_t max_session);
+
+// ERROR [token] [empty] [error-type]? [message]?: the error it carries. An unknown type word
+// reads as Internal with the word in the message (a newer worker's errors still end requests).
+base::Error decode_worker_error(const FrameViews& frames);
+
+struct WorkerRequest {
+    std::string_view token;
+    std::string_view meta;  // GBW01: the meta JSON
+    std::string_view body;
+};
+// The token of a REQUEST, CANCEL or answer: 1 to 64 bytes at frame 3, or nullopt.
+std::optional<std::string_view> worker_token_of(const FrameViews& frames);
+// A GBW01 REQUEST: [token] [empty] [meta] [body] exactly.
+base::Result<WorkerRequest> decode_gbw_request(const FrameViews& frames);
+// CANCEL [token]: the token.
+base::Result<std::string_view> decode_worker_cancel(const FrameViews& frames);
+
+// ---- the GBW01 meta frame (§5.1) ---------------------------------------------------------------
+
+struct RequestMetaFrame {
+    std::string request_id;
+    std::string service;
+    std::uint64_t deadline_ms = 0;  // time left when dispatched
+    std::uint64_t attempt = 1;      // counts from 1
+    std::string client;             // "GBC01" or "MDPC01"; empty when absent
+    bool operator==(const RequestMetaFrame&) const = default;
+};
+// {"request_id": ..., "service": ..., "deadline_ms": N, "attempt": N, "client": ...}. Strings
+// that are not UTF-8 (request ids are opaque bytes) are written with their ill-formed
+// sequences replaced, so the frame is always valid JSON.
+std::string encode_request_meta(std::string_view request_id, std::string_view service,
+                                std::uint64_t deadline_ms, std::uint64_t attempt,
+                                std::string_view client);
+inline std::string encode_request_meta(const RequestMetaFrame& meta) {
+    return encode_request_meta(meta.request_id, meta.service, meta.deadline_ms, meta.attempt,
+                               meta.client);
+}
+// An object with request_id and service strings, deadline_ms and attempt non-negative
+// integers, client an optional string.
+base::Result<RequestMetaFrame> decode_request_meta(std::string_view text);
+
+}  // namespace glassbox::bus

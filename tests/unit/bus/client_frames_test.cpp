@@ -1,0 +1,138 @@
+// The MDPC01/GBC01 codec: every encoder read back by its decoder, and malformed frames refused
+// with a ProtocolError.
+#include "bus/client_frames.hpp"
+
+#include <gtest/gtest.h>
+
+#include "bus/frame_io.hpp"
+
+namespace glassbox::bus {
+namespace {
+
+using base::ErrorType;
+using namespace std::chrono_literals;
+
+Frames frames_of(std::initializer_list<std::string> list) { return Frames(list); }
+
+void expect_protocol_error(const base::Error& error) {
+    EXPECT_EQ(error.type, ErrorType::kProtocolError) << error.message;
+    EXPECT_FALSE(error.message.empty());
+}
+
+TEST(ClientFrames, RequestRoundTrip) {
+    Frames frames;
+    put_client_request(AppendFrames{frames}, "graph-rag", "r-7", 2500ms, "{\"q\":1}");
+    EXPECT_EQ(frames, frames_of({"", "GBC01", "\x01", "graph-rag", "r-7", "2500", "{\"q\":1}"}));
+    const auto views = views_of(frames);
+    ASSERT_TRUE(decode_client_command(views).ok());
+    EXPECT_EQ(decode_client_command(views).value(), schema::protocol::client_cmd::kRequest);
+    const auto request = decode_client_request(views);
+    ASSERT_TRUE(request.ok()) << request.error().message;
+    EXPECT_EQ(request.value().service, "graph-rag");
+    EXPECT_EQ(request.value().request_id, "r-7");
+    EXPECT_EQ(request.value().deadline_ms, 2500u);
+    EXPECT_EQ(request.value().body, "{\"q\":1}");
+    EXPECT_EQ(frames[kClientRequestBodyFrame], "{\"q\":1}");
+}
+
+TEST(ClientFrames, NegativeDeadlineIsWrittenAsZero) {
+    Frames frames;
+    put_client_request(AppendFrames{frames}, "s", "r", -5ms, "{}");
+    EXPECT_EQ(frames[5], "0");
+}
+
+TEST(ClientFrames, MalformedRequestIsAProtocolError) {
+    for (const Frames& bad : {frames_of({"", "GBC01", "\x01", "s"}),
+                              frames_of({"", "GBC01", "\x01", "s", "", "0", "{}"}),
+                              frames_of({"", "GBC01", "\x01", "s", std::string(65, 'r'), "0", "{}"}),
+                              frames_of({"", "GBC01", "\x01", "s", "r", "0"}),
+                              frames_of({"", "GBC01", "\x01", "s", "r", "0", "{}", "extra"}),
+                              frames_of({"", "GBC01", "\x01", "bad service!", "r", "0", "{}"}),
+                              frames_of({"", "GBC01", "\x01", "s", "r", "-1", "{}"})}) {
+        const auto request = decode_client_request(views_of(bad));
+        ASSERT_FALSE(request.ok()) << bad.size();
+        expect_protocol_error(request.error());
+    }
+    expect_protocol_error(decode_client_command(views_of(frames_of({"", "GBC01"}))).error());
+    expect_protocol_error(decode_client_command(views_of(frames_of({"", "MDPC01", "\x01"}))).error());
+}
+
+TEST(ClientFrames, CancelAndHeartbeatRoundTrip) {
+    Frames cancel;
+    put_client_cancel(AppendFrames{cancel}, "r-1");
+    ASSERT_TRUE(decode_client_cancel(views_of(cancel)).ok());
+    EXPECT_EQ(decode_client_cancel(views_of(cancel)).value(), "r-1");
+    expect_protocol_error(decode_client_cancel(views_of(frames_of({"", "GBC01", "\x04"}))).error());
+
+    Frames heartbeat;
+    put_client_heartbeat(AppendFrames{heartbeat}, std::vector<std::string>{"a", "b"});
+    EXPECT_EQ(heartbeat, frames_of({"", "GBC01", "\x06", "a", "b"}));
+    EXPECT_EQ(heartbeat.size() - kClientHeartbeatIdFrame, 2u);
+}
+
+TEST(ClientFrames, MdpRequestAndReplyRoundTrip) {
+    Frames frames;
+    put_mdp_request(AppendFrames{frames}, "echo");
+    frames.push_back("a");
+    frames.push_back("b");
+    const auto service = decode_mdp_request(views_of(frames));
+    ASSERT_TRUE(service.ok());
+    EXPECT_EQ(service.value(), "echo");
+    EXPECT_EQ(frames.size() - kMdpBodyFrame, 2u);
+    expect_protocol_error(decode_mdp_request(views_of(frames_of({"", "MDPC01"}))).error());
+
+    Frames reply;
+    put_mdp_reply(AppendFrames{reply}, "echo");
+    EXPECT_EQ(reply, frames_of({"", "MDPC01", "echo"}));
+}
+
+TEST(ClientFrames, RepliesRoundTrip) {
+    Frames partial;
+    put_client_partial(AppendFrames{partial}, "r", schema::protocol::kKindExplain);
+    partial.push_back("{}");
+    auto reply = decode_client_reply(views_of(partial));
+    ASSERT_TRUE(reply.ok());
+    EXPECT_EQ(reply.value().kind, ClientReplyKind::kExplain);
+    EXPECT_EQ(reply.value().request_id, "r");
+    EXPECT_EQ(partial[reply.value().body], "{}");
+
+    Frames final_reply;
+    put_client_final(AppendFrames{final_reply}, "r");
+    final_reply.push_back("\"x\"");
+    reply = decode_client_reply(views_of(final_reply));
+    ASSERT_TRUE(reply.ok());
+    EXPECT_EQ(reply.value().kind, ClientReplyKind::kFinal);
+    EXPECT_EQ(final_reply[reply.value().body], "\"x\"");
+
+    Frames error;
+    put_client_error(AppendFrames{error}, "r", base::make_error(ErrorType::kQueueFull, "full"));
+    reply = decode_client_reply(views_of(error));
+    ASSERT_TRUE(reply.ok());
+    EXPECT_EQ(reply.value().kind, ClientReplyKind::kError);
+    EXPECT_EQ(reply.value().error.type, ErrorType::kQueueFull);
+    EXPECT_EQ(reply.value().error.message, "full");
+
+    // §4.3: an ERROR before a request id is known has an empty id.
+    Frames early;
+    put_client_error(AppendFrames{early}, "", base::make_error(ErrorType::kProtocolError, "no id"));
+    ASSERT_TRUE(decode_client_reply(views_of(early)).ok());
+}
+
+TEST(ClientFrames, MalformedRepliesAreProtocolErrors) {
+    for (const Frames& bad : {frames_of({"", "GBC01", "\x03"}),
+                              frames_of({"x", "GBC01", "\x03", "r", "{}"}),
+                              frames_of({"", "MDPC01", "\x03", "r", "{}"}),
+                              frames_of({"", "GBC01", "\x03", std::string(65, 'r'), "{}"}),
+                              frames_of({"", "GBC01", "\x03", "r"}),
+                              frames_of({"", "GBC01", "\x02", "r", "other", "{}"}),
+                              frames_of({"", "GBC01", "\x05", "r", "Internal"}),
+                              frames_of({"", "GBC01", "\x03", "", "{}"}),
+                              frames_of({"", "GBC01", "\x09", "r", "{}"})}) {
+        const auto reply = decode_client_reply(views_of(bad));
+        ASSERT_FALSE(reply.ok()) << bad.size();
+        expect_protocol_error(reply.error());
+    }
+}
+
+}  // namespace
+}  // namespace glassbox::bus

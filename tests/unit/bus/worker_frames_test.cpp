@@ -1,0 +1,175 @@
+// The MDPW01/GBW01 codec: every encoder read back by its decoder, and malformed frames refused
+// with a ProtocolError.
+#include "bus/worker_frames.hpp"
+
+#include <gtest/gtest.h>
+
+#include "bus/frame_io.hpp"
+
+namespace glassbox::bus {
+namespace {
+
+namespace cmd = schema::protocol::worker_cmd;
+using base::ErrorType;
+
+Frames frames_of(std::initializer_list<std::string> list) { return Frames(list); }
+
+void expect_protocol_error(const base::Error& error) {
+    EXPECT_EQ(error.type, ErrorType::kProtocolError) << error.message;
+    EXPECT_FALSE(error.message.empty());
+}
+
+TEST(WorkerFrames, CommandRoundTrip) {
+    Frames frames;
+    put_worker_command(AppendFrames{frames}, cmd::kHeartbeat);
+    EXPECT_EQ(frames, frames_of({"", "MDPW01", "\x04"}));
+    const auto decoded = decode_worker_command(views_of(frames));
+    ASSERT_TRUE(decoded.ok());
+    EXPECT_EQ(decoded.value(), cmd::kHeartbeat);
+}
+
+TEST(WorkerFrames, MalformedCommandIsAProtocolError) {
+    for (const Frames& bad : {frames_of({"", "MDPW01"}), frames_of({"x", "MDPW01", "\x04"}),
+                              frames_of({"", "MDPW02", "\x04"}), frames_of({"", "MDPW01", "\x04\x04"}),
+                              frames_of({})}) {
+        const auto decoded = decode_worker_command(views_of(bad));
+        ASSERT_FALSE(decoded.ok());
+        expect_protocol_error(decoded.error());
+    }
+}
+
+TEST(WorkerFrames, ReadyRoundTripsWithAndWithoutCredit) {
+    Frames plain;
+    put_worker_ready(AppendFrames{plain}, "echo", false);
+    EXPECT_EQ(plain, frames_of({"", "MDPW01", "\x01", "echo"}));
+    auto ready = decode_worker_ready(views_of(plain));
+    ASSERT_TRUE(ready.ok());
+    EXPECT_EQ(ready.value().service, "echo");
+    EXPECT_FALSE(ready.value().gbw01);
+    EXPECT_EQ(ready.value().credit, 1u);
+
+    Frames credit;
+    put_worker_ready(AppendFrames{credit}, "rag", true, 64);
+    EXPECT_EQ(credit, frames_of({"", "MDPW01", "\x01", "rag", "GBW01", "64"}));
+    ready = decode_worker_ready(views_of(credit));
+    ASSERT_TRUE(ready.ok());
+    EXPECT_TRUE(ready.value().gbw01);
+    EXPECT_EQ(ready.value().credit, 64u);
+}
+
+TEST(WorkerFrames, BadReadyIsAProtocolError) {
+    for (const Frames& bad : {frames_of({"", "MDPW01", "\x01"}),
+                              frames_of({"", "MDPW01", "\x01", "mmi.service"}),
+                              frames_of({"", "MDPW01", "\x01", "rag", "GBW01", "0"}),
+                              frames_of({"", "MDPW01", "\x01", "rag", "GBW01", "1025"}),
+                              frames_of({"", "MDPW01", "\x01", "rag", "XYZ01", "4"}),
+                              frames_of({"", "MDPW01", "\x01", "rag", "GBW01", "4", "x"})}) {
+        const auto ready = decode_worker_ready(views_of(bad));
+        ASSERT_FALSE(ready.ok()) << bad.size();
+        expect_protocol_error(ready.error());
+    }
+}
+
+TEST(WorkerFrames, GbwRequestRoundTrip) {
+    Frames frames;
+    put_worker_token_head(AppendFrames{frames}, cmd::kRequest, "17");
+    frames.push_back(encode_request_meta("r-1", "rag", 2500, 1, "GBC01"));
+    frames.push_back("{}");
+    const auto request = decode_gbw_request(views_of(frames));
+    ASSERT_TRUE(request.ok()) << request.error().message;
+    EXPECT_EQ(request.value().token, "17");
+    EXPECT_EQ(request.value().body, "{}");
+    const auto meta = decode_request_meta(request.value().meta);
+    ASSERT_TRUE(meta.ok());
+    EXPECT_EQ(meta.value(), (RequestMetaFrame{"r-1", "rag", 2500, 1, "GBC01"}));
+}
+
+TEST(WorkerFrames, MalformedRequestIsAProtocolError) {
+    // No token, a token above 64 bytes, no empty frame, a missing body.
+    for (const Frames& bad : {frames_of({"", "MDPW01", "\x02"}),
+                              frames_of({"", "MDPW01", "\x02", std::string(65, 't'), "", "{}", "{}"}),
+                              frames_of({"", "MDPW01", "\x02", "1", "x", "{}", "{}"}),
+                              frames_of({"", "MDPW01", "\x02", "1", "", "{}"})}) {
+        const auto request = decode_gbw_request(views_of(bad));
+        ASSERT_FALSE(request.ok());
+        expect_protocol_error(request.error());
+    }
+}
+
+TEST(WorkerFrames, MetaKeepsOpaqueRequestIdsValidJson) {
+    // Overlong, surrogate and above-U+10FFFF bytes: the frame stays JSON a decoder accepts.
+    for (const std::string id : {"\xC0\xAF", "\xE0\x80\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80"}) {
+        const auto meta = decode_request_meta(encode_request_meta(id, "s", 0, 1, "MDPC01"));
+        ASSERT_TRUE(meta.ok()) << meta.error().message;
+        EXPECT_FALSE(meta.value().request_id.empty());
+    }
+}
+
+TEST(WorkerFrames, BadMetaIsAProtocolError) {
+    for (const std::string bad : {"", "[]", "{\"request_id\":1,\"service\":\"s\",\"deadline_ms\":0,\"attempt\":1}",
+                                  "{\"request_id\":\"r\",\"service\":\"s\",\"deadline_ms\":-1,\"attempt\":1}",
+                                  "{\"request_id\":\"r\",\"service\":\"s\",\"deadline_ms\":0}",
+                                  "{\"request_id\":\"r\",\"service\":\"s\",\"deadline_ms\":0,\"attempt\":1,\"client\":2}"}) {
+        const auto meta = decode_request_meta(bad);
+        ASSERT_FALSE(meta.ok()) << bad;
+        expect_protocol_error(meta.error());
+    }
+}
+
+TEST(WorkerFrames, AnswersRoundTrip) {
+    Frames partial;
+    put_worker_token_head(AppendFrames{partial}, cmd::kPartial, "9");
+    partial.push_back("\"chunk\"");
+    auto views = views_of(partial);
+    ASSERT_TRUE(decode_worker_token(views).ok());
+    EXPECT_EQ(decode_worker_token(views).value(), "9");
+    ASSERT_TRUE(decode_worker_partial(views).ok());
+    EXPECT_EQ(decode_worker_partial(views).value(), "\"chunk\"");
+
+    Frames explain;
+    put_worker_explain(AppendFrames{explain}, "9", "urn:q:1", 3, "complete");
+    explain.push_back("{}");
+    const auto decoded = decode_worker_explain(views_of(explain), 2048);
+    ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+    EXPECT_EQ(decoded.value().session, "urn:q:1");
+    EXPECT_EQ(decoded.value().seq, 3u);
+    EXPECT_EQ(decoded.value().state, "complete");
+    EXPECT_EQ(explain[decoded.value().body], "{}");
+
+    Frames error;
+    put_worker_error(AppendFrames{error}, "9", base::make_error(ErrorType::kInvalidJson, "bad body"));
+    const base::Error read = decode_worker_error(views_of(error));
+    EXPECT_EQ(read.type, ErrorType::kInvalidJson);
+    EXPECT_EQ(read.message, "bad body");
+
+    Frames cancel;
+    put_worker_cancel(AppendFrames{cancel}, "9");
+    EXPECT_EQ(cancel, frames_of({"", "MDPW01", "\x09", "9"}));
+    ASSERT_TRUE(decode_worker_cancel(views_of(cancel)).ok());
+    EXPECT_EQ(decode_worker_cancel(views_of(cancel)).value(), "9");
+}
+
+TEST(WorkerFrames, MalformedAnswersAreProtocolErrors) {
+    expect_protocol_error(decode_worker_token(views_of(frames_of({"", "MDPW01", "\x03", "1"}))).error());
+    expect_protocol_error(decode_worker_token(views_of(frames_of({"", "MDPW01", "\x03", "1", "x"}))).error());
+    expect_protocol_error(
+        decode_worker_partial(views_of(frames_of({"", "MDPW01", "\x06", "1", "", "a", "b"}))).error());
+    for (const Frames& bad : {frames_of({"", "MDPW01", "\x07", "1", "", "s", "0", "open"}),
+                              frames_of({"", "MDPW01", "\x07", "1", "", "", "0", "open", "{}"}),
+                              frames_of({"", "MDPW01", "\x07", "1", "", "s", "x", "open", "{}"}),
+                              frames_of({"", "MDPW01", "\x07", "1", "", "s", "0", "closed", "{}"}),
+                              frames_of({"", "MDPW01", "\x07", "1", "", std::string(9, 's'), "0", "open", "{}"})}) {
+        const auto explain = decode_worker_explain(views_of(bad), 8);
+        ASSERT_FALSE(explain.ok());
+        expect_protocol_error(explain.error());
+    }
+    expect_protocol_error(decode_worker_cancel(views_of(frames_of({"", "MDPW01", "\x09"}))).error());
+    // An unknown error type word still reads, as Internal with the word kept.
+    const base::Error unknown =
+        decode_worker_error(views_of(frames_of({"", "MDPW01", "\x08", "1", "", "Weird", "m"})));
+    EXPECT_EQ(unknown.type, ErrorType::kInternal);
+    EXPECT_NE(unknown.message.find("Weird"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace glassbox::bus
