@@ -46,8 +46,9 @@ void for_each_word(std::string_view text, OnWord&& on_word) {
     flush();
 }
 
-// The words of `s` (as for_each_word), except that a possessive "s" after an apostrophe
-// (ASCII or U+2019) is dropped: "Arthur's" gives "arthur".
+// The words of `s` (as for_each_word), except that a possessive "s" after an apostrophe is
+// dropped: "Arthur's" gives "arthur". (A U+2019 apostrophe is made of word bytes, so
+// "Arthur’s" stays one word.)
 std::vector<std::string> words(std::string_view s);
 
 // A light suffix stemmer (plurals, -ing, -ed, a few irregular forms): "children" -> "child",

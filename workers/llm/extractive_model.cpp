@@ -11,7 +11,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "workers/llm/text_analysis.hpp"
+#include "text/similarity.hpp"
+#include "text/stopwords.hpp"
+#include "text/tokenize.hpp"
+#include "workers/llm/relation_cues.hpp"
 
 namespace glassbox::llm {
 
@@ -311,7 +314,7 @@ QuestionAnalysis analyze_question(std::string_view question) {
             score = 85;
         } else if (!tokens[i].sentence_initial) {
             score = 85;
-        } else if (!tokens[i].stop && text::relation_cues(tokens[i].lower).empty()) {
+        } else if (!tokens[i].stop && relation_cues(tokens[i].lower).empty()) {
             score = 60;  // "Paris is ...": a capital at the start may be a name
         }
         if (score > 0) {
@@ -335,7 +338,7 @@ QuestionAnalysis analyze_question(std::string_view question) {
     // Possessive owners written in lower case: "khufu 's children".
     for (auto& t : tokens) {
         if (t.possessive && !t.in_entity && !t.stop && !t.number &&
-            text::relation_cues(t.lower).empty()) {
+            relation_cues(t.lower).empty()) {
             add_candidate(found, t.text, 80, t.index, true);
             t.in_entity = true;
         }
@@ -378,7 +381,7 @@ QuestionAnalysis analyze_question(std::string_view question) {
                           false);
         }
         for (std::size_t k = i; k < end; ++k) {
-            const bool relation = !text::relation_cues(tokens[k].lower).empty();
+            const bool relation = !relation_cues(tokens[k].lower).empty();
             const int score =
                 (length == 1 ? 55 : 40) + (relation ? 3 : 0) - (tokens[k].appositive ? 10 : 0);
             add_candidate(found, tokens[k].text, score, k, false);
@@ -431,15 +434,15 @@ QuestionRelations relation_words(const QuestionAnalysis& a) {
         const bool separator = t.lower == "of" || t.lower == "and" || t.lower == "or";
         if (separator) ++segment;
         if (!t.in_entity && !t.number) {
-            const auto& token_cues = text::relation_cues(t.lower);
+            const auto& token_cues = relation_cues(t.lower);
             // Question words are stopwords, but "where", "when", "why" name a relation.
             if (!(t.stop && token_cues.empty())) {
                 for (const auto& w : text::words(t.text)) {
-                    if (text::is_stopword(w) && text::relation_cues(w).empty()) continue;
+                    if (text::is_stopword(w) && relation_cues(w).empty()) continue;
                     RelationWord r;
                     r.surface = w;
                     r.stem = text::stem(w);
-                    r.cues = text::relation_cues(w);
+                    r.cues = relation_cues(w);
                     r.weight = t.appositive ? 0.3 : 1.0;
                     std::string key = r.cues.empty() ? r.stem : std::string(r.cues.front());
                     // A type word beside an entity ("the club FC_Porto", "Forward position")
@@ -475,7 +478,7 @@ std::vector<std::vector<double>> predicate_match(std::string_view predicate,
     for (const auto& w : text::words(predicate)) {
         if (text::is_stopword(w)) continue;
         const std::string s = text::stem(w);
-        const auto& cues = text::relation_cues(w);
+        const auto& cues = relation_cues(w);
         std::vector<double> row(rel.size(), 0.0);
         for (std::size_t j = 0; j < rel.size(); ++j) {
             double m = 0.0;
