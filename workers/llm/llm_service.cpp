@@ -147,8 +147,8 @@ EmbedFunction embed_through(runtime::RequestContext& context, const LlmServiceOp
         }
         auto response = schema::decode_text<schema::EmbeddingsResponse>(result->final_text);
         if (!response) return std::move(response).error();
-        if (options.builtin_embeddings_ttl.count() > 0 && response->model == text::kFeatureHashingModel &&
-            response->dim > 0) {
+        if (options.builtin_embeddings_ttl.count() > 0 &&
+            response->model == text::kFeatureHashingModel && response->dim > 0) {
             gate.builtin_dim.store(response->dim);
             gate.builtin_until_ms.store(now_ms() + options.builtin_embeddings_ttl.count());
         }

@@ -232,7 +232,8 @@ private:
         std::vector<text::TermCounts> bags;
         for (std::size_t i = 0; i < retrieved_.size(); ++i) {
             relevance.push_back(top > 0.0 ? fusion_[i].score / top : 0.0);
-            bags.push_back(text::term_counts(retrieved_[i].document_title + "\n" + retrieved_[i].text));
+            bags.push_back(
+                text::term_counts(retrieved_[i].document_title + "\n" + retrieved_[i].text));
         }
         selected_ = mmr_select(
             relevance, [&](std::size_t a, std::size_t b) { return text::cosine(bags[a], bags[b]); },

@@ -374,8 +374,8 @@ private:
         std::vector<double> similarity(subgraph_.size(), 0.0);
         for (std::size_t i = 0; i < subgraph_.size(); ++i) {
             const auto& e = labelled_[i];
-            similarity[i] =
-                text::cosine(question, text::lexical_profile(concept_text(e.s + " " + e.p + " " + e.o)));
+            similarity[i] = text::cosine(
+                question, text::lexical_profile(concept_text(e.s + " " + e.p + " " + e.o)));
         }
         for (std::size_t i = 0; i < subgraph_.size(); ++i) {
             const auto linked =

@@ -11,7 +11,8 @@ namespace {
 
 TEST(Cosine, OfVectorsAndOfWordBags) {
     EXPECT_DOUBLE_EQ(cosine(std::vector<double>{1, 0}, std::vector<double>{1, 0}), 1.0);
-    EXPECT_NEAR(cosine(std::vector<double>{1, 1}, std::vector<double>{1, 0}), 1.0 / std::sqrt(2.0), 1e-12);
+    EXPECT_NEAR(cosine(std::vector<double>{1, 1}, std::vector<double>{1, 0}), 1.0 / std::sqrt(2.0),
+                1e-12);
     EXPECT_DOUBLE_EQ(cosine(std::vector<double>{1, 0}, std::vector<double>{0, 0}), 0.0);
     EXPECT_DOUBLE_EQ(cosine(std::vector<double>{1}, std::vector<double>{1, 0}), 0.0);
 
@@ -31,23 +32,23 @@ TermCounts reference_profile(std::string_view text) {
     for (const auto& [word, n] : term_counts(text)) {
         profile["w" + word] += n;
         const std::string padded = "#" + word + "#";
-        for (std::size_t i = 0; i + 3 <= padded.size(); ++i) profile["g" + padded.substr(i, 3)] += 0.5 * n;
+        for (std::size_t i = 0; i + 3 <= padded.size(); ++i)
+            profile["g" + padded.substr(i, 3)] += 0.5 * n;
     }
     return profile;
 }
 
 TEST(LexicalProfile, ScoresAsTheStringDefinition) {
-    const std::vector<std::string> texts = {
-        "Who founded the shipyard that built the MV Curlew?",
-        "MV Curlew built by Brenn and Daughters Shipyard",
-        "Brenn and Daughters Shipyard founded by Oskar Brenn",
-        "Cruz Azul FC plays in Liga MX",
-        "children wear wears child",
-        "Zürich Schweiz zürich",
-        "aaa aaaa aa a",
-        "x",
-        "",
-        "!!! ???"};
+    const std::vector<std::string> texts = {"Who founded the shipyard that built the MV Curlew?",
+                                            "MV Curlew built by Brenn and Daughters Shipyard",
+                                            "Brenn and Daughters Shipyard founded by Oskar Brenn",
+                                            "Cruz Azul FC plays in Liga MX",
+                                            "children wear wears child",
+                                            "Zürich Schweiz zürich",
+                                            "aaa aaaa aa a",
+                                            "x",
+                                            "",
+                                            "!!! ???"};
     for (const auto& a : texts) {
         for (const auto& b : texts) {
             EXPECT_NEAR(cosine(lexical_profile(a), lexical_profile(b)),
@@ -55,7 +56,8 @@ TEST(LexicalProfile, ScoresAsTheStringDefinition) {
                 << '"' << a << "\" vs \"" << b << '"';
         }
     }
-    EXPECT_NEAR(cosine(lexical_profile("Wear the CHILD"), lexical_profile("wear the child")), 1.0, 1e-12);
+    EXPECT_NEAR(cosine(lexical_profile("Wear the CHILD"), lexical_profile("wear the child")), 1.0,
+                1e-12);
     const double forms = cosine(lexical_profile("wears"), lexical_profile("wear"));
     EXPECT_GT(forms, 0.3);
     EXPECT_LT(forms, 1.0);
@@ -72,9 +74,11 @@ TEST(LexicalProfile, ScoresAsTheStringDefinition) {
 }
 
 TEST(TitleContainment, IsTheShareOfTitleContentWordsTheQuestionNames) {
-    const auto question = content_words("Who directed the film shot in or around Leland, North Carolina in 1986?");
+    const auto question =
+        content_words("Who directed the film shot in or around Leland, North Carolina in 1986?");
     EXPECT_DOUBLE_EQ(title_containment("Leland, North Carolina", question), 1.0);
-    EXPECT_DOUBLE_EQ(title_containment("The Leland Stanford", question), 0.5);  // "the" is not counted
+    EXPECT_DOUBLE_EQ(title_containment("The Leland Stanford", question),
+                     0.5);  // "the" is not counted
     EXPECT_DOUBLE_EQ(title_containment("Maximum Overdrive", question), 0.0);
     EXPECT_DOUBLE_EQ(title_containment("", question), 0.0);
     EXPECT_DOUBLE_EQ(title_containment("of the", question), 0.0);
