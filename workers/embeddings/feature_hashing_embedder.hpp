@@ -1,5 +1,5 @@
-// The default embedder: signed feature hashing of words, word pairs and character trigrams.
-// No model, no network, deterministic and stable across platforms and runs (vectors persist).
+// The default embedder: text/'s signed feature hashing of words, word pairs and character
+// trigrams. No model, no network, deterministic and stable across platforms and runs.
 #pragma once
 
 #include <cstdint>
@@ -8,28 +8,16 @@
 #include <string_view>
 #include <vector>
 
-#include "base/fnv.hpp"
+#include "text/feature_hashing.hpp"
 #include "workers/embeddings/embedder.hpp"
 
 namespace glassbox::embeddings {
 
-inline constexpr std::string_view kHashingModel = "glassbox-hashing-v1";
-inline constexpr std::uint32_t kDefaultHashingDim = 384;
+inline constexpr std::string_view kHashingModel = text::kFeatureHashingModel;
+inline constexpr std::uint32_t kDefaultHashingDim = text::kDefaultFeatureHashingDim;
 
-// Features of a text (after ASCII lower-casing; other UTF-8 bytes kept as they are):
-//   - words: maximal runs of ASCII letters/digits and non-ASCII code points (general
-//     punctuation and no-break/ideographic spaces separate, like ASCII punctuation);
-//   - word bigrams (adjacent words);
-//   - character trigrams of each word framed as "<word>", by code point (never splitting one).
-// Each feature is hashed with 64-bit FNV-1a (prefixed by its kind): hash mod dim picks the
-// bucket, the top bit of a splitmix64 finalizer of that hash picks the sign (+/-), so
-// collisions cancel on average instead of piling up. Weight per distinct feature:
-// kind_weight * (1 + ln(count)) (sublinear tf: a repeated word should not dominate). Kind
-// weights: word 1.0, bigram 0.5 (order signal, sparser and noisier), trigram 0.25 (a word of n
-// code points yields n trigrams; 0.25 keeps their summed energy below the word's own for
-// typical lengths while still matching inflections and typos). The vector is L2-normalised.
-// A text with no features (empty, only punctuation) gives the zero vector: no division by a
-// zero norm, so never NaN; its cosine with anything is 0.
+// Embeds each text with text::feature_vector (text/feature_hashing.hpp says which features and
+// weights): L2-normalised, the zero vector for a text without features.
 class FeatureHashingEmbedder final : public Embedder {
 public:
     // dim must be ≥ 1 (checked by EmbeddingsConfig; 0 here is a programmer error: throws
@@ -48,22 +36,5 @@ public:
 private:
     std::uint32_t dim_;
 };
-
-namespace detail {
-
-// 64-bit FNV-1a (schema/fnv.hpp).
-using base::fnv1a64;
-using base::kFnvOffset;
-
-struct FeatureSlot {
-    std::uint32_t bucket = 0;
-    int sign = 1;  // +1 or -1
-};
-// Where the feature hash `hash` lands in a vector of `dim`.
-FeatureSlot feature_slot(std::uint64_t hash, std::uint32_t dim) noexcept;
-// The hash of a word unigram feature ("w" kind prefix), for tests pinning the hash function.
-std::uint64_t word_feature_hash(std::string_view lowercase_word) noexcept;
-
-}  // namespace detail
 
 }  // namespace glassbox::embeddings

@@ -2,9 +2,9 @@
 #include "workers/llm/extractive_provider.hpp"
 
 #include <atomic>
-#include <cmath>
 
 #include "base/log.hpp"
+#include "text/similarity.hpp"
 
 namespace glassbox::llm {
 
@@ -82,18 +82,6 @@ base::Result<std::vector<TextChunk>> chunks_of(const PromptInput& input) {
     return chunks;
 }
 
-double cosine(const std::vector<double>& a, const std::vector<double>& b) {
-    if (a.size() != b.size() || a.empty()) return 0.0;
-    double dot = 0.0, na = 0.0, nb = 0.0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        dot += a[i] * b[i];
-        na += a[i] * a[i];
-        nb += b[i] * b[i];
-    }
-    if (na <= 0.0 || nb <= 0.0) return 0.0;
-    return dot / (std::sqrt(na) * std::sqrt(nb));
-}
-
 // One warning a minute at most: a missing embeddings service would otherwise log per request.
 void warn_embeddings_unavailable(const base::Error& error) {
     static std::atomic<std::int64_t> last_warning{0};
@@ -144,7 +132,7 @@ base::Result<Completion> ExtractiveProvider::generate(const PromptInput& input,
             auto vectors = options.embed(texts);
             if (vectors && vectors->size() == texts.size()) {
                 for (std::size_t i = 1; i < vectors->size(); ++i)
-                    similarity.push_back(cosine((*vectors)[0], (*vectors)[i]));
+                    similarity.push_back(text::cosine((*vectors)[0], (*vectors)[i]));
             } else {
                 warn_embeddings_unavailable(
                     vectors ? make_error(ErrorType::kUpstreamError, "wrong number of vectors")

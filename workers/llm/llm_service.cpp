@@ -8,7 +8,7 @@
 #include "schema/json_fast.hpp"
 #include "base/log.hpp"
 #include "schema/messages.hpp"
-#include "workers/embeddings/feature_hashing_embedder.hpp"
+#include "text/feature_hashing.hpp"
 #include "workers/llm/json_schema.hpp"
 
 namespace glassbox::llm {
@@ -125,10 +125,10 @@ EmbedFunction embed_through(runtime::RequestContext& context, const LlmServiceOp
                               "embeddings skipped after a recent failure");
         if (now_ms() < gate.builtin_until_ms.load()) {
             // The vectors the service would compute, bit for bit (the same code and dimension).
-            const embeddings::FeatureHashingEmbedder builtin(gate.builtin_dim.load());
+            const std::uint32_t dim = gate.builtin_dim.load();
             std::vector<std::vector<double>> vectors;
             vectors.reserve(texts.size());
-            for (const auto& text : texts) vectors.push_back(builtin.embed_one(text));
+            for (const auto& t : texts) vectors.push_back(text::feature_vector(t, dim));
             return vectors;
         }
         const auto budget = std::min(options.embeddings_timeout, context.remaining() / 4);
@@ -147,8 +147,8 @@ EmbedFunction embed_through(runtime::RequestContext& context, const LlmServiceOp
         }
         auto response = schema::decode_text<schema::EmbeddingsResponse>(result->final_text);
         if (!response) return std::move(response).error();
-        if (options.builtin_embeddings_ttl.count() > 0 && response->model == embeddings::kHashingModel &&
-            response->dim > 0) {
+        if (options.builtin_embeddings_ttl.count() > 0 &&
+            response->model == text::kFeatureHashingModel && response->dim > 0) {
             gate.builtin_dim.store(response->dim);
             gate.builtin_until_ms.store(now_ms() + options.builtin_embeddings_ttl.count());
         }

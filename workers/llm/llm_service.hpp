@@ -26,7 +26,7 @@ struct LlmServiceOptions {
     // After the embeddings service was missing, do not ask again for this long.
     std::chrono::milliseconds embeddings_backoff{30'000};
     // When the embeddings service answers with the built-in feature-hashing model
-    // (embeddings::kHashingModel, which a model name and a dimension fully determine), the next
+    // (text::kFeatureHashingModel, which a model name and a dimension fully determine), the next
     // requests for this long compute the same vectors here instead of a round trip; then the
     // service is asked again (so a reconfigured service is noticed). Zero: always ask.
     std::chrono::milliseconds builtin_embeddings_ttl{30'000};

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "schema/explain_builder.hpp"
+#include "text/similarity.hpp"
 #include "workers/rag/rag_answer.hpp"
 #include "workers/rag/rag_steps.hpp"
 #include "workers/rag/rank_fusion.hpp"
@@ -140,12 +141,12 @@ private:
         // Title ranking: chunks of documents whose title the question names (most of the
         // title's words are in the question: "Leland, North Carolina") — a field match that
         // the chunk-text rankings cannot see.
-        const auto question_words = content_words(query_.query);
+        const auto question_words = text::content_words(query_.query);
         std::vector<std::pair<double, std::string>> titled;
         for (const auto& f : fused) {
             const auto it = by_id.find(f.id);
             if (it == by_id.end()) continue;
-            const double named = title_containment(it->second.document_title, question_words);
+            const double named = text::title_containment(it->second.document_title, question_words);
             if (named > kTitleContainment) titled.emplace_back(named, f.id);
         }
         std::stable_sort(titled.begin(), titled.end(),
@@ -228,13 +229,14 @@ private:
         StepTimer timer;
         const double top = fusion_.front().score;
         std::vector<double> relevance;
-        std::vector<TermCounts> bags;
+        std::vector<text::TermCounts> bags;
         for (std::size_t i = 0; i < retrieved_.size(); ++i) {
             relevance.push_back(top > 0.0 ? fusion_[i].score / top : 0.0);
-            bags.push_back(term_counts(retrieved_[i].document_title + "\n" + retrieved_[i].text));
+            bags.push_back(
+                text::term_counts(retrieved_[i].document_title + "\n" + retrieved_[i].text));
         }
         selected_ = mmr_select(
-            relevance, [&](std::size_t a, std::size_t b) { return cosine(bags[a], bags[b]); },
+            relevance, [&](std::size_t a, std::size_t b) { return text::cosine(bags[a], bags[b]); },
             query_.doc_limit, config_.mmr_lambda);
         reranked_ = true;
         std::vector<explain::RankedChunk> ranked;

@@ -9,9 +9,9 @@
 
 #include "schema/explain_builder.hpp"
 #include "schema/vocabulary.hpp"
+#include "text/similarity.hpp"
 #include "workers/rag/rag_answer.hpp"
 #include "workers/rag/rag_steps.hpp"
-#include "workers/rag/rank_fusion.hpp"
 
 namespace glassbox::rag {
 namespace {
@@ -370,12 +370,12 @@ private:
         if (subgraph_.size() <= query_.edge_score_limit) return all;
         // Lexical similarity of the question and each edge's text, computed here: embedding the
         // edges would cost a round trip carrying a vector per edge.
-        const auto question = lexical_profile(concept_text(query_.query));
+        const auto question = text::lexical_profile(concept_text(query_.query));
         std::vector<double> similarity(subgraph_.size(), 0.0);
         for (std::size_t i = 0; i < subgraph_.size(); ++i) {
             const auto& e = labelled_[i];
-            similarity[i] =
-                cosine(question, lexical_profile(concept_text(e.s + " " + e.p + " " + e.o)));
+            similarity[i] = text::cosine(
+                question, text::lexical_profile(concept_text(e.s + " " + e.p + " " + e.o)));
         }
         for (std::size_t i = 0; i < subgraph_.size(); ++i) {
             const auto linked =

@@ -1,5 +1,5 @@
 // Ranking arithmetic shared by the RAG workers: reciprocal rank fusion with per-list
-// contributions, maximal marginal relevance, cosine and lexical similarity.
+// contributions and maximal marginal relevance (the similarity measures are in text/).
 #pragma once
 
 #include <cstddef>
@@ -7,8 +7,6 @@
 #include <functional>
 #include <optional>
 #include <string>
-#include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -51,30 +49,5 @@ std::vector<FusedItem> reciprocal_rank_fusion(const std::vector<Ranking>& rankin
 std::vector<std::size_t> mmr_select(const std::vector<double>& relevance,
                                     const std::function<double(std::size_t, std::size_t)>& similarity,
                                     std::size_t count, double lambda);
-
-// Cosine of two vectors (0 when either is zero or their sizes differ).
-double cosine(const std::vector<double>& a, const std::vector<double>& b) noexcept;
-
-// A bag of lower-cased words (letters and digits; other bytes separate words, UTF-8 letters
-// beyond ASCII kept as is), for lexical similarity without a model.
-using TermCounts = std::unordered_map<std::string, double>;
-TermCounts term_counts(std::string_view text);
-// The words of `text` (as term_counts) without common English function words.
-std::vector<std::string> content_words(std::string_view text);
-// The share of `title`'s content words that `question_words` contains (0 for an empty title).
-double title_containment(std::string_view title, const std::vector<std::string>& question_words);
-// Words plus the character trigrams of each word padded with '#' (weighted 0.5), so word forms
-// ("wear" / "wears", "child" / "children") still overlap: a lexical stand-in for a
-// feature-hashing embedding that needs no round trip. Features are 64-bit hashes (words and
-// trigrams apart), sorted, each once with its summed weight; norm is their Euclidean length.
-struct LexicalProfile {
-    std::vector<std::pair<std::uint64_t, double>> features;
-    double norm = 0.0;
-};
-LexicalProfile lexical_profile(std::string_view text);
-// Cosine of two lexical profiles (0 when either is empty).
-double cosine(const LexicalProfile& a, const LexicalProfile& b) noexcept;
-// Cosine of two bags of words.
-double cosine(const TermCounts& a, const TermCounts& b) noexcept;
 
 }  // namespace glassbox::rag

@@ -13,6 +13,7 @@
 
 #include "base/time_format.hpp"
 #include "base/utf8.hpp"
+#include "text/stopwords.hpp"
 
 namespace glassbox::store {
 
@@ -124,20 +125,6 @@ std::string sha256_hex(std::string_view data) {
 
 std::uint64_t code_points(std::string_view text) noexcept { return base::count_code_points(text); }
 
-// English function words: in an OR query they match nearly every chunk, so they cost time and,
-// with BM25's near-zero IDF for them, add nothing to the ranking.
-bool is_stop_word(std::string_view word) noexcept {
-    static const std::unordered_set<std::string_view> kStopWords = {
-        "a",     "about", "an",    "and",   "are",  "as",   "at",    "be",    "been",  "but",
-        "by",    "can",   "could", "did",   "do",   "does", "for",   "from",  "had",   "has",
-        "have",  "he",    "her",   "his",   "how",  "i",    "if",    "in",    "into",  "is",
-        "it",    "its",   "me",    "my",    "of",   "on",   "or",    "our",   "she",   "so",
-        "than",  "that",  "the",   "their", "them", "then", "there", "these", "they",  "this",
-        "those", "to",    "was",   "we",    "were", "what", "when",  "where", "which", "while",
-        "who",   "whom",  "whose", "why",   "will", "with", "would", "you",   "your"};
-    return kStopWords.contains(word);
-}
-
 // Separators between query words: ASCII other than letters and digits, and the Unicode
 // punctuation and space blocks that unicode61 also treats as separators.
 std::size_t separator_length_at(std::string_view text, std::size_t p) noexcept {
@@ -195,11 +182,13 @@ std::string fts_match_query(std::string_view text) {
         });
         if (seen.insert(word).second) words.push_back(std::move(word));
     }
+    // Stopwords match nearly every chunk in an OR query: they cost time and, with BM25's near-zero
+    // IDF for them, add nothing to the ranking. A query of stopwords only keeps them all.
     const bool all_stop_words = std::all_of(
-        words.begin(), words.end(), [](const std::string& w) { return detail::is_stop_word(w); });
+        words.begin(), words.end(), [](const std::string& w) { return text::is_stopword(w); });
     std::string query;
     for (const std::string& word : words) {
-        if (!all_stop_words && detail::is_stop_word(word)) continue;
+        if (!all_stop_words && text::is_stopword(word)) continue;
         if (!query.empty()) query += " OR ";
         query += '"';
         for (const char ch : word) query += ch == '"' ? std::string("\"\"") : std::string(1, ch);

@@ -1,6 +1,8 @@
 // FeatureHashingEmbedder: deterministic, unit norm, similarity that means something, a pinned hash.
 #include "workers/embeddings/feature_hashing_embedder.hpp"
 
+#include "base/fnv.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -116,16 +118,16 @@ TEST(FeatureHashing, InvalidUtf8IsEmbeddedWithoutHarm) {
 
 TEST(FeatureHashing, HashFunctionIsPinned) {
     // FNV-1a 64 reference vectors (Fowler/Noll/Vo test suite).
-    EXPECT_EQ(detail::fnv1a64(""), 0xcbf29ce484222325ull);
-    EXPECT_EQ(detail::fnv1a64("a"), 0xaf63dc4c8601ec8cull);
-    EXPECT_EQ(detail::fnv1a64("foobar"), 0x85944171f73967e8ull);
+    EXPECT_EQ(base::fnv1a64(""), 0xcbf29ce484222325ull);
+    EXPECT_EQ(base::fnv1a64("a"), 0xaf63dc4c8601ec8cull);
+    EXPECT_EQ(base::fnv1a64("foobar"), 0x85944171f73967e8ull);
     // Persisted vectors depend on these: changing the hash or the slot rule must fail here
     // (and needs a new model name).
-    EXPECT_EQ(detail::word_feature_hash("glassbox"), 0x6768ca53c98cac9full);
-    const auto slot = detail::feature_slot(detail::word_feature_hash("glassbox"), 384);
+    EXPECT_EQ(text::word_feature_hash("glassbox"), 0x6768ca53c98cac9full);
+    const auto slot = text::feature_slot(text::word_feature_hash("glassbox"), 384);
     EXPECT_EQ(slot.bucket, 159u);
     EXPECT_EQ(slot.sign, -1);
-    const auto cafe = detail::feature_slot(detail::word_feature_hash("caf\xC3\xA9"), 384);
+    const auto cafe = text::feature_slot(text::word_feature_hash("caf\xC3\xA9"), 384);
     EXPECT_EQ(cafe.bucket, 260u);
     EXPECT_EQ(cafe.sign, 1);
     // The word's own feature carries the largest weight of a one-word text.

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "workers/llm/text_analysis.hpp"
+#include "text/tokenize.hpp"
 
 namespace glassbox::llm {
 namespace {

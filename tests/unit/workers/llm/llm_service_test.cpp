@@ -11,7 +11,7 @@
 #include "schema/messages.hpp"
 #include "tests/support/fake_openai_server.hpp"
 #include "tests/support/fake_broker.hpp"
-#include "workers/embeddings/feature_hashing_embedder.hpp"
+#include "text/feature_hashing.hpp"
 #include "workers/llm/extractive_provider.hpp"
 #include "workers/llm/openai_provider.hpp"
 
@@ -286,7 +286,6 @@ TEST_F(LlmServiceTest, EdgeScoringComputesBuiltinVectorsItselfOnceTheServiceName
     LlmServiceOptions options;
     options.builtin_embeddings_ttl = 400ms;
     start(std::make_shared<ExtractiveProvider>(), options);
-    const embeddings::FeatureHashingEmbedder builtin(64);
     const auto ask = [&](const std::string& token) {
         request(llm("kg-edge-scoring", {{"question", kQuestion}, {"concepts", "[]"}, {"edges", kEdges.dump()}}),
                 token);
@@ -294,9 +293,9 @@ TEST_F(LlmServiceTest, EdgeScoringComputesBuiltinVectorsItselfOnceTheServiceName
     const auto answer_builtin = [&](const WorkerMessage& call) {
         const json body = json::parse(call.frames[6]);
         json vectors = json::array();
-        for (const auto& text : body["texts"]) vectors.push_back(builtin.embed_one(text.get<std::string>()));
+        for (const auto& t : body["texts"]) vectors.push_back(text::feature_vector(t.get<std::string>(), 64));
         answer_call(call, schema::protocol::client_cmd::kFinal,
-                    {json{{"vectors", vectors}, {"model", embeddings::kHashingModel}, {"dim", 64}}.dump()});
+                    {json{{"vectors", vectors}, {"model", text::kFeatureHashingModel}, {"dim", 64}}.dump()});
     };
 
     ask("first");

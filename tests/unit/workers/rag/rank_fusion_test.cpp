@@ -1,9 +1,7 @@
-// Reciprocal rank fusion (scores and contributions), MMR, cosine and lexical similarity.
+// Reciprocal rank fusion (scores and contributions) and MMR.
 #include "workers/rag/rank_fusion.hpp"
 
 #include <gtest/gtest.h>
-
-#include <cmath>
 
 namespace glassbox::rag {
 namespace {
@@ -83,68 +81,6 @@ TEST(Mmr, PrefersANovelCandidateOverANearDuplicate) {
     EXPECT_TRUE(mmr_select({}, similarity, 3, 0.7).empty());
 }
 
-TEST(Cosine, OfVectorsAndOfWordBags) {
-    EXPECT_DOUBLE_EQ(cosine(std::vector<double>{1, 0}, std::vector<double>{1, 0}), 1.0);
-    EXPECT_NEAR(cosine(std::vector<double>{1, 1}, std::vector<double>{1, 0}), 1.0 / std::sqrt(2.0), 1e-12);
-    EXPECT_DOUBLE_EQ(cosine(std::vector<double>{1, 0}, std::vector<double>{0, 0}), 0.0);
-    EXPECT_DOUBLE_EQ(cosine(std::vector<double>{1}, std::vector<double>{1, 0}), 0.0);
-
-    const auto a = term_counts("The Cat sat; the cat!");
-    EXPECT_EQ(a.at("the"), 2.0);
-    EXPECT_EQ(a.at("cat"), 2.0);
-    EXPECT_EQ(a.at("sat"), 1.0);
-    EXPECT_DOUBLE_EQ(cosine(a, term_counts("the cat sat the cat")), 1.0);
-    EXPECT_DOUBLE_EQ(cosine(a, term_counts("dogs run")), 0.0);
-    EXPECT_GT(cosine(term_counts("Zürich Schweiz"), term_counts("zürich")), 0.5);
-}
-
-// The lexical profile as its definition reads: words, plus each word's '#'-padded trigrams
-// (weighted 0.5), as strings in a map; the hashed profile must score every pair the same.
-TermCounts reference_profile(std::string_view text) {
-    TermCounts profile;
-    for (const auto& [word, n] : term_counts(text)) {
-        profile["w" + word] += n;
-        const std::string padded = "#" + word + "#";
-        for (std::size_t i = 0; i + 3 <= padded.size(); ++i) profile["g" + padded.substr(i, 3)] += 0.5 * n;
-    }
-    return profile;
-}
-
-TEST(LexicalProfile, ScoresAsTheStringDefinition) {
-    const std::vector<std::string> texts = {
-        "Who founded the shipyard that built the MV Curlew?",
-        "MV Curlew built by Brenn and Daughters Shipyard",
-        "Brenn and Daughters Shipyard founded by Oskar Brenn",
-        "Cruz Azul FC plays in Liga MX",
-        "children wear wears child",
-        "Zürich Schweiz zürich",
-        "aaa aaaa aa a",
-        "x",
-        "",
-        "!!! ???"};
-    for (const auto& a : texts) {
-        for (const auto& b : texts) {
-            EXPECT_NEAR(cosine(lexical_profile(a), lexical_profile(b)),
-                        cosine(reference_profile(a), reference_profile(b)), 1e-12)
-                << '"' << a << "\" vs \"" << b << '"';
-        }
-    }
-    EXPECT_NEAR(cosine(lexical_profile("Wear the CHILD"), lexical_profile("wear the child")), 1.0, 1e-12);
-    const double forms = cosine(lexical_profile("wears"), lexical_profile("wear"));
-    EXPECT_GT(forms, 0.3);
-    EXPECT_LT(forms, 1.0);
-    EXPECT_EQ(cosine(lexical_profile("dogs"), lexical_profile("")), 0.0);
-    // Repeats add up: one feature each, with the summed weight.
-    const auto twice = lexical_profile("abc abc");
-    const auto once = lexical_profile("abc");
-    ASSERT_EQ(twice.features.size(), once.features.size());
-    for (std::size_t i = 0; i < once.features.size(); ++i) {
-        EXPECT_EQ(twice.features[i].first, once.features[i].first);
-        EXPECT_DOUBLE_EQ(twice.features[i].second, 2 * once.features[i].second);
-    }
-    EXPECT_DOUBLE_EQ(twice.norm, 2 * once.norm);
-}
-
 TEST(ReciprocalRankFusion, TitleRankingsReportTheirOwnContribution) {
     const auto fused = reciprocal_rank_fusion({ranking(RankingKind::kKeyword, {{"a", 3.0}, {"b", 2.0}}),
                                                ranking(RankingKind::kTitle, {{"b", 1.0}}, 4.0)},
@@ -156,17 +92,6 @@ TEST(ReciprocalRankFusion, TitleRankingsReportTheirOwnContribution) {
     EXPECT_DOUBLE_EQ(*fused[0].title_score, 1.0);
     EXPECT_EQ(fused[0].keyword_rank, 2u);
     EXPECT_FALSE(fused[1].title_rank.has_value());
-}
-
-TEST(TitleContainment, IsTheShareOfTitleContentWordsTheQuestionNames) {
-    const auto question = content_words("Who directed the film shot in or around Leland, North Carolina in 1986?");
-    EXPECT_DOUBLE_EQ(title_containment("Leland, North Carolina", question), 1.0);
-    EXPECT_DOUBLE_EQ(title_containment("The Leland Stanford", question), 0.5);  // "the" is not counted
-    EXPECT_DOUBLE_EQ(title_containment("Maximum Overdrive", question), 0.0);
-    EXPECT_DOUBLE_EQ(title_containment("", question), 0.0);
-    EXPECT_DOUBLE_EQ(title_containment("of the", question), 0.0);
-    const auto words = content_words("The Cat of the cat");
-    EXPECT_EQ(words, std::vector<std::string>{"cat"});
 }
 
 }  // namespace

@@ -1,0 +1,138 @@
+// Cosine, bags of words, lexical profiles and trigram similarity.
+#include "text/similarity.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+
+#include "base/fnv.hpp"
+#include "text/stopwords.hpp"
+#include "text/tokenize.hpp"
+
+namespace glassbox::text {
+
+namespace {
+
+// FNV-1a of `bytes` after a one-byte tag (words and trigrams hash apart).
+std::uint64_t feature_hash(char tag, std::string_view bytes) noexcept {
+    return base::fnv1a64(bytes, base::fnv1a64(std::string_view(&tag, 1)));
+}
+
+}  // namespace
+
+double cosine(const std::vector<double>& a, const std::vector<double>& b) noexcept {
+    if (a.size() != b.size() || a.empty()) return 0.0;
+    double dot = 0.0, na = 0.0, nb = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        dot += a[i] * b[i];
+        na += a[i] * a[i];
+        nb += b[i] * b[i];
+    }
+    if (na <= 0.0 || nb <= 0.0) return 0.0;
+    return dot / (std::sqrt(na) * std::sqrt(nb));
+}
+
+TermCounts term_counts(std::string_view text) {
+    TermCounts counts;
+    for_each_word(text, [&counts](std::string_view word) { counts[std::string(word)] += 1.0; });
+    return counts;
+}
+
+double cosine(const TermCounts& a, const TermCounts& b) noexcept {
+    if (a.empty() || b.empty()) return 0.0;
+    const auto& small = a.size() <= b.size() ? a : b;
+    const auto& large = a.size() <= b.size() ? b : a;
+    double dot = 0.0;
+    for (const auto& [word, n] : small) {
+        if (auto it = large.find(word); it != large.end()) dot += n * it->second;
+    }
+    double na = 0.0, nb = 0.0;
+    for (const auto& [word, n] : a) na += n * n;
+    for (const auto& [word, n] : b) nb += n * n;
+    return dot / (std::sqrt(na) * std::sqrt(nb));
+}
+
+std::vector<std::string> content_words(std::string_view text) {
+    std::vector<std::string> words;
+    for (auto& [word, n] : term_counts(text)) {
+        if (!is_stopword(word)) words.push_back(word);
+    }
+    std::sort(words.begin(), words.end());
+    return words;
+}
+
+double title_containment(std::string_view title, const std::vector<std::string>& question_words) {
+    const auto words = content_words(title);
+    if (words.empty()) return 0.0;
+    std::size_t named = 0;
+    for (const auto& w : words)
+        named += std::binary_search(question_words.begin(), question_words.end(), w) ? 1 : 0;
+    return static_cast<double>(named) / static_cast<double>(words.size());
+}
+
+LexicalProfile lexical_profile(std::string_view text) {
+    LexicalProfile profile;
+    auto& f = profile.features;
+    std::string padded;
+    for_each_word(text, [&](std::string_view word) {
+        f.emplace_back(feature_hash('w', word), 1.0);
+        padded.assign(1, '#');
+        padded += word;
+        padded += '#';
+        for (std::size_t i = 0; i + 3 <= padded.size(); ++i) {
+            f.emplace_back(feature_hash('g', std::string_view(padded).substr(i, 3)), 0.5);
+        }
+    });
+    // Sorted by feature, each feature once with its summed weight.
+    std::sort(f.begin(), f.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::size_t out = 0;
+    for (std::size_t i = 0; i < f.size(); ++i) {
+        if (out > 0 && f[out - 1].first == f[i].first) {
+            f[out - 1].second += f[i].second;
+        } else {
+            f[out++] = f[i];
+        }
+    }
+    f.resize(out);
+    double squares = 0.0;
+    for (const auto& [feature, weight] : f) squares += weight * weight;
+    profile.norm = std::sqrt(squares);
+    return profile;
+}
+
+double cosine(const LexicalProfile& a, const LexicalProfile& b) noexcept {
+    if (a.features.empty() || b.features.empty()) return 0.0;
+    double dot = 0.0;
+    auto i = a.features.begin();
+    auto j = b.features.begin();
+    while (i != a.features.end() && j != b.features.end()) {
+        if (i->first < j->first) {
+            ++i;
+        } else if (j->first < i->first) {
+            ++j;
+        } else {
+            dot += i->second * j->second;
+            ++i;
+            ++j;
+        }
+    }
+    return dot / (a.norm * b.norm);
+}
+
+double trigram_similarity(std::string_view a, std::string_view b) {
+    const auto grams = [](std::string_view s) {
+        std::string padded = "  " + normalize(s) + " ";
+        std::vector<std::string> out;
+        for (std::size_t i = 0; i + 3 <= padded.size(); ++i) out.push_back(padded.substr(i, 3));
+        std::sort(out.begin(), out.end());
+        return out;
+    };
+    const auto ga = grams(a);
+    const auto gb = grams(b);
+    if (ga.empty() || gb.empty()) return 0.0;
+    std::vector<std::string> common;
+    std::set_intersection(ga.begin(), ga.end(), gb.begin(), gb.end(), std::back_inserter(common));
+    return 2.0 * static_cast<double>(common.size()) / static_cast<double>(ga.size() + gb.size());
+}
+
+}  // namespace glassbox::text

@@ -1,0 +1,44 @@
+// Lexical similarity without a model: cosine of dense vectors, bags of words, word-and-trigram
+// profiles, title containment and character-trigram Dice.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace glassbox::text {
+
+// Cosine of two vectors (0 when either is zero or their sizes differ).
+double cosine(const std::vector<double>& a, const std::vector<double>& b) noexcept;
+
+// A bag of words (for_each_word: lower-cased, UTF-8 beyond ASCII kept as is) with their counts.
+using TermCounts = std::unordered_map<std::string, double>;
+TermCounts term_counts(std::string_view text);
+// Cosine of two bags of words (0 when either is empty).
+double cosine(const TermCounts& a, const TermCounts& b) noexcept;
+
+// The distinct words of `text` (as term_counts) that are not stopwords, sorted.
+std::vector<std::string> content_words(std::string_view text);
+// The share of `title`'s content words that `question_words` (sorted, as content_words gives
+// them) contains; 0 for a title without content words.
+double title_containment(std::string_view title, const std::vector<std::string>& question_words);
+
+// Words plus the character trigrams of each word padded with '#' (weighted 0.5), so word forms
+// ("wear" / "wears", "child" / "children") still overlap: a lexical stand-in for a
+// feature-hashing embedding that needs no round trip. Features are 64-bit hashes (words and
+// trigrams apart), sorted, each once with its summed weight; norm is their Euclidean length.
+struct LexicalProfile {
+    std::vector<std::pair<std::uint64_t, double>> features;
+    double norm = 0.0;
+};
+LexicalProfile lexical_profile(std::string_view text);
+// Cosine of two lexical profiles (0 when either is empty).
+double cosine(const LexicalProfile& a, const LexicalProfile& b) noexcept;
+
+// Dice coefficient of the padded character trigrams of the normalised strings, 0..1.
+double trigram_similarity(std::string_view a, std::string_view b);
+
+}  // namespace glassbox::text

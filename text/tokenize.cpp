@@ -1,0 +1,74 @@
+// Word splitting (with the possessive rule), the stemmer and normalisation.
+#include "text/tokenize.hpp"
+
+#include <unordered_map>
+
+#include "text/stopwords.hpp"
+
+namespace glassbox::text {
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return out;
+}
+
+std::vector<std::string> words(std::string_view s) {
+    std::vector<std::string> out;
+    for_each_word(s, [&](std::string_view w, std::size_t start) {
+        // "Arthur's" -> "arthur": the "s" after an apostrophe (ASCII or U+2019) is not a word.
+        const bool after_apostrophe = (start >= 1 && s[start - 1] == '\'') ||
+                                      (start >= 3 && s.compare(start - 3, 3, "\xE2\x80\x99") == 0);
+        if (w == "s" && after_apostrophe) return;
+        out.emplace_back(w);
+    });
+    return out;
+}
+
+std::string stem(std::string_view w) {
+    static const std::unordered_map<std::string_view, std::string_view> irregular{
+        {"children", "child"}, {"men", "man"},     {"women", "woman"},  {"people", "person"},
+        {"wives", "wife"},     {"born", "birth"},  {"died", "death"},   {"dies", "death"},
+        {"die", "death"},      {"dead", "death"},  {"wore", "wear"},    {"worn", "wear"},
+        {"won", "win"},        {"wrote", "write"}, {"written", "write"}};
+    if (auto it = irregular.find(w); it != irregular.end()) return std::string(it->second);
+    std::string s(w);
+    const auto ends = [&](std::string_view suffix) {
+        return s.size() > suffix.size() + 2 && s.ends_with(suffix);
+    };
+    if (ends("ies")) {
+        s.resize(s.size() - 3);
+        s += 'y';
+    } else if (ends("sses") || ends("shes") || ends("ches") || ends("xes")) {
+        s.resize(s.size() - 2);
+    } else if (s.size() > 3 && s.ends_with('s') && !s.ends_with("ss") && !s.ends_with("us") &&
+               !s.ends_with("is")) {
+        s.pop_back();
+    } else if (ends("ing") && s.size() > 5) {
+        s.resize(s.size() - 3);
+    } else if (ends("ed") && s.size() > 4) {
+        s.resize(s.size() - 2);
+    }
+    // "based"/"base", "aged"/"age", "placed"/"place" meet at the same stem.
+    if (s.size() > 3 && s.back() == 'e') s.pop_back();
+    return s;
+}
+
+std::vector<std::string> content_stems(std::string_view s) {
+    std::vector<std::string> out;
+    for (const auto& w : words(s))
+        if (!is_stopword(w)) out.push_back(stem(w));
+    return out;
+}
+
+std::string normalize(std::string_view s) {
+    std::string out;
+    for (const auto& w : words(s)) {
+        if (!out.empty()) out += ' ';
+        out += w;
+    }
+    return out;
+}
+
+}  // namespace glassbox::text

@@ -1,0 +1,470 @@
+// The extractive model's edge scoring and reasoning: relation words against predicates, entity
+// anchors, paths from the named entities. Deterministic: ties broken by input order.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "text/similarity.hpp"
+#include "text/stopwords.hpp"
+#include "text/tokenize.hpp"
+#include "workers/llm/extractive_model.hpp"
+#include "workers/llm/extractive_question.hpp"
+#include "workers/llm/relation_cues.hpp"
+
+namespace glassbox::llm {
+
+namespace {
+
+using detail::analyze_question;
+using detail::QuestionAnalysis;
+using text::lower;
+using text::normalize;
+
+// A question word that names a relation (not part of an entity mention).
+struct RelationWord {
+    std::string surface;
+    std::string stem;
+    std::vector<std::string_view> cues;
+    double weight = 1.0;
+};
+
+// The relation words of one key (main cue, else stem) within one segment of the question:
+// "other half of spouse of X 's spouse" has three spouse mentions (segments split at "of",
+// possessives and punctuation), "the football club that X plays for" one club mention however
+// many of its words say "club". A path needs one edge per mention.
+struct RelationMention {
+    std::string key;
+    std::vector<std::size_t> words;  // into the RelationWord list
+    double weight = 0.0;
+};
+
+struct QuestionRelations {
+    std::vector<RelationWord> words;
+    std::vector<RelationMention> mentions;
+    double total_weight = 0.0;
+};
+
+QuestionRelations relation_words(const QuestionAnalysis& a) {
+    QuestionRelations out;
+    std::size_t segment = 0;
+    std::map<std::pair<std::size_t, std::string>, std::size_t> mention_index;
+    for (const auto& t : a.tokens) {
+        const bool separator = t.lower == "of" || t.lower == "and" || t.lower == "or";
+        if (separator) ++segment;
+        if (!t.in_entity && !t.number) {
+            const auto& token_cues = relation_cues(t.lower);
+            // Question words are stopwords, but "where", "when", "why" name a relation.
+            if (!(t.stop && token_cues.empty())) {
+                for (const auto& w : text::words(t.text)) {
+                    if (text::is_stopword(w) && relation_cues(w).empty()) continue;
+                    RelationWord r;
+                    r.surface = w;
+                    r.stem = text::stem(w);
+                    r.cues = relation_cues(w);
+                    r.weight = t.appositive ? 0.3 : 1.0;
+                    std::string key = r.cues.empty() ? r.stem : std::string(r.cues.front());
+                    // A type word beside an entity ("the club FC_Porto", "Forward position")
+                    // is that entity's own mention: it neither merges with nor stands in for
+                    // the clause's relation words.
+                    std::size_t where = segment;
+                    if (t.appositive) {
+                        key = "type:" + key;
+                        where = std::numeric_limits<std::size_t>::max() - t.index;
+                    }
+                    auto [it, inserted] =
+                        mention_index.emplace(std::pair{where, key}, out.mentions.size());
+                    if (inserted) out.mentions.push_back({key, {}, 0.0});
+                    auto& m = out.mentions[it->second];
+                    m.words.push_back(out.words.size());
+                    m.weight = std::max(m.weight, r.weight);
+                    out.words.push_back(std::move(r));
+                }
+            }
+        }
+        if (t.break_after) ++segment;
+    }
+    for (const auto& m : out.mentions) out.total_weight += m.weight;
+    return out;
+}
+
+// How well each of a predicate's words expresses each relation word: 1 same stem, 0.8 a shared
+// cue, up to 0.6 for similar spelling ("nationality"/"national"). Rows: the predicate's content
+// words; columns: `rel`.
+std::vector<std::vector<double>> predicate_match(std::string_view predicate,
+                                                 const std::vector<RelationWord>& rel) {
+    std::vector<std::vector<double>> rows;
+    for (const auto& w : text::words(predicate)) {
+        if (text::is_stopword(w)) continue;
+        const std::string s = text::stem(w);
+        const auto& cues = relation_cues(w);
+        std::vector<double> row(rel.size(), 0.0);
+        for (std::size_t j = 0; j < rel.size(); ++j) {
+            double m = 0.0;
+            if (s == rel[j].stem) {
+                m = 1.0;
+            } else {
+                for (auto c : cues) {
+                    if (std::find(rel[j].cues.begin(), rel[j].cues.end(), c) != rel[j].cues.end()) {
+                        m = 0.8;
+                        break;
+                    }
+                }
+                if (m == 0.0 && s.size() >= 4 && rel[j].stem.size() >= 4) {
+                    const double sim = text::trigram_similarity(s, rel[j].stem);
+                    if (sim >= 0.6) m = 0.6 * sim;
+                }
+            }
+            row[j] = m;
+        }
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+// A predicate against the question's relation mentions: per predicate word and mention, the
+// best of the mention's words; and per mention, the best of all the predicate's words.
+struct PredicateMatch {
+    std::vector<std::vector<double>> by_word;
+    std::vector<double> best;
+};
+
+PredicateMatch mention_match(std::string_view predicate, const QuestionRelations& rel) {
+    const auto words = predicate_match(predicate, rel.words);
+    PredicateMatch out;
+    out.best.assign(rel.mentions.size(), 0.0);
+    for (const auto& row : words) {
+        std::vector<double> by_mention(rel.mentions.size(), 0.0);
+        for (std::size_t m = 0; m < rel.mentions.size(); ++m) {
+            for (auto w : rel.mentions[m].words) by_mention[m] = std::max(by_mention[m], row[w]);
+            out.best[m] = std::max(out.best[m], by_mention[m]);
+        }
+        out.by_word.push_back(std::move(by_mention));
+    }
+    return out;
+}
+
+struct Mention {
+    std::string normalized;
+    double weight = 1.0;
+};
+
+// How strongly a node label is one of the question's entity mentions: 1 exact; 0.9 written in
+// the question; else a close spelling. Sets `which` to the mention matched, or, for a label
+// written in the question but among no mentions, to mentions.size() + own_slot.
+double anchor_strength(const std::string& label_norm, const std::vector<Mention>& mentions,
+                       const std::string& question_norm, std::size_t own_slot, std::size_t& which) {
+    double best = 0.0;
+    which = mentions.size();
+    if (label_norm.empty()) return 0.0;
+    for (std::size_t i = 0; i < mentions.size(); ++i) {
+        const auto& m = mentions[i];
+        double s = 0.0;
+        if (label_norm == m.normalized) {
+            s = 1.0;
+        } else if (label_norm.size() >= 6 && m.normalized.size() >= 6) {
+            const double sim = text::trigram_similarity(label_norm, m.normalized);
+            if (sim >= 0.8) s = 0.85 * sim;
+        }
+        s *= m.weight;
+        if (s > best) {
+            best = s;
+            which = i;
+        }
+    }
+    if (best < 0.9 && label_norm.size() >= 3 && !text::is_stopword(label_norm)) {
+        const std::string padded = " " + question_norm + " ";
+        if (padded.find(" " + label_norm + " ") != std::string::npos) {
+            // Written in the question but not among the mentions: its own mention slot.
+            best = 0.9;
+            which = mentions.size() + own_slot;
+        }
+    }
+    return best;
+}
+
+struct GraphEdge {
+    std::size_t from = 0;
+    std::size_t to = 0;
+    std::size_t predicate = 0;
+};
+
+// The best anchored path found for an edge: the named entity it starts from and its edges.
+struct BestPath {
+    std::string start;
+    std::vector<std::size_t> edges;
+};
+
+// score_edges, also reporting each edge's best path when `paths` is given.
+std::vector<double> score_with_paths(std::string_view question,
+                                     const std::vector<std::string>& concepts,
+                                     const std::vector<LabelledEdge>& edges,
+                                     const std::vector<double>* embedding_similarity,
+                                     std::vector<BestPath>* paths) {
+    const auto analysis = analyze_question(question);
+    const auto rel = relation_words(analysis);
+    const double rel_total = rel.total_weight;
+
+    // Entity mentions: the question's own, then the caller's concepts (less weight further down).
+    std::vector<Mention> mentions;
+    std::set<std::string> mention_seen;
+    for (const auto& c : analysis.candidates) {
+        if (!c.entity) continue;
+        auto n = normalize(c.text);
+        if (mention_seen.insert(n).second) mentions.push_back({std::move(n), 1.0});
+    }
+    for (std::size_t i = 0; i < concepts.size(); ++i) {
+        auto n = normalize(concepts[i]);
+        if (n.empty() || !mention_seen.insert(n).second) continue;
+        mentions.push_back({std::move(n), std::max(0.75, 0.95 - 0.03 * static_cast<double>(i))});
+    }
+    std::string question_norm = normalize(question);
+
+    // Nodes and predicates, each label once.
+    std::vector<std::string> node_norms;
+    std::vector<std::string> node_labels;  // as first written
+    std::unordered_map<std::string, std::size_t> node_index;
+    const auto node = [&](const std::string& label) {
+        auto n = normalize(label);
+        auto [it, inserted] = node_index.emplace(n, node_norms.size());
+        if (inserted) {
+            node_norms.push_back(std::move(n));
+            node_labels.push_back(label);
+        }
+        return it->second;
+    };
+    std::vector<PredicateMatch> predicate_matches;
+    std::unordered_map<std::string, std::size_t> predicate_index;
+    std::vector<GraphEdge> graph;
+    graph.reserve(edges.size());
+    for (const auto& e : edges) {
+        GraphEdge g;
+        g.from = node(e.s);
+        g.to = node(e.o);
+        auto [it, inserted] = predicate_index.emplace(lower(e.p), predicate_matches.size());
+        if (inserted) predicate_matches.push_back(mention_match(e.p, rel));
+        g.predicate = it->second;
+        graph.push_back(g);
+    }
+    std::vector<double> anchor(node_norms.size(), 0.0);
+    std::vector<std::size_t> anchor_mention(node_norms.size(), 0);
+    std::set<std::size_t> mentions_present;
+    for (std::size_t n = 0; n < node_norms.size(); ++n) {
+        anchor[n] = anchor_strength(node_norms[n], mentions, question_norm, n, anchor_mention[n]);
+        if (anchor[n] >= 0.8) mentions_present.insert(anchor_mention[n]);
+    }
+    std::vector<std::vector<std::size_t>> adjacency(node_norms.size());
+    for (std::size_t i = 0; i < graph.size(); ++i) {
+        adjacency[graph[i].from].push_back(i);
+        if (graph[i].to != graph[i].from) adjacency[graph[i].to].push_back(i);
+    }
+
+    // A named entity with many edges here (a position, a country) says less about which of
+    // them matter than one with few: with two named entities, the rarer one's edges lead.
+    std::vector<double> specificity(node_norms.size(), 1.0);
+    if (mentions_present.size() > 1) {
+        for (std::size_t n = 0; n < node_norms.size(); ++n) {
+            const double degree = static_cast<double>(adjacency[n].size());
+            specificity[n] = 1.0 / (1.0 + 0.05 * std::log1p(degree));
+        }
+    }
+
+    std::vector<double> best(edges.size(), 0.0);
+    if (paths != nullptr) paths->assign(edges.size(), BestPath{});
+
+    // Paths from each anchor, up to three edges: a path earns the share of the question's
+    // relation words its predicates express (each predicate taking each meaning once), loses
+    // for edges that neither express a new relation word nor reach another named entity, and
+    // gains for every named entity it connects. Each edge keeps its best path's score.
+    constexpr std::size_t kMaxDepth = 3;
+    constexpr std::size_t kMaxExpansions = 200'000;
+    std::size_t expansions = 0;
+    std::vector<std::size_t> path_edges;
+    std::vector<std::size_t> path_nodes;
+    const auto score_path = [&](double start_anchor) {
+        const auto& mentions_q = rel.mentions;
+        std::vector<bool> taken(mentions_q.size(), false);
+        double covered = 0.0;
+        std::size_t justified = 0;
+        std::set<std::size_t> mentions_on_path;
+        mentions_on_path.insert(anchor_mention[path_nodes.front()]);
+        for (std::size_t k = 0; k < path_edges.size(); ++k) {
+            const auto& match = predicate_matches[graph[path_edges[k]].predicate];
+            // Each word of the predicate answers one mention, and an edge takes each relation
+            // key once: a spouse edge answers one "spouse"; "plays position" answers "plays"
+            // and "position", not also "club". Best pairs first.
+            std::vector<std::tuple<double, std::size_t, std::size_t>>
+                pairs;  // value, word, mention
+            for (std::size_t w = 0; w < match.by_word.size(); ++w) {
+                for (std::size_t j = 0; j < mentions_q.size(); ++j) {
+                    if (!taken[j] && match.by_word[w][j] > 0.0)
+                        pairs.emplace_back(mentions_q[j].weight * match.by_word[w][j], w, j);
+                }
+            }
+            std::stable_sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) {
+                return std::get<0>(a) > std::get<0>(b);
+            });
+            std::set<std::string_view> keys_used;
+            std::vector<bool> word_used(match.by_word.size(), false);
+            bool took = false;
+            for (const auto& [value, w, j] : pairs) {
+                if (taken[j] || word_used[w] || keys_used.contains(mentions_q[j].key)) continue;
+                taken[j] = true;
+                word_used[w] = true;
+                keys_used.insert(mentions_q[j].key);
+                covered += value;
+                took = took || mentions_q[j].weight >= 0.5;
+            }
+            const std::size_t reached = path_nodes[k + 1];
+            bool new_anchor = false;
+            if (anchor[reached] >= 0.8)
+                new_anchor = mentions_on_path.insert(anchor_mention[reached]).second;
+            if (took || new_anchor) ++justified;
+        }
+        const double coverage = rel_total > 0.0 ? std::min(1.0, covered / rel_total) : 1.0;
+        const double efficiency =
+            static_cast<double>(justified) / static_cast<double>(path_edges.size());
+        const double anchors = mentions_present.empty()
+                                   ? 1.0
+                                   : static_cast<double>(mentions_on_path.size()) /
+                                         static_cast<double>(mentions_present.size());
+        const double hops = std::pow(0.92, static_cast<double>(path_edges.size() - 1));
+        return start_anchor * (0.25 + 0.75 * coverage) * (0.4 + 0.6 * efficiency) *
+               (0.7 + 0.3 * std::min(1.0, anchors)) * hops;
+    };
+    const auto extend = [&](auto&& self, double start_anchor) -> void {
+        const double s = score_path(start_anchor);
+        for (auto e : path_edges) {
+            if (s <= best[e]) continue;
+            best[e] = s;
+            if (paths != nullptr)
+                (*paths)[e] = BestPath{node_labels[path_nodes.front()], path_edges};
+        }
+        if (path_edges.size() >= kMaxDepth || ++expansions > kMaxExpansions) return;
+        const std::size_t here = path_nodes.back();
+        for (auto e : adjacency[here]) {
+            const std::size_t next = graph[e].from == here ? graph[e].to : graph[e].from;
+            if (std::find(path_nodes.begin(), path_nodes.end(), next) != path_nodes.end()) continue;
+            path_edges.push_back(e);
+            path_nodes.push_back(next);
+            self(self, start_anchor);
+            path_edges.pop_back();
+            path_nodes.pop_back();
+        }
+    };
+    for (std::size_t n = 0; n < node_norms.size(); ++n) {
+        if (anchor[n] < 0.8) continue;
+        path_nodes.assign(1, n);
+        for (auto e : adjacency[n]) {
+            const std::size_t next = graph[e].from == n ? graph[e].to : graph[e].from;
+            if (next == n) continue;
+            path_edges.assign(1, e);
+            path_nodes.assign({n, next});
+            extend(extend, anchor[n] * specificity[n]);
+        }
+    }
+
+    // A floor from the edge's own words against the question, scaled down: all an edge that no
+    // anchored path reaches gets.
+    std::vector<double> scores(edges.size(), 0.0);
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+        const auto& match = predicate_matches[graph[i].predicate];
+        double covered = 0.0;
+        for (std::size_t j = 0; j < rel.mentions.size(); ++j)
+            covered += rel.mentions[j].weight * match.best[j];
+        const double predicate_share = rel_total > 0.0 ? std::min(1.0, covered / rel_total) : 0.0;
+        const double entity = std::max(anchor[graph[i].from], anchor[graph[i].to]);
+        const double lexical = 0.2 * predicate_share + 0.2 * entity;
+        double score = std::max(best[i], lexical);
+        if (embedding_similarity != nullptr && i < embedding_similarity->size()) {
+            const double cosine = std::clamp((*embedding_similarity)[i], 0.0, 1.0);
+            score = 0.85 * score + 0.15 * cosine;
+        }
+        score = std::clamp(score, 0.0, 1.0);
+        scores[i] = std::round(score * 10'000.0) / 10'000.0;
+    }
+    return scores;
+}
+
+}  // namespace
+
+std::vector<double> ExtractiveModel::score_edges(
+    std::string_view question, const std::vector<std::string>& concepts,
+    const std::vector<LabelledEdge>& edges, const std::vector<double>* embedding_similarity) const {
+    return score_with_paths(question, concepts, edges, embedding_similarity, nullptr);
+}
+
+std::vector<std::string> ExtractiveModel::reason_edges(
+    std::string_view question, const std::vector<LabelledEdge>& edges) const {
+    std::vector<BestPath> paths;
+    (void)score_with_paths(question, extract_concepts(question), edges, nullptr, &paths);
+    const auto analysis = analyze_question(question);
+    const auto rel = relation_words(analysis);
+    std::vector<Mention> mentions;
+    for (const auto& c : analysis.candidates)
+        if (c.entity) mentions.push_back({normalize(c.text), 1.0});
+    const std::string question_norm = normalize(question);
+
+    std::vector<std::string> out;
+    out.reserve(edges.size());
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+        const auto& e = edges[i];
+        std::vector<std::string> parts;
+        std::size_t which = 0;
+        const bool subject_named =
+            anchor_strength(normalize(e.s), mentions, question_norm, 0, which) >= 0.8;
+        const bool object_named =
+            anchor_strength(normalize(e.o), mentions, question_norm, 0, which) >= 0.8;
+        if (subject_named) parts.push_back("its subject \"" + e.s + "\" is named in the question");
+        if (object_named) parts.push_back("its object \"" + e.o + "\" is named in the question");
+        // An edge further along a path: where the path starts and the relations it takes.
+        const auto& path = paths[i].edges;
+        if (!subject_named && !object_named && path.size() >= 2) {
+            std::string via;
+            for (std::size_t k = 0; k + 1 < path.size() && path[k] != i; ++k)
+                via += (via.empty() ? "\"" : ", \"") + edges[path[k]].p + "\"";
+            if (!via.empty()) {
+                parts.push_back("it is reached from \"" + paths[i].start +
+                                "\", named in the question, through " + via);
+            }
+        }
+        const auto rows = predicate_match(e.p, rel.words);
+        std::vector<std::string> words;
+        for (std::size_t j = 0; j < rel.words.size(); ++j) {
+            bool matched = false;
+            for (const auto& row : rows) matched = matched || row[j] > 0.0;
+            if (matched &&
+                std::find(words.begin(), words.end(), rel.words[j].surface) == words.end())
+                words.push_back(rel.words[j].surface);
+        }
+        if (!words.empty()) {
+            std::string list;
+            for (std::size_t k = 0; k < words.size(); ++k) {
+                if (k) list += ", ";
+                list += "\"" + words[k] + "\"";
+            }
+            parts.push_back("its relation \"" + e.p + "\" matches " + list + " in the question");
+        }
+        std::string reason;
+        if (parts.empty()) {
+            reason = "\"" + e.s + " " + e.p + " " + e.o +
+                     "\" matches no entity or relation word of the question directly; it may "
+                     "link entities that do.";
+        } else {
+            reason = "\"" + e.s + " " + e.p + " " + e.o + "\": ";
+            for (std::size_t k = 0; k < parts.size(); ++k) {
+                if (k) reason += k + 1 == parts.size() ? " and " : ", ";
+                reason += parts[k];
+            }
+            reason += ".";
+        }
+        out.push_back(std::move(reason));
+    }
+    return out;
+}
+
+}  // namespace glassbox::llm

@@ -1,0 +1,99 @@
+// The relation-word lexicon: concepts and the words that express them.
+#include "workers/llm/relation_cues.hpp"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "text/tokenize.hpp"
+
+namespace glassbox::llm {
+
+namespace {
+
+// Relation concepts, each with the words that express it. A word may express several; its
+// first group (in this order) is its main one.
+constexpr std::pair<std::string_view, std::string_view> kRelationGroups[] = {
+    {"spouse",
+     "spouse spouses wife wives husband husbands married marry marries marriage "
+     "partner partners consort darling couple half widow widower bride groom"},
+    {"child",
+     "child children kid kids son sons daughter daughters offspring heir heirs "
+     "descendant descendants baby"},
+    {"parent",
+     "parent parents father fathers mother mothers dad dads mom moms mum mama papa "
+     "daddy mommy ancestor"},
+    {"sibling", "sibling siblings brother brothers sister sisters"},
+    {"gender", "gender sex male female man woman men women boy girl"},
+    {"nation", "nationality nation nations national citizen citizenship"},
+    {"religion", "religion religions faith religious belief beliefs believe practice"},
+    {"profession",
+     "profession occupation job jobs work works working worked career "
+     "employment trade"},
+    {"institution",
+     "institution organization organisation organizations university college "
+     "school employer company affiliation"},
+    {"ethnicity", "ethnicity ethnic race ancestry"},
+    {"birth", "born birth birthplace native"},
+    {"death", "died death die dies dead deceased killed buried"},
+    {"cause", "cause causes why reason"},
+    {"location",
+     "location located where place places live lives lived living reside "
+     "residence city town hometown based situated"},
+    {"country", "country countries nation state land"},
+    {"age", "age aged old years"},
+    {"number", "number numbers jersey shirt wear wears wearing worn"},
+    {"position", "position positions role forward midfielder defender goalkeeper"},
+    {"club",
+     "club clubs team teams squad play plays playing played player players football "
+     "soccer professional"},
+    {"author", "author authors wrote write writes written writer"},
+    {"director", "director directed direct directs"},
+    {"founder", "founder founders founded found establish established"},
+    {"member", "member members band group"},
+    {"language", "language languages speak speaks spoken"},
+    {"time", "when date year released release published founded"},
+    {"award", "award awards prize won win wins"},
+    {"genre", "genre genres style"},
+    {"capital", "capital"},
+    {"population", "population inhabitants people"},
+};
+
+const std::unordered_map<std::string, std::vector<std::string_view>>& lexicon() {
+    static const auto map = [] {
+        std::unordered_map<std::string, std::vector<std::string_view>> m;
+        for (const auto& [group, list] : kRelationGroups) {
+            std::size_t pos = 0;
+            while (pos < list.size()) {
+                std::size_t end = list.find(' ', pos);
+                if (end == std::string_view::npos) end = list.size();
+                const std::string word(list.substr(pos, end - pos));
+                if (!word.empty()) {
+                    auto& cues = m[word];
+                    if (std::find(cues.begin(), cues.end(), group) == cues.end())
+                        cues.push_back(group);
+                }
+                pos = end + 1;
+            }
+        }
+        // "nation" and "country" express each other and a place.
+        m["country"].push_back("nation");
+        m["country"].push_back("location");
+        m["nation"].push_back("location");
+        return m;
+    }();
+    return map;
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& relation_cues(std::string_view lower_word) {
+    static const std::vector<std::string_view> none;
+    const auto& map = lexicon();
+    if (auto it = map.find(std::string(lower_word)); it != map.end()) return it->second;
+    if (auto it = map.find(text::stem(lower_word)); it != map.end()) return it->second;
+    return none;
+}
+
+}  // namespace glassbox::llm
