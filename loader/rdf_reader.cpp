@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "base/utf8.hpp"
+#include "schema/nquads.hpp"
 
 namespace glassbox::loader {
 namespace {
@@ -930,6 +931,10 @@ void write_nquads(std::span<const schema::Triple> batch, std::string& out) {
 }
 
 base::Result<std::vector<schema::Triple>> parse_nquads(std::string_view text) {
+    return schema::parse_nquads(text);
+}
+
+base::Result<std::vector<schema::Triple>> parse_nquads_with_serd(std::string_view text) {
     if (const void* nul = std::memchr(text.data(), '\0', text.size()); nul != nullptr) {
         return base::make_error(ErrorType::kInvalidRequest,
                                   "N-Quads: NUL byte at offset " +

@@ -129,9 +129,14 @@ base::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
 // N-Quads 1.1 cannot carry them).
 void write_nquads(std::span<const schema::Triple> batch, std::string& out);
 
-// Parses an N-Quads batch (the store's side of write_nquads). Blank-node labels are kept as
-// written (no per-file scoping: the sender already scoped them). Any syntax error, invalid
-// UTF-8 included: kInvalidRequest "LINE:COLUMN: message" for the first one.
+// Parses an N-Quads batch (the store's side of write_nquads): schema::parse_nquads, which
+// documents the result and the errors (kInvalidRequest "N-Quads LINE:COLUMN: message").
 base::Result<std::vector<schema::Triple>> parse_nquads(std::string_view text);
+
+// The same through serd, kept as the reference schema::parse_nquads is tested against.
+// Blank-node labels are kept as written (no per-file scoping: the sender already scoped them).
+// Any syntax error, invalid UTF-8 included: kInvalidRequest "LINE:COLUMN: message" for the
+// first one.
+base::Result<std::vector<schema::Triple>> parse_nquads_with_serd(std::string_view text);
 
 }  // namespace glassbox::loader

@@ -10,31 +10,17 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "schema/messages.hpp"
 #include "base/result.hpp"
 #include "schema/term.hpp"
 #include "storage/sqlite_database.hpp"
-#include "workers/store/term_cache.hpp"
+#include "workers/store/graph_labels.hpp"
+#include "workers/store/graph_sources.hpp"
+#include "workers/store/term_dictionary.hpp"
 
 namespace glassbox::store {
-
-// What a source is: a whole file, a document, or one chunk of a document.
-enum class SourceKind { kFile = 0, kDocument = 1, kChunk = 2 };
-
-std::string_view to_string(SourceKind kind) noexcept;
-
-struct SourceRecord {
-    std::string uri;           // file:///…, a document's URI or a chunk's URI; the identity
-    SourceKind kind = SourceKind::kFile;
-    std::string document_uri;  // the document a chunk belongs to (required for kChunk)
-    std::uint32_t tier = schema::kDefaultTier;  // 1 authoritative … 4 inferred
-    std::string loaded_at;     // xsd:dateTime lexical form; may be empty
-    std::string media_type;    // may be empty
-    bool operator==(const SourceRecord&) const = default;
-};
 
 struct InsertCounts {
     std::uint64_t added = 0;            // quads new to the store
@@ -52,14 +38,6 @@ enum class TransactionMode {
     // rolled back); call forget_cached_terms() after rolling back a transaction in which match()
     // or other reads ran.
     kCallers,
-};
-
-// An entity for vector indexing: an IRI that is the subject or object of some quad.
-struct Entity {
-    std::int64_t id = 0;  // the key the VectorIndex stores; stable for the file's life
-    schema::Term term;
-    std::string label;    // as labels() gives it
-    bool operator==(const Entity&) const = default;
 };
 
 struct GraphStats {
@@ -189,49 +167,8 @@ public:
 private:
     GraphStore(storage::Database& db, GraphStoreOptions options);
 
-    // Bounded map: when `current` reaches capacity it becomes `previous` and a new one starts.
-    template <typename K, typename V>
-    struct TwoGenerationCache {
-        std::size_t capacity = 0;
-        std::unordered_map<K, V> current;
-        std::unordered_map<K, V> previous;
-        const V* find(const K& key);
-        void put(K key, V value);
-        void clear() noexcept;
-    };
-
     base::Result<void> create_schema();
-    // Lookup-only encoding: nullopt when the term (or a part of a quoted one) is not stored.
-    base::Result<std::optional<std::int64_t>> lookup_id(const schema::Term& term);
-    base::Result<std::optional<std::int64_t>> lookup_graph(const std::string& graph);
-    // Lookup or insert (inside a write transaction).
-    base::Result<std::int64_t> intern(const schema::Term& term);
-    base::Result<std::int64_t> intern_key(std::string& key, int kind, std::string_view value,
-                                            std::string_view qualifier, const std::int64_t* parts);
-    base::Result<std::optional<std::int64_t>> find_key(std::int64_t hash, int kind, std::string_view value,
-                                                         std::string_view qualifier, const std::int64_t* parts);
-    // At the start of this store's own write transaction: brings known_hashes_ up to date with
-    // the file (the write lock keeps it so until the transaction ends), and marks it usable.
-    base::Result<void> sync_known_terms();
-    // Empties known_hashes_: the next write transaction synchronises it from scratch.
-    void drop_known_terms() noexcept;
-    // Marks known_hashes_ unusable when the transaction that synchronised it ends.
-    struct KnownTermsScope {
-        GraphStore& store;
-        ~KnownTermsScope() { store.known_ready_ = false; }
-    };
-    base::Result<schema::Term> decode(std::int64_t id);
-    // The previous statement's terms and ids within one batch: consecutive statements of a file
-    // usually share their subject (dumps are grouped by subject), often the predicate and graph.
-    struct StatementMemo {
-        const schema::Term* s = nullptr;
-        const schema::Term* p = nullptr;
-        const std::string* g = nullptr;
-        std::int64_t s_id = 0, p_id = 0, g_id = 0;
-    };
-    // The ids of a statement's s, p, o and graph (0: the default graph), interning what is new;
-    // a position equal to the previous statement's reuses its id without a lookup.
-    base::Result<std::array<std::int64_t, 4>> intern_statement(const schema::Triple& triple, StatementMemo& memo);
+    base::Result<void> migrate_index_tables();
     // One result row (s, p, o, g ids, then the object's kind, value, qualifier) as a triple.
     // Positions the pattern binds are copied from it; the previous row's subject and predicate
     // are reused when the ids repeat (rows come in key order), so most rows need no lookup.
@@ -241,26 +178,13 @@ private:
     };
     base::Result<schema::Triple> decode_row(storage::Statement& st, const schema::TriplePattern& pattern,
                                               RowMemo& memo);
-    base::Result<void> migrate_index_tables();
-    base::Result<void> drop_stale_staging();
-    struct StagedQuad;
-    base::Result<void> commit_group(std::vector<StagedQuad>& group, InsertCounts& counts, bool fresh);
     base::Result<InsertCounts> insert_rows(std::int64_t source_id, std::span<const schema::Triple> triples);
     base::Result<std::vector<schema::Triple>> match_rows(const schema::TriplePattern& pattern,
                                                            std::uint32_t limit);
-    base::Result<std::int64_t> label_predicate_id();
 
     storage::Database& db_;
     GraphStoreOptions options_;
-    bool caching_ = true;  // false while inside a caller's transaction
-    std::string key_buffer_;  // the key of the term being interned (not used for quoted triples)
-    TermIdCache term_ids_;
-    TwoGenerationCache<std::int64_t, schema::Term> decoded_;
-    // Every dictionary key's hash, complete through term id known_through_; trusted only while
-    // known_ready_ (inside a write transaction that synchronised it).
-    TermHashSet known_hashes_;
-    std::int64_t known_through_ = 0;
-    bool known_ready_ = false;
+    TermDictionary dictionary_;
 };
 
 }  // namespace glassbox::store

@@ -9,7 +9,7 @@
 #include <unordered_map>
 
 #include "base/time_format.hpp"
-#include "loader/rdf_reader.hpp"
+#include "schema/nquads.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/json_fast.hpp"
 #include "base/log.hpp"
@@ -398,7 +398,7 @@ private:
             return make_error(ErrorType::kInvalidRequest, "load-triples needs source.uri (the file's URI)");
         }
         // Parsed before the lock: the batch is checked whole, and bad text writes nothing.
-        auto triples = loader::parse_nquads(q->nquads);
+        auto triples = schema::parse_nquads(q->nquads);
         if (!triples) return std::move(triples).error();
         auto kb = base(q->collection, true);
         if (!kb) return std::move(kb).error();

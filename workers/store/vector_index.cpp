@@ -1,6 +1,8 @@
 // Vector indexes: rows in SQLite (vectors_<kind>, vectors_<kind>_removed, vector_meta), an
 // hnswlib graph in memory, and its checked cache file (own format, see "Index file" below).
 #include "workers/store/vector_index.hpp"
+#include "workers/store/vector_index_file.hpp"
+#include "workers/store/vector_rows.hpp"
 
 #include "base/log.hpp"
 
@@ -8,9 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <cerrno>
-#include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
@@ -65,125 +65,32 @@ namespace {
 using detail::Graph;
 using detail::HnswState;
 
-constexpr std::uint32_t kFormatVersion = 1;
-constexpr char kMagic[8] = {'G', 'B', 'H', 'N', 'S', 'W', '\r', '\n'};
 // Below this many rows a batch is inserted on the calling thread.
 constexpr std::size_t kParallelInsertMin = 2'048;
 // hnswlib draws levels with mean 1/ln(M); a level this high in a file means damage.
 constexpr std::uint32_t kMaxLevel = 64;
 
-std::string table_of(IndexKind kind) { return kind == IndexKind::kEntity ? "vectors_entity" : "vectors_chunk"; }
-
 hnswlib::labeltype label_of(std::int64_t key) { return static_cast<hnswlib::labeltype>(static_cast<std::uint64_t>(key)); }
 std::int64_t key_of(hnswlib::labeltype label) { return static_cast<std::int64_t>(static_cast<std::uint64_t>(label)); }
 
-std::string mismatch_message(std::string_view held_model, std::uint32_t held_dim, std::string_view model,
-                             std::size_t dim) {
-    return "index holds model " + std::string(held_model) + " dim " + std::to_string(held_dim) + "; got model " +
-           std::string(model) + " dim " + std::to_string(dim);
-}
+using detail::Checksum;
+using detail::File;
+using detail::FileHeader;
+using detail::kFormatVersion;
+using detail::kMagic;
+using detail::ReadSnapshot;
+using detail::errno_text;
+using detail::header_checksum;
+using detail::read_exact;
+using Meta = detail::VectorMeta;
+using Changes = detail::VectorChanges;
 
-// Copies `v` into `out` as float32 scaled to unit length; an error message for a vector that
-// cannot be (empty, zero, not finite).
-template <typename T>
-std::optional<std::string> normalise_into(std::span<const T> v, float* out) {
-    if (v.empty()) return "empty vector";
-    double norm2 = 0.0;
-    for (const T x : v) {
-        const auto d = static_cast<double>(x);
-        if (!std::isfinite(d)) return "a component is not finite";
-        norm2 += d * d;
-    }
-    if (!(norm2 > 0.0) || !std::isfinite(norm2)) return "zero vector (no direction to compare)";
-    const double inverse = 1.0 / std::sqrt(norm2);
-    for (std::size_t i = 0; i < v.size(); ++i) out[i] = static_cast<float>(static_cast<double>(v[i]) * inverse);
-    return std::nullopt;
-}
-
-// ---- a checksum for the index file: four 64-bit multiply-rotate lanes (the xxHash64 round) --
-
-constexpr std::uint64_t kPrime1 = 0x9E3779B185EBCA87ULL;
-constexpr std::uint64_t kPrime2 = 0xC2B2AE3D27D4EB4FULL;
-constexpr std::uint64_t kPrime3 = 0x165667B19E3779F9ULL;
-
-std::uint64_t round64(std::uint64_t acc, std::uint64_t input) {
-    acc += input * kPrime2;
-    return std::rotl(acc, 31) * kPrime1;
-}
-
-std::uint64_t hash_bytes(const void* data, std::size_t size, std::uint64_t seed) {
-    const auto* p = static_cast<const unsigned char*>(data);
-    std::uint64_t lanes[4] = {seed + kPrime1 + kPrime2, seed + kPrime2, seed, seed - kPrime1};
-    std::size_t i = 0;
-    for (; i + 32 <= size; i += 32) {
-        for (int lane = 0; lane < 4; ++lane) {
-            std::uint64_t word;
-            std::memcpy(&word, p + i + static_cast<std::size_t>(lane) * 8, 8);
-            lanes[lane] = round64(lanes[lane], word);
-        }
-    }
-    std::uint64_t h = std::rotl(lanes[0], 1) + std::rotl(lanes[1], 7) + std::rotl(lanes[2], 12) +
-                      std::rotl(lanes[3], 18) + size;
-    for (; i < size; ++i) h = std::rotl(h ^ (p[i] * kPrime3), 11) * kPrime1;
-    h ^= h >> 33;
-    h *= kPrime2;
-    h ^= h >> 29;
-    return h;
-}
-
-// Pieces of the payload are hashed one by one and chained, so writing and reading can stream.
-struct Checksum {
-    std::uint64_t value = 0x676C617373626F78ULL;
-    void add(const void* data, std::size_t size) { value = hash_bytes(data, size, value) ^ std::rotl(value, 17); }
-};
-
-// ---- Index file ----------------------------------------------------------------------------
-// [FileHeader][model bytes][payload]; payload = hnswlib's level-0 block (cur_element_count *
-// size_data_per_element_: links, vector, label per element), then per element a u32 level and
-// its upper-level link lists (level * size_links_per_element_ bytes). Host byte order; the
-// header records what the file covers so a stale file is told from a fresh one.
-struct FileHeader {
-    char magic[8];
-    std::uint32_t format_version;
-    std::uint32_t kind;
-    std::uint32_t dim;
-    std::uint32_t model_bytes;
-    std::uint64_t m;
-    std::uint64_t ef_construction;
-    std::int64_t instance;
-    std::int64_t seq;
-    std::uint64_t live;
-    std::uint64_t elements;
-    std::uint64_t size_data_per_element;
-    std::int32_t max_level;
-    std::uint32_t entry_point;
-    std::uint64_t payload_bytes;
-    std::uint64_t payload_checksum;
-    std::uint64_t header_checksum;  // of the bytes above and the model name
-};
-static_assert(std::is_trivially_copyable_v<FileHeader>);
-
-std::uint64_t header_checksum(const FileHeader& header, std::string_view model) {
-    Checksum sum;
-    sum.add(&header, offsetof(FileHeader, header_checksum));
-    sum.add(model.data(), model.size());
-    return sum.value;
-}
+// ---- Index file: the format is in vector_index_file.hpp; writing and reading the graph here --
 
 std::uint64_t links_bytes(const Graph& graph, std::size_t element) {
     const int level = graph.element_levels_[element];
     return level > 0 ? graph.size_links_per_element_ * static_cast<std::size_t>(level) : 0;
 }
-
-struct FileCloser {
-    void operator()(std::FILE* f) const noexcept { std::fclose(f); }
-};
-using File = std::unique_ptr<std::FILE, FileCloser>;
-
-std::string errno_text() { return std::strerror(errno); }
-
-// Reads exactly `size` bytes; false on a short file or an error.
-bool read_exact(std::FILE* f, void* out, std::size_t size) { return std::fread(out, 1, size, f) == size; }
 
 // Everything a loaded graph must satisfy before hnswlib may walk it: neighbour ids in range and
 // present on the level they are linked at, list sizes within M, unique labels, a valid entry point.
@@ -264,96 +171,6 @@ void insert_rows(Graph& graph, std::span<const std::int64_t> keys, const float* 
     if (failure) std::rethrow_exception(failure);
 }
 
-// SAVEPOINT for a consistent read; works inside or outside a transaction of the caller.
-class ReadSnapshot {
-public:
-    static Result<ReadSnapshot> begin(storage::Database& db) {
-        if (auto r = db.exec("SAVEPOINT gb_vectors_read"); !r) return r.error();
-        return ReadSnapshot(db);
-    }
-    ReadSnapshot(ReadSnapshot&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
-    ReadSnapshot(const ReadSnapshot&) = delete;
-    ReadSnapshot& operator=(const ReadSnapshot&) = delete;
-    ReadSnapshot& operator=(ReadSnapshot&&) = delete;
-    ~ReadSnapshot() {
-        if (db_ != nullptr) (void)db_->exec("RELEASE gb_vectors_read");
-    }
-
-private:
-    explicit ReadSnapshot(storage::Database& db) : db_(&db) {}
-    storage::Database* db_;
-};
-
-struct Meta {
-    std::string model;
-    std::uint32_t dim = 0;
-    std::int64_t seq = 0;
-    std::int64_t instance = 0;
-};
-
-Result<Meta> read_meta(storage::Database& db, IndexKind kind) {
-    auto stmt = db.prepare("SELECT model, dim, seq, instance FROM vector_meta WHERE kind = ?");
-    if (!stmt) return stmt.error();
-    stmt->bind(1, to_string(kind));
-    auto row = stmt->step();
-    if (!row) return row.error();
-    if (!*row) return make_error(ErrorType::kInternal, "vector index: vector_meta has no row for " +
-                                                           std::string(to_string(kind)));
-    Meta meta;
-    meta.model = std::string(stmt->text(0));
-    const std::int64_t dim = stmt->int64(1);
-    if (dim < 0 || dim > std::numeric_limits<std::uint32_t>::max()) {
-        return make_error(ErrorType::kInternal, "vector index: vector_meta holds dimension " + std::to_string(dim));
-    }
-    meta.dim = static_cast<std::uint32_t>(dim);
-    meta.seq = stmt->int64(2);
-    meta.instance = stmt->int64(3);
-    return meta;
-}
-
-// Rows written (or keys removed) after `since`, read inside the caller's snapshot.
-struct Changes {
-    std::vector<std::int64_t> removed;
-    std::vector<std::int64_t> keys;
-    std::vector<float> vectors;  // keys.size() * dim
-};
-
-Result<Changes> read_changes(storage::Database& db, IndexKind kind, std::int64_t since, std::uint32_t dim) {
-    const std::string table = table_of(kind);
-    Changes changes;
-    {
-        auto stmt = db.prepare("SELECT key FROM " + table + "_removed WHERE seq > ?");
-        if (!stmt) return stmt.error();
-        stmt->bind(1, since);
-        for (;;) {
-            auto row = stmt->step();
-            if (!row) return row.error();
-            if (!*row) break;
-            changes.removed.push_back(stmt->int64(0));
-        }
-    }
-    auto stmt = db.prepare("SELECT key, vector FROM " + table + " WHERE seq > ? ORDER BY key");
-    if (!stmt) return stmt.error();
-    stmt->bind(1, since);
-    const std::size_t bytes = std::size_t{dim} * sizeof(float);
-    for (;;) {
-        auto row = stmt->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        const auto blob = stmt->blob(1);
-        if (blob.size() != bytes) {
-            return make_error(ErrorType::kInternal, table + " key " + std::to_string(stmt->int64(0)) + ": " +
-                                                        std::to_string(blob.size()) + " bytes, expected " +
-                                                        std::to_string(bytes));
-        }
-        changes.keys.push_back(stmt->int64(0));
-        const std::size_t at = changes.vectors.size();
-        changes.vectors.resize(at + dim);
-        std::memcpy(changes.vectors.data() + at, blob.data(), bytes);
-    }
-    return changes;
-}
-
 // What a writer's graph lacks before it writes: the changes stamped after its sequence number,
 // when SQLite still holds the vectors it was built from (same database, model and dimension);
 // none otherwise.
@@ -363,7 +180,7 @@ Result<Changes> missed_changes(storage::Database& db, IndexKind kind, const Meta
         meta.model != state.model) {
         return Changes{};
     }
-    return read_changes(db, kind, state.seq, meta.dim);
+    return detail::read_changes(db, kind, state.seq, meta.dim);
 }
 
 std::size_t thread_count(std::size_t configured) {
@@ -612,25 +429,7 @@ Result<std::unique_ptr<VectorIndex>> VectorIndex::open(storage::Database& db, In
     return index;
 }
 
-Result<void> VectorIndex::create_schema() {
-    const std::string table = table_of(kind_);
-    // seq: the write that last set the row (vector_meta.seq when it committed); a reader that has
-    // seen up to N applies just the rows (and removals) with seq > N.
-    auto r = db_.exec(
-        "CREATE TABLE IF NOT EXISTS vector_meta(kind TEXT PRIMARY KEY, model TEXT NOT NULL DEFAULT '',"
-        " dim INTEGER NOT NULL DEFAULT 0, seq INTEGER NOT NULL DEFAULT 0, instance INTEGER NOT NULL);"
-        "CREATE TABLE IF NOT EXISTS " + table + "(key INTEGER PRIMARY KEY, vector BLOB NOT NULL,"
-        " seq INTEGER NOT NULL);"
-        "CREATE INDEX IF NOT EXISTS " + table + "_seq ON " + table + "(seq);"
-        "CREATE TABLE IF NOT EXISTS " + table + "_removed(key INTEGER PRIMARY KEY, seq INTEGER NOT NULL);"
-        "CREATE INDEX IF NOT EXISTS " + table + "_removed_seq ON " + table + "_removed(seq);");
-    if (!r) return r;
-    // instance: tells this database's index files from those of a deleted and recreated one.
-    auto stmt = db_.prepare("INSERT OR IGNORE INTO vector_meta(kind, instance) VALUES(?, random())");
-    if (!stmt) return stmt.error();
-    stmt->bind(1, to_string(kind_));
-    return stmt->run();
-}
+Result<void> VectorIndex::create_schema() { return detail::create_vector_tables(db_, kind_); }
 
 Result<void> VectorIndex::load_or_rebuild() {
     Meta meta;
@@ -638,7 +437,7 @@ Result<void> VectorIndex::load_or_rebuild() {
     {
         auto snapshot = ReadSnapshot::begin(db_);
         if (!snapshot) return snapshot.error();
-        auto m = read_meta(db_, kind_);
+        auto m = detail::read_meta(db_, kind_);
         if (!m) return m.error();
         meta = std::move(*m);
     }
@@ -658,16 +457,9 @@ Result<void> VectorIndex::load_or_rebuild() {
     const std::uint64_t before = state_->counters.caught_up_rows;
     if (auto r = refresh_locked(); !r) return rebuild_because("catching up failed: " + r.error().message);
     // The file and the rows it missed must add up to what SQLite holds.
-    std::int64_t rows = 0;
-    std::int64_t max_key = 0;
-    {
-        auto stmt = db_.prepare("SELECT count(*), coalesce(max(key), 0) FROM " + table_of(kind_));
-        if (!stmt) return stmt.error();
-        auto row = stmt->step();
-        if (!row) return row.error();
-        rows = stmt->int64(0);
-        max_key = stmt->int64(1);
-    }
+    auto counted = detail::count_rows(db_, kind_);
+    if (!counted) return counted.error();
+    const auto [rows, max_key] = *counted;
     std::int64_t held_max = 0;
     bool any = false;
     for (const auto& [label, id] : state_->graph->label_lookup_) {
@@ -695,10 +487,10 @@ Result<void> VectorIndex::rebuild(std::string reason) {
     {
         auto snapshot = ReadSnapshot::begin(db_);
         if (!snapshot) return snapshot.error();
-        auto m = read_meta(db_, kind_);
+        auto m = detail::read_meta(db_, kind_);
         if (!m) return m.error();
         meta = std::move(*m);
-        auto changes = read_changes(db_, kind_, std::numeric_limits<std::int64_t>::min(), meta.dim);
+        auto changes = detail::read_changes(db_, kind_, std::numeric_limits<std::int64_t>::min(), meta.dim);
         if (!changes) return changes.error();
         keys = std::move(changes->keys);
         vectors = std::move(changes->vectors);
@@ -729,14 +521,10 @@ Result<void> VectorIndex::refresh() {
 
 Result<void> VectorIndex::refresh_locked() {
     {
-        auto stmt = db_.prepare("SELECT seq, instance FROM vector_meta WHERE kind = ?");
-        if (!stmt) return stmt.error();
-        stmt->bind(1, to_string(kind_));
-        auto row = stmt->step();
-        if (!row) return row.error();
-        if (!*row) return make_error(ErrorType::kInternal, "vector index: vector_meta row missing");
         // Only this instance writes state_, and only under db_mutex_.
-        if (stmt->int64(0) == state_->seq && stmt->int64(1) == state_->instance) return {};
+        auto unchanged = detail::meta_unchanged(db_, kind_, state_->seq, state_->instance);
+        if (!unchanged) return unchanged.error();
+        if (*unchanged) return {};
     }
     Meta meta;
     Changes changes;
@@ -744,14 +532,14 @@ Result<void> VectorIndex::refresh_locked() {
     {
         auto snapshot = ReadSnapshot::begin(db_);
         if (!snapshot) return snapshot.error();
-        auto m = read_meta(db_, kind_);
+        auto m = detail::read_meta(db_, kind_);
         if (!m) return m.error();
         meta = std::move(*m);
         // Another database under the same name, or the kind was emptied and given another model.
         start_afresh = meta.instance != state_->instance || meta.seq < state_->seq || meta.dim != state_->dim ||
                        meta.model != state_->model;
         if (!start_afresh) {
-            auto c = read_changes(db_, kind_, state_->seq, meta.dim);
+            auto c = detail::read_changes(db_, kind_, state_->seq, meta.dim);
             if (!c) return c.error();
             changes = std::move(*c);
         }
@@ -794,63 +582,34 @@ Result<void> VectorIndex::add_rows(std::span<const std::int64_t> keys, std::span
                                                                   std::to_string(vectors[i].size()) +
                                                                   " numbers, vectors[0] " + std::to_string(dim));
             }
-            if (auto why = normalise_into(std::span<const T>(vectors[i]), flat.data() + i * dim)) {
+            if (auto why = detail::normalise_into(std::span<const T>(vectors[i]), flat.data() + i * dim)) {
                 return make_error(ErrorType::kInvalidRequest, "vectors[" + std::to_string(i) + "]: " + *why);
             }
         }
     }
 
     const std::lock_guard db_lock(db_mutex_);
-    const std::string table = table_of(kind_);
     Meta meta;
     Changes missed;
     bool holds_vectors = false;
     {
         auto tx = storage::Transaction::begin(db_);
         if (!tx) return tx.error();
-        auto m = read_meta(db_, kind_);
+        auto m = detail::read_meta(db_, kind_);
         if (!m) return m.error();
         meta = std::move(*m);
-        {
-            auto stmt = db_.prepare("SELECT EXISTS(SELECT 1 FROM " + table + ")");
-            if (!stmt) return stmt.error();
-            auto row = stmt->step();
-            if (!row) return row.error();
-            holds_vectors = stmt->int64(0) != 0;
-        }
+        auto holds = detail::holds_vectors(db_, kind_);
+        if (!holds) return holds.error();
+        holds_vectors = *holds;
         if (holds_vectors && (meta.model != model || meta.dim != dim)) {
-            return make_error(ErrorType::kInvalidRequest, mismatch_message(meta.model, meta.dim, model, dim));
+            return make_error(ErrorType::kInvalidRequest, detail::mismatch_message(meta.model, meta.dim, model, dim));
         }
         // Rows other connections wrote since this instance last looked, applied with ours.
         auto c = missed_changes(db_, kind_, meta, *state_);
         if (!c) return c.error();
         missed = std::move(*c);
         const std::int64_t seq = meta.seq + 1;
-        {
-            auto upsert = db_.prepare("INSERT INTO " + table +
-                                      "(key, vector, seq) VALUES(?, ?, ?) ON CONFLICT(key) DO UPDATE SET"
-                                      " vector = excluded.vector, seq = excluded.seq");
-            if (!upsert) return upsert.error();
-            auto unremove = db_.prepare("DELETE FROM " + table + "_removed WHERE key = ?");
-            if (!unremove) return unremove.error();
-            const auto* bytes = reinterpret_cast<const std::byte*>(flat.data());
-            for (std::size_t i = 0; i < keys.size(); ++i) {
-                upsert->bind(1, keys[i])
-                    .bind_blob(2, std::span<const std::byte>(bytes + i * dim * sizeof(float), dim * sizeof(float)))
-                    .bind(3, seq);
-                if (auto r = upsert->run(); !r) return r;
-                upsert->reset();
-                unremove->bind(1, keys[i]);
-                if (auto r = unremove->run(); !r) return r;
-                unremove->reset();
-            }
-        }
-        {
-            auto stmt = db_.prepare("UPDATE vector_meta SET model = ?, dim = ?, seq = ? WHERE kind = ?");
-            if (!stmt) return stmt.error();
-            stmt->bind(1, model).bind(2, static_cast<std::int64_t>(dim)).bind(3, seq).bind(4, to_string(kind_));
-            if (auto r = stmt->run(); !r) return r;
-        }
+        if (auto r = detail::write_rows(db_, kind_, keys, flat, dim, model, seq); !r) return r;
         if (auto r = tx->commit(); !r) return r;
         meta.seq = seq;
         meta.model = std::string(model);
@@ -895,41 +654,25 @@ Result<void> VectorIndex::add(std::span<const std::int64_t> keys, std::span<cons
 Result<void> VectorIndex::remove(std::span<const std::int64_t> keys) {
     if (keys.empty()) return {};
     const std::lock_guard db_lock(db_mutex_);
-    const std::string table = table_of(kind_);
     Meta meta;
     Changes missed;
     std::vector<std::int64_t> removed;
     {
         auto tx = storage::Transaction::begin(db_);
         if (!tx) return tx.error();
-        auto m = read_meta(db_, kind_);
+        auto m = detail::read_meta(db_, kind_);
         if (!m) return m.error();
         meta = std::move(*m);
         auto c = missed_changes(db_, kind_, meta, *state_);
         if (!c) return c.error();
         missed = std::move(*c);
         const std::int64_t seq = meta.seq + 1;
-        auto erase = db_.prepare("DELETE FROM " + table + " WHERE key = ?");
-        if (!erase) return erase.error();
-        auto tombstone = db_.prepare("INSERT INTO " + table +
-                                     "_removed(key, seq) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET seq = excluded.seq");
-        if (!tombstone) return tombstone.error();
-        for (const std::int64_t key : keys) {
-            erase->bind(1, key);
-            if (auto r = erase->run(); !r) return r;
-            erase->reset();
-            if (db_.changes() == 0) continue;  // absent: nothing for other readers to drop
-            tombstone->bind(1, key).bind(2, seq);
-            if (auto r = tombstone->run(); !r) return r;
-            tombstone->reset();
-            removed.push_back(key);
-        }
+        auto gone = detail::remove_rows(db_, kind_, keys, seq);
+        if (!gone) return gone.error();
+        removed = std::move(*gone);
         if (removed.empty() && missed.keys.empty() && missed.removed.empty()) return {};
         if (!removed.empty()) {
-            auto stmt = db_.prepare("UPDATE vector_meta SET seq = ? WHERE kind = ?");
-            if (!stmt) return stmt.error();
-            stmt->bind(1, seq).bind(2, to_string(kind_));
-            if (auto r = stmt->run(); !r) return r;
+            if (auto r = detail::set_seq(db_, kind_, seq); !r) return r;
             meta.seq = seq;
         }
         if (auto r = tx->commit(); !r) return r;
@@ -965,7 +708,7 @@ Result<std::vector<VectorMatch>> VectorIndex::search_impl(std::span<const T> que
     std::vector<VectorMatch> matches;
     if (k == 0 || state.live == 0 || !state.graph) return matches;
     std::vector<float> normalised(query.size());
-    if (auto why = normalise_into(query, normalised.data())) {
+    if (auto why = detail::normalise_into(query, normalised.data())) {
         return make_error(ErrorType::kInvalidRequest, "query: " + *why);
     }
     try {

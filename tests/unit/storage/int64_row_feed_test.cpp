@@ -1,0 +1,59 @@
+// Tests for the in-memory int64 row-feed virtual table: column mapping, row counts, no rows
+// outside a run.
+#include "storage/int64_row_feed.hpp"
+
+#include <cstdint>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace glassbox::storage {
+namespace {
+
+TEST(Int64RowFeed, WritesRowsThroughTheColumnMap) {
+    auto db = Database::open(":memory:");
+    ASSERT_TRUE(db) << db.error().message;
+    ASSERT_TRUE(register_row_feed(**db, "test_feed"));
+    ASSERT_TRUE((*db)->exec("CREATE TABLE t(a INTEGER, b INTEGER)"));
+    // Three rows of stride 3; c0 reads element 2, c1 element 0.
+    const std::vector<std::int64_t> rows = {1, 10, 100, 2, 20, 200, 3, 30, 300};
+    const Int64RowFeed feed{rows.data(), 3, 3, {2, 0, 1, 1, 1}};
+    auto changed = run_with_row_feed(**db, "INSERT INTO t(a, b) SELECT c0, c1 FROM test_feed", feed);
+    ASSERT_TRUE(changed) << changed.error().message;
+    EXPECT_EQ(*changed, 3);
+    auto st = (*db)->prepare("SELECT a, b FROM t ORDER BY a");
+    ASSERT_TRUE(st);
+    std::vector<std::pair<std::int64_t, std::int64_t>> got;
+    for (;;) {
+        auto row = st->step();
+        ASSERT_TRUE(row);
+        if (!*row) break;
+        got.emplace_back(st->int64(0), st->int64(1));
+    }
+    const std::vector<std::pair<std::int64_t, std::int64_t>> want = {{100, 1}, {200, 2}, {300, 3}};
+    EXPECT_EQ(got, want);
+}
+
+TEST(Int64RowFeed, HasNoRowsOutsideARun) {
+    auto db = Database::open(":memory:");
+    ASSERT_TRUE(db) << db.error().message;
+    ASSERT_TRUE(register_row_feed(**db, "test_feed"));
+    auto st = (*db)->prepare("SELECT count(*) FROM test_feed");
+    ASSERT_TRUE(st);
+    auto row = st->step();
+    ASSERT_TRUE(row && *row);
+    EXPECT_EQ(st->int64(0), 0);
+}
+
+TEST(Int64RowFeed, AnEmptyFeedWritesNothing) {
+    auto db = Database::open(":memory:");
+    ASSERT_TRUE(db) << db.error().message;
+    ASSERT_TRUE(register_row_feed(**db, "test_feed"));
+    ASSERT_TRUE((*db)->exec("CREATE TABLE t(a INTEGER)"));
+    auto changed = run_with_row_feed(**db, "INSERT INTO t(a) SELECT c0 FROM test_feed", Int64RowFeed{});
+    ASSERT_TRUE(changed) << changed.error().message;
+    EXPECT_EQ(*changed, 0);
+}
+
+}  // namespace
+}  // namespace glassbox::storage

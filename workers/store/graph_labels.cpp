@@ -1,0 +1,159 @@
+// Labels of graph terms: the best rdfs:label of a set of ids in one statement, the fallback
+// names, and the entity list with labels.
+#include "workers/store/graph_labels.hpp"
+
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "schema/vocabulary.hpp"
+
+namespace glassbox::store {
+
+using base::Result;
+using detail::StoredKind;
+using schema::Term;
+
+namespace {
+
+std::string local_name(std::string_view iri) {
+    while (!iri.empty()) {
+        const auto cut = iri.find_last_of("#/:");
+        if (cut == std::string_view::npos) return std::string(iri);
+        if (cut + 1 < iri.size()) return std::string(iri.substr(cut + 1));
+        iri.remove_suffix(1);  // a trailing separator: use the segment before it
+    }
+    return {};
+}
+
+// Lower is better: "en", then "en-…", then no language, then any other.
+int label_rank(int kind, std::string_view language) noexcept {
+    if (kind == StoredKind::kLangLiteral) {
+        if (language.size() >= 2 && (language[0] == 'e' || language[0] == 'E') &&
+            (language[1] == 'n' || language[1] == 'N')) {
+            return language.size() == 2 ? 0 : (language[2] == '-' ? 1 : 3);
+        }
+        return 3;
+    }
+    return 2;
+}
+
+// The id of rdfs:label, or -1 when the store has never seen it.
+Result<std::int64_t> label_predicate_id(TermDictionary& dictionary) {
+    auto id = dictionary.lookup_id(Term(schema::Iri{std::string(schema::vocab::kRdfsLabel)}));
+    if (!id) return id.error();
+    return id->value_or(-1);
+}
+
+// The best rdfs:label of each id, in one statement for the whole set.
+Result<std::unordered_map<std::int64_t, std::string>> best_labels(storage::Database& db, std::int64_t label_id,
+                                                                  const std::vector<std::int64_t>& ids) {
+    std::unordered_map<std::int64_t, std::string> best;
+    if (label_id < 0 || ids.empty()) return best;
+    std::string array = "[";
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (i > 0) array.push_back(',');
+        detail::append_id(array, ids[i]);
+    }
+    array.push_back(']');
+    auto st = db.prepare(
+        "SELECT q.s, t.kind, t.value, t.qualifier FROM json_each(?1) AS j "
+        "CROSS JOIN graph_quads AS q CROSS JOIN graph_terms AS t "
+        "WHERE q.s = j.value AND q.p = ?2 AND t.id = q.o AND t.kind IN (2, 3)");
+    if (!st) return st.error();
+    st->bind(1, std::string_view{array}).bind(2, label_id);
+    std::unordered_map<std::int64_t, int> rank;
+    for (;;) {
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        const auto id = st->int64(0);
+        const int kind = static_cast<int>(st->int64(1));
+        const int r = label_rank(kind, kind == StoredKind::kLangLiteral ? st->text(3) : std::string_view{});
+        const auto value = st->text(2);
+        auto [it, inserted] = rank.try_emplace(id, r);
+        // Ties go to the smallest value, so the answer does not depend on storage order.
+        if (inserted || r < it->second || (r == it->second && value < std::string_view{best[id]})) {
+            it->second = r;
+            best[id] = std::string(value);
+        }
+    }
+    return best;
+}
+
+std::string fallback_label(const Term& term) {
+    switch (term.kind()) {
+        case Term::Kind::kIri: return local_name(term.as_iri().value);
+        case Term::Kind::kLiteral: return term.as_literal().value;
+        default: return schema::to_ntriples(term);
+    }
+}
+
+
+}  // namespace
+
+Result<std::vector<std::string>> read_labels(storage::Database& db, TermDictionary& dictionary,
+                                            std::span<const Term> terms) {
+    auto label_id = label_predicate_id(dictionary);
+    if (!label_id) return label_id.error();
+    std::vector<std::optional<std::int64_t>> term_ids(terms.size());
+    std::vector<std::int64_t> wanted;
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+        if (terms[i].is_literal() || *label_id < 0) continue;
+        auto id = dictionary.lookup_id(terms[i]);
+        if (!id) return id.error();
+        term_ids[i] = *id;
+        if (*id) wanted.push_back(**id);
+    }
+    auto best = best_labels(db, *label_id, wanted);
+    if (!best) return best.error();
+    std::vector<std::string> out;
+    out.reserve(terms.size());
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+        if (term_ids[i]) {
+            if (auto it = best->find(*term_ids[i]); it != best->end()) {
+                out.push_back(it->second);
+                continue;
+            }
+        }
+        out.push_back(fallback_label(terms[i]));
+    }
+    return out;
+}
+
+Result<std::vector<Entity>> read_entities_after(storage::Database& db, TermDictionary& dictionary,
+                                               std::int64_t after_id, std::size_t limit) {
+    std::vector<Entity> out;
+    {
+        auto st = db.prepare(
+            "SELECT t.id, t.value FROM graph_terms AS t WHERE t.id > ?1 AND t.kind = 0 AND "
+            "(EXISTS (SELECT 1 FROM graph_quads AS q WHERE q.s = t.id) OR "
+            "EXISTS (SELECT 1 FROM graph_osp AS q WHERE q.o = t.id)) ORDER BY t.id LIMIT ?2");
+        if (!st) return st.error();
+        st->bind(1, after_id).bind(2, static_cast<std::int64_t>(limit));
+        for (;;) {
+            auto row = st->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            out.push_back(Entity{st->int64(0), Term(schema::Iri{std::string(st->text(1))}), {}});
+        }
+    }
+    auto label_id = label_predicate_id(dictionary);
+    if (!label_id) return label_id.error();
+    std::vector<std::int64_t> ids;
+    ids.reserve(out.size());
+    for (const auto& entity : out) ids.push_back(entity.id);
+    auto best = best_labels(db, *label_id, ids);
+    if (!best) return best.error();
+    for (auto& entity : out) {
+        if (auto it = best->find(entity.id); it != best->end()) {
+            entity.label = std::move(it->second);
+        } else {
+            entity.label = fallback_label(entity.term);
+        }
+    }
+    return out;
+}
+
+}  // namespace glassbox::store

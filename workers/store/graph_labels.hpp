@@ -1,0 +1,34 @@
+// Human-readable labels of graph terms (rdfs:label by language preference, else a name derived
+// from the term) and the entity list the vector index is built from.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/result.hpp"
+#include "schema/term.hpp"
+#include "storage/sqlite_database.hpp"
+#include "workers/store/term_dictionary.hpp"
+
+namespace glassbox::store {
+
+// An entity for vector indexing: an IRI that is the subject or object of some quad.
+struct Entity {
+    std::int64_t id = 0;  // the key the VectorIndex stores; stable for the file's life
+    schema::Term term;
+    std::string label;    // as labels() gives it
+    bool operator==(const Entity&) const = default;
+};
+
+// One label per term, in order (see GraphStore::labels).
+base::Result<std::vector<std::string>> read_labels(storage::Database& db, TermDictionary& dictionary,
+                                                   std::span<const schema::Term> terms);
+
+// At most `limit` entities with id > after_id, in id order, each with its label.
+base::Result<std::vector<Entity>> read_entities_after(storage::Database& db, TermDictionary& dictionary,
+                                                      std::int64_t after_id, std::size_t limit);
+
+}  // namespace glassbox::store

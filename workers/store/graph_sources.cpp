@@ -1,0 +1,81 @@
+// Source records of the graph store: checking, registering and reading them.
+#include "workers/store/graph_sources.hpp"
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+namespace glassbox::store {
+
+using base::ErrorType;
+using base::make_error;
+using base::Result;
+
+std::string_view to_string(SourceKind kind) noexcept {
+    switch (kind) {
+        case SourceKind::kFile: return "file";
+        case SourceKind::kDocument: return "document";
+        case SourceKind::kChunk: return "chunk";
+    }
+    return "file";
+}
+
+Result<void> check_source(const SourceRecord& source) {
+    if (source.uri.empty()) return make_error(ErrorType::kInvalidRequest, "source: empty uri");
+    if (source.tier < 1 || source.tier > 4) {
+        return make_error(ErrorType::kInvalidRequest, "source " + source.uri + ": tier " +
+                                                          std::to_string(source.tier) + " is not in 1..4");
+    }
+    if (source.kind == SourceKind::kChunk && source.document_uri.empty()) {
+        return make_error(ErrorType::kInvalidRequest, "source " + source.uri + ": a chunk needs its document_uri");
+    }
+    return {};
+}
+
+Result<std::int64_t> store_source(storage::Database& db, const SourceRecord& source) {
+    if (auto r = check_source(source); !r) return r.error();
+    auto st = db.prepare(
+        "INSERT INTO graph_sources(uri, kind, document_uri, tier, loaded_at, media_type) "
+        "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(uri) DO UPDATE SET kind = excluded.kind, "
+        "document_uri = excluded.document_uri, tier = excluded.tier, loaded_at = excluded.loaded_at, "
+        "media_type = excluded.media_type RETURNING id");
+    if (!st) return st.error();
+    st->bind(1, std::string_view{source.uri})
+        .bind(2, static_cast<std::int64_t>(source.kind))
+        .bind(3, std::string_view{source.document_uri})
+        .bind(4, static_cast<std::int64_t>(source.tier))
+        .bind(5, std::string_view{source.loaded_at})
+        .bind(6, std::string_view{source.media_type});
+    auto row = st->step();
+    if (!row) return row.error();
+    if (!*row) return make_error(ErrorType::kInternal, "graph store: registering a source returned no id");
+    return st->int64(0);
+}
+
+Result<std::vector<SourceRecord>> read_sources(storage::Database& db, std::span<const std::int64_t> ids) {
+    std::vector<SourceRecord> out;
+    auto st = db.prepare(
+        "SELECT uri, kind, document_uri, tier, loaded_at, media_type FROM graph_sources WHERE id = ?1");
+    if (!st) return st.error();
+    for (const auto id : ids) {
+        st->reset();
+        st->bind(1, id);
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) continue;
+        SourceRecord record;
+        record.uri = st->text(0);
+        record.kind = static_cast<SourceKind>(std::clamp<std::int64_t>(st->int64(1), 0, 2));
+        record.document_uri = st->text(2);
+        record.tier = static_cast<std::uint32_t>(st->int64(3));
+        record.loaded_at = st->text(4);
+        record.media_type = st->text(5);
+        out.push_back(std::move(record));
+    }
+    std::sort(out.begin(), out.end(), [](const SourceRecord& a, const SourceRecord& b) {
+        return std::tie(a.tier, a.uri) < std::tie(b.tier, b.uri);
+    });
+    return out;
+}
+
+}  // namespace glassbox::store

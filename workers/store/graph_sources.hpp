@@ -1,0 +1,41 @@
+// Where the graph's facts come from: source records (files, documents, chunks) with their data
+// tier, kept in graph_sources and linked to each fact they provided.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.hpp"
+#include "schema/messages.hpp"
+#include "storage/sqlite_database.hpp"
+
+namespace glassbox::store {
+
+// What a source is: a whole file, a document, or one chunk of a document.
+enum class SourceKind { kFile = 0, kDocument = 1, kChunk = 2 };
+
+std::string_view to_string(SourceKind kind) noexcept;
+
+struct SourceRecord {
+    std::string uri;           // file:///…, a document's URI or a chunk's URI; the identity
+    SourceKind kind = SourceKind::kFile;
+    std::string document_uri;  // the document a chunk belongs to (required for kChunk)
+    std::uint32_t tier = schema::kDefaultTier;  // 1 authoritative … 4 inferred
+    std::string loaded_at;     // xsd:dateTime lexical form; may be empty
+    std::string media_type;    // may be empty
+    bool operator==(const SourceRecord&) const = default;
+};
+
+// kInvalidRequest for an empty uri, a tier outside 1..4, or a chunk without a document_uri.
+base::Result<void> check_source(const SourceRecord& source);
+
+// Checks the record, then inserts it or updates the row with its uri; returns the source's id.
+base::Result<std::int64_t> store_source(storage::Database& db, const SourceRecord& source);
+
+// The records with these ids (an unknown id is skipped), best tier first, then by uri.
+base::Result<std::vector<SourceRecord>> read_sources(storage::Database& db, std::span<const std::int64_t> ids);
+
+}  // namespace glassbox::store

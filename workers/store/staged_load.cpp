@@ -1,0 +1,397 @@
+// Staged (bulk) loads of the graph store: staging batches, committing a load group by group
+// through the quad feed, aborting, and dropping abandoned loads.
+#include "workers/store/staged_load.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#include "storage/int64_row_feed.hpp"
+#include "workers/store/graph_sources.hpp"
+
+namespace glassbox::store {
+
+using base::ErrorType;
+using base::make_error;
+using base::Result;
+using schema::Triple;
+
+namespace {
+
+// A staged load untouched this long was abandoned (its client died): the next stage or commit
+// drops it.
+constexpr std::int64_t kStaleStagingSeconds = 24 * 60 * 60;
+constexpr std::size_t kStagedQuadBytes = 5 * 8;
+
+Result<void> check_load_name(std::string_view load) {
+    bool ok = !load.empty() && load.size() <= 64;
+    for (const char c : load) {
+        ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                    c == '-' || c == '.');
+    }
+    if (ok) return {};
+    return make_error(ErrorType::kInvalidRequest,
+                      "load \"" + std::string(load.substr(0, 80)) + "\" is not a valid staged-load name: 1-64 of "
+                                                                     "A-Z a-z 0-9 _ - .");
+}
+
+std::int64_t unix_now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// Little-endian, so a file moved between machines still reads.
+void put_i64(std::string& out, std::int64_t value) {
+    auto u = static_cast<std::uint64_t>(value);
+    char bytes[8];
+    for (char& b : bytes) {
+        b = static_cast<char>(u & 0xFF);
+        u >>= 8;
+    }
+    out.append(bytes, 8);
+}
+
+std::int64_t get_i64(const std::byte* in) {
+    std::uint64_t u = 0;
+    for (int i = 7; i >= 0; --i) u = (u << 8) | static_cast<std::uint64_t>(in[i]);
+    return static_cast<std::int64_t>(u);
+}
+
+}  // namespace
+
+Result<void> StagedLoads::drop_stale_staging() {
+    auto st = db_.prepare("SELECT DISTINCT load FROM graph_staged_quads WHERE staged_at < ?1");
+    if (!st) return st.error();
+    st->bind(1, unix_now() - kStaleStagingSeconds);
+    std::vector<std::string> stale;
+    for (;;) {
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        stale.emplace_back(st->text(0));
+    }
+    st->reset();
+    for (const auto& load : stale) {
+        for (const char* sql : {"DELETE FROM graph_staged_quads WHERE load = ?1",
+                                "DELETE FROM graph_staged_sources WHERE load = ?1"}) {
+            auto del = db_.prepare(sql);
+            if (!del) return del.error();
+            del->bind(1, std::string_view{load});
+            if (auto r = del->run(); !r) return r.error();
+        }
+    }
+    return {};
+}
+
+Result<std::uint64_t> StagedLoads::stage(std::string_view load, const SourceRecord& source,
+                                         std::span<const Triple> triples) {
+    if (auto r = check_load_name(load); !r) return r.error();
+    if (auto r = check_source(source); !r) return r.error();
+    if (auto r = detail::check_triples(triples); !r) return r.error();
+    auto tx = storage::Transaction::begin(db_, storage::Transaction::Kind::kImmediate);
+    if (!tx) return tx.error();
+    const auto fail = [this](const base::Error& error) -> Result<std::uint64_t> {
+        dictionary_.forget_cached_terms();  // ids cached meanwhile are rolled back with the transaction
+        return error;
+    };
+    TermDictionary::KnownTermsScope known{dictionary_};
+    if (auto r = dictionary_.sync_known_terms(); !r) return fail(r.error());
+    // The load's number for this source (staged sources are registered at commit).
+    std::int64_t n = 0;
+    {
+        auto st = db_.prepare("SELECT n FROM graph_staged_sources WHERE load = ?1 AND uri = ?2");
+        if (!st) return fail(st.error());
+        st->bind(1, load).bind(2, std::string_view{source.uri});
+        auto row = st->step();
+        if (!row) return fail(row.error());
+        if (*row) n = st->int64(0);
+    }
+    if (n == 0) {
+        auto count = db_.prepare("SELECT count(*) FROM graph_staged_sources WHERE load = ?1");
+        if (!count) return fail(count.error());
+        count->bind(1, load);
+        auto row = count->step();
+        if (!row) return fail(row.error());
+        n = (*row ? count->int64(0) : 0) + 1;
+        if (n == 1) {
+            count->reset();
+            if (auto r = drop_stale_staging(); !r) return fail(r.error());
+        }
+    }
+    {
+        auto st = db_.prepare(
+            "INSERT INTO graph_staged_sources(load, uri, n, kind, document_uri, tier, loaded_at, media_type) "
+            "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(load, uri) DO UPDATE SET kind = excluded.kind, "
+            "document_uri = excluded.document_uri, tier = excluded.tier, loaded_at = excluded.loaded_at, "
+            "media_type = excluded.media_type");
+        if (!st) return fail(st.error());
+        st->bind(1, load)
+            .bind(2, std::string_view{source.uri})
+            .bind(3, n)
+            .bind(4, static_cast<std::int64_t>(source.kind))
+            .bind(5, std::string_view{source.document_uri})
+            .bind(6, static_cast<std::int64_t>(source.tier))
+            .bind(7, std::string_view{source.loaded_at})
+            .bind(8, std::string_view{source.media_type});
+        if (auto r = st->run(); !r) return fail(r.error());
+    }
+    if (!triples.empty()) {
+        std::string blob;
+        blob.reserve(triples.size() * kStagedQuadBytes);
+        TermDictionary::StatementMemo memo;
+        for (const auto& triple : triples) {
+            auto ids = dictionary_.intern_statement(triple, memo);
+            if (!ids) return fail(ids.error());
+            for (const auto value : {(*ids)[0], (*ids)[1], (*ids)[2], (*ids)[3], n}) put_i64(blob, value);
+        }
+        auto st = db_.prepare(
+            "INSERT INTO graph_staged_quads(load, statements, staged_at, quads) VALUES(?1, ?2, ?3, ?4)");
+        if (!st) return fail(st.error());
+        st->bind(1, load)
+            .bind(2, static_cast<std::int64_t>(triples.size()))
+            .bind(3, unix_now())
+            .bind_blob(4, std::string_view{blob});
+        if (auto r = st->run(); !r) return fail(r.error());
+    }
+    if (auto r = tx->commit(); !r) return fail(r.error());
+    return static_cast<std::uint64_t>(triples.size());
+}
+
+Result<void> StagedLoads::abort(std::string_view load) {
+    if (auto r = check_load_name(load); !r) return r.error();
+    auto tx = storage::Transaction::begin(db_, storage::Transaction::Kind::kImmediate);
+    if (!tx) return tx.error();
+    for (const char* sql :
+         {"DELETE FROM graph_staged_quads WHERE load = ?1", "DELETE FROM graph_staged_sources WHERE load = ?1"}) {
+        auto del = db_.prepare(sql);
+        if (!del) return del.error();
+        del->bind(1, load);
+        if (auto r = del->run(); !r) return r.error();
+    }
+    return tx->commit();
+}
+
+Result<InsertCounts> StagedLoads::commit(std::string_view load) {
+    if (auto r = check_load_name(load); !r) return r.error();
+    auto tx = storage::Transaction::begin(db_, storage::Transaction::Kind::kImmediate);
+    if (!tx) return tx.error();
+    InsertCounts counts;
+    // The load's sources, registered now: local number -> source id.
+    std::unordered_map<std::int64_t, std::int64_t> source_ids;
+    {
+        std::vector<std::pair<std::int64_t, SourceRecord>> staged;
+        auto st = db_.prepare(
+            "SELECT n, uri, kind, document_uri, tier, loaded_at, media_type FROM graph_staged_sources "
+            "WHERE load = ?1 ORDER BY n");
+        if (!st) return st.error();
+        st->bind(1, load);
+        for (;;) {
+            auto row = st->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            SourceRecord record;
+            record.uri = st->text(1);
+            record.kind = static_cast<SourceKind>(std::clamp<std::int64_t>(st->int64(2), 0, 2));
+            record.document_uri = st->text(3);
+            record.tier = static_cast<std::uint32_t>(st->int64(4));
+            record.loaded_at = st->text(5);
+            record.media_type = st->text(6);
+            staged.emplace_back(st->int64(0), std::move(record));
+        }
+        st->reset();
+        for (const auto& [n, record] : staged) {
+            auto id = store_source(db_, record);
+            if (!id) return id.error();
+            source_ids.emplace(n, *id);
+        }
+    }
+    std::uint64_t statements = 0;
+    bool fresh = false;  // no quad stored yet: the first group cannot meet a present one
+    {
+        auto st = db_.prepare("SELECT NOT EXISTS (SELECT 1 FROM graph_quads)");
+        if (!st) return st.error();
+        auto row = st->step();
+        if (!row) return row.error();
+        fresh = *row && st->int64(0) == 1;
+    }
+    {
+        std::vector<StagedQuad> group;
+        auto raw = db_.prepare_once("SELECT statements, quads FROM graph_staged_quads WHERE load = ?1 ORDER BY id");
+        if (!raw) return raw.error();
+        storage::Statement st(db_, raw->get());
+        st.bind(1, load);
+        for (;;) {
+            auto row = st.step();
+            if (!row) return row.error();
+            if (!*row) break;
+            const auto bytes = st.blob(1);
+            if (bytes.size() % kStagedQuadBytes != 0 ||
+                bytes.size() / kStagedQuadBytes != static_cast<std::uint64_t>(st.int64(0))) {
+                return make_error(ErrorType::kInternal, "graph store: a staged batch of load " + std::string(load) +
+                                                            " is damaged");
+            }
+            for (std::size_t at = 0; at < bytes.size(); at += kStagedQuadBytes) {
+                const std::byte* q = bytes.data() + at;
+                const auto source = source_ids.find(get_i64(q + 32));
+                if (source == source_ids.end()) {
+                    return make_error(ErrorType::kInternal,
+                                      "graph store: a staged quad of load " + std::string(load) + " has no source");
+                }
+                group.push_back({get_i64(q), get_i64(q + 8), get_i64(q + 16), get_i64(q + 24), source->second});
+                ++statements;
+            }
+            if (group.size() >= std::max<std::size_t>(1, commit_group_)) {
+                if (auto r = commit_group(group, counts, fresh); !r) return r.error();
+                fresh = false;
+            }
+        }
+        if (auto r = commit_group(group, counts, fresh); !r) return r.error();
+    }
+    for (const char* sql :
+         {"DELETE FROM graph_staged_quads WHERE load = ?1", "DELETE FROM graph_staged_sources WHERE load = ?1"}) {
+        auto del = db_.prepare(sql);
+        if (!del) return del.error();
+        del->bind(1, load);
+        if (auto r = del->run(); !r) return r.error();
+    }
+    if (auto r = drop_stale_staging(); !r) return r.error();
+    if (auto r = tx->commit(); !r) return r.error();
+    counts.already_present = statements - counts.added;
+    return counts;
+}
+
+// Writes one group of staged quads: SPO in key order (the first source of a new fact is its
+// lowest source id, i.e. the load's first file that has it), links for every further source,
+// then the new quads into POS and OSP, each sorted into its own key order and written by one
+// INSERT ... SELECT from the feed. When the graph held no quad before (`fresh`), no quad of the
+// group can be present, and SPO too is written from the feed.
+namespace {
+
+// The new quads of a staged commit, sorted into POS and OSP key order.
+struct SortedOrders {
+    std::vector<detail::Quad> pos;
+    std::vector<detail::Quad> osp;
+};
+
+SortedOrders sort_orders(std::vector<detail::Quad> rows) {
+    // OSP on a thread of its own (a copy), POS here (the rows themselves): both at once.
+    auto osp = std::async(std::launch::async, [copy = rows]() mutable {
+        std::sort(copy.begin(), copy.end(), [](const detail::Quad& a, const detail::Quad& b) {
+            return std::tie(a.o, a.s, a.p, a.g) < std::tie(b.o, b.s, b.p, b.g);
+        });
+        return copy;
+    });
+    std::sort(rows.begin(), rows.end(), [](const detail::Quad& a, const detail::Quad& b) {
+        return std::tie(a.p, a.o, a.s, a.g) < std::tie(b.p, b.o, b.s, b.g);
+    });
+    return SortedOrders{std::move(rows), osp.get()};
+}
+
+}  // namespace
+
+Result<void> StagedLoads::commit_group(std::vector<StagedQuad>& group, InsertCounts& counts, bool fresh) {
+    // The feed reads both as arrays of int64 rows.
+    static_assert(sizeof(StagedQuad) == 5 * sizeof(std::int64_t));
+    static_assert(sizeof(detail::Quad) == 4 * sizeof(std::int64_t));
+    if (group.empty()) return {};
+    std::sort(group.begin(), group.end(), [](const StagedQuad& a, const StagedQuad& b) {
+        return std::tie(a.s, a.p, a.o, a.g, a.src) < std::tie(b.s, b.p, b.o, b.g, b.src);
+    });
+    std::vector<detail::Quad> added;
+    added.reserve(group.size());
+    // When the group is all new, sorting the new quads into POS and OSP order runs beside the
+    // SPO writes; an early return waits for it (the future's destructor).
+    std::future<SortedOrders> orders;
+    const auto same_quad = [](const StagedQuad& a, const StagedQuad& b) {
+        return a.s == b.s && a.p == b.p && a.o == b.o && a.g == b.g;
+    };
+    const auto link = [this](const StagedQuad& q, std::int64_t source) -> Result<void> {
+        auto st = db_.prepare(
+            "INSERT OR IGNORE INTO graph_fact_sources(s, p, o, g, source) VALUES(?1, ?2, ?3, ?4, ?5)");
+        if (!st) return st.error();
+        st->bind(1, q.s).bind(2, q.p).bind(3, q.o).bind(4, q.g).bind(5, source);
+        return st->run();
+    };
+    if (fresh) {
+        // Deduplicated in place: the first of each run of equal quads (its lowest source) stays.
+        std::vector<std::pair<std::size_t, std::int64_t>> links;  // (index in the kept rows, source)
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < group.size();) {
+            std::size_t end = i + 1;
+            while (end < group.size() && same_quad(group[i], group[end])) ++end;
+            for (std::size_t k = i + 1; k < end; ++k) {
+                if (group[k].src != group[k - 1].src) links.emplace_back(kept, group[k].src);
+            }
+            group[kept++] = group[i];
+            i = end;
+        }
+        group.resize(kept);
+        // The other two orders are sorted on a second core while SPO is written.
+        for (const auto& q : group) added.push_back({q.s, q.p, q.o, q.g});
+        orders = std::async(std::launch::async, sort_orders, std::move(added));
+        storage::Int64RowFeed feed{reinterpret_cast<const std::int64_t*>(group.data()), group.size(), 5, {0, 1, 2, 3, 4}};
+        auto n = storage::run_with_row_feed(
+            db_, std::string("INSERT INTO graph_quads(s, p, o, g, src) SELECT c0, c1, c2, c3, c4 FROM ") + kQuadFeedTable,
+            feed);
+        if (!n) return n.error();
+        if (static_cast<std::size_t>(*n) != group.size()) {
+            return make_error(ErrorType::kInternal, "graph store: a staged commit wrote " + std::to_string(*n) +
+                                                        " of " + std::to_string(group.size()) + " new quads");
+        }
+        counts.added += group.size();
+        for (const auto& [index, source] : links) {
+            if (auto r = link(group[index], source); !r) return r;
+        }
+    } else {
+        auto insert_quad =
+            db_.prepare("INSERT OR IGNORE INTO graph_quads(s, p, o, g, src) VALUES(?1, ?2, ?3, ?4, ?5)");
+        if (!insert_quad) return insert_quad.error();
+        for (std::size_t i = 0; i < group.size();) {
+            std::size_t end = i + 1;
+            while (end < group.size() && same_quad(group[i], group[end])) ++end;
+            const StagedQuad& q = group[i];
+            insert_quad->reset();
+            insert_quad->bind(1, q.s).bind(2, q.p).bind(3, q.o).bind(4, q.g).bind(5, q.src);
+            if (auto r = insert_quad->run(); !r) return r.error();
+            std::int64_t first_source = q.src;
+            if (db_.changes() == 1) {
+                ++counts.added;
+                added.push_back({q.s, q.p, q.o, q.g});
+            } else {
+                auto st = db_.prepare("SELECT src FROM graph_quads WHERE s = ?1 AND p = ?2 AND o = ?3 AND g = ?4");
+                if (!st) return st.error();
+                st->bind(1, q.s).bind(2, q.p).bind(3, q.o).bind(4, q.g);
+                auto row = st->step();
+                if (!row) return row.error();
+                if (*row) first_source = st->int64(0);
+            }
+            for (std::size_t k = i; k < end; ++k) {
+                if (group[k].src == first_source || (k > i && group[k].src == group[k - 1].src)) continue;
+                if (auto r = link(group[k], group[k].src); !r) return r;
+            }
+            i = end;
+        }
+    }
+    group.clear();
+    // POS then OSP: sorted into the order's key, written by one statement each.
+    const SortedOrders sorted = orders.valid() ? orders.get() : sort_orders(std::move(added));
+    storage::Int64RowFeed pos{reinterpret_cast<const std::int64_t*>(sorted.pos.data()), sorted.pos.size(), 4, {1, 2, 0, 3, 3}};
+    if (auto r = storage::run_with_row_feed(
+            db_, std::string("INSERT OR IGNORE INTO graph_pos(p, o, s, g) SELECT c0, c1, c2, c3 FROM ") + kQuadFeedTable, pos);
+        !r) {
+        return r.error();
+    }
+    storage::Int64RowFeed osp{reinterpret_cast<const std::int64_t*>(sorted.osp.data()), sorted.osp.size(), 4, {2, 0, 1, 3, 3}};
+    if (auto r = storage::run_with_row_feed(
+            db_, std::string("INSERT OR IGNORE INTO graph_osp(o, s, p, g) SELECT c0, c1, c2, c3 FROM ") + kQuadFeedTable, osp);
+        !r) {
+        return r.error();
+    }
+    return {};
+}
+
+}  // namespace glassbox::store

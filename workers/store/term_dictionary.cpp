@@ -1,0 +1,418 @@
+// The graph store's term dictionary on SQLite: encoding terms to keys, interning, lookups,
+// decoding, and the checks a term must pass to be stored.
+#include "workers/store/term_dictionary.hpp"
+
+#include <charconv>
+#include <utility>
+
+#include "base/fnv.hpp"
+
+namespace glassbox::store {
+
+using base::ErrorType;
+using base::make_error;
+using base::Result;
+using schema::Term;
+using schema::Triple;
+
+namespace detail {
+
+// The dictionary's lookup key: 64-bit FNV-1a with a final avalanche. It is stored in the file,
+// so it must never change; collisions are harmless (the row's columns are compared).
+std::int64_t key_hash(std::string_view key) noexcept {
+    std::uint64_t h = base::fnv1a64(key);
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return static_cast<std::int64_t>(h);
+}
+
+// A key for the in-process cache and the hash: a tag byte, then the fields, NUL-separated (no
+// field of a valid term contains NUL before its value, which comes last).
+void append_id(std::string& key, std::int64_t id) {
+    char buffer[24];
+    const auto end = std::to_chars(buffer, buffer + sizeof buffer, id).ptr;
+    key.append(buffer, end);
+}
+
+bool valid_iri(std::string_view iri) noexcept {
+    if (iri.empty()) return false;
+    const auto colon = iri.find(':');
+    if (colon == 0 || colon == std::string_view::npos) return false;
+    for (std::size_t i = 0; i < colon; ++i) {
+        const char c = iri[i];
+        const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+        if (!alpha && (i == 0 || !((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'))) return false;
+    }
+    for (const char c : iri) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u <= 0x20) return false;
+        switch (c) {
+            case '<': case '>': case '"': case '{': case '}': case '|': case '^': case '`': case '\\':
+                return false;
+            default:
+                break;
+        }
+    }
+    return true;
+}
+
+// Empty when the term may stand in `position`; else why not.
+std::string check_term(const Term& term, std::string_view position, int depth) {
+    if (depth > 32) return std::string(position) + ": quoted triples nested more than 32 deep";
+    switch (term.kind()) {
+        case Term::Kind::kIri:
+            if (!valid_iri(term.as_iri().value)) {
+                return std::string(position) + ": \"" + term.as_iri().value + "\" is not an absolute IRI";
+            }
+            return {};
+        case Term::Kind::kBlankNode:
+            if (position == "predicate") return "predicate: a blank node cannot be a predicate";
+            if (term.as_blank().id.empty()) return std::string(position) + ": blank node with an empty label";
+            return {};
+        case Term::Kind::kLiteral: {
+            if (position != "object") return std::string(position) + ": a literal can only be an object";
+            const auto& literal = term.as_literal();
+            if (!literal.datatype.empty() && !literal.language.empty()) {
+                return "object: literal \"" + literal.value.substr(0, 40) + "\" has both datatype <" +
+                       literal.datatype + "> and language \"" + literal.language + "\"";
+            }
+            if (!literal.datatype.empty() && !valid_iri(literal.datatype)) {
+                return "object: literal datatype \"" + literal.datatype + "\" is not an absolute IRI";
+            }
+            return {};
+        }
+        case Term::Kind::kTriple: {
+            if (position == "predicate") return "predicate: a quoted triple cannot be a predicate";
+            const Triple& inner = term.as_triple();
+            for (const auto& [part, name] : {std::pair{&inner.s, "subject"}, std::pair{&inner.p, "predicate"},
+                                             std::pair{&inner.o, "object"}}) {
+                if (auto why = check_term(*part, name, depth + 1); !why.empty()) {
+                    return std::string(position) + ": in quoted triple: " + why;
+                }
+            }
+            return {};
+        }
+    }
+    return {};
+}
+
+std::string check_triple(const Triple& triple) {
+    if (auto why = check_term(triple.s, "subject", 0); !why.empty()) return why;
+    if (auto why = check_term(triple.p, "predicate", 0); !why.empty()) return why;
+    if (auto why = check_term(triple.o, "object", 0); !why.empty()) return why;
+    if (triple.graph && !valid_iri(*triple.graph)) return "graph: \"" + *triple.graph + "\" is not an absolute IRI";
+    return {};
+}
+
+Result<void> check_triples(std::span<const Triple> triples) {
+    for (std::size_t i = 0; i < triples.size(); ++i) {
+        if (auto why = check_triple(triples[i]); !why.empty()) {
+            return make_error(ErrorType::kInvalidRequest, "triple " + std::to_string(i) + " (" +
+                                                              schema::to_ntriples(triples[i]).substr(0, 200) +
+                                                              "): " + why);
+        }
+    }
+    return {};
+}
+
+}  // namespace detail
+
+using detail::StoredKind;
+
+TermDictionary::TermDictionary(storage::Database& db, std::size_t term_cache_entries,
+                               std::size_t known_term_limit, std::size_t decode_cache_entries)
+    : db_(db), known_term_limit_(known_term_limit), term_ids_(term_cache_entries), known_hashes_(known_term_limit) {
+    decoded_.capacity = decode_cache_entries;
+}
+
+void TermDictionary::forget_cached_terms() noexcept {
+    term_ids_.clear();
+    decoded_.clear();
+    // A rolled-back insert's id may be given to another term later: synchronise from scratch.
+    drop_known_terms();
+}
+
+void TermDictionary::drop_known_terms() noexcept {
+    known_hashes_.clear();
+    known_through_ = 0;
+    known_ready_ = false;
+}
+
+Result<std::optional<std::int64_t>> TermDictionary::find_key(std::int64_t hash, int kind, std::string_view value,
+                                                         std::string_view qualifier, const std::int64_t* parts) {
+    auto st = db_.prepare("SELECT id, kind, value, qualifier, qs, qp, qo FROM graph_terms WHERE hash = ?1");
+    if (!st) return st.error();
+    st->bind(1, hash);
+    for (;;) {
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) return std::optional<std::int64_t>{};
+        if (st->int64(1) != kind || st->text(2) != value || st->text(3) != qualifier) continue;
+        if (parts != nullptr && (st->int64(4) != parts[0] || st->int64(5) != parts[1] || st->int64(6) != parts[2])) {
+            continue;
+        }
+        return std::optional<std::int64_t>{st->int64(0)};
+    }
+}
+
+Result<void> TermDictionary::sync_known_terms() {
+    known_ready_ = false;
+    if (known_term_limit_ == 0) return {};
+    std::int64_t max_id = 0;
+    {
+        auto st = db_.prepare("SELECT max(id) FROM graph_terms");
+        if (!st) return st.error();
+        auto row = st->step();
+        if (!row) return row.error();
+        if (*row) max_id = st->int64(0);  // NULL (no term) reads as 0
+    }
+    // Ids are never deleted, so the largest is about the count: too many, and the set is not kept.
+    if (max_id > static_cast<std::int64_t>(known_term_limit_)) {
+        drop_known_terms();
+        return {};
+    }
+    if (max_id > known_through_) {
+        // The first time, the hash index alone (smaller than the table); then the new rows by id.
+        const char* sql = known_through_ == 0 ? "SELECT hash FROM graph_terms INDEXED BY graph_terms_hash"
+                                              : "SELECT hash FROM graph_terms WHERE id > ?1";
+        auto st = db_.prepare(sql);
+        if (!st) return st.error();
+        if (known_through_ != 0) st->bind(1, known_through_);
+        for (;;) {
+            auto row = st->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            if (!known_hashes_.insert(static_cast<std::uint64_t>(st->int64(0)))) {
+                drop_known_terms();
+                return {};
+            }
+        }
+        known_through_ = max_id;
+    }
+    known_ready_ = true;
+    return {};
+}
+
+namespace {
+
+// The key, kind and fields of a non-quoted term.
+struct Encoded {
+    int kind;
+    std::string_view value;
+    std::string_view qualifier;
+};
+
+Encoded encode_simple(const Term& term, std::string& key) {
+    key.clear();
+    switch (term.kind()) {
+        case Term::Kind::kIri:
+            key.push_back('I');
+            key.append(term.as_iri().value);
+            return {StoredKind::kIri, term.as_iri().value, {}};
+        case Term::Kind::kBlankNode:
+            key.push_back('B');
+            key.append(term.as_blank().id);
+            return {StoredKind::kBlank, term.as_blank().id, {}};
+        case Term::Kind::kLiteral: {
+            const auto& literal = term.as_literal();
+            const bool lang = !literal.language.empty();
+            const std::string& qualifier = lang ? literal.language : literal.datatype;
+            key.push_back(lang ? 'G' : 'L');
+            key.append(qualifier);
+            key.push_back('\0');
+            key.append(literal.value);
+            return {lang ? StoredKind::kLangLiteral : StoredKind::kTypedLiteral, literal.value, qualifier};
+        }
+        case Term::Kind::kTriple:
+            break;
+    }
+    return {StoredKind::kQuoted, {}, {}};
+}
+
+void encode_quoted(const std::int64_t* parts, std::string& key) {
+    key.clear();
+    key.push_back('T');
+    for (int i = 0; i < 3; ++i) {
+        if (i > 0) key.push_back(' ');
+        detail::append_id(key, parts[i]);
+    }
+}
+
+}  // namespace
+
+Result<std::int64_t> TermDictionary::intern_key(std::string& key, int kind, std::string_view value,
+                                            std::string_view qualifier, const std::int64_t* parts) {
+    const std::int64_t hash = detail::key_hash(key);
+    if (const auto cached = term_ids_.find(key, static_cast<std::uint64_t>(hash))) return *cached;
+    // A hash the complete set lacks proves the term is new: no lookup in the file.
+    std::optional<std::int64_t> found;
+    if (!known_ready_ || known_hashes_.maybe_contains(static_cast<std::uint64_t>(hash))) {
+        auto row = find_key(hash, kind, value, qualifier, parts);
+        if (!row) return row.error();
+        found = *row;
+    }
+    std::int64_t id = 0;
+    if (found) {
+        id = *found;
+    } else {
+        auto st = db_.prepare(
+            "INSERT INTO graph_terms(hash, kind, value, qualifier, qs, qp, qo) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+        if (!st) return st.error();
+        // An empty view may have no data pointer, which SQLite would store as NULL.
+        const auto not_null = [](std::string_view text) { return text.empty() ? std::string_view{""} : text; };
+        st->bind(1, hash)
+            .bind(2, static_cast<std::int64_t>(kind))
+            .bind_static(3, not_null(value))
+            .bind_static(4, not_null(qualifier));
+        for (int i = 0; i < 3; ++i) {
+            if (parts != nullptr) {
+                st->bind(5 + i, parts[i]);
+            } else {
+                st->bind_null(5 + i);
+            }
+        }
+        if (auto r = st->run(); !r) return r.error();
+        id = db_.last_insert_rowid();
+        if (known_ready_) {
+            if (known_hashes_.insert(static_cast<std::uint64_t>(hash))) {
+                known_through_ = id;
+            } else {
+                drop_known_terms();  // past the limit: stop keeping the set
+            }
+        }
+    }
+    if (caching_) term_ids_.put(key, static_cast<std::uint64_t>(hash), id);
+    return id;
+}
+
+Result<std::int64_t> TermDictionary::intern(const Term& term) {
+    if (!term.is_triple()) {
+        const auto e = encode_simple(term, key_buffer_);  // reused: no allocation per term
+        return intern_key(key_buffer_, e.kind, e.value, e.qualifier, nullptr);
+    }
+    std::string key;
+    const Triple& inner = term.as_triple();
+    std::int64_t parts[3];
+    const Term* members[3] = {&inner.s, &inner.p, &inner.o};
+    for (int i = 0; i < 3; ++i) {
+        auto id = intern(*members[i]);
+        if (!id) return id.error();
+        parts[i] = *id;
+    }
+    encode_quoted(parts, key);
+    return intern_key(key, StoredKind::kQuoted, {}, {}, parts);
+}
+
+Result<std::array<std::int64_t, 4>> TermDictionary::intern_statement(const Triple& triple, StatementMemo& memo) {
+    const auto repeat = [this](const Term& term, const Term*& last, std::int64_t& last_id) -> Result<std::int64_t> {
+        if (last == nullptr || !(*last == term)) {
+            auto id = intern(term);
+            if (!id) return id.error();
+            last = &term;
+            last_id = *id;
+        }
+        return last_id;
+    };
+    auto s = repeat(triple.s, memo.s, memo.s_id);
+    if (!s) return s.error();
+    auto p = repeat(triple.p, memo.p, memo.p_id);
+    if (!p) return p.error();
+    auto o = intern(triple.o);
+    if (!o) return o.error();
+    std::array<std::int64_t, 4> ids{*s, *p, *o, 0};
+    if (triple.graph) {
+        if (memo.g == nullptr || *memo.g != *triple.graph) {
+            auto g = intern(Term(schema::Iri{*triple.graph}));
+            if (!g) return g.error();
+            memo.g = &*triple.graph;
+            memo.g_id = *g;
+        }
+        ids[3] = memo.g_id;
+    }
+    return ids;
+}
+
+Result<std::optional<std::int64_t>> TermDictionary::lookup_id(const Term& term) {
+    std::string key;
+    std::int64_t parts[3];
+    const std::int64_t* parts_pointer = nullptr;
+    detail::StoredKind kind = StoredKind::kQuoted;
+    std::string_view value;
+    std::string_view qualifier;
+    if (!term.is_triple()) {
+        const auto e = encode_simple(term, key);
+        kind = static_cast<StoredKind>(e.kind);
+        value = e.value;
+        qualifier = e.qualifier;
+    } else {
+        const Triple& inner = term.as_triple();
+        const Term* members[3] = {&inner.s, &inner.p, &inner.o};
+        for (int i = 0; i < 3; ++i) {
+            auto id = lookup_id(*members[i]);
+            if (!id) return id.error();
+            if (!*id) return std::optional<std::int64_t>{};
+            parts[i] = **id;
+        }
+        encode_quoted(parts, key);
+        parts_pointer = parts;
+    }
+    const std::int64_t hash = detail::key_hash(key);
+    if (const auto cached = term_ids_.find(key, static_cast<std::uint64_t>(hash))) {
+        return std::optional<std::int64_t>{*cached};
+    }
+    auto found = find_key(hash, kind, value, qualifier, parts_pointer);
+    if (!found) return found.error();
+    if (*found && caching_) term_ids_.put(key, static_cast<std::uint64_t>(hash), **found);
+    return found;
+}
+
+Result<std::optional<std::int64_t>> TermDictionary::lookup_graph(const std::string& graph) {
+    if (graph.empty()) return std::optional<std::int64_t>{0};
+    return lookup_id(Term(schema::Iri{graph}));
+}
+
+Result<Term> TermDictionary::decode(std::int64_t id) {
+    if (const auto* cached = decoded_.find(id)) return *cached;
+    int kind = 0;
+    std::string value;
+    std::string qualifier;
+    std::int64_t parts[3] = {0, 0, 0};
+    {
+        auto st = db_.prepare("SELECT kind, value, qualifier, qs, qp, qo FROM graph_terms WHERE id = ?1");
+        if (!st) return st.error();
+        st->bind(1, id);
+        auto row = st->step();
+        if (!row) return row.error();
+        if (!*row) return make_error(ErrorType::kNotFound, "graph store: no term with id " + std::to_string(id));
+        kind = static_cast<int>(st->int64(0));
+        value = st->text(1);
+        qualifier = st->text(2);
+        for (int i = 0; i < 3; ++i) parts[i] = st->int64(3 + i);
+    }  // released before recursing: a quoted triple's parts use the same statement
+    Term term;
+    switch (kind) {
+        case StoredKind::kIri: term = schema::Iri{std::move(value)}; break;
+        case StoredKind::kBlank: term = schema::BlankNode{std::move(value)}; break;
+        case StoredKind::kTypedLiteral: term = schema::Literal{std::move(value), std::move(qualifier), {}}; break;
+        case StoredKind::kLangLiteral: term = schema::Literal{std::move(value), {}, std::move(qualifier)}; break;
+        case StoredKind::kQuoted: {
+            Triple inner;
+            Term* members[3] = {&inner.s, &inner.p, &inner.o};
+            for (int i = 0; i < 3; ++i) {
+                auto part = decode(parts[i]);
+                if (!part) return part.error();
+                *members[i] = std::move(*part);
+            }
+            term = schema::quoted(std::move(inner));
+            break;
+        }
+        default:
+            return make_error(ErrorType::kInternal,
+                              "graph store: term " + std::to_string(id) + " has unknown kind " + std::to_string(kind));
+    }
+    if (caching_) decoded_.put(id, term);
+    return term;
+}
+
+}  // namespace glassbox::store

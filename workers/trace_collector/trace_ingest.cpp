@@ -1,0 +1,449 @@
+// The trace store's ingest: each delivery checked against its frames, then a batch written in
+// one transaction (events, triples, long texts, session rows; duplicates ignored, malformed
+// deliveries quarantined).
+#include "workers/trace_collector/trace_store.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+
+#include "base/fnv.hpp"
+#include "base/time_format.hpp"
+#include "schema/explain_uris.hpp"
+#include "schema/messages.hpp"
+#include "schema/protocol.hpp"
+#include "schema/term_json.hpp"
+#include "schema/vocabulary.hpp"
+#include "storage/sqlite_database.hpp"
+#include "workers/trace_collector/explain_scan.hpp"
+#include "workers/trace_collector/trace_store_detail.hpp"
+
+namespace glassbox::trace {
+
+using nlohmann::json;
+using base::Error;
+using base::ErrorType;
+using base::make_error;
+using base::Result;
+using storage::Database;
+using storage::Statement;
+using detail::to_ms;
+
+namespace {
+
+std::string fnv_digest(std::string_view text) {
+    const std::uint64_t hash = base::fnv1a64(text);
+    std::array<char, 48> buf{};
+    std::snprintf(buf.data(), buf.size(), "%016llx:%zu", static_cast<unsigned long long>(hash), text.size());
+    return buf.data();
+}
+
+// The frames of a delivery (checked before its body); the seq frame's value.
+Result<std::uint64_t> check_frames(const Delivery& delivery) {
+    const auto bad = [](std::string reason) { return make_error(ErrorType::kDecodeError, std::move(reason)); };
+    const auto seq = schema::protocol::parse_ascii_int(delivery.seq);
+    if (!seq) return bad("seq frame is not an ascii-int: \"" + delivery.seq.substr(0, 40) + "\"");
+    if (delivery.state != schema::protocol::kStateOpen && delivery.state != schema::protocol::kStateComplete &&
+        delivery.state != schema::protocol::kStateError) {
+        return bad("state frame \"" + delivery.state.substr(0, 40) + "\" is not open, complete or error");
+    }
+    if (delivery.session.empty()) return bad("session frame is empty");
+    return *seq;
+}
+
+// The end state a body must carry for the delivery's state frame.
+schema::TraceStatus expected_status(const Delivery& delivery) {
+    return delivery.state == schema::protocol::kStateComplete ? schema::TraceStatus::kComplete
+           : delivery.state == schema::protocol::kStateError  ? schema::TraceStatus::kError
+                                                               : schema::TraceStatus::kNone;
+}
+
+// The DOM decode: the message, or the quarantine reason.
+Result<schema::ExplainMessage> validate_body(const Delivery& delivery) {
+    const auto bad = [](std::string reason) { return make_error(ErrorType::kDecodeError, std::move(reason)); };
+    auto seq = check_frames(delivery);
+    if (!seq) return seq.error();
+    auto parsed = schema::parse_json(delivery.body);
+    if (!parsed) return bad("not JSON: " + parsed.error().message);
+    if (!parsed->is_object()) return bad("wrong types: the body is not a JSON object");
+    auto message = schema::decode<schema::ExplainMessage>(*parsed);
+    if (!message) {
+        const auto& why = message.error().message;
+        return bad((why.rfind("explain_triples", 0) == 0 ? "bad triple: " : "wrong types: ") + why);
+    }
+    if (message->session != delivery.session) {
+        return bad("session in the body (\"" + message->session.substr(0, 200) + "\") disagrees with the frame (\"" +
+                   delivery.session.substr(0, 200) + "\")");
+    }
+    if (message->seq != *seq) {
+        return bad("seq in the body (" + std::to_string(message->seq) + ") disagrees with the frame (" +
+                   std::to_string(*seq) + ")");
+    }
+    const bool terminal = delivery.state != schema::protocol::kStateOpen;
+    if (message->end_of_trace != terminal || message->trace_status != expected_status(delivery)) {
+        return bad("end_of_trace/trace_status in the body disagree with the state frame \"" + delivery.state + "\"");
+    }
+    return std::move(message).value();
+}
+
+// The checks of validate_body after the decode, on a scanned body.
+bool agrees_with_frames(const ScannedExplain& m, const Delivery& delivery, std::uint64_t seq) {
+    const bool terminal = delivery.state != schema::protocol::kStateOpen;
+    return m.session == delivery.session && m.seq == seq && m.end_of_trace == terminal &&
+           m.trace_status == expected_status(delivery);
+}
+
+}  // namespace
+
+Result<schema::ExplainMessage> validate_delivery(const Delivery& delivery) { return validate_body(delivery); }
+
+// ---- ingest --------------------------------------------------------------------------------------
+
+namespace {
+
+constexpr const char* kInsertEventSql =
+    "INSERT INTO events(session, seq, explain_id, state, received, delivery_id) "
+    "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(session, seq) DO NOTHING";
+constexpr const char* kInsertTripleSql =
+    "INSERT INTO triples(session, seq, ord, triple, text_id) VALUES(?1, ?2, ?3, ?4, ?5)";
+constexpr const char* kSessionByUriSql = "SELECT id FROM sessions WHERE uri = ?1";
+
+// Runs a statement held across a batch and resets it for its next use (its text bindings may
+// point at buffers that change before then).
+Result<void> run_once(Statement& statement) {
+    auto r = statement.run();
+    statement.reset();
+    return r;
+}
+
+// One batch's writes. Sessions first seen in the batch get their row id up front (the next
+// free one; the batch holds the write lock) and their row is INSERTed once, complete, at the
+// end of the batch; sessions stored before get one UPDATE. Either way the row is what one
+// UPDATE per event in batch order would leave.
+class Ingest {
+public:
+    Ingest(Database& db, const StoreConfig& config, std::int64_t received)
+        : db_(db), config_(config), received_(received) {}
+
+    Result<void> prepare() {
+        for (auto [slot, sql] : {std::pair{&insert_event_, kInsertEventSql}, std::pair{&insert_triple_, kInsertTripleSql},
+                                 std::pair{&session_by_uri_, kSessionByUriSql}}) {
+            auto prepared = db_.prepare(sql);
+            if (!prepared) return prepared.error();
+            slot->emplace(std::move(prepared).value());
+        }
+        return {};
+    }
+
+    // Validates one delivery into `scanned_`: nullopt, or the quarantine reason.
+    std::optional<std::string> accept(const Delivery& d) {
+        auto seq = check_frames(d);
+        if (!seq) return seq.error().message;
+        if (scan_explain(d.body, scanned_) && agrees_with_frames(scanned_, d, *seq)) return std::nullopt;
+        // Not the canonical form (or not valid): the DOM decoder has the last word, and a valid
+        // message is stored in its canonical encoding, which the scan then reads.
+        auto decoded = validate_body(d);
+        if (!decoded) return decoded.error().message;
+        reencoded_ = schema::dump(schema::encode(*decoded));
+        if (scan_explain(reencoded_, scanned_) && agrees_with_frames(scanned_, d, *seq)) return std::nullopt;
+        return "internal: the decoded message does not scan after re-encoding (a trace store bug)";
+    }
+
+    Result<void> quarantine(const Delivery& d, const std::string& reason) {
+        auto insert = db_.prepare(
+            "INSERT INTO quarantine(received, delivery_id, service, session, seq, state, reason, payload) "
+            "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(delivery_id) DO NOTHING");
+        if (!insert) return insert.error();
+        insert->bind(1, received_)
+            .bind(2, static_cast<std::int64_t>(d.delivery_id))
+            .bind(3, std::string_view{d.service})
+            .bind(4, std::string_view{d.session})
+            .bind(5, std::string_view{d.seq})
+            .bind(6, std::string_view{d.state})
+            .bind(7, std::string_view{reason})
+            .bind_blob(8, d.body);
+        return insert->run();
+    }
+
+    // Writes the accepted event; false if (session, seq) was already stored.
+    Result<bool> event(const Delivery& d, BatchOutcome& outcome) {
+        const ScannedExplain& m = scanned_;
+        auto session = session_of(m.session);
+        if (!session) return session.error();
+        const std::int64_t sid = session->id;
+        const auto seq = static_cast<std::int64_t>(m.seq);
+        insert_event_->bind(1, sid)
+            .bind(2, seq)
+            .bind(3, std::string_view{m.explain_id})
+            .bind(4, std::string_view{d.state})
+            .bind(5, received_)
+            .bind(6, static_cast<std::int64_t>(d.delivery_id));
+        if (auto r = run_once(*insert_event_); !r) return r.error();
+        if (db_.changes() == 0) return false;
+
+        // A triple without a graph belongs to the message's explain graph ("" : none).
+        const bool graph_known = m.explain_graph_token.size() > 2;
+        Facts facts;
+        std::int64_t ord = 0;
+        for (const auto& t : m.triples) {
+            std::optional<std::int64_t> text;
+            if (t.o.kind == ScannedKind::kLiteral && t.o.value.raw.size() > config_.text_threshold) {
+                const std::string_view value = t.o.value.value(scratch_);
+                if (value.size() > config_.text_threshold) {
+                    auto id = text_id(value);
+                    if (!id) return id.error();
+                    text = *id;
+                }
+            }
+            insert_triple_->bind(1, sid).bind(2, seq).bind(3, ord++).bind(5, text);
+            if ((t.has_graph || !graph_known) && !text) {
+                insert_triple_->bind_static(4, t.text);
+            } else {
+                insert_triple_->bind_static(4, edited(t, graph_known && !t.has_graph, text.has_value(), m));
+            }
+            if (auto r = run_once(*insert_triple_); !r) return r.error();
+            learn(m, t, facts);
+        }
+        outcome.triples += m.triples.size();
+        // The calling step's run, when the Question does not say which run informed it.
+        if (!facts.parent && m.parent_uri) {
+            if (const auto run = schema::explain::RunUris::from_uri(*m.parent_uri)) facts.parent = run->question();
+        }
+
+        const bool terminal = d.state != schema::protocol::kStateOpen;
+        std::optional<std::int64_t> ended = facts.ended;
+        if (!ended && terminal) ended = received_;
+        const std::int64_t started = facts.started ? *facts.started : received_;
+        auto [update, first] = updates_.try_emplace(sid);
+        SessionUpdate& u = update->second;
+        if (first) {
+            u.uri = session->fresh ? std::optional<std::string>{m.session} : std::nullopt;
+            u.kind = d.service.empty() ? m.service : d.service;
+            u.started = started;
+        } else {
+            u.started = std::min(*u.started, started);
+        }
+        if (!u.question && facts.question) u.question = std::move(facts.question);
+        if (!u.parent && facts.parent) u.parent = std::move(facts.parent);
+        if (!u.worker && !m.worker.empty()) u.worker = m.worker;
+        if (m.error) u.error = m.error->describe();
+        if (ended) u.ended = ended;
+        if (terminal) u.status = d.state;
+        ++u.events;
+        return true;
+    }
+
+    // One INSERT per session new in the batch, one UPDATE per session stored before.
+    Result<void> write_sessions() {
+        auto insert = db_.prepare(
+            "INSERT INTO sessions(id, uri, uuid, kind, service, question, parent, started, ended, status, worker, "
+            "error, last_event_at, events) VALUES(?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+        if (!insert) return insert.error();
+        for (const auto& [sid, u] : updates_) {
+            if (!u.uri) continue;
+            std::optional<std::string> uuid;
+            if (const auto run = schema::explain::RunUris::from_uri(*u.uri)) uuid = run->uuid();
+            insert->bind(1, sid)
+                .bind(2, std::string_view{*u.uri})
+                .bind(3, uuid)
+                .bind(4, std::string_view{u.kind})
+                .bind(5, u.question)
+                .bind(6, u.parent)
+                .bind(7, u.started)
+                .bind(8, u.ended)
+                .bind(9, u.status ? std::string_view{*u.status} : std::string_view{"running"})
+                .bind(10, u.worker)
+                .bind(11, u.error)
+                .bind(12, received_)
+                .bind(13, u.events);
+            if (auto r = run_once(*insert); !r) return r.error();
+        }
+        auto update = db_.prepare(
+            "UPDATE sessions SET "
+            "kind = COALESCE(kind, ?1), service = COALESCE(service, ?1), "
+            "question = COALESCE(question, ?2), parent = COALESCE(parent, ?3), "
+            "started = CASE WHEN ?4 IS NULL THEN started "
+            "  WHEN started IS NULL OR ?4 < started THEN ?4 ELSE started END, "
+            "ended = COALESCE(?5, ended), "
+            "status = CASE WHEN ?6 <> 'running' THEN ?6 ELSE status END, "
+            "worker = COALESCE(worker, ?7), error = COALESCE(?8, error), "
+            "last_event_at = MAX(last_event_at, ?9), events = events + ?11 "
+            "WHERE id = ?10");
+        if (!update) return update.error();
+        for (const auto& [sid, u] : updates_) {
+            if (u.uri) continue;
+            update->bind(1, std::string_view{u.kind})
+                .bind(2, u.question)
+                .bind(3, u.parent)
+                .bind(4, u.started)
+                .bind(5, u.ended)
+                .bind(6, u.status ? std::string_view{*u.status} : std::string_view{"running"})
+                .bind(7, u.worker)
+                .bind(8, u.error)
+                .bind(9, received_)
+                .bind(10, sid)
+                .bind(11, u.events);
+            if (auto r = run_once(*update); !r) return r.error();
+        }
+        updates_.clear();
+        return {};
+    }
+
+private:
+    struct SessionRef {
+        std::int64_t id = 0;
+        bool fresh = false;  // no row yet: INSERTed at the end of the batch
+    };
+
+    // What a session row learns from one event's triples about the run (its Question).
+    struct Facts {
+        std::optional<std::string> question;
+        std::optional<std::int64_t> started;
+        std::optional<std::int64_t> ended;
+        std::optional<std::string> parent;
+    };
+
+    // What a batch's stored events change in one session row, with the result of one UPDATE
+    // per event in batch order: kind, question, parent and worker keep the first value,
+    // started the earliest, ended, status (terminal) and error the last one.
+    struct SessionUpdate {
+        std::optional<std::string> uri;  // set for a session new in this batch
+        std::string kind;
+        std::optional<std::string> question;
+        std::optional<std::string> parent;
+        std::optional<std::string> worker;
+        std::optional<std::string> error;
+        std::optional<std::int64_t> started;
+        std::optional<std::int64_t> ended;
+        std::optional<std::string> status;
+        std::int64_t events = 0;
+    };
+
+    Result<SessionRef> session_of(const std::string& uri) {
+        if (const auto found = sessions_.find(uri); found != sessions_.end()) return found->second;
+        SessionRef ref;
+        session_by_uri_->bind(1, std::string_view{uri});
+        auto row = session_by_uri_->step();
+        if (!row) {
+            session_by_uri_->reset();
+            return row.error();
+        }
+        if (*row) {
+            ref.id = session_by_uri_->int64(0);
+        } else {
+            if (!next_session_id_) {
+                auto max = db_.prepare("SELECT COALESCE(MAX(id), 0) + 1 FROM sessions");
+                if (!max) return max.error();
+                auto stepped = max->step();
+                if (!stepped) return stepped.error();
+                next_session_id_ = max->int64(0);
+            }
+            ref.id = (*next_session_id_)++;
+            ref.fresh = true;
+        }
+        session_by_uri_->reset();
+        sessions_.emplace(uri, ref);
+        return ref;
+    }
+
+    // The id of `body` in texts (stored once); nullopt on a digest collision (then inline it).
+    Result<std::optional<std::int64_t>> text_id(std::string_view body) {
+        const std::string digest = fnv_digest(body);
+        auto insert = db_.prepare("INSERT INTO texts(digest, body) VALUES(?1, ?2) ON CONFLICT(digest) DO NOTHING");
+        if (!insert) return insert.error();
+        insert->bind_static(1, digest).bind_static(2, body);
+        if (auto r = run_once(*insert); !r) return r.error();
+        auto select = db_.prepare("SELECT id, body FROM texts WHERE digest = ?1");
+        if (!select) return select.error();
+        select->bind_static(1, digest);
+        auto row = select->step();
+        if (!row) return row.error();
+        if (!*row || select->text(1) != body) return std::optional<std::int64_t>{};
+        return std::optional<std::int64_t>{select->int64(0)};
+    }
+
+    // The triple's text as received with the explain graph added and/or its long literal
+    // object's value cut out (stored in texts instead).
+    const std::string& edited(const ScannedTriple& t, bool add_graph, bool cut_value, const ScannedExplain& m) {
+        edited_.clear();
+        edited_ += '{';
+        if (add_graph) {
+            edited_ += "\"g\":";
+            edited_ += m.explain_graph_token;
+            edited_ += ',';
+        }
+        const std::string_view rest = t.text.substr(1);
+        if (cut_value) {
+            const std::size_t at = t.object_value_at - 1;
+            edited_ += rest.substr(0, at);
+            edited_ += "\"\"";
+            edited_ += rest.substr(at + t.object_value_size);
+        } else {
+            edited_ += rest;
+        }
+        return edited_;
+    }
+
+    // The run facts a triple about the session itself states (the last statement of each in a
+    // message wins, as it did when read from the decoded message).
+    void learn(const ScannedExplain& m, const ScannedTriple& t, Facts& facts) {
+        namespace v = schema::vocab;
+        if (t.s.kind != ScannedKind::kIri || t.p.kind != ScannedKind::kIri) return;
+        if (t.s.value.value(scratch_) != m.session) return;
+        const std::string_view p = t.p.value.value(scratch_);
+        if (p == v::kQuery && t.o.kind == ScannedKind::kLiteral) {
+            facts.question = t.o.value.str();
+        } else if (p == v::kProvStartedAtTime && t.o.kind == ScannedKind::kLiteral) {
+            facts.started = base::parse_xsd_datetime_ms(t.o.value.value(scratch_));
+        } else if (p == v::kProvEndedAtTime && t.o.kind == ScannedKind::kLiteral) {
+            facts.ended = base::parse_xsd_datetime_ms(t.o.value.value(scratch_));
+        } else if (p == v::kProvWasInformedBy && t.o.kind == ScannedKind::kIri) {
+            facts.parent = t.o.value.str();
+        }
+    }
+
+    Database& db_;
+    const StoreConfig& config_;
+    std::int64_t received_;
+    std::optional<Statement> insert_event_;
+    std::optional<Statement> insert_triple_;
+    std::optional<Statement> session_by_uri_;
+    std::unordered_map<std::string, SessionRef> sessions_;
+    std::optional<std::int64_t> next_session_id_;
+    std::map<std::int64_t, SessionUpdate> updates_;
+    ScannedExplain scanned_;
+    std::string reencoded_;
+    std::string edited_;
+    std::string scratch_;
+};
+
+}  // namespace
+
+Result<BatchOutcome> TraceStore::store_batch(const std::vector<Delivery>& deliveries,
+                                             WallClock::time_point received) {
+    BatchOutcome outcome;
+    if (deliveries.empty()) return outcome;
+    // Rolled back by its destructor on any early return.
+    auto transaction = storage::Transaction::begin(*db_, storage::Transaction::Kind::kImmediate);
+    if (!transaction) return transaction.error();
+    Ingest ingest(*db_, config_, to_ms(received));
+    if (auto r = ingest.prepare(); !r) return r.error();
+    for (const auto& delivery : deliveries) {
+        if (const auto reason = ingest.accept(delivery)) {
+            if (auto r = ingest.quarantine(delivery, *reason); !r) return r.error();
+            ++outcome.quarantined;
+            continue;
+        }
+        auto stored = ingest.event(delivery, outcome);
+        if (!stored) return stored.error();
+        ++(*stored ? outcome.stored : outcome.duplicates);
+    }
+    if (auto r = ingest.write_sessions(); !r) return r.error();
+    if (auto r = transaction->commit(); !r) return r.error();
+    return outcome;
+}
+
+}  // namespace glassbox::trace

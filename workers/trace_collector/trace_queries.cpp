@@ -1,0 +1,478 @@
+// The trace store's reads for the `trace` service: resolving a session id, list (filters,
+// keyset pages, bounded counts), show (a session with its subtraces), export and stats.
+#include "workers/trace_collector/trace_store.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <limits>
+#include <map>
+#include <set>
+#include <utility>
+#include <variant>
+
+#include "base/time_format.hpp"
+#include "schema/explain_uris.hpp"
+#include "schema/messages.hpp"
+#include "schema/term_json.hpp"
+#include "schema/vocabulary.hpp"
+#include "storage/sqlite_database.hpp"
+#include "workers/trace_collector/trace_store_detail.hpp"
+
+namespace glassbox::trace {
+
+using nlohmann::json;
+using base::Error;
+using base::ErrorType;
+using base::make_error;
+using base::Result;
+using storage::Database;
+using storage::Statement;
+using detail::to_ms;
+
+namespace {
+
+constexpr int kMaxShowDepth = 32;
+constexpr std::size_t kMaxAmbiguousListed = 10;
+
+// LIKE pattern for a substring, with the pattern characters escaped by '\'.
+std::string like_pattern(std::string_view text) {
+    std::string out = "%";
+    for (const char c : text) {
+        if (c == '%' || c == '_' || c == '\\') out += '\\';
+        out += c;
+    }
+    out += '%';
+    return out;
+}
+
+bool is_uuid_prefix(std::string_view id) {
+    if (id.empty() || id.size() > 36) return false;
+    return std::all_of(id.begin(), id.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == '-'; });
+}
+
+}  // namespace
+
+namespace {
+
+constexpr const char* kSummaryColumns =
+    "id, uri, kind, question, parent, started, ended, status, service, worker, events, last_event_at, error";
+
+std::string effective_status(std::string_view stored, std::int64_t last_event_at, std::int64_t cutoff) {
+    if (stored == "running" && last_event_at < cutoff) return "incomplete";
+    return std::string(stored);
+}
+
+json optional_time(const Statement& q, int column) {
+    if (q.is_null(column)) return nullptr;
+    return base::format_xsd_datetime_ms(q.int64(column));
+}
+
+json summary_of(const Statement& q, std::int64_t cutoff) {
+    json s = json::object();
+    s["session"] = std::string(q.text(1));
+    s["kind"] = q.is_null(2) ? json(nullptr) : json(std::string(q.text(2)));
+    s["question"] = q.is_null(3) ? json(nullptr) : json(std::string(q.text(3)));
+    s["parent"] = q.is_null(4) ? json(nullptr) : json(std::string(q.text(4)));
+    s["started"] = optional_time(q, 5);
+    s["ended"] = optional_time(q, 6);
+    s["duration_ms"] = (q.is_null(5) || q.is_null(6)) ? json(nullptr) : json(std::max<std::int64_t>(0, q.int64(6) - q.int64(5)));
+    s["status"] = effective_status(q.text(7), q.int64(11), cutoff);
+    s["service"] = q.is_null(8) ? json(nullptr) : json(std::string(q.text(8)));
+    s["worker"] = q.is_null(9) ? json(nullptr) : json(std::string(q.text(9)));
+    s["events"] = q.int64(10);
+    if (!q.is_null(12)) s["error"] = std::string(q.text(12));
+    return s;
+}
+
+using Binding = std::variant<std::int64_t, std::string>;
+
+void bind_all(Statement& q, const std::vector<Binding>& bindings) {
+    int index = 1;
+    for (const auto& b : bindings) {
+        if (const auto* i = std::get_if<std::int64_t>(&b)) {
+            q.bind(index++, *i);
+        } else {
+            q.bind(index++, std::string_view{std::get<std::string>(b)});
+        }
+    }
+}
+
+// Re-inlines a stored text into a triple's object.
+json triple_json(const Statement& q, int triple_column, int text_column) {
+    json t = json::parse(q.text(triple_column), nullptr, false);
+    if (!q.is_null(text_column) && t.is_object() && t.contains("o") && t["o"].is_object()) {
+        t["o"]["v"] = std::string(q.text(text_column));
+    }
+    return t;
+}
+
+// A list cursor: "<started>.<id>" of the last session a page listed.
+std::string make_cursor(std::int64_t started, std::int64_t id) {
+    return std::to_string(started) + "." + std::to_string(id);
+}
+
+std::optional<std::pair<std::int64_t, std::int64_t>> parse_cursor(std::string_view text) {
+    const auto dot = text.find('.', 1);
+    if (dot == std::string_view::npos) return std::nullopt;
+    std::int64_t started = 0;
+    std::int64_t id = 0;
+    const auto parse = [](std::string_view part, std::int64_t& out) {
+        const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), out);
+        return ec == std::errc{} && end == part.data() + part.size() && !part.empty();
+    };
+    if (!parse(text.substr(0, dot), started) || !parse(text.substr(dot + 1), id)) return std::nullopt;
+    return std::pair{started, id};
+}
+
+// Runs `body` inside one read transaction, so a multi-statement read sees one snapshot.
+template <typename F>
+auto in_read_transaction(Database& db, F&& body) -> decltype(body()) {
+    auto transaction = storage::Transaction::begin(db, storage::Transaction::Kind::kDeferred);
+    if (!transaction) return transaction.error();
+    auto result = body();
+    (void)transaction->commit();
+    return result;
+}
+
+}  // namespace
+
+Result<std::string> TraceStore::resolve_session(std::string_view id) {
+    if (id.empty()) return make_error(ErrorType::kInvalidRequest, "an empty session id");
+    {
+        auto exact = db_->prepare("SELECT uri FROM sessions WHERE uri = ?1");
+        if (!exact) return exact.error();
+        exact->bind(1, id);
+        auto row = exact->step();
+        if (!row) return row.error();
+        if (*row) return std::string(exact->text(0));
+    }
+    std::string prefix(id);
+    std::transform(prefix.begin(), prefix.end(), prefix.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    // A session URI of a run also names its UUID: accept urn:glassbox:<uuid>:question forms.
+    if (const auto run = schema::explain::RunUris::from_uri(prefix)) prefix = run->uuid();
+    if (!is_uuid_prefix(prefix)) return make_error(ErrorType::kNotFound, "no trace " + std::string(id));
+    auto q = db_->prepare("SELECT uri FROM sessions WHERE uuid >= ?1 AND uuid < ?2 ORDER BY uuid LIMIT ?3");
+    if (!q) return q.error();
+    // '~' sorts after every hex digit and '-': [prefix, prefix~) is exactly the prefix's range.
+    q->bind(1, std::string_view{prefix})
+        .bind(2, std::string_view{prefix + "~"})
+        .bind(3, static_cast<std::int64_t>(kMaxAmbiguousListed + 1));
+    std::vector<std::string> matches;
+    while (true) {
+        auto row = q->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        matches.emplace_back(q->text(0));
+    }
+    if (matches.empty()) return make_error(ErrorType::kNotFound, "no trace " + std::string(id));
+    if (matches.size() == 1) return matches.front();
+    std::string message = "ambiguous id " + std::string(id) + " matches";
+    for (std::size_t i = 0; i < std::min(matches.size(), kMaxAmbiguousListed); ++i) message += " " + matches[i];
+    if (matches.size() > kMaxAmbiguousListed) message += " …";
+    return make_error(ErrorType::kInvalidRequest, message);
+}
+
+Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now) {
+    const std::int64_t cutoff = to_ms(now) - std::chrono::duration_cast<std::chrono::milliseconds>(config_.incomplete_after).count();
+    std::vector<std::string> where;
+    std::vector<Binding> bindings;
+    const auto param = [&](Binding b) {
+        bindings.push_back(std::move(b));
+        return "?" + std::to_string(bindings.size());
+    };
+    if (query.kind) where.push_back("kind = " + param(*query.kind));
+    if (query.status) {
+        const std::string& s = *query.status;
+        if (s == "complete" || s == "error") {
+            where.push_back("status = " + param(s));
+        } else if (s == "running") {
+            where.push_back("status = 'running' AND last_event_at >= " + param(cutoff));
+        } else if (s == "incomplete") {
+            where.push_back("status = 'running' AND last_event_at < " + param(cutoff));
+        } else {
+            return make_error(ErrorType::kInvalidRequest,
+                              "\"status\" must be running, complete, error or incomplete, not \"" + s + "\"");
+        }
+    }
+    if (query.since_ms) where.push_back("started >= " + param(*query.since_ms));
+    if (query.until_ms) where.push_back("started < " + param(*query.until_ms));
+    if (query.search) where.push_back("question LIKE " + param(like_pattern(*query.search)) + " ESCAPE '\\'");
+    if (query.parent) {
+        auto parent = resolve_session(*query.parent);
+        if (!parent) return parent.error();
+        where.push_back("parent = " + param(*parent));
+    } else if (!query.include_subtraces) {
+        where.push_back("parent IS NULL");
+    }
+    std::string clause;
+    for (std::size_t i = 0; i < where.size(); ++i) clause += (i == 0 ? " WHERE " : " AND ") + where[i];
+    const std::vector<Binding> filter_bindings = bindings;
+
+    constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+    const std::int64_t limit = std::max<std::int64_t>(query.limit, 0);
+    const std::int64_t offset = std::max<std::int64_t>(query.offset, 0);
+
+    std::int64_t total = 0;
+    bool total_exact = true;
+    if (query.exact_total) {
+        auto count = db_->prepare("SELECT COUNT(*) FROM sessions" + clause);
+        if (!count) return count.error();
+        bind_all(*count, filter_bindings);
+        auto row = count->step();
+        if (!row) return row.error();
+        total = count->int64(0);
+    } else {
+        // Counting stops one past the cap: reaching it means "at least cap".
+        const std::int64_t page_end = offset > kMax - limit ? kMax : offset + limit;
+        const std::int64_t cap = std::max(config_.list_count_limit, page_end);
+        std::vector<Binding> count_bindings = filter_bindings;
+        count_bindings.emplace_back(cap == kMax ? std::int64_t{-1} : cap + 1);
+        auto count = db_->prepare("SELECT COUNT(*) FROM (SELECT 1 FROM sessions" + clause + " LIMIT ?" +
+                                  std::to_string(count_bindings.size()) + ")");
+        if (!count) return count.error();
+        bind_all(*count, count_bindings);
+        auto row = count->step();
+        if (!row) return row.error();
+        total = count->int64(0);
+        if (total > cap) {
+            total = cap;
+            total_exact = false;
+        }
+    }
+
+    if (query.after) {
+        const auto cursor = parse_cursor(*query.after);
+        if (!cursor) {
+            return make_error(ErrorType::kInvalidRequest,
+                              "\"after\" must be the \"next\" cursor of an earlier list reply, not \"" +
+                                  query.after->substr(0, 60) + "\"");
+        }
+        // A row value: the planner seeks the page index to the cursor instead of skipping rows.
+        const std::string started = param(cursor->first);
+        const std::string id = param(cursor->second);
+        clause += (where.empty() ? " WHERE " : " AND ") + ("(started, id) < (" + started + ", " + id + ")");
+    }
+    // One row more than the page says whether a next page exists.
+    const std::string limit_param = param(limit == kMax ? kMax : limit + 1);
+    const std::string offset_param = param(offset);
+    auto select = db_->prepare(std::string("SELECT ") + kSummaryColumns + " FROM sessions" + clause +
+                               " ORDER BY started DESC, id DESC LIMIT " + limit_param + " OFFSET " + offset_param);
+    if (!select) return select.error();
+    bind_all(*select, bindings);
+    json sessions = json::array();
+    json next = nullptr;
+    // The cursor of the last session listed; empty if it has no start time (never the case once
+    // a batch committed), which ends the paging.
+    std::string last;
+    while (true) {
+        auto row = select->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        if (static_cast<std::int64_t>(sessions.size()) == limit) {
+            if (!last.empty()) next = last;
+            break;
+        }
+        sessions.push_back(summary_of(*select, cutoff));
+        last = select->is_null(5) ? std::string{} : make_cursor(select->int64(5), select->int64(0));
+    }
+    return json{{"sessions", std::move(sessions)}, {"total", total}, {"total_exact", total_exact},
+                {"limit", query.limit}, {"offset", query.offset}, {"next", std::move(next)}};
+}
+
+namespace {
+
+Result<json> show_session(Database& db, std::int64_t id, std::int64_t cutoff, int depth, std::set<std::int64_t>& seen) {
+    seen.insert(id);
+    json out = json::object();
+    std::string uri;
+    {
+        auto q = db.prepare(std::string("SELECT ") + kSummaryColumns + " FROM sessions WHERE id = ?1");
+        if (!q) return q.error();
+        q->bind(1, id);
+        auto row = q->step();
+        if (!row) return row.error();
+        if (!*row) return make_error(ErrorType::kNotFound, "no trace with row id " + std::to_string(id));
+        out["session"] = summary_of(*q, cutoff);
+        uri = q->text(1);
+    }
+    json events = json::array();
+    std::map<std::int64_t, std::size_t> by_seq;
+    {
+        auto q = db.prepare("SELECT seq, explain_id, state, received FROM events WHERE session = ?1 ORDER BY seq");
+        if (!q) return q.error();
+        q->bind(1, id);
+        while (true) {
+            auto row = q->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            by_seq[q->int64(0)] = events.size();
+            events.push_back({{"seq", q->int64(0)},
+                              {"explain_id", std::string(q->text(1))},
+                              {"state", std::string(q->text(2))},
+                              {"received", base::format_xsd_datetime_ms(q->int64(3))},
+                              {"triples", json::array()}});
+        }
+    }
+    {
+        auto q = db.prepare(
+            "SELECT t.seq, t.triple, x.body FROM triples t LEFT JOIN texts x ON x.id = t.text_id "
+            "WHERE t.session = ?1 ORDER BY t.seq, t.ord");
+        if (!q) return q.error();
+        q->bind(1, id);
+        while (true) {
+            auto row = q->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            const auto found = by_seq.find(q->int64(0));
+            if (found == by_seq.end()) continue;
+            events[found->second]["triples"].push_back(triple_json(*q, 1, 2));
+        }
+    }
+    out["events"] = std::move(events);
+    json subtraces = json::array();
+    if (depth < kMaxShowDepth) {
+        std::vector<std::int64_t> children;
+        {
+            auto q = db.prepare("SELECT id FROM sessions WHERE parent = ?1 ORDER BY started, id");
+            if (!q) return q.error();
+            q->bind(1, std::string_view{uri});
+            while (true) {
+                auto row = q->step();
+                if (!row) return row.error();
+                if (!*row) break;
+                if (seen.count(q->int64(0)) == 0) children.push_back(q->int64(0));
+            }
+        }
+        for (const auto child : children) {
+            auto nested = show_session(db, child, cutoff, depth + 1, seen);
+            if (!nested) return nested.error();
+            subtraces.push_back(std::move(nested).value());
+        }
+    }
+    out["subtraces"] = std::move(subtraces);
+    return out;
+}
+
+}  // namespace
+
+Result<json> TraceStore::show(std::string_view id, WallClock::time_point now) {
+    const std::int64_t cutoff = to_ms(now) - std::chrono::duration_cast<std::chrono::milliseconds>(config_.incomplete_after).count();
+    return in_read_transaction(*db_, [&]() -> Result<json> {
+        auto uri = resolve_session(id);
+        if (!uri) return uri.error();
+        std::int64_t row_id = 0;
+        {
+            auto q = db_->prepare("SELECT id FROM sessions WHERE uri = ?1");
+            if (!q) return q.error();
+            q->bind(1, std::string_view{*uri});
+            auto row = q->step();
+            if (!row) return row.error();
+            if (!*row) return make_error(ErrorType::kNotFound, "no trace " + std::string(id));
+            row_id = q->int64(0);
+        }
+        std::set<std::int64_t> seen;
+        return show_session(*db_, row_id, cutoff, 0, seen);
+    });
+}
+
+Result<ExportCounts> TraceStore::export_nquads(std::optional<std::int64_t> since_ms, std::optional<std::int64_t> until_ms,
+                                               const NquadsSink& sink, std::size_t lines_per_chunk) {
+    return in_read_transaction(*db_, [&]() -> Result<ExportCounts> {
+        ExportCounts counts;
+        std::vector<std::int64_t> sessions;
+        {
+            auto q = db_->prepare("SELECT id FROM sessions WHERE started >= ?1 AND started < ?2 ORDER BY started, id");
+            if (!q) return q.error();
+            q->bind(1, since_ms.value_or(std::numeric_limits<std::int64_t>::min()))
+                .bind(2, until_ms.value_or(std::numeric_limits<std::int64_t>::max()));
+            while (true) {
+                auto row = q->step();
+                if (!row) return row.error();
+                if (!*row) break;
+                sessions.push_back(q->int64(0));
+            }
+        }
+        const std::string triples_sql =
+            "SELECT t.triple, x.body FROM triples t LEFT JOIN texts x ON x.id = t.text_id "
+            "WHERE t.session = ?1 ORDER BY t.seq, t.ord";
+        std::string chunk;
+        std::size_t lines = 0;
+        const auto flush = [&]() -> bool {
+            if (lines == 0) return true;
+            const bool go_on = sink(chunk);
+            chunk.clear();
+            lines = 0;
+            return go_on;
+        };
+        for (const auto id : sessions) {
+            auto q = db_->prepare(triples_sql);
+            if (!q) return q.error();
+            q->bind(1, id);
+            while (true) {
+                auto row = q->step();
+                if (!row) return row.error();
+                if (!*row) break;
+                auto triple = schema::decode_triple(triple_json(*q, 0, 1));
+                if (!triple) return make_error(ErrorType::kInternal, "trace store: a stored triple does not decode: " +
+                                                                         triple.error().message);
+                chunk += schema::to_nquads(*triple);
+                chunk += '\n';
+                ++counts.triples;
+                if (++lines >= lines_per_chunk && !flush()) {
+                    return make_error(ErrorType::kCancelled, "export stopped");
+                }
+            }
+            ++counts.sessions;
+        }
+        if (!flush()) return make_error(ErrorType::kCancelled, "export stopped");
+        return counts;
+    });
+}
+
+Result<json> TraceStore::stats(WallClock::time_point now) {
+    const std::int64_t cutoff = to_ms(now) - std::chrono::duration_cast<std::chrono::milliseconds>(config_.incomplete_after).count();
+    return in_read_transaction(*db_, [&]() -> Result<json> {
+        json out = json::object();
+        const auto count = [&](const char* sql) -> Result<std::int64_t> {
+            auto q = db_->prepare(sql);
+            if (!q) return q.error();
+            auto row = q->step();
+            if (!row) return row.error();
+            return q->int64(0);
+        };
+        const std::pair<const char*, const char*> counters[] = {
+            {"sessions", "SELECT COUNT(*) FROM sessions"}, {"events", "SELECT COUNT(*) FROM events"},
+            {"triples", "SELECT COUNT(*) FROM triples"},   {"texts", "SELECT COUNT(*) FROM texts"},
+            {"quarantined", "SELECT COUNT(*) FROM quarantine"}};
+        for (const auto& [name, sql] : counters) {
+            auto n = count(sql);
+            if (!n) return n.error();
+            out[name] = *n;
+        }
+        json by_status = {{"running", 0}, {"complete", 0}, {"error", 0}, {"incomplete", 0}};
+        auto q = db_->prepare(
+            "SELECT CASE WHEN status = 'running' AND last_event_at < ?1 THEN 'incomplete' "
+            "ELSE status END AS s, COUNT(*) FROM sessions GROUP BY s");
+        if (!q) return q.error();
+        q->bind(1, cutoff);
+        while (true) {
+            auto row = q->step();
+            if (!row) return row.error();
+            if (!*row) break;
+            by_status[std::string(q->text(0))] = q->int64(1);
+        }
+        out["by_status"] = std::move(by_status);
+        std::error_code ec;
+        std::uintmax_t bytes = 0;
+        for (const char* suffix : {"", "-wal"}) {
+            const auto size = std::filesystem::file_size(path_.string() + suffix, ec);
+            if (!ec) bytes += size;
+        }
+        out["db_bytes"] = bytes;
+        return out;
+    });
+}
+
+}  // namespace glassbox::trace
