@@ -16,6 +16,7 @@
 #include "bus/explain_subscriber.hpp"
 #include "cli/render/trace_render.hpp"
 #include "schema/explain_builder.hpp"
+#include "schema/services.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -24,8 +25,6 @@ using nlohmann::json;
 using base::ErrorType;
 using base::make_error;
 namespace traces = cli::render;
-
-constexpr std::string_view kTraceService = "trace";
 
 std::string dump_json(const json& value, int indent = -1) {
     return value.dump(indent, ' ', false, json::error_handler_t::replace);
@@ -67,7 +66,7 @@ std::string time_bound(const std::string& text, const char* option) {
 
 // One request to the trace service; its FINAL body, which must be a JSON object.
 json call_trace(const ClientOptions& options, const json& request) {
-    return call_for_object(options, kTraceService, request);
+    return call_for_object(options, schema::services::kTrace, request);
 }
 
 // ---- list ---------------------------------------------------------------------------------
@@ -225,7 +224,7 @@ void run_export(const ExportOptions& options) {
     bus::BusClientConfig config;
     config.endpoint = options.client.broker_endpoint();
     bus::BusClient bus(config);
-    auto stream = bus::open_stream(bus, kTraceService, request.dump(), options.client.timeout());
+    auto stream = bus::open_stream(bus, schema::services::kTrace, request.dump(), options.client.timeout());
     if (!stream) exit_with_error(stream.error());
     // The client's backstop (deadline + grace) ends the stream, so this wait always terminates.
     const auto wait = options.client.timeout() + config.deadline_grace + std::chrono::seconds{1};
