@@ -16,6 +16,7 @@
 #include "bus/explain_subscriber.hpp"
 #include "cli/render/trace_render.hpp"
 #include "schema/explain_builder.hpp"
+#include "schema/messages_trace.hpp"
 #include "schema/services.hpp"
 
 namespace glassbox::cli {
@@ -102,7 +103,7 @@ void run_list(const ListOptions& options) {
         std::cout << dump_json(reply) << std::endl;
         return;
     }
-    auto list = traces::decode_session_list(reply);
+    auto list = schema::decode<schema::TraceSessionList>(reply);
     if (!list) exit_with_error(list.error());
     std::cout << traces::render_session_table(*list) << std::flush;
 }
@@ -129,7 +130,7 @@ void run_show(const ShowOptions& options) {
         std::cout << dump_json(reply, 2) << std::endl;
         return;
     }
-    auto trace = traces::decode_trace(reply);
+    auto trace = schema::decode<schema::TraceDetail>(reply);
     if (!trace) exit_with_error(trace.error());
     switch (format) {
         case traces::TraceFormat::kTree:

@@ -19,171 +19,19 @@ namespace glassbox::cli::render {
 namespace {
 
 using nlohmann::json;
-using base::ErrorType;
-using base::make_error;
 using schema::Term;
 using schema::Triple;
 namespace vocab = schema::vocab;
 
-// Sub-traces nested deeper than this are refused (bounds the recursive decoder and renderer).
-constexpr int kMaxSubtraceDepth = 64;
+using schema::TraceDetail;
+using schema::TraceEvent;
+using schema::TraceSessionList;
+using schema::TraceSessionSummary;
 
-// ---- decoding -----------------------------------------------------------------------------
-
-base::Error decode_error(std::string_view path, std::string_view expected, const json& got) {
-    return make_error(
-        ErrorType::kDecodeError,
-        std::string(path) + ": expected " + std::string(expected) + ", got " + got.type_name());
-}
-
-// Reads fields of one JSON object, keeping the first error. Absent and null fields stay empty.
-class FieldReader {
-public:
-    FieldReader(const json& object, std::string path) : object_(object), path_(std::move(path)) {}
-
-    void string(const char* key, std::string& out) {
-        const json* value = find(key);
-        if (value == nullptr) return;
-        if (!value->is_string()) return fail(key, "string", *value);
-        out = value->get<std::string>();
-    }
-    void optional_string(const char* key, std::optional<std::string>& out) {
-        std::string text;
-        const json* value = find(key);
-        if (value == nullptr) return;
-        string(key, text);
-        if (!error_) out = std::move(text);
-    }
-    void integer(const char* key, std::optional<std::int64_t>& out) {
-        const json* value = find(key);
-        if (value == nullptr) return;
-        if (value->is_number_integer()) {
-            out = value->get<std::int64_t>();
-        } else if (value->is_number_float()) {
-            out = static_cast<std::int64_t>(value->get<double>());
-        } else {
-            fail(key, "number", *value);
-        }
-    }
-    // {"type": "<ErrorType>", "message": "..."} or a bare message string.
-    void error(const char* key, std::optional<base::Error>& out) {
-        const json* value = find(key);
-        if (value == nullptr) return;
-        if (value->is_string()) {
-            // Error::describe() form, "WorkerLost: the worker died", as the trace store keeps it.
-            const auto& text = value->get_ref<const std::string&>();
-            const auto colon = text.find(": ");
-            const auto type = colon == std::string::npos
-                                  ? std::nullopt
-                                  : base::error_type_from_string(text.substr(0, colon));
-            out = type ? make_error(*type, text.substr(colon + 2))
-                       : make_error(ErrorType::kInternal, text);
-            return;
-        }
-        if (!value->is_object()) return fail(key, "object", *value);
-        FieldReader inner(*value, path_ + "." + key);
-        std::string type;
-        std::string message;
-        inner.string("type", type);
-        inner.string("message", message);
-        if (inner.error_) {
-            error_ = inner.error_;
-            return;
-        }
-        const auto known = base::error_type_from_string(type);
-        if (!known && !type.empty()) message = type + ": " + message;
-        out = make_error(known.value_or(ErrorType::kInternal), std::move(message));
-    }
-
-    const json* find(const char* key) const {
-        const auto it = object_.find(key);
-        if (it == object_.end() || it->is_null()) return nullptr;
-        return &*it;
-    }
-    std::string path(const char* key) const { return path_ + "." + key; }
-    const std::optional<base::Error>& failure() const { return error_; }
-    void set_failure(base::Error error) {
-        if (!error_) error_ = std::move(error);
-    }
-
-private:
-    void fail(const char* key, std::string_view expected, const json& got) {
-        if (!error_) error_ = decode_error(path(key), expected, got);
-    }
-
-    const json& object_;
-    std::string path_;
-    std::optional<base::Error> error_;
-};
-
-base::Result<TraceEvent> decode_event(const json& value, const std::string& path) {
-    if (!value.is_object()) return decode_error(path, "object", value);
-    TraceEvent event;
-    FieldReader fields(value, path);
-    if (const json* seq = fields.find("seq")) {
-        if (!seq->is_number_unsigned() &&
-            !(seq->is_number_integer() && seq->get<std::int64_t>() >= 0)) {
-            return decode_error(fields.path("seq"), "non-negative integer", *seq);
-        }
-        event.seq = seq->get<std::uint64_t>();
-    }
-    fields.string("explain_id", event.explain_id);
-    fields.string("state", event.state);
-    fields.string("received", event.received);
-    fields.error("error", event.error);
-    if (fields.failure()) return *fields.failure();
-    if (const json* triples = fields.find("triples")) {
-        if (!triples->is_array()) return decode_error(fields.path("triples"), "array", *triples);
-        event.triples.reserve(triples->size());
-        for (std::size_t i = 0; i < triples->size(); ++i) {
-            auto triple = schema::decode_triple(
-                (*triples)[i], fields.path("triples") + "[" + std::to_string(i) + "]");
-            if (!triple) return std::move(triple).error();
-            event.triples.push_back(std::move(triple).value());
-        }
-    }
-    return event;
-}
-
-base::Result<Trace> decode_trace_at(const json& reply, const std::string& path, int depth) {
-    if (depth > kMaxSubtraceDepth) {
-        return make_error(ErrorType::kDecodeError, path + ": sub-traces nested deeper than " +
-                                                       std::to_string(kMaxSubtraceDepth));
-    }
-    if (!reply.is_object()) return decode_error(path, "object", reply);
-    Trace trace;
-    const auto session = reply.find("session");
-    if (session == reply.end()) {
-        return make_error(ErrorType::kDecodeError, path + ".session: missing");
-    }
-    auto summary = decode_session_summary(*session, path + ".session");
-    if (!summary) return std::move(summary).error();
-    trace.session = std::move(summary).value();
-
-    const auto events = reply.find("events");
-    if (events != reply.end() && !events->is_null()) {
-        if (!events->is_array()) return decode_error(path + ".events", "array", *events);
-        for (std::size_t i = 0; i < events->size(); ++i) {
-            auto event = decode_event((*events)[i], path + ".events[" + std::to_string(i) + "]");
-            if (!event) return std::move(event).error();
-            trace.events.push_back(std::move(event).value());
-        }
-    }
-    // The service sends seq order; sorting keeps the rendering right whatever it sent.
-    std::stable_sort(trace.events.begin(), trace.events.end(),
-                     [](const TraceEvent& a, const TraceEvent& b) { return a.seq < b.seq; });
-
-    const auto subtraces = reply.find("subtraces");
-    if (subtraces != reply.end() && !subtraces->is_null()) {
-        if (!subtraces->is_array()) return decode_error(path + ".subtraces", "array", *subtraces);
-        for (std::size_t i = 0; i < subtraces->size(); ++i) {
-            auto sub = decode_trace_at((*subtraces)[i],
-                                       path + ".subtraces[" + std::to_string(i) + "]", depth + 1);
-            if (!sub) return std::move(sub).error();
-            trace.subtraces.push_back(std::move(sub).value());
-        }
-    }
-    return trace;
+// The kind shown for a session: its kind, else the service that ran it.
+std::string kind_of(const TraceSessionSummary& s) {
+    if (s.kind && !s.kind->empty()) return *s.kind;
+    return s.service.value_or("");
 }
 
 // ---- text helpers ---------------------------------------------------------------------------
@@ -405,7 +253,7 @@ json jsonld_value(const Term& term) {
 // ones the tree has shown (so the rest can be shown generically).
 class SessionGraph {
 public:
-    explicit SessionGraph(const Trace& trace) {
+    explicit SessionGraph(const TraceDetail& trace) {
         for (const auto& event : trace.events) {
             for (const auto& triple : event.triples) {
                 const std::string key = spo_key(triple);
@@ -470,7 +318,7 @@ private:
 
 class TreeWriter {
 public:
-    TreeWriter(const Trace& trace, const TreeOptions& options, std::string& out)
+    TreeWriter(const TraceDetail& trace, const TreeOptions& options, std::string& out)
         : trace_(trace), options_(options), out_(out), graph_(trace) {
         const std::string_view session = trace.session.session;
         constexpr std::string_view kQuestionSuffix = "question";
@@ -482,8 +330,8 @@ public:
 
     void write(int depth) {
         header();
-        std::multimap<std::string, const Trace*> subtraces_by_step;
-        std::vector<const Trace*> unplaced;
+        std::multimap<std::string, const TraceDetail*> subtraces_by_step;
+        std::vector<const TraceDetail*> unplaced;
         for (const auto& sub : trace_.subtraces) {
             const std::string caller = caller_of(sub);
             bool placed = false;
@@ -508,7 +356,7 @@ public:
                     subtrace(*it->second, "called from " + display_iri(it->first), depth);
             }
         }
-        for (const Trace* sub : unplaced) subtrace(*sub, "sub-trace", depth);
+        for (const TraceDetail* sub : unplaced) subtrace(*sub, "sub-trace", depth);
         footer();
     }
 
@@ -617,23 +465,25 @@ private:
     void header() {
         const auto& s = trace_.session;
         field(0, "Trace", escape_controls(s.session, false));
-        field(0, "Kind", escape_controls(s.kind.empty() ? s.service : s.kind, false));
+        field(0, "Kind", escape_controls(kind_of(s), false));
         field(0, "Status", escape_controls(s.status, false));
-        if (!s.question.empty()) field(0, "Question", escape_controls(s.question, false));
+        if (s.question && !s.question->empty()) field(0, "Question", escape_controls(*s.question, false));
         if (s.parent) field(0, "Parent", escape_controls(*s.parent, false));
-        field(0, "Started", s.started.empty() ? "-" : escape_controls(s.started, false));
-        field(0, "Ended", s.ended.empty() ? "-" : escape_controls(s.ended, false));
+        field(0, "Started", s.started.value_or("").empty() ? "-" : escape_controls(*s.started, false));
+        field(0, "Ended", s.ended.value_or("").empty() ? "-" : escape_controls(*s.ended, false));
         field(0, "Duration", format_duration(s.duration_ms));
-        if (!s.worker.empty()) field(0, "Worker", escape_controls(s.worker, false));
+        if (s.worker && !s.worker->empty()) field(0, "Worker", escape_controls(*s.worker, false));
         field(0, "Events", std::to_string(trace_.events.size()));
     }
 
     void footer() {
         const auto& s = trace_.session;
         if (s.status != "error") return;
-        std::optional<base::Error> error = s.error;
-        for (auto it = trace_.events.rbegin(); !error && it != trace_.events.rend(); ++it)
-            error = it->error;
+        std::optional<base::Error> error;
+        if (s.error) error = s.error->error();
+        for (auto it = trace_.events.rbegin(); !error && it != trace_.events.rend(); ++it) {
+            if (it->error) error = it->error->error();
+        }
         line(0, "");
         if (error) {
             line(0, "ERROR  " + escape_controls(error->describe(), false));
@@ -644,7 +494,7 @@ private:
 
     // The step that called a sub-trace: what its Question prov:used (docs/vocabulary.md §2);
     // else the parent session the summary names (shown after that session's Question).
-    std::string caller_of(const Trace& sub) const {
+    std::string caller_of(const TraceDetail& sub) const {
         const Term question = schema::iri(sub.session.session);
         const Term used = schema::iri(vocab::kProvUsed);
         for (const auto& event : sub.events) {
@@ -657,9 +507,9 @@ private:
         return sub.session.parent.value_or("");
     }
 
-    void subtrace(const Trace& sub, const std::string& label, int depth) {
+    void subtrace(const TraceDetail& sub, const std::string& label, int depth) {
         line(4, "\u2514\u2500 " + label);
-        if (depth + 1 > kMaxSubtraceDepth) {
+        if (depth + 1 > schema::kMaxTraceDepth) {
             line(8, "(sub-traces nested too deep to show)");
             return;
         }
@@ -680,7 +530,7 @@ private:
                       escape_controls(event.received, false);
         if (!detail.empty()) title += "  (" + detail + ")";
         line(0, title);
-        if (event.error) field(4, "error", escape_controls(event.error->describe(), false));
+        if (event.error) field(4, "error", escape_controls(event.error->error().describe(), false));
         step_facts(node);
         leftovers(event);
     }
@@ -981,7 +831,7 @@ private:
         }
     }
 
-    const Trace& trace_;
+    const TraceDetail& trace_;
     const TreeOptions& options_;
     std::string& out_;
     SessionGraph graph_;
@@ -1001,72 +851,10 @@ std::string session_label(const std::string& session) {
 
 }  // namespace
 
-// ---- decoding ---------------------------------------------------------------------------------
-
-base::Result<SessionSummary> decode_session_summary(const json& value, std::string_view path) {
-    if (!value.is_object()) return decode_error(path, "object", value);
-    SessionSummary summary;
-    FieldReader fields(value, std::string(path));
-    fields.string("session", summary.session);
-    fields.string("kind", summary.kind);
-    fields.string("question", summary.question);
-    fields.optional_string("parent", summary.parent);
-    fields.string("started", summary.started);
-    fields.string("ended", summary.ended);
-    fields.integer("duration_ms", summary.duration_ms);
-    fields.string("status", summary.status);
-    fields.string("service", summary.service);
-    fields.string("worker", summary.worker);
-    fields.integer("events", summary.events);
-    fields.error("error", summary.error);
-    if (fields.failure()) return *fields.failure();
-    if (summary.session.empty()) {
-        return make_error(ErrorType::kDecodeError, std::string(path) + ".session: missing");
-    }
-    return summary;
-}
-
-base::Result<SessionList> decode_session_list(const json& reply) {
-    if (!reply.is_object()) return decode_error("reply", "object", reply);
-    SessionList list;
-    const auto sessions = reply.find("sessions");
-    if (sessions == reply.end() || !sessions->is_array()) {
-        return sessions == reply.end()
-                   ? make_error(ErrorType::kDecodeError, "reply.sessions: missing")
-                   : decode_error("reply.sessions", "array", *sessions);
-    }
-    for (std::size_t i = 0; i < sessions->size(); ++i) {
-        auto summary =
-            decode_session_summary((*sessions)[i], "reply.sessions[" + std::to_string(i) + "]");
-        if (!summary) return std::move(summary).error();
-        list.sessions.push_back(std::move(summary).value());
-    }
-    FieldReader fields(reply, "reply");
-    std::optional<std::int64_t> total;
-    std::optional<std::int64_t> limit;
-    std::optional<std::int64_t> offset;
-    fields.integer("total", total);
-    fields.integer("limit", limit);
-    fields.integer("offset", offset);
-    if (fields.failure()) return *fields.failure();
-    list.total = total.value_or(static_cast<std::int64_t>(list.sessions.size()));
-    if (const auto exact = reply.find("total_exact"); exact != reply.end() && exact->is_boolean()) {
-        list.total_exact = exact->get<bool>();
-    }
-    if (const auto next = reply.find("next"); next != reply.end() && next->is_string()) {
-        list.next = next->get<std::string>();
-    }
-    list.limit = limit.value_or(0);
-    list.offset = offset.value_or(0);
-    return list;
-}
-
-base::Result<Trace> decode_trace(const json& reply) { return decode_trace_at(reply, "reply", 0); }
-
 // ---- triples ----------------------------------------------------------------------------------
 
 namespace {
-void collect_triples(const Trace& trace, std::unordered_set<std::string>& seen,
+void collect_triples(const TraceDetail& trace, std::unordered_set<std::string>& seen,
                      std::vector<Triple>& out) {
     for (const auto& event : trace.events) {
         for (const auto& triple : event.triples) {
@@ -1077,7 +865,7 @@ void collect_triples(const Trace& trace, std::unordered_set<std::string>& seen,
 }
 }  // namespace
 
-std::vector<Triple> trace_triples(const Trace& trace) {
+std::vector<Triple> trace_triples(const TraceDetail& trace) {
     std::unordered_set<std::string> seen;
     std::vector<Triple> out;
     collect_triples(trace, seen, out);
@@ -1126,7 +914,7 @@ std::string_view to_string(TraceFormat format) noexcept {
 
 // ---- renderings -------------------------------------------------------------------------------
 
-std::string render_tree(const Trace& trace, const TreeOptions& options) {
+std::string render_tree(const TraceDetail& trace, const TreeOptions& options) {
     std::string out;
     TreeWriter writer(trace, options, out);
     writer.write(0);
@@ -1278,16 +1066,16 @@ std::string format_duration(std::optional<std::int64_t> duration_ms) {
     return buf.data();
 }
 
-std::string render_session_table(const SessionList& list) {
+std::string render_session_table(const TraceSessionList& list) {
     constexpr std::size_t kQuestionWidth = 48;
     const std::array<std::string, 6> titles{"SESSION", "KIND",     "QUESTION",
                                             "STARTED", "DURATION", "STATUS"};
     std::vector<std::array<std::string, 6>> rows;
     for (const auto& s : list.sessions) {
         rows.push_back({escape_controls(session_label(s.session), false),
-                        escape_controls(s.kind.empty() ? s.service : s.kind, false),
-                        truncate_text(escape_controls(s.question, false), kQuestionWidth),
-                        s.started.empty() ? "-" : escape_controls(s.started, false),
+                        escape_controls(kind_of(s), false),
+                        truncate_text(escape_controls(s.question.value_or(""), false), kQuestionWidth),
+                        s.started.value_or("").empty() ? "-" : escape_controls(*s.started, false),
                         format_duration(s.duration_ms), escape_controls(s.status, false)});
     }
     std::array<std::size_t, 6> widths{};
