@@ -1,6 +1,10 @@
 // Renderers for the `trace` service's replies (docs/traces.md §2): tree, Turtle, N-Triples,
 // N-Quads, JSON-LD, tables.
 //
+// Defined by job: tree_render.cpp (the tree), rdf_render.cpp (triples, Turtle, N-Triples,
+// N-Quads, JSON-LD), list_render.cpp (the list table, tail lines), step_summary.cpp (`invoke -x`
+// lines), render_text.cpp (shared text helpers, safe_text, format_duration).
+//
 // Pure functions, no sockets: the CLI (`glassbox traces`) decodes a reply with
 // schema::decode<schema::TraceDetail> / <schema::TraceSessionList> and hands the value here.
 //
