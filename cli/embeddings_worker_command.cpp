@@ -10,6 +10,7 @@
 #include "cli/client_options.hpp"
 #include "cli/worker_support.hpp"
 #include "schema/messages.hpp"
+#include "schema/services.hpp"
 #include "workers/embeddings/embeddings_config.hpp"
 #include "workers/embeddings/embeddings_service.hpp"
 
@@ -65,7 +66,7 @@ void run_embeddings(const EmbeddingsOptions& options) {
     if (!config) exit_with_error(config.error());
     auto embedder = embeddings::make_embedder(*config);
     if (!embedder) exit_with_error(embedder.error());
-    run_worker(std::string(embeddings::kServiceName), options.worker,
+    run_worker(std::string(schema::services::kEmbeddings), options.worker,
                embeddings::make_embeddings_handler(std::move(embedder).value(), config->limits), stop_signals);
 }
 
@@ -76,7 +77,7 @@ void add_embeddings_worker_command(CLI::App& worker_command) {
     options->worker.threads = 2;
     auto* sub = worker_command.add_subcommand(
         "embeddings", "Serve `embeddings`: texts to vectors (built-in feature hashing, or an OpenAI-compatible API)");
-    add_worker_options(*sub, options->worker, std::string(embeddings::kServiceName));
+    add_worker_options(*sub, options->worker, std::string(schema::services::kEmbeddings));
     sub->add_option("--config", options->config_file,
                     "JSON file of embeddings settings (keys as in docs/operations.md); flags override it")
         ->envname("GLASSBOX_EMBEDDINGS_CONFIG");

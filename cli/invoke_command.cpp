@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/render/trace_render.hpp"
 #include "schema/messages.hpp"
+#include "schema/services.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -45,7 +46,7 @@ struct InvokeOptions {
 };
 
 json request_body(const InvokeOptions& o) {
-    if (o.service == "graph-rag") {
+    if (o.service == schema::services::kGraphRag) {
         schema::GraphRagQuery query;
         query.query = o.question;
         query.collection = o.collection;
@@ -227,7 +228,7 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
                   "Ask for the whole answer at once instead of streamed");
     cmd->add_option("--parent-uri", options->parent_uri,
                     "The calling step's URI: this run becomes its sub-trace");
-    if (service == "graph-rag") {
+    if (service == schema::services::kGraphRag) {
         cmd->add_option("--entity-limit", options->entity_limit,
                         "Seed entities, shared among concepts (0: 50)");
         cmd->add_option("--triple-limit", options->triple_limit,
@@ -258,10 +259,10 @@ void add_invoke_command(CLI::App& app) {
         "--json prints every message of the stream as one JSON line");
     invoke->require_subcommand(1);
     add_rag_subcommand(
-        *invoke, "graph-rag",
+        *invoke, std::string(schema::services::kGraphRag),
         "Answer from the knowledge graph: concepts, entities, traversal, edge scoring, synthesis");
     add_rag_subcommand(
-        *invoke, "document-rag",
+        *invoke, std::string(schema::services::kDocumentRag),
         "Answer from the documents: concepts, hybrid chunk retrieval, re-ranking, synthesis");
 }
 

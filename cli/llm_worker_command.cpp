@@ -13,6 +13,7 @@
 #include "cli/home.hpp"
 #include "base/log.hpp"
 #include "schema/messages.hpp"
+#include "schema/services.hpp"
 #include "workers/llm/extractive_model.hpp"
 #include "workers/llm/llm_config.hpp"
 #include "workers/llm/llm_service.hpp"
@@ -34,7 +35,7 @@ struct LlmOptions {
     int timeout_ms = 0;
     int connect_timeout_ms = 0;
     int max_retries = -1;
-    std::string embeddings_service = "embeddings";
+    std::string embeddings_service{schema::services::kEmbeddings};
 };
 
 // The config file's object, then every flag (or its environment variable) on top of it.
@@ -85,7 +86,7 @@ void run_llm(const LlmOptions& options) {
         folder.empty() ? std::string("built-in") : folder.string());
     llm::LlmServiceOptions service;
     service.embeddings_service = options.embeddings_service == "-" ? "" : options.embeddings_service;
-    run_worker(std::string(llm::kServiceName), options.worker,
+    run_worker(std::string(schema::services::kLlm), options.worker,
                llm::make_llm_handler(std::make_shared<const llm::TemplateSet>(std::move(templates).value()),
                                      std::move(provider).value(), service),
                stop_signals);
@@ -99,7 +100,7 @@ void add_llm_worker_command(CLI::App& worker_command) {
     auto* sub = worker_command.add_subcommand(
         "llm", "Serve `llm`: prompt templates answered by the built-in extractive provider or an "
                "OpenAI-compatible endpoint (docs/llm.md)");
-    add_worker_options(*sub, options->worker, std::string(llm::kServiceName));
+    add_worker_options(*sub, options->worker, std::string(schema::services::kLlm));
     sub->add_option("--config", options->config_file,
                     "JSON file of llm settings (keys as in docs/llm.md); flags override it")
         ->envname("GLASSBOX_LLM_CONFIG");

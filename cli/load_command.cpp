@@ -22,7 +22,7 @@
 #include "loader/rdf_reader.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/messages.hpp"
-#include "workers/store/store_service.hpp"
+#include "schema/services.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -88,7 +88,7 @@ public:
         while (in_flight_.size() >= kMaxInFlight) {
             if (auto r = wait_one(); !r) return r;
         }
-        auto id = bus_.send(store::kServiceName, body, timeout_);
+        auto id = bus_.send(schema::services::kStore, body, timeout_);
         if (!id) return id.error();
         in_flight_.push_back(*id);
         return {};
@@ -103,7 +103,7 @@ public:
 
     // One request, waited for; its FINAL body.
     Result<json> call(const json& body, std::chrono::milliseconds timeout) {
-        auto replies = bus_.call(store::kServiceName, body, timeout);
+        auto replies = bus_.call(schema::services::kStore, body, timeout);
         if (!replies) return std::move(replies).error();
         return replies->back().body;
     }

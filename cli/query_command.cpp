@@ -13,8 +13,8 @@
 #include "cli/progress.hpp"
 #include "loader/rdf_reader.hpp"
 #include "schema/messages.hpp"
+#include "schema/services.hpp"
 #include "schema/term_json.hpp"
-#include "workers/store/store_service.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -24,12 +24,9 @@ using base::ErrorType;
 using base::make_error;
 using base::Result;
 
-constexpr std::string_view kEmbeddingsService = "embeddings";
-
 std::string dump_json(const json& value, int indent = -1) {
     return value.dump(indent, ' ', false, json::error_handler_t::replace);
 }
-
 
 // A term as written on the command line: an N-Triples term (<iri>, "literal", "x"@en,
 // "5"^^<datatype>, _:b), or — for convenience — a bare absolute IRI (scheme:rest, no spaces);
@@ -84,7 +81,7 @@ void run_triples(const TriplesOptions& options) {
     json body = schema::encode(query);
     body["op"] = "triples";
     std::vector<schema::Triple> triples;
-    for (const auto& reply : call_or_exit(options.client, store::kServiceName, body)) {
+    for (const auto& reply : call_or_exit(options.client, schema::services::kStore, body)) {
         auto part = schema::decode<schema::TriplesResponse>(reply);
         if (!part) exit_with_error(part.error());
         triples.insert(triples.end(), part->triples.begin(), part->triples.end());
@@ -108,7 +105,7 @@ struct ChunksOptions {
 };
 
 std::vector<std::vector<double>> embed_query(const ChunksOptions& options) {
-    auto replies = call_or_exit(options.client, kEmbeddingsService,
+    auto replies = call_or_exit(options.client, schema::services::kEmbeddings,
                                 schema::encode(schema::EmbeddingsRequest{{options.text}}));
     auto embedded = schema::decode<schema::EmbeddingsResponse>(replies.back());
     if (!embedded) exit_with_error(embedded.error());
@@ -138,7 +135,7 @@ void run_chunks(const ChunksOptions& options) {
             schema::HybridChunkQuery{options.text, embed_query(options), options.limit, options.collection});
         body["op"] = "chunks-hybrid";
     }
-    auto matches = schema::decode<schema::ChunkMatchResponse>(call_or_exit(options.client, store::kServiceName, body).back());
+    auto matches = schema::decode<schema::ChunkMatchResponse>(call_or_exit(options.client, schema::services::kStore, body).back());
     if (!matches) exit_with_error(matches.error());
     schema::ChunkFetchRequest fetch;
     fetch.collection = options.collection;
@@ -148,7 +145,7 @@ void run_chunks(const ChunksOptions& options) {
         json fetch_body = schema::encode(fetch);
         fetch_body["op"] = "chunks-fetch";
         auto fetched =
-            schema::decode<schema::ChunkFetchResponse>(call_or_exit(options.client, store::kServiceName, fetch_body).back());
+            schema::decode<schema::ChunkFetchResponse>(call_or_exit(options.client, schema::services::kStore, fetch_body).back());
         if (!fetched) exit_with_error(fetched.error());
         chunks = std::move(fetched->chunks);
     }
@@ -204,7 +201,7 @@ struct StatsOptions {
 void run_stats(const StatsOptions& options) {
     json body = schema::encode(schema::StoreStatsRequest{options.collection});
     body["op"] = "stats";
-    auto stats = schema::decode<schema::StoreStats>(call_or_exit(options.client, store::kServiceName, body).back());
+    auto stats = schema::decode<schema::StoreStats>(call_or_exit(options.client, schema::services::kStore, body).back());
     if (!stats) exit_with_error(stats.error());
     if (options.client.json) {
         std::cout << dump_json(schema::encode(*stats)) << std::endl;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/worker_support.hpp"
+#include "schema/services.hpp"
 #include "workers/rag/document_rag_service.hpp"
 #include "workers/rag/graph_rag_service.hpp"
 #include "workers/rag/rag_config.hpp"
@@ -51,12 +52,12 @@ void add_rag_command(CLI::App& worker_command, std::string_view service, const s
 }  // namespace
 
 void add_graph_rag_worker_command(CLI::App& worker_command) {
-    add_rag_command(worker_command, rag::kGraphRagService,
+    add_rag_command(worker_command, schema::services::kGraphRag,
                     "Serve `graph-rag`: answers from the knowledge graph, with an explain trace (docs/rag.md)", true);
 }
 
 void add_document_rag_worker_command(CLI::App& worker_command) {
-    add_rag_command(worker_command, rag::kDocumentRagService,
+    add_rag_command(worker_command, schema::services::kDocumentRag,
                     "Serve `document-rag`: answers from document chunks, with an explain trace (docs/rag.md)", false);
 }
 

@@ -13,6 +13,7 @@
 #include "cli/client_options.hpp"
 #include "cli/commands.hpp"
 #include "schema/protocol.hpp"
+#include "schema/services.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -77,9 +78,9 @@ std::optional<json> trace_stats(bus::BusClient& bus, const json& status, std::ch
     const json services = status.value("services", json::array());
     if (!services.is_array()) return std::nullopt;
     bool served = false;
-    for (const auto& service : services) served = served || field(service, "name") == "trace";
+    for (const auto& service : services) served = served || field(service, "name") == schema::services::kTrace;
     if (!served) return std::nullopt;
-    auto replies = bus.call("trace", json{{"op", "stats"}}, timeout);
+    auto replies = bus.call(schema::services::kTrace, json{{"op", "stats"}}, timeout);
     if (!replies || replies->empty() || !replies->back().body.is_object()) return std::nullopt;
     return replies->back().body;
 }

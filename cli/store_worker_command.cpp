@@ -7,6 +7,7 @@
 #include "cli/client_options.hpp"
 #include "cli/worker_support.hpp"
 #include "cli/home.hpp"
+#include "schema/services.hpp"
 #include "workers/store/store_service.hpp"
 
 namespace glassbox::cli {
@@ -14,7 +15,7 @@ namespace {
 
 struct StoreOptions {
     WorkerOptions worker;
-    std::string embeddings_service = "embeddings";
+    std::string embeddings_service{schema::services::kEmbeddings};
     std::size_t embed_batch = 256;
 };
 
@@ -32,7 +33,7 @@ void run_store(const StoreOptions& options) {
     config.embeddings_service = options.embeddings_service;
     config.embed_batch = options.embed_batch;
     auto service = std::make_shared<store::StoreService>(config);
-    run_worker(std::string(store::kServiceName), options.worker, store::make_store_handler(service), stop_signals);
+    run_worker(std::string(schema::services::kStore), options.worker, store::make_store_handler(service), stop_signals);
 }
 
 }  // namespace
@@ -42,7 +43,7 @@ void add_store_worker_command(CLI::App& worker_command) {
     options->worker.threads = 2;
     auto* sub = worker_command.add_subcommand(
         "store", "Serve `store`: the knowledge graph, documents and vectors of <home>/knowledge/ (docs/knowledge.md)");
-    add_worker_options(*sub, options->worker, std::string(store::kServiceName));
+    add_worker_options(*sub, options->worker, std::string(schema::services::kStore));
     sub->add_option("--embeddings-service", options->embeddings_service,
                     "Service that embeds entity labels and chunks while indexing")
         ->capture_default_str();

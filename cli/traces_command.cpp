@@ -16,6 +16,8 @@
 #include "bus/explain_subscriber.hpp"
 #include "cli/render/trace_render.hpp"
 #include "schema/explain_builder.hpp"
+#include "schema/messages_trace.hpp"
+#include "schema/services.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -24,8 +26,6 @@ using nlohmann::json;
 using base::ErrorType;
 using base::make_error;
 namespace traces = cli::render;
-
-constexpr std::string_view kTraceService = "trace";
 
 std::string dump_json(const json& value, int indent = -1) {
     return value.dump(indent, ' ', false, json::error_handler_t::replace);
@@ -67,7 +67,7 @@ std::string time_bound(const std::string& text, const char* option) {
 
 // One request to the trace service; its FINAL body, which must be a JSON object.
 json call_trace(const ClientOptions& options, const json& request) {
-    return call_for_object(options, kTraceService, request);
+    return call_for_object(options, schema::services::kTrace, request);
 }
 
 // ---- list ---------------------------------------------------------------------------------
@@ -103,7 +103,7 @@ void run_list(const ListOptions& options) {
         std::cout << dump_json(reply) << std::endl;
         return;
     }
-    auto list = traces::decode_session_list(reply);
+    auto list = schema::decode<schema::TraceSessionList>(reply);
     if (!list) exit_with_error(list.error());
     std::cout << traces::render_session_table(*list) << std::flush;
 }
@@ -130,7 +130,7 @@ void run_show(const ShowOptions& options) {
         std::cout << dump_json(reply, 2) << std::endl;
         return;
     }
-    auto trace = traces::decode_trace(reply);
+    auto trace = schema::decode<schema::TraceDetail>(reply);
     if (!trace) exit_with_error(trace.error());
     switch (format) {
         case traces::TraceFormat::kTree:
@@ -224,7 +224,7 @@ void run_export(const ExportOptions& options) {
     if (!options.until.empty()) request["until"] = time_bound(options.until, "--until");
     bus::BusClientConfig config = options.client.bus_config();
     bus::BusClient bus(config);
-    auto stream = bus::open_stream(bus, kTraceService, request.dump(), options.client.timeout());
+    auto stream = bus::open_stream(bus, schema::services::kTrace, request.dump(), options.client.timeout());
     if (!stream) exit_with_error(stream.error());
     // The client's backstop (deadline + grace) ends the stream, so this wait always terminates.
     const auto wait = options.client.timeout() + config.deadline_grace + std::chrono::seconds{1};

@@ -15,6 +15,7 @@
 #include "cli/worker_support.hpp"
 #include "cli/home.hpp"
 #include "base/log.hpp"
+#include "schema/services.hpp"
 #include "workers/echo/echo_service.hpp"
 #include "workers/runtime/worker.hpp"
 #include "workers/trace_collector/collector.hpp"
@@ -151,7 +152,7 @@ void run_trace_collector(const TraceCollectorOptions& options) {
 
     runtime::WorkerConfig config;
     config.endpoint = endpoint.value();
-    config.service = std::string(trace::kTraceServiceName);
+    config.service = std::string(schema::services::kTrace);
     config.threads = options.threads;
     config.heartbeat = std::chrono::milliseconds{options.bus.heartbeat_ms};
     config.liveness = options.bus.liveness;

@@ -773,37 +773,6 @@ base::Result<TriplesBatchResponse> decode_text<TriplesBatchResponse>(std::string
 }
 
 template <>
-base::Result<ExplainMessage> decode_text<ExplainMessage>(std::string_view text) {
-    std::optional<ExplainMessage> m(std::in_place);
-    unsigned seen = 0;
-    std::string scratch;
-    const bool ok = read_message(text, [&](Reader& r, std::string_view key) {
-        // An "error" object, like any other unusual field, is decoded by the slow path.
-        if (key == "message_type") return first_time(seen, 1) && r.string(scratch) && scratch == "explain";
-        if (key == "session") return first_time(seen, 2) && r.string(m->session);
-        if (key == "seq") return first_time(seen, 4) && r.uint(m->seq);
-        if (key == "service") return first_time(seen, 8) && r.string(m->service);
-        if (key == "worker") return first_time(seen, 16) && r.string(m->worker);
-        if (key == "parent_uri") return first_time(seen, 32) && r.string(m->parent_uri.emplace());
-        if (key == "explain_id") return first_time(seen, 64) && r.string(m->explain_id);
-        if (key == "explain_graph") return first_time(seen, 128) && r.string(m->explain_graph);
-        if (key == "explain_triples") return first_time(seen, 256) && read_triples(r, m->explain_triples);
-        if (key == "end_of_trace") return first_time(seen, 512) && r.boolean(m->end_of_trace);
-        if (key == "trace_status") {
-            if (!first_time(seen, 1024) || !r.string(scratch)) return false;
-            const auto status = trace_status_from_string(scratch);
-            if (!status) return false;
-            m->trace_status = *status;
-            return true;
-        }
-        if (key == "error") return false;
-        return r.skip();
-    });
-    if (!ok) m.reset();
-    return fast_or_slow(text, std::move(m));
-}
-
-template <>
 base::Result<RagResponse> decode_text<RagResponse>(std::string_view text) {
     std::optional<RagResponse> m(std::in_place);
     unsigned seen = 0;

@@ -1,6 +1,11 @@
 // Tree-free JSON for the messages that carry many triples (store replies, explain messages)
 // or many numbers (embedding vectors).
 //
+// The explain message has one encoder, encode_text here (encode(ExplainMessage) is its text
+// parsed), and one decoder, decode<ExplainMessage> in messages.cpp. The collector's DOM-free
+// scan (workers/trace_collector/explain_scan.hpp) only accelerates that decoder and is tested
+// to agree with it.
+//
 // Building and walking a nlohmann::json tree costs an allocation per key and per value; for a
 // triples reply or an explain message of hundreds of triples that was the largest cost on the
 // query path. The writers here append the wire text directly; the readers decode it in one
@@ -82,8 +87,6 @@ template <>
 base::Result<TriplesResponse> decode_text<TriplesResponse>(std::string_view text);
 template <>
 base::Result<TriplesBatchResponse> decode_text<TriplesBatchResponse>(std::string_view text);
-template <>
-base::Result<ExplainMessage> decode_text<ExplainMessage>(std::string_view text);
 template <>
 base::Result<RagResponse> decode_text<RagResponse>(std::string_view text);
 template <>

@@ -596,7 +596,7 @@ QueryResult run_query(glassbox::bus::BusClient& client, const std::string& servi
     // Everything below happens after the clock stopped.
     std::vector<schema::ExplainMessage> explains;
     for (const auto& text : explain_texts) {
-        auto message = schema::decode_text<schema::ExplainMessage>(text);
+        auto message = schema::decode_body<schema::ExplainMessage>(text);
         if (!message) {
             out.ok = false;
             out.error = "explain message: " + message.error().message;

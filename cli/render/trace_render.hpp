@@ -1,8 +1,12 @@
 // Renderers for the `trace` service's replies (docs/traces.md §2): tree, Turtle, N-Triples,
 // N-Quads, JSON-LD, tables.
 //
-// Pure functions, no sockets: the CLI (`glassbox traces`) decodes a reply with decode_trace /
-// decode_session_list and hands the value here.
+// Defined by job: tree_render.cpp (the tree), rdf_render.cpp (triples, Turtle, N-Triples,
+// N-Quads, JSON-LD), list_render.cpp (the list table, tail lines), step_summary.cpp (`invoke -x`
+// lines), render_text.cpp (shared text helpers, safe_text, format_duration).
+//
+// Pure functions, no sockets: the CLI (`glassbox traces`) decodes a reply with
+// schema::decode<schema::TraceDetail> / <schema::TraceSessionList> and hands the value here.
 //
 // Graphs: every explain triple lives in urn:graph:retrieval (docs/vocabulary.md §1). Turtle and
 // N-Triples have no graphs, so their output holds the triples of every graph merged (for a
@@ -21,62 +25,14 @@
 
 #include "bus/explain_subscriber.hpp"
 #include "base/result.hpp"
+#include "schema/messages_trace.hpp"
 #include "schema/term.hpp"
 
 namespace glassbox::cli::render {
 
-// One row of `list`, and the `session` object of `show` (docs/traces.md §2).
-struct SessionSummary {
-    std::string session;
-    std::string kind;
-    std::string question;
-    std::optional<std::string> parent;
-    std::string started;
-    std::string ended;  // empty while running
-    std::optional<std::int64_t> duration_ms;
-    std::string status;
-    std::string service;
-    std::string worker;
-    std::optional<std::int64_t> events;
-    std::optional<base::Error> error;  // when the service reports one for an error trace
-};
-
-struct SessionList {
-    std::vector<SessionSummary> sessions;
-    std::int64_t total = 0;
-    bool total_exact = true;          // false: at least `total` (the service caps its count)
-    std::optional<std::string> next;  // the cursor of the next page (`--after`), if any
-    std::int64_t limit = 0;
-    std::int64_t offset = 0;
-};
-
-// One stored explain message of a session.
-struct TraceEvent {
-    std::uint64_t seq = 0;
-    std::string explain_id;  // the step URI
-    std::string state;       // open, complete, error
-    std::string received;
-    std::vector<schema::Triple> triples;
-    std::optional<base::Error> error;
-};
-
-// The reply of `show`: a session, its events in seq order, its sub-traces nested the same way.
-struct Trace {
-    SessionSummary session;
-    std::vector<TraceEvent> events;
-    std::vector<Trace> subtraces;
-};
-
-// Decoders check every field they read (the reply is untrusted) and never throw: a wrong shape is
-// a DecodeError naming its path. Unknown fields are ignored; absent optional ones stay empty.
-base::Result<SessionSummary> decode_session_summary(const nlohmann::json& value,
-                                                      std::string_view path = "session");
-base::Result<SessionList> decode_session_list(const nlohmann::json& reply);
-base::Result<Trace> decode_trace(const nlohmann::json& reply);
-
 // Every triple of the trace and its sub-traces (depth first, events in seq order), each
 // distinct quad once, in first-seen order.
-std::vector<schema::Triple> trace_triples(const Trace& trace);
+std::vector<schema::Triple> trace_triples(const schema::TraceDetail& trace);
 
 // The distinct (subject, predicate, object) triples, graphs dropped, first-seen order.
 std::vector<schema::Triple> distinct_triples(const std::vector<schema::Triple>& triples);
@@ -97,7 +53,7 @@ struct TreeOptions {
 // status is error. Predicates it does not know are shown generically, so no stored triple is
 // hidden (except the sources of selections, shown with show_sources). Control characters of
 // stored texts are escaped: a trace cannot drive the terminal.
-std::string render_tree(const Trace& trace, const TreeOptions& options = {});
+std::string render_tree(const schema::TraceDetail& trace, const TreeOptions& options = {});
 
 // Turtle: prefixes rdf, rdfs, xsd, prov, gb, owl; one block per subject (`;` between
 // predicates, `,` between objects); IRIs that cannot be prefixed in full; literals escaped.
@@ -114,7 +70,7 @@ nlohmann::json render_jsonld(const std::vector<schema::Triple>& triples);
 
 // The `list` table: Session | Kind | Question | Started | Duration | Status, then a count line.
 // Sessions with a glassbox URI show its UUID (which `show` accepts, as any unique prefix of it).
-std::string render_session_table(const SessionList& list);
+std::string render_session_table(const schema::TraceSessionList& list);
 
 // `tail`: one line per explain event (received time, kind, session, seq, state, step type,
 // explain_id, triple count), or the same as a JSON object with the body.

@@ -25,6 +25,33 @@ std::string index_path(std::string_view base, std::size_t index);
 base::Error decode_error(std::string_view path, std::string_view what);
 base::Error type_error(std::string_view path, std::string_view expected, const json& got);
 
+// An integer of type T at `path`: out of T's range or not an integer is a DecodeError.
+template <std::integral T>
+    requires(!std::same_as<T, bool>)
+base::Result<T> integer_at(const json& v, std::string_view path) {
+    if (v.is_number_unsigned()) {
+        const auto u = v.get<std::uint64_t>();
+        if (u > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
+            return decode_error(path, "integer out of range");
+        }
+        return static_cast<T>(u);
+    }
+    if (!v.is_number_integer()) return type_error(path, "integer", v);
+    const auto i = v.get<std::int64_t>();
+    if constexpr (std::is_unsigned_v<T>) {
+        if (i < 0) return decode_error(path, "expected a non-negative integer");
+        if (static_cast<std::uint64_t>(i) > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
+            return decode_error(path, "integer out of range");
+        }
+    } else {
+        if (i < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
+            i > static_cast<std::int64_t>(std::numeric_limits<T>::max())) {
+            return decode_error(path, "integer out of range");
+        }
+    }
+    return static_cast<T>(i);
+}
+
 // Missing keys and JSON null leave the target unchanged (its default); unknown keys are
 // never looked at. After the first error every further read is a no-op.
 class ObjectReader {
@@ -52,41 +79,7 @@ public:
 
     template <std::integral T>
         requires(!std::same_as<T, bool>)
-    void read(std::string_view key, T& out) {
-        const json* v = find(key);
-        if (!v) return;
-        const auto p = field_path(path_, key);
-        if (v->is_number_unsigned()) {
-            const auto u = v->get<std::uint64_t>();
-            if (u > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
-                fail(decode_error(p, "integer out of range"));
-                return;
-            }
-            out = static_cast<T>(u);
-        } else if (v->is_number_integer()) {
-            const auto i = v->get<std::int64_t>();
-            if constexpr (std::is_unsigned_v<T>) {
-                if (i < 0) {
-                    fail(decode_error(p, "expected a non-negative integer"));
-                    return;
-                }
-                if (static_cast<std::uint64_t>(i) >
-                    static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
-                    fail(decode_error(p, "integer out of range"));
-                    return;
-                }
-            } else {
-                if (i < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
-                    i > static_cast<std::int64_t>(std::numeric_limits<T>::max())) {
-                    fail(decode_error(p, "integer out of range"));
-                    return;
-                }
-            }
-            out = static_cast<T>(i);
-        } else {
-            fail(type_error(p, "integer", *v));
-        }
-    }
+    void read(std::string_view key, T& out);
 
     // Reads an array at `key` element by element: decode(element, path) -> Result<E>.
     template <typename E, typename Decode>
@@ -129,5 +122,18 @@ private:
     std::string path_;
     std::optional<base::Error> error_;
 };
+
+template <std::integral T>
+    requires(!std::same_as<T, bool>)
+void ObjectReader::read(std::string_view key, T& out) {
+    const json* v = find(key);
+    if (!v) return;
+    auto value = integer_at<T>(*v, field_path(path_, key));
+    if (!value.ok()) {
+        fail(std::move(value).error());
+        return;
+    }
+    out = value.value();
+}
 
 }  // namespace glassbox::schema::detail

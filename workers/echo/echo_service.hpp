@@ -9,8 +9,6 @@
 
 namespace glassbox::echo {
 
-inline constexpr std::string_view kServiceName = "echo";
-
 // Request body: {"question": "<text>", ...}. Optional fields, for tests:
 //   "partials": N      (0-1000, default 1) PARTIAL data messages {"text": question, "index": i}
 //   "delay_ms": N      (0-600000) sleep before each partial, in small steps, honouring CANCEL

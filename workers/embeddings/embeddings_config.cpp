@@ -1,6 +1,7 @@
 // EmbeddingsConfig from JSON (every value checked) and the embedder it describes.
 #include "workers/embeddings/embeddings_config.hpp"
 
+#include "schema/services.hpp"
 #include "workers/embeddings/feature_hashing_embedder.hpp"
 #include "workers/embeddings/openai_embedder.hpp"
 #include "workers/runtime/service_config.hpp"
@@ -12,7 +13,7 @@ using runtime::invalid_setting;
 
 namespace {
 
-constexpr std::string_view kService = "embeddings";
+constexpr std::string_view kService = schema::services::kEmbeddings;
 constexpr std::string_view kKnownKeys =
     "provider, dim, base_url, model, api_key_env, batch_size, timeout_ms, max_retries, max_texts, "
     "max_text_bytes";

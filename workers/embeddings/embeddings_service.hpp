@@ -11,8 +11,6 @@
 
 namespace glassbox::embeddings {
 
-inline constexpr std::string_view kServiceName = "embeddings";
-
 // Request: schema::EmbeddingsRequest {"texts": [string, ...]} (an empty list is answered with
 // no vectors). FINAL: schema::encode(EmbeddingsResponse) {"vectors", "model", "dim"}.
 // Errors: kInvalidRequest for a body without a "texts" array of strings, more than

@@ -1,6 +1,7 @@
 // LlmConfig from JSON (every value checked) and the provider it describes.
 #include "workers/llm/llm_config.hpp"
 
+#include "schema/services.hpp"
 #include "workers/llm/extractive_provider.hpp"
 #include "workers/llm/openai_provider.hpp"
 #include "workers/runtime/service_config.hpp"
@@ -12,7 +13,7 @@ using runtime::invalid_setting;
 
 namespace {
 
-constexpr std::string_view kService = "llm";
+constexpr std::string_view kService = schema::services::kLlm;
 constexpr std::string_view kKnownKeys =
     "provider, base_url, model, api_key_env, connect_timeout_ms, timeout_ms, max_retries, "
     "temperature, templates";

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "schema/services.hpp"
 #include "workers/llm/prompt_template.hpp"
 #include "workers/llm/provider.hpp"
 #include "workers/runtime/request_context.hpp"
@@ -14,12 +15,10 @@
 
 namespace glassbox::llm {
 
-inline constexpr std::string_view kServiceName = "llm";
-
 struct LlmServiceOptions {
     // The service asked for vectors when a provider wants them (kg-edge-scoring on the
     // extractive provider); empty: never ask.
-    std::string embeddings_service = "embeddings";
+    std::string embeddings_service{schema::services::kEmbeddings};
     // One embeddings call may take this long, and at most a quarter of the time the request
     // has left.
     std::chrono::milliseconds embeddings_timeout{2'000};

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "schema/explain_builder.hpp"
+#include "schema/services.hpp"
 #include "text/similarity.hpp"
 #include "workers/rag/rag_answer.hpp"
 #include "workers/rag/rag_steps.hpp"
@@ -67,7 +68,7 @@ std::string base_title(const std::string& title) {
 class DocumentRagRun : public RagRun {
 public:
     DocumentRagRun(runtime::RequestContext& context, const RagConfig& config)
-        : RagRun(context, config, kDocumentRagService) {}
+        : RagRun(context, config, schema::services::kDocumentRag) {}
 
     void run() { run_request(query_, &resolve_document_query); }
 

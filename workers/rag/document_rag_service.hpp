@@ -12,8 +12,6 @@
 
 namespace glassbox::rag {
 
-inline constexpr std::string_view kDocumentRagService = "document-rag";
-
 // A DocumentRagQuery with defaults applied and bounds checked: doc_limit 0 → 20; fetch_limit
 // 0 → max(20, doc_limit); an explicit fetch_limit below doc_limit is InvalidRequest.
 base::Result<schema::DocumentRagQuery> resolve_document_query(

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "schema/explain_builder.hpp"
+#include "schema/services.hpp"
 #include "schema/vocabulary.hpp"
 #include "text/similarity.hpp"
 #include "workers/rag/rag_answer.hpp"
@@ -119,7 +120,7 @@ std::string json_array(const std::vector<std::string>& items) { return schema::d
 class GraphRagRun : public RagRun {
 public:
     GraphRagRun(runtime::RequestContext& context, const RagConfig& config)
-        : RagRun(context, config, kGraphRagService) {}
+        : RagRun(context, config, schema::services::kGraphRag) {}
 
     void run() { run_request(query_, &resolve_graph_query); }
 

@@ -14,8 +14,6 @@
 
 namespace glassbox::rag {
 
-inline constexpr std::string_view kGraphRagService = "graph-rag";
-
 // A GraphRagQuery with every 0 replaced by its default, checked against the bounds of
 // `config` (InvalidRequest names the field). Also checks the question (non-empty, at most
 // config.max_question_bytes) and the parent URI (non-empty when given).

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "schema/services.hpp"
+
 namespace glassbox::rag {
 
 // The bench-only switch (contract): with GLASSBOX_BENCH_NO_EXPLAIN=1 in the worker's
@@ -15,9 +17,9 @@ bool explain_disabled_by_env();
 
 struct RagConfig {
     // The services a RAG worker calls.
-    std::string llm_service = "llm";
-    std::string store_service = "store";
-    std::string embeddings_service = "embeddings";
+    std::string llm_service{schema::services::kLlm};
+    std::string store_service{schema::services::kStore};
+    std::string embeddings_service{schema::services::kEmbeddings};
     // Deadline of each call (cut to the request's remaining time); 0: the remaining time.
     std::chrono::milliseconds call_timeout{0};
     // A question longer than this (bytes of UTF-8) is refused with InvalidRequest.

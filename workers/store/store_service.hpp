@@ -9,13 +9,12 @@
 #include <string>
 #include <string_view>
 
+#include "schema/services.hpp"
 #include "workers/runtime/request_context.hpp"
 #include "workers/runtime/worker.hpp"
 #include "workers/store/knowledge_base.hpp"
 
 namespace glassbox::store {
-
-inline constexpr std::string_view kServiceName = "store";
 
 // Operations (the body's "op"; docs/knowledge.md has each body and reply):
 inline constexpr std::string_view kOpTriples = "triples";              // TriplesQuery -> TriplesResponse
@@ -39,7 +38,7 @@ inline constexpr std::string_view kOpLoadAbort = "load-abort";
 
 struct StoreServiceConfig {
     std::filesystem::path home;
-    std::string embeddings_service = "embeddings";
+    std::string embeddings_service{schema::services::kEmbeddings};
     // Texts per call to the embeddings service while indexing.
     std::size_t embed_batch = 256;
     // A `triples` answer above this many triples is streamed: PARTIAL {"triples": [...]} batches,

@@ -1,6 +1,8 @@
 // The `trace` service: request parsing and dispatch to the trace store's read queries.
 #include "workers/trace_collector/trace_service.hpp"
+
 #include "base/time_format.hpp"
+#include "schema/messages_trace.hpp"
 
 #include <limits>
 #include <string>
@@ -47,6 +49,18 @@ Result<std::int64_t> bounded_integer(const json& body, const char* key, std::int
     return v;
 }
 
+// The store's reply as the contract's type T (schema/messages_trace.hpp), encoded by its codec:
+// what leaves the service has the shape the CLI decodes, or is an Internal error.
+template <typename T>
+Result<json> as_reply(Result<json> stored) {
+    if (!stored) return stored.error();
+    auto typed = schema::decode<T>(*stored);
+    if (!typed) {
+        return make_error(ErrorType::kInternal, "trace store reply does not match the contract: " + typed.error().message);
+    }
+    return schema::encode(*typed);
+}
+
 Result<json> list(TraceStore& store, const json& body) {
     ListQuery q;
     auto kind = optional_string(body, "kind");
@@ -81,14 +95,14 @@ Result<json> list(TraceStore& store, const json& body) {
     q.until_ms = *until;
     q.limit = *limit;
     q.offset = *offset;
-    return store.list(q);
+    return as_reply<schema::TraceSessionList>(store.list(q));
 }
 
 Result<json> show(TraceStore& store, const json& body) {
     auto session = optional_string(body, "session");
     if (!session) return session.error();
     if (!*session || (*session)->empty()) return invalid("show needs \"session\": a session URI or a UUID prefix");
-    return store.show(**session);
+    return as_reply<schema::TraceDetail>(store.show(**session));
 }
 
 Result<json> export_range(TraceStore& store, const json& body, const std::function<bool(const json&)>& partial) {
@@ -100,7 +114,7 @@ Result<json> export_range(TraceStore& store, const json& body, const std::functi
         return partial(json{{"nquads", std::string(lines)}});
     });
     if (!counts) return counts.error();
-    return json{{"sessions", counts->sessions}, {"triples", counts->triples}};
+    return schema::encode(schema::TraceExportCounts{counts->sessions, counts->triples});
 }
 
 }  // namespace
@@ -137,7 +151,7 @@ Result<json> answer_trace_request(TraceStore& store, const json& body,
     if (name == "list") return list(store, body);
     if (name == "show") return show(store, body);
     if (name == "export") return export_range(store, body, partial);
-    if (name == "stats") return store.stats();
+    if (name == "stats") return as_reply<schema::TraceStats>(store.stats());
     return invalid("unknown op \"" + name + "\": one of list, show, export, stats");
 }
 

@@ -17,7 +17,6 @@
 
 namespace glassbox::trace {
 
-inline constexpr std::string_view kTraceServiceName = "trace";
 // `limit` of a list request: default and bound.
 inline constexpr std::int64_t kDefaultListLimit = 50;
 inline constexpr std::int64_t kMaxListLimit = 10'000;

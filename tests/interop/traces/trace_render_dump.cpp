@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
     };
     json expected = json::object();
     for (const auto& [name, reply] : fixtures) {
-        auto trace = traces::decode_trace(reply);
+        auto trace = schema::decode<schema::TraceDetail>(reply);
         if (!trace) {
             std::cerr << name << ": " << trace.error().describe() << "\n";
             return 1;

@@ -17,15 +17,16 @@ namespace {
 using nlohmann::json;
 using testing::echo_show_reply;
 using testing::graph_rag_show_reply;
+using schema::TraceDetail;
 
 constexpr const char* kEchoUuid = "5f0c1e2d-3b4a-4c5d-8e6f-7a8b9c0d1e2f";
 constexpr const char* kRagUuid = "0b7c6a52-3f4e-4d1a-9c2b-5e8f7a6d4c3b";
 constexpr const char* kSubUuid = "1c8d7b63-405f-4e2b-8d3c-6f9a8b7e5d4c";
 
-Trace decoded(const json& reply) {
-    auto trace = decode_trace(reply);
+TraceDetail decoded(const json& reply) {
+    auto trace = schema::decode<schema::TraceDetail>(reply);
     EXPECT_TRUE(trace) << (trace ? "" : trace.error().describe());
-    return trace ? std::move(trace).value() : Trace{};
+    return trace ? std::move(trace).value() : TraceDetail{};
 }
 
 std::size_t count_lines(const std::string& text) {
@@ -36,7 +37,7 @@ bool contains(const std::string& haystack, const std::string& needle) {
     return haystack.find(needle) != std::string::npos;
 }
 
-std::size_t event_triples(const Trace& trace) {
+std::size_t event_triples(const TraceDetail& trace) {
     std::size_t n = 0;
     for (const auto& e : trace.events) n += e.triples.size();
     for (const auto& s : trace.subtraces) n += event_triples(s);
@@ -46,7 +47,7 @@ std::size_t event_triples(const Trace& trace) {
 // ---- decoding ---------------------------------------------------------------------------------
 
 TEST(DecodeTraceTest, DecodesSummaryEventsAndSubtraces) {
-    const Trace trace = decoded(graph_rag_show_reply());
+    const TraceDetail trace = decoded(graph_rag_show_reply());
     EXPECT_EQ(trace.session.session, std::string("urn:glassbox:") + kRagUuid + ":question");
     EXPECT_EQ(trace.session.kind, "graph-rag");
     EXPECT_EQ(trace.session.status, "complete");
@@ -64,7 +65,7 @@ TEST(DecodeTraceTest, DecodesSummaryEventsAndSubtraces) {
 TEST(DecodeTraceTest, SortsEventsBySeq) {
     json reply = echo_show_reply(kEchoUuid, "ping");
     std::swap(reply["events"][0], reply["events"][1]);
-    const Trace trace = decoded(reply);
+    const TraceDetail trace = decoded(reply);
     ASSERT_EQ(trace.events.size(), 2u);
     EXPECT_EQ(trace.events[0].seq, 0u);
     EXPECT_EQ(trace.events[1].seq, 1u);
@@ -77,27 +78,27 @@ TEST(DecodeTraceTest, RejectsWrongShapesWithTheirPath) {
         std::string path;
     };
     std::vector<Case> cases;
-    cases.push_back({json::array(), "reply"});
+    cases.push_back({json::array(), "$"});
     json no_session = good;
     no_session.erase("session");
-    cases.push_back({no_session, "reply.session"});
+    cases.push_back({no_session, "session"});
     json events_not_array = good;
     events_not_array["events"] = "x";
-    cases.push_back({events_not_array, "reply.events"});
+    cases.push_back({events_not_array, "events"});
     json bad_seq = good;
     bad_seq["events"][1]["seq"] = -1;
-    cases.push_back({bad_seq, "reply.events[1].seq"});
+    cases.push_back({bad_seq, "events[1].seq"});
     json bad_triple = good;
     bad_triple["events"][1]["triples"][2]["s"] = "not a term";
-    cases.push_back({bad_triple, "reply.events[1].triples[2].s"});
+    cases.push_back({bad_triple, "events[1].triples[2].s"});
     json bad_status = good;
     bad_status["session"]["status"] = 3;
-    cases.push_back({bad_status, "reply.session.status"});
+    cases.push_back({bad_status, "session.status"});
     json bad_sub = good;
     bad_sub["subtraces"] = json::array({json{{"session", 1}}});
-    cases.push_back({bad_sub, "reply.subtraces[0].session"});
+    cases.push_back({bad_sub, "subtraces[0].session"});
     for (const auto& c : cases) {
-        auto trace = decode_trace(c.reply);
+        auto trace = schema::decode<schema::TraceDetail>(c.reply);
         ASSERT_FALSE(trace) << c.path;
         EXPECT_EQ(trace.error().type, base::ErrorType::kDecodeError);
         EXPECT_TRUE(contains(trace.error().message, c.path))
@@ -112,7 +113,7 @@ TEST(DecodeTraceTest, RefusesSubtracesNestedTooDeep) {
         outer["subtraces"] = json::array({reply});
         reply = std::move(outer);
     }
-    auto trace = decode_trace(reply);
+    auto trace = schema::decode<schema::TraceDetail>(reply);
     ASSERT_FALSE(trace);
     EXPECT_TRUE(contains(trace.error().message, "deeper"));
 }
@@ -123,23 +124,23 @@ TEST(DecodeSessionListTest, DecodesRowsAndCounts) {
                   {"total", 7},
                   {"limit", 2},
                   {"offset", 4}};
-    auto list = decode_session_list(reply);
+    auto list = schema::decode<schema::TraceSessionList>(reply);
     ASSERT_TRUE(list) << list.error().describe();
     EXPECT_EQ(list->sessions.size(), 2u);
     EXPECT_EQ(list->total, 7);
     EXPECT_EQ(list->offset, 4);
     EXPECT_EQ(list->sessions[1].question, "ping");
 
-    EXPECT_FALSE(decode_session_list(json{{"total", 1}}));
-    EXPECT_FALSE(decode_session_list(
+    EXPECT_FALSE(schema::decode<schema::TraceSessionList>(json{{"total", 1}}));
+    EXPECT_FALSE(schema::decode<schema::TraceSessionList>(
         json{{"sessions", json::array({json{{"kind", "echo"}}})}}));  // no session
-    EXPECT_FALSE(decode_session_list(json{{"sessions", json::array()}, {"total", "many"}}));
+    EXPECT_FALSE(schema::decode<schema::TraceSessionList>(json{{"sessions", json::array()}, {"total", "many"}}));
 }
 
 // ---- triples ----------------------------------------------------------------------------------
 
 TEST(TraceTriplesTest, CollectsEveryEventAndSubtraceEachQuadOnce) {
-    const Trace trace = decoded(graph_rag_show_reply());
+    const TraceDetail trace = decoded(graph_rag_show_reply());
     const auto triples = trace_triples(trace);
     std::set<std::string> distinct;
     for (const auto& t : triples) distinct.insert(schema::to_nquads(t));
@@ -316,7 +317,7 @@ TEST(RenderTreeTest, ControlCharactersAreEscaped) {
 // ---- Turtle -----------------------------------------------------------------------------------
 
 TEST(RenderTurtleTest, PrefixesGroupingAndTypes) {
-    const Trace trace = decoded(echo_show_reply(kEchoUuid, "ping"));
+    const TraceDetail trace = decoded(echo_show_reply(kEchoUuid, "ping"));
     const std::string ttl = render_turtle(trace_triples(trace));
     for (const auto* prefix : {"@prefix rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#> .",
                                "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .",
@@ -444,7 +445,7 @@ TEST(RenderSessionTableTest, ColumnsUuidsTruncationAndCount) {
     running.erase("duration_ms");
     running["ended"] = nullptr;
     running["session"] = "urn:other:session";
-    auto list = decode_session_list(
+    auto list = schema::decode<schema::TraceSessionList>(
         json{{"sessions", json::array({rag, running})}, {"total", 12}, {"offset", 3}});
     ASSERT_TRUE(list) << list.error().describe();
     const std::string table = render_session_table(*list);
@@ -467,7 +468,7 @@ TEST(RenderSessionTableTest, ColumnsUuidsTruncationAndCount) {
     EXPECT_TRUE(contains(table, "running"));
     EXPECT_TRUE(contains(table, "4-5 of 12 sessions\n"));
     EXPECT_EQ(count_lines(table), 4u);
-    EXPECT_EQ(render_session_table(SessionList{}), "(no sessions)\n");
+    EXPECT_EQ(render_session_table(schema::TraceSessionList{}), "(no sessions)\n");
 }
 
 TEST(FormatDurationTest, Units) {
@@ -481,7 +482,7 @@ TEST(FormatDurationTest, Units) {
 
 TEST(SessionTable, CappedTotalReadsAsAtLeastAndNamesTheNextCursor) {
     json one = echo_show_reply(kEchoUuid, "ping")["session"];
-    auto capped = decode_session_list(json{{"sessions", json::array({one})},
+    auto capped = schema::decode<schema::TraceSessionList>(json{{"sessions", json::array({one})},
                                            {"total", 10000},
                                            {"total_exact", false},
                                            {"next", "2026-11-22T05:00:00Z|42"}});
@@ -490,7 +491,7 @@ TEST(SessionTable, CappedTotalReadsAsAtLeastAndNamesTheNextCursor) {
     const std::string table = render_session_table(*capped);
     EXPECT_TRUE(contains(table, "1-1 of 10000+ sessions\n")) << table;
     EXPECT_TRUE(contains(table, "next page: --after 2026-11-22T05:00:00Z|42\n")) << table;
-    auto exact = decode_session_list(json{{"sessions", json::array({one})}, {"total", 1}, {"next", nullptr}});
+    auto exact = schema::decode<schema::TraceSessionList>(json{{"sessions", json::array({one})}, {"total", 1}, {"next", nullptr}});
     ASSERT_TRUE(exact);
     EXPECT_TRUE(exact->total_exact) << "an older service without the field counts exactly";
     EXPECT_FALSE(contains(render_session_table(*exact), "next page")) << "no cursor on the last page";

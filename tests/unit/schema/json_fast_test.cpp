@@ -95,6 +95,26 @@ RagResponse sample_rag(std::size_t variant) {
     return m;
 }
 
+// The explain message as a tree, written field by field: the reference encode_text(ExplainMessage)
+// must match byte for byte now that encode(ExplainMessage) is that text parsed.
+nlohmann::json reference_explain(const ExplainMessage& m) {
+    nlohmann::json triples = nlohmann::json::array();
+    for (const auto& t : m.explain_triples) triples.push_back(encode(t));
+    nlohmann::json j{{"message_type", "explain"},
+                     {"session", m.session},
+                     {"seq", m.seq},
+                     {"service", m.service},
+                     {"worker", m.worker},
+                     {"explain_id", m.explain_id},
+                     {"explain_graph", m.explain_graph},
+                     {"explain_triples", std::move(triples)},
+                     {"end_of_trace", m.end_of_trace},
+                     {"trace_status", std::string(to_string(m.trace_status))}};
+    if (m.parent_uri) j["parent_uri"] = *m.parent_uri;
+    if (m.error) j["error"] = encode(*m.error);
+    return j;
+}
+
 // decode_text must agree with decode_body on everything: success and value, or the error.
 template <typename T>
 void expect_same_decode(std::string_view text) {
@@ -139,7 +159,7 @@ TEST(JsonFast, EncodersWriteTheTreeEncodersBytes) {
         EXPECT_EQ(encode_text(TriplesResponse{triples}), dump(encode(TriplesResponse{triples})));
         const TriplesBatchResponse batch{{triples, {}, sample_triples(v, 3)}};
         EXPECT_EQ(encode_text(batch), dump(encode(batch)));
-        EXPECT_EQ(encode_text(sample_explain(v)), dump(encode(sample_explain(v))));
+        EXPECT_EQ(encode_text(sample_explain(v)), dump(reference_explain(sample_explain(v))));
         EXPECT_EQ(encode_text(sample_rag(v)), dump(encode(sample_rag(v))));
     }
     EXPECT_EQ(encode_text(TriplesBatchResponse{}), R"({"results":[]})");
@@ -152,10 +172,9 @@ TEST(JsonFast, DecodersRoundTripEveryEncodedMessage) {
             expect_same_decode<TriplesBatchResponse>(text);
         }
         expect_same_decode<TriplesResponse>(encode_text(TriplesResponse{sample_triples(30, v)}));
-        expect_same_decode<ExplainMessage>(encode_text(sample_explain(v)));
         expect_same_decode<RagResponse>(encode_text(sample_rag(v)));
         // Values survive where the text is well-formed (ill-formed UTF-8 was replaced on the way out).
-        const auto explain = decode_text<ExplainMessage>(encode_text(sample_explain(v)));
+        const auto explain = decode_body<ExplainMessage>(encode_text(sample_explain(v)));
         ASSERT_TRUE(explain.ok()) << explain.error().describe();
         EXPECT_EQ(explain->explain_triples.size(), sample_explain(v).explain_triples.size());
         EXPECT_EQ(explain->session, sample_explain(v).session);
@@ -213,25 +232,9 @@ TEST(JsonFast, UnusualButValidInputDecodesAsTheTreeDecoderDoes) {
     for (const auto& text : inputs) expect_same_decode<TriplesBatchResponse>(text);
 }
 
+// (The explain message has no decode_text: its unusual inputs are checked against the collector's
+// scan in tests/unit/workers/trace_collector/explain_scan_test.cpp.)
 TEST(JsonFast, MessageFieldsWithUnusualValuesDecodeAsTheTreeDecoderDoes) {
-    const std::vector<std::string> explain_inputs{
-        R"({"message_type":"explain","seq":3,"session":"urn:s","explain_triples":[]})",
-        R"({"seq":3})",
-        R"({"seq":-1})",
-        R"({"seq":1.5})",
-        R"({"seq":1e2})",
-        R"({"seq":18446744073709551616})",
-        R"({"seq":"3"})",
-        R"({"message_type":"chunk"})",
-        R"({"trace_status":"complete","end_of_trace":true})",
-        R"({"trace_status":"bogus"})",
-        R"({"end_of_trace":1})",
-        R"({"parent_uri":null,"explain_graph":null})",
-        R"({"parent_uri":"urn:p","parent_uri":"urn:q"})",
-        R"({"error":{"type":"Cancelled","message":"stop"},"trace_status":"error"})",
-        R"({"error":{"type":"Nope","message":"stop"}})",
-    };
-    for (const auto& text : explain_inputs) expect_same_decode<ExplainMessage>(text);
     const std::vector<std::string> rag_inputs{
         R"({"message_type":"chunk","response":"hi","end_of_stream":false})",
         R"({"message_type":"error","error":{"type":"Internal","message":"x"},"end_of_session":true})",
@@ -262,7 +265,6 @@ TEST(JsonFast, DamagedMessagesDecodeAsTheTreeDecoderDoes) {
         for (std::size_t i = 0; i < text->size(); ++i) {
             std::string damaged = *text;
             damaged.erase(i, 1);
-            expect_same_decode<ExplainMessage>(damaged);
             expect_same_decode<TriplesBatchResponse>(damaged);
             if (HasFatalFailure()) return;
         }
@@ -270,7 +272,6 @@ TEST(JsonFast, DamagedMessagesDecodeAsTheTreeDecoderDoes) {
         for (int k = 0; k < 3000; ++k) {
             std::string damaged = *text;
             damaged[random() % damaged.size()] = bytes[random() % bytes.size()];
-            expect_same_decode<ExplainMessage>(damaged);
             expect_same_decode<TriplesBatchResponse>(damaged);
             if (HasFatalFailure()) return;
         }

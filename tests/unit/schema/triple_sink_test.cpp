@@ -172,7 +172,7 @@ TEST(TripleSink, EveryExplainBuilderWritesTheSameMessageBothWays) {
             build(json);
         });
         EXPECT_EQ(from_sink, from_list) << name;
-        auto decoded = decode_text<ExplainMessage>(from_sink);
+        auto decoded = decode_body<ExplainMessage>(from_sink);
         ASSERT_TRUE(decoded) << name << ": " << decoded.error().describe();
         EXPECT_EQ(decoded->explain_triples, triples) << name;
     }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "schema/messages.hpp"
+#include "schema/services.hpp"
 #include "tests/support/fake_openai_server.hpp"
 #include "tests/support/fake_broker.hpp"
 #include "workers/embeddings/feature_hashing_embedder.hpp"
@@ -25,7 +26,7 @@ protected:
     void start(std::shared_ptr<Embedder> embedder, Limits limits = {}) {
         runtime::WorkerConfig c;
         c.endpoint = broker.endpoint();
-        c.service = std::string(kServiceName);
+        c.service = std::string(schema::services::kEmbeddings);
         c.stop_poll = 10ms;
         worker = std::make_unique<runtime::Worker>(
             context, c, make_embeddings_handler(std::move(embedder), limits));
@@ -43,7 +44,7 @@ protected:
     void request(const json& body, const std::string& token = "tok",
                  long long deadline_ms = 10'000) {
         broker.send_request(identity, token, body.dump(), "r-" + token, deadline_ms,
-                            std::string(kServiceName));
+                            std::string(schema::services::kEmbeddings));
     }
     // The type and message of the ERROR for `token`, or a failure.
     std::pair<std::string, std::string> expect_error(const std::string& token,

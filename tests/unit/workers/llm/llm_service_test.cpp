@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "schema/messages.hpp"
+#include "schema/services.hpp"
 #include "tests/support/fake_openai_server.hpp"
 #include "tests/support/fake_broker.hpp"
 #include "text/feature_hashing.hpp"
@@ -38,7 +39,7 @@ protected:
         ASSERT_TRUE(templates);
         runtime::WorkerConfig c;
         c.endpoint = broker.endpoint();
-        c.service = std::string(kServiceName);
+        c.service = std::string(schema::services::kLlm);
         c.stop_poll = 10ms;
         worker = std::make_unique<runtime::Worker>(
             context, c,
@@ -63,7 +64,7 @@ protected:
     void request(const json& body, const std::string& token = "tok",
                  long long deadline_ms = 10'000) {
         broker.send_request(identity, token, body.dump(), "r-" + token, deadline_ms,
-                            std::string(kServiceName));
+                            std::string(schema::services::kLlm));
     }
     static json llm(const std::string& name, const json& variables, bool streaming = false) {
         return {{"template", name}, {"variables", variables}, {"streaming", streaming}};

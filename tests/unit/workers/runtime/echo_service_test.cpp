@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "schema/messages.hpp"
+#include "schema/services.hpp"
 #include "tests/support/fake_broker.hpp"
 
 namespace glassbox::echo {
@@ -20,7 +21,7 @@ protected:
     void SetUp() override {
         runtime::WorkerConfig c;
         c.endpoint = broker.endpoint();
-        c.service = std::string(kServiceName);
+        c.service = std::string(schema::services::kEcho);
         c.stop_poll = 10ms;
         worker = std::make_unique<runtime::Worker>(context, c, make_echo_handler());
         worker->start();

@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include "schema/json_fast.hpp"
+#include "schema/services.hpp"
 #include "schema/term_json.hpp"
+#include "tests/support/rag_cluster.hpp"
 #include "tests/support/trace_fixture.hpp"
 
 namespace glassbox::trace::testing {
@@ -224,6 +227,111 @@ TEST(ExplainScan, NeverAcceptsWhatTheDecoderRefusesUnderMutation) {
     // The mutations reach both sides of the line.
     EXPECT_GT(accepted, 100);
     EXPECT_GT(decoded_ok, accepted);
+}
+
+// The scan is an accelerator of the one explain decoder (schema::decode<ExplainMessage>): on any
+// body it accepts, it reads what the decoder reads; on any body the decoder accepts, the canonical
+// re-encoding (what the collector falls back to) scans.
+void expect_scan_agrees(const std::string& body) {
+    ScannedExplain scanned;
+    const bool scans = scan_explain(body, scanned);
+    const auto decoded = schema::decode_body<schema::ExplainMessage>(body);
+    if (scans) {
+        ASSERT_TRUE(decoded.ok()) << "scan accepted what the decoder refuses: " << body;
+        expect_same(scanned, *decoded);
+    }
+    if (decoded.ok()) {
+        const std::string canonical = schema::encode_text(*decoded);
+        ASSERT_TRUE(scan_explain(canonical, scanned)) << canonical;
+        expect_same(scanned, *decoded);
+    }
+}
+
+TEST(ExplainScan, AgreesWithTheDecoderOnEdgeCases) {
+    const std::vector<std::string> bodies{
+        // missing optional fields, in any order
+        R"({"message_type":"explain","seq":3,"session":"urn:s","explain_triples":[]})",
+        R"({"seq":3})",
+        R"({})",
+        R"({"explain_triples":[{"s":{"t":"i","i":"urn:s"},"p":{"t":"i","i":"urn:p"},"o":{"t":"l","v":"x"}}]})",
+        // wrong types and out-of-range values
+        R"({"seq":-1})",
+        R"({"seq":1.5})",
+        R"({"seq":1e2})",
+        R"({"seq":18446744073709551616})",
+        R"({"seq":"3"})",
+        R"({"message_type":"chunk"})",
+        R"({"trace_status":"complete","end_of_trace":true})",
+        R"({"trace_status":"bogus"})",
+        R"({"end_of_trace":1})",
+        R"({"parent_uri":null,"explain_graph":null})",
+        R"({"parent_uri":"urn:p","parent_uri":"urn:q"})",
+        // error bodies: known and unknown types, missing parts, wrong shapes
+        R"({"error":{"type":"Cancelled","message":"stop"},"trace_status":"error","end_of_trace":true})",
+        R"({"error":{"type":"Nope","message":"stop"}})",
+        R"({"error":{"message":"no type"}})",
+        R"({"error":{"type":"Internal"}})",
+        R"({"error":"a string"})",
+        R"({"error":{"type":"UpstreamError","message":"store \"down\"\n\u00e9"},"trace_status":"error"})",
+        // escapes and unicode in every string field
+        R"({"session":"urn:\u0073\ud83d\ude80\/x","service":"a\"b\\c\n","worker":"w\t1","explain_id":"é🚀"})",
+        R"({"explain_triples":[{"s":{"t":"i","i":"urn:\u00e9"},"p":{"t":"i","i":"urn:p"},"o":{"t":"l","v":"a\"b\\c\n\u0001","ln":"en"}}]})",
+        R"({"explain_triples":[{"s":{"t":"b","d":"b0"},"p":{"t":"i","i":"urn:p"},"o":{"t":"l","v":"1","dt":"http://www.w3.org/2001/XMLSchema#integer"},"g":"urn:g"}]})",
+        R"({"explain_graph":"urn:graph:\"q\"","explain_triples":[]})",
+        // lone surrogates, bad escapes, invalid UTF-8, trailing text
+        R"({"session":"urn:\ud800"})",
+        R"({"session":"urn:\x"})",
+        "{\"session\":\"urn:\xff\"}",
+        R"({"seq":1} x)",
+        R"({"seq":1,})",
+        "",
+    };
+    for (const auto& body : bodies) {
+        expect_scan_agrees(body);
+        if (HasFatalFailure()) return;
+    }
+    // Real messages of a run, every end of it, with the tricky strings of rich_message.
+    const auto run = FakeRun::make("echo", "q \u00e9 \"x\"", kT0);
+    expect_scan_agrees(schema::encode_text(run.open()));
+    expect_scan_agrees(schema::encode_text(run.end(TraceStatus::kComplete)));
+    expect_scan_agrees(schema::encode_text(run.end(TraceStatus::kError, "the worker died")));
+    expect_scan_agrees(schema::encode_text(rich_message()));
+}
+
+// The messages the RAG chains really produce (graph-rag and document-rag, streaming or not, on a
+// real in-process bus), byte for byte as the collector receives them.
+TEST(ExplainScan, AgreesWithTheDecoderOnRealRagTraces) {
+    rag::testing::RagCluster cluster;
+    cluster.load_triples("kg", "file:///test/kb.nt", R"(
+<urn:kg:cruz_azul> <urn:kg:is_in_country> <urn:kg:mexico> .
+<urn:kg:cruz_azul> <urn:kg:founded> "1927"^^<http://www.w3.org/2001/XMLSchema#gYear> .
+<urn:kg:cruz_azul> <http://www.w3.org/2000/01/rdf-schema#label> "Cruz Azul FC" .
+<urn:kg:mexico> <http://www.w3.org/2000/01/rdf-schema#label> "México \"MX\"" .
+<urn:kg:is_in_country> <http://www.w3.org/2000/01/rdf-schema#label> "is in country" .
+)");
+    cluster.load_documents("docs", {{"urn:doc:alu", "Alu", "Alu is a demon of Akkadian mythology.\nSee Lilu."},
+                                    {"urn:doc:lilu", "Lilu \"spirit\"", "A lilu is a spirit, related to Alu. 🚀"}});
+    const std::vector<std::pair<std::string_view, nlohmann::json>> requests{
+        {schema::services::kGraphRag, {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}}},
+        {schema::services::kGraphRag,
+         {{"query", "Where is Cruz Azul FC?"}, {"collection", "kg"}, {"streaming", true}}},
+        {schema::services::kDocumentRag, {{"query", "Who is Alu?"}, {"collection", "docs"}}},
+        {schema::services::kDocumentRag, {{"query", "What is a lilu?"}, {"collection", "docs"}, {"streaming", true}}},
+    };
+    std::size_t messages = 0;
+    for (const auto& [service, body] : requests) {
+        for (const auto& reply : cluster.request(std::string(service), body)) {
+            if (reply.kind != bus::ReplyKind::kExplain) continue;
+            ++messages;
+            const std::string text = schema::dump(reply.body);
+            ScannedExplain scanned;
+            ASSERT_TRUE(scan_explain(text, scanned)) << text.substr(0, 300);
+            expect_scan_agrees(text);
+            if (HasFatalFailure()) return;
+        }
+    }
+    // Each run is several steps (question, grounding/exploration, focus, synthesis ...).
+    EXPECT_GE(messages, 4u * 4u);
 }
 
 }  // namespace

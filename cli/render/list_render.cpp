@@ -1,0 +1,123 @@
+// One-line renderings: the `traces list` table and the `traces tail` event lines.
+#include "cli/render/trace_render.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "cli/render/render_text.hpp"
+#include "schema/term_json.hpp"
+#include "schema/vocabulary.hpp"
+
+namespace glassbox::cli::render {
+namespace {
+
+using nlohmann::json;
+using schema::Term;
+using schema::TraceDetail;
+using schema::TraceEvent;
+using schema::TraceSessionList;
+using schema::TraceSessionSummary;
+using schema::Triple;
+namespace vocab = schema::vocab;
+using namespace detail;
+
+}  // namespace
+
+std::string render_session_table(const TraceSessionList& list) {
+    constexpr std::size_t kQuestionWidth = 48;
+    const std::array<std::string, 6> titles{"SESSION", "KIND",     "QUESTION",
+                                            "STARTED", "DURATION", "STATUS"};
+    std::vector<std::array<std::string, 6>> rows;
+    for (const auto& s : list.sessions) {
+        rows.push_back({escape_controls(session_label(s.session), false),
+                        escape_controls(kind_of(s), false),
+                        truncate_text(escape_controls(s.question.value_or(""), false), kQuestionWidth),
+                        s.started.value_or("").empty() ? "-" : escape_controls(*s.started, false),
+                        format_duration(s.duration_ms), escape_controls(s.status, false)});
+    }
+    std::array<std::size_t, 6> widths{};
+    for (std::size_t c = 0; c < titles.size(); ++c) {
+        widths[c] = code_points(titles[c]);
+        for (const auto& row : rows) widths[c] = std::max(widths[c], code_points(row[c]));
+    }
+    auto write_row = [&](const std::array<std::string, 6>& row, std::string& out) {
+        std::string text;
+        for (std::size_t c = 0; c < row.size(); ++c) {
+            text += c + 1 == row.size() ? row[c] : pad(row[c], widths[c] + 2);
+        }
+        while (!text.empty() && text.back() == ' ') text.pop_back();
+        out += text + "\n";
+    };
+    std::string out;
+    if (rows.empty()) {
+        out = "(no sessions)\n";
+    } else {
+        write_row(titles, out);
+        for (const auto& row : rows) write_row(row, out);
+    }
+    const auto shown = static_cast<std::int64_t>(rows.size());
+    if (shown > 0) {
+        out += std::to_string(list.offset + 1) + "-" + std::to_string(list.offset + shown) +
+               " of " + std::to_string(list.total) + (list.total_exact ? "" : "+") + " sessions\n";
+        if (list.next) out += "next page: --after " + *list.next + "\n";
+    } else if (list.total > 0) {
+        out += std::to_string(list.total) + " sessions, none from offset " +
+               std::to_string(list.offset) + "\n";
+    }
+    return out;
+}
+
+std::string step_type(const json& explain_body) {
+    if (!explain_body.is_object()) return "-";
+    const auto id = explain_body.find("explain_id");
+    const auto triples = explain_body.find("explain_triples");
+    if (id == explain_body.end() || !id->is_string() || triples == explain_body.end() ||
+        !triples->is_array()) {
+        return "-";
+    }
+    const Term subject = schema::iri(id->get<std::string>());
+    const Term type = schema::iri(vocab::kRdfType);
+    std::string gb;
+    std::string prov;
+    for (const auto& value : *triples) {
+        auto triple = schema::decode_triple(value);
+        if (!triple || triple->s != subject || triple->p != type || !triple->o.is_iri()) continue;
+        const auto& iri = triple->o.as_iri().value;
+        if (auto local = local_name(iri, vocab::kGbNs); !local.empty()) {
+            gb += (gb.empty() ? "" : "+") + std::string(local);
+        } else if (auto prov_local = local_name(iri, vocab::kProvNs);
+                   !prov_local.empty() && prov.empty()) {
+            prov = std::string(prov_local);
+        }
+    }
+    if (!gb.empty()) return escape_controls(gb, false);
+    if (!prov.empty()) return escape_controls(prov, false);
+    return "-";
+}
+
+std::string render_event_line(const bus::ExplainEvent& event, std::string_view received) {
+    std::string line = escape_controls(received, false) + "  " +
+                       escape_controls(event.service, false) + "  " +
+                       escape_controls(event.session, false) + "  #" + std::to_string(event.seq) +
+                       "  " + escape_controls(event.state, false) + "  " + step_type(event.body) +
+                       "  " + escape_controls(body_string(event.body, "explain_id"), false) + "  " +
+                       std::to_string(triple_count(event.body)) + " triples";
+    const std::string status = body_string(event.body, "trace_status");
+    if (!status.empty()) line += "  trace " + escape_controls(status, false);
+    return line;
+}
+
+json event_json(const bus::ExplainEvent& event, std::string_view received) {
+    return json{{"received", received},
+                {"kind", event.service},
+                {"topic", event.topic},
+                {"session", event.session},
+                {"seq", event.seq},
+                {"state", event.state},
+                {"step_type", step_type(event.body)},
+                {"explain_id", body_string(event.body, "explain_id")},
+                {"triples", triple_count(event.body)},
+                {"body", event.body}};
+}
+
+}  // namespace glassbox::cli::render

@@ -1,0 +1,61 @@
+// Internal to cli/render: text helpers the renderers share (control-character escapes, widths,
+// prefixed names, the fields of an explain body shown in one line).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "schema/messages_trace.hpp"
+#include "schema/term.hpp"
+#include "schema/vocabulary.hpp"
+
+namespace glassbox::cli::render::detail {
+
+// Control characters (C0, DEL, C1) become visible escapes: stored texts never reach the terminal
+// raw. Newlines and tabs are kept when `keep_newlines`.
+std::string escape_controls(std::string_view text, bool keep_newlines);
+// Byte offset of code point `n` of UTF-8 `text` (text.size() when past the end).
+std::size_t code_point_offset(std::string_view text, std::uint64_t n);
+std::size_t code_points(std::string_view text);
+// At most `width` code points, "…" marking a cut.
+std::string truncate_text(std::string_view text, std::size_t width);
+// `text` padded with spaces to `width` code points.
+std::string pad(std::string_view text, std::size_t width);
+
+struct Prefix {
+    std::string_view name;
+    std::string_view ns;
+};
+inline constexpr std::array<Prefix, 6> kPrefixes{{{"rdf", schema::vocab::kRdfNs},
+                                                  {"rdfs", schema::vocab::kRdfsNs},
+                                                  {"xsd", schema::vocab::kXsdNs},
+                                                  {"owl", schema::vocab::kOwlNs},
+                                                  {"prov", schema::vocab::kProvNs},
+                                                  {"gb", schema::vocab::kGbNs}}};
+// "gb:Question" for an IRI in a known namespace with a simple local name.
+std::optional<std::string> prefixed_name(std::string_view iri);
+// The part of `iri` after namespace `ns`; empty when `iri` is not in it.
+std::string_view local_name(std::string_view iri, std::string_view ns);
+bool is_integer_lexical(std::string_view text);
+
+// Keys that identify a triple (graph dropped), a quad and a term.
+std::string spo_key(const schema::Triple& triple);
+std::string quad_key(const schema::Triple& triple);
+std::string term_key(const schema::Term& term);
+
+// The kind shown for a session: its kind, else the service that ran it.
+std::string kind_of(const schema::TraceSessionSummary& s);
+// urn:glassbox:<uuid>:question → <uuid> (which `show` accepts); other sessions as they are.
+std::string session_label(const std::string& session);
+
+// A string field of an explain body ("" when absent), and its number of triples.
+std::string body_string(const nlohmann::json& body, const char* key);
+std::size_t triple_count(const nlohmann::json& body);
+
+}  // namespace glassbox::cli::render::detail

@@ -1,0 +1,120 @@
+// Codecs of the question-answering messages: graph RAG, document RAG, agent and query requests
+// and their streamed responses (DESIGN §3), one field list per struct.
+#include "schema/messages.hpp"
+
+#include <tuple>
+
+#include "schema/detail/message_codecs.hpp"
+
+namespace glassbox::schema {
+namespace detail {
+
+template <>
+struct FieldList<GraphRagQuery> {
+    using T = GraphRagQuery;
+    static constexpr auto value = std::tuple{
+        field("query", &T::query),
+        field("collection", &T::collection),
+        field("entity_limit", &T::entity_limit),
+        field("triple_limit", &T::triple_limit),
+        field("max_subgraph_size", &T::max_subgraph_size),
+        field("max_path_length", &T::max_path_length),
+        field("edge_score_limit", &T::edge_score_limit),
+        field("edge_limit", &T::edge_limit),
+        field("streaming", &T::streaming),
+        field("parent_uri", &T::parent_uri),
+    };
+};
+
+template <>
+struct FieldList<DocumentRagQuery> {
+    using T = DocumentRagQuery;
+    static constexpr auto value = std::tuple{
+        field("query", &T::query),         field("collection", &T::collection),
+        field("doc_limit", &T::doc_limit), field("fetch_limit", &T::fetch_limit),
+        field("streaming", &T::streaming), field("parent_uri", &T::parent_uri),
+    };
+};
+
+template <>
+struct FieldList<AgentHistoryStep> {
+    using T = AgentHistoryStep;
+    static constexpr auto value = std::tuple{
+        field("thought", &T::thought),
+        field("action", &T::action),
+        field("arguments", &T::arguments),
+        field("observation", &T::observation),
+    };
+};
+
+template <>
+struct FieldList<AgentRequest> {
+    using T = AgentRequest;
+    static constexpr auto value = std::tuple{
+        field("question", &T::question),
+        field("collection", &T::collection),
+        field("history", &T::history),
+        field("session_id", &T::session_id),
+        field("max_iterations", &T::max_iterations),
+        field("streaming", &T::streaming),
+        field("parent_uri", &T::parent_uri),
+    };
+};
+
+template <>
+struct FieldList<QueryRequest> {
+    using T = QueryRequest;
+    static constexpr auto value = std::tuple{
+        field("text", &T::text),
+        field("mode", &T::mode),
+        field("collection", &T::collection),
+        field("streaming", &T::streaming),
+    };
+};
+
+template <>
+struct FieldList<RagResponse> {
+    using T = RagResponse;
+    static constexpr auto value = std::tuple{
+        field("message_type", &T::message_type),
+        field("response", &T::response),
+        field("explain_id", &T::explain_id),
+        field("explain_graph", &T::explain_graph),
+        field("explain_triples", &T::explain_triples),
+        field("end_of_stream", &T::end_of_stream),
+        field("end_of_session", &T::end_of_session),
+        field("in_token", &T::in_token),
+        field("out_token", &T::out_token),
+        field("model", &T::model),
+        field("sources", &T::sources),
+        field("error", &T::error),
+    };
+};
+
+template <>
+struct FieldList<AgentResponse> {
+    using T = AgentResponse;
+    static constexpr auto value = std::tuple{
+        field("message_type", &T::message_type),
+        field("content", &T::content),
+        field("end_of_message", &T::end_of_message),
+        field("end_of_dialog", &T::end_of_dialog),
+        field("message_id", &T::message_id),
+        field("explain_id", &T::explain_id),
+        field("explain_graph", &T::explain_graph),
+        field("explain_triples", &T::explain_triples),
+        field("error", &T::error),
+    };
+};
+
+}  // namespace detail
+
+GLASSBOX_FIELD_LIST_CODEC(GraphRagQuery)
+GLASSBOX_FIELD_LIST_CODEC(DocumentRagQuery)
+GLASSBOX_FIELD_LIST_CODEC(AgentHistoryStep)
+GLASSBOX_FIELD_LIST_CODEC(AgentRequest)
+GLASSBOX_FIELD_LIST_CODEC(QueryRequest)
+GLASSBOX_FIELD_LIST_CODEC(RagResponse)
+GLASSBOX_FIELD_LIST_CODEC(AgentResponse)
+
+}  // namespace glassbox::schema

@@ -1,0 +1,161 @@
+// Codecs of the `trace` service's replies, driven by one field list per struct.
+#include "schema/messages_trace.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <tuple>
+#include <utility>
+
+#include "schema/detail/field_codec.hpp"
+
+namespace glassbox::schema {
+namespace detail {
+
+template <>
+struct ValueCodec<StoredError> {
+    static base::Result<StoredError> decode(const json& v, const std::string& path) {
+        if (v.is_string()) return StoredError{v.get<std::string>()};
+        ObjectReader r(v, path);
+        std::string type;
+        std::string message;
+        r.read("type", type);
+        r.read("message", message);
+        if (!r.ok()) return r.error();
+        if (type.empty()) return StoredError{std::move(message)};
+        return StoredError{type + ": " + message};
+    }
+    static json encode(const StoredError& e) { return e.text; }
+};
+
+template <>
+struct FieldList<TraceSessionSummary> {
+    using T = TraceSessionSummary;
+    static constexpr auto value = std::tuple{
+        required("session", &T::session),      nullable("kind", &T::kind),
+        nullable("question", &T::question),    nullable("parent", &T::parent),
+        nullable("started", &T::started),      nullable("ended", &T::ended),
+        nullable("duration_ms", &T::duration_ms), field("status", &T::status),
+        nullable("service", &T::service),      nullable("worker", &T::worker),
+        field("events", &T::events),           field("error", &T::error),
+    };
+};
+
+template <>
+struct FieldList<TraceSessionList> {
+    using T = TraceSessionList;
+    static constexpr auto value = std::tuple{
+        required("sessions", &T::sessions), field("total", &T::total),   field("total_exact", &T::total_exact),
+        field("limit", &T::limit),          field("offset", &T::offset), nullable("next", &T::next),
+    };
+};
+
+template <>
+struct FieldList<TraceEvent> {
+    using T = TraceEvent;
+    static constexpr auto value = std::tuple{
+        field("seq", &T::seq),           field("explain_id", &T::explain_id), field("state", &T::state),
+        field("received", &T::received), field("triples", &T::triples),       field("error", &T::error),
+    };
+};
+
+template <>
+struct FieldList<TraceStats> {
+    using T = TraceStats;
+    static constexpr auto value = std::tuple{
+        field("sessions", &T::sessions),       field("events", &T::events),
+        field("triples", &T::triples),         field("texts", &T::texts),
+        field("quarantined", &T::quarantined), field("by_status", &T::by_status),
+        field("db_bytes", &T::db_bytes),
+    };
+};
+
+template <>
+struct FieldList<TraceExportCounts> {
+    using T = TraceExportCounts;
+    static constexpr auto value = std::tuple{field("sessions", &T::sessions), field("triples", &T::triples)};
+};
+
+}  // namespace detail
+
+namespace {
+
+using detail::json;
+
+// A show reply: its session and events by field list, its sub-traces recursively, bounded.
+base::Result<TraceDetail> detail_at(const json& v, const std::string& path, int depth) {
+    if (depth > kMaxTraceDepth) {
+        return detail::decode_error(path, "sub-traces nested deeper than " + std::to_string(kMaxTraceDepth));
+    }
+    detail::ObjectReader r(v, path);
+    TraceDetail trace;
+    if (r.require("session")) detail::read_value(r, "session", trace.session);
+    detail::read_value(r, "events", trace.events);
+    r.read_array("subtraces", trace.subtraces, [depth](const json& sub, const std::string& at) {
+        return detail_at(sub, at, depth + 1);
+    });
+    if (!r.ok()) return r.error();
+    // The service sends seq order; sorting keeps every reader right whatever it got.
+    std::stable_sort(trace.events.begin(), trace.events.end(),
+                     [](const TraceEvent& a, const TraceEvent& b) { return a.seq < b.seq; });
+    return trace;
+}
+
+}  // namespace
+
+base::Error StoredError::error() const {
+    const auto colon = text.find(": ");
+    const auto type =
+        colon == std::string::npos ? std::nullopt : base::error_type_from_string(text.substr(0, colon));
+    if (!type) return base::make_error(base::ErrorType::kInternal, text);
+    return base::make_error(*type, text.substr(colon + 2));
+}
+
+json encode(const TraceSessionSummary& m) { return detail::encode_fields(m); }
+json encode(const TraceSessionList& m) { return detail::encode_fields(m); }
+json encode(const TraceEvent& m) { return detail::encode_fields(m); }
+json encode(const TraceStats& m) { return detail::encode_fields(m); }
+json encode(const TraceExportCounts& m) { return detail::encode_fields(m); }
+
+json encode(const TraceDetail& m) {
+    json events = json::array();
+    for (const auto& event : m.events) events.push_back(encode(event));
+    json subtraces = json::array();
+    for (const auto& sub : m.subtraces) subtraces.push_back(encode(sub));
+    return json{{"session", encode(m.session)}, {"events", std::move(events)}, {"subtraces", std::move(subtraces)}};
+}
+
+template <>
+base::Result<TraceSessionSummary> decode<TraceSessionSummary>(const json& value) {
+    return detail::guarded<TraceSessionSummary>([&] { return detail::decode_fields<TraceSessionSummary>(value, ""); });
+}
+
+template <>
+base::Result<TraceSessionList> decode<TraceSessionList>(const json& value) {
+    return detail::guarded<TraceSessionList>([&]() -> base::Result<TraceSessionList> {
+        auto list = detail::decode_fields<TraceSessionList>(value, "");
+        if (list.ok() && !value.contains("total")) list->total = static_cast<std::int64_t>(list->sessions.size());
+        return list;
+    });
+}
+
+template <>
+base::Result<TraceEvent> decode<TraceEvent>(const json& value) {
+    return detail::guarded<TraceEvent>([&] { return detail::decode_fields<TraceEvent>(value, ""); });
+}
+
+template <>
+base::Result<TraceDetail> decode<TraceDetail>(const json& value) {
+    return detail::guarded<TraceDetail>([&] { return detail_at(value, "", 0); });
+}
+
+template <>
+base::Result<TraceStats> decode<TraceStats>(const json& value) {
+    return detail::guarded<TraceStats>([&] { return detail::decode_fields<TraceStats>(value, ""); });
+}
+
+template <>
+base::Result<TraceExportCounts> decode<TraceExportCounts>(const json& value) {
+    return detail::guarded<TraceExportCounts>([&] { return detail::decode_fields<TraceExportCounts>(value, ""); });
+}
+
+}  // namespace glassbox::schema

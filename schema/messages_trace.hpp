@@ -1,0 +1,120 @@
+// The `trace` service's replies (docs/traces.md §2): list, show and stats, with their codecs.
+//
+// The same codec rules as schema/messages.hpp. The collector's trace service encodes these and
+// the CLI decodes them, so both sides agree on one shape.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/result.hpp"
+#include "schema/messages.hpp"
+#include "schema/term.hpp"
+
+namespace glassbox::schema {
+
+// Sub-traces nested deeper than this are refused (bounds the recursive decoder and renderers).
+inline constexpr int kMaxTraceDepth = 64;
+
+// An error as the trace store keeps it, Error::describe() text ("WorkerLost: the worker died").
+// The decoder also takes {"type": "<ErrorType>", "message": "..."} and keeps it as that text.
+struct StoredError {
+    std::string text;
+    // The typed error: a known "<Type>: " prefix gives its type, anything else is Internal.
+    base::Error error() const;
+    bool operator==(const StoredError&) const = default;
+};
+
+// One row of `list`, and the `session` object of `show`. Fields the store has no value for are
+// null on the wire (absent optionals), except `error`, which is left out.
+struct TraceSessionSummary {
+    std::string session;  // required
+    std::optional<std::string> kind;
+    std::optional<std::string> question;
+    std::optional<std::string> parent;
+    std::optional<std::string> started;
+    std::optional<std::string> ended;  // none while running
+    std::optional<std::int64_t> duration_ms;
+    std::string status;
+    std::optional<std::string> service;
+    std::optional<std::string> worker;
+    std::int64_t events = 0;
+    std::optional<StoredError> error;  // when an error trace has one
+    bool operator==(const TraceSessionSummary&) const = default;
+};
+
+// The reply of `list`.
+struct TraceSessionList {
+    std::vector<TraceSessionSummary> sessions;  // required
+    std::int64_t total = 0;                     // absent: the number of sessions
+    bool total_exact = true;                    // false: at least `total` (the count is capped)
+    std::int64_t limit = 0;
+    std::int64_t offset = 0;
+    std::optional<std::string> next;  // the cursor of the next page (`after`), null when none
+    bool operator==(const TraceSessionList&) const = default;
+};
+
+// One stored explain message of a session.
+struct TraceEvent {
+    std::uint64_t seq = 0;
+    std::string explain_id;  // the step URI
+    std::string state;       // open, complete, error
+    std::string received;
+    std::vector<Triple> triples;
+    std::optional<StoredError> error;
+    bool operator==(const TraceEvent&) const = default;
+};
+
+// The reply of `show`: a session, its events in seq order, its sub-traces nested the same way
+// (at most kMaxTraceDepth deep). The decoder sorts events by seq whatever order they came in.
+struct TraceDetail {
+    TraceSessionSummary session;  // required
+    std::vector<TraceEvent> events;
+    std::vector<TraceDetail> subtraces;
+    bool operator==(const TraceDetail&) const = default;
+};
+
+// The reply of `stats`: the store's counters.
+struct TraceStats {
+    std::int64_t sessions = 0;
+    std::int64_t events = 0;
+    std::int64_t triples = 0;
+    std::int64_t texts = 0;
+    std::int64_t quarantined = 0;
+    std::map<std::string, std::int64_t> by_status;  // running, complete, error, incomplete
+    std::uint64_t db_bytes = 0;
+    bool operator==(const TraceStats&) const = default;
+};
+
+// The FINAL of `export`, after its {"nquads": ...} PARTIALs.
+struct TraceExportCounts {
+    std::uint64_t sessions = 0;
+    std::uint64_t triples = 0;
+    bool operator==(const TraceExportCounts&) const = default;
+};
+
+nlohmann::json encode(const TraceSessionSummary& m);
+nlohmann::json encode(const TraceSessionList& m);
+nlohmann::json encode(const TraceEvent& m);
+nlohmann::json encode(const TraceDetail& m);
+nlohmann::json encode(const TraceStats& m);
+nlohmann::json encode(const TraceExportCounts& m);
+
+#define GLASSBOX_DECLARE_DECODE(T) \
+    template <>                    \
+    base::Result<T> decode<T>(const nlohmann::json& value);
+GLASSBOX_DECLARE_DECODE(TraceSessionSummary)
+GLASSBOX_DECLARE_DECODE(TraceSessionList)
+GLASSBOX_DECLARE_DECODE(TraceEvent)
+GLASSBOX_DECLARE_DECODE(TraceDetail)
+GLASSBOX_DECLARE_DECODE(TraceStats)
+GLASSBOX_DECLARE_DECODE(TraceExportCounts)
+#undef GLASSBOX_DECLARE_DECODE
+
+}  // namespace glassbox::schema
