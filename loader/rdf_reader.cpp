@@ -1,4 +1,4 @@
-// Reading RDF through serd into batches of triples; N-Quads batch text for the store service.
+// Reading RDF through serd into batches of triples (and N-Quads through serd, the reference parser).
 #include "loader/rdf_reader.hpp"
 
 #include <serd/serd.h>
@@ -14,7 +14,6 @@
 #include <utility>
 
 #include "base/utf8.hpp"
-#include "schema/nquads.hpp"
 
 namespace glassbox::loader {
 namespace {
@@ -64,14 +63,6 @@ std::string format_serd_error(const SerdError* error) {
         message.pop_back();
     }
     return message;
-}
-
-std::string lower(std::string_view text) {
-    std::string out(text);
-    std::transform(out.begin(), out.end(), out.begin(), [](char c) {
-        return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-    });
-    return out;
 }
 
 // FNV-1a 32: small, stable across runs and platforms (std::hash is neither promised).
@@ -725,25 +716,6 @@ private:
     std::uint64_t total_ = 0;
 };
 
-// ---- N-Quads writing ----------------------------------------------------------------------
-
-// A guess of a term's N-Triples size, so a batch is written into one reservation.
-std::size_t estimated_size(const Term& term) {
-    switch (term.kind()) {
-        case Term::Kind::kIri:
-            return term.as_iri().value.size() + 2;
-        case Term::Kind::kBlankNode:
-            return term.as_blank().id.size() + 2;
-        case Term::Kind::kLiteral: {
-            const auto& lit = term.as_literal();
-            return lit.value.size() + lit.datatype.size() + lit.language.size() + 6;
-        }
-        case Term::Kind::kTriple:
-            return 64;
-    }
-    return 0;
-}
-
 // ---- N-Quads parsing ----------------------------------------------------------------------
 
 struct TextSource {
@@ -791,78 +763,6 @@ SerdStatus parse_statement(void* handle, SerdStatementFlags /*flags*/, const Ser
 }
 
 }  // namespace
-
-std::string RdfIssue::describe() const {
-    std::string out = file;
-    if (line > 0) {
-        out += ':' + std::to_string(line);
-        if (column > 0) out += ':' + std::to_string(column);
-    }
-    out += ": ";
-    out += message;
-    return out;
-}
-
-std::string_view to_string(RdfFormat format) noexcept {
-    switch (format) {
-        case RdfFormat::kNTriples:
-            return "ntriples";
-        case RdfFormat::kNQuads:
-            return "nquads";
-        case RdfFormat::kTurtle:
-            return "turtle";
-        case RdfFormat::kTriG:
-            return "trig";
-    }
-    return "unknown";
-}
-
-std::string_view media_type(RdfFormat format) noexcept {
-    switch (format) {
-        case RdfFormat::kNTriples:
-            return "application/n-triples";
-        case RdfFormat::kNQuads:
-            return "application/n-quads";
-        case RdfFormat::kTurtle:
-            return "text/turtle";
-        case RdfFormat::kTriG:
-            return "application/trig";
-    }
-    return "application/octet-stream";
-}
-
-base::Result<RdfFormat> format_from_name(std::string_view name) {
-    const std::string key = lower(name);
-    if (key == "ntriples" || key == "nt") return RdfFormat::kNTriples;
-    if (key == "nquads" || key == "nq") return RdfFormat::kNQuads;
-    if (key == "turtle" || key == "ttl") return RdfFormat::kTurtle;
-    if (key == "trig") return RdfFormat::kTriG;
-    return base::make_error(ErrorType::kInvalidRequest,
-                              "unknown RDF format '" + std::string(name) +
-                                  "'; accepted: ntriples (nt), nquads (nq), turtle (ttl), trig");
-}
-
-base::Result<RdfFormat> format_from_path(const std::filesystem::path& path) {
-    const std::string ext = lower(path.extension().string());
-    if (ext == ".nt") return RdfFormat::kNTriples;
-    if (ext == ".nq") return RdfFormat::kNQuads;
-    if (ext == ".ttl" || ext == ".turtle") return RdfFormat::kTurtle;
-    if (ext == ".trig") return RdfFormat::kTriG;
-    if (ext == ".gz") {
-        return base::make_error(
-            ErrorType::kInvalidRequest,
-            path.string() +
-                ": compressed RDF (.gz) is not supported; decompress it first "
-                "(gunzip -k " +
-                path.string() + ")");
-    }
-    return base::make_error(
-        ErrorType::kInvalidRequest,
-        path.string() + ": cannot tell the RDF format from the extension '" +
-            path.extension().string() +
-            "'; accepted: .nt, .nq, .ttl, .turtle, .trig, or name it with --format "
-            "ntriples|nquads|turtle|trig");
-}
 
 base::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
                                       const RdfReadOptions& options, const RdfBatchSink& on_batch,
@@ -918,20 +818,6 @@ base::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
         return base::make_error(ErrorType::kInternal,
                                   path.string() + ": reading stopped: " + e.what());
     }
-}
-
-void write_nquads(std::span<const schema::Triple> batch, std::string& out) {
-    std::size_t estimate = 0;
-    for (const auto& t : batch) {
-        estimate += estimated_size(t.s) + estimated_size(t.p) + estimated_size(t.o) + 8;
-        if (t.graph) estimate += t.graph->size() + 3;
-    }
-    out.reserve(out.size() + estimate + estimate / 16);
-    for (const auto& t : batch) schema::append_nquads(out, t);
-}
-
-base::Result<std::vector<schema::Triple>> parse_nquads(std::string_view text) {
-    return schema::parse_nquads(text);
 }
 
 base::Result<std::vector<schema::Triple>> parse_nquads_with_serd(std::string_view text) {
