@@ -6,8 +6,10 @@
 //   lb             a bare load-balancing forwarder, ROUTER<->ROUTER (this program, `lb` mode),
 //                  the zguide "lbbroker": each worker holds one request at a time, like 7/MDP;
 //   broker         `glassbox broker` with 7/MDP workers (one request at a time);
-//   broker-credit  `glassbox broker` with GBW01 workers that declare credit 64 (protocol.md
+//   broker-credit  `glassbox broker` with GBW02 workers that declare credit 64 (protocol.md
 //                  §5.1): the broker pipelines to them as the forwarder's DEALER does.
+// Extended workers (broker-credit, and broker with --gbw01) declare GBW02, the compact layout
+// (protocol.md §5.4); --classic makes them declare GBW01 instead, to compare the two layouts.
 // The bench process holds one client thread and N worker threads for each. The client keeps
 // `in_flight` requests outstanding and measures each round trip (send to terminal reply);
 // throughput counts replies in the measurement window. Clients speak GBC01 to the broker
@@ -180,17 +182,21 @@ int run_load_balancer(const std::string& ready_file) {
 // Workers.
 
 // MDPW01 worker: READY, then REPLY with the request body; HEARTBEAT when idle for an interval.
-// credit > 0: READY declares GBW01 and that credit, and the worker answers every REQUEST
-// waiting in its socket back to back (it holds up to `credit` of them).
+// extended (--gbw01, or credit > 0): READY declares the glassbox extension, GBW02 (the compact
+// layout, protocol.md §5.1) unless `classic` asks for GBW01, and the credit if any; the worker
+// answers every REQUEST waiting in its socket back to back (it holds up to `credit` of them).
 void mdp_worker(zmq::context_t& context, std::string endpoint, std::string service, bool gbw01,
-                int credit, std::atomic<bool>& stop, std::atomic<int>& ready) {
+                bool classic, int credit, std::atomic<bool>& stop, std::atomic<int>& ready) {
     zmq::socket_t socket(context, zmq::socket_type::dealer);
     configure(socket);
     socket.connect(endpoint);
     const std::string header = "MDPW01";
+    const bool extended = gbw01 || credit > 0;
+    // Plain 7/MDP and GBW01 keep the empty frame after the token; GBW02 leaves it out.
+    const bool compact = extended && !classic;
     Frames hello{"", header, std::string(1, '\x01'), service};
-    if (gbw01 || credit > 0) {
-        hello.push_back("GBW01");
+    if (extended) {
+        hello.push_back(compact ? "GBW02" : "GBW01");
     }
     if (credit > 0) {
         hello.push_back(std::to_string(credit));
@@ -204,8 +210,10 @@ void mdp_worker(zmq::context_t& context, std::string endpoint, std::string servi
     while (!stop.load(std::memory_order_relaxed)) {
         zmq::poll(&item, 1, milliseconds{50});
         while (recv_frames(socket, frames)) {
-            // [empty][MDPW01][0x02][token][empty][body]... (GBW01: [meta][body])
-            if (frames.size() < 6 || frames[2].size() != 1 || *frames[2].data<char>() != '\x02') {
+            // [empty][MDPW01][0x02][token][empty][body]... (GBW01: [meta][body]; GBW02: no
+            // empty frame, [token][meta][body])
+            if (frames.size() < (compact ? 5u : 6u) || frames[2].size() != 1 ||
+                *frames[2].data<char>() != '\x02') {
                 continue;
             }
             zmq::multipart_t reply;
@@ -213,7 +221,9 @@ void mdp_worker(zmq::context_t& context, std::string endpoint, std::string servi
             reply.addstr(header);
             reply.addstr(std::string(1, '\x03'));
             reply.add(std::move(frames[3]));
-            reply.addstr("");
+            if (!compact) {
+                reply.addstr("");
+            }
             reply.add(std::move(frames.back()));
             reply.send(socket);
             next_heartbeat = Clock::now() + heartbeat;
@@ -394,7 +404,7 @@ std::string make_body(std::size_t bytes) {
 
 Measurement run_one(zmq::context_t& context, Target target, const nlohmann::json& ready,
                     const Config& c, int round, milliseconds warmup, milliseconds duration,
-                    bool gbw01) {
+                    bool gbw01, bool classic) {
     std::atomic<bool> stop{false};
     std::atomic<int> started{0};
     std::vector<std::thread> workers;
@@ -403,7 +413,8 @@ Measurement run_one(zmq::context_t& context, Target target, const nlohmann::json
         if (is_broker(target)) {
             const int credit = target == Target::kBrokerCredit ? kWorkerCredit : 0;
             workers.emplace_back(mdp_worker, std::ref(context), ready["endpoint"].get<std::string>(),
-                                 service, gbw01, credit, std::ref(stop), std::ref(started));
+                                 service, gbw01, classic, credit, std::ref(stop),
+                                 std::ref(started));
         } else if (target == Target::kLoadBalancer) {
             workers.emplace_back(lb_worker, std::ref(context),
                                  ready["backend_endpoint"].get<std::string>(), std::ref(stop),
@@ -466,7 +477,7 @@ std::string self_path() {
 
 void usage() {
     std::cerr << "usage: bench_bus [--glassbox PATH] [--duration-ms N] [--warmup-ms N] [--slices N]\n"
-                 "                 [--gbw01] [--quick] [--json FILE]\n"
+                 "                 [--gbw01] [--classic] [--quick] [--json FILE]\n"
                  "       bench_bus forwarder|lb --ready-file FILE\n";
 }
 
@@ -500,6 +511,7 @@ int main(int argc, char** argv) {
     milliseconds warmup{100};     // per slice, not measured
     int slices = 4;
     bool gbw01 = false;
+    bool classic = false;
     bool quick = false;
     std::string json_out;
     for (std::size_t i = 0; i < args.size(); ++i) {
@@ -519,7 +531,9 @@ int main(int argc, char** argv) {
         } else if (args[i] == "--slices") {
             slices = std::max(1, std::stoi(next()));
         } else if (args[i] == "--gbw01") {
-            gbw01 = true;  // 7/MDP-variant workers declare GBW01 (no credit): [meta][body]
+            gbw01 = true;  // 7/MDP-variant workers declare the extension (no credit): [meta][body]
+        } else if (args[i] == "--classic") {
+            classic = true;  // extended workers declare GBW01 (classic layout), not GBW02
         } else if (args[i] == "--quick") {
             quick = true;  // skip the 2-worker configurations
         } else if (args[i] == "--json") {
@@ -604,7 +618,7 @@ int main(int argc, char** argv) {
                 const int t = (k + slice) % kTargets;
                 const double cpu_before = cpu_us(processes[t]->pid());
                 auto m = run_one(context, static_cast<Target>(t), ready[t], c, round++, warmup,
-                                 duration / slices, gbw01);
+                                 duration / slices, gbw01, classic);
                 auto& into = row.m[t];
                 into.intermediary_cpu_us += cpu_us(processes[t]->pid()) - cpu_before;
                 into.replies += m.replies;
@@ -699,7 +713,7 @@ int main(int argc, char** argv) {
         results.push_back(row);
     }
     out << "\nLatencies in microseconds (send to terminal reply); req/s over the measured window."
-           " mdp: broker with 7/MDP workers; credit: broker with GBW01 workers of credit "
+           " mdp: broker with 7/MDP workers; credit: broker with GBW02 workers of credit "
         << kWorkerCredit << ".\n\n";
     for (int v = 0; v < 2; ++v) {
         const Target t = variant_target[v];
@@ -744,7 +758,8 @@ int main(int argc, char** argv) {
                                                   {"worker_credit", kWorkerCredit},
                                                   {"duration_ms", duration.count()},
                                                   {"slices", slices},
-                                                  {"gbw01", gbw01}}
+                                                  {"gbw01", gbw01},
+                                                  {"layout", classic ? "GBW01" : "GBW02"}}
                                        .dump(2)
                                 << "\n";
     }

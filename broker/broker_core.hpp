@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -32,6 +33,7 @@
 #include "broker/explain_spool.hpp"
 #include "broker/service_queue.hpp"
 #include "bus/frame_codec.hpp"
+#include "bus/worker_frames.hpp"
 #include "schema/protocol.hpp"
 
 namespace glassbox::broker::detail {
@@ -92,7 +94,8 @@ struct Request {
 struct Worker {
     std::string identity;
     Service* service = nullptr;
-    bool extended = false;  // declared GBW01
+    bool extended = false;  // declared GBW01 or GBW02
+    bus::WorkerLayout layout = bus::WorkerLayout::kClassic;  // kCompact: declared GBW02
     // Requests it may hold at once (§5.1: the READY credit frame; 1 for 7/MDP workers) and
     // the ones it holds, by token. Abandoned requests count until their REPLY or ERROR.
     std::size_t credit = 1;
@@ -202,6 +205,8 @@ private:
     void finish(Request& request, const Error& error, bool notify_client);
     void erase_request(Request& request);
     void dispatch(Service& service);
+    // One request to one worker with spare credit (the worker at the front of the available list).
+    void dispatch_to(Worker& worker, Request& request);
     bool send_request_to(Worker& worker, Request& request);
     void assign(Worker& worker, Request& request);
     void release(Worker& worker, Request& request);
@@ -277,6 +282,7 @@ private:
     std::size_t message_bytes_ = 0;
     bool too_many_frames_ = false;
     std::vector<zmq::message_t> out_;
+    std::string meta_;  // the GBW01 meta frame being written, kept for its capacity
 
     std::uint64_t next_request_id_ = 1;
     std::unordered_map<std::uint64_t, std::unique_ptr<Request>> requests_;
@@ -303,6 +309,12 @@ private:
 
     Counters counters_;
 };
+
+// The worker token of a request: its id in decimal, written into `digits`.
+inline std::string_view token_of(std::uint64_t id, char (&digits)[24]) noexcept {
+    const auto end = std::to_chars(digits, digits + sizeof digits, id).ptr;
+    return {digits, static_cast<std::size_t>(end - digits)};
+}
 
 // The by_client_ key of a GBC01 request: (routing id, request id), length-prefixed.
 inline std::string client_key(std::string_view identity, std::string_view request_id) {

@@ -151,6 +151,8 @@ bool BrokerCore::receive(zmq::socket_t& socket) {
     zmq::message_t overflow;
     bool more = true;
     int flags = ZMQ_DONTWAIT;
+    views_.clear();
+    const zmq::message_t* const kept = frames_.data();  // a small frame's bytes live in its message
     while (more) {
         zmq::message_t& frame =
             frame_count_ <= proto::kMaxFrames ? (frame_count_ < frames_.size()
@@ -162,17 +164,21 @@ bool BrokerCore::receive(zmq::socket_t& socket) {
             throw zmq::error_t();
         }
         flags = 0;  // the rest of a multipart message is already there
-        message_bytes_ += frame.size();
+        // views_[i] is frames_[i + 1]: the routing id is no part of the peer's message.
+        const std::string_view bytes = view(frame);
+        message_bytes_ += bytes.size();
         more = frame.more();
         if (frame_count_ <= proto::kMaxFrames) {
+            if (frame_count_ > 0) views_.push_back(bytes);
             ++frame_count_;
         } else {
             too_many_frames_ = true;
         }
     }
     // Frame 0 is the routing id: up to kMaxFrames of the peer's frames are kept, and a
-    // message with more is flagged (and its surplus frames discarded) above.
-    bus::views_of(frames_, 1, frame_count_ - 1, views_);
+    // message with more is flagged (and its surplus frames discarded) above. If frames_ grew,
+    // its messages moved, and with them the bytes of the small ones: view them again.
+    if (frames_.data() != kept) bus::views_of(frames_, 1, frame_count_ - 1, views_);
     return true;
 }
 

@@ -229,7 +229,11 @@ void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
     request.received = now_;
     request.deadline = now_ + deadline;
 
-    const auto pushed = service.queue.push_back(request.id);
+    // Nobody waiting and a worker with spare credit: the request goes to it at once, without
+    // the queue's bookkeeping (the queue would hand it over in the same call, in the same order).
+    const bool direct = service.queue.empty() && !service.available.empty();
+    const auto pushed =
+        direct ? ServiceQueue::PushOutcome{true, std::nullopt} : service.queue.push_back(request.id);
     if (!pushed.accepted) {
         reject(kind, identity, service.name, request.request_id,
                base::make_error(ErrorType::kQueueFull,
@@ -246,6 +250,10 @@ void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
     schedule(request, service.registered
                           ? request.deadline
                           : std::min(request.deadline, now_ + config_.unknown_service_wait));
+    if (direct) {
+        dispatch_to(*service.available.front(), request);
+        return;
+    }
     if (pushed.evicted) {
         if (const auto evicted = requests_.find(*pushed.evicted); evicted != requests_.end()) {
             finish(*evicted->second,

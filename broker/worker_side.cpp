@@ -13,19 +13,21 @@ void BrokerCore::dispatch(Service& service) {
         const auto id = service.queue.pop_front();
         const auto found = requests_.find(*id);
         if (found == requests_.end()) continue;
-        Request& request = *found->second;
-        Worker& worker = *service.available.front();
-        if (worker.extended && request.body.size() != 1) {
-            finish(request,
-                   base::make_error(ErrorType::kProtocolError,
-                                      "a GBW01 service takes exactly one body frame"),
-                   true);
-            continue;
-        }
-        assign(worker, request);
-        ++request.attempts;
-        send_request_to(worker, request);
+        dispatch_to(*service.available.front(), *found->second);
     }
+}
+
+void BrokerCore::dispatch_to(Worker& worker, Request& request) {
+    if (worker.extended && request.body.size() != 1) {
+        finish(request,
+               base::make_error(ErrorType::kProtocolError,
+                                "a GBW01 service takes exactly one body frame"),
+               true);
+        return;
+    }
+    assign(worker, request);
+    ++request.attempts;
+    send_request_to(worker, request);
 }
 
 void BrokerCore::assign(Worker& worker, Request& request) {
@@ -60,19 +62,20 @@ void BrokerCore::release(Worker& worker, Request& request) {
 }
 
 bool BrokerCore::send_request_to(Worker& worker, Request& request) {
-    // [empty] ["MDPW01"] [0x02] [token] [empty] [body]... (§5.1)
-    const std::string token = std::to_string(request.id);
+    // [empty] ["MDPW01"] [0x02] [token] [empty]? [body]... (§5.1; GBW02: no empty frame)
+    char token_digits[24];
+    const std::string_view token = token_of(request.id, token_digits);
     out(worker.identity);
-    bus::put_worker_token_head(sink(), proto::worker_cmd::kRequest, token);
+    bus::put_worker_token_head(sink(), proto::worker_cmd::kRequest, token, worker.layout);
     if (worker.extended) {
         const bool gb = request.client_kind == ClientKind::kGb;
         const auto left = std::max(
             milliseconds{0}, std::chrono::duration_cast<milliseconds>(request.deadline - now_));
-        out(bus::encode_request_meta(gb ? std::string_view{request.request_id} : token,
-                                     request.service->name,
-                                     static_cast<std::uint64_t>(left.count()),
-                                     static_cast<std::uint64_t>(request.attempts),
-                                     gb ? proto::kGbClient : proto::kMdpClient));
+        bus::encode_request_meta(meta_, gb ? std::string_view{request.request_id} : token,
+                                 request.service->name, static_cast<std::uint64_t>(left.count()),
+                                 static_cast<std::uint64_t>(request.attempts),
+                                 gb ? proto::kGbClient : proto::kMdpClient);
+        out(meta_);
     }
     // Copies share the payload (libzmq reference counts large messages): the body stays
     // available for a re-dispatch.
@@ -98,7 +101,8 @@ void BrokerCore::send_worker_command(std::string_view identity, char command) {
 void BrokerCore::send_worker_cancel(Worker& worker, const Request& request) {
     if (!worker.extended) return;  // a plain 7/MDP worker has no CANCEL; its reply is discarded
     out(worker.identity);
-    bus::put_worker_cancel(sink(), std::to_string(request.id));
+    char token_digits[24];
+    bus::put_worker_cancel(sink(), token_of(request.id, token_digits));
     worker.last_sent = now_;
     send_out();
 }
@@ -177,6 +181,7 @@ void BrokerCore::on_worker_ready(std::string_view identity) {
     worker.identity.assign(identity);
     worker.service = &service;
     worker.extended = ready.value().gbw01;
+    worker.layout = ready.value().layout;
     worker.credit = static_cast<std::size_t>(ready.value().credit);
     worker.expiry = now_ + expiry_span();
     worker.last_sent = now_;
@@ -187,9 +192,9 @@ void BrokerCore::on_worker_ready(std::string_view identity) {
     service.registered = true;
     worker.available = true;
     worker.available_position = service.available.insert(service.available.end(), &worker);
-    log_->info("event=worker_ready peer={} service={} extended={} credit={} workers={}",
-               printable(identity), service.name, worker.extended, worker.credit,
-               service.workers);
+    log_->info("event=worker_ready peer={} service={} extended={} compact={} credit={} workers={}",
+               printable(identity), service.name, worker.extended,
+               worker.layout == bus::WorkerLayout::kCompact, worker.credit, service.workers);
     dispatch(service);
 }
 
@@ -244,8 +249,8 @@ void BrokerCore::delete_worker(Worker& worker, bool send_disconnect, std::string
 
 void BrokerCore::on_worker_result(Worker& worker, char code) {
     namespace cmd = proto::worker_cmd;
-    // [empty] ["MDPW01"] [command] [token] [empty] ...
-    const auto token_frame = bus::decode_worker_token(views_);
+    // [empty] ["MDPW01"] [command] [token] [empty]? ... (GBW02: no empty frame)
+    const auto token_frame = bus::decode_worker_token(views_, worker.layout);
     if (!token_frame) {
         drop(worker.identity, token_frame.error().message);
         return;
@@ -297,9 +302,9 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
             bus::put_client_final(sink(), request->request_id);
         }
         // The body frames move on as they came (views_[i] is frames_[i + 1]).
-        constexpr std::size_t kBody = bus::kWorkerPayloadFrame + 1;
-        for (std::size_t i = kBody; i < frame_count_; ++i) out(std::move(frames_[i]));
-        if (frame_count_ == kBody) out(std::string_view{});
+        const std::size_t body = bus::worker_payload_frame(worker.layout) + 1;
+        for (std::size_t i = body; i < frame_count_; ++i) out(std::move(frames_[i]));
+        if (frame_count_ <= body) out(std::string_view{});
         send_out();
         release(worker, *request);
         erase_request(*request);
@@ -308,14 +313,14 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
     }
     if (code == cmd::kError) {
         // [type] [message]; an unknown type word is reported as Internal.
-        const Error error = bus::decode_worker_error(views_);
+        const Error error = bus::decode_worker_error(views_, worker.layout);
         release(worker, *request);  // ends normally from the worker's side: no CANCEL
         finish(*request, error, true);
         dispatch(*worker.service);
         return;
     }
     if (code == cmd::kPartial) {
-        if (const auto partial = bus::decode_worker_partial(views_); !partial) {
+        if (const auto partial = bus::decode_worker_partial(views_, worker.layout); !partial) {
             drop(worker.identity, partial.error().message);
             return;
         }
@@ -324,13 +329,13 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
         if (request->client_kind == ClientKind::kGb) {
             out(request->client);
             bus::put_client_partial(sink(), request->request_id, proto::kKindData);
-            out(std::move(frames_[bus::kWorkerPayloadFrame + 1]));
+            out(std::move(frames_[bus::worker_payload_frame(worker.layout) + 1]));
             send_out();
         }
         return;
     }
     // EXPLAIN [session] [seq] [state] [body]
-    const auto explain = bus::decode_worker_explain(views_, kMaxSessionBytes);
+    const auto explain = bus::decode_worker_explain(views_, kMaxSessionBytes, worker.layout);
     if (!explain) {
         drop(worker.identity, explain.error().message);
         return;

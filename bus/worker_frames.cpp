@@ -29,10 +29,13 @@ Result<WorkerReady> decode_worker_ready(const FrameViews& frames) {
         ready.service.starts_with(proto::kMmiPrefix)) {
         return frame_error("bad service or frame count");
     }
-    ready.gbw01 = frames.size() >= 5 && frames[4] == proto::kGbWorkerCapability;
+    const bool classic = frames.size() >= 5 && frames[4] == proto::kGbWorkerCapability;
+    const bool compact = frames.size() >= 5 && frames[4] == kGbWorkerCompactCapability;
+    ready.gbw01 = classic || compact;
+    ready.layout = compact ? WorkerLayout::kCompact : WorkerLayout::kClassic;
     if (frames.size() == 6) {
         const auto declared = proto::parse_ascii_int(frames[5]);
-        if (!ready.gbw01) return frame_error("credit frame without GBW01");
+        if (!ready.gbw01) return frame_error("credit frame without GBW01 or GBW02");
         if (!declared || *declared < 1 || *declared > proto::kMaxWorkerCredit) {
             return frame_error("credit is not an ascii-int in 1-1024");
         }
@@ -41,27 +44,34 @@ Result<WorkerReady> decode_worker_ready(const FrameViews& frames) {
     return ready;
 }
 
-Result<std::string_view> decode_worker_token(const FrameViews& frames) {
-    if (frames.size() < kWorkerPayloadFrame || !frames[4].empty()) {
+Result<std::string_view> decode_worker_token(const FrameViews& frames, WorkerLayout layout) {
+    if (layout == WorkerLayout::kCompact) {
+        if (frames.size() < worker_payload_frame(layout)) {
+            return frame_error("worker message without a token");
+        }
+    } else if (frames.size() < kWorkerPayloadFrame || !frames[4].empty()) {
         return frame_error("worker message without token and empty frame");
     }
     return frames[kWorkerTokenFrame];
 }
 
-Result<std::string_view> decode_worker_partial(const FrameViews& frames) {
-    if (frames.size() != kWorkerPayloadFrame + 1) return frame_error("PARTIAL needs one body frame");
-    return frames[kWorkerPayloadFrame];
+Result<std::string_view> decode_worker_partial(const FrameViews& frames, WorkerLayout layout) {
+    const std::size_t body = worker_payload_frame(layout);
+    if (frames.size() != body + 1) return frame_error("PARTIAL needs one body frame");
+    return frames[body];
 }
 
-Result<WorkerExplain> decode_worker_explain(const FrameViews& frames, std::size_t max_session) {
-    if (frames.size() != kWorkerPayloadFrame + 4) {
+Result<WorkerExplain> decode_worker_explain(const FrameViews& frames, std::size_t max_session,
+                                            WorkerLayout layout) {
+    const std::size_t first = worker_payload_frame(layout);
+    if (frames.size() != first + 4) {
         return frame_error("EXPLAIN needs session, seq, state and body frames");
     }
     WorkerExplain explain;
-    explain.session = frames[5];
-    const auto seq = proto::parse_ascii_int(frames[6]);
-    explain.state = frames[7];
-    explain.body = 8;
+    explain.session = frames[first];
+    const auto seq = proto::parse_ascii_int(frames[first + 1]);
+    explain.state = frames[first + 2];
+    explain.body = first + 3;
     if (explain.session.empty() || explain.session.size() > max_session || !seq ||
         (explain.state != proto::kStateOpen && explain.state != proto::kStateComplete &&
          explain.state != proto::kStateError)) {
@@ -71,14 +81,16 @@ Result<WorkerExplain> decode_worker_explain(const FrameViews& frames, std::size_
     return explain;
 }
 
-Error decode_worker_error(const FrameViews& frames) {
-    const bool has_type = frames.size() > kWorkerPayloadFrame;
-    const auto type = has_type ? base::error_type_from_string(frames[5]) : std::nullopt;
+Error decode_worker_error(const FrameViews& frames, WorkerLayout layout) {
+    const std::size_t first = worker_payload_frame(layout);
+    const bool has_type = frames.size() > first;
+    const auto type = has_type ? base::error_type_from_string(frames[first]) : std::nullopt;
     Error error;
     error.type = type.value_or(ErrorType::kInternal);
-    error.message = frames.size() > 6 ? std::string{frames[6]} : std::string{};
+    error.message = frames.size() > first + 1 ? std::string{frames[first + 1]} : std::string{};
     if (!type && has_type) {
-        error.message = "worker sent error type '" + printable(frames[5]) + "': " + error.message;
+        error.message =
+            "worker sent error type '" + printable(frames[first]) + "': " + error.message;
     }
     return error;
 }
@@ -93,10 +105,14 @@ std::optional<std::string_view> worker_token_of(const FrameViews& frames) {
 Result<WorkerRequest> decode_gbw_request(const FrameViews& frames) {
     const auto token = worker_token_of(frames);
     if (!token) return frame_error("REQUEST without a valid token (1-64 bytes)");
-    if (frames.size() != 7 || !frames[4].empty()) {
-        return frame_error("GBW01 REQUEST must be [token] [empty] [meta] [body]");
+    if (frames.size() == 7 && frames[4].empty()) {
+        return WorkerRequest{*token, frames[5], frames[6], WorkerLayout::kClassic};
     }
-    return WorkerRequest{*token, frames[5], frames[6]};
+    if (frames.size() == 6 && !frames[4].empty()) {
+        return WorkerRequest{*token, frames[4], frames[5], WorkerLayout::kCompact};
+    }
+    return frame_error("REQUEST must be [token] [empty] [meta] [body] (GBW01) or [token] [meta] "
+                       "[body] (GBW02)");
 }
 
 Result<std::string_view> decode_worker_cancel(const FrameViews& frames) {
@@ -104,22 +120,62 @@ Result<std::string_view> decode_worker_cancel(const FrameViews& frames) {
     return frames[kWorkerTokenFrame];
 }
 
+namespace {
+
+// Decimal digits of `value`, without std::to_string's temporary.
+void append_decimal(std::string& out, std::uint64_t value) {
+    char digits[20];
+    std::size_t n = 0;
+    do {
+        digits[n++] = static_cast<char>('0' + value % 10);
+        value /= 10;
+    } while (value != 0);
+    while (n > 0) out.push_back(digits[--n]);
+}
+
+// A JSON string: short plain ASCII (service names, most request ids, the client word) is copied
+// as it is; anything that needs escaping or a UTF-8 check goes to the general writer.
+void append_json_text(std::string& out, std::string_view text) {
+    const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+        return c >= 0x20 && c <= 0x7E && c != '"' && c != '\\';
+    });
+    if (!plain) {
+        schema::append_json_string(out, text);
+        return;
+    }
+    out.push_back('"');
+    out.append(text);
+    out.push_back('"');
+}
+
+}  // namespace
+
+void encode_request_meta(std::string& meta, std::string_view request_id, std::string_view service,
+                         std::uint64_t deadline_ms, std::uint64_t attempt,
+                         std::string_view client) {
+    using namespace std::string_view_literals;
+    meta.clear();
+    meta.reserve(80 + request_id.size() + service.size());
+    meta.append("{\"request_id\":"sv);
+    append_json_text(meta, request_id);
+    meta.append(",\"service\":"sv);
+    append_json_text(meta, service);
+    meta.append(",\"deadline_ms\":"sv);
+    append_decimal(meta, deadline_ms);
+    meta.append(",\"attempt\":"sv);
+    append_decimal(meta, attempt);
+    if (!client.empty()) {
+        meta.append(",\"client\":"sv);
+        append_json_text(meta, client);
+    }
+    meta.push_back('}');
+}
+
 std::string encode_request_meta(std::string_view request_id, std::string_view service,
                                 std::uint64_t deadline_ms, std::uint64_t attempt,
                                 std::string_view client) {
-    std::string meta = "{\"request_id\":";
-    schema::append_json_string(meta, request_id);
-    meta += ",\"service\":";
-    schema::append_json_string(meta, service);
-    meta += ",\"deadline_ms\":";
-    meta += std::to_string(deadline_ms);
-    meta += ",\"attempt\":";
-    meta += std::to_string(attempt);
-    if (!client.empty()) {
-        meta += ",\"client\":";
-        schema::append_json_string(meta, client);
-    }
-    meta += '}';
+    std::string meta;
+    encode_request_meta(meta, request_id, service, deadline_ms, attempt, client);
     return meta;
 }
 

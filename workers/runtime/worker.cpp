@@ -227,10 +227,12 @@ private:
         dealer_->connect(config_.endpoint);
         const auto now = Clock::now();
         broker_expiry_ = now + config_.heartbeat * config_.liveness;
-        // 7/MDP READY, plus the sixth frame declaring the glassbox extension (§5.1). No credit
-        // frame: a slot serves one request at a time, so the broker's default credit of 1 fits.
+        // 7/MDP READY, plus the sixth frame declaring the glassbox extension in the compact
+        // layout, GBW02 (§5.1). No credit frame: a slot serves one request at a time, so the
+        // broker's default credit of 1 fits.
         Frames ready;
-        bus::put_worker_ready(bus::AppendFrames{ready}, config_.service, true);
+        bus::put_worker_ready(bus::AppendFrames{ready}, config_.service, true, 0,
+                              bus::WorkerLayout::kCompact);
         send_to_broker(ready);
         log()->info("event=ready worker={} service={} endpoint={}", worker_id_, config_.service, config_.endpoint);
     }
@@ -277,19 +279,21 @@ private:
         heartbeat_at_ = Clock::now() + config_.heartbeat;  // §5.2: any message counts
     }
 
-    // A message from the handler thread with its kind replaced by this command and the token:
-    // the handler's parts (bodies) go on to the broker as they are, without a copy.
+    // A message from the handler thread with its kind replaced by this command and the token,
+    // in the layout the request came in: the handler's parts (bodies) go on to the broker as
+    // they are, without a copy.
     void forward_to_broker(char command, bus::Messages& parts) {
         bus::Messages out;
         out.reserve(parts.size() + 4);
-        bus::put_worker_token_head(bus::AppendMessages{out}, command, token_);
+        bus::put_worker_token_head(bus::AppendMessages{out}, command, token_, layout_);
         for (std::size_t i = 1; i < parts.size(); ++i) out.push_back(std::move(parts[i]));
         send_to_broker(out);
     }
 
-    void send_error(const std::string& token, ErrorType type, const std::string& message) {
+    void send_error(const std::string& token, bus::WorkerLayout layout, ErrorType type,
+                    const std::string& message) {
         Frames frames;
-        bus::put_worker_error(bus::AppendFrames{frames}, token, make_error(type, message));
+        bus::put_worker_error(bus::AppendFrames{frames}, token, make_error(type, message), layout);
         send_to_broker(frames);
     }
 
@@ -330,20 +334,26 @@ private:
             return;  // no usable token to answer with
         }
         const std::string token{*token_frame};
+        // We declared GBW02, so the broker writes the compact layout; a classic REQUEST (a
+        // broker or test peer that writes GBW01) is read too, and answered in its own layout.
+        const auto request = bus::decode_gbw_request(frames);
+        const auto layout = request ? request.value().layout
+                            : frames.size() > 4 && frames[4].empty() ? bus::WorkerLayout::kClassic
+                                                                    : bus::WorkerLayout::kCompact;
         if (busy_) {
             // 5.1: one request at a time; the broker broke that rule, refuse the newcomer only.
-            send_error(token, ErrorType::kProtocolError, "worker is busy with another request");
+            send_error(token, layout, ErrorType::kProtocolError, "worker is busy with another request");
             return;
         }
-        const auto request = bus::decode_gbw_request(frames);
         if (!request) {
-            send_error(token, ErrorType::kProtocolError, request.error().message);
+            send_error(token, layout, ErrorType::kProtocolError, request.error().message);
             return;
         }
         busy_ = true;
         orphaned_ = false;
         cancel_sent_ = false;
         token_ = token;
+        layout_ = layout;
         const auto meta = bus::decode_request_meta(request.value().meta);
         request_id_hint_ = meta ? meta.value().request_id : std::string{};
         bus::send_frames(pair_,
@@ -394,6 +404,7 @@ private:
     bool orphaned_ = false;  // the connection that brought the request is gone
     bool cancel_sent_ = false;
     std::string token_;
+    bus::WorkerLayout layout_ = bus::WorkerLayout::kCompact;  // of the request in flight
     std::string request_id_hint_;  // for logs only
 };
 

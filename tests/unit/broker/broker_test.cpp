@@ -388,6 +388,74 @@ TEST_F(BrokerTest, StreamingRepliesArriveInOrderThenFinal) {
     EXPECT_TRUE(client->silent_for(200ms));
 }
 
+// A GBW02 worker (§5.4): the same conversation as above, one frame shorter each way.
+TEST_F(BrokerTest, CompactWorkerStreamsWithoutTheEmptyFrame) {
+    start();
+    auto w = peer();
+    w->send({kEmpty, kMdpw, cmd(0x01), "echo", "GBW02"});
+    w->keepalive({kEmpty, kMdpw, cmd(0x04)});
+    auto client = peer();
+    request(*client, "echo", "r1", "{\"q\":1}", "4000");
+    const auto got = w->recv(3000ms);
+    ASSERT_TRUE(got.has_value()) << "worker got no REQUEST";
+    const Frames& req = *got;
+    ASSERT_EQ(req.size(), 6u);
+    EXPECT_EQ(req[2], cmd(0x02));
+    const json meta = json::parse(req[4]);
+    EXPECT_EQ(meta["request_id"], "r1");
+    EXPECT_EQ(meta["service"], "echo");
+    EXPECT_EQ(meta["attempt"], 1);
+    EXPECT_EQ(meta["client"], "GBC01");
+    EXPECT_EQ(req[5], "{\"q\":1}");
+    const std::string token = req[3];
+    w->send({kEmpty, kMdpw, cmd(0x06), token, "\"chunk\""});
+    // The classic empty frame from a GBW02 worker makes a PARTIAL of two frames: dropped.
+    w->send({kEmpty, kMdpw, cmd(0x06), token, kEmpty, "\"dropped\""});
+    w->send({kEmpty, kMdpw, cmd(0x07), token, "urn:q:1", "0", "complete", "{\"seq\":0}"});
+    w->send({kEmpty, kMdpw, cmd(0x03), token, "{\"done\":true}"});
+    const Frames partial = expect_gb(*client, 0x02, "r1");
+    ASSERT_EQ(partial.size(), 6u);
+    EXPECT_EQ(partial[4], "data");
+    EXPECT_EQ(partial[5], "\"chunk\"");
+    const Frames explained = expect_gb(*client, 0x02, "r1");
+    ASSERT_EQ(explained.size(), 6u);
+    EXPECT_EQ(explained[4], "explain");
+    EXPECT_EQ(explained[5], "{\"seq\":0}");
+    const Frames final_frames = expect_gb(*client, 0x03, "r1");
+    ASSERT_EQ(final_frames.size(), 5u);
+    EXPECT_EQ(final_frames[4], "{\"done\":true}");
+    EXPECT_TRUE(client->silent_for(200ms));
+}
+
+// GBW02 with credit: pipelined REQUESTs, a CANCEL (the same in both layouts) for one token, and
+// an ERROR without the empty frame.
+TEST_F(BrokerTest, CompactWorkerWithCreditGetsCancelAndSendsErrors) {
+    start();
+    auto w = peer();
+    w->send({kEmpty, kMdpw, cmd(0x01), "echo", "GBW02", "2"});
+    w->keepalive({kEmpty, kMdpw, cmd(0x04)});
+    auto client = peer();
+    request(*client, "echo", "r1", "{}", "4000");
+    request(*client, "echo", "r2", "{}", "4000");
+    const auto first = w->recv(3000ms);
+    const auto second = w->recv(3000ms);
+    ASSERT_TRUE(first && second);
+    ASSERT_EQ(first->size(), 6u);
+    ASSERT_EQ(second->size(), 6u);
+    client->send({kEmpty, kGbc, cmd(0x04), "r1"});
+    expect_error(*client, "r1", "Cancelled");
+    const auto cancel = w->recv(3000ms);
+    ASSERT_TRUE(cancel.has_value());
+    EXPECT_EQ(*cancel, (Frames{kEmpty, kMdpw, cmd(0x09), (*first)[3]}));
+    w->send({kEmpty, kMdpw, cmd(0x08), (*first)[3], "Cancelled", "stopped"});  // discarded
+    w->send({kEmpty, kMdpw, cmd(0x08), (*second)[3], "UpstreamError", "llm down"});
+    const Frames error = expect_gb(*client, 0x05, "r2");
+    ASSERT_EQ(error.size(), 6u);
+    EXPECT_EQ(error[4], "UpstreamError");
+    EXPECT_EQ(error[5], "llm down");
+    EXPECT_TRUE(client->silent_for(200ms));
+}
+
 // An EXPLAIN holds its client's later messages until the spool commits (§2.3), and only its
 // client's: another client's reply in the same burst, and the first client's data sent before
 // the EXPLAIN, keep their places; the first client's stream stays in order.

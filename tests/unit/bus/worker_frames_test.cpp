@@ -171,5 +171,120 @@ TEST(WorkerFrames, MalformedAnswersAreProtocolErrors) {
     EXPECT_NE(unknown.message.find("Weird"), std::string::npos);
 }
 
+// ---- the compact layout (GBW02, docs/protocol.md §5.4) ----------------------------------------
+
+TEST(WorkerFrames, CompactReadyDeclaresGbw02) {
+    Frames plain;
+    put_worker_ready(AppendFrames{plain}, "rag", true, 0, WorkerLayout::kCompact);
+    EXPECT_EQ(plain, frames_of({"", "MDPW01", "\x01", "rag", "GBW02"}));
+    auto ready = decode_worker_ready(views_of(plain));
+    ASSERT_TRUE(ready.ok()) << ready.error().message;
+    EXPECT_TRUE(ready.value().gbw01);
+    EXPECT_EQ(ready.value().layout, WorkerLayout::kCompact);
+    EXPECT_EQ(ready.value().credit, 1u);
+
+    Frames credit;
+    put_worker_ready(AppendFrames{credit}, "rag", true, 8, WorkerLayout::kCompact);
+    EXPECT_EQ(credit, frames_of({"", "MDPW01", "\x01", "rag", "GBW02", "8"}));
+    ready = decode_worker_ready(views_of(credit));
+    ASSERT_TRUE(ready.ok());
+    EXPECT_EQ(ready.value().layout, WorkerLayout::kCompact);
+    EXPECT_EQ(ready.value().credit, 8u);
+
+    // GBW01 stays classic; a plain 7/MDP worker is classic and not extended.
+    ready = decode_worker_ready(views_of(frames_of({"", "MDPW01", "\x01", "rag", "GBW01"})));
+    ASSERT_TRUE(ready.ok());
+    EXPECT_EQ(ready.value().layout, WorkerLayout::kClassic);
+    ready = decode_worker_ready(views_of(frames_of({"", "MDPW01", "\x01", "rag", "GBW03"})));
+    ASSERT_TRUE(ready.ok());
+    EXPECT_FALSE(ready.value().gbw01);
+    EXPECT_EQ(ready.value().layout, WorkerLayout::kClassic);
+    EXPECT_FALSE(decode_worker_ready(views_of(frames_of({"", "MDPW01", "\x01", "rag", "GBW03", "4"}))).ok());
+}
+
+TEST(WorkerFrames, CompactRequestRoundTripsAndIsToldApartFromClassic) {
+    Frames compact;
+    put_worker_token_head(AppendFrames{compact}, cmd::kRequest, "17", WorkerLayout::kCompact);
+    compact.push_back(encode_request_meta("r-1", "rag", 2500, 1, "GBC01"));
+    compact.push_back("{}");
+    EXPECT_EQ(compact.size(), 6u);  // one frame less than classic
+    auto request = decode_gbw_request(views_of(compact));
+    ASSERT_TRUE(request.ok()) << request.error().message;
+    EXPECT_EQ(request.value().layout, WorkerLayout::kCompact);
+    EXPECT_EQ(request.value().token, "17");
+    EXPECT_EQ(request.value().body, "{}");
+    const auto meta = decode_request_meta(request.value().meta);
+    ASSERT_TRUE(meta.ok());
+    EXPECT_EQ(meta.value(), (RequestMetaFrame{"r-1", "rag", 2500, 1, "GBC01"}));
+
+    Frames classic;
+    put_worker_token_head(AppendFrames{classic}, cmd::kRequest, "17");
+    classic.push_back(compact[4]);
+    classic.push_back("{}");
+    request = decode_gbw_request(views_of(classic));
+    ASSERT_TRUE(request.ok());
+    EXPECT_EQ(request.value().layout, WorkerLayout::kClassic);
+    EXPECT_EQ(request.value().meta, compact[4]);
+
+    // An empty meta frame fits neither layout, nor does a compact REQUEST without its body.
+    for (const Frames& bad : {frames_of({"", "MDPW01", "\x02", "1", "", "{}"}),
+                              frames_of({"", "MDPW01", "\x02", "1", "{}"}),
+                              frames_of({"", "MDPW01", "\x02", "1", "{}", "{}", "{}"})}) {
+        const auto decoded = decode_gbw_request(views_of(bad));
+        ASSERT_FALSE(decoded.ok()) << bad.size();
+        expect_protocol_error(decoded.error());
+    }
+}
+
+TEST(WorkerFrames, CompactAnswersRoundTrip) {
+    constexpr auto kCompact = WorkerLayout::kCompact;
+    Frames reply;
+    put_worker_token_head(AppendFrames{reply}, cmd::kReply, "9", kCompact);
+    reply.push_back("{\"ok\":true}");
+    EXPECT_EQ(reply, frames_of({"", "MDPW01", "\x03", "9", "{\"ok\":true}"}));
+    ASSERT_TRUE(decode_worker_token(views_of(reply), kCompact).ok());
+    EXPECT_EQ(decode_worker_token(views_of(reply), kCompact).value(), "9");
+    EXPECT_EQ(worker_payload_frame(kCompact), 4u);
+    // Read as classic, the body stands where the empty frame belongs.
+    EXPECT_FALSE(decode_worker_token(views_of(reply)).ok());
+
+    Frames partial;
+    put_worker_token_head(AppendFrames{partial}, cmd::kPartial, "9", kCompact);
+    partial.push_back("\"chunk\"");
+    ASSERT_TRUE(decode_worker_partial(views_of(partial), kCompact).ok());
+    EXPECT_EQ(decode_worker_partial(views_of(partial), kCompact).value(), "\"chunk\"");
+    EXPECT_FALSE(decode_worker_partial(views_of(partial)).ok());
+
+    Frames explain;
+    put_worker_explain(AppendFrames{explain}, "9", "urn:q:1", 3, "open", kCompact);
+    explain.push_back("{}");
+    EXPECT_EQ(explain.size(), 8u);
+    const auto decoded = decode_worker_explain(views_of(explain), 2048, kCompact);
+    ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+    EXPECT_EQ(decoded.value().session, "urn:q:1");
+    EXPECT_EQ(decoded.value().seq, 3u);
+    EXPECT_EQ(decoded.value().state, "open");
+    EXPECT_EQ(explain[decoded.value().body], "{}");
+    EXPECT_FALSE(decode_worker_explain(views_of(explain), 2048).ok());
+
+    Frames error;
+    put_worker_error(AppendFrames{error}, "9", base::make_error(ErrorType::kCancelled, "stop"), kCompact);
+    EXPECT_EQ(error, frames_of({"", "MDPW01", "\x08", "9", "Cancelled", "stop"}));
+    const base::Error read = decode_worker_error(views_of(error), kCompact);
+    EXPECT_EQ(read.type, ErrorType::kCancelled);
+    EXPECT_EQ(read.message, "stop");
+}
+
+TEST(WorkerFrames, MetaIntoABufferMatchesTheStringForm) {
+    std::string buffer = "left over from the last request";
+    encode_request_meta(buffer, "r-\xC0", "rag", 18446744073709551615ull, 0, "");
+    EXPECT_EQ(buffer, encode_request_meta("r-\xC0", "rag", 18446744073709551615ull, 0, ""));
+    const auto meta = decode_request_meta(buffer);
+    ASSERT_TRUE(meta.ok()) << buffer;
+    EXPECT_EQ(meta.value().deadline_ms, 18446744073709551615ull);
+    EXPECT_EQ(meta.value().attempt, 0u);
+    EXPECT_EQ(meta.value().client, "");
+}
+
 }  // namespace
 }  // namespace glassbox::bus

@@ -63,7 +63,7 @@ TEST_F(WorkerTest, ReadyDeclaresServiceAndGbw01) {
     EXPECT_EQ(ready->frames[0], "");
     EXPECT_EQ(ready->frames[1], "MDPW01");
     EXPECT_EQ(ready->frames[3], "test");
-    EXPECT_EQ(ready->frames[4], "GBW01");
+    EXPECT_EQ(ready->frames[4], "GBW02");  // the extension, compact layout (protocol.md §5.4)
 }
 
 TEST_F(WorkerTest, EachThreadRegistersItsOwnWorker) {
