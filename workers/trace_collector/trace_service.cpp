@@ -49,16 +49,17 @@ Result<std::int64_t> bounded_integer(const json& body, const char* key, std::int
     return v;
 }
 
-// The store's reply as the contract's type T (schema/messages_trace.hpp), encoded by its codec:
-// what leaves the service has the shape the CLI decodes, or is an Internal error.
+// The store's reply checked against the contract's type T (schema/messages_trace.hpp): what
+// leaves the service has the shape the CLI decodes, or is an Internal error. The reply is sent
+// as the store wrote it (tests check that it is byte for byte T's encoding); encoding the
+// decoded struct again would only cost a second pass over every list and trace.
 template <typename T>
 Result<json> as_reply(Result<json> stored) {
     if (!stored) return stored.error();
-    auto typed = schema::decode<T>(*stored);
-    if (!typed) {
+    if (auto typed = schema::decode<T>(*stored); !typed) {
         return make_error(ErrorType::kInternal, "trace store reply does not match the contract: " + typed.error().message);
     }
-    return schema::encode(*typed);
+    return stored;
 }
 
 Result<json> list(TraceStore& store, const json& body) {

@@ -1,6 +1,7 @@
 // The `trace` service's request handling: ops, field checks, typed errors, streamed export.
 #include <gtest/gtest.h>
 
+#include "schema/messages_trace.hpp"
 #include "tests/support/trace_fixture.hpp"
 #include "workers/trace_collector/trace_service.hpp"
 
@@ -46,6 +47,38 @@ TEST_F(TraceServiceTest, ListShowExportStats) {
     for (const char* key : {"sessions", "by_status", "events", "triples", "texts", "quarantined", "db_bytes"}) {
         EXPECT_TRUE(stats->contains(key)) << key;
     }
+}
+
+// The service sends the store's JSON as it is once it decodes as the contract's type: that is
+// only right while the store writes exactly what the type's encoder would.
+TEST_F(TraceServiceTest, RepliesAreTheContractsEncodingByteForByte) {
+    const auto done = FakeRun::make("graph-rag", "who built it?", kT0);
+    const auto failed = FakeRun::make("echo", "and then?", kT0 + 100);
+    const auto child = FakeRun::make("document-rag", "sub-question", kT0 + 5, done.uris.question());
+    const auto open = FakeRun::make("echo", "still going", kT0 + 200);
+    store({done.open(), child.open(), child.end(), done.end(), failed.open(),
+           failed.end(schema::TraceStatus::kError), open.open()},
+          kT0 + 300);
+    const auto same_as_encoded = [](const auto& typed_tag, const json& reply) {
+        using T = std::decay_t<decltype(typed_tag)>;
+        auto typed = schema::decode<T>(reply);
+        ASSERT_TRUE(typed.ok()) << typed.error().describe();
+        EXPECT_EQ(schema::encode(*typed).dump(), reply.dump());
+    };
+    for (const json& query : {json{{"op", "list"}}, json{{"op", "list"}, {"include_subtraces", true}},
+                              json{{"op", "list"}, {"status", "error"}, {"exact_total", true}}}) {
+        auto listed = ask(query);
+        ASSERT_TRUE(listed.ok()) << listed.error().describe();
+        same_as_encoded(schema::TraceSessionList{}, *listed);
+    }
+    for (const auto* run : {&done, &failed, &child, &open}) {
+        auto shown = ask({{"op", "show"}, {"session", run->session()}});
+        ASSERT_TRUE(shown.ok()) << shown.error().describe();
+        same_as_encoded(schema::TraceDetail{}, *shown);
+    }
+    auto stats = ask({{"op", "stats"}});
+    ASSERT_TRUE(stats.ok()) << stats.error().describe();
+    same_as_encoded(schema::TraceStats{}, *stats);
 }
 
 TEST_F(TraceServiceTest, BadInputIsATypedError) {
