@@ -19,9 +19,6 @@ namespace {
 using nlohmann::json;
 using schema::Term;
 using schema::TraceDetail;
-using schema::TraceEvent;
-using schema::TraceSessionList;
-using schema::TraceSessionSummary;
 using schema::Triple;
 namespace vocab = schema::vocab;
 using namespace detail;

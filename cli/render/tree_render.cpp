@@ -18,12 +18,9 @@
 namespace glassbox::cli::render {
 namespace {
 
-using nlohmann::json;
 using schema::Term;
 using schema::TraceDetail;
 using schema::TraceEvent;
-using schema::TraceSessionList;
-using schema::TraceSessionSummary;
 using schema::Triple;
 namespace vocab = schema::vocab;
 using namespace detail;

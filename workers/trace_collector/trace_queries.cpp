@@ -22,7 +22,6 @@
 namespace glassbox::trace {
 
 using nlohmann::json;
-using base::Error;
 using base::ErrorType;
 using base::make_error;
 using base::Result;
