@@ -290,7 +290,7 @@ std::vector<std::string> ExtractiveModel::synthesize_from_chunks(
         // Bridging: a picked sentence that names another chunk's title ("... shot in Leland,
         // such as Maximum Overdrive") makes that chunk's sentences, its first above all, the
         // likely next step; words the picked sentence adds to the question count a little.
-        const std::string picked_norm = " " + normalize(sentences[best].text) + " ";
+        const std::string picked_norm = std::string(" ").append(normalize(sentences[best].text)).append(" ");
         std::set<std::string> q_set(q.begin(), q.end());
         std::set<std::string> added;
         for (const auto& w : sentences[best].stems)

@@ -76,7 +76,7 @@ base::Result<PromptTemplate> PromptTemplate::parse(std::string name, std::string
     t.name = std::move(name);
     t.origin = std::move(origin);
     const auto fail = [&](std::size_t line, const std::string& why) {
-        return invalid("template " + t.origin + (line ? ":" + std::to_string(line) : "") + ": " +
+        return invalid("template " + t.origin + (line ? std::string(":").append(std::to_string(line)) : "") + ": " +
                        why);
     };
 

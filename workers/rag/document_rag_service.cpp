@@ -261,7 +261,7 @@ private:
         json chunks = json::array();
         for (std::size_t k = 0; k < selected_.size(); ++k) {
             const auto& c = retrieved_[selected_[k]];
-            chunks.push_back({{"id", "c" + std::to_string(k + 1)},
+            chunks.push_back({{"id", std::string("c").append(std::to_string(k + 1))},
                               {"text", c.text},
                               {"title", c.document_title}});
         }

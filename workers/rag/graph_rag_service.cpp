@@ -311,7 +311,7 @@ private:
         std::vector<LabelledEdge> shown;
         for (std::size_t i = 0; i < candidates->size(); ++i) {
             LabelledEdge e = labelled_[(*candidates)[i]];
-            e.id = "e" + std::to_string(i + 1);
+            e.id = std::string("e").append(std::to_string(i + 1));
             shown.push_back(std::move(e));
         }
         std::vector<std::pair<std::size_t, double>> ranked;  // candidate position, score
@@ -426,7 +426,7 @@ private:
         std::vector<LabelledEdge> view;
         for (std::size_t i = 0; i < kept_.size(); ++i) {
             LabelledEdge e = labelled_[kept_[i].found];
-            e.id = "e" + std::to_string(i + 1);
+            e.id = std::string("e").append(std::to_string(i + 1));
             view.push_back(std::move(e));
         }
         return view;
