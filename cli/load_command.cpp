@@ -82,7 +82,7 @@ double seconds_since(Clock::time_point start) {
 class Pipeline {
 public:
     Pipeline(const ClientOptions& options, std::function<void(const json&)> on_final)
-        : bus_(make_config(options)), timeout_(options.timeout()), on_final_(std::move(on_final)) {}
+        : bus_(options.bus_config()), timeout_(options.timeout()), on_final_(std::move(on_final)) {}
 
     Result<void> send(const json& body) {
         while (in_flight_.size() >= kMaxInFlight) {
@@ -109,10 +109,6 @@ public:
     }
 
 private:
-    static bus::BusClientConfig make_config(const ClientOptions& options) {
-        return options.bus_config();
-    }
-
     Result<void> wait_one() {
         const auto id = in_flight_.front();
         const auto wait = timeout_ + bus_.config().deadline_grace + std::chrono::seconds{1};
