@@ -1,0 +1,123 @@
+// Issue 16, points 3, 9, 10, 11 end to end: the store bounds the work of one request and
+// answers with typed errors while it keeps serving; loads of empty, huge and bad input say
+// what happened. Real broker and store worker processes on loopback.
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/cluster.hpp"
+
+namespace glassbox::integration {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+bool exited_with(const CommandResult& r, int code) { return r.status.exited && r.status.code == code; }
+
+// The peak resident set of a process (VmHWM), in bytes; 0 if it cannot be read.
+std::uint64_t peak_rss_bytes(pid_t pid) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(status, line);) {
+        if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+    }
+    return 0;
+}
+
+// The terminal message of a list (an empty one if none came).
+GbcMessage terminal_of(const std::vector<GbcMessage>& replies) {
+    return !replies.empty() && replies.back().terminal() ? replies.back() : GbcMessage{};
+}
+
+class StoreBoundsTest : public ClusterTest {
+protected:
+    void SetUp() override {
+        broker_ = start_broker();
+        const auto home = (dir() / "store-home").string();
+        store_ = &start_process("store", {glassbox_binary(), "worker", "store", "--broker", broker_.endpoint,
+                                          "--home", home, "--heartbeat-ms", std::to_string(kHeartbeatMs)});
+        ASSERT_TRUE(wait_for_service(broker_.endpoint, "store"));
+    }
+
+    CommandResult glassbox(std::vector<std::string> args, milliseconds timeout = milliseconds{60'000}) {
+        args.push_back("--broker");
+        args.push_back(broker_.endpoint);
+        return run_glassbox(std::move(args), timeout);
+    }
+
+    fs::path write(const std::string& name, const std::string& text) {
+        const auto path = dir() / name;
+        std::ofstream(path, std::ios::binary) << text;
+        return path;
+    }
+
+    // `triples` statements of about `literal_bytes` each, loaded (not indexed).
+    void load_graph(int triples, std::size_t literal_bytes) {
+        std::string text;
+        for (int i = 0; i < triples; ++i) {
+            text += "<urn:s" + std::to_string(i) + "> <urn:p" + std::to_string(i % 7) + "> \"" +
+                    std::string(literal_bytes, static_cast<char>('a' + i % 26)) + "\" .\n";
+        }
+        const auto r = glassbox({"load", "rdf", write("graph.nt", text).string(), "--no-index"});
+        ASSERT_TRUE(exited_with(r, 0)) << r.err;
+    }
+
+    static std::string batch_body(std::size_t patterns, std::uint32_t limit) {
+        json body{{"op", "triples-batch"}, {"limit", limit}, {"patterns", json::array()}};
+        for (std::size_t i = 0; i < patterns; ++i) body["patterns"].push_back(json::object());
+        return body.dump();
+    }
+
+    RunningBroker broker_;
+    ChildProcess* store_ = nullptr;
+};
+
+// The issue's requests: 300 empty patterns × limit 1000 (a 61 MB reply, 407 MB of store memory,
+// WorkerLost) and 50,000 patterns (the store grew to 23 GB). Now typed errors naming the bound,
+// the store stays small, and it answers the next request.
+TEST_F(StoreBoundsTest, TriplesBatchAboveItsBoundsIsATypedErrorAndTheStoreKeepsServing) {
+    load_graph(3'000, 200);
+    GbcClient client(context_, broker_.endpoint);
+
+    auto wide = terminal_of(client.call("store", batch_body(300, 1'000), 30'000, milliseconds{40'000}));
+    ASSERT_TRUE(wide.is_error()) << wide.describe();
+    EXPECT_EQ(wide.error_type, "InvalidRequest");
+    EXPECT_NE(wide.message.find("max_rows"), std::string::npos) << wide.message;
+    EXPECT_NE(wide.message.find("300 patterns"), std::string::npos) << wide.message;
+
+    auto many = terminal_of(client.call("store", batch_body(50'000, 0), 30'000, milliseconds{40'000}));
+    ASSERT_TRUE(many.is_error()) << many.describe();
+    EXPECT_EQ(many.error_type, "InvalidRequest");
+    EXPECT_NE(many.message.find("max_patterns"), std::string::npos) << many.message;
+
+    // Within the row bound but not the reply's: 150 × 1,000 triples of ~270 bytes is ~40 MB.
+    auto big = terminal_of(client.call("store", batch_body(150, 1'000), 30'000, milliseconds{40'000}));
+    ASSERT_TRUE(big.is_error()) << big.describe();
+    EXPECT_EQ(big.error_type, "InvalidRequest");
+    EXPECT_NE(big.message.find("max_reply_bytes"), std::string::npos) << big.message;
+
+    // A single `triples` answer streams in messages under the bus limit.
+    auto streamed = client.call("store", R"({"op":"triples","limit":3000})", 30'000, milliseconds{40'000});
+    ASSERT_TRUE(terminal_of(streamed).is_final()) << terminal_of(streamed).describe();
+    std::size_t triples = 0;
+    for (const auto& m : streamed) {
+        EXPECT_LT(m.body.size(), 12u << 20);
+        if (m.command == 0x02 || m.command == 0x03) triples += m.json()["triples"].size();
+    }
+    EXPECT_EQ(triples, 3'000u);
+
+    // Still serving, and it never held the answers it refused.
+    auto next = terminal_of(client.call("store", batch_body(3, 5), 10'000));
+    ASSERT_TRUE(next.is_final()) << next.describe();
+    EXPECT_EQ(next.json()["results"].size(), 3u);
+    EXPECT_EQ(next.json()["results"][0].size(), 5u);
+    const auto peak = peak_rss_bytes(store_->pid());
+    ASSERT_GT(peak, 0u);
+    EXPECT_LT(peak, 200u << 20) << "the store worker peaked at " << (peak >> 20) << " MiB";
+}
+
+}  // namespace
+}  // namespace glassbox::integration
