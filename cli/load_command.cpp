@@ -14,6 +14,7 @@
 
 #include "bus/bus_client.hpp"
 #include "base/time_format.hpp"
+#include "base/utf8.hpp"
 #include "cli/client_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
@@ -264,7 +265,9 @@ void load_rdf(const LoadOptions& options) {
         const fs::path path(given);
         (void)rdf_options(options, path);
         std::error_code ec;
-        if (!fs::exists(path, ec)) exit_with_error(make_error(ErrorType::kNotFound, given + ": no such file"));
+        if (!fs::exists(path, ec)) {
+            exit_with_error(make_error(ErrorType::kNotFound, base::printable_utf8(given) + ": no such file"));
+        }
         files.push_back(path);
     }
 
@@ -286,7 +289,7 @@ void load_rdf(const LoadOptions& options) {
         const fs::path absolute = fs::absolute(path, ec);
         schema::SourceInfo source{loader::file_uri(absolute), path.string(),
                                   std::string(loader::media_type(*read.format)), options.tier, now_datetime()};
-        Progress progress(path.filename().string(), "statements", 0, show);
+        Progress progress(base::printable_utf8(path.filename().string()), "statements", 0, show);
         std::uint64_t sent = 0;
         std::uint64_t bytes_read = 0;
         std::uint64_t bytes_total = 0;
@@ -393,7 +396,7 @@ void load_docs(const LoadOptions& options) {
         auto checked = loader::read_documents(given, read, [&](loader::ReadDocument&& doc) -> Result<void> {
             auto spans = loader::chunk_text(doc.text, chunking);
             if (!spans) {
-                return make_error(spans.error().type, doc.path.string() +
+                return make_error(spans.error().type, base::printable_utf8(doc.path.string()) +
                                                           (doc.line > 0 ? ":" + std::to_string(doc.line) : "") +
                                                           ": " + spans.error().message);
             }

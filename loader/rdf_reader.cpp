@@ -764,10 +764,21 @@ SerdStatus parse_statement(void* handle, SerdStatementFlags /*flags*/, const Ser
 
 }  // namespace
 
-base::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
-                                      const RdfReadOptions& options, const RdfBatchSink& on_batch,
-                                      const RdfIssueSink& on_issue,
-                                      const RdfProgressSink& on_progress) {
+namespace {
+
+// Errors quote paths, lines and serd's messages, any of which may hold bytes that are not
+// UTF-8: every error leaves this file escaped (base::printable_utf8; issue 16).
+template <typename T>
+base::Result<T> with_printable_error(base::Result<T> result) {
+    if (result) return result;
+    base::Error error = std::move(result).error();
+    error.message = base::printable_utf8(error.message);
+    return error;
+}
+
+base::Result<RdfReadStats> read_rdf_file(const std::filesystem::path& path, const RdfReadOptions& options,
+                                         const RdfBatchSink& on_batch, const RdfIssueSink& on_issue,
+                                         const RdfProgressSink& on_progress) {
     RdfFormat format{};
     if (options.format) {
         format = *options.format;
@@ -820,7 +831,24 @@ base::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
     }
 }
 
+base::Result<std::vector<schema::Triple>> parse_nquads_with_serd_unescaped(std::string_view text);
+
+}  // namespace
+
+base::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
+                                      const RdfReadOptions& options, const RdfBatchSink& on_batch,
+                                      const RdfIssueSink& on_issue,
+                                      const RdfProgressSink& on_progress) {
+    return with_printable_error(read_rdf_file(path, options, on_batch, on_issue, on_progress));
+}
+
 base::Result<std::vector<schema::Triple>> parse_nquads_with_serd(std::string_view text) {
+    return with_printable_error(parse_nquads_with_serd_unescaped(text));
+}
+
+namespace {
+
+base::Result<std::vector<schema::Triple>> parse_nquads_with_serd_unescaped(std::string_view text) {
     if (const void* nul = std::memchr(text.data(), '\0', text.size()); nul != nullptr) {
         return base::make_error(ErrorType::kInvalidRequest,
                                   "N-Quads: NUL byte at offset " +
@@ -861,5 +889,7 @@ base::Result<std::vector<schema::Triple>> parse_nquads_with_serd(std::string_vie
     }
     return std::move(parse.triples);
 }
+
+}  // namespace
 
 }  // namespace glassbox::loader

@@ -119,5 +119,48 @@ TEST_F(StoreBoundsTest, TriplesBatchAboveItsBoundsIsATypedErrorAndTheStoreKeepsS
     EXPECT_LT(peak, 200u << 20) << "the store worker peaked at " << (peak >> 20) << " MiB";
 }
 
+// Issue 16, point 11: through the bus, text that is not N-Quads is InvalidRequest naming its
+// line, a load is all or nothing, and a load without its text is refused rather than loading
+// nothing successfully.
+TEST_F(StoreBoundsTest, LoadTriplesRefusesTextThatIsNotNQuadsAndStoresNothingOfIt) {
+    GbcClient client(context_, broker_.endpoint);
+    const auto load = [&](json body) {
+        body["op"] = "load-triples";
+        body["collection"] = "probe";
+        body["source"] = {{"uri", "urn:probe:file"}};
+        return terminal_of(client.call("store", body.dump(), 10'000));
+    };
+    auto word = load({{"nquads", "xxxxx"}});
+    ASSERT_TRUE(word.is_error()) << word.describe();
+    EXPECT_EQ(word.error_type, "InvalidRequest");
+    EXPECT_NE(word.message.find("N-Quads 1:1"), std::string::npos) << word.message;
+
+    auto junk = load({{"nquads", "<urn:a> <urn:b> <urn:c> .\n%%%% junk"}});
+    ASSERT_TRUE(junk.is_error()) << junk.describe();
+    EXPECT_EQ(junk.error_type, "InvalidRequest");
+    EXPECT_NE(junk.message.find("N-Quads 2:1"), std::string::npos) << junk.message;
+
+    // The text under another key used to answer {"statements": 0}.
+    for (const char* key : {"triples", "text", "ntriples"}) {
+        auto misnamed = load({{key, "<urn:a> <urn:b> <urn:c> ."}});
+        ASSERT_TRUE(misnamed.is_error()) << key << ": " << misnamed.describe();
+        EXPECT_EQ(misnamed.error_type, "InvalidRequest");
+        EXPECT_NE(misnamed.message.find("nquads"), std::string::npos) << misnamed.message;
+    }
+
+    // Nothing of those requests is stored: the collection was never even created.
+    auto stats = terminal_of(client.call("store", R"({"op":"stats","collection":"probe"})", 10'000));
+    ASSERT_TRUE(stats.is_error()) << stats.describe();
+    EXPECT_EQ(stats.error_type, "NotFound");
+
+    // And an error quoting bytes that are not UTF-8 (a file's path, serd's message) is valid UTF-8.
+    const auto bad = write("bad\xFF" "escape.nt", "<urn:a> <urn:b> \"\\\xC3\xA9\" .\n");
+    const auto r = glassbox({"load", "rdf", bad.string(), "--no-index"});
+    EXPECT_TRUE(exited_with(r, 2)) << r.err;
+    EXPECT_NE(r.err.find("bad\\xFFescape.nt:1:"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find('\xFF'), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("\\\xC3"), std::string::npos) << "a lone lead byte of 'é': " << r.err;
+}
+
 }  // namespace
 }  // namespace glassbox::integration

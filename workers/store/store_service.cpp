@@ -464,6 +464,12 @@ private:
     }
 
     Result<json> load_triples(const json& body) {
+        // Text under another key ("triples", "text") would decode as an empty batch and load
+        // nothing while answering success (issue 16): the text must be there.
+        if (const auto text = body.find("nquads"); text == body.end() || !text->is_string()) {
+            return make_error(ErrorType::kInvalidRequest,
+                              "load-triples needs \"nquads\": the statements as N-Quads text (a string)");
+        }
         auto q = schema::decode<schema::LoadTriplesRequest>(body);
         if (!q) return std::move(q).error();
         if (q->source.uri.empty()) {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/utf8.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -622,6 +624,35 @@ TEST(RdfSharedData, PathQuestionFilesReadInFullAndRoundTrip) {
         ASSERT_TRUE(parsed) << parsed.error().describe();
         EXPECT_EQ(*parsed, all) << name;
     }
+}
+
+// Issue 16: serd quotes the bad bytes of an escape (`\` then the first byte of "é"), and paths
+// may hold any bytes: every error text comes out valid UTF-8, the bytes escaped as \xNN.
+TEST(RdfReaderErrors, ErrorTextsAreValidUtf8WhateverTheyQuote) {
+    TempDir dir;
+    const auto escape = dir.write("escape.nt", "<urn:a> <urn:b> \"\\\xC3\xA9\" .\n");
+    const auto all = read_all(escape);
+    ASSERT_FALSE(all.stats);
+    EXPECT_FALSE(base::find_invalid_utf8(all.stats.error().message)) << all.stats.error().message;
+    EXPECT_NE(all.stats.error().message.find("escape.nt:1:"), std::string::npos) << all.stats.error().message;
+
+    const auto missing = read_all(dir.path() / "no\xFFsuch.nt");
+    ASSERT_FALSE(missing.stats);
+    EXPECT_EQ(missing.stats.error().type, base::ErrorType::kNotFound);
+    EXPECT_NE(missing.stats.error().message.find("no\\xFFsuch.nt"), std::string::npos)
+        << missing.stats.error().message;
+
+    const auto odd = format_from_path("data.\xFF");
+    ASSERT_FALSE(odd);
+    EXPECT_FALSE(base::find_invalid_utf8(odd.error().message)) << odd.error().message;
+
+    RdfReadOptions lenient;
+    lenient.lenient = true;
+    const auto skipped = read_all(dir.write("lenient.nt", "<urn:a> <urn:b> \"\\\xC3\xA9\" .\n<urn:a> <urn:b> <urn:c> .\n"),
+                                  lenient);
+    ASSERT_TRUE(skipped.stats) << skipped.stats.error().message;
+    ASSERT_EQ(skipped.issues.size(), 1u);
+    EXPECT_FALSE(base::find_invalid_utf8(skipped.issues[0].describe())) << skipped.issues[0].describe();
 }
 
 }  // namespace
