@@ -206,12 +206,14 @@ void print_totals(const LoadOptions& options, const LoadTotals& t, bool rdf) {
                   << (t.files == 1 ? " file" : " files") << " into collection " << collection << ": "
                   << with_commas(t.added) << " new facts, " << with_commas(t.present) << " already present";
         if (t.skipped > 0) std::cout << ", " << with_commas(t.skipped) << " bad statements skipped";
+        if (t.statements == 0) std::cout << " (the files hold no statements: nothing was loaded)";
     } else {
         std::cout << "loaded " << with_commas(t.documents) << " documents from " << t.files
                   << (t.files == 1 ? " file" : " files") << " into collection " << collection << ": "
                   << with_commas(t.documents_added) << " new, " << with_commas(t.documents_replaced)
                   << " replaced, " << with_commas(t.documents_unchanged) << " unchanged; "
                   << with_commas(t.chunks) << " chunks written";
+        if (t.documents == 0) std::cout << " (the files hold no documents: nothing was loaded)";
     }
     std::cout << " in " << format_seconds(t.seconds);
     if (rdf && t.seconds > 0) {
@@ -365,7 +367,9 @@ void load_rdf(const LoadOptions& options) {
         committing.finish();
     }
     totals.seconds = seconds_since(start);
-    if (!options.no_index) run_index(pipeline, options, totals);
+    // Nothing staged, nothing new to index (and a new collection was never created: indexing
+    // it would be NotFound).
+    if (!options.no_index && staged > 0) run_index(pipeline, options, totals);
     print_totals(options, totals, true);
 }
 
@@ -470,7 +474,8 @@ void load_docs(const LoadOptions& options) {
     }
     totals.seconds = seconds_since(start);
     progress.finish();
-    if (!options.no_index) run_index(pipeline, options, totals);
+    // No document sent, nothing new to index (see load_rdf).
+    if (!options.no_index && totals.documents > 0) run_index(pipeline, options, totals);
     print_totals(options, totals, false);
 }
 

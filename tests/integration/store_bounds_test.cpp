@@ -162,5 +162,30 @@ TEST_F(StoreBoundsTest, LoadTriplesRefusesTextThatIsNotNQuadsAndStoresNothingOfI
     EXPECT_EQ(r.err.find("\\\xC3"), std::string::npos) << "a lone lead byte of 'é': " << r.err;
 }
 
+// Issue 16, point 9: an empty file loaded into a new collection loads zero statements and says
+// so (it used to exit 2: "NotFound: the data is stored but indexing failed").
+TEST_F(StoreBoundsTest, AnEmptyFileIntoANewCollectionLoadsNothingAndSaysSo) {
+    const auto nt = write("empty.nt", "");
+    const auto ttl = write("empty.ttl", "# only a comment\n@prefix ex: <http://example.org/> .\n");
+    int n = 0;
+    for (const auto& file : {nt, ttl}) {
+        const std::string collection = "fresh" + std::to_string(n++);
+        auto r = glassbox({"load", "rdf", file.string(), "--collection", collection});
+        EXPECT_TRUE(exited_with(r, 0)) << file << ": " << r.err;
+        EXPECT_NE(r.out.find("loaded 0 statements"), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("nothing was loaded"), std::string::npos) << r.out;
+        r = glassbox({"load", "rdf", file.string(), "--collection", collection, "--json"});
+        EXPECT_TRUE(exited_with(r, 0)) << r.err;
+        const auto summary = json::parse(r.out, nullptr, false);
+        ASSERT_TRUE(summary.is_object()) << r.out;
+        EXPECT_EQ(summary["statements"], 0);
+    }
+    const auto jsonl = write("empty.jsonl", "");
+    auto r = glassbox({"load", "docs", jsonl.string(), "--collection", "fresh-docs"});
+    EXPECT_TRUE(exited_with(r, 0)) << r.err;
+    EXPECT_NE(r.out.find("loaded 0 documents"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("nothing was loaded"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace glassbox::integration
