@@ -56,6 +56,40 @@ std::size_t json_string_bytes(std::string_view text) {
     return bytes;
 }
 
+// Bytes of a term's strings (what its N-Quads text holds before escapes and punctuation).
+std::size_t term_text_bytes(const schema::Term& term) {
+    switch (term.kind()) {
+        case schema::Term::Kind::kIri: return term.as_iri().value.size();
+        case schema::Term::Kind::kBlankNode: return term.as_blank().id.size();
+        case schema::Term::Kind::kLiteral: {
+            const auto& l = term.as_literal();
+            return l.value.size() + l.datatype.size() + l.language.size();
+        }
+        case schema::Term::Kind::kTriple: {
+            const auto& t = term.as_triple();
+            return term_text_bytes(t.s) + term_text_bytes(t.p) + term_text_bytes(t.o);
+        }
+    }
+    return 0;
+}
+
+// A statement whose N-Quads text, as the JSON string it travels in, passes what one request
+// may carry: refused where it stands in its file, before anything is sent (issue 16: a 50 MB
+// literal used to reach the broker and come back as a misleading error).
+std::optional<std::string> statement_too_large(const schema::Triple& triple) {
+    // An escape takes at most 6 bytes per byte (\u00XX): most statements are decided here.
+    const std::size_t raw = term_text_bytes(triple.s) + term_text_bytes(triple.p) + term_text_bytes(triple.o) +
+                            (triple.graph ? triple.graph->size() : 0);
+    if (raw * 6 + 64 <= kMaxLoadTextJsonBytes) return std::nullopt;
+    std::string text;
+    loader::write_nquads(std::span<const schema::Triple>(&triple, 1), text);
+    const std::size_t bytes = json_string_bytes(text);
+    if (bytes <= kMaxLoadTextJsonBytes) return std::nullopt;
+    return "statement too large to load: " + std::to_string(bytes) + " bytes as N-Quads text in JSON, above the " +
+           std::to_string(kMaxLoadTextJsonBytes) + " bytes one load request may carry (the broker's " +
+           "max_message_bytes is 16 MiB by default); shorten its literal or load it as a document";
+}
+
 struct LoadOptions {
     ClientOptions client;
     std::vector<std::string> paths;
@@ -240,6 +274,7 @@ loader::RdfReadOptions rdf_options(const LoadOptions& options, const fs::path& p
     read.lenient = options.lenient;
     if (!options.graph.empty()) read.graph = options.graph;
     read.batch_size = options.batch_size;
+    read.check_statement = statement_too_large;
     return read;
 }
 
@@ -305,10 +340,17 @@ void load_rdf(const LoadOptions& options) {
                     nquads.clear();
                     std::size_t json_bytes = 0;
                     std::size_t end = first;
-                    while (end < batch.size() && (end == first || json_bytes < kMaxLoadTextJsonBytes)) {
+                    // Statements are added while the text stays within the bound (each one
+                    // alone fits: check_statement refused any that does not).
+                    while (end < batch.size()) {
                         const std::size_t before = nquads.size();
                         loader::write_nquads(batch.subspan(end, 1), nquads);
-                        json_bytes += json_string_bytes(std::string_view(nquads).substr(before));
+                        const std::size_t bytes = json_string_bytes(std::string_view(nquads).substr(before));
+                        if (end > first && json_bytes + bytes > kMaxLoadTextJsonBytes) {
+                            nquads.resize(before);
+                            break;
+                        }
+                        json_bytes += bytes;
                         ++end;
                     }
                     json body = schema::encode(schema::LoadTriplesRequest{options.collection, source, nquads});

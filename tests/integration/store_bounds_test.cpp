@@ -187,5 +187,38 @@ TEST_F(StoreBoundsTest, AnEmptyFileIntoANewCollectionLoadsNothingAndSaysSo) {
     EXPECT_NE(r.out.find("nothing was loaded"), std::string::npos) << r.out;
 }
 
+// Issue 16, point 10: a statement too large for one request is refused by the loader, naming
+// the file, the line and the limit, before anything is sent (a 50 MB literal used to print
+// "BrokerRestarted", a 20 MB one "MessageTooLarge" without a place); statements that each fit
+// are sent in requests that each fit.
+TEST_F(StoreBoundsTest, AStatementTooLargeForARequestIsNamedWithItsFileAndLine) {
+    for (const std::size_t megabytes : {20u, 50u}) {
+        const std::string name = "literal-" + std::to_string(megabytes) + "mb.nt";
+        const auto file = write(name, "<urn:a> <urn:p> \"small\" .\n<urn:big> <urn:text> \"" +
+                                          std::string(megabytes << 20, 'x') + "\" .\n");
+        const auto r = glassbox({"load", "rdf", file.string(), "--no-index"}, milliseconds{120'000});
+        EXPECT_TRUE(exited_with(r, 2)) << r.err;
+        EXPECT_NE(r.err.find(name + ":2:"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("statement too large"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("12582912"), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find("BrokerRestarted"), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.find("MessageTooLarge"), std::string::npos) << r.err;
+    }
+    // Three 5.5 MB statements: each fits, any two together pass 12 MiB; one batch of the
+    // reader becomes three requests (two in one request used to pass 16 MiB).
+    std::string text;
+    for (int i = 0; i < 3; ++i) {
+        text += "<urn:doc" + std::to_string(i) + "> <urn:text> \"" +
+                std::string(5'500'000, static_cast<char>('a' + i)) + "\" .\n";
+    }
+    const auto r = glassbox({"load", "rdf", write("three.nt", text).string(), "--no-index", "--json"},
+                            milliseconds{120'000});
+    ASSERT_TRUE(exited_with(r, 0)) << r.err;
+    const auto summary = json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(summary.is_object()) << r.out;
+    EXPECT_EQ(summary["statements"], 3);
+    EXPECT_EQ(summary["added"], 3);
+}
+
 }  // namespace
 }  // namespace glassbox::integration

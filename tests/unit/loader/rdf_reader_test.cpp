@@ -655,5 +655,40 @@ TEST(RdfReaderErrors, ErrorTextsAreValidUtf8WhateverTheyQuote) {
     EXPECT_FALSE(base::find_invalid_utf8(skipped.issues[0].describe())) << skipped.issues[0].describe();
 }
 
+// Issue 16, point 10: check_statement refuses a statement where it stands: the exact line for
+// N-Triples, the line read up to for Turtle; lenient mode skips it and goes on.
+TEST(RdfReaderCheckStatement, ARefusedStatementIsAnErrorAtItsLineOrSkipped) {
+    TempDir dir;
+    RdfReadOptions options;
+    options.check_statement = [](const Triple& t) -> std::optional<std::string> {
+        if (t.o.is_literal() && t.o.as_literal().value.size() > 100) return "too long a literal";
+        return std::nullopt;
+    };
+    const std::string long_literal(500, 'x');
+    const auto nt = dir.write("big.nt", "<urn:a> <urn:p> \"short\" .\n\n<urn:b> <urn:p> \"" + long_literal +
+                                            "\" .\n<urn:c> <urn:p> \"short\" .\n");
+    auto strict = read_all(nt, options);
+    ASSERT_FALSE(strict.stats);
+    EXPECT_EQ(strict.stats.error().type, base::ErrorType::kInvalidRequest);
+    EXPECT_NE(strict.stats.error().message.find("big.nt:3: too long a literal"), std::string::npos)
+        << strict.stats.error().message;
+
+    const auto ttl = dir.write("big.ttl", "@prefix ex: <urn:ex:> .\nex:a ex:p \"short\" .\nex:b ex:p\n  \"" +
+                                              long_literal + "\" .\n");
+    auto turtle = read_all(ttl, options);
+    ASSERT_FALSE(turtle.stats);
+    EXPECT_NE(turtle.stats.error().message.find("big.ttl: near line"), std::string::npos)
+        << turtle.stats.error().message;
+    EXPECT_NE(turtle.stats.error().message.find("too long a literal"), std::string::npos);
+
+    options.lenient = true;
+    auto lenient = read_all(nt, options);
+    ASSERT_TRUE(lenient.stats) << lenient.stats.error().message;
+    EXPECT_EQ(lenient.triples.size(), 2u);
+    EXPECT_EQ(lenient.stats->skipped, 1u);
+    ASSERT_EQ(lenient.issues.size(), 1u);
+    EXPECT_EQ(lenient.issues[0].line, 3u);
+}
+
 }  // namespace
 }  // namespace glassbox::loader
