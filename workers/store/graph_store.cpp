@@ -541,8 +541,8 @@ Result<std::vector<SourceRecord>> GraphStore::sources_of(const Triple& fact) {
 
 // ---- labels and entities -------------------------------------------------------------------
 
-Result<std::vector<std::string>> GraphStore::labels(std::span<const Term> terms) {
-    return read_labels(db_, dictionary_, terms);
+Result<std::vector<std::string>> GraphStore::labels(std::span<const Term> terms, std::size_t max_bytes) {
+    return read_labels(db_, dictionary_, terms, max_bytes);
 }
 
 Result<std::vector<Entity>> GraphStore::entities_after(std::int64_t after_id, std::size_t limit) {

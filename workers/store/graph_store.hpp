@@ -165,7 +165,9 @@ public:
     // One label per term, in order: its rdfs:label (language "en", then none, then any), else an
     // IRI's local name (after the last '#', '/' or ':'), else a literal's value, else the
     // N-Triples form (blank nodes, quoted triples).
-    base::Result<std::vector<std::string>> labels(std::span<const schema::Term> terms);
+    // Labels adding up to more than `max_bytes`: kInvalidRequest (see read_labels).
+    base::Result<std::vector<std::string>> labels(std::span<const schema::Term> terms,
+                                                    std::size_t max_bytes = SIZE_MAX);
 
     // IRIs that are the subject or object of a quad, with id > after_id, in id order.
     base::Result<std::vector<Entity>> entities_after(std::int64_t after_id, std::size_t limit);

@@ -421,7 +421,7 @@ private:
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
         const Reading reading(**kb);
-        auto named = (*kb)->graph().labels(q->terms);
+        auto named = (*kb)->graph().labels(q->terms, config_.bounds.max_reply_bytes);
         if (!named) return std::move(named).error();
         return schema::encode(schema::LabelsResponse{std::move(named).value()});
     }

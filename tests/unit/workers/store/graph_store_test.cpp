@@ -889,6 +889,21 @@ TEST_F(GraphStoreTest, AMatchBudgetCutsTheBatchAtItsBytesAndStopsWhenAsked) {
     EXPECT_LT(stopped->size(), patterns.size());
 }
 
+// Issue 16: one long label asked for many times is not copied past the reply bound.
+TEST_F(GraphStoreTest, LabelsAddingUpPastTheirByteBoundAreAnInvalidRequest) {
+    const auto src = source("file:///labels.nt");
+    insert(src, {make_triple(iri("urn:e"), iri(std::string(vocab::kRdfsLabel)), literal(std::string(10'000, 'l')))});
+    const std::vector<Term> terms(100, iri("urn:e"));
+    auto all = store_->labels(terms);
+    ASSERT_TRUE(all) << all.error().message;
+    EXPECT_EQ(all->size(), 100u);
+    auto bounded = store_->labels(terms, 50'000);
+    ASSERT_FALSE(bounded);
+    EXPECT_EQ(bounded.error().type, base::ErrorType::kInvalidRequest);
+    EXPECT_NE(bounded.error().message.find("at term 5 of 100"), std::string::npos) << bounded.error().message;
+    EXPECT_TRUE(store_->labels(std::vector<Term>(4, iri("urn:e")), 50'000));
+}
+
 TEST(TripleWireBytes, CountsEveryStringOfTheTriple) {
     const auto small = triple_wire_bytes(make_triple(iri("urn:a"), iri("urn:p"), literal("x")));
     const auto big = triple_wire_bytes(make_triple(iri("urn:a"), iri("urn:p"), literal(std::string(10'000, 'x'))));
