@@ -25,8 +25,7 @@ using base::Result;
 
 namespace {
 
-// Keys and punctuation around a chunk of chunks-fetch and a source of fact-sources, in bytes.
-constexpr std::size_t kChunkWireOverhead = 160;
+// Keys and punctuation around a source of fact-sources, in bytes.
 constexpr std::size_t kSourceWireOverhead = 80;
 // Reciprocal rank fusion constant (Cormack et al. 2009): damps the weight of the first ranks.
 constexpr double kRrfK = 60.0;
@@ -365,19 +364,8 @@ private:
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
         const Reading reading(**kb);
-        auto fetched = (*kb)->documents().fetch(q->chunk_ids);
+        auto fetched = (*kb)->documents().fetch(q->chunk_ids, config_.bounds.max_reply_bytes);
         if (!fetched) return std::move(fetched).error();
-        std::size_t bytes = 0;
-        for (const auto& c : fetched->chunks) {
-            bytes += kChunkWireOverhead + c.chunk.chunk_id.size() + c.chunk.document_id.size() +
-                     c.chunk.document_title.size() + c.chunk.text.size();
-        }
-        if (bytes > config_.bounds.max_reply_bytes) {
-            return reply_too_large(kOpChunksFetch, config_.bounds.max_reply_bytes, "max_reply_bytes",
-                                   std::to_string(fetched->chunks.size()) + " chunks of about " +
-                                       std::to_string(bytes) + " bytes",
-                                   "fetch fewer chunks per request");
-        }
         schema::ChunkFetchResponse reply;
         for (auto& c : fetched->chunks) reply.chunks.push_back(std::move(c.chunk));
         json out = schema::encode(reply);
