@@ -85,4 +85,33 @@ int hex4(const char* p) noexcept {
     return value;
 }
 
+std::string printable_utf8(std::string_view text) {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    std::string out;
+    out.reserve(text.size());
+    std::size_t i = 0;
+    while (i < text.size()) {
+        const std::size_t bad = find_invalid_utf8(text.substr(i)).value_or(text.size() - i) + i;
+        // The well-formed run [i, bad): only its ASCII controls need escaping.
+        for (; i < bad; ++i) {
+            const auto c = static_cast<unsigned char>(text[i]);
+            if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7F) {
+                out += "\\x";
+                out += kHex[c >> 4];
+                out += kHex[c & 0xF];
+            } else {
+                out += static_cast<char>(c);
+            }
+        }
+        if (i < text.size()) {
+            const auto c = static_cast<unsigned char>(text[i]);
+            out += "\\x";
+            out += kHex[c >> 4];
+            out += kHex[c & 0xF];
+            ++i;
+        }
+    }
+    return out;
+}
+
 }  // namespace glassbox::base

@@ -25,6 +25,12 @@ std::uint64_t count_code_points(std::string_view utf8_text) noexcept;
 // Appends code point `cp` (at most U+10FFFF, not a surrogate) as UTF-8.
 void append_utf8(std::string& out, std::uint32_t cp);
 
+// `text` made safe to quote in an error message (issue 16: every error text is valid UTF-8):
+// well-formed UTF-8 is kept, each byte of an ill-formed sequence becomes "\xFF" (upper-case
+// hex) and each ASCII control character but tab and newline "\x01". Text that has none
+// of these is returned unchanged, so applying it twice changes nothing more.
+std::string printable_utf8(std::string_view text);
+
 // The value of the four hex digits at `p` (four chars must be readable), or -1: a JSON \u escape.
 int hex4(const char* p) noexcept;
 

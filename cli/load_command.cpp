@@ -14,6 +14,7 @@
 
 #include "bus/bus_client.hpp"
 #include "base/time_format.hpp"
+#include "base/utf8.hpp"
 #include "cli/client_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
@@ -53,6 +54,40 @@ std::size_t json_string_bytes(std::string_view text) {
         }
     }
     return bytes;
+}
+
+// Bytes of a term's strings (what its N-Quads text holds before escapes and punctuation).
+std::size_t term_text_bytes(const schema::Term& term) {
+    switch (term.kind()) {
+        case schema::Term::Kind::kIri: return term.as_iri().value.size();
+        case schema::Term::Kind::kBlankNode: return term.as_blank().id.size();
+        case schema::Term::Kind::kLiteral: {
+            const auto& l = term.as_literal();
+            return l.value.size() + l.datatype.size() + l.language.size();
+        }
+        case schema::Term::Kind::kTriple: {
+            const auto& t = term.as_triple();
+            return term_text_bytes(t.s) + term_text_bytes(t.p) + term_text_bytes(t.o);
+        }
+    }
+    return 0;
+}
+
+// A statement whose N-Quads text, as the JSON string it travels in, passes what one request
+// may carry: refused where it stands in its file, before anything is sent (issue 16: a 50 MB
+// literal used to reach the broker and come back as a misleading error).
+std::optional<std::string> statement_too_large(const schema::Triple& triple) {
+    // An escape takes at most 6 bytes per byte (\u00XX): most statements are decided here.
+    const std::size_t raw = term_text_bytes(triple.s) + term_text_bytes(triple.p) + term_text_bytes(triple.o) +
+                            (triple.graph ? triple.graph->size() : 0);
+    if (raw * 6 + 64 <= kMaxLoadTextJsonBytes) return std::nullopt;
+    std::string text;
+    loader::write_nquads(std::span<const schema::Triple>(&triple, 1), text);
+    const std::size_t bytes = json_string_bytes(text);
+    if (bytes <= kMaxLoadTextJsonBytes) return std::nullopt;
+    return "statement too large to load: " + std::to_string(bytes) + " bytes as N-Quads text in JSON, above the " +
+           std::to_string(kMaxLoadTextJsonBytes) + " bytes one load request may carry (the broker's " +
+           "max_message_bytes is 16 MiB by default); shorten its literal or load it as a document";
 }
 
 struct LoadOptions {
@@ -205,12 +240,14 @@ void print_totals(const LoadOptions& options, const LoadTotals& t, bool rdf) {
                   << (t.files == 1 ? " file" : " files") << " into collection " << collection << ": "
                   << with_commas(t.added) << " new facts, " << with_commas(t.present) << " already present";
         if (t.skipped > 0) std::cout << ", " << with_commas(t.skipped) << " bad statements skipped";
+        if (t.statements == 0) std::cout << " (the files hold no statements: nothing was loaded)";
     } else {
         std::cout << "loaded " << with_commas(t.documents) << " documents from " << t.files
                   << (t.files == 1 ? " file" : " files") << " into collection " << collection << ": "
                   << with_commas(t.documents_added) << " new, " << with_commas(t.documents_replaced)
                   << " replaced, " << with_commas(t.documents_unchanged) << " unchanged; "
                   << with_commas(t.chunks) << " chunks written";
+        if (t.documents == 0) std::cout << " (the files hold no documents: nothing was loaded)";
     }
     std::cout << " in " << format_seconds(t.seconds);
     if (rdf && t.seconds > 0) {
@@ -237,6 +274,7 @@ loader::RdfReadOptions rdf_options(const LoadOptions& options, const fs::path& p
     read.lenient = options.lenient;
     if (!options.graph.empty()) read.graph = options.graph;
     read.batch_size = options.batch_size;
+    read.check_statement = statement_too_large;
     return read;
 }
 
@@ -264,7 +302,9 @@ void load_rdf(const LoadOptions& options) {
         const fs::path path(given);
         (void)rdf_options(options, path);
         std::error_code ec;
-        if (!fs::exists(path, ec)) exit_with_error(make_error(ErrorType::kNotFound, given + ": no such file"));
+        if (!fs::exists(path, ec)) {
+            exit_with_error(make_error(ErrorType::kNotFound, base::printable_utf8(given) + ": no such file"));
+        }
         files.push_back(path);
     }
 
@@ -286,7 +326,7 @@ void load_rdf(const LoadOptions& options) {
         const fs::path absolute = fs::absolute(path, ec);
         schema::SourceInfo source{loader::file_uri(absolute), path.string(),
                                   std::string(loader::media_type(*read.format)), options.tier, now_datetime()};
-        Progress progress(path.filename().string(), "statements", 0, show);
+        Progress progress(base::printable_utf8(path.filename().string()), "statements", 0, show);
         std::uint64_t sent = 0;
         std::uint64_t bytes_read = 0;
         std::uint64_t bytes_total = 0;
@@ -300,10 +340,17 @@ void load_rdf(const LoadOptions& options) {
                     nquads.clear();
                     std::size_t json_bytes = 0;
                     std::size_t end = first;
-                    while (end < batch.size() && (end == first || json_bytes < kMaxLoadTextJsonBytes)) {
+                    // Statements are added while the text stays within the bound (each one
+                    // alone fits: check_statement refused any that does not).
+                    while (end < batch.size()) {
                         const std::size_t before = nquads.size();
                         loader::write_nquads(batch.subspan(end, 1), nquads);
-                        json_bytes += json_string_bytes(std::string_view(nquads).substr(before));
+                        const std::size_t bytes = json_string_bytes(std::string_view(nquads).substr(before));
+                        if (end > first && json_bytes + bytes > kMaxLoadTextJsonBytes) {
+                            nquads.resize(before);
+                            break;
+                        }
+                        json_bytes += bytes;
                         ++end;
                     }
                     json body = schema::encode(schema::LoadTriplesRequest{options.collection, source, nquads});
@@ -362,7 +409,9 @@ void load_rdf(const LoadOptions& options) {
         committing.finish();
     }
     totals.seconds = seconds_since(start);
-    if (!options.no_index) run_index(pipeline, options, totals);
+    // Nothing staged, nothing new to index (and a new collection was never created: indexing
+    // it would be NotFound).
+    if (!options.no_index && staged > 0) run_index(pipeline, options, totals);
     print_totals(options, totals, true);
 }
 
@@ -393,7 +442,7 @@ void load_docs(const LoadOptions& options) {
         auto checked = loader::read_documents(given, read, [&](loader::ReadDocument&& doc) -> Result<void> {
             auto spans = loader::chunk_text(doc.text, chunking);
             if (!spans) {
-                return make_error(spans.error().type, doc.path.string() +
+                return make_error(spans.error().type, base::printable_utf8(doc.path.string()) +
                                                           (doc.line > 0 ? ":" + std::to_string(doc.line) : "") +
                                                           ": " + spans.error().message);
             }
@@ -467,7 +516,8 @@ void load_docs(const LoadOptions& options) {
     }
     totals.seconds = seconds_since(start);
     progress.finish();
-    if (!options.no_index) run_index(pipeline, options, totals);
+    // No document sent, nothing new to index (see load_rdf).
+    if (!options.no_index && totals.documents > 0) run_index(pipeline, options, totals);
     print_totals(options, totals, false);
 }
 

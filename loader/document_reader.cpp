@@ -419,8 +419,10 @@ std::string jsonl_document_uri(std::string_view doc_id) {
     return std::string(kDocumentUrnPrefix) + percent_encode(doc_id, false);
 }
 
-Result<ReadSummary> read_documents(const fs::path& path, const ReadOptions& options,
-                                   const DocumentFn& on_document) {
+namespace {
+
+Result<ReadSummary> read_documents_at(const fs::path& path, const ReadOptions& options,
+                                      const DocumentFn& on_document) {
     std::error_code ec;
     const fs::file_status status = fs::status(path, ec);
     if (status.type() == fs::file_type::not_found) {
@@ -448,6 +450,18 @@ Result<ReadSummary> read_documents(const fs::path& path, const ReadOptions& opti
     }
     if (auto r = reader.read_file(path, format); !r) return r.error();
     return reader.summary();
+}
+
+}  // namespace
+
+Result<ReadSummary> read_documents(const fs::path& path, const ReadOptions& options,
+                                   const DocumentFn& on_document) {
+    auto summary = read_documents_at(path, options, on_document);
+    if (summary) return summary;
+    // Errors quote paths and lines that may hold bytes that are not UTF-8 (issue 16).
+    base::Error error = std::move(summary).error();
+    error.message = base::printable_utf8(error.message);
+    return error;
 }
 
 }  // namespace glassbox::loader

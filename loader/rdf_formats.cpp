@@ -2,6 +2,8 @@
 // service (written with the schema's writer, parsed with the schema's parser).
 #include "loader/rdf_reader.hpp"
 
+#include "base/utf8.hpp"
+
 #include <string>
 
 #include "schema/nquads.hpp"
@@ -40,7 +42,8 @@ std::string RdfIssue::describe() const {
     }
     out += ": ";
     out += message;
-    return out;
+    // The path and serd's message may quote bytes that are not UTF-8: escaped (issue 16).
+    return base::printable_utf8(out);
 }
 
 std::string_view to_string(RdfFormat format) noexcept {
@@ -78,7 +81,7 @@ base::Result<RdfFormat> format_from_name(std::string_view name) {
     if (key == "turtle" || key == "ttl") return RdfFormat::kTurtle;
     if (key == "trig") return RdfFormat::kTriG;
     return base::make_error(ErrorType::kInvalidRequest,
-                              "unknown RDF format '" + std::string(name) +
+                              "unknown RDF format '" + base::printable_utf8(name) +
                                   "'; accepted: ntriples (nt), nquads (nq), turtle (ttl), trig");
 }
 
@@ -91,15 +94,15 @@ base::Result<RdfFormat> format_from_path(const std::filesystem::path& path) {
     if (ext == ".gz") {
         return base::make_error(
             ErrorType::kInvalidRequest,
-            path.string() +
+            base::printable_utf8(path.string()) +
                 ": compressed RDF (.gz) is not supported; decompress it first "
                 "(gunzip -k " +
-                path.string() + ")");
+                base::printable_utf8(path.string()) + ")");
     }
     return base::make_error(
         ErrorType::kInvalidRequest,
-        path.string() + ": cannot tell the RDF format from the extension '" +
-            path.extension().string() +
+        base::printable_utf8(path.string()) + ": cannot tell the RDF format from the extension '" +
+            base::printable_utf8(path.extension().string()) +
             "'; accepted: .nt, .nq, .ttl, .turtle, .trig, or name it with --format "
             "ntriples|nquads|turtle|trig");
 }

@@ -385,6 +385,22 @@ private:
             stop_ = base::make_error(ErrorType::kInvalidRequest, path_ + ": " + maker_.error());
             return SERD_ERR_BAD_CURIE;
         }
+        if (options_.check_statement) {
+            if (auto refusal = options_.check_statement(t)) {
+                // By line the line is exact; a stream only knows how far serd has read.
+                const std::uint64_t line = flush_between_lines_ ? current_line_ : 0;
+                std::string message = flush_between_lines_
+                                          ? std::move(*refusal)
+                                          : "near line " + std::to_string(lines_read_ + 1) + ": " + *refusal;
+                if (options_.lenient) {
+                    issue(line, 0, std::move(message));
+                    ++stats_.skipped;
+                    return SERD_SUCCESS;
+                }
+                stop_ = located(line, 0, message);
+                return SERD_ERR_UNKNOWN;
+            }
+        }
         ++used_;
         ++stats_.statements;
         if (!flush_between_lines_ && used_ >= batch_size_) {
@@ -497,6 +513,7 @@ private:
         }
         const std::size_t used_before = used_;
         const std::uint64_t statements_before = stats_.statements;
+        current_line_ = line_no;
         serd_error_ = SerdErrorInfo{};
         const SerdStatus st = serd_reader_read_string(reader, bytes(text));
         if (stop_) return *stop_;
@@ -552,6 +569,10 @@ private:
         const std::size_t n = std::fread(buf, size, count, source->file);
         source->offset += n;
         if (source->offset > source->read->read_) {
+            // Lines of the bytes new to this read (a restarted reader re-reads some).
+            const std::uint64_t fresh = std::min<std::uint64_t>(n, source->offset - source->read->read_);
+            const char* first = static_cast<const char*>(buf) + (n - fresh);
+            source->read->lines_read_ += static_cast<std::uint64_t>(std::count(first, first + fresh, '\n'));
             source->read->read_ = source->offset;
             try {
                 source->read->progress();
@@ -714,6 +735,8 @@ private:
     RdfReadStats stats_;
     std::uint64_t read_ = 0;
     std::uint64_t total_ = 0;
+    std::uint64_t current_line_ = 0;  // by line: the line handed to serd
+    std::uint64_t lines_read_ = 0;    // a stream: newlines in the bytes read so far
 };
 
 // ---- N-Quads parsing ----------------------------------------------------------------------
@@ -764,10 +787,21 @@ SerdStatus parse_statement(void* handle, SerdStatementFlags /*flags*/, const Ser
 
 }  // namespace
 
-base::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
-                                      const RdfReadOptions& options, const RdfBatchSink& on_batch,
-                                      const RdfIssueSink& on_issue,
-                                      const RdfProgressSink& on_progress) {
+namespace {
+
+// Errors quote paths, lines and serd's messages, any of which may hold bytes that are not
+// UTF-8: every error leaves this file escaped (base::printable_utf8; issue 16).
+template <typename T>
+base::Result<T> with_printable_error(base::Result<T> result) {
+    if (result) return result;
+    base::Error error = std::move(result).error();
+    error.message = base::printable_utf8(error.message);
+    return error;
+}
+
+base::Result<RdfReadStats> read_rdf_file(const std::filesystem::path& path, const RdfReadOptions& options,
+                                         const RdfBatchSink& on_batch, const RdfIssueSink& on_issue,
+                                         const RdfProgressSink& on_progress) {
     RdfFormat format{};
     if (options.format) {
         format = *options.format;
@@ -820,7 +854,24 @@ base::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
     }
 }
 
+base::Result<std::vector<schema::Triple>> parse_nquads_with_serd_unescaped(std::string_view text);
+
+}  // namespace
+
+base::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
+                                      const RdfReadOptions& options, const RdfBatchSink& on_batch,
+                                      const RdfIssueSink& on_issue,
+                                      const RdfProgressSink& on_progress) {
+    return with_printable_error(read_rdf_file(path, options, on_batch, on_issue, on_progress));
+}
+
 base::Result<std::vector<schema::Triple>> parse_nquads_with_serd(std::string_view text) {
+    return with_printable_error(parse_nquads_with_serd_unescaped(text));
+}
+
+namespace {
+
+base::Result<std::vector<schema::Triple>> parse_nquads_with_serd_unescaped(std::string_view text) {
     if (const void* nul = std::memchr(text.data(), '\0', text.size()); nul != nullptr) {
         return base::make_error(ErrorType::kInvalidRequest,
                                   "N-Quads: NUL byte at offset " +
@@ -861,5 +912,7 @@ base::Result<std::vector<schema::Triple>> parse_nquads_with_serd(std::string_vie
     }
     return std::move(parse.triples);
 }
+
+}  // namespace
 
 }  // namespace glassbox::loader

@@ -50,6 +50,12 @@ struct RdfReadOptions {
     // Base IRI for relative IRIs until the file sets its own (@base / BASE). Empty: the
     // file's absolute file:// URI.
     std::string base_iri;
+    // Set: asked about each statement as it is read; a message refuses it where it stands (the
+    // loader refuses a statement too large for one request, issue 16). Strict mode ends the
+    // read with "FILE:LINE: message" (Turtle and TriG: "FILE: near line L: message", L being
+    // the line serd had read up to, at or after the statement's end); lenient mode skips it
+    // as a bad statement.
+    std::function<std::optional<std::string>(const schema::Triple&)> check_statement;
 };
 
 // A problem at a place in a file: a syntax error, invalid UTF-8, a skipped statement.

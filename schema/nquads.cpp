@@ -96,8 +96,11 @@ private:
     }
     base::Error failure() const {
         const auto& [at, message] = *error_;
+        // The message may quote the line (an IRI, an escape): escaped, so it stays valid UTF-8
+        // even for a line parse_nquads did not check first.
         return base::Error{ErrorType::kInvalidRequest, "N-Quads " + std::to_string(line_number_) + ":" +
-                                                           std::to_string(at + 1) + ": " + message};
+                                                           std::to_string(at + 1) + ": " +
+                                                           base::printable_utf8(message)};
     }
 
     bool refuse_quoted() {

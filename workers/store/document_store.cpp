@@ -1,6 +1,7 @@
 // The document store in SQLite: documents and chunks tables, an external-content FTS5 index kept
 // in step by triggers, idempotent puts keyed by content hashes, and safe keyword queries.
 #include "workers/store/document_store.hpp"
+#include "workers/store/store_bounds.hpp"
 
 #include <time.h>
 
@@ -274,7 +275,11 @@ StoredChunk read_chunk(const storage::Statement& row) {
 // Chunks by one key each (URI or rowid), in request order, each key once; the keys not stored
 // are listed in `unknown`.
 template <typename Out, typename Key>
-Result<Out> fetch_by(storage::Database& db, const char* where, std::span<const Key> keys) {
+Result<Out> fetch_by(storage::Database& db, const char* where, std::span<const Key> keys,
+                     std::size_t max_bytes = SIZE_MAX) {
+    // Keys and punctuation around a chunk's strings in a chunks-fetch reply.
+    constexpr std::size_t kChunkOverhead = 160;
+    std::size_t bytes = 0;
     Out out;
     using Seen = std::conditional_t<std::is_same_v<Key, std::string>, std::string_view, Key>;
     std::unordered_set<Seen> asked;
@@ -291,6 +296,15 @@ Result<Out> fetch_by(storage::Database& db, const char* where, std::span<const K
         if (!row) return row.error();
         if (*row) {
             out.chunks.push_back(read_chunk(*select));
+            const auto& c = out.chunks.back().chunk;
+            bytes += kChunkOverhead + c.chunk_id.size() + c.document_id.size() + c.document_title.size() +
+                     c.text.size();
+            if (bytes > max_bytes) {
+                return reply_too_large("chunks-fetch", max_bytes, "max_reply_bytes",
+                                       "reached at chunk " + std::to_string(out.chunks.size()) + " of " +
+                                           std::to_string(keys.size()),
+                                       "fetch fewer chunks per request");
+            }
         } else {
             out.unknown.push_back(key);
         }
@@ -587,8 +601,8 @@ Result<PutResult> DocumentStore::put_rows(const DocumentRecord& document,
     return result;
 }
 
-Result<ChunkFetchResult> DocumentStore::fetch(std::span<const std::string> chunk_uris) {
-    return fetch_by<ChunkFetchResult>(db_, "WHERE c.uri = ?1", chunk_uris);
+Result<ChunkFetchResult> DocumentStore::fetch(std::span<const std::string> chunk_uris, std::size_t max_bytes) {
+    return fetch_by<ChunkFetchResult>(db_, "WHERE c.uri = ?1", chunk_uris, max_bytes);
 }
 
 Result<RowidFetchResult> DocumentStore::fetch_rowids(std::span<const std::int64_t> rowids) {

@@ -150,7 +150,9 @@ public:
                                   TransactionMode mode = TransactionMode::kOwn);
 
     // Chunks by URI (duplicates answered once); unknown URIs are listed, not an error.
-    base::Result<ChunkFetchResult> fetch(std::span<const std::string> chunk_uris);
+    // Chunks whose texts add up to more than `max_bytes`: kInvalidRequest, found as they are read
+    // (the store's reply bound; a request cannot make it hold more).
+    base::Result<ChunkFetchResult> fetch(std::span<const std::string> chunk_uris, std::size_t max_bytes = SIZE_MAX);
     // Chunks by rowid (duplicates answered once); unknown rowids are listed, not an error.
     base::Result<RowidFetchResult> fetch_rowids(std::span<const std::int64_t> rowids);
 

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "schema/vocabulary.hpp"
+#include "workers/store/store_bounds.hpp"
 
 namespace glassbox::store {
 
@@ -94,7 +95,7 @@ std::string fallback_label(const Term& term) {
 }  // namespace
 
 Result<std::vector<std::string>> read_labels(storage::Database& db, TermDictionary& dictionary,
-                                            std::span<const Term> terms) {
+                                            std::span<const Term> terms, std::size_t max_bytes) {
     auto label_id = label_predicate_id(dictionary);
     if (!label_id) return label_id.error();
     std::vector<std::optional<std::int64_t>> term_ids(terms.size());
@@ -110,14 +111,20 @@ Result<std::vector<std::string>> read_labels(storage::Database& db, TermDictiona
     if (!best) return best.error();
     std::vector<std::string> out;
     out.reserve(terms.size());
+    std::size_t bytes = 0;
     for (std::size_t i = 0; i < terms.size(); ++i) {
+        std::optional<std::string> label;
         if (term_ids[i]) {
-            if (auto it = best->find(*term_ids[i]); it != best->end()) {
-                out.push_back(it->second);
-                continue;
-            }
+            if (auto it = best->find(*term_ids[i]); it != best->end()) label = it->second;
         }
-        out.push_back(fallback_label(terms[i]));
+        if (!label) label = fallback_label(terms[i]);
+        bytes += label->size() + 3;  // quotes and a comma
+        if (bytes > max_bytes) {
+            return reply_too_large("labels", max_bytes, "max_reply_bytes",
+                                   "reached at term " + std::to_string(i + 1) + " of " + std::to_string(terms.size()),
+                                   "ask for fewer terms per request");
+        }
+        out.push_back(std::move(*label));
     }
     return out;
 }

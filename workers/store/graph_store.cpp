@@ -308,17 +308,43 @@ void bind_pattern(storage::Statement& st, const BoundPattern& b) {
 
 }  // namespace
 
-Result<std::vector<Triple>> GraphStore::match(const schema::TriplePattern& pattern, std::uint32_t limit) {
-    return match_rows(pattern, limit);
+std::size_t term_wire_bytes(const Term& term) noexcept {
+    // {"t":"i","i":""} and the like: about 20 bytes of keys and punctuation per term.
+    constexpr std::size_t kTermOverhead = 20;
+    switch (term.kind()) {
+        case Term::Kind::kIri: return kTermOverhead + term.as_iri().value.size();
+        case Term::Kind::kBlankNode: return kTermOverhead + term.as_blank().id.size();
+        case Term::Kind::kLiteral: {
+            const auto& l = term.as_literal();
+            return 2 * kTermOverhead + l.value.size() + l.datatype.size() + l.language.size();
+        }
+        case Term::Kind::kTriple: return kTermOverhead + triple_wire_bytes(term.as_triple());
+    }
+    return kTermOverhead;
+}
+
+std::size_t triple_wire_bytes(const Triple& triple) noexcept {
+    // {"s":…,"p":…,"o":…,"g":""},
+    constexpr std::size_t kTripleOverhead = 32;
+    return kTripleOverhead + term_wire_bytes(triple.s) + term_wire_bytes(triple.p) + term_wire_bytes(triple.o) +
+           (triple.graph ? triple.graph->size() : 0);
+}
+
+Result<std::vector<Triple>> GraphStore::match(const schema::TriplePattern& pattern, std::uint32_t limit,
+                                              MatchBudget* budget) {
+    return match_rows(pattern, limit, budget);
 }
 
 Result<std::vector<std::vector<Triple>>> GraphStore::match_batch(std::span<const schema::TriplePattern> patterns,
-                                                                 std::uint32_t limit_per_pattern) {
+                                                                 std::uint32_t limit_per_pattern,
+                                                                 MatchBudget* budget) {
     storage::ReadScope snapshot(db_);  // every pattern read from one snapshot, one read lock
     std::vector<std::vector<Triple>> results;
     results.reserve(patterns.size());
     for (const auto& pattern : patterns) {
-        auto found = match_rows(pattern, limit_per_pattern);
+        if (budget != nullptr && budget->should_stop && budget->should_stop()) budget->stopped = true;
+        if (budget != nullptr && budget->exhausted()) break;
+        auto found = match_rows(pattern, limit_per_pattern, budget);
         if (!found) return found.error();
         results.push_back(std::move(*found));
     }
@@ -352,7 +378,8 @@ Result<std::optional<BoundPattern>> bind_ids(const schema::TriplePattern& patter
 
 }  // namespace
 
-Result<std::vector<Triple>> GraphStore::match_rows(const schema::TriplePattern& pattern, std::uint32_t limit) {
+Result<std::vector<Triple>> GraphStore::match_rows(const schema::TriplePattern& pattern, std::uint32_t limit,
+                                                   MatchBudget* budget) {
     if (limit == 0 || limit > kMaxMatchLimit) limit = kMaxMatchLimit;
     auto bound = bind_ids(
         pattern, [this](const Term& t) { return dictionary_.lookup_id(t); },
@@ -371,6 +398,20 @@ Result<std::vector<Triple>> GraphStore::match_rows(const schema::TriplePattern& 
         if (!*row) break;
         auto triple = decode_row(*st, pattern, memo);
         if (!triple) return triple.error();
+        if (budget != nullptr) {
+            const std::size_t bytes = triple_wire_bytes(*triple);
+            if (bytes > budget->bytes_left) {
+                budget->over_bytes = true;
+                break;
+            }
+            budget->bytes_left -= bytes;
+            if (budget->should_stop && out.size() % kBudgetCheckRows == kBudgetCheckRows - 1 &&
+                budget->should_stop()) {
+                budget->stopped = true;
+                out.push_back(std::move(*triple));
+                break;
+            }
+        }
         out.push_back(std::move(*triple));
     }
     return out;
@@ -500,8 +541,8 @@ Result<std::vector<SourceRecord>> GraphStore::sources_of(const Triple& fact) {
 
 // ---- labels and entities -------------------------------------------------------------------
 
-Result<std::vector<std::string>> GraphStore::labels(std::span<const Term> terms) {
-    return read_labels(db_, dictionary_, terms);
+Result<std::vector<std::string>> GraphStore::labels(std::span<const Term> terms, std::size_t max_bytes) {
+    return read_labels(db_, dictionary_, terms, max_bytes);
 }
 
 Result<std::vector<Entity>> GraphStore::entities_after(std::int64_t after_id, std::size_t limit) {

@@ -73,6 +73,26 @@ inline constexpr std::uint32_t kMaxMatchLimit = 10'000;
 // Rows per callback batch of match_each and export_provenance when the caller passes 0.
 inline constexpr std::size_t kDefaultStreamBatch = 1'000;
 
+// Bounds the matching of one request (issue 16: one small request must not cost gigabytes).
+// Each matched triple takes its estimated wire size (triple_wire_bytes) off `bytes_left`; the
+// first triple that does not fit ends the match with `over_bytes` set (that triple left out).
+// `should_stop` (a cancelled or expired request) is asked every kBudgetCheckRows rows and ends
+// the match with `stopped` set. Either way the result is cut short: the caller answers an error.
+struct MatchBudget {
+    std::size_t bytes_left = SIZE_MAX;
+    std::function<bool()> should_stop;
+    bool over_bytes = false;
+    bool stopped = false;
+    bool exhausted() const noexcept { return over_bytes || stopped; }
+};
+inline constexpr std::size_t kBudgetCheckRows = 256;
+
+// About the bytes a triple takes in a JSON reply (compact term encoding, docs/vocabulary.md):
+// its strings plus the keys and punctuation around them. Escapes may add to it (a quote or a
+// newline doubles its byte), so callers keep their byte budget well under any hard limit.
+std::size_t triple_wire_bytes(const schema::Triple& triple) noexcept;
+std::size_t term_wire_bytes(const schema::Term& term) noexcept;
+
 // One GraphStore per open storage::Database; not thread-safe (like the connection it uses).
 // Several processes may share the file (WAL): term ids are never reused or deleted, so cached
 // ids stay valid, and writers serialise on SQLite's write lock.
@@ -123,12 +143,15 @@ public:
     base::Result<InsertCounts> commit_staged(std::string_view load);
     base::Result<void> abort_staged(std::string_view load);
 
-    // At most `limit` quads (0 or more than kMaxMatchLimit: kMaxMatchLimit), in index order.
+    // At most `limit` quads (0 or more than kMaxMatchLimit: kMaxMatchLimit), in index order;
+    // with a budget, fewer once it is exhausted (see MatchBudget).
     base::Result<std::vector<schema::Triple>> match(const schema::TriplePattern& pattern,
-                                                      std::uint32_t limit = 0);
-    // results[i] answers patterns[i]; every pattern is read from one snapshot.
+                                                      std::uint32_t limit = 0, MatchBudget* budget = nullptr);
+    // results[i] answers patterns[i]; every pattern is read from one snapshot. With a budget,
+    // an exhausted budget ends the batch (the results so far are returned, the last one cut).
     base::Result<std::vector<std::vector<schema::Triple>>> match_batch(
-        std::span<const schema::TriplePattern> patterns, std::uint32_t limit_per_pattern = 0);
+        std::span<const schema::TriplePattern> patterns, std::uint32_t limit_per_pattern = 0,
+        MatchBudget* budget = nullptr);
     // Every match, `batch_size` (0: kDefaultStreamBatch) at a time; stops early when on_batch
     // returns false. The callback may call this store again.
     using TripleBatchFn = std::function<bool(std::span<const schema::Triple>)>;
@@ -142,7 +165,9 @@ public:
     // One label per term, in order: its rdfs:label (language "en", then none, then any), else an
     // IRI's local name (after the last '#', '/' or ':'), else a literal's value, else the
     // N-Triples form (blank nodes, quoted triples).
-    base::Result<std::vector<std::string>> labels(std::span<const schema::Term> terms);
+    // Labels adding up to more than `max_bytes`: kInvalidRequest (see read_labels).
+    base::Result<std::vector<std::string>> labels(std::span<const schema::Term> terms,
+                                                    std::size_t max_bytes = SIZE_MAX);
 
     // IRIs that are the subject or object of a quad, with id > after_id, in id order.
     base::Result<std::vector<Entity>> entities_after(std::int64_t after_id, std::size_t limit);
@@ -180,7 +205,7 @@ private:
                                               RowMemo& memo);
     base::Result<InsertCounts> insert_rows(std::int64_t source_id, std::span<const schema::Triple> triples);
     base::Result<std::vector<schema::Triple>> match_rows(const schema::TriplePattern& pattern,
-                                                           std::uint32_t limit);
+                                                           std::uint32_t limit, MatchBudget* budget);
 
     storage::Database& db_;
     GraphStoreOptions options_;

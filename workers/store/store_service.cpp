@@ -25,15 +25,10 @@ using base::Result;
 
 namespace {
 
-constexpr std::uint32_t kDefaultRetrievalLimit = 20;
-constexpr std::uint32_t kMaxRetrievalLimit = 1'000;
+// Keys and punctuation around a source of fact-sources, in bytes.
+constexpr std::size_t kSourceWireOverhead = 80;
 // Reciprocal rank fusion constant (Cormack et al. 2009): damps the weight of the first ranks.
 constexpr double kRrfK = 60.0;
-
-std::uint32_t retrieval_limit(std::uint32_t requested) {
-    if (requested == 0) return kDefaultRetrievalLimit;
-    return std::min(requested, kMaxRetrievalLimit);
-}
 
 schema::FactSource to_wire(const SourceRecord& record) {
     schema::FactSource out;
@@ -91,6 +86,7 @@ public:
             return fail(make_error(ErrorType::kInvalidRequest, "the body needs \"op\": one of " + op_names()));
         }
         const std::string op = op_field->get<std::string>();
+        op_ = op;
         Result<json> reply = make_error(ErrorType::kInvalidRequest,
                                         "unknown op \"" + op + "\"; expected one of " + op_names());
         if (op == kOpTriplesBatch) return answer(triples_batch(body));
@@ -123,10 +119,27 @@ private:
 
     // Ends the request with the reply's wire text (the hot query ops write it without a JSON
     // tree) or its error, unless the op already ended it.
+    // No reply leaves above 1.5 × max_reply_bytes (12 MiB by default, under the bus's 16 MiB):
+    // the ops estimate their reply against max_reply_bytes before building it, and this catches
+    // what the estimate missed (escapes).
     void answer(Result<std::string> reply) {
         if (ctx_.finished()) return;
         if (!reply) return fail(reply.error());
+        const std::size_t hard = config_.bounds.max_reply_bytes + config_.bounds.max_reply_bytes / 2;
+        if (reply->size() > hard) {
+            return fail(reply_too_large(op_, hard, "1.5 × max_reply_bytes",
+                                        "it came to " + std::to_string(reply->size()) + " bytes",
+                                        "ask for less (a lower limit, fewer items)"));
+        }
         (void)ctx_.reply_text(std::move(reply).value());
+    }
+
+    // A byte budget for matching, stopped by a cancelled or expired request.
+    MatchBudget match_budget(std::size_t bytes) {
+        MatchBudget budget;
+        budget.bytes_left = bytes;
+        budget.should_stop = [this] { return ctx_.cancelled(); };
+        return budget;
     }
 
     // What every query op holds while it reads: the collection's lock and one read transaction
@@ -148,21 +161,38 @@ private:
         if (!kb) return std::move(kb).error();
         schema::TriplePattern pattern{q->s, q->p, q->o, q->g};
         std::vector<schema::Triple> found;
+        auto budget = match_budget(config_.bounds.max_stream_bytes);
         {
             const Reading reading(**kb);
-            auto matched = (*kb)->graph().match(pattern, q->limit);
+            auto matched = (*kb)->graph().match(pattern, q->limit, &budget);
             if (!matched) return std::move(matched).error();
             found = std::move(matched).value();
         }
-        // Large answers go out in batches, so neither side holds one huge message.
+        if (budget.stopped) return ctx_.cancellation_error();
+        if (budget.over_bytes) {
+            return reply_too_large(kOpTriples, config_.bounds.max_stream_bytes, "max_stream_bytes",
+                                   "after " + std::to_string(found.size()) + " triples",
+                                   "ask with a lower limit or a narrower pattern");
+        }
+        // Large answers go out in batches (stream_batch triples or max_reply_bytes, whichever
+        // comes first), so neither side holds one huge message.
         std::size_t sent = 0;
-        while (found.size() - sent > config_.stream_batch) {
+        for (;;) {
+            std::size_t end = sent;
+            std::size_t bytes = 0;
+            while (end < found.size() && end - sent < config_.stream_batch &&
+                   (end == sent || bytes + triple_wire_bytes(found[end]) <= config_.bounds.max_reply_bytes)) {
+                bytes += triple_wire_bytes(found[end]);
+                ++end;
+            }
+            if (end == found.size()) break;
+            if (ctx_.cancelled()) return ctx_.cancellation_error();
             std::vector<schema::Triple> part(found.begin() + static_cast<std::ptrdiff_t>(sent),
-                                             found.begin() + static_cast<std::ptrdiff_t>(sent + config_.stream_batch));
+                                             found.begin() + static_cast<std::ptrdiff_t>(end));
             if (auto r = ctx_.send_partial(schema::encode(schema::TriplesResponse{std::move(part)})); !r) {
                 return r.error();
             }
-            sent += config_.stream_batch;
+            sent = end;
         }
         std::vector<schema::Triple> rest(found.begin() + static_cast<std::ptrdiff_t>(sent), found.end());
         json reply = schema::encode(schema::TriplesResponse{std::move(rest)});
@@ -173,14 +203,23 @@ private:
     Result<std::string> triples_batch(const json& body) {
         auto q = schema::decode<schema::TriplesQueryBatch>(body);
         if (!q) return std::move(q).error();
+        if (auto r = check_request(*q, config_.bounds); !r) return r.error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
         schema::TriplesBatchResponse reply;
+        auto budget = match_budget(config_.bounds.max_reply_bytes);
         {
             const Reading reading(**kb);
-            auto matched = (*kb)->graph().match_batch(q->patterns, q->limit);
+            auto matched = (*kb)->graph().match_batch(q->patterns, q->limit, &budget);
             if (!matched) return std::move(matched).error();
             reply.results = std::move(matched).value();
+        }
+        if (budget.stopped) return ctx_.cancellation_error();
+        if (budget.over_bytes) {
+            return reply_too_large(kOpTriplesBatch, config_.bounds.max_reply_bytes, "max_reply_bytes",
+                                   "reached at pattern " + std::to_string(reply.results.size()) + " of " +
+                                       std::to_string(q->patterns.size()),
+                                   "ask with a lower limit or fewer patterns per request");
         }
         return schema::encode_text(reply);
     }
@@ -206,6 +245,9 @@ private:
     Result<std::vector<std::vector<schema::EntityMatch>>> entity_matches(const json& body, bool per_vector) {
         auto q = schema::decode<schema::GraphEmbeddingsQuery>(body);
         if (!q) return std::move(q).error();
+        if (auto r = check_request(*q, per_vector ? kOpEntitiesBatch : kOpEntities, per_vector, config_.bounds); !r) {
+            return r.error();
+        }
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
         const Reading reading(**kb);
@@ -218,6 +260,7 @@ private:
         std::vector<std::vector<VectorMatch>> matches;
         std::vector<std::int64_t> ids;
         for (const auto& group : groups) {
+            if (ctx_.cancelled()) return ctx_.cancellation_error();
             auto found = search_all((*kb)->entity_vectors(), group, retrieval_limit(q->limit));
             if (!found) return std::move(found).error();
             for (const auto& m : *found) ids.push_back(m.key);
@@ -256,6 +299,7 @@ private:
     Result<json> chunks_vector(const json& body) {
         auto q = schema::decode<schema::DocumentEmbeddingsQuery>(body);
         if (!q) return std::move(q).error();
+        if (auto r = check_request(*q, config_.bounds); !r) return r.error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
         const Reading reading(**kb);
@@ -269,6 +313,7 @@ private:
     Result<json> chunks_keyword(const json& body) {
         auto q = schema::decode<schema::ChunkKeywordQuery>(body);
         if (!q) return std::move(q).error();
+        if (auto r = check_request(*q, config_.bounds); !r) return r.error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
         const Reading reading(**kb);
@@ -283,6 +328,7 @@ private:
     Result<json> chunks_hybrid(const json& body) {
         auto q = schema::decode<schema::HybridChunkQuery>(body);
         if (!q) return std::move(q).error();
+        if (auto r = check_request(*q, config_.bounds); !r) return r.error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
         const std::uint32_t limit = retrieval_limit(q->limit);
@@ -314,10 +360,11 @@ private:
     Result<json> chunks_fetch(const json& body) {
         auto q = schema::decode<schema::ChunkFetchRequest>(body);
         if (!q) return std::move(q).error();
+        if (auto r = check_request(*q, config_.bounds); !r) return r.error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
         const Reading reading(**kb);
-        auto fetched = (*kb)->documents().fetch(q->chunk_ids);
+        auto fetched = (*kb)->documents().fetch(q->chunk_ids, config_.bounds.max_reply_bytes);
         if (!fetched) return std::move(fetched).error();
         schema::ChunkFetchResponse reply;
         for (auto& c : fetched->chunks) reply.chunks.push_back(std::move(c.chunk));
@@ -329,15 +376,27 @@ private:
     Result<json> fact_sources(const json& body) {
         auto q = schema::decode<schema::FactSourcesRequest>(body);
         if (!q) return std::move(q).error();
+        if (auto r = check_request(*q, config_.bounds); !r) return r.error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
         const Reading reading(**kb);
         schema::FactSourcesResponse reply;
+        std::size_t bytes = 0;
         for (const auto& fact : q->triples) {
+            if (ctx_.cancelled()) return ctx_.cancellation_error();
             auto sources = (*kb)->graph().sources_of(fact);
             if (!sources) return std::move(sources).error();
             std::vector<schema::FactSource> wire;
-            for (const auto& s : *sources) wire.push_back(to_wire(s));
+            for (const auto& s : *sources) {
+                bytes += kSourceWireOverhead + s.uri.size() + s.document_uri.size() + s.loaded_at.size();
+                wire.push_back(to_wire(s));
+            }
+            if (bytes > config_.bounds.max_reply_bytes) {
+                return reply_too_large(kOpFactSources, config_.bounds.max_reply_bytes, "max_reply_bytes",
+                                       "reached at triple " + std::to_string(reply.sources.size() + 1) + " of " +
+                                           std::to_string(q->triples.size()),
+                                       "ask about fewer triples per request");
+            }
             reply.sources.push_back(std::move(wire));
         }
         return schema::encode(reply);
@@ -346,10 +405,11 @@ private:
     Result<json> labels(const json& body) {
         auto q = schema::decode<schema::LabelsRequest>(body);
         if (!q) return std::move(q).error();
+        if (auto r = check_request(*q, config_.bounds); !r) return r.error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
         const Reading reading(**kb);
-        auto named = (*kb)->graph().labels(q->terms);
+        auto named = (*kb)->graph().labels(q->terms, config_.bounds.max_reply_bytes);
         if (!named) return std::move(named).error();
         return schema::encode(schema::LabelsResponse{std::move(named).value()});
     }
@@ -392,6 +452,12 @@ private:
     }
 
     Result<json> load_triples(const json& body) {
+        // Text under another key ("triples", "text") would decode as an empty batch and load
+        // nothing while answering success (issue 16): the text must be there.
+        if (const auto text = body.find("nquads"); text == body.end() || !text->is_string()) {
+            return make_error(ErrorType::kInvalidRequest,
+                              "load-triples needs \"nquads\": the statements as N-Quads text (a string)");
+        }
         auto q = schema::decode<schema::LoadTriplesRequest>(body);
         if (!q) return std::move(q).error();
         if (q->source.uri.empty()) {
@@ -472,6 +538,7 @@ private:
     Result<json> load_documents(const json& body) {
         auto q = schema::decode<schema::LoadDocumentsRequest>(body);
         if (!q) return std::move(q).error();
+        if (auto r = check_request(*q, config_.bounds); !r) return r.error();
         auto kb = base(q->collection, true);
         if (!kb) return std::move(kb).error();
         schema::LoadDocumentsResponse reply;
@@ -481,6 +548,8 @@ private:
         if (!tx) return std::move(tx).error();
         std::vector<std::int64_t> removed;
         for (std::size_t i = 0; i < q->documents.size(); ++i) {
+            // Nothing is committed yet: the transaction rolls back.
+            if (ctx_.cancelled()) return ctx_.cancellation_error();
             const auto& doc = q->documents[i];
             DocumentRecord record;
             record.uri = doc.uri;
@@ -616,6 +685,7 @@ private:
     runtime::RequestContext& ctx_;
     KnowledgeBases& bases_;
     const StoreServiceConfig& config_;
+    std::string op_;
 };
 
 }  // namespace

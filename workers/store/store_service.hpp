@@ -13,6 +13,7 @@
 #include "workers/runtime/request_context.hpp"
 #include "workers/runtime/worker.hpp"
 #include "workers/store/knowledge_base.hpp"
+#include "workers/store/store_bounds.hpp"
 
 namespace glassbox::store {
 
@@ -46,6 +47,8 @@ struct StoreServiceConfig {
     std::size_t stream_batch = 1'000;
     // Deadline of each call to the embeddings service (cut to the request's remaining time).
     std::chrono::milliseconds embed_timeout{60'000};
+    // Per-request bounds of every op (items, items × limit, reply bytes).
+    StoreBounds bounds;
 };
 
 // Shared by every worker slot of the process (collections are opened once, on first use, and

@@ -39,5 +39,17 @@ TEST(Utf8, CountsAndAppendsCodePoints) {
     EXPECT_FALSE(find_invalid_utf8(out));
 }
 
+// Issue 16: error texts quote input; what they quote must come out valid UTF-8.
+TEST(Utf8, PrintableEscapesIllFormedBytesAndControlsOnly) {
+    EXPECT_EQ(printable_utf8("caf\xC3\xA9 <urn:a>\tb\nc"), "caf\xC3\xA9 <urn:a>\tb\nc");
+    EXPECT_EQ(printable_utf8("x\xFFy"), "x\\xFFy");
+    EXPECT_EQ(printable_utf8("\\\xC3"), "\\\\xC3") << "a lead byte cut off at the end";
+    EXPECT_EQ(printable_utf8("a\x01\x7F"), "a\\x01\\x7F");
+    EXPECT_EQ(printable_utf8("\xED\xA0\x80"), "\\xED\\xA0\\x80") << "a surrogate, byte by byte";
+    const std::string once = printable_utf8("\xFF\x02\xE2\x82");
+    EXPECT_FALSE(find_invalid_utf8(once));
+    EXPECT_EQ(printable_utf8(once), once);
+}
+
 }  // namespace
 }  // namespace glassbox::base

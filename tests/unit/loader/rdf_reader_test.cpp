@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/utf8.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -622,6 +624,70 @@ TEST(RdfSharedData, PathQuestionFilesReadInFullAndRoundTrip) {
         ASSERT_TRUE(parsed) << parsed.error().describe();
         EXPECT_EQ(*parsed, all) << name;
     }
+}
+
+// Issue 16: serd quotes the bad bytes of an escape (`\` then the first byte of "é"), and paths
+// may hold any bytes: every error text comes out valid UTF-8, the bytes escaped as \xNN.
+TEST(RdfReaderErrors, ErrorTextsAreValidUtf8WhateverTheyQuote) {
+    TempDir dir;
+    const auto escape = dir.write("escape.nt", "<urn:a> <urn:b> \"\\\xC3\xA9\" .\n");
+    const auto all = read_all(escape);
+    ASSERT_FALSE(all.stats);
+    EXPECT_FALSE(base::find_invalid_utf8(all.stats.error().message)) << all.stats.error().message;
+    EXPECT_NE(all.stats.error().message.find("escape.nt:1:"), std::string::npos) << all.stats.error().message;
+
+    const auto missing = read_all(dir.path() / "no\xFFsuch.nt");
+    ASSERT_FALSE(missing.stats);
+    EXPECT_EQ(missing.stats.error().type, base::ErrorType::kNotFound);
+    EXPECT_NE(missing.stats.error().message.find("no\\xFFsuch.nt"), std::string::npos)
+        << missing.stats.error().message;
+
+    const auto odd = format_from_path("data.\xFF");
+    ASSERT_FALSE(odd);
+    EXPECT_FALSE(base::find_invalid_utf8(odd.error().message)) << odd.error().message;
+
+    RdfReadOptions lenient;
+    lenient.lenient = true;
+    const auto skipped = read_all(dir.write("lenient.nt", "<urn:a> <urn:b> \"\\\xC3\xA9\" .\n<urn:a> <urn:b> <urn:c> .\n"),
+                                  lenient);
+    ASSERT_TRUE(skipped.stats) << skipped.stats.error().message;
+    ASSERT_EQ(skipped.issues.size(), 1u);
+    EXPECT_FALSE(base::find_invalid_utf8(skipped.issues[0].describe())) << skipped.issues[0].describe();
+}
+
+// Issue 16, point 10: check_statement refuses a statement where it stands: the exact line for
+// N-Triples, the line read up to for Turtle; lenient mode skips it and goes on.
+TEST(RdfReaderCheckStatement, ARefusedStatementIsAnErrorAtItsLineOrSkipped) {
+    TempDir dir;
+    RdfReadOptions options;
+    options.check_statement = [](const Triple& t) -> std::optional<std::string> {
+        if (t.o.is_literal() && t.o.as_literal().value.size() > 100) return "too long a literal";
+        return std::nullopt;
+    };
+    const std::string long_literal(500, 'x');
+    const auto nt = dir.write("big.nt", "<urn:a> <urn:p> \"short\" .\n\n<urn:b> <urn:p> \"" + long_literal +
+                                            "\" .\n<urn:c> <urn:p> \"short\" .\n");
+    auto strict = read_all(nt, options);
+    ASSERT_FALSE(strict.stats);
+    EXPECT_EQ(strict.stats.error().type, base::ErrorType::kInvalidRequest);
+    EXPECT_NE(strict.stats.error().message.find("big.nt:3: too long a literal"), std::string::npos)
+        << strict.stats.error().message;
+
+    const auto ttl = dir.write("big.ttl", "@prefix ex: <urn:ex:> .\nex:a ex:p \"short\" .\nex:b ex:p\n  \"" +
+                                              long_literal + "\" .\n");
+    auto turtle = read_all(ttl, options);
+    ASSERT_FALSE(turtle.stats);
+    EXPECT_NE(turtle.stats.error().message.find("big.ttl: near line"), std::string::npos)
+        << turtle.stats.error().message;
+    EXPECT_NE(turtle.stats.error().message.find("too long a literal"), std::string::npos);
+
+    options.lenient = true;
+    auto lenient = read_all(nt, options);
+    ASSERT_TRUE(lenient.stats) << lenient.stats.error().message;
+    EXPECT_EQ(lenient.triples.size(), 2u);
+    EXPECT_EQ(lenient.stats->skipped, 1u);
+    ASSERT_EQ(lenient.issues.size(), 1u);
+    EXPECT_EQ(lenient.issues[0].line, 3u);
 }
 
 }  // namespace

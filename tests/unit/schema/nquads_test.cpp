@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/utf8.hpp"
+
 namespace glassbox::schema {
 namespace {
 
@@ -151,6 +153,33 @@ TEST(NQuads, ParsesOneLine) {
     auto bad = parse_nquads_line("<http://ex/s> <http://ex/p>", 7);
     ASSERT_FALSE(bad);
     EXPECT_EQ(bad.error().message.rfind("N-Quads 7:28: ", 0), 0u) << bad.error().message;
+}
+
+// Issue 16: an error quoting the line (an IRI, an unknown escape) stays valid UTF-8: the bytes
+// that are not are written \xNN. parse_nquads_line does not check UTF-8 first (the CLI parses
+// single terms with it).
+TEST(NquadsErrors, MessagesQuotingTheLineAreValidUtf8) {
+    const auto iri = parse_nquads_line("<ab\xFF> <urn:p> <urn:o> .", 3);
+    ASSERT_FALSE(iri);
+    EXPECT_EQ(iri.error().type, base::ErrorType::kInvalidRequest);
+    EXPECT_FALSE(base::find_invalid_utf8(iri.error().message)) << iri.error().message;
+    EXPECT_NE(iri.error().message.find("<ab\\xFF>"), std::string::npos) << iri.error().message;
+
+    const auto escape = parse_nquads("<urn:a> <urn:p> \"\\\xC3\xA9\" .\n");
+    ASSERT_FALSE(escape);
+    EXPECT_FALSE(base::find_invalid_utf8(escape.error().message)) << escape.error().message;
+    EXPECT_NE(escape.error().message.find("\\xC3"), std::string::npos) << escape.error().message;
+    EXPECT_EQ(escape.error().message.rfind("N-Quads 1:", 0), 0u) << escape.error().message;
+}
+
+// Issue 16: text that is not N-Quads is an error naming its line, whatever came before it.
+TEST(NquadsErrors, JunkAfterAValidLineIsAnErrorNamingTheLine) {
+    const auto junk = parse_nquads("<urn:a> <urn:b> <urn:c> .\n%%%% junk");
+    ASSERT_FALSE(junk);
+    EXPECT_EQ(junk.error().message.rfind("N-Quads 2:1:", 0), 0u) << junk.error().message;
+    const auto word = parse_nquads("xxxxx");
+    ASSERT_FALSE(word);
+    EXPECT_EQ(word.error().message.rfind("N-Quads 1:1:", 0), 0u) << word.error().message;
 }
 
 }  // namespace

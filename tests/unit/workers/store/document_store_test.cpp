@@ -129,6 +129,23 @@ TEST_F(DocumentStoreTest, PutAddsTheDocumentAndItsChunks) {
     EXPECT_TRUE(stored->content_hash.starts_with("sha256:"));
 }
 
+// Issue 16: a fetch stops at its byte bound as it reads, with an error saying where.
+TEST_F(DocumentStoreTest, AFetchPastItsByteBoundIsAnInvalidRequest) {
+    const auto d = make_document("urn:glassbox:doc:big", std::string(10'000, 'w'));
+    put(d, 1'000);
+    std::vector<std::string> ids;
+    for (int i = 0; i < 10; ++i) ids.push_back(d.uri + "#chunk-" + std::to_string(i));
+    auto all = store_->fetch(ids);
+    ASSERT_TRUE(all) << all.error().message;
+    EXPECT_EQ(all->chunks.size(), 10u);
+    auto bounded = store_->fetch(ids, 4'000);
+    ASSERT_FALSE(bounded);
+    EXPECT_EQ(bounded.error().type, base::ErrorType::kInvalidRequest);
+    EXPECT_NE(bounded.error().message.find("chunks-fetch"), std::string::npos) << bounded.error().message;
+    EXPECT_NE(bounded.error().message.find("at chunk 4 of 10"), std::string::npos) << bounded.error().message;
+    EXPECT_TRUE(store_->fetch(std::vector<std::string>(ids.begin(), ids.begin() + 3), 4'000));
+}
+
 TEST_F(DocumentStoreTest, ContentHashIsSha256OfTheText) {
     // FIPS 180-4 examples: empty, one block, two blocks (padding spills into a second block).
     const std::map<std::string, std::string> vectors = {

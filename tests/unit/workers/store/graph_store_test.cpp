@@ -848,5 +848,70 @@ TEST_F(GraphStoreTest, LoadsAndMatchesThePathQuestionKnowledgeBase) {
     }
 }
 
+// Issue 16: a byte budget ends a match (and a batch) before the answer outgrows it, and a stop
+// check ends it too; without a budget the same batch reads everything.
+TEST_F(GraphStoreTest, AMatchBudgetCutsTheBatchAtItsBytesAndStopsWhenAsked) {
+    const auto src = source("file:///budget.nt");
+    std::vector<Triple> triples;
+    for (int i = 0; i < 2'000; ++i) {
+        triples.push_back(make_triple(iri("urn:s" + std::to_string(i)), iri("urn:p"), literal(std::string(100, 'x'))));
+    }
+    insert(src, triples);
+    const std::vector<TriplePattern> patterns(50, TriplePattern{});
+    auto all = store_->match_batch(patterns, 1'000);
+    ASSERT_TRUE(all) << all.error().message;
+    ASSERT_EQ(all->size(), 50u);
+    EXPECT_EQ(all->back().size(), 1'000u);
+
+    MatchBudget budget;
+    budget.bytes_left = 64 * 1024;
+    auto cut = store_->match_batch(patterns, 1'000, &budget);
+    ASSERT_TRUE(cut) << cut.error().message;
+    EXPECT_TRUE(budget.over_bytes);
+    EXPECT_FALSE(budget.stopped);
+    std::size_t bytes = 0;
+    std::size_t rows = 0;
+    for (const auto& list : *cut) {
+        rows += list.size();
+        for (const auto& t : list) bytes += triple_wire_bytes(t);
+    }
+    EXPECT_LE(bytes, 64u * 1024);
+    EXPECT_GT(rows, 0u);
+    EXPECT_LT(rows, 1'000u) << "the budget holds fewer rows than one pattern's limit";
+    EXPECT_LT(cut->size(), patterns.size());
+
+    int asked = 0;
+    MatchBudget stopping;
+    stopping.should_stop = [&asked] { return ++asked >= 2; };
+    auto stopped = store_->match_batch(patterns, 1'000, &stopping);
+    ASSERT_TRUE(stopped) << stopped.error().message;
+    EXPECT_TRUE(stopping.stopped);
+    EXPECT_LT(stopped->size(), patterns.size());
+}
+
+// Issue 16: one long label asked for many times is not copied past the reply bound.
+TEST_F(GraphStoreTest, LabelsAddingUpPastTheirByteBoundAreAnInvalidRequest) {
+    const auto src = source("file:///labels.nt");
+    insert(src, {make_triple(iri("urn:e"), iri(std::string(vocab::kRdfsLabel)), literal(std::string(10'000, 'l')))});
+    const std::vector<Term> terms(100, iri("urn:e"));
+    auto all = store_->labels(terms);
+    ASSERT_TRUE(all) << all.error().message;
+    EXPECT_EQ(all->size(), 100u);
+    auto bounded = store_->labels(terms, 50'000);
+    ASSERT_FALSE(bounded);
+    EXPECT_EQ(bounded.error().type, base::ErrorType::kInvalidRequest);
+    EXPECT_NE(bounded.error().message.find("at term 5 of 100"), std::string::npos) << bounded.error().message;
+    EXPECT_TRUE(store_->labels(std::vector<Term>(4, iri("urn:e")), 50'000));
+}
+
+TEST(TripleWireBytes, CountsEveryStringOfTheTriple) {
+    const auto small = triple_wire_bytes(make_triple(iri("urn:a"), iri("urn:p"), literal("x")));
+    const auto big = triple_wire_bytes(make_triple(iri("urn:a"), iri("urn:p"), literal(std::string(10'000, 'x'))));
+    EXPECT_EQ(big - small, 9'999u);
+    auto in_graph = make_triple(iri("urn:a"), iri("urn:p"), literal("x"));
+    in_graph.graph = "urn:graph:g";
+    EXPECT_EQ(triple_wire_bytes(in_graph) - small, std::string("urn:graph:g").size());
+}
+
 }  // namespace
 }  // namespace glassbox::store
