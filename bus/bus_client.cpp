@@ -192,6 +192,13 @@ Result<RequestId> BusClient::send_raw(std::string_view service, std::string_view
                           "service name must be 1-255 printable ASCII characters");
     }
     if (deadline.count() < 0) return make_error(ErrorType::kInvalidRequest, "negative deadline");
+    if (config_.max_message_bytes != 0 && body_json.size() > config_.max_message_bytes) {
+        return make_error(ErrorType::kMessageTooLarge,
+                          "the request to " + std::string{service} + " is " +
+                              std::to_string(body_json.size()) + " bytes, above the limit of " +
+                              std::to_string(config_.max_message_bytes) +
+                              " bytes (the broker's max_message_bytes): nothing was sent");
+    }
     RequestId id = id_prefix_ + "-" + std::to_string(next_id_++);
     if (id.size() > protocol::kMaxRequestId) id.resize(protocol::kMaxRequestId);
     if (!send_frames(socket_, encode_request(service, id, deadline, body_json))) {

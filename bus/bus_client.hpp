@@ -75,6 +75,11 @@ struct BusClientConfig {
     // Parse every data, explain and final body into Reply::body. Off: Reply::text only, for a
     // caller that decodes what it needs itself (a worker's calls, RequestContext::call).
     bool parse_bodies = true;
+    // A request body above this many bytes is refused locally with MessageTooLarge instead of
+    // being sent: the broker would refuse it too, and one far above its limit makes libzmq drop
+    // the connection, which the client could only report as a lost broker. 0: no check (the
+    // broker judges); set it to the broker's max_message_bytes.
+    std::size_t max_message_bytes = 0;
 };
 
 // One DEALER connection to the broker, any number of requests in flight on it. Not
@@ -89,7 +94,8 @@ public:
 
     // Sends a REQUEST. send_raw puts `body_json` on the wire as is (the worker validates it); `deadline`
     // is relative, 0 meaning the broker's default. Fails with InvalidRequest for a bad service
-    // name, MessageTooLarge never (the broker judges), Internal if the socket refuses the send.
+    // name, MessageTooLarge for a body above config().max_message_bytes (nothing is sent),
+    // Internal if the socket refuses the send.
     base::Result<RequestId> send_raw(std::string_view service, std::string_view body_json,
                                        std::chrono::milliseconds deadline);
     base::Result<RequestId> send(std::string_view service, const nlohmann::json& body,

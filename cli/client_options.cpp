@@ -26,6 +26,7 @@ bus::BusClientConfig ClientOptions::bus_config() const {
     bus::BusClientConfig config;
     config.endpoint = broker_endpoint();
     config.connect_timeout = kBrokerConnectTimeout;
+    config.max_message_bytes = schema::protocol::kDefaultMaxMessageBytes;
     return config;
 }
 

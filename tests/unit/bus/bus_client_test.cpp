@@ -120,6 +120,28 @@ TEST_F(BusClientTest, SendsRequestFrames) {
     EXPECT_FALSE(client.send("", json::object(), 1s));
 }
 
+TEST_F(BusClientTest, ABodyAboveTheConfiguredLimitIsRefusedLocallyAndNotSent) {
+    BusClientConfig limited = config();
+    limited.max_message_bytes = 1000;
+    BusClient client(context, limited);
+    const std::string big = "\"" + std::string(1200, 'x') + "\"";
+    auto refused = client.send_raw("store", big, 1s);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().type, ErrorType::kMessageTooLarge);
+    EXPECT_NE(refused.error().message.find("1000"), std::string::npos) << refused.error().message;
+    EXPECT_EQ(client.in_flight(), 0u);
+    // The next request within the limit is the first the router sees.
+    auto fits = client.send_raw("store", "{}", 1s);
+    ASSERT_TRUE(fits);
+    auto request = router.expect(cmd::kRequest);
+    ASSERT_TRUE(request);
+    EXPECT_EQ(request->frames[6], "{}");
+
+    // No limit configured: the broker judges, so the same body is sent.
+    BusClient unlimited(context, config());
+    EXPECT_TRUE(unlimited.send_raw("store", big, 1s));
+}
+
 TEST_F(BusClientTest, StreamsToExactlyOneTerminal) {
     BusClient client(context, config());
     auto stream = open_stream(client, "echo", "{}", 5s);
