@@ -246,10 +246,7 @@ void BrokerCore::end_batch() {
     // end requests, which may append more: repeat until quiet.
     for (int round = 0; round < 16 && (holding() || !deferred_.empty() || !unreachable_.empty());
          ++round) {
-        if (auto committed = spool_->commit(); !committed) {
-            ++counters_.spool_errors;
-            log_->error("event=spool_commit_failed error=\"{}\"", committed.error().message);
-        }
+        commit_spool();
         release_held();
         auto batch = std::move(deferred_);
         deferred_.clear();
@@ -261,10 +258,7 @@ void BrokerCore::end_batch() {
         next_delivery_ = now_ + config_.delivery_interval;
         handle_unreachable();
     }
-    if (auto committed = spool_->commit(); !committed) {
-        ++counters_.spool_errors;
-        log_->error("event=spool_commit_failed error=\"{}\"", committed.error().message);
-    }
+    commit_spool();
     for (const auto& name : services_to_collect_) {
         const auto found = services_.find(name);
         if (found == services_.end()) continue;
@@ -344,7 +338,8 @@ void BrokerCore::shutdown() {
     for (auto& entry : deferred_) transmit(entry.outlet, entry.frames);
     deferred_.clear();
     if (auto committed = spool_->commit(); !committed) {
-        log_->error("event=spool_commit_failed error=\"{}\"", committed.error().message);
+        log_->error("event=spool_commit_failed pending={} error=\"{}\" action=lost_at_stop",
+                    spool_->last_id() - spool_->committed_id(), committed.error().message);
     }
     log_->info("event=stopped requests={} replies={} in_flight={} spool_messages={}",
                counters_.requests, counters_.replies, requests_.size(), spool_->messages());
@@ -385,15 +380,17 @@ bool BrokerCore::held(Outlet outlet) const {
 
 void BrokerCore::hold_until_commit(const Request& request) {
     hold_publisher_ = true;
-    if (request.client_kind != ClientKind::kGb || request.abandoned) return;  // nothing forwarded
+    // A 7/MDP client gets no explains, but its reply waits too: a commit that fails under
+    // fail-request turns it into an error.
+    if (request.abandoned) return;
     if (std::find(held_peers_.begin(), held_peers_.end(), request.client) == held_peers_.end()) {
         held_peers_.push_back(request.client);
     }
 }
 
-void BrokerCore::send_out(Outlet outlet) {
+void BrokerCore::send_out(Outlet outlet, std::uint64_t request, Carries carries) {
     if (held(outlet)) {
-        deferred_.push_back(Deferred{outlet, std::move(out_)});
+        deferred_.push_back(Deferred{outlet, std::move(out_), request, carries});
         out_.clear();
         return;
     }

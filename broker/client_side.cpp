@@ -19,6 +19,17 @@ std::string mdp_error_body(const Error& error) {
 
 }  // namespace
 
+void BrokerCore::write_error(ClientKind kind, std::string_view identity, std::string_view service,
+                             std::string_view request_id, const Error& error) {
+    out(identity);
+    if (kind == ClientKind::kMdp) {
+        bus::put_mdp_reply(sink(), service);
+        out(mdp_error_body(error));
+    } else {
+        bus::put_client_error(sink(), request_id, error);
+    }
+}
+
 void BrokerCore::send_mdp_reply(std::string_view identity, std::string_view service,
                                 std::string_view body) {
     out(identity);
@@ -317,7 +328,7 @@ void BrokerCore::finish(Request& request, const Error& error, bool notify_client
     log_->info("event=request_failed request={} request_id={} service={} type={} message=\"{}\"",
                request.id, printable(request.request_id), request.service->name,
                base::to_string(error.type), error.message);
-    close_open_sessions(request, error);
+    close_open_sessions(request, &error);
     if (notify_client) {
         if (request.client_kind == ClientKind::kMdp) {
             send_mdp_reply(request.client, request.service->name, mdp_error_body(error));

@@ -10,43 +10,62 @@
 
 namespace glassbox::broker::detail {
 
-std::optional<Error> BrokerCore::emit_explain(Request& request, std::string_view session,
-                                              std::uint64_t seq, std::string_view state,
-                                              zmq::message_t body, bool synthesised) {
-    Service& service = *request.service;
+std::optional<Error> BrokerCore::emit_explain(Request* request, Service& service,
+                                              SessionTrack& track, std::uint64_t seq,
+                                              std::string_view state, zmq::message_t body,
+                                              bool synthesised) {
+    const std::string_view session = track.session;
     SpoolRecord record;
     record.service = service.name;
     record.session.assign(session);
     record.seq = seq;
     record.state.assign(state);
     record.body.assign(view(body));
-    if (spool_->has_room(record.bytes())) {
+    // While commits fail (a full disk) a worker's message cannot be made durable: it meets
+    // the policy as at the bound. The broker's own ends are kept pending, in memory, and
+    // written once a commit succeeds, so every trace that exists gets its end (§6.1).
+    const bool writable = synthesised || !spool_failing_;
+    if (writable && spool_->has_room(record.bytes())) {
         if (auto appended = spool_->append(std::move(record)); appended) {
-            hold_until_commit(request);  // forwarded after the batch commits (§2.3)
+            // Forwarded after the batch commits (§2.3).
+            hold_publisher_ = true;
+            if (request != nullptr) {
+                hold_until_commit(*request);
+                if (!synthesised) note_batch(*request);
+            }
         } else {
             ++counters_.spool_errors;
             log_->error("event=spool_append_failed session={} seq={} error=\"{}\"",
                         printable(session), seq, appended.error().message);
         }
     } else if (config_.spool_policy == SpoolPolicy::kFailRequest && !synthesised) {
+        if (spool_failing_) {
+            return base::make_error(ErrorType::kSpoolFull,
+                                      "explain spool cannot be written: " + spool_error_);
+        }
         return base::make_error(ErrorType::kSpoolFull,
                                   "explain spool full (" + std::to_string(spool_->messages()) +
                                       " messages, " + std::to_string(spool_->bytes()) +
                                       " bytes)");
     } else {
-        // drop-newest, or the broker's own end of trace: forwarded even when it cannot be kept.
+        // drop-newest, or the broker's own end of trace: forwarded even when it cannot be
+        // kept, and counted; the trace is marked by the broker's end (close_open_sessions).
         ++counters_.spool_dropped;
-        log_->warn("event=explain_not_spooled service={} session={} seq={} reason=spool_full",
-                   service.name, printable(session), seq);
+        if (!synthesised) ++track.not_spooled;
+        log_->warn("event=explain_not_spooled service={} session={} seq={} reason={}",
+                   service.name, printable(session), seq,
+                   spool_failing_ ? "spool_unwritable" : "spool_full");
     }
+    const std::uint64_t tag = request != nullptr ? request->id : 0;
+    const Carries carries = synthesised ? Carries::kOther : Carries::kExplain;
     const std::string seq_text = std::to_string(seq);
-    if (request.client_kind == ClientKind::kGb && !request.abandoned) {
+    if (request != nullptr && request->client_kind == ClientKind::kGb && !request->abandoned) {
         zmq::message_t copy;
         copy.copy(body);
-        out(request.client);
-        bus::put_client_partial(sink(), request.request_id, proto::kKindExplain);
+        out(request->client);
+        bus::put_client_partial(sink(), request->request_id, proto::kKindExplain);
         out(std::move(copy));
-        send_out();
+        send_out(Outlet::kRouter, tag, carries);
     }
     // §6.2: [topic] [session] [seq] [state] [body]
     out(service.topic);
@@ -54,28 +73,138 @@ std::optional<Error> BrokerCore::emit_explain(Request& request, std::string_view
     out(seq_text);
     out(state);
     out(std::move(body));
-    send_out(Outlet::kPublisher);
+    send_out(Outlet::kPublisher, tag, carries);
     ++counters_.published;
     return std::nullopt;
 }
 
-void BrokerCore::close_open_sessions(Request& request, const Error& error) {
+void BrokerCore::emit_trace_end(Request* request, Service& service, SessionTrack& track,
+                                const Error& error) {
+    // The contract's explain encoder (schema/json_fast.hpp), as every worker's messages.
+    schema::ExplainMessage end;
+    end.session = track.session;
+    end.seq = track.next_seq;
+    end.service = service.name;
+    end.end_of_trace = true;
+    end.trace_status = schema::TraceStatus::kError;
+    end.error = error;
+    const std::string text = schema::encode_text(end);
+    ++counters_.explains_synthesised;
+    (void)emit_explain(request, service, track, track.next_seq, proto::kStateError,
+                       zmq::message_t{text.data(), text.size()}, true);
+    ++track.next_seq;
+    track.ended = true;
+    track.not_spooled = 0;
+}
+
+void BrokerCore::close_open_sessions(Request& request, const Error* error) {
     for (auto& track : request.sessions) {
-        if (track.ended) continue;
-        track.ended = true;
-        // The contract's explain encoder (schema/json_fast.hpp), as every worker's messages.
-        schema::ExplainMessage end;
-        end.session = track.session;
-        end.seq = track.next_seq;
-        end.service = request.service->name;
-        end.end_of_trace = true;
-        end.trace_status = schema::TraceStatus::kError;
-        end.error = error;
-        const std::string text = schema::encode_text(end);
-        ++counters_.explains_synthesised;
-        (void)emit_explain(request, track.session, track.next_seq, proto::kStateError,
-                           zmq::message_t{text.data(), text.size()}, true);
-        ++track.next_seq;
+        if (!track.ended && error != nullptr) {
+            emit_trace_end(&request, *request.service, track, *error);
+        } else if (track.not_spooled > 0) {
+            emit_trace_end(&request, *request.service, track,
+                           base::make_error(ErrorType::kSpoolFull,
+                                              std::to_string(track.not_spooled) +
+                                                  " explain messages of this trace were not "
+                                                  "spooled (spool policy drop-newest)"));
+        }
+    }
+}
+
+void BrokerCore::note_batch(Request& request) {
+    if (request.batch_slot != 0) return;
+    batch_requests_.push_back(BatchRequest{request.id, request.client_kind, request.client,
+                                           request.request_id, request.service, {}});
+    request.batch_slot = batch_requests_.size();
+}
+
+void BrokerCore::keep_batch_sessions(Request& request) {
+    if (request.batch_slot == 0) return;
+    batch_requests_[request.batch_slot - 1].sessions = std::move(request.sessions);
+    request.sessions.clear();
+    request.batch_slot = 0;
+}
+
+void BrokerCore::commit_spool() {
+    auto committed = spool_->commit();
+    if (!committed) {
+        on_commit_failed(committed.error());
+        return;
+    }
+    if (spool_failing_) {
+        spool_failing_ = false;
+        log_->info("event=spool_commit_recovered messages={} bytes={}", spool_->messages(),
+                   spool_->bytes());
+    }
+    for (const auto& entry : batch_requests_) {
+        if (const auto found = requests_.find(entry.request); found != requests_.end()) {
+            found->second->batch_slot = 0;
+        }
+    }
+    batch_requests_.clear();
+}
+
+void BrokerCore::on_commit_failed(const Error& error) {
+    if (!spool_failing_) {
+        spool_failing_ = true;
+        ++counters_.spool_errors;
+        log_->error("event=spool_commit_failed pending={} policy={} requests={} error=\"{}\"",
+                    spool_->last_id() - spool_->committed_id(), to_string(config_.spool_policy),
+                    batch_requests_.size(), error.message);
+    }
+    spool_error_ = error.message;
+    auto batch = std::move(batch_requests_);
+    batch_requests_.clear();
+    for (const auto& entry : batch) {
+        if (const auto found = requests_.find(entry.request); found != requests_.end()) {
+            found->second->batch_slot = 0;
+        }
+    }
+    // drop-newest: the batch stays pending and is written when the disk has room again; what
+    // arrives meanwhile is counted as dropped (emit_explain).
+    if (config_.spool_policy != SpoolPolicy::kFailRequest) return;
+
+    // fail-request: none of these requests' explain messages is durable, so none goes out,
+    // and each request ends with SpoolFull, its FINAL too if it was waiting for this commit.
+    const Error refused = base::make_error(
+        ErrorType::kSpoolFull, "explain messages could not be written to the spool: " +
+                                   error.message);
+    for (auto& entry : batch) {
+        bool replaced = false;
+        for (auto& deferred : deferred_) {
+            if (deferred.request != entry.request) continue;
+            if (deferred.carries == Carries::kExplain) {
+                deferred.frames.clear();  // transmit() skips it
+            } else if (deferred.carries == Carries::kFinal) {
+                deferred.frames.clear();  // an ERROR follows the traces' ends, below
+                replaced = true;
+            }
+        }
+        const auto found = requests_.find(entry.request);
+        if (found != requests_.end() && !found->second->abandoned) {
+            // Every trace of the request ends with the error, even one its worker ended: the
+            // end it sent was not written either.
+            for (auto& track : found->second->sessions) track.ended = false;
+            finish(*found->second, refused, true);
+        } else if (replaced) {
+            count_error(refused.type);
+            log_->info("event=request_failed request={} request_id={} service={} type={} "
+                       "message=\"{}\"",
+                       entry.request, printable(entry.request_id), entry.service->name,
+                       base::to_string(refused.type), refused.message);
+            // The request is gone; its client still holds for this commit, so the ends
+            // and the ERROR queue up behind what it already waits for, in order.
+            Request ended;
+            ended.id = entry.request;
+            ended.client_kind = entry.client_kind;
+            ended.client = entry.client;
+            ended.request_id = entry.request_id;
+            ended.service = entry.service;
+            for (auto track : entry.sessions) emit_trace_end(&ended, *entry.service, track, refused);
+            write_error(entry.client_kind, entry.client, entry.service->name, entry.request_id,
+                        refused);
+            send_out();
+        }
     }
 }
 

@@ -18,6 +18,7 @@
 
 #include "base/utf8.hpp"
 #include "schema/messages.hpp"
+#include "tests/unit/broker/file_size_limit.hpp"
 
 namespace glassbox::broker {
 namespace {
@@ -26,6 +27,7 @@ using namespace std::chrono_literals;
 using Frames = std::vector<std::string>;
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
+using testing::FileSizeLimit;
 
 const std::string kEmpty;
 const std::string kMdpc = "MDPC01";
@@ -1329,11 +1331,106 @@ TEST_F(BrokerTest, SpoolFullWithDropNewestForwardsButDoesNotSpool) {
     reply(*w, req[3], "{}");
     EXPECT_EQ(expect_gb(*client, 0x02, "r1")[5], "{\"n\":0}");
     EXPECT_EQ(expect_gb(*client, 0x02, "r1")[5], "{\"n\":1}");
+    // The trace lost a message: the broker's end marks it (and cannot be spooled either).
+    const json mark = json::parse(expect_gb(*client, 0x02, "r1")[5]);
+    EXPECT_EQ(mark["seq"], 2);
+    EXPECT_EQ(mark["trace_status"], "error");
+    EXPECT_EQ(mark["error"]["type"], "SpoolFull");
     expect_gb(*client, 0x03, "r1");
     const json s = status();
     EXPECT_EQ(s["spool"]["messages"], 1);
-    EXPECT_EQ(s["spool"]["dropped"], 1);
+    EXPECT_EQ(s["spool"]["dropped"], 2);
     EXPECT_EQ(s["spool"]["policy"], "drop-newest");
+}
+
+// Deliveries a collector gets within `timeout`, acknowledged as they come.
+std::vector<Frames> drain_deliveries(Peer& collector, std::chrono::milliseconds timeout) {
+    std::vector<Frames> got;
+    while (auto d = collector.recv(timeout)) {
+        if (d->size() != 9 || (*d)[2] != std::string(1, '\x02')) continue;
+        collector.send({"", "GBE01", std::string(1, '\x03'), (*d)[3]});
+        got.push_back(*d);
+    }
+    return got;
+}
+
+// Issue 16.1: a commit that fails (a full disk) must not let a request succeed as if its
+// explain messages were kept.
+TEST_F(BrokerTest, SpoolWriteFailureWithFailRequestEndsTheRequestWithSpoolFull) {
+    BrokerConfig config = test_config();
+    config.spool_path = temp_spool_path("unwritable-fail");
+    start(config);
+    auto w = worker("echo", true);
+    auto client = peer();
+    request(*client, "echo", "r1", "{}");
+    const Frames req = expect_request(*w);
+    {
+        FileSizeLimit full(1);  // no segment write gets through
+        explain(*w, req[3], "urn:q:full", "0", "open", "{\"n\":0}");
+        explain(*w, req[3], "urn:q:full", "1", "complete", "{\"n\":1}");
+        reply(*w, req[3], "{}");
+        // Not the worker's explains (they are not durable) and no FINAL: the broker's end of
+        // trace, then ERROR SpoolFull.
+        const Frames end = expect_gb(*client, 0x02, "r1");
+        ASSERT_EQ(end.size(), 6u);
+        const json body = json::parse(end[5], nullptr, false);
+        ASSERT_TRUE(body.is_object()) << end[5];
+        EXPECT_EQ(body["trace_status"], "error");
+        EXPECT_EQ(body["error"]["type"], "SpoolFull");
+        expect_error(*client, "r1", "SpoolFull");
+        const json s = status();
+        EXPECT_EQ(s["spool"]["writable"], false);
+        EXPECT_NE(s["spool"]["error"], "");
+        EXPECT_GE(s["counters"]["errors"]["SpoolFull"], 1);
+    }
+    // Room again: what was kept pending is written, and the trace that exists ends marked.
+    ASSERT_TRUE(eventually([](const json& s) { return s["spool"]["writable"] == true; }));
+    auto collector = collector_peer("100");
+    const auto deliveries = drain_deliveries(*collector, 500ms);
+    ASSERT_FALSE(deliveries.empty());
+    const Frames& last = deliveries.back();
+    EXPECT_EQ(last[5], "urn:q:full");
+    EXPECT_EQ(last[7], "error");
+    EXPECT_EQ(json::parse(last[8])["error"]["type"], "SpoolFull");
+    // And the broker serves on as before.
+    request(*client, "echo", "r2", "{}");
+    const Frames again = expect_request(*w);
+    explain(*w, again[3], "urn:q:after", "0", "complete", "{}");
+    reply(*w, again[3], "{}");
+    expect_gb(*client, 0x02, "r2");
+    expect_gb(*client, 0x03, "r2");
+}
+
+TEST_F(BrokerTest, SpoolWriteFailureWithDropNewestCountsAndMarksTheTrace) {
+    BrokerConfig config = test_config();
+    config.spool_path = temp_spool_path("unwritable-drop");
+    config.spool_policy = SpoolPolicy::kDropNewest;
+    start(config);
+    auto w = worker("echo", true);
+    auto client = peer();
+    request(*client, "echo", "r1", "{}");
+    const Frames req = expect_request(*w);
+    {
+        FileSizeLimit full(1);
+        explain(*w, req[3], "urn:q:drop", "0", "open", "{\"n\":0}");
+        EXPECT_EQ(expect_gb(*client, 0x02, "r1")[5], "{\"n\":0}");
+        ASSERT_TRUE(eventually([](const json& s) { return s["spool"]["writable"] == false; }));
+        explain(*w, req[3], "urn:q:drop", "1", "complete", "{\"n\":1}");
+        reply(*w, req[3], "{}");
+        EXPECT_EQ(expect_gb(*client, 0x02, "r1")[5], "{\"n\":1}");
+        const json mark = json::parse(expect_gb(*client, 0x02, "r1")[5]);
+        EXPECT_EQ(mark["seq"], 2);
+        EXPECT_EQ(mark["error"]["type"], "SpoolFull");
+        expect_gb(*client, 0x03, "r1");
+        EXPECT_EQ(status()["spool"]["dropped"], 1);
+    }
+    ASSERT_TRUE(eventually([](const json& s) { return s["spool"]["writable"] == true; }));
+    auto collector = collector_peer("100");
+    const auto deliveries = drain_deliveries(*collector, 500ms);
+    ASSERT_EQ(deliveries.size(), 2u);  // seq 0, kept pending; the mark; not the dropped seq 1
+    EXPECT_EQ(deliveries[0][6], "0");
+    EXPECT_EQ(deliveries[1][6], "2");
+    EXPECT_EQ(deliveries[1][7], "error");
 }
 
 // ---------------------------------------------------------------- status
