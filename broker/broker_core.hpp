@@ -259,6 +259,17 @@ private:
     void keep_batch_sessions(Request& request);
     void on_commit_failed(const Error& error);
     void commit_spool();
+    // The latest spooled record of each open session stays in the spool (its ACK waits) until
+    // a later record of the session is written, so a restart finds every trace left open.
+    void pin(std::string_view session, std::uint64_t delivery_id, bool open);
+    void unpin_session(std::string_view session);
+    void release_pins(const Request& request);
+    // At start: ends the traces the spool shows open (the broker stopped or died mid-trace).
+    base::Result<std::size_t> close_recovered_sessions();
+    // Services registered before this start (restart_grace) and the list's upkeep.
+    void load_known_services();
+    void remember_service(const Service& service);
+    TimePoint grace_end(const Service& service) const;
     void on_collector(std::string_view identity);
     void remove_collector(const std::string& identity, bool expired);
     void pump_deliveries();
@@ -346,6 +357,11 @@ private:
     // commit succeeds; spool_error_ says why.
     bool spool_failing_ = false;
     std::string spool_error_;
+
+    StringMap<std::uint64_t> pinned_;                       // session -> its latest record
+    std::unordered_map<std::uint64_t, bool> pinned_ids_;    // record -> ACKed while pinned
+    std::vector<std::uint64_t> unpin_after_commit_;         // superseded, once written
+    std::set<std::string, std::less<>> known_services_;     // the spool's `services` list
 
     Counters counters_;
 };

@@ -27,6 +27,7 @@ std::optional<Error> BrokerCore::emit_explain(Request* request, Service& service
     const bool writable = synthesised || !spool_failing_;
     if (writable && spool_->has_room(record.bytes())) {
         if (auto appended = spool_->append(std::move(record)); appended) {
+            pin(session, appended.value(), state == proto::kStateOpen);
             // Forwarded after the batch commits (§2.3).
             hold_publisher_ = true;
             if (request != nullptr) {
@@ -142,6 +143,103 @@ void BrokerCore::commit_spool() {
         }
     }
     batch_requests_.clear();
+    // Records superseded by a later record of their session, now written, may go.
+    for (const auto id : unpin_after_commit_) {
+        const auto found = pinned_ids_.find(id);
+        if (found == pinned_ids_.end()) continue;
+        const bool acked = found->second;
+        pinned_ids_.erase(found);
+        if (!acked) continue;
+        if (auto removed = spool_->ack(id); !removed) {
+            ++counters_.spool_errors;
+            log_->error("event=spool_ack_failed delivery_id={} error=\"{}\"", id,
+                        removed.error().message);
+        }
+    }
+    unpin_after_commit_.clear();
+}
+
+void BrokerCore::pin(std::string_view session, std::uint64_t delivery_id, bool open) {
+    const auto found = pinned_.find(session);
+    if (found != pinned_.end()) {
+        unpin_after_commit_.push_back(found->second);
+        if (open) {
+            found->second = delivery_id;
+        } else {
+            pinned_.erase(found);
+        }
+    } else if (open) {
+        pinned_.emplace(std::string{session}, delivery_id);
+    }
+    if (open) pinned_ids_.emplace(delivery_id, false);
+}
+
+void BrokerCore::unpin_session(std::string_view session) {
+    const auto found = pinned_.find(session);
+    if (found == pinned_.end()) return;
+    unpin_after_commit_.push_back(found->second);
+    pinned_.erase(found);
+}
+
+void BrokerCore::release_pins(const Request& request) {
+    // A session its request left without a spooled end (a worker that sent none, an end the
+    // full spool could not keep) is not kept pinned for the broker's whole life.
+    for (const auto& track : request.sessions) unpin_session(track.session);
+}
+
+base::Result<std::size_t> BrokerCore::close_recovered_sessions() {
+    // The last record of each session the spool holds. A session whose last record is
+    // `open` lost its request with the previous broker: no worker can end it any more.
+    struct Last {
+        std::string service;
+        std::uint64_t seq = 0;
+        bool open = false;
+    };
+    StringMap<Last> last;
+    std::uint64_t after = 0;
+    for (;;) {
+        auto batch = spool_->read_after(after, 4096);
+        if (!batch) return batch.error();
+        if (batch.value().empty()) break;
+        for (auto& record : batch.value()) {
+            after = record.delivery_id;
+            const bool open = record.state == proto::kStateOpen;
+            const auto [at, inserted] =
+                last.try_emplace(record.session, Last{record.service, record.seq, open});
+            if (!inserted && record.seq >= at->second.seq) {
+                at->second = Last{std::move(record.service), record.seq, open};
+            }
+        }
+    }
+    std::size_t closed = 0;
+    for (const auto& [session, found] : last) {
+        if (!found.open) continue;
+        schema::ExplainMessage end;
+        end.session = session;
+        end.seq = found.seq + 1;
+        end.service = found.service;
+        end.end_of_trace = true;
+        end.trace_status = schema::TraceStatus::kError;
+        end.error = base::make_error(ErrorType::kBrokerRestarted,
+                                       "broker restarted: the trace's request ended with it");
+        SpoolRecord record;
+        record.service = found.service;
+        record.session = session;
+        record.seq = end.seq;
+        record.state = std::string{proto::kStateError};
+        record.body = schema::encode_text(end);
+        if (!spool_->has_room(record.bytes())) {
+            ++counters_.spool_dropped;
+            log_->warn("event=explain_not_spooled service={} session={} seq={} reason=spool_full",
+                       found.service, printable(session), end.seq);
+            continue;
+        }
+        if (auto appended = spool_->append(std::move(record)); !appended) return appended.error();
+        ++counters_.explains_synthesised;
+        ++closed;
+    }
+    if (auto committed = spool_->commit(); !committed) return committed.error();
+    return closed;
 }
 
 void BrokerCore::on_commit_failed(const Error& error) {
@@ -228,7 +326,10 @@ void BrokerCore::on_collector(std::string_view identity) {
         for (std::size_t i = bus::kCollectorAckIdFrame; i < views_.size(); ++i) {
             const auto id = proto::parse_ascii_int(views_[i]);
             if (!id) continue;
-            if (auto removed = spool_->ack(*id); !removed) {
+            if (const auto pinned = pinned_ids_.find(*id); pinned != pinned_ids_.end()) {
+                pinned->second = true;  // removed once a later record of its session is written
+                ++counters_.acks;
+            } else if (auto removed = spool_->ack(*id); !removed) {
                 ++counters_.spool_errors;
                 log_->error("event=spool_ack_failed delivery_id={} error=\"{}\"", *id,
                             removed.error().message);

@@ -190,6 +190,7 @@ void BrokerCore::on_worker_ready(std::string_view identity) {
     ++service.idle;
     service.credit += worker.credit;
     service.registered = true;
+    remember_service(service);
     worker.available = true;
     worker.available_position = service.available.insert(service.available.end(), &worker);
     log_->info("event=worker_ready peer={} service={} extended={} compact={} credit={} workers={}",
@@ -307,6 +308,7 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
         for (std::size_t i = body; i < frame_count_; ++i) out(std::move(frames_[i]));
         if (frame_count_ <= body) out(std::string_view{});
         send_out(Outlet::kRouter, request->id, Carries::kFinal);
+        release_pins(*request);
         keep_batch_sessions(*request);  // for its traces' ends if the batch cannot be written
         release(worker, *request);
         erase_request(*request);

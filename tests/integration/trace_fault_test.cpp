@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -191,6 +192,100 @@ TEST_F(FaultTraces, FullDiskFailsRequestsTypedAndLosesNoTrace) {
     std::map<std::string, int> after;
     ask("after the disk is freed", after);
     EXPECT_TRUE(after.empty());
+}
+
+// Issue 16.2: a broker SIGKILLed mid-burst and restarted on the same home: the requests it
+// held end (BrokerRestarted), and every trace in the store ends — the ones cut off with an
+// error and the reason — within a bounded time.
+TEST_F(FaultTraces, BrokerKilledMidBurstLeavesNoTraceWithoutAnEnd) {
+    auto broker = start_broker();
+    ASSERT_FALSE(broker.endpoint.empty());
+    const std::string port = port_of(broker.endpoint);
+    start_echo_worker(broker.endpoint, 4);
+    start_collector(broker.endpoint, dir() / "collector-home");
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo", milliseconds{10'000}, 4));
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "trace"));
+
+    // 40 requests, 4 at a time on the workers, each 300 ms between its trace's first and last
+    // message: whenever the kill lands, about 4 traces are open.
+    constexpr int kRequests = 40;
+    GbcClient client(context_, broker.endpoint);
+    std::set<std::string> waiting;
+    for (int i = 0; i < kRequests; ++i) {
+        waiting.insert(client.request("echo", echo_body("burst " + std::to_string(i), 1, 300), 30'000));
+    }
+    std::set<std::string> answered;
+    std::map<std::string, int> errors;
+    const auto take = [&](milliseconds for_how_long) {
+        const auto until = Clock::now() + for_how_long;
+        while (!waiting.empty() && Clock::now() < until) {
+            auto m = client.recv(milliseconds{50});
+            if (!m || !m->terminal() || waiting.erase(m->request_id) == 0) continue;
+            if (m->is_final()) {
+                answered.insert(m->json().value("session", ""));
+            } else {
+                ++errors[m->error_type];
+            }
+        }
+    };
+    take(milliseconds{1'000});
+    ASSERT_FALSE(answered.empty()) << "nothing answered before the kill";
+    ASSERT_FALSE(waiting.empty()) << "the burst ended before the kill";
+    const auto how = broker.process->kill();
+    EXPECT_EQ(how.signal, SIGKILL) << how.describe();
+    std::this_thread::sleep_for(milliseconds{200});
+    broker = start_broker({.bind = "tcp://127.0.0.1:" + port, .heartbeat_ms = kHeartbeatMs, .extra = {}});
+    ASSERT_EQ(port_of(broker.endpoint), port);
+
+    // Every request ends: answered before the kill, or told the broker restarted.
+    take(milliseconds{20'000});
+    EXPECT_TRUE(waiting.empty()) << waiting.size() << " requests without an end";
+    EXPECT_GT(errors["BrokerRestarted"], 0);
+    int other_errors = 0;
+    for (const auto& [type, n] : errors) other_errors += type == "BrokerRestarted" ? 0 : n;
+    EXPECT_EQ(other_errors, 0);
+
+    // Every trace ends within a bounded time; the cut ones with an error and the reason.
+    const auto seen = wait_until_all_ended(broker.endpoint, answered, milliseconds{20'000});
+    int cut = 0;
+    for (const auto& [uri, s] : seen) {
+        const std::string st = s.value("status", "");
+        EXPECT_TRUE(st == "complete" || st == "error") << s.dump();
+        if (st == "error") {
+            ++cut;
+            const auto shown = trace_call(broker.endpoint, {{"op", "show"}, {"session", uri}});
+            ASSERT_TRUE(shown.is_object()) << uri;
+            EXPECT_NE(shown.dump().find("BrokerRestarted"), std::string::npos) << shown.dump();
+        }
+    }
+    for (const auto& uri : answered) {
+        EXPECT_EQ(seen.count(uri), 1u) << "answered but not stored: " << uri;
+    }
+    EXPECT_GT(cut, 0) << describe(seen);
+    EXPECT_LE(cut, errors["BrokerRestarted"]) << describe(seen);
+}
+
+// Issue 16.2: a request sent right after a restart, before the service's workers register
+// again, waits for them (restart_grace) instead of ending with UnknownService.
+TEST_F(FaultTraces, RequestRightAfterARestartIsServedWhenItsWorkersReturn) {
+    auto broker = start_broker();
+    ASSERT_FALSE(broker.endpoint.empty());
+    const std::string port = port_of(broker.endpoint);
+    auto& worker = start_echo_worker(broker.endpoint, 1);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    broker.process->kill();
+    worker.kill();
+    broker = start_broker({.bind = "tcp://127.0.0.1:" + port, .heartbeat_ms = kHeartbeatMs, .extra = {}});
+    ASSERT_EQ(port_of(broker.endpoint), port);
+
+    GbcClient client(context_, broker.endpoint);
+    const auto rid = client.request("echo", echo_body("right after the restart"), 20'000);
+    // Longer than unknown_service_wait (1 s): without the grace the request has ended by now.
+    std::this_thread::sleep_for(milliseconds{1'500});
+    start_echo_worker(broker.endpoint, 1);
+    const auto messages = client.collect(rid, milliseconds{15'000});
+    ASSERT_FALSE(messages.empty());
+    EXPECT_TRUE(messages.back().is_final()) << messages.back().describe();
 }
 
 }  // namespace

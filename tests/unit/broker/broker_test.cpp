@@ -1433,6 +1433,70 @@ TEST_F(BrokerTest, SpoolWriteFailureWithDropNewestCountsAndMarksTheTrace) {
     EXPECT_EQ(deliveries[1][7], "error");
 }
 
+// Issue 16.2: a trace left open when the broker stops (or dies) is ended by the broker that
+// starts next on the spool, even if its messages were already acknowledged.
+TEST_F(BrokerTest, TraceLeftOpenIsEndedByTheNextBrokerOnTheSpool) {
+    BrokerConfig config = test_config();
+    config.spool_path = temp_spool_path("open-trace");
+    start(config);
+    {
+        auto w = worker("echo", true);
+        auto client = peer();
+        auto collector = collector_peer("10");
+        request(*client, "echo", "r1", "{}");
+        const Frames req = expect_request(*w);
+        explain(*w, req[3], "urn:q:left-open", "0", "open", "{\"n\":0}");
+        explain(*w, req[3], "urn:q:ended", "0", "complete", "{\"n\":0}");
+        const auto delivered = drain_deliveries(*collector, 300ms);  // stored and acknowledged
+        ASSERT_EQ(delivered.size(), 2u);
+        // The open trace's latest record stays spooled; the ended one's goes.
+        EXPECT_TRUE(eventually([](const json& s) { return s["spool"]["messages"] == 1; }));
+    }
+    stop_broker();  // the request is still running: its trace has no end
+
+    start(config);
+    auto collector = collector_peer("10");
+    const auto deliveries = drain_deliveries(*collector, 300ms);
+    ASSERT_EQ(deliveries.size(), 2u);
+    EXPECT_EQ(deliveries[0][5], "urn:q:left-open");
+    EXPECT_EQ(deliveries[0][6], "0");  // again: the collector ignores what it has
+    EXPECT_EQ(deliveries[1][5], "urn:q:left-open");
+    EXPECT_EQ(deliveries[1][6], "1");
+    EXPECT_EQ(deliveries[1][7], "error");
+    const json end = json::parse(deliveries[1][8]);
+    EXPECT_EQ(end["end_of_trace"], true);
+    EXPECT_EQ(end["trace_status"], "error");
+    EXPECT_EQ(end["error"]["type"], "BrokerRestarted");
+    EXPECT_TRUE(eventually([](const json& s) { return s["spool"]["messages"] == 0; }));
+}
+
+// Issue 16.2: right after a restart, a service registered before it is not unknown: its
+// request waits (restart_grace) for the workers to register again. A never-seen name is.
+TEST_F(BrokerTest, RequestForAServiceKnownBeforeARestartWaitsForItsWorkers) {
+    BrokerConfig config = test_config();
+    config.spool_path = temp_spool_path("known-services");
+    config.restart_grace = 3000ms;
+    start(config);
+    {
+        auto w = worker("echo", true);
+        EXPECT_TRUE(eventually([](const json& s) { return s["counters"]["workers"] == 1; }));
+    }
+    stop_broker();
+
+    start(config);
+    auto client = peer();
+    request(*client, "echo", "r1", "{}");
+    request(*client, "never-seen", "r2", "{}");
+    expect_error(*client, "r2", "UnknownService");  // after unknown_service_wait (300 ms)
+    std::this_thread::sleep_for(500ms);
+    auto w = worker("echo", true);
+    const Frames req = expect_request(*w);
+    reply(*w, req[3], "{\"served\":true}");
+    const Frames final_reply = expect_gb(*client, 0x03, "r1");
+    ASSERT_EQ(final_reply.size(), 5u);
+    EXPECT_EQ(final_reply[4], "{\"served\":true}");
+}
+
 // ---------------------------------------------------------------- status
 
 TEST_F(BrokerTest, StatusReportsServicesWorkersQueuesAndSpool) {
