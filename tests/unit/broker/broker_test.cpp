@@ -18,7 +18,7 @@
 
 #include "base/utf8.hpp"
 #include "schema/messages.hpp"
-#include "tests/unit/broker/file_size_limit.hpp"
+#include "tests/support/file_size_limit.hpp"
 
 namespace glassbox::broker {
 namespace {
@@ -27,7 +27,7 @@ using namespace std::chrono_literals;
 using Frames = std::vector<std::string>;
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
-using testing::FileSizeLimit;
+using test_support::FileSizeLimit;
 
 const std::string kEmpty;
 const std::string kMdpc = "MDPC01";

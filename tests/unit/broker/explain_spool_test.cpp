@@ -2,7 +2,7 @@
 // of torn and damaged segments, segment deletion and compaction, failed commits and rolls,
 // legacy import.
 #include "broker/explain_spool.hpp"
-#include "tests/unit/broker/file_size_limit.hpp"
+#include "tests/support/file_size_limit.hpp"
 
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -24,7 +24,7 @@
 namespace glassbox::broker {
 namespace {
 
-using testing::FileSizeLimit;
+using test_support::FileSizeLimit;
 
 SpoolRecord record(std::string session, std::uint64_t seq, std::string body = "{}") {
     SpoolRecord r;

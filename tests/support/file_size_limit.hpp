@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-namespace glassbox::broker::testing {
+namespace glassbox::test_support {
 
 // Lowers RLIMIT_FSIZE (enforced for root too, process-wide): a write past it is cut short,
 // then fails with EFBIG instead of raising SIGXFSZ — as a write to a full disk fails with
@@ -33,4 +33,4 @@ private:
     void (*previous_handler_)(int) = nullptr;
 };
 
-}  // namespace glassbox::broker::testing
+}  // namespace glassbox::test_support
