@@ -268,7 +268,7 @@ std::string temp_spool_path(const char* name) {
                      ("gb-broker-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     const auto path = dir / name;
-    std::filesystem::remove(path);
+    std::filesystem::remove_all(path);  // a spool is a directory: a repeated test starts afresh
     return path.string();
 }
 
