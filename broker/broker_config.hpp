@@ -50,6 +50,10 @@ struct BrokerConfig {
     std::chrono::milliseconds max_deadline{3'600'000};
     // How long a request for a never-registered service waits for a worker (§9).
     std::chrono::milliseconds unknown_service_wait{1'000};
+    // After a start on a spool, how long a request for a service registered before (the
+    // spool's `services` list) waits for its workers to register again, instead of
+    // unknown_service_wait: workers notice a restarted broker within a heartbeat or two.
+    std::chrono::milliseconds restart_grace{10'000};
 
     // Per-service request queue bound and overflow policy (§9).
     std::size_t max_queue = 10'000;

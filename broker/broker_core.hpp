@@ -72,6 +72,8 @@ struct SessionTrack {
     std::string session;
     std::uint64_t next_seq = 0;
     bool ended = false;
+    // Its messages the spool did not keep (drop-newest): the broker's end marks the trace.
+    std::uint64_t not_spooled = 0;
 };
 
 struct Request {
@@ -89,6 +91,19 @@ struct Request {
     bool abandoned = false;  // the client has its terminal message; the worker still holds it
     Worker* worker = nullptr;
     std::vector<SessionTrack> sessions;
+    // 1 + its index in BrokerCore::batch_requests_ while its EXPLAINs wait for the commit.
+    std::size_t batch_slot = 0;
+};
+
+// A request with EXPLAINs in the spool's open batch, as end_batch needs it if the batch
+// cannot be written: the request may have ended (and been erased) within the batch.
+struct BatchRequest {
+    std::uint64_t request = 0;
+    ClientKind client_kind = ClientKind::kMdp;
+    std::string client;
+    std::string request_id;
+    Service* service = nullptr;  // a service with workers is never collected
+    std::vector<SessionTrack> sessions;  // moved here when the request ends within the batch
 };
 
 struct Worker {
@@ -159,9 +174,15 @@ struct Counters {
 
 enum class Outlet : std::uint8_t { kRouter, kPublisher };
 
+// What a held message carries for its request: a commit that fails under fail-request
+// withholds the request's explains and turns its FINAL into an error.
+enum class Carries : std::uint8_t { kOther, kExplain, kFinal };
+
 struct Deferred {
     Outlet outlet;
     std::vector<zmq::message_t> frames;
+    std::uint64_t request = 0;
+    Carries carries = Carries::kOther;
 };
 
 class BrokerCore {
@@ -197,6 +218,9 @@ private:
     void send_gb_error(std::string_view identity, std::string_view request_id, const Error& error);
     void reject(ClientKind kind, std::string_view identity, std::string_view service,
                 std::string_view request_id, const Error& error);
+    // The terminal error message to a client, written into out_ (not sent).
+    void write_error(ClientKind kind, std::string_view identity, std::string_view service,
+                     std::string_view request_id, const Error& error);
 
     // ---- requests ----
     Request* find_client_request(std::string_view identity, std::string_view request_id);
@@ -221,10 +245,31 @@ private:
     Service& service_for(std::string_view name);
 
     // ---- explain ----
-    std::optional<Error> emit_explain(Request& request, std::string_view session,
+    // One explain message to the spool, the request's client (request null: none) and the
+    // topic. A refused worker message (fail-request) returns the error and goes nowhere.
+    std::optional<Error> emit_explain(Request* request, Service& service, SessionTrack& track,
                                       std::uint64_t seq, std::string_view state,
                                       zmq::message_t body, bool synthesised = false);
-    void close_open_sessions(Request& request, const Error& error);
+    // The broker's end of trace (§5.3) for each session of the request still open, and for
+    // each one whose messages the spool did not all keep; `error` null: only the latter.
+    void close_open_sessions(Request& request, const Error* error);
+    void emit_trace_end(Request* request, Service& service, SessionTrack& track,
+                        const Error& error);
+    void note_batch(Request& request);
+    void keep_batch_sessions(Request& request);
+    void on_commit_failed(const Error& error);
+    void commit_spool();
+    // The latest spooled record of each open session stays in the spool (its ACK waits) until
+    // a later record of the session is written, so a restart finds every trace left open.
+    void pin(std::string_view session, std::uint64_t delivery_id, bool open);
+    void unpin_session(std::string_view session);
+    void release_pins(const Request& request);
+    // At start: ends the traces the spool shows open (the broker stopped or died mid-trace).
+    base::Result<std::size_t> close_recovered_sessions();
+    // Services registered before this start (restart_grace) and the list's upkeep.
+    void load_known_services();
+    void remember_service(const Service& service);
+    TimePoint grace_end(const Service& service) const;
     void on_collector(std::string_view identity);
     void remove_collector(const std::string& identity, bool expired);
     void pump_deliveries();
@@ -244,7 +289,8 @@ private:
     auto sink() {
         return [this](std::string_view frame) { out(frame); };
     }
-    void send_out(Outlet outlet = Outlet::kRouter);
+    void send_out(Outlet outlet = Outlet::kRouter, std::uint64_t request = 0,
+                  Carries carries = Carries::kOther);
     // §2.3 holding (held_peers_): whether out_ waits for the batch's commit; what to hold.
     bool holding() const noexcept { return hold_publisher_ || !held_peers_.empty(); }
     bool held(Outlet outlet) const;
@@ -306,6 +352,16 @@ private:
     std::vector<Deferred> deferred_;
     std::vector<std::string> unreachable_;
     std::vector<std::string> services_to_collect_;
+    std::vector<BatchRequest> batch_requests_;
+    // The last commit failed (a full disk): worker EXPLAINs meet the spool policy until a
+    // commit succeeds; spool_error_ says why.
+    bool spool_failing_ = false;
+    std::string spool_error_;
+
+    StringMap<std::uint64_t> pinned_;                       // session -> its latest record
+    std::unordered_map<std::uint64_t, bool> pinned_ids_;    // record -> ACKed while pinned
+    std::vector<std::uint64_t> unpin_after_commit_;         // superseded, once written
+    std::set<std::string, std::less<>> known_services_;     // the spool's `services` list
 
     Counters counters_;
 };

@@ -2,12 +2,24 @@
 // end-of-batch commit of the spool, shutdown, and sending with the §2.3 holds.
 #include "broker/broker_core.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <random>
+
+#include "schema/messages.hpp"
 
 namespace glassbox::broker::detail {
 
 namespace {
+
+// The spool directory's list of services registered there, one name a line (restart_grace).
+constexpr const char* kServicesFile = "services";
+constexpr std::size_t kMaxKnownServices = 4096;
 
 std::string random_instance() {
     std::random_device device;
@@ -49,7 +61,14 @@ base::Result<BoundEndpoints> BrokerCore::bind() {
     if (spool_->messages() > 0) {
         log_->info("event=spool_open path={} pending={} bytes={} last_id={}",
                    config_.spool_path, spool_->messages(), spool_->bytes(), spool_->last_id());
+        // §5.3 across a restart: every trace the spool shows open gets the broker's end.
+        auto closed = close_recovered_sessions();
+        if (!closed) return closed.error();
+        if (closed.value() > 0) {
+            log_->warn("event=traces_closed count={} reason=broker_restarted", closed.value());
+        }
     }
+    load_known_services();
 
     // A frame far above the limit is refused by libzmq itself (the peer is disconnected);
     // anything up to that is read and answered with MessageTooLarge.
@@ -85,6 +104,50 @@ base::Result<BoundEndpoints> BrokerCore::bind() {
                bound_.endpoint, bound_.pub_endpoint, instance_, config_.heartbeat.count(),
                config_.liveness);
     return bound_;
+}
+
+void BrokerCore::load_known_services() {
+    if (config_.spool_path.empty()) return;
+    std::ifstream in(config_.spool_path + "/" + kServicesFile);
+    std::string name;
+    while (known_services_.size() < kMaxKnownServices && std::getline(in, name)) {
+        if (proto::is_valid_service_name(name)) known_services_.insert(name);
+    }
+    if (!known_services_.empty()) {
+        log_->info("event=known_services count={} grace_ms={}", known_services_.size(),
+                   config_.restart_grace.count());
+    }
+}
+
+void BrokerCore::remember_service(const Service& service) {
+    if (config_.spool_path.empty() || known_services_.count(service.name) != 0 ||
+        known_services_.size() >= kMaxKnownServices) {
+        return;
+    }
+    known_services_.insert(service.name);
+    // Rewritten whole and renamed into place: a crash leaves the old list or the new one.
+    std::string text;
+    for (const auto& name : known_services_) text.append(name).push_back('\n');
+    const std::string path = config_.spool_path + "/" + kServicesFile;
+    const std::string temporary = path + ".tmp";
+    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+                          0600);
+    bool written = fd >= 0;
+    if (written) {
+        written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+        written = ::close(fd) == 0 && written;
+    }
+    if (!written || std::rename(temporary.c_str(), path.c_str()) != 0) {
+        // Only restart_grace depends on it: the service is unknown for a while after a restart.
+        log_->warn("event=services_list_not_written path={} error=\"{}\"", path,
+                   std::strerror(errno));
+        ::unlink(temporary.c_str());
+    }
+}
+
+TimePoint BrokerCore::grace_end(const Service& service) const {
+    if (known_services_.count(service.name) == 0) return TimePoint::min();
+    return started_ + config_.restart_grace;
 }
 
 void BrokerCore::run(const std::atomic<bool>& stop_flag, const std::stop_token* token) {
@@ -246,10 +309,7 @@ void BrokerCore::end_batch() {
     // end requests, which may append more: repeat until quiet.
     for (int round = 0; round < 16 && (holding() || !deferred_.empty() || !unreachable_.empty());
          ++round) {
-        if (auto committed = spool_->commit(); !committed) {
-            ++counters_.spool_errors;
-            log_->error("event=spool_commit_failed error=\"{}\"", committed.error().message);
-        }
+        commit_spool();
         release_held();
         auto batch = std::move(deferred_);
         deferred_.clear();
@@ -261,10 +321,7 @@ void BrokerCore::end_batch() {
         next_delivery_ = now_ + config_.delivery_interval;
         handle_unreachable();
     }
-    if (auto committed = spool_->commit(); !committed) {
-        ++counters_.spool_errors;
-        log_->error("event=spool_commit_failed error=\"{}\"", committed.error().message);
-    }
+    commit_spool();
     for (const auto& name : services_to_collect_) {
         const auto found = services_.find(name);
         if (found == services_.end()) continue;
@@ -344,7 +401,8 @@ void BrokerCore::shutdown() {
     for (auto& entry : deferred_) transmit(entry.outlet, entry.frames);
     deferred_.clear();
     if (auto committed = spool_->commit(); !committed) {
-        log_->error("event=spool_commit_failed error=\"{}\"", committed.error().message);
+        log_->error("event=spool_commit_failed pending={} error=\"{}\" action=lost_at_stop",
+                    spool_->last_id() - spool_->committed_id(), committed.error().message);
     }
     log_->info("event=stopped requests={} replies={} in_flight={} spool_messages={}",
                counters_.requests, counters_.replies, requests_.size(), spool_->messages());
@@ -385,15 +443,17 @@ bool BrokerCore::held(Outlet outlet) const {
 
 void BrokerCore::hold_until_commit(const Request& request) {
     hold_publisher_ = true;
-    if (request.client_kind != ClientKind::kGb || request.abandoned) return;  // nothing forwarded
+    // A 7/MDP client gets no explains, but its reply waits too: a commit that fails under
+    // fail-request turns it into an error.
+    if (request.abandoned) return;
     if (std::find(held_peers_.begin(), held_peers_.end(), request.client) == held_peers_.end()) {
         held_peers_.push_back(request.client);
     }
 }
 
-void BrokerCore::send_out(Outlet outlet) {
+void BrokerCore::send_out(Outlet outlet, std::uint64_t request, Carries carries) {
     if (held(outlet)) {
-        deferred_.push_back(Deferred{outlet, std::move(out_)});
+        deferred_.push_back(Deferred{outlet, std::move(out_), request, carries});
         out_.clear();
         return;
     }

@@ -19,6 +19,17 @@ std::string mdp_error_body(const Error& error) {
 
 }  // namespace
 
+void BrokerCore::write_error(ClientKind kind, std::string_view identity, std::string_view service,
+                             std::string_view request_id, const Error& error) {
+    out(identity);
+    if (kind == ClientKind::kMdp) {
+        bus::put_mdp_reply(sink(), service);
+        out(mdp_error_body(error));
+    } else {
+        bus::put_client_error(sink(), request_id, error);
+    }
+}
+
 void BrokerCore::send_mdp_reply(std::string_view identity, std::string_view service,
                                 std::string_view body) {
     out(identity);
@@ -246,10 +257,13 @@ void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
     if (kind == ClientKind::kGb) {
         by_client_.emplace(client_key(request.client, request.request_id), request.id);
     }
-    // A service nobody ever registered gets unknown_service_wait to show up (§9).
+    // A service nobody registered since the start gets unknown_service_wait to show up, one
+    // registered before a restart until restart_grace ends (§9).
     schedule(request, service.registered
                           ? request.deadline
-                          : std::min(request.deadline, now_ + config_.unknown_service_wait));
+                          : std::min(request.deadline,
+                                     std::max(now_ + config_.unknown_service_wait,
+                                              grace_end(service))));
     if (direct) {
         dispatch_to(*service.available.front(), request);
         return;
@@ -282,7 +296,9 @@ void BrokerCore::on_deadline(Request& request) {
     Service& service = *request.service;
     const bool queued = request.worker == nullptr;
     if (now_ < request.deadline) {
-        if (queued && !service.registered) {
+        if (queued && !service.registered && now_ < grace_end(service)) {
+            schedule(request, std::min(request.deadline, grace_end(service)));
+        } else if (queued && !service.registered) {
             finish(request,
                    base::make_error(ErrorType::kUnknownService,
                                       "no worker has registered service '" + service.name + "'"),
@@ -317,7 +333,7 @@ void BrokerCore::finish(Request& request, const Error& error, bool notify_client
     log_->info("event=request_failed request={} request_id={} service={} type={} message=\"{}\"",
                request.id, printable(request.request_id), request.service->name,
                base::to_string(error.type), error.message);
-    close_open_sessions(request, error);
+    close_open_sessions(request, &error);
     if (notify_client) {
         if (request.client_kind == ClientKind::kMdp) {
             send_mdp_reply(request.client, request.service->name, mdp_error_body(error));
@@ -340,6 +356,7 @@ void BrokerCore::finish(Request& request, const Error& error, bool notify_client
 }
 
 void BrokerCore::erase_request(Request& request) {
+    release_pins(request);
     if (request.client_kind == ClientKind::kGb && !request.abandoned) {
         by_client_.erase(client_key(request.client, request.request_id));
     }

@@ -10,43 +10,63 @@
 
 namespace glassbox::broker::detail {
 
-std::optional<Error> BrokerCore::emit_explain(Request& request, std::string_view session,
-                                              std::uint64_t seq, std::string_view state,
-                                              zmq::message_t body, bool synthesised) {
-    Service& service = *request.service;
+std::optional<Error> BrokerCore::emit_explain(Request* request, Service& service,
+                                              SessionTrack& track, std::uint64_t seq,
+                                              std::string_view state, zmq::message_t body,
+                                              bool synthesised) {
+    const std::string_view session = track.session;
     SpoolRecord record;
     record.service = service.name;
     record.session.assign(session);
     record.seq = seq;
     record.state.assign(state);
     record.body.assign(view(body));
-    if (spool_->has_room(record.bytes())) {
+    // While commits fail (a full disk) a worker's message cannot be made durable: it meets
+    // the policy as at the bound. The broker's own ends are kept pending, in memory, and
+    // written once a commit succeeds, so every trace that exists gets its end (§6.1).
+    const bool writable = synthesised || !spool_failing_;
+    if (writable && spool_->has_room(record.bytes())) {
         if (auto appended = spool_->append(std::move(record)); appended) {
-            hold_until_commit(request);  // forwarded after the batch commits (§2.3)
+            pin(session, appended.value(), state == proto::kStateOpen);
+            // Forwarded after the batch commits (§2.3).
+            hold_publisher_ = true;
+            if (request != nullptr) {
+                hold_until_commit(*request);
+                if (!synthesised) note_batch(*request);
+            }
         } else {
             ++counters_.spool_errors;
             log_->error("event=spool_append_failed session={} seq={} error=\"{}\"",
                         printable(session), seq, appended.error().message);
         }
     } else if (config_.spool_policy == SpoolPolicy::kFailRequest && !synthesised) {
+        if (spool_failing_) {
+            return base::make_error(ErrorType::kSpoolFull,
+                                      "explain spool cannot be written: " + spool_error_);
+        }
         return base::make_error(ErrorType::kSpoolFull,
                                   "explain spool full (" + std::to_string(spool_->messages()) +
                                       " messages, " + std::to_string(spool_->bytes()) +
                                       " bytes)");
     } else {
-        // drop-newest, or the broker's own end of trace: forwarded even when it cannot be kept.
+        // drop-newest, or the broker's own end of trace: forwarded even when it cannot be
+        // kept, and counted; the trace is marked by the broker's end (close_open_sessions).
         ++counters_.spool_dropped;
-        log_->warn("event=explain_not_spooled service={} session={} seq={} reason=spool_full",
-                   service.name, printable(session), seq);
+        if (!synthesised) ++track.not_spooled;
+        log_->warn("event=explain_not_spooled service={} session={} seq={} reason={}",
+                   service.name, printable(session), seq,
+                   spool_failing_ ? "spool_unwritable" : "spool_full");
     }
+    const std::uint64_t tag = request != nullptr ? request->id : 0;
+    const Carries carries = synthesised ? Carries::kOther : Carries::kExplain;
     const std::string seq_text = std::to_string(seq);
-    if (request.client_kind == ClientKind::kGb && !request.abandoned) {
+    if (request != nullptr && request->client_kind == ClientKind::kGb && !request->abandoned) {
         zmq::message_t copy;
         copy.copy(body);
-        out(request.client);
-        bus::put_client_partial(sink(), request.request_id, proto::kKindExplain);
+        out(request->client);
+        bus::put_client_partial(sink(), request->request_id, proto::kKindExplain);
         out(std::move(copy));
-        send_out();
+        send_out(Outlet::kRouter, tag, carries);
     }
     // §6.2: [topic] [session] [seq] [state] [body]
     out(service.topic);
@@ -54,28 +74,235 @@ std::optional<Error> BrokerCore::emit_explain(Request& request, std::string_view
     out(seq_text);
     out(state);
     out(std::move(body));
-    send_out(Outlet::kPublisher);
+    send_out(Outlet::kPublisher, tag, carries);
     ++counters_.published;
     return std::nullopt;
 }
 
-void BrokerCore::close_open_sessions(Request& request, const Error& error) {
+void BrokerCore::emit_trace_end(Request* request, Service& service, SessionTrack& track,
+                                const Error& error) {
+    // The contract's explain encoder (schema/json_fast.hpp), as every worker's messages.
+    schema::ExplainMessage end;
+    end.session = track.session;
+    end.seq = track.next_seq;
+    end.service = service.name;
+    end.end_of_trace = true;
+    end.trace_status = schema::TraceStatus::kError;
+    end.error = error;
+    const std::string text = schema::encode_text(end);
+    ++counters_.explains_synthesised;
+    (void)emit_explain(request, service, track, track.next_seq, proto::kStateError,
+                       zmq::message_t{text.data(), text.size()}, true);
+    ++track.next_seq;
+    track.ended = true;
+    track.not_spooled = 0;
+}
+
+void BrokerCore::close_open_sessions(Request& request, const Error* error) {
     for (auto& track : request.sessions) {
-        if (track.ended) continue;
-        track.ended = true;
-        // The contract's explain encoder (schema/json_fast.hpp), as every worker's messages.
+        if (!track.ended && error != nullptr) {
+            emit_trace_end(&request, *request.service, track, *error);
+        } else if (track.not_spooled > 0) {
+            emit_trace_end(&request, *request.service, track,
+                           base::make_error(ErrorType::kSpoolFull,
+                                              std::to_string(track.not_spooled) +
+                                                  " explain messages of this trace were not "
+                                                  "spooled (spool policy drop-newest)"));
+        }
+    }
+}
+
+void BrokerCore::note_batch(Request& request) {
+    if (request.batch_slot != 0) return;
+    batch_requests_.push_back(BatchRequest{request.id, request.client_kind, request.client,
+                                           request.request_id, request.service, {}});
+    request.batch_slot = batch_requests_.size();
+}
+
+void BrokerCore::keep_batch_sessions(Request& request) {
+    if (request.batch_slot == 0) return;
+    batch_requests_[request.batch_slot - 1].sessions = std::move(request.sessions);
+    request.sessions.clear();
+    request.batch_slot = 0;
+}
+
+void BrokerCore::commit_spool() {
+    auto committed = spool_->commit();
+    if (!committed) {
+        on_commit_failed(committed.error());
+        return;
+    }
+    if (spool_failing_) {
+        spool_failing_ = false;
+        log_->info("event=spool_commit_recovered messages={} bytes={}", spool_->messages(),
+                   spool_->bytes());
+    }
+    for (const auto& entry : batch_requests_) {
+        if (const auto found = requests_.find(entry.request); found != requests_.end()) {
+            found->second->batch_slot = 0;
+        }
+    }
+    batch_requests_.clear();
+    // Records superseded by a later record of their session, now written, may go.
+    for (const auto id : unpin_after_commit_) {
+        const auto found = pinned_ids_.find(id);
+        if (found == pinned_ids_.end()) continue;
+        const bool acked = found->second;
+        pinned_ids_.erase(found);
+        if (!acked) continue;
+        if (auto removed = spool_->ack(id); !removed) {
+            ++counters_.spool_errors;
+            log_->error("event=spool_ack_failed delivery_id={} error=\"{}\"", id,
+                        removed.error().message);
+        }
+    }
+    unpin_after_commit_.clear();
+}
+
+void BrokerCore::pin(std::string_view session, std::uint64_t delivery_id, bool open) {
+    const auto found = pinned_.find(session);
+    if (found != pinned_.end()) {
+        unpin_after_commit_.push_back(found->second);
+        if (open) {
+            found->second = delivery_id;
+        } else {
+            pinned_.erase(found);
+        }
+    } else if (open) {
+        pinned_.emplace(std::string{session}, delivery_id);
+    }
+    if (open) pinned_ids_.emplace(delivery_id, false);
+}
+
+void BrokerCore::unpin_session(std::string_view session) {
+    const auto found = pinned_.find(session);
+    if (found == pinned_.end()) return;
+    unpin_after_commit_.push_back(found->second);
+    pinned_.erase(found);
+}
+
+void BrokerCore::release_pins(const Request& request) {
+    // A session its request left without a spooled end (a worker that sent none, an end the
+    // full spool could not keep) is not kept pinned for the broker's whole life.
+    for (const auto& track : request.sessions) unpin_session(track.session);
+}
+
+base::Result<std::size_t> BrokerCore::close_recovered_sessions() {
+    // The last record of each session the spool holds. A session whose last record is
+    // `open` lost its request with the previous broker: no worker can end it any more.
+    struct Last {
+        std::string service;
+        std::uint64_t seq = 0;
+        bool open = false;
+    };
+    StringMap<Last> last;
+    std::uint64_t after = 0;
+    for (;;) {
+        auto batch = spool_->read_after(after, 4096);
+        if (!batch) return batch.error();
+        if (batch.value().empty()) break;
+        for (auto& record : batch.value()) {
+            after = record.delivery_id;
+            const bool open = record.state == proto::kStateOpen;
+            const auto [at, inserted] =
+                last.try_emplace(record.session, Last{record.service, record.seq, open});
+            if (!inserted && record.seq >= at->second.seq) {
+                at->second = Last{std::move(record.service), record.seq, open};
+            }
+        }
+    }
+    std::size_t closed = 0;
+    for (const auto& [session, found] : last) {
+        if (!found.open) continue;
         schema::ExplainMessage end;
-        end.session = track.session;
-        end.seq = track.next_seq;
-        end.service = request.service->name;
+        end.session = session;
+        end.seq = found.seq + 1;
+        end.service = found.service;
         end.end_of_trace = true;
         end.trace_status = schema::TraceStatus::kError;
-        end.error = error;
-        const std::string text = schema::encode_text(end);
+        end.error = base::make_error(ErrorType::kBrokerRestarted,
+                                       "broker restarted: the trace's request ended with it");
+        SpoolRecord record;
+        record.service = found.service;
+        record.session = session;
+        record.seq = end.seq;
+        record.state = std::string{proto::kStateError};
+        record.body = schema::encode_text(end);
+        if (!spool_->has_room(record.bytes())) {
+            ++counters_.spool_dropped;
+            log_->warn("event=explain_not_spooled service={} session={} seq={} reason=spool_full",
+                       found.service, printable(session), end.seq);
+            continue;
+        }
+        if (auto appended = spool_->append(std::move(record)); !appended) return appended.error();
         ++counters_.explains_synthesised;
-        (void)emit_explain(request, track.session, track.next_seq, proto::kStateError,
-                           zmq::message_t{text.data(), text.size()}, true);
-        ++track.next_seq;
+        ++closed;
+    }
+    if (auto committed = spool_->commit(); !committed) return committed.error();
+    return closed;
+}
+
+void BrokerCore::on_commit_failed(const Error& error) {
+    if (!spool_failing_) {
+        spool_failing_ = true;
+        ++counters_.spool_errors;
+        log_->error("event=spool_commit_failed pending={} policy={} requests={} error=\"{}\"",
+                    spool_->last_id() - spool_->committed_id(), to_string(config_.spool_policy),
+                    batch_requests_.size(), error.message);
+    }
+    spool_error_ = error.message;
+    auto batch = std::move(batch_requests_);
+    batch_requests_.clear();
+    for (const auto& entry : batch) {
+        if (const auto found = requests_.find(entry.request); found != requests_.end()) {
+            found->second->batch_slot = 0;
+        }
+    }
+    // drop-newest: the batch stays pending and is written when the disk has room again; what
+    // arrives meanwhile is counted as dropped (emit_explain).
+    if (config_.spool_policy != SpoolPolicy::kFailRequest) return;
+
+    // fail-request: none of these requests' explain messages is durable, so none goes out,
+    // and each request ends with SpoolFull, its FINAL too if it was waiting for this commit.
+    const Error refused = base::make_error(
+        ErrorType::kSpoolFull, "explain messages could not be written to the spool: " +
+                                   error.message);
+    for (auto& entry : batch) {
+        bool replaced = false;
+        for (auto& deferred : deferred_) {
+            if (deferred.request != entry.request) continue;
+            if (deferred.carries == Carries::kExplain) {
+                deferred.frames.clear();  // transmit() skips it
+            } else if (deferred.carries == Carries::kFinal) {
+                deferred.frames.clear();  // an ERROR follows the traces' ends, below
+                replaced = true;
+            }
+        }
+        const auto found = requests_.find(entry.request);
+        if (found != requests_.end() && !found->second->abandoned) {
+            // Every trace of the request ends with the error, even one its worker ended: the
+            // end it sent was not written either.
+            for (auto& track : found->second->sessions) track.ended = false;
+            finish(*found->second, refused, true);
+        } else if (replaced) {
+            count_error(refused.type);
+            log_->info("event=request_failed request={} request_id={} service={} type={} "
+                       "message=\"{}\"",
+                       entry.request, printable(entry.request_id), entry.service->name,
+                       base::to_string(refused.type), refused.message);
+            // The request is gone; its client still holds for this commit, so the ends
+            // and the ERROR queue up behind what it already waits for, in order.
+            Request ended;
+            ended.id = entry.request;
+            ended.client_kind = entry.client_kind;
+            ended.client = entry.client;
+            ended.request_id = entry.request_id;
+            ended.service = entry.service;
+            for (auto track : entry.sessions) emit_trace_end(&ended, *entry.service, track, refused);
+            write_error(entry.client_kind, entry.client, entry.service->name, entry.request_id,
+                        refused);
+            send_out();
+        }
     }
 }
 
@@ -99,7 +326,10 @@ void BrokerCore::on_collector(std::string_view identity) {
         for (std::size_t i = bus::kCollectorAckIdFrame; i < views_.size(); ++i) {
             const auto id = proto::parse_ascii_int(views_[i]);
             if (!id) continue;
-            if (auto removed = spool_->ack(*id); !removed) {
+            if (const auto pinned = pinned_ids_.find(*id); pinned != pinned_ids_.end()) {
+                pinned->second = true;  // removed once a later record of its session is written
+                ++counters_.acks;
+            } else if (auto removed = spool_->ack(*id); !removed) {
                 ++counters_.spool_errors;
                 log_->error("event=spool_ack_failed delivery_id={} error=\"{}\"", *id,
                             removed.error().message);

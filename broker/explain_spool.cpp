@@ -753,11 +753,11 @@ Result<bool> ExplainSpool::ack(std::uint64_t delivery_id) {
 Result<void> ExplainSpool::commit() {
     if (pending_.empty()) return {};
     if (auto written = segment_write(*active_, active_->size, pending_); !written) {
-        // Nothing of the batch may stay: a partly written record would be a torn tail in the
-        // middle of the segment once later batches follow it.
-        auto cut = segment_truncate(*active_, active_->size);
-        discard_pending();
-        if (!cut) {
+        // The batch stays pending, in memory, and the next commit writes it again at the same
+        // offset (a full disk that frees up loses nothing). A partly written record is cut so
+        // a crash meanwhile leaves no torn record behind; if the cut fails, the next write
+        // covers it.
+        if (auto cut = segment_truncate(*active_, active_->size); !cut) {
             return base::make_error(ErrorType::kInternal,
                                       written.error().message + "; " + cut.error().message);
         }
@@ -906,7 +906,10 @@ SpoolRecord* ExplainSpool::cached(std::uint64_t delivery_id) noexcept {
 Result<std::vector<SpoolRecord>> ExplainSpool::collect_after(std::uint64_t after, std::size_t limit,
                                                              bool move_cached) {
     std::vector<SpoolRecord> records;
-    if (limit == 0 || after >= last_id()) return records;
+    // Records not yet written (a failed commit keeps them pending) are not handed out.
+    const std::uint64_t through = committed_id();
+    if (limit == 0 || after >= through) return records;
+    limit = static_cast<std::size_t>(std::min<std::uint64_t>(limit, through - after));
     const auto from_cache = [move_cached](SpoolRecord& cached) -> SpoolRecord {
         if (move_cached) return std::move(cached);
         return cached;
@@ -915,11 +918,13 @@ Result<std::vector<SpoolRecord>> ExplainSpool::collect_after(std::uint64_t after
         const std::uint64_t first = cache_.front().record.delivery_id;
         for (auto index = static_cast<std::size_t>(after + 1 - first);
              index < cache_.size() && records.size() < limit; ++index) {
+            if (cache_[index].record.delivery_id > through) break;
             if (cache_[index].live) records.push_back(from_cache(cache_[index].record));
         }
         return records;
     }
-    for (auto at = index_.upper_bound(after); at != index_.end() && records.size() < limit; ++at) {
+    for (auto at = index_.upper_bound(after);
+         at != index_.end() && at->first <= through && records.size() < limit; ++at) {
         if (SpoolRecord* hit = cached(at->first)) {
             records.push_back(from_cache(*hit));
             continue;
@@ -944,7 +949,7 @@ Result<ExplainSpool::Taken> ExplainSpool::take_after(std::uint64_t after, std::s
     if (!records) return records.error();
     taken.records = std::move(records).value();
     taken.through = std::max(
-        after, taken.records.size() < limit ? last_id() : taken.records.back().delivery_id);
+        after, taken.records.size() < limit ? committed_id() : taken.records.back().delivery_id);
     release_cache_through(taken.through);
     return taken;
 }

@@ -72,7 +72,9 @@ public:
     base::Result<std::uint64_t> append(SpoolRecord record);
     // Removes an acknowledged record; false if no such record (already acked, never existed).
     base::Result<bool> ack(std::uint64_t delivery_id);
-    // Writes the records appended since the last commit. On failure none of them is kept.
+    // Writes the records appended since the last commit. On failure (a full disk) they stay
+    // pending, in memory and counted, and the next commit tries them again; they are not
+    // handed out by read_after()/take_after() until written.
     base::Result<void> commit();
 
     // Up to `limit` records with delivery id above `after`, in id order.
@@ -90,6 +92,10 @@ public:
     std::uint64_t messages() const noexcept { return messages_; }
     std::uint64_t bytes() const noexcept { return bytes_; }
     std::uint64_t last_id() const noexcept { return next_id_ - 1; }
+    // Every id at or below is written to the file (or gone): the ones a collector may get.
+    std::uint64_t committed_id() const noexcept {
+        return pending_first_ != 0 ? pending_first_ - 1 : next_id_ - 1;
+    }
     const SpoolLimits& limits() const noexcept { return limits_; }
 
 private:

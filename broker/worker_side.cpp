@@ -190,6 +190,7 @@ void BrokerCore::on_worker_ready(std::string_view identity) {
     ++service.idle;
     service.credit += worker.credit;
     service.registered = true;
+    remember_service(service);
     worker.available = true;
     worker.available_position = service.available.insert(service.available.end(), &worker);
     log_->info("event=worker_ready peer={} service={} extended={} compact={} credit={} workers={}",
@@ -295,6 +296,7 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
 
     if (code == cmd::kReply) {
         ++counters_.replies;
+        close_open_sessions(*request, nullptr);  // marks traces the spool did not all keep
         out(request->client);
         if (request->client_kind == ClientKind::kMdp) {
             bus::put_mdp_reply(sink(), service.name);
@@ -305,7 +307,9 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
         const std::size_t body = bus::worker_payload_frame(worker.layout) + 1;
         for (std::size_t i = body; i < frame_count_; ++i) out(std::move(frames_[i]));
         if (frame_count_ <= body) out(std::string_view{});
-        send_out();
+        send_out(Outlet::kRouter, request->id, Carries::kFinal);
+        release_pins(*request);
+        keep_batch_sessions(*request);  // for its traces' ends if the batch cannot be written
         release(worker, *request);
         erase_request(*request);
         dispatch(*worker.service);
@@ -351,7 +355,7 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
         track = std::prev(request->sessions.end());
     }
     ++counters_.explains;
-    if (auto refused = emit_explain(*request, session, seq, state,
+    if (auto refused = emit_explain(request, service, *track, seq, state,
                                     std::move(frames_[explain.value().body + 1]))) {
         finish(*request, *refused, true);  // the refused message does not count as sent
         return;

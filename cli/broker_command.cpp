@@ -64,6 +64,7 @@ struct BrokerOptions {
     long long delivery_interval_ms = 0;
     long long max_deadline_ms = 0;
     long long unknown_service_wait_ms = 0;
+    long long restart_grace_ms = 0;
     std::string overflow;
     std::string spool_policy;
 };
@@ -111,6 +112,7 @@ void run_broker(BrokerOptions& options) {
     config.delivery_interval = std::chrono::milliseconds{options.delivery_interval_ms};
     config.max_deadline = std::chrono::milliseconds{options.max_deadline_ms};
     config.unknown_service_wait = std::chrono::milliseconds{options.unknown_service_wait_ms};
+    config.restart_grace = std::chrono::milliseconds{options.restart_grace_ms};
     if (auto policy = broker::overflow_policy_from_string(options.overflow)) {
         config.overflow = *policy;
     }
@@ -149,6 +151,7 @@ void add_broker_command(CLI::App& app) {
     options->delivery_interval_ms = defaults.delivery_interval.count();
     options->max_deadline_ms = defaults.max_deadline.count();
     options->unknown_service_wait_ms = defaults.unknown_service_wait.count();
+    options->restart_grace_ms = defaults.restart_grace.count();
     options->overflow = std::string{broker::to_string(defaults.overflow)};
     options->spool_policy = std::string{broker::to_string(defaults.spool_policy)};
 
@@ -204,6 +207,11 @@ void add_broker_command(CLI::App& app) {
         ->check(CLI::Range(1LL, 86'400'000LL));
     command->add_option("--unknown-service-wait-ms", options->unknown_service_wait_ms,
                         "How long a request for a never-registered service waits for a worker")
+        ->capture_default_str()
+        ->check(CLI::Range(0LL, 3'600'000LL));
+    command->add_option("--restart-grace-ms", options->restart_grace_ms,
+                        "After a start, how long a request for a service registered before the "
+                        "restart waits for its workers")
         ->capture_default_str()
         ->check(CLI::Range(0LL, 3'600'000LL));
     command->add_option("--ready-file", options->ready_file,

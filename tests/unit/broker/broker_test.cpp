@@ -18,6 +18,7 @@
 
 #include "base/utf8.hpp"
 #include "schema/messages.hpp"
+#include "tests/support/file_size_limit.hpp"
 
 namespace glassbox::broker {
 namespace {
@@ -26,6 +27,7 @@ using namespace std::chrono_literals;
 using Frames = std::vector<std::string>;
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
+using test_support::FileSizeLimit;
 
 const std::string kEmpty;
 const std::string kMdpc = "MDPC01";
@@ -266,7 +268,7 @@ std::string temp_spool_path(const char* name) {
                      ("gb-broker-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     const auto path = dir / name;
-    std::filesystem::remove(path);
+    std::filesystem::remove_all(path);  // a spool is a directory: a repeated test starts afresh
     return path.string();
 }
 
@@ -1329,11 +1331,170 @@ TEST_F(BrokerTest, SpoolFullWithDropNewestForwardsButDoesNotSpool) {
     reply(*w, req[3], "{}");
     EXPECT_EQ(expect_gb(*client, 0x02, "r1")[5], "{\"n\":0}");
     EXPECT_EQ(expect_gb(*client, 0x02, "r1")[5], "{\"n\":1}");
+    // The trace lost a message: the broker's end marks it (and cannot be spooled either).
+    const json mark = json::parse(expect_gb(*client, 0x02, "r1")[5]);
+    EXPECT_EQ(mark["seq"], 2);
+    EXPECT_EQ(mark["trace_status"], "error");
+    EXPECT_EQ(mark["error"]["type"], "SpoolFull");
     expect_gb(*client, 0x03, "r1");
     const json s = status();
     EXPECT_EQ(s["spool"]["messages"], 1);
-    EXPECT_EQ(s["spool"]["dropped"], 1);
+    EXPECT_EQ(s["spool"]["dropped"], 2);
     EXPECT_EQ(s["spool"]["policy"], "drop-newest");
+}
+
+// Deliveries a collector gets within `timeout`, acknowledged as they come.
+std::vector<Frames> drain_deliveries(Peer& collector, std::chrono::milliseconds timeout) {
+    std::vector<Frames> got;
+    while (auto d = collector.recv(timeout)) {
+        if (d->size() != 9 || (*d)[2] != std::string(1, '\x02')) continue;
+        collector.send({"", "GBE01", std::string(1, '\x03'), (*d)[3]});
+        got.push_back(*d);
+    }
+    return got;
+}
+
+// Issue 16.1: a commit that fails (a full disk) must not let a request succeed as if its
+// explain messages were kept.
+TEST_F(BrokerTest, SpoolWriteFailureWithFailRequestEndsTheRequestWithSpoolFull) {
+    BrokerConfig config = test_config();
+    config.spool_path = temp_spool_path("unwritable-fail");
+    start(config);
+    auto w = worker("echo", true);
+    auto client = peer();
+    request(*client, "echo", "r1", "{}");
+    const Frames req = expect_request(*w);
+    {
+        FileSizeLimit full(1);  // no segment write gets through
+        explain(*w, req[3], "urn:q:full", "0", "open", "{\"n\":0}");
+        explain(*w, req[3], "urn:q:full", "1", "complete", "{\"n\":1}");
+        reply(*w, req[3], "{}");
+        // Not the worker's explains (they are not durable) and no FINAL: the broker's end of
+        // trace, then ERROR SpoolFull.
+        const Frames end = expect_gb(*client, 0x02, "r1");
+        ASSERT_EQ(end.size(), 6u);
+        const json body = json::parse(end[5], nullptr, false);
+        ASSERT_TRUE(body.is_object()) << end[5];
+        EXPECT_EQ(body["trace_status"], "error");
+        EXPECT_EQ(body["error"]["type"], "SpoolFull");
+        expect_error(*client, "r1", "SpoolFull");
+        const json s = status();
+        EXPECT_EQ(s["spool"]["writable"], false);
+        EXPECT_NE(s["spool"]["error"], "");
+        EXPECT_GE(s["counters"]["errors"]["SpoolFull"], 1);
+    }
+    // Room again: what was kept pending is written, and the trace that exists ends marked.
+    ASSERT_TRUE(eventually([](const json& s) { return s["spool"]["writable"] == true; }));
+    auto collector = collector_peer("100");
+    const auto deliveries = drain_deliveries(*collector, 500ms);
+    ASSERT_FALSE(deliveries.empty());
+    const Frames& last = deliveries.back();
+    EXPECT_EQ(last[5], "urn:q:full");
+    EXPECT_EQ(last[7], "error");
+    EXPECT_EQ(json::parse(last[8])["error"]["type"], "SpoolFull");
+    // And the broker serves on as before.
+    request(*client, "echo", "r2", "{}");
+    const Frames again = expect_request(*w);
+    explain(*w, again[3], "urn:q:after", "0", "complete", "{}");
+    reply(*w, again[3], "{}");
+    expect_gb(*client, 0x02, "r2");
+    expect_gb(*client, 0x03, "r2");
+}
+
+TEST_F(BrokerTest, SpoolWriteFailureWithDropNewestCountsAndMarksTheTrace) {
+    BrokerConfig config = test_config();
+    config.spool_path = temp_spool_path("unwritable-drop");
+    config.spool_policy = SpoolPolicy::kDropNewest;
+    start(config);
+    auto w = worker("echo", true);
+    auto client = peer();
+    request(*client, "echo", "r1", "{}");
+    const Frames req = expect_request(*w);
+    {
+        FileSizeLimit full(1);
+        explain(*w, req[3], "urn:q:drop", "0", "open", "{\"n\":0}");
+        EXPECT_EQ(expect_gb(*client, 0x02, "r1")[5], "{\"n\":0}");
+        ASSERT_TRUE(eventually([](const json& s) { return s["spool"]["writable"] == false; }));
+        explain(*w, req[3], "urn:q:drop", "1", "complete", "{\"n\":1}");
+        reply(*w, req[3], "{}");
+        EXPECT_EQ(expect_gb(*client, 0x02, "r1")[5], "{\"n\":1}");
+        const json mark = json::parse(expect_gb(*client, 0x02, "r1")[5]);
+        EXPECT_EQ(mark["seq"], 2);
+        EXPECT_EQ(mark["error"]["type"], "SpoolFull");
+        expect_gb(*client, 0x03, "r1");
+        EXPECT_EQ(status()["spool"]["dropped"], 1);
+    }
+    ASSERT_TRUE(eventually([](const json& s) { return s["spool"]["writable"] == true; }));
+    auto collector = collector_peer("100");
+    const auto deliveries = drain_deliveries(*collector, 500ms);
+    ASSERT_EQ(deliveries.size(), 2u);  // seq 0, kept pending; the mark; not the dropped seq 1
+    EXPECT_EQ(deliveries[0][6], "0");
+    EXPECT_EQ(deliveries[1][6], "2");
+    EXPECT_EQ(deliveries[1][7], "error");
+}
+
+// Issue 16.2: a trace left open when the broker stops (or dies) is ended by the broker that
+// starts next on the spool, even if its messages were already acknowledged.
+TEST_F(BrokerTest, TraceLeftOpenIsEndedByTheNextBrokerOnTheSpool) {
+    BrokerConfig config = test_config();
+    config.spool_path = temp_spool_path("open-trace");
+    start(config);
+    {
+        auto w = worker("echo", true);
+        auto client = peer();
+        auto collector = collector_peer("10");
+        request(*client, "echo", "r1", "{}");
+        const Frames req = expect_request(*w);
+        explain(*w, req[3], "urn:q:left-open", "0", "open", "{\"n\":0}");
+        explain(*w, req[3], "urn:q:ended", "0", "complete", "{\"n\":0}");
+        const auto delivered = drain_deliveries(*collector, 300ms);  // stored and acknowledged
+        ASSERT_EQ(delivered.size(), 2u);
+        // The open trace's latest record stays spooled; the ended one's goes.
+        EXPECT_TRUE(eventually([](const json& s) { return s["spool"]["messages"] == 1; }));
+    }
+    stop_broker();  // the request is still running: its trace has no end
+
+    start(config);
+    auto collector = collector_peer("10");
+    const auto deliveries = drain_deliveries(*collector, 300ms);
+    ASSERT_EQ(deliveries.size(), 2u);
+    EXPECT_EQ(deliveries[0][5], "urn:q:left-open");
+    EXPECT_EQ(deliveries[0][6], "0");  // again: the collector ignores what it has
+    EXPECT_EQ(deliveries[1][5], "urn:q:left-open");
+    EXPECT_EQ(deliveries[1][6], "1");
+    EXPECT_EQ(deliveries[1][7], "error");
+    const json end = json::parse(deliveries[1][8]);
+    EXPECT_EQ(end["end_of_trace"], true);
+    EXPECT_EQ(end["trace_status"], "error");
+    EXPECT_EQ(end["error"]["type"], "BrokerRestarted");
+    EXPECT_TRUE(eventually([](const json& s) { return s["spool"]["messages"] == 0; }));
+}
+
+// Issue 16.2: right after a restart, a service registered before it is not unknown: its
+// request waits (restart_grace) for the workers to register again. A never-seen name is.
+TEST_F(BrokerTest, RequestForAServiceKnownBeforeARestartWaitsForItsWorkers) {
+    BrokerConfig config = test_config();
+    config.spool_path = temp_spool_path("known-services");
+    config.restart_grace = 3000ms;
+    start(config);
+    {
+        auto w = worker("echo", true);
+        EXPECT_TRUE(eventually([](const json& s) { return s["counters"]["workers"] == 1; }));
+    }
+    stop_broker();
+
+    start(config);
+    auto client = peer();
+    request(*client, "echo", "r1", "{}");
+    request(*client, "never-seen", "r2", "{}");
+    expect_error(*client, "r2", "UnknownService");  // after unknown_service_wait (300 ms)
+    std::this_thread::sleep_for(500ms);
+    auto w = worker("echo", true);
+    const Frames req = expect_request(*w);
+    reply(*w, req[3], "{\"served\":true}");
+    const Frames final_reply = expect_gb(*client, 0x03, "r1");
+    ASSERT_EQ(final_reply.size(), 5u);
+    EXPECT_EQ(final_reply[4], "{\"served\":true}");
 }
 
 // ---------------------------------------------------------------- status

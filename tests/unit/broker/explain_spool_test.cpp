@@ -2,6 +2,7 @@
 // of torn and damaged segments, segment deletion and compaction, failed commits and rolls,
 // legacy import.
 #include "broker/explain_spool.hpp"
+#include "tests/support/file_size_limit.hpp"
 
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -22,6 +23,8 @@
 
 namespace glassbox::broker {
 namespace {
+
+using test_support::FileSizeLimit;
 
 SpoolRecord record(std::string session, std::uint64_t seq, std::string body = "{}") {
     SpoolRecord r;
@@ -568,30 +571,7 @@ TEST(ExplainSpool, AcknowledgedCopyAnywhereMeansAcknowledged) {
     EXPECT_EQ(spool->messages(), 1u);
 }
 
-// Lowers RLIMIT_FSIZE (enforced for root too): a write past it is cut short, then fails
-// with EFBIG instead of raising SIGXFSZ.
-class FileSizeLimit {
-public:
-    explicit FileSizeLimit(rlim_t bytes) {
-        previous_handler_ = std::signal(SIGXFSZ, SIG_IGN);
-        ::getrlimit(RLIMIT_FSIZE, &previous_);
-        rlimit lowered = previous_;
-        lowered.rlim_cur = bytes;
-        EXPECT_EQ(::setrlimit(RLIMIT_FSIZE, &lowered), 0);
-    }
-    ~FileSizeLimit() {
-        ::setrlimit(RLIMIT_FSIZE, &previous_);
-        std::signal(SIGXFSZ, previous_handler_);
-    }
-    FileSizeLimit(const FileSizeLimit&) = delete;
-    FileSizeLimit& operator=(const FileSizeLimit&) = delete;
-
-private:
-    rlimit previous_{};
-    void (*previous_handler_)(int) = nullptr;
-};
-
-TEST(ExplainSpool, FailedCommitLeavesCountsAndFilesAsBefore) {
+TEST(ExplainSpool, FailedCommitKeepsTheBatchPendingAndWritesItLater) {
     TempDir dir;
     const std::string path = dir.file("spool");
     auto spool = open_spool(path);
@@ -602,36 +582,41 @@ TEST(ExplainSpool, FailedCommitLeavesCountsAndFilesAsBefore) {
     const auto segment = segment_files(path).at(0);
     const auto size = std::filesystem::file_size(segment);
     const auto messages = spool->messages();
-    const auto bytes = spool->bytes();
     {
-        // Room for part of the next batch only: a partial write, then EFBIG.
+        // Room for part of the next batch only: a partial write, then EFBIG (a full disk).
         FileSizeLimit limit(size + 60);
         ASSERT_TRUE(spool->append(record("urn:s", 2, std::string(500, 'y'))).ok());
         ASSERT_TRUE(spool->append(record("urn:s", 3, std::string(500, 'z'))).ok());
         ASSERT_TRUE(spool->ack(2).value());  // a committed record: applied at once
-        EXPECT_EQ(spool->messages(), messages + 1);
         auto committed = spool->commit();
         ASSERT_FALSE(committed.ok()) << "the write must fail under the file size limit";
         EXPECT_EQ(std::filesystem::file_size(segment), size) << "the partial write is cut";
+        // The batch is still there, counted, but not handed out before it is written.
+        EXPECT_EQ(spool->messages(), messages + 1);
+        EXPECT_EQ(spool->last_id(), 4u);
+        EXPECT_EQ(spool->committed_id(), 2u);
+        auto taken = spool->take_after(0, 10);
+        ASSERT_TRUE(taken.ok());
+        ASSERT_EQ(taken.value().records.size(), 1u);
+        EXPECT_EQ(taken.value().records[0].delivery_id, 1u);
+        EXPECT_EQ(taken.value().through, 2u) << "the cursor must not pass unwritten records";
+        // A second try while the disk is still full fails the same way.
+        ASSERT_FALSE(spool->commit().ok());
+        EXPECT_EQ(std::filesystem::file_size(segment), size);
     }
-    EXPECT_EQ(spool->messages(), messages - 1);
-    EXPECT_EQ(spool->bytes(), bytes - record("urn:s", 1, "kept 2").bytes());
-    EXPECT_EQ(ids_of(*spool), (std::vector<std::uint64_t>{1}));
-    auto dropped = spool->read(3);
-    ASSERT_TRUE(dropped.ok());
-    EXPECT_FALSE(dropped.value().has_value());
-    EXPECT_FALSE(spool->ack(4).value());
-    EXPECT_EQ(segment_files(path).size(), 1u);
-    // Ids are not handed out twice, and the spool goes on.
+    // Room again: the next commit writes the batch, ids unchanged, and the spool goes on.
+    ASSERT_TRUE(spool->commit().ok());
+    EXPECT_EQ(spool->committed_id(), 4u);
+    EXPECT_EQ(ids_of(*spool), (std::vector<std::uint64_t>{1, 3, 4}));
     expect_appended_as(*spool, record("urn:s", 4, "after"), 5u);
     ASSERT_TRUE(spool->commit().ok());
     spool.reset();
     spool = open_spool(path);
     ASSERT_TRUE(spool);
-    EXPECT_EQ(ids_of(*spool), (std::vector<std::uint64_t>{1, 5}));
-    auto after = spool->read(5);
-    ASSERT_TRUE(after.ok() && after.value().has_value());
-    EXPECT_EQ(after.value()->body, "after");
+    EXPECT_EQ(ids_of(*spool), (std::vector<std::uint64_t>{1, 3, 4, 5}));
+    auto later = spool->read(4);
+    ASSERT_TRUE(later.ok() && later.value().has_value());
+    EXPECT_EQ(later.value()->body, std::string(500, 'z'));
 }
 
 TEST(ExplainSpool, FailedRollKeepsTheBatchAndIsTriedAgain) {

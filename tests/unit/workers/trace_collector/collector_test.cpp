@@ -1,11 +1,13 @@
 // The GBE01 collector loop against a fake broker (a ROUTER on inproc): ATTACH, ACK only after the
 // commit, quarantined deliveries acked too, re-ATTACH after DETACH, DETACH on stop.
+#include <set>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "bus/frame_io.hpp"
 #include "schema/protocol.hpp"
+#include "tests/support/file_size_limit.hpp"
 #include "tests/support/trace_fixture.hpp"
 #include "workers/trace_collector/collector.hpp"
 
@@ -29,6 +31,7 @@ protected:
         config.window = 16;
         config.heartbeat = milliseconds{100};
         config.batch_wait = milliseconds{2};
+        config.retry_delay = milliseconds{100};
         collector_ = std::make_unique<Collector>(context_, config, *store_);
         thread_ = std::thread([this] { collector_->run(); });
     }
@@ -116,6 +119,41 @@ TEST_F(CollectorTest, AcksOnlyWhatIsCommittedAndReattaches) {
     ASSERT_EQ(detach.size(), 4u);
     EXPECT_EQ(detach[3], std::string(1, cmd::kDetach));
     thread_.join();
+}
+
+// Issue 16.1: a batch the store cannot write (a full disk) is not acknowledged, so the
+// broker keeps it; it is stored and acknowledged once the store can write again.
+TEST_F(CollectorTest, WithholdsTheAckWhileTheStoreCannotWrite) {
+    ASSERT_EQ(next()[3], std::string(1, cmd::kAttach));
+    const auto run = FakeRun::make("echo", "q", kT0);
+    {
+        test_support::FileSizeLimit full(1);  // no file of the process grows past one byte
+        deliver(delivery_of(run.open(), 20));
+        deliver(delivery_of(run.end(), 21));
+        broker_.set(zmq::sockopt::rcvtimeo, 700);
+        // HEARTBEATs are skipped; the fake broker says nothing, so the collector may ATTACH
+        // again (broker silence) — but it must not ACK.
+        const auto until = std::chrono::steady_clock::now() + milliseconds{700};
+        for (auto got = next(); !got.empty() && std::chrono::steady_clock::now() < until;
+             got = next()) {
+            ASSERT_GE(got.size(), 4u);
+            EXPECT_NE(got[3], std::string(1, cmd::kAck)) << "acknowledged what the store could not write";
+        }
+        EXPECT_GE(collector_->counters().store_failures.load(), 1u);
+        EXPECT_EQ(collector_->counters().acked.load(), 0u);
+    }
+    broker_.set(zmq::sockopt::rcvtimeo, 5000);
+    std::set<std::string> acked;
+    while (acked.size() < 2) {
+        auto ack = next();
+        ASSERT_GE(ack.size(), 5u);
+        ASSERT_EQ(ack[3], std::string(1, cmd::kAck));
+        for (std::size_t i = 4; i < ack.size(); ++i) acked.insert(ack[i]);
+    }
+    EXPECT_EQ(acked, (std::set<std::string>{"20", "21"}));
+    auto listed = store_->list({});
+    ASSERT_TRUE(listed.ok());
+    EXPECT_EQ((*listed)["total"], 1);
 }
 
 TEST_F(CollectorTest, ReconnectsWhenTheBrokerIsSilent) {
