@@ -59,6 +59,13 @@ struct BrokerConfig {
     // 2 x max_message_bytes + 1 MiB makes libzmq drop the connection (ZMQ_MAXMSGSIZE).
     std::size_t max_message_bytes = 16u * 1024u * 1024u;
 
+    // Largest frame a subscriber may send on the explain topic's XPUB port (§6.2), the
+    // subscribe/unsubscribe flag byte included. libzmq refuses a longer frame before reading it
+    // (ZMQ_MAXMSGSIZE) and closes that connection, so one subscription cannot grow the socket's
+    // subscription trie by more than this. No topic is longer than `explain.` and a 255-byte
+    // service name: nothing a real subscriber needs is refused.
+    std::size_t max_subscription_bytes = 1024;
+
     // Explain spool bounds and policy (§6.1).
     std::uint64_t spool_max_messages = 1'000'000;
     std::uint64_t spool_max_bytes = 1024ull * 1024ull * 1024ull;

@@ -308,6 +308,7 @@ private:
     std::vector<std::string> services_to_collect_;
 
     Counters counters_;
+    std::size_t topic_subscriptions_ = 0;  // distinct topics subscribed on the XPUB port
 };
 
 // The worker token of a request: its id in decimal, written into `digits`.

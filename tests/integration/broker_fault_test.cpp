@@ -1,0 +1,177 @@
+// Abuse of the broker by one peer, with real processes: a huge explain subscription, a client
+// flooding a service queue. The broker stays small and serves everyone else (issue 16).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/cluster.hpp"
+#include "tests/support/echo_stream.hpp"
+
+namespace glassbox::integration {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+// Resident set of a process in KiB (VmRSS of /proc/<pid>/status); 0 if unreadable.
+long resident_kib(pid_t pid) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+        if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+    }
+    return 0;
+}
+
+// Every message waiting on a SUB socket within `timeout`, until `count` arrived.
+std::vector<Frames> receive_published(zmq::socket_t& sub, std::size_t count,
+                                      milliseconds timeout) {
+    std::vector<Frames> published;
+    const auto until = Clock::now() + timeout;
+    while (published.size() < count && Clock::now() < until) {
+        zmq::pollitem_t item{sub.handle(), 0, ZMQ_POLLIN, 0};
+        if (zmq::poll(&item, 1, milliseconds{100}) <= 0) continue;
+        Frames frames;
+        while (true) {
+            zmq::message_t part;
+            if (!sub.recv(part, zmq::recv_flags::dontwait)) break;
+            frames.push_back(part.to_string());
+            if (!part.more()) break;
+        }
+        if (!frames.empty()) published.push_back(std::move(frames));
+    }
+    return published;
+}
+
+// A subscriber speaking ZMTP 3.0 over a plain TCP socket (RFC 23), so the test process holds
+// no subscription trie of its own: greeting, READY as a SUB, then one subscription message of
+// `topic_bytes` bytes. Returns how many bytes of it the broker took before closing the
+// connection (all of them if it never did).
+std::size_t send_raw_subscription(const std::string& endpoint, std::size_t topic_bytes) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return 0;
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    const auto port = std::stoi(endpoint.substr(endpoint.rfind(':') + 1));
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    timeval timeout{2, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    std::size_t sent = 0;
+    auto write_all = [&](const std::string& bytes) {
+        std::size_t done = 0;
+        while (done < bytes.size()) {
+            const auto n = ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+            if (n <= 0) return false;
+            done += static_cast<std::size_t>(n);
+            sent += static_cast<std::size_t>(n);
+        }
+        return true;
+    };
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) {
+        std::string greeting(64, '\0');
+        greeting[0] = '\xFF';
+        greeting[9] = '\x7F';
+        greeting[10] = 3;  // version 3.0
+        greeting.replace(12, 4, "NULL");
+        char peer[64];
+        std::size_t got = 0;
+        bool ok = write_all(greeting);
+        while (ok && got < sizeof peer) {
+            const auto n = ::recv(fd, peer + got, sizeof peer - got, 0);
+            if (n <= 0) ok = false;
+            else got += static_cast<std::size_t>(n);
+        }
+        // READY: a short command frame, one property Socket-Type = SUB.
+        std::string ready = "\x05READY\x0BSocket-Type";
+        ready += std::string{"\0\0\0\x03", 4} + "SUB";
+        ok = ok && write_all(std::string{"\x04"} + static_cast<char>(ready.size()) + ready);
+        // The subscription: a long message frame [0x01][topic].
+        std::string header(9, '\0');
+        header[0] = '\x02';
+        std::uint64_t size = topic_bytes + 1;
+        for (std::size_t i = 8; i >= 1; --i, size >>= 8) {
+            header[i] = static_cast<char>(size & 0xFF);
+        }
+        ok = ok && write_all(header + '\x01');
+        const std::string chunk(1 << 20, 'e');
+        for (std::size_t left = topic_bytes; ok && left > 0;) {
+            const std::size_t n = std::min(left, chunk.size());
+            ok = write_all(chunk.substr(0, n));
+            left -= n;
+        }
+        std::this_thread::sleep_for(milliseconds{200});  // let the broker take it in
+    }
+    ::close(fd);
+    return sent;
+}
+
+class FaultExplainTopic : public ClusterTest {};
+
+// Point 4: a 10 MB subscription on the XPUB port once cost the broker ~1 GB that stayed after
+// the subscriber left. A subscription longer than any topic is now refused by the socket.
+TEST_F(FaultExplainTopic, HugeSubscriptionDoesNotGrowTheBroker) {
+    auto broker = start_broker();
+    ASSERT_FALSE(broker.pub_endpoint.empty());
+    start_echo_worker(broker.endpoint);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    expect_echo_served(broker.endpoint);
+    const long before = resident_kib(broker.process->pid());
+    ASSERT_GT(before, 0);
+
+    // What a SUB socket with a 10 MB subscription does: send it, and again after each
+    // reconnect. The broker's peak size is watched meanwhile.
+    long peak = before;
+    std::atomic<bool> done{false};
+    std::thread watcher([&] {
+        while (!done) {
+            peak = std::max(peak, resident_kib(broker.process->pid()));
+            std::this_thread::sleep_for(milliseconds{50});
+        }
+    });
+    const std::size_t huge = 10'000'000;
+    EXPECT_LT(send_raw_subscription(broker.pub_endpoint, huge), huge)
+        << "the broker read the whole subscription";
+    for (int attempt = 0; attempt < 2; ++attempt) send_raw_subscription(broker.pub_endpoint, huge);
+    std::this_thread::sleep_for(milliseconds{1000});  // the old broker's trie grew for ~1-2 s
+    done = true;
+    watcher.join();
+    EXPECT_LT(peak - before, 64L * 1024) << "broker RSS grew from " << before << " KiB to "
+                                         << peak << " KiB";
+
+    // An ordinary subscriber still gets every explain message, and the broker still serves.
+    zmq::socket_t sub(context_, zmq::socket_type::sub);
+    sub.set(zmq::sockopt::linger, 0);
+    sub.set(zmq::sockopt::subscribe, "explain.echo");
+    sub.connect(broker.pub_endpoint);
+    std::this_thread::sleep_for(milliseconds{300});  // PUB/SUB: late joiners miss messages
+    GbcClient client(context_, broker.endpoint);
+    const auto body = nlohmann::json::parse(echo_body("watched past the abuser", 1));
+    const auto messages = client.call("echo", body.dump());
+    ASSERT_TRUE(is_complete_echo_stream(messages, body, 1)) << describe(messages);
+    const auto explain = split_stream(messages).explain;
+    const auto published = receive_published(sub, explain.size(), milliseconds{3000});
+    ASSERT_EQ(published.size(), explain.size());
+    for (const auto& frames : published) {
+        ASSERT_FALSE(frames.empty());
+        EXPECT_EQ(frames[0], "explain.echo");
+    }
+    expect_echo_served(broker.endpoint);
+    EXPECT_TRUE(broker.process->running());
+    const auto reply = status(broker.endpoint);
+    ASSERT_TRUE(reply.has_value());
+    // The ordinary subscription is the only one the broker holds.
+    EXPECT_EQ((*reply)["topic"].value("subscriptions", -1), 1) << reply->dump();
+}
+
+}  // namespace
+}  // namespace glassbox::integration
