@@ -51,9 +51,12 @@ struct BrokerConfig {
     // How long a request for a never-registered service waits for a worker (§9).
     std::chrono::milliseconds unknown_service_wait{1'000};
 
-    // Per-service request queue bound and overflow policy (§9).
+    // Per-service request queue bound and overflow policy (§9). The clients of a service are
+    // served in turn, each its own requests oldest first.
     std::size_t max_queue = 10'000;
     OverflowPolicy overflow = OverflowPolicy::kReject;
+    // mmi.status lists, per service, this many clients with the most queued requests.
+    std::size_t status_top_clients = 5;
 
     // Largest accepted message, all frames together (§1.1). A single frame above
     // 2 x max_message_bytes + 1 MiB makes libzmq drop the connection (ZMQ_MAXMSGSIZE).

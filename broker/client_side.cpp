@@ -233,7 +233,8 @@ void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
     // the queue's bookkeeping (the queue would hand it over in the same call, in the same order).
     const bool direct = service.queue.empty() && !service.available.empty();
     const auto pushed =
-        direct ? ServiceQueue::PushOutcome{true, std::nullopt} : service.queue.push_back(request.id);
+        direct ? ServiceQueue::PushOutcome{true, std::nullopt}
+               : service.queue.push_back(request.id, request.client);
     if (!pushed.accepted) {
         reject(kind, identity, service.name, request.request_id,
                base::make_error(ErrorType::kQueueFull,
@@ -259,7 +260,8 @@ void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
             finish(*evicted->second,
                    base::make_error(ErrorType::kEvicted,
                                       "dropped from the full queue of '" + service.name +
-                                          "' for a newer request"),
+                                          "' for a newer request (the client with the most "
+                                          "queued loses its oldest)"),
                    true);
         }
     }

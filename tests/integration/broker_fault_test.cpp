@@ -173,5 +173,63 @@ TEST_F(FaultExplainTopic, HugeSubscriptionDoesNotGrowTheBroker) {
     EXPECT_EQ((*reply)["topic"].value("subscriptions", -1), 1) << reply->dump();
 }
 
+class FaultQueueFlood : public ClusterTest {};
+
+// The entry of `service` in an mmi.status reply (null if absent).
+nlohmann::json service_status(const nlohmann::json& status, const std::string& service) {
+    for (const auto& entry : status.value("services", nlohmann::json::array())) {
+        if (entry.value("name", "") == service) return entry;
+    }
+    return nullptr;
+}
+
+// Point 6: one client with 1,000 queued requests once delayed another client's single request
+// by all 1,000 of them. Clients of a service are now served in turn.
+TEST_F(FaultQueueFlood, ASingleRequestOvertakesAnotherClientsFlood) {
+    auto broker = start_broker();
+    ASSERT_FALSE(broker.endpoint.empty());
+    start_test_worker(broker.endpoint, "slow", 20);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "slow"));
+
+    constexpr int kFlood = 1000;
+    GbcClient flood(context_, broker.endpoint);
+    for (int i = 0; i < kFlood; ++i) {
+        flood.request("slow", nlohmann::json{{"flood", i}}.dump(), 120'000);
+    }
+    // All of them queued (the worker takes one each 20 ms) before the other client asks.
+    std::size_t queued = 0;
+    const auto until = Clock::now() + milliseconds{10'000};
+    while (queued < kFlood - 50 && Clock::now() < until) {
+        if (auto reply = status(broker.endpoint)) {
+            queued = service_status(*reply, "slow").value("queued", 0u);
+        }
+    }
+    ASSERT_GE(queued, std::size_t{kFlood - 50}) << "the flood never queued";
+
+    GbcClient single(context_, broker.endpoint);
+    const nlohmann::json body{{"single", true}};
+    const auto messages = single.call("slow", body.dump(), 120'000, milliseconds{60'000});
+    ASSERT_FALSE(messages.empty());
+    ASSERT_TRUE(messages.back().is_final()) << describe(messages);
+    EXPECT_EQ(messages.back().json()["request"], body);
+
+    // Served after at most a few of the flood's: nearly all of the flood is still queued, and
+    // status shows whose it is.
+    const auto after = status(broker.endpoint);
+    ASSERT_TRUE(after.has_value());
+    const auto slow = service_status(*after, "slow");
+    const std::size_t left = slow.value("queued", 0u);
+    EXPECT_GE(left + 10, queued) << "the flood's requests served before the single one: "
+                                 << queued - left << "; " << slow.dump();
+    const auto clients = slow.value("queued_by", nlohmann::json::array());
+    ASSERT_EQ(clients.size(), 1u) << slow.dump();
+    EXPECT_EQ(clients[0].value("queued", 0u), left) << slow.dump();
+    EXPECT_EQ(slow.value("queued_clients", 0u), 1u) << slow.dump();
+
+    // `glassbox status` shows the depth per client too.
+    const auto shown = run_glassbox({"status", "--broker", broker.endpoint});
+    EXPECT_NE(shown.out.find("queued by"), std::string::npos) << shown.out;
+}
+
 }  // namespace
 }  // namespace glassbox::integration
