@@ -84,6 +84,8 @@ struct BrokerConfig {
 
     // Longest poll wait: bounds how late stop() and timers are noticed.
     std::chrono::milliseconds poll_interval{100};
+    // How often the explain topic's socket is polled for (un)subscriptions.
+    std::chrono::milliseconds topic_poll_interval{20};
     // Most messages read from the request socket before timers and the spool batch are served.
     std::size_t max_drain = 1024;
 };

@@ -131,19 +131,26 @@ void BrokerCore::iterate() {
     if (!timers_.empty()) until(timers_.top().at);
     if (deliveries_waiting()) until(next_delivery_);
 
+    // The topic's socket only brings subscriptions, which nothing waits for (libzmq applies
+    // them when the broker publishes, too): it is polled every topic_poll_interval, not on
+    // every pass of a busy loop.
+    const bool topic_due = now_ >= next_topic_poll_;
     std::array<zmq::pollitem_t, 2> items{{
         {router_.handle(), 0, ZMQ_POLLIN, 0},
         {publisher_.handle(), 0, ZMQ_POLLIN, 0},
     }};
     try {
-        zmq::poll(items, wait);
+        zmq::poll(items.data(), topic_due ? 2 : 1, wait);
     } catch (const zmq::error_t& e) {
         if (e.num() != EINTR) throw;
         return;
     }
     now_ = Clock::now();
     if ((items[0].revents & ZMQ_POLLIN) != 0) drain_router();
-    if ((items[1].revents & ZMQ_POLLIN) != 0) drain_publisher();
+    if (topic_due) {
+        next_topic_poll_ = now_ + config_.topic_poll_interval;
+        if ((items[1].revents & ZMQ_POLLIN) != 0) drain_publisher();
+    }
     fire_timers();
     if (now_ >= next_tick_) tick();
     end_batch();

@@ -245,7 +245,7 @@ void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
     }
     requests_.emplace(request.id, std::move(owned));
     if (kind == ClientKind::kGb) {
-        by_client_.emplace(client_key(request.client, request.request_id), request.id);
+        by_client_.emplace(client_key(request.client, request.request_id, key_), request.id);
     }
     // A service nobody ever registered gets unknown_service_wait to show up (§9).
     schedule(request, service.registered
@@ -269,10 +269,15 @@ void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
 }
 
 Request* BrokerCore::find_client_request(std::string_view identity, std::string_view request_id) {
-    const auto found = by_client_.find(client_key(identity, request_id));
+    const auto found = by_client_.find(client_key(identity, request_id, key_));
     if (found == by_client_.end()) return nullptr;
     const auto request = requests_.find(found->second);
     return request == requests_.end() ? nullptr : request->second.get();
+}
+
+void BrokerCore::forget_client_request(const Request& request) {
+    const auto found = by_client_.find(client_key(request.client, request.request_id, key_));
+    if (found != by_client_.end()) by_client_.erase(found);
 }
 
 void BrokerCore::schedule(Request& request, TimePoint at) {
@@ -329,9 +334,7 @@ void BrokerCore::finish(Request& request, const Error& error, bool notify_client
     }
     if (request.worker != nullptr) {
         // The worker still holds the request: it must end it before it is ready again (§5.3).
-        if (request.client_kind == ClientKind::kGb) {
-            by_client_.erase(client_key(request.client, request.request_id));
-        }
+        if (request.client_kind == ClientKind::kGb) forget_client_request(request);
         request.abandoned = true;
         request.body.clear();
         send_worker_cancel(*request.worker, request);
@@ -343,7 +346,7 @@ void BrokerCore::finish(Request& request, const Error& error, bool notify_client
 
 void BrokerCore::erase_request(Request& request) {
     if (request.client_kind == ClientKind::kGb && !request.abandoned) {
-        by_client_.erase(client_key(request.client, request.request_id));
+        forget_client_request(request);
     }
     if (!request.service->registered) services_to_collect_.push_back(request.service->name);
     requests_.erase(request.id);
