@@ -55,13 +55,23 @@ struct BrokerConfig {
     // unknown_service_wait: workers notice a restarted broker within a heartbeat or two.
     std::chrono::milliseconds restart_grace{10'000};
 
-    // Per-service request queue bound and overflow policy (§9).
+    // Per-service request queue bound and overflow policy (§9). The clients of a service are
+    // served in turn, each its own requests oldest first.
     std::size_t max_queue = 10'000;
     OverflowPolicy overflow = OverflowPolicy::kReject;
+    // mmi.status lists, per service, this many clients with the most queued requests.
+    std::size_t status_top_clients = 5;
 
     // Largest accepted message, all frames together (§1.1). A single frame above
     // 2 x max_message_bytes + 1 MiB makes libzmq drop the connection (ZMQ_MAXMSGSIZE).
     std::size_t max_message_bytes = 16u * 1024u * 1024u;
+
+    // Largest frame a subscriber may send on the explain topic's XPUB port (§6.2), the
+    // subscribe/unsubscribe flag byte included. libzmq refuses a longer frame before reading it
+    // (ZMQ_MAXMSGSIZE) and closes that connection, so one subscription cannot grow the socket's
+    // subscription trie by more than this. No topic is longer than `explain.` and a 255-byte
+    // service name: nothing a real subscriber needs is refused.
+    std::size_t max_subscription_bytes = 1024;
 
     // Explain spool bounds and policy (§6.1).
     std::uint64_t spool_max_messages = 1'000'000;
@@ -78,6 +88,8 @@ struct BrokerConfig {
 
     // Longest poll wait: bounds how late stop() and timers are noticed.
     std::chrono::milliseconds poll_interval{100};
+    // How often the explain topic's socket is polled for (un)subscriptions.
+    std::chrono::milliseconds topic_poll_interval{20};
     // Most messages read from the request socket before timers and the spool batch are served.
     std::size_t max_drain = 1024;
 };

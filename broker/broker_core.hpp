@@ -224,6 +224,7 @@ private:
 
     // ---- requests ----
     Request* find_client_request(std::string_view identity, std::string_view request_id);
+    void forget_client_request(const Request& request);  // its by_client_ entry
     void schedule(Request& request, TimePoint at);
     void on_deadline(Request& request);
     void finish(Request& request, const Error& error, bool notify_client);
@@ -317,6 +318,7 @@ private:
     TimePoint started_;
     TimePoint now_;
     TimePoint next_tick_;
+    TimePoint next_topic_poll_{};  // the XPUB socket is polled no earlier (topic_poll_interval)
     TimePoint next_delivery_{};  // collectors get spooled EXPLAINs no earlier (delivery_interval)
 
     // The message being handled: frames_[0, frame_count_) with the routing id first, and views_
@@ -333,6 +335,7 @@ private:
     std::uint64_t next_request_id_ = 1;
     std::unordered_map<std::uint64_t, std::unique_ptr<Request>> requests_;
     StringMap<std::uint64_t> by_client_;  // (routing id, request id) of live GBC01 requests
+    std::string key_;                     // client_key()'s buffer
     StringMap<std::unique_ptr<Worker>> workers_;
     StringMap<std::unique_ptr<Service>> services_;
     std::priority_queue<TimerEntry, std::vector<TimerEntry>, std::greater<>> timers_;
@@ -364,6 +367,7 @@ private:
     std::set<std::string, std::less<>> known_services_;     // the spool's `services` list
 
     Counters counters_;
+    std::size_t topic_subscriptions_ = 0;  // distinct topics subscribed on the XPUB port
 };
 
 // The worker token of a request: its id in decimal, written into `digits`.
@@ -372,14 +376,15 @@ inline std::string_view token_of(std::uint64_t id, char (&digits)[24]) noexcept 
     return {digits, static_cast<std::size_t>(end - digits)};
 }
 
-// The by_client_ key of a GBC01 request: (routing id, request id), length-prefixed.
-inline std::string client_key(std::string_view identity, std::string_view request_id) {
-    std::string key;
-    key.reserve(1 + identity.size() + request_id.size());
-    key.push_back(static_cast<char>(identity.size()));
-    key.append(identity);
-    key.append(request_id);
-    return key;
+// The by_client_ key of a GBC01 request: (routing id, request id), length-prefixed, written
+// into `into` (a buffer kept for its capacity: a lookup allocates nothing).
+inline std::string_view client_key(std::string_view identity, std::string_view request_id,
+                                   std::string& into) {
+    into.clear();
+    into.push_back(static_cast<char>(identity.size()));
+    into.append(identity);
+    into.append(request_id);
+    return into;
 }
 
 }  // namespace glassbox::broker::detail

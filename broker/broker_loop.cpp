@@ -82,6 +82,11 @@ base::Result<BoundEndpoints> BrokerCore::bind() {
                                                   std::min<std::uint64_t>(hard_cap, INT64_MAX)));
         publisher_.set(zmq::sockopt::linger, static_cast<int>(config_.linger.count()));
         publisher_.set(zmq::sockopt::sndhwm, config_.send_hwm);
+        // A subscription is held in libzmq's trie, one node per byte, before the broker sees
+        // it: bound its size where it is read (a 10 MB one cost ~1 GB that was never freed).
+        publisher_.set(zmq::sockopt::maxmsgsize,
+                       static_cast<std::int64_t>(std::min<std::uint64_t>(
+                           std::max<std::size_t>(config_.max_subscription_bytes, 1), INT64_MAX)));
     } catch (const zmq::error_t& e) {
         return base::make_error(ErrorType::kInternal,
                                   std::string{"cannot configure sockets: "} + e.what());
@@ -189,19 +194,26 @@ void BrokerCore::iterate() {
     if (!timers_.empty()) until(timers_.top().at);
     if (deliveries_waiting()) until(next_delivery_);
 
+    // The topic's socket only brings subscriptions, which nothing waits for (libzmq applies
+    // them when the broker publishes, too): it is polled every topic_poll_interval, not on
+    // every pass of a busy loop.
+    const bool topic_due = now_ >= next_topic_poll_;
     std::array<zmq::pollitem_t, 2> items{{
         {router_.handle(), 0, ZMQ_POLLIN, 0},
         {publisher_.handle(), 0, ZMQ_POLLIN, 0},
     }};
     try {
-        zmq::poll(items, wait);
+        zmq::poll(items.data(), topic_due ? 2 : 1, wait);
     } catch (const zmq::error_t& e) {
         if (e.num() != EINTR) throw;
         return;
     }
     now_ = Clock::now();
     if ((items[0].revents & ZMQ_POLLIN) != 0) drain_router();
-    if ((items[1].revents & ZMQ_POLLIN) != 0) drain_publisher();
+    if (topic_due) {
+        next_topic_poll_ = now_ + config_.topic_poll_interval;
+        if ((items[1].revents & ZMQ_POLLIN) != 0) drain_publisher();
+    }
     fire_timers();
     if (now_ >= next_tick_) tick();
     end_batch();
@@ -266,15 +278,23 @@ void BrokerCore::drain_router() {
 }
 
 void BrokerCore::drain_publisher() {
-    // Subscriptions arrive as messages on XPUB; read them so they do not pile up.
+    // Subscriptions arrive as messages on XPUB; read them so they do not pile up. Without
+    // XPUB_VERBOSE a subscribe is reported once per distinct topic (its first subscriber) and an
+    // unsubscribe when its last subscriber leaves: their balance is the topics libzmq holds.
     for (std::size_t handled = 0; handled < config_.max_drain; ++handled) {
         zmq::message_t frame;
         if (zmq_msg_recv(frame.handle(), publisher_.handle(), ZMQ_DONTWAIT) < 0) return;
-        if (frame.size() > 0) {
-            const auto* bytes = static_cast<const char*>(frame.data());
-            log_->debug("event=subscription subscribe={} topic={}", bytes[0] == 1,
-                        printable(std::string_view{bytes + 1, frame.size() - 1}));
+        if (frame.size() == 0) continue;
+        const auto* bytes = static_cast<const char*>(frame.data());
+        const bool subscribe = bytes[0] == 1;
+        if (subscribe) {
+            ++topic_subscriptions_;
+        } else if (bytes[0] == 0 && topic_subscriptions_ > 0) {
+            --topic_subscriptions_;
         }
+        log_->debug("event=subscription subscribe={} topic={} topics={}", subscribe,
+                    printable(std::string_view{bytes + 1, frame.size() - 1}),
+                    topic_subscriptions_);
     }
 }
 

@@ -244,7 +244,8 @@ void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
     // the queue's bookkeeping (the queue would hand it over in the same call, in the same order).
     const bool direct = service.queue.empty() && !service.available.empty();
     const auto pushed =
-        direct ? ServiceQueue::PushOutcome{true, std::nullopt} : service.queue.push_back(request.id);
+        direct ? ServiceQueue::PushOutcome{true, std::nullopt}
+               : service.queue.push_back(request.id, request.client);
     if (!pushed.accepted) {
         reject(kind, identity, service.name, request.request_id,
                base::make_error(ErrorType::kQueueFull,
@@ -255,7 +256,7 @@ void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
     }
     requests_.emplace(request.id, std::move(owned));
     if (kind == ClientKind::kGb) {
-        by_client_.emplace(client_key(request.client, request.request_id), request.id);
+        by_client_.emplace(client_key(request.client, request.request_id, key_), request.id);
     }
     // A service nobody registered since the start gets unknown_service_wait to show up, one
     // registered before a restart until restart_grace ends (§9).
@@ -273,7 +274,8 @@ void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
             finish(*evicted->second,
                    base::make_error(ErrorType::kEvicted,
                                       "dropped from the full queue of '" + service.name +
-                                          "' for a newer request"),
+                                          "' for a newer request (the client with the most "
+                                          "queued loses its oldest)"),
                    true);
         }
     }
@@ -281,10 +283,15 @@ void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
 }
 
 Request* BrokerCore::find_client_request(std::string_view identity, std::string_view request_id) {
-    const auto found = by_client_.find(client_key(identity, request_id));
+    const auto found = by_client_.find(client_key(identity, request_id, key_));
     if (found == by_client_.end()) return nullptr;
     const auto request = requests_.find(found->second);
     return request == requests_.end() ? nullptr : request->second.get();
+}
+
+void BrokerCore::forget_client_request(const Request& request) {
+    const auto found = by_client_.find(client_key(request.client, request.request_id, key_));
+    if (found != by_client_.end()) by_client_.erase(found);
 }
 
 void BrokerCore::schedule(Request& request, TimePoint at) {
@@ -343,9 +350,7 @@ void BrokerCore::finish(Request& request, const Error& error, bool notify_client
     }
     if (request.worker != nullptr) {
         // The worker still holds the request: it must end it before it is ready again (§5.3).
-        if (request.client_kind == ClientKind::kGb) {
-            by_client_.erase(client_key(request.client, request.request_id));
-        }
+        if (request.client_kind == ClientKind::kGb) forget_client_request(request);
         request.abandoned = true;
         request.body.clear();
         send_worker_cancel(*request.worker, request);
@@ -358,7 +363,7 @@ void BrokerCore::finish(Request& request, const Error& error, bool notify_client
 void BrokerCore::erase_request(Request& request) {
     release_pins(request);
     if (request.client_kind == ClientKind::kGb && !request.abandoned) {
-        by_client_.erase(client_key(request.client, request.request_id));
+        forget_client_request(request);
     }
     if (!request.service->registered) services_to_collect_.push_back(request.service->name);
     requests_.erase(request.id);

@@ -21,6 +21,10 @@ std::string BrokerCore::status_json() const {
     std::sort(sorted.begin(), sorted.end(),
               [](const Service* a, const Service* b) { return a->name < b->name; });
     for (const Service* service : sorted) {
+        json queued_by = json::array();
+        for (const auto& depth : service->queue.deepest(config_.status_top_clients)) {
+            queued_by.push_back({{"client", printable(depth.client)}, {"queued", depth.queued}});
+        }
         services.push_back({{"name", service->name},
                             {"workers", service->workers},
                             {"idle", service->idle},
@@ -28,7 +32,9 @@ std::string BrokerCore::status_json() const {
                             {"in_flight", service->in_flight},
                             {"queued", service->queue.size()},
                             {"max_queue", service->queue.max_size()},
-                            {"overflow", to_string(service->queue.policy())}});
+                            {"overflow", to_string(service->queue.policy())},
+                            {"queued_clients", service->queue.clients()},
+                            {"queued_by", std::move(queued_by)}});
     }
     json errors = json::object();
     for (std::size_t i = 0; i < kErrorTypeCount; ++i) {
@@ -57,6 +63,9 @@ std::string BrokerCore::status_json() const {
           {"error", spool_failing_ ? spool_error_ : std::string{}},
           {"collectors", collectors_.size()},
           {"in_flight", delivery_owner_.size()}}},
+        {"topic",
+         {{"subscriptions", topic_subscriptions_},
+          {"max_subscription_bytes", config_.max_subscription_bytes}}},
         {"counters",
          {{"requests", counters_.requests},
           {"replies", counters_.replies},

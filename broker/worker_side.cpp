@@ -244,7 +244,9 @@ void BrokerCore::delete_worker(Worker& worker, bool send_disconnect, std::string
         }
     }
     if (requeue.empty()) return;
-    for (auto id = requeue.rbegin(); id != requeue.rend(); ++id) service.queue.push_front(*id);
+    for (auto id = requeue.rbegin(); id != requeue.rend(); ++id) {
+        service.queue.push_front(*id, requests_.at(*id)->client);
+    }
     dispatch(service);
 }
 

@@ -184,6 +184,10 @@ void add_broker_command(CLI::App& app) {
                         "Largest accepted message, all frames")
         ->capture_default_str()
         ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 31));
+    command->add_option("--max-subscription-bytes", config.max_subscription_bytes,
+                        "Largest explain topic subscription frame; a longer one closes its connection")
+        ->capture_default_str()
+        ->check(CLI::Range(std::size_t{256}, std::size_t{1} << 20));
     command->add_option("--spool-max-messages", config.spool_max_messages,
                         "Explain spool bound (messages)")
         ->capture_default_str();

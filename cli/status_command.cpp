@@ -38,6 +38,17 @@ std::string duration_text(const json& object, const char* key) {
     return buffer;
 }
 
+// The clients with the most queued requests of a service, under its row (nothing if none).
+void print_queued_by(const json& service) {
+    const auto clients = service.is_object() ? service.value("queued_by", json::array()) : json{};
+    if (!clients.is_array() || clients.empty()) return;
+    std::cout << "    queued by " << field(service, "queued_clients") << " clients, most:";
+    for (const auto& client : clients) {
+        std::cout << ' ' << field(client, "client") << " (" << field(client, "queued") << ')';
+    }
+    std::cout << "\n";
+}
+
 void print_table(const json& status) {
     const json broker = status.value("broker", json::object());
     std::cout << "broker   " << field(broker, "endpoint") << "  (explain topic " << field(broker, "pub_endpoint")
@@ -56,6 +67,7 @@ void print_table(const json& status) {
                       << field(service, "workers") << std::setw(6) << field(service, "idle") << std::setw(8)
                       << field(service, "queued") << std::setw(11) << field(service, "max_queue") << "  "
                       << field(service, "overflow") << "\n";
+            print_queued_by(service);
         }
     }
     const json spool = status.value("spool", json::object());

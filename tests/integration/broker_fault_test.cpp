@@ -1,0 +1,259 @@
+// Abuse of the broker by one peer, with real processes: a huge explain subscription, a client
+// flooding a service queue. The broker stays small and serves everyone else (issue 16).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/cluster.hpp"
+#include "tests/support/echo_stream.hpp"
+
+namespace glassbox::integration {
+namespace {
+
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+// Resident set of a process in KiB (VmRSS of /proc/<pid>/status); 0 if unreadable.
+long resident_kib(pid_t pid) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+        if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+    }
+    return 0;
+}
+
+// Every message waiting on a SUB socket within `timeout`, until `count` arrived.
+std::vector<Frames> receive_published(zmq::socket_t& sub, std::size_t count,
+                                      milliseconds timeout) {
+    std::vector<Frames> published;
+    const auto until = Clock::now() + timeout;
+    while (published.size() < count && Clock::now() < until) {
+        zmq::pollitem_t item{sub.handle(), 0, ZMQ_POLLIN, 0};
+        if (zmq::poll(&item, 1, milliseconds{100}) <= 0) continue;
+        Frames frames;
+        while (true) {
+            zmq::message_t part;
+            if (!sub.recv(part, zmq::recv_flags::dontwait)) break;
+            frames.push_back(part.to_string());
+            if (!part.more()) break;
+        }
+        if (!frames.empty()) published.push_back(std::move(frames));
+    }
+    return published;
+}
+
+// A subscriber speaking ZMTP 3.0 over a plain TCP socket (RFC 23), so the test process holds
+// no subscription trie of its own: greeting, READY as a SUB, then `count` subscriptions of
+// `topic_bytes` bytes each, distinct from their first byte on (the index, then 'e's). Returns
+// how many bytes the broker took before closing the connection (all if it never did).
+std::size_t send_raw_subscriptions(const std::string& endpoint, std::size_t count,
+                                   std::size_t topic_bytes) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return 0;
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    const auto port = std::stoi(endpoint.substr(endpoint.rfind(':') + 1));
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    timeval timeout{2, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    std::size_t sent = 0;
+    auto write_all = [&](std::string_view bytes) {
+        std::size_t done = 0;
+        while (done < bytes.size()) {
+            const auto n = ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+            if (n <= 0) return false;
+            done += static_cast<std::size_t>(n);
+            sent += static_cast<std::size_t>(n);
+        }
+        return true;
+    };
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) {
+        std::string greeting(64, '\0');
+        greeting[0] = '\xFF';
+        greeting[9] = '\x7F';
+        greeting[10] = 3;  // version 3.0
+        greeting.replace(12, 4, "NULL");
+        char peer[64];
+        std::size_t got = 0;
+        bool ok = write_all(greeting);
+        while (ok && got < sizeof peer) {
+            const auto n = ::recv(fd, peer + got, sizeof peer - got, 0);
+            if (n <= 0) ok = false;
+            else got += static_cast<std::size_t>(n);
+        }
+        // READY: a short command frame, one property Socket-Type = SUB.
+        std::string ready = "\x05READY\x0BSocket-Type";
+        ready += std::string{"\0\0\0\x03", 4} + "SUB";
+        ok = ok && write_all(std::string{"\x04"} + static_cast<char>(ready.size()) + ready);
+        // Each subscription: a long message frame [0x01][topic], written in 1 MiB pieces.
+        const std::string filler(1 << 20, 'e');
+        for (std::size_t i = 0; ok && i < count; ++i) {
+            const std::string index = std::to_string(i);
+            std::string header(9, '\0');
+            header[0] = '\x02';
+            std::uint64_t size = std::max(topic_bytes, index.size()) + 1;
+            for (std::size_t b = 8; b >= 1; --b, size >>= 8) {
+                header[b] = static_cast<char>(size & 0xFF);
+            }
+            ok = write_all(header + '\x01' + index);
+            for (std::size_t left = topic_bytes - std::min(topic_bytes, index.size());
+                 ok && left > 0;) {
+                const std::size_t n = std::min(left, filler.size());
+                ok = write_all(std::string_view{filler}.substr(0, n));
+                left -= n;
+            }
+        }
+        std::this_thread::sleep_for(milliseconds{200});  // let the broker take it in
+    }
+    ::close(fd);
+    return sent;
+}
+
+// The broker's peak VmRSS while `abuse` runs and for `settle` after it.
+template <typename Abuse>
+long peak_resident_kib(pid_t pid, Abuse abuse, milliseconds settle) {
+    std::atomic<long> peak{resident_kib(pid)};
+    std::atomic<bool> done{false};
+    std::thread watcher([&] {
+        while (!done) {
+            peak = std::max(peak.load(), resident_kib(pid));
+            std::this_thread::sleep_for(milliseconds{50});
+        }
+    });
+    abuse();
+    std::this_thread::sleep_for(settle);
+    done = true;
+    watcher.join();
+    return peak;
+}
+
+// An ordinary subscriber gets every explain message of one echo request.
+void expect_topic_serves(zmq::context_t& context, const RunningBroker& broker) {
+    zmq::socket_t sub(context, zmq::socket_type::sub);
+    sub.set(zmq::sockopt::linger, 0);
+    sub.set(zmq::sockopt::subscribe, "explain.echo");
+    sub.connect(broker.pub_endpoint);
+    std::this_thread::sleep_for(milliseconds{300});  // PUB/SUB: late joiners miss messages
+    GbcClient client(context, broker.endpoint);
+    const auto body = nlohmann::json::parse(echo_body("watched past the abuser", 1));
+    const auto messages = client.call("echo", body.dump());
+    ASSERT_TRUE(is_complete_echo_stream(messages, body, 1)) << describe(messages);
+    const auto explain = split_stream(messages).explain;
+    const auto published = receive_published(sub, explain.size(), milliseconds{3000});
+    ASSERT_EQ(published.size(), explain.size());
+    for (const auto& frames : published) {
+        ASSERT_FALSE(frames.empty());
+        EXPECT_EQ(frames[0], "explain.echo");
+    }
+}
+
+class FaultExplainTopic : public ClusterTest {};
+
+// Point 4: a 10 MB subscription on the XPUB port once cost the broker ~1 GB that stayed after
+// the subscriber left. A subscription longer than any topic is now refused by the socket.
+TEST_F(FaultExplainTopic, HugeSubscriptionDoesNotGrowTheBroker) {
+    auto broker = start_broker();
+    ASSERT_FALSE(broker.pub_endpoint.empty());
+    start_echo_worker(broker.endpoint);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    expect_echo_served(broker.endpoint);
+    const long before = resident_kib(broker.process->pid());
+    ASSERT_GT(before, 0);
+
+    // What a SUB socket with a 10 MB subscription does: send it, and again after each
+    // reconnect. The old broker's trie grew for ~1-2 s after.
+    const std::size_t huge = 10'000'000;
+    std::size_t taken = 0;
+    const long peak = peak_resident_kib(
+        broker.process->pid(),
+        [&] {
+            taken = send_raw_subscriptions(broker.pub_endpoint, 1, huge);
+            for (int again = 0; again < 2; ++again) {
+                send_raw_subscriptions(broker.pub_endpoint, 1, huge);
+            }
+        },
+        milliseconds{1000});
+    EXPECT_LT(taken, huge) << "the broker read the whole subscription";
+    EXPECT_LT(peak - before, 64L * 1024) << "broker RSS grew from " << before << " KiB to "
+                                         << peak << " KiB";
+
+    expect_topic_serves(context_, broker);
+    expect_echo_served(broker.endpoint);
+    EXPECT_TRUE(broker.process->running());
+    const auto reply = status(broker.endpoint);
+    ASSERT_TRUE(reply.has_value());
+    // At most the ordinary subscription (gone or going) is held: the huge one never was.
+    EXPECT_LE((*reply)["topic"].value("subscriptions", 1'000'000), 1) << reply->dump();
+}
+
+class FaultQueueFlood : public ClusterTest {};
+
+// The entry of `service` in an mmi.status reply (null if absent).
+nlohmann::json service_status(const nlohmann::json& status, const std::string& service) {
+    for (const auto& entry : status.value("services", nlohmann::json::array())) {
+        if (entry.value("name", "") == service) return entry;
+    }
+    return nullptr;
+}
+
+// Point 6: one client with 1,000 queued requests once delayed another client's single request
+// by all 1,000 of them. Clients of a service are now served in turn.
+TEST_F(FaultQueueFlood, ASingleRequestOvertakesAnotherClientsFlood) {
+    auto broker = start_broker();
+    ASSERT_FALSE(broker.endpoint.empty());
+    start_test_worker(broker.endpoint, "slow", 20);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "slow"));
+
+    constexpr int kFlood = 1000;
+    GbcClient flood(context_, broker.endpoint);
+    for (int i = 0; i < kFlood; ++i) {
+        flood.request("slow", nlohmann::json{{"flood", i}}.dump(), 120'000);
+    }
+    // All of them queued (the worker takes one each 20 ms) before the other client asks.
+    std::size_t queued = 0;
+    const auto until = Clock::now() + milliseconds{10'000};
+    while (queued < kFlood - 50 && Clock::now() < until) {
+        if (auto reply = status(broker.endpoint)) {
+            queued = service_status(*reply, "slow").value("queued", 0u);
+        }
+    }
+    ASSERT_GE(queued, std::size_t{kFlood - 50}) << "the flood never queued";
+
+    GbcClient single(context_, broker.endpoint);
+    const nlohmann::json body{{"single", true}};
+    const auto messages = single.call("slow", body.dump(), 120'000, milliseconds{60'000});
+    ASSERT_FALSE(messages.empty());
+    ASSERT_TRUE(messages.back().is_final()) << describe(messages);
+    EXPECT_EQ(messages.back().json()["request"], body);
+
+    // Served after at most a few of the flood's: nearly all of the flood is still queued, and
+    // status shows whose it is.
+    const auto after = status(broker.endpoint);
+    ASSERT_TRUE(after.has_value());
+    const auto slow = service_status(*after, "slow");
+    const std::size_t left = slow.value("queued", 0u);
+    EXPECT_GE(left + 10, queued) << "the flood's requests served before the single one: "
+                                 << queued - left << "; " << slow.dump();
+    const auto clients = slow.value("queued_by", nlohmann::json::array());
+    ASSERT_EQ(clients.size(), 1u) << slow.dump();
+    EXPECT_EQ(clients[0].value("queued", 0u), left) << slow.dump();
+    EXPECT_EQ(slow.value("queued_clients", 0u), 1u) << slow.dump();
+
+    // `glassbox status` shows the depth per client too.
+    const auto shown = run_glassbox({"status", "--broker", broker.endpoint});
+    EXPECT_NE(shown.out.find("queued by"), std::string::npos) << shown.out;
+}
+
+}  // namespace
+}  // namespace glassbox::integration
