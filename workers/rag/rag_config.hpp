@@ -35,6 +35,10 @@ struct RagConfig {
     std::uint32_t max_path_length = 5;
     std::uint32_t max_edge_score_limit = 1'000;
     std::uint32_t max_doc_limit = 1'000;
+    // Rows (patterns × limit) asked of the store in one triples-batch request: a larger
+    // exploration step is split into several requests, so it stays within the store's bounds
+    // (docs/knowledge.md §8: 200,000 rows, an 8 MiB reply) with room to spare.
+    std::uint64_t store_batch_rows = 20'000;
     // Document RAG: maximal marginal relevance trade-off (1 = relevance only).
     double mmr_lambda = 0.7;
 };

@@ -1,6 +1,7 @@
 // Round trips to llm, embeddings and store, with typed checks of every reply.
 #include "workers/rag/service_calls.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "schema/json_fast.hpp"
@@ -113,17 +114,30 @@ base::Result<std::vector<std::vector<schema::EntityMatch>>> ServiceCalls::entiti
 
 base::Result<std::vector<std::vector<schema::Triple>>> ServiceCalls::triples_batch(
     const std::vector<schema::TriplePattern>& patterns, std::uint32_t limit) {
-    // The largest replies of a query: decoded from their text without a JSON tree.
-    auto reply = store("triples-batch", schema::encode(schema::TriplesQueryBatch{patterns, limit, collection_}),
-                       runtime::FinalBody::kTextOnly);
-    if (!reply) return std::move(reply).error();
-    auto decoded = schema::decode_text<schema::TriplesBatchResponse>(reply->final_text);
-    if (!decoded) return bad_reply(config_.store_service, decoded.error());
-    if (decoded->results.size() != patterns.size()) {
-        return make_error(ErrorType::kUpstreamError, "store answered " + std::to_string(decoded->results.size()) +
-                                                         " results for " + std::to_string(patterns.size()) + " patterns");
+    // Patterns per request: patterns × limit rows within store_batch_rows (limit 0 counts as
+    // the store's default of 10,000), at least one.
+    const std::uint64_t rows_per_pattern = limit == 0 ? 10'000 : limit;
+    const std::size_t per_request = static_cast<std::size_t>(
+        std::max<std::uint64_t>(1, config_.store_batch_rows / rows_per_pattern));
+    std::vector<std::vector<schema::Triple>> results;
+    results.reserve(patterns.size());
+    for (std::size_t first = 0; first < patterns.size(); first += per_request) {
+        const std::size_t last = std::min(patterns.size(), first + per_request);
+        std::vector<schema::TriplePattern> part(patterns.begin() + static_cast<std::ptrdiff_t>(first),
+                                                patterns.begin() + static_cast<std::ptrdiff_t>(last));
+        // The largest replies of a query: decoded from their text without a JSON tree.
+        auto reply = store("triples-batch", schema::encode(schema::TriplesQueryBatch{std::move(part), limit, collection_}),
+                           runtime::FinalBody::kTextOnly);
+        if (!reply) return std::move(reply).error();
+        auto decoded = schema::decode_text<schema::TriplesBatchResponse>(reply->final_text);
+        if (!decoded) return bad_reply(config_.store_service, decoded.error());
+        if (decoded->results.size() != last - first) {
+            return make_error(ErrorType::kUpstreamError, "store answered " + std::to_string(decoded->results.size()) +
+                                                             " results for " + std::to_string(last - first) + " patterns");
+        }
+        for (auto& list : decoded->results) results.push_back(std::move(list));
     }
-    return std::move(decoded->results);
+    return results;
 }
 
 base::Result<std::vector<std::string>> ServiceCalls::labels(const std::vector<schema::Term>& terms) {

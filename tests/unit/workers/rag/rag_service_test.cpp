@@ -399,6 +399,31 @@ void expect_failed_with_trace(const std::vector<StreamReply>& replies, base::Err
     EXPECT_EQ(objects(triples, run->question(), vocab::kProvEndedAtTime).size(), 1u);
 }
 
+TEST_F(RagServiceTest, AWideExplorationStepIsSplitWithinTheStoresRowBound) {
+    // A hub with 150 spokes, each leading on: the second hop asks for 300 patterns. With
+    // triple_limit 1,000 that is 300,000 rows, above the store's bound of 200,000 for one
+    // triples-batch, so the step must go out as several requests.
+    std::string star = "<urn:star:hub> <http://www.w3.org/2000/01/rdf-schema#label> \"Harbor Hub\" .\n";
+    for (int i = 0; i < 150; ++i) {
+        const std::string spoke = "<urn:star:spoke" + std::to_string(i) + ">";
+        star += "<urn:star:hub> <urn:star:links> " + spoke + " .\n";
+        star += spoke + " <urn:star:leads_to> <urn:star:end" + std::to_string(i) + "> .\n";
+    }
+    cluster_->load_triples("star", "file:///test/star.nt", star);
+    const auto replies = cluster_->request("graph-rag", {{"query", "What does Harbor Hub link to?"},
+                                                         {"collection", "star"},
+                                                         {"triple_limit", 1000},
+                                                         {"max_subgraph_size", 10000},
+                                                         {"streaming", false}});
+    ASSERT_EQ(terminal(replies).kind, bus::ReplyKind::kFinal) << terminal(replies).body.dump();
+    // The second hop was explored: edges out of the spokes are in the subgraph.
+    const auto messages = explains(replies);
+    const auto triples = all_triples(messages);
+    const auto run = schema::explain::RunUris::from_uri(messages.at(0).session);
+    ASSERT_TRUE(run);
+    EXPECT_GT(integer_of(triples, run->exploration(), vocab::kEdgeCount), 150u);
+}
+
 TEST_F(RagServiceTest, InvalidParametersAreTypedErrorsWithAnErrorTrace) {
     for (const json& body : {json{{"query", "q"}, {"collection", "kg"}, {"entity_limit", -1}},
                              json{{"query", "q"}, {"collection", "kg"}, {"max_path_length", 99}},
