@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "base/utf8.hpp"
 #include "bus/bus_client.hpp"
 #include "cli/home.hpp"
 
@@ -94,7 +95,7 @@ void exit_with_error(const base::Error& error) {
     for (char& c : line) {
         if (c == '\n' || c == '\r') c = ' ';  // one line, whatever the message held
     }
-    std::cerr << line << std::endl;
+    std::cerr << base::printable_utf8(line) << std::endl;  // valid UTF-8, whatever it quotes
     throw CLI::RuntimeError(exit_code_for(error.type));
 }
 

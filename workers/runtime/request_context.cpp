@@ -8,6 +8,7 @@
 #include "schema/explain_builder.hpp"
 #include "schema/json_fast.hpp"
 #include "base/log.hpp"
+#include "base/utf8.hpp"
 #include "schema/messages.hpp"
 #include "workers/runtime/detail/slot_channel.hpp"
 
@@ -239,8 +240,11 @@ Result<void> RequestContext::reply_text(std::string body) {
 
 Result<void> RequestContext::fail(const Error& error) {
     if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
-    close_open_sessions(error);
-    return send_terminal(detail::channel::kError, {std::string(base::to_string(error.type)), error.message});
+    // Error texts often quote input: the one sent (and put in the trace) is valid UTF-8.
+    Error sent = error;
+    sent.message = base::printable_utf8(error.message);
+    close_open_sessions(sent);
+    return send_terminal(detail::channel::kError, {std::string(base::to_string(sent.type)), sent.message});
 }
 
 void RequestContext::finish_if_open(const Error& error) {

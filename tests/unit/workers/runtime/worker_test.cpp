@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "base/utf8.hpp"
 #include "schema/vocabulary.hpp"
 #include "tests/support/fake_broker.hpp"
 
@@ -338,6 +339,24 @@ TEST_F(WorkerTest, FailingWithAnOpenTraceClosesItAsError) {
     ASSERT_TRUE(error);
     EXPECT_EQ(error->frames[5], "UpstreamError");
     EXPECT_EQ(error->frames[6], "llm down");
+}
+
+TEST_F(WorkerTest, AnErrorTextQuotingBytesThatAreNotUtf8IsSentAsValidUtf8) {
+    const auto id = start([](RequestContext& c) {
+        EXPECT_EQ(c.send_explain("urn:s", "urn:s", {}, ExplainState::kOpen).value(), 0u);
+        (void)c.fail(base::make_error(base::ErrorType::kInvalidRequest, "bad term <urn:\xFF\xC3>"));
+    });
+    broker.send_request(id, "tok", "{}");
+    ASSERT_TRUE(broker.expect(cmd::kExplain));
+    auto last = broker.expect(cmd::kExplain);
+    ASSERT_TRUE(last);
+    const auto body = json::parse(last->frames[8]);  // throws on invalid UTF-8
+    const std::string in_trace = body["error"]["message"];
+    EXPECT_FALSE(base::find_invalid_utf8(in_trace).has_value()) << in_trace;
+    auto error = broker.expect(cmd::kError);
+    ASSERT_TRUE(error);
+    EXPECT_FALSE(base::find_invalid_utf8(error->frames[6]).has_value()) << error->frames[6];
+    EXPECT_NE(error->frames[6].find("\\xFF"), std::string::npos) << error->frames[6];
 }
 
 TEST_F(WorkerTest, StopWhenIdleSendsDisconnect) {
