@@ -19,6 +19,8 @@
 #include "cli/commands.hpp"
 #include "cli/home.hpp"
 #include "base/log.hpp"
+#include "base/owner_only.hpp"
+#include "cli/client_options.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -74,34 +76,23 @@ struct BrokerOptions {
     throw CLI::RuntimeError(1);
 }
 
-// Creates the home folder owner-only (0700) if it does not exist yet.
+// Creates the home folder owner-only (0700) if it does not exist yet; an existing one is used
+// as it is, or refused (exit 2) when other users can write it. Never chmodded.
 void ensure_home(const std::filesystem::path& home) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(home, ec)) return;
-    std::filesystem::create_directories(home, ec);
-    if (ec) fail_broker("cannot create home " + home.string() + ": " + ec.message());
-    std::filesystem::permissions(home, std::filesystem::perms::owner_all,
-                                 std::filesystem::perm_options::replace, ec);
+    if (auto made = base::ensure_home_folder(home); !made) {
+        std::cerr << "glassbox broker: " << made.error().describe() << "\n";
+        throw CLI::RuntimeError(exit_code_for(made.error().type));
+    }
 }
 
-// Written once bound, through a temporary file and rename, so a reader never sees half of it.
+// Written once bound, owner-only (0600), through a temporary file and rename, so a reader never
+// sees half of it.
 void write_ready_file(const std::string& path, const broker::BoundEndpoints& bound) {
     const nlohmann::json ready{{"endpoint", bound.endpoint},
                                {"pub_endpoint", bound.pub_endpoint},
                                {"pid", static_cast<long>(::getpid())}};
-    const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-    {
-        std::ofstream out(temporary, std::ios::trunc);
-        out << ready.dump() << "\n";
-        out.flush();
-        if (!out) fail_broker("cannot write ready file " + temporary);
-    }
-    std::error_code ec;
-    std::filesystem::rename(temporary, path, ec);
-    if (ec) {
-        std::filesystem::remove(temporary, ec);
-        fail_broker("cannot write ready file " + path);
-    }
+    if (auto written = base::write_owner_only_file(path, ready.dump() + "\n"); !written)
+        fail_broker("cannot write ready file: " + written.error().message);
 }
 
 void run_broker(BrokerOptions& options) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/log.hpp"
+#include "base/owner_only.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -87,21 +88,9 @@ Result<void> save_home_config(const std::filesystem::path& home, const HomeConfi
     if (!object) return std::move(object).error();
     if (config.broker) (*object)["broker"] = *config.broker;
     if (config.pub) (*object)["pub"] = *config.pub;
-    std::error_code ec;
-    std::filesystem::create_directories(home, ec);
-    if (ec) return make_error(ErrorType::kInternal, "cannot create " + home.string() + ": " + ec.message());
-    // Write a sibling then rename, so a reader never sees half a file.
-    const auto path = config_path(home);
-    const auto temp = path.string() + ".tmp";
-    {
-        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-        if (!out) return make_error(ErrorType::kInternal, "cannot write " + temp);
-        out << object->dump(2) << '\n';
-        if (!out) return make_error(ErrorType::kInternal, "cannot write " + temp);
-    }
-    std::filesystem::rename(temp, path, ec);
-    if (ec) return make_error(ErrorType::kInternal, "cannot replace " + path.string() + ": " + ec.message());
-    return {};
+    if (auto made = base::ensure_home_folder(home); !made) return made;
+    // Owner-only (0600), through a sibling and a rename: a reader never sees half a file.
+    return base::write_owner_only_file(config_path(home), object->dump(2) + "\n");
 }
 
 bool write_home_config(const std::filesystem::path& home, const HomeConfig& config) {

@@ -30,8 +30,9 @@ struct HomeConfig {
 // "broker"/"pub" not non-empty strings: DecodeError. Unreadable: Internal.
 base::Result<HomeConfig> load_home_config(const std::filesystem::path& home);
 
-// Writes `config` into <home>/config.json (creating home, replacing the file atomically),
-// keeping keys it does not know. The Result says why it could not.
+// Writes `config` into <home>/config.json (creating home owner-only, replacing the file
+// atomically, 0600), keeping keys it does not know. The Result says why it could not (an
+// existing home others can write is refused: base::ensure_home_folder).
 base::Result<void> save_home_config(const std::filesystem::path& home, const HomeConfig& config);
 // The same for callers that go on regardless (`glassbox up`): false, and a logged warning, on failure.
 bool write_home_config(const std::filesystem::path& home, const HomeConfig& config);

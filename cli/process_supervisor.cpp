@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "base/log.hpp"
+#include "base/owner_only.hpp"
 
 namespace glassbox::cli {
 
@@ -37,8 +38,9 @@ std::string describe_status(int status) {
     return "status " + std::to_string(status);
 }
 
-// Runs in the forked child: only async-signal-safe calls until exec.
-[[noreturn]] void exec_child(const ChildSpec& spec, const std::vector<char*>& argv) {
+// Runs in the forked child: only async-signal-safe calls until exec. `log_fd` is the child's
+// log, opened by the parent (owner-only, never through a symbolic link).
+[[noreturn]] void exec_child(int log_fd, const std::vector<char*>& argv) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -49,11 +51,9 @@ std::string describe_status(int status) {
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     const int null_fd = open("/dev/null", O_RDONLY);
     if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
-    const int log_fd = open(spec.log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (log_fd >= 0) {
-        dup2(log_fd, STDOUT_FILENO);
-        dup2(log_fd, STDERR_FILENO);
-    }
+    // dup2 clears O_CLOEXEC on the copies: the program keeps them, not the original.
+    dup2(log_fd, STDOUT_FILENO);
+    dup2(log_fd, STDERR_FILENO);
     execv(argv[0], argv.data());
     _exit(127);
 }
@@ -64,33 +64,44 @@ ProcessSupervisor::ProcessSupervisor(SupervisorConfig config) : config_(config) 
 
 ProcessSupervisor::~ProcessSupervisor() { stop_all(); }
 
-bool ProcessSupervisor::start(ChildSpec spec) {
+base::Result<void> ProcessSupervisor::start(ChildSpec spec) {
     auto child = std::make_unique<Child>();
     child->spec = std::move(spec);
     child->backoff = config_.initial_backoff;
-    const bool ok = spawn(*child);
+    auto started = spawn(*child);
     children_.push_back(std::move(child));
-    return ok;
+    return started;
 }
 
-bool ProcessSupervisor::spawn(Child& child) {
+base::Result<void> ProcessSupervisor::spawn(Child& child) {
     std::vector<char*> argv;
     argv.reserve(child.spec.argv.size() + 1);
     for (auto& arg : child.spec.argv) argv.push_back(arg.data());
     argv.push_back(nullptr);
 
-    const pid_t pid = fork();
-    if (pid < 0) {
-        log()->error("event=spawn_failed child={} error=\"{}\"", child.spec.name, std::strerror(errno));
+    auto log_fd = base::open_owner_only_file(child.spec.log_file, base::OpenFor::kAppend);
+    if (!log_fd) {
+        log()->error("event=spawn_failed child={} error=\"{}\"", child.spec.name,
+                     log_fd.error().describe());
         child.restart_at = Clock::now() + child.backoff;
-        return false;
+        return std::move(log_fd).error();
     }
-    if (pid == 0) exec_child(child.spec, argv);
+    const pid_t pid = fork();
+    if (pid == 0) exec_child(*log_fd, argv);
+    const int fork_errno = errno;
+    ::close(*log_fd);
+    if (pid < 0) {
+        log()->error("event=spawn_failed child={} error=\"{}\"", child.spec.name,
+                     std::strerror(fork_errno));
+        child.restart_at = Clock::now() + child.backoff;
+        return base::make_error(base::ErrorType::kInternal, "cannot start " + child.spec.name +
+                                                                ": " + std::strerror(fork_errno));
+    }
     child.pid = pid;
     child.started = Clock::now();
     child.restart_at.reset();
     log()->info("event=started child={} pid={} log={}", child.spec.name, pid, child.spec.log_file.string());
-    return true;
+    return {};
 }
 
 void ProcessSupervisor::reap() {
@@ -116,7 +127,7 @@ void ProcessSupervisor::restart_due() {
     for (auto& child : children_) {
         if (child->pid < 0 && child->restart_at && *child->restart_at <= now) {
             ++child->restarts;
-            spawn(*child);
+            (void)spawn(*child);  // a failure is logged and retried after the backoff
         }
     }
 }

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "base/result.hpp"
+
 namespace glassbox::cli {
 
 struct SupervisorConfig {
@@ -38,8 +40,10 @@ public:
     ProcessSupervisor(const ProcessSupervisor&) = delete;
     ProcessSupervisor& operator=(const ProcessSupervisor&) = delete;
 
-    // Starts a child now; false (with errno logged) if fork/exec setup failed.
-    bool start(ChildSpec spec);
+    // Starts a child now. Its log file is opened here, owner-only (0600) and never through a
+    // symbolic link (base::open_owner_only_file); the error (also logged) says why it could
+    // not be opened or the child not be forked. A child that failed is retried after its backoff.
+    base::Result<void> start(ChildSpec spec);
 
     // Replaces the command line a child is restarted with (takes effect at its next start).
     void set_argv(const std::string& name, std::vector<std::string> argv);
@@ -61,7 +65,7 @@ private:
     struct Child;
     void reap();
     void restart_due();
-    bool spawn(Child& child);
+    base::Result<void> spawn(Child& child);
 
     SupervisorConfig config_;
     std::vector<std::unique_ptr<Child>> children_;

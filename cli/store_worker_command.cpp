@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "base/owner_only.hpp"
 #include "cli/client_options.hpp"
 #include "cli/worker_support.hpp"
 #include "cli/home.hpp"
@@ -22,12 +23,11 @@ struct StoreOptions {
 void run_store(const StoreOptions& options) {
     const sigset_t stop_signals = block_stop_signals();
     const auto home = cli::resolve_home(options.worker.bus.home);
-    std::error_code ec;
-    std::filesystem::create_directories(home, ec);
-    if (ec) {
-        exit_with_error(base::make_error(base::ErrorType::kInternal,
-                                           "cannot create home " + home.string() + ": " + ec.message()));
-    }
+    // The home and its knowledge/ owner-only (0700) when missing; an existing home others can
+    // write, or a knowledge/ that is a symbolic link, is refused (exit 2), never chmodded.
+    if (auto made = base::ensure_home_folder(home); !made) exit_with_error(made.error());
+    if (auto made = base::ensure_owner_only_folder(home / "knowledge"); !made)
+        exit_with_error(made.error());
     store::StoreServiceConfig config;
     config.home = home;
     config.embeddings_service = options.embeddings_service;

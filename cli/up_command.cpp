@@ -16,6 +16,8 @@
 #include "cli/process_supervisor.hpp"
 #include "cli/home.hpp"
 #include "base/log.hpp"
+#include "base/owner_only.hpp"
+#include "cli/client_options.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -56,28 +58,26 @@ std::optional<BrokerEndpoints> read_ready_file(const fs::path& path) {
     return BrokerEndpoints{json["endpoint"].get<std::string>(), json["pub_endpoint"].get<std::string>()};
 }
 
-void write_file_atomically(const fs::path& path, const std::string& text) {
-    const fs::path tmp = path.string() + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::trunc);
-        out << text << '\n';
-    }
-    fs::rename(tmp, path);
+[[noreturn]] void fail_up(const std::string& message, int exit_code = 1) {
+    std::cerr << "glassbox up: " << message << '\n';
+    throw CLI::RuntimeError(exit_code);
 }
 
-[[noreturn]] void fail_up(const std::string& message) {
-    std::cerr << "glassbox up: " << message << '\n';
-    throw CLI::RuntimeError(1);
+// A refused home or file is the user's input (exit 2); a failing disk is not (exit 1).
+[[noreturn]] void fail_up(const base::Error& error) {
+    fail_up(error.describe(), exit_code_for(error.type));
 }
 
 void run_up(const UpOptions& options) {
     const sigset_t stop_signals = block_supervisor_signals();
     const fs::path home = cli::resolve_home(options.home);
+    // Created owner-only; an existing home is used as it is, or refused when others can write
+    // it (`--home /tmp`), never chmodded.
+    if (auto made = base::ensure_home_folder(home); !made) fail_up(made.error());
+    for (const auto* sub : {"logs", "run"}) {
+        if (auto made = base::ensure_owner_only_folder(home / sub); !made) fail_up(made.error());
+    }
     std::error_code ec;
-    fs::create_directories(home / "logs", ec);
-    fs::create_directories(home / "run", ec);
-    if (ec) fail_up("cannot create home " + home.string() + ": " + ec.message());
-    fs::permissions(home, fs::perms::owner_all, fs::perm_options::replace, ec);
 
     const std::string self = fs::read_symlink("/proc/self/exe").string();
     const fs::path broker_ready = home / "run" / "broker.ready";
@@ -90,7 +90,12 @@ void run_up(const UpOptions& options) {
                                         "--pub", pub,          "--home",           home.string(),
                                         "--heartbeat-ms", heartbeat, "--ready-file", broker_ready.string()};
     };
-    supervisor.start(ChildSpec{"broker", broker_argv(options.bind, options.pub), home / "logs" / "broker.log"});
+    if (auto started = supervisor.start(ChildSpec{"broker", broker_argv(options.bind, options.pub),
+                                                  home / "logs" / "broker.log"});
+        !started) {
+        supervisor.stop_all();
+        fail_up(started.error());
+    }
 
     // Wait for the broker to bind; it reports the real endpoints (ports chosen with `*`).
     std::optional<BrokerEndpoints> endpoints;
@@ -111,18 +116,29 @@ void run_up(const UpOptions& options) {
     cli::write_home_config(home, cli::HomeConfig{endpoints->endpoint, endpoints->pub_endpoint});
 
     for (const auto& worker : kUpWorkers) {
-        supervisor.start(ChildSpec{worker,
-                                   {self, "worker", worker, "--broker", endpoints->endpoint,
-                                    "--threads", std::to_string(options.threads), "--heartbeat-ms",
-                                    heartbeat, "--home", home.string()},
-                                   home / "logs" / (worker + ".log")});
+        auto started = supervisor.start(
+            ChildSpec{worker,
+                      {self, "worker", worker, "--broker", endpoints->endpoint, "--threads",
+                       std::to_string(options.threads), "--heartbeat-ms", heartbeat, "--home",
+                       home.string()},
+                      home / "logs" / (worker + ".log")});
+        if (!started) {
+            supervisor.stop_all();
+            fail_up(started.error());
+        }
     }
 
     const nlohmann::json ready = {{"endpoint", endpoints->endpoint},
                                   {"pub_endpoint", endpoints->pub_endpoint},
                                   {"home", home.string()},
                                   {"pid", static_cast<long>(getpid())}};
-    if (!options.ready_file.empty()) write_file_atomically(options.ready_file, ready.dump());
+    if (!options.ready_file.empty()) {
+        if (auto written = base::write_owner_only_file(options.ready_file, ready.dump() + "\n");
+            !written) {
+            supervisor.stop_all();
+            fail_up(written.error());
+        }
+    }
     std::cout << "glassbox is up: broker " << endpoints->endpoint << ", explain topic "
               << endpoints->pub_endpoint << ", home " << home.string() << ", logs in "
               << (home / "logs").string() << " (Ctrl-C stops)" << std::endl;

@@ -15,6 +15,7 @@
 #include "cli/worker_support.hpp"
 #include "cli/home.hpp"
 #include "base/log.hpp"
+#include "base/owner_only.hpp"
 #include "schema/services.hpp"
 #include "workers/echo/echo_service.hpp"
 #include "workers/runtime/worker.hpp"
@@ -128,12 +129,8 @@ void run_trace_collector(const TraceCollectorOptions& options) {
     const auto home = cli::resolve_home(options.bus.home);
     auto endpoint = cli::resolve_broker_endpoint(options.bus.broker, home);
     if (!endpoint) exit_with_error(endpoint.error());
-    std::error_code ec;
-    std::filesystem::create_directories(home, ec);
-    if (ec) {
-        exit_with_error(base::make_error(base::ErrorType::kInternal,
-                                           "cannot create home " + home.string() + ": " + ec.message()));
-    }
+    // Created owner-only when missing; an existing home others can write is refused (exit 2).
+    if (auto made = base::ensure_home_folder(home); !made) exit_with_error(made.error());
 
     trace::StoreConfig store_config;
     store_config.incomplete_after = std::chrono::seconds{options.incomplete_after_s};

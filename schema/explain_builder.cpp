@@ -16,14 +16,28 @@ namespace {
 
 namespace v = vocab;
 
-// Writes a step's triples to a sink, each chunk or document described once.
+// Writes a step's triples to a sink, each chunk or document described once. Every subject and
+// object IRI it is handed (a request's parent_uri, a store's entity, chunk and document IRIs)
+// goes out as writable_iri(): one N-Triples rejects never enters a trace. Predicates and
+// classes are the vocabulary's own.
 class Emitter {
 public:
     explicit Emitter(TripleSink& out) : out_(out) {}
-    void iri(std::string_view s, std::string_view p, std::string_view o) { out_.iri(s, p, o); }
+    void iri(std::string_view s, std::string_view p, std::string_view o) {
+        if (iri_problem(s) || iri_problem(o)) {
+            out_.iri(writable_iri(s), p, writable_iri(o));
+        } else {
+            out_.iri(s, p, o);
+        }
+    }
     void literal(std::string_view s, std::string_view p, std::string_view value,
                  std::string_view datatype = {}) {
-        out_.literal(s, p, value, datatype);
+        if (iri_problem(s) || (!datatype.empty() && iri_problem(datatype))) {
+            out_.literal(writable_iri(s), p, value,
+                         datatype.empty() ? std::string() : writable_iri(datatype));
+        } else {
+            out_.literal(s, p, value, datatype);
+        }
     }
     void integer(std::string_view s, std::string_view p, std::uint64_t value) {
         out_.integer(s, p, value);
@@ -32,8 +46,21 @@ public:
     void time(std::string_view s, std::string_view p, TimePoint t) {
         out_.literal(s, p, base::format_xsd_datetime(t), kXsdDateTime);
     }
-    void term(std::string_view s, std::string_view p, const Term& o) { out_.term(s, p, o); }
-    void type(std::string_view s, std::string_view cls) { out_.iri(s, v::kRdfType, cls); }
+    void term(std::string_view s, std::string_view p, const Term& o) {
+        if (o.is_iri() && iri_problem(o.as_iri().value)) {
+            out_.iri(writable_iri(s), p, writable_iri(o.as_iri().value));
+        } else if (o.is_literal() && !o.as_literal().datatype.empty() &&
+                   iri_problem(o.as_literal().datatype)) {
+            Literal fixed = o.as_literal();
+            fixed.datatype = writable_iri(fixed.datatype);
+            out_.term(writable_iri(s), p, Term(std::move(fixed)));
+        } else if (iri_problem(s)) {
+            out_.term(writable_iri(s), p, o);
+        } else {
+            out_.term(s, p, o);
+        }
+    }
+    void type(std::string_view s, std::string_view cls) { iri(s, v::kRdfType, cls); }
     // True the first time `resource` is named: a chunk or document shared by several selections
     // is described once per message (the same triples again would add nothing to the graph).
     // The views point into the builder's arguments, which outlive the Emitter.

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <random>
 
+#include "base/utf8.hpp"
+
 namespace glassbox::schema::explain {
 namespace {
 
@@ -25,6 +27,24 @@ std::optional<std::string> normalise_uuid(std::string_view text) {
         if (out[i] >= 'A' && out[i] <= 'F') out[i] = static_cast<char>(out[i] - 'A' + 'a');
     }
     return out;
+}
+
+constexpr std::string_view kIriForbidden = "<>\"{}|^`\\";
+
+bool forbidden_in_iri(unsigned char c) {
+    return c <= 0x20 || c == 0x7F || kIriForbidden.find(static_cast<char>(c)) != std::string_view::npos;
+}
+
+// RFC 3986 scheme: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), then ":". Its length, or 0.
+std::size_t scheme_length(std::string_view iri) {
+    const auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+    if (iri.empty() || !alpha(iri[0])) return 0;
+    for (std::size_t i = 1; i < iri.size(); ++i) {
+        const char c = iri[i];
+        if (c == ':') return i;
+        if (!alpha(c) && !(c >= '0' && c <= '9') && c != '+' && c != '-' && c != '.') return 0;
+    }
+    return 0;
 }
 
 std::string percent_encode(std::string_view text) {
@@ -129,6 +149,47 @@ std::string RunUris::citation(std::size_t n) const {
     return at("synthesis:citation:" + std::to_string(n));
 }
 std::string RunUris::text(std::string_view key) const { return at("text:" + percent_encode(key)); }
+
+std::optional<std::string> iri_problem(std::string_view iri) {
+    if (const auto bad = base::find_invalid_utf8(iri))
+        return "it is not well-formed UTF-8 (at byte " + std::to_string(*bad) + ")";
+    for (std::size_t i = 0; i < iri.size(); ++i) {
+        const auto c = static_cast<unsigned char>(iri[i]);
+        if (!forbidden_in_iri(c)) continue;
+        std::array<char, 16> shown{};
+        if (c == ' ') {
+            std::snprintf(shown.data(), shown.size(), "a space");
+        } else if (c < 0x20 || c == 0x7F) {
+            std::snprintf(shown.data(), shown.size(), "U+%04X", static_cast<unsigned>(c));
+        } else {
+            std::snprintf(shown.data(), shown.size(), "'%c'", static_cast<char>(c));
+        }
+        return std::string("it contains ") + shown.data() + " at byte " + std::to_string(i) +
+               " (an IRI may not hold <>\"{}|^`\\, spaces or control characters)";
+    }
+    if (scheme_length(iri) == 0)
+        return std::string("it is not an absolute IRI (it needs a scheme such as urn: or https:)");
+    return std::nullopt;
+}
+
+std::string writable_iri(std::string_view iri) {
+    if (!iri_problem(iri)) return std::string(iri);
+    const bool well_formed = !base::find_invalid_utf8(iri);
+    std::string out = scheme_length(iri) == 0 ? "urn:glassbox:iri:" : "";
+    for (char ch : iri) {
+        const auto c = static_cast<unsigned char>(ch);
+        // Bytes of a well-formed multi-byte character stay (an IRI holds Unicode); the rest of
+        // what is not allowed is percent-encoded, '%' included, so the original can be read back.
+        if (forbidden_in_iri(c) || c == '%' || (c >= 0x80 && !well_formed)) {
+            std::array<char, 4> buf{};
+            std::snprintf(buf.data(), buf.size(), "%%%02X", static_cast<unsigned>(c));
+            out += buf.data();
+        } else {
+            out += ch;
+        }
+    }
+    return out;
+}
 
 std::string worker_agent_uri(std::string_view service) {
     return "urn:glassbox:agent:worker:" + percent_encode(service);

@@ -62,6 +62,18 @@ private:
     std::string prefix_;  // "urn:glassbox:<uuid>:"
 };
 
+// Why `iri` cannot enter a trace, or nullopt when it can: an IRI must be absolute (a scheme
+// such as "urn:" or "https:" first, RFC 3987) and hold none of the characters an N-Triples
+// IRIREF forbids (<>"{}|^`\, space and control characters), in well-formed UTF-8. The reason
+// is valid UTF-8 whatever `iri` holds ("it contains U+000A at byte 9").
+std::optional<std::string> iri_problem(std::string_view iri);
+
+// `iri` itself when iri_problem() finds nothing; else a valid IRI standing for it: each byte
+// that may not appear percent-encoded and, without a scheme, under urn:glassbox:iri: . The
+// explain builder writes every IRI it is handed through this, so no trace holds an IRI that
+// N-Triples rejects.
+std::string writable_iri(std::string_view iri);
+
 // urn:glassbox:agent:worker:<service>
 std::string worker_agent_uri(std::string_view service);
 // urn:glassbox:agent:model:<model>, bytes outside [A-Za-z0-9._~-] percent-encoded.

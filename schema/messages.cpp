@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "schema/detail/message_codecs.hpp"
+#include "schema/explain_uris.hpp"
 #include "schema/json_fast.hpp"
 
 namespace glassbox::schema {
@@ -166,6 +167,11 @@ base::Result<EchoRequest> decode<EchoRequest>(const json& v) {
         r.read("question", m.question);
         r.read("parent_uri", m.parent_uri);
         if (!r.ok()) return r.error();
+        // It enters the echo's trace as an IRI (prov:used).
+        if (m.parent_uri && !m.parent_uri->empty()) {
+            if (auto why = explain::iri_problem(*m.parent_uri))
+                return detail::decode_error("parent_uri", "not a valid IRI: " + *why);
+        }
         for (const auto& [key, value] : v.items()) {
             if (key != "question" && key != "parent_uri") m.extra[key] = value;
         }

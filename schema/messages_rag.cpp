@@ -22,7 +22,7 @@ struct FieldList<GraphRagQuery> {
         field("edge_score_limit", &T::edge_score_limit),
         field("edge_limit", &T::edge_limit),
         field("streaming", &T::streaming),
-        field("parent_uri", &T::parent_uri),
+        iri_field("parent_uri", &T::parent_uri),
     };
 };
 
@@ -32,7 +32,7 @@ struct FieldList<DocumentRagQuery> {
     static constexpr auto value = std::tuple{
         field("query", &T::query),         field("collection", &T::collection),
         field("doc_limit", &T::doc_limit), field("fetch_limit", &T::fetch_limit),
-        field("streaming", &T::streaming), field("parent_uri", &T::parent_uri),
+        field("streaming", &T::streaming), iri_field("parent_uri", &T::parent_uri),
     };
 };
 
@@ -57,7 +57,7 @@ struct FieldList<AgentRequest> {
         field("session_id", &T::session_id),
         field("max_iterations", &T::max_iterations),
         field("streaming", &T::streaming),
-        field("parent_uri", &T::parent_uri),
+        iri_field("parent_uri", &T::parent_uri),
     };
 };
 

@@ -26,6 +26,7 @@
 
 #include "base/result.hpp"
 #include "schema/detail/json_reader.hpp"
+#include "schema/explain_uris.hpp"
 #include "schema/term.hpp"
 #include "schema/term_json.hpp"
 
@@ -42,6 +43,7 @@ struct Field {
     std::string_view key;
     M S::*member;
     Presence presence = Presence::kOptional;
+    bool iri = false;  // a string that enters a trace as an IRI: explain::iri_problem() checks it
 };
 
 template <typename S, typename M>
@@ -55,6 +57,13 @@ constexpr Field<S, M> required(std::string_view key, M S::*member) {
 template <typename S, typename M>
 constexpr Field<S, M> nullable(std::string_view key, M S::*member) {
     return {key, member, Presence::kNullable};
+}
+// An optional string that, when given and not empty, must be an IRI fit for a trace (absolute,
+// none of the characters N-Triples forbids): a request's parent_uri.
+template <typename S>
+constexpr Field<S, std::optional<std::string>> iri_field(std::string_view key,
+                                                         std::optional<std::string> S::*member) {
+    return {key, member, Presence::kOptional, true};
 }
 
 // Specialised, next to its codec, for every struct with a field list.
@@ -181,6 +190,13 @@ template <typename S, typename M>
 void read_field(ObjectReader& r, const Field<S, M>& f, S& object) {
     if (f.presence == Presence::kRequired && !r.require(f.key)) return;
     read_value(r, f.key, object.*f.member);
+    if constexpr (std::same_as<M, std::optional<std::string>>) {
+        const auto& value = object.*f.member;
+        if (f.iri && r.ok() && value && !value->empty()) {
+            if (auto why = explain::iri_problem(*value))
+                r.fail(decode_error(field_path(r.path(), f.key), "not a valid IRI: " + *why));
+        }
+    }
 }
 
 template <HasFieldList S>

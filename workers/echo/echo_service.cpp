@@ -64,6 +64,11 @@ base::Result<EchoOptions> parse_options(const nlohmann::json& body) {
     if (const auto it = body.find("parent_uri"); it != body.end()) {
         if (!it->is_string()) return invalid("\"parent_uri\" must be a string");
         options.parent_uri = it->get<std::string>();
+        // It enters the trace as an IRI (prov:used): one N-Triples rejects is refused here.
+        if (!options.parent_uri->empty()) {
+            if (auto why = schema::explain::iri_problem(*options.parent_uri))
+                return invalid("\"parent_uri\" is not a valid IRI: " + *why);
+        }
     }
     return options;
 }

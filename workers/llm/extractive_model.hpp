@@ -3,12 +3,17 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace glassbox::llm {
+
+// Asked now and then during long work: true means the caller's request was cancelled (or its
+// deadline passed) and the work should stop.
+using CancelCheck = std::function<bool()>;
 
 // A knowledge-graph edge as the templates carry it: human-readable labels.
 struct LabelledEdge {
@@ -40,15 +45,21 @@ public:
     // concepts and the question; its predicate against the question's relation words, with
     // light stemming, a relation-word lexicon and character trigrams), spread along paths
     // from the entities the question names. `embedding_similarity`, when given, holds one
-    // cosine per edge (question against "s p o") and is blended in.
-    std::vector<double> score_edges(
+    // cosine per edge (question against "s p o") and is blended in. The path search is
+    // near-linear in the edges (edges alike between two nodes are walked once, a path's last
+    // hops grouped) and stops after a fixed number of steps. nullopt when `cancelled` said so
+    // (asked every few thousand steps).
+    std::optional<std::vector<double>> score_edges(
         std::string_view question, const std::vector<std::string>& concepts,
         const std::vector<LabelledEdge>& edges,
-        const std::vector<double>* embedding_similarity = nullptr) const;
+        const std::vector<double>* embedding_similarity = nullptr,
+        const CancelCheck& cancelled = {}) const;
 
-    // One short factual sentence per edge: what of the question it matches.
-    std::vector<std::string> reason_edges(std::string_view question,
-                                          const std::vector<LabelledEdge>& edges) const;
+    // One short factual sentence per edge: what of the question it matches. nullopt when
+    // `cancelled` said so.
+    std::optional<std::vector<std::string>> reason_edges(
+        std::string_view question, const std::vector<LabelledEdge>& edges,
+        const CancelCheck& cancelled = {}) const;
 
     // The answer as sentences, each ending with the markers of the edges it states
     // ("Cruz Azul FC is in country Mexico [e1]."); edges grouped by subject and predicate in

@@ -44,6 +44,12 @@ base::Result<std::vector<LabelledEdge>> edges_of(const PromptInput& input) {
             "variable \"edges\" must be a JSON array of {\"id\", \"s\", \"p\", \"o\"} strings");
     };
     if (!value->is_array()) return bad();
+    if (value->size() > ExtractiveProvider::kMaxEdges)
+        return make_error(ErrorType::kInvalidRequest,
+                          "variable \"edges\" holds " + std::to_string(value->size()) +
+                              " edges; the extractive provider takes at most " +
+                              std::to_string(ExtractiveProvider::kMaxEdges) +
+                              " (ExtractiveProvider::kMaxEdges)");
     std::vector<LabelledEdge> edges;
     edges.reserve(value->size());
     for (const json& e : *value) {
@@ -94,6 +100,21 @@ void warn_embeddings_unavailable(const base::Error& error) {
         "event=embeddings_unavailable fallback=lexical error=\"{}\"", error.describe());
 }
 
+// The request's cancel check (the deadline included) for the model's long loops.
+CancelCheck cancel_check(const GenerateOptions& options) {
+    const auto deadline = options.deadline;
+    const auto cancelled = options.cancelled;
+    if (!deadline && !cancelled) return {};
+    return [deadline, cancelled] {
+        return (cancelled && cancelled()) || (deadline && Clock::now() >= *deadline);
+    };
+}
+
+base::Error cancelled_error() {
+    return make_error(ErrorType::kCancelled,
+                      "the request was cancelled (or its deadline passed) while scoring");
+}
+
 Completion text_completion(std::vector<std::string> pieces, const GenerateOptions& options) {
     Completion c;
     for (std::size_t i = 0; i < pieces.size(); ++i) {
@@ -119,6 +140,13 @@ base::Result<Completion> ExtractiveProvider::generate(const PromptInput& input,
         auto concepts_json = json_variable(input, "concepts");
         if (!concepts_json) return std::move(concepts_json).error();
         std::vector<std::string> concepts;
+        if (concepts_json->is_array() && concepts_json->size() > kMaxConcepts)
+            return make_error(ErrorType::kInvalidRequest,
+                              "variable \"concepts\" holds " +
+                                  std::to_string(concepts_json->size()) +
+                                  " concepts; the extractive provider takes at most " +
+                                  std::to_string(kMaxConcepts) +
+                                  " (ExtractiveProvider::kMaxConcepts)");
         if (concepts_json->is_array()) {
             for (const json& c : *concepts_json)
                 if (c.is_string()) concepts.push_back(c.get<std::string>());
@@ -139,19 +167,22 @@ base::Result<Completion> ExtractiveProvider::generate(const PromptInput& input,
                             : vectors.error());
             }
         }
-        const auto scores = model_.score_edges(question, concepts, *edges,
-                                               similarity.empty() ? nullptr : &similarity);
+        const auto scores =
+            model_.score_edges(question, concepts, *edges,
+                               similarity.empty() ? nullptr : &similarity, cancel_check(options));
+        if (!scores) return cancelled_error();
         json list = json::array();
         for (std::size_t i = 0; i < edges->size(); ++i)
-            list.push_back({{"id", (*edges)[i].id}, {"score", scores[i]}});
+            list.push_back({{"id", (*edges)[i].id}, {"score", (*scores)[i]}});
         completion.json = json{{"scores", std::move(list)}};
     } else if (name == "kg-edge-reasoning") {
         auto edges = edges_of(input);
         if (!edges) return std::move(edges).error();
-        const auto reasons = model_.reason_edges(question, *edges);
+        const auto reasons = model_.reason_edges(question, *edges, cancel_check(options));
+        if (!reasons) return cancelled_error();
         json list = json::array();
         for (std::size_t i = 0; i < edges->size(); ++i)
-            list.push_back({{"id", (*edges)[i].id}, {"reasoning", reasons[i]}});
+            list.push_back({{"id", (*edges)[i].id}, {"reasoning", (*reasons)[i]}});
         completion.json = json{{"reasons", std::move(list)}};
     } else if (name == "kg-synthesis") {
         auto edges = edges_of(input);

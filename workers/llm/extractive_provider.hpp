@@ -12,8 +12,15 @@ namespace glassbox::llm {
 // answers one sentence per piece. kInvalidRequest for a template other than the five built-in
 // names. kg-edge-scoring asks `embed` for "question" and each "s p o" and blends the cosines
 // in; when that fails it scores lexically only (logged once a minute at most).
+// Bounded input: at most kMaxEdges edges (kg-edge-scoring, kg-edge-reasoning, kg-synthesis) and
+// kMaxConcepts concepts, else kInvalidRequest naming the bound; the graph-rag pipeline sends at
+// most 1,000 edges. Scoring and reasoning stop with kCancelled once the request is cancelled or
+// its deadline passes (GenerateOptions::cancelled, deadline).
 class ExtractiveProvider final : public Provider {
 public:
+    static constexpr std::size_t kMaxEdges = 20'000;
+    static constexpr std::size_t kMaxConcepts = 100;
+
     base::Result<Completion> generate(const PromptInput& input,
                                         const GenerateOptions& options) override;
     std::string_view name() const override { return "extractive"; }

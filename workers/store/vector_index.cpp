@@ -279,7 +279,7 @@ Result<void> write_index_file(const HnswState& state, IndexKind kind, const Vect
         return make_error(ErrorType::kInternal, "vector index file " + target.string() + ": " + what);
     };
     {
-        File file(std::fopen(temp.c_str(), "wbe"));
+        File file(detail::create_owner_only(temp.c_str()));
         if (!file) return fail("cannot create " + temp.string() + ": " + errno_text());
         std::setvbuf(file.get(), nullptr, _IOFBF, 1 << 20);
         bool ok = std::fwrite(&header, sizeof header, 1, file.get()) == 1 &&

@@ -1,5 +1,8 @@
-// The vector index file's checksum and stdio helpers.
+// The vector index file's checksum and stdio helpers (files created owner-only).
 #include "workers/store/vector_index_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <bit>
 #include <cerrno>
@@ -52,6 +55,18 @@ std::uint64_t header_checksum(const FileHeader& header, std::string_view model) 
 }
 
 std::string errno_text() { return std::strerror(errno); }
+
+std::FILE* create_owner_only(const char* path) {
+    const int fd = ::open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return nullptr;
+    std::FILE* file = ::fdopen(fd, "wb");
+    if (file == nullptr) {
+        const int saved = errno;
+        ::close(fd);
+        errno = saved;
+    }
+    return file;
+}
 
 bool read_exact(std::FILE* f, void* out, std::size_t size) { return std::fread(out, 1, size, f) == size; }
 

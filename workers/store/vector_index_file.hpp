@@ -59,6 +59,10 @@ using File = std::unique_ptr<std::FILE, FileCloser>;
 
 std::string errno_text();
 
+// A new file for writing, owner-only (0600: index files hold the collection's vectors), never
+// through a symbolic link and never an existing file (O_EXCL); nullptr with errno set on failure.
+std::FILE* create_owner_only(const char* path);
+
 // Reads exactly `size` bytes; false on a short file or an error.
 bool read_exact(std::FILE* f, void* out, std::size_t size);
 

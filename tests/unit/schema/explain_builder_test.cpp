@@ -83,6 +83,44 @@ TEST(Question, SubTraceLinksToTheCallingStepAndRun) {
     EXPECT_TRUE(objects(foreign, kRun.question(), v::kProvWasInformedBy).empty());
 }
 
+// Every IRI of the triples (subjects, objects, literal datatypes) is fit for N-Triples.
+void expect_only_valid_iris(const std::vector<Triple>& ts) {
+    for (const auto& t : ts) {
+        for (const Term* term : {&t.s, &t.o}) {
+            if (term->is_iri()) {
+                EXPECT_FALSE(iri_problem(term->as_iri().value)) << to_ntriples(t);
+            } else if (term->is_literal() && !term->as_literal().datatype.empty()) {
+                EXPECT_FALSE(iri_problem(term->as_literal().datatype)) << to_ntriples(t);
+            }
+        }
+    }
+}
+
+TEST(Question, AnIriNTriplesRejectsNeverEntersTheTrace) {
+    const std::string bad = "not a uri <>\"\n";
+    const auto ts = question(kRun, "q", at_ms(0), worker_agent_uri("echo"), std::string_view(bad));
+    expect_only_valid_iris(ts);
+    EXPECT_TRUE(has(ts, kRun.question(), v::kProvUsed, iri(writable_iri(bad))))
+        << "written as the valid IRI that stands for it";
+
+    // IRIs from a store: an edge's terms, its source chunk and document.
+    SelectedEdge edge;
+    edge.edge = Triple{iri("urn:entity:a b"), iri("urn:p"),
+                       typed_literal("1", "urn:type with space"), std::nullopt};
+    edge.source = SourceRef{"urn:chunk:<1>", "doc without scheme", std::nullopt, std::nullopt};
+    StepInfo step;
+    step.derived_from = kRun.exploration();
+    const auto focus = graph_focus(kRun, step, {edge});
+    expect_only_valid_iris(focus);
+    std::string text;
+    {
+        auto sink = triple_json(text);
+        graph_focus(sink, kRun, step, {edge});
+    }
+    EXPECT_EQ(text.find("a b"), std::string::npos) << text;
+    EXPECT_EQ(text.find("<1>"), std::string::npos) << text;
+}
+
 TEST(Steps, SharedShapeCostAndModel) {
     StepInfo step{at_ms(1500), kRun.grounding(), milliseconds(42), 100, 7, "extractive"};
     const auto ts = graph_exploration(kRun, step, {"urn:e:1", "urn:e:2"}, 17);

@@ -107,6 +107,23 @@ TEST(GraphRagQuery, WrongTypesAreTypedErrors) {
     EXPECT_EQ(bad_json.error().type, base::ErrorType::kInvalidJson);
 }
 
+TEST(GraphRagQuery, AParentUriThatIsNoIriIsRefusedNamingTheField) {
+    const json bad = {{"query", "q"}, {"parent_uri", "not a uri <>\"\n"}};
+    const auto graph = decode<GraphRagQuery>(bad);
+    ASSERT_FALSE(graph.ok());
+    EXPECT_EQ(graph.error().type, base::ErrorType::kDecodeError);
+    EXPECT_EQ(graph.error().message.rfind("parent_uri: not a valid IRI: it contains a space", 0), 0u)
+        << graph.error().message;
+    EXPECT_FALSE(decode<DocumentRagQuery>(bad).ok());
+    EXPECT_FALSE(decode<AgentRequest>(json{{"question", "q"}, {"parent_uri", "relative"}}).ok());
+    const auto echo = decode<EchoRequest>(json{{"question", "q"}, {"parent_uri", "urn:a\tb"}});
+    ASSERT_FALSE(echo.ok());
+    EXPECT_NE(echo.error().message.find("parent_uri"), std::string::npos);
+    EXPECT_TRUE(decode<GraphRagQuery>(json{{"parent_uri", "urn:glassbox:x:routing"}}).ok());
+    EXPECT_TRUE(decode<GraphRagQuery>(json{{"parent_uri", ""}}).ok())
+        << "empty is the services' own check (\"must not be empty when given\")";
+}
+
 TEST(QueryRequest, ModeEnum) {
     auto r = decode_body<QueryRequest>(R"({"text":"t","mode":"document-rag"})");
     ASSERT_TRUE(r.ok());

@@ -255,6 +255,72 @@ TEST_F(LlmServiceTest, TypedErrorsAndTheWorkerKeepsServing) {
     EXPECT_EQ((*final_response().json)["concepts"][0], "Lake Orrin");
 }
 
+// n edges of one named club, as the "edges" variable's JSON text.
+std::string club_edges(std::size_t n) {
+    json edges = json::array();
+    for (std::size_t i = 0; i < n; ++i)
+        edges.push_back({{"id", "e" + std::to_string(i)},
+                         {"s", "Cruz Azul FC"},
+                         {"p", "plays in club inverse"},
+                         {"o", "Player " + std::to_string(i)}});
+    return edges.dump();
+}
+
+TEST_F(LlmServiceTest, MoreEdgesThanTheBoundAreATypedErrorNamingIt) {
+    start_extractive();
+    const std::size_t bound = ExtractiveProvider::kMaxEdges;
+    for (const char* name : {"kg-edge-scoring", "kg-edge-reasoning", "kg-synthesis"}) {
+        const std::string token = std::string("over-") + name;
+        request(llm(name, {{"question", kQuestion},
+                           {"concepts", "[]"},
+                           {"edges", club_edges(bound + 1)}}),
+                token);
+        auto [type, message] = expect_error(token, 20s);
+        EXPECT_EQ(type, "InvalidRequest") << name;
+        EXPECT_NE(message.find(std::to_string(bound)), std::string::npos) << message;
+        EXPECT_NE(message.find("kMaxEdges"), std::string::npos) << message;
+    }
+    request(llm("kg-edge-scoring",
+                {{"question", kQuestion}, {"concepts", "[]"}, {"edges", club_edges(bound)}}),
+            "at-bound");
+    EXPECT_EQ((*final_response(20s).json)["scores"].size(), bound) << "the bound itself is served";
+}
+
+// The extractive provider on its own, with the request's cancel check and deadline.
+base::Result<Completion> score_directly(const std::string& edges_json,
+                                        const GenerateOptions& options) {
+    static const auto templates = TemplateSet::builtin();
+    const PromptTemplate* t = templates->find("kg-edge-scoring");
+    const std::map<std::string, std::string> variables{
+        {"question", kQuestion}, {"concepts", "[]"}, {"edges", edges_json}};
+    auto rendered = t->render(variables);
+    EXPECT_TRUE(rendered);
+    ExtractiveProvider provider;
+    return provider.generate(PromptInput{*t, variables, *rendered}, options);
+}
+
+TEST(ExtractiveProviderTest, ScoringStopsOnceCancelledOrPastTheDeadline) {
+    const std::string edges = club_edges(ExtractiveProvider::kMaxEdges);
+    GenerateOptions cancelled;
+    cancelled.cancelled = [] { return true; };
+    auto started = std::chrono::steady_clock::now();
+    auto answer = score_directly(edges, cancelled);
+    ASSERT_FALSE(answer);
+    EXPECT_EQ(answer.error().type, base::ErrorType::kCancelled);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
+
+    GenerateOptions late;
+    late.deadline = Clock::now() - 1ms;
+    answer = score_directly(edges, late);
+    ASSERT_FALSE(answer);
+    EXPECT_EQ(answer.error().type, base::ErrorType::kCancelled);
+
+    GenerateOptions in_time;
+    in_time.deadline = Clock::now() + 60s;
+    in_time.cancelled = [] { return false; };
+    EXPECT_TRUE(score_directly(club_edges(10), in_time));
+}
+
 TEST_F(LlmServiceTest, EdgeScoringAsksTheEmbeddingsServiceAndBlendsItIn) {
     start(std::make_shared<ExtractiveProvider>());
     const json edges =
