@@ -3,6 +3,8 @@
 
 #include <cctype>
 
+#include "base/owner_only.hpp"
+
 namespace glassbox::store {
 
 namespace fs = std::filesystem;
@@ -63,12 +65,15 @@ Result<std::unique_ptr<KnowledgeBase>> KnowledgeBase::open(const fs::path& home,
                               "collection \"" + collection + "\" has no knowledge yet (nothing loaded into " +
                                   kb->path_.string() + ")");
         }
-        fs::create_directories(kb->path_.parent_path(), ec);
+        // knowledge/ is created owner-only; an existing one is checked (a symbolic link or a
+        // folder others can write is refused), never chmodded.
+        const fs::path folder = kb->path_.parent_path();
+        if (folder.has_parent_path()) fs::create_directories(folder.parent_path(), ec);
         if (ec) {
             return make_error(ErrorType::kInternal,
-                              "cannot create " + kb->path_.parent_path().string() + ": " + ec.message());
+                              "cannot create " + folder.parent_path().string() + ": " + ec.message());
         }
-        fs::permissions(kb->path_.parent_path(), fs::perms::owner_all, fs::perm_options::replace, ec);
+        if (auto made = base::ensure_owner_only_folder(folder); !made) return std::move(made).error();
     }
     auto db = storage::Database::open(kb->path_, open_options(collection));
     if (!db) return std::move(db).error();
