@@ -71,7 +71,7 @@ struct BrokerConfig {
     // (ZMQ_MAXMSGSIZE) and closes that connection, so one subscription cannot grow the socket's
     // subscription trie by more than this. No topic is longer than `explain.` and a 255-byte
     // service name: nothing a real subscriber needs is refused.
-    std::size_t max_subscription_bytes = 1024;
+    std::size_t max_subscription_bytes = 1 + 8 + 255;  // 264: the flag, `explain.` and a service name
 
     // Explain spool bounds and policy (§6.1).
     std::uint64_t spool_max_messages = 1'000'000;
