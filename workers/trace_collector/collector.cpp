@@ -181,6 +181,11 @@ private:
         counters_.duplicates += outcome->duplicates;
         counters_.quarantined += outcome->quarantined;
         if (outcome->quarantined > 0) log_->warn("event=quarantined count={}", outcome->quarantined);
+        if (outcome->iris_rewritten > 0) {
+            log_->warn("event=iris_rewritten count={} reason=\"not valid IRIs (N-Triples IRIREF); stored "
+                       "percent-encoded\"",
+                       outcome->iris_rewritten);
+        }
         std::vector<std::uint64_t> ids;
         for (std::size_t i = 0; i < pending_.size(); ++i) {
             ids.push_back(pending_[i].delivery_id);
