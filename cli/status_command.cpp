@@ -81,6 +81,16 @@ void print_table(const json& status) {
         std::cout << "\ntraces   " << field(traces, "sessions") << " sessions, " << field(traces, "events")
                   << " events, " << field(traces, "triples") << " triples, " << field(traces, "quarantined")
                   << " quarantined explain messages" << std::endl;
+        // The collector's writes: a store that cannot write shows here (issue 16 point 1).
+        if (const auto c = traces.find("collector"); c != traces.end() && c->is_object()) {
+            std::cout << "         store failures " << field(*c, "store_failures") << ", not yet stored "
+                      << field(*c, "pending") << " deliveries";
+            if (const auto failing = c->find("store_failing");
+                failing != c->end() && failing->is_boolean() && failing->get<bool>()) {
+                std::cout << ", FAILING: " << field(*c, "last_store_error");
+            }
+            std::cout << std::endl;
+        }
     }
 }
 

@@ -155,7 +155,8 @@ void run_trace_collector(const TraceCollectorOptions& options) {
     config.liveness = options.bus.liveness;
     config.worker_name = "trace-collector";
     auto pool = std::make_shared<trace::ReadStorePool>(db_path, store_config);
-    runtime::Worker worker(context, config, trace::make_trace_handler(pool));
+    // `stats` reports the collector's own counters too (store failures, deliveries not yet stored).
+    runtime::Worker worker(context, config, trace::make_trace_handler(pool, [&collector] { return collector.stats(); }));
 
     std::thread collector_thread([&collector] { collector.run(); });
     worker.start();

@@ -183,10 +183,53 @@ base::Result<EchoRequest> decode<EchoRequest>(const json& v) {
 // its bytes directly); the tree is that text parsed, so the two cannot differ.
 json encode(const ExplainMessage& m) { return json::parse(encode_text(m), nullptr, false); }
 
+namespace {
+
+// The explain decoder's IRI rule: a valid IRI unchanged, another one made writable and counted.
+// An empty one stays empty (where a field allows it, empty means "none").
+void make_writable(std::string& iri, std::size_t& rewritten) {
+    if (iri.empty() || !explain::iri_problem(iri)) return;
+    iri = explain::writable_iri(iri);
+    ++rewritten;
+}
+
+std::optional<Triple> writable_triple(const Triple& triple, std::size_t& rewritten);
+
+// `term` with its IRIs made writable, or nullopt when it has none to rewrite.
+std::optional<Term> writable_term(const Term& term, std::size_t& rewritten) {
+    const std::size_t before = rewritten;
+    if (term.is_iri()) {
+        Iri iri = term.as_iri();
+        make_writable(iri.value, rewritten);
+        if (rewritten != before) return Term(std::move(iri));
+    } else if (term.is_literal()) {
+        Literal literal = term.as_literal();
+        make_writable(literal.datatype, rewritten);
+        if (rewritten != before) return Term(std::move(literal));
+    } else if (term.is_triple()) {
+        if (auto inner = writable_triple(term.as_triple(), rewritten)) return quoted(std::move(*inner));
+    }
+    return std::nullopt;
+}
+
+std::optional<Triple> writable_triple(const Triple& triple, std::size_t& rewritten) {
+    const std::size_t before = rewritten;
+    auto s = writable_term(triple.s, rewritten);
+    auto p = writable_term(triple.p, rewritten);
+    auto o = writable_term(triple.o, rewritten);
+    std::optional<std::string> graph = triple.graph;
+    if (graph) make_writable(*graph, rewritten);
+    if (rewritten == before) return std::nullopt;
+    return Triple{s ? std::move(*s) : triple.s, p ? std::move(*p) : triple.p, o ? std::move(*o) : triple.o,
+                  std::move(graph)};
+}
+
+}  // namespace
+
 // The explain message's one decoder. (The collector's DOM-free scan only accelerates it, and is
 // tested to agree: tests/unit/workers/trace_collector/explain_scan_test.cpp.)
-template <>
-base::Result<ExplainMessage> decode<ExplainMessage>(const json& v) {
+base::Result<ExplainMessage> decode_explain(const json& v, std::size_t& iris_rewritten) {
+    iris_rewritten = 0;
     return detail::guarded<ExplainMessage>([&]() -> base::Result<ExplainMessage> {
         ObjectReader r(v, "");
         std::string message_type = "explain";
@@ -195,8 +238,25 @@ base::Result<ExplainMessage> decode<ExplainMessage>(const json& v) {
         if (message_type != "explain") {
             return detail::decode_error("message_type", "expected \"explain\", got \"" + message_type + "\"");
         }
-        return detail::decode_fields<ExplainMessage>(v, "");
+        auto m = detail::decode_fields<ExplainMessage>(v, "");
+        if (!m) return m;
+        std::size_t rewritten = 0;
+        make_writable(m->session, rewritten);
+        make_writable(m->explain_id, rewritten);
+        if (m->parent_uri) make_writable(*m->parent_uri, rewritten);
+        make_writable(m->explain_graph, rewritten);
+        for (auto& triple : m->explain_triples) {
+            if (auto writable = writable_triple(triple, rewritten)) triple = std::move(*writable);
+        }
+        iris_rewritten = rewritten;
+        return m;
     });
+}
+
+template <>
+base::Result<ExplainMessage> decode<ExplainMessage>(const json& v) {
+    std::size_t ignored = 0;
+    return decode_explain(v, ignored);
 }
 
 }  // namespace glassbox::schema

@@ -9,6 +9,7 @@
 //  - decode_body<T>(std::string_view) = parse_json + decode<T>.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -528,6 +529,12 @@ nlohmann::json encode(const ExplainMessage& m);
 // Specialised for every message type above; other T do not link.
 template <typename T>
 base::Result<T> decode(const nlohmann::json& value);
+
+// decode<ExplainMessage> (which calls this), also counting the IRIs it rewrote: every IRI of an
+// explain message (session, explain_id, parent_uri, graphs, and each term's IRIs and datatypes,
+// quoted triples included) goes through explain::writable_iri, so a third-party worker's IRI that
+// N-Triples rejects enters a trace percent-encoded instead of as it came. Empty fields stay empty.
+base::Result<ExplainMessage> decode_explain(const nlohmann::json& value, std::size_t& iris_rewritten);
 
 template <typename T>
 base::Result<T> decode_body(std::string_view text) {

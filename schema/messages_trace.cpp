@@ -59,13 +59,24 @@ struct FieldList<TraceEvent> {
 };
 
 template <>
+struct FieldList<TraceCollectorStats> {
+    using T = TraceCollectorStats;
+    static constexpr auto value = std::tuple{
+        field("deliveries", &T::deliveries),         field("stored", &T::stored),
+        field("acked", &T::acked),                   field("store_failures", &T::store_failures),
+        field("store_failing", &T::store_failing),   field("pending", &T::pending),
+        field("last_store_error", &T::last_store_error), field("iris_rewritten", &T::iris_rewritten),
+    };
+};
+
+template <>
 struct FieldList<TraceStats> {
     using T = TraceStats;
     static constexpr auto value = std::tuple{
         field("sessions", &T::sessions),       field("events", &T::events),
         field("triples", &T::triples),         field("texts", &T::texts),
         field("quarantined", &T::quarantined), field("by_status", &T::by_status),
-        field("db_bytes", &T::db_bytes),
+        field("db_bytes", &T::db_bytes),       field("collector", &T::collector),
     };
 };
 
@@ -113,6 +124,7 @@ base::Error StoredError::error() const {
 json encode(const TraceSessionSummary& m) { return detail::encode_fields(m); }
 json encode(const TraceSessionList& m) { return detail::encode_fields(m); }
 json encode(const TraceEvent& m) { return detail::encode_fields(m); }
+json encode(const TraceCollectorStats& m) { return detail::encode_fields(m); }
 json encode(const TraceStats& m) { return detail::encode_fields(m); }
 json encode(const TraceExportCounts& m) { return detail::encode_fields(m); }
 

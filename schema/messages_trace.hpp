@@ -80,7 +80,21 @@ struct TraceDetail {
     bool operator==(const TraceDetail&) const = default;
 };
 
-// The reply of `stats`: the store's counters.
+// What the collector writing the store says of its work since it started: a store that
+// cannot write (a full disk) shows here, not only in the collector's log.
+struct TraceCollectorStats {
+    std::uint64_t deliveries = 0;       // DELIVERs received from the broker
+    std::uint64_t stored = 0;           // events written
+    std::uint64_t acked = 0;            // deliveries acknowledged (stored, duplicates, quarantined)
+    std::uint64_t store_failures = 0;   // batch commits that failed (each batch is retried, unacknowledged)
+    bool store_failing = false;         // the last commit failed: `pending` waits for a retry
+    std::uint64_t pending = 0;          // deliveries received and not yet stored (nor acknowledged)
+    std::string last_store_error;       // the last failed commit's error; "" when none failed
+    std::uint64_t iris_rewritten = 0;   // IRIs N-Triples rejects, stored rewritten (docs/traces.md §1)
+    bool operator==(const TraceCollectorStats&) const = default;
+};
+
+// The reply of `stats`: the store's counters and, from a trace collector, its own.
 struct TraceStats {
     std::int64_t sessions = 0;
     std::int64_t events = 0;
@@ -89,6 +103,7 @@ struct TraceStats {
     std::int64_t quarantined = 0;
     std::map<std::string, std::int64_t> by_status;  // running, complete, error, incomplete
     std::uint64_t db_bytes = 0;
+    std::optional<TraceCollectorStats> collector;  // absent when no collector writes beside the service
     bool operator==(const TraceStats&) const = default;
 };
 
@@ -103,6 +118,7 @@ nlohmann::json encode(const TraceSessionSummary& m);
 nlohmann::json encode(const TraceSessionList& m);
 nlohmann::json encode(const TraceEvent& m);
 nlohmann::json encode(const TraceDetail& m);
+nlohmann::json encode(const TraceCollectorStats& m);
 nlohmann::json encode(const TraceStats& m);
 nlohmann::json encode(const TraceExportCounts& m);
 

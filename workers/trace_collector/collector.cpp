@@ -10,6 +10,7 @@
 #include "bus/collector_frames.hpp"
 #include "bus/frame_io.hpp"
 #include "base/log.hpp"
+#include "base/utf8.hpp"
 
 namespace glassbox::trace {
 namespace {
@@ -165,22 +166,36 @@ private:
         }
         if (pending_.empty()) batch_deadline_ = Clock::now() + config_.batch_wait;
         pending_.push_back(std::move(d));
+        counters_.pending = pending_.size();
     }
 
     void flush() {
         auto outcome = store_.store_batch(pending_);
         if (!outcome) {
             ++counters_.store_failures;
+            counters_.store_failing = true;
+            // Valid UTF-8 whatever the error quotes (a path, say): it leaves in a JSON reply.
+            counters_.last_store_error.set(base::printable_utf8(outcome.error().describe()));
             retry_at_ = Clock::now() + config_.retry_delay;
             log_->error("event=store_failed deliveries={} error=\"{}\" action=retry_ms:{}", pending_.size(),
                         outcome.error().message, config_.retry_delay.count());
             return;
         }
+        if (counters_.store_failing.exchange(false)) {
+            log_->info("event=store_recovered deliveries={} failures={}", pending_.size(),
+                       counters_.store_failures.load());
+        }
         ++counters_.batches;
         counters_.stored += outcome->stored;
+        counters_.iris_rewritten += outcome->iris_rewritten;
         counters_.duplicates += outcome->duplicates;
         counters_.quarantined += outcome->quarantined;
         if (outcome->quarantined > 0) log_->warn("event=quarantined count={}", outcome->quarantined);
+        if (outcome->iris_rewritten > 0) {
+            log_->warn("event=iris_rewritten count={} reason=\"not valid IRIs (N-Triples IRIREF); stored "
+                       "percent-encoded\"",
+                       outcome->iris_rewritten);
+        }
         std::vector<std::uint64_t> ids;
         for (std::size_t i = 0; i < pending_.size(); ++i) {
             ids.push_back(pending_[i].delivery_id);
@@ -194,6 +209,7 @@ private:
             }
         }
         pending_.clear();
+        counters_.pending = 0;
     }
 
     zmq::context_t& context_;
@@ -214,6 +230,19 @@ private:
 
 Collector::Collector(zmq::context_t& context, CollectorConfig config, TraceStore& store)
     : context_(context), config_(std::move(config)), store_(store) {}
+
+schema::TraceCollectorStats Collector::stats() const {
+    schema::TraceCollectorStats s;
+    s.deliveries = counters_.deliveries.load();
+    s.stored = counters_.stored.load();
+    s.acked = counters_.acked.load();
+    s.store_failures = counters_.store_failures.load();
+    s.store_failing = counters_.store_failing.load();
+    s.pending = counters_.pending.load();
+    s.last_store_error = counters_.last_store_error.get();
+    s.iris_rewritten = counters_.iris_rewritten.load();
+    return s;
+}
 
 void Collector::run() {
     Loop loop(context_, config_, store_, counters_, stop_requested_);

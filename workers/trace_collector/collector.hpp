@@ -6,11 +6,13 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include <zmq.hpp>
 
+#include "schema/messages_trace.hpp"
 #include "schema/protocol.hpp"
 #include "workers/trace_collector/trace_store.hpp"
 
@@ -42,6 +44,24 @@ struct CollectorConfig {
     int receive_hwm = 100'000;
 };
 
+// The last failed commit's error text: written by the collector thread, read by the `trace`
+// service's threads (stats).
+class LastStoreError {
+public:
+    void set(std::string text) {
+        std::lock_guard lock(mutex_);
+        text_ = std::move(text);
+    }
+    std::string get() const {
+        std::lock_guard lock(mutex_);
+        return text_;
+    }
+
+private:
+    mutable std::mutex mutex_;
+    std::string text_;
+};
+
 // Read by status and tests; updated by the collector thread.
 struct CollectorCounters {
     std::atomic<std::uint64_t> deliveries{0};
@@ -53,6 +73,12 @@ struct CollectorCounters {
     std::atomic<std::uint64_t> store_failures{0};
     std::atomic<std::uint64_t> reconnects{0};
     std::atomic<std::uint64_t> bad_frames{0};  // DELIVERs without a usable delivery id: logged, not acked
+    std::atomic<std::uint64_t> iris_rewritten{0};
+    // Deliveries held for the next commit (not stored, not acknowledged), and whether the last
+    // commit failed (then they wait for a retry).
+    std::atomic<std::uint64_t> pending{0};
+    std::atomic<bool> store_failing{false};
+    LastStoreError last_store_error;
 };
 
 class Collector {
@@ -69,6 +95,8 @@ public:
     void stop() noexcept { stop_requested_ = true; }
 
     const CollectorCounters& counters() const noexcept { return counters_; }
+    // The counters as the `trace` service's stats report them; any thread.
+    schema::TraceCollectorStats stats() const;
     const CollectorConfig& config() const noexcept { return config_; }
 
 private:

@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "schema/explain_uris.hpp"
 #include "schema/term.hpp"
 #include "schema/term_json.hpp"
 #include "base/utf8.hpp"
@@ -303,6 +304,14 @@ private:
 
 bool scan_triple(Scanner& in, ScannedTriple& triple, int depth, bool quoted);
 
+// True when `text` (an IRI-valued string) is one the decoder keeps as it is: empty, or an IRI
+// explain::iri_problem accepts. Any other IRI the decoder rewrites, so the scan gives up.
+bool writable(const JsonText& text) {
+    if (text.raw.empty()) return true;
+    std::string scratch;
+    return !schema::explain::iri_problem(text.value(scratch));
+}
+
 // One term in the canonical encoding (schema::encode of what decode_term gives): exactly
 // {"t":"i","i":IRI≠""} | {"t":"b","d":id} | {"t":"l","v":value[,"dt":IRI≠"",≠xsd:string]
 // [,"ln":tag≠""]} (not both) | {"t":"t","tr":{s,p,o}}. `value_token`, if given, receives a
@@ -333,7 +342,7 @@ bool scan_term(Scanner& in, ScannedTerm& term, int depth, std::string_view* valu
     const unsigned seen = keys.seen();
     switch (t.raw[0]) {
         case 'i':
-            if (seen != (kT | kI) || i.raw.empty()) return false;
+            if (seen != (kT | kI) || i.raw.empty() || !writable(i)) return false;
             term = ScannedTerm{ScannedKind::kIri, i};
             return true;
         case 'b':
@@ -344,7 +353,7 @@ bool scan_term(Scanner& in, ScannedTerm& term, int depth, std::string_view* valu
             if ((seen & ~(kDt | kLn)) != (kT | kV) || (seen & (kDt | kLn)) == (kDt | kLn)) return false;
             if ((seen & kDt) != 0) {
                 std::string scratch;
-                if (dt.raw.empty() || dt.value(scratch) == schema::kXsdString) return false;
+                if (dt.raw.empty() || dt.value(scratch) == schema::kXsdString || !writable(dt)) return false;
             }
             if ((seen & kLn) != 0 && ln.raw.empty()) return false;
             term = ScannedTerm{ScannedKind::kLiteral, v};
@@ -375,7 +384,7 @@ bool scan_triple(Scanner& in, ScannedTriple& triple, int depth, bool quoted) {
             case 'o': return keys.first(kO) && scan_term(in, triple.o, depth, &value_token);
             case 'g': {
                 JsonText graph;
-                return !quoted && keys.first(kG) && in.string(graph) && !graph.raw.empty();
+                return !quoted && keys.first(kG) && in.string(graph) && !graph.raw.empty() && writable(graph);
             }
             default: return false;
         }
@@ -470,6 +479,9 @@ bool scan_explain(std::string_view body, ScannedExplain& out) {
         field = value.str();
         return true;
     };
+    const auto iri_field = [&](unsigned bit, std::string& field) {
+        return text_field(bit, field) && (field.empty() || !schema::explain::iri_problem(field));
+    };
     const bool ok = in.object([&](const JsonText& key) -> bool {
         // An escaped key may spell a field name: left to the decoder.
         if (key.escaped) return false;
@@ -478,18 +490,18 @@ bool scan_explain(std::string_view body, ScannedExplain& out) {
             if (!keys.first(kTriples)) return false;
             return in.array([&] { return scan_triple(in, out.triples.emplace_back(), 0, false); });
         }
-        if (k == "session") return text_field(kSession, out.session);
+        if (k == "session") return iri_field(kSession, out.session);
         if (k == "seq") return keys.first(kSeq) && in.unsigned_integer(out.seq);
         if (k == "service") return text_field(kService, out.service);
         if (k == "worker") return text_field(kWorker, out.worker);
-        if (k == "explain_id") return text_field(kExplainId, out.explain_id);
+        if (k == "explain_id") return iri_field(kExplainId, out.explain_id);
         if (k == "explain_graph") {
             JsonText graph;
-            return keys.first(kGraph) && in.string_token(graph, out.explain_graph_token);
+            return keys.first(kGraph) && in.string_token(graph, out.explain_graph_token) && writable(graph);
         }
         if (k == "parent_uri") {
             std::string parent;
-            if (!text_field(kParent, parent)) return false;
+            if (!iri_field(kParent, parent)) return false;
             out.parent_uri = std::move(parent);
             return true;
         }

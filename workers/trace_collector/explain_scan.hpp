@@ -66,6 +66,8 @@ struct ScannedExplain {
 // give, its views pointing into `body`. False for anything else, including valid messages in
 // another form (unknown or null fields, escaped keys, non-canonical triples): the caller then
 // decodes the body with the JSON DOM, which gives the message or the reason it is malformed.
+// A body holding an IRI that decoder rewrites (explain::iri_problem finds fault with it) is
+// one of those: the scan keeps only IRIs that are valid as they stand.
 // The scan never accepts a body the DOM decoder would refuse.
 bool scan_explain(std::string_view body, ScannedExplain& out);
 

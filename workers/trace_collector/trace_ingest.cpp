@@ -59,20 +59,27 @@ schema::TraceStatus expected_status(const Delivery& delivery) {
                                                                : schema::TraceStatus::kNone;
 }
 
-// The DOM decode: the message, or the quarantine reason.
-Result<schema::ExplainMessage> validate_body(const Delivery& delivery) {
+// The delivery's session frame is the session IRI as the worker wrote it; the decoded body's is
+// made writable (decode_explain), so the two agree when the body's is that IRI rewritten.
+bool same_session(const std::string& decoded, const std::string& frame) {
+    return decoded == frame || decoded == schema::explain::writable_iri(frame);
+}
+
+// The DOM decode: the message, or the quarantine reason; `iris_rewritten` counts the IRIs the
+// decoder made writable.
+Result<schema::ExplainMessage> validate_body(const Delivery& delivery, std::size_t& iris_rewritten) {
     const auto bad = [](std::string reason) { return make_error(ErrorType::kDecodeError, std::move(reason)); };
     auto seq = check_frames(delivery);
     if (!seq) return seq.error();
     auto parsed = schema::parse_json(delivery.body);
     if (!parsed) return bad("not JSON: " + parsed.error().message);
     if (!parsed->is_object()) return bad("wrong types: the body is not a JSON object");
-    auto message = schema::decode<schema::ExplainMessage>(*parsed);
+    auto message = schema::decode_explain(*parsed, iris_rewritten);
     if (!message) {
         const auto& why = message.error().message;
         return bad((why.rfind("explain_triples", 0) == 0 ? "bad triple: " : "wrong types: ") + why);
     }
-    if (message->session != delivery.session) {
+    if (!same_session(message->session, delivery.session)) {
         return bad("session in the body (\"" + message->session.substr(0, 200) + "\") disagrees with the frame (\"" +
                    delivery.session.substr(0, 200) + "\")");
     }
@@ -90,13 +97,16 @@ Result<schema::ExplainMessage> validate_body(const Delivery& delivery) {
 // The checks of validate_body after the decode, on a scanned body.
 bool agrees_with_frames(const ScannedExplain& m, const Delivery& delivery, std::uint64_t seq) {
     const bool terminal = delivery.state != schema::protocol::kStateOpen;
-    return m.session == delivery.session && m.seq == seq && m.end_of_trace == terminal &&
+    return same_session(m.session, delivery.session) && m.seq == seq && m.end_of_trace == terminal &&
            m.trace_status == expected_status(delivery);
 }
 
 }  // namespace
 
-Result<schema::ExplainMessage> validate_delivery(const Delivery& delivery) { return validate_body(delivery); }
+Result<schema::ExplainMessage> validate_delivery(const Delivery& delivery) {
+    std::size_t iris_rewritten = 0;
+    return validate_body(delivery, iris_rewritten);
+}
 
 // ---- ingest --------------------------------------------------------------------------------------
 
@@ -136,15 +146,18 @@ public:
         return {};
     }
 
-    // Validates one delivery into `scanned_`: nullopt, or the quarantine reason.
-    std::optional<std::string> accept(const Delivery& d) {
+    // Validates one delivery into `scanned_`: nullopt, or the quarantine reason. IRIs that
+    // N-Triples rejects are rewritten on the way (schema::decode_explain) and counted in `outcome`.
+    std::optional<std::string> accept(const Delivery& d, BatchOutcome& outcome) {
         auto seq = check_frames(d);
         if (!seq) return seq.error().message;
         if (scan_explain(d.body, scanned_) && agrees_with_frames(scanned_, d, *seq)) return std::nullopt;
         // Not the canonical form (or not valid): the DOM decoder has the last word, and a valid
         // message is stored in its canonical encoding, which the scan then reads.
-        auto decoded = validate_body(d);
+        std::size_t iris_rewritten = 0;
+        auto decoded = validate_body(d, iris_rewritten);
         if (!decoded) return decoded.error().message;
+        outcome.iris_rewritten += iris_rewritten;
         reencoded_ = schema::dump(schema::encode(*decoded));
         if (scan_explain(reencoded_, scanned_) && agrees_with_frames(scanned_, d, *seq)) return std::nullopt;
         return "internal: the decoded message does not scan after re-encoding (a trace store bug)";
@@ -430,7 +443,7 @@ Result<BatchOutcome> TraceStore::store_batch(const std::vector<Delivery>& delive
     Ingest ingest(*db_, config_, to_ms(received));
     if (auto r = ingest.prepare(); !r) return r.error();
     for (const auto& delivery : deliveries) {
-        if (const auto reason = ingest.accept(delivery)) {
+        if (const auto reason = ingest.accept(delivery, outcome)) {
             if (auto r = ingest.quarantine(delivery, *reason); !r) return r.error();
             ++outcome.quarantined;
             continue;

@@ -118,6 +118,12 @@ Result<json> export_range(TraceStore& store, const json& body, const std::functi
     return schema::encode(schema::TraceExportCounts{counts->sessions, counts->triples});
 }
 
+Result<json> stats(TraceStore& store, const CollectorStatsSource& collector_stats) {
+    auto stored = store.stats();
+    if (stored && collector_stats) (*stored)["collector"] = schema::encode(collector_stats());
+    return as_reply<schema::TraceStats>(std::move(stored));
+}
+
 }  // namespace
 
 ReadStorePool::ReadStorePool(std::filesystem::path path, StoreConfig config)
@@ -144,7 +150,8 @@ Result<json> ReadStorePool::with_store(const std::function<Result<json>(TraceSto
 }
 
 Result<json> answer_trace_request(TraceStore& store, const json& body,
-                                  const std::function<bool(const json&)>& partial) {
+                                  const std::function<bool(const json&)>& partial,
+                                  const CollectorStatsSource& collector_stats) {
     if (!body.is_object()) return invalid("trace expects a JSON object with \"op\"");
     const auto op = body.find("op");
     if (op == body.end() || !op->is_string()) return invalid("\"op\" must be one of list, show, export, stats");
@@ -152,16 +159,17 @@ Result<json> answer_trace_request(TraceStore& store, const json& body,
     if (name == "list") return list(store, body);
     if (name == "show") return show(store, body);
     if (name == "export") return export_range(store, body, partial);
-    if (name == "stats") return as_reply<schema::TraceStats>(store.stats());
+    if (name == "stats") return stats(store, collector_stats);
     return invalid("unknown op \"" + name + "\": one of list, show, export, stats");
 }
 
-runtime::Handler make_trace_handler(std::shared_ptr<ReadStorePool> pool) {
-    return [pool](runtime::RequestContext& context) {
+runtime::Handler make_trace_handler(std::shared_ptr<ReadStorePool> pool, CollectorStatsSource collector_stats) {
+    return [pool, collector_stats](runtime::RequestContext& context) {
         auto answer = pool->with_store([&](TraceStore& store) {
-            return answer_trace_request(store, context.body(), [&](const json& chunk) {
-                return !context.cancelled() && context.send_partial(chunk).ok();
-            });
+            return answer_trace_request(
+                store, context.body(),
+                [&](const json& chunk) { return !context.cancelled() && context.send_partial(chunk).ok(); },
+                collector_stats);
         });
         if (answer) {
             (void)context.reply(*answer);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/result.hpp"
+#include "schema/messages_trace.hpp"
 #include "workers/runtime/worker.hpp"
 #include "workers/trace_collector/trace_store.hpp"
 
@@ -37,14 +38,19 @@ private:
     std::vector<std::unique_ptr<TraceStore>> idle_;
 };
 
+// The collector's own counters for `stats` (Collector::stats), callable from any thread.
+using CollectorStatsSource = std::function<schema::TraceCollectorStats()>;
+
 // Answers one `trace` request body against `store`. export hands each {"nquads": ...} chunk to
-// `partial` (false from it stops the export) and answers the FINAL counts. Bad input:
-// InvalidRequest naming the field; an unknown id NotFound; an ambiguous prefix InvalidRequest.
+// `partial` (false from it stops the export) and answers the FINAL counts; stats adds
+// `collector` from `collector_stats` when given. Bad input: InvalidRequest naming the field; an
+// unknown id NotFound; an ambiguous prefix InvalidRequest.
 base::Result<nlohmann::json> answer_trace_request(TraceStore& store, const nlohmann::json& body,
-                                                    const std::function<bool(const nlohmann::json&)>& partial);
+                                                    const std::function<bool(const nlohmann::json&)>& partial,
+                                                    const CollectorStatsSource& collector_stats = {});
 
 // The runtime handler. The pool is shared by the handler copies the runtime makes (one per
-// slot thread), hence shared_ptr.
-runtime::Handler make_trace_handler(std::shared_ptr<ReadStorePool> pool);
+// slot thread), hence shared_ptr. `collector_stats`: the collector writing the store, if any.
+runtime::Handler make_trace_handler(std::shared_ptr<ReadStorePool> pool, CollectorStatsSource collector_stats = {});
 
 }  // namespace glassbox::trace

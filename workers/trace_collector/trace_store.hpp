@@ -60,6 +60,8 @@ struct BatchOutcome {
     std::size_t duplicates = 0;   // (session, seq) already stored: ignored
     std::size_t quarantined = 0;  // malformed: kept in `quarantine`
     std::size_t triples = 0;      // triples written
+    // IRIs of accepted deliveries that N-Triples rejects, stored rewritten (explain::writable_iri)
+    std::size_t iris_rewritten = 0;
 };
 
 // Filters of the `list` operation; times are epoch milliseconds.

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "schema/explain_uris.hpp"
+
 namespace glassbox::schema {
 namespace {
 
@@ -358,6 +360,60 @@ TEST(ExplainMessage, MatchesProtocolSection8) {
     auto neg = decode_body<ExplainMessage>(R"({"seq":-1})");
     ASSERT_FALSE(neg.ok());
     EXPECT_EQ(neg.error().message, "seq: expected a non-negative integer");
+}
+
+// Issue 16 point 12: an explain message from a third-party worker carries IRIs as it likes; the
+// decoder makes each one writable (explain::writable_iri) and counts them, and keeps valid ones.
+TEST(ExplainMessage, EveryIriItCarriesIsMadeWritable) {
+    const std::string bad = "not a uri <>\"\n";
+    const json term_bad = {{"t", "i"}, {"i", bad}};
+    const json term_space = {{"t", "i"}, {"i", "urn:x y"}};
+    const json term_good = {{"t", "i"}, {"i", "urn:ok"}};
+    const json body = {
+        {"session", "urn:x y"},
+        {"explain_id", bad},
+        {"parent_uri", "relative/step"},
+        {"explain_graph", "urn:g|h"},
+        {"explain_triples",
+         json::array({
+             {{"s", term_bad}, {"p", term_space}, {"o", term_good}, {"g", "urn:g^"}},
+             {{"s", term_good}, {"p", term_good}, {"o", {{"t", "l"}, {"v", "1"}, {"dt", "integer"}}}},
+             {{"s", {{"t", "t"}, {"tr", {{"s", term_good}, {"p", term_good}, {"o", term_bad}}}}},
+              {"p", term_good},
+              {"o", {{"t", "t"}, {"tr", {{"s", term_space}, {"p", term_good}, {"o", {{"t", "l"}, {"v", "x"}}}}}}}},
+             {{"s", term_good}, {"p", term_good}, {"o", term_good}},
+         })},
+    };
+    std::size_t rewritten = 0;
+    auto m = decode_explain(body, rewritten);
+    ASSERT_TRUE(m.ok()) << m.error().describe();
+    // session, explain_id, parent_uri, explain_graph; s, p, g; dt; quoted o; quoted s.
+    EXPECT_EQ(rewritten, 10u);
+    EXPECT_EQ(m->session, explain::writable_iri("urn:x y"));
+    EXPECT_EQ(m->session, "urn:x%20y");
+    EXPECT_EQ(m->explain_id, explain::writable_iri(bad));
+    EXPECT_EQ(m->parent_uri, "urn:glassbox:iri:relative/step");
+    EXPECT_EQ(m->explain_graph, "urn:g%7Ch");
+    ASSERT_EQ(m->explain_triples.size(), 4u);
+    const auto& t0 = m->explain_triples[0];
+    EXPECT_EQ(t0.s, iri(explain::writable_iri(bad)));
+    EXPECT_EQ(t0.p, iri("urn:x%20y"));
+    EXPECT_EQ(t0.o, iri("urn:ok"));
+    EXPECT_EQ(t0.graph, "urn:g%5E");
+    EXPECT_EQ(m->explain_triples[1].o, typed_literal("1", "urn:glassbox:iri:integer"));
+    const auto& t2 = m->explain_triples[2];
+    EXPECT_EQ(t2.s.as_triple().o, iri(explain::writable_iri(bad)));
+    EXPECT_EQ(t2.o.as_triple().s, iri("urn:x%20y"));
+    EXPECT_EQ(t2.o.as_triple().o, literal("x"));
+    EXPECT_EQ(m->explain_triples[3], make_triple(iri("urn:ok"), iri("urn:ok"), iri("urn:ok")));
+    // decode<ExplainMessage> is the same decoder; a message of valid IRIs is read unchanged.
+    auto plain = decode<ExplainMessage>(body);
+    ASSERT_TRUE(plain.ok());
+    EXPECT_EQ(*plain, *m);
+    auto again = decode_explain(encode(*m), rewritten);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(rewritten, 0u);
+    EXPECT_EQ(*again, *m);
 }
 
 TEST(Decoders, NeverThrowOnArbitraryShapes) {

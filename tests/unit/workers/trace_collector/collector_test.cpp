@@ -5,17 +5,20 @@
 
 #include <gtest/gtest.h>
 
+#include "base/utf8.hpp"
 #include "bus/frame_io.hpp"
 #include "schema/protocol.hpp"
 #include "tests/support/file_size_limit.hpp"
 #include "tests/support/trace_fixture.hpp"
 #include "workers/trace_collector/collector.hpp"
+#include "workers/trace_collector/trace_service.hpp"
 
 namespace glassbox::trace::testing {
 namespace {
 
 namespace cmd = schema::protocol::collector_cmd;
 using bus::Frames;
+using nlohmann::json;
 
 constexpr std::int64_t kT0 = 1'790'000'000'000;
 
@@ -122,10 +125,32 @@ TEST_F(CollectorTest, AcksOnlyWhatIsCommittedAndReattaches) {
 }
 
 // Issue 16.1: a batch the store cannot write (a full disk) is not acknowledged, so the
-// broker keeps it; it is stored and acknowledged once the store can write again.
+// broker keeps it; it is stored and acknowledged once the store can write again. The `trace`
+// service's stats say so meanwhile (failures, deliveries not yet stored, the error) and show
+// the recovery after.
 TEST_F(CollectorTest, WithholdsTheAckWhileTheStoreCannotWrite) {
     ASSERT_EQ(next()[3], std::string(1, cmd::kAttach));
     const auto run = FakeRun::make("echo", "q", kT0);
+    // What the `trace` service answers beside this collector (its own read-only connection).
+    auto reader = TraceStore::open(dir_ / "traces.db", OpenMode::kReadOnly, config_);
+    ASSERT_TRUE(reader.ok()) << reader.error().describe();
+    const auto stats = [&]() -> std::optional<schema::TraceCollectorStats> {
+        auto reply = answer_trace_request(
+            **reader, json{{"op", "stats"}}, [](const json&) { return true; },
+            [this] { return collector_->stats(); });
+        EXPECT_TRUE(reply.ok()) << reply.error().describe();
+        if (!reply.ok()) return std::nullopt;
+        auto decoded = schema::decode<schema::TraceStats>(*reply);
+        EXPECT_TRUE(decoded.ok()) << reply->dump();
+        if (!decoded.ok() || !decoded->collector) return std::nullopt;
+        return decoded->collector;
+    };
+    const auto before = stats();
+    ASSERT_TRUE(before.has_value());
+    EXPECT_EQ(before->store_failures, 0u);
+    EXPECT_FALSE(before->store_failing);
+    EXPECT_EQ(before->pending, 0u);
+    EXPECT_EQ(before->last_store_error, "");
     {
         test_support::FileSizeLimit full(1);  // no file of the process grows past one byte
         deliver(delivery_of(run.open(), 20));
@@ -141,6 +166,16 @@ TEST_F(CollectorTest, WithholdsTheAckWhileTheStoreCannotWrite) {
         }
         EXPECT_GE(collector_->counters().store_failures.load(), 1u);
         EXPECT_EQ(collector_->counters().acked.load(), 0u);
+        const auto failing = stats();
+        ASSERT_TRUE(failing.has_value());
+        EXPECT_GE(failing->store_failures, 1u);
+        EXPECT_TRUE(failing->store_failing);
+        EXPECT_EQ(failing->pending, 2u);
+        EXPECT_EQ(failing->deliveries, 2u);
+        EXPECT_EQ(failing->stored, 0u);
+        EXPECT_EQ(failing->acked, 0u);
+        EXPECT_NE(failing->last_store_error, "");
+        EXPECT_FALSE(base::find_invalid_utf8(failing->last_store_error));
     }
     broker_.set(zmq::sockopt::rcvtimeo, 5000);
     std::set<std::string> acked;
@@ -154,6 +189,15 @@ TEST_F(CollectorTest, WithholdsTheAckWhileTheStoreCannotWrite) {
     auto listed = store_->list({});
     ASSERT_TRUE(listed.ok());
     EXPECT_EQ((*listed)["total"], 1);
+    const auto recovered = stats();
+    ASSERT_TRUE(recovered.has_value());
+    EXPECT_FALSE(recovered->store_failing);
+    EXPECT_EQ(recovered->pending, 0u);
+    EXPECT_EQ(recovered->stored, 2u);
+    EXPECT_EQ(recovered->acked, 2u);
+    EXPECT_EQ(recovered->store_failures, collector_->counters().store_failures.load());
+    EXPECT_GE(recovered->store_failures, 1u);
+    EXPECT_NE(recovered->last_store_error, "");  // kept for the record: the last failure's cause
 }
 
 TEST_F(CollectorTest, ReconnectsWhenTheBrokerIsSilent) {

@@ -25,7 +25,8 @@ schema::ExplainMessage rich_message() {
     const auto run = FakeRun::make("graph-rag", "what is \"ünïcödé\" \\ 🚀\ttab?", kT0, "urn:glassbox:parent-run");
     auto m = run.end(TraceStatus::kError, std::string(700, 'x') + "\n\u0001é");
     m.parent_uri = "urn:glassbox:00000000-0000-4000-8000-000000000009:question";
-    m.explain_graph = "urn:graph:\"quoted\"";
+    // Escaped when dumped as ASCII (a graph IRI holding '"' is no IRI: the decoder rewrites it).
+    m.explain_graph = "urn:graph:quotéd";
     const std::string s = run.session();
     auto& t = m.explain_triples;
     t.push_back(schema::make_triple(schema::blank("b0"), schema::iri("urn:p"), schema::blank("")));
@@ -278,6 +279,16 @@ TEST(ExplainScan, AgreesWithTheDecoderOnEdgeCases) {
         R"({"explain_triples":[{"s":{"t":"i","i":"urn:\u00e9"},"p":{"t":"i","i":"urn:p"},"o":{"t":"l","v":"a\"b\\c\n\u0001","ln":"en"}}]})",
         R"({"explain_triples":[{"s":{"t":"b","d":"b0"},"p":{"t":"i","i":"urn:p"},"o":{"t":"l","v":"1","dt":"http://www.w3.org/2001/XMLSchema#integer"},"g":"urn:g"}]})",
         R"({"explain_graph":"urn:graph:\"q\"","explain_triples":[]})",
+        // IRIs N-Triples rejects (a third-party worker's): rewritten by the decoder, so the scan
+        // leaves them to it; every IRI-valued place, quoted triples and datatypes included
+        R"({"session":"not a uri <>\"\n","explain_id":"urn:x y","parent_uri":"relative/step"})",
+        R"({"explain_triples":[{"s":{"t":"i","i":"not a uri <>\"\n"},"p":{"t":"i","i":"urn:p"},"o":{"t":"i","i":"urn:o"}}]})",
+        R"({"explain_triples":[{"s":{"t":"i","i":"urn:s"},"p":{"t":"i","i":"urn:x y"},"o":{"t":"i","i":"urn:o"}}]})",
+        R"({"explain_triples":[{"s":{"t":"i","i":"urn:s"},"p":{"t":"i","i":"urn:p"},"o":{"t":"i","i":"o"}}]})",
+        R"({"explain_triples":[{"s":{"t":"i","i":"urn:s"},"p":{"t":"i","i":"urn:p"},"o":{"t":"l","v":"1","dt":"urn:d{t}"}}]})",
+        R"({"explain_triples":[{"s":{"t":"i","i":"urn:s"},"p":{"t":"i","i":"urn:p"},"o":{"t":"i","i":"urn:o"},"g":"urn:g|h"}]})",
+        R"({"explain_triples":[{"s":{"t":"t","tr":{"s":{"t":"i","i":"urn:a"},"p":{"t":"i","i":"urn:b"},"o":{"t":"i","i":"urn:c\u0000"}}},"p":{"t":"i","i":"urn:p"},"o":{"t":"i","i":"urn:o"}}]})",
+        R"({"session":"urn:s\u0020t","explain_graph":"graph"})",
         // lone surrogates, bad escapes, invalid UTF-8, trailing text
         R"({"session":"urn:\ud800"})",
         R"({"session":"urn:\x"})",

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "base/time_format.hpp"
+#include "schema/explain_uris.hpp"
+#include "schema/nquads.hpp"
 #include "schema/term_json.hpp"
 #include "tests/support/trace_fixture.hpp"
 
@@ -194,6 +196,120 @@ TEST_F(StoreTest, BodiesInAnyLayoutAndEscapingReadBackAsTheirTriples) {
     auto stats = store_->stats(at(kT0 + 30));
     ASSERT_TRUE(stats.ok());
     EXPECT_EQ((*stats)["texts"], 1);
+}
+
+// Every IRI of `term`, quoted triples and literal datatypes included.
+void collect_iris(const schema::Term& term, std::vector<std::string>& out) {
+    if (term.is_iri()) out.push_back(term.as_iri().value);
+    if (term.is_literal() && !term.as_literal().datatype.empty()) out.push_back(term.as_literal().datatype);
+    if (term.is_triple()) {
+        const auto& t = term.as_triple();
+        for (const auto* part : {&t.s, &t.p, &t.o}) collect_iris(*part, out);
+    }
+}
+
+std::vector<std::string> iris_of(const schema::Triple& t) {
+    std::vector<std::string> out;
+    for (const auto* part : {&t.s, &t.p, &t.o}) collect_iris(*part, out);
+    if (t.graph) out.push_back(*t.graph);
+    return out;
+}
+
+// Issue 16 point 12: a third-party worker's explain messages reach the collector with whatever
+// IRIs they carry. Each is stored as a valid IRI (percent-encoded, under urn:glassbox:iri: when
+// it has no scheme), nothing is lost, and the trace's show and N-Quads export hold only IRIs
+// N-Triples accepts.
+TEST_F(StoreTest, IrisThatNTriplesRejectsAreStoredRewrittenNotLost) {
+    const std::string bad = "not a uri <>\"\n";
+    const std::string spaced = "urn:x y";
+    // A run whose session, step, parent and triples all carry such IRIs.
+    schema::ExplainMessage m;
+    m.session = spaced;
+    m.seq = 0;
+    m.service = "third-party";
+    m.worker = "third-party/0";
+    m.parent_uri = bad;
+    m.explain_id = bad;
+    m.explain_graph = "urn:graph:{x}";
+    const auto plain = schema::iri("urn:ok");
+    m.explain_triples = {
+        schema::make_triple(schema::iri(spaced), schema::iri(schema::vocab::kQuery), schema::literal("q")),
+        schema::make_triple(schema::iri(bad), schema::iri(spaced), schema::iri("relative/thing")),
+        schema::make_triple(plain, plain, schema::typed_literal("1", "urn:dt x"), "urn:g|h"),
+        schema::make_triple(schema::quoted(schema::make_triple(plain, schema::iri(bad), plain)), plain, plain),
+        schema::make_triple(plain, plain, schema::literal("kept as it is")),
+    };
+    schema::ExplainMessage end = m;
+    end.seq = 1;
+    end.explain_triples = {schema::make_triple(schema::iri(spaced), plain, schema::iri("`tick`"))};
+    end.end_of_trace = true;
+    end.trace_status = TraceStatus::kComplete;
+
+    const auto outcome = store({m, end}, kT0 + 10);
+    EXPECT_EQ(outcome.stored, 2u);
+    EXPECT_EQ(outcome.quarantined, 0u);
+    // Each message's session, explain_id, parent_uri and explain_graph; the open one's triples'
+    // s (twice), p, o, dt, g and quoted p; the end's s and o.
+    EXPECT_EQ(outcome.iris_rewritten, 4u + 4u + 7u + 2u);
+
+    // The export (what `glassbox traces export` writes) reads back as N-Quads of valid IRIs.
+    std::string nquads;
+    auto counts = store_->export_nquads(std::nullopt, std::nullopt, [&](std::string_view lines) {
+        nquads += lines;
+        return true;
+    });
+    ASSERT_TRUE(counts.ok()) << counts.error().describe();
+    const std::size_t triples = m.explain_triples.size() + end.explain_triples.size();
+    EXPECT_EQ(counts->triples, triples);
+    std::uint64_t line_number = 0;
+    std::size_t checked = 0;
+    for (std::size_t begin = 0, end_at = 0; (end_at = nquads.find('\n', begin)) != std::string::npos;
+         begin = end_at + 1) {
+        const std::string_view line(nquads.data() + begin, end_at - begin);
+        ++line_number;
+        // Quoted triples are not N-Quads 1.1 (the parser refuses them); their parts are checked
+        // in the shown triples below.
+        if (line.starts_with("<<") || line.find(" <<") != std::string_view::npos) continue;
+        auto parsed = schema::parse_nquads_line(line, line_number);
+        ASSERT_TRUE(parsed.ok()) << parsed.error().describe() << "\n" << line;
+        ASSERT_TRUE(parsed->has_value()) << line;
+        for (const auto& iri : iris_of(**parsed)) EXPECT_FALSE(schema::explain::iri_problem(iri)) << line;
+        ++checked;
+    }
+    EXPECT_EQ(checked, triples - 1);
+
+    // Found by its session IRI as stored (the one a reader sees in `list`).
+    const std::string session = schema::explain::writable_iri(spaced);
+    EXPECT_EQ(session, "urn:x%20y");
+    auto shown = store_->show(session, at(kT0 + 20));
+    ASSERT_TRUE(shown.ok()) << shown.error().describe();
+    EXPECT_EQ((*shown)["session"]["session"], session);
+    EXPECT_EQ((*shown)["session"]["status"], "complete");
+    EXPECT_EQ((*shown)["session"]["question"], "q");
+    const auto& events = (*shown)["events"];
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[0]["explain_id"], schema::explain::writable_iri(bad));
+    std::vector<schema::Triple> stored;
+    for (const auto& event : events) {
+        for (const auto& t : event["triples"]) {
+            auto decoded = schema::decode_triple(t);
+            ASSERT_TRUE(decoded.ok()) << t.dump();
+            stored.push_back(*decoded);
+        }
+    }
+    ASSERT_EQ(stored.size(), triples);
+    for (const auto& t : stored) {
+        for (const auto& iri : iris_of(t)) EXPECT_FALSE(schema::explain::iri_problem(iri)) << iri;
+    }
+    // Nothing lost: each IRI is there, rewritten; valid ones and literals are as they came.
+    EXPECT_EQ(stored[1].s, schema::iri(schema::explain::writable_iri(bad)));
+    EXPECT_EQ(stored[1].p, schema::iri("urn:x%20y"));
+    EXPECT_EQ(stored[1].o, schema::iri("urn:glassbox:iri:relative/thing"));
+    EXPECT_EQ(stored[1].graph, "urn:graph:%7Bx%7D");
+    EXPECT_EQ(stored[2].o, schema::typed_literal("1", "urn:dt%20x"));
+    EXPECT_EQ(stored[2].graph, "urn:g%7Ch");
+    EXPECT_EQ(stored[4], schema::make_triple(plain, plain, schema::literal("kept as it is"), "urn:graph:%7Bx%7D"));
+    EXPECT_EQ(stored[5].o, schema::iri("urn:glassbox:iri:%60tick%60"));
 }
 
 TEST_F(StoreTest, OneBatchGivesTheSameSessionRowAsOneBatchPerEvent) {
