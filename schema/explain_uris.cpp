@@ -31,9 +31,18 @@ std::optional<std::string> normalise_uuid(std::string_view text) {
 
 constexpr std::string_view kIriForbidden = "<>\"{}|^`\\";
 
-bool forbidden_in_iri(unsigned char c) {
-    return c <= 0x20 || c == 0x7F || kIriForbidden.find(static_cast<char>(c)) != std::string_view::npos;
-}
+// Per byte: 1 forbidden in an IRI, 2 not ASCII (the UTF-8 check decides), 0 allowed. A table,
+// as every IRI of every stored explain message passes through here.
+constexpr std::array<std::uint8_t, 256> kIriByteClass = [] {
+    std::array<std::uint8_t, 256> table{};
+    for (std::size_t c = 0; c <= 0x20; ++c) table[c] = 1;
+    table[0x7F] = 1;
+    for (char c : kIriForbidden) table[static_cast<unsigned char>(c)] = 1;
+    for (std::size_t c = 0x80; c < 256; ++c) table[c] = 2;
+    return table;
+}();
+
+bool forbidden_in_iri(unsigned char c) { return kIriByteClass[c] == 1; }
 
 // RFC 3986 scheme: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), then ":". Its length, or 0.
 std::size_t scheme_length(std::string_view iri) {
@@ -150,7 +159,16 @@ std::string RunUris::citation(std::size_t n) const {
 }
 std::string RunUris::text(std::string_view key) const { return at("text:" + percent_encode(key)); }
 
+bool is_writable_iri(std::string_view iri) noexcept {
+    std::uint8_t seen = 0;
+    for (const char ch : iri) seen |= kIriByteClass[static_cast<unsigned char>(ch)];
+    if (seen & 1) return false;
+    if ((seen & 2) && base::find_invalid_utf8(iri)) return false;
+    return scheme_length(iri) != 0;
+}
+
 std::optional<std::string> iri_problem(std::string_view iri) {
+    if (is_writable_iri(iri)) return std::nullopt;  // the common case, without a second look
     if (const auto bad = base::find_invalid_utf8(iri))
         return "it is not well-formed UTF-8 (at byte " + std::to_string(*bad) + ")";
     for (std::size_t i = 0; i < iri.size(); ++i) {
@@ -173,7 +191,7 @@ std::optional<std::string> iri_problem(std::string_view iri) {
 }
 
 std::string writable_iri(std::string_view iri) {
-    if (!iri_problem(iri)) return std::string(iri);
+    if (is_writable_iri(iri)) return std::string(iri);
     const bool well_formed = !base::find_invalid_utf8(iri);
     std::string out = scheme_length(iri) == 0 ? "urn:glassbox:iri:" : "";
     for (char ch : iri) {

@@ -67,6 +67,8 @@ private:
 // IRIREF forbids (<>"{}|^`\, space and control characters), in well-formed UTF-8. The reason
 // is valid UTF-8 whatever `iri` holds ("it contains U+000A at byte 9").
 std::optional<std::string> iri_problem(std::string_view iri);
+// iri_problem(iri) finds nothing: one pass over the bytes, for the hot paths.
+bool is_writable_iri(std::string_view iri) noexcept;
 
 // `iri` itself when iri_problem() finds nothing; else a valid IRI standing for it: each byte
 // that may not appear percent-encoded and, without a scheme, under urn:glassbox:iri: . The

@@ -188,7 +188,7 @@ namespace {
 // The explain decoder's IRI rule: a valid IRI unchanged, another one made writable and counted.
 // An empty one stays empty (where a field allows it, empty means "none").
 void make_writable(std::string& iri, std::size_t& rewritten) {
-    if (iri.empty() || !explain::iri_problem(iri)) return;
+    if (iri.empty() || explain::is_writable_iri(iri)) return;
     iri = explain::writable_iri(iri);
     ++rewritten;
 }

@@ -309,7 +309,7 @@ bool scan_triple(Scanner& in, ScannedTriple& triple, int depth, bool quoted);
 bool writable(const JsonText& text) {
     if (text.raw.empty()) return true;
     std::string scratch;
-    return !schema::explain::iri_problem(text.value(scratch));
+    return schema::explain::is_writable_iri(text.value(scratch));
 }
 
 // One term in the canonical encoding (schema::encode of what decode_term gives): exactly
@@ -480,7 +480,7 @@ bool scan_explain(std::string_view body, ScannedExplain& out) {
         return true;
     };
     const auto iri_field = [&](unsigned bit, std::string& field) {
-        return text_field(bit, field) && (field.empty() || !schema::explain::iri_problem(field));
+        return text_field(bit, field) && (field.empty() || schema::explain::is_writable_iri(field));
     };
     const bool ok = in.object([&](const JsonText& key) -> bool {
         // An escaped key may spell a field name: left to the decoder.
