@@ -196,20 +196,23 @@ private:
                        "percent-encoded\"",
                        outcome->iris_rewritten);
         }
+        // The batch is stored: the counters say so before the ACKs go out, so whoever has seen
+        // an ACK reads stats that include it.
+        const std::vector<Delivery> stored = std::exchange(pending_, {});
+        counters_.pending = 0;
         std::vector<std::uint64_t> ids;
-        for (std::size_t i = 0; i < pending_.size(); ++i) {
-            ids.push_back(pending_[i].delivery_id);
-            if (ids.size() == kAcksPerMessage || i + 1 == pending_.size()) {
+        for (std::size_t i = 0; i < stored.size(); ++i) {
+            ids.push_back(stored[i].delivery_id);
+            if (ids.size() == kAcksPerMessage || i + 1 == stored.size()) {
                 // An ACK that cannot be sent is not lost work: the message is stored, and its
                 // redelivery is a duplicate the store ignores.
                 bus::Frames frames;
                 bus::put_collector_ack(bus::AppendFrames{frames}, ids);
-                if (send(frames)) counters_.acked += ids.size();
+                counters_.acked += ids.size();
+                if (!send(frames)) counters_.acked -= ids.size();
                 ids.clear();
             }
         }
-        pending_.clear();
-        counters_.pending = 0;
     }
 
     zmq::context_t& context_;
