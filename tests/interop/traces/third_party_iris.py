@@ -16,9 +16,6 @@ import argparse
 import json
 import os
 import re
-import shutil
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -30,6 +27,8 @@ try:
 except ImportError as e:
     print("SKIP: %s (python3-rdflib, python3-zmq) is not installed for %s" % (e.name, sys.executable))
     sys.exit(SKIP)
+
+import glassbox_up  # noqa: E402  (beside this script)
 
 SERVICE = "third-party"
 BAD = 'not a uri <>"\n'
@@ -104,65 +103,7 @@ class ThirdPartyWorker(threading.Thread):
             ctx.term()
 
 
-class Run:
-    def __init__(self, glassbox, workdir):
-        self.glassbox = glassbox
-        self.workdir = workdir
-        self.home = os.path.join(workdir, "home")
-        self.up = None
-        self.failures = []
-        self.checks = 0
-
-    def start(self):
-        shutil.rmtree(self.workdir, ignore_errors=True)
-        os.makedirs(self.workdir)
-        ready = os.path.join(self.workdir, "up.ready")
-        self.up_log = open(os.path.join(self.workdir, "up.log"), "wb")
-        self.up = subprocess.Popen([self.glassbox, "up", "--home", self.home, "--bind", "tcp://127.0.0.1:*",
-                                    "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms", "250", "--ready-file", ready],
-                                   stdout=self.up_log, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.time() + 30
-        while not os.path.exists(ready) or os.path.getsize(ready) == 0:
-            if self.up.poll() is not None or time.time() > deadline:
-                raise RuntimeError("glassbox up did not start; see " + self.up_log.name)
-            time.sleep(0.05)
-        with open(ready) as f:
-            return json.load(f)["endpoint"]
-
-    def stop(self):
-        if self.up is None or self.up.poll() is not None:
-            return
-        self.up.send_signal(signal.SIGINT)
-        try:
-            self.up.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.up.pid, signal.SIGKILL)
-            self.up.wait()
-
-    def run(self, *args, check=True):
-        cmd = [self.glassbox] + list(args) + ["--home", self.home]
-        if args[0] in ("call", "traces"):
-            cmd += ["--timeout-ms", "10000"]
-        proc = subprocess.run(cmd, capture_output=True, timeout=60)
-        if check and proc.returncode != 0:
-            raise RuntimeError("%s: exit %d: %s" % (" ".join(args[:3]), proc.returncode, proc.stderr.decode()))
-        return proc
-
-    def expect(self, condition, message):
-        self.checks += 1
-        if not condition:
-            self.failures.append(message)
-            print("FAIL:", message)
-
-    def wait_for(self, what, predicate):
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            value = predicate()
-            if value:
-                return value
-            time.sleep(0.2)
-        raise RuntimeError("%s: not within 30 s" % what)
-
+class Run(glassbox_up.UpPipeline):
     def check_graph(self, name, graph):
         """Every IRI rdflib read is absolute and holds nothing an IRIREF forbids."""
         iris = set()
