@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "schema/protocol.hpp"
+
 namespace glassbox::broker {
 
 // What a full per-service request queue does with one more request (protocol.md §9).
@@ -64,7 +66,7 @@ struct BrokerConfig {
 
     // Largest accepted message, all frames together (§1.1). A single frame above
     // 2 x max_message_bytes + 1 MiB makes libzmq drop the connection (ZMQ_MAXMSGSIZE).
-    std::size_t max_message_bytes = 16u * 1024u * 1024u;
+    std::size_t max_message_bytes = schema::protocol::kDefaultMaxMessageBytes;  // 16 MiB
 
     // Largest frame a subscriber may send on the explain topic's XPUB port (§6.2), the
     // subscribe/unsubscribe flag byte included. libzmq refuses a longer frame before reading it
