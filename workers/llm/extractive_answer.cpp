@@ -59,7 +59,7 @@ std::string join_list(const std::vector<std::string>& items) {
 
 }  // namespace
 
-std::vector<std::string> ExtractiveModel::synthesize_from_edges(
+ComposedAnswer ExtractiveModel::answer_from_edges(
     std::string_view /*question*/, const std::vector<LabelledEdge>& edges) const {
     constexpr std::size_t kMaxSentences = 15;
     constexpr std::size_t kMaxPerSentence = 10;
@@ -103,7 +103,7 @@ std::vector<std::string> ExtractiveModel::synthesize_from_edges(
     std::vector<std::string> sentences;
     if (groups.empty()) {
         sentences.emplace_back("The knowledge graph gave no facts for this question.");
-        return sentences;
+        return {{}, {}, std::move(sentences)};
     }
     for (const auto& g : groups) {
         std::string markers;
@@ -125,7 +125,7 @@ std::vector<std::string> ExtractiveModel::synthesize_from_edges(
             sentence.front() = static_cast<char>(sentence.front() - 'a' + 'A');
         sentences.push_back(sentence + " " + markers + ".");
     }
-    return sentences;
+    return {{}, {}, std::move(sentences)};
 }
 
 namespace {
@@ -207,7 +207,7 @@ std::vector<std::string> split_sentences(std::string_view s) {
 
 }  // namespace
 
-std::vector<std::string> ExtractiveModel::synthesize_from_chunks(
+ComposedAnswer ExtractiveModel::answer_from_chunks(
     std::string_view question, const std::vector<TextChunk>& chunks) const {
     constexpr std::size_t kMaxSentences = 4;
     std::vector<Sentence> sentences;
@@ -217,7 +217,7 @@ std::vector<std::string> ExtractiveModel::synthesize_from_chunks(
         for (std::size_t k = 0; k < pieces.size(); ++k)
             sentences.push_back({c, k, pieces[k], text::content_stems(pieces[k])});
     }
-    if (sentences.empty()) return {"The documents given hold no text for this question."};
+    if (sentences.empty()) return {{}, {}, {"The documents given hold no text for this question."}};
 
     // Inverse document frequency of each stem over the candidate sentences.
     std::unordered_map<std::string, std::size_t> df;
@@ -316,7 +316,7 @@ std::vector<std::string> ExtractiveModel::synthesize_from_chunks(
     std::vector<std::string> out;
     for (auto p : picked)
         out.push_back(sentences[p].text + " [" + chunks[sentences[p].chunk].id + "]");
-    return out;
+    return {{}, {}, std::move(out)};
 }
 
 std::size_t count_words(std::string_view s) {

@@ -30,6 +30,15 @@ struct TextChunk {
     std::string title;
 };
 
+// What a synthesis template answers: the short answer alone, the marker ids it rests on, and
+// the sentences that state it (the first leads with it), each ending with its markers. Joined
+// with single spaces the sentences form the answer text.
+struct ComposedAnswer {
+    std::string answer;                   // an entity's label, a literal, "yes"/"no"; empty: undecided
+    std::vector<std::string> answer_ids;  // marker ids the short answer rests on, in order
+    std::vector<std::string> sentences;
+};
+
 // Stateless and thread-safe; every method is deterministic (same input, same output).
 class ExtractiveModel {
 public:
@@ -61,16 +70,18 @@ public:
         std::string_view question, const std::vector<LabelledEdge>& edges,
         const CancelCheck& cancelled = {}) const;
 
-    // The answer as sentences, each ending with the markers of the edges it states
-    // ("Cruz Azul FC is in country Mexico [e1]."); edges grouped by subject and predicate in
-    // the order given. Joined with single spaces they form the answer text.
-    std::vector<std::string> synthesize_from_edges(std::string_view question,
-                                                   const std::vector<LabelledEdge>& edges) const;
+    // The answer from the edges: the short answer (the end node of the best path from a
+    // named entity along the relations the question asks for, or empty when the edges do not
+    // decide), the ids it rests on, and the sentences, the first stating the answer, each
+    // ending with the markers of the edges it states ("Cruz Azul FC is in Mexico [e1].").
+    ComposedAnswer answer_from_edges(std::string_view question,
+                                     const std::vector<LabelledEdge>& edges) const;
 
-    // The chunk sentences that best match the question, best first, each quoted exactly and
-    // followed by its chunk's marker ("The tower opened in 1889. [c2]").
-    std::vector<std::string> synthesize_from_chunks(std::string_view question,
-                                                    const std::vector<TextChunk>& chunks) const;
+    // The answer from the chunks: the short answer (a span of the best sentence, "yes"/"no",
+    // or empty), the chunk ids it rests on, and at most three sentences quoted exactly, the
+    // best answer first, each followed by its chunk's marker ("The tower opened in 1889. [c2]").
+    ComposedAnswer answer_from_chunks(std::string_view question,
+                                      const std::vector<TextChunk>& chunks) const;
 };
 
 // Whitespace-separated tokens: the extractive provider's "token" count (a word count).

@@ -187,11 +187,11 @@ base::Result<Completion> ExtractiveProvider::generate(const PromptInput& input,
     } else if (name == "kg-synthesis") {
         auto edges = edges_of(input);
         if (!edges) return std::move(edges).error();
-        completion = text_completion(model_.synthesize_from_edges(question, *edges), options);
+        completion = text_completion(model_.answer_from_edges(question, *edges).sentences, options);
     } else if (name == "document-synthesis") {
         auto chunks = chunks_of(input);
         if (!chunks) return std::move(chunks).error();
-        completion = text_completion(model_.synthesize_from_chunks(question, *chunks), options);
+        completion = text_completion(model_.answer_from_chunks(question, *chunks).sentences, options);
     } else {
         return make_error(ErrorType::kInvalidRequest,
                           "the extractive provider answers only the built-in templates "

@@ -375,7 +375,7 @@ TEST(SynthesisTest, GraphAnswersGroupFactsAndCiteOnlyGivenIds) {
         {"bad id!", "Cruz Azul FC", "is in country", "Atlantis"},
         {"e1", "Cruz Azul FC", "is in country", "Duplicate"},
     };
-    const auto sentences = m.synthesize_from_edges("q", edges);
+    const auto sentences = m.answer_from_edges("q", edges).sentences;
     ASSERT_EQ(sentences.size(), 3u);
     EXPECT_EQ(sentences[0], "Cruz Azul FC is in country Mexico [e1].");
     EXPECT_EQ(sentences[1], "Marco FABIAN and Jose CORONA plays position Forward [e2][e3].");
@@ -385,7 +385,7 @@ TEST(SynthesisTest, GraphAnswersGroupFactsAndCiteOnlyGivenIds) {
     EXPECT_EQ(joined(sentences).find("Atlantis"), std::string::npos)
         << "an edge it cannot cite is left out";
 
-    const auto none = m.synthesize_from_edges("q", {});
+    const auto none = m.answer_from_edges("q", {}).sentences;
     ASSERT_EQ(none.size(), 1u);
     EXPECT_TRUE(markers(none[0]).empty());
 }
@@ -400,7 +400,7 @@ TEST(SynthesisTest, DocumentAnswersQuoteTheBestSentencesExactly) {
          "Eiffel Tower"},
     };
     const auto pieces =
-        m.synthesize_from_chunks("When was construction of the Eiffel Tower finished?", chunks);
+        m.answer_from_chunks("When was construction of the Eiffel Tower finished?", chunks).sentences;
     ASSERT_FALSE(pieces.empty());
     EXPECT_EQ(pieces[0],
               "Construction of the Eiffel Tower was finished in March 1889 by the company of "
@@ -413,8 +413,8 @@ TEST(SynthesisTest, DocumentAnswersQuoteTheBestSentencesExactly) {
         EXPECT_NE(chunk.text.find(quote), std::string::npos) << "not an exact quote: " << quote;
     }
     EXPECT_LE(pieces.size(), 4u);
-    EXPECT_EQ(pieces, m.synthesize_from_chunks(
-                          "When was construction of the Eiffel Tower finished?", chunks));
+    EXPECT_EQ(pieces, m.answer_from_chunks(
+                          "When was construction of the Eiffel Tower finished?", chunks).sentences);
 }
 
 TEST(SynthesisTest, MarkdownHeadingsAreNeverQuoted) {
@@ -425,7 +425,7 @@ TEST(SynthesisTest, MarkdownHeadingsAreNeverQuoted) {
          "tore the lantern open and the keeper kept a lamp burning.\n\n## Storm damage\n",
          "Storms"},
     };
-    const auto pieces = m.synthesize_from_chunks("What did the storm of 1887 damage?", chunks);
+    const auto pieces = m.answer_from_chunks("What did the storm of 1887 damage?", chunks).sentences;
     ASSERT_FALSE(pieces.empty());
     for (const auto& p : pieces) {
         EXPECT_EQ(p.find('#'), std::string::npos) << p;
@@ -448,8 +448,8 @@ TEST(SynthesisTest, ComparisonQuestionsQuoteBothDocuments) {
          "First for Women"},
         {"c3", "Philadelphia is the largest city in Pennsylvania.", "Philadelphia"},
     };
-    const auto pieces = m.synthesize_from_chunks(
-        "Which magazine was started first Arthur's Magazine or First for Women?", chunks);
+    const auto pieces = m.answer_from_chunks(
+        "Which magazine was started first Arthur's Magazine or First for Women?", chunks).sentences;
     std::set<std::string> cited;
     for (const auto& p : pieces)
         for (const auto& id : markers(p)) cited.insert(id);
@@ -469,7 +469,7 @@ TEST(SynthesisTest, FollowsABridgeToTheChunkItsFirstQuoteNames) {
          "Grey Lantern"},
     };
     const auto pieces =
-        m.synthesize_from_chunks("Who directed the film shot in Port Varn?", chunks);
+        m.answer_from_chunks("Who directed the film shot in Port Varn?", chunks).sentences;
     ASSERT_GE(pieces.size(), 2u);
     EXPECT_EQ(pieces[0], "Several films, such as Grey Lantern, were shot in Port Varn. [c1]");
     EXPECT_EQ(pieces[1], "Grey Lantern is a drama directed by Ilse Moravec. [c3]");
@@ -478,7 +478,7 @@ TEST(SynthesisTest, FollowsABridgeToTheChunkItsFirstQuoteNames) {
 TEST(SynthesisTest, ChunksWithUnusableIdsAreNeverCited) {
     ExtractiveModel m;
     const auto pieces =
-        m.synthesize_from_chunks("tower", {{"no spaces allowed", "The tower is tall.", ""}});
+        m.answer_from_chunks("tower", {{"no spaces allowed", "The tower is tall.", ""}}).sentences;
     ASSERT_EQ(pieces.size(), 1u);
     EXPECT_TRUE(markers(pieces[0]).empty());
 }

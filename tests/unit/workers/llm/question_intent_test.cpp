@@ -1,0 +1,53 @@
+// question_intent: the expected answer type of invented questions, and the literal checks.
+#include "workers/llm/question_intent.hpp"
+
+#include <gtest/gtest.h>
+
+namespace glassbox::llm {
+namespace {
+
+TEST(QuestionIntentTest, WhWordsGiveTheirType) {
+    EXPECT_EQ(question_intent("Who founded the shipyard that built the MV Curlew?").type,
+              AnswerType::kAgent);
+    EXPECT_EQ(question_intent("whose daughter ran the yard ?").type, AnswerType::kAgent);
+    EXPECT_EQ(question_intent("When did the Curlew first sail?").type, AnswerType::kTime);
+    EXPECT_EQ(question_intent("Where is Brinehaven?").type, AnswerType::kPlace);
+    EXPECT_EQ(question_intent("How many ships did the yard build?").type, AnswerType::kNumber);
+    EXPECT_EQ(question_intent("What is the tonnage of the Curlew?").type, AnswerType::kAny);
+}
+
+TEST(QuestionIntentTest, WhichXAsksForAnX) {
+    const auto club = question_intent("which club does Lionel_MESSI play for ?");
+    EXPECT_EQ(club.type, AnswerType::kClass);
+    EXPECT_EQ(club.class_word, "club");
+    const auto year = question_intent("In what year was the yard founded?");
+    EXPECT_EQ(year.type, AnswerType::kTime);
+    EXPECT_EQ(year.class_word, "year");
+    const auto country = question_intent("the shipyard is in which country ?");
+    EXPECT_EQ(country.type, AnswerType::kPlace);
+    EXPECT_EQ(country.wh, "which");
+}
+
+TEST(QuestionIntentTest, AuxiliaryFirstIsYesNo) {
+    EXPECT_EQ(question_intent("Are the Curlew and the Gannet from the same yard?").type,
+              AnswerType::kYesNo);
+    EXPECT_EQ(question_intent("Did Oskar Brenn found the yard?").type, AnswerType::kYesNo);
+    EXPECT_TRUE(question_intent("Was it built in 1898?").wh.empty());
+    EXPECT_NE(question_intent("Which ship is older, the Curlew or the Gannet?").type,
+              AnswerType::kYesNo);
+}
+
+TEST(QuestionIntentTest, LiteralShapes) {
+    EXPECT_TRUE(looks_like_time("1898"));
+    EXPECT_TRUE(looks_like_time("12 May 1898"));
+    EXPECT_TRUE(looks_like_time("1890s"));
+    EXPECT_FALSE(looks_like_time("Oskar Brenn"));
+    EXPECT_FALSE(looks_like_time("42"));
+    EXPECT_TRUE(looks_like_number("42"));
+    EXPECT_TRUE(looks_like_number("3.5 km"));
+    EXPECT_TRUE(looks_like_number("two million"));
+    EXPECT_FALSE(looks_like_number("Brinehaven"));
+}
+
+}  // namespace
+}  // namespace glassbox::llm
