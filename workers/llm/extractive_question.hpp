@@ -12,6 +12,17 @@ namespace glassbox::llm::detail {
 inline bool is_ascii_upper(char c) { return c >= 'A' && c <= 'Z'; }
 inline bool is_ascii_lower(char c) { return c >= 'a' && c <= 'z'; }
 
+// A citation marker id the writers may cite: [A-Za-z0-9_-]{1,32}.
+inline bool valid_marker_id(std::string_view id) {
+    if (id.empty() || id.size() > 32) return false;
+    for (char c : id) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '_' || c == '-';
+        if (!ok) return false;
+    }
+    return true;
+}
+
 // One whitespace-separated piece of the question, punctuation stripped.
 struct Token {
     std::string text;  // as written, without surrounding punctuation or a possessive 's
