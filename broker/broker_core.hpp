@@ -208,7 +208,7 @@ private:
     void serve_topic_auth();
     void cut_subscriber(std::string_view name, int fd, TopicBound bound);
     void log_subscriber_dropped(std::string_view name, std::string_view reason,
-                                std::size_t subscriptions, std::uint64_t inbound, bool closed);
+                                std::size_t subscriptions, std::uint64_t inbound);
     // The topic's watch thread: every topic_watch_interval, each subscriber connection's bytes
     // received (TCP_INFO) against max_subscriber_inbound_bytes.
     void watch_topic(std::stop_token stop);
@@ -342,7 +342,8 @@ private:
     std::mutex topic_fds_mutex_;
     std::unordered_map<int, TimePoint> topic_fds_;
     int topic_port_ = -1;
-    std::atomic<std::uint64_t> topic_cut_for_bytes_{0};
+    std::uint64_t topic_cut_for_count_ = 0;  // closed by cut_subscriber (a ledger bound)
+    std::atomic<std::uint64_t> topic_cut_for_bytes_{0};  // closed by the watch thread
     std::atomic<bool> topic_trim_wanted_{false};
     std::unique_ptr<ExplainSpool> spool_;
     BoundEndpoints bound_;

@@ -26,6 +26,20 @@ constexpr const char* kMonitorEndpoint = "inproc://glassbox-explain-topic-monito
 constexpr std::size_t kZapRequestFrames = 6;
 constexpr std::size_t kMaxZapFrames = 16;
 
+// Whether a TCP socket is already being closed from this end (shut down by the count or by the
+// byte watch, whichever came first): not shut down nor counted again. Not TCP: false.
+bool closing_here(int fd) {
+    tcp_info info{};
+    socklen_t size = sizeof info;
+    if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) != 0 || size < 1) return false;
+    // Linux's TCP states (include/net/tcp_states.h): 1 established, 8 close-wait (the peer's
+    // FIN came, ours not yet sent); userspace has them only in a header that clashes with
+    // <linux/tcp.h>'s tcp_info.
+    constexpr std::uint8_t kEstablished = 1;
+    constexpr std::uint8_t kCloseWait = 8;
+    return info.tcpi_state != kEstablished && info.tcpi_state != kCloseWait;
+}
+
 // Everything left of one multipart message (a malformed one is read to its end).
 void skip_rest(zmq::socket_t& socket, bool more) {
     while (more) {
@@ -200,16 +214,19 @@ void BrokerCore::cut_subscriber(std::string_view name, int fd, TopicBound bound)
         const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
         if (own >= 0) {
             drain_topic_monitor();
-            if (topic_ledger_.holds(name, fd)) cut = ::shutdown(own, SHUT_RDWR) == 0;
+            if (topic_ledger_.holds(name, fd) && !closing_here(own)) {
+                cut = ::shutdown(own, SHUT_RDWR) == 0;
+            }
             ::close(own);
         }
     }
-    log_subscriber_dropped(name, to_string(bound), topic_ledger_.subscriptions_of(name), 0, cut);
+    if (!cut) return;  // gone already, or closed by the byte watch (counted there)
+    ++topic_cut_for_count_;
+    log_subscriber_dropped(name, to_string(bound), topic_ledger_.subscriptions_of(name), 0);
 }
 
 void BrokerCore::log_subscriber_dropped(std::string_view name, std::string_view reason,
-                                        std::size_t subscriptions, std::uint64_t inbound,
-                                        bool closed) {
+                                        std::size_t subscriptions, std::uint64_t inbound) {
     // A subscriber that keeps reconnecting is cut each time: one line a second says so.
     const std::lock_guard lock{drop_log_mutex_};
     ++drops_unlogged_;
@@ -217,8 +234,8 @@ void BrokerCore::log_subscriber_dropped(std::string_view name, std::string_view 
     if (now < next_drop_log_) return;
     next_drop_log_ = now + std::chrono::seconds{1};
     log_->warn("event=explain_subscriber_dropped subscriber={} reason={} subscriptions={} "
-               "inbound_bytes={} closed={} dropped_since_last_line={}",
-               printable(name), reason, subscriptions, inbound, closed, drops_unlogged_);
+               "inbound_bytes={} dropped_since_last_line={}",
+               printable(name), reason, subscriptions, inbound, drops_unlogged_);
     drops_unlogged_ = 0;
 }
 
@@ -271,13 +288,15 @@ void BrokerCore::watch_topic(std::stop_token stop) {
                 const std::uint64_t allowed =
                     config_.max_subscriber_inbound_bytes +
                     1024u * static_cast<std::uint64_t>(std::max<std::int64_t>(age.count(), 0));
-                if (info.tcpi_bytes_received > allowed) {
-                    const bool closed = ::shutdown(own, SHUT_RDWR) == 0;
+                if (info.tcpi_bytes_received > allowed && !closing_here(own)) {
                     cut[fd] = file.st_ino;
-                    ++topic_cut_for_bytes_;
-                    topic_trim_wanted_ = true;
-                    log_subscriber_dropped("fd:" + std::to_string(fd), "subscriber_inbound_bytes",
-                                           0, info.tcpi_bytes_received, closed);
+                    if (::shutdown(own, SHUT_RDWR) == 0) {
+                        ++topic_cut_for_bytes_;
+                        topic_trim_wanted_ = true;
+                        log_subscriber_dropped("fd:" + std::to_string(fd),
+                                               "subscriber_inbound_bytes", 0,
+                                               info.tcpi_bytes_received);
+                    }
                 }
             }
             ::close(own);

@@ -68,7 +68,7 @@ std::string BrokerCore::status_json() const {
           {"connections", topic_ledger_.open_connections()},
           {"subscriptions", topic_ledger_.subscriptions()},
           {"subscribed_bytes", topic_ledger_.bytes()},
-          {"dropped_subscribers", topic_ledger_.dropped() + topic_cut_for_bytes_.load()},
+          {"dropped_subscribers", topic_cut_for_count_ + topic_cut_for_bytes_.load()},
           {"max_subscription_bytes", config_.max_subscription_bytes},
           {"max_subscriptions_per_subscriber", config_.max_subscriptions_per_subscriber},
           {"max_subscribed_bytes_per_subscriber", config_.max_subscribed_bytes_per_subscriber},
