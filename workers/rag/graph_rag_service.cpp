@@ -43,6 +43,10 @@ constexpr double kHubPenalty = 0.2;
 // Kept edges: at most this share of edge_limit may share one node and predicate (a star of
 // alike facts) while other scored edges wait; the rest of the slots go to the best of those.
 constexpr std::uint32_t kStarShare = 3;
+// Pre-filter penalty per hop beyond the second: the third hop (for questions that chain three
+// relations) widens the subgraph several times over; its edges compete for the scored slots only
+// when they resemble the question clearly.
+constexpr double kDeepHopPenalty = 0.15;
 
 struct Seed {
     Term entity;
@@ -384,6 +388,7 @@ private:
                               named_concepts_);
             if (linked > 1) similarity[i] += kConjunctionBonus * (linked - 1);
             if (subgraph_[i].from_hub) similarity[i] -= kHubPenalty;
+            if (subgraph_[i].hop > 2) similarity[i] -= kDeepHopPenalty * (subgraph_[i].hop - 2);
         }
         std::stable_sort(all.begin(), all.end(), [&](std::size_t a, std::size_t b) {
             return similarity[a] > similarity[b];
