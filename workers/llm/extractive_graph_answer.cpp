@@ -147,7 +147,22 @@ struct Reading {
     std::string verb;  // "was built by", "is the country"; empty for a noun phrase
     std::string rest;  // the object, or the noun phrase
     bool noun_phrase = false;
+    std::string noun;  // set for a noun relation read from its subject ("spouse", "child")
+    std::string article;  // before `noun`: "a" for a relation named in the plural, else "the"
 };
+
+// The reading as a clause after its subject: a main clause ("founded X", "is the gender of
+// X", "has X as a child"), or a relative one after a noun (", which built X", ", a child of
+// X", ", whose spouse is X"). `plural`: the main clause's subject is a list.
+std::string clause(const Reading& r, bool plural, bool relative) {
+    if (r.noun_phrase) return relative ? ", " + r.rest : (plural ? "are " : "is ") + r.rest;
+    if (!r.noun.empty()) {
+        return relative ? ", whose " + r.noun + " is " + r.rest
+                        : (plural ? "have " : "has ") + r.rest + " as " + r.article + " " + r.noun;
+    }
+    if (relative) return ", which " + r.verb + " " + r.rest;
+    return (plural ? plural_verb(r.verb) : r.verb) + " " + r.rest;
+}
 
 // `object` is the other node's label as written in the sentence. `subject_is_s`: read from the
 // fact's subject (the natural direction) or from its object.
@@ -169,35 +184,40 @@ std::optional<Reading> read_fact(const std::string& predicate, const std::string
             // + 5600 → "has a population of 5600".
             if (lw[0] == "has" && end >= 4 && lw[end - 2] == "in" && object_is_literal)
                 return Reading{"has a " + join_words(w, 1, end - 2) + " of",
-                               object + " " + w[end - 1], false};
+                               object + " " + w[end - 1], false, {}, {}};
             if (lw[0] == "has" && end >= 2 && object_is_literal)
-                return Reading{"has a " + join_words(w, 1, end) + " of", object, false};
-            return Reading{join_words(w, 0, end), object, false};
+                return Reading{"has a " + join_words(w, 1, end) + " of", object, false, {}, {}};
+            return Reading{join_words(w, 0, end), object, false, {}, {}};
         }
-        // A noun: "gender" → "whose gender is male"; as a main clause "has gender male".
-        return Reading{"has " + join_words(w, 0, end), object, false};
+        // A noun: "gender" → "whose gender is male"; as a main clause "has male as the
+        // gender"; "children" → "has X as a child".
+        if (end == 1) {
+            const auto [one, plural] = singular(lw[0]);
+            return Reading{"has", object, false, one, plural ? "a" : "the"};
+        }
+        return Reading{"has", object, false, join_words(w, 0, end), "the"};
     }
     // Read from the object: "X was built by Y" → "Y built X".
     if (w.size() >= 3 && is_auxiliary(lw[0]) && lw.back() == "by" && w.size() == 3)
-        return Reading{past_of(lw[1]), object, false};
+        return Reading{past_of(lw[1]), object, false, {}, {}};
     if (!verbal) {
         // "X children Y" → "Y is a child of X"; "X gender male" → "male is the gender of X".
         if (w.size() == 1) {
             const auto [one, plural] = singular(lw[0]);
-            return Reading{"", (plural ? "a " : "the ") + one + " of " + object, true};
+            return Reading{"", (plural ? "a " : "the ") + one + " of " + object, true, {}, {}};
         }
-        return Reading{"", "the " + join_words(w, 0, w.size()) + " of " + object, true};
+        return Reading{"", "the " + join_words(w, 0, w.size()) + " of " + object, true, {}, {}};
     }
     // "X has population Y" → "Y is the population of X".
     if (lw[0] == "has" && w.size() >= 2)
-        return Reading{"", "the " + join_words(w, 1, w.size()) + " of " + object, true};
+        return Reading{"", "the " + join_words(w, 1, w.size()) + " of " + object, true, {}, {}};
     // "X is in country Y" → "Y is the country X is in"; "X plays position Y" → "Y is the
     // position X plays". Not for a participle last ("is aged").
     const bool participle = lw.back().ends_with("ed") || lw.back().ends_with("en");
     if (w.size() >= 2 && !is_preposition(lw.back()) && !participle && !object_is_literal) {
         const std::string noun = w.back();
         return Reading{"", "the " + noun + " " + object + " " + join_words(w, 0, w.size() - 1),
-                       true};
+                       true, {}, {}};
     }
     return std::nullopt;
 }
@@ -322,11 +342,12 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
     double chain_weight = 0.0;
     for (auto m : rel.chain) chain_weight += rel.mentions[m].weight;
 
-    // The chain mentions each fact expresses: each predicate word answers one mention, best
-    // pairs first ("was built in year" answers "built" and "when").
-    std::vector<std::vector<std::pair<std::size_t, double>>> expressed(facts.size());
+    // The chain mentions each fact can express, best first: (value, predicate word, chain
+    // index). On a path each predicate word answers one mention not yet answered ("was built in
+    // year" answers "built" and "when"; a second spouse fact the second "spouse").
+    std::vector<std::vector<std::tuple<double, std::size_t, std::size_t>>> expressed(facts.size());
     for (std::size_t f = 0; f < facts.size(); ++f) {
-        std::vector<std::tuple<double, std::size_t, std::size_t>> pairs;  // value, word, chain index
+        auto& pairs = expressed[f];
         for (std::size_t w = 0; w < matches[f].by_word.size(); ++w)
             for (std::size_t c = 0; c < rel.chain.size(); ++c) {
                 const std::size_t m = rel.chain[c];
@@ -335,15 +356,11 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
             }
         std::stable_sort(pairs.begin(), pairs.end(),
                          [](const auto& a, const auto& b) { return std::get<0>(a) > std::get<0>(b); });
-        std::set<std::size_t> words_used;
-        std::set<std::size_t> chain_used;
-        for (const auto& [v, w, c] : pairs) {
-            if (words_used.contains(w) || chain_used.contains(c)) continue;
-            words_used.insert(w);
-            chain_used.insert(c);
-            expressed[f].emplace_back(c, v);
-        }
     }
+
+    std::vector<char> nominal(facts.size(), 0);
+    for (std::size_t f = 0; f < facts.size(); ++f)
+        nominal[f] = verbal_predicate(split_words(facts[f].p)) ? 0 : 1;
 
     // The facts joining a path's end to named entities off the path, one per entity.
     const auto joining = [&](const Path& path) {
@@ -371,14 +388,17 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
         std::size_t expressing = 0;
         std::size_t previous_max = 0;
         bool any_before = false;
-        for (auto f : path.facts) {
+        for (std::size_t k = 0; k < hops; ++k) {
+            const std::size_t f = path.facts[k];
             bool took = false;
             std::size_t lowest = rel.chain.size();
             std::size_t highest = 0;
             double value = 0.0;
-            for (const auto& [c, v] : expressed[f]) {
-                if (taken[c]) continue;
+            std::set<std::size_t> words_used;
+            for (const auto& [v, w, c] : expressed[f]) {
+                if (taken[c] || words_used.contains(w)) continue;
                 taken[c] = true;
+                words_used.insert(w);
                 took = true;
                 value += v;
                 lowest = std::min(lowest, c);
@@ -386,6 +406,9 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
             }
             if (!took) continue;
             ++expressing;
+            // A noun relation names its object ("X children Y": Y is a child of X); taken
+            // backwards it says the opposite (X is Y's parent).
+            if (!path.forward[k] && nominal[f]) value *= 0.5;
             covered += any_before && lowest < previous_max ? 0.7 * value : value;
             previous_max = std::max(previous_max, highest);
             any_before = true;
@@ -479,13 +502,8 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
             ok = false;
             break;
         }
-        if (k + 1 == hops) {
-            sentence = subject + " " +
-                       (r->noun_phrase ? std::string(plural ? "are " : "is ") + r->rest
-                                       : (plural ? plural_verb(r->verb) : r->verb) + " " + r->rest);
-        } else {
-            sentence += r->noun_phrase ? ", " + r->rest : ", which " + r->verb + " " + r->rest;
-        }
+        sentence += k + 1 == hops ? subject + " " + clause(*r, plural, false)
+                                  : clause(*r, false, true);
     }
     if (!ok) {
         sentence.clear();
@@ -495,15 +513,11 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
             const bool last = k + 1 == hops;
             const std::string object = last ? subject : node_text(labels[next], question_lower);
             auto r = read_fact(f.p, object, path.forward[k], literal(next));
-            std::string clause;
-            if (r) {
-                clause = r->noun_phrase ? "is " + r->rest : r->verb + " " + r->rest;
-            } else {
-                // No reading from this side: the fact as stored.
-                clause = "is linked by \"" + f.p + "\" to " + object;
-            }
-            sentence += k == 0 ? node_text(labels[path.nodes[0]], question_lower) + " " + clause
-                               : ", which " + clause;
+            // No reading from this side: the fact as stored.
+            const Reading stored{"is linked by \"" + f.p + "\" to", object, false, {}, {}};
+            sentence += k == 0 ? node_text(labels[path.nodes[0]], question_lower) + " " +
+                                     clause(r ? *r : stored, false, false)
+                               : clause(r ? *r : stored, false, true);
         }
     }
     std::vector<std::string> cited;
@@ -528,14 +542,13 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
                                      literal(other));
             std::string support;
             if (r) {
-                support = node_text(labels[end], question_lower) + " " +
-                          (r->noun_phrase ? "is " + r->rest : r->verb + " " + r->rest);
+                support = node_text(labels[end], question_lower) + " " + clause(*r, false, false);
             } else {
                 const auto natural = read_fact(f.p, node_text(labels[f.o], question_lower), true,
                                                literal(f.o));
                 if (!natural) continue;
-                support = node_text(labels[f.s], question_lower) + " " + natural->verb + " " +
-                          natural->rest;
+                support = node_text(labels[f.s], question_lower) + " " +
+                          clause(*natural, false, false);
             }
             sentences.push_back(capitalised(support) + " [" + f.id + "].");
             if (std::find(answer_ids.begin(), answer_ids.end(), f.id) == answer_ids.end())
