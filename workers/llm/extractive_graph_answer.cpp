@@ -28,6 +28,9 @@ constexpr std::size_t kMaxFacts = 2'000;       // facts looked at (graph-rag sen
 constexpr std::size_t kMaxPathSteps = 200'000;  // path-search steps
 constexpr std::size_t kMaxHops = 3;
 constexpr std::size_t kMaxListed = 5;  // answers named before "and N others"
+// The least score of a path that answers: below it no fact expresses what was asked (a path
+// expressing nothing of the chain scores at most 0.2 × 0.5 × 1.5).
+constexpr double kDecides = 0.2;
 
 // One fact: an edge with its " inverse" predicate read the other way round, so an edge and its
 // inverse are the same fact. `id` is the first marker it was given.
@@ -149,18 +152,20 @@ struct Reading {
     bool noun_phrase = false;
     std::string noun;  // set for a noun relation read from its subject ("spouse", "child")
     std::string article;  // before `noun`: "a" for a relation named in the plural, else "the"
+    bool relative_only = false;  // reads well only after its subject ("…, where X was born")
 };
 
 // The reading as a clause after its subject: a main clause ("founded X", "is the gender of
 // X", "has X as a child"), or a relative one after a noun (", which built X", ", a child of
-// X", ", whose spouse is X"). `plural`: the main clause's subject is a list.
-std::string clause(const Reading& r, bool plural, bool relative) {
+// X", ", whose spouse is X"). `plural`: the main clause's subject is a list; `person`: the
+// relative clause's subject is a person ("who", not "which").
+std::string clause(const Reading& r, bool plural, bool relative, bool person = false) {
     if (r.noun_phrase) return relative ? ", " + r.rest : (plural ? "are " : "is ") + r.rest;
     if (!r.noun.empty()) {
         return relative ? ", whose " + r.noun + " is " + r.rest
                         : (plural ? "have " : "has ") + r.rest + " as " + r.article + " " + r.noun;
     }
-    if (relative) return ", which " + r.verb + " " + r.rest;
+    if (relative) return (person ? ", who " : ", which ") + r.verb + " " + r.rest;
     return (plural ? plural_verb(r.verb) : r.verb) + " " + r.rest;
 }
 
@@ -219,6 +224,17 @@ std::optional<Reading> read_fact(const std::string& predicate, const std::string
         return Reading{"", "the " + noun + " " + object + " " + join_words(w, 0, w.size() - 1),
                        true, {}, {}};
     }
+    // "X was born in Y" → "Y, where X was born"; "X studied under Y" → "Y, the one X studied
+    // under".
+    if (is_preposition(lw.back()) && w.size() >= 2) {
+        Reading r;
+        r.noun_phrase = true;
+        r.relative_only = true;
+        r.rest = (lw.back() == "in" || lw.back() == "on" || lw.back() == "at")
+                     ? "where " + object + " " + join_words(w, 0, w.size() - 1)
+                     : "the one " + object + " " + join_words(w, 0, w.size());
+        return r;
+    }
     return std::nullopt;
 }
 
@@ -268,6 +284,13 @@ double type_fit(const QuestionIntent& intent, const std::string& label,
         case AnswerType::kYesNo: return 0.85;
     }
     return 0.85;
+}
+
+// A fact that gives its subject's class ("Little Tarn type island").
+bool type_predicate(const std::string& predicate) {
+    const std::string p = lower(predicate);
+    return p == "type" || p == "is a" || p == "instance of" || p == "has type" ||
+           p == "rdf type" || p == "class";
 }
 
 }  // namespace
@@ -354,6 +377,15 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
                 const double v = rel.mentions[m].weight * matches[f].by_word[w][m];
                 if (v > 0.0) pairs.emplace_back(v, w, c);
             }
+        // "was born in", "is located on": its object is a place, what "where" asks for.
+        const auto w = split_words(lower(facts[f].p));
+        if (!w.empty() && (w.back() == "in" || w.back() == "on" || w.back() == "at")) {
+            for (std::size_t c = 0; c < rel.chain.size(); ++c) {
+                const auto& m = rel.mentions[rel.chain[c]];
+                if (m.key == "location")
+                    pairs.emplace_back(0.8 * m.weight, matches[f].by_word.size(), c);
+            }
+        }
         std::stable_sort(pairs.begin(), pairs.end(),
                          [](const auto& a, const auto& b) { return std::get<0>(a) > std::get<0>(b); });
     }
@@ -362,14 +394,32 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
     for (std::size_t f = 0; f < facts.size(); ++f)
         nominal[f] = verbal_predicate(split_words(facts[f].p)) ? 0 : 1;
 
-    // The facts joining a path's end to named entities off the path, one per entity.
+    // Each node's classes, from its type facts (stemmed, lower-case).
+    std::vector<std::set<std::string>> classes(labels.size());
+    for (const auto& f : facts)
+        if (type_predicate(f.p)) classes[f.s].insert(text::stem(lower(labels[f.o])));
+
+    // People: a node whose class says so, or that has a gender.
+    std::vector<char> person(labels.size(), 0);
+    for (const auto& f : facts) {
+        const std::string p = lower(f.p);
+        if (p == "gender" || p == "sex" || p == "has gender")
+            person[f.s] = 1;
+        else if (type_predicate(f.p)) {
+            const std::string c = lower(labels[f.o]);
+            if (c == "person" || c == "human" || c == "people") person[f.s] = 1;
+        }
+    }
+
+    // The facts joining a path's end to named entities off the path, one per entity (a type
+    // fact is not one: "which town" names a class, not an entity to join).
     const auto joining = [&](const Path& path) {
         std::vector<std::size_t> out;
         std::set<std::size_t> reached;
         const std::size_t end = path.nodes.back();
         for (auto f : adjacency[end]) {
             const std::size_t other = facts[f].s == end ? facts[f].o : facts[f].s;
-            if (anchor[other] <= 0.0 ||
+            if (anchor[other] <= 0.0 || type_predicate(facts[f].p) ||
                 std::find(path.nodes.begin(), path.nodes.end(), other) != path.nodes.end())
                 continue;
             if (reached.insert(other).second) out.push_back(f);
@@ -395,9 +445,19 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
             std::size_t highest = 0;
             double value = 0.0;
             std::set<std::size_t> words_used;
+            std::set<std::size_t> answered;  // chain mentions this fact took
             for (const auto& [v, w, c] : expressed[f]) {
-                if (taken[c] || words_used.contains(w)) continue;
+                if (words_used.contains(w)) continue;
+                if (answered.contains(c)) {
+                    // A further word for the same mention ("plays in club" for "football club
+                    // … play for"): a little more evidence, not another mention.
+                    words_used.insert(w);
+                    value += 0.02 * v;
+                    continue;
+                }
+                if (taken[c]) continue;
                 taken[c] = true;
+                answered.insert(c);
                 words_used.insert(w);
                 took = true;
                 value += v;
@@ -413,12 +473,15 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
             previous_max = std::max(previous_max, highest);
             any_before = true;
         }
-        const double coverage = chain_weight > 0.0 ? std::min(1.0, covered / chain_weight)
+        const double coverage = chain_weight > 0.0 ? covered / chain_weight
                                                    : (hops == 1 ? 1.0 : 0.5);
         const double efficiency =
             chain_weight > 0.0 ? static_cast<double>(expressing) / static_cast<double>(hops) : 1.0;
         const std::size_t end = path.nodes.back();
         double fit = type_fit(intent, labels[end], facts[path.facts.back()].p);
+        // The end's own class, when a fact gives it as the class asked ("which island"), fits.
+        if (!intent.class_word.empty() && !classes[end].empty())
+            fit = classes[end].contains(text::stem(lower(intent.class_word))) ? 1.0 : fit;
         if (anchor[end] > 0.0) fit *= 0.8;  // named in the question: rarely what it asks for
         // An end joined to another named entity answers both ("who plays Forward for club X").
         const double joins = static_cast<double>(std::min<std::size_t>(2, joining(path).size()));
@@ -461,7 +524,7 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
     const Path* top = nullptr;
     for (const auto& p : found)
         if (top == nullptr || p.score > top->score + 1e-12) top = &p;
-    const bool decided = top != nullptr && (rel.chain.empty() || top->score >= 0.3);
+    const bool decided = top != nullptr && (rel.chain.empty() || top->score >= kDecides);
     if (!decided) {
         std::vector<std::string> sentences{
             "The facts found do not say what the question asks."};
@@ -471,7 +534,15 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
     std::set<std::size_t> ends;
     for (const auto& p : found) {
         if (p.score < top->score - 1e-9 || p.facts.size() != top->facts.size()) continue;
-        if (p.nodes.front() != top->nodes.front()) continue;
+        // Siblings of the best path: the same nodes up to the last, the same relations.
+        if (!std::equal(p.nodes.begin(), p.nodes.end() - 1, top->nodes.begin()) ||
+            p.forward != top->forward)
+            continue;
+        bool same_relations = true;
+        for (std::size_t k = 0; k < p.facts.size(); ++k)
+            same_relations = same_relations &&
+                             lower(facts[p.facts[k]].p) == lower(facts[top->facts[k]].p);
+        if (!same_relations) continue;
         if (!ends.insert(p.nodes.back()).second) continue;
         answers.push_back(&p);
     }
@@ -493,17 +564,33 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
     std::string sentence;
     // A value (a year, a number) reads best at the end: "The MV Petrel was built in 1911".
     bool ok = !literal(path.nodes.back());
+    // A single one-fact answer joined to further named entities by the same relation states
+    // them in one clause: "MV Curlew sails between Port Aldous and Brinehaven".
+    std::vector<std::size_t> merged;  // joining facts stated in the first sentence
+    if (listed == 1 && hops == 1) {
+        const auto& f = facts[path.facts[0]];
+        const bool end_is_s = f.s == path.nodes.back();
+        for (auto j : joining(path)) {
+            if (lower(facts[j].p) == lower(f.p) && (facts[j].s == path.nodes.back()) == end_is_s)
+                merged.push_back(j);
+        }
+    }
     for (std::size_t k = hops; k-- > 0 && ok;) {
         const auto& f = facts[path.facts[k]];
         const std::size_t toward = path.nodes[k];  // the entity-side node
-        auto r = read_fact(f.p, node_text(labels[toward], question_lower), !path.forward[k],
-                           literal(toward));
-        if (!r) {
+        std::vector<std::string> objects{node_text(labels[toward], question_lower)};
+        for (auto j : merged) {
+            const std::size_t other =
+                facts[j].s == path.nodes.back() ? facts[j].o : facts[j].s;
+            objects.push_back(node_text(labels[other], question_lower));
+        }
+        auto r = read_fact(f.p, join_list(objects, 0), !path.forward[k], literal(toward));
+        if (!r || (k + 1 == hops && r->relative_only)) {
             ok = false;
             break;
         }
         sentence += k + 1 == hops ? subject + " " + clause(*r, plural, false)
-                                  : clause(*r, false, true);
+                                  : clause(*r, false, true, person[path.nodes[k + 1]] != 0);
     }
     if (!ok) {
         sentence.clear();
@@ -517,7 +604,7 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
             const Reading stored{"is linked by \"" + f.p + "\" to", object, false, {}, {}};
             sentence += k == 0 ? node_text(labels[path.nodes[0]], question_lower) + " " +
                                      clause(r ? *r : stored, false, false)
-                               : clause(r ? *r : stored, false, true);
+                               : clause(r ? *r : stored, false, true, person[path.nodes[k]] != 0);
         }
     }
     std::vector<std::string> cited;
@@ -525,6 +612,8 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
         for (auto f : answers[a]->facts)
             if (std::find(cited.begin(), cited.end(), facts[f].id) == cited.end())
                 cited.push_back(facts[f].id);
+    if (ok)
+        for (auto j : merged) cited.push_back(facts[j].id);
     std::string markers;
     for (const auto& id : cited) markers += "[" + id + "]";
     std::vector<std::string> sentences{capitalised(sentence) + " " + markers + "."};
@@ -534,7 +623,10 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
     if (listed == 1) {
         const std::size_t end = path.nodes.back();
         const auto joins = joining(path);
-        for (std::size_t j = 0; j < joins.size() && j < 2; ++j) {
+        std::size_t supported = 0;
+        for (std::size_t j = 0; j < joins.size() && supported < 2; ++j) {
+            if (ok && std::find(merged.begin(), merged.end(), joins[j]) != merged.end()) continue;
+            ++supported;
             const auto& f = facts[joins[j]];
             const bool from_s = f.s == end;
             const std::size_t other = from_s ? f.o : f.s;
