@@ -165,7 +165,7 @@ std::optional<std::vector<double>> score_with_paths(std::string_view question,
         mentions.push_back({std::move(n), std::max(0.75, 0.95 - 0.03 * static_cast<double>(i))});
     }
     std::string question_norm = normalize(question);
-    const QuestionIntent intent = question_intent(question);
+    const QuestionIntent intent = question_intent(question, analysis);
 
     // Nodes and predicates, each label once.
     std::vector<std::string> node_norms;

@@ -2,6 +2,7 @@
 // the relations asked for, its end node as the short answer, one sentence stating both.
 // Deterministic: ties broken by input order.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -335,8 +336,8 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
     if (facts.empty())
         return {{}, {}, {"The knowledge graph gave no facts for this question."}};
 
-    const QuestionIntent intent = question_intent(question);
     const auto analysis = detail::analyze_question(question);
+    const QuestionIntent intent = question_intent(question, analysis);
     const QuestionRelations rel = question_relations(analysis);
     const std::string question_lower = lower(question);
     const std::string question_norm = " " + normalize(question) + " ";
@@ -413,27 +414,62 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
 
     // The facts joining a path's end to named entities off the path, one per entity (a type
     // fact is not one: "which town" names a class, not an entity to join).
+    std::vector<std::vector<std::size_t>> joins_at(labels.size());  // facts to named entities
+    for (std::size_t n = 0; n < labels.size(); ++n) {
+        std::set<std::size_t> reached;
+        for (auto f : adjacency[n]) {
+            const std::size_t other = facts[f].s == n ? facts[f].o : facts[f].s;
+            if (anchor[other] > 0.0 && !type_predicate(facts[f].p) && reached.insert(other).second)
+                joins_at[n].push_back(f);
+        }
+    }
     const auto joining = [&](const Path& path) {
         std::vector<std::size_t> out;
-        std::set<std::size_t> reached;
         const std::size_t end = path.nodes.back();
-        for (auto f : adjacency[end]) {
+        for (auto f : joins_at[end]) {
             const std::size_t other = facts[f].s == end ? facts[f].o : facts[f].s;
-            if (anchor[other] <= 0.0 || type_predicate(facts[f].p) ||
-                std::find(path.nodes.begin(), path.nodes.end(), other) != path.nodes.end())
-                continue;
-            if (reached.insert(other).second) out.push_back(f);
+            if (std::find(path.nodes.begin(), path.nodes.end(), other) == path.nodes.end())
+                out.push_back(f);
         }
         return out;
     };
+    const auto joining_count = [&](const Path& path) {
+        std::size_t count = 0;
+        const std::size_t end = path.nodes.back();
+        for (auto f : joins_at[end]) {
+            const std::size_t other = facts[f].s == end ? facts[f].o : facts[f].s;
+            if (std::find(path.nodes.begin(), path.nodes.end(), other) == path.nodes.end())
+                ++count;
+        }
+        return count;
+    };
+
+    // How well a fact's far end fits the expected answer, reached forward ([0], its object)
+    // or backward ([1], its subject): the type fit, the class its type facts give, less when
+    // named in the question.
+    const std::string class_stem = text::stem(lower(intent.class_word));
+    std::vector<std::array<double, 2>> end_fit(facts.size());
+    for (std::size_t f = 0; f < facts.size(); ++f) {
+        for (int side = 0; side < 2; ++side) {
+            const std::size_t end = side == 0 ? facts[f].o : facts[f].s;
+            double fit = type_fit(intent, labels[end], facts[f].p);
+            // The end's own class, when a fact gives it as the class asked ("which island").
+            if (!intent.class_word.empty() && classes[end].contains(class_stem)) fit = 1.0;
+            if (anchor[end] > 0.0) fit *= 0.8;  // named in the question: rarely what it asks for
+            end_fit[f][static_cast<std::size_t>(side)] = fit;
+        }
+    }
 
     // A path's score: the share of the asked chain its facts express (each mention once; a
     // fact expressing mentions before the previous fact's counts less: the chain runs the
     // other way), the share of its facts that express something asked, how well its end fits
     // the expected type, and a little less per hop.
+    std::vector<char> taken;  // scratch of score_path
+    std::vector<std::size_t> words_used;
+    std::vector<std::size_t> answered;
     const auto score_path = [&](const Path& path) {
         const std::size_t hops = path.facts.size();
-        std::vector<bool> taken(rel.chain.size(), false);
+        taken.assign(rel.chain.size(), 0);
         double covered = 0.0;
         std::size_t expressing = 0;
         std::size_t previous_max = 0;
@@ -444,21 +480,21 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
             std::size_t lowest = rel.chain.size();
             std::size_t highest = 0;
             double value = 0.0;
-            std::set<std::size_t> words_used;
-            std::set<std::size_t> answered;  // chain mentions this fact took
+            words_used.clear();
+            answered.clear();  // chain mentions this fact took
             for (const auto& [v, w, c] : expressed[f]) {
-                if (words_used.contains(w)) continue;
-                if (answered.contains(c)) {
+                if (std::find(words_used.begin(), words_used.end(), w) != words_used.end()) continue;
+                if (std::find(answered.begin(), answered.end(), c) != answered.end()) {
                     // A further word for the same mention ("plays in club" for "football club
                     // … play for"): a little more evidence, not another mention.
-                    words_used.insert(w);
+                    words_used.push_back(w);
                     value += 0.02 * v;
                     continue;
                 }
                 if (taken[c]) continue;
-                taken[c] = true;
-                answered.insert(c);
-                words_used.insert(w);
+                taken[c] = 1;
+                answered.push_back(c);
+                words_used.push_back(w);
                 took = true;
                 value += v;
                 lowest = std::min(lowest, c);
@@ -477,27 +513,26 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
                                                    : (hops == 1 ? 1.0 : 0.5);
         const double efficiency =
             chain_weight > 0.0 ? static_cast<double>(expressing) / static_cast<double>(hops) : 1.0;
-        const std::size_t end = path.nodes.back();
-        double fit = type_fit(intent, labels[end], facts[path.facts.back()].p);
-        // The end's own class, when a fact gives it as the class asked ("which island"), fits.
-        if (!intent.class_word.empty() && !classes[end].empty())
-            fit = classes[end].contains(text::stem(lower(intent.class_word))) ? 1.0 : fit;
-        if (anchor[end] > 0.0) fit *= 0.8;  // named in the question: rarely what it asks for
+        const double fit = end_fit[path.facts.back()][path.forward.back() ? 0 : 1];
         // An end joined to another named entity answers both ("who plays Forward for club X").
-        const double joins = static_cast<double>(std::min<std::size_t>(2, joining(path).size()));
+        const double joins = static_cast<double>(std::min<std::size_t>(2, joining_count(path)));
         return anchor[path.nodes.front()] * (0.2 + 0.8 * coverage) * (0.5 + 0.5 * efficiency) *
                fit * std::pow(0.97, static_cast<double>(hops - 1)) * (1.0 + 0.25 * joins);
     };
 
     // Every path of up to three facts from a named entity, no fact twice.
-    std::vector<Path> found;
+    std::vector<Path> found;  // each at least as good as the best before it
+    double best_score = 0.0;
     std::size_t steps = 0;
     Path current;
     const auto extend = [&](auto&& self) -> void {
         if (++steps > kMaxPathSteps) return;
         if (!current.facts.empty()) {
             current.score = score_path(current);
-            if (current.score > 0.0) found.push_back(current);
+            if (current.score > 0.0 && current.score >= best_score - 1e-9) {
+                best_score = std::max(best_score, current.score);
+                found.push_back(current);
+            }
         }
         if (current.facts.size() >= kMaxHops) return;
         const std::size_t here = current.nodes.back();

@@ -144,8 +144,12 @@ QuestionIntent expected_answer(std::string_view question) {
 }  // namespace
 
 QuestionIntent question_intent(std::string_view question) {
+    return question_intent(question, detail::analyze_question(question));
+}
+
+QuestionIntent question_intent(std::string_view question,
+                               const detail::QuestionAnalysis& analysis) {
     QuestionIntent intent = expected_answer(question);
-    const auto analysis = detail::analyze_question(question);
     for (const auto& c : analysis.candidates)
         if (c.entity) intent.entities.push_back(c.text);
     const auto relations = question_relations(analysis);

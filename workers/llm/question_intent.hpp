@@ -39,6 +39,9 @@ struct QuestionIntent {
 // Deterministic, from the words alone. A question word further in ("the club that X plays for
 // is in which country") counts when no other one comes first.
 QuestionIntent question_intent(std::string_view question);
+// The same from the question's analysis (detail::analyze_question), to analyse it once.
+QuestionIntent question_intent(std::string_view question,
+                               const detail::QuestionAnalysis& analysis);
 
 // True when `label` cannot be the answer the question expects: a year or a number for "who",
 // "where" or "which X"; anything but a time for "when"; anything but a number for "how many".
