@@ -520,7 +520,10 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
                fit * std::pow(0.97, static_cast<double>(hops - 1)) * (1.0 + 0.25 * joins);
     };
 
-    // Every path of up to three facts from a named entity, no fact twice.
+    // Every path from a named entity, no fact twice, of at most one fact per asked relation
+    // (and at most three; two when the question names no relation).
+    const std::size_t max_hops =
+        rel.chain.empty() ? 2 : std::clamp<std::size_t>(rel.chain.size(), 1, kMaxHops);
     std::vector<Path> found;  // each at least as good as the best before it
     double best_score = 0.0;
     std::size_t steps = 0;
@@ -534,7 +537,7 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
                 found.push_back(current);
             }
         }
-        if (current.facts.size() >= kMaxHops) return;
+        if (current.facts.size() >= max_hops) return;
         const std::size_t here = current.nodes.back();
         for (auto f : adjacency[here]) {
             if (std::find(current.facts.begin(), current.facts.end(), f) != current.facts.end())
