@@ -224,6 +224,21 @@ TEST(ScoreEdgesTest, APathJoiningBothNamedEntitiesWins) {
     EXPECT_GT(s[2], s[4]);
 }
 
+TEST(ScoreEdgesTest, TheExpectedAnswerTypeRanksTheAgentAboveTheYear) {
+    const std::vector<LabelledEdge> edges{
+        {"e1", "MV Petrel", "was built in year", "1911"},
+        {"e2", "MV Petrel", "was built by", "Varn Ironworks"},
+        {"e3", "Varn Ironworks", "was founded in year", "1870"},
+        {"e4", "Varn Ironworks", "was founded by", "Hedda Varn"},
+    };
+    const auto who = score("Who founded the yard that built the MV Petrel?", edges);
+    ASSERT_EQ(who.size(), edges.size());
+    EXPECT_GT(who[3], who[2]) << "who: the founder, not the founding year";
+    EXPECT_GT(who[1], who[0]) << "who: the builder, not the building year";
+    const auto when = score("When was the yard that built the MV Petrel founded?", edges);
+    EXPECT_GT(when[2], when[3]) << "when: the founding year, not the founder";
+}
+
 TEST(ScoreEdgesTest, DeterministicAndIndependentOfEdgeOrder) {
     std::vector<LabelledEdge> edges{
         {"e1", "Cruz Azul FC", "is in country", "Mexico"},
