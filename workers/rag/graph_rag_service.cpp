@@ -214,6 +214,14 @@ private:
             // alike and say little about the question: they are expanded after the others.
             std::stable_partition(frontier.begin(), frontier.end(),
                                   [](const FrontierNode& n) { return n.specific; });
+            // Beyond the second hop only specific nodes are expanded: the neighbours of a hub's
+            // many alike neighbours fill the subgraph with strangers' facts.
+            if (hop > 2) {
+                frontier.erase(std::find_if(frontier.begin(), frontier.end(),
+                                            [](const FrontierNode& n) { return !n.specific; }),
+                               frontier.end());
+                if (frontier.empty()) break;
+            }
             // Round-robin hands out one edge per pattern and round: nodes beyond the remaining
             // budget would get none, so they are not asked for (a smaller reply to decode).
             const std::size_t remaining = query_.max_subgraph_size - subgraph_.size();
