@@ -42,7 +42,7 @@ std::string dump(const nlohmann::json& value);
 inline constexpr std::uint32_t kDefaultEntityLimit = 50;
 inline constexpr std::uint32_t kDefaultTripleLimit = 30;
 inline constexpr std::uint32_t kDefaultMaxSubgraphSize = 150;
-inline constexpr std::uint32_t kDefaultMaxPathLength = 2;
+inline constexpr std::uint32_t kDefaultMaxPathLength = 3;
 inline constexpr std::uint32_t kDefaultEdgeScoreLimit = 30;
 inline constexpr std::uint32_t kDefaultEdgeLimit = 25;
 // Document RAG defaults (chosen here; DESIGN leaves them open).

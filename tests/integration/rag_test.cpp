@@ -348,6 +348,30 @@ TEST_F(RagTest, GraphRagKeepsLiteralObjectsAsTypedLiterals) {
         << run.final->dump();
 }
 
+// The quick start's question: the answer first, in few sentences, none repeated.
+TEST_F(RagTest, GraphRagAnswerLeadsWithTheAnswerOnce) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline());
+    const RagRun run = ask_graph("Who founded the shipyard that built the MV Curlew?",
+                                 {{"streaming", false}});
+    ASSERT_TRUE(run.ok()) << run.describe();
+    ASSERT_NO_FATAL_FAILURE(check_final(run, false));
+    const std::string response = run.final->value("response", "");
+    EXPECT_TRUE(response.starts_with("Oskar Brenn")) << response;
+    std::vector<std::string> sentences;
+    for (std::size_t from = 0; from < response.size();) {
+        std::size_t end = response.find(". ", from);
+        end = end == std::string::npos ? response.size() : end + 1;
+        sentences.push_back(response.substr(from, end - from));
+        from = end + (end < response.size() ? 1 : 0);
+    }
+    EXPECT_LE(sentences.size(), 3u) << response;
+    EXPECT_EQ(std::set<std::string>(sentences.begin(), sentences.end()).size(), sentences.size())
+        << "a sentence twice: " << response;
+    if (run.final->contains("answer")) {
+        EXPECT_EQ(run.final->value("answer", ""), "Oskar Brenn") << run.final->dump();
+    }
+}
+
 TEST_F(RagTest, GraphRagSubTraceLinksToItsCaller) {
     ASSERT_NO_FATAL_FAILURE(start_pipeline());
     const std::string caller_uuid = "0b6f1a52-7c1e-4d2a-9f3b-5e8d2c4a1b70";

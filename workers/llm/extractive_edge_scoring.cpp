@@ -16,6 +16,7 @@
 #include "text/tokenize.hpp"
 #include "workers/llm/extractive_model.hpp"
 #include "workers/llm/extractive_question.hpp"
+#include "workers/llm/question_intent.hpp"
 #include "workers/llm/relation_cues.hpp"
 
 namespace glassbox::llm {
@@ -26,129 +27,6 @@ using detail::analyze_question;
 using detail::QuestionAnalysis;
 using text::lower;
 using text::normalize;
-
-// A question word that names a relation (not part of an entity mention).
-struct RelationWord {
-    std::string surface;
-    std::string stem;
-    std::vector<std::string_view> cues;
-    double weight = 1.0;
-};
-
-// The relation words of one key (main cue, else stem) within one segment of the question:
-// "other half of spouse of X 's spouse" has three spouse mentions (segments split at "of",
-// possessives and punctuation), "the football club that X plays for" one club mention however
-// many of its words say "club". A path needs one edge per mention.
-struct RelationMention {
-    std::string key;
-    std::vector<std::size_t> words;  // into the RelationWord list
-    double weight = 0.0;
-};
-
-struct QuestionRelations {
-    std::vector<RelationWord> words;
-    std::vector<RelationMention> mentions;
-    double total_weight = 0.0;
-};
-
-QuestionRelations relation_words(const QuestionAnalysis& a) {
-    QuestionRelations out;
-    std::size_t segment = 0;
-    std::map<std::pair<std::size_t, std::string>, std::size_t> mention_index;
-    for (const auto& t : a.tokens) {
-        const bool separator = t.lower == "of" || t.lower == "and" || t.lower == "or";
-        if (separator) ++segment;
-        if (!t.in_entity && !t.number) {
-            const auto& token_cues = relation_cues(t.lower);
-            // Question words are stopwords, but "where", "when", "why" name a relation.
-            if (!(t.stop && token_cues.empty())) {
-                for (const auto& w : text::words(t.text)) {
-                    if (text::is_stopword(w) && relation_cues(w).empty()) continue;
-                    RelationWord r;
-                    r.surface = w;
-                    r.stem = text::stem(w);
-                    r.cues = relation_cues(w);
-                    r.weight = t.appositive ? 0.3 : 1.0;
-                    std::string key = r.cues.empty() ? r.stem : std::string(r.cues.front());
-                    // A type word beside an entity ("the club FC_Porto", "Forward position")
-                    // is that entity's own mention: it neither merges with nor stands in for
-                    // the clause's relation words.
-                    std::size_t where = segment;
-                    if (t.appositive) {
-                        key = "type:" + key;
-                        where = std::numeric_limits<std::size_t>::max() - t.index;
-                    }
-                    auto [it, inserted] =
-                        mention_index.emplace(std::pair{where, key}, out.mentions.size());
-                    if (inserted) out.mentions.push_back({key, {}, 0.0});
-                    auto& m = out.mentions[it->second];
-                    m.words.push_back(out.words.size());
-                    m.weight = std::max(m.weight, r.weight);
-                    out.words.push_back(std::move(r));
-                }
-            }
-        }
-        if (t.break_after) ++segment;
-    }
-    for (const auto& m : out.mentions) out.total_weight += m.weight;
-    return out;
-}
-
-// How well each of a predicate's words expresses each relation word: 1 same stem, 0.8 a shared
-// cue, up to 0.6 for similar spelling ("nationality"/"national"). Rows: the predicate's content
-// words; columns: `rel`.
-std::vector<std::vector<double>> predicate_match(std::string_view predicate,
-                                                 const std::vector<RelationWord>& rel) {
-    std::vector<std::vector<double>> rows;
-    for (const auto& w : text::words(predicate)) {
-        if (text::is_stopword(w)) continue;
-        const std::string s = text::stem(w);
-        const auto& cues = relation_cues(w);
-        std::vector<double> row(rel.size(), 0.0);
-        for (std::size_t j = 0; j < rel.size(); ++j) {
-            double m = 0.0;
-            if (s == rel[j].stem) {
-                m = 1.0;
-            } else {
-                for (auto c : cues) {
-                    if (std::find(rel[j].cues.begin(), rel[j].cues.end(), c) != rel[j].cues.end()) {
-                        m = 0.8;
-                        break;
-                    }
-                }
-                if (m == 0.0 && s.size() >= 4 && rel[j].stem.size() >= 4) {
-                    const double sim = text::trigram_similarity(s, rel[j].stem);
-                    if (sim >= 0.6) m = 0.6 * sim;
-                }
-            }
-            row[j] = m;
-        }
-        rows.push_back(std::move(row));
-    }
-    return rows;
-}
-
-// A predicate against the question's relation mentions: per predicate word and mention, the
-// best of the mention's words; and per mention, the best of all the predicate's words.
-struct PredicateMatch {
-    std::vector<std::vector<double>> by_word;
-    std::vector<double> best;
-};
-
-PredicateMatch mention_match(std::string_view predicate, const QuestionRelations& rel) {
-    const auto words = predicate_match(predicate, rel.words);
-    PredicateMatch out;
-    out.best.assign(rel.mentions.size(), 0.0);
-    for (const auto& row : words) {
-        std::vector<double> by_mention(rel.mentions.size(), 0.0);
-        for (std::size_t m = 0; m < rel.mentions.size(); ++m) {
-            for (auto w : rel.mentions[m].words) by_mention[m] = std::max(by_mention[m], row[w]);
-            out.best[m] = std::max(out.best[m], by_mention[m]);
-        }
-        out.by_word.push_back(std::move(by_mention));
-    }
-    return out;
-}
 
 struct Mention {
     std::string normalized;
@@ -269,7 +147,7 @@ std::optional<std::vector<double>> score_with_paths(std::string_view question,
                                                     std::vector<BestPath>* paths,
                                                     const CancelCheck* cancelled) {
     const auto analysis = analyze_question(question);
-    const auto rel = relation_words(analysis);
+    const auto rel = question_relations(analysis);
     const double rel_total = rel.total_weight;
     SearchBudget budget{cancelled};
 
@@ -287,6 +165,7 @@ std::optional<std::vector<double>> score_with_paths(std::string_view question,
         mentions.push_back({std::move(n), std::max(0.75, 0.95 - 0.03 * static_cast<double>(i))});
     }
     std::string question_norm = normalize(question);
+    const QuestionIntent intent = question_intent(question, analysis);
 
     // Nodes and predicates, each label once.
     std::vector<std::string> node_norms;
@@ -323,6 +202,13 @@ std::optional<std::vector<double>> score_with_paths(std::string_view question,
         anchor[n] = anchor_strength(node_norms[n], mentions, question_norm, n, anchor_mention[n]);
         if (anchor[n] >= 0.8) mentions_present.insert(anchor_mention[n]);
     }
+    // Nodes of the wrong type for the answer the question expects (a year for "who", a name for
+    // "when"): a path ending there is not the answer, so it counts less.
+    constexpr double kWrongTypeFactor = 0.6;
+    std::vector<char> wrong_type(node_norms.size(), 0);
+    for (std::size_t n = 0; n < node_norms.size(); ++n)
+        wrong_type[n] = answer_type_mismatch(intent, node_labels[n]) ? 1 : 0;
+
     // Edges joining the same two nodes through predicates the question reads alike (the same
     // match against every relation word) score alike on every path: the search walks each such
     // bundle, a link, once. Loops lie on no path.
@@ -426,8 +312,9 @@ std::optional<std::vector<double>> score_with_paths(std::string_view question,
                                    : static_cast<double>(mentions_on_path.size()) /
                                          static_cast<double>(mentions_present.size());
         const double hops = std::pow(0.92, static_cast<double>(path_edges.size() - 1));
+        const double fit = wrong_type[path_nodes.back()] ? kWrongTypeFactor : 1.0;
         return start_anchor * (0.25 + 0.75 * coverage) * (0.4 + 0.6 * efficiency) *
-               (0.7 + 0.3 * std::min(1.0, anchors)) * hops;
+               (0.7 + 0.3 * std::min(1.0, anchors)) * hops * fit;
     };
 
     std::vector<double> link_best(links.size(), 0.0);
@@ -470,12 +357,12 @@ std::optional<std::vector<double>> score_with_paths(std::string_view question,
     const auto groups_at = [&](std::size_t here) -> std::vector<LastHopGroup>& {
         if (grouped[here]) return last_hops[here];
         grouped[here] = true;
-        std::map<std::pair<std::size_t, std::size_t>, std::size_t> index;
+        std::map<std::tuple<std::size_t, std::size_t, char>, std::size_t> index;
         for (auto l : adjacency[here]) {
             const std::size_t next = far_end(l, here);
             const std::size_t mention = anchor[next] >= 0.8 ? anchor_mention[next] : kNone;
-            auto [it, inserted] =
-                index.emplace(std::pair{links[l].cls, mention}, last_hops[here].size());
+            auto [it, inserted] = index.emplace(
+                std::tuple{links[l].cls, mention, wrong_type[next]}, last_hops[here].size());
             if (inserted) last_hops[here].emplace_back();
             last_hops[here][it->second].links.push_back(l);
         }
@@ -607,7 +494,7 @@ std::optional<std::vector<std::string>> ExtractiveModel::reason_edges(
                           &cancelled))
         return std::nullopt;
     const auto analysis = analyze_question(question);
-    const auto rel = relation_words(analysis);
+    const auto rel = question_relations(analysis);
     std::vector<Mention> mentions;
     for (const auto& c : analysis.candidates)
         if (c.entity) mentions.push_back({normalize(c.text), 1.0});

@@ -1,12 +1,18 @@
-// The expected answer type of a question, from its words.
+// What a question asks for, from its words: the expected answer type, the named entities and
+// the chain of relations.
 #include "workers/llm/question_intent.hpp"
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
+#include <map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
+#include "text/stopwords.hpp"
 #include "text/tokenize.hpp"
+#include "workers/llm/relation_cues.hpp"
 
 namespace glassbox::llm {
 
@@ -56,7 +62,9 @@ std::string_view answer_type_name(AnswerType type) noexcept {
     return "any";
 }
 
-QuestionIntent question_intent(std::string_view question) {
+namespace {
+
+QuestionIntent expected_answer(std::string_view question) {
     const std::vector<std::string> w = text::words(question);
     QuestionIntent intent;
     if (w.empty()) return intent;
@@ -131,6 +139,112 @@ QuestionIntent question_intent(std::string_view question) {
     }
     intent.wh.clear();
     return intent;
+}
+
+}  // namespace
+
+QuestionIntent question_intent(std::string_view question) {
+    return question_intent(question, detail::analyze_question(question));
+}
+
+QuestionIntent question_intent(std::string_view question,
+                               const detail::QuestionAnalysis& analysis) {
+    QuestionIntent intent = expected_answer(question);
+    for (const auto& c : analysis.candidates)
+        if (c.entity) intent.entities.push_back(c.text);
+    const auto relations = question_relations(analysis);
+    for (auto m : relations.chain) intent.chain.push_back(relations.mentions[m].key);
+    return intent;
+}
+
+bool answer_type_mismatch(const QuestionIntent& intent, std::string_view label) {
+    switch (intent.type) {
+        case AnswerType::kClass: {
+            // "which number does X wear", "what age": a number is the answer.
+            static const std::unordered_set<std::string_view> counted{
+                "number", "age", "amount", "size", "score", "rank", "jersey", "shirt", "height",
+                "population", "total", "count"};
+            if (counted.contains(intent.class_word)) return !looks_like_number(label);
+            return looks_like_time(label) || looks_like_number(label);
+        }
+        case AnswerType::kAgent:
+        case AnswerType::kPlace: return looks_like_time(label) || looks_like_number(label);
+        case AnswerType::kTime: return !looks_like_time(label);
+        case AnswerType::kNumber: return !looks_like_number(label);
+        case AnswerType::kAny:
+        case AnswerType::kYesNo: return false;
+    }
+    return false;
+}
+
+QuestionRelations question_relations(const detail::QuestionAnalysis& a) {
+    QuestionRelations out;
+    std::size_t segment = 0;
+    std::map<std::pair<std::size_t, std::string>, std::size_t> mention_index;
+    for (const auto& t : a.tokens) {
+        const bool separator = t.lower == "of" || t.lower == "and" || t.lower == "or";
+        if (separator) ++segment;
+        if (!t.in_entity && !t.number) {
+            const auto& token_cues = relation_cues(t.lower);
+            // Question words are stopwords, but "where", "when", "why" name a relation.
+            if (!(t.stop && token_cues.empty())) {
+                for (const auto& w : text::words(t.text)) {
+                    if (text::is_stopword(w) && relation_cues(w).empty()) continue;
+                    RelationWord r;
+                    r.surface = w;
+                    r.stem = text::stem(w);
+                    r.cues = relation_cues(w);
+                    r.weight = t.appositive ? 0.3 : 1.0;
+                    std::string key = r.cues.empty() ? r.stem : std::string(r.cues.front());
+                    // A type word beside an entity ("the club FC_Porto", "Forward position")
+                    // is that entity's own mention: it neither merges with nor stands in for
+                    // the clause's relation words.
+                    std::size_t where = segment;
+                    if (t.appositive) {
+                        key = "type:" + key;
+                        where = std::numeric_limits<std::size_t>::max() - t.index;
+                    }
+                    auto [it, inserted] =
+                        mention_index.emplace(std::pair{where, key}, out.mentions.size());
+                    if (inserted)
+                        out.mentions.push_back({key, {}, 0.0, t.index, t.appositive});
+                    auto& m = out.mentions[it->second];
+                    m.words.push_back(out.words.size());
+                    m.weight = std::max(m.weight, r.weight);
+                    out.words.push_back(std::move(r));
+                }
+            }
+        }
+        if (t.break_after) ++segment;
+    }
+    for (const auto& m : out.mentions) out.total_weight += m.weight;
+
+    // The chain: outwards from the first named entity (a number is not one).
+    std::size_t entity = a.tokens.size();
+    for (const auto& t : a.tokens) {
+        if (t.in_entity && !t.number) {
+            entity = t.index;
+            break;
+        }
+    }
+    std::vector<std::size_t> after;
+    std::vector<std::size_t> before;
+    for (std::size_t m = 0; m < out.mentions.size(); ++m) {
+        if (out.mentions[m].appositive) continue;
+        (out.mentions[m].position > entity ? after : before).push_back(m);
+    }
+    const auto by_position = [&](std::size_t x, std::size_t y) {
+        return out.mentions[x].position < out.mentions[y].position;
+    };
+    std::stable_sort(after.begin(), after.end(), by_position);
+    std::stable_sort(before.begin(), before.end(), by_position);
+    out.chain = after;
+    if (entity == a.tokens.size()) {
+        out.chain.insert(out.chain.end(), before.begin(), before.end());  // no entity: as written
+    } else {
+        out.chain.insert(out.chain.end(), before.rbegin(), before.rend());
+    }
+    return out;
 }
 
 bool looks_like_time(std::string_view value) {

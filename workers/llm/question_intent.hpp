@@ -1,10 +1,15 @@
 // What a question asks for, shared by the extractive model's scorer and its answer writers: the
 // expected answer type ("who" → a person or organisation, "when" → a time, "which club" → a
-// club), whether it is a yes/no question, and the class word of "which X" / "what X".
+// club), whether it is a yes/no question, the class word of "which X" / "what X", the named
+// entities, and the chain of relations asked for, in order from the named entity.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "workers/llm/extractive_question.hpp"
 
 namespace glassbox::llm {
 
@@ -24,11 +29,57 @@ struct QuestionIntent {
     AnswerType type = AnswerType::kAny;
     std::string wh;          // the question word as written, lower-case ("who", "which"); empty for yes/no
     std::string class_word;  // kClass (and kTime / kPlace when a class word said so): "club", "year"
+    std::vector<std::string> entities;  // entity mentions as written, most salient first
+    // The relations asked for, in order from the first named entity outwards: "the founder of
+    // the shipyard that built X" → built, shipyard, founder ("X 's kid 's spouse" → child,
+    // spouse). Each is a relation key: a lexicon concept (relation_cues) or a word's stem.
+    std::vector<std::string> chain;
 };
 
 // Deterministic, from the words alone. A question word further in ("the club that X plays for
 // is in which country") counts when no other one comes first.
 QuestionIntent question_intent(std::string_view question);
+// The same from the question's analysis (detail::analyze_question), to analyse it once.
+QuestionIntent question_intent(std::string_view question,
+                               const detail::QuestionAnalysis& analysis);
+
+// True when `label` cannot be the answer the question expects: a year or a number for "who",
+// "where" or "which X"; anything but a time for "when"; anything but a number for "how many".
+bool answer_type_mismatch(const QuestionIntent& intent, std::string_view label);
+
+// A question word that names a relation (not part of an entity mention).
+struct RelationWord {
+    std::string surface;
+    std::string stem;
+    std::vector<std::string_view> cues;
+    double weight = 1.0;
+};
+
+// The relation words of one key (main cue, else stem) within one clause of the question:
+// "other half of spouse of X 's spouse" has three spouse mentions (clauses split at "of",
+// "and", possessives and punctuation), "the football club that X plays for" one club mention
+// however many of its words say "club". A path needs one edge per mention.
+struct RelationMention {
+    std::string key;
+    std::vector<std::size_t> words;  // into QuestionRelations::words
+    double weight = 0.0;
+    std::size_t position = 0;  // the token index of its first word
+    bool appositive = false;   // a type word beside an entity ("the club FC_Porto")
+};
+
+struct QuestionRelations {
+    std::vector<RelationWord> words;
+    std::vector<RelationMention> mentions;  // in question order
+    // Indexes into `mentions`, the chain order: the mentions after the first named entity left
+    // to right (possessives: "X 's kid 's spouse"), then those before it right to left (nested
+    // "of" and relative clauses: "the founder of the shipyard that built X"). Appositive type
+    // words are not part of the chain.
+    std::vector<std::size_t> chain;
+    double total_weight = 0.0;
+};
+
+// The relation words of an analysed question, grouped per clause, and their chain.
+QuestionRelations question_relations(const detail::QuestionAnalysis& analysis);
 
 // True when `value` reads as a year ("1898"), a date ("12 May 1898", "1898-05-12") or a
 // decade/century ("1890s").

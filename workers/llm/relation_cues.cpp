@@ -1,4 +1,5 @@
-// The relation-word lexicon: concepts and the words that express them.
+// The relation-word lexicon (concepts and the words that express them) and how a predicate
+// matches the relation words of a question.
 #include "workers/llm/relation_cues.hpp"
 
 #include <algorithm>
@@ -6,6 +7,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "text/similarity.hpp"
+#include "text/stopwords.hpp"
 #include "text/tokenize.hpp"
 
 namespace glassbox::llm {
@@ -58,6 +61,7 @@ constexpr std::pair<std::string_view, std::string_view> kRelationGroups[] = {
     {"genre", "genre genres style"},
     {"capital", "capital"},
     {"population", "population inhabitants people"},
+    {"height", "height tall high elevation altitude"},
 };
 
 const std::unordered_map<std::string, std::vector<std::string_view>>& lexicon() {
@@ -94,6 +98,57 @@ const std::vector<std::string_view>& relation_cues(std::string_view lower_word) 
     if (auto it = map.find(std::string(lower_word)); it != map.end()) return it->second;
     if (auto it = map.find(text::stem(lower_word)); it != map.end()) return it->second;
     return none;
+}
+
+// How well each of a predicate's words expresses each relation word: 1 same stem, 0.8 a shared
+// cue, up to 0.6 for similar spelling ("nationality"/"national"). Rows: the predicate's content
+// words; columns: `rel`.
+std::vector<std::vector<double>> predicate_match(std::string_view predicate,
+                                                 const std::vector<RelationWord>& rel) {
+    std::vector<std::vector<double>> rows;
+    for (const auto& w : text::words(predicate)) {
+        if (text::is_stopword(w)) continue;
+        const std::string s = text::stem(w);
+        const auto& cues = relation_cues(w);
+        std::vector<double> row(rel.size(), 0.0);
+        for (std::size_t j = 0; j < rel.size(); ++j) {
+            double m = 0.0;
+            if (s == rel[j].stem) {
+                m = 1.0;
+            } else {
+                for (auto c : cues) {
+                    if (std::find(rel[j].cues.begin(), rel[j].cues.end(), c) != rel[j].cues.end()) {
+                        m = 0.8;
+                        break;
+                    }
+                }
+                if (m == 0.0 && s.size() >= 4 && rel[j].stem.size() >= 4) {
+                    const double sim = text::trigram_similarity(s, rel[j].stem);
+                    if (sim >= 0.6) m = 0.6 * sim;
+                }
+            }
+            row[j] = m;
+        }
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+// A predicate against the question's relation mentions: per predicate word and mention, the
+// best of the mention's words; and per mention, the best of all the predicate's words.
+PredicateMatch mention_match(std::string_view predicate, const QuestionRelations& rel) {
+    const auto words = predicate_match(predicate, rel.words);
+    PredicateMatch out;
+    out.best.assign(rel.mentions.size(), 0.0);
+    for (const auto& row : words) {
+        std::vector<double> by_mention(rel.mentions.size(), 0.0);
+        for (std::size_t m = 0; m < rel.mentions.size(); ++m) {
+            for (auto w : rel.mentions[m].words) by_mention[m] = std::max(by_mention[m], row[w]);
+            out.best[m] = std::max(out.best[m], by_mention[m]);
+        }
+        out.by_word.push_back(std::move(by_mention));
+    }
+    return out;
 }
 
 }  // namespace glassbox::llm

@@ -43,6 +43,10 @@ constexpr double kHubPenalty = 0.2;
 // Kept edges: at most this share of edge_limit may share one node and predicate (a star of
 // alike facts) while other scored edges wait; the rest of the slots go to the best of those.
 constexpr std::uint32_t kStarShare = 3;
+// Pre-filter penalty per hop beyond the second: the third hop (for questions that chain three
+// relations) widens the subgraph several times over; its edges compete for the scored slots only
+// when they resemble the question clearly.
+constexpr double kDeepHopPenalty = 0.15;
 
 struct Seed {
     Term entity;
@@ -210,6 +214,14 @@ private:
             // alike and say little about the question: they are expanded after the others.
             std::stable_partition(frontier.begin(), frontier.end(),
                                   [](const FrontierNode& n) { return n.specific; });
+            // Beyond the second hop only specific nodes are expanded: the neighbours of a hub's
+            // many alike neighbours fill the subgraph with strangers' facts.
+            if (hop > 2) {
+                frontier.erase(std::find_if(frontier.begin(), frontier.end(),
+                                            [](const FrontierNode& n) { return !n.specific; }),
+                               frontier.end());
+                if (frontier.empty()) break;
+            }
             // Round-robin hands out one edge per pattern and round: nodes beyond the remaining
             // budget would get none, so they are not asked for (a smaller reply to decode).
             const std::size_t remaining = query_.max_subgraph_size - subgraph_.size();
@@ -384,6 +396,7 @@ private:
                               named_concepts_);
             if (linked > 1) similarity[i] += kConjunctionBonus * (linked - 1);
             if (subgraph_[i].from_hub) similarity[i] -= kHubPenalty;
+            if (subgraph_[i].hop > 2) similarity[i] -= kDeepHopPenalty * (subgraph_[i].hop - 2);
         }
         std::stable_sort(all.begin(), all.end(), [&](std::size_t a, std::size_t b) {
             return similarity[a] > similarity[b];

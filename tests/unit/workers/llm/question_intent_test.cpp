@@ -37,6 +37,39 @@ TEST(QuestionIntentTest, AuxiliaryFirstIsYesNo) {
               AnswerType::kYesNo);
 }
 
+TEST(QuestionIntentTest, TheChainRunsOutwardsFromTheNamedEntity) {
+    // Nested clauses before the entity read right to left.
+    const auto founder = question_intent("Who founded the yard that built the MV Petrel?");
+    EXPECT_EQ(founder.entities, (std::vector<std::string>{"MV Petrel"}));
+    ASSERT_EQ(founder.chain.size(), 3u);
+    EXPECT_EQ(founder.chain.front(), "built");
+    EXPECT_EQ(founder.chain.back(), "founder");
+    // Possessives after the entity read left to right, before the "of" clauses.
+    const auto kin = question_intent("the religion of father of queen_mab 's kid ?");
+    EXPECT_EQ(kin.entities, (std::vector<std::string>{"queen mab"}));
+    EXPECT_EQ(kin.chain, (std::vector<std::string>{"child", "parent", "religion"}));
+    const auto spouses = question_intent("the wife of ola_venn 's husband 's wife ?");
+    EXPECT_EQ(spouses.chain, (std::vector<std::string>{"spouse", "spouse", "spouse"}));
+    // A type word beside the entity is not a step of the chain.
+    const auto club = question_intent("which country is the soccer team Harbour_FC based in ?");
+    for (const auto& step : club.chain) EXPECT_NE(step.rfind("type:", 0), 0u) << step;
+}
+
+TEST(QuestionIntentTest, TypeMismatchRulesOutValuesOfTheWrongKind) {
+    const auto who = question_intent("Who built the MV Petrel?");
+    EXPECT_TRUE(answer_type_mismatch(who, "1911"));
+    EXPECT_FALSE(answer_type_mismatch(who, "Varn Ironworks"));
+    const auto when = question_intent("When was the MV Petrel built?");
+    EXPECT_TRUE(answer_type_mismatch(when, "Varn Ironworks"));
+    EXPECT_FALSE(answer_type_mismatch(when, "12 May 1911"));
+    const auto many = question_intent("How many ships did the yard build?");
+    EXPECT_TRUE(answer_type_mismatch(many, "Varn Ironworks"));
+    EXPECT_FALSE(answer_type_mismatch(many, "14"));
+    const auto number = question_intent("what number does Ola_VENN wear ?");
+    EXPECT_FALSE(answer_type_mismatch(number, "9"));
+    EXPECT_FALSE(answer_type_mismatch(question_intent("What is the Petrel?"), "1911"));
+}
+
 TEST(QuestionIntentTest, LiteralShapes) {
     EXPECT_TRUE(looks_like_time("1898"));
     EXPECT_TRUE(looks_like_time("12 May 1898"));

@@ -20,7 +20,7 @@ TEST(GraphRagParameters, ZeroMeansTheDesignDefaults) {
     EXPECT_EQ(q->entity_limit, 50u);
     EXPECT_EQ(q->triple_limit, 30u);
     EXPECT_EQ(q->max_subgraph_size, 150u);
-    EXPECT_EQ(q->max_path_length, 2u);
+    EXPECT_EQ(q->max_path_length, 3u);
     EXPECT_EQ(q->edge_score_limit, 30u);
     EXPECT_EQ(q->edge_limit, 25u);
 }

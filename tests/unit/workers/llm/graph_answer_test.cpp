@@ -1,0 +1,162 @@
+// ExtractiveModel::answer_from_edges on invented graphs: the path along the asked chain, the
+// typed end node, an edge and its inverse as one fact, agreement, lists and literals.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "workers/llm/extractive_model.hpp"
+
+namespace glassbox::llm {
+namespace {
+
+std::vector<std::string> markers(const std::string& text) {
+    std::vector<std::string> ids;
+    const std::regex marker(R"(\[([A-Za-z0-9_-]+)\])");
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), marker);
+         it != std::sregex_iterator(); ++it)
+        ids.push_back((*it)[1]);
+    return ids;
+}
+
+// A small invented harbour: ships, the yard that built them, its founder, years.
+const std::vector<LabelledEdge> kHarbour{
+    {"e1", "MV Petrel", "was built in year", "1911"},
+    {"e2", "MV Petrel", "was built by", "Varn Ironworks"},
+    {"e3", "Varn Ironworks", "was founded in year", "1870"},
+    {"e4", "Varn Ironworks", "was founded by", "Hedda Varn"},
+    {"e5", "MV Tern", "was built by", "Varn Ironworks"},
+    {"e6", "Hedda Varn", "was born in", "Skelport"},
+    {"e7", "Varn Ironworks", "has population", "5"},
+};
+
+TEST(GraphAnswerTest, FollowsTheAskedChainToAnAgent) {
+    ExtractiveModel m;
+    const auto a = m.answer_from_edges("Who founded the yard that built the MV Petrel?", kHarbour);
+    EXPECT_EQ(a.answer, "Hedda Varn");
+    EXPECT_EQ(a.answer_ids, (std::vector<std::string>{"e2", "e4"}));
+    ASSERT_FALSE(a.sentences.empty());
+    EXPECT_EQ(a.sentences[0],
+              "Hedda Varn founded Varn Ironworks, which built the MV Petrel [e2][e4].");
+    EXPECT_LE(a.sentences.size(), 2u);
+}
+
+TEST(GraphAnswerTest, TheExpectedTypeChoosesTheEndNode) {
+    ExtractiveModel m;
+    // "when" wants a year: the year edge, not the builder.
+    const auto when = m.answer_from_edges("When was the MV Petrel built?", kHarbour);
+    EXPECT_EQ(when.answer, "1911");
+    EXPECT_EQ(when.sentences[0], "The MV Petrel was built in 1911 [e1].");
+    // "who" wants an agent: the builder, not the year.
+    const auto who = m.answer_from_edges("Who built the MV Petrel?", kHarbour);
+    EXPECT_EQ(who.answer, "Varn Ironworks");
+    EXPECT_EQ(who.sentences[0], "Varn Ironworks built the MV Petrel [e2].");
+}
+
+TEST(GraphAnswerTest, ThreeHopChainEndsWhereTheQuestionAsks) {
+    ExtractiveModel m;
+    const auto a = m.answer_from_edges(
+        "Where was the founder of the yard that built the MV Tern born?", kHarbour);
+    EXPECT_EQ(a.answer, "Skelport");
+    EXPECT_EQ(a.answer_ids, (std::vector<std::string>{"e5", "e4", "e6"}));
+    ASSERT_EQ(a.sentences.size(), 1u);
+    EXPECT_NE(a.sentences[0].find("Skelport"), std::string::npos);
+}
+
+TEST(GraphAnswerTest, AnEdgeAndItsInverseAreOneFact) {
+    ExtractiveModel m;
+    const std::vector<LabelledEdge> edges{
+        {"e1", "Ola VENN", "plays in club", "Harbour FC"},
+        {"e2", "Harbour FC", "plays in club inverse", "Ola VENN"},
+        {"e3", "Ola VENN", "plays position", "Keeper"},
+        {"e4", "Keeper", "plays position inverse", "Ola VENN"},
+    };
+    const auto a = m.answer_from_edges("which club does Ola_VENN play for ?", edges);
+    EXPECT_EQ(a.answer, "Harbour FC");
+    ASSERT_EQ(a.sentences.size(), 1u);
+    EXPECT_EQ(a.sentences[0], "Harbour FC is the club Ola VENN plays in [e1].");
+    std::set<std::string> distinct(a.sentences.begin(), a.sentences.end());
+    EXPECT_EQ(distinct.size(), a.sentences.size());
+}
+
+TEST(GraphAnswerTest, SeveralAnswersAreListedCompactlyWithAgreement) {
+    ExtractiveModel m;
+    std::vector<LabelledEdge> edges;
+    const std::vector<std::string> players{"Ana ORT", "Bo LEE", "Cy DAL", "Di MOR",
+                                           "Ed FEN", "Fa GIL", "Go HAN"};
+    for (std::size_t i = 0; i < players.size(); ++i)
+        edges.push_back({"e" + std::to_string(i + 1), "Winger", "plays position inverse",
+                         players[i]});
+    const auto a = m.answer_from_edges("who plays Winger ?", edges);
+    EXPECT_EQ(a.answer, "Ana ORT, Bo LEE, Cy DAL, Di MOR, Ed FEN and 2 others");
+    ASSERT_EQ(a.sentences.size(), 1u);
+    EXPECT_EQ(a.sentences[0],
+              "Ana ORT, Bo LEE, Cy DAL, Di MOR, Ed FEN and 2 others play position Winger "
+              "[e1][e2][e3][e4][e5].");
+    // One answer: the verb agrees with one subject.
+    const auto one = m.answer_from_edges("who plays Winger ?", {edges.front()});
+    EXPECT_EQ(one.sentences[0], "Ana ORT plays position Winger [e1].");
+}
+
+TEST(GraphAnswerTest, AnAnswerJoiningTwoNamedEntitiesWinsAndSaysBoth) {
+    ExtractiveModel m;
+    const std::vector<LabelledEdge> edges{
+        {"e1", "Winger", "plays position inverse", "Ana ORT"},
+        {"e2", "Winger", "plays position inverse", "Bo LEE"},
+        {"e3", "Bo LEE", "plays in club", "Harbour FC"},
+        {"e4", "Ana ORT", "plays in club", "Quay United"},
+    };
+    const auto a =
+        m.answer_from_edges("who plays at position Winger for club Harbour_FC ?", edges);
+    EXPECT_EQ(a.answer, "Bo LEE");
+    ASSERT_EQ(a.sentences.size(), 2u);
+    EXPECT_EQ(a.sentences[0].rfind("Bo LEE", 0), 0u) << a.sentences[0];
+    // The path from one named entity, then the fact joining the answer to the other.
+    EXPECT_EQ(a.sentences[1].rfind("Bo LEE plays ", 0), 0u) << a.sentences[1];
+    std::vector<std::string> ids = markers(a.sentences[0] + " " + a.sentences[1]);
+    std::sort(ids.begin(), ids.end());
+    EXPECT_EQ(ids, (std::vector<std::string>{"e2", "e3"}));
+    EXPECT_EQ(a.answer_ids.size(), 2u);
+}
+
+TEST(GraphAnswerTest, NounRelationsReadAsEnglish) {
+    ExtractiveModel m;
+    const std::vector<LabelledEdge> edges{
+        {"e1", "queen_mab", "children", "prince_tor"},
+        {"e2", "prince_tor", "gender", "male"},
+        {"e3", "queen_mab", "gender", "female"},
+    };
+    const auto a = m.answer_from_edges("what is the gender of queen_mab 's children ?", edges);
+    EXPECT_EQ(a.answer, "male");
+    EXPECT_EQ(a.sentences[0], "Male is the gender of prince_tor, a child of queen_mab [e1][e2].");
+}
+
+TEST(GraphAnswerTest, LiteralsAreValuesWithTheirUnit) {
+    ExtractiveModel m;
+    const std::vector<LabelledEdge> edges{
+        {"e1", "Skel Light", "has height in metres", "31.5"},
+        {"e2", "Skel Light", "was built in year", "1860"},
+    };
+    const auto a = m.answer_from_edges("How tall is Skel Light?", edges);
+    EXPECT_EQ(a.answer, "31.5");
+    EXPECT_EQ(a.sentences[0], "Skel Light has a height of 31.5 metres [e1].");
+}
+
+TEST(GraphAnswerTest, UndecidedSaysSoWithoutAnAnswer) {
+    ExtractiveModel m;
+    const std::vector<LabelledEdge> edges{{"e1", "Skel Light", "was built in year", "1860"}};
+    const auto a = m.answer_from_edges("Who married the keeper of Skel Light?", edges);
+    EXPECT_TRUE(a.answer.empty());
+    EXPECT_TRUE(a.answer_ids.empty());
+    ASSERT_EQ(a.sentences.size(), 1u);
+    EXPECT_TRUE(markers(a.sentences[0]).empty());
+    const auto none = m.answer_from_edges("Who built it?", {});
+    EXPECT_TRUE(none.answer.empty());
+    ASSERT_EQ(none.sentences.size(), 1u);
+}
+
+}  // namespace
+}  // namespace glassbox::llm
