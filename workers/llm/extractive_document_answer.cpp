@@ -115,6 +115,7 @@ namespace {
 constexpr std::size_t kMaxSentences = 3;
 constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 constexpr std::size_t kBridgeStarts = 5;  // best-matching sentences a bridge may start from
+constexpr double kChainMargin = 0.05;     // how much more of the question a chain must cover
 
 // A title without a trailing parenthetical, normalised: "Frozen (2013 film)" -> "frozen".
 std::string base_title_norm(std::string_view title) {
@@ -561,6 +562,13 @@ ComposedAnswer ExtractiveModel::answer_from_chunks(
     q = text::content_stems(question);
     std::sort(q.begin(), q.end());
     q.erase(std::unique(q.begin(), q.end()), q.end());
+    // "In which year …", "how many …": the word naming the answer's type is not something a
+    // sentence should match ("a year before" does not answer "which year").
+    if ((m.intent.type == AnswerType::kTime || m.intent.type == AnswerType::kNumber) &&
+        !m.intent.class_word.empty()) {
+        const auto type_word = text::stem(m.intent.class_word);
+        q.erase(std::remove(q.begin(), q.end(), type_word), q.end());
+    }
     for (const auto& w : q) {
         m.q_weight[w] = idf(w);
         m.q_total += m.q_weight[w];
@@ -601,9 +609,9 @@ ComposedAnswer ExtractiveModel::answer_from_chunks(
         decided = true;
     }
     if (lead.empty()) {
-        // The best-matching sentence, and the sentences it bridges to: those of another chunk
-        // that is named in it (by title or by a name it writes) and that add question words it
-        // lacks ("… shot in Leland, such as Maximum Overdrive" -> "Maximum Overdrive is … directed
+        // The best-matching sentences, and the sentences they bridge to: those of another chunk
+        // whose title they name or that write a name of theirs, and that add question words they
+        // lack ("… shot in Leland, such as Maximum Overdrive" -> "Maximum Overdrive is … directed
         // by Stephen King"). The answer is the one with the most of the question, together with
         // the step before it, and a span of the expected type.
         std::vector<std::size_t> order(sentences.size());
@@ -612,16 +620,25 @@ ComposedAnswer ExtractiveModel::answer_from_chunks(
                          [&](std::size_t x, std::size_t y) { return score[x] > score[y]; });
         struct Step {
             std::size_t sentence;
-            std::vector<std::string> bridges;  // normalised names it writes
+            std::vector<std::string> bridges;  // names it writes, titles of chunks it names
             std::set<std::string> stems;
             double cover = 0.0;
         };
+        // A chain counts only when it covers more of the question than any one sentence does:
+        // a question one sentence answers needs no bridge.
+        double best_single = 0.0;
+        for (const auto& s : sentences)
+            best_single =
+                std::max(best_single, coverage(m, std::set<std::string>(s.stems.begin(), s.stems.end())));
         std::vector<Step> steps;  // the best-matching few: where a bridge may start
         for (std::size_t k = 0; k < std::min<std::size_t>(kBridgeStarts, order.size()); ++k) {
             Step step{order[k], {}, {}, 0.0};
             const auto& t = sentences[order[k]];
+            // A name of two words or more ("Grey Lantern"; not "American", "Texas") that is not
+            // the question's own.
             for (const auto& span : t.spans)
-                if (span.kind == detail::SpanKind::kName && !in_question(m, span.text))
+                if (span.kind == detail::SpanKind::kName && !span.modifier &&
+                    span.last > span.first && !in_question(m, span.text))
                     step.bridges.push_back(normalize(span.text));
             for (const auto& c : chunks) {
                 const auto title = base_title_norm(c.title);
@@ -652,9 +669,9 @@ ComposedAnswer ExtractiveModel::answer_from_chunks(
                 if (!bridged) continue;
                 std::set<std::string> joint = step.stems;
                 joint.insert(s.stems.begin(), s.stems.end());
-                const double gain = coverage(m, joint) - step.cover;
-                const double chained = score[step.sentence] + gain + 0.05;
-                if (gain > 0.0 && chained > a) {
+                const double joint_cover = coverage(m, joint);
+                const double chained = score[step.sentence] + (joint_cover - step.cover) + 0.05;
+                if (joint_cover > best_single + kChainMargin && chained > a) {
                     a = chained;
                     from = step.sentence;
                 }

@@ -124,6 +124,27 @@ TEST(DocumentAnswerTest, AOneStepAnswerIsNotReplacedByABridge) {
     EXPECT_EQ(a.answer, "Tomas Reuel");
 }
 
+TEST(DocumentAnswerTest, NoBridgeWhenOneSentenceAnswersAlready) {
+    // Regression: a sentence sharing a place name with a well-matching one was taken for a
+    // second step, and its stray year ("a year before") led.
+    ExtractiveModel m;
+    const std::vector<TextChunk> chunks{
+        {"c1",
+         "The Vane Clock was cast by the Tolley Foundry of Harrowgate in 1902, a year before the "
+         "hall opened.",
+         "Vane Clock"},
+        {"c2", "Marsh Yard in Cobble was founded in 1870 by Ivo Marsh, who was born in Harrowgate.",
+         "Marsh Yard"},
+        {"c3", "The Tolley Foundry in Harrowgate was founded in 1861 by Ada Tolley.",
+         "Tolley Foundry"},
+    };
+    const auto a = m.answer_from_chunks("In which year was the Tolley Foundry founded?", chunks);
+    ASSERT_FALSE(a.sentences.empty());
+    EXPECT_EQ(a.sentences[0], "The Tolley Foundry in Harrowgate was founded in 1861 by Ada Tolley. [c3]");
+    EXPECT_EQ(a.answer, "1861");
+    expect_well_formed(a, chunks);
+}
+
 const std::vector<TextChunk>& harbours() {
     static const std::vector<TextChunk> chunks{
         {"c1", "Brell Harbour is a fishing port in Kessa province on the Norland coast.",
