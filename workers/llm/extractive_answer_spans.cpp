@@ -26,7 +26,7 @@ bool strip_front(std::string& s, bool& stripped) {
             return true;
         }
     }
-    if (!s.empty() && std::string_view("\"'([{").find(s.front()) != std::string_view::npos) {
+    if (!s.empty() && std::string_view("\"'([{*_").find(s.front()) != std::string_view::npos) {
         s.erase(0, 1);
         stripped = true;
         return true;
@@ -47,7 +47,7 @@ bool strip_back(std::string& s, bool& stripped) {
         stripped = true;
         return true;
     }
-    if (!s.empty() && std::string_view("\"',;:.!?)]}").find(s.back()) != std::string_view::npos) {
+    if (!s.empty() && std::string_view("\"',;:.!?)]}*_").find(s.back()) != std::string_view::npos) {
         // "U.S." and initials ("J.") keep their dot.
         if (s.back() == '.' && s.size() <= 2) return false;
         s.pop_back();
@@ -191,6 +191,7 @@ std::vector<AnswerSpan> answer_spans(std::string_view sentence) {
                 span.modifier = true;
             if (first == 0 && first == last && (ends("ing") || ends("ed") || ends("ly")))
                 span.modifier = true;
+            if (first == last && is_month(end)) span.modifier = true;  // "every November"
         }
         out.push_back(std::move(span));
         for (std::size_t i = first; i <= last; ++i) used[i] = true;

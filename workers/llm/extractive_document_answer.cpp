@@ -138,6 +138,7 @@ struct Material {
     std::unordered_map<std::string, double> q_weight;  // idf of each question stem
     double q_total = 0.0;
     std::set<std::string> q_words;  // the question's words, lower-case, and their stems
+    std::set<std::string> entity_stems;  // stems of the entities the question names
     QuestionIntent intent;
 };
 
@@ -147,6 +148,19 @@ double coverage(const Material& m, const std::set<std::string>& stems) {
     for (const auto& w : m.q_stems)
         if (stems.contains(w)) matched += m.q_weight.at(w);
     return matched / m.q_total;
+}
+
+// The share of the question's relation words (its words outside the entities it names:
+// "directed", "founded", "film") that `stems` hold.
+double relation_coverage(const Material& m, const std::set<std::string>& stems) {
+    double total = 0.0;
+    double matched = 0.0;
+    for (const auto& w : m.q_stems) {
+        if (m.entity_stems.contains(w)) continue;
+        total += m.q_weight.at(w);
+        if (stems.contains(w)) matched += m.q_weight.at(w);
+    }
+    return total > 0.0 ? matched / total : 0.0;
 }
 
 // True when every content word of `span` is a word of the question: the question's own entity,
@@ -193,6 +207,11 @@ std::pair<double, std::string> best_span(const Material& m, std::size_t i) {
     std::set<std::string> seen;
     for (const auto& span : s.spans) {
         if (!fits(span, m.intent.type) || in_question(m, span.text)) continue;
+        // For "who", a name after "in" / "at" / "from" is a place.
+        if (m.intent.type == AnswerType::kAgent &&
+            (span.before == "in" || span.before == "at" || span.before == "from" ||
+             span.before == "near" || span.before == "to"))
+            continue;
         if (!seen.insert(normalize(span.text)).second) continue;
         double score = 1.0;
         std::size_t distance = s.words.size();
@@ -363,6 +382,12 @@ QuestionIntent document_intent(std::string_view question) {
     static const std::unordered_set<std::string_view> wh{"who",   "whom",  "whose", "what",
                                                          "which", "when",  "where", "how"};
     const auto words = text::words(question);
+    // "What happened …", "what caused …": a verb after "what" names no class.
+    if (intent.type == AnswerType::kClass &&
+        (intent.class_word.ends_with("ed") || intent.class_word.ends_with("ing"))) {
+        intent.type = AnswerType::kAny;
+        intent.class_word.clear();
+    }
     if (words.empty() || wh.contains(words[0]) || (words.size() > 1 && wh.contains(words[1])))
         return intent;
     std::size_t last_wh = std::string_view::npos;
@@ -541,6 +566,9 @@ ComposedAnswer ExtractiveModel::answer_from_chunks(
     }
     if (sentences.empty()) return {{}, {}, {"The documents given hold no text for this question."}};
     m.intent = document_intent(question);
+    for (const auto& c : detail::analyze_question(question).candidates)
+        if (c.entity)
+            for (const auto& w : text::content_stems(c.text)) m.entity_stems.insert(w);
     for (const auto& w : text::words(question)) {
         m.q_words.insert(w);
         m.q_words.insert(text::stem(w));
@@ -623,16 +651,19 @@ ComposedAnswer ExtractiveModel::answer_from_chunks(
             std::vector<std::string> bridges;  // names it writes, titles of chunks it names
             std::set<std::string> stems;
             double cover = 0.0;
+            double relation_cover = 0.0;
         };
-        // A chain counts only when it covers more of the question than any one sentence does:
-        // a question one sentence answers needs no bridge.
+        // A chain counts only when it covers more of the question than any one sentence does (a
+        // question one sentence answers needs no bridge) and its second sentence adds a word of
+        // what is asked, not only of a name the question holds ("Greyhollow Light" adds nothing
+        // to "Saltspire Light").
         double best_single = 0.0;
         for (const auto& s : sentences)
-            best_single =
-                std::max(best_single, coverage(m, std::set<std::string>(s.stems.begin(), s.stems.end())));
+            best_single = std::max(
+                best_single, coverage(m, std::set<std::string>(s.stems.begin(), s.stems.end())));
         std::vector<Step> steps;  // the best-matching few: where a bridge may start
         for (std::size_t k = 0; k < std::min<std::size_t>(kBridgeStarts, order.size()); ++k) {
-            Step step{order[k], {}, {}, 0.0};
+            Step step{order[k], {}, {}, 0.0, 0.0};
             const auto& t = sentences[order[k]];
             // A name of two words or more ("Grey Lantern"; not "American", "Texas") that is not
             // the question's own.
@@ -646,6 +677,7 @@ ComposedAnswer ExtractiveModel::answer_from_chunks(
             }
             step.stems.insert(t.stems.begin(), t.stems.end());
             step.cover = coverage(m, step.stems);
+            step.relation_cover = relation_coverage(m, step.stems);
             steps.push_back(std::move(step));
         }
         const double best_lexical = score[order.front()];
@@ -671,7 +703,8 @@ ComposedAnswer ExtractiveModel::answer_from_chunks(
                 joint.insert(s.stems.begin(), s.stems.end());
                 const double joint_cover = coverage(m, joint);
                 const double chained = score[step.sentence] + (joint_cover - step.cover) + 0.05;
-                if (joint_cover > best_single + kChainMargin && chained > a) {
+                if (joint_cover > best_single + kChainMargin &&
+                    relation_coverage(m, joint) > step.relation_cover && chained > a) {
                     a = chained;
                     from = step.sentence;
                 }

@@ -145,6 +145,29 @@ TEST(DocumentAnswerTest, NoBridgeWhenOneSentenceAnswersAlready) {
     expect_well_formed(a, chunks);
 }
 
+TEST(DocumentAnswerTest, NeitherAPlaceForWhoNorANameForWhatHappened) {
+    // Regression: "Who runs …" was answered with the town after "in", and "What happened …"
+    // was read as "which happened" and answered with a name.
+    ExtractiveModel m;
+    const std::vector<TextChunk> museum{
+        {"c1",
+         "The Tallow Harbour Museum opened in Port Emmet in 1921. The museum is run by its "
+         "curator, Jory Pell.",
+         "The Tallow Harbour Museum"}};
+    const auto who = m.answer_from_chunks("Who runs the Tallow Harbour Museum?", museum);
+    EXPECT_NE(who.answer, "Port Emmet");
+    expect_well_formed(who, museum);
+
+    const std::vector<TextChunk> storm{
+        {"c1", "Vell Light was badly damaged in the Long Storm by a wave from Orm Point.",
+         "Lighthouses"}};
+    const auto what = m.answer_from_chunks("What happened to Vell Light in the Long Storm?", storm);
+    EXPECT_EQ(what.answer, "");
+    ASSERT_EQ(what.sentences.size(), 1u);
+    EXPECT_EQ(what.sentences[0],
+              "Vell Light was badly damaged in the Long Storm by a wave from Orm Point. [c1]");
+}
+
 const std::vector<TextChunk>& harbours() {
     static const std::vector<TextChunk> chunks{
         {"c1", "Brell Harbour is a fishing port in Kessa province on the Norland coast.",
