@@ -16,6 +16,7 @@ struct Word {
     std::string lower;
     bool punct_before = false;  // "(" or a quote before it
     bool punct_after = false;   // , ; : . ) or a quote after it: a name does not go on past it
+    std::size_t offset = 0;     // where it starts in the sentence (its punctuation included)
 };
 
 bool strip_front(std::string& s, bool& stripped) {
@@ -68,6 +69,7 @@ std::vector<Word> split_words(std::string_view sentence) {
             ++end;
         if (end == pos) break;
         Word w;
+        w.offset = pos;
         w.text = std::string(sentence.substr(pos, end - pos));
         pos = end;
         while (strip_front(w.text, w.punct_before)) {
@@ -277,8 +279,11 @@ std::vector<AnswerSpan> answer_spans(std::string_view sentence) {
                 inner.pop_back();
             const auto inner_words = text::words(inner);
             if (!inner_words.empty() && inner_words.size() <= 10) {
-                // Its word position: the number of words before the quote.
-                const std::size_t first = split_words(sentence.substr(0, start)).size();
+                // Its word position: the number of words that start before the quote.
+                const auto at = std::lower_bound(
+                    words.begin(), words.end(), start,
+                    [](const Word& w, std::size_t offset) { return w.offset < offset; });
+                const std::size_t first = static_cast<std::size_t>(at - words.begin());
                 const std::size_t last = first + split_words(inner).size() - 1;
                 out.push_back({inner, first, last, SpanKind::kName,
                                first > 0 && first - 1 < words.size() ? words[first - 1].lower
