@@ -74,6 +74,22 @@ struct BrokerConfig {
     // subscription trie by more than this. No topic is longer than `explain.` and a 255-byte
     // service name: nothing a real subscriber needs is refused.
     std::size_t max_subscription_bytes = 1 + 8 + 255;  // 264: the flag, `explain.` and a service name
+    // How many subscriptions (distinct prefixes) and prefix bytes one subscriber connection, and
+    // all of them together, may hold on the explain topic. libzmq stores each subscription before
+    // the broker sees it; the broker counts them per connection (named by its ZAP handler) and
+    // closes the connection of a subscriber that passes a bound (event=explain_subscriber_dropped),
+    // which frees what libzmq held for it. A real subscriber needs one per service at most.
+    std::size_t max_subscriptions_per_subscriber = 256;
+    std::size_t max_subscribed_bytes_per_subscriber = 16 * 1024;
+    std::size_t max_subscriptions = 16'384;
+    std::size_t max_subscribed_bytes = 1024 * 1024;
+    // Bytes one subscriber's TCP connection may send, plus 1 KiB for each second it has been
+    // connected. libzmq can take in a fast sender's whole stream of subscriptions before the
+    // broker reads the first (each stored as it is read), so this is watched on the kernel's
+    // count (TCP_INFO) by a thread of its own every topic_watch_interval, and a connection past
+    // it is closed. A real subscriber sends a few hundred bytes.
+    std::size_t max_subscriber_inbound_bytes = 64 * 1024;
+    std::chrono::milliseconds topic_watch_interval{5};
 
     // Explain spool bounds and policy (§6.1).
     std::uint64_t spool_max_messages = 1'000'000;

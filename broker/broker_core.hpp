@@ -1,6 +1,6 @@
 // Internal to the broker: the BrokerCore class (one poll loop's state) and the records it keeps
 // (requests, workers, services, collectors). Its members are defined by job in broker_loop.cpp,
-// client_side.cpp, worker_side.cpp, explain_router.cpp and status.cpp.
+// client_side.cpp, worker_side.cpp, explain_router.cpp, explain_topic.cpp and status.cpp.
 #pragma once
 
 #include <zmq.h>
@@ -14,10 +14,12 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <queue>
 #include <set>
 #include <stop_token>
+#include <thread>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -32,6 +34,7 @@
 #include "broker/broker.hpp"
 #include "broker/explain_spool.hpp"
 #include "broker/service_queue.hpp"
+#include "broker/topic_ledger.hpp"
 #include "bus/frame_codec.hpp"
 #include "bus/worker_frames.hpp"
 #include "schema/protocol.hpp"
@@ -197,7 +200,18 @@ private:
     // ---- loop ----
     void iterate();
     void drain_router();
+    // ---- explain topic (explain_topic.cpp) ----
+    base::Result<bool> open_topic();
+    void serve_topic();
     void drain_publisher();
+    void drain_topic_monitor();
+    void serve_topic_auth();
+    void cut_subscriber(std::string_view name, int fd, TopicBound bound);
+    void log_subscriber_dropped(std::string_view name, std::string_view reason,
+                                std::size_t subscriptions, std::uint64_t inbound);
+    // The topic's watch thread: every topic_watch_interval, each subscriber connection's bytes
+    // received (TCP_INFO) against max_subscriber_inbound_bytes.
+    void watch_topic(std::stop_token stop);
     bool receive(zmq::socket_t& socket);
     void handle_message();
     void end_batch();
@@ -311,7 +325,26 @@ private:
     BrokerConfig config_;
     std::shared_ptr<spdlog::logger> log_;
     zmq::socket_t router_;
+    // The explain topic lives in a context of its own: one I/O thread (the order of its monitor
+    // events and ZAP requests that TopicLedger relies on) and its own ZAP endpoint.
+    zmq::context_t topic_context_{1};
     zmq::socket_t publisher_;
+    zmq::socket_t topic_auth_;     // REP: the ZAP handler naming each subscriber connection
+    zmq::socket_t topic_monitor_;  // PAIR: the XPUB's monitor (connections accepted, closed)
+    TopicLedger topic_ledger_;
+    TimePoint topic_trim_at_ = TimePoint::max();  // heap given back after a cut subscriber left
+    // explain_subscriber_dropped is logged at most once a second (both threads log it).
+    std::mutex drop_log_mutex_;
+    TimePoint next_drop_log_{};
+    std::uint64_t drops_unlogged_ = 0;
+    // Open subscriber connections by fd (from the monitor) for the watch thread, and the
+    // topic's local port (its connections are told from any other fd by it).
+    std::mutex topic_fds_mutex_;
+    std::unordered_map<int, TimePoint> topic_fds_;
+    int topic_port_ = -1;
+    std::uint64_t topic_cut_for_count_ = 0;  // closed by cut_subscriber (a ledger bound)
+    std::atomic<std::uint64_t> topic_cut_for_bytes_{0};  // closed by the watch thread
+    std::atomic<bool> topic_trim_wanted_{false};
     std::unique_ptr<ExplainSpool> spool_;
     BoundEndpoints bound_;
     std::string instance_;
@@ -367,7 +400,8 @@ private:
     std::set<std::string, std::less<>> known_services_;     // the spool's `services` list
 
     Counters counters_;
-    std::size_t topic_subscriptions_ = 0;  // distinct topics subscribed on the XPUB port
+    // Last: stopped and joined before anything it reads is destroyed.
+    std::jthread topic_watch_;
 };
 
 // The worker token of a request: its id in decimal, written into `digits`.

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -40,7 +41,12 @@ BrokerCore::BrokerCore(zmq::context_t& context, BrokerConfig config)
     : config_(std::move(config)),
       log_(base::component_logger("broker")),
       router_(context, zmq::socket_type::router),
-      publisher_(context, zmq::socket_type::xpub),
+      publisher_(topic_context_, zmq::socket_type::xpub),
+      topic_auth_(topic_context_, zmq::socket_type::rep),
+      topic_monitor_(topic_context_, zmq::socket_type::pair),
+      topic_ledger_(TopicLimits{config_.max_subscriptions_per_subscriber,
+                                config_.max_subscribed_bytes_per_subscriber,
+                                config_.max_subscriptions, config_.max_subscribed_bytes}),
       instance_(random_instance()),
       started_(Clock::now()),
       now_(started_),
@@ -50,6 +56,7 @@ BrokerCore::BrokerCore(zmq::context_t& context, BrokerConfig config)
     if (config_.max_retries < 0) config_.max_retries = 0;
     if (config_.poll_interval < milliseconds{1}) config_.poll_interval = milliseconds{1};
     if (config_.max_drain == 0) config_.max_drain = 1;
+    if (config_.topic_watch_interval < milliseconds{1}) config_.topic_watch_interval = milliseconds{1};
     frames_.resize(8);
 }
 
@@ -80,17 +87,11 @@ base::Result<BoundEndpoints> BrokerCore::bind() {
         router_.set(zmq::sockopt::rcvhwm, config_.receive_hwm);
         router_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(
                                                   std::min<std::uint64_t>(hard_cap, INT64_MAX)));
-        publisher_.set(zmq::sockopt::linger, static_cast<int>(config_.linger.count()));
-        publisher_.set(zmq::sockopt::sndhwm, config_.send_hwm);
-        // A subscription is held in libzmq's trie, one node per byte, before the broker sees
-        // it: bound its size where it is read (a 10 MB one cost ~1 GB that was never freed).
-        publisher_.set(zmq::sockopt::maxmsgsize,
-                       static_cast<std::int64_t>(std::min<std::uint64_t>(
-                           std::max<std::size_t>(config_.max_subscription_bytes, 1), INT64_MAX)));
     } catch (const zmq::error_t& e) {
         return base::make_error(ErrorType::kInternal,
                                   std::string{"cannot configure sockets: "} + e.what());
     }
+    if (auto opened = open_topic(); !opened) return opened.error();
     try {
         router_.bind(config_.endpoint);
     } catch (const zmq::error_t& e) {
@@ -105,6 +106,10 @@ base::Result<BoundEndpoints> BrokerCore::bind() {
     }
     bound_.endpoint = router_.get(zmq::sockopt::last_endpoint);
     bound_.pub_endpoint = publisher_.get(zmq::sockopt::last_endpoint);
+    if (bound_.pub_endpoint.rfind("tcp://", 0) == 0) {
+        topic_port_ = std::atoi(bound_.pub_endpoint.c_str() + bound_.pub_endpoint.rfind(':') + 1);
+    }
+    topic_watch_ = std::jthread([this](std::stop_token stop) { watch_topic(stop); });
     log_->info("event=bound endpoint={} pub_endpoint={} instance={} heartbeat_ms={} liveness={}",
                bound_.endpoint, bound_.pub_endpoint, instance_, config_.heartbeat.count(),
                config_.liveness);
@@ -198,12 +203,14 @@ void BrokerCore::iterate() {
     // them when the broker publishes, too): it is polled every topic_poll_interval, not on
     // every pass of a busy loop.
     const bool topic_due = now_ >= next_topic_poll_;
-    std::array<zmq::pollitem_t, 2> items{{
+    std::array<zmq::pollitem_t, 4> items{{
         {router_.handle(), 0, ZMQ_POLLIN, 0},
         {publisher_.handle(), 0, ZMQ_POLLIN, 0},
+        {topic_auth_.handle(), 0, ZMQ_POLLIN, 0},
+        {topic_monitor_.handle(), 0, ZMQ_POLLIN, 0},
     }};
     try {
-        zmq::poll(items.data(), topic_due ? 2 : 1, wait);
+        zmq::poll(items.data(), topic_due ? items.size() : 1, wait);
     } catch (const zmq::error_t& e) {
         if (e.num() != EINTR) throw;
         return;
@@ -212,7 +219,7 @@ void BrokerCore::iterate() {
     if ((items[0].revents & ZMQ_POLLIN) != 0) drain_router();
     if (topic_due) {
         next_topic_poll_ = now_ + config_.topic_poll_interval;
-        if ((items[1].revents & ZMQ_POLLIN) != 0) drain_publisher();
+        serve_topic();
     }
     fire_timers();
     if (now_ >= next_tick_) tick();
@@ -274,27 +281,6 @@ void BrokerCore::drain_router() {
             log_->error("event=handler_error error=\"{}\"", e.what());
         }
         handle_unreachable();
-    }
-}
-
-void BrokerCore::drain_publisher() {
-    // Subscriptions arrive as messages on XPUB; read them so they do not pile up. Without
-    // XPUB_VERBOSE a subscribe is reported once per distinct topic (its first subscriber) and an
-    // unsubscribe when its last subscriber leaves: their balance is the topics libzmq holds.
-    for (std::size_t handled = 0; handled < config_.max_drain; ++handled) {
-        zmq::message_t frame;
-        if (zmq_msg_recv(frame.handle(), publisher_.handle(), ZMQ_DONTWAIT) < 0) return;
-        if (frame.size() == 0) continue;
-        const auto* bytes = static_cast<const char*>(frame.data());
-        const bool subscribe = bytes[0] == 1;
-        if (subscribe) {
-            ++topic_subscriptions_;
-        } else if (bytes[0] == 0 && topic_subscriptions_ > 0) {
-            --topic_subscriptions_;
-        }
-        log_->debug("event=subscription subscribe={} topic={} topics={}", subscribe,
-                    printable(std::string_view{bytes + 1, frame.size() - 1}),
-                    topic_subscriptions_);
     }
 }
 

@@ -179,6 +179,27 @@ void add_broker_command(CLI::App& app) {
                         "Largest explain topic subscription frame; a longer one closes its connection")
         ->capture_default_str()
         ->check(CLI::Range(std::size_t{256}, std::size_t{1} << 20));
+    command->add_option("--max-subscriptions-per-subscriber", config.max_subscriptions_per_subscriber,
+                        "Explain topic subscriptions one subscriber may hold; more close its connection")
+        ->capture_default_str()
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+    command->add_option("--max-subscribed-bytes-per-subscriber",
+                        config.max_subscribed_bytes_per_subscriber,
+                        "Explain topic prefix bytes one subscriber may hold")
+        ->capture_default_str()
+        ->check(CLI::Range(std::size_t{256}, std::size_t{1} << 30));
+    command->add_option("--max-subscriptions", config.max_subscriptions,
+                        "Explain topic subscriptions of all subscribers together")
+        ->capture_default_str()
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24));
+    command->add_option("--max-subscribed-bytes", config.max_subscribed_bytes,
+                        "Explain topic prefix bytes of all subscribers together")
+        ->capture_default_str()
+        ->check(CLI::Range(std::size_t{256}, std::size_t{1} << 30));
+    command->add_option("--max-subscriber-inbound-bytes", config.max_subscriber_inbound_bytes,
+                        "Bytes one explain topic subscriber may send (+1 KiB per second connected)")
+        ->capture_default_str()
+        ->check(CLI::Range(std::size_t{4096}, std::size_t{1} << 30));
     command->add_option("--spool-max-messages", config.spool_max_messages,
                         "Explain spool bound (messages)")
         ->capture_default_str();

@@ -289,11 +289,18 @@ void document_focus(TripleSink& out, const RunUris& run, const StepInfo& step,
 }
 
 void synthesis(TripleSink& out, const RunUris& run, const StepInfo& step, const StoredText& answer,
-               const std::vector<Citation>& citations) {
+               const std::vector<Citation>& citations,
+               const std::optional<ShortAnswer>& short_answer) {
     Emitter e(out);
     const auto uri = run.synthesis();
     step_header(e, run, uri, v::kSynthesis, step);
     stored_text(e, uri, answer, v::kAnswerText, v::kAnswerRef);
+    if (short_answer) {
+        e.literal(uri, v::kShortAnswer, short_answer->text);
+        for (const auto& s : short_answer->supported_by) {
+            if (run.is_selection(s)) e.iri(uri, v::kShortAnswerSupportedBy, s);
+        }
+    }
     const auto length = code_points(answer.text);
     std::size_t emitted = 0;
     for (const auto& c : citations) {
@@ -440,9 +447,11 @@ std::vector<Triple> document_focus(const RunUris& run, const StepInfo& step,
 }
 
 std::vector<Triple> synthesis(const RunUris& run, const StepInfo& step, const StoredText& answer,
-                              const std::vector<Citation>& citations) {
-    return listed([&](TripleSink& out) { synthesis(out, run, step, answer, citations); },
-                  24 + 6 * citations.size());
+                              const std::vector<Citation>& citations,
+                              const std::optional<ShortAnswer>& short_answer) {
+    return listed(
+        [&](TripleSink& out) { synthesis(out, run, step, answer, citations, short_answer); },
+        24 + 6 * citations.size());
 }
 
 std::vector<Triple> analysis(const RunUris& run, std::size_t n, const StepInfo& step,

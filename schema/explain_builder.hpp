@@ -118,6 +118,13 @@ struct Citation {
     std::vector<std::string> supported_by;
 };
 
+// The short answer a synthesis states ("" when the evidence does not decide) and the selections
+// it rests on (as Citation::supported_by; selections not of this run are left out).
+struct ShortAnswer {
+    std::string text;
+    std::vector<std::string> supported_by;
+};
+
 struct AgentAction {
     std::string thought;
     std::string action;     // tool name; empty when the iteration used no tool
@@ -163,7 +170,8 @@ std::vector<Triple> document_exploration(const RunUris& run, const StepInfo& ste
 std::vector<Triple> document_focus(const RunUris& run, const StepInfo& step,
                                    const std::vector<RankedChunk>& chunks);
 std::vector<Triple> synthesis(const RunUris& run, const StepInfo& step, const StoredText& answer,
-                              const std::vector<Citation>& citations = {});
+                              const std::vector<Citation>& citations = {},
+                              const std::optional<ShortAnswer>& short_answer = std::nullopt);
 // Agent iteration n: gb:Analysis, plus gb:ToolUse when it calls a tool.
 std::vector<Triple> analysis(const RunUris& run, std::size_t n, const StepInfo& step,
                              const AgentAction& action);
@@ -206,8 +214,10 @@ void document_exploration(TripleSink& out, const RunUris& run, const StepInfo& s
                           const std::vector<RetrievedChunk>& chunks);
 void document_focus(TripleSink& out, const RunUris& run, const StepInfo& step,
                     const std::vector<RankedChunk>& chunks);
+// With `short_answer`: gb:shortAnswer and gb:shortAnswerSupportedBy on the Synthesis.
 void synthesis(TripleSink& out, const RunUris& run, const StepInfo& step, const StoredText& answer,
-               const std::vector<Citation>& citations = {});
+               const std::vector<Citation>& citations = {},
+               const std::optional<ShortAnswer>& short_answer = std::nullopt);
 void analysis(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo& step,
               const AgentAction& action);
 void observation(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo& step,

@@ -719,6 +719,29 @@ std::string encode_text(const RagResponse& m) {
     out.reserve(256 + m.response.size() + m.explain_triples.size() * 200);
     {
         ObjectWriter object(out);
+        // Keys in the tree encoder's (sorted) order.
+        if (m.answer) object.string("answer", *m.answer);
+        append_array(object.key("answer_selections"), m.answer_selections,
+                     [](std::string& o, const std::string& uri) { append_json_string(o, uri); });
+        append_array(object.key("citations"), m.citations, [](std::string& o, const RagCitation& c) {
+            ObjectWriter cited(o);
+            if (c.char_end) cited.uint("char_end", *c.char_end);
+            if (c.char_offset) cited.uint("char_offset", *c.char_offset);
+            cited.string("chunk", c.chunk);
+            cited.string("document", c.document);
+            cited.string("id", c.id);
+            cited.string("kind", c.kind);
+            cited.uint("n", c.n);
+            cited.string("selection", c.selection);
+            append_array(cited.key("spans"), c.spans, [](std::string& s, const AnswerSpan& span) {
+                ObjectWriter written(s);
+                written.uint("end", span.end);
+                written.uint("start", span.start);
+            });
+            cited.string("text", c.text);
+            cited.uint("tier", c.tier);
+            cited.string("title", c.title);
+        });
         object.boolean("end_of_session", m.end_of_session);
         object.boolean("end_of_stream", m.end_of_stream);
         if (m.error) object.error("error", *m.error);
@@ -795,6 +818,19 @@ base::Result<RagResponse> decode_text<RagResponse>(std::string_view text) {
         if (key == "out_token") return first_time(seen, 256) && r.uint(m->out_token);
         if (key == "model") return first_time(seen, 512) && r.string(m->model);
         if (key == "sources") return first_time(seen, 1024) && read_strings(r, m->sources);
+        if (key == "answer") {
+            if (!first_time(seen, 2048) || !r.string(scratch)) return false;
+            m->answer = scratch;
+            return true;
+        }
+        if (key == "answer_selections") return first_time(seen, 4096) && read_strings(r, m->answer_selections);
+        if (key == "citations") {
+            // Only a FINAL has them, once per request: an empty list here, the rest the slow path's.
+            if (!first_time(seen, 8192) || !r.open_array()) return false;
+            bool first = true;
+            bool done = false;
+            return !r.more(first, done) && done;
+        }
         if (key == "error") return false;
         return r.skip();
     });

@@ -49,6 +49,7 @@ struct FieldList<LlmResponse> {
     static constexpr auto value = std::tuple{
         field("text", &T::text),         field("json", &T::json),           field("model", &T::model),
         field("in_token", &T::in_token), field("out_token", &T::out_token), field("end_of_stream", &T::end_of_stream),
+        field("answer", &T::answer),     field("answer_ids", &T::answer_ids),
     };
 };
 

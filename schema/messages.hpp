@@ -118,6 +118,31 @@ struct QueryRequest {
 enum class RagMessageType { kChunk, kExplain, kError };
 std::string_view to_string(RagMessageType type) noexcept;
 
+// A span [start, end) of an answer, in Unicode code points.
+struct AnswerSpan {
+    std::uint64_t start = 0;
+    std::uint64_t end = 0;
+    bool operator==(const AnswerSpan&) const = default;
+};
+
+// One source an answer cites, as a reader wants it: numbered (`[1]`) in order of first
+// appearance in the answer text, with where it came from and what it says.
+struct RagCitation {
+    std::uint32_t n = 0;         // from 1
+    std::string id;              // the synthesis template's id ("e2", "c1")
+    std::string selection;       // the explain URI of the edge or chunk selection
+    std::string kind;            // "edge" or "chunk"
+    std::string document;        // the document (or file) it came from; "" when not known
+    std::string title;           // the document's title, when known
+    std::string chunk;           // the chunk; "" for a fact loaded from a whole file
+    std::optional<std::uint64_t> char_offset;  // the cited text in its document (code points)
+    std::optional<std::uint64_t> char_end;
+    std::uint32_t tier = 0;      // data tier (1..4; 0: not known)
+    std::string text;            // the cited fact ("s p o", labels) or sentence
+    std::vector<AnswerSpan> spans;  // where the answer cites it
+    bool operator==(const RagCitation&) const = default;
+};
+
 struct RagResponse {
     RagMessageType message_type = RagMessageType::kChunk;
     std::string response;
@@ -131,6 +156,11 @@ struct RagResponse {
     std::string model;
     std::vector<std::string> sources;
     std::optional<base::Error> error;   // wire: {"type": "<base::ErrorType>", "message": "..."}
+    // FINAL: the short answer alone ("" when the evidence does not decide; absent when the
+    // synthesis template gave none) and the explain URIs of the selections it came from.
+    std::optional<std::string> answer;
+    std::vector<std::string> answer_selections;
+    std::vector<RagCitation> citations;  // FINAL: the answer's cited sources, by n
     bool operator==(const RagResponse&) const = default;
 };
 
@@ -445,6 +475,10 @@ struct LlmResponse {
     std::uint64_t in_token = 0;
     std::uint64_t out_token = 0;
     bool end_of_stream = false;
+    // Templates with the answer contract (docs/llm.md): the short answer ("" when the evidence
+    // does not decide) and the markers of the Answer line; `text` is then the rest of the reply.
+    std::optional<std::string> answer;
+    std::vector<std::string> answer_ids;
     bool operator==(const LlmResponse&) const = default;
 };
 

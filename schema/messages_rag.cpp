@@ -73,6 +73,31 @@ struct FieldList<QueryRequest> {
 };
 
 template <>
+struct FieldList<AnswerSpan> {
+    using T = AnswerSpan;
+    static constexpr auto value = std::tuple{field("start", &T::start), field("end", &T::end)};
+};
+
+template <>
+struct FieldList<RagCitation> {
+    using T = RagCitation;
+    static constexpr auto value = std::tuple{
+        field("n", &T::n),
+        field("id", &T::id),
+        field("selection", &T::selection),
+        field("kind", &T::kind),
+        field("document", &T::document),
+        field("title", &T::title),
+        field("chunk", &T::chunk),
+        field("char_offset", &T::char_offset),
+        field("char_end", &T::char_end),
+        field("tier", &T::tier),
+        field("text", &T::text),
+        field("spans", &T::spans),
+    };
+};
+
+template <>
 struct FieldList<RagResponse> {
     using T = RagResponse;
     static constexpr auto value = std::tuple{
@@ -88,6 +113,9 @@ struct FieldList<RagResponse> {
         field("model", &T::model),
         field("sources", &T::sources),
         field("error", &T::error),
+        field("answer", &T::answer),
+        field("answer_selections", &T::answer_selections),
+        field("citations", &T::citations),
     };
 };
 

@@ -98,6 +98,9 @@ inline constexpr std::string_view kTitleScore = "https://glassbox.dev/ns#titleSc
 inline constexpr std::string_view kLinkRank = "https://glassbox.dev/ns#linkRank";
 inline constexpr std::string_view kAnswerText = "https://glassbox.dev/ns#answerText";
 inline constexpr std::string_view kAnswerRef = "https://glassbox.dev/ns#answerRef";
+// The short answer alone (gb:answerText is the full text) and the selections it rests on.
+inline constexpr std::string_view kShortAnswer = "https://glassbox.dev/ns#shortAnswer";
+inline constexpr std::string_view kShortAnswerSupportedBy = "https://glassbox.dev/ns#shortAnswerSupportedBy";
 inline constexpr std::string_view kCitationProperty = "https://glassbox.dev/ns#citation";
 inline constexpr std::string_view kSpanStart = "https://glassbox.dev/ns#spanStart";
 inline constexpr std::string_view kSpanEnd = "https://glassbox.dev/ns#spanEnd";

@@ -192,6 +192,10 @@ std::string StepSummaries::next(const json& explain_body) {
     if (type.find("Synthesis") != std::string::npos || !citations.empty()) {
         add("citations " + std::to_string(citations.size()));
     }
+    if (auto short_answer = facts.text(node, vocab::kShortAnswer)) {
+        add(short_answer->empty() ? std::string("short answer undecided")
+                                  : "short answer \"" + truncate_text(*short_answer, 80) + "\"");
+    }
     if (auto answer = facts.text(node, vocab::kAnswerText)) {
         add("answer " + std::to_string(code_points(*answer)) + " chars");
     }

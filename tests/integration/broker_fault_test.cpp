@@ -53,10 +53,11 @@ std::vector<Frames> receive_published(zmq::socket_t& sub, std::size_t count,
 
 // A subscriber speaking ZMTP 3.0 over a plain TCP socket (RFC 23), so the test process holds
 // no subscription trie of its own: greeting, READY as a SUB, then `count` subscriptions of
-// `topic_bytes` bytes each, distinct from their first byte on (the index, then 'e's). Returns
-// how many bytes the broker took before closing the connection (all if it never did).
+// `topic_bytes` bytes each, distinct from their first byte on (the index, then 'e's), and the
+// connection is held open for `hold` (a closed one takes what is unread with it). Returns how
+// many bytes the broker took before closing the connection (all if it never did).
 std::size_t send_raw_subscriptions(const std::string& endpoint, std::size_t count,
-                                   std::size_t topic_bytes) {
+                                   std::size_t topic_bytes, milliseconds hold = milliseconds{200}) {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) return 0;
     sockaddr_in address{};
@@ -96,6 +97,28 @@ std::size_t send_raw_subscriptions(const std::string& endpoint, std::size_t coun
         std::string ready = "\x05READY\x0BSocket-Type";
         ready += std::string{"\0\0\0\x03", 4} + "SUB";
         ok = ok && write_all(std::string{"\x04"} + static_cast<char>(ready.size()) + ready);
+        // The broker's READY (a command frame, short or long) ends the handshake: messages sent
+        // before it are a protocol error once the broker asks its ZAP handler first.
+        auto read_exactly = [&](char* into, std::size_t size) {
+            for (std::size_t have = 0; have < size;) {
+                const auto n = ::recv(fd, into + have, size - have, 0);
+                if (n <= 0) return false;
+                have += static_cast<std::size_t>(n);
+            }
+            return true;
+        };
+        unsigned char flags = 0;
+        ok = ok && read_exactly(reinterpret_cast<char*>(&flags), 1);
+        std::uint64_t length = 0;
+        const std::size_t length_bytes = (flags & 0x02) != 0 ? 8 : 1;
+        for (std::size_t b = 0; ok && b < length_bytes; ++b) {
+            unsigned char byte = 0;
+            ok = read_exactly(reinterpret_cast<char*>(&byte), 1);
+            length = (length << 8) | byte;
+        }
+        std::string command(ok && length < 4096 ? length : 0, '\0');
+        ok = ok && length < 4096 && read_exactly(command.data(), command.size()) &&
+             command.rfind("\x05READY", 0) == 0;
         // Each subscription: a long message frame [0x01][topic], written in 1 MiB pieces.
         const std::string filler(1 << 20, 'e');
         for (std::size_t i = 0; ok && i < count; ++i) {
@@ -114,7 +137,7 @@ std::size_t send_raw_subscriptions(const std::string& endpoint, std::size_t coun
                 left -= n;
             }
         }
-        std::this_thread::sleep_for(milliseconds{200});  // let the broker take it in
+        std::this_thread::sleep_for(hold);  // let the broker take it in
     }
     ::close(fd);
     return sent;
@@ -195,6 +218,67 @@ TEST_F(FaultExplainTopic, HugeSubscriptionDoesNotGrowTheBroker) {
     ASSERT_TRUE(reply.has_value());
     // At most the ordinary subscription (gone or going) is held: the huge one never was.
     EXPECT_LE((*reply)["topic"].value("subscriptions", 1'000'000), 1) << reply->dump();
+}
+
+// Point 4, the count: libzmq's XPUB stores each subscription in its trie before the broker
+// sees it, so 20,000 distinct ones from one connection once cost the broker hundreds of MB.
+// The broker now counts each subscriber's subscriptions and cuts the connection of one that
+// passes max_subscriptions_per_subscriber (docs/operations.md, event=explain_subscriber_dropped).
+TEST_F(FaultExplainTopic, ManySubscriptionsFromOnePeerAreCut) {
+    auto broker = start_broker();
+    ASSERT_FALSE(broker.pub_endpoint.empty());
+    start_echo_worker(broker.endpoint);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    expect_echo_served(broker.endpoint);
+    const long before = resident_kib(broker.process->pid());
+    ASSERT_GT(before, 0);
+
+    // 20,000 subscriptions of 200 bytes, distinct from their first byte: ~4 MB on the wire.
+    constexpr std::size_t kCount = 20'000;
+    constexpr std::size_t kTopicBytes = 200;
+    std::size_t taken = 0;
+    const long peak = peak_resident_kib(
+        broker.process->pid(),
+        [&] {
+            taken = send_raw_subscriptions(broker.pub_endpoint, kCount, kTopicBytes,
+                                           milliseconds{2000});
+        },
+        milliseconds{1000});
+    ASSERT_GT(taken, 0u);
+    EXPECT_LT(peak - before, 64L * 1024) << "broker RSS grew from " << before << " KiB to "
+                                         << peak << " KiB";
+
+    expect_topic_serves(context_, broker);
+    expect_echo_served(broker.endpoint);
+    EXPECT_TRUE(broker.process->running());
+    const auto reply = status(broker.endpoint);
+    ASSERT_TRUE(reply.has_value());
+    const auto topic = (*reply)["topic"];
+    EXPECT_GE(topic.value("dropped_subscribers", 0), 1) << reply->dump();
+    // The offender's subscriptions are gone with it; the watcher's (gone or going) at most.
+    EXPECT_LE(topic.value("subscriptions", 1'000'000), 1) << reply->dump();
+    EXPECT_NE(broker.process->stderr_text().find("event=explain_subscriber_dropped"),
+              std::string::npos);
+}
+
+// Point 4, the count alone: many short subscriptions (well within the bytes a subscriber may
+// send) pass max_subscriptions_per_subscriber; that subscriber is cut, the others are served.
+TEST_F(FaultExplainTopic, ASubscriberPastTheCountBoundIsCut) {
+    auto broker = start_broker({.extra = {"--max-subscriptions-per-subscriber", "100"}});
+    ASSERT_FALSE(broker.pub_endpoint.empty());
+    start_echo_worker(broker.endpoint);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+
+    // 1,000 distinct 8-byte subscriptions: ~11 KB sent, far below the inbound byte bound.
+    send_raw_subscriptions(broker.pub_endpoint, 1000, 8, milliseconds{1000});
+    const auto reply = status(broker.endpoint);
+    ASSERT_TRUE(reply.has_value());
+    const auto topic = (*reply)["topic"];
+    EXPECT_EQ(topic.value("dropped_subscribers", 0), 1) << reply->dump();
+    EXPECT_EQ(topic.value("max_subscriptions_per_subscriber", 0), 100) << reply->dump();
+    EXPECT_NE(broker.process->stderr_text().find("reason=subscriber_subscriptions"),
+              std::string::npos);
+    expect_topic_serves(context_, broker);
 }
 
 class FaultQueueFlood : public ClusterTest {};

@@ -200,6 +200,20 @@ protected:
                   std::optional<std::string>(answer));
         EXPECT_EQ(answer.find("[e"), std::string::npos) << answer;
         EXPECT_EQ(answer.find("[c"), std::string::npos) << answer;
+        // The short answer (the extractive writer's, split off its Answer line by the llm
+        // service) is in the FINAL and in the Synthesis, the same; so are its selections.
+        ASSERT_TRUE(f.contains("answer") && f["answer"].is_string()) << f.dump();
+        EXPECT_EQ(graph.text(schema::iri(steps.back()), vocab::kShortAnswer),
+                  std::optional<std::string>(f["answer"].get<std::string>()));
+        ASSERT_TRUE(f.contains("answer_selections") && f["answer_selections"].is_array());
+        std::set<std::string> recorded;
+        for (const auto& s : graph.values(schema::iri(steps.back()), vocab::kShortAnswerSupportedBy))
+            recorded.insert(s.as_iri().value);
+        const auto selections = f["answer_selections"].get<std::vector<std::string>>();
+        EXPECT_EQ(std::set<std::string>(selections.begin(), selections.end()), recorded);
+        if (f["answer"].get<std::string>().empty()) {
+            EXPECT_TRUE(selections.empty());
+        }
     }
 
     // Citations: spans inside the answer, each supported by selections of this run in `allowed`.

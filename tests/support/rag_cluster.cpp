@@ -130,7 +130,16 @@ runtime::Handler make_fake_llm(std::shared_ptr<FakeLlmScript> script) {
             response.json = json{{"reasons", reasons}};
         } else if (name == "kg-synthesis" || name == "document-synthesis") {
             const bool graph = name == "kg-synthesis";
-            response.text = synthesis_for(json::parse(var(graph ? "edges" : "chunks")), graph, script->unknown_markers);
+            const json items = json::parse(var(graph ? "edges" : "chunks"));
+            response.text = synthesis_for(items, graph, script->unknown_markers);
+            // The short answer, as the llm service splits it off the Answer line: the first
+            // edge's object or chunk's title, citing it (and the unknown id when asked to).
+            response.answer = "";
+            if (!items.empty()) {
+                response.answer = items[0][graph ? "o" : "title"].get<std::string>();
+                response.answer_ids.push_back(items[0]["id"].get<std::string>());
+                if (script->unknown_markers) response.answer_ids.push_back(graph ? "e99" : "c99");
+            }
         } else {
             (void)ctx.fail(base::make_error(base::ErrorType::kNotFound, "unknown template " + name));
             return;

@@ -33,7 +33,8 @@ struct FakeLlmScript {
 //  extract-concepts: runs of capitalised words ("Cruz Azul FC") plus lower-case words after
 //    "the" that are not stop words; kg-edge-scoring: share of question words in the edge text;
 //  kg-edge-reasoning: "mentions <s>"; kg-synthesis / document-synthesis: one sentence per given
-//    edge/chunk (at most 3) each followed by its marker, then an unknown marker.
+//    edge/chunk (at most 3) each followed by its marker, then an unknown marker; the short
+//    answer is the first edge's object or chunk's title, citing it (and the unknown id).
 runtime::Handler make_fake_llm(std::shared_ptr<FakeLlmScript> script);
 
 // One reply of a stream, as the tests look at it.

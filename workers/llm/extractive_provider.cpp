@@ -115,13 +115,23 @@ base::Error cancelled_error() {
                       "the request was cancelled (or its deadline passed) while scoring");
 }
 
-Completion text_completion(std::vector<std::string> pieces, const GenerateOptions& options) {
+// The answer contract's form (docs/llm.md): the Answer line ("Answer:" alone when undecided),
+// then the sentences joined by single spaces. Streamed as the line, then one piece a sentence.
+Completion text_completion(const ComposedAnswer& composed, const GenerateOptions& options) {
     Completion c;
-    for (std::size_t i = 0; i < pieces.size(); ++i) {
-        std::string piece = (i == 0 ? "" : " ") + pieces[i];
+    std::string line = "Answer:";
+    if (!composed.answer.empty()) {
+        line += " " + composed.answer + " ";
+        for (const auto& id : composed.answer_ids) line += "[" + id + "]";
+        while (line.back() == ' ') line.pop_back();
+    }
+    const auto send = [&](std::string piece) {
         if (options.on_text) options.on_text(piece);
         c.text += piece;
-    }
+    };
+    send(std::move(line));
+    for (std::size_t i = 0; i < composed.sentences.size(); ++i)
+        send((i == 0 ? "\n" : " ") + composed.sentences[i]);
     return c;
 }
 
@@ -187,11 +197,11 @@ base::Result<Completion> ExtractiveProvider::generate(const PromptInput& input,
     } else if (name == "kg-synthesis") {
         auto edges = edges_of(input);
         if (!edges) return std::move(edges).error();
-        completion = text_completion(model_.answer_from_edges(question, *edges).sentences, options);
+        completion = text_completion(model_.answer_from_edges(question, *edges), options);
     } else if (name == "document-synthesis") {
         auto chunks = chunks_of(input);
         if (!chunks) return std::move(chunks).error();
-        completion = text_completion(model_.answer_from_chunks(question, *chunks).sentences, options);
+        completion = text_completion(model_.answer_from_chunks(question, *chunks), options);
     } else {
         return make_error(ErrorType::kInvalidRequest,
                           "the extractive provider answers only the built-in templates "

@@ -9,6 +9,7 @@
 #include "base/log.hpp"
 #include "schema/messages.hpp"
 #include "text/feature_hashing.hpp"
+#include "workers/llm/answer_contract.hpp"
 #include "workers/llm/json_schema.hpp"
 
 namespace glassbox::llm {
@@ -180,9 +181,13 @@ void handle(runtime::RequestContext& context, const TemplateSet& templates, Prov
     GenerateOptions generate;
     generate.deadline = context.meta().deadline;
     generate.cancelled = [&context] { return context.cancelled(); };
+    // A first-line template's Answer line is never streamed: users read the sentences.
+    AnswerLineHold hold;
     if (request->streaming && t->output == OutputKind::kText) {
-        generate.on_text = [&context](std::string_view piece) {
-            (void)context.send_partial(json{{"text", std::string(piece)}});
+        const bool hold_line = t->answer == AnswerForm::kFirstLine;
+        generate.on_text = [&context, &hold, hold_line](std::string_view piece) {
+            std::string shown = hold_line ? hold.feed(piece) : std::string(piece);
+            if (!shown.empty()) (void)context.send_partial(json{{"text", std::move(shown)}});
         };
     }
     generate.embed = embed_through(context, options, gate);
@@ -211,6 +216,19 @@ void handle(runtime::RequestContext& context, const TemplateSet& templates, Prov
         complete_per_edge(*t, *rendered, *completion);
     }
     schema::LlmResponse response;
+    if (t->output == OutputKind::kText && has_contract(*t)) {
+        // The openai provider already repaired what it could; the extractive one must hold it.
+        ContractReply split;
+        if (auto why = check_reply(*t, *rendered, completion->text, split)) {
+            (void)context.fail(make_error(
+                provider.name() == "extractive" ? ErrorType::kInternal : ErrorType::kUpstreamError,
+                "template " + t->name + ": " + *why));
+            return;
+        }
+        completion->text = std::move(split.text);
+        response.answer = std::move(split.answer);
+        response.answer_ids = std::move(split.answer_ids);
+    }
     response.text = std::move(completion->text);
     response.json = std::move(completion->json);
     response.model = std::move(completion->model);

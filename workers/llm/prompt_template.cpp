@@ -115,6 +115,8 @@ base::Result<PromptTemplate> PromptTemplate::parse(std::string name, std::string
 
     bool have_output = false;
     bool have_schema = false;
+    std::size_t answer_line = 0;
+    std::size_t cite_line = 0;
     std::set<std::string, std::less<>> declared;
     for (const auto& entry : entries) {
         if (entry.key == "output") {
@@ -132,6 +134,15 @@ base::Result<PromptTemplate> PromptTemplate::parse(std::string name, std::string
             if (t.schema.is_discarded()) return fail(entry.line, "the schema is not valid JSON");
             if (auto why = check_schema(t.schema)) return fail(entry.line, "schema " + *why);
             have_schema = true;
+        } else if (entry.key == "answer") {
+            if (entry.value != "first-line")
+                return fail(entry.line, "answer must be \"first-line\", not \"" + entry.value +
+                                            "\"");
+            t.answer = AnswerForm::kFirstLine;
+            answer_line = entry.line;
+        } else if (entry.key == "cite") {
+            t.cite = entry.value;
+            cite_line = entry.line;
         } else if (entry.key.starts_with("variable ") || entry.key.starts_with("variable\t")) {
             TemplateVariable v;
             v.name = std::string(trim(std::string_view(entry.key).substr(9)));
@@ -160,7 +171,7 @@ base::Result<PromptTemplate> PromptTemplate::parse(std::string name, std::string
             t.variables.push_back(std::move(v));
         } else {
             return fail(entry.line, "unknown header key \"" + entry.key +
-                                        "\" (known: output, schema, variable NAME)");
+                                        "\" (known: output, schema, answer, cite, variable NAME)");
         }
     }
     if (!have_output) return fail(0, "no \"output:\" line (text or json)");
@@ -168,6 +179,14 @@ base::Result<PromptTemplate> PromptTemplate::parse(std::string name, std::string
         return fail(0, "a json template needs a \"schema:\" for its output");
     if (t.output == OutputKind::kText && have_schema)
         return fail(0, "a text template has no output schema");
+    if (t.output == OutputKind::kJson && answer_line != 0)
+        return fail(answer_line, "\"answer\" is for text templates only");
+    if (cite_line != 0) {
+        const TemplateVariable* cited = t.variable(t.cite);
+        if (cited == nullptr || !cited->json)
+            return fail(cite_line, "cite must name a variable declared as json, not \"" + t.cite +
+                                       "\"");
+    }
 
     // Placeholders the header did not declare are text variables.
     for (std::size_t i = t.prompt.find("{{"); i != std::string::npos;

@@ -18,6 +18,12 @@ namespace glassbox::llm {
 enum class OutputKind { kText, kJson };
 std::string_view to_string(OutputKind kind) noexcept;  // "text", "json"
 
+// How a text template's reply carries its short answer (docs/llm.md, "The answer contract").
+enum class AnswerForm {
+    kNone,       // free text
+    kFirstLine,  // "Answer: <short answer> [id]..." on the first line, then the cited sentences
+};
+
 // A variable the template needs. Every value arrives as a string; a JSON variable's string
 // must parse as JSON and meet `schema`.
 struct TemplateVariable {
@@ -36,6 +42,9 @@ struct RenderedPrompt {
 //   # comment lines
 //   output: text | json
 //   schema: <JSON Schema of the output>          (json output only; required there)
+//   answer: first-line                           (text output only: the answer contract)
+//   cite: NAME                                   (the JSON variable whose items' "id"s are
+//                                                 the only markers the reply may use)
 //   variable NAME: text
 //   variable NAME: json <JSON Schema of the value>
 //   ---
@@ -47,6 +56,8 @@ struct PromptTemplate {
     std::string origin;  // "built-in" or the file it was read from
     OutputKind output = OutputKind::kText;
     nlohmann::json schema;  // of the output, when json
+    AnswerForm answer = AnswerForm::kNone;
+    std::string cite;  // a declared JSON variable, or empty (markers unchecked)
     std::vector<TemplateVariable> variables;
     std::string prompt;
 

@@ -1,6 +1,7 @@
 // Request checks, streamed synthesis and the FINAL reply of the RAG workers.
 #include "workers/rag/rag_answer.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include "schema/explain_uris.hpp"
@@ -75,23 +76,22 @@ base::Result<SynthesisResult> synthesise(runtime::RequestContext& context, Servi
         result.answer = std::move(stripped.text);
         result.citations = std::move(stripped.citations);
     }
+    if (response->answer) {
+        result.short_answer = *response->answer;
+        for (const auto& id : response->answer_ids) {
+            if (known(id) && std::find(result.short_answer_ids.begin(), result.short_answer_ids.end(), id) ==
+                                 result.short_answer_ids.end())
+                result.short_answer_ids.push_back(id);
+        }
+    }
     result.response = std::move(response).value();
     return result;
 }
 
-nlohmann::json final_reply(const std::string& answer, std::uint64_t in_token, std::uint64_t out_token,
-                           const std::string& model, std::vector<std::string> sources,
-                           const std::string& explain_id, const std::string& session) {
-    schema::RagResponse final;
+nlohmann::json final_reply(schema::RagResponse final, const std::string& session) {
     final.message_type = schema::RagMessageType::kChunk;
-    final.response = answer;
     final.end_of_stream = true;
     final.end_of_session = true;
-    final.in_token = in_token;
-    final.out_token = out_token;
-    final.model = model;
-    final.sources = std::move(sources);
-    final.explain_id = explain_id;
     auto body = schema::encode(final);
     body["session"] = session;
     return body;

@@ -42,6 +42,9 @@ struct SynthesisResult {
     schema::LlmResponse response;  // the LLM's reply (text with markers, model, tokens)
     std::string answer;            // markers stripped
     std::vector<CitedSpan> citations;
+    // The short answer (response.answer) and its known marker ids, in order.
+    std::optional<std::string> short_answer;
+    std::vector<std::string> short_answer_ids;
 };
 
 // Calls the synthesis template; when `streaming`, every piece of answer text (markers already
@@ -53,10 +56,9 @@ base::Result<SynthesisResult> synthesise(runtime::RequestContext& context, Servi
                                            const std::function<bool(std::string_view)>& known,
                                            std::string_view id_prefix);
 
-// encode(RagResponse) of the FINAL message plus "session".
-nlohmann::json final_reply(const std::string& answer, std::uint64_t in_token, std::uint64_t out_token,
-                           const std::string& model, std::vector<std::string> sources,
-                           const std::string& explain_id, const std::string& session);
+// encode(RagResponse) of the FINAL message plus "session". `final` carries what only the
+// chain knows (response, tokens, model, sources, answer, answer_selections, explain_id).
+nlohmann::json final_reply(schema::RagResponse final, const std::string& session);
 
 // The marker id number: "e12" with prefix "e" → 12; nullopt otherwise.
 std::optional<std::size_t> marker_number(std::string_view id, std::string_view prefix);

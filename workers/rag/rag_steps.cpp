@@ -80,20 +80,35 @@ base::Result<void> RagRun::finish(const StepTimer& timer, const std::string& pre
         }
         citations.push_back(std::move(citation));
     }
+    std::optional<explain::ShortAnswer> short_answer;
+    if (synthesised.short_answer) {
+        short_answer = explain::ShortAnswer{*synthesised.short_answer, {}};
+        for (const auto& id : synthesised.short_answer_ids)
+            short_answer->supported_by.push_back(supporter(*marker_number(id, id_prefix) - 1));
+    }
     const auto synthesis_uri = trace_.run().synthesis();
     if (auto sent = trace_.complete(synthesis_uri,
                                     [&](schema::TripleSink& out) {
                                         explain::synthesis(
                                             out, trace_.run(), timer.info(previous),
                                             explain::StoredText{synthesised.answer, std::nullopt},
-                                            citations);
+                                            citations, short_answer);
                                     });
         !sent) {
         return sent;
     }
-    return context_.reply(final_reply(synthesised.answer, in_tokens_, out_tokens_,
-                                      synthesised.response.model, std::move(sources), synthesis_uri,
-                                      trace_.session()));
+    schema::RagResponse final;
+    final.response = synthesised.answer;
+    final.in_token = in_tokens_;
+    final.out_token = out_tokens_;
+    final.model = synthesised.response.model;
+    final.sources = std::move(sources);
+    final.explain_id = synthesis_uri;
+    // Absent only when the synthesis template gave no short answer (a template without the
+    // answer contract): "" says the evidence did not decide.
+    final.answer = synthesised.short_answer.value_or("");
+    if (short_answer) final.answer_selections = short_answer->supported_by;
+    return context_.reply(final_reply(std::move(final), trace_.session()));
 }
 
 void RagRun::run_steps(const std::string& question) {

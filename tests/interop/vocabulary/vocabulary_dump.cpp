@@ -55,7 +55,8 @@ std::string graph_rag(Trace& out, const RunUris& run, std::optional<std::string>
     const std::string answer = "Frank Herbert wrote Dune, published in 1965.";
     out.add(synthesis(run, step(30, run.focus()), StoredText{answer, {}},
                       {Citation{0, 24, {run.edge_selection(0)}}, Citation{26, 44, {run.edge_selection(1)}},
-                       Citation{0, 200, {run.edge_selection(0)}}}));
+                       Citation{0, 200, {run.edge_selection(0)}}},
+                      ShortAnswer{"Frank Herbert", {run.edge_selection(0)}}));
     out.add(trace_end(run, at(31), TraceStatus::kComplete));
     return run.synthesis();
 }

@@ -92,6 +92,28 @@ RagResponse sample_rag(std::size_t variant) {
     m.model = "glassbox-extractive-v1";
     m.sources = {"urn:doc:1", tricky_strings()[(variant + 3) % tricky_strings().size()]};
     if (m.message_type == RagMessageType::kError) m.error = base::make_error(base::ErrorType::kDecodeError, "bad");
+    if (variant % 2 == 0) {
+        m.answer = variant % 4 == 0 ? std::string() : tricky_strings()[(variant + 1) % tricky_strings().size()];
+        m.answer_selections = {"urn:e:focus:edge:0", tricky_strings()[variant % tricky_strings().size()]};
+        RagCitation c;
+        c.n = 1;
+        c.id = "c1";
+        c.selection = "urn:e:exploration:chunk:0";
+        c.kind = "chunk";
+        c.document = "urn:doc:1";
+        c.title = tricky_strings()[(variant + 2) % tricky_strings().size()];
+        c.chunk = "urn:doc:1#chunk-0";
+        if (variant % 4 == 0) {
+            c.char_offset = 12;
+            c.char_end = 40;
+        }
+        c.tier = 2;
+        c.text = tricky_strings()[(variant + 5) % tricky_strings().size()];
+        c.spans = {{0, 9}, {20, 31}};
+        m.citations = {c, c};
+        m.citations[1].n = 2;
+        m.citations[1].spans.clear();
+    }
     return m;
 }
 

@@ -165,6 +165,11 @@ TEST(RagResponse, RoundTripWithTriplesAndError) {
     r.error = base::make_error(base::ErrorType::kUpstreamError, "llm down");
     EXPECT_EQ(round_trip(r), r);
     EXPECT_EQ(encode(r)["error"]["type"], "UpstreamError");
+    EXPECT_FALSE(encode(r).contains("answer")) << "a FINAL's field";
+    r.answer = "Mara Quill";
+    r.answer_selections = {"urn:glassbox:x:focus:edge:1"};
+    EXPECT_EQ(round_trip(r), r);
+    EXPECT_EQ(encode(r)["answer"], "Mara Quill");
 }
 
 TEST(RagResponse, ErrorsInsideTriplesNameTheIndex) {
@@ -309,10 +314,17 @@ TEST(Llm, RequestVariablesMustBeStrings) {
     auto bad = decode_body<LlmRequest>(R"({"variables":{"a":"b","n":1}})");
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().message, "variables.n: expected string, got number");
-    LlmResponse resp{"t", json{{"k", 1}}, "extractive", 3, 4, true};
+    LlmResponse resp{"t", json{{"k", 1}}, "extractive", 3, 4, true, std::nullopt, {}};
     EXPECT_EQ(round_trip(resp), resp);
-    LlmResponse plain{"t", std::nullopt, "m", 0, 0, false};
+    LlmResponse plain{"t", std::nullopt, "m", 0, 0, false, std::nullopt, {}};
     EXPECT_FALSE(encode(plain).contains("json"));
+    EXPECT_FALSE(encode(plain).contains("answer")) << "only templates with the answer contract";
+    // The answer contract's short answer and its ids ("" is an answer: undecided).
+    LlmResponse answered{"Mara founded it [e2].", std::nullopt, "m", 5, 6, true, "Mara", {"e2"}};
+    EXPECT_EQ(round_trip(answered), answered);
+    EXPECT_EQ(encode(answered)["answer"], "Mara");
+    LlmResponse undecided{"x", std::nullopt, "m", 0, 0, true, "", {}};
+    EXPECT_EQ(round_trip(undecided).answer, std::optional<std::string>(""));
 }
 
 TEST(Echo, KeepsEveryOtherField) {

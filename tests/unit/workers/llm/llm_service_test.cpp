@@ -191,7 +191,11 @@ TEST_F(LlmServiceTest, StreamedSynthesisPartialsAddUpToTheFinalText) {
         ASSERT_TRUE(r);
         EXPECT_EQ(r->text, streamed);
         EXPECT_FALSE(r->json);
-        EXPECT_EQ(r->out_token, static_cast<std::uint64_t>(count_words(r->text)));
+        // Every word written counts, the Answer line's too ("Answer:", the answer, its markers).
+        ASSERT_TRUE(r->answer);
+        const std::size_t line_words =
+            1 + count_words(*r->answer) + (r->answer_ids.empty() ? 0 : 1);
+        EXPECT_EQ(r->out_token, static_cast<std::uint64_t>(count_words(r->text) + line_words));
         for (const auto& id : markers(r->text))
             EXPECT_TRUE(id == "e1" || id == "e2" || id == "e3") << id;
         EXPECT_FALSE(markers(r->text).empty());
@@ -205,6 +209,77 @@ TEST_F(LlmServiceTest, StreamedSynthesisPartialsAddUpToTheFinalText) {
     const auto plain = final_response();
     EXPECT_EQ(plain.text, streamed);
     EXPECT_TRUE(broker.skipped.empty());
+}
+
+TEST_F(LlmServiceTest, SynthesisRepliesCarryTheShortAnswerApartFromTheText) {
+    start_extractive();
+    request(llm("kg-synthesis", {{"question", kQuestion}, {"edges", kEdges.dump()}}, true));
+    std::string streamed;
+    for (;;) {
+        auto message = broker.receive(5s);
+        ASSERT_TRUE(message) << "the stream stopped";
+        if (message->command() == cmd::kPartial) {
+            streamed += json::parse(message->frames[5])["text"].get<std::string>();
+            continue;
+        }
+        if (message->command() != cmd::kReply) continue;
+        const json body = json::parse(message->frames[5]);
+        ASSERT_TRUE(body.contains("answer")) << body.dump();
+        ASSERT_TRUE(body["answer_ids"].is_array()) << body.dump();
+        const auto r = schema::decode<schema::LlmResponse>(body);
+        ASSERT_TRUE(r);
+        ASSERT_TRUE(r->answer);
+        // What users read never holds the Answer line; the short answer's ids are given ids.
+        EXPECT_EQ(streamed, r->text);
+        EXPECT_EQ(r->text.find("Answer:"), std::string::npos) << r->text;
+        for (const auto& id : r->answer_ids)
+            EXPECT_TRUE(id == "e1" || id == "e2" || id == "e3") << id;
+        if (r->answer->empty()) {
+            EXPECT_TRUE(r->answer_ids.empty());
+        }
+        break;
+    }
+    // Templates without the contract carry no short answer.
+    request(llm("extract-concepts", {{"question", kQuestion}}), "concepts");
+    EXPECT_FALSE(final_response().answer);
+}
+
+// A provider that answers every text template with a fixed reply.
+class ScriptedProvider final : public Provider {
+public:
+    explicit ScriptedProvider(std::string reply) : reply_(std::move(reply)) {}
+    base::Result<Completion> generate(const PromptInput&, const GenerateOptions& options) override {
+        if (options.on_text) options.on_text(reply_);
+        Completion c;
+        c.text = reply_;
+        c.model = "scripted";
+        return c;
+    }
+    std::string_view name() const override { return "scripted"; }
+
+private:
+    std::string reply_;
+};
+
+TEST_F(LlmServiceTest, ASynthesisReplyBreakingTheContractIsATypedError) {
+    LlmServiceOptions options;
+    options.embeddings_service.clear();
+    start(std::make_shared<ScriptedProvider>("Cruz Azul FC is in Mexico [e1][e7]."), options);
+    request(llm("kg-synthesis", {{"question", kQuestion}, {"edges", kEdges.dump()}}), "no-line");
+    auto [type, message] = expect_error("no-line");
+    EXPECT_EQ(type, "UpstreamError");
+    EXPECT_NE(message.find("\"Answer:\" line"), std::string::npos) << message;
+}
+
+TEST_F(LlmServiceTest, ASynthesisReplyWithAnInventedMarkerIsATypedError) {
+    LlmServiceOptions options;
+    options.embeddings_service.clear();
+    start(std::make_shared<ScriptedProvider>("Answer: Mexico [e1]\nIt is in Mexico [e1][e7]."),
+          options);
+    request(llm("kg-synthesis", {{"question", kQuestion}, {"edges", kEdges.dump()}}), "invented");
+    auto [type, message] = expect_error("invented");
+    EXPECT_EQ(type, "UpstreamError");
+    EXPECT_NE(message.find("[e7]"), std::string::npos) << message;
 }
 
 TEST_F(LlmServiceTest, DocumentSynthesisCitesChunks) {
@@ -434,6 +509,8 @@ protected:
 
 TEST_F(LlmServiceOpenAiTest, StreamsTheEndpointsDeltas) {
     ASSERT_TRUE(server.ok());
+    ASSERT_TRUE(server.control(
+        {{"chat_replies", {"Answer: Mexico [e1]\nCruz Azul FC is in Mexico [e1]."}}}));
     start(openai(server.url()));
     request(llm("kg-synthesis", {{"question", kQuestion}, {"edges", kEdges.dump()}}, true));
     const auto r = final_response();
@@ -444,7 +521,10 @@ TEST_F(LlmServiceOpenAiTest, StreamsTheEndpointsDeltas) {
         if (m.command() == cmd::kPartial)
             streamed += json::parse(m.frames[5])["text"].get<std::string>();
     EXPECT_EQ(streamed, r.text);
-    EXPECT_TRUE(r.text.starts_with("echo: "));
+    EXPECT_EQ(r.text, "Cruz Azul FC is in Mexico [e1].");
+    ASSERT_TRUE(r.answer);
+    EXPECT_EQ(*r.answer, "Mexico");
+    EXPECT_EQ(r.answer_ids, (std::vector<std::string>{"e1"}));
 }
 
 TEST_F(LlmServiceOpenAiTest, ScoresAreCompletedToOnePerGivenEdge) {

@@ -260,6 +260,46 @@ TEST_F(RagServiceTest, GraphRagStreamsTheAnswerAndExplainsEveryStepInOrder) {
     EXPECT_TRUE(answer_cited);
 }
 
+// The FINAL's short answer is the synthesis reply's, its selections are those of the answer's
+// known ids (the invented one dropped), and the Synthesis records both.
+TEST_F(RagServiceTest, TheShortAnswerAndItsSelectionsReachTheFinalAndTheTrace) {
+    for (const std::string service : {"graph-rag", "document-rag"}) {
+        const bool graph = service == "graph-rag";
+        const auto replies = cluster_->request(
+            service, {{"query", graph ? "Which country is Cruz Azul FC in?" : "Which masculine Akkadian word means a spirit?"},
+                      {"collection", graph ? "kg" : "docs"},
+                      {"streaming", true}});
+        const auto& last = terminal(replies);
+        ASSERT_EQ(last.kind, bus::ReplyKind::kFinal) << (last.error ? last.error->message : "");
+        ASSERT_TRUE(last.body.contains("answer")) << last.body.dump();
+        auto final = schema::decode<schema::RagResponse>(last.body);
+        ASSERT_TRUE(final.ok());
+        ASSERT_TRUE(final->answer);
+        EXPECT_FALSE(final->answer->empty()) << service;
+        const auto messages = explains(replies);
+        const auto run = schema::explain::RunUris::from_uri(messages[0].session);
+        ASSERT_TRUE(run);
+        const auto triples = all_triples(messages);
+        // The first edge or chunk given to synthesis, which the fake LLM's answer cites.
+        const std::string first = graph ? run->edge_selection(0) : run->retrieved_chunk(0);
+        EXPECT_EQ(final->answer_selections, std::vector<std::string>{first}) << service;
+        if (graph) {
+            const auto object = objects(triples, first, vocab::kRdfObject);
+            ASSERT_EQ(object.size(), 1u);
+            EXPECT_EQ(*final->answer, "Mexico") << schema::to_ntriples(object[0]);
+        } else {
+            EXPECT_EQ(*final->answer, "Lilu (mythology)");
+        }
+        EXPECT_EQ(objects(triples, run->synthesis(), vocab::kShortAnswer),
+                  std::vector<Term>{schema::literal(*final->answer)});
+        EXPECT_EQ(objects(triples, run->synthesis(), vocab::kShortAnswerSupportedBy),
+                  std::vector<Term>{schema::iri(first)});
+        // gb:answerText stays the full text.
+        EXPECT_EQ(objects(triples, run->synthesis(), vocab::kAnswerText),
+                  std::vector<Term>{schema::literal(final->response)});
+    }
+}
+
 TEST_F(RagServiceTest, GraphRagWithoutStreamingSendsNoChunksAndLinksAParent) {
     const auto parent_run = schema::explain::RunUris::generate();
     const auto replies = cluster_->request("graph-rag", {{"query", "Which country is Cruz Azul FC in?"},

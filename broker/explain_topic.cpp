@@ -1,0 +1,307 @@
+// The explain topic's XPUB socket: its bounds, the ZAP handler and monitor that name each
+// subscriber connection, the per-subscriber counting, and cutting one off (docs/protocol.md §6.2).
+#include "broker/broker_core.hpp"
+
+#include <fcntl.h>
+#include <linux/tcp.h>
+#include <malloc.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace glassbox::broker::detail {
+
+namespace {
+
+// libzmq asks the ZAP handler bound here, in the socket's context, about every connection of a
+// socket with a ZAP domain, even under the NULL mechanism (RFC 27).
+constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
+constexpr const char* kZapDomain = "glassbox-explain-topic";
+constexpr const char* kMonitorEndpoint = "inproc://glassbox-explain-topic-monitor";
+// A ZAP request: version, request id, domain, address, identity, mechanism, credentials...
+constexpr std::size_t kZapRequestFrames = 6;
+constexpr std::size_t kMaxZapFrames = 16;
+
+// Whether a TCP socket is already being closed from this end (shut down by the count or by the
+// byte watch, whichever came first): not shut down nor counted again. Not TCP: false.
+bool closing_here(int fd) {
+    tcp_info info{};
+    socklen_t size = sizeof info;
+    if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) != 0 || size < 1) return false;
+    // Linux's TCP states (include/net/tcp_states.h): 1 established, 8 close-wait (the peer's
+    // FIN came, ours not yet sent); userspace has them only in a header that clashes with
+    // <linux/tcp.h>'s tcp_info.
+    constexpr std::uint8_t kEstablished = 1;
+    constexpr std::uint8_t kCloseWait = 8;
+    return info.tcpi_state != kEstablished && info.tcpi_state != kCloseWait;
+}
+
+// Everything left of one multipart message (a malformed one is read to its end).
+void skip_rest(zmq::socket_t& socket, bool more) {
+    while (more) {
+        zmq::message_t frame;
+        if (zmq_msg_recv(frame.handle(), socket.handle(), ZMQ_DONTWAIT) < 0) return;
+        more = frame.more();
+    }
+}
+
+}  // namespace
+
+base::Result<bool> BrokerCore::open_topic() {
+    try {
+        publisher_.set(zmq::sockopt::linger, static_cast<int>(config_.linger.count()));
+        publisher_.set(zmq::sockopt::sndhwm, config_.send_hwm);
+        // A subscription is held in libzmq's trie, one node per byte, before the broker sees
+        // it: bound its size where it is read (a 10 MB one cost ~1 GB that was never freed).
+        publisher_.set(zmq::sockopt::maxmsgsize,
+                       static_cast<std::int64_t>(std::min<std::uint64_t>(
+                           std::max<std::size_t>(config_.max_subscription_bytes, 1), INT64_MAX)));
+        // Every subscribe and unsubscribe of every subscriber is passed up, each with its
+        // connection's metadata (the ZAP name, the fd): the broker counts per connection.
+        publisher_.set(zmq::sockopt::xpub_verboser, 1);
+        // At most this many of one connection's subscriptions wait unread in libzmq; the
+        // broker cuts the connection soon after its bound, so what it stored is bounded too.
+        publisher_.set(zmq::sockopt::rcvhwm,
+                       static_cast<int>(std::clamp<std::size_t>(
+                           config_.max_subscriptions_per_subscriber + 1, 16, 100'000)));
+        publisher_.set(zmq::sockopt::zap_domain, kZapDomain);
+        topic_auth_.set(zmq::sockopt::linger, 0);
+        topic_auth_.bind(kZapEndpoint);
+        if (zmq_socket_monitor(publisher_.handle(), kMonitorEndpoint,
+                               ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED) != 0) {
+            throw zmq::error_t();
+        }
+        // No bound on the monitor's queue: a lost event would let an fd's reuse go unseen.
+        topic_monitor_.set(zmq::sockopt::rcvhwm, 0);
+        topic_monitor_.set(zmq::sockopt::linger, 0);
+        topic_monitor_.connect(kMonitorEndpoint);
+    } catch (const zmq::error_t& e) {
+        return base::make_error(ErrorType::kInternal,
+                                  std::string{"cannot configure the explain topic: "} + e.what());
+    }
+    return true;
+}
+
+void BrokerCore::serve_topic() {
+    // Connections first, then names (admit() needs every event before it), then subscriptions.
+    drain_topic_monitor();
+    serve_topic_auth();
+    drain_publisher();
+    if (topic_trim_wanted_.exchange(false)) {
+        topic_trim_at_ = std::min(topic_trim_at_, now_ + milliseconds{200});
+    }
+    if (now_ >= topic_trim_at_) {
+        // libzmq freed a cut subscriber's trie nodes; give the pages back, or the broker's
+        // resident size keeps its high-water mark after every offender.
+        topic_trim_at_ = TimePoint::max();
+        ::malloc_trim(0);
+    }
+}
+
+void BrokerCore::drain_topic_monitor() {
+    // [event: u16, value: u32 (the fd), native order] [endpoint]
+    for (;;) {
+        zmq::message_t frame;
+        if (zmq_msg_recv(frame.handle(), topic_monitor_.handle(), ZMQ_DONTWAIT) < 0) return;
+        const bool more = frame.more();
+        if (frame.size() < 6) {
+            skip_rest(topic_monitor_, more);
+            continue;
+        }
+        std::uint16_t event = 0;
+        std::uint32_t value = 0;
+        std::memcpy(&event, frame.data(), sizeof event);
+        std::memcpy(&value, static_cast<const char*>(frame.data()) + sizeof event, sizeof value);
+        skip_rest(topic_monitor_, more);
+        const int fd = static_cast<int>(value);
+        if (event == ZMQ_EVENT_ACCEPTED) {
+            topic_ledger_.accepted(fd);
+            const std::lock_guard lock{topic_fds_mutex_};
+            topic_fds_[fd] = now_;
+        } else if (event == ZMQ_EVENT_DISCONNECTED) {
+            {
+                const std::lock_guard lock{topic_fds_mutex_};
+                topic_fds_.erase(fd);
+            }
+            const auto departed = topic_ledger_.disconnected(fd);
+            if (departed && departed->dropped) {
+                log_->info("event=explain_subscriber_left subscriber={} subscriptions={}",
+                           departed->name, departed->subscriptions);
+                topic_trim_at_ = std::min(topic_trim_at_, now_ + milliseconds{200});
+            }
+        }
+    }
+}
+
+void BrokerCore::serve_topic_auth() {
+    for (std::size_t handled = 0; handled < config_.max_drain; ++handled) {
+        std::array<zmq::message_t, kZapRequestFrames> frames;
+        std::size_t count = 0;
+        bool more = true;
+        while (more && count < kMaxZapFrames) {
+            zmq::message_t frame;
+            const int flags = count == 0 ? ZMQ_DONTWAIT : 0;
+            if (zmq_msg_recv(frame.handle(), topic_auth_.handle(), flags) < 0) {
+                if (count == 0) return;
+                more = false;
+                break;
+            }
+            more = frame.more();
+            if (count < frames.size()) frames[count] = std::move(frame);
+            ++count;
+        }
+        skip_rest(topic_auth_, more);
+        // A REP socket answers every request; only libzmq sends here (inproc, this context).
+        const bool valid = count >= kZapRequestFrames && view(frames[0]) == "1.0";
+        drain_topic_monitor();  // the connection's ACCEPTED is among these (TopicLedger)
+        const std::string name = valid ? topic_ledger_.admit() : std::string{};
+        const std::string request_id{count > 1 ? view(frames[1]) : std::string_view{}};
+        const std::array<std::string_view, 6> reply{
+            "1.0", request_id, valid ? "200" : "400", valid ? "OK" : "malformed ZAP request",
+            name, ""};
+        for (std::size_t i = 0; i < reply.size(); ++i) {
+            zmq::message_t frame{reply[i].data(), reply[i].size()};
+            const int flags = ZMQ_DONTWAIT | (i + 1 < reply.size() ? ZMQ_SNDMORE : 0);
+            if (zmq_msg_send(frame.handle(), topic_auth_.handle(), flags) < 0) {
+                log_->error("event=topic_auth_failed error=\"{}\"", zmq_strerror(zmq_errno()));
+                break;
+            }
+        }
+    }
+}
+
+void BrokerCore::drain_publisher() {
+    // With XPUB_VERBOSER every (un)subscription of every subscriber arrives here, carrying its
+    // connection's name (User-Id, from serve_topic_auth) and fd; the unsubscriptions libzmq
+    // makes itself when a connection closes carry neither (the monitor's DISCONNECTED counts).
+    for (std::size_t handled = 0; handled < config_.max_drain; ++handled) {
+        zmq::message_t frame;
+        if (zmq_msg_recv(frame.handle(), publisher_.handle(), ZMQ_DONTWAIT) < 0) return;
+        if (frame.size() == 0) continue;
+        const auto* bytes = static_cast<const char*>(frame.data());
+        if (bytes[0] != 0 && bytes[0] != 1) continue;
+        const std::string_view topic{bytes + 1, frame.size() - 1};
+        const char* name = zmq_msg_gets(frame.handle(), "User-Id");
+        const int fd = zmq_msg_get(frame.handle(), ZMQ_SRCFD);
+        if (name == nullptr || fd < 0) continue;
+        if (bytes[0] == 0) {
+            topic_ledger_.unsubscribe(name, topic);
+            continue;
+        }
+        const auto outcome = topic_ledger_.subscribe(name, fd, topic);
+        if (outcome.verdict == TopicLedger::Verdict::kOverLimit) {
+            cut_subscriber(name, fd, outcome.bound);
+        } else if (outcome.verdict == TopicLedger::Verdict::kUnnamed) {
+            log_->debug("event=subscription_unnamed fd={} topic={}", fd, printable(topic));
+        }
+    }
+}
+
+void BrokerCore::cut_subscriber(std::string_view name, int fd, TopicBound bound) {
+    // libzmq 4.3 has no call to drop one connection of a socket, and keeps the connection's
+    // subscriptions until it closes: shut its TCP (or IPC) socket down, and libzmq's I/O
+    // thread sees the end, closes it and frees them. The fd is libzmq's and could be closed
+    // and reused by another connection at any moment, so it is shut down through a dup taken
+    // while the monitor shows it still open as `name` — checked before and after the dup (a
+    // close is reported before it happens) — and the dup is closed at once.
+    bool cut = false;
+    drain_topic_monitor();
+    if (topic_ledger_.holds(name, fd)) {
+        const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        if (own >= 0) {
+            drain_topic_monitor();
+            if (topic_ledger_.holds(name, fd) && !closing_here(own)) {
+                cut = ::shutdown(own, SHUT_RDWR) == 0;
+            }
+            ::close(own);
+        }
+    }
+    if (!cut) return;  // gone already, or closed by the byte watch (counted there)
+    ++topic_cut_for_count_;
+    log_subscriber_dropped(name, to_string(bound), topic_ledger_.subscriptions_of(name), 0);
+}
+
+void BrokerCore::log_subscriber_dropped(std::string_view name, std::string_view reason,
+                                        std::size_t subscriptions, std::uint64_t inbound) {
+    // A subscriber that keeps reconnecting is cut each time: one line a second says so.
+    const std::lock_guard lock{drop_log_mutex_};
+    ++drops_unlogged_;
+    const auto now = Clock::now();
+    if (now < next_drop_log_) return;
+    next_drop_log_ = now + std::chrono::seconds{1};
+    log_->warn("event=explain_subscriber_dropped subscriber={} reason={} subscriptions={} "
+               "inbound_bytes={} dropped_since_last_line={}",
+               printable(name), reason, subscriptions, inbound, drops_unlogged_);
+    drops_unlogged_ = 0;
+}
+
+void BrokerCore::watch_topic(std::stop_token stop) {
+    // libzmq's XPUB reads a connection's subscriptions into its trie for as long as they keep
+    // coming, inside one call on the broker's thread: a fast sender's whole stream is stored
+    // before the broker sees its first subscription. The kernel counts what each connection
+    // sent; this thread reads that count and closes a connection past its allowance, which
+    // ends the stream mid-way. Only TCP connections of the topic's own port are looked at.
+    if (topic_port_ < 0) return;
+    std::unordered_map<int, ino_t> cut;  // fd -> socket already shut down (not again)
+    std::vector<std::pair<int, TimePoint>> open;
+    while (!stop.stop_requested()) {
+        std::this_thread::sleep_for(config_.topic_watch_interval);
+        open.clear();
+        {
+            const std::lock_guard lock{topic_fds_mutex_};
+            open.assign(topic_fds_.begin(), topic_fds_.end());
+        }
+        std::erase_if(cut, [&](const auto& entry) {
+            return std::none_of(open.begin(), open.end(),
+                                [&](const auto& fd) { return fd.first == entry.first; });
+        });
+        const auto now = Clock::now();
+        for (const auto& [fd, since] : open) {
+            // The fd may have been closed and reused since the monitor's report: the dup pins
+            // whatever socket it is now, and only one of this port's TCP connections is judged.
+            const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+            if (own < 0) continue;
+            sockaddr_storage local{};
+            socklen_t local_size = sizeof local;
+            struct stat file {};
+            tcp_info info{};
+            socklen_t info_size = sizeof info;
+            int port = -1;
+            if (::getsockname(own, reinterpret_cast<sockaddr*>(&local), &local_size) == 0) {
+                if (local.ss_family == AF_INET) {
+                    port = ntohs(reinterpret_cast<const sockaddr_in*>(&local)->sin_port);
+                } else if (local.ss_family == AF_INET6) {
+                    port = ntohs(reinterpret_cast<const sockaddr_in6*>(&local)->sin6_port);
+                }
+            }
+            const bool judged =
+                port == topic_port_ && ::fstat(own, &file) == 0 &&
+                !(cut.count(fd) != 0 && cut[fd] == file.st_ino) &&
+                ::getsockopt(own, IPPROTO_TCP, TCP_INFO, &info, &info_size) == 0 &&
+                info_size >= offsetof(tcp_info, tcpi_bytes_received) + sizeof info.tcpi_bytes_received;
+            if (judged) {
+                const auto age = std::chrono::duration_cast<std::chrono::seconds>(now - since);
+                const std::uint64_t allowed =
+                    config_.max_subscriber_inbound_bytes +
+                    1024u * static_cast<std::uint64_t>(std::max<std::int64_t>(age.count(), 0));
+                if (info.tcpi_bytes_received > allowed && !closing_here(own)) {
+                    cut[fd] = file.st_ino;
+                    if (::shutdown(own, SHUT_RDWR) == 0) {
+                        ++topic_cut_for_bytes_;
+                        topic_trim_wanted_ = true;
+                        log_subscriber_dropped("fd:" + std::to_string(fd),
+                                               "subscriber_inbound_bytes", 0,
+                                               info.tcpi_bytes_received);
+                    }
+                }
+            }
+            ::close(own);
+        }
+    }
+}
+
+}  // namespace glassbox::broker::detail
