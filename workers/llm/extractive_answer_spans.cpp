@@ -58,6 +58,20 @@ bool strip_back(std::string& s, bool& stripped) {
     return false;
 }
 
+// The whitespace-separated pieces of `s`, as written.
+std::vector<std::string> split_words_raw(std::string_view s) {
+    std::vector<std::string> out;
+    std::size_t pos = 0;
+    while (pos < s.size()) {
+        while (pos < s.size() && std::isspace(static_cast<unsigned char>(s[pos]))) ++pos;
+        std::size_t end = pos;
+        while (end < s.size() && !std::isspace(static_cast<unsigned char>(s[end]))) ++end;
+        if (end > pos) out.emplace_back(s.substr(pos, end - pos));
+        pos = end;
+    }
+    return out;
+}
+
 std::vector<Word> split_words(std::string_view sentence) {
     std::vector<Word> out;
     std::size_t pos = 0;
@@ -274,7 +288,11 @@ std::vector<AnswerSpan> answer_spans(std::string_view sentence) {
             if (start == std::string_view::npos) break;
             const std::size_t stop = sentence.find(close, start + open.size());
             if (stop == std::string_view::npos) break;
-            std::string inner(sentence.substr(start + open.size(), stop - start - open.size()));
+            // Single spaces inside: a short answer is one line.
+            std::string inner;
+            for (const auto& w : split_words_raw(sentence.substr(start + open.size(),
+                                                                 stop - start - open.size())))
+                inner += (inner.empty() ? "" : " ") + w;
             while (!inner.empty() && std::string_view(",. ").find(inner.back()) != std::string_view::npos)
                 inner.pop_back();
             const auto inner_words = text::words(inner);

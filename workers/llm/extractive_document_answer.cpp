@@ -239,8 +239,10 @@ std::pair<double, std::string> best_span(const Material& m, std::size_t i) {
             // "Medal of Honor" for "what medal", "Senator Barnaby Joyce" for "which senator".
             for (const auto& w : span_words)
                 if (text::stem(w) == class_stem) score += 0.3;
-            if (!span.punct_before && text::stem(before) == class_stem) score += 0.3;
+            if (text::stem(before) == class_stem) score += 0.3;  // also 'the song "…"'
         }
+        // Of two candidates alike, the fuller: "Salt and Rain" over "Salt".
+        score += 0.01 * static_cast<double>(std::min<std::size_t>(span.last - span.first, 5));
         // "(October 31, 1887 – April 5, 1975)": a death date is the second of the two.
         if (death && m.intent.type == AnswerType::kTime) score += 0.01 * static_cast<double>(span.first);
         if (score > best) {

@@ -168,6 +168,16 @@ TEST(DocumentAnswerTest, NeitherAPlaceForWhoNorANameForWhatHappened) {
               "Vell Light was badly damaged in the Long Storm by a wave from Orm Point. [c1]");
 }
 
+TEST(DocumentAnswerTest, AQuotedTitleIsTheShortAnswerWholeAndOnOneLine) {
+    ExtractiveModel m;
+    const std::vector<TextChunk> chunks{
+        {"c1", "Mara Tell wrote the song \"Salt\nand Rain\" in 1990.", "Mara Tell"}};
+    const auto a = m.answer_from_chunks("Which song did Mara Tell write?", chunks);
+    EXPECT_EQ(a.answer, "Salt and Rain");
+    EXPECT_EQ(a.answer_ids, std::vector<std::string>{"c1"});
+    expect_well_formed(a, chunks);
+}
+
 const std::vector<TextChunk>& harbours() {
     static const std::vector<TextChunk> chunks{
         {"c1", "Brell Harbour is a fishing port in Kessa province on the Norland coast.",
