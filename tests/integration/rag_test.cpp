@@ -492,6 +492,20 @@ void expect_failed(const RagRun& run, const std::string& service, const std::str
         check_chain(run, ChainExpectation{std::move(steps), "error", type, {}, service}));
 }
 
+TEST_F(RagTest, DocumentRagLeadsWithTheSentenceThatAnswers) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline());
+    // Issue 17: the sentence holding the answer (a year, for "in which year") comes first.
+    const RagRun run = ask_documents("In which year was the Halden Ironworks founded?");
+    ASSERT_TRUE(run.ok()) << run.describe();
+    ASSERT_TRUE(run.final.has_value()) << run.describe();
+    const std::string answer = run.final->value("response", "");
+    const auto year = answer.find("1858");
+    ASSERT_NE(year, std::string::npos) << answer;
+    const auto first_end = answer.find(". ");
+    EXPECT_TRUE(first_end == std::string::npos || year < first_end)
+        << "the year is not in the first sentence: " << answer;
+}
+
 TEST_F(RagTest, InvalidRequestsEndTheTraceAsErrorAndTheWorkersKeepServing) {
     ASSERT_NO_FATAL_FAILURE(start_pipeline());
     const std::vector<std::pair<std::string, json>> bad = {
