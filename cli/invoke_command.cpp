@@ -1,5 +1,5 @@
-// `glassbox invoke graph-rag|document-rag`: asks one question, streams the answer as it arrives,
-// optionally one line per explain step (-x), then the sources and the trace to look at.
+// `glassbox invoke graph-rag|document-rag`: asks one question, shows one line per explain step
+// as it arrives (-x), then the answer with numbered citations, its sources and the trace.
 #include <cstdint>
 #include <iostream>
 #include <memory>
@@ -10,6 +10,7 @@
 
 #include "bus/bus_client.hpp"
 #include "cli/client_options.hpp"
+#include "cli/render/answer_render.hpp"
 #include "cli/commands.hpp"
 #include "cli/render/trace_render.hpp"
 #include "schema/messages.hpp"
@@ -84,30 +85,38 @@ std::optional<base::Error> body_error(const json& body) {
     return make_error(type.value_or(ErrorType::kInternal), string_field(body["error"], "message"));
 }
 
-// Text output: the answer as it streams, explain lines between (with -x), then a footer.
+// Text output: explain lines as they arrive (with -x), then, once the answer is whole, the short
+// answer, the answer with `[n]` at its cited spans, and the footer (model, Sources, trace).
+// The answer is printed once whole because the markers' places are known only then; --json
+// shows every streamed piece as it comes.
 class AnswerPrinter {
 public:
     explicit AnswerPrinter(bool explain) : explain_(explain) {}
 
-    void data(const json& body) {
-        const std::string piece = string_field(body, "response");
-        if (piece.empty()) return;
-        write_answer(piece);
-        streamed_ = true;
-    }
+    void data(const json& body) { streamed_ += string_field(body, "response"); }
 
     void explain(const json& body) {
         if (session_.empty()) session_ = string_field(body, "session");
         if (!explain_) return;
-        end_line();
         std::cout << summaries_.next(body) << std::endl;
     }
 
     void final(const json& body) {
-        if (!streamed_) write_answer(string_field(body, "response"));
-        end_line();
         const std::string session = string_field(body, "session");
         if (!session.empty()) session_ = session;
+        // The FINAL's fields are read leniently: a field of the wrong shape reads as absent.
+        std::vector<schema::RagCitation> citations;
+        if (auto decoded = schema::decode<schema::RagResponse>(body)) citations = decoded->citations;
+        std::string answer = string_field(body, "response");
+        if (answer.empty()) answer = streamed_;
+
+        if (explain_) std::cout << '\n';
+        const std::string short_answer = string_field(body, "answer");
+        if (!short_answer.empty())
+            std::cout << "Answer: " << cli::render::safe_text(short_answer, false) << "\n\n";
+        const std::string marked = cli::render::mark_citations(answer, citations);
+        std::cout << cli::render::safe_text(marked, true);
+        if (!marked.empty() && marked.back() != '\n') std::cout << '\n';
 
         const std::string model = string_field(body, "model");
         if (!model.empty() || body.contains("in_token")) {
@@ -117,13 +126,17 @@ public:
         }
         const json sources =
             body.is_object() ? body.value("sources", json::array()) : json::array();
-        if (sources.is_array() && !sources.empty()) {
-            std::cout << "sources:\n";
+        if (!citations.empty()) {
+            std::cout << "sources:\n" << cli::render::render_sources(citations);
+        } else if (sources.is_array() && !sources.empty()) {
+            // An answer that cites nothing (a template without markers): what it drew on.
+            std::cout << "sources (not cited):\n";
             int n = 0;
             for (const auto& source : sources) {
                 if (!source.is_string()) continue;
-                std::cout << "  [" << ++n << "] "
-                          << cli::render::safe_text(source.get<std::string>(), false) << '\n';
+                std::cout << "  - " << cli::render::safe_text(source.get<std::string>(), false)
+                          << '\n';
+                if (++n == kMaxUncitedSources) break;
             }
         } else {
             std::cout << "sources: none\n";
@@ -135,32 +148,24 @@ public:
         std::cout << std::flush;
     }
 
-    // Before an error goes to stderr: the answer so far ends its line.
+    // Before an error goes to stderr: what was streamed so far, so the reader sees it.
     void abort() {
-        end_line();
+        if (!streamed_.empty()) std::cout << cli::render::safe_text(streamed_, true) << '\n';
         std::cout << std::flush;
     }
 
 private:
+    static constexpr int kMaxUncitedSources = 10;
+
     static std::string number(const json& body, const char* key) {
         if (!body.is_object()) return "0";
         const auto it = body.find(key);
         return it != body.end() && it->is_number() ? it->dump() : std::string("0");
     }
-    void write_answer(const std::string& text) {
-        if (text.empty()) return;
-        std::cout << cli::render::safe_text(text, true) << std::flush;
-        mid_line_ = text.back() != '\n';
-    }
-    void end_line() {
-        if (mid_line_) std::cout << '\n';
-        mid_line_ = false;
-    }
 
     bool explain_;
     cli::render::StepSummaries summaries_;
-    bool streamed_ = false;
-    bool mid_line_ = false;
+    std::string streamed_;
     std::string session_;
 };
 

@@ -357,7 +357,7 @@ private:
 
         texts(node, vocab::kObservationText, vocab::kObservationRef, "observation");
         fact(node, vocab::kShortAnswer, "short answer", true);
-        fact(node, vocab::kShortAnswerSupportedBy, "short answer from");
+        fact(node, vocab::kShortAnswerSupportedBy, "answer from");
         const std::optional<std::string> answer =
             texts(node, vocab::kAnswerText, vocab::kAnswerRef, "answer");
         for (const auto& citation : graph_.take(node, vocab::kCitationProperty))

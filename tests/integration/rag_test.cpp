@@ -688,6 +688,13 @@ TEST_F(RagTest, InvokeStreamsExplainsAndPrintsSourcesAndTrace) {
         << step_lines[4];
     EXPECT_TRUE(sources) << text.out;
     EXPECT_NE(text.out.find("orrin.ttl"), std::string::npos) << text.out;
+    // Sources as a reader wants them: the answer carries [n] markers, the list numbers them and
+    // says what each fact states and where it was loaded from, with its tier.
+    EXPECT_NE(text.out.find(" [1]"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("\n  [1] "), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("fact from file://"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find(", tier 1\n"), std::string::npos) << text.out;
+    EXPECT_EQ(text.out.find("sources: none"), std::string::npos) << text.out;
     ASSERT_FALSE(rag::run_uuid(trace_line).empty()) << text.out;
     // The trace it names is the one `traces show` finds.
     ASSERT_FALSE(stored_trace(trace_line, "complete", 5).is_null());
@@ -715,6 +722,10 @@ TEST_F(RagTest, InvokeStreamsExplainsAndPrintsSourcesAndTrace) {
     EXPECT_EQ(plain.out.find("[Question]"), std::string::npos) << plain.out;
     EXPECT_NE(plain.out.find("trace: urn:glassbox:"), std::string::npos) << plain.out;
     EXPECT_NE(plain.out.find("sources:"), std::string::npos) << plain.out;
+    // A chunk source: its title, document, chunk, character offsets and tier, then the sentence.
+    EXPECT_NE(plain.out.find(".md#chunk-"), std::string::npos) << plain.out;
+    EXPECT_NE(plain.out.find(", characters "), std::string::npos) << plain.out;
+    EXPECT_NE(plain.out.find("      \""), std::string::npos) << plain.out;
 
     // --json: every message as received, one JSON object per line, the FINAL last.
     const auto as_json = glassbox({"invoke", "document-rag", "--json", "-q",
@@ -746,6 +757,15 @@ TEST_F(RagTest, InvokeStreamsExplainsAndPrintsSourcesAndTrace) {
     EXPECT_GT(data, 0);
     EXPECT_EQ(streamed, messages.back()["body"].value("response", ""));
     EXPECT_EQ(messages.back()["body"].value("session", "").substr(0, 13), "urn:glassbox:");
+    // The FINAL's structured citations: numbered from 1, each naming its selection.
+    const json citations = messages.back()["body"].value("citations", json::array());
+    ASSERT_TRUE(citations.is_array() && !citations.empty()) << messages.back().dump();
+    for (std::size_t i = 0; i < citations.size(); ++i) {
+        EXPECT_EQ(citations[i].value("n", 0), static_cast<int>(i + 1));
+        EXPECT_NE(citations[i].value("selection", "").find(":chunk:"), std::string::npos)
+            << citations[i].dump();
+        EXPECT_EQ(citations[i].value("kind", ""), "chunk");
+    }
 
     // Errors: the typed message on stderr, exit 2 for a collection that is not there.
     const auto missing =

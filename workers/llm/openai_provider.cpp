@@ -1,6 +1,8 @@
 // OpenAiProvider: chat completions, plain or streamed, with one schema repair for JSON answers.
 #include "workers/llm/openai_provider.hpp"
 
+#include "workers/llm/answer_contract.hpp"
+
 namespace glassbox::llm {
 
 using nlohmann::json;
@@ -114,13 +116,49 @@ base::Result<Completion> OpenAiProvider::generate(const PromptInput& input,
     if (json_output) messages.push_back({{"role", "system"}, {"content", kJsonSystemMessage}});
     messages.push_back({{"role", "user"}, {"content", input.rendered.text}});
 
+    // A reply under the answer contract is checked whole before anyone sees it, so it is not
+    // streamed from the endpoint; the checked reply goes to on_text as one piece.
+    const bool contract = !json_output && has_contract(input.prompt_template);
+    GenerateOptions whole = options;
+    if (contract) whole.on_text = {};
+
     Completion completion;
-    auto first = complete(messages, json_output, options);
+    auto first = complete(messages, json_output, whole);
     if (!first) return std::move(first).error();
     completion.model = first->model.empty() ? options_.model : first->model;
     completion.in_tokens = first->in_tokens;
     completion.out_tokens = first->out_tokens;
     completion.text = std::move(first->content);
+    if (contract) {
+        ContractReply split;
+        auto problem = check_reply(input.prompt_template, input.rendered, completion.text, split);
+        if (problem) {
+            // One repair, as for JSON: the model sees its reply and what breaks the form.
+            messages.push_back({{"role", "assistant"}, {"content", completion.text}});
+            messages.push_back(
+                {{"role", "user"},
+                 {"content", "That reply does not follow the required form: " + *problem +
+                                 ". Answer again: the first line is \"Answer: \" with the short "
+                                 "answer and the markers of the ids it rests on, then the "
+                                 "sentences with their markers, using only the ids given."}});
+            auto second = complete(messages, false, whole);
+            if (!second) return std::move(second).error();
+            completion.in_tokens += second->in_tokens;
+            completion.out_tokens += second->out_tokens;
+            if (!second->model.empty()) completion.model = second->model;
+            completion.text = std::move(second->content);
+            problem = check_reply(input.prompt_template, input.rendered, completion.text, split);
+            if (problem) {
+                return make_error(ErrorType::kUpstreamError,
+                                  "the model's reply for template " + input.prompt_template.name +
+                                      " still breaks the answer contract after one repair "
+                                      "attempt: " +
+                                      *problem);
+            }
+        }
+        if (options.on_text && !completion.text.empty()) options.on_text(completion.text);
+        return completion;
+    }
     if (!json_output) return completion;
 
     json parsed;

@@ -23,8 +23,10 @@ struct OpenAiProviderOptions {
 // `response_format: {"type": "json_object"}` and are checked against the template's schema;
 // an answer that fails is sent back once with the validation error (one repair attempt), and
 // a second failure is kUpstreamError naming it; Completion::text is then the JSON itself (a
-// Markdown fence around it removed). Text templates stream over SSE when
-// GenerateOptions::on_text is set (`stream: true` with usage in the stream). Tokens are the
+// Markdown fence around it removed). Text templates under the answer contract
+// (answer_contract.hpp) are checked and repaired the same way, asked without streaming, and
+// handed to GenerateOptions::on_text whole once checked. Other text templates stream over SSE
+// when GenerateOptions::on_text is set (`stream: true` with usage in the stream). Tokens are the
 // endpoint's usage (summed over a repair); the model is the one the endpoint names, else the
 // configured one. Errors: the HTTP client's (kTimeout, kUpstreamError, kServiceUnavailable,
 // kCancelled) and kUpstreamError for an answer without choices[0] content.

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "schema/explain_builder.hpp"
 #include "schema/services.hpp"
@@ -63,6 +66,61 @@ std::string base_title(const std::string& title) {
             t = trimmed(t.substr(0, open));
     }
     return t;
+}
+
+std::size_t code_point_count(std::string_view text) {
+    std::size_t n = 0;
+    for (char ch : text) n += (static_cast<unsigned char>(ch) & 0xC0) != 0x80 ? 1 : 0;
+    return n;
+}
+
+std::string code_points_between(std::string_view text, std::size_t from, std::size_t to) {
+    std::size_t index = 0;
+    std::size_t begin = text.size();
+    std::size_t end = text.size();
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;
+        if (index == from) begin = i;
+        if (index == to) {
+            end = i;
+            break;
+        }
+        ++index;
+    }
+    return begin >= end ? std::string() : std::string(text.substr(begin, end - begin));
+}
+
+// The sentence of `text` that holds `claim` (trimmed, its final punctuation dropped) word for
+// word, as code points [start, end) of `text`; nullopt when the claim is not there or too
+// short to say (under 12 bytes).
+std::optional<std::pair<std::size_t, std::size_t>> quoted_sentence(std::string_view text,
+                                                                   std::string_view claim) {
+    constexpr std::size_t kMinClaim = 12;
+    const auto first = claim.find_first_not_of(" \t\r\n");
+    if (first == std::string_view::npos) return std::nullopt;
+    claim.remove_prefix(first);
+    while (!claim.empty() && std::string_view(" \t\r\n.!?;:,").find(claim.back()) !=
+                                 std::string_view::npos)
+        claim.remove_suffix(1);
+    if (claim.size() < kMinClaim) return std::nullopt;
+    const auto at = text.find(claim);
+    if (at == std::string_view::npos) return std::nullopt;
+    // Out to the sentence's end (its final punctuation included) and back to its start.
+    std::size_t end = at + claim.size();
+    while (end < text.size() && std::string_view(".!?").find(text[end]) == std::string_view::npos &&
+           text[end] != '\n')
+        ++end;
+    if (end < text.size() && text[end] != '\n') ++end;
+    std::size_t start = at;
+    while (start > 0) {
+        const char before = text[start - 1];
+        if (before == '\n') break;
+        if ((before == ' ' || before == '\t') && start >= 2 &&
+            std::string_view(".!?").find(text[start - 2]) != std::string_view::npos)
+            break;
+        --start;
+    }
+    return std::pair{code_point_count(text.substr(0, start)), code_point_count(text.substr(0, end))};
 }
 
 class DocumentRagRun : public RagRun {
@@ -279,7 +337,33 @@ private:
                 return reranked_ ? trace_.run().ranked_chunk(k)
                                  : trace_.run().retrieved_chunk(selected_[k]);
             },
+            [&](std::size_t k, std::string_view claim) { return cited_chunk(k, claim); },
             std::move(sources));
+    }
+
+    // Chunk k given to synthesis as the reader sees it: its document, title and tier, and the
+    // sentence the claim quotes with its offsets in the document (the whole chunk when the
+    // claim is not found in it word for word).
+    schema::RagCitation cited_chunk(std::size_t k, std::string_view claim) const {
+        schema::RagCitation c;
+        c.kind = "chunk";
+        if (k >= selected_.size()) return c;
+        const auto& chunk = retrieved_[selected_[k]];
+        c.document = chunk.document_id;
+        c.title = chunk.document_title;
+        c.chunk = chunk.chunk_id;
+        c.tier = chunk.tier;
+        const auto located = quoted_sentence(chunk.text, claim);
+        if (located) {
+            c.char_offset = chunk.char_offset + located->first;
+            c.char_end = chunk.char_offset + located->second;
+            c.text = code_points_between(chunk.text, located->first, located->second);
+        } else {
+            c.char_offset = chunk.char_offset;
+            c.char_end = chunk.char_offset + chunk.char_length;
+            c.text = chunk.text;
+        }
+        return c;
     }
 
     schema::DocumentRagQuery query_;

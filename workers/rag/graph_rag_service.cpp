@@ -487,7 +487,37 @@ private:
         }
         return finish(
             timer, trace_.run().focus(), *synthesised, "e",
-            [&](std::size_t k) { return trace_.run().edge_selection(k); }, std::move(sources));
+            [&](std::size_t k) { return trace_.run().edge_selection(k); },
+            [&](std::size_t k, std::string_view) { return cited_edge(k); }, std::move(sources));
+    }
+
+    // Kept edge k as the reader sees it: the fact in words (an inverse edge read the right way
+    // round) and its best source.
+    schema::RagCitation cited_edge(std::size_t k) const {
+        schema::RagCitation c;
+        c.kind = "edge";
+        if (k >= kept_.size()) return c;
+        const auto& e = labelled_[kept_[k].found];
+        std::string predicate = e.p;
+        bool inverse = false;
+        for (std::string_view suffix : {std::string_view(" inverse"), std::string_view("_inverse")}) {
+            if (predicate.size() > suffix.size() && predicate.ends_with(suffix)) {
+                predicate.resize(predicate.size() - suffix.size());
+                inverse = true;
+            }
+        }
+        c.text = inverse ? e.o + " " + predicate + " " + e.s : e.s + " " + predicate + " " + e.o;
+        if (!kept_[k].sources.empty()) {
+            const auto& best = kept_[k].sources.front();
+            if (best.kind == "chunk") {
+                c.chunk = best.source;
+                c.document = best.document.value_or("");
+            } else {
+                c.document = best.source;
+            }
+            c.tier = best.tier;
+        }
+        return c;
     }
 
     std::string collection_name() const {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -34,6 +35,53 @@ std::vector<std::string> concepts_of(const schema::LlmResponse& response, Concep
         if (concepts.size() == kMaxConcepts) break;
     }
     return concepts;
+}
+
+namespace {
+
+// Code points [start, end) of UTF-8 `text`.
+std::string_view code_point_span(std::string_view text, std::uint64_t start, std::uint64_t end) {
+    std::size_t from = text.size();
+    std::size_t to = text.size();
+    std::uint64_t index = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;
+        if (index == start) from = i;
+        if (index == end) {
+            to = i;
+            break;
+        }
+        ++index;
+    }
+    return from >= to ? std::string_view() : text.substr(from, to - from);
+}
+
+}  // namespace
+
+std::vector<schema::RagCitation> reader_citations(
+    const SynthesisResult& synthesised, std::string_view id_prefix,
+    const std::function<std::string(std::size_t)>& supporter,
+    const std::function<schema::RagCitation(std::size_t, std::string_view)>& describe) {
+    std::vector<schema::RagCitation> out;
+    std::unordered_map<std::string, std::size_t> index;
+    for (const auto& c : synthesised.citations) {
+        for (const auto& id : c.ids) {
+            const auto n = marker_number(id, id_prefix);
+            if (!n || *n == 0) continue;
+            auto [it, fresh] = index.emplace(id, out.size());
+            if (fresh) {
+                schema::RagCitation cited =
+                    describe ? describe(*n - 1, code_point_span(synthesised.answer, c.start, c.end))
+                             : schema::RagCitation{};
+                cited.n = static_cast<std::uint32_t>(out.size() + 1);
+                cited.id = id;
+                cited.selection = supporter(*n - 1);
+                out.push_back(std::move(cited));
+            }
+            out[it->second].spans.push_back(schema::AnswerSpan{c.start, c.end});
+        }
+    }
+    return out;
 }
 
 RagRun::RagRun(runtime::RequestContext& context, const RagConfig& config, std::string_view service)
@@ -71,6 +119,7 @@ base::Result<SynthesisResult> RagRun::synthesise_answer(
 base::Result<void> RagRun::finish(const StepTimer& timer, const std::string& previous,
                                     const SynthesisResult& synthesised, std::string_view id_prefix,
                                     const std::function<std::string(std::size_t)>& supporter,
+                                    const DescribeSource& describe,
                                     std::vector<std::string> sources) {
     std::vector<explain::Citation> citations;
     for (const auto& c : synthesised.citations) {
@@ -108,6 +157,7 @@ base::Result<void> RagRun::finish(const StepTimer& timer, const std::string& pre
     // answer contract): "" says the evidence did not decide.
     final.answer = synthesised.short_answer.value_or("");
     if (short_answer) final.answer_selections = short_answer->supported_by;
+    final.citations = reader_citations(synthesised, id_prefix, supporter, describe);
     return context_.reply(final_reply(std::move(final), trace_.session()));
 }
 

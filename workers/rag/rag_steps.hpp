@@ -31,6 +31,14 @@ enum class ConceptRepeats { kKeep, kDrop };
 // kMaxConcepts (counted after repeats are dropped).
 std::vector<std::string> concepts_of(const schema::LlmResponse& response, ConceptRepeats repeats);
 
+// The FINAL's citations: each id the answer cites (`id_prefix` + k+1), numbered in order of
+// first appearance, with its selection (`supporter(k)`), what `describe(k, first claim)` says
+// of it, and every span citing it.
+std::vector<schema::RagCitation> reader_citations(
+    const SynthesisResult& synthesised, std::string_view id_prefix,
+    const std::function<std::string(std::size_t)>& supporter,
+    const std::function<schema::RagCitation(std::size_t, std::string_view)>& describe);
+
 // One run of a RAG chain on one request: Question → Grounding → Exploration → Focus →
 // Synthesis, the trace ended with the first error. A chain supplies how it reads the concepts
 // and its own Exploration, Focus and Synthesis.
@@ -88,12 +96,17 @@ protected:
                                                       std::map<std::string, std::string> variables,
                                                       bool streaming, std::string_view id_prefix,
                                                       std::size_t count);
+    // What the reader is told about marker `id_prefix`k+1: its kind, document, title, chunk,
+    // offsets, tier and text, given the first claim of the answer that cites it.
+    using DescribeSource = std::function<schema::RagCitation(std::size_t k, std::string_view claim)>;
+
     // Ends the trace with Synthesis (derived from `previous`; marker `id_prefix`k is supported
-    // by `supporter(k - 1)`) and sends the FINAL reply naming `sources`.
+    // by `supporter(k - 1)`) and sends the FINAL reply naming `sources`, with the citations
+    // numbered in order of first appearance and described by `describe`.
     base::Result<void> finish(const StepTimer& timer, const std::string& previous,
                                 const SynthesisResult& synthesised, std::string_view id_prefix,
                                 const std::function<std::string(std::size_t)>& supporter,
-                                std::vector<std::string> sources);
+                                const DescribeSource& describe, std::vector<std::string> sources);
 
     runtime::RequestContext& context_;
     const RagConfig& config_;

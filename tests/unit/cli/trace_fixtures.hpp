@@ -118,7 +118,8 @@ inline nlohmann::json graph_rag_show_reply(
 
     ex::StoredText answer{"Frank Herbert wrote Dune.", std::nullopt};
     ex::Citation citation{0, 13, {run.edge_selection(0)}};
-    const auto synthesis = ex::synthesis(run, step(30, run.focus()), answer, {citation});
+    const auto synthesis = ex::synthesis(run, step(30, run.focus()), answer, {citation},
+                                         ex::ShortAnswer{"Frank Herbert", {run.edge_selection(0)}});
     auto last = synthesis;
     for (auto& t : ex::trace_end(run, fixture_time(31), schema::TraceStatus::kComplete))
         last.push_back(std::move(t));

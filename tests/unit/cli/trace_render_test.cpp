@@ -221,6 +221,8 @@ TEST(RenderTreeTest, GraphRagShowsFactsEdgesCitationsAndNestedSubtrace) {
                          "        reasoning     line one\n                      line two "
                          "\"quoted\" \\ back\ttab\n"));
     EXPECT_TRUE(contains(tree, "    answer        Frank Herbert wrote Dune.\n"));
+    EXPECT_TRUE(contains(tree, "    short answer  \"Frank Herbert\"\n")) << tree;
+    EXPECT_TRUE(contains(tree, "    answer from   focus:edge:0\n")) << tree;
     EXPECT_TRUE(contains(
         tree,
         "    citation synthesis:citation:0  [0, 13) \"Frank Herbert\"  \u2190 focus:edge:0\n"));

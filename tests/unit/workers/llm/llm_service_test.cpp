@@ -512,7 +512,7 @@ protected:
     FakeOpenAiServer server;
 };
 
-TEST_F(LlmServiceOpenAiTest, StreamsTheEndpointsDeltas) {
+TEST_F(LlmServiceOpenAiTest, ASynthesisReplyIsCheckedWholeThenStreamedWithoutItsAnswerLine) {
     ASSERT_TRUE(server.ok());
     ASSERT_TRUE(server.control(
         {{"chat_replies", {"Answer: Mexico [e1]\nCruz Azul FC is in Mexico [e1]."}}}));

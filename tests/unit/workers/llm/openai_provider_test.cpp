@@ -69,20 +69,21 @@ protected:
     const std::map<std::string, std::string> synthesis_variables{
         {"question", "Where is Cruz Azul FC?"},
         {"edges", R"([{"id": "e1", "s": "Cruz Azul FC", "p": "is in country", "o": "Mexico"}])"}};
+    // A reply that keeps kg-synthesis's answer contract for synthesis_variables.
+    const std::string kept_reply = "Answer: Mexico [e1]\nCruz Azul FC is in Mexico [e1].";
     TemplateSet templates = TemplateSet::builtin().value();
     FakeOpenAiServer server;
 };
 
 TEST_F(OpenAiProviderTest, TextAnswerWithUsageAndTheEndpointsModel) {
     ASSERT_TRUE(server.ok());
-    ASSERT_TRUE(server.control({{"chat_model", "served-model-v2"}}));
+    ASSERT_TRUE(server.control({{"chat_model", "served-model-v2"}, {"chat_replies", {kept_reply}}}));
     auto o = options(server.url());
     o.api_key = "sk-test";
     OpenAiProvider provider(o);
     auto c = run(provider, "kg-synthesis", synthesis_variables);
     ASSERT_TRUE(c) << c.error().describe();
-    EXPECT_TRUE(c->text.starts_with("echo: Answer the question")) << c->text;
-    EXPECT_NE(c->text.find("Cruz Azul FC"), std::string::npos);
+    EXPECT_EQ(c->text, kept_reply) << "the whole reply: the llm service splits the Answer line";
     EXPECT_EQ(c->model, "served-model-v2");
     EXPECT_GT(c->in_tokens, 20u);
     EXPECT_EQ(c->out_tokens, static_cast<std::uint64_t>(count_words(c->text)));
@@ -95,11 +96,16 @@ TEST_F(OpenAiProviderTest, TextAnswerWithUsageAndTheEndpointsModel) {
     EXPECT_FALSE(body.contains("response_format")) << "text templates ask for text";
     EXPECT_FALSE(body.contains("stream"));
     EXPECT_EQ(body["messages"].back()["role"], "user");
+    const auto prompt = body["messages"].back()["content"].get<std::string>();
+    EXPECT_TRUE(prompt.starts_with("Answer the question")) << prompt;
+    EXPECT_NE(prompt.find("Cruz Azul FC"), std::string::npos);
+    EXPECT_NE(prompt.find("Answer: "), std::string::npos) << "asks for the Answer line";
     EXPECT_EQ(requests[0]["headers"]["Authorization"], "Bearer sk-test");
 }
 
 TEST_F(OpenAiProviderTest, TheConfiguredModelWhenTheEndpointNamesNone) {
     ASSERT_TRUE(server.ok());
+    ASSERT_TRUE(server.control({{"chat_replies", {kept_reply}}}));
     OpenAiProvider provider(options(server.url() + "/v1/"));  // "/v1/" is not doubled
     auto c = run(provider, "kg-synthesis", synthesis_variables);
     ASSERT_TRUE(c) << c.error().describe();
@@ -113,9 +119,15 @@ TEST_F(OpenAiProviderTest, StreamsDeltasWithUsageFromTheStream) {
     std::vector<std::string> pieces;
     GenerateOptions generate;
     generate.on_text = [&pieces](std::string_view piece) { pieces.emplace_back(piece); };
-    auto c = run(provider, "document-synthesis",
-                 {{"question", "q?"}, {"chunks", R"([{"id": "c1", "text": "t", "title": "x"}])"}},
-                 generate);
+    // A free-text template (no answer contract) streams the endpoint's deltas.
+    auto free_text = PromptTemplate::parse(
+        "summary", "output: text\n---\nSummarise for {{question}} the text: {{chunks}}", "test");
+    ASSERT_TRUE(free_text);
+    const std::map<std::string, std::string> variables{
+        {"question", "q?"}, {"chunks", R"([{"id": "c1", "text": "t", "title": "x"}])"}};
+    auto rendered = free_text->render(variables);
+    ASSERT_TRUE(rendered);
+    auto c = provider.generate(PromptInput{*free_text, variables, *rendered}, generate);
     ASSERT_TRUE(c) << c.error().describe();
     ASSERT_GT(pieces.size(), 5u) << "one SSE delta per word";
     std::string joined;
@@ -132,7 +144,10 @@ TEST_F(OpenAiProviderTest, StreamsDeltasWithUsageFromTheStream) {
 
 TEST_F(OpenAiProviderTest, RetriesA429HonouringRetryAfter) {
     ASSERT_TRUE(server.ok());
-    ASSERT_TRUE(server.control({{"fail_first", 1}, {"fail_status", 429}, {"retry_after", "1"}}));
+    ASSERT_TRUE(server.control({{"fail_first", 1},
+                                {"fail_status", 429},
+                                {"retry_after", "1"},
+                                {"chat_replies", {kept_reply}}}));
     OpenAiProvider provider(options(server.url()));
     const auto start = std::chrono::steady_clock::now();
     auto c = run(provider, "kg-synthesis", synthesis_variables);
@@ -194,6 +209,87 @@ TEST_F(OpenAiProviderTest, AnAnswerStillInvalidAfterTheRepairIsAnUpstreamError) 
     EXPECT_NE(requests[1]["body"]["messages"].back()["content"].get<std::string>().find(
                   "missing required property \"concepts\""),
               std::string::npos);
+}
+
+// ---- the answer contract of the synthesis templates -------------------------------------------
+
+TEST_F(OpenAiProviderTest, AReplyWithoutTheAnswerLineIsRepaired) {
+    ASSERT_TRUE(server.ok());
+    ASSERT_TRUE(server.control(
+        {{"chat_replies", {"Cruz Azul FC is in Mexico [e1].", kept_reply}}}));
+    OpenAiProvider provider(options(server.url()));
+    std::vector<std::string> pieces;
+    GenerateOptions generate;
+    generate.on_text = [&pieces](std::string_view piece) { pieces.emplace_back(piece); };
+    auto c = run(provider, "kg-synthesis", synthesis_variables, generate);
+    ASSERT_TRUE(c) << c.error().describe();
+    EXPECT_EQ(c->text, kept_reply);
+    // Only the checked reply is handed on, whole; the broken one never was.
+    EXPECT_EQ(pieces, std::vector<std::string>{kept_reply});
+    const auto requests = server.requests_to("/v1/chat/completions");
+    ASSERT_EQ(requests.size(), 2u);
+    EXPECT_FALSE(requests[0]["body"].contains("stream")) << "checked whole, so not streamed";
+    const json& repair = requests[1]["body"]["messages"];
+    ASSERT_GE(repair.size(), 3u);
+    EXPECT_EQ(repair[repair.size() - 2]["role"], "assistant");
+    EXPECT_EQ(repair[repair.size() - 2]["content"], "Cruz Azul FC is in Mexico [e1].");
+    EXPECT_NE(repair.back()["content"].get<std::string>().find("\"Answer:\" line"),
+              std::string::npos)
+        << repair.back()["content"];
+    // Tokens of both calls (the fake counts words).
+    EXPECT_EQ(c->out_tokens, static_cast<std::uint64_t>(count_words(repair[repair.size() - 2]
+                                                                        ["content"]
+                                                                        .get<std::string>()) +
+                                                        count_words(kept_reply)));
+}
+
+TEST_F(OpenAiProviderTest, AReplyTwiceWithoutTheAnswerLineIsAnUpstreamError) {
+    ASSERT_TRUE(server.ok());
+    ASSERT_TRUE(server.control({{"chat_replies",
+                                 {"Cruz Azul FC is in Mexico [e1].", "It is in Mexico [e1]."}}}));
+    OpenAiProvider provider(options(server.url()));
+    std::vector<std::string> pieces;
+    GenerateOptions generate;
+    generate.on_text = [&pieces](std::string_view piece) { pieces.emplace_back(piece); };
+    auto c = run(provider, "kg-synthesis", synthesis_variables, generate);
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().type, ErrorType::kUpstreamError);
+    EXPECT_NE(c.error().message.find("after one repair"), std::string::npos) << c.error().message;
+    EXPECT_NE(c.error().message.find("\"Answer:\" line"), std::string::npos) << c.error().message;
+    EXPECT_TRUE(pieces.empty()) << "nothing of a rejected reply is passed on";
+    EXPECT_EQ(server.requests_to("/v1/chat/completions").size(), 2u) << "exactly one repair";
+}
+
+TEST_F(OpenAiProviderTest, InventedMarkersAreRepairedOrRejected) {
+    ASSERT_TRUE(server.ok());
+    const auto chunks = std::map<std::string, std::string>{
+        {"question", "When did the tower open?"},
+        {"chunks", R"([{"id": "c1", "text": "The tower opened in 1889.", "title": "Tower"}])"}};
+    // Repaired: an invented id on the Answer line, then a reply that keeps to c1.
+    ASSERT_TRUE(server.control(
+        {{"chat_replies",
+          {"Answer: 1889 [c4]\nThe tower opened in 1889 [c1].",
+           "Answer: 1889 [c1]\nThe tower opened in 1889 [c1]."}}}));
+    OpenAiProvider provider(options(server.url()));
+    auto c = run(provider, "document-synthesis", chunks);
+    ASSERT_TRUE(c) << c.error().describe();
+    EXPECT_EQ(c->text, "Answer: 1889 [c1]\nThe tower opened in 1889 [c1].");
+    auto requests = server.requests_to("/v1/chat/completions");
+    ASSERT_EQ(requests.size(), 2u);
+    EXPECT_NE(requests[1]["body"]["messages"].back()["content"].get<std::string>().find(
+                  "marker [c4]"),
+              std::string::npos);
+
+    // Rejected: an invented id in the text, twice.
+    ASSERT_TRUE(server.control(
+        {{"chat_replies",
+          {"Answer: 1889 [c1]\nThe tower opened in 1889 [c1][c2].",
+           "Answer: 1889 [c1]\nIt opened in 1889 [c7]."}}}));
+    c = run(provider, "document-synthesis", chunks);
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().type, ErrorType::kUpstreamError);
+    EXPECT_NE(c.error().message.find("marker [c7] in the text"), std::string::npos)
+        << c.error().message;
 }
 
 TEST_F(OpenAiProviderTest, ASlowEndpointTimesOut) {

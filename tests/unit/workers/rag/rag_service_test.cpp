@@ -4,6 +4,7 @@
 
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "schema/explain_uris.hpp"
 #include "schema/messages.hpp"
@@ -297,6 +298,64 @@ TEST_F(RagServiceTest, TheShortAnswerAndItsSelectionsReachTheFinalAndTheTrace) {
         // gb:answerText stays the full text.
         EXPECT_EQ(objects(triples, run->synthesis(), vocab::kAnswerText),
                   std::vector<Term>{schema::literal(final->response)});
+    }
+}
+
+// The FINAL's citations, as a reader wants them: numbered in order of first appearance, each
+// naming the selection the trace's citations name, with where it came from and what it says.
+TEST_F(RagServiceTest, TheFinalCarriesNumberedCitationsThatAgreeWithTheTrace) {
+    for (const std::string service : {"graph-rag", "document-rag"}) {
+        const bool graph = service == "graph-rag";
+        const auto replies = cluster_->request(
+            service, {{"query", graph ? "Which country is Cruz Azul FC in?" : "Which masculine Akkadian word means a spirit?"},
+                      {"collection", graph ? "kg" : "docs"}});
+        const auto& last = terminal(replies);
+        ASSERT_EQ(last.kind, bus::ReplyKind::kFinal) << (last.error ? last.error->message : "");
+        auto final = schema::decode<schema::RagResponse>(last.body);
+        ASSERT_TRUE(final.ok());
+        const auto& cited = final->citations;
+        ASSERT_FALSE(cited.empty()) << service;
+        const auto messages = explains(replies);
+        const auto run = schema::explain::RunUris::from_uri(messages[0].session);
+        const auto triples = all_triples(messages);
+        // Every (span, selection) of the trace is one of a FINAL citation, and back.
+        std::set<std::tuple<std::uint64_t, std::uint64_t, std::string>> traced;
+        for (const auto& c : objects(triples, run->synthesis(), vocab::kCitationProperty)) {
+            const auto uri = c.as_iri().value;
+            for (const auto& s : objects(triples, uri, vocab::kSupportedBy))
+                traced.emplace(integer_of(triples, uri, vocab::kSpanStart), integer_of(triples, uri, vocab::kSpanEnd),
+                               s.as_iri().value);
+        }
+        std::set<std::tuple<std::uint64_t, std::uint64_t, std::string>> given;
+        std::uint64_t last_first_start = 0;
+        for (std::size_t i = 0; i < cited.size(); ++i) {
+            const auto& c = cited[i];
+            EXPECT_EQ(c.n, i + 1);
+            ASSERT_FALSE(c.spans.empty());
+            EXPECT_GE(c.spans.front().start, last_first_start) << "numbered in order of first appearance";
+            last_first_start = c.spans.front().start;
+            for (const auto& span : c.spans) given.emplace(span.start, span.end, c.selection);
+            EXPECT_EQ(c.kind, graph ? "edge" : "chunk");
+            EXPECT_TRUE(c.id.starts_with(graph ? "e" : "c")) << c.id;
+            EXPECT_NE(c.id, graph ? "e99" : "c99") << "an invented id is never cited";
+            EXPECT_FALSE(c.text.empty());
+            if (graph) {
+                EXPECT_EQ(c.document, kGraphSource);
+                EXPECT_EQ(c.tier, 1u);
+                // The fact in words, as the selection's subject, predicate and object say.
+                EXPECT_FALSE(objects(triples, c.selection, vocab::kRdfSubject).empty()) << c.selection;
+            } else {
+                EXPECT_EQ(c.tier, 2u);
+                EXPECT_TRUE(c.chunk.starts_with(c.document + "#chunk-")) << c.chunk;
+                EXPECT_FALSE(c.title.empty());
+                ASSERT_TRUE(c.char_offset && c.char_end);
+                EXPECT_LT(*c.char_offset, *c.char_end);
+                // The fake LLM quotes each chunk's first sentence: found, with its offsets.
+                EXPECT_EQ(*c.char_end - *c.char_offset, code_points(c.text)) << c.text;
+                EXPECT_TRUE(c.text.ends_with(".")) << c.text;
+            }
+        }
+        EXPECT_EQ(given, traced) << service;
     }
 }
 

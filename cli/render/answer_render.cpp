@@ -1,0 +1,98 @@
+// The answer a reader sees: citation markers placed at their spans, and the Sources list.
+#include "cli/render/answer_render.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "cli/render/render_text.hpp"
+#include "cli/render/trace_render.hpp"
+
+namespace glassbox::cli::render {
+
+namespace {
+
+// One line of a citation's text, cut for the list.
+constexpr std::size_t kQuoteWidth = 300;
+
+std::string one_line(std::string_view text) {
+    std::string out;
+    for (char c : text) out.push_back(c == '\n' || c == '\r' || c == '\t' ? ' ' : c);
+    return safe_text(detail::truncate_text(out, kQuoteWidth), false);
+}
+
+}  // namespace
+
+std::string mark_citations(std::string_view answer,
+                           const std::vector<schema::RagCitation>& citations) {
+    const std::size_t length = detail::code_points(answer);
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> marks;  // (code point, n)
+    for (const auto& c : citations) {
+        for (const auto& span : c.spans) {
+            if (span.end == 0 || span.end > length) continue;
+            // A span that ends with its sentence's full stop (a marker written after it) is
+            // marked before it, as the other spans are: "rebuilt [1]." not "rebuilt. [1]".
+            std::uint64_t at = span.end;
+            const std::size_t last = detail::code_point_offset(answer, at - 1);
+            if (at > span.start + 1 && std::string_view(".!?").find(answer[last]) != std::string_view::npos &&
+                !(last > 0 && std::string_view(".!?").find(answer[last - 1]) != std::string_view::npos))
+                --at;
+            if (std::find(marks.begin(), marks.end(), std::pair{at, c.n}) == marks.end())
+                marks.emplace_back(at, c.n);
+        }
+    }
+    std::sort(marks.begin(), marks.end());
+    std::string out;
+    std::size_t copied = 0;
+    for (std::size_t i = 0; i < marks.size(); ++i) {
+        const std::size_t at = detail::code_point_offset(answer, marks[i].first);
+        out.append(answer.substr(copied, at - copied));
+        copied = at;
+        if (i == 0 || marks[i - 1].first != marks[i].first) out += ' ';
+        out += "[" + std::to_string(marks[i].second) + "]";
+    }
+    out.append(answer.substr(copied));
+    return out;
+}
+
+std::string render_sources(const std::vector<schema::RagCitation>& citations) {
+    std::string out;
+    for (const auto& c : citations) {
+        const std::string number = "  [" + std::to_string(c.n) + "] ";
+        const std::string indent(number.size(), ' ');
+        std::vector<std::string> where;
+        if (c.kind == "chunk") {
+            out += number + one_line(c.title.empty() ? (c.document.empty() ? c.chunk : c.document)
+                                                     : c.title);
+            if (!c.document.empty()) where.push_back("document " + one_line(c.document));
+            if (!c.chunk.empty()) where.push_back("chunk " + one_line(c.chunk));
+            if (c.char_offset && c.char_end)
+                where.push_back("characters " + std::to_string(*c.char_offset) + "–" +
+                                std::to_string(*c.char_end));
+            if (c.tier > 0) where.push_back("tier " + std::to_string(c.tier));
+            if (!where.empty()) {
+                out += " (";
+                for (std::size_t i = 0; i < where.size(); ++i) out += (i ? ", " : "") + where[i];
+                out += ")";
+            }
+            out += "\n";
+            if (!c.text.empty()) out += indent + "\"" + one_line(c.text) + "\"\n";
+            continue;
+        }
+        // A fact: what it says, then where it was loaded from.
+        out += number + one_line(c.text.empty() ? c.selection : c.text) + "\n";
+        std::string from;
+        if (!c.chunk.empty()) {
+            from = "fact from chunk " + one_line(c.chunk);
+            if (!c.document.empty()) from += " of " + one_line(c.document);
+        } else if (!c.document.empty()) {
+            from = "fact from " + one_line(c.document);
+        } else {
+            from = "fact (source not recorded)";
+        }
+        if (c.tier > 0) from += ", tier " + std::to_string(c.tier);
+        out += indent + from + "\n";
+    }
+    return out;
+}
+
+}  // namespace glassbox::cli::render

@@ -1,0 +1,26 @@
+// How `glassbox invoke` shows a RAG answer to a reader: the short answer, the answer text with
+// `[1]`-style markers at the cited spans, and the numbered sources (title or fact, document,
+// chunk and character offsets, data tier, the cited sentence or fact).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schema/messages.hpp"
+
+namespace glassbox::cli::render {
+
+// `answer` with " [n]" inserted at the end of every span a citation names (several at one
+// place in order of n: "Mexico [1][2]."). Spans are code points; one past the end is ignored.
+std::string mark_citations(std::string_view answer, const std::vector<schema::RagCitation>& citations);
+
+// The lines of the Sources list, one entry per citation in order of n:
+//   [1] Brenn and Daughters Shipyard founded by Oskar Brenn
+//       fact from file:///…/orrin.ttl, tier 1
+//   [2] Saltspire Light (document urn:…:saltspire, chunk urn:…#chunk-0, characters 120–188, tier 2)
+//       "The lamp was lit again after the Great Gale."
+// Every text is escaped for the terminal.
+std::string render_sources(const std::vector<schema::RagCitation>& citations);
+
+}  // namespace glassbox::cli::render
