@@ -265,19 +265,24 @@ std::string join_list(const std::vector<std::string>& items, std::size_t others)
 
 // How well a node fits the answer type the question expects: 1 fits, 0.85 cannot tell, 0.5
 // does not fit (a year for "who", a name for "when"). `predicate` is the last fact's.
+// A predicate naming what its object is ("built by", "is in country") says so of the object
+// only: reached backwards, the end is its subject (the ship built, the player with a country),
+// which is not the thing asked for.
 double type_fit(const QuestionIntent& intent, const std::string& label,
-                const std::string& predicate) {
+                const std::string& predicate, bool end_is_object) {
     if (answer_type_mismatch(intent, label)) return 0.5;
     const std::string p = lower(predicate);
     switch (intent.type) {
-        case AnswerType::kAgent: return p.ends_with(" by") ? 1.0 : 0.85;
+        case AnswerType::kAgent:
+            if (!p.ends_with(" by")) return 0.85;
+            return end_is_object ? 1.0 : 0.6;
         case AnswerType::kTime: return 1.0;
         case AnswerType::kNumber: return 1.0;
         case AnswerType::kClass: {
             if (intent.class_word.empty()) return 0.85;
             const std::string c = text::stem(intent.class_word);
             for (const auto& w : text::words(p))
-                if (text::stem(w) == c) return 1.0;
+                if (text::stem(w) == c) return end_is_object ? 1.0 : 0.6;
             return 0.85;
         }
         case AnswerType::kPlace:
@@ -338,7 +343,38 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
 
     const auto analysis = detail::analyze_question(question);
     const QuestionIntent intent = question_intent(question, analysis);
-    const QuestionRelations rel = question_relations(analysis);
+    QuestionRelations rel = question_relations(analysis);
+    // The class word of "which X" / "name an X" names the answer's type. As a relation it is
+    // no hop of its own when another mention asks the same ("what faith does X's mother
+    // practice") or when it is all the chain ("name a soccer club in Mexico").
+    if (!intent.class_word.empty()) {
+        const std::string class_stem = text::stem(intent.class_word);
+        for (auto it = rel.chain.begin(); it != rel.chain.end(); ++it) {
+            const auto& m = rel.mentions[*it];
+            const bool names_class = std::any_of(m.words.begin(), m.words.end(), [&](auto w) {
+                return rel.words[w].stem == class_stem;
+            });
+            if (!names_class) continue;
+            // The class phrase: the class word and the word before it ("soccer club"). "name
+            // a player who plays …": the mention also holds a relation word ("plays").
+            std::set<std::string> phrase;
+            const auto qwords = text::words(question);
+            for (std::size_t i = 0; i < qwords.size(); ++i) {
+                if (qwords[i] != intent.class_word) continue;
+                phrase.insert(qwords[i]);
+                if (i > 0) phrase.insert(qwords[i - 1]);
+                break;
+            }
+            const bool only_class = std::all_of(m.words.begin(), m.words.end(), [&](auto w) {
+                return phrase.contains(rel.words[w].surface);
+            });
+            const bool asked_again = std::any_of(rel.chain.begin(), rel.chain.end(), [&](auto o) {
+                return o != *it && rel.mentions[o].key == m.key;
+            });
+            if (asked_again || (only_class && rel.chain.size() == 1)) rel.chain.erase(it);
+            break;
+        }
+    }
     const std::string question_lower = lower(question);
     const std::string question_norm = " " + normalize(question) + " ";
 
@@ -378,9 +414,18 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
                 const double v = rel.mentions[m].weight * matches[f].by_word[w][m];
                 if (v > 0.0) pairs.emplace_back(v, w, c);
             }
-        // "was born in", "is located on": its object is a place, what "where" asks for.
+        // "was born in", "is located on", "is in country": its object is a place, what
+        // "where" (or "based in") asks for ("plays in club" names no place).
         const auto w = split_words(lower(facts[f].p));
-        if (!w.empty() && (w.back() == "in" || w.back() == "on" || w.back() == "at")) {
+        bool locative = false;
+        for (std::size_t i = 1; i < w.size(); ++i) {
+            if (w[i] != "in" && w[i] != "on" && w[i] != "at") continue;
+            const auto& cues = i + 1 < w.size() ? relation_cues(w[i + 1])
+                                                : std::vector<std::string_view>{};
+            locative = locative || i + 1 == w.size() ||
+                       std::find(cues.begin(), cues.end(), "location") != cues.end();
+        }
+        if (locative) {
             for (std::size_t c = 0; c < rel.chain.size(); ++c) {
                 const auto& m = rel.mentions[rel.chain[c]];
                 if (m.key == "location")
@@ -452,9 +497,14 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
     for (std::size_t f = 0; f < facts.size(); ++f) {
         for (int side = 0; side < 2; ++side) {
             const std::size_t end = side == 0 ? facts[f].o : facts[f].s;
-            double fit = type_fit(intent, labels[end], facts[f].p);
-            // The end's own class, when a fact gives it as the class asked ("which island").
+            double fit = type_fit(intent, labels[end], facts[f].p, side == 0);
+            // The end's own class, when a fact gives it as the class asked ("which island"),
+            // or its name does ("Club Leon" for "name a club").
             if (!intent.class_word.empty() && classes[end].contains(class_stem)) fit = 1.0;
+            if (intent.type == AnswerType::kClass && !class_stem.empty()) {
+                for (const auto& word : text::words(labels[end]))
+                    if (text::stem(word) == class_stem) fit = std::max(fit, 1.0);
+            }
             if (anchor[end] > 0.0) fit *= 0.8;  // named in the question: rarely what it asks for
             end_fit[f][static_cast<std::size_t>(side)] = fit;
         }
@@ -500,7 +550,14 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
                 lowest = std::min(lowest, c);
                 highest = std::max(highest, c);
             }
-            if (!took) continue;
+            if (!took) {
+                // A fact walked again must say something asked again ("X's spouse's spouse"):
+                // back and forth over one fact is no path otherwise.
+                if (std::find(path.facts.begin(), path.facts.begin() + static_cast<std::ptrdiff_t>(k),
+                              f) != path.facts.begin() + static_cast<std::ptrdiff_t>(k))
+                    return 0.0;
+                continue;
+            }
             ++expressing;
             // A noun relation names its object ("X children Y": Y is a child of X); taken
             // backwards it says the opposite (X is Y's parent).
@@ -520,8 +577,10 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
                fit * std::pow(0.97, static_cast<double>(hops - 1)) * (1.0 + 0.25 * joins);
     };
 
-    // Every path from a named entity, no fact twice, of at most one fact per asked relation
-    // (and at most three; two when the question names no relation).
+    // Every walk from a named entity of at most one fact per asked relation (and at most
+    // three; two when the question names no relation). A fact may be walked again, back the
+    // way it came: "the spouse of X's spouse" is X, and "the father of X's mother's child"
+    // goes from X to the mother, back to X, on to the father.
     const std::size_t max_hops =
         rel.chain.empty() ? 2 : std::clamp<std::size_t>(rel.chain.size(), 1, kMaxHops);
     std::vector<Path> found;  // each at least as good as the best before it
@@ -540,8 +599,6 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
         if (current.facts.size() >= max_hops) return;
         const std::size_t here = current.nodes.back();
         for (auto f : adjacency[here]) {
-            if (std::find(current.facts.begin(), current.facts.end(), f) != current.facts.end())
-                continue;
             const bool forward = facts[f].s == here;
             current.facts.push_back(f);
             current.forward.push_back(forward);
@@ -586,7 +643,18 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
     }
     const std::size_t listed = std::min(answers.size(), kMaxListed);
     const std::size_t others = answers.size() - listed;
-    const Path& path = *answers.front();
+    // The sentence states the walk from its last named entity on: "the father of X's mother's
+    // child" walks X → mother → X → father, and reads "F is a parent of X" (every fact walked
+    // is still cited).
+    Path path = *answers.front();
+    for (std::size_t k = path.facts.size(); k-- > 1;) {
+        if (anchor[path.nodes[k]] <= 0.0) continue;
+        const auto from = static_cast<std::ptrdiff_t>(k);
+        path.facts.erase(path.facts.begin(), path.facts.begin() + from);
+        path.forward.erase(path.forward.begin(), path.forward.begin() + from);
+        path.nodes.erase(path.nodes.begin(), path.nodes.begin() + from);
+        break;
+    }
     const auto literal = [&](std::size_t n) {
         return looks_like_time(labels[n]) || looks_like_number(labels[n]);
     };

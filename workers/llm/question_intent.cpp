@@ -70,17 +70,43 @@ QuestionIntent expected_answer(std::string_view question) {
     if (w.empty()) return intent;
     // The class word after "which"/"what" at position i: the first content word, skipping
     // articles and adjectives we cannot tell apart only when a noun follows directly.
+    // Of two content words the second is the noun when the phrase ends there ("which soccer
+    // club is …" → club); otherwise the first ("which team Lionel_MESSI plays for" → team). A
+    // plural first word is the noun itself (modifiers are singular: "ships built in …"), and
+    // a participle second word follows it ("… built", "… living").
+    const auto ends_phrase = [&](std::size_t k) {
+        return k >= w.size() || auxiliaries().contains(w[k]) || text::is_stopword(w[k]);
+    };
+    const auto head_first = [&](std::size_t k) {
+        const auto& a = w[k];
+        const auto& b = w[k + 1];
+        return (a.size() > 3 && a.ends_with('s') && !a.ends_with("ss")) || b.ends_with("ed") ||
+               b.ends_with("ing");
+    };
     const auto class_after = [&](std::size_t i) -> std::string {
-        for (std::size_t k = i + 1; k < w.size() && k <= i + 2; ++k) {
+        for (std::size_t k = i + 1; k < w.size() && k <= i + 3; ++k) {
             if (not_a_class().contains(w[k])) {
                 if (w[k] == "the" || w[k] == "a" || w[k] == "an" || w[k] == "kind" ||
-                    w[k] == "type" || w[k] == "sort" || w[k] == "of")
+                    w[k] == "type" || w[k] == "sort" || w[k] == "of" || w[k] == "some")
                     continue;
                 return {};
             }
+            if (!ends_phrase(k + 1) && k + 1 < w.size() && !not_a_class().contains(w[k + 1]) &&
+                ends_phrase(k + 2) && !head_first(k))
+                return w[k + 1];
             return w[k];
         }
         return {};
+    };
+    const auto set_class = [&](const std::string& c) {
+        intent.class_word = c;
+        if (time_classes().contains(c)) {
+            intent.type = AnswerType::kTime;
+        } else if (place_classes().contains(c)) {
+            intent.type = AnswerType::kPlace;
+        } else {
+            intent.type = AnswerType::kClass;
+        }
     };
     const auto classify = [&](std::size_t i) -> bool {
         const std::string& q = w[i];
@@ -117,18 +143,22 @@ QuestionIntent expected_answer(std::string_view question) {
                 intent.type = AnswerType::kAny;
                 return true;
             }
-            intent.class_word = c;
-            if (time_classes().contains(c)) {
-                intent.type = AnswerType::kTime;
-            } else if (place_classes().contains(c)) {
-                intent.type = AnswerType::kPlace;
-            } else {
-                intent.type = AnswerType::kClass;
-            }
+            set_class(c);
             return true;
         }
         return false;
     };
+    // An instruction for an answer of a class: "name a soccer club in France", "list the
+    // ships built in 1898", "give me a city on the coast".
+    static const std::unordered_set<std::string_view> requests{"name", "list", "give", "mention"};
+    if (requests.contains(w.front())) {
+        std::size_t at = 0;
+        if (w.size() > 1 && w[1] == "me") at = 1;
+        if (const std::string c = class_after(at); !c.empty()) {
+            set_class(c);
+            return intent;
+        }
+    }
     if (auxiliaries().contains(w.front())) {
         intent.type = AnswerType::kYesNo;
         return intent;
@@ -182,7 +212,8 @@ QuestionRelations question_relations(const detail::QuestionAnalysis& a) {
     std::size_t segment = 0;
     std::map<std::pair<std::size_t, std::string>, std::size_t> mention_index;
     for (const auto& t : a.tokens) {
-        const bool separator = t.lower == "of" || t.lower == "and" || t.lower == "or";
+        // "or" joins alternatives of one relation ("a man or a woman"), not two relations.
+        const bool separator = t.lower == "of" || t.lower == "and";
         if (separator) ++segment;
         if (!t.in_entity && !t.number) {
             const auto& token_cues = relation_cues(t.lower);

@@ -145,6 +145,60 @@ TEST(GraphAnswerTest, LiteralsAreValuesWithTheirUnit) {
     EXPECT_EQ(a.sentences[0], "Skel Light has a height of 31.5 metres [e1].");
 }
 
+// Invented royal family: one edge per relation, as a knowledge graph keeps them.
+const std::vector<LabelledEdge> kFamily{
+    {"e1", "queen mab", "spouse", "king odo"},
+    {"e2", "queen mab", "parents", "lord wren"},
+    {"e3", "lord wren", "children", "queen mab"},
+    {"e4", "queen mab", "parents", "lady ash"},
+    {"e5", "lady ash", "religion", "old faith"},
+    {"e6", "king odo", "gender", "male"},
+};
+
+TEST(GraphAnswerTest, AWalkMayComeBackOverAFactTheQuestionAsksAgain) {
+    ExtractiveModel m;
+    // spouse → spouse → spouse from queen mab: king odo, by way of queen mab herself.
+    const auto spouses = m.answer_from_edges("the wife of queen_mab 's husband 's wife ?", kFamily);
+    EXPECT_EQ(spouses.answer, "king odo");
+    ASSERT_FALSE(spouses.sentences.empty());
+    // Stated from the last named entity on, once: not "…, the spouse of X, the spouse of …".
+    EXPECT_EQ(spouses.sentences[0], "King odo is the spouse of queen mab [e1].");
+    // Back and forth over one fact that says nothing asked again is no path: the spouse's
+    // gender, not queen mab's spouse's spouse.
+    const auto gender = m.answer_from_edges("what is the gender of queen_mab 's spouse ?", kFamily);
+    EXPECT_EQ(gender.answer, "male");
+}
+
+TEST(GraphAnswerTest, AClassWordAskedTwiceIsOneStep) {
+    ExtractiveModel m;
+    // "faith" and "practice" both ask the religion: two steps (parent, religion), not three.
+    const auto a = m.answer_from_edges("what faith does queen_mab 's mom practice ?", kFamily);
+    EXPECT_EQ(a.answer, "old faith");
+    EXPECT_EQ(a.answer_ids, (std::vector<std::string>{"e4", "e5"}));
+}
+
+TEST(GraphAnswerTest, APredicateNamingTheClassFitsItsObjectOnly) {
+    ExtractiveModel m;
+    const std::vector<LabelledEdge> edges{
+        {"e1", "Harbour FC", "is in country", "Harbourland"},
+        {"e2", "Ola VENN", "plays for country", "Harbourland"},
+        {"e3", "Kari STRAND", "plays for country", "Harbourland"},
+    };
+    // The players have a country; they are not one.
+    const auto a =
+        m.answer_from_edges("which country is the soccer team Harbour_FC based in ?", edges);
+    EXPECT_EQ(a.answer, "Harbourland");
+    EXPECT_EQ(a.answer_ids, (std::vector<std::string>{"e1"}));
+    // "name a club in X": the class is all that is asked; the nodes named as clubs answer.
+    const std::vector<LabelledEdge> clubs{
+        {"e1", "Ola VENN", "plays for country", "Harbourland"},
+        {"e2", "Club Skerry", "is in country", "Harbourland"},
+        {"e3", "Harbour FC", "is in country", "Harbourland"},
+    };
+    const auto club = m.answer_from_edges("name a soccer club in Harbourland ?", clubs);
+    EXPECT_EQ(club.answer, "Club Skerry");
+}
+
 TEST(GraphAnswerTest, UndecidedSaysSoWithoutAnAnswer) {
     ExtractiveModel m;
     const std::vector<LabelledEdge> edges{{"e1", "Skel Light", "was built in year", "1860"}};

@@ -28,6 +28,33 @@ TEST(QuestionIntentTest, WhichXAsksForAnX) {
     EXPECT_EQ(country.wh, "which");
 }
 
+TEST(QuestionIntentTest, TheClassIsTheNounThatEndsThePhrase) {
+    // Of two words the second ends the phrase: "soccer club is" → club.
+    const auto club = question_intent("which soccer club is based in Harbourland ?");
+    EXPECT_EQ(club.type, AnswerType::kClass);
+    EXPECT_EQ(club.class_word, "club");
+    // A named entity after the class word does not replace it.
+    EXPECT_EQ(question_intent("which team Ola_VENN plays for ?").class_word, "team");
+    EXPECT_EQ(question_intent("what faith does the keeper practice ?").class_word, "faith");
+}
+
+TEST(QuestionIntentTest, AnInstructionAsksForAnX) {
+    const auto club = question_intent("name a soccer club in Harbourland ?");
+    EXPECT_EQ(club.type, AnswerType::kClass);
+    EXPECT_EQ(club.class_word, "club");
+    const auto ships = question_intent("List the ships built in 1898");
+    EXPECT_EQ(ships.type, AnswerType::kClass);
+    EXPECT_EQ(ships.class_word, "ships");
+    EXPECT_EQ(question_intent("give me a city on the coast").type, AnswerType::kPlace);
+    // "Name" as a subject, not an instruction.
+    EXPECT_EQ(question_intent("Name the founder of the yard").class_word, "founder");
+}
+
+TEST(QuestionIntentTest, AlternativesJoinedByOrAreOneRelation) {
+    const auto gender = question_intent("is ola_venn 's father a man or a woman ?");
+    EXPECT_EQ(gender.chain, (std::vector<std::string>{"parent", "gender"}));
+}
+
 TEST(QuestionIntentTest, AuxiliaryFirstIsYesNo) {
     EXPECT_EQ(question_intent("Are the Curlew and the Gannet from the same yard?").type,
               AnswerType::kYesNo);
