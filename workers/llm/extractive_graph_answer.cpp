@@ -445,11 +445,17 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
     for (const auto& f : facts)
         if (type_predicate(f.p)) classes[f.s].insert(text::stem(lower(labels[f.o])));
 
-    // People: a node whose class says so, or that has a gender.
+    // People: a node whose class says so, that has a gender, or that was born, died or
+    // married (the subject of such a fact: "Ilse Varrow was born in Tarnwick").
     std::vector<char> person(labels.size(), 0);
     for (const auto& f : facts) {
         const std::string p = lower(f.p);
-        if (p == "gender" || p == "sex" || p == "has gender")
+        const auto pw = split_words(p);
+        const bool lived = std::any_of(pw.begin(), pw.end(), [](const std::string& w) {
+            return w == "born" || w == "died" || w == "married" || w == "spouse" ||
+                   w == "birthplace" || w == "birthdate";
+        });
+        if (p == "gender" || p == "sex" || p == "has gender" || lived)
             person[f.s] = 1;
         else if (type_predicate(f.p)) {
             const std::string c = lower(labels[f.o]);
@@ -501,6 +507,9 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
             // The end's own class, when a fact gives it as the class asked ("which island"),
             // or its name does ("Club Leon" for "name a club").
             if (!intent.class_word.empty() && classes[end].contains(class_stem)) fit = 1.0;
+            // A node whose type facts give other classes only is not the X asked for ("on
+            // which island": Tarnwick is a town).
+            else if (!class_stem.empty() && !classes[end].empty()) fit = std::min(fit, 0.6);
             if (intent.type == AnswerType::kClass && !class_stem.empty()) {
                 for (const auto& word : text::words(labels[end]))
                     if (text::stem(word) == class_stem) fit = std::max(fit, 1.0);
@@ -576,6 +585,59 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
         return anchor[path.nodes.front()] * (0.2 + 0.8 * coverage) * (0.5 + 0.5 * efficiency) *
                fit * std::pow(0.97, static_cast<double>(hops - 1)) * (1.0 + 0.25 * joins);
     };
+
+    // The natural reading of a fact from its subject: "Skel Light was designed by Ada Moor".
+    const auto state_fact = [&](const Fact& f) -> std::optional<std::string> {
+        const auto r = read_fact(f.p, node_text(labels[f.o], question_lower), true,
+                                 looks_like_time(labels[f.o]) || looks_like_number(labels[f.o]));
+        if (!r) return std::nullopt;
+        return node_text(labels[f.s], question_lower) + " " + clause(*r, false, false);
+    };
+    const auto yes_no_from_facts = [&]() -> std::optional<ComposedAnswer> {
+        // The named entities, in the order the question names them.
+        std::vector<std::size_t> named;
+        for (const auto& mention : intent.entities) {
+            const auto it = node_index.find(normalize(mention));
+            if (it != node_index.end() && anchor[it->second] >= 1.0 &&
+                std::find(named.begin(), named.end(), it->second) == named.end())
+                named.push_back(it->second);
+        }
+        for (std::size_t n = 0; n < labels.size(); ++n)
+            if (anchor[n] > 0.0 && std::find(named.begin(), named.end(), n) == named.end())
+                named.push_back(n);
+        if (named.size() < 2) return std::nullopt;
+        const auto says_asked = [&](std::size_t f) { return rel.chain.empty() || !expressed[f].empty(); };
+        const auto answer = [&](const char* word, std::size_t f) -> std::optional<ComposedAnswer> {
+            const auto text = state_fact(facts[f]);
+            if (!text) return std::nullopt;
+            return ComposedAnswer{word, {facts[f].id},
+                                  {std::string(word[0] == 'y' ? "Yes" : "No") + ": " +
+                                   capitalised(*text) + " [" + facts[f].id + "]."}};
+        };
+        const std::size_t first = named[0];
+        for (std::size_t k = 1; k < named.size(); ++k) {
+            for (auto f : adjacency[first]) {
+                const std::size_t other = facts[f].s == first ? facts[f].o : facts[f].s;
+                if (other == named[k] && says_asked(f)) return answer("yes", f);
+            }
+        }
+        if (rel.chain.empty()) return std::nullopt;
+        for (auto f : adjacency[first]) {
+            if (facts[f].s != first || !says_asked(f) || type_predicate(facts[f].p)) continue;
+            const std::size_t other = facts[f].o;
+            if (std::find(named.begin(), named.end(), other) != named.end()) continue;
+            return answer("no", f);
+        }
+        return std::nullopt;
+    };
+
+    // A yes/no question about two named entities ("Was Skel Light designed by Ada Moor?", "Is
+    // Greyhollow Light on Marrow Island?"): yes when a fact joins them and says what was
+    // asked (any fact, when the question names no relation); no when no fact joins them and
+    // the first one has the asked relation to something else; else undecided.
+    if (intent.type == AnswerType::kYesNo) {
+        if (auto decided = yes_no_from_facts(); decided) return std::move(*decided);
+    }
 
     // Every walk from a named entity of at most one fact per asked relation (and at most
     // three; two when the question names no relation). A fact may be walked again, back the
@@ -755,6 +817,8 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
     }
     std::vector<std::string> answer_names;
     for (std::size_t a = 0; a < listed; ++a) answer_names.push_back(labels[answers[a]->nodes.back()]);
+    // A yes/no question the facts did not decide: what they say, and no short answer.
+    if (intent.type == AnswerType::kYesNo) return {{}, std::move(answer_ids), std::move(sentences)};
     return {join_list(answer_names, others), std::move(answer_ids), std::move(sentences)};
 }
 

@@ -159,8 +159,9 @@ QuestionIntent expected_answer(std::string_view question) {
             return intent;
         }
     }
+    // "Is X's father a man or a woman?" asks which of the alternatives, not yes or no.
     if (auxiliaries().contains(w.front())) {
-        intent.type = AnswerType::kYesNo;
+        if (std::find(w.begin(), w.end(), "or") == w.end()) intent.type = AnswerType::kYesNo;
         return intent;
     }
     for (std::size_t i = 0; i < w.size(); ++i) {

@@ -199,6 +199,41 @@ TEST(GraphAnswerTest, APredicateNamingTheClassFitsItsObjectOnly) {
     EXPECT_EQ(club.answer, "Club Skerry");
 }
 
+TEST(GraphAnswerTest, ANodeTypedAsAnotherClassIsNotTheOneAsked) {
+    ExtractiveModel m;
+    const std::vector<LabelledEdge> edges{
+        {"e1", "Skel Light", "was designed by", "Ada Moor"},
+        {"e2", "Ada Moor", "was born in", "Wickham"},
+        {"e3", "Wickham", "is located on", "Holm"},
+        {"e4", "Wickham", "type", "town"},
+        {"e5", "Holm", "type", "island"},
+    };
+    const auto a = m.answer_from_edges("On which island was the designer of Skel Light born?", edges);
+    EXPECT_EQ(a.answer, "Holm");
+    const auto town = m.answer_from_edges("In which town was the designer of Skel Light born?", edges);
+    EXPECT_EQ(town.answer, "Wickham");
+}
+
+TEST(GraphAnswerTest, YesOrNoWhenTheFactsDecide) {
+    ExtractiveModel m;
+    const auto yes = m.answer_from_edges("Was the MV Petrel built by Varn Ironworks?", kHarbour);
+    EXPECT_EQ(yes.answer, "yes");
+    EXPECT_EQ(yes.answer_ids, (std::vector<std::string>{"e2"}));
+    ASSERT_FALSE(yes.sentences.empty());
+    EXPECT_EQ(yes.sentences[0], "Yes: The MV Petrel was built by Varn Ironworks [e2].");
+    // The asked relation leads elsewhere and nothing joins the two: no, and what is so.
+    const std::vector<LabelledEdge> edges{
+        {"e1", "MV Tern", "was built by", "Varn Ironworks"},
+        {"e2", "Hedda Varn", "was born in", "Skelport"},
+    };
+    const auto no = m.answer_from_edges("Was the MV Tern built by Hedda Varn?", edges);
+    EXPECT_EQ(no.answer, "no");
+    EXPECT_EQ(no.sentences[0], "No: The MV Tern was built by Varn Ironworks [e1].");
+    // Nothing about the asked relation: undecided, no short answer (not an entity's name).
+    const auto open = m.answer_from_edges("Was Hedda Varn married to Ola Venn?", kHarbour);
+    EXPECT_TRUE(open.answer.empty());
+}
+
 TEST(GraphAnswerTest, UndecidedSaysSoWithoutAnAnswer) {
     ExtractiveModel m;
     const std::vector<LabelledEdge> edges{{"e1", "Skel Light", "was built in year", "1860"}};

@@ -62,6 +62,8 @@ TEST(QuestionIntentTest, AuxiliaryFirstIsYesNo) {
     EXPECT_TRUE(question_intent("Was it built in 1898?").wh.empty());
     EXPECT_NE(question_intent("Which ship is older, the Curlew or the Gannet?").type,
               AnswerType::kYesNo);
+    // Alternatives are no yes/no question.
+    EXPECT_EQ(question_intent("is ola_venn 's father a man or a woman ?").type, AnswerType::kAny);
 }
 
 TEST(QuestionIntentTest, TheChainRunsOutwardsFromTheNamedEntity) {
