@@ -249,10 +249,15 @@ std::vector<AnswerSpan> answer_spans(std::string_view sentence) {
         i = last;
     }
 
-    // Runs of capitalised words, up to two connectors between them; a stopword does not start
-    // one ("The", "In", "He").
+    // Runs of capitalised words, up to two connectors between them; a stopword or a
+    // preposition does not start one ("The", "In", "He", "Near Marrow Island" → Marrow Island).
+    static const std::unordered_set<std::string_view> prepositions{
+        "near", "since", "outside", "inside", "beyond", "across", "behind", "amid", "upon",
+        "throughout", "besides", "despite", "toward", "towards", "along", "around", "below",
+        "beneath", "beside", "between", "off", "onto", "past", "via"};
     for (std::size_t i = 0; i < words.size();) {
-        if (used[i] || !capitalised(words[i]) || text::is_stopword(words[i].lower)) {
+        if (used[i] || !capitalised(words[i]) || text::is_stopword(words[i].lower) ||
+            prepositions.contains(words[i].lower)) {
             ++i;
             continue;
         }

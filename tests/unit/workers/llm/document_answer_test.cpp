@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "workers/llm/extractive_answer_spans.hpp"
 #include "workers/llm/extractive_model.hpp"
 
 namespace glassbox::llm {
@@ -40,6 +41,13 @@ void expect_well_formed(const ComposedAnswer& a, const std::vector<TextChunk>& c
         for (const auto& c : chunks) given = given || c.id == id;
         EXPECT_TRUE(given) << id;
     }
+}
+
+TEST(AnswerSpansTest, APrepositionOpeningTheSentenceIsNotPartOfAName) {
+    const auto spans = detail::answer_spans("Near Marrow Island the schooner sank.");
+    ASSERT_FALSE(spans.empty());
+    EXPECT_EQ(spans[0].text, "Marrow Island");
+    EXPECT_EQ(spans[0].kind, detail::SpanKind::kName);
 }
 
 TEST(DocumentAnswerTest, TheSentenceWithAYearLeadsAWhenQuestion) {
