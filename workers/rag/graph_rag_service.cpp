@@ -47,6 +47,8 @@ constexpr std::uint32_t kStarShare = 3;
 // relations) widens the subgraph several times over; its edges compete for the scored slots only
 // when they resemble the question clearly.
 constexpr double kDeepHopPenalty = 0.15;
+// Pre-filter: at most this share of edge_score_limit may share one node and predicate.
+constexpr std::uint32_t kPrefilterStarShare = 6;
 
 struct Seed {
     Term entity;
@@ -401,7 +403,34 @@ private:
         std::stable_sort(all.begin(), all.end(), [&](std::size_t a, std::size_t b) {
             return similarity[a] > similarity[b];
         });
-        all.resize(query_.edge_score_limit);
+        // A star of alike edges (many "X cause of death assassination") resembles the question
+        // alike: at most a sixth of the slots go to one node and predicate while other edges
+        // wait; the rest of the slots go to the best of those.
+        const std::size_t cap = std::max<std::size_t>(2, query_.edge_score_limit / kPrefilterStarShare);
+        std::unordered_map<std::string, std::size_t> stars;
+        std::vector<std::size_t> chosen;
+        std::vector<std::size_t> waiting;
+        for (auto i : all) {
+            const auto& t = subgraph_[i].triple;
+            const auto out_star = "s " + key_of(t.s) + ' ' + key_of(t.p);
+            const auto in_star = "o " + key_of(t.p) + ' ' + key_of(t.o);
+            if (chosen.size() < query_.edge_score_limit && stars[out_star] < cap &&
+                stars[in_star] < cap) {
+                ++stars[out_star];
+                ++stars[in_star];
+                chosen.push_back(i);
+            } else {
+                waiting.push_back(i);
+            }
+        }
+        for (auto i : waiting) {
+            if (chosen.size() >= query_.edge_score_limit) break;
+            chosen.push_back(i);
+        }
+        std::stable_sort(chosen.begin(), chosen.end(), [&](std::size_t a, std::size_t b) {
+            return similarity[a] > similarity[b];
+        });
+        all = std::move(chosen);
         return all;
     }
 
