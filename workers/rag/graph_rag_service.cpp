@@ -397,7 +397,12 @@ private:
                 std::popcount((reach_of(subgraph_[i].triple.s) | reach_of(subgraph_[i].triple.o)) &
                               named_concepts_);
             if (linked > 1) similarity[i] += kConjunctionBonus * (linked - 1);
-            if (subgraph_[i].from_hub) similarity[i] -= kHubPenalty;
+            // A hub the question names alone ("a soccer club in France") is where the answer
+            // lies: its edges are not one of many alike to pass over.
+            const bool sole_named = std::popcount(named_concepts_) == 1 &&
+                                    subgraph_[i].hop == 1 &&
+                                    (named_concepts_ & concept_bit(subgraph_[i].concept_index)) != 0;
+            if (subgraph_[i].from_hub && !sole_named) similarity[i] -= kHubPenalty;
             if (subgraph_[i].hop > 2) similarity[i] -= kDeepHopPenalty * (subgraph_[i].hop - 2);
         }
         std::stable_sort(all.begin(), all.end(), [&](std::size_t a, std::size_t b) {
