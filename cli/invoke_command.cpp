@@ -127,7 +127,7 @@ public:
         const json sources =
             body.is_object() ? body.value("sources", json::array()) : json::array();
         if (!citations.empty()) {
-            std::cout << "sources:\n" << cli::render::render_sources(citations);
+            std::cout << "sources:\n" << cli::render::render_sources(citations, answer);
         } else if (sources.is_array() && !sources.empty()) {
             // An answer that cites nothing (a template without markers): what it drew on.
             std::cout << "sources (not cited):\n";

@@ -54,7 +54,9 @@ std::string mark_citations(std::string_view answer,
     return out;
 }
 
-std::string render_sources(const std::vector<schema::RagCitation>& citations) {
+std::string render_sources(const std::vector<schema::RagCitation>& citations,
+                           std::string_view answer) {
+    const std::size_t length = detail::code_points(answer);
     std::string out;
     for (const auto& c : citations) {
         const std::string number = "  [" + std::to_string(c.n) + "] ";
@@ -75,7 +77,23 @@ std::string render_sources(const std::vector<schema::RagCitation>& citations) {
                 out += ")";
             }
             out += "\n";
-            if (!c.text.empty()) out += indent + "\"" + one_line(c.text) + "\"\n";
+            // The sentences of the answer that cite it, each once, when there are several.
+            std::vector<std::string> quoted;
+            for (const auto& span : c.spans) {
+                if (span.end > length || span.start >= span.end) continue;
+                const std::size_t from = detail::code_point_offset(answer, span.start);
+                const std::size_t to = detail::code_point_offset(answer, span.end);
+                std::string sentence(answer.substr(from, to - from));
+                while (!sentence.empty() && sentence.front() == ' ') sentence.erase(0, 1);
+                if (!sentence.empty() &&
+                    std::find(quoted.begin(), quoted.end(), sentence) == quoted.end())
+                    quoted.push_back(std::move(sentence));
+            }
+            if (quoted.size() > 1) {
+                for (const auto& q : quoted) out += indent + "\"" + one_line(q) + "\"\n";
+            } else if (!c.text.empty()) {
+                out += indent + "\"" + one_line(c.text) + "\"\n";
+            }
             continue;
         }
         // A fact: what it says, then where it was loaded from.

@@ -20,7 +20,9 @@ std::string mark_citations(std::string_view answer, const std::vector<schema::Ra
 //       fact from file:///…/orrin.ttl, tier 1
 //   [2] Saltspire Light (document urn:…:saltspire, chunk urn:…#chunk-0, characters 120–188, tier 2)
 //       "The lamp was lit again after the Great Gale."
-// Every text is escaped for the terminal.
-std::string render_sources(const std::vector<schema::RagCitation>& citations);
+// A chunk the answer cites at several places shows each cited sentence of `answer` (the
+// spans' text), not only the first. Every text is escaped for the terminal.
+std::string render_sources(const std::vector<schema::RagCitation>& citations,
+                           std::string_view answer = {});
 
 }  // namespace glassbox::cli::render

@@ -63,5 +63,22 @@ TEST(AnswerRender, SourcesSayWhereEachCitationComesFrom) {
               "      fact (source not recorded)\n");
 }
 
+TEST(AnswerRenderTest, AChunkCitedTwiceShowsBothSentences) {
+    const std::string answer = "The mill opened in 1871. It ground oats. Mara Quill founded it.";
+    schema::RagCitation chunk;
+    chunk.n = 1;
+    chunk.kind = "chunk";
+    chunk.title = "Mill Road";
+    chunk.text = "The mill opened in 1871.";
+    chunk.spans = {{0, 24}, {41, 63}};
+    const auto shown = render_sources({chunk}, answer);
+    EXPECT_EQ(shown,
+              "  [1] Mill Road\n"
+              "      \"The mill opened in 1871.\"\n"
+              "      \"Mara Quill founded it.\"\n");
+    // Without the answer, or cited once: the citation's own text.
+    EXPECT_EQ(render_sources({chunk}), "  [1] Mill Road\n      \"The mill opened in 1871.\"\n");
+}
+
 }  // namespace
 }  // namespace glassbox::cli::render
