@@ -72,7 +72,7 @@ TEST(GraphRagQuery, DefaultsAndRoundTrip) {
     EXPECT_EQ(or_default(empty->entity_limit, kDefaultEntityLimit), 50u);
     EXPECT_EQ(or_default(7, kDefaultEdgeLimit), 7u);
 
-    GraphRagQuery q{"who?", "c1", 1, 2, 3, 4, 5, 6, true, "urn:glassbox:x:routing"};
+    GraphRagQuery q{"who?", "c1", 1, 2, 3, 4, 5, 6, true, "urn:glassbox:x:routing", "chat-1"};
     EXPECT_EQ(round_trip(q), q);
 }
 
@@ -137,9 +137,37 @@ TEST(QueryRequest, ModeEnum) {
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().type, base::ErrorType::kDecodeError);
     EXPECT_EQ(bad.error().message.rfind("mode: unknown value \"magic\"", 0), 0u) << bad.error().message;
-    QueryRequest q{"x", QueryMode::kAgent, "c", true};
+    QueryRequest q{"x", QueryMode::kAgent, "c", true, ""};
     EXPECT_EQ(round_trip(q), q);
     EXPECT_EQ(encode(q)["mode"], "agent");
+}
+
+TEST(QueryRequest, SessionIdNamesTheConversation) {
+    auto none = decode_body<QueryRequest>(R"({"text":"t"})");
+    ASSERT_TRUE(none.ok());
+    EXPECT_EQ(none->session_id, "");
+    auto s = decode_body<QueryRequest>(R"({"text":"t","session_id":"chat-1"})");
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(s->session_id, "chat-1");
+    EXPECT_EQ(round_trip(*s), *s);
+    auto bad = decode_body<QueryRequest>(R"({"text":"t","session_id":5})");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().type, base::ErrorType::kDecodeError);
+}
+
+TEST(RagQueries, SessionIdRoundTrips) {
+    GraphRagQuery g;
+    g.query = "who?";
+    g.session_id = "chat-2";
+    EXPECT_EQ(round_trip(g), g);
+    EXPECT_EQ(encode(g)["session_id"], "chat-2");
+    DocumentRagQuery d;
+    d.query = "when?";
+    d.session_id = "chat-2";
+    EXPECT_EQ(round_trip(d), d);
+    auto absent = decode_body<DocumentRagQuery>(R"({"query":"q"})");
+    ASSERT_TRUE(absent.ok());
+    EXPECT_EQ(absent->session_id, "");
 }
 
 TEST(AgentRequest, HistoryRoundTripAndNestedErrors) {
