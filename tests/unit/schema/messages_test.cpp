@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "schema/explain_uris.hpp"
+#include "schema/messages_trace.hpp"
 
 namespace glassbox::schema {
 namespace {
@@ -473,6 +474,32 @@ TEST(Decoders, NeverThrowOnArbitraryShapes) {
         });
     }
     EXPECT_FALSE(decode<EmbeddingsResponse>(shapes.back()).ok());
+}
+
+}  // namespace
+}  // namespace glassbox::schema
+
+namespace glassbox::schema {
+namespace {
+
+TEST(Conversations, RepliesRoundTripAndNullShortAnswer) {
+    ConversationTurns turns{"chat-1",
+                            {ConversationTurn{"Who wrote Dune?", "Frank Herbert wrote Dune.",
+                                              "Frank Herbert", "0b6f", "2026-11-27T03:00:00.000Z",
+                                              "complete"},
+                             ConversationTurn{"When?", "", std::nullopt, "1c2d",
+                                              "2026-11-27T03:00:05.000Z", "error"}}};
+    EXPECT_EQ(round_trip(turns), turns);
+    const auto wire = encode(turns);
+    EXPECT_TRUE(wire["turns"][1]["short_answer"].is_null()) << wire.dump();
+    ConversationList list{{ConversationSummary{"chat-1", 2, "2026-11-27T03:00:00.000Z",
+                                               "2026-11-27T03:00:05.000Z"}}};
+    EXPECT_EQ(round_trip(list), list);
+    ConversationForgotten gone{"chat-1", 2};
+    EXPECT_EQ(round_trip(gone), gone);
+    // A turn without its trace, or a list without sessions, is not the contract's shape.
+    EXPECT_FALSE(decode<ConversationTurn>(nlohmann::json{{"question", "q"}}).ok());
+    EXPECT_FALSE(decode<ConversationList>(nlohmann::json::object()).ok());
 }
 
 }  // namespace
