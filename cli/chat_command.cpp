@@ -1,6 +1,6 @@
 // `glassbox chat`: a conversation in the terminal. Each question goes to one engine (agent,
 // query, graph-rag or document-rag) with the chat's session id, so the runs are the turns of one
-// conversation (docs/traces.md §5) and the agent sees the earlier ones. On a terminal: a line
+// conversation (docs/traces.md §4) and the agent sees the earlier ones. On a terminal: a line
 // editor with history, the steps streamed as they happen, and /trace, /sources, /new, /quit.
 // Over a pipe: one question a line, the answers printed, for scripts (docs/chat.md).
 #include <unistd.h>

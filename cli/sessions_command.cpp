@@ -1,5 +1,5 @@
 // `glassbox sessions list|show|delete`: the conversations the trace store keeps (the turns of
-// runs asked with a session id; docs/traces.md §5), through the `trace` service.
+// runs asked with a session id; docs/traces.md §4), through the `trace` service.
 #include <iostream>
 #include <memory>
 #include <string>

@@ -38,6 +38,7 @@ struct FieldList<TraceSessionSummary> {
         nullable("duration_ms", &T::duration_ms), field("status", &T::status),
         nullable("service", &T::service),      nullable("worker", &T::worker),
         field("events", &T::events),           field("error", &T::error),
+        field("subtraces", &T::subtraces),
     };
 };
 

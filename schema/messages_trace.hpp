@@ -1,4 +1,4 @@
-// The `trace` service's replies (docs/traces.md §2, §5): list, show, stats and the
+// The `trace` service's replies (docs/traces.md §2, §4): list, show, stats and the
 // conversation ops, with their codecs.
 //
 // The same codec rules as schema/messages.hpp. The collector's trace service encodes these and
@@ -47,6 +47,7 @@ struct TraceSessionSummary {
     std::optional<std::string> worker;
     std::int64_t events = 0;
     std::optional<StoredError> error;  // when an error trace has one
+    std::int64_t subtraces = 0;        // its direct sub-runs (sessions whose parent it is)
     bool operator==(const TraceSessionSummary&) const = default;
 };
 
@@ -115,7 +116,7 @@ struct TraceExportCounts {
     bool operator==(const TraceExportCounts&) const = default;
 };
 
-// ---- conversations (docs/traces.md §5): ops turns, conversations, forget ------------------------
+// ---- conversations (docs/traces.md §4): ops turns, conversations, forget ------------------------
 
 // A conversation id (a request's session_id) is at most this many bytes; the trace store does
 // not index a longer one and the workers refuse it.

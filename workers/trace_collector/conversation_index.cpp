@@ -1,4 +1,4 @@
-// Conversations in the trace store (docs/traces.md §5): ended top-level runs that carry
+// Conversations in the trace store (docs/traces.md §4): ended top-level runs that carry
 // gb:conversation indexed as turns at ingest, bounded per conversation, and the `turns`,
 // `conversations` and `forget` reads and delete.
 #include <algorithm>

@@ -1,4 +1,4 @@
-// The `trace` service (docs/traces.md §2, §5): list, show, export, stats and the conversation
+// The `trace` service (docs/traces.md §2, §4): list, show, export, stats and the conversation
 // ops over read-only connections to the trace store (forget over one read-write connection),
 // served by the worker runtime beside the collector.
 #pragma once

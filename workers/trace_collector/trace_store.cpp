@@ -85,7 +85,7 @@ CREATE TABLE IF NOT EXISTS quarantine(
   state TEXT,
   reason TEXT NOT NULL,
   payload BLOB NOT NULL);
--- Conversations (docs/traces.md §5): one row per turn (an ended top-level run with
+-- Conversations (docs/traces.md §4): one row per turn (an ended top-level run with
 -- gb:conversation), the newest kept within the bounds; one summary row per conversation.
 CREATE TABLE IF NOT EXISTS turns(
   session INTEGER PRIMARY KEY,
