@@ -56,14 +56,17 @@ std::string string_field(const json& body, const char* key) {
 
 std::string new_session_id() { return "chat-" + schema::explain::RunUris::generate().uuid().substr(0, 13); }
 
-// True when the broker has a worker for `service` (7/MDP MMI mmi.service answers "200").
-bool service_up(const ClientOptions& options, std::string_view service) {
+// Whether the broker has a worker for `service` (7/MDP MMI mmi.service answers "200"); a broker
+// that does not answer is the error.
+base::Result<bool> service_up(const ClientOptions& options, std::string_view service) {
     bus::BusClient bus(options.bus_config());
-    auto stream = bus::open_stream(bus, schema::protocol::kMmiService, service, std::chrono::seconds{5});
-    if (!stream) return false;
+    // mmi.service takes the bare name, not JSON.
+    auto id = bus.send_raw(schema::protocol::kMmiService, service, std::chrono::seconds{5});
+    if (!id) return id.error();
     for (;;) {
-        auto reply = stream->next(std::chrono::seconds{10});
-        if (!reply || reply->kind == bus::ReplyKind::kError) return false;
+        auto reply = bus.next(*id, std::chrono::seconds{10});
+        if (!reply) return reply.error();
+        if (reply->kind == bus::ReplyKind::kError) return *reply->error;
         if (reply->kind == bus::ReplyKind::kFinal) return reply->text == "200";
     }
 }
@@ -71,7 +74,9 @@ bool service_up(const ClientOptions& options, std::string_view service) {
 std::string resolve_target(const ChatOptions& options) {
     if (options.target != "auto") return options.target;
     for (const auto service : kAutoOrder) {
-        if (service_up(options.client, service)) return std::string(service);
+        auto up = service_up(options.client, service);
+        if (!up) exit_with_error(up.error());
+        if (*up) return std::string(service);
     }
     exit_with_error(make_error(ErrorType::kUnknownService,
                                "no agent, query or graph-rag worker is up (glassbox up starts them)"));
@@ -79,36 +84,19 @@ std::string resolve_target(const ChatOptions& options) {
 
 json request_for(std::string_view target, const std::string& question, const ChatOptions& options,
                  const std::string& session) {
-    if (target == services::kAgent) {
-        schema::AgentRequest r;
-        r.question = question;
-        r.collection = options.collection;
-        r.session_id = session;
-        r.streaming = true;
-        return schema::encode(r);
-    }
-    if (target == services::kQuery) {
-        schema::QueryRequest r;
-        r.text = question;
-        r.collection = options.collection;
-        r.session_id = session;
-        r.streaming = true;
-        return schema::encode(r);
-    }
-    if (target == services::kGraphRag) {
-        schema::GraphRagQuery r;
-        r.query = question;
-        r.collection = options.collection;
-        r.session_id = session;
-        r.streaming = true;
-        return schema::encode(r);
-    }
-    schema::DocumentRagQuery r;
-    r.query = question;
-    r.collection = options.collection;
-    r.session_id = session;
-    r.streaming = true;
-    return schema::encode(r);
+    // Every engine's request has a collection, a session_id and streaming; the question's
+    // field is named differently in each.
+    const auto fill = [&](auto request, auto question_field) {
+        request.*question_field = question;
+        request.collection = options.collection;
+        request.session_id = session;
+        request.streaming = true;
+        return schema::encode(request);
+    };
+    if (target == services::kAgent) return fill(schema::AgentRequest{}, &schema::AgentRequest::question);
+    if (target == services::kQuery) return fill(schema::QueryRequest{}, &schema::QueryRequest::text);
+    if (target == services::kGraphRag) return fill(schema::GraphRagQuery{}, &schema::GraphRagQuery::query);
+    return fill(schema::DocumentRagQuery{}, &schema::DocumentRagQuery::query);
 }
 
 // What the last turn left for /trace and /sources.

@@ -24,10 +24,12 @@ public:
         raw.c_iflag &= static_cast<tcflag_t>(~(IXON | ICRNL));
         raw.c_cc[VMIN] = 1;
         raw.c_cc[VTIME] = 0;
-        active_ = ::tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw) == 0;
+        // TCSADRAIN, not TCSAFLUSH: what was typed ahead (or pasted) while an answer printed
+        // is kept for this line.
+        active_ = ::tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) == 0;
     }
     ~RawMode() {
-        if (active_) (void)::tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved_);
+        if (active_) (void)::tcsetattr(STDIN_FILENO, TCSADRAIN, &saved_);
     }
     RawMode(const RawMode&) = delete;
     RawMode& operator=(const RawMode&) = delete;

@@ -788,11 +788,11 @@ TEST_F(RagTest, ChatOverAPipeKeepsOneConversationThatSessionsShows) {
     const auto chat = [&](const std::string& questions, const std::string& extra) {
         return run_command({"/bin/sh", "-c",
                             "printf '" + questions + "' | '" + glassbox_binary() +
-                                "' chat --target graph-rag --broker " + broker_.endpoint + extra},
+                                "' chat --broker " + broker_.endpoint + extra},
                            dir(), milliseconds{120'000});
     };
     const auto first = chat("Who founded the shipyard that built the MV Curlew?\\n/sources\\n\\n"
-                            "What is the population of Brinehaven?\\n", "");
+                            "What is the population of Brinehaven?\\n", " --target graph-rag");
     ASSERT_TRUE(exited_with(first, 0)) << first.out << first.err;
     const auto lines = lines_of(first.out);
     ASSERT_FALSE(lines.empty());
@@ -805,10 +805,11 @@ TEST_F(RagTest, ChatOverAPipeKeepsOneConversationThatSessionsShows) {
     ASSERT_EQ(traces.size(), 2u) << first.out;
     EXPECT_NE(first.out.find("Brenn"), std::string::npos) << first.out;
     EXPECT_NE(first.out.find("fact from file://"), std::string::npos) << "/sources: " << first.out;
-    // The same session continued by a second chat.
+    // The same session continued by a second chat, its target chosen: no agent or query
+    // worker is up, so graph-rag.
     const auto second = chat("Who designed Greyhollow Light?\\n", " --session " + session);
     ASSERT_TRUE(exited_with(second, 0)) << second.out << second.err;
-    EXPECT_TRUE(second.out.starts_with("session " + session + " ")) << second.out;
+    EXPECT_TRUE(second.out.starts_with("session " + session + " (graph-rag)\n")) << second.out;
 
     // The collector indexes each run as it ends: wait for the three turns.
     json shown;
