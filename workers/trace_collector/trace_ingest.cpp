@@ -304,8 +304,10 @@ public:
                 .bind(12, u.conversation);
             if (auto r = run_once(*update); !r) return r.error();
         }
+        // A run ended in this batch, or one whose conversation this batch told (its end may
+        // have come first: a redelivered Question after the end) may now be a turn.
         for (const auto& [sid, u] : updates_) {
-            if (u.status) ended_.push_back(sid);
+            if (u.status || u.conversation) ended_.push_back(sid);
         }
         updates_.clear();
         return {};

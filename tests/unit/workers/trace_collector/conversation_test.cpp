@@ -82,6 +82,13 @@ TEST_F(ConversationTest, AnEndedTopLevelRunWithAConversationIsATurn) {
     EXPECT_TRUE(both[0]["short_answer"].is_string());
     EXPECT_TRUE(both[1]["short_answer"].is_null()) << "echo's synthesis states no short answer";
     EXPECT_TRUE(turns("unknown").empty());
+
+    // The end stored before the Question that names the conversation: a turn once both are in.
+    const auto reordered = turn_run("chat-1", "Out of order?", kT0 + 200);
+    store({reordered.end()}, kT0 + 220);
+    EXPECT_EQ(turns("chat-1").size(), 2u);
+    store({reordered.open()}, kT0 + 230);
+    EXPECT_EQ(turns("chat-1").size(), 3u);
 }
 
 TEST_F(ConversationTest, TheLastNTurnsOldestFirstAndConversationsMostRecentFirst) {
