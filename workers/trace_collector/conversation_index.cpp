@@ -15,8 +15,6 @@
 namespace glassbox::trace {
 
 using nlohmann::json;
-using base::ErrorType;
-using base::make_error;
 using base::Result;
 using storage::Database;
 
