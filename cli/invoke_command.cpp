@@ -34,6 +34,7 @@ struct InvokeOptions {
     bool explain = false;
     bool no_stream = false;
     std::optional<std::string> parent_uri;
+    std::string session;  // the conversation this question is a turn of
     // graph-rag (0 = the worker's default)
     std::uint32_t entity_limit = 0;
     std::uint32_t triple_limit = 0;
@@ -59,6 +60,7 @@ json request_body(const InvokeOptions& o) {
         query.edge_limit = o.edge_limit;
         query.streaming = !o.no_stream;
         query.parent_uri = o.parent_uri;
+        query.session_id = o.session;
         return schema::encode(query);
     }
     schema::DocumentRagQuery query;
@@ -68,6 +70,7 @@ json request_body(const InvokeOptions& o) {
     query.fetch_limit = o.fetch_limit;
     query.streaming = !o.no_stream;
     query.parent_uri = o.parent_uri;
+    query.session_id = o.session;
     return schema::encode(query);
 }
 
@@ -233,6 +236,8 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
                   "Ask for the whole answer at once instead of streamed");
     cmd->add_option("--parent-uri", options->parent_uri,
                     "The calling step's URI: this run becomes its sub-trace");
+    cmd->add_option("--session", options->session,
+                    "A conversation id: the run is recorded as a turn of it (glassbox sessions show)");
     if (service == schema::services::kGraphRag) {
         cmd->add_option("--entity-limit", options->entity_limit,
                         "Seed entities, shared among concepts (0: 50)");

@@ -108,19 +108,13 @@ public:
 
     void write(int depth) {
         header();
-        std::multimap<std::string, const TraceDetail*> subtraces_by_step;
+        // The event a sub-trace goes under → (its calling step, the sub-trace).
+        std::multimap<std::string, std::pair<std::string, const TraceDetail*>> subtraces_by_step;
         std::vector<const TraceDetail*> unplaced;
         for (const auto& sub : trace_.subtraces) {
             const std::string caller = caller_of(sub);
-            bool placed = false;
-            for (const auto& event : trace_.events) {
-                if (!caller.empty() && event.explain_id == caller) {
-                    placed = true;
-                    break;
-                }
-            }
-            if (placed) {
-                subtraces_by_step.emplace(caller, &sub);
+            if (const auto step = step_describing(caller)) {
+                subtraces_by_step.emplace(*step, std::pair{caller, &sub});
             } else {
                 unplaced.push_back(&sub);
             }
@@ -131,7 +125,7 @@ public:
             if (subtraces_written.insert(event.explain_id).second) {
                 const auto [first, last] = subtraces_by_step.equal_range(event.explain_id);
                 for (auto it = first; it != last; ++it)
-                    subtrace(*it->second, "called from " + display_iri(it->first), depth);
+                    subtrace(*it->second.second, "called from " + display_iri(it->second.first), depth);
             }
         }
         for (const TraceDetail* sub : unplaced) subtrace(*sub, "sub-trace", depth);
@@ -283,6 +277,23 @@ private:
             }
         }
         return sub.session.parent.value_or("");
+    }
+
+    // The event a sub-trace goes under: the one whose step is the calling step, else the one
+    // that describes it (a step sent inside another step's message, as an agent's ToolUse
+    // beside its Analysis may be). nullopt when no event names it.
+    std::optional<std::string> step_describing(const std::string& caller) const {
+        if (caller.empty()) return std::nullopt;
+        for (const auto& event : trace_.events) {
+            if (event.explain_id == caller) return event.explain_id;
+        }
+        const Term node = schema::iri(caller);
+        for (const auto& event : trace_.events) {
+            for (const auto& triple : event.triples) {
+                if (triple.s == node) return event.explain_id;
+            }
+        }
+        return std::nullopt;
     }
 
     void subtrace(const TraceDetail& sub, const std::string& label, int depth) {

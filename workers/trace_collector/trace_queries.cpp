@@ -54,8 +54,10 @@ bool is_uuid_prefix(std::string_view id) {
 
 namespace {
 
+// The last column counts the session's direct sub-runs (an index seek on sessions_sub_parent).
 constexpr const char* kSummaryColumns =
-    "id, uri, kind, question, parent, started, ended, status, service, worker, events, last_event_at, error";
+    "id, uri, kind, question, parent, started, ended, status, service, worker, events, last_event_at, error, "
+    "(SELECT COUNT(*) FROM sessions sub WHERE sub.parent = sessions.uri)";
 
 std::string effective_status(std::string_view stored, std::int64_t last_event_at, std::int64_t cutoff) {
     if (stored == "running" && last_event_at < cutoff) return "incomplete";
@@ -81,6 +83,7 @@ json summary_of(const Statement& q, std::int64_t cutoff) {
     s["worker"] = q.is_null(9) ? json(nullptr) : json(std::string(q.text(9)));
     s["events"] = q.int64(10);
     if (!q.is_null(12)) s["error"] = std::string(q.text(12));
+    s["subtraces"] = q.int64(13);
     return s;
 }
 

@@ -92,7 +92,8 @@ std::string agent(Trace& out, const RunUris& run, std::optional<std::string> par
 
 void query_routing(Trace& out) {
     const auto run = RunUris::generate();
-    out.add(question(run, "Who wrote Dune?", at(0), worker_agent_uri("query")));
+    out.add(question(run, "Who wrote Dune?", at(0), worker_agent_uri("query"), std::nullopt,
+                     std::string_view("chat-0001")));
     out.add(routing_decision(run, step(2, std::nullopt, nullptr),
                              Routing{"rules", {"who-question", "entity-mention"}, 0.8, "graph-rag"}));
     const auto first = graph_rag(out, RunUris::generate(), run.routing_decision());

@@ -83,6 +83,26 @@ TEST(Question, SubTraceLinksToTheCallingStepAndRun) {
     EXPECT_TRUE(objects(foreign, kRun.question(), v::kProvWasInformedBy).empty());
 }
 
+TEST(Question, RecordsTheConversationItIsATurnOf) {
+    const auto q = kRun.question();
+    const auto turn = question(kRun, "And its author?", at_ms(0), worker_agent_uri("agent"),
+                               std::nullopt, std::string_view("chat-7f3a"));
+    EXPECT_EQ(objects(turn, q, v::kConversation), (std::vector<Term>{literal("chat-7f3a")}));
+    // No session, or an empty one: no gb:conversation at all.
+    EXPECT_TRUE(objects(question(kRun, "q", at_ms(0), ""), q, v::kConversation).empty());
+    EXPECT_TRUE(objects(question(kRun, "q", at_ms(0), "", std::nullopt, std::string_view("")), q,
+                        v::kConversation)
+                    .empty());
+    // The sink form writes the same triple (the RAG workers' hot path).
+    std::string wire;
+    {
+        auto out = triple_json(wire);
+        question(out, kRun, "q", at_ms(0), "", std::nullopt, std::string_view("s\"1"));
+    }
+    EXPECT_NE(wire.find(std::string(v::kConversation)), std::string::npos) << wire;
+    EXPECT_NE(wire.find(R"("s\"1")"), std::string::npos) << wire;
+}
+
 // Every IRI of the triples (subjects, objects, literal datatypes) is fit for N-Triples.
 void expect_only_valid_iris(const std::vector<Triple>& ts) {
     for (const auto& t : ts) {
