@@ -2,6 +2,7 @@
 #include "workers/llm/agent_planner.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
 #include <set>
@@ -37,6 +38,26 @@ std::string words_of(std::string_view name) {
     std::string out(name);
     std::replace(out.begin(), out.end(), '_', ' ');
     return out;
+}
+
+// True when a word of `predicate` and `word` share a root the stemmer keeps apart: an agent
+// noun and its verb ("designer" / "designed", "founder" / "founded"): a common start of at
+// least five letters covering all but two letters of the shorter word.
+bool shared_root(const std::string& predicate, const std::string& word) {
+    std::string lower;
+    for (char c : word) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    std::size_t start = 0;
+    while (start < predicate.size()) {
+        const std::size_t end = std::min(predicate.find(' ', start), predicate.size());
+        const std::string_view piece(predicate.data() + start, end - start);
+        std::size_t common = 0;
+        while (common < piece.size() && common < lower.size() &&
+               std::tolower(static_cast<unsigned char>(piece[common])) == lower[common])
+            ++common;
+        if (common >= 5 && common + 2 >= std::min(piece.size(), lower.size())) return true;
+        start = end + 1;
+    }
+    return false;
 }
 
 // An entity reached by following the chain: how well the path matched, and where it came from
@@ -79,6 +100,7 @@ public:
         const auto analysis = detail::analyze_question(question);
         intent_ = question_intent(question, analysis);
         relations_ = question_relations(analysis);
+        order_nested_chain(analysis);
     }
 
     PlannerStep next(const json& steps) {
@@ -89,6 +111,7 @@ public:
         bool asked_whole = false;
         std::optional<PastCall> whole;
         std::size_t document_queries = 0;
+        bool chain_over = false;
         std::string path_words;  // "children → spouse → nationality"
         for (std::size_t h = 0; h < relations_.chain.size(); ++h)
             path_words += (h ? " → " : "") + relations_.mentions[relations_.chain[h]].key;
@@ -98,11 +121,12 @@ public:
             const auto calls = calls_of(steps[i]);
             if (calls.empty()) continue;  // a reply that did not parse: nothing learnt
             if (calls.front().tool == kTriples) {
-                if (hop >= relations_.chain.size()) continue;
+                // Once a lookup came back empty the chain is over; later steps are the fallback.
+                if (hop >= relations_.chain.size() || chain_over) continue;
                 auto next = follow(calls, hop, frontier);
                 frontier = std::move(next.frontier);
                 hop += next.consumed;
-                if (frontier.empty()) break;
+                chain_over = frontier.empty();
             } else if (calls.front().tool == kKnowledge || calls.front().tool == kDocument) {
                 asked_whole = true;
                 if (calls.front().tool == kDocument) ++document_queries;
@@ -174,6 +198,25 @@ public:
     }
 
 private:
+    // Without possessives, the relation words after the named entity belong to the outermost
+    // phrase ("where was the designer of X born": designer first, born last), so the lookups
+    // take them after those before the entity; a possessive chain ("X 's kid 's spouse") keeps
+    // question_relations' order.
+    void order_nested_chain(const detail::QuestionAnalysis& analysis) {
+        std::size_t entity = analysis.tokens.size();
+        for (const auto& t : analysis.tokens) {
+            if (t.possessive) return;
+            if (t.in_entity) entity = std::min(entity, t.index);
+        }
+        if (entity == analysis.tokens.size()) return;
+        std::vector<std::size_t> before;
+        std::vector<std::size_t> after;
+        for (const std::size_t m : relations_.chain)
+            (relations_.mentions[m].position < entity ? before : after).push_back(m);
+        before.insert(before.end(), after.begin(), after.end());
+        relations_.chain = std::move(before);
+    }
+
     PlannerStep ask_whole(const std::string& why) {
         PlannerStep step;
         const bool graph = offered(tools_, kKnowledge) && !intent_.entities.empty();
@@ -209,12 +252,13 @@ private:
     // country" for "the club that X plays for" though both match "plays".
     double hop_match(const std::string& predicate, std::size_t m) const {
         if (m >= relations_.mentions.size()) return 0.0;
-        const auto grid = predicate_match(words_of(predicate), relations_.words);
+        const std::string words = words_of(predicate);
+        const auto grid = predicate_match(words, relations_.words);
         double covered = 0.0;
         double total = 0.0;
         for (const std::size_t w : relations_.mentions[m].words) {
             if (w >= relations_.words.size()) continue;
-            double best = 0.0;
+            double best = shared_root(words, relations_.words[w].surface) ? 0.9 : 0.0;
             for (const auto& row : grid)
                 if (w < row.size()) best = std::max(best, row[w]);
             covered += relations_.words[w].weight * best;
@@ -298,6 +342,7 @@ private:
                 Hit hit;
                 hit.label = dir == "in" ? str(f, "s") : str(f, "o");
                 hit.key = str(f, "other");
+                if (hit.key.empty() && !last) continue;  // a literal has no facts to follow
                 if (hit.key.empty()) hit.key = hit.label;
                 if (last && answer_type_mismatch(intent_, hit.label)) continue;
                 hit.match = score;
