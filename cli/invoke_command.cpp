@@ -35,6 +35,7 @@ struct InvokeOptions {
     bool explain = false;
     bool no_stream = false;
     std::optional<std::string> parent_uri;
+    std::string session;  // the conversation this question is a turn of
     // graph-rag (0 = the worker's default)
     std::uint32_t entity_limit = 0;
     std::uint32_t triple_limit = 0;
@@ -48,7 +49,6 @@ struct InvokeOptions {
     // agent
     std::uint32_t max_iterations = 0;
     std::vector<std::string> tools;
-    std::string session_id;
 };
 
 json request_body(const InvokeOptions& o) {
@@ -58,7 +58,7 @@ json request_body(const InvokeOptions& o) {
         request.collection = o.collection;
         request.max_iterations = o.max_iterations;
         request.tools = o.tools;
-        request.session_id = o.session_id;
+        request.session_id = o.session;
         request.streaming = !o.no_stream;
         request.parent_uri = o.parent_uri;
         return schema::encode(request);
@@ -75,6 +75,7 @@ json request_body(const InvokeOptions& o) {
         query.edge_limit = o.edge_limit;
         query.streaming = !o.no_stream;
         query.parent_uri = o.parent_uri;
+        query.session_id = o.session;
         return schema::encode(query);
     }
     schema::DocumentRagQuery query;
@@ -84,6 +85,7 @@ json request_body(const InvokeOptions& o) {
     query.fetch_limit = o.fetch_limit;
     query.streaming = !o.no_stream;
     query.parent_uri = o.parent_uri;
+    query.session_id = o.session;
     return schema::encode(query);
 }
 
@@ -277,6 +279,8 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
                   "Ask for the whole answer at once instead of streamed");
     cmd->add_option("--parent-uri", options->parent_uri,
                     "The calling step's URI: this run becomes its sub-trace");
+    cmd->add_option("--session", options->session,
+                    "A conversation id: the run is recorded as a turn of it (glassbox sessions show)");
     if (service == schema::services::kGraphRag) {
         cmd->add_option("--entity-limit", options->entity_limit,
                         "Seed entities, shared among concepts (0: 50)");
@@ -293,7 +297,6 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
         cmd->add_option("--max-iterations", options->max_iterations,
                         "Iterations at most (0: the worker's limit, 10 by default)");
         cmd->add_option("--tool", options->tools, "Offer only this tool (repeat for several)");
-        cmd->add_option("--session", options->session_id, "Conversation id: earlier turns are given to the model");
     } else {
         cmd->add_option("--doc-limit", options->doc_limit, "Chunks the answer uses (0: 20)");
         cmd->add_option(

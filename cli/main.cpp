@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
     glassbox::cli::add_query_command(app);
     glassbox::cli::add_graph_command(app);
     glassbox::cli::add_invoke_command(app);
+    glassbox::cli::add_sessions_command(app);
+    glassbox::cli::add_chat_command(app);
 
     try {
         app.parse(argc, argv);

@@ -173,7 +173,8 @@ void stored_text(Emitter& e, std::string_view uri, const StoredText& text,
 Term datetime_literal(TimePoint time) { return xsd_datetime(base::format_xsd_datetime(time)); }
 
 void question(TripleSink& out, const RunUris& run, std::string_view query, TimePoint started,
-              std::string_view worker_agent, std::optional<std::string_view> parent_uri) {
+              std::string_view worker_agent, std::optional<std::string_view> parent_uri,
+              std::optional<std::string_view> conversation) {
     Emitter e(out);
     const auto q = run.question();
     e.type(q, v::kProvActivity);
@@ -192,6 +193,7 @@ void question(TripleSink& out, const RunUris& run, std::string_view query, TimeP
             e.iri(q, v::kProvWasInformedBy, parent_run->question());
         }
     }
+    if (conversation && !conversation->empty()) e.literal(q, v::kConversation, *conversation);
 }
 
 void trace_end(TripleSink& out, const RunUris& run, TimePoint ended, TraceStatus status) {
@@ -414,9 +416,11 @@ std::vector<Triple> listed(Build&& build, std::size_t expected = 16) {
 
 std::vector<Triple> question(const RunUris& run, std::string_view query, TimePoint started,
                              std::string_view worker_agent,
-                             std::optional<std::string_view> parent_uri) {
-    return listed(
-        [&](TripleSink& out) { question(out, run, query, started, worker_agent, parent_uri); });
+                             std::optional<std::string_view> parent_uri,
+                             std::optional<std::string_view> conversation) {
+    return listed([&](TripleSink& out) {
+        question(out, run, query, started, worker_agent, parent_uri, conversation);
+    });
 }
 
 std::vector<Triple> trace_end(const RunUris& run, TimePoint ended, TraceStatus status) {

@@ -159,10 +159,13 @@ struct EscalationInfo {
 
 // The Question activity. `worker_agent` is worker_agent_uri(service). With `parent_uri`
 // (the calling step), the Question prov:used it and, if it is a glassbox URI,
-// prov:wasInformedBy the calling run's Question.
+// prov:wasInformedBy the calling run's Question. With a non-empty `conversation` (the request's
+// session_id), gb:conversation: the run is a turn of that conversation. Workers pass it for
+// top-level runs only (no parent_uri); a sub-run belongs to its caller's turn.
 std::vector<Triple> question(const RunUris& run, std::string_view query, TimePoint started,
                              std::string_view worker_agent,
-                             std::optional<std::string_view> parent_uri = std::nullopt);
+                             std::optional<std::string_view> parent_uri = std::nullopt,
+                             std::optional<std::string_view> conversation = std::nullopt);
 
 // prov:endedAtTime and gb:status ("complete" | "error" | "incomplete") of the Question.
 std::vector<Triple> trace_end(const RunUris& run, TimePoint ended, TraceStatus status);
@@ -216,7 +219,8 @@ TripleJson triple_json(std::string& out);
 
 void question(TripleSink& out, const RunUris& run, std::string_view query, TimePoint started,
               std::string_view worker_agent,
-              std::optional<std::string_view> parent_uri = std::nullopt);
+              std::optional<std::string_view> parent_uri = std::nullopt,
+              std::optional<std::string_view> conversation = std::nullopt);
 void trace_end(TripleSink& out, const RunUris& run, TimePoint ended, TraceStatus status);
 void grounding(TripleSink& out, const RunUris& run, const StepInfo& step,
                const std::vector<std::string>& concepts);

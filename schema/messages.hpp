@@ -67,6 +67,7 @@ struct GraphRagQuery {
     std::uint32_t edge_limit = 0;
     bool streaming = false;
     std::optional<std::string> parent_uri;  // the calling step, for sub-traces
+    std::string session_id;  // the conversation a top-level question is a turn of ("" = none)
     bool operator==(const GraphRagQuery&) const = default;
 };
 
@@ -77,6 +78,7 @@ struct DocumentRagQuery {
     std::uint32_t fetch_limit = 0;
     bool streaming = false;
     std::optional<std::string> parent_uri;
+    std::string session_id;  // as GraphRagQuery::session_id
     bool operator==(const DocumentRagQuery&) const = default;
 };
 
@@ -111,6 +113,7 @@ struct QueryRequest {
     QueryMode mode = QueryMode::kAuto;
     std::string collection;
     bool streaming = false;
+    std::string session_id;  // the conversation this question is a turn of ("" = none)
     bool operator==(const QueryRequest&) const = default;
 };
 

@@ -23,6 +23,7 @@ struct FieldList<GraphRagQuery> {
         field("edge_limit", &T::edge_limit),
         field("streaming", &T::streaming),
         iri_field("parent_uri", &T::parent_uri),
+        field("session_id", &T::session_id),
     };
 };
 
@@ -33,6 +34,7 @@ struct FieldList<DocumentRagQuery> {
         field("query", &T::query),         field("collection", &T::collection),
         field("doc_limit", &T::doc_limit), field("fetch_limit", &T::fetch_limit),
         field("streaming", &T::streaming), iri_field("parent_uri", &T::parent_uri),
+        field("session_id", &T::session_id),
     };
 };
 
@@ -70,6 +72,7 @@ struct FieldList<QueryRequest> {
         field("mode", &T::mode),
         field("collection", &T::collection),
         field("streaming", &T::streaming),
+        field("session_id", &T::session_id),
     };
 };
 

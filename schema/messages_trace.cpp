@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "schema/detail/field_codec.hpp"
+#include "schema/detail/message_codecs.hpp"
 
 namespace glassbox::schema {
 namespace detail {
@@ -84,6 +85,45 @@ template <>
 struct FieldList<TraceExportCounts> {
     using T = TraceExportCounts;
     static constexpr auto value = std::tuple{field("sessions", &T::sessions), field("triples", &T::triples)};
+};
+
+template <>
+struct FieldList<ConversationTurn> {
+    using T = ConversationTurn;
+    static constexpr auto value = std::tuple{
+        field("question", &T::question), field("answer", &T::answer),
+        nullable("short_answer", &T::short_answer), required("trace", &T::trace),
+        field("started", &T::started), field("status", &T::status),
+    };
+};
+
+template <>
+struct FieldList<ConversationTurns> {
+    using T = ConversationTurns;
+    static constexpr auto value =
+        std::tuple{field("session_id", &T::session_id), required("turns", &T::turns)};
+};
+
+template <>
+struct FieldList<ConversationSummary> {
+    using T = ConversationSummary;
+    static constexpr auto value = std::tuple{
+        required("session_id", &T::session_id), field("turns", &T::turns),
+        field("started", &T::started), field("last", &T::last),
+    };
+};
+
+template <>
+struct FieldList<ConversationList> {
+    using T = ConversationList;
+    static constexpr auto value = std::tuple{required("sessions", &T::sessions)};
+};
+
+template <>
+struct FieldList<ConversationForgotten> {
+    using T = ConversationForgotten;
+    static constexpr auto value =
+        std::tuple{field("session_id", &T::session_id), field("deleted", &T::deleted)};
 };
 
 }  // namespace detail
@@ -169,5 +209,11 @@ template <>
 base::Result<TraceExportCounts> decode<TraceExportCounts>(const json& value) {
     return detail::guarded<TraceExportCounts>([&] { return detail::decode_fields<TraceExportCounts>(value, ""); });
 }
+
+GLASSBOX_FIELD_LIST_CODEC(ConversationTurn)
+GLASSBOX_FIELD_LIST_CODEC(ConversationTurns)
+GLASSBOX_FIELD_LIST_CODEC(ConversationSummary)
+GLASSBOX_FIELD_LIST_CODEC(ConversationList)
+GLASSBOX_FIELD_LIST_CODEC(ConversationForgotten)
 
 }  // namespace glassbox::schema

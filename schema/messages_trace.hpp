@@ -1,4 +1,5 @@
-// The `trace` service's replies (docs/traces.md §2): list, show and stats, with their codecs.
+// The `trace` service's replies (docs/traces.md §2, §5): list, show, stats and the
+// conversation ops, with their codecs.
 //
 // The same codec rules as schema/messages.hpp. The collector's trace service encodes these and
 // the CLI decodes them, so both sides agree on one shape.
@@ -114,6 +115,51 @@ struct TraceExportCounts {
     bool operator==(const TraceExportCounts&) const = default;
 };
 
+// ---- conversations (docs/traces.md §5): ops turns, conversations, forget ------------------------
+
+// A conversation id (a request's session_id) is at most this many bytes; the trace store does
+// not index a longer one and the workers refuse it.
+inline constexpr std::size_t kMaxSessionIdBytes = 256;
+
+// One turn: an ended top-level run that carried gb:conversation.
+struct ConversationTurn {
+    std::string question;
+    std::string answer;                       // gb:answerText of its Synthesis or Conclusion; "" when none
+    std::optional<std::string> short_answer;  // gb:shortAnswer, null when the run stated none
+    std::string trace;                        // the run's UUID (`glassbox traces show <trace>`)
+    std::string started;                      // xsd:dateTime
+    std::string status;                       // complete | error
+    bool operator==(const ConversationTurn&) const = default;
+};
+
+// The reply of `turns`: the last `limit` turns, oldest first (empty for an unknown session).
+struct ConversationTurns {
+    std::string session_id;
+    std::vector<ConversationTurn> turns;
+    bool operator==(const ConversationTurns&) const = default;
+};
+
+struct ConversationSummary {
+    std::string session_id;
+    std::int64_t turns = 0;
+    std::string started;  // the first kept turn's start
+    std::string last;     // the last turn's start
+    bool operator==(const ConversationSummary&) const = default;
+};
+
+// The reply of `conversations`: most recent first.
+struct ConversationList {
+    std::vector<ConversationSummary> sessions;
+    bool operator==(const ConversationList&) const = default;
+};
+
+// The reply of `forget`.
+struct ConversationForgotten {
+    std::string session_id;
+    std::int64_t deleted = 0;  // turns deleted
+    bool operator==(const ConversationForgotten&) const = default;
+};
+
 nlohmann::json encode(const TraceSessionSummary& m);
 nlohmann::json encode(const TraceSessionList& m);
 nlohmann::json encode(const TraceEvent& m);
@@ -121,6 +167,11 @@ nlohmann::json encode(const TraceDetail& m);
 nlohmann::json encode(const TraceCollectorStats& m);
 nlohmann::json encode(const TraceStats& m);
 nlohmann::json encode(const TraceExportCounts& m);
+nlohmann::json encode(const ConversationTurn& m);
+nlohmann::json encode(const ConversationTurns& m);
+nlohmann::json encode(const ConversationSummary& m);
+nlohmann::json encode(const ConversationList& m);
+nlohmann::json encode(const ConversationForgotten& m);
 
 #define GLASSBOX_DECLARE_DECODE(T) \
     template <>                    \
@@ -131,6 +182,11 @@ GLASSBOX_DECLARE_DECODE(TraceEvent)
 GLASSBOX_DECLARE_DECODE(TraceDetail)
 GLASSBOX_DECLARE_DECODE(TraceStats)
 GLASSBOX_DECLARE_DECODE(TraceExportCounts)
+GLASSBOX_DECLARE_DECODE(ConversationTurn)
+GLASSBOX_DECLARE_DECODE(ConversationTurns)
+GLASSBOX_DECLARE_DECODE(ConversationSummary)
+GLASSBOX_DECLARE_DECODE(ConversationList)
+GLASSBOX_DECLARE_DECODE(ConversationForgotten)
 #undef GLASSBOX_DECLARE_DECODE
 
 }  // namespace glassbox::schema

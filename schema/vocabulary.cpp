@@ -10,7 +10,7 @@ constexpr std::array kTerms{
     kQuestion, kGrounding, kExploration, kFocus, kSynthesis, kAnalysis, kToolUse,
     kObservation, kConclusion, kRoutingDecision, kEscalation, kEdgeSelection,
     kChunkSelection, kCitation, kChunk, kDocument, kWorker, kModel,
-    kQuery, kStatus, kConcept, kSeedEntity, kEdgeCount, kChunkCount, kSelectedEdge,
+    kQuery, kStatus, kConversation, kConcept, kSeedEntity, kEdgeCount, kChunkCount, kSelectedEdge,
     kRetrievedChunk, kSelectedChunk, kScore, kReasoning, kSourceChunk, kSourceDocument,
     kCharOffset, kCharLength, kDataTier, kAnswerText, kAnswerRef, kShortAnswer,
     kShortAnswerSupportedBy, kCitationProperty,

@@ -74,6 +74,8 @@ inline constexpr std::string_view kModel = "https://glassbox.dev/ns#Model";
 // ---- gb: properties -----------------------------------------------------------------------
 inline constexpr std::string_view kQuery = "https://glassbox.dev/ns#query";
 inline constexpr std::string_view kStatus = "https://glassbox.dev/ns#status";
+// The conversation (a request's session_id) a top-level run is a turn of.
+inline constexpr std::string_view kConversation = "https://glassbox.dev/ns#conversation";
 inline constexpr std::string_view kConcept = "https://glassbox.dev/ns#concept";
 inline constexpr std::string_view kSeedEntity = "https://glassbox.dev/ns#seedEntity";
 inline constexpr std::string_view kEdgeCount = "https://glassbox.dev/ns#edgeCount";

@@ -781,6 +781,74 @@ TEST_F(RagTest, InvokeStreamsExplainsAndPrintsSourcesAndTrace) {
     EXPECT_FALSE(nobody.err.empty());
 }
 
+// `glassbox chat` over a pipe: one question a line, all turns of one session, which
+// `glassbox sessions` lists, shows (oldest first, with their traces) and deletes.
+TEST_F(RagTest, ChatOverAPipeKeepsOneConversationThatSessionsShows) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline());
+    const auto chat = [&](const std::string& questions, const std::string& extra) {
+        return run_command({"/bin/sh", "-c",
+                            "printf '" + questions + "' | '" + glassbox_binary() +
+                                "' chat --target graph-rag --broker " + broker_.endpoint + extra},
+                           dir(), milliseconds{120'000});
+    };
+    const auto first = chat("Who founded the shipyard that built the MV Curlew?\\n/sources\\n\\n"
+                            "What is the population of Brinehaven?\\n", "");
+    ASSERT_TRUE(exited_with(first, 0)) << first.out << first.err;
+    const auto lines = lines_of(first.out);
+    ASSERT_FALSE(lines.empty());
+    ASSERT_TRUE(lines[0].starts_with("session chat-")) << first.out;
+    const std::string session = lines[0].substr(8, lines[0].find(' ', 8) - 8);
+    std::vector<std::string> traces;
+    for (const auto& line : lines) {
+        if (line.starts_with("trace: ")) traces.push_back(line.substr(7));
+    }
+    ASSERT_EQ(traces.size(), 2u) << first.out;
+    EXPECT_NE(first.out.find("Brenn"), std::string::npos) << first.out;
+    EXPECT_NE(first.out.find("fact from file://"), std::string::npos) << "/sources: " << first.out;
+    // The same session continued by a second chat.
+    const auto second = chat("Who designed Greyhollow Light?\\n", " --session " + session);
+    ASSERT_TRUE(exited_with(second, 0)) << second.out << second.err;
+    EXPECT_TRUE(second.out.starts_with("session " + session + " ")) << second.out;
+
+    // The collector indexes each run as it ends: wait for the three turns.
+    json shown;
+    for (int i = 0; i < 100; ++i) {
+        const auto r = glassbox({"sessions", "show", session, "--json"});
+        ASSERT_TRUE(exited_with(r, 0)) << r.err;
+        shown = json::parse(r.out, nullptr, false);
+        if (shown.is_object() && shown["turns"].size() == 3) break;
+        std::this_thread::sleep_for(milliseconds{100});
+    }
+    ASSERT_EQ(shown["turns"].size(), 3u) << shown.dump();
+    EXPECT_EQ(shown["session_id"], session);
+    EXPECT_EQ(shown["turns"][0]["question"], "Who founded the shipyard that built the MV Curlew?");
+    EXPECT_EQ(shown["turns"][1]["question"], "What is the population of Brinehaven?");
+    EXPECT_EQ(shown["turns"][2]["question"], "Who designed Greyhollow Light?");
+    for (std::size_t i = 0; i < 2; ++i) {
+        EXPECT_EQ(shown["turns"][i]["trace"], traces[i]);
+        EXPECT_EQ(shown["turns"][i]["status"], "complete");
+    }
+    EXPECT_NE(shown["turns"][0].value("answer", "").find("Brenn"), std::string::npos) << shown.dump();
+    EXPECT_TRUE(shown["turns"][0]["short_answer"].is_string()) << shown.dump();
+
+    const auto human = glassbox({"sessions", "show", session});
+    ASSERT_TRUE(exited_with(human, 0)) << human.err;
+    EXPECT_NE(human.out.find("[3] "), std::string::npos) << human.out;
+    EXPECT_NE(human.out.find("  Q: What is the population of Brinehaven?"), std::string::npos) << human.out;
+    const auto listed = glassbox({"sessions", "list"});
+    ASSERT_TRUE(exited_with(listed, 0)) << listed.err;
+    EXPECT_NE(listed.out.find(session + "  "), std::string::npos) << listed.out;
+
+    const auto deleted = glassbox({"sessions", "delete", session});
+    ASSERT_TRUE(exited_with(deleted, 0)) << deleted.err;
+    EXPECT_NE(deleted.out.find("deleted 3 turns"), std::string::npos) << deleted.out;
+    const auto after = glassbox({"sessions", "show", session, "--json"});
+    ASSERT_TRUE(exited_with(after, 0)) << after.err;
+    EXPECT_TRUE(json::parse(after.out)["turns"].empty()) << after.out;
+    // The traces stay.
+    EXPECT_TRUE(exited_with(glassbox({"traces", "show", traces[0]}), 0));
+}
+
 // `glassbox up` starts every worker of the pipeline.
 TEST_F(RagTest, UpStartsEveryWorker) {
     const auto home = dir() / "up-home";

@@ -58,14 +58,15 @@ struct FakeRun {
     std::string question;
     std::int64_t started_ms;
     std::optional<std::string> parent_uri;
+    std::optional<std::string> conversation{};  // gb:conversation on the Question
 
     static FakeRun make(std::string service, std::string question, std::int64_t started_ms,
                     std::optional<std::string> parent_uri = std::nullopt) {
         return FakeRun{explain::RunUris::generate(), std::move(service), std::move(question), started_ms,
-                   std::move(parent_uri)};
+                   std::move(parent_uri), {}};
     }
     static FakeRun with_uuid(const std::string& uuid, std::string service, std::string question, std::int64_t started_ms) {
-        return FakeRun{*explain::RunUris::from_uuid(uuid), std::move(service), std::move(question), started_ms, {}};
+        return FakeRun{*explain::RunUris::from_uuid(uuid), std::move(service), std::move(question), started_ms, {}, {}};
     }
     std::string session() const { return uris.question(); }
 
@@ -77,9 +78,10 @@ struct FakeRun {
         m.worker = service + "-test/0";
         m.parent_uri = parent_uri;
         m.explain_id = session();
-        m.explain_triples = explain::echo_question(
+        m.explain_triples = explain::question(
             uris, question, at(started_ms), explain::worker_agent_uri(service),
-            parent_uri ? std::optional<std::string_view>{*parent_uri} : std::nullopt);
+            parent_uri ? std::optional<std::string_view>{*parent_uri} : std::nullopt,
+            conversation ? std::optional<std::string_view>{*conversation} : std::nullopt);
         return m;
     }
     schema::ExplainMessage end(schema::TraceStatus status = schema::TraceStatus::kComplete,

@@ -38,8 +38,10 @@ struct AgentConfig {
     // name is resolved among.
     std::uint32_t triples_limit = 100;
     std::uint32_t resolve_candidates = 10;
-    // Earlier turns of a conversation given to the model (session_id set).
+    // Earlier turns of a conversation given to the model (session_id set), and how long their
+    // fetch may take (a trace service that is down must not hold the run up).
     std::uint32_t history_turns = 5;
+    std::chrono::milliseconds history_timeout{2'000};
     // Send explain messages (false: the bench-only switch, GLASSBOX_BENCH_NO_EXPLAIN=1).
     bool explain = true;
 };

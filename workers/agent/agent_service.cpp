@@ -6,6 +6,7 @@
 #include <set>
 
 #include "base/log.hpp"
+#include "schema/messages_trace.hpp"
 #include "workers/agent/agent_tools.hpp"
 #include "workers/agent/agent_trace.hpp"
 #include "workers/agent/react_reply.hpp"
@@ -44,7 +45,7 @@ public:
         if (!resolved) return (void)context_.fail(resolved.error());
         request_ = std::move(resolved->request);
         tools_ = std::move(resolved->tools);
-        if (auto opened = trace_.open(request_.question, request_.parent_uri); !opened)
+        if (auto opened = trace_.open(request_.question, request_.parent_uri, request_.session_id); !opened)
             return trace_.fail(opened.error());
         const auto ended = loop();
         if (!ended) trace_.fail(ended.error());
@@ -201,7 +202,7 @@ private:
         json history = json::array();
         if (request_.session_id.empty()) return history;
         const json body = {{"op", "turns"}, {"session_id", request_.session_id}, {"limit", config_.history_turns}};
-        auto called = context_.call(config_.trace_service, body, config_.call_timeout);
+        auto called = context_.call(config_.trace_service, body, config_.history_timeout);
         if (!called || !called->final.is_object() || !called->final.contains("turns") ||
             !called->final["turns"].is_array()) {
             const std::string why = called ? "the reply has no turns list" : called.error().describe();
@@ -297,6 +298,13 @@ base::Result<ResolvedRequest> resolve_agent_request(const schema::AgentRequest& 
         return make_error(ErrorType::kInvalidRequest,
                           "\"question\" is " + std::to_string(request.question.size()) + " bytes; at most " +
                               std::to_string(config.max_question_bytes));
+    // The conversation id names a turn in the trace store: bounded, printable (contract).
+    if (request.session_id.size() > schema::kMaxSessionIdBytes)
+        return make_error(ErrorType::kInvalidRequest, "\"session_id\" is " + std::to_string(request.session_id.size()) +
+                                                          " bytes; at most " + std::to_string(schema::kMaxSessionIdBytes));
+    if (std::any_of(request.session_id.begin(), request.session_id.end(),
+                    [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+        return make_error(ErrorType::kInvalidRequest, "\"session_id\" must not hold control characters");
     if (request.parent_uri && request.parent_uri->empty())
         return make_error(ErrorType::kInvalidRequest, "\"parent_uri\" is empty");
     if (request.max_iterations > config.max_iterations)

@@ -45,15 +45,20 @@ base::Result<void> AgentTrace::send(const std::string& uri, std::function<void(s
     return {};
 }
 
-base::Result<void> AgentTrace::open(std::string_view question, const std::optional<std::string>& parent_uri) {
+base::Result<void> AgentTrace::open(std::string_view question, const std::optional<std::string>& parent_uri,
+                                    const std::string& conversation) {
     parent_uri_ = parent_uri;
     opened_ = true;
+    std::optional<std::string> turn_of;
+    if (!parent_uri && !conversation.empty()) turn_of = conversation;
     return send(
         session_,
         [run = run_, query = cut_chars(question, kQuestionChars), started = std::chrono::system_clock::now(),
-         agent = explain::worker_agent_uri(schema::services::kAgent), parent = parent_uri](schema::TripleSink& out) {
+         agent = explain::worker_agent_uri(schema::services::kAgent), parent = parent_uri,
+         turn_of = std::move(turn_of)](schema::TripleSink& out) {
             explain::question(out, run, query, started, agent,
-                              parent ? std::optional<std::string_view>(*parent) : std::nullopt);
+                              parent ? std::optional<std::string_view>(*parent) : std::nullopt,
+                              turn_of ? std::optional<std::string_view>(*turn_of) : std::nullopt);
         },
         runtime::ExplainState::kOpen, std::nullopt);
 }

@@ -24,7 +24,10 @@ public:
     void reached(std::string what) { reached_ = std::move(what); }
     const std::string& reached() const noexcept { return reached_; }
 
-    base::Result<void> open(std::string_view question, const std::optional<std::string>& parent_uri);
+    // The Question; a top-level run (no parent) with a `conversation` (the request's session_id)
+    // records it as gb:conversation: the run is a turn of that conversation.
+    base::Result<void> open(std::string_view question, const std::optional<std::string>& parent_uri,
+                            const std::string& conversation = {});
     base::Result<void> analysis(std::size_t n, const schema::explain::StepInfo& info,
                                 schema::explain::AgentAction action);
     base::Result<void> observation(std::size_t n, const schema::explain::StepInfo& info,

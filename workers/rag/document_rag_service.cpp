@@ -378,6 +378,7 @@ private:
 base::Result<schema::DocumentRagQuery> resolve_document_query(
     const schema::DocumentRagQuery& query, const RagConfig& config) {
     if (auto ok = check_question(query.query, query.parent_uri, config); !ok) return ok.error();
+    if (auto ok = check_session_id(query.session_id); !ok) return ok.error();
     schema::DocumentRagQuery q = query;
     auto doc =
         bounded_parameter("doc_limit", q.doc_limit, schema::kDefaultDocLimit, config.max_doc_limit);

@@ -540,6 +540,7 @@ private:
 base::Result<schema::GraphRagQuery> resolve_graph_query(const schema::GraphRagQuery& query,
                                                           const RagConfig& config) {
     if (auto ok = check_question(query.query, query.parent_uri, config); !ok) return ok.error();
+    if (auto ok = check_session_id(query.session_id); !ok) return ok.error();
     schema::GraphRagQuery q = query;
     auto entity = bounded_parameter("entity_limit", q.entity_limit, schema::kDefaultEntityLimit,
                                     config.max_entity_limit);

@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "schema/explain_uris.hpp"
+#include "schema/messages_trace.hpp"
 
 namespace glassbox::rag {
 
@@ -24,6 +25,18 @@ base::Result<void> check_question(const std::string& question, const std::option
     if (parent_uri && parent_uri->empty()) {
         return make_error(ErrorType::kInvalidRequest, "\"parent_uri\" must not be empty when given");
     }
+    return {};
+}
+
+base::Result<void> check_session_id(const std::string& session_id) {
+    if (session_id.size() > schema::kMaxSessionIdBytes) {
+        return make_error(ErrorType::kInvalidRequest, "\"session_id\" is " + std::to_string(session_id.size()) +
+                                                          " bytes; at most " +
+                                                          std::to_string(schema::kMaxSessionIdBytes) + " are accepted");
+    }
+    const bool control = std::any_of(session_id.begin(), session_id.end(),
+                                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+    if (control) return make_error(ErrorType::kInvalidRequest, "\"session_id\" must not hold control characters");
     return {};
 }
 

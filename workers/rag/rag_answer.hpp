@@ -24,6 +24,9 @@ namespace glassbox::rag {
 // The question and parent URI every RAG request must have right: InvalidRequest otherwise.
 base::Result<void> check_question(const std::string& question, const std::optional<std::string>& parent_uri,
                                     const RagConfig& config);
+// A request's session_id: empty (no conversation) or at most schema::kMaxSessionIdBytes bytes
+// with no control character; InvalidRequest naming "session_id" otherwise.
+base::Result<void> check_session_id(const std::string& session_id);
 // `value` (0 = `fallback`) within [1, max], else InvalidRequest naming `field`.
 base::Result<std::uint32_t> bounded_parameter(std::string_view field, std::uint32_t value, std::uint32_t fallback,
                                                 std::uint32_t max);

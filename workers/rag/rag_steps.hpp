@@ -63,8 +63,11 @@ protected:
         if (decoded && decoded->parent_uri && !decoded->parent_uri->empty()) {
             parent = decoded->parent_uri;
         }
+        // A session_id the checks refuse is not recorded (the request fails below).
+        std::string conversation;
+        if (decoded && check_session_id(decoded->session_id)) conversation = decoded->session_id;
         if (auto opened = trace_.open(decoded ? decoded->query : query_of(body),
-                                      config_.trace_question_chars, parent);
+                                      config_.trace_question_chars, parent, conversation);
             !opened) {
             return trace_.fail(opened.error());
         }

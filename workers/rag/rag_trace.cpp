@@ -70,19 +70,24 @@ base::Result<void> RagTrace::send(const std::string& uri, Build build,
 }
 
 base::Result<void> RagTrace::open(std::string_view query, std::size_t max_chars,
-                                    const std::optional<std::string>& parent_uri) {
+                                    const std::optional<std::string>& parent_uri,
+                                    std::string_view conversation) {
     parent_uri_ = parent_uri;
     opened_ = true;
     if (!explain_) return {};
     std::optional<std::string> parent;
     if (parent_uri_ && !parent_uri_->empty()) parent = *parent_uri_;
+    // A sub-run belongs to its caller's turn (docs/vocabulary.md §2).
+    std::optional<std::string> turn_of;
+    if (!parent && !conversation.empty()) turn_of = std::string(conversation);
     return send(
         session_,
         [run = run_, query = std::string(cut_to_chars(query, max_chars)),
-         started = std::chrono::system_clock::now(), agent = agent_,
-         parent = std::move(parent)](schema::TripleSink& out) {
+         started = std::chrono::system_clock::now(), agent = agent_, parent = std::move(parent),
+         turn_of = std::move(turn_of)](schema::TripleSink& out) {
             explain::question(out, run, query, started, agent,
-                              parent ? std::optional<std::string_view>(*parent) : std::nullopt);
+                              parent ? std::optional<std::string_view>(*parent) : std::nullopt,
+                              turn_of ? std::optional<std::string_view>(*turn_of) : std::nullopt);
         },
         runtime::ExplainState::kOpen, std::nullopt);
 }

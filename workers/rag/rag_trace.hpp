@@ -51,9 +51,12 @@ public:
     const schema::explain::RunUris& run() const noexcept { return run_; }
     const std::string& session() const noexcept { return session_; }
 
-    // Sends the Question (the query cut to `max_chars` characters).
+    // Sends the Question (the query cut to `max_chars` characters). A top-level run (no
+    // parent_uri) with a non-empty `conversation` (the request's session_id) records it as
+    // gb:conversation: the run is a turn of that conversation.
     base::Result<void> open(std::string_view query, std::size_t max_chars,
-                              const std::optional<std::string>& parent_uri);
+                              const std::optional<std::string>& parent_uri,
+                              std::string_view conversation = {});
     // Sends one step, deferred to the next call (RequestContext::defer_explain). The builder
     // runs only when explain is on, and then when the step goes out: after the next call's
     // request. It must own what it reads (captures by value; the StepInfo taken at completion).

@@ -240,6 +240,7 @@ public:
         if (!u.question && facts.question) u.question = std::move(facts.question);
         if (!u.parent && facts.parent) u.parent = std::move(facts.parent);
         if (!u.worker && !m.worker.empty()) u.worker = m.worker;
+        if (!u.conversation && facts.conversation) u.conversation = std::move(facts.conversation);
         if (m.error) u.error = m.error->describe();
         if (ended) u.ended = ended;
         if (terminal) u.status = d.state;
@@ -251,7 +252,8 @@ public:
     Result<void> write_sessions() {
         auto insert = db_.prepare(
             "INSERT INTO sessions(id, uri, uuid, kind, service, question, parent, started, ended, status, worker, "
-            "error, last_event_at, events) VALUES(?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+            "error, last_event_at, events, conversation) "
+            "VALUES(?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
         if (!insert) return insert.error();
         for (const auto& [sid, u] : updates_) {
             if (!u.uri) continue;
@@ -269,7 +271,8 @@ public:
                 .bind(10, u.worker)
                 .bind(11, u.error)
                 .bind(12, received_)
-                .bind(13, u.events);
+                .bind(13, u.events)
+                .bind(14, u.conversation);
             if (auto r = run_once(*insert); !r) return r.error();
         }
         auto update = db_.prepare(
@@ -281,7 +284,8 @@ public:
             "ended = COALESCE(?5, ended), "
             "status = CASE WHEN ?6 <> 'running' THEN ?6 ELSE status END, "
             "worker = COALESCE(worker, ?7), error = COALESCE(?8, error), "
-            "last_event_at = MAX(last_event_at, ?9), events = events + ?11 "
+            "last_event_at = MAX(last_event_at, ?9), events = events + ?11, "
+            "conversation = COALESCE(conversation, ?12) "
             "WHERE id = ?10");
         if (!update) return update.error();
         for (const auto& [sid, u] : updates_) {
@@ -296,12 +300,19 @@ public:
                 .bind(8, u.error)
                 .bind(9, received_)
                 .bind(10, sid)
-                .bind(11, u.events);
+                .bind(11, u.events)
+                .bind(12, u.conversation);
             if (auto r = run_once(*update); !r) return r.error();
+        }
+        for (const auto& [sid, u] : updates_) {
+            if (u.status) ended_.push_back(sid);
         }
         updates_.clear();
         return {};
     }
+
+    // The sessions whose terminal event this batch stored (after write_sessions).
+    const std::vector<std::int64_t>& ended() const noexcept { return ended_; }
 
 private:
     struct SessionRef {
@@ -315,6 +326,7 @@ private:
         std::optional<std::int64_t> started;
         std::optional<std::int64_t> ended;
         std::optional<std::string> parent;
+        std::optional<std::string> conversation;
     };
 
     // What a batch's stored events change in one session row, with the result of one UPDATE
@@ -326,6 +338,7 @@ private:
         std::optional<std::string> question;
         std::optional<std::string> parent;
         std::optional<std::string> worker;
+        std::optional<std::string> conversation;
         std::optional<std::string> error;
         std::optional<std::int64_t> started;
         std::optional<std::int64_t> ended;
@@ -413,6 +426,8 @@ private:
             facts.ended = base::parse_xsd_datetime_ms(t.o.value.value(scratch_));
         } else if (p == v::kProvWasInformedBy && t.o.kind == ScannedKind::kIri) {
             facts.parent = t.o.value.str();
+        } else if (p == v::kConversation && t.o.kind == ScannedKind::kLiteral) {
+            facts.conversation = t.o.value.str();
         }
     }
 
@@ -425,6 +440,7 @@ private:
     std::unordered_map<std::string, SessionRef> sessions_;
     std::optional<std::int64_t> next_session_id_;
     std::map<std::int64_t, SessionUpdate> updates_;
+    std::vector<std::int64_t> ended_;
     ScannedExplain scanned_;
     std::string reencoded_;
     std::string edited_;
@@ -453,6 +469,10 @@ Result<BatchOutcome> TraceStore::store_batch(const std::vector<Delivery>& delive
         ++(*stored ? outcome.stored : outcome.duplicates);
     }
     if (auto r = ingest.write_sessions(); !r) return r.error();
+    // Ended runs of a conversation become its turns in the same commit as their end.
+    for (const auto session : ingest.ended()) {
+        if (auto r = detail::index_turn(*db_, config_, session); !r) return r.error();
+    }
     if (auto r = transaction->commit(); !r) return r.error();
     return outcome;
 }

@@ -16,6 +16,8 @@ using base::ErrorType;
 using base::make_error;
 using base::Result;
 
+constexpr std::string_view kOps = "list, show, export, stats, turns, conversations, forget";
+
 base::Error invalid(std::string message) { return make_error(ErrorType::kInvalidRequest, std::move(message)); }
 
 Result<std::optional<std::string>> optional_string(const json& body, const char* key) {
@@ -118,6 +120,38 @@ Result<json> export_range(TraceStore& store, const json& body, const std::functi
     return schema::encode(schema::TraceExportCounts{counts->sessions, counts->triples});
 }
 
+// The conversation a turns or forget request names: a non-empty string of at most
+// schema::kMaxSessionIdBytes bytes.
+Result<std::string> session_id(const json& body) {
+    auto id = optional_string(body, "session_id");
+    if (!id) return id.error();
+    if (!*id || (*id)->empty()) return invalid("\"session_id\" must name the conversation (a non-empty string)");
+    if ((*id)->size() > schema::kMaxSessionIdBytes) {
+        return invalid("\"session_id\" must be at most " + std::to_string(schema::kMaxSessionIdBytes) + " bytes");
+    }
+    return std::move(**id);
+}
+
+Result<json> turns(TraceStore& store, const json& body) {
+    auto id = session_id(body);
+    if (!id) return id.error();
+    auto limit = bounded_integer(body, "limit", kDefaultTurnsLimit, 1, kMaxTurnsLimit);
+    if (!limit) return limit.error();
+    return as_reply<schema::ConversationTurns>(store.turns(*id, *limit));
+}
+
+Result<json> conversations(TraceStore& store, const json& body) {
+    auto limit = bounded_integer(body, "limit", kDefaultConversationsLimit, 1, kMaxConversationsLimit);
+    if (!limit) return limit.error();
+    return as_reply<schema::ConversationList>(store.conversations(*limit));
+}
+
+Result<json> forget(TraceStore& store, const json& body) {
+    auto id = session_id(body);
+    if (!id) return id.error();
+    return as_reply<schema::ConversationForgotten>(store.forget(*id));
+}
+
 Result<json> stats(TraceStore& store, const CollectorStatsSource& collector_stats) {
     auto stored = store.stats();
     if (stored && collector_stats) (*stored)["collector"] = schema::encode(collector_stats());
@@ -128,6 +162,16 @@ Result<json> stats(TraceStore& store, const CollectorStatsSource& collector_stat
 
 ReadStorePool::ReadStorePool(std::filesystem::path path, StoreConfig config)
     : path_(std::move(path)), config_(config) {}
+
+Result<json> ReadStorePool::with_writer(const std::function<Result<json>(TraceStore&)>& use) {
+    std::lock_guard lock(writer_mutex_);
+    if (!writer_) {
+        auto opened = TraceStore::open(path_, OpenMode::kReadWrite, config_);
+        if (!opened) return opened.error();
+        writer_ = std::move(opened).value();
+    }
+    return use(*writer_);
+}
 
 Result<json> ReadStorePool::with_store(const std::function<Result<json>(TraceStore&)>& use) {
     std::unique_ptr<TraceStore> store;
@@ -154,18 +198,27 @@ Result<json> answer_trace_request(TraceStore& store, const json& body,
                                   const CollectorStatsSource& collector_stats) {
     if (!body.is_object()) return invalid("trace expects a JSON object with \"op\"");
     const auto op = body.find("op");
-    if (op == body.end() || !op->is_string()) return invalid("\"op\" must be one of list, show, export, stats");
+    if (op == body.end() || !op->is_string()) return invalid("\"op\" must be one of " + std::string(kOps));
     const auto& name = op->get_ref<const std::string&>();
     if (name == "list") return list(store, body);
     if (name == "show") return show(store, body);
     if (name == "export") return export_range(store, body, partial);
     if (name == "stats") return stats(store, collector_stats);
-    return invalid("unknown op \"" + name + "\": one of list, show, export, stats");
+    if (name == "turns") return turns(store, body);
+    if (name == "conversations") return conversations(store, body);
+    if (name == "forget") return forget(store, body);
+    return invalid("unknown op \"" + name + "\": one of " + std::string(kOps));
 }
 
 runtime::Handler make_trace_handler(std::shared_ptr<ReadStorePool> pool, CollectorStatsSource collector_stats) {
     return [pool, collector_stats](runtime::RequestContext& context) {
-        auto answer = pool->with_store([&](TraceStore& store) {
+        const auto& body = context.body();
+        const auto op = body.is_object() ? body.find("op") : body.end();
+        const bool writes = op != body.end() && op->is_string() && op->get_ref<const std::string&>() == "forget";
+        const auto with = [&](const std::function<Result<json>(TraceStore&)>& use) {
+            return writes ? pool->with_writer(use) : pool->with_store(use);
+        };
+        auto answer = with([&](TraceStore& store) {
             return answer_trace_request(
                 store, context.body(),
                 [&](const json& chunk) { return !context.cancelled() && context.send_partial(chunk).ok(); },

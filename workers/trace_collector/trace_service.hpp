@@ -1,5 +1,6 @@
-// The `trace` service (docs/traces.md §2): list, show, export and stats over read-only
-// connections to the trace store, served by the worker runtime beside the collector.
+// The `trace` service (docs/traces.md §2, §5): list, show, export, stats and the conversation
+// ops over read-only connections to the trace store (forget over one read-write connection),
+// served by the worker runtime beside the collector.
 #pragma once
 
 #include <filesystem>
@@ -21,6 +22,11 @@ namespace glassbox::trace {
 // `limit` of a list request: default and bound.
 inline constexpr std::int64_t kDefaultListLimit = 50;
 inline constexpr std::int64_t kMaxListLimit = 10'000;
+// `limit` of turns (the last N turns of a conversation) and of conversations.
+inline constexpr std::int64_t kDefaultTurnsLimit = 10;
+inline constexpr std::int64_t kMaxTurnsLimit = 100;
+inline constexpr std::int64_t kDefaultConversationsLimit = 50;
+inline constexpr std::int64_t kMaxConversationsLimit = 1000;
 
 // Read-only connections, one per concurrent request (handlers run on several threads and a
 // connection is single-threaded); opened on demand, kept for reuse.
@@ -30,12 +36,18 @@ public:
 
     // Runs `use` with a connection of its own; the connection's open error otherwise.
     base::Result<nlohmann::json> with_store(const std::function<base::Result<nlohmann::json>(TraceStore&)>& use);
+    // Runs `use` with the one read-write connection, for `forget`: the only write the service
+    // makes. It waits for the collector's commit in progress (SQLite's write lock, within
+    // StoreConfig::busy_timeout); writes through it are serialised by a mutex.
+    base::Result<nlohmann::json> with_writer(const std::function<base::Result<nlohmann::json>(TraceStore&)>& use);
 
 private:
     std::filesystem::path path_;
     StoreConfig config_;
     std::mutex mutex_;
     std::vector<std::unique_ptr<TraceStore>> idle_;
+    std::mutex writer_mutex_;
+    std::unique_ptr<TraceStore> writer_;
 };
 
 // The collector's own counters for `stats` (Collector::stats), callable from any thread.

@@ -15,7 +15,7 @@ using storage::Database;
 
 namespace {
 
-constexpr std::string_view kSchemaVersion = "1";
+constexpr std::string_view kSchemaVersion = "2";
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS sessions(
   worker TEXT,
   error TEXT,
   last_event_at INTEGER NOT NULL,
-  events INTEGER NOT NULL DEFAULT 0);
+  events INTEGER NOT NULL DEFAULT 0,
+  conversation TEXT);
 -- export's range and lists that include sub-traces.
 CREATE INDEX IF NOT EXISTS sessions_started ON sessions(started);
 -- kind and status filters over all sessions (include_subtraces) are rare: sessions_started
@@ -84,8 +85,57 @@ CREATE TABLE IF NOT EXISTS quarantine(
   state TEXT,
   reason TEXT NOT NULL,
   payload BLOB NOT NULL);
-INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '1');
+-- Conversations (docs/traces.md §5): one row per turn (an ended top-level run with
+-- gb:conversation), the newest kept within the bounds; one summary row per conversation.
+CREATE TABLE IF NOT EXISTS turns(
+  session INTEGER PRIMARY KEY,
+  conversation TEXT NOT NULL,
+  trace TEXT NOT NULL,
+  started INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  question TEXT NOT NULL,
+  answer TEXT NOT NULL,
+  short_answer TEXT,
+  bytes INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS turns_conversation ON turns(conversation, started, session);
+CREATE TABLE IF NOT EXISTS conversations(
+  id TEXT PRIMARY KEY,
+  turns INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
+  started INTEGER NOT NULL,
+  last INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS conversations_last ON conversations(last, id);
+INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '2');
 )sql";
+
+// Version 1 → 2: sessions gain `conversation` (the tables above are new). Runs stored before
+// carry no conversation column value: they were never turns.
+constexpr const char* kMigrateFrom1 = R"sql(
+ALTER TABLE sessions ADD COLUMN conversation TEXT;
+UPDATE meta SET value = '2' WHERE key = 'schema';
+)sql";
+
+// Creates the schema, or brings a store of an older version to this one, in one transaction.
+// A store of a version this code does not know is left alone (open refuses it).
+Result<void> migrate(Database& db) {
+    auto transaction = storage::Transaction::begin(db, storage::Transaction::Kind::kImmediate);
+    if (!transaction) return transaction.error();
+    std::string version;
+    {
+        auto known = db.prepare("SELECT value FROM meta WHERE key = 'schema'");
+        // No meta table yet: a new file (or not a trace store, which the version check refuses).
+        if (known) {
+            auto row = known->step();
+            if (!row) return row.error();
+            if (*row) version = std::string(known->text(0));
+        }
+    }
+    if (version == "1") {
+        if (auto r = db.exec(kMigrateFrom1); !r) return r.error();
+    }
+    if (auto r = db.exec(kSchema); !r) return r.error();
+    return transaction->commit();
+}
 
 }  // namespace
 
@@ -117,7 +167,7 @@ Result<std::unique_ptr<TraceStore>> TraceStore::open(const std::filesystem::path
     if (!opened) return opened.error();
     auto db = std::move(opened).value();
     if (mode == OpenMode::kReadWrite) {
-        if (auto r = db->exec(kSchema); !r) return fail(r.error().message);
+        if (auto r = migrate(*db); !r) return fail(r.error().message);
     }
     auto store = std::unique_ptr<TraceStore>(new TraceStore(path, config, std::move(db)));
     // A SQLite file that is not a trace store (or a damaged one) is refused here, not later.

@@ -50,6 +50,13 @@ struct StoreConfig {
     // more) and then reports the count as a lower bound (`total_exact: false`): an exact count
     // reads every matching row, 10-30 ms at 100,000 sessions for every page.
     std::int64_t list_count_limit = 10'000;
+    // Conversations (docs/traces.md §5): each keeps at most this many turns and bytes of turn
+    // text (question, answer and short answer), its oldest turns dropped first. One turn is cut
+    // to turn_max_bytes (the question to half of it, then the answer), so a conversation always
+    // holds its last conversation_max_bytes / turn_max_bytes turns at least.
+    std::int64_t conversation_max_turns = 64;
+    std::int64_t conversation_max_bytes = 256 * 1024;
+    std::size_t turn_max_bytes = 64 * 1024;
 };
 
 enum class OpenMode { kReadWrite, kReadOnly };
@@ -127,6 +134,14 @@ public:
                                                std::optional<std::int64_t> until_ms, const NquadsSink& sink,
                                                std::size_t lines_per_chunk = 1000);
     base::Result<nlohmann::json> stats(WallClock::time_point now = WallClock::now());
+
+    // Conversations (docs/traces.md §5), answering schema::ConversationTurns, ConversationList
+    // and ConversationForgotten. `turns`: the last `limit`, oldest first; an unknown
+    // conversation has none. `forget` deletes the conversation's turns (its runs' traces stay)
+    // and needs a read-write store.
+    base::Result<nlohmann::json> turns(std::string_view conversation, std::int64_t limit);
+    base::Result<nlohmann::json> conversations(std::int64_t limit);
+    base::Result<nlohmann::json> forget(std::string_view conversation);
 
     // A session URI, or a unique prefix of its UUID, to the session URI. Unknown: NotFound;
     // ambiguous prefix: InvalidRequest listing the matches.

@@ -83,6 +83,26 @@ TEST(Question, SubTraceLinksToTheCallingStepAndRun) {
     EXPECT_TRUE(objects(foreign, kRun.question(), v::kProvWasInformedBy).empty());
 }
 
+TEST(Question, RecordsTheConversationItIsATurnOf) {
+    const auto q = kRun.question();
+    const auto turn = question(kRun, "And its author?", at_ms(0), worker_agent_uri("agent"),
+                               std::nullopt, std::string_view("chat-7f3a"));
+    EXPECT_EQ(objects(turn, q, v::kConversation), (std::vector<Term>{literal("chat-7f3a")}));
+    // No session, or an empty one: no gb:conversation at all.
+    EXPECT_TRUE(objects(question(kRun, "q", at_ms(0), ""), q, v::kConversation).empty());
+    EXPECT_TRUE(objects(question(kRun, "q", at_ms(0), "", std::nullopt, std::string_view("")), q,
+                        v::kConversation)
+                    .empty());
+    // The sink form writes the same triple (the RAG workers' hot path).
+    std::string wire;
+    {
+        auto out = triple_json(wire);
+        question(out, kRun, "q", at_ms(0), "", std::nullopt, std::string_view("s\"1"));
+    }
+    EXPECT_NE(wire.find(std::string(v::kConversation)), std::string::npos) << wire;
+    EXPECT_NE(wire.find(R"("s\"1")"), std::string::npos) << wire;
+}
+
 // Every IRI of the triples (subjects, objects, literal datatypes) is fit for N-Triples.
 void expect_only_valid_iris(const std::vector<Triple>& ts) {
     for (const auto& t : ts) {
@@ -252,6 +272,29 @@ TEST(Agent, IterationsChainAndToolUse) {
     EXPECT_FALSE(types(a1, kRun.analysis(1)).contains(std::string(v::kToolUse)));
     const auto c = conclusion(kRun, StepInfo{at_ms(3), kRun.analysis(1)}, StoredText{"Herbert", {}});
     EXPECT_TRUE(has(c, kRun.conclusion(), v::kAnswerText, literal("Herbert")));
+}
+
+TEST(Agent, CandidatesSeveralCallsToolStatusAndTermination) {
+    AgentAction action{"two lookups", "knowledge-query", R"([{"tool":"knowledge-query"},{"tool":"triples-query"}])"};
+    action.more_actions = {"triples-query"};
+    action.candidates = {"knowledge-query", "triples-query"};
+    const auto a0 = analysis(kRun, 0, StepInfo{at_ms(0)}, action);
+    EXPECT_EQ(objects(a0, kRun.analysis(0), v::kAction).size(), 2u);
+    EXPECT_EQ(objects(a0, kRun.analysis(0), v::kToolCandidate).size(), 2u);
+    const std::string sub = "urn:glassbox:99999999-2222-4333-8444-555555555555:synthesis";
+    const auto o0 = observation(kRun, 0, StepInfo{at_ms(1), kRun.analysis(0)}, StoredText{"error: gone", {}},
+                                ObservationInfo{true, {sub}});
+    EXPECT_TRUE(has(o0, kRun.observation(0), v::kToolStatus, literal("error")));
+    EXPECT_TRUE(has(o0, kRun.observation(0), v::kProvWasDerivedFrom, iri(sub)));
+    EXPECT_TRUE(has(o0, kRun.observation(0), v::kProvWasDerivedFrom, iri(kRun.analysis(0))));
+    const auto ok = observation(kRun, 1, StepInfo{at_ms(2), kRun.analysis(1)}, StoredText{"found", {}});
+    EXPECT_TRUE(has(ok, kRun.observation(1), v::kToolStatus, literal("ok")));
+    const auto c = conclusion(kRun, StepInfo{at_ms(3), kRun.observation(1)}, StoredText{"Dune.", {}},
+                              "max-iterations", std::string("Dune"));
+    EXPECT_TRUE(has(c, kRun.conclusion(), v::kTerminationReason, literal("max-iterations")));
+    EXPECT_TRUE(has(c, kRun.conclusion(), v::kShortAnswer, literal("Dune")));
+    const auto plain = conclusion(kRun, StepInfo{at_ms(3)}, StoredText{"Dune.", {}});
+    EXPECT_TRUE(objects(plain, kRun.conclusion(), v::kTerminationReason).empty());
 }
 
 TEST(Routing, DecisionAndEscalation) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "schema/explain_uris.hpp"
+#include "schema/messages_trace.hpp"
 
 namespace glassbox::schema {
 namespace {
@@ -72,7 +73,7 @@ TEST(GraphRagQuery, DefaultsAndRoundTrip) {
     EXPECT_EQ(or_default(empty->entity_limit, kDefaultEntityLimit), 50u);
     EXPECT_EQ(or_default(7, kDefaultEdgeLimit), 7u);
 
-    GraphRagQuery q{"who?", "c1", 1, 2, 3, 4, 5, 6, true, "urn:glassbox:x:routing"};
+    GraphRagQuery q{"who?", "c1", 1, 2, 3, 4, 5, 6, true, "urn:glassbox:x:routing", "chat-1"};
     EXPECT_EQ(round_trip(q), q);
 }
 
@@ -137,9 +138,37 @@ TEST(QueryRequest, ModeEnum) {
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().type, base::ErrorType::kDecodeError);
     EXPECT_EQ(bad.error().message.rfind("mode: unknown value \"magic\"", 0), 0u) << bad.error().message;
-    QueryRequest q{"x", QueryMode::kAgent, "c", true};
+    QueryRequest q{"x", QueryMode::kAgent, "c", true, ""};
     EXPECT_EQ(round_trip(q), q);
     EXPECT_EQ(encode(q)["mode"], "agent");
+}
+
+TEST(QueryRequest, SessionIdNamesTheConversation) {
+    auto none = decode_body<QueryRequest>(R"({"text":"t"})");
+    ASSERT_TRUE(none.ok());
+    EXPECT_EQ(none->session_id, "");
+    auto s = decode_body<QueryRequest>(R"({"text":"t","session_id":"chat-1"})");
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(s->session_id, "chat-1");
+    EXPECT_EQ(round_trip(*s), *s);
+    auto bad = decode_body<QueryRequest>(R"({"text":"t","session_id":5})");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().type, base::ErrorType::kDecodeError);
+}
+
+TEST(RagQueries, SessionIdRoundTrips) {
+    GraphRagQuery g;
+    g.query = "who?";
+    g.session_id = "chat-2";
+    EXPECT_EQ(round_trip(g), g);
+    EXPECT_EQ(encode(g)["session_id"], "chat-2");
+    DocumentRagQuery d;
+    d.query = "when?";
+    d.session_id = "chat-2";
+    EXPECT_EQ(round_trip(d), d);
+    auto absent = decode_body<DocumentRagQuery>(R"({"query":"q"})");
+    ASSERT_TRUE(absent.ok());
+    EXPECT_EQ(absent->session_id, "");
 }
 
 TEST(AgentRequest, HistoryRoundTripAndNestedErrors) {
@@ -445,6 +474,32 @@ TEST(Decoders, NeverThrowOnArbitraryShapes) {
         });
     }
     EXPECT_FALSE(decode<EmbeddingsResponse>(shapes.back()).ok());
+}
+
+}  // namespace
+}  // namespace glassbox::schema
+
+namespace glassbox::schema {
+namespace {
+
+TEST(Conversations, RepliesRoundTripAndNullShortAnswer) {
+    ConversationTurns turns{"chat-1",
+                            {ConversationTurn{"Who wrote Dune?", "Frank Herbert wrote Dune.",
+                                              "Frank Herbert", "0b6f", "2026-11-27T03:00:00.000Z",
+                                              "complete"},
+                             ConversationTurn{"When?", "", std::nullopt, "1c2d",
+                                              "2026-11-27T03:00:05.000Z", "error"}}};
+    EXPECT_EQ(round_trip(turns), turns);
+    const auto wire = encode(turns);
+    EXPECT_TRUE(wire["turns"][1]["short_answer"].is_null()) << wire.dump();
+    ConversationList list{{ConversationSummary{"chat-1", 2, "2026-11-27T03:00:00.000Z",
+                                               "2026-11-27T03:00:05.000Z"}}};
+    EXPECT_EQ(round_trip(list), list);
+    ConversationForgotten gone{"chat-1", 2};
+    EXPECT_EQ(round_trip(gone), gone);
+    // A turn without its trace, or a list without sessions, is not the contract's shape.
+    EXPECT_FALSE(decode<ConversationTurn>(nlohmann::json{{"question", "q"}}).ok());
+    EXPECT_FALSE(decode<ConversationList>(nlohmann::json::object()).ok());
 }
 
 }  // namespace

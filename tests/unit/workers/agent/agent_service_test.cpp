@@ -47,6 +47,7 @@ struct ScriptedModel {
     std::mutex mutex;
     std::deque<std::string> replies;
     std::vector<json> seen_steps;
+    std::vector<json> seen_history;
     bool fail = false;
 };
 
@@ -59,6 +60,7 @@ runtime::Handler scripted_model(std::shared_ptr<ScriptedModel> model) {
             std::lock_guard lock(model->mutex);
             if (model->fail) return (void)context.fail(base::make_error(base::ErrorType::kUpstreamError, "model down"));
             model->seen_steps.push_back(json::parse(request->variables["steps"]));
+            model->seen_history.push_back(json::parse(request->variables["history"]));
             text = model->replies.front();
             if (model->replies.size() > 1) model->replies.pop_front();
         }
@@ -124,6 +126,17 @@ protected:
         AgentConfig scripted;
         scripted.llm_service = "llm-scripted";
         cluster_->add_worker("agent-scripted", make_agent_handler(scripted, default_tools()));
+        // A trace service that knows one conversation ("s1") and fails for "broken".
+        cluster_->add_worker("trace", [](runtime::RequestContext& context) {
+            const json& body = context.body();
+            if (body.value("session_id", "") == "broken")
+                return (void)context.fail(base::make_error(base::ErrorType::kInternal, "the trace store is locked"));
+            json turns = json::array();
+            if (body.value("session_id", "") == "s1" && body.value("limit", 0) == 5)
+                turns.push_back({{"question", "Who is Marta Vell's husband?"}, {"answer", "Oren Tal."},
+                                 {"short_answer", "Oren Tal"}, {"trace", "u1"}, {"started", "t"}, {"status", "complete"}});
+            (void)context.reply(json{{"session_id", body.value("session_id", "")}, {"turns", turns}});
+        });
     }
     static void TearDownTestSuite() {
         delete cluster_;
@@ -133,6 +146,7 @@ protected:
         std::lock_guard lock(model_->mutex);
         model_->replies = std::move(replies);
         model_->seen_steps.clear();
+        model_->seen_history.clear();
         model_->fail = false;
     }
 
@@ -272,6 +286,35 @@ TEST_F(AgentServiceTest, AModelThatFailsEndsTheRunWithAnErrorTrace) {
     script({"Thought: fine\nFinal Answer: yes"});
     const auto again = cluster_->request("agent-scripted", agent_request("Still there?", "fam"));
     EXPECT_EQ(again.back().kind, bus::ReplyKind::kFinal);
+}
+
+TEST_F(AgentServiceTest, AConversationsEarlierTurnsReachTheModelAndTheQuestionRecordsIt) {
+    script({"Thought: he is Oren Tal\nFinal Answer: iceland"});
+    json body = agent_request("Where is he from?", "fam");
+    body["session_id"] = "s1";
+    const auto replies = cluster_->request("agent-scripted", body);
+    ASSERT_EQ(replies.back().kind, bus::ReplyKind::kFinal);
+    {
+        std::lock_guard lock(model_->mutex);
+        ASSERT_EQ(model_->seen_history.size(), 1u);
+        ASSERT_EQ(model_->seen_history[0].size(), 1u);
+        EXPECT_EQ(model_->seen_history[0][0]["short_answer"], "Oren Tal");
+    }
+    const auto triples = trace_triples(replies);
+    const auto run = schema::explain::RunUris::from_uri(replies.back().body["session"].get<std::string>());
+    ASSERT_TRUE(run);
+    EXPECT_EQ(objects(triples, run->question(), vocab::kConversation), std::vector<std::string>{"s1"});
+
+    // A fetch that fails is noted in the first Analysis and the run goes on without history.
+    script({"Thought: no history\nFinal Answer: unknown"});
+    body["session_id"] = "broken";
+    const auto broken = cluster_->request("agent-scripted", body);
+    ASSERT_EQ(broken.back().kind, bus::ReplyKind::kFinal);
+    const auto broken_run = schema::explain::RunUris::from_uri(broken.back().body["session"].get<std::string>());
+    ASSERT_TRUE(broken_run);
+    const auto thought = objects(trace_triples(broken), broken_run->analysis(0), vocab::kThought);
+    ASSERT_EQ(thought.size(), 1u);
+    EXPECT_NE(thought[0].find("could not be fetched"), std::string::npos) << thought[0];
 }
 
 TEST_F(AgentServiceTest, InvalidRequestsAreTypedErrors) {

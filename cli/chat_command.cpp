@@ -1,0 +1,371 @@
+// `glassbox chat`: a conversation in the terminal. Each question goes to one engine (agent,
+// query, graph-rag or document-rag) with the chat's session id, so the runs are the turns of one
+// conversation (docs/traces.md §5) and the agent sees the earlier ones. On a terminal: a line
+// editor with history, the steps streamed as they happen, and /trace, /sources, /new, /quit.
+// Over a pipe: one question a line, the answers printed, for scripts (docs/chat.md).
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bus/bus_client.hpp"
+#include "cli/client_options.hpp"
+#include "cli/commands.hpp"
+#include "cli/line_editor.hpp"
+#include "cli/render/answer_render.hpp"
+#include "cli/render/render_text.hpp"
+#include "cli/render/trace_render.hpp"
+#include "schema/explain_uris.hpp"
+#include "schema/messages.hpp"
+#include "schema/messages_trace.hpp"
+#include "schema/protocol.hpp"
+#include "schema/services.hpp"
+
+namespace glassbox::cli {
+namespace {
+
+using nlohmann::json;
+using base::ErrorType;
+using base::make_error;
+namespace services = schema::services;
+
+// A turn may run several engines (the agent's tools, the query worker's escalations).
+constexpr int kDefaultChatTimeoutMs = 180'000;
+// The order `auto` tries the engines in: the first with a worker up answers.
+constexpr std::string_view kAutoOrder[] = {services::kAgent, services::kQuery, services::kGraphRag};
+
+struct ChatOptions {
+    ClientOptions client;
+    std::string session;
+    std::string target = "auto";
+    std::string collection;
+    bool explain = false;  // steps on a pipe too
+    bool quiet = false;    // no steps on a terminal
+};
+
+std::string string_field(const json& body, const char* key) {
+    if (!body.is_object()) return {};
+    const auto it = body.find(key);
+    return it != body.end() && it->is_string() ? it->get<std::string>() : std::string{};
+}
+
+std::string new_session_id() { return "chat-" + schema::explain::RunUris::generate().uuid().substr(0, 13); }
+
+// True when the broker has a worker for `service` (7/MDP MMI mmi.service answers "200").
+bool service_up(const ClientOptions& options, std::string_view service) {
+    bus::BusClient bus(options.bus_config());
+    auto stream = bus::open_stream(bus, schema::protocol::kMmiService, service, std::chrono::seconds{5});
+    if (!stream) return false;
+    for (;;) {
+        auto reply = stream->next(std::chrono::seconds{10});
+        if (!reply || reply->kind == bus::ReplyKind::kError) return false;
+        if (reply->kind == bus::ReplyKind::kFinal) return reply->text == "200";
+    }
+}
+
+std::string resolve_target(const ChatOptions& options) {
+    if (options.target != "auto") return options.target;
+    for (const auto service : kAutoOrder) {
+        if (service_up(options.client, service)) return std::string(service);
+    }
+    exit_with_error(make_error(ErrorType::kUnknownService,
+                               "no agent, query or graph-rag worker is up (glassbox up starts them)"));
+}
+
+json request_for(std::string_view target, const std::string& question, const ChatOptions& options,
+                 const std::string& session) {
+    if (target == services::kAgent) {
+        schema::AgentRequest r;
+        r.question = question;
+        r.collection = options.collection;
+        r.session_id = session;
+        r.streaming = true;
+        return schema::encode(r);
+    }
+    if (target == services::kQuery) {
+        schema::QueryRequest r;
+        r.text = question;
+        r.collection = options.collection;
+        r.session_id = session;
+        r.streaming = true;
+        return schema::encode(r);
+    }
+    if (target == services::kGraphRag) {
+        schema::GraphRagQuery r;
+        r.query = question;
+        r.collection = options.collection;
+        r.session_id = session;
+        r.streaming = true;
+        return schema::encode(r);
+    }
+    schema::DocumentRagQuery r;
+    r.query = question;
+    r.collection = options.collection;
+    r.session_id = session;
+    r.streaming = true;
+    return schema::encode(r);
+}
+
+// What the last turn left for /trace and /sources.
+struct LastTurn {
+    std::string trace;  // the run's session URI
+    std::vector<schema::RagCitation> citations;
+    std::vector<std::string> sources;
+};
+
+// One turn's stream on the screen: step lines as they come (when `steps`), the answer text as
+// it streams (a terminal) or once whole (a pipe), then the short answer and the trace.
+class TurnPrinter {
+public:
+    TurnPrinter(bool steps, bool live) : steps_(steps), live_(live) {}
+
+    void data(const json& body) {
+        const std::string type = string_field(body, "message_type");
+        if (type == "thought" || type == "observation") {
+            step_line(type + ": " + string_field(body, "content"));
+            return;
+        }
+        const std::string piece = type == "answer" ? string_field(body, "content") : string_field(body, "response");
+        if (piece.empty()) return;
+        streamed_ += piece;
+        if (live_) {
+            std::cout << render::safe_text(piece, true) << std::flush;
+            wrote_answer_ = true;
+        }
+    }
+
+    void explain(const json& body) {
+        const std::string session = string_field(body, "session");
+        // The first explain message is the run's own Question (sub-runs' come later).
+        if (last_.trace.empty() && !session.empty()) last_.trace = session;
+        if (steps_) step_line(summaries_.next(body));
+    }
+
+    void final(const json& body) {
+        if (const std::string session = string_field(body, "session"); !session.empty()) last_.trace = session;
+        if (auto decoded = schema::decode<schema::RagResponse>(body)) {
+            last_.citations = decoded->citations;
+            last_.sources = decoded->sources;
+        }
+        std::string answer = string_field(body, "response");
+        if (answer.empty()) answer = string_field(body, "content");
+        if (answer.empty()) answer = streamed_;
+        if (wrote_answer_) {
+            std::cout << '\n';
+        } else {
+            const std::string marked = render::mark_citations(answer, last_.citations);
+            std::cout << render::safe_text(marked.empty() ? "(no answer)" : marked, true) << '\n';
+        }
+        if (const std::string short_answer = string_field(body, "answer"); !short_answer.empty()) {
+            std::cout << "Answer: " << render::safe_text(short_answer, false) << '\n';
+        }
+        if (!last_.trace.empty()) {
+            std::cout << "trace: " << render::safe_text(render::detail::session_label(last_.trace), false) << '\n';
+        }
+        std::cout << std::endl;
+    }
+
+    void abort() {
+        if (wrote_answer_) std::cout << '\n';
+        std::cout << std::flush;
+    }
+
+    LastTurn take() { return std::move(last_); }
+
+private:
+    void step_line(const std::string& text) {
+        if (!steps_ || text.empty()) return;
+        if (wrote_answer_) {
+            std::cout << '\n';
+            wrote_answer_ = false;
+        }
+        std::cout << "  · " << render::safe_text(text, false) << std::endl;
+    }
+
+    bool steps_;
+    bool live_;
+    bool wrote_answer_ = false;
+    std::string streamed_;
+    render::StepSummaries summaries_;
+    LastTurn last_;
+};
+
+class Chat {
+public:
+    Chat(const ChatOptions& options, std::string target, bool terminal)
+        : options_(options), target_(std::move(target)), terminal_(terminal),
+          session_(options.session.empty() ? new_session_id() : options.session) {}
+
+    const std::string& session() const noexcept { return session_; }
+    const std::string& target() const noexcept { return target_; }
+    int errors() const noexcept { return errors_; }
+
+    // One question: its answer printed, or its error on stderr (the chat goes on).
+    void ask(const std::string& question) {
+        const std::string body = request_for(target_, question, options_, session_)
+                                     .dump(-1, ' ', false, json::error_handler_t::replace);
+        bus::BusClientConfig config = options_.client.bus_config();
+        bus::BusClient bus(config);
+        TurnPrinter printer(terminal_ ? !options_.quiet : options_.explain, terminal_);
+        auto stream = bus::open_stream(bus, target_, body, options_.client.timeout());
+        if (!stream) return report(stream.error());
+        const auto wait = options_.client.timeout() + config.deadline_grace + std::chrono::seconds{1};
+        for (;;) {
+            auto reply = stream->next(wait);
+            if (!reply) {
+                printer.abort();
+                return report(reply.error());
+            }
+            switch (reply->kind) {
+                case bus::ReplyKind::kData:
+                    printer.data(reply->body);
+                    break;
+                case bus::ReplyKind::kExplain:
+                    printer.explain(reply->body);
+                    break;
+                case bus::ReplyKind::kFinal:
+                    if (reply->body.is_object() && reply->body.contains("error") && reply->body["error"].is_object()) {
+                        printer.abort();
+                        last_ = printer.take();
+                        return report(make_error(ErrorType::kInternal,
+                                                 string_field(reply->body["error"], "message")));
+                    }
+                    printer.final(reply->body);
+                    last_ = printer.take();
+                    return;
+                case bus::ReplyKind::kError:
+                    printer.abort();
+                    last_ = printer.take();
+                    return report(*reply->error);
+            }
+        }
+    }
+
+    // A /command; false for /quit.
+    bool command(const std::string& line) {
+        const std::string name = line.substr(0, line.find(' '));
+        if (name == "/quit" || name == "/exit") return false;
+        if (name == "/new") {
+            session_ = new_session_id();
+            last_ = {};
+            std::cout << "session " << session_ << std::endl;
+        } else if (name == "/trace") {
+            show_trace();
+        } else if (name == "/sources") {
+            show_sources();
+        } else if (name == "/session") {
+            std::cout << "session " << session_ << " (" << target_ << ")" << std::endl;
+        } else {
+            std::cout << "commands: /trace (the last answer's trace), /sources (its sources), "
+                         "/new (a new conversation), /session, /quit"
+                      << std::endl;
+        }
+        return true;
+    }
+
+private:
+    void report(const base::Error& error) {
+        std::cerr << "error: " << render::safe_text(error.describe(), false) << std::endl;
+        ++errors_;
+    }
+
+    void show_trace() {
+        if (last_.trace.empty()) {
+            std::cout << "(no answer yet)" << std::endl;
+            return;
+        }
+        bus::BusClient bus(options_.client.bus_config());
+        auto replies = bus.call(services::kTrace, json{{"op", "show"}, {"session", last_.trace}},
+                                options_.client.timeout());
+        if (!replies) return report(replies.error());
+        auto trace = schema::decode<schema::TraceDetail>(replies->back().body);
+        if (!trace) return report(trace.error());
+        std::cout << render::render_tree(*trace) << std::flush;
+    }
+
+    void show_sources() {
+        if (!last_.citations.empty()) {
+            std::cout << render::render_sources(last_.citations) << std::flush;
+        } else if (!last_.sources.empty()) {
+            for (const auto& source : last_.sources) std::cout << "  - " << render::safe_text(source, false) << '\n';
+            std::cout << std::flush;
+        } else {
+            std::cout << "(no sources)" << std::endl;
+        }
+    }
+
+    const ChatOptions& options_;
+    std::string target_;
+    bool terminal_;
+    std::string session_;
+    LastTurn last_;
+    int errors_ = 0;
+};
+
+void run_chat(const ChatOptions& options) {
+    const bool terminal = ::isatty(STDIN_FILENO) == 1 && ::isatty(STDOUT_FILENO) == 1;
+    Chat chat(options, resolve_target(options), terminal);
+    std::cout << "session " << chat.session() << " (" << chat.target() << ")" << std::endl;
+    if (!terminal) {
+        // Scripts: one question a line; blank lines skipped; /commands as on a terminal.
+        for (std::string line; std::getline(std::cin, line);) {
+            if (!line.empty() && line.back() == '\r') line.pop_back();
+            if (line.find_first_not_of(" \t") == std::string::npos) continue;
+            if (line.front() == '/') {
+                if (!chat.command(line)) return;
+                continue;
+            }
+            chat.ask(line);
+        }
+        // A script learns that a turn failed (each error was printed on stderr as it came).
+        if (chat.errors() > 0) throw CLI::RuntimeError(1);
+        return;
+    }
+    std::cout << "Ask a question; /trace, /sources, /new, /quit (Ctrl-D)." << std::endl;
+    LineEditor editor(options.client.home_path() / "chat_history");
+    while (auto line = editor.read_line("> ")) {
+        if (line->find_first_not_of(" \t") == std::string::npos) continue;
+        editor.add_history(*line);
+        if (line->front() == '/') {
+            if (!chat.command(*line)) return;
+            continue;
+        }
+        chat.ask(*line);
+    }
+}
+
+}  // namespace
+
+void add_chat_command(CLI::App& app) {
+    auto options = std::make_shared<ChatOptions>();
+    auto* cmd = app.add_subcommand(
+        "chat",
+        "A conversation: each question a turn of one session (the agent sees the earlier turns). "
+        "On a terminal, line editing, history, live steps and /trace /sources /new /quit; over a "
+        "pipe, one question a line");
+    cmd->add_option("--session", options->session,
+                    "Continue this conversation (default: a new id, printed first)");
+    cmd->add_option("--target", options->target,
+                    "Engine: agent, query, graph-rag, document-rag, or auto (agent if up, else "
+                    "query, else graph-rag)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"auto", "agent", "query", "graph-rag", "document-rag"}));
+    cmd->add_option("--collection", options->collection, "Knowledge collection (default: default)");
+    cmd->add_flag("-x,--explain", options->explain, "Over a pipe too, print each step as it arrives");
+    cmd->add_flag("--quiet", options->quiet, "On a terminal, no step lines: the answers only");
+    add_client_options(*cmd, options->client, kDefaultChatTimeoutMs);
+    cmd->callback([options] {
+        if (options->session.size() > schema::kMaxSessionIdBytes) {
+            exit_with_error(make_error(ErrorType::kInvalidRequest,
+                                       "--session: at most " + std::to_string(schema::kMaxSessionIdBytes) + " bytes"));
+        }
+        run_chat(*options);
+    });
+}
+
+}  // namespace glassbox::cli

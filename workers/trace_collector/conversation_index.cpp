@@ -1,0 +1,243 @@
+// Conversations in the trace store (docs/traces.md §5): ended top-level runs that carry
+// gb:conversation indexed as turns at ingest, bounded per conversation, and the `turns`,
+// `conversations` and `forget` reads and delete.
+#include <algorithm>
+#include <utility>
+
+#include "base/time_format.hpp"
+#include "schema/explain_uris.hpp"
+#include "schema/messages_trace.hpp"
+#include "schema/vocabulary.hpp"
+#include "storage/sqlite_database.hpp"
+#include "workers/trace_collector/trace_store.hpp"
+#include "workers/trace_collector/trace_store_detail.hpp"
+
+namespace glassbox::trace {
+
+using nlohmann::json;
+using base::ErrorType;
+using base::make_error;
+using base::Result;
+using storage::Database;
+
+namespace {
+
+// `text` cut to at most `max` bytes without splitting a UTF-8 sequence, "…" marking the cut.
+std::string cut_utf8(std::string text, std::size_t max) {
+    if (text.size() <= max) return text;
+    static constexpr std::string_view kEllipsis = "…";
+    std::size_t end = max > kEllipsis.size() ? max - kEllipsis.size() : 0;
+    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+    text.resize(end);
+    if (max >= kEllipsis.size()) text += kEllipsis;
+    return text;
+}
+
+// What a run's stored triples say its answer is: the last gb:answerText and gb:shortAnswer on a
+// step of the run (its Synthesis or Conclusion; a sub-run's steps are other sessions).
+struct RunAnswer {
+    std::string answer;
+    std::optional<std::string> short_answer;
+};
+
+Result<RunAnswer> run_answer(Database& db, std::int64_t session, std::string_view uuid) {
+    namespace v = schema::vocab;
+    // instr() is a pre-filter on the stored JSON (the local names hold no character JSON
+    // escapes); each candidate is then decoded and its predicate compared exactly.
+    auto q = db.prepare(
+        "SELECT t.triple, x.body FROM triples t LEFT JOIN texts x ON x.id = t.text_id "
+        "WHERE t.session = ?1 AND (instr(t.triple, 'ns#answerText') > 0 OR "
+        "instr(t.triple, 'ns#shortAnswer') > 0) ORDER BY t.seq, t.ord");
+    if (!q) return q.error();
+    q->bind(1, session);
+    RunAnswer found;
+    while (true) {
+        auto row = q->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        const json t = json::parse(q->text(0), nullptr, false);
+        const auto iri_of = [&](const char* key) -> std::string {
+            if (!t.is_object() || !t.contains(key) || !t[key].is_object()) return {};
+            const auto& term = t[key];
+            if (!term.contains("i") || !term["i"].is_string()) return {};
+            return term["i"].get<std::string>();
+        };
+        const auto subject = schema::explain::RunUris::from_uri(iri_of("s"));
+        if (!subject || subject->uuid() != uuid) continue;
+        const std::string predicate = iri_of("p");
+        if (!t.contains("o") || !t["o"].is_object() || !t["o"].contains("v") || !t["o"]["v"].is_string()) continue;
+        std::string value = q->is_null(1) ? t["o"]["v"].get<std::string>() : std::string(q->text(1));
+        if (predicate == v::kAnswerText) {
+            found.answer = std::move(value);
+        } else if (predicate == v::kShortAnswer) {
+            found.short_answer = std::move(value);
+        }
+    }
+    return found;
+}
+
+// Drops the oldest turns of `conversation` beyond the bounds and writes its summary row (or
+// deletes it when no turn is left).
+Result<void> enforce_bounds(Database& db, const StoreConfig& config, const std::string& conversation) {
+    auto q = db.prepare("SELECT session, bytes, started FROM turns WHERE conversation = ?1 "
+                        "ORDER BY started DESC, session DESC");
+    if (!q) return q.error();
+    q->bind(1, std::string_view{conversation});
+    std::vector<std::int64_t> dropped;
+    std::int64_t kept = 0;
+    std::int64_t bytes = 0;
+    std::int64_t first = 0;
+    std::int64_t last = 0;
+    while (true) {
+        auto row = q->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        const std::int64_t size = q->int64(1);
+        // Newest first: a turn is kept while it fits, and everything older than the first one
+        // that does not fit goes too (a conversation keeps its most recent stretch, unbroken).
+        if (!dropped.empty() || kept >= config.conversation_max_turns ||
+            bytes + size > config.conversation_max_bytes) {
+            dropped.push_back(q->int64(0));
+            continue;
+        }
+        if (kept == 0) last = q->int64(2);
+        first = q->int64(2);
+        ++kept;
+        bytes += size;
+    }
+    q->reset();
+    if (!dropped.empty()) {
+        auto drop = db.prepare("DELETE FROM turns WHERE session = ?1");
+        if (!drop) return drop.error();
+        for (const auto id : dropped) {
+            drop->bind(1, id);
+            auto r = drop->run();
+            drop->reset();
+            if (!r) return r.error();
+        }
+    }
+    if (kept == 0) {
+        auto gone = db.prepare("DELETE FROM conversations WHERE id = ?1");
+        if (!gone) return gone.error();
+        gone->bind(1, std::string_view{conversation});
+        return gone->run();
+    }
+    auto upsert = db.prepare(
+        "INSERT INTO conversations(id, turns, bytes, started, last) VALUES(?1, ?2, ?3, ?4, ?5) "
+        "ON CONFLICT(id) DO UPDATE SET turns = ?2, bytes = ?3, started = ?4, last = ?5");
+    if (!upsert) return upsert.error();
+    upsert->bind(1, std::string_view{conversation}).bind(2, kept).bind(3, bytes).bind(4, first).bind(5, last);
+    return upsert->run();
+}
+
+}  // namespace
+
+namespace detail {
+
+Result<void> index_turn(Database& db, const StoreConfig& config, std::int64_t session) {
+    auto q = db.prepare(
+        "SELECT s.uuid, s.conversation, s.started, s.status, s.question, "
+        "EXISTS(SELECT 1 FROM turns WHERE session = s.id) FROM sessions s "
+        "WHERE s.id = ?1 AND s.parent IS NULL AND s.conversation IS NOT NULL AND s.status <> 'running'");
+    if (!q) return q.error();
+    q->bind(1, session);
+    auto row = q->step();
+    if (!row) return row.error();
+    // Not a turn (a sub-run, no conversation, still running), or indexed already.
+    if (!*row || q->is_null(0) || q->int64(5) != 0) return {};
+    const std::string uuid(q->text(0));
+    const std::string conversation(q->text(1));
+    if (conversation.empty() || conversation.size() > schema::kMaxSessionIdBytes) return {};
+    const std::int64_t started = q->is_null(2) ? 0 : q->int64(2);
+    const std::string status(q->text(3));
+    std::string question = q->is_null(4) ? std::string() : std::string(q->text(4));
+    q->reset();
+
+    auto answer = run_answer(db, session, uuid);
+    if (!answer) return answer.error();
+    // One turn fits in turn_max_bytes: the question keeps at most half of it, the answer the
+    // rest after the question and the short answer (itself a few words, cut like the rest).
+    const std::size_t budget = config.turn_max_bytes;
+    question = cut_utf8(std::move(question), budget / 2);
+    std::optional<std::string> short_answer;
+    if (answer->short_answer) short_answer = cut_utf8(std::move(*answer->short_answer), budget / 8);
+    const std::size_t used = question.size() + (short_answer ? short_answer->size() : 0);
+    std::string text = cut_utf8(std::move(answer->answer), budget - std::min(budget, used));
+    const auto bytes = static_cast<std::int64_t>(used + text.size());
+
+    auto insert = db.prepare(
+        "INSERT INTO turns(session, conversation, trace, started, status, question, answer, short_answer, bytes) "
+        "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT(session) DO NOTHING");
+    if (!insert) return insert.error();
+    insert->bind(1, session)
+        .bind(2, std::string_view{conversation})
+        .bind(3, std::string_view{uuid})
+        .bind(4, started)
+        .bind(5, std::string_view{status})
+        .bind(6, std::string_view{question})
+        .bind(7, std::string_view{text})
+        .bind(8, short_answer)
+        .bind(9, bytes);
+    if (auto r = insert->run(); !r) return r.error();
+    return enforce_bounds(db, config, conversation);
+}
+
+}  // namespace detail
+
+Result<json> TraceStore::turns(std::string_view conversation, std::int64_t limit) {
+    auto q = db_->prepare(
+        "SELECT question, answer, short_answer, trace, started, status FROM turns "
+        "WHERE conversation = ?1 ORDER BY started DESC, session DESC LIMIT ?2");
+    if (!q) return q.error();
+    q->bind(1, conversation).bind(2, limit);
+    json turns = json::array();
+    while (true) {
+        auto row = q->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        turns.push_back({{"question", std::string(q->text(0))},
+                         {"answer", std::string(q->text(1))},
+                         {"short_answer", q->is_null(2) ? json(nullptr) : json(std::string(q->text(2)))},
+                         {"trace", std::string(q->text(3))},
+                         {"started", base::format_xsd_datetime_ms(q->int64(4))},
+                         {"status", std::string(q->text(5))}});
+    }
+    // Read newest first (the last `limit`), answered oldest first, as a conversation reads.
+    std::reverse(turns.begin(), turns.end());
+    return json{{"session_id", std::string(conversation)}, {"turns", std::move(turns)}};
+}
+
+Result<json> TraceStore::conversations(std::int64_t limit) {
+    auto q = db_->prepare("SELECT id, turns, started, last FROM conversations ORDER BY last DESC, id DESC LIMIT ?1");
+    if (!q) return q.error();
+    q->bind(1, limit);
+    json sessions = json::array();
+    while (true) {
+        auto row = q->step();
+        if (!row) return row.error();
+        if (!*row) break;
+        sessions.push_back({{"session_id", std::string(q->text(0))},
+                            {"turns", q->int64(1)},
+                            {"started", base::format_xsd_datetime_ms(q->int64(2))},
+                            {"last", base::format_xsd_datetime_ms(q->int64(3))}});
+    }
+    return json{{"sessions", std::move(sessions)}};
+}
+
+Result<json> TraceStore::forget(std::string_view conversation) {
+    auto transaction = storage::Transaction::begin(*db_, storage::Transaction::Kind::kImmediate);
+    if (!transaction) return transaction.error();
+    auto turns = db_->prepare("DELETE FROM turns WHERE conversation = ?1");
+    if (!turns) return turns.error();
+    turns->bind(1, conversation);
+    if (auto r = turns->run(); !r) return r.error();
+    const std::int64_t deleted = db_->changes();
+    auto summary = db_->prepare("DELETE FROM conversations WHERE id = ?1");
+    if (!summary) return summary.error();
+    summary->bind(1, conversation);
+    if (auto r = summary->run(); !r) return r.error();
+    if (auto r = transaction->commit(); !r) return r.error();
+    return json{{"session_id", std::string(conversation)}, {"deleted", deleted}};
+}
+
+}  // namespace glassbox::trace
