@@ -131,15 +131,15 @@ struct AgentAction {
     std::string arguments;  // the tool arguments as JSON text
     // Further tools called in the same iteration, side by side (gb:action once per tool;
     // `arguments` is then the JSON array of every call's {"tool", "args"}).
-    std::vector<std::string> more_actions;
-    std::vector<std::string> candidates;  // gb:toolCandidate: the tools the model was offered
+    std::vector<std::string> more_actions{};
+    std::vector<std::string> candidates{};  // gb:toolCandidate: the tools the model was offered
 };
 
 // What an agent Observation records besides its text: whether a tool failed (gb:toolStatus
 // "error", else "ok") and the last steps of the tool calls' sub-runs it was derived from.
 struct ObservationInfo {
     bool error = false;
-    std::vector<std::string> sub_run_steps;
+    std::vector<std::string> sub_run_steps{};
 };
 
 struct Routing {
