@@ -1,5 +1,6 @@
-// `glassbox invoke graph-rag|document-rag`: asks one question, shows one line per explain step
-// as it arrives (-x), then the answer with numbered citations, its sources and the trace.
+// `glassbox invoke graph-rag|document-rag|agent`: asks one question, shows one line per explain
+// step as it arrives (-x; the agent's thoughts, tool calls and observations always), then the
+// answer with numbered citations, its sources and the trace.
 #include <cstdint>
 #include <iostream>
 #include <memory>
@@ -45,9 +46,23 @@ struct InvokeOptions {
     // document-rag
     std::uint32_t doc_limit = 0;
     std::uint32_t fetch_limit = 0;
+    // agent
+    std::uint32_t max_iterations = 0;
+    std::vector<std::string> tools;
 };
 
 json request_body(const InvokeOptions& o) {
+    if (o.service == schema::services::kAgent) {
+        schema::AgentRequest request;
+        request.question = o.question;
+        request.collection = o.collection;
+        request.max_iterations = o.max_iterations;
+        request.tools = o.tools;
+        request.session_id = o.session;
+        request.streaming = !o.no_stream;
+        request.parent_uri = o.parent_uri;
+        return schema::encode(request);
+    }
     if (o.service == schema::services::kGraphRag) {
         schema::GraphRagQuery query;
         query.query = o.question;
@@ -96,7 +111,10 @@ class AnswerPrinter {
 public:
     explicit AnswerPrinter(bool explain) : explain_(explain) {}
 
-    void data(const json& body) { streamed_ += string_field(body, "response"); }
+    void data(const json& body) {
+        streamed_ += string_field(body, "response");
+        agent_step(body);
+    }
 
     void explain(const json& body) {
         if (session_.empty()) session_ = string_field(body, "session");
@@ -104,7 +122,32 @@ public:
         std::cout << summaries_.next(body) << std::endl;
     }
 
+    // The agent's steps as they happen: one line each (its tools' own explain steps with -x).
+    void agent_step(const json& body) {
+        const std::string type = string_field(body, "message_type");
+        const auto iteration = body.is_object() ? body.value("iteration", json(0)) : json(0);
+        const std::string n = iteration.is_number() ? iteration.dump() : std::string("?");
+        const auto line = [](std::string_view text) { return cli::render::safe_text(std::string(text.substr(0, 300)), false); };
+        if (type == "thought") {
+            std::cout << "[" << n << "] thought: " << line(string_field(body, "content")) << std::endl;
+        } else if (type == "action") {
+            const json args = body.is_object() ? body.value("args", json::object()) : json::object();
+            std::cout << "[" << n << "] action: " << line(string_field(body, "tool")) << ' '
+                      << line(args.dump(-1, ' ', false, json::error_handler_t::replace)) << std::endl;
+        } else if (type == "observation") {
+            const bool error = body.is_object() && body.value("error", false);
+            std::cout << "[" << n << "] observation" << (error ? " (error)" : "") << ": "
+                      << line(string_field(body, "content")) << std::endl;
+        } else if (type == "explain" && explain_ && body.is_object() && body.contains("explain")) {
+            std::cout << "    " << summaries_.next(body["explain"]) << std::endl;
+        }
+    }
+
     void final(const json& body) {
+        if (body.is_object() && body.contains("termination")) {
+            std::cout << "\n(" << cli::render::safe_text(string_field(body, "termination"), false) << " after "
+                      << number(body, "iterations") << " iteration(s))\n";
+        }
         const std::string session = string_field(body, "session");
         if (!session.empty()) session_ = session;
         // The FINAL's fields are read leniently: a field of the wrong shape reads as absent.
@@ -250,6 +293,10 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
         cmd->add_option("--edge-score-limit", options->edge_score_limit,
                         "Edges kept by the semantic pre-filter for scoring (0: 30)");
         cmd->add_option("--edge-limit", options->edge_limit, "Edges kept for the answer (0: 25)");
+    } else if (service == schema::services::kAgent) {
+        cmd->add_option("--max-iterations", options->max_iterations,
+                        "Iterations at most (0: the worker's limit, 10 by default)");
+        cmd->add_option("--tool", options->tools, "Offer only this tool (repeat for several)");
     } else {
         cmd->add_option("--doc-limit", options->doc_limit, "Chunks the answer uses (0: 20)");
         cmd->add_option(
@@ -265,7 +312,7 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
 void add_invoke_command(CLI::App& app) {
     auto* invoke = app.add_subcommand(
         "invoke",
-        "Ask a question through graph RAG or document RAG; the answer streams, -x shows each step, "
+        "Ask a question through graph RAG, document RAG or the agent; the answer streams, -x shows each step, "
         "--json prints every message of the stream as one JSON line");
     invoke->require_subcommand(1);
     add_rag_subcommand(
@@ -274,6 +321,9 @@ void add_invoke_command(CLI::App& app) {
     add_rag_subcommand(
         *invoke, std::string(schema::services::kDocumentRag),
         "Answer from the documents: concepts, hybrid chunk retrieval, re-ranking, synthesis");
+    add_rag_subcommand(*invoke, std::string(schema::services::kAgent),
+                       "Answer in steps (ReAct): the agent plans, calls the RAG engines and the store as tools, "
+                       "and shows its reasoning as it goes");
 }
 
 }  // namespace glassbox::cli

@@ -48,6 +48,7 @@ void add_embeddings_worker_command(CLI::App& worker_command);
 void add_store_worker_command(CLI::App& worker_command);
 void add_llm_worker_command(CLI::App& worker_command);
 void add_graph_rag_worker_command(CLI::App& worker_command);
+void add_agent_worker_command(CLI::App& worker_command);
 void add_document_rag_worker_command(CLI::App& worker_command);
 
 }  // namespace glassbox::cli

@@ -332,25 +332,32 @@ void analysis(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo
     if (!action.action.empty()) {
         e.type(uri, v::kToolUse);
         e.literal(uri, v::kAction, action.action);
+        for (const auto& more : action.more_actions) e.literal(uri, v::kAction, more);
         if (!action.arguments.empty()) e.literal(uri, v::kArguments, action.arguments);
     }
+    for (const auto& tool : action.candidates) e.literal(uri, v::kToolCandidate, tool);
 }
 
 void observation(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo& step,
-                 const StoredText& text) {
+                 const StoredText& text, const ObservationInfo& info) {
     Emitter e(out);
     const auto uri = run.observation(n);
     step_header(e, run, uri, v::kObservation, step);
     e.integer(uri, v::kIteration, n);
     stored_text(e, uri, text, v::kObservationText, v::kObservationRef);
+    e.literal(uri, v::kToolStatus, info.error ? "error" : "ok");
+    for (const auto& sub : info.sub_run_steps) e.iri(uri, v::kProvWasDerivedFrom, sub);
 }
 
 void conclusion(TripleSink& out, const RunUris& run, const StepInfo& step,
-                const StoredText& answer) {
+                const StoredText& answer, std::string_view termination,
+                const std::optional<std::string>& short_answer) {
     Emitter e(out);
     const auto uri = run.conclusion();
     step_header(e, run, uri, v::kConclusion, step);
     stored_text(e, uri, answer, v::kAnswerText, v::kAnswerRef);
+    if (!termination.empty()) e.literal(uri, v::kTerminationReason, termination);
+    if (short_answer) e.literal(uri, v::kShortAnswer, *short_answer);
 }
 
 void routing_decision(TripleSink& out, const RunUris& run, const StepInfo& step,
@@ -464,12 +471,15 @@ std::vector<Triple> analysis(const RunUris& run, std::size_t n, const StepInfo& 
 }
 
 std::vector<Triple> observation(const RunUris& run, std::size_t n, const StepInfo& step,
-                                const StoredText& text) {
-    return listed([&](TripleSink& out) { observation(out, run, n, step, text); });
+                                const StoredText& text, const ObservationInfo& info) {
+    return listed([&](TripleSink& out) { observation(out, run, n, step, text, info); });
 }
 
-std::vector<Triple> conclusion(const RunUris& run, const StepInfo& step, const StoredText& answer) {
-    return listed([&](TripleSink& out) { conclusion(out, run, step, answer); });
+std::vector<Triple> conclusion(const RunUris& run, const StepInfo& step, const StoredText& answer,
+                               std::string_view termination,
+                               const std::optional<std::string>& short_answer) {
+    return listed(
+        [&](TripleSink& out) { conclusion(out, run, step, answer, termination, short_answer); });
 }
 
 std::vector<Triple> routing_decision(const RunUris& run, const StepInfo& step,

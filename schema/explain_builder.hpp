@@ -129,6 +129,17 @@ struct AgentAction {
     std::string thought;
     std::string action;     // tool name; empty when the iteration used no tool
     std::string arguments;  // the tool arguments as JSON text
+    // Further tools called in the same iteration, side by side (gb:action once per tool;
+    // `arguments` is then the JSON array of every call's {"tool", "args"}).
+    std::vector<std::string> more_actions{};
+    std::vector<std::string> candidates{};  // gb:toolCandidate: the tools the model was offered
+};
+
+// What an agent Observation records besides its text: whether a tool failed (gb:toolStatus
+// "error", else "ok") and the last steps of the tool calls' sub-runs it was derived from.
+struct ObservationInfo {
+    bool error = false;
+    std::vector<std::string> sub_run_steps{};
 };
 
 struct Routing {
@@ -179,8 +190,11 @@ std::vector<Triple> synthesis(const RunUris& run, const StepInfo& step, const St
 std::vector<Triple> analysis(const RunUris& run, std::size_t n, const StepInfo& step,
                              const AgentAction& action);
 std::vector<Triple> observation(const RunUris& run, std::size_t n, const StepInfo& step,
-                                const StoredText& text);
-std::vector<Triple> conclusion(const RunUris& run, const StepInfo& step, const StoredText& answer);
+                                const StoredText& text, const ObservationInfo& info = {});
+// With `termination` (agent runs): gb:terminationReason ("final-answer", "max-iterations", …).
+std::vector<Triple> conclusion(const RunUris& run, const StepInfo& step, const StoredText& answer,
+                               std::string_view termination = {},
+                               const std::optional<std::string>& short_answer = std::nullopt);
 std::vector<Triple> routing_decision(const RunUris& run, const StepInfo& step,
                                      const Routing& routing);
 std::vector<Triple> escalation(const RunUris& run, std::size_t n, const StepInfo& step,
@@ -225,9 +239,10 @@ void synthesis(TripleSink& out, const RunUris& run, const StepInfo& step, const 
 void analysis(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo& step,
               const AgentAction& action);
 void observation(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo& step,
-                 const StoredText& text);
+                 const StoredText& text, const ObservationInfo& info = {});
 void conclusion(TripleSink& out, const RunUris& run, const StepInfo& step,
-                const StoredText& answer);
+                const StoredText& answer, std::string_view termination = {},
+                const std::optional<std::string>& short_answer = std::nullopt);
 void routing_decision(TripleSink& out, const RunUris& run, const StepInfo& step,
                       const Routing& routing);
 void escalation(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo& step,

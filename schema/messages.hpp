@@ -99,6 +99,7 @@ struct AgentRequest {
     std::uint32_t max_iterations = 0;
     bool streaming = false;
     std::optional<std::string> parent_uri;
+    std::vector<std::string> tools;  // a subset of the worker's tools by name; empty: all
     bool operator==(const AgentRequest&) const = default;
 };
 

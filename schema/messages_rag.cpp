@@ -60,6 +60,7 @@ struct FieldList<AgentRequest> {
         field("max_iterations", &T::max_iterations),
         field("streaming", &T::streaming),
         iri_field("parent_uri", &T::parent_uri),
+        field("tools", &T::tools),
     };
 };
 

@@ -17,6 +17,7 @@ constexpr std::array kTerms{
     kSpanStart, kSpanEnd, kSupportedBy, kDurationMs, kInputTokens, kOutputTokens,
     kModelName, kRoutingMethod, kRuleFired, kConfidence, kEngine, kReason, kRelevance,
     kIteration, kThought, kAction, kArguments, kObservationText, kObservationRef,
+    kToolCandidate, kToolStatus, kTerminationReason,
     kVectorRank, kVectorScore, kKeywordRank, kKeywordScore, kTitleRank, kTitleScore, kLinkRank,
 };
 

@@ -123,6 +123,9 @@ inline constexpr std::string_view kAction = "https://glassbox.dev/ns#action";
 inline constexpr std::string_view kArguments = "https://glassbox.dev/ns#arguments";
 inline constexpr std::string_view kObservationText = "https://glassbox.dev/ns#observation";
 inline constexpr std::string_view kObservationRef = "https://glassbox.dev/ns#observationRef";
+inline constexpr std::string_view kToolCandidate = "https://glassbox.dev/ns#toolCandidate";
+inline constexpr std::string_view kToolStatus = "https://glassbox.dev/ns#toolStatus";
+inline constexpr std::string_view kTerminationReason = "https://glassbox.dev/ns#terminationReason";
 
 // Every gb: class and property above, for tests that check the ontology declares them.
 std::span<const std::string_view> glassbox_terms() noexcept;

@@ -862,7 +862,7 @@ TEST_F(RagTest, UpStartsEveryWorker) {
     ASSERT_TRUE(info.has_value());
     const std::string endpoint = (*info)["endpoint"];
     for (const char* service :
-         {"echo", "trace", "embeddings", "store", "llm", "graph-rag", "document-rag"}) {
+         {"echo", "trace", "embeddings", "store", "llm", "graph-rag", "document-rag", "agent"}) {
         EXPECT_TRUE(wait_for_service(endpoint, service, milliseconds{20'000})) << service;
     }
     const auto stopped = up.terminate(milliseconds{20'000});

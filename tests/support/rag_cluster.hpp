@@ -68,8 +68,10 @@ public:
     // Stops one service's workers (e.g. the store, for failure paths).
     void stop_service(const std::string& service);
 
-private:
+    // Adds a worker of `service` (the agent tests add the agent and a second llm).
     void add_worker(const std::string& service, runtime::Handler handler, std::size_t threads = 1);
+
+private:
 
     zmq::context_t context_{1};
     std::filesystem::path home_;

@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "base/log.hpp"
+#include "workers/llm/agent_planner.hpp"
 #include "text/similarity.hpp"
 
 namespace glassbox::llm {
@@ -202,11 +203,18 @@ base::Result<Completion> ExtractiveProvider::generate(const PromptInput& input,
         auto chunks = chunks_of(input);
         if (!chunks) return std::move(chunks).error();
         completion = text_completion(model_.answer_from_chunks(question, *chunks), options);
+    } else if (name == "agent-react") {
+        auto tools = json_variable(input, "tools");
+        if (!tools) return std::move(tools).error();
+        auto steps = json_variable(input, "steps");
+        if (!steps) return std::move(steps).error();
+        completion.text = render_react(plan_agent_step(question, *tools, *steps));
+        if (options.on_text) options.on_text(completion.text);
     } else {
         return make_error(ErrorType::kInvalidRequest,
                           "the extractive provider answers only the built-in templates "
                           "(extract-concepts, kg-edge-scoring, kg-edge-reasoning, kg-synthesis, "
-                          "document-synthesis), not \"" +
+                          "document-synthesis, agent-react), not \"" +
                               name + "\"; configure a model for others");
     }
     if (completion.json) completion.text = completion.json->dump();

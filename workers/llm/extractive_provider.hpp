@@ -1,4 +1,5 @@
-// The extractive provider: answers the five built-in templates with ExtractiveModel.
+// The extractive provider: answers the built-in templates with ExtractiveModel (agent-react with
+// the deterministic planner of agent_planner.hpp).
 #pragma once
 
 #include "workers/llm/extractive_model.hpp"
@@ -9,9 +10,10 @@ namespace glassbox::llm {
 // Reports model "glassbox-extractive-v1"; in_tokens/out_tokens are whitespace-separated word
 // counts of the rendered prompt and of the answer. The template's prompt text is not read (a
 // user override changes nothing here but the token count); its variables are. Streams text
-// answers one sentence per piece. kInvalidRequest for a template other than the five built-in
-// names. kg-edge-scoring asks `embed` for "question" and each "s p o" and blends the cosines
-// in; when that fails it scores lexically only (logged once a minute at most).
+// answers one sentence per piece. kInvalidRequest for a template other than the six it answers
+// (agent-completion included: it needs a model). kg-edge-scoring asks `embed` for "question" and
+// each "s p o" and blends the cosines in; when that fails it scores lexically only (logged once a
+// minute at most).
 // Bounded input: at most kMaxEdges edges (kg-edge-scoring, kg-edge-reasoning, kg-synthesis) and
 // kMaxConcepts concepts, else kInvalidRequest naming the bound; the graph-rag pipeline sends at
 // most 1,000 edges. Scoring and reasoning stop with kCancelled once the request is cancelled or

@@ -78,14 +78,17 @@ std::string document_rag(Trace& out, const RunUris& run, std::optional<std::stri
 std::string agent(Trace& out, const RunUris& run, std::optional<std::string> parent = {}) {
     out.add(question(run, "Who wrote Dune and when?", at(0), worker_agent_uri("agent"),
                      parent ? std::optional<std::string_view>(*parent) : std::nullopt));
-    out.add(analysis(run, 0, step(5, std::nullopt, "gpt-4o-mini"),
-                     AgentAction{"I should search the graph", "graph-rag", R"({"question":"author of Dune"})"}));
-    out.add(observation(run, 0, step(9, run.analysis(0), nullptr), StoredText{"Frank Herbert", {}}));
+    AgentAction first{"I should search the graph", "graph-rag", R"({"question":"author of Dune"})"};
+    first.candidates = {"knowledge-query", "document-query", "triples-query"};
+    out.add(analysis(run, 0, step(5, std::nullopt, "gpt-4o-mini"), first));
+    out.add(observation(run, 0, step(9, run.analysis(0), nullptr), StoredText{"Frank Herbert", {}},
+                        ObservationInfo{false, {}}));
     out.add(analysis(run, 1, step(12, run.observation(0), "gpt-4o-mini"),
                      AgentAction{"and the date", "document-rag", R"({"question":"Dune date"})"}));
     out.add(observation(run, 1, step(15, run.analysis(1), nullptr), StoredText{"1965", run.text("obs1")}));
     out.add(analysis(run, 2, step(16, run.observation(1), "gpt-4o-mini"), AgentAction{"I know enough", "", ""}));
-    out.add(conclusion(run, step(18, run.analysis(2), "gpt-4o-mini"), StoredText{"Herbert, 1965.", {}}));
+    out.add(conclusion(run, step(18, run.analysis(2), "gpt-4o-mini"), StoredText{"Herbert, 1965.", {}},
+                       "final-answer", std::string("Frank Herbert")));
     out.add(trace_end(run, at(19), TraceStatus::kComplete));
     return run.conclusion();
 }

@@ -274,6 +274,29 @@ TEST(Agent, IterationsChainAndToolUse) {
     EXPECT_TRUE(has(c, kRun.conclusion(), v::kAnswerText, literal("Herbert")));
 }
 
+TEST(Agent, CandidatesSeveralCallsToolStatusAndTermination) {
+    AgentAction action{"two lookups", "knowledge-query", R"([{"tool":"knowledge-query"},{"tool":"triples-query"}])"};
+    action.more_actions = {"triples-query"};
+    action.candidates = {"knowledge-query", "triples-query"};
+    const auto a0 = analysis(kRun, 0, StepInfo{at_ms(0)}, action);
+    EXPECT_EQ(objects(a0, kRun.analysis(0), v::kAction).size(), 2u);
+    EXPECT_EQ(objects(a0, kRun.analysis(0), v::kToolCandidate).size(), 2u);
+    const std::string sub = "urn:glassbox:99999999-2222-4333-8444-555555555555:synthesis";
+    const auto o0 = observation(kRun, 0, StepInfo{at_ms(1), kRun.analysis(0)}, StoredText{"error: gone", {}},
+                                ObservationInfo{true, {sub}});
+    EXPECT_TRUE(has(o0, kRun.observation(0), v::kToolStatus, literal("error")));
+    EXPECT_TRUE(has(o0, kRun.observation(0), v::kProvWasDerivedFrom, iri(sub)));
+    EXPECT_TRUE(has(o0, kRun.observation(0), v::kProvWasDerivedFrom, iri(kRun.analysis(0))));
+    const auto ok = observation(kRun, 1, StepInfo{at_ms(2), kRun.analysis(1)}, StoredText{"found", {}});
+    EXPECT_TRUE(has(ok, kRun.observation(1), v::kToolStatus, literal("ok")));
+    const auto c = conclusion(kRun, StepInfo{at_ms(3), kRun.observation(1)}, StoredText{"Dune.", {}},
+                              "max-iterations", std::string("Dune"));
+    EXPECT_TRUE(has(c, kRun.conclusion(), v::kTerminationReason, literal("max-iterations")));
+    EXPECT_TRUE(has(c, kRun.conclusion(), v::kShortAnswer, literal("Dune")));
+    const auto plain = conclusion(kRun, StepInfo{at_ms(3)}, StoredText{"Dune.", {}});
+    EXPECT_TRUE(objects(plain, kRun.conclusion(), v::kTerminationReason).empty());
+}
+
 TEST(Routing, DecisionAndEscalation) {
     const auto r = routing_decision(kRun, StepInfo{at_ms(0)}, Routing{"rules", {"who-question"}, 0.75, "graph-rag"});
     EXPECT_TRUE(has(r, kRun.routing_decision(), v::kConfidence, xsd_double(0.75)));

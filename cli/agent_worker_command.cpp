@@ -1,0 +1,77 @@
+// `glassbox worker agent`: the ReAct agent service (docs/agent.md).
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli/client_options.hpp"
+#include "cli/worker_support.hpp"
+#include "schema/services.hpp"
+#include "workers/agent/agent_config.hpp"
+#include "workers/agent/agent_service.hpp"
+#include "workers/agent/tool_catalog.hpp"
+
+namespace glassbox::cli {
+namespace {
+
+struct AgentOptions {
+    WorkerOptions worker;
+    agent::AgentConfig config;
+    std::string tools_file;
+    int call_timeout_ms = 0;
+    bool print_tools = false;
+};
+
+void run_agent(const AgentOptions& options) {
+    if (options.print_tools) {
+        std::cout << agent::default_tools_text() << '\n';
+        return;
+    }
+    std::vector<agent::Tool> tools = agent::default_tools();
+    if (!options.tools_file.empty()) {
+        auto loaded = agent::load_tools(options.tools_file);
+        if (!loaded) exit_with_error(loaded.error());
+        tools = std::move(*loaded);
+    }
+    const sigset_t stop_signals = block_stop_signals();
+    agent::AgentConfig config = options.config;
+    config.call_timeout = std::chrono::milliseconds{options.call_timeout_ms};
+    const char* no_explain = std::getenv("GLASSBOX_BENCH_NO_EXPLAIN");
+    config.explain = !(no_explain != nullptr && std::string_view(no_explain) == "1");
+    run_worker(std::string(schema::services::kAgent), options.worker,
+               agent::make_agent_handler(config, std::move(tools)), stop_signals);
+}
+
+}  // namespace
+
+void add_agent_worker_command(CLI::App& worker_command) {
+    auto options = std::make_shared<AgentOptions>();
+    options->worker.threads = 2;
+    auto* sub = worker_command.add_subcommand(
+        std::string(schema::services::kAgent),
+        "Serve `agent`: multi-step answers (ReAct) with the RAG engines and the store as tools (docs/agent.md)");
+    add_worker_options(*sub, options->worker, std::string(schema::services::kAgent));
+    auto& c = options->config;
+    sub->add_option("--tools", options->tools_file, "Tool file (JSON; default: the built-in tools)");
+    sub->add_flag("--print-tools", options->print_tools, "Print the built-in tool file and exit");
+    sub->add_option("--max-iterations", c.max_iterations, "Iterations of the loop at most (a request may lower it)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100));
+    sub->add_option("--llm-service", c.llm_service, "Service answering the agent-react template")->capture_default_str();
+    sub->add_option("--store-service", c.store_service, "The knowledge store (triples-query)")->capture_default_str();
+    sub->add_option("--embeddings-service", c.embeddings_service, "Resolves names to entities (triples-query)")
+        ->capture_default_str();
+    sub->add_option("--graph-rag-service", c.graph_rag_service, "knowledge-query's service")->capture_default_str();
+    sub->add_option("--document-rag-service", c.document_rag_service, "document-query's service")
+        ->capture_default_str();
+    sub->add_option("--trace-service", c.trace_service, "Where conversation turns are fetched")->capture_default_str();
+    sub->add_option("--react-template", c.react_template, "The llm template of each step")->capture_default_str();
+    sub->add_option("--call-timeout-ms", options->call_timeout_ms,
+                    "Deadline of each call to another service (0: the request's remaining time)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 3'600'000));
+    sub->callback([options] { run_agent(*options); });
+}
+
+}  // namespace glassbox::cli

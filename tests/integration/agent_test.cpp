@@ -1,0 +1,211 @@
+// The agent end to end: the broker, trace collector, embeddings, store, llm (extractive planner),
+// graph-rag, document-rag and agent workers as processes on loopback, ops/sample loaded with
+// `glassbox load`. The agent's chain is checked like the RAG chains; a tool's worker killed
+// mid-call becomes an error Observation and the agent goes on; the agent's own worker killed
+// mid-run leaves a trace ended with status error after the step it reached; `invoke agent`.
+#include <gtest/gtest.h>
+
+#include "schema/messages.hpp"
+#include "schema/vocabulary.hpp"
+#include "tests/integration/rag_trace_checks.hpp"
+#include "tests/support/cluster.hpp"
+
+namespace glassbox::integration {
+namespace {
+
+using nlohmann::json;
+using rag::ChainExpectation;
+using rag::RagRun;
+using rag::TraceGraph;
+using std::chrono::milliseconds;
+namespace fs = std::filesystem;
+namespace vocab = schema::vocab;
+
+const fs::path kSample = GLASSBOX_SAMPLE_DIR;
+
+// The agent's stream split: its own explain/final/error messages (a RagRun) and its step
+// PARTIALs by message_type.
+struct AgentRun {
+    RagRun run;
+    std::vector<json> partials;
+    std::vector<json> of(const std::string& type) const {
+        std::vector<json> out;
+        for (const auto& p : partials)
+            if (p.value("message_type", "") == type) out.push_back(p);
+        return out;
+    }
+};
+
+class AgentTest : public ClusterTest {
+protected:
+    // The pipeline; `rag_service` is the service the agent's knowledge-query calls.
+    // A killed worker's request is not retried (--max-retries 0): it ends with WorkerLost.
+    void start_pipeline(const std::string& rag_service = "graph-rag") {
+        broker_ = start_broker({.extra = {"--max-retries", "0"}});
+        const std::string hb = std::to_string(kHeartbeatMs);
+        const auto worker = [&](const std::string& name, std::vector<std::string> extra = {}) {
+            std::vector<std::string> argv = {glassbox_binary(), "worker", name, "--broker", broker_.endpoint,
+                                             "--heartbeat-ms", hb};
+            argv.insert(argv.end(), extra.begin(), extra.end());
+            start_process(name, argv);
+        };
+        worker("trace-collector", {"--home", (dir() / "collector-home").string()});
+        worker("embeddings");
+        worker("store", {"--home", (dir() / "store-home").string()});
+        worker("llm");
+        worker("graph-rag");
+        worker("document-rag");
+        agent_ = &start_process("agent", {glassbox_binary(), "worker", "agent", "--broker", broker_.endpoint,
+                                          "--heartbeat-ms", hb, "--graph-rag-service", rag_service});
+        for (const char* service : {"trace", "embeddings", "store", "llm", "graph-rag", "document-rag", "agent"})
+            ASSERT_TRUE(wait_for_service(broker_.endpoint, service)) << service << " did not register";
+        const auto rdf = glassbox({"load", "rdf", (kSample / "orrin.ttl").string(), "--tier", "1"});
+        ASSERT_TRUE(rdf.status.exited && rdf.status.code == 0) << rdf.err;
+    }
+
+    CommandResult glassbox(std::vector<std::string> args) {
+        args.push_back("--broker");
+        args.push_back(broker_.endpoint);
+        return run_glassbox(std::move(args), milliseconds{120'000});
+    }
+
+    static AgentRun split(std::vector<GbcMessage> messages) {
+        AgentRun out;
+        std::vector<GbcMessage> own;
+        for (auto& m : messages) {
+            if (m.is_partial("data")) {
+                out.partials.push_back(m.json());
+            } else {
+                own.push_back(std::move(m));
+            }
+        }
+        out.run = rag::decode_run(std::move(own));
+        return out;
+    }
+
+    AgentRun ask(const json& body) {
+        GbcClient client(context_, broker_.endpoint);
+        return split(client.call("agent", body.dump(), 60'000, milliseconds{65'000}));
+    }
+
+    RunningBroker broker_;
+    ChildProcess* agent_ = nullptr;
+};
+
+TEST_F(AgentTest, AThreeHopSampleQuestionIsAnsweredStepByStepWithACheckedChain) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline());
+    const auto a = ask({{"question", "Where was the founder of the company that built the Meridian Telescope born?"},
+                        {"streaming", true}});
+    ASSERT_TRUE(a.run.final.has_value()) << a.run.describe();
+    const json& final = *a.run.final;
+    EXPECT_EQ(final.value("answer", ""), "Port Aldous") << final.dump();
+    EXPECT_EQ(final.value("termination", ""), "final-answer");
+    const int iterations = final.value("iterations", 0);
+    EXPECT_EQ(iterations, 4);  // resolve, built by, founded by, born in … then the answer
+    EXPECT_EQ(a.of("thought").size(), static_cast<std::size_t>(iterations));
+    EXPECT_EQ(a.of("observation").size(), static_cast<std::size_t>(iterations - 1));
+
+    ChainExpectation expected;
+    expected.service = "agent";
+    expected.steps.push_back("Question");
+    for (int n = 0; n + 1 < iterations; ++n) {
+        expected.steps.push_back("Analysis");
+        expected.steps.push_back("Observation");
+    }
+    expected.steps.push_back("Analysis");
+    expected.steps.push_back("Conclusion");
+    ASSERT_NO_FATAL_FAILURE(rag::check_chain(a.run, expected));
+    const TraceGraph graph(a.run.explains);
+    const auto steps = rag::step_uris(a.run);
+    EXPECT_TRUE(graph.has_type(schema::iri(steps[1]), vocab::kToolUse));
+    EXPECT_EQ(graph.text(schema::iri(steps[1]), vocab::kAction), std::optional<std::string>("triples-query"));
+    EXPECT_EQ(graph.values(schema::iri(steps[1]), vocab::kToolCandidate).size(), 4u);
+    EXPECT_EQ(graph.text(schema::iri(steps.back()), vocab::kTerminationReason),
+              std::optional<std::string>("final-answer"));
+    EXPECT_EQ(graph.text(schema::iri(steps.back()), vocab::kShortAnswer), std::optional<std::string>("Port Aldous"));
+}
+
+TEST_F(AgentTest, AKnowledgeQueryIsASubTraceOfItsAnalysis) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline());
+    const auto a = ask({{"question", "Who designed Greyhollow Light?"}, {"streaming", true},
+                        {"tools", {"knowledge-query"}}});
+    ASSERT_TRUE(a.run.final.has_value()) << a.run.describe();
+    EXPECT_EQ(a.run.final->value("answer", ""), "Ilse Varrow");
+    const auto forwarded = a.of("explain");
+    ASSERT_FALSE(forwarded.empty());
+    const auto steps = rag::step_uris(a.run);
+    ASSERT_GE(steps.size(), 3u);
+    const std::string analysis = steps[1];
+    for (const auto& f : forwarded) EXPECT_EQ(f["explain"].value("parent_uri", ""), analysis);
+    const std::string sub_last = forwarded.back()["explain"].value("explain_id", "");
+    EXPECT_TRUE(sub_last.ends_with(":synthesis")) << sub_last;
+    const TraceGraph graph(a.run.explains);
+    const auto derived = graph.values(schema::iri(steps[2]), vocab::kProvWasDerivedFrom);
+    EXPECT_NE(std::find(derived.begin(), derived.end(), schema::iri(sub_last)), derived.end());
+}
+
+TEST_F(AgentTest, AToolWorkerKilledMidCallIsAnErrorObservationAndTheAgentGoesOn) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline("slow-rag"));
+    auto& slow = start_test_worker(broker_.endpoint, "slow-rag", 20'000);
+    ASSERT_TRUE(wait_for_service(broker_.endpoint, "slow-rag"));
+    GbcClient client(context_, broker_.endpoint);
+    const auto rid = client.request("agent",
+                                    json{{"question", "Who designed Greyhollow Light?"}, {"streaming", true},
+                                         {"tools", {"knowledge-query"}}}
+                                        .dump(),
+                                    60'000);
+    ASSERT_TRUE(wait_until_busy(broker_.endpoint, "slow-rag", 1, milliseconds{20'000}));
+    slow.kill();
+    const auto a = split(client.collect(rid, milliseconds{60'000}));
+    ASSERT_TRUE(a.run.final.has_value()) << a.run.describe();
+    const auto observations = a.of("observation");
+    ASSERT_FALSE(observations.empty());
+    EXPECT_TRUE(observations.front().value("error", false)) << observations.front().dump();
+    EXPECT_NE(observations.front().value("content", "").find("WorkerLost"), std::string::npos)
+        << observations.front().dump();
+    const TraceGraph graph(a.run.explains);
+    const auto steps = rag::step_uris(a.run);
+    ASSERT_GE(steps.size(), 3u);
+    EXPECT_EQ(graph.text(schema::iri(steps[2]), vocab::kToolStatus), std::optional<std::string>("error"));
+    EXPECT_EQ(graph.text(schema::iri(steps.back()), vocab::kTerminationReason),
+              std::optional<std::string>("final-answer"));
+}
+
+TEST_F(AgentTest, TheAgentKilledMidRunLeavesAnErrorTraceAfterTheStepItReached) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline("slow-rag"));
+    start_test_worker(broker_.endpoint, "slow-rag", 20'000);
+    ASSERT_TRUE(wait_for_service(broker_.endpoint, "slow-rag"));
+    GbcClient client(context_, broker_.endpoint);
+    const auto rid = client.request(
+        "agent", json{{"question", "Who designed Greyhollow Light?"}, {"tools", {"knowledge-query"}}}.dump(), 60'000);
+    ASSERT_TRUE(wait_until_busy(broker_.endpoint, "slow-rag", 1, milliseconds{20'000}));
+    agent_->kill();
+    const auto a = split(client.collect(rid, milliseconds{30'000}));
+    EXPECT_EQ(a.run.error_type, "WorkerLost") << a.run.describe();
+    ASSERT_GE(a.run.explains.size(), 3u) << a.run.describe();
+    const auto& end = a.run.explains.back();
+    EXPECT_TRUE(end.end_of_trace);
+    EXPECT_EQ(schema::to_string(end.trace_status), "error");
+    // The step reached: Analysis 0, calling knowledge-query.
+    const auto& reached = a.run.explains[a.run.explains.size() - 2];
+    EXPECT_TRUE(reached.explain_id.ends_with(":analysis:0")) << reached.explain_id;
+    const TraceGraph graph(a.run.explains);
+    EXPECT_EQ(graph.text(schema::iri(reached.explain_id), vocab::kAction),
+              std::optional<std::string>("knowledge-query"));
+}
+
+TEST_F(AgentTest, InvokeAgentShowsTheStepsAsTheyHappenThenTheAnswer) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline());
+    const auto r =
+        glassbox({"invoke", "agent", "-q", "In which town was the founder of the shipyard that built the MV Gannet born?"});
+    ASSERT_TRUE(r.status.exited && r.status.code == 0) << r.err;
+    EXPECT_NE(r.out.find("[0] thought:"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("[0] action: triples-query"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("[0] observation:"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Answer: Brinehaven"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("(final-answer after"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("glassbox traces show"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace glassbox::integration

@@ -1,0 +1,340 @@
+// The agent service on an in-process bus (real broker, store, embeddings, graph-rag and
+// document-rag over loopback TCP): the extractive planner through the real llm service, and a
+// scripted model for malformed replies, unknown tools, failing tools, max-iterations and errors.
+#include "workers/agent/agent_service.hpp"
+
+#include <deque>
+#include <mutex>
+
+#include <gtest/gtest.h>
+
+#include "schema/explain_builder.hpp"
+#include "schema/vocabulary.hpp"
+#include "tests/support/rag_cluster.hpp"
+#include "workers/llm/extractive_provider.hpp"
+#include "workers/llm/llm_service.hpp"
+#include "workers/llm/prompt_template.hpp"
+
+namespace glassbox::agent {
+namespace {
+
+using nlohmann::json;
+using rag::testing::RagCluster;
+using rag::testing::StreamReply;
+using schema::Term;
+using schema::Triple;
+namespace vocab = schema::vocab;
+
+const std::string kFamily = R"(
+<urn:fam:marta_vell> <urn:fam:spouse> <urn:fam:oren_tal> .
+<urn:fam:marta_vell> <urn:fam:nationality> <urn:fam:norway> .
+<urn:fam:marta_vell> <urn:fam:gender> <urn:fam:female> .
+<urn:fam:oren_tal> <urn:fam:spouse> <urn:fam:marta_vell> .
+<urn:fam:oren_tal> <urn:fam:nationality> <urn:fam:iceland> .
+<urn:fam:oren_tal> <urn:fam:children> <urn:fam:sif_tal> .
+<urn:fam:sif_tal> <urn:fam:place_of_birth> <urn:fam:reykjavik> .
+<urn:fam:marta_vell> <http://www.w3.org/2000/01/rdf-schema#label> "marta vell" .
+<urn:fam:oren_tal> <http://www.w3.org/2000/01/rdf-schema#label> "oren tal" .
+<urn:fam:sif_tal> <http://www.w3.org/2000/01/rdf-schema#label> "sif tal" .
+<urn:fam:iceland> <http://www.w3.org/2000/01/rdf-schema#label> "iceland" .
+<urn:fam:norway> <http://www.w3.org/2000/01/rdf-schema#label> "norway" .
+<urn:fam:reykjavik> <http://www.w3.org/2000/01/rdf-schema#label> "reykjavik" .
+)";
+
+// A model that answers agent-react with the next scripted reply (the last one again when the
+// script runs out), and records the steps it was shown.
+struct ScriptedModel {
+    std::mutex mutex;
+    std::deque<std::string> replies;
+    std::vector<json> seen_steps;
+    std::vector<json> seen_history;
+    bool fail = false;
+};
+
+runtime::Handler scripted_model(std::shared_ptr<ScriptedModel> model) {
+    return [model](runtime::RequestContext& context) {
+        auto request = schema::decode<schema::LlmRequest>(context.body());
+        if (!request) return (void)context.fail(request.error());
+        std::string text;
+        {
+            std::lock_guard lock(model->mutex);
+            if (model->fail) return (void)context.fail(base::make_error(base::ErrorType::kUpstreamError, "model down"));
+            model->seen_steps.push_back(json::parse(request->variables["steps"]));
+            model->seen_history.push_back(json::parse(request->variables["history"]));
+            text = model->replies.front();
+            if (model->replies.size() > 1) model->replies.pop_front();
+        }
+        schema::LlmResponse response;
+        response.text = text;
+        response.model = "scripted";
+        response.in_token = 10;
+        response.out_token = 5;
+        (void)context.reply(schema::encode(response));
+    };
+}
+
+std::vector<Triple> trace_triples(const std::vector<StreamReply>& replies) {
+    std::vector<Triple> out;
+    for (const auto& r : replies) {
+        if (r.kind != bus::ReplyKind::kExplain) continue;
+        auto m = schema::decode<schema::ExplainMessage>(r.body);
+        EXPECT_TRUE(m.ok());
+        if (m) out.insert(out.end(), m->explain_triples.begin(), m->explain_triples.end());
+    }
+    return out;
+}
+
+std::vector<std::string> objects(const std::vector<Triple>& triples, const std::string& s, std::string_view p) {
+    std::vector<std::string> out;
+    for (const auto& t : triples) {
+        if (!t.s.is_iri() || t.s.as_iri().value != s || !t.p.is_iri() || t.p.as_iri().value != p) continue;
+        out.push_back(t.o.is_iri() ? t.o.as_iri().value : t.o.is_literal() ? t.o.as_literal().value : "");
+    }
+    return out;
+}
+
+std::vector<json> partials(const std::vector<StreamReply>& replies, const std::string& type) {
+    std::vector<json> out;
+    for (const auto& r : replies)
+        if (r.kind == bus::ReplyKind::kData && r.body.value("message_type", "") == type) out.push_back(r.body);
+    return out;
+}
+
+json agent_request(const std::string& question, const std::string& collection, std::uint32_t max_iterations = 0) {
+    schema::AgentRequest request;
+    request.question = question;
+    request.collection = collection;
+    request.streaming = true;
+    request.max_iterations = max_iterations;
+    return schema::encode(request);
+}
+
+class AgentServiceTest : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        cluster_ = new RagCluster();
+        cluster_->load_triples("fam", "file:///test/family.nt", kFamily);
+        auto templates = llm::TemplateSet::builtin();
+        ASSERT_TRUE(templates);
+        cluster_->add_worker("llm-real", llm::make_llm_handler(std::make_shared<const llm::TemplateSet>(*templates),
+                                                               std::make_shared<llm::ExtractiveProvider>()));
+        AgentConfig planner;
+        planner.llm_service = "llm-real";
+        cluster_->add_worker("agent", make_agent_handler(planner, default_tools()), 2);
+        model_ = std::make_shared<ScriptedModel>();
+        cluster_->add_worker("llm-scripted", scripted_model(model_));
+        AgentConfig scripted;
+        scripted.llm_service = "llm-scripted";
+        cluster_->add_worker("agent-scripted", make_agent_handler(scripted, default_tools()));
+        // A trace service that knows one conversation ("s1") and fails for "broken".
+        cluster_->add_worker("trace", [](runtime::RequestContext& context) {
+            const json& body = context.body();
+            if (body.value("session_id", "") == "broken")
+                return (void)context.fail(base::make_error(base::ErrorType::kInternal, "the trace store is locked"));
+            json turns = json::array();
+            if (body.value("session_id", "") == "s1" && body.value("limit", 0) == 5)
+                turns.push_back({{"question", "Who is Marta Vell's husband?"}, {"answer", "Oren Tal."},
+                                 {"short_answer", "Oren Tal"}, {"trace", "u1"}, {"started", "t"}, {"status", "complete"}});
+            (void)context.reply(json{{"session_id", body.value("session_id", "")}, {"turns", turns}});
+        });
+    }
+    static void TearDownTestSuite() {
+        delete cluster_;
+        cluster_ = nullptr;
+    }
+    void script(std::deque<std::string> replies) {
+        std::lock_guard lock(model_->mutex);
+        model_->replies = std::move(replies);
+        model_->seen_steps.clear();
+        model_->seen_history.clear();
+        model_->fail = false;
+    }
+
+    static RagCluster* cluster_;
+    static std::shared_ptr<ScriptedModel> model_;
+};
+
+RagCluster* AgentServiceTest::cluster_ = nullptr;
+std::shared_ptr<ScriptedModel> AgentServiceTest::model_;
+
+TEST_F(AgentServiceTest, ThePlannerFollowsTheChainAndTheTraceExplainsEveryIteration) {
+    const auto replies =
+        cluster_->request("agent", agent_request("what is the nationality of marta_vell 's husband ?", "fam"));
+    const auto& final = replies.back();
+    ASSERT_EQ(final.kind, bus::ReplyKind::kFinal) << (final.error ? final.error->describe() : final.body.dump());
+    EXPECT_EQ(final.body["answer"], "iceland") << final.body.dump();
+    EXPECT_EQ(final.body["termination"], "final-answer");
+    EXPECT_EQ(final.body["iterations"], 3);
+
+    // Streamed as it happened: a thought per iteration, the calls, the observations, the answer.
+    EXPECT_EQ(partials(replies, "thought").size(), 3u);
+    const auto actions = partials(replies, "action");
+    ASSERT_EQ(actions.size(), 2u);
+    EXPECT_EQ(actions[0]["tool"], "triples-query");
+    EXPECT_EQ(actions[1]["args"]["subject"], "urn:fam:oren_tal");
+    EXPECT_EQ(partials(replies, "observation").size(), 2u);
+    EXPECT_EQ(partials(replies, "answer").size(), 1u);
+
+    // Question → Analysis(0) → Observation(0) → Analysis(1) → Observation(1) → Analysis(2) → Conclusion.
+    const auto triples = trace_triples(replies);
+    const auto run = schema::explain::RunUris::from_uri(final.body["session"].get<std::string>());
+    ASSERT_TRUE(run);
+    EXPECT_EQ(objects(triples, run->analysis(0), vocab::kProvWasDerivedFrom).size(), 0u);
+    EXPECT_EQ(objects(triples, run->observation(0), vocab::kProvWasDerivedFrom),
+              std::vector<std::string>{run->analysis(0)});
+    EXPECT_EQ(objects(triples, run->analysis(1), vocab::kProvWasDerivedFrom),
+              std::vector<std::string>{run->observation(0)});
+    EXPECT_EQ(objects(triples, run->conclusion(), vocab::kProvWasDerivedFrom),
+              std::vector<std::string>{run->analysis(2)});
+    EXPECT_EQ(objects(triples, run->analysis(0), vocab::kAction), std::vector<std::string>{"triples-query"});
+    EXPECT_EQ(objects(triples, run->analysis(0), vocab::kToolCandidate).size(), 4u);
+    EXPECT_EQ(objects(triples, run->analysis(0), vocab::kModelName), std::vector<std::string>{"glassbox-extractive-v1"});
+    EXPECT_EQ(objects(triples, run->observation(1), vocab::kToolStatus), std::vector<std::string>{"ok"});
+    EXPECT_EQ(objects(triples, run->conclusion(), vocab::kTerminationReason), std::vector<std::string>{"final-answer"});
+    EXPECT_EQ(objects(triples, run->conclusion(), vocab::kShortAnswer), std::vector<std::string>{"iceland"});
+    EXPECT_EQ(objects(triples, run->question(), vocab::kStatus), std::vector<std::string>{"complete"});
+    EXPECT_FALSE(objects(triples, run->observation(0), vocab::kDurationMs).empty());
+}
+
+TEST_F(AgentServiceTest, MalformedRepliesAndUnknownToolsAreErrorObservationsAndTheLoopGoesOn) {
+    script({"I am not sure what to do.",
+            "Thought: try a tool\nAction: web-search\nArgs: {\"q\": \"x\"}",
+            "Thought: ask the graph\nAction: knowledge-query\nArgs: {\"question\": \"Which country is Cruz Azul FC in?\"}",
+            "Thought: the graph answered\nFinal Answer: Mexico\nCruz Azul FC is in Mexico."});
+    const auto replies = cluster_->request("agent-scripted", agent_request("Where is Cruz Azul?", "fam"));
+    const auto& final = replies.back();
+    ASSERT_EQ(final.kind, bus::ReplyKind::kFinal) << (final.error ? final.error->describe() : "");
+    EXPECT_EQ(final.body["answer"], "Mexico");
+    EXPECT_EQ(final.body["termination"], "final-answer");
+    EXPECT_EQ(final.body["response"], "Cruz Azul FC is in Mexico.");
+
+    // The model saw each error.
+    std::vector<json> seen;
+    {
+        std::lock_guard lock(model_->mutex);
+        seen = model_->seen_steps;
+    }
+    ASSERT_EQ(seen.size(), 4u);
+    EXPECT_NE(seen[1][0]["error"].get<std::string>().find("no Action and no Final Answer"), std::string::npos);
+    EXPECT_TRUE(seen[2][1]["calls"][0]["error"].get<bool>());
+    EXPECT_NE(seen[2][1]["calls"][0]["observation"].get<std::string>().find("web-search"), std::string::npos);
+
+    const auto triples = trace_triples(replies);
+    const auto run = schema::explain::RunUris::from_uri(final.body["session"].get<std::string>());
+    ASSERT_TRUE(run);
+    EXPECT_EQ(objects(triples, run->observation(0), vocab::kToolStatus), std::vector<std::string>{"error"});
+    EXPECT_EQ(objects(triples, run->observation(1), vocab::kToolStatus), std::vector<std::string>{"error"});
+    EXPECT_EQ(objects(triples, run->observation(2), vocab::kToolStatus), std::vector<std::string>{"ok"});
+    // The knowledge-query sub-run: its explain messages were forwarded, its parent is
+    // Analysis(2), and Observation(2) is derived from its last step.
+    std::string sub_last;
+    bool parent_ok = false;
+    for (const auto& p : partials(replies, "explain")) {
+        sub_last = p["explain"]["explain_id"].get<std::string>();
+        parent_ok = parent_ok || p["explain"].value("parent_uri", "") == run->analysis(2);
+    }
+    EXPECT_TRUE(parent_ok);
+    ASSERT_FALSE(sub_last.empty());
+    const auto derived = objects(triples, run->observation(2), vocab::kProvWasDerivedFrom);
+    EXPECT_NE(std::find(derived.begin(), derived.end(), sub_last), derived.end());
+    EXPECT_NE(std::find(derived.begin(), derived.end(), run->analysis(2)), derived.end());
+}
+
+TEST_F(AgentServiceTest, MaxIterationsEndsWithTheBestAnswerSoFar) {
+    script({"Thought: ask again\nAction: knowledge-query\nArgs: {\"question\": \"Which country is Cruz Azul FC in?\"}"});
+    const auto replies = cluster_->request("agent-scripted", agent_request("Where is Cruz Azul?", "kg-none", 2));
+    const auto& final = replies.back();
+    ASSERT_EQ(final.kind, bus::ReplyKind::kFinal) << (final.error ? final.error->describe() : "");
+    EXPECT_EQ(final.body["termination"], "max-iterations");
+    EXPECT_EQ(final.body["iterations"], 2);
+    EXPECT_FALSE(final.body["response"].get<std::string>().empty());
+    const auto triples = trace_triples(replies);
+    const auto run = schema::explain::RunUris::from_uri(final.body["session"].get<std::string>());
+    ASSERT_TRUE(run);
+    EXPECT_EQ(objects(triples, run->conclusion(), vocab::kTerminationReason), std::vector<std::string>{"max-iterations"});
+}
+
+TEST_F(AgentServiceTest, AToolWhoseServiceFailsIsAnErrorObservation) {
+    script({"Thought: complete\nAction: text-completion\nArgs: {\"prompt\": \"say hi\"}",
+            "Thought: that failed, so stop\nFinal Answer: unknown"});
+    // The extractive llm answers no agent-completion template: the tool fails, the loop goes on.
+    const auto replies = cluster_->request("agent-scripted", agent_request("Say hi", "fam"));
+    const auto& final = replies.back();
+    ASSERT_EQ(final.kind, bus::ReplyKind::kFinal) << (final.error ? final.error->describe() : "");
+    EXPECT_EQ(final.body["answer"], "unknown");
+    const auto observations = partials(replies, "observation");
+    ASSERT_EQ(observations.size(), 1u);
+    EXPECT_TRUE(observations[0]["error"].get<bool>());
+}
+
+TEST_F(AgentServiceTest, AModelThatFailsEndsTheRunWithAnErrorTrace) {
+    script({"unused"});
+    {
+        std::lock_guard lock(model_->mutex);
+        model_->fail = true;
+    }
+    const auto replies = cluster_->request("agent-scripted", agent_request("Where is Cruz Azul?", "fam"));
+    const auto& last = replies.back();
+    ASSERT_EQ(last.kind, bus::ReplyKind::kError);
+    EXPECT_EQ(last.error->type, base::ErrorType::kUpstreamError);
+    const auto triples = trace_triples(replies);
+    bool error_status = false;
+    for (const auto& t : triples)
+        if (t.p.is_iri() && t.p.as_iri().value == vocab::kStatus && t.o.is_literal() && t.o.as_literal().value == "error")
+            error_status = true;
+    EXPECT_TRUE(error_status);
+    script({"Thought: fine\nFinal Answer: yes"});
+    const auto again = cluster_->request("agent-scripted", agent_request("Still there?", "fam"));
+    EXPECT_EQ(again.back().kind, bus::ReplyKind::kFinal);
+}
+
+TEST_F(AgentServiceTest, AConversationsEarlierTurnsReachTheModelAndTheQuestionRecordsIt) {
+    script({"Thought: he is Oren Tal\nFinal Answer: iceland"});
+    json body = agent_request("Where is he from?", "fam");
+    body["session_id"] = "s1";
+    const auto replies = cluster_->request("agent-scripted", body);
+    ASSERT_EQ(replies.back().kind, bus::ReplyKind::kFinal);
+    {
+        std::lock_guard lock(model_->mutex);
+        ASSERT_EQ(model_->seen_history.size(), 1u);
+        ASSERT_EQ(model_->seen_history[0].size(), 1u);
+        EXPECT_EQ(model_->seen_history[0][0]["short_answer"], "Oren Tal");
+    }
+    const auto triples = trace_triples(replies);
+    const auto run = schema::explain::RunUris::from_uri(replies.back().body["session"].get<std::string>());
+    ASSERT_TRUE(run);
+    EXPECT_EQ(objects(triples, run->question(), vocab::kConversation), std::vector<std::string>{"s1"});
+
+    // A fetch that fails is noted in the first Analysis and the run goes on without history.
+    script({"Thought: no history\nFinal Answer: unknown"});
+    body["session_id"] = "broken";
+    const auto broken = cluster_->request("agent-scripted", body);
+    ASSERT_EQ(broken.back().kind, bus::ReplyKind::kFinal);
+    const auto broken_run = schema::explain::RunUris::from_uri(broken.back().body["session"].get<std::string>());
+    ASSERT_TRUE(broken_run);
+    const auto thought = objects(trace_triples(broken), broken_run->analysis(0), vocab::kThought);
+    ASSERT_EQ(thought.size(), 1u);
+    EXPECT_NE(thought[0].find("could not be fetched"), std::string::npos) << thought[0];
+}
+
+TEST_F(AgentServiceTest, InvalidRequestsAreTypedErrors) {
+    for (const auto& body : {agent_request("", "fam"), agent_request("q?", "fam", 50),
+                             json{{"question", "q?"}, {"tools", {"web-search"}}}, json{{"question", 3}}}) {
+        const auto replies = cluster_->request("agent", body);
+        ASSERT_EQ(replies.back().kind, bus::ReplyKind::kError) << body.dump();
+        EXPECT_TRUE(replies.back().error->type == base::ErrorType::kInvalidRequest ||
+                    replies.back().error->type == base::ErrorType::kDecodeError)
+            << replies.back().error->describe();
+    }
+}
+
+TEST_F(AgentServiceTest, ARequestMayNarrowTheTools) {
+    json body = agent_request("what is the nationality of marta_vell 's husband ?", "fam");
+    body["tools"] = {"knowledge-query"};
+    const auto replies = cluster_->request("agent", body);
+    ASSERT_EQ(replies.back().kind, bus::ReplyKind::kFinal);
+    for (const auto& a : partials(replies, "action")) EXPECT_EQ(a["tool"], "knowledge-query");
+}
+
+}  // namespace
+}  // namespace glassbox::agent

@@ -1,0 +1,119 @@
+// The deterministic agent planner on invented families: one relation per step, answers fed
+// into the next lookup, a stop when a lookup comes back empty, the fallback to knowledge-query.
+#include "workers/llm/agent_planner.hpp"
+
+#include <gtest/gtest.h>
+
+namespace glassbox::llm {
+namespace {
+
+using nlohmann::json;
+
+const json kTools = json::array({{{"name", "knowledge-query"}}, {{"name", "triples-query"}}});
+const std::string kBase = "http://example.org/e/";
+
+// A triples-query observation of `entity` with outgoing facts (predicate, object).
+json lookup(const std::string& entity, const std::vector<std::pair<std::string, std::string>>& out) {
+    json facts = json::array();
+    for (const auto& [p, o] : out)
+        facts.push_back({{"s", entity}, {"p", p}, {"o", o}, {"dir", "out"}, {"other", kBase + o}});
+    json obs = {{"entity", entity}, {"iri", kBase + entity}, {"facts", facts}};
+    return {{"tool", "triples-query"}, {"args", {{"subject", entity}}}, {"observation", obs.dump()}, {"error", false}};
+}
+
+json step_of(std::vector<json> calls) { return {{"thought", "t"}, {"calls", calls}}; }
+
+TEST(AgentPlannerTest, TheFirstStepResolvesTheNamedEntity) {
+    const auto step = plan_agent_step("what is the nationality of marta_vell 's husband ?", kTools, json::array());
+    ASSERT_EQ(step.calls.size(), 1u);
+    EXPECT_EQ(step.calls[0].tool, "triples-query");
+    EXPECT_EQ(step.calls[0].args["subject"], "marta vell");  // the mention, underscores as spaces
+    EXPECT_NE(step.thought.find("marta vell"), std::string::npos);
+}
+
+TEST(AgentPlannerTest, EachStepFollowsOneRelationAndFeedsTheAnswerOn) {
+    const std::string q = "what is the nationality of marta_vell 's husband ?";
+    json steps = json::array({step_of({lookup("marta_vell", {{"spouse", "oren_tal"}, {"gender", "female"},
+                                                               {"nationality", "norway"}})})});
+    const auto second = plan_agent_step(q, kTools, steps);
+    ASSERT_EQ(second.calls.size(), 1u) << render_react(second);
+    EXPECT_EQ(second.calls[0].args["subject"], kBase + "oren_tal");
+
+    steps.push_back(step_of({lookup("oren_tal", {{"nationality", "iceland"}, {"spouse", "marta_vell"}})}));
+    const auto last = plan_agent_step(q, kTools, steps);
+    EXPECT_TRUE(last.calls.empty());
+    EXPECT_EQ(last.final_answer, "iceland") << render_react(last);
+}
+
+TEST(AgentPlannerTest, SeveralEntitiesOfOneHopAreLookedUpTogether) {
+    const std::string q = "the religion of ada_krell 's kid ?";
+    json steps = json::array({step_of({lookup("ada_krell", {{"children", "bo_krell"}, {"children", "cy_krell"}})})});
+    const auto step = plan_agent_step(q, kTools, steps);
+    ASSERT_EQ(step.calls.size(), 2u) << render_react(step);
+    EXPECT_EQ(step.calls[0].tool, "triples-query");
+    EXPECT_EQ(step.calls[1].tool, "triples-query");
+}
+
+TEST(AgentPlannerTest, ASymmetricRelationDoesNotWalkStraightBack) {
+    const std::string q = "who is the spouse of the spouse of lia_moor 's spouse ?";
+    json steps = json::array({step_of({lookup("lia_moor", {{"spouse", "jon_moor"}})})});
+    steps.push_back(step_of({lookup("jon_moor", {{"spouse", "lia_moor"}, {"spouse", "eve_dane"}})}));
+    const auto step = plan_agent_step(q, kTools, steps);
+    ASSERT_EQ(step.calls.size(), 1u) << render_react(step);
+    EXPECT_EQ(step.calls[0].args["subject"], kBase + "eve_dane");
+}
+
+TEST(AgentPlannerTest, AnEmptyLookupEndsTheChainWithTheWholeQuestionAsked) {
+    const std::string q = "what is the nationality of marta_vell 's husband ?";
+    json steps = json::array({step_of({lookup("marta_vell", {{"gender", "female"}})})});
+    const auto step = plan_agent_step(q, kTools, steps);
+    ASSERT_EQ(step.calls.size(), 1u);
+    EXPECT_EQ(step.calls[0].tool, "knowledge-query");
+    EXPECT_EQ(step.calls[0].args["question"], q);
+
+    const json only_triples = json::array({{{"name", "triples-query"}}});
+    const auto stop = plan_agent_step(q, only_triples, steps);
+    EXPECT_TRUE(stop.calls.empty());
+    EXPECT_EQ(stop.final_answer, "");
+}
+
+TEST(AgentPlannerTest, AKnowledgeQueryAnswerBecomesTheFinalAnswer) {
+    const std::string q = "Why is the sky blue?";
+    const auto first = plan_agent_step(q, kTools, json::array());
+    ASSERT_EQ(first.calls.size(), 1u);
+    EXPECT_EQ(first.calls[0].tool, "knowledge-query");
+    json call = {{"tool", "knowledge-query"}, {"args", {{"question", q}}},
+                 {"observation", json{{"answer", "scattering"}, {"response", "Rayleigh scattering."}}.dump()},
+                 {"error", false}};
+    const auto last = plan_agent_step(q, kTools, json::array({step_of({call})}));
+    EXPECT_EQ(last.final_answer, "scattering");
+    EXPECT_EQ(last.response, "Rayleigh scattering.");
+}
+
+TEST(AgentPlannerTest, ANestedQuestionTakesTheTrailingVerbLast) {
+    // "born" comes after the entity but belongs to the outermost phrase: designer first.
+    const std::string q = "Where was the designer of Vell Light born?";
+    json steps = json::array({step_of({lookup("Vell Light", {{"was designed by", "Ada Krell"},
+                                                               {"is located on", "Solen Island"}})})});
+    const auto step = plan_agent_step(q, kTools, steps);
+    ASSERT_EQ(step.calls.size(), 1u) << render_react(step);
+    EXPECT_EQ(step.calls[0].args["subject"], kBase + "Ada Krell");
+    steps.push_back(step_of({lookup("Ada Krell", {{"was born in", "Tarnwick"}, {"has profession", "engineer"}})}));
+    const auto last = plan_agent_step(q, kTools, steps);
+    EXPECT_EQ(last.final_answer, "Tarnwick") << render_react(last);
+}
+
+TEST(AgentPlannerTest, RenderedStepsFollowTheTemplateForm) {
+    PlannerStep step;
+    step.thought = "look it up";
+    step.calls.push_back({"triples-query", json{{"subject", "x"}}});
+    EXPECT_EQ(render_react(step), "Thought: look it up\nAction: triples-query\nArgs: {\"subject\":\"x\"}\n");
+    PlannerStep final_step;
+    final_step.thought = "done";
+    final_step.final_answer = "42";
+    final_step.response = "It is 42.";
+    EXPECT_EQ(render_react(final_step), "Thought: done\nFinal Answer: 42\nIt is 42.\n");
+}
+
+}  // namespace
+}  // namespace glassbox::llm

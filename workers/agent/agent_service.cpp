@@ -1,0 +1,332 @@
+// The agent's ReAct loop.
+#include "workers/agent/agent_service.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include "base/log.hpp"
+#include "schema/messages_trace.hpp"
+#include "workers/agent/agent_tools.hpp"
+#include "workers/agent/agent_trace.hpp"
+#include "workers/agent/react_reply.hpp"
+
+namespace glassbox::agent {
+
+namespace explain = schema::explain;
+using base::ErrorType;
+using base::make_error;
+using nlohmann::json;
+using SteadyClock = std::chrono::steady_clock;
+
+namespace {
+
+std::chrono::milliseconds since(SteadyClock::time_point start) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - start);
+}
+
+std::string dump_text(const json& value) {
+    return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// A deadline closer than this (or than the last iteration took) ends the loop with the best
+// answer so far, before the broker would cut the run off without one.
+constexpr std::chrono::milliseconds kDeadlineMargin{200};
+
+class AgentRun {
+public:
+    AgentRun(runtime::RequestContext& context, const AgentConfig& config, const std::vector<Tool>& tools)
+        : context_(context), config_(config), all_tools_(tools), trace_(context, config.explain) {}
+
+    void run() {
+        auto decoded = schema::decode<schema::AgentRequest>(context_.body());
+        if (!decoded) return (void)context_.fail(decoded.error());
+        auto resolved = resolve_agent_request(*decoded, config_, all_tools_);
+        if (!resolved) return (void)context_.fail(resolved.error());
+        request_ = std::move(resolved->request);
+        tools_ = std::move(resolved->tools);
+        if (auto opened = trace_.open(request_.question, request_.parent_uri, request_.session_id); !opened)
+            return trace_.fail(opened.error());
+        const auto ended = loop();
+        if (!ended) trace_.fail(ended.error());
+    }
+
+private:
+    base::Result<void> loop() {
+        const json history = fetch_history();
+        const json tools_json = tools_for_model(tools_);
+        std::vector<std::string> candidates;
+        for (const auto& t : tools_) candidates.push_back(t.name);
+        ToolRunner runner(context_, config_, request_.collection);
+        json steps = json::array();
+        std::chrono::milliseconds last_iteration{0};
+        for (std::size_t n = 0; n < request_.max_iterations; ++n) {
+            if (context_.cancelled()) return context_.cancellation_error();
+            if (context_.remaining() < std::max(kDeadlineMargin, last_iteration))
+                return finish(kDeadline, std::nullopt);
+            const auto started = SteadyClock::now();
+            trace_.reached("analysis " + std::to_string(n));
+            auto reply = ask_model(tools_json, steps, history);
+            if (!reply) {
+                if (context_.cancelled()) return context_.cancellation_error();
+                return finish(kError, reply.error());
+            }
+            explain::StepInfo llm_info = step_info(since(started));
+            llm_info.model = reply->model;
+            llm_info.input_tokens = reply->in_token;
+            llm_info.output_tokens = reply->out_token;
+            model_ = reply->model;
+            in_tokens_ += reply->in_token;
+            out_tokens_ += reply->out_token;
+
+            auto parsed = parse_react_reply(reply->text);
+            json step = {{"iteration", n}};
+            explain::AgentAction action;
+            action.candidates = candidates;
+            if (n == 0 && !history_note_.empty()) action.thought = history_note_ + " ";
+            if (!parsed) {
+                action.thought += "(the model's reply did not parse) " + reply->text.substr(0, 2'000);
+                step["reply"] = reply->text.substr(0, 2'000);
+                step["calls"] = json::array();
+                step["error"] = parsed.error().message;
+                if (auto sent = trace_.analysis(n, llm_info, std::move(action)); !sent) return sent;
+                partial({{"message_type", "observation"}, {"iteration", n}, {"error", true},
+                         {"content", parsed.error().message}});
+                if (auto sent = trace_.observation(n, step_info({}, trace_.run().analysis(n)),
+                                                   "error: " + parsed.error().message, {true, {}});
+                    !sent)
+                    return sent;
+                steps.push_back(std::move(step));
+                last_iteration = since(started);
+                continue;
+            }
+            action.thought += parsed->thought;
+            step["thought"] = parsed->thought;
+            partial({{"message_type", "thought"}, {"iteration", n}, {"content", parsed->thought}});
+            if (parsed->final_answer) {
+                if (auto sent = trace_.analysis(n, llm_info, std::move(action)); !sent) return sent;
+                iterations_ = n + 1;
+                answer_ = *parsed->final_answer;
+                response_ = parsed->response.empty() ? *parsed->final_answer : parsed->response;
+                return finish(kFinalAnswer, std::nullopt);
+            }
+            if (auto r = iterate(n, *parsed, llm_info, std::move(action), step); !r) return r;
+            steps.push_back(std::move(step));
+            iterations_ = n + 1;
+            last_iteration = since(started);
+        }
+        return finish(kMaxIterations, std::nullopt);
+    }
+
+    // Runs the iteration's tool calls and records the Analysis and the Observation.
+    base::Result<void> iterate(std::size_t n, const ReactReply& reply, const explain::StepInfo& llm_info,
+                               explain::AgentAction action, json& step) {
+        std::vector<ToolCall> calls = reply.calls;
+        const bool too_many = calls.size() > config_.max_calls_per_iteration;
+        if (too_many) calls.resize(config_.max_calls_per_iteration);
+        action.action = calls.front().tool;
+        json all_args = json::array();
+        for (std::size_t k = 0; k < calls.size(); ++k) {
+            if (k > 0) action.more_actions.push_back(calls[k].tool);
+            all_args.push_back({{"tool", calls[k].tool}, {"args", calls[k].args}});
+            partial({{"message_type", "action"}, {"iteration", n}, {"tool", calls[k].tool}, {"args", calls[k].args}});
+        }
+        action.arguments = dump_text(calls.size() == 1 ? calls.front().args : all_args);
+        const std::string analysis_uri = trace_.run().analysis(n);
+        if (auto sent = trace_.analysis(n, llm_info, std::move(action)); !sent) return sent;
+
+        const auto started = SteadyClock::now();
+        trace_.reached("tool call " + std::to_string(n) + " (" + calls.front().tool + ")");
+        auto outcomes = ToolRunner(context_, config_, request_.collection).run(calls, tools_, analysis_uri);
+        const auto tool_time = since(started);
+        if (context_.cancelled()) return context_.cancellation_error();
+
+        explain::ObservationInfo details;
+        std::string text;
+        json step_calls = json::array();
+        for (auto& out : outcomes) {
+            for (auto& body : out.explain)
+                partial({{"message_type", "explain"}, {"iteration", n}, {"tool", out.tool}, {"explain", std::move(body)}});
+            partial({{"message_type", "observation"}, {"iteration", n}, {"tool", out.tool}, {"error", out.error},
+                     {"content", out.observation}});
+            details.error = details.error || out.error;
+            if (!out.sub_run_last_step.empty()) details.sub_run_steps.push_back(out.sub_run_last_step);
+            if (!text.empty()) text += "\n";
+            if (outcomes.size() > 1) text += out.tool + ": ";
+            text += out.observation;
+            step_calls.push_back({{"tool", out.tool}, {"args", out.args}, {"observation", out.observation},
+                                  {"error", out.error}});
+            remember(out);
+        }
+        if (too_many) {
+            const std::string note = "error: only the first " + std::to_string(config_.max_calls_per_iteration) +
+                                     " tool calls of an iteration run";
+            text += "\n" + note;
+            details.error = true;
+            step["error"] = note;
+        }
+        step["calls"] = std::move(step_calls);
+        return trace_.observation(n, step_info(tool_time, analysis_uri), std::move(text), std::move(details));
+    }
+
+    // The best answer so far: a RAG tool's short answer, else the last observation that is not
+    // an error (for max-iterations and deadline).
+    void remember(const ToolOutcome& out) {
+        for (const auto& s : out.sources)
+            if (std::find(sources_.begin(), sources_.end(), s) == sources_.end()) sources_.push_back(s);
+        if (out.error) return;
+        if (out.answer && !out.answer->empty()) {
+            best_answer_ = *out.answer;
+            best_response_ = out.response;
+        } else if (best_answer_.empty()) {
+            best_response_ = out.response.empty() ? out.observation : out.response;
+        }
+    }
+
+    base::Result<schema::LlmResponse> ask_model(const json& tools, const json& steps, const json& history) {
+        schema::LlmRequest request;
+        request.template_name = config_.react_template;
+        request.variables = {{"question", request_.question}, {"tools", dump_text(tools)},
+                             {"steps", dump_text(steps)}, {"history", dump_text(history)}};
+        auto called = context_.call(config_.llm_service, schema::encode(request), config_.call_timeout);
+        if (!called) return std::move(called).error();
+        auto response = schema::decode<schema::LlmResponse>(called->final);
+        if (!response)
+            return make_error(ErrorType::kUpstreamError,
+                              config_.llm_service + " answered a reply that does not decode: " + response.error().message);
+        return response;
+    }
+
+    // Earlier turns of the conversation (contract: `turns` of the trace service, oldest first).
+    json fetch_history() {
+        json history = json::array();
+        if (request_.session_id.empty()) return history;
+        const json body = {{"op", "turns"}, {"session_id", request_.session_id}, {"limit", config_.history_turns}};
+        auto called = context_.call(config_.trace_service, body, config_.history_timeout);
+        if (!called || !called->final.is_object() || !called->final.contains("turns") ||
+            !called->final["turns"].is_array()) {
+            const std::string why = called ? "the reply has no turns list" : called.error().describe();
+            base::component_logger("agent")->warn("event=history_unavailable session=\"{}\" error=\"{}\"",
+                                                  request_.session_id, why);
+            history_note_ = "(The earlier turns of conversation " + request_.session_id +
+                            " could not be fetched: " + why + "; going on without them.)";
+            return history;
+        }
+        for (const json& turn : called->final["turns"]) {
+            if (!turn.is_object()) continue;
+            history.push_back({{"question", turn.value("question", json(""))},
+                               {"answer", turn.value("answer", json(""))},
+                               {"short_answer", turn.value("short_answer", json(nullptr))},
+                               {"trace", turn.value("trace", json(""))}});
+        }
+        return history;
+    }
+
+    explain::StepInfo step_info(std::chrono::milliseconds duration, std::string derived = {}) const {
+        explain::StepInfo info;
+        info.generated_at = std::chrono::system_clock::now();
+        if (derived.empty()) derived = trace_.last_step();
+        if (!derived.empty()) info.derived_from = std::move(derived);
+        info.duration = duration;
+        return info;
+    }
+
+    void partial(json body) {
+        if (!request_.streaming) return;
+        (void)context_.send_partial(body);
+    }
+
+    // The Conclusion, the end of the trace and the FINAL (or the ERROR, with `error`).
+    base::Result<void> finish(std::string_view termination, const std::optional<base::Error>& error) {
+        if (termination != kFinalAnswer) {
+            answer_ = best_answer_;
+            response_ = best_response_;
+            if (response_.empty())
+                response_ = termination == kError ? "The agent stopped: " + error->describe()
+                                                  : "The agent stopped (" + std::string(termination) +
+                                                        ") before it found an answer.";
+        }
+        auto concluded = trace_.conclude(step_info({}), response_, std::string(termination),
+                                         termination == kError ? std::nullopt : std::optional<std::string>(answer_),
+                                         error);
+        if (error) {
+            (void)context_.fail(*error);
+            return {};
+        }
+        if (!concluded) return concluded;
+        partial({{"message_type", "answer"}, {"response", response_}});
+        schema::RagResponse final;
+        final.response = response_;
+        final.answer = answer_;
+        final.model = model_;
+        final.in_token = in_tokens_;
+        final.out_token = out_tokens_;
+        final.sources = sources_;
+        final.end_of_stream = true;
+        final.end_of_session = true;
+        json body = schema::encode(final);
+        body["session"] = trace_.session();
+        body["termination"] = termination;
+        body["iterations"] = iterations_;
+        return context_.reply(body);
+    }
+
+    runtime::RequestContext& context_;
+    const AgentConfig& config_;
+    const std::vector<Tool>& all_tools_;
+    AgentTrace trace_;
+    schema::AgentRequest request_;
+    std::vector<Tool> tools_;
+    std::string history_note_;
+    std::string model_;
+    std::uint64_t in_tokens_ = 0;
+    std::uint64_t out_tokens_ = 0;
+    std::size_t iterations_ = 0;
+    std::string answer_;
+    std::string response_;
+    std::string best_answer_;
+    std::string best_response_;
+    std::vector<std::string> sources_;
+};
+
+}  // namespace
+
+base::Result<ResolvedRequest> resolve_agent_request(const schema::AgentRequest& request, const AgentConfig& config,
+                                                    const std::vector<Tool>& tools) {
+    if (request.question.empty()) return make_error(ErrorType::kInvalidRequest, "\"question\" is empty");
+    if (request.question.size() > config.max_question_bytes)
+        return make_error(ErrorType::kInvalidRequest,
+                          "\"question\" is " + std::to_string(request.question.size()) + " bytes; at most " +
+                              std::to_string(config.max_question_bytes));
+    // The conversation id names a turn in the trace store: bounded, printable (contract).
+    if (request.session_id.size() > schema::kMaxSessionIdBytes)
+        return make_error(ErrorType::kInvalidRequest, "\"session_id\" is " + std::to_string(request.session_id.size()) +
+                                                          " bytes; at most " + std::to_string(schema::kMaxSessionIdBytes));
+    if (std::any_of(request.session_id.begin(), request.session_id.end(),
+                    [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+        return make_error(ErrorType::kInvalidRequest, "\"session_id\" must not hold control characters");
+    if (request.parent_uri && request.parent_uri->empty())
+        return make_error(ErrorType::kInvalidRequest, "\"parent_uri\" is empty");
+    if (request.max_iterations > config.max_iterations)
+        return make_error(ErrorType::kInvalidRequest,
+                          "\"max_iterations\" (" + std::to_string(request.max_iterations) +
+                              ") may lower the worker's limit of " + std::to_string(config.max_iterations) +
+                              ", not raise it");
+    auto selected = select_tools(tools, request.tools);
+    if (!selected) return std::move(selected).error();
+    ResolvedRequest resolved{request, std::move(*selected)};
+    resolved.request.max_iterations = schema::or_default(request.max_iterations, config.max_iterations);
+    return resolved;
+}
+
+void handle_agent(runtime::RequestContext& context, const AgentConfig& config, const std::vector<Tool>& tools) {
+    AgentRun(context, config, tools).run();
+}
+
+runtime::Handler make_agent_handler(AgentConfig config, std::vector<Tool> tools) {
+    return [config = std::move(config), tools = std::move(tools)](runtime::RequestContext& context) {
+        handle_agent(context, config, tools);
+    };
+}
+
+}  // namespace glassbox::agent

@@ -1,0 +1,63 @@
+// Running the agent's tool calls over the bus: graph-rag and document-rag sub-requests (sub-traces
+// of the calling Analysis), store lookups around one entity, llm completions. Calls of one
+// iteration are sent together; each call's failure becomes its own error observation.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "workers/agent/agent_config.hpp"
+#include "workers/agent/react_reply.hpp"
+#include "workers/agent/tool_catalog.hpp"
+#include "workers/runtime/request_context.hpp"
+
+namespace glassbox::agent {
+
+// What one tool call gave.
+struct ToolOutcome {
+    std::string tool;
+    nlohmann::json args;
+    std::string observation;  // as the model and the trace see it (JSON text or an error)
+    bool error = false;
+    std::optional<std::string> answer;  // a RAG tool's short answer
+    std::string response;               // a RAG tool's answer text
+    std::vector<std::string> sources;   // what a RAG tool's answer drew on
+    std::string sub_run_last_step;      // a RAG tool's sub-run: the URI of its last step
+    std::vector<nlohmann::json> explain;  // a RAG tool's sub-run explain messages, in order
+};
+
+class ToolRunner {
+public:
+    ToolRunner(runtime::RequestContext& context, const AgentConfig& config, std::string collection);
+
+    // Runs `calls` (each naming one of `tools`; unknown names and bad arguments become error
+    // observations without a call). RAG and completion calls go out together, then the store
+    // lookups together (one request per stage for all of them). `parent_uri` is the calling
+    // Analysis: the RAG sub-runs' parent. Outcomes in the order of `calls`.
+    std::vector<ToolOutcome> run(const std::vector<ToolCall>& calls, const std::vector<Tool>& tools,
+                                 const std::string& parent_uri);
+
+private:
+    std::optional<runtime::CallSpec> bus_call(const Tool& tool, const nlohmann::json& args,
+                                              const std::string& parent_uri) const;
+    void read_reply(const Tool& tool, const runtime::CallResult& result, ToolOutcome& out) const;
+    // The store lookups of one iteration, all at once.
+    void run_triples(std::vector<ToolOutcome*> outcomes);
+    base::Result<std::vector<std::string>> resolve(const std::vector<std::string>& names);
+    base::Result<runtime::CallResult> store(std::string_view op, nlohmann::json body);
+    std::string cut(std::string text) const;
+
+    runtime::RequestContext& context_;
+    const AgentConfig& config_;
+    std::string collection_;
+};
+
+// Lower-case, underscores and runs of spaces as single spaces: how a name is compared with a
+// label when resolving it ("Cruz_Azul_FC" = "Cruz Azul FC").
+std::string normalise_name(std::string_view name);
+
+}  // namespace glassbox::agent

@@ -1,0 +1,403 @@
+// The deterministic agent planner: a chain of single-relation lookups from the question's words.
+#include "workers/llm/agent_planner.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "workers/llm/extractive_question.hpp"
+#include "workers/llm/question_intent.hpp"
+#include "workers/llm/relation_cues.hpp"
+
+namespace glassbox::llm {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::string_view kTriples = "triples-query";
+constexpr std::string_view kKnowledge = "knowledge-query";
+constexpr std::string_view kDocument = "document-query";
+
+std::string str(const json& object, const char* key) {
+    if (!object.is_object()) return {};
+    const auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool offered(const json& tools, std::string_view name) {
+    if (!tools.is_array()) return false;
+    return std::any_of(tools.begin(), tools.end(),
+                       [&](const json& t) { return str(t, "name") == name; });
+}
+
+// "place_of_birth" → "place of birth": predicates are matched by their words.
+std::string words_of(std::string_view name) {
+    std::string out(name);
+    std::replace(out.begin(), out.end(), '_', ' ');
+    return out;
+}
+
+// True when a word of `predicate` and `word` share a root the stemmer keeps apart: an agent
+// noun and its verb ("designer" / "designed", "founder" / "founded"): a common start of at
+// least five letters covering all but two letters of the shorter word.
+bool shared_root(const std::string& predicate, const std::string& word) {
+    std::string lower;
+    for (char c : word) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    std::size_t start = 0;
+    while (start < predicate.size()) {
+        const std::size_t end = std::min(predicate.find(' ', start), predicate.size());
+        const std::string_view piece(predicate.data() + start, end - start);
+        std::size_t common = 0;
+        while (common < piece.size() && common < lower.size() &&
+               std::tolower(static_cast<unsigned char>(piece[common])) == lower[common])
+            ++common;
+        if (common >= 5 && common + 2 >= std::min(piece.size(), lower.size())) return true;
+        start = end + 1;
+    }
+    return false;
+}
+
+// An entity reached by following the chain: how well the path matched, and where it came from
+// (to avoid walking straight back along a symmetric relation such as spouse).
+struct Reached {
+    std::string key;    // IRI, or the literal's text
+    std::string label;
+    double score = 0.0;
+    std::string from;   // the key of the entity it was reached from
+};
+
+// One tool call of an earlier step, as the agent reported it.
+struct PastCall {
+    std::string tool;
+    json args;
+    json observation;  // parsed JSON observation, or a string
+    bool error = false;
+};
+
+std::vector<PastCall> calls_of(const json& step) {
+    std::vector<PastCall> calls;
+    if (!step.is_object() || !step.contains("calls") || !step["calls"].is_array()) return calls;
+    for (const json& c : step["calls"]) {
+        PastCall call;
+        call.tool = str(c, "tool");
+        call.args = c.is_object() ? c.value("args", json::object()) : json::object();
+        call.error = c.is_object() && c.value("error", false);
+        const std::string text = str(c, "observation");
+        call.observation = json::parse(text, nullptr, false);
+        if (call.observation.is_discarded()) call.observation = text;
+        calls.push_back(std::move(call));
+    }
+    return calls;
+}
+
+class Planner {
+public:
+    Planner(std::string_view question, const json& tools, const PlannerLimits& limits)
+        : question_(question), tools_(tools), limits_(limits) {
+        const auto analysis = detail::analyze_question(question);
+        intent_ = question_intent(question, analysis);
+        relations_ = question_relations(analysis);
+        order_nested_chain(analysis);
+    }
+
+    PlannerStep next(const json& steps) {
+        const bool chain_possible = offered(tools_, kTriples) && !intent_.entities.empty() &&
+                                    !relations_.chain.empty();
+        std::vector<Reached> frontier;
+        std::size_t hop = 0;
+        bool asked_whole = false;
+        std::optional<PastCall> whole;
+        std::size_t document_queries = 0;
+        bool chain_over = false;
+        std::string path_words;  // "children → spouse → nationality"
+        for (std::size_t h = 0; h < relations_.chain.size(); ++h)
+            path_words += (h ? " → " : "") + relations_.mentions[relations_.chain[h]].key;
+
+        const std::size_t n_steps = steps.is_array() ? steps.size() : 0;
+        for (std::size_t i = 0; i < n_steps; ++i) {
+            const auto calls = calls_of(steps[i]);
+            if (calls.empty()) continue;  // a reply that did not parse: nothing learnt
+            if (calls.front().tool == kTriples) {
+                // Once a lookup came back empty the chain is over; later steps are the fallback.
+                if (hop >= relations_.chain.size() || chain_over) continue;
+                auto next = follow(calls, hop, frontier);
+                frontier = std::move(next.frontier);
+                hop += next.consumed;
+                chain_over = frontier.empty();
+            } else if (calls.front().tool == kKnowledge || calls.front().tool == kDocument) {
+                asked_whole = true;
+                if (calls.front().tool == kDocument) ++document_queries;
+                // A bridge answer that the second lookup could not improve on stays.
+                if (!whole || !str(calls.front().observation, "answer").empty()) whole = calls.front();
+            }
+        }
+
+        if (whole && document_queries == 1 && intent_.type != AnswerType::kYesNo) {
+            // Two-document questions: the first passage names the bridge (a film, a person);
+            // the same question asked again about it reaches the second document.
+            const std::string bridge = str(whole->observation, "answer");
+            if (!whole->error && !bridge.empty()) {
+                PlannerStep step;
+                step.thought = "The documents point to " + bridge + "; ask again about " + bridge +
+                               " to reach the document that answers the question.";
+                step.calls.push_back({std::string(kDocument), json{{"question", bridge + ": " + question_}}});
+                return step;
+            }
+        }
+        if (whole) return answer_from_whole(*whole);
+        if (hop == 0 && !asked_whole) {
+            if (chain_possible) {
+                PlannerStep step;
+                step.thought = "The question names " + intent_.entities.front() +
+                               " and follows " + std::to_string(relations_.chain.size()) +
+                               " relation(s): " + path_words + ". First resolve " +
+                               intent_.entities.front() + " and read its facts.";
+                step.calls.push_back({std::string(kTriples),
+                                      json{{"subject", intent_.entities.front()}}});
+                return step;
+            }
+            return ask_whole("No chain of relations to follow");
+        }
+        if (frontier.empty()) {
+            const std::string relation =
+                relations_.mentions[relations_.chain[hop == 0 ? 0 : hop - 1]].key;
+            if (!asked_whole && (offered(tools_, kKnowledge) || offered(tools_, kDocument)))
+                return ask_whole("The lookup for \"" + relation + "\" came back empty");
+            PlannerStep step;
+            step.thought = "The lookup for \"" + relation +
+                           "\" came back empty: the facts do not decide the question.";
+            step.response = "The knowledge graph has no \"" + relation + "\" fact on this path.";
+            return step;
+        }
+        if (hop == relations_.chain.size()) {
+            PlannerStep step;
+            step.final_answer = frontier.front().label;
+            step.thought = "The chain " + path_words + " is complete; it ends at " +
+                           frontier.front().label + ".";
+            step.response = "Following " + path_words + " from " + intent_.entities.front() +
+                            " leads to " + frontier.front().label + ".";
+            if (frontier.size() > 1) {
+                step.response += " Also reached:";
+                for (std::size_t k = 1; k < frontier.size(); ++k)
+                    step.response += (k > 1 ? ", " : " ") + frontier[k].label;
+                step.response += ".";
+            }
+            return step;
+        }
+        PlannerStep step;
+        const std::string next = relations_.mentions[relations_.chain[hop]].key;
+        step.thought = "Hop " + std::to_string(hop) + " reached ";
+        for (std::size_t k = 0; k < frontier.size(); ++k)
+            step.thought += (k ? ", " : "") + frontier[k].label;
+        step.thought += "; next follow \"" + next + "\" from there.";
+        for (const auto& r : frontier) step.calls.push_back({std::string(kTriples), json{{"subject", r.key}}});
+        return step;
+    }
+
+private:
+    // Without possessives, the relation words after the named entity belong to the outermost
+    // phrase ("where was the designer of X born": designer first, born last), so the lookups
+    // take them after those before the entity; a possessive chain ("X 's kid 's spouse") keeps
+    // question_relations' order.
+    void order_nested_chain(const detail::QuestionAnalysis& analysis) {
+        std::size_t entity = analysis.tokens.size();
+        for (const auto& t : analysis.tokens) {
+            if (t.possessive) return;
+            if (t.in_entity) entity = std::min(entity, t.index);
+        }
+        if (entity == analysis.tokens.size()) return;
+        std::vector<std::size_t> before;
+        std::vector<std::size_t> after;
+        for (const std::size_t m : relations_.chain)
+            (relations_.mentions[m].position < entity ? before : after).push_back(m);
+        before.insert(before.end(), after.begin(), after.end());
+        relations_.chain = std::move(before);
+    }
+
+    PlannerStep ask_whole(const std::string& why) {
+        PlannerStep step;
+        const bool graph = offered(tools_, kKnowledge) && !intent_.entities.empty();
+        const std::string_view tool = graph ? kKnowledge
+                                      : offered(tools_, kDocument) ? kDocument
+                                                                    : kKnowledge;
+        if (!offered(tools_, tool)) {
+            step.thought = why + ", and no retrieval tool is offered.";
+            return step;
+        }
+        step.thought = why + ": ask " + std::string(tool) + " the whole question.";
+        step.calls.push_back({std::string(tool), json{{"question", question_}}});
+        return step;
+    }
+
+    static PlannerStep answer_from_whole(const PastCall& call) {
+        PlannerStep step;
+        if (call.error || !call.observation.is_object()) {
+            step.thought = call.tool + " failed; the question stays open.";
+            step.response = "The lookups did not answer the question.";
+            return step;
+        }
+        step.final_answer = str(call.observation, "answer");
+        step.response = str(call.observation, "response");
+        step.thought = call.tool + " answered" +
+                       (step.final_answer.empty() ? " without a short answer."
+                                                  : ": " + step.final_answer + ".");
+        return step;
+    }
+
+    // How well `predicate` expresses relation mention `m`: the share of the mention's words
+    // (by weight) that some word of the predicate matches, so "plays in club" beats "plays for
+    // country" for "the club that X plays for" though both match "plays".
+    double hop_match(const std::string& predicate, std::size_t m) const {
+        if (m >= relations_.mentions.size()) return 0.0;
+        const std::string words = words_of(predicate);
+        const auto grid = predicate_match(words, relations_.words);
+        double covered = 0.0;
+        double total = 0.0;
+        for (const std::size_t w : relations_.mentions[m].words) {
+            if (w >= relations_.words.size()) continue;
+            double best = shared_root(words, relations_.words[w].surface) ? 0.9 : 0.0;
+            for (const auto& row : grid)
+                if (w < row.size()) best = std::max(best, row[w]);
+            covered += relations_.words[w].weight * best;
+            total += relations_.words[w].weight;
+        }
+        return total > 0.0 ? covered / total : 0.0;
+    }
+
+    // The entities this hop's lookups reach, and how many of the chain's relation mentions
+    // the hop used: one ("children"); two when one predicate says both of two different
+    // mentions ("place of death" for "place" and "death"); or the next one alone when none of
+    // the facts expresses this one (a word that names no relation of the graph, "practice").
+    struct Hop {
+        std::vector<Reached> frontier;
+        std::size_t consumed = 1;
+    };
+
+    Hop follow(const std::vector<PastCall>& calls, std::size_t hop, const std::vector<Reached>& previous) const {
+        const std::size_t n = relations_.chain.size();
+        const std::size_t m1 = relations_.chain[hop];
+        const bool has_next = hop + 1 < n;
+        const std::size_t m2 = has_next ? relations_.chain[hop + 1] : m1;
+        const auto class_bonus = [&](const std::string& predicate, bool last) {
+            if (!last || intent_.class_word.empty()) return 0.0;
+            const std::string words = " " + words_of(predicate) + " ";
+            return words.find(" " + intent_.class_word + " ") != std::string::npos ? 0.9 : 0.0;
+        };
+        if (has_next && relations_.mentions[m1].key != relations_.mentions[m2].key) {
+            const bool last = hop + 2 == n;
+            auto joint = reach(calls, previous, last, [&](const std::string& p) {
+                const double a = hop_match(p, m1);
+                const double b = hop_match(p, m2);
+                return a >= limits_.min_match && b >= limits_.min_match ? (a + b) / 2 : 0.0;
+            });
+            if (!joint.empty()) return {std::move(joint), 2};
+        }
+        const bool last = hop + 1 == n;
+        auto single = reach(calls, previous, last, [&](const std::string& p) {
+            return std::max(hop_match(p, m1), class_bonus(p, last));
+        });
+        if (!single.empty() || !has_next) return {std::move(single), 1};
+        const bool skip_last = hop + 2 == n;
+        return {reach(calls, previous, skip_last,
+                      [&](const std::string& p) { return std::max(hop_match(p, m2), class_bonus(p, skip_last)); }),
+                2};
+    }
+
+    // The entities the facts reach along the predicates `match` scores at least min_match.
+    template <typename Match>
+    std::vector<Reached> reach(const std::vector<PastCall>& calls, const std::vector<Reached>& previous, bool last,
+                               const Match& match) const {
+        std::map<std::string, std::string> came_from;  // entity → what it was reached from
+        std::map<std::string, double> prior;
+        for (const auto& p : previous) {
+            came_from[p.key] = p.from;
+            prior[p.key] = p.score;
+        }
+        std::map<std::string, Reached> reached;
+        for (const auto& call : calls) {
+            if (call.error || !call.observation.is_object()) continue;
+            const std::string entity = str(call.observation, "iri");
+            const json facts = call.observation.value("facts", json::array());
+            if (!facts.is_array()) continue;
+            const double base = prior.count(entity) ? prior[entity] : 1.0;
+            const std::string back = came_from.count(entity) ? came_from[entity] : std::string();
+            struct Hit {
+                std::string key, label;
+                double match;
+            };
+            std::vector<Hit> hits;
+            double best = 0.0;
+            for (const json& f : facts) {
+                const std::string dir = str(f, "dir");
+                const std::string predicate = str(f, "p");
+                // An incoming fact, or a predicate named as the inverse of another, is the
+                // relation read backwards: it counts only when no forward reading does.
+                const bool backwards =
+                    dir == "in" || words_of(predicate).ends_with(" inverse") || predicate.ends_with("Inverse");
+                const double score = match(predicate) * (backwards ? 0.6 : 1.0);
+                if (score < limits_.min_match) continue;
+                Hit hit;
+                hit.label = dir == "in" ? str(f, "s") : str(f, "o");
+                hit.key = str(f, "other");
+                if (hit.key.empty() && !last) continue;  // a literal has no facts to follow
+                if (hit.key.empty()) hit.key = hit.label;
+                if (last && answer_type_mismatch(intent_, hit.label)) continue;
+                hit.match = score;
+                best = std::max(best, score);
+                hits.push_back(std::move(hit));
+            }
+            // Only the best-matching relation is followed; walking straight back to where we
+            // came from (spouse of a spouse) counts only when nothing else is reached.
+            std::vector<Hit> kept;
+            for (auto& h : hits)
+                if (h.match >= best - 1e-9 && h.key != back) kept.push_back(h);
+            if (kept.empty())
+                for (auto& h : hits)
+                    if (h.match >= best - 1e-9) kept.push_back(h);
+            for (const auto& h : kept) {
+                auto& r = reached[h.key];
+                r.key = h.key;
+                r.label = h.label;
+                r.from = entity;
+                r.score += base * h.match;
+            }
+        }
+        std::vector<Reached> out;
+        for (auto& [key, r] : reached) out.push_back(std::move(r));
+        std::stable_sort(out.begin(), out.end(), [](const Reached& a, const Reached& b) {
+            return a.score > b.score;
+        });
+        if (out.size() > limits_.frontier) out.resize(limits_.frontier);
+        return out;
+    }
+
+    std::string question_;
+    const json& tools_;
+    PlannerLimits limits_;
+    QuestionIntent intent_;
+    QuestionRelations relations_;
+};
+
+}  // namespace
+
+PlannerStep plan_agent_step(std::string_view question, const json& tools, const json& steps,
+                            const PlannerLimits& limits) {
+    return Planner(question, tools, limits).next(steps);
+}
+
+std::string render_react(const PlannerStep& step) {
+    std::string out = "Thought: " + step.thought + "\n";
+    if (!step.calls.empty()) {
+        for (const auto& call : step.calls)
+            out += "Action: " + call.tool + "\nArgs: " + call.args.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+        return out;
+    }
+    out += "Final Answer: " + step.final_answer + "\n";
+    if (!step.response.empty()) out += step.response + "\n";
+    return out;
+}
+
+}  // namespace glassbox::llm
