@@ -18,6 +18,8 @@ constexpr std::array kTerms{
     kModelName, kRoutingMethod, kRuleFired, kConfidence, kEngine, kReason, kRelevance,
     kIteration, kThought, kAction, kArguments, kObservationText, kObservationRef,
     kVectorRank, kVectorScore, kKeywordRank, kKeywordScore, kTitleRank, kTitleScore, kLinkRank,
+    kAnswerSource, kRouteScore, kFromEngine, kDerivationChain, kAggregateTier,
+    kAnswerSourceProperty, kFusionScore,
 };
 
 }  // namespace
