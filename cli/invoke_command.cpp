@@ -1,5 +1,6 @@
-// `glassbox invoke graph-rag|document-rag`: asks one question, shows one line per explain step
-// as it arrives (-x), then the answer with numbered citations, its sources and the trace.
+// `glassbox invoke [query|graph-rag|document-rag]`: asks one question (through the `query`
+// router unless an engine is named), shows one line per explain step as it arrives (-x), then
+// the answer with numbered citations, its sources, the route it took and the trace.
 #include <cstdint>
 #include <iostream>
 #include <memory>
@@ -28,7 +29,7 @@ constexpr int kDefaultInvokeTimeoutMs = 120'000;
 
 struct InvokeOptions {
     ClientOptions client;
-    std::string service;  // graph-rag or document-rag
+    std::string service;  // query, graph-rag or document-rag
     std::string question;
     std::string collection;
     bool explain = false;
@@ -44,9 +45,21 @@ struct InvokeOptions {
     // document-rag
     std::uint32_t doc_limit = 0;
     std::uint32_t fetch_limit = 0;
+    // query
+    std::string mode = "auto";
+    std::string session_id;
 };
 
 json request_body(const InvokeOptions& o) {
+    if (o.service == schema::services::kQuery) {
+        schema::QueryRequest query;
+        query.query = o.question;
+        query.mode = schema::query_mode_from_string(o.mode).value_or(schema::QueryMode::kAuto);
+        query.collection = o.collection;
+        query.session_id = o.session_id;
+        query.streaming = !o.no_stream;
+        return schema::encode(query);
+    }
     if (o.service == schema::services::kGraphRag) {
         schema::GraphRagQuery query;
         query.query = o.question;
@@ -93,7 +106,15 @@ class AnswerPrinter {
 public:
     explicit AnswerPrinter(bool explain) : explain_(explain) {}
 
-    void data(const json& body) { streamed_ += string_field(body, "response"); }
+    void data(const json& body) {
+        // The query router forwards its engines' explain messages as data: a sub-trace's steps,
+        // shown indented under the routing or escalation step that called it.
+        if (string_field(body, "message_type") == "explain") {
+            if (explain_) std::cout << "  " << summaries_.next(body) << std::endl;
+            return;
+        }
+        streamed_ += string_field(body, "response");
+    }
 
     void explain(const json& body) {
         if (session_.empty()) session_ = string_field(body, "session");
@@ -141,6 +162,7 @@ public:
         } else {
             std::cout << "sources: none\n";
         }
+        route(body);
         if (!session_.empty()) {
             const std::string safe = cli::render::safe_text(session_, false);
             std::cout << "trace: " << safe << "\n  glassbox traces show " << safe << '\n';
@@ -156,6 +178,39 @@ public:
 
 private:
     static constexpr int kMaxUncitedSources = 10;
+
+    // A routed answer's route, escalations and provenance (the `query` service's FINAL).
+    static void route(const json& body) {
+        if (!body.is_object() || !body.contains("route") || !body["route"].is_object()) return;
+        const json& route = body["route"];
+        std::string rules;
+        if (route.contains("rules_fired") && route["rules_fired"].is_array()) {
+            for (const auto& r : route["rules_fired"])
+                if (r.is_string()) rules += (rules.empty() ? "" : ", ") + r.get<std::string>();
+        }
+        std::cout << "route: " << cli::render::safe_text(string_field(route, "engine"), false) << " by "
+                  << cli::render::safe_text(string_field(route, "method"), false)
+                  << (rules.empty() ? "" : " (" + cli::render::safe_text(rules, false) + ")") << '\n';
+        if (body.contains("escalations") && body["escalations"].is_array()) {
+            for (const auto& e : body["escalations"]) {
+                std::cout << "escalated: " << cli::render::safe_text(string_field(e, "from"), false) << " -> "
+                          << cli::render::safe_text(string_field(e, "to"), false) << ": "
+                          << cli::render::safe_text(string_field(e, "reason"), false) << '\n';
+            }
+        }
+        const std::string engine = string_field(body, "engine");
+        if (!engine.empty()) std::cout << "answered by: " << cli::render::safe_text(engine, false) << '\n';
+        if (body.contains("provenance") && body["provenance"].is_object()) {
+            const json& p = body["provenance"];
+            std::string chain;
+            if (p.contains("derivation") && p["derivation"].is_array()) {
+                for (const auto& d : p["derivation"])
+                    if (d.is_string()) chain += (chain.empty() ? "" : " > ") + d.get<std::string>();
+            }
+            std::cout << "provenance: tier " << number(p, "aggregate_tier") << " (the weakest source), "
+                      << cli::render::safe_text(chain, false) << '\n';
+        }
+    }
 
     static std::string number(const json& body, const char* key) {
         if (!body.is_object()) return "0";
@@ -220,11 +275,38 @@ void run_invoke(const InvokeOptions& options) {
     }
 }
 
+// The options every target shares; `required` is false on `invoke` itself, where a missing -q
+// is reported by run_invoke (a subcommand's own -q would otherwise be demanded of the parent).
+void add_common_options(CLI::App& cmd, InvokeOptions& options, bool required) {
+    auto* question = cmd.add_option("-q,--question", options.question, "The question");
+    if (required) question->required();
+    cmd.add_option("--collection", options.collection, "Knowledge collection (default: default)");
+    cmd.add_flag("-x,--explain", options.explain,
+                 "Print one line per explain step as it arrives (stage, URI, key facts)");
+    cmd.add_flag("--no-stream", options.no_stream,
+                 "Ask for the whole answer at once instead of streamed");
+}
+
+void add_query_options(CLI::App& cmd, InvokeOptions& options) {
+    cmd.add_option("--mode", options.mode,
+                   "auto (route by rules, classifier, default), graph-rag, document-rag or agent")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"auto", "graph-rag", "document-rag", "agent"}));
+    cmd.add_option("--session", options.session_id, "A conversation id, kept with the trace");
+}
+
 void add_rag_subcommand(CLI::App& invoke, const std::string& service,
                         const std::string& description) {
     auto options = std::make_shared<InvokeOptions>();
     options->service = service;
     auto* cmd = invoke.add_subcommand(service, description);
+    if (service == schema::services::kQuery) {
+        add_common_options(*cmd, *options, true);
+        add_query_options(*cmd, *options);
+        add_client_options(*cmd, options->client, kDefaultInvokeTimeoutMs);
+        cmd->callback([options] { run_invoke(*options); });
+        return;
+    }
     cmd->add_option("-q,--question", options->question, "The question")->required();
     cmd->add_option("--collection", options->collection, "Knowledge collection (default: default)");
     cmd->add_flag("-x,--explain", options->explain,
@@ -260,9 +342,23 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
 void add_invoke_command(CLI::App& app) {
     auto* invoke = app.add_subcommand(
         "invoke",
-        "Ask a question through graph RAG or document RAG; the answer streams, -x shows each step, "
-        "--json prints every message of the stream as one JSON line");
-    invoke->require_subcommand(1);
+        "Ask a question: through the query router by default (`invoke -q ...` = `invoke query -q ...`), "
+        "or straight to graph RAG or document RAG; -x shows each step, --json prints every message "
+        "of the stream as one JSON line");
+    invoke->require_subcommand(0, 1);
+    // No target named: the query router.
+    auto routed = std::make_shared<InvokeOptions>();
+    routed->service = std::string(schema::services::kQuery);
+    add_common_options(*invoke, *routed, false);
+    add_query_options(*invoke, *routed);
+    add_client_options(*invoke, routed->client, kDefaultInvokeTimeoutMs);
+    invoke->callback([invoke, routed] {
+        if (!invoke->get_subcommands().empty()) return;
+        run_invoke(*routed);
+    });
+    add_rag_subcommand(*invoke, std::string(schema::services::kQuery),
+                       "Route the question (rules, classifier, what the collection holds) to graph RAG, "
+                       "document RAG or the agent; escalate a weak answer; give its provenance");
     add_rag_subcommand(
         *invoke, std::string(schema::services::kGraphRag),
         "Answer from the knowledge graph: concepts, entities, traversal, edge scoring, synthesis");

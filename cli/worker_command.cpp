@@ -214,6 +214,7 @@ void add_worker_command(CLI::App& app) {
     add_llm_worker_command(*command);
     add_graph_rag_worker_command(*command);
     add_document_rag_worker_command(*command);
+    add_query_worker_command(*command);
 }
 
 }  // namespace glassbox::cli

@@ -67,9 +67,10 @@ public:
 
     // Stops one service's workers (e.g. the store, for failure paths).
     void stop_service(const std::string& service);
+    // Serves one more service on the cluster's bus (e.g. the query router over these engines).
+    void add_worker(const std::string& service, runtime::Handler handler, std::size_t threads = 1);
 
 private:
-    void add_worker(const std::string& service, runtime::Handler handler, std::size_t threads = 1);
 
     zmq::context_t context_{1};
     std::filesystem::path home_;
