@@ -189,7 +189,8 @@ TEST_F(QueryTest, QueryWorkerKilledMidRunLeavesAnErrorTraceNamingTheStepReached)
     // graph-rag is frozen, so the query waits on it after routing; then the query worker dies.
     graph->send_signal(SIGSTOP);
     GbcClient client(context_, broker_.endpoint);
-    const std::string id = client.request("query", json{{"query", "Who designed Greyhollow Light?"}}.dump(), 30'000);
+    const std::string id = client.request(
+        "query", json{{"query", "Who designed Greyhollow Light?"}, {"mode", "graph-rag"}}.dump(), 30'000);
     std::this_thread::sleep_for(milliseconds{1'500});
     query->kill();
     const RagRun run = rag::decode_run(client.collect(id, milliseconds{30'000}));
