@@ -48,12 +48,6 @@ struct ChatOptions {
     bool quiet = false;    // no steps on a terminal
 };
 
-std::string string_field(const json& body, const char* key) {
-    if (!body.is_object()) return {};
-    const auto it = body.find(key);
-    return it != body.end() && it->is_string() ? it->get<std::string>() : std::string{};
-}
-
 std::string new_session_id() { return "chat-" + schema::explain::RunUris::generate().uuid().substr(0, 13); }
 
 // Whether the broker has a worker for `service` (7/MDP MMI mmi.service answers "200"); a broker

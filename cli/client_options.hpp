@@ -66,4 +66,11 @@ int exit_code_for(base::ErrorType type) noexcept;
 // which main() turns into the process exit code.
 [[noreturn]] void exit_with_error(const base::Error& error);
 
+// A reply body's string field, "" when absent or not a string (replies are read leniently).
+inline std::string string_field(const nlohmann::json& body, const char* key) {
+    if (!body.is_object()) return {};
+    const auto it = body.find(key);
+    return it != body.end() && it->is_string() ? it->get<std::string>() : std::string{};
+}
+
 }  // namespace glassbox::cli

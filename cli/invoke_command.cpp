@@ -1,6 +1,7 @@
-// `glassbox invoke graph-rag|document-rag|agent`: asks one question, shows one line per explain
-// step as it arrives (-x; the agent's thoughts, tool calls and observations always), then the
-// answer with numbered citations, its sources and the trace.
+// `glassbox invoke [query|graph-rag|document-rag|agent]`: asks one question (through the
+// `query` router unless a target is named), shows one line per explain step as it arrives (-x;
+// the agent's thoughts, tool calls and observations always), then the answer with numbered
+// citations, its sources, the route it took and the trace.
 #include <cstdint>
 #include <iostream>
 #include <memory>
@@ -29,7 +30,7 @@ constexpr int kDefaultInvokeTimeoutMs = 120'000;
 
 struct InvokeOptions {
     ClientOptions client;
-    std::string service;  // graph-rag or document-rag
+    std::string service;  // query, graph-rag or document-rag
     std::string question;
     std::string collection;
     bool explain = false;
@@ -49,9 +50,20 @@ struct InvokeOptions {
     // agent
     std::uint32_t max_iterations = 0;
     std::vector<std::string> tools;
+    // query
+    std::string mode = "auto";
 };
 
 json request_body(const InvokeOptions& o) {
+    if (o.service == schema::services::kQuery) {
+        schema::QueryRequest query;
+        query.query = o.question;
+        query.mode = schema::query_mode_from_string(o.mode).value_or(schema::QueryMode::kAuto);
+        query.collection = o.collection;
+        query.session_id = o.session;
+        query.streaming = !o.no_stream;
+        return schema::encode(query);
+    }
     if (o.service == schema::services::kAgent) {
         schema::AgentRequest request;
         request.question = o.question;
@@ -89,12 +101,6 @@ json request_body(const InvokeOptions& o) {
     return schema::encode(query);
 }
 
-std::string string_field(const json& body, const char* key) {
-    if (!body.is_object()) return {};
-    const auto it = body.find(key);
-    return it != body.end() && it->is_string() ? it->get<std::string>() : std::string{};
-}
-
 // A body's own typed error ({"error": {"type", "message"}}), if it carries one.
 std::optional<base::Error> body_error(const json& body) {
     if (!body.is_object() || !body.contains("error") || !body["error"].is_object())
@@ -112,6 +118,14 @@ public:
     explicit AnswerPrinter(bool explain) : explain_(explain) {}
 
     void data(const json& body) {
+        // The query router forwards its engines' explain messages as data: a sub-trace's steps,
+        // shown indented under the routing or escalation step that called it. (The agent wraps
+        // its tools' explain messages in {"message_type": "explain", "explain": …}: agent_step.)
+        if (string_field(body, "message_type") == "explain" &&
+            !(body.is_object() && body.contains("explain"))) {
+            if (explain_) std::cout << "  " << summaries_.next(body) << std::endl;
+            return;
+        }
         streamed_ += string_field(body, "response");
         agent_step(body);
     }
@@ -187,6 +201,7 @@ public:
         } else {
             std::cout << "sources: none\n";
         }
+        route(body);
         if (!session_.empty()) {
             const std::string safe = cli::render::safe_text(session_, false);
             std::cout << "trace: " << safe << "\n  glassbox traces show " << safe << '\n';
@@ -202,6 +217,39 @@ public:
 
 private:
     static constexpr int kMaxUncitedSources = 10;
+
+    // A routed answer's route, escalations and provenance (the `query` service's FINAL).
+    static void route(const json& body) {
+        if (!body.is_object() || !body.contains("route") || !body["route"].is_object()) return;
+        const json& route = body["route"];
+        std::string rules;
+        if (route.contains("rules_fired") && route["rules_fired"].is_array()) {
+            for (const auto& r : route["rules_fired"])
+                if (r.is_string()) rules += (rules.empty() ? "" : ", ") + r.get<std::string>();
+        }
+        std::cout << "route: " << cli::render::safe_text(string_field(route, "engine"), false) << " by "
+                  << cli::render::safe_text(string_field(route, "method"), false)
+                  << (rules.empty() ? "" : " (" + cli::render::safe_text(rules, false) + ")") << '\n';
+        if (body.contains("escalations") && body["escalations"].is_array()) {
+            for (const auto& e : body["escalations"]) {
+                std::cout << "escalated: " << cli::render::safe_text(string_field(e, "from"), false) << " -> "
+                          << cli::render::safe_text(string_field(e, "to"), false) << ": "
+                          << cli::render::safe_text(string_field(e, "reason"), false) << '\n';
+            }
+        }
+        const std::string engine = string_field(body, "engine");
+        if (!engine.empty()) std::cout << "answered by: " << cli::render::safe_text(engine, false) << '\n';
+        if (body.contains("provenance") && body["provenance"].is_object()) {
+            const json& p = body["provenance"];
+            std::string chain;
+            if (p.contains("derivation") && p["derivation"].is_array()) {
+                for (const auto& d : p["derivation"])
+                    if (d.is_string()) chain += (chain.empty() ? "" : " > ") + d.get<std::string>();
+            }
+            std::cout << "provenance: tier " << number(p, "aggregate_tier") << " (the weakest source), "
+                      << cli::render::safe_text(chain, false) << '\n';
+        }
+    }
 
     static std::string number(const json& body, const char* key) {
         if (!body.is_object()) return "0";
@@ -266,11 +314,39 @@ void run_invoke(const InvokeOptions& options) {
     }
 }
 
+// The options every target shares; `required` is false on `invoke` itself, where a missing -q
+// is reported by run_invoke (a subcommand's own -q would otherwise be demanded of the parent).
+void add_common_options(CLI::App& cmd, InvokeOptions& options, bool required) {
+    auto* question = cmd.add_option("-q,--question", options.question, "The question");
+    if (required) question->required();
+    cmd.add_option("--collection", options.collection, "Knowledge collection (default: default)");
+    cmd.add_flag("-x,--explain", options.explain,
+                 "Print one line per explain step as it arrives (stage, URI, key facts)");
+    cmd.add_flag("--no-stream", options.no_stream,
+                 "Ask for the whole answer at once instead of streamed");
+}
+
+void add_query_options(CLI::App& cmd, InvokeOptions& options) {
+    cmd.add_option("--mode", options.mode,
+                   "auto (route by rules, classifier, default), graph-rag, document-rag or agent")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"auto", "graph-rag", "document-rag", "agent"}));
+    cmd.add_option("--session", options.session,
+                   "A conversation id: the run is recorded as a turn of it (glassbox sessions show)");
+}
+
 void add_rag_subcommand(CLI::App& invoke, const std::string& service,
                         const std::string& description) {
     auto options = std::make_shared<InvokeOptions>();
     options->service = service;
     auto* cmd = invoke.add_subcommand(service, description);
+    if (service == schema::services::kQuery) {
+        add_common_options(*cmd, *options, true);
+        add_query_options(*cmd, *options);
+        add_client_options(*cmd, options->client, kDefaultInvokeTimeoutMs);
+        cmd->callback([options] { run_invoke(*options); });
+        return;
+    }
     cmd->add_option("-q,--question", options->question, "The question")->required();
     cmd->add_option("--collection", options->collection, "Knowledge collection (default: default)");
     cmd->add_flag("-x,--explain", options->explain,
@@ -312,9 +388,23 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
 void add_invoke_command(CLI::App& app) {
     auto* invoke = app.add_subcommand(
         "invoke",
-        "Ask a question through graph RAG, document RAG or the agent; the answer streams, -x shows each step, "
-        "--json prints every message of the stream as one JSON line");
-    invoke->require_subcommand(1);
+        "Ask a question: through the query router by default (`invoke -q ...` = `invoke query -q ...`), "
+        "or straight to graph RAG, document RAG or the agent; -x shows each step, --json prints every message "
+        "of the stream as one JSON line");
+    invoke->require_subcommand(0, 1);
+    // No target named: the query router.
+    auto routed = std::make_shared<InvokeOptions>();
+    routed->service = std::string(schema::services::kQuery);
+    add_common_options(*invoke, *routed, false);
+    add_query_options(*invoke, *routed);
+    add_client_options(*invoke, routed->client, kDefaultInvokeTimeoutMs);
+    invoke->callback([invoke, routed] {
+        if (!invoke->get_subcommands().empty()) return;
+        run_invoke(*routed);
+    });
+    add_rag_subcommand(*invoke, std::string(schema::services::kQuery),
+                       "Route the question (rules, classifier, what the collection holds) to graph RAG, "
+                       "document RAG or the agent; escalate a weak answer; give its provenance");
     add_rag_subcommand(
         *invoke, std::string(schema::services::kGraphRag),
         "Answer from the knowledge graph: concepts, entities, traversal, edge scoring, synthesis");

@@ -38,7 +38,8 @@ struct UpOptions {
 // The workers `up` runs, in start order: the services others call come before their callers
 // (a caller started first would only queue its first requests until they register).
 const std::vector<std::string> kUpWorkers = {"echo",  "trace-collector", "embeddings", "store",
-                                           "llm",   "graph-rag",       "document-rag", "agent"};
+                                           "llm",   "graph-rag",       "document-rag", "agent",
+                                           "query"};
 
 struct BrokerEndpoints {
     std::string endpoint;

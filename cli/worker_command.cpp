@@ -215,6 +215,7 @@ void add_worker_command(CLI::App& app) {
     add_graph_rag_worker_command(*command);
     add_document_rag_worker_command(*command);
     add_agent_worker_command(*command);
+    add_query_worker_command(*command);
 }
 
 }  // namespace glassbox::cli

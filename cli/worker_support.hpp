@@ -50,5 +50,6 @@ void add_llm_worker_command(CLI::App& worker_command);
 void add_graph_rag_worker_command(CLI::App& worker_command);
 void add_agent_worker_command(CLI::App& worker_command);
 void add_document_rag_worker_command(CLI::App& worker_command);
+void add_query_worker_command(CLI::App& worker_command);
 
 }  // namespace glassbox::cli

@@ -369,6 +369,34 @@ void routing_decision(TripleSink& out, const RunUris& run, const StepInfo& step,
     for (const auto& r : routing.rules_fired) e.literal(uri, v::kRuleFired, r);
     e.number(uri, v::kConfidence, routing.confidence);
     e.literal(uri, v::kEngine, routing.engine);
+    for (const auto& [name, score] : routing.scores) {
+        char value[32];
+        std::snprintf(value, sizeof value, "%.4f", score);
+        e.literal(uri, v::kRouteScore, name + " " + value);
+    }
+}
+
+void routed_conclusion(TripleSink& out, const RunUris& run, const StepInfo& step,
+                       const StoredText& answer, const AnswerProvenance& provenance) {
+    conclusion(out, run, step, answer);
+    Emitter e(out);
+    const auto uri = run.conclusion();
+    if (!provenance.engine.empty()) e.literal(uri, v::kEngine, provenance.engine);
+    if (!provenance.derivation_chain.empty())
+        e.literal(uri, v::kDerivationChain, provenance.derivation_chain);
+    if (provenance.aggregate_tier >= 1 && provenance.aggregate_tier <= 4)
+        e.integer(uri, v::kAggregateTier, static_cast<std::uint64_t>(provenance.aggregate_tier));
+    for (std::size_t i = 0; i < provenance.sources.size(); ++i) {
+        const auto& source = provenance.sources[i];
+        const std::string node = uri + ":source:" + std::to_string(i);
+        e.iri(uri, v::kAnswerSourceProperty, node);
+        e.type(node, v::kProvEntity);
+        e.type(node, v::kAnswerSource);
+        if (!source.source.empty()) e.iri(node, v::kProvWasDerivedFrom, source.source);
+        data_tier(e, node, source.data_tier);
+        if (!source.engine.empty()) e.literal(node, v::kEngine, source.engine);
+        if (source.fusion_score) e.number(node, v::kFusionScore, *source.fusion_score);
+    }
 }
 
 void escalation(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo& step,
@@ -379,6 +407,7 @@ void escalation(TripleSink& out, const RunUris& run, std::size_t n, const StepIn
     e.literal(uri, v::kReason, info.reason);
     e.number(uri, v::kRelevance, info.relevance);
     e.literal(uri, v::kEngine, info.next_engine);
+    if (!info.from_engine.empty()) e.literal(uri, v::kFromEngine, info.from_engine);
 }
 
 void echo_question(TripleSink& out, const RunUris& run, std::string_view question_text,
@@ -485,6 +514,12 @@ std::vector<Triple> conclusion(const RunUris& run, const StepInfo& step, const S
 std::vector<Triple> routing_decision(const RunUris& run, const StepInfo& step,
                                      const Routing& routing) {
     return listed([&](TripleSink& out) { routing_decision(out, run, step, routing); });
+}
+
+std::vector<Triple> routed_conclusion(const RunUris& run, const StepInfo& step,
+                                      const StoredText& answer,
+                                      const AnswerProvenance& provenance) {
+    return listed([&](TripleSink& out) { routed_conclusion(out, run, step, answer, provenance); });
 }
 
 std::vector<Triple> escalation(const RunUris& run, std::size_t n, const StepInfo& step,

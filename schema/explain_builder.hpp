@@ -143,16 +143,36 @@ struct ObservationInfo {
 };
 
 struct Routing {
-    std::string method;  // "rules", "classifier", "explicit"
+    std::string method;  // "rules", "classifier", "default", "explicit"
     std::vector<std::string> rules_fired;
     double confidence = 0.0;
     std::string engine;  // "graph-rag", "document-rag", "agent"
+    // gb:routeScore "<name> <score>": the classifier's similarity per route and the
+    // collection's signals ("graph-entities 2"), in order.
+    std::vector<std::pair<std::string, double>> scores{};
 };
 
 struct EscalationInfo {
     std::string reason;
     double relevance = 0.0;
     std::string next_engine;
+    std::string from_engine{};  // gb:fromEngine, when known
+};
+
+// One source a routed answer rests on (gb:AnswerSource): prov:wasDerivedFrom `source`.
+struct AnswerSourceInfo {
+    std::string source;       // the file, document or chunk IRI
+    int data_tier = 0;        // 1..4; 0: not known (not emitted)
+    std::string engine;       // the engine that found it
+    std::optional<double> fusion_score{};  // its RRF contribution, with several engines
+};
+
+// The epistemic provenance of a routed answer, added to its Conclusion.
+struct AnswerProvenance {
+    std::string derivation_chain;  // "route:rules > graph-rag:traversal > llm:extractive"
+    int aggregate_tier = 0;        // the weakest tier the answer depends on; 0: not emitted
+    std::string engine;            // the engine whose answer won
+    std::vector<AnswerSourceInfo> sources;
 };
 
 // ---- the run ------------------------------------------------------------------------------
@@ -197,6 +217,11 @@ std::vector<Triple> conclusion(const RunUris& run, const StepInfo& step, const S
                                const std::optional<std::string>& short_answer = std::nullopt);
 std::vector<Triple> routing_decision(const RunUris& run, const StepInfo& step,
                                      const Routing& routing);
+// A routed query's Conclusion (as conclusion()) with its epistemic provenance: gb:engine,
+// gb:derivationChain, gb:aggregateTier and a gb:answerSource per source
+// (<conclusion>:source:N, a gb:AnswerSource with gb:dataTier, gb:engine, gb:fusionScore).
+std::vector<Triple> routed_conclusion(const RunUris& run, const StepInfo& step,
+                                      const StoredText& answer, const AnswerProvenance& provenance);
 std::vector<Triple> escalation(const RunUris& run, std::size_t n, const StepInfo& step,
                                const EscalationInfo& info);
 
@@ -245,6 +270,8 @@ void conclusion(TripleSink& out, const RunUris& run, const StepInfo& step,
                 const std::optional<std::string>& short_answer = std::nullopt);
 void routing_decision(TripleSink& out, const RunUris& run, const StepInfo& step,
                       const Routing& routing);
+void routed_conclusion(TripleSink& out, const RunUris& run, const StepInfo& step,
+                       const StoredText& answer, const AnswerProvenance& provenance);
 void escalation(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo& step,
                 const EscalationInfo& info);
 void echo_question(TripleSink& out, const RunUris& run, std::string_view question, TimePoint time,

@@ -107,9 +107,10 @@ enum class QueryMode { kAuto, kGraphRag, kDocumentRag, kAgent };
 std::string_view to_string(QueryMode mode) noexcept;                 // "auto", "graph-rag", ...
 std::optional<QueryMode> query_mode_from_string(std::string_view) noexcept;
 
-// The routed entry point. An unknown mode is a decode error.
+// The routed entry point (the `query` worker, docs/query.md). An unknown mode is a decode
+// error. `session_id` is recorded on the run's Question and passed on to the agent.
 struct QueryRequest {
-    std::string text;
+    std::string query;
     QueryMode mode = QueryMode::kAuto;
     std::string collection;
     bool streaming = false;

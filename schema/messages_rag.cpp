@@ -68,7 +68,7 @@ template <>
 struct FieldList<QueryRequest> {
     using T = QueryRequest;
     static constexpr auto value = std::tuple{
-        field("text", &T::text),
+        field("query", &T::query),
         field("mode", &T::mode),
         field("collection", &T::collection),
         field("streaming", &T::streaming),

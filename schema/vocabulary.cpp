@@ -19,6 +19,8 @@ constexpr std::array kTerms{
     kIteration, kThought, kAction, kArguments, kObservationText, kObservationRef,
     kToolCandidate, kToolStatus, kTerminationReason,
     kVectorRank, kVectorScore, kKeywordRank, kKeywordScore, kTitleRank, kTitleScore, kLinkRank,
+    kAnswerSource, kRouteScore, kFromEngine, kDerivationChain, kAggregateTier,
+    kAnswerSourceProperty, kFusionScore,
 };
 
 }  // namespace

@@ -61,6 +61,7 @@ inline constexpr std::string_view kObservation = "https://glassbox.dev/ns#Observ
 inline constexpr std::string_view kConclusion = "https://glassbox.dev/ns#Conclusion";
 inline constexpr std::string_view kRoutingDecision = "https://glassbox.dev/ns#RoutingDecision";
 inline constexpr std::string_view kEscalation = "https://glassbox.dev/ns#Escalation";
+inline constexpr std::string_view kAnswerSource = "https://glassbox.dev/ns#AnswerSource";
 // Parts of steps and the sources they point at.
 inline constexpr std::string_view kEdgeSelection = "https://glassbox.dev/ns#EdgeSelection";
 inline constexpr std::string_view kChunkSelection = "https://glassbox.dev/ns#ChunkSelection";
@@ -117,6 +118,13 @@ inline constexpr std::string_view kConfidence = "https://glassbox.dev/ns#confide
 inline constexpr std::string_view kEngine = "https://glassbox.dev/ns#engine";
 inline constexpr std::string_view kReason = "https://glassbox.dev/ns#reason";
 inline constexpr std::string_view kRelevance = "https://glassbox.dev/ns#relevance";
+// Query routing and epistemic provenance (docs/query.md).
+inline constexpr std::string_view kRouteScore = "https://glassbox.dev/ns#routeScore";
+inline constexpr std::string_view kFromEngine = "https://glassbox.dev/ns#fromEngine";
+inline constexpr std::string_view kDerivationChain = "https://glassbox.dev/ns#derivationChain";
+inline constexpr std::string_view kAggregateTier = "https://glassbox.dev/ns#aggregateTier";
+inline constexpr std::string_view kAnswerSourceProperty = "https://glassbox.dev/ns#answerSource";
+inline constexpr std::string_view kFusionScore = "https://glassbox.dev/ns#fusionScore";
 inline constexpr std::string_view kIteration = "https://glassbox.dev/ns#iteration";
 inline constexpr std::string_view kThought = "https://glassbox.dev/ns#thought";
 inline constexpr std::string_view kAction = "https://glassbox.dev/ns#action";

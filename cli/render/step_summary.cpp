@@ -199,6 +199,22 @@ std::string StepSummaries::next(const json& explain_body) {
     if (auto answer = facts.text(node, vocab::kAnswerText)) {
         add("answer " + std::to_string(code_points(*answer)) + " chars");
     }
+    // Query routing (docs/query.md): the route and why, an escalation, the answer's provenance.
+    if (auto method = facts.text(node, vocab::kRoutingMethod)) {
+        std::string rules;
+        for (const auto& r : facts.values(node, vocab::kRuleFired))
+            if (r.is_literal()) rules += (rules.empty() ? "" : ", ") + r.as_literal().value;
+        add("route " + facts.text(node, vocab::kEngine).value_or("?") + " by " + *method +
+            (rules.empty() ? "" : " (" + rules + ")") +
+            score_text(facts.number(node, vocab::kConfidence)));
+    }
+    if (auto from = facts.text(node, vocab::kFromEngine)) {
+        add("escalate " + *from + " -> " + facts.text(node, vocab::kEngine).value_or("?") +
+            score_text(facts.number(node, vocab::kRelevance)) + ": " +
+            truncate_text(facts.text(node, vocab::kReason).value_or(""), 100));
+    }
+    if (auto chain = facts.text(node, vocab::kDerivationChain)) add("derivation " + *chain);
+    if (auto tier = facts.text(node, vocab::kAggregateTier)) add("aggregate tier " + *tier);
     if (auto ms = facts.text(node, vocab::kDurationMs)) add(*ms + " ms");
     if (auto model = facts.text(node, vocab::kModelName)) add("model " + *model);
     const auto in = facts.text(node, vocab::kInputTokens);

@@ -67,8 +67,7 @@ public:
 
     // Stops one service's workers (e.g. the store, for failure paths).
     void stop_service(const std::string& service);
-
-    // Adds a worker of `service` (the agent tests add the agent and a second llm).
+    // Serves one more service on the cluster's bus (e.g. the query router over these engines).
     void add_worker(const std::string& service, runtime::Handler handler, std::size_t threads = 1);
 
 private:

@@ -15,7 +15,7 @@
 #include "text/similarity.hpp"
 #include "workers/rag/rag_answer.hpp"
 #include "workers/rag/rag_steps.hpp"
-#include "workers/rag/rank_fusion.hpp"
+#include "text/rank_fusion.hpp"
 
 namespace glassbox::rag {
 namespace {
@@ -23,6 +23,11 @@ namespace {
 using nlohmann::json;
 using base::ErrorType;
 using base::make_error;
+using text::FusedItem;
+using text::Ranking;
+using text::RankingKind;
+using text::mmr_select;
+using text::reciprocal_rank_fusion;
 namespace explain = schema::explain;
 
 // Each ranking is read this much deeper than fetch_limit, so fusion can lift a chunk that

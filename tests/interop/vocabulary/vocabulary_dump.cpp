@@ -98,11 +98,15 @@ void query_routing(Trace& out) {
     out.add(question(run, "Who wrote Dune?", at(0), worker_agent_uri("query"), std::nullopt,
                      std::string_view("chat-0001")));
     out.add(routing_decision(run, step(2, std::nullopt, nullptr),
-                             Routing{"rules", {"who-question", "entity-mention"}, 0.8, "graph-rag"}));
+                             Routing{"rules", {"who-question", "entity-mention"}, 0.8, "graph-rag",
+                                     {{"graph-entities", 1.0}, {"document-keyword", 3.5}}}));
     const auto first = graph_rag(out, RunUris::generate(), run.routing_decision());
-    out.add(escalation(run, 0, step(40, first, nullptr), EscalationInfo{"answer not relevant", 0.25, "agent"}));
+    out.add(escalation(run, 0, step(40, first, nullptr),
+                       EscalationInfo{"answer not relevant", 0.25, "agent", "graph-rag"}));
     const auto second = agent(out, RunUris::generate(), run.escalation(0));
-    out.add(conclusion(run, step(60, second, nullptr), StoredText{"Frank Herbert.", {}}));
+    AnswerProvenance provenance{"route:rules > graph-rag:traversal > escalation > agent:react", 3, "agent",
+                                {{"urn:doc:dune", 1, "agent", 0.0323}, {"file:///data/kb.nt", 3, "graph-rag", 0.0161}}};
+    out.add(routed_conclusion(run, step(60, second, nullptr), StoredText{"Frank Herbert.", {}}, provenance));
     out.add(trace_end(run, at(61), TraceStatus::kComplete));
 }
 

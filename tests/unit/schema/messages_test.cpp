@@ -128,30 +128,36 @@ TEST(GraphRagQuery, AParentUriThatIsNoIriIsRefusedNamingTheField) {
 }
 
 TEST(QueryRequest, ModeEnum) {
-    auto r = decode_body<QueryRequest>(R"({"text":"t","mode":"document-rag"})");
+    auto r = decode_body<QueryRequest>(R"({"query":"t","mode":"document-rag","session_id":"s1"})");
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->mode, QueryMode::kDocumentRag);
-    auto d = decode_body<QueryRequest>(R"({"text":"t"})");
+    EXPECT_EQ(r->query, "t");
+    EXPECT_EQ(r->session_id, "s1");
+    auto d = decode_body<QueryRequest>(R"({"query":"t"})");
     ASSERT_TRUE(d.ok());
     EXPECT_EQ(d->mode, QueryMode::kAuto);
     auto bad = decode_body<QueryRequest>(R"({"mode":"magic"})");
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().type, base::ErrorType::kDecodeError);
     EXPECT_EQ(bad.error().message.rfind("mode: unknown value \"magic\"", 0), 0u) << bad.error().message;
-    QueryRequest q{"x", QueryMode::kAgent, "c", true, ""};
+    auto wrong = decode_body<QueryRequest>(R"({"query":7})");
+    ASSERT_FALSE(wrong.ok());
+    EXPECT_EQ(wrong.error().type, base::ErrorType::kDecodeError);
+    EXPECT_EQ(wrong.error().message.rfind("query:", 0), 0u) << wrong.error().message;
+    QueryRequest q{"x", QueryMode::kAgent, "c", true, "conversation-1"};
     EXPECT_EQ(round_trip(q), q);
     EXPECT_EQ(encode(q)["mode"], "agent");
 }
 
 TEST(QueryRequest, SessionIdNamesTheConversation) {
-    auto none = decode_body<QueryRequest>(R"({"text":"t"})");
+    auto none = decode_body<QueryRequest>(R"({"query":"t"})");
     ASSERT_TRUE(none.ok());
     EXPECT_EQ(none->session_id, "");
-    auto s = decode_body<QueryRequest>(R"({"text":"t","session_id":"chat-1"})");
+    auto s = decode_body<QueryRequest>(R"({"query":"t","session_id":"chat-1"})");
     ASSERT_TRUE(s.ok());
     EXPECT_EQ(s->session_id, "chat-1");
     EXPECT_EQ(round_trip(*s), *s);
-    auto bad = decode_body<QueryRequest>(R"({"text":"t","session_id":5})");
+    auto bad = decode_body<QueryRequest>(R"({"query":"t","session_id":5})");
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().type, base::ErrorType::kDecodeError);
 }

@@ -1,5 +1,5 @@
 // Reciprocal rank fusion and MMR.
-#include "workers/rag/rank_fusion.hpp"
+#include "text/rank_fusion.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-namespace glassbox::rag {
+namespace glassbox::text {
 
 std::vector<FusedItem> reciprocal_rank_fusion(const std::vector<Ranking>& rankings, double k) {
     std::unordered_map<std::string, std::size_t> index;
@@ -72,4 +72,4 @@ std::vector<std::size_t> mmr_select(const std::vector<double>& relevance,
     return picked;
 }
 
-}  // namespace glassbox::rag
+}  // namespace glassbox::text

@@ -1,5 +1,5 @@
-// Ranking arithmetic shared by the RAG workers: reciprocal rank fusion with per-list
-// contributions and maximal marginal relevance (the similarity measures are in text/).
+// Ranking arithmetic shared by the workers (document retrieval, the query worker's provenance):
+// reciprocal rank fusion with per-list contributions and maximal marginal relevance.
 #pragma once
 
 #include <cstddef>
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-namespace glassbox::rag {
+namespace glassbox::text {
 
 // The usual RRF constant (Cormack, Clarke and Buettcher 2009): damps the head of each list.
 inline constexpr double kRrfK = 60.0;
@@ -50,4 +50,4 @@ std::vector<std::size_t> mmr_select(const std::vector<double>& relevance,
                                     const std::function<double(std::size_t, std::size_t)>& similarity,
                                     std::size_t count, double lambda);
 
-}  // namespace glassbox::rag
+}  // namespace glassbox::text

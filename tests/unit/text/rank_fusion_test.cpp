@@ -1,9 +1,9 @@
 // Reciprocal rank fusion (scores and contributions) and MMR.
-#include "workers/rag/rank_fusion.hpp"
+#include "text/rank_fusion.hpp"
 
 #include <gtest/gtest.h>
 
-namespace glassbox::rag {
+namespace glassbox::text {
 namespace {
 
 Ranking ranking(RankingKind kind, std::vector<std::pair<std::string, double>> items, double weight = 1.0) {
@@ -95,4 +95,4 @@ TEST(ReciprocalRankFusion, TitleRankingsReportTheirOwnContribution) {
 }
 
 }  // namespace
-}  // namespace glassbox::rag
+}  // namespace glassbox::text

@@ -1,0 +1,91 @@
+// `glassbox worker query`: the front door that routes each question to an engine (docs/query.md).
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "cli/worker_support.hpp"
+#include "schema/services.hpp"
+#include "workers/query/query_config.hpp"
+#include "workers/query/query_service.hpp"
+
+namespace glassbox::cli {
+namespace {
+
+struct QueryOptions {
+    WorkerOptions worker;
+    query::QueryConfig config;
+    std::string rules_file;
+    int call_timeout_ms = 0;
+    bool no_signals = false;
+};
+
+// The benchmarks' switch, as the RAG workers read it (GLASSBOX_BENCH_NO_EXPLAIN=1).
+bool explain_disabled() {
+    const char* value = std::getenv("GLASSBOX_BENCH_NO_EXPLAIN");
+    return value != nullptr && std::strcmp(value, "1") == 0;
+}
+
+[[noreturn]] void bad_rules(const std::string& message) {
+    std::cerr << "glassbox worker query: --rules: " << message << '\n';
+    throw CLI::RuntimeError(2);
+}
+
+void run_query_worker(const QueryOptions& options) {
+    query::QueryConfig config = options.config;
+    if (!options.rules_file.empty()) {
+        std::ifstream in(options.rules_file);
+        if (!in) bad_rules("cannot read " + options.rules_file);
+        std::stringstream text;
+        text << in.rdbuf();
+        auto rules = query::parse_rules(text.str());
+        if (!rules) bad_rules(options.rules_file + ": " + rules.error().message);
+        config.rules = std::move(*rules);
+    }
+    config.call_timeout = std::chrono::milliseconds{options.call_timeout_ms};
+    config.collection_signals = !options.no_signals;
+    config.explain = !explain_disabled();
+    const sigset_t stop_signals = block_stop_signals();
+    run_worker(std::string(schema::services::kQuery), options.worker, query::make_query_handler(config),
+               stop_signals);
+}
+
+}  // namespace
+
+void add_query_worker_command(CLI::App& worker_command) {
+    auto options = std::make_shared<QueryOptions>();
+    options->worker.threads = 2;
+    auto* sub = worker_command.add_subcommand(
+        std::string(schema::services::kQuery),
+        "Serve `query`: routes each question to graph-rag, document-rag or the agent, escalates weak "
+        "answers, and gives the answer's provenance (docs/query.md)");
+    add_worker_options(*sub, options->worker, std::string(schema::services::kQuery));
+    sub->add_option("--rules", options->rules_file,
+                    "Routing rule file (JSON, docs/query.md); default: the built-in rules");
+    sub->add_option("--relevance-threshold", options->config.relevance_threshold,
+                    "An answer below this relevance is escalated")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1.0));
+    sub->add_option("--max-escalations", options->config.max_escalations, "Escalations per question at most")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 2));
+    sub->add_flag("--no-collection-signals", options->no_signals,
+                  "Route without asking the store what the collection holds");
+    sub->add_option("--graph-rag-service", options->config.graph_rag_service, "The graph RAG service")
+        ->capture_default_str();
+    sub->add_option("--document-rag-service", options->config.document_rag_service, "The document RAG service")
+        ->capture_default_str();
+    sub->add_option("--agent-service", options->config.agent_service, "The agent service")->capture_default_str();
+    sub->add_option("--store-service", options->config.store_service, "The knowledge store service")
+        ->capture_default_str();
+    sub->add_option("--call-timeout-ms", options->call_timeout_ms,
+                    "Deadline of each engine call (0: the request's remaining time)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 3'600'000));
+    sub->callback([options] { run_query_worker(*options); });
+}
+
+}  // namespace glassbox::cli

@@ -1,0 +1,215 @@
+// The query worker end to end on ops/sample: the real broker, trace collector, embeddings, store,
+// llm (extractive), graph-rag, document-rag and query workers as processes on loopback. Routing
+// to each engine, an escalation past a missing agent, the chain and its links as the collector
+// stored them, `glassbox invoke` with query as its default target, and a query worker killed
+// mid-run.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <thread>
+
+#include "schema/explain_uris.hpp"
+#include "schema/vocabulary.hpp"
+#include "tests/integration/rag_trace_checks.hpp"
+#include "tests/support/cluster.hpp"
+
+namespace glassbox::integration {
+namespace {
+
+using nlohmann::json;
+using rag::RagRun;
+using rag::TraceGraph;
+using std::chrono::milliseconds;
+namespace fs = std::filesystem;
+namespace vocab = schema::vocab;
+
+const fs::path kSample = GLASSBOX_SAMPLE_DIR;
+
+class QueryTest : public ClusterTest {
+protected:
+    void SetUp() override {
+        broker_ = start_broker();
+        const std::string hb = std::to_string(kHeartbeatMs);
+        const std::vector<std::pair<std::string, std::vector<std::string>>> workers = {
+            {"trace-collector", {"--home", (dir() / "collector-home").string()}},
+            {"embeddings", {}},
+            {"store", {"--home", (dir() / "store-home").string()}},
+            {"llm", {}},
+            {"graph-rag", {"--threads", "2"}},
+            {"document-rag", {"--threads", "2"}},
+            {"query", {"--threads", "2"}},
+        };
+        for (const auto& [name, extra] : workers) {
+            std::vector<std::string> argv = {glassbox_binary(), "worker", name, "--broker", broker_.endpoint,
+                                             "--heartbeat-ms", hb};
+            argv.insert(argv.end(), extra.begin(), extra.end());
+            start_process(name, argv);
+        }
+        for (const char* service : {"trace", "embeddings", "store", "llm", "graph-rag", "document-rag", "query"})
+            ASSERT_TRUE(wait_for_service(broker_.endpoint, service)) << service << " did not register";
+        for (std::vector<std::string> load : {std::vector<std::string>{"load", "rdf", (kSample / "orrin.ttl").string(), "--tier", "1"},
+                                              std::vector<std::string>{"load", "docs", (kSample / "docs").string()}}) {
+            load.push_back("--broker");
+            load.push_back(broker_.endpoint);
+            const auto loaded = run_glassbox(load, milliseconds{120'000});
+            ASSERT_TRUE(loaded.status.exited && loaded.status.code == 0) << loaded.err;
+        }
+    }
+
+    RagRun ask(const json& body) {
+        GbcClient client(context_, broker_.endpoint);
+        return rag::decode_run(client.call("query", body.dump(), 60'000, milliseconds{65'000}));
+    }
+
+    // The trace the collector stored for `session`, once its status is `status`.
+    json stored(const std::string& session, const std::string& status) {
+        const auto until = std::chrono::steady_clock::now() + milliseconds{20'000};
+        json shown;
+        while (std::chrono::steady_clock::now() < until) {
+            GbcClient client(context_, broker_.endpoint);
+            const auto replies = client.call("trace", json{{"op", "show"}, {"session", session}}.dump(), 10'000,
+                                             milliseconds{12'000});
+            if (!replies.empty() && replies.back().is_final()) {
+                shown = replies.back().json();
+                if (shown["session"].value("status", "") == status) return shown;
+            }
+            std::this_thread::sleep_for(milliseconds{100});
+        }
+        ADD_FAILURE() << session << " never stored as " << status << "; last: " << shown.dump().substr(0, 2000);
+        return json();
+    }
+
+    RunningBroker broker_;
+};
+
+// The query's own steps (its session), in order, as gb: class names.
+std::vector<std::string> own_steps(const RagRun& run, const TraceGraph& graph) {
+    std::vector<std::string> out;
+    for (const auto& e : run.explains) {
+        for (const char* cls : {"Question", "RoutingDecision", "Escalation", "Conclusion"}) {
+            if (graph.has_type(schema::iri(e.explain_id), std::string("https://glassbox.dev/ns#") + cls))
+                out.push_back(cls);
+        }
+    }
+    return out;
+}
+
+TEST_F(QueryTest, RoutesANamedEntityToGraphRagWithTheChainLinkedAndStored) {
+    const RagRun run = ask({{"query", "Who founded the shipyard that built the MV Curlew?"}});
+    ASSERT_TRUE(run.ok()) << run.describe();
+    const json& final = *run.final;
+    EXPECT_EQ(final["route"]["engine"], "graph-rag") << final["route"].dump();
+    EXPECT_EQ(final["route"]["method"], "rules");
+    const TraceGraph graph(run.explains);
+    const std::string session = final["session"];
+    const auto uris = schema::explain::RunUris::from_uri(session);
+    ASSERT_TRUE(uris);
+    // Its own messages: one session, seq 0..n-1, service query, the last ending it complete.
+    for (std::size_t i = 0; i < run.explains.size(); ++i) {
+        EXPECT_EQ(run.explains[i].session, session);
+        EXPECT_EQ(run.explains[i].seq, i);
+        EXPECT_EQ(run.explains[i].service, "query");
+    }
+    EXPECT_EQ(run.explains.back().trace_status, schema::TraceStatus::kComplete);
+    const auto steps = own_steps(run, graph);
+    ASSERT_GE(steps.size(), 3u);
+    EXPECT_EQ(steps.front(), "Question");
+    EXPECT_EQ(steps[1], "RoutingDecision");
+    EXPECT_EQ(steps.back(), "Conclusion");
+    // The engine's sub-trace was forwarded (PARTIAL data) and names the routing as its parent.
+    EXPECT_GE(run.data_partials, 5) << run.describe();
+    const std::string sub = final["engine_session"];
+    const json sub_stored = stored(sub, "complete");
+    ASSERT_TRUE(sub_stored.is_object());
+    EXPECT_NE(sub_stored.dump().find(uris->routing_decision()), std::string::npos)
+        << "the sub-run's Question used the routing decision";
+    // The Conclusion: derived from the sub-run's synthesis, with its provenance.
+    const auto sub_uris = schema::explain::RunUris::from_uri(sub);
+    ASSERT_TRUE(sub_uris);
+    const auto derived = graph.values(schema::iri(uris->conclusion()), vocab::kProvWasDerivedFrom);
+    EXPECT_NE(std::find(derived.begin(), derived.end(), schema::iri(sub_uris->synthesis())), derived.end());
+    EXPECT_EQ(graph.text(schema::iri(uris->conclusion()), vocab::kAggregateTier), std::optional<std::string>("1"))
+        << "orrin.ttl was loaded at tier 1";
+    EXPECT_NE(final["provenance"]["sources"].dump().find("orrin.ttl"), std::string::npos) << final["provenance"].dump();
+    // The collector stored the query's trace whole and complete.
+    const json shown = stored(session, "complete");
+    ASSERT_TRUE(shown.is_object());
+    EXPECT_EQ(shown["events"].size(), run.explains.size());
+}
+
+TEST_F(QueryTest, DocumentWordsGoToDocumentRagAndAMissingAgentIsACleanEscalation) {
+    // Lower case, no name the graph knows: the documents' words decide.
+    const RagRun docs = ask({{"query", "what happened to the lamp during the great gale?"}});
+    ASSERT_TRUE(docs.ok()) << docs.describe();
+    EXPECT_EQ((*docs.final)["route"]["engine"], "document-rag") << (*docs.final)["route"].dump();
+
+    // No agent worker runs here: asked for it, the router records why and escalates.
+    const auto started = std::chrono::steady_clock::now();
+    const RagRun agent = ask({{"query", "Who founded the shipyard that built the MV Curlew?"}, {"mode", "agent"}});
+    ASSERT_TRUE(agent.ok()) << agent.describe();
+    EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds{20'000}) << "not a hang";
+    const json& final = *agent.final;
+    ASSERT_GE(final["escalations"].size(), 1u) << final.dump();
+    EXPECT_EQ(final["escalations"][0]["from"], "agent");
+    EXPECT_NE(final["escalations"][0]["reason"].get<std::string>().find("no worker serves"), std::string::npos);
+    EXPECT_NE(final["engine"], "agent");
+    const TraceGraph graph(agent.explains);
+    const auto steps = own_steps(agent, graph);
+    EXPECT_NE(std::find(steps.begin(), steps.end(), "Escalation"), steps.end());
+    ASSERT_TRUE(stored(final["session"], "complete").is_object());
+}
+
+TEST_F(QueryTest, InvokeAsksTheRouterByDefaultAndShowsTheRoute) {
+    const auto text = run_glassbox({"invoke", "-x", "-q", "Who founded the shipyard that built the MV Curlew?",
+                                    "--broker", broker_.endpoint},
+                                   milliseconds{120'000});
+    ASSERT_TRUE(text.status.exited && text.status.code == 0) << text.err;
+    EXPECT_NE(text.out.find("[RoutingDecision] urn:glassbox:"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("route graph-rag by rules"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("\n  [Synthesis] urn:glassbox:"), std::string::npos) << "the sub-trace, indented\n" << text.out;
+    EXPECT_NE(text.out.find("route: graph-rag by rules"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("provenance: tier 1"), std::string::npos) << text.out;
+    // The engines stay reachable by name.
+    const auto direct = run_glassbox({"invoke", "graph-rag", "-q", "Who designed Greyhollow Light?", "--broker",
+                                      broker_.endpoint},
+                                     milliseconds{120'000});
+    ASSERT_TRUE(direct.status.exited && direct.status.code == 0) << direct.err;
+    EXPECT_EQ(direct.out.find("route:"), std::string::npos);
+}
+
+TEST_F(QueryTest, QueryWorkerKilledMidRunLeavesAnErrorTraceNamingTheStepReached) {
+    ChildProcess* query = nullptr;
+    ChildProcess* graph = nullptr;
+    for (auto& p : processes_) {
+        if (p->name() == "query") query = p.get();
+        if (p->name() == "graph-rag") graph = p.get();
+    }
+    ASSERT_NE(query, nullptr);
+    ASSERT_NE(graph, nullptr);
+    // graph-rag is frozen, so the query waits on it after routing; then the query worker dies.
+    graph->send_signal(SIGSTOP);
+    GbcClient client(context_, broker_.endpoint);
+    const std::string id = client.request(
+        "query", json{{"query", "Who designed Greyhollow Light?"}, {"mode", "graph-rag"}}.dump(), 30'000);
+    std::this_thread::sleep_for(milliseconds{1'500});
+    query->kill();
+    const RagRun run = rag::decode_run(client.collect(id, milliseconds{30'000}));
+    graph->send_signal(SIGCONT);
+    EXPECT_FALSE(run.ok()) << run.describe();
+    EXPECT_EQ(run.error_type, "WorkerLost") << run.describe();
+    ASSERT_GE(run.explains.size(), 3u) << run.describe();
+    const std::string session = run.explains.front().session;
+    EXPECT_EQ(run.explains.back().trace_status, schema::TraceStatus::kError);
+    const json shown = stored(session, "error");
+    ASSERT_TRUE(shown.is_object());
+    // The stored trace ends with the error after the last step the worker reached: the routing.
+    const auto uris = schema::explain::RunUris::from_uri(session);
+    ASSERT_TRUE(uris);
+    const auto& events = shown["events"];
+    ASSERT_GE(events.size(), 3u);
+    EXPECT_EQ(events[events.size() - 2].value("explain_id", ""), uris->routing_decision()) << shown.dump().substr(0, 3000);
+    EXPECT_NE(shown["session"].dump().find("WorkerLost"), std::string::npos) << shown["session"].dump();
+}
+
+}  // namespace
+}  // namespace glassbox::integration

@@ -1,0 +1,211 @@
+// The query service over the real RAG engines (in-process bus: real broker, store and
+// embeddings, a scripted llm): routing to each engine, escalation, a missing agent, the trace's
+// chain and links, provenance, and bad input.
+#include <gtest/gtest.h>
+
+#include "schema/explain_uris.hpp"
+#include "schema/messages.hpp"
+#include "schema/vocabulary.hpp"
+#include "tests/support/rag_cluster.hpp"
+#include "workers/query/query_service.hpp"
+
+namespace glassbox::query {
+namespace {
+
+using nlohmann::json;
+using rag::testing::RagCluster;
+using rag::testing::StreamReply;
+using schema::Term;
+using schema::Triple;
+namespace vocab = schema::vocab;
+
+const std::string kGraph = R"(
+<urn:kg:cruz_azul> <urn:kg:is_in_country> <urn:kg:mexico> .
+<urn:kg:cruz_azul> <urn:kg:coach> <urn:kg:robert_dante> .
+<urn:kg:mexico> <urn:kg:capital> <urn:kg:mexico_city> .
+<urn:kg:cruz_azul> <http://www.w3.org/2000/01/rdf-schema#label> "Cruz Azul FC" .
+<urn:kg:mexico> <http://www.w3.org/2000/01/rdf-schema#label> "Mexico" .
+<urn:kg:mexico_city> <http://www.w3.org/2000/01/rdf-schema#label> "Mexico City" .
+<urn:kg:is_in_country> <http://www.w3.org/2000/01/rdf-schema#label> "is in country" .
+<urn:kg:robert_dante> <http://www.w3.org/2000/01/rdf-schema#label> "Robert Dante Siboldi" .
+)";
+
+class QueryServiceTest : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        cluster_ = new RagCluster();
+        cluster_->load_triples("kg", "file:///test/kb.nt", kGraph, 1);
+        cluster_->load_documents(
+            "docs", {{"urn:doc:lilu", "Lilu (mythology)",
+                      "A lilu is a masculine Akkadian word for a spirit, related to the demon Alu."},
+                     {"urn:doc:alu", "Alu", "Alu is a demon of Akkadian and Sumerian mythology. It is associated "
+                                            "with other demons like Gallu and Lilu."},
+                     {"urn:doc:dice", "Demon Dice", "Demon Dice is a collectible dice game created by Lester Smith."}});
+        cluster_->add_worker("query", make_query_handler(QueryConfig{}), 2);
+    }
+    static void TearDownTestSuite() {
+        delete cluster_;
+        cluster_ = nullptr;
+    }
+    static RagCluster* cluster_;
+};
+RagCluster* QueryServiceTest::cluster_ = nullptr;
+
+// Every explain message of the stream: the query's own (PARTIAL explain) and its engines'
+// (forwarded as PARTIAL data with message_type explain), decoded, in arrival order.
+struct Messages {
+    std::vector<schema::ExplainMessage> own;
+    std::vector<schema::ExplainMessage> forwarded;
+    std::vector<Triple> all;
+};
+
+Messages messages(const std::vector<StreamReply>& replies) {
+    Messages out;
+    for (const auto& r : replies) {
+        const bool own = r.kind == bus::ReplyKind::kExplain;
+        const bool forwarded = r.kind == bus::ReplyKind::kData && r.body.value("message_type", "") == "explain";
+        if (!own && !forwarded) continue;
+        auto m = schema::decode<schema::ExplainMessage>(r.body);
+        EXPECT_TRUE(m.ok()) << r.body.dump();
+        if (!m) continue;
+        out.all.insert(out.all.end(), m->explain_triples.begin(), m->explain_triples.end());
+        (own ? out.own : out.forwarded).push_back(std::move(m).value());
+    }
+    return out;
+}
+
+std::vector<Term> objects(const std::vector<Triple>& triples, const std::string& s, std::string_view p) {
+    std::vector<Term> out;
+    for (const auto& t : triples) {
+        if (t.s == schema::iri(s) && t.p == schema::iri(p)) out.push_back(t.o);
+    }
+    return out;
+}
+
+bool has(const std::vector<Triple>& triples, const std::string& s, std::string_view p, const Term& o) {
+    for (const auto& found : objects(triples, s, p)) {
+        if (found == o) return true;
+    }
+    return false;
+}
+
+const json& final_of(const std::vector<StreamReply>& replies) {
+    EXPECT_EQ(replies.back().kind, bus::ReplyKind::kFinal)
+        << (replies.back().error ? replies.back().error->describe() : replies.back().body.dump());
+    return replies.back().body;
+}
+
+TEST_F(QueryServiceTest, AQuestionNamingAGraphEntityGoesToGraphRagWithTheWholeChainLinked) {
+    const auto replies = cluster_->request("query", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
+    const json& final = final_of(replies);
+    EXPECT_EQ(final["engine"], "graph-rag");
+    EXPECT_EQ(final["route"]["method"], "rules");
+    EXPECT_NE(final["route"]["rules_fired"].dump().find("graph-entity"), std::string::npos) << final["route"].dump();
+    EXPECT_GE(final["route"]["scores"]["graph-entities"].get<double>(), 0.8);
+    EXPECT_EQ(final["escalations"].size(), 0u) << final["runs"].dump();
+    EXPECT_NE(final["response"].get<std::string>().find("Mexico"), std::string::npos);
+
+    const auto m = messages(replies);
+    ASSERT_GE(m.own.size(), 3u);
+    const std::string session = final["session"];
+    const auto run = schema::explain::RunUris::from_uri(session);
+    ASSERT_TRUE(run);
+    // Question → RoutingDecision → (graph-rag sub-trace) → Conclusion, the last ending the trace.
+    EXPECT_EQ(m.own.front().explain_id, session);
+    EXPECT_EQ(m.own[1].explain_id, run->routing_decision());
+    EXPECT_EQ(m.own.back().explain_id, run->conclusion());
+    EXPECT_EQ(m.own.back().trace_status, schema::TraceStatus::kComplete);
+    EXPECT_TRUE(has(m.all, session, vocab::kProvWasAssociatedWith,
+                    schema::iri(schema::explain::worker_agent_uri("query"))));
+    EXPECT_TRUE(has(m.all, run->routing_decision(), vocab::kEngine, schema::literal("graph-rag")));
+    EXPECT_TRUE(has(m.all, run->routing_decision(), vocab::kRuleFired, schema::literal("graph-entity")));
+    // The sub-run: its Question used the routing decision and was informed by the query's run.
+    const std::string sub = final["engine_session"];
+    ASSERT_FALSE(sub.empty());
+    ASSERT_FALSE(m.forwarded.empty());
+    EXPECT_EQ(m.forwarded.front().session, sub);
+    EXPECT_TRUE(has(m.all, sub, vocab::kProvUsed, schema::iri(run->routing_decision())));
+    EXPECT_TRUE(has(m.all, sub, vocab::kProvWasInformedBy, schema::iri(session)));
+    // The Conclusion is derived from the sub-run's last step and carries the provenance.
+    const auto sub_run = schema::explain::RunUris::from_uri(sub);
+    ASSERT_TRUE(sub_run);
+    EXPECT_TRUE(has(m.all, run->conclusion(), vocab::kProvWasDerivedFrom, schema::iri(sub_run->synthesis())));
+    EXPECT_TRUE(has(m.all, run->conclusion(), vocab::kAggregateTier, schema::xsd_integer(1)))
+        << "the graph was loaded at tier 1";
+    EXPECT_FALSE(objects(m.all, run->conclusion(), vocab::kDerivationChain).empty());
+    EXPECT_FALSE(objects(m.all, run->conclusion(), vocab::kAnswerSourceProperty).empty());
+    EXPECT_EQ(final["provenance"]["aggregate_tier"], 1);
+    EXPECT_EQ(final["provenance"]["derivation"][0], "route:rules");
+}
+
+TEST_F(QueryServiceTest, DocumentWordsGoToDocumentRagAndTheConversationIsRecorded) {
+    const auto replies = cluster_->request("query", {{"query", "Which Akkadian word for a spirit is related to the demon Alu?"},
+                                                     {"collection", "docs"}, {"session_id", "chat-7"}});
+    const json& final = final_of(replies);
+    EXPECT_EQ(final["route"]["engine"], "document-rag") << final["route"].dump();
+    EXPECT_EQ(final["engine"], "document-rag") << final["runs"].dump();
+    EXPECT_FALSE(final["provenance"]["sources"].empty());
+    const auto m = messages(replies);
+    const std::string session = final["session"];
+    EXPECT_TRUE(has(m.all, session, vocab::kConversation, schema::literal("chat-7")));
+    // A sub-run belongs to the caller's turn: it records no conversation of its own.
+    EXPECT_TRUE(objects(m.all, final["engine_session"].get<std::string>(), vocab::kConversation).empty());
+}
+
+TEST_F(QueryServiceTest, AFailedEngineEscalatesAndAMissingAgentFailsCleanlyOnTheWay) {
+    // graph-rag has nothing to search in a collection of documents (NotFound); no worker serves
+    // "agent" here: both escalations are recorded, and document-rag answers.
+    const auto replies = cluster_->request(
+        "query", {{"query", "Which Akkadian word for a spirit is related to the demon Alu?"},
+                  {"collection", "docs"}, {"mode", "graph-rag"}});
+    const json& final = final_of(replies);
+    EXPECT_EQ(final["route"]["method"], "explicit");
+    ASSERT_EQ(final["escalations"].size(), 2u) << final["runs"].dump();
+    EXPECT_EQ(final["escalations"][0]["from"], "graph-rag");
+    EXPECT_EQ(final["escalations"][0]["to"], "agent");
+    EXPECT_EQ(final["escalations"][1]["from"], "agent");
+    EXPECT_EQ(final["escalations"][1]["to"], "document-rag");
+    EXPECT_NE(final["escalations"][1]["reason"].get<std::string>().find("no worker serves \"agent\""), std::string::npos)
+        << final["escalations"].dump();
+    EXPECT_EQ(final["engine"], "document-rag");
+    ASSERT_EQ(final["runs"].size(), 3u);
+    EXPECT_TRUE(final["runs"][0].contains("error"));
+
+    const auto m = messages(replies);
+    const auto run = schema::explain::RunUris::from_uri(final["session"].get<std::string>());
+    ASSERT_TRUE(run);
+    EXPECT_TRUE(has(m.all, run->escalation(0), vocab::kFromEngine, schema::literal("graph-rag")));
+    EXPECT_TRUE(has(m.all, run->escalation(1), vocab::kEngine, schema::literal("document-rag")));
+    // The escalation to document-rag is the parent of its sub-run.
+    const std::string sub = final["engine_session"];
+    EXPECT_TRUE(has(m.all, sub, vocab::kProvUsed, schema::iri(run->escalation(1))));
+    EXPECT_EQ(m.own.back().trace_status, schema::TraceStatus::kComplete);
+}
+
+TEST_F(QueryServiceTest, EveryEngineFailingEndsTheTraceWithAnError) {
+    const auto replies = cluster_->request("query", {{"query", "Who coaches Cruz Azul FC?"},
+                                                     {"collection", "nothing-here"}, {"mode", "document-rag"}});
+    ASSERT_EQ(replies.back().kind, bus::ReplyKind::kError);
+    EXPECT_NE(replies.back().error->message.find("every engine failed"), std::string::npos) << replies.back().error->message;
+    const auto m = messages(replies);
+    ASSERT_FALSE(m.own.empty());
+    EXPECT_EQ(m.own.back().trace_status, schema::TraceStatus::kError);
+}
+
+TEST_F(QueryServiceTest, BadInputIsATypedErrorAndTheServiceKeepsServing) {
+    const auto check = [](const json& body, base::ErrorType type, std::string_view text) {
+        const auto replies = cluster_->request("query", body);
+        ASSERT_EQ(replies.back().kind, bus::ReplyKind::kError) << body.dump();
+        EXPECT_EQ(replies.back().error->type, type) << replies.back().error->describe();
+        EXPECT_NE(replies.back().error->message.find(text), std::string::npos) << replies.back().error->message;
+    };
+    check({{"query", 5}}, base::ErrorType::kDecodeError, "query");
+    check({{"query", "q"}, {"mode", "oracle"}}, base::ErrorType::kDecodeError, "mode");
+    check({{"query", "   "}}, base::ErrorType::kInvalidRequest, "non-empty");
+    check({{"query", std::string(20'000, 'a')}}, base::ErrorType::kInvalidRequest, "bytes");
+    const auto replies = cluster_->request("query", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
+    EXPECT_EQ(replies.back().kind, bus::ReplyKind::kFinal);
+}
+
+}  // namespace
+}  // namespace glassbox::query

@@ -1,0 +1,137 @@
+// Relevance reflection and answer provenance on invented engine results.
+#include <gtest/gtest.h>
+
+#include "schema/term_json.hpp"
+#include "schema/vocabulary.hpp"
+#include "workers/query/answer_provenance.hpp"
+#include "workers/query/relevance.hpp"
+
+namespace glassbox::query {
+namespace {
+
+using nlohmann::json;
+namespace v = schema::vocab;
+
+json iri(std::string_view value) { return json{{"t", "i"}, {"i", std::string(value)}}; }
+json lit(std::string_view value) { return json{{"t", "l"}, {"v", std::string(value)}}; }
+json triple(std::string_view s, std::string_view p, json o) { return json{{"s", iri(s)}, {"p", iri(p)}, {"o", std::move(o)}}; }
+
+// A graph-rag Focus message keeping the given edges (subject, predicate, object, score, tier).
+json focus(const std::vector<std::tuple<std::string, std::string, std::string, double, int>>& edges) {
+    json triples = json::array();
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+        const auto& [s, p, o, score, tier] = edges[i];
+        const std::string uri = "urn:glassbox:00000000-0000-4000-8000-000000000001:focus:edge:" + std::to_string(i);
+        triples.push_back(triple(uri, v::kRdfType, iri(v::kEdgeSelection)));
+        triples.push_back(triple(uri, v::kRdfSubject, iri("http://x/e/" + s)));
+        triples.push_back(triple(uri, v::kRdfPredicate, iri("http://x/r/" + p)));
+        triples.push_back(triple(uri, v::kRdfObject, iri("http://x/e/" + o)));
+        triples.push_back(triple(uri, v::kScore, lit(std::to_string(score))));
+        triples.push_back(triple(uri, v::kDataTier, lit(std::to_string(tier))));
+        triples.push_back(triple(uri, v::kSourceDocument, iri("file:///kb-" + std::to_string(tier) + ".nt")));
+    }
+    return json{{"message_type", "explain"}, {"explain_triples", triples}};
+}
+
+TEST(Evidence, ReadsKeptEdgesInOrderWithScoresSourcesAndTiers) {
+    const auto evidence = read_evidence({focus({{"Cruz_Azul_FC", "is_in_country", "Mexico", 0.9, 1},
+                                                {"Mexico", "capital", "Mexico_City", 0.4, 3}})},
+                                        json{{"response", "Mexico."}, {"answer", "Mexico"}});
+    ASSERT_EQ(evidence.kept.size(), 2u);
+    EXPECT_EQ(evidence.kept[0].text, "Cruz Azul FC is in country Mexico");
+    EXPECT_DOUBLE_EQ(evidence.kept[0].score, 0.9);
+    EXPECT_EQ(evidence.kept[0].tier, 1);
+    EXPECT_EQ(evidence.kept[1].source, "file:///kb-3.nt");
+    ASSERT_TRUE(evidence.short_answer);
+    EXPECT_EQ(*evidence.short_answer, "Mexico");
+}
+
+TEST(Reflection, CoveredDecidedEvidenceScoresHighAndWeakEvidenceLow) {
+    const std::string q = "which country is the soccer team Cruz_Azul_FC based in ?";
+    const auto good = reflect(q, read_evidence({focus({{"Cruz_Azul_FC", "is_in_country", "Mexico", 0.9, 1},
+                                                       {"Cruz_Azul_FC", "plays_in", "Liga_MX", 0.3, 1}})},
+                                               json{{"answer", "Mexico"}}));
+    EXPECT_FALSE(good.empty);
+    EXPECT_DOUBLE_EQ(good.entity_coverage, 1.0);
+    EXPECT_DOUBLE_EQ(good.decided, 1.0);
+    EXPECT_GT(good.gap, 0.5);
+    EXPECT_GT(good.score, 0.6);
+
+    // Unrelated edges, and the synthesis could not decide.
+    const auto weak = reflect(q, read_evidence({focus({{"Al_Jazira", "founded", "1974", 0.2, 3},
+                                                       {"Dubai", "capital_of", "UAE", 0.19, 3}})},
+                                               json{{"answer", ""}}));
+    EXPECT_DOUBLE_EQ(weak.entity_coverage, 0.0);
+    EXPECT_DOUBLE_EQ(weak.decided, 0.0);
+    EXPECT_LT(weak.score, 0.3);
+    EXPECT_LT(weak.score, good.score);
+    EXPECT_NE(weak.reason.find("undecided"), std::string::npos) << weak.reason;
+}
+
+TEST(Reflection, AnEmptyResultScoresZeroAndSaysSo) {
+    const auto r = reflect("who wrote it?", read_evidence({}, json{{"response", "I do not know."}}));
+    EXPECT_TRUE(r.empty);
+    EXPECT_DOUBLE_EQ(r.score, 0.0);
+    EXPECT_NE(r.reason.find("empty"), std::string::npos);
+    const auto failed = failed_relevance(base::make_error(base::ErrorType::kNotFound, "no collection"));
+    EXPECT_DOUBLE_EQ(failed.score, 0.0);
+    EXPECT_EQ(failed.reason, "NotFound: no collection");
+}
+
+TEST(Reflection, CitedChunkTextCountsAsEvidence) {
+    const json final{{"answer", "a spirit"},
+                     {"citations", json::array({json{{"title", "Lilu (mythology)"},
+                                                     {"text", "A lilu is a masculine Akkadian word for a spirit."},
+                                                     {"chunk", "urn:doc:lilu#c0"},
+                                                     {"tier", 2}}})}};
+    const auto r = reflect("If Gallu is a demon, Lilu is what?", read_evidence({}, final));
+    EXPECT_FALSE(r.empty);
+    EXPECT_DOUBLE_EQ(r.entity_coverage, 0.5);  // Lilu yes, Gallu no
+    EXPECT_GT(r.score, 0.4);
+}
+
+EngineRun run_of(std::string engine, json final, std::vector<json> explain = {}) {
+    EngineRun run;
+    run.engine = std::move(engine);
+    run.final = std::move(final);
+    run.evidence = read_evidence(explain, run.final);
+    return run;
+}
+
+TEST(Provenance, TheWeakestTierAndTheChainOfTheWinner) {
+    RouteDecision route;
+    route.method = "rules";
+    std::vector<EngineRun> runs;
+    runs.push_back(run_of("graph-rag", json{{"model", "extractive"}},
+                          {focus({{"A", "r", "B", 0.9, 1}, {"B", "r", "C", 0.5, 3}})}));
+    const auto p = answer_provenance(route, runs, 0);
+    EXPECT_EQ(p.engine, "graph-rag");
+    EXPECT_EQ(p.derivation_chain, "route:rules > graph-rag:traversal > llm:extractive > reflection:kept");
+    ASSERT_EQ(p.sources.size(), 2u);
+    EXPECT_EQ(p.aggregate_tier, 3);
+    EXPECT_FALSE(p.sources[0].fusion_score) << "one engine: no fusion";
+    const json j = provenance_json(p);
+    EXPECT_EQ(j["derivation"].size(), 4u);
+    EXPECT_EQ(j["aggregate_tier"], 3);
+}
+
+TEST(Provenance, UnknownTiersCountAsTheWeakestAndSeveralEnginesAreFused) {
+    RouteDecision route;
+    route.method = "classifier";
+    std::vector<EngineRun> runs;
+    runs.push_back(run_of("document-rag",
+                          json{{"citations", json::array({json{{"chunk", "urn:doc:a#c0"}, {"tier", 1}},
+                                                          json{{"chunk", "urn:doc:b#c0"}, {"tier", 2}}})}}));
+    runs.push_back(run_of("graph-rag", json{{"sources", json::array({"urn:doc:b#c0", "file:///x.nt"})}}));
+    const auto p = answer_provenance(route, runs, 1);
+    EXPECT_EQ(p.derivation_chain, "route:classifier > escalation > graph-rag:traversal > reflection:best-of-2");
+    ASSERT_EQ(p.sources.size(), 2u);
+    EXPECT_EQ(p.aggregate_tier, 4) << "sources of unknown tier count as tier 4";
+    ASSERT_TRUE(p.sources[0].fusion_score);
+    ASSERT_TRUE(p.sources[1].fusion_score);
+    // urn:doc:b#c0 was found by both engines: it outranks what only one found.
+    EXPECT_GT(*p.sources[0].fusion_score, *p.sources[1].fusion_score);
+}
+
+}  // namespace
+}  // namespace glassbox::query

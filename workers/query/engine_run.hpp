@@ -1,0 +1,27 @@
+// One engine run of a routed query: what was asked, what came back, how relevant it was.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "base/result.hpp"
+#include "workers/query/relevance.hpp"
+
+namespace glassbox::query {
+
+struct EngineRun {
+    std::string engine;
+    std::string query;                // the question as this engine was asked it
+    std::optional<base::Error> error;  // the run failed (or the engine is missing)
+    nlohmann::json final;             // its FINAL body
+    std::string session;              // its sub-trace's session URI
+    std::string last_step;            // the explain URI of its last step (Synthesis, Conclusion)
+    Evidence evidence;
+    Relevance relevance;
+    std::chrono::milliseconds duration{0};
+};
+
+}  // namespace glassbox::query

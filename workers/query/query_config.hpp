@@ -1,0 +1,37 @@
+// The `query` worker's settings, each with its documented default (docs/query.md).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+#include "workers/query/routing_rules.hpp"
+
+namespace glassbox::query {
+
+struct QueryConfig {
+    // The services the router hands a question to, and the store it asks about the collection.
+    std::string graph_rag_service = "graph-rag";
+    std::string document_rag_service = "document-rag";
+    std::string agent_service = "agent";
+    std::string store_service = "store";
+    // Deadline of each engine call (0: the request's remaining time).
+    std::chrono::milliseconds call_timeout{0};
+    // Deadline of the collection look-ups that inform routing; a slower store is routed
+    // without them (recorded), never waited on for long.
+    std::chrono::milliseconds signal_timeout{2'000};
+    // Ask the store what the collection holds (graph labels, document keywords) before routing.
+    bool collection_signals = true;
+    // An answer whose relevance is below this is escalated to the next engine.
+    double relevance_threshold = 0.4;
+    // At most this many escalations per question (the bound: 2).
+    std::size_t max_escalations = 2;
+    // The rule file (default: the built-in one) with the classifier's examples.
+    RuleSet rules = default_rules();
+    // Longest question accepted, in bytes (as the RAG workers).
+    std::size_t max_question_bytes = 16 * 1024;
+    // Build and send explain messages (off only for benchmarks).
+    bool explain = true;
+};
+
+}  // namespace glassbox::query

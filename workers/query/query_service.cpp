@@ -1,0 +1,369 @@
+// The query worker: route → engine sub-run → reflect → [escalate → sub-run]… → conclude.
+#include "workers/query/query_service.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/log.hpp"
+#include "schema/explain_builder.hpp"
+#include "schema/messages.hpp"
+#include "schema/services.hpp"
+#include "workers/query/answer_provenance.hpp"
+#include "workers/query/collection_signals.hpp"
+#include "workers/query/router.hpp"
+
+namespace glassbox::query {
+namespace {
+
+using base::ErrorType;
+using base::make_error;
+using nlohmann::json;
+namespace explain = schema::explain;
+using SteadyClock = std::chrono::steady_clock;
+
+// The broker's service-discovery service (7/MDP MMI): "200" when a worker serves the name.
+constexpr std::string_view kMmiService = "mmi.service";
+constexpr std::chrono::milliseconds kDiscoveryTimeout{2'000};
+
+std::chrono::milliseconds since(SteadyClock::time_point start) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - start);
+}
+
+explain::StepInfo step_info(SteadyClock::time_point started, const std::string& previous) {
+    explain::StepInfo step;
+    step.generated_at = std::chrono::system_clock::now();
+    step.duration = since(started);
+    if (!previous.empty()) step.derived_from = previous;
+    return step;
+}
+
+// The query run's own explain messages (its sub-runs' come from the engines themselves).
+class QueryTrace {
+public:
+    QueryTrace(runtime::RequestContext& context, bool explain)
+        : context_(context), explain_(explain), run_(explain::RunUris::generate()), session_(run_.question()) {}
+
+    const explain::RunUris& run() const noexcept { return run_; }
+    const std::string& session() const noexcept { return session_; }
+
+    base::Result<void> send(const std::string& uri, std::vector<schema::Triple> triples,
+                              runtime::ExplainState state = runtime::ExplainState::kOpen,
+                              std::optional<base::Error> error = std::nullopt) {
+        if (state != runtime::ExplainState::kOpen) ended_ = true;
+        if (!explain_) return {};
+        runtime::ExplainStep step;
+        step.session = session_;
+        step.explain_id = uri;
+        step.triples = std::move(triples);
+        step.state = state;
+        step.error = std::move(error);
+        auto sent = context_.send_explain(step);
+        if (!sent) return sent.error();
+        return {};
+    }
+
+    // Ends the request with `error`, the trace first with status error (unless cancelled: the
+    // broker ends it then, §5.3).
+    void fail(const base::Error& error) {
+        if (context_.finished()) return;
+        if (context_.cancelled()) {
+            (void)context_.fail(context_.cancellation_error());
+            return;
+        }
+        if (!ended_) {
+            (void)send(session_, explain::trace_end(run_, std::chrono::system_clock::now(), schema::TraceStatus::kError),
+                       runtime::ExplainState::kError, error);
+        }
+        (void)context_.fail(error);
+    }
+
+private:
+    runtime::RequestContext& context_;
+    bool explain_;
+    explain::RunUris run_;
+    std::string session_;
+    bool ended_ = false;
+};
+
+const std::string& service_of(const QueryConfig& config, const std::string& engine) {
+    if (engine == "graph-rag") return config.graph_rag_service;
+    if (engine == "agent") return config.agent_service;
+    return config.document_rag_service;
+}
+
+// Where a weak answer goes next: the agent first (it can chain lookups), then the other RAG.
+std::optional<std::string> next_engine(const std::string& current, const std::vector<EngineRun>& runs) {
+    static const std::vector<std::pair<std::string, std::vector<std::string>>> kOrder = {
+        {"graph-rag", {"agent", "document-rag"}},
+        {"document-rag", {"agent", "graph-rag"}},
+        {"agent", {"graph-rag", "document-rag"}},
+    };
+    for (const auto& [from, nexts] : kOrder) {
+        if (from != current) continue;
+        for (const auto& next : nexts) {
+            const bool tried = std::any_of(runs.begin(), runs.end(), [&](const EngineRun& r) { return r.engine == next; });
+            if (!tried) return next;
+        }
+    }
+    return std::nullopt;
+}
+
+json engine_body(const std::string& engine, const schema::QueryRequest& request, const std::string& question,
+                 const std::string& parent) {
+    if (engine == "graph-rag") {
+        schema::GraphRagQuery q;
+        q.query = question;
+        q.collection = request.collection;
+        q.parent_uri = parent;
+        return schema::encode(q);
+    }
+    if (engine == "agent") {
+        schema::AgentRequest q;
+        q.question = question;
+        q.collection = request.collection;
+        q.session_id = request.session_id;
+        q.parent_uri = parent;
+        return schema::encode(q);
+    }
+    schema::DocumentRagQuery q;
+    q.query = question;
+    q.collection = request.collection;
+    q.parent_uri = parent;
+    return schema::encode(q);
+}
+
+// An agent's FINAL says its answer in `response`, else `content` or `answer`.
+void normalise_answer(json& final) {
+    if (!final.is_object()) return;
+    if (final.contains("response") && final["response"].is_string()) return;
+    for (const char* key : {"content", "answer"}) {
+        if (final.contains(key) && final[key].is_string()) {
+            final["response"] = final[key];
+            return;
+        }
+    }
+}
+
+// True when some worker serves `service` (asked of the broker; a failed question counts as no).
+base::Result<void> served(runtime::RequestContext& context, const std::string& service) {
+    auto answer = context.call(kMmiService, json(service), kDiscoveryTimeout);
+    if (!answer) return answer.error();
+    const json& body = answer->final;
+    const bool yes = (body.is_number() && body.get<double>() == 200) || (body.is_string() && body == "200");
+    if (!yes) return make_error(ErrorType::kUnknownService, "no worker serves \"" + service + "\"");
+    return {};
+}
+
+EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config, const std::string& engine,
+                     const schema::QueryRequest& request, const std::string& parent) {
+    EngineRun run;
+    run.engine = engine;
+    run.query = request.query;
+    const auto started = SteadyClock::now();
+    const std::string& service = service_of(config, engine);
+    const auto failed = [&](base::Error error) {
+        run.relevance = failed_relevance(error);
+        run.error = std::move(error);
+        run.duration = since(started);
+        return run;
+    };
+    // The agent is optional in a deployment: ask first, so a missing one is a clean failure now
+    // rather than a request that waits out the broker's grace for unknown services.
+    if (engine == "agent") {
+        if (auto ok = served(context, service); !ok) return failed(ok.error());
+    }
+    std::optional<base::Error> forward_failed;
+    const auto on_reply = [&](const bus::Reply& reply) {
+        if (reply.kind != bus::ReplyKind::kExplain) return;
+        if (run.session.empty()) run.session = string_of(reply.body, "session");
+        const std::string id = string_of(reply.body, "explain_id");
+        if (!id.empty() && id != run.session) run.last_step = id;
+        if (forward_failed) return;
+        if (auto sent = context.send_partial(reply.body); !sent) forward_failed = sent.error();
+    };
+    auto called = context.call(service, engine_body(engine, request, request.query, parent), config.call_timeout, on_reply);
+    if (!called) return failed(called.error());
+    if (forward_failed) return failed(*forward_failed);
+    run.final = std::move(called->final);
+    normalise_answer(run.final);
+    if (const std::string session = string_of(run.final, "session"); !session.empty()) run.session = session;
+    if (const std::string last = string_of(run.final, "explain_id"); !last.empty()) run.last_step = last;
+    run.evidence = read_evidence(called->explain, run.final);
+    run.relevance = reflect(request.query, run.evidence);
+    run.duration = since(started);
+    return run;
+}
+
+json route_json(const RouteDecision& d) {
+    json fired = json::array();
+    for (const auto& r : d.fired) fired.push_back(r.name);
+    json scores = json::object();
+    for (const auto& [name, score] : d.scores) scores[name] = score;
+    return json{{"engine", d.engine},       {"method", d.method},   {"question_type", d.question_type},
+                {"rules_fired", fired},     {"confidence", d.confidence}, {"scores", scores}};
+}
+
+json runs_json(const std::vector<EngineRun>& runs) {
+    json out = json::array();
+    for (const auto& r : runs) {
+        json item{{"engine", r.engine},
+                  {"relevance", r.relevance.score},
+                  {"reason", r.relevance.reason},
+                  {"duration_ms", r.duration.count()}};
+        if (!r.session.empty()) item["session"] = r.session;
+        if (r.error) item["error"] = schema::encode(*r.error);
+        out.push_back(std::move(item));
+    }
+    return out;
+}
+
+std::uint64_t token_sum(const std::vector<EngineRun>& runs, const char* key) {
+    std::uint64_t sum = 0;
+    for (const auto& r : runs) {
+        if (r.final.is_object() && r.final.contains(key) && r.final[key].is_number_unsigned())
+            sum += r.final[key].get<std::uint64_t>();
+    }
+    return sum;
+}
+
+void handle_query(runtime::RequestContext& context, const QueryConfig& config, const Router& router) {
+    auto decoded = schema::decode<schema::QueryRequest>(context.body());
+    if (!decoded) {
+        (void)context.fail(decoded.error());
+        return;
+    }
+    const schema::QueryRequest& request = *decoded;
+    if (request.query.size() > config.max_question_bytes) {
+        (void)context.fail(make_error(ErrorType::kInvalidRequest,
+                                      "the question is " + std::to_string(request.query.size()) +
+                                          " bytes; at most " + std::to_string(config.max_question_bytes) +
+                                          " are accepted"));
+        return;
+    }
+    if (request.query.find_first_not_of(" \t\r\n") == std::string::npos) {
+        (void)context.fail(make_error(ErrorType::kInvalidRequest, "\"query\" must be a non-empty question"));
+        return;
+    }
+
+    QueryTrace trace(context, config.explain);
+    const auto& run = trace.run();
+    const auto fail = [&](const base::Error& error) { trace.fail(error); };
+    // A top-level run (the query worker is always one) records its conversation (issue 18).
+    std::optional<std::string_view> conversation;
+    if (!request.session_id.empty()) conversation = request.session_id;
+    if (auto sent = trace.send(trace.session(),
+                               explain::question(run, request.query, std::chrono::system_clock::now(),
+                                                 explain::worker_agent_uri(schema::services::kQuery),
+                                                 std::nullopt, conversation));
+        !sent) {
+        return fail(sent.error());
+    }
+
+    // Routing.
+    const auto routing_started = SteadyClock::now();
+    RouteDecision decision;
+    if (request.mode == schema::QueryMode::kAuto) {
+        QuestionFeatures features = question_features(request.query);
+        if (config.collection_signals) {
+            const auto why = ask_collection(context, config.store_service, request.collection, config.signal_timeout,
+                                            features);
+            if (!why.empty()) base::component_logger("worker.query")->debug("event=query_signals {}", why);
+        }
+        decision = router.route(features);
+    } else {
+        decision.engine = std::string(schema::to_string(request.mode));
+        decision.method = "explicit";
+        decision.confidence = 1.0;
+    }
+    explain::Routing routing{decision.method, {}, decision.confidence, decision.engine, decision.scores};
+    for (const auto& r : decision.fired) routing.rules_fired.push_back(r.name);
+    if (auto sent = trace.send(run.routing_decision(),
+                               explain::routing_decision(run, step_info(routing_started, ""), routing));
+        !sent) {
+        return fail(sent.error());
+    }
+
+    // Engines: the routed one, then escalations while the answer is weak.
+    std::vector<EngineRun> runs;
+    json escalations = json::array();
+    std::string parent = run.routing_decision();
+    std::string engine = decision.engine;
+    for (;;) {
+        if (context.cancelled()) return fail(context.cancellation_error());
+        runs.push_back(run_engine(context, config, engine, request, parent));
+        const EngineRun& last = runs.back();
+        if (!last.error && last.relevance.score >= config.relevance_threshold) break;
+        if (runs.size() > config.max_escalations) break;
+        const auto next = next_engine(engine, runs);
+        if (!next) break;
+        const auto escalation_started = SteadyClock::now();
+        const std::size_t n = runs.size() - 1;
+        const std::string reason = last.error ? "engine failed: " + last.relevance.reason
+                                              : "relevance below " + std::to_string(config.relevance_threshold).substr(0, 4) +
+                                                    " (" + last.relevance.reason + ")";
+        explain::EscalationInfo info{reason, last.relevance.score, *next, engine};
+        const std::string derived = last.last_step.empty() ? parent : last.last_step;
+        if (auto sent = trace.send(run.escalation(n), explain::escalation(run, n, step_info(escalation_started, derived), info));
+            !sent) {
+            return fail(sent.error());
+        }
+        escalations.push_back(json{{"from", engine}, {"to", *next}, {"reason", reason}, {"relevance", last.relevance.score}});
+        parent = run.escalation(n);
+        engine = *next;
+    }
+
+    // The best answer wins (the earliest on a tie); failed runs never do.
+    std::optional<std::size_t> winner;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        if (runs[i].error) continue;
+        if (!winner || runs[i].relevance.score > runs[*winner].relevance.score) winner = i;
+    }
+    if (!winner) {
+        const base::Error& error = *runs.back().error;
+        return fail(make_error(error.type, runs.size() == 1 ? error.message
+                                                            : "every engine failed; the last: " + error.message));
+    }
+    const EngineRun& won = runs[*winner];
+    const auto provenance = answer_provenance(decision, runs, *winner);
+    const std::string answer_text = string_of(won.final, "response");
+    const auto conclusion_started = SteadyClock::now();
+    auto triples = explain::routed_conclusion(run, step_info(conclusion_started, won.last_step.empty() ? parent : won.last_step),
+                                              explain::StoredText{answer_text, std::nullopt}, provenance);
+    const auto end = explain::trace_end(run, std::chrono::system_clock::now(), schema::TraceStatus::kComplete);
+    triples.insert(triples.end(), end.begin(), end.end());
+    if (auto sent = trace.send(run.conclusion(), std::move(triples), runtime::ExplainState::kComplete); !sent) {
+        return fail(sent.error());
+    }
+
+    json body = won.final.is_object() ? won.final : json::object();
+    body["message_type"] = "chunk";
+    body["end_of_stream"] = true;
+    body["end_of_session"] = true;
+    body["in_token"] = token_sum(runs, "in_token");
+    body["out_token"] = token_sum(runs, "out_token");
+    body["session"] = trace.session();
+    body["explain_id"] = run.conclusion();
+    body["engine"] = won.engine;
+    body["engine_session"] = won.session;
+    body["route"] = route_json(decision);
+    body["relevance"] = won.relevance.score;
+    body["runs"] = runs_json(runs);
+    body["escalations"] = std::move(escalations);
+    body["provenance"] = provenance_json(provenance);
+    (void)context.reply(body);
+}
+
+}  // namespace
+
+runtime::Handler make_query_handler(QueryConfig config) {
+    // Shared by the handler's threads, read-only after construction (the compiled rules and the
+    // classifier's example vectors are built once).
+    auto router = std::make_shared<const Router>(config.rules);
+    auto shared = std::make_shared<const QueryConfig>(std::move(config));
+    return [router, shared](runtime::RequestContext& context) { handle_query(context, *shared, *router); };
+}
+
+}  // namespace glassbox::query
