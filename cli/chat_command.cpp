@@ -88,7 +88,7 @@ json request_for(std::string_view target, const std::string& question, const Cha
         return schema::encode(request);
     };
     if (target == services::kAgent) return fill(schema::AgentRequest{}, &schema::AgentRequest::question);
-    if (target == services::kQuery) return fill(schema::QueryRequest{}, &schema::QueryRequest::text);
+    if (target == services::kQuery) return fill(schema::QueryRequest{}, &schema::QueryRequest::query);
     if (target == services::kGraphRag) return fill(schema::GraphRagQuery{}, &schema::GraphRagQuery::query);
     return fill(schema::DocumentRagQuery{}, &schema::DocumentRagQuery::query);
 }
