@@ -191,7 +191,15 @@ EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config
     normalise_answer(run.final);
     if (const std::string session = string_of(run.final, "session"); !session.empty()) run.session = session;
     if (const std::string last = string_of(run.final, "explain_id"); !last.empty()) run.last_step = last;
-    run.evidence = read_evidence(called->explain, run.final);
+    // The agent forwards its tools' sub-runs' explain messages as data ({"message_type":
+    // "explain", "explain": {…}}): their kept edges and chunks are its evidence too.
+    auto explain = std::move(called->explain);
+    for (const auto& body : called->data) {
+        if (!body.is_object() || string_of(body, "message_type") != "explain") continue;
+        if (const auto inner = body.find("explain"); inner != body.end() && inner->is_object())
+            explain.push_back(*inner);
+    }
+    run.evidence = read_evidence(explain, run.final);
     run.relevance = reflect(request.query, run.evidence);
     run.duration = since(started);
     return run;

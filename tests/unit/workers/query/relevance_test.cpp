@@ -90,6 +90,23 @@ TEST(Reflection, CitedChunkTextCountsAsEvidence) {
     EXPECT_GT(r.score, 0.4);
 }
 
+TEST(Reflection, AnAgentAnswerRestsOnTheSourcesItNames) {
+    // The agent's lookups cite nothing; its FINAL names the entities it went through.
+    const json final{{"answer", "franz liszt"},
+                     {"response", "Following parent → child → parent from cosima wagner leads to franz liszt."},
+                     {"sources", json::array({"http://example.org/e/cosima_wagner",
+                                              "http://example.org/e/franz_liszt"})}};
+    const auto r = reflect("what is the father of cosima_wagner 's mom 's offspring ?",
+                           read_evidence({}, final));
+    EXPECT_FALSE(r.empty);
+    EXPECT_GT(r.score, 0.4);
+    // Without a short answer the same sources are no evidence: undecided stays empty.
+    json undecided = final;
+    undecided["answer"] = "";
+    EXPECT_TRUE(reflect("what is the father of cosima_wagner 's mom 's offspring ?",
+                        read_evidence({}, undecided)).empty);
+}
+
 EngineRun run_of(std::string engine, json final, std::vector<json> explain = {}) {
     EngineRun run;
     run.engine = std::move(engine);
