@@ -15,11 +15,14 @@ using nlohmann::json;
 
 // The built-in rule file (docs/query.md §2 explains each rule). The example questions are the
 // project's own, written for the classifier; they name no entity of any data set.
-constexpr std::string_view kDefaultRules = R"({
+constexpr std::string_view kDefaultRules = R"json({
   "default_engine": "document-rag",
   "rules": [
     {"name": "relation-chain", "question_type": "multi-hop", "engine": "agent", "confidence": 0.85,
      "when": {"relation_chain_min": 2, "max_words": 24}},
+    {"name": "event-or-reason", "question_type": "descriptive", "engine": "document-rag", "confidence": 0.82,
+     "when": {"pattern": "^\\W*(what happened|why\\b|how (did|does|do|was|were)\\b|describe\\b|explain\\b)",
+              "document_keyword_min": 1.0}},
     {"name": "graph-entity", "question_type": "entity-lookup", "engine": "graph-rag", "confidence": 0.8,
      "when": {"graph_entities_min": 0.8}},
     {"name": "graph-entity-short", "question_type": "entity-lookup", "engine": "graph-rag", "confidence": 0.6,
@@ -62,7 +65,7 @@ constexpr std::string_view kDefaultRules = R"({
       ]
     }
   }
-})";
+})json";
 
 const std::set<std::string, std::less<>> kConditionKeys = {
     "pattern",          "min_words",          "max_words",           "relation_chain_min",

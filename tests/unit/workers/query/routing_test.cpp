@@ -150,6 +150,14 @@ TEST(Router, BuiltInRulesUseTheCollectionSignals) {
     d = router.route(docs);
     EXPECT_EQ(d.engine, "document-rag");
     EXPECT_EQ(d.fired.front().name, "document-words");
+    // An event question naming a graph entity: the documents tell what happened.
+    auto event = question_features("What happened to Skel Light in the Long Storm?");
+    event.signals_known = true;
+    event.graph_entities = 1.0;
+    event.document_keyword = 4.0;
+    d = router.route(event);
+    EXPECT_EQ(d.engine, "document-rag");
+    EXPECT_EQ(d.question_type, "descriptive");
     auto chain = question_features("the gender of some_king 's wife 's father ?");
     chain.signals_known = true;
     chain.graph_entities = 1.0;
