@@ -587,9 +587,11 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
     };
 
     // The natural reading of a fact from its subject: "Skel Light was designed by Ada Moor".
+    const auto literal = [&](std::size_t n) {
+        return looks_like_time(labels[n]) || looks_like_number(labels[n]);
+    };
     const auto state_fact = [&](const Fact& f) -> std::optional<std::string> {
-        const auto r = read_fact(f.p, node_text(labels[f.o], question_lower), true,
-                                 looks_like_time(labels[f.o]) || looks_like_number(labels[f.o]));
+        const auto r = read_fact(f.p, node_text(labels[f.o], question_lower), true, literal(f.o));
         if (!r) return std::nullopt;
         return node_text(labels[f.s], question_lower) + " " + clause(*r, false, false);
     };
@@ -717,9 +719,6 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
         path.nodes.erase(path.nodes.begin(), path.nodes.begin() + from);
         break;
     }
-    const auto literal = [&](std::size_t n) {
-        return looks_like_time(labels[n]) || looks_like_number(labels[n]);
-    };
 
     // Answer first: each fact read from its answer-side node ("Oskar Brenn founded X, which
     // built the MV Curlew"); for a value, or when a fact has no such reading, from the named
@@ -804,11 +803,9 @@ ComposedAnswer ExtractiveModel::answer_from_edges(std::string_view question,
             if (r) {
                 support = node_text(labels[end], question_lower) + " " + clause(*r, false, false);
             } else {
-                const auto natural = read_fact(f.p, node_text(labels[f.o], question_lower), true,
-                                               literal(f.o));
+                const auto natural = state_fact(f);
                 if (!natural) continue;
-                support = node_text(labels[f.s], question_lower) + " " +
-                          clause(*natural, false, false);
+                support = *natural;
             }
             sentences.push_back(capitalised(support) + " [" + f.id + "].");
             if (std::find(answer_ids.begin(), answer_ids.end(), f.id) == answer_ids.end())

@@ -79,6 +79,34 @@ struct KeptEdge {
 std::string key_of(const Term& term) { return schema::to_ntriples(term); }
 std::string key_of(const Triple& t) { return key_of(t.s) + ' ' + key_of(t.p) + ' ' + key_of(t.o); }
 
+// At most `limit` of `ranked`, in order, no more than `cap` of them sharing a subject and
+// predicate or a predicate and object while others wait; the slots left go to the best of those
+// waiting. (A star of alike facts cannot take every slot.)
+template <typename Item, typename TripleOf>
+std::vector<Item> cap_stars(const std::vector<Item>& ranked, std::size_t limit, std::size_t cap,
+                            TripleOf triple_of) {
+    std::unordered_map<std::string, std::size_t> stars;
+    std::vector<Item> kept;
+    std::vector<Item> waiting;
+    for (const auto& item : ranked) {
+        const Triple& t = triple_of(item);
+        const auto out_star = "s " + key_of(t.s) + ' ' + key_of(t.p);
+        const auto in_star = "o " + key_of(t.p) + ' ' + key_of(t.o);
+        if (kept.size() < limit && stars[out_star] < cap && stars[in_star] < cap) {
+            ++stars[out_star];
+            ++stars[in_star];
+            kept.push_back(item);
+        } else {
+            waiting.push_back(item);
+        }
+    }
+    for (const auto& item : waiting) {
+        if (kept.size() >= limit) break;
+        kept.push_back(item);
+    }
+    return kept;
+}
+
 bool expandable(const Term& term) { return term.is_iri() || term.is_blank(); }
 
 // Identifier-style text ("Cruz_Azul_FC") reads as words to the embedder and the labels.
@@ -409,33 +437,13 @@ private:
             return similarity[a] > similarity[b];
         });
         // A star of alike edges (many "X cause of death assassination") resembles the question
-        // alike: at most a sixth of the slots go to one node and predicate while other edges
-        // wait; the rest of the slots go to the best of those.
-        const std::size_t cap = std::max<std::size_t>(2, query_.edge_score_limit / kPrefilterStarShare);
-        std::unordered_map<std::string, std::size_t> stars;
-        std::vector<std::size_t> chosen;
-        std::vector<std::size_t> waiting;
-        for (auto i : all) {
-            const auto& t = subgraph_[i].triple;
-            const auto out_star = "s " + key_of(t.s) + ' ' + key_of(t.p);
-            const auto in_star = "o " + key_of(t.p) + ' ' + key_of(t.o);
-            if (chosen.size() < query_.edge_score_limit && stars[out_star] < cap &&
-                stars[in_star] < cap) {
-                ++stars[out_star];
-                ++stars[in_star];
-                chosen.push_back(i);
-            } else {
-                waiting.push_back(i);
-            }
-        }
-        for (auto i : waiting) {
-            if (chosen.size() >= query_.edge_score_limit) break;
-            chosen.push_back(i);
-        }
-        std::stable_sort(chosen.begin(), chosen.end(), [&](std::size_t a, std::size_t b) {
+        // alike: at most a sixth of the slots go to one node and predicate.
+        all = cap_stars(all, query_.edge_score_limit,
+                        std::max<std::size_t>(2, query_.edge_score_limit / kPrefilterStarShare),
+                        [&](std::size_t i) -> const Triple& { return subgraph_[i].triple; });
+        std::stable_sort(all.begin(), all.end(), [&](std::size_t a, std::size_t b) {
             return similarity[a] > similarity[b];
         });
-        all = std::move(chosen);
         return all;
     }
 
@@ -444,26 +452,11 @@ private:
     std::vector<std::pair<std::size_t, double>> diversify(
         const std::vector<std::pair<std::size_t, double>>& ranked,
         const std::vector<std::size_t>& candidates) const {
-        const std::uint32_t cap = std::max<std::uint32_t>(2, query_.edge_limit / kStarShare);
-        std::unordered_map<std::string, std::uint32_t> stars;
-        std::vector<std::pair<std::size_t, double>> kept;
-        std::vector<std::pair<std::size_t, double>> waiting;
-        for (const auto& entry : ranked) {
-            const auto& t = subgraph_[candidates[entry.first]].triple;
-            const auto out_star = "s " + key_of(t.s) + ' ' + key_of(t.p);
-            const auto in_star = "o " + key_of(t.p) + ' ' + key_of(t.o);
-            if (kept.size() < query_.edge_limit && stars[out_star] < cap && stars[in_star] < cap) {
-                ++stars[out_star];
-                ++stars[in_star];
-                kept.push_back(entry);
-            } else {
-                waiting.push_back(entry);
-            }
-        }
-        for (const auto& entry : waiting) {
-            if (kept.size() >= query_.edge_limit) break;
-            kept.push_back(entry);
-        }
+        auto kept = cap_stars(ranked, query_.edge_limit,
+                              std::max<std::size_t>(2, query_.edge_limit / kStarShare),
+                              [&](const std::pair<std::size_t, double>& entry) -> const Triple& {
+                                  return subgraph_[candidates[entry.first]].triple;
+                              });
         std::stable_sort(kept.begin(), kept.end(),
                          [](const auto& a, const auto& b) { return a.second > b.second; });
         return kept;
