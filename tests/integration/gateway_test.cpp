@@ -285,5 +285,24 @@ TEST_F(GatewayTest, HealthTracesAndTheViewerAreServedAndBadRequestsGetProblems) 
     EXPECT_EQ(http("GET", "/api/v1/health").status, 200);
 }
 
+TEST_F(GatewayTest, UpStartsTheGatewayAndStatusShowsIt) {
+    const auto home = dir() / "up-home";
+    const auto ready_file = dir() / "up.ready";
+    auto& up = start_process("up", {glassbox_binary(), "up", "--home", home.string(), "--bind", "tcp://127.0.0.1:*",
+                                    "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms", std::to_string(kHeartbeatMs),
+                                    "--gateway-listen", "127.0.0.1:0", "--ready-file", ready_file.string()});
+    const auto ready = wait_for_ready_file(ready_file, up, milliseconds{20'000});
+    ASSERT_TRUE(ready) << up.stderr_text();
+    url_ = ready->value("gateway", "");
+    ASSERT_EQ(url_.rfind("http://127.0.0.1:", 0), 0u) << ready->dump();
+    ASSERT_TRUE(wait_for_service(ready->value("endpoint", ""), "trace"));
+    const auto health = http("GET", "/api/v1/health");
+    EXPECT_EQ(health.status, 200) << health.describe();
+    EXPECT_NE(health.body.find("\"query\""), std::string::npos) << "up's workers are behind it";
+    const auto status = run_glassbox({"status", "--home", home.string()});
+    EXPECT_NE(status.out.find("gateway  " + url_ + "  (pid"), std::string::npos) << status.out;
+    EXPECT_NE(status.out.find("running)"), std::string::npos) << status.out;
+}
+
 }  // namespace
 }  // namespace glassbox::integration
