@@ -2,12 +2,14 @@
 // health) and its life cycle. The API's other routes are in query_routes.cpp and trace_routes.cpp.
 #include "gateway/gateway.hpp"
 
+#include <charconv>
 #include <random>
 
 #include "base/log.hpp"
 #include "base/utf8.hpp"
 #include "gateway/explain_view.hpp"
 #include "gateway/gateway_state.hpp"
+#include "gateway/listen_address.hpp"
 #include "gateway/web_assets.hpp"
 #include "schema/protocol.hpp"
 
@@ -84,6 +86,57 @@ json health(Gateway::State& state) {
     return json{{"status", all_live ? "ok" : "degraded"}, {"broker", broker}, {"services", services}};
 }
 
+// The checks before a request is routed (and before its body is read): the rate limit, the
+// token and its scope, the body's declared size. A refused request gets its problem here.
+bool refuse_at_admission(Gateway::State& state, const httplib::Request& req, httplib::Response& res) {
+    const Scope scope = scope_for(req.method, req.path);
+    const bool api = scope != Scope::kNone || req.path.starts_with("/api/");
+    if (api && state.config.rate_limit > 0) {
+        const auto wait = state.limiter.admit(req.remote_addr);
+        if (wait.count() > 0) {
+            res.set_header("Retry-After", std::to_string((wait.count() + 999) / 1000));
+            send_problem(res, Problem{429, "RateLimited",
+                                      "more than " + std::to_string(static_cast<long long>(state.config.rate_limit)) +
+                                          " requests a second from " + req.remote_addr + "; retry later"});
+            return true;
+        }
+    }
+    if (state.tokens && scope != Scope::kNone) {
+        const std::string authorization = req.get_header_value("Authorization");
+        constexpr std::string_view kBearer = "Bearer ";
+        std::optional<TokenGrant> grant;
+        if (authorization.size() > kBearer.size() && std::string_view(authorization).substr(0, kBearer.size()) == kBearer)
+            grant = state.tokens->find(std::string_view(authorization).substr(kBearer.size()));
+        if (!grant) {
+            res.set_header("WWW-Authenticate", "Bearer realm=\"glassbox\"");
+            send_problem(res, Problem{401, "Unauthorized", "a valid bearer token is required (Authorization: Bearer <token>)"});
+            return true;
+        }
+        if (!grant->allows(scope)) {
+            send_problem(res, Problem{403, "Forbidden", "the token \"" + grant->name + "\" lacks the scope \"" +
+                                                            std::string(to_string(scope)) + "\""});
+            return true;
+        }
+    }
+    if (req.has_header("Content-Length")) {
+        const std::size_t limit =
+            scope == Scope::kLoad ? state.config.max_upload_bytes : state.config.max_body_bytes;
+        const std::string declared = req.get_header_value("Content-Length");
+        std::size_t length = 0;
+        const auto [end, ec] = std::from_chars(declared.data(), declared.data() + declared.size(), length);
+        if (ec != std::errc() || end != declared.data() + declared.size()) {
+            send_problem(res, Problem{400, "InvalidRequest", "Content-Length is not a number"});
+            return true;
+        }
+        if (length > limit) {
+            send_problem(res, Problem{413, "PayloadTooLarge", "the body (" + declared + " bytes) is larger than the " +
+                                                                  std::to_string(limit) + " bytes this route accepts"});
+            return true;
+        }
+    }
+    return false;
+}
+
 void add_static_routes(Gateway::State& state) {
     const auto serve = [](const std::string& name, httplib::Response& res) {
         const auto asset = find_web_asset(name);
@@ -131,7 +184,10 @@ void send_problem(httplib::Response& res, const Problem& problem) {
 
 void send_error(httplib::Response& res, const base::Error& error) { send_problem(res, problem_from(error)); }
 
-base::Result<json> json_body(const httplib::Request& req) {
+base::Result<json> json_body(const Gateway::State& state, const httplib::Request& req) {
+    if (req.body.size() > state.config.max_body_bytes)
+        return make_error(ErrorType::kMessageTooLarge, "the body is larger than " +
+                                                           std::to_string(state.config.max_body_bytes) + " bytes");
     if (base::find_invalid_utf8(req.body))
         return make_error(ErrorType::kInvalidJson, "the body is not valid UTF-8");
     json body = json::parse(req.body, nullptr, false);
@@ -163,26 +219,33 @@ Gateway::State::State(GatewayConfig c)
           bus_config.max_message_bytes = std::size_t{16} << 20;
           bus_config.request_id_prefix = "";
           return bus_config;
-      }()) {}
+      }()),
+      limiter(config.rate_limit, config.rate_burst) {}
 
 Gateway::Gateway(GatewayConfig config) : state_(std::make_unique<State>(std::move(config))) {
     State& state = *state_;
     auto& server = state.server;
     const std::size_t threads = std::max<std::size_t>(state.config.threads, 2);
     server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-    server.set_payload_max_length(state.config.max_body_bytes);
+    // The admission check bounds each route by its declared length; this bounds any body.
+    server.set_payload_max_length(std::max(state.config.max_body_bytes, state.config.max_upload_bytes));
     server.set_read_timeout(state.config.read_timeout);
     server.set_write_timeout(state.config.write_timeout);
     server.set_keep_alive_timeout(state.config.keep_alive_timeout.count());
 
-    server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    server.set_pre_routing_handler([&state](const httplib::Request& req, httplib::Response& res) {
         std::string id = req.get_header_value(kRequestIdHeader);
         res.set_header(kRequestIdHeader, usable_request_id(id) ? id : new_request_id());
-        return httplib::Server::HandlerResponse::Unhandled;
+        return refuse_at_admission(state, req, res) ? httplib::Server::HandlerResponse::Handled
+                                                    : httplib::Server::HandlerResponse::Unhandled;
     });
     server.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
         if (!res.body.empty() || res.content_provider_) return httplib::Server::HandlerResponse::Unhandled;
         if (!res.has_header(kRequestIdHeader)) res.set_header(kRequestIdHeader, new_request_id());
+        // A request httplib could not read (malformed, too slow, too large) ends its connection:
+        // a client that sends such things does not keep a thread waiting on keep-alive.
+        if (res.status == 400 || res.status == 408 || res.status == 413 || res.status == 414 || res.status == 431)
+            res.set_header("Connection", "close");
         send_problem(res, problem_for_status(res.status));
         return httplib::Server::HandlerResponse::Handled;
     }));
@@ -210,6 +273,14 @@ const GatewayConfig& Gateway::config() const noexcept { return state_->config; }
 
 base::Result<int> Gateway::bind() {
     State& state = *state_;
+    if (!state.config.tokens_file.empty()) {
+        auto tokens = AccessTokens::load(state.config.tokens_file);
+        if (!tokens) return make_error(tokens.error().type, "--tokens " + tokens.error().message);
+        state.tokens = std::move(*tokens);
+    } else if (!is_loopback_host(state.config.host)) {
+        return make_error(ErrorType::kInvalidRequest, "only a loopback address may be served without --tokens FILE, not " +
+                                                          state.config.host);
+    }
     if (state.config.port == 0) {
         const int port = state.server.bind_to_any_port(state.config.host);
         if (port <= 0)

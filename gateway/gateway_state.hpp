@@ -9,6 +9,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "gateway/access.hpp"
 #include "gateway/bus_pool.hpp"
 #include "gateway/gateway.hpp"
 #include "gateway/problem.hpp"
@@ -23,6 +24,8 @@ struct Gateway::State {
     httplib::Server server;
     std::atomic<std::size_t> streams{0};
     int port = 0;
+    std::optional<AccessTokens> tokens;  // loaded by bind() from config.tokens_file
+    RateLimiter limiter;
 };
 
 // One of max_streams SSE slots, held for a stream's life.
@@ -49,9 +52,10 @@ void send_json(httplib::Response& res, int status, const nlohmann::json& body);
 void send_problem(httplib::Response& res, const Problem& problem);
 void send_error(httplib::Response& res, const base::Error& error);
 
-// The request's JSON body as an object: InvalidJson for a body that does not parse (or is not
-// UTF-8), InvalidRequest for one that is not an object.
-base::Result<nlohmann::json> json_body(const httplib::Request& req);
+// The request's JSON body as an object: MessageTooLarge above config.max_body_bytes (a chunked
+// body has no Content-Length for the admission check), InvalidJson for a body that does not
+// parse (or is not UTF-8), InvalidRequest for one that is not an object.
+base::Result<nlohmann::json> json_body(const Gateway::State& state, const httplib::Request& req);
 
 // True when the request prefers `type` (by its Accept header) to application/json.
 bool accepts(const httplib::Request& req, std::string_view type);

@@ -177,7 +177,7 @@ void answer_stream(Gateway::State& state, QueryInput input, const httplib::Reque
 
 void add_query_routes(Gateway::State& state) {
     state.server.Post("/api/v1/query", [&state](const httplib::Request& req, httplib::Response& res) {
-        auto body = json_body(req);
+        auto body = json_body(state, req);
         if (!body) {
             send_error(res, body.error());
             return;

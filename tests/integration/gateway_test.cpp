@@ -4,6 +4,13 @@
 // traces listed and shown, health, and malformed requests answered with problem bodies.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -34,14 +41,23 @@ struct HttpAnswer {
 
 class GatewayTest : public ClusterTest {
 protected:
+    struct Setup {
+        bool pipeline = false;                  // the RAG pipeline on ops/sample
+        int slow_llm_ms = 0;                    // > 0: an `llm` that holds each request this long
+        std::vector<std::string> gateway_args;  // more `glassbox gateway` options
+    };
+
     // The broker, the trace collector and the gateway; the RAG pipeline only when `pipeline`.
-    void start(bool pipeline) {
+    void start(bool pipeline) { start(Setup{pipeline, 0, {}}); }
+    void start(const Setup& setup) {
+        const bool pipeline = setup.pipeline;
         broker_ = start_broker();
         const std::string hb = std::to_string(kHeartbeatMs);
         std::vector<std::pair<std::string, std::vector<std::string>>> workers = {
             {"trace-collector", {"--home", (dir() / "collector-home").string()}}};
         if (pipeline) {
-            for (const char* name : {"embeddings", "llm"}) workers.push_back({name, {}});
+            workers.push_back({"embeddings", {}});
+            if (setup.slow_llm_ms == 0) workers.push_back({"llm", {}});
             workers.push_back({"store", {"--home", (dir() / "store-home").string()}});
             for (const char* name : {"graph-rag", "document-rag", "query"}) workers.push_back({name, {"--threads", "2"}});
         }
@@ -51,6 +67,7 @@ protected:
             argv.insert(argv.end(), extra.begin(), extra.end());
             start_process(name, argv);
         }
+        if (setup.slow_llm_ms > 0) start_test_worker(broker_.endpoint, "llm", setup.slow_llm_ms);
         for (const auto& [name, extra] : workers) {
             const std::string service = name == "trace-collector" ? "trace" : name;
             ASSERT_TRUE(wait_for_service(broker_.endpoint, service)) << service << " did not register";
@@ -64,20 +81,36 @@ protected:
                 ASSERT_TRUE(loaded.status.exited && loaded.status.code == 0) << loaded.err;
             }
         }
-        const auto ready = dir() / "gateway.ready.json";
-        auto& gateway = start_process("gateway", {glassbox_binary(), "gateway", "--listen", "127.0.0.1:0", "--broker",
-                                                  broker_.endpoint, "--ready-file", ready.string()});
+        start_gateway(setup.gateway_args);
+    }
+
+    void start_gateway(const std::vector<std::string>& extra, const std::string& listen = "127.0.0.1:0") {
+        const auto ready = dir() / ("gateway-" + std::to_string(++gateways_) + ".ready.json");
+        std::vector<std::string> argv = {glassbox_binary(), "gateway", "--listen", listen, "--broker",
+                                         broker_.endpoint, "--ready-file", ready.string()};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        auto& gateway = start_process("gateway-" + std::to_string(gateways_), argv);
         const auto info = wait_for_ready_file(ready, gateway, milliseconds{10'000});
-        ASSERT_TRUE(info) << "the gateway wrote no ready file";
+        ASSERT_TRUE(info) << "the gateway wrote no ready file: " << gateway.stderr_text();
         url_ = info->value("url", "");
         ASSERT_FALSE(url_.empty());
+        if (url_.find("0.0.0.0") != std::string::npos) url_.replace(url_.find("0.0.0.0"), 7, "127.0.0.1");
+    }
+
+    std::vector<std::string> probe_argv(const std::string& method, const std::string& path,
+                                        const std::optional<std::string>& body, const std::vector<std::string>& headers) {
+        std::vector<std::string> argv = {"/usr/bin/python3", kProbe, method, url_ + path};
+        if (body) argv.insert(argv.end(), {"--body", *body});
+        for (const auto& h : headers) argv.insert(argv.end(), {"--header", h});
+        return argv;
     }
 
     HttpAnswer http(const std::string& method, const std::string& path, std::optional<std::string> body = {},
                     std::vector<std::string> headers = {}) {
-        std::vector<std::string> argv = {"/usr/bin/python3", kProbe, method, url_ + path};
-        if (body) argv.insert(argv.end(), {"--body", *body});
-        for (const auto& h : headers) argv.insert(argv.end(), {"--header", h});
+        return probe(probe_argv(method, path, body, headers));
+    }
+
+    HttpAnswer probe(const std::vector<std::string>& argv) {
         const auto done = run_command(argv, dir(), milliseconds{90'000});
         HttpAnswer answer;
         const json out = json::parse(done.out, nullptr, false);
@@ -122,6 +155,7 @@ protected:
 
     RunningBroker broker_;
     std::string url_;
+    int gateways_ = 0;
 };
 
 // The names of a stream's events, in order.
@@ -283,6 +317,149 @@ TEST_F(GatewayTest, HealthTracesAndTheViewerAreServedAndBadRequestsGetProblems) 
     EXPECT_EQ(stream.events[2]["data"].value("status", ""), "error");
     // The gateway still serves.
     EXPECT_EQ(http("GET", "/api/v1/health").status, 200);
+}
+
+// A TCP connection to the gateway's port, for clients that misbehave below HTTP.
+class RawConnection {
+public:
+    explicit RawConnection(const std::string& url) {
+        const int port = std::stoi(url.substr(url.rfind(':') + 1));
+        fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_port = htons(static_cast<std::uint16_t>(port));
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+    }
+    ~RawConnection() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    bool connected() const { return connected_; }
+    void send(const std::string& text) { (void)!::write(fd_, text.data(), text.size()); }
+    // True when the server closes the connection within `timeout` (reading and dropping any answer).
+    bool closed_within(milliseconds timeout) {
+        const auto until = std::chrono::steady_clock::now() + timeout;
+        char buffer[4096];
+        while (std::chrono::steady_clock::now() < until) {
+            pollfd p{fd_, POLLIN, 0};
+            if (::poll(&p, 1, 50) <= 0) continue;
+            const auto n = ::read(fd_, buffer, sizeof buffer);
+            if (n <= 0) return true;
+        }
+        return false;
+    }
+
+private:
+    int fd_ = -1;
+    bool connected_ = false;
+};
+
+TEST_F(GatewayTest, AClientThatGoesAwayCancelsItsRunAndTheTraceEndsWithError) {
+    // An llm that takes 20 s: the run waits in graph-rag's first model call after its first steps.
+    start(Setup{true, 20'000, {}});
+    auto argv = probe_argv("POST", "/api/v1/query", json{{"query", "Who founded the shipyard that built the MV Curlew?"}}.dump(),
+                           {"Accept: text/event-stream"});
+    argv.insert(argv.end(), {"--close-after-events", "3"});
+    const auto answer = probe(argv);
+    ASSERT_EQ(answer.events.size(), 3u) << answer.describe();
+    const auto closed = std::chrono::steady_clock::now();
+    const std::string trace = answer.events[2]["data"].value("trace", "");
+    ASSERT_FALSE(trace.empty()) << answer.describe();
+    // Cancelled on the bus: the broker ends the open trace with status error, long before the
+    // model would have answered.
+    const json stored = stored_trace(trace, "error");
+    ASSERT_TRUE(stored.is_object());
+    EXPECT_LT(std::chrono::steady_clock::now() - closed, milliseconds{10'000});
+    EXPECT_NE(stored.dump().find("Cancelled"), std::string::npos) << stored.dump().substr(0, 3000);
+}
+
+TEST_F(GatewayTest, LimitsAnswerTheirStatusWithAProblem) {
+    start(Setup{false, 0, {"--max-body-bytes", "1000", "--max-streams", "1", "--rate-limit", "0.5", "--rate-burst", "5"}});
+    start_test_worker(broker_.endpoint, "query", 3'000);
+    ASSERT_TRUE(wait_for_service(broker_.endpoint, "query"));
+    // 413: a body over --max-body-bytes, refused before it is read.
+    expect_problem(http("POST", "/api/v1/query", json{{"query", std::string(2'000, 'x')}}.dump()), 413, "PayloadTooLarge");
+    // 503: one stream is open (its question held 3 s by the worker), a second is refused.
+    auto& first = start_process("first-stream", probe_argv("POST", "/api/v1/query", json{{"query", "hold"}}.dump(),
+                                                           {"Accept: text/event-stream"}));
+    ASSERT_TRUE(wait_until_busy(broker_.endpoint, "query"));
+    const auto second = http("POST", "/api/v1/query", json{{"query", "me too"}}.dump(), {"Accept: text/event-stream"});
+    expect_problem(second, 503, "TooManyStreams");
+    EXPECT_FALSE(second.headers.value("retry-after", "").empty());
+    // The first stream ends once the worker answers.
+    const auto until = std::chrono::steady_clock::now() + milliseconds{10'000};
+    while (first.running() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(milliseconds{50});
+    EXPECT_FALSE(first.running());
+    // 429: past the burst, with Retry-After; the viewer's files are not counted.
+    HttpAnswer limited;
+    for (int i = 0; i < 30 && limited.status != 429; ++i) limited = http("GET", "/api/v1/traces?limit=1");
+    expect_problem(limited, 429, "RateLimited");
+    EXPECT_GE(std::stoi(limited.headers.value("retry-after", "0")), 1) << limited.describe();
+    EXPECT_EQ(http("GET", "/").status, 200);
+}
+
+TEST_F(GatewayTest, TokensAndScopesGuardTheApiAndAnOpenAddressNeedsThem) {
+    start(false);
+    // Without --tokens, only loopback is served.
+    const auto open = run_glassbox({"gateway", "--listen", "0.0.0.0:0", "--broker", broker_.endpoint});
+    EXPECT_TRUE(open.status.exited && open.status.code == 2) << open.status.describe() << open.err;
+    EXPECT_NE(open.err.find("--tokens"), std::string::npos) << open.err;
+    // A tokens file others may read is refused.
+    const auto tokens = dir() / "tokens";
+    {
+        std::ofstream out(tokens);
+        out << "# token scopes name\n"
+            << "reader-0123456789abcdef read reader\n"
+            << "asker-0123456789abcdef ask,read asker\n";
+    }
+    fs::permissions(tokens, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+    const auto shared = run_glassbox({"gateway", "--listen", "127.0.0.1:0", "--broker", broker_.endpoint, "--tokens",
+                                      tokens.string()});
+    EXPECT_TRUE(shared.status.exited && shared.status.code == 2) << shared.status.describe() << shared.err;
+    EXPECT_NE(shared.err.find("chmod 600"), std::string::npos) << shared.err;
+    fs::permissions(tokens, fs::perms::owner_read | fs::perms::owner_write);
+    start_gateway({"--tokens", tokens.string()}, "0.0.0.0:0");
+
+    const auto anonymous = http("GET", "/api/v1/traces");
+    expect_problem(anonymous, 401, "Unauthorized");
+    EXPECT_NE(anonymous.headers.value("www-authenticate", "").find("Bearer"), std::string::npos);
+    expect_problem(http("GET", "/api/v1/traces", {}, {"Authorization: Bearer reader-0123456789abcdeX"}), 401,
+                   "Unauthorized");
+    expect_problem(http("GET", "/api/v1/traces", {}, {"Authorization: Bearer reader-0123456789abcde"}), 401,
+                   "Unauthorized");
+    EXPECT_EQ(http("GET", "/api/v1/traces", {}, {"Authorization: Bearer reader-0123456789abcdef"}).status, 200);
+    expect_problem(http("POST", "/api/v1/query", json{{"query", "q"}}.dump(), {"Authorization: Bearer reader-0123456789abcdef"}),
+                   403, "Forbidden");
+    // The asker may ask (no query worker here: the bus's answer, not the gateway's refusal).
+    EXPECT_EQ(http("POST", "/api/v1/query", json{{"query", "q"}}.dump(), {"Authorization: Bearer asker-0123456789abcdef"}).status,
+              503);
+    // Health and the viewer need no token.
+    EXPECT_EQ(http("GET", "/api/v1/health").status, 200);
+    EXPECT_EQ(http("GET", "/").status, 200);
+}
+
+TEST_F(GatewayTest, SlowAndBrokenClientsCannotHoldTheGateway) {
+    start(Setup{false, 0, {"--threads", "2", "--read-timeout-ms", "1000"}});
+    // Two clients (as many as the gateway's threads) send half a request and stall.
+    std::vector<std::unique_ptr<RawConnection>> stalled;
+    for (int i = 0; i < 2; ++i) {
+        stalled.push_back(std::make_unique<RawConnection>(url_));
+        ASSERT_TRUE(stalled.back()->connected());
+        stalled.back()->send("POST /api/v1/query HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n");
+    }
+    // Each is answered 400 after the read timeout (1 s) and dropped after the keep-alive wait (5 s).
+    for (auto& c : stalled) EXPECT_TRUE(c->closed_within(milliseconds{9'000})) << "a stalled client was not dropped";
+    const auto started = std::chrono::steady_clock::now();
+    EXPECT_EQ(http("GET", "/api/v1/health").status, 200);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds{3'000});
+    // Garbage instead of HTTP, and a header line far too long: an answer or a close, never a crash.
+    RawConnection garbage(url_);
+    garbage.send(std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11) + std::string(64, '\0') + "\r\n\r\n");
+    EXPECT_TRUE(garbage.closed_within(milliseconds{9'000}));
+    RawConnection long_header(url_);
+    long_header.send("GET /api/v1/health HTTP/1.1\r\nX-Long: " + std::string(100'000, 'a') + "\r\n\r\n");
+    EXPECT_TRUE(long_header.closed_within(milliseconds{9'000}));
+    EXPECT_EQ(http("GET", "/api/v1/health").status, 200) << "the gateway still serves";
 }
 
 TEST_F(GatewayTest, UpStartsTheGatewayAndStatusShowsIt) {
