@@ -63,5 +63,6 @@ bool accepts(const httplib::Request& req, std::string_view type);
 // The route registrations, one file each.
 void add_query_routes(Gateway::State& state);
 void add_trace_routes(Gateway::State& state);
+void add_knowledge_routes(Gateway::State& state);
 
 }  // namespace glassbox::gateway

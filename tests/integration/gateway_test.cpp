@@ -279,6 +279,52 @@ TEST_F(GatewayTest, AQuestionAnsweredAsJsonCarriesTheTraceIdUsageAndEscalations)
     EXPECT_EQ(names.back(), "done");
 }
 
+TEST_F(GatewayTest, SearchGraphStatsAndATraceAsRdf) {
+    start(true);
+    const auto found = http("POST", "/api/v1/search", json{{"query", "shipyard that built the MV Curlew"}, {"limit", 5}}.dump());
+    ASSERT_EQ(found.status, 200) << found.describe();
+    const json result = found.body_json();
+    ASSERT_GE(result["chunks"].size(), 1u) << found.describe();
+    EXPECT_LE(result["chunks"].size(), 5u);
+    for (const auto& c : result["chunks"]) {
+        EXPECT_FALSE(c.value("text", "").empty()) << c.dump();
+        EXPECT_TRUE(c["score"].is_number());
+        EXPECT_TRUE(c["document"].is_string());
+    }
+    ASSERT_GE(result["edges"].size(), 1u) << found.describe();
+    for (const auto& e : result["edges"]) {
+        EXPECT_EQ(e["s"].value("t", ""), "i") << e.dump();
+        EXPECT_FALSE(e.value("text", "").empty());
+        EXPECT_GE(e["sources"].size(), 1u) << "each fact names the file it was loaded from: " << e.dump();
+    }
+    const auto only_chunks = http("POST", "/api/v1/search", json{{"query", "Curlew"}, {"kind", "chunks"}}.dump());
+    EXPECT_TRUE(only_chunks.body_json()["edges"].empty()) << only_chunks.describe();
+    expect_problem(http("POST", "/api/v1/search", json{{"query", "x"}, {"limit", 1000}}.dump()), 400, "InvalidRequest");
+
+    const auto stats = http("GET", "/api/v1/graph/stats");
+    ASSERT_EQ(stats.status, 200) << stats.describe();
+    EXPECT_GT(stats.body_json().value("quads", 0), 100) << stats.describe();
+    EXPECT_GT(stats.body_json().value("chunks", 0), 0);
+
+    // A trace as RDF, by Accept and by ?format: as many N-Triples lines as distinct triples.
+    const auto asked = http("POST", "/api/v1/query", json{{"query", "Who founded the shipyard that built the MV Curlew?"}}.dump());
+    const std::string trace = asked.body_json().value("trace_id", "");
+    ASSERT_FALSE(trace.empty()) << asked.describe();
+    ASSERT_TRUE(stored_trace(trace, "complete").is_object());
+    const auto turtle = http("GET", "/api/v1/traces/" + trace, {}, {"Accept: text/turtle"});
+    EXPECT_EQ(turtle.headers.value("content-type", ""), "text/turtle; charset=utf-8");
+    EXPECT_NE(turtle.body.find("@prefix gb: <https://glassbox.dev/ns#>"), std::string::npos) << turtle.body.substr(0, 500);
+    const auto ntriples = http("GET", "/api/v1/traces/" + trace + "?format=ntriples");
+    const auto nquads = http("GET", "/api/v1/traces/" + trace, {}, {"Accept: application/n-quads"});
+    EXPECT_EQ(ntriples.headers.value("content-type", ""), "application/n-triples");
+    const auto lines = [](const std::string& text) { return std::count(text.begin(), text.end(), '\n'); };
+    EXPECT_GT(lines(ntriples.body), 20);
+    EXPECT_EQ(lines(ntriples.body), lines(nquads.body)) << "one graph: as many quads as triples";
+    const auto jsonld = http("GET", "/api/v1/traces/" + trace, {}, {"Accept: application/ld+json"});
+    EXPECT_TRUE(jsonld.body_json().is_array()) << jsonld.body.substr(0, 300);
+    expect_problem(http("GET", "/api/v1/traces/" + trace + "?format=rdfxml"), 400, "InvalidRequest");
+}
+
 TEST_F(GatewayTest, HealthTracesAndTheViewerAreServedAndBadRequestsGetProblems) {
     start(false);
     const auto health = http("GET", "/api/v1/health");
