@@ -419,6 +419,45 @@ TEST_F(GatewayTest, AClientThatGoesAwayCancelsItsRunAndTheTraceEndsWithError) {
     EXPECT_NE(stored.dump().find("Cancelled"), std::string::npos) << stored.dump().substr(0, 3000);
 }
 
+TEST_F(GatewayTest, ALiveTailFollowsARunningTraceToItsEnd) {
+    start(Setup{true, 20'000, {}});
+    // A question held in graph-rag's model call; its asker is killed later.
+    auto& asker = start_process("asker", probe_argv("POST", "/api/v1/query",
+                                                    json{{"query", "Who founded the shipyard that built the MV Curlew?"}}.dump(),
+                                                    {"Accept: text/event-stream"}));
+    std::string trace;
+    const auto until = std::chrono::steady_clock::now() + milliseconds{15'000};
+    while (trace.empty() && std::chrono::steady_clock::now() < until) {
+        const json list = http("GET", "/api/v1/traces?status=running&kind=query").body_json();
+        if (list.is_object() && !list["sessions"].empty()) trace = list["sessions"][0].value("session", "");
+        if (trace.empty()) std::this_thread::sleep_for(milliseconds{100});
+    }
+    ASSERT_FALSE(trace.empty()) << "no running trace";
+    auto& tail = start_process("tail", probe_argv("GET", "/api/v1/traces/" + trace + "/events", {}, {}));
+    std::this_thread::sleep_for(milliseconds{1'000});
+    EXPECT_TRUE(tail.running()) << "the tail waits while the trace runs";
+    asker.kill();  // the asker goes away: the run is cancelled, its trace ends with error
+    const auto tail_until = std::chrono::steady_clock::now() + milliseconds{15'000};
+    while (tail.running() && std::chrono::steady_clock::now() < tail_until) std::this_thread::sleep_for(milliseconds{50});
+    ASSERT_FALSE(tail.running()) << "the tail did not end with the trace";
+    const json out = json::parse(tail.stdout_text(), nullptr, false);
+    ASSERT_TRUE(out.is_object()) << tail.stdout_text() << tail.stderr_text();
+    const auto names = event_names(out["events"]);
+    ASSERT_GE(names.size(), 3u) << out.dump();
+    EXPECT_EQ(names.back(), "done");
+    EXPECT_EQ(out["events"].back()["data"].value("status", ""), "error") << out.dump().substr(0, 3000);
+    long long last = -1;
+    for (const auto& e : out["events"]) {
+        if (e.value("event", "") != "step") continue;
+        EXPECT_EQ(e["data"].value("session", ""), trace);
+        const long long seq = e["data"].value("seq", -1LL);
+        EXPECT_EQ(seq, last + 1) << "each step once, in order";
+        last = seq;
+    }
+    EXPECT_GE(last, 2) << "the Question, the RoutingDecision and the broker's error end at least";
+    expect_problem(http("GET", "/api/v1/traces/00000000-none/events"), 404, "NotFound");
+}
+
 TEST_F(GatewayTest, LimitsAnswerTheirStatusWithAProblem) {
     start(Setup{false, 0, {"--max-body-bytes", "1000", "--max-streams", "1", "--rate-limit", "0.5", "--rate-burst", "5"}});
     start_test_worker(broker_.endpoint, "query", 3'000);
