@@ -12,6 +12,7 @@
 #include "gateway/listen_address.hpp"
 #include "gateway/web_assets.hpp"
 #include "schema/protocol.hpp"
+#include "schema/services.hpp"
 
 namespace glassbox::gateway {
 
@@ -22,6 +23,9 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kRequestIdHeader = "X-Request-ID";
+
+// When the request this thread serves was routed (the logger, on the same thread, measures it).
+thread_local std::chrono::steady_clock::time_point t_request_started = std::chrono::steady_clock::now();
 constexpr std::size_t kMaxRequestIdBytes = 128;
 
 
@@ -151,6 +155,23 @@ void add_static_routes(Gateway::State& state) {
                      [serve](const httplib::Request& req, httplib::Response& res) { serve(req.matches[1], res); });
 }
 
+}  // namespace
+
+void add_metrics_route(Gateway::State& state) {
+    state.server.Get("/metrics", [&state](const httplib::Request&, httplib::Response& res) {
+        auto broker = state.bus.call(schema::protocol::kMmiStatus, json::object(), state.config.call_timeout);
+        json traces = nullptr;
+        if (broker && broker->contains("services") && (*broker)["services"].dump().find("\"name\":\"trace\"") != std::string::npos) {
+            auto stats = state.bus.call(schema::services::kTrace, json{{"op", "stats"}}, state.config.call_timeout);
+            if (stats) traces = std::move(*stats);
+        }
+        res.set_content(state.metrics.render(broker ? *broker : json(nullptr), traces, state.streams.load()),
+                        "text/plain; version=0.0.4; charset=utf-8");
+    });
+}
+
+namespace {
+
 void add_health_route(Gateway::State& state) {
     state.server.Get("/api/v1/health", [&state](const httplib::Request&, httplib::Response& res) {
         const json body = health(state);
@@ -233,7 +254,18 @@ Gateway::Gateway(GatewayConfig config) : state_(std::make_unique<State>(std::mov
     server.set_write_timeout(state.config.write_timeout);
     server.set_keep_alive_timeout(state.config.keep_alive_timeout.count());
 
+    state.bus.on_call = [&state](std::string_view service, std::chrono::duration<double> took, bool failed) {
+        state.metrics.bus_call(std::string(service), took, failed);
+    };
+    server.set_logger([&state](const httplib::Request& req, const httplib::Response& res) {
+        state.metrics.request(route_label(req.method, req.path), res.status, std::chrono::steady_clock::now() - t_request_started);
+        if (res.get_header_value("Content-Type") == kProblemContentType) {
+            const json problem = json::parse(res.body, nullptr, false);
+            state.metrics.error(problem.is_object() ? problem.value("error", "Internal") : "Internal");
+        }
+    });
     server.set_pre_routing_handler([&state](const httplib::Request& req, httplib::Response& res) {
+        t_request_started = std::chrono::steady_clock::now();
         std::string id = req.get_header_value(kRequestIdHeader);
         res.set_header(kRequestIdHeader, usable_request_id(id) ? id : new_request_id());
         return refuse_at_admission(state, req, res) ? httplib::Server::HandlerResponse::Handled
@@ -264,6 +296,7 @@ Gateway::Gateway(GatewayConfig config) : state_(std::make_unique<State>(std::mov
     add_health_route(state);
     add_query_routes(state);
     add_trace_tail_route(state);
+    add_metrics_route(state);
     add_trace_routes(state);
     add_knowledge_routes(state);
     add_static_routes(state);

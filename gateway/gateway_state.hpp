@@ -12,6 +12,7 @@
 #include "gateway/access.hpp"
 #include "gateway/bus_pool.hpp"
 #include "gateway/gateway.hpp"
+#include "gateway/metrics.hpp"
 #include "gateway/problem.hpp"
 
 namespace glassbox::gateway {
@@ -26,6 +27,7 @@ struct Gateway::State {
     int port = 0;
     std::optional<AccessTokens> tokens;  // loaded by bind() from config.tokens_file
     RateLimiter limiter;
+    Metrics metrics;
 };
 
 // One of max_streams SSE slots, held for a stream's life.
@@ -65,5 +67,6 @@ void add_query_routes(Gateway::State& state);
 void add_trace_routes(Gateway::State& state);
 void add_knowledge_routes(Gateway::State& state);
 void add_trace_tail_route(Gateway::State& state);
+void add_metrics_route(Gateway::State& state);
 
 }  // namespace glassbox::gateway

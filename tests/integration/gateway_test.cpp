@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <regex>
+#include <sstream>
 #include <set>
 #include <thread>
 
@@ -277,6 +279,27 @@ TEST_F(GatewayTest, AQuestionAnsweredAsJsonCarriesTheTraceIdUsageAndEscalations)
     EXPECT_FALSE(escalation.value("to", "").empty());
     EXPECT_FALSE(escalation.value("reason", "").empty());
     EXPECT_EQ(names.back(), "done");
+
+    // The metrics count both questions and show the broker's, the steps' and the store's figures.
+    const auto metrics = http("GET", "/metrics");
+    ASSERT_EQ(metrics.status, 200);
+    EXPECT_EQ(metrics.headers.value("content-type", "").rfind("text/plain; version=0.0.4", 0), 0u);
+    const std::regex sample(R"(^[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? -?[0-9.e+-]+$)");
+    std::istringstream lines(metrics.body);
+    std::string line;
+    int samples = 0;
+    while (std::getline(lines, line)) {
+        if (line.rfind("# HELP ", 0) == 0 || line.rfind("# TYPE ", 0) == 0) continue;
+        EXPECT_TRUE(std::regex_match(line, sample)) << "not a Prometheus sample: " << line;
+        ++samples;
+    }
+    EXPECT_GT(samples, 20);
+    for (const char* expected : {"glassbox_gateway_requests_total{route=\"POST /api/v1/query\",status=\"200\"} 2",
+                                 "glassbox_broker_up 1", "glassbox_service_queue_depth{service=\"query\"} 0",
+                                 "glassbox_step_seconds_count{service=\"graph-rag\",step=\"Synthesis\"} 2",
+                                 "glassbox_service_call_seconds_count{service=\"query\"} ", "glassbox_spool_messages ",
+                                 "glassbox_traces_stored{status=\"complete\"} "})
+        EXPECT_NE(metrics.body.find(expected), std::string::npos) << expected << "\n" << metrics.body.substr(0, 6000);
 }
 
 TEST_F(GatewayTest, SearchGraphStatsAndATraceAsRdf) {
