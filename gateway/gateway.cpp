@@ -172,6 +172,17 @@ void add_metrics_route(Gateway::State& state) {
 
 namespace {
 
+void add_openapi_route(Gateway::State& state) {
+    state.server.Get("/api/v1/openapi.json", [](const httplib::Request&, httplib::Response& res) {
+        for (const auto& document : api_documents()) {
+            if (document.name != "openapi.json") continue;
+            res.set_content(document.bytes.data(), document.bytes.size(), "application/json");
+            return;
+        }
+        send_problem(res, Problem{404, "NotFound", "no OpenAPI document was built in"});
+    });
+}
+
 void add_health_route(Gateway::State& state) {
     state.server.Get("/api/v1/health", [&state](const httplib::Request&, httplib::Response& res) {
         const json body = health(state);
@@ -294,6 +305,7 @@ Gateway::Gateway(GatewayConfig config) : state_(std::make_unique<State>(std::mov
     });
 
     add_health_route(state);
+    add_openapi_route(state);
     add_query_routes(state);
     add_trace_tail_route(state);
     add_metrics_route(state);

@@ -27,6 +27,7 @@ namespace fs = std::filesystem;
 
 const fs::path kSample = GLASSBOX_SAMPLE_DIR;
 const std::string kProbe = std::string(GLASSBOX_SOURCE_DIR) + "/tests/support/http_probe.py";
+const std::string kOpenApiCheck = std::string(GLASSBOX_SOURCE_DIR) + "/tests/support/openapi_check.py";
 
 // One answer as http_probe.py prints it.
 struct HttpAnswer {
@@ -346,6 +347,74 @@ TEST_F(GatewayTest, SearchGraphStatsAndATraceAsRdf) {
     const auto jsonld = http("GET", "/api/v1/traces/" + trace, {}, {"Accept: application/ld+json"});
     EXPECT_TRUE(jsonld.body_json().is_array()) << jsonld.body.substr(0, 300);
     expect_problem(http("GET", "/api/v1/traces/" + trace + "?format=rdfxml"), 400, "InvalidRequest");
+}
+
+TEST_F(GatewayTest, TheOpenApiDocumentDescribesTheRealAnswers) {
+    start(true);
+    const auto document = http("GET", "/api/v1/openapi.json");
+    ASSERT_EQ(document.status, 200);
+    ASSERT_TRUE(document.body_json().is_object());
+    EXPECT_EQ(document.body_json().value("openapi", ""), "3.1.0");
+    std::ofstream(dir() / "openapi.json") << document.body;
+
+    // Real answers of every JSON route, problems among them, and every event of two streams.
+    std::ofstream answers(dir() / "answers.jsonl");
+    const auto record = [&](const std::string& method, const std::string& path, const HttpAnswer& a) {
+        answers << json{{"method", method}, {"path", path.substr(0, path.find('?'))}, {"status", a.status},
+                        {"content_type", a.headers.value("content-type", "")}, {"body", a.body_json()}}.dump()
+                << "\n";
+    };
+    const auto get = [&](const std::string& path) {
+        const auto a = http("GET", path);
+        record("get", path, a);
+        return a;
+    };
+    const auto post = [&](const std::string& path, const json& body) {
+        const auto a = http("POST", path, body.dump());
+        record("post", path, a);
+        return a;
+    };
+    const std::string question = "Who founded the shipyard that built the MV Curlew?";
+    const auto asked = post("/api/v1/query", json{{"query", question}});
+    const std::string trace = asked.body_json().value("trace_id", "");
+    ASSERT_FALSE(trace.empty()) << asked.describe();
+    post("/api/v1/query", json{{"query", question}, {"mode", "agent"}});
+    post("/api/v1/query", json{{"query", ""}});
+    post("/api/v1/search", json{{"query", "Curlew shipyard"}});
+    post("/api/v1/search", json{{"query", "x"}, {"kind", "neither"}});
+    get("/api/v1/health");
+    get("/api/v1/graph/stats");
+    get("/api/v1/traces?limit=5");
+    get("/api/v1/traces?limit=-1");
+    ASSERT_TRUE(stored_trace(trace, "complete").is_object());
+    get("/api/v1/traces/" + trace);
+    get("/api/v1/traces/00000000-none");
+    std::set<std::string> events;
+    for (const json& body : {json{{"query", question}}, json{{"query", question}, {"mode", "agent"}}}) {
+        const auto stream = http("POST", "/api/v1/query", body.dump(), {"Accept: text/event-stream"});
+        for (const auto& e : stream.events) {
+            answers << json{{"event", e.value("event", "")}, {"data", e["data"]}}.dump() << "\n";
+            events.insert(e.value("event", ""));
+        }
+    }
+    for (const char* name : {"run.started", "step", "route.decided", "escalation", "answer.delta", "citation", "answer.done", "done"})
+        EXPECT_TRUE(events.count(name)) << name << " was not seen, so not checked";
+    // The server's routes are all in the document.
+    for (const auto& [method, route] : std::vector<std::pair<std::string, std::string>>{
+             {"post", "/api/v1/query"}, {"post", "/api/v1/search"}, {"get", "/api/v1/traces"},
+             {"get", "/api/v1/traces/{id}"}, {"get", "/api/v1/traces/{id}/events"}, {"get", "/api/v1/graph/stats"},
+             {"get", "/api/v1/health"}, {"get", "/api/v1/openapi.json"}, {"get", "/metrics"}})
+        answers << json{{"route", {method, route}}}.dump() << "\n";
+    answers.close();
+
+    const auto checked = run_command({"/bin/sh", "-c", "/usr/bin/python3 " + kOpenApiCheck + " " + (dir() / "openapi.json").string() +
+                                                           " < " + (dir() / "answers.jsonl").string()},
+                                     dir(), milliseconds{60'000});
+    const json verdict = json::parse(checked.out, nullptr, false);
+    ASSERT_TRUE(verdict.is_object()) << checked.out << checked.err;
+    EXPECT_EQ(checked.status.code, 0) << verdict.dump(2);
+    EXPECT_TRUE(verdict["failures"].empty()) << verdict.dump(2);
+    EXPECT_GT(verdict.value("checked", 0), 40);
 }
 
 TEST_F(GatewayTest, HealthTracesAndTheViewerAreServedAndBadRequestsGetProblems) {
