@@ -18,11 +18,12 @@
     return new ApiError(response.status, problem);
   }
 
-  async function getJson(path, signal) {
+  async function getText(path, signal) {
     const response = await fetch(path, {headers: {Accept: "application/json"}, signal});
     if (!response.ok) throw await failure(response);
-    return response.json();
+    return response.text();
   }
+  const getJson = async (path, signal) => JSON.parse(await getText(path, signal));
 
   // Incremental SSE parsing (the WHATWG event-stream format): lines end in \n, \r\n or \r;
   // a blank line dispatches; `:` lines are comments (the server's keep-alives).
@@ -108,5 +109,7 @@
   }
 
   GB.api = {ApiError, SseParser, streamQuery, getJson, listTraces, traceUrl,
-    showTrace: (id, signal) => getJson(traceUrl(id), signal)};
+    showTrace: (id, signal) => getJson(traceUrl(id), signal),
+    // The body unparsed, so that a caller can time the parse with the rendering.
+    showTraceText: (id, signal) => getText(traceUrl(id), signal)};
 })(window.GB = window.GB || {});

@@ -4,8 +4,14 @@
 "use strict";
 (function (GB) {
   const SVG = "http://www.w3.org/2000/svg";
-  const MAX_EDGES = 300;  // beyond this a drawing is unreadable and the layout O(n²) per round
-  const ROUNDS = 160;
+  const MAX_EDGES = 200;  // beyond this a drawing is unreadable
+  // The layout costs n²/2 pair updates a round: rounds are cut to stay within this many, so a
+  // large graph gets a rougher layout instead of a slow page (130 nodes: ~47 rounds).
+  const PAIR_BUDGET = 400000;
+  const MAX_ROUNDS = 160, MIN_ROUNDS = 40;
+  // Above this many edges their labels overlap into noise (and cost layout): the predicate and
+  // score stay in each edge's tooltip.
+  const LABELLED_EDGES = 80;
 
   function el(name, attrs, parent) {
     const e = document.createElementNS(SVG, name);
@@ -24,8 +30,10 @@
       x[i] = width / 2 + r * Math.cos(a);
       y[i] = height / 2 + r * Math.sin(a);
     }
+    const rounds = Math.max(MIN_ROUNDS, Math.min(MAX_ROUNDS, Math.floor(PAIR_BUDGET / Math.max(1, (n * n) / 2))));
     let t = width / 8;
-    for (let round = 0; round < ROUNDS; round++) {
+    const cooling = Math.pow(1 / t, 1 / rounds);  // from width/8 down to 1 over the rounds
+    for (let round = 0; round < rounds; round++) {
       dx.fill(0); dy.fill(0);
       for (let i = 0; i < n; i++) {
         for (let j = i + 1; j < n; j++) {
@@ -48,7 +56,7 @@
         const step = Math.min(d, t);
         x[i] += (dx[i] / d) * step; y[i] += (dy[i] / d) * step;
       }
-      t = Math.max(t * 0.97, 1);
+      t = Math.max(t * cooling, 1);
     }
     return {x, y};
   }
@@ -102,10 +110,12 @@
       const w = e.kept ? 1.5 + 3 * Math.max(0, Math.min(1, e.score || 0)) : 1;
       el("line", {x1: pos.x[x.a], y1: pos.y[x.a], x2: pos.x[x.b], y2: pos.y[x.b], "stroke-width": w,
         "marker-end": "url(#arrow)"}, g);
-      const label = el("text", {x: (pos.x[x.a] + pos.x[x.b]) / 2, y: (pos.y[x.a] + pos.y[x.b]) / 2 - 3,
-        class: "edge-label"}, g);
-      label.textContent = clip(GB.termText(e.p), 28) + (e.kept && e.score !== null && e.score !== undefined ?
-        " " + e.score.toFixed(2) : "");
+      if (edges.length <= LABELLED_EDGES) {
+        const label = el("text", {x: (pos.x[x.a] + pos.x[x.b]) / 2, y: (pos.y[x.a] + pos.y[x.b]) / 2 - 3,
+          class: "edge-label"}, g);
+        label.textContent = clip(GB.termText(e.p), 28) + (e.kept && e.score !== null && e.score !== undefined ?
+          " " + e.score.toFixed(2) : "");
+      }
       const title = el("title", {}, g);
       title.textContent = GB.termText(e.s) + " " + GB.termText(e.p) + " " + GB.termText(e.o) +
         (e.kept ? "\nkept, score " + e.score + (e.reasoning ? "\n" + e.reasoning : "") : "\nexplored");

@@ -243,33 +243,43 @@
     return card;
   }
 
-  const CHUNK_ROWS = 500;
-  function renderChunks(tbody, note, chunks, texts) {
-    const frag = document.createDocumentFragment();
-    chunks.slice(0, CHUNK_ROWS).forEach((c) => {
-      const tr = h("tr", {"data-selection": c.uri});
-      const n = /:chunk:(\d+)$/.exec(c.uri);
-      tr.appendChild(h("td", null, n ? Number(n[1]) + 1 : ""));
-      tr.appendChild(h("td", null, c.stage));
-      const cell = h("td", {title: c.chunk || c.uri});
-      // "great-gale.md#chunk-0": the file and the chunk, where the short name would say "chunk-0".
-      cell.appendChild(h("div", {class: "mono"}, (c.chunk || c.uri).replace(/^.*\//, "")));
-      const text = texts && texts.get(c.chunk);
-      if (text) cell.appendChild(h("div", {class: "chunk-text"}, clip(text, 240)));
-      if (c.reasoning) cell.appendChild(h("div", {class: "muted"}, c.reasoning));
-      tr.appendChild(cell);
-      tr.appendChild(h("td", null, fmtScore(c.score)));
-      tr.appendChild(h("td", null, fmtNum(c.tier)));
-      const pair = (rank, score) => (rank === null || rank === undefined ? "" : "#" + rank + (score !== null && score !== undefined ? " " + fmtScore(score) : ""));
-      tr.appendChild(h("td", null, pair(c.vectorRank, c.vectorScore)));
-      tr.appendChild(h("td", null, pair(c.keywordRank, c.keywordScore)));
-      tr.appendChild(h("td", null, pair(c.titleRank, c.titleScore)));
-      tr.appendChild(h("td", null, pair(c.linkRank, null)));
-      frag.appendChild(tr);
-    });
-    tbody.replaceChildren(frag);
-    note.textContent = chunks.length > CHUNK_ROWS ? "(first " + CHUNK_ROWS + " of " + chunks.length + ")" :
-      chunks.length ? "(" + chunks.length + ")" : "";
+  // The first rows are built with the view; the rest on demand, so a run that retrieved a
+  // thousand chunks does not lay out a thousand rows before the page answers.
+  const CHUNK_FIRST = 60, CHUNK_MAX = 2000;
+  function chunkRow(c, texts) {
+    const tr = h("tr", {"data-selection": c.uri});
+    const n = /:chunk:(\d+)$/.exec(c.uri);
+    tr.appendChild(h("td", null, n ? Number(n[1]) + 1 : ""));
+    tr.appendChild(h("td", null, c.stage));
+    const cell = h("td", {title: c.chunk || c.uri});
+    // "great-gale.md#chunk-0": the file and the chunk, where the short name would say "chunk-0".
+    cell.appendChild(h("div", {class: "mono"}, (c.chunk || c.uri).replace(/^.*\//, "")));
+    const text = texts && texts.get(c.chunk);
+    if (text) cell.appendChild(h("div", {class: "chunk-text"}, clip(text, 240)));
+    if (c.reasoning) cell.appendChild(h("div", {class: "muted"}, c.reasoning));
+    tr.appendChild(cell);
+    tr.appendChild(h("td", null, fmtScore(c.score)));
+    tr.appendChild(h("td", null, fmtNum(c.tier)));
+    const pair = (rank, score) => (rank === null || rank === undefined ? "" : "#" + rank + (score !== null && score !== undefined ? " " + fmtScore(score) : ""));
+    tr.appendChild(h("td", null, pair(c.vectorRank, c.vectorScore)));
+    tr.appendChild(h("td", null, pair(c.keywordRank, c.keywordScore)));
+    tr.appendChild(h("td", null, pair(c.titleRank, c.titleScore)));
+    tr.appendChild(h("td", null, pair(c.linkRank, null)));
+    return tr;
+  }
+
+  function renderChunks(tbody, note, more, chunks, texts) {
+    const fill = (from, to) => {
+      const frag = document.createDocumentFragment();
+      for (let i = from; i < to; i++) frag.appendChild(chunkRow(chunks[i], texts));
+      return frag;
+    };
+    const first = Math.min(chunks.length, CHUNK_FIRST), all = Math.min(chunks.length, CHUNK_MAX);
+    tbody.replaceChildren(fill(0, first));
+    note.textContent = chunks.length ? "(" + chunks.length + ")" : "";
+    more.hidden = all <= first;
+    more.textContent = "show " + (all - first) + " more" + (all < chunks.length ? " (of " + (chunks.length - first) + ")" : "");
+    more.onclick = () => { tbody.appendChild(fill(first, all)); more.hidden = true; };
   }
 
   GB.views = {h, clip, fmtScore, tierText, StepTree, renderAnswer, normaliseCitation, citationCard, renderChunks};
