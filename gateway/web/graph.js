@@ -107,6 +107,7 @@
     for (const x of edges) {
       const e = x.e;
       const g = el("g", {class: e.kept ? "edge kept" : "edge explored"}, gEdges);
+      if (e.selection) g.setAttribute("data-selection", e.selection);
       const w = e.kept ? 1.5 + 3 * Math.max(0, Math.min(1, e.score || 0)) : 1;
       el("line", {x1: pos.x[x.a], y1: pos.y[x.a], x2: pos.x[x.b], y2: pos.y[x.b], "stroke-width": w,
         "marker-end": "url(#arrow)"}, g);

@@ -143,19 +143,15 @@
     }
   }
 
+  // Lights up a citation's claims in the answer, its chunk row and its kept edge.
   function highlight(c, on) {
-    for (const el of document.querySelectorAll(".claim.lit, tr.lit, .edge.lit")) el.classList.remove("lit");
+    for (const el of document.querySelectorAll(".lit")) el.classList.remove("lit");
     if (!on || !c) return;
     for (const el of document.querySelectorAll(".claim")) {
       if (el.dataset.cites.split(" ").includes(String(c.n))) el.classList.add("lit");
     }
-    for (const el of document.querySelectorAll("tr[data-selection]")) {
+    for (const el of document.querySelectorAll("#view [data-selection]")) {
       if (el.dataset.selection === c.selection) el.classList.add("lit");
-    }
-    const kept = state.model && state.model.keptEdges().length ? c.selection : "";
-    if (kept) for (const g of document.querySelectorAll(".edge.kept")) {
-      const title = g.querySelector("title");
-      if (title && c.kind === "edge" && c.text && title.textContent.startsWith(c.text)) g.classList.add("lit");
     }
   }
 
