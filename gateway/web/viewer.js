@@ -43,8 +43,8 @@
     hidePopover(true);
   }
 
-  function meta(parts) {
-    const box = $("run-meta");
+  // "key value" items, the empty ones left out.
+  function meta(box, parts) {
     box.replaceChildren();
     for (const [k, v] of parts) {
       if (v === "" || v === null || v === undefined) continue;
@@ -59,7 +59,7 @@
     const m = state.model, root = m.root;
     const t = m.totals();
     const s = root && root.summary;
-    meta([["status", root ? root.status : ""], ["kind", root ? root.service : ""],
+    meta($("run-meta"), [["status", root ? root.status : ""], ["kind", root ? root.service : ""],
       ["duration", s && s.duration_ms !== undefined && s.duration_ms !== null ? s.duration_ms + " ms" : ""],
       ["started", s ? s.started : ""], ["steps", m.steps.size], ["runs", m.runs.size],
       ["triples", m.tripleCount], ["tokens", t.inTokens + "↓ " + t.outTokens + "↑"]].concat(extra || []));
@@ -132,15 +132,7 @@
       mark.addEventListener("focus", () => showPopover(c, mark, false));
       mark.addEventListener("click", () => showPopover(c, mark, true));
     });
-    const box = $("answer-meta");
-    box.replaceChildren();
-    for (const [k, v] of extra) {
-      if (v === "" || v === null || v === undefined) continue;
-      const item = h("span", {class: "meta-item"});
-      item.appendChild(h("b", null, k + " "));
-      item.appendChild(document.createTextNode(String(v)));
-      box.appendChild(item);
-    }
+    meta($("answer-meta"), extra);
   }
 
   // Lights up a citation's claims in the answer, its chunk row and its kept edge.

@@ -91,6 +91,10 @@ class ExplainWorker(threading.Thread):
         self.served = 0
         self.error = None
 
+    def stop(self):
+        self.stopping.set()
+        self.join(5)
+
     def run(self):
         import zmq
         ctx = zmq.Context()

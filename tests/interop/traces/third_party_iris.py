@@ -138,8 +138,7 @@ def main():
         r.expect(worker.error is None, "worker: %s" % worker.error)
     finally:
         if worker is not None:
-            worker.stopping.set()
-            worker.join(5)
+            worker.stop()
         r.stop()
     print("%d checks, %d failures" % (r.checks, len(r.failures)))
     return 1 if r.failures else 0

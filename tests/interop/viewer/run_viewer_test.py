@@ -207,8 +207,7 @@ def main():
         up.expect(worker.error is None, "the synthetic worker: %s" % worker.error)
     finally:
         if worker is not None:
-            worker.stopping.set()
-            worker.join(5)
+            worker.stop()
         up.stop()
     return 1 if up.failures else 0
 
