@@ -12,6 +12,22 @@
     }
   }
 
+  // A gateway started with --tokens wants `Authorization: Bearer <token>` (docs/http.md). The
+  // token is kept for this tab only (sessionStorage), never in a URL.
+  const TOKEN_KEY = "glassbox.token";
+  function token() {
+    try { return sessionStorage.getItem(TOKEN_KEY) || ""; } catch (e) { return ""; }
+  }
+  function setToken(value) {
+    try { if (value) sessionStorage.setItem(TOKEN_KEY, value); else sessionStorage.removeItem(TOKEN_KEY); } catch (e) { /* storage off */ }
+  }
+  function headers(extra) {
+    const out = Object.assign({}, extra);
+    const t = token();
+    if (t) out.Authorization = "Bearer " + t;
+    return out;
+  }
+
   async function failure(response) {
     let problem = null;
     try { problem = await response.json(); } catch (e) { /* not JSON: the status says enough */ }
@@ -19,7 +35,7 @@
   }
 
   async function getText(path, signal) {
-    const response = await fetch(path, {headers: {Accept: "application/json"}, signal});
+    const response = await fetch(path, {headers: headers({Accept: "application/json"}), signal});
     if (!response.ok) throw await failure(response);
     return response.text();
   }
@@ -76,7 +92,7 @@
   async function streamQuery(body, onEvent, signal) {
     const response = await fetch("/api/v1/query", {
       method: "POST", signal,
-      headers: {"Content-Type": "application/json", Accept: "text/event-stream"},
+      headers: headers({"Content-Type": "application/json", Accept: "text/event-stream"}),
       body: JSON.stringify(body),
     });
     if (!response.ok) throw await failure(response);
@@ -108,7 +124,22 @@
     return getJson("/api/v1/traces?" + q.toString(), signal);
   }
 
-  GB.api = {ApiError, SseParser, streamQuery, getJson, listTraces, traceUrl,
+  // A download with the bearer token: a plain link cannot carry the header, so the body is
+  // fetched and handed to the browser as a file.
+  async function download(url, name) {
+    const response = await fetch(url, {headers: headers()});
+    if (!response.ok) throw await failure(response);
+    const href = URL.createObjectURL(await response.blob());
+    const a = document.createElement("a");
+    a.href = href;
+    a.download = name;
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(href), 10000);
+  }
+
+  GB.api = {ApiError, SseParser, streamQuery, getJson, listTraces, traceUrl, token, setToken, headers, download,
     showTrace: (id, signal) => getJson(traceUrl(id), signal),
     // The body unparsed, so that a caller can time the parse with the rendering.
     showTraceText: (id, signal) => getText(traceUrl(id), signal)};

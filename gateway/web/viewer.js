@@ -73,10 +73,23 @@
     for (const [label, fmt, ext] of [["JSON", "", "json"], ["Turtle", "turtle", "ttl"], ["N-Triples", "ntriples", "nt"],
       ["N-Quads", "nquads", "nq"], ["JSON-LD", "jsonld", "jsonld"]]) {
       const a = h("a", {href: GB.api.traceUrl(id, fmt), download: "trace-" + short + "." + ext, class: "dl"}, label);
+      a.addEventListener("click", (ev) => {
+        if (!GB.api.token()) return;  // no token: the plain link works
+        ev.preventDefault();
+        GB.api.download(a.getAttribute("href"), a.getAttribute("download")).catch((e) => showError(e.message));
+      });
       box.appendChild(a);
     }
     const link = h("a", {href: "#trace=" + encodeURIComponent(id), class: "dl"}, "link");
     box.appendChild(link);
+  }
+
+  // The gateway wants a token (started with --tokens): ask for one.
+  function needToken(e) {
+    if (!e || (e.status !== 401 && e.status !== 403)) return false;
+    $("auth").hidden = false;
+    $("auth-note").textContent = e.status === 401 ? "this gateway wants a bearer token" : "the token lacks the scope: " + e.message;
+    return true;
   }
 
   function showError(text) {
@@ -274,7 +287,7 @@
       setStatus("answered in " + Math.round(performance.now() - t0) + " ms");
     } catch (e) {
       if (e.name === "AbortError") setStatus("stopped");
-      else { showError((e.type || "Error") + ": " + e.message); setStatus("failed"); }
+      else { needToken(e); showError((e.type || "Error") + ": " + e.message); setStatus("failed"); }
     } finally {
       if (state.live === ctl) state.live = null;
       $("ask-button").disabled = false;
@@ -346,6 +359,7 @@
       if (show.session && show.session.status === "running") tail(state.trace);
     } catch (e) {
       resetView("trace " + id);
+      needToken(e);
       showError((e.type || "Error") + ": " + e.message);
       setStatus("could not open the trace");
     }
@@ -356,7 +370,7 @@
     const ctl = new AbortController();
     state.tail = ctl;
     try {
-      const response = await fetch(GB.api.traceUrl(id) + "/events", {headers: {Accept: "text/event-stream"}, signal: ctl.signal});
+      const response = await fetch(GB.api.traceUrl(id) + "/events", {headers: GB.api.headers({Accept: "text/event-stream"}), signal: ctl.signal});
       if (!response.ok || !response.body) return;
       const parser = new GB.api.SseParser((ev) => {
         let d; try { d = JSON.parse(ev.data); } catch (e) { return; }
@@ -405,6 +419,7 @@
       $("trace-total").textContent = "(" + body.rows.length + " of " + reply.total + (reply.total_exact === false ? "+" : "") + ")";
     } catch (e) {
       if (seq !== listSeq) return;
+      needToken(e);
       body.replaceChildren(h("tr", null));
       body.rows[0].appendChild(h("td", {colspan: "5", class: "error"}, "could not list traces: " + e.message));
     }
@@ -429,6 +444,14 @@
       if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) ask(ev);
     });
     $("stop-button").addEventListener("click", () => stopStreams());
+    $("auth").hidden = !GB.api.token();
+    $("auth").addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      GB.api.setToken($("token").value.trim());
+      $("token").value = "";
+      $("auth-note").textContent = GB.api.token() ? "token set for this tab" : "token cleared";
+      refreshList();
+    });
     let debounce = 0;
     $("trace-search").addEventListener("input", () => { clearTimeout(debounce); debounce = setTimeout(() => refreshList(), 250); });
     for (const id of ["trace-kind", "trace-status", "trace-all", "trace-since"]) $(id).addEventListener("change", () => refreshList());
