@@ -180,7 +180,7 @@ def main():
         endpoint = up.start(["--gateway-listen", "127.0.0.1:%d" % port])
         for service in ("store", "embeddings", "llm", "graph-rag", "document-rag", "query", "trace"):
             up.wait_for("the %s service" % service, lambda s=service: b"200" in up.run("call", "mmi.service", s, check=False).stdout)
-        up.wait_for("the gateway", lambda: http_ok(url + "/api/v1/health"))
+        up.wait_for("the gateway", lambda: http_ok(url + "/"))
         sample = os.path.join(args.source_dir, "ops", "sample")
         up.run("load", "rdf", os.path.join(sample, "orrin.ttl"), "--tier", "1", timeout_ms=60000)
         up.run("load", "docs", os.path.join(sample, "docs"), timeout_ms=60000)
