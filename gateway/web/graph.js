@@ -4,10 +4,10 @@
 "use strict";
 (function (GB) {
   const SVG = "http://www.w3.org/2000/svg";
-  const MAX_EDGES = 200;  // beyond this a drawing is unreadable
+  const MAX_EDGES = 150;  // beyond this a drawing is unreadable
   // The layout costs n²/2 pair updates a round: rounds are cut to stay within this many, so a
-  // large graph gets a rougher layout instead of a slow page (130 nodes: ~47 rounds).
-  const PAIR_BUDGET = 400000;
+  // large graph gets a rougher layout instead of a slow page (110 nodes: ~50 rounds).
+  const PAIR_BUDGET = 300000;
   const MAX_ROUNDS = 160, MIN_ROUNDS = 40;
   // Above this many edges their labels overlap into noise (and cost layout): the predicate and
   // score stay in each edge's tooltip.
