@@ -31,6 +31,7 @@ import glassbox_up  # noqa: E402
 
 SERVICE = "viewer-synthetic"
 QUESTION = "Who founded the shipyard that built the MV Curlew?"
+AGENT_QUESTION = "Where was the designer of Saltspire Light born?"
 # Markup in the trace's texts must reach the page as text: the test checks nothing of it runs.
 SYNTHETIC_QUESTION = "synthetic ten-thousand-triple trace <img src=x onerror=\"window.__injected=true\">"
 GB = "https://glassbox.dev/ns#"
@@ -198,7 +199,7 @@ def main():
         print("synthetic trace: %d triples stored through the broker and the trace collector" % synthetic.triples)
 
         cmd = [node, os.path.join(HERE, "viewer_test.mjs"), "--url", url, "--chromium", chromium,
-               "--shots", os.path.join(args.workdir, "screenshots"), "--question", QUESTION,
+               "--shots", os.path.join(args.workdir, "screenshots"), "--question", QUESTION, "--agent-question", AGENT_QUESTION,
                "--synthetic-question", "synthetic ten-thousand-triple", "--synthetic-triples", str(synthetic.triples),
                "--max-render-ms", args.max_render_ms]
         proc = subprocess.run(cmd, cwd=HERE, timeout=600)

@@ -4,7 +4,8 @@
 // trace, bounding its render time. run_viewer_test.py starts the pipeline and calls this.
 //
 // node viewer_test.mjs --url http://127.0.0.1:PORT --chromium /usr/bin/chromium --shots DIR
-//      --question "…" [--synthetic-question "…" --synthetic-triples N] [--max-render-ms 300]
+//      --question "…" [--agent-question "…"] [--synthetic-question "…" --synthetic-triples N]
+//      [--max-render-ms 300]
 // Prints one line per check and "N passed, N failed"; exit 0 when every check passes.
 import {mkdirSync} from "node:fs";
 import {join} from "node:path";
@@ -156,6 +157,29 @@ try {
   check(true, "a search with no match empties the list");
   await page.click("#trace-search", {clickCount: 3});
   await page.keyboard.press("Backspace");
+
+  // ---- an agent's iterations and tool calls arrive live ----
+  if (args["agent-question"]) {
+    await page.click("#question", {clickCount: 3});
+    await page.keyboard.press("Backspace");
+    await page.type("#question", args["agent-question"]);
+    await page.select("#mode", "agent");
+    await page.keyboard.down("Control");
+    await page.keyboard.press("Enter");  // Ctrl+Enter asks
+    await page.keyboard.up("Control");
+    await page.waitForFunction(() => document.getElementById("run-title").textContent !== "" &&
+      [...document.querySelectorAll("#events .badge")].some((b) => b.textContent === "done"), {timeout: 120000});
+    const agent = await page.evaluate(() => ({
+      types: [...document.querySelectorAll("#steps details.step")].map((d) => d.querySelector(".badge.type").textContent),
+      events: [...document.querySelectorAll("#events .badge")].map((b) => b.textContent),
+      answer: document.getElementById("answer").textContent,
+    }));
+    check(agent.types.some((t) => t.startsWith("Analysis")) && agent.types.includes("Observation"),
+      "the agent's iterations are shown", agent.types.join(", "));
+    check(agent.events.includes("tool.call") && agent.events.includes("tool.result"), "its tool calls are logged", agent.events.join(" "));
+    check(agent.answer.trim().length > 0, "the agent's answer is shown", JSON.stringify(agent.answer.slice(0, 100)));
+    await page.screenshot({path: join(args.shots, "5-agent.png"), fullPage: true});
+  }
 
   // ---- a 10,000-triple trace renders within the bound ----
   if (args["synthetic-question"]) {
