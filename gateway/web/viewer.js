@@ -9,8 +9,9 @@
   const state = {
     model: null, tree: null, trace: "", live: null, tail: null,
     explored: [], chunkTexts: new Map(), sources: new Map(), citations: [],
-    pinned: null, eventCount: 0, redraw: 0, listNext: null,
+    pinned: null, eventCount: 0, redraw: 0, listNext: null, generation: 0,
   };
+  const STEP_FIRST = 120, STEP_BATCH = 300;
   const viewer = {state, lastRender: null, ready: false};
   GB.viewer = viewer;
 
@@ -18,6 +19,7 @@
 
   // ---- the trace view ------------------------------------------------------------------
   function resetView(title) {
+    state.generation++;
     state.model = new GB.TraceModel();
     state.tree = new StepTree($("steps"), state.model);
     state.explored = [];
@@ -244,6 +246,8 @@
         break;
       }
       case "answer.done": {
+        // What was on screen before the answer came: the steps shown as they streamed in.
+        viewer.stepsBeforeAnswer = $("steps").querySelectorAll("details.step").length;
         $("answer").dataset.streaming = "";
         const citations = (d.citations || []).map((c) => {
           const src = state.sources.get(c.chunk || c.document) || {};
@@ -274,6 +278,7 @@
     stopStreams();
     resetView(query);
     $("answer").replaceChildren(h("p", {class: "muted"}, "Working…"));
+    viewer.stepsBeforeAnswer = null;
     const body = {query, mode: $("mode").value};
     if ($("collection").value.trim()) body.collection = $("collection").value.trim();
     const ctl = new AbortController();
@@ -324,11 +329,28 @@
     };
     visit(state.model.root);
     for (const r of state.model.runs.values()) if (!order.includes(r)) order.push(r);
-    for (const run of order) for (const step of run.steps) state.tree.show(step);
+    const all = [];
+    for (const run of order) for (const step of run.steps) all.push(step);
+    // The first rows are built with the view; the rest follow in batches, a timer tick apart,
+    // so an agent run of a thousand steps shows at once and fills in behind (callers always
+    // come before the sub-runs they called, so each sub-run finds its place).
+    const first = Math.min(all.length, STEP_FIRST);
+    for (let i = 0; i < first; i++) state.tree.show(all[i]);
     state.tree.adopt();
     while (detached.firstChild) steps.appendChild(detached.firstChild);
     holder.appendChild(steps);
     state.tree.container = holder;
+    const generation = state.generation;
+    let next = first, record = null;
+    const more = () => {
+      if (generation !== state.generation) return;  // another trace replaced this one
+      const end = Math.min(all.length, next + STEP_BATCH);
+      for (; next < end; next++) state.tree.show(all[next]);
+      state.tree.adopt();
+      if (next < all.length) { setTimeout(more, 0); return; }
+      record.all_steps_ms = performance.now() - t0;
+      $("render-info").textContent += "; all " + all.length + " step rows in " + record.all_steps_ms.toFixed(1) + " ms";
+    };
     const tSteps = performance.now();
     runMeta();
     answerFromModel();
@@ -338,11 +360,12 @@
     document.body.getBoundingClientRect();  // force the layout into the measurement
     void holder.offsetHeight;
     const ms = performance.now() - t0;
-    viewer.lastRender = {ms, triples: state.model.tripleCount, steps: state.model.steps.size,
-      runs: state.model.runs.size, trace: state.trace,
+    record = viewer.lastRender = {ms, triples: state.model.tripleCount, steps: state.model.steps.size,
+      runs: state.model.runs.size, trace: state.trace, first_steps: first, all_steps_ms: next < all.length ? null : ms,
       phases: {model_and_steps: tSteps - t0, answer_graph_chunks: tViews - tSteps, layout: performance.now() - tViews}};
     $("render-info").textContent = "rendered " + state.model.tripleCount.toLocaleString("en") + " triples, " +
-      state.model.steps.size + " steps in " + ms.toFixed(1) + " ms";
+      state.model.steps.size + " steps in " + ms.toFixed(1) + " ms" + (next < all.length ? " (first " + first + " step rows)" : "");
+    if (next < all.length) setTimeout(more, 0);
     return ms;
   }
 

@@ -93,7 +93,8 @@ class ExplainWorker(threading.Thread):
 
     def stop(self):
         self.stopping.set()
-        self.join(5)
+        if self.ident is not None:  # started
+            self.join(5)
 
     def run(self):
         import zmq

@@ -2,13 +2,14 @@
 """The web trace viewer in headless Chromium against the real pipeline (issue 19, "Web trace viewer").
 
 Starts `glassbox up` (broker, workers, trace collector and the HTTP gateway on a free loopback port) in
-a fresh home, loads ops/sample, and stores a synthetic trace of at least 10,000 triples through the real
-path: a GBW01 worker written here (glassbox_up.ExplainWorker) answers one request with a graph-RAG
-shaped trace (Question, Grounding, an Exploration of retrieved chunks, a Focus of kept edges, a
-Synthesis with citations); the broker spools it and the trace collector stores it like any other.
-Then viewer_test.mjs (puppeteer-core driving Debian's chromium) asks a question in the page, follows a
-citation, opens the stored trace and the synthetic one from the list (render bounded to 300 ms), and
-saves screenshots under --workdir/screenshots.
+a fresh home, loads ops/sample, and stores two synthetic traces of over 10,000 triples through the real
+path: GBW01 workers written here (glassbox_up.ExplainWorker) answer one request each, one with a
+graph-RAG shaped trace (Question, Grounding, an Exploration of 250 retrieved chunks, a Focus of 450
+kept edges, a Synthesis with citations), one with an agent shaped trace of 922 steps; the broker spools
+them and the trace collector stores them like any other. Then viewer_test.mjs (puppeteer-core driving
+Debian's chromium) asks questions in the page, follows a citation, opens the stored trace and the
+synthetic ones from the list (render bounded to 300 ms), and saves screenshots under
+--workdir/screenshots.
 
 Exit 0 when every check passes, 1 on a failure, 77 (skip, with the reason) when chromium, node, the
 npm package puppeteer-core (ops/install-deps installs it), pyzmq or the gateway is missing.
@@ -30,6 +31,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "traces"))
 import glassbox_up  # noqa: E402
 
 SERVICE = "viewer-synthetic"
+STEPS_SERVICE = "viewer-synthetic-steps"
+STEPS_QUESTION = "synthetic thousand-step trace"
 QUESTION = "Who founded the shipyard that built the MV Curlew?"
 AGENT_QUESTION = "Where was the designer of Saltspire Light born?"
 # Markup in the trace's texts must reach the page as text: the test checks nothing of it runs.
@@ -136,6 +139,53 @@ class SyntheticTrace:
         return messages
 
 
+class ManyStepsTrace:
+    """An agent shaped trace: `iterations` tool uses (13 triples each) and their observations (9 each):
+    460 * 22 = 10,120 triples in 922 steps, each its own explain message."""
+
+    def __init__(self, iterations=460):
+        self.iterations = iterations
+
+    def bodies(self):
+        run = "urn:glassbox:%s:" % uuid.uuid4()
+        q = run + "question"
+        now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+        messages = []
+
+        def step(uri, triples, end=False):
+            messages.append({"message_type": "explain", "session": q, "seq": len(messages), "service": STEPS_SERVICE,
+                             "worker": STEPS_SERVICE + "/py", "explain_id": uri, "explain_graph": "urn:graph:retrieval",
+                             "explain_triples": [{"s": iri(s), "p": iri(p), "o": o, "g": "urn:graph:retrieval"}
+                                                 for s, p, o in triples],
+                             "end_of_trace": end, "trace_status": "complete" if end else ""})
+
+        def entity(uri, classes, prev):
+            return [(uri, RDF + "type", iri(PROV + "Entity"))] + [(uri, RDF + "type", iri(GB + c)) for c in classes] + [
+                (uri, PROV + "wasGeneratedBy", iri(q)), (uri, PROV + "generatedAtTime", lit(now, "dateTime")),
+                (uri, PROV + "wasDerivedFrom", iri(prev))]
+
+        step(q, [(q, RDF + "type", iri(PROV + "Activity")), (q, RDF + "type", iri(GB + "Question")),
+                 (q, GB + "query", lit(STEPS_QUESTION)), (q, PROV + "startedAtTime", lit(now, "dateTime"))])
+        prev = q
+        for i in range(self.iterations):
+            a, o = run + "analysis:%d" % i, run + "observation:%d" % i
+            step(a, entity(a, ["Analysis", "ToolUse"], prev) + [
+                (a, GB + "durationMs", lit(3, "integer")), (a, GB + "inputTokens", lit(300 + i, "integer")),
+                (a, GB + "outputTokens", lit(20, "integer")), (a, GB + "iteration", lit(i, "integer")),
+                (a, GB + "thought", lit("iteration %d: look further" % i)), (a, GB + "action", lit("graph-rag")),
+                (a, GB + "arguments", lit('{"question": "hop %d"}' % i))])
+            step(o, entity(o, ["Observation"], a) + [
+                (o, GB + "durationMs", lit(5, "integer")), (o, GB + "iteration", lit(i, "integer")),
+                (o, GB + "observation", lit("observed fact %d" % i)), (o, GB + "toolStatus", lit("ok"))])
+            prev = o
+        c = run + "conclusion"
+        step(c, entity(c, ["Conclusion"], prev) + [(c, GB + "answerText", lit("the last hop")),
+                                                   (q, PROV + "endedAtTime", lit(now, "dateTime")),
+                                                   (q, GB + "status", lit("complete"))], end=True)
+        self.triples = sum(len(m["explain_triples"]) for m in messages)
+        return messages
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -176,7 +226,7 @@ def main():
     port = free_port()
     url = "http://127.0.0.1:%d" % port
     up = glassbox_up.UpPipeline(args.glassbox, args.workdir)
-    worker = None
+    workers = []
     try:
         endpoint = up.start(["--gateway-listen", "127.0.0.1:%d" % port])
         for service in ("store", "embeddings", "llm", "graph-rag", "document-rag", "query", "trace"):
@@ -186,28 +236,34 @@ def main():
         up.run("load", "rdf", os.path.join(sample, "orrin.ttl"), "--tier", "1", timeout_ms=60000)
         up.run("load", "docs", os.path.join(sample, "docs"), timeout_ms=60000)
 
-        synthetic = SyntheticTrace()
-        worker = glassbox_up.ExplainWorker(endpoint, SERVICE, synthetic.bodies)
-        worker.start()
-        worker.ready.wait(5)
-        up.wait_for("the synthetic service", lambda: up.run("call", SERVICE, "{}", check=False).returncode == 0)
+        synthetic, many = SyntheticTrace(), ManyStepsTrace()
+        workers = [glassbox_up.ExplainWorker(endpoint, SERVICE, synthetic.bodies),
+                   glassbox_up.ExplainWorker(endpoint, STEPS_SERVICE, many.bodies)]
+        for worker in workers:
+            worker.start()
+            worker.ready.wait(5)
+            up.wait_for("the %s service" % worker.service,
+                        lambda w=worker: up.run("call", w.service, "{}", check=False).returncode == 0)
 
-        def stored():
-            listed = json.loads(up.run("traces", "list", "--json", "--kind", SERVICE).stdout)
-            return [s for s in listed["sessions"] if s["status"] == "complete"]
-        up.wait_for("the synthetic trace", stored)
-        print("synthetic trace: %d triples stored through the broker and the trace collector" % synthetic.triples)
+            def stored(kind=worker.service):
+                listed = json.loads(up.run("traces", "list", "--json", "--kind", kind).stdout)
+                return [s for s in listed["sessions"] if s["status"] == "complete"]
+            up.wait_for("the %s trace" % worker.service, stored)
+        print("synthetic traces: %d and %d triples stored through the broker and the trace collector"
+              % (synthetic.triples, many.triples))
 
         cmd = [node, os.path.join(HERE, "viewer_test.mjs"), "--url", url, "--chromium", chromium,
                "--shots", os.path.join(args.workdir, "screenshots"), "--question", QUESTION, "--agent-question", AGENT_QUESTION,
                "--synthetic-question", "synthetic ten-thousand-triple", "--synthetic-triples", str(synthetic.triples),
+               "--steps-question", STEPS_QUESTION, "--steps-triples", str(many.triples),
                "--max-render-ms", args.max_render_ms]
         proc = subprocess.run(cmd, cwd=HERE, timeout=600)
         print("screenshots in", os.path.join(args.workdir, "screenshots"))
         up.expect(proc.returncode == 0, "viewer_test.mjs exited %d" % proc.returncode)
-        up.expect(worker.error is None, "the synthetic worker: %s" % worker.error)
+        for worker in workers:
+            up.expect(worker.error is None, "the %s worker: %s" % (worker.service, worker.error))
     finally:
-        if worker is not None:
+        for worker in workers:
             worker.stop()
         up.stop()
     return 1 if up.failures else 0
