@@ -12,6 +12,9 @@
   // Above this many edges their labels overlap into noise (and cost layout): the predicate and
   // score stay in each edge's tooltip.
   const LABELLED_EDGES = 80;
+  // Above this many nodes only the seeds and the ends of the best kept edges are named (the
+  // rest in their tooltips): a hundred overlapping names read as noise and cost layout.
+  const LABELLED_NODES = 60, NAMED_EDGES = 25;
 
   function el(name, attrs, parent) {
     const e = document.createElementNS(SVG, name);
@@ -85,6 +88,11 @@
     const edges = chosen.map((e) => ({a: node(e.s), b: node(e.o), e}));
     for (const s of seeds) nodes[index.get(s)].seed = true;
     for (const x of edges) if (x.e.kept) { nodes[x.a].kept = true; nodes[x.b].kept = true; }
+    const named = nodes.length <= LABELLED_NODES ? null : new Set();
+    if (named) {
+      edges.filter((x) => x.e.kept).slice(0, NAMED_EDGES).forEach((x) => { named.add(x.a); named.add(x.b); });
+      nodes.forEach((n, i) => { if (n.seed) named.add(i); });
+    }
 
     const width = Math.max(360, Math.min(1400, 95 * Math.sqrt(nodes.length + 1))), height = width * 0.62;
     const pos = layout(nodes, edges, width, height);
@@ -131,8 +139,7 @@
       const g = el("g", {class: "node" + (n.seed ? " seed" : "") + (n.kept ? " kept" : "") +
         (n.literal ? " literal" : "")}, gNodes);
       el("circle", {cx: pos.x[i], cy: pos.y[i], r: n.seed ? 9 : 6}, g);
-      const t = el("text", {x: pos.x[i] + 10, y: pos.y[i] + 4}, g);
-      t.textContent = clip(n.label, 32);
+      if (!named || named.has(i)) el("text", {x: pos.x[i] + 10, y: pos.y[i] + 4}, g).textContent = clip(n.label, 32);
       el("title", {}, g).textContent = n.key;
     });
     enablePanZoom(svg, view);

@@ -245,7 +245,7 @@
 
   // The first rows are built with the view; the rest on demand, so a run that retrieved a
   // thousand chunks does not lay out a thousand rows before the page answers.
-  const CHUNK_FIRST = 60, CHUNK_MAX = 2000;
+  const CHUNK_FIRST = 40, CHUNK_MAX = 2000;
   function chunkRow(c, texts) {
     const tr = h("tr", {"data-selection": c.uri});
     const n = /:chunk:(\d+)$/.exec(c.uri);
