@@ -242,6 +242,8 @@
       case "citation": {
         const src = d.source;
         if (src) state.sources.set(src.chunk || src.document, src);
+        // The cited passage stands in the chunk table until retrieval results bring more.
+        if (src && src.chunk && src.text && !state.chunkTexts.has(src.chunk)) state.chunkTexts.set(src.chunk, src.text);
         logEvent(name, "[" + d.n + "] " + d.kind + " " + (src ? (src.title || src.document) : d.source_ref || ""));
         break;
       }
