@@ -1,6 +1,7 @@
 // Builds the PROV-O triples of each explain step.
 #include "schema/explain_builder.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <ctime>
@@ -379,6 +380,16 @@ void routing_decision(TripleSink& out, const RunUris& run, const StepInfo& step,
 void routed_conclusion(TripleSink& out, const RunUris& run, const StepInfo& step,
                        const StoredText& answer, const AnswerProvenance& provenance) {
     conclusion(out, run, step, answer);
+    answer_provenance(out, run, provenance);
+}
+
+int aggregate_tier(const std::vector<AnswerSourceInfo>& sources) noexcept {
+    int weakest = 0;
+    for (const auto& s : sources) weakest = std::max(weakest, s.data_tier >= 1 && s.data_tier <= 4 ? s.data_tier : 4);
+    return weakest == 0 ? 4 : weakest;
+}
+
+void answer_provenance(TripleSink& out, const RunUris& run, const AnswerProvenance& provenance) {
     Emitter e(out);
     const auto uri = run.conclusion();
     if (!provenance.engine.empty()) e.literal(uri, v::kEngine, provenance.engine);

@@ -175,6 +175,10 @@ struct AnswerProvenance {
     std::vector<AnswerSourceInfo> sources;
 };
 
+// The aggregate tier of an answer resting on `sources`: the weakest (highest) tier among them,
+// a source of unknown tier counting as 4, and 4 for no source at all (conservative).
+int aggregate_tier(const std::vector<AnswerSourceInfo>& sources) noexcept;
+
 // ---- the run ------------------------------------------------------------------------------
 
 // The Question activity. `worker_agent` is worker_agent_uri(service). With `parent_uri`
@@ -272,6 +276,9 @@ void routing_decision(TripleSink& out, const RunUris& run, const StepInfo& step,
                       const Routing& routing);
 void routed_conclusion(TripleSink& out, const RunUris& run, const StepInfo& step,
                        const StoredText& answer, const AnswerProvenance& provenance);
+// The provenance part of routed_conclusion alone, on the run's Conclusion (an agent's
+// Conclusion, written by conclusion() with its termination, adds its answer's sources so).
+void answer_provenance(TripleSink& out, const RunUris& run, const AnswerProvenance& provenance);
 void escalation(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo& step,
                 const EscalationInfo& info);
 void echo_question(TripleSink& out, const RunUris& run, std::string_view question, TimePoint time,

@@ -123,6 +123,17 @@ TEST_F(AgentTest, AThreeHopSampleQuestionIsAnsweredStepByStepWithACheckedChain) 
     EXPECT_EQ(graph.text(schema::iri(steps.back()), vocab::kTerminationReason),
               std::optional<std::string>("final-answer"));
     EXPECT_EQ(graph.text(schema::iri(steps.back()), vocab::kShortAnswer), std::optional<std::string>("Port Aldous"));
+    // What the answer rests on: the chain's facts (built by, founded by, born in), cited with the
+    // file they were loaded from at tier 1, in the FINAL and on the Conclusion.
+    ASSERT_EQ(final["citations"].size(), 3u) << final.dump();
+    for (const auto& citation : final["citations"]) {
+        EXPECT_EQ(citation["kind"], "edge") << citation.dump();
+        EXPECT_EQ(citation["tier"], 1) << citation.dump();
+    }
+    ASSERT_EQ(final["sources"].size(), 1u) << final.dump();
+    EXPECT_NE(final["sources"][0].get<std::string>().find("orrin.ttl"), std::string::npos) << final.dump();
+    EXPECT_EQ(graph.text(schema::iri(steps.back()), vocab::kAggregateTier), std::optional<std::string>("1"));
+    EXPECT_EQ(graph.values(schema::iri(steps.back()), vocab::kAnswerSourceProperty).size(), 1u);
 }
 
 TEST_F(AgentTest, AKnowledgeQueryIsASubTraceOfItsAnalysis) {

@@ -159,6 +159,31 @@ TEST_F(QueryTest, DocumentWordsGoToDocumentRagAndAMissingAgentIsACleanEscalation
     ASSERT_TRUE(stored(final["session"], "complete").is_object());
 }
 
+TEST_F(QueryTest, AnAgentAnswerCarriesTheTiersOfTheFactsItRestsOn) {
+    start_process("agent", {glassbox_binary(), "worker", "agent", "--broker", broker_.endpoint, "--heartbeat-ms",
+                            std::to_string(kHeartbeatMs)});
+    ASSERT_TRUE(wait_for_service(broker_.endpoint, "agent"));
+    const RagRun run = ask({{"query", "Where was the founder of the company that built the Meridian Telescope born?"},
+                            {"mode", "agent"}});
+    ASSERT_TRUE(run.ok()) << run.describe();
+    const json& final = *run.final;
+    ASSERT_EQ(final["engine"], "agent") << final.dump();
+    EXPECT_EQ(final.value("answer", ""), "Port Aldous") << final.dump();
+    // The agent's lookups rest on facts of orrin.ttl, loaded at tier 1: the answer is tier 1,
+    // not the tier 4 of an answer whose sources are not known.
+    const json& provenance = final["provenance"];
+    EXPECT_EQ(provenance["aggregate_tier"], 1) << provenance.dump();
+    ASSERT_FALSE(provenance["sources"].empty()) << provenance.dump();
+    for (const auto& source : provenance["sources"]) {
+        EXPECT_EQ(source["tier"], 1) << source.dump();
+        EXPECT_NE(source["source"].get<std::string>().find("orrin.ttl"), std::string::npos) << source.dump();
+    }
+    const auto uris = schema::explain::RunUris::from_uri(final["session"].get<std::string>());
+    ASSERT_TRUE(uris);
+    const TraceGraph graph(run.explains);
+    EXPECT_EQ(graph.text(schema::iri(uris->conclusion()), vocab::kAggregateTier), std::optional<std::string>("1"));
+}
+
 TEST_F(QueryTest, InvokeAsksTheRouterByDefaultAndShowsTheRoute) {
     const auto text = run_glassbox({"invoke", "-x", "-q", "Who founded the shipyard that built the MV Curlew?",
                                     "--broker", broker_.endpoint},
