@@ -375,11 +375,14 @@ void routing_decision(TripleSink& out, const RunUris& run, const StepInfo& step,
         std::snprintf(value, sizeof value, "%.4f", score);
         e.literal(uri, v::kRouteScore, name + " " + value);
     }
+    if (!routing.resolved_question.empty()) e.literal(uri, v::kResolvedQuestion, routing.resolved_question);
+    if (!routing.resolved_reference.empty()) e.literal(uri, v::kResolvedReference, routing.resolved_reference);
 }
 
 void routed_conclusion(TripleSink& out, const RunUris& run, const StepInfo& step,
-                       const StoredText& answer, const AnswerProvenance& provenance) {
-    conclusion(out, run, step, answer);
+                       const StoredText& answer, const AnswerProvenance& provenance,
+                       const std::optional<std::string>& short_answer) {
+    conclusion(out, run, step, answer, {}, short_answer);
     answer_provenance(out, run, provenance);
 }
 
@@ -528,9 +531,9 @@ std::vector<Triple> routing_decision(const RunUris& run, const StepInfo& step,
 }
 
 std::vector<Triple> routed_conclusion(const RunUris& run, const StepInfo& step,
-                                      const StoredText& answer,
-                                      const AnswerProvenance& provenance) {
-    return listed([&](TripleSink& out) { routed_conclusion(out, run, step, answer, provenance); });
+                                      const StoredText& answer, const AnswerProvenance& provenance,
+                                      const std::optional<std::string>& short_answer) {
+    return listed([&](TripleSink& out) { routed_conclusion(out, run, step, answer, provenance, short_answer); });
 }
 
 std::vector<Triple> escalation(const RunUris& run, std::size_t n, const StepInfo& step,
