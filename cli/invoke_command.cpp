@@ -126,6 +126,17 @@ public:
             if (explain_) std::cout << "  " << summaries_.next(body) << std::endl;
             return;
         }
+        // The query router streams its engines' text provisionally: a run it escalated past is
+        // retracted, and an earlier run that won after all comes again whole (docs/query.md §1).
+        if (string_field(body, "message_type") == "retract") {
+            streamed_.clear();
+            if (explain_)
+                std::cout << "  (answer text of " << cli::render::safe_text(string_field(body, "engine"), false)
+                          << " retracted: " << cli::render::safe_text(string_field(body, "reason"), false) << ")"
+                          << std::endl;
+            return;
+        }
+        if (body.is_object() && body.value("replay", false)) streamed_.clear();
         streamed_ += string_field(body, "response");
         agent_step(body);
     }

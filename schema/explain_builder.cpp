@@ -1,6 +1,7 @@
 // Builds the PROV-O triples of each explain step.
 #include "schema/explain_builder.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <ctime>
@@ -374,11 +375,24 @@ void routing_decision(TripleSink& out, const RunUris& run, const StepInfo& step,
         std::snprintf(value, sizeof value, "%.4f", score);
         e.literal(uri, v::kRouteScore, name + " " + value);
     }
+    if (!routing.resolved_question.empty()) e.literal(uri, v::kResolvedQuestion, routing.resolved_question);
+    if (!routing.resolved_reference.empty()) e.literal(uri, v::kResolvedReference, routing.resolved_reference);
 }
 
 void routed_conclusion(TripleSink& out, const RunUris& run, const StepInfo& step,
-                       const StoredText& answer, const AnswerProvenance& provenance) {
-    conclusion(out, run, step, answer);
+                       const StoredText& answer, const AnswerProvenance& provenance,
+                       const std::optional<std::string>& short_answer) {
+    conclusion(out, run, step, answer, {}, short_answer);
+    answer_provenance(out, run, provenance);
+}
+
+int aggregate_tier(const std::vector<AnswerSourceInfo>& sources) noexcept {
+    int weakest = 0;
+    for (const auto& s : sources) weakest = std::max(weakest, s.data_tier >= 1 && s.data_tier <= 4 ? s.data_tier : 4);
+    return weakest == 0 ? 4 : weakest;
+}
+
+void answer_provenance(TripleSink& out, const RunUris& run, const AnswerProvenance& provenance) {
     Emitter e(out);
     const auto uri = run.conclusion();
     if (!provenance.engine.empty()) e.literal(uri, v::kEngine, provenance.engine);
@@ -517,9 +531,9 @@ std::vector<Triple> routing_decision(const RunUris& run, const StepInfo& step,
 }
 
 std::vector<Triple> routed_conclusion(const RunUris& run, const StepInfo& step,
-                                      const StoredText& answer,
-                                      const AnswerProvenance& provenance) {
-    return listed([&](TripleSink& out) { routed_conclusion(out, run, step, answer, provenance); });
+                                      const StoredText& answer, const AnswerProvenance& provenance,
+                                      const std::optional<std::string>& short_answer) {
+    return listed([&](TripleSink& out) { routed_conclusion(out, run, step, answer, provenance, short_answer); });
 }
 
 std::vector<Triple> escalation(const RunUris& run, std::size_t n, const StepInfo& step,

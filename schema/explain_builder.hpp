@@ -150,6 +150,10 @@ struct Routing {
     // gb:routeScore "<name> <score>": the classifier's similarity per route and the
     // collection's signals ("graph-entities 2"), in order.
     std::vector<std::pair<std::string, double>> scores{};
+    // A follow-up's reference resolved against the previous turn (both "" when none):
+    // gb:resolvedQuestion, the question passed on; gb:resolvedReference "it -> X (rule)".
+    std::string resolved_question{};
+    std::string resolved_reference{};
 };
 
 struct EscalationInfo {
@@ -174,6 +178,10 @@ struct AnswerProvenance {
     std::string engine;            // the engine whose answer won
     std::vector<AnswerSourceInfo> sources;
 };
+
+// The aggregate tier of an answer resting on `sources`: the weakest (highest) tier among them,
+// a source of unknown tier counting as 4, and 4 for no source at all (conservative).
+int aggregate_tier(const std::vector<AnswerSourceInfo>& sources) noexcept;
 
 // ---- the run ------------------------------------------------------------------------------
 
@@ -221,7 +229,8 @@ std::vector<Triple> routing_decision(const RunUris& run, const StepInfo& step,
 // gb:derivationChain, gb:aggregateTier and a gb:answerSource per source
 // (<conclusion>:source:N, a gb:AnswerSource with gb:dataTier, gb:engine, gb:fusionScore).
 std::vector<Triple> routed_conclusion(const RunUris& run, const StepInfo& step,
-                                      const StoredText& answer, const AnswerProvenance& provenance);
+                                      const StoredText& answer, const AnswerProvenance& provenance,
+                                      const std::optional<std::string>& short_answer = std::nullopt);
 std::vector<Triple> escalation(const RunUris& run, std::size_t n, const StepInfo& step,
                                const EscalationInfo& info);
 
@@ -270,8 +279,13 @@ void conclusion(TripleSink& out, const RunUris& run, const StepInfo& step,
                 const std::optional<std::string>& short_answer = std::nullopt);
 void routing_decision(TripleSink& out, const RunUris& run, const StepInfo& step,
                       const Routing& routing);
+// With `short_answer`, gb:shortAnswer too (a conversation's next turn reads it).
 void routed_conclusion(TripleSink& out, const RunUris& run, const StepInfo& step,
-                       const StoredText& answer, const AnswerProvenance& provenance);
+                       const StoredText& answer, const AnswerProvenance& provenance,
+                       const std::optional<std::string>& short_answer = std::nullopt);
+// The provenance part of routed_conclusion alone, on the run's Conclusion (an agent's
+// Conclusion, written by conclusion() with its termination, adds its answer's sources so).
+void answer_provenance(TripleSink& out, const RunUris& run, const AnswerProvenance& provenance);
 void escalation(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo& step,
                 const EscalationInfo& info);
 void echo_question(TripleSink& out, const RunUris& run, std::string_view question, TimePoint time,

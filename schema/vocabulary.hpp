@@ -125,6 +125,9 @@ inline constexpr std::string_view kDerivationChain = "https://glassbox.dev/ns#de
 inline constexpr std::string_view kAggregateTier = "https://glassbox.dev/ns#aggregateTier";
 inline constexpr std::string_view kAnswerSourceProperty = "https://glassbox.dev/ns#answerSource";
 inline constexpr std::string_view kFusionScore = "https://glassbox.dev/ns#fusionScore";
+// A follow-up question's reference to an earlier turn, resolved before routing (docs/query.md §2).
+inline constexpr std::string_view kResolvedQuestion = "https://glassbox.dev/ns#resolvedQuestion";
+inline constexpr std::string_view kResolvedReference = "https://glassbox.dev/ns#resolvedReference";
 inline constexpr std::string_view kIteration = "https://glassbox.dev/ns#iteration";
 inline constexpr std::string_view kThought = "https://glassbox.dev/ns#thought";
 inline constexpr std::string_view kAction = "https://glassbox.dev/ns#action";

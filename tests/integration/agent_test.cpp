@@ -42,25 +42,18 @@ protected:
     // A killed worker's request is not retried (--max-retries 0): it ends with WorkerLost.
     void start_pipeline(const std::string& rag_service = "graph-rag") {
         broker_ = start_broker({.extra = {"--max-retries", "0"}});
-        const std::string hb = std::to_string(kHeartbeatMs);
-        const auto worker = [&](const std::string& name, std::vector<std::string> extra = {}) {
-            std::vector<std::string> argv = {glassbox_binary(), "worker", name, "--broker", broker_.endpoint,
-                                             "--heartbeat-ms", hb};
-            argv.insert(argv.end(), extra.begin(), extra.end());
-            start_process(name, argv);
-        };
-        worker("trace-collector", {"--home", (dir() / "collector-home").string()});
-        worker("embeddings");
-        worker("store", {"--home", (dir() / "store-home").string()});
-        worker("llm");
-        worker("graph-rag");
-        worker("document-rag");
-        agent_ = &start_process("agent", {glassbox_binary(), "worker", "agent", "--broker", broker_.endpoint,
-                                          "--heartbeat-ms", hb, "--graph-rag-service", rag_service});
-        for (const char* service : {"trace", "embeddings", "store", "llm", "graph-rag", "document-rag", "agent"})
-            ASSERT_TRUE(wait_for_service(broker_.endpoint, service)) << service << " did not register";
-        const auto rdf = glassbox({"load", "rdf", (kSample / "orrin.ttl").string(), "--tier", "1"});
-        ASSERT_TRUE(rdf.status.exited && rdf.status.code == 0) << rdf.err;
+        const auto started = start_workers(
+            broker_.endpoint, {{"trace-collector", {"--home", (dir() / "collector-home").string()}},
+                               {"embeddings"},
+                               {"store", {"--home", (dir() / "store-home").string()}},
+                               {"llm"},
+                               {"graph-rag"},
+                               {"document-rag"},
+                               {"agent", {"--graph-rag-service", rag_service}}});
+        agent_ = started.back();
+        ASSERT_FALSE(HasFailure()) << "the pipeline did not start";
+        load_sample(broker_.endpoint, kSample, false);
+        ASSERT_FALSE(HasFailure()) << "ops/sample did not load";
     }
 
     CommandResult glassbox(std::vector<std::string> args) {
@@ -123,6 +116,38 @@ TEST_F(AgentTest, AThreeHopSampleQuestionIsAnsweredStepByStepWithACheckedChain) 
     EXPECT_EQ(graph.text(schema::iri(steps.back()), vocab::kTerminationReason),
               std::optional<std::string>("final-answer"));
     EXPECT_EQ(graph.text(schema::iri(steps.back()), vocab::kShortAnswer), std::optional<std::string>("Port Aldous"));
+    // What the answer rests on: the chain's facts (built by, founded by, born in), cited with the
+    // file they were loaded from at tier 1, in the FINAL and on the Conclusion.
+    ASSERT_EQ(final["citations"].size(), 3u) << final.dump();
+    for (const auto& citation : final["citations"]) {
+        EXPECT_EQ(citation["kind"], "edge") << citation.dump();
+        EXPECT_EQ(citation["tier"], 1) << citation.dump();
+    }
+    ASSERT_EQ(final["sources"].size(), 1u) << final.dump();
+    EXPECT_NE(final["sources"][0].get<std::string>().find("orrin.ttl"), std::string::npos) << final.dump();
+    EXPECT_EQ(graph.text(schema::iri(steps.back()), vocab::kAggregateTier), std::optional<std::string>("1"));
+    EXPECT_EQ(graph.values(schema::iri(steps.back()), vocab::kAnswerSourceProperty).size(), 1u);
+}
+
+TEST_F(AgentTest, AFollowUpsPronounIsReadAsThePreviousTurnsEntityOffline) {
+    ASSERT_NO_FATAL_FAILURE(start_pipeline());
+    const std::string conversation = "follow-up-" + port_of(broker_.endpoint);
+    const auto first = ask({{"question", "What is Saltspire Light?"}, {"session_id", conversation}});
+    ASSERT_TRUE(first.run.final.has_value()) << first.run.describe();
+    ASSERT_TRUE(wait_for_turns(broker_.endpoint, conversation, 1)) << "the first turn was never indexed";
+    // "it" is the entity the previous question named; the extractive planner plans for the
+    // rewritten question and says so in its first thought.
+    const auto second = ask({{"question", "Who designed it?"}, {"session_id", conversation}, {"streaming", true}});
+    ASSERT_TRUE(second.run.final.has_value()) << second.run.describe();
+    EXPECT_EQ(second.run.final->value("answer", ""), "Ilse Varrow") << second.run.final->dump();
+    const auto thoughts = second.of("thought");
+    ASSERT_FALSE(thoughts.empty());
+    EXPECT_NE(thoughts.front().value("content", "").find("Reading \"it\" as Saltspire Light"), std::string::npos)
+        << thoughts.front().dump();
+    // Without the conversation the same words resolve nothing: no answer about Saltspire Light.
+    const auto alone = ask({{"question", "Who designed it?"}});
+    ASSERT_TRUE(alone.run.final.has_value()) << alone.run.describe();
+    EXPECT_NE(alone.run.final->value("answer", ""), "Ilse Varrow") << alone.run.final->dump();
 }
 
 TEST_F(AgentTest, AKnowledgeQueryIsASubTraceOfItsAnalysis) {

@@ -29,31 +29,16 @@ class QueryTest : public ClusterTest {
 protected:
     void SetUp() override {
         broker_ = start_broker();
-        const std::string hb = std::to_string(kHeartbeatMs);
-        const std::vector<std::pair<std::string, std::vector<std::string>>> workers = {
-            {"trace-collector", {"--home", (dir() / "collector-home").string()}},
-            {"embeddings", {}},
-            {"store", {"--home", (dir() / "store-home").string()}},
-            {"llm", {}},
-            {"graph-rag", {"--threads", "2"}},
-            {"document-rag", {"--threads", "2"}},
-            {"query", {"--threads", "2"}},
-        };
-        for (const auto& [name, extra] : workers) {
-            std::vector<std::string> argv = {glassbox_binary(), "worker", name, "--broker", broker_.endpoint,
-                                             "--heartbeat-ms", hb};
-            argv.insert(argv.end(), extra.begin(), extra.end());
-            start_process(name, argv);
-        }
-        for (const char* service : {"trace", "embeddings", "store", "llm", "graph-rag", "document-rag", "query"})
-            ASSERT_TRUE(wait_for_service(broker_.endpoint, service)) << service << " did not register";
-        for (std::vector<std::string> load : {std::vector<std::string>{"load", "rdf", (kSample / "orrin.ttl").string(), "--tier", "1"},
-                                              std::vector<std::string>{"load", "docs", (kSample / "docs").string()}}) {
-            load.push_back("--broker");
-            load.push_back(broker_.endpoint);
-            const auto loaded = run_glassbox(load, milliseconds{120'000});
-            ASSERT_TRUE(loaded.status.exited && loaded.status.code == 0) << loaded.err;
-        }
+        start_workers(broker_.endpoint, {{"trace-collector", {"--home", (dir() / "collector-home").string()}},
+                                         {"embeddings"},
+                                         {"store", {"--home", (dir() / "store-home").string()}},
+                                         {"llm"},
+                                         {"graph-rag", {"--threads", "2"}},
+                                         {"document-rag", {"--threads", "2"}},
+                                         {"query", {"--threads", "2"}}});
+        ASSERT_FALSE(HasFailure()) << "the pipeline did not start";
+        load_sample(broker_.endpoint, kSample, true);
+        ASSERT_FALSE(HasFailure()) << "ops/sample did not load";
     }
 
     RagRun ask(const json& body) {
@@ -157,6 +142,104 @@ TEST_F(QueryTest, DocumentWordsGoToDocumentRagAndAMissingAgentIsACleanEscalation
     const auto steps = own_steps(agent, graph);
     EXPECT_NE(std::find(steps.begin(), steps.end(), "Escalation"), steps.end());
     ASSERT_TRUE(stored(final["session"], "complete").is_object());
+}
+
+TEST_F(QueryTest, AnAgentAnswerCarriesTheTiersOfTheFactsItRestsOn) {
+    start_workers(broker_.endpoint, {{"agent"}});
+    ASSERT_FALSE(HasFailure());
+    const RagRun run = ask({{"query", "Where was the founder of the company that built the Meridian Telescope born?"},
+                            {"mode", "agent"}});
+    ASSERT_TRUE(run.ok()) << run.describe();
+    const json& final = *run.final;
+    ASSERT_EQ(final["engine"], "agent") << final.dump();
+    EXPECT_EQ(final.value("answer", ""), "Port Aldous") << final.dump();
+    // The agent's lookups rest on facts of orrin.ttl, loaded at tier 1: the answer is tier 1,
+    // not the tier 4 of an answer whose sources are not known.
+    const json& provenance = final["provenance"];
+    EXPECT_EQ(provenance["aggregate_tier"], 1) << provenance.dump();
+    ASSERT_FALSE(provenance["sources"].empty()) << provenance.dump();
+    for (const auto& source : provenance["sources"]) {
+        EXPECT_EQ(source["tier"], 1) << source.dump();
+        EXPECT_NE(source["source"].get<std::string>().find("orrin.ttl"), std::string::npos) << source.dump();
+    }
+    const auto uris = schema::explain::RunUris::from_uri(final["session"].get<std::string>());
+    ASSERT_TRUE(uris);
+    const TraceGraph graph(run.explains);
+    EXPECT_EQ(graph.text(schema::iri(uris->conclusion()), vocab::kAggregateTier), std::optional<std::string>("1"));
+}
+
+TEST_F(QueryTest, AFollowUpIsResolvedAgainstThePreviousTurnBeforeRoutingAndRecorded) {
+    const std::string conversation = "query-follow-up-" + port_of(broker_.endpoint);
+    const RagRun first = ask({{"query", "What is Saltspire Light?"}, {"session_id", conversation}});
+    ASSERT_TRUE(first.ok()) << first.describe();
+    ASSERT_TRUE(wait_for_turns(broker_.endpoint, conversation, 1)) << "the first turn was never indexed";
+    const RagRun second = ask({{"query", "Who designed it?"}, {"session_id", conversation}});
+    ASSERT_TRUE(second.ok()) << second.describe();
+    const json& final = *second.final;
+    EXPECT_EQ(final.value("resolved_question", ""), "Who designed Saltspire Light?") << final.dump();
+    EXPECT_EQ(final["resolved_reference"].value("rule", ""), "question-entity");
+    EXPECT_EQ(final.value("answer", ""), "Ilse Varrow") << final.dump();
+    const auto uris = schema::explain::RunUris::from_uri(final["session"].get<std::string>());
+    ASSERT_TRUE(uris);
+    const TraceGraph graph(second.explains);
+    EXPECT_EQ(graph.text(schema::iri(uris->routing_decision()), vocab::kResolvedQuestion),
+              std::optional<std::string>("Who designed Saltspire Light?"));
+    EXPECT_EQ(graph.text(schema::iri(uris->routing_decision()), vocab::kResolvedReference),
+              std::optional<std::string>("it -> Saltspire Light (question-entity)"));
+    // The engine was asked the rewritten question (its own trace says so).
+    const json engine_trace = stored(final["engine_session"], "complete");
+    ASSERT_TRUE(engine_trace.is_object());
+    EXPECT_NE(engine_trace.dump().find("Who designed Saltspire Light?"), std::string::npos);
+    // No session: nothing resolved, nothing recorded.
+    const RagRun alone = ask({{"query", "Who designed it?"}});
+    ASSERT_TRUE(alone.ok()) << alone.describe();
+    EXPECT_FALSE(alone.final->contains("resolved_question"));
+}
+
+// The query's own answer-text PARTIALs (not its engines' forwarded explain messages).
+std::vector<json> text_partials(const RagRun& run) {
+    std::vector<json> out;
+    for (const auto& m : run.messages) {
+        if (!m.is_partial("data")) continue;
+        const json body = m.json();
+        const std::string type = body.value("message_type", "");
+        if (type == "chunk" || type == "retract") out.push_back(body);
+    }
+    return out;
+}
+
+TEST_F(QueryTest, StreamsTheEnginesTextProvisionallyAndRetractsARunItEscalatesPast) {
+    // No escalation: the routed engine's pieces, provisional, make up the answer.
+    const RagRun run = ask({{"query", "Who founded the shipyard that built the MV Curlew?"}, {"streaming", true}});
+    ASSERT_TRUE(run.ok()) << run.describe();
+    const auto pieces = text_partials(run);
+    ASSERT_FALSE(pieces.empty()) << "the text is streamed (the extractive model writes it in one piece)";
+    std::string text;
+    for (const auto& p : pieces) {
+        EXPECT_EQ(p.value("message_type", ""), "chunk") << p.dump();
+        EXPECT_EQ(p.value("engine", ""), "graph-rag") << p.dump();
+        EXPECT_TRUE(p.value("provisional", false)) << p.dump();
+        text += p.value("response", "");
+    }
+    EXPECT_EQ(text, run.final->value("response", ""));
+    // Asked for the agent, which no worker serves: its run is retracted, then the next engine's
+    // text comes; nothing streamed before the retraction belongs to the answer.
+    const RagRun escalated = ask({{"query", "Who founded the shipyard that built the MV Curlew?"}, {"mode", "agent"},
+                                  {"streaming", true}});
+    ASSERT_TRUE(escalated.ok()) << escalated.describe();
+    const auto streamed = text_partials(escalated);
+    const auto retract = std::find_if(streamed.begin(), streamed.end(),
+                                      [](const json& p) { return p.value("message_type", "") == "retract"; });
+    ASSERT_NE(retract, streamed.end());
+    EXPECT_EQ(retract->value("engine", ""), "agent");
+    EXPECT_EQ((*retract)["run"], 0);
+    std::string after;
+    for (auto it = retract + 1; it != streamed.end(); ++it) after += it->value("response", "");
+    EXPECT_EQ(after, escalated.final->value("response", ""));
+    // Not streaming: no text PARTIALs at all.
+    const RagRun quiet = ask({{"query", "Who founded the shipyard that built the MV Curlew?"}});
+    ASSERT_TRUE(quiet.ok()) << quiet.describe();
+    EXPECT_TRUE(text_partials(quiet).empty());
 }
 
 TEST_F(QueryTest, InvokeAsksTheRouterByDefaultAndShowsTheRoute) {

@@ -160,6 +160,50 @@ std::optional<nlohmann::json> ClusterTest::status(const std::string& endpoint) {
     return value;
 }
 
+std::vector<ChildProcess*> ClusterTest::start_workers(const std::string& endpoint,
+                                                      const std::vector<WorkerSpec>& workers) {
+    std::vector<ChildProcess*> started;
+    for (const auto& w : workers) {
+        std::vector<std::string> argv = {glassbox_binary(), "worker", w.name, "--broker", endpoint,
+                                         "--heartbeat-ms", std::to_string(kHeartbeatMs)};
+        argv.insert(argv.end(), w.extra.begin(), w.extra.end());
+        started.push_back(&start_process(w.name, argv));
+    }
+    for (const auto& w : workers) {
+        const std::string service = w.name == "trace-collector" ? "trace" : w.name;
+        EXPECT_TRUE(wait_for_service(endpoint, service)) << service << " did not register";
+    }
+    return started;
+}
+
+void ClusterTest::load_sample(const std::string& endpoint, const std::filesystem::path& sample, bool docs) {
+    std::vector<std::vector<std::string>> loads = {{"load", "rdf", (sample / "orrin.ttl").string(), "--tier", "1"}};
+    if (docs) loads.push_back({"load", "docs", (sample / "docs").string()});
+    for (auto& load : loads) {
+        load.push_back("--broker");
+        load.push_back(endpoint);
+        const auto loaded = run_glassbox(load, std::chrono::milliseconds{120'000});
+        EXPECT_TRUE(loaded.status.exited && loaded.status.code == 0) << load[1] << ": " << loaded.err;
+    }
+}
+
+bool ClusterTest::wait_for_turns(const std::string& endpoint, const std::string& session_id, std::size_t turns,
+                                 std::chrono::milliseconds timeout) {
+    const auto stop = Clock::now() + timeout;
+    while (Clock::now() < stop) {
+        GbcClient client(context_, endpoint);
+        const nlohmann::json ask{{"op", "turns"}, {"session_id", session_id}, {"limit", turns}};
+        const auto replies = client.call("trace", ask.dump(), 5000, std::chrono::milliseconds{5000});
+        if (!replies.empty() && replies.back().is_final()) {
+            const auto body = replies.back().json();
+            if (body.is_object() && body.contains("turns") && body["turns"].is_array() && body["turns"].size() >= turns)
+                return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds{100});
+    }
+    return false;
+}
+
 bool ClusterTest::wait_for_service(const std::string& endpoint, const std::string& service,
                                    std::chrono::milliseconds timeout, int workers) {
     const auto stop = Clock::now() + timeout;

@@ -68,6 +68,23 @@ protected:
     bool wait_for_service(const std::string& endpoint, const std::string& service,
                           std::chrono::milliseconds timeout = std::chrono::milliseconds{10'000},
                           int workers = 1);
+    // One `glassbox worker <name>` of a pipeline, with its own options after the common ones.
+    struct WorkerSpec {
+        std::string name;
+        std::vector<std::string> extra{};
+    };
+    // Starts `glassbox worker <name> --broker <endpoint> --heartbeat-ms kHeartbeatMs <extra>` for
+    // each (the process is named after the worker), then waits until each one's service is
+    // served ("trace" for the trace-collector); a service that does not come fails the test.
+    // The processes, in the order given.
+    std::vector<ChildProcess*> start_workers(const std::string& endpoint, const std::vector<WorkerSpec>& workers);
+    // `glassbox load rdf <sample>/orrin.ttl --tier 1` and, with `docs`, `glassbox load docs
+    // <sample>/docs` through `endpoint`; a failed load fails the test.
+    void load_sample(const std::string& endpoint, const std::filesystem::path& sample, bool docs);
+    // Polls the trace service (`turns`) until conversation `session_id` holds `turns` turns (the
+    // collector indexes a run's turn as it ingests its messages, shortly after the FINAL).
+    bool wait_for_turns(const std::string& endpoint, const std::string& session_id, std::size_t turns,
+                        std::chrono::milliseconds timeout = std::chrono::milliseconds{10'000});
     // mmi.status over GBC01; nullopt if no FINAL JSON object arrives.
     std::optional<nlohmann::json> status(const std::string& endpoint);
     // Sends one ordinary echo request and checks it is served: the broker still serves.

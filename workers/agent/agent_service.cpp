@@ -8,6 +8,7 @@
 #include "base/log.hpp"
 #include "schema/messages_trace.hpp"
 #include "workers/agent/agent_tools.hpp"
+#include "workers/agent/answer_evidence.hpp"
 #include "workers/agent/agent_trace.hpp"
 #include "workers/agent/react_reply.hpp"
 
@@ -156,7 +157,7 @@ private:
             text += out.observation;
             step_calls.push_back({{"tool", out.tool}, {"args", out.args}, {"observation", out.observation},
                                   {"error", out.error}});
-            remember(out);
+            remember(out, n);
         }
         if (too_many) {
             const std::string note = "error: only the first " + std::to_string(config_.max_calls_per_iteration) +
@@ -171,10 +172,14 @@ private:
 
     // The best answer so far: a RAG tool's short answer, else the last observation that is not
     // an error (for max-iterations and deadline).
-    void remember(const ToolOutcome& out) {
+    void remember(const ToolOutcome& out, std::size_t iteration) {
+        if (out.error) return;
         for (const auto& s : out.sources)
             if (std::find(sources_.begin(), sources_.end(), s) == sources_.end()) sources_.push_back(s);
-        if (out.error) return;
+        for (const auto& c : out.citations) citations_.push_back(c);
+        for (const auto& f : out.facts) facts_.push_back(StepFact{f, iteration});
+        if (std::find(tools_used_.begin(), tools_used_.end(), out.tool) == tools_used_.end())
+            tools_used_.push_back(out.tool);
         if (out.answer && !out.answer->empty()) {
             best_answer_ = *out.answer;
             best_response_ = out.response;
@@ -246,9 +251,16 @@ private:
                                                   : "The agent stopped (" + std::string(termination) +
                                                         ") before it found an answer.";
         }
+        AnswerEvidence evidence;
+        std::optional<explain::AnswerProvenance> provenance;
+        if (!error) {
+            evidence = rested_on();
+            provenance = explain::AnswerProvenance{derivation(), 0, "agent", evidence.answer_sources};
+            provenance->aggregate_tier = explain::aggregate_tier(provenance->sources);
+        }
         auto concluded = trace_.conclude(step_info({}), response_, std::string(termination),
                                          termination == kError ? std::nullopt : std::optional<std::string>(answer_),
-                                         error);
+                                         error, std::move(provenance));
         if (error) {
             (void)context_.fail(*error);
             return {};
@@ -261,7 +273,8 @@ private:
         final.model = model_;
         final.in_token = in_tokens_;
         final.out_token = out_tokens_;
-        final.sources = sources_;
+        final.sources = std::move(evidence.sources);
+        final.citations = std::move(evidence.citations);
         final.end_of_stream = true;
         final.end_of_session = true;
         json body = schema::encode(final);
@@ -269,6 +282,39 @@ private:
         body["termination"] = termination;
         body["iterations"] = iterations_;
         return context_.reply(body);
+    }
+
+    // The evidence the answer rests on: the lookup facts traced back from it, with the sources
+    // the store recorded for them (one fact-sources request; if it fails the facts are cited
+    // without a source, so their tier counts as not known), and the RAG tools' citations.
+    AnswerEvidence rested_on() {
+        const auto behind = facts_behind(answer_, facts_);
+        std::vector<ObservedFact> chosen;
+        std::vector<schema::Triple> triples;
+        for (const std::size_t i : behind) {
+            chosen.push_back(facts_[i].fact);
+            triples.push_back(facts_[i].fact.triple);
+        }
+        std::vector<std::vector<schema::FactSource>> sources;
+        if (!triples.empty()) {
+            auto found = ToolRunner(context_, config_, request_.collection).fact_sources(triples);
+            if (found) {
+                sources = std::move(*found);
+            } else {
+                base::component_logger("agent")->warn("event=fact_sources_unavailable error=\"{}\"",
+                                                      found.error().describe());
+            }
+        }
+        return answer_evidence(chosen, sources, citations_, sources_);
+    }
+
+    // "agent:react > tool:triples-query > llm:extractive": the loop, the tools it used (in the
+    // order first used) and the model.
+    std::string derivation() const {
+        std::string chain = "agent:react";
+        for (const auto& tool : tools_used_) chain += " > tool:" + tool;
+        if (!model_.empty()) chain += " > llm:" + model_;
+        return chain;
     }
 
     runtime::RequestContext& context_;
@@ -286,7 +332,10 @@ private:
     std::string response_;
     std::string best_answer_;
     std::string best_response_;
-    std::vector<std::string> sources_;
+    std::vector<std::string> sources_;              // the RAG tools' sources
+    std::vector<schema::RagCitation> citations_;    // the RAG tools' citations
+    std::vector<StepFact> facts_;                   // every fact the lookups showed
+    std::vector<std::string> tools_used_;
 };
 
 }  // namespace

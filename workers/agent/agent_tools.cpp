@@ -103,6 +103,7 @@ void ToolRunner::read_reply(const Tool& tool, const runtime::CallResult& result,
     out.answer = reply->answer;
     out.response = reply->response;
     out.sources = reply->sources;
+    out.citations = reply->citations;
     out.explain = result.explain;
     for (auto it = result.explain.rbegin(); it != result.explain.rend(); ++it) {
         if (it->is_object() && it->contains("explain_id") && (*it)["explain_id"].is_string()) {
@@ -324,6 +325,9 @@ void ToolRunner::run_triples(std::vector<ToolOutcome*> outcomes) {
                     continue;
                 }
                 size += fact_size;
+                out.facts.push_back(ObservedFact{t, iri, other.is_iri() ? other.as_iri().value : std::string(),
+                                                 dir == 0 ? label(t.o) : label(t.s),
+                                                 label(t.s) + " " + pred + " " + label(t.o)});
                 facts.push_back(std::move(fact));
             }
         }
@@ -336,8 +340,19 @@ void ToolRunner::run_triples(std::vector<ToolOutcome*> outcomes) {
         obs["facts"] = std::move(facts);
         if (omitted) obs["omitted"] = omitted;
         out.observation = text_dump(obs);
-        out.sources.push_back(iri);
     }
+}
+
+base::Result<std::vector<std::vector<schema::FactSource>>> ToolRunner::fact_sources(
+    const std::vector<schema::Triple>& triples) {
+    if (triples.empty()) return std::vector<std::vector<schema::FactSource>>{};
+    auto reply = store("fact-sources", schema::encode(schema::FactSourcesRequest{collection_, triples}));
+    if (!reply) return std::move(reply).error();
+    auto decoded = schema::decode<schema::FactSourcesResponse>(reply->final);
+    if (!decoded) return make_error(ErrorType::kUpstreamError, "the store's fact sources do not decode: " + decoded.error().message);
+    if (decoded->sources.size() != triples.size())
+        return make_error(ErrorType::kUpstreamError, "the store's fact sources do not match the facts asked");
+    return std::move(decoded->sources);
 }
 
 }  // namespace glassbox::agent

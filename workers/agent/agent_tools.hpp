@@ -10,12 +10,23 @@
 
 #include <nlohmann/json.hpp>
 
+#include "schema/messages.hpp"
 #include "workers/agent/agent_config.hpp"
 #include "workers/agent/react_reply.hpp"
 #include "workers/agent/tool_catalog.hpp"
 #include "workers/runtime/request_context.hpp"
 
 namespace glassbox::agent {
+
+// A fact a triples-query observation showed: the stored triple, the looked-up entity (IRI) and
+// the fact's other end (its IRI, "" for a literal, and its label), for tracing an answer back.
+struct ObservedFact {
+    schema::Triple triple;
+    std::string entity;
+    std::string other;
+    std::string other_label;
+    std::string text;  // "s p o" in labels, as the observation showed it
+};
 
 // What one tool call gave.
 struct ToolOutcome {
@@ -26,6 +37,8 @@ struct ToolOutcome {
     std::optional<std::string> answer;  // a RAG tool's short answer
     std::string response;               // a RAG tool's answer text
     std::vector<std::string> sources;   // what a RAG tool's answer drew on
+    std::vector<schema::RagCitation> citations;  // a RAG tool's cited sources, with their tier
+    std::vector<ObservedFact> facts;    // a triples-query's facts, as shown
     std::string sub_run_last_step;      // a RAG tool's sub-run: the URI of its last step
     std::vector<nlohmann::json> explain;  // a RAG tool's sub-run explain messages, in order
 };
@@ -40,6 +53,11 @@ public:
     // Analysis: the RAG sub-runs' parent. Outcomes in the order of `calls`.
     std::vector<ToolOutcome> run(const std::vector<ToolCall>& calls, const std::vector<Tool>& tools,
                                  const std::string& parent_uri);
+
+    // The sources (file or chunk, with tier) of each fact, as the store recorded them at load:
+    // one `fact-sources` request.
+    base::Result<std::vector<std::vector<schema::FactSource>>> fact_sources(
+        const std::vector<schema::Triple>& triples);
 
 private:
     std::optional<runtime::CallSpec> bus_call(const Tool& tool, const nlohmann::json& args,

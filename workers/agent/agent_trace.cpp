@@ -84,16 +84,18 @@ base::Result<void> AgentTrace::observation(std::size_t n, const explain::StepInf
 
 base::Result<void> AgentTrace::conclude(const explain::StepInfo& info, std::string answer, std::string termination,
                                         std::optional<std::string> short_answer,
-                                        const std::optional<base::Error>& error) {
+                                        const std::optional<base::Error>& error,
+                                        std::optional<explain::AnswerProvenance> provenance) {
     reached_ = "conclusion";
     ended_ = true;
     const auto status = error ? schema::TraceStatus::kError : schema::TraceStatus::kComplete;
     return send(run_.conclusion(),
                 [run = run_, info, answer = std::move(answer), termination = std::move(termination),
-                 short_answer = std::move(short_answer), status,
+                 short_answer = std::move(short_answer), status, provenance = std::move(provenance),
                  ended = std::chrono::system_clock::now()](schema::TripleSink& out) {
                     explain::conclusion(out, run, info, explain::StoredText{answer, std::nullopt}, termination,
                                         short_answer);
+                    if (provenance) explain::answer_provenance(out, run, *provenance);
                     explain::trace_end(out, run, ended, status);
                 },
                 error ? runtime::ExplainState::kError : runtime::ExplainState::kComplete, error);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "text/reference_resolution.hpp"
 #include "workers/llm/extractive_question.hpp"
 #include "workers/llm/question_intent.hpp"
 #include "workers/llm/relation_cues.hpp"
@@ -386,6 +387,24 @@ private:
 PlannerStep plan_agent_step(std::string_view question, const json& tools, const json& steps,
                             const PlannerLimits& limits) {
     return Planner(question, tools, limits).next(steps);
+}
+
+PlannerStep plan_agent_turn(std::string_view question, const json& tools, const json& steps, const json& history,
+                            const PlannerLimits& limits) {
+    std::vector<text::EarlierTurn> turns;
+    if (history.is_array()) {
+        for (const json& turn : history) {
+            turns.push_back({str(turn, "question"), str(turn, "answer"), str(turn, "short_answer")});
+        }
+    }
+    const auto resolved = text::resolve_reference(question, turns);
+    PlannerStep step = plan_agent_step(resolved.question, tools, steps, limits);
+    const bool first = !steps.is_array() || steps.empty();
+    if (resolved.resolved() && first) {
+        step.thought = "Reading \"" + resolved.reference + "\" as " + resolved.entity + " (" + resolved.rule +
+                       " of the previous turn): " + resolved.question + " " + step.thought;
+    }
+    return step;
 }
 
 std::string render_react(const PlannerStep& step) {

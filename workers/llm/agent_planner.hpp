@@ -39,6 +39,14 @@ struct PlannerStep {
 PlannerStep plan_agent_step(std::string_view question, const nlohmann::json& tools,
                             const nlohmann::json& steps, const PlannerLimits& limits = {});
 
+// The next step for a question asked in a conversation: `history` is the template's JSON list of
+// earlier turns ({"question", "answer", "short_answer"}, oldest first). A reference of the
+// question to the previous turn ("Who founded it?") is resolved first (text/reference_resolution,
+// docs/agent.md §5), the plan made for the rewritten question, and the first step's thought says
+// how the reference was read.
+PlannerStep plan_agent_turn(std::string_view question, const nlohmann::json& tools, const nlohmann::json& steps,
+                            const nlohmann::json& history, const PlannerLimits& limits = {});
+
 // The step as the agent-react template asks for it.
 std::string render_react(const PlannerStep& step);
 

@@ -208,7 +208,9 @@ base::Result<Completion> ExtractiveProvider::generate(const PromptInput& input,
         if (!tools) return std::move(tools).error();
         auto steps = json_variable(input, "steps");
         if (!steps) return std::move(steps).error();
-        completion.text = render_react(plan_agent_step(question, *tools, *steps));
+        // The conversation's earlier turns are optional (a template without them still plans).
+        auto history = json_variable(input, "history");
+        completion.text = render_react(plan_agent_turn(question, *tools, *steps, history ? *history : json::array()));
         if (options.on_text) options.on_text(completion.text);
     } else {
         return make_error(ErrorType::kInvalidRequest,

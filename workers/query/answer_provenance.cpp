@@ -90,17 +90,15 @@ explain::AnswerProvenance answer_provenance(const RouteDecision& route, const st
     if (rankings.size() >= 2) {
         for (const auto& item : text::reciprocal_rank_fusion(rankings)) fused[item.id] = item.score;
     }
-    int aggregate = 0;
     for (const auto& [source, tier] : sources) {
         explain::AnswerSourceInfo info;
         info.source = source;
         info.data_tier = tier;
         info.engine = won.engine;
         if (const auto f = fused.find(source); f != fused.end()) info.fusion_score = f->second;
-        aggregate = std::max(aggregate, tier >= 1 && tier <= 4 ? tier : 4);
         p.sources.push_back(std::move(info));
     }
-    p.aggregate_tier = aggregate == 0 ? 4 : aggregate;
+    p.aggregate_tier = explain::aggregate_tier(p.sources);
     return p;
 }
 

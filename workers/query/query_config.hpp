@@ -15,6 +15,11 @@ struct QueryConfig {
     std::string document_rag_service = "document-rag";
     std::string agent_service = "agent";
     std::string store_service = "store";
+    // With a session_id, the conversation's last turn is read from here (a follow-up's "it" is
+    // resolved against it), waiting at most history_timeout (a trace service that is down must
+    // not hold the question up).
+    std::string trace_service = "trace";
+    std::chrono::milliseconds history_timeout{2'000};
     // Deadline of each engine call (0: the request's remaining time).
     std::chrono::milliseconds call_timeout{0};
     // Deadline of the collection look-ups that inform routing; a slower store is routed

@@ -11,6 +11,7 @@
 #include "schema/explain_builder.hpp"
 #include "schema/messages.hpp"
 #include "schema/services.hpp"
+#include "text/reference_resolution.hpp"
 #include "workers/query/answer_provenance.hpp"
 #include "workers/query/collection_signals.hpp"
 #include "workers/query/router.hpp"
@@ -118,6 +119,7 @@ json engine_body(const std::string& engine, const schema::QueryRequest& request,
         q.query = question;
         q.collection = request.collection;
         q.parent_uri = parent;
+        q.streaming = request.streaming;
         return schema::encode(q);
     }
     if (engine == "agent") {
@@ -126,12 +128,16 @@ json engine_body(const std::string& engine, const schema::QueryRequest& request,
         q.collection = request.collection;
         q.session_id = request.session_id;
         q.parent_uri = parent;
+        // Not streaming: a streaming agent forwards its tools' explain messages as data, and the
+        // reflection would then read more evidence than without streaming (its text is sent
+        // whole once the FINAL is in, run_engine).
         return schema::encode(q);
     }
     schema::DocumentRagQuery q;
     q.query = question;
     q.collection = request.collection;
     q.parent_uri = parent;
+    q.streaming = request.streaming;
     return schema::encode(q);
 }
 
@@ -157,11 +163,28 @@ base::Result<void> served(runtime::RequestContext& context, const std::string& s
     return {};
 }
 
+// The answer text of an engine's PARTIAL data body: a RAG worker's `chunk` piece, or the agent's
+// whole `answer` (its thoughts and observations are no answer text). "" for anything else.
+std::string answer_piece(const json& body) {
+    const std::string type = string_of(body, "message_type");
+    if (type != "chunk" && type != "answer") return {};
+    return string_of(body, "response");
+}
+
+// docs/query.md §1: while streaming, an engine's answer text goes on as it arrives, marked
+// provisional (the reflection has not judged it yet) with the engine and the run's number.
+json provisional_piece(const std::string& engine, std::size_t run, const std::string& text) {
+    return json{{"message_type", "chunk"}, {"response", text}, {"engine", engine}, {"run", run}, {"provisional", true}};
+}
+
+// `question` is the request's, with a reference to the previous turn resolved; `index` is the
+// run's number (0 the routed engine, then one per escalation).
 EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config, const std::string& engine,
-                     const schema::QueryRequest& request, const std::string& parent) {
+                     const schema::QueryRequest& request, const std::string& question, const std::string& parent,
+                     std::size_t index) {
     EngineRun run;
     run.engine = engine;
-    run.query = request.query;
+    run.query = question;
     const auto started = SteadyClock::now();
     const std::string& service = service_of(config, engine);
     const auto failed = [&](base::Error error) {
@@ -177,6 +200,13 @@ EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config
     }
     std::optional<base::Error> forward_failed;
     const auto on_reply = [&](const bus::Reply& reply) {
+        if (reply.kind == bus::ReplyKind::kData && request.streaming && !forward_failed) {
+            const std::string piece = answer_piece(reply.body);
+            if (piece.empty()) return;
+            if (auto sent = context.send_partial(provisional_piece(engine, index, piece)); !sent)
+                forward_failed = sent.error();
+            return;
+        }
         if (reply.kind != bus::ReplyKind::kExplain) return;
         if (run.session.empty()) run.session = string_of(reply.body, "session");
         const std::string id = string_of(reply.body, "explain_id");
@@ -184,11 +214,17 @@ EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config
         if (forward_failed) return;
         if (auto sent = context.send_partial(reply.body); !sent) forward_failed = sent.error();
     };
-    auto called = context.call(service, engine_body(engine, request, request.query, parent), config.call_timeout, on_reply);
+    auto called = context.call(service, engine_body(engine, request, question, parent), config.call_timeout, on_reply);
     if (!called) return failed(called.error());
     if (forward_failed) return failed(*forward_failed);
     run.final = std::move(called->final);
     normalise_answer(run.final);
+    if (engine == "agent" && request.streaming) {
+        const std::string text = string_of(run.final, "response");
+        if (!text.empty()) {
+            if (auto sent = context.send_partial(provisional_piece(engine, index, text)); !sent) return failed(sent.error());
+        }
+    }
     if (const std::string session = string_of(run.final, "session"); !session.empty()) run.session = session;
     if (const std::string last = string_of(run.final, "explain_id"); !last.empty()) run.last_step = last;
     // The agent forwards its tools' sub-runs' explain messages as data ({"message_type":
@@ -200,9 +236,30 @@ EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config
             explain.push_back(*inner);
     }
     run.evidence = read_evidence(explain, run.final);
-    run.relevance = reflect(request.query, run.evidence);
+    run.relevance = reflect(question, run.evidence);
     run.duration = since(started);
     return run;
+}
+
+// The conversation's last turn (the trace service's `turns`, as the agent reads them), for
+// resolving a follow-up's reference; none without a session, or when the fetch fails (logged:
+// the question then goes on as asked).
+std::vector<text::EarlierTurn> previous_turns(runtime::RequestContext& context, const QueryConfig& config,
+                                              const std::string& session_id) {
+    std::vector<text::EarlierTurn> turns;
+    if (session_id.empty()) return turns;
+    const json body = {{"op", "turns"}, {"session_id", session_id}, {"limit", 1}};
+    auto called = context.call(config.trace_service, body, config.history_timeout);
+    if (!called || !called->final.is_object() || !called->final.contains("turns") || !called->final["turns"].is_array()) {
+        base::component_logger("worker.query")->warn("event=history_unavailable session=\"{}\" error=\"{}\"", session_id,
+                                                     called ? "the reply has no turns list" : called.error().describe());
+        return turns;
+    }
+    for (const json& turn : called->final["turns"]) {
+        if (!turn.is_object()) continue;
+        turns.push_back({string_of(turn, "question"), string_of(turn, "answer"), string_of(turn, "short_answer")});
+    }
+    return turns;
 }
 
 json route_json(const RouteDecision& d) {
@@ -270,11 +327,12 @@ void handle_query(runtime::RequestContext& context, const QueryConfig& config, c
         return fail(sent.error());
     }
 
-    // Routing.
+    // Routing, of the question with a follow-up's reference to the previous turn resolved.
     const auto routing_started = SteadyClock::now();
+    const auto resolved = text::resolve_reference(request.query, previous_turns(context, config, request.session_id));
     RouteDecision decision;
     if (request.mode == schema::QueryMode::kAuto) {
-        QuestionFeatures features = question_features(request.query);
+        QuestionFeatures features = question_features(resolved.question);
         if (config.collection_signals) {
             const auto why = ask_collection(context, config.store_service, request.collection, config.signal_timeout,
                                             features);
@@ -288,6 +346,10 @@ void handle_query(runtime::RequestContext& context, const QueryConfig& config, c
     }
     explain::Routing routing{decision.method, {}, decision.confidence, decision.engine, decision.scores};
     for (const auto& r : decision.fired) routing.rules_fired.push_back(r.name);
+    if (resolved.resolved()) {
+        routing.resolved_question = resolved.question;
+        routing.resolved_reference = resolved.reference + " -> " + resolved.entity + " (" + resolved.rule + ")";
+    }
     if (auto sent = trace.send(run.routing_decision(),
                                explain::routing_decision(run, step_info(routing_started, ""), routing));
         !sent) {
@@ -301,7 +363,7 @@ void handle_query(runtime::RequestContext& context, const QueryConfig& config, c
     std::string engine = decision.engine;
     for (;;) {
         if (context.cancelled()) return fail(context.cancellation_error());
-        runs.push_back(run_engine(context, config, engine, request, parent));
+        runs.push_back(run_engine(context, config, engine, request, resolved.question, parent, runs.size()));
         const EngineRun& last = runs.back();
         if (!last.error && last.relevance.score >= config.relevance_threshold) break;
         if (runs.size() > config.max_escalations) break;
@@ -319,6 +381,14 @@ void handle_query(runtime::RequestContext& context, const QueryConfig& config, c
             return fail(sent.error());
         }
         escalations.push_back(json{{"from", engine}, {"to", *next}, {"reason", reason}, {"relevance", last.relevance.score}});
+        // The text streamed for this run is not the answer (yet): the reader drops it.
+        if (request.streaming) {
+            if (auto sent = context.send_partial(json{{"message_type", "retract"}, {"engine", engine}, {"run", n},
+                                                       {"reason", reason}});
+                !sent) {
+                return fail(sent.error());
+            }
+        }
         parent = run.escalation(n);
         engine = *next;
     }
@@ -335,11 +405,26 @@ void handle_query(runtime::RequestContext& context, const QueryConfig& config, c
                                                             : "every engine failed; the last: " + error.message));
     }
     const EngineRun& won = runs[*winner];
+    // A retracted run won after all (the engines escalated to did worse): the last run's text is
+    // retracted too, and the winner's sent again, whole.
+    if (request.streaming && *winner + 1 < runs.size()) {
+        if (auto sent = context.send_partial(json{{"message_type", "retract"}, {"engine", runs.back().engine},
+                                                   {"run", runs.size() - 1}, {"reason", "an earlier run answered better"}});
+            !sent) {
+            return fail(sent.error());
+        }
+        const std::string text = string_of(won.final, "response");
+        json replay = provisional_piece(won.engine, *winner, text);
+        replay["provisional"] = false;
+        replay["replay"] = true;
+        if (auto sent = context.send_partial(replay); !sent) return fail(sent.error());
+    }
     const auto provenance = answer_provenance(decision, runs, *winner);
     const std::string answer_text = string_of(won.final, "response");
     const auto conclusion_started = SteadyClock::now();
     auto triples = explain::routed_conclusion(run, step_info(conclusion_started, won.last_step.empty() ? parent : won.last_step),
-                                              explain::StoredText{answer_text, std::nullopt}, provenance);
+                                              explain::StoredText{answer_text, std::nullopt}, provenance,
+                                              won.evidence.short_answer);
     const auto end = explain::trace_end(run, std::chrono::system_clock::now(), schema::TraceStatus::kComplete);
     triples.insert(triples.end(), end.begin(), end.end());
     if (auto sent = trace.send(run.conclusion(), std::move(triples), runtime::ExplainState::kComplete); !sent) {
@@ -357,6 +442,10 @@ void handle_query(runtime::RequestContext& context, const QueryConfig& config, c
     body["engine"] = won.engine;
     body["engine_session"] = won.session;
     body["route"] = route_json(decision);
+    if (resolved.resolved()) {
+        body["resolved_question"] = resolved.question;
+        body["resolved_reference"] = {{"reference", resolved.reference}, {"entity", resolved.entity}, {"rule", resolved.rule}};
+    }
     body["relevance"] = won.relevance.score;
     body["runs"] = runs_json(runs);
     body["escalations"] = std::move(escalations);

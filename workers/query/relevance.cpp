@@ -136,14 +136,17 @@ Evidence read_evidence(const std::vector<json>& explain, const json& final) {
                 evidence.cited_text += string_of(citation, "title") + " " + string_of(citation, "text") + "\n";
             }
         }
-        // An answer that cites nothing but names its sources (the agent's, from its lookups):
-        // the sources' names and the answer it states are what it rests on.
+        // An answer whose trace kept no selection but that cites facts or names its sources (the
+        // agent's, from its store lookups): the cited facts (else the sources' names) and the
+        // answer it states are what it rests on.
         const auto sources = final.find("sources");
-        if (evidence.kept.empty() && evidence.cited_text.empty() && sources != final.end() &&
-            sources->is_array() && !sources->empty() && evidence.short_answer &&
-            !evidence.short_answer->empty()) {
-            for (const auto& source : *sources)
-                if (source.is_string()) evidence.cited_text += local_name(source.get<std::string>()) + "\n";
+        const bool cites = !evidence.cited_text.empty();
+        const bool names = sources != final.end() && sources->is_array() && !sources->empty();
+        if (evidence.kept.empty() && (cites || names) && evidence.short_answer && !evidence.short_answer->empty()) {
+            if (!cites) {
+                for (const auto& source : *sources)
+                    if (source.is_string()) evidence.cited_text += local_name(source.get<std::string>()) + "\n";
+            }
             evidence.cited_text += evidence.answer + "\n";
         }
     }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "schema/explain_builder.hpp"
+#include "schema/triple_sink.hpp"
 #include "schema/vocabulary.hpp"
 
 namespace {
@@ -89,6 +90,11 @@ std::string agent(Trace& out, const RunUris& run, std::optional<std::string> par
     out.add(analysis(run, 2, step(16, run.observation(1), "gpt-4o-mini"), AgentAction{"I know enough", "", ""}));
     out.add(conclusion(run, step(18, run.analysis(2), "gpt-4o-mini"), StoredText{"Herbert, 1965.", {}},
                        "final-answer", std::string("Frank Herbert")));
+    // The agent's answer sources (docs/agent.md §4), on its own Conclusion.
+    auto sources = triple_list();
+    answer_provenance(sources, run,
+                      AnswerProvenance{"agent:react > tool:triples-query", 1, "agent", {{"file:///data/kb.nt", 1, "agent"}}});
+    out.add(sources.take());
     out.add(trace_end(run, at(19), TraceStatus::kComplete));
     return run.conclusion();
 }
@@ -99,14 +105,16 @@ void query_routing(Trace& out) {
                      std::string_view("chat-0001")));
     out.add(routing_decision(run, step(2, std::nullopt, nullptr),
                              Routing{"rules", {"who-question", "entity-mention"}, 0.8, "graph-rag",
-                                     {{"graph-entities", 1.0}, {"document-keyword", 3.5}}}));
+                                     {{"graph-entities", 1.0}, {"document-keyword", 3.5}},
+                                     "Who wrote Dune?", "it -> Dune (question-entity)"}));
     const auto first = graph_rag(out, RunUris::generate(), run.routing_decision());
     out.add(escalation(run, 0, step(40, first, nullptr),
                        EscalationInfo{"answer not relevant", 0.25, "agent", "graph-rag"}));
     const auto second = agent(out, RunUris::generate(), run.escalation(0));
     AnswerProvenance provenance{"route:rules > graph-rag:traversal > escalation > agent:react", 3, "agent",
                                 {{"urn:doc:dune", 1, "agent", 0.0323}, {"file:///data/kb.nt", 3, "graph-rag", 0.0161}}};
-    out.add(routed_conclusion(run, step(60, second, nullptr), StoredText{"Frank Herbert.", {}}, provenance));
+    out.add(routed_conclusion(run, step(60, second, nullptr), StoredText{"Frank Herbert.", {}}, provenance,
+                              std::string("Frank Herbert")));
     out.add(trace_end(run, at(61), TraceStatus::kComplete));
 }
 

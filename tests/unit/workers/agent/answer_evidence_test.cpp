@@ -1,0 +1,90 @@
+// Tracing an agent's answer back through its lookups' facts, and the citations, sources and tiers
+// built from them.
+#include <gtest/gtest.h>
+
+#include "workers/agent/answer_evidence.hpp"
+
+namespace glassbox::agent {
+namespace {
+
+const std::string kEx = "http://example.org/";
+
+// The fact `s p o` as a lookup of `looked_up` at `iteration` showed it (the other end is the
+// end that is not the looked-up entity).
+StepFact fact(const std::string& s, const std::string& p, const std::string& o, const std::string& looked_up,
+              std::size_t iteration) {
+    StepFact f;
+    f.fact.triple = schema::make_triple(schema::Term(schema::Iri{kEx + s}), schema::Term(schema::Iri{kEx + p}),
+                                        schema::Term(schema::Iri{kEx + o}));
+    f.fact.entity = kEx + looked_up;
+    const std::string& other = looked_up == s ? o : s;
+    f.fact.other = kEx + other;
+    f.fact.other_label = other;
+    f.fact.text = s + " " + p + " " + o;
+    f.iteration = iteration;
+    return f;
+}
+
+TEST(FactsBehind, TracesTheAnswerBackAlongTheChainAndLeavesTheRestOut) {
+    // Telescope -builtBy-> Yard -foundedBy-> Founder -bornIn-> Port, with side facts at each hop.
+    const std::vector<StepFact> facts = {
+        fact("Telescope", "builtBy", "Yard", "Telescope", 0),
+        fact("Telescope", "locatedIn", "Hill", "Telescope", 0),
+        fact("Yard", "foundedBy", "Founder", "Yard", 1),
+        fact("Yard", "locatedIn", "Port", "Yard", 1),  // names the answer too, but from a side hop
+        fact("Telescope", "builtBy", "Yard", "Yard", 1),  // the same stored fact, seen from the Yard
+        fact("Founder", "bornIn", "Port", "Founder", 2),
+        fact("Founder", "worksAt", "Yard", "Founder", 2),  // points back at an earlier hop
+    };
+    const auto behind = facts_behind("port", facts);
+    std::vector<std::string> texts;
+    for (const auto i : behind) texts.push_back(facts[i].fact.text);
+    // The last hop's fact naming the answer (not the side fact of hop 1 naming it too); back
+    // from the Founder (looked up at 2) the founding fact (1); back from the Yard the building
+    // fact (0), once; nothing else.
+    EXPECT_EQ(texts, (std::vector<std::string>{"Founder bornIn Port", "Yard foundedBy Founder",
+                                                "Telescope builtBy Yard"}));
+    EXPECT_TRUE(facts_behind("", facts).empty());
+    EXPECT_TRUE(facts_behind("Nowhere", facts).empty());
+    EXPECT_EQ(facts_behind("Port", facts, 2).size(), 2u);
+}
+
+TEST(AnswerEvidence, CitesFactsWithTheirSourcesThenTheRagCitationsKeepingTheWeakerTier) {
+    std::vector<ObservedFact> chosen = {fact("A", "p", "B", "A", 0).fact, fact("B", "q", "C", "B", 1).fact,
+                                        fact("C", "r", "D", "C", 2).fact};
+    std::vector<std::vector<schema::FactSource>> sources = {
+        {{"file:///kb.ttl", "file", std::nullopt, 1, ""}},
+        {{"urn:chunk:7", "chunk", std::string("urn:doc:2"), 3, ""}, {"file:///kb.ttl", "file", std::nullopt, 1, ""}},
+        {}};  // the third fact: no recorded source
+    schema::RagCitation cited;
+    cited.n = 4;
+    cited.kind = "chunk";
+    cited.chunk = "file:///kb.ttl";
+    cited.tier = 2;
+    cited.spans.push_back({});
+    const auto e = answer_evidence(chosen, sources, {cited}, {"urn:uncited"});
+    ASSERT_EQ(e.citations.size(), 4u);
+    EXPECT_EQ(e.citations[0].n, 1u);
+    EXPECT_EQ(e.citations[0].kind, "edge");
+    EXPECT_EQ(e.citations[0].document, "file:///kb.ttl");
+    EXPECT_EQ(e.citations[1].chunk, "urn:chunk:7");
+    EXPECT_EQ(e.citations[1].document, "urn:doc:2");
+    EXPECT_EQ(e.citations[1].tier, 3u);
+    EXPECT_EQ(e.citations[2].tier, 0u);
+    EXPECT_EQ(e.citations[3].n, 4u);
+    EXPECT_TRUE(e.citations[3].spans.empty()) << "a sub-run's spans do not point into the agent's text";
+    EXPECT_EQ(e.sources, (std::vector<std::string>{"file:///kb.ttl", "urn:chunk:7"}));
+    ASSERT_EQ(e.answer_sources.size(), 2u);
+    EXPECT_EQ(e.answer_sources[0].data_tier, 2) << "cited as tier 1 and as tier 2: the weaker stays";
+    EXPECT_EQ(e.answer_sources[1].data_tier, 3);
+    EXPECT_EQ(schema::explain::aggregate_tier(e.answer_sources), 3);
+
+    // Nothing cited with a source: the RAG tools' sources, tier not known (aggregate 4).
+    const auto bare = answer_evidence({}, {}, {}, {"urn:a", "urn:a", "urn:b"});
+    EXPECT_EQ(bare.sources, (std::vector<std::string>{"urn:a", "urn:b"}));
+    EXPECT_EQ(schema::explain::aggregate_tier(bare.answer_sources), 4);
+    EXPECT_EQ(schema::explain::aggregate_tier({}), 4);
+}
+
+}  // namespace
+}  // namespace glassbox::agent

@@ -1,0 +1,110 @@
+// Tracing an agent's answer back through its lookups, and the citations and sources it rests on.
+#include "workers/agent/answer_evidence.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+namespace glassbox::agent {
+
+namespace {
+
+// The source a citation names: its chunk, else its document (a fact loaded from a whole file).
+const std::string& cited_source(const schema::RagCitation& c) { return c.chunk.empty() ? c.document : c.chunk; }
+
+}  // namespace
+
+std::vector<std::size_t> facts_behind(std::string_view answer, const std::vector<StepFact>& facts,
+                                      std::size_t limit) {
+    std::vector<std::size_t> chosen;
+    const std::string wanted = normalise_name(answer);
+    if (wanted.empty()) return chosen;
+    // When each entity was first looked up: a fact leading to it must come from before.
+    std::map<std::string, std::size_t> looked_up;
+    for (const auto& f : facts) {
+        auto [it, fresh] = looked_up.emplace(f.fact.entity, f.iteration);
+        if (!fresh) it->second = std::min(it->second, f.iteration);
+    }
+    const auto already = [&](std::size_t i) {
+        return std::any_of(chosen.begin(), chosen.end(),
+                           [&](std::size_t c) { return facts[c].fact.triple == facts[i].fact.triple; });
+    };
+    // Targets still to explain, each with the iteration its support must precede.
+    std::vector<std::pair<std::string, std::size_t>> targets;
+    std::map<std::string, bool> targeted;
+    const auto choose = [&](std::size_t i) {
+        chosen.push_back(i);
+        const std::string& from = facts[i].fact.entity;
+        if (!targeted[from]) {
+            targeted[from] = true;
+            targets.emplace_back(from, looked_up[from]);
+        }
+    };
+    // The answer comes from the last lookups that reached it; an earlier side fact naming it
+    // too is not what the chain ended on.
+    std::optional<std::size_t> last;
+    for (const auto& f : facts)
+        if (normalise_name(f.fact.other_label) == wanted) last = std::max(last.value_or(0), f.iteration);
+    for (std::size_t i = 0; last && i < facts.size() && chosen.size() < limit; ++i) {
+        if (facts[i].iteration == *last && normalise_name(facts[i].fact.other_label) == wanted && !already(i))
+            choose(i);
+    }
+    for (std::size_t t = 0; t < targets.size() && chosen.size() < limit; ++t) {
+        const auto [entity, before] = targets[t];
+        for (std::size_t i = 0; i < facts.size() && chosen.size() < limit; ++i) {
+            if (facts[i].fact.other == entity && facts[i].iteration < before && !already(i)) choose(i);
+        }
+    }
+    return chosen;
+}
+
+AnswerEvidence answer_evidence(const std::vector<ObservedFact>& chosen,
+                               const std::vector<std::vector<schema::FactSource>>& fact_sources,
+                               const std::vector<schema::RagCitation>& rag_citations,
+                               const std::vector<std::string>& rag_sources) {
+    AnswerEvidence out;
+    for (std::size_t i = 0; i < chosen.size(); ++i) {
+        schema::RagCitation c;
+        c.kind = "edge";
+        c.text = chosen[i].text;
+        if (i < fact_sources.size() && !fact_sources[i].empty()) {
+            const auto& best = fact_sources[i].front();
+            if (best.kind == "chunk") {
+                c.chunk = best.source;
+                c.document = best.document.value_or("");
+            } else {
+                c.document = best.source;
+            }
+            c.tier = best.tier;
+        }
+        out.citations.push_back(std::move(c));
+    }
+    out.citations.insert(out.citations.end(), rag_citations.begin(), rag_citations.end());
+    for (std::size_t i = 0; i < out.citations.size(); ++i) {
+        auto& c = out.citations[i];
+        c.n = static_cast<std::uint32_t>(i + 1);
+        c.spans.clear();  // a sub-run's spans point into its own answer text, not the agent's
+        const std::string& source = cited_source(c);
+        if (source.empty()) continue;
+        const int tier = static_cast<int>(c.tier);
+        const auto known = std::find_if(out.answer_sources.begin(), out.answer_sources.end(),
+                                        [&](const auto& s) { return s.source == source; });
+        if (known == out.answer_sources.end()) {
+            out.sources.push_back(source);
+            out.answer_sources.push_back({source, tier, "agent"});
+        } else if ((tier == 0 ? 5 : tier) > (known->data_tier == 0 ? 5 : known->data_tier)) {
+            known->data_tier = tier;  // the weaker reading of the same source (0: not known, weakest)
+        }
+    }
+    if (out.answer_sources.empty()) {
+        for (const auto& source : rag_sources) {
+            if (source.empty() || std::find(out.sources.begin(), out.sources.end(), source) != out.sources.end())
+                continue;
+            out.sources.push_back(source);
+            out.answer_sources.push_back({source, 0, "agent"});
+        }
+    }
+    return out;
+}
+
+}  // namespace glassbox::agent

@@ -1,0 +1,52 @@
+// What an agent's answer rests on: the facts of its lookups that lead to the answer (traced back
+// from it) and its RAG tools' citations, with the sources and data tiers the store recorded for
+// them; they become the FINAL's `sources` and `citations` and the Conclusion's answer sources
+// (docs/agent.md §6).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schema/explain_builder.hpp"
+#include "schema/messages.hpp"
+#include "workers/agent/agent_tools.hpp"
+
+namespace glassbox::agent {
+
+// At most this many lookup facts are traced back from one answer (each becomes a citation).
+inline constexpr std::size_t kMaxAnswerFacts = 32;
+
+// A fact a lookup showed, with the iteration whose lookup showed it.
+struct StepFact {
+    ObservedFact fact;
+    std::size_t iteration = 0;
+};
+
+// The facts the answer rests on, as indices into `facts`, in the order found (the answer's own
+// fact first). The rule, deterministic and independent of the model that planned the lookups:
+// a fact whose other end is named `answer` (compared as normalise_name), shown by the last
+// iteration that showed such a fact, leads to the answer;
+// then, going back, a fact whose other end is the entity a chosen fact was looked up from, shown
+// by an iteration before that entity's lookup, leads to it. Each stored triple once; at most
+// `limit`. No answer: none.
+std::vector<std::size_t> facts_behind(std::string_view answer, const std::vector<StepFact>& facts,
+                                      std::size_t limit = kMaxAnswerFacts);
+
+struct AnswerEvidence {
+    std::vector<schema::RagCitation> citations;  // numbered from 1
+    std::vector<std::string> sources;            // each once, in citation order
+    std::vector<schema::explain::AnswerSourceInfo> answer_sources;  // with tier, each once
+};
+
+// The citations of `chosen` facts (`fact_sources[i]` are chosen[i]'s stored sources, best
+// first; a shorter list: not known) and then the RAG tools' citations; the sources are the
+// cited files and chunks (a source cited with two tiers keeps the weaker), then the RAG tools'
+// uncited `rag_sources` (tier not known) when nothing is cited.
+AnswerEvidence answer_evidence(const std::vector<ObservedFact>& chosen,
+                               const std::vector<std::vector<schema::FactSource>>& fact_sources,
+                               const std::vector<schema::RagCitation>& rag_citations,
+                               const std::vector<std::string>& rag_sources);
+
+}  // namespace glassbox::agent
