@@ -267,6 +267,7 @@ TEST_F(GatewayTest, AQuestionAnsweredAsJsonCarriesTheTraceIdUsageAndEscalations)
     ASSERT_GE(body["escalations"].size(), 1u) << body.dump();
     EXPECT_EQ(body["escalations"][0].value("from", ""), "agent");
     EXPECT_FALSE(answer.headers.value("x-request-id", "").empty()) << "a request id is made when none is sent";
+    EXPECT_EQ(body.value("request_id", ""), answer.headers.value("x-request-id", "?"));
 
     // The same through SSE: an escalation event between the routing and the answer.
     const auto streamed = http("POST", "/api/v1/query",
