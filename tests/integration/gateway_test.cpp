@@ -398,7 +398,8 @@ TEST_F(GatewayTest, TheOpenApiDocumentDescribesTheRealAnswers) {
             events.insert(e.value("event", ""));
         }
     }
-    for (const char* name : {"run.started", "step", "route.decided", "escalation", "answer.delta", "citation", "answer.done", "done"})
+    for (const char* name : {"run.started", "step", "route.decided", "escalation", "retrieval.results", "answer.delta",
+                             "citation", "answer.done", "done"})
         EXPECT_TRUE(events.count(name)) << name << " was not seen, so not checked";
     // The server's routes are all in the document.
     for (const auto& [method, route] : std::vector<std::pair<std::string, std::string>>{
