@@ -179,9 +179,38 @@ void QueryEvents::step(const json& explain, std::vector<SseEvent>& out) {
                                  {"ok", explain_value(explain, id, vocab::kToolStatus).value_or("ok") == "ok"},
                                  {"summary", summary_of(explain_value(explain, id, vocab::kObservationText).value_or(""))}}));
     }
+    retrieval(explain, id, out);
     if (session == trace_ && (type == "Conclusion" || type == "Synthesis")) {
         if (auto reason = explain_value(explain, id, vocab::kTerminationReason)) termination_ = *reason;
     }
+}
+
+void QueryEvents::retrieval(const json& explain, const std::string& id, std::vector<SseEvent>& out) {
+    // Graph RAG's kept edges (Focus), document RAG's retrieved and ranked chunks (Exploration,
+    // Focus): each selection with what its own triples say of it.
+    const auto selections = [&](std::string_view link, const char* kind) {
+        const auto uris = explain_values(explain, id, link);
+        if (uris.empty()) return;
+        json items = json::array();
+        for (const auto& sel : uris) {
+            json item{{"selection", sel},
+                      {"score", number_of(explain_value(explain, sel, vocab::kScore))},
+                      {"tier", number_of(explain_value(explain, sel, vocab::kDataTier))},
+                      {"chunk", or_null(explain_value(explain, sel, vocab::kSourceChunk))},
+                      {"document", or_null(explain_value(explain, sel, vocab::kSourceDocument))}};
+            if (std::string_view(kind) == "edges") {
+                item["s"] = or_null(explain_value(explain, sel, vocab::kRdfSubject));
+                item["p"] = or_null(explain_value(explain, sel, vocab::kRdfPredicate));
+                item["o"] = or_null(explain_value(explain, sel, vocab::kRdfObject));
+                item["reasoning"] = or_null(explain_value(explain, sel, vocab::kReasoning));
+            }
+            items.push_back(std::move(item));
+        }
+        out.push_back(event("retrieval.results", json{{"step", id}, {"kind", kind}, {"items", std::move(items)}}));
+    };
+    selections(vocab::kSelectedEdge, "edges");
+    selections(vocab::kRetrievedChunk, "chunks");
+    selections(vocab::kSelectedChunk, "chunks");
 }
 
 void QueryEvents::citations(const json& body, std::vector<SseEvent>& out) {

@@ -46,6 +46,7 @@ private:
     void final(const nlohmann::json& body, std::vector<SseEvent>& out);
     void fail(const base::Error& error, std::vector<SseEvent>& out);
     void citations(const nlohmann::json& body, std::vector<SseEvent>& out);
+    void retrieval(const nlohmann::json& explain, const std::string& id, std::vector<SseEvent>& out);
     SseEvent event(std::string name, nlohmann::json data) const;
 
     std::string request_id_;

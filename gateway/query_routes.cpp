@@ -96,14 +96,18 @@ void answer_json(Gateway::State& state, QueryInput input, httplib::Response& res
     json body = std::move(replies->back().body);
     if (auto error = body_error(body)) return send_error(res, *error);
     body["trace_id"] = body.value("session", json(nullptr));
+    body["request_id"] = request_id_of(res);
+    base::component_logger("gateway")->info("event=question request_id={} trace={} as=json", request_id_of(res),
+                                            string_of(body, "session"));
     body["usage"] = json{{"in_token", body.value("in_token", json(0))}, {"out_token", body.value("out_token", json(0))}};
     send_json(res, 200, body);
 }
 
 // The state of one SSE answer, alive as long as httplib may call its content provider.
 struct QueryStream {
-    QueryStream(Gateway::State& s, StreamSlot slot_, BusLease lease_, std::string request_id, json summary)
-        : state(s), slot(std::move(slot_)), lease(std::move(lease_)), events(std::move(request_id), std::move(summary)) {}
+    QueryStream(Gateway::State& s, StreamSlot slot_, BusLease lease_, std::string request_id_, json summary)
+        : state(s), slot(std::move(slot_)), lease(std::move(lease_)), request_id(request_id_),
+          events(std::move(request_id_), std::move(summary)) {}
 
     ~QueryStream() {
         // A stream httplib never ran (the client left before the headers went out) still ends
@@ -114,6 +118,7 @@ struct QueryStream {
     Gateway::State& state;
     StreamSlot slot;
     BusLease lease;
+    std::string request_id;
     QueryEvents events;
     std::string bus_request;
     std::uint64_t next_id = 1;
@@ -150,12 +155,14 @@ struct QueryStream {
             last_write = Clock::now();
         }
         sink.done();
+        base::component_logger("gateway")->info("event=question request_id={} trace={} as=sse", request_id,
+                                                events.trace());
         return true;
     }
 
     bool client_gone() {
-        base::component_logger("gateway")->info("event=stream_client_gone trace={} bus_request={}",
-                                                events.trace(), bus_request);
+        base::component_logger("gateway")->info("event=stream_client_gone request_id={} trace={} bus_request={}",
+                                                request_id, events.trace(), bus_request);
         if (lease->is_in_flight(bus_request)) lease->abandon(bus_request);
         return false;
     }

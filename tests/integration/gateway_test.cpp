@@ -267,6 +267,7 @@ TEST_F(GatewayTest, AQuestionAnsweredAsJsonCarriesTheTraceIdUsageAndEscalations)
     ASSERT_GE(body["escalations"].size(), 1u) << body.dump();
     EXPECT_EQ(body["escalations"][0].value("from", ""), "agent");
     EXPECT_FALSE(answer.headers.value("x-request-id", "").empty()) << "a request id is made when none is sent";
+    EXPECT_EQ(body.value("request_id", ""), answer.headers.value("x-request-id", "?"));
 
     // The same through SSE: an escalation event between the routing and the answer.
     const auto streamed = http("POST", "/api/v1/query",
@@ -397,7 +398,8 @@ TEST_F(GatewayTest, TheOpenApiDocumentDescribesTheRealAnswers) {
             events.insert(e.value("event", ""));
         }
     }
-    for (const char* name : {"run.started", "step", "route.decided", "escalation", "answer.delta", "citation", "answer.done", "done"})
+    for (const char* name : {"run.started", "step", "route.decided", "escalation", "retrieval.results", "answer.delta",
+                             "citation", "answer.done", "done"})
         EXPECT_TRUE(events.count(name)) << name << " was not seen, so not checked";
     // The server's routes are all in the document.
     for (const auto& [method, route] : std::vector<std::pair<std::string, std::string>>{

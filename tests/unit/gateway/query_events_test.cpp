@@ -120,6 +120,26 @@ TEST(QueryEvents, AgentStepsBecomeToolCallsAndResults) {
     EXPECT_EQ(result.back().data["summary"], "line one line two");
 }
 
+TEST(QueryEvents, KeptEdgesAndChunksBecomeRetrievalResults) {
+    QueryEvents events("r", json::object());
+    const std::string focus = "urn:glassbox:d:focus";
+    const std::string sel = "urn:glassbox:d:edge:0";
+    json body = explain("urn:glassbox:d:question", 4, focus, std::string(vocab::kFocus), {{vocab::kSelectedEdge, iri(sel)}});
+    body["explain_triples"].push_back(json{{"s", iri(sel)}, {"p", iri(vocab::kScore)}, {"o", lit("0.8")}});
+    body["explain_triples"].push_back(json{{"s", iri(sel)}, {"p", iri(vocab::kRdfSubject)}, {"o", iri("urn:x:a")}});
+    body["explain_triples"].push_back(json{{"s", iri(sel)}, {"p", iri(vocab::kReasoning)}, {"o", lit("mentions a")}});
+    const auto out = events.on_reply(reply(bus::ReplyKind::kExplain, body));
+    ASSERT_EQ(names(out), (std::vector<std::string>{"run.started", "step", "retrieval.results"}));
+    const json& r = out.back().data;
+    EXPECT_EQ(r["kind"], "edges");
+    EXPECT_EQ(r["step"], focus);
+    ASSERT_EQ(r["items"].size(), 1u);
+    EXPECT_EQ(r["items"][0]["selection"], sel);
+    EXPECT_DOUBLE_EQ(r["items"][0]["score"].get<double>(), 0.8);
+    EXPECT_EQ(r["items"][0]["s"], "urn:x:a");
+    EXPECT_EQ(r["items"][0]["reasoning"], "mentions a");
+}
+
 TEST(QueryEvents, EveryEventIsOneLineOnTheWire) {
     const std::string text = format_sse(7, SseEvent{"answer.delta", json{{"text", "two\nlines\r\0x"}}});
     EXPECT_EQ(text.rfind("event: answer.delta\nid: 7\ndata: {", 0), 0u) << text;
