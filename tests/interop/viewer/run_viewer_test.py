@@ -251,6 +251,10 @@ def main():
             up.wait_for("the %s trace" % worker.service, stored)
         print("synthetic traces: %d and %d triples stored through the broker and the trace collector"
               % (synthetic.triples, many.triples))
+        # Their work is done: stopped now, they cannot miss heartbeats while the browser runs.
+        for worker in workers:
+            up.expect(worker.error is None, "the %s worker: %s" % (worker.service, worker.error))
+            worker.stop()
 
         cmd = [node, os.path.join(HERE, "viewer_test.mjs"), "--url", url, "--chromium", chromium,
                "--shots", os.path.join(args.workdir, "screenshots"), "--question", QUESTION, "--agent-question", AGENT_QUESTION,
@@ -260,8 +264,6 @@ def main():
         proc = subprocess.run(cmd, cwd=HERE, timeout=600)
         print("screenshots in", os.path.join(args.workdir, "screenshots"))
         up.expect(proc.returncode == 0, "viewer_test.mjs exited %d" % proc.returncode)
-        for worker in workers:
-            up.expect(worker.error is None, "the %s worker: %s" % (worker.service, worker.error))
     finally:
         for worker in workers:
             worker.stop()
