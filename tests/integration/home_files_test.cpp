@@ -27,7 +27,8 @@ protected:
     std::vector<std::string> up_args(const fs::path& home) {
         return {glassbox_binary(), "up", "--home", home.string(), "--bind", "tcp://127.0.0.1:*",
                 "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms", std::to_string(kHeartbeatMs),
-                "--ready-file", (dir() / "up.ready").string()};
+                "--gateway-listen", "127.0.0.1:0", "--ready-file",
+                (dir() / "up.ready").string()};
     }
     // `glassbox up` that must refuse to start: exit 2 at once, with `expected` on stderr.
     void expect_up_refused(const fs::path& home, const std::string& expected) {

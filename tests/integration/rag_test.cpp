@@ -857,7 +857,8 @@ TEST_F(RagTest, UpStartsEveryWorker) {
     auto& up =
         start_process("up", {glassbox_binary(), "up", "--home", home.string(), "--bind",
                              "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms",
-                             std::to_string(kHeartbeatMs), "--ready-file", ready.string()});
+                             std::to_string(kHeartbeatMs), "--gateway-listen", "127.0.0.1:0",
+                             "--ready-file", ready.string()});
     const auto info = wait_for_ready_file(ready, up, milliseconds{20'000});
     ASSERT_TRUE(info.has_value());
     const std::string endpoint = (*info)["endpoint"];

@@ -34,7 +34,8 @@ TEST_F(FaultUpTest, RestartsACrashedWorkerAndStopsEverythingOnSigterm) {
     const auto ready_file = dir() / "up.ready";
     auto& up = start_process("up", {glassbox_binary(), "up", "--home", home.string(), "--bind",
                                     "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms",
-                                    std::to_string(kHeartbeatMs), "--ready-file", ready_file.string()});
+                                    std::to_string(kHeartbeatMs), "--gateway-listen", "127.0.0.1:0",
+                                    "--ready-file", ready_file.string()});
     const auto ready = wait_for_ready_file(ready_file, up, 20'000ms);
     ASSERT_TRUE(ready) << up.stderr_text();
     const std::string endpoint = (*ready)["endpoint"].get<std::string>();

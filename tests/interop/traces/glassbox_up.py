@@ -30,7 +30,10 @@ class UpPipeline:
         self.up_log = open(os.path.join(self.workdir, "up.log"), "wb")
         self.up = subprocess.Popen([self.glassbox, "up", "--home", self.home, "--bind", "tcp://127.0.0.1:*",
                                     "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms", "250", "--ready-file", ready]
-                                   + list(extra_args),
+                                   + list(extra_args)
+                                   # No gateway unless asked for: its default port is fixed, and
+                                   # tests run side by side.
+                                   + ([] if "--gateway-listen" in extra_args else ["--no-gateway"]),
                                    stdout=self.up_log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.time() + 30
         while not os.path.exists(ready) or os.path.getsize(ready) == 0:
