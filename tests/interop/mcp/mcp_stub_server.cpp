@@ -1,5 +1,6 @@
 // The MCP server on cpp-httplib over a canned Backend: the SDK client test's protocol half,
 // runnable without a bus. Prints its port, then serves /mcp until stdin closes.
+// mcp_stub_server [IDLE_MS [sse]]: `sse` answers every POST as an event stream.
 #include <httplib.h>
 
 #include <chrono>
@@ -71,6 +72,7 @@ private:
 int main(int argc, char** argv) {
     mcp::Options options;
     if (argc > 1) options.session_idle = std::chrono::milliseconds(std::stoll(argv[1]));
+    if (argc > 2 && std::string(argv[2]) == "sse") options.prefer_sse = true;
     CannedBackend backend;
     mcp::Server server(backend, options);
     httplib::Server http;

@@ -17,12 +17,13 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--stub", required=True)
     parser.add_argument("--idle-ms", default="1500")
+    parser.add_argument("--sse", action="store_true", help="the server answers POSTs as event streams")
     args = parser.parse_args()
     node = shutil.which("node")
     if node is None:
         print("SKIP: node is not installed")
         return 77
-    server = subprocess.Popen([args.stub, args.idle_ms], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen([args.stub, args.idle_ms] + (["sse"] if args.sse else []), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         port = server.stdout.readline().strip()
         if not port.isdigit():
