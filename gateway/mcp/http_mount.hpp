@@ -39,7 +39,7 @@ inline void answer_into(const HttpAnswer& answer, httplib::Response& response) {
     if (!answer.body.empty() || !content_type.empty()) response.set_content(answer.body, content_type);
 }
 
-// POST, GET and DELETE on `path` go to `mcp` (GET is answered 405 by the server itself).
+// POST, GET, DELETE and OPTIONS on `path` go to `mcp` (GET is answered 405 by the server itself).
 inline void mount(httplib::Server& http, Server& mcp, const std::string& path = "/mcp") {
     auto handler = [&mcp](const httplib::Request& request, httplib::Response& response) {
         answer_into(mcp.handle(exchange_of(request)), response);
@@ -47,6 +47,7 @@ inline void mount(httplib::Server& http, Server& mcp, const std::string& path = 
     http.Post(path, handler);
     http.Get(path, handler);
     http.Delete(path, handler);
+    http.Options(path, handler);
 }
 
 }  // namespace glassbox::gateway::mcp

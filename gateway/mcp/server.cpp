@@ -106,17 +106,38 @@ bool Server::origin_allowed(const std::string& origin) const {
 }
 
 HttpAnswer Server::handle(const HttpExchange& exchange) {
+    const std::string origin = header(exchange, "origin");
+    // MCP "Streamable HTTP", security: validate Origin on every request (DNS rebinding).
+    if (!origin_allowed(origin)) return refuse(403, kInvalidRequest, "Forbidden: origin not allowed");
+    HttpAnswer answer = route(exchange);
+    if (!origin.empty()) {
+        // An allowed browser origin (a web client on localhost) may read the answer and the
+        // session id (CORS, Fetch standard §3.2).
+        answer.headers["Access-Control-Allow-Origin"] = origin;
+        answer.headers["Access-Control-Expose-Headers"] = kSessionHeader;
+        answer.headers["Vary"] = "Origin";
+    }
+    return answer;
+}
+
+HttpAnswer Server::route(const HttpExchange& exchange) {
     try {
-        // MCP "Streamable HTTP", security: validate Origin on every request (DNS rebinding).
-        if (!origin_allowed(header(exchange, "origin"))) {
-            return refuse(403, kInvalidRequest, "Forbidden: origin not allowed");
-        }
         if (exchange.method == "POST") return post(exchange);
         if (exchange.method == "DELETE") return remove(exchange);
+        if (exchange.method == "OPTIONS") {
+            // A CORS preflight: what a browser client may send.
+            HttpAnswer answer;
+            answer.status = 204;
+            answer.headers["Access-Control-Allow-Methods"] = "POST, DELETE";
+            answer.headers["Access-Control-Allow-Headers"] =
+                "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID";
+            answer.headers["Access-Control-Max-Age"] = "600";
+            return answer;
+        }
         // This server opens no stream of its own (no server-initiated messages): GET is 405,
         // which the spec allows and clients expect.
         HttpAnswer answer = refuse(405, kInvalidRequest, "Method not allowed: use POST or DELETE");
-        answer.headers["Allow"] = "POST, DELETE";
+        answer.headers["Allow"] = "POST, DELETE, OPTIONS";
         return answer;
     } catch (const std::exception& e) {
         return refuse(500, kInternalError, std::string("internal error: ") + e.what());

@@ -66,6 +66,7 @@ public:
     std::size_t live_sessions() { return sessions_.size(); }
 
 private:
+    HttpAnswer route(const HttpExchange& exchange);
     HttpAnswer post(const HttpExchange& exchange);
     HttpAnswer remove(const HttpExchange& exchange);
     HttpAnswer initialize(const nlohmann::json& body, bool sse);

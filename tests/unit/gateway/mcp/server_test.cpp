@@ -195,7 +195,18 @@ TEST_F(McpServerTest, AForeignOriginIsForbiddenAndLoopbackOnesAreNot) {
 TEST_F(McpServerTest, GetIsNotAllowed) {
     HttpAnswer a = send("GET", "");
     EXPECT_EQ(a.status, 405);
-    EXPECT_EQ(a.headers["Allow"], "POST, DELETE");
+    EXPECT_EQ(a.headers["Allow"], "POST, DELETE, OPTIONS");
+}
+
+TEST_F(McpServerTest, AnAllowedBrowserOriginMayReadTheAnswerAndTheSessionId) {
+    HttpAnswer preflight = send("OPTIONS", "", {{"origin", "http://localhost:6274"}});
+    EXPECT_EQ(preflight.status, 204);
+    EXPECT_NE(preflight.headers["Access-Control-Allow-Headers"].find("Mcp-Session-Id"), std::string::npos);
+    HttpAnswer a = send("POST", initialize_body().dump(), {{"origin", "http://localhost:6274"}});
+    EXPECT_EQ(a.headers["Access-Control-Allow-Origin"], "http://localhost:6274");
+    EXPECT_EQ(a.headers["Access-Control-Expose-Headers"], "Mcp-Session-Id");
+    EXPECT_TRUE(send("POST", initialize_body().dump()).headers.count("Access-Control-Allow-Origin") == 0);
+    EXPECT_EQ(send("OPTIONS", "", {{"origin", "http://evil.example"}}).status, 403);
 }
 
 TEST_F(McpServerTest, TheAnswerFollowsTheClientsAccept) {
