@@ -19,5 +19,6 @@ void add_graph_command(CLI::App& app);   // glassbox graph stats
 void add_invoke_command(CLI::App& app);  // glassbox invoke graph-rag|document-rag
 void add_sessions_command(CLI::App& app);  // glassbox sessions list|show|delete
 void add_chat_command(CLI::App& app);      // glassbox chat
+void add_gateway_command(CLI::App& app);   // glassbox gateway: the HTTP API
 
 }  // namespace glassbox::cli

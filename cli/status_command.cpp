@@ -9,6 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
+
+#include <fstream>
+
 #include "bus/bus_client.hpp"
 #include "cli/client_options.hpp"
 #include "cli/commands.hpp"
@@ -54,7 +58,12 @@ void print_table(const json& status) {
     std::cout << "broker   " << field(broker, "endpoint") << "  (explain topic " << field(broker, "pub_endpoint")
               << ")\n";
     std::cout << "version  " << field(broker, "version") << "  instance " << field(broker, "instance") << "\n";
-    std::cout << "uptime   " << duration_text(broker, "uptime_s") << "\n\n";
+    std::cout << "uptime   " << duration_text(broker, "uptime_s") << "\n";
+    if (const auto g = status.find("gateway"); g != status.end() && g->is_object()) {
+        std::cout << "gateway  " << field(*g, "url") << "  (pid " << field(*g, "pid") << ", "
+                  << (g->value("running", false) ? "running" : "not running") << ")\n";
+    }
+    std::cout << "\n";
 
     std::cout << std::left << std::setw(24) << "SERVICE" << std::right << std::setw(8) << "WORKERS"
               << std::setw(6) << "IDLE" << std::setw(8) << "QUEUED" << std::setw(11) << "MAX_QUEUE"
@@ -107,6 +116,18 @@ std::optional<json> trace_stats(bus::BusClient& bus, const json& status, std::ch
     return replies->back().body;
 }
 
+// The gateway `glassbox up` started, from its ready file in the home: {url, pid, running}.
+std::optional<json> gateway_status(const ClientOptions& options) {
+    std::ifstream in(options.home_path() / "run" / "gateway.ready");
+    if (!in) return std::nullopt;
+    std::stringstream text;
+    text << in.rdbuf();
+    json ready = json::parse(text.str(), nullptr, false);
+    if (!ready.is_object() || !ready.contains("url") || !ready["url"].is_string()) return std::nullopt;
+    const long pid = ready.contains("pid") && ready["pid"].is_number_integer() ? ready["pid"].get<long>() : 0;
+    return json{{"url", ready["url"]}, {"pid", pid}, {"running", pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0}};
+}
+
 void run_status(const ClientOptions& options) {
     bus::BusClientConfig config = options.bus_config();
     bus::BusClient bus(config);
@@ -117,6 +138,7 @@ void run_status(const ClientOptions& options) {
         exit_with_error(base::make_error(base::ErrorType::kDecodeError, "mmi.status reply is not a JSON object"));
     }
     if (auto traces = trace_stats(bus, status, options.timeout())) status["traces"] = std::move(*traces);
+    if (auto gateway = gateway_status(options)) status["gateway"] = std::move(*gateway);
     if (options.json) {
         std::cout << status.dump(-1, ' ', false, json::error_handler_t::replace) << std::endl;
     } else {

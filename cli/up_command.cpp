@@ -33,7 +33,24 @@ struct UpOptions {
     int threads = 2;
     std::string ready_file;
     int start_timeout_ms = 15'000;
+    std::string gateway_listen = "127.0.0.1:8080";
+    bool no_gateway = false;
 };
+
+// How long `up` waits for the gateway's ready file before it reports itself up without the
+// viewer's URL (a taken port: the gateway fails, and is restarted with backoff meanwhile).
+constexpr std::chrono::milliseconds kGatewayStartWait{3'000};
+
+// The URL in the gateway's ready file, once it is written.
+std::optional<std::string> read_gateway_url(const fs::path& path) {
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto json = nlohmann::json::parse(text.str(), nullptr, false);
+    if (!json.is_object() || !json.contains("url") || !json["url"].is_string()) return std::nullopt;
+    return json["url"].get<std::string>();
+}
 
 // The workers `up` runs, in start order: the services others call come before their callers
 // (a caller started first would only queue its first requests until they register).
@@ -129,10 +146,34 @@ void run_up(const UpOptions& options) {
         }
     }
 
-    const nlohmann::json ready = {{"endpoint", endpoints->endpoint},
-                                  {"pub_endpoint", endpoints->pub_endpoint},
-                                  {"home", home.string()},
-                                  {"pid", static_cast<long>(getpid())}};
+    // The HTTP gateway (docs/http.md), after the workers it serves; its ready file tells
+    // `glassbox status` and this command where it listens.
+    std::optional<std::string> gateway_url;
+    if (!options.no_gateway) {
+        const fs::path gateway_ready = home / "run" / "gateway.ready";
+        fs::remove(gateway_ready, ec);
+        auto started = supervisor.start(ChildSpec{"gateway",
+                                                  {self, "gateway", "--listen", options.gateway_listen, "--broker",
+                                                   endpoints->endpoint, "--ready-file", gateway_ready.string()},
+                                                  home / "logs" / "gateway.log"});
+        if (!started) {
+            supervisor.stop_all();
+            fail_up(started.error());
+        }
+        const auto wait_until = Clock::now() + kGatewayStartWait;
+        while (!(gateway_url = read_gateway_url(gateway_ready)) && Clock::now() < wait_until) {
+            if (supervisor.supervise_once(std::chrono::milliseconds{50}, stop_signals)) {
+                supervisor.stop_all();
+                return;
+            }
+        }
+    }
+
+    nlohmann::json ready = {{"endpoint", endpoints->endpoint},
+                            {"pub_endpoint", endpoints->pub_endpoint},
+                            {"home", home.string()},
+                            {"pid", static_cast<long>(getpid())}};
+    if (gateway_url) ready["gateway"] = *gateway_url;
     if (!options.ready_file.empty()) {
         if (auto written = base::write_owner_only_file(options.ready_file, ready.dump() + "\n");
             !written) {
@@ -143,6 +184,12 @@ void run_up(const UpOptions& options) {
     std::cout << "glassbox is up: broker " << endpoints->endpoint << ", explain topic "
               << endpoints->pub_endpoint << ", home " << home.string() << ", logs in "
               << (home / "logs").string() << " (Ctrl-C stops)" << std::endl;
+    if (gateway_url) {
+        std::cout << "viewer and HTTP API: " << *gateway_url << "/" << std::endl;
+    } else if (!options.no_gateway) {
+        std::cout << "the gateway did not start on " << options.gateway_listen << "; see "
+                  << (home / "logs" / "gateway.log").string() << std::endl;
+    }
 
     while (!supervisor.supervise_once(std::chrono::milliseconds{500}, stop_signals)) {
     }
@@ -166,7 +213,11 @@ void add_up_command(CLI::App& app) {
         ->capture_default_str()
         ->check(CLI::Range(1, 256));
     cmd->add_option("--ready-file", options->ready_file,
-                    "Write {endpoint, pub_endpoint, home, pid} here once everything is started");
+                    "Write {endpoint, pub_endpoint, home, pid, gateway} here once everything is started");
+    cmd->add_option("--gateway-listen", options->gateway_listen,
+                    "HOST:PORT of the HTTP gateway and viewer (loopback; port 0: any free port)")
+        ->capture_default_str();
+    cmd->add_flag("--no-gateway", options->no_gateway, "Do not start the HTTP gateway");
     cmd->add_option("--start-timeout-ms", options->start_timeout_ms, "How long the broker may take to bind")
         ->capture_default_str();
     cmd->callback([options] { run_up(*options); });

@@ -1,0 +1,86 @@
+// Reading facts out of one explain message.
+#include "gateway/explain_view.hpp"
+
+#include "schema/vocabulary.hpp"
+
+namespace glassbox::gateway {
+
+using nlohmann::json;
+namespace vocab = schema::vocab;
+
+namespace {
+
+// The IRI of an {"t":"i","i":…} term or the lexical form of an {"t":"l","v":…} term.
+std::optional<std::string> term_value(const json& term) {
+    if (!term.is_object()) return std::nullopt;
+    const std::string kind = string_of(term, "t");
+    if (kind == "i") {
+        const auto it = term.find("i");
+        if (it != term.end() && it->is_string()) return it->get<std::string>();
+    } else if (kind == "l") {
+        const auto it = term.find("v");
+        if (it != term.end() && it->is_string()) return it->get<std::string>();
+    }
+    return std::nullopt;
+}
+
+bool is_iri(const json& term, std::string_view iri) {
+    if (!term.is_object() || string_of(term, "t") != "i") return false;
+    const auto it = term.find("i");
+    return it != term.end() && it->is_string() && it->get_ref<const std::string&>() == iri;
+}
+
+}  // namespace
+
+std::string compact_json(const json& value) {
+    return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string string_of(const json& object, std::string_view key) {
+    if (!object.is_object()) return {};
+    const auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string{};
+}
+
+std::vector<std::string> explain_values(const json& explain, std::string_view subject,
+                                        std::string_view predicate) {
+    std::vector<std::string> values;
+    if (!explain.is_object()) return values;
+    const auto triples = explain.find("explain_triples");
+    if (triples == explain.end() || !triples->is_array()) return values;
+    for (const auto& triple : *triples) {
+        if (!triple.is_object()) continue;
+        const auto s = triple.find("s");
+        const auto p = triple.find("p");
+        const auto o = triple.find("o");
+        if (s == triple.end() || p == triple.end() || o == triple.end()) continue;
+        if (!is_iri(*s, subject) || !is_iri(*p, predicate)) continue;
+        if (auto value = term_value(*o)) values.push_back(std::move(*value));
+    }
+    return values;
+}
+
+std::optional<std::string> explain_value(const json& explain, std::string_view subject,
+                                         std::string_view predicate) {
+    auto values = explain_values(explain, subject, predicate);
+    if (values.empty()) return std::nullopt;
+    return std::move(values.front());
+}
+
+std::string explain_step_type(const json& explain) {
+    const std::string step = string_of(explain, "explain_id");
+    std::string gb;
+    std::string prov;
+    for (const auto& type : explain_values(explain, step, vocab::kRdfType)) {
+        const std::string_view iri = type;
+        if (iri.starts_with(vocab::kGbNs)) {
+            if (!gb.empty()) gb += '+';
+            gb += iri.substr(vocab::kGbNs.size());
+        } else if (prov.empty() && iri.starts_with(vocab::kProvNs)) {
+            prov = iri.substr(vocab::kProvNs.size());
+        }
+    }
+    return gb.empty() ? prov : gb;
+}
+
+}  // namespace glassbox::gateway

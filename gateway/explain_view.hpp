@@ -1,0 +1,33 @@
+// Reading facts out of one explain message (docs/protocol.md §8) without decoding it into
+// schema types: the step's type and the literal or IRI values of its own triples.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace glassbox::gateway {
+
+// The values (an IRI, or a literal's lexical form) of every triple `subject predicate ?o` in
+// the message's explain_triples (compact encoding), in order. Malformed triples are skipped.
+std::vector<std::string> explain_values(const nlohmann::json& explain, std::string_view subject,
+                                        std::string_view predicate);
+
+// The first such value, if any.
+std::optional<std::string> explain_value(const nlohmann::json& explain, std::string_view subject,
+                                         std::string_view predicate);
+
+// The step type of the message's explain_id: the local names of its gb: classes joined by '+'
+// ("Analysis+ToolUse"), else of its prov: class ("Activity"), else "".
+std::string explain_step_type(const nlohmann::json& explain);
+
+// One-line JSON; invalid UTF-8 in strings replaced (never throws).
+std::string compact_json(const nlohmann::json& value);
+
+// A string field of a JSON object, "" when absent or not a string.
+std::string string_of(const nlohmann::json& object, std::string_view key);
+
+}  // namespace glassbox::gateway

@@ -1,0 +1,233 @@
+// The HTTP gateway: the server, its shared handlers (request ids, problems, static files,
+// health) and its life cycle. The API's other routes are in query_routes.cpp and trace_routes.cpp.
+#include "gateway/gateway.hpp"
+
+#include <random>
+
+#include "base/log.hpp"
+#include "base/utf8.hpp"
+#include "gateway/explain_view.hpp"
+#include "gateway/gateway_state.hpp"
+#include "gateway/web_assets.hpp"
+#include "schema/protocol.hpp"
+
+namespace glassbox::gateway {
+
+using base::ErrorType;
+using base::make_error;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kRequestIdHeader = "X-Request-ID";
+constexpr std::size_t kMaxRequestIdBytes = 128;
+
+
+// A client's X-Request-ID is kept when it is 1-128 printable ASCII characters; otherwise (or
+// when absent) the gateway makes one.
+bool usable_request_id(const std::string& id) {
+    if (id.empty() || id.size() > kMaxRequestIdBytes) return false;
+    for (const char c : id)
+        if (c < 0x21 || c > 0x7e) return false;
+    return true;
+}
+
+std::string new_request_id() {
+    thread_local std::mt19937_64 random{std::random_device{}()};
+    static const char* const kHex = "0123456789abcdef";
+    std::string id = "gw-";
+    for (int i = 0; i < 2; ++i) {
+        auto bits = random();
+        for (int j = 0; j < 16; ++j, bits >>= 4) id += kHex[bits & 0xf];
+    }
+    return id;
+}
+
+// The problem an httplib status without a body of ours stands for (routing, limits, parsing).
+Problem problem_for_status(int status) {
+    switch (status) {
+        case 400: return {400, "InvalidRequest", "the request is malformed"};
+        case 404: return {404, "NotFound", "no such resource"};
+        case 405: return {405, "MethodNotAllowed", "the method is not allowed here"};
+        case 413: return {413, "PayloadTooLarge", "the request body is larger than the gateway accepts"};
+        case 414: return {414, "InvalidRequest", "the request target is too long"};
+        case 416: return {416, "InvalidRequest", "the range is not satisfiable"};
+        default: return {status, status >= 500 ? "Internal" : "InvalidRequest", std::string(reason_phrase(status))};
+    }
+}
+
+json health(Gateway::State& state) {
+    auto status = state.bus.call(schema::protocol::kMmiStatus, json::object(), state.config.call_timeout);
+    if (!status) {
+        return json{{"status", "down"},
+                    {"broker", json{{"endpoint", state.config.broker}, {"reachable", false},
+                                    {"error", std::string(base::to_string(status.error().type)) + ": " +
+                                                  status.error().message}}},
+                    {"services", json::array()}};
+    }
+    json services = json::array();
+    bool all_live = true;
+    if (status->contains("services") && (*status)["services"].is_array()) {
+        for (const auto& s : (*status)["services"]) {
+            if (!s.is_object()) continue;
+            const int workers = s.value("workers", 0);
+            if (workers == 0) all_live = false;
+            services.push_back(json{{"name", s.value("name", "")},
+                                    {"workers", workers},
+                                    {"idle", s.value("idle", 0)},
+                                    {"in_flight", s.value("in_flight", 0)},
+                                    {"queued", s.value("queued", 0)}});
+        }
+    }
+    json broker = status->value("broker", json::object());
+    broker["reachable"] = true;
+    return json{{"status", all_live ? "ok" : "degraded"}, {"broker", broker}, {"services", services}};
+}
+
+void add_static_routes(Gateway::State& state) {
+    const auto serve = [](const std::string& name, httplib::Response& res) {
+        const auto asset = find_web_asset(name);
+        if (!asset) {
+            send_problem(res, Problem{404, "NotFound", "no file " + name});
+            return;
+        }
+        res.set_content(asset->bytes.data(), asset->bytes.size(), std::string(content_type_for(name)));
+    };
+    state.server.Get("/", [serve](const httplib::Request&, httplib::Response& res) { serve("index.html", res); });
+    state.server.Get(R"(/([A-Za-z0-9][A-Za-z0-9._-]{0,127}))",
+                     [serve](const httplib::Request& req, httplib::Response& res) { serve(req.matches[1], res); });
+}
+
+void add_health_route(Gateway::State& state) {
+    state.server.Get("/api/v1/health", [&state](const httplib::Request&, httplib::Response& res) {
+        const json body = health(state);
+        send_json(res, body["status"] == "down" ? 503 : 200, body);
+    });
+}
+
+}  // namespace
+
+// ---- shared handler helpers ---------------------------------------------------------------
+
+std::optional<StreamSlot> take_stream_slot(Gateway::State& state) {
+    std::size_t open = state.streams.load();
+    do {
+        if (open >= state.config.max_streams) return std::nullopt;
+    } while (!state.streams.compare_exchange_weak(open, open + 1));
+    return StreamSlot(state.streams);
+}
+
+std::string request_id_of(const httplib::Response& res) { return res.get_header_value(kRequestIdHeader); }
+
+void send_json(httplib::Response& res, int status, const json& body) {
+    res.status = status;
+    res.set_content(compact_json(body), "application/json");
+}
+
+void send_problem(httplib::Response& res, const Problem& problem) {
+    res.status = problem.status;
+    res.set_content(compact_json(problem_json(problem, request_id_of(res))), std::string(kProblemContentType));
+}
+
+void send_error(httplib::Response& res, const base::Error& error) { send_problem(res, problem_from(error)); }
+
+base::Result<json> json_body(const httplib::Request& req) {
+    if (base::find_invalid_utf8(req.body))
+        return make_error(ErrorType::kInvalidJson, "the body is not valid UTF-8");
+    json body = json::parse(req.body, nullptr, false);
+    if (body.is_discarded()) return make_error(ErrorType::kInvalidJson, "the body is not valid JSON");
+    if (!body.is_object()) return make_error(ErrorType::kInvalidRequest, "the body must be a JSON object");
+    return body;
+}
+
+bool accepts(const httplib::Request& req, std::string_view type) {
+    // A simple reading of Accept: the type is named (any q but 0) and application/json is not
+    // named before it. Enough for the gateway's few representations.
+    const std::string accept = req.get_header_value("Accept");
+    const auto at = accept.find(type);
+    if (at == std::string::npos) return false;
+    const auto end = accept.find(',', at);
+    const std::string params = accept.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (params.find("q=0") != std::string::npos && params.find("q=0.") == std::string::npos) return false;
+    const auto json_at = accept.find("application/json");
+    return json_at == std::string::npos || json_at > at;
+}
+
+// ---- the gateway --------------------------------------------------------------------------
+
+Gateway::State::State(GatewayConfig c)
+    : config(std::move(c)), bus([this] {
+          bus::BusClientConfig bus_config;
+          bus_config.endpoint = config.broker;
+          bus_config.connect_timeout = config.connect_timeout;
+          bus_config.max_message_bytes = std::size_t{16} << 20;
+          bus_config.request_id_prefix = "";
+          return bus_config;
+      }()) {}
+
+Gateway::Gateway(GatewayConfig config) : state_(std::make_unique<State>(std::move(config))) {
+    State& state = *state_;
+    auto& server = state.server;
+    const std::size_t threads = std::max<std::size_t>(state.config.threads, 2);
+    server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    server.set_payload_max_length(state.config.max_body_bytes);
+    server.set_read_timeout(state.config.read_timeout);
+    server.set_write_timeout(state.config.write_timeout);
+    server.set_keep_alive_timeout(state.config.keep_alive_timeout.count());
+
+    server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+        std::string id = req.get_header_value(kRequestIdHeader);
+        res.set_header(kRequestIdHeader, usable_request_id(id) ? id : new_request_id());
+        return httplib::Server::HandlerResponse::Unhandled;
+    });
+    server.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
+        if (!res.body.empty() || res.content_provider_) return httplib::Server::HandlerResponse::Unhandled;
+        if (!res.has_header(kRequestIdHeader)) res.set_header(kRequestIdHeader, new_request_id());
+        send_problem(res, problem_for_status(res.status));
+        return httplib::Server::HandlerResponse::Handled;
+    }));
+    server.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown exception";
+        try {
+            if (ep) std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+            what = e.what();
+        } catch (...) {
+        }
+        base::component_logger("gateway")->error("event=handler_failed path={} error={}", req.path, what);
+        send_problem(res, Problem{500, "Internal", "the gateway failed on this request"});
+    });
+
+    add_health_route(state);
+    add_query_routes(state);
+    add_trace_routes(state);
+    add_static_routes(state);
+}
+
+Gateway::~Gateway() { stop(); }
+
+const GatewayConfig& Gateway::config() const noexcept { return state_->config; }
+
+base::Result<int> Gateway::bind() {
+    State& state = *state_;
+    if (state.config.port == 0) {
+        const int port = state.server.bind_to_any_port(state.config.host);
+        if (port <= 0)
+            return make_error(ErrorType::kInvalidRequest, "cannot listen on " + state.config.host);
+        state.port = port;
+    } else {
+        if (!state.server.bind_to_port(state.config.host, state.config.port))
+            return make_error(ErrorType::kInvalidRequest, "cannot listen on " + state.config.host + ":" +
+                                                              std::to_string(state.config.port));
+        state.port = state.config.port;
+    }
+    return state.port;
+}
+
+bool Gateway::run() { return state_->server.listen_after_bind(); }
+
+void Gateway::stop() {
+    if (state_ && state_->server.is_running()) state_->server.stop();
+}
+
+}  // namespace glassbox::gateway

@@ -1,0 +1,38 @@
+// Every bound and default of the HTTP gateway, in one place (docs/http.md lists them).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+namespace glassbox::gateway {
+
+struct GatewayConfig {
+    std::string host = "127.0.0.1";
+    int port = 8080;  // 0: any free port (tests)
+    std::string broker = "tcp://127.0.0.1:5555";
+    // HTTP worker threads. An SSE stream holds one for its whole run, so this is more than
+    // max_streams: other requests are still served while every stream slot is taken.
+    std::size_t threads = 24;
+    // SSE streams at once (query streams and live tails); one more is answered 503.
+    std::size_t max_streams = 16;
+    // A request body above this is answered 413 (uploads have their own bound).
+    std::size_t max_body_bytes = std::size_t{1} << 20;
+    // A question through the query router (several model calls); the bus deadline.
+    std::chrono::milliseconds query_timeout{120'000};
+    // Every other bus call (trace service, store, mmi.*).
+    std::chrono::milliseconds call_timeout{30'000};
+    // A broker that does not answer the connection within this is BrokerUnavailable (503).
+    std::chrono::milliseconds connect_timeout{3'000};
+    // SSE comment lines (": keep-alive") at least this often while nothing else is sent.
+    std::chrono::milliseconds keep_alive{15'000};
+    // How often a waiting stream checks that its HTTP client is still there.
+    std::chrono::milliseconds client_check{250};
+    // A client that sends nothing (or reads nothing) for this long is disconnected.
+    std::chrono::seconds read_timeout{10};
+    std::chrono::seconds write_timeout{10};
+    // An idle keep-alive connection is closed after this.
+    std::chrono::seconds keep_alive_timeout{5};
+};
+
+}  // namespace glassbox::gateway

@@ -1,0 +1,63 @@
+// What every route handler of the gateway shares: the config, the bus pool, the stream slots.
+// Internal to gateway/ (the routes' files include it; nothing else does).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <string>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "gateway/bus_pool.hpp"
+#include "gateway/gateway.hpp"
+#include "gateway/problem.hpp"
+
+namespace glassbox::gateway {
+
+struct Gateway::State {
+    explicit State(GatewayConfig c);
+
+    GatewayConfig config;
+    BusPool bus;
+    httplib::Server server;
+    std::atomic<std::size_t> streams{0};
+    int port = 0;
+};
+
+// One of max_streams SSE slots, held for a stream's life.
+class StreamSlot {
+public:
+    explicit StreamSlot(std::atomic<std::size_t>& streams) : streams_(&streams) {}
+    StreamSlot(StreamSlot&& other) noexcept : streams_(other.streams_) { other.streams_ = nullptr; }
+    StreamSlot& operator=(StreamSlot&&) = delete;
+    ~StreamSlot() {
+        if (streams_ != nullptr) streams_->fetch_sub(1);
+    }
+
+private:
+    std::atomic<std::size_t>* streams_;
+};
+
+// A slot, or nothing when max_streams are open.
+std::optional<StreamSlot> take_stream_slot(Gateway::State& state);
+
+// The request id of a request (set by the pre-routing handler on the response).
+std::string request_id_of(const httplib::Response& res);
+
+void send_json(httplib::Response& res, int status, const nlohmann::json& body);
+void send_problem(httplib::Response& res, const Problem& problem);
+void send_error(httplib::Response& res, const base::Error& error);
+
+// The request's JSON body as an object: InvalidJson for a body that does not parse (or is not
+// UTF-8), InvalidRequest for one that is not an object.
+base::Result<nlohmann::json> json_body(const httplib::Request& req);
+
+// True when the request prefers `type` (by its Accept header) to application/json.
+bool accepts(const httplib::Request& req, std::string_view type);
+
+// The route registrations, one file each.
+void add_query_routes(Gateway::State& state);
+void add_trace_routes(Gateway::State& state);
+
+}  // namespace glassbox::gateway

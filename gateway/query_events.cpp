@@ -1,0 +1,232 @@
+// The SSE events of one question: bus replies of a `query` request in, typed events out.
+#include "gateway/query_events.hpp"
+
+#include <cstdlib>
+
+#include "gateway/bus_pool.hpp"
+#include "gateway/explain_view.hpp"
+#include "schema/vocabulary.hpp"
+
+namespace glassbox::gateway {
+
+using nlohmann::json;
+namespace vocab = schema::vocab;
+
+namespace {
+
+
+// A literal's lexical form as a JSON number when it is one, else null.
+json number_of(const std::optional<std::string>& lexical) {
+    if (!lexical || lexical->empty()) return nullptr;
+    char* end = nullptr;
+    const double value = std::strtod(lexical->c_str(), &end);
+    if (end == nullptr || *end != '\0') return nullptr;
+    return value;
+}
+
+json or_null(const std::optional<std::string>& value) {
+    return value ? json(*value) : json(nullptr);
+}
+
+json field_or(const json& object, const char* key, json fallback) {
+    if (!object.is_object()) return fallback;
+    const auto it = object.find(key);
+    return it == object.end() ? fallback : *it;
+}
+
+// A short, one-line excerpt of an observation for tool.result.
+std::string summary_of(const std::string& text) {
+    constexpr std::size_t kMax = 300;
+    std::string line = text.substr(0, kMax);
+    for (char& c : line)
+        if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    return line;
+}
+
+}  // namespace
+
+std::string format_sse(std::uint64_t id, const SseEvent& event) {
+    // compact_json() escapes every control character, so the data is one line whatever the text holds.
+    return "event: " + event.name + "\nid: " + std::to_string(id) + "\ndata: " + compact_json(event.data) + "\n\n";
+}
+
+QueryEvents::QueryEvents(std::string request_id, json request)
+    : request_id_(std::move(request_id)), request_(std::move(request)) {}
+
+SseEvent QueryEvents::event(std::string name, json data) const {
+    data["trace"] = trace_.empty() ? json(nullptr) : json(trace_);
+    return SseEvent{std::move(name), std::move(data)};
+}
+
+void QueryEvents::start(std::vector<SseEvent>& out) {
+    if (started_) return;
+    started_ = true;
+    out.push_back(event("run.started", json{{"request_id", request_id_},
+                                            {"query", field_or(request_, "query", "")},
+                                            {"mode", field_or(request_, "mode", "auto")},
+                                            {"collection", field_or(request_, "collection", "")}}));
+}
+
+std::vector<SseEvent> QueryEvents::on_reply(const bus::Reply& reply) {
+    std::vector<SseEvent> out;
+    if (finished_) return out;
+    switch (reply.kind) {
+        case bus::ReplyKind::kExplain:
+            // The query's own steps: its first message names the trace.
+            if (trace_.empty()) trace_ = string_of(reply.body, "session");
+            start(out);
+            step(reply.body, out);
+            break;
+        case bus::ReplyKind::kData: {
+            const json& body = reply.body;
+            start(out);
+            if (string_of(body, "message_type") == "explain") {
+                // An engine's sub-run, forwarded by the router (an agent wraps its tools' ones).
+                const auto inner = body.find("explain");
+                step(inner != body.end() && inner->is_object() ? *inner : body, out);
+            } else if (const std::string text = string_of(body, "response"); !text.empty()) {
+                streamed_ += text;
+                out.push_back(event("answer.delta", json{{"text", text}}));
+            }
+            break;
+        }
+        case bus::ReplyKind::kFinal:
+            start(out);
+            if (auto error = body_error(reply.body)) {
+                fail(*error, out);
+            } else {
+                final(reply.body, out);
+            }
+            break;
+        case bus::ReplyKind::kError:
+            fail(reply.error.value_or(base::make_error(base::ErrorType::kInternal, "error")), out);
+            break;
+    }
+    return out;
+}
+
+std::vector<SseEvent> QueryEvents::on_failure(const base::Error& error) {
+    std::vector<SseEvent> out;
+    if (!finished_) fail(error, out);
+    return out;
+}
+
+void QueryEvents::fail(const base::Error& error, std::vector<SseEvent>& out) {
+    start(out);
+    out.push_back(event("error", json{{"type", std::string(base::to_string(error.type))},
+                                      {"message", error.message}}));
+    out.push_back(event("done", json{{"termination_reason", "error"}, {"status", "error"}}));
+    finished_ = true;
+}
+
+void QueryEvents::step(const json& explain, std::vector<SseEvent>& out) {
+    if (!explain.is_object()) return;
+    const std::string id = string_of(explain, "explain_id");
+    const std::string session = string_of(explain, "session");
+    const std::string type = explain_step_type(explain);
+    const std::string parent = string_of(explain, "parent_uri");
+    out.push_back(event("step", json{{"step", id},
+                                     {"type", type},
+                                     {"parent", parent.empty() ? json(nullptr) : json(parent)},
+                                     {"service", string_of(explain, "service")},
+                                     {"seq", field_or(explain, "seq", nullptr)},
+                                     {"session", session},
+                                     {"explain", explain}}));
+    if (type == "RoutingDecision") {
+        json scores = json::object();
+        for (const auto& line : explain_values(explain, id, vocab::kRouteScore)) {
+            const auto space = line.rfind(' ');
+            if (space == std::string::npos) continue;
+            scores[line.substr(0, space)] = number_of(line.substr(space + 1));
+        }
+        out.push_back(event("route.decided",
+                            json{{"step", id},
+                                 {"engine", or_null(explain_value(explain, id, vocab::kEngine))},
+                                 {"method", or_null(explain_value(explain, id, vocab::kRoutingMethod))},
+                                 {"question_type", nullptr},
+                                 {"rules_fired", explain_values(explain, id, vocab::kRuleFired)},
+                                 {"confidence", number_of(explain_value(explain, id, vocab::kConfidence))},
+                                 {"scores", scores}}));
+    } else if (type == "Escalation") {
+        out.push_back(event("escalation",
+                            json{{"step", id},
+                                 {"from", or_null(explain_value(explain, id, vocab::kFromEngine))},
+                                 {"to", or_null(explain_value(explain, id, vocab::kEngine))},
+                                 {"reason", or_null(explain_value(explain, id, vocab::kReason))},
+                                 {"relevance", number_of(explain_value(explain, id, vocab::kRelevance))}}));
+    } else if (type.find("ToolUse") != std::string::npos) {
+        const json iteration = number_of(explain_value(explain, id, vocab::kIteration));
+        const std::string tool = explain_value(explain, id, vocab::kAction).value_or("");
+        tools_[session + " " + compact_json(iteration)] = tool;
+        json args = nullptr;
+        if (auto text = explain_value(explain, id, vocab::kArguments)) {
+            args = json::parse(*text, nullptr, false);
+            if (args.is_discarded()) args = *text;
+        }
+        out.push_back(event("tool.call", json{{"step", id}, {"iteration", iteration}, {"tool", tool}, {"args", args}}));
+    } else if (type == "Observation") {
+        const json iteration = number_of(explain_value(explain, id, vocab::kIteration));
+        const auto tool = tools_.find(session + " " + compact_json(iteration));
+        out.push_back(event("tool.result",
+                            json{{"step", id},
+                                 {"iteration", iteration},
+                                 {"tool", tool == tools_.end() ? json(nullptr) : json(tool->second)},
+                                 {"ok", explain_value(explain, id, vocab::kToolStatus).value_or("ok") == "ok"},
+                                 {"summary", summary_of(explain_value(explain, id, vocab::kObservationText).value_or(""))}}));
+    }
+    if (session == trace_ && (type == "Conclusion" || type == "Synthesis")) {
+        if (auto reason = explain_value(explain, id, vocab::kTerminationReason)) termination_ = *reason;
+    }
+}
+
+void QueryEvents::citations(const json& body, std::vector<SseEvent>& out) {
+    const auto list = body.find("citations");
+    if (list == body.end() || !list->is_array()) return;
+    for (const auto& c : *list) {
+        if (!c.is_object()) continue;
+        const std::string chunk = string_of(c, "chunk");
+        const std::string document = string_of(c, "document");
+        // A source is a chunk, or for a fact loaded from a whole file its document and the fact.
+        const std::string key = !chunk.empty() ? chunk : document + "\n" + string_of(c, "text");
+        json data{{"n", field_or(c, "n", nullptr)},
+                  {"spans", field_or(c, "spans", json::array())},
+                  {"selection", field_or(c, "selection", nullptr)},
+                  {"kind", field_or(c, "kind", nullptr)}};
+        if ((chunk.empty() && document.empty()) || sources_sent_.insert(key).second) {
+            data["source"] = json{{"document", document},
+                                  {"title", field_or(c, "title", "")},
+                                  {"chunk", chunk},
+                                  {"char_offset", field_or(c, "char_offset", nullptr)},
+                                  {"char_end", field_or(c, "char_end", nullptr)},
+                                  {"tier", field_or(c, "tier", 0)},
+                                  {"text", field_or(c, "text", "")}};
+        } else {
+            data["source_ref"] = chunk.empty() ? document : chunk;
+        }
+        out.push_back(event("citation", std::move(data)));
+    }
+}
+
+void QueryEvents::final(const json& body, std::vector<SseEvent>& out) {
+    const std::string session = string_of(body, "session");
+    if (trace_.empty()) trace_ = session;
+    // The router does not stream its answer (docs/query.md §1): the whole text is one delta.
+    const std::string response = string_of(body, "response");
+    if (streamed_.empty() && !response.empty()) out.push_back(event("answer.delta", json{{"text", response}}));
+    citations(body, out);
+    out.push_back(event("answer.done",
+                        json{{"response", response},
+                             {"answer", field_or(body, "answer", nullptr)},
+                             {"citations", field_or(body, "citations", json::array())},
+                             {"sources", field_or(body, "sources", json::array())},
+                             {"provenance", field_or(body, "provenance", nullptr)},
+                             {"route", field_or(body, "route", nullptr)},
+                             {"usage", json{{"in_token", field_or(body, "in_token", 0)},
+                                            {"out_token", field_or(body, "out_token", 0)}}}}));
+    std::string reason = string_of(body, "termination");
+    if (reason.empty()) reason = termination_.empty() ? "answered" : termination_;
+    out.push_back(event("done", json{{"termination_reason", reason}, {"status", "complete"}}));
+    finished_ = true;
+}
+
+}  // namespace glassbox::gateway

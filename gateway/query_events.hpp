@@ -1,0 +1,59 @@
+// The SSE events of one question (docs/http.md §3): bus replies of a `query` request in, typed
+// events out. Pure: no sockets, so every translation is unit-tested.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/result.hpp"
+#include "bus/bus_client.hpp"
+
+namespace glassbox::gateway {
+
+struct SseEvent {
+    std::string name;
+    nlohmann::json data;
+};
+
+// One event on the wire: "event: <name>\nid: <id>\ndata: <one-line JSON>\n\n".
+std::string format_sse(std::uint64_t id, const SseEvent& event);
+
+class QueryEvents {
+public:
+    // `request` is what run.started repeats: {query, mode, collection}.
+    QueryEvents(std::string request_id, nlohmann::json request);
+
+    // The events one bus reply of the query request stands for (none for a reply that says
+    // nothing new). A terminal reply ends with `done`.
+    std::vector<SseEvent> on_reply(const bus::Reply& reply);
+    // The events that end a stream whose request failed without a terminal reply of its own.
+    std::vector<SseEvent> on_failure(const base::Error& error);
+
+    bool finished() const noexcept { return finished_; }
+    const std::string& trace() const noexcept { return trace_; }
+
+private:
+    void start(std::vector<SseEvent>& out);
+    void step(const nlohmann::json& explain, std::vector<SseEvent>& out);
+    void final(const nlohmann::json& body, std::vector<SseEvent>& out);
+    void fail(const base::Error& error, std::vector<SseEvent>& out);
+    void citations(const nlohmann::json& body, std::vector<SseEvent>& out);
+    SseEvent event(std::string name, nlohmann::json data) const;
+
+    std::string request_id_;
+    nlohmann::json request_;
+    std::string trace_;
+    bool started_ = false;
+    bool finished_ = false;
+    std::string streamed_;  // answer text already sent as answer.delta
+    std::string termination_;
+    std::set<std::string> sources_sent_;
+    std::map<std::string, std::string> tools_;  // "<session> <iteration>" -> the tool it called
+};
+
+}  // namespace glassbox::gateway

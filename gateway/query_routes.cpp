@@ -1,0 +1,198 @@
+// POST /api/v1/query: one question through the `query` router, answered as JSON or as SSE.
+#include <chrono>
+#include <memory>
+
+#include "base/log.hpp"
+#include "gateway/explain_view.hpp"
+#include "gateway/gateway_state.hpp"
+#include "gateway/query_events.hpp"
+#include "schema/messages.hpp"
+#include "schema/services.hpp"
+
+namespace glassbox::gateway {
+
+using base::ErrorType;
+using base::make_error;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::size_t kMaxQueryBytes = 16 * 1024;  // the query worker's own bound (docs/query.md §1)
+constexpr std::size_t kMaxFieldBytes = 256;
+
+struct QueryInput {
+    schema::QueryRequest request;
+    json summary;  // what run.started repeats
+};
+
+base::Result<std::string> optional_string(const json& body, const char* key, std::size_t max_bytes) {
+    const auto it = body.find(key);
+    if (it == body.end() || it->is_null()) return std::string();
+    if (!it->is_string()) return make_error(ErrorType::kInvalidRequest, std::string(key) + " must be a string");
+    const auto& value = it->get_ref<const std::string&>();
+    if (value.size() > max_bytes)
+        return make_error(ErrorType::kInvalidRequest,
+                          std::string(key) + " is longer than " + std::to_string(max_bytes) + " bytes");
+    for (const unsigned char c : value)
+        if (c < 0x20) return make_error(ErrorType::kInvalidRequest, std::string(key) + " holds a control character");
+    return value;
+}
+
+// The body checked and bounded: {query, mode?, collection?, session_id?, options?}.
+base::Result<QueryInput> query_input(const json& body) {
+    for (const auto& [key, value] : body.items()) {
+        if (key != "query" && key != "mode" && key != "collection" && key != "session_id" && key != "options")
+            return make_error(ErrorType::kInvalidRequest, "unknown field \"" + key + "\"");
+    }
+    const auto query = body.find("query");
+    if (query == body.end() || !query->is_string() || query->get_ref<const std::string&>().empty())
+        return make_error(ErrorType::kInvalidRequest, "query must be a non-empty string");
+    if (query->get_ref<const std::string&>().size() > kMaxQueryBytes)
+        return make_error(ErrorType::kInvalidRequest, "query is longer than 16384 bytes");
+    auto mode = optional_string(body, "mode", kMaxFieldBytes);
+    if (!mode) return mode.error();
+    auto collection = optional_string(body, "collection", kMaxFieldBytes);
+    if (!collection) return collection.error();
+    auto session = optional_string(body, "session_id", kMaxFieldBytes);
+    if (!session) return session.error();
+    if (const auto options = body.find("options"); options != body.end() && !options->is_null() && !options->is_object())
+        return make_error(ErrorType::kInvalidRequest, "options must be an object");
+
+    QueryInput input;
+    input.request.query = query->get<std::string>();
+    const std::string mode_name = mode->empty() ? "auto" : *mode;
+    const auto parsed = schema::query_mode_from_string(mode_name);
+    if (!parsed)
+        return make_error(ErrorType::kInvalidRequest,
+                          "mode must be auto, graph-rag, document-rag or agent, not \"" + mode_name + "\"");
+    input.request.mode = *parsed;
+    input.request.collection = *collection;
+    input.request.session_id = *session;
+    input.summary = json{{"query", input.request.query}, {"mode", mode_name}, {"collection", *collection}};
+    return input;
+}
+
+// Accept: application/json: the router's FINAL with trace_id and usage.
+void answer_json(Gateway::State& state, QueryInput input, httplib::Response& res) {
+    input.request.streaming = false;
+    auto final = state.bus.call(schema::services::kQuery, schema::encode(input.request), state.config.query_timeout);
+    if (!final) {
+        send_error(res, final.error());
+        return;
+    }
+    json body = std::move(*final);
+    body["trace_id"] = body.value("session", json(nullptr));
+    body["usage"] = json{{"in_token", body.value("in_token", json(0))}, {"out_token", body.value("out_token", json(0))}};
+    send_json(res, 200, body);
+}
+
+// The state of one SSE answer, alive as long as httplib may call its content provider.
+struct QueryStream {
+    QueryStream(Gateway::State& s, StreamSlot slot_, BusLease lease_, std::string request_id, json summary)
+        : state(s), slot(std::move(slot_)), lease(std::move(lease_)), events(std::move(request_id), std::move(summary)) {}
+
+    ~QueryStream() {
+        // A stream httplib never ran (the client left before the headers went out) still ends
+        // its run on the bus.
+        if (!bus_request.empty() && lease->is_in_flight(bus_request)) lease->abandon(bus_request);
+    }
+
+    Gateway::State& state;
+    StreamSlot slot;
+    BusLease lease;
+    QueryEvents events;
+    std::string bus_request;
+    std::uint64_t next_id = 1;
+
+    bool write(httplib::DataSink& sink, const std::vector<SseEvent>& out) {
+        std::string text;
+        for (const auto& e : out) text += format_sse(next_id++, e);
+        return text.empty() || sink.write(text.data(), text.size());
+    }
+
+    // The run, from its first reply to `done`; false when the HTTP client went away (the
+    // request is then cancelled on the bus, so its trace ends with status error).
+    bool run(httplib::DataSink& sink) {
+        const auto& config = state.config;
+        const auto give_up = Clock::now() + config.query_timeout + std::chrono::seconds{10};
+        auto last_write = Clock::now();
+        while (!events.finished()) {
+            auto reply = lease->next(bus_request, config.client_check);
+            if (!reply) {
+                if (reply.error().type == ErrorType::kTimeout && Clock::now() < give_up) {
+                    if (!sink.is_writable()) return client_gone();
+                    if (Clock::now() - last_write >= config.keep_alive) {
+                        static constexpr std::string_view kKeepAlive = ": keep-alive\n\n";
+                        if (!sink.write(kKeepAlive.data(), kKeepAlive.size())) return client_gone();
+                        last_write = Clock::now();
+                    }
+                    continue;
+                }
+                if (!write(sink, events.on_failure(reply.error()))) return client_gone();
+                break;
+            }
+            if (!write(sink, events.on_reply(*reply))) return client_gone();
+            last_write = Clock::now();
+        }
+        sink.done();
+        return true;
+    }
+
+    bool client_gone() {
+        base::component_logger("gateway")->info("event=stream_client_gone trace={} bus_request={}",
+                                                events.trace(), bus_request);
+        if (lease->is_in_flight(bus_request)) lease->abandon(bus_request);
+        return false;
+    }
+};
+
+void answer_stream(Gateway::State& state, QueryInput input, const httplib::Request&, httplib::Response& res) {
+    auto slot = take_stream_slot(state);
+    if (!slot) {
+        res.set_header("Retry-After", "1");
+        send_problem(res, Problem{503, "TooManyStreams",
+                                  "the gateway has " + std::to_string(state.config.max_streams) + " streams open"});
+        return;
+    }
+    input.request.streaming = true;
+    const std::string body = schema::encode(input.request).dump(-1, ' ', false, json::error_handler_t::replace);
+    auto lease = state.bus.lease();
+    auto sent = lease->send_raw(schema::services::kQuery, body, state.config.query_timeout);
+    if (!sent) {
+        send_error(res, sent.error());
+        return;
+    }
+    auto stream = std::make_shared<QueryStream>(state, std::move(*slot), std::move(lease), request_id_of(res),
+                                                std::move(input.summary));
+    stream->bus_request = *sent;
+    res.set_header("Cache-Control", "no-store");
+    res.set_header("X-Accel-Buffering", "no");
+    res.set_chunked_content_provider("text/event-stream", [stream](std::size_t, httplib::DataSink& sink) {
+        return stream->run(sink);
+    });
+}
+
+}  // namespace
+
+void add_query_routes(Gateway::State& state) {
+    state.server.Post("/api/v1/query", [&state](const httplib::Request& req, httplib::Response& res) {
+        auto body = json_body(req);
+        if (!body) {
+            send_error(res, body.error());
+            return;
+        }
+        auto input = query_input(*body);
+        if (!input) {
+            send_error(res, input.error());
+            return;
+        }
+        if (accepts(req, "text/event-stream")) {
+            answer_stream(state, std::move(*input), req, res);
+        } else {
+            answer_json(state, std::move(*input), res);
+        }
+    });
+}
+
+}  // namespace glassbox::gateway

@@ -1,0 +1,86 @@
+// GET /api/v1/traces and /api/v1/traces/{id}: the `trace` service's list and show
+// (docs/traces.md §2), over HTTP.
+#include <charconv>
+
+#include "gateway/gateway_state.hpp"
+#include "schema/services.hpp"
+
+namespace glassbox::gateway {
+
+using base::ErrorType;
+using base::make_error;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::size_t kMaxParamBytes = 1024;
+
+base::Result<long long> integer_param(const std::string& name, const std::string& text, long long min, long long max) {
+    long long value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max)
+        return make_error(ErrorType::kInvalidRequest, name + " must be an integer from " + std::to_string(min) +
+                                                          " to " + std::to_string(max));
+    return value;
+}
+
+// The list request from the query string: kind, status, since, until, search, parent, all,
+// limit, offset, after, exact_total. Unknown parameters are refused so a misspelt filter
+// cannot silently list everything.
+base::Result<json> list_request(const httplib::Request& req) {
+    json request{{"op", "list"}};
+    for (const auto& [name, value] : req.params) {
+        if (value.size() > kMaxParamBytes)
+            return make_error(ErrorType::kInvalidRequest, name + " is longer than 1024 bytes");
+        if (name == "kind" || name == "status" || name == "since" || name == "until" || name == "search" ||
+            name == "parent" || name == "after") {
+            request[name] = value;
+        } else if (name == "all" || name == "exact_total") {
+            if (value != "true" && value != "false" && value != "1" && value != "0" && !value.empty())
+                return make_error(ErrorType::kInvalidRequest, name + " must be true or false");
+            request[name == "all" ? "include_subtraces" : name] = value.empty() || value == "true" || value == "1";
+        } else if (name == "limit") {
+            auto limit = integer_param(name, value, 1, 10'000);
+            if (!limit) return limit.error();
+            request["limit"] = *limit;
+        } else if (name == "offset") {
+            auto offset = integer_param(name, value, 0, 1'000'000'000);
+            if (!offset) return offset.error();
+            request["offset"] = *offset;
+        } else if (name != "format") {
+            return make_error(ErrorType::kInvalidRequest, "unknown parameter \"" + name + "\"");
+        }
+    }
+    return request;
+}
+
+}  // namespace
+
+void add_trace_routes(Gateway::State& state) {
+    state.server.Get("/api/v1/traces", [&state](const httplib::Request& req, httplib::Response& res) {
+        auto request = list_request(req);
+        if (!request) {
+            send_error(res, request.error());
+            return;
+        }
+        auto reply = state.bus.call(schema::services::kTrace, *request, state.config.call_timeout);
+        if (!reply) {
+            send_error(res, reply.error());
+            return;
+        }
+        send_json(res, 200, *reply);
+    });
+    // The id is a session URI (URL-encoded; httplib decodes the path) or a unique UUID prefix.
+    state.server.Get(R"(/api/v1/traces/([^/]{1,1024}))", [&state](const httplib::Request& req, httplib::Response& res) {
+        const std::string id = req.matches[1];
+        auto reply = state.bus.call(schema::services::kTrace, json{{"op", "show"}, {"session", id}},
+                                    state.config.call_timeout);
+        if (!reply) {
+            send_error(res, reply.error());
+            return;
+        }
+        send_json(res, 200, *reply);
+    });
+}
+
+}  // namespace glassbox::gateway
