@@ -201,6 +201,7 @@ Gateway::Gateway(GatewayConfig config) : state_(std::make_unique<State>(std::mov
     add_health_route(state);
     add_query_routes(state);
     add_trace_routes(state);
+    add_mcp_routes(state);
     add_static_routes(state);
 }
 

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <string>
 
+#include "gateway/mcp/server.hpp"
+
 namespace glassbox::gateway {
 
 struct GatewayConfig {
@@ -33,6 +35,8 @@ struct GatewayConfig {
     std::chrono::seconds write_timeout{10};
     // An idle keep-alive connection is closed after this.
     std::chrono::seconds keep_alive_timeout{5};
+    // The MCP server at /mcp: session idle timeout, session bound, allowed origins (docs/mcp.md §7).
+    mcp::Options mcp;
 };
 
 }  // namespace glassbox::gateway

@@ -59,5 +59,10 @@ bool accepts(const httplib::Request& req, std::string_view type);
 // The route registrations, one file each.
 void add_query_routes(Gateway::State& state);
 void add_trace_routes(Gateway::State& state);
+void add_mcp_routes(Gateway::State& state);  // /mcp (mcp_routes.cpp, docs/mcp.md)
+
+// A POST /api/v1/query body answered as its JSON reply (the router's FINAL with trace_id and
+// usage), for callers inside the gateway (MCP's resolve_intent).
+base::Result<nlohmann::json> ask_query(Gateway::State& state, const nlohmann::json& body);
 
 }  // namespace glassbox::gateway

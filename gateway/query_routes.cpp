@@ -73,18 +73,25 @@ base::Result<QueryInput> query_input(const json& body) {
     return input;
 }
 
-// Accept: application/json: the router's FINAL with trace_id and usage.
-void answer_json(Gateway::State& state, QueryInput input, httplib::Response& res) {
+// The router's FINAL with trace_id and usage.
+base::Result<json> ask(Gateway::State& state, QueryInput input) {
     input.request.streaming = false;
     auto final = state.bus.call(schema::services::kQuery, schema::encode(input.request), state.config.query_timeout);
-    if (!final) {
-        send_error(res, final.error());
-        return;
-    }
+    if (!final) return std::move(final).error();
     json body = std::move(*final);
     body["trace_id"] = body.value("session", json(nullptr));
     body["usage"] = json{{"in_token", body.value("in_token", json(0))}, {"out_token", body.value("out_token", json(0))}};
-    send_json(res, 200, body);
+    return body;
+}
+
+// Accept: application/json: the router's FINAL with trace_id and usage.
+void answer_json(Gateway::State& state, QueryInput input, httplib::Response& res) {
+    auto body = ask(state, std::move(input));
+    if (!body) {
+        send_error(res, body.error());
+        return;
+    }
+    send_json(res, 200, *body);
 }
 
 // The state of one SSE answer, alive as long as httplib may call its content provider.
@@ -174,6 +181,12 @@ void answer_stream(Gateway::State& state, QueryInput input, const httplib::Reque
 }
 
 }  // namespace
+
+base::Result<json> ask_query(Gateway::State& state, const json& body) {
+    auto input = query_input(body);
+    if (!input) return std::move(input).error();
+    return ask(state, std::move(*input));
+}
 
 void add_query_routes(Gateway::State& state) {
     state.server.Post("/api/v1/query", [&state](const httplib::Request& req, httplib::Response& res) {

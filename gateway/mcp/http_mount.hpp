@@ -5,6 +5,7 @@
 #include <httplib.h>
 
 #include <cctype>
+#include <functional>
 #include <string>
 
 #include "gateway/mcp/server.hpp"
@@ -39,10 +40,13 @@ inline void answer_into(const HttpAnswer& answer, httplib::Response& response) {
     if (!answer.body.empty() || !content_type.empty()) response.set_content(answer.body, content_type);
 }
 
-// POST, GET, DELETE and OPTIONS on `path` go to `mcp` (GET is answered 405 by the server itself).
-inline void mount(httplib::Server& http, Server& mcp, const std::string& path = "/mcp") {
-    auto handler = [&mcp](const httplib::Request& request, httplib::Response& response) {
-        answer_into(mcp.handle(exchange_of(request)), response);
+// POST, GET, DELETE and OPTIONS on `path` go to `handle` (an MCP Server's handle(), kept alive
+// by whatever the function holds: httplib keeps it for the server's life).
+inline void mount(httplib::Server& http, std::function<HttpAnswer(const HttpExchange&)> handle,
+                  const std::string& path = "/mcp") {
+    auto handler = [handle = std::move(handle)](const httplib::Request& request,
+                                                httplib::Response& response) {
+        answer_into(handle(exchange_of(request)), response);
     };
     http.Post(path, handler);
     http.Get(path, handler);

@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
     CannedBackend backend;
     mcp::Server server(backend, options);
     httplib::Server http;
-    mcp::mount(http, server);
+    mcp::mount(http, [&server](const mcp::HttpExchange& e) { return server.handle(e); });
     int port = http.bind_to_any_port("127.0.0.1");
     if (port <= 0) {
         std::cerr << "mcp_stub_server: cannot bind 127.0.0.1\n";

@@ -127,6 +127,10 @@ async function main() {
     return !r.isError && r.structuredContent?.summary?.status === "complete" ? r : null;
   });
   const view = explained.structuredContent;
+  console.log("explain_trace:", view.steps.map((s) => "  ".repeat(s.depth) + s.type).join(" | "),
+              `(${view.triples_total} triples)`);
+  console.log("search_graph:", (hits.edges ?? []).length, "edges,", (hits.chunks ?? []).length, "chunks; first:",
+              JSON.stringify((hits.edges ?? [])[0]?.text ?? (hits.chunks ?? [])[0]?.title));
   expect(view.steps.length > 0 && view.steps[0].type === "Question", "explain_trace: the first step is the Question");
   expect(view.triples.length > 0 && view.triples.length <= 50, "explain_trace: at most max_triples triples");
   expect(explained.content[0].text.includes("Question"), "explain_trace: a readable step list");

@@ -20,14 +20,15 @@ class UpPipeline:
         self.failures = []
         self.checks = 0
 
-    def start(self):
-        """Starts `glassbox up` on ephemeral ports; returns the broker endpoint once it is ready."""
+    def start(self, *extra):
+        """Starts `glassbox up` on ephemeral ports (plus `extra` options); returns the broker
+        endpoint once it is ready."""
         shutil.rmtree(self.workdir, ignore_errors=True)
         os.makedirs(self.workdir)
         ready = os.path.join(self.workdir, "up.ready")
         self.up_log = open(os.path.join(self.workdir, "up.log"), "wb")
         self.up = subprocess.Popen([self.glassbox, "up", "--home", self.home, "--bind", "tcp://127.0.0.1:*",
-                                    "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms", "250", "--ready-file", ready],
+                                    "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms", "250", "--ready-file", ready, *extra],
                                    stdout=self.up_log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.time() + 30
         while not os.path.exists(ready) or os.path.getsize(ready) == 0:
