@@ -1,5 +1,6 @@
 // /mcp: the MCP server (gateway/mcp/, docs/mcp.md) on the gateway, its Backend over the
 // gateway's own query, search and trace calls.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -57,7 +58,9 @@ struct McpEndpoint {
 
 void add_mcp_routes(Gateway::State& state) {
     // shared_ptr: httplib copies the handler into each route; the endpoint lives while any does.
-    auto endpoint = std::make_shared<McpEndpoint>(state, state.config.mcp);
+    mcp::Options options = state.config.mcp;
+    options.max_body_bytes = std::min(options.max_body_bytes, state.config.max_body_bytes);
+    auto endpoint = std::make_shared<McpEndpoint>(state, std::move(options));
     mcp::mount(state.server, [endpoint](const mcp::HttpExchange& exchange) {
         return endpoint->server.handle(exchange);
     });
