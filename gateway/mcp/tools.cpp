@@ -211,7 +211,7 @@ base::Result<json> ToolBox::run(const std::string& name, const json& args, json&
         return shape_list(std::move(*r));
     }
     // explain_trace
-    auto r = backend_.trace_show(args["trace"].get<std::string>());
+    auto r = backend_.trace_show(args.at("trace").get<std::string>());
     if (!r) return std::move(r).error();
     TraceViewLimits limits;
     limits.max_triples = args.value("include_triples", true)
