@@ -6,6 +6,10 @@
 #include <exception>
 #include <utility>
 
+#ifndef GLASSBOX_VERSION
+#define GLASSBOX_VERSION "0.0.0"
+#endif
+
 namespace glassbox::gateway::mcp {
 
 namespace {
@@ -253,7 +257,8 @@ HttpAnswer Server::initialize(const json& body, bool sse) {
         {"capabilities", {{"tools", {{"listChanged", false}}},
                           {"resources", {{"subscribe", false}, {"listChanged", false}}}}},
         {"serverInfo", {{"name", "glassbox"}, {"title", "glassbox explainable RAG"},
-                        {"version", options_.server_version}}},
+                        {"version", options_.server_version.empty() ? std::string(GLASSBOX_VERSION)
+                                                                    : options_.server_version}}},
         {"instructions",
          "Ask with resolve_intent; every answer carries a trace_id. explain_trace shows how the "
          "answer was made, step by step, with its PROV-O triples; search_graph retrieves without "

@@ -49,7 +49,8 @@ struct Options {
     std::vector<std::string> allowed_origins;
     // When a client accepts both, answer a POST as an SSE stream instead of one JSON body.
     bool prefer_sse = false;
-    std::string server_version = "0.1.0";
+    // serverInfo.version; empty: the build's version (the project's CMake version).
+    std::string server_version;
     // The clock behind session expiry (tests replace it).
     std::function<std::chrono::steady_clock::time_point()> clock;
 };

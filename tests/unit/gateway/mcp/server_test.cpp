@@ -75,6 +75,7 @@ TEST_F(McpServerTest, InitializeOpensASessionWithARandomIdAndTheNegotiatedVersio
     EXPECT_TRUE(reply["result"]["capabilities"].contains("tools"));
     EXPECT_TRUE(reply["result"]["capabilities"].contains("resources"));
     EXPECT_EQ(reply["result"]["serverInfo"]["name"], "glassbox");
+    EXPECT_FALSE(reply["result"]["serverInfo"]["version"].get<std::string>().empty());
     const std::string first = a.headers["Mcp-Session-Id"];
     EXPECT_TRUE(std::regex_match(first, std::regex("[0-9a-f]{32}"))) << first;
     EXPECT_NE(open(), first);
