@@ -108,6 +108,16 @@ async function main() {
   expect(JSON.parse(asked.content.at(-1).text).trace_id === answer.trace_id, "resolve_intent: the JSON text block");
   console.log("resolve_intent:", JSON.stringify(answer.response).slice(0, 160), "trace", answer.trace_id);
 
+  if (opts.real) {
+    // The arguments reach the query worker: an explicit engine is the one that answers.
+    const docs = await client.callTool({ name: "resolve_intent", arguments: {
+      query: "What happened to Saltspire Light in the Great Gale?", mode: "document-rag", session_id: "mcp-interop-1" } });
+    const routed = docs.structuredContent ?? {};
+    expect(!docs.isError && routed.engine === "document-rag" && routed.route?.method === "explicit",
+           "resolve_intent mode document-rag: engine " + routed.engine + ", route " + JSON.stringify(routed.route));
+    expect(routed.citations.some((c) => c.kind === "chunk"), "resolve_intent mode document-rag: chunk citations");
+  }
+
   const found = await client.callTool({ name: "search_graph", arguments: { query: opts.search, limit: 5 } });
   const hits = found.structuredContent ?? {};
   expect(!found.isError && (hits.edges?.length ?? 0) + (hits.chunks?.length ?? 0) > 0,
