@@ -160,4 +160,41 @@ Result<void> write_owner_only_file(const std::filesystem::path& path, std::strin
     return {};
 }
 
+Result<std::string> read_owner_only_secret(const std::filesystem::path& path, std::size_t max_bytes) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ELOOP) return refused(path, "is a symbolic link; give the secret's own file");
+        return make_error(errno == ENOENT ? ErrorType::kNotFound : ErrorType::kInvalidRequest,
+                          "cannot open " + shown(path) + ": " + std::strerror(errno));
+    }
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return failed("stat", path);
+    if (!S_ISREG(st.st_mode)) return refused(path, "is not a regular file");
+    if (st.st_uid != ::geteuid())
+        return refused(path, "is owned by another user (uid " + std::to_string(st.st_uid) + ")");
+    if ((st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+        return refused(path, std::string("holds secrets but other users may use it (mode ") + mode +
+                                 "); chmod 600 it");
+    }
+    if (static_cast<std::size_t>(st.st_size) > max_bytes)
+        return refused(path, "is larger than " + std::to_string(max_bytes) + " bytes");
+    std::string text(static_cast<std::size_t>(st.st_size), '\0');
+    std::size_t got = 0;
+    while (got < text.size()) {
+        const auto n = ::read(fd, text.data() + got, text.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return failed("read", path);
+        if (n == 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    text.resize(got);
+    return text;
+}
+
 }  // namespace glassbox::base

@@ -36,4 +36,10 @@ Result<int> open_owner_only_file(const std::filesystem::path& path, OpenFor how)
 // fsync'd and renamed over `path` (a symbolic link at `path` is replaced, not followed).
 Result<void> write_owner_only_file(const std::filesystem::path& path, std::string_view text);
 
+// A secret's file (the gateway's tokens): read whole, after checking that it is a regular file
+// (a symbolic link is not followed) owned by this user that no one else may read or write (mode
+// 0600 or 0400). kInvalidRequest saying why otherwise (the fix: chmod 600); files above
+// `max_bytes` are refused too.
+Result<std::string> read_owner_only_secret(const std::filesystem::path& path, std::size_t max_bytes);
+
 }  // namespace glassbox::base

@@ -29,6 +29,8 @@ struct GatewayOptions {
     std::string ready_file;
     gateway::GatewayConfig config;
     int query_timeout_ms = 120'000;
+    int read_timeout_ms = 10'000;
+    int write_timeout_ms = 10'000;
     long long mcp_session_idle_ms = 1'800'000;
 };
 
@@ -36,7 +38,7 @@ void run_gateway(GatewayOptions& options) {
     auto log = base::component_logger("gateway");
     auto address = gateway::parse_listen_address(options.listen);
     if (!address) exit_with_error(address.error());
-    if (!address->loopback)
+    if (!address->loopback && options.config.tokens_file.empty())
         exit_with_error(make_error(ErrorType::kInvalidRequest,
                                    "--listen " + options.listen +
                                        ": only a loopback address may be served without --tokens FILE"));
@@ -46,6 +48,8 @@ void run_gateway(GatewayOptions& options) {
     config.broker = options.client.broker_endpoint();
     config.call_timeout = options.client.timeout();
     config.query_timeout = std::chrono::milliseconds{options.query_timeout_ms};
+    config.read_timeout = std::chrono::milliseconds{options.read_timeout_ms};
+    config.write_timeout = std::chrono::milliseconds{options.write_timeout_ms};
     config.mcp.session_idle = std::chrono::milliseconds{options.mcp_session_idle_ms};
 
     // Signals are blocked before the server's threads start, so only the wait below sees them.
@@ -90,6 +94,25 @@ void add_gateway_command(CLI::App& app) {
         ->capture_default_str();
     command->add_option("--max-body-bytes", options->config.max_body_bytes, "Largest request body (more: 413)")
         ->capture_default_str();
+    command->add_option("--max-upload-bytes", options->config.max_upload_bytes,
+                        "Largest upload to /api/v1/load/* (more: 413)")
+        ->capture_default_str();
+    command->add_option("--tokens", options->config.tokens_file,
+                        "Bearer tokens file (owner-only): lines `<token> <scope>[,<scope>] [name]`, scopes read, ask, "
+                        "load; required for a non-loopback --listen");
+    command->add_option("--rate-limit", options->config.rate_limit,
+                        "Requests a second per client address, on average (0: no limit)")
+        ->capture_default_str();
+    command->add_option("--rate-burst", options->config.rate_burst, "Requests per client address at once")
+        ->capture_default_str();
+    command->add_option("--read-timeout-ms", options->read_timeout_ms,
+                        "A client that sends nothing for this long is disconnected")
+        ->capture_default_str()
+        ->check(CLI::Range(10, 600'000));
+    command->add_option("--write-timeout-ms", options->write_timeout_ms,
+                        "A client that reads nothing for this long is disconnected")
+        ->capture_default_str()
+        ->check(CLI::Range(10, 600'000));
     command->add_option("--query-timeout-ms", options->query_timeout_ms, "Deadline of one question on the bus")
         ->capture_default_str();
     command->add_option("--mcp-session-idle-ms", options->mcp_session_idle_ms,

@@ -57,7 +57,9 @@ std::optional<base::Error> body_error(const json& body) {
 base::Result<json> BusPool::call(std::string_view service, const json& body,
                                  std::chrono::milliseconds deadline) {
     auto client = lease();
+    const auto started = std::chrono::steady_clock::now();
     auto replies = client->call(service, body, deadline);
+    if (on_call) on_call(service, std::chrono::steady_clock::now() - started, !replies);
     if (!replies) return replies.error();
     if (replies->empty() || replies->back().kind != bus::ReplyKind::kFinal)
         return make_error(ErrorType::kInternal, std::string(service) + " answered no FINAL");

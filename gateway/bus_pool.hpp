@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -53,6 +54,9 @@ public:
                                       std::chrono::milliseconds deadline);
 
     const bus::BusClientConfig& config() const noexcept { return config_; }
+
+    // Told of every call() (service, duration, failed): the gateway's metrics. Set before use.
+    std::function<void(std::string_view, std::chrono::duration<double>, bool)> on_call;
 
 private:
     friend class BusLease;

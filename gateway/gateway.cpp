@@ -2,14 +2,21 @@
 // health) and its life cycle. The API's other routes are in query_routes.cpp and trace_routes.cpp.
 #include "gateway/gateway.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <charconv>
 #include <random>
 
 #include "base/log.hpp"
 #include "base/utf8.hpp"
 #include "gateway/explain_view.hpp"
 #include "gateway/gateway_state.hpp"
+#include "gateway/listen_address.hpp"
 #include "gateway/web_assets.hpp"
 #include "schema/protocol.hpp"
+#include "schema/services.hpp"
 
 namespace glassbox::gateway {
 
@@ -20,6 +27,9 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kRequestIdHeader = "X-Request-ID";
+
+// When the request this thread serves was routed (the logger, on the same thread, measures it).
+thread_local std::chrono::steady_clock::time_point t_request_started = std::chrono::steady_clock::now();
 constexpr std::size_t kMaxRequestIdBytes = 128;
 
 
@@ -84,6 +94,57 @@ json health(Gateway::State& state) {
     return json{{"status", all_live ? "ok" : "degraded"}, {"broker", broker}, {"services", services}};
 }
 
+// The checks before a request is routed (and before its body is read): the rate limit, the
+// token and its scope, the body's declared size. A refused request gets its problem here.
+bool refuse_at_admission(Gateway::State& state, const httplib::Request& req, httplib::Response& res) {
+    const Scope scope = scope_for(req.method, req.path);
+    const bool api = scope != Scope::kNone || req.path.starts_with("/api/");
+    if (api && state.config.rate_limit > 0) {
+        const auto wait = state.limiter.admit(req.remote_addr);
+        if (wait.count() > 0) {
+            res.set_header("Retry-After", std::to_string((wait.count() + 999) / 1000));
+            send_problem(res, Problem{429, "RateLimited",
+                                      "more than " + std::to_string(static_cast<long long>(state.config.rate_limit)) +
+                                          " requests a second from " + req.remote_addr + "; retry later"});
+            return true;
+        }
+    }
+    if (state.tokens && scope != Scope::kNone) {
+        const std::string authorization = req.get_header_value("Authorization");
+        constexpr std::string_view kBearer = "Bearer ";
+        std::optional<TokenGrant> grant;
+        if (authorization.size() > kBearer.size() && std::string_view(authorization).substr(0, kBearer.size()) == kBearer)
+            grant = state.tokens->find(std::string_view(authorization).substr(kBearer.size()));
+        if (!grant) {
+            res.set_header("WWW-Authenticate", "Bearer realm=\"glassbox\"");
+            send_problem(res, Problem{401, "Unauthorized", "a valid bearer token is required (Authorization: Bearer <token>)"});
+            return true;
+        }
+        if (!grant->allows(scope)) {
+            send_problem(res, Problem{403, "Forbidden", "the token \"" + grant->name + "\" lacks the scope \"" +
+                                                            std::string(to_string(scope)) + "\""});
+            return true;
+        }
+    }
+    if (req.has_header("Content-Length")) {
+        const std::size_t limit =
+            scope == Scope::kLoad ? state.config.max_upload_bytes : state.config.max_body_bytes;
+        const std::string declared = req.get_header_value("Content-Length");
+        std::size_t length = 0;
+        const auto [end, ec] = std::from_chars(declared.data(), declared.data() + declared.size(), length);
+        if (ec != std::errc() || end != declared.data() + declared.size()) {
+            send_problem(res, Problem{400, "InvalidRequest", "Content-Length is not a number"});
+            return true;
+        }
+        if (length > limit) {
+            send_problem(res, Problem{413, "PayloadTooLarge", "the body (" + declared + " bytes) is larger than the " +
+                                                                  std::to_string(limit) + " bytes this route accepts"});
+            return true;
+        }
+    }
+    return false;
+}
+
 void add_static_routes(Gateway::State& state) {
     const auto serve = [](const std::string& name, httplib::Response& res) {
         const auto asset = find_web_asset(name);
@@ -96,6 +157,34 @@ void add_static_routes(Gateway::State& state) {
     state.server.Get("/", [serve](const httplib::Request&, httplib::Response& res) { serve("index.html", res); });
     state.server.Get(R"(/([A-Za-z0-9][A-Za-z0-9._-]{0,127}))",
                      [serve](const httplib::Request& req, httplib::Response& res) { serve(req.matches[1], res); });
+}
+
+}  // namespace
+
+void add_metrics_route(Gateway::State& state) {
+    state.server.Get("/metrics", [&state](const httplib::Request&, httplib::Response& res) {
+        auto broker = state.bus.call(schema::protocol::kMmiStatus, json::object(), state.config.call_timeout);
+        json traces = nullptr;
+        if (broker && broker->contains("services") && (*broker)["services"].dump().find("\"name\":\"trace\"") != std::string::npos) {
+            auto stats = state.bus.call(schema::services::kTrace, json{{"op", "stats"}}, state.config.call_timeout);
+            if (stats) traces = std::move(*stats);
+        }
+        res.set_content(state.metrics.render(broker ? *broker : json(nullptr), traces, state.streams.load()),
+                        "text/plain; version=0.0.4; charset=utf-8");
+    });
+}
+
+namespace {
+
+void add_openapi_route(Gateway::State& state) {
+    state.server.Get("/api/v1/openapi.json", [](const httplib::Request&, httplib::Response& res) {
+        for (const auto& document : api_documents()) {
+            if (document.name != "openapi.json") continue;
+            res.set_content(document.bytes.data(), document.bytes.size(), "application/json");
+            return;
+        }
+        send_problem(res, Problem{404, "NotFound", "no OpenAPI document was built in"});
+    });
 }
 
 void add_health_route(Gateway::State& state) {
@@ -131,7 +220,10 @@ void send_problem(httplib::Response& res, const Problem& problem) {
 
 void send_error(httplib::Response& res, const base::Error& error) { send_problem(res, problem_from(error)); }
 
-base::Result<json> json_body(const httplib::Request& req) {
+base::Result<json> json_body(const Gateway::State& state, const httplib::Request& req) {
+    if (req.body.size() > state.config.max_body_bytes)
+        return make_error(ErrorType::kMessageTooLarge, "the body is larger than " +
+                                                           std::to_string(state.config.max_body_bytes) + " bytes");
     if (base::find_invalid_utf8(req.body))
         return make_error(ErrorType::kInvalidJson, "the body is not valid UTF-8");
     json body = json::parse(req.body, nullptr, false);
@@ -163,26 +255,52 @@ Gateway::State::State(GatewayConfig c)
           bus_config.max_message_bytes = std::size_t{16} << 20;
           bus_config.request_id_prefix = "";
           return bus_config;
-      }()) {}
+      }()),
+      limiter(config.rate_limit, config.rate_burst) {}
 
 Gateway::Gateway(GatewayConfig config) : state_(std::make_unique<State>(std::move(config))) {
     State& state = *state_;
     auto& server = state.server;
     const std::size_t threads = std::max<std::size_t>(state.config.threads, 2);
     server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-    server.set_payload_max_length(state.config.max_body_bytes);
+    // The admission check bounds each route by its declared length; this bounds any body.
+    server.set_payload_max_length(std::max(state.config.max_body_bytes, state.config.max_upload_bytes));
+    // TCP_NODELAY on the listening socket, which Linux hands on to every accepted one: httplib
+    // writes a response's headers and body apart, and Nagle's algorithm held the body back for
+    // the client's delayed ACK (40 ms per request on loopback).
+    server.set_socket_options([](socket_t sock) {
+        const int yes = 1;
+        ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+        ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
+    });
     server.set_read_timeout(state.config.read_timeout);
     server.set_write_timeout(state.config.write_timeout);
     server.set_keep_alive_timeout(state.config.keep_alive_timeout.count());
 
-    server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    state.bus.on_call = [&state](std::string_view service, std::chrono::duration<double> took, bool failed) {
+        state.metrics.bus_call(std::string(service), took, failed);
+    };
+    server.set_logger([&state](const httplib::Request& req, const httplib::Response& res) {
+        state.metrics.request(route_label(req.method, req.path), res.status, std::chrono::steady_clock::now() - t_request_started);
+        if (res.get_header_value("Content-Type") == kProblemContentType) {
+            const json problem = json::parse(res.body, nullptr, false);
+            state.metrics.error(problem.is_object() ? problem.value("error", "Internal") : "Internal");
+        }
+    });
+    server.set_pre_routing_handler([&state](const httplib::Request& req, httplib::Response& res) {
+        t_request_started = std::chrono::steady_clock::now();
         std::string id = req.get_header_value(kRequestIdHeader);
         res.set_header(kRequestIdHeader, usable_request_id(id) ? id : new_request_id());
-        return httplib::Server::HandlerResponse::Unhandled;
+        return refuse_at_admission(state, req, res) ? httplib::Server::HandlerResponse::Handled
+                                                    : httplib::Server::HandlerResponse::Unhandled;
     });
     server.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
         if (!res.body.empty() || res.content_provider_) return httplib::Server::HandlerResponse::Unhandled;
         if (!res.has_header(kRequestIdHeader)) res.set_header(kRequestIdHeader, new_request_id());
+        // A request httplib could not read (malformed, too slow, too large) ends its connection:
+        // a client that sends such things does not keep a thread waiting on keep-alive.
+        if (res.status == 400 || res.status == 408 || res.status == 413 || res.status == 414 || res.status == 431)
+            res.set_header("Connection", "close");
         send_problem(res, problem_for_status(res.status));
         return httplib::Server::HandlerResponse::Handled;
     }));
@@ -199,8 +317,12 @@ Gateway::Gateway(GatewayConfig config) : state_(std::make_unique<State>(std::mov
     });
 
     add_health_route(state);
+    add_openapi_route(state);
     add_query_routes(state);
+    add_trace_tail_route(state);
+    add_metrics_route(state);
     add_trace_routes(state);
+    add_knowledge_routes(state);
     add_mcp_routes(state);
     add_static_routes(state);
 }
@@ -211,6 +333,14 @@ const GatewayConfig& Gateway::config() const noexcept { return state_->config; }
 
 base::Result<int> Gateway::bind() {
     State& state = *state_;
+    if (!state.config.tokens_file.empty()) {
+        auto tokens = AccessTokens::load(state.config.tokens_file);
+        if (!tokens) return make_error(tokens.error().type, "--tokens " + tokens.error().message);
+        state.tokens = std::move(*tokens);
+    } else if (!is_loopback_host(state.config.host)) {
+        return make_error(ErrorType::kInvalidRequest, "only a loopback address may be served without --tokens FILE, not " +
+                                                          state.config.host);
+    }
     if (state.config.port == 0) {
         const int port = state.server.bind_to_any_port(state.config.host);
         if (port <= 0)

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstddef>
 #include <string>
+#include <filesystem>
 
 #include "gateway/mcp/server.hpp"
 
@@ -20,6 +21,15 @@ struct GatewayConfig {
     std::size_t max_streams = 16;
     // A request body above this is answered 413 (uploads have their own bound).
     std::size_t max_body_bytes = std::size_t{1} << 20;
+    // POST /api/v1/load/*: one upload (a file of triples or a document) at most this large.
+    std::size_t max_upload_bytes = std::size_t{64} << 20;
+    // Bearer tokens with scopes (access.hpp); empty: no auth, and only a loopback address is
+    // served. Any other address refuses to start without it.
+    std::filesystem::path tokens_file;
+    // Per client address: requests a second on average, and at once; 0: no limit. Applies to
+    // /api/, /metrics and /mcp (not to the viewer's files).
+    double rate_limit = 50;
+    double rate_burst = 100;
     // A question through the query router (several model calls); the bus deadline.
     std::chrono::milliseconds query_timeout{120'000};
     // Every other bus call (trace service, store, mmi.*).
@@ -31,8 +41,8 @@ struct GatewayConfig {
     // How often a waiting stream checks that its HTTP client is still there.
     std::chrono::milliseconds client_check{250};
     // A client that sends nothing (or reads nothing) for this long is disconnected.
-    std::chrono::seconds read_timeout{10};
-    std::chrono::seconds write_timeout{10};
+    std::chrono::milliseconds read_timeout{10'000};
+    std::chrono::milliseconds write_timeout{10'000};
     // An idle keep-alive connection is closed after this.
     std::chrono::seconds keep_alive_timeout{5};
     // The MCP server at /mcp: session idle timeout, session bound, allowed origins (docs/mcp.md §7).

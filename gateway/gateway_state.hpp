@@ -9,8 +9,10 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "gateway/access.hpp"
 #include "gateway/bus_pool.hpp"
 #include "gateway/gateway.hpp"
+#include "gateway/metrics.hpp"
 #include "gateway/problem.hpp"
 
 namespace glassbox::gateway {
@@ -23,6 +25,9 @@ struct Gateway::State {
     httplib::Server server;
     std::atomic<std::size_t> streams{0};
     int port = 0;
+    std::optional<AccessTokens> tokens;  // loaded by bind() from config.tokens_file
+    RateLimiter limiter;
+    Metrics metrics;
 };
 
 // One of max_streams SSE slots, held for a stream's life.
@@ -49,9 +54,10 @@ void send_json(httplib::Response& res, int status, const nlohmann::json& body);
 void send_problem(httplib::Response& res, const Problem& problem);
 void send_error(httplib::Response& res, const base::Error& error);
 
-// The request's JSON body as an object: InvalidJson for a body that does not parse (or is not
-// UTF-8), InvalidRequest for one that is not an object.
-base::Result<nlohmann::json> json_body(const httplib::Request& req);
+// The request's JSON body as an object: MessageTooLarge above config.max_body_bytes (a chunked
+// body has no Content-Length for the admission check), InvalidJson for a body that does not
+// parse (or is not UTF-8), InvalidRequest for one that is not an object.
+base::Result<nlohmann::json> json_body(const Gateway::State& state, const httplib::Request& req);
 
 // True when the request prefers `type` (by its Accept header) to application/json.
 bool accepts(const httplib::Request& req, std::string_view type);
@@ -59,10 +65,16 @@ bool accepts(const httplib::Request& req, std::string_view type);
 // The route registrations, one file each.
 void add_query_routes(Gateway::State& state);
 void add_trace_routes(Gateway::State& state);
+void add_knowledge_routes(Gateway::State& state);
+void add_trace_tail_route(Gateway::State& state);
+void add_metrics_route(Gateway::State& state);
 void add_mcp_routes(Gateway::State& state);  // /mcp (mcp_routes.cpp, docs/mcp.md)
 
 // A POST /api/v1/query body answered as its JSON reply (the router's FINAL with trace_id and
 // usage), for callers inside the gateway (MCP's resolve_intent).
 base::Result<nlohmann::json> ask_query(Gateway::State& state, const nlohmann::json& body);
+// A POST /api/v1/search body answered as its JSON reply (knowledge_routes.cpp), for MCP's
+// search_graph.
+base::Result<nlohmann::json> search_knowledge(Gateway::State& state, const nlohmann::json& body);
 
 }  // namespace glassbox::gateway

@@ -37,8 +37,12 @@ base::Result<ListenAddress> parse_listen_address(std::string_view text) {
                         c == '-' || c == ':';
         if (!ok) return bad("the host holds a character no address has");
     }
-    address.loopback = address.host == "localhost" || address.host == "::1" || address.host.starts_with("127.");
+    address.loopback = is_loopback_host(address.host);
     return address;
+}
+
+bool is_loopback_host(std::string_view host) noexcept {
+    return host == "localhost" || host == "::1" || host.starts_with("127.");
 }
 
 }  // namespace glassbox::gateway

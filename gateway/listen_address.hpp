@@ -15,6 +15,9 @@ struct ListenAddress {
     bool loopback = false; // 127.0.0.0/8, ::1 or localhost
 };
 
+// 127.0.0.0/8, ::1 or localhost.
+bool is_loopback_host(std::string_view host) noexcept;
+
 // "127.0.0.1:8080", "localhost:0", "[::1]:8080", "0.0.0.0:80". InvalidRequest otherwise.
 base::Result<ListenAddress> parse_listen_address(std::string_view text);
 

@@ -7,7 +7,6 @@
 
 #include "gateway/gateway_state.hpp"
 #include "gateway/mcp/http_mount.hpp"
-#include "gateway/search.hpp"
 #include "schema/services.hpp"
 
 namespace glassbox::gateway {
@@ -25,7 +24,7 @@ public:
     base::Result<json> resolve_intent(const json& args) override { return ask_query(state_, args); }
 
     base::Result<json> search_graph(const json& args) override {
-        return search_knowledge(state_.bus, args, SearchLimits{state_.config.call_timeout});
+        return search_knowledge(state_, args);
     }
 
     base::Result<json> trace_show(const std::string& id) override {

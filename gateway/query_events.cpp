@@ -50,6 +50,18 @@ std::string format_sse(std::uint64_t id, const SseEvent& event) {
     return "event: " + event.name + "\nid: " + std::to_string(id) + "\ndata: " + compact_json(event.data) + "\n\n";
 }
 
+SseEvent step_event(const json& explain, const std::string& trace) {
+    const std::string parent = string_of(explain, "parent_uri");
+    return SseEvent{"step", json{{"trace", trace.empty() ? json(nullptr) : json(trace)},
+                                 {"step", string_of(explain, "explain_id")},
+                                 {"type", explain_step_type(explain)},
+                                 {"parent", parent.empty() ? json(nullptr) : json(parent)},
+                                 {"service", string_of(explain, "service")},
+                                 {"seq", field_or(explain, "seq", nullptr)},
+                                 {"session", string_of(explain, "session")},
+                                 {"explain", explain}}};
+}
+
 QueryEvents::QueryEvents(std::string request_id, json request)
     : request_id_(std::move(request_id)), request_(std::move(request)) {}
 
@@ -124,14 +136,7 @@ void QueryEvents::step(const json& explain, std::vector<SseEvent>& out) {
     const std::string id = string_of(explain, "explain_id");
     const std::string session = string_of(explain, "session");
     const std::string type = explain_step_type(explain);
-    const std::string parent = string_of(explain, "parent_uri");
-    out.push_back(event("step", json{{"step", id},
-                                     {"type", type},
-                                     {"parent", parent.empty() ? json(nullptr) : json(parent)},
-                                     {"service", string_of(explain, "service")},
-                                     {"seq", field_or(explain, "seq", nullptr)},
-                                     {"session", session},
-                                     {"explain", explain}}));
+    out.push_back(step_event(explain, trace_));
     if (type == "RoutingDecision") {
         json scores = json::object();
         for (const auto& line : explain_values(explain, id, vocab::kRouteScore)) {

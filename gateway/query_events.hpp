@@ -20,6 +20,9 @@ struct SseEvent {
     nlohmann::json data;
 };
 
+// The `step` event of one explain message (docs/http.md §3), for the stream of `trace`.
+SseEvent step_event(const nlohmann::json& explain, const std::string& trace);
+
 // One event on the wire: "event: <name>\nid: <id>\ndata: <one-line JSON>\n\n".
 std::string format_sse(std::uint64_t id, const SseEvent& event);
 

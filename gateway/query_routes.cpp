@@ -73,12 +73,28 @@ base::Result<QueryInput> query_input(const json& body) {
     return input;
 }
 
+// The step durations of a question's explain messages (its own, and its engines' forwarded).
+void record_steps(Gateway::State& state, const bus::Reply& reply) {
+    if (reply.kind == bus::ReplyKind::kExplain) state.metrics.steps_of(reply.body);
+    if (reply.kind == bus::ReplyKind::kData && string_of(reply.body, "message_type") == "explain") {
+        const auto inner = reply.body.find("explain");
+        state.metrics.steps_of(inner != reply.body.end() && inner->is_object() ? *inner : reply.body);
+    }
+}
+
 // The router's FINAL with trace_id and usage.
 base::Result<json> ask(Gateway::State& state, QueryInput input) {
     input.request.streaming = false;
-    auto final = state.bus.call(schema::services::kQuery, schema::encode(input.request), state.config.query_timeout);
-    if (!final) return std::move(final).error();
-    json body = std::move(*final);
+    auto lease = state.bus.lease();
+    const auto started = Clock::now();
+    auto replies = lease->call(schema::services::kQuery, schema::encode(input.request), state.config.query_timeout);
+    state.metrics.bus_call(std::string(schema::services::kQuery), Clock::now() - started, !replies);
+    if (!replies) return std::move(replies).error();
+    for (const auto& reply : *replies) record_steps(state, reply);
+    if (replies->empty() || replies->back().kind != bus::ReplyKind::kFinal)
+        return make_error(ErrorType::kInternal, "the query service answered no FINAL");
+    json body = std::move(replies->back().body);
+    if (auto error = body_error(body)) return *error;
     body["trace_id"] = body.value("session", json(nullptr));
     body["usage"] = json{{"in_token", body.value("in_token", json(0))}, {"out_token", body.value("out_token", json(0))}};
     return body;
@@ -87,10 +103,7 @@ base::Result<json> ask(Gateway::State& state, QueryInput input) {
 // Accept: application/json: the router's FINAL with trace_id and usage.
 void answer_json(Gateway::State& state, QueryInput input, httplib::Response& res) {
     auto body = ask(state, std::move(input));
-    if (!body) {
-        send_error(res, body.error());
-        return;
-    }
+    if (!body) return send_error(res, body.error());
     send_json(res, 200, *body);
 }
 
@@ -139,6 +152,7 @@ struct QueryStream {
                 if (!write(sink, events.on_failure(reply.error()))) return client_gone();
                 break;
             }
+            record_steps(state, *reply);
             if (!write(sink, events.on_reply(*reply))) return client_gone();
             last_write = Clock::now();
         }
@@ -190,7 +204,7 @@ base::Result<json> ask_query(Gateway::State& state, const json& body) {
 
 void add_query_routes(Gateway::State& state) {
     state.server.Post("/api/v1/query", [&state](const httplib::Request& req, httplib::Response& res) {
-        auto body = json_body(req);
+        auto body = json_body(state, req);
         if (!body) {
             send_error(res, body.error());
             return;

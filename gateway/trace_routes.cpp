@@ -3,7 +3,9 @@
 #include <charconv>
 
 #include "gateway/gateway_state.hpp"
+#include "schema/messages_trace.hpp"
 #include "schema/services.hpp"
+#include "schema/trace_rdf.hpp"
 
 namespace glassbox::gateway {
 
@@ -54,6 +56,56 @@ base::Result<json> list_request(const httplib::Request& req) {
     return request;
 }
 
+// The representations of a trace: its JSON, or an RDF serialisation.
+enum class TraceFormat { kJson, kTurtle, kNTriples, kNQuads, kJsonLd };
+
+struct FormatName {
+    std::string_view param;
+    std::string_view media_type;
+    TraceFormat format;
+};
+constexpr FormatName kFormats[] = {
+    {"json", "application/json", TraceFormat::kJson},
+    {"turtle", "text/turtle", TraceFormat::kTurtle},
+    {"ntriples", "application/n-triples", TraceFormat::kNTriples},
+    {"nquads", "application/n-quads", TraceFormat::kNQuads},
+    {"jsonld", "application/ld+json", TraceFormat::kJsonLd},
+};
+
+// ?format= wins (for links); else the first RDF type Accept names before application/json.
+base::Result<TraceFormat> trace_format(const httplib::Request& req) {
+    if (req.has_param("format")) {
+        const std::string name = req.get_param_value("format");
+        for (const auto& f : kFormats)
+            if (f.param == name) return f.format;
+        return make_error(ErrorType::kInvalidRequest, "format must be json, turtle, ntriples, nquads or jsonld");
+    }
+    for (const auto& f : kFormats)
+        if (f.format != TraceFormat::kJson && accepts(req, f.media_type)) return f.format;
+    return TraceFormat::kJson;
+}
+
+void send_trace(httplib::Response& res, TraceFormat format, json reply) {
+    if (format == TraceFormat::kJson) return send_json(res, 200, reply);
+    auto trace = schema::decode<schema::TraceDetail>(reply);
+    if (!trace) return send_error(res, trace.error());
+    const auto triples = schema::rdf::trace_triples(*trace);
+    res.status = 200;
+    switch (format) {
+        case TraceFormat::kTurtle:
+            return res.set_content(schema::rdf::render_turtle(triples), "text/turtle; charset=utf-8");
+        case TraceFormat::kNTriples:
+            return res.set_content(schema::rdf::render_ntriples(triples), "application/n-triples");
+        case TraceFormat::kNQuads:
+            return res.set_content(schema::rdf::render_nquads(triples), "application/n-quads");
+        case TraceFormat::kJsonLd:
+            return res.set_content(schema::rdf::render_jsonld(triples).dump(-1, ' ', false, json::error_handler_t::replace),
+                                   "application/ld+json");
+        case TraceFormat::kJson:
+            break;
+    }
+}
+
 }  // namespace
 
 void add_trace_routes(Gateway::State& state) {
@@ -73,13 +125,18 @@ void add_trace_routes(Gateway::State& state) {
     // The id is a session URI (URL-encoded; httplib decodes the path) or a unique UUID prefix.
     state.server.Get(R"(/api/v1/traces/([^/]{1,1024}))", [&state](const httplib::Request& req, httplib::Response& res) {
         const std::string id = req.matches[1];
+        auto format = trace_format(req);
+        if (!format) {
+            send_error(res, format.error());
+            return;
+        }
         auto reply = state.bus.call(schema::services::kTrace, json{{"op", "show"}, {"session", id}},
                                     state.config.call_timeout);
         if (!reply) {
             send_error(res, reply.error());
             return;
         }
-        send_json(res, 200, *reply);
+        send_trace(res, *format, std::move(*reply));
     });
 }
 

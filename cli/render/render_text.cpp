@@ -86,38 +86,12 @@ namespace {
 
 // A conservative subset of Turtle's PN_LOCAL: letters, digits, '_' and '-', not starting with '-'
 // or a digit.
-bool is_simple_local_name(std::string_view local) {
-    if (local.empty()) return false;
-    const auto c0 = static_cast<unsigned char>(local.front());
-    if (!((c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z') || c0 == '_')) return false;
-    return std::all_of(local.begin(), local.end(), [](char ch) {
-        return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-               ch == '_' || ch == '-';
-    });
-}
-
 }  // namespace
-
-// "gb:Question" for an IRI in a known namespace with a simple local name.
-std::optional<std::string> prefixed_name(std::string_view iri) {
-    for (const auto& prefix : kPrefixes) {
-        if (iri.size() > prefix.ns.size() && iri.substr(0, prefix.ns.size()) == prefix.ns) {
-            const auto local = iri.substr(prefix.ns.size());
-            if (is_simple_local_name(local))
-                return std::string(prefix.name) + ":" + std::string(local);
-        }
-    }
-    return std::nullopt;
-}
 
 std::string_view local_name(std::string_view iri, std::string_view ns) {
     return iri.size() > ns.size() && iri.substr(0, ns.size()) == ns ? iri.substr(ns.size())
                                                                     : std::string_view{};
 }
-
-std::string spo_key(const Triple& triple) { return schema::to_ntriples(triple); }
-std::string quad_key(const Triple& triple) { return schema::to_nquads(triple); }
-std::string term_key(const Term& term) { return schema::to_ntriples(term); }
 
 bool is_integer_lexical(std::string_view text) {
     std::size_t i = (!text.empty() && (text[0] == '+' || text[0] == '-')) ? 1 : 0;

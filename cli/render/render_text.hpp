@@ -13,6 +13,7 @@
 
 #include "schema/messages_trace.hpp"
 #include "schema/term.hpp"
+#include "schema/trace_rdf.hpp"
 #include "schema/vocabulary.hpp"
 
 namespace glassbox::cli::render::detail {
@@ -28,26 +29,15 @@ std::string truncate_text(std::string_view text, std::size_t width);
 // `text` padded with spaces to `width` code points.
 std::string pad(std::string_view text, std::size_t width);
 
-struct Prefix {
-    std::string_view name;
-    std::string_view ns;
-};
-inline constexpr std::array<Prefix, 6> kPrefixes{{{"rdf", schema::vocab::kRdfNs},
-                                                  {"rdfs", schema::vocab::kRdfsNs},
-                                                  {"xsd", schema::vocab::kXsdNs},
-                                                  {"owl", schema::vocab::kOwlNs},
-                                                  {"prov", schema::vocab::kProvNs},
-                                                  {"gb", schema::vocab::kGbNs}}};
-// "gb:Question" for an IRI in a known namespace with a simple local name.
-std::optional<std::string> prefixed_name(std::string_view iri);
+// Prefixed names and triple keys: schema/trace_rdf.hpp.
+using schema::rdf::kPrefixes;
+using schema::rdf::prefixed_name;
+using schema::rdf::quad_key;
+using schema::rdf::spo_key;
+using schema::rdf::term_key;
 // The part of `iri` after namespace `ns`; empty when `iri` is not in it.
 std::string_view local_name(std::string_view iri, std::string_view ns);
 bool is_integer_lexical(std::string_view text);
-
-// Keys that identify a triple (graph dropped), a quad and a term.
-std::string spo_key(const schema::Triple& triple);
-std::string quad_key(const schema::Triple& triple);
-std::string term_key(const schema::Term& term);
 
 // The kind shown for a session: its kind, else the service that ran it.
 std::string kind_of(const schema::TraceSessionSummary& s);

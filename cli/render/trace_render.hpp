@@ -27,15 +27,17 @@
 #include "base/result.hpp"
 #include "schema/messages_trace.hpp"
 #include "schema/term.hpp"
+#include "schema/trace_rdf.hpp"
 
 namespace glassbox::cli::render {
 
-// Every triple of the trace and its sub-traces (depth first, events in seq order), each
-// distinct quad once, in first-seen order.
-std::vector<schema::Triple> trace_triples(const schema::TraceDetail& trace);
-
-// The distinct (subject, predicate, object) triples, graphs dropped, first-seen order.
-std::vector<schema::Triple> distinct_triples(const std::vector<schema::Triple>& triples);
+// The RDF renderings (schema/trace_rdf.hpp, shared with the HTTP gateway).
+using schema::rdf::distinct_triples;
+using schema::rdf::render_jsonld;
+using schema::rdf::render_nquads;
+using schema::rdf::render_ntriples;
+using schema::rdf::render_turtle;
+using schema::rdf::trace_triples;
 
 enum class TraceFormat { kTree, kJson, kTurtle, kNTriples, kNQuads, kJsonLd };
 // "tree", "json", "turtle", "ntriples", "nquads", "jsonld".
@@ -54,19 +56,6 @@ struct TreeOptions {
 // hidden (except the sources of selections, shown with show_sources). Control characters of
 // stored texts are escaped: a trace cannot drive the terminal.
 std::string render_tree(const schema::TraceDetail& trace, const TreeOptions& options = {});
-
-// Turtle: prefixes rdf, rdfs, xsd, prov, gb, owl; one block per subject (`;` between
-// predicates, `,` between objects); IRIs that cannot be prefixed in full; literals escaped.
-std::string render_turtle(const std::vector<schema::Triple>& triples);
-// One `s p o .` line per distinct triple.
-std::string render_ntriples(const std::vector<schema::Triple>& triples);
-// One `s p o g .` line per distinct quad (no graph: the default graph).
-std::string render_nquads(const std::vector<schema::Triple>& triples);
-// Expanded JSON-LD: an array holding the default graph's node objects and one
-// {"@id": <graph>, "@graph": [...]} object per named graph. A node object has "@id", "@type"
-// and property arrays of {"@id"} or {"@value", "@type"|"@language"}. Lexical forms are kept
-// (numbers are typed strings, never JSON numbers).
-nlohmann::json render_jsonld(const std::vector<schema::Triple>& triples);
 
 // The `list` table: Session | Kind | Question | Started | Duration | Status, then a count line.
 // Sessions with a glassbox URI show its UUID (which `show` accepts, as any unique prefix of it).

@@ -4,6 +4,15 @@
 // traces listed and shown, health, and malformed requests answered with problem bodies.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
 #include <set>
 #include <thread>
 
@@ -18,6 +27,7 @@ namespace fs = std::filesystem;
 
 const fs::path kSample = GLASSBOX_SAMPLE_DIR;
 const std::string kProbe = std::string(GLASSBOX_SOURCE_DIR) + "/tests/support/http_probe.py";
+const std::string kOpenApiCheck = std::string(GLASSBOX_SOURCE_DIR) + "/tests/support/openapi_check.py";
 
 // One answer as http_probe.py prints it.
 struct HttpAnswer {
@@ -34,14 +44,23 @@ struct HttpAnswer {
 
 class GatewayTest : public ClusterTest {
 protected:
+    struct Setup {
+        bool pipeline = false;                  // the RAG pipeline on ops/sample
+        int slow_llm_ms = 0;                    // > 0: an `llm` that holds each request this long
+        std::vector<std::string> gateway_args;  // more `glassbox gateway` options
+    };
+
     // The broker, the trace collector and the gateway; the RAG pipeline only when `pipeline`.
-    void start(bool pipeline) {
+    void start(bool pipeline) { start(Setup{pipeline, 0, {}}); }
+    void start(const Setup& setup) {
+        const bool pipeline = setup.pipeline;
         broker_ = start_broker();
         const std::string hb = std::to_string(kHeartbeatMs);
         std::vector<std::pair<std::string, std::vector<std::string>>> workers = {
             {"trace-collector", {"--home", (dir() / "collector-home").string()}}};
         if (pipeline) {
-            for (const char* name : {"embeddings", "llm"}) workers.push_back({name, {}});
+            workers.push_back({"embeddings", {}});
+            if (setup.slow_llm_ms == 0) workers.push_back({"llm", {}});
             workers.push_back({"store", {"--home", (dir() / "store-home").string()}});
             for (const char* name : {"graph-rag", "document-rag", "query"}) workers.push_back({name, {"--threads", "2"}});
         }
@@ -51,6 +70,7 @@ protected:
             argv.insert(argv.end(), extra.begin(), extra.end());
             start_process(name, argv);
         }
+        if (setup.slow_llm_ms > 0) start_test_worker(broker_.endpoint, "llm", setup.slow_llm_ms);
         for (const auto& [name, extra] : workers) {
             const std::string service = name == "trace-collector" ? "trace" : name;
             ASSERT_TRUE(wait_for_service(broker_.endpoint, service)) << service << " did not register";
@@ -64,20 +84,36 @@ protected:
                 ASSERT_TRUE(loaded.status.exited && loaded.status.code == 0) << loaded.err;
             }
         }
-        const auto ready = dir() / "gateway.ready.json";
-        auto& gateway = start_process("gateway", {glassbox_binary(), "gateway", "--listen", "127.0.0.1:0", "--broker",
-                                                  broker_.endpoint, "--ready-file", ready.string()});
+        start_gateway(setup.gateway_args);
+    }
+
+    void start_gateway(const std::vector<std::string>& extra, const std::string& listen = "127.0.0.1:0") {
+        const auto ready = dir() / ("gateway-" + std::to_string(++gateways_) + ".ready.json");
+        std::vector<std::string> argv = {glassbox_binary(), "gateway", "--listen", listen, "--broker",
+                                         broker_.endpoint, "--ready-file", ready.string()};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        auto& gateway = start_process("gateway-" + std::to_string(gateways_), argv);
         const auto info = wait_for_ready_file(ready, gateway, milliseconds{10'000});
-        ASSERT_TRUE(info) << "the gateway wrote no ready file";
+        ASSERT_TRUE(info) << "the gateway wrote no ready file: " << gateway.stderr_text();
         url_ = info->value("url", "");
         ASSERT_FALSE(url_.empty());
+        if (url_.find("0.0.0.0") != std::string::npos) url_.replace(url_.find("0.0.0.0"), 7, "127.0.0.1");
+    }
+
+    std::vector<std::string> probe_argv(const std::string& method, const std::string& path,
+                                        const std::optional<std::string>& body, const std::vector<std::string>& headers) {
+        std::vector<std::string> argv = {"/usr/bin/python3", kProbe, method, url_ + path};
+        if (body) argv.insert(argv.end(), {"--body", *body});
+        for (const auto& h : headers) argv.insert(argv.end(), {"--header", h});
+        return argv;
     }
 
     HttpAnswer http(const std::string& method, const std::string& path, std::optional<std::string> body = {},
                     std::vector<std::string> headers = {}) {
-        std::vector<std::string> argv = {"/usr/bin/python3", kProbe, method, url_ + path};
-        if (body) argv.insert(argv.end(), {"--body", *body});
-        for (const auto& h : headers) argv.insert(argv.end(), {"--header", h});
+        return probe(probe_argv(method, path, body, headers));
+    }
+
+    HttpAnswer probe(const std::vector<std::string>& argv) {
         const auto done = run_command(argv, dir(), milliseconds{90'000});
         HttpAnswer answer;
         const json out = json::parse(done.out, nullptr, false);
@@ -122,6 +158,7 @@ protected:
 
     RunningBroker broker_;
     std::string url_;
+    int gateways_ = 0;
 };
 
 // The names of a stream's events, in order.
@@ -243,6 +280,141 @@ TEST_F(GatewayTest, AQuestionAnsweredAsJsonCarriesTheTraceIdUsageAndEscalations)
     EXPECT_FALSE(escalation.value("to", "").empty());
     EXPECT_FALSE(escalation.value("reason", "").empty());
     EXPECT_EQ(names.back(), "done");
+
+    // The metrics count both questions and show the broker's, the steps' and the store's figures.
+    const auto metrics = http("GET", "/metrics");
+    ASSERT_EQ(metrics.status, 200);
+    EXPECT_EQ(metrics.headers.value("content-type", "").rfind("text/plain; version=0.0.4", 0), 0u);
+    const std::regex sample(R"(^[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? -?[0-9.e+-]+$)");
+    std::istringstream lines(metrics.body);
+    std::string line;
+    int samples = 0;
+    while (std::getline(lines, line)) {
+        if (line.rfind("# HELP ", 0) == 0 || line.rfind("# TYPE ", 0) == 0) continue;
+        EXPECT_TRUE(std::regex_match(line, sample)) << "not a Prometheus sample: " << line;
+        ++samples;
+    }
+    EXPECT_GT(samples, 20);
+    for (const char* expected : {"glassbox_gateway_requests_total{route=\"POST /api/v1/query\",status=\"200\"} 2",
+                                 "glassbox_broker_up 1", "glassbox_service_queue_depth{service=\"query\"} 0",
+                                 "glassbox_step_seconds_count{service=\"graph-rag\",step=\"Synthesis\"} 2",
+                                 "glassbox_service_call_seconds_count{service=\"query\"} ", "glassbox_spool_messages ",
+                                 "glassbox_traces_stored{status=\"complete\"} "})
+        EXPECT_NE(metrics.body.find(expected), std::string::npos) << expected << "\n" << metrics.body.substr(0, 6000);
+}
+
+TEST_F(GatewayTest, SearchGraphStatsAndATraceAsRdf) {
+    start(true);
+    const auto found = http("POST", "/api/v1/search", json{{"query", "shipyard that built the MV Curlew"}, {"limit", 5}}.dump());
+    ASSERT_EQ(found.status, 200) << found.describe();
+    const json result = found.body_json();
+    ASSERT_GE(result["chunks"].size(), 1u) << found.describe();
+    EXPECT_LE(result["chunks"].size(), 5u);
+    for (const auto& c : result["chunks"]) {
+        EXPECT_FALSE(c.value("text", "").empty()) << c.dump();
+        EXPECT_TRUE(c["score"].is_number());
+        EXPECT_TRUE(c["document"].is_string());
+    }
+    ASSERT_GE(result["edges"].size(), 1u) << found.describe();
+    for (const auto& e : result["edges"]) {
+        EXPECT_EQ(e["s"].value("t", ""), "i") << e.dump();
+        EXPECT_FALSE(e.value("text", "").empty());
+        EXPECT_GE(e["sources"].size(), 1u) << "each fact names the file it was loaded from: " << e.dump();
+    }
+    const auto only_chunks = http("POST", "/api/v1/search", json{{"query", "Curlew"}, {"kind", "chunks"}}.dump());
+    EXPECT_TRUE(only_chunks.body_json()["edges"].empty()) << only_chunks.describe();
+    expect_problem(http("POST", "/api/v1/search", json{{"query", "x"}, {"limit", 1000}}.dump()), 400, "InvalidRequest");
+
+    const auto stats = http("GET", "/api/v1/graph/stats");
+    ASSERT_EQ(stats.status, 200) << stats.describe();
+    EXPECT_GT(stats.body_json().value("quads", 0), 100) << stats.describe();
+    EXPECT_GT(stats.body_json().value("chunks", 0), 0);
+
+    // A trace as RDF, by Accept and by ?format: as many N-Triples lines as distinct triples.
+    const auto asked = http("POST", "/api/v1/query", json{{"query", "Who founded the shipyard that built the MV Curlew?"}}.dump());
+    const std::string trace = asked.body_json().value("trace_id", "");
+    ASSERT_FALSE(trace.empty()) << asked.describe();
+    ASSERT_TRUE(stored_trace(trace, "complete").is_object());
+    const auto turtle = http("GET", "/api/v1/traces/" + trace, {}, {"Accept: text/turtle"});
+    EXPECT_EQ(turtle.headers.value("content-type", ""), "text/turtle; charset=utf-8");
+    EXPECT_NE(turtle.body.find("@prefix gb: <https://glassbox.dev/ns#>"), std::string::npos) << turtle.body.substr(0, 500);
+    const auto ntriples = http("GET", "/api/v1/traces/" + trace + "?format=ntriples");
+    const auto nquads = http("GET", "/api/v1/traces/" + trace, {}, {"Accept: application/n-quads"});
+    EXPECT_EQ(ntriples.headers.value("content-type", ""), "application/n-triples");
+    const auto lines = [](const std::string& text) { return std::count(text.begin(), text.end(), '\n'); };
+    EXPECT_GT(lines(ntriples.body), 20);
+    EXPECT_EQ(lines(ntriples.body), lines(nquads.body)) << "one graph: as many quads as triples";
+    const auto jsonld = http("GET", "/api/v1/traces/" + trace, {}, {"Accept: application/ld+json"});
+    EXPECT_TRUE(jsonld.body_json().is_array()) << jsonld.body.substr(0, 300);
+    expect_problem(http("GET", "/api/v1/traces/" + trace + "?format=rdfxml"), 400, "InvalidRequest");
+}
+
+TEST_F(GatewayTest, TheOpenApiDocumentDescribesTheRealAnswers) {
+    start(true);
+    const auto document = http("GET", "/api/v1/openapi.json");
+    ASSERT_EQ(document.status, 200);
+    ASSERT_TRUE(document.body_json().is_object());
+    EXPECT_EQ(document.body_json().value("openapi", ""), "3.1.0");
+    std::ofstream(dir() / "openapi.json") << document.body;
+
+    // Real answers of every JSON route, problems among them, and every event of two streams.
+    std::ofstream answers(dir() / "answers.jsonl");
+    const auto record = [&](const std::string& method, const std::string& path, const HttpAnswer& a) {
+        answers << json{{"method", method}, {"path", path.substr(0, path.find('?'))}, {"status", a.status},
+                        {"content_type", a.headers.value("content-type", "")}, {"body", a.body_json()}}.dump()
+                << "\n";
+    };
+    const auto get = [&](const std::string& path) {
+        const auto a = http("GET", path);
+        record("get", path, a);
+        return a;
+    };
+    const auto post = [&](const std::string& path, const json& body) {
+        const auto a = http("POST", path, body.dump());
+        record("post", path, a);
+        return a;
+    };
+    const std::string question = "Who founded the shipyard that built the MV Curlew?";
+    const auto asked = post("/api/v1/query", json{{"query", question}});
+    const std::string trace = asked.body_json().value("trace_id", "");
+    ASSERT_FALSE(trace.empty()) << asked.describe();
+    post("/api/v1/query", json{{"query", question}, {"mode", "agent"}});
+    post("/api/v1/query", json{{"query", ""}});
+    post("/api/v1/search", json{{"query", "Curlew shipyard"}});
+    post("/api/v1/search", json{{"query", "x"}, {"kind", "neither"}});
+    get("/api/v1/health");
+    get("/api/v1/graph/stats");
+    get("/api/v1/traces?limit=5");
+    get("/api/v1/traces?limit=-1");
+    ASSERT_TRUE(stored_trace(trace, "complete").is_object());
+    get("/api/v1/traces/" + trace);
+    get("/api/v1/traces/00000000-none");
+    std::set<std::string> events;
+    for (const json& body : {json{{"query", question}}, json{{"query", question}, {"mode", "agent"}}}) {
+        const auto stream = http("POST", "/api/v1/query", body.dump(), {"Accept: text/event-stream"});
+        for (const auto& e : stream.events) {
+            answers << json{{"event", e.value("event", "")}, {"data", e["data"]}}.dump() << "\n";
+            events.insert(e.value("event", ""));
+        }
+    }
+    for (const char* name : {"run.started", "step", "route.decided", "escalation", "answer.delta", "citation", "answer.done", "done"})
+        EXPECT_TRUE(events.count(name)) << name << " was not seen, so not checked";
+    // The server's routes are all in the document.
+    for (const auto& [method, route] : std::vector<std::pair<std::string, std::string>>{
+             {"post", "/api/v1/query"}, {"post", "/api/v1/search"}, {"get", "/api/v1/traces"},
+             {"get", "/api/v1/traces/{id}"}, {"get", "/api/v1/traces/{id}/events"}, {"get", "/api/v1/graph/stats"},
+             {"get", "/api/v1/health"}, {"get", "/api/v1/openapi.json"}, {"get", "/metrics"}})
+        answers << json{{"route", {method, route}}}.dump() << "\n";
+    answers.close();
+
+    const auto checked = run_command({"/bin/sh", "-c", "/usr/bin/python3 " + kOpenApiCheck + " " + (dir() / "openapi.json").string() +
+                                                           " < " + (dir() / "answers.jsonl").string()},
+                                     dir(), milliseconds{60'000});
+    const json verdict = json::parse(checked.out, nullptr, false);
+    ASSERT_TRUE(verdict.is_object()) << checked.out << checked.err;
+    EXPECT_EQ(checked.status.code, 0) << verdict.dump(2);
+    EXPECT_TRUE(verdict["failures"].empty()) << verdict.dump(2);
+    EXPECT_GT(verdict.value("checked", 0), 40);
 }
 
 TEST_F(GatewayTest, HealthTracesAndTheViewerAreServedAndBadRequestsGetProblems) {
@@ -283,6 +455,188 @@ TEST_F(GatewayTest, HealthTracesAndTheViewerAreServedAndBadRequestsGetProblems) 
     EXPECT_EQ(stream.events[2]["data"].value("status", ""), "error");
     // The gateway still serves.
     EXPECT_EQ(http("GET", "/api/v1/health").status, 200);
+}
+
+// A TCP connection to the gateway's port, for clients that misbehave below HTTP.
+class RawConnection {
+public:
+    explicit RawConnection(const std::string& url) {
+        const int port = std::stoi(url.substr(url.rfind(':') + 1));
+        fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_port = htons(static_cast<std::uint16_t>(port));
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+    }
+    ~RawConnection() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    bool connected() const { return connected_; }
+    void send(const std::string& text) { (void)!::write(fd_, text.data(), text.size()); }
+    // True when the server closes the connection within `timeout` (reading and dropping any answer).
+    bool closed_within(milliseconds timeout) {
+        const auto until = std::chrono::steady_clock::now() + timeout;
+        char buffer[4096];
+        while (std::chrono::steady_clock::now() < until) {
+            pollfd p{fd_, POLLIN, 0};
+            if (::poll(&p, 1, 50) <= 0) continue;
+            const auto n = ::read(fd_, buffer, sizeof buffer);
+            if (n <= 0) return true;
+        }
+        return false;
+    }
+
+private:
+    int fd_ = -1;
+    bool connected_ = false;
+};
+
+TEST_F(GatewayTest, AClientThatGoesAwayCancelsItsRunAndTheTraceEndsWithError) {
+    // An llm that takes 20 s: the run waits in graph-rag's first model call after its first steps.
+    start(Setup{true, 20'000, {}});
+    auto argv = probe_argv("POST", "/api/v1/query", json{{"query", "Who founded the shipyard that built the MV Curlew?"}}.dump(),
+                           {"Accept: text/event-stream"});
+    argv.insert(argv.end(), {"--close-after-events", "3"});
+    const auto answer = probe(argv);
+    ASSERT_EQ(answer.events.size(), 3u) << answer.describe();
+    const auto closed = std::chrono::steady_clock::now();
+    const std::string trace = answer.events[2]["data"].value("trace", "");
+    ASSERT_FALSE(trace.empty()) << answer.describe();
+    // Cancelled on the bus: the broker ends the open trace with status error, long before the
+    // model would have answered.
+    const json stored = stored_trace(trace, "error");
+    ASSERT_TRUE(stored.is_object());
+    EXPECT_LT(std::chrono::steady_clock::now() - closed, milliseconds{10'000});
+    EXPECT_NE(stored.dump().find("Cancelled"), std::string::npos) << stored.dump().substr(0, 3000);
+}
+
+TEST_F(GatewayTest, ALiveTailFollowsARunningTraceToItsEnd) {
+    start(Setup{true, 20'000, {}});
+    // A question held in graph-rag's model call; its asker is killed later.
+    auto& asker = start_process("asker", probe_argv("POST", "/api/v1/query",
+                                                    json{{"query", "Who founded the shipyard that built the MV Curlew?"}}.dump(),
+                                                    {"Accept: text/event-stream"}));
+    std::string trace;
+    const auto until = std::chrono::steady_clock::now() + milliseconds{15'000};
+    while (trace.empty() && std::chrono::steady_clock::now() < until) {
+        const json list = http("GET", "/api/v1/traces?status=running&kind=query").body_json();
+        if (list.is_object() && !list["sessions"].empty()) trace = list["sessions"][0].value("session", "");
+        if (trace.empty()) std::this_thread::sleep_for(milliseconds{100});
+    }
+    ASSERT_FALSE(trace.empty()) << "no running trace";
+    auto& tail = start_process("tail", probe_argv("GET", "/api/v1/traces/" + trace + "/events", {}, {}));
+    std::this_thread::sleep_for(milliseconds{1'000});
+    EXPECT_TRUE(tail.running()) << "the tail waits while the trace runs";
+    asker.kill();  // the asker goes away: the run is cancelled, its trace ends with error
+    const auto tail_until = std::chrono::steady_clock::now() + milliseconds{15'000};
+    while (tail.running() && std::chrono::steady_clock::now() < tail_until) std::this_thread::sleep_for(milliseconds{50});
+    ASSERT_FALSE(tail.running()) << "the tail did not end with the trace";
+    const json out = json::parse(tail.stdout_text(), nullptr, false);
+    ASSERT_TRUE(out.is_object()) << tail.stdout_text() << tail.stderr_text();
+    const auto names = event_names(out["events"]);
+    ASSERT_GE(names.size(), 3u) << out.dump();
+    EXPECT_EQ(names.back(), "done");
+    EXPECT_EQ(out["events"].back()["data"].value("status", ""), "error") << out.dump().substr(0, 3000);
+    long long last = -1;
+    for (const auto& e : out["events"]) {
+        if (e.value("event", "") != "step") continue;
+        EXPECT_EQ(e["data"].value("session", ""), trace);
+        const long long seq = e["data"].value("seq", -1LL);
+        EXPECT_EQ(seq, last + 1) << "each step once, in order";
+        last = seq;
+    }
+    EXPECT_GE(last, 2) << "the Question, the RoutingDecision and the broker's error end at least";
+    expect_problem(http("GET", "/api/v1/traces/00000000-none/events"), 404, "NotFound");
+}
+
+TEST_F(GatewayTest, LimitsAnswerTheirStatusWithAProblem) {
+    start(Setup{false, 0, {"--max-body-bytes", "1000", "--max-streams", "1", "--rate-limit", "0.5", "--rate-burst", "5"}});
+    start_test_worker(broker_.endpoint, "query", 3'000);
+    ASSERT_TRUE(wait_for_service(broker_.endpoint, "query"));
+    // 413: a body over --max-body-bytes, refused before it is read.
+    expect_problem(http("POST", "/api/v1/query", json{{"query", std::string(2'000, 'x')}}.dump()), 413, "PayloadTooLarge");
+    // 503: one stream is open (its question held 3 s by the worker), a second is refused.
+    auto& first = start_process("first-stream", probe_argv("POST", "/api/v1/query", json{{"query", "hold"}}.dump(),
+                                                           {"Accept: text/event-stream"}));
+    ASSERT_TRUE(wait_until_busy(broker_.endpoint, "query"));
+    const auto second = http("POST", "/api/v1/query", json{{"query", "me too"}}.dump(), {"Accept: text/event-stream"});
+    expect_problem(second, 503, "TooManyStreams");
+    EXPECT_FALSE(second.headers.value("retry-after", "").empty());
+    // The first stream ends once the worker answers.
+    const auto until = std::chrono::steady_clock::now() + milliseconds{10'000};
+    while (first.running() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(milliseconds{50});
+    EXPECT_FALSE(first.running());
+    // 429: past the burst, with Retry-After; the viewer's files are not counted.
+    HttpAnswer limited;
+    for (int i = 0; i < 30 && limited.status != 429; ++i) limited = http("GET", "/api/v1/traces?limit=1");
+    expect_problem(limited, 429, "RateLimited");
+    EXPECT_GE(std::stoi(limited.headers.value("retry-after", "0")), 1) << limited.describe();
+    EXPECT_EQ(http("GET", "/").status, 200);
+}
+
+TEST_F(GatewayTest, TokensAndScopesGuardTheApiAndAnOpenAddressNeedsThem) {
+    start(false);
+    // Without --tokens, only loopback is served.
+    const auto open = run_glassbox({"gateway", "--listen", "0.0.0.0:0", "--broker", broker_.endpoint});
+    EXPECT_TRUE(open.status.exited && open.status.code == 2) << open.status.describe() << open.err;
+    EXPECT_NE(open.err.find("--tokens"), std::string::npos) << open.err;
+    // A tokens file others may read is refused.
+    const auto tokens = dir() / "tokens";
+    {
+        std::ofstream out(tokens);
+        out << "# token scopes name\n"
+            << "reader-0123456789abcdef read reader\n"
+            << "asker-0123456789abcdef ask,read asker\n";
+    }
+    fs::permissions(tokens, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+    const auto shared = run_glassbox({"gateway", "--listen", "127.0.0.1:0", "--broker", broker_.endpoint, "--tokens",
+                                      tokens.string()});
+    EXPECT_TRUE(shared.status.exited && shared.status.code == 2) << shared.status.describe() << shared.err;
+    EXPECT_NE(shared.err.find("chmod 600"), std::string::npos) << shared.err;
+    fs::permissions(tokens, fs::perms::owner_read | fs::perms::owner_write);
+    start_gateway({"--tokens", tokens.string()}, "0.0.0.0:0");
+
+    const auto anonymous = http("GET", "/api/v1/traces");
+    expect_problem(anonymous, 401, "Unauthorized");
+    EXPECT_NE(anonymous.headers.value("www-authenticate", "").find("Bearer"), std::string::npos);
+    expect_problem(http("GET", "/api/v1/traces", {}, {"Authorization: Bearer reader-0123456789abcdeX"}), 401,
+                   "Unauthorized");
+    expect_problem(http("GET", "/api/v1/traces", {}, {"Authorization: Bearer reader-0123456789abcde"}), 401,
+                   "Unauthorized");
+    EXPECT_EQ(http("GET", "/api/v1/traces", {}, {"Authorization: Bearer reader-0123456789abcdef"}).status, 200);
+    expect_problem(http("POST", "/api/v1/query", json{{"query", "q"}}.dump(), {"Authorization: Bearer reader-0123456789abcdef"}),
+                   403, "Forbidden");
+    // The asker may ask (no query worker here: the bus's answer, not the gateway's refusal).
+    EXPECT_EQ(http("POST", "/api/v1/query", json{{"query", "q"}}.dump(), {"Authorization: Bearer asker-0123456789abcdef"}).status,
+              503);
+    // Health and the viewer need no token.
+    EXPECT_EQ(http("GET", "/api/v1/health").status, 200);
+    EXPECT_EQ(http("GET", "/").status, 200);
+}
+
+TEST_F(GatewayTest, SlowAndBrokenClientsCannotHoldTheGateway) {
+    start(Setup{false, 0, {"--threads", "2", "--read-timeout-ms", "1000"}});
+    // Two clients (as many as the gateway's threads) send half a request and stall.
+    std::vector<std::unique_ptr<RawConnection>> stalled;
+    for (int i = 0; i < 2; ++i) {
+        stalled.push_back(std::make_unique<RawConnection>(url_));
+        ASSERT_TRUE(stalled.back()->connected());
+        stalled.back()->send("POST /api/v1/query HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n");
+    }
+    // Each is answered 400 after the read timeout (1 s) and dropped after the keep-alive wait (5 s).
+    for (auto& c : stalled) EXPECT_TRUE(c->closed_within(milliseconds{9'000})) << "a stalled client was not dropped";
+    const auto started = std::chrono::steady_clock::now();
+    EXPECT_EQ(http("GET", "/api/v1/health").status, 200);
+    EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds{3'000});
+    // Garbage instead of HTTP, and a header line far too long: an answer or a close, never a crash.
+    RawConnection garbage(url_);
+    garbage.send(std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11) + std::string(64, '\0') + "\r\n\r\n");
+    EXPECT_TRUE(garbage.closed_within(milliseconds{9'000}));
+    RawConnection long_header(url_);
+    long_header.send("GET /api/v1/health HTTP/1.1\r\nX-Long: " + std::string(100'000, 'a') + "\r\n\r\n");
+    EXPECT_TRUE(long_header.closed_within(milliseconds{9'000}));
+    EXPECT_EQ(http("GET", "/api/v1/health").status, 200) << "the gateway still serves";
 }
 
 TEST_F(GatewayTest, UpStartsTheGatewayAndStatusShowsIt) {

@@ -108,7 +108,7 @@ def main():
     p = glassbox_up.UpPipeline(args.glassbox, args.workdir)
     gateway = None
     try:
-        broker = p.start("--no-gateway")
+        broker = p.start(["--no-gateway"])
         missing = wait_for_services(p, SERVICES)
         if "trace" in missing:
             print("SKIP: the trace service did not register (is the trace collector started by glassbox up?)")

@@ -1,12 +1,14 @@
-"""`glassbox up` in a fresh home for an interop script: start, stop, run CLI commands, count checks.
+"""`glassbox up` in a fresh home for an interop script: start, stop, run CLI commands, count checks;
+and ExplainWorker, a GBW01 worker written from docs/protocol.md §5 that answers with explain messages.
 
-Shared by run_traces_interop.py and third_party_iris.py (each subclasses UpPipeline).
+Shared by run_traces_interop.py, third_party_iris.py and ../viewer/run_viewer_test.py.
 """
 import json
 import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 
 
@@ -20,15 +22,15 @@ class UpPipeline:
         self.failures = []
         self.checks = 0
 
-    def start(self, *extra):
-        """Starts `glassbox up` on ephemeral ports (plus `extra` options); returns the broker
-        endpoint once it is ready."""
+    def start(self, extra_args=()):
+        """Starts `glassbox up` on ephemeral ports; returns the broker endpoint once it is ready."""
         shutil.rmtree(self.workdir, ignore_errors=True)
         os.makedirs(self.workdir)
         ready = os.path.join(self.workdir, "up.ready")
         self.up_log = open(os.path.join(self.workdir, "up.log"), "wb")
         self.up = subprocess.Popen([self.glassbox, "up", "--home", self.home, "--bind", "tcp://127.0.0.1:*",
-                                    "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms", "250", "--ready-file", ready, *extra],
+                                    "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms", "250", "--ready-file", ready]
+                                   + list(extra_args),
                                    stdout=self.up_log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.time() + 30
         while not os.path.exists(ready) or os.path.getsize(ready) == 0:
@@ -71,3 +73,59 @@ class UpPipeline:
                 return value
             time.sleep(0.2)
         raise RuntimeError("%s: not within 30 s" % what)
+
+
+class ExplainWorker(threading.Thread):
+    """A GBW01 worker (docs/protocol.md §5.1, §5.3) serving `service` until stopped: each request is
+    answered with the explain messages bodies() returns (§8 bodies, sent in order), then REPLY `reply`.
+    Needs pyzmq (imported here so that scripts without this worker do not need it)."""
+
+    def __init__(self, endpoint, service, bodies, reply=b'{"answer": "done"}'):
+        super().__init__(daemon=True)
+        self.endpoint = endpoint
+        self.service = service
+        self.bodies = bodies
+        self.reply = reply
+        self.stopping = threading.Event()
+        self.ready = threading.Event()
+        self.served = 0
+        self.error = None
+
+    def stop(self):
+        self.stopping.set()
+        if self.ident is not None:  # started
+            self.join(5)
+
+    def run(self):
+        import zmq
+        ctx = zmq.Context()
+        sock = ctx.socket(zmq.DEALER)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.connect(self.endpoint)
+        try:
+            sock.send_multipart([b"", b"MDPW01", b"\x01", self.service.encode(), b"GBW01"])
+            self.ready.set()
+            heartbeat_at = time.monotonic() + 0.25
+            while not self.stopping.is_set():
+                if sock.poll(100):
+                    msg = sock.recv_multipart()
+                    if len(msg) >= 7 and msg[2] == b"\x02":
+                        token = msg[3]
+                        for body in self.bodies():
+                            state = {"": b"open"}.get(body["trace_status"], body["trace_status"].encode())
+                            sock.send_multipart([b"", b"MDPW01", b"\x07", token, b"", body["session"].encode(),
+                                                 str(body["seq"]).encode(), state, json.dumps(body).encode()])
+                        sock.send_multipart([b"", b"MDPW01", b"\x03", token, b"", self.reply])
+                        self.served += 1
+                    elif len(msg) >= 3 and msg[2] == b"\x05":
+                        self.error = "the broker sent DISCONNECT"
+                        return
+                if time.monotonic() >= heartbeat_at:
+                    sock.send_multipart([b"", b"MDPW01", b"\x04"])
+                    heartbeat_at = time.monotonic() + 0.25
+            sock.send_multipart([b"", b"MDPW01", b"\x05"])
+        except Exception as e:  # reported by the main thread
+            self.error = repr(e)
+        finally:
+            sock.close(linger=100)
+            ctx.term()

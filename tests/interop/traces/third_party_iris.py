@@ -17,13 +17,11 @@ import json
 import os
 import re
 import sys
-import threading
-import time
 
 SKIP = 77
 try:
     import rdflib
-    import zmq
+    import zmq  # noqa: F401  (glassbox_up.ExplainWorker speaks it)
 except ImportError as e:
     print("SKIP: %s (python3-rdflib, python3-zmq) is not installed for %s" % (e.name, sys.executable))
     sys.exit(SKIP)
@@ -58,51 +56,6 @@ def explain_bodies():
     return [first, last]
 
 
-class ThirdPartyWorker(threading.Thread):
-    """A GBW01 worker (docs/protocol.md §5.1, §5.3) serving SERVICE until stopped."""
-
-    def __init__(self, endpoint):
-        super().__init__(daemon=True)
-        self.endpoint = endpoint
-        self.stopping = threading.Event()
-        self.ready = threading.Event()
-        self.served = 0
-        self.error = None
-
-    def run(self):
-        ctx = zmq.Context()
-        sock = ctx.socket(zmq.DEALER)
-        sock.setsockopt(zmq.LINGER, 0)
-        sock.connect(self.endpoint)
-        try:
-            sock.send_multipart([b"", b"MDPW01", b"\x01", SERVICE.encode(), b"GBW01"])
-            self.ready.set()
-            heartbeat_at = time.monotonic() + 0.25
-            while not self.stopping.is_set():
-                if sock.poll(100):
-                    msg = sock.recv_multipart()
-                    if len(msg) >= 7 and msg[2] == b"\x02":
-                        token = msg[3]
-                        for body in explain_bodies():
-                            state = {"": b"open"}.get(body["trace_status"], body["trace_status"].encode())
-                            sock.send_multipart([b"", b"MDPW01", b"\x07", token, b"", body["session"].encode(),
-                                                 str(body["seq"]).encode(), state, json.dumps(body).encode()])
-                        sock.send_multipart([b"", b"MDPW01", b"\x03", token, b"", b'{"answer": "done"}'])
-                        self.served += 1
-                    elif len(msg) >= 3 and msg[2] == b"\x05":
-                        self.error = "the broker sent DISCONNECT"
-                        return
-                if time.monotonic() >= heartbeat_at:
-                    sock.send_multipart([b"", b"MDPW01", b"\x04"])
-                    heartbeat_at = time.monotonic() + 0.25
-            sock.send_multipart([b"", b"MDPW01", b"\x05"])
-        except Exception as e:  # reported by the main thread
-            self.error = repr(e)
-        finally:
-            sock.close(linger=100)
-            ctx.term()
-
-
 class Run(glassbox_up.UpPipeline):
     def check_graph(self, name, graph):
         """Every IRI rdflib read is absolute and holds nothing an IRIREF forbids."""
@@ -132,7 +85,7 @@ def main():
     try:
         endpoint = r.start()
         r.wait_for("the trace service", lambda: r.run("traces", "stats", "--json", check=False).returncode == 0)
-        worker = ThirdPartyWorker(endpoint)
+        worker = glassbox_up.ExplainWorker(endpoint, SERVICE, explain_bodies)
         worker.start()
         worker.ready.wait(5)
 
@@ -185,8 +138,7 @@ def main():
         r.expect(worker.error is None, "worker: %s" % worker.error)
     finally:
         if worker is not None:
-            worker.stopping.set()
-            worker.join(5)
+            worker.stop()
         r.stop()
     print("%d checks, %d failures" % (r.checks, len(r.failures)))
     return 1 if r.failures else 0

@@ -1,0 +1,197 @@
+// Prometheus text for GET /metrics.
+#include "gateway/metrics.hpp"
+
+#include <cstdio>
+
+#include "gateway/explain_view.hpp"
+#include "schema/vocabulary.hpp"
+
+namespace glassbox::gateway {
+
+using nlohmann::json;
+
+namespace {
+
+// A label value escaped as the exposition format asks (\\, \", \n).
+std::string label(const std::string& value) {
+    std::string out;
+    for (const char c : value) {
+        if (c == '\\' || c == '"') out += '\\';
+        if (c == '\n') {
+            out += "\\n";
+            continue;
+        }
+        out += c;
+    }
+    return out;
+}
+
+std::string number(double value) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.9g", value);
+    return buffer;
+}
+
+void header(std::string& out, const char* name, const char* type, const char* help) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
+
+double number_in(const json& object, const char* key) {
+    if (!object.is_object()) return 0;
+    const auto it = object.find(key);
+    return it != object.end() && it->is_number() ? it->get<double>() : 0;
+}
+
+// A counter name from a broker counter's key: lower case, [a-z0-9_] only.
+std::string metric_name(const std::string& key) {
+    std::string out;
+    for (const char c : key) out += (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ? c : (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : '_';
+    return out;
+}
+
+void broker_metrics(std::string& out, const json& broker) {
+    header(out, "glassbox_broker_up", "gauge", "1 when the broker answered mmi.status");
+    out += "glassbox_broker_up " + std::string(broker.is_object() ? "1" : "0") + "\n";
+    if (!broker.is_object()) return;
+    const json services = broker.value("services", json::array());
+    struct Gauge {
+        const char* name;
+        const char* key;
+        const char* help;
+    };
+    static constexpr Gauge kServiceGauges[] = {
+        {"glassbox_service_workers", "workers", "live workers of a service"},
+        {"glassbox_service_idle_workers", "idle", "workers holding no request"},
+        {"glassbox_service_in_flight", "in_flight", "requests its workers hold"},
+        {"glassbox_service_queue_depth", "queued", "requests waiting in the service's queue"},
+        {"glassbox_service_max_queue", "max_queue", "the queue's bound"},
+    };
+    for (const auto& g : kServiceGauges) {
+        header(out, g.name, "gauge", g.help);
+        for (const auto& s : services)
+            out += std::string(g.name) + "{service=\"" + label(string_of(s, "name")) + "\"} " + number(number_in(s, g.key)) + "\n";
+    }
+    const json spool = broker.value("spool", json::object());
+    header(out, "glassbox_spool_messages", "gauge", "explain messages in the broker's spool (not yet acknowledged)");
+    out += "glassbox_spool_messages " + number(number_in(spool, "messages")) + "\n";
+    header(out, "glassbox_spool_bytes", "gauge", "bytes of the spool");
+    out += "glassbox_spool_bytes " + number(number_in(spool, "bytes")) + "\n";
+    header(out, "glassbox_spool_dropped_total", "counter", "explain messages not spooled (spool full)");
+    out += "glassbox_spool_dropped_total " + number(number_in(spool, "dropped")) + "\n";
+    const json counters = broker.value("counters", json::object());
+    if (counters.is_object()) {
+        for (const auto& [key, value] : counters.items()) {
+            if (!value.is_number()) continue;
+            const std::string name = "glassbox_broker_" + metric_name(key) + "_total";
+            header(out, name.c_str(), "counter", "the broker's own counter (mmi.status counters)");
+            out += name + " " + number(value.get<double>()) + "\n";
+        }
+    }
+}
+
+void trace_metrics(std::string& out, const json& traces) {
+    if (!traces.is_object()) return;
+    header(out, "glassbox_traces_stored", "gauge", "traces (sessions) in the trace store, by status");
+    const json by_status = traces.value("by_status", json::object());
+    if (by_status.is_object()) {
+        for (const auto& [status, n] : by_status.items())
+            if (n.is_number()) out += "glassbox_traces_stored{status=\"" + label(status) + "\"} " + number(n.get<double>()) + "\n";
+    }
+    header(out, "glassbox_trace_events_stored", "gauge", "explain events in the trace store");
+    out += "glassbox_trace_events_stored " + number(number_in(traces, "events")) + "\n";
+    header(out, "glassbox_trace_triples_stored", "gauge", "explain triples in the trace store");
+    out += "glassbox_trace_triples_stored " + number(number_in(traces, "triples")) + "\n";
+    header(out, "glassbox_traces_quarantined", "gauge", "malformed explain messages kept aside");
+    out += "glassbox_traces_quarantined " + number(number_in(traces, "quarantined")) + "\n";
+}
+
+}  // namespace
+
+std::string route_label(const std::string& method, const std::string& path) {
+    std::string route = path;
+    constexpr std::string_view kTraces = "/api/v1/traces/";
+    if (path.starts_with(kTraces))
+        route = path.ends_with("/events") ? "/api/v1/traces/{id}/events" : "/api/v1/traces/{id}";
+    else if (!path.starts_with("/api/") && path != "/metrics" && !path.starts_with("/mcp"))
+        route = "static";
+    return method + " " + route;
+}
+
+void Metrics::request(const std::string& route, int status, std::chrono::duration<double> took) {
+    std::lock_guard lock(mutex_);
+    ++requests_[{route, status}];
+    auto& sum = request_seconds_[route];
+    sum.seconds += took.count();
+    ++sum.count;
+}
+
+void Metrics::error(const std::string& error) {
+    std::lock_guard lock(mutex_);
+    ++errors_[error];
+}
+
+void Metrics::bus_call(const std::string& service, std::chrono::duration<double> took, bool failed) {
+    std::lock_guard lock(mutex_);
+    auto& sum = bus_seconds_[service];
+    sum.seconds += took.count();
+    ++sum.count;
+    if (failed) ++bus_failures_[service];
+}
+
+void Metrics::step(const std::string& service, const std::string& type, double duration_ms) {
+    std::lock_guard lock(mutex_);
+    auto& sum = step_seconds_[{service, type}];
+    sum.seconds += duration_ms / 1000.0;
+    ++sum.count;
+}
+
+void Metrics::steps_of(const json& explain) {
+    const std::string id = string_of(explain, "explain_id");
+    const auto ms = explain_value(explain, id, schema::vocab::kDurationMs);
+    if (!ms) return;
+    char* end = nullptr;
+    const double value = std::strtod(ms->c_str(), &end);
+    if (end == nullptr || *end != '\0') return;
+    step(string_of(explain, "service"), explain_step_type(explain), value);
+}
+
+std::string Metrics::render(const json& broker, const json& traces, std::size_t open_streams) const {
+    std::string out;
+    {
+        std::lock_guard lock(mutex_);
+        header(out, "glassbox_gateway_requests_total", "counter", "HTTP requests answered, by route and status");
+        for (const auto& [key, n] : requests_)
+            out += "glassbox_gateway_requests_total{route=\"" + label(key.first) + "\",status=\"" + std::to_string(key.second) +
+                   "\"} " + std::to_string(n) + "\n";
+        header(out, "glassbox_gateway_request_seconds", "summary", "HTTP request durations (streams: their whole life), by route");
+        for (const auto& [route, sum] : request_seconds_) {
+            out += "glassbox_gateway_request_seconds_sum{route=\"" + label(route) + "\"} " + number(sum.seconds) + "\n";
+            out += "glassbox_gateway_request_seconds_count{route=\"" + label(route) + "\"} " + std::to_string(sum.count) + "\n";
+        }
+        header(out, "glassbox_gateway_errors_total", "counter", "problem answers, by typed error");
+        for (const auto& [error, n] : errors_)
+            out += "glassbox_gateway_errors_total{error=\"" + label(error) + "\"} " + std::to_string(n) + "\n";
+        header(out, "glassbox_service_call_seconds", "summary", "the gateway's bus calls, by service (queueing and work)");
+        for (const auto& [service, sum] : bus_seconds_) {
+            out += "glassbox_service_call_seconds_sum{service=\"" + label(service) + "\"} " + number(sum.seconds) + "\n";
+            out += "glassbox_service_call_seconds_count{service=\"" + label(service) + "\"} " + std::to_string(sum.count) + "\n";
+        }
+        header(out, "glassbox_service_call_failures_total", "counter", "the gateway's bus calls that ended with an error");
+        for (const auto& [service, n] : bus_failures_)
+            out += "glassbox_service_call_failures_total{service=\"" + label(service) + "\"} " + std::to_string(n) + "\n";
+        header(out, "glassbox_step_seconds", "summary",
+               "steps' durations (gb:durationMs) in the explain messages of the questions asked here, by service and step");
+        for (const auto& [key, sum] : step_seconds_) {
+            const std::string labels = "{service=\"" + label(key.first) + "\",step=\"" + label(key.second) + "\"}";
+            out += "glassbox_step_seconds_sum" + labels + " " + number(sum.seconds) + "\n";
+            out += "glassbox_step_seconds_count" + labels + " " + std::to_string(sum.count) + "\n";
+        }
+    }
+    header(out, "glassbox_gateway_open_streams", "gauge", "SSE streams open now");
+    out += "glassbox_gateway_open_streams " + std::to_string(open_streams) + "\n";
+    broker_metrics(out, broker);
+    trace_metrics(out, traces);
+    return out;
+}
+
+}  // namespace glassbox::gateway

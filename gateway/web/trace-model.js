@@ -1,0 +1,307 @@
+// The trace model: explain messages (docs/protocol.md §8) with their triples in the compact
+// term encoding (docs/vocabulary.md §6), indexed by subject so that every view reads a step's
+// properties in O(1). The same model is fed by a live SSE stream (one `step` event at a time)
+// and by a stored trace (`GET /api/v1/traces/{id}`), so both look the same.
+"use strict";
+(function (GB) {
+  const NS = {
+    gb: "https://glassbox.dev/ns#",
+    prov: "http://www.w3.org/ns/prov#",
+    rdf: "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+    rdfs: "http://www.w3.org/2000/01/rdf-schema#",
+    xsd: "http://www.w3.org/2001/XMLSchema#",
+  };
+  const RDF_TYPE = NS.rdf + "type";
+  const gb = (local) => NS.gb + local;
+  const prov = (local) => NS.prov + local;
+
+  // Step types, most specific first: a ToolUse is also an Analysis, a Question an Activity.
+  const STEP_TYPES = ["Question", "RoutingDecision", "Grounding", "Exploration", "Focus", "Synthesis",
+    "ToolUse", "Analysis", "Observation", "Escalation", "Conclusion"];
+
+  // A term's plain value: the IRI, the literal's lexical form, the blank node's label.
+  function termValue(t) {
+    if (t === null || t === undefined) return "";
+    if (typeof t === "string") return t;
+    if (t.i !== undefined) return t.i;
+    if (t.v !== undefined) return t.v;
+    if (t.d !== undefined) return "_:" + t.d;
+    if (t.tr !== undefined) return "<< " + termValue(t.tr.s) + " " + termValue(t.tr.p) + " " + termValue(t.tr.o) + " >>";
+    return "";
+  }
+  const isIri = (t) => t && (t.t === "i" || (t.t === undefined && t.i !== undefined));
+  const isLiteral = (t) => t && (t.t === "l" || (t.t === undefined && t.v !== undefined));
+
+  // A readable short name for an IRI: its prefixed form for known namespaces, else the part
+  // after the last '#' or '/' (an IRI ending in one keeps its last segment).
+  function shortName(iri) {
+    for (const p in NS) if (iri.startsWith(NS[p])) return p + ":" + iri.slice(NS[p].length);
+    const m = /[#/:]([^#/:]+)[#/:]?$/.exec(iri);
+    return m ? decodeSafe(m[1]) : iri;
+  }
+  function decodeSafe(s) {
+    try { return decodeURIComponent(s); } catch (e) { return s; }
+  }
+  // How a term reads in a table cell (Turtle-like, never HTML).
+  function termText(t) {
+    if (isIri(t)) return shortName(t.i);
+    if (isLiteral(t)) {
+      if (t.dt && t.dt.startsWith(NS.xsd) && t.dt !== NS.xsd + "string") {
+        const dt = t.dt.slice(NS.xsd.length);
+        if (dt === "integer" || dt === "double" || dt === "decimal" || dt === "boolean") return t.v;
+        return JSON.stringify(t.v) + "^^xsd:" + dt;
+      }
+      return JSON.stringify(t.v) + (t.ln ? "@" + t.ln : "");
+    }
+    return termValue(t);
+  }
+
+  class Step {
+    constructor(uri, run, seq) {
+      this.uri = uri;
+      this.run = run;
+      this.seq = seq;
+      this.triples = [];
+      this.type = "";
+      this.toolUse = false;
+      this.status = "";
+      this.error = null;
+    }
+  }
+
+  class Run {
+    constructor(session) {
+      this.session = session;
+      this.service = "";
+      this.worker = "";
+      this.parentStep = "";      // the calling step (parent_uri), "" for a top-level run
+      this.steps = [];
+      this.summary = null;       // the stored session summary, when read from the store
+      this.status = "running";
+    }
+  }
+
+  class TraceModel {
+    constructor() {
+      this.subjects = new Map();  // subject IRI -> Map(predicate IRI -> [object term])
+      this.runs = new Map();      // session URI -> Run
+      this.steps = new Map();     // explain URI -> Step
+      this.root = null;           // the first (top-level) run
+      this.tripleCount = 0;
+    }
+
+    run(session) {
+      let r = this.runs.get(session);
+      if (!r) {
+        r = new Run(session);
+        this.runs.set(session, r);
+        if (!this.root) this.root = r;
+      }
+      return r;
+    }
+
+    index(triple) {
+      const s = termValue(triple.s), p = termValue(triple.p);
+      let props = this.subjects.get(s);
+      if (!props) { props = new Map(); this.subjects.set(s, props); }
+      const list = props.get(p);
+      if (list) list.push(triple.o); else props.set(p, [triple.o]);
+      this.tripleCount++;
+    }
+
+    // One explain message: {session, seq, service, worker, parent_uri, explain_id,
+    // explain_triples, trace_status, error}. Returns the Step (a redelivered seq adds nothing).
+    addMessage(msg) {
+      const run = this.run(msg.session);
+      if (msg.service) run.service = msg.service;
+      if (msg.worker) run.worker = msg.worker;
+      if (msg.parent_uri) run.parentStep = msg.parent_uri;
+      const uri = msg.explain_id || (msg.session + "#" + msg.seq);
+      let step = this.steps.get(uri);
+      if (step && step.run === run && step.seq === msg.seq) return step;
+      if (!step) {
+        step = new Step(uri, run, msg.seq);
+        this.steps.set(uri, step);
+        run.steps.push(step);
+      }
+      const triples = msg.explain_triples || msg.triples || [];
+      for (let i = 0; i < triples.length; i++) {
+        step.triples.push(triples[i]);
+        this.index(triples[i]);
+      }
+      if (msg.trace_status) { step.status = msg.trace_status; run.status = msg.trace_status; }
+      if (msg.error) step.error = msg.error;
+      this.classify(step);
+      return step;
+    }
+
+    // A stored trace (the trace service's `show` reply), sub-traces included.
+    addStored(show, parentRun) {
+      const summary = show.session || {};
+      const run = this.run(summary.session);
+      run.summary = summary;
+      run.service = summary.service || summary.kind || run.service;
+      run.worker = summary.worker || run.worker;
+      run.status = summary.status || run.status;
+      for (const ev of show.events || []) {
+        this.addMessage({session: summary.session, seq: ev.seq, explain_id: ev.explain_id,
+          triples: ev.triples, trace_status: ev.state === "open" ? "" : ev.state});
+      }
+      // The calling step is what the sub-run's Question prov:used (docs/vocabulary.md §2).
+      if (parentRun && !run.parentStep) {
+        run.parentStep = this.first(summary.session, prov("used")) || parentRun.session;
+      }
+      for (const sub of show.subtraces || []) this.addStored(sub, run);
+      return run;
+    }
+
+    classify(step) {
+      const types = this.all(step.uri, RDF_TYPE).map(termValue);
+      step.toolUse = types.includes(gb("ToolUse"));
+      for (const t of STEP_TYPES) {
+        if (types.includes(gb(t))) { step.type = t === "ToolUse" ? "Analysis" : t; return; }
+      }
+      if (!step.type) step.type = step.error ? "Error" : (step.status ? "End" : "Step");
+    }
+
+    all(subject, predicate) {
+      const props = this.subjects.get(subject);
+      return (props && props.get(predicate)) || [];
+    }
+    // The first object's plain value, or "".
+    first(subject, predicate) {
+      const list = this.all(subject, predicate);
+      return list.length ? termValue(list[0]) : "";
+    }
+    num(subject, predicate) {
+      const v = this.first(subject, predicate);
+      return v === "" ? null : Number(v);
+    }
+    gb(subject, local) { return this.first(subject, gb(local)); }
+    gbNum(subject, local) { return this.num(subject, gb(local)); }
+    gbAll(subject, local) { return this.all(subject, gb(local)).map(termValue); }
+    types(subject) { return this.all(subject, RDF_TYPE).map(termValue); }
+
+    // Duration, tokens and model of one step.
+    cost(uri) {
+      return {durationMs: this.gbNum(uri, "durationMs"), inTokens: this.gbNum(uri, "inputTokens"),
+        outTokens: this.gbNum(uri, "outputTokens"), model: this.gb(uri, "model")};
+    }
+
+    totals() {
+      let inTokens = 0, outTokens = 0;
+      for (const step of this.steps.values()) {
+        const c = this.cost(step.uri);
+        inTokens += c.inTokens || 0;
+        outTokens += c.outTokens || 0;
+      }
+      return {inTokens, outTokens};
+    }
+
+    // A selection (edge or chunk) as the views show it.
+    selection(uri) {
+      const types = this.types(uri);
+      const edge = types.includes(gb("EdgeSelection"));
+      const chunk = this.gb(uri, "sourceChunk");
+      let document = this.gb(uri, "sourceDocument");
+      if (!document && chunk) document = this.first(chunk, prov("wasDerivedFrom"));
+      const offset = chunk ? this.gbNum(chunk, "charOffset") : null;
+      const length = chunk ? this.gbNum(chunk, "charLength") : null;
+      const sel = {
+        uri, kind: edge ? "edge" : "chunk", score: this.gbNum(uri, "score"),
+        tier: this.gbNum(uri, "dataTier"), reasoning: this.gb(uri, "reasoning"),
+        concept: this.gb(uri, "concept"), chunk, document,
+        charOffset: offset, charEnd: offset !== null && length !== null ? offset + length : null,
+        derivedFrom: this.all(uri, prov("wasDerivedFrom")).map(termValue),
+      };
+      if (edge) {
+        sel.s = this.all(uri, NS.rdf + "subject")[0];
+        sel.p = this.all(uri, NS.rdf + "predicate")[0];
+        sel.o = this.all(uri, NS.rdf + "object")[0];
+        sel.text = [sel.s, sel.p, sel.o].map(termText).join(" ");
+      } else {
+        // A re-ranked chunk derives from the retrieved one, which holds the fusion figures.
+        const from = sel.derivedFrom.find((d) => this.types(d).includes(gb("ChunkSelection")));
+        const fusionOf = from || uri;
+        for (const f of ["vectorRank", "vectorScore", "keywordRank", "keywordScore", "titleRank",
+          "titleScore", "linkRank"]) sel[f] = this.gbNum(fusionOf, f);
+        if (!sel.chunk && from) {
+          const base = this.selection(from);
+          Object.assign(sel, {chunk: base.chunk, document: base.document, charOffset: base.charOffset,
+            charEnd: base.charEnd, tier: sel.tier === null ? base.tier : sel.tier});
+        }
+      }
+      return sel;
+    }
+
+    // The answer of the top-level run: its Conclusion or Synthesis, and the citations that
+    // go with that text (a routed query's Conclusion borrows the winning sub-run's).
+    answer() {
+      const root = this.root;
+      if (!root) return null;
+      let step = null;
+      for (const s of root.steps) {
+        if ((s.type === "Conclusion" || s.type === "Synthesis") && this.gb(s.uri, "answerText") !== "") step = s;
+      }
+      if (!step) return null;
+      const text = this.gb(step.uri, "answerText");
+      let cited = step.uri;
+      const seen = new Set();
+      while (cited && !seen.has(cited) && this.all(cited, gb("citation")).length === 0) {
+        seen.add(cited);
+        cited = this.all(cited, prov("wasDerivedFrom")).map(termValue)
+          .find((d) => this.steps.has(d) && this.gb(d, "answerText") === text) || "";
+      }
+      const bySelection = new Map();
+      for (const c of cited ? this.all(cited, gb("citation")).map(termValue) : []) {
+        const span = {start: this.gbNum(c, "spanStart"), end: this.gbNum(c, "spanEnd")};
+        for (const sel of this.gbAll(c, "supportedBy")) {
+          let entry = bySelection.get(sel);
+          if (!entry) { entry = Object.assign(this.selection(sel), {spans: []}); bySelection.set(sel, entry); }
+          entry.spans.push(span);
+        }
+      }
+      // Numbered in order of first appearance, as the RAG workers number them (docs/rag.md §1).
+      const citations = [...bySelection.values()].sort((a, b) => Math.min(...a.spans.map((s) => s.start)) -
+        Math.min(...b.spans.map((s) => s.start)));
+      citations.forEach((c, i) => { c.n = i + 1; });
+      return {step: step.uri, text, shortAnswer: this.gb(step.uri, "shortAnswer"), citations,
+        derivation: this.gb(step.uri, "derivationChain"), tier: this.gbNum(step.uri, "aggregateTier")};
+    }
+
+    // Kept edges (EdgeSelections of every Focus) and seed entities (Explorations).
+    keptEdges() {
+      const out = [];
+      for (const step of this.steps.values()) {
+        if (step.type !== "Focus") continue;
+        for (const e of this.gbAll(step.uri, "selectedEdge")) out.push(this.selection(e));
+      }
+      return out;
+    }
+    seeds() {
+      const out = [];
+      for (const step of this.steps.values()) {
+        if (step.type === "Exploration") for (const s of this.gbAll(step.uri, "seedEntity")) out.push(s);
+      }
+      return out;
+    }
+    // Retrieved chunks (Exploration) and re-ranked ones (Focus), each with its step.
+    chunks() {
+      const out = [];
+      for (const step of this.steps.values()) {
+        const pred = step.type === "Exploration" ? "retrievedChunk" : step.type === "Focus" ? "selectedChunk" : "";
+        if (!pred) continue;
+        const stage = pred === "retrievedChunk" ? "retrieved" : "re-ranked";
+        this.gbAll(step.uri, pred).forEach((c) => out.push(Object.assign(this.selection(c), {stage})));
+      }
+      return out;
+    }
+  }
+
+  GB.NS = NS;
+  GB.termValue = termValue;
+  GB.termText = termText;
+  GB.shortName = shortName;
+  GB.isIri = isIri;
+  GB.TraceModel = TraceModel;
+})(window.GB = window.GB || {});

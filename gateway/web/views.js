@@ -1,0 +1,286 @@
+// The views of one trace: the step tree (runs nested under the step that called them), the
+// answer with its citation markers, the chunk table. Every untrusted text goes in through
+// textContent; elements are built detached and inserted once.
+"use strict";
+(function (GB) {
+  function h(tag, attrs, text) {
+    const e = document.createElement(tag);
+    if (attrs) for (const k in attrs) {
+      if (k === "class") e.className = attrs[k]; else e.setAttribute(k, attrs[k]);
+    }
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  const clip = (s, n) => (s && s.length > n ? s.slice(0, n - 1) + "…" : s || "");
+  const fmtNum = (v) => (v === null || v === undefined || Number.isNaN(v) ? "" : String(v));
+  const fmtScore = (v) => (v === null || v === undefined || Number.isNaN(v) ? "" :
+    Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(3));
+  const TIERS = {1: "authoritative", 2: "curated", 3: "extracted", 4: "inferred"};
+  const tierText = (t) => (t ? t + " (" + (TIERS[t] || "?") + ")" : "");
+
+  // The step's URI after its run's prefix: "analysis:0", "focus", "question".
+  function stepName(step) {
+    const m = /^urn:glassbox:[0-9a-f-]{36}:(.*)$/.exec(step.uri);
+    return m ? m[1] : GB.shortName(step.uri);
+  }
+
+  // One line saying what the step found or decided.
+  function stepSummary(m, step) {
+    const u = step.uri;
+    switch (step.type) {
+      case "Question": return m.gb(u, "query");
+      case "RoutingDecision": return "→ " + m.gb(u, "engine") + " by " + m.gb(u, "routingMethod") +
+        (m.gbAll(u, "ruleFired").length ? " (" + m.gbAll(u, "ruleFired").join(", ") + ")" : "") +
+        (m.gbNum(u, "confidence") !== null ? ", confidence " + fmtScore(m.gbNum(u, "confidence")) : "");
+      case "Grounding": return "concepts: " + m.gbAll(u, "concept").join(", ");
+      case "Exploration": return [m.gb(u, "edgeCount") && m.gb(u, "edgeCount") + " edges",
+        m.gb(u, "chunkCount") && m.gb(u, "chunkCount") + " chunks",
+        m.gbAll(u, "seedEntity").length && "seeds " + m.gbAll(u, "seedEntity").map(GB.shortName).join(", ")]
+        .filter(Boolean).join(", ");
+      case "Focus": return [m.gb(u, "edgeCount") && m.gb(u, "edgeCount") + " edges kept",
+        m.gb(u, "chunkCount") && m.gb(u, "chunkCount") + " chunks kept"].filter(Boolean).join(", ");
+      case "Synthesis": case "Conclusion": return clip(m.gb(u, "answerText"), 160) +
+        (m.gb(u, "terminationReason") ? " [" + m.gb(u, "terminationReason") + "]" : "");
+      case "Analysis": return "#" + m.gb(u, "iteration") + " " + clip(m.gb(u, "thought"), 120) +
+        (step.toolUse ? " → " + m.gb(u, "action") + " " + clip(m.gb(u, "arguments"), 80) : "");
+      case "Observation": return "#" + m.gb(u, "iteration") + " " + (m.gb(u, "toolStatus") === "error" ? "[error] " : "") +
+        clip(m.gb(u, "observation"), 140);
+      case "Escalation": return m.gb(u, "fromEngine") + " → " + m.gb(u, "engine") + ": " + m.gb(u, "reason") +
+        (m.gbNum(u, "relevance") !== null ? " (relevance " + fmtScore(m.gbNum(u, "relevance")) + ")" : "");
+      default: return step.error ? step.error.type + ": " + step.error.message : step.status || "";
+    }
+  }
+
+  // The details of a step, built when it is first opened: its own properties, then every
+  // triple of its message.
+  function stepDetails(m, step) {
+    const box = h("div", {class: "step-body"});
+    const props = m.subjects.get(step.uri);
+    if (props) {
+      const dl = h("dl", {class: "props"});
+      for (const [p, objects] of props) {
+        if (p === GB.NS.rdf + "type") continue;
+        dl.appendChild(h("dt", null, GB.shortName(p)));
+        dl.appendChild(h("dd", null, objects.map((o) => (o.v !== undefined ? o.v : GB.termText(o))).join("\n")));
+      }
+      box.appendChild(dl);
+    }
+    if (step.error) box.appendChild(h("p", {class: "error"}, step.error.type + ": " + step.error.message));
+    const table = h("table", {class: "triples"});
+    const head = h("tr");
+    for (const c of ["subject", "predicate", "object"]) head.appendChild(h("th", null, c));
+    table.appendChild(head);
+    const frag = document.createDocumentFragment();
+    for (const t of step.triples) {
+      const tr = h("tr");
+      tr.appendChild(h("td", {title: GB.termValue(t.s)}, GB.termText(t.s)));
+      tr.appendChild(h("td", {title: GB.termValue(t.p)}, GB.termText(t.p)));
+      tr.appendChild(h("td", {title: GB.termValue(t.o)}, GB.termText(t.o)));
+      frag.appendChild(tr);
+    }
+    table.appendChild(frag);
+    box.appendChild(h("p", {class: "muted"}, step.triples.length + " triples"));
+    box.appendChild(table);
+    return box;
+  }
+
+  class StepTree {
+    constructor(container, model) {
+      this.container = container;
+      this.model = model;
+      this.rows = new Map();   // step URI -> its wrapper (the row and the sub-runs it called)
+      this.runs = new Map();   // session -> run element
+    }
+
+    runElement(run) {
+      let el = this.runs.get(run.session);
+      if (el) return el;
+      el = h("div", {class: "run", "data-session": run.session});
+      const head = h("div", {class: "run-head"});
+      head.appendChild(h("span", {class: "badge service"}, run.service || "run"));
+      head.appendChild(h("span", {class: "mono", title: run.session}, GB.shortName(run.session.replace(/:question$/, ""))));
+      head.appendChild(h("span", {class: "run-status"}));
+      el.appendChild(head);
+      el.appendChild(h("div", {class: "run-steps"}));
+      this.runs.set(run.session, el);
+      const root = this.model.root;
+      const caller = run.parentStep && this.rows.get(run.parentStep);
+      if (caller) caller.querySelector(":scope > .children").appendChild(el);
+      else if (run !== root && root && this.runs.has(root.session)) this.runs.get(root.session).appendChild(el);
+      else this.container.appendChild(el);
+      return el;
+    }
+
+    updateRun(run) {
+      const el = this.runElement(run);
+      const s = el.querySelector(".run-status");
+      s.textContent = run.status;
+      s.className = "run-status status-" + run.status;
+      el.querySelector(".service").textContent = run.service || "run";
+    }
+
+    // Adds the step's row, or refreshes it when a later message adds to the same step.
+    show(step) {
+      const m = this.model;
+      const row = h("details", {class: "step type-" + step.type});
+      const sum = h("summary");
+      sum.appendChild(h("span", {class: "badge type"}, step.type + (step.toolUse ? " · tool" : "")));
+      sum.appendChild(h("span", {class: "name mono"}, stepName(step)));
+      sum.appendChild(h("span", {class: "what"}, stepSummary(m, step)));
+      const c = m.cost(step.uri);
+      const cost = h("span", {class: "cost"});
+      if (c.durationMs !== null) cost.appendChild(h("span", {class: "ms", title: "gb:durationMs"}, c.durationMs + " ms"));
+      if (c.inTokens !== null || c.outTokens !== null) {
+        cost.appendChild(h("span", {class: "tok", title: "gb:inputTokens / gb:outputTokens"},
+          fmtNum(c.inTokens) + "↓ " + fmtNum(c.outTokens) + "↑"));
+      }
+      if (c.model) cost.appendChild(h("span", {class: "model"}, c.model));
+      sum.appendChild(cost);
+      row.appendChild(sum);
+      const body = h("div", {class: "step-detail"});
+      row.appendChild(body);
+      row.addEventListener("toggle", () => {
+        if (row.open && !body.firstChild) body.appendChild(stepDetails(m, step));
+      });
+      // The sub-runs a step called sit beside its <details>, so they show while it is closed.
+      const old = this.rows.get(step.uri);
+      if (old) {
+        old.replaceChild(row, old.querySelector(":scope > details.step"));
+      } else {
+        const wrap = h("div", {class: "step-wrap", "data-step": step.uri});
+        wrap.appendChild(row);
+        wrap.appendChild(h("div", {class: "children"}));
+        this.runElement(step.run).querySelector(".run-steps").appendChild(wrap);
+        this.rows.set(step.uri, wrap);
+      }
+      this.updateRun(step.run);
+      return row;
+    }
+
+    // A sub-run whose calling step was shown after it moves under that step.
+    adopt() {
+      for (const run of this.model.runs.values()) {
+        const el = this.runs.get(run.session);
+        const caller = run.parentStep && this.rows.get(run.parentStep);
+        if (el && caller && el.parentNode !== caller.querySelector(":scope > .children")) {
+          caller.querySelector(":scope > .children").appendChild(el);
+        }
+      }
+    }
+  }
+
+  // Citations in one shape, whether from the stream's FINAL (snake case, docs/rag.md §1) or
+  // read from the trace (TraceModel.answer()).
+  function normaliseCitation(c, model) {
+    const sel = c.selection || c.uri || "";
+    const fromTrace = model && sel && model.subjects.has(sel) ? model.selection(sel) : null;
+    const pick = (...v) => v.find((x) => x !== undefined && x !== null && x !== "");
+    return {
+      n: c.n, spans: c.spans || [], kind: pick(c.kind, fromTrace && fromTrace.kind, "chunk"), selection: sel,
+      text: pick(c.text, fromTrace && fromTrace.kind === "edge" ? fromTrace.text : undefined, ""),
+      document: pick(c.document, fromTrace && fromTrace.document, ""), title: c.title || "",
+      chunk: pick(c.chunk, fromTrace && fromTrace.chunk, ""),
+      offset: pick(c.char_offset, c.charOffset, fromTrace && fromTrace.charOffset),
+      end: pick(c.char_end, c.charEnd, fromTrace && fromTrace.charEnd),
+      tier: pick(c.tier, fromTrace && fromTrace.tier), score: pick(c.score, fromTrace && fromTrace.score),
+      reasoning: pick(c.reasoning, fromTrace && fromTrace.reasoning, ""),
+    };
+  }
+
+  // The answer text with a marker [n] after each cited claim; the claim's characters carry
+  // the numbers of the citations covering them, so a marker can light up its claim.
+  function renderAnswer(container, text, citations, onMarker) {
+    const chars = Array.from(text);  // spans count Unicode code points
+    const cuts = new Set([0, chars.length]);
+    const ends = new Map();
+    for (const c of citations) {
+      for (const s of c.spans) {
+        const start = Math.max(0, Math.min(chars.length, s.start)), end = Math.max(start, Math.min(chars.length, s.end));
+        cuts.add(start); cuts.add(end);
+        if (!ends.has(end)) ends.set(end, []);
+        if (!ends.get(end).includes(c)) ends.get(end).push(c);
+      }
+    }
+    const points = [...cuts].sort((a, b) => a - b);
+    const frag = document.createDocumentFragment();
+    for (let i = 0; i < points.length; i++) {
+      const at = points[i];
+      for (const c of (ends.get(at) || []).sort((a, b) => a.n - b.n)) {
+        const mark = h("button", {type: "button", class: "cite cite-" + c.kind, "data-n": c.n,
+          "aria-label": "citation " + c.n}, "[" + c.n + "]");
+        onMarker(mark, c);
+        frag.appendChild(mark);
+      }
+      if (i + 1 === points.length) break;
+      const piece = chars.slice(at, points[i + 1]).join("");
+      const covering = citations.filter((c) => c.spans.some((s) => s.start <= at && s.end >= points[i + 1]));
+      if (!covering.length) { frag.appendChild(document.createTextNode(piece)); continue; }
+      const span = h("span", {class: "claim", "data-cites": covering.map((c) => c.n).join(" ")}, piece);
+      frag.appendChild(span);
+    }
+    container.replaceChildren(frag);
+  }
+
+  // The popover's content for one citation.
+  function citationCard(c) {
+    const card = document.createDocumentFragment();
+    const head = h("div", {class: "pop-head"});
+    head.appendChild(h("span", {class: "badge cite-" + c.kind}, "[" + c.n + "] " + c.kind));
+    if (c.tier) head.appendChild(h("span", {class: "badge tier tier-" + c.tier}, "tier " + tierText(c.tier)));
+    if (c.score !== undefined && c.score !== null) head.appendChild(h("span", {class: "muted"}, "score " + fmtScore(c.score)));
+    card.appendChild(head);
+    if (c.text) card.appendChild(h("blockquote", {class: "source-text"}, c.text));
+    else card.appendChild(h("p", {class: "muted"}, "(the source text is not kept in the trace; its place is below)"));
+    const dl = h("dl", {class: "props"});
+    const row = (k, v) => { if (v !== "" && v !== undefined && v !== null) { dl.appendChild(h("dt", null, k)); dl.appendChild(h("dd", null, v)); } };
+    row("document", c.title ? c.title + "\n" + c.document : c.document);
+    row("chunk", c.chunk);
+    if (c.offset !== undefined && c.offset !== null) row("offsets", "chars " + c.offset + "–" + (c.end !== undefined && c.end !== null ? c.end : "?"));
+    row("reasoning", c.reasoning);
+    row("claims", c.spans.map((s) => s.start + "–" + s.end).join(", "));
+    row("selection", c.selection);
+    card.appendChild(dl);
+    return card;
+  }
+
+  // The first rows are built with the view; the rest on demand, so a run that retrieved a
+  // thousand chunks does not lay out a thousand rows before the page answers.
+  const CHUNK_FIRST = 40, CHUNK_MAX = 2000;
+  function chunkRow(c, texts) {
+    const tr = h("tr", {"data-selection": c.uri});
+    const n = /:chunk:(\d+)$/.exec(c.uri);
+    tr.appendChild(h("td", null, n ? Number(n[1]) + 1 : ""));
+    tr.appendChild(h("td", null, c.stage));
+    const cell = h("td", {title: c.chunk || c.uri});
+    // "great-gale.md#chunk-0": the file and the chunk, where the short name would say "chunk-0".
+    cell.appendChild(h("div", {class: "mono"}, (c.chunk || c.uri).replace(/^.*\//, "")));
+    const text = texts && texts.get(c.chunk);
+    if (text) cell.appendChild(h("div", {class: "chunk-text"}, clip(text, 240)));
+    if (c.reasoning) cell.appendChild(h("div", {class: "muted"}, c.reasoning));
+    tr.appendChild(cell);
+    tr.appendChild(h("td", null, fmtScore(c.score)));
+    tr.appendChild(h("td", null, fmtNum(c.tier)));
+    const pair = (rank, score) => (rank === null || rank === undefined ? "" : "#" + rank + (score !== null && score !== undefined ? " " + fmtScore(score) : ""));
+    tr.appendChild(h("td", null, pair(c.vectorRank, c.vectorScore)));
+    tr.appendChild(h("td", null, pair(c.keywordRank, c.keywordScore)));
+    tr.appendChild(h("td", null, pair(c.titleRank, c.titleScore)));
+    tr.appendChild(h("td", null, pair(c.linkRank, null)));
+    return tr;
+  }
+
+  function renderChunks(tbody, note, more, chunks, texts) {
+    const fill = (from, to) => {
+      const frag = document.createDocumentFragment();
+      for (let i = from; i < to; i++) frag.appendChild(chunkRow(chunks[i], texts));
+      return frag;
+    };
+    const first = Math.min(chunks.length, CHUNK_FIRST), all = Math.min(chunks.length, CHUNK_MAX);
+    tbody.replaceChildren(fill(0, first));
+    note.textContent = chunks.length ? "(" + chunks.length + ")" : "";
+    more.hidden = all <= first;
+    more.textContent = "show " + (all - first) + " more" + (all < chunks.length ? " (of " + (chunks.length - first) + ")" : "");
+    more.onclick = () => { tbody.appendChild(fill(first, all)); more.hidden = true; };
+  }
+
+  GB.views = {h, clip, fmtScore, tierText, StepTree, renderAnswer, normaliseCitation, citationCard, renderChunks};
+})(window.GB = window.GB || {});

@@ -1,0 +1,159 @@
+// The viewer's parsing code without a browser (node --test): the SSE reader and the trace model
+// of gateway/web/, loaded as the page loads them (plain scripts filling window.GB).
+// node --test model_test.mjs   (GLASSBOX_WEB_DIR overrides where gateway/web/ is)
+import {test} from "node:test";
+import assert from "node:assert/strict";
+import {readFileSync} from "node:fs";
+import {join, dirname} from "node:path";
+import {fileURLToPath} from "node:url";
+import vm from "node:vm";
+
+const web = process.env.GLASSBOX_WEB_DIR || join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "gateway", "web");
+const context = {window: {}, TextDecoder, performance};
+vm.createContext(context);
+for (const file of ["trace-model.js", "api.js"]) vm.runInContext(readFileSync(join(web, file), "utf8"), context, {filename: file});
+const GB = context.window.GB;
+
+const GBNS = "https://glassbox.dev/ns#", PROV = "http://www.w3.org/ns/prov#", RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#";
+const XSD = "http://www.w3.org/2001/XMLSchema#";
+const iri = (i) => ({t: "i", i});
+const lit = (v, dt) => (dt ? {t: "l", v: String(v), dt: XSD + dt} : {t: "l", v: String(v)});
+const triple = (s, p, o) => ({s: iri(s), p: iri(p), o, g: "urn:graph:retrieval"});
+
+function parseAll(pieces) {
+  const events = [];
+  const parser = new GB.api.SseParser((e) => events.push(e));
+  for (const piece of pieces) parser.push(piece);
+  return events;
+}
+
+test("SSE: events cut anywhere, CRLF and CR line ends, comments and multi-line data", () => {
+  const text = ": keep-alive\r\nevent: step\r\nid: 1\r\ndata: {\"a\":1}\r\n\r\n" +
+    "event: answer.delta\rid: 2\rdata: line one\rdata: line two\r\r" +
+    "data: no event name\n\n";
+  const whole = parseAll([text]);
+  for (let cut = 1; cut < text.length; cut++) {
+    assert.deepEqual(parseAll([text.slice(0, cut), text.slice(cut)]).map((e) => JSON.stringify(e)),
+      whole.map((e) => JSON.stringify(e)), "cut at " + cut);
+  }
+  assert.equal(whole.length, 3);
+  assert.deepEqual({...whole[0]}, {event: "step", id: "1", data: "{\"a\":1}"});
+  assert.equal(whole[1].data, "line one\nline two");
+  assert.equal(whole[2].event, "message");
+});
+
+test("SSE: an event without a blank line after it is not dispatched", () => {
+  assert.equal(parseAll(["event: done\ndata: {}\n"]).length, 0);
+  assert.equal(parseAll(["event: done\ndata: {}\n", "\n"]).length, 1);
+});
+
+// A routed question: the query run (Question, RoutingDecision, Conclusion) and a graph-RAG
+// sub-run called from the RoutingDecision, whose Synthesis cites one kept edge.
+function routedTrace() {
+  const q = "urn:glassbox:11111111-1111-4111-8111-111111111111:", r = "urn:glassbox:22222222-2222-4222-8222-222222222222:";
+  const answer = "Oskar Brenn founded the yard \u{1F6A2} here.";
+  const ev = (seq, id, triples, state = "open") => ({seq, explain_id: id, state, received: "", triples});
+  const sub = {
+    session: {session: r + "question", service: "graph-rag", parent: q + "question", status: "complete"},
+    events: [
+      ev(0, r + "question", [triple(r + "question", RDF + "type", iri(GBNS + "Question")),
+        triple(r + "question", PROV + "used", iri(q + "routing"))]),
+      ev(1, r + "focus", [triple(r + "focus", RDF + "type", iri(GBNS + "Focus")),
+        triple(r + "focus", GBNS + "durationMs", lit(22, "integer")), triple(r + "focus", GBNS + "inputTokens", lit(370, "integer")),
+        triple(r + "focus", GBNS + "outputTokens", lit(580, "integer")), triple(r + "focus", GBNS + "selectedEdge", iri(r + "focus:edge:0")),
+        triple(r + "focus:edge:0", RDF + "type", iri(GBNS + "EdgeSelection")),
+        triple(r + "focus:edge:0", RDF + "subject", iri("urn:kg:yard")), triple(r + "focus:edge:0", RDF + "predicate", iri("urn:kg:foundedBy")),
+        triple(r + "focus:edge:0", RDF + "object", iri("urn:kg:oskar")), triple(r + "focus:edge:0", GBNS + "score", lit("0.6", "double")),
+        triple(r + "focus:edge:0", GBNS + "reasoning", lit("names the founder")), triple(r + "focus:edge:0", GBNS + "dataTier", lit(1, "integer")),
+        triple(r + "focus:edge:0", GBNS + "sourceChunk", iri("file:///d.md#chunk-0")),
+        triple("file:///d.md#chunk-0", PROV + "wasDerivedFrom", iri("file:///d.md")),
+        triple("file:///d.md#chunk-0", GBNS + "charOffset", lit(100, "integer")), triple("file:///d.md#chunk-0", GBNS + "charLength", lit(50, "integer"))]),
+      ev(2, r + "synthesis", [triple(r + "synthesis", RDF + "type", iri(GBNS + "Synthesis")),
+        triple(r + "synthesis", GBNS + "answerText", lit(answer)), triple(r + "synthesis", GBNS + "citation", iri(r + "synthesis:citation:0")),
+        triple(r + "synthesis:citation:0", GBNS + "spanStart", lit(0, "integer")), triple(r + "synthesis:citation:0", GBNS + "spanEnd", lit(31, "integer")),
+        triple(r + "synthesis:citation:0", GBNS + "supportedBy", iri(r + "focus:edge:0"))], "complete"),
+    ],
+    subtraces: [],
+  };
+  return {
+    answer,
+    show: {
+      session: {session: q + "question", service: "query", parent: null, status: "complete", question: "Who founded the yard?"},
+      events: [
+        ev(0, q + "question", [triple(q + "question", RDF + "type", iri(PROV + "Activity")), triple(q + "question", RDF + "type", iri(GBNS + "Question")),
+          triple(q + "question", GBNS + "query", lit("Who founded the yard?"))]),
+        ev(1, q + "routing", [triple(q + "routing", RDF + "type", iri(GBNS + "RoutingDecision")), triple(q + "routing", GBNS + "engine", lit("graph-rag"))]),
+        ev(2, q + "conclusion", [triple(q + "conclusion", RDF + "type", iri(GBNS + "Conclusion")), triple(q + "conclusion", GBNS + "answerText", lit(answer)),
+          triple(q + "conclusion", PROV + "wasDerivedFrom", iri(r + "synthesis")), triple(q + "conclusion", GBNS + "aggregateTier", lit(1, "integer"))], "complete"),
+      ],
+      subtraces: [sub],
+    },
+    q, r,
+  };
+}
+
+test("model: a stored trace's runs, steps, nesting and costs", () => {
+  const {show, q, r} = routedTrace();
+  const m = new GB.TraceModel();
+  m.addStored(show, null);
+  assert.equal(m.runs.size, 2);
+  assert.equal(m.steps.size, 6);
+  assert.equal(m.root.session, q + "question");
+  assert.equal(m.runs.get(r + "question").parentStep, q + "routing", "the sub-run hangs under the step it prov:used");
+  assert.deepEqual([...m.steps.values()].map((s) => String(s.type)),
+    ["Question", "RoutingDecision", "Conclusion", "Question", "Focus", "Synthesis"]);
+  assert.deepEqual({...m.cost(r + "focus")}, {durationMs: 22, inTokens: 370, outTokens: 580, model: ""});
+  assert.deepEqual({...m.totals()}, {inTokens: 370, outTokens: 580});
+  assert.equal(m.root.status, "complete");
+});
+
+test("model: the query's answer borrows the sub-run's citations, resolved to their source", () => {
+  const {show, answer, r} = routedTrace();
+  const m = new GB.TraceModel();
+  m.addStored(show, null);
+  const a = m.answer();
+  assert.equal(a.text, answer);
+  assert.equal(a.tier, 1);
+  assert.equal(a.citations.length, 1);
+  const c = a.citations[0];
+  assert.equal(c.n, 1);
+  assert.equal(c.kind, "edge");
+  assert.equal(c.uri, r + "focus:edge:0");
+  assert.equal(JSON.stringify(c.spans), JSON.stringify([{start: 0, end: 31}]));
+  assert.equal(c.document, "file:///d.md", "the chunk's document");
+  assert.equal(c.charOffset, 100);
+  assert.equal(c.charEnd, 150);
+  assert.equal(c.tier, 1);
+  assert.equal(c.score, 0.6);
+  assert.equal(c.reasoning, "names the founder");
+  assert.equal(c.text, "yard foundedBy oskar");
+  assert.equal(m.keptEdges().length, 1);
+});
+
+test("model: live messages in any order, a redelivered one adds nothing", () => {
+  const m = new GB.TraceModel();
+  const body = (seq, id, triples, extra) => Object.assign({message_type: "explain", session: "urn:glassbox:s:question", seq,
+    service: "agent", worker: "w", explain_id: id, explain_triples: triples, end_of_trace: false, trace_status: ""}, extra || {});
+  const analysis = [triple("urn:glassbox:s:analysis:0", RDF + "type", iri(GBNS + "Analysis")),
+    triple("urn:glassbox:s:analysis:0", RDF + "type", iri(GBNS + "ToolUse")),
+    triple("urn:glassbox:s:analysis:0", GBNS + "action", lit("graph-rag"))];
+  const step = m.addMessage(body(1, "urn:glassbox:s:analysis:0", analysis));
+  assert.equal(step.type, "Analysis");
+  assert.equal(step.toolUse, true);
+  m.addMessage(body(1, "urn:glassbox:s:analysis:0", analysis));
+  assert.equal(m.tripleCount, 3, "the same (session, seq) again adds no triple");
+  m.addMessage(body(2, "urn:glassbox:s:conclusion", [triple("urn:glassbox:s:conclusion", RDF + "type", iri(GBNS + "Conclusion"))],
+    {end_of_trace: true, trace_status: "complete"}));
+  assert.equal(m.root.status, "complete");
+  assert.equal(m.root.steps.length, 2);
+});
+
+test("terms read as Turtle-like text, never as markup", () => {
+  assert.equal(GB.termText(lit("<b>x</b>")), "\"<b>x</b>\"");
+  assert.equal(GB.termText(lit(5, "integer")), "5");
+  assert.equal(GB.termText(lit("2025-01-02T03:04:05.678Z", "dateTime")), "\"2025-01-02T03:04:05.678Z\"^^xsd:dateTime");
+  assert.equal(GB.termText({t: "l", v: "chat", ln: "fr"}), "\"chat\"@fr");
+  assert.equal(GB.termText(iri(GBNS + "Question")), "gb:Question");
+  assert.equal(GB.termText(iri("https://glassbox.dev/sample/orrin/Curlew")), "Curlew");
+  assert.equal(GB.termValue({t: "t", tr: {s: iri("urn:a"), p: iri("urn:b"), o: lit("c")}}), "<< urn:a urn:b c >>");
+});

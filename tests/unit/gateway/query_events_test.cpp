@@ -1,0 +1,130 @@
+// The SSE events a question's bus replies stand for (gateway/query_events.hpp).
+#include <gtest/gtest.h>
+
+#include "gateway/query_events.hpp"
+#include "schema/vocabulary.hpp"
+
+namespace glassbox::gateway {
+namespace {
+
+using nlohmann::json;
+namespace vocab = schema::vocab;
+
+json iri(std::string_view v) { return json{{"t", "i"}, {"i", std::string(v)}}; }
+json lit(std::string_view v) { return json{{"t", "l"}, {"v", std::string(v)}}; }
+
+json explain(const std::string& session, int seq, const std::string& step, const std::string& type,
+             std::vector<std::pair<std::string_view, json>> facts = {}, const std::string& parent = "") {
+    json triples = json::array({json{{"s", iri(step)}, {"p", iri(vocab::kRdfType)}, {"o", iri(type)}}});
+    for (auto& [p, o] : facts) triples.push_back(json{{"s", iri(step)}, {"p", iri(p)}, {"o", o}});
+    json body{{"message_type", "explain"}, {"session", session}, {"seq", seq}, {"service", "query"},
+              {"explain_id", step}, {"explain_triples", triples}};
+    if (!parent.empty()) body["parent_uri"] = parent;
+    return body;
+}
+
+bus::Reply reply(bus::ReplyKind kind, json body) {
+    bus::Reply r;
+    r.kind = kind;
+    r.body = std::move(body);
+    return r;
+}
+
+std::vector<std::string> names(const std::vector<SseEvent>& events) {
+    std::vector<std::string> out;
+    for (const auto& e : events) out.push_back(e.name);
+    return out;
+}
+
+TEST(QueryEvents, ARoutedQuestionBecomesTypedEventsEndingWithDone) {
+    QueryEvents events("req-1", json{{"query", "q"}, {"mode", "auto"}, {"collection", ""}});
+    const std::string s = "urn:glassbox:a:question";
+    auto first = events.on_reply(reply(bus::ReplyKind::kExplain, explain(s, 0, s, std::string(vocab::kQuestion))));
+    ASSERT_EQ(names(first), (std::vector<std::string>{"run.started", "step"}));
+    EXPECT_EQ(first[0].data["trace"], s);
+    EXPECT_EQ(first[0].data["request_id"], "req-1");
+    EXPECT_EQ(first[1].data["type"], "Question");
+    EXPECT_TRUE(first[1].data["parent"].is_null());
+
+    const std::string routing = "urn:glassbox:a:routing";
+    auto routed = events.on_reply(reply(bus::ReplyKind::kExplain,
+                                        explain(s, 1, routing, std::string(vocab::kRoutingDecision),
+                                                {{vocab::kEngine, lit("graph-rag")}, {vocab::kRoutingMethod, lit("rules")},
+                                                 {vocab::kRuleFired, lit("named-entity")}, {vocab::kConfidence, lit("0.9")},
+                                                 {vocab::kRouteScore, lit("graph-rag 0.7500")}})));
+    ASSERT_EQ(names(routed), (std::vector<std::string>{"step", "route.decided"}));
+    EXPECT_EQ(routed[1].data["engine"], "graph-rag");
+    EXPECT_EQ(routed[1].data["rules_fired"], json::array({"named-entity"}));
+    EXPECT_DOUBLE_EQ(routed[1].data["confidence"].get<double>(), 0.9);
+    EXPECT_DOUBLE_EQ(routed[1].data["scores"]["graph-rag"].get<double>(), 0.75);
+
+    // A sub-run's step, forwarded as data, keeps its own session and parent.
+    auto sub = events.on_reply(reply(bus::ReplyKind::kData,
+                                     explain("urn:glassbox:b:question", 0, "urn:glassbox:b:question",
+                                             std::string(vocab::kQuestion), {}, routing)));
+    ASSERT_EQ(names(sub), (std::vector<std::string>{"step"}));
+    EXPECT_EQ(sub[0].data["trace"], s);
+    EXPECT_EQ(sub[0].data["session"], "urn:glassbox:b:question");
+    EXPECT_EQ(sub[0].data["parent"], routing);
+
+    json citation{{"n", 1}, {"chunk", "urn:chunk:1"}, {"document", "urn:doc:1"}, {"text", "t"}, {"kind", "chunk"}, {"spans", json::array()}};
+    json final{{"response", "The answer [1]. Again [2]."}, {"answer", "A"}, {"session", s}, {"in_token", 3}, {"out_token", 4},
+               {"citations", json::array({citation, citation})}};
+    final["citations"][1]["n"] = 2;
+    auto done = events.on_reply(reply(bus::ReplyKind::kFinal, final));
+    ASSERT_EQ(names(done), (std::vector<std::string>{"answer.delta", "citation", "citation", "answer.done", "done"}));
+    EXPECT_TRUE(done[1].data.contains("source"));
+    EXPECT_FALSE(done[2].data.contains("source")) << "the same chunk's source is sent once";
+    EXPECT_EQ(done[2].data["source_ref"], "urn:chunk:1");
+    EXPECT_EQ(done[3].data["usage"], (json{{"in_token", 3}, {"out_token", 4}}));
+    EXPECT_EQ(done[4].data["status"], "complete");
+    EXPECT_TRUE(events.finished());
+    EXPECT_TRUE(events.on_reply(reply(bus::ReplyKind::kFinal, final)).empty()) << "nothing after done";
+}
+
+TEST(QueryEvents, AnErrorEndsWithErrorThenDone) {
+    QueryEvents events("r", json::object());
+    bus::Reply error;
+    error.kind = bus::ReplyKind::kError;
+    error.error = base::make_error(base::ErrorType::kDeadlineExceeded, "too slow");
+    const auto out = events.on_reply(error);
+    ASSERT_EQ(names(out), (std::vector<std::string>{"run.started", "error", "done"}));
+    EXPECT_EQ(out[1].data["type"], "DeadlineExceeded");
+    EXPECT_EQ(out[2].data["status"], "error");
+    EXPECT_TRUE(out[0].data["trace"].is_null()) << "no step named the trace";
+    // A FINAL carrying its own error is an error too.
+    QueryEvents other("r", json::object());
+    const auto failed = other.on_reply(reply(bus::ReplyKind::kFinal, json{{"error", {{"type", "NotFound"}, {"message", "m"}}}}));
+    EXPECT_EQ(names(failed), (std::vector<std::string>{"run.started", "error", "done"}));
+    EXPECT_EQ(failed[1].data["type"], "NotFound");
+}
+
+TEST(QueryEvents, AgentStepsBecomeToolCallsAndResults) {
+    QueryEvents events("r", json::object());
+    const std::string s = "urn:glassbox:c:question";
+    const std::string analysis = "urn:glassbox:c:analysis:1";
+    auto call = events.on_reply(reply(bus::ReplyKind::kExplain,
+                                      explain(s, 2, analysis, std::string(vocab::kAnalysis),
+                                              {{vocab::kRdfType, iri(vocab::kToolUse)}, {vocab::kIteration, lit("1")},
+                                               {vocab::kAction, lit("graph_rag")}, {vocab::kArguments, lit(R"({"question":"x"})")}})));
+    ASSERT_EQ(call.back().name, "tool.call");
+    EXPECT_EQ(call.back().data["tool"], "graph_rag");
+    EXPECT_EQ(call.back().data["args"]["question"], "x");
+    auto result = events.on_reply(reply(bus::ReplyKind::kExplain,
+                                        explain(s, 3, "urn:glassbox:c:observation:1", std::string(vocab::kObservation),
+                                                {{vocab::kIteration, lit("1")}, {vocab::kToolStatus, lit("error")},
+                                                 {vocab::kObservationText, lit("line one\nline two")}})));
+    ASSERT_EQ(result.back().name, "tool.result");
+    EXPECT_EQ(result.back().data["tool"], "graph_rag");
+    EXPECT_FALSE(result.back().data["ok"].get<bool>());
+    EXPECT_EQ(result.back().data["summary"], "line one line two");
+}
+
+TEST(QueryEvents, EveryEventIsOneLineOnTheWire) {
+    const std::string text = format_sse(7, SseEvent{"answer.delta", json{{"text", "two\nlines\r\0x"}}});
+    EXPECT_EQ(text.rfind("event: answer.delta\nid: 7\ndata: {", 0), 0u) << text;
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4) << "event, id, data, blank line";
+}
+
+}  // namespace
+}  // namespace glassbox::gateway
