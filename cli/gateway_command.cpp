@@ -31,6 +31,7 @@ struct GatewayOptions {
     int query_timeout_ms = 120'000;
     int read_timeout_ms = 10'000;
     int write_timeout_ms = 10'000;
+    long long mcp_session_idle_ms = 1'800'000;
 };
 
 void run_gateway(GatewayOptions& options) {
@@ -49,6 +50,7 @@ void run_gateway(GatewayOptions& options) {
     config.query_timeout = std::chrono::milliseconds{options.query_timeout_ms};
     config.read_timeout = std::chrono::milliseconds{options.read_timeout_ms};
     config.write_timeout = std::chrono::milliseconds{options.write_timeout_ms};
+    config.mcp.session_idle = std::chrono::milliseconds{options.mcp_session_idle_ms};
 
     // Signals are blocked before the server's threads start, so only the wait below sees them.
     const sigset_t stop_signals = block_stop_signals();
@@ -113,6 +115,18 @@ void add_gateway_command(CLI::App& app) {
         ->check(CLI::Range(10, 600'000));
     command->add_option("--query-timeout-ms", options->query_timeout_ms, "Deadline of one question on the bus")
         ->capture_default_str();
+    command->add_option("--mcp-session-idle-ms", options->mcp_session_idle_ms,
+                        "An MCP session unused this long expires (its next request: 404)")
+        ->check(CLI::Range(1LL, 7LL * 24 * 3600 * 1000))
+        ->capture_default_str();
+    command->add_option("--mcp-max-sessions", options->config.mcp.max_sessions,
+                        "Live MCP sessions at most (one more initialize: 503)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
+        ->capture_default_str();
+    command->add_option("--mcp-allow-origin", options->config.mcp.allowed_origins,
+                        "A browser Origin allowed at /mcp besides loopback ones (repeatable)");
+    command->add_flag("--mcp-sse", options->config.mcp.prefer_sse,
+                      "Answer MCP POSTs as event streams when the client accepts both");
     add_client_options(*command, options->client, 30'000);
     command->callback([options] { run_gateway(*options); });
 }

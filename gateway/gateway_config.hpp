@@ -6,6 +6,8 @@
 #include <string>
 #include <filesystem>
 
+#include "gateway/mcp/server.hpp"
+
 namespace glassbox::gateway {
 
 struct GatewayConfig {
@@ -43,6 +45,8 @@ struct GatewayConfig {
     std::chrono::milliseconds write_timeout{10'000};
     // An idle keep-alive connection is closed after this.
     std::chrono::seconds keep_alive_timeout{5};
+    // The MCP server at /mcp: session idle timeout, session bound, allowed origins (docs/mcp.md §7).
+    mcp::Options mcp;
 };
 
 }  // namespace glassbox::gateway

@@ -68,5 +68,13 @@ void add_trace_routes(Gateway::State& state);
 void add_knowledge_routes(Gateway::State& state);
 void add_trace_tail_route(Gateway::State& state);
 void add_metrics_route(Gateway::State& state);
+void add_mcp_routes(Gateway::State& state);  // /mcp (mcp_routes.cpp, docs/mcp.md)
+
+// A POST /api/v1/query body answered as its JSON reply (the router's FINAL with trace_id and
+// usage), for callers inside the gateway (MCP's resolve_intent).
+base::Result<nlohmann::json> ask_query(Gateway::State& state, const nlohmann::json& body);
+// A POST /api/v1/search body answered as its JSON reply (knowledge_routes.cpp), for MCP's
+// search_graph.
+base::Result<nlohmann::json> search_knowledge(Gateway::State& state, const nlohmann::json& body);
 
 }  // namespace glassbox::gateway

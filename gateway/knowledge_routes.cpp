@@ -160,29 +160,34 @@ base::Result<json> search_edges(Gateway::State& state, const SearchInput& in, co
 
 }  // namespace
 
+base::Result<json> search_knowledge(Gateway::State& state, const json& body) {
+    auto in = search_input(body);
+    if (!in) return std::move(in).error();
+    auto embedded = call_as<schema::EmbeddingsResponse>(state, schema::services::kEmbeddings,
+                                                        schema::encode(schema::EmbeddingsRequest{{in->query}}));
+    if (!embedded) return std::move(embedded).error();
+    if (embedded->vectors.size() != 1) return make_error(ErrorType::kUpstreamError, "embeddings answered no vector");
+    json out{{"chunks", json::array()}, {"edges", json::array()}};
+    if (in->chunks) {
+        auto chunks = search_chunks(state, *in, embedded->vectors.front());
+        if (!chunks) return std::move(chunks).error();
+        out["chunks"] = std::move(*chunks);
+    }
+    if (in->edges) {
+        auto edges = search_edges(state, *in, embedded->vectors.front());
+        if (!edges) return std::move(edges).error();
+        out["edges"] = std::move(*edges);
+    }
+    return out;
+}
+
 void add_knowledge_routes(Gateway::State& state) {
     state.server.Post("/api/v1/search", [&state](const httplib::Request& req, httplib::Response& res) {
         auto body = json_body(state, req);
         if (!body) return send_error(res, body.error());
-        auto in = search_input(*body);
-        if (!in) return send_error(res, in.error());
-        auto embedded = call_as<schema::EmbeddingsResponse>(state, schema::services::kEmbeddings,
-                                                            schema::encode(schema::EmbeddingsRequest{{in->query}}));
-        if (!embedded) return send_error(res, embedded.error());
-        if (embedded->vectors.size() != 1)
-            return send_error(res, make_error(ErrorType::kUpstreamError, "embeddings answered no vector"));
-        json out{{"chunks", json::array()}, {"edges", json::array()}};
-        if (in->chunks) {
-            auto chunks = search_chunks(state, *in, embedded->vectors.front());
-            if (!chunks) return send_error(res, chunks.error());
-            out["chunks"] = std::move(*chunks);
-        }
-        if (in->edges) {
-            auto edges = search_edges(state, *in, embedded->vectors.front());
-            if (!edges) return send_error(res, edges.error());
-            out["edges"] = std::move(*edges);
-        }
-        send_json(res, 200, out);
+        auto out = search_knowledge(state, *body);
+        if (!out) return send_error(res, out.error());
+        send_json(res, 200, *out);
     });
     state.server.Get("/api/v1/graph/stats", [&state](const httplib::Request& req, httplib::Response& res) {
         const std::string collection = req.get_param_value("collection");

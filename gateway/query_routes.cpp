@@ -82,25 +82,32 @@ void record_steps(Gateway::State& state, const bus::Reply& reply) {
     }
 }
 
-// Accept: application/json: the router's FINAL with trace_id and usage.
-void answer_json(Gateway::State& state, QueryInput input, httplib::Response& res) {
+// The router's FINAL with trace_id and usage.
+base::Result<json> ask(Gateway::State& state, QueryInput input) {
     input.request.streaming = false;
     auto lease = state.bus.lease();
     const auto started = Clock::now();
     auto replies = lease->call(schema::services::kQuery, schema::encode(input.request), state.config.query_timeout);
     state.metrics.bus_call(std::string(schema::services::kQuery), Clock::now() - started, !replies);
-    if (!replies) return send_error(res, replies.error());
+    if (!replies) return std::move(replies).error();
     for (const auto& reply : *replies) record_steps(state, reply);
     if (replies->empty() || replies->back().kind != bus::ReplyKind::kFinal)
-        return send_error(res, make_error(ErrorType::kInternal, "the query service answered no FINAL"));
+        return make_error(ErrorType::kInternal, "the query service answered no FINAL");
     json body = std::move(replies->back().body);
-    if (auto error = body_error(body)) return send_error(res, *error);
+    if (auto error = body_error(body)) return *error;
     body["trace_id"] = body.value("session", json(nullptr));
     body["request_id"] = request_id_of(res);
     base::component_logger("gateway")->info("event=question request_id={} trace={} as=json", request_id_of(res),
                                             string_of(body, "session"));
     body["usage"] = json{{"in_token", body.value("in_token", json(0))}, {"out_token", body.value("out_token", json(0))}};
-    send_json(res, 200, body);
+    return body;
+}
+
+// Accept: application/json: the router's FINAL with trace_id and usage.
+void answer_json(Gateway::State& state, QueryInput input, httplib::Response& res) {
+    auto body = ask(state, std::move(input));
+    if (!body) return send_error(res, body.error());
+    send_json(res, 200, *body);
 }
 
 // The state of one SSE answer, alive as long as httplib may call its content provider.
@@ -195,6 +202,12 @@ void answer_stream(Gateway::State& state, QueryInput input, const httplib::Reque
 }
 
 }  // namespace
+
+base::Result<json> ask_query(Gateway::State& state, const json& body) {
+    auto input = query_input(body);
+    if (!input) return std::move(input).error();
+    return ask(state, std::move(*input));
+}
 
 void add_query_routes(Gateway::State& state) {
     state.server.Post("/api/v1/query", [&state](const httplib::Request& req, httplib::Response& res) {

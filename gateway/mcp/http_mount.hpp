@@ -1,0 +1,57 @@
+// Mounts the MCP server on a cpp-httplib server. Header-only on purpose: the MCP library stays
+// free of httplib, and only what serves HTTP (the gateway, the interop stub) compiles this.
+#pragma once
+
+#include <httplib.h>
+
+#include <cctype>
+#include <functional>
+#include <string>
+
+#include "gateway/mcp/server.hpp"
+
+namespace glassbox::gateway::mcp {
+
+// The request as the MCP server reads it: header names in lower case, repeated headers joined
+// with ", " (RFC 9110 §5.3).
+inline HttpExchange exchange_of(const httplib::Request& request) {
+    HttpExchange exchange;
+    exchange.method = request.method;
+    exchange.body = request.body;
+    for (const auto& [name, value] : request.headers) {
+        std::string key = name;
+        for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        auto [it, fresh] = exchange.headers.emplace(key, value);
+        if (!fresh) it->second += ", " + value;
+    }
+    return exchange;
+}
+
+inline void answer_into(const HttpAnswer& answer, httplib::Response& response) {
+    response.status = answer.status;
+    std::string content_type;
+    for (const auto& [name, value] : answer.headers) {
+        if (name == "Content-Type") {
+            content_type = value;
+        } else {
+            response.set_header(name, value);
+        }
+    }
+    if (!answer.body.empty() || !content_type.empty()) response.set_content(answer.body, content_type);
+}
+
+// POST, GET, DELETE and OPTIONS on `path` go to `handle` (an MCP Server's handle(), kept alive
+// by whatever the function holds: httplib keeps it for the server's life).
+inline void mount(httplib::Server& http, std::function<HttpAnswer(const HttpExchange&)> handle,
+                  const std::string& path = "/mcp") {
+    auto handler = [handle = std::move(handle)](const httplib::Request& request,
+                                                httplib::Response& response) {
+        answer_into(handle(exchange_of(request)), response);
+    };
+    http.Post(path, handler);
+    http.Get(path, handler);
+    http.Delete(path, handler);
+    http.Options(path, handler);
+}
+
+}  // namespace glassbox::gateway::mcp

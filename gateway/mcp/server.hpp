@@ -1,0 +1,84 @@
+// The MCP server over Streamable HTTP (protocol 2025-11-25), independent of any HTTP library.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gateway/mcp/backend.hpp"
+#include "gateway/mcp/json_rpc.hpp"
+#include "gateway/mcp/session_table.hpp"
+#include "gateway/mcp/tools.hpp"
+#include "gateway/mcp/trace_resources.hpp"
+
+namespace glassbox::gateway::mcp {
+
+// One HTTP request to the MCP endpoint, as the gateway received it.
+struct HttpExchange {
+    std::string method;                         // "POST", "GET", "DELETE", …
+    std::map<std::string, std::string> headers;  // names in lower case
+    std::string body;
+};
+
+// The answer to send back. With `sse`, `body` is the complete text/event-stream text.
+struct HttpAnswer {
+    int status = 200;
+    std::map<std::string, std::string> headers;
+    std::string body;
+    bool sse = false;
+};
+
+// Every bound and policy of the server, with its default (docs/mcp.md §2).
+struct Options {
+    // A session unused this long is gone: the next request naming it gets 404.
+    std::chrono::milliseconds session_idle = std::chrono::minutes(30);
+    // Live sessions at most; an initialize beyond it gets 503.
+    std::size_t max_sessions = 1024;
+    // A larger POST body gets 413.
+    std::size_t max_body_bytes = std::size_t{4} << 20;
+    // Messages in one JSON-RPC batch (protocol 2025-03-26 only; later versions have none).
+    std::size_t max_batch = 64;
+    // Origins accepted besides loopback ones (http(s)://localhost|127.0.0.1|[::1][:port]),
+    // exactly as a browser sends them ("https://example.org:8443").
+    std::vector<std::string> allowed_origins;
+    // When a client accepts both, answer a POST as an SSE stream instead of one JSON body.
+    bool prefer_sse = false;
+    // serverInfo.version; empty: the build's version (the project's CMake version).
+    std::string server_version;
+    // The clock behind session expiry (tests replace it).
+    std::function<std::chrono::steady_clock::time_point()> clock;
+};
+
+// Protocol versions this server speaks, newest first.
+const std::vector<std::string>& supported_protocol_versions();
+
+// Thread-safe: the gateway calls handle() from its HTTP threads; Backend calls run unlocked.
+class Server {
+public:
+    Server(Backend& backend, Options options);
+
+    HttpAnswer handle(const HttpExchange& exchange);
+    std::size_t live_sessions() { return sessions_.size(); }
+
+private:
+    HttpAnswer route(const HttpExchange& exchange);
+    HttpAnswer post(const HttpExchange& exchange);
+    HttpAnswer remove(const HttpExchange& exchange);
+    HttpAnswer initialize(const nlohmann::json& body, bool sse);
+    std::optional<nlohmann::json> dispatch(const nlohmann::json& value);
+    nlohmann::json request(const Message& message);
+    bool origin_allowed(const std::string& origin) const;
+
+    Options options_;
+    SessionTable sessions_;
+    ToolBox tools_;
+    TraceResources resources_;
+};
+
+}  // namespace glassbox::gateway::mcp

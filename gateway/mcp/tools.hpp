@@ -1,0 +1,34 @@
+// The MCP tools: their schemas (tools/list) and their calls (tools/call) over a Backend.
+#pragma once
+
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+#include "gateway/mcp/backend.hpp"
+#include "gateway/mcp/json_rpc.hpp"
+
+namespace glassbox::gateway::mcp {
+
+// resolve_intent, search_graph, explain_trace and list_traces (docs/mcp.md §3). A call that
+// fails — bad arguments, a typed error from the bus — is a result with `isError: true` and the
+// typed error as its text (MCP "Tools", error handling); only an unknown tool or a call without
+// a name is a protocol error.
+class ToolBox {
+public:
+    explicit ToolBox(Backend& backend);
+
+    // The `tools/list` result.
+    const nlohmann::json& list() const { return list_; }
+    // The `tools/call` result for `params` ({name, arguments}), or the protocol error.
+    std::variant<nlohmann::json, RpcError> call(const nlohmann::json& params);
+
+private:
+    base::Result<nlohmann::json> run(const std::string& name, const nlohmann::json& args,
+                                     nlohmann::json& content);
+
+    Backend& backend_;
+    nlohmann::json list_;
+};
+
+}  // namespace glassbox::gateway::mcp

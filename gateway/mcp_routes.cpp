@@ -1,0 +1,68 @@
+// /mcp: the MCP server (gateway/mcp/, docs/mcp.md) on the gateway, its Backend over the
+// gateway's own query, search and trace calls.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "gateway/gateway_state.hpp"
+#include "gateway/mcp/http_mount.hpp"
+#include "schema/services.hpp"
+
+namespace glassbox::gateway {
+
+namespace {
+
+using nlohmann::json;
+
+class GatewayBackend : public mcp::Backend {
+public:
+    explicit GatewayBackend(Gateway::State& state) : state_(state) {}
+
+    // The tool's arguments are a POST /api/v1/query body already ({query, mode, collection,
+    // session_id}); the same checks apply.
+    base::Result<json> resolve_intent(const json& args) override { return ask_query(state_, args); }
+
+    base::Result<json> search_graph(const json& args) override {
+        return search_knowledge(state_, args);
+    }
+
+    base::Result<json> trace_show(const std::string& id) override {
+        return state_.bus.call(schema::services::kTrace, json{{"op", "show"}, {"session", id}},
+                               state_.config.call_timeout);
+    }
+
+    // list_traces' arguments (checked against its inputSchema) as the trace service's list.
+    base::Result<json> trace_list(const json& filters) override {
+        json request{{"op", "list"}};
+        for (const auto& [key, value] : filters.items()) {
+            request[key == "all" ? "include_subtraces" : key] = value;
+        }
+        return state_.bus.call(schema::services::kTrace, request, state_.config.call_timeout);
+    }
+
+private:
+    Gateway::State& state_;
+};
+
+// The Backend and the server that calls it, alive as long as the route handlers.
+struct McpEndpoint {
+    McpEndpoint(Gateway::State& state, mcp::Options options)
+        : backend(state), server(backend, std::move(options)) {}
+    GatewayBackend backend;
+    mcp::Server server;
+};
+
+}  // namespace
+
+void add_mcp_routes(Gateway::State& state) {
+    // shared_ptr: httplib copies the handler into each route; the endpoint lives while any does.
+    mcp::Options options = state.config.mcp;
+    options.max_body_bytes = std::min(options.max_body_bytes, state.config.max_body_bytes);
+    auto endpoint = std::make_shared<McpEndpoint>(state, std::move(options));
+    mcp::mount(state.server, [endpoint](const mcp::HttpExchange& exchange) {
+        return endpoint->server.handle(exchange);
+    });
+}
+
+}  // namespace glassbox::gateway

@@ -1,0 +1,93 @@
+// The MCP server on cpp-httplib over a canned Backend: the SDK client test's protocol half,
+// runnable without a bus. Prints its port, then serves /mcp until stdin closes.
+// mcp_stub_server [IDLE_MS [sse]]: `sse` answers every POST as an event stream.
+#include <httplib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "gateway/mcp/http_mount.hpp"
+#include "gateway/mcp/server.hpp"
+
+namespace {
+
+using nlohmann::json;
+namespace mcp = glassbox::gateway::mcp;
+namespace base = glassbox::base;
+
+const std::string kTrace = "urn:glassbox:11111111-2222-3333-4444-555555555555:question";
+
+json iri(const std::string& i) { return {{"t", "i"}, {"i", i}}; }
+
+// Answers as the gateway's Backend would for one stored run; any other trace is NotFound.
+class CannedBackend : public mcp::Backend {
+public:
+    base::Result<json> resolve_intent(const json& args) override {
+        return json{{"response", "Canned answer to: " + args["query"].get<std::string>() + " [1]"},
+                    {"answer", "canned"},
+                    {"citations", {{{"n", 1}, {"kind", "edge"}, {"text", "a canned fact"},
+                                    {"spans", {{{"start", 0}, {"end", 6}}}}}}},
+                    {"sources", {"file:///canned.ttl"}},
+                    {"session", kTrace},
+                    {"trace_id", kTrace},
+                    {"engine", "graph-rag"},
+                    {"in_token", 3},
+                    {"out_token", 2}};
+    }
+    base::Result<json> search_graph(const json&) override {
+        return json{{"edges", {{{"s", "urn:a"}, {"p", "urn:b"}, {"o", "urn:c"}, {"score", 0.9},
+                                {"sources", {"file:///canned.ttl"}}}}},
+                    {"chunks", json::array()}};
+    }
+    base::Result<json> trace_show(const std::string& id) override {
+        if (id != kTrace && kTrace.find(id) != 13) {
+            return base::make_error(base::ErrorType::kNotFound, "no trace matches '" + id + "'");
+        }
+        json triples = {{{"s", iri(kTrace)},
+                         {"p", iri("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")},
+                         {"o", iri("https://glassbox.dev/ns#Question")}}};
+        return json{{"session", summary()},
+                    {"events", {{{"seq", 0}, {"explain_id", kTrace}, {"state", "closed"},
+                                 {"received", "2026-11-27T08:00:00.000Z"}, {"triples", triples}}}},
+                    {"subtraces", json::array()}};
+    }
+    base::Result<json> trace_list(const json&) override {
+        return json{{"sessions", {summary()}}, {"total", 1}, {"next", nullptr}};
+    }
+
+private:
+    static json summary() {
+        return {{"session", kTrace}, {"kind", "query"}, {"service", "query"}, {"question", "canned?"},
+                {"status", "complete"}, {"started", "2026-11-27T08:00:00.000Z"}};
+    }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    mcp::Options options;
+    if (argc > 1) options.session_idle = std::chrono::milliseconds(std::stoll(argv[1]));
+    if (argc > 2 && std::string(argv[2]) == "sse") options.prefer_sse = true;
+    CannedBackend backend;
+    mcp::Server server(backend, options);
+    httplib::Server http;
+    mcp::mount(http, [&server](const mcp::HttpExchange& e) { return server.handle(e); });
+    int port = http.bind_to_any_port("127.0.0.1");
+    if (port <= 0) {
+        std::cerr << "mcp_stub_server: cannot bind 127.0.0.1\n";
+        return 1;
+    }
+    std::cout << port << std::endl;
+    std::thread serving([&] { http.listen_after_bind(); });
+    std::string line;
+    while (std::getline(std::cin, line)) {
+    }
+    http.stop();
+    serving.join();
+    return 0;
+}

@@ -1,0 +1,235 @@
+// The MCP tools and trace resources: schemas, argument checks, shaped results, typed errors.
+#include "gateway/mcp/tools.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "gateway/mcp/trace_resources.hpp"
+#include "gateway/mcp/trace_view.hpp"
+#include "tests/unit/gateway/mcp/fake_backend.hpp"
+
+namespace glassbox::gateway::mcp {
+namespace {
+
+using nlohmann::json;
+
+json iri(const std::string& i) { return {{"t", "i"}, {"i", i}}; }
+json lit(json v, const std::string& dt = "") {
+    json t = {{"t", "l"}, {"v", std::move(v)}};
+    if (!dt.empty()) t["dt"] = dt;
+    return t;
+}
+json triple(json s, json p, json o) { return {{"s", std::move(s)}, {"p", std::move(p)}, {"o", std::move(o)}}; }
+
+const std::string kGb = "https://glassbox.dev/ns#";
+const std::string kType = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+const std::string kInt = "http://www.w3.org/2001/XMLSchema#integer";
+
+// A `show` reply: a query run (Question, RoutingDecision) with one graph-rag sub-run.
+json show_reply() {
+    const std::string q = "urn:glassbox:aaaa:question";
+    const std::string r = "urn:glassbox:aaaa:routing";
+    const std::string sub = "urn:glassbox:bbbb:question";
+    json events = json::array(
+        {{{"seq", 0}, {"explain_id", q}, {"state", "open"}, {"received", "2026-11-27T08:00:00.000Z"},
+          {"triples", {triple(iri(q), iri(kType), iri("http://www.w3.org/ns/prov#Activity")),
+                       triple(iri(q), iri(kType), iri(kGb + "Question")),
+                       triple(iri(q), iri(kGb + "query"), lit("Who founded the yard?"))}}},
+         {{"seq", 1}, {"explain_id", r}, {"state", "open"}, {"received", "2026-11-27T08:00:00.010Z"},
+          {"triples", {triple(iri(r), iri(kType), iri(kGb + "RoutingDecision")),
+                       triple(iri(r), iri(kGb + "engine"), lit("graph-rag")),
+                       triple(iri(r), iri(kGb + "durationMs"), lit("3", kInt)),
+                       triple(iri(r), iri(kGb + "ruleFired"), lit("who-question")),
+                       triple(iri(r), iri(kGb + "ruleFired"), lit("entity-known"))}}}});
+    json sub_events = json::array(
+        {{{"seq", 0}, {"explain_id", sub}, {"state", "open"}, {"received", "…"},
+          {"triples", {triple(iri(sub), iri(kType), iri(kGb + "Question"))}}}});
+    return {{"session", {{"session", q}, {"kind", "query"}, {"service", "query"}, {"status", "complete"}}},
+            {"events", events},
+            {"subtraces", {{{"session", {{"session", sub}, {"service", "graph-rag"}, {"status", "complete"}}},
+                            {"events", sub_events},
+                            {"subtraces", json::array()}}}}};
+}
+
+class McpToolsTest : public ::testing::Test {
+protected:
+    json call(const std::string& name, json args) {
+        auto outcome = tools_.call({{"name", name}, {"arguments", std::move(args)}});
+        EXPECT_TRUE(std::holds_alternative<json>(outcome));
+        return std::get<json>(outcome);
+    }
+
+    static void expect_tool_error(const json& result, const std::string& prefix) {
+        EXPECT_TRUE(result["isError"].get<bool>()) << result.dump();
+        EXPECT_FALSE(result.contains("structuredContent"));
+        EXPECT_EQ(result["content"][0]["text"].get<std::string>().rfind(prefix, 0), 0u)
+            << result.dump();
+    }
+
+    // Every required field of the tool's outputSchema is in its structured content.
+    void expect_matches_output_schema(const std::string& name, const json& structured) {
+        for (const auto& tool : tools_.list()["tools"]) {
+            if (tool["name"] != name) continue;
+            for (const auto& field : tool["outputSchema"]["required"]) {
+                EXPECT_TRUE(structured.contains(field.get<std::string>())) << name << ": " << field;
+            }
+        }
+    }
+
+    testing::FakeBackend backend_;
+    ToolBox tools_{backend_};
+};
+
+TEST_F(McpToolsTest, EveryToolHasAnInputAndAnOutputSchema) {
+    const json& tools = tools_.list()["tools"];
+    ASSERT_EQ(tools.size(), 4u);
+    std::vector<std::string> names;
+    for (const auto& tool : tools) {
+        names.push_back(tool["name"]);
+        EXPECT_EQ(tool["inputSchema"]["type"], "object");
+        EXPECT_EQ(tool["outputSchema"]["type"], "object");
+        EXPECT_FALSE(tool["description"].get<std::string>().empty());
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"resolve_intent", "search_graph", "explain_trace",
+                                               "list_traces"}));
+}
+
+TEST_F(McpToolsTest, ResolveIntentShapesTheQueryAnswer) {
+    backend_.answer_ = {{"response", "Oskar Brenn founded it [1]."},
+                        {"answer", "Oskar Brenn"},
+                        {"citations", {{{"n", 1}, {"kind", "edge"}, {"text", "founded by Oskar Brenn"}}}},
+                        {"sources", {"file:///yard.ttl"}},
+                        {"session", "urn:glassbox:aaaa:question"},
+                        {"trace_id", "urn:glassbox:aaaa:question"},
+                        {"route", {{"engine", "graph-rag"}}},
+                        {"engine", "graph-rag"},
+                        {"in_token", 10},
+                        {"out_token", 5}};
+    json result = call("resolve_intent", {{"query", "Who founded the yard?"}, {"mode", "auto"}});
+    ASSERT_FALSE(result["isError"].get<bool>());
+    const json& s = result["structuredContent"];
+    EXPECT_EQ(s["answer"], "Oskar Brenn");
+    EXPECT_EQ(s["trace_id"], "urn:glassbox:aaaa:question");
+    EXPECT_EQ(s["citations"].size(), 1u);
+    EXPECT_EQ(s["usage"]["in_token"], 10);
+    EXPECT_EQ(json::parse(result["content"][0]["text"].get<std::string>()), s);
+    expect_matches_output_schema("resolve_intent", s);
+    ASSERT_EQ(backend_.calls.size(), 1u);
+    EXPECT_EQ(backend_.calls[0].args["query"], "Who founded the yard?");
+}
+
+TEST_F(McpToolsTest, ArgumentsThatBreakTheSchemaAreToolErrorsAndReachNoBackend) {
+    expect_tool_error(call("resolve_intent", json::object()), "InvalidRequest: missing argument 'query'");
+    expect_tool_error(call("resolve_intent", {{"query", 5}}), "InvalidRequest: argument 'query' must be a string");
+    expect_tool_error(call("resolve_intent", {{"query", ""}}), "InvalidRequest");
+    expect_tool_error(call("resolve_intent", {{"query", "q"}, {"mode", "psychic"}}), "InvalidRequest: argument 'mode'");
+    expect_tool_error(call("resolve_intent", {{"query", "q"}, {"colour", "red"}}), "InvalidRequest: unknown argument 'colour'");
+    expect_tool_error(call("search_graph", {{"query", "q"}, {"limit", 0}}), "InvalidRequest: argument 'limit'");
+    expect_tool_error(call("search_graph", {{"query", "q"}, {"limit", 1.5}}), "InvalidRequest: argument 'limit'");
+    expect_tool_error(call("list_traces", {{"all", "yes"}}), "InvalidRequest: argument 'all'");
+    expect_tool_error(call("explain_trace", json::array()), "InvalidRequest: arguments must be an object");
+    EXPECT_TRUE(backend_.calls.empty());
+}
+
+TEST_F(McpToolsTest, ABusErrorIsAToolErrorWithItsType) {
+    backend_.fail = base::make_error(base::ErrorType::kNotFound, "no trace matches 'zzzz'");
+    expect_tool_error(call("explain_trace", {{"trace", "zzzz"}}), "NotFound: no trace matches 'zzzz'");
+    backend_.fail = base::make_error(base::ErrorType::kDeadlineExceeded, "no reply within 30s");
+    expect_tool_error(call("resolve_intent", {{"query", "q"}}), "DeadlineExceeded");
+}
+
+TEST_F(McpToolsTest, SearchGraphAndListTracesAlwaysCarryTheirRequiredFields) {
+    backend_.search_ = {{"edges", {{{"s", "a"}, {"p", "b"}, {"o", "c"}, {"score", 0.5}}}}};
+    json s = call("search_graph", {{"query", "yard"}, {"kind", "edges"}, {"limit", 5}})["structuredContent"];
+    EXPECT_EQ(s["edges"].size(), 1u);
+    EXPECT_TRUE(s["chunks"].is_array());
+    expect_matches_output_schema("search_graph", s);
+
+    backend_.list_ = {{"sessions", {{{"session", "urn:glassbox:aaaa:question"}}}}, {"total", 1}, {"next", nullptr}};
+    json l = call("list_traces", {{"kind", "query"}, {"limit", 10}})["structuredContent"];
+    EXPECT_EQ(l["sessions"].size(), 1u);
+    EXPECT_EQ(backend_.calls.back().args["kind"], "query");
+    expect_matches_output_schema("list_traces", l);
+}
+
+TEST_F(McpToolsTest, ExplainTraceListsStepsInOrderWithTheirValuesAndTriples) {
+    backend_.show_ = show_reply();
+    json result = call("explain_trace", {{"trace", "aaaa"}});
+    ASSERT_FALSE(result["isError"].get<bool>()) << result.dump();
+    const json& s = result["structuredContent"];
+    expect_matches_output_schema("explain_trace", s);
+    EXPECT_EQ(backend_.calls[0].args, "aaaa");
+    ASSERT_EQ(s["steps"].size(), 3u);
+    EXPECT_EQ(s["steps"][0]["type"], "Question");  // gb: class preferred over prov:Activity
+    EXPECT_EQ(s["steps"][0]["properties"]["gb:query"], "Who founded the yard?");
+    EXPECT_EQ(s["steps"][1]["type"], "RoutingDecision");
+    EXPECT_EQ(s["steps"][1]["properties"]["gb:ruleFired"], json({"who-question", "entity-known"}));
+    EXPECT_EQ(s["steps"][2]["depth"], 1);
+    EXPECT_EQ(s["steps"][2]["service"], "graph-rag");
+    EXPECT_EQ(s["triples_total"], 9);
+    EXPECT_EQ(s["triples"][1]["o"], "gb:Question");
+    EXPECT_EQ(s["triples"][5]["o"], "\"3\"^^xsd:integer");
+    EXPECT_FALSE(s["truncated"].get<bool>());
+    const std::string text = result["content"][0]["text"];
+    EXPECT_NE(text.find("#1 RoutingDecision (query): gb:durationMs=3; gb:engine=graph-rag; gb:ruleFired=who-question, entity-known"), std::string::npos) << text;
+    EXPECT_NE(text.find("  Trace urn:glassbox:bbbb:question (graph-rag, complete)"), std::string::npos) << text;
+}
+
+TEST_F(McpToolsTest, ExplainTraceBoundsItsTriples) {
+    backend_.show_ = show_reply();
+    json s = call("explain_trace", {{"trace", "aaaa"}, {"max_triples", 2}})["structuredContent"];
+    EXPECT_EQ(s["triples"].size(), 2u);
+    EXPECT_EQ(s["triples_total"], 9);
+    EXPECT_TRUE(s["truncated"].get<bool>());
+    EXPECT_EQ(s["steps"].size(), 3u);
+    json none = call("explain_trace", {{"trace", "aaaa"}, {"include_triples", false}})["structuredContent"];
+    EXPECT_TRUE(none["triples"].empty());
+}
+
+TEST(TraceViewTest, TermsReadAsTurtle) {
+    EXPECT_EQ(term_text(iri("http://www.w3.org/ns/prov#used")), "prov:used");
+    EXPECT_EQ(term_text(iri("file:///a.md")), "<file:///a.md>");
+    EXPECT_EQ(term_text(lit("say \"hi\"")), "\"say \\\"hi\\\"\"");
+    EXPECT_EQ(term_text({{"t", "l"}, {"v", "Haus"}, {"ln", "de"}}), "\"Haus\"@de");
+    EXPECT_EQ(term_text({{"t", "b"}, {"d", "x1"}}), "_:x1");
+    EXPECT_EQ(term_text({{"t", "t"}, {"tr", triple(iri("urn:a"), iri(kType), iri(kGb + "Focus"))}}),
+              "<< <urn:a> rdf:type gb:Focus >>");
+    EXPECT_EQ(term_text(json(3)), "");
+}
+
+TEST(TraceResourcesTest, ListReadAndTemplate) {
+    testing::FakeBackend backend;
+    TraceResources resources(backend);
+    backend.list_ = {{"sessions", {{{"session", "urn:glassbox:aaaa:question"}, {"question", "Who?"},
+                                    {"kind", "query"}, {"status", "complete"}, {"started", "…Z"}},
+                                   {{"no", "session"}}}},
+                     {"next", "cursor-2"}};
+    json list = std::get<json>(resources.list({{"cursor", "cursor-1"}}));
+    ASSERT_EQ(list["resources"].size(), 1u);
+    EXPECT_EQ(list["resources"][0]["uri"], "urn:glassbox:aaaa:question");
+    EXPECT_EQ(list["resources"][0]["title"], "Who?");
+    EXPECT_EQ(list["nextCursor"], "cursor-2");
+    EXPECT_EQ(backend.calls.back().args["after"], "cursor-1");
+
+    backend.show_ = show_reply();
+    json read = std::get<json>(resources.read({{"uri", "urn:glassbox:aaaa:question"}}));
+    EXPECT_EQ(read["contents"][0]["mimeType"], "application/json");
+    EXPECT_EQ(json::parse(read["contents"][0]["text"].get<std::string>()), show_reply());
+
+    auto foreign = resources.read({{"uri", "file:///etc/passwd"}});
+    EXPECT_EQ(std::get<RpcError>(foreign).code, kResourceNotFound);
+    backend.fail = base::make_error(base::ErrorType::kNotFound, "no such trace");
+    EXPECT_EQ(std::get<RpcError>(resources.read({{"uri", "urn:glassbox:zzzz:question"}})).code,
+              kResourceNotFound);
+    backend.fail = base::make_error(base::ErrorType::kServiceUnavailable, "no trace worker");
+    EXPECT_EQ(std::get<RpcError>(resources.read({{"uri", "urn:glassbox:zzzz:question"}})).code,
+              kInternalError);
+    EXPECT_EQ(std::get<RpcError>(resources.read(json::object())).code, kInvalidParams);
+
+    EXPECT_EQ(TraceResources::templates()["resourceTemplates"][0]["uriTemplate"],
+              "urn:glassbox:{trace}:question");
+}
+
+}  // namespace
+}  // namespace glassbox::gateway::mcp
