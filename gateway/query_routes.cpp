@@ -82,8 +82,8 @@ void record_steps(Gateway::State& state, const bus::Reply& reply) {
     }
 }
 
-// The router's FINAL with trace_id and usage.
-base::Result<json> ask(Gateway::State& state, QueryInput input) {
+// The router's FINAL with trace_id, usage and (when the caller has one) the request id.
+base::Result<json> ask(Gateway::State& state, QueryInput input, const std::string& request_id) {
     input.request.streaming = false;
     auto lease = state.bus.lease();
     const auto started = Clock::now();
@@ -96,8 +96,8 @@ base::Result<json> ask(Gateway::State& state, QueryInput input) {
     json body = std::move(replies->back().body);
     if (auto error = body_error(body)) return *error;
     body["trace_id"] = body.value("session", json(nullptr));
-    body["request_id"] = request_id_of(res);
-    base::component_logger("gateway")->info("event=question request_id={} trace={} as=json", request_id_of(res),
+    if (!request_id.empty()) body["request_id"] = request_id;
+    base::component_logger("gateway")->info("event=question request_id={} trace={} as=json", request_id,
                                             string_of(body, "session"));
     body["usage"] = json{{"in_token", body.value("in_token", json(0))}, {"out_token", body.value("out_token", json(0))}};
     return body;
@@ -105,7 +105,7 @@ base::Result<json> ask(Gateway::State& state, QueryInput input) {
 
 // Accept: application/json: the router's FINAL with trace_id and usage.
 void answer_json(Gateway::State& state, QueryInput input, httplib::Response& res) {
-    auto body = ask(state, std::move(input));
+    auto body = ask(state, std::move(input), request_id_of(res));
     if (!body) return send_error(res, body.error());
     send_json(res, 200, *body);
 }
@@ -206,7 +206,7 @@ void answer_stream(Gateway::State& state, QueryInput input, const httplib::Reque
 base::Result<json> ask_query(Gateway::State& state, const json& body) {
     auto input = query_input(body);
     if (!input) return std::move(input).error();
-    return ask(state, std::move(*input));
+    return ask(state, std::move(*input), "");
 }
 
 void add_query_routes(Gateway::State& state) {
