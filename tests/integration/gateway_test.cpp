@@ -168,6 +168,17 @@ std::vector<std::string> event_names(const json& events) {
     return names;
 }
 
+// Whether some triple anywhere in `j` has a predicate naming `predicate` and an object holding `value`.
+bool has_triple(const json& j, const std::string& predicate, const std::string& value) {
+    if (j.is_object() && j.contains("p") && j.contains("o") &&
+        j["p"].dump().find(predicate) != std::string::npos && j["o"].dump().find(value) != std::string::npos)
+        return true;
+    if (j.is_structured())
+        for (const auto& item : j)
+            if (has_triple(item, predicate, value)) return true;
+    return false;
+}
+
 std::size_t count_of(const std::vector<std::string>& names, const std::string& name) {
     return static_cast<std::size_t>(std::count(names.begin(), names.end(), name));
 }
@@ -247,9 +258,43 @@ TEST_F(GatewayTest, AQuestionStreamsTypedEventsThatEndWithDoneAndItsTraceIsStore
     const json shown = stored_trace(trace, "complete");
     ASSERT_TRUE(shown.is_object());
     EXPECT_EQ(shown["session"].value("session", ""), trace);
+    // The client's X-Request-ID went into the trace: its Question says gb:requestId.
+    EXPECT_TRUE(has_triple(shown, "https://glassbox.dev/ns#requestId", "\"test-stream-1\"")) << shown.dump();
+    EXPECT_FALSE(has_triple(shown, "https://glassbox.dev/ns#requestId", "\"test-stream-2\"")) << "the check can fail";
     const auto list = http("GET", "/api/v1/traces?limit=5&kind=query");
     ASSERT_EQ(list.status, 200) << list.describe();
     EXPECT_NE(list.body.find(trace), std::string::npos) << list.describe();
+}
+
+TEST_F(GatewayTest, AnEscalatedQuestionRetractsItsProvisionalTextAndTheDeltasAfterAreTheAnswer) {
+    start(true);
+    // No agent runs here: asked for it, the router escalates, and the run is taken back.
+    const auto answer = http("POST", "/api/v1/query",
+                             json{{"query", "Who founded the shipyard that built the MV Curlew?"}, {"mode", "agent"}}.dump(),
+                             {"Accept: text/event-stream"});
+    ASSERT_EQ(answer.status, 200) << answer.describe();
+    const auto names = event_names(answer.events);
+    ASSERT_GE(count_of(names, "answer.retract"), 1u) << answer.describe();
+    ASSERT_EQ(names.back(), "done");
+    std::string after_last_retract;
+    std::string response;
+    bool retracted_agent = false;
+    for (const auto& e : answer.events) {
+        const std::string name = e.value("event", "");
+        const json& data = e["data"];
+        if (name == "answer.retract") {
+            after_last_retract.clear();
+            if (data.value("engine", "") == "agent" && data.value("run", -1) == 0) retracted_agent = true;
+            EXPECT_FALSE(data.value("reason", "").empty()) << data.dump();
+        } else if (name == "answer.delta") {
+            after_last_retract += data.value("text", "");
+        } else if (name == "answer.done") {
+            response = data.value("response", "");
+        }
+    }
+    EXPECT_TRUE(retracted_agent) << answer.describe();
+    EXPECT_FALSE(response.empty()) << answer.describe();
+    EXPECT_EQ(after_last_retract, response);
 }
 
 TEST_F(GatewayTest, AQuestionAnsweredAsJsonCarriesTheTraceIdUsageAndEscalations) {
@@ -399,7 +444,7 @@ TEST_F(GatewayTest, TheOpenApiDocumentDescribesTheRealAnswers) {
         }
     }
     for (const char* name : {"run.started", "step", "route.decided", "escalation", "retrieval.results", "answer.delta",
-                             "citation", "answer.done", "done"})
+                             "answer.retract", "citation", "answer.done", "done"})
         EXPECT_TRUE(events.count(name)) << name << " was not seen, so not checked";
     // The server's routes are all in the document.
     for (const auto& [method, route] : std::vector<std::pair<std::string, std::string>>{
