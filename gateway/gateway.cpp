@@ -318,6 +318,7 @@ Gateway::Gateway(GatewayConfig config) : state_(std::make_unique<State>(std::mov
     add_metrics_route(state);
     add_trace_routes(state);
     add_knowledge_routes(state);
+    add_load_routes(state);
     add_static_routes(state);
 }
 
