@@ -15,6 +15,7 @@
 #include "gateway/gateway_state.hpp"
 #include "gateway/listen_address.hpp"
 #include "gateway/web_assets.hpp"
+#include "schema/messages.hpp"
 #include "schema/protocol.hpp"
 #include "schema/services.hpp"
 
@@ -30,17 +31,11 @@ constexpr const char* kRequestIdHeader = "X-Request-ID";
 
 // When the request this thread serves was routed (the logger, on the same thread, measures it).
 thread_local std::chrono::steady_clock::time_point t_request_started = std::chrono::steady_clock::now();
-constexpr std::size_t kMaxRequestIdBytes = 128;
 
 
-// A client's X-Request-ID is kept when it is 1-128 printable ASCII characters; otherwise (or
-// when absent) the gateway makes one.
-bool usable_request_id(const std::string& id) {
-    if (id.empty() || id.size() > kMaxRequestIdBytes) return false;
-    for (const char c : id)
-        if (c < 0x21 || c > 0x7e) return false;
-    return true;
-}
+// A client's X-Request-ID is kept when schema::usable_request_id() says so (1-128 printable
+// ASCII characters); otherwise (or when absent) the gateway makes one.
+using schema::usable_request_id;
 
 std::string new_request_id() {
     thread_local std::mt19937_64 random{std::random_device{}()};
@@ -324,6 +319,7 @@ Gateway::Gateway(GatewayConfig config) : state_(std::make_unique<State>(std::mov
     add_trace_routes(state);
     add_knowledge_routes(state);
     add_mcp_routes(state);
+    add_load_routes(state);
     add_static_routes(state);
 }
 

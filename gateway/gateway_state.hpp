@@ -66,6 +66,7 @@ bool accepts(const httplib::Request& req, std::string_view type);
 void add_query_routes(Gateway::State& state);
 void add_trace_routes(Gateway::State& state);
 void add_knowledge_routes(Gateway::State& state);
+void add_load_routes(Gateway::State& state);
 void add_trace_tail_route(Gateway::State& state);
 void add_metrics_route(Gateway::State& state);
 void add_mcp_routes(Gateway::State& state);  // /mcp (mcp_routes.cpp, docs/mcp.md)

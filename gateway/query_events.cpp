@@ -96,9 +96,20 @@ std::vector<SseEvent> QueryEvents::on_reply(const bus::Reply& reply) {
                 // An engine's sub-run, forwarded by the router (an agent wraps its tools' ones).
                 const auto inner = body.find("explain");
                 step(inner != body.end() && inner->is_object() ? *inner : body, out);
+            } else if (string_of(body, "message_type") == "retract") {
+                // The reflection rejected a run (docs/query.md §1): everything streamed so far is
+                // taken back, so the deltas after the last retract add up to the final answer.
+                streamed_.clear();
+                out.push_back(event("answer.retract", json{{"engine", field_or(body, "engine", nullptr)},
+                                                           {"run", field_or(body, "run", nullptr)},
+                                                           {"reason", field_or(body, "reason", nullptr)}}));
             } else if (const std::string text = string_of(body, "response"); !text.empty()) {
                 streamed_ += text;
-                out.push_back(event("answer.delta", json{{"text", text}}));
+                json data{{"text", text}};
+                // Provenance of a piece: which run it came from, and whether it is the replayed winner.
+                for (const char* key : {"engine", "run", "provisional", "replay"})
+                    if (body.contains(key)) data[key] = body[key];
+                out.push_back(event("answer.delta", std::move(data)));
             }
             break;
         }
@@ -148,7 +159,7 @@ void QueryEvents::step(const json& explain, std::vector<SseEvent>& out) {
                             json{{"step", id},
                                  {"engine", or_null(explain_value(explain, id, vocab::kEngine))},
                                  {"method", or_null(explain_value(explain, id, vocab::kRoutingMethod))},
-                                 {"question_type", nullptr},
+                                 {"question_type", or_null(explain_value(explain, id, vocab::kQuestionType))},
                                  {"rules_fired", explain_values(explain, id, vocab::kRuleFired)},
                                  {"confidence", number_of(explain_value(explain, id, vocab::kConfidence))},
                                  {"scores", scores}}));
@@ -244,7 +255,8 @@ void QueryEvents::citations(const json& body, std::vector<SseEvent>& out) {
 void QueryEvents::final(const json& body, std::vector<SseEvent>& out) {
     const std::string session = string_of(body, "session");
     if (trace_.empty()) trace_ = session;
-    // The router does not stream its answer (docs/query.md §1): the whole text is one delta.
+    // A question asked without streaming (or whose engine sent its text only at the end) has
+    // streamed nothing since the last retract: the whole text is one delta.
     const std::string response = string_of(body, "response");
     if (streamed_.empty() && !response.empty()) out.push_back(event("answer.delta", json{{"text", response}}));
     citations(body, out);

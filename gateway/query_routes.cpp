@@ -221,6 +221,8 @@ void add_query_routes(Gateway::State& state) {
             send_error(res, input.error());
             return;
         }
+        // The question's trace carries the request id (gb:requestId), so a log line finds its trace.
+        input->request.request_id = request_id_of(res);
         if (accepts(req, "text/event-stream")) {
             answer_stream(state, std::move(*input), req, res);
         } else {

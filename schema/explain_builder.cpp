@@ -175,7 +175,7 @@ Term datetime_literal(TimePoint time) { return xsd_datetime(base::format_xsd_dat
 
 void question(TripleSink& out, const RunUris& run, std::string_view query, TimePoint started,
               std::string_view worker_agent, std::optional<std::string_view> parent_uri,
-              std::optional<std::string_view> conversation) {
+              std::optional<std::string_view> conversation, std::string_view request_id) {
     Emitter e(out);
     const auto q = run.question();
     e.type(q, v::kProvActivity);
@@ -195,6 +195,7 @@ void question(TripleSink& out, const RunUris& run, std::string_view query, TimeP
         }
     }
     if (conversation && !conversation->empty()) e.literal(q, v::kConversation, *conversation);
+    if (!request_id.empty()) e.literal(q, v::kRequestId, request_id);
 }
 
 void trace_end(TripleSink& out, const RunUris& run, TimePoint ended, TraceStatus status) {
@@ -377,6 +378,7 @@ void routing_decision(TripleSink& out, const RunUris& run, const StepInfo& step,
     }
     if (!routing.resolved_question.empty()) e.literal(uri, v::kResolvedQuestion, routing.resolved_question);
     if (!routing.resolved_reference.empty()) e.literal(uri, v::kResolvedReference, routing.resolved_reference);
+    if (!routing.question_type.empty()) e.literal(uri, v::kQuestionType, routing.question_type);
 }
 
 void routed_conclusion(TripleSink& out, const RunUris& run, const StepInfo& step,
@@ -460,9 +462,9 @@ std::vector<Triple> listed(Build&& build, std::size_t expected = 16) {
 std::vector<Triple> question(const RunUris& run, std::string_view query, TimePoint started,
                              std::string_view worker_agent,
                              std::optional<std::string_view> parent_uri,
-                             std::optional<std::string_view> conversation) {
+                             std::optional<std::string_view> conversation, std::string_view request_id) {
     return listed([&](TripleSink& out) {
-        question(out, run, query, started, worker_agent, parent_uri, conversation);
+        question(out, run, query, started, worker_agent, parent_uri, conversation, request_id);
     });
 }
 

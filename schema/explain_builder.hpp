@@ -154,6 +154,8 @@ struct Routing {
     // gb:resolvedQuestion, the question passed on; gb:resolvedReference "it -> X (rule)".
     std::string resolved_question{};
     std::string resolved_reference{};
+    // gb:questionType: the deciding rule's question type ("" when none said).
+    std::string question_type{};
 };
 
 struct EscalationInfo {
@@ -189,11 +191,13 @@ int aggregate_tier(const std::vector<AnswerSourceInfo>& sources) noexcept;
 // (the calling step), the Question prov:used it and, if it is a glassbox URI,
 // prov:wasInformedBy the calling run's Question. With a non-empty `conversation` (the request's
 // session_id), gb:conversation: the run is a turn of that conversation. Workers pass it for
-// top-level runs only (no parent_uri); a sub-run belongs to its caller's turn.
+// top-level runs only (no parent_uri); a sub-run belongs to its caller's turn. A non-empty
+// `request_id` (the query request's, from the HTTP gateway) becomes gb:requestId.
 std::vector<Triple> question(const RunUris& run, std::string_view query, TimePoint started,
                              std::string_view worker_agent,
                              std::optional<std::string_view> parent_uri = std::nullopt,
-                             std::optional<std::string_view> conversation = std::nullopt);
+                             std::optional<std::string_view> conversation = std::nullopt,
+                             std::string_view request_id = {});
 
 // prov:endedAtTime and gb:status ("complete" | "error" | "incomplete") of the Question.
 std::vector<Triple> trace_end(const RunUris& run, TimePoint ended, TraceStatus status);
@@ -254,7 +258,8 @@ TripleJson triple_json(std::string& out);
 void question(TripleSink& out, const RunUris& run, std::string_view query, TimePoint started,
               std::string_view worker_agent,
               std::optional<std::string_view> parent_uri = std::nullopt,
-              std::optional<std::string_view> conversation = std::nullopt);
+              std::optional<std::string_view> conversation = std::nullopt,
+              std::string_view request_id = {});
 void trace_end(TripleSink& out, const RunUris& run, TimePoint ended, TraceStatus status);
 void grounding(TripleSink& out, const RunUris& run, const StepInfo& step,
                const std::vector<std::string>& concepts);

@@ -107,6 +107,11 @@ enum class QueryMode { kAuto, kGraphRag, kDocumentRag, kAgent };
 std::string_view to_string(QueryMode mode) noexcept;                 // "auto", "graph-rag", ...
 std::optional<QueryMode> query_mode_from_string(std::string_view) noexcept;
 
+// A request id (QueryRequest::request_id, the gateway's X-Request-ID) is 1 to this many
+// printable ASCII characters, no spaces: it goes into logs and traces as it is.
+inline constexpr std::size_t kMaxRequestIdBytes = 128;
+bool usable_request_id(std::string_view id) noexcept;
+
 // The routed entry point (the `query` worker, docs/query.md). An unknown mode is a decode
 // error. `session_id` is recorded on the run's Question and passed on to the agent.
 struct QueryRequest {
@@ -115,6 +120,9 @@ struct QueryRequest {
     std::string collection;
     bool streaming = false;
     std::string session_id;  // the conversation this question is a turn of ("" = none)
+    // The HTTP request it came in with (the gateway's X-Request-ID; "" = none): on the Question
+    // as gb:requestId. 1-128 printable ASCII characters (kMaxRequestIdBytes).
+    std::string request_id;
     bool operator==(const QueryRequest&) const = default;
 };
 

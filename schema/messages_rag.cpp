@@ -73,6 +73,7 @@ struct FieldList<QueryRequest> {
         field("collection", &T::collection),
         field("streaming", &T::streaming),
         field("session_id", &T::session_id),
+        field("request_id", &T::request_id),
     };
 };
 
@@ -148,5 +149,12 @@ GLASSBOX_FIELD_LIST_CODEC(AgentRequest)
 GLASSBOX_FIELD_LIST_CODEC(QueryRequest)
 GLASSBOX_FIELD_LIST_CODEC(RagResponse)
 GLASSBOX_FIELD_LIST_CODEC(AgentResponse)
+
+bool usable_request_id(std::string_view id) noexcept {
+    if (id.empty() || id.size() > kMaxRequestIdBytes) return false;
+    for (const char c : id)
+        if (c < 0x21 || c > 0x7e) return false;
+    return true;
+}
 
 }  // namespace glassbox::schema

@@ -20,7 +20,7 @@ constexpr std::array kTerms{
     kToolCandidate, kToolStatus, kTerminationReason,
     kVectorRank, kVectorScore, kKeywordRank, kKeywordScore, kTitleRank, kTitleScore, kLinkRank,
     kAnswerSource, kRouteScore, kFromEngine, kDerivationChain, kAggregateTier,
-    kAnswerSourceProperty, kFusionScore, kResolvedQuestion, kResolvedReference,
+    kAnswerSourceProperty, kFusionScore, kResolvedQuestion, kResolvedReference, kQuestionType, kRequestId,
 };
 
 }  // namespace

@@ -77,6 +77,8 @@ inline constexpr std::string_view kQuery = "https://glassbox.dev/ns#query";
 inline constexpr std::string_view kStatus = "https://glassbox.dev/ns#status";
 // The conversation (a request's session_id) a top-level run is a turn of.
 inline constexpr std::string_view kConversation = "https://glassbox.dev/ns#conversation";
+// The HTTP request (X-Request-ID) a top-level question came in with (docs/http.md).
+inline constexpr std::string_view kRequestId = "https://glassbox.dev/ns#requestId";
 inline constexpr std::string_view kConcept = "https://glassbox.dev/ns#concept";
 inline constexpr std::string_view kSeedEntity = "https://glassbox.dev/ns#seedEntity";
 inline constexpr std::string_view kEdgeCount = "https://glassbox.dev/ns#edgeCount";
@@ -128,6 +130,7 @@ inline constexpr std::string_view kFusionScore = "https://glassbox.dev/ns#fusion
 // A follow-up question's reference to an earlier turn, resolved before routing (docs/query.md §2).
 inline constexpr std::string_view kResolvedQuestion = "https://glassbox.dev/ns#resolvedQuestion";
 inline constexpr std::string_view kResolvedReference = "https://glassbox.dev/ns#resolvedReference";
+inline constexpr std::string_view kQuestionType = "https://glassbox.dev/ns#questionType";
 inline constexpr std::string_view kIteration = "https://glassbox.dev/ns#iteration";
 inline constexpr std::string_view kThought = "https://glassbox.dev/ns#thought";
 inline constexpr std::string_view kAction = "https://glassbox.dev/ns#action";

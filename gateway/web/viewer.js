@@ -233,6 +233,14 @@
       case "tool.call": logEvent(name, "#" + d.iteration + " " + d.tool + " " + JSON.stringify(d.args || {})); break;
       case "tool.result": logEvent(name, "#" + d.iteration + " " + d.tool + (d.ok ? " ok " : " failed ") + (d.summary || "")); break;
       case "escalation": logEvent(name, d.from + " → " + d.to + ": " + d.reason); break;
+      case "answer.retract": {
+        // The reflection took that run's text back (docs/http.md §3): what follows replaces it.
+        const box = $("answer");
+        box.replaceChildren();
+        box.dataset.streaming = "";
+        logEvent(name, (d.engine || "") + " run " + d.run + (d.reason ? ": " + d.reason : ""));
+        break;
+      }
       case "answer.delta": {
         const box = $("answer");
         if (box.dataset.streaming !== "1") { box.replaceChildren(); box.dataset.streaming = "1"; }

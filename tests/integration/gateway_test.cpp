@@ -168,6 +168,17 @@ std::vector<std::string> event_names(const json& events) {
     return names;
 }
 
+// Whether some triple anywhere in `j` has a predicate naming `predicate` and an object holding `value`.
+bool has_triple(const json& j, const std::string& predicate, const std::string& value) {
+    if (j.is_object() && j.contains("p") && j.contains("o") &&
+        j["p"].dump().find(predicate) != std::string::npos && j["o"].dump().find(value) != std::string::npos)
+        return true;
+    if (j.is_structured())
+        for (const auto& item : j)
+            if (has_triple(item, predicate, value)) return true;
+    return false;
+}
+
 std::size_t count_of(const std::vector<std::string>& names, const std::string& name) {
     return static_cast<std::size_t>(std::count(names.begin(), names.end(), name));
 }
@@ -247,9 +258,43 @@ TEST_F(GatewayTest, AQuestionStreamsTypedEventsThatEndWithDoneAndItsTraceIsStore
     const json shown = stored_trace(trace, "complete");
     ASSERT_TRUE(shown.is_object());
     EXPECT_EQ(shown["session"].value("session", ""), trace);
+    // The client's X-Request-ID went into the trace: its Question says gb:requestId.
+    EXPECT_TRUE(has_triple(shown, "https://glassbox.dev/ns#requestId", "\"test-stream-1\"")) << shown.dump();
+    EXPECT_FALSE(has_triple(shown, "https://glassbox.dev/ns#requestId", "\"test-stream-2\"")) << "the check can fail";
     const auto list = http("GET", "/api/v1/traces?limit=5&kind=query");
     ASSERT_EQ(list.status, 200) << list.describe();
     EXPECT_NE(list.body.find(trace), std::string::npos) << list.describe();
+}
+
+TEST_F(GatewayTest, AnEscalatedQuestionRetractsItsProvisionalTextAndTheDeltasAfterAreTheAnswer) {
+    start(true);
+    // No agent runs here: asked for it, the router escalates, and the run is taken back.
+    const auto answer = http("POST", "/api/v1/query",
+                             json{{"query", "Who founded the shipyard that built the MV Curlew?"}, {"mode", "agent"}}.dump(),
+                             {"Accept: text/event-stream"});
+    ASSERT_EQ(answer.status, 200) << answer.describe();
+    const auto names = event_names(answer.events);
+    ASSERT_GE(count_of(names, "answer.retract"), 1u) << answer.describe();
+    ASSERT_EQ(names.back(), "done");
+    std::string after_last_retract;
+    std::string response;
+    bool retracted_agent = false;
+    for (const auto& e : answer.events) {
+        const std::string name = e.value("event", "");
+        const json& data = e["data"];
+        if (name == "answer.retract") {
+            after_last_retract.clear();
+            if (data.value("engine", "") == "agent" && data.value("run", -1) == 0) retracted_agent = true;
+            EXPECT_FALSE(data.value("reason", "").empty()) << data.dump();
+        } else if (name == "answer.delta") {
+            after_last_retract += data.value("text", "");
+        } else if (name == "answer.done") {
+            response = data.value("response", "");
+        }
+    }
+    EXPECT_TRUE(retracted_agent) << answer.describe();
+    EXPECT_FALSE(response.empty()) << answer.describe();
+    EXPECT_EQ(after_last_retract, response);
 }
 
 TEST_F(GatewayTest, AQuestionAnsweredAsJsonCarriesTheTraceIdUsageAndEscalations) {
@@ -350,6 +395,54 @@ TEST_F(GatewayTest, SearchGraphStatsAndATraceAsRdf) {
     expect_problem(http("GET", "/api/v1/traces/" + trace + "?format=rdfxml"), 400, "InvalidRequest");
 }
 
+TEST_F(GatewayTest, AnUploadedTurtleFileLoadsAndABadOneLoadsNothing) {
+    start(true);
+    const auto quads = [&] { return http("GET", "/api/v1/graph/stats").body_json().value("quads", 0); };
+    const int before = quads();
+    ASSERT_GT(before, 0);
+    // A bad file loads nothing, not even its good first statement: a problem naming the file and line.
+    const std::string bad = "@prefix ex: <https://example.org/> .\n"
+                            "ex:Zanthorp ex:keeper \"Ilse Marrow\" .\n"
+                            "ex:Zanthorp ex:builtIn 1887 ;; oops\n";
+    const auto refused = http("POST", "/api/v1/load/rdf?name=zanthorp.ttl&tier=2", bad, {"Content-Type: text/turtle"});
+    expect_problem(refused, 400, "InvalidRequest");
+    const std::string detail = refused.body_json().value("detail", "");
+    EXPECT_NE(detail.find("zanthorp.ttl:3"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("nothing was loaded"), std::string::npos) << detail;
+    EXPECT_EQ(detail.find("glassbox-upload"), std::string::npos) << "the gateway's own path is not shown: " << detail;
+    EXPECT_EQ(quads(), before);
+
+    // A good one loads, and its facts are searchable.
+    const std::string good = "@prefix ex: <https://example.org/> .\n"
+                             "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+                             "ex:Zanthorp_Lighthouse rdfs:label \"Zanthorp Lighthouse\" ;\n"
+                             "    ex:keeper ex:Ilse_Marrow .\n"
+                             "ex:Ilse_Marrow rdfs:label \"Ilse Marrow\" .\n";
+    const auto loaded = http("POST", "/api/v1/load/rdf?name=zanthorp.ttl&tier=2", good, {"Content-Type: text/turtle"});
+    ASSERT_EQ(loaded.status, 200) << loaded.describe();
+    const json totals = loaded.body_json();
+    EXPECT_EQ(totals.value("statements", 0), 3) << totals.dump();
+    EXPECT_EQ(totals.value("added", 0), 3) << totals.dump();
+    EXPECT_EQ(totals.value("name", ""), "zanthorp.ttl");
+    EXPECT_EQ(quads(), before + 3);
+    const auto found = http("POST", "/api/v1/search", json{{"query", "Zanthorp Lighthouse keeper"}, {"kind", "edges"}}.dump());
+    ASSERT_EQ(found.status, 200) << found.describe();
+    EXPECT_NE(found.body.find("Ilse_Marrow"), std::string::npos) << found.describe();
+    // The same file again adds nothing new.
+    const auto again = http("POST", "/api/v1/load/rdf?name=zanthorp.ttl", good);
+    EXPECT_EQ(again.body_json().value("present", 0), 3) << again.describe();
+
+    // A document upload; bad parameters and names are refused before anything is read.
+    const auto doc = http("POST", "/api/v1/load/docs?name=zanthorp.md&no_index=true",
+                          std::string("# Zanthorp\n\nThe Zanthorp light was kept by Ilse Marrow for forty years.\n"));
+    ASSERT_EQ(doc.status, 200) << doc.describe();
+    EXPECT_EQ(doc.body_json().value("documents", 0), 1) << doc.describe();
+    expect_problem(http("POST", "/api/v1/load/rdf?name=../x.ttl", good), 400, "InvalidRequest");
+    expect_problem(http("POST", "/api/v1/load/rdf?tier=9", good), 400, "InvalidRequest");
+    expect_problem(http("POST", "/api/v1/load/docs?format=turtle", good), 400, "InvalidRequest");
+    expect_problem(http("POST", "/api/v1/load/rdf?name=facts.xyz", good), 400, "InvalidRequest");
+}
+
 TEST_F(GatewayTest, TheOpenApiDocumentDescribesTheRealAnswers) {
     start(true);
     const auto document = http("GET", "/api/v1/openapi.json");
@@ -381,6 +474,13 @@ TEST_F(GatewayTest, TheOpenApiDocumentDescribesTheRealAnswers) {
     ASSERT_FALSE(trace.empty()) << asked.describe();
     post("/api/v1/query", json{{"query", question}, {"mode", "agent"}});
     post("/api/v1/query", json{{"query", ""}});
+    // Uploads: a good file, a bad one (a problem), a document.
+    for (const auto& [path, text] : std::vector<std::pair<std::string, std::string>>{
+             {"/api/v1/load/rdf?name=more.nt", "<https://example.org/a> <https://example.org/b> \"c\" .\n"},
+             {"/api/v1/load/rdf?name=bad.nt", "<https://example.org/a> <https://example.org/b> .\n"},
+             {"/api/v1/load/docs?name=note.txt&no_index=true", "A short note about nothing.\n"}}) {
+        record("post", path, http("POST", path, text));
+    }
     post("/api/v1/search", json{{"query", "Curlew shipyard"}});
     post("/api/v1/search", json{{"query", "x"}, {"kind", "neither"}});
     get("/api/v1/health");
@@ -399,13 +499,14 @@ TEST_F(GatewayTest, TheOpenApiDocumentDescribesTheRealAnswers) {
         }
     }
     for (const char* name : {"run.started", "step", "route.decided", "escalation", "retrieval.results", "answer.delta",
-                             "citation", "answer.done", "done"})
+                             "answer.retract", "citation", "answer.done", "done"})
         EXPECT_TRUE(events.count(name)) << name << " was not seen, so not checked";
     // The server's routes are all in the document.
     for (const auto& [method, route] : std::vector<std::pair<std::string, std::string>>{
              {"post", "/api/v1/query"}, {"post", "/api/v1/search"}, {"get", "/api/v1/traces"},
              {"get", "/api/v1/traces/{id}"}, {"get", "/api/v1/traces/{id}/events"}, {"get", "/api/v1/graph/stats"},
-             {"get", "/api/v1/health"}, {"get", "/api/v1/openapi.json"}, {"get", "/metrics"}})
+             {"get", "/api/v1/health"}, {"get", "/api/v1/openapi.json"}, {"get", "/metrics"},
+             {"post", "/api/v1/load/rdf"}, {"post", "/api/v1/load/docs"}})
         answers << json{{"route", {method, route}}}.dump() << "\n";
     answers.close();
 

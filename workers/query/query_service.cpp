@@ -312,6 +312,13 @@ void handle_query(runtime::RequestContext& context, const QueryConfig& config, c
         (void)context.fail(make_error(ErrorType::kInvalidRequest, "\"query\" must be a non-empty question"));
         return;
     }
+    // The request id goes into the trace as it is, so it is checked like the gateway checks it.
+    if (!request.request_id.empty() && !schema::usable_request_id(request.request_id)) {
+        (void)context.fail(make_error(ErrorType::kInvalidRequest,
+                                      "\"request_id\" must be 1-" + std::to_string(schema::kMaxRequestIdBytes) +
+                                          " printable ASCII characters without spaces"));
+        return;
+    }
 
     QueryTrace trace(context, config.explain);
     const auto& run = trace.run();
@@ -322,7 +329,7 @@ void handle_query(runtime::RequestContext& context, const QueryConfig& config, c
     if (auto sent = trace.send(trace.session(),
                                explain::question(run, request.query, std::chrono::system_clock::now(),
                                                  explain::worker_agent_uri(schema::services::kQuery),
-                                                 std::nullopt, conversation));
+                                                 std::nullopt, conversation, request.request_id));
         !sent) {
         return fail(sent.error());
     }
@@ -346,6 +353,7 @@ void handle_query(runtime::RequestContext& context, const QueryConfig& config, c
     }
     explain::Routing routing{decision.method, {}, decision.confidence, decision.engine, decision.scores};
     for (const auto& r : decision.fired) routing.rules_fired.push_back(r.name);
+    routing.question_type = decision.question_type;
     if (resolved.resolved()) {
         routing.resolved_question = resolved.question;
         routing.resolved_reference = resolved.reference + " -> " + resolved.entity + " (" + resolved.rule + ")";

@@ -51,10 +51,12 @@ TEST(QueryEvents, ARoutedQuestionBecomesTypedEventsEndingWithDone) {
                                         explain(s, 1, routing, std::string(vocab::kRoutingDecision),
                                                 {{vocab::kEngine, lit("graph-rag")}, {vocab::kRoutingMethod, lit("rules")},
                                                  {vocab::kRuleFired, lit("named-entity")}, {vocab::kConfidence, lit("0.9")},
+                                                 {vocab::kQuestionType, lit("entity-lookup")},
                                                  {vocab::kRouteScore, lit("graph-rag 0.7500")}})));
     ASSERT_EQ(names(routed), (std::vector<std::string>{"step", "route.decided"}));
     EXPECT_EQ(routed[1].data["engine"], "graph-rag");
     EXPECT_EQ(routed[1].data["rules_fired"], json::array({"named-entity"}));
+    EXPECT_EQ(routed[1].data["question_type"], "entity-lookup");
     EXPECT_DOUBLE_EQ(routed[1].data["confidence"].get<double>(), 0.9);
     EXPECT_DOUBLE_EQ(routed[1].data["scores"]["graph-rag"].get<double>(), 0.75);
 
@@ -138,6 +140,54 @@ TEST(QueryEvents, KeptEdgesAndChunksBecomeRetrievalResults) {
     EXPECT_DOUBLE_EQ(r["items"][0]["score"].get<double>(), 0.8);
     EXPECT_EQ(r["items"][0]["s"], "urn:x:a");
     EXPECT_EQ(r["items"][0]["reasoning"], "mentions a");
+}
+
+TEST(QueryEvents, ARetractTakesBackTheProvisionalTextSoTheDeltasAfterItAreTheAnswer) {
+    QueryEvents events("req-2", json{{"query", "q"}});
+    auto chunk = [](const std::string& text, const std::string& engine, int run, bool replay) {
+        json body{{"message_type", "chunk"}, {"response", text}, {"engine", engine}, {"run", run}, {"provisional", !replay}};
+        if (replay) body["replay"] = true;
+        return reply(bus::ReplyKind::kData, body);
+    };
+    std::vector<SseEvent> all;
+    auto take = [&](const bus::Reply& r) {
+        for (auto& e : events.on_reply(r)) all.push_back(std::move(e));
+    };
+    take(chunk("Wrong ", "graph-rag", 0, false));
+    take(chunk("guess.", "graph-rag", 0, false));
+    take(reply(bus::ReplyKind::kData,
+               json{{"message_type", "retract"}, {"engine", "graph-rag"}, {"run", 0}, {"reason", "low relevance"}}));
+    take(chunk("Better ", "document-rag", 1, false));
+    take(reply(bus::ReplyKind::kData,
+               json{{"message_type", "retract"}, {"engine", "document-rag"}, {"run", 1}, {"reason", "earlier run won"}}));
+    take(chunk("Wrong guess.", "graph-rag", 0, true));
+    take(reply(bus::ReplyKind::kFinal, json{{"response", "Wrong guess."}, {"session", "urn:glassbox:r:question"}}));
+
+    EXPECT_EQ(names(all), (std::vector<std::string>{"run.started", "answer.delta", "answer.delta", "answer.retract",
+                                                    "answer.delta", "answer.retract", "answer.delta", "answer.done",
+                                                    "done"}))
+        << "the replayed text is the answer: the final sends no second copy";
+    EXPECT_EQ(all[3].data["engine"], "graph-rag");
+    EXPECT_EQ(all[3].data["run"], 0);
+    EXPECT_EQ(all[3].data["reason"], "low relevance");
+    EXPECT_EQ(all[1].data["provisional"], true);
+    EXPECT_EQ(all[6].data["replay"], true);
+    std::string after_last_retract;
+    for (const auto& e : all) {
+        if (e.name == "answer.retract") after_last_retract.clear();
+        if (e.name == "answer.delta") after_last_retract += e.data["text"].get<std::string>();
+    }
+    EXPECT_EQ(after_last_retract, all[7].data["response"]);
+}
+
+TEST(QueryEvents, AFinalAfterARetractWithNoNewTextSendsTheAnswerWhole) {
+    // The agent sends its text only with its FINAL: after a retract nothing new was streamed.
+    QueryEvents events("req-3", json{{"query", "q"}});
+    events.on_reply(reply(bus::ReplyKind::kData, json{{"message_type", "chunk"}, {"response", "Provisional."}}));
+    events.on_reply(reply(bus::ReplyKind::kData, json{{"message_type", "retract"}, {"engine", "graph-rag"}, {"run", 0}}));
+    auto done = events.on_reply(reply(bus::ReplyKind::kFinal, json{{"response", "The agent's answer."}}));
+    ASSERT_EQ(names(done), (std::vector<std::string>{"answer.delta", "answer.done", "done"}));
+    EXPECT_EQ(done[0].data["text"], "The agent's answer.");
 }
 
 TEST(QueryEvents, EveryEventIsOneLineOnTheWire) {

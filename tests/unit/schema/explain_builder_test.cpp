@@ -103,6 +103,13 @@ TEST(Question, RecordsTheConversationItIsATurnOf) {
     EXPECT_NE(wire.find(R"("s\"1")"), std::string::npos) << wire;
 }
 
+TEST(Question, RecordsTheRequestItCameInWith) {
+    const auto q = kRun.question();
+    const auto asked = question(kRun, "q", at_ms(0), "", std::nullopt, std::nullopt, "gw-0123abcd");
+    EXPECT_EQ(objects(asked, q, v::kRequestId), (std::vector<Term>{literal("gw-0123abcd")}));
+    EXPECT_TRUE(objects(question(kRun, "q", at_ms(0), ""), q, v::kRequestId).empty());
+}
+
 // Every IRI of the triples (subjects, objects, literal datatypes) is fit for N-Triples.
 void expect_only_valid_iris(const std::vector<Triple>& ts) {
     for (const auto& t : ts) {
@@ -301,6 +308,11 @@ TEST(Routing, DecisionAndEscalation) {
     const auto r = routing_decision(kRun, StepInfo{at_ms(0)}, Routing{"rules", {"who-question"}, 0.75, "graph-rag"});
     EXPECT_TRUE(has(r, kRun.routing_decision(), v::kConfidence, xsd_double(0.75)));
     EXPECT_TRUE(has(r, kRun.routing_decision(), v::kRuleFired, literal("who-question")));
+    EXPECT_TRUE(objects(r, kRun.routing_decision(), v::kQuestionType).empty()) << "no rule said: no type";
+    Routing typed{"rules", {"graph-entity"}, 0.8, "graph-rag"};
+    typed.question_type = "entity-lookup";
+    EXPECT_TRUE(has(routing_decision(kRun, StepInfo{at_ms(0)}, typed), kRun.routing_decision(), v::kQuestionType,
+                    literal("entity-lookup")));
     const auto sub = RunUris::generate();
     const auto e = escalation(kRun, 0, StepInfo{at_ms(1), sub.synthesis()}, EscalationInfo{"low relevance", 0.2, "agent"});
     EXPECT_TRUE(has(e, kRun.escalation(0), v::kProvWasDerivedFrom, iri(sub.synthesis())));

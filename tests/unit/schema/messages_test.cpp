@@ -144,8 +144,11 @@ TEST(QueryRequest, ModeEnum) {
     ASSERT_FALSE(wrong.ok());
     EXPECT_EQ(wrong.error().type, base::ErrorType::kDecodeError);
     EXPECT_EQ(wrong.error().message.rfind("query:", 0), 0u) << wrong.error().message;
-    QueryRequest q{"x", QueryMode::kAgent, "c", true, "conversation-1"};
+    QueryRequest q{"x", QueryMode::kAgent, "c", true, "conversation-1", ""};
     EXPECT_EQ(round_trip(q), q);
+    q.request_id = "gw-0123";
+    EXPECT_EQ(round_trip(q), q);
+    EXPECT_EQ(encode(q)["request_id"], "gw-0123");
     EXPECT_EQ(encode(q)["mode"], "agent");
 }
 

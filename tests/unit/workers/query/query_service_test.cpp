@@ -119,6 +119,9 @@ TEST_F(QueryServiceTest, AQuestionNamingAGraphEntityGoesToGraphRagWithTheWholeCh
                     schema::iri(schema::explain::worker_agent_uri("query"))));
     EXPECT_TRUE(has(m.all, run->routing_decision(), vocab::kEngine, schema::literal("graph-rag")));
     EXPECT_TRUE(has(m.all, run->routing_decision(), vocab::kRuleFired, schema::literal("graph-entity")));
+    // The deciding rule's question type is recorded, and the route says the same.
+    EXPECT_TRUE(has(m.all, run->routing_decision(), vocab::kQuestionType, schema::literal("entity-lookup")));
+    EXPECT_EQ(final["route"]["question_type"], "entity-lookup");
     // The sub-run: its Question used the routing decision and was informed by the query's run.
     const std::string sub = final["engine_session"];
     ASSERT_FALSE(sub.empty());
@@ -140,7 +143,8 @@ TEST_F(QueryServiceTest, AQuestionNamingAGraphEntityGoesToGraphRagWithTheWholeCh
 
 TEST_F(QueryServiceTest, DocumentWordsGoToDocumentRagAndTheConversationIsRecorded) {
     const auto replies = cluster_->request("query", {{"query", "Which Akkadian word for a spirit is related to the demon Alu?"},
-                                                     {"collection", "docs"}, {"session_id", "chat-7"}});
+                                                     {"collection", "docs"}, {"session_id", "chat-7"},
+                                                     {"request_id", "gw-req-7"}});
     const json& final = final_of(replies);
     EXPECT_EQ(final["route"]["engine"], "document-rag") << final["route"].dump();
     EXPECT_EQ(final["engine"], "document-rag") << final["runs"].dump();
@@ -148,8 +152,10 @@ TEST_F(QueryServiceTest, DocumentWordsGoToDocumentRagAndTheConversationIsRecorde
     const auto m = messages(replies);
     const std::string session = final["session"];
     EXPECT_TRUE(has(m.all, session, vocab::kConversation, schema::literal("chat-7")));
-    // A sub-run belongs to the caller's turn: it records no conversation of its own.
+    EXPECT_TRUE(has(m.all, session, vocab::kRequestId, schema::literal("gw-req-7")));
+    // A sub-run belongs to the caller's turn: it records no conversation (nor request) of its own.
     EXPECT_TRUE(objects(m.all, final["engine_session"].get<std::string>(), vocab::kConversation).empty());
+    EXPECT_TRUE(objects(m.all, final["engine_session"].get<std::string>(), vocab::kRequestId).empty());
 }
 
 TEST_F(QueryServiceTest, AFailedEngineEscalatesAndAMissingAgentFailsCleanlyOnTheWay) {
@@ -203,6 +209,10 @@ TEST_F(QueryServiceTest, BadInputIsATypedErrorAndTheServiceKeepsServing) {
     check({{"query", "q"}, {"mode", "oracle"}}, base::ErrorType::kDecodeError, "mode");
     check({{"query", "   "}}, base::ErrorType::kInvalidRequest, "non-empty");
     check({{"query", std::string(20'000, 'a')}}, base::ErrorType::kInvalidRequest, "bytes");
+    // A request id goes into the trace as it is: bounded, printable, one word.
+    check({{"query", "q"}, {"request_id", std::string(129, 'r')}}, base::ErrorType::kInvalidRequest, "request_id");
+    check({{"query", "q"}, {"request_id", "two words"}}, base::ErrorType::kInvalidRequest, "printable");
+    check({{"query", "q"}, {"request_id", "line\nbreak"}}, base::ErrorType::kInvalidRequest, "request_id");
     const auto replies = cluster_->request("query", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
     EXPECT_EQ(replies.back().kind, bus::ReplyKind::kFinal);
 }
