@@ -10,6 +10,7 @@
 #include "schema/vocabulary.hpp"
 #include "tests/support/fake_openai_server.hpp"
 #include "tests/support/rag_cluster.hpp"
+#include "tests/unit/workers/query/query_test_support.hpp"
 #include "workers/llm/extractive_provider.hpp"
 #include "workers/llm/llm_service.hpp"
 #include "workers/llm/openai_provider.hpp"
@@ -25,6 +26,8 @@ using rag::testing::StreamReply;
 using schema::Term;
 using schema::Triple;
 namespace vocab = schema::vocab;
+using testing::final_of;
+using testing::has;
 
 // ---- the judge's reply --------------------------------------------------------------------
 
@@ -81,15 +84,6 @@ TEST(EvidenceSummary, KeptTextsCutShortThenTheCitedText) {
 
 // ---- the query service with an llm judge --------------------------------------------------
 
-const std::string kGraph = R"(
-<urn:kg:cruz_azul> <urn:kg:is_in_country> <urn:kg:mexico> .
-<urn:kg:mexico> <urn:kg:capital> <urn:kg:mexico_city> .
-<urn:kg:cruz_azul> <http://www.w3.org/2000/01/rdf-schema#label> "Cruz Azul FC" .
-<urn:kg:mexico> <http://www.w3.org/2000/01/rdf-schema#label> "Mexico" .
-<urn:kg:mexico_city> <http://www.w3.org/2000/01/rdf-schema#label> "Mexico City" .
-<urn:kg:is_in_country> <http://www.w3.org/2000/01/rdf-schema#label> "is in country" .
-)";
-
 // The RAG engines answer with the cluster's scripted llm; the query workers' judge is another
 // llm service: "judge-openai" (the fake OpenAI server) for `query-llm`, "judge-extractive" (the
 // offline provider) for `query-offline`.
@@ -98,7 +92,7 @@ protected:
     static void SetUpTestSuite() {
         fake_ = new http::testing::FakeOpenAiServer();
         cluster_ = new RagCluster();
-        cluster_->load_triples("kg", "file:///test/kb.nt", kGraph, 1);
+        cluster_->load_triples("kg", "file:///test/kb.nt", testing::kCruzAzulGraph, 1);
         cluster_->load_documents("kg", {{"urn:doc:cruz", "Cruz Azul",
                                          "Cruz Azul FC is a football club from Mexico City, the capital of Mexico."}});
         auto templates = llm::TemplateSet::builtin();
@@ -144,23 +138,12 @@ std::vector<Triple> triples_of(const std::vector<StreamReply>& replies) {
     return out;
 }
 
-bool has(const std::vector<Triple>& triples, const std::string& s, std::string_view p, const Term& o) {
-    return std::any_of(triples.begin(), triples.end(),
-                       [&](const Triple& t) { return t.s == schema::iri(s) && t.p == schema::iri(p) && t.o == o; });
-}
-
 std::string literal_of(const std::vector<Triple>& triples, const std::string& s, std::string_view p) {
     for (const auto& t : triples) {
         if (t.s == schema::iri(s) && t.p == schema::iri(p) && t.o.kind() == Term::Kind::kLiteral)
             return t.o.as_literal().value;
     }
     return {};
-}
-
-const json& final_of(const std::vector<StreamReply>& replies) {
-    EXPECT_EQ(replies.back().kind, bus::ReplyKind::kFinal)
-        << (replies.back().error ? replies.back().error->describe() : replies.back().body.dump());
-    return replies.back().body;
 }
 
 TEST_F(ReflectionTest, ALowLlmScoreEscalatesWithItsReasonAndTheRephrasedQuestionReachesTheNextEngine) {
