@@ -20,6 +20,7 @@ struct QueryOptions {
     query::QueryConfig config;
     std::string rules_file;
     int call_timeout_ms = 0;
+    int reflection_timeout_ms = 30'000;
     bool no_signals = false;
 };
 
@@ -46,6 +47,7 @@ void run_query_worker(const QueryOptions& options) {
         config.rules = std::move(*rules);
     }
     config.call_timeout = std::chrono::milliseconds{options.call_timeout_ms};
+    config.reflection_timeout = std::chrono::milliseconds{options.reflection_timeout_ms};
     config.collection_signals = !options.no_signals;
     config.explain = !explain_disabled();
     const sigset_t stop_signals = block_stop_signals();
@@ -69,6 +71,18 @@ void add_query_worker_command(CLI::App& worker_command) {
                     "An answer below this relevance is escalated")
         ->capture_default_str()
         ->check(CLI::Range(0.0, 1.0));
+    sub->add_option("--reflection", options->config.reflection,
+                    "How an answer's relevance is judged: model-free (evidence coverage) or llm (the llm "
+                    "service's relevance-judge, falling back to model-free; escalations then ask "
+                    "rephrase-query for the next engine's question)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"model-free", "llm"}));
+    sub->add_option("--llm-service", options->config.llm_service, "The service asked to judge and rephrase")
+        ->capture_default_str();
+    sub->add_option("--reflection-timeout-ms", options->reflection_timeout_ms,
+                    "Deadline of each judge or rephrase call (a slower model falls back, recorded)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 600'000));
     sub->add_option("--max-escalations", options->config.max_escalations, "Escalations per question at most")
         ->capture_default_str()
         ->check(CLI::Range(0, 2));

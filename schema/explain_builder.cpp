@@ -81,6 +81,16 @@ std::size_t code_points(std::string_view text) {
 }
 
 // The parts every step shares.
+// `uri` was made by `model` (a prov:SoftwareAgent typed gb:Model), named by gb:model too.
+void attribute_to_model(Emitter& e, std::string_view uri, const std::string& model) {
+    const auto agent = model_agent_uri(model);
+    e.type(agent, v::kProvSoftwareAgent);
+    e.type(agent, v::kModel);
+    e.literal(agent, v::kRdfsLabel, model);
+    e.iri(uri, v::kProvWasAttributedTo, agent);
+    e.literal(uri, v::kModelName, model);
+}
+
 void step_header(Emitter& e, const RunUris& run, std::string_view uri, std::string_view cls,
                  const StepInfo& step) {
     e.type(uri, v::kProvEntity);
@@ -95,14 +105,7 @@ void step_header(Emitter& e, const RunUris& run, std::string_view uri, std::stri
     }
     if (step.input_tokens) e.integer(uri, v::kInputTokens, *step.input_tokens);
     if (step.output_tokens) e.integer(uri, v::kOutputTokens, *step.output_tokens);
-    if (step.model && !step.model->empty()) {
-        const auto agent = model_agent_uri(*step.model);
-        e.type(agent, v::kProvSoftwareAgent);
-        e.type(agent, v::kModel);
-        e.literal(agent, v::kRdfsLabel, *step.model);
-        e.iri(uri, v::kProvWasAttributedTo, agent);
-        e.literal(uri, v::kModelName, *step.model);
-    }
+    if (step.model && !step.model->empty()) attribute_to_model(e, uri, *step.model);
 }
 
 void data_tier(Emitter& e, std::string_view uri, int tier) {
@@ -424,6 +427,25 @@ void escalation(TripleSink& out, const RunUris& run, std::size_t n, const StepIn
     e.number(uri, v::kRelevance, info.relevance);
     e.literal(uri, v::kEngine, info.next_engine);
     if (!info.from_engine.empty()) e.literal(uri, v::kFromEngine, info.from_engine);
+    if (!info.rephrased_question.empty()) e.literal(uri, v::kRephrasedQuestion, info.rephrased_question);
+    if (!info.rephrase_fallback.empty()) e.literal(uri, v::kRephraseFallback, info.rephrase_fallback);
+    if (info.reflection) reflection(out, uri, *info.reflection);
+}
+
+void reflection(TripleSink& out, std::string_view step_uri, const ReflectionInfo& info) {
+    Emitter e(out);
+    const std::string node = std::string(step_uri) + ":reflection";
+    e.iri(step_uri, v::kReflectionProperty, node);
+    e.type(node, v::kProvEntity);
+    e.type(node, v::kReflection);
+    e.literal(node, v::kReflectionMethod, info.method);
+    e.number(node, v::kReflectionScore, info.score);
+    if (!info.reason.empty()) e.literal(node, v::kReflectionReason, info.reason);
+    if (!info.fallback.empty()) e.literal(node, v::kReflectionFallback, info.fallback);
+    if (info.duration) e.literal(node, v::kDurationMs, std::to_string(info.duration->count()), kXsdInteger);
+    if (info.input_tokens) e.integer(node, v::kInputTokens, *info.input_tokens);
+    if (info.output_tokens) e.integer(node, v::kOutputTokens, *info.output_tokens);
+    if (!info.model.empty()) attribute_to_model(e, node, info.model);
 }
 
 void echo_question(TripleSink& out, const RunUris& run, std::string_view question_text,
@@ -541,6 +563,10 @@ std::vector<Triple> routed_conclusion(const RunUris& run, const StepInfo& step,
 std::vector<Triple> escalation(const RunUris& run, std::size_t n, const StepInfo& step,
                                const EscalationInfo& info) {
     return listed([&](TripleSink& out) { escalation(out, run, n, step, info); });
+}
+
+std::vector<Triple> reflection(std::string_view step_uri, const ReflectionInfo& info) {
+    return listed([&](TripleSink& out) { reflection(out, step_uri, info); });
 }
 
 std::vector<Triple> echo_question(const RunUris& run, std::string_view question_text,

@@ -158,11 +158,28 @@ struct Routing {
     std::string question_type{};
 };
 
+// How relevant an engine's answer was judged (docs/query.md §3): a gb:Reflection node
+// <step>:reflection, linked from the step by gb:reflection.
+struct ReflectionInfo {
+    std::string method;      // gb:reflectionMethod: "llm" or "model-free"
+    double score = 0.0;      // gb:reflectionScore
+    std::string reason{};    // gb:reflectionReason
+    std::string fallback{};  // gb:reflectionFallback: why an llm judgement was not used
+    // The judge's (only when a model was asked): gb:model / prov:wasAttributedTo, tokens, time.
+    std::string model{};
+    std::optional<std::uint64_t> input_tokens{};
+    std::optional<std::uint64_t> output_tokens{};
+    std::optional<std::chrono::milliseconds> duration{};
+};
+
 struct EscalationInfo {
     std::string reason;
     double relevance = 0.0;
     std::string next_engine;
     std::string from_engine{};  // gb:fromEngine, when known
+    std::optional<ReflectionInfo> reflection{};  // of the answer escalated past
+    std::string rephrased_question{};  // gb:rephrasedQuestion: what the next engine is asked
+    std::string rephrase_fallback{};   // gb:rephraseFallback: why it is asked the original
 };
 
 // One source a routed answer rests on (gb:AnswerSource): prov:wasDerivedFrom `source`.
@@ -237,6 +254,8 @@ std::vector<Triple> routed_conclusion(const RunUris& run, const StepInfo& step,
                                       const std::optional<std::string>& short_answer = std::nullopt);
 std::vector<Triple> escalation(const RunUris& run, std::size_t n, const StepInfo& step,
                                const EscalationInfo& info);
+// The gb:Reflection of `step_uri` (a routed Conclusion's, of the winning answer).
+std::vector<Triple> reflection(std::string_view step_uri, const ReflectionInfo& info);
 
 // ---- the echo chain (Question → Synthesis), for the diagnostic echo worker -------------------
 
@@ -293,6 +312,7 @@ void routed_conclusion(TripleSink& out, const RunUris& run, const StepInfo& step
 void answer_provenance(TripleSink& out, const RunUris& run, const AnswerProvenance& provenance);
 void escalation(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo& step,
                 const EscalationInfo& info);
+void reflection(TripleSink& out, std::string_view step_uri, const ReflectionInfo& info);
 void echo_question(TripleSink& out, const RunUris& run, std::string_view question, TimePoint time,
                    std::string_view worker_agent,
                    std::optional<std::string_view> parent_uri = std::nullopt);

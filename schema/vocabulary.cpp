@@ -21,6 +21,8 @@ constexpr std::array kTerms{
     kVectorRank, kVectorScore, kKeywordRank, kKeywordScore, kTitleRank, kTitleScore, kLinkRank,
     kAnswerSource, kRouteScore, kFromEngine, kDerivationChain, kAggregateTier,
     kAnswerSourceProperty, kFusionScore, kResolvedQuestion, kResolvedReference, kQuestionType, kRequestId,
+    kReflection, kReflectionProperty, kReflectionMethod, kReflectionScore, kReflectionReason,
+    kReflectionFallback, kRephrasedQuestion, kRephraseFallback,
 };
 
 }  // namespace

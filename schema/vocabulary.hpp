@@ -62,6 +62,7 @@ inline constexpr std::string_view kConclusion = "https://glassbox.dev/ns#Conclus
 inline constexpr std::string_view kRoutingDecision = "https://glassbox.dev/ns#RoutingDecision";
 inline constexpr std::string_view kEscalation = "https://glassbox.dev/ns#Escalation";
 inline constexpr std::string_view kAnswerSource = "https://glassbox.dev/ns#AnswerSource";
+inline constexpr std::string_view kReflection = "https://glassbox.dev/ns#Reflection";
 // Parts of steps and the sources they point at.
 inline constexpr std::string_view kEdgeSelection = "https://glassbox.dev/ns#EdgeSelection";
 inline constexpr std::string_view kChunkSelection = "https://glassbox.dev/ns#ChunkSelection";
@@ -131,6 +132,14 @@ inline constexpr std::string_view kFusionScore = "https://glassbox.dev/ns#fusion
 inline constexpr std::string_view kResolvedQuestion = "https://glassbox.dev/ns#resolvedQuestion";
 inline constexpr std::string_view kResolvedReference = "https://glassbox.dev/ns#resolvedReference";
 inline constexpr std::string_view kQuestionType = "https://glassbox.dev/ns#questionType";
+// The relevance reflection of an engine's answer (docs/query.md §3), and an escalation's rephrasing.
+inline constexpr std::string_view kReflectionProperty = "https://glassbox.dev/ns#reflection";
+inline constexpr std::string_view kReflectionMethod = "https://glassbox.dev/ns#reflectionMethod";
+inline constexpr std::string_view kReflectionScore = "https://glassbox.dev/ns#reflectionScore";
+inline constexpr std::string_view kReflectionReason = "https://glassbox.dev/ns#reflectionReason";
+inline constexpr std::string_view kReflectionFallback = "https://glassbox.dev/ns#reflectionFallback";
+inline constexpr std::string_view kRephrasedQuestion = "https://glassbox.dev/ns#rephrasedQuestion";
+inline constexpr std::string_view kRephraseFallback = "https://glassbox.dev/ns#rephraseFallback";
 inline constexpr std::string_view kIteration = "https://glassbox.dev/ns#iteration";
 inline constexpr std::string_view kThought = "https://glassbox.dev/ns#thought";
 inline constexpr std::string_view kAction = "https://glassbox.dev/ns#action";

@@ -212,6 +212,12 @@ base::Result<Completion> ExtractiveProvider::generate(const PromptInput& input,
         auto history = json_variable(input, "history");
         completion.text = render_react(plan_agent_turn(question, *tools, *steps, history ? *history : json::array()));
         if (options.on_text) options.on_text(completion.text);
+    } else if (name == "relevance-judge" || name == "rephrase-query") {
+        // These need a model: a score or a rewording made up from word overlap would pose as a
+        // model's judgement. The query worker falls back to its model-free reflection (recorded).
+        return make_error(ErrorType::kInvalidRequest,
+                          "not supported by this provider: the extractive provider does not answer \"" +
+                              name + "\" (it needs a model)");
     } else {
         return make_error(ErrorType::kInvalidRequest,
                           "the extractive provider answers only the built-in templates "

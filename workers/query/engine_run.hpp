@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/result.hpp"
+#include "schema/explain_builder.hpp"
 #include "workers/query/relevance.hpp"
 
 namespace glassbox::query {
@@ -21,6 +22,8 @@ struct EngineRun {
     std::string last_step;            // the explain URI of its last step (Synthesis, Conclusion)
     Evidence evidence;
     Relevance relevance;
+    // How `relevance` was judged (llm or model-free, and why a model's judgement was not used).
+    schema::explain::ReflectionInfo reflection;
     std::chrono::milliseconds duration{0};
 };
 

@@ -27,6 +27,13 @@ struct QueryConfig {
     std::chrono::milliseconds signal_timeout{2'000};
     // Ask the store what the collection holds (graph labels, document keywords) before routing.
     bool collection_signals = true;
+    // How an engine's answer is judged (docs/query.md §3): "model-free" (evidence coverage) or
+    // "llm" (the llm service's relevance-judge template, falling back to model-free when the
+    // model fails or cannot; escalations then also ask rephrase-query for the next engine's
+    // question). Asked of llm_service, each call within reflection_timeout.
+    std::string reflection = "model-free";
+    std::string llm_service = "llm";
+    std::chrono::milliseconds reflection_timeout{30'000};
     // An answer whose relevance is below this is escalated to the next engine.
     double relevance_threshold = 0.4;
     // At most this many escalations per question (the bound: 2).

@@ -14,6 +14,7 @@
 #include "text/reference_resolution.hpp"
 #include "workers/query/answer_provenance.hpp"
 #include "workers/query/collection_signals.hpp"
+#include "workers/query/llm_reflection.hpp"
 #include "workers/query/router.hpp"
 
 namespace glassbox::query {
@@ -177,18 +178,20 @@ json provisional_piece(const std::string& engine, std::size_t run, const std::st
     return json{{"message_type", "chunk"}, {"response", text}, {"engine", engine}, {"run", run}, {"provisional", true}};
 }
 
-// `question` is the request's, with a reference to the previous turn resolved; `index` is the
-// run's number (0 the routed engine, then one per escalation).
+// `question` is the request's, with a reference to the previous turn resolved, which the answer
+// is judged against; `asked` what the engine is asked (the question, or an escalation's
+// rephrasing of it); `index` is the run's number (0 the routed engine, then one per escalation).
 EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config, const std::string& engine,
-                     const schema::QueryRequest& request, const std::string& question, const std::string& parent,
-                     std::size_t index) {
+                     const schema::QueryRequest& request, const std::string& question, const std::string& asked,
+                     const std::string& parent, std::size_t index) {
     EngineRun run;
     run.engine = engine;
-    run.query = question;
+    run.query = asked;
     const auto started = SteadyClock::now();
     const std::string& service = service_of(config, engine);
     const auto failed = [&](base::Error error) {
         run.relevance = failed_relevance(error);
+        run.reflection = model_free_reflection(run.relevance);
         run.error = std::move(error);
         run.duration = since(started);
         return run;
@@ -214,7 +217,7 @@ EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config
         if (forward_failed) return;
         if (auto sent = context.send_partial(reply.body); !sent) forward_failed = sent.error();
     };
-    auto called = context.call(service, engine_body(engine, request, question, parent), config.call_timeout, on_reply);
+    auto called = context.call(service, engine_body(engine, request, asked, parent), config.call_timeout, on_reply);
     if (!called) return failed(called.error());
     if (forward_failed) return failed(*forward_failed);
     run.final = std::move(called->final);
@@ -237,7 +240,10 @@ EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config
     }
     run.evidence = read_evidence(explain, run.final);
     run.relevance = reflect(question, run.evidence);
+    run.reflection = model_free_reflection(run.relevance);
     run.duration = since(started);
+    // The model's judgement, when configured (its time is the reflection's, not the engine's).
+    if (config.reflection == "llm") judge_with_llm(context, config, question, run);
     return run;
 }
 
@@ -271,13 +277,16 @@ json route_json(const RouteDecision& d) {
                 {"rules_fired", fired},     {"confidence", d.confidence}, {"scores", scores}};
 }
 
-json runs_json(const std::vector<EngineRun>& runs) {
+json runs_json(const std::vector<EngineRun>& runs, const std::string& question) {
     json out = json::array();
     for (const auto& r : runs) {
         json item{{"engine", r.engine},
                   {"relevance", r.relevance.score},
                   {"reason", r.relevance.reason},
+                  {"reflection", r.reflection.method},
                   {"duration_ms", r.duration.count()}};
+        if (r.query != question) item["query"] = r.query;
+        if (!r.reflection.fallback.empty()) item["reflection_fallback"] = r.reflection.fallback;
         if (!r.session.empty()) item["session"] = r.session;
         if (r.error) item["error"] = schema::encode(*r.error);
         out.push_back(std::move(item));
@@ -369,9 +378,10 @@ void handle_query(runtime::RequestContext& context, const QueryConfig& config, c
     json escalations = json::array();
     std::string parent = run.routing_decision();
     std::string engine = decision.engine;
+    std::string asked = resolved.question;  // an escalation may ask the next engine a rephrasing
     for (;;) {
         if (context.cancelled()) return fail(context.cancellation_error());
-        runs.push_back(run_engine(context, config, engine, request, resolved.question, parent, runs.size()));
+        runs.push_back(run_engine(context, config, engine, request, resolved.question, asked, parent, runs.size()));
         const EngineRun& last = runs.back();
         if (!last.error && last.relevance.score >= config.relevance_threshold) break;
         if (runs.size() > config.max_escalations) break;
@@ -382,13 +392,29 @@ void handle_query(runtime::RequestContext& context, const QueryConfig& config, c
         const std::string reason = last.error ? "engine failed: " + last.relevance.reason
                                               : "relevance below " + std::to_string(config.relevance_threshold).substr(0, 4) +
                                                     " (" + last.relevance.reason + ")";
-        explain::EscalationInfo info{reason, last.relevance.score, *next, engine};
+        explain::EscalationInfo info{reason, last.relevance.score, *next, engine, last.reflection};
+        // With a model to ask, the next engine gets a question reworded for it (the trace's
+        // question stays the one asked); without, or when that fails, the question itself.
+        asked = resolved.question;
+        if (config.reflection == "llm") {
+            const auto rephrasing = rephrase_for_escalation(context, config, resolved.question, engine, reason);
+            if (rephrasing.rephrased) {
+                info.rephrased_question = rephrasing.question;
+                asked = rephrasing.question;
+            } else {
+                info.rephrase_fallback = rephrasing.fallback;
+            }
+        }
         const std::string derived = last.last_step.empty() ? parent : last.last_step;
         if (auto sent = trace.send(run.escalation(n), explain::escalation(run, n, step_info(escalation_started, derived), info));
             !sent) {
             return fail(sent.error());
         }
-        escalations.push_back(json{{"from", engine}, {"to", *next}, {"reason", reason}, {"relevance", last.relevance.score}});
+        json escalated{{"from", engine}, {"to", *next}, {"reason", reason}, {"relevance", last.relevance.score},
+                       {"reflection", last.reflection.method}};
+        if (!info.rephrased_question.empty()) escalated["query"] = info.rephrased_question;
+        if (!info.rephrase_fallback.empty()) escalated["rephrase_fallback"] = info.rephrase_fallback;
+        escalations.push_back(std::move(escalated));
         // The text streamed for this run is not the answer (yet): the reader drops it.
         if (request.streaming) {
             if (auto sent = context.send_partial(json{{"message_type", "retract"}, {"engine", engine}, {"run", n},
@@ -433,6 +459,8 @@ void handle_query(runtime::RequestContext& context, const QueryConfig& config, c
     auto triples = explain::routed_conclusion(run, step_info(conclusion_started, won.last_step.empty() ? parent : won.last_step),
                                               explain::StoredText{answer_text, std::nullopt}, provenance,
                                               won.evidence.short_answer);
+    const auto reflected = explain::reflection(run.conclusion(), won.reflection);
+    triples.insert(triples.end(), reflected.begin(), reflected.end());
     const auto end = explain::trace_end(run, std::chrono::system_clock::now(), schema::TraceStatus::kComplete);
     triples.insert(triples.end(), end.begin(), end.end());
     if (auto sent = trace.send(run.conclusion(), std::move(triples), runtime::ExplainState::kComplete); !sent) {
@@ -455,7 +483,7 @@ void handle_query(runtime::RequestContext& context, const QueryConfig& config, c
         body["resolved_reference"] = {{"reference", resolved.reference}, {"entity", resolved.entity}, {"rule", resolved.rule}};
     }
     body["relevance"] = won.relevance.score;
-    body["runs"] = runs_json(runs);
+    body["runs"] = runs_json(runs, resolved.question);
     body["escalations"] = std::move(escalations);
     body["provenance"] = provenance_json(provenance);
     (void)context.reply(body);

@@ -108,13 +108,16 @@ void query_routing(Trace& out) {
                                      {{"graph-entities", 1.0}, {"document-keyword", 3.5}},
                                      "Who wrote Dune?", "it -> Dune (question-entity)"}));
     const auto first = graph_rag(out, RunUris::generate(), run.routing_decision());
+    ReflectionInfo judged{"llm", 0.25, "the edges name no author", "", "gpt-4o-mini", 120, 14, milliseconds(310)};
     out.add(escalation(run, 0, step(40, first, nullptr),
-                       EscalationInfo{"answer not relevant", 0.25, "agent", "graph-rag"}));
+                       EscalationInfo{"answer not relevant", 0.25, "agent", "graph-rag", judged,
+                                      "Which author wrote the novel Dune?", ""}));
     const auto second = agent(out, RunUris::generate(), run.escalation(0));
     AnswerProvenance provenance{"route:rules > graph-rag:traversal > escalation > agent:react", 3, "agent",
                                 {{"urn:doc:dune", 1, "agent", 0.0323}, {"file:///data/kb.nt", 3, "graph-rag", 0.0161}}};
     out.add(routed_conclusion(run, step(60, second, nullptr), StoredText{"Frank Herbert.", {}}, provenance,
                               std::string("Frank Herbert")));
+    out.add(reflection(run.conclusion(), ReflectionInfo{"model-free", 0.8, "coverage 1.00, decided", "llm: the reply did not parse"}));
     out.add(trace_end(run, at(61), TraceStatus::kComplete));
 }
 

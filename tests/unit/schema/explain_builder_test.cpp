@@ -317,6 +317,29 @@ TEST(Routing, DecisionAndEscalation) {
     const auto e = escalation(kRun, 0, StepInfo{at_ms(1), sub.synthesis()}, EscalationInfo{"low relevance", 0.2, "agent"});
     EXPECT_TRUE(has(e, kRun.escalation(0), v::kProvWasDerivedFrom, iri(sub.synthesis())));
     EXPECT_TRUE(has(e, kRun.escalation(0), v::kRelevance, xsd_double(0.2)));
+    EXPECT_TRUE(objects(e, kRun.escalation(0), v::kReflectionProperty).empty());
+}
+
+TEST(Routing, AnEscalationsReflectionAndRephrasing) {
+    ReflectionInfo judged{"llm", 0.15, "names no country", "", "judge-1", 40, 9, milliseconds(12)};
+    const auto e = escalation(kRun, 1, StepInfo{at_ms(1)},
+                              EscalationInfo{"low", 0.15, "agent", "graph-rag", judged, "In which country?", ""});
+    const std::string node = kRun.escalation(1) + ":reflection";
+    EXPECT_TRUE(has(e, kRun.escalation(1), v::kReflectionProperty, iri(node)));
+    EXPECT_TRUE(has(e, kRun.escalation(1), v::kRephrasedQuestion, literal("In which country?")));
+    EXPECT_TRUE(objects(e, kRun.escalation(1), v::kRephraseFallback).empty());
+    EXPECT_TRUE(has(e, node, v::kRdfType, iri(v::kReflection)));
+    EXPECT_TRUE(has(e, node, v::kReflectionMethod, literal("llm")));
+    EXPECT_TRUE(has(e, node, v::kReflectionScore, xsd_double(0.15)));
+    EXPECT_TRUE(has(e, node, v::kInputTokens, xsd_integer(40)));
+    EXPECT_TRUE(has(e, node, v::kDurationMs, xsd_integer(12)));
+    EXPECT_TRUE(has(e, node, v::kProvWasAttributedTo, iri(model_agent_uri("judge-1"))));
+    // A model-free fallback names no model and says why.
+    const auto c = reflection(kRun.conclusion(), ReflectionInfo{"model-free", 0.5, "coverage 0.50", "llm failed"});
+    const std::string fallback = kRun.conclusion() + ":reflection";
+    EXPECT_TRUE(has(c, fallback, v::kReflectionFallback, literal("llm failed")));
+    EXPECT_TRUE(objects(c, fallback, v::kModelName).empty());
+    EXPECT_TRUE(objects(c, fallback, v::kInputTokens).empty());
 }
 
 TEST(Echo, QuestionThenSynthesis) {

@@ -42,7 +42,7 @@ TEST(PromptTemplateTest, TheBuiltInSetHasTheContractAndAgentTemplates) {
     EXPECT_EQ(set->names(),
               (std::vector<std::string>{"agent-completion", "agent-react", "document-synthesis",
                                         "extract-concepts", "kg-edge-reasoning", "kg-edge-scoring",
-                                        "kg-synthesis"}));
+                                        "kg-synthesis", "relevance-judge", "rephrase-query"}));
     const auto* concepts = set->find("extract-concepts");
     ASSERT_NE(concepts, nullptr);
     EXPECT_EQ(concepts->output, OutputKind::kJson);
@@ -158,7 +158,7 @@ TEST(PromptTemplateTest, AFolderOverridesByFileNameAndAddsTemplates) {
     dir.write("notes.md", "not a template: ignored");
     auto set = TemplateSet::load(dir.path());
     ASSERT_TRUE(set) << set.error().describe();
-    EXPECT_EQ(set->names().size(), 8u);  // the seven built-in ones and haiku
+    EXPECT_EQ(set->names().size(), 10u);  // the nine built-in ones and haiku
     const auto* synthesis = set->find("kg-synthesis");
     ASSERT_NE(synthesis, nullptr);
     EXPECT_EQ(synthesis->origin, (dir.path() / "kg-synthesis.txt").string());

@@ -7,6 +7,7 @@
 #include "schema/messages.hpp"
 #include "schema/vocabulary.hpp"
 #include "tests/support/rag_cluster.hpp"
+#include "tests/unit/workers/query/query_test_support.hpp"
 #include "workers/query/query_service.hpp"
 
 namespace glassbox::query {
@@ -18,23 +19,15 @@ using rag::testing::StreamReply;
 using schema::Term;
 using schema::Triple;
 namespace vocab = schema::vocab;
-
-const std::string kGraph = R"(
-<urn:kg:cruz_azul> <urn:kg:is_in_country> <urn:kg:mexico> .
-<urn:kg:cruz_azul> <urn:kg:coach> <urn:kg:robert_dante> .
-<urn:kg:mexico> <urn:kg:capital> <urn:kg:mexico_city> .
-<urn:kg:cruz_azul> <http://www.w3.org/2000/01/rdf-schema#label> "Cruz Azul FC" .
-<urn:kg:mexico> <http://www.w3.org/2000/01/rdf-schema#label> "Mexico" .
-<urn:kg:mexico_city> <http://www.w3.org/2000/01/rdf-schema#label> "Mexico City" .
-<urn:kg:is_in_country> <http://www.w3.org/2000/01/rdf-schema#label> "is in country" .
-<urn:kg:robert_dante> <http://www.w3.org/2000/01/rdf-schema#label> "Robert Dante Siboldi" .
-)";
+using testing::final_of;
+using testing::has;
+using testing::objects;
 
 class QueryServiceTest : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
         cluster_ = new RagCluster();
-        cluster_->load_triples("kg", "file:///test/kb.nt", kGraph, 1);
+        cluster_->load_triples("kg", "file:///test/kb.nt", testing::kCruzAzulGraph, 1);
         cluster_->load_documents(
             "docs", {{"urn:doc:lilu", "Lilu (mythology)",
                       "A lilu is a masculine Akkadian word for a spirit, related to the demon Alu."},
@@ -72,27 +65,6 @@ Messages messages(const std::vector<StreamReply>& replies) {
         (own ? out.own : out.forwarded).push_back(std::move(m).value());
     }
     return out;
-}
-
-std::vector<Term> objects(const std::vector<Triple>& triples, const std::string& s, std::string_view p) {
-    std::vector<Term> out;
-    for (const auto& t : triples) {
-        if (t.s == schema::iri(s) && t.p == schema::iri(p)) out.push_back(t.o);
-    }
-    return out;
-}
-
-bool has(const std::vector<Triple>& triples, const std::string& s, std::string_view p, const Term& o) {
-    for (const auto& found : objects(triples, s, p)) {
-        if (found == o) return true;
-    }
-    return false;
-}
-
-const json& final_of(const std::vector<StreamReply>& replies) {
-    EXPECT_EQ(replies.back().kind, bus::ReplyKind::kFinal)
-        << (replies.back().error ? replies.back().error->describe() : replies.back().body.dump());
-    return replies.back().body;
 }
 
 TEST_F(QueryServiceTest, AQuestionNamingAGraphEntityGoesToGraphRagWithTheWholeChainLinked) {
