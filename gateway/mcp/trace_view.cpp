@@ -1,11 +1,11 @@
 // Turns a trace's explain events into steps a reader (or a model) can follow.
 #include "gateway/mcp/trace_view.hpp"
 
-#include <array>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include "schema/trace_rdf.hpp"
 #include "schema/vocabulary.hpp"
 
 namespace glassbox::gateway::mcp {
@@ -14,24 +14,9 @@ namespace {
 
 namespace vocab = schema::vocab;
 
-struct Prefix {
-    std::string_view name;
-    std::string_view ns;
-};
-constexpr std::array<Prefix, 7> kPrefixes{{{"gb:", vocab::kGbNs},
-                                           {"prov:", vocab::kProvNs},
-                                           {"rdf:", vocab::kRdfNs},
-                                           {"rdfs:", vocab::kRdfsNs},
-                                           {"xsd:", vocab::kXsdNs},
-                                           {"owl:", vocab::kOwlNs},
-                                           {"skos:", vocab::kSkosNs}}};
-
+// An IRI as Turtle writes it: prefixed in a namespace the trace RDF declares, else in full.
 std::string iri_text(const std::string& iri) {
-    for (const auto& prefix : kPrefixes) {
-        if (iri.size() > prefix.ns.size() && iri.compare(0, prefix.ns.size(), prefix.ns) == 0) {
-            return std::string(prefix.name) + iri.substr(prefix.ns.size());
-        }
-    }
+    if (auto name = schema::rdf::prefixed_name(iri)) return *name;
     return "<" + iri + ">";
 }
 

@@ -5,6 +5,8 @@
 #include <map>
 #include <optional>
 
+#include "schema/fact_citation.hpp"
+
 namespace glassbox::agent {
 
 namespace {
@@ -67,16 +69,7 @@ AnswerEvidence answer_evidence(const std::vector<ObservedFact>& chosen,
         schema::RagCitation c;
         c.kind = "edge";
         c.text = chosen[i].text;
-        if (i < fact_sources.size() && !fact_sources[i].empty()) {
-            const auto& best = fact_sources[i].front();
-            if (best.kind == "chunk") {
-                c.chunk = best.source;
-                c.document = best.document.value_or("");
-            } else {
-                c.document = best.source;
-            }
-            c.tier = best.tier;
-        }
+        if (i < fact_sources.size() && !fact_sources[i].empty()) schema::cite_fact_source(c, fact_sources[i].front());
         out.citations.push_back(std::move(c));
     }
     out.citations.insert(out.citations.end(), rag_citations.begin(), rag_citations.end());

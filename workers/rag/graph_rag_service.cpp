@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "schema/explain_builder.hpp"
+#include "schema/fact_citation.hpp"
 #include "schema/services.hpp"
 #include "schema/vocabulary.hpp"
 #include "text/similarity.hpp"
@@ -534,16 +535,7 @@ private:
             }
         }
         c.text = inverse ? e.o + " " + predicate + " " + e.s : e.s + " " + predicate + " " + e.o;
-        if (!kept_[k].sources.empty()) {
-            const auto& best = kept_[k].sources.front();
-            if (best.kind == "chunk") {
-                c.chunk = best.source;
-                c.document = best.document.value_or("");
-            } else {
-                c.document = best.source;
-            }
-            c.tier = best.tier;
-        }
+        if (!kept_[k].sources.empty()) schema::cite_fact_source(c, kept_[k].sources.front());
         return c;
     }
 
