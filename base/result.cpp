@@ -30,6 +30,7 @@ constexpr std::array kErrorNames{
     ErrorName{ErrorType::kUpstreamError, "UpstreamError"},
     ErrorName{ErrorType::kTimeout, "Timeout"},
     ErrorName{ErrorType::kBrokerUnavailable, "BrokerUnavailable"},
+    ErrorName{ErrorType::kForbidden, "Forbidden"},
     ErrorName{ErrorType::kInternal, "Internal"},
 };
 

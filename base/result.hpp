@@ -30,6 +30,7 @@ enum class ErrorType {
     kUpstreamError,       // a service this one called answered with an error
     kTimeout,             // a local wait (connect, receive) ran out
     kBrokerUnavailable,   // no broker completed a connection within the client's connect timeout
+    kForbidden,           // the sender's key does not allow this (its roles, docs/security.md)
     kInternal,            // a bug or an unexpected failure inside the service
 };
 

@@ -16,10 +16,16 @@
 // (REQUEST / FINAL) and [empty][request-id][body] to the forwarders; workers speak MDPW01
 // (READY / REQUEST / REPLY / HEARTBEAT) to the broker and echo the envelope back
 // through the forwarders.
+//
+// --curve measures something else: the same broker with CURVE (docs/security.md) against plain
+// TCP, in the same run and interleaved: round-trip p50 and throughput of GBW02 workers (target:
+// CURVE p50 <= 1.3x and throughput >= 70% of plain), and the cost of one new connection (TCP,
+// the handshake, and for CURVE the broker's ZAP check) to its first answer.
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -37,6 +43,7 @@
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
+#include "bus/curve_keys.hpp"
 #include "tests/support/process.hpp"
 
 namespace {
@@ -83,6 +90,17 @@ void configure(zmq::socket_t& socket) {
     socket.set(zmq::sockopt::linger, 0);
     socket.set(zmq::sockopt::sndhwm, kHwm);
     socket.set(zmq::sockopt::rcvhwm, kHwm);
+}
+
+// --curve: the keys of the sockets that connect to the CURVE broker, by its endpoint (set once
+// before any client or worker thread starts).
+std::map<std::string, glassbox::bus::CurveClientKeys> g_curve_by_endpoint;
+
+void connect(zmq::socket_t& socket, const std::string& endpoint) {
+    if (const auto found = g_curve_by_endpoint.find(endpoint); found != g_curve_by_endpoint.end()) {
+        glassbox::bus::apply_curve_client(socket, found->second);
+    }
+    socket.connect(endpoint);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -189,7 +207,7 @@ void mdp_worker(zmq::context_t& context, std::string endpoint, std::string servi
                 bool classic, int credit, std::atomic<bool>& stop, std::atomic<int>& ready) {
     zmq::socket_t socket(context, zmq::socket_type::dealer);
     configure(socket);
-    socket.connect(endpoint);
+    connect(socket, endpoint);
     const std::string header = "MDPW01";
     const bool extended = gbw01 || credit > 0;
     // Plain 7/MDP and GBW01 keep the empty frame after the token; GBW02 leaves it out.
@@ -310,7 +328,7 @@ Measurement run_client(zmq::context_t& context, Target target, const std::string
                        milliseconds warmup, milliseconds duration) {
     zmq::socket_t socket(context, zmq::socket_type::dealer);
     configure(socket);
-    socket.connect(endpoint);
+    connect(socket, endpoint);
     std::map<std::uint64_t, Clock::time_point> sent;
     std::uint64_t next_id = 1;
     const std::string kGbc = "GBC01";
@@ -477,7 +495,7 @@ std::string self_path() {
 
 void usage() {
     std::cerr << "usage: bench_bus [--glassbox PATH] [--duration-ms N] [--warmup-ms N] [--slices N]\n"
-                 "                 [--gbw01] [--classic] [--quick] [--json FILE]\n"
+                 "                 [--gbw01] [--classic] [--quick] [--curve] [--json FILE]\n"
                  "       bench_bus forwarder|lb --ready-file FILE\n";
 }
 
@@ -489,6 +507,178 @@ double median_of(std::vector<double> v) {
     }
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
+}
+
+using Child = std::unique_ptr<glassbox::integration::ChildProcess>;
+
+// Starts a child and waits for its ready file (a stale one is removed first: it would name a
+// dead process); exits the bench if it does not come up.
+std::pair<Child, nlohmann::json> start_child(glassbox::integration::TempDir& tmp, const std::string& name,
+                                             std::vector<std::string> argv, const std::string& ready_file) {
+    std::filesystem::remove(ready_file);
+    auto p = std::make_unique<glassbox::integration::ChildProcess>(name, std::move(argv), tmp.path());
+    auto ready = glassbox::integration::wait_for_ready_file(ready_file, *p, milliseconds{10'000});
+    if (!ready) {
+        std::cerr << "bench_bus: " << name << " did not start:\n" << p->stderr_text() << "\n";
+        std::exit(1);
+    }
+    return {std::move(p), *ready};
+}
+
+// One new connection to its first answer: connect, `mmi.service` over MDPC01, the reply, close.
+double connect_round_trip_us(zmq::context_t& context, const std::string& endpoint) {
+    const auto began = Clock::now();
+    zmq::socket_t socket(context, zmq::socket_type::dealer);
+    configure(socket);
+    connect(socket, endpoint);
+    send_frames(socket, {"", "MDPC01", "mmi.service", "bench"});
+    zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
+    std::vector<zmq::message_t> frames;
+    const auto give_up = began + milliseconds{5000};
+    while (Clock::now() < give_up) {
+        zmq::poll(&item, 1, milliseconds{50});
+        if (recv_frames(socket, frames)) {
+            return std::chrono::duration<double, std::micro>(Clock::now() - began).count();
+        }
+    }
+    return -1;
+}
+
+// --curve: the broker with CURVE against the same broker on plain TCP (docs/security.md).
+int run_curve_bench(const std::string& glassbox, milliseconds duration, milliseconds warmup, int slices,
+                    bool quick, const std::string& json_out) {
+    namespace bus = glassbox::bus;
+    glassbox::integration::TempDir tmp("glassbox-bench-curve");
+    // The broker's pair and one allowed client/worker key, as `glassbox keys` makes them.
+    const auto keys = tmp.path() / "keys";
+    std::filesystem::create_directories(keys / "allowed");
+    auto server = bus::generate_certificate("broker", {});
+    auto peer = bus::generate_certificate("bench", bus::parse_roles("client worker:*").value());
+    if (!server.ok() || !peer.ok() || !bus::write_certificate_pair(keys, server.value()).ok() ||
+        !bus::write_certificate_pair(keys / "allowed", peer.value()).ok()) {
+        std::cerr << "bench_bus: cannot make CURVE keys\n";
+        return 1;
+    }
+    std::filesystem::remove(bus::secret_certificate_path(keys / "allowed", "bench"));
+
+    const std::vector<std::string> variants{"plain", "curve"};
+    Child processes[2];
+    nlohmann::json ready[2];
+    for (int v = 0; v < 2; ++v) {
+        const auto ready_file = (tmp.path() / (variants[v] + ".ready.json")).string();
+        std::vector<std::string> argv{glassbox, "--log-level", "warn", "broker", "--bind", "tcp://127.0.0.1:*",
+                                      "--pub", "tcp://127.0.0.1:*", "--home",
+                                      (tmp.path() / (variants[v] + "-home")).string(), "--ready-file",
+                                      ready_file};
+        if (v == 1) {
+            argv.insert(argv.end(), {"--curve-key", bus::secret_certificate_path(keys, "broker").string(),
+                                     "--curve-allow", (keys / "allowed").string()});
+        }
+        std::tie(processes[v], ready[v]) = start_child(tmp, variants[v], std::move(argv), ready_file);
+    }
+    g_curve_by_endpoint[ready[1]["endpoint"].get<std::string>()] =
+        bus::CurveClientKeys{server.value().public_key, peer.value().public_key, peer.value().secret_key};
+
+    std::vector<Config> configs;
+    for (int workers : {1, 4}) {
+        for (int in_flight : {1, 64}) {
+            for (std::size_t body : {std::size_t{64}, std::size_t{4096}}) {
+                if (quick && workers == 4) continue;
+                configs.push_back({workers, in_flight, body});
+            }
+        }
+    }
+    zmq::context_t context(1);
+    std::vector<std::array<Measurement, 2>> rows;
+    int round = 0;
+    std::cerr << "bench_bus --curve: " << configs.size() << " configurations, plain and CURVE interleaved, "
+              << duration.count() << " ms each in " << slices << " slices\n";
+    for (const auto& c : configs) {
+        std::array<Measurement, 2> row;
+        for (int slice = 0; slice < slices; ++slice) {
+            for (int k = 0; k < 2; ++k) {
+                const int v = (k + slice) % 2;
+                const double cpu_before = cpu_us(processes[v]->pid());
+                // GBW02 workers without credit: what glassbox's own workers declare.
+                auto m = run_one(context, Target::kBroker, ready[v], c, round++, warmup, duration / slices,
+                                 true, false);
+                auto& into = row[static_cast<std::size_t>(v)];
+                into.intermediary_cpu_us += cpu_us(processes[v]->pid()) - cpu_before;
+                into.replies += m.replies;
+                into.latencies_us.insert(into.latencies_us.end(), m.latencies_us.begin(), m.latencies_us.end());
+                into.seconds += m.seconds;
+                into.errors += m.errors;
+            }
+        }
+        std::cerr << "  workers=" << c.workers << " in_flight=" << c.in_flight << " body=" << c.body_bytes
+                  << "  plain p50 " << fmt(row[0].p(0.5)) << " us " << fmt(row[0].throughput(), 0)
+                  << "/s  curve p50 " << fmt(row[1].p(0.5)) << " us " << fmt(row[1].throughput(), 0) << "/s\n";
+        rows.push_back(std::move(row));
+    }
+
+    // New connections, alternating: the CURVE handshake and the ZAP check against a plain one.
+    constexpr int kConnections = 200;
+    std::vector<double> connect_us[2];
+    double connect_cpu_us[2] = {0, 0};
+    for (int i = 0; i < kConnections; ++i) {
+        for (int v = 0; v < 2; ++v) {
+            const double cpu_before = cpu_us(processes[v]->pid());
+            const double us = connect_round_trip_us(context, ready[v]["endpoint"].get<std::string>());
+            connect_cpu_us[v] += cpu_us(processes[v]->pid()) - cpu_before;
+            if (us >= 0) connect_us[v].push_back(us);
+        }
+    }
+    for (auto& p : processes) p->terminate();
+
+    std::ostringstream out;
+    out << "| workers | in flight | body | plain p50 us | CURVE p50 us | p50 CURVE/plain | plain req/s "
+           "| CURVE req/s | req/s CURVE/plain | CPU us/req plain | CURVE |\n";
+    out << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    double worst_p50 = 0;
+    double worst_rps = 1e9;
+    nlohmann::json json_rows = nlohmann::json::array();
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto& c = configs[i];
+        const auto& plain = rows[i][0];
+        const auto& secured = rows[i][1];
+        const double p50 = ratio(secured.p(0.5), plain.p(0.5));
+        const double rps = ratio(secured.throughput(), plain.throughput());
+        worst_p50 = std::max(worst_p50, p50);
+        worst_rps = std::min(worst_rps, rps);
+        out << "| " << c.workers << " | " << c.in_flight << " | "
+            << (c.body_bytes == 4096 ? std::string{"4 KiB"} : std::to_string(c.body_bytes) + " B") << " | "
+            << fmt(plain.p(0.5)) << " | " << fmt(secured.p(0.5)) << " | " << fmt(p50, 2) << " | "
+            << fmt(plain.throughput(), 0) << " | " << fmt(secured.throughput(), 0) << " | " << fmt(rps, 2)
+            << " | " << fmt(plain.cpu_us_per_request(), 1) << " | " << fmt(secured.cpu_us_per_request(), 1)
+            << " |\n";
+        json_rows.push_back({{"workers", c.workers}, {"in_flight", c.in_flight}, {"body", c.body_bytes},
+                             {"plain_p50_us", plain.p(0.5)}, {"curve_p50_us", secured.p(0.5)},
+                             {"plain_rps", plain.throughput()}, {"curve_rps", secured.throughput()},
+                             {"errors", plain.errors + secured.errors}});
+    }
+    const double plain_connect = median_of(connect_us[0]);
+    const double curve_connect = median_of(connect_us[1]);
+    auto verdict = [](bool met) { return met ? std::string{"met"} : std::string{"NOT met"}; };
+    out << "\n- p50 CURVE / plain: worst " << fmt(worst_p50, 2) << " (target <= 1.30: " << verdict(worst_p50 <= 1.3)
+        << ")\n";
+    out << "- throughput CURVE / plain: worst " << fmt(worst_rps, 2) << " (target >= 0.70: "
+        << verdict(worst_rps >= 0.7) << ")\n";
+    out << "- a new connection to its first answer (" << kConnections << " each): plain median "
+        << fmt(plain_connect) << " us, CURVE (handshake + ZAP check) " << fmt(curve_connect) << " us, +"
+        << fmt(curve_connect - plain_connect) << " us; broker CPU per connection plain "
+        << fmt(connect_cpu_us[0] / kConnections) << " us, CURVE " << fmt(connect_cpu_us[1] / kConnections)
+        << " us\n";
+    std::cout << out.str();
+    if (!json_out.empty()) {
+        std::ofstream(json_out) << nlohmann::json{{"rows", json_rows},
+                                                  {"worst_p50_ratio", worst_p50},
+                                                  {"worst_rps_ratio", worst_rps},
+                                                  {"connect_plain_us", plain_connect},
+                                                  {"connect_curve_us", curve_connect}}
+                                       .dump(2)
+                                << "\n";
+    }
+    return 0;
 }
 
 }  // namespace
@@ -513,6 +703,7 @@ int main(int argc, char** argv) {
     bool gbw01 = false;
     bool classic = false;
     bool quick = false;
+    bool curve = false;
     std::string json_out;
     for (std::size_t i = 0; i < args.size(); ++i) {
         auto next = [&]() -> std::string {
@@ -534,6 +725,8 @@ int main(int argc, char** argv) {
             gbw01 = true;  // 7/MDP-variant workers declare the extension (no credit): [meta][body]
         } else if (args[i] == "--classic") {
             classic = true;  // extended workers declare GBW01 (classic layout), not GBW02
+        } else if (args[i] == "--curve") {
+            curve = true;  // CURVE against plain TCP, the same broker (docs/security.md)
         } else if (args[i] == "--quick") {
             quick = true;  // skip the 2-worker configurations
         } else if (args[i] == "--json") {
@@ -549,19 +742,12 @@ int main(int argc, char** argv) {
     }
     ::signal(SIGPIPE, SIG_IGN);
 
+    if (curve) return run_curve_bench(glassbox, duration, warmup, slices, quick, json_out);
+
     glassbox::integration::TempDir tmp("glassbox-bench");
-    using Child = std::unique_ptr<glassbox::integration::ChildProcess>;
     auto start = [&](const std::string& name, std::vector<std::string> argv,
-                     const std::string& ready_file) -> std::pair<Child, nlohmann::json> {
-        std::filesystem::remove(ready_file);  // a stale one would name a dead process
-        auto p = std::make_unique<glassbox::integration::ChildProcess>(name, std::move(argv),
-                                                                       tmp.path());
-        auto ready = glassbox::integration::wait_for_ready_file(ready_file, *p, milliseconds{10'000});
-        if (!ready) {
-            std::cerr << "bench_bus: " << name << " did not start:\n" << p->stderr_text() << "\n";
-            std::exit(1);
-        }
-        return {std::move(p), *ready};
+                     const std::string& ready_file) {
+        return start_child(tmp, name, std::move(argv), ready_file);
     };
     auto start_target = [&](Target t) {
         const std::string tag = kTargetNames[static_cast<int>(t)];

@@ -36,6 +36,19 @@ struct BrokerConfig {
     std::string endpoint = "tcp://127.0.0.1:5555";
     // XPUB endpoint of the explain topic.
     std::string pub_endpoint = "tcp://127.0.0.1:5556";
+
+    // CURVE on both endpoints (docs/security.md): the broker's own key pair (Z85). Empty: plain
+    // TCP (the NULL mechanism, anyone who reaches the port is trusted), which bind() refuses on an
+    // endpoint other machines can reach unless `insecure`.
+    std::string curve_public_key;
+    std::string curve_secret_key;
+    // With CURVE: the folder of public certificates allowed to connect, each with its roles
+    // (client, subscriber, collector, worker:<service>); looked at again every
+    // allow_reload_interval and reloaded when it changed. Required with CURVE.
+    std::string allow_folder;
+    std::chrono::milliseconds allow_reload_interval{1000};
+    // Plain TCP on a non-loopback endpoint, knowingly.
+    bool insecure = false;
     // Directory of the explain spool's segment files, created (0700) if missing. Empty: an
     // in-memory spool (tests, benchmarks; not durable).
     std::string spool_path;

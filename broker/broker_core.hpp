@@ -31,6 +31,7 @@
 
 #include "base/log.hpp"
 #include "base/result.hpp"
+#include "broker/allow_list.hpp"
 #include "broker/broker.hpp"
 #include "broker/explain_spool.hpp"
 #include "broker/service_queue.hpp"
@@ -172,6 +173,8 @@ struct Counters {
     std::uint64_t spool_errors = 0;
     std::uint64_t send_failures = 0;
     std::uint64_t loop_errors = 0;
+    std::uint64_t peers_refused = 0;     // CURVE handshakes the ZAP handler refused
+    std::uint64_t messages_refused = 0;  // messages a key's roles did not allow
     std::array<std::uint64_t, kErrorTypeCount> errors{};
 };
 
@@ -232,6 +235,9 @@ private:
     void send_gb_error(std::string_view identity, std::string_view request_id, const Error& error);
     void reject(ClientKind kind, std::string_view identity, std::string_view service,
                 std::string_view request_id, const Error& error);
+    // A request from a key without the `client` role: Forbidden, logged and counted.
+    void refuse_request(ClientKind kind, std::string_view identity, std::string_view service,
+                        std::string_view request_id);
     // The terminal error message to a client, written into out_ (not sent).
     void write_error(ClientKind kind, std::string_view identity, std::string_view service,
                      std::string_view request_id, const Error& error);
@@ -296,6 +302,33 @@ private:
     bool deliveries_due() const { return deliveries_waiting() && now_ >= next_delivery_; }
     void send_collector_command(std::string_view identity, char command);
 
+    // ---- authentication (broker_auth.cpp, docs/security.md) ----
+    // With CURVE: the allow-list, the router's CURVE options and its ZAP handler; the topic's
+    // CURVE options. Called by bind() before either endpoint is bound.
+    base::Result<void> open_auth();
+    bool curve() const noexcept { return allow_ != nullptr; }
+    // The router's ZAP requests: an allowed key is admitted, named by its public key.
+    void serve_auth();
+    // The topic's: an allowed key with the `subscriber` role; `name` is the ledger's.
+    bool topic_peer_allowed(std::string_view mechanism, std::string_view credential,
+                            std::string_view address);
+    // The roles of the message being handled (set by handle_message): nullptr without CURVE
+    // (everything is allowed); kNoRoles for a key no longer allowed.
+    void read_sender();
+    bool sender_is_client() const noexcept { return sender_ == nullptr || sender_->roles.client; }
+    bool sender_is_collector() const noexcept {
+        return sender_ == nullptr || sender_->roles.collector;
+    }
+    bool sender_may_serve(std::string_view service) const noexcept {
+        return sender_ == nullptr || sender_->roles.may_serve(service);
+    }
+    std::string_view sender_name() const noexcept;
+    // Counts and logs (at most once a second, with the count of those not logged) a message or
+    // a connection the keys did not allow.
+    void refused(std::string_view event, std::string_view peer, std::string_view detail,
+                 bool connection);
+    void check_allow_list();
+
     // ---- sending ----
     void out(std::string_view text) { out_.emplace_back(text.data(), text.size()); }
     void out(zmq::message_t&& frame) { out_.push_back(std::move(frame)); }
@@ -325,6 +358,13 @@ private:
     BrokerConfig config_;
     std::shared_ptr<spdlog::logger> log_;
     zmq::socket_t router_;
+    // With CURVE: the keys allowed to connect and the ZAP handler of the router's context.
+    std::unique_ptr<AllowList> allow_;
+    zmq::socket_t auth_;  // REP at inproc://zeromq.zap.01 (bound only with CURVE)
+    const AllowedPeer* sender_ = nullptr;
+    TimePoint next_allow_check_{};
+    TimePoint next_refusal_log_{};
+    std::uint64_t refusals_unlogged_ = 0;
     // The explain topic lives in a context of its own: one I/O thread (the order of its monitor
     // events and ZAP requests that TopicLedger relies on) and its own ZAP endpoint.
     zmq::context_t topic_context_{1};

@@ -41,6 +41,7 @@ BrokerCore::BrokerCore(zmq::context_t& context, BrokerConfig config)
     : config_(std::move(config)),
       log_(base::component_logger("broker")),
       router_(context, zmq::socket_type::router),
+      auth_(context, zmq::socket_type::rep),
       publisher_(topic_context_, zmq::socket_type::xpub),
       topic_auth_(topic_context_, zmq::socket_type::rep),
       topic_monitor_(topic_context_, zmq::socket_type::pair),
@@ -91,6 +92,7 @@ base::Result<BoundEndpoints> BrokerCore::bind() {
         return base::make_error(ErrorType::kInternal,
                                   std::string{"cannot configure sockets: "} + e.what());
     }
+    if (auto secured = open_auth(); !secured) return secured.error();
     if (auto opened = open_topic(); !opened) return opened.error();
     try {
         router_.bind(config_.endpoint);
@@ -110,9 +112,15 @@ base::Result<BoundEndpoints> BrokerCore::bind() {
         topic_port_ = std::atoi(bound_.pub_endpoint.c_str() + bound_.pub_endpoint.rfind(':') + 1);
     }
     topic_watch_ = std::jthread([this](std::stop_token stop) { watch_topic(stop); });
-    log_->info("event=bound endpoint={} pub_endpoint={} instance={} heartbeat_ms={} liveness={}",
+    log_->info("event=bound endpoint={} pub_endpoint={} instance={} heartbeat_ms={} liveness={} "
+               "security={}",
                bound_.endpoint, bound_.pub_endpoint, instance_, config_.heartbeat.count(),
-               config_.liveness);
+               config_.liveness, curve() ? "curve" : "plain");
+    if (!curve()) {
+        log_->warn("event=insecure reason=\"plain TCP: no CURVE key, every process that reaches "
+                   "{} is trusted\"",
+                   bound_.endpoint);
+    }
     return bound_;
 }
 
@@ -203,25 +211,29 @@ void BrokerCore::iterate() {
     // them when the broker publishes, too): it is polled every topic_poll_interval, not on
     // every pass of a busy loop.
     const bool topic_due = now_ >= next_topic_poll_;
-    std::array<zmq::pollitem_t, 4> items{{
+    // The ZAP handler is polled on every pass: a handshake waits for its answer.
+    std::array<zmq::pollitem_t, 5> items{{
         {router_.handle(), 0, ZMQ_POLLIN, 0},
+        {auth_.handle(), 0, ZMQ_POLLIN, 0},
         {publisher_.handle(), 0, ZMQ_POLLIN, 0},
         {topic_auth_.handle(), 0, ZMQ_POLLIN, 0},
         {topic_monitor_.handle(), 0, ZMQ_POLLIN, 0},
     }};
     try {
-        zmq::poll(items.data(), topic_due ? items.size() : 1, wait);
+        zmq::poll(items.data(), topic_due ? items.size() : 2, wait);
     } catch (const zmq::error_t& e) {
         if (e.num() != EINTR) throw;
         return;
     }
     now_ = Clock::now();
+    if ((items[1].revents & ZMQ_POLLIN) != 0) serve_auth();
     if ((items[0].revents & ZMQ_POLLIN) != 0) drain_router();
     if (topic_due) {
         next_topic_poll_ = now_ + config_.topic_poll_interval;
         serve_topic();
     }
     fire_timers();
+    check_allow_list();
     if (now_ >= next_tick_) tick();
     end_batch();
 }
@@ -297,6 +309,7 @@ void BrokerCore::handle_message() {
         return;
     }
     const std::string_view header = view(frames_[2]);
+    read_sender();
     if (header == proto::kMdpWorker) {
         on_worker(identity);
     } else if (header == proto::kGbClient) {

@@ -58,6 +58,18 @@ void BrokerCore::reject(ClientKind kind, std::string_view identity, std::string_
     }
 }
 
+void BrokerCore::refuse_request(ClientKind kind, std::string_view identity,
+                                std::string_view service, std::string_view request_id) {
+    refused("request_refused", identity,
+            "key=" + std::string{sender_name()} + " service=" + printable(service) +
+                " missing_role=client",
+            false);
+    reject(kind, identity, service, request_id,
+           base::make_error(ErrorType::kForbidden,
+                            "the key '" + std::string{sender_name()} +
+                                "' may not send requests (it has no `client` role)"));
+}
+
 void BrokerCore::on_mdp_client(std::string_view identity) {
     // 7/MDP: [empty] ["MDPC01"] [service] [body]...
     const auto decoded = bus::decode_mdp_request(views_);
@@ -66,6 +78,10 @@ void BrokerCore::on_mdp_client(std::string_view identity) {
         return;
     }
     const std::string service{decoded.value()};
+    if (!sender_is_client()) {
+        refuse_request(ClientKind::kMdp, identity, service, {});
+        return;
+    }
     if (message_bytes_ - identity.size() > config_.max_message_bytes) {
         reject(ClientKind::kMdp, identity, service, {},
                base::make_error(ErrorType::kMessageTooLarge,
@@ -106,6 +122,10 @@ void BrokerCore::on_gb_client(std::string_view identity) {
         reject(ClientKind::kGb, identity, {}, {}, command.error());
         return;
     }
+    if (!sender_is_client() && command.value() != cmd::kRequest) {
+        refused("message_refused", identity, "key=" + std::string{sender_name()} + " missing_role=client", false);
+        return;
+    }
     if (command.value() == cmd::kRequest) {
         // [empty] ["GBC01"] [0x01] [service] [request-id] [deadline-ms] [body]
         const auto named = bus::decode_client_request_id(views_);
@@ -115,6 +135,10 @@ void BrokerCore::on_gb_client(std::string_view identity) {
         }
         const std::string service{named.value().service};
         std::string request_id{named.value().request_id};
+        if (!sender_is_client()) {
+            refuse_request(ClientKind::kGb, identity, service, request_id);
+            return;
+        }
         if (message_bytes_ - identity.size() > config_.max_message_bytes) {
             reject(ClientKind::kGb, identity, service, request_id,
                    base::make_error(ErrorType::kMessageTooLarge,

@@ -321,6 +321,13 @@ void BrokerCore::on_collector(std::string_view identity) {
         return;
     }
     const char code = command.value();
+    if (!sender_is_collector()) {
+        // Only a key with the `collector` role may take or acknowledge the spool's messages.
+        refused("collector_refused", identity,
+                "key=" + std::string{sender_name()} + " missing_role=collector", false);
+        if (code != cmd::kDetach) send_collector_command(identity, cmd::kDetach);
+        return;
+    }
     if (code == cmd::kAck) {
         // [delivery-id]...; applied whether or not the sender is attached (§6.1).
         for (std::size_t i = bus::kCollectorAckIdFrame; i < views_.size(); ++i) {

@@ -25,6 +25,8 @@ constexpr const char* kMonitorEndpoint = "inproc://glassbox-explain-topic-monito
 // A ZAP request: version, request id, domain, address, identity, mechanism, credentials...
 constexpr std::size_t kZapRequestFrames = 6;
 constexpr std::size_t kMaxZapFrames = 16;
+// What CURVE adds to the largest frame the topic must take: its handshake and its boxes.
+constexpr std::size_t kCurveFrameSlack = 1024;
 
 // Whether a TCP socket is already being closed from this end (shut down by the count or by the
 // byte watch, whichever came first): not shut down nor counted again. Not TCP: false.
@@ -57,9 +59,14 @@ base::Result<bool> BrokerCore::open_topic() {
         publisher_.set(zmq::sockopt::sndhwm, config_.send_hwm);
         // A subscription is held in libzmq's trie, one node per byte, before the broker sees
         // it: bound its size where it is read (a 10 MB one cost ~1 GB that was never freed).
+        // Under CURVE libzmq applies the bound to the frames on the wire, the handshake's
+        // INITIATE (~300 bytes) and each encrypted subscription (33 bytes more) among them:
+        // room for those, and the subscription's own length is checked when it is read.
         publisher_.set(zmq::sockopt::maxmsgsize,
                        static_cast<std::int64_t>(std::min<std::uint64_t>(
-                           std::max<std::size_t>(config_.max_subscription_bytes, 1), INT64_MAX)));
+                           std::max<std::size_t>(config_.max_subscription_bytes, 1) +
+                               (curve() ? kCurveFrameSlack : 0),
+                           INT64_MAX)));
         // Every subscribe and unsubscribe of every subscriber is passed up, each with its
         // connection's metadata (the ZAP name, the fd): the broker counts per connection.
         publisher_.set(zmq::sockopt::xpub_verboser, 1);
@@ -139,7 +146,7 @@ void BrokerCore::drain_topic_monitor() {
 
 void BrokerCore::serve_topic_auth() {
     for (std::size_t handled = 0; handled < config_.max_drain; ++handled) {
-        std::array<zmq::message_t, kZapRequestFrames> frames;
+        std::array<zmq::message_t, kZapRequestFrames + 1> frames;  // + a CURVE credential
         std::size_t count = 0;
         bool more = true;
         while (more && count < kMaxZapFrames) {
@@ -157,11 +164,17 @@ void BrokerCore::serve_topic_auth() {
         skip_rest(topic_auth_, more);
         // A REP socket answers every request; only libzmq sends here (inproc, this context).
         const bool valid = count >= kZapRequestFrames && view(frames[0]) == "1.0";
+        // With CURVE, only an allowed key with the `subscriber` role reads the topic.
+        const bool allowed =
+            valid && topic_peer_allowed(view(frames[5]),
+                                        count > kZapRequestFrames ? view(frames[6]) : std::string_view{},
+                                        view(frames[3]));
         drain_topic_monitor();  // the connection's ACCEPTED is among these (TopicLedger)
-        const std::string name = valid ? topic_ledger_.admit() : std::string{};
+        const std::string name = allowed ? topic_ledger_.admit() : std::string{};
         const std::string request_id{count > 1 ? view(frames[1]) : std::string_view{}};
         const std::array<std::string_view, 6> reply{
-            "1.0", request_id, valid ? "200" : "400", valid ? "OK" : "malformed ZAP request",
+            "1.0", request_id, allowed ? "200" : "400",
+            allowed ? "OK" : (valid ? "key not allowed to subscribe" : "malformed ZAP request"),
             name, ""};
         for (std::size_t i = 0; i < reply.size(); ++i) {
             zmq::message_t frame{reply[i].data(), reply[i].size()};
@@ -190,6 +203,11 @@ void BrokerCore::drain_publisher() {
         if (name == nullptr || fd < 0) continue;
         if (bytes[0] == 0) {
             topic_ledger_.unsubscribe(name, topic);
+            continue;
+        }
+        if (curve() && frame.size() > config_.max_subscription_bytes) {
+            // libzmq let it in (the bound has CURVE's slack): the broker's bound is the frame's.
+            cut_subscriber(name, fd, TopicBound::kSubscriberBytes);
             continue;
         }
         const auto outcome = topic_ledger_.subscribe(name, fd, topic);

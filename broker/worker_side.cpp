@@ -175,6 +175,15 @@ void BrokerCore::on_worker_ready(std::string_view identity) {
         return;
     }
     const std::string_view service_name = ready.value().service;
+    if (!sender_may_serve(service_name)) {
+        // 7/MDP DISCONNECT: its key may not register this service (docs/security.md).
+        refused("worker_refused", identity,
+                "key=" + std::string{sender_name()} + " service=" + printable(service_name) +
+                    " missing_role=worker:" + printable(service_name),
+                false);
+        send_worker_command(identity, proto::worker_cmd::kDisconnect);
+        return;
+    }
     Service& service = service_for(service_name);
     auto owned = std::make_unique<Worker>();
     Worker& worker = *owned;

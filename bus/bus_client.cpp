@@ -118,6 +118,7 @@ BusClient::~BusClient() = default;
 void BusClient::connect() {
     socket_ = zmq::socket_t(context_, zmq::socket_type::dealer);
     set_socket_limits(socket_, config_.linger, config_.send_hwm, config_.receive_hwm);
+    if (config_.curve) apply_curve_client(socket_, *config_.curve);
     if (config_.connect_timeout.count() > 0 && !config_.endpoint.starts_with("inproc://")) {
         watch_connection();
     }
@@ -133,7 +134,10 @@ void BusClient::watch_connection() {
     const std::string address = "inproc://glassbox-bus-monitor-" + std::to_string(::getpid()) + "-" +
                                 std::to_string(counter.fetch_add(1));
     if (zmq_socket_monitor(socket_.handle(), address.c_str(),
-                           ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED) != 0) {
+                           ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0) {
         return;  // no monitor, no check: requests wait for their deadline as before
     }
     monitor_ = zmq::socket_t(context_, zmq::socket_type::pair);
@@ -162,6 +166,15 @@ void BusClient::check_connection(Clock::time_point now) {
             std::memcpy(&event, frame.data(), sizeof event);
             if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) handshaken_ = true;
             if (event == ZMQ_EVENT_DISCONNECTED) handshaken_ = false;
+            // Why a broker that answered still did not let us in (docs/security.md).
+            if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) refused_ = Refusal::kKey;
+            // A CURVE broker hangs up on a plain client's greeting (and the other way round):
+            // libzmq reports that without detail, or as a mechanism mismatch.
+            if ((event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ||
+                 event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) &&
+                refused_ == Refusal::kNone) {
+                refused_ = Refusal::kMechanism;
+            }
         }
     }
     if (now < connect_by_) return;
@@ -175,11 +188,28 @@ void BusClient::check_connection(Clock::time_point now) {
         Reply reply;
         reply.request_id = id;
         reply.kind = ReplyKind::kError;
-        reply.error = make_error(
-            ErrorType::kBrokerUnavailable,
-            "no broker at " + config_.endpoint + " (nothing completed a connection in " +
-                std::to_string(waited.count()) + " ms): start one with `glassbox up` (or `glassbox broker`), " +
-                "or name a running one with --broker");
+        if (refused_ == Refusal::kKey) {
+            reply.error = make_error(
+                ErrorType::kForbidden,
+                "the broker at " + config_.endpoint + " refused this client's CURVE key (" +
+                    (config_.curve ? config_.curve->public_key : std::string{"none"}) +
+                    "): it is not among the broker's allowed keys (glassbox keys allow, docs/security.md)");
+        } else if (refused_ == Refusal::kMechanism) {
+            reply.error = make_error(
+                ErrorType::kBrokerUnavailable,
+                "the broker at " + config_.endpoint + " ended every connection during the handshake: "
+                    "this client and the broker most likely disagree on security (" +
+                    (config_.curve ? "this client uses CURVE, the broker may not"
+                                   : "this client has no CURVE key, the broker may require one") +
+                    "): give the client the keys the broker's home holds (--home, --curve-key, "
+                    "--curve-server-key), or run both with --insecure (docs/security.md)");
+        } else {
+            reply.error = make_error(
+                ErrorType::kBrokerUnavailable,
+                "no broker at " + config_.endpoint + " (nothing completed a connection in " +
+                    std::to_string(waited.count()) + " ms): start one with `glassbox up` (or `glassbox broker`), " +
+                    "or name a running one with --broker");
+        }
         buffered_.push_back(std::move(reply));
     }
     in_flight_.clear();

@@ -15,6 +15,7 @@
 #include <zmq.hpp>
 
 #include "bus/frame_io.hpp"
+#include "bus/curve_keys.hpp"
 #include "schema/protocol.hpp"
 #include "base/result.hpp"
 
@@ -54,6 +55,8 @@ Frames encode_heartbeat(const std::vector<RequestId>& request_ids);
 
 struct BusClientConfig {
     std::string endpoint = "tcp://127.0.0.1:5555";
+    // CURVE (docs/security.md): the broker's public key and this client's pair; none: plain TCP.
+    std::optional<CurveClientKeys> curve;
     // HEARTBEAT listing the in-flight ids is sent this often while any request is in flight (§4.1).
     std::chrono::milliseconds heartbeat = schema::protocol::kDefaultHeartbeat;
     // Local backstop: a request with no terminal by its deadline plus this grace ends locally with
@@ -155,6 +158,9 @@ private:
     zmq::socket_t monitor_;
     bool broker_seen_ = true;
     bool handshaken_ = false;  // connected to a peer now (by the monitor's last event)
+    // A handshake a broker failed: our key not allowed, or one side plain and the other CURVE.
+    enum class Refusal : std::uint8_t { kNone, kKey, kMechanism };
+    Refusal refused_ = Refusal::kNone;
     Clock::time_point connect_by_{};
 };
 

@@ -43,6 +43,7 @@ ExplainSubscriber::ExplainSubscriber(ExplainSubscriberConfig config)
       config_(std::move(config)),
       socket_(context_, zmq::socket_type::sub) {
     set_socket_limits(socket_, config_.linger, 1000, config_.receive_hwm);
+    if (config_.curve) apply_curve_client(socket_, *config_.curve);
     socket_.set(zmq::sockopt::subscribe, config_.topic);
     socket_.connect(config_.endpoint);
 }
@@ -50,6 +51,7 @@ ExplainSubscriber::ExplainSubscriber(ExplainSubscriberConfig config)
 ExplainSubscriber::ExplainSubscriber(zmq::context_t& context, ExplainSubscriberConfig config)
     : context_(context), config_(std::move(config)), socket_(context_, zmq::socket_type::sub) {
     set_socket_limits(socket_, config_.linger, 1000, config_.receive_hwm);
+    if (config_.curve) apply_curve_client(socket_, *config_.curve);
     socket_.set(zmq::sockopt::subscribe, config_.topic);
     socket_.connect(config_.endpoint);
 }

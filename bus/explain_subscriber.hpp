@@ -4,10 +4,13 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 #include <zmq.hpp>
+
+#include "bus/curve_keys.hpp"
 
 #include "bus/frame_io.hpp"
 #include "base/result.hpp"
@@ -32,6 +35,9 @@ struct ExplainSubscriberConfig {
     std::string topic = "explain.";  // prefix filter: "explain." for all, "explain.echo" for one service
     std::chrono::milliseconds linger{0};
     int receive_hwm = 100'000;  // overflow policy: PUB/SUB drops beyond it (the topic is for watching)
+    // CURVE (docs/security.md): the broker's public key and this subscriber's pair (its key needs
+    // the `subscriber` role); none: plain TCP.
+    std::optional<CurveClientKeys> curve;
 };
 
 // A SUB socket; belongs to one thread. Messages published before it connected are not seen.

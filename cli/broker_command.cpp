@@ -20,6 +20,7 @@
 #include "cli/home.hpp"
 #include "base/log.hpp"
 #include "base/owner_only.hpp"
+#include "cli/bus_security.hpp"
 #include "cli/client_options.hpp"
 
 namespace glassbox::cli {
@@ -69,6 +70,7 @@ struct BrokerOptions {
     long long restart_grace_ms = 0;
     std::string overflow;
     std::string spool_policy;
+    SecurityOptions security;  // CURVE or plain (cli/bus_security.hpp)
 };
 
 [[noreturn]] void fail_broker(const std::string& message) {
@@ -110,8 +112,19 @@ void run_broker(BrokerOptions& options) {
     if (auto policy = broker::spool_policy_from_string(options.spool_policy)) {
         config.spool_policy = *policy;
     }
+    const auto home = cli::resolve_home(options.home);
+    auto keys = resolve_broker_keys(options.security, home);
+    if (!keys) {
+        std::cerr << "glassbox broker: " << keys.error().describe() << "\n";
+        throw CLI::RuntimeError(exit_code_for(keys.error().type));
+    }
+    if (keys.value()) {
+        config.curve_public_key = keys.value()->certificate.public_key;
+        config.curve_secret_key = keys.value()->certificate.secret_key;
+        config.allow_folder = keys.value()->allow_folder.string();
+    }
+    config.insecure = options.security.insecure;
     if (options.spool.empty()) {
-        const auto home = cli::resolve_home(options.home);
         ensure_home(home);
         config.spool_path = (home / "spool").string();
     } else {
@@ -121,7 +134,11 @@ void run_broker(BrokerOptions& options) {
     zmq::context_t context;
     broker::Broker running{context, config};
     auto bound = running.bind();
-    if (!bound) fail_broker(bound.error().describe());
+    if (!bound) {
+        // A refused configuration (plain TCP on a reachable address) is the user's to fix: 2.
+        std::cerr << "glassbox broker: " << bound.error().describe() << "\n";
+        throw CLI::RuntimeError(exit_code_for(bound.error().type));
+    }
     if (!options.ready_file.empty()) write_ready_file(options.ready_file, bound.value());
     log->info("event=serving endpoint={} pub_endpoint={} spool={} pid={}", bound.value().endpoint,
               bound.value().pub_endpoint, config.spool_path, static_cast<long>(::getpid()));
@@ -154,6 +171,7 @@ void add_broker_command(CLI::App& app) {
         ->capture_default_str();
     command->add_option("--home", options->home,
                         "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
+    add_broker_security_options(*command, options->security);
     command->add_option("--spool", options->spool,
                         "Explain spool directory (default <home>/spool)");
     command->add_option("--heartbeat-ms", options->heartbeat_ms, "Heartbeat interval")

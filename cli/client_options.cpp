@@ -26,9 +26,16 @@ std::string ClientOptions::pub_endpoint() const {
 bus::BusClientConfig ClientOptions::bus_config() const {
     bus::BusClientConfig config;
     config.endpoint = broker_endpoint();
+    config.curve = curve_keys(config.endpoint);
     config.connect_timeout = kBrokerConnectTimeout;
     config.max_message_bytes = schema::protocol::kDefaultMaxMessageBytes;
     return config;
+}
+
+std::optional<bus::CurveClientKeys> ClientOptions::curve_keys(std::string_view endpoint) const {
+    auto keys = resolve_client_keys(security, home_path(), kClientKey, endpoint);
+    if (!keys) exit_with_error(keys.error());
+    return std::move(keys).value();
 }
 
 std::vector<nlohmann::json> call_or_exit(const ClientOptions& options, std::string_view service,
@@ -68,6 +75,7 @@ void add_client_options(CLI::App& command, ClientOptions& options, int default_t
     }
     command.add_option("--home", options.home, "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
     command.add_flag("--json", options.json, "Machine-readable JSON output");
+    add_client_security_options(command, options.security);
     if (set.timeout) {
         command.add_option("--timeout-ms", options.timeout_ms, "Deadline of the request in milliseconds")
             ->capture_default_str()
@@ -84,6 +92,7 @@ int exit_code_for(base::ErrorType type) noexcept {
         case ErrorType::kNotFound:
         case ErrorType::kUnknownService:
         case ErrorType::kMessageTooLarge:
+        case ErrorType::kForbidden:
             return 2;
         default:
             return 1;

@@ -13,6 +13,7 @@
 
 #include "base/result.hpp"
 #include "bus/bus_client.hpp"
+#include "cli/bus_security.hpp"
 
 namespace glassbox::cli {
 
@@ -22,6 +23,7 @@ struct ClientOptions {
     std::string home;    // empty: $GLASSBOX_HOME, else $HOME/.glassbox
     bool json = false;   // machine-readable output on stdout
     int timeout_ms = 30'000;
+    SecurityOptions security;  // CURVE or plain (cli/bus_security.hpp)
 
     std::filesystem::path home_path() const;
     // The broker endpoint by the rule above; exits with the typed error if the config is invalid.
@@ -31,6 +33,9 @@ struct ClientOptions {
     // A bus client's config for this broker: a request that no broker answers the connection of
     // within kBrokerConnectTimeout ends with BrokerUnavailable instead of waiting out its deadline.
     bus::BusClientConfig bus_config() const;
+    // This client's CURVE keys for `endpoint` (nullopt: plain); exits with the typed error when
+    // the keys given or found cannot be used.
+    std::optional<bus::CurveClientKeys> curve_keys(std::string_view endpoint) const;
 };
 
 // Long enough for a broker on another host (or one just starting) to accept the connection;
@@ -56,7 +61,8 @@ nlohmann::json call_for_object(const ClientOptions& options, std::string_view se
                                const nlohmann::json& body);
 
 // Exit code for a typed error:
-//   2  bad input or a named thing that is not there: InvalidRequest, InvalidJson, DecodeError,
+//   2  bad input, a named thing that is not there, or a key without the role: InvalidRequest,
+//      InvalidJson, DecodeError, Forbidden,
 //      NotFound, UnknownService, MessageTooLarge;
 //   1  everything else (the service or the bus failed: deadlines, workers lost, timeouts, ...).
 // (CLI11 itself exits 105-115 for a command line it cannot parse.)

@@ -46,6 +46,7 @@ void run_gateway(GatewayOptions& options) {
     config.host = address->host;
     config.port = address->port;
     config.broker = options.client.broker_endpoint();
+    config.curve = options.client.curve_keys(config.broker);
     config.call_timeout = options.client.timeout();
     config.query_timeout = std::chrono::milliseconds{options.query_timeout_ms};
     config.read_timeout = std::chrono::milliseconds{options.read_timeout_ms};

@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
     glassbox::cli::add_sessions_command(app);
     glassbox::cli::add_chat_command(app);
     glassbox::cli::add_gateway_command(app);
+    glassbox::cli::add_keys_command(app);
 
     try {
         app.parse(argc, argv);

@@ -59,6 +59,15 @@ void print_table(const json& status) {
               << ")\n";
     std::cout << "version  " << field(broker, "version") << "  instance " << field(broker, "instance") << "\n";
     std::cout << "uptime   " << duration_text(broker, "uptime_s") << "\n";
+    if (const auto sec = status.find("security"); sec != status.end() && sec->is_object()) {
+        if (sec->value("mode", "") == "curve") {
+            std::cout << "security CURVE, " << sec->value("allowed_keys", 0) << " allowed keys; refused "
+                      << sec->value("peers_refused", 0) << " connections, " << sec->value("messages_refused", 0)
+                      << " messages\n";
+        } else {
+            std::cout << "security INSECURE: plain TCP, no keys (any process that reaches the port is trusted)\n";
+        }
+    }
     if (const auto g = status.find("gateway"); g != status.end() && g->is_object()) {
         std::cout << "gateway  " << field(*g, "url") << "  (pid " << field(*g, "pid") << ", "
                   << (g->value("running", false) ? "running" : "not running") << ")\n";

@@ -170,6 +170,7 @@ extern "C" void request_tail_stop(int /*signal*/) { g_stop_tail.store(true); }
 void run_tail(const TailOptions& options) {
     bus::ExplainSubscriberConfig config;
     config.endpoint = options.client.pub_endpoint();
+    config.curve = options.client.curve_keys(config.endpoint);
     config.topic = options.kind.empty() ? "explain." : "explain." + options.kind;
     bus::ExplainSubscriber subscriber(config);
 

@@ -17,6 +17,7 @@
 #include "cli/home.hpp"
 #include "base/log.hpp"
 #include "base/owner_only.hpp"
+#include "cli/bus_security.hpp"
 #include "cli/client_options.hpp"
 
 namespace glassbox::cli {
@@ -35,6 +36,7 @@ struct UpOptions {
     int start_timeout_ms = 15'000;
     std::string gateway_listen = "127.0.0.1:8080";
     bool no_gateway = false;
+    bool insecure = false;  // plain TCP, no keys (said at start-up and by `glassbox status`)
 };
 
 // How long `up` waits for the gateway's ready file before it reports itself up without the
@@ -95,6 +97,16 @@ void run_up(const UpOptions& options) {
     for (const auto* sub : {"logs", "run"}) {
         if (auto made = base::ensure_owner_only_folder(home / sub); !made) fail_up(made.error());
     }
+    // Secure by default: the keys every process of this pipeline uses live in the owner-only
+    // home, and the broker admits only them (docs/security.md).
+    if (!options.insecure) {
+        if (auto keys = ensure_local_keys(home); !keys) fail_up(keys.error());
+    }
+    // Every child reads its keys from the home (--home), or runs plain with --insecure.
+    const auto with_security = [&](std::vector<std::string> argv) {
+        if (options.insecure) argv.emplace_back("--insecure");
+        return argv;
+    };
     std::error_code ec;
 
     const std::string self = fs::read_symlink("/proc/self/exe").string();
@@ -104,9 +116,8 @@ void run_up(const UpOptions& options) {
     ProcessSupervisor supervisor{SupervisorConfig{}};
     const std::string heartbeat = std::to_string(options.heartbeat_ms);
     auto broker_argv = [&](const std::string& bind, const std::string& pub) {
-        return std::vector<std::string>{self,   "broker",      "--bind",           bind,
-                                        "--pub", pub,          "--home",           home.string(),
-                                        "--heartbeat-ms", heartbeat, "--ready-file", broker_ready.string()};
+        return with_security({self, "broker", "--bind", bind, "--pub", pub, "--home", home.string(),
+                              "--heartbeat-ms", heartbeat, "--ready-file", broker_ready.string()});
     };
     if (auto started = supervisor.start(ChildSpec{"broker", broker_argv(options.bind, options.pub),
                                                   home / "logs" / "broker.log"});
@@ -136,9 +147,9 @@ void run_up(const UpOptions& options) {
     for (const auto& worker : kUpWorkers) {
         auto started = supervisor.start(
             ChildSpec{worker,
-                      {self, "worker", worker, "--broker", endpoints->endpoint, "--threads",
-                       std::to_string(options.threads), "--heartbeat-ms", heartbeat, "--home",
-                       home.string()},
+                      with_security({self, "worker", worker, "--broker", endpoints->endpoint, "--threads",
+                                     std::to_string(options.threads), "--heartbeat-ms", heartbeat,
+                                     "--home", home.string()}),
                       home / "logs" / (worker + ".log")});
         if (!started) {
             supervisor.stop_all();
@@ -153,8 +164,9 @@ void run_up(const UpOptions& options) {
         const fs::path gateway_ready = home / "run" / "gateway.ready";
         fs::remove(gateway_ready, ec);
         auto started = supervisor.start(ChildSpec{"gateway",
-                                                  {self, "gateway", "--listen", options.gateway_listen, "--broker",
-                                                   endpoints->endpoint, "--ready-file", gateway_ready.string()},
+                                                  with_security({self, "gateway", "--listen", options.gateway_listen,
+                                                                 "--broker", endpoints->endpoint, "--home", home.string(),
+                                                                 "--ready-file", gateway_ready.string()}),
                                                   home / "logs" / "gateway.log"});
         if (!started) {
             supervisor.stop_all();
@@ -184,6 +196,13 @@ void run_up(const UpOptions& options) {
     std::cout << "glassbox is up: broker " << endpoints->endpoint << ", explain topic "
               << endpoints->pub_endpoint << ", home " << home.string() << ", logs in "
               << (home / "logs").string() << " (Ctrl-C stops)" << std::endl;
+    if (options.insecure) {
+        std::cout << "INSECURE: plain TCP without keys (--insecure): any process that reaches "
+                  << endpoints->endpoint << " is trusted" << std::endl;
+    } else {
+        std::cout << "security: CURVE; only the keys in " << allowed_folder(home).string()
+                  << " may connect (glassbox keys, docs/security.md)" << std::endl;
+    }
     if (gateway_url) {
         std::cout << "viewer and HTTP API: " << *gateway_url << "/" << std::endl;
     } else if (!options.no_gateway) {
@@ -218,6 +237,8 @@ void add_up_command(CLI::App& app) {
                     "HOST:PORT of the HTTP gateway and viewer (loopback; port 0: any free port)")
         ->capture_default_str();
     cmd->add_flag("--no-gateway", options->no_gateway, "Do not start the HTTP gateway");
+    cmd->add_flag("--insecure", options->insecure,
+                  "Plain TCP without CURVE keys: any process that reaches the broker is trusted");
     cmd->add_option("--start-timeout-ms", options->start_timeout_ms, "How long the broker may take to bind")
         ->capture_default_str();
     cmd->callback([options] { run_up(*options); });

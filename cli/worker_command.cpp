@@ -50,6 +50,14 @@ void add_bus_options(CLI::App& sub, BusOptions& options, const std::string& home
     sub.add_option("--liveness", options.liveness, "Missed heartbeats before the broker counts as gone")
         ->capture_default_str()
         ->check(CLI::Range(1, 100));
+    add_client_security_options(sub, options.security);
+}
+
+std::optional<bus::CurveClientKeys> worker_curve_keys(const BusOptions& options, std::string_view key_name,
+                                                      std::string_view endpoint) {
+    auto keys = resolve_client_keys(options.security, resolve_home(options.home), key_name, endpoint);
+    if (!keys) exit_with_error(keys.error());
+    return std::move(keys).value();
 }
 
 void add_worker_options(CLI::App& sub, WorkerOptions& options, const std::string& default_service) {
@@ -90,6 +98,7 @@ void run_worker(const std::string& default_service, const WorkerOptions& options
     runtime::WorkerConfig config;
     config.endpoint = std::move(endpoint).value();
     config.service = options.service.empty() ? default_service : options.service;
+    config.curve = worker_curve_keys(options.bus, kWorkerKey, config.endpoint);
     config.threads = options.threads;
     config.heartbeat = std::chrono::milliseconds{options.bus.heartbeat_ms};
     config.liveness = options.bus.liveness;
@@ -142,6 +151,7 @@ void run_trace_collector(const TraceCollectorOptions& options) {
     zmq::context_t context{1};
     trace::CollectorConfig collector_config;
     collector_config.endpoint = endpoint.value();
+    collector_config.curve = worker_curve_keys(options.bus, kCollectorKey, collector_config.endpoint);
     collector_config.heartbeat = std::chrono::milliseconds{options.bus.heartbeat_ms};
     collector_config.liveness = options.bus.liveness;
     collector_config.window = options.window;
@@ -150,6 +160,7 @@ void run_trace_collector(const TraceCollectorOptions& options) {
     runtime::WorkerConfig config;
     config.endpoint = endpoint.value();
     config.service = std::string(schema::services::kTrace);
+    config.curve = collector_config.curve;
     config.threads = options.threads;
     config.heartbeat = std::chrono::milliseconds{options.bus.heartbeat_ms};
     config.liveness = options.bus.liveness;

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/bus_security.hpp"
 #include "workers/runtime/worker.hpp"
 
 namespace glassbox::cli {
@@ -18,7 +19,13 @@ struct BusOptions {
     std::string home;
     int heartbeat_ms = 2500;
     int liveness = 3;
+    SecurityOptions security;  // CURVE or plain (cli/bus_security.hpp)
 };
+
+// The CURVE keys of a worker process (key `key_name` in the home unless --curve-key) for its
+// broker endpoint; nullopt: plain. Exits with the typed error when they cannot be used.
+std::optional<bus::CurveClientKeys> worker_curve_keys(const BusOptions& options, std::string_view key_name,
+                                                      std::string_view endpoint);
 
 void add_bus_options(CLI::App& sub, BusOptions& options, const std::string& home_help);
 

@@ -246,6 +246,7 @@ Gateway::State::State(GatewayConfig c)
     : config(std::move(c)), bus([this] {
           bus::BusClientConfig bus_config;
           bus_config.endpoint = config.broker;
+          bus_config.curve = config.curve;
           bus_config.connect_timeout = config.connect_timeout;
           bus_config.max_message_bytes = std::size_t{16} << 20;
           bus_config.request_id_prefix = "";

@@ -3,9 +3,11 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <filesystem>
 
+#include "bus/curve_keys.hpp"
 #include "gateway/mcp/server.hpp"
 
 namespace glassbox::gateway {
@@ -14,6 +16,9 @@ struct GatewayConfig {
     std::string host = "127.0.0.1";
     int port = 8080;  // 0: any free port (tests)
     std::string broker = "tcp://127.0.0.1:5555";
+    // CURVE (docs/security.md) on the bus and on the explain topic (the key needs `client` and
+    // `subscriber`); none: plain TCP.
+    std::optional<bus::CurveClientKeys> curve;
     // HTTP worker threads. An SSE stream holds one for its whole run, so this is more than
     // max_streams: other requests are still served while every stream slot is taken.
     std::size_t threads = 24;

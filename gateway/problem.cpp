@@ -15,6 +15,8 @@ int http_status_for(ErrorType type) noexcept {
             return 404;
         case ErrorType::kMessageTooLarge:
             return 413;
+        case ErrorType::kForbidden:
+            return 403;
         case ErrorType::kUnknownService:
         case ErrorType::kServiceUnavailable:
         case ErrorType::kQueueFull:

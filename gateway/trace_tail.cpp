@@ -28,6 +28,7 @@ struct TraceTail {
         : state(s), slot(std::move(slot_)), id(std::move(id_)), subscriber([&] {
               bus::ExplainSubscriberConfig config;
               config.endpoint = std::move(pub);
+              config.curve = s.config.curve;
               return config;
           }()) {}
 

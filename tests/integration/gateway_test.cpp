@@ -752,6 +752,7 @@ TEST_F(GatewayTest, UpStartsTheGatewayAndStatusShowsIt) {
     ASSERT_TRUE(ready) << up.stderr_text();
     url_ = ready->value("gateway", "");
     ASSERT_EQ(url_.rfind("http://127.0.0.1:", 0), 0u) << ready->dump();
+    use_curve_for(ready->value("endpoint", ""), home_curve_keys(home.string()));
     ASSERT_TRUE(wait_for_service(ready->value("endpoint", ""), "trace"));
     const auto health = http("GET", "/api/v1/health");
     EXPECT_EQ(health.status, 200) << health.describe();

@@ -48,6 +48,7 @@ TEST_F(HomeFilesTest, UpCreatesEveryFileAndFolderOwnerOnly) {
     const auto ready = wait_for_ready_file(dir() / "up.ready", up, 20'000ms);
     ASSERT_TRUE(ready) << up.stderr_text();
     const std::string endpoint = (*ready)["endpoint"].get<std::string>();
+    use_curve_for(endpoint, home_curve_keys(home.string()));
     ASSERT_TRUE(wait_for_service(endpoint, "store"));
     ASSERT_TRUE(wait_for_service(endpoint, "embeddings"));
     ASSERT_TRUE(wait_for_service(endpoint, "trace"));
@@ -80,7 +81,11 @@ TEST_F(HomeFilesTest, UpCreatesEveryFileAndFolderOwnerOnly) {
     }
     for (const char* expected : {"config.json", "logs", "logs/broker.log", "logs/store.log", "run",
                                  "run/broker.ready", "knowledge", "knowledge/default.db",
-                                 "knowledge/default.entity.hnsw", "traces.db"}) {
+                                 "knowledge/default.entity.hnsw", "traces.db", "keys",
+                                 "keys/broker.key_secret", "keys/client.key_secret",
+                                 "keys/worker.key_secret", "keys/collector.key_secret", "keys/allowed",
+                                 "keys/allowed/client.key", "keys/allowed/worker.key",
+                                 "keys/allowed/collector.key"}) {
         EXPECT_TRUE(seen.contains(expected)) << expected << " was not created";
     }
     EXPECT_EQ(mode_of(dir() / "up.ready"), 0600u) << "--ready-file";

@@ -862,6 +862,7 @@ TEST_F(RagTest, UpStartsEveryWorker) {
     const auto info = wait_for_ready_file(ready, up, milliseconds{20'000});
     ASSERT_TRUE(info.has_value());
     const std::string endpoint = (*info)["endpoint"];
+    use_curve_for(endpoint, home_curve_keys(home.string()));
     for (const char* service :
          {"echo", "trace", "embeddings", "store", "llm", "graph-rag", "document-rag", "agent"}) {
         EXPECT_TRUE(wait_for_service(endpoint, service, milliseconds{20'000})) << service;

@@ -39,6 +39,7 @@ TEST_F(FaultUpTest, RestartsACrashedWorkerAndStopsEverythingOnSigterm) {
     const auto ready = wait_for_ready_file(ready_file, up, 20'000ms);
     ASSERT_TRUE(ready) << up.stderr_text();
     const std::string endpoint = (*ready)["endpoint"].get<std::string>();
+    use_curve_for(endpoint, home_curve_keys(home.string()));  // up runs CURVE: its keys are in the home
     ASSERT_TRUE(wait_for_service(endpoint, "echo", 10'000ms, 2));
     ASSERT_TRUE(wait_for_service(endpoint, "trace", 10'000ms, 1));
 

@@ -2,6 +2,9 @@
 #include "tests/support/bus_peers.hpp"
 
 #include <algorithm>
+#include <fstream>
+#include <map>
+#include <mutex>
 #include <random>
 #include <sstream>
 
@@ -44,9 +47,54 @@ std::string printable(const std::string& s) {
 
 }  // namespace
 
+namespace {
+
+std::mutex curve_mutex;
+std::map<std::string, CurveKeys> curve_by_endpoint;
+
+// The `key = "value"` lines of a certificate file.
+std::map<std::string, std::string> certificate_values(const std::string& path) {
+    std::map<std::string, std::string> values;
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.empty() || (line[0] != ' ' && line[0] != '\t')) continue;
+        const auto equals = line.find('=');
+        if (equals == std::string::npos) continue;
+        auto trim = [](std::string text) {
+            const auto first = text.find_first_not_of(" \t\"");
+            const auto last = text.find_last_not_of(" \t\"\r");
+            return first == std::string::npos ? std::string{} : text.substr(first, last - first + 1);
+        };
+        values[trim(line.substr(0, equals))] = trim(line.substr(equals + 1));
+    }
+    return values;
+}
+
+}  // namespace
+
+void use_curve_for(const std::string& endpoint, CurveKeys keys) {
+    const std::lock_guard lock{curve_mutex};
+    curve_by_endpoint[endpoint] = std::move(keys);
+}
+
+CurveKeys home_curve_keys(const std::string& home, const std::string& name) {
+    auto own = certificate_values(home + "/keys/" + name + ".key_secret");
+    return CurveKeys{certificate_values(home + "/keys/broker.key")["public-key"], own["public-key"],
+                     own["secret-key"]};
+}
+
 RawDealer::RawDealer(zmq::context_t& context, const std::string& endpoint)
     : socket_(context, zmq::socket_type::dealer) {
     socket_.set(zmq::sockopt::linger, 0);
+    {
+        const std::lock_guard lock{curve_mutex};
+        if (const auto found = curve_by_endpoint.find(endpoint); found != curve_by_endpoint.end()) {
+            socket_.set(zmq::sockopt::curve_serverkey, found->second.server);
+            socket_.set(zmq::sockopt::curve_publickey, found->second.public_key);
+            socket_.set(zmq::sockopt::curve_secretkey, found->second.secret_key);
+        }
+    }
     socket_.set(zmq::sockopt::sndhwm, 100'000);
     socket_.set(zmq::sockopt::rcvhwm, 100'000);
     socket_.connect(endpoint);

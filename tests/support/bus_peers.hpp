@@ -18,6 +18,19 @@ namespace glassbox::integration {
 using Frames = std::vector<std::string>;
 using std::chrono::milliseconds;
 
+// CURVE client keys (Z85) of the raw peers that connect to one endpoint: a `glassbox up` runs
+// CURVE by default, and its home holds the keys (docs/security.md).
+struct CurveKeys {
+    std::string server;  // the broker's public key
+    std::string public_key;
+    std::string secret_key;
+};
+// From now on every RawDealer (and the clients built on it) connecting to `endpoint` uses `keys`.
+void use_curve_for(const std::string& endpoint, CurveKeys keys);
+// The keys `glassbox up` made in `home` for `name` ("client", "worker", "collector"), read from
+// the ZeroMQ certificate files in <home>/keys.
+CurveKeys home_curve_keys(const std::string& home, const std::string& name = "client");
+
 // One DEALER socket with deadline-bounded receive.
 class RawDealer {
 public:

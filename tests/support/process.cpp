@@ -33,6 +33,22 @@ ExitStatus decode_status(int status) {
     return out;
 }
 
+// Every glassbox a test starts finds its default home in a fresh folder of this test process,
+// never the user's ~/.glassbox: keys or endpoints left there by `glassbox up` would otherwise
+// change what a test's processes do. A test that wants a home says so (--home, GLASSBOX_HOME).
+struct IsolatedDefaultHome {
+    IsolatedDefaultHome() {
+        if (std::getenv("GLASSBOX_HOME") != nullptr) return;
+        const std::string path = "/tmp/gb-test-home-" + std::to_string(::getpid());
+        ::setenv("GLASSBOX_HOME", path.c_str(), 0);
+    }
+    ~IsolatedDefaultHome() {
+        std::error_code ignored;
+        std::filesystem::remove_all("/tmp/gb-test-home-" + std::to_string(::getpid()), ignored);
+    }
+};
+const IsolatedDefaultHome isolated_default_home;
+
 }  // namespace
 
 TempDir::TempDir(const std::string& prefix) {

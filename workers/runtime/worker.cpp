@@ -118,6 +118,7 @@ private:
         if (!bus_) {
             bus::BusClientConfig bus_config;
             bus_config.endpoint = config_.endpoint;
+            bus_config.curve = config_.curve;  // calls go out on the worker's own key
             bus_config.heartbeat = config_.heartbeat;
             bus_config.deadline_grace = config_.heartbeat;
             bus_config.parse_bodies = false;  // RequestContext::call parses what its caller uses
@@ -224,6 +225,7 @@ private:
     void connect() {
         dealer_.emplace(context_, zmq::socket_type::dealer);
         bus::set_socket_limits(*dealer_, milliseconds{0}, config_.send_hwm, config_.receive_hwm);
+        if (config_.curve) bus::apply_curve_client(*dealer_, *config_.curve);
         dealer_->connect(config_.endpoint);
         const auto now = Clock::now();
         broker_expiry_ = now + config_.heartbeat * config_.liveness;

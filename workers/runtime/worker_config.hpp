@@ -3,7 +3,10 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
+
+#include "bus/curve_keys.hpp"
 
 #include "schema/protocol.hpp"
 
@@ -12,6 +15,9 @@ namespace glassbox::runtime {
 struct WorkerConfig {
     // The broker's request endpoint (ROUTER).
     std::string endpoint = "tcp://127.0.0.1:5555";
+    // CURVE (docs/security.md): the broker's public key and this worker's pair (its key needs
+    // `worker:<service>`, and `client` for calls to other services); none: plain TCP.
+    std::optional<bus::CurveClientKeys> curve;
     // The service this worker registers (READY); 1-255 printable ASCII, not `mmi.`.
     std::string service;
     // Independent MDPW01 workers in this process, each its own socket and handler thread.

@@ -55,6 +55,7 @@ private:
     void connect() {
         socket_ = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::dealer);
         bus::set_socket_limits(*socket_, config_.linger, config_.send_hwm, config_.receive_hwm);
+        if (config_.curve) bus::apply_curve_client(*socket_, *config_.curve);
         socket_->connect(config_.endpoint);
         attach();
         last_heard_ = Clock::now();

@@ -7,11 +7,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <zmq.hpp>
 
+#include "bus/curve_keys.hpp"
 #include "schema/messages_trace.hpp"
 #include "schema/protocol.hpp"
 #include "workers/trace_collector/trace_store.hpp"
@@ -21,6 +23,9 @@ namespace glassbox::trace {
 struct CollectorConfig {
     // The broker's request endpoint (ROUTER).
     std::string endpoint = "tcp://127.0.0.1:5555";
+    // CURVE (docs/security.md): the broker's public key and this collector's pair (its key needs
+    // the `collector` role); none: plain TCP.
+    std::optional<bus::CurveClientKeys> curve;
     // ATTACH window: unacknowledged deliveries the broker may hand us (1-65536). The overflow
     // policy beyond it is the broker's: it keeps further messages in its spool.
     std::uint64_t window = 1024;

@@ -53,6 +53,15 @@ class UpPipeline:
             os.killpg(self.up.pid, signal.SIGKILL)
             self.up.wait()
 
+    def curve_keys(self, name):
+        """The CURVE keys `glassbox up` made in the home for `name` (worker, client, collector), as
+        {"server": broker public key, "public": ..., "secret": ...}, read from the certificate
+        files (the ZeroMQ certificate text format) — what a third-party peer needs to connect."""
+        keys = os.path.join(self.home, "keys")
+        return {"server": read_certificate(os.path.join(keys, "broker.key"))["public-key"],
+                "public": read_certificate(os.path.join(keys, name + ".key_secret"))["public-key"],
+                "secret": read_certificate(os.path.join(keys, name + ".key_secret"))["secret-key"]}
+
     def run(self, *args, timeout_ms=10000, check=True):
         cmd = [self.glassbox] + list(args) + ["--home", self.home]
         if args[0] in ("call", "traces") and (len(args) < 2 or args[1] != "tail"):
@@ -78,13 +87,33 @@ class UpPipeline:
         raise RuntimeError("%s: not within 30 s" % what)
 
 
+def read_certificate(path):
+    """The `name = "value"` lines of a ZeroMQ certificate (ZPL), as a dict."""
+    values = {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith((" ", "\t")) and "=" in line:
+                key, value = line.split("=", 1)
+                values[key.strip()] = value.strip().strip('"')
+    return values
+
+
+def apply_curve(sock, curve):
+    """CURVE client options on a pyzmq socket, from UpPipeline.curve_keys()."""
+    if curve:
+        sock.curve_serverkey = curve["server"].encode()
+        sock.curve_publickey = curve["public"].encode()
+        sock.curve_secretkey = curve["secret"].encode()
+
+
 class ExplainWorker(threading.Thread):
     """A GBW01 worker (docs/protocol.md §5.1, §5.3) serving `service` until stopped: each request is
     answered with the explain messages bodies() returns (§8 bodies, sent in order), then REPLY `reply`.
     Needs pyzmq (imported here so that scripts without this worker do not need it)."""
 
-    def __init__(self, endpoint, service, bodies, reply=b'{"answer": "done"}'):
+    def __init__(self, endpoint, service, bodies, reply=b'{"answer": "done"}', curve=None):
         super().__init__(daemon=True)
+        self.curve = curve
         self.endpoint = endpoint
         self.service = service
         self.bodies = bodies
@@ -104,6 +133,7 @@ class ExplainWorker(threading.Thread):
         ctx = zmq.Context()
         sock = ctx.socket(zmq.DEALER)
         sock.setsockopt(zmq.LINGER, 0)
+        apply_curve(sock, self.curve)
         sock.connect(self.endpoint)
         try:
             sock.send_multipart([b"", b"MDPW01", b"\x01", self.service.encode(), b"GBW01"])

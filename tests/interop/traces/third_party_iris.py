@@ -85,7 +85,7 @@ def main():
     try:
         endpoint = r.start()
         r.wait_for("the trace service", lambda: r.run("traces", "stats", "--json", check=False).returncode == 0)
-        worker = glassbox_up.ExplainWorker(endpoint, SERVICE, explain_bodies)
+        worker = glassbox_up.ExplainWorker(endpoint, SERVICE, explain_bodies, curve=r.curve_keys("worker"))
         worker.start()
         worker.ready.wait(5)
 

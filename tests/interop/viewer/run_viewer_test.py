@@ -237,8 +237,8 @@ def main():
         up.run("load", "docs", os.path.join(sample, "docs"), timeout_ms=60000)
 
         synthetic, many = SyntheticTrace(), ManyStepsTrace()
-        workers = [glassbox_up.ExplainWorker(endpoint, SERVICE, synthetic.bodies),
-                   glassbox_up.ExplainWorker(endpoint, STEPS_SERVICE, many.bodies)]
+        workers = [glassbox_up.ExplainWorker(endpoint, SERVICE, synthetic.bodies, curve=up.curve_keys("worker")),
+                   glassbox_up.ExplainWorker(endpoint, STEPS_SERVICE, many.bodies, curve=up.curve_keys("worker"))]
         for worker in workers:
             worker.start()
             worker.ready.wait(5)

@@ -38,7 +38,7 @@ TEST(ExplainSubscriberTest, ReceivesOnlyItsTopic) {
     zmq::socket_t pub(context, zmq::socket_type::pub);
     set_socket_limits(pub, 0ms, 1000, 1000);
     pub.bind("inproc://explain-topic-test");
-    ExplainSubscriber subscriber(context, {"inproc://explain-topic-test", "explain.echo", 0ms, 1000});
+    ExplainSubscriber subscriber(context, {"inproc://explain-topic-test", "explain.echo", 0ms, 1000, std::nullopt});
     // PUB/SUB joins late: publish until the first message gets through, bounded.
     std::optional<ExplainEvent> first;
     const auto until = std::chrono::steady_clock::now() + 3s;
