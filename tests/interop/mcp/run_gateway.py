@@ -33,7 +33,8 @@ SERVICES = ["trace", "store", "embeddings", "llm", "graph-rag", "document-rag", 
 def start_gateway(p, broker, idle_ms):
     ready = os.path.join(p.workdir, "gateway.ready")
     log = open(os.path.join(p.workdir, "gateway.log"), "wb")
-    gateway = subprocess.Popen([p.glassbox, "gateway", "--listen", "127.0.0.1:0", "--broker", broker,
+    # --home: the gateway finds the CURVE keys `glassbox up` made there (docs/security.md).
+    gateway = subprocess.Popen([p.glassbox, "gateway", "--listen", "127.0.0.1:0", "--broker", broker, "--home", p.home,
                                 "--ready-file", ready, "--mcp-session-idle-ms", str(idle_ms)],
                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.time() + 30
