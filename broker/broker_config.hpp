@@ -108,6 +108,10 @@ struct BrokerConfig {
     std::uint64_t spool_max_messages = 1'000'000;
     std::uint64_t spool_max_bytes = 1024ull * 1024ull * 1024ull;
     SpoolPolicy spool_policy = SpoolPolicy::kFailRequest;
+    // Sessions of ended requests the broker remembers so that no worker writes into them
+    // again (§5.3; about 150 bytes each). Older ones are guarded by the trace collector, which
+    // refuses writes into a session that has ended.
+    std::size_t ended_sessions_kept = 65'536;
     // Collectors are handed spooled EXPLAINs at most this often, in batches, so delivering a
     // trace does not compete with the answers still being made (0: as soon as spooled).
     std::chrono::milliseconds delivery_interval{10};

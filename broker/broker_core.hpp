@@ -11,6 +11,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <list>
 #include <memory>
@@ -52,6 +53,9 @@ using std::chrono::milliseconds;
 constexpr std::size_t kErrorTypeCount = static_cast<std::size_t>(ErrorType::kInternal) + 1;
 constexpr std::uint64_t kMaxWindow = 65536;
 constexpr std::size_t kMaxSessionBytes = 2048;
+// Sessions one request may open (§5.3): its own trace, normally one. Bounds what a worker can
+// make the broker remember for one request.
+constexpr std::size_t kMaxSessionsPerRequest = 1024;
 
 struct StringHash {
     using is_transparent = void;
@@ -141,12 +145,62 @@ struct Service {
     bool registered = false;    // a worker has registered since the broker started
 };
 
+struct Collector;
+
+// Where the deliveries of one trace session go (§6.1, session-affine): every one to the same
+// attached collector, while it stays attached.
+struct SessionRoute {
+    const std::string* session = nullptr;  // its key in BrokerCore::routes_
+    Collector* collector = nullptr;
+    // Its records at the collector: delivered and not acknowledged, or waiting for its window.
+    std::uint64_t outstanding = 0;
+    bool ended = false;  // its last record (complete or error) went to the collector
+};
+
 struct Collector {
     std::string identity;
     std::uint64_t window = 1;
-    std::unordered_set<std::uint64_t> in_flight;
+    // Delivered, not yet acknowledged: delivery id -> the route of its session. Only these ids
+    // may this collector ACK.
+    std::unordered_map<std::uint64_t, SessionRoute*> in_flight;
+    // Records of its sessions waiting for room in its window, oldest first.
+    std::deque<std::pair<std::uint64_t, SessionRoute*>> backlog;
     TimePoint expiry;
     TimePoint last_sent;
+};
+
+// Who may write into an explain session (§5.3): the live request whose worker opened it, or
+// nobody once that request ended (request 0).
+struct SessionOwner {
+    std::uint64_t request = 0;
+};
+
+// Rate limit of the warnings a peer can provoke at will (forged answers, foreign sessions,
+// refused ACKs): at most kBurst lines a second, the rest counted and reported with the next.
+class WarningBudget {
+public:
+    static constexpr std::uint32_t kBurst = 20;
+    // Whether a line may be logged now; if so, `unlogged` is set to the lines suppressed since
+    // the last one that was.
+    bool take(TimePoint now, std::uint64_t& unlogged) noexcept {
+        if (now - window_ >= std::chrono::seconds{1}) {
+            window_ = now;
+            used_ = 0;
+        }
+        if (used_ >= kBurst) {
+            ++suppressed_;
+            return false;
+        }
+        ++used_;
+        unlogged = suppressed_;
+        suppressed_ = 0;
+        return true;
+    }
+
+private:
+    TimePoint window_{};
+    std::uint32_t used_ = 0;
+    std::uint64_t suppressed_ = 0;
 };
 
 struct TimerEntry {
@@ -175,6 +229,13 @@ struct Counters {
     std::uint64_t loop_errors = 0;
     std::uint64_t peers_refused = 0;     // CURVE handshakes the ZAP handler refused
     std::uint64_t messages_refused = 0;  // messages a key's roles did not allow
+    // Integrity (§5.1, §5.3, §6.1): worker messages for a token the worker does not hold,
+    // EXPLAINs into another request's session, EXPLAINs whose seq does not grow or that follow
+    // the session's end, and ACK ids refused (not attached, not delivered to that collector).
+    std::uint64_t foreign_tokens = 0;
+    std::uint64_t foreign_sessions = 0;
+    std::uint64_t explains_out_of_order = 0;
+    std::uint64_t acks_refused = 0;
     std::array<std::uint64_t, kErrorTypeCount> errors{};
 };
 
@@ -260,6 +321,10 @@ private:
     void on_worker(std::string_view identity);
     void on_worker_ready(std::string_view identity);
     void on_worker_result(Worker& worker, char command);
+    // The EXPLAIN's track in the request (new for a session the request opens), or null when
+    // it is refused (§5.3): another request's session, a seq that does not grow, after the end.
+    SessionTrack* admit_explain(const Worker& worker, Request& request, std::string_view session,
+                                std::uint64_t seq);
     void delete_worker(Worker& worker, bool send_disconnect, std::string_view reason);
     void send_worker_command(std::string_view identity, char command);
     void send_worker_cancel(Worker& worker, const Request& request);
@@ -285,6 +350,11 @@ private:
     void pin(std::string_view session, std::uint64_t delivery_id, bool open);
     void unpin_session(std::string_view session);
     void release_pins(const Request& request);
+    // The request's sessions are done with: unpinned, and closed to every writer (§5.3).
+    void end_sessions(const Request& request);
+    void retire_session(std::string_view session, std::uint64_t request);
+    void remember_ended(const std::string& session);
+    void keep_ended(const std::string& session);  // a key of session_owners_
     // At start: ends the traces the spool shows open (the broker stopped or died mid-trace).
     base::Result<std::size_t> close_recovered_sessions();
     // Services registered before this start (restart_grace) and the list's upkeep.
@@ -294,10 +364,18 @@ private:
     void on_collector(std::string_view identity);
     void remove_collector(const std::string& identity, bool expired);
     void pump_deliveries();
+    void on_ack(std::string_view identity);
+    // The collector a session's deliveries go to: its route, made on its first delivery.
+    SessionRoute& route_for(const std::string& session);
+    void deliver(Collector& collector, SpoolRecord record, SessionRoute& route);
+    // One of the route's records is acknowledged or back in the pending set.
+    void settle(SessionRoute& route);
+    void forget_routes(const Collector& collector);
     // Spooled EXPLAINs a collector could take now, and whether their turn has come: deliveries
     // go out in batches at most every delivery_interval, off the answers' path (§6.1).
     bool deliveries_waiting() const {
-        return !collectors_.empty() && (!redeliver_.empty() || delivery_cursor_ < spool_->last_id());
+        return !collectors_.empty() && (!redeliver_.empty() || backlog_ready_ ||
+                                        delivery_cursor_ < spool_->last_id());
     }
     bool deliveries_due() const { return deliveries_waiting() && now_ >= next_delivery_; }
     void send_collector_command(std::string_view identity, char command);
@@ -352,6 +430,19 @@ private:
 
     std::string status_json() const;
     void drop(std::string_view identity, std::string_view why);
+    // A peer's message refused for integrity: a warning, rate limited (a peer can send them
+    // at will); `fields` formats the event's key=value pairs, only for a line that is logged.
+    template <typename... Args>
+    void warn_refused(std::string_view event, fmt::format_string<Args...> fields, Args&&... args) {
+        std::uint64_t unlogged = 0;
+        if (!refusal_warnings_.take(now_, unlogged)) return;
+        const std::string text = fmt::format(fields, std::forward<Args>(args)...);
+        if (unlogged == 0) {
+            log_->warn("event={} {}", event, text);
+        } else {
+            log_->warn("event={} {} unlogged={}", event, text, unlogged);
+        }
+    }
     void count_error(ErrorType type) { ++counters_.errors[static_cast<std::size_t>(type)]; }
     milliseconds expiry_span() const { return config_.heartbeat * config_.liveness; }
 
@@ -414,9 +505,14 @@ private:
     std::priority_queue<TimerEntry, std::vector<TimerEntry>, std::greater<>> timers_;
 
     StringMap<std::unique_ptr<Collector>> collectors_;
-    std::vector<std::string> collector_order_;  // round robin
+    std::vector<std::string> collector_order_;  // new sessions go round robin
     std::size_t collector_turn_ = 0;
-    std::unordered_map<std::uint64_t, Collector*> delivery_owner_;
+    // Each session with records at a collector, and open sessions between their records (the
+    // map's elements stay put: collectors point at them).
+    StringMap<SessionRoute> routes_;
+    std::size_t routes_swept_at_ = 0;  // routes_ size after the last sweep of idle routes
+    std::uint64_t backlog_size_ = 0;   // records in all collectors' backlogs
+    bool backlog_ready_ = false;       // an ACK made room for a collector with a backlog
     std::set<std::uint64_t> redeliver_;
     std::uint64_t delivery_cursor_ = 0;  // every id at or below was handed out once
 
@@ -438,6 +534,13 @@ private:
     std::unordered_map<std::uint64_t, bool> pinned_ids_;    // record -> ACKed while pinned
     std::vector<std::uint64_t> unpin_after_commit_;         // superseded, once written
     std::set<std::string, std::less<>> known_services_;     // the spool's `services` list
+
+    // §5.3: the owner of every session of a live request, and of the last
+    // config_.ended_sessions_kept sessions that ended (oldest first in ended_sessions_, which
+    // points at the map's keys).
+    StringMap<SessionOwner> session_owners_;
+    std::deque<const std::string*> ended_sessions_;
+    WarningBudget refusal_warnings_;
 
     Counters counters_;
     // Last: stopped and joined before anything it reads is destroyed.

@@ -385,7 +385,7 @@ void BrokerCore::finish(Request& request, const Error& error, bool notify_client
 }
 
 void BrokerCore::erase_request(Request& request) {
-    release_pins(request);
+    end_sessions(request);
     if (request.client_kind == ClientKind::kGb && !request.abandoned) {
         forget_client_request(request);
     }

@@ -187,6 +187,31 @@ void BrokerCore::release_pins(const Request& request) {
     for (const auto& track : request.sessions) unpin_session(track.session);
 }
 
+void BrokerCore::end_sessions(const Request& request) {
+    release_pins(request);
+    for (const auto& track : request.sessions) retire_session(track.session, request.id);
+}
+
+void BrokerCore::retire_session(std::string_view session, std::uint64_t request) {
+    const auto owner = session_owners_.find(session);
+    if (owner == session_owners_.end() || owner->second.request != request) return;
+    owner->second.request = 0;
+    keep_ended(owner->first);
+}
+
+void BrokerCore::remember_ended(const std::string& session) {
+    const auto [owner, inserted] = session_owners_.emplace(session, SessionOwner{0});
+    if (inserted) keep_ended(owner->first);
+}
+
+void BrokerCore::keep_ended(const std::string& session) {
+    ended_sessions_.push_back(&session);
+    while (ended_sessions_.size() > config_.ended_sessions_kept) {
+        session_owners_.erase(session_owners_.find(*ended_sessions_.front()));
+        ended_sessions_.pop_front();
+    }
+}
+
 base::Result<std::size_t> BrokerCore::close_recovered_sessions() {
     // The last record of each session the spool holds. A session whose last record is
     // `open` lost its request with the previous broker: no worker can end it any more.
@@ -213,6 +238,8 @@ base::Result<std::size_t> BrokerCore::close_recovered_sessions() {
     }
     std::size_t closed = 0;
     for (const auto& [session, found] : last) {
+        // Their requests went with the previous broker: no worker may write into them (§5.3).
+        remember_ended(session);
         if (!found.open) continue;
         schema::ExplainMessage end;
         end.session = session;
@@ -329,29 +356,7 @@ void BrokerCore::on_collector(std::string_view identity) {
         return;
     }
     if (code == cmd::kAck) {
-        // [delivery-id]...; applied whether or not the sender is attached (§6.1).
-        for (std::size_t i = bus::kCollectorAckIdFrame; i < views_.size(); ++i) {
-            const auto id = proto::parse_ascii_int(views_[i]);
-            if (!id) continue;
-            if (const auto pinned = pinned_ids_.find(*id); pinned != pinned_ids_.end()) {
-                pinned->second = true;  // removed once a later record of its session is written
-                ++counters_.acks;
-            } else if (auto removed = spool_->ack(*id); !removed) {
-                ++counters_.spool_errors;
-                log_->error("event=spool_ack_failed delivery_id={} error=\"{}\"", *id,
-                            removed.error().message);
-            } else if (removed.value()) {
-                ++counters_.acks;
-            }
-            if (const auto owner = delivery_owner_.find(*id); owner != delivery_owner_.end()) {
-                owner->second->in_flight.erase(*id);
-                delivery_owner_.erase(owner);
-            }
-            redeliver_.erase(*id);
-        }
-        if (const auto found = collectors_.find(identity); found != collectors_.end()) {
-            found->second->expiry = now_ + expiry_span();
-        }
+        on_ack(identity);
         return;
     }
     if (code == cmd::kAttach) {
@@ -392,16 +397,66 @@ void BrokerCore::on_collector(std::string_view identity) {
     send_collector_command(gone, cmd::kDetach);
 }
 
+void BrokerCore::on_ack(std::string_view identity) {
+    // [delivery-id]... (§6.1): applied only from an attached collector, and only for the ids
+    // delivered to it and not yet acknowledged. Anything else would let any peer empty the
+    // spool, or one collector take what was handed to another.
+    const std::size_t named = views_.size() - bus::kCollectorAckIdFrame;
+    const auto found = collectors_.find(identity);
+    if (found == collectors_.end()) {
+        counters_.acks_refused += named;
+        warn_refused("ack_refused", "peer={} ids={} reason=not_attached", printable(identity),
+                     named);
+        // A collector the broker expired learns that it must ATTACH again.
+        send_collector_command(identity, proto::collector_cmd::kDetach);
+        return;
+    }
+    Collector& collector = *found->second;
+    collector.expiry = now_ + expiry_span();
+    std::size_t refused = 0;
+    std::string_view first_refused;
+    for (std::size_t i = bus::kCollectorAckIdFrame; i < views_.size(); ++i) {
+        const auto id = proto::parse_ascii_int(views_[i]);
+        const auto held = id ? collector.in_flight.find(*id) : collector.in_flight.end();
+        if (held == collector.in_flight.end()) {
+            if (refused++ == 0) first_refused = views_[i];
+            continue;
+        }
+        SessionRoute& route = *held->second;
+        collector.in_flight.erase(held);
+        if (!collector.backlog.empty()) backlog_ready_ = true;
+        settle(route);
+        if (const auto pinned = pinned_ids_.find(*id); pinned != pinned_ids_.end()) {
+            pinned->second = true;  // removed once a later record of its session is written
+            ++counters_.acks;
+        } else if (auto removed = spool_->ack(*id); !removed) {
+            ++counters_.spool_errors;
+            log_->error("event=spool_ack_failed delivery_id={} error=\"{}\"", *id,
+                        removed.error().message);
+        } else if (removed.value()) {
+            ++counters_.acks;
+        }
+    }
+    if (refused > 0) {
+        counters_.acks_refused += refused;
+        warn_refused("ack_refused", "peer={} ids={} first={} reason=not_delivered_to_it",
+                     printable(identity), refused, printable(first_refused.substr(0, 24)));
+    }
+}
+
 void BrokerCore::remove_collector(const std::string& identity, bool expired) {
     const auto found = collectors_.find(identity);
     if (found == collectors_.end()) return;
     Collector& collector = *found->second;
-    log_->info("event=collector_removed peer={} reason={} returned={}", printable(identity),
-               expired ? "expired" : "detached", collector.in_flight.size());
-    for (const auto id : collector.in_flight) {
-        delivery_owner_.erase(id);
-        redeliver_.insert(id);
-    }
+    log_->info("event=collector_removed peer={} reason={} returned={} waiting={}",
+               printable(identity), expired ? "expired" : "detached", collector.in_flight.size(),
+               collector.backlog.size());
+    // Its unacknowledged and waiting records are pending again; their sessions find a new
+    // collector with the first of them, and keep it (§6.1).
+    for (const auto& [id, route] : collector.in_flight) redeliver_.insert(id);
+    for (const auto& [id, route] : collector.backlog) redeliver_.insert(id);
+    backlog_size_ -= collector.backlog.size();
+    forget_routes(collector);
     collector_order_.erase(
         std::remove(collector_order_.begin(), collector_order_.end(), identity),
         collector_order_.end());
@@ -409,11 +464,34 @@ void BrokerCore::remove_collector(const std::string& identity, bool expired) {
 }
 
 void BrokerCore::pump_deliveries() {
+    backlog_ready_ = false;
+    // Records waiting for their session's collector go first, as its window allows.
+    if (backlog_size_ > 0) {
+        for (const auto& identity : collector_order_) {
+            Collector& collector = *collectors_.find(identity)->second;
+            while (!collector.backlog.empty() && collector.in_flight.size() < collector.window) {
+                const auto [id, route] = collector.backlog.front();
+                auto record = spool_->read(id);
+                if (!record) {
+                    ++counters_.spool_errors;
+                    log_->error("event=spool_read_failed error=\"{}\"", record.error().message);
+                    break;
+                }
+                collector.backlog.pop_front();
+                --backlog_size_;
+                if (!record.value()) {  // gone from the spool (cannot happen: never delivered)
+                    settle(*route);
+                    continue;
+                }
+                deliver(collector, std::move(*record.value()), *route);
+            }
+        }
+    }
+    // Room for new records: the windows' free slots not spoken for by a backlog.
     std::uint64_t capacity = 0;
     for (const auto& [identity, collector] : collectors_) {
-        if (collector->in_flight.size() < collector->window) {
-            capacity += collector->window - collector->in_flight.size();
-        }
+        const std::uint64_t taken = collector->in_flight.size() + collector->backlog.size();
+        if (taken < collector->window) capacity += collector->window - taken;
     }
     if (capacity == 0) return;
     std::vector<SpoolRecord> batch;
@@ -442,33 +520,71 @@ void BrokerCore::pump_deliveries() {
             for (auto& record : taken.value().records) batch.push_back(std::move(record));
         }
     }
-    std::size_t turn = collector_turn_;
     for (auto& record : batch) {
-        Collector* target = nullptr;
-        for (std::size_t tried = 0; tried < collector_order_.size(); ++tried) {
-            const auto& identity = collector_order_[turn++ % collector_order_.size()];
-            Collector& candidate = *collectors_.find(identity)->second;
-            if (candidate.in_flight.size() < candidate.window) {
-                target = &candidate;
-                break;
-            }
-        }
-        if (target == nullptr) {  // cannot happen: capacity was counted above
-            redeliver_.insert(record.delivery_id);
+        SessionRoute& route = route_for(record.session);
+        Collector& collector = *route.collector;
+        ++route.outstanding;
+        if (record.state != proto::kStateOpen) route.ended = true;
+        if (collector.in_flight.size() < collector.window) {
+            deliver(collector, std::move(record), route);
             continue;
         }
-        // [empty] ["GBE01"] [0x02] [delivery-id] [service] [session] [seq] [state] [body]
-        out(target->identity);
-        bus::put_collector_deliver(sink(), record.delivery_id, record.service, record.session,
-                                   record.seq, record.state);
-        out(bus::message_of(std::move(record.body)));  // the frame takes the body's buffer
-        target->in_flight.insert(record.delivery_id);
-        delivery_owner_[record.delivery_id] = target;
-        target->last_sent = now_;
-        ++counters_.deliveries;
-        send_out();
+        // Its session's collector has no room: the record waits for it (read again then).
+        collector.backlog.emplace_back(record.delivery_id, &route);
+        ++backlog_size_;
     }
-    collector_turn_ = collector_order_.empty() ? 0 : turn % collector_order_.size();
+}
+
+SessionRoute& BrokerCore::route_for(const std::string& session) {
+    if (const auto found = routes_.find(session); found != routes_.end()) return found->second;
+    // A new session goes to the next collector in turn with room to spare (any, if none has).
+    Collector* chosen = nullptr;
+    for (std::size_t tried = 0; tried < collector_order_.size() && chosen == nullptr; ++tried) {
+        Collector& candidate =
+            *collectors_.find(collector_order_[collector_turn_ % collector_order_.size()])->second;
+        collector_turn_ = (collector_turn_ + 1) % collector_order_.size();
+        if (candidate.in_flight.size() + candidate.backlog.size() < candidate.window) {
+            chosen = &candidate;
+        }
+    }
+    if (chosen == nullptr) {
+        chosen = collectors_.find(collector_order_[collector_turn_ % collector_order_.size()])
+                     ->second.get();
+    }
+    // Routes of open sessions with nothing at their collector stay for their next record; if
+    // such routes pile up (traces whose end never came), the idle ones are dropped now and then.
+    if (routes_.size() >= std::max<std::size_t>(65'536, 2 * routes_swept_at_)) {
+        std::erase_if(routes_, [](const auto& entry) { return entry.second.outstanding == 0; });
+        routes_swept_at_ = routes_.size();
+    }
+    const auto made = routes_.emplace(session, SessionRoute{}).first;
+    made->second.session = &made->first;
+    made->second.collector = chosen;
+    return made->second;
+}
+
+void BrokerCore::deliver(Collector& collector, SpoolRecord record, SessionRoute& route) {
+    // [empty] ["GBE01"] [0x02] [delivery-id] [service] [session] [seq] [state] [body]
+    out(collector.identity);
+    bus::put_collector_deliver(sink(), record.delivery_id, record.service, record.session,
+                               record.seq, record.state);
+    out(bus::message_of(std::move(record.body)));  // the frame takes the body's buffer
+    collector.in_flight.emplace(record.delivery_id, &route);
+    collector.last_sent = now_;
+    ++counters_.deliveries;
+    send_out();
+}
+
+void BrokerCore::settle(SessionRoute& route) {
+    if (route.outstanding > 0) --route.outstanding;
+    if (route.outstanding > 0 || !route.ended) return;
+    // The session's end is acknowledged: its route is no longer needed.
+    routes_.erase(routes_.find(*route.session));
+}
+
+void BrokerCore::forget_routes(const Collector& collector) {
+    std::erase_if(routes_,
+                  [&collector](const auto& entry) { return entry.second.collector == &collector; });
 }
 
 }  // namespace glassbox::broker::detail

@@ -43,6 +43,8 @@ std::string BrokerCore::status_json() const {
                 counters_.errors[i];
         }
     }
+    std::size_t delivered = 0;  // to collectors, not yet acknowledged
+    for (const auto& [identity, collector] : collectors_) delivered += collector->in_flight.size();
     const json status = {
         {"broker",
          {{"version", GLASSBOX_VERSION},
@@ -68,7 +70,8 @@ std::string BrokerCore::status_json() const {
           {"unwritten", spool_->last_id() - spool_->committed_id()},
           {"error", spool_failing_ ? spool_error_ : std::string{}},
           {"collectors", collectors_.size()},
-          {"in_flight", delivery_owner_.size()}}},
+          {"in_flight", delivered},
+          {"waiting", backlog_size_}}},
         {"topic",
          {{"subscribers", topic_ledger_.subscribers()},
           {"connections", topic_ledger_.open_connections()},
@@ -100,6 +103,10 @@ std::string BrokerCore::status_json() const {
           {"send_failures", counters_.send_failures},
           {"spool_errors", counters_.spool_errors},
           {"loop_errors", counters_.loop_errors},
+          {"foreign_tokens", counters_.foreign_tokens},
+          {"foreign_sessions", counters_.foreign_sessions},
+          {"explains_out_of_order", counters_.explains_out_of_order},
+          {"acks_refused", counters_.acks_refused},
           {"errors", errors}}},
     };
     return status.dump(-1, ' ', false, json::error_handler_t::replace);

@@ -270,9 +270,13 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
     const auto token = proto::parse_ascii_int(token_frame.value());
     const auto held = token ? worker.in_flight.find(*token) : worker.in_flight.end();
     if (held == worker.in_flight.end()) {
-        // A late answer for a request this worker no longer holds (re-dispatched, expired).
-        log_->debug("event=stale_worker_message peer={} token={}", printable(worker.identity),
-                    printable(token_frame.value()));
+        // §5.1: a worker answers, streams and explains only for the requests it holds. A
+        // worker the broker forgot (expired) is unknown and gets DISCONNECT before this; one
+        // it knows holds every token it was given until it ends it: anything else is forged.
+        ++counters_.foreign_tokens;
+        warn_refused("foreign_token", "peer={} service={} command={} token={}",
+                     printable(worker.identity), worker.service->name, static_cast<int>(code),
+                     printable(token_frame.value()));
         return;
     }
     Request* request = held->second;
@@ -319,7 +323,7 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
         for (std::size_t i = body; i < frame_count_; ++i) out(std::move(frames_[i]));
         if (frame_count_ <= body) out(std::string_view{});
         send_out(Outlet::kRouter, request->id, Carries::kFinal);
-        release_pins(*request);
+        end_sessions(*request);
         keep_batch_sessions(*request);  // for its traces' ends if the batch cannot be written
         release(worker, *request);
         erase_request(*request);
@@ -358,13 +362,9 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
     const std::string_view session = explain.value().session;
     const std::uint64_t seq = explain.value().seq;
     const std::string_view state = explain.value().state;
+    SessionTrack* track = admit_explain(worker, *request, session, seq);
+    if (track == nullptr) return;
     request->streamed = true;
-    auto track = std::find_if(request->sessions.begin(), request->sessions.end(),
-                              [&](const SessionTrack& t) { return t.session == session; });
-    if (track == request->sessions.end()) {
-        request->sessions.push_back(SessionTrack{std::string{session}, 0, false});
-        track = std::prev(request->sessions.end());
-    }
     ++counters_.explains;
     if (auto refused = emit_explain(request, service, *track, seq, state,
                                     std::move(frames_[explain.value().body + 1]))) {
@@ -373,6 +373,42 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
     }
     track->next_seq = std::max(track->next_seq, seq + 1);
     track->ended = state != proto::kStateOpen;
+}
+
+SessionTrack* BrokerCore::admit_explain(const Worker& worker, Request& request,
+                                       std::string_view session, std::uint64_t seq) {
+    // §5.3: a request's sessions are the ones its worker opens while holding it.
+    const auto mine = std::find_if(request.sessions.begin(), request.sessions.end(),
+                                   [&](const SessionTrack& t) { return t.session == session; });
+    if (mine != request.sessions.end()) {
+        if (!mine->ended && seq >= mine->next_seq) return &*mine;
+        ++counters_.explains_out_of_order;
+        warn_refused("explain_out_of_order",
+                     "peer={} session={} request={} seq={} expected={} reason={}",
+                     printable(worker.identity), printable(session), request.id, seq,
+                     mine->next_seq, mine->ended ? "after_end" : "seq_not_growing");
+        return nullptr;
+    }
+    if (const auto owner = session_owners_.find(session); owner != session_owners_.end()) {
+        // Another request's session, live or ended: a worker writing into a trace not its own.
+        ++counters_.foreign_sessions;
+        warn_refused("forged_explain", "peer={} service={} session={} request={} seq={} owner={}",
+                     printable(worker.identity), worker.service->name, printable(session),
+                     request.id, seq,
+                     owner->second.request == 0 ? std::string{"ended"}
+                                                : std::to_string(owner->second.request));
+        return nullptr;
+    }
+    if (request.sessions.size() >= kMaxSessionsPerRequest) {
+        ++counters_.explains_out_of_order;
+        warn_refused("explain_out_of_order", "peer={} session={} request={} seq={} reason={}",
+                     printable(worker.identity), printable(session), request.id, seq,
+                     "too_many_sessions");
+        return nullptr;
+    }
+    session_owners_.emplace(std::string{session}, SessionOwner{request.id});
+    request.sessions.push_back(SessionTrack{std::string{session}, 0, false});
+    return &request.sessions.back();
 }
 
 }  // namespace glassbox::broker::detail

@@ -94,6 +94,12 @@ void print_table(const json& status) {
               << " bytes, policy " << field(spool, "policy") << ")\n";
     std::cout << "         dropped " << field(spool, "dropped") << ", collectors " << field(spool, "collectors")
               << ", in flight " << field(spool, "in_flight") << std::endl;
+    // What the broker refused from its peers (docs/protocol.md §5.1, §5.3, §6.1).
+    const json counters = status.value("counters", json::object());
+    std::cout << "refused  " << field(counters, "foreign_tokens") << " answers for requests not given, "
+              << field(counters, "foreign_sessions") << " explains into others' sessions, "
+              << field(counters, "explains_out_of_order") << " out of order, " << field(counters, "acks_refused")
+              << " ACKs" << std::endl;
     if (status.contains("traces")) {
         const json& traces = status["traces"];
         std::cout << "\ntraces   " << field(traces, "sessions") << " sessions, " << field(traces, "events")

@@ -68,6 +68,7 @@ struct FieldList<TraceCollectorStats> {
         field("acked", &T::acked),                   field("store_failures", &T::store_failures),
         field("store_failing", &T::store_failing),   field("pending", &T::pending),
         field("last_store_error", &T::last_store_error), field("iris_rewritten", &T::iris_rewritten),
+        field("refused", &T::refused),
     };
 };
 

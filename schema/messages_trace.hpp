@@ -93,6 +93,7 @@ struct TraceCollectorStats {
     std::uint64_t pending = 0;          // deliveries received and not yet stored (nor acknowledged)
     std::string last_store_error;       // the last failed commit's error; "" when none failed
     std::uint64_t iris_rewritten = 0;   // IRIs N-Triples rejects, stored rewritten (docs/traces.md §1)
+    std::uint64_t refused = 0;          // deliveries refused by their session (docs/traces.md §1)
     bool operator==(const TraceCollectorStats&) const = default;
 };
 

@@ -68,6 +68,9 @@ private:
     }
 
     void attach() {
+        // Deliveries of an earlier attachment are the broker's to hand out again: it refuses
+        // their ACKs now (§6.1), and the store keeps them idempotently when they come back.
+        current_from_ = pending_.size();
         bus::Frames frames;
         bus::put_collector_attach(bus::AppendFrames{frames}, config_.window);
         send(frames);
@@ -191,7 +194,13 @@ private:
         counters_.iris_rewritten += outcome->iris_rewritten;
         counters_.duplicates += outcome->duplicates;
         counters_.quarantined += outcome->quarantined;
+        counters_.refused += outcome->refused;
         if (outcome->quarantined > 0) log_->warn("event=quarantined count={}", outcome->quarantined);
+        if (outcome->refused > 0) {
+            log_->warn("event=explain_refused count={} reason=\"written after its session's end, or by another "
+                       "service or worker; kept in quarantine\"",
+                       outcome->refused);
+        }
         if (outcome->iris_rewritten > 0) {
             log_->warn("event=iris_rewritten count={} reason=\"not valid IRIs (N-Triples IRIREF); stored "
                        "percent-encoded\"",
@@ -200,9 +209,10 @@ private:
         // The batch is stored: the counters say so before the ACKs go out, so whoever has seen
         // an ACK reads stats that include it.
         const std::vector<Delivery> stored = std::exchange(pending_, {});
+        const std::size_t current = std::exchange(current_from_, 0);
         counters_.pending = 0;
         std::vector<std::uint64_t> ids;
-        for (std::size_t i = 0; i < stored.size(); ++i) {
+        for (std::size_t i = current; i < stored.size(); ++i) {
             ids.push_back(stored[i].delivery_id);
             if (ids.size() == kAcksPerMessage || i + 1 == stored.size()) {
                 // An ACK that cannot be sent is not lost work: the message is stored, and its
@@ -224,6 +234,7 @@ private:
     std::shared_ptr<spdlog::logger> log_;
     std::unique_ptr<zmq::socket_t> socket_;
     std::vector<Delivery> pending_;
+    std::size_t current_from_ = 0;  // pending_[current_from_...] came on the current attachment
     Clock::time_point batch_deadline_{};
     Clock::time_point retry_at_{};
     Clock::time_point last_sent_{};
@@ -245,6 +256,7 @@ schema::TraceCollectorStats Collector::stats() const {
     s.pending = counters_.pending.load();
     s.last_store_error = counters_.last_store_error.get();
     s.iris_rewritten = counters_.iris_rewritten.load();
+    s.refused = counters_.refused.load();
     return s;
 }
 

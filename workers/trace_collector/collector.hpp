@@ -73,6 +73,7 @@ struct CollectorCounters {
     std::atomic<std::uint64_t> stored{0};
     std::atomic<std::uint64_t> duplicates{0};
     std::atomic<std::uint64_t> quarantined{0};
+    std::atomic<std::uint64_t> refused{0};  // valid, but refused by their session (after its end, ...)
     std::atomic<std::uint64_t> acked{0};
     std::atomic<std::uint64_t> batches{0};
     std::atomic<std::uint64_t> store_failures{0};

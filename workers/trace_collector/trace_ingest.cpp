@@ -117,7 +117,17 @@ constexpr const char* kInsertEventSql =
     "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(session, seq) DO NOTHING";
 constexpr const char* kInsertTripleSql =
     "INSERT INTO triples(session, seq, ord, triple, text_id) VALUES(?1, ?2, ?3, ?4, ?5)";
-constexpr const char* kSessionByUriSql = "SELECT id FROM sessions WHERE uri = ?1";
+constexpr const char* kSessionByUriSql = "SELECT id, kind, worker, status FROM sessions WHERE uri = ?1";
+// The seq of a stored session's last end (complete or error).
+constexpr const char* kEndSeqSql = "SELECT MAX(seq) FROM events WHERE session = ?1 AND state <> 'open'";
+
+// The broker's own end of a trace (docs/protocol.md §5.3): an error end with no step, no
+// triples and no worker. It may follow the worker's end (SpoolFull: messages of the trace
+// were not spooled).
+bool is_broker_end(const Delivery& d, const ScannedExplain& m) {
+    return d.state == schema::protocol::kStateError && m.worker.empty() && m.explain_id.empty() &&
+           m.triples.empty();
+}
 
 // Runs a statement held across a batch and resets it for its next use (its text bindings may
 // point at buffers that change before then).
@@ -138,7 +148,7 @@ public:
 
     Result<void> prepare() {
         for (auto [slot, sql] : {std::pair{&insert_event_, kInsertEventSql}, std::pair{&insert_triple_, kInsertTripleSql},
-                                 std::pair{&session_by_uri_, kSessionByUriSql}}) {
+                                 std::pair{&session_by_uri_, kSessionByUriSql}, std::pair{&end_seq_, kEndSeqSql}}) {
             auto prepared = db_.prepare(sql);
             if (!prepared) return prepared.error();
             slot->emplace(std::move(prepared).value());
@@ -179,6 +189,30 @@ public:
         return insert->run();
     }
 
+    // Why the accepted delivery may not enter its session (docs/protocol.md §6.1), or nullopt:
+    // a session belongs to the service and the worker that wrote its first message, and
+    // nothing follows its end but an earlier seq delivered late and the broker's own end.
+    // What the broker cannot tell any more (a session of a request it forgot, after a restart
+    // or past its record of ended sessions) is caught here.
+    Result<std::optional<std::string>> refusal(const Delivery& d) {
+        const ScannedExplain& m = scanned_;
+        auto owner = owner_of(m.session);
+        if (!owner) return owner.error();
+        const SessionOwner& o = **owner;
+        const std::string_view service = d.service.empty() ? std::string_view{m.service} : d.service;
+        std::optional<std::string> why;
+        if (!o.kind.empty() && !service.empty() && service != o.kind) {
+            why = "refused: the session belongs to service \"" + o.kind.substr(0, 100) + "\", not \"" +
+                  std::string{service.substr(0, 100)} + "\"";
+        } else if (!o.worker.empty() && !m.worker.empty() && m.worker != o.worker) {
+            why = "refused: the session belongs to worker \"" + o.worker.substr(0, 100) + "\", not \"" +
+                  m.worker.substr(0, 100) + "\"";
+        } else if (o.end_seq && m.seq > *o.end_seq && !is_broker_end(d, m)) {
+            why = "refused: the session ended at seq " + std::to_string(*o.end_seq) + "; nothing follows its end";
+        }
+        return why;
+    }
+
     // Writes the accepted event; false if (session, seq) was already stored.
     Result<bool> event(const Delivery& d, BatchOutcome& outcome) {
         const ScannedExplain& m = scanned_;
@@ -194,6 +228,14 @@ public:
             .bind(6, static_cast<std::int64_t>(d.delivery_id));
         if (auto r = run_once(*insert_event_); !r) return r.error();
         if (db_.changes() == 0) return false;
+        if (auto owner = owner_of(m.session); owner) {
+            SessionOwner& o = **owner;
+            if (o.kind.empty()) o.kind = d.service.empty() ? m.service : d.service;
+            if (o.worker.empty()) o.worker = m.worker;
+            if (d.state != schema::protocol::kStateOpen) o.end_seq = std::max(o.end_seq.value_or(0), m.seq);
+        } else {
+            return owner.error();
+        }
 
         // A triple without a graph belongs to the message's explain graph ("" : none).
         const bool graph_known = m.explain_graph_token.size() > 2;
@@ -320,7 +362,39 @@ private:
     struct SessionRef {
         std::int64_t id = 0;
         bool fresh = false;  // no row yet: INSERTed at the end of the batch
+        // A stored row's service, first worker and whether it has ended.
+        std::string kind;
+        std::string worker;
+        bool ended = false;
     };
+
+    // Who a session belongs to and where it ended, as stored and as this batch goes on.
+    struct SessionOwner {
+        std::string kind;
+        std::string worker;
+        std::optional<std::uint64_t> end_seq;
+    };
+
+    Result<SessionOwner*> owner_of(const std::string& uri) {
+        auto session = session_of(uri);
+        if (!session) return session.error();
+        const auto [at, inserted] = owners_.try_emplace(session->id);
+        SessionOwner& o = at->second;
+        if (!inserted) return &o;
+        o.kind = session->kind;
+        o.worker = session->worker;
+        if (session->ended) {
+            end_seq_->bind(1, session->id);
+            auto row = end_seq_->step();
+            if (!row) {
+                end_seq_->reset();
+                return row.error();
+            }
+            if (*row && !end_seq_->is_null(0)) o.end_seq = static_cast<std::uint64_t>(end_seq_->int64(0));
+            end_seq_->reset();
+        }
+        return &o;
+    }
 
     // What a session row learns from one event's triples about the run (its Question).
     struct Facts {
@@ -359,6 +433,9 @@ private:
         }
         if (*row) {
             ref.id = session_by_uri_->int64(0);
+            ref.kind = session_by_uri_->optional_text(1).value_or("");
+            ref.worker = session_by_uri_->optional_text(2).value_or("");
+            ref.ended = session_by_uri_->text(3) != "running";
         } else {
             if (!next_session_id_) {
                 auto max = db_.prepare("SELECT COALESCE(MAX(id), 0) + 1 FROM sessions");
@@ -439,7 +516,9 @@ private:
     std::optional<Statement> insert_event_;
     std::optional<Statement> insert_triple_;
     std::optional<Statement> session_by_uri_;
+    std::optional<Statement> end_seq_;
     std::unordered_map<std::string, SessionRef> sessions_;
+    std::unordered_map<std::int64_t, SessionOwner> owners_;
     std::optional<std::int64_t> next_session_id_;
     std::map<std::int64_t, SessionUpdate> updates_;
     std::vector<std::int64_t> ended_;
@@ -464,6 +543,13 @@ Result<BatchOutcome> TraceStore::store_batch(const std::vector<Delivery>& delive
         if (const auto reason = ingest.accept(delivery, outcome)) {
             if (auto r = ingest.quarantine(delivery, *reason); !r) return r.error();
             ++outcome.quarantined;
+            continue;
+        }
+        auto refused = ingest.refusal(delivery);
+        if (!refused) return refused.error();
+        if (*refused) {
+            if (auto r = ingest.quarantine(delivery, **refused); !r) return r.error();
+            ++outcome.refused;
             continue;
         }
         auto stored = ingest.event(delivery, outcome);

@@ -66,6 +66,9 @@ struct BatchOutcome {
     std::size_t stored = 0;       // new (session, seq) events written
     std::size_t duplicates = 0;   // (session, seq) already stored: ignored
     std::size_t quarantined = 0;  // malformed: kept in `quarantine`
+    // Valid, but not the session's to take (written after its end, by another service or
+    // worker: docs/protocol.md §6.1): kept in `quarantine` with the reason, never in the trace.
+    std::size_t refused = 0;
     std::size_t triples = 0;      // triples written
     // IRIs of accepted deliveries that N-Triples rejects, stored rewritten (explain::writable_iri)
     std::size_t iris_rewritten = 0;

@@ -124,6 +124,35 @@ TEST_F(CollectorTest, AcksOnlyWhatIsCommittedAndReattaches) {
     thread_.join();
 }
 
+// Issue 20 (docs/protocol.md §6.1): the broker applies an ACK only for what it delivered on
+// the collector's current attachment. Deliveries received before a DETACH are stored all the
+// same, but not acknowledged: the broker hands them out again.
+TEST_F(CollectorTest, AcknowledgesOnlyTheDeliveriesOfItsCurrentAttachment) {
+    ASSERT_EQ(next()[3], std::string(1, cmd::kAttach));
+    const auto run = FakeRun::make("echo", "q", kT0);
+    {
+        test_support::FileSizeLimit full(1);  // the batch waits, unacknowledged
+        deliver(delivery_of(run.open(), 40));
+        deliver(delivery_of(run.end(), 41));
+        while (collector_->counters().store_failures.load() == 0) {
+            std::this_thread::sleep_for(milliseconds{5});
+        }
+        send({std::string(1, cmd::kDetach)});
+        broker_.set(zmq::sockopt::rcvtimeo, 2000);
+        const auto again = next();
+        ASSERT_EQ(again.size(), 5u);
+        EXPECT_EQ(again[3], std::string(1, cmd::kAttach));
+        deliver(delivery_of(run.end(), 41));  // delivered again on the new attachment
+    }
+    const auto ack = next();
+    ASSERT_EQ(ack.size(), 5u) << "one id: the one delivered on this attachment";
+    EXPECT_EQ(ack[3], std::string(1, cmd::kAck));
+    EXPECT_EQ(ack[4], "41");
+    auto shown = store_->show(run.session());
+    ASSERT_TRUE(shown.ok());
+    EXPECT_EQ((*shown)["session"]["events"], 2) << "both stored";
+}
+
 // Issue 16.1: a batch the store cannot write (a full disk) is not acknowledged, so the
 // broker keeps it; it is stored and acknowledged once the store can write again. The `trace`
 // service's stats say so meanwhile (failures, deliveries not yet stored, the error) and show
@@ -155,12 +184,13 @@ TEST_F(CollectorTest, WithholdsTheAckWhileTheStoreCannotWrite) {
         test_support::FileSizeLimit full(1);  // no file of the process grows past one byte
         deliver(delivery_of(run.open(), 20));
         deliver(delivery_of(run.end(), 21));
-        broker_.set(zmq::sockopt::rcvtimeo, 700);
-        // HEARTBEATs are skipped; the fake broker says nothing, so the collector may ATTACH
-        // again (broker silence) — but it must not ACK.
+        // The fake broker heartbeats (the collector stays attached) and must see no ACK.
+        broker_.set(zmq::sockopt::rcvtimeo, 50);
         const auto until = std::chrono::steady_clock::now() + milliseconds{700};
-        for (auto got = next(); !got.empty() && std::chrono::steady_clock::now() < until;
-             got = next()) {
+        while (std::chrono::steady_clock::now() < until) {
+            send({std::string(1, cmd::kHeartbeat)});
+            const auto got = next();
+            if (got.empty()) continue;
             ASSERT_GE(got.size(), 4u);
             EXPECT_NE(got[3], std::string(1, cmd::kAck)) << "acknowledged what the store could not write";
         }

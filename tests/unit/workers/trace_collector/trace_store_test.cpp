@@ -378,6 +378,84 @@ TEST_F(StoreTest, MalformedDeliveriesAreQuarantinedWithTheirReason) {
     EXPECT_NE(reason(session_mismatch).find("session"), std::string::npos);
 }
 
+// A write into a session that already ended is refused (issue 20: a rogue worker added a step
+// to another user's completed trace): kept aside in quarantine with its reason, never part of
+// the trace. What may still come after an end: a redelivery (a duplicate), an earlier seq
+// delivered late, and the broker's own error end (SpoolFull after the worker's end).
+TEST_F(StoreTest, AWriteAfterASessionsEndIsRefused) {
+    const auto run = FakeRun::make("echo", "why?", kT0);
+    const auto first = store({run.open(), run.end()}, kT0 + 20);
+    ASSERT_EQ(first.stored, 2u);
+
+    auto forged = run.open();
+    forged.seq = 77;
+    forged.explain_id = run.uris.conclusion();
+    const auto refused = store({forged}, kT0 + 30);
+    EXPECT_EQ(refused.stored, 0u);
+    EXPECT_EQ(refused.refused, 1u);
+    auto shown = store_->show(run.session(), at(kT0 + 40));
+    ASSERT_TRUE(shown.ok());
+    EXPECT_EQ((*shown)["session"]["events"], 2);
+    EXPECT_EQ((*shown)["session"]["status"], "complete");
+    ASSERT_EQ((*shown)["events"].size(), 2u);
+    EXPECT_EQ((*shown)["events"][1]["seq"], 1);
+    auto stats = store_->stats(at(kT0 + 40));
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ((*stats)["quarantined"], 1) << "kept aside, with its reason";
+
+    // The same within one batch: the end, then a write after it.
+    const auto other = FakeRun::make("echo", "again?", kT0);
+    auto late = other.open();
+    late.seq = 5;
+    const auto in_batch = store({other.open(), other.end(), late}, kT0 + 50);
+    EXPECT_EQ(in_batch.stored, 2u);
+    EXPECT_EQ(in_batch.refused, 1u);
+
+    const auto again = store({run.end()}, kT0 + 60);
+    EXPECT_EQ(again.duplicates, 1u);
+    EXPECT_EQ(again.refused, 0u);
+
+    schema::ExplainMessage broker_end;  // what the broker writes (broker/explain_router.cpp)
+    broker_end.session = run.session();
+    broker_end.seq = 2;
+    broker_end.service = "echo";
+    broker_end.end_of_trace = true;
+    broker_end.trace_status = TraceStatus::kError;
+    broker_end.error = base::make_error(ErrorType::kSpoolFull, "1 explain message was not spooled");
+    const auto ended = store({broker_end}, kT0 + 70);
+    EXPECT_EQ(ended.stored, 1u);
+    EXPECT_EQ(ended.refused, 0u);
+    shown = store_->show(run.session(), at(kT0 + 80));
+    ASSERT_TRUE(shown.ok());
+    EXPECT_EQ((*shown)["session"]["status"], "error");
+}
+
+// A session belongs to the service (named by the broker in DELIVER) and the worker that wrote
+// its first message: another's write into it is refused.
+TEST_F(StoreTest, AWriteIntoAnotherServicesOrWorkersSessionIsRefused) {
+    const auto run = FakeRun::make("graph-rag", "who?", kT0);
+    ASSERT_EQ(store({run.open()}, kT0 + 10).stored, 1u);
+
+    auto step = run.open();
+    step.seq = 1;
+    step.explain_id = run.uris.grounding();
+    auto from_echo = delivery_of(step, next_id_++);
+    from_echo.service = "echo";
+    auto from_rogue = step;
+    from_rogue.worker = "rogue/0";
+    std::vector<Delivery> batch{from_echo, delivery_of(from_rogue, next_id_++)};
+    auto outcome = store_->store_batch(batch, at(kT0 + 20));
+    ASSERT_TRUE(outcome.ok()) << outcome.error().describe();
+    EXPECT_EQ(outcome->stored, 0u);
+    EXPECT_EQ(outcome->refused, 2u);
+
+    auto end = run.end();
+    end.seq = 2;
+    const auto own = store({step, end}, kT0 + 30);
+    EXPECT_EQ(own.stored, 2u) << "the session's own worker goes on";
+    EXPECT_EQ(own.refused, 0u);
+}
+
 class ListTest : public StoreTest {
 protected:
     void SetUp() override {
