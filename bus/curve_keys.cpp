@@ -32,10 +32,14 @@ bool is_name_char(char c) noexcept {
            c == '-' || c == '_';
 }
 
-bool is_file_name(std::string_view name) noexcept {
+}  // namespace
+
+bool is_key_name(std::string_view name) noexcept {
     return !name.empty() && name.size() <= 128 && name != "." && name != ".." &&
            std::all_of(name.begin(), name.end(), is_name_char);
 }
+
+namespace {
 
 // A ZPL value: "quoted" (no escapes in certificates) or bare up to a comment.
 std::string_view zpl_value(std::string_view text) noexcept {
@@ -272,7 +276,7 @@ std::filesystem::path secret_certificate_path(const std::filesystem::path& folde
 
 base::Result<void> write_certificate_pair(const std::filesystem::path& folder,
                                           const CurveCertificate& certificate) {
-    if (!is_file_name(certificate.name)) {
+    if (!is_key_name(certificate.name)) {
         return base::make_error(ErrorType::kInvalidRequest,
                                 "a key name is letters, digits, '.', '-' and '_' (up to 128): '" +
                                     certificate.name.substr(0, 64) + "'");

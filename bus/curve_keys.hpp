@@ -60,6 +60,9 @@ base::Result<CurveCertificate> read_secret_certificate(const std::filesystem::pa
 // Parses certificate text (`origin` names it in errors).
 base::Result<CurveCertificate> parse_certificate(std::string_view text, std::string_view origin);
 
+// Whether `name` can name a key and its files: letters, digits, `.`, `-`, `_` (1-128; not `.`, `..`).
+bool is_key_name(std::string_view name) noexcept;
+
 // The file names of a certificate pair in `folder`: <name>.key and <name>.key_secret.
 std::filesystem::path public_certificate_path(const std::filesystem::path& folder, std::string_view name);
 std::filesystem::path secret_certificate_path(const std::filesystem::path& folder, std::string_view name);

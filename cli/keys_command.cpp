@@ -24,6 +24,7 @@ struct KeysOptions {
     std::string dir;  // empty: <home>/keys
     std::string name;
     std::vector<std::string> roles;
+    std::string as;  // keys allow --as: the name the allowed copy takes
     bool force = false;
     bool json = false;
 
@@ -147,7 +148,22 @@ void run_allow(const KeysOptions& options) {
     ensure_folder(options);
     if (auto made = base::ensure_owner_only_folder(allowed); !made) fail(made.error());
     certificate.value().secret_key.clear();  // the broker keeps public keys only
+    if (!options.as.empty()) {
+        if (!bus::is_key_name(options.as)) {
+            fail(base::make_error(base::ErrorType::kInvalidRequest,
+                                  "--as: a key name is letters, digits, '.', '-' and '_' (up to 128)"));
+        }
+        certificate.value().name = options.as;
+    }
     const fs::path target = bus::public_certificate_path(allowed, certificate.value().name);
+    // Every host may call its pair `worker`: the allowed copies need names of their own, or the
+    // broker's log could not tell them apart and one would replace another.
+    if (auto existing = bus::read_public_certificate(target);
+        existing && existing.value().public_key != certificate.value().public_key) {
+        fail(base::make_error(base::ErrorType::kInvalidRequest,
+                              "another key is allowed as '" + certificate.value().name + "' (" + target.string() +
+                                  "); allow this one under a name of its own: --as NAME"));
+    }
     if (auto written = base::write_owner_only_file(target, bus::public_certificate_text(certificate.value()));
         !written) {
         fail(written.error());
@@ -178,7 +194,7 @@ void add_keys_command(CLI::App& app) {
 
     CLI::App* made = keys->add_subcommand("new", "Make a key pair: NAME.key (public) and NAME.key_secret (owner-only)");
     made->add_option("name", options->name, "Key name (letters, digits, . - _)")->required();
-    made->add_option("--role", options->roles,
+    made->add_option("--role,--roles", options->roles,
                      "What the key may do: client, subscriber, collector, worker:<service>, worker:* (repeatable)");
     made->add_flag("--force", options->force, "Replace an existing pair of that name");
     common(made);
@@ -191,6 +207,7 @@ void add_keys_command(CLI::App& app) {
 
     CLI::App* allow = keys->add_subcommand("allow", "Let a key connect: copy its public certificate into <keys>/allowed");
     allow->add_option("file", options->name, "A public certificate (NAME.key from glassbox keys new)")->required();
+    allow->add_option("--as", options->as, "The name it is allowed under (default: the certificate's name)");
     common(allow);
     allow->callback([options] { run_allow(*options); });
 

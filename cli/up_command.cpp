@@ -1,6 +1,8 @@
-// `glassbox up`: the whole pipeline on one machine — broker and workers, supervised.
+// `glassbox up`: broker and workers, supervised — the whole pipeline on one machine, or one
+// host's part of it (--role broker|workers, --services; docs/deployment.md).
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +21,7 @@
 #include "base/owner_only.hpp"
 #include "cli/bus_security.hpp"
 #include "cli/client_options.hpp"
+#include "cli/up_plan.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -28,6 +31,10 @@ using Clock = std::chrono::steady_clock;
 
 struct UpOptions {
     std::string home;
+    std::string role = "all";
+    std::string services;  // --services as given; read only when the option was given
+    bool services_given = false;
+    std::string broker;    // --role workers: the broker to connect to
     std::string bind = "tcp://127.0.0.1:5555";
     std::string pub = "tcp://127.0.0.1:5556";
     int heartbeat_ms = 2500;
@@ -36,7 +43,9 @@ struct UpOptions {
     int start_timeout_ms = 15'000;
     std::string gateway_listen = "127.0.0.1:8080";
     bool no_gateway = false;
-    bool insecure = false;  // plain TCP, no keys (said at start-up and by `glassbox status`)
+    // --insecure (plain TCP, no keys: said at start-up and by `glassbox status`), and the keys of
+    // this host's workers and gateway when they are not the home's own (a workers host).
+    SecurityOptions security;
 };
 
 // How long `up` waits for the gateway's ready file before it reports itself up without the
@@ -53,12 +62,6 @@ std::optional<std::string> read_gateway_url(const fs::path& path) {
     if (!json.is_object() || !json.contains("url") || !json["url"].is_string()) return std::nullopt;
     return json["url"].get<std::string>();
 }
-
-// The workers `up` runs, in start order: the services others call come before their callers
-// (a caller started first would only queue its first requests until they register).
-const std::vector<std::string> kUpWorkers = {"echo",  "trace-collector", "embeddings", "store",
-                                           "llm",   "graph-rag",       "document-rag", "agent",
-                                           "query"};
 
 struct BrokerEndpoints {
     std::string endpoint;
@@ -88,36 +91,67 @@ std::optional<BrokerEndpoints> read_ready_file(const fs::path& path) {
     fail_up(error.describe(), exit_code_for(error.type));
 }
 
-void run_up(const UpOptions& options) {
-    const sigset_t stop_signals = block_supervisor_signals();
-    const fs::path home = cli::resolve_home(options.home);
-    // Created owner-only; an existing home is used as it is, or refused when others can write
-    // it (`--home /tmp`), never chmodded.
-    if (auto made = base::ensure_home_folder(home); !made) fail_up(made.error());
-    for (const auto* sub : {"logs", "run"}) {
-        if (auto made = base::ensure_owner_only_folder(home / sub); !made) fail_up(made.error());
+// Every child reads its keys from the home (--home), or runs plain with --insecure; the workers
+// and the gateway take the pair and broker key `up` was given, if any.
+std::vector<std::string> with_security(std::vector<std::string> argv, const UpOptions& options,
+                                       bool broker = false) {
+    if (options.security.insecure) argv.emplace_back("--insecure");
+    if (broker) return argv;
+    if (!options.security.key.empty()) argv.insert(argv.end(), {"--curve-key", options.security.key});
+    if (!options.security.server_key.empty()) {
+        argv.insert(argv.end(), {"--curve-server-key", options.security.server_key});
     }
-    // Secure by default: the keys every process of this pipeline uses live in the owner-only
-    // home, and the broker admits only them (docs/security.md).
-    if (!options.insecure) {
-        if (auto keys = ensure_local_keys(home); !keys) fail_up(keys.error());
-    }
-    // Every child reads its keys from the home (--home), or runs plain with --insecure.
-    const auto with_security = [&](std::vector<std::string> argv) {
-        if (options.insecure) argv.emplace_back("--insecure");
-        return argv;
-    };
-    std::error_code ec;
+    return argv;
+}
 
-    const std::string self = fs::read_symlink("/proc/self/exe").string();
+// Secure by default (docs/security.md): a host that runs the broker makes the keys of its own
+// processes in the owner-only home (kept when they exist); a workers host needs the keys it
+// was given there — its own pair and the broker's public key — and says which are missing.
+void ensure_keys(const UpOptions& options, const UpPlan& plan, const fs::path& home) {
+    if (options.security.insecure) return;
+    if (plan.broker) {
+        if (auto keys = ensure_local_keys(home); !keys) fail_up(keys.error());
+        return;
+    }
+    std::vector<std::string> missing;
+    const auto need = [&](const fs::path& path) {
+        std::error_code ec;
+        if (!fs::exists(path, ec)) missing.push_back(path.string());
+    };
+    if (options.security.server_key.empty()) need(bus::public_certificate_path(keys_folder(home), kBrokerKey));
+    for (const auto& worker : plan.workers) {
+        need(options.security.key.empty()
+                 ? bus::secret_certificate_path(keys_folder(home), worker.service == "trace-collector"
+                                                                      ? kCollectorKey
+                                                                      : kWorkerKey)
+                 : fs::path{options.security.key});
+    }
+    if (missing.empty()) return;
+    std::sort(missing.begin(), missing.end());
+    missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+    std::string list;
+    for (const auto& path : missing) list += (list.empty() ? "" : ", ") + path;
+    fail_up("--role workers needs its keys: " + list +
+                " (this host's pair from `glassbox keys new NAME --role 'worker:*' --role client`, "
+                "given with --curve-key and allowed on the broker's host, and the broker's keys/broker.key "
+                "in " + keys_folder(home).string() + " or given with --curve-server-key: docs/deployment.md), "
+                "or --insecure",
+            2);
+}
+
+// The broker's endpoints once it is bound; nullopt when a stop signal came first (the caller
+// returns). Fails `up` when it does not bind in time.
+std::optional<BrokerEndpoints> start_broker(ProcessSupervisor& supervisor, const UpOptions& options,
+                                            const fs::path& home, const std::string& self,
+                                            const sigset_t& stop_signals) {
+    std::error_code ec;
     const fs::path broker_ready = home / "run" / "broker.ready";
     fs::remove(broker_ready, ec);
-
-    ProcessSupervisor supervisor{SupervisorConfig{}};
     const std::string heartbeat = std::to_string(options.heartbeat_ms);
     auto broker_argv = [&](const std::string& bind, const std::string& pub) {
         return with_security({self, "broker", "--bind", bind, "--pub", pub, "--home", home.string(),
-                              "--heartbeat-ms", heartbeat, "--ready-file", broker_ready.string()});
+                              "--heartbeat-ms", heartbeat, "--ready-file", broker_ready.string()},
+                             options, true);
     };
     if (auto started = supervisor.start(ChildSpec{"broker", broker_argv(options.bind, options.pub),
                                                   home / "logs" / "broker.log"});
@@ -137,20 +171,60 @@ void run_up(const UpOptions& options) {
         }
         if (supervisor.supervise_once(std::chrono::milliseconds{50}, stop_signals)) {
             supervisor.stop_all();
-            return;
+            return std::nullopt;
         }
     }
     // A restarted broker must come back on the same endpoints the workers and clients know.
     supervisor.set_argv("broker", broker_argv(endpoints->endpoint, endpoints->pub_endpoint));
-    cli::write_home_config(home, cli::HomeConfig{endpoints->endpoint, endpoints->pub_endpoint});
+    return endpoints;
+}
 
-    for (const auto& worker : kUpWorkers) {
+// The command line of one worker process of the plan, connected to `endpoint`.
+std::vector<std::string> worker_argv(const UpWorkerProcess& worker, const UpOptions& options,
+                                     const fs::path& home, const std::string& self,
+                                     const std::string& endpoint) {
+    // clang-format off
+    return with_security({self, "worker", worker.service, "--broker", endpoint,
+                          "--threads", std::to_string(options.threads),
+                          "--heartbeat-ms", std::to_string(options.heartbeat_ms),
+                          "--home", home.string()}, options);
+    // clang-format on
+}
+
+void run_up(const UpOptions& options, const UpPlan& plan) {
+    const sigset_t stop_signals = block_supervisor_signals();
+    const fs::path home = cli::resolve_home(options.home);
+    // Created owner-only; an existing home is used as it is, or refused when others can write
+    // it (`--home /tmp`), never chmodded.
+    if (auto made = base::ensure_home_folder(home); !made) fail_up(made.error());
+    for (const auto* sub : {"logs", "run"}) {
+        if (auto made = base::ensure_owner_only_folder(home / sub); !made) fail_up(made.error());
+    }
+    ensure_keys(options, plan, home);
+    std::error_code ec;
+
+    const std::string self = fs::read_symlink("/proc/self/exe").string();
+    ProcessSupervisor supervisor{SupervisorConfig{}};
+
+    // The broker this host's workers and clients use: started here, or (role workers) one on
+    // another host, which need not be up yet: the workers keep reconnecting until it answers.
+    BrokerEndpoints endpoints;
+    if (plan.broker) {
+        auto started = start_broker(supervisor, options, home, self, stop_signals);
+        if (!started) return;
+        endpoints = std::move(*started);
+        cli::write_home_config(home, cli::HomeConfig{endpoints.endpoint, endpoints.pub_endpoint});
+    } else {
+        auto remote = cli::resolve_broker_endpoint(options.broker, home);
+        if (!remote) fail_up(remote.error());
+        endpoints.endpoint = std::move(remote).value();
+        cli::write_home_config(home, cli::HomeConfig{endpoints.endpoint, std::nullopt});
+    }
+
+    for (const auto& worker : plan.workers) {
         auto started = supervisor.start(
-            ChildSpec{worker,
-                      with_security({self, "worker", worker, "--broker", endpoints->endpoint, "--threads",
-                                     std::to_string(options.threads), "--heartbeat-ms", heartbeat,
-                                     "--home", home.string()}),
-                      home / "logs" / (worker + ".log")});
+            ChildSpec{worker.name, worker_argv(worker, options, home, self, endpoints.endpoint),
+                      home / "logs" / (worker.name + ".log")});
         if (!started) {
             supervisor.stop_all();
             fail_up(started.error());
@@ -160,13 +234,14 @@ void run_up(const UpOptions& options) {
     // The HTTP gateway (docs/http.md), after the workers it serves; its ready file tells
     // `glassbox status` and this command where it listens.
     std::optional<std::string> gateway_url;
-    if (!options.no_gateway) {
+    if (plan.gateway) {
         const fs::path gateway_ready = home / "run" / "gateway.ready";
         fs::remove(gateway_ready, ec);
         auto started = supervisor.start(ChildSpec{"gateway",
                                                   with_security({self, "gateway", "--listen", options.gateway_listen,
-                                                                 "--broker", endpoints->endpoint, "--home", home.string(),
-                                                                 "--ready-file", gateway_ready.string()}),
+                                                                 "--broker", endpoints.endpoint, "--home", home.string(),
+                                                                 "--ready-file", gateway_ready.string()},
+                                                                options),
                                                   home / "logs" / "gateway.log"});
         if (!started) {
             supervisor.stop_all();
@@ -181,10 +256,14 @@ void run_up(const UpOptions& options) {
         }
     }
 
-    nlohmann::json ready = {{"endpoint", endpoints->endpoint},
-                            {"pub_endpoint", endpoints->pub_endpoint},
+    nlohmann::json services = nlohmann::json::array();
+    for (const auto& worker : plan.workers) services.push_back(worker.name);
+    nlohmann::json ready = {{"role", std::string(to_string(plan.role))},
+                            {"endpoint", endpoints.endpoint},
+                            {"services", std::move(services)},
                             {"home", home.string()},
                             {"pid", static_cast<long>(getpid())}};
+    if (plan.broker) ready["pub_endpoint"] = endpoints.pub_endpoint;
     if (gateway_url) ready["gateway"] = *gateway_url;
     if (!options.ready_file.empty()) {
         if (auto written = base::write_owner_only_file(options.ready_file, ready.dump() + "\n");
@@ -193,19 +272,27 @@ void run_up(const UpOptions& options) {
             fail_up(written.error());
         }
     }
-    std::cout << "glassbox is up: broker " << endpoints->endpoint << ", explain topic "
-              << endpoints->pub_endpoint << ", home " << home.string() << ", logs in "
-              << (home / "logs").string() << " (Ctrl-C stops)" << std::endl;
-    if (options.insecure) {
-        std::cout << "INSECURE: plain TCP without keys (--insecure): any process that reaches "
-                  << endpoints->endpoint << " is trusted" << std::endl;
+    if (plan.broker) {
+        std::cout << "glassbox is up: broker " << endpoints.endpoint << ", explain topic "
+                  << endpoints.pub_endpoint;
     } else {
+        std::cout << "glassbox is up (workers): broker " << endpoints.endpoint
+                  << " (the workers register when it answers)";
+    }
+    std::cout << ", " << describe_workers(plan) << ", home " << home.string() << ", logs in "
+              << (home / "logs").string() << " (Ctrl-C stops)" << std::endl;
+    if (options.security.insecure) {
+        std::cout << "INSECURE: plain TCP without keys (--insecure): any process that reaches "
+                  << endpoints.endpoint << " is trusted" << std::endl;
+    } else if (plan.broker) {
         std::cout << "security: CURVE; only the keys in " << allowed_folder(home).string()
                   << " may connect (glassbox keys, docs/security.md)" << std::endl;
+    } else {
+        std::cout << "security: CURVE, with the keys in " << keys_folder(home).string() << std::endl;
     }
     if (gateway_url) {
         std::cout << "viewer and HTTP API: " << *gateway_url << "/" << std::endl;
-    } else if (!options.no_gateway) {
+    } else if (plan.gateway) {
         std::cout << "the gateway did not start on " << options.gateway_listen << "; see "
                   << (home / "logs" / "gateway.log").string() << std::endl;
     }
@@ -217,12 +304,57 @@ void run_up(const UpOptions& options) {
     std::cout << "glassbox stopped" << std::endl;
 }
 
+// The plan of this invocation; a role, a service list or an option that does not fit the role
+// is the user's input (exit 2).
+UpPlan plan_or_fail(const UpOptions& options, const CLI::App& cmd) {
+    const auto role = up_role_from_string(options.role);
+    if (!role) fail_up("--role " + options.role + ": must be broker, workers or all", 2);
+    const auto given = [&cmd](const char* name) { return cmd.count(name) > 0; };
+    if (*role == UpRole::kWorkers) {
+        for (const char* broker_only :
+             {"--bind", "--pub", "--gateway-listen", "--start-timeout-ms"}) {
+            if (given(broker_only)) {
+                fail_up(std::string(broker_only) +
+                            " sets up this host's broker; --role workers runs none (name the "
+                            "broker with --broker)",
+                        2);
+            }
+        }
+    } else if (given("--broker")) {
+        fail_up("--broker names another host's broker for --role workers; --role " + options.role +
+                    " runs its own (where it listens: --bind)",
+                2);
+    }
+    auto plan = plan_up(
+        *role, options.services_given ? std::optional<std::string>(options.services) : std::nullopt,
+        options.no_gateway);
+    if (!plan) fail_up(plan.error());
+    return std::move(plan).value();
+}
+
 }  // namespace
 
 void add_up_command(CLI::App& app) {
     auto options = std::make_shared<UpOptions>();
-    auto* cmd = app.add_subcommand("up", "Start the broker and every worker on this machine, supervised");
+    auto* cmd = app.add_subcommand(
+        "up",
+        "Start the broker and the workers, supervised: all on this machine, or one host's role");
     cmd->add_option("--home", options->home, "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
+    cmd->add_option(
+           "--role", options->role,
+           "broker (the broker, the trace collector, the gateway), workers (worker processes "
+           "connected to --broker) or all")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"all", "broker", "workers"}));
+    cmd->add_option(
+        "--services", options->services,
+        "Worker services this host runs, comma-separated, NAME=N for N processes (e.g. "
+        "graph-rag=3,store); none: no workers. Default: every one (all), trace-collector "
+        "(broker), all but trace-collector and store (workers)");
+    cmd->add_option(
+        "--broker", options->broker,
+        "--role workers: the broker's request endpoint (default: the home's config.json, else "
+        "tcp://127.0.0.1:5555)");
     cmd->add_option("--bind", options->bind, "Request endpoint of the broker")->capture_default_str();
     cmd->add_option("--pub", options->pub, "Explain topic endpoint (XPUB)")->capture_default_str();
     cmd->add_option("--heartbeat-ms", options->heartbeat_ms, "Heartbeat interval for broker and workers")
@@ -232,16 +364,21 @@ void add_up_command(CLI::App& app) {
         ->capture_default_str()
         ->check(CLI::Range(1, 256));
     cmd->add_option("--ready-file", options->ready_file,
-                    "Write {endpoint, pub_endpoint, home, pid, gateway} here once everything is started");
+                    "Write {role, endpoint, pub_endpoint, services, home, pid, gateway} here once "
+                    "everything is started");
     cmd->add_option("--gateway-listen", options->gateway_listen,
                     "HOST:PORT of the HTTP gateway and viewer (loopback; port 0: any free port)")
         ->capture_default_str();
     cmd->add_flag("--no-gateway", options->no_gateway, "Do not start the HTTP gateway");
-    cmd->add_flag("--insecure", options->insecure,
-                  "Plain TCP without CURVE keys: any process that reaches the broker is trusted");
+    // --insecure (plain TCP without keys), --curve-key and --curve-server-key (a workers host's
+    // pair and the broker's public key, passed to its workers and gateway).
+    add_client_security_options(*cmd, options->security);
     cmd->add_option("--start-timeout-ms", options->start_timeout_ms, "How long the broker may take to bind")
         ->capture_default_str();
-    cmd->callback([options] { run_up(*options); });
+    cmd->callback([options, cmd] {
+        options->services_given = cmd->count("--services") > 0;
+        run_up(*options, plan_or_fail(*options, *cmd));
+    });
 }
 
 }  // namespace glassbox::cli

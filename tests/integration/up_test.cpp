@@ -1,4 +1,5 @@
-// `glassbox up`: starts broker, workers and collector, restarts a crashed child, stops all on SIGTERM.
+// `glassbox up`: starts broker, workers and collector, restarts a crashed child, stops all on SIGTERM;
+// `--role broker` and `--role workers` (docs/deployment.md) on one machine make one pipeline.
 #include <signal.h>
 
 #include <cerrno>
@@ -78,6 +79,111 @@ TEST_F(FaultUpTest, RestartsACrashedWorkerAndStopsEverythingOnSigterm) {
     for (const pid_t pid : children) EXPECT_FALSE(process_exists(pid)) << "child " << pid << " still runs";
     const std::string log = up.stderr_text();
     EXPECT_LT(log.find("event=stopped child=echo"), log.find("event=stopped child=broker"));
+}
+
+class UpRoleTest : public ClusterTest {
+protected:
+    // `glassbox up` with a home and a ready file of its own; the ready file's JSON (null if none
+    // came).
+    nlohmann::json start_up(const std::string& name, std::vector<std::string> args,
+                            ChildProcess** process = nullptr) {
+        const auto ready_file = dir() / (name + ".ready");
+        std::vector<std::string> argv = {glassbox_binary(), "up",
+                                         "--home",          (dir() / (name + "-home")).string(),
+                                         "--heartbeat-ms",  std::to_string(kHeartbeatMs),
+                                         "--threads",       "1",
+                                         "--ready-file",    ready_file.string()};
+        argv.insert(argv.end(), args.begin(), args.end());
+        auto& up = start_process(name, argv);
+        if (process != nullptr) *process = &up;
+        const auto ready = wait_for_ready_file(ready_file, up, 20'000ms);
+        if (!ready) {
+            ADD_FAILURE() << name << " wrote no ready file: " << up.stderr_text();
+            return nlohmann::json();
+        }
+        return *ready;
+    }
+};
+
+TEST_F(UpRoleTest, AWorkersHostStartedBeforeItsBrokerJoinsItAndLeavesIt) {
+    // A free port for the broker host: a broker started on `*` and stopped again.
+    ChildProcess* first = nullptr;
+    const auto probe = start_up("probe",
+                                {"--role", "broker", "--bind", "tcp://127.0.0.1:*", "--pub",
+                                 "tcp://127.0.0.1:*", "--services", "none", "--no-gateway"},
+                                &first);
+    ASSERT_TRUE(probe.is_object());
+    const std::string endpoint = probe.value("endpoint", "");
+    ASSERT_EQ(probe["services"], nlohmann::json::array());
+    first->send_signal(SIGTERM);
+    ASSERT_TRUE(first->wait_exit(20'000ms));
+
+    // The workers host first: nothing answers on the endpoint yet.
+    ChildProcess* workers = nullptr;
+    const auto joined = start_up(
+        "workers", {"--role", "workers", "--broker", endpoint, "--services", "echo=2"}, &workers);
+    ASSERT_TRUE(joined.is_object());
+    EXPECT_EQ(joined.value("role", ""), "workers");
+    EXPECT_EQ(joined.value("endpoint", ""), endpoint);
+    EXPECT_EQ(joined["services"], nlohmann::json({"echo", "echo-2"}));
+    EXPECT_FALSE(joined.contains("pub_endpoint")) << joined.dump();
+    EXPECT_FALSE(joined.contains("gateway"))
+        << "the gateway runs with the broker: " << joined.dump();
+    std::this_thread::sleep_for(500ms);
+    ASSERT_TRUE(workers->running()) << workers->stderr_text();
+
+    // The broker host, on that endpoint: the two echo processes register with it on their own.
+    const auto broker = start_up("broker", {"--role", "broker", "--bind", endpoint, "--pub",
+                                            "tcp://127.0.0.1:*", "--no-gateway"});
+    ASSERT_TRUE(broker.is_object());
+    EXPECT_EQ(broker.value("endpoint", ""), endpoint);
+    EXPECT_EQ(broker["services"], nlohmann::json({"trace-collector"}));
+    ASSERT_TRUE(wait_for_workers(endpoint, "echo", 2, 20'000ms));
+    EXPECT_TRUE(wait_for_workers(endpoint, "trace", 1, 10'000ms));
+    expect_echo_served(endpoint, "answered on the workers host");
+    EXPECT_NE(workers->stdout_text().find("glassbox is up (workers): broker " + endpoint),
+              std::string::npos)
+        << workers->stdout_text();
+    EXPECT_NE(workers->stdout_text().find("echo x2"), std::string::npos) << workers->stdout_text();
+
+    // Client commands on the workers host find the broker through its home's config.json.
+    const auto status =
+        run_glassbox({"status", "--json", "--home", (dir() / "workers-home").string()});
+    ASSERT_EQ(status.status.code, 0) << status.err;
+    const auto shown = nlohmann::json::parse(status.out, nullptr, false);
+    ASSERT_TRUE(shown.is_object()) << status.out;
+    EXPECT_EQ(shown["broker"].value("endpoint", ""), endpoint);
+
+    // The workers host leaves: its workers say DISCONNECT, the broker counts none.
+    workers->send_signal(SIGTERM);
+    const auto stopped = workers->wait_exit(20'000ms);
+    ASSERT_TRUE(stopped);
+    EXPECT_TRUE(stopped->exited && stopped->code == 0) << stopped->describe();
+    EXPECT_TRUE(wait_for_workers(endpoint, "echo", 0, 10'000ms));
+}
+
+TEST_F(UpRoleTest, OptionsThatDoNotFitTheRoleAreRefused) {
+    const std::string home = (dir() / "refused-home").string();
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+        {{"--role", "workers", "--bind", "tcp://127.0.0.1:*"}, "--bind sets up this host's broker"},
+        {{"--role", "workers", "--gateway-listen", "127.0.0.1:0"},
+         "--gateway-listen sets up this host's broker"},
+        {{"--role", "broker", "--broker", "tcp://127.0.0.1:5555"},
+         "--broker names another host's broker"},
+        {{"--broker", "tcp://127.0.0.1:5555"}, "--broker names another host's broker"},
+        {{"--role", "workers", "--services", "none"}, "a workers host with no workers"},
+        {{"--services", "graph-rag=3,graph-rag"}, "\"graph-rag\" is named twice"},
+        {{"--services", "graph-rag,oracle"}, "unknown service \"oracle\""},
+    };
+    for (const auto& [args, message] : cases) {
+        std::vector<std::string> argv = {"up", "--home", home};
+        argv.insert(argv.end(), args.begin(), args.end());
+        const auto result = run_glassbox(argv, 10'000ms);
+        EXPECT_TRUE(result.status.exited && result.status.code == 2)
+            << args[1] << ": " << result.status.describe();
+        EXPECT_NE(result.err.find(message), std::string::npos) << result.err;
+    }
+    EXPECT_FALSE(std::filesystem::exists(home)) << "a refused command line starts nothing";
 }
 
 }  // namespace
