@@ -324,7 +324,7 @@ StoredRows read_stored(const std::string& path, std::size_t batch, std::size_t b
     };
     table("sessions",
           read_rows(db, "SELECT id, uri, uuid, kind, question, parent, started, ended, status, service, worker, "
-                        "error, last_event_at, events FROM sessions"),
+                        "error, last_event_at, events, conversation FROM sessions"),
           [&](const Row& r) { return session_batch.at(std::get<std::int64_t>(r[0])); });
     table("texts", read_rows(db, "SELECT id, digest, body FROM texts"),
           [&](const Row& r) { return text_batch.at(std::get<std::int64_t>(r[0])); });
@@ -346,7 +346,7 @@ double raw_insert(const std::string& path, const StoredRows& rows) {
     for (const auto& t : rows.tables) {
         std::string sql = "INSERT INTO " + t.name + " VALUES(";
         for (std::size_t c = 0; c < t.columns; ++c) sql += c == 0 ? "?" : ",?";
-        // sessions has 14 columns in the store's order; the SELECT above lists them that way.
+        // sessions has 15 columns in the store's order; the SELECT above lists them that way.
         inserts.push_back(prepare(db, sql + ")"));
     }
     auto begin = prepare(db, "BEGIN IMMEDIATE");
