@@ -6,22 +6,15 @@
 #include "base/utf8.hpp"
 #include "bus/bus_client.hpp"
 #include "cli/home.hpp"
+#include "cli/settings.hpp"
 
 namespace glassbox::cli {
 
 std::filesystem::path ClientOptions::home_path() const { return cli::resolve_home(home); }
 
-std::string ClientOptions::broker_endpoint() const {
-    auto endpoint = cli::resolve_broker_endpoint(broker, home_path());
-    if (!endpoint) exit_with_error(endpoint.error());
-    return std::move(endpoint).value();
-}
+std::string ClientOptions::broker_endpoint() const { return settings().text("broker.endpoint"); }
 
-std::string ClientOptions::pub_endpoint() const {
-    auto endpoint = cli::resolve_pub_endpoint(pub, home_path());
-    if (!endpoint) exit_with_error(endpoint.error());
-    return std::move(endpoint).value();
-}
+std::string ClientOptions::pub_endpoint() const { return settings().text("broker.pub_endpoint"); }
 
 bus::BusClientConfig ClientOptions::bus_config() const {
     bus::BusClientConfig config;
@@ -59,13 +52,8 @@ nlohmann::json call_for_object(const ClientOptions& options, std::string_view se
 void add_client_options(CLI::App& command, ClientOptions& options, int default_timeout_ms,
                         ClientOptionSet set) {
     options.timeout_ms = default_timeout_ms;
-    command.add_option("--broker", options.broker,
-                       "Broker request endpoint (default: the home's config.json, else tcp://127.0.0.1:5555)")
-        ->envname("GLASSBOX_BROKER");
-    if (set.pub) {
-        command.add_option("--pub", options.pub,
-                           "Broker explain endpoint (default: the home's config.json, else tcp://127.0.0.1:5556)");
-    }
+    add_setting_option(command, "broker.endpoint", "--broker");
+    if (set.pub) add_setting_option(command, "broker.pub_endpoint", "--pub");
     command.add_option("--home", options.home, "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
     command.add_flag("--json", options.json, "Machine-readable JSON output");
     if (set.timeout) {

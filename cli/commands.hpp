@@ -20,5 +20,6 @@ void add_invoke_command(CLI::App& app);  // glassbox invoke graph-rag|document-r
 void add_sessions_command(CLI::App& app);  // glassbox sessions list|show|delete
 void add_chat_command(CLI::App& app);      // glassbox chat
 void add_gateway_command(CLI::App& app);   // glassbox gateway: the HTTP API
+void add_config_command(CLI::App& app);    // glassbox config show|path
 
 }  // namespace glassbox::cli

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -18,6 +19,7 @@
 #include "base/log.hpp"
 #include "base/owner_only.hpp"
 #include "cli/client_options.hpp"
+#include "cli/settings.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -25,17 +27,26 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+// The rest comes from the settings (broker.endpoint, broker.pub_endpoint, broker.heartbeat_ms,
+// up.threads, up.start_timeout_ms, up.gateway, gateway.listen).
 struct UpOptions {
     std::string home;
-    std::string bind = "tcp://127.0.0.1:5555";
-    std::string pub = "tcp://127.0.0.1:5556";
-    int heartbeat_ms = 2500;
-    int threads = 2;
     std::string ready_file;
-    int start_timeout_ms = 15'000;
-    std::string gateway_listen = "127.0.0.1:8080";
-    bool no_gateway = false;
 };
+
+// The command line of a child: `self`, the log settings given to `up` as flags (the child reads
+// the same file and environment by itself), the subcommand and its arguments.
+std::vector<std::string> child_argv(const std::string& self, std::vector<std::string> command) {
+    std::vector<std::string> argv{self};
+    for (const auto& [key, flag] : {std::pair{"log.level", "--log-level"}, std::pair{"log.format", "--log-format"}}) {
+        if (settings().origin(key).source == config::Source::kFlag) {
+            argv.emplace_back(flag);
+            argv.push_back(settings().text(key));
+        }
+    }
+    argv.insert(argv.end(), std::make_move_iterator(command.begin()), std::make_move_iterator(command.end()));
+    return argv;
+}
 
 // How long `up` waits for the gateway's ready file before it reports itself up without the
 // viewer's URL (a taken port: the gateway fails, and is restarted with backoff meanwhile).
@@ -87,6 +98,11 @@ std::optional<BrokerEndpoints> read_ready_file(const fs::path& path) {
 }
 
 void run_up(const UpOptions& options) {
+    const auto& s = settings();
+    const int start_timeout_ms = static_cast<int>(s.integer("up.start_timeout_ms"));
+    const std::string threads = std::to_string(s.integer("up.threads"));
+    const bool with_gateway = s.boolean("up.gateway");
+    const std::string& gateway_listen = s.text("gateway.listen");
     const sigset_t stop_signals = block_supervisor_signals();
     const fs::path home = cli::resolve_home(options.home);
     // Created owner-only; an existing home is used as it is, or refused when others can write
@@ -102,13 +118,13 @@ void run_up(const UpOptions& options) {
     fs::remove(broker_ready, ec);
 
     ProcessSupervisor supervisor{SupervisorConfig{}};
-    const std::string heartbeat = std::to_string(options.heartbeat_ms);
+    const std::string heartbeat = std::to_string(s.integer("broker.heartbeat_ms"));
     auto broker_argv = [&](const std::string& bind, const std::string& pub) {
-        return std::vector<std::string>{self,   "broker",      "--bind",           bind,
-                                        "--pub", pub,          "--home",           home.string(),
-                                        "--heartbeat-ms", heartbeat, "--ready-file", broker_ready.string()};
+        return child_argv(self, {"broker", "--bind", bind, "--pub", pub, "--home", home.string(), "--heartbeat-ms",
+                                 heartbeat, "--ready-file", broker_ready.string()});
     };
-    if (auto started = supervisor.start(ChildSpec{"broker", broker_argv(options.bind, options.pub),
+    if (auto started = supervisor.start(ChildSpec{"broker", broker_argv(s.text("broker.endpoint"),
+                                                                        s.text("broker.pub_endpoint")),
                                                   home / "logs" / "broker.log"});
         !started) {
         supervisor.stop_all();
@@ -117,11 +133,11 @@ void run_up(const UpOptions& options) {
 
     // Wait for the broker to bind; it reports the real endpoints (ports chosen with `*`).
     std::optional<BrokerEndpoints> endpoints;
-    const auto give_up = Clock::now() + std::chrono::milliseconds{options.start_timeout_ms};
+    const auto give_up = Clock::now() + std::chrono::milliseconds{start_timeout_ms};
     while (!(endpoints = read_ready_file(broker_ready))) {
         if (Clock::now() > give_up) {
             supervisor.stop_all();
-            fail_up("the broker did not start within " + std::to_string(options.start_timeout_ms) +
+            fail_up("the broker did not start within " + std::to_string(start_timeout_ms) +
                  " ms; see " + (home / "logs" / "broker.log").string());
         }
         if (supervisor.supervise_once(std::chrono::milliseconds{50}, stop_signals)) {
@@ -131,14 +147,15 @@ void run_up(const UpOptions& options) {
     }
     // A restarted broker must come back on the same endpoints the workers and clients know.
     supervisor.set_argv("broker", broker_argv(endpoints->endpoint, endpoints->pub_endpoint));
-    cli::write_home_config(home, cli::HomeConfig{endpoints->endpoint, endpoints->pub_endpoint});
+    // Runtime state, not configuration: clients on this machine find the broker through it
+    // unless <home>/config.toml, the environment or a flag names another (docs/configuration.md).
+    cli::write_endpoints_state(home, cli::BoundEndpoints{endpoints->endpoint, endpoints->pub_endpoint});
 
     for (const auto& worker : kUpWorkers) {
         auto started = supervisor.start(
             ChildSpec{worker,
-                      {self, "worker", worker, "--broker", endpoints->endpoint, "--threads",
-                       std::to_string(options.threads), "--heartbeat-ms", heartbeat, "--home",
-                       home.string()},
+                      child_argv(self, {"worker", worker, "--broker", endpoints->endpoint, "--threads", threads,
+                                        "--heartbeat-ms", heartbeat, "--home", home.string()}),
                       home / "logs" / (worker + ".log")});
         if (!started) {
             supervisor.stop_all();
@@ -149,13 +166,14 @@ void run_up(const UpOptions& options) {
     // The HTTP gateway (docs/http.md), after the workers it serves; its ready file tells
     // `glassbox status` and this command where it listens.
     std::optional<std::string> gateway_url;
-    if (!options.no_gateway) {
+    if (with_gateway) {
         const fs::path gateway_ready = home / "run" / "gateway.ready";
         fs::remove(gateway_ready, ec);
-        auto started = supervisor.start(ChildSpec{"gateway",
-                                                  {self, "gateway", "--listen", options.gateway_listen, "--broker",
-                                                   endpoints->endpoint, "--ready-file", gateway_ready.string()},
-                                                  home / "logs" / "gateway.log"});
+        auto started = supervisor.start(
+            ChildSpec{"gateway",
+                      child_argv(self, {"gateway", "--listen", gateway_listen, "--broker", endpoints->endpoint,
+                                        "--home", home.string(), "--ready-file", gateway_ready.string()}),
+                      home / "logs" / "gateway.log"});
         if (!started) {
             supervisor.stop_all();
             fail_up(started.error());
@@ -186,8 +204,8 @@ void run_up(const UpOptions& options) {
               << (home / "logs").string() << " (Ctrl-C stops)" << std::endl;
     if (gateway_url) {
         std::cout << "viewer and HTTP API: " << *gateway_url << "/" << std::endl;
-    } else if (!options.no_gateway) {
-        std::cout << "the gateway did not start on " << options.gateway_listen << "; see "
+    } else if (with_gateway) {
+        std::cout << "the gateway did not start on " << gateway_listen << "; see "
                   << (home / "logs" / "gateway.log").string() << std::endl;
     }
 
@@ -204,22 +222,15 @@ void add_up_command(CLI::App& app) {
     auto options = std::make_shared<UpOptions>();
     auto* cmd = app.add_subcommand("up", "Start the broker and every worker on this machine, supervised");
     cmd->add_option("--home", options->home, "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
-    cmd->add_option("--bind", options->bind, "Request endpoint of the broker")->capture_default_str();
-    cmd->add_option("--pub", options->pub, "Explain topic endpoint (XPUB)")->capture_default_str();
-    cmd->add_option("--heartbeat-ms", options->heartbeat_ms, "Heartbeat interval for broker and workers")
-        ->capture_default_str()
-        ->check(CLI::Range(10, 600'000));
-    cmd->add_option("--threads", options->threads, "Worker threads per worker process")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 256));
+    add_setting_option(*cmd, "broker.endpoint", "--bind");
+    add_setting_option(*cmd, "broker.pub_endpoint", "--pub");
+    add_setting_option(*cmd, "broker.heartbeat_ms", "--heartbeat-ms");
+    add_setting_option(*cmd, "up.threads", "--threads");
     cmd->add_option("--ready-file", options->ready_file,
                     "Write {endpoint, pub_endpoint, home, pid, gateway} here once everything is started");
-    cmd->add_option("--gateway-listen", options->gateway_listen,
-                    "HOST:PORT of the HTTP gateway and viewer (loopback; port 0: any free port)")
-        ->capture_default_str();
-    cmd->add_flag("--no-gateway", options->no_gateway, "Do not start the HTTP gateway");
-    cmd->add_option("--start-timeout-ms", options->start_timeout_ms, "How long the broker may take to bind")
-        ->capture_default_str();
+    add_setting_option(*cmd, "gateway.listen", "--gateway-listen");
+    add_setting_flag(*cmd, "up.gateway", "--no-gateway", false, "Do not start the HTTP gateway");
+    add_setting_option(*cmd, "up.start_timeout_ms", "--start-timeout-ms");
     cmd->callback([options] { run_up(*options); });
 }
 

@@ -78,7 +78,7 @@ TEST_F(HomeFilesTest, UpCreatesEveryFileAndFolderOwnerOnly) {
             EXPECT_EQ(mode_of(entry.path()), 0600u) << relative;
         }
     }
-    for (const char* expected : {"config.json", "logs", "logs/broker.log", "logs/store.log", "run",
+    for (const char* expected : {"run/endpoints.json", "logs", "logs/broker.log", "logs/store.log", "run",
                                  "run/broker.ready", "knowledge", "knowledge/default.db",
                                  "knowledge/default.entity.hnsw", "traces.db"}) {
         EXPECT_TRUE(seen.contains(expected)) << expected << " was not created";

@@ -42,7 +42,7 @@ TEST_F(FaultUpTest, RestartsACrashedWorkerAndStopsEverythingOnSigterm) {
     ASSERT_TRUE(wait_for_service(endpoint, "echo", 10'000ms, 2));
     ASSERT_TRUE(wait_for_service(endpoint, "trace", 10'000ms, 1));
 
-    // Client commands find the broker through the home's config without --broker.
+    // Client commands find the broker through what up bound (<home>/run/endpoints.json), no --broker.
     const auto via_home = run_glassbox({"call", "echo", echo_body("via home"), "--home", home.string()});
     EXPECT_EQ(via_home.status.code, 0) << via_home.err;
 
