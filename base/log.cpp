@@ -29,11 +29,14 @@ constexpr std::string_view kHumanPattern = "%Y-%m-%dT%H:%M:%S.%e %^%l%$ %n %v%&"
 
 bool is_key_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 
-bool is_key_char(char c) { return is_key_start(c) || (c >= '0' && c <= '9') || c == '.' || c == '-'; }
+bool is_key_char(char c) {
+    return is_key_start(c) || (c >= '0' && c <= '9') || c == '.' || c == '-';
+}
 
 // True when the message has a `key=` field of its own (it then wins over the thread's).
 bool names_field(std::string_view message, std::string_view key) {
-    for (std::size_t at = message.find(key); at != std::string_view::npos; at = message.find(key, at + 1)) {
+    for (std::size_t at = message.find(key); at != std::string_view::npos;
+         at = message.find(key, at + 1)) {
         const bool starts = at == 0 || message[at - 1] == ' ';
         const std::size_t after = at + key.size();
         if (starts && after < message.size() && message[after] == '=') return true;
@@ -41,7 +44,9 @@ bool names_field(std::string_view message, std::string_view key) {
     return false;
 }
 
-void append(spdlog::memory_buf_t& dest, std::string_view text) { dest.append(text.data(), text.data() + text.size()); }
+void append(spdlog::memory_buf_t& dest, std::string_view text) {
+    dest.append(text.data(), text.data() + text.size());
+}
 
 // A JSON string with its quotes; the text is made valid UTF-8 first.
 void append_json_string(spdlog::memory_buf_t& dest, std::string_view raw) {
@@ -49,11 +54,21 @@ void append_json_string(spdlog::memory_buf_t& dest, std::string_view raw) {
     dest.push_back('"');
     for (const char c : text) {
         switch (c) {
-            case '"': append(dest, "\\\""); break;
-            case '\\': append(dest, "\\\\"); break;
-            case '\n': append(dest, "\\n"); break;
-            case '\r': append(dest, "\\r"); break;
-            case '\t': append(dest, "\\t"); break;
+            case '"':
+                append(dest, "\\\"");
+                break;
+            case '\\':
+                append(dest, "\\\\");
+                break;
+            case '\n':
+                append(dest, "\\n");
+                break;
+            case '\r':
+                append(dest, "\\r");
+                break;
+            case '\t':
+                append(dest, "\\t");
+                break;
             default:
                 if (static_cast<unsigned char>(c) < 0x20) {
                     static constexpr char kHex[] = "0123456789abcdef";
@@ -70,20 +85,28 @@ void append_json_string(spdlog::memory_buf_t& dest, std::string_view raw) {
 
 std::string_view level_name(spdlog::level::level_enum level) {
     switch (level) {
-        case spdlog::level::trace: return "trace";
-        case spdlog::level::debug: return "debug";
-        case spdlog::level::info: return "info";
-        case spdlog::level::warn: return "warn";
-        case spdlog::level::err: return "error";
-        case spdlog::level::critical: return "critical";
-        default: return "off";
+        case spdlog::level::trace:
+            return "trace";
+        case spdlog::level::debug:
+            return "debug";
+        case spdlog::level::info:
+            return "info";
+        case spdlog::level::warn:
+            return "warn";
+        case spdlog::level::err:
+            return "error";
+        case spdlog::level::critical:
+            return "critical";
+        default:
+            return "off";
     }
 }
 
 // `%&` in the human pattern: the thread's fields the message does not name, as " key=value".
 class ThreadFieldsFlag final : public spdlog::custom_flag_formatter {
 public:
-    void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    void format(const spdlog::details::log_msg& msg, const std::tm&,
+                spdlog::memory_buf_t& dest) override {
         const std::string_view message(msg.payload.data(), msg.payload.size());
         for (const auto& [key, value] : t_fields) {
             if (names_field(message, key)) continue;
@@ -96,7 +119,9 @@ public:
             if (quote) dest.push_back('"');
         }
     }
-    std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<ThreadFieldsFlag>(); }
+    std::unique_ptr<custom_flag_formatter> clone() const override {
+        return std::make_unique<ThreadFieldsFlag>();
+    }
 };
 
 class JsonFormatter final : public spdlog::formatter {
@@ -131,13 +156,16 @@ public:
         append(dest, "}\n");
     }
 
-    std::unique_ptr<spdlog::formatter> clone() const override { return std::make_unique<JsonFormatter>(); }
+    std::unique_ptr<spdlog::formatter> clone() const override {
+        return std::make_unique<JsonFormatter>();
+    }
 
 private:
     static std::string utc_time(spdlog::log_clock::time_point time) {
         const auto since = time.time_since_epoch();
         const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(since);
-        const auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(since - seconds).count();
+        const auto millis =
+            std::chrono::duration_cast<std::chrono::milliseconds>(since - seconds).count();
         const std::time_t t = static_cast<std::time_t>(seconds.count());
         std::tm parts{};
         gmtime_r(&t, &parts);
@@ -182,7 +210,9 @@ bool set_log_format(const std::string& format) {
     if (format != "human" && format != "json") return false;
     std::lock_guard lock(logger_mutex());
     g_json.store(format == "json");
-    spdlog::apply_all([](const std::shared_ptr<spdlog::logger>& logger) { logger->set_formatter(make_formatter()); });
+    spdlog::apply_all([](const std::shared_ptr<spdlog::logger>& logger) {
+        logger->set_formatter(make_formatter());
+    });
     return true;
 }
 
@@ -232,10 +262,12 @@ std::vector<std::pair<std::string, std::string>> message_fields(std::string_view
                 if (v < n && message[v] == '"') {
                     // To the next quote that ends the word; an unclosed one runs to the end.
                     std::size_t close = v + 1;
-                    while (close < n && !(message[close] == '"' && (close + 1 == n || message[close + 1] == ' '))) {
+                    while (close < n && !(message[close] == '"' &&
+                                          (close + 1 == n || message[close + 1] == ' '))) {
                         ++close;
                     }
-                    fields.emplace_back(std::move(key), std::string(message.substr(v + 1, std::min(close, n) - v - 1)));
+                    fields.emplace_back(std::move(key), std::string(message.substr(
+                                                            v + 1, std::min(close, n) - v - 1)));
                     i = close < n ? close + 1 : n;
                 } else {
                     std::size_t end = v;

@@ -65,7 +65,9 @@ std::vector<const CLI::App*> chosen_commands(const CLI::App& app) {
 
 }  // namespace
 
-std::filesystem::path config_file_path(const std::filesystem::path& home) { return home / std::string(kConfigFile); }
+std::filesystem::path config_file_path(const std::filesystem::path& home) {
+    return home / std::string(kConfigFile);
+}
 
 std::filesystem::path endpoints_state_path(const std::filesystem::path& home) {
     return home / "run" / std::string(kEndpointsStateFile);
@@ -81,13 +83,14 @@ CLI::Option* add_setting_option(CLI::App& command, std::string_view key, const s
         help_of(setting));
 }
 
-CLI::Option* add_setting_flag(CLI::App& command, std::string_view key, const std::string& flag, bool value,
-                              const std::string& help) {
+CLI::Option* add_setting_flag(CLI::App& command, std::string_view key, const std::string& flag,
+                              bool value, const std::string& help) {
     const auto& setting = setting_with_flag(key, flag);
     return command.add_flag_callback(
         flag,
         [key = setting.key, flag, value] {
-            settings_state().flags.push_back(config::FlagValue{key, flag, value ? "true" : "false"});
+            settings_state().flags.push_back(
+                config::FlagValue{key, flag, value ? "true" : "false"});
         },
         help + " [" + setting.key + "]");
 }
@@ -104,7 +107,8 @@ base::Result<config::Resolved> resolve_settings_for(const std::filesystem::path&
     if (!environment) return std::move(environment).error();
     auto given = config::read_flags(registry, flags);
     if (!given) return std::move(given).error();
-    return config::Resolved(registry, {&runtime.value(), &file.value(), &environment.value(), &given.value()});
+    return config::Resolved(
+        registry, {&runtime.value(), &file.value(), &environment.value(), &given.value()});
 }
 
 void resolve_settings(const std::filesystem::path& home) {
@@ -150,8 +154,8 @@ std::string settings_markdown_table(const config::Registry& registry) {
         for (const auto& alias : setting.env_aliases) env += ", " + code(alias);
         std::string flags;
         for (const auto& flag : setting.flags) flags += (flags.empty() ? "" : ", ") + code(flag);
-        out += "| " + code(setting.key) + " | " + code(fallback) + " | " + setting.expectation() + " | " + env +
-               " | " + flags + " | " + setting.doc + " |\n";
+        out += "| " + code(setting.key) + " | " + code(fallback) + " | " + setting.expectation() +
+               " | " + env + " | " + flags + " | " + setting.doc + " |\n";
     }
     return out;
 }

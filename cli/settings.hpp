@@ -30,8 +30,8 @@ std::filesystem::path endpoints_state_path(const std::filesystem::path& home);
 // (a bad one: "config error: flag --x: key: expected ..., got ...", exit 2).
 CLI::Option* add_setting_option(CLI::App& command, std::string_view key, const std::string& flag);
 // A flag without a value that sets the boolean `key` to `value` (`--no-gateway`: up.gateway false).
-CLI::Option* add_setting_flag(CLI::App& command, std::string_view key, const std::string& flag, bool value,
-                              const std::string& help);
+CLI::Option* add_setting_flag(CLI::App& command, std::string_view key, const std::string& flag,
+                              bool value, const std::string& help);
 
 // The layers below the flags for `home`, in precedence order: runtime state, config file,
 // environment (process_env). InvalidRequest (a message with the file:line or variable) on error.

@@ -21,16 +21,22 @@ constexpr std::int64_t kDayMs = 86'400'000;
 std::vector<Setting> glassbox_settings() {
     return {
         // Endpoints: the broker binds them; clients and workers connect to them.
-        text_setting("broker.endpoint", "tcp://127.0.0.1:5555",
-                     "Broker request endpoint: the broker binds it, clients and workers connect to it")
-            .flag("--bind").flag("--broker").env_alias("GLASSBOX_BROKER"),
-        text_setting("broker.pub_endpoint", "tcp://127.0.0.1:5556", "Explain topic endpoint (XPUB)").flag("--pub"),
-        text_setting("broker.spool", "", "Explain spool directory (empty: spool/ in the home)").flag("--spool"),
+        text_setting(
+            "broker.endpoint", "tcp://127.0.0.1:5555",
+            "Broker request endpoint: the broker binds it, clients and workers connect to it")
+            .flag("--bind")
+            .flag("--broker")
+            .env_alias("GLASSBOX_BROKER"),
+        text_setting("broker.pub_endpoint", "tcp://127.0.0.1:5556", "Explain topic endpoint (XPUB)")
+            .flag("--pub"),
+        text_setting("broker.spool", "", "Explain spool directory (empty: spool/ in the home)")
+            .flag("--spool"),
         // Heartbeats and liveness: the broker, its workers and collectors use the same.
         integer_setting("broker.heartbeat_ms", 2'500, 10, kHourMs,
                         "Heartbeat interval of the broker and of every worker and collector")
             .flag("--heartbeat-ms"),
-        integer_setting("broker.liveness", 3, 1, 100, "Silent heartbeat intervals before a peer counts as dead")
+        integer_setting("broker.liveness", 3, 1, 100,
+                        "Silent heartbeat intervals before a peer counts as dead")
             .flag("--liveness"),
         // Broker timeouts.
         integer_setting("broker.max_retries", 2, 0, 100,
@@ -39,16 +45,19 @@ std::vector<Setting> glassbox_settings() {
         integer_setting("broker.default_deadline_ms", 60'000, 1, kDayMs,
                         "Deadline of MDPC01 requests and of GBC01 requests with deadline 0")
             .flag("--default-deadline-ms"),
-        integer_setting("broker.max_deadline_ms", kHourMs, 1, kDayMs, "Longer GBC01 deadlines are clamped to this")
+        integer_setting("broker.max_deadline_ms", kHourMs, 1, kDayMs,
+                        "Longer GBC01 deadlines are clamped to this")
             .flag("--max-deadline-ms"),
         integer_setting("broker.unknown_service_wait_ms", 1'000, 0, kHourMs,
                         "How long a request for a never-registered service waits for a worker")
             .flag("--unknown-service-wait-ms"),
         integer_setting("broker.restart_grace_ms", 10'000, 0, kHourMs,
-                        "After a start, how long a request for a service registered before waits for its workers")
+                        "After a start, how long a request for a service registered before waits "
+                        "for its workers")
             .flag("--restart-grace-ms"),
         // Queue bounds and policies.
-        integer_setting("broker.max_queue", 10'000, 1, 100'000'000, "Bound of each service's request queue")
+        integer_setting("broker.max_queue", 10'000, 1, 100'000'000,
+                        "Bound of each service's request queue")
             .flag("--max-queue"),
         choice_setting("broker.overflow", "reject", {"reject", "drop-oldest"},
                        "A full service queue: reject the new request or drop the oldest")
@@ -56,8 +65,9 @@ std::vector<Setting> glassbox_settings() {
         integer_setting("broker.max_message_bytes", 16 * 1024 * 1024, 1024, std::int64_t{1} << 31,
                         "Largest accepted message, all frames together")
             .flag("--max-message-bytes"),
-        integer_setting("broker.max_subscription_bytes", 264, 256, 1 << 20,
-                        "Largest explain topic subscription frame; a longer one closes its connection")
+        integer_setting(
+            "broker.max_subscription_bytes", 264, 256, 1 << 20,
+            "Largest explain topic subscription frame; a longer one closes its connection")
             .flag("--max-subscription-bytes"),
         integer_setting("broker.max_subscriptions_per_subscriber", 256, 1, 1 << 20,
                         "Explain topic subscriptions one subscriber may hold")
@@ -75,15 +85,19 @@ std::vector<Setting> glassbox_settings() {
                         "Bytes one explain topic subscriber may send (+1 KiB per second connected)")
             .flag("--max-subscriber-inbound-bytes"),
         // The explain spool.
-        integer_setting("broker.spool_max_messages", 1'000'000, 1, kNoMax, "Explain spool bound (messages)")
+        integer_setting("broker.spool_max_messages", 1'000'000, 1, kNoMax,
+                        "Explain spool bound (messages)")
             .flag("--spool-max-messages"),
-        integer_setting("broker.spool_max_bytes", std::int64_t{1} << 30, 1, kNoMax, "Explain spool bound (bytes)")
+        integer_setting("broker.spool_max_bytes", std::int64_t{1} << 30, 1, kNoMax,
+                        "Explain spool bound (bytes)")
             .flag("--spool-max-bytes"),
-        choice_setting("broker.spool_policy", "fail-request", {"fail-request", "drop-newest"},
-                       "A full or unwritable spool: fail the request or drop the new explain message")
+        choice_setting(
+            "broker.spool_policy", "fail-request", {"fail-request", "drop-newest"},
+            "A full or unwritable spool: fail the request or drop the new explain message")
             .flag("--spool-policy"),
-        integer_setting("broker.delivery_interval_ms", 10, 0, 1'000,
-                        "Explain messages go to trace collectors in batches at most this often (0: at once)")
+        integer_setting(
+            "broker.delivery_interval_ms", 10, 0, 1'000,
+            "Explain messages go to trace collectors in batches at most this often (0: at once)")
             .flag("--delivery-interval-ms"),
 
         // Worker processes.
@@ -99,29 +113,38 @@ std::vector<Setting> glassbox_settings() {
                         "A trace without an end and silent this long reads as incomplete")
             .flag("--incomplete-after-s"),
         bool_setting("collector.synchronous_normal", false,
-                     "Commit traces without fsync per transaction (faster; the last may be lost on power loss)")
+                     "Commit traces without fsync per transaction (faster; the last may be lost on "
+                     "power loss)")
             .flag("--synchronous-normal"),
 
         // The HTTP gateway.
-        text_setting("gateway.listen", "127.0.0.1:8080", "HOST:PORT of the HTTP gateway and viewer (port 0: any free)")
-            .flag("--listen").flag("--gateway-listen"),
+        text_setting("gateway.listen", "127.0.0.1:8080",
+                     "HOST:PORT of the HTTP gateway and viewer (port 0: any free)")
+            .flag("--listen")
+            .flag("--gateway-listen"),
         text_setting("gateway.tokens", "",
                      "Bearer tokens file (owner-only); required for a non-loopback listen address")
             .flag("--tokens"),
         integer_setting("gateway.threads", 24, 1, 1'024, "HTTP worker threads").flag("--threads"),
-        integer_setting("gateway.max_streams", 16, 1, 100'000, "SSE streams open at once (one more: 503)")
+        integer_setting("gateway.max_streams", 16, 1, 100'000,
+                        "SSE streams open at once (one more: 503)")
             .flag("--max-streams"),
-        integer_setting("gateway.max_body_bytes", 1 << 20, 1, std::int64_t{1} << 31, "Largest request body (more: 413)")
+        integer_setting("gateway.max_body_bytes", 1 << 20, 1, std::int64_t{1} << 31,
+                        "Largest request body (more: 413)")
             .flag("--max-body-bytes"),
-        integer_setting("gateway.max_upload_bytes", std::int64_t{64} << 20, 1, std::int64_t{1} << 40,
-                        "Largest upload to /api/v1/load/* (more: 413)")
+        integer_setting("gateway.max_upload_bytes", std::int64_t{64} << 20, 1,
+                        std::int64_t{1} << 40, "Largest upload to /api/v1/load/* (more: 413)")
             .flag("--max-upload-bytes"),
-        number_setting("gateway.rate_limit", 50, 0, 1e9, "Requests a second per client address, on average (0: no limit)")
+        number_setting("gateway.rate_limit", 50, 0, 1e9,
+                       "Requests a second per client address, on average (0: no limit)")
             .flag("--rate-limit"),
-        number_setting("gateway.rate_burst", 100, 0, 1e9, "Requests per client address at once").flag("--rate-burst"),
-        integer_setting("gateway.call_timeout_ms", 30'000, 1, kHourMs, "Deadline of one bus call other than a question")
+        number_setting("gateway.rate_burst", 100, 0, 1e9, "Requests per client address at once")
+            .flag("--rate-burst"),
+        integer_setting("gateway.call_timeout_ms", 30'000, 1, kHourMs,
+                        "Deadline of one bus call other than a question")
             .flag("--timeout-ms"),
-        integer_setting("gateway.query_timeout_ms", 120'000, 1, kHourMs, "Deadline of one question on the bus")
+        integer_setting("gateway.query_timeout_ms", 120'000, 1, kHourMs,
+                        "Deadline of one question on the bus")
             .flag("--query-timeout-ms"),
         integer_setting("gateway.read_timeout_ms", 10'000, 10, 600'000,
                         "A client that sends nothing for this long is disconnected")
@@ -136,60 +159,80 @@ std::vector<Setting> glassbox_settings() {
             .flag("--mcp-max-sessions"),
 
         // `glassbox up`.
-        integer_setting("up.threads", 2, 1, 256, "Worker threads per worker process `glassbox up` starts")
+        integer_setting("up.threads", 2, 1, 256,
+                        "Worker threads per worker process `glassbox up` starts")
             .flag("--threads"),
-        integer_setting("up.start_timeout_ms", 15'000, 1, kHourMs, "How long the broker may take to bind")
+        integer_setting("up.start_timeout_ms", 15'000, 1, kHourMs,
+                        "How long the broker may take to bind")
             .flag("--start-timeout-ms"),
-        bool_setting("up.gateway", true, "Start the HTTP gateway with the pipeline").flag("--no-gateway"),
+        bool_setting("up.gateway", true, "Start the HTTP gateway with the pipeline")
+            .flag("--no-gateway"),
 
         // Client commands.
         text_setting("client.collection", "default",
                      "Knowledge collection of load, query, invoke and chat")
-            .flag("--collection").env_alias("GLASSBOX_COLLECTION"),
+            .flag("--collection")
+            .env_alias("GLASSBOX_COLLECTION"),
 
         // Model endpoints: the llm service.
         choice_setting("llm.provider", "auto", {"auto", "extractive", "openai"},
                        "auto: openai when a model is set, else the built-in extractive provider")
             .flag("--provider"),
-        text_setting("llm.base_url", "https://api.openai.com", "openai: the API's base URL").flag("--base-url"),
+        text_setting("llm.base_url", "https://api.openai.com", "openai: the API's base URL")
+            .flag("--base-url"),
         text_setting("llm.model", "", "openai: the model name").flag("--model"),
         text_setting("llm.api_key_env", "OPENAI_API_KEY",
                      "openai: the environment variable holding the API key (empty or '-': none)")
             .flag("--api-key-env"),
-        text_setting("llm.templates", "", "Folder of prompt templates (empty: templates/ in the home, when it exists)")
+        text_setting("llm.templates", "",
+                     "Folder of prompt templates (empty: templates/ in the home, when it exists)")
             .flag("--templates"),
-        integer_setting("llm.timeout_ms", 120'000, 1, kHourMs, "openai: one completion, retries included")
+        integer_setting("llm.timeout_ms", 120'000, 1, kHourMs,
+                        "openai: one completion, retries included")
             .flag("--timeout-ms"),
         integer_setting("llm.connect_timeout_ms", 5'000, 1, 600'000, "openai: one TCP/TLS connect")
             .flag("--connect-timeout-ms"),
-        integer_setting("llm.max_retries", 2, 0, 10, "openai: retries on 408/429/5xx/connection failures")
+        integer_setting("llm.max_retries", 2, 0, 10,
+                        "openai: retries on 408/429/5xx/connection failures")
             .flag("--max-retries"),
         number_setting("llm.temperature", 0.0, 0.0, 2.0, "openai: sampling temperature"),
-        text_setting("llm.config", "", "JSON file of llm settings (docs/llm.md), below every other source")
+        text_setting("llm.config", "",
+                     "JSON file of llm settings (docs/llm.md), below every other source")
             .flag("--config"),
 
         // Model endpoints: the embeddings service.
         choice_setting("embeddings.provider", "hashing", {"hashing", "openai"},
                        "hashing (built-in feature hashing) or openai")
             .flag("--provider"),
-        integer_setting("embeddings.dim", 0, 0, 65'536, "Vector size (0: the provider's; hashing 384)").flag("--dim"),
-        text_setting("embeddings.base_url", "https://api.openai.com", "openai: the API's base URL").flag("--base-url"),
-        text_setting("embeddings.model", "text-embedding-3-small", "openai: the model name").flag("--model"),
+        integer_setting("embeddings.dim", 0, 0, 65'536,
+                        "Vector size (0: the provider's; hashing 384)")
+            .flag("--dim"),
+        text_setting("embeddings.base_url", "https://api.openai.com", "openai: the API's base URL")
+            .flag("--base-url"),
+        text_setting("embeddings.model", "text-embedding-3-small", "openai: the model name")
+            .flag("--model"),
         text_setting("embeddings.api_key_env", "OPENAI_API_KEY",
                      "openai: the environment variable holding the API key (empty or '-': none)")
             .flag("--api-key-env"),
-        integer_setting("embeddings.batch_size", 64, 1, 2'048, "openai: texts per HTTP request").flag("--batch-size"),
-        integer_setting("embeddings.timeout_ms", 30'000, 1, 600'000, "openai: per HTTP request, retries included")
+        integer_setting("embeddings.batch_size", 64, 1, 2'048, "openai: texts per HTTP request")
+            .flag("--batch-size"),
+        integer_setting("embeddings.timeout_ms", 30'000, 1, 600'000,
+                        "openai: per HTTP request, retries included")
             .flag("--timeout-ms"),
-        integer_setting("embeddings.max_retries", 3, 0, 10, "openai: retries on 429/5xx/connection failures")
+        integer_setting("embeddings.max_retries", 3, 0, 10,
+                        "openai: retries on 429/5xx/connection failures")
             .flag("--max-retries"),
-        integer_setting("embeddings.max_texts", 1'024, 1, 100'000, "Texts in one embeddings request"),
-        integer_setting("embeddings.max_text_bytes", 65'536, 1, 16 * 1024 * 1024, "UTF-8 bytes of one text"),
-        text_setting("embeddings.config", "", "JSON file of embeddings settings, below every other source")
+        integer_setting("embeddings.max_texts", 1'024, 1, 100'000,
+                        "Texts in one embeddings request"),
+        integer_setting("embeddings.max_text_bytes", 65'536, 1, 16 * 1024 * 1024,
+                        "UTF-8 bytes of one text"),
+        text_setting("embeddings.config", "",
+                     "JSON file of embeddings settings, below every other source")
             .flag("--config"),
 
         // Retrieval defaults: what a request that leaves a limit out (or 0) gets; the workers'
-        // bounds above them are fixed (docs/rag.md). `invoke --entity-limit` etc. set one request's.
+        // bounds above them are fixed (docs/rag.md). `invoke --entity-limit` etc. set one
+        // request's.
         integer_setting("graph_rag.entity_limit", 50, 1, 1'000, "Seed entities per concept"),
         integer_setting("graph_rag.triple_limit", 30, 1, 1'000, "Triples per entity and hop"),
         integer_setting("graph_rag.max_subgraph_size", 150, 1, 10'000, "Edges explored at most"),
@@ -201,9 +244,11 @@ std::vector<Setting> glassbox_settings() {
         integer_setting("document_rag.fetch_limit", 20, 1, 1'000,
                         "Chunks fetched before re-ranking (at least doc_limit)"),
         integer_setting("rag.call_timeout_ms", 0, 0, kHourMs,
-                        "Graph and document RAG: deadline of each call to another service (0: the request's time left)")
+                        "Graph and document RAG: deadline of each call to another service (0: the "
+                        "request's time left)")
             .flag("--call-timeout-ms"),
-        integer_setting("agent.max_iterations", 10, 1, 100, "Agent loop iterations at most (a request may lower it)")
+        integer_setting("agent.max_iterations", 10, 1, 100,
+                        "Agent loop iterations at most (a request may lower it)")
             .flag("--max-iterations"),
         integer_setting("agent.call_timeout_ms", 0, 0, kHourMs,
                         "Agent: deadline of each tool call (0: the request's time left)")
@@ -211,18 +256,21 @@ std::vector<Setting> glassbox_settings() {
         choice_setting("query.reflection", "model-free", {"model-free", "llm"},
                        "How the router judges an answer's relevance")
             .flag("--reflection"),
-        number_setting("query.relevance_threshold", 0.4, 0.0, 1.0, "An answer below this relevance is escalated")
+        number_setting("query.relevance_threshold", 0.4, 0.0, 1.0,
+                       "An answer below this relevance is escalated")
             .flag("--relevance-threshold"),
         integer_setting("query.max_escalations", 2, 0, 2, "Escalations per question at most")
             .flag("--max-escalations"),
         integer_setting("query.call_timeout_ms", 0, 0, kHourMs,
                         "Router: deadline of each engine call (0: the request's time left)")
             .flag("--call-timeout-ms"),
-        integer_setting("query.reflection_timeout_ms", 30'000, 1, 600'000, "Router: deadline of each judge or rephrase call")
+        integer_setting("query.reflection_timeout_ms", 30'000, 1, 600'000,
+                        "Router: deadline of each judge or rephrase call")
             .flag("--reflection-timeout-ms"),
 
         // Logs.
-        choice_setting("log.level", "info", {"trace", "debug", "info", "warn", "error", "critical", "off"},
+        choice_setting("log.level", "info",
+                       {"trace", "debug", "info", "warn", "error", "critical", "off"},
                        "Lowest level written")
             .flag("--log-level"),
         choice_setting("log.format", "human", {"human", "json"},

@@ -14,11 +14,16 @@ using base::make_error;
 
 std::string Origin::describe() const {
     switch (source) {
-        case Source::kDefault: return "default";
-        case Source::kState: return "state " + where;
-        case Source::kFile: return where;
-        case Source::kEnv: return "env " + where;
-        case Source::kFlag: return "flag " + where;
+        case Source::kDefault:
+            return "default";
+        case Source::kState:
+            return "state " + where;
+        case Source::kFile:
+            return where;
+        case Source::kEnv:
+            return "env " + where;
+        case Source::kFlag:
+            return "flag " + where;
     }
     return where;
 }
@@ -36,7 +41,9 @@ base::Result<Layer> read_env(const Registry& registry, const EnvLookup& lookup) 
             const auto text = lookup(name);
             if (!text || text->empty()) continue;
             auto value = setting.parse_text(*text);
-            if (!value) return make_error(ErrorType::kInvalidRequest, "env " + name + ": " + value.error().message);
+            if (!value)
+                return make_error(ErrorType::kInvalidRequest,
+                                  "env " + name + ": " + value.error().message);
             layer.set(setting.key, std::move(value).value(), Origin{Source::kEnv, name});
             break;  // the first name set wins
         }
@@ -54,15 +61,19 @@ base::Result<Layer> read_flags(const Registry& registry, const std::vector<FlagV
     Layer layer;
     for (const auto& flag : flags) {
         const Setting* setting = registry.find(flag.key);
-        if (setting == nullptr) throw std::logic_error("flag " + flag.flag + " sets unknown setting " + flag.key);
+        if (setting == nullptr)
+            throw std::logic_error("flag " + flag.flag + " sets unknown setting " + flag.key);
         auto value = setting->parse_text(flag.text);
-        if (!value) return make_error(ErrorType::kInvalidRequest, "flag " + flag.flag + ": " + value.error().message);
+        if (!value)
+            return make_error(ErrorType::kInvalidRequest,
+                              "flag " + flag.flag + ": " + value.error().message);
         layer.set(flag.key, std::move(value).value(), Origin{Source::kFlag, flag.flag});
     }
     return layer;
 }
 
-Resolved::Resolved(const Registry& registry, const std::vector<const Layer*>& layers) : registry_(&registry) {
+Resolved::Resolved(const Registry& registry, const std::vector<const Layer*>& layers)
+    : registry_(&registry) {
     for (const auto& setting : registry.settings()) {
         values_.emplace(setting.key, Effective{setting.fallback, Origin{}});
     }
@@ -70,7 +81,8 @@ Resolved::Resolved(const Registry& registry, const std::vector<const Layer*>& la
         if (layer == nullptr) continue;
         for (const auto& entry : layer->entries) {
             const auto found = values_.find(entry.key);
-            if (found == values_.end()) throw std::logic_error("a layer sets unknown setting " + entry.key);
+            if (found == values_.end())
+                throw std::logic_error("a layer sets unknown setting " + entry.key);
             found->second = Effective{entry.value, entry.origin};
         }
     }

@@ -50,8 +50,8 @@ std::string got_text(const Value& value) {
 bool valid_segment(std::string_view segment) {
     if (segment.empty() || !std::islower(static_cast<unsigned char>(segment.front()))) return false;
     return std::all_of(segment.begin(), segment.end(), [](char c) {
-        return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-               c == '_';
+        return std::islower(static_cast<unsigned char>(c)) ||
+               std::isdigit(static_cast<unsigned char>(c)) || c == '_';
     });
 }
 
@@ -60,7 +60,8 @@ bool valid_key(std::string_view key) {
     std::size_t start = 0;
     for (;;) {
         const auto dot = key.find('.', start);
-        if (!valid_segment(key.substr(start, dot == std::string_view::npos ? dot : dot - start))) return false;
+        if (!valid_segment(key.substr(start, dot == std::string_view::npos ? dot : dot - start)))
+            return false;
         ++segments;
         if (dot == std::string_view::npos) break;
         start = dot + 1;
@@ -83,7 +84,8 @@ std::size_t distance(std::string_view a, std::string_view b) {
         row[0] = i;
         for (std::size_t j = 1; j <= b.size(); ++j) {
             const std::size_t above = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            row[j] =
+                std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
             diagonal = above;
         }
     }
@@ -133,8 +135,10 @@ std::string Setting::env_name() const {
 
 std::string Setting::expectation() const {
     switch (kind) {
-        case Kind::kText: return "a string";
-        case Kind::kBool: return "true or false";
+        case Kind::kText:
+            return "a string";
+        case Kind::kBool:
+            return "true or false";
         case Kind::kInteger:
             if (max == std::numeric_limits<std::int64_t>::max()) {
                 if (min == 1) return "a positive integer";
@@ -159,8 +163,12 @@ std::string Setting::expectation() const {
 std::optional<std::string> Setting::problem(const Value& value) const {
     bool fits = false;
     switch (kind) {
-        case Kind::kText: fits = std::holds_alternative<std::string>(value); break;
-        case Kind::kBool: fits = std::holds_alternative<bool>(value); break;
+        case Kind::kText:
+            fits = std::holds_alternative<std::string>(value);
+            break;
+        case Kind::kBool:
+            fits = std::holds_alternative<bool>(value);
+            break;
         case Kind::kInteger: {
             const auto* v = std::get_if<std::int64_t>(&value);
             fits = v != nullptr && *v >= min && *v <= max;
@@ -185,7 +193,8 @@ base::Result<Value> Setting::parse_text(std::string_view text) const {
     Value value{std::string(text)};  // as given: what a mismatch reports
     switch (kind) {
         case Kind::kText:
-        case Kind::kChoice: break;
+        case Kind::kChoice:
+            break;
         case Kind::kInteger: {
             std::int64_t parsed = 0;
             const auto* end = text.data() + text.size();
@@ -246,7 +255,8 @@ Setting bool_setting(std::string key, bool fallback, std::string doc) {
 
 Setting choice_setting(std::string key, std::string fallback, std::vector<std::string> choices,
                        std::string doc) {
-    auto setting = make_setting(std::move(key), Kind::kChoice, Value{std::move(fallback)}, std::move(doc));
+    auto setting =
+        make_setting(std::move(key), Kind::kChoice, Value{std::move(fallback)}, std::move(doc));
     setting.choices = std::move(choices);
     return setting;
 }
@@ -255,8 +265,10 @@ Registry::Registry(std::vector<Setting> settings) : settings_(std::move(settings
     std::set<std::string> keys;
     std::set<std::string> env_names;
     for (const auto& setting : settings_) {
-        if (!valid_key(setting.key)) throw std::invalid_argument("malformed setting key '" + setting.key + "'");
-        if (!keys.insert(setting.key).second) throw std::invalid_argument("setting '" + setting.key + "' twice");
+        if (!valid_key(setting.key))
+            throw std::invalid_argument("malformed setting key '" + setting.key + "'");
+        if (!keys.insert(setting.key).second)
+            throw std::invalid_argument("setting '" + setting.key + "' twice");
         if (auto why = setting.problem(setting.fallback)) {
             throw std::invalid_argument("the default of " + *why);
         }
@@ -264,12 +276,14 @@ Registry::Registry(std::vector<Setting> settings) : settings_(std::move(settings
             throw std::invalid_argument("environment name " + setting.env_name() + " twice");
         }
         for (const auto& alias : setting.env_aliases) {
-            if (!env_names.insert(alias).second) throw std::invalid_argument("environment name " + alias + " twice");
+            if (!env_names.insert(alias).second)
+                throw std::invalid_argument("environment name " + alias + " twice");
         }
     }
     // A key must not also be a table ("a.b" and "a.b.c"): TOML could not hold both.
     for (const auto& setting : settings_) {
-        if (is_table(setting.key)) throw std::invalid_argument("setting '" + setting.key + "' is also a table");
+        if (is_table(setting.key))
+            throw std::invalid_argument("setting '" + setting.key + "' is also a table");
     }
 }
 
@@ -283,7 +297,8 @@ const Setting* Registry::find(std::string_view key) const noexcept {
 bool Registry::is_table(std::string_view prefix) const noexcept {
     for (const auto& setting : settings_) {
         const std::string_view key = setting.key;
-        if (key.size() > prefix.size() && key.substr(0, prefix.size()) == prefix && key[prefix.size()] == '.') {
+        if (key.size() > prefix.size() && key.substr(0, prefix.size()) == prefix &&
+            key[prefix.size()] == '.') {
             return true;
         }
     }
@@ -298,7 +313,8 @@ std::optional<std::string> Registry::suggest(std::string_view unknown, bool as_t
             continue;
         }
         // Every table a key lies in: "broker" for broker.heartbeat_ms.
-        for (auto dot = setting.key.find('.'); dot != std::string::npos; dot = setting.key.find('.', dot + 1)) {
+        for (auto dot = setting.key.find('.'); dot != std::string::npos;
+             dot = setting.key.find('.', dot + 1)) {
             candidates.insert(setting.key.substr(0, dot));
         }
     }

@@ -1,4 +1,5 @@
-// A setting (key, type, bounds, default, flags, environment variable, doc) and the registry of them.
+// A setting (key, type, bounds, default, flags, environment variable, doc) and the registry of
+// them.
 #pragma once
 
 #include <cstdint>

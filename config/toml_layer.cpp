@@ -40,22 +40,24 @@ public:
 
     base::Result<void> walk(const toml::table& table, const std::string& prefix) {
         for (auto&& [name, node] : table) {
-            const std::string key = prefix.empty() ? std::string(name.str()) : prefix + "." + std::string(name.str());
+            const std::string key =
+                prefix.empty() ? std::string(name.str()) : prefix + "." + std::string(name.str());
             const auto& where = name.source().begin.line != 0 ? name.source() : node.source();
             if (const Setting* setting = registry_.find(key)) {
                 if (auto entry = read_entry(*setting, node, where); !entry) return entry;
             } else if (registry_.is_table(key)) {
                 const auto* inner = node.as_table();
                 if (inner == nullptr) {
-                    return error(where, key + ": expected a table of settings ([" + key + "]), got " +
-                                            describe(node));
+                    return error(where, key + ": expected a table of settings ([" + key +
+                                            "]), got " + describe(node));
                 }
                 if (auto inner_walk = walk(*inner, key); !inner_walk) return inner_walk;
             } else {
                 const bool table = node.is_table();
                 std::string message = table ? "unknown table [" + key + "]" : "unknown key " + key;
                 if (auto near = registry_.suggest(key, table)) {
-                    message += table ? " (did you mean [" + *near + "]?)" : " (did you mean " + *near + "?)";
+                    message += table ? " (did you mean [" + *near + "]?)"
+                                     : " (did you mean " + *near + "?)";
                 }
                 return error(where, message);
             }
@@ -66,16 +68,19 @@ public:
     Layer take() { return std::move(layer_); }
 
 private:
-    base::Result<void> read_entry(const Setting& setting, const toml::node& node, const toml::source_region& key_at) {
+    base::Result<void> read_entry(const Setting& setting, const toml::node& node,
+                                  const toml::source_region& key_at) {
         const auto& where = node.source().begin.line != 0 ? node.source() : key_at;
         auto reading = read_node(node);
         if (!reading.value) {
-            return error(where, setting.key + ": expected " + setting.expectation() + ", got " + reading.what);
+            return error(where, setting.key + ": expected " + setting.expectation() + ", got " +
+                                    reading.what);
         }
         Value value = std::move(*reading.value);
         // A whole number is a fine value for a real-valued setting (`rate_limit = 50`).
         if (setting.kind == Kind::kNumber) {
-            if (const auto* whole = std::get_if<std::int64_t>(&value)) value = static_cast<double>(*whole);
+            if (const auto* whole = std::get_if<std::int64_t>(&value))
+                value = static_cast<double>(*whole);
         }
         if (auto why = setting.problem(value)) return error(where, *why);
         layer_.set(setting.key, std::move(value), Origin{Source::kFile, at_line(path_, where)});
@@ -85,7 +90,8 @@ private:
     static std::string describe(const toml::node& node) {
         auto reading = read_node(node);
         if (!reading.value) return reading.what;
-        if (const auto* text = std::get_if<std::string>(&*reading.value)) return "\"" + *text + "\"";
+        if (const auto* text = std::get_if<std::string>(&*reading.value))
+            return "\"" + *text + "\"";
         return to_text(*reading.value);
     }
 
@@ -100,15 +106,16 @@ private:
 
 }  // namespace
 
-base::Result<Layer> parse_toml(const Registry& registry, std::string_view text, const std::string& path) {
+base::Result<Layer> parse_toml(const Registry& registry, std::string_view text,
+                               const std::string& path) {
     toml::table table;
     try {
         table = toml::parse(text, path);
     } catch (const toml::parse_error& e) {
         const auto& begin = e.source().begin;
-        return make_error(ErrorType::kInvalidRequest, path + ":" + std::to_string(begin.line) + ":" +
-                                                          std::to_string(begin.column) + ": " +
-                                                          std::string(e.description()));
+        return make_error(ErrorType::kInvalidRequest, path + ":" + std::to_string(begin.line) +
+                                                          ":" + std::to_string(begin.column) +
+                                                          ": " + std::string(e.description()));
     }
     Walker walker(registry, path);
     if (auto walked = walker.walk(table, ""); !walked) return walked.error();
@@ -119,7 +126,8 @@ base::Result<Layer> load_toml_file(const Registry& registry, const std::filesyst
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) return Layer{};
     if (std::filesystem::is_directory(path, ec)) {
-        return make_error(ErrorType::kInvalidRequest, path.string() + ": is a folder, not a settings file");
+        return make_error(ErrorType::kInvalidRequest,
+                          path.string() + ": is a folder, not a settings file");
     }
     std::ifstream in(path, std::ios::binary);
     if (!in) return make_error(ErrorType::kInvalidRequest, path.string() + ": cannot be read");

@@ -26,7 +26,8 @@ protected:
     }
 
     // `env VAR=value... glassbox <args>` to completion.
-    CommandResult run_with_env(const std::vector<std::string>& env, const std::vector<std::string>& args) {
+    CommandResult run_with_env(const std::vector<std::string>& env,
+                               const std::vector<std::string>& args) {
         std::vector<std::string> argv{"/usr/bin/env"};
         argv.insert(argv.end(), env.begin(), env.end());
         argv.push_back(glassbox_binary());
@@ -57,17 +58,20 @@ protected:
 };
 
 TEST_F(ConfigTest, ShowGivesEveryValueAndWhereItCameFrom) {
-    write_config("# a test home\n"
-                 "[broker]\n"
-                 "heartbeat_ms = 400\n"
-                 "\n"
-                 "[llm]\n"
-                 "model = \"file-model\"\n"
-                 "base_url = \"http://127.0.0.1:9\"\n");
-    std::ofstream(home / "run" / "endpoints.json") << R"({"broker.pub_endpoint": "tcp://127.0.0.1:6001", "pid": 1})";
-    const auto r = run_with_env({"GLASSBOX_LLM_MODEL=env-model", "GLASSBOX_BROKER=tcp://127.0.0.1:6000",
-                                 "GLASSBOX_GRAPH_RAG_ENTITY_LIMIT=12", "GLASSBOX_LOG_LEVEL=error"},
-                                {"--log-level", "warn", "config", "show", "--json", "--home", home.string()});
+    write_config(
+        "# a test home\n"
+        "[broker]\n"
+        "heartbeat_ms = 400\n"
+        "\n"
+        "[llm]\n"
+        "model = \"file-model\"\n"
+        "base_url = \"http://127.0.0.1:9\"\n");
+    std::ofstream(home / "run" / "endpoints.json")
+        << R"({"broker.pub_endpoint": "tcp://127.0.0.1:6001", "pid": 1})";
+    const auto r =
+        run_with_env({"GLASSBOX_LLM_MODEL=env-model", "GLASSBOX_BROKER=tcp://127.0.0.1:6000",
+                      "GLASSBOX_GRAPH_RAG_ENTITY_LIMIT=12", "GLASSBOX_LOG_LEVEL=error"},
+                     {"--log-level", "warn", "config", "show", "--json", "--home", home.string()});
     ASSERT_EQ(r.status.code, 0) << r.err;
     const auto shown = nlohmann::json::parse(r.out, nullptr, false);
     ASSERT_TRUE(shown.is_object()) << r.out;
@@ -128,35 +132,46 @@ TEST_F(ConfigTest, ShowGivesEveryValueAndWhereItCameFrom) {
 TEST_F(ConfigTest, ABadSettingStopsTheCommandBeforeItStarts) {
     const auto file = (home / "config.toml").string();
     write_config("[broker]\nhartbeat_ms = 100\n");
-    expect_config_error(run_with_env({}, {"config", "show", "--home", home.string()}),
-                        "config error: " + file + ":2: unknown key broker.hartbeat_ms (did you mean broker.heartbeat_ms?)");
+    expect_config_error(
+        run_with_env({}, {"config", "show", "--home", home.string()}),
+        "config error: " + file +
+            ":2: unknown key broker.hartbeat_ms (did you mean broker.heartbeat_ms?)");
     // The broker neither binds nor writes its ready file.
     const auto ready = dir() / "broker.ready";
-    expect_config_error(run_with_env({}, {"broker", "--home", home.string(), "--bind", "tcp://127.0.0.1:*", "--pub",
-                                          "tcp://127.0.0.1:*", "--ready-file", ready.string()}),
-                        "config error: " + file + ":2: unknown key broker.hartbeat_ms (did you mean broker.heartbeat_ms?)");
+    expect_config_error(
+        run_with_env({}, {"broker", "--home", home.string(), "--bind", "tcp://127.0.0.1:*", "--pub",
+                          "tcp://127.0.0.1:*", "--ready-file", ready.string()}),
+        "config error: " + file +
+            ":2: unknown key broker.hartbeat_ms (did you mean broker.heartbeat_ms?)");
     EXPECT_FALSE(fs::exists(ready));
 
     write_config("[broker]\n\nheartbeat_ms = \"fast\"\n");
-    expect_config_error(run_with_env({}, {"worker", "echo", "--home", home.string()}),
-                        "config error: " + file + ":3: broker.heartbeat_ms: expected an integer from 10 to 3600000, got \"fast\"");
+    expect_config_error(
+        run_with_env({}, {"worker", "echo", "--home", home.string()}),
+        "config error: " + file +
+            ":3: broker.heartbeat_ms: expected an integer from 10 to 3600000, got \"fast\"");
 
     write_config("[broker]\nheartbeat_ms = 500\n");
-    expect_config_error(run_with_env({"GLASSBOX_BROKER_OVERFLOW=sometimes"}, {"config", "show", "--home", home.string()}),
-                        "config error: env GLASSBOX_BROKER_OVERFLOW: broker.overflow: expected one of \"reject\", "
-                        "\"drop-oldest\", got \"sometimes\"");
-    expect_config_error(run_with_env({}, {"worker", "echo", "--home", home.string(), "--heartbeat-ms", "fast"}),
-                        "config error: flag --heartbeat-ms: broker.heartbeat_ms: expected an integer from 10 to 3600000, "
-                        "got \"fast\"");
+    expect_config_error(
+        run_with_env({"GLASSBOX_BROKER_OVERFLOW=sometimes"},
+                     {"config", "show", "--home", home.string()}),
+        "config error: env GLASSBOX_BROKER_OVERFLOW: broker.overflow: expected one of \"reject\", "
+        "\"drop-oldest\", got \"sometimes\"");
+    expect_config_error(
+        run_with_env({}, {"worker", "echo", "--home", home.string(), "--heartbeat-ms", "fast"}),
+        "config error: flag --heartbeat-ms: broker.heartbeat_ms: expected an integer from 10 to "
+        "3600000, "
+        "got \"fast\"");
 }
 
 TEST_F(ConfigTest, JsonLogLinesNameEachRequestAndItsSession) {
     const auto broker = start_broker(BrokerOptions{.extra = {"--log-format", "json"}});
     ASSERT_FALSE(broker.endpoint.empty());
     // --log-format and --log-level after the subcommand too.
-    auto& worker = start_process("echo-json", {glassbox_binary(), "worker", "echo", "--broker", broker.endpoint,
-                                               "--heartbeat-ms", std::to_string(kHeartbeatMs), "--home",
-                                               home.string(), "--log-format", "json", "--log-level", "debug"});
+    auto& worker = start_process(
+        "echo-json", {glassbox_binary(), "worker", "echo", "--broker", broker.endpoint,
+                      "--heartbeat-ms", std::to_string(kHeartbeatMs), "--home", home.string(),
+                      "--log-format", "json", "--log-level", "debug"});
     ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
 
     GbcClient client(context_, broker.endpoint);
@@ -167,14 +182,16 @@ TEST_F(ConfigTest, JsonLogLinesNameEachRequestAndItsSession) {
         return std::string();
     };
     // One request served whole.
-    const std::string served = client.request("echo", echo_body("logged", 2), 10'000, "json-log-served");
+    const std::string served =
+        client.request("echo", echo_body("logged", 2), 10'000, "json-log-served");
     const auto served_messages = client.collect(served, 15'000ms);
     ASSERT_FALSE(served_messages.empty());
     ASSERT_TRUE(served_messages.back().is_final()) << served_messages.back().describe();
     const std::string served_session = session_of(served_messages);
     ASSERT_FALSE(served_session.empty());
     // One the broker ends at its deadline while the worker holds it (a cancel on both sides).
-    const std::string late = client.request("echo", echo_body("too slow", 1, 3'000), 700, "json-log-late");
+    const std::string late =
+        client.request("echo", echo_body("too slow", 1, 3'000), 700, "json-log-late");
     const auto late_messages = client.collect(late, 15'000ms);
     ASSERT_FALSE(late_messages.empty());
     ASSERT_TRUE(late_messages.back().is_error()) << late_messages.back().describe();
@@ -186,14 +203,17 @@ TEST_F(ConfigTest, JsonLogLinesNameEachRequestAndItsSession) {
     worker.terminate();
     broker.process->terminate();
     const auto check = [this](const ChildProcess& process, const std::vector<std::string>& pairs) {
-        std::vector<std::string> argv{"/usr/bin/python3", GLASSBOX_CHECK_JSON_LOG, process.stderr_path().string()};
+        std::vector<std::string> argv{"/usr/bin/python3", GLASSBOX_CHECK_JSON_LOG,
+                                      process.stderr_path().string()};
         argv.insert(argv.end(), pairs.begin(), pairs.end());
         const auto checked = run_command(argv, dir(), 20'000ms);
-        EXPECT_EQ(checked.status.code, 0) << checked.out << checked.err << "\n" << read_file(process.stderr_path());
+        EXPECT_EQ(checked.status.code, 0) << checked.out << checked.err << "\n"
+                                          << read_file(process.stderr_path());
         return checked.out;
     };
     // The worker: every line of both requests, on the handler's thread and the I/O thread.
-    const auto worker_report = check(worker, {served + "=" + served_session, late + "=" + late_session});
+    const auto worker_report =
+        check(worker, {served + "=" + served_session, late + "=" + late_session});
     EXPECT_NE(worker_report.find("request " + served + ": "), std::string::npos) << worker_report;
     EXPECT_NE(worker_report.find("'request_end'"), std::string::npos) << worker_report;
     EXPECT_NE(worker_report.find("'cancel'"), std::string::npos) << worker_report;

@@ -24,7 +24,8 @@ TEST(LogTest, MessageFieldsAreKeyValueWordsAndQuotedValues) {
     EXPECT_EQ(message_fields("event=failed error=\"no reply within 30 s\" attempt=2"),
               (Fields{{"event", "failed"}, {"error", "no reply within 30 s"}, {"attempt", "2"}}));
     EXPECT_EQ(message_fields("started, 3 workers: service=echo"), (Fields{{"service", "echo"}}));
-    EXPECT_EQ(message_fields("error=\"unclosed and more"), (Fields{{"error", "unclosed and more"}}));
+    EXPECT_EQ(message_fields("error=\"unclosed and more"),
+              (Fields{{"error", "unclosed and more"}}));
     EXPECT_EQ(message_fields("a= b=\"\""), (Fields{{"a", ""}, {"b", ""}}));
     EXPECT_TRUE(message_fields("=x 9=y").empty());
 }
@@ -42,7 +43,9 @@ TEST(LogTest, FieldsNestAndLeaveWithTheirScope) {
             set_log_field("request", "r2");  // replaces the outer one
         }
         EXPECT_EQ(log_fields(), (Fields{{"request", "r2"}, {"session", "s1"}}));
-        std::thread([] { EXPECT_TRUE(log_fields().empty()) << "fields belong to their thread"; }).join();
+        std::thread([] {
+            EXPECT_TRUE(log_fields().empty()) << "fields belong to their thread";
+        }).join();
     }
     EXPECT_TRUE(log_fields().empty());
     set_log_field("lost", "x");  // no scope: nothing keeps it
@@ -56,10 +59,12 @@ TEST(LogTest, HumanLinesCarryTheThreadsFieldsUnlessTheMessageNamesThem) {
     fields.set("request", "r-7");
     fields.set("session", "urn:trace:abc");
     const auto line = logged([&] { log->info("event=step"); });
-    EXPECT_NE(line.find(" info log-test-human event=step request=r-7 session=urn:trace:abc\n"), std::string::npos)
+    EXPECT_NE(line.find(" info log-test-human event=step request=r-7 session=urn:trace:abc\n"),
+              std::string::npos)
         << line;
     const auto own = logged([&] { log->info("event=step request=mine"); });
-    EXPECT_NE(own.find("event=step request=mine session=urn:trace:abc\n"), std::string::npos) << own;
+    EXPECT_NE(own.find("event=step request=mine session=urn:trace:abc\n"), std::string::npos)
+        << own;
 }
 
 TEST(LogTest, JsonLinesHaveTheFixedMembersAndTheFields) {
@@ -67,7 +72,8 @@ TEST(LogTest, JsonLinesHaveTheFixedMembersAndTheFields) {
     auto log = component_logger("log-test-json");
     LogFields fields;
     fields.set("request", "r-8");
-    const auto line = logged([&] { log->warn("event=slow \"quoted\" error=\"a\\b\" service=echo"); });
+    const auto line =
+        logged([&] { log->warn("event=slow \"quoted\" error=\"a\\b\" service=echo"); });
     ASSERT_TRUE(set_log_format("human"));
     ASSERT_FALSE(line.empty());
     EXPECT_EQ(line.back(), '\n');
@@ -76,8 +82,10 @@ TEST(LogTest, JsonLinesHaveTheFixedMembersAndTheFields) {
                         "\"msg\":\"event=slow \\\"quoted\\\" error=\\\"a\\\\b\\\" service=echo\""),
               std::string::npos)
         << line;
-    EXPECT_NE(line.find(",\"event\":\"slow\",\"error\":\"a\\\\b\",\"service\":\"echo\",\"request\":\"r-8\"}"),
-              std::string::npos)
+    EXPECT_NE(
+        line.find(
+            ",\"event\":\"slow\",\"error\":\"a\\\\b\",\"service\":\"echo\",\"request\":\"r-8\"}"),
+        std::string::npos)
         << line;
     EXPECT_FALSE(set_log_format("xml"));
 }

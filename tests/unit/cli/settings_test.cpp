@@ -41,7 +41,8 @@ config::EnvLookup env_of(std::map<std::string, std::string> vars) {
 class SettingsTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        home = fs::temp_directory_path() / ("glassbox-settings-test-" + std::to_string(std::random_device{}()));
+        home = fs::temp_directory_path() /
+               ("glassbox-settings-test-" + std::to_string(std::random_device{}()));
         fs::create_directories(home / "run");
         reset_settings();
     }
@@ -57,8 +58,12 @@ std::int64_t ms(std::chrono::milliseconds d) { return d.count(); }
 
 TEST(SettingsTableTest, DefaultsAreTheComponentsOwn) {
     const auto& r = settings_registry();
-    const auto integer = [&r](const char* key) { return std::get<std::int64_t>(r.find(key)->fallback); };
-    const auto text = [&r](const char* key) { return std::get<std::string>(r.find(key)->fallback); };
+    const auto integer = [&r](const char* key) {
+        return std::get<std::int64_t>(r.find(key)->fallback);
+    };
+    const auto text = [&r](const char* key) {
+        return std::get<std::string>(r.find(key)->fallback);
+    };
     const auto number = [&r](const char* key) { return std::get<double>(r.find(key)->fallback); };
 
     const broker::BrokerConfig b;
@@ -74,15 +79,19 @@ TEST(SettingsTableTest, DefaultsAreTheComponentsOwn) {
     EXPECT_EQ(integer("broker.max_queue"), static_cast<std::int64_t>(b.max_queue));
     EXPECT_EQ(text("broker.overflow"), broker::to_string(b.overflow));
     EXPECT_EQ(integer("broker.max_message_bytes"), static_cast<std::int64_t>(b.max_message_bytes));
-    EXPECT_EQ(integer("broker.max_subscription_bytes"), static_cast<std::int64_t>(b.max_subscription_bytes));
+    EXPECT_EQ(integer("broker.max_subscription_bytes"),
+              static_cast<std::int64_t>(b.max_subscription_bytes));
     EXPECT_EQ(integer("broker.max_subscriptions_per_subscriber"),
               static_cast<std::int64_t>(b.max_subscriptions_per_subscriber));
     EXPECT_EQ(integer("broker.max_subscribed_bytes_per_subscriber"),
               static_cast<std::int64_t>(b.max_subscribed_bytes_per_subscriber));
     EXPECT_EQ(integer("broker.max_subscriptions"), static_cast<std::int64_t>(b.max_subscriptions));
-    EXPECT_EQ(integer("broker.max_subscribed_bytes"), static_cast<std::int64_t>(b.max_subscribed_bytes));
-    EXPECT_EQ(integer("broker.max_subscriber_inbound_bytes"), static_cast<std::int64_t>(b.max_subscriber_inbound_bytes));
-    EXPECT_EQ(integer("broker.spool_max_messages"), static_cast<std::int64_t>(b.spool_max_messages));
+    EXPECT_EQ(integer("broker.max_subscribed_bytes"),
+              static_cast<std::int64_t>(b.max_subscribed_bytes));
+    EXPECT_EQ(integer("broker.max_subscriber_inbound_bytes"),
+              static_cast<std::int64_t>(b.max_subscriber_inbound_bytes));
+    EXPECT_EQ(integer("broker.spool_max_messages"),
+              static_cast<std::int64_t>(b.spool_max_messages));
     EXPECT_EQ(integer("broker.spool_max_bytes"), static_cast<std::int64_t>(b.spool_max_bytes));
     EXPECT_EQ(text("broker.spool_policy"), broker::to_string(b.spool_policy));
     EXPECT_EQ(integer("broker.delivery_interval_ms"), ms(b.delivery_interval));
@@ -92,8 +101,10 @@ TEST(SettingsTableTest, DefaultsAreTheComponentsOwn) {
     EXPECT_EQ(integer("broker.liveness"), w.liveness);
     EXPECT_EQ(integer("worker.drain_timeout_ms"), ms(w.drain_timeout));
 
-    EXPECT_EQ(integer("collector.window"), static_cast<std::int64_t>(trace::CollectorConfig{}.window));
-    EXPECT_EQ(integer("collector.incomplete_after_s"), trace::StoreConfig{}.incomplete_after.count());
+    EXPECT_EQ(integer("collector.window"),
+              static_cast<std::int64_t>(trace::CollectorConfig{}.window));
+    EXPECT_EQ(integer("collector.incomplete_after_s"),
+              trace::StoreConfig{}.incomplete_after.count());
 
     const gateway::GatewayConfig g;
     EXPECT_EQ(integer("gateway.threads"), static_cast<std::int64_t>(g.threads));
@@ -127,7 +138,8 @@ TEST(SettingsTableTest, DefaultsAreTheComponentsOwn) {
     EXPECT_EQ(integer("embeddings.timeout_ms"), ms(e.timeout));
     EXPECT_EQ(integer("embeddings.max_retries"), e.max_retries);
     EXPECT_EQ(integer("embeddings.max_texts"), static_cast<std::int64_t>(e.limits.max_texts));
-    EXPECT_EQ(integer("embeddings.max_text_bytes"), static_cast<std::int64_t>(e.limits.max_text_bytes));
+    EXPECT_EQ(integer("embeddings.max_text_bytes"),
+              static_cast<std::int64_t>(e.limits.max_text_bytes));
 
     const rag::RagConfig g_rag;
     EXPECT_EQ(integer("graph_rag.entity_limit"), g_rag.entity_limit);
@@ -138,7 +150,8 @@ TEST(SettingsTableTest, DefaultsAreTheComponentsOwn) {
     EXPECT_EQ(integer("graph_rag.edge_limit"), g_rag.edge_limit);
     EXPECT_EQ(integer("document_rag.doc_limit"), g_rag.doc_limit);
     EXPECT_EQ(integer("document_rag.fetch_limit"), g_rag.fetch_limit);
-    EXPECT_EQ(r.find("graph_rag.entity_limit")->max, g_rag.max_entity_limit) << "the worker's bound";
+    EXPECT_EQ(r.find("graph_rag.entity_limit")->max, g_rag.max_entity_limit)
+        << "the worker's bound";
     EXPECT_EQ(r.find("graph_rag.max_path_length")->max, g_rag.max_path_length);
     EXPECT_EQ(r.find("document_rag.doc_limit")->max, g_rag.max_doc_limit);
     EXPECT_EQ(integer("rag.call_timeout_ms"), ms(g_rag.call_timeout));
@@ -158,7 +171,8 @@ TEST(SettingsTableTest, TheReferenceDocumentListsExactlyTheTable) {
     doc << in.rdbuf();
     const std::string table = settings_markdown_table(settings_registry());
     EXPECT_NE(doc.str().find(table), std::string::npos)
-        << "docs/configuration.md is out of date: paste the output of `glassbox config show --defaults`:\n"
+        << "docs/configuration.md is out of date: paste the output of `glassbox config show "
+           "--defaults`:\n"
         << table;
     // ... and no row for a key the table does not have.
     std::set<std::string> documented;
@@ -174,18 +188,23 @@ TEST(SettingsTableTest, TheReferenceDocumentListsExactlyTheTable) {
 TEST(SettingsTableTest, EveryKnownEnvironmentVariableStillWorks) {
     const auto& r = settings_registry();
     const std::map<std::string, std::string> expected = {
-        {"GLASSBOX_BROKER", "broker.endpoint"},          {"GLASSBOX_LLM_BASE_URL", "llm.base_url"},
-        {"GLASSBOX_LLM_MODEL", "llm.model"},             {"GLASSBOX_LLM_PROVIDER", "llm.provider"},
-        {"GLASSBOX_LLM_CONFIG", "llm.config"},           {"GLASSBOX_EMBEDDINGS_PROVIDER", "embeddings.provider"},
-        {"GLASSBOX_EMBEDDINGS_BASE_URL", "embeddings.base_url"}, {"GLASSBOX_EMBEDDINGS_MODEL", "embeddings.model"},
-        {"GLASSBOX_EMBEDDINGS_CONFIG", "embeddings.config"}, {"GLASSBOX_COLLECTION", "client.collection"},
+        {"GLASSBOX_BROKER", "broker.endpoint"},
+        {"GLASSBOX_LLM_BASE_URL", "llm.base_url"},
+        {"GLASSBOX_LLM_MODEL", "llm.model"},
+        {"GLASSBOX_LLM_PROVIDER", "llm.provider"},
+        {"GLASSBOX_LLM_CONFIG", "llm.config"},
+        {"GLASSBOX_EMBEDDINGS_PROVIDER", "embeddings.provider"},
+        {"GLASSBOX_EMBEDDINGS_BASE_URL", "embeddings.base_url"},
+        {"GLASSBOX_EMBEDDINGS_MODEL", "embeddings.model"},
+        {"GLASSBOX_EMBEDDINGS_CONFIG", "embeddings.config"},
+        {"GLASSBOX_COLLECTION", "client.collection"},
         {"GLASSBOX_LOG_LEVEL", "log.level"},
     };
     for (const auto& [variable, key] : expected) {
-        auto layer = config::read_env(r, env_of({{variable, key == "log.level" ? "debug"
-                                                          : key.find("provider") != std::string::npos
-                                                              ? "openai"
-                                                              : "x"}}));
+        auto layer = config::read_env(
+            r, env_of({{variable, key == "log.level"                          ? "debug"
+                                  : key.find("provider") != std::string::npos ? "openai"
+                                                                              : "x"}}));
         ASSERT_TRUE(layer) << variable << ": " << layer.error().message;
         ASSERT_EQ(layer->entries.size(), 1u) << variable;
         EXPECT_EQ(layer->entries[0].key, key) << variable;
@@ -193,15 +212,17 @@ TEST(SettingsTableTest, EveryKnownEnvironmentVariableStillWorks) {
 }
 
 TEST_F(SettingsTest, StateFileEnvironmentAndFlagsResolveInOrder) {
-    ASSERT_TRUE(save_endpoints_state(home, BoundEndpoints{"tcp://127.0.0.1:41000", "tcp://127.0.0.1:41001"}));
+    ASSERT_TRUE(save_endpoints_state(
+        home, BoundEndpoints{"tcp://127.0.0.1:41000", "tcp://127.0.0.1:41001"}));
     write_config("[broker]\nheartbeat_ms = 400\nliveness = 5\n\n[llm]\nmodel = \"from-file\"\n");
-    auto resolved = resolve_settings_for(
-        home, {{"broker.liveness", "--liveness", "7"}},
-        env_of({{"GLASSBOX_BROKER_HEARTBEAT_MS", "600"}, {"GLASSBOX_LLM_BASE_URL", "http://127.0.0.1:9"}}));
+    auto resolved = resolve_settings_for(home, {{"broker.liveness", "--liveness", "7"}},
+                                         env_of({{"GLASSBOX_BROKER_HEARTBEAT_MS", "600"},
+                                                 {"GLASSBOX_LLM_BASE_URL", "http://127.0.0.1:9"}}));
     ASSERT_TRUE(resolved) << resolved.error().message;
     const auto& s = *resolved;
     EXPECT_EQ(s.text("broker.endpoint"), "tcp://127.0.0.1:41000");
-    EXPECT_EQ(s.origin("broker.endpoint").describe(), "state " + endpoints_state_path(home).string());
+    EXPECT_EQ(s.origin("broker.endpoint").describe(),
+              "state " + endpoints_state_path(home).string());
     EXPECT_EQ(s.text("broker.pub_endpoint"), "tcp://127.0.0.1:41001");
     EXPECT_EQ(s.integer("broker.heartbeat_ms"), 600);
     EXPECT_EQ(s.origin("broker.heartbeat_ms").describe(), "env GLASSBOX_BROKER_HEARTBEAT_MS");
@@ -215,26 +236,32 @@ TEST_F(SettingsTest, StateFileEnvironmentAndFlagsResolveInOrder) {
     write_config("[broker]\nendpoint = \"tcp://127.0.0.1:42000\"\n");
     auto file_wins = resolve_settings_for(home, {}, env_of({}));
     ASSERT_TRUE(file_wins);
-    EXPECT_EQ(file_wins->text("broker.endpoint"), "tcp://127.0.0.1:42000") << "the file beats what up bound";
+    EXPECT_EQ(file_wins->text("broker.endpoint"), "tcp://127.0.0.1:42000")
+        << "the file beats what up bound";
 }
 
 TEST_F(SettingsTest, ErrorsNameTheFileLineVariableOrFlag) {
     write_config("[broker]\nheartbeat_ms = \"fast\"\n");
     auto bad_file = resolve_settings_for(home, {}, env_of({}));
     ASSERT_FALSE(bad_file);
-    EXPECT_EQ(bad_file.error().message, config_file_path(home).string() +
-                                            ":2: broker.heartbeat_ms: expected an integer from 10 to 3600000, got \"fast\"");
+    EXPECT_EQ(bad_file.error().message,
+              config_file_path(home).string() +
+                  ":2: broker.heartbeat_ms: expected an integer from 10 to 3600000, got \"fast\"");
     write_config("");
     auto bad_env = resolve_settings_for(home, {}, env_of({{"GLASSBOX_LOG_FORMAT", "xml"}}));
     ASSERT_FALSE(bad_env);
-    EXPECT_EQ(bad_env.error().message, "env GLASSBOX_LOG_FORMAT: log.format: expected one of \"human\", \"json\", got \"xml\"");
+    EXPECT_EQ(
+        bad_env.error().message,
+        "env GLASSBOX_LOG_FORMAT: log.format: expected one of \"human\", \"json\", got \"xml\"");
     auto bad_flag = resolve_settings_for(home, {{"up.threads", "--threads", "0"}}, env_of({}));
     ASSERT_FALSE(bad_flag);
-    EXPECT_EQ(bad_flag.error().message, "flag --threads: up.threads: expected an integer from 1 to 256, got 0");
+    EXPECT_EQ(bad_flag.error().message,
+              "flag --threads: up.threads: expected an integer from 1 to 256, got 0");
     std::ofstream(endpoints_state_path(home)) << "[1]";
     auto bad_state = resolve_settings_for(home, {}, env_of({}));
     ASSERT_FALSE(bad_state);
-    EXPECT_NE(bad_state.error().message.find(endpoints_state_path(home).string()), std::string::npos);
+    EXPECT_NE(bad_state.error().message.find(endpoints_state_path(home).string()),
+              std::string::npos);
 }
 
 TEST_F(SettingsTest, FlagsBoundOnACommandLineReachTheConfiguration) {
@@ -247,7 +274,9 @@ TEST_F(SettingsTest, FlagsBoundOnACommandLineReachTheConfiguration) {
     add_setting_option(*command, "broker.heartbeat_ms", "--heartbeat-ms");
     add_setting_flag(*command, "up.gateway", "--no-gateway", false, "no gateway");
     write_config("[broker]\nheartbeat_ms = 300\n");
-    app.parse("--log-level warn broker --no-gateway --bind tcp://127.0.0.1:7 --home " + home.string(), false);
+    app.parse(
+        "--log-level warn broker --no-gateway --bind tcp://127.0.0.1:7 --home " + home.string(),
+        false);
     resolve_settings(app);
     EXPECT_EQ(settings_home(), home);
     EXPECT_EQ(settings().text("broker.endpoint"), "tcp://127.0.0.1:7");

@@ -38,7 +38,8 @@ TEST(TomlLayerTest, ReadsTablesInlineTablesAndDottedKeysWithTheirLines) {
                             "gateway = { rate_limit = 5 }\n"
                             "log.format = \"json\"\n",
                             "/h/config.toml");
-    // `gateway = {...}` and `log.format` under [broker] would be broker.gateway: write them at the top.
+    // `gateway = {...}` and `log.format` under [broker] would be broker.gateway: write them at the
+    // top.
     ASSERT_FALSE(layer);
     EXPECT_EQ(layer.error().message, "/h/config.toml:6: unknown table [broker.gateway]");
 
@@ -57,9 +58,11 @@ TEST(TomlLayerTest, ReadsTablesInlineTablesAndDottedKeysWithTheirLines) {
     EXPECT_EQ(std::get<std::int64_t>(heartbeat->value), 500);
     EXPECT_EQ(heartbeat->origin.source, Source::kFile);
     EXPECT_EQ(heartbeat->origin.describe(), "/h/config.toml:6");
-    EXPECT_EQ(std::get<std::string>(entry(*layer, "broker.endpoint")->value), "tcp://10.0.0.1:7000");
+    EXPECT_EQ(std::get<std::string>(entry(*layer, "broker.endpoint")->value),
+              "tcp://10.0.0.1:7000");
     EXPECT_EQ(entry(*layer, "broker.endpoint")->origin.where, "/h/config.toml:5");
-    EXPECT_DOUBLE_EQ(std::get<double>(entry(*layer, "gateway.rate_limit")->value), 5.0) << "an integer for a number";
+    EXPECT_DOUBLE_EQ(std::get<double>(entry(*layer, "gateway.rate_limit")->value), 5.0)
+        << "an integer for a number";
     EXPECT_EQ(entry(*layer, "gateway.rate_limit")->origin.where, "/h/config.toml:1");
     EXPECT_EQ(std::get<std::string>(entry(*layer, "log.format")->value), "json");
     EXPECT_FALSE(std::get<bool>(entry(*layer, "up.gateway")->value));
@@ -67,30 +70,42 @@ TEST(TomlLayerTest, ReadsTablesInlineTablesAndDottedKeysWithTheirLines) {
 
 TEST(TomlLayerTest, AWrongTypeNamesFileLineAndKey) {
     EXPECT_EQ(error_of("[broker]\n\nheartbeat_ms = \"fast\"\n"),
-              "/h/config.toml:3: broker.heartbeat_ms: expected an integer from 10 to 3600000, got \"fast\"");
-    EXPECT_EQ(error_of("[broker]\nheartbeat_ms = 2.5\n"),
-              "/h/config.toml:2: broker.heartbeat_ms: expected an integer from 10 to 3600000, got 2.5");
+              "/h/config.toml:3: broker.heartbeat_ms: expected an integer from 10 to 3600000, got "
+              "\"fast\"");
+    EXPECT_EQ(
+        error_of("[broker]\nheartbeat_ms = 2.5\n"),
+        "/h/config.toml:2: broker.heartbeat_ms: expected an integer from 10 to 3600000, got 2.5");
     EXPECT_EQ(error_of("[broker]\nheartbeat_ms = [1, 2]\n"),
-              "/h/config.toml:2: broker.heartbeat_ms: expected an integer from 10 to 3600000, got an array");
-    EXPECT_EQ(error_of("[broker]\nendpoint = 5555\n"), "/h/config.toml:2: broker.endpoint: expected a string, got 5555");
-    EXPECT_EQ(error_of("up.gateway = \"no\"\n"), "/h/config.toml:1: up.gateway: expected true or false, got \"no\"");
+              "/h/config.toml:2: broker.heartbeat_ms: expected an integer from 10 to 3600000, got "
+              "an array");
+    EXPECT_EQ(error_of("[broker]\nendpoint = 5555\n"),
+              "/h/config.toml:2: broker.endpoint: expected a string, got 5555");
+    EXPECT_EQ(error_of("up.gateway = \"no\"\n"),
+              "/h/config.toml:1: up.gateway: expected true or false, got \"no\"");
 }
 
 TEST(TomlLayerTest, AValueOutOfBoundsOrNotAChoiceIsAnError) {
-    EXPECT_EQ(error_of("[broker]\nheartbeat_ms = 5\n"),
-              "/h/config.toml:2: broker.heartbeat_ms: expected an integer from 10 to 3600000, got 5");
-    EXPECT_EQ(error_of("[broker]\nmax_queue = 0\n"), "/h/config.toml:2: broker.max_queue: expected a positive integer, got 0");
+    EXPECT_EQ(
+        error_of("[broker]\nheartbeat_ms = 5\n"),
+        "/h/config.toml:2: broker.heartbeat_ms: expected an integer from 10 to 3600000, got 5");
+    EXPECT_EQ(error_of("[broker]\nmax_queue = 0\n"),
+              "/h/config.toml:2: broker.max_queue: expected a positive integer, got 0");
     EXPECT_EQ(error_of("[broker]\noverflow = \"drop\"\n"),
-              "/h/config.toml:2: broker.overflow: expected one of \"reject\", \"drop-oldest\", got \"drop\"");
+              "/h/config.toml:2: broker.overflow: expected one of \"reject\", \"drop-oldest\", got "
+              "\"drop\"");
 }
 
 TEST(TomlLayerTest, UnknownKeysAndTablesAreErrorsWithASuggestion) {
-    EXPECT_EQ(error_of("[broker]\nendpoint = \"x\"\nhartbeat_ms = 100\n"),
-              "/h/config.toml:3: unknown key broker.hartbeat_ms (did you mean broker.heartbeat_ms?)");
-    EXPECT_EQ(error_of("heartbeat_ms = 100\n"), "/h/config.toml:1: unknown key heartbeat_ms (did you mean broker.heartbeat_ms?)");
-    EXPECT_EQ(error_of("\n[brokr]\nendpoint = \"x\"\n"), "/h/config.toml:2: unknown table [brokr] (did you mean [broker]?)");
+    EXPECT_EQ(
+        error_of("[broker]\nendpoint = \"x\"\nhartbeat_ms = 100\n"),
+        "/h/config.toml:3: unknown key broker.hartbeat_ms (did you mean broker.heartbeat_ms?)");
+    EXPECT_EQ(error_of("heartbeat_ms = 100\n"),
+              "/h/config.toml:1: unknown key heartbeat_ms (did you mean broker.heartbeat_ms?)");
+    EXPECT_EQ(error_of("\n[brokr]\nendpoint = \"x\"\n"),
+              "/h/config.toml:2: unknown table [brokr] (did you mean [broker]?)");
     EXPECT_EQ(error_of("[nothing_like_it]\n"), "/h/config.toml:1: unknown table [nothing_like_it]");
-    EXPECT_EQ(error_of("broker = 5\n"), "/h/config.toml:1: broker: expected a table of settings ([broker]), got 5");
+    EXPECT_EQ(error_of("broker = 5\n"),
+              "/h/config.toml:1: broker: expected a table of settings ([broker]), got 5");
 }
 
 TEST(TomlLayerTest, ASyntaxErrorNamesLineAndColumn) {
