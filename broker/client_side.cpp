@@ -48,7 +48,7 @@ void BrokerCore::send_gb_error(std::string_view identity, std::string_view reque
 void BrokerCore::reject(ClientKind kind, std::string_view identity, std::string_view service,
                         std::string_view request_id, const Error& error) {
     count_error(error.type);
-    log_->info("event=rejected peer={} service={} request_id={} type={} message=\"{}\"",
+    log_->info("event=rejected peer={} service={} request={} type={} message=\"{}\"",
                printable(identity), printable(service), printable(request_id),
                base::to_string(error.type), error.message);
     if (kind == ClientKind::kMdp) {
@@ -361,9 +361,11 @@ void BrokerCore::on_deadline(Request& request) {
 
 void BrokerCore::finish(Request& request, const Error& error, bool notify_client) {
     count_error(error.type);
-    log_->info("event=request_failed request={} request_id={} service={} type={} message=\"{}\"",
-               request.id, printable(request.request_id), request.service->name,
-               base::to_string(error.type), error.message);
+    // request= is the id the worker's lines carry too: the client's (GBC01), else the token.
+    log_->info("event=request_failed request={} session={} token={} service={} type={} message=\"{}\"",
+               request.client_kind == ClientKind::kGb ? printable(request.request_id) : std::to_string(request.id),
+               request.sessions.empty() ? std::string("-") : printable(request.sessions.front().session), request.id,
+               request.service->name, base::to_string(error.type), error.message);
     close_open_sessions(request, &error);
     if (notify_client) {
         if (request.client_kind == ClientKind::kMdp) {

@@ -313,10 +313,12 @@ void BrokerCore::on_commit_failed(const Error& error) {
             finish(*found->second, refused, true);
         } else if (replaced) {
             count_error(refused.type);
-            log_->info("event=request_failed request={} request_id={} service={} type={} "
+            log_->info("event=request_failed request={} session={} token={} service={} type={} "
                        "message=\"{}\"",
-                       entry.request, printable(entry.request_id), entry.service->name,
-                       base::to_string(refused.type), refused.message);
+                       entry.client_kind == ClientKind::kGb ? printable(entry.request_id)
+                                                            : std::to_string(entry.request),
+                       entry.sessions.empty() ? std::string("-") : printable(entry.sessions.front().session),
+                       entry.request, entry.service->name, base::to_string(refused.type), refused.message);
             // The request is gone; its client still holds for this commit, so the ends
             // and the ERROR queue up behind what it already waits for, in order.
             Request ended;

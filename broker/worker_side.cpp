@@ -247,8 +247,10 @@ void BrokerCore::delete_worker(Worker& worker, bool send_disconnect, std::string
                    true);
         } else {
             ++counters_.retries;
-            log_->info("event=redispatch request={} service={} attempt={}", request->id,
-                       service.name, request->attempts + 1);
+            log_->info("event=redispatch request={} token={} service={} attempt={}",
+                       request->client_kind == ClientKind::kGb ? printable(request->request_id)
+                                                               : std::to_string(request->id),
+                       request->id, service.name, request->attempts + 1);
             requeue.push_back(request->id);
         }
     }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/client_options.hpp"
+#include "cli/settings.hpp"
 #include "cli/worker_support.hpp"
 #include "schema/services.hpp"
 #include "workers/agent/agent_config.hpp"
@@ -19,7 +20,6 @@ struct AgentOptions {
     WorkerOptions worker;
     agent::AgentConfig config;
     std::string tools_file;
-    int call_timeout_ms = 0;
     bool print_tools = false;
 };
 
@@ -36,7 +36,8 @@ void run_agent(const AgentOptions& options) {
     }
     const sigset_t stop_signals = block_stop_signals();
     agent::AgentConfig config = options.config;
-    config.call_timeout = std::chrono::milliseconds{options.call_timeout_ms};
+    config.call_timeout = std::chrono::milliseconds{settings().integer("agent.call_timeout_ms")};
+    config.max_iterations = static_cast<std::uint32_t>(settings().integer("agent.max_iterations"));
     const char* no_explain = std::getenv("GLASSBOX_BENCH_NO_EXPLAIN");
     config.explain = !(no_explain != nullptr && std::string_view(no_explain) == "1");
     run_worker(std::string(schema::services::kAgent), options.worker,
@@ -55,9 +56,7 @@ void add_agent_worker_command(CLI::App& worker_command) {
     auto& c = options->config;
     sub->add_option("--tools", options->tools_file, "Tool file (JSON; default: the built-in tools)");
     sub->add_flag("--print-tools", options->print_tools, "Print the built-in tool file and exit");
-    sub->add_option("--max-iterations", c.max_iterations, "Iterations of the loop at most (a request may lower it)")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 100));
+    add_setting_option(*sub, "agent.max_iterations", "--max-iterations");
     sub->add_option("--llm-service", c.llm_service, "Service answering the agent-react template")->capture_default_str();
     sub->add_option("--store-service", c.store_service, "The knowledge store (triples-query)")->capture_default_str();
     sub->add_option("--embeddings-service", c.embeddings_service, "Resolves names to entities (triples-query)")
@@ -67,10 +66,7 @@ void add_agent_worker_command(CLI::App& worker_command) {
         ->capture_default_str();
     sub->add_option("--trace-service", c.trace_service, "Where conversation turns are fetched")->capture_default_str();
     sub->add_option("--react-template", c.react_template, "The llm template of each step")->capture_default_str();
-    sub->add_option("--call-timeout-ms", options->call_timeout_ms,
-                    "Deadline of each call to another service (0: the request's remaining time)")
-        ->capture_default_str()
-        ->check(CLI::Range(0, 3'600'000));
+    add_setting_option(*sub, "agent.call_timeout_ms", "--call-timeout-ms");
     sub->callback([options] { run_agent(*options); });
 }
 

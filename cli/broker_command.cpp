@@ -22,6 +22,7 @@
 #include "base/owner_only.hpp"
 #include "cli/bus_security.hpp"
 #include "cli/client_options.hpp"
+#include "cli/settings.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -58,19 +59,8 @@ private:
 };
 
 struct BrokerOptions {
-    broker::BrokerConfig config;
     std::string home;
-    std::string spool;
     std::string ready_file;
-    long long heartbeat_ms = 0;
-    long long default_deadline_ms = 0;
-    long long delivery_interval_ms = 0;
-    long long max_deadline_ms = 0;
-    long long unknown_service_wait_ms = 0;
-    long long restart_grace_ms = 0;
-    std::string overflow;
-    std::string spool_policy;
-    SecurityOptions security;  // CURVE or plain (cli/bus_security.hpp)
 };
 
 [[noreturn]] void fail_broker(const std::string& message) {
@@ -97,23 +87,42 @@ void write_ready_file(const std::string& path, const broker::BoundEndpoints& bou
         fail_broker("cannot write ready file: " + written.error().message);
 }
 
+// The broker's part of the configuration (docs/configuration.md, [broker]).
+broker::BrokerConfig broker_config(const config::Resolved& s) {
+    using std::chrono::milliseconds;
+    const auto size = [&s](const char* key) { return static_cast<std::size_t>(s.integer(key)); };
+    broker::BrokerConfig config;
+    config.endpoint = s.text("broker.endpoint");
+    config.pub_endpoint = s.text("broker.pub_endpoint");
+    config.heartbeat = milliseconds{s.integer("broker.heartbeat_ms")};
+    config.liveness = static_cast<int>(s.integer("broker.liveness"));
+    config.max_retries = static_cast<int>(s.integer("broker.max_retries"));
+    config.default_deadline = milliseconds{s.integer("broker.default_deadline_ms")};
+    config.max_deadline = milliseconds{s.integer("broker.max_deadline_ms")};
+    config.unknown_service_wait = milliseconds{s.integer("broker.unknown_service_wait_ms")};
+    config.restart_grace = milliseconds{s.integer("broker.restart_grace_ms")};
+    config.max_queue = size("broker.max_queue");
+    config.overflow = broker::overflow_policy_from_string(s.text("broker.overflow")).value();
+    config.max_message_bytes = size("broker.max_message_bytes");
+    config.max_subscription_bytes = size("broker.max_subscription_bytes");
+    config.max_subscriptions_per_subscriber = size("broker.max_subscriptions_per_subscriber");
+    config.max_subscribed_bytes_per_subscriber = size("broker.max_subscribed_bytes_per_subscriber");
+    config.max_subscriptions = size("broker.max_subscriptions");
+    config.max_subscribed_bytes = size("broker.max_subscribed_bytes");
+    config.max_subscriber_inbound_bytes = size("broker.max_subscriber_inbound_bytes");
+    config.spool_max_messages = static_cast<std::uint64_t>(s.integer("broker.spool_max_messages"));
+    config.spool_max_bytes = static_cast<std::uint64_t>(s.integer("broker.spool_max_bytes"));
+    config.spool_policy = broker::spool_policy_from_string(s.text("broker.spool_policy")).value();
+    config.delivery_interval = milliseconds{s.integer("broker.delivery_interval_ms")};
+    config.ended_sessions_kept = size("broker.ended_sessions_kept");
+    return config;
+}
+
 void run_broker(BrokerOptions& options) {
     auto log = base::component_logger("broker");
-    broker::BrokerConfig config = options.config;
-    config.heartbeat = std::chrono::milliseconds{options.heartbeat_ms};
-    config.default_deadline = std::chrono::milliseconds{options.default_deadline_ms};
-    config.delivery_interval = std::chrono::milliseconds{options.delivery_interval_ms};
-    config.max_deadline = std::chrono::milliseconds{options.max_deadline_ms};
-    config.unknown_service_wait = std::chrono::milliseconds{options.unknown_service_wait_ms};
-    config.restart_grace = std::chrono::milliseconds{options.restart_grace_ms};
-    if (auto policy = broker::overflow_policy_from_string(options.overflow)) {
-        config.overflow = *policy;
-    }
-    if (auto policy = broker::spool_policy_from_string(options.spool_policy)) {
-        config.spool_policy = *policy;
-    }
+    broker::BrokerConfig config = broker_config(settings());
     const auto home = cli::resolve_home(options.home);
-    auto keys = resolve_broker_keys(options.security, home);
+    auto keys = resolve_broker_keys(security_settings(), home);
     if (!keys) {
         std::cerr << "glassbox broker: " << keys.error().describe() << "\n";
         throw CLI::RuntimeError(exit_code_for(keys.error().type));
@@ -123,12 +132,12 @@ void run_broker(BrokerOptions& options) {
         config.curve_secret_key = keys.value()->certificate.secret_key;
         config.allow_folder = keys.value()->allow_folder.string();
     }
-    config.insecure = options.security.insecure;
-    if (options.spool.empty()) {
+    config.insecure = settings().boolean("security.insecure");
+    if (const auto& spool = settings().text("broker.spool"); !spool.empty()) {
+        config.spool_path = spool;
+    } else {
         ensure_home(home);
         config.spool_path = (home / "spool").string();
-    } else {
-        config.spool_path = options.spool;
     }
 
     zmq::context_t context;
@@ -153,101 +162,37 @@ void run_broker(BrokerOptions& options) {
 
 void add_broker_command(CLI::App& app) {
     auto options = std::make_shared<BrokerOptions>();
-    const broker::BrokerConfig defaults;
-    options->heartbeat_ms = defaults.heartbeat.count();
-    options->default_deadline_ms = defaults.default_deadline.count();
-    options->delivery_interval_ms = defaults.delivery_interval.count();
-    options->max_deadline_ms = defaults.max_deadline.count();
-    options->unknown_service_wait_ms = defaults.unknown_service_wait.count();
-    options->restart_grace_ms = defaults.restart_grace.count();
-    options->overflow = std::string{broker::to_string(defaults.overflow)};
-    options->spool_policy = std::string{broker::to_string(defaults.spool_policy)};
-
     CLI::App* command = app.add_subcommand("broker", "Run the message broker");
-    broker::BrokerConfig& config = options->config;
-    command->add_option("--bind", config.endpoint, "Request endpoint (clients, workers, collectors)")
-        ->capture_default_str();
-    command->add_option("--pub", config.pub_endpoint, "Explain topic endpoint (XPUB)")
-        ->capture_default_str();
-    command->add_option("--home", options->home,
-                        "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
-    add_broker_security_options(*command, options->security);
-    command->add_option("--spool", options->spool,
-                        "Explain spool directory (default <home>/spool)");
-    command->add_option("--heartbeat-ms", options->heartbeat_ms, "Heartbeat interval")
-        ->capture_default_str()
-        ->check(CLI::Range(10LL, 3'600'000LL));
-    command->add_option("--liveness", config.liveness, "Silent intervals before a peer is dead")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 100));
-    command->add_option("--max-retries", config.max_retries,
-                        "Re-dispatches of a request whose worker died before replying")
-        ->capture_default_str()
-        ->check(CLI::Range(0, 100));
-    command->add_option("--max-queue", config.max_queue, "Bound of each service queue")
-        ->capture_default_str();
-    command->add_option("--overflow", options->overflow, "Full service queue: reject or drop-oldest")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"reject", "drop-oldest"}));
-    command->add_option("--max-message-bytes", config.max_message_bytes,
-                        "Largest accepted message, all frames")
-        ->capture_default_str()
-        ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 31));
-    command->add_option("--max-subscription-bytes", config.max_subscription_bytes,
-                        "Largest explain topic subscription frame; a longer one closes its connection")
-        ->capture_default_str()
-        ->check(CLI::Range(std::size_t{256}, std::size_t{1} << 20));
-    command->add_option("--max-subscriptions-per-subscriber", config.max_subscriptions_per_subscriber,
-                        "Explain topic subscriptions one subscriber may hold; more close its connection")
-        ->capture_default_str()
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
-    command->add_option("--max-subscribed-bytes-per-subscriber",
-                        config.max_subscribed_bytes_per_subscriber,
-                        "Explain topic prefix bytes one subscriber may hold")
-        ->capture_default_str()
-        ->check(CLI::Range(std::size_t{256}, std::size_t{1} << 30));
-    command->add_option("--max-subscriptions", config.max_subscriptions,
-                        "Explain topic subscriptions of all subscribers together")
-        ->capture_default_str()
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24));
-    command->add_option("--max-subscribed-bytes", config.max_subscribed_bytes,
-                        "Explain topic prefix bytes of all subscribers together")
-        ->capture_default_str()
-        ->check(CLI::Range(std::size_t{256}, std::size_t{1} << 30));
-    command->add_option("--max-subscriber-inbound-bytes", config.max_subscriber_inbound_bytes,
-                        "Bytes one explain topic subscriber may send (+1 KiB per second connected)")
-        ->capture_default_str()
-        ->check(CLI::Range(std::size_t{4096}, std::size_t{1} << 30));
-    command->add_option("--spool-max-messages", config.spool_max_messages,
-                        "Explain spool bound (messages)")
-        ->capture_default_str();
-    command->add_option("--spool-max-bytes", config.spool_max_bytes, "Explain spool bound (bytes)")
-        ->capture_default_str();
-    command->add_option("--spool-policy", options->spool_policy,
-                        "Full spool: fail-request or drop-newest")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"fail-request", "drop-newest"}));
-    command->add_option("--delivery-interval-ms", options->delivery_interval_ms,
-                        "Explain messages go to trace collectors in batches at most this often (0: at once)")
-        ->capture_default_str()
-        ->check(CLI::Range(0, 1000));
-    command->add_option("--default-deadline-ms", options->default_deadline_ms,
-                        "Deadline of MDPC01 requests and of GBC01 requests with deadline 0")
-        ->capture_default_str()
-        ->check(CLI::Range(1LL, 86'400'000LL));
-    command->add_option("--max-deadline-ms", options->max_deadline_ms,
-                        "Longer GBC01 deadlines are clamped to this")
-        ->capture_default_str()
-        ->check(CLI::Range(1LL, 86'400'000LL));
-    command->add_option("--unknown-service-wait-ms", options->unknown_service_wait_ms,
-                        "How long a request for a never-registered service waits for a worker")
-        ->capture_default_str()
-        ->check(CLI::Range(0LL, 3'600'000LL));
-    command->add_option("--restart-grace-ms", options->restart_grace_ms,
-                        "After a start, how long a request for a service registered before the "
-                        "restart waits for its workers")
-        ->capture_default_str()
-        ->check(CLI::Range(0LL, 3'600'000LL));
+    command->add_option("--home", options->home, "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
+    // Every other option sets a setting of [broker] for this run (docs/configuration.md).
+    const std::pair<const char*, const char*> flags[] = {
+        {"broker.endpoint", "--bind"},
+        {"broker.pub_endpoint", "--pub"},
+        {"broker.spool", "--spool"},
+        {"broker.heartbeat_ms", "--heartbeat-ms"},
+        {"broker.liveness", "--liveness"},
+        {"broker.max_retries", "--max-retries"},
+        {"broker.max_queue", "--max-queue"},
+        {"broker.overflow", "--overflow"},
+        {"broker.max_message_bytes", "--max-message-bytes"},
+        {"broker.max_subscription_bytes", "--max-subscription-bytes"},
+        {"broker.max_subscriptions_per_subscriber", "--max-subscriptions-per-subscriber"},
+        {"broker.max_subscribed_bytes_per_subscriber", "--max-subscribed-bytes-per-subscriber"},
+        {"broker.max_subscriptions", "--max-subscriptions"},
+        {"broker.max_subscribed_bytes", "--max-subscribed-bytes"},
+        {"broker.max_subscriber_inbound_bytes", "--max-subscriber-inbound-bytes"},
+        {"broker.spool_max_messages", "--spool-max-messages"},
+        {"broker.spool_max_bytes", "--spool-max-bytes"},
+        {"broker.spool_policy", "--spool-policy"},
+        {"broker.delivery_interval_ms", "--delivery-interval-ms"},
+        {"broker.default_deadline_ms", "--default-deadline-ms"},
+        {"broker.max_deadline_ms", "--max-deadline-ms"},
+        {"broker.unknown_service_wait_ms", "--unknown-service-wait-ms"},
+        {"broker.restart_grace_ms", "--restart-grace-ms"},
+        {"broker.ended_sessions_kept", "--ended-sessions-kept"},
+    };
+    for (const auto& [key, flag] : flags) add_setting_option(*command, key, flag);
+    add_broker_security_options(*command);
     command->add_option("--ready-file", options->ready_file,
                         "Once bound, write {\"endpoint\", \"pub_endpoint\", \"pid\"} here");
     command->callback([options] { run_broker(*options); });

@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "base/owner_only.hpp"
+#include "cli/settings.hpp"
 
 namespace glassbox::cli {
 
@@ -71,35 +72,24 @@ base::Result<void> ensure_local_keys(const fs::path& home) {
     return {};
 }
 
-void add_client_security_options(CLI::App& command, SecurityOptions& options) {
-    command
-        .add_option("--curve-server-key", options.server_key,
-                    "The broker's CURVE public key (Z85) or certificate file (default: the home's "
-                    "keys/broker.key)")
-        ->envname("GLASSBOX_CURVE_SERVER_KEY");
-    command
-        .add_option("--curve-key", options.key,
-                    "This process's CURVE secret certificate (default: the home's keys/)")
-        ->envname("GLASSBOX_CURVE_KEY");
-    command.add_flag("--insecure", options.insecure,
-                     "Plain TCP without CURVE, even to another host")
-        ->envname("GLASSBOX_INSECURE");
+SecurityOptions security_settings() {
+    const auto& s = settings();
+    return SecurityOptions{s.text("security.curve_server_key"), s.text("security.curve_key"),
+                           s.text("security.curve_allow"), s.boolean("security.insecure")};
 }
 
-void add_broker_security_options(CLI::App& command, SecurityOptions& options) {
-    command
-        .add_option("--curve-key", options.key,
-                    "The broker's CURVE secret certificate: CURVE on both endpoints (default: the "
-                    "home's keys/broker.key_secret if present)")
-        ->envname("GLASSBOX_CURVE_KEY");
-    command
-        .add_option("--curve-allow", options.allow,
-                    "Folder of the public certificates allowed to connect, with their roles "
-                    "(default: the home's keys/allowed)")
-        ->envname("GLASSBOX_CURVE_ALLOW");
-    command.add_flag("--insecure", options.insecure,
-                     "Plain TCP without CURVE, even on an address other hosts reach")
-        ->envname("GLASSBOX_INSECURE");
+void add_client_security_options(CLI::App& command) {
+    add_setting_option(command, "security.curve_server_key", "--curve-server-key");
+    add_setting_option(command, "security.curve_key", "--curve-key");
+    add_setting_flag(command, "security.insecure", "--insecure", true,
+                     "Plain TCP without CURVE, even to another host");
+}
+
+void add_broker_security_options(CLI::App& command) {
+    add_setting_option(command, "security.curve_key", "--curve-key");
+    add_setting_option(command, "security.curve_allow", "--curve-allow");
+    add_setting_flag(command, "security.insecure", "--insecure", true,
+                     "Plain TCP without CURVE, even on an address other hosts reach");
 }
 
 base::Result<std::optional<bus::CurveClientKeys>> resolve_client_keys(

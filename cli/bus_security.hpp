@@ -31,17 +31,21 @@ std::filesystem::path allowed_folder(const std::filesystem::path& home);
 // certificates are in the allowed folder. Pairs that exist are kept; missing ones are made.
 base::Result<void> ensure_local_keys(const std::filesystem::path& home);
 
+// The settings security.* (cli/settings_table.cpp, docs/configuration.md): flags, GLASSBOX_*
+// variables or <home>/config.toml.
 struct SecurityOptions {
-    std::string server_key;  // --curve-server-key: the broker's public key, or a certificate
-    std::string key;         // --curve-key: this process's secret certificate
-    std::string allow;       // --curve-allow (the broker only): the allowed keys folder
-    bool insecure = false;   // --insecure: plain TCP, knowingly
+    std::string server_key;  // security.curve_server_key: the broker's public key, or a certificate
+    std::string key;         // security.curve_key: this process's secret certificate
+    std::string allow;       // security.curve_allow (the broker only): the allowed keys folder
+    bool insecure = false;   // security.insecure: plain TCP, knowingly
 };
+// This process's, from its resolved configuration.
+SecurityOptions security_settings();
 
-// --curve-server-key, --curve-key, --insecure (and their GLASSBOX_* variables) on a client or
-// worker command; the broker's own set (--curve-key, --curve-allow, --insecure).
-void add_client_security_options(CLI::App& command, SecurityOptions& options);
-void add_broker_security_options(CLI::App& command, SecurityOptions& options);
+// --curve-server-key, --curve-key, --insecure on a client or worker command; the broker's own
+// set (--curve-key, --curve-allow, --insecure).
+void add_client_security_options(CLI::App& command);
+void add_broker_security_options(CLI::App& command);
 
 // A client's or worker's keys, by this rule:
 // - --curve-key and/or --curve-server-key given: CURVE with them, the missing one from the home

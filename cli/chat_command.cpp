@@ -15,6 +15,7 @@
 
 #include "bus/bus_client.hpp"
 #include "cli/client_options.hpp"
+#include "cli/settings.hpp"
 #include "cli/commands.hpp"
 #include "cli/line_editor.hpp"
 #include "cli/render/answer_render.hpp"
@@ -337,7 +338,7 @@ void add_chat_command(CLI::App& app) {
                     "query, else graph-rag)")
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "agent", "query", "graph-rag", "document-rag"}));
-    cmd->add_option("--collection", options->collection, "Knowledge collection (default: default)");
+    add_setting_option(*cmd, "client.collection", "--collection");
     cmd->add_flag("-x,--explain", options->explain, "Over a pipe too, print each step as it arrives");
     cmd->add_flag("--quiet", options->quiet, "On a terminal, no step lines: the answers only");
     add_client_options(*cmd, options->client, kDefaultChatTimeoutMs);
@@ -346,6 +347,7 @@ void add_chat_command(CLI::App& app) {
             exit_with_error(make_error(ErrorType::kInvalidRequest,
                                        "--session: at most " + std::to_string(schema::kMaxSessionIdBytes) + " bytes"));
         }
+        options->collection = settings().text("client.collection");
         run_chat(*options);
     });
 }

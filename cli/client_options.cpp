@@ -6,22 +6,15 @@
 #include "base/utf8.hpp"
 #include "bus/bus_client.hpp"
 #include "cli/home.hpp"
+#include "cli/settings.hpp"
 
 namespace glassbox::cli {
 
 std::filesystem::path ClientOptions::home_path() const { return cli::resolve_home(home); }
 
-std::string ClientOptions::broker_endpoint() const {
-    auto endpoint = cli::resolve_broker_endpoint(broker, home_path());
-    if (!endpoint) exit_with_error(endpoint.error());
-    return std::move(endpoint).value();
-}
+std::string ClientOptions::broker_endpoint() const { return settings().text("broker.endpoint"); }
 
-std::string ClientOptions::pub_endpoint() const {
-    auto endpoint = cli::resolve_pub_endpoint(pub, home_path());
-    if (!endpoint) exit_with_error(endpoint.error());
-    return std::move(endpoint).value();
-}
+std::string ClientOptions::pub_endpoint() const { return settings().text("broker.pub_endpoint"); }
 
 bus::BusClientConfig ClientOptions::bus_config() const {
     bus::BusClientConfig config;
@@ -33,7 +26,7 @@ bus::BusClientConfig ClientOptions::bus_config() const {
 }
 
 std::optional<bus::CurveClientKeys> ClientOptions::curve_keys(std::string_view endpoint) const {
-    auto keys = resolve_client_keys(security, home_path(), kClientKey, endpoint);
+    auto keys = resolve_client_keys(security_settings(), home_path(), kClientKey, endpoint);
     if (!keys) exit_with_error(keys.error());
     return std::move(keys).value();
 }
@@ -66,16 +59,11 @@ nlohmann::json call_for_object(const ClientOptions& options, std::string_view se
 void add_client_options(CLI::App& command, ClientOptions& options, int default_timeout_ms,
                         ClientOptionSet set) {
     options.timeout_ms = default_timeout_ms;
-    command.add_option("--broker", options.broker,
-                       "Broker request endpoint (default: the home's config.json, else tcp://127.0.0.1:5555)")
-        ->envname("GLASSBOX_BROKER");
-    if (set.pub) {
-        command.add_option("--pub", options.pub,
-                           "Broker explain endpoint (default: the home's config.json, else tcp://127.0.0.1:5556)");
-    }
+    add_setting_option(command, "broker.endpoint", "--broker");
+    if (set.pub) add_setting_option(command, "broker.pub_endpoint", "--pub");
     command.add_option("--home", options.home, "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
     command.add_flag("--json", options.json, "Machine-readable JSON output");
-    add_client_security_options(command, options.security);
+    add_client_security_options(command);
     if (set.timeout) {
         command.add_option("--timeout-ms", options.timeout_ms, "Deadline of the request in milliseconds")
             ->capture_default_str()

@@ -17,16 +17,16 @@
 
 namespace glassbox::cli {
 
+// --broker and --pub set the settings broker.endpoint and broker.pub_endpoint (cli/settings.hpp:
+// flag, else GLASSBOX_BROKER_ENDPOINT / GLASSBOX_BROKER, else <home>/config.toml, else what
+// `glassbox up` bound, else tcp://127.0.0.1:5555 and :5556).
 struct ClientOptions {
-    std::string broker;  // empty: the home config's "broker", else tcp://127.0.0.1:5555
-    std::string pub;     // empty: the home config's "pub", else tcp://127.0.0.1:5556 (if registered)
     std::string home;    // empty: $GLASSBOX_HOME, else $HOME/.glassbox
     bool json = false;   // machine-readable output on stdout
     int timeout_ms = 30'000;
-    SecurityOptions security;  // CURVE or plain (cli/bus_security.hpp)
 
     std::filesystem::path home_path() const;
-    // The broker endpoint by the rule above; exits with the typed error if the config is invalid.
+    // The effective broker.endpoint and broker.pub_endpoint.
     std::string broker_endpoint() const;
     std::string pub_endpoint() const;
     std::chrono::milliseconds timeout() const { return std::chrono::milliseconds{timeout_ms}; }
@@ -48,7 +48,6 @@ struct ClientOptionSet {
 };
 
 // Registers the shared options on `command`, writing into `options` (which must outlive parsing).
-// --broker also reads $GLASSBOX_BROKER.
 void add_client_options(CLI::App& command, ClientOptions& options, int default_timeout_ms = 30'000,
                         ClientOptionSet set = {});
 

@@ -21,5 +21,6 @@ void add_sessions_command(CLI::App& app);  // glassbox sessions list|show|delete
 void add_chat_command(CLI::App& app);      // glassbox chat
 void add_gateway_command(CLI::App& app);   // glassbox gateway: the HTTP API
 void add_keys_command(CLI::App& app);      // glassbox keys new|show|allow|init: CURVE keys
+void add_config_command(CLI::App& app);    // glassbox config show|path
 
 }  // namespace glassbox::cli

@@ -13,6 +13,7 @@
 #include "base/owner_only.hpp"
 #include "cli/client_options.hpp"
 #include "cli/commands.hpp"
+#include "cli/settings.hpp"
 #include "cli/worker_support.hpp"
 #include "gateway/gateway.hpp"
 #include "gateway/listen_address.hpp"
@@ -25,33 +26,44 @@ using base::make_error;
 
 struct GatewayOptions {
     ClientOptions client;
-    std::string listen = "127.0.0.1:8080";
     std::string ready_file;
-    gateway::GatewayConfig config;
-    int query_timeout_ms = 120'000;
-    int read_timeout_ms = 10'000;
-    int write_timeout_ms = 10'000;
-    long long mcp_session_idle_ms = 1'800'000;
+    gateway::GatewayConfig config;  // the MCP origins and SSE preference; the rest from [gateway]
 };
+
+// The gateway's part of the configuration (docs/configuration.md, [gateway]).
+void apply_gateway_settings(gateway::GatewayConfig& config, const config::Resolved& s) {
+    using std::chrono::milliseconds;
+    const auto size = [&s](const char* key) { return static_cast<std::size_t>(s.integer(key)); };
+    config.tokens_file = s.text("gateway.tokens");
+    config.threads = size("gateway.threads");
+    config.max_streams = size("gateway.max_streams");
+    config.max_body_bytes = size("gateway.max_body_bytes");
+    config.max_upload_bytes = size("gateway.max_upload_bytes");
+    config.rate_limit = s.number("gateway.rate_limit");
+    config.rate_burst = s.number("gateway.rate_burst");
+    config.call_timeout = milliseconds{s.integer("gateway.call_timeout_ms")};
+    config.query_timeout = milliseconds{s.integer("gateway.query_timeout_ms")};
+    config.read_timeout = milliseconds{s.integer("gateway.read_timeout_ms")};
+    config.write_timeout = milliseconds{s.integer("gateway.write_timeout_ms")};
+    config.mcp.session_idle = milliseconds{s.integer("gateway.mcp_session_idle_ms")};
+    config.mcp.max_sessions = size("gateway.mcp_max_sessions");
+}
 
 void run_gateway(GatewayOptions& options) {
     auto log = base::component_logger("gateway");
-    auto address = gateway::parse_listen_address(options.listen);
-    if (!address) exit_with_error(address.error());
-    if (!address->loopback && options.config.tokens_file.empty())
-        exit_with_error(make_error(ErrorType::kInvalidRequest,
-                                   "--listen " + options.listen +
-                                       ": only a loopback address may be served without --tokens FILE"));
     gateway::GatewayConfig config = options.config;
+    apply_gateway_settings(config, settings());
+    const std::string& listen = settings().text("gateway.listen");
+    auto address = gateway::parse_listen_address(listen);
+    if (!address) exit_with_error(address.error());
+    if (!address->loopback && config.tokens_file.empty())
+        exit_with_error(make_error(ErrorType::kInvalidRequest,
+                                   "--listen " + listen +
+                                       ": only a loopback address may be served without --tokens FILE"));
     config.host = address->host;
     config.port = address->port;
     config.broker = options.client.broker_endpoint();
     config.curve = options.client.curve_keys(config.broker);
-    config.call_timeout = options.client.timeout();
-    config.query_timeout = std::chrono::milliseconds{options.query_timeout_ms};
-    config.read_timeout = std::chrono::milliseconds{options.read_timeout_ms};
-    config.write_timeout = std::chrono::milliseconds{options.write_timeout_ms};
-    config.mcp.session_idle = std::chrono::milliseconds{options.mcp_session_idle_ms};
 
     // Signals are blocked before the server's threads start, so only the wait below sees them.
     const sigset_t stop_signals = block_stop_signals();
@@ -86,49 +98,32 @@ void run_gateway(GatewayOptions& options) {
 void add_gateway_command(CLI::App& app) {
     auto options = std::make_shared<GatewayOptions>();
     auto* command = app.add_subcommand("gateway", "Serve the HTTP API (REST + SSE) and the trace viewer over the bus");
-    command->add_option("--listen", options->listen, "HOST:PORT to serve (loopback only without --tokens)")
-        ->capture_default_str();
+    add_setting_option(*command, "gateway.listen", "--listen");
     command->add_option("--ready-file", options->ready_file,
                         "Write {url, port, pid} here once listening (for scripts and tests)");
-    command->add_option("--threads", options->config.threads, "HTTP worker threads")->capture_default_str();
-    command->add_option("--max-streams", options->config.max_streams, "SSE streams open at once (one more: 503)")
-        ->capture_default_str();
-    command->add_option("--max-body-bytes", options->config.max_body_bytes, "Largest request body (more: 413)")
-        ->capture_default_str();
-    command->add_option("--max-upload-bytes", options->config.max_upload_bytes,
-                        "Largest upload to /api/v1/load/* (more: 413)")
-        ->capture_default_str();
-    command->add_option("--tokens", options->config.tokens_file,
-                        "Bearer tokens file (owner-only): lines `<token> <scope>[,<scope>] [name]`, scopes read, ask, "
-                        "load; required for a non-loopback --listen");
-    command->add_option("--rate-limit", options->config.rate_limit,
-                        "Requests a second per client address, on average (0: no limit)")
-        ->capture_default_str();
-    command->add_option("--rate-burst", options->config.rate_burst, "Requests per client address at once")
-        ->capture_default_str();
-    command->add_option("--read-timeout-ms", options->read_timeout_ms,
-                        "A client that sends nothing for this long is disconnected")
-        ->capture_default_str()
-        ->check(CLI::Range(10, 600'000));
-    command->add_option("--write-timeout-ms", options->write_timeout_ms,
-                        "A client that reads nothing for this long is disconnected")
-        ->capture_default_str()
-        ->check(CLI::Range(10, 600'000));
-    command->add_option("--query-timeout-ms", options->query_timeout_ms, "Deadline of one question on the bus")
-        ->capture_default_str();
-    command->add_option("--mcp-session-idle-ms", options->mcp_session_idle_ms,
-                        "An MCP session unused this long expires (its next request: 404)")
-        ->check(CLI::Range(1LL, 7LL * 24 * 3600 * 1000))
-        ->capture_default_str();
-    command->add_option("--mcp-max-sessions", options->config.mcp.max_sessions,
-                        "Live MCP sessions at most (one more initialize: 503)")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
-        ->capture_default_str();
+    // The [gateway] settings (docs/configuration.md).
+    for (const auto& [key, flag] : std::initializer_list<std::pair<const char*, const char*>>{
+             {"gateway.threads", "--threads"},
+             {"gateway.max_streams", "--max-streams"},
+             {"gateway.max_body_bytes", "--max-body-bytes"},
+             {"gateway.max_upload_bytes", "--max-upload-bytes"},
+             {"gateway.tokens", "--tokens"},
+             {"gateway.rate_limit", "--rate-limit"},
+             {"gateway.rate_burst", "--rate-burst"},
+             {"gateway.read_timeout_ms", "--read-timeout-ms"},
+             {"gateway.write_timeout_ms", "--write-timeout-ms"},
+             {"gateway.query_timeout_ms", "--query-timeout-ms"},
+             {"gateway.call_timeout_ms", "--timeout-ms"},
+             {"gateway.mcp_session_idle_ms", "--mcp-session-idle-ms"},
+             {"gateway.mcp_max_sessions", "--mcp-max-sessions"},
+         }) {
+        add_setting_option(*command, key, flag);
+    }
     command->add_option("--mcp-allow-origin", options->config.mcp.allowed_origins,
                         "A browser Origin allowed at /mcp besides loopback ones (repeatable)");
     command->add_flag("--mcp-sse", options->config.mcp.prefer_sse,
                       "Answer MCP POSTs as event streams when the client accepts both");
-    add_client_options(*command, options->client, 30'000);
+    add_client_options(*command, options->client, 30'000, ClientOptionSet{.pub = false, .timeout = false});
     command->callback([options] { run_gateway(*options); });
 }
 

@@ -12,6 +12,7 @@
 
 #include "bus/bus_client.hpp"
 #include "cli/client_options.hpp"
+#include "cli/settings.hpp"
 #include "cli/render/answer_render.hpp"
 #include "cli/commands.hpp"
 #include "cli/render/trace_render.hpp"
@@ -32,7 +33,6 @@ struct InvokeOptions {
     ClientOptions client;
     std::string service;  // query, graph-rag or document-rag
     std::string question;
-    std::string collection;
     bool explain = false;
     bool no_stream = false;
     std::optional<std::string> parent_uri;
@@ -59,7 +59,7 @@ json request_body(const InvokeOptions& o) {
         schema::QueryRequest query;
         query.query = o.question;
         query.mode = schema::query_mode_from_string(o.mode).value_or(schema::QueryMode::kAuto);
-        query.collection = o.collection;
+        query.collection = settings().text("client.collection");
         query.session_id = o.session;
         query.streaming = !o.no_stream;
         return schema::encode(query);
@@ -67,7 +67,7 @@ json request_body(const InvokeOptions& o) {
     if (o.service == schema::services::kAgent) {
         schema::AgentRequest request;
         request.question = o.question;
-        request.collection = o.collection;
+        request.collection = settings().text("client.collection");
         request.max_iterations = o.max_iterations;
         request.tools = o.tools;
         request.session_id = o.session;
@@ -78,7 +78,7 @@ json request_body(const InvokeOptions& o) {
     if (o.service == schema::services::kGraphRag) {
         schema::GraphRagQuery query;
         query.query = o.question;
-        query.collection = o.collection;
+        query.collection = settings().text("client.collection");
         query.entity_limit = o.entity_limit;
         query.triple_limit = o.triple_limit;
         query.max_subgraph_size = o.max_subgraph_size;
@@ -92,7 +92,7 @@ json request_body(const InvokeOptions& o) {
     }
     schema::DocumentRagQuery query;
     query.query = o.question;
-    query.collection = o.collection;
+    query.collection = settings().text("client.collection");
     query.doc_limit = o.doc_limit;
     query.fetch_limit = o.fetch_limit;
     query.streaming = !o.no_stream;
@@ -330,7 +330,7 @@ void run_invoke(const InvokeOptions& options) {
 void add_common_options(CLI::App& cmd, InvokeOptions& options, bool required) {
     auto* question = cmd.add_option("-q,--question", options.question, "The question");
     if (required) question->required();
-    cmd.add_option("--collection", options.collection, "Knowledge collection (default: default)");
+    add_setting_option(cmd, "client.collection", "--collection");
     cmd.add_flag("-x,--explain", options.explain,
                  "Print one line per explain step as it arrives (stage, URI, key facts)");
     cmd.add_flag("--no-stream", options.no_stream,
@@ -359,7 +359,7 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
         return;
     }
     cmd->add_option("-q,--question", options->question, "The question")->required();
-    cmd->add_option("--collection", options->collection, "Knowledge collection (default: default)");
+    add_setting_option(*cmd, "client.collection", "--collection");
     cmd->add_flag("-x,--explain", options->explain,
                   "Print one line per explain step as it arrives (stage, URI, key facts)");
     cmd->add_flag("--no-stream", options->no_stream,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/client_options.hpp"
+#include "cli/settings.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
 #include "ingest/load.hpp"
@@ -101,8 +102,7 @@ void load_docs(LoadOptions& options) {
 }
 
 void add_common(CLI::App& sub, LoadOptions& options) {
-    sub.add_option("--collection", options.settings.collection, "Knowledge base to load into (default: default)")
-        ->envname("GLASSBOX_COLLECTION");
+    add_setting_option(sub, "client.collection", "--collection");
     sub.add_option("--tier", options.settings.tier,
                    "Data tier of these sources: 1 authoritative, 2 verified, 3 crowd-sourced, 4 inferred")
         ->capture_default_str()
@@ -129,7 +129,10 @@ void add_load_command(CLI::App& app) {
         ->capture_default_str()
         ->check(CLI::Range(1, 1'000'000));
     add_common(*rdf_cmd, *rdf);
-    rdf_cmd->callback([rdf] { load_rdf(*rdf); });
+    rdf_cmd->callback([rdf] {
+        rdf->settings.collection = settings().text("client.collection");
+        load_rdf(*rdf);
+    });
 
     auto docs = std::make_shared<LoadOptions>();
     auto* docs_cmd = command->add_subcommand(
@@ -142,7 +145,10 @@ void add_load_command(CLI::App& app) {
         ->capture_default_str()
         ->check(CLI::Range(0, 999'999));
     add_common(*docs_cmd, *docs);
-    docs_cmd->callback([docs] { load_docs(*docs); });
+    docs_cmd->callback([docs] {
+        docs->settings.collection = settings().text("client.collection");
+        load_docs(*docs);
+    });
 }
 
 }  // namespace glassbox::cli

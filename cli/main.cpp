@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/settings.hpp"
 #include "base/log.hpp"
 
 namespace {
@@ -36,14 +37,14 @@ int main(int argc, char** argv) {
     CLI::App app{"glassbox: an explainable retrieval-augmented generation pipeline"};
     app.set_version_flag("--version", std::string{GLASSBOX_VERSION});
     app.require_subcommand(1);
-    std::string log_level = "info";
-    app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical or off")
-        ->envname("GLASSBOX_LOG_LEVEL");
-    app.parse_complete_callback([&log_level] {
-        if (!glassbox::base::set_log_level(log_level)) {
-            throw CLI::ValidationError("--log-level", "unknown level '" + log_level + "'");
-        }
-    });
+    // Accepted after the subcommand too (`glassbox worker echo --log-format json`).
+    app.fallthrough();
+    glassbox::cli::add_setting_option(app, "log.level", "--log-level");
+    glassbox::cli::add_setting_option(app, "log.format", "--log-format");
+    // Once the whole command line is parsed, before any command runs: the configuration (defaults,
+    // <home>/run/endpoints.json, <home>/config.toml, GLASSBOX_* variables, flags), checked whole.
+    // A bad value anywhere stops here with "config error: ..." and exit 2.
+    app.parse_complete_callback([&app] { glassbox::cli::resolve_settings(app); });
 
     glassbox::cli::add_broker_command(app);
     glassbox::cli::add_worker_command(app);
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
     glassbox::cli::add_chat_command(app);
     glassbox::cli::add_gateway_command(app);
     glassbox::cli::add_keys_command(app);
+    glassbox::cli::add_config_command(app);
 
     try {
         app.parse(argc, argv);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/client_options.hpp"
+#include "cli/settings.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
 #include "loader/rdf_reader.hpp"
@@ -249,9 +250,12 @@ void add_query_command(CLI::App& app) {
     t->add_option("--limit", triples->limit, "Most triples to return (the store caps it at 10,000)")
         ->capture_default_str()
         ->check(CLI::Range(1, 10'000));
-    t->add_option("--collection", triples->collection, "Knowledge base (default: default)")->envname("GLASSBOX_COLLECTION");
+    add_setting_option(*t, "client.collection", "--collection");
     add_client_options(*t, triples->client);
-    t->callback([triples] { run_triples(*triples); });
+    t->callback([triples] {
+        triples->collection = settings().text("client.collection");
+        run_triples(*triples);
+    });
 
     auto chunks = std::make_shared<ChunksOptions>();
     auto* c = command->add_subcommand("chunks", "Document chunks for a text: vector, keyword (BM25) or hybrid search");
@@ -260,9 +264,12 @@ void add_query_command(CLI::App& app) {
         ->capture_default_str()
         ->check(CLI::IsMember({"vector", "keyword", "hybrid"}));
     c->add_option("--limit", chunks->limit, "Most chunks to return")->capture_default_str()->check(CLI::Range(1, 1000));
-    c->add_option("--collection", chunks->collection, "Knowledge base (default: default)")->envname("GLASSBOX_COLLECTION");
+    add_setting_option(*c, "client.collection", "--collection");
     add_client_options(*c, chunks->client);
-    c->callback([chunks] { run_chunks(*chunks); });
+    c->callback([chunks] {
+        chunks->collection = settings().text("client.collection");
+        run_chunks(*chunks);
+    });
 }
 
 void add_graph_command(CLI::App& app) {
@@ -270,9 +277,12 @@ void add_graph_command(CLI::App& app) {
     command->require_subcommand(1);
     auto stats = std::make_shared<StatsOptions>();
     auto* s = command->add_subcommand("stats", "Counts of facts, terms, sources per tier, documents, chunks, vectors");
-    s->add_option("--collection", stats->collection, "Knowledge base (default: default)")->envname("GLASSBOX_COLLECTION");
+    add_setting_option(*s, "client.collection", "--collection");
     add_client_options(*s, stats->client);
-    s->callback([stats] { run_stats(*stats); });
+    s->callback([stats] {
+        stats->collection = settings().text("client.collection");
+        run_stats(*stats);
+    });
 }
 
 }  // namespace glassbox::cli

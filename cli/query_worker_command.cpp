@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "cli/settings.hpp"
 #include "cli/worker_support.hpp"
 #include "schema/services.hpp"
 #include "workers/query/query_config.hpp"
@@ -19,8 +20,6 @@ struct QueryOptions {
     WorkerOptions worker;
     query::QueryConfig config;
     std::string rules_file;
-    int call_timeout_ms = 0;
-    int reflection_timeout_ms = 30'000;
     bool no_signals = false;
 };
 
@@ -46,8 +45,12 @@ void run_query_worker(const QueryOptions& options) {
         if (!rules) bad_rules(options.rules_file + ": " + rules.error().message);
         config.rules = std::move(*rules);
     }
-    config.call_timeout = std::chrono::milliseconds{options.call_timeout_ms};
-    config.reflection_timeout = std::chrono::milliseconds{options.reflection_timeout_ms};
+    const auto& s = settings();
+    config.call_timeout = std::chrono::milliseconds{s.integer("query.call_timeout_ms")};
+    config.reflection_timeout = std::chrono::milliseconds{s.integer("query.reflection_timeout_ms")};
+    config.reflection = s.text("query.reflection");
+    config.relevance_threshold = s.number("query.relevance_threshold");
+    config.max_escalations = static_cast<std::size_t>(s.integer("query.max_escalations"));
     config.collection_signals = !options.no_signals;
     config.explain = !explain_disabled();
     const sigset_t stop_signals = block_stop_signals();
@@ -67,25 +70,14 @@ void add_query_worker_command(CLI::App& worker_command) {
     add_worker_options(*sub, options->worker, std::string(schema::services::kQuery));
     sub->add_option("--rules", options->rules_file,
                     "Routing rule file (JSON, docs/query.md); default: the built-in rules");
-    sub->add_option("--relevance-threshold", options->config.relevance_threshold,
-                    "An answer below this relevance is escalated")
-        ->capture_default_str()
-        ->check(CLI::Range(0.0, 1.0));
-    sub->add_option("--reflection", options->config.reflection,
-                    "How an answer's relevance is judged: model-free (evidence coverage) or llm (the llm "
-                    "service's relevance-judge, falling back to model-free; escalations then ask "
-                    "rephrase-query for the next engine's question)")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"model-free", "llm"}));
+    add_setting_option(*sub, "query.relevance_threshold", "--relevance-threshold");
+    // model-free (evidence coverage) or llm (the llm service's relevance-judge, falling back to
+    // model-free; escalations then ask rephrase-query for the next engine's question).
+    add_setting_option(*sub, "query.reflection", "--reflection");
     sub->add_option("--llm-service", options->config.llm_service, "The service asked to judge and rephrase")
         ->capture_default_str();
-    sub->add_option("--reflection-timeout-ms", options->reflection_timeout_ms,
-                    "Deadline of each judge or rephrase call (a slower model falls back, recorded)")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 600'000));
-    sub->add_option("--max-escalations", options->config.max_escalations, "Escalations per question at most")
-        ->capture_default_str()
-        ->check(CLI::Range(0, 2));
+    add_setting_option(*sub, "query.reflection_timeout_ms", "--reflection-timeout-ms");
+    add_setting_option(*sub, "query.max_escalations", "--max-escalations");
     sub->add_flag("--no-collection-signals", options->no_signals,
                   "Route without asking the store what the collection holds");
     sub->add_option("--graph-rag-service", options->config.graph_rag_service, "The graph RAG service")
@@ -95,10 +87,7 @@ void add_query_worker_command(CLI::App& worker_command) {
     sub->add_option("--agent-service", options->config.agent_service, "The agent service")->capture_default_str();
     sub->add_option("--store-service", options->config.store_service, "The knowledge store service")
         ->capture_default_str();
-    sub->add_option("--call-timeout-ms", options->call_timeout_ms,
-                    "Deadline of each engine call (0: the request's remaining time)")
-        ->capture_default_str()
-        ->check(CLI::Range(0, 3'600'000));
+    add_setting_option(*sub, "query.call_timeout_ms", "--call-timeout-ms");
     sub->callback([options] { run_query_worker(*options); });
 }
 

@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/settings.hpp"
 #include "cli/worker_support.hpp"
 #include "schema/services.hpp"
 #include "workers/rag/document_rag_service.hpp"
@@ -15,7 +16,6 @@ namespace {
 struct RagOptions {
     WorkerOptions worker;
     rag::RagConfig config;
-    int call_timeout_ms = 0;
 };
 
 void add_rag_options(CLI::App& sub, RagOptions& options) {
@@ -25,16 +25,27 @@ void add_rag_options(CLI::App& sub, RagOptions& options) {
         ->capture_default_str();
     sub.add_option("--embeddings-service", options.config.embeddings_service, "Service turning texts into vectors")
         ->capture_default_str();
-    sub.add_option("--call-timeout-ms", options.call_timeout_ms,
-                   "Deadline of each call to another service (0: the request's remaining time)")
-        ->capture_default_str()
-        ->check(CLI::Range(0, 3'600'000));
+    add_setting_option(sub, "rag.call_timeout_ms", "--call-timeout-ms");
+}
+
+// The retrieval defaults of [graph_rag] and [document_rag] (docs/configuration.md).
+void apply_retrieval_defaults(rag::RagConfig& config, const config::Resolved& s) {
+    const auto limit = [&s](const char* key) { return static_cast<std::uint32_t>(s.integer(key)); };
+    config.entity_limit = limit("graph_rag.entity_limit");
+    config.triple_limit = limit("graph_rag.triple_limit");
+    config.subgraph_size = limit("graph_rag.max_subgraph_size");
+    config.path_length = limit("graph_rag.max_path_length");
+    config.edge_score_limit = limit("graph_rag.edge_score_limit");
+    config.edge_limit = limit("graph_rag.edge_limit");
+    config.doc_limit = limit("document_rag.doc_limit");
+    config.fetch_limit = limit("document_rag.fetch_limit");
 }
 
 void run_rag(const std::string& service, const RagOptions& options, bool graph) {
     const sigset_t stop_signals = block_stop_signals();
     rag::RagConfig config = options.config;
-    config.call_timeout = std::chrono::milliseconds{options.call_timeout_ms};
+    config.call_timeout = std::chrono::milliseconds{settings().integer("rag.call_timeout_ms")};
+    apply_retrieval_defaults(config, settings());
     config.explain = !rag::explain_disabled_by_env();
     run_worker(service, options.worker,
                graph ? rag::make_graph_rag_handler(config) : rag::make_document_rag_handler(config), stop_signals);

@@ -21,6 +21,7 @@
 #include "base/owner_only.hpp"
 #include "cli/bus_security.hpp"
 #include "cli/client_options.hpp"
+#include "cli/settings.hpp"
 #include "cli/up_plan.hpp"
 
 namespace glassbox::cli {
@@ -29,24 +30,29 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+// The rest comes from the settings (broker.endpoint, broker.pub_endpoint, broker.heartbeat_ms,
+// up.threads, up.start_timeout_ms, up.gateway, gateway.listen, security.*).
 struct UpOptions {
     std::string home;
     std::string role = "all";
     std::string services;  // --services as given; read only when the option was given
     bool services_given = false;
-    std::string broker;    // --role workers: the broker to connect to
-    std::string bind = "tcp://127.0.0.1:5555";
-    std::string pub = "tcp://127.0.0.1:5556";
-    int heartbeat_ms = 2500;
-    int threads = 2;
     std::string ready_file;
-    int start_timeout_ms = 15'000;
-    std::string gateway_listen = "127.0.0.1:8080";
-    bool no_gateway = false;
-    // --insecure (plain TCP, no keys: said at start-up and by `glassbox status`), and the keys of
-    // this host's workers and gateway when they are not the home's own (a workers host).
-    SecurityOptions security;
 };
+
+// The command line of a child: `self`, the log settings given to `up` as flags (the child reads
+// the same file and environment by itself), the subcommand and its arguments.
+std::vector<std::string> child_argv(const std::string& self, std::vector<std::string> command) {
+    std::vector<std::string> argv{self};
+    for (const auto& [key, flag] : {std::pair{"log.level", "--log-level"}, std::pair{"log.format", "--log-format"}}) {
+        if (settings().origin(key).source == config::Source::kFlag) {
+            argv.emplace_back(flag);
+            argv.push_back(settings().text(key));
+        }
+    }
+    argv.insert(argv.end(), std::make_move_iterator(command.begin()), std::make_move_iterator(command.end()));
+    return argv;
+}
 
 // How long `up` waits for the gateway's ready file before it reports itself up without the
 // viewer's URL (a taken port: the gateway fails, and is restarted with backoff meanwhile).
@@ -93,13 +99,15 @@ std::optional<BrokerEndpoints> read_ready_file(const fs::path& path) {
 
 // Every child reads its keys from the home (--home), or runs plain with --insecure; the workers
 // and the gateway take the pair and broker key `up` was given, if any.
-std::vector<std::string> with_security(std::vector<std::string> argv, const UpOptions& options,
-                                       bool broker = false) {
-    if (options.security.insecure) argv.emplace_back("--insecure");
+// (A setting given to `up` by flag; in config.toml or the environment the children see it too.)
+std::vector<std::string> with_security(std::vector<std::string> argv, bool broker = false) {
+    const auto& s = settings();
+    const auto given = [&s](const char* key) { return s.origin(key).source == config::Source::kFlag; };
+    if (given("security.insecure") && s.boolean("security.insecure")) argv.emplace_back("--insecure");
     if (broker) return argv;
-    if (!options.security.key.empty()) argv.insert(argv.end(), {"--curve-key", options.security.key});
-    if (!options.security.server_key.empty()) {
-        argv.insert(argv.end(), {"--curve-server-key", options.security.server_key});
+    if (given("security.curve_key")) argv.insert(argv.end(), {"--curve-key", s.text("security.curve_key")});
+    if (given("security.curve_server_key")) {
+        argv.insert(argv.end(), {"--curve-server-key", s.text("security.curve_server_key")});
     }
     return argv;
 }
@@ -107,8 +115,9 @@ std::vector<std::string> with_security(std::vector<std::string> argv, const UpOp
 // Secure by default (docs/security.md): a host that runs the broker makes the keys of its own
 // processes in the owner-only home (kept when they exist); a workers host needs the keys it
 // was given there — its own pair and the broker's public key — and says which are missing.
-void ensure_keys(const UpOptions& options, const UpPlan& plan, const fs::path& home) {
-    if (options.security.insecure) return;
+void ensure_keys(const UpPlan& plan, const fs::path& home) {
+    const SecurityOptions security = security_settings();
+    if (security.insecure) return;
     if (plan.broker) {
         if (auto keys = ensure_local_keys(home); !keys) fail_up(keys.error());
         return;
@@ -118,13 +127,13 @@ void ensure_keys(const UpOptions& options, const UpPlan& plan, const fs::path& h
         std::error_code ec;
         if (!fs::exists(path, ec)) missing.push_back(path.string());
     };
-    if (options.security.server_key.empty()) need(bus::public_certificate_path(keys_folder(home), kBrokerKey));
+    if (security.server_key.empty()) need(bus::public_certificate_path(keys_folder(home), kBrokerKey));
     for (const auto& worker : plan.workers) {
-        need(options.security.key.empty()
+        need(security.key.empty()
                  ? bus::secret_certificate_path(keys_folder(home), worker.service == "trace-collector"
                                                                       ? kCollectorKey
                                                                       : kWorkerKey)
-                 : fs::path{options.security.key});
+                 : fs::path{security.key});
     }
     if (missing.empty()) return;
     std::sort(missing.begin(), missing.end());
@@ -147,13 +156,16 @@ std::optional<BrokerEndpoints> start_broker(ProcessSupervisor& supervisor, const
     std::error_code ec;
     const fs::path broker_ready = home / "run" / "broker.ready";
     fs::remove(broker_ready, ec);
-    const std::string heartbeat = std::to_string(options.heartbeat_ms);
+    const auto& s = settings();
+    const std::string heartbeat = std::to_string(s.integer("broker.heartbeat_ms"));
+    const int start_timeout_ms = static_cast<int>(s.integer("up.start_timeout_ms"));
     auto broker_argv = [&](const std::string& bind, const std::string& pub) {
-        return with_security({self, "broker", "--bind", bind, "--pub", pub, "--home", home.string(),
-                              "--heartbeat-ms", heartbeat, "--ready-file", broker_ready.string()},
-                             options, true);
+        return child_argv(self, with_security({"broker", "--bind", bind, "--pub", pub, "--home", home.string(),
+                                               "--heartbeat-ms", heartbeat, "--ready-file", broker_ready.string()},
+                                              true));
     };
-    if (auto started = supervisor.start(ChildSpec{"broker", broker_argv(options.bind, options.pub),
+    if (auto started = supervisor.start(ChildSpec{"broker", broker_argv(s.text("broker.endpoint"),
+                                                                        s.text("broker.pub_endpoint")),
                                                   home / "logs" / "broker.log"});
         !started) {
         supervisor.stop_all();
@@ -162,11 +174,11 @@ std::optional<BrokerEndpoints> start_broker(ProcessSupervisor& supervisor, const
 
     // Wait for the broker to bind; it reports the real endpoints (ports chosen with `*`).
     std::optional<BrokerEndpoints> endpoints;
-    const auto give_up = Clock::now() + std::chrono::milliseconds{options.start_timeout_ms};
+    const auto give_up = Clock::now() + std::chrono::milliseconds{start_timeout_ms};
     while (!(endpoints = read_ready_file(broker_ready))) {
         if (Clock::now() > give_up) {
             supervisor.stop_all();
-            fail_up("the broker did not start within " + std::to_string(options.start_timeout_ms) +
+            fail_up("the broker did not start within " + std::to_string(start_timeout_ms) +
                  " ms; see " + (home / "logs" / "broker.log").string());
         }
         if (supervisor.supervise_once(std::chrono::milliseconds{50}, stop_signals)) {
@@ -180,14 +192,13 @@ std::optional<BrokerEndpoints> start_broker(ProcessSupervisor& supervisor, const
 }
 
 // The command line of one worker process of the plan, connected to `endpoint`.
-std::vector<std::string> worker_argv(const UpWorkerProcess& worker, const UpOptions& options,
-                                     const fs::path& home, const std::string& self,
+std::vector<std::string> worker_argv(const UpWorkerProcess& worker, const fs::path& home, const std::string& self,
                                      const std::string& endpoint) {
     // clang-format off
-    return with_security({self, "worker", worker.service, "--broker", endpoint,
-                          "--threads", std::to_string(options.threads),
-                          "--heartbeat-ms", std::to_string(options.heartbeat_ms),
-                          "--home", home.string()}, options);
+    return child_argv(self, with_security({"worker", worker.service, "--broker", endpoint,
+                                           "--threads", std::to_string(settings().integer("up.threads")),
+                                           "--heartbeat-ms", std::to_string(settings().integer("broker.heartbeat_ms")),
+                                           "--home", home.string()}));
     // clang-format on
 }
 
@@ -200,7 +211,7 @@ void run_up(const UpOptions& options, const UpPlan& plan) {
     for (const auto* sub : {"logs", "run"}) {
         if (auto made = base::ensure_owner_only_folder(home / sub); !made) fail_up(made.error());
     }
-    ensure_keys(options, plan, home);
+    ensure_keys(plan, home);
     std::error_code ec;
 
     const std::string self = fs::read_symlink("/proc/self/exe").string();
@@ -213,17 +224,17 @@ void run_up(const UpOptions& options, const UpPlan& plan) {
         auto started = start_broker(supervisor, options, home, self, stop_signals);
         if (!started) return;
         endpoints = std::move(*started);
-        cli::write_home_config(home, cli::HomeConfig{endpoints.endpoint, endpoints.pub_endpoint});
+        // Runtime state, not configuration: clients on this machine find the broker through it
+        // unless <home>/config.toml, the environment or a flag names another (docs/configuration.md).
+        cli::write_endpoints_state(home, cli::BoundEndpoints{endpoints.endpoint, endpoints.pub_endpoint});
     } else {
-        auto remote = cli::resolve_broker_endpoint(options.broker, home);
-        if (!remote) fail_up(remote.error());
-        endpoints.endpoint = std::move(remote).value();
-        cli::write_home_config(home, cli::HomeConfig{endpoints.endpoint, std::nullopt});
+        endpoints.endpoint = settings().text("broker.endpoint");
+        cli::write_endpoints_state(home, cli::BoundEndpoints{endpoints.endpoint, settings().text("broker.pub_endpoint")});
     }
 
     for (const auto& worker : plan.workers) {
         auto started = supervisor.start(
-            ChildSpec{worker.name, worker_argv(worker, options, home, self, endpoints.endpoint),
+            ChildSpec{worker.name, worker_argv(worker, home, self, endpoints.endpoint),
                       home / "logs" / (worker.name + ".log")});
         if (!started) {
             supervisor.stop_all();
@@ -238,10 +249,9 @@ void run_up(const UpOptions& options, const UpPlan& plan) {
         const fs::path gateway_ready = home / "run" / "gateway.ready";
         fs::remove(gateway_ready, ec);
         auto started = supervisor.start(ChildSpec{"gateway",
-                                                  with_security({self, "gateway", "--listen", options.gateway_listen,
+                                                  child_argv(self, with_security({"gateway", "--listen", settings().text("gateway.listen"),
                                                                  "--broker", endpoints.endpoint, "--home", home.string(),
-                                                                 "--ready-file", gateway_ready.string()},
-                                                                options),
+                                                                 "--ready-file", gateway_ready.string()})),
                                                   home / "logs" / "gateway.log"});
         if (!started) {
             supervisor.stop_all();
@@ -281,7 +291,7 @@ void run_up(const UpOptions& options, const UpPlan& plan) {
     }
     std::cout << ", " << describe_workers(plan) << ", home " << home.string() << ", logs in "
               << (home / "logs").string() << " (Ctrl-C stops)" << std::endl;
-    if (options.security.insecure) {
+    if (security_settings().insecure) {
         std::cout << "INSECURE: plain TCP without keys (--insecure): any process that reaches "
                   << endpoints.endpoint << " is trusted" << std::endl;
     } else if (plan.broker) {
@@ -293,7 +303,7 @@ void run_up(const UpOptions& options, const UpPlan& plan) {
     if (gateway_url) {
         std::cout << "viewer and HTTP API: " << *gateway_url << "/" << std::endl;
     } else if (plan.gateway) {
-        std::cout << "the gateway did not start on " << options.gateway_listen << "; see "
+        std::cout << "the gateway did not start on " << settings().text("gateway.listen") << "; see "
                   << (home / "logs" / "gateway.log").string() << std::endl;
     }
 
@@ -327,7 +337,7 @@ UpPlan plan_or_fail(const UpOptions& options, const CLI::App& cmd) {
     }
     auto plan = plan_up(
         *role, options.services_given ? std::optional<std::string>(options.services) : std::nullopt,
-        options.no_gateway);
+        !settings().boolean("up.gateway"));
     if (!plan) fail_up(plan.error());
     return std::move(plan).value();
 }
@@ -351,30 +361,21 @@ void add_up_command(CLI::App& app) {
         "Worker services this host runs, comma-separated, NAME=N for N processes (e.g. "
         "graph-rag=3,store); none: no workers. Default: every one (all), trace-collector "
         "(broker), all but trace-collector and store (workers)");
-    cmd->add_option(
-        "--broker", options->broker,
-        "--role workers: the broker's request endpoint (default: the home's config.json, else "
-        "tcp://127.0.0.1:5555)");
-    cmd->add_option("--bind", options->bind, "Request endpoint of the broker")->capture_default_str();
-    cmd->add_option("--pub", options->pub, "Explain topic endpoint (XPUB)")->capture_default_str();
-    cmd->add_option("--heartbeat-ms", options->heartbeat_ms, "Heartbeat interval for broker and workers")
-        ->capture_default_str()
-        ->check(CLI::Range(10, 600'000));
-    cmd->add_option("--threads", options->threads, "Worker threads per worker process")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 256));
+    // --role workers: the broker to join (broker.endpoint, like --bind on the broker's host).
+    add_setting_option(*cmd, "broker.endpoint", "--broker");
+    add_setting_option(*cmd, "broker.endpoint", "--bind");
+    add_setting_option(*cmd, "broker.pub_endpoint", "--pub");
+    add_setting_option(*cmd, "broker.heartbeat_ms", "--heartbeat-ms");
+    add_setting_option(*cmd, "up.threads", "--threads");
     cmd->add_option("--ready-file", options->ready_file,
                     "Write {role, endpoint, pub_endpoint, services, home, pid, gateway} here once "
                     "everything is started");
-    cmd->add_option("--gateway-listen", options->gateway_listen,
-                    "HOST:PORT of the HTTP gateway and viewer (loopback; port 0: any free port)")
-        ->capture_default_str();
-    cmd->add_flag("--no-gateway", options->no_gateway, "Do not start the HTTP gateway");
+    add_setting_option(*cmd, "gateway.listen", "--gateway-listen");
+    add_setting_flag(*cmd, "up.gateway", "--no-gateway", false, "Do not start the HTTP gateway");
+    add_setting_option(*cmd, "up.start_timeout_ms", "--start-timeout-ms");
     // --insecure (plain TCP without keys), --curve-key and --curve-server-key (a workers host's
     // pair and the broker's public key, passed to its workers and gateway).
-    add_client_security_options(*cmd, options->security);
-    cmd->add_option("--start-timeout-ms", options->start_timeout_ms, "How long the broker may take to bind")
-        ->capture_default_str();
+    add_client_security_options(*cmd);
     cmd->callback([options, cmd] {
         options->services_given = cmd->count("--services") > 0;
         run_up(*options, plan_or_fail(*options, *cmd));

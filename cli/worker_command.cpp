@@ -3,6 +3,8 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -14,6 +16,7 @@
 #include "cli/commands.hpp"
 #include "cli/worker_support.hpp"
 #include "cli/home.hpp"
+#include "cli/settings.hpp"
 #include "base/log.hpp"
 #include "base/owner_only.hpp"
 #include "schema/services.hpp"
@@ -40,22 +43,16 @@ const std::vector<WorkerEntry> kBuiltinWorkers = {
 }  // namespace
 
 void add_bus_options(CLI::App& sub, BusOptions& options, const std::string& home_help) {
-    sub.add_option("--broker", options.broker,
-                   "Broker request endpoint (default: the home's config.json, else tcp://127.0.0.1:5555)")
-        ->envname("GLASSBOX_BROKER");
+    add_setting_option(sub, "broker.endpoint", "--broker");
     sub.add_option("--home", options.home, home_help)->envname("GLASSBOX_HOME");
-    sub.add_option("--heartbeat-ms", options.heartbeat_ms, "Heartbeat interval; match the broker's")
-        ->capture_default_str()
-        ->check(CLI::Range(10, 600'000));
-    sub.add_option("--liveness", options.liveness, "Missed heartbeats before the broker counts as gone")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 100));
-    add_client_security_options(sub, options.security);
+    add_setting_option(sub, "broker.heartbeat_ms", "--heartbeat-ms");
+    add_setting_option(sub, "broker.liveness", "--liveness");
+    add_client_security_options(sub);
 }
 
 std::optional<bus::CurveClientKeys> worker_curve_keys(const BusOptions& options, std::string_view key_name,
                                                       std::string_view endpoint) {
-    auto keys = resolve_client_keys(options.security, resolve_home(options.home), key_name, endpoint);
+    auto keys = resolve_client_keys(security_settings(), resolve_home(options.home), key_name, endpoint);
     if (!keys) exit_with_error(keys.error());
     return std::move(keys).value();
 }
@@ -68,10 +65,45 @@ void add_worker_options(CLI::App& sub, WorkerOptions& options, const std::string
     sub.add_option("--threads", options.threads, "Worker threads (independent workers) in this process")
         ->capture_default_str()
         ->check(CLI::Range(1, 1024));
-    sub.add_option("--drain-timeout-ms", options.drain_timeout_ms,
-                   "On stop, how long a running request may finish before it is cancelled")
-        ->capture_default_str()
-        ->check(CLI::Range(0, 3'600'000));
+    add_setting_option(sub, "worker.drain_timeout_ms", "--drain-timeout-ms");
+}
+
+nlohmann::json service_settings_json(std::string_view table) {
+    const auto& s = settings();
+    const std::string prefix = std::string(table) + ".";
+    const std::string file_key = prefix + "config";
+    nlohmann::json object = nlohmann::json::object();
+    if (const auto& file = s.text(file_key); !file.empty()) {
+        std::ifstream in(file);
+        if (!in) exit_with_error(base::make_error(base::ErrorType::kNotFound, "cannot read config file " + file));
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        auto parsed = nlohmann::json::parse(text, nullptr, false);
+        if (parsed.is_discarded() || !parsed.is_object()) {
+            exit_with_error(base::make_error(base::ErrorType::kInvalidJson,
+                                             file + ": expected a JSON object of " + std::string(table) + " settings"));
+        }
+        object = std::move(parsed);
+    }
+    for (const auto& setting : s.registry().settings()) {
+        if (setting.key.rfind(prefix, 0) != 0 || setting.key == file_key) continue;
+        const std::string name = setting.key.substr(prefix.size());
+        if (!s.is_set(setting.key)) continue;  // the service's own default, the same value
+        const auto& value = s.value(setting.key);
+        if (const auto* text = std::get_if<std::string>(&value)) {
+            if (name == "provider" && *text == "auto") {
+                object.erase(name);
+            } else {
+                object[name] = name == "api_key_env" && *text == "-" ? std::string() : *text;
+            }
+        } else if (const auto* whole = std::get_if<std::int64_t>(&value)) {
+            object[name] = *whole;
+        } else if (const auto* real = std::get_if<double>(&value)) {
+            object[name] = *real;
+        } else {
+            object[name] = std::get<bool>(value);
+        }
+    }
+    return object;
 }
 
 sigset_t block_stop_signals() {
@@ -92,17 +124,15 @@ int wait_for_stop_signal(const sigset_t& stop_signals) {
 
 void run_worker(const std::string& default_service, const WorkerOptions& options, runtime::Handler handler,
                 const sigset_t& stop_signals) {
-    auto endpoint = cli::resolve_broker_endpoint(options.bus.broker, cli::resolve_home(options.bus.home));
-    if (!endpoint) exit_with_error(endpoint.error());
-
+    const auto& s = settings();
     runtime::WorkerConfig config;
-    config.endpoint = std::move(endpoint).value();
+    config.endpoint = s.text("broker.endpoint");
     config.service = options.service.empty() ? default_service : options.service;
     config.curve = worker_curve_keys(options.bus, kWorkerKey, config.endpoint);
     config.threads = options.threads;
-    config.heartbeat = std::chrono::milliseconds{options.bus.heartbeat_ms};
-    config.liveness = options.bus.liveness;
-    config.drain_timeout = std::chrono::milliseconds{options.drain_timeout_ms};
+    config.heartbeat = std::chrono::milliseconds{s.integer("broker.heartbeat_ms")};
+    config.liveness = static_cast<int>(s.integer("broker.liveness"));
+    config.drain_timeout = std::chrono::milliseconds{s.integer("worker.drain_timeout_ms")};
     config.worker_name = options.name;
 
     std::unique_ptr<runtime::Worker> worker;
@@ -126,9 +156,6 @@ namespace {
 struct TraceCollectorOptions {
     BusOptions bus;
     std::size_t threads = 2;
-    int incomplete_after_s = 300;
-    std::uint64_t window = 1024;
-    bool synchronous_normal = false;
 };
 
 // The collector (GBE01, the only writer of <home>/traces.db) and the `trace` service (reads)
@@ -136,34 +163,36 @@ struct TraceCollectorOptions {
 void run_trace_collector(const TraceCollectorOptions& options) {
     const sigset_t stop_signals = block_stop_signals();
     const auto home = cli::resolve_home(options.bus.home);
-    auto endpoint = cli::resolve_broker_endpoint(options.bus.broker, home);
-    if (!endpoint) exit_with_error(endpoint.error());
+    const auto& s = settings();
+    const std::string endpoint = s.text("broker.endpoint");
+    const std::chrono::milliseconds heartbeat{s.integer("broker.heartbeat_ms")};
+    const int liveness = static_cast<int>(s.integer("broker.liveness"));
     // Created owner-only when missing; an existing home others can write is refused (exit 2).
     if (auto made = base::ensure_home_folder(home); !made) exit_with_error(made.error());
 
     trace::StoreConfig store_config;
-    store_config.incomplete_after = std::chrono::seconds{options.incomplete_after_s};
-    store_config.synchronous_full = !options.synchronous_normal;
+    store_config.incomplete_after = std::chrono::seconds{s.integer("collector.incomplete_after_s")};
+    store_config.synchronous_full = !s.boolean("collector.synchronous_normal");
     const auto db_path = home / "traces.db";
     auto store = trace::TraceStore::open(db_path, trace::OpenMode::kReadWrite, store_config);
     if (!store) exit_with_error(store.error());
 
     zmq::context_t context{1};
     trace::CollectorConfig collector_config;
-    collector_config.endpoint = endpoint.value();
+    collector_config.endpoint = endpoint;
     collector_config.curve = worker_curve_keys(options.bus, kCollectorKey, collector_config.endpoint);
-    collector_config.heartbeat = std::chrono::milliseconds{options.bus.heartbeat_ms};
-    collector_config.liveness = options.bus.liveness;
-    collector_config.window = options.window;
+    collector_config.heartbeat = heartbeat;
+    collector_config.liveness = liveness;
+    collector_config.window = static_cast<std::uint64_t>(s.integer("collector.window"));
     trace::Collector collector(context, collector_config, *store.value());
 
     runtime::WorkerConfig config;
-    config.endpoint = endpoint.value();
+    config.endpoint = endpoint;
     config.service = std::string(schema::services::kTrace);
     config.curve = collector_config.curve;
     config.threads = options.threads;
-    config.heartbeat = std::chrono::milliseconds{options.bus.heartbeat_ms};
-    config.liveness = options.bus.liveness;
+    config.heartbeat = heartbeat;
+    config.liveness = liveness;
     config.worker_name = "trace-collector";
     auto pool = std::make_shared<trace::ReadStorePool>(db_path, store_config);
     // `stats` reports the collector's own counters too (store failures, deliveries not yet stored).
@@ -192,15 +221,10 @@ void add_trace_collector_command(CLI::App& command) {
     sub->add_option("--threads", options->threads, "Threads serving `trace` requests")
         ->capture_default_str()
         ->check(CLI::Range(1, 64));
-    sub->add_option("--incomplete-after-s", options->incomplete_after_s,
-                    "A session without an end and silent this long reads as incomplete")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 30 * 24 * 3600));
-    sub->add_option("--window", options->window, "Unacknowledged deliveries the broker may hand over (ATTACH)")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 65536));
-    sub->add_flag("--synchronous-normal", options->synchronous_normal,
-                  "Commit without fsync per transaction (faster; the last commits may be lost on power loss)");
+    add_setting_option(*sub, "collector.incomplete_after_s", "--incomplete-after-s");
+    add_setting_option(*sub, "collector.window", "--window");
+    add_setting_flag(*sub, "collector.synchronous_normal", "--synchronous-normal", true,
+                     "Commit without fsync per transaction (faster; the last commits may be lost on power loss)");
     sub->callback([options] { run_trace_collector(*options); });
 }
 

@@ -5,21 +5,21 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cli/bus_security.hpp"
 #include "workers/runtime/worker.hpp"
 
 namespace glassbox::cli {
 
-// How every worker process reaches the broker; the same flags on each `worker` subcommand.
+// How every worker process reaches the broker; the same flags on each `worker` subcommand:
+// --home, and --broker, --heartbeat-ms, --liveness for the settings broker.endpoint,
+// broker.heartbeat_ms and broker.liveness (cli/settings.hpp).
 struct BusOptions {
-    std::string broker;
     std::string home;
-    int heartbeat_ms = 2500;
-    int liveness = 3;
-    SecurityOptions security;  // CURVE or plain (cli/bus_security.hpp)
 };
 
 // The CURVE keys of a worker process (key `key_name` in the home unless --curve-key) for its
@@ -34,11 +34,17 @@ struct WorkerOptions {
     std::string service;  // empty: the worker's own name
     std::string name;
     std::size_t threads = 1;
-    int drain_timeout_ms = 30'000;
 };
 
-// --service, --name, --threads, --drain-timeout-ms (bus options too).
+// --service, --name, --threads, --drain-timeout-ms (worker.drain_timeout_ms); bus options too.
 void add_worker_options(CLI::App& sub, WorkerOptions& options, const std::string& default_service);
+
+// The settings object of the llm or embeddings service (`table` "llm" or "embeddings"): the JSON
+// file named by <table>.config (an older way, docs/llm.md), then every other <table>.* setting
+// not at its default on top of it (the defaults are the service's own). `api_key_env`
+// "-" becomes "" (no key); `provider` "auto" leaves the provider to the service. A file that
+// cannot be read or is not a JSON object exits with the typed error.
+nlohmann::json service_settings_json(std::string_view table);
 
 // Blocks SIGTERM/SIGINT before any thread starts, so every thread inherits the mask and only
 // wait_for_stop_signal sees them.

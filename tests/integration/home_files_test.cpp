@@ -79,7 +79,7 @@ TEST_F(HomeFilesTest, UpCreatesEveryFileAndFolderOwnerOnly) {
             EXPECT_EQ(mode_of(entry.path()), 0600u) << relative;
         }
     }
-    for (const char* expected : {"config.json", "logs", "logs/broker.log", "logs/store.log", "run",
+    for (const char* expected : {"run/endpoints.json", "logs", "logs/broker.log", "logs/store.log", "run",
                                  "run/broker.ready", "knowledge", "knowledge/default.db",
                                  "knowledge/default.entity.hnsw", "traces.db", "keys",
                                  "keys/broker.key_secret", "keys/client.key_secret",

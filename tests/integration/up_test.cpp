@@ -44,7 +44,7 @@ TEST_F(FaultUpTest, RestartsACrashedWorkerAndStopsEverythingOnSigterm) {
     ASSERT_TRUE(wait_for_service(endpoint, "echo", 10'000ms, 2));
     ASSERT_TRUE(wait_for_service(endpoint, "trace", 10'000ms, 1));
 
-    // Client commands find the broker through the home's config without --broker.
+    // Client commands find the broker through what up bound (<home>/run/endpoints.json), no --broker.
     const auto via_home = run_glassbox({"call", "echo", echo_body("via home"), "--home", home.string()});
     EXPECT_EQ(via_home.status.code, 0) << via_home.err;
 
@@ -118,6 +118,25 @@ TEST_F(UpRoleTest, AWorkersHostStartedBeforeItsBrokerJoinsItAndLeavesIt) {
     first->send_signal(SIGTERM);
     ASSERT_TRUE(first->wait_exit(20'000ms));
 
+    // Keys as docs/deployment.md sets them up: the broker host's own set, a `worker` and a
+    // `client` pair on the workers host, allowed on the broker host under names of their own, and
+    // the broker's public key copied to the workers host.
+    const auto broker_home = dir() / "broker-home";
+    const auto workers_home = dir() / "workers-home";
+    const auto keys = [&](std::vector<std::string> args) {
+        const auto done = run_glassbox(std::move(args), 10'000ms);
+        ASSERT_EQ(done.status.code, 0) << done.err;
+    };
+    keys({"keys", "init", "--home", broker_home.string()});
+    keys({"keys", "new", "worker", "--role", "worker:*", "--role", "client", "--home", workers_home.string()});
+    keys({"keys", "new", "client", "--role", "client", "--home", workers_home.string()});
+    for (const char* name : {"worker", "client"}) {
+        keys({"keys", "allow", (workers_home / "keys" / (std::string{name} + ".key")).string(), "--as",
+              std::string{"workers-host-"} + name, "--home", broker_home.string()});
+    }
+    std::filesystem::copy_file(broker_home / "keys" / "broker.key", workers_home / "keys" / "broker.key");
+    use_curve_for(endpoint, home_curve_keys(broker_home.string()));
+
     // The workers host first: nothing answers on the endpoint yet.
     ChildProcess* workers = nullptr;
     const auto joined = start_up(
@@ -146,7 +165,7 @@ TEST_F(UpRoleTest, AWorkersHostStartedBeforeItsBrokerJoinsItAndLeavesIt) {
         << workers->stdout_text();
     EXPECT_NE(workers->stdout_text().find("echo x2"), std::string::npos) << workers->stdout_text();
 
-    // Client commands on the workers host find the broker through its home's config.json.
+    // Client commands on the workers host find the broker (and its keys) through their home.
     const auto status =
         run_glassbox({"status", "--json", "--home", (dir() / "workers-home").string()});
     ASSERT_EQ(status.status.code, 0) << status.err;

@@ -386,10 +386,10 @@ base::Result<schema::DocumentRagQuery> resolve_document_query(
     if (auto ok = check_session_id(query.session_id); !ok) return ok.error();
     schema::DocumentRagQuery q = query;
     auto doc =
-        bounded_parameter("doc_limit", q.doc_limit, schema::kDefaultDocLimit, config.max_doc_limit);
+        bounded_parameter("doc_limit", q.doc_limit, config.doc_limit, config.max_doc_limit);
     if (!doc) return doc.error();
     auto fetch =
-        bounded_parameter("fetch_limit", q.fetch_limit, std::max(schema::kDefaultFetchLimit, *doc),
+        bounded_parameter("fetch_limit", q.fetch_limit, std::max(config.fetch_limit, *doc),
                           config.max_doc_limit);
     if (!fetch) return fetch.error();
     if (*fetch < *doc) {

@@ -561,24 +561,24 @@ base::Result<schema::GraphRagQuery> resolve_graph_query(const schema::GraphRagQu
     if (auto ok = check_question(query.query, query.parent_uri, config); !ok) return ok.error();
     if (auto ok = check_session_id(query.session_id); !ok) return ok.error();
     schema::GraphRagQuery q = query;
-    auto entity = bounded_parameter("entity_limit", q.entity_limit, schema::kDefaultEntityLimit,
+    auto entity = bounded_parameter("entity_limit", q.entity_limit, config.entity_limit,
                                     config.max_entity_limit);
     if (!entity) return entity.error();
-    auto triple = bounded_parameter("triple_limit", q.triple_limit, schema::kDefaultTripleLimit,
+    auto triple = bounded_parameter("triple_limit", q.triple_limit, config.triple_limit,
                                     config.max_triple_limit);
     if (!triple) return triple.error();
     auto subgraph = bounded_parameter("max_subgraph_size", q.max_subgraph_size,
-                                      schema::kDefaultMaxSubgraphSize, config.max_subgraph_size);
+                                      config.subgraph_size, config.max_subgraph_size);
     if (!subgraph) return subgraph.error();
     auto path = bounded_parameter("max_path_length", q.max_path_length,
-                                  schema::kDefaultMaxPathLength, config.max_path_length);
+                                  config.path_length, config.max_path_length);
     if (!path) return path.error();
     auto score_limit =
-        bounded_parameter("edge_score_limit", q.edge_score_limit, schema::kDefaultEdgeScoreLimit,
+        bounded_parameter("edge_score_limit", q.edge_score_limit, config.edge_score_limit,
                           config.max_edge_score_limit);
     if (!score_limit) return score_limit.error();
     auto edge = bounded_parameter("edge_limit", q.edge_limit,
-                                  std::min(schema::kDefaultEdgeLimit, *score_limit),
+                                  std::min(config.edge_limit, *score_limit),
                                   config.max_edge_score_limit);
     if (!edge) return edge.error();
     if (*edge > *score_limit) {

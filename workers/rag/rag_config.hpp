@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "schema/messages.hpp"
 #include "schema/services.hpp"
 
 namespace glassbox::rag {
@@ -28,6 +29,15 @@ struct RagConfig {
     std::size_t trace_question_chars = 1'000;
     // Send explain messages (false: the bench-only switch).
     bool explain = true;
+    // What a request that leaves a limit out (or 0) gets; each within its bound below.
+    std::uint32_t entity_limit = schema::kDefaultEntityLimit;
+    std::uint32_t triple_limit = schema::kDefaultTripleLimit;
+    std::uint32_t subgraph_size = schema::kDefaultMaxSubgraphSize;
+    std::uint32_t path_length = schema::kDefaultMaxPathLength;
+    std::uint32_t edge_score_limit = schema::kDefaultEdgeScoreLimit;
+    std::uint32_t edge_limit = schema::kDefaultEdgeLimit;  // cut to the edges scored
+    std::uint32_t doc_limit = schema::kDefaultDocLimit;
+    std::uint32_t fetch_limit = schema::kDefaultFetchLimit;  // raised to the doc limit
     // Upper bounds of the request parameters (InvalidRequest above them).
     std::uint32_t max_entity_limit = 1'000;
     std::uint32_t max_triple_limit = 1'000;

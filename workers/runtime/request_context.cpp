@@ -134,7 +134,10 @@ Result<void> RequestContext::send_partial(const nlohmann::json& body) {
 Result<std::uint64_t> RequestContext::number_explain(const ExplainStep& message) {
     if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
     if (message.session.empty()) return make_error(ErrorType::kInvalidRequest, "explain message without a session");
+    const bool first = sessions_.empty();
     auto& session = sessions_[message.session];
+    // The trace has begun: from here on every line this thread logs for the request names it.
+    if (first) base::set_log_field("session", message.session);
     if (session.ended) {
         return make_error(ErrorType::kInvalidRequest, "explain session " + message.session + " has already ended");
     }

@@ -79,10 +79,14 @@ private:
             bus::send_frames(pair, {std::string(1, channel::kError), "ProtocolError", meta.error().message}, true);
             return;
         }
+        // Every line logged on this thread while the request runs names it (and, once its trace
+        // has begun, the trace's session: RequestContext adds it).
+        base::LogFields fields;
+        fields.set("request", meta->request_id);
         // §1.1: the broker never parses bodies; the worker answers InvalidJson before its logic runs.
         auto body = nlohmann::json::parse(body_text, nullptr, false);
         if (body.is_discarded()) {
-            log()->info("event=invalid_json request_id={}", meta->request_id);
+            log()->info("event=invalid_json");
             bus::send_frames(pair, {std::string(1, channel::kError), "InvalidJson",
                                        "the request body is not valid UTF-8 JSON"},
                                 true);
@@ -90,27 +94,26 @@ private:
         }
         RequestContext context(std::move(meta).value(), std::move(body), worker_id_, pair,
                                [this]() -> bus::BusClient& { return bus(); });
-        const auto& request_id = context.meta().request_id;
-        log()->debug("event=request_start request_id={} worker={}", request_id, worker_id_);
+        log()->debug("event=request_start worker={} attempt={}", worker_id_, context.meta().attempt);
         try {
             handler_(context);
             context.finish_if_open(
                 make_error(ErrorType::kInternal, "the service ended without a reply"));
         } catch (const std::exception& e) {
-            log()->error("event=handler_threw request_id={} error=\"{}\"", request_id, e.what());
+            log()->error("event=handler_threw error=\"{}\"", e.what());
             finish_after_throw(context, std::string("the service failed: ") + e.what());
         } catch (...) {
-            log()->error("event=handler_threw request_id={} error=unknown", request_id);
+            log()->error("event=handler_threw error=unknown");
             finish_after_throw(context, "the service failed");
         }
-        log()->debug("event=request_end request_id={} worker={}", request_id, worker_id_);
+        log()->debug("event=request_end worker={}", worker_id_);
     }
 
     static void finish_after_throw(RequestContext& context, const std::string& message) {
         try {
             context.finish_if_open(make_error(ErrorType::kInternal, message));
         } catch (...) {
-            log()->error("event=terminal_lost request_id={}", context.meta().request_id);
+            log()->error("event=terminal_lost");
         }
     }
 
@@ -181,7 +184,7 @@ private:
                 return;
             }
             if (stopping_ && busy_ && !cancel_sent_ && now - stop_started_ >= config_.drain_timeout) {
-                log()->warn("event=drain_timeout worker={} request={}", worker_id_, request_id_hint_);
+                log()->warn("event=drain_timeout worker={} {}", worker_id_, request_fields());
                 cancel_handler();
             }
             if (!dealer_ && !busy_ && now >= reconnect_at_) connect();
@@ -319,7 +322,7 @@ private:
             case protocol::worker_cmd::kCancel:
                 if (const auto token = bus::decode_worker_cancel(views);
                     token && busy_ && !orphaned_ && token.value() == token_) {
-                    log()->info("event=cancel worker={} request={}", worker_id_, request_id_hint_);
+                    log()->info("event=cancel worker={} {}", worker_id_, request_fields());
                     cancel_handler();
                 }
                 break;
@@ -373,6 +376,7 @@ private:
             if (kind == channel::kPartial && parts.size() == 2) {
                 forward_to_broker(cmd::kPartial, parts);
             } else if (kind == channel::kExplain && parts.size() == 5) {
+                if (session_hint_.empty()) session_hint_ = parts[1].to_string();
                 forward_to_broker(cmd::kExplain, parts);
             } else if (kind == channel::kReply && parts.size() == 2) {
                 forward_to_broker(cmd::kReply, parts);
@@ -386,7 +390,16 @@ private:
             cancel_sent_ = false;
             token_.clear();
             request_id_hint_.clear();
+            session_hint_.clear();
         }
+    }
+
+    // The request in flight as the handler thread's lines name it: request=… session=… (the
+    // session once its first explain message went by).
+    std::string request_fields() const {
+        std::string fields = "request=" + request_id_hint_;
+        if (!session_hint_.empty()) fields += " session=" + session_hint_;
+        return fields;
     }
 
     zmq::context_t& context_;
@@ -408,6 +421,7 @@ private:
     std::string token_;
     bus::WorkerLayout layout_ = bus::WorkerLayout::kCompact;  // of the request in flight
     std::string request_id_hint_;  // for logs only
+    std::string session_hint_;     // the first explain session of the request in flight, for logs
 };
 
 void validate(const WorkerConfig& config) {

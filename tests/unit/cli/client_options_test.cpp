@@ -1,6 +1,8 @@
 // CLI error mapping: which typed errors exit 2 (bad input, not found) and which exit 1.
 #include "cli/client_options.hpp"
 
+#include "cli/settings.hpp"
+
 #include <gtest/gtest.h>
 
 namespace glassbox::cli {
@@ -32,15 +34,19 @@ TEST(ClientOptionsTest, ErrorExitPrintsOneLineAndCarriesTheCode) {
 }
 
 TEST(ClientOptionsTest, SharedOptionsParse) {
+    reset_settings();
     CLI::App app;
     ClientOptions options;
-    add_client_options(app, options, 1234);
+    add_client_options(app, options, 1234, ClientOptionSet{.pub = true});
     EXPECT_EQ(options.timeout_ms, 1234);
-    app.parse("--timeout-ms 99 --json --home /h --broker tcp://b:1", false);
+    app.parse("--timeout-ms 99 --json --home /nonexistent/h --broker tcp://b:1", false);
+    resolve_settings(app);
     EXPECT_TRUE(options.json);
     EXPECT_EQ(options.timeout_ms, 99);
-    EXPECT_EQ(options.home_path(), std::filesystem::path("/h"));
+    EXPECT_EQ(options.home_path(), std::filesystem::path("/nonexistent/h"));
     EXPECT_EQ(options.broker_endpoint(), "tcp://b:1");
+    EXPECT_EQ(options.pub_endpoint(), "tcp://127.0.0.1:5556") << "the default";
+    reset_settings();
 }
 
 }  // namespace

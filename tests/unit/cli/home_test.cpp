@@ -1,4 +1,4 @@
-// Home resolution and <home>/config.json: precedence, defaults, invalid files, round trip.
+// Home resolution and the runtime state in <home>/run/endpoints.json: round trip, invalid files.
 #include "cli/home.hpp"
 
 #include <cstdlib>
@@ -6,7 +6,7 @@
 #include <random>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
+#include "cli/settings.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -38,7 +38,6 @@ protected:
         fs::create_directories(home);
     }
     void TearDown() override { fs::remove_all(home); }
-    void write(const std::string& text) { std::ofstream(home / "config.json") << text; }
     fs::path home;
 };
 
@@ -53,54 +52,42 @@ TEST_F(HomeTest, CliThenEnvThenHomeDirectory) {
     EXPECT_EQ(resolve_home(""), fs::path("/home/someone/.glassbox"));
 }
 
-TEST_F(HomeTest, MissingConfigMeansDefaults) {
-    auto config = load_home_config(home);
-    ASSERT_TRUE(config);
-    EXPECT_FALSE(config->broker);
-    EXPECT_FALSE(config->pub);
-    EXPECT_EQ(resolve_broker_endpoint("", home).value(), "tcp://127.0.0.1:5555");
-    EXPECT_EQ(resolve_pub_endpoint("", home).value(), "tcp://127.0.0.1:5556");
-    EXPECT_EQ(resolve_broker_endpoint("tcp://10.0.0.1:1", home).value(), "tcp://10.0.0.1:1");
+TEST_F(HomeTest, NoStateIsAnEmptyLayer) {
+    auto state = load_endpoints_state(home);
+    ASSERT_TRUE(state);
+    EXPECT_TRUE(state->entries.empty());
 }
 
-TEST_F(HomeTest, ConfigFileNamesTheBroker) {
-    write(R"({"broker":"tcp://127.0.0.1:7000","pub":"tcp://127.0.0.1:7001","other":{"x":1}})");
-    EXPECT_EQ(resolve_broker_endpoint("", home).value(), "tcp://127.0.0.1:7000");
-    EXPECT_EQ(resolve_pub_endpoint("", home).value(), "tcp://127.0.0.1:7001");
-    EXPECT_EQ(resolve_broker_endpoint("ipc:///tmp/x", home).value(), "ipc:///tmp/x") << "--broker wins";
-}
-
-TEST_F(HomeTest, InvalidConfigIsATypedError) {
-    write("{not json");
-    auto broken = resolve_broker_endpoint("", home);
-    ASSERT_FALSE(broken);
-    EXPECT_EQ(broken.error().type, base::ErrorType::kInvalidJson);
-    EXPECT_TRUE(resolve_broker_endpoint("tcp://a:1", home)) << "an explicit endpoint needs no config";
-    write("[1]");
-    EXPECT_EQ(load_home_config(home).error().type, base::ErrorType::kDecodeError);
-    write(R"({"broker": 5555})");
-    EXPECT_EQ(load_home_config(home).error().type, base::ErrorType::kDecodeError);
-    write(R"({"broker": ""})");
-    EXPECT_EQ(load_home_config(home).error().type, base::ErrorType::kDecodeError);
-}
-
-TEST_F(HomeTest, WriteKeepsKeysItDoesNotKnow) {
-    write(R"({"collector":{"db":"traces.db"},"broker":"tcp://old:1"})");
-    ASSERT_TRUE(write_home_config(home, HomeConfig{"tcp://new:2", "tcp://new:3"}));
-    auto config = load_home_config(home);
-    ASSERT_TRUE(config);
-    EXPECT_EQ(config->broker, "tcp://new:2");
-    EXPECT_EQ(config->pub, "tcp://new:3");
-    std::ifstream in(home / "config.json");
-    const auto json = nlohmann::json::parse(in);
-    EXPECT_EQ(json["collector"]["db"], "traces.db");
-}
-
-TEST_F(HomeTest, WriteCreatesTheHome) {
+TEST_F(HomeTest, StateRoundTripsAsSettingsWithTheirOrigin) {
     const auto nested = home / "a" / "b";
-    ASSERT_TRUE(save_home_config(nested, HomeConfig{"tcp://x:1", std::nullopt}));
-    EXPECT_EQ(resolve_broker_endpoint("", nested).value(), "tcp://x:1");
-    EXPECT_EQ(resolve_pub_endpoint("", nested).value(), "tcp://127.0.0.1:5556");
+    ASSERT_TRUE(save_endpoints_state(nested, BoundEndpoints{"tcp://127.0.0.1:7000", "tcp://127.0.0.1:7001"}));
+    EXPECT_EQ(fs::status(endpoints_state_path(nested)).permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write);
+    EXPECT_EQ(fs::status(nested / "run").permissions() & fs::perms::all, fs::perms::owner_all);
+    auto state = load_endpoints_state(nested);
+    ASSERT_TRUE(state) << state.error().message;
+    ASSERT_EQ(state->entries.size(), 2u) << "pid is not a setting";
+    for (const auto& entry : state->entries) {
+        EXPECT_EQ(entry.origin.describe(), "state " + endpoints_state_path(nested).string());
+        EXPECT_EQ(std::get<std::string>(entry.value),
+                  entry.key == "broker.endpoint" ? "tcp://127.0.0.1:7000" : "tcp://127.0.0.1:7001");
+    }
+}
+
+TEST_F(HomeTest, InvalidStateIsAnErrorNamingTheFile) {
+    fs::create_directories(home / "run");
+    const auto write = [this](const std::string& text) { std::ofstream(endpoints_state_path(home)) << text; };
+    for (const char* text : {"{not json", "[1]", R"({"broker.endpoint": 5555})"}) {
+        write(text);
+        auto state = load_endpoints_state(home);
+        ASSERT_FALSE(state) << text;
+        EXPECT_EQ(state.error().type, base::ErrorType::kInvalidRequest);
+        EXPECT_NE(state.error().message.find(endpoints_state_path(home).string()), std::string::npos);
+    }
+    write(R"({"broker.heartbeat_ms": "fast"})");
+    auto state = load_endpoints_state(home);
+    ASSERT_FALSE(state);
+    EXPECT_NE(state.error().message.find("broker.heartbeat_ms: expected an integer"), std::string::npos);
 }
 
 }  // namespace

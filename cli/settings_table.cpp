@@ -1,0 +1,313 @@
+// The table of glassbox's settings: one entry per key. A new setting is one more line here (and
+// its flag, if it has one, is bound with add_setting_option where the command is built).
+#include <limits>
+
+#include "cli/settings.hpp"
+
+namespace glassbox::cli {
+namespace {
+
+using config::bool_setting;
+using config::choice_setting;
+using config::integer_setting;
+using config::number_setting;
+using config::Setting;
+using config::text_setting;
+
+constexpr std::int64_t kNoMax = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kHourMs = 3'600'000;
+constexpr std::int64_t kDayMs = 86'400'000;
+
+std::vector<Setting> glassbox_settings() {
+    return {
+        // Endpoints: the broker binds them; clients and workers connect to them.
+        text_setting(
+            "broker.endpoint", "tcp://127.0.0.1:5555",
+            "Broker request endpoint: the broker binds it, clients and workers connect to it")
+            .flag("--bind")
+            .flag("--broker")
+            .env_alias("GLASSBOX_BROKER"),
+        text_setting("broker.pub_endpoint", "tcp://127.0.0.1:5556", "Explain topic endpoint (XPUB)")
+            .flag("--pub"),
+        text_setting("broker.spool", "", "Explain spool directory (empty: spool/ in the home)")
+            .flag("--spool"),
+        // Heartbeats and liveness: the broker, its workers and collectors use the same.
+        integer_setting("broker.heartbeat_ms", 2'500, 10, kHourMs,
+                        "Heartbeat interval of the broker and of every worker and collector")
+            .flag("--heartbeat-ms"),
+        integer_setting("broker.liveness", 3, 1, 100,
+                        "Silent heartbeat intervals before a peer counts as dead")
+            .flag("--liveness"),
+        // Transport security (docs/security.md): CURVE with keys from the home unless these
+        // name others; plain TCP only to a local endpoint or with security.insecure.
+        text_setting("security.curve_key", "",
+                     "This process's CURVE secret certificate (the broker's own for `broker`); "
+                     "empty: <home>/keys/<broker|client|worker|collector>.key_secret when present")
+            .flag("--curve-key")
+            .env_alias("GLASSBOX_CURVE_KEY"),
+        text_setting("security.curve_server_key", "",
+                     "The broker's CURVE public key (Z85) or a certificate holding it; empty: "
+                     "<home>/keys/broker.key")
+            .flag("--curve-server-key")
+            .env_alias("GLASSBOX_CURVE_SERVER_KEY"),
+        text_setting("security.curve_allow", "",
+                     "The broker's folder of allowed public certificates, each with its roles; "
+                     "empty: <home>/keys/allowed")
+            .flag("--curve-allow")
+            .env_alias("GLASSBOX_CURVE_ALLOW"),
+        bool_setting("security.insecure", false,
+                     "Plain TCP without CURVE keys: any process that reaches the broker is trusted")
+            .flag("--insecure")
+            .env_alias("GLASSBOX_INSECURE"),
+        integer_setting("broker.ended_sessions_kept", 65'536, 1, 10'000'000,
+                        "Ended trace sessions the broker remembers, to refuse a worker's writes into them")
+            .flag("--ended-sessions-kept"),
+        // Broker timeouts.
+        integer_setting("broker.max_retries", 2, 0, 100,
+                        "Re-dispatches of a request whose worker died before replying")
+            .flag("--max-retries"),
+        integer_setting("broker.default_deadline_ms", 60'000, 1, kDayMs,
+                        "Deadline of MDPC01 requests and of GBC01 requests with deadline 0")
+            .flag("--default-deadline-ms"),
+        integer_setting("broker.max_deadline_ms", kHourMs, 1, kDayMs,
+                        "Longer GBC01 deadlines are clamped to this")
+            .flag("--max-deadline-ms"),
+        integer_setting("broker.unknown_service_wait_ms", 1'000, 0, kHourMs,
+                        "How long a request for a never-registered service waits for a worker")
+            .flag("--unknown-service-wait-ms"),
+        integer_setting("broker.restart_grace_ms", 10'000, 0, kHourMs,
+                        "After a start, how long a request for a service registered before waits "
+                        "for its workers")
+            .flag("--restart-grace-ms"),
+        // Queue bounds and policies.
+        integer_setting("broker.max_queue", 10'000, 1, 100'000'000,
+                        "Bound of each service's request queue")
+            .flag("--max-queue"),
+        choice_setting("broker.overflow", "reject", {"reject", "drop-oldest"},
+                       "A full service queue: reject the new request or drop the oldest")
+            .flag("--overflow"),
+        integer_setting("broker.max_message_bytes", 16 * 1024 * 1024, 1024, std::int64_t{1} << 31,
+                        "Largest accepted message, all frames together")
+            .flag("--max-message-bytes"),
+        integer_setting(
+            "broker.max_subscription_bytes", 264, 256, 1 << 20,
+            "Largest explain topic subscription frame; a longer one closes its connection")
+            .flag("--max-subscription-bytes"),
+        integer_setting("broker.max_subscriptions_per_subscriber", 256, 1, 1 << 20,
+                        "Explain topic subscriptions one subscriber may hold")
+            .flag("--max-subscriptions-per-subscriber"),
+        integer_setting("broker.max_subscribed_bytes_per_subscriber", 16 * 1024, 256, 1 << 30,
+                        "Explain topic prefix bytes one subscriber may hold")
+            .flag("--max-subscribed-bytes-per-subscriber"),
+        integer_setting("broker.max_subscriptions", 16'384, 1, 1 << 24,
+                        "Explain topic subscriptions of all subscribers together")
+            .flag("--max-subscriptions"),
+        integer_setting("broker.max_subscribed_bytes", 1024 * 1024, 256, 1 << 30,
+                        "Explain topic prefix bytes of all subscribers together")
+            .flag("--max-subscribed-bytes"),
+        integer_setting("broker.max_subscriber_inbound_bytes", 64 * 1024, 4096, 1 << 30,
+                        "Bytes one explain topic subscriber may send (+1 KiB per second connected)")
+            .flag("--max-subscriber-inbound-bytes"),
+        // The explain spool.
+        integer_setting("broker.spool_max_messages", 1'000'000, 1, kNoMax,
+                        "Explain spool bound (messages)")
+            .flag("--spool-max-messages"),
+        integer_setting("broker.spool_max_bytes", std::int64_t{1} << 30, 1, kNoMax,
+                        "Explain spool bound (bytes)")
+            .flag("--spool-max-bytes"),
+        choice_setting(
+            "broker.spool_policy", "fail-request", {"fail-request", "drop-newest"},
+            "A full or unwritable spool: fail the request or drop the new explain message")
+            .flag("--spool-policy"),
+        integer_setting(
+            "broker.delivery_interval_ms", 10, 0, 1'000,
+            "Explain messages go to trace collectors in batches at most this often (0: at once)")
+            .flag("--delivery-interval-ms"),
+
+        // Worker processes.
+        integer_setting("worker.drain_timeout_ms", 30'000, 0, kHourMs,
+                        "On stop, how long a running request may finish before it is cancelled")
+            .flag("--drain-timeout-ms"),
+
+        // The trace collector.
+        integer_setting("collector.window", 1'024, 1, 65'536,
+                        "Unacknowledged explain deliveries the broker may hand the collector")
+            .flag("--window"),
+        integer_setting("collector.incomplete_after_s", 300, 1, 30 * 24 * 3600,
+                        "A trace without an end and silent this long reads as incomplete")
+            .flag("--incomplete-after-s"),
+        bool_setting("collector.synchronous_normal", false,
+                     "Commit traces without fsync per transaction (faster; the last may be lost on "
+                     "power loss)")
+            .flag("--synchronous-normal"),
+
+        // The HTTP gateway.
+        text_setting("gateway.listen", "127.0.0.1:8080",
+                     "HOST:PORT of the HTTP gateway and viewer (port 0: any free)")
+            .flag("--listen")
+            .flag("--gateway-listen"),
+        text_setting("gateway.tokens", "",
+                     "Bearer tokens file (owner-only); required for a non-loopback listen address")
+            .flag("--tokens"),
+        integer_setting("gateway.threads", 24, 1, 1'024, "HTTP worker threads").flag("--threads"),
+        integer_setting("gateway.max_streams", 16, 1, 100'000,
+                        "SSE streams open at once (one more: 503)")
+            .flag("--max-streams"),
+        integer_setting("gateway.max_body_bytes", 1 << 20, 1, std::int64_t{1} << 31,
+                        "Largest request body (more: 413)")
+            .flag("--max-body-bytes"),
+        integer_setting("gateway.max_upload_bytes", std::int64_t{64} << 20, 1,
+                        std::int64_t{1} << 40, "Largest upload to /api/v1/load/* (more: 413)")
+            .flag("--max-upload-bytes"),
+        number_setting("gateway.rate_limit", 50, 0, 1e9,
+                       "Requests a second per client address, on average (0: no limit)")
+            .flag("--rate-limit"),
+        number_setting("gateway.rate_burst", 100, 0, 1e9, "Requests per client address at once")
+            .flag("--rate-burst"),
+        integer_setting("gateway.call_timeout_ms", 30'000, 1, kHourMs,
+                        "Deadline of one bus call other than a question")
+            .flag("--timeout-ms"),
+        integer_setting("gateway.query_timeout_ms", 120'000, 1, kHourMs,
+                        "Deadline of one question on the bus")
+            .flag("--query-timeout-ms"),
+        integer_setting("gateway.read_timeout_ms", 10'000, 10, 600'000,
+                        "A client that sends nothing for this long is disconnected")
+            .flag("--read-timeout-ms"),
+        integer_setting("gateway.write_timeout_ms", 10'000, 10, 600'000,
+                        "A client that reads nothing for this long is disconnected")
+            .flag("--write-timeout-ms"),
+        integer_setting("gateway.mcp_session_idle_ms", 1'800'000, 1, 7 * kDayMs,
+                        "An MCP session unused this long expires")
+            .flag("--mcp-session-idle-ms"),
+        integer_setting("gateway.mcp_max_sessions", 1'024, 1, 1 << 20, "Live MCP sessions at most")
+            .flag("--mcp-max-sessions"),
+
+        // `glassbox up`.
+        integer_setting("up.threads", 2, 1, 256,
+                        "Worker threads per worker process `glassbox up` starts")
+            .flag("--threads"),
+        integer_setting("up.start_timeout_ms", 15'000, 1, kHourMs,
+                        "How long the broker may take to bind")
+            .flag("--start-timeout-ms"),
+        bool_setting("up.gateway", true, "Start the HTTP gateway with the pipeline")
+            .flag("--no-gateway"),
+
+        // Client commands.
+        text_setting("client.collection", "default",
+                     "Knowledge collection of load, query, invoke and chat")
+            .flag("--collection")
+            .env_alias("GLASSBOX_COLLECTION"),
+
+        // Model endpoints: the llm service.
+        choice_setting("llm.provider", "auto", {"auto", "extractive", "openai"},
+                       "auto: openai when a model is set, else the built-in extractive provider")
+            .flag("--provider"),
+        text_setting("llm.base_url", "https://api.openai.com", "openai: the API's base URL")
+            .flag("--base-url"),
+        text_setting("llm.model", "", "openai: the model name").flag("--model"),
+        text_setting("llm.api_key_env", "OPENAI_API_KEY",
+                     "openai: the environment variable holding the API key (empty or '-': none)")
+            .flag("--api-key-env"),
+        text_setting("llm.templates", "",
+                     "Folder of prompt templates (empty: templates/ in the home, when it exists)")
+            .flag("--templates"),
+        integer_setting("llm.timeout_ms", 120'000, 1, kHourMs,
+                        "openai: one completion, retries included")
+            .flag("--timeout-ms"),
+        integer_setting("llm.connect_timeout_ms", 5'000, 1, 600'000, "openai: one TCP/TLS connect")
+            .flag("--connect-timeout-ms"),
+        integer_setting("llm.max_retries", 2, 0, 10,
+                        "openai: retries on 408/429/5xx/connection failures")
+            .flag("--max-retries"),
+        number_setting("llm.temperature", 0.0, 0.0, 2.0, "openai: sampling temperature"),
+        text_setting("llm.config", "",
+                     "JSON file of llm settings (docs/llm.md), below every other source")
+            .flag("--config"),
+
+        // Model endpoints: the embeddings service.
+        choice_setting("embeddings.provider", "hashing", {"hashing", "openai"},
+                       "hashing (built-in feature hashing) or openai")
+            .flag("--provider"),
+        integer_setting("embeddings.dim", 0, 0, 65'536,
+                        "Vector size (0: the provider's; hashing 384)")
+            .flag("--dim"),
+        text_setting("embeddings.base_url", "https://api.openai.com", "openai: the API's base URL")
+            .flag("--base-url"),
+        text_setting("embeddings.model", "text-embedding-3-small", "openai: the model name")
+            .flag("--model"),
+        text_setting("embeddings.api_key_env", "OPENAI_API_KEY",
+                     "openai: the environment variable holding the API key (empty or '-': none)")
+            .flag("--api-key-env"),
+        integer_setting("embeddings.batch_size", 64, 1, 2'048, "openai: texts per HTTP request")
+            .flag("--batch-size"),
+        integer_setting("embeddings.timeout_ms", 30'000, 1, 600'000,
+                        "openai: per HTTP request, retries included")
+            .flag("--timeout-ms"),
+        integer_setting("embeddings.max_retries", 3, 0, 10,
+                        "openai: retries on 429/5xx/connection failures")
+            .flag("--max-retries"),
+        integer_setting("embeddings.max_texts", 1'024, 1, 100'000,
+                        "Texts in one embeddings request"),
+        integer_setting("embeddings.max_text_bytes", 65'536, 1, 16 * 1024 * 1024,
+                        "UTF-8 bytes of one text"),
+        text_setting("embeddings.config", "",
+                     "JSON file of embeddings settings, below every other source")
+            .flag("--config"),
+
+        // Retrieval defaults: what a request that leaves a limit out (or 0) gets; the workers'
+        // bounds above them are fixed (docs/rag.md). `invoke --entity-limit` etc. set one
+        // request's.
+        integer_setting("graph_rag.entity_limit", 50, 1, 1'000, "Seed entities per concept"),
+        integer_setting("graph_rag.triple_limit", 30, 1, 1'000, "Triples per entity and hop"),
+        integer_setting("graph_rag.max_subgraph_size", 150, 1, 10'000, "Edges explored at most"),
+        integer_setting("graph_rag.max_path_length", 3, 1, 5, "Hops from the seed entities"),
+        integer_setting("graph_rag.edge_score_limit", 30, 1, 1'000, "Edges scored"),
+        integer_setting("graph_rag.edge_limit", 25, 1, 1'000,
+                        "Edges kept for the answer (at most the edges scored)"),
+        integer_setting("document_rag.doc_limit", 20, 1, 1'000, "Chunks the answer uses"),
+        integer_setting("document_rag.fetch_limit", 20, 1, 1'000,
+                        "Chunks fetched before re-ranking (at least doc_limit)"),
+        integer_setting("rag.call_timeout_ms", 0, 0, kHourMs,
+                        "Graph and document RAG: deadline of each call to another service (0: the "
+                        "request's time left)")
+            .flag("--call-timeout-ms"),
+        integer_setting("agent.max_iterations", 10, 1, 100,
+                        "Agent loop iterations at most (a request may lower it)")
+            .flag("--max-iterations"),
+        integer_setting("agent.call_timeout_ms", 0, 0, kHourMs,
+                        "Agent: deadline of each tool call (0: the request's time left)")
+            .flag("--call-timeout-ms"),
+        choice_setting("query.reflection", "model-free", {"model-free", "llm"},
+                       "How the router judges an answer's relevance")
+            .flag("--reflection"),
+        number_setting("query.relevance_threshold", 0.4, 0.0, 1.0,
+                       "An answer below this relevance is escalated")
+            .flag("--relevance-threshold"),
+        integer_setting("query.max_escalations", 2, 0, 2, "Escalations per question at most")
+            .flag("--max-escalations"),
+        integer_setting("query.call_timeout_ms", 0, 0, kHourMs,
+                        "Router: deadline of each engine call (0: the request's time left)")
+            .flag("--call-timeout-ms"),
+        integer_setting("query.reflection_timeout_ms", 30'000, 1, 600'000,
+                        "Router: deadline of each judge or rephrase call")
+            .flag("--reflection-timeout-ms"),
+
+        // Logs.
+        choice_setting("log.level", "info",
+                       {"trace", "debug", "info", "warn", "error", "critical", "off"},
+                       "Lowest level written")
+            .flag("--log-level"),
+        choice_setting("log.format", "human", {"human", "json"},
+                       "human: key=value lines; json: one JSON object per line, for log collectors")
+            .flag("--log-format"),
+    };
+}
+
+}  // namespace
+
+const config::Registry& settings_registry() {
+    static const config::Registry registry{glassbox_settings()};
+    return registry;
+}
+
+}  // namespace glassbox::cli
