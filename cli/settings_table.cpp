@@ -42,7 +42,7 @@ std::vector<Setting> glassbox_settings() {
         // name others; plain TCP only to a local endpoint or with security.insecure.
         text_setting("security.curve_key", "",
                      "This process's CURVE secret certificate (the broker's own for `broker`); "
-                     "empty: <home>/keys/<broker|client|worker|collector>.key_secret when present")
+                     "empty: <home>/keys/NAME.key_secret (broker, client, worker or collector) when present")
             .flag("--curve-key")
             .env_alias("GLASSBOX_CURVE_KEY"),
         text_setting("security.curve_server_key", "",

@@ -150,7 +150,7 @@ void ensure_keys(const UpPlan& plan, const fs::path& home) {
 
 // The broker's endpoints once it is bound; nullopt when a stop signal came first (the caller
 // returns). Fails `up` when it does not bind in time.
-std::optional<BrokerEndpoints> start_broker(ProcessSupervisor& supervisor, const UpOptions& options,
+std::optional<BrokerEndpoints> start_broker(ProcessSupervisor& supervisor,
                                             const fs::path& home, const std::string& self,
                                             const sigset_t& stop_signals) {
     std::error_code ec;
@@ -221,7 +221,7 @@ void run_up(const UpOptions& options, const UpPlan& plan) {
     // another host, which need not be up yet: the workers keep reconnecting until it answers.
     BrokerEndpoints endpoints;
     if (plan.broker) {
-        auto started = start_broker(supervisor, options, home, self, stop_signals);
+        auto started = start_broker(supervisor, home, self, stop_signals);
         if (!started) return;
         endpoints = std::move(*started);
         // Runtime state, not configuration: clients on this machine find the broker through it
