@@ -284,15 +284,18 @@ def test_mmi_service(h):
 TESTS = {name[len("test_"):]: fn for name, fn in globals().items() if name.startswith("test_")}
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(tests=None, description=__doc__):
+    """Runs the one test the command line names (`--glassbox PATH NAME`) with a fresh Harness;
+    the exit status says whether it passed. Other scripts pass their own `tests` table."""
+    tests = TESTS if tests is None else tests
+    parser = argparse.ArgumentParser(description=description.splitlines()[0])
     parser.add_argument("--glassbox", required=True)
-    parser.add_argument("test", choices=sorted(TESTS))
+    parser.add_argument("test", choices=sorted(tests))
     args = parser.parse_args()
     h = Harness(args.glassbox)
     failed = True
     try:
-        TESTS[args.test](h)
+        tests[args.test](h)
         failed = False
     except Check as e:
         print("FAILED: " + str(e), flush=True)

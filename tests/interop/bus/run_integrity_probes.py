@@ -9,14 +9,12 @@ taking part of them. Started like run_bus_interop.py (which supplies the harness
     run_integrity_probes.py --glassbox /path/to/glassbox <test>
 """
 
-import argparse
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -24,7 +22,8 @@ import zmq  # noqa: E402
 
 from gbc_client import GbcClient  # noqa: E402
 from gbe_collector import GbeCollector  # noqa: E402
-from run_bus_interop import HEARTBEAT_MS, Check, Harness, check  # noqa: E402
+import run_bus_interop  # noqa: E402
+from run_bus_interop import HEARTBEAT_MS, Check, check  # noqa: E402
 
 MDPW01 = b"MDPW01"
 GBE01 = b"GBE01"
@@ -370,25 +369,5 @@ def test_second_collector(h):
 TESTS = {name[len("test_"):]: fn for name, fn in globals().items() if name.startswith("test_")}
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--glassbox", required=True)
-    parser.add_argument("test", choices=sorted(TESTS))
-    args = parser.parse_args()
-    h = Harness(args.glassbox)
-    failed = True
-    try:
-        TESTS[args.test](h)
-        failed = False
-    except Check as e:
-        print("FAILED: " + str(e), flush=True)
-    except Exception:  # noqa: BLE001 - report any crash as a test failure
-        traceback.print_exc()
-    finally:
-        h.stop(keep=failed)
-    print("%s: %s" % (args.test, "FAIL" if failed else "PASS"))
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_bus_interop.main(TESTS, __doc__))
