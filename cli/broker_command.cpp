@@ -140,7 +140,7 @@ void run_broker(BrokerOptions& options) {
         config.spool_path = (home / "spool").string();
     }
 
-    zmq::context_t context;
+    zmq::context_t context{static_cast<int>(settings().integer("broker.io_threads"))};
     broker::Broker running{context, config};
     auto bound = running.bind();
     if (!bound) {
@@ -190,6 +190,7 @@ void add_broker_command(CLI::App& app) {
         {"broker.unknown_service_wait_ms", "--unknown-service-wait-ms"},
         {"broker.restart_grace_ms", "--restart-grace-ms"},
         {"broker.ended_sessions_kept", "--ended-sessions-kept"},
+        {"broker.io_threads", "--io-threads"},
     };
     for (const auto& [key, flag] : flags) add_setting_option(*command, key, flag);
     add_broker_security_options(*command);

@@ -123,6 +123,10 @@ std::vector<Setting> glassbox_settings() {
             "broker.delivery_interval_ms", 10, 0, 1'000,
             "Explain messages go to trace collectors in batches at most this often (0: at once)")
             .flag("--delivery-interval-ms"),
+        integer_setting("broker.io_threads", 1, 1, 16,
+                        "libzmq I/O threads of the request endpoint: TCP, and CURVE's encryption, "
+                        "run there (more help only with CURVE on more cores)")
+            .flag("--io-threads"),
 
         // Worker processes.
         integer_setting("worker.drain_timeout_ms", 30'000, 0, kHourMs,
