@@ -189,7 +189,7 @@ TEST_F(ConfigTest, JsonLogLinesNameEachRequestAndItsSession) {
     ASSERT_TRUE(served_messages.back().is_final()) << served_messages.back().describe();
     const std::string served_session = session_of(served_messages);
     ASSERT_FALSE(served_session.empty());
-    // One the broker ends at its deadline while the worker holds it (a cancel on both sides).
+    // One the broker ends at its deadline while the worker holds it.
     const std::string late =
         client.request("echo", echo_body("too slow", 1, 3'000), 700, "json-log-late");
     const auto late_messages = client.collect(late, 15'000ms);
@@ -216,7 +216,9 @@ TEST_F(ConfigTest, JsonLogLinesNameEachRequestAndItsSession) {
         check(worker, {served + "=" + served_session, late + "=" + late_session});
     EXPECT_NE(worker_report.find("request " + served + ": "), std::string::npos) << worker_report;
     EXPECT_NE(worker_report.find("'request_end'"), std::string::npos) << worker_report;
-    EXPECT_NE(worker_report.find("'cancel'"), std::string::npos) << worker_report;
+    // No `cancel` line is required: the worker knows the deadline too, and may end the late
+    // request on its own just before the broker's CANCEL comes (then CANCEL finds it idle). The
+    // check above holds either way: every line of it names the request and its session.
     // The broker logs a request only when it fails: the late one.
     const auto broker_report = check(*broker.process, {late + "=" + late_session});
     EXPECT_NE(broker_report.find("'request_failed'"), std::string::npos) << broker_report;
