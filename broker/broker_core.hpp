@@ -117,6 +117,7 @@ struct BatchRequest {
 struct Worker {
     std::string identity;
     Service* service = nullptr;
+    std::string host;  // the peer's address (libzmq's Peer-Address), for status by host
     bool extended = false;  // declared GBW01 or GBW02
     bus::WorkerLayout layout = bus::WorkerLayout::kClassic;  // kCompact: declared GBW02
     // Requests it may hold at once (§5.1: the READY credit frame; 1 for 7/MDP workers) and

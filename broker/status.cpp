@@ -2,6 +2,7 @@
 #include "broker/broker_core.hpp"
 
 #include <cmath>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,11 @@ std::string BrokerCore::status_json() const {
     for (const auto& [name, service] : services_) sorted.push_back(service.get());
     std::sort(sorted.begin(), sorted.end(),
               [](const Service* a, const Service* b) { return a->name < b->name; });
+    // Each service's workers by the address they connect from: which host runs what.
+    std::unordered_map<const Service*, std::map<std::string, std::size_t>> hosts;
+    for (const auto& [identity, worker] : workers_) {
+        ++hosts[worker->service][worker->host.empty() ? std::string{"local"} : worker->host];
+    }
     for (const Service* service : sorted) {
         json queued_by = json::array();
         for (const auto& depth : service->queue.deepest(config_.status_top_clients)) {
@@ -34,7 +40,8 @@ std::string BrokerCore::status_json() const {
                             {"max_queue", service->queue.max_size()},
                             {"overflow", to_string(service->queue.policy())},
                             {"queued_clients", service->queue.clients()},
-                            {"queued_by", std::move(queued_by)}});
+                            {"queued_by", std::move(queued_by)},
+                            {"hosts", hosts.count(service) != 0 ? json(hosts.at(service)) : json::object()}});
     }
     json errors = json::object();
     for (std::size_t i = 0; i < kErrorTypeCount; ++i) {

@@ -189,6 +189,8 @@ void BrokerCore::on_worker_ready(std::string_view identity) {
     Worker& worker = *owned;
     worker.identity.assign(identity);
     worker.service = &service;
+    // Where it runs, as the broker sees it: status counts a service's workers by host.
+    if (const char* address = zmq_msg_gets(frames_[1].handle(), "Peer-Address")) worker.host = address;
     worker.extended = ready.value().gbw01;
     worker.layout = ready.value().layout;
     worker.credit = static_cast<std::size_t>(ready.value().credit);

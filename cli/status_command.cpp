@@ -53,6 +53,18 @@ void print_queued_by(const json& service) {
     std::cout << "\n";
 }
 
+// A service's workers by host: "10.0.0.2 x2, 10.0.0.3 x1" (docs/deployment.md).
+std::string hosts_text(const json& service) {
+    const auto hosts = service.find("hosts");
+    if (hosts == service.end() || !hosts->is_object()) return {};
+    std::string text;
+    for (const auto& [host, count] : hosts->items()) {
+        if (!text.empty()) text += ", ";
+        text += host + " x" + (count.is_number_unsigned() ? std::to_string(count.get<std::uint64_t>()) : "?");
+    }
+    return text;
+}
+
 void print_table(const json& status) {
     const json broker = status.value("broker", json::object());
     std::cout << "broker   " << field(broker, "endpoint") << "  (explain topic " << field(broker, "pub_endpoint")
@@ -76,7 +88,7 @@ void print_table(const json& status) {
 
     std::cout << std::left << std::setw(24) << "SERVICE" << std::right << std::setw(8) << "WORKERS"
               << std::setw(6) << "IDLE" << std::setw(8) << "QUEUED" << std::setw(11) << "MAX_QUEUE"
-              << "  OVERFLOW\n";
+              << "  " << std::left << std::setw(12) << "OVERFLOW" << "HOSTS\n";
     const json services = status.value("services", json::array());
     if (!services.is_array() || services.empty()) std::cout << "(no services registered)\n";
     if (services.is_array()) {
@@ -84,7 +96,7 @@ void print_table(const json& status) {
             std::cout << std::left << std::setw(24) << field(service, "name") << std::right << std::setw(8)
                       << field(service, "workers") << std::setw(6) << field(service, "idle") << std::setw(8)
                       << field(service, "queued") << std::setw(11) << field(service, "max_queue") << "  "
-                      << field(service, "overflow") << "\n";
+                      << std::left << std::setw(12) << field(service, "overflow") << hosts_text(service) << "\n";
             print_queued_by(service);
         }
     }

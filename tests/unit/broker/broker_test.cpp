@@ -333,6 +333,25 @@ TEST_F(BrokerTest, MmiServiceAnswers200And404And501) {
     expect_error(*gb, "m2", "UnknownService");
 }
 
+// mmi.status counts each service's workers by the address they connect from (docs/deployment.md).
+TEST_F(BrokerTest, StatusCountsEachServicesWorkersByHost) {
+    start();
+    auto one = worker("echo", true);
+    auto two = worker("echo", true);
+    auto other = worker("store", true);
+    ASSERT_TRUE(eventually([](const json& s) {
+        for (const auto& service : s["services"]) {
+            if (service["name"] == "echo" && service["workers"] == 2) return true;
+        }
+        return false;
+    }));
+    const json shown = status();
+    std::map<std::string, json> hosts;
+    for (const auto& service : shown["services"]) hosts[service["name"]] = service["hosts"];
+    EXPECT_EQ(hosts["echo"], json({{"127.0.0.1", 2}})) << shown.dump();
+    EXPECT_EQ(hosts["store"], json({{"127.0.0.1", 1}})) << shown.dump();
+}
+
 TEST_F(BrokerTest, SecondReadyAndUnknownWorkerGetDisconnect) {
     start();
     auto w = worker("echo", false);
