@@ -41,7 +41,7 @@ base::Result<std::string> AllowList::signature() const {
 base::Result<void> AllowList::load() {
     auto seen = signature();
     if (!seen) return seen.error();
-    std::unordered_map<std::string, AllowedPeer> peers;
+    decltype(peers_) peers;
     std::vector<std::string> problems;
     std::error_code error;
     std::vector<std::filesystem::path> files;
@@ -77,7 +77,7 @@ base::Result<bool> AllowList::reload_if_changed() {
 }
 
 const AllowedPeer* AllowList::find(std::string_view public_key) const {
-    const auto found = peers_.find(std::string{public_key});
+    const auto found = peers_.find(public_key);
     return found == peers_.end() ? nullptr : &found->second;
 }
 

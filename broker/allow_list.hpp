@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -45,7 +46,14 @@ private:
 
     std::filesystem::path folder_;
     std::string signature_;
-    std::unordered_map<std::string, AllowedPeer> peers_;  // by public key
+    // By public key; looked up with the User-Id of every message, so without building a string.
+    struct KeyHash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view key) const noexcept {
+            return std::hash<std::string_view>{}(key);
+        }
+    };
+    std::unordered_map<std::string, AllowedPeer, KeyHash, std::equal_to<>> peers_;
     std::vector<std::string> problems_;
 };
 

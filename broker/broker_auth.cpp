@@ -1,71 +1,15 @@
 // The broker's CURVE authentication: its keys on both endpoints, the ZAP handler that admits only
 // keys in the allow-list, and the roles each message is checked against (docs/security.md).
 #include "broker/broker_core.hpp"
+#include "broker/zap_handler.hpp"
 
 namespace glassbox::broker::detail {
 
 namespace {
 
-// libzmq asks the handler bound here, in a socket's own context, about every CURVE handshake
-// (RFC 27). Without a handler it would admit every key: the broker binds it before its endpoints.
-constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
+// Without a handler at kZapEndpoint libzmq would admit every CURVE key: the broker binds it
+// before its endpoints.
 constexpr const char* kRouterZapDomain = "glassbox";
-// version, request id, domain, address, routing id, mechanism, credentials (CURVE: one).
-constexpr std::size_t kZapFrames = 7;
-constexpr std::size_t kMaxZapFrames = 16;
-constexpr std::size_t kCurveKeyBytes = 32;
-
-struct ZapRequest {
-    std::array<zmq::message_t, kZapFrames> frames;
-    std::size_t count = 0;
-
-    std::string_view frame(std::size_t i) const noexcept {
-        return i < count && i < frames.size()
-                   ? std::string_view{static_cast<const char*>(frames[i].data()), frames[i].size()}
-                   : std::string_view{};
-    }
-};
-
-// One ZAP request from `socket`, its surplus frames read and dropped; nullopt when none waits.
-std::optional<ZapRequest> receive_zap(zmq::socket_t& socket) {
-    ZapRequest request;
-    bool more = true;
-    while (more) {
-        zmq::message_t frame;
-        const int flags = request.count == 0 ? ZMQ_DONTWAIT : 0;
-        if (zmq_msg_recv(frame.handle(), socket.handle(), flags) < 0) {
-            if (request.count == 0) return std::nullopt;
-            break;
-        }
-        more = frame.more();
-        if (request.count < request.frames.size()) request.frames[request.count] = std::move(frame);
-        if (request.count < kMaxZapFrames) ++request.count;
-    }
-    return request;
-}
-
-bool send_zap_reply(zmq::socket_t& socket, std::string_view request_id, std::string_view code,
-                    std::string_view text, std::string_view user_id) {
-    const std::array<std::string_view, 6> reply{"1.0", request_id, code, text, user_id, ""};
-    for (std::size_t i = 0; i < reply.size(); ++i) {
-        zmq::message_t frame{reply[i].data(), reply[i].size()};
-        const int flags = ZMQ_DONTWAIT | (i + 1 < reply.size() ? ZMQ_SNDMORE : 0);
-        if (zmq_msg_send(frame.handle(), socket.handle(), flags) < 0) return false;
-    }
-    return true;
-}
-
-// A CURVE credential (the client's 32-byte public key) in Z85; empty if it is not one.
-std::string credential_key(std::string_view mechanism, std::string_view credential) {
-    if (mechanism != "CURVE" || credential.size() != kCurveKeyBytes) return {};
-    std::array<char, bus::kZ85KeyLength + 1> text{};
-    if (zmq_z85_encode(text.data(), reinterpret_cast<const std::uint8_t*>(credential.data()),
-                       credential.size()) == nullptr) {
-        return {};
-    }
-    return std::string{text.data(), bus::kZ85KeyLength};
-}
-
 // A peer with no roles: a key removed from the allow-list after it connected.
 const AllowedPeer kNoRoles{"(no longer allowed)", {}, {}};
 
@@ -122,8 +66,8 @@ void BrokerCore::serve_auth() {
     for (std::size_t handled = 0; handled < config_.max_drain; ++handled) {
         auto request = receive_zap(auth_);
         if (!request) return;
-        const bool valid = request->count >= kZapFrames && request->frame(0) == "1.0";
-        const std::string key = valid ? credential_key(request->frame(5), request->frame(6)) : "";
+        const bool valid = request->valid();
+        const std::string key = valid ? request->curve_key() : std::string{};
         const AllowedPeer* peer = key.empty() ? nullptr : allow_->find(key);
         if (peer == nullptr) {
             refused("peer_refused", request->frame(3),
@@ -140,13 +84,12 @@ void BrokerCore::serve_auth() {
     }
 }
 
-bool BrokerCore::topic_peer_allowed(std::string_view mechanism, std::string_view credential,
-                                    std::string_view address) {
+bool BrokerCore::topic_peer_allowed(const ZapRequest& request) {
     if (!curve()) return true;
-    const std::string key = credential_key(mechanism, credential);
+    const std::string key = request.curve_key();
     const AllowedPeer* peer = key.empty() ? nullptr : allow_->find(key);
     if (peer != nullptr && peer->roles.subscriber) return true;
-    refused("subscriber_refused", address,
+    refused("subscriber_refused", request.frame(3),
             peer == nullptr ? "key=" + (key.empty() ? std::string{"none"} : key)
                             : "key=" + key + " name=" + peer->name + " missing_role=subscriber",
             true);

@@ -43,6 +43,8 @@
 
 namespace glassbox::broker::detail {
 
+struct ZapRequest;  // broker/zap_handler.hpp
+
 namespace proto = schema::protocol;
 using base::Error;
 using base::ErrorType;
@@ -389,8 +391,7 @@ private:
     // The router's ZAP requests: an allowed key is admitted, named by its public key.
     void serve_auth();
     // The topic's: an allowed key with the `subscriber` role; `name` is the ledger's.
-    bool topic_peer_allowed(std::string_view mechanism, std::string_view credential,
-                            std::string_view address);
+    bool topic_peer_allowed(const ZapRequest& request);
     // The roles of the message being handled (set by handle_message): nullptr without CURVE
     // (everything is allowed); kNoRoles for a key no longer allowed.
     void read_sender();

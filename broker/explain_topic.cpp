@@ -1,6 +1,7 @@
 // The explain topic's XPUB socket: its bounds, the ZAP handler and monitor that name each
 // subscriber connection, the per-subscriber counting, and cutting one off (docs/protocol.md §6.2).
 #include "broker/broker_core.hpp"
+#include "broker/zap_handler.hpp"
 
 #include <fcntl.h>
 #include <linux/tcp.h>
@@ -17,14 +18,10 @@ namespace glassbox::broker::detail {
 
 namespace {
 
-// libzmq asks the ZAP handler bound here, in the socket's context, about every connection of a
-// socket with a ZAP domain, even under the NULL mechanism (RFC 27).
-constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
+// The topic's own ZAP domain: libzmq asks the context's handler (kZapEndpoint) about every
+// connection of a socket with a domain, even under the NULL mechanism (RFC 27).
 constexpr const char* kZapDomain = "glassbox-explain-topic";
 constexpr const char* kMonitorEndpoint = "inproc://glassbox-explain-topic-monitor";
-// A ZAP request: version, request id, domain, address, identity, mechanism, credentials...
-constexpr std::size_t kZapRequestFrames = 6;
-constexpr std::size_t kMaxZapFrames = 16;
 // What CURVE adds to the largest frame the topic must take: its handshake and its boxes.
 constexpr std::size_t kCurveFrameSlack = 1024;
 
@@ -146,43 +143,19 @@ void BrokerCore::drain_topic_monitor() {
 
 void BrokerCore::serve_topic_auth() {
     for (std::size_t handled = 0; handled < config_.max_drain; ++handled) {
-        std::array<zmq::message_t, kZapRequestFrames + 1> frames;  // + a CURVE credential
-        std::size_t count = 0;
-        bool more = true;
-        while (more && count < kMaxZapFrames) {
-            zmq::message_t frame;
-            const int flags = count == 0 ? ZMQ_DONTWAIT : 0;
-            if (zmq_msg_recv(frame.handle(), topic_auth_.handle(), flags) < 0) {
-                if (count == 0) return;
-                more = false;
-                break;
-            }
-            more = frame.more();
-            if (count < frames.size()) frames[count] = std::move(frame);
-            ++count;
-        }
-        skip_rest(topic_auth_, more);
         // A REP socket answers every request; only libzmq sends here (inproc, this context).
-        const bool valid = count >= kZapRequestFrames && view(frames[0]) == "1.0";
+        auto request = receive_zap(topic_auth_);
+        if (!request) return;
+        const bool valid = request->valid();
         // With CURVE, only an allowed key with the `subscriber` role reads the topic.
-        const bool allowed =
-            valid && topic_peer_allowed(view(frames[5]),
-                                        count > kZapRequestFrames ? view(frames[6]) : std::string_view{},
-                                        view(frames[3]));
+        const bool allowed = valid && topic_peer_allowed(*request);
         drain_topic_monitor();  // the connection's ACCEPTED is among these (TopicLedger)
         const std::string name = allowed ? topic_ledger_.admit() : std::string{};
-        const std::string request_id{count > 1 ? view(frames[1]) : std::string_view{}};
-        const std::array<std::string_view, 6> reply{
-            "1.0", request_id, allowed ? "200" : "400",
-            allowed ? "OK" : (valid ? "key not allowed to subscribe" : "malformed ZAP request"),
-            name, ""};
-        for (std::size_t i = 0; i < reply.size(); ++i) {
-            zmq::message_t frame{reply[i].data(), reply[i].size()};
-            const int flags = ZMQ_DONTWAIT | (i + 1 < reply.size() ? ZMQ_SNDMORE : 0);
-            if (zmq_msg_send(frame.handle(), topic_auth_.handle(), flags) < 0) {
-                log_->error("event=topic_auth_failed error=\"{}\"", zmq_strerror(zmq_errno()));
-                break;
-            }
+        if (!send_zap_reply(topic_auth_, request->frame(1), allowed ? "200" : "400",
+                            allowed ? "OK"
+                                    : (valid ? "key not allowed to subscribe" : "malformed ZAP request"),
+                            name)) {
+            log_->error("event=topic_auth_failed error=\"{}\"", zmq_strerror(zmq_errno()));
         }
     }
 }
