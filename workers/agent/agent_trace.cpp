@@ -25,7 +25,7 @@ constexpr std::size_t kQuestionChars = 1'000;
 }  // namespace
 
 AgentTrace::AgentTrace(runtime::RequestContext& context, bool explain)
-    : context_(context), explain_(explain), run_(explain::RunUris::generate()), session_(run_.question()) {}
+    : context_(context), explain_(explain), run_(context.run()), session_(run_.question()) {}
 
 base::Result<void> AgentTrace::send(const std::string& uri, std::function<void(schema::TripleSink&)> build,
                                     runtime::ExplainState state, const std::optional<base::Error>& error) {

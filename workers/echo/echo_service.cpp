@@ -96,7 +96,7 @@ void handle_echo(runtime::RequestContext& context) {
     namespace explain = schema::explain;
     using Clock = std::chrono::system_clock;
 
-    const auto run = explain::RunUris::generate();
+    const auto& run = context.run();
     const std::string session = run.question();
     const auto started = Clock::now();
     const auto started_steady = std::chrono::steady_clock::now();

@@ -46,7 +46,7 @@ explain::StepInfo step_info(SteadyClock::time_point started, const std::string& 
 class QueryTrace {
 public:
     QueryTrace(runtime::RequestContext& context, bool explain)
-        : context_(context), explain_(explain), run_(explain::RunUris::generate()), session_(run_.question()) {}
+        : context_(context), explain_(explain), run_(context.run()), session_(run_.question()) {}
 
     const explain::RunUris& run() const noexcept { return run_; }
     const std::string& session() const noexcept { return session_; }

@@ -48,7 +48,7 @@ std::string_view cut_to_chars(std::string_view text, std::size_t max_chars) {
 RagTrace::RagTrace(runtime::RequestContext& context, std::string_view service, bool explain)
     : context_(context),
       explain_(explain),
-      run_(explain::RunUris::generate()),
+      run_(context.run()),
       session_(run_.question()),
       agent_(explain::worker_agent_uri(service)) {}
 

@@ -88,7 +88,10 @@ RequestContext::RequestContext(RequestMeta meta, nlohmann::json body, std::strin
       body_(std::move(body)),
       worker_id_(std::move(worker_id)),
       channel_(channel),
-      bus_(std::move(bus)) {}
+      bus_(std::move(bus)),
+      run_(schema::explain::RunUris::generate()) {
+    base::set_log_field("session", run_.question());
+}
 
 std::chrono::milliseconds RequestContext::remaining() const noexcept {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(meta_.deadline - Clock::now());

@@ -15,6 +15,7 @@
 
 #include "bus/bus_client.hpp"
 #include "base/result.hpp"
+#include "schema/explain_uris.hpp"
 #include "schema/term.hpp"
 #include "schema/triple_sink.hpp"
 
@@ -96,6 +97,10 @@ public:
     const RequestMeta& meta() const noexcept { return meta_; }
     const nlohmann::json& body() const noexcept { return body_; }
     const std::string& worker_id() const noexcept { return worker_id_; }
+    // The URIs of the run this request's trace records, drawn when the request arrived so that
+    // every log line about the request, its first included, names the trace's session. A
+    // handler that traces begins its session at run().question().
+    const schema::explain::RunUris& run() const noexcept { return run_; }
     // Time left before the deadline (zero once it passed).
     std::chrono::milliseconds remaining() const noexcept;
     // True once the broker sent CANCEL for this request or its deadline passed. Cheap: poll it
@@ -164,6 +169,7 @@ private:
     std::string worker_id_;
     zmq::socket_t& channel_;
     std::function<bus::BusClient&()> bus_;
+    schema::explain::RunUris run_;
     bool finished_ = false;
     bool cancelled_ = false;
     bool deadline_passed_ = false;  // cancelled_ because the deadline passed, not by CANCEL
