@@ -83,4 +83,58 @@ std::string explain_step_type(const json& explain) {
     return gb.empty() ? prov : gb;
 }
 
+namespace {
+
+// "RoutingDecision+ToolUse" as "routing decision, tool use".
+std::string type_words(std::string_view type) {
+    std::string words;
+    for (std::size_t i = 0; i < type.size(); ++i) {
+        const char c = type[i];
+        if (c == '+') {
+            words += ", ";
+        } else if (c >= 'A' && c <= 'Z') {
+            if (i > 0 && type[i - 1] != '+') words += ' ';
+            words += static_cast<char>(c - 'A' + 'a');
+        } else {
+            words += c;
+        }
+    }
+    return words;
+}
+
+}  // namespace
+
+std::string step_line(const json& explain) {
+    const std::string type = explain_step_type(explain);
+    if (type.empty()) return {};
+    const std::string id = string_of(explain, "explain_id");
+    std::string line = string_of(explain, "service");
+    if (!line.empty()) line += ' ';
+    std::string detail;
+    if (type == "RoutingDecision") {
+        line += "route decided";
+        detail = explain_value(explain, id, vocab::kEngine).value_or("");
+    } else {
+        line += type_words(type);
+        if (type == "Escalation") {
+            const auto from = explain_value(explain, id, vocab::kFromEngine);
+            const auto to = explain_value(explain, id, vocab::kEngine);
+            if (from && to) detail = *from + " -> " + *to;
+        } else if (type.find("ToolUse") != std::string::npos) {
+            detail = explain_value(explain, id, vocab::kAction).value_or("");
+        } else {
+            const auto counted = [&](std::string_view predicate, const char* noun) {
+                if (auto n = explain_value(explain, id, predicate)) {
+                    if (!detail.empty()) detail += ", ";
+                    detail += *n + " " + noun;
+                }
+            };
+            counted(vocab::kEdgeCount, "edges");
+            counted(vocab::kChunkCount, "chunks");
+        }
+    }
+    if (!detail.empty()) line += ": " + detail;
+    return line;
+}
+
 }  // namespace glassbox::gateway

@@ -24,6 +24,13 @@ std::optional<std::string> explain_value(const nlohmann::json& explain, std::str
 // ("Analysis+ToolUse"), else of its prov: class ("Activity"), else "".
 std::string explain_step_type(const nlohmann::json& explain);
 
+// One line saying what the message's step did, for a progress report: "<service> <step>[:
+// <detail>]" with the step type in lower-case words and what it decided or counted —
+// "query route decided: graph-rag", "graph-rag exploration: 42 edges", "graph-rag synthesis",
+// "query escalation: graph-rag -> document-rag", "agent analysis, tool use: search". "" for a
+// message without a step type (the broker's own end of a trace).
+std::string step_line(const nlohmann::json& explain);
+
 // One-line JSON; invalid UTF-8 in strings replaced (never throws).
 std::string compact_json(const nlohmann::json& value);
 

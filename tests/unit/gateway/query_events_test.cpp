@@ -1,6 +1,7 @@
 // The SSE events a question's bus replies stand for (gateway/query_events.hpp).
 #include <gtest/gtest.h>
 
+#include "gateway/explain_view.hpp"
 #include "gateway/query_events.hpp"
 #include "schema/vocabulary.hpp"
 
@@ -194,6 +195,33 @@ TEST(QueryEvents, EveryEventIsOneLineOnTheWire) {
     const std::string text = format_sse(7, SseEvent{"answer.delta", json{{"text", "two\nlines\r\0x"}}});
     EXPECT_EQ(text.rfind("event: answer.delta\nid: 7\ndata: {", 0), 0u) << text;
     EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4) << "event, id, data, blank line";
+}
+
+// The progress lines of MCP's resolve_intent (docs/mcp.md §6): one per step, with what it decided
+// or counted.
+TEST(StepLine, SaysWhatEachStepDidInOneLine) {
+    const std::string s = "urn:glassbox:a:question";
+    EXPECT_EQ(step_line(explain(s, 0, s, std::string(vocab::kQuestion))), "query question");
+    EXPECT_EQ(step_line(explain(s, 1, "urn:glassbox:a:routing", std::string(vocab::kRoutingDecision),
+                                {{vocab::kEngine, lit("graph-rag")}})),
+              "query route decided: graph-rag");
+    json exploration = explain(s, 2, "urn:glassbox:b:exploration", "https://glassbox.dev/ns#Exploration",
+                               {{vocab::kEdgeCount, lit("42")}});
+    exploration["service"] = "graph-rag";
+    EXPECT_EQ(step_line(exploration), "graph-rag exploration: 42 edges");
+    EXPECT_EQ(step_line(explain(s, 3, "urn:glassbox:a:esc", "https://glassbox.dev/ns#Escalation",
+                                {{vocab::kFromEngine, lit("graph-rag")}, {vocab::kEngine, lit("document-rag")}})),
+              "query escalation: graph-rag -> document-rag");
+    json tool = explain(s, 4, "urn:glassbox:c:it1", "https://glassbox.dev/ns#Analysis", {{vocab::kAction, lit("search")}});
+    tool["explain_triples"].push_back(json{{"s", iri("urn:glassbox:c:it1")}, {"p", iri(vocab::kRdfType)},
+                                           {"o", iri("https://glassbox.dev/ns#ToolUse")}});
+    tool["service"] = "agent";
+    EXPECT_EQ(step_line(tool), "agent analysis, tool use: search");
+    EXPECT_EQ(step_line(explain(s, 5, "urn:glassbox:a:synthesis", "https://glassbox.dev/ns#Synthesis")), "query synthesis");
+    // The broker's own end of a trace has no step.
+    EXPECT_EQ(step_line(json{{"message_type", "explain"}, {"session", s}, {"explain_id", ""},
+                             {"trace_status", "error"}, {"explain_triples", json::array()}}),
+              "");
 }
 
 }  // namespace
