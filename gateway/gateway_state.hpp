@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <string>
 
 #include <httplib.h>
@@ -71,9 +72,20 @@ void add_trace_tail_route(Gateway::State& state);
 void add_metrics_route(Gateway::State& state);
 void add_mcp_routes(Gateway::State& state);  // /mcp (mcp_routes.cpp, docs/mcp.md)
 
+// What a caller inside the gateway hears of a question while it runs, and how it stops it.
+struct QueryWatch {
+    // Each explain message of the run (the router's own, and its engines' it forwards), in order.
+    std::function<void(const nlohmann::json& explain)> on_step;
+    // Polled at least every config.client_check while the run waits on the bus. Once true, the
+    // request is abandoned on the bus (the broker cancels the worker and ends the trace with
+    // status error, Cancelled) and the answer is a Cancelled error.
+    std::function<bool()> cancelled;
+};
+
 // A POST /api/v1/query body answered as its JSON reply (the router's FINAL with trace_id and
 // usage), for callers inside the gateway (MCP's resolve_intent).
-base::Result<nlohmann::json> ask_query(Gateway::State& state, const nlohmann::json& body);
+base::Result<nlohmann::json> ask_query(Gateway::State& state, const nlohmann::json& body,
+                                       const QueryWatch& watch = {});
 // A POST /api/v1/search body answered as its JSON reply (knowledge_routes.cpp), for MCP's
 // search_graph.
 base::Result<nlohmann::json> search_knowledge(Gateway::State& state, const nlohmann::json& body);

@@ -82,18 +82,56 @@ void record_steps(Gateway::State& state, const bus::Reply& reply) {
     }
 }
 
+// The explain message a reply of a query request carries: its own (EXPLAIN), or an engine's
+// the router forwards as data ({"message_type": "explain", "explain": {…}} or the message itself).
+const json* explain_of(const bus::Reply& reply) {
+    if (reply.kind == bus::ReplyKind::kExplain) return &reply.body;
+    if (reply.kind != bus::ReplyKind::kData || string_of(reply.body, "message_type") != "explain") return nullptr;
+    const auto inner = reply.body.find("explain");
+    return inner != reply.body.end() && inner->is_object() ? &*inner : &reply.body;
+}
+
+// One query request from sending to its FINAL, each step told to `watch`; abandoned on the bus
+// when `watch` cancels it, or when this thread leaves by an exception.
+base::Result<bus::Reply> run_query(Gateway::State& state, bus::BusClient& client, const schema::QueryRequest& request,
+                                   const QueryWatch& watch) {
+    auto id = client.send(schema::services::kQuery, schema::encode(request), state.config.query_timeout);
+    if (!id) return std::move(id).error();
+    struct AbandonOnExit {
+        bus::BusClient& client;
+        const std::string& id;
+        ~AbandonOnExit() {
+            if (client.is_in_flight(id)) client.abandon(id);
+        }
+    } guard{client, *id};
+    // Without a watch nothing polls: the client's backstop ends the request by its deadline.
+    const auto wait = watch.cancelled ? state.config.client_check : std::chrono::milliseconds{std::chrono::hours{24}};
+    for (;;) {
+        if (watch.cancelled && watch.cancelled())
+            return make_error(ErrorType::kCancelled, "the caller cancelled the question");
+        auto reply = client.next(*id, wait);
+        if (!reply) {
+            if (reply.error().type == ErrorType::kTimeout) continue;
+            return std::move(reply).error();
+        }
+        record_steps(state, *reply);
+        if (reply->kind == bus::ReplyKind::kError)
+            return reply->error.value_or(make_error(ErrorType::kInternal, "error"));
+        if (reply->kind == bus::ReplyKind::kFinal) return std::move(reply).value();
+        if (const json* explain = explain_of(*reply); explain != nullptr && watch.on_step) watch.on_step(*explain);
+    }
+}
+
 // The router's FINAL with trace_id, usage and (when the caller has one) the request id.
-base::Result<json> ask(Gateway::State& state, QueryInput input, const std::string& request_id) {
+base::Result<json> ask(Gateway::State& state, QueryInput input, const std::string& request_id,
+                       const QueryWatch& watch = {}) {
     input.request.streaming = false;
     auto lease = state.bus.lease();
     const auto started = Clock::now();
-    auto replies = lease->call(schema::services::kQuery, schema::encode(input.request), state.config.query_timeout);
-    state.metrics.bus_call(std::string(schema::services::kQuery), Clock::now() - started, !replies);
-    if (!replies) return std::move(replies).error();
-    for (const auto& reply : *replies) record_steps(state, reply);
-    if (replies->empty() || replies->back().kind != bus::ReplyKind::kFinal)
-        return make_error(ErrorType::kInternal, "the query service answered no FINAL");
-    json body = std::move(replies->back().body);
+    auto final = run_query(state, *lease, input.request, watch);
+    state.metrics.bus_call(std::string(schema::services::kQuery), Clock::now() - started, !final);
+    if (!final) return std::move(final).error();
+    json body = std::move(final->body);
     if (auto error = body_error(body)) return *error;
     body["trace_id"] = body.value("session", json(nullptr));
     if (!request_id.empty()) body["request_id"] = request_id;
@@ -203,10 +241,10 @@ void answer_stream(Gateway::State& state, QueryInput input, const httplib::Reque
 
 }  // namespace
 
-base::Result<json> ask_query(Gateway::State& state, const json& body) {
+base::Result<json> ask_query(Gateway::State& state, const json& body, const QueryWatch& watch) {
     auto input = query_input(body);
     if (!input) return std::move(input).error();
-    return ask(state, std::move(*input), "");
+    return ask(state, std::move(*input), "", watch);
 }
 
 void add_query_routes(Gateway::State& state) {
