@@ -50,7 +50,7 @@ struct GatewayConfig {
     std::chrono::milliseconds write_timeout{10'000};
     // An idle keep-alive connection is closed after this.
     std::chrono::seconds keep_alive_timeout{5};
-    // The MCP server at /mcp: session idle timeout, session bound, allowed origins (docs/mcp.md §7).
+    // The MCP server at /mcp: session idle timeout, session bound, allowed origins (docs/mcp.md §8).
     mcp::Options mcp;
 };
 

@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "base/log.hpp"
+#include "gateway/explain_view.hpp"
 #include "gateway/gateway_state.hpp"
 #include "gateway/mcp/http_mount.hpp"
 #include "schema/services.hpp"
@@ -20,8 +22,22 @@ public:
     explicit GatewayBackend(Gateway::State& state) : state_(state) {}
 
     // The tool's arguments are a POST /api/v1/query body already ({query, mode, collection,
-    // session_id}); the same checks apply.
-    base::Result<json> resolve_intent(const json& args) override { return ask_query(state_, args); }
+    // session_id}); the same checks apply. Each step of the run is a progress line; a cancelled
+    // call abandons its request on the bus, as a REST stream whose client left does.
+    base::Result<json> resolve_intent(const json& args, mcp::RunControl& control) override {
+        std::string trace;
+        QueryWatch watch;
+        watch.on_step = [&](const json& explain) {
+            if (trace.empty()) trace = string_of(explain, "session");
+            if (auto line = step_line(explain); !line.empty()) control.progress(line);
+        };
+        watch.cancelled = [&] { return control.cancelled(); };
+        auto answer = ask_query(state_, args, watch);
+        if (!answer && answer.error().type == base::ErrorType::kCancelled) {
+            base::component_logger("gateway")->info("event=mcp_call_cancelled trace={}", trace);
+        }
+        return answer;
+    }
 
     base::Result<json> search_graph(const json& args) override {
         return search_knowledge(state_, args);
@@ -59,6 +75,7 @@ void add_mcp_routes(Gateway::State& state) {
     // shared_ptr: httplib copies the handler into each route; the endpoint lives while any does.
     mcp::Options options = state.config.mcp;
     options.max_body_bytes = std::min(options.max_body_bytes, state.config.max_body_bytes);
+    options.keep_alive = state.config.keep_alive;
     auto endpoint = std::make_shared<McpEndpoint>(state, std::move(options));
     mcp::mount(state.server, [endpoint](const mcp::HttpExchange& exchange) {
         return endpoint->server.handle(exchange);

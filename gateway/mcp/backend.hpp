@@ -9,13 +9,39 @@
 
 namespace glassbox::gateway::mcp {
 
+// What a long tool call hears and tells while it runs (docs/mcp.md §6, progress and
+// cancellation). The server hands one to each call; it is used from the call's thread only.
+class RunControl {
+public:
+    virtual ~RunControl() = default;
+    // True once the call is cancelled: a notifications/cancelled for it, its session deleted,
+    // or the HTTP client of its stream gone. A call polls it while it waits (at least every
+    // 250 ms or so: a poll may also keep the stream alive) and, once true, stops its run and
+    // returns; whatever it returns is dropped (MCP "Cancellation": no response is sent).
+    virtual bool cancelled() = 0;
+    // One step of the run as a short line ("query route decided: graph-rag"). Sent as
+    // notifications/progress when the request asked for progress and the answer is a stream;
+    // dropped otherwise.
+    virtual void progress(const std::string& message) = 0;
+};
+
+// A RunControl for calls nobody can cancel or watch.
+class NoRunControl final : public RunControl {
+public:
+    bool cancelled() override { return false; }
+    void progress(const std::string&) override {}
+};
+
 // One call per tool or resource read; each answers the JSON the matching REST route answers
 // (docs/http.md), or the typed error the bus gave. Called from several HTTP threads at once.
 class Backend {
 public:
     virtual ~Backend() = default;
-    // The query worker's FINAL plus `trace_id` (its session URI), as POST /api/v1/query.
-    virtual base::Result<nlohmann::json> resolve_intent(const nlohmann::json& args) = 0;
+    // The query worker's FINAL plus `trace_id` (its session URI), as POST /api/v1/query; each
+    // step of the run reported to `control`, and the run cancelled on the bus (error Cancelled)
+    // once `control` says so.
+    virtual base::Result<nlohmann::json> resolve_intent(const nlohmann::json& args,
+                                                        RunControl& control) = 0;
     // `{chunks: [...], edges: [...]}`, as POST /api/v1/search.
     virtual base::Result<nlohmann::json> search_graph(const nlohmann::json& args) = 0;
     // The trace service's `show` reply for a session URI or a unique UUID prefix.

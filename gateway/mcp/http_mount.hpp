@@ -5,8 +5,10 @@
 #include <httplib.h>
 
 #include <cctype>
+#include <cstddef>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "gateway/mcp/server.hpp"
 
@@ -36,6 +38,20 @@ inline void answer_into(const HttpAnswer& answer, httplib::Response& response) {
         } else {
             response.set_header(name, value);
         }
+    }
+    if (answer.stream) {
+        // Chunked, written as the call runs. A proxy that buffers (nginx) is asked not to.
+        response.set_header("X-Accel-Buffering", "no");
+        response.set_chunked_content_provider(
+            content_type, [stream = answer.stream](std::size_t, httplib::DataSink& sink) {
+                StreamSink out{[&sink](std::string_view text) { return sink.write(text.data(), text.size()); },
+                               [&sink] { return sink.is_writable(); }};
+                // False (the client is gone) makes httplib close the connection.
+                if (!stream(out)) return false;
+                sink.done();
+                return true;
+            });
+        return;
     }
     if (!answer.body.empty() || !content_type.empty()) response.set_content(answer.body, content_type);
 }

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <exception>
+#include <memory>
 #include <utility>
 
 #ifndef GLASSBOX_VERSION
@@ -52,15 +54,89 @@ HttpAnswer refuse(int status, int code, std::string message, const json& id = nu
     return json_answer(status, make_error(id, code, std::move(message)));
 }
 
+// One JSON-RPC message as an SSE event. No event id: this server offers no resumption, so a
+// client must not try to resume a stream that ends without a response (a cancelled call).
+std::string event_text(const json& message) { return "event: message\ndata: " + dump(message) + "\n\n"; }
+
 HttpAnswer sse_answer(const std::vector<json>& messages) {
     HttpAnswer answer;
     answer.status = 200;
     answer.sse = true;
     answer.headers["Content-Type"] = "text/event-stream";
     answer.headers["Cache-Control"] = "no-cache";
-    for (const auto& m : messages) answer.body += "event: message\ndata: " + dump(m) + "\n\n";
+    for (const auto& m : messages) answer.body += event_text(m);
     return answer;
 }
+
+// 202 Accepted, no body: nothing to answer (notifications only, or a cancelled request).
+HttpAnswer accepted() {
+    HttpAnswer answer;
+    answer.status = 202;
+    return answer;
+}
+
+// params._meta.progressToken (a string or an integer, MCP "Progress"), or null.
+json progress_token(const json& params) {
+    auto meta = params.find("_meta");
+    if (meta == params.end() || !meta->is_object()) return nullptr;
+    auto token = meta->find("progressToken");
+    if (token == meta->end() || !(token->is_string() || token->is_number_integer())) return nullptr;
+    return *token;
+}
+
+// The RunControl of one tools/call: its ticket's cancellation and, when it is answered as a
+// stream, the stream's client, its keep-alives and its progress notifications.
+class CallRun final : public RunControl {
+public:
+    using Clock = std::function<std::chrono::steady_clock::time_point()>;
+
+    CallRun(const CallTicket& ticket, StreamSink* sink, json token,
+            std::chrono::milliseconds keep_alive, Clock clock)
+        : ticket_(ticket), sink_(sink), token_(std::move(token)), keep_alive_(keep_alive),
+          clock_(std::move(clock)), last_write_(clock_()) {}
+
+    bool cancelled() override {
+        if (ticket_.cancelled() || gone_) return true;
+        if (sink_ == nullptr) return false;
+        // MCP "Streamable HTTP" lets a client disconnect without cancelling, to resume the
+        // stream later; this server offers no resumption, so a client gone can never get the
+        // answer and its run is stopped (as the later protocol revisions require).
+        if (!sink_->connected()) gone_ = true;
+        if (!gone_ && clock_() - last_write_ >= keep_alive_) write(": keep-alive\n\n");
+        return gone_;
+    }
+
+    void progress(const std::string& message) override {
+        if (sink_ == nullptr || token_.is_null() || gone_ || ticket_.cancelled()) return;
+        // MCP "Progress": progress increases with each notification; the total is unknown.
+        ++count_;
+        write(event_text({{"jsonrpc", "2.0"},
+                          {"method", "notifications/progress"},
+                          {"params", {{"progressToken", token_}, {"progress", count_}, {"message", message}}}}));
+    }
+
+    bool write(const std::string& text) {
+        if (gone_) return false;
+        if (!sink_->write(text)) {
+            gone_ = true;
+            return false;
+        }
+        last_write_ = clock_();
+        return true;
+    }
+
+    bool client_gone() const noexcept { return gone_; }
+
+private:
+    const CallTicket& ticket_;
+    StreamSink* sink_;
+    json token_;
+    std::chrono::milliseconds keep_alive_;
+    Clock clock_;
+    std::chrono::steady_clock::time_point last_write_;
+    std::int64_t count_ = 0;
+    bool gone_ = false;
+};
 
 bool supported(const std::string& version) {
     const auto& all = supported_protocol_versions();
@@ -99,7 +175,9 @@ Server::Server(Backend& backend, Options options)
     : options_(std::move(options)),
       sessions_(options_.session_idle, options_.max_sessions, options_.clock),
       tools_(backend),
-      resources_(backend) {}
+      resources_(backend) {
+    if (!options_.clock) options_.clock = [] { return std::chrono::steady_clock::now(); };
+}
 
 bool Server::origin_allowed(const std::string& origin) const {
     if (origin.empty()) return true;  // not a browser: DNS rebinding needs one
@@ -167,7 +245,7 @@ HttpAnswer Server::post(const HttpExchange& exchange) {
         return refuse(406, kInvalidRequest,
                       "Not Acceptable: accept application/json or text/event-stream");
     }
-    const bool sse = takes_sse && (!takes_json || options_.prefer_sse);
+    bool sse = takes_sse && (!takes_json || options_.prefer_sse);
     if (lower(header(exchange, "content-type")).rfind("application/json", 0) != 0) {
         return refuse(415, kInvalidRequest, "Unsupported Media Type: send application/json");
     }
@@ -209,19 +287,20 @@ HttpAnswer Server::post(const HttpExchange& exchange) {
                                                     std::to_string(options_.max_batch) + " messages");
         }
         for (const auto& item : body) {
-            if (auto reply = dispatch(item)) replies.push_back(std::move(*reply));
+            if (auto reply = dispatch(item, id)) replies.push_back(std::move(*reply));
         }
     } else {
         Classified c = classify(body);
         if (!c.message) return json_answer(400, c.error_response);
-        if (auto reply = dispatch(body)) replies.push_back(std::move(*reply));
+        if (c.message->kind == Message::Kind::kRequest && c.message->method == "tools/call") {
+            // Progress needs a stream: asking for it is asking for one.
+            if (takes_sse && !progress_token(c.message->params).is_null()) sse = true;
+            return call_tool(id, *c.message, sse);
+        }
+        if (auto reply = dispatch(body, id)) replies.push_back(std::move(*reply));
     }
-    if (replies.empty()) {
-        // Only notifications or responses: 202 Accepted, no body.
-        HttpAnswer answer;
-        answer.status = 202;
-        return answer;
-    }
+    // Only notifications or responses (or cancelled calls): 202 Accepted, no body.
+    if (replies.empty()) return accepted();
     if (sse) return sse_answer(replies);
     return json_answer(200, body.is_array() ? json(replies) : replies.front());
 }
@@ -269,15 +348,81 @@ HttpAnswer Server::initialize(const json& body, bool sse) {
     return answer;
 }
 
-std::optional<json> Server::dispatch(const json& value) {
+HttpAnswer Server::call_tool(const std::string& session, const Message& m, bool sse) {
+    auto begun = sessions_.begin_call(session, m.id);
+    if (!begun) {
+        if (begun.error().type == base::ErrorType::kNotFound) {
+            return refuse(404, kInvalidRequest,
+                          "Session not found (expired or ended): initialize a new session");
+        }
+        json reply = make_error(m.id, kInvalidRequest, "Invalid Request: " + begun.error().message);
+        return sse ? sse_answer({reply}) : json_answer(200, reply);
+    }
+    // shared_ptr: the stream function below is copied by the HTTP layer, and the ticket must
+    // end exactly once, when the last copy (the one that ran, or none did) is gone.
+    std::shared_ptr<const CallTicket> ticket = std::move(*begun);
+    if (!sse) {
+        CallRun run(*ticket, nullptr, nullptr, options_.keep_alive, options_.clock);
+        json reply = tool_reply(m, run);
+        // MCP "Cancellation": no response for a cancelled request; the POST gets none either.
+        if (ticket->cancelled()) return accepted();
+        return json_answer(200, reply);
+    }
+    HttpAnswer answer = sse_answer({});
+    answer.stream = [this, ticket, m](StreamSink& sink) {
+        CallRun run(*ticket, &sink, progress_token(m.params), options_.keep_alive, options_.clock);
+        json reply = tool_reply(m, run);
+        // Cancelled: the stream ends without a response (MCP "Cancellation"); the client's SDK
+        // has dropped the request already.
+        if (run.cancelled()) return !run.client_gone();
+        return run.write(event_text(reply));
+    };
+    return answer;
+}
+
+std::optional<json> Server::dispatch(const json& value, const std::string& session) {
     Classified c = classify(value);
     if (!c.message) return c.error_response;
+    if (c.message->kind == Message::Kind::kNotification) {
+        notify(*c.message, session);
+        return std::nullopt;
+    }
     if (c.message->kind != Message::Kind::kRequest) return std::nullopt;  // nothing to answer
+    if (c.message->method == "tools/call") {
+        // In a batch (2025-03-26): run here, cancellable by a notification on another POST.
+        auto begun = sessions_.begin_call(session, c.message->id);
+        if (!begun) return make_error(c.message->id, kInvalidRequest, "Invalid Request: " + begun.error().message);
+        CallRun run(**begun, nullptr, nullptr, options_.keep_alive, options_.clock);
+        json reply = tool_reply(*c.message, run);
+        if ((*begun)->cancelled()) return std::nullopt;
+        return reply;
+    }
     try {
         return request(*c.message);
     } catch (const std::exception& e) {
         // A bug or an unexpected shape from the bus: this request fails, the server goes on.
         return make_error(c.message->id, kInternalError, std::string("internal error: ") + e.what());
+    }
+}
+
+void Server::notify(const Message& m, const std::string& session) {
+    if (m.method != "notifications/cancelled") return;  // initialized, progress, …: nothing to do
+    // MCP "Cancellation": a request that is unknown or finished is ignored, as is a notification
+    // without a usable requestId; the reason is only for logs, which the gateway keeps.
+    auto id = m.params.find("requestId");
+    if (id == m.params.end() || !(id->is_string() || id->is_number_integer())) return;
+    sessions_.cancel_call(session, *id);
+}
+
+json Server::tool_reply(const Message& m, RunControl& control) {
+    try {
+        auto outcome = tools_.call(m.params, control);
+        if (auto* error = std::get_if<RpcError>(&outcome)) {
+            return make_error(m.id, error->code, error->message, error->data);
+        }
+        return make_result(m.id, std::move(std::get<json>(outcome)));
+    } catch (const std::exception& e) {
+        return make_error(m.id, kInternalError, std::string("internal error: ") + e.what());
     }
 }
 
@@ -290,7 +435,6 @@ json Server::request(const Message& m) {
     };
     if (m.method == "ping") return make_result(m.id, json::object());
     if (m.method == "tools/list") return make_result(m.id, tools_.list());
-    if (m.method == "tools/call") return answer(tools_.call(m.params));
     if (m.method == "resources/list") return answer(resources_.list(m.params));
     if (m.method == "resources/templates/list") return make_result(m.id, TraceResources::templates());
     if (m.method == "resources/read") return answer(resources_.read(m.params));

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,12 +27,22 @@ struct HttpExchange {
     std::string body;
 };
 
-// The answer to send back. With `sse`, `body` is the complete text/event-stream text.
+// Where a streamed answer goes: the HTTP connection, used from the thread that runs the stream.
+struct StreamSink {
+    std::function<bool(std::string_view)> write;  // false: the client is gone
+    std::function<bool()> connected;              // false: the client is gone
+};
+
+// The answer to send back. With `sse`, `body` is the complete text/event-stream text, unless
+// `stream` is set: then the HTTP layer sends the headers and calls `stream` once to write the
+// events as they happen (a tools/call's progress, then its response). `stream` answers false
+// when the client went away.
 struct HttpAnswer {
     int status = 200;
     std::map<std::string, std::string> headers;
     std::string body;
     bool sse = false;
+    std::function<bool(StreamSink&)> stream;
 };
 
 // Every bound and policy of the server, with its default (docs/mcp.md §2).
@@ -48,10 +59,15 @@ struct Options {
     // exactly as a browser sends them ("https://example.org:8443").
     std::vector<std::string> allowed_origins;
     // When a client accepts both, answer a POST as an SSE stream instead of one JSON body.
+    // A tools/call that asks for progress (params._meta.progressToken) is always answered as a
+    // stream when the client accepts one.
     bool prefer_sse = false;
+    // A streamed answer with nothing else to send writes an SSE comment this often, so the
+    // client and any proxy see a long call alive.
+    std::chrono::milliseconds keep_alive = std::chrono::seconds(15);
     // serverInfo.version; empty: the build's version (the project's CMake version).
     std::string server_version;
-    // The clock behind session expiry (tests replace it).
+    // The clock behind session expiry and keep-alives (tests replace it).
     std::function<std::chrono::steady_clock::time_point()> clock;
 };
 
@@ -65,14 +81,19 @@ public:
 
     HttpAnswer handle(const HttpExchange& exchange);
     std::size_t live_sessions() { return sessions_.size(); }
+    // tools/call requests running now, in every session.
+    std::size_t calls_in_flight() { return sessions_.calls_in_flight(); }
 
 private:
     HttpAnswer route(const HttpExchange& exchange);
     HttpAnswer post(const HttpExchange& exchange);
     HttpAnswer remove(const HttpExchange& exchange);
     HttpAnswer initialize(const nlohmann::json& body, bool sse);
-    std::optional<nlohmann::json> dispatch(const nlohmann::json& value);
+    HttpAnswer call_tool(const std::string& session, const Message& message, bool sse);
+    std::optional<nlohmann::json> dispatch(const nlohmann::json& value, const std::string& session);
     nlohmann::json request(const Message& message);
+    nlohmann::json tool_reply(const Message& message, RunControl& control);
+    void notify(const Message& message, const std::string& session);
     bool origin_allowed(const std::string& origin) const;
 
     Options options_;

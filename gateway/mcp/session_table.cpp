@@ -1,4 +1,4 @@
-// MCP sessions: creation, idle expiry and closing, under one mutex.
+// MCP sessions: creation, idle expiry, closing and the calls in flight, under one mutex.
 #include "gateway/mcp/session_table.hpp"
 
 #include <sys/random.h>
@@ -16,8 +16,24 @@ SessionTable::SessionTable(std::chrono::milliseconds idle, std::size_t max_sessi
     if (!clock_) clock_ = [] { return std::chrono::steady_clock::now(); };
 }
 
+namespace {
+
+std::string key_of(const nlohmann::json& request_id) {
+    return request_id.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+CallTicket::CallTicket(SessionTable& table, std::string session, std::string key,
+                       std::shared_ptr<CallState> state)
+    : table_(table), session_(std::move(session)), key_(std::move(key)), state_(std::move(state)) {}
+
+CallTicket::~CallTicket() { table_.end_call(session_, key_, state_.get()); }
+
 void SessionTable::expire_locked(std::chrono::steady_clock::time_point now) {
-    std::erase_if(sessions_, [&](const auto& entry) { return now - entry.second.last_seen >= idle_; });
+    std::erase_if(sessions_, [&](const auto& entry) {
+        return entry.second.calls == 0 && now - entry.second.last_seen >= idle_;
+    });
 }
 
 std::optional<std::string> SessionTable::open(std::string protocol_version,
@@ -36,7 +52,7 @@ std::optional<Session> SessionTable::touch(const std::string& id) {
     std::lock_guard lock(mutex_);
     auto it = sessions_.find(id);
     if (it == sessions_.end()) return std::nullopt;
-    if (now - it->second.last_seen >= idle_) {
+    if (it->second.calls == 0 && now - it->second.last_seen >= idle_) {
         sessions_.erase(it);
         return std::nullopt;
     }
@@ -48,7 +64,59 @@ bool SessionTable::close(const std::string& id) {
     auto now = clock_();
     std::lock_guard lock(mutex_);
     expire_locked(now);
-    return sessions_.erase(id) > 0;
+    if (sessions_.erase(id) == 0) return false;
+    // MCP "Streamable HTTP", session management: a deleted session's requests are not answered;
+    // their runs stop (each call sees its state cancelled and ends its ticket on its own).
+    auto first = calls_.lower_bound({id, std::string()});
+    auto last = first;
+    for (; last != calls_.end() && last->first.first == id; ++last) last->second->cancel();
+    calls_.erase(first, last);
+    return true;
+}
+
+base::Result<std::unique_ptr<CallTicket>> SessionTable::begin_call(const std::string& id,
+                                                                   const nlohmann::json& request_id) {
+    auto now = clock_();
+    std::string key = key_of(request_id);
+    std::lock_guard lock(mutex_);
+    auto session = sessions_.find(id);
+    if (session == sessions_.end()) {
+        return base::make_error(base::ErrorType::kNotFound, "session not found");
+    }
+    auto state = std::make_shared<CallState>();
+    if (!calls_.emplace(std::make_pair(id, key), state).second) {
+        return base::make_error(base::ErrorType::kInvalidRequest,
+                                "request id " + key + " is already in flight in this session");
+    }
+    session->second.calls += 1;
+    session->second.last_seen = now;
+    return std::make_unique<CallTicket>(*this, id, std::move(key), std::move(state));
+}
+
+bool SessionTable::cancel_call(const std::string& id, const nlohmann::json& request_id) {
+    std::lock_guard lock(mutex_);
+    auto it = calls_.find({id, key_of(request_id)});
+    if (it == calls_.end()) return false;
+    it->second->cancel();
+    return true;
+}
+
+std::size_t SessionTable::calls_in_flight() {
+    std::lock_guard lock(mutex_);
+    return calls_.size();
+}
+
+void SessionTable::end_call(const std::string& id, const std::string& key, const CallState* state) {
+    auto now = clock_();
+    std::lock_guard lock(mutex_);
+    // A deleted session took its calls' entries with it (and a new call cannot reuse its id).
+    auto it = calls_.find({id, key});
+    if (it == calls_.end() || it->second.get() != state) return;
+    calls_.erase(it);
+    if (auto session = sessions_.find(id); session != sessions_.end()) {
+        session->second.calls -= 1;
+        session->second.last_seen = now;
+    }
 }
 
 std::size_t SessionTable::size() {

@@ -1,13 +1,21 @@
-// MCP sessions: random unguessable ids, the negotiated protocol version, idle expiry.
+// MCP sessions: random unguessable ids, the negotiated protocol version, idle expiry, and the
+// tools/call requests each has in flight (so a notification or DELETE can cancel them).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "base/result.hpp"
 
 namespace glassbox::gateway::mcp {
 
@@ -15,11 +23,45 @@ struct Session {
     std::string protocol_version;
     std::string client_name;
     std::chrono::steady_clock::time_point last_seen;
+    std::size_t calls = 0;  // requests in flight: a session with any does not expire
 };
 
-// Thread-safe: the HTTP server calls from several threads. A session unused for `idle` is
-// gone: the next request naming it gets 404 and the client initialises a new one
-// (MCP "Streamable HTTP", session management).
+// Whether one call in flight was cancelled; shared by the call (which polls it from its own
+// thread) and the table (which sets it from the thread that got the cancellation).
+class CallState {
+public:
+    bool cancelled() const noexcept { return cancelled_.load(std::memory_order_acquire); }
+    void cancel() noexcept { cancelled_.store(true, std::memory_order_release); }
+
+private:
+    std::atomic<bool> cancelled_{false};
+};
+
+class SessionTable;
+
+// A request registered in flight in its session. Destroying the ticket ends the registration
+// and restarts the session's idle clock (a long call counts as use of its session).
+class CallTicket {
+public:
+    CallTicket(SessionTable& table, std::string session, std::string key,
+               std::shared_ptr<CallState> state);
+    ~CallTicket();
+    CallTicket(const CallTicket&) = delete;
+    CallTicket& operator=(const CallTicket&) = delete;
+
+    bool cancelled() const noexcept { return state_->cancelled(); }
+    const std::string& session() const noexcept { return session_; }
+
+private:
+    SessionTable& table_;
+    std::string session_;
+    std::string key_;
+    std::shared_ptr<CallState> state_;
+};
+
+// Thread-safe: the HTTP server calls from several threads. A session unused for `idle` (and
+// with no request in flight) is gone: the next request naming it gets 404 and the client
+// initialises a new one (MCP "Streamable HTTP", session management).
 class SessionTable {
 public:
     using Clock = std::function<std::chrono::steady_clock::time_point()>;
@@ -30,11 +72,26 @@ public:
     std::optional<std::string> open(std::string protocol_version, std::string client_name);
     // The live session (its idle clock restarted), or nullopt when unknown or expired.
     std::optional<Session> touch(const std::string& id);
-    // True when the id named a live session, which is now gone.
+    // True when the id named a live session, which is now gone; its calls in flight are
+    // cancelled.
     bool close(const std::string& id);
     std::size_t size();
 
+    // Registers request `request_id` (a JSON-RPC id) of session `id` as in flight until the
+    // ticket ends. NotFound when the session is gone; InvalidRequest when a request with that
+    // id is in flight in the session already (JSON-RPC ids are unique among a sender's
+    // requests in flight, and a cancellation must name one).
+    base::Result<std::unique_ptr<CallTicket>> begin_call(const std::string& id,
+                                                         const nlohmann::json& request_id);
+    // Cancels request `request_id` of session `id`; false when no such request is in flight
+    // (unknown, or finished: MCP "Cancellation" says to ignore those).
+    bool cancel_call(const std::string& id, const nlohmann::json& request_id);
+    // Requests in flight in every session.
+    std::size_t calls_in_flight();
+
 private:
+    friend class CallTicket;
+    void end_call(const std::string& id, const std::string& key, const CallState* state);
     void expire_locked(std::chrono::steady_clock::time_point now);
 
     std::chrono::milliseconds idle_;
@@ -42,6 +99,8 @@ private:
     Clock clock_;
     std::mutex mutex_;
     std::map<std::string, Session> sessions_;
+    // (session id, request id as JSON text) → the call's state.
+    std::map<std::pair<std::string, std::string>, std::shared_ptr<CallState>> calls_;
 };
 
 // 128 random bits from the kernel as 32 lower-case hex digits (visible ASCII, as the spec asks).

@@ -194,9 +194,10 @@ ToolBox::ToolBox(Backend& backend) : backend_(backend) {
                                     explain_trace_tool(), list_traces_tool()})}};
 }
 
-base::Result<json> ToolBox::run(const std::string& name, const json& args, json& content) {
+base::Result<json> ToolBox::run(const std::string& name, const json& args, json& content,
+                                RunControl& control) {
     if (name == "resolve_intent") {
-        auto r = backend_.resolve_intent(args);
+        auto r = backend_.resolve_intent(args, control);
         if (!r) return std::move(r).error();
         return shape_answer(*r);
     }
@@ -222,7 +223,7 @@ base::Result<json> ToolBox::run(const std::string& name, const json& args, json&
     return view;
 }
 
-std::variant<json, RpcError> ToolBox::call(const json& params) {
+std::variant<json, RpcError> ToolBox::call(const json& params, RunControl& control) {
     auto name_it = params.find("name");
     if (name_it == params.end() || !name_it->is_string()) {
         return RpcError{kInvalidParams, "tools/call needs a tool name", nullptr};
@@ -242,7 +243,7 @@ std::variant<json, RpcError> ToolBox::call(const json& params) {
         return error_result(base::make_error(base::ErrorType::kInvalidRequest, *why));
     }
     json content = json::array();
-    auto structured = run(name, args, content);
+    auto structured = run(name, args, content, control);
     if (!structured) return error_result(structured.error());
     content.push_back(text_block(structured->dump()));
     return json{{"content", std::move(content)},

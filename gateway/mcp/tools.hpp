@@ -10,7 +10,7 @@
 
 namespace glassbox::gateway::mcp {
 
-// resolve_intent, search_graph, explain_trace and list_traces (docs/mcp.md §3). A call that
+// resolve_intent, search_graph, explain_trace and list_traces (docs/mcp.md §4). A call that
 // fails — bad arguments, a typed error from the bus — is a result with `isError: true` and the
 // typed error as its text (MCP "Tools", error handling); only an unknown tool or a call without
 // a name is a protocol error.
@@ -21,11 +21,12 @@ public:
     // The `tools/list` result.
     const nlohmann::json& list() const { return list_; }
     // The `tools/call` result for `params` ({name, arguments}), or the protocol error.
-    std::variant<nlohmann::json, RpcError> call(const nlohmann::json& params);
+    // `control` reaches the long calls (resolve_intent): their progress and cancellation.
+    std::variant<nlohmann::json, RpcError> call(const nlohmann::json& params, RunControl& control);
 
 private:
     base::Result<nlohmann::json> run(const std::string& name, const nlohmann::json& args,
-                                     nlohmann::json& content);
+                                     nlohmann::json& content, RunControl& control);
 
     Backend& backend_;
     nlohmann::json list_;

@@ -11,7 +11,7 @@
 namespace glassbox::gateway::mcp {
 
 // A trace's resource URI is its session URI, `urn:glassbox:<uuid>:question`; reading it gives
-// the trace service's `show` reply as application/json (docs/mcp.md §4).
+// the trace service's `show` reply as application/json (docs/mcp.md §5).
 class TraceResources {
 public:
     explicit TraceResources(Backend& backend) : backend_(backend) {}

@@ -1,6 +1,7 @@
 // A scripted MCP Backend for the unit tests: records each call, answers what a test set.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -19,7 +20,17 @@ public:
         nlohmann::json args;
     };
 
-    base::Result<nlohmann::json> resolve_intent(const nlohmann::json& args) override {
+    // Reports `steps` as progress, runs `during` (a test's way to act while the call is in
+    // flight: cancel it, delete its session), and answers Cancelled when it was cancelled.
+    base::Result<nlohmann::json> resolve_intent(const nlohmann::json& args,
+                                                RunControl& control) override {
+        for (const auto& step : steps) control.progress(step);
+        if (during) during(control);
+        if (control.cancelled()) {
+            calls.push_back({"resolve_intent", args});
+            saw_cancel = true;
+            return base::make_error(base::ErrorType::kCancelled, "cancelled");
+        }
         return answer("resolve_intent", args, answer_);
     }
     base::Result<nlohmann::json> search_graph(const nlohmann::json& args) override {
@@ -33,6 +44,9 @@ public:
     }
 
     std::vector<Call> calls;
+    std::vector<std::string> steps;
+    std::function<void(RunControl&)> during;
+    bool saw_cancel = false;
     std::optional<base::Error> fail;  // every call answers this error when set
     bool throws = false;              // every call throws (a bug in an adapter)
     nlohmann::json answer_ = nlohmann::json::object();

@@ -36,10 +36,45 @@ TEST(McpHttpMountTest, TheAnswerKeepsItsStatusHeadersAndContentType) {
     EXPECT_EQ(response.body, answer.body);
 
     httplib::Response accepted;
-    answer_into(HttpAnswer{202, {}, "", false}, accepted);
+    answer_into(HttpAnswer{202, {}, "", false, {}}, accepted);
     EXPECT_EQ(accepted.status, 202);
     EXPECT_TRUE(accepted.body.empty());
     EXPECT_FALSE(accepted.has_header("Content-Type"));
+}
+
+TEST(McpHttpMountTest, AStreamedAnswerIsWrittenByItsFunctionThroughAChunkedProvider) {
+    HttpAnswer answer;
+    answer.headers = {{"Content-Type", "text/event-stream"}};
+    answer.sse = true;
+    bool client_there = true;
+    answer.stream = [&](StreamSink& sink) {
+        if (!sink.connected()) return false;
+        return sink.write("event: message\ndata: 1\n\n") && sink.write("event: message\ndata: 2\n\n");
+    };
+    httplib::Response response;
+    answer_into(answer, response);
+    ASSERT_TRUE(static_cast<bool>(response.content_provider_));
+    EXPECT_TRUE(response.body.empty());
+    EXPECT_EQ(response.get_header_value("X-Accel-Buffering"), "no");
+
+    std::string written;
+    bool done = false;
+    httplib::DataSink sink;
+    sink.write = [&](const char* data, std::size_t size) {
+        written.append(data, size);
+        return true;
+    };
+    sink.is_writable = [&] { return client_there; };
+    sink.done = [&] { done = true; };
+    EXPECT_TRUE(response.content_provider_(0, 0, sink));
+    EXPECT_EQ(written, "event: message\ndata: 1\n\nevent: message\ndata: 2\n\n");
+    EXPECT_TRUE(done);
+
+    // A client gone: the provider fails, so httplib closes the connection.
+    client_there = false;
+    done = false;
+    EXPECT_FALSE(response.content_provider_(0, 0, sink));
+    EXPECT_FALSE(done);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <regex>
 #include <string>
+#include <utility>
 
 #include "tests/unit/gateway/mcp/fake_backend.hpp"
 
@@ -294,6 +295,233 @@ TEST_F(McpServerTest, ABackendThatThrowsFailsOneRequestNotTheServer) {
     backend_.throws = false;
     reply = json::parse(call(s, request("tools/call", {{"name", "list_traces"}, {"arguments", json::object()}})).body);
     EXPECT_FALSE(reply["result"]["isError"].get<bool>());
+}
+
+// Cancellation and progress (docs/mcp.md §6): a streamed tools/call, run with a sink that keeps
+// what it is sent.
+class McpCallTest : public McpServerTest {
+protected:
+    struct Streamed {
+        bool ok = false;
+        std::string text;
+        std::vector<json> messages;  // the data of each `event: message`
+    };
+
+    Streamed run(const HttpAnswer& answer) {
+        Streamed out;
+        EXPECT_TRUE(answer.sse);
+        EXPECT_TRUE(answer.body.empty());
+        if (!answer.stream) {
+            ADD_FAILURE() << "no stream";
+            return out;
+        }
+        StreamSink sink{[&](std::string_view t) {
+                            out.text += t;
+                            return client_there_;
+                        },
+                        [&] { return client_there_; }};
+        out.ok = answer.stream(sink);
+        static const std::regex kEvent("event: message\ndata: ([^\n]*)\n\n");
+        for (std::sregex_iterator it(out.text.begin(), out.text.end(), kEvent), end; it != end; ++it) {
+            out.messages.push_back(json::parse((*it)[1].str()));
+        }
+        return out;
+    }
+
+    static json ask(json id, json meta = nullptr) {
+        json params = {{"name", "resolve_intent"}, {"arguments", {{"query", "Who founded the yard?"}}}};
+        if (!meta.is_null()) params["_meta"] = std::move(meta);
+        return request("tools/call", std::move(params), std::move(id));
+    }
+
+    static json cancel(json id) {
+        return {{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"},
+                {"params", {{"requestId", std::move(id)}, {"reason", "the user gave up"}}}};
+    }
+
+    bool client_there_ = true;
+};
+
+TEST_F(McpCallTest, ACallWithAProgressTokenStreamsOneNotificationPerStepThenTheResult) {
+    backend_.steps = {"query route decided: graph-rag", "graph-rag exploration: 42 edges", "graph-rag synthesis"};
+    backend_.answer_ = {{"response", "Oskar [1]"}, {"answer", "Oskar"}, {"session", "urn:glassbox:a:question"}};
+    std::string s = open();
+    // The client takes both and the server prefers JSON: asking for progress asks for a stream.
+    HttpAnswer a = call(s, ask(7, {{"progressToken", "tok-7"}}));
+    EXPECT_EQ(a.headers["Content-Type"], "text/event-stream");
+    EXPECT_EQ(server_->calls_in_flight(), 1u) << "registered before the stream runs";
+    Streamed out = run(a);
+    EXPECT_TRUE(out.ok);
+    ASSERT_EQ(out.messages.size(), 4u) << out.text;
+    for (int i = 0; i < 3; ++i) {
+        const json& n = out.messages[static_cast<std::size_t>(i)];
+        EXPECT_EQ(n["method"], "notifications/progress");
+        EXPECT_FALSE(n.contains("id"));
+        EXPECT_EQ(n["params"]["progressToken"], "tok-7");
+        EXPECT_EQ(n["params"]["progress"], i + 1);
+        EXPECT_EQ(n["params"]["message"], backend_.steps[static_cast<std::size_t>(i)]);
+        EXPECT_FALSE(n["params"].contains("total"));
+    }
+    EXPECT_EQ(out.messages[3]["id"], 7);
+    EXPECT_EQ(out.messages[3]["result"]["structuredContent"]["answer"], "Oskar");
+    EXPECT_EQ(out.text.find("id: "), std::string::npos) << "no event ids: nothing to resume";
+    a = HttpAnswer{};
+    EXPECT_EQ(server_->calls_in_flight(), 0u);
+}
+
+TEST_F(McpCallTest, NoProgressWithoutATokenOrWithAJsonAnswer) {
+    backend_.steps = {"query route decided: graph-rag"};
+    std::string s = open();
+    HttpAnswer plain = call(s, ask(1));
+    EXPECT_FALSE(plain.sse);
+    EXPECT_FALSE(plain.stream);
+    EXPECT_EQ(json::parse(plain.body)["id"], 1);
+
+    HttpAnswer json_only = call(s, ask(2, {{"progressToken", 2}}), {{"accept", "application/json"}});
+    ASSERT_FALSE(json_only.sse);
+    EXPECT_EQ(json::parse(json_only.body)["result"]["isError"], false);
+
+    // A stream without a token (the server prefers SSE): only the response.
+    Options options;
+    options.prefer_sse = true;
+    make_server(options);
+    s = open();
+    Streamed out = run(call(s, ask(3)));
+    ASSERT_EQ(out.messages.size(), 1u) << out.text;
+    EXPECT_EQ(out.messages[0]["id"], 3);
+    EXPECT_EQ(server_->calls_in_flight(), 0u);
+}
+
+TEST_F(McpCallTest, ACancelledNotificationStopsTheCallAndItsStreamEndsWithoutAResponse) {
+    backend_.steps = {"query route decided: graph-rag"};
+    std::string s = open();
+    backend_.during = [&](RunControl& control) {
+        EXPECT_FALSE(control.cancelled());
+        EXPECT_EQ(call(s, cancel(7)).status, 202);
+        EXPECT_TRUE(control.cancelled());
+        control.progress("not sent: the call is cancelled");
+    };
+    Streamed out = run(call(s, ask(7, {{"progressToken", 7}})));
+    EXPECT_TRUE(out.ok) << "the client is still there: the stream ends normally";
+    EXPECT_TRUE(backend_.saw_cancel);
+    ASSERT_EQ(out.messages.size(), 1u) << out.text;
+    EXPECT_EQ(out.messages[0]["method"], "notifications/progress");
+    // The session goes on; the id is free again.
+    backend_.during = nullptr;
+    backend_.saw_cancel = false;
+    Streamed again = run(call(s, ask(7, {{"progressToken", 7}})));
+    ASSERT_EQ(again.messages.size(), 2u);
+    EXPECT_EQ(again.messages[1]["id"], 7);
+}
+
+TEST_F(McpCallTest, ACancelledJsonCallIsAnsweredAcceptedWithoutABody) {
+    std::string s = open();
+    backend_.during = [&](RunControl&) { EXPECT_EQ(call(s, cancel("r-1")).status, 202); };
+    HttpAnswer a = call(s, ask("r-1"));
+    EXPECT_EQ(a.status, 202);
+    EXPECT_TRUE(a.body.empty());
+    EXPECT_TRUE(backend_.saw_cancel);
+    EXPECT_EQ(server_->calls_in_flight(), 0u);
+}
+
+TEST_F(McpCallTest, ACancellationOfAnUnknownFinishedOrOtherSessionsRequestIsIgnored) {
+    std::string s = open();
+    std::string other = open();
+    EXPECT_EQ(call(s, cancel(99)).status, 202);  // never sent
+    EXPECT_EQ(json::parse(call(s, ask(1)).body)["id"], 1);
+    EXPECT_EQ(call(s, cancel(1)).status, 202);  // finished
+    EXPECT_EQ(call(s, {{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", {{"reason", "x"}}}}).status, 202);
+    backend_.during = [&](RunControl& control) {
+        EXPECT_EQ(call(other, cancel(2)).status, 202);  // the same id in another session
+        EXPECT_EQ(call(s, cancel("2")).status, 202);    // a string is another id than the integer
+        EXPECT_FALSE(control.cancelled());
+    };
+    HttpAnswer a = call(s, ask(2));
+    EXPECT_EQ(a.status, 200);
+    EXPECT_FALSE(backend_.saw_cancel);
+    EXPECT_EQ(json::parse(a.body)["result"]["isError"], false);
+}
+
+TEST_F(McpCallTest, DeletingTheSessionCancelsItsCalls) {
+    std::string s = open();
+    backend_.during = [&](RunControl& control) {
+        EXPECT_EQ(send("DELETE", "", {{"mcp-session-id", s}}).status, 200);
+        EXPECT_TRUE(control.cancelled());
+    };
+    Streamed out = run(call(s, ask(4, {{"progressToken", 4}})));
+    EXPECT_TRUE(backend_.saw_cancel);
+    EXPECT_TRUE(out.messages.empty()) << out.text;
+    EXPECT_EQ(server_->calls_in_flight(), 0u);
+    EXPECT_EQ(call(s, request("ping")).status, 404);
+}
+
+TEST_F(McpCallTest, AStreamWhoseClientLeftCancelsItsCall) {
+    std::string s = open();
+    backend_.during = [&](RunControl& control) {
+        EXPECT_FALSE(control.cancelled());
+        client_there_ = false;
+        EXPECT_TRUE(control.cancelled());
+    };
+    Streamed out = run(call(s, ask(5, {{"progressToken", 5}})));
+    EXPECT_FALSE(out.ok) << "the HTTP layer closes the connection";
+    EXPECT_TRUE(backend_.saw_cancel);
+}
+
+TEST_F(McpCallTest, AnIdInFlightCannotBeReusedInItsSession) {
+    std::string s = open();
+    json reused;
+    bool inner = false;
+    backend_.during = [&](RunControl&) {
+        if (std::exchange(inner, true)) return;  // the inner call must not recurse
+        reused = json::parse(call(s, ask(6)).body);
+    };
+    EXPECT_EQ(json::parse(call(s, ask(6)).body)["result"]["isError"], false);
+    EXPECT_EQ(reused["id"], 6);
+    EXPECT_EQ(reused["error"]["code"], kInvalidRequest);
+}
+
+TEST_F(McpCallTest, ASessionWithACallInFlightDoesNotExpire) {
+    std::string s = open();
+    backend_.during = [&](RunControl&) {
+        now_ += 5s;  // far beyond the idle timeout (1 s)
+        EXPECT_EQ(server_->live_sessions(), 1u);
+    };
+    EXPECT_EQ(call(s, ask(1)).status, 200);
+    // The idle clock restarted when the call ended.
+    now_ += 900ms;
+    EXPECT_EQ(call(s, request("ping")).status, 200);
+    now_ += 1000ms;
+    EXPECT_EQ(call(s, request("ping")).status, 404);
+}
+
+TEST_F(McpCallTest, AQuietStreamWritesKeepAlives) {
+    Options options;
+    options.keep_alive = 1000ms;
+    make_server(options);
+    std::string s = open();
+    backend_.during = [&](RunControl& control) {
+        EXPECT_FALSE(control.cancelled());
+        now_ += 1000ms;
+        EXPECT_FALSE(control.cancelled());
+        EXPECT_FALSE(control.cancelled());  // just written: not due again
+    };
+    Streamed out = run(call(s, ask(8, {{"progressToken", 8}})));
+    EXPECT_EQ(out.text.rfind(": keep-alive\n\n", 0), 0u) << out.text;
+    EXPECT_EQ(out.text.find(": keep-alive", 1), std::string::npos) << out.text;
+    ASSERT_EQ(out.messages.size(), 1u);
+}
+
+TEST_F(McpCallTest, ACallInABatchIsCancellableToo) {
+    std::string s = open("2025-03-26");
+    backend_.during = [&](RunControl&) {
+        EXPECT_EQ(call(s, cancel(2), {{"mcp-protocol-version", "2025-03-26"}}).status, 202);
+    };
+    HttpAnswer a = call(s, json::array({request("ping", json::object(), 1), ask(2)}),
+                        {{"mcp-protocol-version", "2025-03-26"}});
+    ASSERT_EQ(a.status, 200) << a.body;
+    json replies = json::parse(a.body);
+    ASSERT_EQ(replies.size(), 1u) << "the cancelled call has no response";
+    EXPECT_EQ(replies[0]["id"], 1);
 }
 
 }  // namespace

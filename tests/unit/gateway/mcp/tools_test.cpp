@@ -55,7 +55,8 @@ json show_reply() {
 class McpToolsTest : public ::testing::Test {
 protected:
     json call(const std::string& name, json args) {
-        auto outcome = tools_.call({{"name", name}, {"arguments", std::move(args)}});
+        NoRunControl control;
+        auto outcome = tools_.call({{"name", name}, {"arguments", std::move(args)}}, control);
         EXPECT_TRUE(std::holds_alternative<json>(outcome));
         return std::get<json>(outcome);
     }
