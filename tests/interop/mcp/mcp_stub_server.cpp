@@ -3,11 +3,14 @@
 // mcp_stub_server [IDLE_MS [sse]]: `sse` answers every POST as an event stream.
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,10 +27,28 @@ const std::string kTrace = "urn:glassbox:11111111-2222-3333-4444-555555555555:qu
 
 json iri(const std::string& i) { return {{"t", "i"}, {"i", i}}; }
 
-// Answers as the gateway's Backend would for one stored run; any other trace is NotFound.
+// Answers as the gateway's Backend would for one stored run; any other trace is NotFound. A
+// question asked with mode "agent" runs until cancelled (30 s at most), a progress step every
+// 100 ms, as the real gateway test's held agent does; a cancelled run is listed by trace_list
+// with status error, as the trace store would.
 class CannedBackend : public mcp::Backend {
 public:
-    base::Result<json> resolve_intent(const json& args) override {
+    base::Result<json> resolve_intent(const json& args, mcp::RunControl& control) override {
+        const std::string query = args["query"].get<std::string>();
+        control.progress("query route decided: graph-rag");
+        if (args.value("mode", "") == "agent") {
+            const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+            for (int step = 1; std::chrono::steady_clock::now() < until; ++step) {
+                if (control.cancelled()) {
+                    std::lock_guard lock(mutex_);
+                    cancelled_.push_back(query);
+                    return base::make_error(base::ErrorType::kCancelled, "cancelled");
+                }
+                control.progress("graph-rag exploration: " + std::to_string(step) + " edges");
+                std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            }
+        }
+        control.progress("graph-rag synthesis");
         return json{{"response", "Canned answer to: " + args["query"].get<std::string>() + " [1]"},
                     {"answer", "canned"},
                     {"citations", {{{"n", 1}, {"kind", "edge"}, {"text", "a canned fact"},
@@ -56,11 +77,33 @@ public:
                                  {"received", "2026-11-27T08:00:00.000Z"}, {"triples", triples}}}},
                     {"subtraces", json::array()}};
     }
-    base::Result<json> trace_list(const json&) override {
-        return json{{"sessions", {summary()}}, {"total", 1}, {"next", nullptr}};
+    base::Result<json> trace_list(const json& filters) override {
+        json sessions = json::array({summary()});
+        std::lock_guard lock(mutex_);
+        for (std::size_t i = 0; i < cancelled_.size(); ++i) {
+            std::string n = std::to_string(i + 1);
+            std::string uuid = "00000000-0000-0000-0000-" + std::string(12 - std::min<std::size_t>(n.size(), 12), '0') + n;
+            sessions.push_back({{"session", "urn:glassbox:" + uuid + ":question"},
+                                {"kind", "query"}, {"service", "query"}, {"question", cancelled_[i]},
+                                {"status", "error"}, {"error", "Cancelled: cancelled by the client"},
+                                {"started", "2026-11-27T08:00:00.000Z"}});
+        }
+        if (filters.contains("search")) {
+            const std::string search = filters["search"].get<std::string>();
+            json kept = json::array();
+            for (auto& row : sessions) {
+                if (row["question"].get<std::string>().find(search) != std::string::npos) kept.push_back(row);
+            }
+            sessions = std::move(kept);
+        }
+        const auto total = sessions.size();
+        return json{{"sessions", std::move(sessions)}, {"total", total}, {"next", nullptr}};
     }
 
 private:
+    std::mutex mutex_;
+    std::vector<std::string> cancelled_;
+
     static json summary() {
         return {{"session", kTrace}, {"kind", "query"}, {"service", "query"}, {"question", "canned?"},
                 {"status", "complete"}, {"started", "2026-11-27T08:00:00.000Z"}};

@@ -1,8 +1,13 @@
 #!/usr/bin/python3
-"""The SDK client test against the real gateway: `glassbox up` (every worker) with ops/sample
-loaded, `glassbox gateway` on a free port with a short MCP session idle timeout, then
-sdk_client.mjs --real (every tool on real runs, the trace's routing and sub-run, a session that
-expires).
+"""The SDK client test against the real gateway: `glassbox up` (every worker but the agent) with
+ops/sample loaded, `glassbox gateway` on a free port with a short MCP session idle timeout, then
+sdk_client.mjs --real (every tool on real runs, the trace's routing and sub-run, progress,
+cancellation, a session that expires).
+
+The `agent` service is held_agent.HeldAgent: it holds every request until the broker cancels
+it, so a question asked with mode agent stays in flight on the real pipeline (query worker,
+broker, trace collector) until the client cancels it; afterwards every request it held must
+have been cancelled, none answered.
 
 A plain-HTTP probe of /mcp runs first (initialize, tools/list, a tool, Origin, an unknown session),
 so the mount is checked where the SDK cannot be installed.
@@ -24,10 +29,13 @@ sys.path.insert(0, os.path.join(HERE, "..", "traces"))
 sys.path.insert(0, os.path.join(HERE, "..", "rag"))
 import glassbox_up  # noqa: E402
 from run_rag_interop import wait_for_services  # noqa: E402  (exits 77 without rdflib)
+from held_agent import HeldAgent  # noqa: E402
 
 SKIP = 77
 SAMPLE = os.path.normpath(os.path.join(HERE, "..", "..", "..", "ops", "sample"))
 SERVICES = ["trace", "store", "embeddings", "llm", "graph-rag", "document-rag", "query"]
+# What `glassbox up` runs: every service but the agent, which the test stands in for.
+UP_SERVICES = "trace-collector,embeddings,store,llm,graph-rag,document-rag,query"
 
 
 def start_gateway(p, broker, idle_ms):
@@ -108,9 +116,12 @@ def main():
     sdk = node is not None and os.path.isdir(os.path.join(HERE, "node_modules", "@modelcontextprotocol", "sdk"))
     p = glassbox_up.UpPipeline(args.glassbox, args.workdir)
     gateway = None
+    agent = None
     try:
-        broker = p.start(["--no-gateway"])
-        missing = wait_for_services(p, SERVICES)
+        broker = p.start(["--no-gateway", "--services", UP_SERVICES])
+        agent = HeldAgent(broker, curve=p.curve_keys("worker"))
+        agent.start()
+        missing = wait_for_services(p, SERVICES + ["agent"])
         if "trace" in missing:
             print("SKIP: the trace service did not register (is the trace collector started by glassbox up?)")
             return SKIP
@@ -128,12 +139,24 @@ def main():
             print("SKIP: node or @modelcontextprotocol/sdk is not installed in tests/interop/mcp "
                   "(ops/install-deps installs it when npm can reach its registry); only the raw probe ran")
             return SKIP
-        return subprocess.run([node, os.path.join(HERE, "sdk_client.mjs"), "--url", url + "/mcp",
+        code = subprocess.run([node, os.path.join(HERE, "sdk_client.mjs"), "--url", url + "/mcp",
                                "--idle-ms", str(args.idle_ms), "--real",
                                "--question", "Who founded the shipyard that built the MV Curlew?",
                                "--search", "shipyard"], timeout=600).returncode
+        # The cancellations reached the engine: the broker cancelled every request the agent held.
+        deadline = time.time() + 30
+        while agent.counts()["cancelled"] < agent.counts()["received"] and time.time() < deadline:
+            time.sleep(0.1)
+        counts = agent.counts()
+        print("held agent:", counts, agent.error or "")
+        if code == 0 and (counts["received"] < 4 or counts["cancelled"] != counts["received"] or counts["answered"]):
+            print("FAIL: the held agent's requests were not all cancelled: %r" % counts)
+            return 1
+        return code
     finally:
         stop(gateway)
+        if agent is not None:
+            agent.stop()
         p.stop()
 
 

@@ -1,5 +1,6 @@
 // The official MCP TypeScript SDK client against glassbox's /mcp: connect, list, call every
-// tool, tool and protocol errors, resources, raw transport checks, and a session that expires.
+// tool, progress, tool and protocol errors, resources, raw transport checks, cancellation (the
+// SDK's AbortSignal, a notification, a client that leaves, DELETE), and a session that expires.
 //
 // node sdk_client.mjs --url http://127.0.0.1:PORT/mcp --idle-ms N --question "…" [--real]
 // Exit 0 when every check passes, 1 on a failure, 77 when the SDK is not installed.
@@ -66,6 +67,38 @@ async function rawPost(headers, body) {
     body: JSON.stringify(body),
   });
 }
+
+// The promise's value, or an Error naming `what` when it takes longer than `ms`.
+function within(ms, what, promise) {
+  let timer;
+  const late = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(what + ": not within " + ms + " ms")), ms); });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+// The JSON-RPC messages of an SSE answer as they come: next() gives the next one, or null when
+// the stream ends. Comments (keep-alives) are skipped.
+function sseMessages(response) {
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  return async function next() {
+    for (;;) {
+      const end = buffer.indexOf("\n\n");
+      if (end >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const data = block.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+        if (data) return JSON.parse(data);
+        continue;
+      }
+      const { value, done } = await reader.read();
+      if (done) return null;
+      buffer += value;
+    }
+  };
+}
+
+// A word no other question holds, so list_traces' search finds one run.
+const nonce = (what) => `${what}${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
 
 // Retries `probe` (which answers a value or null) until it answers, within 30 s.
 async function eventually(what, probe) {
@@ -150,6 +183,17 @@ async function main() {
     expect(view.steps.some((s) => s.depth > 0), "explain_trace: the engine's sub-run is nested");
   }
 
+  // 3b. Progress: a call with onprogress (the SDK sends params._meta.progressToken) is answered
+  // as a stream, one notification per step of the run, then the result.
+  const steps = [];
+  const watched = await client.callTool({ name: "resolve_intent", arguments: { query: opts.question } }, undefined,
+                                        { onprogress: (p) => steps.push(p) });
+  expect(!watched.isError && watched.structuredContent?.response?.length > 0, "resolve_intent with onprogress: an answer");
+  expect(steps.length >= 1, "resolve_intent with onprogress: progress notifications, got " + steps.length);
+  expect(steps.every((p, i) => i === 0 || p.progress > steps[i - 1].progress), "progress increases: " + steps.map((p) => p.progress));
+  expect(steps.every((p) => typeof p.message === "string" && p.message.length > 0), "every progress notification has a message");
+  console.log("progress:", steps.map((p) => p.message).join(" | "));
+
   // 4. Resources: the trace by its URI, the listing, the template.
   const read = await client.readResource({ uri: answer.trace_id });
   const shown = JSON.parse(read.contents[0].text);
@@ -187,6 +231,76 @@ async function main() {
   expect(parse.status === 400 && (await parse.json()).error?.code === -32700, "a body that is not JSON: -32700");
   const batch = await rawPost(session, [ping, ping]);
   expect(batch.status === 400, "a batch in 2025-11-25: 400");
+
+  // 7b. Cancellation. A question asked with mode agent runs until cancelled (the gateway test's
+  // agent holds it; the stub's backend waits). Each way of cancelling ends its run: the trace,
+  // found by a word of its question, ends with status error (Cancelled) rather than complete.
+  const endOf = (word) => eventually("the trace of the run holding " + word + " ends", async () => {
+    const r = await client.callTool({ name: "list_traces", arguments: { search: word, limit: 5 } });
+    const row = (r.structuredContent?.sessions ?? [])[0];
+    return row && row.status !== "running" ? row : null;
+  });
+  const held = (word) => ({ name: "resolve_intent", arguments: { query: `Which ships did the yard build ${word}?`, mode: "agent" } });
+
+  // The SDK's AbortSignal: it sends notifications/cancelled.
+  const aborted = nonce("sdkcancel");
+  const controller = new AbortController();
+  const late = await rejection(client.callTool(held(aborted), undefined, {
+    signal: controller.signal, onprogress: () => controller.abort("the test gives up") }));
+  expect(late !== null, "an aborted call rejects");
+  const abortedRow = await endOf(aborted);
+  expect(abortedRow.status === "error", "a call cancelled by the SDK: its trace ends with status error, got " + abortedRow.status);
+  expect((await client.ping()) !== undefined && !(await client.callTool({ name: "list_traces", arguments: { limit: 1 } })).isError,
+         "the session works after a cancelled call");
+
+  // notifications/cancelled by hand: the call's own stream ends without a response.
+  const manual = nonce("rawcancel");
+  const streamed = await rawPost(session, { jsonrpc: "2.0", id: 501, method: "tools/call",
+                                            params: { ...held(manual), _meta: { progressToken: "p-501" } } });
+  expect(streamed.status === 200 && streamed.headers.get("content-type")?.startsWith("text/event-stream"),
+         "a call asking for progress is answered as a stream");
+  const next = sseMessages(streamed);
+  const first = await within(30000, "the first progress notification", next());
+  expect(first?.method === "notifications/progress" && first.params.progressToken === "p-501" && first.params.progress > 0,
+         "the stream starts with progress: " + JSON.stringify(first));
+  const ack = await rawPost(session, { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 501, reason: "test" } });
+  expect(ack.status === 202, "notifications/cancelled: 202");
+  const rest = [];
+  for (let m = await within(30000, "the cancelled stream ends", next()); m; m = await within(30000, "the cancelled stream ends", next())) rest.push(m);
+  expect(rest.every((m) => m.method === "notifications/progress"), "the cancelled call's stream ends without a response: " + JSON.stringify(rest.filter((m) => !m.method)));
+  const manualRow = await endOf(manual);
+  expect(manualRow.status === "error", "a call cancelled by notification: its trace ends with status error, got " + manualRow.status);
+  const stale = await rawPost(session, { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 501 } });
+  expect(stale.status === 202, "cancelling a finished request is accepted and ignored");
+
+  // The HTTP client goes away: closing the stream cancels the run.
+  const dropped = nonce("dropcancel");
+  const hangUp = new AbortController();
+  const open = await fetch(url, { method: "POST", signal: hangUp.signal, headers: {
+    "content-type": "application/json", accept: "application/json, text/event-stream", ...session },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 502, method: "tools/call", params: { ...held(dropped), _meta: { progressToken: 502 } } }) });
+  const firstDropped = await within(30000, "progress before hanging up", sseMessages(open)());
+  expect(firstDropped?.method === "notifications/progress", "progress before hanging up");
+  hangUp.abort();
+  const droppedRow = await endOf(dropped);
+  expect(droppedRow.status === "error", "a call whose client left: its trace ends with status error, got " + droppedRow.status);
+
+  // DELETE of the session cancels its calls in flight.
+  const doomed = await connect();
+  const deleted = nonce("deletecancel");
+  let stepped;
+  const someStep = new Promise((resolve) => { stepped = resolve; });
+  const orphan = doomed.client.callTool(held(deleted), undefined, { onprogress: () => stepped(), timeout: 120000 });
+  orphan.catch(() => {});
+  await within(30000, "progress before DELETE", someStep);
+  await doomed.transport.terminateSession();
+  const deletedRow = await endOf(deleted);
+  expect(deletedRow.status === "error", "a call of a deleted session: its trace ends with status error, got " + deletedRow.status);
+  await doomed.client.close();
+  for (const row of [abortedRow, manualRow, droppedRow, deletedRow]) {
+    expect(typeof row.error === "string" && row.error.startsWith("Cancelled"), "the trace's error is Cancelled, got " + row.error);
+  }
+  console.log("cancelled runs:", [abortedRow, manualRow, droppedRow, deletedRow].map((r) => r.session + " " + r.error).join(", "));
 
   // 8. Ending a session: DELETE, then the id is unknown.
   await transport.terminateSession();
