@@ -410,7 +410,41 @@ TEST_F(GatewayTest, AnUploadedTurtleFileLoadsAndABadOneLoadsNothing) {
     EXPECT_NE(detail.find("zanthorp.ttl:3"), std::string::npos) << detail;
     EXPECT_NE(detail.find("nothing was loaded"), std::string::npos) << detail;
     EXPECT_EQ(detail.find("glassbox-upload"), std::string::npos) << "the gateway's own path is not shown: " << detail;
+    // The place as members of the problem, from the reader's typed error.
+    const json where = refused.body_json();
+    EXPECT_EQ(where.value("file", ""), "zanthorp.ttl") << where.dump();
+    EXPECT_EQ(where.value("line", 0), 3) << where.dump();
+    ASSERT_TRUE(where.contains("column")) << where.dump();
+    EXPECT_NE(detail.find("zanthorp.ttl:3:" + std::to_string(where.value("column", 0)) + ":"), std::string::npos)
+        << "the members say what the detail says: " << where.dump();
     EXPECT_EQ(quads(), before);
+    // An N-Triples line: its exact column.
+    const auto bad_nt = http("POST", "/api/v1/load/rdf?name=facts.nt",
+                             std::string("<https://example.org/a> <https://example.org/b> \"c\" .\n"
+                                         "<https://example.org/a> <https://example.org/b> oops .\n"));
+    expect_problem(bad_nt, 400, "InvalidRequest");
+    EXPECT_EQ(bad_nt.body_json().value("file", ""), "facts.nt") << bad_nt.describe();
+    EXPECT_EQ(bad_nt.body_json().value("line", 0), 2) << bad_nt.describe();
+    EXPECT_EQ(bad_nt.body_json().value("column", 0), 49) << bad_nt.describe();
+    EXPECT_EQ(quads(), before);
+
+    // Documents: a bad .jsonl line, a text file that is not UTF-8: the file and line, nothing loaded.
+    const auto chunks = [&] { return http("GET", "/api/v1/graph/stats").body_json().value("chunks", -1); };
+    const int chunks_before = chunks();
+    const auto bad_jsonl = http("POST", "/api/v1/load/docs?name=notes.jsonl&no_index=true",
+                                std::string("{\"doc_id\": \"n1\", \"text\": \"A fine note.\"}\n{\"doc_id\": \"n2\"}\n"));
+    expect_problem(bad_jsonl, 400, "InvalidRequest");
+    EXPECT_EQ(bad_jsonl.body_json().value("file", ""), "notes.jsonl") << bad_jsonl.describe();
+    EXPECT_EQ(bad_jsonl.body_json().value("line", 0), 2) << bad_jsonl.describe();
+    EXPECT_FALSE(bad_jsonl.body_json().contains("column")) << bad_jsonl.describe();
+    const auto bad_text = http("POST", "/api/v1/load/docs?name=notes.md&no_index=true",
+                               std::string("# Notes\nfine\nbro\xff" "ken\n"));
+    expect_problem(bad_text, 400, "InvalidRequest");
+    EXPECT_EQ(bad_text.body_json().value("file", ""), "notes.md") << bad_text.describe();
+    EXPECT_EQ(bad_text.body_json().value("line", 0), 3) << bad_text.describe();
+    EXPECT_EQ(chunks(), chunks_before) << "a bad document loaded something";
+    // A problem without a place has no such members.
+    EXPECT_FALSE(http("POST", "/api/v1/load/rdf?tier=9", bad).body_json().contains("file"));
 
     // A good one loads, and its facts are searchable.
     const std::string good = "@prefix ex: <https://example.org/> .\n"
