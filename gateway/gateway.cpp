@@ -91,7 +91,9 @@ json health(Gateway::State& state) {
 // token and its scope, the body's declared size. A refused request gets its problem here.
 bool refuse_at_admission(Gateway::State& state, const httplib::Request& req, httplib::Response& res) {
     const Scope scope = scope_for(req.method, req.path);
-    const bool api = scope != Scope::kNone || req.path.starts_with("/api/");
+    // The API, /metrics and /mcp count, whatever scope they need (a preflight needs none).
+    const bool api = req.path.starts_with("/api/") || req.path == "/metrics" || req.path == "/mcp" ||
+                     req.path.starts_with("/mcp/");
     if (api && state.config.rate_limit > 0) {
         const auto wait = state.limiter.admit(req.remote_addr);
         if (wait.count() > 0) {

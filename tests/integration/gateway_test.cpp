@@ -157,6 +157,19 @@ protected:
         EXPECT_EQ(body.value("request_id", ""), answer.headers.value("x-request-id", "?"));
     }
 
+    // A tokens file (owner-only): `reader` has read, `asker` ask and read.
+    fs::path write_tokens() {
+        const auto tokens = dir() / "tokens";
+        {
+            std::ofstream out(tokens);
+            out << "# token scopes name\n"
+                << "reader-0123456789abcdef read reader\n"
+                << "asker-0123456789abcdef ask,read asker\n";
+        }
+        fs::permissions(tokens, fs::perms::owner_read | fs::perms::owner_write);
+        return tokens;
+    }
+
     RunningBroker broker_;
     std::string url_;
     int gateways_ = 0;
@@ -957,6 +970,59 @@ TEST_F(GatewayTest, AnSseStreamOutlivesTheRequestDeadlines) {
     ASSERT_GE(names.size(), 2u) << stream.describe();
     EXPECT_EQ(names.front(), "run.started");
     EXPECT_EQ(names.back(), "done") << "the stream was cut: " << stream.describe();
+}
+
+TEST_F(GatewayTest, ABrowserPreflightNeedsNoTokenButTheRequestAfterItDoes) {
+    start(false);
+    start_gateway({"--tokens", write_tokens().string(), "--mcp-allow-origin", "https://app.example"});
+    const auto preflight = [&](const std::string& origin) {
+        return http("OPTIONS", "/mcp", {},
+                    {"Origin: " + origin, "Access-Control-Request-Method: POST",
+                     "Access-Control-Request-Headers: authorization, content-type"});
+    };
+    const auto lower = [](std::string text) {
+        for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        return text;
+    };
+    // An allowed origin: 204 with what it may send, without a token.
+    for (const std::string origin : {"https://app.example", "http://localhost:5173"}) {
+        const auto allowed = preflight(origin);
+        EXPECT_EQ(allowed.status, 204) << origin << ": " << allowed.describe();
+        EXPECT_EQ(allowed.headers.value("access-control-allow-origin", ""), origin) << allowed.headers.dump();
+        EXPECT_NE(allowed.headers.value("access-control-allow-methods", "").find("POST"), std::string::npos);
+        const std::string headers = lower(allowed.headers.value("access-control-allow-headers", ""));
+        EXPECT_NE(headers.find("authorization"), std::string::npos) << headers;
+        EXPECT_NE(headers.find("content-type"), std::string::npos) << headers;
+    }
+    // A foreign origin: refused (403, no CORS headers), still without a token asked.
+    const auto foreign = preflight("https://evil.example");
+    EXPECT_EQ(foreign.status, 403) << foreign.describe();
+    EXPECT_FALSE(foreign.headers.contains("access-control-allow-origin")) << foreign.headers.dump();
+    EXPECT_FALSE(foreign.headers.contains("www-authenticate"));
+
+    // The request the preflight was for: its token is needed, with the `ask` scope.
+    const std::string initialize =
+        json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"},
+             {"params", {{"protocolVersion", "2025-06-18"}, {"capabilities", json::object()},
+                         {"clientInfo", {{"name", "browser-test"}, {"version", "1"}}}}}}
+            .dump();
+    const std::vector<std::string> browser = {"Origin: https://app.example", "Accept: application/json, text/event-stream"};
+    const auto with = [&](const std::string& token) {
+        auto headers = browser;
+        if (!token.empty()) headers.push_back("Authorization: Bearer " + token);
+        return http("POST", "/mcp", initialize, headers);
+    };
+    expect_problem(with(""), 401, "Unauthorized");
+    expect_problem(with("reader-0123456789abcdef"), 403, "Forbidden");
+    const auto initialized = with("asker-0123456789abcdef");
+    ASSERT_EQ(initialized.status, 200) << initialized.describe();
+    EXPECT_EQ(initialized.body_json()["result"].value("protocolVersion", ""), "2025-06-18") << initialized.describe();
+    EXPECT_EQ(initialized.headers.value("access-control-allow-origin", ""), "https://app.example");
+    // The REST API has no CORS of its own: a preflight there asks no token either, and is not allowed.
+    const auto rest = http("OPTIONS", "/api/v1/query", {},
+                           {"Origin: https://app.example", "Access-Control-Request-Method: POST"});
+    expect_problem(rest, 404, "NotFound");
+    EXPECT_FALSE(rest.headers.contains("access-control-allow-origin")) << rest.describe();
 }
 
 TEST_F(GatewayTest, UpStartsTheGatewayAndStatusShowsIt) {
