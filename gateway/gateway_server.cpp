@@ -27,7 +27,9 @@ constexpr milliseconds kStopCheck{100};
 // reset, which may cost the client our answer).
 constexpr std::size_t kDrainBytes = std::size_t{1} << 20;
 
-milliseconds from_timeval(time_t sec, time_t usec) { return milliseconds{sec * 1000 + usec / 1000}; }
+milliseconds from_timeval(time_t sec, time_t usec) {
+    return milliseconds{sec * 1000 + usec / 1000};
+}
 
 // poll() of one socket for `events`: > 0 ready, 0 not within `timeout`, < 0 an error.
 int wait_for(socket_t sock, short events, milliseconds timeout) {
@@ -65,8 +67,12 @@ public:
     // Why reading stopped before the request was whole.
     enum class Stall { kNone, kRead, kHead, kBody };
 
-    RequestStream(socket_t sock, milliseconds read_timeout, milliseconds write_timeout, RequestDeadlines deadlines)
-        : sock_(sock), read_timeout_(read_timeout), write_timeout_(write_timeout), deadlines_(deadlines) {}
+    RequestStream(socket_t sock, milliseconds read_timeout, milliseconds write_timeout,
+                  RequestDeadlines deadlines)
+        : sock_(sock),
+          read_timeout_(read_timeout),
+          write_timeout_(write_timeout),
+          deadlines_(deadlines) {}
 
     // The request's first byte is here: its head's clock starts.
     void start_head() {
@@ -91,18 +97,22 @@ public:
 
     std::string describe_stall() const {
         switch (stall_) {
-            case Stall::kNone: return {};
+            case Stall::kNone:
+                return {};
             case Stall::kRead:
-                return "nothing of the request arrived for " + std::to_string(read_timeout_.count()) + " ms";
+                return "nothing of the request arrived for " +
+                       std::to_string(read_timeout_.count()) + " ms";
             case Stall::kHead:
                 return "the request head (request line and headers) did not arrive within " +
                        std::to_string(deadlines_.header_timeout.count()) + " ms";
             case Stall::kBody:
                 if (deadlines_.body_min_rate == 0)
-                    return "the request body did not arrive within " + std::to_string(deadlines_.body_timeout.count()) +
-                           " ms";
-                return "the request body arrived slower than " + std::to_string(deadlines_.body_min_rate) +
-                       " bytes a second (after the first " + std::to_string(deadlines_.body_timeout.count()) + " ms)";
+                    return "the request body did not arrive within " +
+                           std::to_string(deadlines_.body_timeout.count()) + " ms";
+                return "the request body arrived slower than " +
+                       std::to_string(deadlines_.body_min_rate) +
+                       " bytes a second (after the first " +
+                       std::to_string(deadlines_.body_timeout.count()) + " ms)";
         }
         return {};
     }
@@ -120,7 +130,9 @@ public:
         return wait.count() > 0 && wait_for(sock_, POLLIN, wait) > 0;
     }
 
-    bool is_writable() const override { return wait_for(sock_, POLLOUT, write_timeout_) > 0 && peer_alive(); }
+    bool is_writable() const override {
+        return wait_for(sock_, POLLOUT, write_timeout_) > 0 && peer_alive();
+    }
 
     ssize_t read(char* ptr, std::size_t size) override {
         if (stall_ != Stall::kNone) return stalled();
@@ -128,7 +140,9 @@ public:
             const auto [wait, by_deadline] = read_wait();
             const int ready = wait.count() > 0 ? wait_for(sock_, POLLIN, wait) : 0;
             if (ready == 0) {
-                stall_ = !by_deadline ? Stall::kRead : phase_ == Phase::kHead ? Stall::kHead : Stall::kBody;
+                stall_ = !by_deadline             ? Stall::kRead
+                         : phase_ == Phase::kHead ? Stall::kHead
+                                                  : Stall::kBody;
                 return stalled();
             }
             if (ready < 0) return -1;
@@ -199,7 +213,8 @@ private:
             deadline = body_started_ + deadlines_.body_timeout;
             // mod_reqtimeout's MinRate: each body_min_rate bytes received earn a second more.
             if (deadlines_.body_min_rate > 0)
-                deadline += milliseconds{static_cast<milliseconds::rep>(body_bytes_ * 1000 / deadlines_.body_min_rate)};
+                deadline += milliseconds{
+                    static_cast<milliseconds::rep>(body_bytes_ * 1000 / deadlines_.body_min_rate)};
         } else {
             return {read_timeout_, false};
         }
@@ -290,7 +305,8 @@ bool GatewayServer::await_request(const detail::RequestStream& stream) const {
 }
 
 std::optional<ReadTimeout> request_read_timeout() {
-    if (t_stream == nullptr || t_stream->stall() == detail::RequestStream::Stall::kNone) return std::nullopt;
+    if (t_stream == nullptr || t_stream->stall() == detail::RequestStream::Stall::kNone)
+        return std::nullopt;
     return ReadTimeout{t_stream->describe_stall(), t_stream->remote()};
 }
 

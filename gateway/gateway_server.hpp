@@ -3,12 +3,12 @@
 // of the few HTTP threads (docs/http.md §4).
 #pragma once
 
+#include <httplib.h>
+
 #include <chrono>
 #include <cstddef>
 #include <optional>
 #include <string>
-
-#include <httplib.h>
 
 namespace glassbox::gateway {
 
