@@ -1,6 +1,7 @@
 // Typed errors and Result<T>: how expected failures travel as values (GCC 12 has no std::expected).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,9 +38,21 @@ enum class ErrorType {
 std::string_view to_string(ErrorType type) noexcept;
 std::optional<ErrorType> error_type_from_string(std::string_view name) noexcept;
 
+// Where in an input an error was found: the file (as the reader was given it), the line and
+// the column, 1-based (0: not known). Readers of files set it so a caller can show the place
+// as data (the gateway's problem members) and not only inside the message. Local to a process:
+// the bus carries the message alone.
+struct ErrorPlace {
+    std::string file;
+    std::uint64_t line = 0;
+    std::uint64_t column = 0;
+    bool operator==(const ErrorPlace&) const = default;
+};
+
 struct Error {
     ErrorType type = ErrorType::kInternal;
     std::string message;
+    std::optional<ErrorPlace> place{};
 
     // One line, as the CLI prints it: "DeadlineExceeded: no reply within 30s".
     std::string describe() const;
@@ -48,6 +61,10 @@ struct Error {
 
 inline Error make_error(ErrorType type, std::string message) {
     return Error{type, std::move(message)};
+}
+
+inline Error make_error(ErrorType type, std::string message, ErrorPlace place) {
+    return Error{type, std::move(message), std::move(place)};
 }
 
 // A value or an Error. Accessors check: value() on an error is a programmer error.

@@ -45,6 +45,9 @@ void apply_gateway_settings(gateway::GatewayConfig& config, const config::Resolv
     config.query_timeout = milliseconds{s.integer("gateway.query_timeout_ms")};
     config.read_timeout = milliseconds{s.integer("gateway.read_timeout_ms")};
     config.write_timeout = milliseconds{s.integer("gateway.write_timeout_ms")};
+    config.header_timeout = milliseconds{s.integer("gateway.header_timeout_ms")};
+    config.body_timeout = milliseconds{s.integer("gateway.body_timeout_ms")};
+    config.body_min_rate = size("gateway.body_min_rate");
     config.mcp.session_idle = milliseconds{s.integer("gateway.mcp_session_idle_ms")};
     config.mcp.max_sessions = size("gateway.mcp_max_sessions");
 }
@@ -112,6 +115,9 @@ void add_gateway_command(CLI::App& app) {
              {"gateway.rate_burst", "--rate-burst"},
              {"gateway.read_timeout_ms", "--read-timeout-ms"},
              {"gateway.write_timeout_ms", "--write-timeout-ms"},
+             {"gateway.header_timeout_ms", "--header-timeout-ms"},
+             {"gateway.body_timeout_ms", "--body-timeout-ms"},
+             {"gateway.body_min_rate", "--body-min-rate"},
              {"gateway.query_timeout_ms", "--query-timeout-ms"},
              {"gateway.call_timeout_ms", "--timeout-ms"},
              {"gateway.mcp_session_idle_ms", "--mcp-session-idle-ms"},

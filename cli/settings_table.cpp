@@ -180,6 +180,17 @@ std::vector<Setting> glassbox_settings() {
         integer_setting("gateway.write_timeout_ms", 10'000, 10, 600'000,
                         "A client that reads nothing for this long is disconnected")
             .flag("--write-timeout-ms"),
+        integer_setting("gateway.header_timeout_ms", 10'000, 10, 600'000,
+                        "A request's head must arrive within this of its first byte (else 408)")
+            .flag("--header-timeout-ms"),
+        integer_setting("gateway.body_timeout_ms", 10'000, 10, 600'000,
+                        "A request's body must arrive within this, plus a second per "
+                        "gateway.body_min_rate bytes received (else 408)")
+            .flag("--body-timeout-ms"),
+        integer_setting("gateway.body_min_rate", 500, 0, std::int64_t{1} << 30,
+                        "Bytes a second a request body must keep up after its first "
+                        "gateway.body_timeout_ms (0: the whole body within that)")
+            .flag("--body-min-rate"),
         integer_setting("gateway.mcp_session_idle_ms", 1'800'000, 1, 7 * kDayMs,
                         "An MCP session unused this long expires")
             .flag("--mcp-session-idle-ms"),

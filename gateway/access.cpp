@@ -27,6 +27,10 @@ std::string_view to_string(Scope scope) noexcept {
 }
 
 Scope scope_for(std::string_view method, std::string_view path) noexcept {
+    // A browser's CORS preflight never carries credentials (Fetch standard, "CORS-preflight
+    // request"), and an OPTIONS answer only says what may be sent: asking it for a token would
+    // refuse every browser client before its real request is made.
+    if (method == "OPTIONS") return Scope::kNone;
     if (path == "/api/v1/health" || path == "/api/v1/openapi.json") return Scope::kNone;
     if (path == "/mcp" || path.starts_with("/mcp/")) return Scope::kAsk;
     if (path.starts_with("/api/v1/load/")) return Scope::kLoad;

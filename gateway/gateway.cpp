@@ -12,6 +12,7 @@
 #include "base/log.hpp"
 #include "base/utf8.hpp"
 #include "gateway/explain_view.hpp"
+#include "gateway/gateway_server.hpp"
 #include "gateway/gateway_state.hpp"
 #include "gateway/listen_address.hpp"
 #include "gateway/web_assets.hpp"
@@ -28,10 +29,6 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kRequestIdHeader = "X-Request-ID";
-
-// When the request this thread serves was routed (the logger, on the same thread, measures it).
-thread_local std::chrono::steady_clock::time_point t_request_started = std::chrono::steady_clock::now();
-
 
 // A client's X-Request-ID is kept when schema::usable_request_id() says so (1-128 printable
 // ASCII characters); otherwise (or when absent) the gateway makes one.
@@ -54,6 +51,7 @@ Problem problem_for_status(int status) {
         case 400: return {400, "InvalidRequest", "the request is malformed"};
         case 404: return {404, "NotFound", "no such resource"};
         case 405: return {405, "MethodNotAllowed", "the method is not allowed here"};
+        case 408: return {408, "RequestTimeout", "the request did not arrive in time"};
         case 413: return {413, "PayloadTooLarge", "the request body is larger than the gateway accepts"};
         case 414: return {414, "InvalidRequest", "the request target is too long"};
         case 416: return {416, "InvalidRequest", "the range is not satisfiable"};
@@ -93,7 +91,9 @@ json health(Gateway::State& state) {
 // token and its scope, the body's declared size. A refused request gets its problem here.
 bool refuse_at_admission(Gateway::State& state, const httplib::Request& req, httplib::Response& res) {
     const Scope scope = scope_for(req.method, req.path);
-    const bool api = scope != Scope::kNone || req.path.starts_with("/api/");
+    // The API, /metrics and /mcp count, whatever scope they need (a preflight needs none).
+    const bool api = req.path.starts_with("/api/") || req.path == "/metrics" || req.path == "/mcp" ||
+                     req.path.starts_with("/mcp/");
     if (api && state.config.rate_limit > 0) {
         const auto wait = state.limiter.admit(req.remote_addr);
         if (wait.count() > 0) {
@@ -272,19 +272,20 @@ Gateway::Gateway(GatewayConfig config) : state_(std::make_unique<State>(std::mov
     server.set_read_timeout(state.config.read_timeout);
     server.set_write_timeout(state.config.write_timeout);
     server.set_keep_alive_timeout(state.config.keep_alive_timeout.count());
+    server.set_request_deadlines(
+        RequestDeadlines{state.config.header_timeout, state.config.body_timeout, state.config.body_min_rate});
 
     state.bus.on_call = [&state](std::string_view service, std::chrono::duration<double> took, bool failed) {
         state.metrics.bus_call(std::string(service), took, failed);
     };
     server.set_logger([&state](const httplib::Request& req, const httplib::Response& res) {
-        state.metrics.request(route_label(req.method, req.path), res.status, std::chrono::steady_clock::now() - t_request_started);
+        state.metrics.request(route_label(req.method, req.path), res.status, std::chrono::steady_clock::now() - request_started());
         if (res.get_header_value("Content-Type") == kProblemContentType) {
             const json problem = json::parse(res.body, nullptr, false);
             state.metrics.error(problem.is_object() ? problem.value("error", "Internal") : "Internal");
         }
     });
     server.set_pre_routing_handler([&state](const httplib::Request& req, httplib::Response& res) {
-        t_request_started = std::chrono::steady_clock::now();
         std::string id = req.get_header_value(kRequestIdHeader);
         res.set_header(kRequestIdHeader, usable_request_id(id) ? id : new_request_id());
         return refuse_at_admission(state, req, res) ? httplib::Server::HandlerResponse::Handled
@@ -293,11 +294,22 @@ Gateway::Gateway(GatewayConfig config) : state_(std::make_unique<State>(std::mov
     server.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
         if (!res.body.empty() || res.content_provider_) return httplib::Server::HandlerResponse::Unhandled;
         if (!res.has_header(kRequestIdHeader)) res.set_header(kRequestIdHeader, new_request_id());
+        Problem problem = problem_for_status(res.status);
+        if (auto timeout = request_read_timeout()) {
+            // Too slow to be read (httplib saw a failed read): 408, as nginx answers a header or
+            // body timeout (RFC 9110 §15.5.9), and the connection ends.
+            problem = Problem{408, "RequestTimeout", std::move(timeout->detail)};
+            base::component_logger("gateway")->warn("event=request_timeout remote={} request_id={} detail=\"{}\"",
+                                                    timeout->remote, request_id_of(res), problem.detail);
+        }
         // A request httplib could not read (malformed, too slow, too large) ends its connection:
         // a client that sends such things does not keep a thread waiting on keep-alive.
-        if (res.status == 400 || res.status == 408 || res.status == 413 || res.status == 414 || res.status == 431)
+        if (problem.status == 400 || problem.status == 408 || problem.status == 413 || problem.status == 414 ||
+            problem.status == 431) {
             res.set_header("Connection", "close");
-        send_problem(res, problem_for_status(res.status));
+            close_connection_after_response();
+        }
+        send_problem(res, problem);
         return httplib::Server::HandlerResponse::Handled;
     }));
     server.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {

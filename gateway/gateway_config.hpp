@@ -48,6 +48,12 @@ struct GatewayConfig {
     // A client that sends nothing (or reads nothing) for this long is disconnected.
     std::chrono::milliseconds read_timeout{10'000};
     std::chrono::milliseconds write_timeout{10'000};
+    // Reading one request (gateway_server.hpp, docs/http.md §4): its head within header_timeout
+    // of its first byte; its body within body_timeout plus a second for every body_min_rate
+    // bytes received (0: body_timeout alone). A request too slow is answered 408.
+    std::chrono::milliseconds header_timeout{10'000};
+    std::chrono::milliseconds body_timeout{10'000};
+    std::size_t body_min_rate = 500;
     // An idle keep-alive connection is closed after this.
     std::chrono::seconds keep_alive_timeout{5};
     // The MCP server at /mcp: session idle timeout, session bound, allowed origins (docs/mcp.md §8).

@@ -13,6 +13,7 @@
 #include "gateway/access.hpp"
 #include "gateway/bus_pool.hpp"
 #include "gateway/gateway.hpp"
+#include "gateway/gateway_server.hpp"
 #include "gateway/metrics.hpp"
 #include "gateway/problem.hpp"
 
@@ -23,7 +24,7 @@ struct Gateway::State {
 
     GatewayConfig config;
     BusPool bus;
-    httplib::Server server;
+    GatewayServer server;
     std::atomic<std::size_t> streams{0};
     int port = 0;
     std::optional<AccessTokens> tokens;  // loaded by bind() from config.tokens_file

@@ -114,11 +114,15 @@ public:
         if (!out) return make_error(ErrorType::kInternal, "cannot stage the upload");
         return file;
     }
-    // An error about the staged file names the upload, not where the gateway kept it.
+    // An error about the staged file names the upload, not where the gateway kept it: in its
+    // message and in its place (the problem's `file`).
     base::Error named(base::Error error) const {
         const std::string prefix = path_.string() + "/";
-        for (auto at = error.message.find(prefix); at != std::string::npos; at = error.message.find(prefix))
-            error.message.erase(at, prefix.size());
+        for (std::string* text : {&error.message, error.place ? &error.place->file : nullptr}) {
+            if (text == nullptr) continue;
+            for (auto at = text->find(prefix); at != std::string::npos; at = text->find(prefix))
+                text->erase(at, prefix.size());
+        }
         return error;
     }
 

@@ -40,7 +40,13 @@ int http_status_for(ErrorType type) noexcept {
 }
 
 Problem problem_from(const base::Error& error) {
-    return Problem{http_status_for(error.type), std::string(base::to_string(error.type)), error.message};
+    Problem problem{http_status_for(error.type), std::string(base::to_string(error.type)), error.message};
+    if (error.place) {
+        problem.members["file"] = error.place->file;
+        if (error.place->line > 0) problem.members["line"] = error.place->line;
+        if (error.place->column > 0) problem.members["column"] = error.place->column;
+    }
+    return problem;
 }
 
 std::string_view reason_phrase(int status) noexcept {
@@ -64,12 +70,16 @@ std::string_view reason_phrase(int status) noexcept {
 }
 
 nlohmann::json problem_json(const Problem& problem, std::string_view request_id) {
-    return nlohmann::json{{"type", "https://glassbox.dev/problems#" + problem.error},
-                          {"title", std::string(reason_phrase(problem.status))},
-                          {"status", problem.status},
-                          {"detail", problem.detail},
-                          {"error", problem.error},
-                          {"request_id", std::string(request_id)}};
+    nlohmann::json body{{"type", "https://glassbox.dev/problems#" + problem.error},
+                        {"title", std::string(reason_phrase(problem.status))},
+                        {"status", problem.status},
+                        {"detail", problem.detail},
+                        {"error", problem.error},
+                        {"request_id", std::string(request_id)}};
+    // Members never replace the standard ones.
+    if (problem.members.is_object())
+        for (const auto& [name, value] : problem.members.items()) body.emplace(name, value);
+    return body;
 }
 
 }  // namespace glassbox::gateway

@@ -378,9 +378,11 @@ Result<LoadTotals> load_docs(const bus::BusClientConfig& bus, const LoadSettings
         auto checked = loader::read_documents(given, read, [&](loader::ReadDocument&& doc) -> Result<void> {
             auto spans = loader::chunk_text(doc.text, chunking);
             if (!spans) {
-                return make_error(spans.error().type, base::printable_utf8(doc.path.string()) +
-                                                          (doc.line > 0 ? ":" + std::to_string(doc.line) : "") +
-                                                          ": " + spans.error().message);
+                return make_error(spans.error().type,
+                                  base::printable_utf8(doc.path.string()) +
+                                      (doc.line > 0 ? ":" + std::to_string(doc.line) : "") + ": " +
+                                      spans.error().message,
+                                  base::ErrorPlace{base::printable_utf8(doc.path.string()), doc.line, 0});
             }
             ++total_documents;
             return {};

@@ -92,7 +92,8 @@ std::string where(const fs::path& path, std::uint64_t line) {
 }
 
 Error invalid(const fs::path& path, std::uint64_t line, const std::string& why) {
-    return make_error(ErrorType::kInvalidRequest, where(path, line) + ": " + why);
+    return make_error(ErrorType::kInvalidRequest, where(path, line) + ": " + why,
+                      base::ErrorPlace{path.string(), line, 0});
 }
 
 // Lines of `text` in order, without their line break.
@@ -461,6 +462,7 @@ Result<ReadSummary> read_documents(const fs::path& path, const ReadOptions& opti
     // Errors quote paths and lines that may hold bytes that are not UTF-8 (issue 16).
     base::Error error = std::move(summary).error();
     error.message = base::printable_utf8(error.message);
+    if (error.place) error.place->file = base::printable_utf8(error.place->file);
     return error;
 }
 

@@ -382,7 +382,8 @@ private:
                 ++stats_.skipped;
                 return SERD_SUCCESS;
             }
-            stop_ = base::make_error(ErrorType::kInvalidRequest, path_ + ": " + maker_.error());
+            stop_ = base::make_error(ErrorType::kInvalidRequest, path_ + ": " + maker_.error(),
+                                     base::ErrorPlace{path_, 0, 0});
             return SERD_ERR_BAD_CURIE;
         }
         if (options_.check_statement) {
@@ -429,7 +430,8 @@ private:
     base::Error located(std::uint64_t line, std::uint64_t column,
                           const std::string& message) const {
         return base::make_error(ErrorType::kInvalidRequest,
-                                  RdfIssue{path_, line, column, message}.describe());
+                                  RdfIssue{path_, line, column, message}.describe(),
+                                  base::ErrorPlace{path_, line, column});
     }
 
     base::Error read_error() const {
@@ -796,6 +798,7 @@ base::Result<T> with_printable_error(base::Result<T> result) {
     if (result) return result;
     base::Error error = std::move(result).error();
     error.message = base::printable_utf8(error.message);
+    if (error.place) error.place->file = base::printable_utf8(error.place->file);
     return error;
 }
 

@@ -93,6 +93,7 @@ protected:
                                          broker_.endpoint, "--ready-file", ready.string()};
         argv.insert(argv.end(), extra.begin(), extra.end());
         auto& gateway = start_process("gateway-" + std::to_string(gateways_), argv);
+        gateway_ = &gateway;
         const auto info = wait_for_ready_file(ready, gateway, milliseconds{10'000});
         ASSERT_TRUE(info) << "the gateway wrote no ready file: " << gateway.stderr_text();
         url_ = info->value("url", "");
@@ -156,9 +157,23 @@ protected:
         EXPECT_EQ(body.value("request_id", ""), answer.headers.value("x-request-id", "?"));
     }
 
+    // A tokens file (owner-only): `reader` has read, `asker` ask and read.
+    fs::path write_tokens() {
+        const auto tokens = dir() / "tokens";
+        {
+            std::ofstream out(tokens);
+            out << "# token scopes name\n"
+                << "reader-0123456789abcdef read reader\n"
+                << "asker-0123456789abcdef ask,read asker\n";
+        }
+        fs::permissions(tokens, fs::perms::owner_read | fs::perms::owner_write);
+        return tokens;
+    }
+
     RunningBroker broker_;
     std::string url_;
     int gateways_ = 0;
+    ChildProcess* gateway_ = nullptr;  // the last one started
 };
 
 // The names of a stream's events, in order.
@@ -410,7 +425,41 @@ TEST_F(GatewayTest, AnUploadedTurtleFileLoadsAndABadOneLoadsNothing) {
     EXPECT_NE(detail.find("zanthorp.ttl:3"), std::string::npos) << detail;
     EXPECT_NE(detail.find("nothing was loaded"), std::string::npos) << detail;
     EXPECT_EQ(detail.find("glassbox-upload"), std::string::npos) << "the gateway's own path is not shown: " << detail;
+    // The place as members of the problem, from the reader's typed error.
+    const json where = refused.body_json();
+    EXPECT_EQ(where.value("file", ""), "zanthorp.ttl") << where.dump();
+    EXPECT_EQ(where.value("line", 0), 3) << where.dump();
+    ASSERT_TRUE(where.contains("column")) << where.dump();
+    EXPECT_NE(detail.find("zanthorp.ttl:3:" + std::to_string(where.value("column", 0)) + ":"), std::string::npos)
+        << "the members say what the detail says: " << where.dump();
     EXPECT_EQ(quads(), before);
+    // An N-Triples line: its exact column.
+    const auto bad_nt = http("POST", "/api/v1/load/rdf?name=facts.nt",
+                             std::string("<https://example.org/a> <https://example.org/b> \"c\" .\n"
+                                         "<https://example.org/a> <https://example.org/b> oops .\n"));
+    expect_problem(bad_nt, 400, "InvalidRequest");
+    EXPECT_EQ(bad_nt.body_json().value("file", ""), "facts.nt") << bad_nt.describe();
+    EXPECT_EQ(bad_nt.body_json().value("line", 0), 2) << bad_nt.describe();
+    EXPECT_EQ(bad_nt.body_json().value("column", 0), 49) << bad_nt.describe();
+    EXPECT_EQ(quads(), before);
+
+    // Documents: a bad .jsonl line, a text file that is not UTF-8: the file and line, nothing loaded.
+    const auto chunks = [&] { return http("GET", "/api/v1/graph/stats").body_json().value("chunks", -1); };
+    const int chunks_before = chunks();
+    const auto bad_jsonl = http("POST", "/api/v1/load/docs?name=notes.jsonl&no_index=true",
+                                std::string("{\"doc_id\": \"n1\", \"text\": \"A fine note.\"}\n{\"doc_id\": \"n2\"}\n"));
+    expect_problem(bad_jsonl, 400, "InvalidRequest");
+    EXPECT_EQ(bad_jsonl.body_json().value("file", ""), "notes.jsonl") << bad_jsonl.describe();
+    EXPECT_EQ(bad_jsonl.body_json().value("line", 0), 2) << bad_jsonl.describe();
+    EXPECT_FALSE(bad_jsonl.body_json().contains("column")) << bad_jsonl.describe();
+    const auto bad_text = http("POST", "/api/v1/load/docs?name=notes.md&no_index=true",
+                               std::string("# Notes\nfine\nbro\xff" "ken\n"));
+    expect_problem(bad_text, 400, "InvalidRequest");
+    EXPECT_EQ(bad_text.body_json().value("file", ""), "notes.md") << bad_text.describe();
+    EXPECT_EQ(bad_text.body_json().value("line", 0), 3) << bad_text.describe();
+    EXPECT_EQ(chunks(), chunks_before) << "a bad document loaded something";
+    // A problem without a place has no such members.
+    EXPECT_FALSE(http("POST", "/api/v1/load/rdf?tier=9", bad).body_json().contains("file"));
 
     // A good one loads, and its facts are searchable.
     const std::string good = "@prefix ex: <https://example.org/> .\n"
@@ -560,6 +609,15 @@ TEST_F(GatewayTest, HealthTracesAndTheViewerAreServedAndBadRequestsGetProblems) 
     EXPECT_EQ(http("GET", "/api/v1/health").status, 200);
 }
 
+// One HTTP answer as read off a raw connection.
+struct RawAnswer {
+    int status = 0;
+    std::string head;  // the status line and the headers
+    std::string body;
+    json body_json() const { return json::parse(body, nullptr, false); }
+    bool has_header(const std::string& line) const { return head.find("\r\n" + line + "\r\n") != std::string::npos; }
+};
+
 // A TCP connection to the gateway's port, for clients that misbehave below HTTP.
 class RawConnection {
 public:
@@ -576,23 +634,75 @@ public:
         if (fd_ >= 0) ::close(fd_);
     }
     bool connected() const { return connected_; }
-    void send(const std::string& text) { (void)!::write(fd_, text.data(), text.size()); }
+    // False once the server has closed (no SIGPIPE).
+    bool send(const std::string& text) { return ::send(fd_, text.data(), text.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(text.size()); }
+
+    // The next answer (a Content-Length body), or nullopt when none is whole within `timeout`.
+    std::optional<RawAnswer> read_answer(milliseconds timeout) {
+        const auto until = std::chrono::steady_clock::now() + timeout;
+        for (;;) {
+            if (auto answer = take_answer()) return answer;
+            if (closed_ || std::chrono::steady_clock::now() >= until) return std::nullopt;
+            receive(milliseconds{50});
+        }
+    }
+
+    // Sends `start`, then `drip` one byte every `interval` (over and over) until the server
+    // answers, closes, or `timeout` passes; the answer, if one came.
+    std::optional<RawAnswer> drip(const std::string& start, const std::string& drip, milliseconds interval,
+                                  milliseconds timeout) {
+        const auto until = std::chrono::steady_clock::now() + timeout;
+        send(start);
+        for (std::size_t i = 0; std::chrono::steady_clock::now() < until && !closed_; ++i) {
+            if (receive(interval) && received_.find("\r\n\r\n") != std::string::npos) break;
+            if (!send(std::string(1, drip[i % drip.size()]))) break;
+        }
+        return read_answer(milliseconds{2'000});
+    }
     // True when the server closes the connection within `timeout` (reading and dropping any answer).
     bool closed_within(milliseconds timeout) {
         const auto until = std::chrono::steady_clock::now() + timeout;
-        char buffer[4096];
-        while (std::chrono::steady_clock::now() < until) {
-            pollfd p{fd_, POLLIN, 0};
-            if (::poll(&p, 1, 50) <= 0) continue;
-            const auto n = ::read(fd_, buffer, sizeof buffer);
-            if (n <= 0) return true;
-        }
-        return false;
+        while (!closed_ && std::chrono::steady_clock::now() < until) receive(milliseconds{50});
+        received_.clear();
+        return closed_;
     }
 
 private:
+    // A whole answer at the front of what was received, taken off it.
+    std::optional<RawAnswer> take_answer() {
+        const auto end = received_.find("\r\n\r\n");
+        if (end == std::string::npos) return std::nullopt;
+        RawAnswer answer;
+        answer.head = received_.substr(0, end + 2);
+        std::smatch m;
+        if (std::regex_search(answer.head, m, std::regex("^HTTP/1\\.1 ([0-9]{3}) "))) answer.status = std::stoi(m[1]);
+        std::size_t length = 0;
+        if (std::regex_search(answer.head, m, std::regex("\r\nContent-Length: ([0-9]+)\r\n", std::regex::icase)))
+            length = std::stoul(m[1]);
+        if (received_.size() < end + 4 + length) return std::nullopt;
+        answer.body = received_.substr(end + 4, length);
+        received_.erase(0, end + 4 + length);
+        return answer;
+    }
+
+    // Waits up to `timeout` for bytes; true when some came (kept in received_).
+    bool receive(milliseconds timeout) {
+        pollfd p{fd_, POLLIN, 0};
+        if (closed_ || ::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return false;
+        char buffer[4096];
+        const auto n = ::read(fd_, buffer, sizeof buffer);
+        if (n <= 0) {
+            closed_ = true;
+            return false;
+        }
+        received_.append(buffer, static_cast<std::size_t>(n));
+        return true;
+    }
+
     int fd_ = -1;
     bool connected_ = false;
+    bool closed_ = false;
+    std::string received_;
 };
 
 TEST_F(GatewayTest, AClientThatGoesAwayCancelsItsRunAndTheTraceEndsWithError) {
@@ -727,8 +837,16 @@ TEST_F(GatewayTest, SlowAndBrokenClientsCannotHoldTheGateway) {
         ASSERT_TRUE(stalled.back()->connected());
         stalled.back()->send("POST /api/v1/query HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n");
     }
-    // Each is answered 400 after the read timeout (1 s) and dropped after the keep-alive wait (5 s).
-    for (auto& c : stalled) EXPECT_TRUE(c->closed_within(milliseconds{9'000})) << "a stalled client was not dropped";
+    // Each is answered 408 after the read timeout (1 s), and its connection closed.
+    for (auto& c : stalled) {
+        const auto answer = c->read_answer(milliseconds{9'000});
+        ASSERT_TRUE(answer) << "a stalled client got no answer";
+        EXPECT_EQ(answer->status, 408) << answer->head << answer->body;
+        EXPECT_NE(answer->body_json().value("detail", "").find("nothing of the request arrived for 1000 ms"),
+                  std::string::npos)
+            << answer->body;
+        EXPECT_TRUE(c->closed_within(milliseconds{3'000})) << "a stalled client was not dropped";
+    }
     const auto started = std::chrono::steady_clock::now();
     EXPECT_EQ(http("GET", "/api/v1/health").status, 200);
     EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds{3'000});
@@ -740,6 +858,171 @@ TEST_F(GatewayTest, SlowAndBrokenClientsCannotHoldTheGateway) {
     long_header.send("GET /api/v1/health HTTP/1.1\r\nX-Long: " + std::string(100'000, 'a') + "\r\n\r\n");
     EXPECT_TRUE(long_header.closed_within(milliseconds{9'000}));
     EXPECT_EQ(http("GET", "/api/v1/health").status, 200) << "the gateway still serves";
+}
+
+TEST_F(GatewayTest, ARequestDrippedSlowerThanItsDeadlineIsAnswered408AndClosed) {
+    // The per-read timeout (10 s) never fires here: a byte comes every 100 ms.
+    start(Setup{false, 0, {"--header-timeout-ms", "1000", "--body-timeout-ms", "1000", "--body-min-rate", "1000",
+                            "--read-timeout-ms", "10000"}});
+    // A head dripped a byte at a time, never ending.
+    RawConnection head(url_);
+    ASSERT_TRUE(head.connected());
+    const auto slow_head = head.drip("GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Drip: ", "a", milliseconds{100},
+                                     milliseconds{20'000});
+    ASSERT_TRUE(slow_head) << "no answer to a dripped head";
+    EXPECT_EQ(slow_head->status, 408) << slow_head->head << slow_head->body;
+    EXPECT_TRUE(slow_head->has_header("Connection: close")) << slow_head->head;
+    EXPECT_TRUE(slow_head->has_header("Content-Type: application/problem+json")) << slow_head->head;
+    const json problem = slow_head->body_json();
+    EXPECT_EQ(problem.value("error", ""), "RequestTimeout") << slow_head->body;
+    EXPECT_EQ(problem.value("status", 0), 408);
+    EXPECT_NE(problem.value("detail", "").find("head (request line and headers) did not arrive within 1000 ms"),
+              std::string::npos)
+        << slow_head->body;
+    EXPECT_FALSE(problem.value("request_id", "").empty());
+    EXPECT_TRUE(head.closed_within(milliseconds{5'000})) << "the connection stays open after its 408";
+
+    // A body dripped far below --body-min-rate (5 bytes a second, not 1000).
+    RawConnection body(url_);
+    const auto slow_body = body.drip("POST /api/v1/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                     "Content-Length: 100000\r\n\r\n",
+                                     "{ ", milliseconds{200}, milliseconds{20'000});
+    ASSERT_TRUE(slow_body) << "no answer to a dripped body";
+    EXPECT_EQ(slow_body->status, 408) << slow_body->head << slow_body->body;
+    EXPECT_EQ(slow_body->body_json().value("error", ""), "RequestTimeout") << slow_body->body;
+    EXPECT_NE(slow_body->body_json().value("detail", "").find("slower than 1000 bytes a second"), std::string::npos)
+        << slow_body->body;
+    EXPECT_TRUE(body.closed_within(milliseconds{5'000}));
+
+    // Counted, logged, and the gateway still serves.
+    const auto metrics = http("GET", "/metrics");
+    EXPECT_NE(metrics.body.find("glassbox_gateway_errors_total{error=\"RequestTimeout\"} 2"), std::string::npos)
+        << metrics.body.substr(0, 4000);
+    EXPECT_NE(metrics.body.find("status=\"408\"} "), std::string::npos);
+    const std::string log = gateway_->stderr_text();
+    std::size_t logged = 0;
+    for (auto at = log.find("event=request_timeout"); at != std::string::npos; at = log.find("event=request_timeout", at + 1))
+        ++logged;
+    EXPECT_EQ(logged, 2u) << log.substr(0, 4000);
+    EXPECT_EQ(http("GET", "/api/v1/health").status, 200);
+}
+
+TEST_F(GatewayTest, DrippersHoldingEveryThreadAreDroppedAtTheirDeadlineAndOthersAreServed) {
+    start(Setup{false, 0, {"--threads", "2", "--header-timeout-ms", "1500", "--read-timeout-ms", "10000"}});
+    // Two drippers (as many as the gateway's threads), each holding one.
+    std::vector<std::optional<RawAnswer>> dripped(2);
+    std::vector<std::chrono::steady_clock::time_point> answered(2);
+    std::vector<std::thread> drippers;
+    for (std::size_t i = 0; i < 2; ++i) {
+        drippers.emplace_back([&, i] {
+            RawConnection c(url_);
+            dripped[i] = c.drip("GET /api/v1/health HTTP/1.1\r\nX-Drip: ", "b", milliseconds{100}, milliseconds{20'000});
+            answered[i] = std::chrono::steady_clock::now();
+        });
+    }
+    std::this_thread::sleep_for(milliseconds{300});  // both connected and dripping
+    // A normal request waits for a thread, and gets one when a dripper's deadline passes.
+    const auto health = http("GET", "/api/v1/health");
+    const auto served = std::chrono::steady_clock::now();
+    for (auto& t : drippers) t.join();
+    EXPECT_EQ(health.status, 200) << health.describe();
+    for (const auto& d : dripped) {
+        ASSERT_TRUE(d) << "a dripper got no answer";
+        EXPECT_EQ(d->status, 408) << d->head << d->body;
+    }
+    EXPECT_GE(served, std::min(answered[0], answered[1])) << "the request was served while both threads were held";
+}
+
+TEST_F(GatewayTest, AKeepAliveConnectionCarriesSeveralRequestsAndPipelinedOnes) {
+    start(Setup{false, 0, {"--header-timeout-ms", "1000"}});
+    RawConnection c(url_);
+    ASSERT_TRUE(c.connected());
+    const std::string request = "GET /api/v1/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n";
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_TRUE(c.send(request));
+        const auto answer = c.read_answer(milliseconds{10'000});
+        ASSERT_TRUE(answer) << "request " << i << " on one connection was not answered";
+        EXPECT_EQ(answer->status, 200) << answer->head;
+        EXPECT_TRUE(answer->body_json().is_object());
+        EXPECT_FALSE(answer->has_header("Connection: close")) << answer->head;
+        // Idle between requests longer than the head's bound: the bound counts from a request's first byte.
+        std::this_thread::sleep_for(milliseconds{1'200});
+    }
+    // Two requests in one write: both answered, in order.
+    ASSERT_TRUE(c.send(request + "GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n"));
+    const auto first = c.read_answer(milliseconds{10'000});
+    const auto second = c.read_answer(milliseconds{10'000});
+    ASSERT_TRUE(first && second) << "a pipelined request was lost";
+    EXPECT_EQ(first->body_json().value("openapi", ""), "3.1.0");
+    EXPECT_TRUE(second->body_json().contains("broker")) << second->body;
+}
+
+TEST_F(GatewayTest, AnSseStreamOutlivesTheRequestDeadlines) {
+    start(Setup{false, 0, {"--header-timeout-ms", "500", "--body-timeout-ms", "500", "--read-timeout-ms", "500"}});
+    // A query worker that holds each question 3 s: the stream is open six times the bounds.
+    start_test_worker(broker_.endpoint, "query", 3'000);
+    ASSERT_TRUE(wait_for_service(broker_.endpoint, "query"));
+    const auto started = std::chrono::steady_clock::now();
+    const auto stream = http("POST", "/api/v1/query", json{{"query", "hold"}}.dump(), {"Accept: text/event-stream"});
+    EXPECT_GE(std::chrono::steady_clock::now() - started, milliseconds{3'000}) << "the worker did not hold it";
+    ASSERT_EQ(stream.status, 200) << stream.describe();
+    const auto names = event_names(stream.events);
+    ASSERT_GE(names.size(), 2u) << stream.describe();
+    EXPECT_EQ(names.front(), "run.started");
+    EXPECT_EQ(names.back(), "done") << "the stream was cut: " << stream.describe();
+}
+
+TEST_F(GatewayTest, ABrowserPreflightNeedsNoTokenButTheRequestAfterItDoes) {
+    start(false);
+    start_gateway({"--tokens", write_tokens().string(), "--mcp-allow-origin", "https://app.example"});
+    const auto preflight = [&](const std::string& origin) {
+        return http("OPTIONS", "/mcp", {},
+                    {"Origin: " + origin, "Access-Control-Request-Method: POST",
+                     "Access-Control-Request-Headers: authorization, content-type"});
+    };
+    const auto lower = [](std::string text) {
+        for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        return text;
+    };
+    // An allowed origin: 204 with what it may send, without a token.
+    for (const std::string origin : {"https://app.example", "http://localhost:5173"}) {
+        const auto allowed = preflight(origin);
+        EXPECT_EQ(allowed.status, 204) << origin << ": " << allowed.describe();
+        EXPECT_EQ(allowed.headers.value("access-control-allow-origin", ""), origin) << allowed.headers.dump();
+        EXPECT_NE(allowed.headers.value("access-control-allow-methods", "").find("POST"), std::string::npos);
+        const std::string headers = lower(allowed.headers.value("access-control-allow-headers", ""));
+        EXPECT_NE(headers.find("authorization"), std::string::npos) << headers;
+        EXPECT_NE(headers.find("content-type"), std::string::npos) << headers;
+    }
+    // A foreign origin: refused (403, no CORS headers), still without a token asked.
+    const auto foreign = preflight("https://evil.example");
+    EXPECT_EQ(foreign.status, 403) << foreign.describe();
+    EXPECT_FALSE(foreign.headers.contains("access-control-allow-origin")) << foreign.headers.dump();
+    EXPECT_FALSE(foreign.headers.contains("www-authenticate"));
+
+    // The request the preflight was for: its token is needed, with the `ask` scope.
+    const std::string initialize =
+        json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"},
+             {"params", {{"protocolVersion", "2025-06-18"}, {"capabilities", json::object()},
+                         {"clientInfo", {{"name", "browser-test"}, {"version", "1"}}}}}}
+            .dump();
+    const std::vector<std::string> browser = {"Origin: https://app.example", "Accept: application/json, text/event-stream"};
+    const auto with = [&](const std::string& token) {
+        auto headers = browser;
+        if (!token.empty()) headers.push_back("Authorization: Bearer " + token);
+        return http("POST", "/mcp", initialize, headers);
+    };
+    expect_problem(with(""), 401, "Unauthorized");
+    expect_problem(with("reader-0123456789abcdef"), 403, "Forbidden");
+    const auto initialized = with("asker-0123456789abcdef");
+    ASSERT_EQ(initialized.status, 200) << initialized.describe();
+    EXPECT_EQ(initialized.body_json()["result"].value("protocolVersion", ""), "2025-06-18") << initialized.describe();
+    EXPECT_EQ(initialized.headers.value("access-control-allow-origin", ""), "https://app.example");
+    // The REST API has no CORS of its own: a preflight there asks no token either, and is not allowed.
+    const auto rest = http("OPTIONS", "/api/v1/query", {},
+                           {"Origin: https://app.example", "Access-Control-Request-Method: POST"});
+    expect_problem(rest, 404, "NotFound");
+    EXPECT_FALSE(rest.headers.contains("access-control-allow-origin")) << rest.describe();
 }
 
 TEST_F(GatewayTest, UpStartsTheGatewayAndStatusShowsIt) {

@@ -117,6 +117,9 @@ TEST(SettingsTableTest, DefaultsAreTheComponentsOwn) {
     EXPECT_EQ(integer("gateway.query_timeout_ms"), ms(g.query_timeout));
     EXPECT_EQ(integer("gateway.read_timeout_ms"), ms(g.read_timeout));
     EXPECT_EQ(integer("gateway.write_timeout_ms"), ms(g.write_timeout));
+    EXPECT_EQ(integer("gateway.header_timeout_ms"), ms(g.header_timeout));
+    EXPECT_EQ(integer("gateway.body_timeout_ms"), ms(g.body_timeout));
+    EXPECT_EQ(integer("gateway.body_min_rate"), static_cast<std::int64_t>(g.body_min_rate));
     EXPECT_EQ(integer("gateway.mcp_session_idle_ms"), ms(g.mcp.session_idle));
     EXPECT_EQ(integer("gateway.mcp_max_sessions"), static_cast<std::int64_t>(g.mcp.max_sessions));
 

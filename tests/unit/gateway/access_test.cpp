@@ -44,6 +44,9 @@ TEST(Scopes, EachRouteNeedsItsScope) {
     EXPECT_EQ(scope_for("POST", "/api/v1/search"), Scope::kRead);
     EXPECT_EQ(scope_for("GET", "/metrics"), Scope::kRead);
     EXPECT_EQ(scope_for("POST", "/mcp"), Scope::kAsk);
+    // A CORS preflight carries no credentials.
+    EXPECT_EQ(scope_for("OPTIONS", "/mcp"), Scope::kNone);
+    EXPECT_EQ(scope_for("OPTIONS", "/api/v1/query"), Scope::kNone);
     EXPECT_EQ(scope_for("GET", "/api/v1/health"), Scope::kNone);
     EXPECT_EQ(scope_for("GET", "/api/v1/openapi.json"), Scope::kNone);
     EXPECT_EQ(scope_for("GET", "/index.html"), Scope::kNone);

@@ -218,6 +218,7 @@ TEST(DocumentReader, InvalidUtf8InATextFileNamesTheLine) {
     EXPECT_EQ(got.summary.error().type, base::ErrorType::kInvalidRequest);
     EXPECT_EQ(got.summary.error().message,
               file.string() + ":3: not valid UTF-8 (byte 4 of the line)");
+    EXPECT_EQ(got.summary.error().place, (base::ErrorPlace{file.string(), 3, 0}));
     EXPECT_TRUE(got.documents.empty());
 }
 

@@ -288,6 +288,8 @@ TEST(RdfReader, SyntaxErrorHasExactLineAndColumn) {
     // "oops" starts at byte 29 of line 2 (1-based).
     EXPECT_EQ(read.stats.error().message.rfind(nt.string() + ":2:29: ", 0), 0u)
         << read.stats.error().message;
+    // The place as data too (the gateway's problem members).
+    EXPECT_EQ(read.stats.error().place, (base::ErrorPlace{nt.string(), 2, 29}));
 
     const auto ttl = dir.write("bad.ttl",
                                "@prefix ex: <http://ex/> .\n"
@@ -297,6 +299,7 @@ TEST(RdfReader, SyntaxErrorHasExactLineAndColumn) {
     ASSERT_FALSE(turtle.stats);
     EXPECT_EQ(turtle.stats.error().message.rfind(ttl.string() + ":3:11: ", 0), 0u)
         << turtle.stats.error().message;
+    EXPECT_EQ(turtle.stats.error().place, (base::ErrorPlace{ttl.string(), 3, 11}));
 }
 
 TEST(RdfReader, InvalidUtf8IsAnErrorWithItsPlace) {
