@@ -106,7 +106,8 @@ def check_explored_edges(p, quads):
 
     exploration = next(s for s, props in by_subject.items() if GB + "Exploration" in map(str, props.get(RDF_TYPE, [])))
     focus = next(s for s, props in by_subject.items() if GB + "Focus" in map(str, props.get(RDF_TYPE, [])))
-    explored = values(exploration, GB + "exploredEdge")
+    # Numbered in traversal order (<exploration>:edge:N); the stored quads are a set.
+    explored = sorted(values(exploration, GB + "exploredEdge"), key=lambda e: int(str(e).rsplit(":", 1)[1]))
     count = int(values(exploration, GB + "edgeCount")[0])
     p.expect(len(explored) == min(count, 500) and count > 0,
              "graph-rag: %d explored edges recorded, gb:edgeCount %d" % (len(explored), count))
