@@ -70,7 +70,7 @@ void add_llm_worker_command(CLI::App& worker_command) {
     add_worker_options(*sub, options->worker, std::string(schema::services::kLlm));
     // The [llm] settings (docs/configuration.md); flags override the file and the environment.
     for (const char* flag : {"--config", "--provider", "--base-url", "--model", "--api-key-env", "--templates",
-                             "--timeout-ms", "--connect-timeout-ms", "--max-retries"}) {
+                             "--timeout-ms", "--connect-timeout-ms", "--max-retries", "--extractive-delay-ms"}) {
         std::string key = std::string("llm.") + (flag + 2);
         for (char& c : key) c = c == '-' ? '_' : c;
         add_setting_option(*sub, key, flag);

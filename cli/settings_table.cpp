@@ -235,6 +235,9 @@ std::vector<Setting> glassbox_settings() {
                         "openai: retries on 408/429/5xx/connection failures")
             .flag("--max-retries"),
         number_setting("llm.temperature", 0.0, 0.0, 2.0, "openai: sampling temperature"),
+        integer_setting("llm.extractive_delay_ms", 0, 0, 600'000,
+                        "extractive: wait before each answer (a model's latency, for demos and tests)")
+            .flag("--extractive-delay-ms"),
         text_setting("llm.config", "",
                      "JSON file of llm settings (docs/llm.md), below every other source")
             .flag("--config"),

@@ -1,6 +1,8 @@
 // Reading facts out of one explain message.
 #include "gateway/explain_view.hpp"
 
+#include <unordered_map>
+
 #include "schema/vocabulary.hpp"
 
 namespace glassbox::gateway {
@@ -65,6 +67,40 @@ std::optional<std::string> explain_value(const json& explain, std::string_view s
     auto values = explain_values(explain, subject, predicate);
     if (values.empty()) return std::nullopt;
     return std::move(values.front());
+}
+
+std::vector<std::vector<std::optional<std::string>>> explain_table(
+    const json& explain, const std::vector<std::string>& subjects,
+    const std::vector<std::string_view>& predicates) {
+    std::vector<std::vector<std::optional<std::string>>> table(
+        subjects.size(), std::vector<std::optional<std::string>>(predicates.size()));
+    if (!explain.is_object() || subjects.empty()) return table;
+    const auto triples = explain.find("explain_triples");
+    if (triples == explain.end() || !triples->is_array()) return table;
+    std::unordered_map<std::string_view, std::size_t> row;
+    for (std::size_t i = 0; i < subjects.size(); ++i) row.emplace(subjects[i], i);
+    for (const auto& triple : *triples) {
+        if (!triple.is_object()) continue;
+        const auto s = triple.find("s");
+        const auto p = triple.find("p");
+        const auto o = triple.find("o");
+        if (s == triple.end() || p == triple.end() || o == triple.end()) continue;
+        if (!s->is_object() || string_of(*s, "t") != "i" || !p->is_object()) continue;
+        const auto subject = s->find("i");
+        const auto predicate = p->find("i");
+        if (subject == s->end() || !subject->is_string() || predicate == p->end() ||
+            !predicate->is_string())
+            continue;
+        const auto r = row.find(subject->get_ref<const std::string&>());
+        if (r == row.end()) continue;
+        for (std::size_t j = 0; j < predicates.size(); ++j) {
+            auto& cell = table[r->second][j];
+            if (!cell && predicate->get_ref<const std::string&>() == predicates[j]) {
+                cell = term_value(*o);
+            }
+        }
+    }
+    return table;
 }
 
 std::string explain_step_type(const json& explain) {

@@ -20,6 +20,13 @@ std::vector<std::string> explain_values(const nlohmann::json& explain, std::stri
 std::optional<std::string> explain_value(const nlohmann::json& explain, std::string_view subject,
                                          std::string_view predicate);
 
+// For each of `subjects`, the first value of each of `predicates` (row i, column j: subject i's
+// predicate j; nullopt when it has none), in one pass over the triples: what a step says of its
+// many parts (an Exploration's hundreds of explored edges) without a pass per part.
+std::vector<std::vector<std::optional<std::string>>> explain_table(
+    const nlohmann::json& explain, const std::vector<std::string>& subjects,
+    const std::vector<std::string_view>& predicates);
+
 // The step type of the message's explain_id: the local names of its gb: classes joined by '+'
 // ("Analysis+ToolUse"), else of its prov: class ("Activity"), else "".
 std::string explain_step_type(const nlohmann::json& explain);

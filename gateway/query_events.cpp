@@ -220,6 +220,18 @@ void QueryEvents::retrieval(const json& explain, const std::string& id, std::vec
         out.push_back(event("retrieval.results", json{{"step", id}, {"kind", kind}, {"items", std::move(items)}}));
     };
     selections(vocab::kSelectedEdge, "edges");
+    // Graph RAG's explored edges (Exploration): the subgraph the traversal reached, kept or not.
+    if (const auto explored = explain_values(explain, id, vocab::kExploredEdgeProperty); !explored.empty()) {
+        const auto table = explain_table(explain, explored,
+                                         {vocab::kRdfSubject, vocab::kRdfPredicate, vocab::kRdfObject, vocab::kHop});
+        json items = json::array();
+        for (std::size_t i = 0; i < explored.size(); ++i) {
+            const auto& row = table[i];
+            items.push_back(json{{"edge", explored[i]}, {"s", or_null(row[0])}, {"p", or_null(row[1])},
+                                 {"o", or_null(row[2])}, {"hop", number_of(row[3])}});
+        }
+        out.push_back(event("retrieval.results", json{{"step", id}, {"kind", "explored"}, {"items", std::move(items)}}));
+    }
     selections(vocab::kRetrievedChunk, "chunks");
     selections(vocab::kSelectedChunk, "chunks");
 }

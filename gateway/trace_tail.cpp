@@ -1,14 +1,21 @@
 // GET /api/v1/traces/{id}/events: a trace's steps as SSE — those stored so far, then each new
-// one live from the broker's explain topic, then `done` once the trace ends.
+// one live from the broker's explain topic, then `done` once the trace ends. Its sub-runs' steps
+// (an engine a query routed to, an agent's tool calls) come with it, as they do in a question's
+// own stream.
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
+#include <set>
 
 #include "bus/explain_subscriber.hpp"
 #include "gateway/explain_view.hpp"
 #include "gateway/gateway_state.hpp"
 #include "gateway/query_events.hpp"
+#include "schema/explain_uris.hpp"
 #include "schema/protocol.hpp"
 #include "schema/services.hpp"
+#include "schema/vocabulary.hpp"
 
 namespace glassbox::gateway {
 
@@ -22,6 +29,8 @@ namespace {
 // How often the stored trace is read again while tailing: the topic drops messages under load
 // and never replays them, so the end of a trace is also learnt from the store.
 constexpr std::chrono::milliseconds kStorePoll{1'000};
+// How soon the store is read after a live message shows a gap in a run's seqs.
+constexpr std::chrono::milliseconds kGapPoll{100};
 
 struct TraceTail {
     TraceTail(Gateway::State& s, StreamSlot slot_, std::string id_, std::string pub)
@@ -37,33 +46,75 @@ struct TraceTail {
     std::string id;
     bus::ExplainSubscriber subscriber;
     std::string session;
-    long long last_seq = -1;
+    // The last seq sent of the trace and of each sub-run met so far (a sub-run is known from the
+    // store's subtraces, or live from a parent_uri naming a step of a run already known).
+    std::map<std::string, long long> last_seq;
     std::uint64_t next_id = 1;
+
+    bool known(const std::string& run) const { return last_seq.contains(run); }
+
+    // A live message of the trace or of one of its sub-runs (a new sub-run becomes known).
+    bool follows(const bus::ExplainEvent& event) {
+        if (known(event.session)) return true;
+        const std::string parent = string_of(event.body, "parent_uri");
+        const auto parent_run = schema::explain::RunUris::from_uri(parent);
+        if (!parent_run || !known(parent_run->question())) return false;
+        last_seq.emplace(event.session, -1);
+        return true;
+    }
 
     bool write(httplib::DataSink& sink, const SseEvent& event) {
         const std::string text = format_sse(next_id++, event);
         return sink.write(text.data(), text.size());
     }
 
-    // The stored events after last_seq, as step events; the trace's status.
+    // The stored events of `trace` (a `show` reply) and of its subtraces after the last seq sent
+    // of each; false when the client is gone.
+    bool send_stored(httplib::DataSink& sink, const json& trace, int depth) {
+        const json summary = trace.value("session", json::object());
+        const std::string run = string_of(summary, "session");
+        if (run.empty()) return true;
+        auto& last = last_seq.try_emplace(run, -1).first->second;
+        // A sub-run hangs under the step its Question prov:used (docs/vocabulary.md §2).
+        std::string parent;
+        const json events = trace.value("events", json::array());
+        for (const auto& e : events) {
+            if (depth == 0 || !parent.empty()) break;
+            parent = explain_value(json{{"explain_triples", e.value("triples", json::array())}}, run,
+                                   schema::vocab::kProvUsed)
+                         .value_or("");
+        }
+        for (const auto& e : events) {
+            const long long seq = e.value("seq", -1LL);
+            if (seq <= last) continue;
+            json explain{{"message_type", "explain"},        {"session", run},
+                         {"seq", seq},                       {"service", string_of(summary, "service")},
+                         {"explain_id", string_of(e, "explain_id")}, {"explain_triples", e.value("triples", json::array())},
+                         {"state", string_of(e, "state")}};
+            if (!parent.empty()) explain["parent_uri"] = parent;
+            if (!write(sink, step_event(explain, session))) return false;
+            last = seq;
+        }
+        // Sub-runs of sub-runs (an agent's tool call routed to graph RAG) are bounded by the
+        // store's own nesting; the depth only guards against a malformed reply.
+        if (depth < 8) {
+            for (const auto& sub : trace.value("subtraces", json::array())) {
+                if (!send_stored(sink, sub, depth + 1)) return false;
+            }
+        }
+        return true;
+    }
+
+    // The stored events not sent yet, as step events; the trace's status.
     base::Result<std::string> catch_up(httplib::DataSink& sink, bool& gone) {
         auto shown = state.bus.call(schema::services::kTrace, json{{"op", "show"}, {"session", id}},
                                     state.config.call_timeout);
         if (!shown) return shown.error();
         const json summary = shown->value("session", json::object());
         session = string_of(summary, "session");
-        for (const auto& e : shown->value("events", json::array())) {
-            const long long seq = e.value("seq", -1LL);
-            if (seq <= last_seq) continue;
-            const json explain{{"message_type", "explain"},        {"session", session},
-                               {"seq", seq},                       {"service", string_of(summary, "service")},
-                               {"explain_id", string_of(e, "explain_id")}, {"explain_triples", e.value("triples", json::array())},
-                               {"state", string_of(e, "state")}};
-            if (!write(sink, step_event(explain, session))) {
-                gone = true;
-                return std::string();
-            }
-            last_seq = seq;
+        if (!send_stored(sink, *shown, 0)) {
+            gone = true;
+            return std::string();
         }
         return string_of(summary, "status");
     }
@@ -87,12 +138,20 @@ struct TraceTail {
         auto last_write = Clock::now();
         while (*status == "running") {
             auto event = subscriber.next(state.config.client_check);
-            if (event && event->session == session && static_cast<long long>(event->seq) > last_seq) {
-                if (!write(sink, step_event(event->body, session))) return false;
-                last_seq = static_cast<long long>(event->seq);
-                last_write = Clock::now();
-                if (event->state != "open") *status = event->state;
-                continue;
+            if (event && follows(*event)) {
+                auto& last = last_seq[event->session];
+                const auto seq = static_cast<long long>(event->seq);
+                if (seq == last + 1) {
+                    if (!write(sink, step_event(event->body, session))) return false;
+                    last = seq;
+                    last_write = Clock::now();
+                    if (event->session == session && event->state != "open") *status = event->state;
+                    continue;
+                }
+                // A step the topic did not bring (dropped, or published before the subscription
+                // took): sending this one would skip it for good. The store has them in order,
+                // this one included: read it soon.
+                if (seq > last + 1) last_poll = std::min(last_poll, Clock::now() - kStorePoll + kGapPoll);
             }
             if (!sink.is_writable()) return false;
             if (Clock::now() - last_write >= state.config.keep_alive) {

@@ -218,12 +218,21 @@ void grounding(TripleSink& out, const RunUris& run, const StepInfo& step,
 }
 
 void graph_exploration(TripleSink& out, const RunUris& run, const StepInfo& step,
-                       const std::vector<std::string>& seed_entities, std::uint64_t edge_count) {
+                       const std::vector<std::string>& seed_entities, std::uint64_t edge_count,
+                       const std::vector<ExploredEdge>& explored) {
     Emitter e(out);
     const auto uri = run.exploration();
     step_header(e, run, uri, v::kExploration, step);
     e.integer(uri, v::kEdgeCount, edge_count);
     for (const auto& s : seed_entities) e.iri(uri, v::kSeedEntity, s);
+    const auto n = std::min(explored.size(), kMaxExploredEdges);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto edge = run.explored_edge(i);
+        e.iri(uri, v::kExploredEdgeProperty, edge);
+        e.type(edge, v::kExploredEdge);
+        reify(e, edge, explored[i].edge);
+        e.integer(edge, v::kHop, explored[i].hop);
+    }
 }
 
 void graph_focus(TripleSink& out, const RunUris& run, const StepInfo& step,
@@ -501,9 +510,13 @@ std::vector<Triple> grounding(const RunUris& run, const StepInfo& step,
 
 std::vector<Triple> graph_exploration(const RunUris& run, const StepInfo& step,
                                       const std::vector<std::string>& seed_entities,
-                                      std::uint64_t edge_count) {
+                                      std::uint64_t edge_count,
+                                      const std::vector<ExploredEdge>& explored) {
     return listed(
-        [&](TripleSink& out) { graph_exploration(out, run, step, seed_entities, edge_count); });
+        [&](TripleSink& out) {
+            graph_exploration(out, run, step, seed_entities, edge_count, explored);
+        },
+        16 + seed_entities.size() + 7 * std::min(explored.size(), kMaxExploredEdges));
 }
 
 std::vector<Triple> graph_focus(const RunUris& run, const StepInfo& step,

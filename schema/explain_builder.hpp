@@ -82,6 +82,18 @@ struct SelectedEdge {
     int data_tier = 0;
 };
 
+// An edge graph RAG's traversal found, kept by Focus or not, and the hop it was found at (1: out
+// of or into a seed entity).
+struct ExploredEdge {
+    Triple edge;  // quoted-triple parts are reified as for SelectedEdge
+    std::uint32_t hop = 1;
+};
+
+// An Exploration records at most this many explored edges (the first, in traversal order):
+// gb:edgeCount stays the total. 500 covers graph_rag.max_subgraph_size's default (150) several
+// times over, and bounds a trace of a run configured to explore up to 10,000.
+inline constexpr std::size_t kMaxExploredEdges = 500;
+
 struct RetrievedChunk {
     SourceRef source;
     double score = 0.0;
@@ -223,9 +235,13 @@ std::vector<Triple> trace_end(const RunUris& run, TimePoint ended, TraceStatus s
 
 std::vector<Triple> grounding(const RunUris& run, const StepInfo& step,
                               const std::vector<std::string>& concepts);
+// gb:edgeCount `edge_count` (every edge explored), a gb:seedEntity per seed and a
+// gb:exploredEdge per explored edge, at most kMaxExploredEdges of them (the first):
+// <exploration>:edge:N, a gb:ExploredEdge and rdf:Statement with its gb:hop.
 std::vector<Triple> graph_exploration(const RunUris& run, const StepInfo& step,
                                       const std::vector<std::string>& seed_entities,
-                                      std::uint64_t edge_count);
+                                      std::uint64_t edge_count,
+                                      const std::vector<ExploredEdge>& explored = {});
 std::vector<Triple> graph_focus(const RunUris& run, const StepInfo& step,
                                 const std::vector<SelectedEdge>& edges);
 std::vector<Triple> document_exploration(const RunUris& run, const StepInfo& step,
@@ -283,7 +299,8 @@ void trace_end(TripleSink& out, const RunUris& run, TimePoint ended, TraceStatus
 void grounding(TripleSink& out, const RunUris& run, const StepInfo& step,
                const std::vector<std::string>& concepts);
 void graph_exploration(TripleSink& out, const RunUris& run, const StepInfo& step,
-                       const std::vector<std::string>& seed_entities, std::uint64_t edge_count);
+                       const std::vector<std::string>& seed_entities, std::uint64_t edge_count,
+                       const std::vector<ExploredEdge>& explored = {});
 void graph_focus(TripleSink& out, const RunUris& run, const StepInfo& step,
                  const std::vector<SelectedEdge>& edges);
 void document_exploration(TripleSink& out, const RunUris& run, const StepInfo& step,

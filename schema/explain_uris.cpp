@@ -150,6 +150,9 @@ std::string RunUris::escalation(std::size_t n) const { return at("escalation:" +
 std::string RunUris::analysis(std::size_t n) const { return at("analysis:" + std::to_string(n)); }
 std::string RunUris::observation(std::size_t n) const { return at("observation:" + std::to_string(n)); }
 std::string RunUris::edge_selection(std::size_t n) const { return at("focus:edge:" + std::to_string(n)); }
+std::string RunUris::explored_edge(std::size_t n) const {
+    return at("exploration:edge:" + std::to_string(n));
+}
 std::string RunUris::retrieved_chunk(std::size_t n) const {
     return at("exploration:chunk:" + std::to_string(n));
 }

@@ -9,6 +9,7 @@
 //   urn:glassbox:<uuid>:observation:N
 //   urn:glassbox:<uuid>:focus:edge:N          a selected graph edge (rdf:Statement)
 //   urn:glassbox:<uuid>:exploration:chunk:N   a retrieved chunk
+//   urn:glassbox:<uuid>:exploration:edge:N    an explored graph edge (rdf:Statement)
 //   urn:glassbox:<uuid>:focus:chunk:N         a re-ranked chunk
 //   urn:glassbox:<uuid>:synthesis:citation:N
 //   urn:glassbox:<uuid>:text:<key>            a large text stored once in the trace store
@@ -49,6 +50,7 @@ public:
     std::string analysis(std::size_t n) const;
     std::string observation(std::size_t n) const;
     std::string edge_selection(std::size_t n) const;
+    std::string explored_edge(std::size_t n) const;
     std::string retrieved_chunk(std::size_t n) const;
     std::string ranked_chunk(std::size_t n) const;
     std::string citation(std::size_t n) const;

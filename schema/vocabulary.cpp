@@ -23,6 +23,7 @@ constexpr std::array kTerms{
     kAnswerSourceProperty, kFusionScore, kResolvedQuestion, kResolvedReference, kQuestionType, kRequestId,
     kReflection, kReflectionProperty, kReflectionMethod, kReflectionScore, kReflectionReason,
     kReflectionFallback, kRephrasedQuestion, kRephraseFallback,
+    kExploredEdge, kExploredEdgeProperty, kHop,
 };
 
 }  // namespace

@@ -65,6 +65,7 @@ inline constexpr std::string_view kAnswerSource = "https://glassbox.dev/ns#Answe
 inline constexpr std::string_view kReflection = "https://glassbox.dev/ns#Reflection";
 // Parts of steps and the sources they point at.
 inline constexpr std::string_view kEdgeSelection = "https://glassbox.dev/ns#EdgeSelection";
+inline constexpr std::string_view kExploredEdge = "https://glassbox.dev/ns#ExploredEdge";
 inline constexpr std::string_view kChunkSelection = "https://glassbox.dev/ns#ChunkSelection";
 inline constexpr std::string_view kCitation = "https://glassbox.dev/ns#Citation";
 inline constexpr std::string_view kChunk = "https://glassbox.dev/ns#Chunk";
@@ -85,6 +86,9 @@ inline constexpr std::string_view kSeedEntity = "https://glassbox.dev/ns#seedEnt
 inline constexpr std::string_view kEdgeCount = "https://glassbox.dev/ns#edgeCount";
 inline constexpr std::string_view kChunkCount = "https://glassbox.dev/ns#chunkCount";
 inline constexpr std::string_view kSelectedEdge = "https://glassbox.dev/ns#selectedEdge";
+// An edge graph RAG's traversal found (Exploration), kept or not, and the hop it was found at.
+inline constexpr std::string_view kExploredEdgeProperty = "https://glassbox.dev/ns#exploredEdge";
+inline constexpr std::string_view kHop = "https://glassbox.dev/ns#hop";
 inline constexpr std::string_view kRetrievedChunk = "https://glassbox.dev/ns#retrievedChunk";
 inline constexpr std::string_view kSelectedChunk = "https://glassbox.dev/ns#selectedChunk";
 inline constexpr std::string_view kScore = "https://glassbox.dev/ns#score";

@@ -66,7 +66,8 @@
 
   const clip = (s, n) => (s.length > n ? s.slice(0, n - 1) + "…" : s);
 
-  // edges: [{s, p, o (terms or strings), kept, score, reasoning, selection}]; seeds: [IRI].
+  // edges: [{s, p, o (terms or strings), kept, score, reasoning, selection; explored (its
+  // gb:ExploredEdge URI), hop}]; seeds: [IRI].
   // onSelect(edge) when a kept edge is clicked. Returns {svg, shown, total}.
   function draw(container, edgesIn, seeds, onSelect) {
     const kept = edgesIn.filter((e) => e.kept);
@@ -116,6 +117,7 @@
       const e = x.e;
       const g = el("g", {class: e.kept ? "edge kept" : "edge explored"}, gEdges);
       if (e.selection) g.setAttribute("data-selection", e.selection);
+      if (e.explored) g.setAttribute("data-explored", e.explored);
       const w = e.kept ? 1.5 + 3 * Math.max(0, Math.min(1, e.score || 0)) : 1;
       el("line", {x1: pos.x[x.a], y1: pos.y[x.a], x2: pos.x[x.b], y2: pos.y[x.b], "stroke-width": w,
         "marker-end": "url(#arrow)"}, g);
@@ -127,7 +129,8 @@
       }
       const title = el("title", {}, g);
       title.textContent = GB.termText(e.s) + " " + GB.termText(e.p) + " " + GB.termText(e.o) +
-        (e.kept ? "\nkept, score " + e.score + (e.reasoning ? "\n" + e.reasoning : "") : "\nexplored");
+        (e.kept ? "\nkept, score " + e.score + (e.reasoning ? "\n" + e.reasoning : "") :
+          "\nexplored" + (e.hop ? " at hop " + e.hop : "") + ", not kept");
       if (e.kept && onSelect) {
         g.setAttribute("tabindex", "0");
         g.addEventListener("click", () => onSelect(e, g));

@@ -215,9 +215,7 @@
         derivedFrom: this.all(uri, prov("wasDerivedFrom")).map(termValue),
       };
       if (edge) {
-        sel.s = this.all(uri, NS.rdf + "subject")[0];
-        sel.p = this.all(uri, NS.rdf + "predicate")[0];
-        sel.o = this.all(uri, NS.rdf + "object")[0];
+        Object.assign(sel, this.statement(uri));
         sel.text = [sel.s, sel.p, sel.o].map(termText).join(" ");
       } else {
         // A re-ranked chunk derives from the retrieved one, which holds the fusion figures.
@@ -269,12 +267,38 @@
         derivation: this.gb(step.uri, "derivationChain"), tier: this.gbNum(step.uri, "aggregateTier")};
     }
 
+    // The fact a reified statement (an EdgeSelection, an ExploredEdge) stands for: {s, p, o} as
+    // terms. A part that is itself a statement (a quoted triple, reified as <uri>:s|p|o) comes
+    // back as a quoted-triple term.
+    statement(uri, depth) {
+      const part = (predicate) => {
+        const t = this.all(uri, NS.rdf + predicate)[0];
+        if (isIri(t) && (depth || 0) < 4 && this.all(t.i, NS.rdf + "subject").length) {
+          return {t: "t", tr: this.statement(t.i, (depth || 0) + 1)};
+        }
+        return t;
+      };
+      return {s: part("subject"), p: part("predicate"), o: part("object")};
+    }
+
     // Kept edges (EdgeSelections of every Focus) and seed entities (Explorations).
     keptEdges() {
       const out = [];
       for (const step of this.steps.values()) {
         if (step.type !== "Focus") continue;
         for (const e of this.gbAll(step.uri, "selectedEdge")) out.push(this.selection(e));
+      }
+      return out;
+    }
+    // Explored edges (graph RAG Explorations' gb:exploredEdge, kept or not: traversal order),
+    // each {uri, s, p, o, hop}.
+    exploredEdges() {
+      const out = [];
+      for (const step of this.steps.values()) {
+        if (step.type !== "Exploration") continue;
+        for (const e of this.gbAll(step.uri, "exploredEdge")) {
+          out.push(Object.assign({uri: e, hop: this.gbNum(e, "hop")}, this.statement(e)));
+        }
       }
       return out;
     }

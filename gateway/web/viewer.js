@@ -8,7 +8,7 @@
 
   const state = {
     model: null, tree: null, trace: "", live: null, tail: null,
-    explored: [], chunkTexts: new Map(), sources: new Map(), citations: [],
+    chunkTexts: new Map(), sources: new Map(), citations: [],
     pinned: null, eventCount: 0, redraw: 0, listNext: null, generation: 0,
   };
   const STEP_FIRST = 120, STEP_BATCH = 300;
@@ -22,7 +22,6 @@
     state.generation++;
     state.model = new GB.TraceModel();
     state.tree = new StepTree($("steps"), state.model);
-    state.explored = [];
     state.chunkTexts = new Map();
     state.sources = new Map();
     state.citations = [];
@@ -109,18 +108,22 @@
     $("events").appendChild(li);
   }
 
-  // The graph and the chunk table from what the model holds now (plus streamed results).
+  // The graph and the chunk table from what the model holds now: a live stream's steps and a
+  // stored trace fill the same model, so both draw the same explored subgraph.
   function drawRetrieval() {
     const m = state.model;
+    const key = (e) => GB.termValue(e.s) + " " + GB.termValue(e.p) + " " + GB.termValue(e.o);
     const kept = m.keptEdges().map((e) => ({s: e.s, p: e.p, o: e.o, kept: true, score: e.score,
       reasoning: e.reasoning, selection: e.uri, tier: e.tier, document: e.document}));
-    const keptKeys = new Set(kept.map((e) => GB.termValue(e.s) + " " + GB.termValue(e.p) + " " + GB.termValue(e.o)));
-    const explored = state.explored.filter((e) => !keptKeys.has(GB.termValue(e.s) + " " + GB.termValue(e.p) + " " + GB.termValue(e.o)));
+    const keptKeys = new Set(kept.map(key));
+    // The explored edges Focus did not keep (a kept one is drawn once, highlighted).
+    const explored = m.exploredEdges().filter((e) => e.s && e.p && e.o && !keptKeys.has(key(e)))
+      .map((e) => ({s: e.s, p: e.p, o: e.o, kept: false, hop: e.hop, explored: e.uri}));
     const edges = kept.concat(explored);
     if (edges.length) {
       const r = GB.graph.draw($("graph"), edges, m.seeds(), (e, g) => selectEdge(e, g));
       $("graph-note").textContent = "(" + r.nodes + " nodes, " + r.shown + (r.shown < r.total ? " of " + r.total : "") +
-        " edges: " + kept.length + " kept, " + explored.length + " explored)";
+        " edges: " + kept.length + " kept, " + explored.length + " explored and not kept)";
     }
     renderChunks($("chunks").tBodies[0], $("chunk-note"), $("chunk-more"), m.chunks(), state.chunkTexts);
   }
@@ -223,8 +226,8 @@
           (d.confidence !== undefined ? ", confidence " + d.confidence : ""));
         break;
       case "retrieval.results":
+        // Edges (kept and explored) are drawn from the step's own triples, in the model.
         for (const it of d.items || []) {
-          if (d.kind === "edges" && it.s && it.p && it.o) state.explored.push({s: it.s, p: it.p, o: it.o, kept: false, score: it.score});
           if (d.kind === "chunks" && it.chunk && it.text) state.chunkTexts.set(it.chunk, it.text);
         }
         logEvent(name, (d.items || []).length + " " + d.kind);
@@ -273,6 +276,8 @@
       case "error": showError((d.type || "Error") + ": " + (d.message || "")); logEvent(name, d.type + ": " + d.message); break;
       case "done":
         logEvent(name, (d.status || "") + " " + (d.termination_reason || ""));
+        // The trace's end (a live tail's catch-up reads stored steps, which carry no status).
+        if (d.status && state.model.root) state.model.root.status = d.status;
         if (state.trace) downloads(state.trace);
         drawRetrieval();
         runMeta([["ended", d.termination_reason || d.status]]);
@@ -293,22 +298,41 @@
     if ($("collection").value.trim()) body.collection = $("collection").value.trim();
     const ctl = new AbortController();
     state.live = ctl;
+    // A later question or trace replaces this view: what this one learns after that is not shown.
+    const generation = state.generation;
+    const current = () => generation === state.generation;
     $("ask-button").disabled = true;
     $("stop-button").disabled = false;
     const t0 = performance.now();
     setStatus("asking…");
     try {
-      await GB.api.streamQuery(body, onStreamEvent, ctl.signal);
-      setStatus("answered in " + Math.round(performance.now() - t0) + " ms");
+      await GB.api.streamQuery(body, (name, d, id) => { if (current()) onStreamEvent(name, d, id); }, ctl.signal);
+      if (current()) setStatus("answered in " + Math.round(performance.now() - t0) + " ms");
     } catch (e) {
-      if (e.name === "AbortError") setStatus("stopped");
+      if (!current()) return;
+      if (e.name === "AbortError") stopped();
       else { needToken(e); showError((e.type || "Error") + ": " + e.message); setStatus("failed"); }
     } finally {
       if (state.live === ctl) state.live = null;
-      $("ask-button").disabled = false;
-      $("stop-button").disabled = true;
-      refreshList();
+      if (current()) {
+        $("ask-button").disabled = false;
+        $("stop-button").disabled = true;
+        refreshList();
+      }
     }
+  }
+
+  // The question was stopped (Stop): closing the stream makes the gateway cancel its run, and
+  // the broker ends its trace with status error (docs/http.md §3). The list shows that end once
+  // the broker has written it.
+  function stopped() {
+    setStatus("stopped");
+    logEvent("stopped", "by you: the gateway cancels the run");
+    const answer = $("answer");
+    if (answer.dataset.streaming !== "1") answer.replaceChildren(h("p", {class: "muted"}, "Stopped before an answer."));
+    runMeta([["ended", "stopped"]]);
+    if (state.trace) downloads(state.trace);
+    setTimeout(() => refreshList(), 1500);
   }
 
   function stopStreams() {
@@ -402,14 +426,22 @@
   async function tail(id) {
     const ctl = new AbortController();
     state.tail = ctl;
+    const generation = state.generation;
     try {
       const response = await fetch(GB.api.traceUrl(id) + "/events", {headers: GB.api.headers({Accept: "text/event-stream"}), signal: ctl.signal});
       if (!response.ok || !response.body) return;
       const parser = new GB.api.SseParser((ev) => {
+        if (generation !== state.generation) return;  // another view replaced this trace
         let d; try { d = JSON.parse(ev.data); } catch (e) { return; }
         if (ev.event === "step") {
           if (!state.model.steps.has(d.step)) onStreamEvent("step", d);
-        } else if (ev.event === "done") { onStreamEvent("done", d); }
+        } else if (ev.event === "done") {
+          // The stream of a question brings its answer as events; a tail has only the steps.
+          answerFromModel();
+          onStreamEvent("done", d);
+          setStatus("trace ended: " + (d.status || ""));
+          refreshList();
+        }
       });
       const reader = response.body.getReader(), decoder = new TextDecoder();
       for (;;) {

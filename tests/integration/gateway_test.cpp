@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <set>
@@ -751,15 +752,24 @@ TEST_F(GatewayTest, ALiveTailFollowsARunningTraceToItsEnd) {
     ASSERT_GE(names.size(), 3u) << out.dump();
     EXPECT_EQ(names.back(), "done");
     EXPECT_EQ(out["events"].back()["data"].value("status", ""), "error") << out.dump().substr(0, 3000);
-    long long last = -1;
+    // The trace's steps and its graph-rag sub-run's (held in its model call), each run's once and
+    // in order, the sub-run's under the step that called it.
+    std::map<std::string, long long> last;
     for (const auto& e : out["events"]) {
         if (e.value("event", "") != "step") continue;
-        EXPECT_EQ(e["data"].value("session", ""), trace);
+        EXPECT_EQ(e["data"].value("trace", ""), trace);
+        const std::string session = e["data"].value("session", "");
+        if (session != trace) {
+            EXPECT_EQ(e["data"].value("service", ""), "graph-rag") << e.dump();
+            EXPECT_TRUE(e["data"]["parent"].is_string()) << "a sub-run names its calling step: " << e.dump();
+        }
         const long long seq = e["data"].value("seq", -1LL);
-        EXPECT_EQ(seq, last + 1) << "each step once, in order";
-        last = seq;
+        auto& previous = last.try_emplace(session, -1).first->second;
+        EXPECT_EQ(seq, previous + 1) << "each step once, in order: " << session;
+        previous = seq;
     }
-    EXPECT_GE(last, 2) << "the Question, the RoutingDecision and the broker's error end at least";
+    EXPECT_GE(last[trace], 2) << "the Question, the RoutingDecision and the broker's error end at least";
+    EXPECT_EQ(last.size(), 2u) << "the graph-rag sub-run's steps come with the trace's";
     expect_problem(http("GET", "/api/v1/traces/00000000-none/events"), 404, "NotFound");
 }
 

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "schema/explain_builder.hpp"
 #include "schema/messages.hpp"
 #include "schema/term_json.hpp"
 #include "schema/vocabulary.hpp"
@@ -301,6 +302,31 @@ TEST_F(RagTest, GraphRagTraceIsCompleteAndTracesBackToTheStore) {
         facts.push_back(schema::encode(schema::make_triple(*s, *p, *o)));
     }
     EXPECT_GT(check_citations(run, edge_uris), 0u);
+
+    // The explored subgraph: the Exploration records every edge it reached (fewer than the cap
+    // here), each a statement with its hop, and every kept edge is one of them.
+    const auto explored_edges = graph.values(exploration, vocab::kExploredEdgeProperty);
+    EXPECT_EQ(explored_edges.size(),
+              std::min<std::size_t>(std::stoull(*explored), schema::explain::kMaxExploredEdges));
+    std::set<std::string> explored_facts;
+    for (const auto& edge : explored_edges) {
+        EXPECT_TRUE(graph.has_type(edge, vocab::kExploredEdge));
+        EXPECT_TRUE(graph.has_type(edge, vocab::kRdfStatement));
+        const auto s = graph.one(edge, vocab::kRdfSubject);
+        const auto p = graph.one(edge, vocab::kRdfPredicate);
+        const auto o = graph.one(edge, vocab::kRdfObject);
+        ASSERT_TRUE(s && p && o) << edge.as_iri().value;
+        const auto hop = graph.text(edge, vocab::kHop);
+        ASSERT_TRUE(hop.has_value());
+        EXPECT_GE(std::stoi(*hop), 1);
+        explored_facts.insert(schema::to_ntriples(schema::make_triple(*s, *p, *o)));
+    }
+    for (const auto& edge : edges) {
+        const auto kept = schema::to_ntriples(
+            schema::make_triple(*graph.one(edge, vocab::kRdfSubject),
+                                *graph.one(edge, vocab::kRdfPredicate), *graph.one(edge, vocab::kRdfObject)));
+        EXPECT_TRUE(explored_facts.contains(kept)) << "a kept edge that was not explored: " << kept;
+    }
 
     // sources: exactly the distinct sources the store records for the kept edges.
     const auto recorded = store({{"op", "fact-sources"}, {"triples", facts}});

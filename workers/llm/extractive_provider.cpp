@@ -1,7 +1,9 @@
 // ExtractiveProvider: each built-in template's variables to the matching ExtractiveModel call.
 #include "workers/llm/extractive_provider.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <thread>
 
 #include "base/log.hpp"
 #include "workers/llm/agent_planner.hpp"
@@ -138,8 +140,23 @@ Completion text_completion(const ComposedAnswer& composed, const GenerateOptions
 
 }  // namespace
 
+base::Result<void> ExtractiveProvider::wait_delay(const GenerateOptions& options) const {
+    const auto until = Clock::now() + delay_;
+    for (auto now = Clock::now(); now < until; now = Clock::now()) {
+        if (options.cancelled && options.cancelled())
+            return make_error(ErrorType::kCancelled, "the request was cancelled");
+        if (options.deadline && now >= *options.deadline)
+            return make_error(ErrorType::kTimeout, "the request's deadline passed");
+        std::this_thread::sleep_for(std::min<Clock::duration>(until - now, std::chrono::milliseconds{10}));
+    }
+    return {};
+}
+
 base::Result<Completion> ExtractiveProvider::generate(const PromptInput& input,
                                                         const GenerateOptions& options) {
+    if (delay_.count() > 0) {
+        if (auto waited = wait_delay(options); !waited) return std::move(waited).error();
+    }
     const std::string& name = input.prompt_template.name;
     const std::string question = text_variable(input, "question");
     Completion completion;

@@ -18,10 +18,16 @@ namespace glassbox::llm {
 // kMaxConcepts concepts, else kInvalidRequest naming the bound; the graph-rag pipeline sends at
 // most 1,000 edges. Scoring and reasoning stop with kCancelled once the request is cancelled or
 // its deadline passes (GenerateOptions::cancelled, deadline).
+// With a `delay`, each answer waits that long first (a stand-in for a model's latency: demos,
+// tests of live views and of cancellation), checking every 10 ms for cancellation (kCancelled)
+// and the deadline (kTimeout).
 class ExtractiveProvider final : public Provider {
 public:
     static constexpr std::size_t kMaxEdges = 20'000;
     static constexpr std::size_t kMaxConcepts = 100;
+
+    explicit ExtractiveProvider(std::chrono::milliseconds delay = std::chrono::milliseconds{0})
+        : delay_(delay) {}
 
     base::Result<Completion> generate(const PromptInput& input,
                                         const GenerateOptions& options) override;
@@ -30,7 +36,10 @@ public:
     const ExtractiveModel& model() const noexcept { return model_; }
 
 private:
+    base::Result<void> wait_delay(const GenerateOptions& options) const;
+
     ExtractiveModel model_;
+    std::chrono::milliseconds delay_;
 };
 
 }  // namespace glassbox::llm

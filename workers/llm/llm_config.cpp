@@ -16,7 +16,7 @@ namespace {
 constexpr std::string_view kService = schema::services::kLlm;
 constexpr std::string_view kKnownKeys =
     "provider, base_url, model, api_key_env, connect_timeout_ms, timeout_ms, max_retries, "
-    "temperature, templates";
+    "temperature, templates, extractive_delay_ms";
 
 }  // namespace
 
@@ -69,6 +69,10 @@ base::Result<LlmConfig> LlmConfig::from_json(const json& object) {
             if (!value.is_number() || value.get<double>() < 0.0 || value.get<double>() > 2.0)
                 return invalid_setting("llm setting \"temperature\" must be a number from 0 to 2");
             config.temperature = value.get<double>();
+        } else if (key == "extractive_delay_ms") {
+            auto v = settings->integer(key, 0, 600'000);
+            if (!v) return std::move(v).error();
+            config.extractive_delay = std::chrono::milliseconds{static_cast<std::int64_t>(*v)};
         } else if (key == "templates") {
             auto v = settings->text(key);
             if (!v) return std::move(v).error();
@@ -84,7 +88,7 @@ base::Result<LlmConfig> LlmConfig::from_json(const json& object) {
 
 base::Result<std::shared_ptr<Provider>> make_provider(const LlmConfig& config) {
     if (config.effective_provider() == ProviderKind::kExtractive)
-        return std::shared_ptr<Provider>(std::make_shared<ExtractiveProvider>());
+        return std::shared_ptr<Provider>(std::make_shared<ExtractiveProvider>(config.extractive_delay));
     if (config.model.empty())
         return invalid_setting("the openai provider needs llm setting \"model\" (or --model)");
     OpenAiProviderOptions options;

@@ -29,6 +29,9 @@ std::string_view to_string(ProviderKind kind) noexcept;  // "extractive", "opena
 //   "temperature":        openai: sampling temperature (default 0, 0..2)
 //   "templates":          a folder of <name>.txt templates overriding the built-in ones
 //                         (default: <home>/templates when it exists)
+//   "extractive_delay_ms": extractive: wait this long before each answer (default 0,
+//                         0..600000), a stand-in for a model's latency (demos; tests of live
+//                         views and of cancellation); a cancelled request stops waiting
 struct LlmConfig {
     std::optional<ProviderKind> provider;
     std::string base_url = "https://api.openai.com";
@@ -39,6 +42,7 @@ struct LlmConfig {
     int max_retries = 2;
     double temperature = 0.0;
     std::string templates;
+    std::chrono::milliseconds extractive_delay{0};
 
     // kInvalidRequest naming the key and its allowed values for a bad value or unknown key.
     static base::Result<LlmConfig> from_json(const nlohmann::json& object);

@@ -213,11 +213,20 @@ private:
         for (const auto& s : seeds_) {
             if (s.entity.is_iri()) seed_uris.push_back(s.entity.as_iri().value);
         }
+        // The explored edges in traversal order, as many as the trace records (the count is
+        // the whole subgraph's).
+        std::vector<explain::ExploredEdge> explored;
+        explored.reserve(std::min(subgraph_.size(), explain::kMaxExploredEdges));
+        for (const auto& e : subgraph_) {
+            if (explored.size() >= explain::kMaxExploredEdges) break;
+            explored.push_back(explain::ExploredEdge{e.triple, e.hop});
+        }
         return send_step(
             trace_.run().exploration(),
             [run = trace_.run(), info = timer.info(trace_.run().grounding()),
-             seed_uris = std::move(seed_uris), edges = subgraph_.size()](schema::TripleSink& out) {
-                explain::graph_exploration(out, run, info, seed_uris, edges);
+             seed_uris = std::move(seed_uris), edges = subgraph_.size(),
+             explored = std::move(explored)](schema::TripleSink& out) {
+                explain::graph_exploration(out, run, info, seed_uris, edges, explored);
             });
     }
 

@@ -33,7 +33,8 @@ from run_traces_interop import Pipeline  # noqa: E402
 
 SAMPLE = os.path.normpath(os.path.join(HERE, "..", "..", "..", "ops", "sample"))
 GB = "https://glassbox.dev/ns#"
-RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+RDF_TYPE = RDF + "type"
 
 CHAINS = [
     ("graph-rag", "Who founded the shipyard that built the MV Curlew?", [],
@@ -88,6 +89,42 @@ def invoke(p, service, question, extra, steps):
     return session, sent
 
 
+def check_explored_edges(p, quads):
+    """The stored graph-RAG trace records the explored subgraph (docs/vocabulary.md): the
+    Exploration's gb:exploredEdge statements, as many as gb:edgeCount (up to the first 500), each
+    with its hop, and every edge Focus kept among them."""
+    by_subject = {}
+    for s, pr, o, _ in quads:
+        by_subject.setdefault(str(s), {}).setdefault(str(pr), []).append(o)
+
+    def values(subject, predicate):
+        return by_subject.get(str(subject), {}).get(predicate, [])
+
+    def fact(statement):
+        return tuple(str(values(statement, RDF + part)[0]) if len(values(statement, RDF + part)) == 1 else None
+                     for part in ("subject", "predicate", "object"))
+
+    exploration = next(s for s, props in by_subject.items() if GB + "Exploration" in map(str, props.get(RDF_TYPE, [])))
+    focus = next(s for s, props in by_subject.items() if GB + "Focus" in map(str, props.get(RDF_TYPE, [])))
+    # Numbered in traversal order (<exploration>:edge:N); the stored quads are a set.
+    explored = sorted(values(exploration, GB + "exploredEdge"), key=lambda e: int(str(e).rsplit(":", 1)[1]))
+    count = int(values(exploration, GB + "edgeCount")[0])
+    p.expect(len(explored) == min(count, 500) and count > 0,
+             "graph-rag: %d explored edges recorded, gb:edgeCount %d" % (len(explored), count))
+    typed = [e for e in explored if {GB + "ExploredEdge", RDF + "Statement"} <= set(map(str, values(e, RDF_TYPE)))]
+    p.expect(len(typed) == len(explored), "graph-rag: %d explored edges are not typed gb:ExploredEdge, rdf:Statement"
+             % (len(explored) - len(typed)))
+    hops = [int(values(e, GB + "hop")[0]) for e in explored if len(values(e, GB + "hop")) == 1]
+    p.expect(len(hops) == len(explored) and all(h >= 1 for h in hops) and hops == sorted(hops),
+             "graph-rag: every explored edge has its hop, in traversal order (%r)" % hops[:20])
+    facts = {fact(e) for e in explored}
+    p.expect(None not in {x for f in facts for x in f}, "graph-rag: an explored edge lacks its subject, predicate or object")
+    kept = [fact(e) for e in values(focus, GB + "selectedEdge")]
+    p.expect(kept and all(k in facts for k in kept),
+             "graph-rag: %d of %d kept edges are not among the explored ones" % (sum(k not in facts for k in kept), len(kept)))
+    print("graph-rag: %d explored edges stored (gb:edgeCount %d), %d kept among them" % (len(explored), count, len(kept)))
+
+
 def main():
     args = trace_rdf.parse_args("--glassbox")
     if args is None:
@@ -122,6 +159,8 @@ def main():
                      % (service, len(stored), len(sent), len(stored ^ sent)))
             p.expect(all(g == trace_rdf.RETRIEVAL_GRAPH for _, _, _, g in stored),
                      "%s: a triple outside %s" % (service, trace_rdf.RETRIEVAL_GRAPH))
+            if service == "graph-rag":
+                check_explored_edges(p, stored)
             session_files, _ = p.check_show({"session": session})
             files += session_files
 

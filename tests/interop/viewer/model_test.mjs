@@ -157,3 +157,62 @@ test("terms read as Turtle-like text, never as markup", () => {
   assert.equal(GB.termText(iri("https://glassbox.dev/sample/orrin/Curlew")), "Curlew");
   assert.equal(GB.termValue({t: "t", tr: {s: iri("urn:a"), p: iri("urn:b"), o: lit("c")}}), "<< urn:a urn:b c >>");
 });
+
+// A graph-RAG run's Exploration (explored edges, kept or not, one with a quoted subject) and
+// Focus (one kept edge): what the graph draws grey and what it highlights.
+function exploredTrace() {
+  const r = "urn:glassbox:33333333-3333-4333-8333-333333333333:", x = r + "exploration", f = r + "focus";
+  const edge = (uri, s, p, o, hop) => [triple(x, GBNS + "exploredEdge", iri(uri)), triple(uri, RDF + "type", iri(GBNS + "ExploredEdge")),
+    triple(uri, RDF + "type", iri(RDF + "Statement")), triple(uri, RDF + "subject", s), triple(uri, RDF + "predicate", p),
+    triple(uri, RDF + "object", o), triple(uri, GBNS + "hop", lit(hop, "integer"))];
+  const quoted = x + ":edge:2:s";
+  const exploration = [triple(x, RDF + "type", iri(GBNS + "Exploration")), triple(x, GBNS + "edgeCount", lit(3, "integer")),
+    triple(x, GBNS + "seedEntity", iri("urn:kg:yard")),
+    ...edge(x + ":edge:0", iri("urn:kg:yard"), iri("urn:kg:foundedBy"), iri("urn:kg:oskar"), 1),
+    ...edge(x + ":edge:1", iri("urn:kg:oskar"), iri("urn:kg:born"), lit("Brinehaven"), 2),
+    ...edge(x + ":edge:2", iri(quoted), iri("urn:kg:saidBy"), iri("urn:kg:clerk"), 2),
+    triple(quoted, RDF + "type", iri(RDF + "Statement")), triple(quoted, RDF + "subject", iri("urn:kg:yard")),
+    triple(quoted, RDF + "predicate", iri("urn:kg:built")), triple(quoted, RDF + "object", iri("urn:kg:curlew"))];
+  const focus = [triple(f, RDF + "type", iri(GBNS + "Focus")), triple(f, GBNS + "selectedEdge", iri(f + ":edge:0")),
+    triple(f + ":edge:0", RDF + "type", iri(GBNS + "EdgeSelection")), triple(f + ":edge:0", RDF + "subject", iri("urn:kg:yard")),
+    triple(f + ":edge:0", RDF + "predicate", iri("urn:kg:foundedBy")), triple(f + ":edge:0", RDF + "object", iri("urn:kg:oskar")),
+    triple(f + ":edge:0", GBNS + "score", lit("0.9", "double"))];
+  return {r, x, f, exploration, focus};
+}
+
+test("model: explored edges, kept or not, in traversal order with their hop, from a stored trace", () => {
+  const {r, x, exploration, focus} = exploredTrace();
+  const ev = (seq, id, triples, state = "open") => ({seq, explain_id: id, state, received: "", triples});
+  const m = new GB.TraceModel();
+  m.addStored({session: {session: r + "question", service: "graph-rag", status: "complete"},
+    events: [ev(0, x, exploration), ev(1, r + "focus", focus, "complete")], subtraces: []}, null);
+  const explored = m.exploredEdges();
+  assert.deepEqual([...explored.map((e) => e.uri)], [x + ":edge:0", x + ":edge:1", x + ":edge:2"]);
+  assert.deepEqual([...explored.map((e) => e.hop)], [1, 2, 2]);
+  assert.deepEqual([GB.termValue(explored[0].s), GB.termValue(explored[0].p), GB.termValue(explored[0].o)],
+    ["urn:kg:yard", "urn:kg:foundedBy", "urn:kg:oskar"]);
+  assert.equal(GB.termText(explored[1].o), "\"Brinehaven\"", "a literal object stays a literal");
+  assert.equal(GB.termValue(explored[2].s), "<< urn:kg:yard urn:kg:built urn:kg:curlew >>", "a quoted subject reads as its triple");
+  // The kept edge is the first explored one: the same fact.
+  const kept = m.keptEdges();
+  assert.equal(kept.length, 1);
+  assert.equal(kept[0].score, 0.9);
+  const key = (e) => [e.s, e.p, e.o].map(GB.termValue).join(" ");
+  assert.equal(key(kept[0]), key(explored[0]));
+  assert.deepEqual([...m.seeds()], ["urn:kg:yard"]);
+});
+
+test("model: explored edges from live step events, as the stream delivers them", () => {
+  const {r, x, f, exploration, focus} = exploredTrace();
+  const m = new GB.TraceModel();
+  const body = (seq, id, triples) => ({message_type: "explain", session: r + "question", seq, service: "graph-rag",
+    explain_id: id, explain_triples: triples, end_of_trace: false, trace_status: ""});
+  assert.equal(m.exploredEdges().length, 0);
+  m.addMessage(body(2, x, exploration));
+  assert.equal(m.exploredEdges().length, 3, "the Exploration alone brings the explored subgraph");
+  assert.equal(m.keptEdges().length, 0);
+  m.addMessage(body(3, f, focus));
+  assert.equal(m.keptEdges().length, 1);
+  m.addMessage(body(2, x, exploration));
+  assert.equal(m.exploredEdges().length, 3, "a redelivered Exploration adds no edge");
+});

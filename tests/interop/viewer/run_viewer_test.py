@@ -8,8 +8,9 @@ graph-RAG shaped trace (Question, Grounding, an Exploration of 250 retrieved chu
 kept edges, a Synthesis with citations), one with an agent shaped trace of 922 steps; the broker spools
 them and the trace collector stores them like any other. Then viewer_test.mjs (puppeteer-core driving
 Debian's chromium) asks questions in the page, follows a citation, opens the stored trace and the
-synthetic ones from the list (render bounded to 300 ms), and saves screenshots under
---workdir/screenshots.
+synthetic ones from the list (render bounded to 300 ms), opens a question from the list while it runs
+(its live tail), stops one from the page, and saves screenshots under --workdir/screenshots. The
+extractive model waits LLM_DELAY_MS before each answer, so that a question runs for seconds.
 
 Exit 0 when every check passes, 1 on a failure, 77 (skip, with the reason) when chromium, node, the
 npm package puppeteer-core (ops/install-deps installs it), pyzmq or the gateway is missing.
@@ -35,6 +36,14 @@ STEPS_SERVICE = "viewer-synthetic-steps"
 STEPS_QUESTION = "synthetic thousand-step trace"
 QUESTION = "Who founded the shipyard that built the MV Curlew?"
 AGENT_QUESTION = "Where was the designer of Saltspire Light born?"
+# Asked while the test watches: one opened from the list while it runs (its live tail), one
+# stopped from the page.
+TAIL_QUESTION = "Who designed Greyhollow Light?"
+STOP_QUESTION = "Who founded the shipyard that built the Saltspire Light tender?"
+# Every answer of the extractive model waits this long (llm.extractive_delay_ms): a question then
+# runs for seconds, as with a real model, so the test can open it while it runs and stop it
+# before it ends.
+LLM_DELAY_MS = "700"
 # Markup in the trace's texts must reach the page as text: the test checks nothing of it runs.
 SYNTHETIC_QUESTION = "synthetic ten-thousand-triple trace <img src=x onerror=\"window.__injected=true\">"
 GB = "https://glassbox.dev/ns#"
@@ -225,6 +234,7 @@ def main():
 
     port = free_port()
     url = "http://127.0.0.1:%d" % port
+    os.environ["GLASSBOX_LLM_EXTRACTIVE_DELAY_MS"] = LLM_DELAY_MS  # inherited by glassbox up's workers
     up = glassbox_up.UpPipeline(args.glassbox, args.workdir)
     workers = []
     try:
@@ -260,6 +270,7 @@ def main():
                "--shots", os.path.join(args.workdir, "screenshots"), "--question", QUESTION, "--agent-question", AGENT_QUESTION,
                "--synthetic-question", "synthetic ten-thousand-triple", "--synthetic-triples", str(synthetic.triples),
                "--steps-question", STEPS_QUESTION, "--steps-triples", str(many.triples),
+               "--tail-question", TAIL_QUESTION, "--stop-question", STOP_QUESTION,
                "--max-render-ms", args.max_render_ms]
         proc = subprocess.run(cmd, cwd=HERE, timeout=600)
         print("screenshots in", os.path.join(args.workdir, "screenshots"))

@@ -1,11 +1,13 @@
 // Drives the trace viewer (gateway/web/) in headless Chromium against a running gateway:
 // asks a question and watches its steps arrive before the answer, opens a citation's source,
-// opens the stored trace from the list, checks the RDF download, and opens a 10,000-triple
-// trace, bounding its render time. run_viewer_test.py starts the pipeline and calls this.
+// opens the stored trace from the list, checks the RDF download, opens a running question from
+// the list and follows its live tail to the end, stops a question with Stop, and opens a
+// 10,000-triple trace, bounding its render time. run_viewer_test.py starts the pipeline (with a
+// model that takes its time) and calls this.
 //
 // node viewer_test.mjs --url http://127.0.0.1:PORT --chromium /usr/bin/chromium --shots DIR
 //      --question "…" [--agent-question "…"] [--synthetic-question "…" --synthetic-triples N]
-//      [--steps-question "…" --steps-triples N]
+//      [--steps-question "…" --steps-triples N] [--tail-question "…"] [--stop-question "…"]
 //      [--max-render-ms 300]
 // Prints one line per check and "N passed, N failed"; exit 0 when every check passes.
 import {mkdirSync} from "node:fs";
@@ -86,6 +88,10 @@ try {
   check(live.answer.trim().length > 10, "the answer is shown", JSON.stringify(live.answer.slice(0, 120)));
   check(live.cites >= 1, "the answer has citation markers", live.cites);
   check(live.events.includes("answer.done") && live.events[live.events.length - 1] === "done", "answer.done then done", live.events.join(" "));
+  const liveGraph = await page.evaluate(() => ({explored: document.querySelectorAll("svg.graph .edge.explored").length,
+    kept: document.querySelectorAll("svg.graph .edge.kept").length}));
+  check(liveGraph.explored > 0 && liveGraph.kept > 0, "the live view draws the explored subgraph: explored edges grey, kept ones highlighted",
+    liveGraph.kept + " kept, " + liveGraph.explored + " explored");
   await page.screenshot({path: join(args.shots, "1-live-answer.png"), fullPage: true});
 
   // ---- a citation opens its source ----
@@ -128,6 +134,10 @@ try {
   check(shown.nested >= 1, "the stored sub-run is nested", shown.nested);
   check(shown.answer.trim() === live.answer.trim(), "the stored answer is the streamed one");
   check(shown.cites === live.cites, "the stored answer has the same citations", shown.cites + " vs " + live.cites);
+  const storedGraph = await page.evaluate(() => ({explored: document.querySelectorAll("svg.graph .edge.explored").length,
+    kept: document.querySelectorAll("svg.graph .edge.kept").length}));
+  check(storedGraph.explored === liveGraph.explored && storedGraph.kept === liveGraph.kept,
+    "the stored trace draws the same explored subgraph as the live view", storedGraph.kept + " kept, " + storedGraph.explored + " explored");
   // A step opens to its triples.
   await page.click("#steps details.step summary");
   await page.waitForSelector("#steps details.step[open] table.triples");
@@ -181,6 +191,12 @@ try {
     check(agent.answer.trim().length > 0, "the agent's answer is shown", JSON.stringify(agent.answer.slice(0, 100)));
     await page.screenshot({path: join(args.shots, "5-agent.png"), fullPage: true});
   }
+
+  // ---- a running trace opened from the list keeps growing through its live tail ----
+  if (args["tail-question"]) await liveTail(page, args["tail-question"]);
+
+  // ---- Stop cancels an asked question ----
+  if (args["stop-question"]) await stopQuestion(page, args["stop-question"]);
 
   // ---- 10,000-triple traces render within the bound ----
   // A graph-RAG shape (a few steps, hundreds of edges and chunks) ...
@@ -243,6 +259,102 @@ async function openBig(page, what, search, minTriples) {
       JSON.stringify(Object.fromEntries(Object.entries(r.phases).map(([k, v]) => [k, Number(v.toFixed(1))]))));
   }
   return best;
+}
+
+// Asks `question` outside the page (the REST API, as another client would), opens its trace from
+// the list while it runs, and watches the live tail (GET /api/v1/traces/{id}/events) bring the
+// steps that follow, sub-runs included, until the trace's end.
+async function liveTail(page, question) {
+  const asked = fetch(args.url + "/api/v1/query", {method: "POST", headers: {"Content-Type": "application/json", Accept: "application/json"},
+    body: JSON.stringify({query: question})}).then(async (r) => ({status: r.status, body: await r.json()}));
+  const session = await until(async () => {
+    const list = await (await fetch(args.url + "/api/v1/traces?status=running&search=" + encodeURIComponent(question))).json();
+    return (list.sessions || []).map((s) => s.session)[0];
+  }, 30000, "the asked question's running trace is listed");
+  await page.click("#trace-search", {clickCount: 3});
+  await page.type("#trace-search", question);
+  await page.waitForFunction((s) => document.querySelector(`#trace-list tr[data-session="${s}"]`), {timeout: 30000}, session);
+  const opened = await openFromList(page, session);
+  const atOpen = await page.evaluate(() => ({status: window.GB.viewer.state.model.root.status,
+    rows: document.querySelectorAll("#steps details.step").length, tailing: window.GB.viewer.state.tail !== null}));
+  check(atOpen.status === "running" && atOpen.tailing, "a running trace opens from the list and follows its live tail",
+    atOpen.status + ", " + opened.steps + " steps at open");
+  await page.screenshot({path: join(args.shots, "7-live-tail-running.png"), fullPage: true});
+  await page.waitForFunction(() => [...document.querySelectorAll("#events .badge")].some((b) => b.textContent === "done"), {timeout: 120000});
+  const answer = await asked;
+  const stored = await (await fetch(args.url + "/api/v1/traces/" + encodeURIComponent(session))).json();
+  let events = 0;
+  const walk = (t) => { events += t.events.length; (t.subtraces || []).forEach(walk); };
+  walk(stored);
+  const end = await page.evaluate(() => ({rows: document.querySelectorAll("#steps details.step").length,
+    nested: document.querySelectorAll("#steps .run .run").length,
+    done: [...document.querySelectorAll("#events li.ev-done")].map((li) => li.textContent).join(" | "),
+    meta: document.getElementById("run-meta").textContent, status: window.GB.viewer.state.model.root.status,
+    answer: document.getElementById("answer").textContent, cites: document.querySelectorAll("#answer button.cite").length,
+    explored: document.querySelectorAll("svg.graph .edge.explored").length, kept: document.querySelectorAll("svg.graph .edge.kept").length,
+    types: [...document.querySelectorAll("#steps details.step")].map((d) => d.querySelector(".badge.type").textContent)}));
+  check(answer.status === 200 && stored.session.status === "complete", "the question asked elsewhere completed",
+    answer.status + ", trace " + stored.session.status);
+  check(end.rows > atOpen.rows, "new steps arrived through the live tail", atOpen.rows + " rows at open, " + end.rows + " at the end");
+  check(end.rows === events, "every step of the trace and its sub-runs is a row at the end", end.rows + " rows, " + events + " stored events");
+  check(end.nested >= 1, "the sub-run that arrived live is nested under its caller", end.nested);
+  check(end.types.includes("Conclusion"), "the trace's last step came through the tail", end.types.join(", "));
+  check(/complete/.test(end.done) && /ended complete/.test(end.meta) && end.status === "complete",
+    "the tail ends with the trace's end status", end.done + " / " + end.meta);
+  check(end.answer.replace(/\[\d+\]/g, "").trim() === answer.body.response.trim() && end.cites >= 1, "the tailed trace's answer and citations are shown at its end",
+    JSON.stringify(end.answer.slice(0, 100)) + ", " + end.cites + " citations");
+  check(end.explored > 0 && end.kept > 0, "its explored subgraph is drawn: explored edges grey, kept ones highlighted",
+    end.kept + " kept, " + end.explored + " explored");
+  await page.screenshot({path: join(args.shots, "8-live-tail-done.png"), fullPage: true});
+  await page.click("#trace-search", {clickCount: 3});
+  await page.keyboard.press("Backspace");
+}
+
+// Asks `question` in the page, presses Stop once its first steps are shown, and checks that the
+// page says it stopped and that its trace ends with an error (Cancelled), not complete.
+async function stopQuestion(page, question) {
+  await page.click("#question", {clickCount: 3});
+  await page.keyboard.press("Backspace");
+  await page.type("#question", question);
+  await page.select("#mode", "auto");
+  await page.click("#ask-button");
+  await page.waitForFunction(() => document.querySelectorAll("#steps details.step").length >= 1 && window.GB.viewer.state.trace &&
+    !document.getElementById("stop-button").disabled, {timeout: 60000});
+  await page.click("#stop-button");
+  await page.waitForFunction(() => document.getElementById("status").textContent === "stopped", {timeout: 10000});
+  const page1 = await page.evaluate(() => ({trace: window.GB.viewer.state.trace,
+    events: [...document.querySelectorAll("#events .badge")].map((b) => b.textContent),
+    meta: document.getElementById("run-meta").textContent, answer: document.getElementById("answer").textContent,
+    ask: document.getElementById("ask-button").disabled, stop: document.getElementById("stop-button").disabled}));
+  check(page1.events.includes("stopped") && !page1.events.includes("answer.done") && !page1.events.includes("done"),
+    "the page shows the question stopped before its answer", page1.events.join(" "));
+  check(/ended stopped/.test(page1.meta) && /Stopped/.test(page1.answer), "the run's header and answer say it stopped", page1.meta);
+  check(!page1.ask && page1.stop, "Ask is enabled again and Stop disabled");
+  const stored = await until(async () => {
+    const r = await fetch(args.url + "/api/v1/traces/" + encodeURIComponent(page1.trace));
+    if (r.status !== 200) return null;
+    const t = await r.json();
+    return t.session.status === "running" ? null : t;
+  }, 30000, "the stopped trace ends");
+  check(stored.session.status === "error", "the stopped question's trace ends with status error, not complete", stored.session.status);
+  check(JSON.stringify(stored).includes("Cancelled"), "the trace says it was cancelled");
+  // The list shows that end (the page reads the list again after a stop).
+  await page.click("#trace-refresh");
+  await page.waitForFunction((s) => { const tr = document.querySelector(`#trace-list tr[data-session="${s}"] td.dot`);
+    return tr && tr.classList.contains("status-error"); }, {timeout: 20000}, page1.trace);
+  check(true, "the trace list shows the stopped trace as an error");
+  await page.screenshot({path: join(args.shots, "9-stopped.png"), fullPage: true});
+}
+
+// Polls `probe` until it returns something truthy, `ms` at most; throws naming `what` after that.
+async function until(probe, ms, what) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > end) throw new Error(what + ": not within " + ms + " ms");
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 // Clicks the list row of a session and waits until the viewer has rendered it.

@@ -41,7 +41,14 @@ std::string graph_rag(Trace& out, const RunUris& run, std::optional<std::string>
     out.add(question(run, "Who wrote “Dune”?", at(0), worker_agent_uri("graph-rag"),
                      parent ? std::optional<std::string_view>(*parent) : std::nullopt));
     out.add(grounding(run, step(5, std::nullopt), {"Dune", "author"}));
-    out.add(graph_exploration(run, step(10, run.grounding()), {"urn:kg:dune", "urn:kg:herbert"}, 42));
+    out.add(graph_exploration(
+        run, step(10, run.grounding()), {"urn:kg:dune", "urn:kg:herbert"}, 42,
+        {ExploredEdge{make_triple(iri("urn:kg:dune"), iri("urn:kg:author"), iri("urn:kg:herbert")), 1},
+         ExploredEdge{make_triple(iri("urn:kg:herbert"), iri("urn:kg:born"), lang_literal("Tacoma", "en")), 2},
+         ExploredEdge{make_triple(quoted(make_triple(iri("urn:kg:herbert"), iri("urn:kg:said"),
+                                                     iri("urn:kg:fear"))),
+                                  iri("urn:kg:assertedBy"), blank("b1")),
+                      2}}));
     SelectedEdge e0{make_triple(iri("urn:kg:dune"), iri("urn:kg:author"), iri("urn:kg:herbert")),
                     0.93, "author", "states the author",
                     SourceRef{"urn:doc:dune/c3", "urn:doc:dune", 1200, 800}, 1};

@@ -143,6 +143,36 @@ TEST(QueryEvents, KeptEdgesAndChunksBecomeRetrievalResults) {
     EXPECT_EQ(r["items"][0]["reasoning"], "mentions a");
 }
 
+TEST(QueryEvents, ExploredEdgesBecomeRetrievalResultsOfTheirOwnKind) {
+    QueryEvents events("r", json::object());
+    const std::string x = "urn:glassbox:d:exploration";
+    const std::string e0 = x + ":edge:0", e1 = x + ":edge:1";
+    json body = explain("urn:glassbox:d:question", 2, x, std::string(vocab::kExploration),
+                        {{vocab::kExploredEdgeProperty, iri(e0)}, {vocab::kExploredEdgeProperty, iri(e1)},
+                         {vocab::kSeedEntity, iri("urn:x:a")}});
+    const auto fact = [&](const std::string& s, std::string_view p, json o) {
+        body["explain_triples"].push_back(json{{"s", iri(s)}, {"p", iri(p)}, {"o", std::move(o)}});
+    };
+    // The edges' own triples, interleaved as a sink may write them.
+    fact(e1, vocab::kRdfSubject, iri("urn:x:b"));
+    fact(e0, vocab::kRdfSubject, iri("urn:x:a"));
+    fact(e0, vocab::kRdfPredicate, iri("urn:x:p"));
+    fact(e0, vocab::kRdfObject, iri("urn:x:b"));
+    fact(e0, vocab::kHop, json{{"t", "l"}, {"v", "1"}, {"dt", "http://www.w3.org/2001/XMLSchema#integer"}});
+    fact(e1, vocab::kRdfPredicate, iri("urn:x:q"));
+    fact(e1, vocab::kRdfObject, lit("a name"));
+    fact(e1, vocab::kHop, lit("2"));
+    fact(e1, vocab::kHop, lit("7"));  // a second value: the first counts
+    const auto out = events.on_reply(reply(bus::ReplyKind::kExplain, body));
+    ASSERT_EQ(names(out), (std::vector<std::string>{"run.started", "step", "retrieval.results"}));
+    const json& r = out.back().data;
+    EXPECT_EQ(r["kind"], "explored");
+    EXPECT_EQ(r["step"], x);
+    ASSERT_EQ(r["items"].size(), 2u);
+    EXPECT_EQ(r["items"][0], (json{{"edge", e0}, {"s", "urn:x:a"}, {"p", "urn:x:p"}, {"o", "urn:x:b"}, {"hop", 1.0}}));
+    EXPECT_EQ(r["items"][1], (json{{"edge", e1}, {"s", "urn:x:b"}, {"p", "urn:x:q"}, {"o", "a name"}, {"hop", 2.0}}));
+}
+
 TEST(QueryEvents, ARetractTakesBackTheProvisionalTextSoTheDeltasAfterItAreTheAnswer) {
     QueryEvents events("req-2", json{{"query", "q"}});
     auto chunk = [](const std::string& text, const std::string& engine, int run, bool replay) {

@@ -168,6 +168,63 @@ TEST(Steps, SharedShapeCostAndModel) {
     EXPECT_TRUE(types(ts, model).contains(std::string(v::kProvSoftwareAgent)));
 }
 
+TEST(Exploration, ExploredEdgesAreReifiedStatementsWithTheirHop) {
+    const std::vector<ExploredEdge> explored{
+        {make_triple(iri("urn:dune"), iri("urn:author"), iri("urn:herbert")), 1},
+        {make_triple(iri("urn:herbert"), iri("urn:born"), lang_literal("Tacoma", "en")), 2},
+        {make_triple(quoted(make_triple(iri("urn:a"), iri("urn:b"), iri("urn:c"))), iri("urn:saidBy"),
+                     iri("urn:d")),
+         3}};
+    const auto ts = graph_exploration(kRun, StepInfo{at_ms(0), kRun.grounding()}, {"urn:dune"}, 3,
+                                      explored);
+    expect_all_in_retrieval_graph(ts);
+    const auto x = kRun.exploration();
+    const auto e0 = kRun.explored_edge(0), e1 = kRun.explored_edge(1), e2 = kRun.explored_edge(2);
+    EXPECT_EQ(e0, "urn:glassbox:11111111-2222-4333-8444-555555555555:exploration:edge:0");
+    EXPECT_EQ(objects(ts, x, v::kExploredEdgeProperty),
+              (std::vector<Term>{iri(e0), iri(e1), iri(e2)}));
+    for (const auto& e : {e0, e1, e2}) {
+        EXPECT_EQ(types(ts, e), (std::set<std::string>{std::string(v::kExploredEdge),
+                                                        std::string(v::kRdfStatement)}))
+            << e;
+    }
+    EXPECT_TRUE(has(ts, e0, v::kRdfSubject, iri("urn:dune")));
+    EXPECT_TRUE(has(ts, e0, v::kRdfPredicate, iri("urn:author")));
+    EXPECT_TRUE(has(ts, e0, v::kRdfObject, iri("urn:herbert")));
+    EXPECT_TRUE(has(ts, e0, v::kHop, xsd_integer(1)));
+    EXPECT_TRUE(has(ts, e1, v::kRdfObject, lang_literal("Tacoma", "en")));
+    EXPECT_TRUE(has(ts, e1, v::kHop, xsd_integer(2)));
+    // A quoted subject is a further statement, as a kept edge's is.
+    EXPECT_TRUE(has(ts, e2, v::kRdfSubject, iri(e2 + ":s")));
+    EXPECT_TRUE(has(ts, e2 + ":s", v::kRdfObject, iri("urn:c")));
+    EXPECT_TRUE(has(ts, e2, v::kHop, xsd_integer(3)));
+    // Not selections: nothing may cite them, and they carry no score.
+    EXPECT_FALSE(kRun.is_selection(e0));
+    EXPECT_TRUE(objects(ts, e0, v::kScore).empty());
+}
+
+TEST(Exploration, RecordsTheFirstExploredEdgesUpToTheCapAndCountsThemAll) {
+    std::vector<ExploredEdge> explored;
+    for (std::size_t i = 0; i < kMaxExploredEdges + 20; ++i) {
+        explored.push_back(
+            {make_triple(iri("urn:hub"), iri("urn:rel"), iri("urn:n:" + std::to_string(i))), 1});
+    }
+    const auto ts = graph_exploration(kRun, StepInfo{at_ms(0)}, {"urn:hub"}, explored.size(),
+                                      explored);
+    const auto x = kRun.exploration();
+    EXPECT_EQ(objects(ts, x, v::kExploredEdgeProperty).size(), kMaxExploredEdges);
+    EXPECT_TRUE(has(ts, x, v::kEdgeCount, xsd_integer(static_cast<std::int64_t>(kMaxExploredEdges + 20))));
+    // The first ones, in order.
+    const auto last = kRun.explored_edge(kMaxExploredEdges - 1);
+    EXPECT_TRUE(has(ts, last, v::kRdfObject,
+                    iri("urn:n:" + std::to_string(kMaxExploredEdges - 1))));
+    EXPECT_TRUE(objects(ts, kRun.explored_edge(kMaxExploredEdges), v::kRdfObject).empty());
+    // Without explored edges, the step is as before: the count and the seeds.
+    const auto bare = graph_exploration(kRun, StepInfo{at_ms(0)}, {"urn:hub"}, 7);
+    EXPECT_TRUE(objects(bare, x, v::kExploredEdgeProperty).empty());
+    EXPECT_TRUE(has(bare, x, v::kEdgeCount, xsd_integer(7)));
+}
+
 TEST(Steps, FirstStepIsNotDerivedFromTheActivity) {
     const auto ts = grounding(kRun, StepInfo{at_ms(0)}, {"dune", "author"});
     EXPECT_TRUE(objects(ts, kRun.grounding(), v::kProvWasDerivedFrom).empty());

@@ -116,6 +116,11 @@ TEST(TripleSink, EveryExplainBuilderWritesTheSameMessageBothWays) {
          }},
         {"graph_exploration",
          [&](TripleSink& o) { ex::graph_exploration(o, run, info, {"urn:dune"}, 150); }},
+        {"graph_exploration with explored edges",
+         [&](TripleSink& o) {
+             ex::graph_exploration(o, run, info, {"urn:dune"}, 150,
+                                   {{edges[0].edge, 1}, {edges[1].edge, 2}, {edges[2].edge, 3}});
+         }},
         {"graph_focus", [&](TripleSink& o) { ex::graph_focus(o, run, info, edges); }},
         {"document_exploration",
          [&](TripleSink& o) {

@@ -19,6 +19,7 @@ TEST(LlmConfigTest, DefaultsToTheExtractiveProvider) {
     EXPECT_EQ(config->connect_timeout, std::chrono::milliseconds(5'000));
     EXPECT_EQ(config->max_retries, 2);
     EXPECT_EQ(config->api_key_env, "OPENAI_API_KEY");
+    EXPECT_EQ(config->extractive_delay, std::chrono::milliseconds(0));
     auto provider = make_provider(*config);
     ASSERT_TRUE(provider);
     EXPECT_EQ((*provider)->name(), "extractive");
@@ -44,9 +45,11 @@ TEST(LlmConfigTest, AModelMeansOpenAiUnlessTheProviderSaysOtherwise) {
     ASSERT_TRUE(provider) << provider.error().describe();
     EXPECT_EQ((*provider)->name(), "openai");
 
-    auto forced = LlmConfig::from_json(json{{"model", "llama3"}, {"provider", "extractive"}});
+    auto forced = LlmConfig::from_json(
+        json{{"model", "llama3"}, {"provider", "extractive"}, {"extractive_delay_ms", 250}});
     ASSERT_TRUE(forced);
     EXPECT_EQ(forced->effective_provider(), ProviderKind::kExtractive);
+    EXPECT_EQ(forced->extractive_delay, std::chrono::milliseconds(250));
 }
 
 TEST(LlmConfigTest, BadValuesAndUnknownKeysAreNamed) {
@@ -65,6 +68,8 @@ TEST(LlmConfigTest, BadValuesAndUnknownKeysAreNamed) {
               std::string::npos);
     EXPECT_NE(error_of({{"max_retries", 11}}).find("\"max_retries\""), std::string::npos);
     EXPECT_NE(error_of({{"temperature", 3}}).find("\"temperature\""), std::string::npos);
+    EXPECT_NE(error_of({{"extractive_delay_ms", 600'001}}).find("\"extractive_delay_ms\""),
+              std::string::npos);
     EXPECT_NE(error_of({{"modle", "x"}}).find("unknown llm setting \"modle\""), std::string::npos);
 }
 

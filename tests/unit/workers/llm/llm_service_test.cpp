@@ -401,6 +401,41 @@ TEST(ExtractiveProviderTest, ScoringStopsOnceCancelledOrPastTheDeadline) {
     EXPECT_TRUE(score_directly(club_edges(10), in_time));
 }
 
+// The configured delay (llm.extractive_delay_ms): the answer comes after it; a cancelled
+// request or a passed deadline stops the wait.
+TEST(ExtractiveProviderTest, ADelayComesBeforeTheAnswerAndACancelOrTheDeadlineEndsIt) {
+    static const auto templates = TemplateSet::builtin();
+    const PromptTemplate* t = templates->find("extract-concepts");
+    const std::map<std::string, std::string> variables{{"question", kQuestion}};
+    auto rendered = t->render(variables);
+    ASSERT_TRUE(rendered);
+    const PromptInput input{*t, variables, *rendered};
+
+    ExtractiveProvider slow(150ms);
+    auto started = Clock::now();
+    auto answer = slow.generate(input, GenerateOptions{});
+    ASSERT_TRUE(answer) << answer.error().describe();
+    EXPECT_GE(Clock::now() - started, 150ms);
+    EXPECT_FALSE((*answer->json)["concepts"].empty()) << "the same answer, later";
+
+    // A minute's delay, cancelled after the first checks: it stops long before the minute.
+    ExtractiveProvider very_slow(60s);
+    GenerateOptions cancel;
+    int checks = 0;
+    cancel.cancelled = [&checks] { return ++checks > 3; };
+    started = Clock::now();
+    answer = very_slow.generate(input, cancel);
+    ASSERT_FALSE(answer);
+    EXPECT_EQ(answer.error().type, base::ErrorType::kCancelled);
+    EXPECT_LT(Clock::now() - started, 30s);
+
+    GenerateOptions late;
+    late.deadline = Clock::now() + 20ms;
+    answer = very_slow.generate(input, late);
+    ASSERT_FALSE(answer);
+    EXPECT_EQ(answer.error().type, base::ErrorType::kTimeout);
+}
+
 TEST_F(LlmServiceTest, EdgeScoringAsksTheEmbeddingsServiceAndBlendsItIn) {
     start(std::make_shared<ExtractiveProvider>());
     const json edges =
