@@ -15,6 +15,7 @@
 #include "gateway/gateway_server.hpp"
 #include "gateway/gateway_state.hpp"
 #include "gateway/listen_address.hpp"
+#include "gateway/mcp/server.hpp"
 #include "gateway/web_assets.hpp"
 #include "schema/messages.hpp"
 #include "schema/protocol.hpp"
@@ -288,8 +289,16 @@ Gateway::Gateway(GatewayConfig config) : state_(std::make_unique<State>(std::mov
     server.set_pre_routing_handler([&state](const httplib::Request& req, httplib::Response& res) {
         std::string id = req.get_header_value(kRequestIdHeader);
         res.set_header(kRequestIdHeader, usable_request_id(id) ? id : new_request_id());
-        return refuse_at_admission(state, req, res) ? httplib::Server::HandlerResponse::Handled
-                                                    : httplib::Server::HandlerResponse::Unhandled;
+        if (!refuse_at_admission(state, req, res)) return httplib::Server::HandlerResponse::Unhandled;
+        // A refusal of /mcp (401, 403, 429) is readable by an allowed browser client, as the MCP
+        // server's own answers are: else the browser reports a CORS failure, not the status.
+        const std::string origin = req.get_header_value("Origin");
+        if ((req.path == "/mcp" || req.path.starts_with("/mcp/")) && !origin.empty() &&
+            mcp::origin_allowed(state.config.mcp, origin)) {
+            res.set_header("Access-Control-Allow-Origin", origin);
+            res.set_header("Vary", "Origin");
+        }
+        return httplib::Server::HandlerResponse::Handled;
     });
     server.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
         if (!res.body.empty() || res.content_provider_) return httplib::Server::HandlerResponse::Unhandled;

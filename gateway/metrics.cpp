@@ -1,6 +1,8 @@
 // Prometheus text for GET /metrics.
 #include "gateway/metrics.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 
 #include "gateway/explain_view.hpp"
@@ -108,13 +110,26 @@ void trace_metrics(std::string& out, const json& traces) {
 }  // namespace
 
 std::string route_label(const std::string& method, const std::string& path) {
-    std::string route = path;
+    // Labels come from a fixed set, so a client sending made-up paths cannot grow the metrics
+    // (each label is a time series kept for the gateway's lifetime).
+    static constexpr std::array<std::string_view, 10> kRoutes = {
+        "/api/v1/query",       "/api/v1/search",      "/api/v1/traces",  "/api/v1/load/rdf",
+        "/api/v1/load/docs",   "/api/v1/graph/stats", "/api/v1/health",  "/api/v1/openapi.json",
+        "/metrics",            "/mcp"};
+    static constexpr std::array<std::string_view, 9> kMethods = {"GET",   "HEAD",    "POST",  "PUT",  "DELETE",
+                                                                 "PATCH", "OPTIONS", "TRACE", "CONNECT"};
+    std::string route;
     constexpr std::string_view kTraces = "/api/v1/traces/";
-    if (path.starts_with(kTraces))
+    if (std::find(kRoutes.begin(), kRoutes.end(), path) != kRoutes.end())
+        route = path;
+    else if (path.starts_with(kTraces))
         route = path.ends_with("/events") ? "/api/v1/traces/{id}/events" : "/api/v1/traces/{id}";
-    else if (!path.starts_with("/api/") && path != "/metrics" && !path.starts_with("/mcp"))
+    else if (path.starts_with("/api/") || path.starts_with("/mcp"))
+        route = "unmatched";
+    else
         route = "static";
-    return method + " " + route;
+    const bool known_method = std::find(kMethods.begin(), kMethods.end(), method) != kMethods.end();
+    return (known_method ? method : std::string("OTHER")) + " " + route;
 }
 
 void Metrics::request(const std::string& route, int status, std::chrono::duration<double> took) {

@@ -179,13 +179,15 @@ Server::Server(Backend& backend, Options options)
     if (!options_.clock) options_.clock = [] { return std::chrono::steady_clock::now(); };
 }
 
-bool Server::origin_allowed(const std::string& origin) const {
+bool origin_allowed(const Options& options, const std::string& origin) {
     if (origin.empty()) return true;  // not a browser: DNS rebinding needs one
     const std::string o = lower(origin);
     if (is_loopback_origin(o)) return true;
-    return std::any_of(options_.allowed_origins.begin(), options_.allowed_origins.end(),
+    return std::any_of(options.allowed_origins.begin(), options.allowed_origins.end(),
                        [&](const std::string& allowed) { return lower(allowed) == o; });
 }
+
+bool Server::origin_allowed(const std::string& origin) const { return mcp::origin_allowed(options_, origin); }
 
 HttpAnswer Server::handle(const HttpExchange& exchange) {
     const std::string origin = header(exchange, "origin");

@@ -74,6 +74,12 @@ struct Options {
 // Protocol versions this server speaks, newest first.
 const std::vector<std::string>& supported_protocol_versions();
 
+// Whether a request with this Origin header may reach the server (MCP "Streamable HTTP",
+// security: DNS rebinding): none (not a browser), a loopback origin, or one of
+// options.allowed_origins (case ignored). The gateway asks it too, so that its own refusals of
+// /mcp (401, 403, 429) reach an allowed browser client readable (CORS).
+bool origin_allowed(const Options& options, const std::string& origin);
+
 // Thread-safe: the gateway calls handle() from its HTTP threads; Backend calls run unlocked.
 class Server {
 public:

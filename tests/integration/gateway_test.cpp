@@ -1022,8 +1022,19 @@ TEST_F(GatewayTest, ABrowserPreflightNeedsNoTokenButTheRequestAfterItDoes) {
         if (!token.empty()) headers.push_back("Authorization: Bearer " + token);
         return http("POST", "/mcp", initialize, headers);
     };
-    expect_problem(with(""), 401, "Unauthorized");
-    expect_problem(with("reader-0123456789abcdef"), 403, "Forbidden");
+    // Refused, and readable by the allowed browser (else it would see a CORS failure, not 401).
+    const auto unauthorised = with("");
+    expect_problem(unauthorised, 401, "Unauthorized");
+    EXPECT_EQ(unauthorised.headers.value("access-control-allow-origin", ""), "https://app.example");
+    const auto forbidden = with("reader-0123456789abcdef");
+    expect_problem(forbidden, 403, "Forbidden");
+    EXPECT_EQ(forbidden.headers.value("access-control-allow-origin", ""), "https://app.example");
+    // A foreign origin's refusal stays unreadable.
+    auto foreign_post = browser;
+    foreign_post[0] = "Origin: https://evil.example";
+    const auto refused = http("POST", "/mcp", initialize, foreign_post);
+    EXPECT_EQ(refused.status, 401) << refused.describe();
+    EXPECT_FALSE(refused.headers.contains("access-control-allow-origin")) << refused.describe();
     const auto initialized = with("asker-0123456789abcdef");
     ASSERT_EQ(initialized.status, 200) << initialized.describe();
     EXPECT_EQ(initialized.body_json()["result"].value("protocolVersion", ""), "2025-06-18") << initialized.describe();
