@@ -12,10 +12,19 @@ namespace vocab = schema::vocab;
 
 namespace {
 
+// A string member of an object, viewed in place ("" when absent or not a string): the lookups
+// below run once per triple, so they copy nothing.
+std::string_view view_of(const json& object, std::string_view key) {
+    if (!object.is_object()) return {};
+    const auto it = object.find(key);
+    return it != object.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>())
+                                                 : std::string_view{};
+}
+
 // The IRI of an {"t":"i","i":…} term or the lexical form of an {"t":"l","v":…} term.
 std::optional<std::string> term_value(const json& term) {
     if (!term.is_object()) return std::nullopt;
-    const std::string kind = string_of(term, "t");
+    const std::string_view kind = view_of(term, "t");
     if (kind == "i") {
         const auto it = term.find("i");
         if (it != term.end() && it->is_string()) return it->get<std::string>();
@@ -27,7 +36,7 @@ std::optional<std::string> term_value(const json& term) {
 }
 
 bool is_iri(const json& term, std::string_view iri) {
-    if (!term.is_object() || string_of(term, "t") != "i") return false;
+    if (!term.is_object() || view_of(term, "t") != "i") return false;
     const auto it = term.find("i");
     return it != term.end() && it->is_string() && it->get_ref<const std::string&>() == iri;
 }
@@ -85,7 +94,7 @@ std::vector<std::vector<std::optional<std::string>>> explain_table(
         const auto p = triple.find("p");
         const auto o = triple.find("o");
         if (s == triple.end() || p == triple.end() || o == triple.end()) continue;
-        if (!s->is_object() || string_of(*s, "t") != "i" || !p->is_object()) continue;
+        if (!s->is_object() || view_of(*s, "t") != "i" || !p->is_object()) continue;
         const auto subject = s->find("i");
         const auto predicate = p->find("i");
         if (subject == s->end() || !subject->is_string() || predicate == p->end() ||

@@ -202,18 +202,25 @@ void QueryEvents::retrieval(const json& explain, const std::string& id, std::vec
     const auto selections = [&](std::string_view link, const char* kind) {
         const auto uris = explain_values(explain, id, link);
         if (uris.empty()) return;
+        const bool edges = std::string_view(kind) == "edges";
+        // One pass over the message for all its selections (a Focus holds dozens).
+        const auto table = explain_table(explain, uris,
+                                         {vocab::kScore, vocab::kDataTier, vocab::kSourceChunk,
+                                          vocab::kSourceDocument, vocab::kRdfSubject, vocab::kRdfPredicate,
+                                          vocab::kRdfObject, vocab::kReasoning});
         json items = json::array();
-        for (const auto& sel : uris) {
-            json item{{"selection", sel},
-                      {"score", number_of(explain_value(explain, sel, vocab::kScore))},
-                      {"tier", number_of(explain_value(explain, sel, vocab::kDataTier))},
-                      {"chunk", or_null(explain_value(explain, sel, vocab::kSourceChunk))},
-                      {"document", or_null(explain_value(explain, sel, vocab::kSourceDocument))}};
-            if (std::string_view(kind) == "edges") {
-                item["s"] = or_null(explain_value(explain, sel, vocab::kRdfSubject));
-                item["p"] = or_null(explain_value(explain, sel, vocab::kRdfPredicate));
-                item["o"] = or_null(explain_value(explain, sel, vocab::kRdfObject));
-                item["reasoning"] = or_null(explain_value(explain, sel, vocab::kReasoning));
+        for (std::size_t i = 0; i < uris.size(); ++i) {
+            const auto& row = table[i];
+            json item{{"selection", uris[i]},
+                      {"score", number_of(row[0])},
+                      {"tier", number_of(row[1])},
+                      {"chunk", or_null(row[2])},
+                      {"document", or_null(row[3])}};
+            if (edges) {
+                item["s"] = or_null(row[4]);
+                item["p"] = or_null(row[5]);
+                item["o"] = or_null(row[6]);
+                item["reasoning"] = or_null(row[7]);
             }
             items.push_back(std::move(item));
         }
