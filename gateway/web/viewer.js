@@ -330,6 +330,9 @@
     logEvent("stopped", "by you: the gateway cancels the run");
     const answer = $("answer");
     if (answer.dataset.streaming !== "1") answer.replaceChildren(h("p", {class: "muted"}, "Stopped before an answer."));
+    // The header's status too: no more steps come to say otherwise (the stored trace ends error).
+    const root = state.model.root;
+    if (root && root.status === "running") root.status = "stopped";
     runMeta([["ended", "stopped"]]);
     if (state.trace) downloads(state.trace);
     setTimeout(() => refreshList(), 1500);
