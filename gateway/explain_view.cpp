@@ -35,6 +35,22 @@ std::optional<std::string> term_value(const json& term) {
     return std::nullopt;
 }
 
+// Calls fn(s, p, o) for each well-formed triple of the message (an object with s, p and o).
+template <typename Fn>
+void for_each_triple(const json& explain, const Fn& fn) {
+    if (!explain.is_object()) return;
+    const auto triples = explain.find("explain_triples");
+    if (triples == explain.end() || !triples->is_array()) return;
+    for (const auto& triple : *triples) {
+        if (!triple.is_object()) continue;
+        const auto s = triple.find("s");
+        const auto p = triple.find("p");
+        const auto o = triple.find("o");
+        if (s == triple.end() || p == triple.end() || o == triple.end()) continue;
+        fn(*s, *p, *o);
+    }
+}
+
 bool is_iri(const json& term, std::string_view iri) {
     if (!term.is_object() || view_of(term, "t") != "i") return false;
     const auto it = term.find("i");
@@ -56,18 +72,10 @@ std::string string_of(const json& object, std::string_view key) {
 std::vector<std::string> explain_values(const json& explain, std::string_view subject,
                                         std::string_view predicate) {
     std::vector<std::string> values;
-    if (!explain.is_object()) return values;
-    const auto triples = explain.find("explain_triples");
-    if (triples == explain.end() || !triples->is_array()) return values;
-    for (const auto& triple : *triples) {
-        if (!triple.is_object()) continue;
-        const auto s = triple.find("s");
-        const auto p = triple.find("p");
-        const auto o = triple.find("o");
-        if (s == triple.end() || p == triple.end() || o == triple.end()) continue;
-        if (!is_iri(*s, subject) || !is_iri(*p, predicate)) continue;
-        if (auto value = term_value(*o)) values.push_back(std::move(*value));
-    }
+    for_each_triple(explain, [&](const json& s, const json& p, const json& o) {
+        if (!is_iri(s, subject) || !is_iri(p, predicate)) return;
+        if (auto value = term_value(o)) values.push_back(std::move(*value));
+    });
     return values;
 }
 
@@ -83,32 +91,22 @@ std::vector<std::vector<std::optional<std::string>>> explain_table(
     const std::vector<std::string_view>& predicates) {
     std::vector<std::vector<std::optional<std::string>>> table(
         subjects.size(), std::vector<std::optional<std::string>>(predicates.size()));
-    if (!explain.is_object() || subjects.empty()) return table;
-    const auto triples = explain.find("explain_triples");
-    if (triples == explain.end() || !triples->is_array()) return table;
+    if (subjects.empty()) return table;
     std::unordered_map<std::string_view, std::size_t> row;
     for (std::size_t i = 0; i < subjects.size(); ++i) row.emplace(subjects[i], i);
-    for (const auto& triple : *triples) {
-        if (!triple.is_object()) continue;
-        const auto s = triple.find("s");
-        const auto p = triple.find("p");
-        const auto o = triple.find("o");
-        if (s == triple.end() || p == triple.end() || o == triple.end()) continue;
-        if (!s->is_object() || view_of(*s, "t") != "i" || !p->is_object()) continue;
-        const auto subject = s->find("i");
-        const auto predicate = p->find("i");
-        if (subject == s->end() || !subject->is_string() || predicate == p->end() ||
-            !predicate->is_string())
-            continue;
+    for_each_triple(explain, [&](const json& s, const json& p, const json& o) {
+        if (!s.is_object() || view_of(s, "t") != "i" || !p.is_object()) return;
+        const auto subject = s.find("i");
+        const auto predicate = p.find("i");
+        if (subject == s.end() || !subject->is_string() || predicate == p.end() || !predicate->is_string())
+            return;
         const auto r = row.find(subject->get_ref<const std::string&>());
-        if (r == row.end()) continue;
+        if (r == row.end()) return;
         for (std::size_t j = 0; j < predicates.size(); ++j) {
             auto& cell = table[r->second][j];
-            if (!cell && predicate->get_ref<const std::string&>() == predicates[j]) {
-                cell = term_value(*o);
-            }
+            if (!cell && predicate->get_ref<const std::string&>() == predicates[j]) cell = term_value(o);
         }
-    }
+    });
     return table;
 }
 
