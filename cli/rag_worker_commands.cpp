@@ -39,6 +39,7 @@ void apply_retrieval_defaults(rag::RagConfig& config, const config::Resolved& s)
     config.edge_limit = limit("graph_rag.edge_limit");
     config.doc_limit = limit("document_rag.doc_limit");
     config.fetch_limit = limit("document_rag.fetch_limit");
+    config.explored_edges_recorded = limit("graph_rag.explored_edges_recorded");
 }
 
 void run_rag(const std::string& service, const RagOptions& options, bool graph) {

@@ -282,6 +282,9 @@ std::vector<Setting> glassbox_settings() {
         integer_setting("graph_rag.edge_score_limit", 30, 1, 1'000, "Edges scored"),
         integer_setting("graph_rag.edge_limit", 25, 1, 1'000,
                         "Edges kept for the answer (at most the edges scored)"),
+        integer_setting("graph_rag.explored_edges_recorded", 500, 0, 500,
+                        "Explored edges the trace records, the first in traversal order (0: only "
+                        "their count)"),
         integer_setting("document_rag.doc_limit", 20, 1, 1'000, "Chunks the answer uses"),
         integer_setting("document_rag.fetch_limit", 20, 1, 1'000,
                         "Chunks fetched before re-ranking (at least doc_limit)"),

@@ -215,10 +215,12 @@ private:
         }
         // The explored edges in traversal order, as many as the trace records (the count is
         // the whole subgraph's).
+        const std::size_t recorded =
+            std::min<std::size_t>(config_.explored_edges_recorded, explain::kMaxExploredEdges);
         std::vector<explain::ExploredEdge> explored;
-        explored.reserve(std::min(subgraph_.size(), explain::kMaxExploredEdges));
+        explored.reserve(std::min(subgraph_.size(), recorded));
         for (const auto& e : subgraph_) {
-            if (explored.size() >= explain::kMaxExploredEdges) break;
+            if (explored.size() >= recorded) break;
             explored.push_back(explain::ExploredEdge{e.triple, e.hop});
         }
         return send_step(

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "schema/explain_builder.hpp"
 #include "schema/messages.hpp"
 #include "schema/services.hpp"
 
@@ -38,6 +39,10 @@ struct RagConfig {
     std::uint32_t edge_limit = schema::kDefaultEdgeLimit;  // cut to the edges scored
     std::uint32_t doc_limit = schema::kDefaultDocLimit;
     std::uint32_t fetch_limit = schema::kDefaultFetchLimit;  // raised to the doc limit
+    // Graph RAG: the explored edges its Exploration step records (the first, in traversal
+    // order; at most schema::explain::kMaxExploredEdges). 0 records only their count. The
+    // explored edges are most of a graph-RAG trace: this bounds its size.
+    std::uint32_t explored_edges_recorded = static_cast<std::uint32_t>(schema::explain::kMaxExploredEdges);
     // Upper bounds of the request parameters (InvalidRequest above them).
     std::uint32_t max_entity_limit = 1'000;
     std::uint32_t max_triple_limit = 1'000;

@@ -16,6 +16,7 @@
 #include "broker/broker_config.hpp"
 #include "cli/home.hpp"
 #include "gateway/gateway_config.hpp"
+#include "schema/explain_builder.hpp"
 #include "workers/agent/agent_config.hpp"
 #include "workers/embeddings/embeddings_config.hpp"
 #include "workers/llm/llm_config.hpp"
@@ -151,6 +152,9 @@ TEST(SettingsTableTest, DefaultsAreTheComponentsOwn) {
     EXPECT_EQ(integer("graph_rag.max_path_length"), g_rag.path_length);
     EXPECT_EQ(integer("graph_rag.edge_score_limit"), g_rag.edge_score_limit);
     EXPECT_EQ(integer("graph_rag.edge_limit"), g_rag.edge_limit);
+    EXPECT_EQ(integer("graph_rag.explored_edges_recorded"), g_rag.explored_edges_recorded);
+    EXPECT_EQ(r.find("graph_rag.explored_edges_recorded")->max,
+              static_cast<std::int64_t>(schema::explain::kMaxExploredEdges));
     EXPECT_EQ(integer("document_rag.doc_limit"), g_rag.doc_limit);
     EXPECT_EQ(integer("document_rag.fetch_limit"), g_rag.fetch_limit);
     EXPECT_EQ(r.find("graph_rag.entity_limit")->max, g_rag.max_entity_limit)

@@ -584,6 +584,27 @@ TEST(RagServiceNoExplain, TheBenchSwitchSendsNoExplainButAnswersTheSame) {
     EXPECT_EQ(final->sources, std::vector<std::string>{kGraphSource});
 }
 
+TEST(RagServiceExploredEdges, TheTraceRecordsAsManyExploredEdgesAsConfiguredAndAlwaysTheirCount) {
+    for (const std::uint32_t recorded : {0u, 2u, 500u}) {
+        SCOPED_TRACE(recorded);
+        RagConfig config;
+        config.explored_edges_recorded = recorded;
+        RagCluster cluster(config);
+        cluster.load_triples("kg", kGraphSource, kGraph);
+        const auto replies =
+            cluster.request("graph-rag", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
+        ASSERT_EQ(terminal(replies).kind, bus::ReplyKind::kFinal) << terminal(replies).body.dump();
+        const auto messages = explains(replies);
+        const auto triples = all_triples(messages);
+        const auto run = schema::explain::RunUris::from_uri(messages.at(0).session);
+        ASSERT_TRUE(run);
+        const auto explored = integer_of(triples, run->exploration(), vocab::kEdgeCount);
+        ASSERT_GT(explored, 2u) << "the graph gives more edges than the smallest setting";
+        EXPECT_EQ(objects(triples, run->exploration(), vocab::kExploredEdgeProperty).size(),
+                  std::min<std::uint64_t>(explored, recorded));
+    }
+}
+
 TEST(RagServiceStoreDown, AStoreThatIsGoneIsATypedErrorAndTheWorkerKeepsServing) {
     RagCluster cluster;
     cluster.load_triples("kg", kGraphSource, kGraph);
