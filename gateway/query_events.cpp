@@ -47,7 +47,14 @@ std::string summary_of(const std::string& text) {
 
 std::string format_sse(std::uint64_t id, const SseEvent& event) {
     // compact_json() escapes every control character, so the data is one line whatever the text holds.
-    return "event: " + event.name + "\nid: " + std::to_string(id) + "\ndata: " + compact_json(event.data) + "\n\n";
+    std::string data = compact_json(event.data);
+    if (!event.raw_members.empty() && data.size() >= 2 && data.back() == '}') {
+        data.pop_back();
+        if (data.size() > 1) data += ',';
+        data += event.raw_members;
+        data += '}';
+    }
+    return "event: " + event.name + "\nid: " + std::to_string(id) + "\ndata: " + data + "\n\n";
 }
 
 SseEvent step_event(const json& explain, const std::string& trace) {
@@ -58,8 +65,8 @@ SseEvent step_event(const json& explain, const std::string& trace) {
                                  {"parent", parent.empty() ? json(nullptr) : json(parent)},
                                  {"service", string_of(explain, "service")},
                                  {"seq", field_or(explain, "seq", nullptr)},
-                                 {"session", string_of(explain, "session")},
-                                 {"explain", explain}}};
+                                 {"session", string_of(explain, "session")}},
+                    "\"explain\":" + compact_json(explain)};
 }
 
 QueryEvents::QueryEvents(std::string request_id, json request)

@@ -18,6 +18,10 @@ namespace glassbox::gateway {
 struct SseEvent {
     std::string name;
     nlohmann::json data;
+    // Members already written as JSON text (`"key":value`), added to `data`'s object when the
+    // event is formatted: a step's explain message, often hundreds of KiB, is written once
+    // rather than copied into `data` first.
+    std::string raw_members{};
 };
 
 // The `step` event of one explain message (docs/http.md §3), for the stream of `trace`.

@@ -227,6 +227,22 @@ TEST(QueryEvents, EveryEventIsOneLineOnTheWire) {
     EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4) << "event, id, data, blank line";
 }
 
+TEST(QueryEvents, AStepEventCarriesItsWholeExplainMessage) {
+    const std::string s = "urn:glassbox:a:question";
+    const json message = explain(s, 3, "urn:glassbox:a:exploration", "https://glassbox.dev/ns#Exploration",
+                                 {{vocab::kEdgeCount, lit("42\nwith a line break")}}, "urn:glassbox:p:focus");
+    const std::string text = format_sse(9, step_event(message, s));
+    const auto at = text.find("data: ");
+    ASSERT_NE(at, std::string::npos) << text;
+    const auto data = json::parse(text.substr(at + 6, text.find('\n', at) - at - 6));
+    EXPECT_EQ(data["explain"], message);
+    EXPECT_EQ(data["trace"], s);
+    EXPECT_EQ(data["type"], "Exploration");
+    EXPECT_EQ(data["parent"], "urn:glassbox:p:focus");
+    EXPECT_EQ(data["seq"], 3);
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4) << "event, id, data, blank line";
+}
+
 // The progress lines of MCP's resolve_intent (docs/mcp.md §6): one per step, with what it decided
 // or counted.
 TEST(StepLine, SaysWhatEachStepDidInOneLine) {
