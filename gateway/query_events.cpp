@@ -57,7 +57,10 @@ std::string format_sse(std::uint64_t id, const SseEvent& event) {
     return "event: " + event.name + "\nid: " + std::to_string(id) + "\ndata: " + data + "\n\n";
 }
 
-SseEvent step_event(const json& explain, const std::string& trace) {
+SseEvent step_event(const json& explain, const std::string& trace, std::string_view text) {
+    // JSON text holds a line break only between tokens (within strings it is escaped): a message
+    // written on one line can go out as received.
+    const bool one_line = !text.empty() && text.find_first_of("\r\n") == std::string_view::npos;
     const std::string parent = string_of(explain, "parent_uri");
     return SseEvent{"step", json{{"trace", trace.empty() ? json(nullptr) : json(trace)},
                                  {"step", string_of(explain, "explain_id")},
@@ -66,7 +69,7 @@ SseEvent step_event(const json& explain, const std::string& trace) {
                                  {"service", string_of(explain, "service")},
                                  {"seq", field_or(explain, "seq", nullptr)},
                                  {"session", string_of(explain, "session")}},
-                    "\"explain\":" + compact_json(explain)};
+                    "\"explain\":" + (one_line ? std::string(text) : compact_json(explain))};
 }
 
 QueryEvents::QueryEvents(std::string request_id, json request)
@@ -94,7 +97,7 @@ std::vector<SseEvent> QueryEvents::on_reply(const bus::Reply& reply) {
             // The query's own steps: its first message names the trace.
             if (trace_.empty()) trace_ = string_of(reply.body, "session");
             start(out);
-            step(reply.body, out);
+            step(reply.body, out, reply.text);
             break;
         case bus::ReplyKind::kData: {
             const json& body = reply.body;
@@ -149,12 +152,12 @@ void QueryEvents::fail(const base::Error& error, std::vector<SseEvent>& out) {
     finished_ = true;
 }
 
-void QueryEvents::step(const json& explain, std::vector<SseEvent>& out) {
+void QueryEvents::step(const json& explain, std::vector<SseEvent>& out, std::string_view text) {
     if (!explain.is_object()) return;
     const std::string id = string_of(explain, "explain_id");
     const std::string session = string_of(explain, "session");
     const std::string type = explain_step_type(explain);
-    out.push_back(step_event(explain, trace_));
+    out.push_back(step_event(explain, trace_, text));
     if (type == "RoutingDecision") {
         json scores = json::object();
         for (const auto& line : explain_values(explain, id, vocab::kRouteScore)) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -25,7 +26,9 @@ struct SseEvent {
 };
 
 // The `step` event of one explain message (docs/http.md §3), for the stream of `trace`.
-SseEvent step_event(const nlohmann::json& explain, const std::string& trace);
+// `text`, when given, is the message as received (the bus reply's body): written as it is when
+// it is one line, so the message is not serialized again.
+SseEvent step_event(const nlohmann::json& explain, const std::string& trace, std::string_view text = {});
 
 // One event on the wire: "event: <name>\nid: <id>\ndata: <one-line JSON>\n\n".
 std::string format_sse(std::uint64_t id, const SseEvent& event);
@@ -46,7 +49,7 @@ public:
 
 private:
     void start(std::vector<SseEvent>& out);
-    void step(const nlohmann::json& explain, std::vector<SseEvent>& out);
+    void step(const nlohmann::json& explain, std::vector<SseEvent>& out, std::string_view text = {});
     void final(const nlohmann::json& body, std::vector<SseEvent>& out);
     void fail(const base::Error& error, std::vector<SseEvent>& out);
     void citations(const nlohmann::json& body, std::vector<SseEvent>& out);

@@ -241,6 +241,18 @@ TEST(QueryEvents, AStepEventCarriesItsWholeExplainMessage) {
     EXPECT_EQ(data["parent"], "urn:glassbox:p:focus");
     EXPECT_EQ(data["seq"], 3);
     EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 4) << "event, id, data, blank line";
+
+    // The message as received goes out as it is when it is one line, else written anew; either
+    // way the event is one line and carries the same message.
+    for (const std::string& received : {message.dump(), message.dump(2)}) {
+        const std::string wire = format_sse(10, step_event(message, s, received));
+        EXPECT_EQ(std::count(wire.begin(), wire.end(), '\n'), 4) << wire;
+        const auto start = wire.find("data: ") + 6;
+        EXPECT_EQ(json::parse(wire.substr(start, wire.find('\n', start) - start))["explain"], message);
+    }
+    const std::string as_received = R"({"session":"urn:x","explain_id":"urn:x","zz":1,"aa":2})";
+    const std::string wire = format_sse(11, step_event(json::parse(as_received), s, as_received));
+    EXPECT_NE(wire.find(R"("explain":)" + as_received), std::string::npos) << "written as received: " << wire;
 }
 
 // The progress lines of MCP's resolve_intent (docs/mcp.md §6): one per step, with what it decided
