@@ -63,11 +63,7 @@ std::string compact_json(const json& value) {
     return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-std::string string_of(const json& object, std::string_view key) {
-    if (!object.is_object()) return {};
-    const auto it = object.find(key);
-    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string{};
-}
+std::string string_of(const json& object, std::string_view key) { return std::string(view_of(object, key)); }
 
 std::vector<std::string> explain_values(const json& explain, std::string_view subject,
                                         std::string_view predicate) {

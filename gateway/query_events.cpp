@@ -57,6 +57,13 @@ std::string format_sse(std::uint64_t id, const SseEvent& event) {
     return "event: " + event.name + "\nid: " + std::to_string(id) + "\ndata: " + data + "\n\n";
 }
 
+const json* explain_of(const bus::Reply& reply) {
+    if (reply.kind == bus::ReplyKind::kExplain) return &reply.body;
+    if (reply.kind != bus::ReplyKind::kData || string_of(reply.body, "message_type") != "explain") return nullptr;
+    const auto inner = reply.body.find("explain");
+    return inner != reply.body.end() && inner->is_object() ? &*inner : &reply.body;
+}
+
 SseEvent step_event(const json& explain, const std::string& trace, std::string_view text) {
     // JSON text holds a line break only between tokens (within strings it is escaped): a message
     // written on one line can go out as received.
@@ -102,10 +109,9 @@ std::vector<SseEvent> QueryEvents::on_reply(const bus::Reply& reply) {
         case bus::ReplyKind::kData: {
             const json& body = reply.body;
             start(out);
-            if (string_of(body, "message_type") == "explain") {
+            if (const json* explain = explain_of(reply)) {
                 // An engine's sub-run, forwarded by the router (an agent wraps its tools' ones).
-                const auto inner = body.find("explain");
-                step(inner != body.end() && inner->is_object() ? *inner : body, out);
+                step(*explain, out);
             } else if (string_of(body, "message_type") == "retract") {
                 // The reflection rejected a run (docs/query.md §1): everything streamed so far is
                 // taken back, so the deltas after the last retract add up to the final answer.

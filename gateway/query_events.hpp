@@ -26,6 +26,11 @@ struct SseEvent {
 };
 
 // The `step` event of one explain message (docs/http.md §3), for the stream of `trace`.
+// The explain message a reply of a query request carries: its own (EXPLAIN), or an engine's
+// the router forwards as data ({"message_type": "explain", "explain": {…}} or the message
+// itself); nullptr for any other reply.
+const nlohmann::json* explain_of(const bus::Reply& reply);
+
 // `text`, when given, is the message as received (the bus reply's body): written as it is when
 // it is one line, so the message is not serialized again.
 SseEvent step_event(const nlohmann::json& explain, const std::string& trace, std::string_view text = {});

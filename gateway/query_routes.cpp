@@ -75,20 +75,7 @@ base::Result<QueryInput> query_input(const json& body) {
 
 // The step durations of a question's explain messages (its own, and its engines' forwarded).
 void record_steps(Gateway::State& state, const bus::Reply& reply) {
-    if (reply.kind == bus::ReplyKind::kExplain) state.metrics.steps_of(reply.body);
-    if (reply.kind == bus::ReplyKind::kData && string_of(reply.body, "message_type") == "explain") {
-        const auto inner = reply.body.find("explain");
-        state.metrics.steps_of(inner != reply.body.end() && inner->is_object() ? *inner : reply.body);
-    }
-}
-
-// The explain message a reply of a query request carries: its own (EXPLAIN), or an engine's
-// the router forwards as data ({"message_type": "explain", "explain": {…}} or the message itself).
-const json* explain_of(const bus::Reply& reply) {
-    if (reply.kind == bus::ReplyKind::kExplain) return &reply.body;
-    if (reply.kind != bus::ReplyKind::kData || string_of(reply.body, "message_type") != "explain") return nullptr;
-    const auto inner = reply.body.find("explain");
-    return inner != reply.body.end() && inner->is_object() ? &*inner : &reply.body;
+    if (const json* explain = explain_of(reply)) state.metrics.steps_of(*explain);
 }
 
 // One query request from sending to its FINAL, each step told to `watch`; abandoned on the bus

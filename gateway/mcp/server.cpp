@@ -364,11 +364,9 @@ HttpAnswer Server::call_tool(const std::string& session, const Message& m, bool 
     // end exactly once, when the last copy (the one that ran, or none did) is gone.
     std::shared_ptr<const CallTicket> ticket = std::move(*begun);
     if (!sse) {
-        CallRun run(*ticket, nullptr, nullptr, options_.keep_alive, options_.clock);
-        json reply = tool_reply(m, run);
         // MCP "Cancellation": no response for a cancelled request; the POST gets none either.
-        if (ticket->cancelled()) return accepted();
-        return json_answer(200, reply);
+        auto reply = call_in_one_piece(*ticket, m);
+        return reply ? json_answer(200, *reply) : accepted();
     }
     HttpAnswer answer = sse_answer({});
     answer.stream = [this, ticket, m](StreamSink& sink) {
@@ -394,10 +392,7 @@ std::optional<json> Server::dispatch(const json& value, const std::string& sessi
         // In a batch (2025-03-26): run here, cancellable by a notification on another POST.
         auto begun = sessions_.begin_call(session, c.message->id);
         if (!begun) return make_error(c.message->id, kInvalidRequest, "Invalid Request: " + begun.error().message);
-        CallRun run(**begun, nullptr, nullptr, options_.keep_alive, options_.clock);
-        json reply = tool_reply(*c.message, run);
-        if ((*begun)->cancelled()) return std::nullopt;
-        return reply;
+        return call_in_one_piece(**begun, *c.message);
     }
     try {
         return request(*c.message);
@@ -414,6 +409,13 @@ void Server::notify(const Message& m, const std::string& session) {
     auto id = m.params.find("requestId");
     if (id == m.params.end() || !(id->is_string() || id->is_number_integer())) return;
     sessions_.cancel_call(session, *id);
+}
+
+std::optional<json> Server::call_in_one_piece(const CallTicket& ticket, const Message& m) {
+    CallRun run(ticket, nullptr, nullptr, options_.keep_alive, options_.clock);
+    json reply = tool_reply(m, run);
+    if (ticket.cancelled()) return std::nullopt;
+    return reply;
 }
 
 json Server::tool_reply(const Message& m, RunControl& control) {

@@ -99,6 +99,9 @@ private:
     std::optional<nlohmann::json> dispatch(const nlohmann::json& value, const std::string& session);
     nlohmann::json request(const Message& message);
     nlohmann::json tool_reply(const Message& message, RunControl& control);
+    // A tools/call answered in one piece (JSON, or inside a batch): its reply, or nothing when
+    // it was cancelled while it ran (MCP "Cancellation": no response).
+    std::optional<nlohmann::json> call_in_one_piece(const CallTicket& ticket, const Message& message);
     void notify(const Message& message, const std::string& session);
     bool origin_allowed(const std::string& origin) const;
 
