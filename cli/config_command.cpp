@@ -125,7 +125,9 @@ void add_config_command(CLI::App& app) {
         "path", "Print the path of the configuration file (<home>/config.toml)");
     path_cmd->add_option("--home", path->home,
                          "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
-    path_cmd->callback([] { std::cout << config_file_path(settings_home()).string() << '\n'; });
+    // The callback holds `path`: --home writes into it while the command line is parsed, after
+    // this function has returned (without the capture it wrote into a freed object).
+    path_cmd->callback([path] { std::cout << config_file_path(settings_home()).string() << '\n'; });
 }
 
 }  // namespace glassbox::cli
