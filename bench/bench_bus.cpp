@@ -6,10 +6,12 @@
 //   lb             a bare load-balancing forwarder, ROUTER<->ROUTER (this program, `lb` mode),
 //                  the zguide "lbbroker": each worker holds one request at a time, like 7/MDP;
 //   broker         `glassbox broker` with 7/MDP workers (one request at a time);
-//   broker-credit  `glassbox broker` with GBW02 workers that declare credit 64 (protocol.md
+//   broker-credit  `glassbox broker` with GBW03 workers that declare credit 64 (protocol.md
 //                  §5.1): the broker pipelines to them as the forwarder's DEALER does.
-// Extended workers (broker-credit, and broker with --gbw01) declare GBW02, the compact layout
-// (protocol.md §5.4); --classic makes them declare GBW01 instead, to compare the two layouts.
+// Extended workers (broker-credit, and broker with --gbw01) declare GBW03, the compact layout in
+// the packed form (protocol.md §5.4, §1.4), and the clients send packed, as glassbox's own
+// worker runtime and BusClient do; --unpacked makes workers declare GBW02 and clients send the
+// classic GBC01 frames, --classic makes workers declare GBW01, to compare the framings.
 // The bench process holds one client thread and N worker threads for each. The client keeps
 // `in_flight` requests outstanding and measures each round trip (send to terminal reply);
 // throughput counts replies in the measurement window. Clients speak GBC01 to the broker
@@ -18,7 +20,7 @@
 // through the forwarders.
 //
 // --curve measures something else: the same broker with CURVE (docs/security.md) against plain
-// TCP, in the same run and interleaved: round-trip p50 and throughput of GBW02 workers (target:
+// TCP, in the same run and interleaved: round-trip p50 and throughput of GBW03 workers (target:
 // CURVE p50 <= 1.3x and throughput >= 70% of plain), and the cost of one new connection (TCP,
 // the handshake, and for CURVE the broker's ZAP check) to its first answer.
 #include <signal.h>
@@ -44,6 +46,7 @@
 #include <zmq_addon.hpp>
 
 #include "bus/curve_keys.hpp"
+#include "bus/frame_codec.hpp"
 #include "tests/support/process.hpp"
 
 namespace {
@@ -53,6 +56,12 @@ using std::chrono::milliseconds;
 using Frames = std::vector<std::string>;
 
 constexpr int kHwm = 100'000;
+
+// How the broker's clients and extended workers frame their messages (protocol.md §1.4, §5.4).
+enum class Framing { kPacked, kCompact, kClassic };
+const char* framing_name(Framing f) {
+    return f == Framing::kPacked ? "GBW03 (packed)" : f == Framing::kCompact ? "GBW02" : "GBW01";
+}
 
 enum class Target { kForwarder, kLoadBalancer, kBroker, kBrokerCredit };
 constexpr int kTargets = 4;
@@ -200,21 +209,23 @@ int run_load_balancer(const std::string& ready_file) {
 // Workers.
 
 // MDPW01 worker: READY, then REPLY with the request body; HEARTBEAT when idle for an interval.
-// extended (--gbw01, or credit > 0): READY declares the glassbox extension, GBW02 (the compact
-// layout, protocol.md §5.1) unless `classic` asks for GBW01, and the credit if any; the worker
-// answers every REQUEST waiting in its socket back to back (it holds up to `credit` of them).
+// extended (--gbw01, or credit > 0): READY declares the glassbox extension, GBW03 (the compact
+// layout, packed: protocol.md §5.1, §1.4), GBW02 (compact, unpacked) or GBW01 (classic) as
+// `framing` says, and the credit if any; the worker answers every REQUEST waiting in its
+// socket back to back (it holds up to `credit` of them).
 void mdp_worker(zmq::context_t& context, std::string endpoint, std::string service, bool gbw01,
-                bool classic, int credit, std::atomic<bool>& stop, std::atomic<int>& ready) {
+                Framing framing, int credit, std::atomic<bool>& stop, std::atomic<int>& ready) {
     zmq::socket_t socket(context, zmq::socket_type::dealer);
     configure(socket);
     connect(socket, endpoint);
     const std::string header = "MDPW01";
     const bool extended = gbw01 || credit > 0;
-    // Plain 7/MDP and GBW01 keep the empty frame after the token; GBW02 leaves it out.
-    const bool compact = extended && !classic;
+    // Plain 7/MDP and GBW01 keep the empty frame after the token; GBW02 and GBW03 leave it out.
+    const bool compact = extended && framing != Framing::kClassic;
+    const bool packed = extended && framing == Framing::kPacked;
     Frames hello{"", header, std::string(1, '\x01'), service};
     if (extended) {
-        hello.push_back(compact ? "GBW02" : "GBW01");
+        hello.push_back(packed ? "GBW03" : compact ? "GBW02" : "GBW01");
     }
     if (credit > 0) {
         hello.push_back(std::to_string(credit));
@@ -224,10 +235,30 @@ void mdp_worker(zmq::context_t& context, std::string endpoint, std::string servi
     const milliseconds heartbeat{2500};
     auto next_heartbeat = Clock::now() + heartbeat;
     std::vector<zmq::message_t> frames;
+    glassbox::bus::FrameViews views;
     zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
     while (!stop.load(std::memory_order_relaxed)) {
         zmq::poll(&item, 1, milliseconds{50});
         while (recv_frames(socket, frames)) {
+            if (packed) {
+                // [envelope: MDPW01, 0x02, token, meta][body] -> [envelope: MDPW01, 0x03, token][body]
+                if (frames.size() != 2 ||
+                    !glassbox::bus::unpack_views(frames[0].to_string_view(),
+                                                 frames[1].to_string_view(), views)) {
+                    continue;
+                }
+                if (views.size() < 5 || views[2] != std::string_view{"\x02", 1}) continue;
+                std::string envelope(1, glassbox::bus::kPackedVersion);
+                glassbox::bus::append_packed_field(envelope, header);
+                glassbox::bus::append_packed_field(envelope, std::string_view{"\x03", 1});
+                glassbox::bus::append_packed_field(envelope, views[3]);
+                zmq::multipart_t reply;
+                reply.addstr(envelope);
+                reply.add(std::move(frames.back()));
+                reply.send(socket);
+                next_heartbeat = Clock::now() + heartbeat;
+                continue;
+            }
             // [empty][MDPW01][0x02][token][empty][body]... (GBW01: [meta][body]; GBW02: no
             // empty frame, [token][meta][body])
             if (frames.size() < (compact ? 5u : 6u) || frames[2].size() != 1 ||
@@ -325,7 +356,7 @@ struct Measurement {
 
 Measurement run_client(zmq::context_t& context, Target target, const std::string& endpoint,
                        const std::string& service, const std::string& body, int in_flight,
-                       milliseconds warmup, milliseconds duration) {
+                       milliseconds warmup, milliseconds duration, bool packed) {
     zmq::socket_t socket(context, zmq::socket_type::dealer);
     configure(socket);
     connect(socket, endpoint);
@@ -336,7 +367,9 @@ Measurement run_client(zmq::context_t& context, Target target, const std::string
         const auto id = next_id++;
         const auto rid = std::to_string(id);
         if (is_broker(target)) {
-            send_frames(socket, {"", kGbc, std::string(1, '\x01'), service, rid, "60000", body});
+            Frames request{"", kGbc, std::string(1, '\x01'), service, rid, "60000", body};
+            if (packed) glassbox::bus::pack_frames(request);
+            send_frames(socket, request);
         } else {
             send_frames(socket, {"", rid, body});
         }
@@ -351,6 +384,7 @@ Measurement run_client(zmq::context_t& context, Target target, const std::string
         send_one();
     }
     std::vector<zmq::message_t> frames;
+    glassbox::bus::FrameViews views;
     zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
     const auto drain_until = measure_to + milliseconds{5000};
     while (!sent.empty()) {
@@ -363,15 +397,25 @@ Measurement run_client(zmq::context_t& context, Target target, const std::string
             const auto arrived = Clock::now();
             std::string rid;
             if (is_broker(target)) {
-                // [empty][GBC01][0x03 FINAL | 0x05 ERROR][request-id]...
-                if (frames.size() < 4) {
+                // [empty][GBC01][0x03 FINAL | 0x05 ERROR][request-id]... (packed: the same
+                // frames in [envelope][last])
+                views.clear();
+                if (frames.size() == 2 && frames[0].size() > 0) {
+                    if (!glassbox::bus::unpack_views(frames[0].to_string_view(),
+                                                     frames[1].to_string_view(), views)) {
+                        views.clear();
+                    }
+                } else {
+                    for (const auto& f : frames) views.push_back(f.to_string_view());
+                }
+                if (views.size() < 4) {
                     ++m.errors;
                     continue;
                 }
-                if (*frames[2].data<char>() != '\x03') {
+                if (views[2] != std::string_view{"\x03", 1}) {
                     ++m.errors;
                 }
-                rid = frames[3].to_string();
+                rid = std::string{views[3]};
             } else {
                 if (frames.size() < 3) {
                     ++m.errors;
@@ -422,7 +466,7 @@ std::string make_body(std::size_t bytes) {
 
 Measurement run_one(zmq::context_t& context, Target target, const nlohmann::json& ready,
                     const Config& c, int round, milliseconds warmup, milliseconds duration,
-                    bool gbw01, bool classic) {
+                    bool gbw01, Framing framing) {
     std::atomic<bool> stop{false};
     std::atomic<int> started{0};
     std::vector<std::thread> workers;
@@ -431,7 +475,7 @@ Measurement run_one(zmq::context_t& context, Target target, const nlohmann::json
         if (is_broker(target)) {
             const int credit = target == Target::kBrokerCredit ? kWorkerCredit : 0;
             workers.emplace_back(mdp_worker, std::ref(context), ready["endpoint"].get<std::string>(),
-                                 service, gbw01, classic, credit, std::ref(stop),
+                                 service, gbw01, framing, credit, std::ref(stop),
                                  std::ref(started));
         } else if (target == Target::kLoadBalancer) {
             workers.emplace_back(lb_worker, std::ref(context),
@@ -448,7 +492,8 @@ Measurement run_one(zmq::context_t& context, Target target, const nlohmann::json
     }
     std::this_thread::sleep_for(milliseconds{100});  // connections up, READY registered
     auto m = run_client(context, target, ready["endpoint"].get<std::string>(), service,
-                        make_body(c.body_bytes), c.in_flight, warmup, duration);
+                        make_body(c.body_bytes), c.in_flight, warmup, duration,
+                        is_broker(target) && framing == Framing::kPacked);
     stop.store(true);
     for (auto& w : workers) {
         w.join();
@@ -495,7 +540,7 @@ std::string self_path() {
 
 void usage() {
     std::cerr << "usage: bench_bus [--glassbox PATH] [--duration-ms N] [--warmup-ms N] [--slices N]\n"
-                 "                 [--gbw01] [--classic] [--quick] [--curve] [--json FILE]\n"
+                 "                 [--gbw01] [--classic | --unpacked] [--quick] [--curve] [--json FILE]\n"
                  "       bench_bus forwarder|lb --ready-file FILE\n";
 }
 
@@ -546,7 +591,7 @@ double connect_round_trip_us(zmq::context_t& context, const std::string& endpoin
 
 // --curve: the broker with CURVE against the same broker on plain TCP (docs/security.md).
 int run_curve_bench(const std::string& glassbox, milliseconds duration, milliseconds warmup, int slices,
-                    bool quick, const std::string& json_out) {
+                    bool quick, Framing framing, const std::string& json_out) {
     namespace bus = glassbox::bus;
     glassbox::integration::TempDir tmp("glassbox-bench-curve");
     // The broker's pair and one allowed client/worker key, as `glassbox keys` makes them.
@@ -599,9 +644,10 @@ int run_curve_bench(const std::string& glassbox, milliseconds duration, millisec
             for (int k = 0; k < 2; ++k) {
                 const int v = (k + slice) % 2;
                 const double cpu_before = cpu_us(processes[v]->pid());
-                // GBW02 workers without credit: what glassbox's own workers declare.
+                // GBW03 workers without credit and a packed client: what glassbox's own workers
+                // and BusClient speak (--unpacked: GBW02 and the classic GBC01 frames).
                 auto m = run_one(context, Target::kBroker, ready[v], c, round++, warmup, duration / slices,
-                                 true, false);
+                                 true, framing);
                 auto& into = row[static_cast<std::size_t>(v)];
                 into.intermediary_cpu_us += cpu_us(processes[v]->pid()) - cpu_before;
                 into.replies += m.replies;
@@ -701,7 +747,7 @@ int main(int argc, char** argv) {
     milliseconds warmup{100};     // per slice, not measured
     int slices = 4;
     bool gbw01 = false;
-    bool classic = false;
+    Framing framing = Framing::kPacked;
     bool quick = false;
     bool curve = false;
     std::string json_out;
@@ -724,7 +770,9 @@ int main(int argc, char** argv) {
         } else if (args[i] == "--gbw01") {
             gbw01 = true;  // 7/MDP-variant workers declare the extension (no credit): [meta][body]
         } else if (args[i] == "--classic") {
-            classic = true;  // extended workers declare GBW01 (classic layout), not GBW02
+            framing = Framing::kClassic;  // extended workers declare GBW01, clients send GBC01 frames
+        } else if (args[i] == "--unpacked") {
+            framing = Framing::kCompact;  // extended workers declare GBW02, clients send GBC01 frames
         } else if (args[i] == "--curve") {
             curve = true;  // CURVE against plain TCP, the same broker (docs/security.md)
         } else if (args[i] == "--quick") {
@@ -742,7 +790,7 @@ int main(int argc, char** argv) {
     }
     ::signal(SIGPIPE, SIG_IGN);
 
-    if (curve) return run_curve_bench(glassbox, duration, warmup, slices, quick, json_out);
+    if (curve) return run_curve_bench(glassbox, duration, warmup, slices, quick, framing, json_out);
 
     glassbox::integration::TempDir tmp("glassbox-bench");
     auto start = [&](const std::string& name, std::vector<std::string> argv,
@@ -804,7 +852,7 @@ int main(int argc, char** argv) {
                 const int t = (k + slice) % kTargets;
                 const double cpu_before = cpu_us(processes[t]->pid());
                 auto m = run_one(context, static_cast<Target>(t), ready[t], c, round++, warmup,
-                                 duration / slices, gbw01, classic);
+                                 duration / slices, gbw01, framing);
                 auto& into = row.m[t];
                 into.intermediary_cpu_us += cpu_us(processes[t]->pid()) - cpu_before;
                 into.replies += m.replies;
@@ -899,8 +947,8 @@ int main(int argc, char** argv) {
         results.push_back(row);
     }
     out << "\nLatencies in microseconds (send to terminal reply); req/s over the measured window."
-           " mdp: broker with 7/MDP workers; credit: broker with GBW02 workers of credit "
-        << kWorkerCredit << ".\n\n";
+           " mdp: broker with 7/MDP workers; credit: broker with "
+        << framing_name(framing) << " workers of credit " << kWorkerCredit << ".\n\n";
     for (int v = 0; v < 2; ++v) {
         const Target t = variant_target[v];
         const Ratios& x = variant[v];
@@ -945,7 +993,7 @@ int main(int argc, char** argv) {
                                                   {"duration_ms", duration.count()},
                                                   {"slices", slices},
                                                   {"gbw01", gbw01},
-                                                  {"layout", classic ? "GBW01" : "GBW02"}}
+                                                  {"layout", framing_name(framing)}}
                                        .dump(2)
                                 << "\n";
     }

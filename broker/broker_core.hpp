@@ -89,6 +89,7 @@ struct SessionTrack {
 struct Request {
     std::uint64_t id = 0;  // broker-assigned; the worker token
     ClientKind client_kind = ClientKind::kMdp;
+    bool packed = false;     // the client sent it in the packed form (§1.4): answered so too
     std::string client;      // routing id
     std::string request_id;  // GBC01 request id
     Service* service = nullptr;
@@ -110,6 +111,7 @@ struct Request {
 struct BatchRequest {
     std::uint64_t request = 0;
     ClientKind client_kind = ClientKind::kMdp;
+    bool packed = false;
     std::string client;
     std::string request_id;
     Service* service = nullptr;  // a service with workers is never collected
@@ -121,7 +123,8 @@ struct Worker {
     Service* service = nullptr;
     std::string host;  // the peer's address (libzmq's Peer-Address), for status by host
     bool extended = false;  // declared GBW01 or GBW02
-    bus::WorkerLayout layout = bus::WorkerLayout::kClassic;  // kCompact: declared GBW02
+    bus::WorkerLayout layout = bus::WorkerLayout::kClassic;  // kCompact: declared GBW02 or GBW03
+    bool packed = false;  // declared GBW03: written to in the packed form (§1.4)
     // Requests it may hold at once (§5.1: the READY credit frame; 1 for 7/MDP workers) and
     // the ones it holds, by token. Abandoned requests count until their REPLY or ERROR.
     std::size_t credit = 1;
@@ -294,9 +297,11 @@ private:
                         milliseconds deadline);
     void answer_mmi(ClientKind kind, std::string_view identity, std::string_view service,
                     std::string_view request_id, std::string_view body);
+    // `packed`: the client's message (or request) came in the packed form (§1.4).
     void send_mdp_reply(std::string_view identity, std::string_view service,
-                        std::string_view body);
-    void send_gb_error(std::string_view identity, std::string_view request_id, const Error& error);
+                        std::string_view body, bool packed);
+    void send_gb_error(std::string_view identity, std::string_view request_id, const Error& error,
+                       bool packed);
     void reject(ClientKind kind, std::string_view identity, std::string_view service,
                 std::string_view request_id, const Error& error);
     // A request from a key without the `client` role: Forbidden, logged and counted.
@@ -304,7 +309,7 @@ private:
                         std::string_view request_id);
     // The terminal error message to a client, written into out_ (not sent).
     void write_error(ClientKind kind, std::string_view identity, std::string_view service,
-                     std::string_view request_id, const Error& error);
+                     std::string_view request_id, const Error& error, bool packed);
 
     // ---- requests ----
     Request* find_client_request(std::string_view identity, std::string_view request_id);
@@ -412,6 +417,12 @@ private:
     // ---- sending ----
     void out(std::string_view text) { out_.emplace_back(text.data(), text.size()); }
     void out(zmq::message_t&& frame) { out_.push_back(std::move(frame)); }
+    // The first frame of a message to a ROUTER peer, and whether it goes in the packed form
+    // (§1.4): send_out packs it then.
+    void out_to(std::string_view identity, bool packed) {
+        out(identity);
+        out_packed_ = packed;
+    }
     void out_command(char command) { out_.emplace_back(&command, 1); }
     // The sink the bus/ frame encoders write out_ through.
     auto sink() {
@@ -495,7 +506,19 @@ private:
     bus::FrameViews views_;
     std::size_t message_bytes_ = 0;
     bool too_many_frames_ = false;
+    // The message came in the packed form (§1.4): views_ are its classic frames, unpacked;
+    // packed_error_ says why it could not be, if it could not.
+    bool packed_in_ = false;
+    std::string packed_error_;
+    // The message of views_[i]: moved out of frames_ when it is a frame of its own (every frame
+    // of a classic message; the last of a packed one), else a copy of its bytes in the envelope.
+    zmq::message_t take_view(std::size_t i) {
+        if (!packed_in_) return std::move(frames_[i + 1]);
+        if (i + 1 == views_.size()) return std::move(frames_[2]);
+        return zmq::message_t(views_[i].data(), views_[i].size());
+    }
     std::vector<zmq::message_t> out_;
+    bool out_packed_ = false;  // out_ goes in the packed form (out_to)
     std::string meta_;  // the GBW01 meta frame being written, kept for its capacity
 
     std::uint64_t next_request_id_ = 1;

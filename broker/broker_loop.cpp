@@ -273,6 +273,18 @@ bool BrokerCore::receive(zmq::socket_t& socket) {
     // message with more is flagged (and its surplus frames discarded) above. If frames_ grew,
     // its messages moved, and with them the bytes of the small ones: view them again.
     if (frames_.data() != kept) bus::views_of(frames_, 1, frame_count_ - 1, views_);
+    // The packed form (§1.4): the decoders read the classic frames it carries.
+    packed_in_ = frame_count_ >= 2 && bus::is_packed(views_[0]);
+    packed_error_.clear();
+    if (packed_in_) {
+        if (frame_count_ != 3) {
+            packed_error_ = "packed message of " + std::to_string(frame_count_ - 1) + " frames, not 2";
+        } else if (auto unpacked = bus::unpack_views(view(frames_[1]), view(frames_[2]), views_);
+                   !unpacked) {
+            packed_error_ = unpacked.error().message;
+        }
+        if (!packed_error_.empty()) views_.clear();
+    }
     return true;
 }
 
@@ -304,11 +316,15 @@ void BrokerCore::drop(std::string_view identity, std::string_view why) {
 
 void BrokerCore::handle_message() {
     const std::string_view identity = view(frames_[0]);
-    if (frame_count_ < 3 || frames_[1].size() != 0) {
+    if (!packed_error_.empty()) {
+        drop(identity, packed_error_);
+        return;
+    }
+    if (views_.size() < 2 || !views_[0].empty()) {
         drop(identity, "no empty delimiter and header");
         return;
     }
-    const std::string_view header = view(frames_[2]);
+    const std::string_view header = views_[1];
     read_sender();
     if (header == proto::kMdpWorker) {
         on_worker(identity);
@@ -471,6 +487,10 @@ void BrokerCore::hold_until_commit(const Request& request) {
 }
 
 void BrokerCore::send_out(Outlet outlet, std::uint64_t request, Carries carries) {
+    if (out_packed_) {
+        out_packed_ = false;
+        if (outlet == Outlet::kRouter) bus::pack_messages(out_, 1);  // after the routing id
+    }
     if (held(outlet)) {
         deferred_.push_back(Deferred{outlet, std::move(out_), request, carries});
         out_.clear();

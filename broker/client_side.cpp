@@ -20,8 +20,8 @@ std::string mdp_error_body(const Error& error) {
 }  // namespace
 
 void BrokerCore::write_error(ClientKind kind, std::string_view identity, std::string_view service,
-                             std::string_view request_id, const Error& error) {
-    out(identity);
+                             std::string_view request_id, const Error& error, bool packed) {
+    out_to(identity, packed);
     if (kind == ClientKind::kMdp) {
         bus::put_mdp_reply(sink(), service);
         out(mdp_error_body(error));
@@ -31,16 +31,16 @@ void BrokerCore::write_error(ClientKind kind, std::string_view identity, std::st
 }
 
 void BrokerCore::send_mdp_reply(std::string_view identity, std::string_view service,
-                                std::string_view body) {
-    out(identity);
+                                std::string_view body, bool packed) {
+    out_to(identity, packed);
     bus::put_mdp_reply(sink(), service);
     out(body);
     send_out();
 }
 
 void BrokerCore::send_gb_error(std::string_view identity, std::string_view request_id,
-                               const Error& error) {
-    out(identity);
+                               const Error& error, bool packed) {
+    out_to(identity, packed);
     bus::put_client_error(sink(), request_id, error);
     send_out();
 }
@@ -52,9 +52,9 @@ void BrokerCore::reject(ClientKind kind, std::string_view identity, std::string_
                printable(identity), printable(service), printable(request_id),
                base::to_string(error.type), error.message);
     if (kind == ClientKind::kMdp) {
-        send_mdp_reply(identity, service, mdp_error_body(error));
+        send_mdp_reply(identity, service, mdp_error_body(error), packed_in_);
     } else {
-        send_gb_error(identity, request_id, error);
+        send_gb_error(identity, request_id, error, packed_in_);
     }
 }
 
@@ -108,9 +108,7 @@ void BrokerCore::on_mdp_client(std::string_view identity) {
     }
     std::vector<zmq::message_t> body;
     body.reserve(views_.size() - bus::kMdpBodyFrame);
-    for (std::size_t i = bus::kMdpBodyFrame + 1; i < frame_count_; ++i) {
-        body.push_back(std::move(frames_[i]));
-    }
+    for (std::size_t i = bus::kMdpBodyFrame; i < views_.size(); ++i) body.push_back(take_view(i));
     accept_request(ClientKind::kMdp, identity, service, {}, std::move(body),
                    config_.default_deadline);
 }
@@ -169,7 +167,7 @@ void BrokerCore::on_gb_client(std::string_view identity) {
                 static_cast<milliseconds::rep>(std::min(decoded.value().deadline_ms, max_ms))};
         }
         std::vector<zmq::message_t> body;
-        body.push_back(std::move(frames_[bus::kClientRequestBodyFrame + 1]));
+        body.push_back(take_view(bus::kClientRequestBodyFrame));
         accept_request(ClientKind::kGb, identity, service, std::move(request_id), std::move(body),
                        deadline);
     } else if (command.value() == cmd::kCancel) {
@@ -193,7 +191,7 @@ void BrokerCore::on_gb_client(std::string_view identity) {
             const Error error = base::make_error(ErrorType::kBrokerRestarted,
                                                    "the broker has no record of this request");
             count_error(error.type);
-            send_gb_error(identity, request_id, error);
+            send_gb_error(identity, request_id, error, packed_in_);
         }
     } else {
         reject(ClientKind::kGb, identity, {}, {},
@@ -223,14 +221,15 @@ void BrokerCore::answer_mmi(ClientKind kind, std::string_view identity, std::str
         count_error(ErrorType::kUnknownService);
         send_gb_error(identity, request_id,
                       base::make_error(ErrorType::kUnknownService,
-                                         "no broker service '" + std::string{service} + "'"));
+                                       "no broker service '" + std::string{service} + "'"),
+                      packed_in_);
         return;
     }
     ++counters_.replies;
     if (kind == ClientKind::kMdp) {
-        send_mdp_reply(identity, service, answer);
+        send_mdp_reply(identity, service, answer, packed_in_);
     } else {
-        out(identity);
+        out_to(identity, packed_in_);
         bus::put_client_final(sink(), request_id);
         out(answer);
         send_out();
@@ -257,6 +256,7 @@ void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
     Request& request = *owned;
     request.id = next_request_id_++;
     request.client_kind = kind;
+    request.packed = packed_in_;
     request.client.assign(identity);
     request.request_id = std::move(request_id);
     request.service = &service;
@@ -369,9 +369,10 @@ void BrokerCore::finish(Request& request, const Error& error, bool notify_client
     close_open_sessions(request, &error);
     if (notify_client) {
         if (request.client_kind == ClientKind::kMdp) {
-            send_mdp_reply(request.client, request.service->name, mdp_error_body(error));
+            send_mdp_reply(request.client, request.service->name, mdp_error_body(error),
+                           request.packed);
         } else {
-            send_gb_error(request.client, request.request_id, error);
+            send_gb_error(request.client, request.request_id, error, request.packed);
         }
     }
     if (request.worker != nullptr) {

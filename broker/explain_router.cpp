@@ -63,7 +63,7 @@ std::optional<Error> BrokerCore::emit_explain(Request* request, Service& service
     if (request != nullptr && request->client_kind == ClientKind::kGb && !request->abandoned) {
         zmq::message_t copy;
         copy.copy(body);
-        out(request->client);
+        out_to(request->client, request->packed);
         bus::put_client_partial(sink(), request->request_id, proto::kKindExplain);
         out(std::move(copy));
         send_out(Outlet::kRouter, tag, carries);
@@ -114,7 +114,7 @@ void BrokerCore::close_open_sessions(Request& request, const Error* error) {
 
 void BrokerCore::note_batch(Request& request) {
     if (request.batch_slot != 0) return;
-    batch_requests_.push_back(BatchRequest{request.id, request.client_kind, request.client,
+    batch_requests_.push_back(BatchRequest{request.id, request.client_kind, request.packed, request.client,
                                            request.request_id, request.service, {}});
     request.batch_slot = batch_requests_.size();
 }
@@ -324,19 +324,20 @@ void BrokerCore::on_commit_failed(const Error& error) {
             Request ended;
             ended.id = entry.request;
             ended.client_kind = entry.client_kind;
+            ended.packed = entry.packed;
             ended.client = entry.client;
             ended.request_id = entry.request_id;
             ended.service = entry.service;
             for (auto track : entry.sessions) emit_trace_end(&ended, *entry.service, track, refused);
             write_error(entry.client_kind, entry.client, entry.service->name, entry.request_id,
-                        refused);
+                        refused, entry.packed);
             send_out();
         }
     }
 }
 
 void BrokerCore::send_collector_command(std::string_view identity, char command) {
-    out(identity);
+    out_to(identity, false);
     bus::put_collector_command(sink(), command);
     send_out();
 }
@@ -567,7 +568,7 @@ SessionRoute& BrokerCore::route_for(const std::string& session) {
 
 void BrokerCore::deliver(Collector& collector, SpoolRecord record, SessionRoute& route) {
     // [empty] ["GBE01"] [0x02] [delivery-id] [service] [session] [seq] [state] [body]
-    out(collector.identity);
+    out_to(collector.identity, false);
     bus::put_collector_deliver(sink(), record.delivery_id, record.service, record.session,
                                record.seq, record.state);
     out(bus::message_of(std::move(record.body)));  // the frame takes the body's buffer

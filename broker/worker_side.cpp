@@ -65,7 +65,7 @@ bool BrokerCore::send_request_to(Worker& worker, Request& request) {
     // [empty] ["MDPW01"] [0x02] [token] [empty]? [body]... (§5.1; GBW02: no empty frame)
     char token_digits[24];
     const std::string_view token = token_of(request.id, token_digits);
-    out(worker.identity);
+    out_to(worker.identity, worker.packed);
     bus::put_worker_token_head(sink(), proto::worker_cmd::kRequest, token, worker.layout);
     if (worker.extended) {
         const bool gb = request.client_kind == ClientKind::kGb;
@@ -90,17 +90,16 @@ bool BrokerCore::send_request_to(Worker& worker, Request& request) {
 }
 
 void BrokerCore::send_worker_command(std::string_view identity, char command) {
-    out(identity);
+    const auto worker = workers_.find(identity);
+    out_to(identity, worker != workers_.end() && worker->second->packed);
     bus::put_worker_command(sink(), command);
-    if (const auto worker = workers_.find(identity); worker != workers_.end()) {
-        worker->second->last_sent = now_;
-    }
+    if (worker != workers_.end()) worker->second->last_sent = now_;
     send_out();
 }
 
 void BrokerCore::send_worker_cancel(Worker& worker, const Request& request) {
     if (!worker.extended) return;  // a plain 7/MDP worker has no CANCEL; its reply is discarded
-    out(worker.identity);
+    out_to(worker.identity, worker.packed);
     char token_digits[24];
     bus::put_worker_cancel(sink(), token_of(request.id, token_digits));
     worker.last_sent = now_;
@@ -193,6 +192,7 @@ void BrokerCore::on_worker_ready(std::string_view identity) {
     if (const char* address = zmq_msg_gets(frames_[1].handle(), "Peer-Address")) worker.host = address;
     worker.extended = ready.value().gbw01;
     worker.layout = ready.value().layout;
+    worker.packed = ready.value().packed;
     worker.credit = static_cast<std::size_t>(ready.value().credit);
     worker.expiry = now_ + expiry_span();
     worker.last_sent = now_;
@@ -204,9 +204,11 @@ void BrokerCore::on_worker_ready(std::string_view identity) {
     remember_service(service);
     worker.available = true;
     worker.available_position = service.available.insert(service.available.end(), &worker);
-    log_->info("event=worker_ready peer={} service={} extended={} compact={} credit={} workers={}",
+    log_->info("event=worker_ready peer={} service={} extended={} compact={} packed={} credit={} "
+               "workers={}",
                printable(identity), service.name, worker.extended,
-               worker.layout == bus::WorkerLayout::kCompact, worker.credit, service.workers);
+               worker.layout == bus::WorkerLayout::kCompact, worker.packed, worker.credit,
+               service.workers);
     dispatch(service);
 }
 
@@ -316,16 +318,16 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
     if (code == cmd::kReply) {
         ++counters_.replies;
         close_open_sessions(*request, nullptr);  // marks traces the spool did not all keep
-        out(request->client);
+        out_to(request->client, request->packed);
         if (request->client_kind == ClientKind::kMdp) {
             bus::put_mdp_reply(sink(), service.name);
         } else {
             bus::put_client_final(sink(), request->request_id);
         }
-        // The body frames move on as they came (views_[i] is frames_[i + 1]).
-        const std::size_t body = bus::worker_payload_frame(worker.layout) + 1;
-        for (std::size_t i = body; i < frame_count_; ++i) out(std::move(frames_[i]));
-        if (frame_count_ <= body) out(std::string_view{});
+        // The body frames move on as they came (a packed message's last frame too).
+        const std::size_t body = bus::worker_payload_frame(worker.layout);
+        for (std::size_t i = body; i < views_.size(); ++i) out(take_view(i));
+        if (views_.size() <= body) out(std::string_view{});
         send_out(Outlet::kRouter, request->id, Carries::kFinal);
         end_sessions(*request);
         keep_batch_sessions(*request);  // for its traces' ends if the batch cannot be written
@@ -350,9 +352,9 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
         ++counters_.partials;
         request->streamed = true;
         if (request->client_kind == ClientKind::kGb) {
-            out(request->client);
+            out_to(request->client, request->packed);
             bus::put_client_partial(sink(), request->request_id, proto::kKindData);
-            out(std::move(frames_[bus::worker_payload_frame(worker.layout) + 1]));
+            out(take_view(bus::worker_payload_frame(worker.layout)));
             send_out();
         }
         return;
@@ -371,7 +373,7 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
     request->streamed = true;
     ++counters_.explains;
     if (auto refused = emit_explain(request, service, *track, seq, state,
-                                    std::move(frames_[explain.value().body + 1]))) {
+                                    take_view(explain.value().body))) {
         finish(*request, *refused, true);  // the refused message does not count as sent
         return;
     }

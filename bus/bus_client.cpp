@@ -58,6 +58,7 @@ nlohmann::json Reply::to_json() const {
 }
 
 Result<Reply> decode_reply(Frames frames, bool parse_body) {
+    if (auto unpacked = unpack_frames(frames); !unpacked) return unpacked.error();
     auto decoded = decode_client_reply(views_of(frames));
     if (!decoded) return std::move(decoded).error();
     const ClientReply& frame = decoded.value();
@@ -83,21 +84,24 @@ Result<Reply> decode_reply(Frames frames, bool parse_body) {
 }
 
 Frames encode_request(std::string_view service, std::string_view request_id,
-                      std::chrono::milliseconds deadline, std::string_view body) {
+                      std::chrono::milliseconds deadline, std::string_view body, bool packed) {
     Frames frames;
     put_client_request(AppendFrames{frames}, service, request_id, deadline, body);
+    if (packed) pack_frames(frames);
     return frames;
 }
 
-Frames encode_cancel(std::string_view request_id) {
+Frames encode_cancel(std::string_view request_id, bool packed) {
     Frames frames;
     put_client_cancel(AppendFrames{frames}, request_id);
+    if (packed) pack_frames(frames);
     return frames;
 }
 
-Frames encode_heartbeat(const std::vector<RequestId>& request_ids) {
+Frames encode_heartbeat(const std::vector<RequestId>& request_ids, bool packed) {
     Frames frames;
     put_client_heartbeat(AppendFrames{frames}, request_ids);
+    if (packed) pack_frames(frames);
     return frames;
 }
 
@@ -231,7 +235,7 @@ Result<RequestId> BusClient::send_raw(std::string_view service, std::string_view
     }
     RequestId id = id_prefix_ + "-" + std::to_string(next_id_++);
     if (id.size() > protocol::kMaxRequestId) id.resize(protocol::kMaxRequestId);
-    if (!send_frames(socket_, encode_request(service, id, deadline, body_json))) {
+    if (!send_frames(socket_, encode_request(service, id, deadline, body_json, config_.packed))) {
         return make_error(ErrorType::kInternal, "the request could not be queued to the broker");
     }
     const auto now = Clock::now();
@@ -249,7 +253,7 @@ Result<RequestId> BusClient::send(std::string_view service, const nlohmann::json
 Result<void> BusClient::cancel(const RequestId& id) {
     const auto it = in_flight_.find(id);
     if (it == in_flight_.end()) return {};  // finished or unknown: nothing to cancel (§4.1)
-    if (!send_frames(socket_, encode_cancel(id))) {
+    if (!send_frames(socket_, encode_cancel(id, config_.packed))) {
         return make_error(ErrorType::kInternal, "CANCEL could not be queued to the broker");
     }
     it->second.cancelled = true;
@@ -258,7 +262,7 @@ Result<void> BusClient::cancel(const RequestId& id) {
 }
 
 void BusClient::abandon(const RequestId& id) {
-    if (in_flight_.erase(id) != 0) send_frames(socket_, encode_cancel(id));
+    if (in_flight_.erase(id) != 0) send_frames(socket_, encode_cancel(id, config_.packed));
     std::erase_if(buffered_, [&id](const Reply& r) { return r.request_id == id; });
 }
 
@@ -292,11 +296,11 @@ void BusClient::heartbeat_if_due(Clock::time_point now) {
     for (const auto& [id, state] : in_flight_) {
         ids.push_back(id);
         if (ids.size() == per_message) {
-            send_frames(socket_, encode_heartbeat(ids));
+            send_frames(socket_, encode_heartbeat(ids, config_.packed));
             ids.clear();
         }
     }
-    if (!ids.empty()) send_frames(socket_, encode_heartbeat(ids));
+    if (!ids.empty()) send_frames(socket_, encode_heartbeat(ids, config_.packed));
     next_heartbeat_ = now + config_.heartbeat;
 }
 
@@ -314,7 +318,7 @@ void BusClient::expire_backstops(Clock::time_point now) {
         } else {
             reply.error = make_error(ErrorType::kDeadlineExceeded, "no terminal reply from the broker at " +
                                                                    config_.endpoint + " by the deadline");
-            send_frames(socket_, encode_cancel(it->first));  // let the broker stop the work too
+            send_frames(socket_, encode_cancel(it->first, config_.packed));  // let the broker stop the work too
         }
         buffered_.push_back(std::move(reply));
         it = in_flight_.erase(it);

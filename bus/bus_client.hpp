@@ -44,14 +44,17 @@ struct Reply {
 // Every frame is checked; a malformed message is a ProtocolError, a body that is not JSON an
 // InvalidJson. An ERROR with an empty request id (§4.3) decodes with an empty request_id.
 // With `parse_body` false the body is kept as text only (its JSON unchecked), for readers that
-// decode it themselves without a JSON tree (schema/json_fast.hpp).
+// decode it themselves without a JSON tree (schema/json_fast.hpp). A reply in the packed form
+// (§1.4) is unpacked first.
 base::Result<Reply> decode_reply(Frames frames, bool parse_body = true);
 
-// Encodes the client commands of §4.1 (exposed for tests and for fake brokers).
+// Encodes the client commands of §4.1 (exposed for tests and for fake brokers), in the packed
+// form (§1.4) with `packed`.
 Frames encode_request(std::string_view service, std::string_view request_id,
-                      std::chrono::milliseconds deadline, std::string_view body);
-Frames encode_cancel(std::string_view request_id);
-Frames encode_heartbeat(const std::vector<RequestId>& request_ids);
+                      std::chrono::milliseconds deadline, std::string_view body,
+                      bool packed = false);
+Frames encode_cancel(std::string_view request_id, bool packed = false);
+Frames encode_heartbeat(const std::vector<RequestId>& request_ids, bool packed = false);
 
 struct BusClientConfig {
     std::string endpoint = "tcp://127.0.0.1:5555";
@@ -83,6 +86,10 @@ struct BusClientConfig {
     // the connection, which the client could only report as a lost broker. 0: no check (the
     // broker judges); set it to the broker's max_message_bytes.
     std::size_t max_message_bytes = 0;
+    // Send in the packed form (docs/protocol.md §1.4): two frames a message instead of five to
+    // seven, which the broker answers in kind. Off: the classic GBC01 frames (a broker before
+    // the packed form drops packed messages).
+    bool packed = true;
 };
 
 // One DEALER connection to the broker, any number of requests in flight on it. Not

@@ -55,6 +55,36 @@ inline base::Error frame_error(std::string message) {
     return base::make_error(base::ErrorType::kProtocolError, std::move(message));
 }
 
+// ---- the packed form (docs/protocol.md §1.4) ------------------------------------------------
+// Any message of the classic layouts, [empty] [f1] ... [fn] (n >= 2), can travel as two frames:
+// [envelope] [fn], the envelope holding f1 ... f(n-1) as length-prefixed fields behind a version
+// byte, and the last frame (the body, for the messages that carry one) as it is. A classic
+// message starts with its empty delimiter, so a non-empty first frame marks the packed form.
+// Each frame costs the broker and the peer a receive or a send (and, with CURVE, a box and an
+// unbox): packing a GBC01 round trip moves 12 frames through the broker instead of 27.
+inline constexpr char kPackedVersion = '\x01';
+inline bool is_packed(std::string_view first_frame) noexcept { return !first_frame.empty(); }
+// Appends one field (a LEB128 length, then the bytes) to an envelope.
+void append_packed_field(std::string& envelope, std::string_view field);
+// The envelope of the classic message `frames` from its empty delimiter at `first` on:
+// frames first+1 .. size-2 (the last frame travels beside it).
+std::string pack_envelope(const std::vector<zmq::message_t>& frames, std::size_t first);
+std::string pack_envelope(const std::vector<std::string>& frames, std::size_t first);
+// Rewrites the classic message in `frames` (its empty delimiter at `first`; frames before it,
+// such as a routing id, stay) into the packed form, in place. A message of fewer than three
+// frames from `first` on (nothing to pack) is left as it is.
+void pack_messages(std::vector<zmq::message_t>& frames, std::size_t first = 0);
+void pack_frames(std::vector<std::string>& frames, std::size_t first = 0);
+// The classic views of a packed message: "" (the empty delimiter), the envelope's fields, the
+// last frame; views into `envelope` and `last`. A ProtocolError for an envelope that is not
+// version 1, whose fields do not fill it exactly, or that holds no field or more than
+// kMaxFrames - 2.
+base::Result<void> unpack_views(std::string_view envelope, std::string_view last, FrameViews& out);
+// As unpack_views for a message held as owned strings: [envelope] [last] becomes the classic
+// [empty] [f1] ... [fn]. A message not in the packed form (first frame empty) is left as it is;
+// a packed one of other than two frames, or with a bad envelope, is a ProtocolError.
+base::Result<void> unpack_frames(std::vector<std::string>& frames);
+
 // Printable form of binary frames (routing ids, tokens, request ids) for logs and messages:
 // printable ASCII as is, every other byte (and '\') as \xx.
 std::string printable(std::string_view bytes);

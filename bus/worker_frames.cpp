@@ -30,12 +30,14 @@ Result<WorkerReady> decode_worker_ready(const FrameViews& frames) {
         return frame_error("bad service or frame count");
     }
     const bool classic = frames.size() >= 5 && frames[4] == proto::kGbWorkerCapability;
-    const bool compact = frames.size() >= 5 && frames[4] == kGbWorkerCompactCapability;
+    const bool packed = frames.size() >= 5 && frames[4] == kGbWorkerPackedCapability;
+    const bool compact = packed || (frames.size() >= 5 && frames[4] == kGbWorkerCompactCapability);
     ready.gbw01 = classic || compact;
     ready.layout = compact ? WorkerLayout::kCompact : WorkerLayout::kClassic;
+    ready.packed = packed;
     if (frames.size() == 6) {
         const auto declared = proto::parse_ascii_int(frames[5]);
-        if (!ready.gbw01) return frame_error("credit frame without GBW01 or GBW02");
+        if (!ready.gbw01) return frame_error("credit frame without GBW01, GBW02 or GBW03");
         if (!declared || *declared < 1 || *declared > proto::kMaxWorkerCredit) {
             return frame_error("credit is not an ascii-int in 1-1024");
         }

@@ -25,6 +25,9 @@ namespace glassbox::bus {
 
 // The sixth READY frame of a worker that speaks the glassbox extension in the compact layout.
 inline constexpr std::string_view kGbWorkerCompactCapability = "GBW02";
+// The sixth READY frame of a worker that speaks it in the compact layout and packed form (§1.4):
+// the broker writes to it packed, [envelope] [last frame].
+inline constexpr std::string_view kGbWorkerPackedCapability = "GBW03";
 
 enum class WorkerLayout : std::uint8_t {
     kClassic,  // [token] [empty] [payload]...: 7/MDP workers and GBW01
@@ -49,17 +52,20 @@ void put_worker_command(Sink&& sink, char command) {
     sink(std::string_view{&command, 1});
 }
 
-// READY [service] ["GBW01" | "GBW02"]? [credit]? (§5.1): no extension frame for a plain 7/MDP
-// worker, GBW01 for the extension in the classic layout, GBW02 in the compact one. Credit 0
-// leaves the credit frame out.
+// READY [service] ["GBW01" | "GBW02" | "GBW03"]? [credit]? (§5.1): no extension frame for a
+// plain 7/MDP worker, GBW01 for the extension in the classic layout, GBW02 in the compact one,
+// GBW03 in the compact one packed (`packed`, which implies compact). Credit 0 leaves the credit
+// frame out.
 template <typename Sink>
 void put_worker_ready(Sink&& sink, std::string_view service, bool extended,
-                      std::uint64_t credit = 0, WorkerLayout layout = WorkerLayout::kClassic) {
+                      std::uint64_t credit = 0, WorkerLayout layout = WorkerLayout::kClassic,
+                      bool packed = false) {
     put_worker_command(sink, schema::protocol::worker_cmd::kReady);
     sink(service);
     if (!extended) return;
-    sink(layout == WorkerLayout::kCompact ? kGbWorkerCompactCapability
-                                          : schema::protocol::kGbWorkerCapability);
+    sink(packed                              ? kGbWorkerPackedCapability
+         : layout == WorkerLayout::kCompact ? kGbWorkerCompactCapability
+                                            : schema::protocol::kGbWorkerCapability);
     if (credit > 0) sink(std::to_string(credit));
 }
 
@@ -107,12 +113,13 @@ base::Result<char> decode_worker_command(const FrameViews& frames);
 
 struct WorkerReady {
     std::string_view service;
-    bool gbw01 = false;        // declared the extension, GBW01 or GBW02
-    WorkerLayout layout = WorkerLayout::kClassic;  // kCompact for GBW02
+    bool gbw01 = false;        // declared the extension, GBW01, GBW02 or GBW03
+    WorkerLayout layout = WorkerLayout::kClassic;  // kCompact for GBW02 and GBW03
+    bool packed = false;       // GBW03: the broker writes to it in the packed form
     std::uint64_t credit = 1;  // §5.1: 1 unless an extended worker declared more
 };
-// READY [service] ["GBW01" | "GBW02"]? [credit]?: a valid, non-mmi service; a credit only after
-// GBW01 or GBW02, an ascii-int in 1-1024. A sixth frame other than those two without a seventh
+// READY [service] ["GBW01" | "GBW02" | "GBW03"]? [credit]?: a valid, non-mmi service; a credit
+// only after one of those, an ascii-int in 1-1024. A sixth frame other than those two without a seventh
 // is ignored (7/MDP).
 base::Result<WorkerReady> decode_worker_ready(const FrameViews& frames);
 

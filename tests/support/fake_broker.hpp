@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <zmq.hpp>
 
+#include "bus/frame_codec.hpp"
 #include "bus/frame_io.hpp"
 #include "schema/protocol.hpp"
 
@@ -21,7 +22,8 @@ using namespace std::chrono_literals;
 // A message from a worker: its ROUTER identity and the frames after it.
 struct WorkerMessage {
     std::string identity;
-    Frames frames;  // [""] ["MDPW01"] [command] ...
+    Frames frames;  // [""] ["MDPW01"] [command] ... (a packed message unpacked, protocol.md §1.4)
+    bool packed = false;  // it came in the packed form
     char command() const { return frames.size() > 2 && frames[2].size() == 1 ? frames[2][0] : '\0'; }
 };
 
@@ -43,6 +45,8 @@ public:
         WorkerMessage message;
         message.identity = frames->front();
         message.frames.assign(frames->begin() + 1, frames->end());
+        message.packed = !message.frames.empty() && bus::is_packed(message.frames[0]);
+        EXPECT_TRUE(bus::unpack_frames(message.frames).ok()) << "a malformed packed message";
         return message;
     }
 
@@ -67,19 +71,27 @@ public:
         ASSERT_TRUE(bus::send_frames(router_, frames));
     }
 
-    void send_command(const std::string& identity, char command, const Frames& rest = {}) {
+    void send_command(const std::string& identity, char command, const Frames& rest = {},
+                      bool packed = false) {
         Frames frames{"", std::string(schema::protocol::kMdpWorker), std::string(1, command)};
         frames.insert(frames.end(), rest.begin(), rest.end());
+        if (packed) bus::pack_frames(frames);
         send(identity, frames);
     }
 
+    // A REQUEST in the classic layout (GBW01), or with `packed` as the broker writes it to a
+    // GBW03 worker: the compact layout, packed (protocol.md §1.4, §5.4).
     void send_request(const std::string& identity, const std::string& token, const std::string& body,
                       const std::string& request_id = "r-1", long long deadline_ms = 10'000,
-                      const std::string& service = "test") {
+                      const std::string& service = "test", bool packed = false) {
         const std::string meta = R"({"request_id":")" + request_id + R"(","service":")" + service +
                                  R"(","deadline_ms":)" + std::to_string(deadline_ms) +
                                  R"(,"attempt":1,"client":"GBC01"})";
-        send_command(identity, schema::protocol::worker_cmd::kRequest, {token, "", meta, body});
+        if (packed) {
+            send_command(identity, schema::protocol::worker_cmd::kRequest, {token, meta, body}, true);
+        } else {
+            send_command(identity, schema::protocol::worker_cmd::kRequest, {token, "", meta, body});
+        }
     }
 
     std::vector<WorkerMessage> skipped;  // non-heartbeat messages expect() passed over

@@ -233,11 +233,11 @@ private:
         const auto now = Clock::now();
         broker_expiry_ = now + config_.heartbeat * config_.liveness;
         // 7/MDP READY, plus the sixth frame declaring the glassbox extension in the compact
-        // layout, GBW02 (§5.1). No credit frame: a slot serves one request at a time, so the
-        // broker's default credit of 1 fits.
+        // layout and packed form, GBW03 (§5.1, §1.4). No credit frame: a slot serves one
+        // request at a time, so the broker's default credit of 1 fits.
         Frames ready;
         bus::put_worker_ready(bus::AppendFrames{ready}, config_.service, true, 0,
-                              bus::WorkerLayout::kCompact);
+                              bus::WorkerLayout::kCompact, true);
         send_to_broker(ready);
         log()->info("event=ready worker={} service={} endpoint={}", worker_id_, config_.service, config_.endpoint);
     }
@@ -292,19 +292,28 @@ private:
         out.reserve(parts.size() + 4);
         bus::put_worker_token_head(bus::AppendMessages{out}, command, token_, layout_);
         for (std::size_t i = 1; i < parts.size(); ++i) out.push_back(std::move(parts[i]));
+        if (packed_) bus::pack_messages(out);
         send_to_broker(out);
     }
 
-    void send_error(const std::string& token, bus::WorkerLayout layout, ErrorType type,
+    void send_error(const std::string& token, bus::WorkerLayout layout, bool packed, ErrorType type,
                     const std::string& message) {
         Frames frames;
         bus::put_worker_error(bus::AppendFrames{frames}, token, make_error(type, message), layout);
+        if (packed) bus::pack_frames(frames);
         send_to_broker(frames);
     }
 
-    void on_broker_message(const Frames& frames) {
+    void on_broker_message(Frames& frames) {
         broker_expiry_ = Clock::now() + config_.heartbeat * config_.liveness;
         backoff_ = config_.reconnect_initial;  // the broker answers: the next outage starts afresh
+        // The broker writes to us packed (we declared GBW03); a classic message is read too.
+        const bool packed = !frames.empty() && bus::is_packed(frames[0]);
+        if (auto unpacked = bus::unpack_frames(frames); !unpacked) {
+            log()->warn("event=bad_broker_message worker={} error=\"{}\"", worker_id_,
+                        unpacked.error().message);
+            return;
+        }
         const auto views = bus::views_of(frames);
         const auto command = bus::decode_worker_command(views);
         if (!command || frames.size() > protocol::kMaxFrames) {
@@ -312,7 +321,7 @@ private:
             return;
         }
         switch (command.value()) {
-            case protocol::worker_cmd::kRequest: on_request(views); break;
+            case protocol::worker_cmd::kRequest: on_request(views, packed); break;
             case protocol::worker_cmd::kHeartbeat: break;
             case protocol::worker_cmd::kDisconnect:
                 log()->warn("event=broker_disconnect worker={} busy={}", worker_id_, busy_);
@@ -332,7 +341,8 @@ private:
         }
     }
 
-    void on_request(const bus::FrameViews& frames) {
+    // `packed`: the request came in the packed form; its answers go so too.
+    void on_request(const bus::FrameViews& frames, bool packed) {
         const auto token_frame = bus::worker_token_of(frames);
         if (!token_frame) {
             log()->warn("event=bad_request worker={} reason=token", worker_id_);
@@ -347,11 +357,12 @@ private:
                                                                     : bus::WorkerLayout::kCompact;
         if (busy_) {
             // 5.1: one request at a time; the broker broke that rule, refuse the newcomer only.
-            send_error(token, layout, ErrorType::kProtocolError, "worker is busy with another request");
+            send_error(token, layout, packed, ErrorType::kProtocolError,
+                       "worker is busy with another request");
             return;
         }
         if (!request) {
-            send_error(token, layout, ErrorType::kProtocolError, request.error().message);
+            send_error(token, layout, packed, ErrorType::kProtocolError, request.error().message);
             return;
         }
         busy_ = true;
@@ -359,6 +370,7 @@ private:
         cancel_sent_ = false;
         token_ = token;
         layout_ = layout;
+        packed_ = packed;
         const auto meta = bus::decode_request_meta(request.value().meta);
         request_id_hint_ = meta ? meta.value().request_id : std::string{};
         bus::send_frames(pair_,
@@ -420,6 +432,7 @@ private:
     bool cancel_sent_ = false;
     std::string token_;
     bus::WorkerLayout layout_ = bus::WorkerLayout::kCompact;  // of the request in flight
+    bool packed_ = true;                                       // of the request in flight
     std::string request_id_hint_;  // for logs only
     std::string session_hint_;     // the first explain session of the request in flight, for logs
 };

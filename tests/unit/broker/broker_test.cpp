@@ -17,6 +17,7 @@
 #include <zmq.hpp>
 
 #include "base/utf8.hpp"
+#include "bus/frame_codec.hpp"
 #include "schema/messages.hpp"
 #include "tests/support/file_size_limit.hpp"
 
@@ -47,7 +48,7 @@ class Peer {
 public:
     Peer(zmq::context_t& context, const std::string& endpoint,
          zmq::socket_type type = zmq::socket_type::dealer, PeerSet* set = nullptr)
-        : socket_(context, type), set_(set) {
+        : socket_(context, type), dealer_(type == zmq::socket_type::dealer), set_(set) {
         socket_.set(zmq::sockopt::linger, 0);
         socket_.connect(endpoint);
         if (set_ != nullptr) set_->insert(this);
@@ -90,6 +91,17 @@ public:
                 frames.emplace_back(frame.to_string());
                 more = frame.more();
             }
+            // A packed message (protocol.md §1.4) is handed over as the classic frames it
+            // carries; last_packed() and last_wire_frames() tell how it came.
+            // (DEALER peers only: a REQ socket strips the empty delimiter, a SUB's first frame
+            // is the topic.)
+            last_wire_frames_ = frames.size();
+            last_packed_ = dealer_ && !frames.empty() && glassbox::bus::is_packed(frames[0]);
+            if (last_packed_) {
+                if (auto unpacked = glassbox::bus::unpack_frames(frames); !unpacked) {
+                    ADD_FAILURE() << "a malformed packed message: " << unpacked.error().message;
+                }
+            }
             const bool is_heartbeat = frames.size() == 3 && frames[0].empty() &&
                                       frames[2] == cmd(0x04) &&
                                       (frames[1] == kMdpw || frames[1] == kGbe);
@@ -100,6 +112,8 @@ public:
 
     // Nothing (but heartbeats) arrives within `quiet`.
     bool silent_for(std::chrono::milliseconds quiet) { return !recv(quiet).has_value(); }
+    bool last_packed() const { return last_packed_; }
+    std::size_t last_wire_frames() const { return last_wire_frames_; }
 
     zmq::socket_t& socket() { return socket_; }
 
@@ -119,10 +133,13 @@ private:
     }
 
     zmq::socket_t socket_;
+    bool dealer_;
     PeerSet* set_;
     std::optional<Frames> heartbeat_;
     Clock::time_point next_beat_{};
     bool skip_heartbeats_ = false;  // stays on after go_silent(): a dead peer still gets them
+    bool last_packed_ = false;
+    std::size_t last_wire_frames_ = 0;
 };
 
 class BrokerTest : public ::testing::Test {
@@ -475,6 +492,84 @@ TEST_F(BrokerTest, CompactWorkerWithCreditGetsCancelAndSendsErrors) {
     EXPECT_EQ(error[4], "UpstreamError");
     EXPECT_EQ(error[5], "llm down");
     EXPECT_TRUE(client->silent_for(200ms));
+}
+
+Frames packed(Frames frames) {
+    glassbox::bus::pack_frames(frames);
+    return frames;
+}
+
+// The packed form (§1.4): a packed client and a GBW03 worker exchange two-frame messages, and
+// a classic client served by the same worker meanwhile gets the classic frames.
+TEST_F(BrokerTest, PackedPeersGetPackedMessagesAndClassicOnesClassic) {
+    start();
+    auto w = peer();
+    w->send({kEmpty, kMdpw, cmd(0x01), "echo", "GBW03", "2"});
+    w->keepalive({kEmpty, kMdpw, cmd(0x04)});
+    auto packed_client = peer();
+    packed_client->send(packed({kEmpty, kGbc, cmd(0x01), "echo", "rp", "4000", "{\"q\":1}"}));
+    auto classic_client = peer();
+    request(*classic_client, "echo", "rc", "{\"q\":2}", "4000");
+    std::map<std::string, std::string> tokens;  // request id -> token
+    for (int i = 0; i < 2; ++i) {
+        const auto got = w->recv();
+        ASSERT_TRUE(got.has_value()) << "worker got no REQUEST";
+        EXPECT_TRUE(w->last_packed()) << "a GBW03 worker is written to packed";
+        EXPECT_EQ(w->last_wire_frames(), 2u);
+        ASSERT_EQ(got->size(), 6u);  // unpacked: the compact layout
+        EXPECT_EQ((*got)[2], cmd(0x02));
+        const json meta = json::parse((*got)[4]);
+        tokens[meta["request_id"].get<std::string>()] = (*got)[3];
+        EXPECT_EQ((*got)[5], meta["request_id"] == "rp" ? "{\"q\":1}" : "{\"q\":2}");
+    }
+    ASSERT_EQ(tokens.size(), 2u);
+    for (const auto& [id, token] : tokens) {
+        w->send(packed({kEmpty, kMdpw, cmd(0x06), token, "\"chunk-" + id + "\""}));
+        w->send(packed({kEmpty, kMdpw, cmd(0x07), token, "urn:q:" + id, "0", "complete", "{\"seq\":0}"}));
+        w->send(packed({kEmpty, kMdpw, cmd(0x03), token, "{\"done\":\"" + id + "\"}"}));
+    }
+    for (auto* client : {packed_client.get(), classic_client.get()}) {
+        const bool is_packed = client == packed_client.get();
+        const std::string id = is_packed ? "rp" : "rc";
+        const Frames data = expect_gb(*client, 0x02, id);
+        EXPECT_EQ(client->last_packed(), is_packed);
+        EXPECT_EQ(client->last_wire_frames(), is_packed ? 2u : 6u);
+        ASSERT_EQ(data.size(), 6u);
+        EXPECT_EQ(data[4], "data");
+        EXPECT_EQ(data[5], "\"chunk-" + id + "\"");
+        const Frames explained = expect_gb(*client, 0x02, id);
+        EXPECT_EQ(client->last_packed(), is_packed);
+        EXPECT_EQ(explained.at(4), "explain");
+        const Frames final_frames = expect_gb(*client, 0x03, id);
+        EXPECT_EQ(client->last_packed(), is_packed);
+        ASSERT_EQ(final_frames.size(), 5u);
+        EXPECT_EQ(final_frames[4], "{\"done\":\"" + id + "\"}");
+    }
+    // An error for a packed request goes packed too: no worker for the service.
+    packed_client->send(packed({kEmpty, kGbc, cmd(0x01), "nobody", "rx", "4000", "{}"}));
+    expect_error(*packed_client, "rx", "UnknownService");
+    EXPECT_TRUE(packed_client->last_packed());
+    EXPECT_EQ(status()["counters"]["dropped_frames"], 0);
+}
+
+// A packed message that is not well formed is dropped (there is no request id to answer) and
+// counted; the broker goes on serving, the sender included.
+TEST_F(BrokerTest, MalformedPackedMessagesAreDroppedAndTheBrokerServesOn) {
+    start();
+    auto w = worker("echo", true);
+    auto bad = peer();
+    bad->send({"\x02junk", "x"});                                   // unknown version
+    bad->send({std::string("\x01\x05GBC01", 7), "a", "b"});         // three frames
+    bad->send({std::string("\x01\x09GBC01", 7), "x"});              // a field past its end
+    bad->send({std::string("\x01", 1), "x"});                       // no field
+    EXPECT_TRUE(bad->silent_for(200ms));
+    EXPECT_TRUE(eventually([](const json& s) { return s["counters"]["dropped_frames"] == 4; }));
+    bad->send(packed({kEmpty, kGbc, cmd(0x01), "echo", "ok", "4000", "{}"}));
+    const Frames req = expect_request(*w);
+    reply(*w, req[3], "{\"fine\":true}");
+    const Frames final_frames = expect_gb(*bad, 0x03, "ok");
+    EXPECT_TRUE(bad->last_packed());
+    EXPECT_EQ(final_frames.at(4), "{\"fine\":true}");
 }
 
 // An EXPLAIN holds its client's later messages until the spool commits (§2.3), and only its

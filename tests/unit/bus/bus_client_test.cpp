@@ -111,6 +111,7 @@ TEST_F(BusClientTest, SendsRequestFrames) {
     EXPECT_EQ(request->frames[4], "t-1");
     EXPECT_EQ(request->frames[5], "1500");
     EXPECT_EQ(json::parse(request->frames[6])["question"], "hi");
+    EXPECT_TRUE(request->packed);  // the packed form by default (protocol.md §1.4)
     EXPECT_EQ(client.in_flight(), 1u);
 
     auto second = client.send_raw("echo", "{}", 0ms);
@@ -168,6 +169,33 @@ TEST_F(BusClientTest, StreamsToExactlyOneTerminal) {
     auto nothing = client.next(200ms);
     ASSERT_FALSE(nothing) << "a reply after the terminal reached the caller";
     EXPECT_EQ(nothing.error().type, ErrorType::kTimeout);
+}
+
+// Unpacked on request: the classic GBC01 frames for every command, for brokers before the
+// packed form; replies are read in either form.
+TEST_F(BusClientTest, SendsTheClassicFramesWhenNotPackedAndReadsBothForms) {
+    auto c = config();
+    c.packed = false;
+    BusClient client(context, c);
+    auto stream = open_stream(client, "echo", "{}", 5s);
+    ASSERT_TRUE(stream);
+    auto request = router.expect(cmd::kRequest);
+    ASSERT_TRUE(request);
+    EXPECT_FALSE(request->packed);
+    ASSERT_EQ(request->frames.size(), 7u);
+    const auto& id = request->frames[4];
+    router.reply(request->identity, cmd::kPartial, {id, "data", R"({"n":1})"}, true);
+    router.reply(request->identity, cmd::kPartial, {id, "data", R"({"n":2})"}, false);
+    auto r1 = stream->next(2s);
+    auto r2 = stream->next(2s);
+    ASSERT_TRUE(r1 && r2);
+    EXPECT_EQ(r1->body["n"], 1);
+    EXPECT_EQ(r2->body["n"], 2);
+    ASSERT_TRUE(client.cancel(id));
+    auto cancel = router.expect(cmd::kCancel);
+    ASSERT_TRUE(cancel);
+    EXPECT_FALSE(cancel->packed);
+    EXPECT_EQ(cancel->frames, (Frames{"", "GBC01", std::string(1, cmd::kCancel), id}));
 }
 
 TEST_F(BusClientTest, ManyRequestsInFlightAreKeptApart) {
@@ -394,8 +422,12 @@ TEST(BusClientConnectTest, ABrokerThatStartsWithinTheTimeoutServesTheRequest) {
     ASSERT_TRUE(wait_readable(router, 5s));
     auto request = try_receive_frames(router);
     ASSERT_TRUE(request);
-    ASSERT_GE(request->size(), 6u);  // [identity] [""] ["GBC01"] [REQUEST] [service] [request id] ...
-    const Frames final{request->front(), "", "GBC01", std::string(1, cmd::kFinal), (*request)[5], "{}"};
+    // [identity] then the request, packed (protocol.md §1.4): [""] ["GBC01"] [REQUEST] [service] [request id] ...
+    Frames message(request->begin() + 1, request->end());
+    EXPECT_EQ(message.size(), 2u);
+    ASSERT_TRUE(unpack_frames(message).ok());
+    ASSERT_GE(message.size(), 5u);
+    const Frames final{request->front(), "", "GBC01", std::string(1, cmd::kFinal), message[4], "{}"};
     ASSERT_TRUE(send_frames(router, final));
     auto reply = client.next(*id, 5s);
     ASSERT_TRUE(reply) << reply.error().describe();

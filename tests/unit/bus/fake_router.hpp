@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <zmq.hpp>
 
+#include "bus/frame_codec.hpp"
 #include "bus/frame_io.hpp"
 #include "schema/protocol.hpp"
 
@@ -18,7 +19,8 @@ using namespace std::chrono_literals;
 
 struct ClientMessage {
     std::string identity;
-    Frames frames;  // [""] ["GBC01"] [command] ...
+    Frames frames;  // [""] ["GBC01"] [command] ... (a packed message unpacked, protocol.md §1.4)
+    bool packed = false;  // it came in the packed form
     char command() const { return frames.size() > 2 && frames[2].size() == 1 ? frames[2][0] : '\0'; }
 };
 
@@ -36,7 +38,10 @@ public:
         if (!wait_readable(router_, timeout)) return std::nullopt;
         auto frames = try_receive_frames(router_);
         if (!frames || frames->empty()) return std::nullopt;
-        return ClientMessage{frames->front(), Frames(frames->begin() + 1, frames->end())};
+        ClientMessage message{frames->front(), Frames(frames->begin() + 1, frames->end())};
+        message.packed = !message.frames.empty() && is_packed(message.frames[0]);
+        EXPECT_TRUE(unpack_frames(message.frames).ok()) << "a malformed packed message";
+        return message;
     }
 
     std::optional<ClientMessage> expect(char command, std::chrono::milliseconds timeout = 2000ms) {
@@ -51,9 +56,11 @@ public:
         }
     }
 
-    void reply(const std::string& identity, char command, const Frames& rest) {
+    // Sends [empty] ["GBC01"] [command] rest..., packed (§1.4) if asked.
+    void reply(const std::string& identity, char command, const Frames& rest, bool packed = false) {
         Frames frames{identity, "", std::string(schema::protocol::kGbClient), std::string(1, command)};
         frames.insert(frames.end(), rest.begin(), rest.end());
+        if (packed) pack_frames(frames, 1);
         ASSERT_TRUE(send_frames(router_, frames));
     }
 

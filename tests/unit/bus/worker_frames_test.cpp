@@ -195,11 +195,11 @@ TEST(WorkerFrames, CompactReadyDeclaresGbw02) {
     ready = decode_worker_ready(views_of(frames_of({"", "MDPW01", "\x01", "rag", "GBW01"})));
     ASSERT_TRUE(ready.ok());
     EXPECT_EQ(ready.value().layout, WorkerLayout::kClassic);
-    ready = decode_worker_ready(views_of(frames_of({"", "MDPW01", "\x01", "rag", "GBW03"})));
+    ready = decode_worker_ready(views_of(frames_of({"", "MDPW01", "\x01", "rag", "GBW09"})));
     ASSERT_TRUE(ready.ok());
     EXPECT_FALSE(ready.value().gbw01);
     EXPECT_EQ(ready.value().layout, WorkerLayout::kClassic);
-    EXPECT_FALSE(decode_worker_ready(views_of(frames_of({"", "MDPW01", "\x01", "rag", "GBW03", "4"}))).ok());
+    EXPECT_FALSE(decode_worker_ready(views_of(frames_of({"", "MDPW01", "\x01", "rag", "GBW09", "4"}))).ok());
 }
 
 TEST(WorkerFrames, CompactRequestRoundTripsAndIsToldApartFromClassic) {

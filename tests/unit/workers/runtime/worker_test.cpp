@@ -64,7 +64,9 @@ TEST_F(WorkerTest, ReadyDeclaresServiceAndGbw01) {
     EXPECT_EQ(ready->frames[0], "");
     EXPECT_EQ(ready->frames[1], "MDPW01");
     EXPECT_EQ(ready->frames[3], "test");
-    EXPECT_EQ(ready->frames[4], "GBW02");  // the extension, compact layout (protocol.md §5.4)
+    // the extension, compact layout, written to packed (protocol.md §5.4, §1.4)
+    EXPECT_EQ(ready->frames[4], "GBW03");
+    EXPECT_FALSE(ready->packed);  // READY itself is classic: any broker can read it
 }
 
 TEST_F(WorkerTest, EachThreadRegistersItsOwnWorker) {
@@ -102,6 +104,38 @@ TEST_F(WorkerTest, StreamsPartialsAndRepliesWithTheToken) {
     ASSERT_EQ(reply->frames.size(), 6u);
     EXPECT_EQ(reply->frames[3], "tok");
     EXPECT_EQ(json::parse(reply->frames[5])["got"]["x"], 1);
+}
+
+// A GBW03 worker gets its REQUESTs packed (protocol.md §1.4) and answers each in the form it
+// came in: packed first, then classic, on the same connection.
+TEST_F(WorkerTest, AnswersAPackedRequestPacked) {
+    const auto id = start([](RequestContext& c) {
+        (void)c.send_partial({{"chunk", 1}});
+        (void)c.fail(base::make_error(base::ErrorType::kUpstreamError,
+                                      c.meta().request_id == "req-p" ? "packed" : "classic"));
+    });
+    broker.send_request(id, "tok-p", R"({"x":1})", "req-p", 10'000, "test", true);
+    auto partial = broker.expect(cmd::kPartial);
+    auto error = broker.expect(cmd::kError);
+    ASSERT_TRUE(partial && error);
+    EXPECT_TRUE(partial->packed);
+    EXPECT_TRUE(error->packed);
+    // unpacked: the compact layout, [token] [payload]
+    ASSERT_EQ(partial->frames.size(), 5u);
+    EXPECT_EQ(partial->frames[3], "tok-p");
+    EXPECT_EQ(json::parse(partial->frames[4])["chunk"], 1);
+    ASSERT_EQ(error->frames.size(), 6u);
+    EXPECT_EQ(error->frames[3], "tok-p");
+    EXPECT_EQ(error->frames[4], "UpstreamError");
+    EXPECT_EQ(error->frames[5], "packed");
+    broker.send_request(id, "tok-c", "{}", "req-c");
+    auto classic = broker.expect(cmd::kPartial);
+    ASSERT_TRUE(classic);
+    EXPECT_FALSE(classic->packed);
+    EXPECT_EQ(classic->frames[4], "");  // the classic layout's empty frame
+    auto classic_error = broker.expect(cmd::kError);
+    ASSERT_TRUE(classic_error);
+    EXPECT_FALSE(classic_error->packed);
 }
 
 // Bodies of kZeroCopyFrame bytes or more pass from the handler thread to the broker without a
