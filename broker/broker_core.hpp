@@ -10,6 +10,7 @@
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -485,6 +486,9 @@ private:
     // topic's local port (its connections are told from any other fd by it).
     std::mutex topic_fds_mutex_;
     std::unordered_map<int, TimePoint> topic_fds_;
+    // Signalled when topic_fds_ gains a connection: the watch thread sleeps on it while there
+    // is none, so an idle broker (or one without subscribers) does not wake up for it.
+    std::condition_variable_any topic_fds_added_;
     int topic_port_ = -1;
     std::uint64_t topic_cut_for_count_ = 0;  // closed by cut_subscriber (a ledger bound)
     std::atomic<std::uint64_t> topic_cut_for_bytes_{0};  // closed by the watch thread

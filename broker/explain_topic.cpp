@@ -124,8 +124,11 @@ void BrokerCore::drain_topic_monitor() {
         const int fd = static_cast<int>(value);
         if (event == ZMQ_EVENT_ACCEPTED) {
             topic_ledger_.accepted(fd);
-            const std::lock_guard lock{topic_fds_mutex_};
-            topic_fds_[fd] = now_;
+            {
+                const std::lock_guard lock{topic_fds_mutex_};
+                topic_fds_[fd] = now_;
+            }
+            topic_fds_added_.notify_one();
         } else if (event == ZMQ_EVENT_DISCONNECTED) {
             {
                 const std::lock_guard lock{topic_fds_mutex_};
@@ -240,6 +243,12 @@ void BrokerCore::watch_topic(std::stop_token stop) {
     std::unordered_map<int, ino_t> cut;  // fd -> socket already shut down (not again)
     std::vector<std::pair<int, TimePoint>> open;
     while (!stop.stop_requested()) {
+        {
+            // No subscriber connection, nothing to judge: wait for one instead of waking up
+            // every interval (false: stop was requested).
+            std::unique_lock lock{topic_fds_mutex_};
+            if (!topic_fds_added_.wait(lock, stop, [this] { return !topic_fds_.empty(); })) break;
+        }
         std::this_thread::sleep_for(config_.topic_watch_interval);
         open.clear();
         {
