@@ -101,7 +101,11 @@ base::Result<void> unpack_frames(std::vector<std::string>& frames) {
     if (frames.size() != 2) return frame_error("packed message: not two frames");
     FrameViews views;
     if (auto unpacked = unpack_views(frames[0], frames[1], views); !unpacked) return unpacked;
-    std::vector<std::string> classic(views.begin(), views.end());
+    // The fields are copied out of the envelope; the last frame (a body, maybe large) moves.
+    std::vector<std::string> classic;
+    classic.reserve(views.size());
+    for (std::size_t i = 0; i + 1 < views.size(); ++i) classic.emplace_back(views[i]);
+    classic.push_back(std::move(frames[1]));
     frames = std::move(classic);
     return {};
 }

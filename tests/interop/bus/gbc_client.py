@@ -3,7 +3,8 @@
 
 A DEALER socket; REQUEST with a request id and a relative deadline, then PARTIALs
 (`data` or `explain`) and exactly one terminal FINAL or ERROR. It also sends CANCEL and
-the HEARTBEAT that lets a client learn that the broker restarted.
+the HEARTBEAT that lets a client learn that the broker restarted. With `packed` it sends
+every message in the packed form of §1.4 ([envelope] [last frame]) and reads replies in it.
 
 Usage as a program (prints one JSON object per message received, the terminal one last):
     gbc_client.py --broker tcp://127.0.0.1:5555 echo '{"question": "hi", "partials": 3}'
@@ -27,6 +28,42 @@ ERROR = b"\x05"
 HEARTBEAT = b"\x06"
 
 
+def leb128(n):
+    out = bytearray()
+    while n >= 0x80:
+        out.append(0x80 | (n & 0x7F))
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def pack(frames):
+    """§1.4: the frames after the empty delimiter, f1 ... fn, as [envelope] [fn]."""
+    envelope = b"\x01" + b"".join(leb128(len(f)) + f for f in frames[:-1])
+    return [envelope, frames[-1]]
+
+
+def unpack(msg):
+    """The classic frames of a packed message ([b""] + fields + [last]); a classic one as is."""
+    if not msg or msg[0] == b"":
+        return msg
+    if len(msg) != 2 or msg[0][:1] != b"\x01":
+        raise ValueError("not a packed message")
+    envelope, fields, at = msg[0], [b""], 1
+    while at < len(envelope):
+        length, shift = 0, 0
+        while True:
+            byte = envelope[at]
+            at += 1
+            length |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                break
+        fields.append(envelope[at:at + length])
+        at += length
+    return fields + [msg[1]]
+
+
 def decode_body(frame):
     try:
         return json.loads(frame.decode("utf-8"))
@@ -35,8 +72,10 @@ def decode_body(frame):
 
 
 class GbcClient:
-    def __init__(self, broker, heartbeat_ms=2500, ctx=None):
+    def __init__(self, broker, heartbeat_ms=2500, ctx=None, packed=False):
         self.broker = broker
+        self.packed = packed
+        self.last_wire_frames = 0  # how many frames the last message had on the wire
         self.heartbeat_ms = heartbeat_ms
         self.own_ctx = ctx is None
         self.ctx = ctx or zmq.Context()
@@ -55,17 +94,19 @@ class GbcClient:
             body = json.dumps(body).encode()
         elif isinstance(body, str):
             body = body.encode()
-        self.socket.send_multipart([b"", GBC01, REQUEST, service.encode(), rid,
-                                    str(deadline_ms).encode(), body])
+        self.send([b"", GBC01, REQUEST, service.encode(), rid, str(deadline_ms).encode(), body])
         self.in_flight.add(rid)
         return rid
 
+    def send(self, frames):
+        self.socket.send_multipart(pack(frames[1:]) if self.packed else frames)
+
     def cancel(self, rid):
-        self.socket.send_multipart([b"", GBC01, CANCEL, rid])
+        self.send([b"", GBC01, CANCEL, rid])
 
     def heartbeat(self, rids=None):
         ids = list(self.in_flight if rids is None else rids)
-        self.socket.send_multipart([b"", GBC01, HEARTBEAT] + ids)
+        self.send([b"", GBC01, HEARTBEAT] + ids)
 
     def recv(self, timeout_ms):
         """The next message as a dict, or None on timeout. Sends HEARTBEATs while waiting."""
@@ -83,6 +124,11 @@ class GbcClient:
                 return None
 
     def parse(self, msg):
+        self.last_wire_frames = len(msg)
+        try:
+            msg = unpack(msg)
+        except (ValueError, IndexError):
+            return {"cmd": "invalid", "frames": [f.hex() for f in msg]}
         if len(msg) < 4 or msg[0] != b"" or msg[1] != GBC01:
             return {"cmd": "invalid", "frames": [f.hex() for f in msg]}
         cmd, rid = msg[2], msg[3]

@@ -256,6 +256,52 @@ def test_gbc_streaming(h):
         client.close()
 
 
+def test_gbc_packed(h):
+    """The packed form (§1.4) from a client written from the doc: a packed request to the C++
+    echo worker streams back packed (two frames a message) with the same content; a malformed
+    envelope is dropped without taking the broker or the connection down."""
+    h.start_broker()
+    h.start_echo_worker()
+    h.wait_service("echo")
+    client = GbcClient(h.endpoint, HEARTBEAT_MS, packed=True)
+    try:
+        body = {"question": "packed", "partials": 3}
+        rid = client.request("echo", body, deadline_ms=10000)
+        events, wire = [], []
+        while True:
+            event = client.recv(10000)
+            check(event is not None, "a reply to the packed request arrives")
+            events.append(event)
+            wire.append(client.last_wire_frames)
+            if event["cmd"] in ("final", "error", "invalid"):
+                break
+        check(events[-1]["cmd"] == "final", "the packed request ends in FINAL (got %s)" % events[-1])
+        check(all(e["request_id"] == rid.decode() for e in events), "every reply names the request")
+        check(all(n == 2 for n in wire), "every reply came packed, two frames (got %s)" % wire)
+        data = [e for e in events if e["cmd"] == "partial" and e["kind"] == "data"]
+        explain = [e for e in events if e["cmd"] == "partial" and e["kind"] == "explain"]
+        check(len(data) == 3, "3 data partials (got %d)" % len(data))
+        check(explain and explain[-1]["body"].get("end_of_trace") is True, "the trace ends")
+        check(events[-1]["body"].get("echo") == body, "FINAL echoes the body")
+
+        client.socket.send_multipart([b"\x07not-an-envelope", b"x"])
+        client.socket.send_multipart([b"\x01\x09GBC01", b"x"])
+        events = client.call("echo", {"question": "still there"}, deadline_ms=10000, timeout_ms=10000)
+        check(events[-1] is not None and events[-1]["cmd"] == "final",
+              "after two malformed envelopes the same connection is still served")
+
+        classic = GbcClient(h.endpoint, HEARTBEAT_MS)
+        try:
+            events = classic.call("echo", {"question": "classic"}, deadline_ms=10000,
+                                  timeout_ms=10000)
+            check(events[-1] is not None and events[-1]["cmd"] == "final"
+                  and classic.last_wire_frames == 5, "a classic client beside it gets classic frames")
+        finally:
+            classic.close()
+    finally:
+        client.close()
+
+
 def test_mmi_service(h):
     """mmi.service answers 200 for a registered service, 404 for another, 501 for unknown mmi."""
     h.start_broker()
