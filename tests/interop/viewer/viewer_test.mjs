@@ -282,7 +282,14 @@ async function liveTail(page, question) {
   await page.screenshot({path: join(args.shots, "7-live-tail-running.png"), fullPage: true});
   await page.waitForFunction(() => [...document.querySelectorAll("#events .badge")].some((b) => b.textContent === "done"), {timeout: 120000});
   const answer = await asked;
-  const stored = await (await fetch(args.url + "/api/v1/traces/" + encodeURIComponent(session))).json();
+  // The collector stores the trace after the broker's spool has it (the client's answer waits
+  // for the spool, not for the store): read it back until its end is stored, 15 s at most.
+  let stored;
+  for (const until = Date.now() + 15000; ;) {
+    stored = await (await fetch(args.url + "/api/v1/traces/" + encodeURIComponent(session))).json();
+    if (stored.session.status !== "running" || Date.now() > until) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
   let events = 0;
   const walk = (t) => { events += t.events.length; (t.subtraces || []).forEach(walk); };
   walk(stored);
