@@ -35,7 +35,8 @@ TEST(PackedForm, RequestPacksIntoTwoFramesAndBack) {
     EXPECT_EQ(packed[0], std::string("\x01\x05GBC01\x01\x01\x09graph-rag\x03r-7\x04" "2500", 28));
     EXPECT_EQ(packed[1], "{\"q\":1}");
     EXPECT_EQ(unpacked(packed), classic);
-    const auto request = decode_client_request(views_of(unpacked(packed)));
+    const Frames classic_again = unpacked(packed);  // the views below point into it
+    const auto request = decode_client_request(views_of(classic_again));
     ASSERT_TRUE(request.ok());
     EXPECT_EQ(request.value().service, "graph-rag");
     EXPECT_EQ(request.value().body, "{\"q\":1}");
