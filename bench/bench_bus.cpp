@@ -248,14 +248,14 @@ void mdp_worker(zmq::context_t& context, std::string endpoint, std::string servi
                     continue;
                 }
                 if (views.size() < 5 || views[2] != std::string_view{"\x02", 1}) continue;
-                std::string envelope(1, glassbox::bus::kPackedVersion);
-                glassbox::bus::append_packed_field(envelope, header);
-                glassbox::bus::append_packed_field(envelope, std::string_view{"\x03", 1});
-                glassbox::bus::append_packed_field(envelope, views[3]);
-                zmq::multipart_t reply;
-                reply.addstr(envelope);
-                reply.add(std::move(frames.back()));
-                reply.send(socket);
+                std::vector<zmq::message_t> reply;
+                reply.emplace_back();
+                reply.emplace_back(header.data(), header.size());
+                reply.emplace_back("\x03", 1);
+                reply.emplace_back(views[3].data(), views[3].size());
+                reply.push_back(std::move(frames.back()));
+                glassbox::bus::pack_messages(reply);
+                zmq::send_multipart(socket, reply);
                 next_heartbeat = Clock::now() + heartbeat;
                 continue;
             }

@@ -2,63 +2,70 @@
 // pieces are inline in the header.
 #include "bus/frame_codec.hpp"
 
+#include <cstring>
 #include <utility>
 
 #include "schema/protocol.hpp"
 
 namespace glassbox::bus {
 
-void append_packed_field(std::string& envelope, std::string_view field) {
-    std::size_t length = field.size();
-    while (length >= 0x80) {
-        envelope.push_back(static_cast<char>(0x80 | (length & 0x7F)));
-        length >>= 7;
-    }
-    envelope.push_back(static_cast<char>(length));
-    envelope.append(field);
-}
-
 namespace {
 
+// LEB128: 7 bits a byte, low first, the high bit set on every byte but the last.
+std::size_t length_size(std::size_t length) noexcept {
+    std::size_t bytes = 1;
+    for (; length >= 0x80; length >>= 7) ++bytes;
+    return bytes;
+}
+
+char* put_field(char* at, std::string_view field) noexcept {
+    std::size_t length = field.size();
+    for (; length >= 0x80; length >>= 7) *at++ = static_cast<char>(0x80 | (length & 0x7F));
+    *at++ = static_cast<char>(length);
+    if (!field.empty()) std::memcpy(at, field.data(), field.size());
+    return at + field.size();
+}
+
+std::string_view field_of(const zmq::message_t& frame) noexcept { return view_of(frame); }
+std::string_view field_of(const std::string& frame) noexcept { return frame; }
+
+// The envelope of frames first+1 .. size-2, written once into a buffer of its exact size.
 template <typename Container>
-std::string envelope_of(const Container& frames, std::size_t first) {
+std::size_t envelope_size(const Container& frames, std::size_t first) noexcept {
     std::size_t size = 1;
-    for (std::size_t i = first + 1; i + 1 < frames.size(); ++i) size += frames[i].size() + 2;
-    std::string envelope;
-    envelope.reserve(size);
-    envelope.push_back(kPackedVersion);
     for (std::size_t i = first + 1; i + 1 < frames.size(); ++i) {
-        if constexpr (std::is_same_v<typename Container::value_type, zmq::message_t>) {
-            append_packed_field(envelope, view_of(frames[i]));
-        } else {
-            append_packed_field(envelope, frames[i]);
-        }
+        size += length_size(frames[i].size()) + frames[i].size();
     }
-    return envelope;
+    return size;
+}
+template <typename Container>
+void write_envelope(const Container& frames, std::size_t first, char* at) noexcept {
+    *at++ = kPackedVersion;
+    for (std::size_t i = first + 1; i + 1 < frames.size(); ++i) at = put_field(at, field_of(frames[i]));
 }
 
 }  // namespace
 
-std::string pack_envelope(const std::vector<zmq::message_t>& frames, std::size_t first) {
-    return envelope_of(frames, first);
-}
-
-std::string pack_envelope(const std::vector<std::string>& frames, std::size_t first) {
-    return envelope_of(frames, first);
+void append_packed_field(std::string& envelope, std::string_view field) {
+    const std::size_t at = envelope.size();
+    envelope.resize(at + length_size(field.size()) + field.size());
+    put_field(envelope.data() + at, field);
 }
 
 void pack_messages(std::vector<zmq::message_t>& frames, std::size_t first) {
     if (frames.size() < first + 3) return;
-    const std::string envelope = envelope_of(frames, first);
+    zmq::message_t envelope(envelope_size(frames, first));
+    write_envelope(frames, first, static_cast<char*>(envelope.data()));
     zmq::message_t last = std::move(frames.back());
     frames.resize(first);
-    frames.emplace_back(envelope.data(), envelope.size());
+    frames.push_back(std::move(envelope));
     frames.push_back(std::move(last));
 }
 
 void pack_frames(std::vector<std::string>& frames, std::size_t first) {
     if (frames.size() < first + 3) return;
-    std::string envelope = envelope_of(frames, first);
+    std::string envelope(envelope_size(frames, first), '\0');
+    write_envelope(frames, first, envelope.data());
     std::string last = std::move(frames.back());
     frames.resize(first);
     frames.push_back(std::move(envelope));

@@ -66,10 +66,6 @@ inline constexpr char kPackedVersion = '\x01';
 inline bool is_packed(std::string_view first_frame) noexcept { return !first_frame.empty(); }
 // Appends one field (a LEB128 length, then the bytes) to an envelope.
 void append_packed_field(std::string& envelope, std::string_view field);
-// The envelope of the classic message `frames` from its empty delimiter at `first` on:
-// frames first+1 .. size-2 (the last frame travels beside it).
-std::string pack_envelope(const std::vector<zmq::message_t>& frames, std::size_t first);
-std::string pack_envelope(const std::vector<std::string>& frames, std::size_t first);
 // Rewrites the classic message in `frames` (its empty delimiter at `first`; frames before it,
 // such as a routing id, stay) into the packed form, in place. A message of fewer than three
 // frames from `first` on (nothing to pack) is left as it is.
