@@ -196,10 +196,12 @@ protected:
         return w;
     }
 
-    // A GBW01 worker that declares a credit (§5.1).
-    std::unique_ptr<Peer> credit_worker(const std::string& service, const std::string& credit) {
+    // A worker that declares the extension (GBW01 unless `capability` names GBW02 or GBW03)
+    // and a credit (§5.1).
+    std::unique_ptr<Peer> credit_worker(const std::string& service, const std::string& credit,
+                                        const std::string& capability = "GBW01") {
         auto w = peer();
-        w->send({kEmpty, kMdpw, cmd(0x01), service, "GBW01", credit});
+        w->send({kEmpty, kMdpw, cmd(0x01), service, capability, credit});
         w->keepalive({kEmpty, kMdpw, cmd(0x04)});
         return w;
     }
@@ -469,9 +471,7 @@ TEST_F(BrokerTest, CompactWorkerStreamsWithoutTheEmptyFrame) {
 // an ERROR without the empty frame.
 TEST_F(BrokerTest, CompactWorkerWithCreditGetsCancelAndSendsErrors) {
     start();
-    auto w = peer();
-    w->send({kEmpty, kMdpw, cmd(0x01), "echo", "GBW02", "2"});
-    w->keepalive({kEmpty, kMdpw, cmd(0x04)});
+    auto w = credit_worker("echo", "2", "GBW02");
     auto client = peer();
     request(*client, "echo", "r1", "{}", "4000");
     request(*client, "echo", "r2", "{}", "4000");
@@ -503,9 +503,7 @@ Frames packed(Frames frames) {
 // a classic client served by the same worker meanwhile gets the classic frames.
 TEST_F(BrokerTest, PackedPeersGetPackedMessagesAndClassicOnesClassic) {
     start();
-    auto w = peer();
-    w->send({kEmpty, kMdpw, cmd(0x01), "echo", "GBW03", "2"});
-    w->keepalive({kEmpty, kMdpw, cmd(0x04)});
+    auto w = credit_worker("echo", "2", "GBW03");
     auto packed_client = peer();
     packed_client->send(packed({kEmpty, kGbc, cmd(0x01), "echo", "rp", "4000", "{\"q\":1}"}));
     auto classic_client = peer();
