@@ -68,7 +68,13 @@ def main():
 
         # A key of its own, allowed, that may only serve echo: what a worker host would get.
         up.run("keys", "new", "rogue", "--role", "worker:echo")
+        # The broker looks at its allow-list folder once a second (docs/security.md); the key
+        # works from its next reload on, and the probes below may start sooner than that.
+        broker_log = os.path.join(up.home, "logs", "broker.log")
+        reloads = lambda: open(broker_log, errors="replace").read().count("event=allowed_keys_reloaded")
+        reloads_before = reloads()
         up.run("keys", "allow", os.path.join(up.home, "keys", "rogue.key"))
+        up.wait_for("the broker's reload of the allow-list", lambda: reloads() > reloads_before)
         rogue_cert = glassbox_up.read_certificate(os.path.join(up.home, "keys", "rogue.key_secret"))
         rogue = {"server": server_key, "public": rogue_cert["public-key"], "secret": rogue_cert["secret-key"]}
         stranger_public, stranger_secret = zmq.curve_keypair()
