@@ -1,8 +1,6 @@
 // HttpClient over libcurl easy handles: one attempt per curl_easy_perform, retries around it.
 #include "http/http_client.hpp"
 
-#include <curl/curl.h>
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -14,6 +12,7 @@
 #include <thread>
 
 #include "base/log.hpp"
+#include "http/curl_library.hpp"
 #include "schema/messages.hpp"
 
 namespace glassbox::http {
@@ -27,21 +26,22 @@ namespace {
 
 // The only place curl handles are owned: RAII wrappers (STYLE: wrapped once, in one place).
 struct CurlEasyDeleter {
-    void operator()(CURL* handle) const noexcept { curl_easy_cleanup(handle); }
+    void operator()(CURL* handle) const noexcept { curl().easy_cleanup(handle); }
 };
 using CurlEasy = std::unique_ptr<CURL, CurlEasyDeleter>;
 
 struct CurlSlistDeleter {
-    void operator()(curl_slist* list) const noexcept { curl_slist_free_all(list); }
+    void operator()(curl_slist* list) const noexcept { curl().slist_free_all(list); }
 };
 using CurlSlist = std::unique_ptr<curl_slist, CurlSlistDeleter>;
 
-// curl_global_init is not thread-safe and must run once before any handle exists. It is never
-// undone: curl_global_cleanup at exit could race other static users of libcurl.
+// libcurl is loaded here, on the first client (http/curl_library.hpp). curl_global_init is not
+// thread-safe and must run once before any handle exists. It is never undone:
+// curl_global_cleanup at exit could race other static users of libcurl.
 void ensure_curl_initialised() {
     static std::once_flag once;
     std::call_once(once, [] {
-        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        if (curl().global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
             throw std::runtime_error("curl_global_init failed");
         }
     });
@@ -111,7 +111,7 @@ struct Transfer {
     bool streaming_success() const {
         if (on_chunk == nullptr) return false;
         long status = 0;
-        curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
+        curl().easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
         return status >= 200 && status < 300;
     }
 
@@ -273,7 +273,7 @@ std::optional<milliseconds> parse_retry_after(std::string_view value,
         return milliseconds{std::min(seconds, kMaxSeconds) * 1000};
     }
     const std::string text(value);
-    const time_t when = curl_getdate(text.c_str(), nullptr);
+    const time_t when = curl().getdate(text.c_str(), nullptr);
     if (when == -1) return std::nullopt;
     const auto at = std::chrono::system_clock::from_time_t(when);
     if (at <= now_utc) return milliseconds{0};
@@ -324,13 +324,13 @@ struct HttpClient::Pool {
                 return handle;
             }
         }
-        CurlEasy handle(curl_easy_init());
+        CurlEasy handle(curl().easy_init());
         if (!handle) throw std::bad_alloc();
         return handle;
     }
 
     void release(CurlEasy handle) {
-        curl_easy_reset(handle.get());  // options go, connections stay
+        curl().easy_reset(handle.get());  // options go, connections stay
         std::lock_guard lock(mutex);
         if (idle.size() < kMaxIdleHandles) idle.push_back(std::move(handle));
     }
@@ -351,43 +351,43 @@ Attempt perform(CURL* handle, Method method, const std::string& url, const std::
     t.on_chunk = on_chunk;
     t.cancelled = &call.cancelled;
 
-    curl_easy_setopt(handle, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM for DNS timeouts
-    curl_easy_setopt(handle, CURLOPT_USERAGENT, options.user_agent.c_str());
-    curl_easy_setopt(
+    curl().easy_setopt(handle, CURLOPT_URL, url.c_str());
+    curl().easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl().easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM for DNS timeouts
+    curl().easy_setopt(handle, CURLOPT_USERAGENT, options.user_agent.c_str());
+    curl().easy_setopt(
         handle, CURLOPT_CONNECTTIMEOUT_MS,
         static_cast<long>(std::min<long long>(options.connect_timeout.count(), remaining)));
-    curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, static_cast<long>(remaining));
-    curl_easy_setopt(handle, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);  // a redirected POST is a config error
-    if (on_chunk == nullptr) curl_easy_setopt(handle, CURLOPT_ACCEPT_ENCODING, "");
+    curl().easy_setopt(handle, CURLOPT_TIMEOUT_MS, static_cast<long>(remaining));
+    curl().easy_setopt(handle, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl().easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);  // a redirected POST is a config error
+    if (on_chunk == nullptr) curl().easy_setopt(handle, CURLOPT_ACCEPT_ENCODING, "");
     if (method == Method::kPost) {
-        curl_easy_setopt(handle, CURLOPT_POST, 1L);
-        curl_easy_setopt(handle, CURLOPT_POSTFIELDS, body.data());
-        curl_easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+        curl().easy_setopt(handle, CURLOPT_POST, 1L);
+        curl().easy_setopt(handle, CURLOPT_POSTFIELDS, body.data());
+        curl().easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
     } else {
-        curl_easy_setopt(handle, CURLOPT_HTTPGET, 1L);
+        curl().easy_setopt(handle, CURLOPT_HTTPGET, 1L);
     }
-    curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, on_write);
-    curl_easy_setopt(handle, CURLOPT_WRITEDATA, &t);
-    curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(handle, CURLOPT_HEADERDATA, &t);
-    curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(handle, CURLOPT_XFERINFODATA, &t);
+    curl().easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
+    curl().easy_setopt(handle, CURLOPT_WRITEFUNCTION, on_write);
+    curl().easy_setopt(handle, CURLOPT_WRITEDATA, &t);
+    curl().easy_setopt(handle, CURLOPT_HEADERFUNCTION, on_header);
+    curl().easy_setopt(handle, CURLOPT_HEADERDATA, &t);
+    curl().easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
+    curl().easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl().easy_setopt(handle, CURLOPT_XFERINFODATA, &t);
     char curl_error[CURL_ERROR_SIZE] = {};
-    curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, curl_error);
+    curl().easy_setopt(handle, CURLOPT_ERRORBUFFER, curl_error);
 
-    const CURLcode rc = curl_easy_perform(handle);
+    const CURLcode rc = curl().easy_perform(handle);
     if (on_chunk != nullptr && rc == CURLE_OK && t.streaming_success()) t.finish_stream();
-    curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, nullptr);
+    curl().easy_setopt(handle, CURLOPT_ERRORBUFFER, nullptr);
     long status = 0;
-    curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
+    curl().easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
     const std::string where = redact_url(url);
     const auto curl_reason = [&] {
-        return curl_error[0] != '\0' ? std::string(curl_error) : curl_easy_strerror(rc);
+        return curl_error[0] != '\0' ? std::string(curl_error) : curl().easy_strerror(rc);
     };
 
     if (t.callback_error) {
@@ -481,7 +481,7 @@ base::Result<HttpResponse> HttpClient::send(bool post, const std::string& url,
 
     CurlSlist headers;
     const auto append = [&](const std::string& line) {
-        curl_slist* next = curl_slist_append(headers.get(), line.c_str());
+        curl_slist* next = curl().slist_append(headers.get(), line.c_str());
         if (next == nullptr) throw std::bad_alloc();
         (void)headers.release();
         headers.reset(next);

@@ -1,0 +1,79 @@
+// libcurl through dlopen (http/curl_library.hpp).
+#include "http/curl_library.hpp"
+
+#include <dlfcn.h>
+
+#include <deque>
+#include <mutex>
+#include <stdexcept>
+
+namespace glassbox::http {
+namespace {
+
+// Every library loaded by load_curl_library, kept (and never unloaded) so the pointers handed
+// out stay valid.
+std::mutex g_loaded_mutex;
+std::deque<CurlLibrary> g_loaded;
+
+template <typename Function>
+bool resolve(void* library, const char* name, Function& out, std::string& missing) {
+    void* symbol = ::dlsym(library, name);
+    if (symbol == nullptr) {
+        if (!missing.empty()) missing += ", ";
+        missing += name;
+        return false;
+    }
+    out = reinterpret_cast<Function>(symbol);
+    return true;
+}
+
+}  // namespace
+
+base::Result<const CurlLibrary*> load_curl_library(const std::vector<std::string>& files) {
+    std::string tried;
+    for (const auto& file : files) {
+        if (!tried.empty()) tried += "; ";
+        void* library = ::dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (library == nullptr) {
+            const char* why = ::dlerror();
+            tried += why != nullptr ? std::string(why) : file + ": cannot be loaded";
+            continue;
+        }
+        CurlLibrary lib{};
+        lib.file = file;
+        std::string missing;
+        curl_version_info_data* (*version_info)(CURLversion) = nullptr;
+        bool ok = resolve(library, "curl_version_info", version_info, missing);
+        ok &= resolve(library, "curl_global_init", lib.global_init, missing);
+        ok &= resolve(library, "curl_easy_init", lib.easy_init, missing);
+        ok &= resolve(library, "curl_easy_setopt", lib.easy_setopt, missing);
+        ok &= resolve(library, "curl_easy_perform", lib.easy_perform, missing);
+        ok &= resolve(library, "curl_easy_getinfo", lib.easy_getinfo, missing);
+        ok &= resolve(library, "curl_easy_reset", lib.easy_reset, missing);
+        ok &= resolve(library, "curl_easy_cleanup", lib.easy_cleanup, missing);
+        ok &= resolve(library, "curl_easy_strerror", lib.easy_strerror, missing);
+        ok &= resolve(library, "curl_slist_append", lib.slist_append, missing);
+        ok &= resolve(library, "curl_slist_free_all", lib.slist_free_all, missing);
+        ok &= resolve(library, "curl_getdate", lib.getdate, missing);
+        if (!ok) {
+            ::dlclose(library);
+            tried += file + ": not libcurl (missing " + missing + ")";
+            continue;
+        }
+        const curl_version_info_data* info = version_info(CURLVERSION_NOW);
+        lib.version = info != nullptr && info->version != nullptr ? info->version : "unknown";
+        std::lock_guard lock(g_loaded_mutex);
+        return &g_loaded.emplace_back(std::move(lib));
+    }
+    return base::make_error(base::ErrorType::kInternal,
+                            "libcurl could not be loaded (the HTTP client needs it; Debian: libcurl4): " + tried);
+}
+
+const CurlLibrary& curl() {
+    static const base::Result<const CurlLibrary*> loaded =
+        load_curl_library({"libcurl.so.4", "libcurl-gnutls.so.4"});
+    if (!loaded) throw std::runtime_error(loaded.error().message);
+    return **loaded;
+}
+
+}  // namespace glassbox::http
