@@ -19,7 +19,9 @@ void add_graph_command(CLI::App& app);   // glassbox graph stats
 void add_invoke_command(CLI::App& app);  // glassbox invoke graph-rag|document-rag
 void add_sessions_command(CLI::App& app);  // glassbox sessions list|show|delete
 void add_chat_command(CLI::App& app);      // glassbox chat
-void add_gateway_command(CLI::App& app);   // glassbox gateway: the HTTP API
+void add_gateway_command(CLI::App& app);   // glassbox gateway: the HTTP API (in glassbox-gateway)
+// glassbox gateway in glassbox: execs glassbox-gateway with this command line (argc, argv)
+void add_gateway_launcher(CLI::App& app, int argc, char** argv);
 void add_keys_command(CLI::App& app);      // glassbox keys new|show|allow|init: CURVE keys
 void add_config_command(CLI::App& app);    // glassbox config show|path
 

@@ -14,7 +14,7 @@
 #include "cli/client_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/settings.hpp"
-#include "cli/worker_support.hpp"
+#include "cli/stop_signals.hpp"
 #include "gateway/gateway.hpp"
 #include "gateway/listen_address.hpp"
 

@@ -1,71 +1,23 @@
 // The `glassbox` executable: parses the command line and hands off to one subcommand.
-#include <cstdio>
-#include <cstdlib>
-#include <string>
-#include <string_view>
-
-#include <malloc.h>
-
-#include <CLI/CLI.hpp>
-
 #include "cli/commands.hpp"
-#include "cli/settings.hpp"
-#include "base/log.hpp"
-
-namespace {
-
-// Every glassbox process builds and frees many message-sized buffers (explain bodies, batches of
-// triples, vectors) on several threads. With glibc's defaults a freed buffer at the top of a
-// thread's heap is handed back to the kernel (madvise) and one above the dynamic mmap threshold
-// is unmapped, so the next message of that size faults its pages in again; on a virtual machine
-// where page faults and system calls are expensive that was a tenth of a worker's CPU time.
-// Memory freed below these sizes stays with the process for reuse. At most two heaps (arenas):
-// with one per thread, each kept its own freed buffers, and a store worker loading 1M triples
-// peaked at ~400 MiB instead of ~270. GLIBC_TUNABLES settings of glibc.malloc take precedence.
-void tune_allocator() {
-    const char* tunables = std::getenv("GLIBC_TUNABLES");
-    if (tunables != nullptr && std::string_view(tunables).find("glibc.malloc.") != std::string_view::npos) return;
-    mallopt(M_MMAP_THRESHOLD, 16 * 1024 * 1024);
-    mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
-    mallopt(M_ARENA_MAX, 2);
-}
-
-}  // namespace
+#include "cli/program.hpp"
 
 int main(int argc, char** argv) {
-    tune_allocator();
-    CLI::App app{"glassbox: an explainable retrieval-augmented generation pipeline"};
-    app.set_version_flag("--version", std::string{GLASSBOX_VERSION});
-    app.require_subcommand(1);
-    // Accepted after the subcommand too (`glassbox worker echo --log-format json`).
-    app.fallthrough();
-    glassbox::cli::add_setting_option(app, "log.level", "--log-level");
-    glassbox::cli::add_setting_option(app, "log.format", "--log-format");
-    // Once the whole command line is parsed, before any command runs: the configuration (defaults,
-    // <home>/run/endpoints.json, <home>/config.toml, GLASSBOX_* variables, flags), checked whole.
-    // A bad value anywhere stops here with "config error: ..." and exit 2.
-    app.parse_complete_callback([&app] { glassbox::cli::resolve_settings(app); });
-
-    glassbox::cli::add_broker_command(app);
-    glassbox::cli::add_worker_command(app);
-    glassbox::cli::add_up_command(app);
-    glassbox::cli::add_status_command(app);
-    glassbox::cli::add_call_command(app);
-    glassbox::cli::add_traces_command(app);
-    glassbox::cli::add_load_command(app);
-    glassbox::cli::add_query_command(app);
-    glassbox::cli::add_graph_command(app);
-    glassbox::cli::add_invoke_command(app);
-    glassbox::cli::add_sessions_command(app);
-    glassbox::cli::add_chat_command(app);
-    glassbox::cli::add_gateway_command(app);
-    glassbox::cli::add_keys_command(app);
-    glassbox::cli::add_config_command(app);
-
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        return app.exit(e);
-    }
-    return 0;
+    return glassbox::cli::run_program(argc, argv, [argc, argv](CLI::App& app) {
+        glassbox::cli::add_broker_command(app);
+        glassbox::cli::add_worker_command(app);
+        glassbox::cli::add_up_command(app);
+        glassbox::cli::add_status_command(app);
+        glassbox::cli::add_call_command(app);
+        glassbox::cli::add_traces_command(app);
+        glassbox::cli::add_load_command(app);
+        glassbox::cli::add_query_command(app);
+        glassbox::cli::add_graph_command(app);
+        glassbox::cli::add_invoke_command(app);
+        glassbox::cli::add_sessions_command(app);
+        glassbox::cli::add_chat_command(app);
+        glassbox::cli::add_gateway_launcher(app, argc, argv);
+        glassbox::cli::add_keys_command(app);
+        glassbox::cli::add_config_command(app);
+    });
 }

@@ -106,22 +106,6 @@ nlohmann::json service_settings_json(std::string_view table) {
     return object;
 }
 
-sigset_t block_stop_signals() {
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGTERM);
-    sigaddset(&stop_signals, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-    return stop_signals;
-}
-
-int wait_for_stop_signal(const sigset_t& stop_signals) {
-    int signal = 0;
-    while (sigwait(&stop_signals, &signal) != 0) {
-    }
-    return signal;
-}
-
 void run_worker(const std::string& default_service, const WorkerOptions& options, runtime::Handler handler,
                 const sigset_t& stop_signals) {
     const auto& s = settings();

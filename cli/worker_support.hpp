@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/bus_security.hpp"
+#include "cli/stop_signals.hpp"
 #include "workers/runtime/worker.hpp"
 
 namespace glassbox::cli {
@@ -45,11 +46,6 @@ void add_worker_options(CLI::App& sub, WorkerOptions& options, const std::string
 // "-" becomes "" (no key); `provider` "auto" leaves the provider to the service. A file that
 // cannot be read or is not a JSON object exits with the typed error.
 nlohmann::json service_settings_json(std::string_view table);
-
-// Blocks SIGTERM/SIGINT before any thread starts, so every thread inherits the mask and only
-// wait_for_stop_signal sees them.
-sigset_t block_stop_signals();
-int wait_for_stop_signal(const sigset_t& stop_signals);
 
 // Runs one worker (service `default_service` unless --service) until SIGTERM/SIGINT, then stops
 // it gracefully. Call block_stop_signals() first when building the handler starts threads.
