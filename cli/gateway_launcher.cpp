@@ -17,6 +17,7 @@
 
 #include "cli/client_options.hpp"
 #include "cli/commands.hpp"
+#include "cli/program.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -26,13 +27,9 @@ namespace fs = std::filesystem;
 constexpr const char* kGatewayProgram = "glassbox-gateway";
 
 [[noreturn]] void exec_gateway(int argc, char** argv) {
-    std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    if (ec) {
-        exit_with_error(base::make_error(base::ErrorType::kInternal,
-                                         "cannot find the glassbox executable (/proc/self/exe): " + ec.message()));
-    }
-    const fs::path program = self.parent_path() / kGatewayProgram;
+    const auto self = own_executable();
+    if (!self) exit_with_error(self.error());
+    const fs::path program = self->parent_path() / kGatewayProgram;
     // argv[0] stays what it was, so help, usage lines and `ps` still say `glassbox gateway`.
     std::vector<char*> args(argv, argv + argc);
     args.push_back(nullptr);

@@ -52,4 +52,14 @@ int run_program(int argc, char** argv, const std::function<void(CLI::App&)>& add
     return 0;
 }
 
+base::Result<std::filesystem::path> own_executable() {
+    std::error_code ec;
+    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec) {
+        return base::make_error(base::ErrorType::kInternal,
+                                "cannot find the glassbox executable (/proc/self/exe): " + ec.message());
+    }
+    return self;
+}
+
 }  // namespace glassbox::cli

@@ -4,14 +4,21 @@
 // runs as `glassbox-gateway` (cli/gateway_launcher.cpp says why).
 #pragma once
 
+#include <filesystem>
 #include <functional>
 
 #include <CLI/CLI.hpp>
+
+#include "base/result.hpp"
 
 namespace glassbox::cli {
 
 // Builds the app, lets add_commands register the subcommands, parses and runs the one named.
 // Returns the process's exit status.
 int run_program(int argc, char** argv, const std::function<void(CLI::App&)>& add_commands);
+
+// The file of the running executable (/proc/self/exe): what `glassbox up` starts its children
+// from, and the folder the gateway program is looked for in.
+base::Result<std::filesystem::path> own_executable();
 
 }  // namespace glassbox::cli

@@ -16,6 +16,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/process_supervisor.hpp"
+#include "cli/program.hpp"
 #include "cli/home.hpp"
 #include "base/log.hpp"
 #include "base/owner_only.hpp"
@@ -214,7 +215,9 @@ void run_up(const UpOptions& options, const UpPlan& plan) {
     ensure_keys(plan, home);
     std::error_code ec;
 
-    const std::string self = fs::read_symlink("/proc/self/exe").string();
+    const auto own = own_executable();
+    if (!own) fail_up(own.error());
+    const std::string self = own->string();
     ProcessSupervisor supervisor{SupervisorConfig{}};
 
     // The broker this host's workers and clients use: started here, or (role workers) one on

@@ -3,17 +3,10 @@
 
 #include <dlfcn.h>
 
-#include <deque>
-#include <mutex>
 #include <stdexcept>
 
 namespace glassbox::http {
 namespace {
-
-// Every library loaded by load_curl_library, kept (and never unloaded) so the pointers handed
-// out stay valid.
-std::mutex g_loaded_mutex;
-std::deque<CurlLibrary> g_loaded;
 
 template <typename Function>
 bool resolve(void* library, const char* name, Function& out, std::string& missing) {
@@ -29,7 +22,7 @@ bool resolve(void* library, const char* name, Function& out, std::string& missin
 
 }  // namespace
 
-base::Result<const CurlLibrary*> load_curl_library(const std::vector<std::string>& files) {
+base::Result<CurlLibrary> load_curl_library(const std::vector<std::string>& files) {
     std::string tried;
     for (const auto& file : files) {
         if (!tried.empty()) tried += "; ";
@@ -62,18 +55,24 @@ base::Result<const CurlLibrary*> load_curl_library(const std::vector<std::string
         }
         const curl_version_info_data* info = version_info(CURLVERSION_NOW);
         lib.version = info != nullptr && info->version != nullptr ? info->version : "unknown";
-        std::lock_guard lock(g_loaded_mutex);
-        return &g_loaded.emplace_back(std::move(lib));
+        return lib;
     }
     return base::make_error(base::ErrorType::kInternal,
                             "libcurl could not be loaded (the HTTP client needs it; Debian: libcurl4): " + tried);
 }
 
 const CurlLibrary& curl() {
-    static const base::Result<const CurlLibrary*> loaded =
-        load_curl_library({"libcurl.so.4", "libcurl-gnutls.so.4"});
-    if (!loaded) throw std::runtime_error(loaded.error().message);
-    return **loaded;
+    // A function-local static: initialised by one thread while any others wait; an exception
+    // leaves it uninitialised for the next call.
+    static const CurlLibrary library = [] {
+        auto loaded = load_curl_library({"libcurl.so.4", "libcurl-gnutls.so.4"});
+        if (!loaded) throw std::runtime_error(loaded.error().message);
+        if (loaded->global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+            throw std::runtime_error("curl_global_init failed (" + loaded->file + ")");
+        }
+        return std::move(loaded).value();
+    }();
+    return library;
 }
 
 }  // namespace glassbox::http

@@ -33,11 +33,14 @@ struct CurlLibrary {
 };
 
 // The first of `files` that loads and has every function; the error (kInternal) names each
-// file tried and why it failed. The library stays loaded for the life of the process.
-base::Result<const CurlLibrary*> load_curl_library(const std::vector<std::string>& files);
+// file tried and why it failed. A library loaded is never unloaded, so the functions stay valid
+// for the life of the process.
+base::Result<CurlLibrary> load_curl_library(const std::vector<std::string>& files);
 
 // libcurl.so.4 (Debian's libcurl4, OpenSSL) or else libcurl-gnutls.so.4 (libcurl3-gnutls), loaded
-// once; throws std::runtime_error with the loader's message when neither loads.
+// and curl_global_init'ed once for the process (that call is not thread-safe and must come before
+// any handle; it is never undone: curl_global_cleanup at exit could race other users). Throws
+// std::runtime_error with the loader's message when neither loads; a later call tries again.
 const CurlLibrary& curl();
 
 }  // namespace glassbox::http

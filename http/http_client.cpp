@@ -35,18 +35,6 @@ struct CurlSlistDeleter {
 };
 using CurlSlist = std::unique_ptr<curl_slist, CurlSlistDeleter>;
 
-// libcurl is loaded here, on the first client (http/curl_library.hpp). curl_global_init is not
-// thread-safe and must run once before any handle exists. It is never undone:
-// curl_global_cleanup at exit could race other static users of libcurl.
-void ensure_curl_initialised() {
-    static std::once_flag once;
-    std::call_once(once, [] {
-        if (curl().global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-            throw std::runtime_error("curl_global_init failed");
-        }
-    });
-}
-
 std::shared_ptr<spdlog::logger> log() { return base::component_logger("http"); }
 
 constexpr std::size_t kMaxIdleHandles = 16;
@@ -463,7 +451,7 @@ Attempt perform(CURL* handle, Method method, const std::string& url, const std::
 
 HttpClient::HttpClient(HttpOptions options)
     : options_(std::move(options)), pool_(std::make_unique<Pool>()) {
-    ensure_curl_initialised();
+    (void)curl();  // loads and initialises libcurl now, so a missing one fails here
 }
 
 HttpClient::~HttpClient() = default;

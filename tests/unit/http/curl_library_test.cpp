@@ -10,7 +10,7 @@ namespace {
 TEST(CurlLibraryTest, LoadsDebiansLibcurlWithEveryFunction) {
     const auto loaded = load_curl_library({"libcurl.so.4"});
     ASSERT_TRUE(loaded) << loaded.error().message;
-    const CurlLibrary& lib = **loaded;
+    const CurlLibrary& lib = *loaded;
     EXPECT_EQ(lib.file, "libcurl.so.4");
     EXPECT_FALSE(lib.version.empty());
     EXPECT_NE(lib.version, "unknown");
@@ -33,7 +33,7 @@ TEST(CurlLibraryTest, LoadsDebiansLibcurlWithEveryFunction) {
 TEST(CurlLibraryTest, SkipsAFileThatIsMissingOrIsNotLibcurl) {
     const auto loaded = load_curl_library({"libglassbox-no-such-library.so.4", "libm.so.6", "libcurl.so.4"});
     ASSERT_TRUE(loaded) << loaded.error().message;
-    EXPECT_EQ((*loaded)->file, "libcurl.so.4");
+    EXPECT_EQ(loaded->file, "libcurl.so.4");
 }
 
 TEST(CurlLibraryTest, WhenNoneLoadsTheErrorNamesEachFileAndWhy) {
