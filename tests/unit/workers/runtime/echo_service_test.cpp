@@ -120,10 +120,11 @@ TEST_F(EchoTest, DelayHonoursCancel) {
     ASSERT_TRUE(broker.expect(cmd::kExplain));
     const auto sent = std::chrono::steady_clock::now();
     broker.send_command(identity, cmd::kCancel, {"tok"});
-    auto error = broker.expect(cmd::kError, 2s);
+    auto error = broker.expect(cmd::kError, 4s);
     ASSERT_TRUE(error);
     EXPECT_EQ(error->frames[5], "Cancelled");
-    EXPECT_LT(std::chrono::steady_clock::now() - sent, 1s);
+    // Well before the 5 s delay would have ended (the margin is for sanitizer builds under load).
+    EXPECT_LT(std::chrono::steady_clock::now() - sent, 3s);
     // After a cancel the broker closes the trace (§5.3): the worker adds no explain of its own.
     for (const auto& m : broker.skipped) EXPECT_NE(m.command(), cmd::kExplain);
 }
