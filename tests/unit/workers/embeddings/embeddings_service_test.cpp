@@ -24,6 +24,7 @@ namespace cmd = schema::protocol::worker_cmd;
 class EmbeddingsServiceTest : public ::testing::Test {
 protected:
     void start(std::shared_ptr<Embedder> embedder, Limits limits = {}) {
+        broker.answers_heartbeats = true;
         runtime::WorkerConfig c;
         c.endpoint = broker.endpoint();
         c.service = std::string(schema::services::kEmbeddings);

@@ -37,6 +37,7 @@ protected:
     void start(std::shared_ptr<Provider> provider, LlmServiceOptions options = {}) {
         auto templates = TemplateSet::builtin();
         ASSERT_TRUE(templates);
+        broker.answers_heartbeats = true;
         runtime::WorkerConfig c;
         c.endpoint = broker.endpoint();
         c.service = std::string(schema::services::kLlm);
@@ -332,7 +333,9 @@ TEST_F(LlmServiceTest, TypedErrorsAndTheWorkerKeepsServing) {
     }
 
     request(llm("extract-concepts", {{"question", "Where is Lake_Orrin?"}}), "after");
-    EXPECT_EQ((*final_response().json)["concepts"][0], "Lake Orrin");
+    const auto response = final_response();
+    ASSERT_TRUE(response.json);
+    EXPECT_EQ((*response.json)["concepts"][0], "Lake Orrin");
 }
 
 // n edges of one named club, as the "edges" variable's JSON text.
@@ -354,16 +357,18 @@ TEST_F(LlmServiceTest, MoreEdgesThanTheBoundAreATypedErrorNamingIt) {
         request(llm(name, {{"question", kQuestion},
                            {"concepts", "[]"},
                            {"edges", club_edges(bound + 1)}}),
-                token);
-        auto [type, message] = expect_error(token, 20s);
+                token, 60'000);
+        auto [type, message] = expect_error(token, 60s);
         EXPECT_EQ(type, "InvalidRequest") << name;
         EXPECT_NE(message.find(std::to_string(bound)), std::string::npos) << message;
         EXPECT_NE(message.find("kMaxEdges"), std::string::npos) << message;
     }
     request(llm("kg-edge-scoring",
                 {{"question", kQuestion}, {"concepts", "[]"}, {"edges", club_edges(bound)}}),
-            "at-bound");
-    EXPECT_EQ((*final_response(20s).json)["scores"].size(), bound) << "the bound itself is served";
+            "at-bound", 60'000);
+    const auto at_bound = final_response(60s);
+    ASSERT_TRUE(at_bound.json) << "the bound itself is served";
+    EXPECT_EQ((*at_bound.json)["scores"].size(), bound);
 }
 
 // The extractive provider on its own, with the request's cancel check and deadline.
