@@ -100,12 +100,14 @@ base::Result<void> RagTrace::step(const std::string& uri, Build build) {
 base::Result<void> RagTrace::complete(const std::string& uri, const Build& build) {
     ended_ = true;
     if (!explain_) return {};
-    const auto ended = std::chrono::system_clock::now();
     return send(
         uri,
-        [&build, this, ended](schema::TripleSink& out) {
+        [&build, this](schema::TripleSink& out) {
             build(out);
-            explain::trace_end(out, run_, ended, schema::TraceStatus::kComplete);
+            // Stamped after the last step is built: that step's prov:generatedAtTime is read
+            // inside build(), and the run may not end before what it generated.
+            explain::trace_end(out, run_, std::chrono::system_clock::now(),
+                               schema::TraceStatus::kComplete);
         },
         runtime::ExplainState::kComplete, std::nullopt, true);
 }
