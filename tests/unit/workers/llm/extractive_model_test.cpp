@@ -283,9 +283,8 @@ std::vector<LabelledEdge> club_with_one_position(std::size_t players) {
     return edges;
 }
 
-// The search's work, counted rather than timed: the model asks its cancel check once every few
-// thousand steps, so the number of checks grows as the steps do.
-// The scores, with the number of checks asked for them.
+// The scores, and the search's work counted rather than timed: the model asks its cancel check
+// once every few thousand steps, so the number of checks grows as the steps do.
 std::pair<std::vector<double>, int> score_counting_checks(const std::string& question,
                                                           const std::vector<LabelledEdge>& edges) {
     ExtractiveModel m;
@@ -333,7 +332,6 @@ TEST(ScoreEdgesTest, ACancelledScoringStopsPromptly) {
     const CancelCheck never = [] { return false; };
     EXPECT_TRUE(m.score_edges(q, m.extract_concepts(q), edges, nullptr, never));
 }
-
 
 // ---- reasons ---------------------------------------------------------------------------------
 
