@@ -14,6 +14,7 @@
 
 #include "base/log.hpp"
 #include "bus/client_frames.hpp"
+#include "schema/untrusted_json.hpp"
 
 namespace glassbox::bus {
 namespace {
@@ -75,9 +76,9 @@ Result<Reply> decode_reply(Frames frames, bool parse_body) {
     }
     std::string& text = frames[frame.body];  // moved, not copied: a reply may be large
     if (parse_body) {
-        auto value = nlohmann::json::parse(text, nullptr, false);
-        if (value.is_discarded()) return make_error(ErrorType::kInvalidJson, "reply body is not valid JSON");
-        reply.body = std::move(value);
+        auto value = schema::parse_untrusted_json(text);
+        if (!value) return make_error(ErrorType::kInvalidJson, "reply body: " + value.error().message);
+        reply.body = std::move(value).value();
     }
     reply.text = std::move(text);
     return reply;

@@ -3,6 +3,7 @@
 
 #include "base/log.hpp"
 #include "schema/protocol.hpp"
+#include "schema/untrusted_json.hpp"
 
 namespace glassbox::bus {
 namespace {
@@ -24,16 +25,16 @@ base::Result<ExplainEvent> decode_explain_event(const Frames& frames) {
         frames[3] != protocol::kStateError) {
         return make_error(ErrorType::kProtocolError, "state is not open, complete or error");
     }
-    auto body = nlohmann::json::parse(frames[4], nullptr, false);
-    if (body.is_discarded()) return make_error(ErrorType::kInvalidJson, "explain body is not valid JSON");
-    if (!body.is_object()) return make_error(ErrorType::kDecodeError, "explain body is not a JSON object");
+    auto body = schema::parse_untrusted_json(frames[4]);
+    if (!body) return make_error(ErrorType::kInvalidJson, "explain body: " + body.error().message);
+    if (!body->is_object()) return make_error(ErrorType::kDecodeError, "explain body is not a JSON object");
     ExplainEvent event;
     event.topic = frames[0];
     event.service = frames[0].substr(protocol::kExplainTopicPrefix.size());
     event.session = frames[1];
     event.seq = *seq;
     event.state = frames[3];
-    event.body = std::move(body);
+    event.body = std::move(body).value();
     return event;
 }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "schema/json_fast.hpp"
+#include "schema/untrusted_json.hpp"
 
 namespace glassbox::bus {
 
@@ -191,10 +192,10 @@ bool is_unsigned_integer(const nlohmann::json& value) {
 }  // namespace
 
 Result<RequestMetaFrame> decode_request_meta(std::string_view text) {
-    const auto meta = nlohmann::json::parse(text, nullptr, false);
-    if (meta.is_discarded() || !meta.is_object()) {
-        return frame_error("request meta is not a JSON object");
-    }
+    const auto parsed = schema::parse_untrusted_json(text);
+    if (!parsed) return frame_error("request meta: " + parsed.error().message);
+    const nlohmann::json& meta = *parsed;
+    if (!meta.is_object()) return frame_error("request meta is not a JSON object");
     const auto field = [&meta](const char* key) -> const nlohmann::json* {
         const auto it = meta.find(key);
         return it == meta.end() ? nullptr : &*it;

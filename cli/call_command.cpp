@@ -9,6 +9,7 @@
 #include "cli/client_options.hpp"
 #include "cli/commands.hpp"
 #include "schema/protocol.hpp"
+#include "schema/untrusted_json.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -25,14 +26,12 @@ struct CallOptions {
 // The body frame to send. Workers take JSON, so it is checked here and a bad one never leaves;
 // mmi.service takes a bare service name (7/MDP MMI), given bare or as a JSON string.
 std::string request_body(const CallOptions& options) {
-    const auto parsed = nlohmann::json::parse(options.body, nullptr, false);
+    const auto parsed = schema::parse_untrusted_json(options.body);
     if (options.service == schema::protocol::kMmiService) {
-        return parsed.is_string() ? parsed.get<std::string>() : options.body;
+        return parsed && parsed->is_string() ? parsed->get<std::string>() : options.body;
     }
-    if (parsed.is_discarded()) {
-        exit_with_error(make_error(ErrorType::kInvalidJson, "the request body is not valid JSON: " + options.body));
-    }
-    return parsed.dump();
+    if (!parsed) exit_with_error(make_error(ErrorType::kInvalidJson, "the request body: " + parsed.error().message));
+    return parsed->dump();
 }
 
 void run_call(const CallOptions& options) {

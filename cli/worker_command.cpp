@@ -20,6 +20,7 @@
 #include "base/log.hpp"
 #include "base/owner_only.hpp"
 #include "schema/services.hpp"
+#include "schema/untrusted_json.hpp"
 #include "workers/echo/echo_service.hpp"
 #include "workers/runtime/worker.hpp"
 #include "workers/trace_collector/collector.hpp"
@@ -77,12 +78,13 @@ nlohmann::json service_settings_json(std::string_view table) {
         std::ifstream in(file);
         if (!in) exit_with_error(base::make_error(base::ErrorType::kNotFound, "cannot read config file " + file));
         const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        auto parsed = nlohmann::json::parse(text, nullptr, false);
-        if (parsed.is_discarded() || !parsed.is_object()) {
+        auto parsed = schema::parse_untrusted_json(text);
+        if (!parsed) exit_with_error(base::make_error(base::ErrorType::kInvalidJson, file + ": " + parsed.error().message));
+        if (!parsed->is_object()) {
             exit_with_error(base::make_error(base::ErrorType::kInvalidJson,
                                              file + ": expected a JSON object of " + std::string(table) + " settings"));
         }
-        object = std::move(parsed);
+        object = std::move(parsed).value();
     }
     for (const auto& setting : s.registry().settings()) {
         if (setting.key.rfind(prefix, 0) != 0 || setting.key == file_key) continue;

@@ -14,6 +14,7 @@
 #include "base/log.hpp"
 #include "http/curl_library.hpp"
 #include "schema/messages.hpp"
+#include "schema/untrusted_json.hpp"
 
 namespace glassbox::http {
 
@@ -272,7 +273,9 @@ std::optional<milliseconds> parse_retry_after(std::string_view value,
 std::string describe_http_error(long status, std::string_view url, std::string_view body) {
     std::string out = "HTTP " + std::to_string(status) + " from " + redact_url(url);
     std::string detail;
-    const auto parsed = nlohmann::json::parse(body, nullptr, false);
+    // An error body is the remote server's: read as untrusted as any other.
+    auto read = schema::parse_untrusted_json(body);
+    const nlohmann::json parsed = read ? std::move(read).value() : nlohmann::json();
     if (parsed.is_object()) {
         const auto error = parsed.find("error");
         if (error != parsed.end() && error->is_object()) {
@@ -285,7 +288,7 @@ std::string describe_http_error(long status, std::string_view url, std::string_v
                    message != parsed.end() && message->is_string()) {
             detail = message->get<std::string>();
         }
-    } else if (!parsed.is_discarded() && parsed.is_string()) {
+    } else if (parsed.is_string()) {
         detail = parsed.get<std::string>();
     } else {
         detail = std::string(trim(body.substr(0, kErrorSnippetBytes)));

@@ -14,6 +14,7 @@
 
 #include "loader/chunker.hpp"
 #include "schema/messages.hpp"
+#include "schema/untrusted_json.hpp"
 
 namespace glassbox::loader {
 
@@ -302,7 +303,7 @@ private:
             line.remove_prefix(kByteOrderMark.size());
         if (trim(line).empty()) return {};  // blank lines between records are harmless
         if (auto error = check_utf8(line, path, number)) return *error;
-        auto parsed = schema::parse_json(line);
+        auto parsed = schema::parse_untrusted_json(line);
         if (!parsed) return invalid(path, number, "not JSON: " + parsed.error().message);
         const nlohmann::json& object = *parsed;
         if (!object.is_object())

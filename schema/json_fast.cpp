@@ -83,9 +83,13 @@ private:
 
 // ---- reading ------------------------------------------------------------------------------
 
-// The values nested deeper than this are left to the slow path (far below kMaxJsonDepth, so
-// nothing the fast path accepts is refused there for its depth).
+// The values nested deeper than this are left to the slow path, which refuses text deeper than
+// kMaxJsonDepth with its typed error. The fast path's recursion (skip, read_term) is bounded by
+// these constants, never by the text; and nothing it accepts is refused by the slow path for its
+// depth: a skipped value or a batch reply's triple quoting triples to the bound stay well within.
 constexpr int kMaxSkipDepth = 64;
+static_assert(static_cast<std::size_t>(kMaxSkipDepth) + 2 <= kMaxJsonDepth &&
+              static_cast<std::size_t>(2 * kMaxQuotedTripleDepth) + 5 <= kMaxJsonDepth);
 
 // A cursor over JSON text. Every method returns false for "not the expected well-formed
 // shape", after which the caller gives the whole text to the tree-based decoder.

@@ -79,48 +79,9 @@ namespace {
 using detail::json;
 using detail::ObjectReader;
 
-bool depth_within_limit(std::string_view text) {
-    std::size_t depth = 0;
-    bool in_string = false;
-    bool escaped = false;
-    for (char c : text) {
-        if (in_string) {
-            if (escaped) escaped = false;
-            else if (c == '\\') escaped = true;
-            else if (c == '"') in_string = false;
-            continue;
-        }
-        if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
-            if (++depth > kMaxJsonDepth) return false;
-        } else if ((c == ']' || c == '}') && depth > 0) {
-            --depth;
-        }
-    }
-    return true;
-}
-
 }  // namespace
 
 // ---- JSON text ----------------------------------------------------------------------------
-
-base::Result<nlohmann::json> parse_json(std::string_view text) {
-    if (!depth_within_limit(text)) {
-        return base::make_error(base::ErrorType::kInvalidJson,
-                          "JSON nested deeper than " + std::to_string(kMaxJsonDepth));
-    }
-    try {
-        // No callback, no exceptions: an error (including ill-formed UTF-8) gives `discarded`.
-        auto value = json::parse(text.begin(), text.end(), nullptr, false);
-        if (value.is_discarded()) {
-            return base::make_error(base::ErrorType::kInvalidJson, "not valid UTF-8 JSON");
-        }
-        return value;
-    } catch (const std::exception& e) {
-        return base::make_error(base::ErrorType::kInvalidJson, e.what());
-    }
-}
 
 std::string dump(const nlohmann::json& value) {
     try {

@@ -6,7 +6,7 @@
 //    fields at their defaults, and answers a value of the wrong type with
 //    ErrorType::kDecodeError naming its path ("explain_triples[3].o.tr.s: expected object,
 //    got string"). No exception escapes a decoder.
-//  - decode_body<T>(std::string_view) = parse_json + decode<T>.
+//  - decode_body<T>(std::string_view) = parse_untrusted_json + decode<T>.
 #pragma once
 
 #include <cstddef>
@@ -22,17 +22,14 @@
 #include "base/result.hpp"
 #include "schema/term.hpp"
 #include "schema/term_json.hpp"  // encode(Term), encode(Triple) join the overload set
+#include "schema/untrusted_json.hpp"
 #include "schema/vocabulary.hpp"
 
 namespace glassbox::schema {
 
 // ---- JSON text --------------------------------------------------------------------------
 
-// Bodies nested deeper than this are refused before parsing (bounds every recursive walk).
-inline constexpr std::size_t kMaxJsonDepth = 256;
-
-// Never throws: invalid JSON, invalid UTF-8 and over-deep nesting give kInvalidJson.
-base::Result<nlohmann::json> parse_json(std::string_view text);
+// Reading: parse_untrusted_json (schema/untrusted_json.hpp), bounded by kMaxJsonDepth.
 // Compact text; never throws (invalid UTF-8 in strings is replaced by U+FFFD).
 std::string dump(const nlohmann::json& value);
 
@@ -585,7 +582,7 @@ base::Result<ExplainMessage> decode_explain(const nlohmann::json& value, std::si
 
 template <typename T>
 base::Result<T> decode_body(std::string_view text) {
-    auto parsed = parse_json(text);
+    auto parsed = parse_untrusted_json(text);
     if (!parsed.ok()) return std::move(parsed).error();
     return decode<T>(parsed.value());
 }

@@ -22,6 +22,10 @@ namespace glassbox::schema {
 
 // Sub-traces nested deeper than this are refused (bounds the recursive decoder and renderers).
 inline constexpr int kMaxTraceDepth = 64;
+// The deepest show reply must be readable: sub-traces at two levels each, then events, an event,
+// its triples, a triple, and terms quoting triples at two levels each down to a leaf term.
+static_assert(2 * kMaxTraceDepth + 1 + 3 + 1 + 2 * kMaxQuotedTripleDepth + 1 <= static_cast<int>(kMaxJsonDepth),
+              "parse_untrusted_json would refuse a show reply the trace service may send");
 
 // An error as the trace store keeps it, Error::describe() text ("WorkerLost: the worker died").
 // The decoder also takes {"type": "<ErrorType>", "message": "..."} and keeps it as that text.

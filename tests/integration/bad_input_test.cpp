@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "schema/untrusted_json.hpp"
 #include "tests/support/cluster.hpp"
 #include "tests/support/echo_stream.hpp"
 
@@ -185,6 +186,25 @@ TEST_F(BadInput, InvalidUtf8BodyGetsInvalidJson) {
         EXPECT_TRUE(m.is_error()) << m.describe();
         EXPECT_EQ(m.error_type, "InvalidJson") << m.describe();
     }
+    expect_still_serving();
+}
+
+// Issue 30: nesting is bounded where a body enters a worker, before any handler copies or walks
+// it (copies and dump() recurse per level). Deeper than the bound, yet inside the broker's size
+// limit, it is InvalidJson naming the bound; at the bound it is served.
+TEST_F(BadInput, ABodyNestedPastTheBoundGetsInvalidJsonNamingIt) {
+    constexpr std::size_t kDepth = 30'000;  // 60 KB, under kMaxMessageBytes
+    const std::string deep = "{\"question\": \"q\", \"x\": " + std::string(kDepth, '[') + std::string(kDepth, ']') + "}";
+    ASSERT_LT(deep.size(), kMaxMessageBytes);
+    auto m = call_echo(deep);
+    EXPECT_TRUE(m.is_error()) << m.describe().substr(0, 500);
+    EXPECT_EQ(m.error_type, "InvalidJson") << m.describe().substr(0, 500);
+    const std::string bound = "nests deeper than " + std::to_string(schema::kMaxJsonDepth) + " levels";
+    EXPECT_NE(m.message.find(bound), std::string::npos) << m.message;
+    // One level inside the bound (the outer object is the first): served as usual.
+    const std::size_t inner = schema::kMaxJsonDepth - 1;
+    auto at_bound = call_echo("{\"question\": \"q\", \"x\": " + std::string(inner, '[') + std::string(inner, ']') + "}");
+    EXPECT_TRUE(at_bound.is_final()) << at_bound.describe().substr(0, 500);
     expect_still_serving();
 }
 

@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "schema/messages.hpp"
+#include "schema/untrusted_json.hpp"
 
 namespace glassbox::agent {
 
@@ -114,7 +115,7 @@ base::Result<ReactReply> parse_react_reply(std::string_view text) {
     const auto body = trim(clean);
     if (body.empty()) return bad("the reply is empty");
     if (body.front() == '{') {
-        auto value = schema::parse_json(body);
+        auto value = schema::parse_untrusted_json(body);
         if (!value) return bad("JSON that does not parse (" + value.error().message + ")");
         return parse_json_reply(*value);
     }
@@ -149,7 +150,7 @@ base::Result<ReactReply> parse_react_reply(std::string_view text) {
             open = &reply.response;
         } else {  // args, arguments, action input
             if (!pending_action) return bad("Args without an Action before them");
-            auto args = schema::parse_json(rest.empty() ? std::string_view("{}") : rest);
+            auto args = schema::parse_untrusted_json(rest.empty() ? std::string_view("{}") : rest);
             if (!args || !args->is_object())
                 return bad("the Args of " + reply.calls.back().tool + " are not one JSON object on one line");
             reply.calls.back().args = std::move(*args);

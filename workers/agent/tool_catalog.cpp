@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "schema/messages.hpp"
+#include "schema/untrusted_json.hpp"
 
 namespace glassbox::agent {
 
@@ -75,7 +76,7 @@ std::string_view to_string(ToolKind kind) noexcept {
 }
 
 base::Result<std::vector<Tool>> parse_tools(std::string_view text) {
-    auto parsed = schema::parse_json(text);
+    auto parsed = schema::parse_untrusted_json(text);
     if (!parsed) return make_error(ErrorType::kInvalidRequest, "tool file: " + parsed.error().message);
     if (!parsed->is_object() || !parsed->contains("tools") || !(*parsed)["tools"].is_array())
         return make_error(ErrorType::kInvalidRequest,

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "schema/untrusted_json.hpp"
+
 namespace glassbox::embeddings {
 
 using nlohmann::json;
@@ -28,8 +30,9 @@ base::Result<std::vector<std::vector<double>>> parse_batch(std::string_view body
     const auto malformed = [&](const std::string& why) {
         return make_error(ErrorType::kUpstreamError, "malformed answer from " + url + ": " + why);
     };
-    const json answer = json::parse(body, nullptr, false);
-    if (answer.is_discarded()) return malformed("not JSON");
+    auto read = schema::parse_untrusted_json(body);
+    if (!read) return malformed(read.error().message);
+    const json& answer = *read;
     if (!answer.is_object()) return malformed("not a JSON object");
     const auto data = answer.find("data");
     if (data == answer.end() || !data->is_array()) return malformed("no \"data\" array");

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "schema/untrusted_json.hpp"
 #include "text/reference_resolution.hpp"
 #include "workers/llm/extractive_question.hpp"
 #include "workers/llm/question_intent.hpp"
@@ -87,8 +88,8 @@ std::vector<PastCall> calls_of(const json& step) {
         call.args = c.is_object() ? c.value("args", json::object()) : json::object();
         call.error = c.is_object() && c.value("error", false);
         const std::string text = str(c, "observation");
-        call.observation = json::parse(text, nullptr, false);
-        if (call.observation.is_discarded()) call.observation = text;
+        auto observation = schema::parse_untrusted_json(text);
+        call.observation = observation ? std::move(observation).value() : json(text);
         calls.push_back(std::move(call));
     }
     return calls;

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "base/log.hpp"
+#include "schema/untrusted_json.hpp"
 #include "workers/llm/agent_planner.hpp"
 #include "text/similarity.hpp"
 
@@ -26,10 +27,10 @@ base::Result<json> json_variable(const PromptInput& input, const std::string& na
     if (raw == input.variables.end())
         return make_error(ErrorType::kInvalidRequest, "template " + input.prompt_template.name +
                                                           " needs variable \"" + name + "\"");
-    json parsed = json::parse(raw->second, nullptr, false);
-    if (parsed.is_discarded())
+    auto parsed = schema::parse_untrusted_json(raw->second);
+    if (!parsed)
         return make_error(ErrorType::kInvalidRequest,
-                          "variable \"" + name + "\" must be JSON text");
+                          "variable \"" + name + "\" must be JSON text: " + parsed.error().message);
     return parsed;
 }
 

@@ -1,6 +1,7 @@
 // OpenAiProvider: chat completions, plain or streamed, with one schema repair for JSON answers.
 #include "workers/llm/openai_provider.hpp"
 
+#include "schema/untrusted_json.hpp"
 #include "workers/llm/answer_contract.hpp"
 
 namespace glassbox::llm {
@@ -53,7 +54,9 @@ base::Result<OpenAiProvider::Answer> OpenAiProvider::complete(const json& messag
     if (!streaming) {
         auto response = client_.post_json(url_, body, headers, call);
         if (!response) return std::move(response).error();
-        const json parsed = json::parse(response->body, nullptr, false);
+        auto read = schema::parse_untrusted_json(response->body);
+        if (!read) return malformed(read.error().message);
+        const json& parsed = *read;
         if (!parsed.is_object()) return malformed("not a JSON object");
         const auto choices = parsed.find("choices");
         if (choices == parsed.end() || !choices->is_array() || choices->empty() ||
@@ -76,7 +79,8 @@ base::Result<OpenAiProvider::Answer> OpenAiProvider::complete(const json& messag
     body["stream_options"] = {{"include_usage", true}};
     std::optional<std::string> broken;
     const auto on_chunk = [&](std::string_view data) {
-        const json event = json::parse(data, nullptr, false);
+        auto read = schema::parse_untrusted_json(data);
+        const json event = read ? std::move(read).value() : json();
         if (!event.is_object()) {
             broken = "a stream event is not a JSON object";
             return http::StreamControl::kStop;

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <set>
 
+#include "schema/untrusted_json.hpp"
 #include "workers/llm/json_schema.hpp"
 
 namespace glassbox::llm {
@@ -130,8 +131,9 @@ base::Result<PromptTemplate> PromptTemplate::parse(std::string name, std::string
             }
             have_output = true;
         } else if (entry.key == "schema") {
-            t.schema = json::parse(entry.value, nullptr, false);
-            if (t.schema.is_discarded()) return fail(entry.line, "the schema is not valid JSON");
+            auto read = schema::parse_untrusted_json(entry.value);
+            if (!read) return fail(entry.line, "the schema: " + read.error().message);
+            t.schema = std::move(read).value();
             if (auto why = check_schema(t.schema)) return fail(entry.line, "schema " + *why);
             have_schema = true;
         } else if (entry.key == "answer") {
@@ -157,10 +159,11 @@ base::Result<PromptTemplate> PromptTemplate::parse(std::string name, std::string
                 v.json = true;
                 const std::string_view rest = trim(value.substr(4));
                 if (!rest.empty()) {
-                    v.schema = json::parse(rest, nullptr, false);
-                    if (v.schema.is_discarded())
-                        return fail(entry.line,
-                                    "the schema of variable \"" + v.name + "\" is not valid JSON");
+                    auto read = schema::parse_untrusted_json(rest);
+                    if (!read)
+                        return fail(entry.line, "the schema of variable \"" + v.name + "\": " +
+                                                    read.error().message);
+                    v.schema = std::move(read).value();
                     if (auto why = check_schema(v.schema))
                         return fail(entry.line, "variable \"" + v.name + "\" schema " + *why);
                 }
@@ -213,10 +216,11 @@ base::Result<RenderedPrompt> PromptTemplate::render(
         if (it == values.end())
             return invalid("template " + name + " needs variable \"" + v.name + "\"");
         if (!v.json) continue;
-        json parsed = json::parse(it->second, nullptr, false);
-        if (parsed.is_discarded())
+        auto read = schema::parse_untrusted_json(it->second);
+        if (!read)
             return invalid("variable \"" + v.name + "\" of template " + name +
-                           " must be JSON text");
+                           " must be JSON text: " + read.error().message);
+        json parsed = std::move(read).value();
         if (auto why = validate_json(parsed, v.schema)) {
             return invalid("variable \"" + v.name + "\" of template " + name +
                            " is not of the expected shape: " + *why);

@@ -1,6 +1,7 @@
 // What every provider shares: checking a JSON answer against its template.
 #include "workers/llm/provider.hpp"
 
+#include "schema/untrusted_json.hpp"
 #include "workers/llm/json_schema.hpp"
 
 namespace glassbox::llm {
@@ -17,11 +18,12 @@ std::optional<std::string> check_json_answer(const PromptTemplate& prompt_templa
         const auto close = body.rfind("```");
         if (close != std::string_view::npos) body = body.substr(0, close);
     }
-    parsed = nlohmann::json::parse(body, nullptr, false);
-    if (parsed.is_discarded()) {
+    auto read = schema::parse_untrusted_json(body);
+    if (!read) {
         parsed = nullptr;
-        return std::string("the answer is not valid JSON");
+        return "the answer: " + read.error().message;
     }
+    parsed = std::move(read).value();
     if (auto why = validate_json(parsed, prompt_template.schema)) {
         parsed = nullptr;
         return "the answer does not match the template's JSON Schema: " + *why;

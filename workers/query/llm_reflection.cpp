@@ -10,6 +10,7 @@
 
 #include "base/log.hpp"
 #include "schema/messages.hpp"
+#include "schema/untrusted_json.hpp"
 
 namespace glassbox::query {
 namespace {
@@ -69,9 +70,9 @@ std::optional<json> json_object_in(std::string_view text) {
     const auto open = text.find('{');
     const auto close = text.rfind('}');
     if (open == std::string_view::npos || close == std::string_view::npos || close < open) return std::nullopt;
-    json parsed = json::parse(text.substr(open, close - open + 1), nullptr, false);
-    if (parsed.is_discarded() || !parsed.is_object() || !parsed.contains("score")) return std::nullopt;
-    return parsed;
+    auto parsed = schema::parse_untrusted_json(text.substr(open, close - open + 1));
+    if (!parsed || !parsed->is_object() || !parsed->contains("score")) return std::nullopt;
+    return std::move(parsed).value();
 }
 
 // "score: 0.7" or "score = 0.7": the value after the label, when the line starts with it.

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "schema/messages.hpp"
+#include "schema/untrusted_json.hpp"
 
 namespace glassbox::query {
 namespace {
@@ -160,7 +161,7 @@ bool is_engine(std::string_view name) noexcept {
 }
 
 base::Result<RuleSet> parse_rules(std::string_view json_text) {
-    auto parsed = schema::parse_json(json_text);
+    auto parsed = schema::parse_untrusted_json(json_text);
     if (!parsed) return std::move(parsed).error();
     const json& root = *parsed;
     if (!root.is_object()) return make_error(ErrorType::kInvalidRequest, "a rule file is a JSON object");

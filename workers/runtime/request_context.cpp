@@ -10,6 +10,7 @@
 #include "base/log.hpp"
 #include "base/utf8.hpp"
 #include "schema/messages.hpp"
+#include "schema/untrusted_json.hpp"
 #include "workers/runtime/detail/slot_channel.hpp"
 
 namespace glassbox::runtime {
@@ -336,7 +337,7 @@ Result<CallResult> RequestContext::await_call(const bus::RequestId& id, std::str
         // This thread's BusClient leaves bodies unparsed (parse_bodies off): parse what is used.
         const bool parse = reply->kind != bus::ReplyKind::kFinal || final_body == FinalBody::kJson;
         if (parse && reply->body.is_null()) {
-            auto body = schema::parse_json(reply->text);
+            auto body = schema::parse_untrusted_json(reply->text);
             if (!body) {
                 bus.abandon(id);
                 return make_error(ErrorType::kUpstreamError,

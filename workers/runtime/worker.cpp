@@ -12,6 +12,7 @@
 #include "bus/worker_frames.hpp"
 #include "base/log.hpp"
 #include "schema/protocol.hpp"
+#include "schema/untrusted_json.hpp"
 #include "workers/runtime/detail/slot_channel.hpp"
 
 namespace glassbox::runtime {
@@ -84,15 +85,16 @@ private:
         base::LogFields fields;
         fields.set("request", meta->request_id);
         // §1.1: the broker never parses bodies; the worker answers InvalidJson before its logic runs.
-        auto body = nlohmann::json::parse(body_text, nullptr, false);
-        if (body.is_discarded()) {
+        // Its nesting is bounded too (schema::kMaxJsonDepth): every handler may copy or walk it.
+        auto body = schema::parse_untrusted_json(body_text);
+        if (!body) {
             log()->info("event=invalid_json");
             bus::send_frames(pair, {std::string(1, channel::kError), "InvalidJson",
-                                       "the request body is not valid UTF-8 JSON"},
+                                       "the request body: " + body.error().message},
                                 true);
             return;
         }
-        RequestContext context(std::move(meta).value(), std::move(body), worker_id_, pair,
+        RequestContext context(std::move(meta).value(), std::move(body).value(), worker_id_, pair,
                                [this]() -> bus::BusClient& { return bus(); });
         log()->debug("event=request_start worker={} attempt={}", worker_id_, context.meta().attempt);
         try {

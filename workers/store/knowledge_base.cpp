@@ -1,8 +1,6 @@
 // Opening a collection's knowledge base: the SQLite file, its parts and their index files.
 #include "workers/store/knowledge_base.hpp"
 
-#include <cctype>
-
 #include "base/owner_only.hpp"
 
 namespace glassbox::store {
@@ -11,21 +9,6 @@ namespace fs = std::filesystem;
 using base::ErrorType;
 using base::make_error;
 using base::Result;
-
-Result<std::string> validate_collection(std::string_view name) {
-    if (name.empty()) return std::string(kDefaultCollection);
-    const auto allowed = [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.';
-    };
-    bool ok = name.size() <= 64 && std::isalnum(static_cast<unsigned char>(name.front())) != 0;
-    for (char c : name) ok = ok && allowed(c);
-    if (!ok) {
-        return make_error(ErrorType::kInvalidRequest,
-                          "collection \"" + std::string(name) +
-                              "\" is not a valid name: 1-64 of A-Z a-z 0-9 _ - . starting with a letter or digit");
-    }
-    return std::string(name);
-}
 
 fs::path collection_path(const fs::path& home, std::string_view collection) {
     return home / "knowledge" / (std::string(collection) + ".db");
@@ -132,7 +115,7 @@ std::uint64_t KnowledgeBase::bytes_on_disk() const {
 }
 
 Result<KnowledgeBase*> KnowledgeBases::get(std::string_view collection, bool create) {
-    auto name = validate_collection(collection);
+    auto name = schema::validate_collection(collection);
     if (!name) return std::move(name).error();
     std::lock_guard lock(mutex_);
     if (auto found = open_.find(*name); found != open_.end()) return found->second.get();

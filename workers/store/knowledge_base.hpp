@@ -10,18 +10,13 @@
 #include <string_view>
 
 #include "base/result.hpp"
+#include "schema/collection_name.hpp"
 #include "storage/sqlite_database.hpp"
 #include "workers/store/document_store.hpp"
 #include "workers/store/graph_store.hpp"
 #include "workers/store/vector_index.hpp"
 
 namespace glassbox::store {
-
-inline constexpr std::string_view kDefaultCollection = "default";
-
-// "" is the default collection; otherwise 1-64 of [A-Za-z0-9_.-], starting with a letter or
-// digit (a collection is a file name). kInvalidRequest naming the rule otherwise.
-base::Result<std::string> validate_collection(std::string_view name);
 
 // <home>/knowledge/<collection>.db
 std::filesystem::path collection_path(const std::filesystem::path& home, std::string_view collection);

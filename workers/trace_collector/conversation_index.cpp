@@ -7,6 +7,7 @@
 #include "base/time_format.hpp"
 #include "schema/explain_uris.hpp"
 #include "schema/messages_trace.hpp"
+#include "schema/untrusted_json.hpp"
 #include "schema/vocabulary.hpp"
 #include "storage/sqlite_database.hpp"
 #include "workers/trace_collector/trace_store.hpp"
@@ -53,7 +54,8 @@ Result<RunAnswer> run_answer(Database& db, std::int64_t session, std::string_vie
         auto row = q->step();
         if (!row) return row.error();
         if (!*row) break;
-        const json t = json::parse(q->text(0), nullptr, false);
+        auto read = schema::parse_untrusted_json(q->text(0));
+        const json t = read ? std::move(read).value() : json();
         const auto iri_of = [&](const char* key) -> std::string {
             if (!t.is_object() || !t.contains(key) || !t[key].is_object()) return {};
             const auto& term = t[key];

@@ -7,6 +7,7 @@
 #include "schema/explain_uris.hpp"
 #include "schema/term.hpp"
 #include "schema/term_json.hpp"
+#include "schema/untrusted_json.hpp"
 #include "base/utf8.hpp"
 #include "schema/vocabulary.hpp"
 
@@ -17,8 +18,10 @@ using base::append_utf8;
 using base::hex4;
 
 // Nesting allowed inside fields the decoder ignores; deeper values go to the DOM decoder,
-// which applies schema::kMaxJsonDepth.
+// which refuses text deeper than schema::kMaxJsonDepth with its typed error. The scanner's
+// recursion (skip_value, scan_term) is bounded by this and kMaxQuotedTripleDepth, not by the text.
 constexpr int kMaxSkipDepth = 32;
+static_assert(static_cast<std::size_t>(kMaxSkipDepth) + 2 <= schema::kMaxJsonDepth);
 
 // Applies the escapes of a string the scanner accepted (so every escape is well formed).
 std::string unescape(std::string_view raw) {

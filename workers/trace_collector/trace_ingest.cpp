@@ -16,6 +16,7 @@
 #include "schema/messages.hpp"
 #include "schema/protocol.hpp"
 #include "schema/term_json.hpp"
+#include "schema/untrusted_json.hpp"
 #include "schema/vocabulary.hpp"
 #include "storage/sqlite_database.hpp"
 #include "workers/trace_collector/explain_scan.hpp"
@@ -71,7 +72,7 @@ Result<schema::ExplainMessage> validate_body(const Delivery& delivery, std::size
     const auto bad = [](std::string reason) { return make_error(ErrorType::kDecodeError, std::move(reason)); };
     auto seq = check_frames(delivery);
     if (!seq) return seq.error();
-    auto parsed = schema::parse_json(delivery.body);
+    auto parsed = schema::parse_untrusted_json(delivery.body);
     if (!parsed) return bad("not JSON: " + parsed.error().message);
     if (!parsed->is_object()) return bad("wrong types: the body is not a JSON object");
     auto message = schema::decode_explain(*parsed, iris_rewritten);

@@ -15,6 +15,7 @@
 #include "schema/explain_uris.hpp"
 #include "schema/messages.hpp"
 #include "schema/term_json.hpp"
+#include "schema/untrusted_json.hpp"
 #include "schema/vocabulary.hpp"
 #include "storage/sqlite_database.hpp"
 #include "workers/trace_collector/trace_store_detail.hpp"
@@ -102,7 +103,9 @@ void bind_all(Statement& q, const std::vector<Binding>& bindings) {
 
 // Re-inlines a stored text into a triple's object.
 json triple_json(const Statement& q, int triple_column, int text_column) {
-    json t = json::parse(q.text(triple_column), nullptr, false);
+    // Stored text, read as untrusted as it arrived: a damaged file must not cost the stack.
+    auto read = schema::parse_untrusted_json(q.text(triple_column));
+    json t = read ? std::move(read).value() : json();
     if (!q.is_null(text_column) && t.is_object() && t.contains("o") && t["o"].is_object()) {
         t["o"]["v"] = std::string(q.text(text_column));
     }

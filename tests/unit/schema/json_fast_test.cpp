@@ -277,6 +277,37 @@ TEST(JsonFast, QuotedTriplesNestedToTheLimitAndBeyond) {
     }
 }
 
+// Nesting far past the bound, where the fast path skips a value and where it reads one: it
+// recurses only to its own small bound, then the slow path refuses with the typed error.
+TEST(JsonFast, DeepNestingIsLeftToTheSlowPathsTypedError) {
+    constexpr std::size_t kDepth = 500'000;
+    const std::string deep = std::string(kDepth, '[') + std::string(kDepth, ']');
+    const std::string deep_object = [&] {
+        std::string text;
+        for (std::size_t i = 0; i < kDepth / 10; ++i) text += "{\"t\":\"t\",\"tr\":{\"o\":";
+        return text;
+    }();
+    const std::vector<std::string> bodies = {
+        "{\"unknown\":" + deep + "}",
+        "{\"triples\":[{\"s\":{\"t\":\"i\",\"i\":\"urn:s\"},\"p\":{\"t\":\"i\",\"i\":\"urn:p\"},\"o\":" + deep_object,
+        "{\"results\":" + deep + "}",
+        "{\"vectors\":" + deep + "}",
+        "{\"explain_triples\":" + deep + "}",
+    };
+    const std::string bound = "the JSON nests deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+    const auto expect_refused = [&](const auto& r) {
+        ASSERT_FALSE(r.ok());
+        EXPECT_EQ(r.error().type, base::ErrorType::kInvalidJson);
+        EXPECT_EQ(r.error().message, bound);
+    };
+    for (const auto& body : bodies) {
+        expect_refused(decode_text<TriplesResponse>(body));
+        expect_refused(decode_text<TriplesBatchResponse>(body));
+        expect_refused(decode_text<RagResponse>(body));
+        expect_refused(decode_text<EmbeddingsResponse>(body));
+    }
+}
+
 // Every single-byte deletion and a sample of byte substitutions of real messages: the two
 // decoders never disagree, whatever the damage.
 TEST(JsonFast, DamagedMessagesDecodeAsTheTreeDecoderDoes) {

@@ -9,6 +9,7 @@
 #include "schema/json_fast.hpp"
 #include "schema/services.hpp"
 #include "schema/term_json.hpp"
+#include "schema/untrusted_json.hpp"
 #include "tests/support/rag_cluster.hpp"
 #include "tests/support/trace_fixture.hpp"
 
@@ -153,6 +154,33 @@ TEST(ExplainScan, RefusesWhatTheDecoderRefuses) {
     json too_deep = {{"explain_triples", json::array({schema::encode(schema::make_triple(deep, schema::iri("urn:p"), schema::iri("urn:o")))})}};
     EXPECT_FALSE(schema::decode_body<schema::ExplainMessage>(too_deep.dump()).ok());
     EXPECT_FALSE(scan_explain(too_deep.dump(), scanned));
+}
+
+// Issue 30: nesting far past schema::kMaxJsonDepth, in a field the scan skips and in a term it
+// reads. The scan recurses only to its own small bounds and gives up; the decoder refuses with
+// the typed error naming the bound, and a delivery of it is quarantined with that reason.
+TEST(ExplainScan, DeepNestingIsLeftToTheDecodersTypedError) {
+    constexpr std::size_t kDepth = 500'000;
+    std::string quoting;
+    for (std::size_t i = 0; i < kDepth / 10; ++i) quoting += "{\"t\":\"t\",\"tr\":{\"s\":";
+    const std::vector<std::string> bodies = {
+        "{\"unknown\":" + std::string(kDepth, '[') + std::string(kDepth, ']') + "}",
+        "{\"explain_triples\":[{\"s\":" + quoting,
+    };
+    const std::string bound = "the JSON nests deeper than " + std::to_string(schema::kMaxJsonDepth) + " levels";
+    ScannedExplain scanned;
+    for (const auto& body : bodies) {
+        EXPECT_FALSE(scan_explain(body, scanned));
+        const auto decoded = schema::decode_body<schema::ExplainMessage>(body);
+        ASSERT_FALSE(decoded.ok());
+        EXPECT_EQ(decoded.error().type, base::ErrorType::kInvalidJson);
+        EXPECT_EQ(decoded.error().message, bound);
+        Delivery d = delivery_of(FakeRun::make("echo", "q", kT0).open(), 1);
+        d.body = body;
+        const auto checked = validate_delivery(d);
+        ASSERT_FALSE(checked.ok());
+        EXPECT_EQ(checked.error().message, "not JSON: " + bound);
+    }
 }
 
 TEST(ExplainScan, LeavesNonCanonicalFormsToTheDecoder) {
