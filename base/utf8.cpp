@@ -53,6 +53,15 @@ std::uint64_t count_code_points(std::string_view utf8_text) noexcept {
     return n;
 }
 
+std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) noexcept {
+    if (text.size() <= max_bytes) return text;
+    std::size_t cut = max_bytes;
+    // text[cut] is the first byte left out: while it continues a sequence, the sequence it
+    // belongs to began inside the prefix and goes out with it.
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U) --cut;
+    return text.substr(0, cut);
+}
+
 void append_utf8(std::string& out, std::uint32_t cp) {
     if (cp < 0x80) {
         out += static_cast<char>(cp);

@@ -22,6 +22,10 @@ inline std::size_t invalid_utf8_at(std::string_view text) noexcept {
 // Code points in well-formed UTF-8 (counts the bytes that are not continuation bytes).
 std::uint64_t count_code_points(std::string_view utf8_text) noexcept;
 
+// The longest prefix of `text` of at most `max_bytes` bytes that does not end inside a UTF-8
+// sequence (a cut never leaves half a character behind).
+std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) noexcept;
+
 // Appends code point `cp` (at most U+10FFFF, not a surrogate) as UTF-8.
 void append_utf8(std::string& out, std::uint32_t cp);
 

@@ -1,6 +1,8 @@
 // Bearer tokens with scopes, and the per-client rate limit.
 #include "gateway/access.hpp"
 
+#include <cctype>
+
 #include <algorithm>
 #include <cmath>
 
@@ -104,6 +106,18 @@ base::Result<AccessTokens> AccessTokens::parse(std::string_view text) {
     }
     if (out.tokens_.empty()) return make_error(ErrorType::kInvalidRequest, "no token in the file");
     return out;
+}
+
+std::string_view bearer_token(std::string_view authorization) noexcept {
+    // RFC 9110 §11.1: the scheme is case-insensitive; RFC 6750 §2.1: one or more spaces after it.
+    constexpr std::string_view kBearer = "bearer";
+    if (authorization.size() <= kBearer.size()) return {};
+    for (std::size_t i = 0; i < kBearer.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(authorization[i])) != kBearer[i]) return {};
+    auto rest = authorization.substr(kBearer.size());
+    if (rest.front() != ' ') return {};
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    return rest;
 }
 
 std::optional<TokenGrant> AccessTokens::find(std::string_view presented) const noexcept {

@@ -31,6 +31,10 @@ struct TokenGrant {
     bool allows(Scope scope) const noexcept;
 };
 
+// The token of an `Authorization: Bearer <token>` header value (RFC 6750 §2.1), or "" when the
+// value is not one.
+std::string_view bearer_token(std::string_view authorization) noexcept;
+
 // The tokens file: one token per line, `<token> <scope>[,<scope>…] [name]`, scopes `read`,
 // `ask`, `load`; `#` starts a comment. Tokens are 16-256 printable ASCII characters.
 class AccessTokens {

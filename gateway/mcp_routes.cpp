@@ -69,6 +69,17 @@ struct McpEndpoint {
     mcp::Server server;
 };
 
+// Who a request to /mcp comes from, for the sessions-per-client bound (docs/mcp.md §2): its
+// token's name where the gateway checks tokens (admission let the request in, so its token is a
+// valid one), else its address. The token itself is never kept.
+std::string client_of(const Gateway::State& state, const httplib::Request& request) {
+    if (state.tokens) {
+        const std::string authorization = request.get_header_value("Authorization");
+        if (auto grant = state.tokens->find(bearer_token(authorization))) return "token " + grant->name;
+    }
+    return mcp::client_address(request);
+}
+
 }  // namespace
 
 void add_mcp_routes(Gateway::State& state) {
@@ -77,9 +88,10 @@ void add_mcp_routes(Gateway::State& state) {
     options.max_body_bytes = std::min(options.max_body_bytes, state.config.max_body_bytes);
     options.keep_alive = state.config.keep_alive;
     auto endpoint = std::make_shared<McpEndpoint>(state, std::move(options));
-    mcp::mount(state.server, [endpoint](const mcp::HttpExchange& exchange) {
-        return endpoint->server.handle(exchange);
-    });
+    mcp::mount(
+        state.server,
+        [endpoint](const mcp::HttpExchange& exchange) { return endpoint->server.handle(exchange); },
+        "/mcp", [&state](const httplib::Request& request) { return client_of(state, request); });
 }
 
 }  // namespace glassbox::gateway

@@ -14,12 +14,24 @@
 
 namespace glassbox::gateway::mcp {
 
+// Who a request comes from, as HttpExchange::client says it.
+using ClientOf = std::function<std::string(const httplib::Request&)>;
+
+// A client known by its address only. An Authorization header proves nothing unless someone
+// checks it (the gateway with --tokens does, and says so with a ClientOf of its own): counting
+// clients by an unchecked token would let one client be as many as it likes.
+inline std::string client_address(const httplib::Request& request) {
+    return "address " + request.remote_addr;
+}
+
 // The request as the MCP server reads it: header names in lower case, repeated headers joined
-// with ", " (RFC 9110 §5.3).
-inline HttpExchange exchange_of(const httplib::Request& request) {
+// with ", " (RFC 9110 §5.3), the client as `client_of` names it.
+inline HttpExchange exchange_of(const httplib::Request& request,
+                                const ClientOf& client_of = client_address) {
     HttpExchange exchange;
     exchange.method = request.method;
     exchange.body = request.body;
+    exchange.client = client_of(request);
     for (const auto& [name, value] : request.headers) {
         std::string key = name;
         for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -56,18 +68,21 @@ inline void answer_into(const HttpAnswer& answer, httplib::Response& response) {
     if (!answer.body.empty() || !content_type.empty()) response.set_content(answer.body, content_type);
 }
 
-// POST, GET, DELETE and OPTIONS on `path` go to `handle` (an MCP Server's handle(), kept alive
-// by whatever the function holds: httplib keeps it for the server's life).
+// Every method httplib routes on `path` goes to `handle` (an MCP Server's handle(), kept alive
+// by whatever the function holds: httplib keeps it for the server's life), so that PUT and PATCH
+// get the server's 405 rather than httplib's 404. `client_of` names each request's client.
 inline void mount(httplib::Server& http, std::function<HttpAnswer(const HttpExchange&)> handle,
-                  const std::string& path = "/mcp") {
-    auto handler = [handle = std::move(handle)](const httplib::Request& request,
-                                                httplib::Response& response) {
-        answer_into(handle(exchange_of(request)), response);
+                  const std::string& path = "/mcp", ClientOf client_of = client_address) {
+    auto handler = [handle = std::move(handle), client_of = std::move(client_of)](
+                       const httplib::Request& request, httplib::Response& response) {
+        answer_into(handle(exchange_of(request, client_of)), response);
     };
     http.Post(path, handler);
     http.Get(path, handler);
     http.Delete(path, handler);
     http.Options(path, handler);
+    http.Put(path, handler);
+    http.Patch(path, handler);
 }
 
 }  // namespace glassbox::gateway::mcp

@@ -8,6 +8,8 @@
 #include <memory>
 #include <utility>
 
+#include "schema/untrusted_json.hpp"
+
 #ifndef GLASSBOX_VERSION
 #define GLASSBOX_VERSION "0.0.0"
 #endif
@@ -52,6 +54,20 @@ HttpAnswer json_answer(int status, const json& body) {
 // without an id, as the spec allows, so a client can show why.
 HttpAnswer refuse(int status, int code, std::string message, const json& id = nullptr) {
     return json_answer(status, make_error(id, code, std::move(message)));
+}
+
+// A refusal of initialize by a session bound: the client may retry once a session in the way
+// expires (or it ends one of its own with DELETE).
+HttpAnswer refuse_session(const OpenRefused& refused, std::size_t bound) {
+    HttpAnswer answer =
+        refused.client_at_cap
+            ? refusal(429, "Too Many Requests: this client has " + std::to_string(bound) +
+                               " live MCP sessions, the most one client may have; end one "
+                               "with DELETE")
+            : refusal(503, "Service Unavailable: " + std::to_string(bound) +
+                               " live MCP sessions, the most this server keeps");
+    answer.headers["Retry-After"] = std::to_string(refused.retry_after.count());
+    return answer;
 }
 
 // One JSON-RPC message as an SSE event. No event id: this server offers no resumption, so a
@@ -165,6 +181,10 @@ bool is_loopback_origin(const std::string& origin) {
 
 }  // namespace
 
+HttpAnswer refusal(int status, std::string message) {
+    return refuse(status, status == 500 ? kInternalError : kInvalidRequest, std::move(message));
+}
+
 const std::vector<std::string>& supported_protocol_versions() {
     static const std::vector<std::string> versions{std::string(kLatestVersion), "2025-06-18",
                                                    std::string(kAssumedVersion)};
@@ -173,7 +193,8 @@ const std::vector<std::string>& supported_protocol_versions() {
 
 Server::Server(Backend& backend, Options options)
     : options_(std::move(options)),
-      sessions_(options_.session_idle, options_.max_sessions, options_.clock),
+      sessions_(options_.session_idle, options_.max_sessions, options_.max_sessions_per_client,
+                options_.clock),
       tools_(backend),
       resources_(backend) {
     if (!options_.clock) options_.clock = [] { return std::chrono::steady_clock::now(); };
@@ -220,8 +241,8 @@ HttpAnswer Server::route(const HttpExchange& exchange) {
         }
         // This server opens no stream of its own (no server-initiated messages): GET is 405,
         // which the spec allows and clients expect.
-        HttpAnswer answer = refuse(405, kInvalidRequest, "Method not allowed: use POST or DELETE");
-        answer.headers["Allow"] = "POST, DELETE, OPTIONS";
+        HttpAnswer answer = refusal(405, "Method Not Allowed: use POST or DELETE");
+        answer.headers["Allow"] = kAllowedMethods;
         return answer;
     } catch (const std::exception& e) {
         return refuse(500, kInternalError, std::string("internal error: ") + e.what());
@@ -255,13 +276,21 @@ HttpAnswer Server::post(const HttpExchange& exchange) {
         return refuse(413, kInvalidRequest, "Payload Too Large: at most " +
                                                 std::to_string(options_.max_body_bytes) + " bytes");
     }
-    json body = json::parse(exchange.body, nullptr, false);
-    if (body.is_discarded()) return refuse(400, kParseError, "Parse error: the body is not JSON");
+    auto parsed = schema::parse_untrusted_json(exchange.body);
+    if (!parsed) return refuse(400, kParseError, "Parse error: " + parsed.error().message);
+    json body = std::move(parsed).value();
 
-    if (body.is_object() && body.value("method", json()) == "initialize") {
-        return initialize(body, sse);
-    }
     const std::string id = header(exchange, "mcp-session-id");
+    if (body.is_object() && body.value("method", json()) == "initialize") {
+        // MCP "Lifecycle": initialize opens a session; sent within one (known or not) it opens
+        // none, as a client that lost its session sends a fresh initialize without the header.
+        if (!id.empty()) {
+            return refuse(400, kInvalidRequest,
+                          "Invalid Request: initialize opens a session: send it without "
+                          "Mcp-Session-Id");
+        }
+        return initialize(body, sse, exchange.client);
+    }
     if (id.empty()) {
         return refuse(400, kInvalidRequest, "Bad Request: no Mcp-Session-Id header (initialize first)");
     }
@@ -307,7 +336,7 @@ HttpAnswer Server::post(const HttpExchange& exchange) {
     return json_answer(200, body.is_array() ? json(replies) : replies.front());
 }
 
-HttpAnswer Server::initialize(const json& body, bool sse) {
+HttpAnswer Server::initialize(const json& body, bool sse, const std::string& client) {
     Classified c = classify(body);
     if (!c.message) return json_answer(400, c.error_response);
     if (c.message->kind != Message::Kind::kRequest) {
@@ -322,17 +351,18 @@ HttpAnswer Server::initialize(const json& body, bool sse) {
     // MCP "Lifecycle", version negotiation: the client's version if supported, else our latest.
     std::string version = requested->get<std::string>();
     if (!supported(version)) version = std::string(kLatestVersion);
-    std::string client;
+    std::string_view client_name;
     if (auto info = params.find("clientInfo"); info != params.end() && info->is_object()) {
         if (auto name = info->find("name"); name != info->end() && name->is_string()) {
-            client = name->get<std::string>();
+            client_name = name->get_ref<const std::string&>();
         }
     }
-    auto id = sessions_.open(version, client);
-    if (!id) {
-        return refuse(503, kInternalError, "Service Unavailable: too many MCP sessions",
-                      c.message->id);
+    auto opened = sessions_.open(client, version, client_name);
+    if (const auto* refused = std::get_if<OpenRefused>(&opened)) {
+        return refuse_session(*refused, refused->client_at_cap ? options_.max_sessions_per_client
+                                                                : options_.max_sessions);
     }
+    const auto& id = std::get<std::string>(opened);
     json result = {
         {"protocolVersion", version},
         {"capabilities", {{"tools", {{"listChanged", false}}},
@@ -346,7 +376,7 @@ HttpAnswer Server::initialize(const json& body, bool sse) {
          "answering; list_traces and the urn:glassbox:… resources reach stored traces."}};
     json reply = make_result(c.message->id, std::move(result));
     HttpAnswer answer = sse ? sse_answer({reply}) : json_answer(200, reply);
-    answer.headers[kSessionHeader] = *id;
+    answer.headers[kSessionHeader] = id;
     return answer;
 }
 

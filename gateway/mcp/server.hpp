@@ -25,6 +25,10 @@ struct HttpExchange {
     std::string method;                         // "POST", "GET", "DELETE", …
     std::map<std::string, std::string> headers;  // names in lower case
     std::string body;
+    // Who is asking, for Options::max_sessions_per_client: what the HTTP layer can vouch for
+    // ("address 127.0.0.1", or "token <name>" where it checks tokens). Never a secret: it is
+    // kept in the session. Empty: one anonymous client.
+    std::string client{};
 };
 
 // Where a streamed answer goes: the HTTP connection, used from the thread that runs the stream.
@@ -49,8 +53,11 @@ struct HttpAnswer {
 struct Options {
     // A session unused this long is gone: the next request naming it gets 404.
     std::chrono::milliseconds session_idle = std::chrono::minutes(30);
-    // Live sessions at most; an initialize beyond it gets 503.
+    // Live sessions at most; an initialize beyond it gets 503 with Retry-After.
     std::size_t max_sessions = 1024;
+    // Live sessions of one client (HttpExchange::client) at most, so that no client takes every
+    // slot; its initialize beyond it gets 429 with Retry-After.
+    std::size_t max_sessions_per_client = 16;
     // A larger POST body gets 413.
     std::size_t max_body_bytes = std::size_t{4} << 20;
     // Messages in one JSON-RPC batch (protocol 2025-03-26 only; later versions have none).
@@ -70,6 +77,15 @@ struct Options {
     // The clock behind session expiry and keep-alives (tests replace it).
     std::function<std::chrono::steady_clock::time_point()> clock;
 };
+
+// The methods /mcp serves: the Allow header of every 405 there (GET included: this server opens
+// no stream of its own).
+inline constexpr const char* kAllowedMethods = "POST, DELETE, OPTIONS";
+
+// A refusal at the HTTP level (MCP "Streamable HTTP"): the status says what happened; the body
+// is a JSON-RPC error without an id, -32603 for a 500 and -32600 otherwise, so a client can show
+// why. The gateway answers its own refusals of /mcp (401, 403, 429, …) with it too.
+HttpAnswer refusal(int status, std::string message);
 
 // Protocol versions this server speaks, newest first.
 const std::vector<std::string>& supported_protocol_versions();
@@ -94,7 +110,7 @@ private:
     HttpAnswer route(const HttpExchange& exchange);
     HttpAnswer post(const HttpExchange& exchange);
     HttpAnswer remove(const HttpExchange& exchange);
-    HttpAnswer initialize(const nlohmann::json& body, bool sse);
+    HttpAnswer initialize(const nlohmann::json& body, bool sse, const std::string& client);
     HttpAnswer call_tool(const std::string& session, const Message& message, bool sse);
     std::optional<nlohmann::json> dispatch(const nlohmann::json& value, const std::string& session);
     nlohmann::json request(const Message& message);

@@ -3,16 +3,23 @@
 
 #include <sys/random.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdint>
 #include <stdexcept>
 #include <utility>
 
+#include "base/utf8.hpp"
+
 namespace glassbox::gateway::mcp {
 
-SessionTable::SessionTable(std::chrono::milliseconds idle, std::size_t max_sessions, Clock clock)
-    : idle_(idle), max_sessions_(max_sessions), clock_(std::move(clock)) {
+SessionTable::SessionTable(std::chrono::milliseconds idle, std::size_t max_sessions,
+                           std::size_t max_per_client, Clock clock)
+    : idle_(idle),
+      max_sessions_(max_sessions),
+      max_per_client_(max_per_client),
+      clock_(std::move(clock)) {
     if (!clock_) clock_ = [] { return std::chrono::steady_clock::now(); };
 }
 
@@ -36,14 +43,34 @@ void SessionTable::expire_locked(std::chrono::steady_clock::time_point now) {
     });
 }
 
-std::optional<std::string> SessionTable::open(std::string protocol_version,
-                                              std::string client_name) {
+std::chrono::seconds SessionTable::retry_after_locked(std::chrono::steady_clock::time_point now,
+                                                      const std::string* client) const {
+    std::optional<std::chrono::steady_clock::time_point> first;
+    for (const auto& [id, session] : sessions_) {
+        if (session.calls > 0 || (client != nullptr && session.client != *client)) continue;
+        const auto expires = session.last_seen + idle_;
+        if (!first || expires < *first) first = expires;
+    }
+    const auto wait = first ? *first - now : std::chrono::steady_clock::duration(idle_);
+    return std::max(std::chrono::ceil<std::chrono::seconds>(wait), std::chrono::seconds(1));
+}
+
+Opened SessionTable::open(std::string client, std::string protocol_version,
+                          std::string_view client_name) {
     auto now = clock_();
     std::lock_guard lock(mutex_);
     expire_locked(now);
-    if (sessions_.size() >= max_sessions_) return std::nullopt;
+    const auto own = static_cast<std::size_t>(
+        std::count_if(sessions_.begin(), sessions_.end(),
+                      [&](const auto& entry) { return entry.second.client == client; }));
+    // The client's bound first: one client must not take every slot of the table.
+    if (own >= max_per_client_) return OpenRefused{true, retry_after_locked(now, &client)};
+    if (sessions_.size() >= max_sessions_) {
+        return OpenRefused{false, retry_after_locked(now, nullptr)};
+    }
     std::string id = random_session_id();
-    sessions_[id] = Session{std::move(protocol_version), std::move(client_name), now};
+    sessions_[id] = Session{std::move(client), std::move(protocol_version),
+                            std::string(base::utf8_prefix(client_name, kMaxClientNameBytes)), now};
     return id;
 }
 

@@ -11,7 +11,9 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -19,9 +21,12 @@
 
 namespace glassbox::gateway::mcp {
 
+// What a session keeps: bounded whatever its client sent (issue 30: a 1 MB clientInfo name
+// kept per session let 1,024 sessions hold a gigabyte).
 struct Session {
-    std::string protocol_version;
-    std::string client_name;
+    std::string client;            // who opened it (HttpExchange::client), for the per-client bound
+    std::string protocol_version;  // one the server speaks
+    std::string client_name;       // clientInfo.name, at most kMaxClientNameBytes
     std::chrono::steady_clock::time_point last_seen;
     std::size_t calls = 0;  // requests in flight: a session with any does not expire
 };
@@ -36,6 +41,20 @@ public:
 private:
     std::atomic<bool> cancelled_{false};
 };
+
+// The most of clientInfo.name a session keeps (cut on a UTF-8 boundary).
+inline constexpr std::size_t kMaxClientNameBytes = 256;
+
+// Why open() made no session, and when to retry: when the first idle session in the way (the
+// client's own, or any for a full table) expires. A session with a call in flight does not
+// expire, so without an idle one the answer is the idle time.
+struct OpenRefused {
+    bool client_at_cap = false;  // the client has its most sessions; else the table is full
+    std::chrono::seconds retry_after{1};
+};
+
+// A new session's id, or why none was opened.
+using Opened = std::variant<std::string, OpenRefused>;
 
 class SessionTable;
 
@@ -66,10 +85,13 @@ class SessionTable {
 public:
     using Clock = std::function<std::chrono::steady_clock::time_point()>;
 
-    SessionTable(std::chrono::milliseconds idle, std::size_t max_sessions, Clock clock);
+    // At most `max_sessions` live sessions, `max_per_client` of them opened by one client.
+    SessionTable(std::chrono::milliseconds idle, std::size_t max_sessions,
+                 std::size_t max_per_client, Clock clock);
 
-    // A new session's id, or nullopt when `max_sessions` live sessions exist.
-    std::optional<std::string> open(std::string protocol_version, std::string client_name);
+    // A new session of `client`, keeping at most kMaxClientNameBytes of `client_name`; refused
+    // when the client has `max_per_client` live sessions or the table `max_sessions`.
+    Opened open(std::string client, std::string protocol_version, std::string_view client_name);
     // The live session (its idle clock restarted), or nullopt when unknown or expired.
     std::optional<Session> touch(const std::string& id);
     // True when the id named a live session, which is now gone; its calls in flight are
@@ -93,9 +115,13 @@ private:
     friend class CallTicket;
     void end_call(const std::string& id, const std::string& key, const CallState* state);
     void expire_locked(std::chrono::steady_clock::time_point now);
+    // When the first idle session (of `client`, or any when it is null) expires, from `now`.
+    std::chrono::seconds retry_after_locked(std::chrono::steady_clock::time_point now,
+                                            const std::string* client) const;
 
     std::chrono::milliseconds idle_;
     std::size_t max_sessions_;
+    std::size_t max_per_client_;
     Clock clock_;
     std::mutex mutex_;
     std::map<std::string, Session> sessions_;

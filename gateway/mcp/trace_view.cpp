@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/utf8.hpp"
 #include "schema/trace_rdf.hpp"
 #include "schema/vocabulary.hpp"
 
@@ -32,9 +33,7 @@ bool is_iri(const nlohmann::json& term, std::string_view iri) {
 // Cut at a UTF-8 boundary, marking the cut.
 std::string shorten(std::string text, std::size_t max_chars) {
     if (text.size() <= max_chars) return text;
-    std::size_t cut = max_chars;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-    text.resize(cut);
+    text.resize(base::utf8_prefix(text, max_chars).size());
     return text + "…";
 }
 

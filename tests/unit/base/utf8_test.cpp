@@ -39,6 +39,20 @@ TEST(Utf8, CountsAndAppendsCodePoints) {
     EXPECT_FALSE(find_invalid_utf8(out));
 }
 
+// Issue 30: a stored name is cut to a bound; the cut never splits a character.
+TEST(Utf8, APrefixEndsOnACharacterBoundary) {
+    const std::string text = "caf\xC3\xA9\xE2\x82\xAC";  // c a f é €: bytes 3-4 é, 5-7 €
+    EXPECT_EQ(utf8_prefix(text, 100), text);
+    EXPECT_EQ(utf8_prefix(text, 8), text);
+    EXPECT_EQ(utf8_prefix(text, 7), "caf\xC3\xA9") << "inside the euro sign";
+    EXPECT_EQ(utf8_prefix(text, 6), "caf\xC3\xA9");
+    EXPECT_EQ(utf8_prefix(text, 5), "caf\xC3\xA9");
+    EXPECT_EQ(utf8_prefix(text, 4), "caf") << "inside the e acute";
+    EXPECT_EQ(utf8_prefix(text, 0), "");
+    EXPECT_EQ(utf8_prefix("\xF0\x9F\x98\x80", 3), "");
+    EXPECT_FALSE(find_invalid_utf8(utf8_prefix(text, 7)));
+}
+
 // Issue 16: error texts quote input; what they quote must come out valid UTF-8.
 TEST(Utf8, PrintableEscapesIllFormedBytesAndControlsOnly) {
     EXPECT_EQ(printable_utf8("caf\xC3\xA9 <urn:a>\tb\nc"), "caf\xC3\xA9 <urn:a>\tb\nc");

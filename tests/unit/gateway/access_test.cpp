@@ -26,6 +26,17 @@ TEST(AccessTokens, ParsesScopesAndFindsOnlyTheExactToken) {
     EXPECT_FALSE(tokens->find(std::string(1000, 'a')));
 }
 
+TEST(AccessTokens, ABearerTokenIsReadFromItsHeaderOnly) {
+    EXPECT_EQ(bearer_token("Bearer abcdefghijklmnop"), "abcdefghijklmnop");
+    EXPECT_EQ(bearer_token("Bearer "), "");
+    EXPECT_EQ(bearer_token("Basic abcdefghijklmnop"), "");
+    // RFC 9110 §11.1: the scheme's name is case-insensitive.
+    EXPECT_EQ(bearer_token("bearer abcdefghijklmnop"), "abcdefghijklmnop");
+    EXPECT_EQ(bearer_token("BEARER  abcdefghijklmnop"), "abcdefghijklmnop");
+    EXPECT_EQ(bearer_token("Bearerabcdefghijklmnop"), "");
+    EXPECT_EQ(bearer_token(""), "");
+}
+
 TEST(AccessTokens, RefusesMalformedFilesNamingTheLine) {
     for (const char* text : {"", "# only comments\n", "short read\n", "abcdefghijklmnop write\n", "abcdefghijklmnop\n",
                              "abcdefghijklmnop read name extra\n"}) {

@@ -23,6 +23,18 @@ TEST(McpHttpMountTest, HeaderNamesAreLowerCasedAndRepeatsJoined) {
     EXPECT_NE(accept.find("text/event-stream"), std::string::npos);
 }
 
+// Issue 30: sessions are bounded per client; the client is its address unless the HTTP layer
+// says better (the gateway: a checked token's name). An unchecked token is not an identity.
+TEST(McpHttpMountTest, TheClientIsItsAddressUnlessTheMountNamesIt) {
+    httplib::Request request;
+    request.method = "POST";
+    request.remote_addr = "192.0.2.7";
+    request.headers.emplace("Authorization", "Bearer secret-0123456789abcdef");
+    EXPECT_EQ(exchange_of(request).client, "address 192.0.2.7");
+    const auto alice = [](const httplib::Request&) { return std::string("token alice"); };
+    EXPECT_EQ(exchange_of(request, alice).client, "token alice");
+}
+
 TEST(McpHttpMountTest, TheAnswerKeepsItsStatusHeadersAndContentType) {
     HttpAnswer answer;
     answer.status = 200;

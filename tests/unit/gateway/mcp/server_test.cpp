@@ -20,15 +20,15 @@ class McpServerTest : public ::testing::Test {
 protected:
     McpServerTest() { make_server({}); }
 
-    void make_server(Options options) {
-        options.session_idle = 1000ms;
+    void make_server(Options options, std::chrono::milliseconds idle = 1000ms) {
+        options.session_idle = idle;
         options.clock = [this] { return now_; };
         server_ = std::make_unique<Server>(backend_, std::move(options));
     }
 
     HttpAnswer send(const std::string& method, const std::string& body,
                     std::map<std::string, std::string> headers = {}) {
-        HttpExchange exchange{method, std::move(headers), body};
+        HttpExchange exchange{method, std::move(headers), body, client_};
         exchange.headers.emplace("accept", "application/json, text/event-stream");
         exchange.headers.emplace("content-type", "application/json");
         return server_->handle(exchange);
@@ -62,6 +62,19 @@ protected:
 
     static int error_code(const HttpAnswer& a) { return json::parse(a.body)["error"]["code"].get<int>(); }
 
+    // An HTTP-level refusal as docs/mcp.md §2 has it: the status, a JSON-RPC error without an id.
+    static void expect_refusal(const HttpAnswer& a, int status) {
+        EXPECT_EQ(a.status, status) << a.body;
+        EXPECT_EQ(a.headers.count("Mcp-Session-Id"), 0u);
+        const json reply = json::parse(a.body, nullptr, false);
+        ASSERT_TRUE(reply.is_object()) << a.body;
+        EXPECT_EQ(reply["jsonrpc"], "2.0");
+        EXPECT_TRUE(reply.contains("id") && reply["id"].is_null()) << a.body;
+        EXPECT_EQ(reply["error"]["code"], kInvalidRequest) << a.body;
+        EXPECT_FALSE(reply["error"].value("message", "").empty());
+    }
+
+    std::string client_ = "address 127.0.0.1";  // HttpExchange::client of what send() sends
     testing::FakeBackend backend_;
     std::chrono::steady_clock::time_point now_{std::chrono::hours(1)};
     std::unique_ptr<Server> server_;
@@ -200,6 +213,26 @@ TEST_F(McpServerTest, GetIsNotAllowed) {
     EXPECT_EQ(a.headers["Allow"], "POST, DELETE, OPTIONS");
 }
 
+// Issue 30: PUT, PATCH, … are 405 with Allow and a JSON-RPC body, as GET is.
+TEST_F(McpServerTest, EveryMethodButPostDeleteAndOptionsIs405WithAJsonRpcBody) {
+    for (const char* method : {"GET", "HEAD", "PUT", "PATCH", "TRACE"}) {
+        HttpAnswer a = send(method, initialize_body().dump());
+        expect_refusal(a, 405);
+        EXPECT_EQ(a.headers["Allow"], kAllowedMethods) << method;
+    }
+    EXPECT_EQ(server_->live_sessions(), 0u);
+}
+
+// Issue 30: initialize in a session opens none (docs/mcp.md §7): 400, -32600.
+TEST_F(McpServerTest, InitializeCarryingASessionIdIsRefusedAndOpensNone) {
+    const std::string s = open();
+    expect_refusal(send("POST", initialize_body().dump(), {{"mcp-session-id", s}}), 400);
+    const std::string unknown = "0123456789abcdef0123456789abcdef";
+    expect_refusal(send("POST", initialize_body().dump(), {{"mcp-session-id", unknown}}), 400);
+    EXPECT_EQ(server_->live_sessions(), 1u);
+    EXPECT_EQ(call(s, request("ping")).status, 200) << "the session goes on";
+}
+
 TEST_F(McpServerTest, AnAllowedBrowserOriginMayReadTheAnswerAndTheSessionId) {
     HttpAnswer preflight = send("OPTIONS", "", {{"origin", "http://localhost:6274"}});
     EXPECT_EQ(preflight.status, 204);
@@ -285,6 +318,64 @@ TEST_F(McpServerTest, SessionsAreBounded) {
     EXPECT_EQ(send("POST", initialize_body().dump()).status, 503);
     EXPECT_EQ(send("DELETE", "", {{"mcp-session-id", second}}).status, 200);
     EXPECT_FALSE(open().empty());
+}
+
+// Issue 30: a full table answers as documented (503, -32600, id null) and says when the first
+// idle session expires.
+TEST_F(McpServerTest, AFullTableIs503WithoutAnIdAndRetryAfterTheFirstExpiry) {
+    Options options;
+    options.max_sessions = 2;
+    make_server(options, 60s);
+    client_ = "address 10.0.0.1";
+    const std::string first = open();
+    now_ += 10s;
+    client_ = "address 10.0.0.2";
+    open();
+    now_ += 5s;
+    client_ = "address 10.0.0.3";
+    HttpAnswer full = send("POST", initialize_body().dump());
+    expect_refusal(full, 503);
+    EXPECT_EQ(full.headers["Retry-After"], "45") << "the first expires 60 s after its use, 15 s ago";
+    // Used now, the first expires last: the second's expiry is the next.
+    EXPECT_EQ(call(first, request("ping")).status, 200);
+    EXPECT_EQ(send("POST", initialize_body().dump()).headers["Retry-After"], "55");
+    now_ += 55s;
+    EXPECT_FALSE(open().empty()) << "the second session expired, its slot is free";
+}
+
+// Issue 30: one client (one address, one token) cannot take every slot of the table.
+TEST_F(McpServerTest, OneClientCannotTakeEverySlot) {
+    Options options;
+    options.max_sessions_per_client = 2;
+    make_server(options, 60s);
+    client_ = "address 10.0.0.1";
+    const std::string first = open();
+    now_ += 20s;
+    open();
+    HttpAnswer refused = send("POST", initialize_body().dump());
+    expect_refusal(refused, 429);
+    EXPECT_EQ(refused.headers["Retry-After"], "40") << "its own first session expires in 40 s";
+    const std::string message = json::parse(refused.body)["error"]["message"];
+    EXPECT_NE(message.find("2 live MCP sessions"), std::string::npos) << message;
+    // Others are still served.
+    client_ = "address 10.0.0.2";
+    EXPECT_FALSE(open().empty());
+    client_ = "token alice";
+    EXPECT_FALSE(open().empty());
+    // The client ends one of its own and may open another.
+    client_ = "address 10.0.0.1";
+    EXPECT_EQ(send("DELETE", "", {{"mcp-session-id", first}}).status, 200);
+    EXPECT_FALSE(open().empty());
+    EXPECT_EQ(send("POST", initialize_body().dump()).status, 429);
+    EXPECT_EQ(server_->live_sessions(), 4u);
+}
+
+TEST_F(McpServerTest, TheDefaultBoundsAreTheDocumentedOnes) {
+    const Options defaults;
+    EXPECT_EQ(defaults.max_sessions, 1024u);
+    EXPECT_EQ(defaults.max_sessions_per_client, 16u);
+    EXPECT_EQ(defaults.session_idle, 30min);
+    EXPECT_EQ(kMaxClientNameBytes, 256u);
 }
 
 TEST_F(McpServerTest, ABackendThatThrowsFailsOneRequestNotTheServer) {
