@@ -2,6 +2,7 @@
 // GET /api/v1/graph/stats, over the store and embeddings services (docs/knowledge.md §3).
 #include "gateway/explain_view.hpp"
 #include "gateway/gateway_state.hpp"
+#include "schema/collection_name.hpp"
 #include "schema/messages.hpp"
 #include "schema/services.hpp"
 #include "schema/term_json.hpp"
@@ -18,6 +19,8 @@ constexpr std::uint32_t kDefaultSearchLimit = 10;
 constexpr std::uint32_t kMaxSearchLimit = 100;
 // Facts read per matched entity before the best `limit` are kept.
 constexpr std::uint32_t kFactsPerEntity = 20;
+constexpr std::string_view kSearchFields[] = {"query", "kind", "collection", "limit"};
+constexpr std::string_view kStatsParameters[] = {"collection"};
 
 struct SearchInput {
     std::string query;
@@ -29,14 +32,12 @@ struct SearchInput {
 
 base::Result<SearchInput> search_input(const json& body) {
     SearchInput in;
-    for (const auto& [key, value] : body.items()) {
-        if (key != "query" && key != "kind" && key != "collection" && key != "limit")
-            return make_error(ErrorType::kInvalidRequest, "unknown field \"" + key + "\"");
-    }
+    if (auto known = only_known_fields(body, kSearchFields); !known) return known.error();
     const auto query = body.find("query");
-    if (query == body.end() || !query->is_string() || query->get_ref<const std::string&>().empty() ||
+    if (query == body.end() || !query->is_string() || is_blank(query->get_ref<const std::string&>()) ||
         query->get_ref<const std::string&>().size() > 16 * 1024)
-        return make_error(ErrorType::kInvalidRequest, "query must be a string of 1 to 16384 bytes");
+        return make_error(ErrorType::kInvalidRequest,
+                          "query must be a string of 1 to 16384 bytes holding more than white space");
     in.query = query->get<std::string>();
     if (const auto kind = body.find("kind"); kind != body.end() && !kind->is_null()) {
         if (!kind->is_string() || (*kind != "chunks" && *kind != "edges" && *kind != "both"))
@@ -47,6 +48,8 @@ base::Result<SearchInput> search_input(const json& body) {
     if (const auto c = body.find("collection"); c != body.end() && !c->is_null()) {
         if (!c->is_string() || c->get_ref<const std::string&>().size() > 256)
             return make_error(ErrorType::kInvalidRequest, "collection must be a string of at most 256 bytes");
+        if (auto name = schema::validate_collection(c->get_ref<const std::string&>()); !name)
+            return name.error();
         in.collection = c->get<std::string>();
     }
     if (const auto l = body.find("limit"); l != body.end() && !l->is_null()) {
@@ -183,6 +186,7 @@ base::Result<json> search_knowledge(Gateway::State& state, const json& body) {
 
 void add_knowledge_routes(Gateway::State& state) {
     state.server.Post("/api/v1/search", [&state](const httplib::Request& req, httplib::Response& res) {
+        if (!admit(req, res, RouteShape{{}, kJsonOnly})) return;
         auto body = json_body(state, req);
         if (!body) return send_error(res, body.error());
         auto out = search_knowledge(state, *body);
@@ -190,9 +194,10 @@ void add_knowledge_routes(Gateway::State& state) {
         send_json(res, 200, *out);
     });
     state.server.Get("/api/v1/graph/stats", [&state](const httplib::Request& req, httplib::Response& res) {
+        if (!admit(req, res, RouteShape{kStatsParameters, kJsonOnly})) return;
         const std::string collection = req.get_param_value("collection");
-        if (collection.size() > 256)
-            return send_error(res, make_error(ErrorType::kInvalidRequest, "collection is longer than 256 bytes"));
+        if (auto name = schema::validate_collection(collection); !name)
+            return send_error(res, name.error());
         auto stats = state.bus.call(schema::services::kStore, store_op(schema::StoreStatsRequest{collection}, "stats"),
                                     state.config.call_timeout);
         if (!stats) return send_error(res, stats.error());

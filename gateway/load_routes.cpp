@@ -20,6 +20,9 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::size_t kMaxNameBytes = 200;
+constexpr std::string_view kDocsParameters[] = {"name", "collection", "tier", "no_index"};
+constexpr std::string_view kRdfParameters[] = {"name",  "collection", "tier",   "no_index",
+                                               "graph", "format",     "lenient"};
 
 // The upload's file name: `name` as given (its extension tells the format), else `fallback`.
 // A name is one path component of printable ASCII, so it cannot leave the upload's folder.
@@ -44,15 +47,10 @@ base::Result<std::string> text_param(const httplib::Request& req, const char* ke
     return value;
 }
 
-// The load's settings from the query string: collection, tier, no_index; rdf also graph,
-// format, lenient.
+// The load's settings from the query string (its names checked by admit): collection, tier,
+// no_index; rdf also graph, format, lenient. Checked as a load checks them before any file is
+// read (ingest::check_settings), so a bad collection or graph is refused whatever the body.
 base::Result<ingest::LoadSettings> settings_of(const Gateway::State& state, const httplib::Request& req, bool rdf) {
-    for (const auto& [key, value] : req.params) {
-        const bool common = key == "name" || key == "collection" || key == "tier" || key == "no_index";
-        const bool rdf_only = key == "graph" || key == "format" || key == "lenient";
-        if (!common && !(rdf && rdf_only))
-            return make_error(ErrorType::kInvalidRequest, "unknown parameter \"" + base::printable_utf8(key) + "\"");
-    }
     ingest::LoadSettings settings;
     settings.timeout = state.config.call_timeout;
     auto collection = text_param(req, "collection", 256);
@@ -85,6 +83,7 @@ base::Result<ingest::LoadSettings> settings_of(const Gateway::State& state, cons
         if (!lenient) return lenient.error();
         settings.lenient = *lenient;
     }
+    if (auto checked = ingest::check_settings(settings); !checked) return checked.error();
     return settings;
 }
 
@@ -144,6 +143,9 @@ private:
 };
 
 void upload(Gateway::State& state, const httplib::Request& req, httplib::Response& res, bool rdf) {
+    using Names = std::span<const std::string_view>;
+    const Names parameters = rdf ? Names(kRdfParameters) : Names(kDocsParameters);
+    if (!admit(req, res, RouteShape{parameters, kJsonOnly})) return;
     auto settings = settings_of(state, req, rdf);
     if (!settings) return send_error(res, settings.error());
     auto name = upload_name(req, rdf ? "upload.ttl" : "upload.txt");

@@ -3,9 +3,11 @@
 #include <memory>
 
 #include "base/log.hpp"
+#include "base/utf8.hpp"
 #include "gateway/explain_view.hpp"
 #include "gateway/gateway_state.hpp"
 #include "gateway/query_events.hpp"
+#include "schema/collection_name.hpp"
 #include "schema/messages.hpp"
 #include "schema/services.hpp"
 
@@ -20,6 +22,9 @@ namespace {
 
 constexpr std::size_t kMaxQueryBytes = 16 * 1024;  // the query worker's own bound (docs/query.md §1)
 constexpr std::size_t kMaxFieldBytes = 256;
+constexpr std::string_view kQueryFields[] = {"query", "mode", "collection", "session_id", "options"};
+// JSON first: a client that names neither (or accepts anything) gets the answer whole.
+constexpr std::string_view kQueryMediaTypes[] = {kJsonMediaType, kEventStreamMediaType};
 
 struct QueryInput {
     schema::QueryRequest request;
@@ -39,21 +44,35 @@ base::Result<std::string> optional_string(const json& body, const char* key, std
     return value;
 }
 
+// `mode` as given (absent or null: auto); an empty or unknown one is refused naming the modes.
+base::Result<schema::QueryMode> query_mode(const json& body) {
+    const auto given = body.find("mode");
+    if (given == body.end() || given->is_null()) return schema::QueryMode::kAuto;
+    auto name = optional_string(body, "mode", kMaxFieldBytes);
+    if (!name) return name.error();
+    if (const auto mode = schema::query_mode_from_string(*name)) return *mode;
+    using schema::QueryMode;
+    std::string modes;
+    for (const auto mode : {QueryMode::kAuto, QueryMode::kGraphRag, QueryMode::kDocumentRag, QueryMode::kAgent})
+        modes += (modes.empty() ? "" : ", ") + std::string(schema::to_string(mode));
+    return make_error(ErrorType::kInvalidRequest,
+                      "mode must be one of " + modes + ", not \"" + base::printable_utf8(*name) + "\"");
+}
+
 // The body checked and bounded: {query, mode?, collection?, session_id?, options?}.
 base::Result<QueryInput> query_input(const json& body) {
-    for (const auto& [key, value] : body.items()) {
-        if (key != "query" && key != "mode" && key != "collection" && key != "session_id" && key != "options")
-            return make_error(ErrorType::kInvalidRequest, "unknown field \"" + key + "\"");
-    }
+    if (auto known = only_known_fields(body, kQueryFields); !known) return known.error();
     const auto query = body.find("query");
-    if (query == body.end() || !query->is_string() || query->get_ref<const std::string&>().empty())
-        return make_error(ErrorType::kInvalidRequest, "query must be a non-empty string");
+    if (query == body.end() || !query->is_string() || is_blank(query->get_ref<const std::string&>()))
+        return make_error(ErrorType::kInvalidRequest,
+                          "query must be a string holding more than white space");
     if (query->get_ref<const std::string&>().size() > kMaxQueryBytes)
         return make_error(ErrorType::kInvalidRequest, "query is longer than 16384 bytes");
-    auto mode = optional_string(body, "mode", kMaxFieldBytes);
+    auto mode = query_mode(body);
     if (!mode) return mode.error();
     auto collection = optional_string(body, "collection", kMaxFieldBytes);
     if (!collection) return collection.error();
+    if (auto name = schema::validate_collection(*collection); !name) return name.error();
     auto session = optional_string(body, "session_id", kMaxFieldBytes);
     if (!session) return session.error();
     if (const auto options = body.find("options"); options != body.end() && !options->is_null() && !options->is_object())
@@ -61,15 +80,12 @@ base::Result<QueryInput> query_input(const json& body) {
 
     QueryInput input;
     input.request.query = query->get<std::string>();
-    const std::string mode_name = mode->empty() ? "auto" : *mode;
-    const auto parsed = schema::query_mode_from_string(mode_name);
-    if (!parsed)
-        return make_error(ErrorType::kInvalidRequest,
-                          "mode must be auto, graph-rag, document-rag or agent, not \"" + mode_name + "\"");
-    input.request.mode = *parsed;
+    input.request.mode = *mode;
     input.request.collection = *collection;
     input.request.session_id = *session;
-    input.summary = json{{"query", input.request.query}, {"mode", mode_name}, {"collection", *collection}};
+    input.summary = json{{"query", input.request.query},
+                         {"mode", std::string(schema::to_string(*mode))},
+                         {"collection", *collection}};
     return input;
 }
 
@@ -236,6 +252,8 @@ base::Result<json> ask_query(Gateway::State& state, const json& body, const Quer
 
 void add_query_routes(Gateway::State& state) {
     state.server.Post("/api/v1/query", [&state](const httplib::Request& req, httplib::Response& res) {
+        const auto media_type = admit(req, res, RouteShape{{}, kQueryMediaTypes});
+        if (!media_type) return;
         auto body = json_body(state, req);
         if (!body) {
             send_error(res, body.error());
@@ -248,7 +266,7 @@ void add_query_routes(Gateway::State& state) {
         }
         // The question's trace carries the request id (gb:requestId), so a log line finds its trace.
         input->request.request_id = request_id_of(res);
-        if (accepts(req, "text/event-stream")) {
+        if (kQueryMediaTypes[*media_type] == kEventStreamMediaType) {
             answer_stream(state, std::move(*input), req, res);
         } else {
             answer_json(state, std::move(*input), res);

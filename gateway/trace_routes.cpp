@@ -1,5 +1,6 @@
 // GET /api/v1/traces and /api/v1/traces/{id}: the `trace` service's list and show
 // (docs/traces.md §2), over HTTP.
+#include <array>
 #include <charconv>
 
 #include "gateway/gateway_state.hpp"
@@ -26,9 +27,12 @@ base::Result<long long> integer_param(const std::string& name, const std::string
     return value;
 }
 
-// The list request from the query string: kind, status, since, until, search, parent, all,
-// limit, offset, after, exact_total. Unknown parameters are refused so a misspelt filter
-// cannot silently list everything.
+// The list's filters. Unknown parameters are refused (admit) so a misspelt filter cannot
+// silently list everything.
+constexpr std::string_view kListParameters[] = {"kind", "status", "since",  "until", "search",     "parent",
+                                                "all",  "limit",  "offset", "after", "exact_total"};
+
+// The list request from the query string (its names already checked against kListParameters).
 base::Result<json> list_request(const httplib::Request& req) {
     json request{{"op", "list"}};
     for (const auto& [name, value] : req.params) {
@@ -49,8 +53,6 @@ base::Result<json> list_request(const httplib::Request& req) {
             auto offset = integer_param(name, value, 0, 1'000'000'000);
             if (!offset) return offset.error();
             request["offset"] = *offset;
-        } else if (name != "format") {
-            return make_error(ErrorType::kInvalidRequest, "unknown parameter \"" + name + "\"");
         }
     }
     return request;
@@ -72,17 +74,35 @@ constexpr FormatName kFormats[] = {
     {"jsonld", "application/ld+json", TraceFormat::kJsonLd},
 };
 
-// ?format= wins (for links); else the first RDF type Accept names before application/json.
-base::Result<TraceFormat> trace_format(const httplib::Request& req) {
+constexpr std::string_view kShowParameters[] = {"format"};
+// kFormats' media types, in its order: JSON first, for a client that accepts anything.
+constexpr auto kTraceMediaTypes = [] {
+    std::array<std::string_view, std::size(kFormats)> types{};
+    for (std::size_t i = 0; i < types.size(); ++i) types[i] = kFormats[i].media_type;
+    return types;
+}();
+
+// ?format= wins (for links, whatever Accept says); else the one Accept prefers. Nullopt once a
+// problem is answered: an unknown parameter or format (400), an Accept that admits none (406).
+std::optional<TraceFormat> trace_format(const httplib::Request& req, httplib::Response& res) {
+    if (auto known = only_known_params(req, kShowParameters); !known) {
+        send_error(res, known.error());
+        return std::nullopt;
+    }
     if (req.has_param("format")) {
         const std::string name = req.get_param_value("format");
         for (const auto& f : kFormats)
             if (f.param == name) return f.format;
-        return make_error(ErrorType::kInvalidRequest, "format must be json, turtle, ntriples, nquads or jsonld");
+        send_error(res, make_error(ErrorType::kInvalidRequest,
+                                   "format must be json, turtle, ntriples, nquads or jsonld"));
+        return std::nullopt;
     }
-    for (const auto& f : kFormats)
-        if (f.format != TraceFormat::kJson && accepts(req, f.media_type)) return f.format;
-    return TraceFormat::kJson;
+    const auto chosen = negotiate(req, kTraceMediaTypes);
+    if (!chosen) {
+        send_problem(res, not_acceptable(kTraceMediaTypes));
+        return std::nullopt;
+    }
+    return kFormats[*chosen].format;
 }
 
 void send_trace(httplib::Response& res, TraceFormat format, json reply) {
@@ -110,6 +130,7 @@ void send_trace(httplib::Response& res, TraceFormat format, json reply) {
 
 void add_trace_routes(Gateway::State& state) {
     state.server.Get("/api/v1/traces", [&state](const httplib::Request& req, httplib::Response& res) {
+        if (!admit(req, res, RouteShape{kListParameters, kJsonOnly})) return;
         auto request = list_request(req);
         if (!request) {
             send_error(res, request.error());
@@ -125,11 +146,8 @@ void add_trace_routes(Gateway::State& state) {
     // The id is a session URI (URL-encoded; httplib decodes the path) or a unique UUID prefix.
     state.server.Get(R"(/api/v1/traces/([^/]{1,1024}))", [&state](const httplib::Request& req, httplib::Response& res) {
         const std::string id = req.matches[1];
-        auto format = trace_format(req);
-        if (!format) {
-            send_error(res, format.error());
-            return;
-        }
+        const auto format = trace_format(req, res);
+        if (!format) return;
         auto reply = state.bus.call(schema::services::kTrace, json{{"op", "show"}, {"session", id}},
                                     state.config.call_timeout);
         if (!reply) {

@@ -31,6 +31,7 @@ namespace {
 constexpr std::chrono::milliseconds kStorePoll{1'000};
 // How soon the store is read after a live message shows a gap in a run's seqs.
 constexpr std::chrono::milliseconds kGapPoll{100};
+constexpr std::string_view kEventStreamOnly[] = {kEventStreamMediaType};
 
 struct TraceTail {
     TraceTail(Gateway::State& s, StreamSlot slot_, std::string id_, std::string pub)
@@ -177,6 +178,7 @@ struct TraceTail {
 
 void add_trace_tail_route(Gateway::State& state) {
     state.server.Get(R"(/api/v1/traces/([^/]{1,1024})/events)", [&state](const httplib::Request& req, httplib::Response& res) {
+        if (!admit(req, res, RouteShape{{}, kEventStreamOnly})) return;
         auto slot = take_stream_slot(state);
         if (!slot) {
             res.set_header("Retry-After", "1");

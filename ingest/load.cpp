@@ -11,6 +11,8 @@
 #include "base/time_format.hpp"
 #include "base/utf8.hpp"
 #include "loader/document_reader.hpp"
+#include "schema/collection_name.hpp"
+#include "schema/explain_uris.hpp"
 #include "schema/services.hpp"
 
 namespace glassbox::ingest {
@@ -183,11 +185,6 @@ std::string new_load_name() {
     return name;
 }
 
-Result<void> check_tier(const LoadSettings& settings) {
-    if (settings.tier < 1 || settings.tier > 4) return make_error(ErrorType::kInvalidRequest, "--tier must be 1..4");
-    return {};
-}
-
 // Sends one batch of statements: one request, unless its text would pass the broker's message
 // limit.
 Result<void> send_batch(Pipeline& pipeline, const LoadSettings& settings, const schema::SourceInfo& source,
@@ -244,6 +241,19 @@ json totals_json(const LoadSettings& settings, const LoadTotals& t, bool rdf) {
     return out;
 }
 
+Result<void> check_settings(const LoadSettings& settings) {
+    if (settings.tier < 1 || settings.tier > 4)
+        return make_error(ErrorType::kInvalidRequest, "--tier must be 1..4");
+    if (auto collection = schema::validate_collection(settings.collection); !collection)
+        return collection.error();
+    if (!settings.graph.empty()) {
+        if (auto problem = schema::explain::iri_problem(settings.graph))
+            return make_error(ErrorType::kInvalidRequest, "graph \"" + base::printable_utf8(settings.graph) +
+                                                              "\" is not an IRI: " + *problem);
+    }
+    return {};
+}
+
 Result<loader::RdfReadOptions> rdf_options(const LoadSettings& settings, const fs::path& path) {
     loader::RdfReadOptions read;
     auto format = settings.format.empty() ? loader::format_from_path(path) : loader::format_from_name(settings.format);
@@ -262,7 +272,7 @@ Result<loader::RdfReadOptions> rdf_options(const LoadSettings& settings, const f
 // what was staged; a load never committed is dropped by the store after a day).
 Result<LoadTotals> load_rdf(const bus::BusClientConfig& bus, const LoadSettings& settings,
                             const std::vector<fs::path>& files, LoadObserver& observer) {
-    if (auto tier = check_tier(settings); !tier) return tier.error();
+    if (auto checked = check_settings(settings); !checked) return checked.error();
     // Formats first: an unknown one loads nothing (and is found before any file is read).
     for (const auto& path : files) {
         if (auto read = rdf_options(settings, path); !read) return read.error();
@@ -361,7 +371,7 @@ constexpr std::size_t kBytesPerRequest = 4u << 20;
 
 Result<LoadTotals> load_docs(const bus::BusClientConfig& bus, const LoadSettings& settings,
                              const std::vector<fs::path>& paths, LoadObserver& observer) {
-    if (auto tier = check_tier(settings); !tier) return tier.error();
+    if (auto checked = check_settings(settings); !checked) return checked.error();
     if (settings.chunk_size == 0 || settings.overlap >= settings.chunk_size) {
         return make_error(ErrorType::kInvalidRequest, "--overlap must be less than --chunk-size (and "
                                                       "--chunk-size at least 1)");

@@ -89,6 +89,11 @@ nlohmann::json totals_json(const LoadSettings& settings, const LoadTotals& total
 // nullopt (the RDF reader's check_statement).
 std::optional<std::string> statement_too_large(const schema::Triple& triple);
 
+// The settings checked before any file is read: the tier (1-4), the collection's name
+// (schema/collection_name.hpp), the graph an absolute IRI. A load calls it first; the gateway
+// also before it stages an upload.
+base::Result<void> check_settings(const LoadSettings& settings);
+
 // The reader options for `path` under `settings` (its format from --format or the extension).
 base::Result<loader::RdfReadOptions> rdf_options(const LoadSettings& settings, const std::filesystem::path& path);
 
