@@ -48,8 +48,15 @@ void apply_gateway_settings(gateway::GatewayConfig& config, const config::Resolv
     config.header_timeout = milliseconds{s.integer("gateway.header_timeout_ms")};
     config.body_timeout = milliseconds{s.integer("gateway.body_timeout_ms")};
     config.body_min_rate = size("gateway.body_min_rate");
+    config.max_connections = size("gateway.max_connections");
+    config.max_connections_per_client = size("gateway.max_connections_per_client");
+    config.max_queued_requests = size("gateway.max_queued_requests");
+    config.max_buffered_bytes = size("gateway.max_buffered_bytes");
+    config.max_head_bytes = size("gateway.max_head_bytes");
+    config.max_header_fields = size("gateway.max_header_fields");
     config.mcp.session_idle = milliseconds{s.integer("gateway.mcp_session_idle_ms")};
     config.mcp.max_sessions = size("gateway.mcp_max_sessions");
+    config.mcp.max_sessions_per_client = size("gateway.mcp_max_sessions_per_client");
 }
 
 void run_gateway(GatewayOptions& options) {
@@ -118,10 +125,13 @@ void add_gateway_command(CLI::App& app) {
              {"gateway.header_timeout_ms", "--header-timeout-ms"},
              {"gateway.body_timeout_ms", "--body-timeout-ms"},
              {"gateway.body_min_rate", "--body-min-rate"},
+             {"gateway.max_connections", "--max-connections"},
+             {"gateway.max_connections_per_client", "--max-connections-per-client"},
              {"gateway.query_timeout_ms", "--query-timeout-ms"},
              {"gateway.call_timeout_ms", "--timeout-ms"},
              {"gateway.mcp_session_idle_ms", "--mcp-session-idle-ms"},
              {"gateway.mcp_max_sessions", "--mcp-max-sessions"},
+             {"gateway.mcp_max_sessions_per_client", "--mcp-max-sessions-per-client"},
          }) {
         add_setting_option(*command, key, flag);
     }

@@ -191,11 +191,28 @@ std::vector<Setting> glassbox_settings() {
                         "Bytes a second a request body must keep up after its first "
                         "gateway.body_timeout_ms (0: the whole body within that)")
             .flag("--body-min-rate"),
+        integer_setting("gateway.max_connections", 1'024, 1, 1 << 20,
+                        "Open HTTP connections at most (one more: 503)")
+            .flag("--max-connections"),
+        integer_setting("gateway.max_connections_per_client", 64, 1, 1 << 20,
+                        "Open HTTP connections from one client address at most (one more: 503)")
+            .flag("--max-connections-per-client"),
+        integer_setting("gateway.max_queued_requests", 256, 1, 1 << 20,
+                        "Whole requests waiting for an HTTP thread at most (one more: 503)"),
+        integer_setting("gateway.max_buffered_bytes", std::int64_t{256} << 20, 1 << 20, std::int64_t{1} << 40,
+                        "Request bodies held in memory at once, all connections together (past it: 503)"),
+        integer_setting("gateway.max_head_bytes", 64 * 1024, 1024, 1 << 24,
+                        "Largest request head, request line and header lines (more: 431)"),
+        integer_setting("gateway.max_header_fields", 100, 1, 10'000,
+                        "Header fields in one request at most (more: 431)"),
         integer_setting("gateway.mcp_session_idle_ms", 1'800'000, 1, 7 * kDayMs,
                         "An MCP session unused this long expires")
             .flag("--mcp-session-idle-ms"),
         integer_setting("gateway.mcp_max_sessions", 1'024, 1, 1 << 20, "Live MCP sessions at most")
             .flag("--mcp-max-sessions"),
+        integer_setting("gateway.mcp_max_sessions_per_client", 16, 1, 1 << 20,
+                        "Live MCP sessions of one client (its token, else its address) at most")
+            .flag("--mcp-max-sessions-per-client"),
 
         // `glassbox up`.
         integer_setting("up.threads", 2, 1, 256,

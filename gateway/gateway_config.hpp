@@ -56,6 +56,16 @@ struct GatewayConfig {
     std::size_t body_min_rate = 500;
     // An idle keep-alive connection is closed after this.
     std::chrono::seconds keep_alive_timeout{5};
+    // Connections (connection_loop.hpp, docs/http.md §4): open at once, and from one client
+    // address; one more is answered 503 and closed. Whole requests waiting for a thread, and
+    // request bodies held in memory, all connections together: past either, 503.
+    std::size_t max_connections = 1024;
+    std::size_t max_connections_per_client = 64;
+    std::size_t max_queued_requests = 256;
+    std::size_t max_buffered_bytes = std::size_t{256} << 20;
+    // A request's head (request line and header lines) and its header fields: 431 beyond.
+    std::size_t max_head_bytes = 64 * 1024;
+    std::size_t max_header_fields = 100;
     // The MCP server at /mcp: session idle timeout, session bound, allowed origins (docs/mcp.md §8).
     mcp::Options mcp;
 };

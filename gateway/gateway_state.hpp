@@ -5,6 +5,9 @@
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <memory>
+#include <optional>
+#include <span>
 #include <string>
 
 #include <httplib.h>
@@ -12,10 +15,13 @@
 
 #include "gateway/access.hpp"
 #include "gateway/bus_pool.hpp"
+#include "gateway/content_negotiation.hpp"
 #include "gateway/gateway.hpp"
+#include "gateway/connection_loop.hpp"
 #include "gateway/gateway_server.hpp"
 #include "gateway/metrics.hpp"
 #include "gateway/problem.hpp"
+#include "gateway/request_checks.hpp"
 
 namespace glassbox::gateway {
 
@@ -25,6 +31,7 @@ struct Gateway::State {
     GatewayConfig config;
     BusPool bus;
     GatewayServer server;
+    std::unique_ptr<ConnectionLoop> loop;  // made by bind()
     std::atomic<std::size_t> streams{0};
     int port = 0;
     std::optional<AccessTokens> tokens;  // loaded by bind() from config.tokens_file
@@ -61,8 +68,38 @@ void send_error(httplib::Response& res, const base::Error& error);
 // parse (or is not UTF-8), InvalidRequest for one that is not an object.
 base::Result<nlohmann::json> json_body(const Gateway::State& state, const httplib::Request& req);
 
-// True when the request prefers `type` (by its Accept header) to application/json.
-bool accepts(const httplib::Request& req, std::string_view type);
+// What a route takes in its query string, and the media types it can answer with in its order
+// of preference (each "type/subtype" with the parameters its answers carry).
+struct RouteShape {
+    std::span<const std::string_view> parameters;
+    std::span<const std::string_view> media_types;
+};
+
+inline constexpr std::string_view kJsonMediaType = "application/json";
+inline constexpr std::string_view kEventStreamMediaType = "text/event-stream";
+inline constexpr std::string_view kJsonOnly[] = {kJsonMediaType};
+// What /metrics answers with: Prometheus's text format.
+inline constexpr std::string_view kMetricsMediaType = "text/plain; version=0.0.4; charset=utf-8";
+
+// Every query-string parameter one of `accepted`, given once: else InvalidRequest naming it and
+// listing `accepted` (request_checks.hpp).
+base::Result<void> only_known_params(const httplib::Request& req,
+                                     std::span<const std::string_view> accepted);
+
+// The index in `offered` of the media type the request's Accept header prefers
+// (content_negotiation.hpp); nullopt when it admits none of them.
+std::optional<std::size_t> negotiate(const httplib::Request& req,
+                                     std::span<const std::string_view> offered);
+
+// 406 NotAcceptable, listing `offered` in its detail and as the member `media_types`.
+Problem not_acceptable(std::span<const std::string_view> offered);
+
+// The checks each API route makes first, before its body is looked at: every query-string
+// parameter one the route takes, given once (else 400 InvalidRequest, only_known_params), and
+// an Accept that admits one of its media types (else 406, not_acceptable). The index of the
+// media type to answer with; nullopt once the problem is answered.
+std::optional<std::size_t> admit(const httplib::Request& req, httplib::Response& res,
+                                 const RouteShape& shape);
 
 // The route registrations, one file each.
 void add_query_routes(Gateway::State& state);

@@ -5,6 +5,7 @@
 
 #include "gateway/bus_pool.hpp"
 #include "gateway/explain_view.hpp"
+#include "schema/untrusted_json.hpp"
 #include "schema/vocabulary.hpp"
 
 namespace glassbox::gateway {
@@ -192,8 +193,8 @@ void QueryEvents::step(const json& explain, std::vector<SseEvent>& out, std::str
         tools_[session + " " + compact_json(iteration)] = tool;
         json args = nullptr;
         if (auto text = explain_value(explain, id, vocab::kArguments)) {
-            args = json::parse(*text, nullptr, false);
-            if (args.is_discarded()) args = *text;
+            auto parsed = schema::parse_untrusted_json(*text);
+            args = parsed ? std::move(parsed).value() : json(*text);
         }
         out.push_back(event("tool.call", json{{"step", id}, {"iteration", iteration}, {"tool", tool}, {"args", args}}));
     } else if (type == "Observation") {

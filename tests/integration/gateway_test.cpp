@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -18,6 +19,7 @@
 #include <thread>
 
 #include "tests/support/cluster.hpp"
+#include "tests/support/loopback_socket.hpp"
 
 namespace glassbox::integration {
 namespace {
@@ -491,6 +493,16 @@ TEST_F(GatewayTest, AnUploadedTurtleFileLoadsAndABadOneLoadsNothing) {
     expect_problem(http("POST", "/api/v1/load/rdf?tier=9", good), 400, "InvalidRequest");
     expect_problem(http("POST", "/api/v1/load/docs?format=turtle", good), 400, "InvalidRequest");
     expect_problem(http("POST", "/api/v1/load/rdf?name=facts.xyz", good), 400, "InvalidRequest");
+
+    // Issue 30: an upload's body is its data whatever its Content-Type. A form type turned it into
+    // parameters (urlencoded) or parts (multipart) and the data was lost or refused.
+    const std::string form_like = "@prefix ex: <https://example.org/> .\n"
+                                  "ex:Formly ex:note \"tier=4&collection=x\" .\n";
+    for (const char* type : {"application/x-www-form-urlencoded", "multipart/form-data; boundary=zz"}) {
+        const auto as_form = http("POST", "/api/v1/load/rdf?name=formly.ttl", form_like, {std::string("Content-Type: ") + type});
+        ASSERT_EQ(as_form.status, 200) << type << ": " << as_form.describe();
+        EXPECT_EQ(as_form.body_json().value("statements", 0), 1) << type << ": " << as_form.describe();
+    }
 }
 
 TEST_F(GatewayTest, TheOpenApiDocumentDescribesTheRealAnswers) {
@@ -622,19 +634,16 @@ struct RawAnswer {
 // A TCP connection to the gateway's port, for clients that misbehave below HTTP.
 class RawConnection {
 public:
-    explicit RawConnection(const std::string& url) {
-        const int port = std::stoi(url.substr(url.rfind(':') + 1));
-        fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in address{};
-        address.sin_family = AF_INET;
-        address.sin_port = htons(static_cast<std::uint16_t>(port));
-        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
-    }
+    // `source`: the loopback address to connect from (127.0.0.2 is another client).
+    explicit RawConnection(const std::string& url, const char* source = "127.0.0.1")
+        : fd_(connect_loopback(std::stoi(url.substr(url.rfind(':') + 1)), source)), connected_(fd_ >= 0) {}
     ~RawConnection() {
         if (fd_ >= 0) ::close(fd_);
     }
     bool connected() const { return connected_; }
+    // Ends our side (a half-close): the server reads an end of input, and may still answer.
+    void half_close() { ::shutdown(fd_, SHUT_WR); }
+    int fd() const { return fd_; }
     // False once the server has closed (no SIGPIPE).
     bool send(const std::string& text) { return ::send(fd_, text.data(), text.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(text.size()); }
 
@@ -917,30 +926,26 @@ TEST_F(GatewayTest, ARequestDrippedSlowerThanItsDeadlineIsAnswered408AndClosed) 
     EXPECT_EQ(http("GET", "/api/v1/health").status, 200);
 }
 
-TEST_F(GatewayTest, DrippersHoldingEveryThreadAreDroppedAtTheirDeadlineAndOthersAreServed) {
-    start(Setup{false, 0, {"--threads", "2", "--header-timeout-ms", "1500", "--read-timeout-ms", "10000"}});
-    // Two drippers (as many as the gateway's threads), each holding one.
-    std::vector<std::optional<RawAnswer>> dripped(2);
-    std::vector<std::chrono::steady_clock::time_point> answered(2);
-    std::vector<std::thread> drippers;
-    for (std::size_t i = 0; i < 2; ++i) {
-        drippers.emplace_back([&, i] {
-            RawConnection c(url_);
-            dripped[i] = c.drip("GET /api/v1/health HTTP/1.1\r\nX-Drip: ", "b", milliseconds{100}, milliseconds{20'000});
-            answered[i] = std::chrono::steady_clock::now();
-        });
+// Issue 30: drippers held the gateway's threads (30 of them slowed /api/v1/health from 5 ms to
+// 9 s). Requests are now read by one event loop and only whole ones reach a thread: with ten
+// times as many drippers as threads, a normal request is answered while every dripper is still
+// connected and unanswered (their head deadline is a minute away).
+TEST_F(GatewayTest, DrippersNeverHoldAThreadAndOthersAreServedWhileTheyDrip) {
+    start(Setup{false, 0, {"--threads", "2", "--header-timeout-ms", "60000", "--read-timeout-ms", "60000"}});
+    std::vector<std::unique_ptr<RawConnection>> drippers;
+    for (int i = 0; i < 20; ++i) {
+        drippers.push_back(std::make_unique<RawConnection>(url_));
+        ASSERT_TRUE(drippers.back()->connected());
+        ASSERT_TRUE(drippers.back()->send(i % 2 == 0 ? "GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Drip: a"
+                                                     : "POST /api/v1/search HTTP/1.1\r\nHost: x\r\n"
+                                                       "Content-Length: 1000\r\n\r\n{"));
     }
-    std::this_thread::sleep_for(milliseconds{300});  // both connected and dripping
-    // A normal request waits for a thread, and gets one when a dripper's deadline passes.
-    const auto health = http("GET", "/api/v1/health");
-    const auto served = std::chrono::steady_clock::now();
-    for (auto& t : drippers) t.join();
-    EXPECT_EQ(health.status, 200) << health.describe();
-    for (const auto& d : dripped) {
-        ASSERT_TRUE(d) << "a dripper got no answer";
-        EXPECT_EQ(d->status, 408) << d->head << d->body;
+    EXPECT_EQ(http("GET", "/api/v1/openapi.json").status, 200);
+    EXPECT_EQ(http("GET", "/api/v1/health").status, 200);
+    for (auto& d : drippers) {
+        ASSERT_TRUE(d->send("a")) << "a dripper was dropped";
+        EXPECT_FALSE(d->read_answer(milliseconds{0})) << "a dripper was answered before its deadline";
     }
-    EXPECT_GE(served, std::min(answered[0], answered[1])) << "the request was served while both threads were held";
 }
 
 TEST_F(GatewayTest, AKeepAliveConnectionCarriesSeveralRequestsAndPipelinedOnes) {
@@ -980,6 +985,171 @@ TEST_F(GatewayTest, AnSseStreamOutlivesTheRequestDeadlines) {
     ASSERT_GE(names.size(), 2u) << stream.describe();
     EXPECT_EQ(names.front(), "run.started");
     EXPECT_EQ(names.back(), "done") << "the stream was cut: " << stream.describe();
+}
+
+// ---- /mcp under hostile clients (issue 30) ------------------------------------------------
+
+// A JSON-RPC error without an id, with this status: what every refusal of /mcp is, the MCP
+// server's and the gateway's own alike (docs/mcp.md §2).
+void expect_json_rpc_refusal(int expected, int status, const std::string& content_type, const std::string& body) {
+    EXPECT_EQ(status, expected) << body;
+    EXPECT_EQ(content_type, "application/json") << body;
+    const json reply = json::parse(body, nullptr, false);
+    ASSERT_TRUE(reply.is_object()) << body;
+    EXPECT_EQ(reply.value("jsonrpc", ""), "2.0") << body;
+    EXPECT_TRUE(reply.contains("id") && reply["id"].is_null()) << body;
+    const json error = reply.value("error", json::object());
+    EXPECT_EQ(error.value("code", 0), -32600) << body;
+    EXPECT_FALSE(error.value("message", "").empty()) << body;
+}
+
+void expect_json_rpc_refusal(const HttpAnswer& answer, int status) {
+    expect_json_rpc_refusal(status, answer.status, answer.headers.value("content-type", ""), answer.body);
+}
+
+// A header's value in a raw answer's head ("" when absent).
+std::string header_of(const RawAnswer& answer, const std::string& name) {
+    std::smatch m;
+    if (!std::regex_search(answer.head, m, std::regex("\r\n" + name + ": ([^\r]*)\r\n", std::regex::icase))) return "";
+    return m[1];
+}
+
+// A process's resident memory in KiB (VmRSS in /proc/<pid>/status), 0 when unreadable.
+long resident_kib(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+    return 0;
+}
+
+// An MCP initialize whose clientInfo.name is `name_bytes` bytes long.
+std::string initialize_with_name(std::size_t name_bytes) {
+    return json{{"jsonrpc", "2.0"}, {"id", 0}, {"method", "initialize"},
+                {"params", {{"protocolVersion", "2025-11-25"}, {"capabilities", json::object()},
+                            {"clientInfo", {{"name", std::string(name_bytes, 'n')}, {"version", "1"}}}}}}
+        .dump();
+}
+
+// Issue 30: sessions were bounded in number, not in bytes (150 sessions with 1 MB names took
+// 160 MB), and one client could take every slot. A session keeps 256 bytes of its name, and a
+// client (here: a token) at most --mcp-max-sessions-per-client sessions; another is still served.
+TEST_F(GatewayTest, McpSessionsKeepBoundedNamesAndOneClientCannotTakeEverySlot) {
+    const std::string big = initialize_with_name(1'000'000);  // under --max-body-bytes (1 MiB)
+    const std::string small = initialize_with_name(10);
+    // One connection a request: the gateway serves at most 5 on one.
+    const auto initialize = [&](const std::string& token, const std::string& body) {
+        RawConnection c(url_);
+        EXPECT_TRUE(c.connected());
+        c.send("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               "Accept: application/json, text/event-stream\r\nAuthorization: Bearer " + token +
+               "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+        auto answer = c.read_answer(milliseconds{30'000});
+        return answer.value_or(RawAnswer{});
+    };
+    const auto open = [&](const std::string& token, int sessions) {
+        for (int i = 0; i < sessions; ++i) {
+            const auto answer = initialize(token, big);
+            ASSERT_EQ(answer.status, 200) << "session " << i << ": " << answer.head << answer.body.substr(0, 500);
+            ASSERT_FALSE(header_of(answer, "Mcp-Session-Id").empty()) << answer.head;
+        }
+    };
+
+    // Without --tokens a client is its address, whatever token it shows (none is checked): the
+    // 17th session from 127.0.0.1 is refused (--mcp-max-sessions-per-client, 16 by default).
+    start(false);
+    for (int i = 0; i < 16; ++i)
+        ASSERT_EQ(initialize("made-up-" + std::to_string(i) + "-0123456789abcdef", small).status, 200) << i;
+    const auto seventeenth = initialize("made-up-16-0123456789abcdef", small);
+    expect_json_rpc_refusal(429, seventeenth.status, header_of(seventeenth, "Content-Type"), seventeenth.body);
+
+    const auto tokens = dir() / "mcp-tokens";
+    {
+        std::ofstream out(tokens);
+        out << "alice-0123456789abcdef ask alice\nbob-0123456789abcdef00 ask bob\n";
+    }
+    fs::permissions(tokens, fs::perms::owner_read | fs::perms::owner_write);
+    // Two threads (few malloc arenas to hold freed request buffers), no rate limit (160 requests
+    // in a row), and bounds the test reaches: 150 sessions per client, 155 in all.
+    start_gateway({"--tokens", tokens.string(), "--threads", "2", "--rate-limit", "0", "--mcp-max-sessions-per-client",
+                   "150", "--mcp-max-sessions", "155"});
+
+    // A few first, so that what the gateway keeps for reading such requests is in the baseline.
+    open("alice-0123456789abcdef", 10);
+    const long before = resident_kib(gateway_->pid());
+    ASSERT_GT(before, 0);
+    open("alice-0123456789abcdef", 140);
+    const long after = resident_kib(gateway_->pid());
+    RecordProperty("resident_growth_kib", std::to_string(after - before));
+    EXPECT_LT(after - before, 20 * 1024) << "150 sessions with 1 MB names grew the gateway from " << before
+                                         << " KiB to " << after << " KiB";
+
+    // alice is at her bound: refused as documented, with when to retry (her first session
+    // expires in about 30 minutes, the idle time).
+    const auto refused = initialize("alice-0123456789abcdef", small);
+    expect_json_rpc_refusal(429, refused.status, header_of(refused, "Content-Type"), refused.body);
+    const int retry = std::stoi("0" + header_of(refused, "Retry-After"));
+    EXPECT_GE(retry, 1) << refused.head;
+    EXPECT_LE(retry, 1800) << refused.head;
+    EXPECT_TRUE(header_of(refused, "Mcp-Session-Id").empty()) << refused.head;
+
+    // bob is another client: served up to the table's bound, then refused with 503.
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(initialize("bob-0123456789abcdef00", small).status, 200) << i;
+    const auto full = initialize("bob-0123456789abcdef00", small);
+    expect_json_rpc_refusal(503, full.status, header_of(full, "Content-Type"), full.body);
+    EXPECT_GE(std::stoi("0" + header_of(full, "Retry-After")), 1) << full.head;
+    EXPECT_TRUE(gateway_->running());
+}
+
+// Issue 30: errors on /mcp are JSON-RPC bodies, whoever answers them: the MCP server, the
+// gateway's admission checks (rate limit, token, scope, declared size) and its error handler.
+TEST_F(GatewayTest, McpRefusalsAreJsonRpcErrorsWithTheirStatusAndHeaders) {
+    // The rate limit: past the burst, 429 with Retry-After.
+    start(Setup{false, 0, {"--rate-limit", "0.5", "--rate-burst", "3"}});
+    const std::vector<std::string> mcp_headers = {"Accept: application/json, text/event-stream"};
+    HttpAnswer limited;
+    for (int i = 0; i < 30 && limited.status != 429; ++i) limited = http("POST", "/mcp", initialize_with_name(4), mcp_headers);
+    expect_json_rpc_refusal(limited, 429);
+    EXPECT_GE(std::stoi(limited.headers.value("retry-after", "0")), 1) << limited.describe();
+
+    start_gateway({"--tokens", write_tokens().string(), "--max-body-bytes", "1000", "--rate-limit", "0"});
+    const auto as = [&](const std::string& token) {
+        auto headers = mcp_headers;
+        if (!token.empty()) headers.push_back("Authorization: Bearer " + token);
+        return headers;
+    };
+    const auto asker = as("asker-0123456789abcdef");
+    // No token, a token without `ask`: 401 with WWW-Authenticate, 403.
+    const auto anonymous = http("POST", "/mcp", initialize_with_name(4), as(""));
+    expect_json_rpc_refusal(anonymous, 401);
+    EXPECT_NE(anonymous.headers.value("www-authenticate", "").find("Bearer"), std::string::npos) << anonymous.describe();
+    expect_json_rpc_refusal(http("POST", "/mcp", initialize_with_name(4), as("reader-0123456789abcdef")), 403);
+    // A body over --max-body-bytes, refused by its Content-Length.
+    expect_json_rpc_refusal(http("POST", "/mcp", initialize_with_name(2'000), asker), 413);
+    // Methods /mcp does not take: 405 with Allow, whether the MCP server (PUT, PATCH) or the
+    // gateway's error handler (TRACE, which httplib routes nowhere) answers.
+    for (const char* method : {"PUT", "PATCH", "TRACE"}) {
+        const auto answer = http(method, "/mcp", std::nullopt, asker);
+        expect_json_rpc_refusal(answer, 405);
+        EXPECT_EQ(answer.headers.value("allow", ""), "POST, DELETE, OPTIONS") << method << ": " << answer.describe();
+    }
+    // A path under /mcp that is nothing: 404.
+    expect_json_rpc_refusal(http("POST", "/mcp/other", initialize_with_name(4), asker), 404);
+
+    // initialize within a session opens none: 400.
+    const auto opened = http("POST", "/mcp", initialize_with_name(4), asker);
+    ASSERT_EQ(opened.status, 200) << opened.describe();
+    const std::string session = opened.headers.value("mcp-session-id", "");
+    ASSERT_FALSE(session.empty()) << opened.describe();
+    auto in_session = asker;
+    in_session.push_back("Mcp-Session-Id: " + session);
+    const auto again = http("POST", "/mcp", initialize_with_name(4), in_session);
+    expect_json_rpc_refusal(again, 400);
+    EXPECT_FALSE(again.headers.contains("mcp-session-id")) << again.describe();
+    const auto ping = http("POST", "/mcp", json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "ping"}}.dump(), in_session);
+    EXPECT_EQ(ping.status, 200) << ping.describe();
+
+    // The REST API keeps its problems.
+    expect_problem(http("GET", "/api/v1/traces"), 401, "Unauthorized");
 }
 
 TEST_F(GatewayTest, ABrowserPreflightNeedsNoTokenButTheRequestAfterItDoes) {
@@ -1024,10 +1194,10 @@ TEST_F(GatewayTest, ABrowserPreflightNeedsNoTokenButTheRequestAfterItDoes) {
     };
     // Refused, and readable by the allowed browser (else it would see a CORS failure, not 401).
     const auto unauthorised = with("");
-    expect_problem(unauthorised, 401, "Unauthorized");
+    expect_json_rpc_refusal(unauthorised, 401);
     EXPECT_EQ(unauthorised.headers.value("access-control-allow-origin", ""), "https://app.example");
     const auto forbidden = with("reader-0123456789abcdef");
-    expect_problem(forbidden, 403, "Forbidden");
+    expect_json_rpc_refusal(forbidden, 403);
     EXPECT_EQ(forbidden.headers.value("access-control-allow-origin", ""), "https://app.example");
     // A foreign origin's refusal stays unreadable.
     auto foreign_post = browser;
@@ -1064,6 +1234,401 @@ TEST_F(GatewayTest, UpStartsTheGatewayAndStatusShowsIt) {
     const auto status = run_glassbox({"status", "--home", home.string()});
     EXPECT_NE(status.out.find("gateway  " + url_ + "  (pid"), std::string::npos) << status.out;
     EXPECT_NE(status.out.find("running)"), std::string::npos) << status.out;
+}
+
+// Issue 30: one body nested 500,000 levels deep (1 MB, under the size limits) killed the gateway
+// with a stack overflow (the MCP server copied the parsed params recursively). Nesting is bounded
+// where JSON enters (schema::kMaxJsonDepth, 256): MCP answers a JSON-RPC parse error and REST a
+// problem, both naming the bound, and the gateway serves on. Sent raw: an argument (the probe's
+// --body) cannot hold 1 MB.
+TEST_F(GatewayTest, ABodyNestedHalfAMillionLevelsDeepIsATypedErrorAndTheGatewayServesOn) {
+    start(false);
+    const std::string bound = "the JSON nests deeper than 256 levels";
+    const std::string deep = std::string(500'000, '[') + std::string(500'000, ']');
+    const auto post = [&](const std::string& path, const std::string& body) {
+        RawConnection c(url_);
+        EXPECT_TRUE(c.connected());
+        c.send("POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               "Accept: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+        return c.read_answer(milliseconds{30'000});
+    };
+
+    const auto mcp = post("/mcp", R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":)"
+                                  R"("2025-11-25","capabilities":{"x":)" + deep + "}}}");
+    ASSERT_TRUE(mcp) << "no answer to the deep initialize; the gateway " << (gateway_->running() ? "runs" : "died");
+    EXPECT_EQ(mcp->status, 400) << mcp->head << mcp->body;
+    const json rpc = mcp->body_json();
+    ASSERT_TRUE(rpc.contains("error")) << mcp->body;
+    EXPECT_EQ(rpc["error"].value("code", 0), -32700) << mcp->body;
+    EXPECT_NE(rpc["error"].value("message", "").find(bound), std::string::npos) << mcp->body;
+
+    const auto rest = post("/api/v1/query", R"({"query":"q","x":)" + deep + "}");
+    ASSERT_TRUE(rest) << "no answer to the deep query; the gateway " << (gateway_->running() ? "runs" : "died");
+    EXPECT_EQ(rest->status, 400) << rest->head << rest->body;
+    EXPECT_NE(rest->head.find("application/problem+json"), std::string::npos) << rest->head;
+    const json problem = rest->body_json();
+    EXPECT_EQ(problem.value("error", ""), "InvalidJson") << rest->body;
+    EXPECT_NE(problem.value("detail", "").find(bound), std::string::npos) << rest->body;
+
+    EXPECT_TRUE(gateway_->running()) << gateway_->stderr_text();
+    EXPECT_EQ(http("GET", "/api/v1/health").status, 200);
+}
+
+// ---- Issue 30 point 5: route semantics alike on every route ---------------------------------
+
+// The API routes with their query-string parameters checked and their media types negotiated:
+// a body each accepts, and the media types a 406 lists.
+struct NegotiatedRoute {
+    std::string method;
+    std::string path;
+    std::optional<std::string> body;
+    std::vector<std::string> media_types;
+};
+
+std::vector<NegotiatedRoute> negotiated_routes() {
+    const std::string question = json{{"query", "anyone?"}}.dump();
+    const std::vector<std::string> json_only = {"application/json"};
+    return {
+        {"POST", "/api/v1/query", question, {"application/json", "text/event-stream"}},
+        {"POST", "/api/v1/search", question, json_only},
+        {"GET", "/api/v1/graph/stats", {}, json_only},
+        {"GET", "/api/v1/traces", {}, json_only},
+        {"GET", "/api/v1/traces/00000000-none", {},
+         {"application/json", "text/turtle", "application/n-triples", "application/n-quads", "application/ld+json"}},
+        {"GET", "/api/v1/traces/00000000-none/events", {}, {"text/event-stream"}},
+        {"POST", "/api/v1/load/rdf", std::string(), json_only},
+        {"POST", "/api/v1/load/docs", std::string(), json_only},
+    };
+}
+
+TEST_F(GatewayTest, EveryRouteRefusesUnknownParametersAndAnswers406ToAnAcceptItCannotServe) {
+    start(false);
+    const auto document = http("GET", "/api/v1/openapi.json");
+    ASSERT_EQ(document.status, 200);
+    std::ofstream(dir() / "openapi.json") << document.body;
+    std::ofstream answers(dir() / "answers.jsonl");
+    const auto record = [&](const NegotiatedRoute& route, const HttpAnswer& a) {
+        answers << json{{"method", route.method == "GET" ? "get" : "post"}, {"path", route.path}, {"status", a.status},
+                        {"content_type", a.headers.value("content-type", "")}, {"body", a.body_json()}}.dump()
+                << "\n";
+    };
+    for (const auto& route : negotiated_routes()) {
+        SCOPED_TRACE(route.method + " " + route.path);
+        const auto unknown = http(route.method, route.path + "?colour=red", route.body);
+        expect_problem(unknown, 400, "InvalidRequest");
+        const std::string detail = unknown.body_json().value("detail", "");
+        EXPECT_NE(detail.find("unknown parameter \"colour\" (this route takes "), std::string::npos) << detail;
+        record(route, unknown);
+
+        const auto refused = http(route.method, route.path, route.body, {"Accept: image/png"});
+        expect_problem(refused, 406, "NotAcceptable");
+        EXPECT_EQ(refused.body_json().value("media_types", json()), json(route.media_types)) << refused.describe();
+        record(route, refused);
+        // q=0 excludes, in any spelling, and a wildcard then admits nothing else.
+        std::string excluded;
+        for (const auto& type : route.media_types) excluded += type + ";q=0.000, ";
+        expect_problem(http(route.method, route.path, route.body, {"Accept: " + excluded + "image/*"}), 406,
+                       "NotAcceptable");
+    }
+    // A parameter a route takes, given twice, is as ambiguous as an unknown one.
+    const auto twice = http("GET", "/api/v1/traces?limit=1&limit=2");
+    expect_problem(twice, 400, "InvalidRequest");
+    EXPECT_NE(twice.body_json().value("detail", "").find("repeated parameter \"limit\""), std::string::npos)
+        << twice.describe();
+    // Unknown body fields are refused the same way, listing the fields the route takes.
+    const auto field = http("POST", "/api/v1/search", json{{"query", "q"}, {"colour", 1}}.dump());
+    expect_problem(field, 400, "InvalidRequest");
+    EXPECT_EQ(field.body_json().value("detail", ""),
+              "unknown field \"colour\" (this route takes query, kind, collection, limit)");
+    // ?format= is for links: it wins over Accept (this trace does not exist, so 404, not 406).
+    expect_problem(http("GET", "/api/v1/traces/00000000-none?format=turtle", {}, {"Accept: image/png"}), 404,
+                   "NotFound");
+    // curl -d labels a JSON body as a form: its text is no query-string parameter.
+    const auto form = http("POST", "/api/v1/query", json{{"query", "anyone?"}}.dump(),
+                           {"Content-Type: application/x-www-form-urlencoded"});
+    expect_problem(form, 503, "UnknownService");
+    answers.close();
+
+    // Every answer above is described by the OpenAPI document (406 and media_types included).
+    const auto checked =
+        run_command({"/bin/sh", "-c", "/usr/bin/python3 " + kOpenApiCheck + " " + (dir() / "openapi.json").string() +
+                                          " < " + (dir() / "answers.jsonl").string()},
+                    dir(), milliseconds{60'000});
+    const json verdict = json::parse(checked.out, nullptr, false);
+    ASSERT_TRUE(verdict.is_object()) << checked.out << checked.err;
+    EXPECT_TRUE(verdict["failures"].empty()) << verdict.dump(2);
+    EXPECT_EQ(verdict.value("checked", 0), 2 * static_cast<int>(negotiated_routes().size()));
+}
+
+TEST_F(GatewayTest, AQuestionsAcceptIsReadCaseInsensitivelyWithItsWeights) {
+    start(false);
+    const std::string question = json{{"query", "anyone?"}}.dump();
+    // Without a query worker a question fails: as SSE, run.started, error and done.
+    for (const char* accept : {"Accept: TEXT/EVENT-STREAM", "Accept: application/json;q=0, text/event-stream",
+                               "Accept: Application/JSON;Q=0.0, */*", "Accept: */*;q=0.1, text/event-stream;q=0.2",
+                               "Accept: */*, text/event-stream", "Accept: text/*"}) {
+        const auto stream = http("POST", "/api/v1/query", question, {accept});
+        EXPECT_EQ(stream.status, 200) << accept << ": " << stream.describe();
+        EXPECT_EQ(stream.headers.value("content-type", "").rfind("text/event-stream", 0), 0u) << accept;
+        EXPECT_EQ(event_names(stream.events), (std::vector<std::string>{"run.started", "error", "done"}))
+            << accept << ": " << stream.describe();
+    }
+    // As JSON, a problem.
+    for (const char* accept : {"Accept: */*", "Accept: application/json;q=0.5, text/event-stream;q=0.4",
+                               "Accept: text/event-stream;q=0, application/*", "Accept: APPLICATION/JSON"}) {
+        SCOPED_TRACE(accept);
+        expect_problem(http("POST", "/api/v1/query", question, {accept}), 503, "UnknownService");
+    }
+}
+
+TEST_F(GatewayTest, CollectionsGraphsQuestionsAndModesAreCheckedBeforeTheBody) {
+    start(false);
+    const auto expect_refused = [&](const HttpAnswer& answer, const std::string& named) {
+        expect_problem(answer, 400, "InvalidRequest");
+        EXPECT_NE(answer.body_json().value("detail", "").find(named), std::string::npos) << answer.describe();
+    };
+    // An upload's collection and graph, whatever its body (here none).
+    for (const char* path : {"/api/v1/load/docs?collection=../../x", "/api/v1/load/rdf?collection=../../x",
+                             "/api/v1/load/docs?collection=a%2Fb&name=x.txt", "/api/v1/load/rdf?collection=.hidden"}) {
+        SCOPED_TRACE(path);
+        expect_refused(http("POST", path, std::string()), "collection \"");
+    }
+    for (const char* path : {"/api/v1/load/rdf?graph=no%20scheme", "/api/v1/load/rdf?graph=relative/path",
+                             "/api/v1/load/rdf?graph=urn:a%3Eb"}) {
+        SCOPED_TRACE(path);
+        expect_refused(http("POST", path, std::string()), "graph \"");
+    }
+    expect_refused(http("GET", "/api/v1/graph/stats?collection=..%2F..%2Fx"), "collection \"../../x\"");
+    expect_refused(http("POST", "/api/v1/query", json{{"query", "q"}, {"collection", "../../x"}}.dump()),
+                   "collection \"../../x\"");
+    expect_refused(http("POST", "/api/v1/search", json{{"query", "q"}, {"collection", "../../x"}}.dump()),
+                   "collection \"../../x\"");
+    // A question of white space only, as JSON and as SSE: a 400 before any stream starts.
+    for (const std::string blank : {"   ", "\t\n ", "\xE3\x80\x80"}) {
+        const std::string body = json{{"query", blank}}.dump();
+        expect_refused(http("POST", "/api/v1/query", body), "query");
+        expect_refused(http("POST", "/api/v1/query", body, {"Accept: text/event-stream"}), "query");
+        expect_refused(http("POST", "/api/v1/search", body), "query");
+    }
+    // An empty or unknown mode, naming the modes there are.
+    for (const char* mode : {"", "psychic", "AUTO"}) {
+        const std::string body = json{{"query", "q"}, {"mode", mode}}.dump();
+        expect_refused(http("POST", "/api/v1/query", body), "one of auto, graph-rag, document-rag, agent");
+        expect_refused(http("POST", "/api/v1/query", body, {"Accept: text/event-stream"}), "mode");
+    }
+    // What passes these checks goes on (to a pipeline that is not there).
+    const json passes{{"query", " q "}, {"mode", "auto"}, {"collection", "docs-1.v2"}};
+    expect_problem(http("POST", "/api/v1/query", passes.dump()), 503, "UnknownService");
+    expect_problem(http("POST", "/api/v1/query", json{{"query", "q"}, {"mode", nullptr}}.dump()), 503,
+                   "UnknownService");
+}
+
+// ---- Issue 30: hostile clients below HTTP --------------------------------------------------
+
+// Each request breaks HTTP/1.1's framing or field syntax (RFC 9112, RFC 9110 §5): it is answered
+// at once with its status and a problem body (a JSON-RPC error on /mcp), and its connection closed.
+// Before, most waited for the 10 s read timeout, and some were served.
+TEST_F(GatewayTest, HostileClientsBrokenFramingIsAnsweredAtOnceAndClosed) {
+    start(false);
+    struct Case {
+        const char* what;
+        std::string bytes;
+        int status;
+    };
+    const std::string post = "POST /api/v1/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n";
+    const std::vector<Case> cases = {
+        {"a negative chunk size", post + "Transfer-Encoding: chunked\r\n\r\n-1\r\n{}\r\n0\r\n\r\n", 400},
+        {"chunk data without its CRLF", post + "Transfer-Encoding: chunked\r\n\r\n2\r\n{}XX", 400},
+        {"Transfer-Encoding: gzip", post + "Transfer-Encoding: gzip\r\n\r\nabc", 501},
+        {"chunked, chunked", post + "Transfer-Encoding: chunked, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 400},
+        {"Transfer-Encoding and Content-Length", post + "Transfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n{}", 400},
+        {"two Content-Lengths", post + "Content-Length: 2\r\nContent-Length: 3\r\n\r\n{} ", 400},
+        {"an obs-fold line", "GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n folded\r\n\r\n", 400},
+        {"NUL in a header", std::string("GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-A: a") + '\0' + "b\r\n\r\n", 400},
+        {"a header line without a colon", "GET /api/v1/health HTTP/1.1\r\nHost: x\r\nno colon\r\n\r\n", 400},
+        {"no Host", "GET /api/v1/health HTTP/1.1\r\n\r\n", 400},
+        {"HTTP/2.0 in a request line", "GET /api/v1/health HTTP/2.0\r\nHost: x\r\n\r\n", 505},
+    };
+    for (const auto& c : cases) {
+        RawConnection connection(url_);
+        ASSERT_TRUE(connection.connected());
+        connection.send(c.bytes);
+        const auto answer = connection.read_answer(milliseconds{5'000});
+        ASSERT_TRUE(answer) << c.what << ": no answer within 5 s";
+        EXPECT_EQ(answer->status, c.status) << c.what << ": " << answer->head << answer->body;
+        EXPECT_TRUE(answer->has_header("Connection: close")) << c.what << ": " << answer->head;
+        EXPECT_EQ(header_of(*answer, "Content-Type"), "application/problem+json") << c.what;
+        EXPECT_FALSE(answer->body_json().value("detail", "").empty()) << c.what << ": " << answer->body;
+        EXPECT_TRUE(connection.closed_within(milliseconds{5'000})) << c.what << ": the connection stayed open";
+    }
+    // On /mcp the same refusal is a JSON-RPC error.
+    RawConnection mcp(url_);
+    mcp.send("POST /mcp HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n");
+    const auto answer = mcp.read_answer(milliseconds{5'000});
+    ASSERT_TRUE(answer);
+    EXPECT_EQ(answer->status, 501);
+    expect_json_rpc_refusal(501, answer->status, header_of(*answer, "Content-Type"), answer->body);
+    EXPECT_EQ(http("GET", "/api/v1/health").status, 200) << "the gateway still serves";
+}
+
+// A client that half-closes (shutdown(SHUT_WR)) after a whole request still gets its answer;
+// before, the end of its input was taken for a client gone and the answer was never written.
+TEST_F(GatewayTest, HostileClientsAHalfClosedClientGetsItsAnswer) {
+    start(false);
+    RawConnection get(url_);
+    ASSERT_TRUE(get.send("GET /api/v1/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n"));
+    get.half_close();
+    const auto got = get.read_answer(milliseconds{5'000});
+    ASSERT_TRUE(got) << "no answer after a half-close";
+    EXPECT_EQ(got->status, 200);
+    EXPECT_TRUE(got->body_json().contains("openapi"));
+
+    RawConnection post(url_);
+    const std::string body = R"({"query": "Greyhollow", "limit": 2})";
+    ASSERT_TRUE(post.send("POST /api/v1/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body));
+    post.half_close();
+    const auto searched = post.read_answer(milliseconds{10'000});
+    ASSERT_TRUE(searched) << "no answer to a POST after a half-close";
+    EXPECT_NE(searched->status, 0);
+    EXPECT_TRUE(post.closed_within(milliseconds{5'000}));
+}
+
+// Sends `total` bytes of header lines after a request line, on its own thread, until the server
+// stops reading; what it answered (status 0: nothing).
+int send_huge_head(const std::string& url, std::size_t total) {
+    RawConnection c(url);
+    if (!c.send("GET /api/v1/health HTTP/1.1\r\nHost: x\r\n")) return 0;
+    const std::string line = "X-Filler: " + std::string(8'000, 'h') + "\r\n";
+    std::size_t lines = 0;
+    for (std::size_t sent = 0; sent < total; sent += line.size()) {
+        if (!c.send(line)) break;
+        // Now and then: has it answered already? (Then stop, as a client reading its answer would.)
+        if (++lines % 128 == 0)
+            if (auto early = c.read_answer(milliseconds{1})) return early->status;
+    }
+    const auto answer = c.read_answer(milliseconds{10'000});
+    return answer ? answer->status : 0;
+}
+
+// Issue 30: heads were bounded per line, not in total: a 128 MB head was answered 200 and took
+// the gateway from 75 to 260 MB, eight 32 MB heads to 379 MB. Now the head has a bound (64 KiB,
+// 100 fields): each is answered 431 at the byte that passes it, and memory stays where it was.
+TEST_F(GatewayTest, HostileClientsHugeHeadsAre431AndCostNoMemory) {
+    start(false);
+    ASSERT_EQ(http("GET", "/api/v1/health").status, 200);
+    const long before = resident_kib(gateway_->pid());
+    ASSERT_GT(before, 0);
+    long peak = before;
+    std::atomic<bool> sending{true};
+    std::thread sampler([&] {
+        while (sending) {
+            peak = std::max(peak, resident_kib(gateway_->pid()));
+            std::this_thread::sleep_for(milliseconds{20});
+        }
+    });
+    EXPECT_EQ(send_huge_head(url_, std::size_t{128} << 20), 431);
+    std::vector<int> statuses(8);
+    std::vector<std::thread> senders;
+    for (std::size_t i = 0; i < statuses.size(); ++i)
+        senders.emplace_back([&, i] { statuses[i] = send_huge_head(url_, std::size_t{32} << 20); });
+    for (auto& t : senders) t.join();
+    sending = false;
+    sampler.join();
+    for (int status : statuses) EXPECT_EQ(status, 431);
+    EXPECT_LT(peak - before, 32 * 1024) << "RSS went from " << before << " KiB to " << peak << " KiB";
+    // 100 small fields pass, 101 do not.
+    std::string fields;
+    for (int i = 0; i < 99; ++i) fields += "X-" + std::to_string(i) + ": 1\r\n";
+    RawConnection ok(url_);
+    ok.send("GET /api/v1/openapi.json HTTP/1.1\r\nHost: x\r\n" + fields + "\r\n");
+    const auto served = ok.read_answer(milliseconds{5'000});
+    ASSERT_TRUE(served);
+    EXPECT_EQ(served->status, 200);
+    RawConnection over(url_);
+    over.send("GET /api/v1/openapi.json HTTP/1.1\r\nHost: x\r\n" + fields + "X-a: 1\r\nX-b: 1\r\n\r\n");
+    const auto refused = over.read_answer(milliseconds{5'000});
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->status, 431);
+    EXPECT_EQ(refused->body_json().value("error", ""), "HeaderTooLarge") << refused->body;
+}
+
+// Connections are bounded per client address: one more than --max-connections-per-client is
+// answered 503 with Retry-After at once and closed, while another address is still served.
+TEST_F(GatewayTest, HostileClientsOneClientCannotTakeEveryConnection) {
+    start(Setup{false, 0, {"--max-connections-per-client", "4", "--header-timeout-ms", "60000"}});
+    std::vector<std::unique_ptr<RawConnection>> held;
+    for (int i = 0; i < 4; ++i) {
+        held.push_back(std::make_unique<RawConnection>(url_));
+        ASSERT_TRUE(held.back()->connected());
+        held.back()->send("GET /api/v1/health HTTP/1.1\r\n");
+    }
+    RawConnection fifth(url_);
+    ASSERT_TRUE(fifth.connected());
+    const auto refused = fifth.read_answer(milliseconds{5'000});
+    ASSERT_TRUE(refused) << "the fifth connection was not answered";
+    EXPECT_EQ(refused->status, 503);
+    EXPECT_EQ(header_of(*refused, "Retry-After"), "1");
+    EXPECT_NE(refused->body_json().value("detail", "").find("4 connections open"), std::string::npos) << refused->body;
+    EXPECT_TRUE(fifth.closed_within(milliseconds{5'000}));
+    // Another client address is served.
+    RawConnection other(url_, "127.0.0.2");
+    ASSERT_TRUE(other.connected());
+    other.send("GET /api/v1/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n");
+    const auto served = other.read_answer(milliseconds{5'000});
+    ASSERT_TRUE(served);
+    EXPECT_EQ(served->status, 200);
+    // A connection closed frees its place.
+    held.pop_back();
+    const auto until = std::chrono::steady_clock::now() + milliseconds{5'000};
+    int status = 0;
+    while (status != 200 && std::chrono::steady_clock::now() < until) {
+        RawConnection again(url_);
+        again.send("GET /api/v1/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n");
+        const auto answer = again.read_answer(milliseconds{2'000});
+        status = answer ? answer->status : 0;
+    }
+    EXPECT_EQ(status, 200);
+}
+
+// 500 slow or idle connections (from five addresses, within the per-client bound) hold no
+// thread: a normal client's health and JSON question are answered while all 500 stay open.
+// Their latency is measured in bench/bench_gateway_slow.cpp.
+TEST_F(GatewayTest, HostileClientsFiveHundredSlowConnectionsLeaveTheOthersServed) {
+    start(Setup{false, 0, {"--max-connections-per-client", "100", "--header-timeout-ms", "60000",
+                           "--body-timeout-ms", "60000", "--read-timeout-ms", "60000"}});
+    std::vector<std::unique_ptr<RawConnection>> slow;
+    for (int i = 0; i < 500; ++i) {
+        const std::string source = "127.0.0." + std::to_string(2 + i % 5);
+        slow.push_back(std::make_unique<RawConnection>(url_, source.c_str()));
+        ASSERT_TRUE(slow.back()->connected()) << "connection " << i;
+        if (i % 3 == 1) slow.back()->send("GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Drip: ");
+        if (i % 3 == 2) slow.back()->send("POST /api/v1/query HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{");
+    }
+    EXPECT_EQ(http("GET", "/api/v1/health").status, 200);
+    const auto asked = http("POST", "/api/v1/query", R"({"query": "Who designed Greyhollow Light?"})",
+                            {"Accept: application/json"});
+    EXPECT_NE(asked.status, 0);
+    std::size_t open = 0;
+    for (auto& c : slow) open += c->send("a") && !c->read_answer(milliseconds{0}) ? 1 : 0;
+    EXPECT_EQ(open, slow.size());
+}
+
+// Expect: 100-continue: the client hears 100 Continue once its head is admitted, then its answer.
+TEST_F(GatewayTest, HostileClientsExpectContinueIsAnsweredBeforeTheBody) {
+    start(false);
+    RawConnection c(url_);
+    const std::string body = R"({"query": "Greyhollow", "limit": 1})";
+    c.send("POST /api/v1/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n");
+    const auto interim = c.read_answer(milliseconds{5'000});
+    ASSERT_TRUE(interim) << "no 100 Continue";
+    EXPECT_EQ(interim->status, 100);
+    c.send(body);
+    const auto answer = c.read_answer(milliseconds{10'000});
+    ASSERT_TRUE(answer);
+    EXPECT_NE(answer->status, 100);
+    EXPECT_NE(answer->status, 0);
 }
 
 }  // namespace
