@@ -141,49 +141,60 @@ private:
     std::thread thread_;
 };
 
-// p50 of a normal client's health check (a new connection each) and JSON question, `rounds`
-// times over.
-std::pair<double, double> normal_client_p50(int port, std::size_t rounds) {
+// A normal client beside the slow ones: p50 of its health check (a new connection each) and of
+// its JSON question, `rounds` times over; a request that fails counts with the time it took.
+struct NormalClient {
+    double health_p50 = 0;
+    double query_p50 = 0;
+    std::size_t failures = 0;
+};
+
+NormalClient normal_client(int port, std::size_t rounds) {
     std::vector<double> health, query;
+    NormalClient out;
     for (std::size_t r = 0; r < rounds; ++r) {
         for (const auto& q : kQuestions) {
             httplib::Client once("127.0.0.1", port);
             once.set_tcp_nodelay(true);
+            once.set_read_timeout(std::chrono::seconds{60});
             auto t = Clock::now();
             auto res = once.Get("/api/v1/health");
-            if (!res || res->status != 200) bench::fail(kProgram, "GET /api/v1/health failed beside slow clients");
+            if (!res || res->status != 200) ++out.failures;
             health.push_back(ms_since(t));
             httplib::Client asker("127.0.0.1", port);
             asker.set_read_timeout(std::chrono::seconds{120});
             t = Clock::now();
             res = asker.Post("/api/v1/query", json{{"query", q}}.dump(), "application/json");
-            if (!res || res->status != 200) bench::fail(kProgram, "POST /api/v1/query failed beside slow clients");
+            if (!res || res->status != 200) ++out.failures;
             query.push_back(ms_since(t));
         }
     }
-    return {percentile(health, 0.5), percentile(query, 0.5)};
+    out.health_p50 = percentile(health, 0.5);
+    out.query_p50 = percentile(query, 0.5);
+    return out;
 }
 
 void slow_clients_section(int port, std::size_t slow, std::size_t rounds) {
-    const auto alone = normal_client_p50(port, rounds);
-    std::pair<double, double> beside;
+    const auto alone = normal_client(port, rounds);
+    NormalClient beside;
     std::size_t reopened = 0;
     {
         SlowClients clients(port, slow);
         std::this_thread::sleep_for(milliseconds{500});
-        beside = normal_client_p50(port, rounds);
+        beside = normal_client(port, rounds);
         reopened = clients.reopened();
     }
     std::cout << "\n## slow clients: " << slow << " connections (idle, dripping heads, dripping bodies; " << reopened
               << " re-opened after the gateway dropped them)\n\n"
               << "| normal client | p50 ms alone | p50 ms beside " << slow << " slow | ratio | target <= 1.5 |\n"
               << "|---|---|---|---|---|\n";
-    for (const auto& [name, a, b] : {std::tuple{"GET /api/v1/health (new connection)", alone.first, beside.first},
-                                     std::tuple{"POST /api/v1/query (JSON)", alone.second, beside.second}}) {
+    for (const auto& [name, a, b] : {std::tuple{"GET /api/v1/health (new connection)", alone.health_p50, beside.health_p50},
+                                     std::tuple{"POST /api/v1/query (JSON)", alone.query_p50, beside.query_p50}}) {
         const double ratio = b / a;
         std::cout << "| " << name << " | " << fmt(a, 2) << " | " << fmt(b, 2) << " | " << fmt(ratio, 2) << " | "
                   << (ratio <= 1.5 ? "met" : "NOT met") << " |\n";
     }
+    std::cout << "\nfailed requests: " << alone.failures << " alone, " << beside.failures << " beside the slow clients\n";
 }
 
 }  // namespace
