@@ -369,17 +369,20 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
     cmd->add_option("--session", options->session,
                     "A conversation id: the run is recorded as a turn of it (glassbox sessions show)");
     if (service == schema::services::kGraphRag) {
+        // The defaults named from the contract's constants, so the help cannot drift from them.
+        const auto zero_means = [](std::uint32_t value) { return " (0: " + std::to_string(value) + ")"; };
         cmd->add_option("--entity-limit", options->entity_limit,
-                        "Seed entities, shared among concepts (0: 50)");
+                        "Seed entities, shared among concepts" + zero_means(schema::kDefaultEntityLimit));
         cmd->add_option("--triple-limit", options->triple_limit,
-                        "Triples per entity and hop (0: 30)");
+                        "Triples per entity and hop" + zero_means(schema::kDefaultTripleLimit));
         cmd->add_option("--max-subgraph-size", options->max_subgraph_size,
-                        "Edges explored at most (0: 150)");
+                        "Edges explored at most" + zero_means(schema::kDefaultMaxSubgraphSize));
         cmd->add_option("--max-path-length", options->max_path_length,
-                        "Hops from the seeds (0: 2)");
+                        "Hops from the seeds" + zero_means(schema::kDefaultMaxPathLength));
         cmd->add_option("--edge-score-limit", options->edge_score_limit,
-                        "Edges kept by the semantic pre-filter for scoring (0: 30)");
-        cmd->add_option("--edge-limit", options->edge_limit, "Edges kept for the answer (0: 25)");
+                        "Edges kept by the semantic pre-filter for scoring" + zero_means(schema::kDefaultEdgeScoreLimit));
+        cmd->add_option("--edge-limit", options->edge_limit,
+                        "Edges kept for the answer" + zero_means(schema::kDefaultEdgeLimit));
     } else if (service == schema::services::kAgent) {
         cmd->add_option("--max-iterations", options->max_iterations,
                         "Iterations at most (0: the worker's limit, 10 by default)");

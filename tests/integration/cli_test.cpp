@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "schema/messages.hpp"
 #include "tests/support/cluster.hpp"
 
 namespace glassbox::integration {
@@ -159,6 +160,22 @@ TEST_F(CliTest, StatusJsonListsTheEchoServiceWithItsWorkers) {
     EXPECT_TRUE(found) << r.out;
     EXPECT_EQ(value["broker"].value("endpoint", ""), broker_.endpoint) << r.out;
     EXPECT_TRUE(value.contains("spool")) << r.out;
+}
+
+// Issue 31: `invoke graph-rag --help` said --max-path-length defaults to 2 while graph-rag uses
+// schema::kDefaultMaxPathLength (3). The help names the contract's defaults.
+TEST_F(CliTest, InvokeGraphRagHelpNamesTheWorkersDefaults) {
+    const auto r = run_glassbox({"invoke", "graph-rag", "--help"});
+    ASSERT_EQ(r.status.code, 0) << r.err;
+    for (const auto& [option, value] :
+         {std::pair{"Hops from the seeds", schema::kDefaultMaxPathLength},
+          std::pair{"Seed entities, shared among concepts", schema::kDefaultEntityLimit},
+          std::pair{"Triples per entity and hop", schema::kDefaultTripleLimit},
+          std::pair{"Edges explored at most", schema::kDefaultMaxSubgraphSize},
+          std::pair{"Edges kept for the answer", schema::kDefaultEdgeLimit}}) {
+        EXPECT_NE(r.out.find(std::string(option) + " (0: " + std::to_string(value) + ")"), std::string::npos)
+            << option << " in:\n" << r.out;
+    }
 }
 
 }  // namespace
