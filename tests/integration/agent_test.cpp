@@ -232,5 +232,24 @@ TEST_F(AgentTest, InvokeAgentShowsTheStepsAsTheyHappenThenTheAnswer) {
     EXPECT_NE(r.out.find("glassbox traces show"), std::string::npos) << r.out;
 }
 
+TEST_F(AgentTest, AnUnknownCollectionIsNotFoundNotAnEmptyAnswer) {
+    // Issue 31: `invoke agent --collection nope` answered "The lookups did not answer the
+    // question." with exit 0.
+    ASSERT_NO_FATAL_FAILURE(start_pipeline());
+    const AgentRun asked = ask({{"question", "Who designed Greyhollow Light?"}, {"collection", "nope"}});
+    ASSERT_FALSE(asked.run.ok());
+    EXPECT_EQ(asked.run.error_type, "NotFound") << asked.run.describe();
+    EXPECT_NE(asked.run.error_message.find("\"nope\""), std::string::npos) << asked.run.error_message;
+    EXPECT_TRUE(asked.of("action").empty()) << "no lookups in a collection that does not exist";
+    ASSERT_FALSE(asked.run.explains.empty());
+    ASSERT_NO_FATAL_FAILURE(rag::check_chain(asked.run, ChainExpectation{{"Question"}, "error", "NotFound", {}, "agent"}));
+
+    const auto r = glassbox({"invoke", "agent", "-q", "Who designed Greyhollow Light?", "--collection", "nope"});
+    EXPECT_TRUE(r.status.exited && r.status.code == 2) << r.status.describe() << "\n" << r.out;
+    EXPECT_TRUE(r.err.starts_with("NotFound")) << r.err;
+    EXPECT_NE(r.err.find("\"nope\""), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(dir().string()), std::string::npos) << "no server path: " << r.err;
+}
+
 }  // namespace
 }  // namespace glassbox::integration

@@ -367,6 +367,17 @@ TEST_F(GatewayTest, AQuestionAnsweredAsJsonCarriesTheTraceIdUsageAndEscalations)
         EXPECT_NE(metrics.body.find(expected), std::string::npos) << expected << "\n" << metrics.body.substr(0, 6000);
 }
 
+TEST_F(GatewayTest, AQuestionToAnUnknownCollectionIs404NotFoundNamingItWithoutAServerPath) {
+    // Issue 31: it was 200 with an empty answer, after escalating through every engine.
+    start(true);
+    const auto answer = http("POST", "/api/v1/query",
+                             json{{"query", "Who designed Greyhollow Light?"}, {"collection", "nope"}}.dump(),
+                             {"Accept: application/json"});
+    expect_problem(answer, 404, "NotFound");
+    EXPECT_NE(answer.body_json().value("detail", "").find("\"nope\""), std::string::npos) << answer.describe();
+    EXPECT_EQ(answer.body.find(dir().string()), std::string::npos) << "no server path: " << answer.describe();
+}
+
 TEST_F(GatewayTest, SearchGraphStatsAndATraceAsRdf) {
     start(true);
     const auto found = http("POST", "/api/v1/search", json{{"query", "shipyard that built the MV Curlew"}, {"limit", 5}}.dump());

@@ -260,6 +260,32 @@ TEST_F(QueryTest, InvokeAsksTheRouterByDefaultAndShowsTheRoute) {
     EXPECT_EQ(direct.out.find("route:"), std::string::npos);
 }
 
+TEST_F(QueryTest, AnUnknownCollectionIsNotFoundWithoutEscalatingInTheStreamAndThroughInvoke) {
+    // Issue 31: it escalated through three engines and "answered by: agent" with exit 0. An
+    // agent runs here (unlike the other tests), so an escalation would find an engine to answer.
+    start_workers(broker_.endpoint, {{"agent"}});
+    ASSERT_FALSE(HasFailure()) << "the agent did not start";
+    const RagRun run = ask({{"query", "Who designed Greyhollow Light?"}, {"collection", "nope"}});
+    ASSERT_FALSE(run.ok());
+    EXPECT_EQ(run.error_type, "NotFound") << run.describe();
+    EXPECT_NE(run.error_message.find("\"nope\""), std::string::npos) << run.error_message;
+    EXPECT_EQ(run.error_message.find(dir().string()), std::string::npos) << "no server path: " << run.error_message;
+    const TraceGraph graph(run.explains);
+    const auto steps = own_steps(run, graph);
+    EXPECT_EQ(std::find(steps.begin(), steps.end(), "Escalation"), steps.end()) << "no escalation past NotFound";
+    ASSERT_FALSE(run.explains.empty());
+    ASSERT_TRUE(stored(run.explains.front().session, "error").is_object());
+
+    const auto text = run_glassbox({"invoke", "-q", "Who designed Greyhollow Light?", "--collection", "nope",
+                                    "--broker", broker_.endpoint},
+                                   milliseconds{120'000});
+    EXPECT_TRUE(text.status.exited && text.status.code == 2) << text.status.describe() << "\n" << text.out;
+    EXPECT_TRUE(text.err.starts_with("NotFound")) << text.err;
+    EXPECT_NE(text.err.find("\"nope\""), std::string::npos) << text.err;
+    EXPECT_EQ(text.err.find(dir().string()), std::string::npos) << "no server path: " << text.err;
+    EXPECT_EQ(text.out.find("answered by"), std::string::npos) << text.out;
+}
+
 TEST_F(QueryTest, QueryWorkerKilledMidRunLeavesAnErrorTraceNamingTheStepReached) {
     ChildProcess* query = nullptr;
     ChildProcess* graph = nullptr;

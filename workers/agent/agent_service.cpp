@@ -11,6 +11,7 @@
 #include "workers/agent/answer_evidence.hpp"
 #include "workers/agent/agent_trace.hpp"
 #include "workers/agent/react_reply.hpp"
+#include "workers/runtime/collection_check.hpp"
 
 namespace glassbox::agent {
 
@@ -48,6 +49,12 @@ public:
         tools_ = std::move(resolved->tools);
         if (auto opened = trace_.open(request_.question, request_.parent_uri, request_.session_id); !opened)
             return trace_.fail(opened.error());
+        // A collection never loaded is the store's NotFound, as graph-rag and document-rag
+        // answer it, not a run of lookups that all come back empty (issue 31).
+        if (auto known = runtime::check_collection(context_, config_.store_service, request_.collection,
+                                                   config_.call_timeout);
+            !known && known.error().type == ErrorType::kNotFound)
+            return trace_.fail(known.error());
         const auto ended = loop();
         if (!ended) trace_.fail(ended.error());
     }

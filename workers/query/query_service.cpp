@@ -16,6 +16,7 @@
 #include "workers/query/collection_signals.hpp"
 #include "workers/query/llm_reflection.hpp"
 #include "workers/query/router.hpp"
+#include "workers/runtime/collection_check.hpp"
 
 namespace glassbox::query {
 namespace {
@@ -111,6 +112,18 @@ std::optional<std::string> next_engine(const std::string& current, const std::ve
         }
     }
     return std::nullopt;
+}
+
+// An engine's NotFound that the store confirms (the collection was never loaded) ends the
+// request: no other engine can answer from a collection that does not exist, and escalating
+// would hide the engine's own error behind a weak answer (issue 31). A NotFound the store does
+// not confirm (a graph without documents, say) escalates as any failure does.
+std::optional<base::Error> unknown_collection(runtime::RequestContext& context, const QueryConfig& config,
+                                              const std::string& collection, const EngineRun& run) {
+    if (!run.error || run.error->type != ErrorType::kNotFound) return std::nullopt;
+    auto known = runtime::check_collection(context, config.store_service, collection, config.signal_timeout);
+    if (known || known.error().type != ErrorType::kNotFound) return std::nullopt;
+    return *run.error;
 }
 
 json engine_body(const std::string& engine, const schema::QueryRequest& request, const std::string& question,
@@ -384,6 +397,7 @@ void handle_query(runtime::RequestContext& context, const QueryConfig& config, c
         runs.push_back(run_engine(context, config, engine, request, resolved.question, asked, parent, runs.size()));
         const EngineRun& last = runs.back();
         if (!last.error && last.relevance.score >= config.relevance_threshold) break;
+        if (auto unknown = unknown_collection(context, config, request.collection, last)) return fail(*unknown);
         if (runs.size() > config.max_escalations) break;
         const auto next = next_engine(engine, runs);
         if (!next) break;

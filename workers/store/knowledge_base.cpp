@@ -44,9 +44,9 @@ Result<std::unique_ptr<KnowledgeBase>> KnowledgeBase::open(const fs::path& home,
     std::error_code ec;
     if (!fs::exists(kb->path_, ec)) {
         if (!create) {
+            // The message reaches HTTP and MCP clients: it names the collection, never the path.
             return make_error(ErrorType::kNotFound,
-                              "collection \"" + collection + "\" has no knowledge yet (nothing loaded into " +
-                                  kb->path_.string() + ")");
+                              "collection \"" + collection + "\" has no knowledge yet: nothing was loaded into it");
         }
         // knowledge/ is created owner-only; an existing one is checked (a symbolic link or a
         // folder others can write is refused), never chmodded.

@@ -242,7 +242,7 @@ TEST_F(AgentServiceTest, MalformedRepliesAndUnknownToolsAreErrorObservationsAndT
 
 TEST_F(AgentServiceTest, MaxIterationsEndsWithTheBestAnswerSoFar) {
     script({"Thought: ask again\nAction: knowledge-query\nArgs: {\"question\": \"Which country is Cruz Azul FC in?\"}"});
-    const auto replies = cluster_->request("agent-scripted", agent_request("Where is Cruz Azul?", "kg-none", 2));
+    const auto replies = cluster_->request("agent-scripted", agent_request("Where is Cruz Azul?", "fam", 2));
     const auto& final = replies.back();
     ASSERT_EQ(final.kind, bus::ReplyKind::kFinal) << (final.error ? final.error->describe() : "");
     EXPECT_EQ(final.body["termination"], "max-iterations");
@@ -252,6 +252,18 @@ TEST_F(AgentServiceTest, MaxIterationsEndsWithTheBestAnswerSoFar) {
     const auto run = schema::explain::RunUris::from_uri(final.body["session"].get<std::string>());
     ASSERT_TRUE(run);
     EXPECT_EQ(objects(triples, run->conclusion(), vocab::kTerminationReason), std::vector<std::string>{"max-iterations"});
+}
+
+TEST_F(AgentServiceTest, ACollectionNeverLoadedIsNotFoundBeforeAnyIteration) {
+    // Issue 31: it ran its lookups against nothing and answered that they did not answer.
+    script({"Thought: ask\nAction: knowledge-query\nArgs: {\"question\": \"Which country is Cruz Azul FC in?\"}"});
+    const auto replies = cluster_->request("agent-scripted", agent_request("Where is Cruz Azul?", "kg-none", 2));
+    const auto& last = replies.back();
+    ASSERT_EQ(last.kind, bus::ReplyKind::kError);
+    EXPECT_EQ(last.error->type, base::ErrorType::kNotFound);
+    EXPECT_NE(last.error->message.find("\"kg-none\""), std::string::npos) << last.error->message;
+    EXPECT_EQ(last.error->message.find('/'), std::string::npos) << "no server path: " << last.error->message;
+    EXPECT_TRUE(partials(replies, "action").empty()) << "no lookups in a collection that does not exist";
 }
 
 TEST_F(AgentServiceTest, AToolWhoseServiceFailsIsAnErrorObservation) {

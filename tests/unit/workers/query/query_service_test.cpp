@@ -160,12 +160,20 @@ TEST_F(QueryServiceTest, AFailedEngineEscalatesAndAMissingAgentFailsCleanlyOnThe
     EXPECT_EQ(m.own.back().trace_status, schema::TraceStatus::kComplete);
 }
 
-TEST_F(QueryServiceTest, EveryEngineFailingEndsTheTraceWithAnError) {
+TEST_F(QueryServiceTest, AnUnknownCollectionIsTheEnginesNotFoundWithoutEscalating) {
+    // Issue 31: escalating past it would hide the NotFound behind a weak answer of another engine.
     const auto replies = cluster_->request("query", {{"query", "Who coaches Cruz Azul FC?"},
                                                      {"collection", "nothing-here"}, {"mode", "document-rag"}});
     ASSERT_EQ(replies.back().kind, bus::ReplyKind::kError);
-    EXPECT_NE(replies.back().error->message.find("every engine failed"), std::string::npos) << replies.back().error->message;
+    EXPECT_EQ(replies.back().error->type, base::ErrorType::kNotFound);
+    const std::string& message = replies.back().error->message;
+    EXPECT_NE(message.find("\"nothing-here\""), std::string::npos) << message;
+    EXPECT_EQ(message.find("every engine failed"), std::string::npos) << message;
+    EXPECT_EQ(message.find('/'), std::string::npos) << "no server path: " << message;
     const auto m = messages(replies);
+    for (const auto& step : m.own) {
+        EXPECT_EQ(step.explain_id.find("escalation"), std::string::npos) << step.explain_id;
+    }
     ASSERT_FALSE(m.own.empty());
     EXPECT_EQ(m.own.back().trace_status, schema::TraceStatus::kError);
 }
