@@ -9,8 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -64,8 +65,10 @@ protected:
             res.set_content(req.body + "|" + req.get_header_value("Content-Type"), "text/plain");
         });
         server_.Get("/slow", [this](const httplib::Request&, httplib::Response& res) {
+            std::unique_lock lock(mutex_);
             ++slow_started_;
-            while (!release_) std::this_thread::sleep_for(milliseconds{5});
+            changed_.notify_all();
+            changed_.wait(lock, [this] { return release_; });
             res.set_content("late", "text/plain");
         });
         ConnectionLoop::Hooks hooks;
@@ -84,8 +87,13 @@ protected:
         server_.set_serving(true);
         runner_ = std::thread([this] { loop_->run(); });
     }
-    void TearDown() override {
+    void release() {
+        std::lock_guard lock(mutex_);
         release_ = true;
+        changed_.notify_all();
+    }
+    void TearDown() override {
+        release();
         if (loop_) loop_->stop();
         if (runner_.joinable()) runner_.join();
     }
@@ -94,8 +102,11 @@ protected:
     std::unique_ptr<ConnectionLoop> loop_;
     std::thread runner_;
     int port_ = 0;
-    std::atomic<int> slow_started_{0};
-    std::atomic<bool> release_{false};
+    // The /slow handlers: how many started, and whether they may answer (under mutex_).
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    int slow_started_ = 0;
+    bool release_ = false;
 };
 
 TEST_F(ConnectionLoopTest, KeepAliveAndPipelinedRequestsAreAnsweredInOrder) {
@@ -175,8 +186,11 @@ TEST_F(ConnectionLoopTest, RequestsWaitForAThreadAndBeyondTheQueueAre503) {
     s1.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
     s2.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
     const auto until = std::chrono::steady_clock::now() + milliseconds{5'000};
-    while (slow_started_ < 2 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(milliseconds{5});
-    ASSERT_EQ(slow_started_, 2) << s2.read_until("x", milliseconds{200});
+    {
+        std::unique_lock lock(mutex_);
+        ASSERT_TRUE(changed_.wait_until(lock, until, [this] { return slow_started_ == 2; }))
+            << s2.read_until("x", milliseconds{200});
+    }
     Client waiting(port_);
     waiting.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
     while (loop_->queued() < 1 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(milliseconds{5});
@@ -184,7 +198,7 @@ TEST_F(ConnectionLoopTest, RequestsWaitForAThreadAndBeyondTheQueueAre503) {
     Client refused(port_);
     refused.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
     EXPECT_NE(refused.read_until("retry later").find("HTTP/1.1 503 "), std::string::npos);
-    release_ = true;
+    release();
     EXPECT_NE(waiting.read_until("hi").find("200 OK"), std::string::npos);
     EXPECT_NE(s1.read_until("late").find("200 OK"), std::string::npos);
 }
