@@ -16,6 +16,7 @@
 #include "bus/bus_client.hpp"
 #include "cli/client_options.hpp"
 #include "cli/settings.hpp"
+#include "cli/trace_labels.hpp"
 #include "cli/commands.hpp"
 #include "cli/line_editor.hpp"
 #include "cli/render/answer_render.hpp"
@@ -37,8 +38,11 @@ namespace services = schema::services;
 
 // A turn may run several engines (the agent's tools, the query worker's escalations).
 constexpr int kDefaultChatTimeoutMs = 180'000;
-// The order `auto` tries the engines in: the first with a worker up answers.
-constexpr std::string_view kAutoOrder[] = {services::kAgent, services::kQuery, services::kGraphRag};
+// How long /trace lets the trace service wait for the last run to be stored whole.
+constexpr std::int64_t kTraceSettleMs = 3'000;
+// The order `auto` tries the engines in: the first with a worker up answers. The query router
+// first, as `glassbox invoke` asks it: the same question takes the same route in both (issue 31).
+constexpr std::string_view kAutoOrder[] = {services::kQuery, services::kAgent, services::kGraphRag};
 
 struct ChatOptions {
     ClientOptions client;
@@ -105,12 +109,17 @@ struct LastTurn {
 // it streams (a terminal) or once whole (a pipe), then the short answer and the trace.
 class TurnPrinter {
 public:
-    TurnPrinter(bool steps, bool live) : steps_(steps), live_(live) {}
+    TurnPrinter(bool steps, bool live, render::Labeler labeler) : steps_(steps), live_(live) {
+        // Step lines name the entities they show by their labels in the store.
+        if (steps_) summaries_.set_labeler(std::move(labeler));
+    }
 
     void data(const json& body) {
         const std::string type = string_field(body, "message_type");
         if (type == "thought" || type == "observation") {
-            step_line(type + ": " + string_field(body, "content"));
+            const bool error = body.is_object() && body.value("error", false);
+            step_line(type + ": " + (type == "observation" ? render::summarize_observation(string_field(body, "content"), error)
+                                                           : string_field(body, "content")));
             return;
         }
         const std::string piece = type == "answer" ? string_field(body, "content") : string_field(body, "response");
@@ -194,7 +203,8 @@ public:
                                      .dump(-1, ' ', false, json::error_handler_t::replace);
         bus::BusClientConfig config = options_.client.bus_config();
         bus::BusClient bus(config);
-        TurnPrinter printer(terminal_ ? !options_.quiet : options_.explain, terminal_);
+        TurnPrinter printer(terminal_ ? !options_.quiet : options_.explain, terminal_,
+                            store_labeler(options_.client, options_.collection));
         auto stream = bus::open_stream(bus, target_, body, options_.client.timeout());
         if (!stream) return report(stream.error());
         const auto wait = options_.client.timeout() + config.deadline_grace + std::chrono::seconds{1};
@@ -263,12 +273,19 @@ private:
             return;
         }
         bus::BusClient bus(options_.client.bus_config());
+        // The answer can come before the run's last events reach the store: the trace service
+        // waits (settle_ms) until the conversation's runs have ended, so the tree is whole.
+        (void)bus.call(services::kTrace,
+                       json{{"op", "turns"}, {"session_id", session_}, {"limit", 1}, {"settle_ms", kTraceSettleMs}},
+                       options_.client.timeout());
         auto replies = bus.call(services::kTrace, json{{"op", "show"}, {"session", last_.trace}},
                                 options_.client.timeout());
         if (!replies) return report(replies.error());
         auto trace = schema::decode<schema::TraceDetail>(replies->back().body);
         if (!trace) return report(trace.error());
-        std::cout << render::render_tree(*trace) << std::flush;
+        render::TreeOptions tree;
+        tree.labels = fetch_trace_labels(options_.client, *trace);
+        std::cout << render::render_tree(*trace, tree) << std::flush;
     }
 
     void show_sources() {
@@ -334,8 +351,8 @@ void add_chat_command(CLI::App& app) {
     cmd->add_option("--session", options->session,
                     "Continue this conversation (default: a new id, printed first)");
     cmd->add_option("--target", options->target,
-                    "Engine: agent, query, graph-rag, document-rag, or auto (agent if up, else "
-                    "query, else graph-rag)")
+                    "Engine: query, agent, graph-rag, document-rag, or auto (the query router if up, "
+                    "as glassbox invoke, else agent, else graph-rag)")
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "agent", "query", "graph-rag", "document-rag"}));
     add_setting_option(*cmd, "client.collection", "--collection");

@@ -2,11 +2,13 @@
 #include "cli/program.hpp"
 
 #include <cstdlib>
+#include <iostream>
 #include <string>
 #include <string_view>
 
 #include <malloc.h>
 
+#include "cli/command_typos.hpp"
 #include "cli/settings.hpp"
 
 namespace glassbox::cli {
@@ -47,6 +49,13 @@ int run_program(int argc, char** argv, const std::function<void(CLI::App&)>& add
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
+        // A misspelt command is bad input (exit 2), named with the nearest one.
+        if (e.get_exit_code() != 0) {
+            if (const auto typo = unknown_command_message(app, argc, argv)) {
+                std::cerr << "glassbox: " << *typo << "\n";
+                return 2;
+            }
+        }
         return app.exit(e);
     }
     return 0;

@@ -70,7 +70,7 @@ struct ShowOptions {
 void run_show(const ShowOptions& options) {
     const json reply = call_for_object(
         options.client, schema::services::kTrace,
-        json{{"op", "turns"}, {"session_id", options.id}, {"limit", options.limit}});
+        json{{"op", "turns"}, {"session_id", options.id}, {"limit", options.limit}, {"strict", true}});
     if (options.client.json) {
         std::cout << dump_json(reply) << std::endl;
         return;

@@ -9,6 +9,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "base/spelling.hpp"
+
 namespace glassbox::config {
 namespace {
 
@@ -73,23 +75,6 @@ std::string lower(std::string_view text) {
     std::string out(text);
     for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return out;
-}
-
-// Edit distance (insert, delete, substitute), for "did you mean".
-std::size_t distance(std::string_view a, std::string_view b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diagonal = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t above = row[j];
-            row[j] =
-                std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diagonal = above;
-        }
-    }
-    return row[b.size()];
 }
 
 std::string_view last_segment(std::string_view key) {
@@ -322,7 +307,7 @@ std::optional<std::string> Registry::suggest(std::string_view unknown, bool as_t
     std::optional<std::string> best;
     std::size_t best_distance = 0;
     for (const auto& candidate : candidates) {
-        const auto d = distance(wanted, candidate);
+        const auto d = base::edit_distance(wanted, candidate);
         if (!best || d < best_distance) {
             best = candidate;
             best_distance = d;

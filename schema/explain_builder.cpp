@@ -178,7 +178,8 @@ Term datetime_literal(TimePoint time) { return xsd_datetime(base::format_xsd_dat
 
 void question(TripleSink& out, const RunUris& run, std::string_view query, TimePoint started,
               std::string_view worker_agent, std::optional<std::string_view> parent_uri,
-              std::optional<std::string_view> conversation, std::string_view request_id) {
+              std::optional<std::string_view> conversation, std::string_view request_id,
+              std::string_view collection) {
     Emitter e(out);
     const auto q = run.question();
     e.type(q, v::kProvActivity);
@@ -199,6 +200,7 @@ void question(TripleSink& out, const RunUris& run, std::string_view query, TimeP
     }
     if (conversation && !conversation->empty()) e.literal(q, v::kConversation, *conversation);
     if (!request_id.empty()) e.literal(q, v::kRequestId, request_id);
+    if (!collection.empty()) e.literal(q, v::kCollection, collection);
 }
 
 void trace_end(TripleSink& out, const RunUris& run, TimePoint ended, TraceStatus status) {
@@ -254,6 +256,14 @@ void graph_focus(TripleSink& out, const RunUris& run, const StepInfo& step,
         data_tier(e, sel, edge.data_tier);
         if (edge.source) source(e, sel, *edge.source);
     }
+}
+
+void excluded_answers(TripleSink& out, std::string_view step_uri, const std::vector<std::string>& labels,
+                      std::size_t edges) {
+    if (labels.empty()) return;
+    Emitter e(out);
+    for (const auto& label : labels) e.literal(step_uri, v::kExcludes, label);
+    e.integer(step_uri, v::kExcludedEdgeCount, edges);
 }
 
 namespace {
@@ -390,6 +400,7 @@ void routing_decision(TripleSink& out, const RunUris& run, const StepInfo& step,
     }
     if (!routing.resolved_question.empty()) e.literal(uri, v::kResolvedQuestion, routing.resolved_question);
     if (!routing.resolved_reference.empty()) e.literal(uri, v::kResolvedReference, routing.resolved_reference);
+    for (const auto& label : routing.excluded) e.literal(uri, v::kExcludes, label);
     if (!routing.question_type.empty()) e.literal(uri, v::kQuestionType, routing.question_type);
 }
 
@@ -493,9 +504,10 @@ std::vector<Triple> listed(Build&& build, std::size_t expected = 16) {
 std::vector<Triple> question(const RunUris& run, std::string_view query, TimePoint started,
                              std::string_view worker_agent,
                              std::optional<std::string_view> parent_uri,
-                             std::optional<std::string_view> conversation, std::string_view request_id) {
+                             std::optional<std::string_view> conversation, std::string_view request_id,
+                             std::string_view collection) {
     return listed([&](TripleSink& out) {
-        question(out, run, query, started, worker_agent, parent_uri, conversation, request_id);
+        question(out, run, query, started, worker_agent, parent_uri, conversation, request_id, collection);
     });
 }
 

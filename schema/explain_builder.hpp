@@ -166,6 +166,8 @@ struct Routing {
     // gb:resolvedQuestion, the question passed on; gb:resolvedReference "it -> X (rule)".
     std::string resolved_question{};
     std::string resolved_reference{};
+    // A follow-up's "else": gb:excludes, what the engine is asked to leave out of its answer.
+    std::vector<std::string> excluded{};
     // gb:questionType: the deciding rule's question type ("" when none said).
     std::string question_type{};
 };
@@ -221,12 +223,13 @@ int aggregate_tier(const std::vector<AnswerSourceInfo>& sources) noexcept;
 // prov:wasInformedBy the calling run's Question. With a non-empty `conversation` (the request's
 // session_id), gb:conversation: the run is a turn of that conversation. Workers pass it for
 // top-level runs only (no parent_uri); a sub-run belongs to its caller's turn. A non-empty
-// `request_id` (the query request's, from the HTTP gateway) becomes gb:requestId.
+// `request_id` (the query request's, from the HTTP gateway) becomes gb:requestId; a non-empty
+// `collection`, the knowledge collection the run asks, gb:collection.
 std::vector<Triple> question(const RunUris& run, std::string_view query, TimePoint started,
                              std::string_view worker_agent,
                              std::optional<std::string_view> parent_uri = std::nullopt,
                              std::optional<std::string_view> conversation = std::nullopt,
-                             std::string_view request_id = {});
+                             std::string_view request_id = {}, std::string_view collection = {});
 
 // prov:endedAtTime and gb:status ("complete" | "error" | "incomplete") of the Question.
 std::vector<Triple> trace_end(const RunUris& run, TimePoint ended, TraceStatus status);
@@ -294,13 +297,17 @@ void question(TripleSink& out, const RunUris& run, std::string_view query, TimeP
               std::string_view worker_agent,
               std::optional<std::string_view> parent_uri = std::nullopt,
               std::optional<std::string_view> conversation = std::nullopt,
-              std::string_view request_id = {});
+              std::string_view request_id = {}, std::string_view collection = {});
 void trace_end(TripleSink& out, const RunUris& run, TimePoint ended, TraceStatus status);
 void grounding(TripleSink& out, const RunUris& run, const StepInfo& step,
                const std::vector<std::string>& concepts);
 void graph_exploration(TripleSink& out, const RunUris& run, const StepInfo& step,
                        const std::vector<std::string>& seed_entities, std::uint64_t edge_count,
                        const std::vector<ExploredEdge>& explored = {});
+// A follow-up's "else" on `step_uri` (a graph-rag Focus): gb:excludes for each label the
+// answer leaves out, gb:excludedEdgeCount for the edges dropped because they name one.
+void excluded_answers(TripleSink& out, std::string_view step_uri, const std::vector<std::string>& labels,
+                      std::size_t edges);
 void graph_focus(TripleSink& out, const RunUris& run, const StepInfo& step,
                  const std::vector<SelectedEdge>& edges);
 void document_exploration(TripleSink& out, const RunUris& run, const StepInfo& step,

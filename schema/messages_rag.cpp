@@ -24,6 +24,7 @@ struct FieldList<GraphRagQuery> {
         field("streaming", &T::streaming),
         iri_field("parent_uri", &T::parent_uri),
         field("session_id", &T::session_id),
+        field("exclude", &T::exclude),
     };
 };
 

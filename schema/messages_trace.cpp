@@ -38,7 +38,8 @@ struct FieldList<TraceSessionSummary> {
         nullable("duration_ms", &T::duration_ms), field("status", &T::status),
         nullable("service", &T::service),      nullable("worker", &T::worker),
         field("events", &T::events),           field("error", &T::error),
-        field("subtraces", &T::subtraces),
+        field("subtraces", &T::subtraces),     nullable("collection", &T::collection),
+        field("input_tokens", &T::input_tokens), field("output_tokens", &T::output_tokens),
     };
 };
 

@@ -5,6 +5,8 @@
 // the CLI decodes them, so both sides agree on one shape.
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -52,6 +54,10 @@ struct TraceSessionSummary {
     std::int64_t events = 0;
     std::optional<StoredError> error;  // when an error trace has one
     std::int64_t subtraces = 0;        // its direct sub-runs (sessions whose parent it is)
+    std::optional<std::string> collection;  // the knowledge collection it asked (gb:collection)
+    // The model tokens its steps and its sub-runs' steps used (gb:inputTokens, gb:outputTokens).
+    std::int64_t input_tokens = 0;
+    std::int64_t output_tokens = 0;
     bool operator==(const TraceSessionSummary&) const = default;
 };
 
@@ -126,6 +132,15 @@ struct TraceExportCounts {
 // A conversation id (a request's session_id) is at most this many bytes; the trace store does
 // not index a longer one and the workers refuse it.
 inline constexpr std::size_t kMaxSessionIdBytes = 256;
+
+// `settle_ms` of a `turns` request (docs/traces.md §4): how long the trace service may wait for
+// the conversation's runs still running, other than the asker's own (`current`), to end and
+// become turns; at most kMaxTurnsSettleMs. A caller that waits `timeout` for the reply asks
+// for three quarters of it, leaving the rest for the reply itself.
+inline constexpr std::int64_t kMaxTurnsSettleMs = 10'000;
+inline std::int64_t turns_settle_ms(std::chrono::milliseconds timeout) noexcept {
+    return std::clamp<std::int64_t>(timeout.count() * 3 / 4, 0, kMaxTurnsSettleMs);
+}
 
 // One turn: an ended top-level run that carried gb:conversation.
 struct ConversationTurn {

@@ -21,6 +21,7 @@ constexpr std::array kTerms{
     kVectorRank, kVectorScore, kKeywordRank, kKeywordScore, kTitleRank, kTitleScore, kLinkRank,
     kAnswerSource, kRouteScore, kFromEngine, kDerivationChain, kAggregateTier,
     kAnswerSourceProperty, kFusionScore, kResolvedQuestion, kResolvedReference, kQuestionType, kRequestId,
+    kExcludes, kExcludedEdgeCount, kCollection,
     kReflection, kReflectionProperty, kReflectionMethod, kReflectionScore, kReflectionReason,
     kReflectionFallback, kRephrasedQuestion, kRephraseFallback,
     kExploredEdge, kExploredEdgeProperty, kHop,

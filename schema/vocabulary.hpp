@@ -135,6 +135,9 @@ inline constexpr std::string_view kFusionScore = "https://glassbox.dev/ns#fusion
 // A follow-up question's reference to an earlier turn, resolved before routing (docs/query.md §2).
 inline constexpr std::string_view kResolvedQuestion = "https://glassbox.dev/ns#resolvedQuestion";
 inline constexpr std::string_view kResolvedReference = "https://glassbox.dev/ns#resolvedReference";
+inline constexpr std::string_view kExcludes = "https://glassbox.dev/ns#excludes";
+inline constexpr std::string_view kExcludedEdgeCount = "https://glassbox.dev/ns#excludedEdgeCount";
+inline constexpr std::string_view kCollection = "https://glassbox.dev/ns#collection";
 inline constexpr std::string_view kQuestionType = "https://glassbox.dev/ns#questionType";
 // The relevance reflection of an engine's answer (docs/query.md §3), and an escalation's rephrasing.
 inline constexpr std::string_view kReflectionProperty = "https://glassbox.dev/ns#reflection";

@@ -144,6 +144,28 @@ bool entity_is_a(const std::string& entity, const std::string& noun, const std::
     return false;
 }
 
+constexpr std::array<std::string_view, 6> kBesides = {"else", "other", "others", "another", "too", "besides"};
+
+// A short answer's items: "Saltspire Light and Greyhollow Light", "A, B and C".
+std::vector<std::string> items_of(const std::string& short_answer) {
+    std::vector<std::string> items;
+    std::string rest = short_answer;
+    for (std::string_view sep : {", and ", " and ", ", ", "; "}) {
+        for (std::size_t at = rest.find(sep); at != std::string::npos; at = rest.find(sep, at + 1))
+            rest.replace(at, sep.size(), "\n");
+    }
+    std::size_t begin = 0;
+    while (begin <= rest.size()) {
+        const std::size_t end = std::min(rest.find('\n', begin), rest.size());
+        std::string item = rest.substr(begin, end - begin);
+        while (!item.empty() && (item.back() == '.' || item.back() == ' ')) item.pop_back();
+        while (!item.empty() && item.front() == ' ') item.erase(0, 1);
+        if (names_something(item)) items.push_back(std::move(item));
+        begin = end + 1;
+    }
+    return items;
+}
+
 }  // namespace reference_rule
 
 std::string named_entity(std::string_view text) {
@@ -230,6 +252,32 @@ ResolvedReference resolve_reference(std::string_view question, const std::vector
     out.rule = rule;
     out.question = std::string(question.substr(0, begin)) + chosen + (reference->possessive ? " 's" : "") +
                    std::string(question.substr(end));
+    return out;
+}
+
+Exclusion already_answered(std::string_view question, const std::vector<EarlierTurn>& turns,
+                           const ResolvedReference& resolved) {
+    using namespace reference_rule;
+    Exclusion out;
+    if (turns.empty()) return out;
+    for (const auto& w : words_of(question)) {
+        if (one_of(w.lower, kBesides)) {
+            out.marker = w.lower;
+            break;
+        }
+    }
+    if (out.marker.empty()) return out;
+    const EarlierTurn& turn = turns.back();
+    std::vector<std::string> candidates = items_of(turn.short_answer);
+    candidates.push_back(named_entity(turn.question));
+    const std::string resolved_to = lower_of(resolved.entity);
+    for (auto& c : candidates) {
+        const std::string lower = lower_of(c);
+        if (c.empty() || lower == resolved_to) continue;
+        const bool seen = std::any_of(out.entities.begin(), out.entities.end(),
+                                      [&](const std::string& e) { return lower_of(e) == lower; });
+        if (!seen) out.entities.push_back(std::move(c));
+    }
     return out;
 }
 

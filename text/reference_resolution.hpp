@@ -39,6 +39,20 @@ struct ResolvedReference {
 //    entity. The other candidate when the chosen one is missing; none: nothing resolved.
 ResolvedReference resolve_reference(std::string_view question, const std::vector<EarlierTurn>& turns);
 
+// What a follow-up asks for besides what the conversation already answered: "What else did she
+// design?", "Which other lights are there?", "Who designed one too?". `marker` is the word that
+// asks it ("else", "other", "others", "another", "too", "besides"); `entities` are what the
+// LAST of `turns` answered and asked about (the items of its short answer, split at commas and
+// "and", and its question's named entity), without the entity `resolved` read a reference as:
+// the answer is to be something besides them. Empty without such a word or without turns.
+struct Exclusion {
+    std::string marker;
+    std::vector<std::string> entities;
+    bool any() const noexcept { return !entities.empty(); }
+};
+Exclusion already_answered(std::string_view question, const std::vector<EarlierTurn>& turns,
+                           const ResolvedReference& resolved);
+
 // The longest run of capitalised (or underscored) words of `text`, underscores as spaces; a
 // capitalised question word opening the text is no name. "" when there is none.
 std::string named_entity(std::string_view text);

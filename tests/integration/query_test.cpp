@@ -320,5 +320,73 @@ TEST_F(QueryTest, QueryWorkerKilledMidRunLeavesAnErrorTraceNamingTheStepReached)
     EXPECT_NE(shown["session"].dump().find("WorkerLost"), std::string::npos) << shown["session"].dump();
 }
 
+// Issue 31: `printf 'Q1\nQ2\n' | glassbox chat` sends the follow-up the moment the first answer
+// is in, before that turn's trace can have reached the store; the follow-up must still read it
+// ("she" is Ilse Varrow), and "else" must leave out what the first turn was about (Greyhollow
+// Light): Saltspire Light, every time. Chat and invoke both take the router.
+TEST_F(QueryTest, APipedChatFollowUpSeesThePreviousTurnAndElseLeavesOutItsAnswer) {
+    std::string last_trace;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        const auto chat = run_command({"/bin/sh", "-c",
+                                       "printf 'Who designed Greyhollow Light?\\nWhat else did she design?\\n' | '" +
+                                           glassbox_binary() + "' chat --broker " + broker_.endpoint},
+                                      dir(), milliseconds{120'000});
+        ASSERT_TRUE(chat.status.exited && chat.status.code == 0) << chat.out << chat.err;
+        EXPECT_NE(chat.out.find("(query)\n"), std::string::npos) << "chat takes the router\n" << chat.out;
+        const auto first = chat.out.find("Answer: Ilse Varrow\n");
+        ASSERT_NE(first, std::string::npos) << chat.out;
+        EXPECT_NE(chat.out.find("Answer: Saltspire Light\n", first), std::string::npos) << "attempt " << attempt << "\n"
+                                                                                            << chat.out;
+        const auto at = chat.out.rfind("trace: ");
+        ASSERT_NE(at, std::string::npos);
+        last_trace = chat.out.substr(at + 7, chat.out.find('\n', at) - at - 7);
+    }
+    // The follow-up's trace says what it left out, where: the routing and graph-rag's Focus.
+    const json shown = stored(last_trace, "complete");
+    ASSERT_TRUE(shown.is_object());
+    const std::string text = shown.dump();
+    EXPECT_NE(text.find("https://glassbox.dev/ns#excludes"), std::string::npos) << text.substr(0, 3000);
+    EXPECT_NE(text.find("\"Greyhollow Light\""), std::string::npos);
+    EXPECT_NE(text.find("https://glassbox.dev/ns#excludedEdgeCount"), std::string::npos);
+}
+
+// Issue 31: every trace records the collection it asked; list rows carry it with the tokens of
+// the run and its sub-runs, `collection` filters, and a misspelt kind is an error, not "no runs".
+TEST_F(QueryTest, TracesRecordTheirCollectionAndTokensAndAKindTypoIsAnError) {
+    const RagRun run = ask({{"query", "Who designed Greyhollow Light?"}});
+    ASSERT_TRUE(run.ok()) << run.describe();
+    const std::string session = run.final->value("session", "");
+    ASSERT_TRUE(stored(session, "complete").is_object());
+    const auto list = [&](const json& body) {
+        GbcClient client(context_, broker_.endpoint);
+        return client.call("trace", body.dump(), 10'000, milliseconds{12'000});
+    };
+    const auto rows = list({{"op", "list"}, {"collection", "default"}, {"kind", "query"}});
+    ASSERT_FALSE(rows.empty());
+    ASSERT_TRUE(rows.back().is_final()) << rows.back().json().dump();
+    const json listed = rows.back().json();
+    const auto row = std::find_if(listed["sessions"].begin(), listed["sessions"].end(),
+                                  [&](const json& r) { return r.value("session", "") == session; });
+    ASSERT_NE(row, listed["sessions"].end()) << listed.dump();
+    EXPECT_EQ(row->value("collection", ""), "default");
+    // The router calls no model itself: its tokens are its engine's.
+    EXPECT_GT(row->value("input_tokens", 0), 0) << row->dump();
+    EXPECT_GT(row->value("output_tokens", 0), 0) << row->dump();
+    const auto none = list({{"op", "list"}, {"collection", "elsewhere"}});
+    ASSERT_TRUE(none.back().is_final());
+    EXPECT_TRUE(none.back().json()["sessions"].empty());
+    const auto typo = list({{"op", "list"}, {"kind", "graphrag"}});
+    ASSERT_TRUE(typo.back().is_error());
+    EXPECT_EQ(typo.back().error_type, "InvalidRequest");
+    EXPECT_NE(typo.back().message.find("did you mean graph-rag?"), std::string::npos) << typo.back().describe();
+    // The CLI says the same and exits 2; so does a conversation id nobody had.
+    const auto cli = run_glassbox({"traces", "list", "--kind", "graphrag", "--broker", broker_.endpoint});
+    EXPECT_TRUE(cli.status.exited && cli.status.code == 2) << cli.out << cli.err;
+    EXPECT_NE(cli.err.find("did you mean graph-rag?"), std::string::npos) << cli.err;
+    const auto nobody = run_glassbox({"sessions", "show", "chat-nobody", "--broker", broker_.endpoint});
+    EXPECT_TRUE(nobody.status.exited && nobody.status.code == 2) << nobody.out << nobody.err;
+    EXPECT_NE(nobody.err.find("NotFound"), std::string::npos) << nobody.err;
+}
+
 }  // namespace
 }  // namespace glassbox::integration

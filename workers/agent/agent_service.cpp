@@ -6,6 +6,7 @@
 #include <set>
 
 #include "base/log.hpp"
+#include "schema/collection_name.hpp"
 #include "schema/messages_trace.hpp"
 #include "workers/agent/agent_tools.hpp"
 #include "workers/agent/answer_evidence.hpp"
@@ -47,7 +48,7 @@ public:
         if (!resolved) return (void)context_.fail(resolved.error());
         request_ = std::move(resolved->request);
         tools_ = std::move(resolved->tools);
-        if (auto opened = trace_.open(request_.question, request_.parent_uri, request_.session_id); !opened)
+        if (auto opened = trace_.open(request_.question, request_.parent_uri, request_.session_id, recorded_collection()); !opened)
             return trace_.fail(opened.error());
         // A collection never loaded is the store's NotFound, as graph-rag and document-rag
         // answer it, not a run of lookups that all come back empty (issue 31).
@@ -209,11 +210,31 @@ private:
         return response;
     }
 
+    // The collection the trace records: the request's when the store could hold such a name.
+    std::string recorded_collection() const {
+        auto named = schema::validate_collection(request_.collection);
+        return named ? std::move(named).value() : std::string();
+    }
+
+    // The UUID of the run this request is part of at the top: the caller's when it is a sub-run.
+    std::string top_level_run() const {
+        if (request_.parent_uri) {
+            if (auto parent = schema::explain::RunUris::from_uri(*request_.parent_uri)) return parent->uuid();
+        }
+        return trace_.run().uuid();
+    }
+
     // Earlier turns of the conversation (contract: `turns` of the trace service, oldest first).
     json fetch_history() {
         json history = json::array();
         if (request_.session_id.empty()) return history;
-        const json body = {{"op", "turns"}, {"session_id", request_.session_id}, {"limit", config_.history_turns}};
+        // The previous turn may still be reaching the store: the trace service waits for the
+        // conversation's runs but this request's own (the caller's, when the router asked).
+        const json body = {{"op", "turns"},
+                           {"session_id", request_.session_id},
+                           {"limit", config_.history_turns},
+                           {"settle_ms", schema::turns_settle_ms(config_.history_timeout)},
+                           {"current", top_level_run()}};
         auto called = context_.call(config_.trace_service, body, config_.history_timeout);
         if (!called || !called->final.is_object() || !called->final.contains("turns") ||
             !called->final["turns"].is_array()) {
@@ -262,6 +283,7 @@ private:
         std::optional<explain::AnswerProvenance> provenance;
         if (!error) {
             evidence = rested_on();
+            response_ = with_citation_markers(std::move(response_), evidence.citations.size());
             provenance = explain::AnswerProvenance{derivation(), 0, "agent", evidence.answer_sources};
             provenance->aggregate_tier = explain::aggregate_tier(provenance->sources);
         }

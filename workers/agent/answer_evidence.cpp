@@ -100,4 +100,20 @@ AnswerEvidence answer_evidence(const std::vector<ObservedFact>& chosen,
     return out;
 }
 
+std::string with_citation_markers(std::string text, std::size_t count) {
+    if (count == 0 || text.empty()) return text;
+    for (std::size_t open = text.find('['); open != std::string::npos; open = text.find('[', open + 1)) {
+        std::size_t close = open + 1;
+        while (close < text.size() && text[close] >= '0' && text[close] <= '9') ++close;
+        if (close > open + 1 && close < text.size() && text[close] == ']') return text;
+    }
+    std::string markers;
+    for (std::size_t n = 1; n <= count; ++n) markers += "[" + std::to_string(n) + "]";
+    std::size_t end = text.size();
+    while (end > 0 && (text[end - 1] == ' ' || text[end - 1] == '\n')) --end;
+    const bool stop = end > 0 && text[end - 1] == '.';
+    text.insert(stop ? end - 1 : end, " " + markers);
+    return text;
+}
+
 }  // namespace glassbox::agent

@@ -49,4 +49,10 @@ AnswerEvidence answer_evidence(const std::vector<ObservedFact>& chosen,
                                const std::vector<schema::RagCitation>& rag_citations,
                                const std::vector<std::string>& rag_sources);
 
+// `text` with the markers of citations 1..`count` when it has none: "[1][2]" before its closing
+// full stop (or at its end), as the RAG engines place theirs, so the answer says which of the
+// numbered sources it rests on (issue 31: agent answers listed sources the text never cited).
+// Text that already holds a "[n]" marker (a model that cited) is returned as it is.
+std::string with_citation_markers(std::string text, std::size_t count);
+
 }  // namespace glassbox::agent

@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "base/spelling.hpp"
+#include "base/utf8.hpp"
 #include "schema/messages.hpp"
 #include "schema/untrusted_json.hpp"
 
@@ -144,8 +146,15 @@ base::Result<std::vector<Tool>> select_tools(const std::vector<Tool>& tools,
                                              const std::vector<std::string>& names) {
     if (names.empty()) return tools;
     for (const auto& name : names) {
-        if (std::none_of(tools.begin(), tools.end(), [&](const Tool& t) { return t.name == name; }))
-            return make_error(ErrorType::kInvalidRequest, "tools: unknown tool \"" + name + "\"");
+        if (std::none_of(tools.begin(), tools.end(), [&](const Tool& t) { return t.name == name; })) {
+            std::vector<std::string> offered;
+            for (const auto& t : tools) offered.push_back(t.name);
+            std::string listed;
+            for (const auto& n : offered) listed += (listed.empty() ? "" : ", ") + n;
+            return make_error(ErrorType::kInvalidRequest, "tools: unknown tool \"" + base::printable_utf8(name) + "\"" +
+                                                              base::did_you_mean(name, offered) + "; the tools are " +
+                                                              listed);
+        }
     }
     std::vector<Tool> selected;
     for (const auto& tool : tools) {

@@ -97,8 +97,9 @@ std::vector<PastCall> calls_of(const json& step) {
 
 class Planner {
 public:
-    Planner(std::string_view question, const json& tools, const PlannerLimits& limits)
-        : question_(question), tools_(tools), limits_(limits) {
+    Planner(std::string_view question, const json& tools, const PlannerLimits& limits,
+            const std::vector<std::string>& exclude)
+        : question_(question), tools_(tools), limits_(limits), exclude_(exclude) {
         const auto analysis = detail::analyze_question(question);
         intent_ = question_intent(question, analysis);
         relations_ = question_relations(analysis);
@@ -175,10 +176,11 @@ public:
             return step;
         }
         if (hop == relations_.chain.size()) {
+            const std::string left_out = leave_out_excluded(frontier);
             PlannerStep step;
             step.final_answer = frontier.front().label;
             step.thought = "The chain " + path_words + " is complete; it ends at " +
-                           frontier.front().label + ".";
+                           frontier.front().label + "." + left_out;
             step.response = "Following " + path_words + " from " + intent_.entities.front() +
                             " leads to " + frontier.front().label + ".";
             if (frontier.size() > 1) {
@@ -200,6 +202,32 @@ public:
     }
 
 private:
+    // A follow-up's "else": the entities reached that the conversation already answered go
+    // (unless nothing else was reached). Says what went, for the thought ("" when nothing).
+    std::string leave_out_excluded(std::vector<Reached>& frontier) const {
+        if (exclude_.empty()) return {};
+        const auto same = [](std::string_view a, std::string_view b) {
+            return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+                       return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+                   });
+        };
+        const auto excluded = [&](const Reached& r) {
+            return std::any_of(exclude_.begin(), exclude_.end(), [&](const std::string& e) { return same(e, r.label); });
+        };
+        std::vector<Reached> kept;
+        std::string gone;
+        for (const auto& r : frontier) {
+            if (!excluded(r)) {
+                kept.push_back(r);
+            } else {
+                gone += (gone.empty() ? "" : ", ") + r.label;
+            }
+        }
+        if (kept.empty() || gone.empty()) return {};
+        frontier = std::move(kept);
+        return " Leaving out " + gone + ", which the conversation already answered.";
+    }
+
     // Without possessives, the relation words after the named entity belong to the outermost
     // phrase ("where was the designer of X born": designer first, born last), so the lookups
     // take them after those before the entity; a possessive chain ("X 's kid 's spouse") keeps
@@ -379,6 +407,7 @@ private:
     std::string question_;
     const json& tools_;
     PlannerLimits limits_;
+    std::vector<std::string> exclude_;
     QuestionIntent intent_;
     QuestionRelations relations_;
 };
@@ -386,8 +415,8 @@ private:
 }  // namespace
 
 PlannerStep plan_agent_step(std::string_view question, const json& tools, const json& steps,
-                            const PlannerLimits& limits) {
-    return Planner(question, tools, limits).next(steps);
+                            const PlannerLimits& limits, const std::vector<std::string>& exclude) {
+    return Planner(question, tools, limits, exclude).next(steps);
 }
 
 PlannerStep plan_agent_turn(std::string_view question, const json& tools, const json& steps, const json& history,
@@ -399,7 +428,8 @@ PlannerStep plan_agent_turn(std::string_view question, const json& tools, const 
         }
     }
     const auto resolved = text::resolve_reference(question, turns);
-    PlannerStep step = plan_agent_step(resolved.question, tools, steps, limits);
+    const auto excluded = text::already_answered(question, turns, resolved);
+    PlannerStep step = plan_agent_step(resolved.question, tools, steps, limits, excluded.entities);
     const bool first = !steps.is_array() || steps.empty();
     if (resolved.resolved() && first) {
         step.thought = "Reading \"" + resolved.reference + "\" as " + resolved.entity + " (" + resolved.rule +

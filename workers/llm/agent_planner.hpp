@@ -36,14 +36,17 @@ struct PlannerStep {
 // The next step for `question` given the `tools` offered (the template's JSON list of
 // {"name", ...}) and the `steps` so far (the template's JSON list of {"thought", "calls":
 // [{"tool", "args", "observation", "error"}]}). Deterministic: the same input, the same step.
+// `exclude`: labels a follow-up's "else" leaves out (text::already_answered); a chain that ends
+// at several entities answers with one of the others.
 PlannerStep plan_agent_step(std::string_view question, const nlohmann::json& tools,
-                            const nlohmann::json& steps, const PlannerLimits& limits = {});
+                            const nlohmann::json& steps, const PlannerLimits& limits = {},
+                            const std::vector<std::string>& exclude = {});
 
 // The next step for a question asked in a conversation: `history` is the template's JSON list of
 // earlier turns ({"question", "answer", "short_answer"}, oldest first). A reference of the
 // question to the previous turn ("Who founded it?") is resolved first (text/reference_resolution,
 // docs/agent.md §5), the plan made for the rewritten question, and the first step's thought says
-// how the reference was read.
+// how the reference was read; "else" leaves out what the previous turn was about.
 PlannerStep plan_agent_turn(std::string_view question, const nlohmann::json& tools, const nlohmann::json& steps,
                             const nlohmann::json& history, const PlannerLimits& limits = {});
 

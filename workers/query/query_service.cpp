@@ -9,7 +9,9 @@
 
 #include "base/log.hpp"
 #include "schema/explain_builder.hpp"
+#include "schema/collection_name.hpp"
 #include "schema/messages.hpp"
+#include "schema/messages_trace.hpp"
 #include "schema/services.hpp"
 #include "text/reference_resolution.hpp"
 #include "workers/query/answer_provenance.hpp"
@@ -127,10 +129,11 @@ std::optional<base::Error> unknown_collection(runtime::RequestContext& context, 
 }
 
 json engine_body(const std::string& engine, const schema::QueryRequest& request, const std::string& question,
-                 const std::string& parent) {
+                 const std::string& parent, const std::vector<std::string>& exclude) {
     if (engine == "graph-rag") {
         schema::GraphRagQuery q;
         q.query = question;
+        if (!exclude.empty()) q.exclude = exclude;
         q.collection = request.collection;
         q.parent_uri = parent;
         q.streaming = request.streaming;
@@ -196,7 +199,7 @@ json provisional_piece(const std::string& engine, std::size_t run, const std::st
 // rephrasing of it); `index` is the run's number (0 the routed engine, then one per escalation).
 EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config, const std::string& engine,
                      const schema::QueryRequest& request, const std::string& question, const std::string& asked,
-                     const std::string& parent, std::size_t index) {
+                     const std::vector<std::string>& exclude, const std::string& parent, std::size_t index) {
     EngineRun run;
     run.engine = engine;
     run.query = asked;
@@ -230,7 +233,7 @@ EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config
         if (forward_failed) return;
         if (auto sent = context.send_partial(reply.body); !sent) forward_failed = sent.error();
     };
-    auto called = context.call(service, engine_body(engine, request, asked, parent), config.call_timeout, on_reply);
+    auto called = context.call(service, engine_body(engine, request, asked, parent, exclude), config.call_timeout, on_reply);
     if (!called) return failed(called.error());
     if (forward_failed) return failed(*forward_failed);
     run.final = std::move(called->final);
@@ -264,10 +267,17 @@ EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config
 // resolving a follow-up's reference; none without a session, or when the fetch fails (logged:
 // the question then goes on as asked).
 std::vector<text::EarlierTurn> previous_turns(runtime::RequestContext& context, const QueryConfig& config,
-                                              const std::string& session_id) {
+                                              const std::string& session_id, const std::string& current_run) {
     std::vector<text::EarlierTurn> turns;
     if (session_id.empty()) return turns;
-    const json body = {{"op", "turns"}, {"session_id", session_id}, {"limit", 1}};
+    // The previous turn's answer may have reached the asker before its trace reached the store:
+    // the trace service waits (within the history timeout) for the conversation's other runs
+    // to end, so a quick follow-up still reads it (issue 31).
+    const json body = {{"op", "turns"},
+                       {"session_id", session_id},
+                       {"limit", 1},
+                       {"settle_ms", schema::turns_settle_ms(config.history_timeout)},
+                       {"current", current_run}};
     auto called = context.call(config.trace_service, body, config.history_timeout);
     if (!called || !called->final.is_object() || !called->final.contains("turns") || !called->final["turns"].is_array()) {
         base::component_logger("worker.query")->warn("event=history_unavailable session=\"{}\" error=\"{}\"", session_id,
@@ -351,14 +361,18 @@ void handle_query(runtime::RequestContext& context, const QueryConfig& config, c
     if (auto sent = trace.send(trace.session(),
                                explain::question(run, request.query, std::chrono::system_clock::now(),
                                                  explain::worker_agent_uri(schema::services::kQuery),
-                                                 std::nullopt, conversation, request.request_id));
+                                                 std::nullopt, conversation, request.request_id,
+                                                 request.collection.empty() ? schema::kDefaultCollection
+                                                                            : std::string_view{request.collection}));
         !sent) {
         return fail(sent.error());
     }
 
     // Routing, of the question with a follow-up's reference to the previous turn resolved.
     const auto routing_started = SteadyClock::now();
-    const auto resolved = text::resolve_reference(request.query, previous_turns(context, config, request.session_id));
+    const auto turns = previous_turns(context, config, request.session_id, run.uuid());
+    const auto resolved = text::resolve_reference(request.query, turns);
+    const auto excluded = text::already_answered(request.query, turns, resolved);
     RouteDecision decision;
     if (request.mode == schema::QueryMode::kAuto) {
         QuestionFeatures features = question_features(resolved.question);
@@ -380,6 +394,7 @@ void handle_query(runtime::RequestContext& context, const QueryConfig& config, c
         routing.resolved_question = resolved.question;
         routing.resolved_reference = resolved.reference + " -> " + resolved.entity + " (" + resolved.rule + ")";
     }
+    routing.excluded = excluded.entities;
     if (auto sent = trace.send(run.routing_decision(),
                                explain::routing_decision(run, step_info(routing_started, ""), routing));
         !sent) {
@@ -394,7 +409,8 @@ void handle_query(runtime::RequestContext& context, const QueryConfig& config, c
     std::string asked = resolved.question;  // an escalation may ask the next engine a rephrasing
     for (;;) {
         if (context.cancelled()) return fail(context.cancellation_error());
-        runs.push_back(run_engine(context, config, engine, request, resolved.question, asked, parent, runs.size()));
+        runs.push_back(run_engine(context, config, engine, request, resolved.question, asked, excluded.entities, parent,
+                                  runs.size()));
         const EngineRun& last = runs.back();
         if (!last.error && last.relevance.score >= config.relevance_threshold) break;
         if (auto unknown = unknown_collection(context, config, request.collection, last)) return fail(*unknown);

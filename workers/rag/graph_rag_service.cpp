@@ -3,6 +3,7 @@
 #include "workers/rag/graph_rag_service.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <bit>
 #include <unordered_map>
 #include <unordered_set>
@@ -106,6 +107,12 @@ std::vector<Item> cap_stars(const std::vector<Item>& ranked, std::size_t limit, 
         kept.push_back(item);
     }
     return kept;
+}
+
+std::string ascii_lower(std::string_view text) {
+    std::string out(text);
+    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
 }
 
 bool expandable(const Term& term) { return term.is_iri() || term.is_blank(); }
@@ -359,6 +366,7 @@ private:
 
         auto candidates = prefilter();
         if (!candidates) return candidates.error();
+        excluded_edges_ = drop_excluded(*candidates);
         if (auto r = check_cancel(); !r) return r;
 
         // LLM scoring of the candidates, ids e1..eN in pre-filter order.
@@ -410,9 +418,25 @@ private:
 
         return send_step(trace_.run().focus(),
                          [run = trace_.run(), info = timer.info(trace_.run().exploration()),
-                          edges = selected_edges()](schema::TripleSink& out) {
+                          edges = selected_edges(), excluded = query_.exclude.value_or(std::vector<std::string>{}),
+                          dropped = excluded_edges_](schema::TripleSink& out) {
                              explain::graph_focus(out, run, info, edges);
+                             explain::excluded_answers(out, run.focus(), excluded, dropped);
                          });
+    }
+
+    // A follow-up's "else" (GraphRagQuery::exclude): the candidates whose subject or object is
+    // labelled as something the conversation already answered go, so neither the scoring model
+    // nor the answer sees them. Returns how many went.
+    std::size_t drop_excluded(std::vector<std::size_t>& candidates) const {
+        if (!query_.exclude || query_.exclude->empty()) return 0;
+        std::unordered_set<std::string> excluded;
+        for (const auto& label : *query_.exclude) excluded.insert(ascii_lower(label));
+        const auto before = candidates.size();
+        std::erase_if(candidates, [&](std::size_t i) {
+            return excluded.contains(ascii_lower(labelled_[i].s)) || excluded.contains(ascii_lower(labelled_[i].o));
+        });
+        return before - candidates.size();
     }
 
     // Subgraph positions of the edges the LLM will score: all of them when they fit, else the
@@ -563,6 +587,7 @@ private:
     std::uint32_t named_concepts_ = 0;    // concepts whose best match names an entity
     std::vector<LabelledEdge> labelled_;  // parallel to subgraph_
     std::vector<KeptEdge> kept_;
+    std::size_t excluded_edges_ = 0;  // candidates a follow-up's "else" dropped
 };
 
 }  // namespace

@@ -11,8 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "schema/messages.hpp"
 #include "base/result.hpp"
+#include "schema/collection_name.hpp"
+#include "schema/messages.hpp"
 #include "workers/rag/rag_answer.hpp"
 #include "workers/rag/rag_config.hpp"
 #include "workers/rag/rag_trace.hpp"
@@ -66,8 +67,12 @@ protected:
         // A session_id the checks refuse is not recorded (the request fails below).
         std::string conversation;
         if (decoded && check_session_id(decoded->session_id)) conversation = decoded->session_id;
+        std::string collection;  // recorded when it is a name the store could hold
+        if (decoded) {
+            if (auto named = schema::validate_collection(decoded->collection)) collection = std::move(named).value();
+        }
         if (auto opened = trace_.open(decoded ? decoded->query : query_of(body),
-                                      config_.trace_question_chars, parent, conversation);
+                                      config_.trace_question_chars, parent, conversation, collection);
             !opened) {
             return trace_.fail(opened.error());
         }

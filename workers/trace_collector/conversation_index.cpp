@@ -207,6 +207,27 @@ Result<json> TraceStore::turns(std::string_view conversation, std::int64_t limit
     return json{{"session_id", std::string(conversation)}, {"turns", std::move(turns)}};
 }
 
+Result<bool> TraceStore::conversation_running(std::string_view conversation, std::string_view except_run) {
+    // sessions_top_status narrows it to the running top-level runs, few at any time.
+    auto q = db_->prepare(
+        "SELECT EXISTS(SELECT 1 FROM sessions WHERE status = 'running' AND parent IS NULL "
+        "AND conversation = ?1 AND uuid <> ?2)");
+    if (!q) return q.error();
+    q->bind(1, conversation).bind(2, except_run);
+    auto row = q->step();
+    if (!row) return row.error();
+    return *row && q->int64(0) != 0;
+}
+
+Result<bool> TraceStore::conversation_known(std::string_view conversation) {
+    auto q = db_->prepare("SELECT EXISTS(SELECT 1 FROM conversations WHERE id = ?1)");
+    if (!q) return q.error();
+    q->bind(1, conversation);
+    auto row = q->step();
+    if (!row) return row.error();
+    return *row && q->int64(0) != 0;
+}
+
 Result<json> TraceStore::conversations(std::int64_t limit) {
     auto q = db_->prepare("SELECT id, turns, started, last FROM conversations ORDER BY last DESC, id DESC LIMIT ?1");
     if (!q) return q.error();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdio>
 #include <unordered_map>
 #include <utility>
@@ -284,6 +285,9 @@ public:
         if (!u.parent && facts.parent) u.parent = std::move(facts.parent);
         if (!u.worker && !m.worker.empty()) u.worker = m.worker;
         if (!u.conversation && facts.conversation) u.conversation = std::move(facts.conversation);
+        if (!u.collection && facts.collection) u.collection = std::move(facts.collection);
+        u.tokens_in += facts.tokens_in;
+        u.tokens_out += facts.tokens_out;
         if (m.error) u.error = m.error->describe();
         if (ended) u.ended = ended;
         if (terminal) u.status = d.state;
@@ -295,8 +299,8 @@ public:
     Result<void> write_sessions() {
         auto insert = db_.prepare(
             "INSERT INTO sessions(id, uri, uuid, kind, service, question, parent, started, ended, status, worker, "
-            "error, last_event_at, events, conversation) "
-            "VALUES(?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+            "error, last_event_at, events, conversation, collection, tokens_in, tokens_out) "
+            "VALUES(?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)");
         if (!insert) return insert.error();
         for (const auto& [sid, u] : updates_) {
             if (!u.uri) continue;
@@ -315,7 +319,10 @@ public:
                 .bind(11, u.error)
                 .bind(12, received_)
                 .bind(13, u.events)
-                .bind(14, u.conversation);
+                .bind(14, u.conversation)
+                .bind(15, u.collection)
+                .bind(16, u.tokens_in)
+                .bind(17, u.tokens_out);
             if (auto r = run_once(*insert); !r) return r.error();
         }
         auto update = db_.prepare(
@@ -328,7 +335,8 @@ public:
             "status = CASE WHEN ?6 <> 'running' THEN ?6 ELSE status END, "
             "worker = COALESCE(worker, ?7), error = COALESCE(?8, error), "
             "last_event_at = MAX(last_event_at, ?9), events = events + ?11, "
-            "conversation = COALESCE(conversation, ?12) "
+            "conversation = COALESCE(conversation, ?12), collection = COALESCE(collection, ?13), "
+            "tokens_in = tokens_in + ?14, tokens_out = tokens_out + ?15 "
             "WHERE id = ?10");
         if (!update) return update.error();
         for (const auto& [sid, u] : updates_) {
@@ -344,7 +352,10 @@ public:
                 .bind(9, received_)
                 .bind(10, sid)
                 .bind(11, u.events)
-                .bind(12, u.conversation);
+                .bind(12, u.conversation)
+                .bind(13, u.collection)
+                .bind(14, u.tokens_in)
+                .bind(15, u.tokens_out);
             if (auto r = run_once(*update); !r) return r.error();
         }
         // A run ended in this batch, or one whose conversation this batch told (its end may
@@ -404,6 +415,9 @@ private:
         std::optional<std::int64_t> ended;
         std::optional<std::string> parent;
         std::optional<std::string> conversation;
+        std::optional<std::string> collection;
+        std::int64_t tokens_in = 0;   // gb:inputTokens of the event's steps
+        std::int64_t tokens_out = 0;  // gb:outputTokens
     };
 
     // What a batch's stored events change in one session row, with the result of one UPDATE
@@ -416,6 +430,9 @@ private:
         std::optional<std::string> parent;
         std::optional<std::string> worker;
         std::optional<std::string> conversation;
+        std::optional<std::string> collection;
+        std::int64_t tokens_in = 0;
+        std::int64_t tokens_out = 0;
         std::optional<std::string> error;
         std::optional<std::int64_t> started;
         std::optional<std::int64_t> ended;
@@ -496,8 +513,17 @@ private:
     void learn(const ScannedExplain& m, const ScannedTriple& t, Facts& facts) {
         namespace v = schema::vocab;
         if (t.s.kind != ScannedKind::kIri || t.p.kind != ScannedKind::kIri) return;
-        if (t.s.value.value(scratch_) != m.session) return;
         const std::string_view p = t.p.value.value(scratch_);
+        // The model use of any step of the run (a step's subject is the step, not the run).
+        if ((p == v::kInputTokens || p == v::kOutputTokens) && t.o.kind == ScannedKind::kLiteral) {
+            const std::string_view digits = t.o.value.value(scratch_);
+            std::int64_t n = 0;
+            const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+            if (ec == std::errc() && end == digits.data() + digits.size() && n > 0)
+                (p == v::kInputTokens ? facts.tokens_in : facts.tokens_out) += n;
+            return;
+        }
+        if (t.s.value.value(scratch_) != m.session) return;
         if (p == v::kQuery && t.o.kind == ScannedKind::kLiteral) {
             facts.question = t.o.value.str();
         } else if (p == v::kProvStartedAtTime && t.o.kind == ScannedKind::kLiteral) {
@@ -508,6 +534,8 @@ private:
             facts.parent = t.o.value.str();
         } else if (p == v::kConversation && t.o.kind == ScannedKind::kLiteral) {
             facts.conversation = t.o.value.str();
+        } else if (p == v::kCollection && t.o.kind == ScannedKind::kLiteral) {
+            facts.collection = t.o.value.str();
         }
     }
 

@@ -1,11 +1,15 @@
 // The `trace` service: request parsing and dispatch to the trace store's read queries.
 #include "workers/trace_collector/trace_service.hpp"
 
+#include "base/spelling.hpp"
 #include "base/time_format.hpp"
+#include "base/utf8.hpp"
 #include "schema/messages_trace.hpp"
 
+#include <chrono>
 #include <limits>
 #include <string>
+#include <thread>
 #include <utility>
 
 namespace glassbox::trace {
@@ -16,6 +20,9 @@ using base::ErrorType;
 using base::make_error;
 using base::Result;
 
+constexpr auto kSettlePoll = std::chrono::milliseconds(5);
+// How long an event the broker has sent may take to reach the collector's batch.
+constexpr auto kInFlight = std::chrono::milliseconds(10);
 constexpr std::string_view kOps = "list, show, export, stats, turns, conversations, forget";
 
 base::Error invalid(std::string message) { return make_error(ErrorType::kInvalidRequest, std::move(message)); }
@@ -67,6 +74,7 @@ Result<json> as_reply(Result<json> stored) {
 Result<json> list(TraceStore& store, const json& body) {
     ListQuery q;
     auto kind = optional_string(body, "kind");
+    auto collection = optional_string(body, "collection");
     auto status = optional_string(body, "status");
     auto search = optional_string(body, "search");
     auto parent = optional_string(body, "parent");
@@ -75,7 +83,7 @@ Result<json> list(TraceStore& store, const json& body) {
     auto until = optional_time(body, "until");
     auto limit = bounded_integer(body, "limit", kDefaultListLimit, 1, kMaxListLimit);
     auto offset = bounded_integer(body, "offset", 0, 0, std::numeric_limits<std::int64_t>::max());
-    for (const auto* r : {&kind, &status, &search, &parent, &after}) {
+    for (const auto* r : {&kind, &collection, &status, &search, &parent, &after}) {
         if (!*r) return r->error();
     }
     for (const auto* r : {&since, &until}) {
@@ -90,6 +98,7 @@ Result<json> list(TraceStore& store, const json& body) {
         }
     }
     q.kind = *kind;
+    q.collection = *collection;
     q.status = *status;
     q.search = *search;
     q.parent = *parent;
@@ -132,11 +141,57 @@ Result<std::string> session_id(const json& body) {
     return std::move(**id);
 }
 
-Result<json> turns(TraceStore& store, const json& body) {
+// NotFound for a conversation that has no turns, naming the nearest of the recent ones.
+base::Error not_found_conversation(TraceStore& store, const std::string& id) {
+    std::vector<std::string> ids;
+    if (auto recent = store.conversations(kMaxConversationsLimit); recent && recent->contains("sessions")) {
+        for (const auto& s : (*recent)["sessions"])
+            if (s.is_object() && s.contains("session_id") && s["session_id"].is_string()) ids.push_back(s["session_id"]);
+    }
+    return make_error(ErrorType::kNotFound, "no conversation \"" + base::printable_utf8(id.substr(0, 100)) + "\"" +
+                                                base::did_you_mean(id, ids) + " (glassbox sessions list shows them)");
+}
+
+// `settle_ms`: while another run of the conversation than `current` is still running, its turn
+// is yet to come (its answer can reach the asker before its trace reaches the store): wait for
+// it, polling the store, at most that long (issue 31: a piped chat's follow-up).
+Result<void> settle(TraceStore& store, const std::string& conversation, const json& body,
+                    const CollectorStatsSource& collector_stats) {
+    auto wait_ms = bounded_integer(body, "settle_ms", 0, 0, schema::kMaxTurnsSettleMs);
+    if (!wait_ms) return wait_ms.error();
+    auto current = optional_string(body, "current");
+    if (!current) return current.error();
+    if (*wait_ms == 0) return {};
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(*wait_ms);
+    // A run quicker than the collector's batch is not in the store at all yet: first every event
+    // the collector beside this service has received (after a moment for those in flight from
+    // the broker) is committed, then the conversation's runs seen running are waited for.
+    if (collector_stats) {
+        std::this_thread::sleep_for(kInFlight);
+        const auto received = collector_stats().deliveries;
+        while (collector_stats().acked < received && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(kSettlePoll);
+    }
+    while (true) {
+        auto running = store.conversation_running(conversation, current->value_or(""));
+        if (!running) return running.error();
+        if (!*running || std::chrono::steady_clock::now() >= deadline) return {};
+        std::this_thread::sleep_for(kSettlePoll);
+    }
+}
+
+Result<json> turns(TraceStore& store, const json& body, const CollectorStatsSource& collector_stats) {
     auto id = session_id(body);
     if (!id) return id.error();
     auto limit = bounded_integer(body, "limit", kDefaultTurnsLimit, 1, kMaxTurnsLimit);
     if (!limit) return limit.error();
+    if (auto settled = settle(store, *id, body, collector_stats); !settled) return settled.error();
+    // `strict`: a person asked for this conversation by name, and a typo is no empty one.
+    if (const auto strict = body.find("strict"); strict != body.end() && strict->is_boolean() && strict->get<bool>()) {
+        auto known = store.conversation_known(*id);
+        if (!known) return known.error();
+        if (!*known) return not_found_conversation(store, *id);
+    }
     return as_reply<schema::ConversationTurns>(store.turns(*id, *limit));
 }
 
@@ -204,7 +259,7 @@ Result<json> answer_trace_request(TraceStore& store, const json& body,
     if (name == "show") return show(store, body);
     if (name == "export") return export_range(store, body, partial);
     if (name == "stats") return stats(store, collector_stats);
-    if (name == "turns") return turns(store, body);
+    if (name == "turns") return turns(store, body, collector_stats);
     if (name == "conversations") return conversations(store, body);
     if (name == "forget") return forget(store, body);
     return invalid("unknown op \"" + name + "\": one of " + std::string(kOps));

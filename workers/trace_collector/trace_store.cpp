@@ -15,7 +15,7 @@ using storage::Database;
 
 namespace {
 
-constexpr std::string_view kSchemaVersion = "2";
+constexpr std::string_view kSchemaVersion = "3";
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -34,7 +34,10 @@ CREATE TABLE IF NOT EXISTS sessions(
   error TEXT,
   last_event_at INTEGER NOT NULL,
   events INTEGER NOT NULL DEFAULT 0,
-  conversation TEXT);
+  conversation TEXT,
+  collection TEXT,
+  tokens_in INTEGER NOT NULL DEFAULT 0,
+  tokens_out INTEGER NOT NULL DEFAULT 0);
 -- export's range and lists that include sub-traces.
 CREATE INDEX IF NOT EXISTS sessions_started ON sessions(started);
 -- kind and status filters over all sessions (include_subtraces) are rare: sessions_started
@@ -56,6 +59,7 @@ CREATE INDEX IF NOT EXISTS sessions_top_status ON sessions(status, started) WHER
 DROP INDEX IF EXISTS sessions_top_started;
 DROP INDEX IF EXISTS sessions_top_question;
 CREATE INDEX IF NOT EXISTS sessions_top_page ON sessions(started, id, question) WHERE parent IS NULL;
+CREATE INDEX IF NOT EXISTS sessions_top_collection ON sessions(collection, started) WHERE parent IS NULL;
 CREATE TABLE IF NOT EXISTS events(
   session INTEGER NOT NULL,
   seq INTEGER NOT NULL,
@@ -105,7 +109,7 @@ CREATE TABLE IF NOT EXISTS conversations(
   started INTEGER NOT NULL,
   last INTEGER NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS conversations_last ON conversations(last, id);
-INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '2');
+INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '3');
 )sql";
 
 // Version 1 → 2: sessions gain `conversation` (the tables above are new). Runs stored before
@@ -113,6 +117,15 @@ INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '2');
 constexpr const char* kMigrateFrom1 = R"sql(
 ALTER TABLE sessions ADD COLUMN conversation TEXT;
 UPDATE meta SET value = '2' WHERE key = 'schema';
+)sql";
+
+// Version 2 → 3: sessions gain the collection a run asked and the tokens its steps used (issue
+// 31). Runs stored before have none recorded: no collection, 0 tokens.
+constexpr const char* kMigrateFrom2 = R"sql(
+ALTER TABLE sessions ADD COLUMN collection TEXT;
+ALTER TABLE sessions ADD COLUMN tokens_in INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN tokens_out INTEGER NOT NULL DEFAULT 0;
+UPDATE meta SET value = '3' WHERE key = 'schema';
 )sql";
 
 // Creates the schema, or brings a store of an older version to this one, in one transaction.
@@ -132,6 +145,10 @@ Result<void> migrate(Database& db) {
     }
     if (version == "1") {
         if (auto r = db.exec(kMigrateFrom1); !r) return r.error();
+        version = "2";
+    }
+    if (version == "2") {
+        if (auto r = db.exec(kMigrateFrom2); !r) return r.error();
     }
     if (auto r = db.exec(kSchema); !r) return r.error();
     return transaction->commit();

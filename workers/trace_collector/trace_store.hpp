@@ -77,6 +77,7 @@ struct BatchOutcome {
 // Filters of the `list` operation; times are epoch milliseconds.
 struct ListQuery {
     std::optional<std::string> kind;
+    std::optional<std::string> collection;  // runs that asked this knowledge collection
     std::optional<std::string> status;  // running | complete | error | incomplete
     std::optional<std::int64_t> since_ms;
     std::optional<std::int64_t> until_ms;
@@ -143,6 +144,14 @@ public:
     // conversation has none. `forget` deletes the conversation's turns (its runs' traces stay)
     // and needs a read-write store.
     base::Result<nlohmann::json> turns(std::string_view conversation, std::int64_t limit);
+    // True while a top-level run of `conversation` other than `except_run` (a run UUID, "" for
+    // none) is still running: its turn is yet to come.
+    base::Result<bool> conversation_running(std::string_view conversation, std::string_view except_run);
+    // True when `conversation` has turns kept.
+    base::Result<bool> conversation_known(std::string_view conversation);
+    // A list's kind filter: an engine's service name or a stored run's kind; InvalidRequest with
+    // the nearest name otherwise.
+    base::Result<void> check_kind(const std::string& kind);
     base::Result<nlohmann::json> conversations(std::int64_t limit);
     base::Result<nlohmann::json> forget(std::string_view conversation);
 

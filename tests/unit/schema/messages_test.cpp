@@ -41,7 +41,8 @@ TEST(GraphRagQuery, DefaultsAndRoundTrip) {
     EXPECT_EQ(or_default(empty->entity_limit, kDefaultEntityLimit), 50u);
     EXPECT_EQ(or_default(7, kDefaultEdgeLimit), 7u);
 
-    GraphRagQuery q{"who?", "c1", 1, 2, 3, 4, 5, 6, true, "urn:glassbox:x:routing", "chat-1"};
+    GraphRagQuery q{"who?", "c1", 1, 2, 3, 4, 5, 6, true, "urn:glassbox:x:routing", "chat-1",
+                    std::vector<std::string>{"Greyhollow Light"}};
     EXPECT_EQ(round_trip(q), q);
 }
 
@@ -477,6 +478,38 @@ TEST(Conversations, RepliesRoundTripAndNullShortAnswer) {
     // A turn without its trace, or a list without sessions, is not the contract's shape.
     EXPECT_FALSE(decode<ConversationTurn>(nlohmann::json{{"question", "q"}}).ok());
     EXPECT_FALSE(decode<ConversationList>(nlohmann::json::object()).ok());
+}
+
+// Issue 31: the `collections` and `collection-delete` replies, and the name a delete requires.
+TEST(StoreMessages, CollectionMessagesRoundTripAndADeleteNeedsItsName) {
+    CollectionSummary summary;
+    summary.collection = "notes";
+    summary.facts = 12;
+    summary.entities = 5;
+    summary.documents = 2;
+    summary.chunks = 7;
+    summary.documents_per_tier = {{"2", 2}};
+    summary.chunks_per_tier = {{"2", 7}};
+    summary.entity_vectors = 5;
+    summary.chunk_vectors = 7;
+    summary.bytes_on_disk = 65536;
+    summary.last_loaded = "2026-11-29T06:50:57.461Z";
+    const CollectionList list{{summary}, true};
+    EXPECT_EQ(round_trip(list), list);
+    const CollectionDeleted deleted{summary};
+    EXPECT_EQ(round_trip(deleted), deleted);
+    EXPECT_EQ(encode(deleted)["removed"]["collection"], "notes");
+    StoreStats stats;
+    stats.documents_per_tier = {{"1", 3}};
+    stats.chunks_per_tier = {{"1", 9}};
+    stats.last_loaded = "2026-11-29T06:50:57Z";
+    EXPECT_EQ(round_trip(stats), stats);
+    const CollectionDeleteRequest named{"notes"};
+    EXPECT_EQ(round_trip(named), named);
+    auto unnamed = decode_body<CollectionDeleteRequest>("{}");
+    ASSERT_FALSE(unnamed.ok());
+    EXPECT_EQ(unnamed.error().type, base::ErrorType::kDecodeError);
+    EXPECT_NE(unnamed.error().message.find("collection"), std::string::npos) << unnamed.error().message;
 }
 
 }  // namespace

@@ -71,5 +71,35 @@ TEST(ResolveReference, NothingToResolveLeavesTheQuestionAlone) {
     EXPECT_FALSE(after("Who built it?", {"Is it old?", "Yes.", "yes"}).resolved());
 }
 
+// "else" and its kin ask for something besides what the last turn was about: its question's
+// entity and its answer's items, but never the entity the reference was read as.
+TEST(AlreadyAnswered, ElseExcludesTheLastTurnsSubjectsButNotTheResolvedEntity) {
+    const std::vector<EarlierTurn> turns{{"Who designed Greyhollow Light?", "Ilse Varrow designed Greyhollow Light.",
+                                          "Ilse Varrow"}};
+    const auto resolved = resolve_reference("What else did she design?", turns);
+    ASSERT_EQ(resolved.question, "What else did Ilse Varrow design?");
+    const auto excluded = already_answered("What else did she design?", turns, resolved);
+    EXPECT_EQ(excluded.marker, "else");
+    EXPECT_EQ(excluded.entities, std::vector<std::string>{"Greyhollow Light"});
+    // No reference: the answer itself is excluded too ("who else" than Ilse Varrow).
+    const auto who = "Who else designed a lighthouse?";
+    const auto plain = already_answered(who, turns, resolve_reference(who, turns));
+    EXPECT_EQ(plain.entities, (std::vector<std::string>{"Ilse Varrow", "Greyhollow Light"}));
+    // A list answer is split into its items.
+    const std::vector<EarlierTurn> listed{{"What did Ilse Varrow design?", "…", "Saltspire Light and Greyhollow Light"}};
+    const auto other = already_answered("Which other lights are there?", listed,
+                                        resolve_reference("Which other lights are there?", listed));
+    EXPECT_EQ(other.marker, "other");
+    EXPECT_EQ(other.entities, (std::vector<std::string>{"Saltspire Light", "Greyhollow Light", "Ilse Varrow"}));
+}
+
+TEST(AlreadyAnswered, NothingIsExcludedWithoutTheWordOrATurn) {
+    const std::vector<EarlierTurn> turns{{"Who designed Greyhollow Light?", "", "Ilse Varrow"}};
+    EXPECT_FALSE(already_answered("What did she design?", turns, resolve_reference("What did she design?", turns)).any());
+    EXPECT_FALSE(already_answered("What else is there?", {}, resolve_reference("What else is there?", {})).any());
+    // "Elsewhere" and "otherwise" are other words.
+    EXPECT_FALSE(already_answered("Is it elsewhere, otherwise?", turns, {}).any());
+}
+
 }  // namespace
 }  // namespace glassbox::text

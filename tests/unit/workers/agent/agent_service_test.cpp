@@ -206,7 +206,9 @@ TEST_F(AgentServiceTest, MalformedRepliesAndUnknownToolsAreErrorObservationsAndT
     ASSERT_EQ(final.kind, bus::ReplyKind::kFinal) << (final.error ? final.error->describe() : "");
     EXPECT_EQ(final.body["answer"], "Mexico");
     EXPECT_EQ(final.body["termination"], "final-answer");
-    EXPECT_EQ(final.body["response"], "Cruz Azul FC is in Mexico.");
+    // The model cited nothing: the answer is marked with the sources it rests on, as numbered.
+    EXPECT_EQ(final.body["response"], "Cruz Azul FC is in Mexico [1][2][3].");
+    EXPECT_EQ(final.body["citations"].size(), 3u) << final.body.dump();
 
     // The model saw each error.
     std::vector<json> seen;

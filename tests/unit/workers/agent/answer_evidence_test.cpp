@@ -86,5 +86,16 @@ TEST(AnswerEvidence, CitesFactsWithTheirSourcesThenTheRagCitationsKeepingTheWeak
     EXPECT_EQ(schema::explain::aggregate_tier({}), 4);
 }
 
+TEST(WithCitationMarkers, MarksTheSourcesBeforeTheFullStopUnlessTheTextCites) {
+    EXPECT_EQ(with_citation_markers("Ilse Varrow designed Greyhollow Light.", 1),
+              "Ilse Varrow designed Greyhollow Light [1].");
+    EXPECT_EQ(with_citation_markers("Brenn Yard", 2), "Brenn Yard [1][2]");
+    // A model that cited keeps its markers; nothing cited, nothing added.
+    EXPECT_EQ(with_citation_markers("Saltspire Light [2].", 3), "Saltspire Light [2].");
+    EXPECT_EQ(with_citation_markers("No sources.", 0), "No sources.");
+    // Brackets that are no marker do not count as citing.
+    EXPECT_EQ(with_citation_markers("It was [unknown].", 1), "It was [unknown] [1].");
+}
+
 }  // namespace
 }  // namespace glassbox::agent

@@ -115,5 +115,25 @@ TEST(AgentPlannerTest, RenderedStepsFollowTheTemplateForm) {
     EXPECT_EQ(render_react(final_step), "Thought: done\nFinal Answer: 42\nIt is 42.\n");
 }
 
+// A follow-up's "else": the chain's end that the conversation already answered is left out, and
+// the thought says so; without it, the first reached is the answer.
+TEST(AgentPlannerTest, ElseLeavesOutWhatThePreviousTurnWasAbout) {
+    const std::string q = "what did ilse_varrow design ?";
+    const json steps = json::array(
+        {step_of({lookup("ilse_varrow", {{"designed", "greyhollow_light"}, {"designed", "saltspire_light"}})})});
+    const auto plain = plan_agent_step(q, kTools, steps);
+    ASSERT_TRUE(plain.calls.empty()) << render_react(plain);
+    const std::string first = plain.final_answer;
+    const auto other = plan_agent_step(q, kTools, steps, {}, {first});
+    ASSERT_TRUE(other.calls.empty()) << render_react(other);
+    EXPECT_FALSE(other.final_answer.empty());
+    EXPECT_NE(other.final_answer, first) << render_react(other);
+    EXPECT_NE(other.thought.find("Leaving out " + first), std::string::npos) << other.thought;
+    // Nothing else reached: the answer stays (an answer, not silence).
+    const json one = json::array({step_of({lookup("ilse_varrow", {{"designed", "greyhollow_light"}})})});
+    EXPECT_EQ(plan_agent_step(q, kTools, one, {}, {plan_agent_step(q, kTools, one).final_answer}).final_answer,
+              plan_agent_step(q, kTools, one).final_answer);
+}
+
 }  // namespace
 }  // namespace glassbox::llm

@@ -2,6 +2,9 @@
 // gb:conversation, the bounds, forget, the v1 → v2 migration and the service's ops.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "base/time_format.hpp"
 #include "base/utf8.hpp"
 #include "schema/messages_trace.hpp"
@@ -202,8 +205,11 @@ TEST_F(ConversationTest, AVersion1StoreIsMigratedOnOpen) {
         storage::OpenOptions options;
         auto db = storage::Database::open(dir_ / "traces.db", options);
         ASSERT_TRUE(db.ok()) << db.error().describe();
-        ASSERT_TRUE((*db)->exec("DROP TABLE turns; DROP TABLE conversations; "
+        ASSERT_TRUE((*db)->exec("DROP TABLE turns; DROP TABLE conversations; DROP INDEX sessions_top_collection; "
                                 "ALTER TABLE sessions DROP COLUMN conversation; "
+                                "ALTER TABLE sessions DROP COLUMN collection; "
+                                "ALTER TABLE sessions DROP COLUMN tokens_in; "
+                                "ALTER TABLE sessions DROP COLUMN tokens_out; "
                                 "UPDATE meta SET value = '1' WHERE key = 'schema';")
                         .ok());
     }
@@ -257,6 +263,53 @@ TEST_F(ConversationServiceTest, OpsAndTheirChecks) {
     auto gone = ask({{"op", "forget"}, {"session_id", "s1"}});
     ASSERT_TRUE(gone.ok()) << gone.error().describe();
     EXPECT_EQ((*gone)["deleted"], 12);
+}
+
+// Issue 31: the previous turn's answer can reach the asker before its trace reaches the store.
+// `settle_ms` waits for the conversation's running runs, but never for the asker's own.
+TEST_F(ConversationServiceTest, TurnsSettleWaitsForTheConversationsRunningRunButNotTheAskers) {
+    const auto previous = turn_run("s2", "Who designed Greyhollow Light?", kT0);
+    const auto asker = turn_run("s2", "What else did she design?", kT0 + 50);
+    store({previous.open(), asker.open()}, kT0 + 51);
+    auto reader = TraceStore::open(dir_ / "traces.db", OpenMode::kReadOnly, config_);
+    ASSERT_TRUE(reader.ok()) << reader.error().describe();
+    std::thread ender([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        store({end_with_short_answer(previous, "Ilse Varrow designed Greyhollow Light.", "Ilse Varrow")}, kT0 + 200);
+    });
+    auto settled = answer_trace_request(**reader,
+                                        {{"op", "turns"}, {"session_id", "s2"}, {"limit", 1},
+                                         {"settle_ms", schema::kMaxTurnsSettleMs}, {"current", asker.uris.uuid()}},
+                                        [](const json&) { return true; });
+    ender.join();
+    ASSERT_TRUE(settled.ok()) << settled.error().describe();
+    ASSERT_EQ((*settled)["turns"].size(), 1u) << "the turn that was running when asked: " << settled->dump();
+    EXPECT_EQ((*settled)["turns"][0]["short_answer"], "Ilse Varrow");
+    // Without settle_ms nothing is waited for.
+    auto now = ask({{"op", "turns"}, {"session_id", "s3"}});
+    ASSERT_TRUE(now.ok());
+    EXPECT_TRUE((*now)["turns"].empty());
+    for (const json& bad : {json{{"op", "turns"}, {"session_id", "s2"}, {"settle_ms", schema::kMaxTurnsSettleMs + 1}},
+                            json{{"op", "turns"}, {"session_id", "s2"}, {"settle_ms", -1}},
+                            json{{"op", "turns"}, {"session_id", "s2"}, {"settle_ms", 10}, {"current", 3}}}) {
+        auto r = ask(bad);
+        ASSERT_FALSE(r.ok()) << bad.dump();
+        EXPECT_EQ(r.error().type, ErrorType::kInvalidRequest) << bad.dump();
+    }
+}
+
+// `strict`: a person asked for a conversation by its id, and a typo is NotFound naming the
+// nearest, not an empty conversation.
+TEST_F(ConversationServiceTest, AStrictTurnsOfAnUnknownConversationIsNotFoundWithTheNearest) {
+    const auto run = turn_run("chat-1a2b", "q", kT0);
+    store({run.open(), run.end()}, kT0 + 10);
+    auto known = ask({{"op", "turns"}, {"session_id", "chat-1a2b"}, {"strict", true}});
+    ASSERT_TRUE(known.ok()) << known.error().describe();
+    EXPECT_EQ((*known)["turns"].size(), 1u);
+    auto typo = ask({{"op", "turns"}, {"session_id", "chat-1a2c"}, {"strict", true}});
+    ASSERT_FALSE(typo.ok());
+    EXPECT_EQ(typo.error().type, ErrorType::kNotFound);
+    EXPECT_NE(typo.error().message.find("did you mean chat-1a2b?"), std::string::npos) << typo.error().message;
 }
 
 }  // namespace

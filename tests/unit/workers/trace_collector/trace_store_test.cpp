@@ -7,6 +7,7 @@
 
 #include "base/time_format.hpp"
 #include "schema/explain_uris.hpp"
+#include "schema/messages_trace.hpp"
 #include "schema/nquads.hpp"
 #include "schema/term_json.hpp"
 #include "tests/support/trace_fixture.hpp"
@@ -523,6 +524,59 @@ TEST_F(ListTest, Filters) {
     q.search = "QUESTION 3";
     EXPECT_EQ(sessions(q), std::vector<std::string>{runs_[3].session()});
     q.search = "%";
+    EXPECT_TRUE(sessions(q).empty());
+}
+
+// Issue 31: a kind that is a near miss of a known one is a typo, not an empty list; a kind near
+// nothing known lists nothing (a service whose first run is still to come).
+TEST_F(ListTest, AMisspeltKindIsAnErrorNamingTheNearest) {
+    ListQuery q;
+    q.kind = "graphrag";
+    auto typo = store_->list(q);
+    ASSERT_FALSE(typo.ok());
+    EXPECT_EQ(typo.error().type, ErrorType::kInvalidRequest);
+    EXPECT_NE(typo.error().message.find("(did you mean graph-rag?)"), std::string::npos) << typo.error().message;
+    q.kind = "weather-station";
+    EXPECT_TRUE(sessions(q).empty());
+    // A stored run's own kind is known too, and so are its near misses.
+    const auto third = FakeRun::make("weather-station", "rain?", kT0 + 6000);
+    store({third.open(), third.end()}, kT0 + 10'000);
+    EXPECT_EQ(sessions(q), std::vector<std::string>{third.session()});
+    q.kind = "weather-stations";
+    auto near = store_->list(q);
+    ASSERT_FALSE(near.ok());
+    EXPECT_NE(near.error().message.find("(did you mean weather-station?)"), std::string::npos);
+}
+
+// Issue 31: a run records the collection it asked and the tokens its steps used; a list row
+// adds its sub-runs' tokens, and `collection` filters.
+TEST_F(ListTest, RowsCarryTheCollectionAndTheTokensWithTheSubRuns) {
+    auto parent = FakeRun::make("query", "who?", kT0 + 7000);
+    auto sub = FakeRun::make("graph-rag", "who?", kT0 + 7001, parent.session());
+    auto open = parent.open();
+    open.explain_triples = explain::question(parent.uris, "who?", at(kT0 + 7000),
+                                             explain::worker_agent_uri("query"), std::nullopt, std::nullopt, {},
+                                             "islands");
+    explain::StepInfo used;
+    used.generated_at = at(kT0 + 7010);
+    used.input_tokens = 600;
+    used.output_tokens = 40;
+    auto sub_end = sub.end();
+    const auto synthesis = explain::synthesis(sub.uris, used, explain::StoredText{"it", std::nullopt}, {});
+    sub_end.explain_triples.insert(sub_end.explain_triples.end(), synthesis.begin(), synthesis.end());
+    store({open, sub.open(), sub_end, parent.end()}, kT0 + 10'000);
+    ListQuery q;
+    q.collection = "islands";
+    auto listed = store_->list(q, at(kT0 + 10'000));
+    ASSERT_TRUE(listed.ok()) << listed.error().describe();
+    ASSERT_EQ((*listed)["sessions"].size(), 1u) << listed->dump();
+    const auto& row = (*listed)["sessions"][0];
+    EXPECT_EQ(row["session"], parent.session());
+    EXPECT_EQ(row["collection"], "islands");
+    EXPECT_EQ(row["input_tokens"], 600);
+    EXPECT_EQ(row["output_tokens"], 40);
+    EXPECT_TRUE(schema::decode<schema::TraceSessionList>(*listed).ok());
+    q.collection = "elsewhere";
     EXPECT_TRUE(sessions(q).empty());
 }
 
