@@ -16,6 +16,7 @@
 #include "cli/render/answer_render.hpp"
 #include "cli/commands.hpp"
 #include "cli/render/trace_render.hpp"
+#include "cli/trace_labels.hpp"
 #include "schema/messages.hpp"
 #include "schema/services.hpp"
 
@@ -116,6 +117,8 @@ std::optional<base::Error> body_error(const json& body) {
 class AnswerPrinter {
 public:
     explicit AnswerPrinter(bool explain) : explain_(explain) {}
+    // -x names the entities of each step by label (the store's), as the messages carry IRIs.
+    void set_labeler(cli::render::Labeler labeler) { summaries_.set_labeler(std::move(labeler)); }
 
     void data(const json& body) {
         // The query router forwards its engines' explain messages as data: a sub-trace's steps,
@@ -162,7 +165,7 @@ public:
         } else if (type == "observation") {
             const bool error = body.is_object() && body.value("error", false);
             std::cout << "[" << n << "] observation" << (error ? " (error)" : "") << ": "
-                      << line(string_field(body, "content")) << std::endl;
+                      << cli::render::summarize_observation(string_field(body, "content"), error) << std::endl;
         } else if (type == "explain" && explain_ && body.is_object() && body.contains("explain")) {
             std::cout << "    " << summaries_.next(body["explain"]) << std::endl;
         }
@@ -286,6 +289,7 @@ void run_invoke(const InvokeOptions& options) {
     if (!stream) exit_with_error(stream.error());
 
     AnswerPrinter printer(options.explain);
+    if (options.explain) printer.set_labeler(store_labeler(options.client, settings().text("client.collection")));
     // The client's backstop (deadline + grace) ends the stream, so this wait always terminates.
     const auto wait = options.client.timeout() + config.deadline_grace + std::chrono::seconds{1};
     for (;;) {
@@ -328,7 +332,8 @@ void run_invoke(const InvokeOptions& options) {
 // The options every target shares; `required` is false on `invoke` itself, where a missing -q
 // is reported by run_invoke (a subcommand's own -q would otherwise be demanded of the parent).
 void add_common_options(CLI::App& cmd, InvokeOptions& options, bool required) {
-    auto* question = cmd.add_option("-q,--question", options.question, "The question");
+    auto* question =
+        cmd.add_option("-q,--question,--query", options.question, "The question (--query: another name for it)");
     if (required) question->required();
     add_setting_option(cmd, "client.collection", "--collection");
     cmd.add_flag("-x,--explain", options.explain,
@@ -358,7 +363,8 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
         cmd->callback([options] { run_invoke(*options); });
         return;
     }
-    cmd->add_option("-q,--question", options->question, "The question")->required();
+    cmd->add_option("-q,--question,--query", options->question, "The question (--query: another name for it)")
+        ->required();
     add_setting_option(*cmd, "client.collection", "--collection");
     cmd->add_flag("-x,--explain", options->explain,
                   "Print one line per explain step as it arrives (stage, URI, key facts)");

@@ -12,6 +12,7 @@
 #include "cli/settings.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
+#include "cli/render/table_render.hpp"
 #include "loader/rdf_reader.hpp"
 #include "schema/messages.hpp"
 #include "schema/services.hpp"
@@ -199,6 +200,40 @@ struct StatsOptions {
     std::string collection;
 };
 
+// "1".."4" → count, 0 for a tier the store does not name.
+std::string tier_count(const std::map<std::string, std::uint64_t>& counts, int tier) {
+    const auto found = counts.find(std::to_string(tier));
+    return with_commas(found == counts.end() ? 0 : found->second);
+}
+
+// One table: facts, documents and chunks per data tier with their totals, then the graph's
+// shape, the vectors and the size.
+std::vector<render::TableRow> store_stats_rows(const schema::StoreStats& stats) {
+    static const char* kTierNames[] = {"", "authoritative", "verified", "crowd-sourced", "inferred"};
+    std::vector<render::TableRow> rows{{"Collection " + stats.collection, {}},
+                                       {"", {"facts", "documents", "chunks"}}};
+    for (int tier = 1; tier <= 4; ++tier) {
+        rows.push_back({"tier " + std::to_string(tier) + " " + kTierNames[tier],
+                        {tier_count(stats.facts_per_tier, tier), tier_count(stats.documents_per_tier, tier),
+                         tier_count(stats.chunks_per_tier, tier)}});
+    }
+    rows.push_back({"total", {with_commas(stats.quads), with_commas(stats.documents), with_commas(stats.chunks)}});
+    rows.push_back({"Graph", {}});
+    rows.push_back({"subjects", {with_commas(stats.subjects)}});
+    rows.push_back({"predicates", {with_commas(stats.predicates)}});
+    rows.push_back({"objects", {with_commas(stats.objects)}});
+    rows.push_back({"terms", {with_commas(stats.terms)}});
+    rows.push_back({"named graphs", {with_commas(stats.graphs)}});
+    rows.push_back({"sources", {with_commas(stats.sources)}});
+    rows.push_back({"Vectors", {}});
+    rows.push_back({"entity vectors", {with_commas(stats.entity_vectors)}});
+    rows.push_back({"chunk vectors", {with_commas(stats.chunk_vectors)}});
+    if (!stats.model.empty())
+        rows.push_back({"embedding model", {stats.model + " (dim " + std::to_string(stats.dim) + ")"}});
+    rows.push_back({"on disk (bytes)", {with_commas(stats.bytes_on_disk)}});
+    return rows;
+}
+
 void run_stats(const StatsOptions& options) {
     json body = schema::encode(schema::StoreStatsRequest{options.collection});
     body["op"] = "stats";
@@ -208,30 +243,7 @@ void run_stats(const StatsOptions& options) {
         std::cout << dump_json(schema::encode(*stats)) << std::endl;
         return;
     }
-    const auto row = [](const std::string& name, const std::string& value) {
-        std::cout << "  " << name << std::string(name.size() < 18 ? 18 - name.size() : 1, ' ') << value << '\n';
-    };
-    std::cout << "collection " << stats->collection << '\n';
-    row("facts", with_commas(stats->quads));
-    row("subjects", with_commas(stats->subjects));
-    row("predicates", with_commas(stats->predicates));
-    row("objects", with_commas(stats->objects));
-    row("terms", with_commas(stats->terms));
-    row("named graphs", with_commas(stats->graphs));
-    row("sources", with_commas(stats->sources));
-    static const char* kTierNames[] = {"", "authoritative", "verified", "crowd-sourced", "inferred"};
-    for (int tier = 1; tier <= 4; ++tier) {
-        const auto found = stats->facts_per_tier.find(std::to_string(tier));
-        const std::uint64_t n = found == stats->facts_per_tier.end() ? 0 : found->second;
-        row("tier " + std::to_string(tier) + " " + kTierNames[tier], with_commas(n));
-    }
-    row("documents", with_commas(stats->documents));
-    row("chunks", with_commas(stats->chunks));
-    row("entity vectors", with_commas(stats->entity_vectors));
-    row("chunk vectors", with_commas(stats->chunk_vectors));
-    if (!stats->model.empty()) row("embedding model", stats->model + " (dim " + std::to_string(stats->dim) + ")");
-    row("on disk", with_commas(stats->bytes_on_disk) + " bytes");
-    std::cout << std::flush;
+    std::cout << render::render_rows(store_stats_rows(*stats)) << std::flush;
 }
 
 }  // namespace

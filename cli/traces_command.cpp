@@ -1,5 +1,6 @@
 // `glassbox traces list|show|tail|export|stats`: reads traces back from the `trace` service
 // (docs/traces.md §3).
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -14,10 +15,14 @@
 #include "cli/client_options.hpp"
 #include "cli/commands.hpp"
 #include "bus/explain_subscriber.hpp"
+#include "cli/progress.hpp"
+#include "cli/render/table_render.hpp"
 #include "cli/render/trace_render.hpp"
+#include "cli/trace_labels.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/messages_trace.hpp"
 #include "schema/services.hpp"
+#include "workers/trace_collector/trace_service.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -80,6 +85,7 @@ struct ListOptions {
     std::string until;
     std::string search;
     std::string parent;
+    std::string collection;
     bool all = false;
     int limit = 50;
     int offset = 0;
@@ -95,6 +101,7 @@ void run_list(const ListOptions& options) {
     if (!options.until.empty()) request["until"] = time_bound(options.until, "--until");
     if (!options.search.empty()) request["search"] = options.search;
     if (!options.parent.empty()) request["parent"] = options.parent;
+    if (!options.collection.empty()) request["collection"] = options.collection;
     if (options.all) request["include_subtraces"] = true;
     if (!options.after.empty()) request["after"] = options.after;
     if (options.exact_total) request["exact_total"] = true;
@@ -115,6 +122,8 @@ struct ShowOptions {
     std::string id;
     std::string format = "tree";
     bool show_sources = false;
+    bool full = false;
+    int depth = -1;  // sub-run levels expanded; -1: all
 };
 
 void run_show(const ShowOptions& options) {
@@ -133,9 +142,15 @@ void run_show(const ShowOptions& options) {
     auto trace = schema::decode<schema::TraceDetail>(reply);
     if (!trace) exit_with_error(trace.error());
     switch (format) {
-        case traces::TraceFormat::kTree:
-            std::cout << traces::render_tree(*trace, traces::TreeOptions{options.show_sources, 0});
+        case traces::TraceFormat::kTree: {
+            traces::TreeOptions tree;
+            tree.show_sources = options.show_sources;
+            tree.full = options.full || options.show_sources;
+            if (options.depth >= 0) tree.depth = static_cast<std::size_t>(options.depth);
+            if (!tree.full) tree.labels = fetch_trace_labels(options.client, *trace);
+            std::cout << traces::render_tree(*trace, tree);
             break;
+        }
         case traces::TraceFormat::kTurtle:
             std::cout << traces::render_turtle(traces::trace_triples(*trace));
             break;
@@ -263,26 +278,48 @@ void run_export(const ExportOptions& options) {
 
 // ---- stats --------------------------------------------------------------------------------
 
+std::string count(std::int64_t n) { return with_commas(static_cast<std::uint64_t>(std::max<std::int64_t>(n, 0))); }
+
+// The trace store's counts, then the collector's, as aligned tables.
+std::vector<traces::TableRow> trace_stats_rows(const schema::TraceStats& stats) {
+    std::vector<traces::TableRow> rows{{"Trace store", {}}, {"sessions", {count(stats.sessions)}}};
+    // The statuses in the order a run goes through them, then any other the service names.
+    std::vector<std::string> statuses{"running", "complete", "incomplete", "error"};
+    for (const auto& [status, n] : stats.by_status)
+        if (std::find(statuses.begin(), statuses.end(), status) == statuses.end()) statuses.push_back(status);
+    for (const auto& status : statuses) {
+        const auto it = stats.by_status.find(status);
+        rows.push_back({"  " + status, {count(it == stats.by_status.end() ? 0 : it->second)}});
+    }
+    rows.push_back({"events", {count(stats.events)}});
+    rows.push_back({"triples", {count(stats.triples)}});
+    rows.push_back({"stored texts", {count(stats.texts)}});
+    rows.push_back({"quarantined messages", {count(stats.quarantined)}});
+    rows.push_back({"on disk (bytes)", {with_commas(stats.db_bytes)}});
+    if (const auto& c = stats.collector) {
+        rows.push_back({"Collector (since it started)", {}});
+        rows.push_back({"deliveries received", {with_commas(c->deliveries)}});
+        rows.push_back({"events stored", {with_commas(c->stored)}});
+        rows.push_back({"deliveries acked", {with_commas(c->acked)}});
+        rows.push_back({"pending (not yet stored)", {with_commas(c->pending)}});
+        rows.push_back({"store failures", {with_commas(c->store_failures)}});
+        rows.push_back({"store failing", {c->store_failing ? "yes" : "no"}});
+        rows.push_back({"last store error", {c->last_store_error.empty() ? "-" : c->last_store_error}});
+        rows.push_back({"IRIs rewritten", {with_commas(c->iris_rewritten)}});
+        rows.push_back({"deliveries refused", {with_commas(c->refused)}});
+    }
+    return rows;
+}
+
 void run_stats(const ClientOptions& options) {
     const json reply = call_trace(options, json{{"op", "stats"}});
     if (options.json) {
         std::cout << dump_json(reply) << std::endl;
         return;
     }
-    for (const auto& [key, value] : reply.items()) {
-        if (value.is_object()) {
-            std::cout << key << ":\n";
-            for (const auto& [inner, count] : value.items()) {
-                std::cout << "  " << inner << "  "
-                          << (count.is_string() ? count.get<std::string>() : dump_json(count))
-                          << "\n";
-            }
-        } else {
-            std::cout << key << "  "
-                      << (value.is_string() ? value.get<std::string>() : dump_json(value)) << "\n";
-        }
-    }
-    std::cout << std::flush;
+    auto stats = schema::decode<schema::TraceStats>(reply);
+    if (!stats) exit_with_error(stats.error());
+    std::cout << traces::render_rows(trace_stats_rows(*stats)) << std::flush;
 }
 
 }  // namespace
@@ -306,9 +343,11 @@ void add_traces_command(CLI::App& app) {
     list_cmd->add_option("--search", list->search, "Text in the question");
     list_cmd->add_option("--parent", list->parent, "Only the sub-traces of this session");
     list_cmd->add_flag("--all", list->all, "Include sub-traces");
+    list_cmd->add_option("--collection", list->collection, "Only the runs that queried this collection");
+    // The trace service's own bound: a larger limit is refused here, naming the range.
     list_cmd->add_option("--limit", list->limit, "At most this many sessions")
         ->capture_default_str()
-        ->check(CLI::Range(1, 100'000));
+        ->check(CLI::Range(1, static_cast<int>(glassbox::trace::kMaxListLimit)));
     list_cmd->add_option("--after", list->after, "Page after this cursor (printed under each full page)");
     list_cmd->add_flag("--exact-total", list->exact_total,
                        "Count every matching session (slower; by default the count stops at 10,000)");
@@ -327,9 +366,16 @@ void add_traces_command(CLI::App& app) {
     show_cmd->add_option("--format", show->format, "tree, json, turtle, ntriples, nquads or jsonld")
         ->capture_default_str()
         ->check(CLI::IsMember({"tree", "json", "turtle", "ntriples", "nquads", "jsonld"}));
+    show_cmd->add_flag("--full", show->full,
+                       "Tree: every stored fact of every step (explored edges, reasoning, sources), "
+                       "not the summary");
+    show_cmd->add_option("--depth", show->depth,
+                         "Tree: levels of sub-runs to expand (0: none, each on one line; default: all)")
+        ->check(CLI::Range(0, schema::kMaxTraceDepth));
     show_cmd->add_flag(
         "--show-sources", show->show_sources,
-        "Tree: the source chunk, document and data tier of each selected edge and chunk");
+        "Tree: the full tree with the source chunk, document and data tier of each selected edge "
+        "and chunk");
     add_client_options(*show_cmd, show->client);
     show_cmd->callback([show] { run_show(*show); });
 

@@ -74,6 +74,34 @@ std::string truncate_text(std::string_view text, std::size_t width) {
     return std::string(text.substr(0, code_point_offset(text, width - 1))) + "\u2026";
 }
 
+std::string cut_at_word(std::string_view text, std::size_t width) {
+    if (code_points(text) <= width) return std::string(text);
+    if (width == 0) return {};
+    std::string_view kept = text.substr(0, code_point_offset(text, width - 1));
+    // A space in the second half of the room: cut there, not inside a word.
+    const auto space = kept.find_last_of(' ');
+    if (space != std::string_view::npos && code_points(kept.substr(0, space)) >= width / 2)
+        kept = kept.substr(0, space);
+    while (!kept.empty() && std::string_view(" ,;:-").find(kept.back()) != std::string_view::npos)
+        kept.remove_suffix(1);
+    return std::string(kept) + "\u2026";
+}
+
+std::string single_line(std::string_view text) {
+    std::string out;
+    bool space = false;
+    for (char c : text) {
+        if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+            space = !out.empty();
+            continue;
+        }
+        if (space) out += ' ';
+        space = false;
+        out += c;
+    }
+    return out;
+}
+
 std::string pad(std::string_view text, std::size_t width) {
     std::string out(text);
     const std::size_t length = code_points(text);

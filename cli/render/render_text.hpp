@@ -26,6 +26,11 @@ std::size_t code_point_offset(std::string_view text, std::uint64_t n);
 std::size_t code_points(std::string_view text);
 // At most `width` code points, "…" marking a cut.
 std::string truncate_text(std::string_view text, std::size_t width);
+// At most `width` code points, cut at the last space before the limit (mid-word only when a
+// single word fills it), trailing punctuation dropped and "…" marking the cut.
+std::string cut_at_word(std::string_view text, std::size_t width);
+// Runs of whitespace (newlines, tabs) as one space, ends trimmed: a text on one line.
+std::string single_line(std::string_view text);
 // `text` padded with spaces to `width` code points.
 std::string pad(std::string_view text, std::size_t width);
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/render/render_text.hpp"
+#include "cli/render/step_facts.hpp"
 #include "schema/term_json.hpp"
 #include "schema/vocabulary.hpp"
 
@@ -21,128 +22,11 @@ using schema::Triple;
 namespace vocab = schema::vocab;
 using namespace detail;
 
-// The triples of one explain message, by subject, for the summary line.
-class StepFacts {
-public:
-    explicit StepFacts(const json& triples) {
-        if (!triples.is_array()) return;
-        for (const auto& value : triples) {
-            auto triple = schema::decode_triple(value);
-            if (!triple) continue;
-            if (triple->p.is_iri() && triple->p.as_iri().value == vocab::kRdfsLabel &&
-                triple->o.is_literal() && triple->s.is_iri()) {
-                labels_.emplace(triple->s.as_iri().value, triple->o.as_literal().value);
-            }
-            by_subject_[term_key(triple->s)].push_back(std::move(triple).value());
-        }
-    }
-
-    std::vector<Term> values(const Term& node, std::string_view predicate) const {
-        std::vector<Term> out;
-        const auto it = by_subject_.find(term_key(node));
-        if (it == by_subject_.end()) return out;
-        for (const auto& triple : it->second) {
-            if (triple.p.is_iri() && triple.p.as_iri().value == predicate) out.push_back(triple.o);
-        }
-        return out;
-    }
-    std::optional<Term> value(const Term& node, std::string_view predicate) const {
-        auto all = values(node, predicate);
-        if (all.empty()) return std::nullopt;
-        return all.front();
-    }
-    std::optional<std::string> text(const Term& node, std::string_view predicate) const {
-        auto term = value(node, predicate);
-        if (!term || !term->is_literal()) return std::nullopt;
-        return term->as_literal().value;
-    }
-    std::optional<double> number(const Term& node, std::string_view predicate) const {
-        auto lexical = text(node, predicate);
-        if (!lexical) return std::nullopt;
-        char* end = nullptr;
-        const double parsed = std::strtod(lexical->c_str(), &end);
-        if (end == lexical->c_str()) return std::nullopt;
-        return parsed;
-    }
-
-    // An IRI by its rdfs:label when the message carries one, else its local name.
-    std::string name(const Term& term) const {
-        switch (term.kind()) {
-            case Term::Kind::kIri: {
-                const auto& iri = term.as_iri().value;
-                if (auto it = labels_.find(iri); it != labels_.end()) return it->second;
-                const auto cut = iri.find_last_of("#/:");
-                return cut == std::string::npos || cut + 1 == iri.size() ? iri
-                                                                         : iri.substr(cut + 1);
-            }
-            case Term::Kind::kLiteral:
-                return "\"" + term.as_literal().value + "\"";
-            case Term::Kind::kBlankNode:
-                return schema::to_ntriples(term);
-            case Term::Kind::kTriple: {
-                const auto& t = term.as_triple();
-                return "<< " + name(t.s) + " " + name(t.p) + " " + name(t.o) + " >>";
-            }
-        }
-        return {};
-    }
-
-private:
-    std::unordered_map<std::string, std::vector<Triple>> by_subject_;
-    std::unordered_map<std::string, std::string> labels_;
-};
-
-std::string score_text(std::optional<double> score) {
-    if (!score) return "";
-    std::array<char, 32> buf{};
-    std::snprintf(buf.data(), buf.size(), " (%.2f)", *score);
-    return buf.data();
-}
-
-// The selections a step lists (edges or chunks), best score first, as "what (score)". A chunk is
-// named by its document's file name and fragment ("notes.md#chunk-2"); a re-ranked chunk, which
-// names no chunk itself, by the retrieved chunk it came from (`chunk_names`, kept across steps).
-std::string selections(const StepFacts& facts, const Term& node, std::string_view predicate,
-                       bool edges, std::size_t max_items,
-                       std::map<std::string, std::string>& chunk_names) {
-    struct Item {
-        std::optional<double> score;
-        std::string text;
-    };
-    std::vector<Item> items;
-    for (const auto& selection : facts.values(node, predicate)) {
-        Item item{facts.number(selection, vocab::kScore), {}};
-        if (edges) {
-            const auto s = facts.value(selection, vocab::kRdfSubject);
-            const auto p = facts.value(selection, vocab::kRdfPredicate);
-            const auto o = facts.value(selection, vocab::kRdfObject);
-            item.text = (s ? facts.name(*s) : "?") + " -" + (p ? facts.name(*p) : "?") + "-> " +
-                        (o ? facts.name(*o) : "?");
-        } else {
-            const auto chunk = facts.value(selection, vocab::kSourceChunk);
-            if (chunk && chunk->is_iri()) {
-                const auto& iri = chunk->as_iri().value;
-                const auto slash = iri.find_last_of('/');
-                item.text = slash == std::string::npos || slash + 1 == iri.size()
-                                ? iri
-                                : iri.substr(slash + 1);
-            } else {
-                for (const auto& from : facts.values(selection, vocab::kProvWasDerivedFrom)) {
-                    if (!from.is_iri()) continue;
-                    if (auto it = chunk_names.find(from.as_iri().value); it != chunk_names.end()) {
-                        item.text = it->second;
-                        break;
-                    }
-                }
-                if (item.text.empty()) item.text = facts.name(selection);
-            }
-            if (selection.is_iri()) chunk_names[selection.as_iri().value] = item.text;
-        }
-        items.push_back(std::move(item));
-    }
-    std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
-        return a.score.value_or(-1e300) > b.score.value_or(-1e300);
-    });
+// The selections a step lists, as "what (score); …", at most `max_items` ("+N more").
+std::string selection_list(const StepFacts& facts, const Term& node, std::string_view predicate,
+                           bool edges, std::size_t max_items,
+                           std::map<std::string, std::string>& chunk_names) {
+    const auto items = selections(facts, node, predicate, edges, chunk_names, true);
     std::string out;
     for (std::size_t i = 0; i < items.size() && i < max_items; ++i) {
         out += (i == 0 ? "" : "; ") + items[i].text + score_text(items[i].score);
@@ -153,6 +37,28 @@ std::string selections(const StepFacts& facts, const Term& node, std::string_vie
 
 }  // namespace
 
+void StepSummaries::learn_labels(const StepFacts& facts, const Term& node) {
+    std::vector<std::string> wanted;
+    const auto want = [&](const Term& term) {
+        if (!term.is_iri()) return;
+        const auto& iri = term.as_iri().value;
+        if (labels_.count(iri) != 0 || facts.labelled(iri)) return;
+        if (std::find(wanted.begin(), wanted.end(), iri) == wanted.end()) wanted.push_back(iri);
+    };
+    for (const auto& seed : facts.values(node, vocab::kSeedEntity)) want(seed);
+    for (const auto& edge : facts.values(node, vocab::kSelectedEdge)) {
+        for (const auto* part : {&vocab::kRdfSubject, &vocab::kRdfPredicate, &vocab::kRdfObject})
+            for (const auto& term : facts.values(edge, *part)) want(term);
+    }
+    if (wanted.empty()) return;
+    Labels answered = labeler_(wanted);
+    for (const auto& iri : wanted) {
+        const auto it = answered.find(iri);
+        // Asked once: an IRI without a label is remembered as such (its local name is shown).
+        labels_.emplace(iri, it == answered.end() ? std::string() : it->second);
+    }
+}
+
 std::string render_step_summary(const json& explain_body, std::size_t max_items) {
     return StepSummaries(max_items).next(explain_body);
 }
@@ -160,9 +66,10 @@ std::string render_step_summary(const json& explain_body, std::size_t max_items)
 std::string StepSummaries::next(const json& explain_body) {
     const std::size_t max_items = max_items_;
     const std::string explain_id = body_string(explain_body, "explain_id");
-    const StepFacts facts(explain_body.is_object()
-                              ? explain_body.value("explain_triples", json::array())
-                              : json::array());
+    StepFacts facts(explain_body.is_object() ? explain_body.value("explain_triples", json::array())
+                                             : json::array());
+    if (labeler_) learn_labels(facts, schema::iri(explain_id));
+    facts.set_fallback_labels(&labels_);
     const Term node = schema::iri(explain_id);
     const std::string type = step_type(explain_body);
     std::vector<std::string> parts;
@@ -185,9 +92,9 @@ std::string StepSummaries::next(const json& explain_body) {
     if (!seeds.empty()) add("seeds " + std::to_string(seeds.size()));
     if (auto edges = facts.text(node, vocab::kEdgeCount)) add("edges " + *edges);
     if (auto chunks = facts.text(node, vocab::kChunkCount)) add("chunks " + *chunks);
-    add(selections(facts, node, vocab::kSelectedEdge, true, max_items, chunk_names_));
-    add(selections(facts, node, vocab::kRetrievedChunk, false, max_items, chunk_names_));
-    add(selections(facts, node, vocab::kSelectedChunk, false, max_items, chunk_names_));
+    add(selection_list(facts, node, vocab::kSelectedEdge, true, max_items, chunk_names_));
+    add(selection_list(facts, node, vocab::kRetrievedChunk, false, max_items, chunk_names_));
+    add(selection_list(facts, node, vocab::kSelectedChunk, false, max_items, chunk_names_));
     const auto citations = facts.values(node, vocab::kCitationProperty);
     if (type.find("Synthesis") != std::string::npos || !citations.empty()) {
         add("citations " + std::to_string(citations.size()));

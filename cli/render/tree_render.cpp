@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "cli/render/render_text.hpp"
+#include "cli/render/step_facts.hpp"
 #include "schema/term_json.hpp"
 #include "schema/vocabulary.hpp"
 
@@ -112,8 +113,8 @@ public:
         std::multimap<std::string, std::pair<std::string, const TraceDetail*>> subtraces_by_step;
         std::vector<const TraceDetail*> unplaced;
         for (const auto& sub : trace_.subtraces) {
-            const std::string caller = caller_of(sub);
-            if (const auto step = step_describing(caller)) {
+            const std::string caller = calling_step(sub);
+            if (const auto step = event_describing(trace_, caller)) {
                 subtraces_by_step.emplace(*step, std::pair{caller, &sub});
             } else {
                 unplaced.push_back(&sub);
@@ -264,40 +265,12 @@ private:
         }
     }
 
-    // The step that called a sub-trace: what its Question prov:used (docs/vocabulary.md §2);
-    // else the parent session the summary names (shown after that session's Question).
-    std::string caller_of(const TraceDetail& sub) const {
-        const Term question = schema::iri(sub.session.session);
-        const Term used = schema::iri(vocab::kProvUsed);
-        for (const auto& event : sub.events) {
-            for (const auto& triple : event.triples) {
-                if (triple.s == question && triple.p == used && triple.o.is_iri()) {
-                    return triple.o.as_iri().value;
-                }
-            }
-        }
-        return sub.session.parent.value_or("");
-    }
-
-    // The event a sub-trace goes under: the one whose step is the calling step, else the one
-    // that describes it (a step sent inside another step's message, as an agent's ToolUse
-    // beside its Analysis may be). nullopt when no event names it.
-    std::optional<std::string> step_describing(const std::string& caller) const {
-        if (caller.empty()) return std::nullopt;
-        for (const auto& event : trace_.events) {
-            if (event.explain_id == caller) return event.explain_id;
-        }
-        const Term node = schema::iri(caller);
-        for (const auto& event : trace_.events) {
-            for (const auto& triple : event.triples) {
-                if (triple.s == node) return event.explain_id;
-            }
-        }
-        return std::nullopt;
-    }
-
     void subtrace(const TraceDetail& sub, const std::string& label, int depth) {
         line(4, "\u2514\u2500 " + label);
+        if (options_.depth && static_cast<std::size_t>(depth) >= *options_.depth) {
+            line(8, sub_run_line(sub) + "  (--depth to expand)");
+            return;
+        }
         if (depth + 1 > schema::kMaxTraceDepth) {
             line(8, "(sub-traces nested too deep to show)");
             return;
@@ -631,7 +604,39 @@ private:
 
 }  // namespace
 
+namespace detail {
+
+std::string calling_step(const TraceDetail& sub) {
+    const Term question = schema::iri(sub.session.session);
+    const Term used = schema::iri(vocab::kProvUsed);
+    for (const auto& event : sub.events) {
+        for (const auto& triple : event.triples) {
+            if (triple.s == question && triple.p == used && triple.o.is_iri()) {
+                return triple.o.as_iri().value;
+            }
+        }
+    }
+    return sub.session.parent.value_or("");
+}
+
+std::optional<std::string> event_describing(const TraceDetail& trace, const std::string& caller) {
+    if (caller.empty()) return std::nullopt;
+    for (const auto& event : trace.events) {
+        if (event.explain_id == caller) return event.explain_id;
+    }
+    const Term node = schema::iri(caller);
+    for (const auto& event : trace.events) {
+        for (const auto& triple : event.triples) {
+            if (triple.s == node) return event.explain_id;
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace detail
+
 std::string render_tree(const TraceDetail& trace, const TreeOptions& options) {
+    if (!options.full) return detail::render_summary_tree(trace, options);
     std::string out;
     TreeWriter writer(trace, options, out);
     writer.write(0);

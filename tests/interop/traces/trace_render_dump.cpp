@@ -83,7 +83,10 @@ int main(int argc, char** argv) {
         }
         const auto triples = traces::trace_triples(*trace);
         write(dir / (name + ".json"), reply.dump(2));
-        write(dir / (name + ".tree"), traces::render_tree(*trace, traces::TreeOptions{true, 0}));
+        traces::TreeOptions full;  // every fact with its sources, as `traces show --show-sources`
+        full.full = true;
+        full.show_sources = true;
+        write(dir / (name + ".tree"), traces::render_tree(*trace, full));
         write(dir / (name + ".ttl"), traces::render_turtle(triples));
         write(dir / (name + ".nt"), traces::render_ntriples(triples));
         write(dir / (name + ".nq"), traces::render_nquads(triples));

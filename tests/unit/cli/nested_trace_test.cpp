@@ -27,6 +27,12 @@ explain::StepInfo step(int ms, std::optional<std::string> from) {
     return info;
 }
 
+TreeOptions full_tree() {
+    TreeOptions options;
+    options.full = true;
+    return options;
+}
+
 // A run as `show` returns it: one event per step, the given triples in each.
 struct RunBuilder {
     RunUris run = RunUris::generate();
@@ -78,7 +84,7 @@ TEST(NestedTrace, AnAgentsToolRunSitsUnderItsAnalysis) {
     agent.trace.subtraces.push_back(graph_sub_run(q.analysis(0), "yard of Curlew"));
     agent.trace.subtraces.push_back(graph_sub_run(q.analysis(1), "founder"));
 
-    const std::string tree = render_tree(agent.trace);
+    const std::string tree = render_tree(agent.trace, full_tree());
     const auto analysis0 = at_least(tree, "  " + q.analysis(0) + "  (open)");
     const auto sub0 = at_least(tree, "    \u2514\u2500 called from analysis:0", analysis0);
     const auto first_query = at_least(tree, "yard of Curlew", sub0);
@@ -106,7 +112,7 @@ TEST(NestedTrace, AQueryRunNestsEachEngineUnderItsRoutingOrEscalation) {
     agent.trace.subtraces.push_back(graph_sub_run(agent.run.analysis(0), "deepest"));
     query.trace.subtraces.push_back(std::move(agent.trace));
 
-    const std::string tree = render_tree(query.trace);
+    const std::string tree = render_tree(query.trace, full_tree());
     const auto routing = at_least(tree, "] RoutingDecision  ");
     const auto first = at_least(tree, "    \u2514\u2500 called from routing", routing);
     const auto escalation = at_least(tree, "] Escalation  ", at_least(tree, "first engine", first));
@@ -125,7 +131,7 @@ TEST(NestedTrace, ACallingStepSentInAnotherStepsMessageStillHoldsItsSubRun) {
     agent.add(q.analysis(0), std::move(triples));
     agent.add(q.conclusion(), explain::conclusion(q, step(3, q.observation(0)), {"done", std::nullopt}));
     agent.trace.subtraces.push_back(graph_sub_run(q.observation(0), "sub"));
-    const std::string tree = render_tree(agent.trace);
+    const std::string tree = render_tree(agent.trace, full_tree());
     const auto sub = at_least(tree, "\u2514\u2500 called from observation:0");
     EXPECT_LT(sub, at_least(tree, "] Conclusion")) << tree;
     EXPECT_EQ(tree.find("\u2514\u2500 sub-trace"), std::string::npos) << "placed, not appended: " << tree;

@@ -23,6 +23,14 @@ constexpr const char* kEchoUuid = "5f0c1e2d-3b4a-4c5d-8e6f-7a8b9c0d1e2f";
 constexpr const char* kRagUuid = "0b7c6a52-3f4e-4d1a-9c2b-5e8f7a6d4c3b";
 constexpr const char* kSubUuid = "1c8d7b63-405f-4e2b-8d3c-6f9a8b7e5d4c";
 
+// The full tree (`traces show --full`), with or without the sources.
+TreeOptions full_tree(bool sources = false) {
+    TreeOptions options;
+    options.full = true;
+    options.show_sources = sources;
+    return options;
+}
+
 TraceDetail decoded(const json& reply) {
     auto trace = schema::decode<schema::TraceDetail>(reply);
     EXPECT_TRUE(trace) << (trace ? "" : trace.error().describe());
@@ -180,7 +188,7 @@ TEST(TraceFormatTest, NamesRoundTrip) {
 // ---- tree -------------------------------------------------------------------------------------
 
 TEST(RenderTreeTest, EchoShowsHeaderAndEachStep) {
-    const std::string tree = render_tree(decoded(echo_show_reply(kEchoUuid, "ping")));
+    const std::string tree = render_tree(decoded(echo_show_reply(kEchoUuid, "ping")), full_tree());
     EXPECT_TRUE(
         contains(tree, std::string("Trace         urn:glassbox:") + kEchoUuid + ":question"));
     EXPECT_TRUE(contains(tree, "Kind          echo"));
@@ -203,7 +211,7 @@ TEST(RenderTreeTest, EchoShowsHeaderAndEachStep) {
 }
 
 TEST(RenderTreeTest, GraphRagShowsFactsEdgesCitationsAndNestedSubtrace) {
-    const std::string tree = render_tree(decoded(graph_rag_show_reply()));
+    const std::string tree = render_tree(decoded(graph_rag_show_reply()), full_tree());
     EXPECT_TRUE(contains(tree, "[1] Grounding  "));
     EXPECT_TRUE(contains(tree, "    concepts      \"Dune\", \"author\"\n"));
     EXPECT_TRUE(contains(tree, "    model         extractive\n"));
@@ -244,7 +252,7 @@ TEST(RenderTreeTest, GraphRagShowsFactsEdgesCitationsAndNestedSubtrace) {
 }
 
 TEST(RenderTreeTest, ShowSourcesAddsChunkDocumentAndTier) {
-    const std::string tree = render_tree(decoded(graph_rag_show_reply()), TreeOptions{true, 0});
+    const std::string tree = render_tree(decoded(graph_rag_show_reply()), full_tree(true));
     EXPECT_TRUE(contains(tree, "        source        tier 1\n"));
     EXPECT_TRUE(contains(
         tree,
@@ -266,7 +274,7 @@ TEST(RenderTreeTest, UnknownPredicatesAndSubjectsAreShown) {
     reply["events"][4]["triples"].push_back(schema::encode(
         schema::make_triple(schema::iri(focus + ":edge:0"), schema::iri("urn:x:weight"),
                             schema::typed_literal("2", "urn:x:unit"))));
-    const std::string tree = render_tree(decoded(reply));
+    const std::string tree = render_tree(decoded(reply), full_tree());
     EXPECT_TRUE(contains(tree, "    <urn:x:custom> \"bonjour\"@fr\n"));
     EXPECT_TRUE(contains(tree, "    also _:n1\n        gb:futureTerm 7\n"));
     EXPECT_TRUE(contains(tree, "        <urn:x:weight> \"2\"^^<urn:x:unit>\n"));
@@ -275,7 +283,7 @@ TEST(RenderTreeTest, UnknownPredicatesAndSubjectsAreShown) {
 TEST(RenderTreeTest, EveryStoredTripleIsShownSomewhere) {
     // Each event's text mentions what it stored: a step whose triples are left out would show
     // neither its predicate labels nor values. Checked here by values every builder emits.
-    const std::string tree = render_tree(decoded(graph_rag_show_reply()), TreeOptions{true, 0});
+    const std::string tree = render_tree(decoded(graph_rag_show_reply()), full_tree(true));
     for (const auto* value :
          {"42", "0.5", "1200+800", "Frank Herbert wrote Dune.", "2025-01-02T03:04:05.031Z",
           "<urn:glassbox:agent:worker:graph-rag>", "2025-01-02T03:04:05.030Z"}) {
@@ -287,28 +295,28 @@ TEST(RenderTreeTest, ErrorStatusHasAFooterWithTheError) {
     json reply = echo_show_reply(kEchoUuid, "ping");
     reply["session"]["status"] = "error";
     reply["session"]["error"] = {{"type", "WorkerLost"}, {"message", "the worker died"}};
-    std::string tree = render_tree(decoded(reply));
+    std::string tree = render_tree(decoded(reply), full_tree());
     EXPECT_TRUE(contains(tree, "\nERROR  WorkerLost: the worker died\n"));
 
     reply["session"]["error"] =
         "SpoolFull: the spool is full";  // the trace store's describe() form
-    tree = render_tree(decoded(reply));
+    tree = render_tree(decoded(reply), full_tree());
     EXPECT_TRUE(contains(tree, "\nERROR  SpoolFull: the spool is full\n"));
 
     reply["session"].erase("error");
     reply["events"][1]["error"] = {{"type", "DeadlineExceeded"}, {"message", "late"}};
-    tree = render_tree(decoded(reply));
+    tree = render_tree(decoded(reply), full_tree());
     EXPECT_TRUE(contains(tree, "ERROR  DeadlineExceeded: late\n"));
     EXPECT_TRUE(contains(tree, "    error         DeadlineExceeded: late\n"));
 
     reply["events"][1].erase("error");
-    tree = render_tree(decoded(reply));
+    tree = render_tree(decoded(reply), full_tree());
     EXPECT_TRUE(contains(tree, "ERROR  the trace ended with status error"));
 }
 
 TEST(RenderTreeTest, ControlCharactersAreEscaped) {
     const std::string tree =
-        render_tree(decoded(echo_show_reply(kEchoUuid, "red \x1b[31m alert\r\x07 \xc2\x9b")));
+        render_tree(decoded(echo_show_reply(kEchoUuid, "red \x1b[31m alert\r\x07 \xc2\x9b")), full_tree());
     EXPECT_EQ(tree.find('\x1b'), std::string::npos);
     EXPECT_EQ(tree.find('\r'), std::string::npos);
     EXPECT_EQ(tree.find('\x07'), std::string::npos);
@@ -442,6 +450,9 @@ TEST(RenderJsonLdTest, DefaultGraphBlankNodesAndLanguages) {
 TEST(RenderSessionTableTest, ColumnsUuidsTruncationAndCount) {
     json rag = graph_rag_show_reply()["session"];
     rag["question"] = std::string(60, 'q') + " \u00e9t\u00e9";
+    rag["collection"] = "islands";
+    rag["input_tokens"] = 657;
+    rag["output_tokens"] = 490;
     json running = echo_show_reply(kEchoUuid, "ping")["session"];
     running["status"] = "running";
     running.erase("duration_ms");
@@ -456,7 +467,7 @@ TEST(RenderSessionTableTest, ColumnsUuidsTruncationAndCount) {
     std::getline(in, header);
     EXPECT_EQ(header.find("SESSION"), 0u);
     std::size_t last = 0;
-    for (const auto* title : {"KIND", "QUESTION", "STARTED", "DURATION", "STATUS"}) {
+    for (const auto* title : {"KIND", "COLLECTION", "QUESTION", "STARTED", "DURATION", "TOKENS", "STATUS"}) {
         const auto at = header.find(title);
         ASSERT_NE(at, std::string::npos) << title;
         EXPECT_GT(at, last);
@@ -466,6 +477,8 @@ TEST(RenderSessionTableTest, ColumnsUuidsTruncationAndCount) {
     EXPECT_TRUE(contains(table, std::string(47, 'q') + "\u2026"));
     EXPECT_FALSE(contains(table, std::string(48, 'q')));
     EXPECT_TRUE(contains(table, "31 ms"));
+    EXPECT_TRUE(contains(table, "  islands  ")) << table;
+    EXPECT_TRUE(contains(table, "  657/490  ")) << table;
     EXPECT_TRUE(contains(table, "urn:other:session"));
     EXPECT_TRUE(contains(table, "running"));
     EXPECT_TRUE(contains(table, "4-5 of 12 sessions\n"));
