@@ -16,6 +16,7 @@ void add_traces_command(CLI::App& app);  // glassbox traces list/show/tail/expor
 void add_load_command(CLI::App& app);    // glassbox load rdf|docs
 void add_query_command(CLI::App& app);   // glassbox query triples|chunks
 void add_graph_command(CLI::App& app);   // glassbox graph stats
+void add_collections_command(CLI::App& app);  // glassbox collections list|show|delete
 void add_invoke_command(CLI::App& app);  // glassbox invoke graph-rag|document-rag
 void add_sessions_command(CLI::App& app);  // glassbox sessions list|show|delete
 void add_chat_command(CLI::App& app);      // glassbox chat

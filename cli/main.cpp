@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
         glassbox::cli::add_load_command(app);
         glassbox::cli::add_query_command(app);
         glassbox::cli::add_graph_command(app);
+        glassbox::cli::add_collections_command(app);
         glassbox::cli::add_invoke_command(app);
         glassbox::cli::add_sessions_command(app);
         glassbox::cli::add_chat_command(app);

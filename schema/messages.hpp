@@ -65,6 +65,9 @@ struct GraphRagQuery {
     bool streaming = false;
     std::optional<std::string> parent_uri;  // the calling step, for sub-traces
     std::string session_id;  // the conversation a top-level question is a turn of ("" = none)
+    // A follow-up's "else": what the conversation already answered (labels), which the answer
+    // leaves out (docs/rag.md). Absent: nothing is excluded.
+    std::optional<std::vector<std::string>> exclude;
     bool operator==(const GraphRagQuery&) const = default;
 };
 
@@ -466,7 +469,45 @@ struct StoreStats {
     std::string model;  // of the stored vectors
     std::uint32_t dim = 0;
     std::uint64_t bytes_on_disk = 0;
+    // Documents and chunks by their document's tier ("1".."4"; absent: none), and the newest
+    // loaded_at of any source or document ("" when nothing records one).
+    std::map<std::string, std::uint64_t> documents_per_tier;
+    std::map<std::string, std::uint64_t> chunks_per_tier;
+    std::string last_loaded;
     bool operator==(const StoreStats&) const = default;
+};
+
+// `collections` ({} -> CollectionList) and `collection-delete` (CollectionDeleteRequest ->
+// CollectionDeleted): the collections of a home as things a user manages (docs/collections.md).
+struct CollectionSummary {
+    std::string collection;
+    std::uint64_t facts = 0;
+    std::uint64_t entities = 0;  // distinct subjects
+    std::uint64_t documents = 0;
+    std::uint64_t chunks = 0;
+    std::map<std::string, std::uint64_t> documents_per_tier;  // "1".."4"
+    std::map<std::string, std::uint64_t> chunks_per_tier;
+    std::uint64_t entity_vectors = 0;
+    std::uint64_t chunk_vectors = 0;
+    std::uint64_t bytes_on_disk = 0;
+    std::string last_loaded;  // xsd:dateTime, "" when not known
+    bool operator==(const CollectionSummary&) const = default;
+};
+
+struct CollectionList {
+    std::vector<CollectionSummary> collections;  // by name
+    bool truncated = false;                      // more collections than one reply lists
+    bool operator==(const CollectionList&) const = default;
+};
+
+struct CollectionDeleteRequest {
+    std::string collection;  // required: no default collection is deleted by omission
+    bool operator==(const CollectionDeleteRequest&) const = default;
+};
+
+struct CollectionDeleted {
+    CollectionSummary removed;  // what the collection held when it was deleted
+    bool operator==(const CollectionDeleted&) const = default;
 };
 
 // ---- LLM ------------------------------------------------------------------------------------
@@ -565,6 +606,10 @@ nlohmann::json encode(const LabelsResponse& m);
 nlohmann::json encode(const HybridChunkQuery& m);
 nlohmann::json encode(const StoreStatsRequest& m);
 nlohmann::json encode(const StoreStats& m);
+nlohmann::json encode(const CollectionSummary& m);
+nlohmann::json encode(const CollectionList& m);
+nlohmann::json encode(const CollectionDeleteRequest& m);
+nlohmann::json encode(const CollectionDeleted& m);
 nlohmann::json encode(const LlmRequest& m);
 nlohmann::json encode(const LlmResponse& m);
 nlohmann::json encode(const EchoRequest& m);

@@ -1,5 +1,6 @@
 // Codecs of the knowledge store's and the embeddings service's messages (docs/knowledge.md):
-// triple patterns, vectors, chunks, loads, provenance, labels, stats — one field list per struct.
+// triple patterns, vectors, chunks, loads, provenance, labels, stats, collections — one field list
+// per struct.
 #include "schema/messages.hpp"
 
 #include <tuple>
@@ -75,7 +76,16 @@ GLASSBOX_FIELDS(StoreStats, field("collection", &T::collection), field("quads", 
                 field("facts_per_tier", &T::facts_per_tier), field("documents", &T::documents),
                 field("chunks", &T::chunks), field("entity_vectors", &T::entity_vectors),
                 field("chunk_vectors", &T::chunk_vectors), field("model", &T::model), field("dim", &T::dim),
-                field("bytes_on_disk", &T::bytes_on_disk))
+                field("bytes_on_disk", &T::bytes_on_disk), field("documents_per_tier", &T::documents_per_tier),
+                field("chunks_per_tier", &T::chunks_per_tier), field("last_loaded", &T::last_loaded))
+GLASSBOX_FIELDS(CollectionSummary, required("collection", &T::collection), field("facts", &T::facts),
+                field("entities", &T::entities), field("documents", &T::documents), field("chunks", &T::chunks),
+                field("documents_per_tier", &T::documents_per_tier), field("chunks_per_tier", &T::chunks_per_tier),
+                field("entity_vectors", &T::entity_vectors), field("chunk_vectors", &T::chunk_vectors),
+                field("bytes_on_disk", &T::bytes_on_disk), field("last_loaded", &T::last_loaded))
+GLASSBOX_FIELDS(CollectionList, field("collections", &T::collections), field("truncated", &T::truncated))
+GLASSBOX_FIELDS(CollectionDeleteRequest, required("collection", &T::collection))
+GLASSBOX_FIELDS(CollectionDeleted, required("removed", &T::removed))
 
 #undef GLASSBOX_FIELDS
 
@@ -113,5 +123,9 @@ GLASSBOX_FIELD_LIST_CODEC(LabelsResponse)
 GLASSBOX_FIELD_LIST_CODEC(HybridChunkQuery)
 GLASSBOX_FIELD_LIST_CODEC(StoreStatsRequest)
 GLASSBOX_FIELD_LIST_CODEC(StoreStats)
+GLASSBOX_FIELD_LIST_CODEC(CollectionSummary)
+GLASSBOX_FIELD_LIST_CODEC(CollectionList)
+GLASSBOX_FIELD_LIST_CODEC(CollectionDeleteRequest)
+GLASSBOX_FIELD_LIST_CODEC(CollectionDeleted)
 
 }  // namespace glassbox::schema

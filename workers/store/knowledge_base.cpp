@@ -1,11 +1,20 @@
-// Opening a collection's knowledge base: the SQLite file, its parts and their index files.
+// Opening a collection's knowledge base (the SQLite file, its parts and their index files), and
+// the registry that keeps each open once and deletes a collection whole.
 #include "workers/store/knowledge_base.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <optional>
+#include <tuple>
+#include <utility>
 
 #include "base/owner_only.hpp"
 
 namespace glassbox::store {
 
 namespace fs = std::filesystem;
+using base::Error;
 using base::ErrorType;
 using base::make_error;
 using base::Result;
@@ -13,6 +22,27 @@ using base::Result;
 fs::path collection_path(const fs::path& home, std::string_view collection) {
     return home / "knowledge" / (std::string(collection) + ".db");
 }
+
+namespace {
+
+constexpr std::string_view kDatabaseSuffix = ".db";
+
+// The file's (device, inode), or nullopt when there is none.
+std::optional<std::pair<std::uint64_t, std::uint64_t>> file_identity(const fs::path& path) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0) return std::nullopt;
+    return std::pair{static_cast<std::uint64_t>(info.st_dev),
+                     static_cast<std::uint64_t>(info.st_ino)};
+}
+
+Error not_found(std::string_view collection) {
+    // The message reaches HTTP and MCP clients: it names the collection, never the path.
+    return make_error(ErrorType::kNotFound,
+                      "collection \"" + std::string(collection) +
+                          "\" has no knowledge yet: nothing was loaded into it");
+}
+
+}  // namespace
 
 KnowledgeBase::~KnowledgeBase() {
     // Parts before the connection they use; vector indexes save their files on the way out.
@@ -43,11 +73,7 @@ Result<std::unique_ptr<KnowledgeBase>> KnowledgeBase::open(const fs::path& home,
     kb->path_ = collection_path(home, collection);
     std::error_code ec;
     if (!fs::exists(kb->path_, ec)) {
-        if (!create) {
-            // The message reaches HTTP and MCP clients: it names the collection, never the path.
-            return make_error(ErrorType::kNotFound,
-                              "collection \"" + collection + "\" has no knowledge yet: nothing was loaded into it");
-        }
+        if (!create) return not_found(collection);
         // knowledge/ is created owner-only; an existing one is checked (a symbolic link or a
         // folder others can write is refused), never chmodded.
         const fs::path folder = kb->path_.parent_path();
@@ -58,9 +84,17 @@ Result<std::unique_ptr<KnowledgeBase>> KnowledgeBase::open(const fs::path& home,
         }
         if (auto made = base::ensure_owner_only_folder(folder); !made) return std::move(made).error();
     }
-    auto db = storage::Database::open(kb->path_, open_options(collection));
-    if (!db) return std::move(db).error();
+    auto options = open_options(collection);
+    // A file deleted between the check above and here is not made again by a reader.
+    options.create = create;
+    auto db = storage::Database::open(kb->path_, options);
+    if (!db) {
+        if (!create && !fs::exists(kb->path_, ec)) return not_found(collection);
+        return std::move(db).error();
+    }
     kb->db_ = std::move(db).value();
+    if (const auto identity = file_identity(kb->path_))
+        std::tie(kb->file_device_, kb->file_inode_) = *identity;
     const auto fail = [&](const base::Error& error) {
         return make_error(error.type, kb->path_.string() + " is not a usable knowledge base: " + error.message);
     };
@@ -114,16 +148,144 @@ std::uint64_t KnowledgeBase::bytes_on_disk() const {
     return total;
 }
 
-Result<KnowledgeBase*> KnowledgeBases::get(std::string_view collection, bool create) {
+Result<std::unique_lock<std::mutex>> KnowledgeBase::lock() {
+    std::unique_lock held(mutex_);
+    if (deleted_) return not_found(collection_);
+    return held;
+}
+
+bool KnowledgeBase::file_is_current() const {
+    const auto identity = file_identity(path_);
+    return identity && identity->first == file_device_ && identity->second == file_inode_;
+}
+
+void KnowledgeBase::forget() noexcept {
+    deleted_ = true;
+    // Another process deleted the file; this instance's index files would be a stale cache
+    // beside whatever takes the name next.
+    if (entity_vectors_) entity_vectors_->discard();
+    if (chunk_vectors_) chunk_vectors_->discard();
+}
+
+void KnowledgeBase::close_deleted() {
+    forget();
+    chunk_vectors_.reset();
+    entity_vectors_.reset();
+    documents_.reset();
+    graph_.reset();
+    db_.reset();
+}
+
+Result<std::shared_ptr<KnowledgeBase>> KnowledgeBases::get(std::string_view collection,
+                                                           bool create) {
     auto name = schema::validate_collection(collection);
     if (!name) return std::move(name).error();
     std::lock_guard lock(mutex_);
-    if (auto found = open_.find(*name); found != open_.end()) return found->second.get();
-    auto kb = KnowledgeBase::open(home_, *name, create);
+    return get_locked(*name, create);
+}
+
+Result<std::shared_ptr<KnowledgeBase>> KnowledgeBases::get_locked(const std::string& name,
+                                                                  bool create) {
+    if (deleting_.count(name) > 0) return not_found(name);
+    if (auto found = open_.find(name); found != open_.end()) {
+        // One stat per request: another store process may have deleted the collection.
+        if (found->second->file_is_current()) return found->second;
+        found->second->forget();
+        open_.erase(found);
+    }
+    auto kb = KnowledgeBase::open(home_, name, create);
     if (!kb) return std::move(kb).error();
-    auto* raw = kb->get();
-    open_.emplace(*name, std::move(kb).value());
-    return raw;
+    std::shared_ptr<KnowledgeBase> shared = std::move(kb).value();
+    open_.emplace(name, shared);
+    return shared;
+}
+
+std::vector<std::string> KnowledgeBases::names() const {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (fs::directory_iterator it(home_ / "knowledge", ec), end; !ec && it != end;
+         it.increment(ec)) {
+        const std::string file = it->path().filename().string();
+        if (file.size() <= kDatabaseSuffix.size() || !file.ends_with(kDatabaseSuffix)) continue;
+        const std::string name = file.substr(0, file.size() - kDatabaseSuffix.size());
+        // Only what a collection may be called: no other file is taken for one.
+        if (auto valid = schema::validate_collection(name); valid && *valid == name)
+            out.push_back(name);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+namespace {
+
+// Removes one file; a file already gone is no error. The message names no path (it reaches
+// HTTP clients).
+Result<void> remove_file(const fs::path& file, std::string_view collection) {
+    std::error_code ec;
+    fs::remove(file, ec);
+    if (!ec) return {};
+    return make_error(ErrorType::kInternal, "collection \"" + std::string(collection) +
+                                                "\": its file " + file.filename().string() +
+                                                " could not be removed: " + ec.message());
+}
+
+// The files of a closed collection: the vector index caches first (a crash after them leaves
+// the database, which rebuilds them), then the database (from here on the collection is gone),
+// then a -wal / -shm that another process's connection may have kept.
+Result<void> remove_files(const fs::path& database, std::string_view collection) {
+    const fs::path stem = database.parent_path() / std::string(collection);
+    for (const auto& file :
+         {fs::path(stem.string() + ".entity.hnsw"), fs::path(stem.string() + ".chunk.hnsw"),
+          database, fs::path(database.string() + "-wal"), fs::path(database.string() + "-shm")}) {
+        if (auto r = remove_file(file, collection); !r) return r;
+    }
+    return {};
+}
+
+}  // namespace
+
+Result<void> KnowledgeBases::remove(std::string_view collection, const BeforeRemove& check,
+                                    const BeforeRemove& before) {
+    auto name = schema::validate_collection(collection);
+    if (!name) return std::move(name).error();
+    // First `check` alone, while the collection is served as usual: a refusal (the common case
+    // of a refused delete) costs the requests for it nothing.
+    {
+        auto kb = get(*name, false);
+        if (!kb) return std::move(kb).error();
+        auto held = (*kb)->lock();
+        if (!held) return std::move(held).error();
+        if (auto r = check(**kb); !r) return r;
+    }
+    std::shared_ptr<KnowledgeBase> kb;
+    {
+        std::lock_guard lock(mutex_);
+        auto found = get_locked(*name, false);
+        if (!found) return std::move(found).error();
+        kb = std::move(found).value();
+        // From here every request for the name is kNotFound, loads included.
+        open_.erase(*name);
+        deleting_.insert(*name);
+    }
+    bool refused = false;
+    Result<void> removed = [&]() -> Result<void> {
+        auto held = kb->lock();
+        if (!held) return std::move(held).error();
+        // Again: a load may have begun between the first check and the name's taking.
+        for (const BeforeRemove* step : {&check, &before}) {
+            if (auto r = (*step)(*kb); !r) {
+                refused = true;
+                return r;
+            }
+        }
+        kb->close_deleted();
+        return remove_files(kb->path(), *name);
+    }();
+    std::lock_guard lock(mutex_);
+    deleting_.erase(*name);
+    // Refused: the collection stays as it was, open.
+    if (refused && kb->file_is_current()) open_.emplace(*name, kb);
+    return removed;
 }
 
 }  // namespace glassbox::store

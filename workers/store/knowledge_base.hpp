@@ -1,13 +1,19 @@
 // One collection's knowledge base — <home>/knowledge/<collection>.db with its graph, documents
-// and vector indexes — and the per-process registry that opens each collection once.
+// and vector indexes — and the per-process registry that opens each collection once and deletes
+// it whole.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.hpp"
 #include "schema/collection_name.hpp"
@@ -36,13 +42,16 @@ public:
 
     const std::string& collection() const noexcept { return collection_; }
     const std::filesystem::path& path() const noexcept { return path_; }
+    // The parts, for a holder of lock() only: once the collection is deleted they are gone.
     storage::Database& db() noexcept { return *db_; }
     GraphStore& graph() noexcept { return *graph_; }
     DocumentStore& documents() noexcept { return *documents_; }
     VectorIndex& entity_vectors() noexcept { return *entity_vectors_; }
     VectorIndex& chunk_vectors() noexcept { return *chunk_vectors_; }
-    // Held for every use of the parts above: one SQLite connection, one thread at a time.
-    std::mutex& mutex() noexcept { return mutex_; }
+    // Held for every use of the parts above (one SQLite connection, one thread at a time):
+    // kNotFound naming the collection once it has been deleted, so a request that got hold of it
+    // before a delete ends as if it had come after it.
+    base::Result<std::unique_lock<std::mutex>> lock();
     // The highest entity id / chunk rowid whose vector the `index` operation has stored: indexing
     // goes on from there. (An IRI first stored as a predicate only and later used as a subject
     // keeps an id below the mark and is not embedded; see docs/knowledge.md.)
@@ -52,31 +61,64 @@ public:
     // Bytes of the database and its WAL and index files.
     std::uint64_t bytes_on_disk() const;
 
+    // Whether path() is still the file this opened: false once another process deleted the
+    // collection (or deleted and created it again).
+    bool file_is_current() const;
+    // Marks the collection deleted without closing it (another process deleted its file): lock()
+    // refuses from now on, the vector index files are never written again, and the connection
+    // closes with the last request that holds this.
+    void forget() noexcept;
+    // Under lock(): marks the collection deleted and closes every part and the connection (the
+    // last connection's close checkpoints and removes the WAL). The files stay for the caller.
+    void close_deleted();
+
 private:
     KnowledgeBase() = default;
 
     std::string collection_;
     std::filesystem::path path_;
+    std::uint64_t file_device_ = 0;  // the file's identity when opened
+    std::uint64_t file_inode_ = 0;
     std::unique_ptr<storage::Database> db_;
     std::unique_ptr<GraphStore> graph_;
     std::unique_ptr<DocumentStore> documents_;
     std::unique_ptr<VectorIndex> entity_vectors_;
     std::unique_ptr<VectorIndex> chunk_vectors_;
     std::mutex mutex_;
+    std::atomic<bool> deleted_{false};
 };
 
-// Collections of one home, each opened once per process on first use.
+// Collections of one home, each opened once per process on first use, and deleted whole.
 class KnowledgeBases {
 public:
+    // A step of remove(), run under the collection's lock; an error keeps the collection.
+    using BeforeRemove = std::function<base::Result<void>(KnowledgeBase&)>;
+
     explicit KnowledgeBases(std::filesystem::path home) : home_(std::move(home)) {}
-    // `create` false: kNotFound for a collection that has no file yet (queries never create one).
-    base::Result<KnowledgeBase*> get(std::string_view collection, bool create);
+    // `create` false: kNotFound for a collection that has no file yet (queries never create one),
+    // or that is being deleted. Shared: a delete drops the registry's reference while requests
+    // that hold one finish (their lock() then says kNotFound).
+    base::Result<std::shared_ptr<KnowledgeBase>> get(std::string_view collection, bool create);
+    // The collections that have a file in <home>/knowledge/, by name.
+    std::vector<std::string> names() const;
+    // Deletes the collection. `check` runs under the collection's lock while it is still served
+    // (a refusal there leaves every request alone); then the name is taken (every request for it
+    // is kNotFound, loads included, until this returns), the requests that hold its lock finish,
+    // `check` and `before` run under the lock (an error from either keeps the collection), it is
+    // closed, and its index files, its database and any -wal / -shm left beside it are removed.
+    // kNotFound naming the collection when it has no file.
+    base::Result<void> remove(std::string_view collection, const BeforeRemove& check,
+                              const BeforeRemove& before);
     const std::filesystem::path& home() const noexcept { return home_; }
 
 private:
+    // Caller holds mutex_.
+    base::Result<std::shared_ptr<KnowledgeBase>> get_locked(const std::string& name, bool create);
+
     std::filesystem::path home_;
     std::mutex mutex_;
-    std::map<std::string, std::unique_ptr<KnowledgeBase>, std::less<>> open_;
+    std::map<std::string, std::shared_ptr<KnowledgeBase>, std::less<>> open_;
+    std::set<std::string, std::less<>> deleting_;
 };
 
 }  // namespace glassbox::store

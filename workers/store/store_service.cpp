@@ -14,6 +14,7 @@
 #include "schema/json_fast.hpp"
 #include "base/log.hpp"
 #include "schema/messages.hpp"
+#include "workers/store/collection_catalog.hpp"
 
 namespace glassbox::store {
 
@@ -105,6 +106,8 @@ public:
         else if (op == kOpIndex) reply = index(body);
         else if (op == kOpLoadCommit) reply = load_commit(body);
         else if (op == kOpLoadAbort) reply = load_abort(body);
+        else if (op == kOpCollections) reply = collections();
+        else if (op == kOpCollectionDelete) reply = collection_delete(body);
         if (!reply) return answer(std::move(reply).error());
         answer(schema::dump(*reply));
     }
@@ -112,7 +115,8 @@ public:
 private:
     static std::string op_names() {
         return "triples, triples-batch, entities, entities-batch, chunks-vector, chunks-keyword, chunks-hybrid, chunks-fetch, "
-               "fact-sources, labels, stats, load-triples, load-documents, index, load-commit, load-abort";
+               "fact-sources, labels, stats, load-triples, load-documents, index, load-commit, "
+               "load-abort, collections, collection-delete";
     }
 
     void fail(const Error& error) { (void)ctx_.fail(error); }
@@ -145,12 +149,20 @@ private:
     // What every query op holds while it reads: the collection's lock and one read transaction
     // (one snapshot, one SQLite read lock for all its statements).
     struct Reading {
-        explicit Reading(KnowledgeBase& kb) : lock(kb.mutex()), snapshot(kb.db()) {}
-        std::lock_guard<std::mutex> lock;
+        Reading(std::unique_lock<std::mutex> held, KnowledgeBase& kb)
+            : lock(std::move(held)), snapshot(kb.db()) {}
+        std::unique_lock<std::mutex> lock;
         storage::ReadScope snapshot;
     };
 
-    Result<KnowledgeBase*> base(const std::string& collection, bool create) {
+    // kNotFound when the collection was deleted since the request got hold of it.
+    static Result<std::unique_ptr<Reading>> read(KnowledgeBase& kb) {
+        auto held = kb.lock();
+        if (!held) return std::move(held).error();
+        return std::make_unique<Reading>(std::move(held).value(), kb);
+    }
+
+    Result<std::shared_ptr<KnowledgeBase>> base(const std::string& collection, bool create) {
         return bases_.get(collection, create);
     }
 
@@ -163,7 +175,8 @@ private:
         std::vector<schema::Triple> found;
         auto budget = match_budget(config_.bounds.max_stream_bytes);
         {
-            const Reading reading(**kb);
+            auto reading = read(**kb);
+            if (!reading) return std::move(reading).error();
             auto matched = (*kb)->graph().match(pattern, q->limit, &budget);
             if (!matched) return std::move(matched).error();
             found = std::move(matched).value();
@@ -209,7 +222,8 @@ private:
         schema::TriplesBatchResponse reply;
         auto budget = match_budget(config_.bounds.max_reply_bytes);
         {
-            const Reading reading(**kb);
+            auto reading = read(**kb);
+            if (!reading) return std::move(reading).error();
             auto matched = (*kb)->graph().match_batch(q->patterns, q->limit, &budget);
             if (!matched) return std::move(matched).error();
             reply.results = std::move(matched).value();
@@ -250,7 +264,8 @@ private:
         }
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
-        const Reading reading(**kb);
+        auto reading = read(**kb);
+        if (!reading) return std::move(reading).error();
         std::vector<std::span<const std::vector<double>>> groups;
         if (per_vector) {
             for (const auto& vector : q->vectors) groups.emplace_back(&vector, 1);
@@ -302,7 +317,8 @@ private:
         if (auto r = check_request(*q, config_.bounds); !r) return r.error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
-        const Reading reading(**kb);
+        auto reading = read(**kb);
+        if (!reading) return std::move(reading).error();
         auto matches = chunk_vector_matches(**kb, q->vectors, retrieval_limit(q->limit));
         if (!matches) return std::move(matches).error();
         schema::ChunkMatchResponse reply;
@@ -316,7 +332,8 @@ private:
         if (auto r = check_request(*q, config_.bounds); !r) return r.error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
-        const Reading reading(**kb);
+        auto reading = read(**kb);
+        if (!reading) return std::move(reading).error();
         auto matches = (*kb)->documents().keyword(q->query, retrieval_limit(q->limit));
         if (!matches) return std::move(matches).error();
         schema::ChunkMatchResponse reply;
@@ -335,7 +352,8 @@ private:
         // Each ranking is read deeper than the answer so fusion can lift a chunk both rank well.
         const std::uint32_t depth = std::min(kMaxRetrievalLimit, limit * 3);
         std::map<std::string, double> fused;
-        const Reading reading(**kb);
+        auto reading = read(**kb);
+        if (!reading) return std::move(reading).error();
         if (!q->vectors.empty()) {
             auto vector = chunk_vector_matches(**kb, q->vectors, depth);
             if (!vector) return std::move(vector).error();
@@ -363,7 +381,8 @@ private:
         if (auto r = check_request(*q, config_.bounds); !r) return r.error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
-        const Reading reading(**kb);
+        auto reading = read(**kb);
+        if (!reading) return std::move(reading).error();
         auto fetched = (*kb)->documents().fetch(q->chunk_ids, config_.bounds.max_reply_bytes);
         if (!fetched) return std::move(fetched).error();
         schema::ChunkFetchResponse reply;
@@ -379,7 +398,8 @@ private:
         if (auto r = check_request(*q, config_.bounds); !r) return r.error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
-        const Reading reading(**kb);
+        auto reading = read(**kb);
+        if (!reading) return std::move(reading).error();
         schema::FactSourcesResponse reply;
         std::size_t bytes = 0;
         for (const auto& fact : q->triples) {
@@ -408,7 +428,8 @@ private:
         if (auto r = check_request(*q, config_.bounds); !r) return r.error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
-        const Reading reading(**kb);
+        auto reading = read(**kb);
+        if (!reading) return std::move(reading).error();
         auto named = (*kb)->graph().labels(q->terms, config_.bounds.max_reply_bytes);
         if (!named) return std::move(named).error();
         return schema::encode(schema::LabelsResponse{std::move(named).value()});
@@ -419,7 +440,8 @@ private:
         if (!q) return std::move(q).error();
         auto kb = base(q->collection, false);
         if (!kb) return std::move(kb).error();
-        const Reading reading(**kb);
+        auto reading = read(**kb);
+        if (!reading) return std::move(reading).error();
         auto graph = (*kb)->graph().stats();
         if (!graph) return std::move(graph).error();
         auto documents = (*kb)->documents().stats();
@@ -444,7 +466,72 @@ private:
                                                             : (*kb)->entity_vectors().model();
         out.dim = std::max((*kb)->entity_vectors().dim(), (*kb)->chunk_vectors().dim());
         out.bytes_on_disk = (*kb)->bytes_on_disk();
+        for (std::size_t tier = 1; tier <= 4; ++tier) {
+            const std::string key = std::to_string(tier);
+            const std::uint64_t docs = documents->documents_per_tier[tier];
+            const std::uint64_t chunks = documents->chunks_per_tier[tier];
+            if (docs > 0) out.documents_per_tier[key] = docs;
+            if (chunks > 0) out.chunks_per_tier[key] = chunks;
+        }
+        auto loaded = last_loaded((*kb)->db());
+        if (!loaded) return std::move(loaded).error();
+        out.last_loaded = std::move(loaded).value();
         return schema::encode(out);
+    }
+
+    // Every collection with a file, by name, each counted under its own lock. A collection
+    // deleted meanwhile is left out, and so is a file that is not a usable knowledge base (logged:
+    // its error names a path of the server, and one bad file must not hide the others).
+    Result<json> collections() {
+        schema::CollectionList reply;
+        std::vector<std::string> names = bases_.names();
+        if (names.size() > config_.max_collections) {
+            names.resize(config_.max_collections);
+            reply.truncated = true;
+        }
+        for (const auto& name : names) {
+            if (ctx_.cancelled()) return ctx_.cancellation_error();
+            auto kb = base(name, false);
+            if (!kb) {
+                if (kb.error().type != ErrorType::kNotFound) {
+                    const auto log = base::component_logger("store");
+                    log->warn("event=collection_unreadable collection={} error=\"{}\"", name,
+                              kb.error().message);
+                }
+                continue;
+            }
+            auto held = (*kb)->lock();
+            if (!held) continue;
+            auto summary = summarize_collection(**kb);
+            if (!summary) return std::move(summary).error();
+            reply.collections.push_back(std::move(summary).value());
+        }
+        return schema::encode(reply);
+    }
+
+    // The collection's files go, after its counts are taken (the reply says what was removed).
+    // Refused while a staged load into it is in progress (docs/collections.md).
+    Result<json> collection_delete(const json& body) {
+        auto q = schema::decode<schema::CollectionDeleteRequest>(body);
+        if (!q) return std::move(q).error();
+        schema::CollectionDeleted reply;
+        const auto no_load_in_progress = [this](KnowledgeBase& kb) {
+            const auto now = std::chrono::system_clock::now();
+            return refuse_if_loading(kb, config_.staged_load_idle, now);
+        };
+        const auto take_counts = [&reply](KnowledgeBase& kb) -> Result<void> {
+            auto summary = summarize_collection(kb);
+            if (!summary) return std::move(summary).error();
+            reply.removed = std::move(summary).value();
+            return {};
+        };
+        auto removed = bases_.remove(q->collection, no_load_in_progress, take_counts);
+        if (!removed) return std::move(removed).error();
+        const auto& gone = reply.removed;
+        const auto log = base::component_logger("store");
+        log->info("event=collection_deleted collection={} facts={} documents={} bytes={}",
+                  gone.collection, gone.facts, gone.documents, gone.bytes_on_disk);
+        return schema::encode(reply);
     }
 
     static std::string loaded_at_or_now(const std::string& loaded_at) {
@@ -476,7 +563,8 @@ private:
         source.media_type = q->source.media_type;
         auto load = staged_load_name(body);
         if (!load) return std::move(load).error();
-        std::lock_guard lock((*kb)->mutex());
+        auto held = (*kb)->lock();
+        if (!held) return std::move(held).error();
         if (!load->empty()) {
             // Staged: counted at load-commit, where the facts become visible.
             auto staged = (*kb)->graph().stage(*load, source, *triples);
@@ -516,7 +604,8 @@ private:
         if (!collection) return std::move(collection).error();
         auto kb = base(*collection, true);
         if (!kb) return std::move(kb).error();
-        std::lock_guard lock((*kb)->mutex());
+        auto held = (*kb)->lock();
+        if (!held) return std::move(held).error();
         auto counts = (*kb)->graph().commit_staged(*load);
         if (!counts) return std::move(counts).error();
         return schema::encode(schema::LoadTriplesResponse{counts->added + counts->already_present, counts->added,
@@ -530,7 +619,8 @@ private:
         if (!collection) return std::move(collection).error();
         auto kb = base(*collection, false);
         if (!kb) return std::move(kb).error();
-        std::lock_guard lock((*kb)->mutex());
+        auto held = (*kb)->lock();
+        if (!held) return std::move(held).error();
         if (auto r = (*kb)->graph().abort_staged(*load); !r) return std::move(r).error();
         return json::object();
     }
@@ -542,7 +632,8 @@ private:
         auto kb = base(q->collection, true);
         if (!kb) return std::move(kb).error();
         schema::LoadDocumentsResponse reply;
-        std::lock_guard lock((*kb)->mutex());
+        auto held = (*kb)->lock();
+        if (!held) return std::move(held).error();
         // One transaction for the request: a bad document leaves none of them written.
         auto tx = storage::Transaction::begin((*kb)->db());
         if (!tx) return std::move(tx).error();
@@ -611,7 +702,9 @@ private:
             std::vector<std::int64_t> keys;
             std::vector<std::string> texts;
             {
-                std::lock_guard lock(kb.mutex());
+                // A delete between pages ends the request: kNotFound, nothing more written.
+                auto held = kb.lock();
+                if (!held) return std::move(held).error();
                 auto mark = kb.index_mark(kind);
                 if (!mark) return std::move(mark).error();
                 if (auto r = next_page(*mark, keys, texts); !r) return r.error();
@@ -619,7 +712,8 @@ private:
             if (keys.empty()) return indexed;
             auto vectors = embed(texts);
             if (!vectors) return std::move(vectors).error();
-            std::lock_guard lock(kb.mutex());
+            auto held = kb.lock();
+            if (!held) return std::move(held).error();
             auto& index = kind == IndexKind::kEntity ? kb.entity_vectors() : kb.chunk_vectors();
             if (auto r = index.add(keys, vectors->vectors, vectors->model); !r) return r.error();
             if (auto r = kb.set_index_mark(kind, keys.back()); !r) return r.error();
@@ -668,7 +762,8 @@ private:
         if (!chunks) return std::move(chunks).error();
         reply.chunks_indexed = *chunks;
         {
-            std::lock_guard lock((*kb)->mutex());
+            auto held = (*kb)->lock();
+            if (!held) return std::move(held).error();
             // The index files are caches; a failed save only costs a rebuild at the next open.
             if (auto r = (*kb)->entity_vectors().save(); !r) {
                 base::component_logger("store")->warn("event=index_save_failed kind=entity error=\"{}\"",

@@ -1,5 +1,6 @@
 // The `store` bus service: the knowledge store of a home — pattern queries, entity and chunk
-// retrieval, chunk fetch, provenance, labels, stats, and loading — one SQLite file per collection.
+// retrieval, chunk fetch, provenance, labels, stats, loading, and listing and deleting collections
+// — one SQLite file per collection.
 #pragma once
 
 #include <chrono>
@@ -32,6 +33,9 @@ inline constexpr std::string_view kOpStats = "stats";                  // StoreS
 inline constexpr std::string_view kOpLoadTriples = "load-triples";     // LoadTriplesRequest -> LoadTriplesResponse
 inline constexpr std::string_view kOpLoadDocuments = "load-documents"; // LoadDocumentsRequest -> LoadDocumentsResponse
 inline constexpr std::string_view kOpIndex = "index";                  // IndexRequest -> IndexResponse
+inline constexpr std::string_view kOpCollections = "collections";      // {} -> CollectionList
+inline constexpr std::string_view kOpCollectionDelete =
+    "collection-delete";  // CollectionDeleteRequest -> CollectionDeleted
 // A staged load: load-triples with "load": NAME stages its batch (nothing visible yet); then
 // load-commit {collection, load} -> LoadTriplesResponse over the whole load, or load-abort.
 inline constexpr std::string_view kOpLoadCommit = "load-commit";
@@ -49,6 +53,11 @@ struct StoreServiceConfig {
     std::chrono::milliseconds embed_timeout{60'000};
     // Per-request bounds of every op (items, items × limit, reply bytes).
     StoreBounds bounds;
+    // `collections` lists at most this many (by name; the reply says it was cut).
+    std::size_t max_collections = 1'000;
+    // A staged load that staged a batch within this long is in progress: `collection-delete`
+    // refuses its collection. Older staging was abandoned (the loader sends batches back to back).
+    std::chrono::seconds staged_load_idle{600};
 };
 
 // Shared by every worker slot of the process (collections are opened once, on first use, and

@@ -413,7 +413,7 @@ VectorIndex::VectorIndex(storage::Database& db, IndexKind kind, std::filesystem:
     : db_(db), kind_(kind), index_file_(std::move(index_file)), options_(options) {}
 
 VectorIndex::~VectorIndex() {
-    if (options_.save_on_close) (void)save();
+    if (options_.save_on_close && !discarded_) (void)save();
 }
 
 Result<std::unique_ptr<VectorIndex>> VectorIndex::open(storage::Database& db, IndexKind kind,
@@ -736,6 +736,7 @@ Result<void> VectorIndex::save() {
     // Every writer of the graph holds db_mutex_: holding it keeps the graph still while searches
     // (shared lock) go on during the write.
     const std::lock_guard db_lock(db_mutex_);
+    if (discarded_) return {};
     {
         const std::shared_lock lock(graph_mutex_);
         if (!state_ || !state_->dirty.load() || !state_->graph) return {};

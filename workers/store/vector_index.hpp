@@ -3,6 +3,7 @@
 // from SQLite whenever the file is missing, damaged, built differently or older than the rows.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -136,6 +137,9 @@ public:
     // Writes the index file (temp file + rename) when the graph changed since it was loaded or
     // last saved; nothing otherwise.
     base::Result<void> save();
+    // The collection is being deleted: the index file is never written again (not by save(),
+    // not on destruction), so no cache of a deleted collection reappears beside its successor.
+    void discard() noexcept { discarded_ = true; }
 
     std::size_t size() const;       // vectors held
     std::uint32_t dim() const;      // 0 while the kind holds no vector and none was ever added
@@ -170,6 +174,7 @@ private:
     std::mutex db_mutex_;
     mutable std::shared_mutex graph_mutex_;
     std::unique_ptr<detail::HnswState> state_;
+    std::atomic<bool> discarded_{false};
 };
 
 }  // namespace glassbox::store

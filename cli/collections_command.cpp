@@ -1,0 +1,255 @@
+// `glassbox collections list|show|delete`: the collections of the knowledge store as things a
+// user manages (docs/collections.md), through the `store` service.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/client_options.hpp"
+#include "cli/commands.hpp"
+#include "cli/progress.hpp"
+#include "cli/render/render_text.hpp"
+#include "cli/render/table_render.hpp"
+#include "schema/messages.hpp"
+#include "schema/services.hpp"
+
+// A namespace of its own: the unity build puts this file beside other commands' anonymous
+// namespaces (dump_json, ListOptions, ...).
+namespace glassbox::cli::collections {
+namespace {
+
+using nlohmann::json;
+using render::detail::escape_controls;
+
+constexpr const char* kTierNames[] = {"", "authoritative", "verified", "crowd-sourced", "inferred"};
+
+std::string dump_json(const json& value) {
+    return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+template <typename T>
+T decoded_or_exit(const json& reply) {
+    auto typed = schema::decode<T>(reply);
+    if (!typed) exit_with_error(typed.error());
+    return std::move(typed).value();
+}
+
+// 1536 -> "1.5 KiB": sizes as a person reads them (the exact bytes are in --json).
+std::string human_bytes(std::uint64_t bytes) {
+    static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double value = static_cast<double>(bytes);
+    std::size_t unit = 0;
+    while (value >= 1024.0 && unit + 1 < std::size(kUnits)) {
+        value /= 1024.0;
+        ++unit;
+    }
+    if (unit == 0) return std::to_string(bytes) + " B";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f %s", value, kUnits[unit]);
+    return text;
+}
+
+std::string tier_count(const std::map<std::string, std::uint64_t>& per_tier, int tier) {
+    const auto found = per_tier.find(std::to_string(tier));
+    return with_commas(found == per_tier.end() ? 0 : found->second);
+}
+
+json store_call(const ClientOptions& client, json body) {
+    return call_for_object(client, schema::services::kStore, body);
+}
+
+// ---- list -----------------------------------------------------------------------------------
+
+struct ListOptions {
+    ClientOptions client;
+};
+
+void print_table(const schema::CollectionList& list) {
+    std::vector<render::TableRow> rows{
+        {"Collections", {}},
+        {"",
+         {"facts", "entities", "documents", "chunks", "vectors", "bytes on disk", "last loaded"}}};
+    for (const auto& c : list.collections) {
+        rows.push_back(
+            {c.collection,
+             {with_commas(c.facts), with_commas(c.entities), with_commas(c.documents),
+              with_commas(c.chunks), with_commas(c.entity_vectors + c.chunk_vectors),
+              with_commas(c.bytes_on_disk), c.last_loaded.empty() ? "-" : c.last_loaded}});
+    }
+    std::cout << render::render_rows(rows);
+}
+
+void run_list(const ListOptions& options) {
+    const json reply = store_call(options.client, json{{"op", "collections"}});
+    if (options.client.json) {
+        std::cout << dump_json(reply) << std::endl;
+        return;
+    }
+    const auto list = decoded_or_exit<schema::CollectionList>(reply);
+    if (list.collections.empty()) {
+        std::cout << "(no collections: glassbox load rdf|docs FILE --collection NAME makes one)"
+                  << std::endl;
+        return;
+    }
+    print_table(list);
+    if (list.truncated) std::cout << "(more collections than one answer lists)\n";
+    std::cout << std::flush;
+}
+
+// ---- show -----------------------------------------------------------------------------------
+
+struct ShowOptions {
+    ClientOptions client;
+    std::string name;
+};
+
+schema::StoreStats fetch_stats(const ClientOptions& client, const std::string& name) {
+    json body = schema::encode(schema::StoreStatsRequest{name});
+    body["op"] = "stats";
+    return decoded_or_exit<schema::StoreStats>(store_call(client, body));
+}
+
+// Facts by their best source's tier, documents and chunks by their document's, then the rest.
+void print_stats(const schema::StoreStats& stats) {
+    std::vector<render::TableRow> rows{{"Collection " + stats.collection, {}},
+                                       {"", {"facts", "documents", "chunks"}}};
+    for (int tier = 1; tier <= 4; ++tier) {
+        rows.push_back(
+            {"tier " + std::to_string(tier) + " " + kTierNames[tier],
+             {tier_count(stats.facts_per_tier, tier), tier_count(stats.documents_per_tier, tier),
+              tier_count(stats.chunks_per_tier, tier)}});
+    }
+    rows.push_back(
+        {"total",
+         {with_commas(stats.quads), with_commas(stats.documents), with_commas(stats.chunks)}});
+    rows.push_back({"Graph", {}});
+    rows.push_back({"entities (subjects)", {with_commas(stats.subjects)}});
+    rows.push_back({"predicates", {with_commas(stats.predicates)}});
+    rows.push_back({"named graphs", {with_commas(stats.graphs)}});
+    rows.push_back({"sources", {with_commas(stats.sources)}});
+    rows.push_back({"Vectors", {}});
+    rows.push_back({"entity vectors", {with_commas(stats.entity_vectors)}});
+    rows.push_back({"chunk vectors", {with_commas(stats.chunk_vectors)}});
+    if (!stats.model.empty())
+        rows.push_back(
+            {"embedding model", {stats.model + " (dim " + std::to_string(stats.dim) + ")"}});
+    rows.push_back({"Storage", {}});
+    rows.push_back(
+        {"bytes on disk",
+         {with_commas(stats.bytes_on_disk) + " (" + human_bytes(stats.bytes_on_disk) + ")"}});
+    rows.push_back({"last loaded", {stats.last_loaded.empty() ? "-" : stats.last_loaded}});
+    std::cout << render::render_rows(rows) << std::flush;
+}
+
+void run_show(const ShowOptions& options) {
+    const schema::StoreStats stats = fetch_stats(options.client, options.name);
+    if (options.client.json) {
+        std::cout << dump_json(schema::encode(stats)) << std::endl;
+        return;
+    }
+    print_stats(stats);
+}
+
+// ---- delete ---------------------------------------------------------------------------------
+
+struct DeleteOptions {
+    ClientOptions client;
+    std::string name;
+    bool yes = false;
+};
+
+// "1,234 facts, 6 documents, 18 chunks, 228 vectors, 1.2 MiB on disk"
+std::string what_it_holds(std::uint64_t facts, std::uint64_t documents, std::uint64_t chunks,
+                          std::uint64_t vectors, std::uint64_t bytes) {
+    return with_commas(facts) + (facts == 1 ? " fact, " : " facts, ") + with_commas(documents) +
+           (documents == 1 ? " document, " : " documents, ") + with_commas(chunks) +
+           (chunks == 1 ? " chunk, " : " chunks, ") + with_commas(vectors) +
+           (vectors == 1 ? " vector, " : " vectors, ") + human_bytes(bytes) + " on disk";
+}
+
+// Asks on the terminal; anything but y / yes keeps the collection.
+bool confirmed(const std::string& question) {
+    std::cerr << question << " [y/N] " << std::flush;
+    std::string answer;
+    if (!std::getline(std::cin, answer)) return false;
+    return answer == "y" || answer == "Y" || answer == "yes" || answer == "YES" || answer == "Yes";
+}
+
+void run_delete(const DeleteOptions& options) {
+    // What it holds first: an unknown name is NotFound (exit 2) before anything is asked.
+    const schema::StoreStats stats = fetch_stats(options.client, options.name);
+    const std::string name = escape_controls(stats.collection, false);
+    const std::string holds =
+        what_it_holds(stats.quads, stats.documents, stats.chunks,
+                      stats.entity_vectors + stats.chunk_vectors, stats.bytes_on_disk);
+    if (!options.yes) {
+        if (::isatty(STDIN_FILENO) != 1) {
+            std::cerr << "refusing to delete collection \"" << name << "\" (" << holds
+                      << ") without confirmation: stdin is not a terminal; pass --yes to delete it"
+                      << std::endl;
+            throw CLI::RuntimeError(2);
+        }
+        if (!confirmed("Delete collection \"" + name + "\" and everything in it: " + holds + "?")) {
+            std::cerr << "nothing was deleted" << std::endl;
+            throw CLI::RuntimeError(1);
+        }
+    }
+    const json reply = store_call(
+        options.client, json{{"op", "collection-delete"}, {"collection", stats.collection}});
+    if (options.client.json) {
+        std::cout << dump_json(reply) << std::endl;
+        return;
+    }
+    const auto gone = decoded_or_exit<schema::CollectionDeleted>(reply).removed;
+    std::cout << "deleted collection \"" << escape_controls(gone.collection, false)
+              << "\": removed "
+              << what_it_holds(gone.facts, gone.documents, gone.chunks,
+                               gone.entity_vectors + gone.chunk_vectors, gone.bytes_on_disk)
+              << std::endl;
+}
+
+}  // namespace
+}  // namespace glassbox::cli::collections
+
+namespace glassbox::cli {
+
+void add_collections_command(CLI::App& app) {
+    using namespace collections;  // NOLINT(google-build-using-namespace): this file's own helpers
+    auto* collections = app.add_subcommand(
+        "collections",
+        "The knowledge store's collections: list them, show one's counts, delete one");
+    collections->require_subcommand(1);
+
+    auto list = std::make_shared<ListOptions>();
+    auto* list_cmd = collections->add_subcommand(
+        "list", "Every collection: facts, entities, documents, chunks, vectors, size, last load");
+    add_client_options(*list_cmd, list->client);
+    list_cmd->callback([list] { run_list(*list); });
+
+    auto show = std::make_shared<ShowOptions>();
+    auto* show_cmd = collections->add_subcommand(
+        "show", "One collection's counts, with facts, documents and chunks per data tier");
+    show_cmd->add_option("name", show->name, "The collection")->required();
+    add_client_options(*show_cmd, show->client);
+    show_cmd->callback([show] { run_show(*show); });
+
+    auto remove = std::make_shared<DeleteOptions>();
+    auto* delete_cmd = collections->add_subcommand(
+        "delete",
+        "Delete a collection whole (graph, documents, chunks, vectors): says what it removes and "
+        "asks first (y/N), or --yes");
+    delete_cmd->add_option("name", remove->name, "The collection")->required();
+    delete_cmd->add_flag("-y,--yes", remove->yes,
+                         "Delete without asking (needed when stdin is not a terminal)");
+    add_client_options(*delete_cmd, remove->client);
+    delete_cmd->callback([remove] { run_delete(*remove); });
+}
+
+}  // namespace glassbox::cli
