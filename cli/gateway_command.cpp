@@ -74,6 +74,7 @@ void run_gateway(GatewayOptions& options) {
     config.port = address->port;
     config.broker = options.client.broker_endpoint();
     config.curve = options.client.curve_keys(config.broker);
+    config.private_paths.push_back(options.client.home_path());  // never named to a client
 
     // Signals are blocked before the server's threads start, so only the wait below sees them.
     const sigset_t stop_signals = block_stop_signals();

@@ -36,6 +36,8 @@ Scope scope_for(std::string_view method, std::string_view path) noexcept {
     if (path == "/api/v1/health" || path == "/api/v1/openapi.json") return Scope::kNone;
     if (path == "/mcp" || path.starts_with("/mcp/")) return Scope::kAsk;
     if (path.starts_with("/api/v1/load/")) return Scope::kLoad;
+    // Deleting a collection writes the knowledge store as loading does.
+    if (method == "DELETE" && path.starts_with("/api/v1/collections/")) return Scope::kLoad;
     if (path == "/api/v1/query" && method == "POST") return Scope::kAsk;
     if (path.starts_with("/api/") || path == "/metrics") return Scope::kRead;
     return Scope::kNone;

@@ -21,8 +21,8 @@ enum class Scope { kNone, kRead, kAsk, kLoad };
 std::string_view to_string(Scope scope) noexcept;
 
 // The scope `method path` needs (docs/http.md §4): POST /api/v1/query and /mcp ask, POST
-// /api/v1/load/* load, every other /api/ route and /metrics read; health, openapi.json, the
-// static files and any OPTIONS (a CORS preflight) none.
+// /api/v1/load/* and DELETE /api/v1/collections/* load, every other /api/ route and /metrics
+// read; health, openapi.json, the static files and any OPTIONS (a CORS preflight) none.
 Scope scope_for(std::string_view method, std::string_view path) noexcept;
 
 struct TokenGrant {

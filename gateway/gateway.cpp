@@ -61,10 +61,12 @@ Problem problem_for_status(int status) {
 json health(Gateway::State& state) {
     auto status = state.bus.call(schema::protocol::kMmiStatus, json::object(), state.config.call_timeout);
     if (!status) {
+        const auto& paths = ServerPaths::instance();
+        const std::string error = std::string(base::to_string(status.error().type)) + ": " + status.error().message;
         return json{{"status", "down"},
-                    {"broker", json{{"endpoint", state.config.broker}, {"reachable", false},
-                                    {"error", std::string(base::to_string(status.error().type)) + ": " +
-                                                  status.error().message}}},
+                    {"broker", json{{"endpoint", paths.redact(state.config.broker)},
+                                    {"reachable", false},
+                                    {"error", paths.redact(error)}}},
                     {"services", json::array()}};
     }
     json services = json::array();
@@ -83,6 +85,8 @@ json health(Gateway::State& state) {
     }
     json broker = status->value("broker", json::object());
     broker["reachable"] = true;
+    // An ipc:// endpoint is a file of the server.
+    ServerPaths::instance().redact_json(broker);
     return json{{"status", all_live ? "ok" : "degraded"}, {"broker", broker}, {"services", services}};
 }
 
@@ -100,7 +104,8 @@ bool for_mcp(const httplib::Request& req) {
 void send_refusal(Gateway::State& state, const httplib::Request& req, httplib::Response& res, const Problem& problem) {
     if (!for_mcp(req)) return send_problem(res, problem);
     state.metrics.error(problem.error);
-    mcp::answer_into(mcp::refusal(problem.status, problem.error + ": " + problem.detail), res);
+    const std::string detail = ServerPaths::instance().redact(problem.detail);
+    mcp::answer_into(mcp::refusal(problem.status, problem.error + ": " + detail), res);
 }
 
 // The checks before a request is routed (and before its body is read): the rate limit, the
@@ -229,7 +234,10 @@ void send_json(httplib::Response& res, int status, const json& body) {
 
 void send_problem(httplib::Response& res, const Problem& problem) {
     res.status = problem.status;
-    res.set_content(compact_json(problem_json(problem, request_id_of(res))), std::string(kProblemContentType));
+    // The last guard: an error a worker or a library wrote may name a file of the server.
+    json body = problem_json(problem, request_id_of(res));
+    ServerPaths::instance().redact_json(body);
+    res.set_content(compact_json(body), std::string(kProblemContentType));
 }
 
 void send_error(httplib::Response& res, const base::Error& error) { send_problem(res, problem_from(error)); }
@@ -428,6 +436,7 @@ Gateway::State::State(GatewayConfig c)
 
 Gateway::Gateway(GatewayConfig config) : state_(std::make_unique<State>(std::move(config))) {
     State& state = *state_;
+    for (const auto& path : state.config.private_paths) ServerPaths::instance().add(path);
     auto& server = state.server;
     state.bus.on_call = [&state](std::string_view service, std::chrono::duration<double> took, bool failed) {
         state.metrics.bus_call(std::string(service), took, failed);
@@ -482,6 +491,7 @@ Gateway::Gateway(GatewayConfig config) : state_(std::make_unique<State>(std::mov
     add_metrics_route(state);
     add_trace_routes(state);
     add_knowledge_routes(state);
+    add_collection_routes(state);
     add_mcp_routes(state);
     add_load_routes(state);
     add_static_routes(state);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <filesystem>
+#include <vector>
 
 #include "bus/curve_keys.hpp"
 #include "gateway/mcp/server.hpp"
@@ -68,6 +69,9 @@ struct GatewayConfig {
     std::size_t max_header_fields = 100;
     // The MCP server at /mcp: session idle timeout, session bound, allowed origins (docs/mcp.md §8).
     mcp::Options mcp;
+    // Folders whose paths never reach a client (path_redaction.hpp): the home the gateway was
+    // started with. Its working directory, $HOME, $GLASSBOX_HOME and its upload folder always are.
+    std::vector<std::filesystem::path> private_paths;
 };
 
 }  // namespace glassbox::gateway

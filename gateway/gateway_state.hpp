@@ -20,6 +20,7 @@
 #include "gateway/connection_loop.hpp"
 #include "gateway/gateway_server.hpp"
 #include "gateway/metrics.hpp"
+#include "gateway/path_redaction.hpp"
 #include "gateway/problem.hpp"
 #include "gateway/request_checks.hpp"
 
@@ -105,6 +106,7 @@ std::optional<std::size_t> admit(const httplib::Request& req, httplib::Response&
 void add_query_routes(Gateway::State& state);
 void add_trace_routes(Gateway::State& state);
 void add_knowledge_routes(Gateway::State& state);
+void add_collection_routes(Gateway::State& state);  // /api/v1/collections (collection_routes.cpp)
 void add_load_routes(Gateway::State& state);
 void add_trace_tail_route(Gateway::State& state);
 void add_metrics_route(Gateway::State& state);

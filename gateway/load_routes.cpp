@@ -38,6 +38,26 @@ base::Result<std::string> upload_name(const httplib::Request& req, const std::st
     return name;
 }
 
+// The IRI an upload is known by in the store (its documents, its facts' source, the base of its
+// relative IRIs): its name, not where the gateway staged it. The same name uploaded again into a
+// collection is the same document, as a file loaded again by `glassbox load` is.
+std::string upload_iri(const std::string& name) {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    std::string iri = "urn:glassbox:upload/";
+    for (const char c : name) {
+        const bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                           std::string_view("-._~!$&'()*+,;=:@").find(c) != std::string_view::npos;
+        if (plain) {
+            iri += c;
+        } else {
+            iri += '%';
+            iri += kHex[(static_cast<unsigned char>(c) >> 4) & 0xf];
+            iri += kHex[static_cast<unsigned char>(c) & 0xf];
+        }
+    }
+    return iri;
+}
+
 base::Result<std::string> text_param(const httplib::Request& req, const char* key, std::size_t max) {
     if (!req.has_param(key)) return std::string();
     std::string value = req.get_param_value(key);
@@ -93,8 +113,8 @@ public:
     UploadDir() {
         static std::atomic<std::uint64_t> counter{0};
         std::random_device random;
-        path_ = fs::temp_directory_path() /
-                ("glassbox-upload-" + std::to_string(random()) + "-" + std::to_string(counter.fetch_add(1)));
+        // A name that upload_folder_prefix() covers: the guard redacts it wherever it shows.
+        path_ = upload_folder_prefix().string() + std::to_string(random()) + "-" + std::to_string(counter.fetch_add(1));
     }
     UploadDir(const UploadDir&) = delete;
     UploadDir& operator=(const UploadDir&) = delete;
@@ -152,6 +172,7 @@ void upload(Gateway::State& state, const httplib::Request& req, httplib::Respons
     if (!name) return send_error(res, name.error());
     if (req.body.size() > state.config.max_upload_bytes)
         return send_problem(res, Problem{413, "PayloadTooLarge", "the upload is larger than the gateway accepts"});
+    settings->source_iri = upload_iri(*name);
     UploadDir dir;
     auto file = dir.write(*name, req.body);
     if (!file) return send_error(res, file.error());

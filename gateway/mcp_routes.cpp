@@ -36,16 +36,17 @@ public:
         if (!answer && answer.error().type == base::ErrorType::kCancelled) {
             base::component_logger("gateway")->info("event=mcp_call_cancelled trace={}", trace);
         }
-        return answer;
+        return guarded(std::move(answer));
     }
 
     base::Result<json> search_graph(const json& args) override {
-        return search_knowledge(state_, args);
+        return guarded(search_knowledge(state_, args));
     }
 
     base::Result<json> trace_show(const std::string& id) override {
-        return state_.bus.call(schema::services::kTrace, json{{"op", "show"}, {"session", id}},
-                               state_.config.call_timeout);
+        return guarded(state_.bus.call(schema::services::kTrace, json{{"op", "show"}, {"session", id}},
+                                       state_.config.call_timeout),
+                       true);
     }
 
     // list_traces' arguments (checked against its inputSchema) as the trace service's list.
@@ -54,10 +55,23 @@ public:
         for (const auto& [key, value] : filters.items()) {
             request[key == "all" ? "include_subtraces" : key] = value;
         }
-        return state_.bus.call(schema::services::kTrace, request, state_.config.call_timeout);
+        return guarded(state_.bus.call(schema::services::kTrace, request, state_.config.call_timeout), true);
     }
 
 private:
+    // What reaches the MCP client names no file of the server (path_redaction.hpp): an error's
+    // message always (a tool error shows it), a trace's rows and texts with `whole`.
+    static base::Result<json> guarded(base::Result<json> result, bool whole = false) {
+        if (!result) {
+            base::Error error = std::move(result).error();
+            error.message = ServerPaths::instance().redact(error.message);
+            if (error.place) error.place->file = ServerPaths::instance().redact(error.place->file);
+            return error;
+        }
+        if (whole) ServerPaths::instance().redact_json(*result);
+        return result;
+    }
+
     Gateway::State& state_;
 };
 

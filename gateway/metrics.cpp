@@ -132,12 +132,32 @@ std::string route_label(const std::string& method, const std::string& path) {
     return (known_method ? method : std::string("OTHER")) + " " + route;
 }
 
+void LatencyHistogram::observe(double seconds) {
+    // The first bucket that holds it; above the last one only +Inf (the count) does.
+    const auto at = std::lower_bound(kLatencyBuckets.begin(), kLatencyBuckets.end(), seconds);
+    if (at != kLatencyBuckets.end()) ++buckets[static_cast<std::size_t>(at - kLatencyBuckets.begin())];
+    sum += seconds;
+    ++count;
+}
+
+void render_histogram(std::string& out, const std::string& name, const std::string& labels,
+                      const LatencyHistogram& histogram) {
+    const std::string before_le = "{" + labels + (labels.empty() ? "" : ",") + "le=\"";
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < kLatencyBuckets.size(); ++i) {
+        cumulative += histogram.buckets[i];
+        out += name + "_bucket" + before_le + number(kLatencyBuckets[i]) + "\"} " + std::to_string(cumulative) + "\n";
+    }
+    out += name + "_bucket" + before_le + "+Inf\"} " + std::to_string(histogram.count) + "\n";
+    const std::string braces = labels.empty() ? "" : "{" + labels + "}";
+    out += name + "_sum" + braces + " " + number(histogram.sum) + "\n";
+    out += name + "_count" + braces + " " + std::to_string(histogram.count) + "\n";
+}
+
 void Metrics::request(const std::string& route, int status, std::chrono::duration<double> took) {
     std::lock_guard lock(mutex_);
     ++requests_[{route, status}];
-    auto& sum = request_seconds_[route];
-    sum.seconds += took.count();
-    ++sum.count;
+    request_seconds_[route].observe(took.count());
 }
 
 void Metrics::error(const std::string& error) {
@@ -147,17 +167,25 @@ void Metrics::error(const std::string& error) {
 
 void Metrics::bus_call(const std::string& service, std::chrono::duration<double> took, bool failed) {
     std::lock_guard lock(mutex_);
-    auto& sum = bus_seconds_[service];
-    sum.seconds += took.count();
-    ++sum.count;
+    bus_seconds_[service].observe(took.count());
     if (failed) ++bus_failures_[service];
 }
 
 void Metrics::step(const std::string& service, const std::string& type, double duration_ms) {
     std::lock_guard lock(mutex_);
-    auto& sum = step_seconds_[{service, type}];
-    sum.seconds += duration_ms / 1000.0;
-    ++sum.count;
+    step_seconds_[{service, type}].observe(duration_ms / 1000.0);
+}
+
+void Metrics::question(const std::string& engine, std::chrono::duration<double> took) {
+    // The engine comes from a worker's answer: a name of the usual shape, and few of them, or
+    // "other", so an odd worker cannot grow the metrics.
+    constexpr std::size_t kMaxEngines = 16;
+    const bool plain = !engine.empty() && engine.size() <= 32 &&
+                       std::all_of(engine.begin(), engine.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '-'; });
+    std::lock_guard lock(mutex_);
+    const bool known = question_seconds_.count(engine) > 0;
+    const std::string label = plain && (known || question_seconds_.size() < kMaxEngines) ? engine : "other";
+    question_seconds_[label].observe(took.count());
 }
 
 void Metrics::steps_of(const json& explain) {
@@ -178,29 +206,27 @@ std::string Metrics::render(const json& broker, const json& traces, std::size_t 
         for (const auto& [key, n] : requests_)
             out += "glassbox_gateway_requests_total{route=\"" + label(key.first) + "\",status=\"" + std::to_string(key.second) +
                    "\"} " + std::to_string(n) + "\n";
-        header(out, "glassbox_gateway_request_seconds", "summary", "HTTP request durations (streams: their whole life), by route");
-        for (const auto& [route, sum] : request_seconds_) {
-            out += "glassbox_gateway_request_seconds_sum{route=\"" + label(route) + "\"} " + number(sum.seconds) + "\n";
-            out += "glassbox_gateway_request_seconds_count{route=\"" + label(route) + "\"} " + std::to_string(sum.count) + "\n";
-        }
+        header(out, "glassbox_gateway_request_seconds", "histogram", "HTTP request durations (streams: their whole life), by route");
+        for (const auto& [route, histogram] : request_seconds_)
+            render_histogram(out, "glassbox_gateway_request_seconds", "route=\"" + label(route) + "\"", histogram);
+        header(out, "glassbox_question_seconds", "histogram",
+               "questions from their arrival to their answer (JSON or SSE, and MCP's resolve_intent), by the engine that answered");
+        for (const auto& [engine, histogram] : question_seconds_)
+            render_histogram(out, "glassbox_question_seconds", "engine=\"" + label(engine) + "\"", histogram);
         header(out, "glassbox_gateway_errors_total", "counter", "problem answers, by typed error");
         for (const auto& [error, n] : errors_)
             out += "glassbox_gateway_errors_total{error=\"" + label(error) + "\"} " + std::to_string(n) + "\n";
-        header(out, "glassbox_service_call_seconds", "summary", "the gateway's bus calls, by service (queueing and work)");
-        for (const auto& [service, sum] : bus_seconds_) {
-            out += "glassbox_service_call_seconds_sum{service=\"" + label(service) + "\"} " + number(sum.seconds) + "\n";
-            out += "glassbox_service_call_seconds_count{service=\"" + label(service) + "\"} " + std::to_string(sum.count) + "\n";
-        }
+        header(out, "glassbox_service_call_seconds", "histogram", "the gateway's bus calls, by service (queueing and work)");
+        for (const auto& [service, histogram] : bus_seconds_)
+            render_histogram(out, "glassbox_service_call_seconds", "service=\"" + label(service) + "\"", histogram);
         header(out, "glassbox_service_call_failures_total", "counter", "the gateway's bus calls that ended with an error");
         for (const auto& [service, n] : bus_failures_)
             out += "glassbox_service_call_failures_total{service=\"" + label(service) + "\"} " + std::to_string(n) + "\n";
-        header(out, "glassbox_step_seconds", "summary",
+        header(out, "glassbox_step_seconds", "histogram",
                "steps' durations (gb:durationMs) in the explain messages of the questions asked here, by service and step");
-        for (const auto& [key, sum] : step_seconds_) {
-            const std::string labels = "{service=\"" + label(key.first) + "\",step=\"" + label(key.second) + "\"}";
-            out += "glassbox_step_seconds_sum" + labels + " " + number(sum.seconds) + "\n";
-            out += "glassbox_step_seconds_count" + labels + " " + std::to_string(sum.count) + "\n";
-        }
+        for (const auto& [key, histogram] : step_seconds_)
+            render_histogram(out, "glassbox_step_seconds",
+                             "service=\"" + label(key.first) + "\",step=\"" + label(key.second) + "\"", histogram);
     }
     header(out, "glassbox_gateway_open_streams", "gauge", "SSE streams open now");
     out += "glassbox_gateway_open_streams " + std::to_string(open_streams) + "\n";

@@ -5,6 +5,8 @@
 
 #include "gateway/bus_pool.hpp"
 #include "gateway/explain_view.hpp"
+#include "gateway/path_redaction.hpp"
+#include "gateway/query_answer.hpp"
 #include "schema/untrusted_json.hpp"
 #include "schema/vocabulary.hpp"
 
@@ -69,6 +71,14 @@ SseEvent step_event(const json& explain, const std::string& trace, std::string_v
     // JSON text holds a line break only between tokens (within strings it is escaped): a message
     // written on one line can go out as received.
     const bool one_line = !text.empty() && text.find_first_of("\r\n") == std::string_view::npos;
+    std::string message = one_line ? std::string(text) : compact_json(explain);
+    // A step's texts (an escalation's reason, a failed tool's observation) may quote a worker's
+    // error naming a file of its host: those leave redacted, the message's IRIs as they are.
+    if (!ServerPaths::instance().clean(message)) {
+        json redacted = explain;
+        ServerPaths::instance().redact_json(redacted);
+        message = compact_json(redacted);
+    }
     const std::string parent = string_of(explain, "parent_uri");
     return SseEvent{"step", json{{"trace", trace.empty() ? json(nullptr) : json(trace)},
                                  {"step", string_of(explain, "explain_id")},
@@ -77,13 +87,18 @@ SseEvent step_event(const json& explain, const std::string& trace, std::string_v
                                  {"service", string_of(explain, "service")},
                                  {"seq", field_or(explain, "seq", nullptr)},
                                  {"session", string_of(explain, "session")}},
-                    "\"explain\":" + (one_line ? std::string(text) : compact_json(explain))};
+                    "\"explain\":" + message};
 }
 
-QueryEvents::QueryEvents(std::string request_id, json request)
-    : request_id_(std::move(request_id)), request_(std::move(request)) {}
+QueryEvents::QueryEvents(std::string request_id, json request, Clock::time_point received)
+    : request_id_(std::move(request_id)), request_(std::move(request)), received_(received) {}
 
 SseEvent QueryEvents::event(std::string name, json data) const {
+    // What workers say of their steps (an escalation's or a retraction's reason, a tool's
+    // observation) may quote an error naming a file of their host; the answer's own text and
+    // evidence are data, and answer.done guards its free texts itself (query_answer.hpp).
+    if (name != "answer.delta" && name != "citation" && name != "answer.done" && name != "retrieval.results")
+        ServerPaths::instance().redact_json(data);
     data["trace"] = trace_.empty() ? json(nullptr) : json(trace_);
     return SseEvent{std::move(name), std::move(data)};
 }
@@ -92,7 +107,7 @@ void QueryEvents::start(std::vector<SseEvent>& out) {
     if (started_) return;
     started_ = true;
     out.push_back(event("run.started", json{{"request_id", request_id_},
-                                            {"query", field_or(request_, "query", "")},
+                                            {"question", field_or(request_, "question", "")},
                                             {"mode", field_or(request_, "mode", "auto")},
                                             {"collection", field_or(request_, "collection", "")}}));
 }
@@ -154,7 +169,7 @@ std::vector<SseEvent> QueryEvents::on_failure(const base::Error& error) {
 void QueryEvents::fail(const base::Error& error, std::vector<SseEvent>& out) {
     start(out);
     out.push_back(event("error", json{{"type", std::string(base::to_string(error.type))},
-                                      {"message", error.message}}));
+                                      {"message", ServerPaths::instance().redact(error.message)}}));
     out.push_back(event("done", json{{"termination_reason", "error"}, {"status", "error"}}));
     finished_ = true;
 }
@@ -296,17 +311,15 @@ void QueryEvents::final(const json& body, std::vector<SseEvent>& out) {
     const std::string response = string_of(body, "response");
     if (streamed_.empty() && !response.empty()) out.push_back(event("answer.delta", json{{"text", response}}));
     citations(body, out);
-    out.push_back(event("answer.done",
-                        json{{"response", response},
-                             {"answer", field_or(body, "answer", nullptr)},
-                             {"citations", field_or(body, "citations", json::array())},
-                             {"sources", field_or(body, "sources", json::array())},
-                             {"provenance", field_or(body, "provenance", nullptr)},
-                             {"route", field_or(body, "route", nullptr)},
-                             {"usage", json{{"in_token", field_or(body, "in_token", 0)},
-                                            {"out_token", field_or(body, "out_token", 0)}}}}));
     std::string reason = string_of(body, "termination");
     if (reason.empty()) reason = termination_.empty() ? "answered" : termination_;
+    // The same answer as a question asked for JSON gets (query_answer.hpp).
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - received_);
+    json answer = query_answer(body, AnswerContext{string_of(request_, "question"), string_of(request_, "collection"),
+                                                   request_id_, took});
+    answer["termination_reason"] = reason;
+    answered_by_ = string_of(body, "engine");
+    out.push_back(event("answer.done", std::move(answer)));
     out.push_back(event("done", json{{"termination_reason", reason}, {"status", "complete"}}));
     finished_ = true;
 }

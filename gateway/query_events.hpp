@@ -2,6 +2,7 @@
 // events out. Pure: no sockets, so every translation is unit-tested.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -40,8 +41,11 @@ std::string format_sse(std::uint64_t id, const SseEvent& event);
 
 class QueryEvents {
 public:
-    // `request` is what run.started repeats: {query, mode, collection}.
-    QueryEvents(std::string request_id, nlohmann::json request);
+    using Clock = std::chrono::steady_clock;
+
+    // `request` is what run.started repeats: {question, mode, collection}; `received` when the
+    // question came (the answer's duration_ms counts from it).
+    QueryEvents(std::string request_id, nlohmann::json request, Clock::time_point received = Clock::now());
 
     // The events one bus reply of the query request stands for (none for a reply that says
     // nothing new). A terminal reply ends with `done`.
@@ -51,6 +55,8 @@ public:
 
     bool finished() const noexcept { return finished_; }
     const std::string& trace() const noexcept { return trace_; }
+    // The engine whose answer won, once answer.done is out; empty before, or after an error.
+    const std::string& answered_by() const noexcept { return answered_by_; }
 
 private:
     void start(std::vector<SseEvent>& out);
@@ -63,6 +69,8 @@ private:
 
     std::string request_id_;
     nlohmann::json request_;
+    Clock::time_point received_;
+    std::string answered_by_;
     std::string trace_;
     bool started_ = false;
     bool finished_ = false;

@@ -6,6 +6,7 @@
 #include "base/utf8.hpp"
 #include "gateway/explain_view.hpp"
 #include "gateway/gateway_state.hpp"
+#include "gateway/query_answer.hpp"
 #include "gateway/query_events.hpp"
 #include "schema/collection_name.hpp"
 #include "schema/messages.hpp"
@@ -22,13 +23,15 @@ namespace {
 
 constexpr std::size_t kMaxQueryBytes = 16 * 1024;  // the query worker's own bound (docs/query.md §1)
 constexpr std::size_t kMaxFieldBytes = 256;
-constexpr std::string_view kQueryFields[] = {"query", "mode", "collection", "session_id", "options"};
+// `question` as the CLI names it; `query`, its older name, as an alias (query_answer.hpp).
+constexpr std::string_view kQueryFields[] = {"question", "query", "mode", "collection", "session_id", "options"};
 // JSON first: a client that names neither (or accepts anything) gets the answer whole.
 constexpr std::string_view kQueryMediaTypes[] = {kJsonMediaType, kEventStreamMediaType};
 
 struct QueryInput {
     schema::QueryRequest request;
     json summary;  // what run.started repeats
+    Clock::time_point received = Clock::now();
 };
 
 base::Result<std::string> optional_string(const json& body, const char* key, std::size_t max_bytes) {
@@ -59,15 +62,16 @@ base::Result<schema::QueryMode> query_mode(const json& body) {
                       "mode must be one of " + modes + ", not \"" + base::printable_utf8(*name) + "\"");
 }
 
-// The body checked and bounded: {query, mode?, collection?, session_id?, options?}.
-base::Result<QueryInput> query_input(const json& body) {
+// The body checked and bounded: {question (or query), mode?, collection?, session_id?, options?}.
+base::Result<QueryInput> query_input(json body) {
     if (auto known = only_known_fields(body, kQueryFields); !known) return known.error();
-    const auto query = body.find("query");
+    if (auto named = take_question_alias(body); !named) return named.error();
+    const auto query = body.find(kQuestionField);
     if (query == body.end() || !query->is_string() || is_blank(query->get_ref<const std::string&>()))
         return make_error(ErrorType::kInvalidRequest,
-                          "query must be a string holding more than white space");
+                          "question must be a string holding more than white space");
     if (query->get_ref<const std::string&>().size() > kMaxQueryBytes)
-        return make_error(ErrorType::kInvalidRequest, "query is longer than 16384 bytes");
+        return make_error(ErrorType::kInvalidRequest, "question is longer than 16384 bytes");
     auto mode = query_mode(body);
     if (!mode) return mode.error();
     auto collection = optional_string(body, "collection", kMaxFieldBytes);
@@ -83,7 +87,7 @@ base::Result<QueryInput> query_input(const json& body) {
     input.request.mode = *mode;
     input.request.collection = *collection;
     input.request.session_id = *session;
-    input.summary = json{{"query", input.request.query},
+    input.summary = json{{"question", input.request.query},
                          {"mode", std::string(schema::to_string(*mode))},
                          {"collection", *collection}};
     return input;
@@ -125,7 +129,7 @@ base::Result<bus::Reply> run_query(Gateway::State& state, bus::BusClient& client
     }
 }
 
-// The router's FINAL with trace_id, usage and (when the caller has one) the request id.
+// The router's FINAL as the answer (query_answer.hpp), with the request id when the caller has one.
 base::Result<json> ask(Gateway::State& state, QueryInput input, const std::string& request_id,
                        const QueryWatch& watch = {}) {
     input.request.streaming = false;
@@ -134,17 +138,17 @@ base::Result<json> ask(Gateway::State& state, QueryInput input, const std::strin
     auto final = run_query(state, *lease, input.request, watch);
     state.metrics.bus_call(std::string(schema::services::kQuery), Clock::now() - started, !final);
     if (!final) return std::move(final).error();
-    json body = std::move(final->body);
+    const json& body = final->body;
     if (auto error = body_error(body)) return *error;
-    body["trace_id"] = body.value("session", json(nullptr));
-    if (!request_id.empty()) body["request_id"] = request_id;
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - input.received);
+    json answer = query_answer(body, AnswerContext{input.request.query, input.request.collection, request_id, took});
+    state.metrics.question(string_of(body, "engine"), took);
     base::component_logger("gateway")->info("event=question request_id={} trace={} as=json", request_id,
-                                            string_of(body, "session"));
-    body["usage"] = json{{"in_token", body.value("in_token", json(0))}, {"out_token", body.value("out_token", json(0))}};
-    return body;
+                                            string_of(answer, "trace_id"));
+    return answer;
 }
 
-// Accept: application/json: the router's FINAL with trace_id and usage.
+// Accept: application/json: the answer (docs/http.md §3).
 void answer_json(Gateway::State& state, QueryInput input, httplib::Response& res) {
     auto body = ask(state, std::move(input), request_id_of(res));
     if (!body) return send_error(res, body.error());
@@ -153,9 +157,10 @@ void answer_json(Gateway::State& state, QueryInput input, httplib::Response& res
 
 // The state of one SSE answer, alive as long as httplib may call its content provider.
 struct QueryStream {
-    QueryStream(Gateway::State& s, StreamSlot slot_, BusLease lease_, std::string request_id_, json summary)
-        : state(s), slot(std::move(slot_)), lease(std::move(lease_)), request_id(request_id_),
-          events(std::move(request_id_), std::move(summary)) {}
+    QueryStream(Gateway::State& s, StreamSlot slot_, BusLease lease_, std::string request_id_, json summary,
+                Clock::time_point received_)
+        : state(s), slot(std::move(slot_)), lease(std::move(lease_)), request_id(request_id_), received(received_),
+          events(std::move(request_id_), std::move(summary), received_) {}
 
     ~QueryStream() {
         // A stream httplib never ran (the client left before the headers went out) still ends
@@ -167,6 +172,7 @@ struct QueryStream {
     StreamSlot slot;
     BusLease lease;
     std::string request_id;
+    Clock::time_point received;
     QueryEvents events;
     std::string bus_request;
     std::uint64_t next_id = 1;
@@ -203,6 +209,7 @@ struct QueryStream {
             last_write = Clock::now();
         }
         sink.done();
+        if (!events.answered_by().empty()) state.metrics.question(events.answered_by(), Clock::now() - received);
         base::component_logger("gateway")->info("event=question request_id={} trace={} as=sse", request_id,
                                                 events.trace());
         return true;
@@ -233,7 +240,7 @@ void answer_stream(Gateway::State& state, QueryInput input, const httplib::Reque
         return;
     }
     auto stream = std::make_shared<QueryStream>(state, std::move(*slot), std::move(lease), request_id_of(res),
-                                                std::move(input.summary));
+                                                std::move(input.summary), input.received);
     stream->bus_request = *sent;
     res.set_header("Cache-Control", "no-store");
     res.set_header("X-Accel-Buffering", "no");

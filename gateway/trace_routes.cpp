@@ -141,6 +141,8 @@ void add_trace_routes(Gateway::State& state) {
             send_error(res, reply.error());
             return;
         }
+        // A row's stored error, and its question, may name a file of the server (old traces).
+        ServerPaths::instance().redact_json(*reply);
         send_json(res, 200, *reply);
     });
     // The id is a session URI (URL-encoded; httplib decodes the path) or a unique UUID prefix.
@@ -154,6 +156,8 @@ void add_trace_routes(Gateway::State& state) {
             send_error(res, reply.error());
             return;
         }
+        // Rows, stored errors and literal texts; the trace's IRIs stay as stored.
+        ServerPaths::instance().redact_json(*reply);
         send_trace(res, *format, std::move(*reply));
     });
 }

@@ -132,7 +132,7 @@ struct TraceTail {
         if (gone) return false;
         if (!status) {
             write(sink, SseEvent{"error", json{{"trace", nullptr}, {"type", std::string(base::to_string(status.error().type))},
-                                               {"message", status.error().message}}});
+                                               {"message", ServerPaths::instance().redact(status.error().message)}}});
             return finish(sink, "error");
         }
         auto last_poll = Clock::now();

@@ -263,6 +263,7 @@ Result<loader::RdfReadOptions> rdf_options(const LoadSettings& settings, const f
     if (!settings.graph.empty()) read.graph = settings.graph;
     read.batch_size = settings.batch_size;
     read.check_statement = statement_too_large;
+    if (!settings.source_iri.empty()) read.base_iri = settings.source_iri;
     return read;
 }
 
@@ -297,7 +298,9 @@ Result<LoadTotals> load_rdf(const bus::BusClientConfig& bus, const LoadSettings&
         const auto read = *rdf_options(settings, path);
         std::error_code ec;
         const fs::path absolute = fs::absolute(path, ec);
-        schema::SourceInfo source{loader::file_uri(absolute), path.string(),
+        const bool named = !settings.source_iri.empty();
+        schema::SourceInfo source{named ? settings.source_iri : loader::file_uri(absolute),
+                                  named ? path.filename().string() : path.string(),
                                   std::string(loader::media_type(*read.format)), settings.tier, now_datetime()};
         auto progress = observer.stage(base::printable_utf8(path.filename().string()), "statements", 0);
         std::uint64_t sent = 0;
@@ -434,9 +437,13 @@ Result<LoadTotals> load_docs(const bus::BusClientConfig& bus, const LoadSettings
             auto spans = loader::chunk_text(doc.text, chunking);
             if (!spans) return spans.error();
             schema::DocumentLoad load;
+            // A text file's IRI is its file: URI (a .jsonl line's its own id), unless it is named.
+            const bool named = !settings.source_iri.empty();
+            if (named && doc.uri == loader::file_uri(doc.path)) doc.uri = settings.source_iri;
             load.uri = doc.uri;
             load.title = doc.title;
-            load.source = schema::SourceInfo{doc.uri, doc.path.string(), doc.media_type, settings.tier, loaded_at};
+            load.source = schema::SourceInfo{doc.uri, named ? doc.path.filename().string() : doc.path.string(),
+                                             doc.media_type, settings.tier, loaded_at};
             for (std::size_t i = 0; i < spans->size(); ++i) {
                 const auto& span = (*spans)[i];
                 load.chunks.push_back(schema::ChunkLoad{static_cast<std::uint32_t>(i), span.char_offset,

@@ -36,6 +36,11 @@ struct LoadSettings {
     std::size_t overlap = loader::kDefaultChunkOverlap;
     // Each store request's deadline (indexing and the commit get at least 10 minutes).
     std::chrono::milliseconds timeout{120'000};
+    // The IRI the file loaded is known by instead of its `file:` URI (the gateway's uploads,
+    // `urn:glassbox:upload/<name>`, so the server path of a staged copy is never stored nor
+    // shown): its source, the base of its relative IRIs, a text document's IRI; its file name
+    // stands for its path. Empty: each file's own URI and path.
+    std::string source_iri;
 };
 
 // What a load ended with.

@@ -74,4 +74,19 @@ std::optional<std::string> check_arguments(const nlohmann::json& schema,
     return std::nullopt;
 }
 
+std::optional<std::string> take_alias(nlohmann::json& args, std::string_view name, std::string_view alias) {
+    if (!args.is_object()) return std::nullopt;
+    const auto given = args.find(alias);
+    if (given == args.end()) return std::nullopt;
+    const auto named = args.find(name);
+    if (named == args.end()) {
+        args[std::string(name)] = std::move(*given);
+    } else if (*named != *given) {
+        return "'" + std::string(name) + "' and '" + std::string(alias) + "' (another name for " + std::string(name) +
+               ") differ: give one of them";
+    }
+    args.erase(std::string(alias));
+    return std::nullopt;
+}
+
 }  // namespace glassbox::gateway::mcp

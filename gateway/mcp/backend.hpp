@@ -37,7 +37,8 @@ public:
 class Backend {
 public:
     virtual ~Backend() = default;
-    // The query worker's FINAL plus `trace_id` (its session URI), as POST /api/v1/query; each
+    // The answer of POST /api/v1/query (docs/http.md §3: `trace_id`, `answer`, `short_answer`,
+    // `citations`, `sources`, …) to `args` ({question, mode, collection, session_id}); each
     // step of the run reported to `control`, and the run cancelled on the bus (error Cancelled)
     // once `control` says so.
     virtual base::Result<nlohmann::json> resolve_intent(const nlohmann::json& args,

@@ -37,26 +37,43 @@ json read_only() {
             {"openWorldHint", false}};
 }
 
+// The question is `question`, as the CLI's --question and the HTTP body name it; `query`, its
+// older name, is taken as an alias (ToolBox::call moves it; both and different is an error).
 json resolve_intent_tool() {
+    json alias = string_arg("Another name for question (older clients); give one of the two.", 16384);
+    alias["deprecated"] = true;
     json input = object_schema(
-        {{"query", string_arg("The question, in natural language.", 16384)},
+        {{"question", string_arg("The question, in natural language.", 16384)},
+         {"query", std::move(alias)},
          {"mode", {{"type", "string"},
                    {"enum", {"auto", "graph-rag", "document-rag", "agent"}},
                    {"description", "The engine; auto lets the query router decide (the default)."}}},
          {"collection", string_arg("The document collection to search (default: all).", 256)},
          {"session_id", string_arg("A conversation id: the question is a turn of it.", 256)}},
-        {"query"});
+        {"question"});
+    const json text = {{"type", "string"}};
+    const json nullable_text = {{"type", {"string", "null"}}};
     json output = output_schema(
-        {{"response", {{"type", "string"}, {"description", "The whole answer, with [n] markers."}}},
-         {"answer", {{"type", "string"}, {"description", "The short answer alone; empty when the evidence does not decide."}}},
-         {"trace_id", {{"type", "string"}, {"description", "The run's trace (session URI): explain_trace reads it."}}},
-         {"engine", {{"type", "string"}}},
-         {"citations", kObjects},
-         {"sources", {{"type", "array"}}},
-         {"route", {{"type", "object"}}},
-         {"provenance", {{"type", "object"}}},
-         {"usage", {{"type", "object"}}}},
-        {"response", "answer", "trace_id", "citations", "sources"});
+        {{"trace_id", {{"type", "string"}, {"description", "The run's trace (session URI): explain_trace reads it."}}},
+         {"question", text},
+         {"collection", text},
+         {"answer", {{"type", "string"}, {"description", "The whole answer; citation spans count its code points."}}},
+         {"short_answer", {{"type", {"string", "null"}}, {"description", "The short answer alone; empty when the evidence does not decide."}}},
+         {"citations", {{"type", "array"}, {"items", {{"type", "object"}}},
+                        {"description", "Numbered: n, kind (edge or chunk), text, title, document, chunk, offsets, tier, spans."}}},
+         {"sources", {{"type", "array"}, {"items", {{"type", "object"}}},
+                      {"description", "Each distinct source of the answer: source, tier (1 authoritative .. 4 inferred), engine."}}},
+         {"answered_by", nullable_text},
+         {"route", {{"type", {"object", "null"}}}},
+         {"escalations", kObjects},
+         {"runs", kObjects},
+         {"relevance", {{"type", {"number", "null"}}}},
+         {"provenance", {{"type", {"object", "null"}}}},
+         {"model", nullable_text},
+         {"usage", {{"type", "object"}, {"description", "input_tokens, output_tokens"}}},
+         {"duration_ms", {{"type", "integer"}}},
+         {"termination_reason", text}},
+        {"trace_id", "answer", "short_answer", "citations", "sources"});
     return {{"name", "resolve_intent"},
             {"title", "Ask glassbox"},
             {"description",
@@ -151,20 +168,17 @@ json pick(const json& obj, const char* key, json::value_t type, json fallback) {
     return *it;
 }
 
+// The answer of POST /api/v1/query (docs/http.md §3) but for its request id, which belongs to
+// an HTTP request: the members the output schema requires are there whatever the backend said.
 json shape_answer(const json& r) {
-    json out = {{"response", pick(r, "response", json::value_t::string, "")},
-                {"answer", pick(r, "answer", json::value_t::string, "")},
-                {"trace_id", pick(r, "trace_id", json::value_t::string,
-                                  pick(r, "session", json::value_t::string, ""))},
-                {"citations", pick(r, "citations", json::value_t::array, json::array())},
-                {"sources", pick(r, "sources", json::value_t::array, json::array())}};
-    for (const char* key : {"route", "provenance", "usage"}) {
-        if (auto v = pick(r, key, json::value_t::object, nullptr); !v.is_null()) out[key] = v;
-    }
-    if (auto v = pick(r, "engine", json::value_t::string, nullptr); !v.is_null()) out["engine"] = v;
-    if (!out.contains("usage") && r.is_object() && r.contains("in_token")) {
-        out["usage"] = {{"in_token", r["in_token"]}, {"out_token", r.value("out_token", json(0))}};
-    }
+    json out = r.is_object() ? r : json::object();
+    out.erase("request_id");
+    out["trace_id"] = pick(r, "trace_id", json::value_t::string, "");
+    out["answer"] = pick(r, "answer", json::value_t::string, "");
+    if (!out.contains("short_answer") || !(out["short_answer"].is_string() || out["short_answer"].is_null()))
+        out["short_answer"] = nullptr;
+    out["citations"] = pick(r, "citations", json::value_t::array, json::array());
+    out["sources"] = pick(r, "sources", json::value_t::array, json::array());
     return out;
 }
 
@@ -239,6 +253,11 @@ std::variant<json, RpcError> ToolBox::call(const json& params, RunControl& contr
     json args = params.contains("arguments") ? params["arguments"] : json::object();
     // MCP 2025-11-25: arguments that break the input schema are a tool execution error, so
     // the model sees what was wrong and can try again.
+    if (name == "resolve_intent") {
+        if (auto why = take_alias(args, "question", "query")) {
+            return error_result(base::make_error(base::ErrorType::kInvalidRequest, *why));
+        }
+    }
     if (auto why = check_arguments((*tool)["inputSchema"], args)) {
         return error_result(base::make_error(base::ErrorType::kInvalidRequest, *why));
     }

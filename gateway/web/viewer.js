@@ -267,9 +267,11 @@
           return normaliseCitation(Object.assign({}, src, c, {text: c.text || src.text}), state.model);
         });
         const p = d.provenance || {};
-        showAnswer(d.response || "", citations, [["short answer", d.answer], ["derivation", (p.derivation || []).join(" > ")],
+        // The answer's schema: docs/http.md §3 (`answer` the whole text, `short_answer`, `usage`).
+        showAnswer(d.answer || "", citations, [["short answer", d.short_answer], ["answered by", d.answered_by],
+          ["derivation", (p.derivation || []).join(" > ")],
           ["aggregate tier", p.aggregate_tier ? GB.views.tierText(p.aggregate_tier) : ""], ["citations", citations.length],
-          ["usage", d.usage ? d.usage.in_token + "↓ " + d.usage.out_token + "↑" : ""]]);
+          ["usage", d.usage ? d.usage.input_tokens + "↓ " + d.usage.output_tokens + "↑" : ""]]);
         logEvent(name, citations.length + " citations");
         break;
       }
@@ -294,7 +296,7 @@
     resetView(query);
     $("answer").replaceChildren(h("p", {class: "muted"}, "Working…"));
     viewer.stepsBeforeAnswer = null;
-    const body = {query, mode: $("mode").value};
+    const body = {question: query, mode: $("mode").value};
     if ($("collection").value.trim()) body.collection = $("collection").value.trim();
     const ctl = new AbortController();
     state.live = ctl;

@@ -11,7 +11,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -256,8 +259,9 @@ TEST_F(GatewayTest, AQuestionStreamsTypedEventsThatEndWithDoneAndItsTraceIsStore
 
     const auto answered = std::find(names.begin(), names.end(), "answer.done") - names.begin();
     const json final = answer.events[static_cast<std::size_t>(answered)]["data"];
-    EXPECT_FALSE(final.value("response", "").empty()) << final.dump();
-    EXPECT_TRUE(final["usage"]["in_token"].is_number());
+    EXPECT_FALSE(final.value("answer", "").empty()) << final.dump();
+    EXPECT_TRUE(final["usage"]["input_tokens"].is_number());
+    EXPECT_EQ(final.value("trace_id", ""), trace) << "answer.done is the answer a JSON question gets";
     EXPECT_TRUE(final["provenance"].is_object());
     // Each citation event: the source in full the first time, a reference after.
     std::set<std::string> seen;
@@ -307,7 +311,7 @@ TEST_F(GatewayTest, AnEscalatedQuestionRetractsItsProvisionalTextAndTheDeltasAft
         } else if (name == "answer.delta") {
             after_last_retract += data.value("text", "");
         } else if (name == "answer.done") {
-            response = data.value("response", "");
+            response = data.value("answer", "");
         }
     }
     EXPECT_TRUE(retracted_agent) << answer.describe();
@@ -324,9 +328,9 @@ TEST_F(GatewayTest, AQuestionAnsweredAsJsonCarriesTheTraceIdUsageAndEscalations)
     ASSERT_EQ(answer.status, 200) << answer.describe();
     const json body = answer.body_json();
     ASSERT_TRUE(body.is_object()) << answer.describe();
-    EXPECT_FALSE(body.value("response", "").empty());
-    EXPECT_EQ(body.value("trace_id", ""), body.value("session", "?"));
-    EXPECT_TRUE(body["usage"]["in_token"].is_number());
+    EXPECT_FALSE(body.value("answer", "").empty());
+    EXPECT_EQ(body.value("trace_id", "").rfind("urn:glassbox:", 0), 0u) << body.dump();
+    EXPECT_TRUE(body["usage"]["input_tokens"].is_number());
     ASSERT_GE(body["escalations"].size(), 1u) << body.dump();
     EXPECT_EQ(body["escalations"][0].value("from", ""), "agent");
     EXPECT_FALSE(answer.headers.value("x-request-id", "").empty()) << "a request id is made when none is sent";
@@ -542,7 +546,7 @@ TEST_F(GatewayTest, TheOpenApiDocumentDescribesTheRealAnswers) {
         return a;
     };
     const std::string question = "Who founded the shipyard that built the MV Curlew?";
-    const auto asked = post("/api/v1/query", json{{"query", question}});
+    const auto asked = post("/api/v1/query", json{{"question", question}});
     const std::string trace = asked.body_json().value("trace_id", "");
     ASSERT_FALSE(trace.empty()) << asked.describe();
     post("/api/v1/query", json{{"query", question}, {"mode", "agent"}});
@@ -1415,10 +1419,12 @@ TEST_F(GatewayTest, CollectionsGraphsQuestionsAndModesAreCheckedBeforeTheBody) {
     expect_refused(http("POST", "/api/v1/search", json{{"query", "q"}, {"collection", "../../x"}}.dump()),
                    "collection \"../../x\"");
     // A question of white space only, as JSON and as SSE: a 400 before any stream starts.
+    // The question is named `question` (`query` its other name): the detail names it so.
     for (const std::string blank : {"   ", "\t\n ", "\xE3\x80\x80"}) {
         const std::string body = json{{"query", blank}}.dump();
-        expect_refused(http("POST", "/api/v1/query", body), "query");
-        expect_refused(http("POST", "/api/v1/query", body, {"Accept: text/event-stream"}), "query");
+        expect_refused(http("POST", "/api/v1/query", body), "question");
+        expect_refused(http("POST", "/api/v1/query", json{{"question", blank}}.dump()), "question");
+        expect_refused(http("POST", "/api/v1/query", body, {"Accept: text/event-stream"}), "question");
         expect_refused(http("POST", "/api/v1/search", body), "query");
     }
     // An empty or unknown mode, naming the modes there are.
@@ -1640,6 +1646,437 @@ TEST_F(GatewayTest, HostileClientsExpectContinueIsAnsweredBeforeTheBody) {
     ASSERT_TRUE(answer);
     EXPECT_NE(answer->status, 100);
     EXPECT_NE(answer->status, 0);
+}
+
+// Issue 31: collections over HTTP. GET /api/v1/collections and /api/v1/collections/{name}, DELETE
+// /api/v1/collections/{name}; every answer checked against the OpenAPI document, none naming a
+// server path.
+TEST_F(GatewayTest, CollectionsAreListedShownAndDeletedAndUnknownOnesAre404) {
+    start(true);
+    const auto uploaded = http("POST", "/api/v1/load/docs?name=note.txt&collection=notes", "A short note on gales.\n");
+    ASSERT_EQ(uploaded.status, 200) << uploaded.describe();
+    std::ofstream answers(dir() / "collection-answers.jsonl");
+    std::string bodies;
+    const auto call = [&](const std::string& method, const std::string& path) {
+        const auto a = http(method, path);
+        std::string lower = method;
+        for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        answers << json{{"method", lower}, {"path", path.substr(0, path.find('?'))}, {"status", a.status},
+                        {"content_type", a.headers.value("content-type", "")}, {"body", a.body_json()}}.dump()
+                << "\n";
+        bodies += a.body;
+        return a;
+    };
+    const auto entry = [](const json& list, const std::string& name) {
+        for (const auto& c : list.value("collections", json::array()))
+            if (c.value("collection", "") == name) return c;
+        return json();
+    };
+
+    const auto listed = call("GET", "/api/v1/collections");
+    ASSERT_EQ(listed.status, 200) << listed.describe();
+    const json before = listed.body_json();
+    ASSERT_TRUE(entry(before, "default").is_object()) << listed.describe();
+    EXPECT_GT(entry(before, "default").value("facts", 0), 100);
+    EXPECT_EQ(entry(before, "notes").value("documents", 0), 1) << listed.describe();
+    const auto shown = call("GET", "/api/v1/collections/notes");
+    ASSERT_EQ(shown.status, 200) << shown.describe();
+    EXPECT_EQ(shown.body_json()["documents_per_tier"], (json{{"3", 1}})) << shown.describe();
+    const auto unknown = call("GET", "/api/v1/collections/nope");
+    expect_problem(unknown, 404, "NotFound");
+    EXPECT_NE(unknown.body_json().value("detail", "").find("\"nope\""), std::string::npos) << unknown.describe();
+    expect_problem(call("GET", "/api/v1/collections/bad%20name"), 400, "InvalidRequest");
+    expect_problem(call("GET", "/api/v1/collections?limit=3"), 400, "InvalidRequest");
+
+    const auto deleted = call("DELETE", "/api/v1/collections/notes");
+    ASSERT_EQ(deleted.status, 200) << deleted.describe();
+    EXPECT_EQ(deleted.body_json()["removed"].value("collection", ""), "notes") << deleted.describe();
+    EXPECT_EQ(deleted.body_json()["removed"].value("documents", 0), 1) << deleted.describe();
+    expect_problem(call("GET", "/api/v1/collections/notes"), 404, "NotFound");
+    expect_problem(call("DELETE", "/api/v1/collections/notes"), 404, "NotFound");
+    const json after = call("GET", "/api/v1/collections").body_json();
+    EXPECT_TRUE(entry(after, "notes").is_null()) << after.dump();
+    EXPECT_TRUE(entry(after, "default").is_object()) << after.dump();
+    EXPECT_FALSE(fs::exists(dir() / "store-home" / "knowledge" / "notes.db"));
+    // A question to it is 404 too.
+    const auto asked = http("POST", "/api/v1/query", json{{"query", "What is in the note?"}, {"collection", "notes"}}.dump(),
+                            {"Accept: application/json"});
+    expect_problem(asked, 404, "NotFound");
+    EXPECT_EQ(bodies.find(dir().string()), std::string::npos) << "a server path in a body: " << bodies;
+
+    for (const auto& [method, route] : std::vector<std::pair<std::string, std::string>>{
+             {"get", "/api/v1/collections"}, {"get", "/api/v1/collections/{name}"}, {"delete", "/api/v1/collections/{name}"}})
+        answers << json{{"route", {method, route}}}.dump() << "\n";
+    answers.close();
+    const auto document = http("GET", "/api/v1/openapi.json");
+    std::ofstream(dir() / "openapi.json") << document.body;
+    const auto checked = run_command({"/bin/sh", "-c", "/usr/bin/python3 " + kOpenApiCheck + " " + (dir() / "openapi.json").string() +
+                                                           " < " + (dir() / "collection-answers.jsonl").string()},
+                                     dir(), milliseconds{60'000});
+    const json verdict = json::parse(checked.out, nullptr, false);
+    ASSERT_TRUE(verdict.is_object()) << checked.out << checked.err;
+    EXPECT_TRUE(verdict["failures"].empty()) << verdict.dump(2);
+    EXPECT_GE(verdict.value("checked", 0), 9) << verdict.dump(2);
+}
+
+TEST_F(GatewayTest, CollectionsDeleteNeedsTheLoadScopeAndIsRefusedWithoutIt) {
+    const auto tokens = dir() / "collection-tokens";
+    {
+        std::ofstream out(tokens);
+        out << "reader-0123456789abcdef read reader\n"
+            << "asker-0123456789abcdef ask,read asker\n"
+            << "loader-0123456789abcdef load,read loader\n";
+    }
+    fs::permissions(tokens, fs::perms::owner_read | fs::perms::owner_write);
+    start(Setup{true, 0, {"--tokens", tokens.string()}});
+    const std::string reader = "Authorization: Bearer reader-0123456789abcdef";
+    const std::string loader = "Authorization: Bearer loader-0123456789abcdef";
+    expect_problem(http("GET", "/api/v1/collections"), 401, "Unauthorized");
+    EXPECT_EQ(http("GET", "/api/v1/collections", {}, {reader}).status, 200);
+    EXPECT_EQ(http("GET", "/api/v1/collections/default", {}, {reader}).status, 200);
+    expect_problem(http("DELETE", "/api/v1/collections/default"), 401, "Unauthorized");
+    expect_problem(http("DELETE", "/api/v1/collections/default", {}, {reader}), 403, "Forbidden");
+    expect_problem(http("DELETE", "/api/v1/collections/default", {}, {"Authorization: Bearer asker-0123456789abcdef"}),
+                   403, "Forbidden");
+    // Refused: nothing was deleted.
+    const auto still = http("GET", "/api/v1/collections/default", {}, {reader});
+    ASSERT_EQ(still.status, 200) << still.describe();
+    EXPECT_GT(still.body_json().value("quads", 0), 100);
+    const auto deleted = http("DELETE", "/api/v1/collections/default", {}, {loader});
+    ASSERT_EQ(deleted.status, 200) << deleted.describe();
+    EXPECT_GT(deleted.body_json()["removed"].value("facts", 0), 100);
+    expect_problem(http("GET", "/api/v1/collections/default", {}, {reader}), 404, "NotFound");
+}
+
+// ---- Issue 31: one answer schema and the question's other name (point 7), no server path in
+// any answer (point 4), latencies as histograms (point 8) ----------------------------------------
+
+const std::string kLeakyWorker = std::string(GLASSBOX_SOURCE_DIR) + "/tests/integration/leaky_worker.py";
+
+// The members the OpenAPI document gives a question's answer (components.schemas.QueryAnswer).
+struct DocumentedAnswer {
+    std::set<std::string> properties;
+    std::set<std::string> required;
+};
+
+DocumentedAnswer documented_answer(const json& openapi) {
+    DocumentedAnswer documented;
+    const json& schema = openapi["components"]["schemas"]["QueryAnswer"];
+    for (const auto& [key, value] : schema["properties"].items()) documented.properties.insert(key);
+    for (const auto& key : schema["required"]) documented.required.insert(key.get<std::string>());
+    return documented;
+}
+
+std::set<std::string> members_of(const json& object) {
+    std::set<std::string> keys;
+    if (object.is_object())
+        for (const auto& [key, value] : object.items()) keys.insert(key);
+    return keys;
+}
+
+// What the bus carries and an answer must not: the wire protocol's fields and the old duplicates.
+constexpr const char* kWireFields[] = {"end_of_stream", "end_of_session", "explain_triples", "explain_graph",
+                                       "explain_id",    "message_type",   "in_token",        "out_token",
+                                       "session",       "response",       "engine",          "engine_session",
+                                       "answer_selections"};
+
+// Exactly the documented members: none other, every required one, no bus field.
+void expect_documented_answer(const json& answer, const DocumentedAnswer& documented, const std::string& where) {
+    ASSERT_TRUE(answer.is_object()) << where << ": " << answer.dump();
+    for (const auto& key : members_of(answer))
+        EXPECT_TRUE(documented.properties.count(key)) << where << ": undocumented member " << key;
+    for (const auto& key : documented.required) EXPECT_TRUE(answer.contains(key)) << where << ": no " << key;
+    for (const char* wire : kWireFields) EXPECT_FALSE(answer.contains(wire)) << where << ": " << wire;
+}
+
+// An MCP session on the gateway (JSON answers), for the tools' answers.
+class McpSession {
+public:
+    using Post = std::function<HttpAnswer(const std::string& body, const std::vector<std::string>& headers)>;
+    explicit McpSession(Post post) : post_(std::move(post)) {
+        const auto opened = post_(initialize_with_name(4), headers_);
+        EXPECT_EQ(opened.status, 200) << opened.describe();
+        headers_.push_back("Mcp-Session-Id: " + opened.headers.value("mcp-session-id", ""));
+        post_(json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}.dump(), headers_);
+    }
+    // The JSON-RPC answer to one request (its whole body: {result} or {error}).
+    HttpAnswer request(const std::string& method, const json& params) {
+        return post_(json{{"jsonrpc", "2.0"}, {"id", ++id_}, {"method", method}, {"params", params}}.dump(), headers_);
+    }
+    HttpAnswer tool(const std::string& name, const json& arguments) {
+        return request("tools/call", json{{"name", name}, {"arguments", arguments}});
+    }
+
+private:
+    Post post_;
+    std::vector<std::string> headers_{"Accept: application/json, text/event-stream"};
+    int id_ = 0;
+};
+
+TEST_F(GatewayTest, TheAnswerHasOneDocumentedSchemaOverJsonSseAndMcpAndQueryIsAnotherNameForQuestion) {
+    start(true);
+    const DocumentedAnswer documented = documented_answer(http("GET", "/api/v1/openapi.json").body_json());
+    ASSERT_GE(documented.required.size(), 10u);
+    const std::string q = "Who founded the shipyard that built the MV Curlew?";
+
+    // JSON: exactly the documented members, with what a client audits the answer by.
+    const auto asked = http("POST", "/api/v1/query", json{{"question", q}}.dump(), {"Accept: application/json"});
+    ASSERT_EQ(asked.status, 200) << asked.describe();
+    const json answer = asked.body_json();
+    expect_documented_answer(answer, documented, "JSON");
+    EXPECT_EQ(answer.value("question", ""), q);
+    EXPECT_EQ(answer.value("answered_by", ""), "graph-rag");
+    EXPECT_EQ(answer.value("request_id", ""), asked.headers.value("x-request-id", "?"));
+    EXPECT_EQ(answer.value("trace_id", "").rfind("urn:glassbox:", 0), 0u);
+    EXPECT_FALSE(answer.value("answer", "").empty());
+    EXPECT_TRUE(answer["usage"]["input_tokens"].is_number_integer()) << answer["usage"];
+    EXPECT_TRUE(answer["usage"]["output_tokens"].is_number_integer());
+    EXPECT_TRUE(answer["duration_ms"].is_number_integer());
+    ASSERT_FALSE(answer["citations"].empty()) << answer.dump();
+    for (const auto& c : answer["citations"]) {
+        EXPECT_TRUE(c["n"].is_number_integer()) << c;
+        EXPECT_TRUE(c["tier"].is_number_integer()) << c;
+        EXPECT_FALSE(c.contains("id")) << c;
+    }
+    ASSERT_FALSE(answer["sources"].empty());
+    EXPECT_EQ(answer["sources"][0].value("tier", 0), 1) << answer["sources"];
+    for (const auto& run : answer["runs"]) EXPECT_FALSE(run.value("trace_id", "").empty()) << run;
+
+    // `query` is another name for the question: the same question, the same answer.
+    const auto aliased = http("POST", "/api/v1/query", json{{"query", q}}.dump());
+    ASSERT_EQ(aliased.status, 200) << aliased.describe();
+    EXPECT_EQ(aliased.body_json().value("question", ""), q);
+    EXPECT_EQ(aliased.body_json().value("answer", ""), answer.value("answer", "?"));
+    EXPECT_EQ(http("POST", "/api/v1/query", json{{"query", q}, {"question", q}}.dump()).status, 200);
+    // Both and different: 400 naming both, as JSON and before any stream; neither: 400.
+    for (const char* accept : {"Accept: application/json", "Accept: text/event-stream"}) {
+        const auto differ = http("POST", "/api/v1/query", json{{"query", q}, {"question", "Who designed Greyhollow Light?"}}.dump(),
+                                 {accept});
+        expect_problem(differ, 400, "InvalidRequest");
+        EXPECT_NE(differ.body_json().value("detail", "").find("'question' and 'query'"), std::string::npos) << differ.describe();
+    }
+    const auto neither = http("POST", "/api/v1/query", json{{"mode", "auto"}}.dump());
+    expect_problem(neither, 400, "InvalidRequest");
+    EXPECT_NE(neither.body_json().value("detail", "").find("question"), std::string::npos) << neither.describe();
+
+    // SSE: answer.done is the same answer, with the event's `trace`; run.started names the question.
+    const auto streamed = http("POST", "/api/v1/query", json{{"question", q}}.dump(), {"Accept: text/event-stream"});
+    json done;
+    for (const auto& e : streamed.events) {
+        if (e.value("event", "") == "run.started") {
+            EXPECT_EQ(e["data"].value("question", ""), q) << e;
+        }
+        if (e.value("event", "") == "answer.done") done = e["data"];
+    }
+    ASSERT_TRUE(done.is_object()) << streamed.describe();
+    EXPECT_EQ(done.value("trace", ""), done.value("trace_id", "?"));
+    done.erase("trace");
+    expect_documented_answer(done, documented, "answer.done");
+    EXPECT_EQ(members_of(done), members_of(answer));
+    EXPECT_EQ(done["answer"], answer["answer"]);
+    EXPECT_EQ(done["citations"].size(), answer["citations"].size());
+
+    // MCP: the same object but the request id; `query` the other name, two different a tool error.
+    McpSession mcp([&](const std::string& body, const std::vector<std::string>& headers) {
+        return http("POST", "/mcp", body, headers);
+    });
+    const auto called = mcp.tool("resolve_intent", {{"question", q}});
+    const json result = called.body_json()["result"];
+    ASSERT_FALSE(result.value("isError", true)) << called.describe();
+    const json structured = result["structuredContent"];
+    expect_documented_answer(structured, documented, "MCP");
+    auto expected = members_of(answer);
+    expected.erase("request_id");
+    EXPECT_EQ(members_of(structured), expected);
+    EXPECT_EQ(structured["answer"], answer["answer"]);
+    const auto by_alias = mcp.tool("resolve_intent", {{"query", q}});
+    EXPECT_EQ(by_alias.body_json()["result"]["structuredContent"].value("question", ""), q) << by_alias.describe();
+    const auto two = mcp.tool("resolve_intent", {{"query", q}, {"question", "Who designed Greyhollow Light?"}});
+    const json refused = two.body_json()["result"];
+    EXPECT_TRUE(refused.value("isError", false)) << two.describe();
+    EXPECT_NE(refused["content"][0].value("text", "").find("'question' and 'query'"), std::string::npos) << two.describe();
+}
+
+// Each line of a Prometheus text exposition, and the histograms' rules (format 0.0.4): a family
+// declared `# TYPE <name> histogram` has, per label set, `_bucket` lines whose `le` bounds rise
+// and whose counts never fall, the last `le="+Inf"` equal to `_count`, and a `_sum`.
+struct HistogramSeries {
+    std::vector<std::pair<double, double>> buckets;  // (le, cumulative count); +Inf as infinity
+    std::optional<double> sum;
+    std::optional<double> count;
+};
+
+std::map<std::string, HistogramSeries> histogram_series(const std::string& text, const std::string& family) {
+    std::map<std::string, HistogramSeries> series;  // by the labels but `le`
+    const std::regex bucket("^" + family + R"re(_bucket\{(.*)le="([^"]+)"\} ([0-9.e+]+)$)re");
+    const std::regex total("^" + family + R"re(_(sum|count)(\{(.*)\})? ([0-9.e+-]+)$)re");
+    std::istringstream lines(text);
+    std::string line;
+    std::smatch m;
+    while (std::getline(lines, line)) {
+        if (std::regex_match(line, m, bucket)) {
+            std::string labels = m[1];
+            if (!labels.empty() && labels.back() == ',') labels.pop_back();
+            const double le = m[2] == "+Inf" ? std::numeric_limits<double>::infinity() : std::stod(m[2]);
+            series[labels].buckets.emplace_back(le, std::stod(m[3]));
+        } else if (std::regex_match(line, m, total)) {
+            auto& s = series[m[3]];
+            (m[1] == "sum" ? s.sum : s.count) = std::stod(m[4]);
+        }
+    }
+    return series;
+}
+
+void expect_valid_histograms(const std::string& text, const std::string& family) {
+    EXPECT_NE(text.find("# TYPE " + family + " histogram\n"), std::string::npos) << family;
+    const auto series = histogram_series(text, family);
+    EXPECT_FALSE(series.empty()) << family << "\n" << text.substr(0, 4000);
+    for (const auto& [labels, s] : series) {
+        ASSERT_GE(s.buckets.size(), 2u) << family << "{" << labels << "}";
+        for (std::size_t i = 1; i < s.buckets.size(); ++i) {
+            EXPECT_LT(s.buckets[i - 1].first, s.buckets[i].first) << family << "{" << labels << "}: le rises";
+            EXPECT_LE(s.buckets[i - 1].second, s.buckets[i].second) << family << "{" << labels << "}: cumulative";
+        }
+        EXPECT_TRUE(std::isinf(s.buckets.back().first)) << family << "{" << labels << "}: ends with +Inf";
+        ASSERT_TRUE(s.count && s.sum) << family << "{" << labels << "}: _sum and _count";
+        EXPECT_EQ(s.buckets.back().second, *s.count) << family << "{" << labels << "}";
+        EXPECT_GE(*s.sum, 0);
+    }
+}
+
+TEST_F(GatewayTest, MetricsExportLatencyHistogramsPerRouteEngineServiceAndStep) {
+    start(true);
+    const std::string q = "Who founded the shipyard that built the MV Curlew?";
+    ASSERT_EQ(http("POST", "/api/v1/query", json{{"question", q}}.dump()).status, 200);
+    const auto streamed = http("POST", "/api/v1/query",
+                               json{{"question", "What happened to Saltspire Light in the Great Gale?"}, {"mode", "document-rag"}}.dump(),
+                               {"Accept: text/event-stream"});
+    ASSERT_EQ(streamed.status, 200);
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(http("GET", "/api/v1/health").status, 200);
+    const auto metrics = http("GET", "/metrics");
+    ASSERT_EQ(metrics.status, 200);
+    const std::string& text = metrics.body;
+    for (const char* family : {"glassbox_gateway_request_seconds", "glassbox_question_seconds",
+                               "glassbox_service_call_seconds", "glassbox_step_seconds"})
+        expect_valid_histograms(text, family);
+    EXPECT_EQ(text.find(" summary\n"), std::string::npos) << "sums and counts alone are gone";
+    // Per route and per engine, each question once.
+    const auto routes = histogram_series(text, "glassbox_gateway_request_seconds");
+    ASSERT_TRUE(routes.count("route=\"GET /api/v1/health\"")) << text.substr(0, 4000);
+    EXPECT_EQ(routes.at("route=\"GET /api/v1/health\"").count.value_or(0), 3);
+    const auto engines = histogram_series(text, "glassbox_question_seconds");
+    ASSERT_TRUE(engines.count("engine=\"graph-rag\"")) << text.substr(0, 4000);
+    EXPECT_EQ(engines.at("engine=\"graph-rag\"").count.value_or(0), 1);
+    ASSERT_TRUE(engines.count("engine=\"document-rag\"")) << "the streamed question counts too";
+    EXPECT_EQ(engines.at("engine=\"document-rag\"").count.value_or(0), 1);
+    EXPECT_NE(text.find("glassbox_question_seconds_bucket{engine=\"graph-rag\",le=\"120\"} 1\n"), std::string::npos);
+}
+
+// Issue 31, point 4: a NotFound for a collection carried the server's home path into problem
+// bodies and trace rows. No answer of any route, nor any MCP result, may name a file of the
+// server: the sources were fixed, and one guard redacts what a worker still leaks.
+TEST_F(GatewayTest, NoAnswerOfAnyRouteOrMcpToolNamesAServerPath) {
+    const fs::path home = dir() / "gateway-home";
+    start(Setup{true, 0, {"--home", home.string()}});
+    const char* default_home = std::getenv("GLASSBOX_HOME");
+    const std::string uploads = (fs::temp_directory_path() / "glassbox-upload-").string();
+    // A stand-in agent whose errors name the gateway's home, the default home and an upload
+    // folder: the router escalates from it, and its error goes into the answer and the trace.
+    const std::string leak = "sqlite: unable to open " + home.string() + "/knowledge/default.db (file://" + home.string() +
+                             "/logs, " + (default_home ? default_home : "/none") + "/run/endpoints.json, " + uploads +
+                             "1-0/a.ttl)";
+    start_process("leaky-agent", {"/usr/bin/python3", kLeakyWorker, broker_.endpoint, "agent", leak});
+    ASSERT_TRUE(wait_for_service(broker_.endpoint, "agent"));
+
+    std::vector<std::pair<std::string, std::string>> seen;  // what was asked, what came back
+    const auto keep = [&](const std::string& what, const HttpAnswer& a) {
+        seen.emplace_back(what, std::to_string(a.status) + " " + a.body + a.events.dump());
+        return a;
+    };
+    const std::string missing = "Who designed Greyhollow Light in the missing collection?";
+    const json nope{{"question", missing}, {"collection", "nope"}};
+    expect_problem(keep("query nope", http("POST", "/api/v1/query", nope.dump())), 404, "NotFound");
+    keep("query nope sse", http("POST", "/api/v1/query", nope.dump(), {"Accept: text/event-stream"}));
+    const json escalated{{"question", "Who founded the shipyard that built the MV Curlew?"}, {"mode", "agent"}};
+    const auto leaked = keep("query agent", http("POST", "/api/v1/query", escalated.dump()));
+    ASSERT_EQ(leaked.status, 200) << leaked.describe();
+    const json runs = leaked.body_json()["runs"];
+    ASSERT_TRUE(runs.is_array() && !runs.empty() && runs[0].contains("error")) << leaked.describe();
+    EXPECT_NE(runs[0]["error"].value("message", "").find("<server path>"), std::string::npos)
+        << "the leaking worker's error reached the guard: " << runs[0].dump();
+    keep("query agent sse", http("POST", "/api/v1/query", escalated.dump(), {"Accept: text/event-stream"}));
+
+    // Uploads: bad ones (problems naming the upload), a good one (its IRIs name no staging folder).
+    keep("bad rdf", http("POST", "/api/v1/load/rdf?name=bad.ttl", "@prefix ex: <http://example.org/> .\nex:a ex:b .\n"));
+    keep("bad jsonl", http("POST", "/api/v1/load/docs?name=bad.jsonl", "{\"id\": \"a\", \"text\": \"x\"}\n{not json\n"));
+    keep("bad tier", http("POST", "/api/v1/load/docs?name=x.txt&tier=9", "x"));
+    keep("rdf with a relative IRI", http("POST", "/api/v1/load/rdf?name=rel.ttl&collection=uploaded",
+                                         "<rel> <http://example.org/p> \"Zanthorp relative fact\" .\n"));
+    keep("docs", http("POST", "/api/v1/load/docs?name=note.md&collection=uploaded", "The Zanthorp Beacon was lit in 1901.\n"));
+    const auto found = keep("search uploaded",
+                            http("POST", "/api/v1/search", json{{"query", "Zanthorp"}, {"collection", "uploaded"}}.dump()));
+    EXPECT_NE(found.body.find("urn:glassbox:upload/note.md"), std::string::npos) << found.describe();
+    EXPECT_NE(found.body.find("urn:glassbox:upload/rel"), std::string::npos) << found.describe();
+    keep("search", http("POST", "/api/v1/search", json{{"query", "Curlew shipyard"}}.dump()));
+    keep("stats nope", http("GET", "/api/v1/graph/stats?collection=nope"));
+    keep("health", http("GET", "/api/v1/health"));
+    keep("metrics", http("GET", "/metrics"));
+
+    // An errored run whose stored error names the home, as old traces' NotFound did.
+    std::string errored;
+    for (int i = 0; i < 100 && errored.empty(); ++i) {
+        for (const auto& row : http("GET", "/api/v1/traces?status=error&limit=20").body_json().value("sessions", json::array()))
+            if (row.value("question", "") == missing) errored = row.value("session", "");
+        if (errored.empty()) std::this_thread::sleep_for(milliseconds{200});
+    }
+    ASSERT_FALSE(errored.empty()) << "the NotFound question's trace was never stored";
+    const std::string old_error = "NotFound: collection \"nope\": no such file " + home.string() + "/knowledge/nope.db";
+    const auto injected = run_command(
+        {"/usr/bin/python3", "-c",
+         "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1], timeout=10)\n"
+         "n = db.execute('UPDATE sessions SET error = ? WHERE uri = ?', (sys.argv[2], sys.argv[3])).rowcount\n"
+         "db.commit()\nprint(n)\n",
+         (dir() / "collector-home" / "traces.db").string(), old_error, errored},
+        dir(), milliseconds{30'000});
+    ASSERT_EQ(injected.out, "1\n") << injected.err;
+    const auto listed = keep("traces errors", http("GET", "/api/v1/traces?status=error&limit=20"));
+    EXPECT_NE(listed.body.find("no such file <server path>"), std::string::npos) << listed.describe();
+    keep("trace errored", http("GET", "/api/v1/traces/" + errored));
+    keep("trace errored turtle", http("GET", "/api/v1/traces/" + errored + "?format=turtle"));
+    keep("trace errored events", http("GET", "/api/v1/traces/" + errored + "/events", {}, {"Accept: text/event-stream"}));
+    const std::string agent_trace = leaked.body_json().value("trace_id", "");
+    keep("trace escalated", HttpAnswer{200, {}, stored_trace(agent_trace, "complete").dump(), json::array(), 0});
+    keep("trace unknown", http("GET", "/api/v1/traces/" + home.string() + "x"));
+
+    // MCP: tool results and errors, resources.
+    McpSession mcp([&](const std::string& body, const std::vector<std::string>& headers) {
+        return http("POST", "/mcp", body, headers);
+    });
+    const auto tool_error = keep("mcp nope", mcp.tool("resolve_intent", nope));
+    EXPECT_TRUE(tool_error.body_json()["result"].value("isError", false)) << tool_error.describe();
+    keep("mcp agent", mcp.tool("resolve_intent", escalated));
+    keep("mcp list errors", mcp.tool("list_traces", {{"status", "error"}}));
+    keep("mcp explain errored", mcp.tool("explain_trace", {{"trace", errored}}));
+    keep("mcp explain escalated", mcp.tool("explain_trace", {{"trace", agent_trace}}));
+    keep("mcp explain a path", mcp.tool("explain_trace", {{"trace", home.string() + "/traces.db"}}));
+    keep("mcp search", mcp.tool("search_graph", {{"query", "Zanthorp"}, {"collection", "uploaded"}}));
+    keep("mcp read errored", mcp.request("resources/read", {{"uri", errored}}));
+
+    // No answer names the test's folder (every home of this pipeline is in it), the homes, the
+    // upload folders or the gateway's working directory (unless the sample documents, whose
+    // IRIs are data, are under it).
+    std::vector<std::string> roots = {dir().string(), home.string(), uploads};
+    if (default_home != nullptr) roots.push_back(default_home);
+    const std::string cwd = fs::current_path().string();
+    if (cwd != "/" && kSample.string().rfind(cwd, 0) != 0) roots.push_back(cwd);
+    for (const auto& [what, body] : seen) {
+        for (const auto& root : roots) {
+            const auto at = body.find(root);
+            EXPECT_EQ(at, std::string::npos) << what << " names " << root << ":\n"
+                                             << body.substr(at > 600 ? at - 600 : 0, 1200);
+        }
+    }
+    EXPECT_GE(seen.size(), 25u);
 }
 
 }  // namespace

@@ -34,7 +34,8 @@ json iri(const std::string& i) { return {{"t", "i"}, {"i", i}}; }
 class CannedBackend : public mcp::Backend {
 public:
     base::Result<json> resolve_intent(const json& args, mcp::RunControl& control) override {
-        const std::string query = args["query"].get<std::string>();
+        // The ToolBox hands the question over as `question`, whichever name the client used.
+        const std::string query = args["question"].get<std::string>();
         control.progress("query route decided: graph-rag");
         if (args.value("mode", "") == "agent") {
             const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -49,16 +50,16 @@ public:
             }
         }
         control.progress("graph-rag synthesis");
-        return json{{"response", "Canned answer to: " + args["query"].get<std::string>() + " [1]"},
-                    {"answer", "canned"},
+        // As the gateway answers POST /api/v1/query (docs/http.md §3).
+        return json{{"answer", "Canned answer to: " + query},
+                    {"short_answer", "canned"},
+                    {"question", query},
                     {"citations", {{{"n", 1}, {"kind", "edge"}, {"text", "a canned fact"},
                                     {"spans", {{{"start", 0}, {"end", 6}}}}}}},
-                    {"sources", {"file:///canned.ttl"}},
-                    {"session", kTrace},
+                    {"sources", {{{"source", "file:///canned.ttl"}, {"tier", 1}, {"engine", "graph-rag"}}}},
                     {"trace_id", kTrace},
-                    {"engine", "graph-rag"},
-                    {"in_token", 3},
-                    {"out_token", 2}};
+                    {"answered_by", "graph-rag"},
+                    {"usage", {{"input_tokens", 3}, {"output_tokens", 2}}}};
     }
     base::Result<json> search_graph(const json&) override {
         return json{{"edges", {{{"s", "urn:a"}, {"p", "urn:b"}, {"o", "urn:c"}, {"score", 0.9},

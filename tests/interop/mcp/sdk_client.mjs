@@ -131,23 +131,28 @@ async function main() {
          "every tool has an inputSchema and an outputSchema");
 
   // 3. Every tool. callTool validates structuredContent against the outputSchema itself.
-  const asked = await client.callTool({ name: "resolve_intent", arguments: { query: opts.question } });
+  const asked = await client.callTool({ name: "resolve_intent", arguments: { question: opts.question } });
   const answer = asked.structuredContent ?? {};
   expect(!asked.isError, "resolve_intent: " + JSON.stringify(asked.content));
-  expect(typeof answer.response === "string" && answer.response.length > 0, "resolve_intent: an answer");
+  expect(typeof answer.answer === "string" && answer.answer.length > 0, "resolve_intent: an answer");
+  // The answer of POST /api/v1/query (docs/http.md §3), without the bus's own fields.
+  expect(["end_of_stream", "explain_triples", "message_type", "in_token", "session", "response"].every((k) => !(k in answer)),
+         "resolve_intent: no wire fields, got " + Object.keys(answer).join(","));
+  expect(typeof answer.usage?.input_tokens === "number", "resolve_intent: usage.input_tokens");
   expect(typeof answer.trace_id === "string" && answer.trace_id.startsWith("urn:glassbox:"),
          "resolve_intent: a trace id, got " + answer.trace_id);
   expect(Array.isArray(answer.citations) && Array.isArray(answer.sources), "resolve_intent: citations and sources");
   expect(JSON.parse(asked.content.at(-1).text).trace_id === answer.trace_id, "resolve_intent: the JSON text block");
-  console.log("resolve_intent:", JSON.stringify(answer.response).slice(0, 160), "trace", answer.trace_id);
+  console.log("resolve_intent:", JSON.stringify(answer.answer).slice(0, 160), "trace", answer.trace_id);
 
   if (opts.real) {
     // The arguments reach the query worker: an explicit engine is the one that answers.
+    // `query` is another name for the question (older clients).
     const docs = await client.callTool({ name: "resolve_intent", arguments: {
       query: "What happened to Saltspire Light in the Great Gale?", mode: "document-rag", session_id: "mcp-interop-1" } });
     const routed = docs.structuredContent ?? {};
-    expect(!docs.isError && routed.engine === "document-rag" && routed.route?.method === "explicit",
-           "resolve_intent mode document-rag: engine " + routed.engine + ", route " + JSON.stringify(routed.route));
+    expect(!docs.isError && routed.answered_by === "document-rag" && routed.route?.method === "explicit",
+           "resolve_intent mode document-rag: answered by " + routed.answered_by + ", route " + JSON.stringify(routed.route));
     expect(routed.citations.some((c) => c.kind === "chunk"), "resolve_intent mode document-rag: chunk citations");
   }
 
@@ -186,9 +191,9 @@ async function main() {
   // 3b. Progress: a call with onprogress (the SDK sends params._meta.progressToken) is answered
   // as a stream, one notification per step of the run, then the result.
   const steps = [];
-  const watched = await client.callTool({ name: "resolve_intent", arguments: { query: opts.question } }, undefined,
+  const watched = await client.callTool({ name: "resolve_intent", arguments: { question: opts.question } }, undefined,
                                         { onprogress: (p) => steps.push(p) });
-  expect(!watched.isError && watched.structuredContent?.response?.length > 0, "resolve_intent with onprogress: an answer");
+  expect(!watched.isError && watched.structuredContent?.answer?.length > 0, "resolve_intent with onprogress: an answer");
   expect(steps.length >= 1, "resolve_intent with onprogress: progress notifications, got " + steps.length);
   expect(steps.every((p, i) => i === 0 || p.progress > steps[i - 1].progress), "progress increases: " + steps.map((p) => p.progress));
   expect(steps.every((p) => typeof p.message === "string" && p.message.length > 0), "every progress notification has a message");
@@ -240,7 +245,7 @@ async function main() {
     const row = (r.structuredContent?.sessions ?? [])[0];
     return row && row.status !== "running" ? row : null;
   });
-  const held = (word) => ({ name: "resolve_intent", arguments: { query: `Which ships did the yard build ${word}?`, mode: "agent" } });
+  const held = (word) => ({ name: "resolve_intent", arguments: { question: `Which ships did the yard build ${word}?`, mode: "agent" } });
 
   // The SDK's AbortSignal: it sends notifications/cancelled.
   const aborted = nonce("sdkcancel");

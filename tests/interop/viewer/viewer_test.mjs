@@ -266,7 +266,7 @@ async function openBig(page, what, search, minTriples) {
 // steps that follow, sub-runs included, until the trace's end.
 async function liveTail(page, question) {
   const asked = fetch(args.url + "/api/v1/query", {method: "POST", headers: {"Content-Type": "application/json", Accept: "application/json"},
-    body: JSON.stringify({query: question})}).then(async (r) => ({status: r.status, body: await r.json()}));
+    body: JSON.stringify({question})}).then(async (r) => ({status: r.status, body: await r.json()}));
   const session = await until(async () => {
     const list = await (await fetch(args.url + "/api/v1/traces?status=running&search=" + encodeURIComponent(question))).json();
     return (list.sessions || []).map((s) => s.session)[0];
@@ -308,7 +308,7 @@ async function liveTail(page, question) {
   check(end.types.includes("Conclusion"), "the trace's last step came through the tail", end.types.join(", "));
   check(/complete/.test(end.done) && /ended complete/.test(end.meta) && end.status === "complete",
     "the tail ends with the trace's end status", end.done + " / " + end.meta);
-  check(end.answer.replace(/\[\d+\]/g, "").trim() === answer.body.response.trim() && end.cites >= 1, "the tailed trace's answer and citations are shown at its end",
+  check(end.answer.replace(/\[\d+\]/g, "").trim() === answer.body.answer.trim() && end.cites >= 1, "the tailed trace's answer and citations are shown at its end",
     JSON.stringify(end.answer.slice(0, 100)) + ", " + end.cites + " citations");
   check(end.explored > 0 && end.kept > 0, "its explored subgraph is drawn: explored edges grey, kept ones highlighted",
     end.kept + " kept, " + end.explored + " explored");

@@ -91,5 +91,13 @@ TEST(ListenAddress, ParsesHostsAndPortsAndKnowsLoopback) {
         EXPECT_FALSE(parse_listen_address(bad)) << bad;
 }
 
+// Issue 31: deleting a collection writes the store, as loading does; looking at them reads.
+TEST(Scopes, CollectionsDeleteNeedsLoadAndReadingThemRead) {
+    EXPECT_EQ(scope_for("DELETE", "/api/v1/collections/notes"), Scope::kLoad);
+    EXPECT_EQ(scope_for("GET", "/api/v1/collections/notes"), Scope::kRead);
+    EXPECT_EQ(scope_for("GET", "/api/v1/collections"), Scope::kRead);
+    EXPECT_EQ(scope_for("OPTIONS", "/api/v1/collections/notes"), Scope::kNone);
+}
+
 }  // namespace
 }  // namespace glassbox::gateway

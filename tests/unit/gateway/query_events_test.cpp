@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "gateway/explain_view.hpp"
+#include "gateway/path_redaction.hpp"
 #include "gateway/query_events.hpp"
 #include "schema/vocabulary.hpp"
 
@@ -38,12 +39,13 @@ std::vector<std::string> names(const std::vector<SseEvent>& events) {
 }
 
 TEST(QueryEvents, ARoutedQuestionBecomesTypedEventsEndingWithDone) {
-    QueryEvents events("req-1", json{{"query", "q"}, {"mode", "auto"}, {"collection", ""}});
+    QueryEvents events("req-1", json{{"question", "q"}, {"mode", "auto"}, {"collection", ""}});
     const std::string s = "urn:glassbox:a:question";
     auto first = events.on_reply(reply(bus::ReplyKind::kExplain, explain(s, 0, s, std::string(vocab::kQuestion))));
     ASSERT_EQ(names(first), (std::vector<std::string>{"run.started", "step"}));
     EXPECT_EQ(first[0].data["trace"], s);
     EXPECT_EQ(first[0].data["request_id"], "req-1");
+    EXPECT_EQ(first[0].data["question"], "q");
     EXPECT_EQ(first[1].data["type"], "Question");
     EXPECT_TRUE(first[1].data["parent"].is_null());
 
@@ -79,7 +81,16 @@ TEST(QueryEvents, ARoutedQuestionBecomesTypedEventsEndingWithDone) {
     EXPECT_TRUE(done[1].data.contains("source"));
     EXPECT_FALSE(done[2].data.contains("source")) << "the same chunk's source is sent once";
     EXPECT_EQ(done[2].data["source_ref"], "urn:chunk:1");
-    EXPECT_EQ(done[3].data["usage"], (json{{"in_token", 3}, {"out_token", 4}}));
+    // answer.done is the answer a question asked for JSON gets, with the event's `trace`.
+    EXPECT_EQ(done[3].data["usage"], (json{{"input_tokens", 3}, {"output_tokens", 4}}));
+    EXPECT_EQ(done[3].data["answer"], "The answer [1]. Again [2].");
+    EXPECT_EQ(done[3].data["short_answer"], "A");
+    EXPECT_EQ(done[3].data["trace_id"], s);
+    EXPECT_EQ(done[3].data["question"], "q");
+    EXPECT_EQ(done[3].data["request_id"], "req-1");
+    EXPECT_EQ(done[3].data["citations"].size(), 2u);
+    for (const char* wire : {"response", "in_token", "out_token", "session", "message_type", "end_of_stream"})
+        EXPECT_FALSE(done[3].data.contains(wire)) << wire;
     EXPECT_EQ(done[4].data["status"], "complete");
     EXPECT_TRUE(events.finished());
     EXPECT_TRUE(events.on_reply(reply(bus::ReplyKind::kFinal, final)).empty()) << "nothing after done";
@@ -174,7 +185,7 @@ TEST(QueryEvents, ExploredEdgesBecomeRetrievalResultsOfTheirOwnKind) {
 }
 
 TEST(QueryEvents, ARetractTakesBackTheProvisionalTextSoTheDeltasAfterItAreTheAnswer) {
-    QueryEvents events("req-2", json{{"query", "q"}});
+    QueryEvents events("req-2", json{{"question", "q"}});
     auto chunk = [](const std::string& text, const std::string& engine, int run, bool replay) {
         json body{{"message_type", "chunk"}, {"response", text}, {"engine", engine}, {"run", run}, {"provisional", !replay}};
         if (replay) body["replay"] = true;
@@ -208,12 +219,12 @@ TEST(QueryEvents, ARetractTakesBackTheProvisionalTextSoTheDeltasAfterItAreTheAns
         if (e.name == "answer.retract") after_last_retract.clear();
         if (e.name == "answer.delta") after_last_retract += e.data["text"].get<std::string>();
     }
-    EXPECT_EQ(after_last_retract, all[7].data["response"]);
+    EXPECT_EQ(after_last_retract, all[7].data["answer"]);
 }
 
 TEST(QueryEvents, AFinalAfterARetractWithNoNewTextSendsTheAnswerWhole) {
     // The agent sends its text only with its FINAL: after a retract nothing new was streamed.
-    QueryEvents events("req-3", json{{"query", "q"}});
+    QueryEvents events("req-3", json{{"question", "q"}});
     events.on_reply(reply(bus::ReplyKind::kData, json{{"message_type", "chunk"}, {"response", "Provisional."}}));
     events.on_reply(reply(bus::ReplyKind::kData, json{{"message_type", "retract"}, {"engine", "graph-rag"}, {"run", 0}}));
     auto done = events.on_reply(reply(bus::ReplyKind::kFinal, json{{"response", "The agent's answer."}}));
@@ -253,6 +264,31 @@ TEST(QueryEvents, AStepEventCarriesItsWholeExplainMessage) {
     const std::string as_received = R"({"session":"urn:x","explain_id":"urn:x","zz":1,"aa":2})";
     const std::string wire = format_sse(11, step_event(json::parse(as_received), s, as_received));
     EXPECT_NE(wire.find(R"("explain":)" + as_received), std::string::npos) << "written as received: " << wire;
+}
+
+// A worker's error quoted in an escalation's reason, a retraction or an error event names no
+// file of the server; the answer's own text is left as it is.
+TEST(QueryEvents, WorkersWordsNameNoServerPathButTheAnswerIsData) {
+    ServerPaths::instance().add("/srv/glassbox-events-test-home");
+    const std::string leak = "engine failed: cannot open /srv/glassbox-events-test-home/x.db";
+    QueryEvents events("r", json{{"question", "q"}});
+    const std::string s = "urn:glassbox:e:question";
+    std::vector<SseEvent> all;
+    const auto take = [&](const bus::Reply& r) {
+        for (auto& e : events.on_reply(r)) all.push_back(std::move(e));
+    };
+    take(reply(bus::ReplyKind::kExplain,
+               explain(s, 1, "urn:glassbox:e:escalation:0", "https://glassbox.dev/ns#Escalation",
+                       {{vocab::kFromEngine, lit("agent")}, {vocab::kEngine, lit("graph-rag")}, {vocab::kReason, lit(leak)}})));
+    take(reply(bus::ReplyKind::kData, json{{"message_type", "retract"}, {"engine", "agent"}, {"run", 0}, {"reason", leak}}));
+    take(reply(bus::ReplyKind::kData, json{{"message_type", "chunk"}, {"response", "See /srv/glassbox-events-test-home/a."}}));
+    std::string wire;
+    for (const auto& e : all) wire += format_sse(1, e);
+    EXPECT_EQ(wire.find("glassbox-events-test-home/x.db"), std::string::npos) << wire;
+    EXPECT_NE(wire.find("engine failed: cannot open <server path>"), std::string::npos) << wire;
+    EXPECT_NE(wire.find("See /srv/glassbox-events-test-home/a."), std::string::npos) << "the answer text is data";
+    const auto failed = QueryEvents("r", json::object()).on_failure(base::make_error(base::ErrorType::kInternal, leak));
+    EXPECT_EQ(failed[1].data["message"], "engine failed: cannot open <server path>");
 }
 
 // The progress lines of MCP's resolve_intent (docs/mcp.md §6): one per step, with what it decided

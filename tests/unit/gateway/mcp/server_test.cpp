@@ -420,7 +420,7 @@ protected:
     }
 
     static json ask(json id, json meta = nullptr) {
-        json params = {{"name", "resolve_intent"}, {"arguments", {{"query", "Who founded the yard?"}}}};
+        json params = {{"name", "resolve_intent"}, {"arguments", {{"question", "Who founded the yard?"}}}};
         if (!meta.is_null()) params["_meta"] = std::move(meta);
         return request("tools/call", std::move(params), std::move(id));
     }

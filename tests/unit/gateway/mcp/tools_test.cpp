@@ -97,35 +97,55 @@ TEST_F(McpToolsTest, EveryToolHasAnInputAndAnOutputSchema) {
 }
 
 TEST_F(McpToolsTest, ResolveIntentShapesTheQueryAnswer) {
-    backend_.answer_ = {{"response", "Oskar Brenn founded it [1]."},
-                        {"answer", "Oskar Brenn"},
+    // The backend answers as POST /api/v1/query does (docs/http.md §3).
+    backend_.answer_ = {{"answer", "Oskar Brenn founded it."},
+                        {"short_answer", "Oskar Brenn"},
                         {"citations", {{{"n", 1}, {"kind", "edge"}, {"text", "founded by Oskar Brenn"}}}},
-                        {"sources", {"file:///yard.ttl"}},
-                        {"session", "urn:glassbox:aaaa:question"},
+                        {"sources", {{{"source", "file:///yard.ttl"}, {"tier", 1}, {"engine", "graph-rag"}}}},
                         {"trace_id", "urn:glassbox:aaaa:question"},
+                        {"request_id", "gw-1"},
                         {"route", {{"engine", "graph-rag"}}},
-                        {"engine", "graph-rag"},
-                        {"in_token", 10},
-                        {"out_token", 5}};
-    json result = call("resolve_intent", {{"query", "Who founded the yard?"}, {"mode", "auto"}});
+                        {"answered_by", "graph-rag"},
+                        {"usage", {{"input_tokens", 10}, {"output_tokens", 5}}}};
+    json result = call("resolve_intent", {{"question", "Who founded the yard?"}, {"mode", "auto"}});
     ASSERT_FALSE(result["isError"].get<bool>());
     const json& s = result["structuredContent"];
-    EXPECT_EQ(s["answer"], "Oskar Brenn");
+    EXPECT_EQ(s["answer"], "Oskar Brenn founded it.");
+    EXPECT_EQ(s["short_answer"], "Oskar Brenn");
     EXPECT_EQ(s["trace_id"], "urn:glassbox:aaaa:question");
     EXPECT_EQ(s["citations"].size(), 1u);
-    EXPECT_EQ(s["usage"]["in_token"], 10);
+    EXPECT_EQ(s["sources"][0]["tier"], 1);
+    EXPECT_EQ(s["usage"]["input_tokens"], 10);
+    EXPECT_FALSE(s.contains("request_id")) << "an HTTP request's, not an MCP call's";
     EXPECT_EQ(json::parse(result["content"][0]["text"].get<std::string>()), s);
     expect_matches_output_schema("resolve_intent", s);
     ASSERT_EQ(backend_.calls.size(), 1u);
-    EXPECT_EQ(backend_.calls[0].args["query"], "Who founded the yard?");
+    EXPECT_EQ(backend_.calls[0].args["question"], "Who founded the yard?");
+}
+
+TEST_F(McpToolsTest, ResolveIntentTakesQueryAsAnotherNameForQuestion) {
+    const json& tool = tools_.list()["tools"][0];
+    EXPECT_EQ(tool["inputSchema"]["required"], json::array({"question"}));
+    EXPECT_TRUE(tool["inputSchema"]["properties"]["query"]["deprecated"].get<bool>());
+    // The alias alone reaches the backend as the question; both alike are one.
+    EXPECT_FALSE(call("resolve_intent", {{"query", "Who?"}})["isError"].get<bool>());
+    EXPECT_EQ(backend_.calls.back().args, (json{{"question", "Who?"}}));
+    EXPECT_FALSE(call("resolve_intent", {{"query", "Who?"}, {"question", "Who?"}})["isError"].get<bool>());
+    EXPECT_EQ(backend_.calls.back().args, (json{{"question", "Who?"}}));
+    // Both and different: refused before the backend is asked.
+    const std::size_t asked = backend_.calls.size();
+    expect_tool_error(call("resolve_intent", {{"query", "Who?"}, {"question", "What?"}}),
+                      "InvalidRequest: 'question' and 'query' (another name for question) differ");
+    EXPECT_EQ(backend_.calls.size(), asked);
 }
 
 TEST_F(McpToolsTest, ArgumentsThatBreakTheSchemaAreToolErrorsAndReachNoBackend) {
-    expect_tool_error(call("resolve_intent", json::object()), "InvalidRequest: missing argument 'query'");
-    expect_tool_error(call("resolve_intent", {{"query", 5}}), "InvalidRequest: argument 'query' must be a string");
-    expect_tool_error(call("resolve_intent", {{"query", ""}}), "InvalidRequest");
-    expect_tool_error(call("resolve_intent", {{"query", "q"}, {"mode", "psychic"}}), "InvalidRequest: argument 'mode'");
-    expect_tool_error(call("resolve_intent", {{"query", "q"}, {"colour", "red"}}), "InvalidRequest: unknown argument 'colour'");
+    expect_tool_error(call("resolve_intent", json::object()), "InvalidRequest: missing argument 'question'");
+    expect_tool_error(call("resolve_intent", {{"question", 5}}), "InvalidRequest: argument 'question' must be a string");
+    expect_tool_error(call("resolve_intent", {{"query", 5}}), "InvalidRequest: argument 'question' must be a string");
+    expect_tool_error(call("resolve_intent", {{"question", ""}}), "InvalidRequest");
+    expect_tool_error(call("resolve_intent", {{"question", "q"}, {"mode", "psychic"}}), "InvalidRequest: argument 'mode'");
+    expect_tool_error(call("resolve_intent", {{"question", "q"}, {"colour", "red"}}), "InvalidRequest: unknown argument 'colour'");
     expect_tool_error(call("search_graph", {{"query", "q"}, {"limit", 0}}), "InvalidRequest: argument 'limit'");
     expect_tool_error(call("search_graph", {{"query", "q"}, {"limit", 1.5}}), "InvalidRequest: argument 'limit'");
     expect_tool_error(call("list_traces", {{"all", "yes"}}), "InvalidRequest: argument 'all'");
@@ -137,7 +157,7 @@ TEST_F(McpToolsTest, ABusErrorIsAToolErrorWithItsType) {
     backend_.fail = base::make_error(base::ErrorType::kNotFound, "no trace matches 'zzzz'");
     expect_tool_error(call("explain_trace", {{"trace", "zzzz"}}), "NotFound: no trace matches 'zzzz'");
     backend_.fail = base::make_error(base::ErrorType::kDeadlineExceeded, "no reply within 30s");
-    expect_tool_error(call("resolve_intent", {{"query", "q"}}), "DeadlineExceeded");
+    expect_tool_error(call("resolve_intent", {{"question", "q"}}), "DeadlineExceeded");
 }
 
 TEST_F(McpToolsTest, SearchGraphAndListTracesAlwaysCarryTheirRequiredFields) {
