@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include "base/result.hpp"
 #include "bus/bus_client.hpp"
 #include "cli/bus_security.hpp"
+#include "schema/messages.hpp"
 
 namespace glassbox::cli {
 
@@ -64,12 +66,26 @@ nlohmann::json call_for_object(const ClientOptions& options, std::string_view se
 //      InvalidJson, DecodeError, Forbidden,
 //      NotFound, UnknownService, MessageTooLarge;
 //   1  everything else (the service or the bus failed: deadlines, workers lost, timeouts, ...).
-// (CLI11 itself exits 105-115 for a command line it cannot parse.)
+// (An unknown command exits 2 too, cli/command_typos; CLI11 exits 105-115 for any other command
+// line it cannot parse.)
 int exit_code_for(base::ErrorType type) noexcept;
 
 // Prints `error.describe()` as one line on stderr and throws CLI::RuntimeError(exit_code_for(...)),
 // which main() turns into the process exit code.
 [[noreturn]] void exit_with_error(const base::Error& error);
+
+// `value` as JSON text for stdout (ill-formed UTF-8 replaced: printing never throws).
+inline std::string dump_json(const nlohmann::json& value, int indent = -1) {
+    return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// A reply decoded as the contract's type, or the decode error as the exit.
+template <typename T>
+T decoded_or_exit(const nlohmann::json& reply) {
+    auto typed = schema::decode<T>(reply);
+    if (!typed) exit_with_error(typed.error());
+    return std::move(typed).value();
+}
 
 // A reply body's string field, "" when absent or not a string (replies are read leniently).
 inline std::string string_field(const nlohmann::json& body, const char* key) {

@@ -14,6 +14,7 @@
 
 #include "cli/client_options.hpp"
 #include "cli/commands.hpp"
+#include "cli/store_stats_table.hpp"
 #include "cli/progress.hpp"
 #include "cli/render/render_text.hpp"
 #include "cli/render/table_render.hpp"
@@ -27,39 +28,6 @@ namespace {
 
 using nlohmann::json;
 using render::detail::escape_controls;
-
-constexpr const char* kTierNames[] = {"", "authoritative", "verified", "crowd-sourced", "inferred"};
-
-std::string dump_json(const json& value) {
-    return value.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-template <typename T>
-T decoded_or_exit(const json& reply) {
-    auto typed = schema::decode<T>(reply);
-    if (!typed) exit_with_error(typed.error());
-    return std::move(typed).value();
-}
-
-// 1536 -> "1.5 KiB": sizes as a person reads them (the exact bytes are in --json).
-std::string human_bytes(std::uint64_t bytes) {
-    static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double value = static_cast<double>(bytes);
-    std::size_t unit = 0;
-    while (value >= 1024.0 && unit + 1 < std::size(kUnits)) {
-        value /= 1024.0;
-        ++unit;
-    }
-    if (unit == 0) return std::to_string(bytes) + " B";
-    char text[32];
-    std::snprintf(text, sizeof text, "%.1f %s", value, kUnits[unit]);
-    return text;
-}
-
-std::string tier_count(const std::map<std::string, std::uint64_t>& per_tier, int tier) {
-    const auto found = per_tier.find(std::to_string(tier));
-    return with_commas(found == per_tier.end() ? 0 : found->second);
-}
 
 json store_call(const ClientOptions& client, json body) {
     return call_for_object(client, schema::services::kStore, body);
@@ -116,45 +84,13 @@ schema::StoreStats fetch_stats(const ClientOptions& client, const std::string& n
     return decoded_or_exit<schema::StoreStats>(store_call(client, body));
 }
 
-// Facts by their best source's tier, documents and chunks by their document's, then the rest.
-void print_stats(const schema::StoreStats& stats) {
-    std::vector<render::TableRow> rows{{"Collection " + stats.collection, {}},
-                                       {"", {"facts", "documents", "chunks"}}};
-    for (int tier = 1; tier <= 4; ++tier) {
-        rows.push_back(
-            {"tier " + std::to_string(tier) + " " + kTierNames[tier],
-             {tier_count(stats.facts_per_tier, tier), tier_count(stats.documents_per_tier, tier),
-              tier_count(stats.chunks_per_tier, tier)}});
-    }
-    rows.push_back(
-        {"total",
-         {with_commas(stats.quads), with_commas(stats.documents), with_commas(stats.chunks)}});
-    rows.push_back({"Graph", {}});
-    rows.push_back({"entities (subjects)", {with_commas(stats.subjects)}});
-    rows.push_back({"predicates", {with_commas(stats.predicates)}});
-    rows.push_back({"named graphs", {with_commas(stats.graphs)}});
-    rows.push_back({"sources", {with_commas(stats.sources)}});
-    rows.push_back({"Vectors", {}});
-    rows.push_back({"entity vectors", {with_commas(stats.entity_vectors)}});
-    rows.push_back({"chunk vectors", {with_commas(stats.chunk_vectors)}});
-    if (!stats.model.empty())
-        rows.push_back(
-            {"embedding model", {stats.model + " (dim " + std::to_string(stats.dim) + ")"}});
-    rows.push_back({"Storage", {}});
-    rows.push_back(
-        {"bytes on disk",
-         {with_commas(stats.bytes_on_disk) + " (" + human_bytes(stats.bytes_on_disk) + ")"}});
-    rows.push_back({"last loaded", {stats.last_loaded.empty() ? "-" : stats.last_loaded}});
-    std::cout << render::render_rows(rows) << std::flush;
-}
-
 void run_show(const ShowOptions& options) {
     const schema::StoreStats stats = fetch_stats(options.client, options.name);
     if (options.client.json) {
         std::cout << dump_json(schema::encode(stats)) << std::endl;
         return;
     }
-    print_stats(stats);
+    std::cout << render::render_rows(store_stats_rows(stats)) << std::flush;
 }
 
 // ---- delete ---------------------------------------------------------------------------------

@@ -11,6 +11,7 @@
 #include "cli/client_options.hpp"
 #include "cli/settings.hpp"
 #include "cli/commands.hpp"
+#include "cli/store_stats_table.hpp"
 #include "cli/progress.hpp"
 #include "cli/render/table_render.hpp"
 #include "loader/rdf_reader.hpp"
@@ -26,9 +27,6 @@ using base::ErrorType;
 using base::make_error;
 using base::Result;
 
-std::string dump_json(const json& value, int indent = -1) {
-    return value.dump(indent, ' ', false, json::error_handler_t::replace);
-}
 
 // A term as written on the command line: an N-Triples term (<iri>, "literal", "x"@en,
 // "5"^^<datatype>, _:b), or — for convenience — a bare absolute IRI (scheme:rest, no spaces);
@@ -199,40 +197,6 @@ struct StatsOptions {
     ClientOptions client;
     std::string collection;
 };
-
-// "1".."4" → count, 0 for a tier the store does not name.
-std::string tier_count(const std::map<std::string, std::uint64_t>& counts, int tier) {
-    const auto found = counts.find(std::to_string(tier));
-    return with_commas(found == counts.end() ? 0 : found->second);
-}
-
-// One table: facts, documents and chunks per data tier with their totals, then the graph's
-// shape, the vectors and the size.
-std::vector<render::TableRow> store_stats_rows(const schema::StoreStats& stats) {
-    static const char* kTierNames[] = {"", "authoritative", "verified", "crowd-sourced", "inferred"};
-    std::vector<render::TableRow> rows{{"Collection " + stats.collection, {}},
-                                       {"", {"facts", "documents", "chunks"}}};
-    for (int tier = 1; tier <= 4; ++tier) {
-        rows.push_back({"tier " + std::to_string(tier) + " " + kTierNames[tier],
-                        {tier_count(stats.facts_per_tier, tier), tier_count(stats.documents_per_tier, tier),
-                         tier_count(stats.chunks_per_tier, tier)}});
-    }
-    rows.push_back({"total", {with_commas(stats.quads), with_commas(stats.documents), with_commas(stats.chunks)}});
-    rows.push_back({"Graph", {}});
-    rows.push_back({"subjects", {with_commas(stats.subjects)}});
-    rows.push_back({"predicates", {with_commas(stats.predicates)}});
-    rows.push_back({"objects", {with_commas(stats.objects)}});
-    rows.push_back({"terms", {with_commas(stats.terms)}});
-    rows.push_back({"named graphs", {with_commas(stats.graphs)}});
-    rows.push_back({"sources", {with_commas(stats.sources)}});
-    rows.push_back({"Vectors", {}});
-    rows.push_back({"entity vectors", {with_commas(stats.entity_vectors)}});
-    rows.push_back({"chunk vectors", {with_commas(stats.chunk_vectors)}});
-    if (!stats.model.empty())
-        rows.push_back({"embedding model", {stats.model + " (dim " + std::to_string(stats.dim) + ")"}});
-    rows.push_back({"on disk (bytes)", {with_commas(stats.bytes_on_disk)}});
-    return rows;
-}
 
 void run_stats(const StatsOptions& options) {
     json body = schema::encode(schema::StoreStatsRequest{options.collection});

@@ -18,17 +18,7 @@ namespace {
 using nlohmann::json;
 using render::detail::escape_controls;
 
-std::string dump_json(const json& value) {
-    return value.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
-// The reply decoded as the contract's type, or the decode error as the exit.
-template <typename T>
-T decoded_or_exit(const json& reply) {
-    auto typed = schema::decode<T>(reply);
-    if (!typed) exit_with_error(typed.error());
-    return std::move(typed).value();
-}
 
 struct ListOptions {
     ClientOptions client;

@@ -32,9 +32,6 @@ using base::ErrorType;
 using base::make_error;
 namespace traces = cli::render;
 
-std::string dump_json(const json& value, int indent = -1) {
-    return value.dump(indent, ' ', false, json::error_handler_t::replace);
-}
 
 // A time bound for --since/--until: an xsd:dateTime in UTC ("2026-11-22T10:00:00Z", the Z may
 // be left out), a date ("2026-11-22", its midnight UTC), or an age ("90s", "15m", "2h", "7d",

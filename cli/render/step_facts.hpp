@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "cli/render/trace_render.hpp"
@@ -82,6 +83,17 @@ std::string calling_step(const schema::TraceDetail& sub);
 // Analysis may be). nullopt when no event names it.
 std::optional<std::string> event_describing(const schema::TraceDetail& trace,
                                             const std::string& caller);
+// A trace's sub-runs by where the tree draws them: under the event that describes their calling
+// step (that event's id → (the calling step, the sub-run)), or after every step when no event
+// describes it.
+struct SubRunPlaces {
+    std::multimap<std::string, std::pair<std::string, const schema::TraceDetail*>> by_step;
+    std::vector<const schema::TraceDetail*> unplaced;
+};
+SubRunPlaces place_sub_runs(const schema::TraceDetail& trace);
+// The ERROR line of a trace that ended in error ("" for any other): its stored error, else the
+// last event's, else a line saying none was stored.
+std::string error_line(const schema::TraceDetail& trace);
 // One line for a sub-run the tree does not expand: kind, UUID, status, duration, question.
 std::string sub_run_line(const schema::TraceDetail& sub);
 // The default tree (TreeOptions::full false).

@@ -108,25 +108,16 @@ public:
 
     void write() {
         header();
-        std::multimap<std::string, std::pair<std::string, const TraceDetail*>> by_step;
-        std::vector<const TraceDetail*> unplaced;
-        for (const auto& sub : trace_.subtraces) {
-            const std::string caller = calling_step(sub);
-            if (const auto step = event_describing(trace_, caller)) {
-                by_step.emplace(*step, std::pair{caller, &sub});
-            } else {
-                unplaced.push_back(&sub);
-            }
-        }
+        const SubRunPlaces places = place_sub_runs(trace_);
         std::set<std::string> placed;
         for (const auto& event : trace_.events) {
             step(event);
             if (!placed.insert(event.explain_id).second) continue;
-            const auto [first, last] = by_step.equal_range(event.explain_id);
+            const auto [first, last] = places.by_step.equal_range(event.explain_id);
             for (auto it = first; it != last; ++it)
                 sub_run(*it->second.second, "called from " + short_name(it->second.first));
         }
-        for (const TraceDetail* sub : unplaced) sub_run(*sub, "sub-run");
+        for (const TraceDetail* sub : places.unplaced) sub_run(*sub, "sub-run");
         footer();
     }
 
@@ -192,19 +183,10 @@ private:
     }
 
     void footer() {
-        const auto& s = trace_.session;
-        if (s.status != "error") return;
-        std::optional<base::Error> error;
-        if (s.error) error = s.error->error();
-        for (auto it = trace_.events.rbegin(); !error && it != trace_.events.rend(); ++it) {
-            if (it->error) error = it->error->error();
-        }
+        const std::string error = error_line(trace_);
+        if (error.empty()) return;
         line(0, "");
-        line(0, "ERROR  " +
-                    escape_controls(
-                        error ? error->describe()
-                              : "the trace ended with status error (no error message was stored)",
-                        false));
+        line(0, error);
     }
 
     void step(const TraceEvent& event) {

@@ -109,27 +109,17 @@ public:
 
     void write(int depth) {
         header();
-        // The event a sub-trace goes under → (its calling step, the sub-trace).
-        std::multimap<std::string, std::pair<std::string, const TraceDetail*>> subtraces_by_step;
-        std::vector<const TraceDetail*> unplaced;
-        for (const auto& sub : trace_.subtraces) {
-            const std::string caller = calling_step(sub);
-            if (const auto step = event_describing(trace_, caller)) {
-                subtraces_by_step.emplace(*step, std::pair{caller, &sub});
-            } else {
-                unplaced.push_back(&sub);
-            }
-        }
+        const SubRunPlaces places = place_sub_runs(trace_);
         std::set<std::string> subtraces_written;
         for (const auto& event : trace_.events) {
             step(event);
             if (subtraces_written.insert(event.explain_id).second) {
-                const auto [first, last] = subtraces_by_step.equal_range(event.explain_id);
+                const auto [first, last] = places.by_step.equal_range(event.explain_id);
                 for (auto it = first; it != last; ++it)
                     subtrace(*it->second.second, "called from " + display_iri(it->second.first), depth);
             }
         }
-        for (const TraceDetail* sub : unplaced) subtrace(*sub, "sub-trace", depth);
+        for (const TraceDetail* sub : places.unplaced) subtrace(*sub, "sub-trace", depth);
         footer();
     }
 
@@ -250,19 +240,10 @@ private:
     }
 
     void footer() {
-        const auto& s = trace_.session;
-        if (s.status != "error") return;
-        std::optional<base::Error> error;
-        if (s.error) error = s.error->error();
-        for (auto it = trace_.events.rbegin(); !error && it != trace_.events.rend(); ++it) {
-            if (it->error) error = it->error->error();
-        }
+        const std::string error = error_line(trace_);
+        if (error.empty()) return;
         line(0, "");
-        if (error) {
-            line(0, "ERROR  " + escape_controls(error->describe(), false));
-        } else {
-            line(0, "ERROR  the trace ended with status error (no error message was stored)");
-        }
+        line(0, error);
     }
 
     void subtrace(const TraceDetail& sub, const std::string& label, int depth) {
@@ -631,6 +612,32 @@ std::optional<std::string> event_describing(const TraceDetail& trace, const std:
         }
     }
     return std::nullopt;
+}
+
+std::string error_line(const TraceDetail& trace) {
+    const auto& s = trace.session;
+    if (s.status != "error") return {};
+    std::optional<base::Error> error;
+    if (s.error) error = s.error->error();
+    for (auto it = trace.events.rbegin(); !error && it != trace.events.rend(); ++it) {
+        if (it->error) error = it->error->error();
+    }
+    return "ERROR  " + escape_controls(error ? error->describe()
+                                             : "the trace ended with status error (no error message was stored)",
+                                       false);
+}
+
+SubRunPlaces place_sub_runs(const TraceDetail& trace) {
+    SubRunPlaces places;
+    for (const auto& sub : trace.subtraces) {
+        const std::string caller = calling_step(sub);
+        if (const auto step = event_describing(trace, caller)) {
+            places.by_step.emplace(*step, std::pair{caller, &sub});
+        } else {
+            places.unplaced.push_back(&sub);
+        }
+    }
+    return places;
 }
 
 }  // namespace detail

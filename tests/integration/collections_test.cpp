@@ -167,7 +167,7 @@ TEST_F(CollectionsTest, ShowCountsOneCollectionWithFactsDocumentsAndChunksPerTie
     const std::regex tier2(R"(tier 2 verified +0 +6 +[0-9,]+)");
     EXPECT_TRUE(std::regex_search(text.out, tier2)) << text.out;
     for (const char* label :
-         {"entities (subjects)", "chunk vectors", "bytes on disk", "last loaded"})
+         {"subjects", "chunk vectors", "bytes on disk", "last loaded"})
         EXPECT_NE(text.out.find(label), std::string::npos) << label << ": " << text.out;
 }
 
