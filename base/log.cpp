@@ -11,6 +11,7 @@
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 
+#include "base/json_string.hpp"
 #include "base/utf8.hpp"
 
 namespace glassbox::base {
@@ -48,39 +49,12 @@ void append(spdlog::memory_buf_t& dest, std::string_view text) {
     dest.append(text.data(), text.data() + text.size());
 }
 
-// A JSON string with its quotes; the text is made valid UTF-8 first.
+// A JSON string with its quotes; the text is made valid UTF-8 first (ill-formed bytes and
+// control characters written as printable_utf8 writes them), so the shared writer takes it.
 void append_json_string(spdlog::memory_buf_t& dest, std::string_view raw) {
-    const std::string text = printable_utf8(raw);
-    dest.push_back('"');
-    for (const char c : text) {
-        switch (c) {
-            case '"':
-                append(dest, "\\\"");
-                break;
-            case '\\':
-                append(dest, "\\\\");
-                break;
-            case '\n':
-                append(dest, "\\n");
-                break;
-            case '\r':
-                append(dest, "\\r");
-                break;
-            case '\t':
-                append(dest, "\\t");
-                break;
-            default:
-                if (static_cast<unsigned char>(c) < 0x20) {
-                    static constexpr char kHex[] = "0123456789abcdef";
-                    const auto byte = static_cast<unsigned char>(c);
-                    const char escaped[] = {'\\', 'u', '0', '0', kHex[byte >> 4], kHex[byte & 0xF]};
-                    dest.append(escaped, escaped + sizeof escaped);
-                } else {
-                    dest.push_back(c);
-                }
-        }
-    }
-    dest.push_back('"');
+    std::string quoted;
+    base::append_json_string(quoted, printable_utf8(raw));
+    append(dest, quoted);
 }
 
 std::string_view level_name(spdlog::level::level_enum level) {

@@ -2,8 +2,9 @@
 #include "base/spelling.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <vector>
+
+#include "base/ascii.hpp"
 
 namespace glassbox::base {
 
@@ -22,23 +23,13 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     return row[b.size()];
 }
 
-namespace {
-
-std::string folded(std::string_view text) {
-    std::string out(text);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
-}  // namespace
-
 std::optional<std::string> nearest_name(std::string_view wanted, std::span<const std::string> candidates) {
-    const std::string w = folded(wanted);
+    const std::string w = ascii_lower(wanted);
     if (w.empty()) return std::nullopt;
     std::optional<std::string> best;
     std::size_t best_distance = 0;
     for (const auto& candidate : candidates) {
-        const std::string c = folded(candidate);
+        const std::string c = ascii_lower(candidate);
         const std::size_t d = c.starts_with(w) ? 0 : edit_distance(w, c);
         if (!best || d < best_distance) {
             best = candidate;

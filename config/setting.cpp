@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "base/ascii.hpp"
 #include "base/spelling.hpp"
 
 namespace glassbox::config {
@@ -71,11 +72,7 @@ bool valid_key(std::string_view key) {
     return segments >= 2;
 }
 
-std::string lower(std::string_view text) {
-    std::string out(text);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
+std::string lower(std::string_view text) { return base::ascii_lower(text); }
 
 std::string_view last_segment(std::string_view key) {
     const auto dot = key.rfind('.');

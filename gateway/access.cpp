@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/ascii.hpp"
 #include "base/owner_only.hpp"
 
 namespace glassbox::gateway {
@@ -115,7 +116,7 @@ std::string_view bearer_token(std::string_view authorization) noexcept {
     constexpr std::string_view kBearer = "bearer";
     if (authorization.size() <= kBearer.size()) return {};
     for (std::size_t i = 0; i < kBearer.size(); ++i)
-        if (std::tolower(static_cast<unsigned char>(authorization[i])) != kBearer[i]) return {};
+        if (base::ascii_lower(authorization[i]) != kBearer[i]) return {};
     auto rest = authorization.substr(kBearer.size());
     if (rest.front() != ' ') return {};
     while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/ascii.hpp"
+
 namespace glassbox::gateway {
 
 namespace {
@@ -16,7 +18,7 @@ constexpr std::size_t kMaxChunkLine = 1024;
 // Hex digits of a chunk size: 15 keep it below 2^60, far above any body bound.
 constexpr std::size_t kMaxChunkDigits = 15;
 
-char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+char lower(char c) { return base::ascii_lower(c); }
 
 bool equal_ci(std::string_view a, std::string_view b) {
     return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {

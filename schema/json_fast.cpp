@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_string.hpp"
 #include "base/utf8.hpp"
 
 namespace glassbox::schema {
@@ -517,80 +518,11 @@ base::Result<T> fast_or_slow(std::string_view text, std::optional<T>&& fast) {
 
 void ObjectWriter::string(std::string_view name, std::string_view value) { append_json_string(key(name), value); }
 
-namespace {
-
-constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
-constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
-
-// Whether any of the 8 bytes of `word` is not plain printable ASCII: a control character, '"',
-// '\\' or a byte of a multi-byte UTF-8 sequence. It may say yes for a word that is plain (the
-// byte loop then decides), never no for one that is not.
-bool maybe_special(std::uint64_t word) noexcept {
-    const auto has_zero = [](std::uint64_t v) { return (v - kOnes) & ~v & kHigh; };
-    const std::uint64_t control = (word - 0x20 * kOnes) & ~word & kHigh;
-    return (control | (word & kHigh) | has_zero(word ^ ('"' * kOnes)) | has_zero(word ^ ('\\' * kOnes))) != 0;
-}
-
-}  // namespace
-
-// One pass, eight bytes at a time through plain ASCII (nearly all of an explain message: IRIs);
-// the UTF-8 check runs only for a string that has a non-ASCII byte.
+// The shared writer (base/json_string); ill-formed UTF-8 (rare) is written as the tree writer
+// writes it, replaced, for identical bytes.
 void append_json_string(std::string& out, std::string_view value) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    const std::size_t start = out.size();
-    const char* const text = value.data();
-    const std::size_t size = value.size();
-    out += '"';
-    std::size_t run = 0;  // start of the bytes not yet copied
-    bool utf8_checked = false;
-    std::size_t i = 0;
-    while (i < size) {
-        std::size_t take = 8;
-        std::uint64_t word = 'a' * kOnes;  // a short tail is padded with plain bytes
-        if (size - i >= 8) {
-            std::memcpy(&word, text + i, 8);
-        } else {
-            take = size - i;
-            std::memcpy(&word, text + i, take);
-        }
-        if (!maybe_special(word)) {
-            i += take;
-            continue;
-        }
-        for (const std::size_t end = i + take; i < end; ++i) {
-            const auto c = static_cast<unsigned char>(text[i]);
-            if (c >= 0x80) {
-                if (!utf8_checked && base::find_invalid_utf8(value)) {
-                    // Rare: the tree writer's own replacement of ill-formed sequences, for
-                    // identical bytes.
-                    out.resize(start);
-                    out += nlohmann::json(std::string(value)).dump(-1, ' ', false,
-                                                                  nlohmann::json::error_handler_t::replace);
-                    return;
-                }
-                utf8_checked = true;
-                continue;
-            }
-            if (c >= 0x20 && c != '"' && c != '\\') continue;
-            out.append(text + run, i - run);
-            run = i + 1;
-            switch (c) {
-                case '"': out += "\\\""; break;
-                case '\\': out += "\\\\"; break;
-                case '\b': out += "\\b"; break;
-                case '\f': out += "\\f"; break;
-                case '\n': out += "\\n"; break;
-                case '\r': out += "\\r"; break;
-                case '\t': out += "\\t"; break;
-                default:
-                    out += "\\u00";
-                    out += kHex[c >> 4];
-                    out += kHex[c & 0xF];
-            }
-        }
-    }
-    out.append(text + run, size - run);
-    out += '"';
+    if (base::append_json_string(out, value)) return;
+    out += nlohmann::json(std::string(value)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // Keys in the sorted order of nlohmann's std::map objects, so the bytes match dump().

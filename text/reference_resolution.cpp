@@ -6,6 +6,8 @@
 #include <cctype>
 #include <optional>
 
+#include "base/ascii.hpp"
+
 namespace glassbox::text {
 
 // Named, not anonymous: the library is built as one unity file, where another file's anonymous
@@ -24,11 +26,7 @@ bool word_char(char c) {
     return std::isalnum(u) || c == '_' || c == '-' || u >= 0x80;
 }
 
-std::string lower_of(std::string_view s) {
-    std::string out(s);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
+std::string lower_of(std::string_view s) { return base::ascii_lower(s); }
 
 std::vector<Word> words_of(std::string_view text) {
     std::vector<Word> out;

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/ascii.hpp"
 #include "gateway/mcp/server.hpp"
 
 namespace glassbox::gateway::mcp {
@@ -33,8 +34,7 @@ inline HttpExchange exchange_of(const httplib::Request& request,
     exchange.body = request.body;
     exchange.client = client_of(request);
     for (const auto& [name, value] : request.headers) {
-        std::string key = name;
-        for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        std::string key = base::ascii_lower(name);
         auto [it, fresh] = exchange.headers.emplace(key, value);
         if (!fresh) it->second += ", " + value;
     }

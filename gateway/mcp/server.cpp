@@ -8,6 +8,7 @@
 #include <memory>
 #include <utility>
 
+#include "base/ascii.hpp"
 #include "schema/untrusted_json.hpp"
 
 #ifndef GLASSBOX_VERSION
@@ -27,11 +28,7 @@ constexpr std::string_view kAssumedVersion = "2025-03-26";
 constexpr std::string_view kBatchVersion = "2025-03-26";
 constexpr const char* kSessionHeader = "Mcp-Session-Id";
 
-std::string lower(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return text;
-}
+std::string lower(const std::string& text) { return base::ascii_lower(text); }
 
 std::string header(const HttpExchange& exchange, const char* name) {
     auto it = exchange.headers.find(name);

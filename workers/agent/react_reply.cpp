@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/ascii.hpp"
 #include "schema/messages.hpp"
 #include "schema/untrusted_json.hpp"
 
@@ -95,9 +96,7 @@ std::optional<std::pair<std::string, std::string_view>> line_key(std::string_vie
                                                  "arguments", "final answer"};
     const auto colon = line.find(':');
     if (colon == std::string_view::npos) return std::nullopt;
-    std::string key(trim(line.substr(0, colon)));
-    std::transform(key.begin(), key.end(), key.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::string key = base::ascii_lower(trim(line.substr(0, colon)));
     while (!key.empty() && (key.front() == '*' || key.front() == '#')) key.erase(0, 1);
     while (!key.empty() && key.back() == '*') key.pop_back();
     std::string_view rest = trim(line.substr(colon + 1));

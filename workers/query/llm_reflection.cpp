@@ -8,6 +8,7 @@
 #include <cmath>
 #include <optional>
 
+#include "base/ascii.hpp"
 #include "base/log.hpp"
 #include "schema/messages.hpp"
 #include "schema/untrusted_json.hpp"
@@ -81,7 +82,7 @@ std::optional<std::string_view> labelled(std::string_view line, std::string_view
     while (!line.empty() && (line.front() == '-' || line.front() == '*')) line = trim(line.substr(1));
     if (line.size() <= label.size()) return std::nullopt;
     for (std::size_t i = 0; i < label.size(); ++i) {
-        if (std::tolower(static_cast<unsigned char>(line[i])) != label[i]) return std::nullopt;
+        if (base::ascii_lower(line[i]) != label[i]) return std::nullopt;
     }
     std::string_view rest = trim(line.substr(label.size()));
     if (rest.empty() || (rest.front() != ':' && rest.front() != '=')) return std::nullopt;

@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "base/ascii.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/services.hpp"
 #include "text/similarity.hpp"
@@ -51,11 +52,7 @@ constexpr std::size_t kLinkSources = 2;
 constexpr double kLinkWeight = 4.0;
 constexpr std::size_t kMinLinkTitle = 4;
 
-std::string lower(std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return text;
-}
+std::string lower(const std::string& text) { return base::ascii_lower(text); }
 
 std::string trimmed(const std::string& text) {
     const auto first = text.find_first_not_of(" \t\r\n");

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/ascii.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/fact_citation.hpp"
 #include "schema/services.hpp"
@@ -107,12 +108,6 @@ std::vector<Item> cap_stars(const std::vector<Item>& ranked, std::size_t limit, 
         kept.push_back(item);
     }
     return kept;
-}
-
-std::string ascii_lower(std::string_view text) {
-    std::string out(text);
-    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
 }
 
 bool expandable(const Term& term) { return term.is_iri() || term.is_blank(); }
@@ -431,10 +426,10 @@ private:
     std::size_t drop_excluded(std::vector<std::size_t>& candidates) const {
         if (!query_.exclude || query_.exclude->empty()) return 0;
         std::unordered_set<std::string> excluded;
-        for (const auto& label : *query_.exclude) excluded.insert(ascii_lower(label));
+        for (const auto& label : *query_.exclude) excluded.insert(base::ascii_lower(label));
         const auto before = candidates.size();
         std::erase_if(candidates, [&](std::size_t i) {
-            return excluded.contains(ascii_lower(labelled_[i].s)) || excluded.contains(ascii_lower(labelled_[i].o));
+            return excluded.contains(base::ascii_lower(labelled_[i].s)) || excluded.contains(base::ascii_lower(labelled_[i].o));
         });
         return before - candidates.size();
     }

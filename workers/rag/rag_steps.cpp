@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "base/ascii.hpp"
 #include "schema/explain_builder.hpp"
 
 namespace glassbox::rag {
@@ -26,10 +27,7 @@ std::vector<std::string> concepts_of(const schema::LlmResponse& response, Concep
         if (first == std::string::npos) continue;
         text = text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
         if (repeats == ConceptRepeats::kDrop) {
-            std::string lower = text;
-            std::transform(lower.begin(), lower.end(), lower.begin(),
-                           [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-            if (!seen.insert(std::move(lower)).second) continue;
+            if (!seen.insert(base::ascii_lower(text)).second) continue;
         }
         concepts.push_back(std::move(text));
         if (concepts.size() == kMaxConcepts) break;

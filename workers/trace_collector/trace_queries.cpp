@@ -11,6 +11,7 @@
 #include <utility>
 #include <variant>
 
+#include "base/ascii.hpp"
 #include "base/spelling.hpp"
 #include "base/time_format.hpp"
 #include "base/utf8.hpp"
@@ -179,9 +180,7 @@ Result<std::string> TraceStore::resolve_session(std::string_view id) {
         if (!row) return row.error();
         if (*row) return std::string(exact->text(0));
     }
-    std::string prefix(id);
-    std::transform(prefix.begin(), prefix.end(), prefix.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::string prefix = base::ascii_lower(id);
     // A session URI of a run also names its UUID: accept urn:glassbox:<uuid>:question forms.
     if (const auto run = schema::explain::RunUris::from_uri(prefix)) prefix = run->uuid();
     if (!is_uuid_prefix(prefix)) return make_error(ErrorType::kNotFound, "no trace " + std::string(id));

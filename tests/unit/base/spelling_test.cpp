@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "base/ascii.hpp"
 #include "base/spelling.hpp"
 
 namespace glassbox::base {
@@ -26,6 +27,16 @@ TEST(Spelling, TheNearestNameIsOnlyOfferedWhenItIsNear) {
     EXPECT_EQ(nearest_name("", kKinds), std::nullopt);
     EXPECT_EQ(did_you_mean("agnet", kKinds), " (did you mean agent?)");
     EXPECT_EQ(did_you_mean("zzzzzz", kKinds), "");
+}
+
+// The one case folding: ASCII letters only, every other byte (UTF-8 included) as it is.
+TEST(AsciiCase, FoldsAsciiLettersAndNothingElse) {
+    EXPECT_EQ(ascii_lower("Greyhollow LIGHT-2"), "greyhollow light-2");
+    EXPECT_EQ(ascii_lower("\xC3\x89T\xC3\x89"), "\xC3\x89t\xC3\x89") << "UTF-8 passes unchanged";
+    EXPECT_EQ(ascii_lower('Z'), 'z');
+    EXPECT_EQ(ascii_lower('['), '[');
+    EXPECT_TRUE(ascii_iequals("Bearer", "bEARER"));
+    EXPECT_FALSE(ascii_iequals("Bearer", "Bearer "));
 }
 
 }  // namespace
