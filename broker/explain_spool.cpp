@@ -779,25 +779,6 @@ Result<void> ExplainSpool::commit() {
     return {};
 }
 
-void ExplainSpool::discard_pending() noexcept {
-    if (pending_first_ != 0) {
-        for (auto at = index_.lower_bound(pending_first_); at != index_.end();) {
-            SpoolSegment& segment = *at->second.segment;
-            --segment.live_records;
-            segment.live_bytes -= at->second.size;
-            --messages_;
-            bytes_ -= at->second.size - kSpoolHeaderSize;
-            at = index_.erase(at);
-        }
-        while (!cache_.empty() && cache_.back().record.delivery_id >= pending_first_) {
-            cache_bytes_ -= cache_.back().bytes;
-            cache_.pop_back();
-        }
-    }
-    pending_.clear();
-    pending_first_ = 0;
-}
-
 Result<void> ExplainSpool::roll() {
     SpoolSegment* previous = active_;
     auto next = add_segment(next_id_);

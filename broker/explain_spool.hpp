@@ -112,7 +112,6 @@ private:
     base::Result<void> import_legacy(const std::string& legacy);
     base::Result<detail::SpoolSegment*> add_segment(std::uint64_t first_id);
     void encode(const SpoolRecord& record, std::uint64_t id);
-    void discard_pending() noexcept;
     base::Result<void> roll();
     base::Result<void> compact();
     void drop_segment(detail::SpoolSegment* segment) noexcept;

@@ -181,20 +181,6 @@ void ProcessSupervisor::set_argv(const std::string& name, std::vector<std::strin
     }
 }
 
-std::optional<pid_t> ProcessSupervisor::pid_of(const std::string& name) const {
-    for (const auto& child : children_) {
-        if (child->spec.name == name && child->pid > 0) return child->pid;
-    }
-    return std::nullopt;
-}
-
-int ProcessSupervisor::restarts_of(const std::string& name) const {
-    for (const auto& child : children_) {
-        if (child->spec.name == name) return child->restarts;
-    }
-    return 0;
-}
-
 sigset_t block_supervisor_signals() {
     sigset_t set;
     sigemptyset(&set);

@@ -57,10 +57,6 @@ public:
     // stop_grace for each, then SIGKILL.
     void stop_all();
 
-    // The pid of a running child by name, for status output and tests.
-    std::optional<pid_t> pid_of(const std::string& name) const;
-    int restarts_of(const std::string& name) const;
-
 private:
     struct Child;
     void reap();

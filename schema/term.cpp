@@ -212,8 +212,6 @@ Triple make_triple(Term s, Term p, Term o, std::optional<std::string> graph) {
     return Triple{std::move(s), std::move(p), std::move(o), std::move(graph)};
 }
 
-void append_ntriples(std::string& out, const Term& term) { append_term(out, term); }
-
 void append_nquads(std::string& out, const Triple& triple) {
     append_term(out, triple.s);
     out += ' ';

@@ -116,9 +116,8 @@ std::string to_ntriples(const Term& term);
 std::string to_ntriples(const Triple& triple);
 // `s p o g .` when the triple has a graph, else as to_ntriples.
 std::string to_nquads(const Triple& triple);
-// The same, appended to `out` (bulk writers reuse one buffer): a term, or a whole N-Quads line
-// ending in " .\n".
-void append_ntriples(std::string& out, const Term& term);
+// The same, appended to `out` (bulk writers reuse one buffer): a whole N-Quads line ending in
+// " .\n".
 void append_nquads(std::string& out, const Triple& triple);
 
 }  // namespace glassbox::schema

@@ -59,10 +59,6 @@ void StepSummaries::learn_labels(const StepFacts& facts, const Term& node) {
     }
 }
 
-std::string render_step_summary(const json& explain_body, std::size_t max_items) {
-    return StepSummaries(max_items).next(explain_body);
-}
-
 std::string StepSummaries::next(const json& explain_body) {
     const std::size_t max_items = max_items_;
     const std::string explain_id = body_string(explain_body, "explain_id");

@@ -96,16 +96,13 @@ nlohmann::json event_json(const bus::ExplainEvent& event, std::string_view recei
 // ("Analysis+ToolUse"), else its prov: class, else "-".
 std::string step_type(const nlohmann::json& explain_body);
 
-// One line for an explain message as it arrives (`glassbox invoke -x`): the step type, its URI
-// and the step's key facts — the question; concepts; seed, edge and chunk counts; the kept edges
-// (labels when the message carries them) and chunks with their scores, best first; the citation
-// count; duration, model and tokens — then "trace <status>" on the message that ends the trace.
-// At most `max_items` edges or chunks are listed ("+N more" for the rest). Control characters
-// are escaped.
-std::string render_step_summary(const nlohmann::json& explain_body, std::size_t max_items = 5);
-
-// The same for the explain messages of one run, in order: a re-ranked chunk (which names no chunk
-// itself) is named after the retrieved chunk an earlier step named.
+// One line per explain message of one run as it arrives (`glassbox invoke -x`), in order: the
+// step type, its URI and the step's key facts — the question; concepts; seed, edge and chunk
+// counts; the kept edges (labels when the message carries them) and chunks with their scores,
+// best first; the citation count; duration, model and tokens — then "trace <status>" on the
+// message that ends the trace. At most `max_items` edges or chunks are listed ("+N more" for the
+// rest). Control characters are escaped. A re-ranked chunk (which names no chunk itself) is named
+// after the retrieved chunk an earlier step named.
 // Names for IRIs, asked as a message needs them (cli/trace_labels.hpp asks the store); an IRI
 // it does not answer keeps its local name.
 using Labeler = std::function<Labels(const std::vector<std::string>& iris)>;

@@ -211,8 +211,6 @@ base::Result<RuleSet> parse_rules(std::string_view json_text) {
     return set;
 }
 
-std::string_view default_rules_text() noexcept { return kDefaultRules; }
-
 RuleSet default_rules() {
     auto parsed = parse_rules(kDefaultRules);
     // The built-in file is part of the program: failing to read it is a programmer error.

@@ -56,8 +56,7 @@ struct FiredRule {
 // must not silently match everything): InvalidRequest naming the rule and the key; a bad regex,
 // an unknown engine or a confidence outside [0, 1] likewise.
 base::Result<RuleSet> parse_rules(std::string_view json_text);
-// The built-in rule file's text and its parsed form.
-std::string_view default_rules_text() noexcept;
+// The built-in rule file, parsed.
 RuleSet default_rules();
 
 // Every rule whose conditions hold, in file order. A condition on a collection signal does not

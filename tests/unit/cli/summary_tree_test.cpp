@@ -318,7 +318,7 @@ TEST(StepSummariesLabels, TheFocusLineNamesEdgesByTheLabelersNamesAskingEachIriO
     EXPECT_EQ(asked.size(), asked_first) << "a second message asks nothing already asked";
     // Without a labeler: the local names, as before.
     EXPECT_TRUE(
-        contains(render_step_summary(body), "GreyhollowLight -designedBy-> IlseVarrow (0.42)"));
+        contains(StepSummaries().next(body), "GreyhollowLight -designedBy-> IlseVarrow (0.42)"));
 }
 
 // ---- observations ----------------------------------------------------------------------------
