@@ -14,8 +14,8 @@
 #include "cli/settings.hpp"
 #include "base/log.hpp"
 #include "schema/messages.hpp"
+#include "reasoner/reasoner.hpp"
 #include "schema/services.hpp"
-#include "workers/llm/extractive_model.hpp"
 #include "workers/llm/llm_config.hpp"
 #include "workers/llm/llm_service.hpp"
 
@@ -49,7 +49,7 @@ void run_llm(const LlmOptions& options) {
     base::component_logger("llm")->info(
         "event=llm_start provider={} model={} templates={}", llm::to_string(config->effective_provider()),
         config->effective_provider() == llm::ProviderKind::kOpenAi ? config->model
-                                                                   : std::string(llm::ExtractiveModel::kModelName),
+                                                                   : std::string(reasoner::ExtractiveModel::kModelName),
         folder.empty() ? std::string("built-in") : folder.string());
     llm::LlmServiceOptions service;
     service.embeddings_service = options.embeddings_service == "-" ? "" : options.embeddings_service;

@@ -1,19 +1,28 @@
 // The deterministic agent planner: a chain of single-relation lookups from the question's words.
-#include "workers/llm/agent_planner.hpp"
-
 #include <algorithm>
 #include <cctype>
 #include <map>
 #include <optional>
 #include <set>
 
+#include "reasoner/detail/question_analysis.hpp"
+#include "reasoner/detail/question_intent.hpp"
+#include "reasoner/detail/relation_cues.hpp"
+#include "reasoner/reasoner.hpp"
 #include "schema/untrusted_json.hpp"
 #include "text/reference_resolution.hpp"
-#include "workers/llm/extractive_question.hpp"
-#include "workers/llm/question_intent.hpp"
-#include "workers/llm/relation_cues.hpp"
 
-namespace glassbox::llm {
+namespace glassbox::reasoner {
+
+// The question's analysis (reasoner/detail/) under the names the writers use.
+using detail::answer_type_mismatch;
+using detail::AnswerType;
+using detail::predicate_match;
+using detail::question_intent;
+using detail::question_relations;
+using detail::QuestionIntent;
+using detail::QuestionRelations;
+using detail::relation_cues;
 
 using nlohmann::json;
 
@@ -47,7 +56,8 @@ std::string words_of(std::string_view name) {
 // least five letters covering all but two letters of the shorter word.
 bool shared_root(const std::string& predicate, const std::string& word) {
     std::string lower;
-    for (char c : word) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    for (char c : word)
+        lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
     std::size_t start = 0;
     while (start < predicate.size()) {
         const std::size_t end = std::min(predicate.find(' ', start), predicate.size());
@@ -65,10 +75,10 @@ bool shared_root(const std::string& predicate, const std::string& word) {
 // An entity reached by following the chain: how well the path matched, and where it came from
 // (to avoid walking straight back along a symmetric relation such as spouse).
 struct Reached {
-    std::string key;    // IRI, or the literal's text
+    std::string key;  // IRI, or the literal's text
     std::string label;
     double score = 0.0;
-    std::string from;   // the key of the entity it was reached from
+    std::string from;  // the key of the entity it was reached from
 };
 
 // One tool call of an earlier step, as the agent reported it.
@@ -107,112 +117,151 @@ public:
     }
 
     PlannerStep next(const json& steps) {
-        const bool chain_possible = offered(tools_, kTriples) && !intent_.entities.empty() &&
-                                    !relations_.chain.empty();
+        const Progress progress = read_steps(steps);
+        const std::size_t hop = progress.hop;
+        if (progress.whole && progress.document_queries == 1 &&
+            intent_.type != AnswerType::kYesNo) {
+            if (auto step = bridge_step(*progress.whole)) return std::move(*step);
+        }
+        if (progress.whole) return answer_from_whole(*progress.whole);
+        if (hop == 0 && !progress.asked_whole) {
+            const bool chain_possible =
+                offered(tools_, kTriples) && !intent_.entities.empty() && !relations_.chain.empty();
+            if (chain_possible) return first_lookup();
+            return ask_whole("No chain of relations to follow");
+        }
+        if (progress.frontier.empty()) return after_empty_lookup(hop, progress.asked_whole);
+        if (hop == relations_.chain.size()) return chain_complete(progress.frontier);
+        return next_hop(progress.frontier, hop);
+    }
+
+private:
+    // What the steps so far found: the chain's frontier and the hops it took, and the last
+    // whole-question answer (knowledge-query or document-query) when one was asked.
+    struct Progress {
         std::vector<Reached> frontier;
         std::size_t hop = 0;
         bool asked_whole = false;
         std::optional<PastCall> whole;
         std::size_t document_queries = 0;
-        bool chain_over = false;
-        std::string path_words;  // "children → spouse → nationality"
-        for (std::size_t h = 0; h < relations_.chain.size(); ++h)
-            path_words += (h ? " → " : "") + relations_.mentions[relations_.chain[h]].key;
+    };
 
+    Progress read_steps(const json& steps) const {
+        Progress p;
+        bool chain_over = false;
         const std::size_t n_steps = steps.is_array() ? steps.size() : 0;
         for (std::size_t i = 0; i < n_steps; ++i) {
             const auto calls = calls_of(steps[i]);
             if (calls.empty()) continue;  // a reply that did not parse: nothing learnt
             if (calls.front().tool == kTriples) {
                 // Once a lookup came back empty the chain is over; later steps are the fallback.
-                if (hop >= relations_.chain.size() || chain_over) continue;
-                auto next = follow(calls, hop, frontier);
-                frontier = std::move(next.frontier);
-                hop += next.consumed;
-                chain_over = frontier.empty();
+                if (p.hop >= relations_.chain.size() || chain_over) continue;
+                auto next = follow(calls, p.hop, p.frontier);
+                p.frontier = std::move(next.frontier);
+                p.hop += next.consumed;
+                chain_over = p.frontier.empty();
             } else if (calls.front().tool == kKnowledge || calls.front().tool == kDocument) {
-                asked_whole = true;
-                if (calls.front().tool == kDocument) ++document_queries;
+                p.asked_whole = true;
+                if (calls.front().tool == kDocument) ++p.document_queries;
                 // A bridge answer that the second lookup could not improve on stays.
-                if (!whole || !str(calls.front().observation, "answer").empty()) whole = calls.front();
+                if (!p.whole || !str(calls.front().observation, "answer").empty())
+                    p.whole = calls.front();
             }
         }
+        return p;
+    }
 
-        if (whole && document_queries == 1 && intent_.type != AnswerType::kYesNo) {
-            // Two-document questions: the first passage names the bridge (a film, a person);
-            // the same question asked again about it reaches the second document.
-            const std::string bridge = str(whole->observation, "answer");
-            if (!whole->error && !bridge.empty()) {
-                PlannerStep step;
-                step.thought = "The documents point to " + bridge + "; ask again about " + bridge +
-                               " to reach the document that answers the question.";
-                step.calls.push_back({std::string(kDocument), json{{"question", bridge + ": " + question_}}});
-                return step;
-            }
+    // The relations of the chain: "children → spouse → nationality".
+    std::string path_words() const {
+        std::string words;
+        for (std::size_t h = 0; h < relations_.chain.size(); ++h)
+            words += (h ? " → " : "") + relations_.mentions[relations_.chain[h]].key;
+        return words;
+    }
+
+    // Two-document questions: the first passage names the bridge (a film, a person); the same
+    // question asked again about it reaches the second document. nullopt: no bridge named.
+    std::optional<PlannerStep> bridge_step(const PastCall& whole) const {
+        const std::string bridge = str(whole.observation, "answer");
+        if (whole.error || bridge.empty()) return std::nullopt;
+        PlannerStep step;
+        step.thought = "The documents point to " + bridge + "; ask again about " + bridge +
+                       " to reach the document that answers the question.";
+        step.calls.push_back(
+            {std::string(kDocument), json{{"question", bridge + ": " + question_}}});
+        return step;
+    }
+
+    // The chain's first step: resolve the named entity and read its facts.
+    PlannerStep first_lookup() const {
+        PlannerStep step;
+        step.thought = "The question names " + intent_.entities.front() + " and follows " +
+                       std::to_string(relations_.chain.size()) + " relation(s): " + path_words() +
+                       ". First resolve " + intent_.entities.front() + " and read its facts.";
+        step.calls.push_back({std::string(kTriples), json{{"subject", intent_.entities.front()}}});
+        return step;
+    }
+
+    // A lookup came back empty: ask the whole question when a tool can, else say so.
+    PlannerStep after_empty_lookup(std::size_t hop, bool asked_whole) const {
+        const std::string relation =
+            relations_.mentions[relations_.chain[hop == 0 ? 0 : hop - 1]].key;
+        if (!asked_whole && (offered(tools_, kKnowledge) || offered(tools_, kDocument)))
+            return ask_whole("The lookup for \"" + relation + "\" came back empty");
+        PlannerStep step;
+        step.thought = "The lookup for \"" + relation +
+                       "\" came back empty: the facts do not decide the question.";
+        step.response = "The knowledge graph has no \"" + relation + "\" fact on this path.";
+        return step;
+    }
+
+    // The chain is complete: its first end (after a follow-up's exclusions) is the answer, the
+    // others are named too.
+    PlannerStep chain_complete(std::vector<Reached> frontier) const {
+        const std::string words = path_words();
+        const std::string left_out = leave_out_excluded(frontier);
+        PlannerStep step;
+        step.final_answer = frontier.front().label;
+        step.thought = "The chain " + words + " is complete; it ends at " + frontier.front().label +
+                       "." + left_out;
+        step.response = "Following " + words + " from " + intent_.entities.front() + " leads to " +
+                        frontier.front().label + ".";
+        if (frontier.size() > 1) {
+            step.response += " Also reached:";
+            for (std::size_t k = 1; k < frontier.size(); ++k)
+                step.response += (k > 1 ? ", " : " ") + frontier[k].label;
+            step.response += ".";
         }
-        if (whole) return answer_from_whole(*whole);
-        if (hop == 0 && !asked_whole) {
-            if (chain_possible) {
-                PlannerStep step;
-                step.thought = "The question names " + intent_.entities.front() +
-                               " and follows " + std::to_string(relations_.chain.size()) +
-                               " relation(s): " + path_words + ". First resolve " +
-                               intent_.entities.front() + " and read its facts.";
-                step.calls.push_back({std::string(kTriples),
-                                      json{{"subject", intent_.entities.front()}}});
-                return step;
-            }
-            return ask_whole("No chain of relations to follow");
-        }
-        if (frontier.empty()) {
-            const std::string relation =
-                relations_.mentions[relations_.chain[hop == 0 ? 0 : hop - 1]].key;
-            if (!asked_whole && (offered(tools_, kKnowledge) || offered(tools_, kDocument)))
-                return ask_whole("The lookup for \"" + relation + "\" came back empty");
-            PlannerStep step;
-            step.thought = "The lookup for \"" + relation +
-                           "\" came back empty: the facts do not decide the question.";
-            step.response = "The knowledge graph has no \"" + relation + "\" fact on this path.";
-            return step;
-        }
-        if (hop == relations_.chain.size()) {
-            const std::string left_out = leave_out_excluded(frontier);
-            PlannerStep step;
-            step.final_answer = frontier.front().label;
-            step.thought = "The chain " + path_words + " is complete; it ends at " +
-                           frontier.front().label + "." + left_out;
-            step.response = "Following " + path_words + " from " + intent_.entities.front() +
-                            " leads to " + frontier.front().label + ".";
-            if (frontier.size() > 1) {
-                step.response += " Also reached:";
-                for (std::size_t k = 1; k < frontier.size(); ++k)
-                    step.response += (k > 1 ? ", " : " ") + frontier[k].label;
-                step.response += ".";
-            }
-            return step;
-        }
+        return step;
+    }
+
+    // The next hop: follow the chain's next relation from every entity reached.
+    PlannerStep next_hop(const std::vector<Reached>& frontier, std::size_t hop) const {
         PlannerStep step;
         const std::string next = relations_.mentions[relations_.chain[hop]].key;
         step.thought = "Hop " + std::to_string(hop) + " reached ";
         for (std::size_t k = 0; k < frontier.size(); ++k)
             step.thought += (k ? ", " : "") + frontier[k].label;
         step.thought += "; next follow \"" + next + "\" from there.";
-        for (const auto& r : frontier) step.calls.push_back({std::string(kTriples), json{{"subject", r.key}}});
+        for (const auto& r : frontier)
+            step.calls.push_back({std::string(kTriples), json{{"subject", r.key}}});
         return step;
     }
 
-private:
     // A follow-up's "else": the entities reached that the conversation already answered go
     // (unless nothing else was reached). Says what went, for the thought ("" when nothing).
     std::string leave_out_excluded(std::vector<Reached>& frontier) const {
         if (exclude_.empty()) return {};
         const auto same = [](std::string_view a, std::string_view b) {
-            return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-                       return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+            return a.size() == b.size() &&
+                   std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+                       return std::tolower(static_cast<unsigned char>(x)) ==
+                              std::tolower(static_cast<unsigned char>(y));
                    });
         };
         const auto excluded = [&](const Reached& r) {
-            return std::any_of(exclude_.begin(), exclude_.end(), [&](const std::string& e) { return same(e, r.label); });
+            return std::any_of(exclude_.begin(), exclude_.end(),
+                               [&](const std::string& e) { return same(e, r.label); });
         };
         std::vector<Reached> kept;
         std::string gone;
@@ -247,12 +296,12 @@ private:
         relations_.chain = std::move(before);
     }
 
-    PlannerStep ask_whole(const std::string& why) {
+    PlannerStep ask_whole(const std::string& why) const {
         PlannerStep step;
         const bool graph = offered(tools_, kKnowledge) && !intent_.entities.empty();
-        const std::string_view tool = graph ? kKnowledge
+        const std::string_view tool = graph                        ? kKnowledge
                                       : offered(tools_, kDocument) ? kDocument
-                                                                    : kKnowledge;
+                                                                   : kKnowledge;
         if (!offered(tools_, tool)) {
             step.thought = why + ", and no retrieval tool is offered.";
             return step;
@@ -306,7 +355,8 @@ private:
         std::size_t consumed = 1;
     };
 
-    Hop follow(const std::vector<PastCall>& calls, std::size_t hop, const std::vector<Reached>& previous) const {
+    Hop follow(const std::vector<PastCall>& calls, std::size_t hop,
+               const std::vector<Reached>& previous) const {
         const std::size_t n = relations_.chain.size();
         const std::size_t m1 = relations_.chain[hop];
         const bool has_next = hop + 1 < n;
@@ -332,13 +382,16 @@ private:
         if (!single.empty() || !has_next) return {std::move(single), 1};
         const bool skip_last = hop + 2 == n;
         return {reach(calls, previous, skip_last,
-                      [&](const std::string& p) { return std::max(hop_match(p, m2), class_bonus(p, skip_last)); }),
+                      [&](const std::string& p) {
+                          return std::max(hop_match(p, m2), class_bonus(p, skip_last));
+                      }),
                 2};
     }
 
     // The entities the facts reach along the predicates `match` scores at least min_match.
     template <typename Match>
-    std::vector<Reached> reach(const std::vector<PastCall>& calls, const std::vector<Reached>& previous, bool last,
+    std::vector<Reached> reach(const std::vector<PastCall>& calls,
+                               const std::vector<Reached>& previous, bool last,
                                const Match& match) const {
         std::map<std::string, std::string> came_from;  // entity → what it was reached from
         std::map<std::string, double> prior;
@@ -365,8 +418,8 @@ private:
                 const std::string predicate = str(f, "p");
                 // An incoming fact, or a predicate named as the inverse of another, is the
                 // relation read backwards: it counts only when no forward reading does.
-                const bool backwards =
-                    dir == "in" || words_of(predicate).ends_with(" inverse") || predicate.ends_with("Inverse");
+                const bool backwards = dir == "in" || words_of(predicate).ends_with(" inverse") ||
+                                       predicate.ends_with("Inverse");
                 const double score = match(predicate) * (backwards ? 0.6 : 1.0);
                 if (score < limits_.min_match) continue;
                 Hit hit;
@@ -397,9 +450,8 @@ private:
         }
         std::vector<Reached> out;
         for (auto& [key, r] : reached) out.push_back(std::move(r));
-        std::stable_sort(out.begin(), out.end(), [](const Reached& a, const Reached& b) {
-            return a.score > b.score;
-        });
+        std::stable_sort(out.begin(), out.end(),
+                         [](const Reached& a, const Reached& b) { return a.score > b.score; });
         if (out.size() > limits_.frontier) out.resize(limits_.frontier);
         return out;
     }
@@ -419,12 +471,13 @@ PlannerStep plan_agent_step(std::string_view question, const json& tools, const 
     return Planner(question, tools, limits, exclude).next(steps);
 }
 
-PlannerStep plan_agent_turn(std::string_view question, const json& tools, const json& steps, const json& history,
-                            const PlannerLimits& limits) {
+PlannerStep plan_agent_turn(std::string_view question, const json& tools, const json& steps,
+                            const json& history, const PlannerLimits& limits) {
     std::vector<text::EarlierTurn> turns;
     if (history.is_array()) {
         for (const json& turn : history) {
-            turns.push_back({str(turn, "question"), str(turn, "answer"), str(turn, "short_answer")});
+            turns.push_back(
+                {str(turn, "question"), str(turn, "answer"), str(turn, "short_answer")});
         }
     }
     const auto resolved = text::resolve_reference(question, turns);
@@ -432,8 +485,9 @@ PlannerStep plan_agent_turn(std::string_view question, const json& tools, const 
     PlannerStep step = plan_agent_step(resolved.question, tools, steps, limits, excluded.entities);
     const bool first = !steps.is_array() || steps.empty();
     if (resolved.resolved() && first) {
-        step.thought = "Reading \"" + resolved.reference + "\" as " + resolved.entity + " (" + resolved.rule +
-                       " of the previous turn): " + resolved.question + " " + step.thought;
+        step.thought = "Reading \"" + resolved.reference + "\" as " + resolved.entity + " (" +
+                       resolved.rule + " of the previous turn): " + resolved.question + " " +
+                       step.thought;
     }
     return step;
 }
@@ -442,7 +496,9 @@ std::string render_react(const PlannerStep& step) {
     std::string out = "Thought: " + step.thought + "\n";
     if (!step.calls.empty()) {
         for (const auto& call : step.calls)
-            out += "Action: " + call.tool + "\nArgs: " + call.args.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+            out += "Action: " + call.tool +
+                   "\nArgs: " + call.args.dump(-1, ' ', false, json::error_handler_t::replace) +
+                   "\n";
         return out;
     }
     out += "Final Answer: " + step.final_answer + "\n";
@@ -450,4 +506,4 @@ std::string render_react(const PlannerStep& step) {
     return out;
 }
 
-}  // namespace glassbox::llm
+}  // namespace glassbox::reasoner

@@ -1,5 +1,5 @@
 // Typed answer candidates in a sentence: capitalised names, quoted titles, dates, numbers.
-#include "workers/llm/extractive_answer_spans.hpp"
+#include "reasoner/detail/answer_spans.hpp"
 
 #include <algorithm>
 #include <unordered_set>
@@ -7,12 +7,12 @@
 #include "text/stopwords.hpp"
 #include "text/tokenize.hpp"
 
-namespace glassbox::llm::detail {
+namespace glassbox::reasoner::detail {
 
 namespace {
 
 struct Word {
-    std::string text;   // punctuation stripped
+    std::string text;  // punctuation stripped
     std::string lower;
     bool punct_before = false;  // "(" or a quote before it
     bool punct_after = false;   // , ; : . ) or a quote after it: a name does not go on past it
@@ -101,15 +101,15 @@ std::vector<Word> split_words(std::string_view sentence) {
 }
 
 bool all_digits(std::string_view s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 bool is_month(std::string_view w) {
     static const std::unordered_set<std::string_view> months{
-        "january", "february", "march", "april",   "may",      "june",     "july",
-        "august",  "september", "october", "november", "december", "jan",      "feb",
-        "mar",     "apr",       "jun",     "jul",      "aug",      "sep",      "sept",
-        "oct",     "nov",       "dec"};
+        "january",   "february", "march",    "april",    "may",  "june", "july", "august",
+        "september", "october",  "november", "december", "jan",  "feb",  "mar",  "apr",
+        "jun",       "jul",      "aug",      "sep",      "sept", "oct",  "nov",  "dec"};
     return months.contains(w);
 }
 
@@ -133,10 +133,10 @@ bool is_ordinal(std::string_view w) {
 
 bool is_count_word(std::string_view w) {
     static const std::unordered_set<std::string_view> words{
-        "one",    "two",     "three",  "four",   "five",   "six",      "seven",   "eight",
-        "nine",   "ten",     "eleven", "twelve", "twenty", "thirty",   "forty",   "fifty",
-        "sixty",  "seventy", "eighty", "ninety", "hundred", "thousand", "million", "billion",
-        "dozen",  "once",    "twice",  "thrice"};
+        "one",      "two",     "three",   "four",    "five",   "six",    "seven",
+        "eight",    "nine",    "ten",     "eleven",  "twelve", "twenty", "thirty",
+        "forty",    "fifty",   "sixty",   "seventy", "eighty", "ninety", "hundred",
+        "thousand", "million", "billion", "dozen",   "once",   "twice",  "thrice"};
     return words.contains(w);
 }
 
@@ -176,49 +176,55 @@ std::string join(const std::vector<Word>& words, std::size_t first, std::size_t 
     return out;
 }
 
-}  // namespace
-
-std::vector<std::string> sentence_words(std::string_view sentence) {
-    std::vector<std::string> out;
-    for (auto& w : split_words(sentence)) out.push_back(std::move(w.lower));
-    return out;
+// A name span that reads as an adjective or a verb, not an answer: a nationality before a
+// lower-case word ("American actor"), a capitalised verb form opening the sentence ("Producing
+// 46 tornadoes"), a month alone ("every November").
+bool reads_as_modifier(const std::vector<Word>& words, std::size_t first, std::size_t last) {
+    const auto& end = words[last].lower;
+    const bool next_lower = last + 1 < words.size() && !words[last].punct_after &&
+                            !capitalised(words[last + 1]) &&
+                            !text::is_stopword(words[last + 1].lower);
+    const auto ends = [&](std::string_view suffix) {
+        return end.size() > suffix.size() + 2 && end.ends_with(suffix);
+    };
+    bool modifier = false;
+    if (next_lower && (ends("an") || ends("ese") || ends("ish") || ends("ic") || ends("ine")))
+        modifier = true;
+    if (first == 0 && first == last && (ends("ing") || ends("ed") || ends("ly"))) modifier = true;
+    if (first == last && is_month(end)) modifier = true;
+    return modifier;
 }
 
-std::vector<AnswerSpan> answer_spans(std::string_view sentence) {
-    const auto words = split_words(sentence);
+// The spans found so far in one sentence, and the words they hold (a word is in one span).
+struct SpanSet {
+    const std::vector<Word>& words;
     std::vector<AnswerSpan> out;
-    std::vector<bool> used(words.size(), false);
-    const auto add = [&](std::size_t first, std::size_t last, SpanKind kind) {
-        AnswerSpan span{join(words, first, last), first, last, kind,
+    std::vector<bool> used;
+
+    explicit SpanSet(const std::vector<Word>& w) : words(w), used(w.size(), false) {}
+
+    void add(std::size_t first, std::size_t last, SpanKind kind) {
+        AnswerSpan span{join(words, first, last),
+                        first,
+                        last,
+                        kind,
                         first > 0 ? words[first - 1].lower : std::string(),
                         words[first].punct_before || (first > 0 && words[first - 1].punct_after),
                         false};
-        if (kind == SpanKind::kName) {
-            // A nationality or other adjective before a lower-case word ("American actor"),
-            // or a capitalised verb form opening the sentence ("Producing 46 tornadoes").
-            const auto& end = words[last].lower;
-            const bool next_lower = last + 1 < words.size() && !words[last].punct_after &&
-                                    !capitalised(words[last + 1]) &&
-                                    !text::is_stopword(words[last + 1].lower);
-            const auto ends = [&](std::string_view suffix) {
-                return end.size() > suffix.size() + 2 && end.ends_with(suffix);
-            };
-            if (next_lower && (ends("an") || ends("ese") || ends("ish") || ends("ic") || ends("ine")))
-                span.modifier = true;
-            if (first == 0 && first == last && (ends("ing") || ends("ed") || ends("ly")))
-                span.modifier = true;
-            if (first == last && is_month(end)) span.modifier = true;  // "every November"
-        }
+        if (kind == SpanKind::kName) span.modifier = reads_as_modifier(words, first, last);
         out.push_back(std::move(span));
         for (std::size_t i = first; i <= last; ++i) used[i] = true;
-    };
+    }
+};
 
-    // Dates and years: "April 5, 1975", "5 April 1975", "July 1980", "1984", "1970s", and
-    // centuries: "19th century".
+// Dates and years: "April 5, 1975", "5 April 1975", "July 1980", "1984", "1970s", and
+// centuries: "19th century".
+void add_times(SpanSet& spans) {
+    const auto& words = spans.words;
     for (std::size_t i = 0; i < words.size(); ++i) {
         const auto& w = words[i].lower;
         if (is_ordinal(w) && i + 1 < words.size() && words[i + 1].lower == "century") {
-            add(i, i + 1, SpanKind::kTime);
+            spans.add(i, i + 1, SpanKind::kTime);
             ++i;
             continue;
         }
@@ -231,60 +237,78 @@ std::vector<AnswerSpan> answer_spans(std::string_view sentence) {
         } else if (i >= 1 && is_month(words[i - 1].lower)) {
             first = i - 1;
         }
-        while (first < i && used[first]) ++first;
-        add(first, i, SpanKind::kTime);
+        while (first < i && spans.used[first]) ++first;
+        spans.add(first, i, SpanKind::kTime);
     }
+}
 
-    // Numbers and count words, with a scale word after them: "2.5 million", "twice".
+// Numbers and count words, with a scale word after them: "2.5 million", "twice".
+void add_numbers(SpanSet& spans) {
+    const auto& words = spans.words;
     for (std::size_t i = 0; i < words.size(); ++i) {
-        if (used[i]) continue;
+        if (spans.used[i]) continue;
         const auto& w = words[i].lower;
         if (!is_number(w) && !is_count_word(w)) continue;
         if (w == "one" && i + 1 < words.size() && words[i + 1].lower == "of") continue;
         std::size_t last = i;
-        while (last + 1 < words.size() && !used[last + 1] && !words[last].punct_after &&
+        while (last + 1 < words.size() && !spans.used[last + 1] && !words[last].punct_after &&
                is_scale_word(words[last + 1].lower))
             ++last;
-        add(i, last, SpanKind::kNumber);
+        spans.add(i, last, SpanKind::kNumber);
         i = last;
     }
+}
 
-    // Runs of capitalised words, up to two connectors between them; a stopword or a
-    // preposition does not start one ("The", "In", "He", "Near Marrow Island" → Marrow Island).
+// The last word of the run of capitalised words starting at `i`: up to two connectors between
+// capitalised words ("Medal of Honor"), never past punctuation or a word already in a span.
+std::size_t name_run_end(const SpanSet& spans, std::size_t i) {
+    const auto& words = spans.words;
+    std::size_t last = i;
+    while (last + 1 < words.size() && !words[last].punct_after) {
+        const std::size_t next = last + 1;
+        if (spans.used[next] || words[next].punct_before) break;
+        if (capitalised(words[next])) {
+            last = next;
+            continue;
+        }
+        std::size_t after = next;
+        while (after < words.size() && after - next < 2 && name_connector(words[after].lower) &&
+               !words[after].punct_after)
+            ++after;
+        if (after > next && after < words.size() && !spans.used[after] &&
+            capitalised(words[after]) && !words[after].punct_before) {
+            last = after;
+            continue;
+        }
+        break;
+    }
+    return last;
+}
+
+// Runs of capitalised words; a stopword or a preposition does not start one ("The", "In", "He",
+// "Near Marrow Island" → Marrow Island).
+void add_names(SpanSet& spans) {
     static const std::unordered_set<std::string_view> prepositions{
-        "near", "since", "outside", "inside", "beyond", "across", "behind", "amid", "upon",
-        "throughout", "besides", "despite", "toward", "towards", "along", "around", "below",
-        "beneath", "beside", "between", "off", "onto", "past", "via"};
+        "near",  "since",      "outside", "inside",  "beyond", "across",  "behind", "amid",
+        "upon",  "throughout", "besides", "despite", "toward", "towards", "along",  "around",
+        "below", "beneath",    "beside",  "between", "off",    "onto",    "past",   "via"};
+    const auto& words = spans.words;
     for (std::size_t i = 0; i < words.size();) {
-        if (used[i] || !capitalised(words[i]) || text::is_stopword(words[i].lower) ||
+        if (spans.used[i] || !capitalised(words[i]) || text::is_stopword(words[i].lower) ||
             prepositions.contains(words[i].lower)) {
             ++i;
             continue;
         }
-        std::size_t last = i;
-        while (last + 1 < words.size() && !words[last].punct_after) {
-            const std::size_t next = last + 1;
-            if (used[next] || words[next].punct_before) break;
-            if (capitalised(words[next])) {
-                last = next;
-                continue;
-            }
-            std::size_t after = next;
-            while (after < words.size() && after - next < 2 && name_connector(words[after].lower) &&
-                   !words[after].punct_after)
-                ++after;
-            if (after > next && after < words.size() && !used[after] &&
-                capitalised(words[after]) && !words[after].punct_before) {
-                last = after;
-                continue;
-            }
-            break;
-        }
-        add(i, last, SpanKind::kName);
+        const std::size_t last = name_run_end(spans, i);
+        spans.add(i, last, SpanKind::kName);
         i = last + 1;
     }
+}
 
-    // Quoted titles, as a name even when written in lower case: "Falling Away from Me".
+// Quoted titles, as a name even when written in lower case: "Falling Away from Me". At most ten
+// words; they may overlap other spans.
+void add_quoted_titles(SpanSet& spans, std::string_view sentence) {
+    const auto& words = spans.words;
     for (const auto& [open, close] : {std::pair<std::string_view, std::string_view>{"\"", "\""},
                                       {"\xE2\x80\x9C", "\xE2\x80\x9D"}}) {
         std::size_t from = 0;
@@ -295,10 +319,11 @@ std::vector<AnswerSpan> answer_spans(std::string_view sentence) {
             if (stop == std::string_view::npos) break;
             // Single spaces inside: a short answer is one line.
             std::string inner;
-            for (const auto& w : split_words_raw(sentence.substr(start + open.size(),
-                                                                 stop - start - open.size())))
+            for (const auto& w :
+                 split_words_raw(sentence.substr(start + open.size(), stop - start - open.size())))
                 inner += (inner.empty() ? "" : " ") + w;
-            while (!inner.empty() && std::string_view(",. ").find(inner.back()) != std::string_view::npos)
+            while (!inner.empty() &&
+                   std::string_view(",. ").find(inner.back()) != std::string_view::npos)
                 inner.pop_back();
             const auto inner_words = text::words(inner);
             if (!inner_words.empty() && inner_words.size() <= 10) {
@@ -308,17 +333,36 @@ std::vector<AnswerSpan> answer_spans(std::string_view sentence) {
                     [](const Word& w, std::size_t offset) { return w.offset < offset; });
                 const std::size_t first = static_cast<std::size_t>(at - words.begin());
                 const std::size_t last = first + split_words(inner).size() - 1;
-                out.push_back({inner, first, last, SpanKind::kName,
-                               first > 0 && first - 1 < words.size() ? words[first - 1].lower
-                                                                     : std::string(),
-                               true, false});
+                spans.out.push_back(
+                    {inner, first, last, SpanKind::kName,
+                     first > 0 && first - 1 < words.size() ? words[first - 1].lower : std::string(),
+                     true, false});
             }
             from = stop + close.size();
         }
     }
-    std::stable_sort(out.begin(), out.end(),
-                     [](const AnswerSpan& a, const AnswerSpan& b) { return a.first < b.first; });
+}
+
+}  // namespace
+
+std::vector<std::string> sentence_words(std::string_view sentence) {
+    std::vector<std::string> out;
+    for (auto& w : split_words(sentence)) out.push_back(std::move(w.lower));
     return out;
 }
 
-}  // namespace glassbox::llm::detail
+// Times first, then numbers, then names, each kind taking only words no earlier span holds;
+// quoted titles last, over any.
+std::vector<AnswerSpan> answer_spans(std::string_view sentence) {
+    const auto words = split_words(sentence);
+    SpanSet spans(words);
+    add_times(spans);
+    add_numbers(spans);
+    add_names(spans);
+    add_quoted_titles(spans, sentence);
+    std::stable_sort(spans.out.begin(), spans.out.end(),
+                     [](const AnswerSpan& a, const AnswerSpan& b) { return a.first < b.first; });
+    return std::move(spans.out);
+}
+
+}  // namespace glassbox::reasoner::detail

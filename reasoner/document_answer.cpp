@@ -11,14 +11,19 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "reasoner/detail/answer_spans.hpp"
+#include "reasoner/detail/question_analysis.hpp"
+#include "reasoner/detail/question_intent.hpp"
+#include "reasoner/reasoner.hpp"
 #include "text/stopwords.hpp"
 #include "text/tokenize.hpp"
-#include "workers/llm/extractive_answer_spans.hpp"
-#include "workers/llm/extractive_model.hpp"
-#include "workers/llm/extractive_question.hpp"
-#include "workers/llm/question_intent.hpp"
 
-namespace glassbox::llm {
+namespace glassbox::reasoner {
+
+// The question's analysis (reasoner/detail/) under the names the writers use.
+using detail::AnswerType;
+using detail::question_intent;
+using detail::QuestionIntent;
 
 namespace {
 
@@ -35,9 +40,9 @@ struct Sentence {
     std::size_t order = 0;  // within its chunk
     std::string text;
     std::vector<std::string> stems;
-    std::vector<std::string> words;           // lower-case, the positions spans count
-    std::vector<detail::AnswerSpan> spans;    // typed answer candidates
-    std::string padded_norm;                  // normalised, with a space at either end
+    std::vector<std::string> words;         // lower-case, the positions spans count
+    std::vector<detail::AnswerSpan> spans;  // typed answer candidates
+    std::string padded_norm;                // normalised, with a space at either end
 };
 
 // True if the line starting at `i` is a Markdown ATX heading: up to three spaces, 1-6 '#',
@@ -126,18 +131,17 @@ std::string base_title_norm(std::string_view title) {
 }
 
 bool mentions(const std::string& padded_norm, const std::string& phrase_norm) {
-    return !phrase_norm.empty() &&
-           padded_norm.find(" " + phrase_norm + " ") != std::string::npos;
+    return !phrase_norm.empty() && padded_norm.find(" " + phrase_norm + " ") != std::string::npos;
 }
 
 // Everything the writer knows about the question and the sentences.
 struct Material {
     std::vector<Sentence> sentences;
-    std::vector<double> lexical;  // the question-match score of each sentence
-    std::vector<std::string> q_stems;  // distinct, sorted
+    std::vector<double> lexical;                       // the question-match score of each sentence
+    std::vector<std::string> q_stems;                  // distinct, sorted
     std::unordered_map<std::string, double> q_weight;  // idf of each question stem
     double q_total = 0.0;
-    std::set<std::string> q_words;  // the question's words, lower-case, and their stems
+    std::set<std::string> q_words;       // the question's words, lower-case, and their stems
     std::set<std::string> entity_stems;  // stems of the entities the question names
     QuestionIntent intent;
 };
@@ -177,13 +181,18 @@ bool in_question(const Material& m, std::string_view span) {
 bool fits(const detail::AnswerSpan& span, AnswerType type) {
     if (span.modifier) return false;
     switch (type) {
-        case AnswerType::kTime: return span.kind == detail::SpanKind::kTime;
-        case AnswerType::kNumber: return span.kind == detail::SpanKind::kNumber;
+        case AnswerType::kTime:
+            return span.kind == detail::SpanKind::kTime;
+        case AnswerType::kNumber:
+            return span.kind == detail::SpanKind::kNumber;
         case AnswerType::kAgent:
         case AnswerType::kPlace:
-        case AnswerType::kClass: return span.kind == detail::SpanKind::kName;
-        case AnswerType::kAny: return false;  // a plain "what": no type to look for
-        case AnswerType::kYesNo: return false;
+        case AnswerType::kClass:
+            return span.kind == detail::SpanKind::kName;
+        case AnswerType::kAny:
+            return false;  // a plain "what": no type to look for
+        case AnswerType::kYesNo:
+            return false;
     }
     return false;
 }
@@ -198,10 +207,10 @@ std::pair<double, std::string> best_span(const Material& m, std::size_t i) {
         if (m.q_words.contains(s.words[k]) || m.q_words.contains(text::stem(s.words[k])))
             matched.push_back(k);
     }
-    const bool death = m.q_words.contains("die") || m.q_words.contains("died") ||
-                       m.q_words.contains("death");
-    const std::string class_stem = m.intent.class_word.empty() ? std::string()
-                                                                : text::stem(m.intent.class_word);
+    const bool death =
+        m.q_words.contains("die") || m.q_words.contains("died") || m.q_words.contains("death");
+    const std::string class_stem =
+        m.intent.class_word.empty() ? std::string() : text::stem(m.intent.class_word);
     double best = -1.0;
     std::string text;
     std::set<std::string> seen;
@@ -244,7 +253,8 @@ std::pair<double, std::string> best_span(const Material& m, std::size_t i) {
         // Of two candidates alike, the fuller: "Salt and Rain" over "Salt".
         score += 0.01 * static_cast<double>(std::min<std::size_t>(span.last - span.first, 5));
         // "(October 31, 1887 – April 5, 1975)": a death date is the second of the two.
-        if (death && m.intent.type == AnswerType::kTime) score += 0.01 * static_cast<double>(span.first);
+        if (death && m.intent.type == AnswerType::kTime)
+            score += 0.01 * static_cast<double>(span.first);
         if (score > best) {
             best = score;
             text = span.text;
@@ -279,7 +289,8 @@ Evidence evidence_for(const Material& m, const std::vector<TextChunk>& chunks,
         for (std::size_t i = 0; i < m.sentences.size() && e.sentences.size() < 3; ++i)
             if (mentions(m.sentences[i].padded_norm, name)) e.sentences.push_back(i);
     }
-    for (auto i : e.sentences) e.stems.insert(m.sentences[i].stems.begin(), m.sentences[i].stems.end());
+    for (auto i : e.sentences)
+        e.stems.insert(m.sentences[i].stems.begin(), m.sentences[i].stems.end());
     return e;
 }
 
@@ -289,9 +300,8 @@ int first_year(const Material& m, const Evidence& e) {
         for (const auto& span : m.sentences[i].spans) {
             if (span.kind != detail::SpanKind::kTime) continue;
             for (const auto& w : text::words(span.text)) {
-                if (w.size() == 4 && std::all_of(w.begin(), w.end(), [](char c) {
-                        return c >= '0' && c <= '9';
-                    }))
+                if (w.size() == 4 &&
+                    std::all_of(w.begin(), w.end(), [](char c) { return c >= '0' && c <= '9'; }))
                     return std::stoi(w);
             }
         }
@@ -302,11 +312,11 @@ int first_year(const Material& m, const Evidence& e) {
 // Words of a comparison that no single document states ("larger", "taller"): not attributes.
 bool comparative(std::string_view w) {
     static const std::unordered_set<std::string_view> words{
-        "older",  "oldest",  "younger", "youngest", "larger",  "largest", "bigger", "biggest",
-        "smaller", "smallest", "taller", "tallest", "longer",  "longest", "higher", "highest",
-        "earlier", "earliest", "later",  "latest",   "first",   "last",    "newer",  "newest",
-        "more",   "most",    "less",    "least",    "better",  "best",    "both",   "also",
-        "same",   "two",     "one",     "either",   "neither", "other",   "different"};
+        "older",   "oldest",   "younger", "youngest", "larger",  "largest", "bigger",   "biggest",
+        "smaller", "smallest", "taller",  "tallest",  "longer",  "longest", "higher",   "highest",
+        "earlier", "earliest", "later",   "latest",   "first",   "last",    "newer",    "newest",
+        "more",    "most",     "less",    "least",    "better",  "best",    "both",     "also",
+        "same",    "two",      "one",     "either",   "neither", "other",   "different"};
     return words.contains(w);
 }
 
@@ -381,8 +391,8 @@ QuestionIntent document_intent(std::string_view question) {
         auto last = question_intent(q.substr(stop + 2));
         if (last.type == AnswerType::kYesNo) return last;
     }
-    static const std::unordered_set<std::string_view> wh{"who",   "whom",  "whose", "what",
-                                                         "which", "when",  "where", "how"};
+    static const std::unordered_set<std::string_view> wh{"who",   "whom", "whose", "what",
+                                                         "which", "when", "where", "how"};
     const auto words = text::words(question);
     // "What happened …", "what caused …": a verb after "what" names no class.
     if (intent.type == AnswerType::kClass &&
@@ -469,7 +479,7 @@ std::set<std::string> values_near(const Sentence& s, const std::string& class_st
         if (!same_class(text::stem(s.words[k]), class_stem)) continue;
         for (const auto& span : s.spans) {
             if (span.kind != detail::SpanKind::kName) continue;
-            const bool before = span.last + 1 == k;  // "Jiangsu province"
+            const bool before = span.last + 1 == k;                        // "Jiangsu province"
             const bool after = span.first == k + 1 && !span.punct_before;  // "the band Alphaville"
             const bool of = span.first == k + 2 && k + 1 < s.words.size() &&
                             s.words[k + 1] == "of";  // "the province of Jiangsu"
@@ -551,10 +561,12 @@ std::optional<Decision> decide_yes_no(const Material& m, const std::vector<TextC
 
 }  // namespace
 
-ComposedAnswer ExtractiveModel::answer_from_chunks(
-    std::string_view question, const std::vector<TextChunk>& chunks) const {
-    Material m;
-    auto& sentences = m.sentences;
+namespace {
+
+// The chunks' sentences, each with its stems, words, answer spans and normalised text; a chunk
+// whose id no marker can cite is left out.
+std::vector<Sentence> sentences_of(const std::vector<TextChunk>& chunks) {
+    std::vector<Sentence> sentences;
     for (std::size_t c = 0; c < chunks.size(); ++c) {
         if (!valid_marker_id(chunks[c].id)) continue;
         const auto pieces = split_sentences(chunks[c].text);
@@ -566,7 +578,12 @@ ComposedAnswer ExtractiveModel::answer_from_chunks(
             sentences.push_back(std::move(s));
         }
     }
-    if (sentences.empty()) return {{}, {}, {"The documents given hold no text for this question."}};
+    return sentences;
+}
+
+// What the question asks and its words: the intent, the stems of the entities it names, its
+// words and their stems.
+void read_question(Material& m, std::string_view question) {
     m.intent = document_intent(question);
     for (const auto& c : detail::analyze_question(question).candidates)
         if (c.entity)
@@ -575,14 +592,17 @@ ComposedAnswer ExtractiveModel::answer_from_chunks(
         m.q_words.insert(w);
         m.q_words.insert(text::stem(w));
     }
+}
 
-    // Inverse document frequency of each stem over the candidate sentences.
+// The question's distinct stems, each weighted by its inverse document frequency over the
+// candidate sentences.
+void weigh_question_stems(Material& m, std::string_view question) {
     std::unordered_map<std::string, std::size_t> df;
-    for (const auto& s : sentences) {
+    for (const auto& s : m.sentences) {
         std::set<std::string> unique(s.stems.begin(), s.stems.end());
         for (const auto& w : unique) ++df[w];
     }
-    const double n = static_cast<double>(sentences.size());
+    const double n = static_cast<double>(m.sentences.size());
     const auto idf = [&](const std::string& w) {
         const auto it = df.find(w);
         const double d = it == df.end() ? 0.0 : static_cast<double>(it->second);
@@ -603,14 +623,20 @@ ComposedAnswer ExtractiveModel::answer_from_chunks(
         m.q_weight[w] = idf(w);
         m.q_total += m.q_weight[w];
     }
+}
+
+// Each sentence's match to the question: its coverage of the question's stems, a little for the
+// question's word pairs it holds, for its title's words, for opening its chunk, and for an
+// earlier chunk.
+std::vector<double> lexical_scores(const Material& m, const std::vector<TextChunk>& chunks,
+                                   std::string_view question) {
+    const auto& q = m.q_stems;
     std::set<std::pair<std::string, std::string>> q_bigrams;
     const auto qs = text::content_stems(question);
     for (std::size_t i = 0; i + 1 < qs.size(); ++i) q_bigrams.insert({qs[i], qs[i + 1]});
-
-    auto& score = m.lexical;
-    score.assign(sentences.size(), 0.0);
-    for (std::size_t i = 0; i < sentences.size(); ++i) {
-        const auto& s = sentences[i];
+    std::vector<double> score(m.sentences.size(), 0.0);
+    for (std::size_t i = 0; i < m.sentences.size(); ++i) {
+        const auto& s = m.sentences[i];
         double bigrams = 0.0;
         for (std::size_t k = 0; k + 1 < s.stems.size(); ++k)
             if (q_bigrams.contains({s.stems[k], s.stems[k + 1]})) bigrams += 1.0;
@@ -623,132 +649,163 @@ ComposedAnswer ExtractiveModel::answer_from_chunks(
                    (s.order == 0 ? 0.02 : 0.0) +
                    0.02 * (1.0 - static_cast<double>(s.chunk) / static_cast<double>(chunks.size()));
     }
+    return score;
+}
 
-    std::vector<std::size_t> lead;  // the sentences that must come first, in order
-    bool decided = false;           // a yes/no or either-or question the evidence decided
-    ComposedAnswer out;
-    if (m.intent.type == AnswerType::kYesNo) {
-        if (auto d = decide_yes_no(m, chunks, question)) {
-            out.answer = d->answer;
-            lead = d->sentences;
-            decided = true;
-        }
-    } else if (auto d = decide_choice(m, chunks, question)) {
-        out.answer = d->answer;
-        lead = d->sentences;
-        decided = true;
-    }
-    if (lead.empty()) {
-        // The best-matching sentences, and the sentences they bridge to: those of another chunk
-        // whose title they name or that write a name of theirs, and that add question words they
-        // lack ("… shot in Leland, such as Maximum Overdrive" -> "Maximum Overdrive is … directed
-        // by Stephen King"). The answer is the one with the most of the question, together with
-        // the step before it, and a span of the expected type.
-        std::vector<std::size_t> order(sentences.size());
-        for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-        std::stable_sort(order.begin(), order.end(),
-                         [&](std::size_t x, std::size_t y) { return score[x] > score[y]; });
-        struct Step {
-            std::size_t sentence;
-            std::vector<std::string> bridges;  // names it writes, titles of chunks it names
-            std::set<std::string> stems;
-            double cover = 0.0;
-            double relation_cover = 0.0;
-        };
-        // A chain counts only when it covers more of the question than any one sentence does (a
-        // question one sentence answers needs no bridge) and its second sentence adds a word of
-        // what is asked, not only of a name the question holds ("Greyhollow Light" adds nothing
-        // to "Saltspire Light").
-        double best_single = 0.0;
-        for (const auto& s : sentences)
-            best_single = std::max(
-                best_single, coverage(m, std::set<std::string>(s.stems.begin(), s.stems.end())));
-        std::vector<Step> steps;  // the best-matching few: where a bridge may start
-        for (std::size_t k = 0; k < std::min<std::size_t>(kBridgeStarts, order.size()); ++k) {
-            Step step{order[k], {}, {}, 0.0, 0.0};
-            const auto& t = sentences[order[k]];
-            // A name of two words or more ("Grey Lantern"; not "American", "Texas") that is not
-            // the question's own.
-            for (const auto& span : t.spans)
-                if (span.kind == detail::SpanKind::kName && !span.modifier &&
-                    span.last > span.first && !in_question(m, span.text))
-                    step.bridges.push_back(normalize(span.text));
-            for (const auto& c : chunks) {
-                const auto title = base_title_norm(c.title);
-                if (title.size() >= 3 && mentions(t.padded_norm, title)) step.bridges.push_back(title);
-            }
-            step.stems.insert(t.stems.begin(), t.stems.end());
-            step.cover = coverage(m, step.stems);
-            step.relation_cover = relation_coverage(m, step.stems);
-            steps.push_back(std::move(step));
-        }
-        const double best_lexical = score[order.front()];
-        const auto relevance = [&](double a) {
-            return best_lexical > 0.0 ? std::min(1.0, a / best_lexical) : 1.0;
-        };
-        std::size_t answer = order.front();
-        double answer_score = -1.0;
-        std::size_t answer_bridged_from = kNone;
-        std::string answer_span;
-        for (std::size_t i = 0; i < sentences.size(); ++i) {
-            const auto& s = sentences[i];
-            double a = score[i];
-            std::size_t from = kNone;
-            const auto title = base_title_norm(chunks[s.chunk].title);
-            for (const auto& step : steps) {
-                if (sentences[step.sentence].chunk == s.chunk) continue;
-                bool bridged = false;
-                for (const auto& b : step.bridges)
-                    if (b == title || mentions(s.padded_norm, b)) bridged = true;
-                if (!bridged) continue;
-                std::set<std::string> joint = step.stems;
-                joint.insert(s.stems.begin(), s.stems.end());
-                const double joint_cover = coverage(m, joint);
-                const double chained = score[step.sentence] + (joint_cover - step.cover) + 0.05;
-                if (joint_cover > best_single + kChainMargin &&
-                    relation_coverage(m, joint) > step.relation_cover && chained > a) {
-                    a = chained;
-                    from = step.sentence;
-                }
-            }
-            const auto [fit, span] = best_span(m, i);
-            // The expected type counts in proportion to how well the sentence matches, so a
-            // stray date in an unrelated sentence does not lead.
-            if (fit > 0.0 && m.intent.type != AnswerType::kAny)
-                a += (0.25 + 0.15 * std::min(1.5, fit)) * relevance(a);
-            if (a > answer_score) {
-                answer_score = a;
-                answer = i;
-                answer_bridged_from = from;
-                answer_span = span;
-            }
-        }
-        lead.push_back(answer);
-        if (answer_bridged_from != kNone) lead.push_back(answer_bridged_from);
-        out.answer = answer_span;
-    }
+// The sentences that must come first, in order, and the short answer they give.
+struct Lead {
+    std::vector<std::size_t> sentences;
+    std::string answer;
+    bool decided = false;  // a yes/no or either-or question the evidence decided
+};
 
-    // The lead sentences, then the best of the rest: after each pick, sentences of the same
-    // chunk count a little less (so a comparison question gets both documents) and near-repeats
-    // are skipped.
+// A yes/no or either-or question the evidence decides; nullopt otherwise.
+std::optional<Lead> decided_lead(const Material& m, const std::vector<TextChunk>& chunks,
+                                 std::string_view question) {
+    auto d = m.intent.type == AnswerType::kYesNo ? decide_yes_no(m, chunks, question)
+                                                 : decide_choice(m, chunks, question);
+    if (!d) return std::nullopt;
+    return Lead{d->sentences, d->answer, true};
+}
+
+// One of the best-matching sentences, where a bridge to another chunk may start.
+struct BridgeStart {
+    std::size_t sentence;
+    std::vector<std::string> bridges;  // names it writes, titles of chunks it names
+    std::set<std::string> stems;
+    double cover = 0.0;
+    double relation_cover = 0.0;
+};
+
+// The best-matching few sentences (`order`: best first) and what they bridge to: the names of two
+// words or more they write ("Grey Lantern"; not "American", "Texas") that are not the question's
+// own, and the titles of the chunks they name.
+std::vector<BridgeStart> bridge_starts(const Material& m, const std::vector<TextChunk>& chunks,
+                                       const std::vector<std::size_t>& order) {
+    std::vector<BridgeStart> steps;
+    for (std::size_t k = 0; k < std::min<std::size_t>(kBridgeStarts, order.size()); ++k) {
+        BridgeStart step{order[k], {}, {}, 0.0, 0.0};
+        const auto& t = m.sentences[order[k]];
+        for (const auto& span : t.spans)
+            if (span.kind == detail::SpanKind::kName && !span.modifier && span.last > span.first &&
+                !in_question(m, span.text))
+                step.bridges.push_back(normalize(span.text));
+        for (const auto& c : chunks) {
+            const auto title = base_title_norm(c.title);
+            if (title.size() >= 3 && mentions(t.padded_norm, title)) step.bridges.push_back(title);
+        }
+        step.stems.insert(t.stems.begin(), t.stems.end());
+        step.cover = coverage(m, step.stems);
+        step.relation_cover = relation_coverage(m, step.stems);
+        steps.push_back(std::move(step));
+    }
+    return steps;
+}
+
+// Sentence `i` reached over a bridge: the best chained score of a bridge start of another chunk
+// that names its title or a name it writes, and that start (kNone: no chain beats `score`). A
+// chain counts only when it covers more of the question than any one sentence does (a question
+// one sentence answers needs no bridge) and its second sentence adds a word of what is asked,
+// not only of a name the question holds ("Greyhollow Light" adds nothing to "Saltspire Light").
+std::pair<double, std::size_t> bridged_score(const Material& m,
+                                             const std::vector<TextChunk>& chunks,
+                                             const std::vector<BridgeStart>& steps,
+                                             double best_single, std::size_t i) {
+    const auto& s = m.sentences[i];
+    double a = m.lexical[i];
+    std::size_t from = kNone;
+    const auto title = base_title_norm(chunks[s.chunk].title);
+    for (const auto& step : steps) {
+        if (m.sentences[step.sentence].chunk == s.chunk) continue;
+        bool bridged = false;
+        for (const auto& b : step.bridges)
+            if (b == title || mentions(s.padded_norm, b)) bridged = true;
+        if (!bridged) continue;
+        std::set<std::string> joint = step.stems;
+        joint.insert(s.stems.begin(), s.stems.end());
+        const double joint_cover = coverage(m, joint);
+        const double chained = m.lexical[step.sentence] + (joint_cover - step.cover) + 0.05;
+        if (joint_cover > best_single + kChainMargin &&
+            relation_coverage(m, joint) > step.relation_cover && chained > a) {
+            a = chained;
+            from = step.sentence;
+        }
+    }
+    return {a, from};
+}
+
+// The best-matching sentences, and the sentences they bridge to: those of another chunk whose
+// title they name or that write a name of theirs, and that add question words they lack ("… shot
+// in Leland, such as Maximum Overdrive" -> "Maximum Overdrive is … directed by Stephen King").
+// The answer is the one with the most of the question, together with the step before it, and a
+// span of the expected type.
+Lead best_answer_lead(const Material& m, const std::vector<TextChunk>& chunks) {
+    const auto& sentences = m.sentences;
+    const auto& score = m.lexical;
+    std::vector<std::size_t> order(sentences.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t x, std::size_t y) { return score[x] > score[y]; });
+    double best_single = 0.0;
+    for (const auto& s : sentences)
+        best_single = std::max(best_single,
+                               coverage(m, std::set<std::string>(s.stems.begin(), s.stems.end())));
+    const std::vector<BridgeStart> steps = bridge_starts(m, chunks, order);
+    const double best_lexical = score[order.front()];
+    const auto relevance = [&](double a) {
+        return best_lexical > 0.0 ? std::min(1.0, a / best_lexical) : 1.0;
+    };
+    std::size_t answer = order.front();
+    double answer_score = -1.0;
+    std::size_t answer_bridged_from = kNone;
+    std::string answer_span;
+    for (std::size_t i = 0; i < sentences.size(); ++i) {
+        auto [a, from] = bridged_score(m, chunks, steps, best_single, i);
+        const auto [fit, span] = best_span(m, i);
+        // The expected type counts in proportion to how well the sentence matches, so a
+        // stray date in an unrelated sentence does not lead.
+        if (fit > 0.0 && m.intent.type != AnswerType::kAny)
+            a += (0.25 + 0.15 * std::min(1.5, fit)) * relevance(a);
+        if (a > answer_score) {
+            answer_score = a;
+            answer = i;
+            answer_bridged_from = from;
+            answer_span = span;
+        }
+    }
+    Lead lead;
+    lead.sentences.push_back(answer);
+    if (answer_bridged_from != kNone) lead.sentences.push_back(answer_bridged_from);
+    lead.answer = answer_span;
+    return lead;
+}
+
+// True when `candidate` repeats a picked sentence: the same normalised text, or more than 80 %
+// of their stems shared.
+bool repeats(const Material& m, const std::vector<std::size_t>& picked, std::size_t candidate) {
+    const auto& sentences = m.sentences;
+    const std::set<std::string> b(sentences[candidate].stems.begin(),
+                                  sentences[candidate].stems.end());
+    const auto norm = normalize(sentences[candidate].text);
+    for (auto p : picked) {
+        if (normalize(sentences[p].text) == norm) return true;
+        const std::set<std::string> a(sentences[p].stems.begin(), sentences[p].stems.end());
+        std::size_t common = 0;
+        for (const auto& w : b) common += a.contains(w) ? 1 : 0;
+        const std::size_t all = a.size() + b.size() - common;
+        if (all > 0 && static_cast<double>(common) / static_cast<double>(all) > 0.8) return true;
+    }
+    return false;
+}
+
+// The lead sentences, then the best of the rest, at most kMaxSentences: after each pick,
+// sentences of the same chunk count a little less (so a comparison question gets both documents)
+// and near-repeats are skipped.
+std::vector<std::size_t> pick_sentences(const Material& m, const std::vector<std::size_t>& lead) {
+    const auto& sentences = m.sentences;
     std::vector<bool> used(sentences.size(), false);
     std::vector<std::size_t> picked;
-    std::vector<double> current = score;
-    const auto is_repeat = [&](std::size_t candidate) {
-        const std::set<std::string> b(sentences[candidate].stems.begin(),
-                                      sentences[candidate].stems.end());
-        const auto norm = normalize(sentences[candidate].text);
-        for (auto p : picked) {
-            if (normalize(sentences[p].text) == norm) return true;
-            const std::set<std::string> a(sentences[p].stems.begin(), sentences[p].stems.end());
-            std::size_t common = 0;
-            for (const auto& w : b) common += a.contains(w) ? 1 : 0;
-            const std::size_t all = a.size() + b.size() - common;
-            if (all > 0 && static_cast<double>(common) / static_cast<double>(all) > 0.8)
-                return true;
-        }
-        return false;
-    };
+    std::vector<double> current = m.lexical;
     const auto take = [&](std::size_t best) {
         used[best] = true;
         picked.push_back(best);
@@ -757,13 +814,13 @@ ComposedAnswer ExtractiveModel::answer_from_chunks(
     };
     for (auto i : lead) {
         if (picked.size() >= kMaxSentences || used[i]) continue;
-        if (is_repeat(i)) {
+        if (repeats(m, picked, i)) {
             used[i] = true;
             continue;
         }
         take(i);
     }
-    const double first_score = score[picked.front()];
+    const double first_score = m.lexical[picked.front()];
     while (picked.size() < kMaxSentences) {
         std::size_t best = sentences.size();
         for (std::size_t i = 0; i < sentences.size(); ++i) {
@@ -773,12 +830,21 @@ ComposedAnswer ExtractiveModel::answer_from_chunks(
         if (best == sentences.size()) break;
         used[best] = true;
         if (current[best] <= 0.05 || current[best] < 0.35 * first_score) break;
-        if (is_repeat(best)) continue;
+        if (repeats(m, picked, best)) continue;
         take(best);
     }
+    return picked;
+}
 
+// The picked sentences quoted, each with its chunk's marker (a decided yes/no leads with "Yes:"
+// or "No:"), and the chunks the short answer rests on: the chunk of the sentence it is a span
+// of; a decided question's, the chunks of the deciding sentences.
+ComposedAnswer quote_sentences(const Material& m, const std::vector<TextChunk>& chunks,
+                               const Lead& lead, const std::vector<std::size_t>& picked) {
+    ComposedAnswer out;
+    out.answer = lead.answer;
     for (std::size_t k = 0; k < picked.size(); ++k) {
-        const auto& s = sentences[picked[k]];
+        const auto& s = m.sentences[picked[k]];
         std::string line = s.text + " [" + chunks[s.chunk].id + "]";
         if (k == 0 && (out.answer == "yes" || out.answer == "no") &&
             m.intent.type == AnswerType::kYesNo)
@@ -786,16 +852,31 @@ ComposedAnswer ExtractiveModel::answer_from_chunks(
         out.sentences.push_back(std::move(line));
     }
     if (!out.answer.empty()) {
-        // The short answer rests on the chunk of the sentence it is a span of; a decided
-        // question's on the chunks of the deciding sentences.
-        for (std::size_t k = 0; k < std::min(lead.size(), picked.size()); ++k) {
-            const auto& id = chunks[sentences[picked[k]].chunk].id;
+        for (std::size_t k = 0; k < std::min(lead.sentences.size(), picked.size()); ++k) {
+            const auto& id = chunks[m.sentences[picked[k]].chunk].id;
             if (std::find(out.answer_ids.begin(), out.answer_ids.end(), id) == out.answer_ids.end())
                 out.answer_ids.push_back(id);
-            if (!decided) break;
+            if (!lead.decided) break;
         }
     }
     return out;
+}
+
+}  // namespace
+
+ComposedAnswer ExtractiveModel::answer_from_chunks(std::string_view question,
+                                                   const std::vector<TextChunk>& chunks) const {
+    Material m;
+    m.sentences = sentences_of(chunks);
+    if (m.sentences.empty())
+        return {{}, {}, {"The documents given hold no text for this question."}};
+    read_question(m, question);
+    weigh_question_stems(m, question);
+    m.lexical = lexical_scores(m, chunks, question);
+    // A decision always names the sentences it rests on.
+    std::optional<Lead> decided = decided_lead(m, chunks, question);
+    const Lead lead = decided ? std::move(*decided) : best_answer_lead(m, chunks);
+    return quote_sentences(m, chunks, lead, pick_sentences(m, lead.sentences));
 }
 
 std::size_t count_words(std::string_view s) {
@@ -809,4 +890,4 @@ std::size_t count_words(std::string_view s) {
     return count;
 }
 
-}  // namespace glassbox::llm
+}  // namespace glassbox::reasoner

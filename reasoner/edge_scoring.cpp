@@ -11,15 +11,25 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "reasoner/detail/question_analysis.hpp"
+#include "reasoner/detail/question_intent.hpp"
+#include "reasoner/detail/relation_cues.hpp"
+#include "reasoner/reasoner.hpp"
 #include "text/similarity.hpp"
 #include "text/stopwords.hpp"
 #include "text/tokenize.hpp"
-#include "workers/llm/extractive_model.hpp"
-#include "workers/llm/extractive_question.hpp"
-#include "workers/llm/question_intent.hpp"
-#include "workers/llm/relation_cues.hpp"
 
-namespace glassbox::llm {
+namespace glassbox::reasoner {
+
+// The question's analysis (reasoner/detail/) under the names the writers use.
+using detail::answer_type_mismatch;
+using detail::mention_match;
+using detail::predicate_match;
+using detail::PredicateMatch;
+using detail::question_intent;
+using detail::question_relations;
+using detail::QuestionIntent;
+using detail::relation_cues;
 
 namespace {
 
@@ -93,7 +103,7 @@ struct PendingLastHop {
     std::uint64_t order = 0;  // when it was found
     std::size_t first_link = 0;
     std::size_t second_link = 0;
-    std::size_t start = 0;   // its nodes before the group's own
+    std::size_t start = 0;  // its nodes before the group's own
     std::size_t middle = 0;
 };
 
@@ -138,20 +148,15 @@ private:
     bool cancelled_flag_ = false;
 };
 
-// score_edges, also reporting each edge's best path when `paths` is given; nullopt when
-// cancelled.
-std::optional<std::vector<double>> score_with_paths(std::string_view question,
-                                                    const std::vector<std::string>& concepts,
-                                                    const std::vector<LabelledEdge>& edges,
-                                                    const std::vector<double>* embedding_similarity,
-                                                    std::vector<BestPath>* paths,
-                                                    const CancelCheck* cancelled) {
-    const auto analysis = analyze_question(question);
-    const auto rel = question_relations(analysis);
-    const double rel_total = rel.total_weight;
-    SearchBudget budget{cancelled};
+constexpr std::size_t kNoIndex = std::numeric_limits<std::size_t>::max();
+// A path ending at a node of the wrong type for the answer (a year for "who") counts this much.
+constexpr double kWrongTypeFactor = 0.6;
+constexpr std::size_t kMaxDepth = 3;             // links on a path
+constexpr std::size_t kMaxExpansions = 200'000;  // paths extended
 
-    // Entity mentions: the question's own, then the caller's concepts (less weight further down).
+// Entity mentions: the question's own, then the caller's concepts (less weight further down).
+std::vector<Mention> question_mentions(const QuestionAnalysis& analysis,
+                                       const std::vector<std::string>& concepts) {
     std::vector<Mention> mentions;
     std::set<std::string> mention_seen;
     for (const auto& c : analysis.candidates) {
@@ -164,265 +169,354 @@ std::optional<std::vector<double>> score_with_paths(std::string_view question,
         if (n.empty() || !mention_seen.insert(n).second) continue;
         mentions.push_back({std::move(n), std::max(0.75, 0.95 - 0.03 * static_cast<double>(i))});
     }
-    std::string question_norm = normalize(question);
-    const QuestionIntent intent = question_intent(question, analysis);
+    return mentions;
+}
 
-    // Nodes and predicates, each label once.
-    std::vector<std::string> node_norms;
-    std::vector<std::string> node_labels;  // as first written
-    std::unordered_map<std::string, std::size_t> node_index;
+// Scores the edges of one question (score_with_paths): the graph they make, its named entities,
+// the paths from them along the relations asked, each edge's best path, the lexical floor.
+class EdgeScorer {
+public:
+    EdgeScorer(std::string_view question, const std::vector<std::string>& concepts,
+               const CancelCheck* cancelled)
+        : analysis_(analyze_question(question)),
+          rel_(question_relations(analysis_)),
+          rel_total_(rel_.total_weight),
+          budget_(cancelled),
+          mentions_(question_mentions(analysis_, concepts)),
+          question_norm_(normalize(question)),
+          intent_(question_intent(question, analysis_)) {}
+
+    // One score per edge, and each edge's best path when `paths` is given; nullopt when cancelled.
+    std::optional<std::vector<double>> score(const std::vector<LabelledEdge>& edges,
+                                             const std::vector<double>* embedding_similarity,
+                                             std::vector<BestPath>* paths);
+
+private:
+    bool read_edges(const std::vector<LabelledEdge>& edges);
+    bool find_anchors();
+    void bundle_links(std::size_t edge_count);
+    void weigh_specificity();
+    double take_relation_words(const PredicateMatch& match, std::vector<bool>& taken,
+                               bool& took) const;
+    double score_path(double start_anchor) const;
+    void credit(std::size_t count, double s);
+    void push(std::size_t l);
+    void pop();
+    bool on_path(std::size_t node) const {
+        return std::find(path_nodes_.begin(), path_nodes_.end(), node) != path_nodes_.end();
+    }
+    std::size_t far_end(std::size_t l, std::size_t here) const {
+        return links_[l].a == here ? links_[l].b : links_[l].a;
+    }
+    std::vector<LastHopGroup>& groups_at(std::size_t here);
+    void extend(double start_anchor);
+    void extend_last_hop(std::size_t here, double start_anchor);
+    void search();
+    void settle_last_hops();
+    std::vector<double> best_path_scores(std::size_t edge_count,
+                                         std::vector<BestPath>* paths) const;
+    std::vector<double> with_lexical_floor(const std::vector<double>& best,
+                                           const std::vector<double>* embedding_similarity) const;
+
+    // The question.
+    QuestionAnalysis analysis_;
+    detail::QuestionRelations rel_;
+    double rel_total_;
+    SearchBudget budget_;
+    std::vector<Mention> mentions_;
+    std::string question_norm_;
+    QuestionIntent intent_;
+    // The graph: nodes and predicates, each label once.
+    std::vector<std::string> node_norms_;
+    std::vector<std::string> node_labels_;  // as first written
+    std::unordered_map<std::string, std::size_t> node_index_;
+    std::vector<PredicateMatch> predicate_matches_;
+    std::unordered_map<std::string, std::size_t> predicate_index_;
+    std::vector<GraphEdge> graph_;
+    // Per node: how surely it is named in the question, the mention it is, its answer type.
+    std::vector<double> anchor_;
+    std::vector<std::size_t> anchor_mention_;
+    std::set<std::size_t> mentions_present_;
+    std::vector<char> wrong_type_;
+    // Links (bundle_links), and per node its links (input order), its edges and its weight.
+    std::vector<Link> links_;
+    std::vector<std::size_t> link_of_;  // per edge
+    std::vector<std::vector<std::size_t>> adjacency_;
+    std::vector<std::size_t> degree_;
+    std::vector<double> specificity_;
+    // The search: the path being walked and each link's best path so far.
+    std::size_t expansions_ = 0;
+    std::vector<std::size_t> path_edges_;  // each link's first edge
+    std::vector<std::size_t> path_links_;
+    std::vector<std::size_t> path_nodes_;
+    std::vector<double> link_best_;
+    std::vector<std::uint64_t> link_order_;  // when its best path was found
+    std::vector<std::size_t> link_start_;
+    std::vector<std::vector<std::size_t>> link_path_;  // only when paths are asked for
+    std::uint64_t order_ = 0;
+    std::vector<std::vector<LastHopGroup>> last_hops_;
+    std::vector<bool> grouped_;
+};
+
+// Nodes and predicates, each label once; false when cancelled.
+bool EdgeScorer::read_edges(const std::vector<LabelledEdge>& edges) {
     const auto node = [&](const std::string& label) {
         auto n = normalize(label);
-        auto [it, inserted] = node_index.emplace(n, node_norms.size());
+        auto [it, inserted] = node_index_.emplace(n, node_norms_.size());
         if (inserted) {
-            node_norms.push_back(std::move(n));
-            node_labels.push_back(label);
+            node_norms_.push_back(std::move(n));
+            node_labels_.push_back(label);
         }
         return it->second;
     };
-    std::vector<PredicateMatch> predicate_matches;
-    std::unordered_map<std::string, std::size_t> predicate_index;
-    std::vector<GraphEdge> graph;
-    graph.reserve(edges.size());
+    graph_.reserve(edges.size());
     for (const auto& e : edges) {
-        if (graph.size() % SearchBudget::kCheckEvery == 0 && budget.poll()) return std::nullopt;
+        if (graph_.size() % SearchBudget::kCheckEvery == 0 && budget_.poll()) return false;
         GraphEdge g;
         g.from = node(e.s);
         g.to = node(e.o);
-        auto [it, inserted] = predicate_index.emplace(lower(e.p), predicate_matches.size());
-        if (inserted) predicate_matches.push_back(mention_match(e.p, rel));
+        auto [it, inserted] = predicate_index_.emplace(lower(e.p), predicate_matches_.size());
+        if (inserted) predicate_matches_.push_back(mention_match(e.p, rel_));
         g.predicate = it->second;
-        graph.push_back(g);
+        graph_.push_back(g);
     }
-    std::vector<double> anchor(node_norms.size(), 0.0);
-    std::vector<std::size_t> anchor_mention(node_norms.size(), 0);
-    std::set<std::size_t> mentions_present;
-    for (std::size_t n = 0; n < node_norms.size(); ++n) {
-        if (n % SearchBudget::kCheckEvery == 0 && budget.poll()) return std::nullopt;
-        anchor[n] = anchor_strength(node_norms[n], mentions, question_norm, n, anchor_mention[n]);
-        if (anchor[n] >= 0.8) mentions_present.insert(anchor_mention[n]);
-    }
-    // Nodes of the wrong type for the answer the question expects (a year for "who", a name for
-    // "when"): a path ending there is not the answer, so it counts less.
-    constexpr double kWrongTypeFactor = 0.6;
-    std::vector<char> wrong_type(node_norms.size(), 0);
-    for (std::size_t n = 0; n < node_norms.size(); ++n)
-        wrong_type[n] = answer_type_mismatch(intent, node_labels[n]) ? 1 : 0;
+    return true;
+}
 
-    // Edges joining the same two nodes through predicates the question reads alike (the same
-    // match against every relation word) score alike on every path: the search walks each such
-    // bundle, a link, once. Loops lie on no path.
+// Each node's anchor strength and mention, and the nodes of the wrong type for the answer the
+// question expects (a year for "who", a name for "when"): a path ending there is not the answer,
+// so it counts less. False when cancelled.
+bool EdgeScorer::find_anchors() {
+    const std::size_t nodes = node_norms_.size();
+    anchor_.assign(nodes, 0.0);
+    anchor_mention_.assign(nodes, 0);
+    for (std::size_t n = 0; n < nodes; ++n) {
+        if (n % SearchBudget::kCheckEvery == 0 && budget_.poll()) return false;
+        anchor_[n] =
+            anchor_strength(node_norms_[n], mentions_, question_norm_, n, anchor_mention_[n]);
+        if (anchor_[n] >= 0.8) mentions_present_.insert(anchor_mention_[n]);
+    }
+    wrong_type_.assign(nodes, 0);
+    for (std::size_t n = 0; n < nodes; ++n)
+        wrong_type_[n] = answer_type_mismatch(intent_, node_labels_[n]) ? 1 : 0;
+    return true;
+}
+
+// Edges joining the same two nodes through predicates the question reads alike (the same match
+// against every relation word) score alike on every path: the search walks each such bundle, a
+// link, once. Loops lie on no path.
+void EdgeScorer::bundle_links(std::size_t edge_count) {
     std::map<std::vector<std::vector<double>>, std::size_t> class_index;
-    std::vector<std::size_t> predicate_class(predicate_matches.size());
-    for (std::size_t p = 0; p < predicate_matches.size(); ++p)
+    std::vector<std::size_t> predicate_class(predicate_matches_.size());
+    for (std::size_t p = 0; p < predicate_matches_.size(); ++p)
         predicate_class[p] =
-            class_index.emplace(predicate_matches[p].by_word, class_index.size()).first->second;
-    constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
-    std::vector<Link> links;
-    std::vector<std::size_t> link_of(edges.size(), kNone);
+            class_index.emplace(predicate_matches_[p].by_word, class_index.size()).first->second;
+    link_of_.assign(edge_count, kNoIndex);
     std::map<std::tuple<std::size_t, std::size_t, std::size_t>, std::size_t> link_index;
-    std::vector<std::vector<std::size_t>> adjacency(node_norms.size());  // links, input order
-    std::vector<std::size_t> degree(node_norms.size(), 0);              // edges
-    for (std::size_t i = 0; i < graph.size(); ++i) {
-        const auto& g = graph[i];
-        ++degree[g.from];
+    adjacency_.assign(node_norms_.size(), {});
+    degree_.assign(node_norms_.size(), 0);
+    for (std::size_t i = 0; i < graph_.size(); ++i) {
+        const auto& g = graph_[i];
+        ++degree_[g.from];
         if (g.to == g.from) continue;
-        ++degree[g.to];
+        ++degree_[g.to];
         const std::size_t cls = predicate_class[g.predicate];
         auto [it, inserted] = link_index.emplace(
-            std::tuple{std::min(g.from, g.to), std::max(g.from, g.to), cls}, links.size());
+            std::tuple{std::min(g.from, g.to), std::max(g.from, g.to), cls}, links_.size());
         if (inserted) {
-            links.push_back(Link{g.from, g.to, cls, {}});
-            adjacency[g.from].push_back(it->second);
-            adjacency[g.to].push_back(it->second);
+            links_.push_back(Link{g.from, g.to, cls, {}});
+            adjacency_[g.from].push_back(it->second);
+            adjacency_[g.to].push_back(it->second);
         }
-        links[it->second].edges.push_back(i);
-        link_of[i] = it->second;
+        links_[it->second].edges.push_back(i);
+        link_of_[i] = it->second;
     }
-    const auto far_end = [&](std::size_t l, std::size_t here) {
-        return links[l].a == here ? links[l].b : links[l].a;
-    };
+}
 
-    // A named entity with many edges here (a position, a country) says less about which of
-    // them matter than one with few: with two named entities, the rarer one's edges lead.
-    std::vector<double> specificity(node_norms.size(), 1.0);
-    if (mentions_present.size() > 1) {
-        for (std::size_t n = 0; n < node_norms.size(); ++n) {
-            const double degree_here = static_cast<double>(degree[n]);
-            specificity[n] = 1.0 / (1.0 + 0.05 * std::log1p(degree_here));
+// A named entity with many edges here (a position, a country) says less about which of them
+// matter than one with few: with two named entities, the rarer one's edges lead.
+void EdgeScorer::weigh_specificity() {
+    specificity_.assign(node_norms_.size(), 1.0);
+    if (mentions_present_.size() <= 1) return;
+    for (std::size_t n = 0; n < node_norms_.size(); ++n) {
+        const double degree_here = static_cast<double>(degree_[n]);
+        specificity_[n] = 1.0 / (1.0 + 0.05 * std::log1p(degree_here));
+    }
+}
+
+// What one edge of a path expresses of the question's relation words not yet `taken`: each word
+// of the predicate answers one mention, and an edge takes each relation key once (a spouse edge
+// answers one "spouse"; "plays position" answers "plays" and "position", not also "club"). Best
+// pairs first. `took`: it answered a mention of weight 0.5 or more.
+double EdgeScorer::take_relation_words(const PredicateMatch& match, std::vector<bool>& taken,
+                                       bool& took) const {
+    const auto& mentions_q = rel_.mentions;
+    std::vector<std::tuple<double, std::size_t, std::size_t>> pairs;  // value, word, mention
+    for (std::size_t w = 0; w < match.by_word.size(); ++w) {
+        for (std::size_t j = 0; j < mentions_q.size(); ++j) {
+            if (!taken[j] && match.by_word[w][j] > 0.0)
+                pairs.emplace_back(mentions_q[j].weight * match.by_word[w][j], w, j);
         }
     }
+    std::stable_sort(pairs.begin(), pairs.end(),
+                     [](const auto& a, const auto& b) { return std::get<0>(a) > std::get<0>(b); });
+    std::set<std::string_view> keys_used;
+    std::vector<bool> word_used(match.by_word.size(), false);
+    double covered = 0.0;
+    took = false;
+    for (const auto& [value, w, j] : pairs) {
+        if (taken[j] || word_used[w] || keys_used.contains(mentions_q[j].key)) continue;
+        taken[j] = true;
+        word_used[w] = true;
+        keys_used.insert(mentions_q[j].key);
+        covered += value;
+        took = took || mentions_q[j].weight >= 0.5;
+    }
+    return covered;
+}
 
-    // Paths from each anchor, up to three edges: a path earns the share of the question's
-    // relation words its predicates express (each predicate taking each meaning once), loses
-    // for edges that neither express a new relation word nor reach another named entity, and
-    // gains for every named entity it connects. Each edge keeps its best path's score (the
-    // first found among equals).
-    constexpr std::size_t kMaxDepth = 3;
-    constexpr std::size_t kMaxExpansions = 200'000;
-    std::size_t expansions = 0;
-    std::vector<std::size_t> path_edges;  // each link's first edge
-    std::vector<std::size_t> path_links;
-    std::vector<std::size_t> path_nodes;
-    const auto score_path = [&](double start_anchor) {
-        const auto& mentions_q = rel.mentions;
-        std::vector<bool> taken(mentions_q.size(), false);
-        double covered = 0.0;
-        std::size_t justified = 0;
-        std::set<std::size_t> mentions_on_path;
-        mentions_on_path.insert(anchor_mention[path_nodes.front()]);
-        for (std::size_t k = 0; k < path_edges.size(); ++k) {
-            const auto& match = predicate_matches[graph[path_edges[k]].predicate];
-            // Each word of the predicate answers one mention, and an edge takes each relation
-            // key once: a spouse edge answers one "spouse"; "plays position" answers "plays"
-            // and "position", not also "club". Best pairs first.
-            std::vector<std::tuple<double, std::size_t, std::size_t>>
-                pairs;  // value, word, mention
-            for (std::size_t w = 0; w < match.by_word.size(); ++w) {
-                for (std::size_t j = 0; j < mentions_q.size(); ++j) {
-                    if (!taken[j] && match.by_word[w][j] > 0.0)
-                        pairs.emplace_back(mentions_q[j].weight * match.by_word[w][j], w, j);
-                }
+// The path being walked: it earns the share of the question's relation words its predicates
+// express (each predicate taking each meaning once), loses for edges that neither express a new
+// relation word nor reach another named entity, and gains for every named entity it connects.
+double EdgeScorer::score_path(double start_anchor) const {
+    std::vector<bool> taken(rel_.mentions.size(), false);
+    double covered = 0.0;
+    std::size_t justified = 0;
+    std::set<std::size_t> mentions_on_path;
+    mentions_on_path.insert(anchor_mention_[path_nodes_.front()]);
+    for (std::size_t k = 0; k < path_edges_.size(); ++k) {
+        bool took = false;
+        covered +=
+            take_relation_words(predicate_matches_[graph_[path_edges_[k]].predicate], taken, took);
+        const std::size_t reached = path_nodes_[k + 1];
+        bool new_anchor = false;
+        if (anchor_[reached] >= 0.8)
+            new_anchor = mentions_on_path.insert(anchor_mention_[reached]).second;
+        if (took || new_anchor) ++justified;
+    }
+    const double coverage = rel_total_ > 0.0 ? std::min(1.0, covered / rel_total_) : 1.0;
+    const double efficiency =
+        static_cast<double>(justified) / static_cast<double>(path_edges_.size());
+    const double anchors = mentions_present_.empty()
+                               ? 1.0
+                               : static_cast<double>(mentions_on_path.size()) /
+                                     static_cast<double>(mentions_present_.size());
+    const double hops = std::pow(0.92, static_cast<double>(path_edges_.size() - 1));
+    const double fit = wrong_type_[path_nodes_.back()] ? kWrongTypeFactor : 1.0;
+    return start_anchor * (0.25 + 0.75 * coverage) * (0.4 + 0.6 * efficiency) *
+           (0.7 + 0.3 * std::min(1.0, anchors)) * hops * fit;
+}
+
+// Credits the path's first `count` links with `s` (each keeps its best, the first found among
+// equals).
+void EdgeScorer::credit(std::size_t count, double s) {
+    for (std::size_t k = 0; k < count; ++k) {
+        const std::size_t l = path_links_[k];
+        if (s <= link_best_[l]) continue;
+        link_best_[l] = s;
+        link_order_[l] = order_;
+        link_start_[l] = path_nodes_.front();
+        if (!link_path_.empty()) link_path_[l] = path_links_;
+    }
+}
+
+void EdgeScorer::push(std::size_t l) {
+    path_nodes_.push_back(far_end(l, path_nodes_.back()));
+    path_links_.push_back(l);
+    path_edges_.push_back(links_[l].edges.front());
+}
+
+void EdgeScorer::pop() {
+    path_nodes_.pop_back();
+    path_links_.pop_back();
+    path_edges_.pop_back();
+}
+
+// The last hop: from the end of a two-link path, the links whose predicates read alike and whose
+// far ends are the same named-entity mention (or none) add the same score, found once per group;
+// each link of the group takes, after the search, the best such path that does not already pass
+// its far end (settle_last_hops). Without this a hub (a position every player has) reached by
+// many paths costs paths × degree. The groups of a node, made when first asked.
+std::vector<LastHopGroup>& EdgeScorer::groups_at(std::size_t here) {
+    if (grouped_[here]) return last_hops_[here];
+    grouped_[here] = true;
+    std::map<std::tuple<std::size_t, std::size_t, char>, std::size_t> index;
+    for (auto l : adjacency_[here]) {
+        const std::size_t next = far_end(l, here);
+        const std::size_t mention = anchor_[next] >= 0.8 ? anchor_mention_[next] : kNoIndex;
+        auto [it, inserted] = index.emplace(std::tuple{links_[l].cls, mention, wrong_type_[next]},
+                                            last_hops_[here].size());
+        if (inserted) last_hops_[here].emplace_back();
+        last_hops_[here][it->second].links.push_back(l);
+    }
+    return last_hops_[here];
+}
+
+// The last hop from `here`, once per group: one link of the group off the path scored, the
+// path's own links credited, the score kept pending for the group.
+void EdgeScorer::extend_last_hop(std::size_t here, double start_anchor) {
+    for (auto& group : groups_at(here)) {
+        if (budget_.spent()) return;
+        // At most two of a group's links lead back onto the path (one per path node).
+        std::size_t rep = kNoIndex;
+        for (auto l : group.links) {
+            if (!on_path(far_end(l, here))) {
+                rep = l;
+                break;
             }
-            std::stable_sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) {
-                return std::get<0>(a) > std::get<0>(b);
-            });
-            std::set<std::string_view> keys_used;
-            std::vector<bool> word_used(match.by_word.size(), false);
-            bool took = false;
-            for (const auto& [value, w, j] : pairs) {
-                if (taken[j] || word_used[w] || keys_used.contains(mentions_q[j].key)) continue;
-                taken[j] = true;
-                word_used[w] = true;
-                keys_used.insert(mentions_q[j].key);
-                covered += value;
-                took = took || mentions_q[j].weight >= 0.5;
-            }
-            const std::size_t reached = path_nodes[k + 1];
-            bool new_anchor = false;
-            if (anchor[reached] >= 0.8)
-                new_anchor = mentions_on_path.insert(anchor_mention[reached]).second;
-            if (took || new_anchor) ++justified;
         }
-        const double coverage = rel_total > 0.0 ? std::min(1.0, covered / rel_total) : 1.0;
-        const double efficiency =
-            static_cast<double>(justified) / static_cast<double>(path_edges.size());
-        const double anchors = mentions_present.empty()
-                                   ? 1.0
-                                   : static_cast<double>(mentions_on_path.size()) /
-                                         static_cast<double>(mentions_present.size());
-        const double hops = std::pow(0.92, static_cast<double>(path_edges.size() - 1));
-        const double fit = wrong_type[path_nodes.back()] ? kWrongTypeFactor : 1.0;
-        return start_anchor * (0.25 + 0.75 * coverage) * (0.4 + 0.6 * efficiency) *
-               (0.7 + 0.3 * std::min(1.0, anchors)) * hops * fit;
-    };
+        if (rep == kNoIndex) continue;
+        push(rep);
+        const double s = score_path(start_anchor);
+        credit(path_links_.size() - 1, s);
+        pop();
+        if (s > 0.0)
+            group.pending.push_back(
+                {s, order_, path_links_[0], path_links_[1], path_nodes_[0], path_nodes_[1]});
+        ++order_;
+    }
+}
 
-    std::vector<double> link_best(links.size(), 0.0);
-    std::vector<std::uint64_t> link_order(links.size(), 0);  // when its best path was found
-    std::vector<std::size_t> link_start(links.size(), 0);
-    std::vector<std::vector<std::size_t>> link_path(paths != nullptr ? links.size() : 0);
-    std::uint64_t order = 0;
-    // Credits the path's first `count` links with `s`.
-    const auto credit = [&](std::size_t count, double s) {
-        for (std::size_t k = 0; k < count; ++k) {
-            const std::size_t l = path_links[k];
-            if (s <= link_best[l]) continue;
-            link_best[l] = s;
-            link_order[l] = order;
-            link_start[l] = path_nodes.front();
-            if (paths != nullptr) link_path[l] = path_links;
-        }
-    };
-    const auto push = [&](std::size_t l) {
-        path_nodes.push_back(far_end(l, path_nodes.back()));
-        path_links.push_back(l);
-        path_edges.push_back(links[l].edges.front());
-    };
-    const auto pop = [&] {
-        path_nodes.pop_back();
-        path_links.pop_back();
-        path_edges.pop_back();
-    };
-    const auto on_path = [&](std::size_t node) {
-        return std::find(path_nodes.begin(), path_nodes.end(), node) != path_nodes.end();
-    };
+// Scores the path being walked, then extends it by each link at its end that leaves the path.
+void EdgeScorer::extend(double start_anchor) {
+    credit(path_links_.size(), score_path(start_anchor));
+    ++order_;
+    if (path_links_.size() >= kMaxDepth || ++expansions_ > kMaxExpansions) return;
+    const std::size_t here = path_nodes_.back();
+    if (path_links_.size() + 1 == kMaxDepth) {
+        extend_last_hop(here, start_anchor);
+        return;
+    }
+    for (auto l : adjacency_[here]) {
+        if (budget_.spent()) return;
+        if (on_path(far_end(l, here))) continue;
+        push(l);
+        extend(start_anchor);
+        pop();
+    }
+}
 
-    // The last hop: from the end of a two-link path, the links whose predicates read alike and
-    // whose far ends are the same named-entity mention (or none) add the same score, found once
-    // per group; each link of the group takes, after the search, the best such path that does
-    // not already pass its far end. Without this a hub (a position every player has) reached
-    // by many paths costs paths × degree.
-    std::vector<std::vector<LastHopGroup>> last_hops(node_norms.size());
-    std::vector<bool> grouped(node_norms.size(), false);
-    const auto groups_at = [&](std::size_t here) -> std::vector<LastHopGroup>& {
-        if (grouped[here]) return last_hops[here];
-        grouped[here] = true;
-        std::map<std::tuple<std::size_t, std::size_t, char>, std::size_t> index;
-        for (auto l : adjacency[here]) {
-            const std::size_t next = far_end(l, here);
-            const std::size_t mention = anchor[next] >= 0.8 ? anchor_mention[next] : kNone;
-            auto [it, inserted] = index.emplace(
-                std::tuple{links[l].cls, mention, wrong_type[next]}, last_hops[here].size());
-            if (inserted) last_hops[here].emplace_back();
-            last_hops[here][it->second].links.push_back(l);
-        }
-        return last_hops[here];
-    };
-
-    const auto extend = [&](auto&& self, double start_anchor) -> void {
-        credit(path_links.size(), score_path(start_anchor));
-        ++order;
-        if (path_links.size() >= kMaxDepth || ++expansions > kMaxExpansions) return;
-        const std::size_t here = path_nodes.back();
-        if (path_links.size() + 1 == kMaxDepth) {
-            for (auto& group : groups_at(here)) {
-                if (budget.spent()) return;
-                // At most two of a group's links lead back onto the path (one per path node).
-                std::size_t rep = kNone;
-                for (auto l : group.links) {
-                    if (!on_path(far_end(l, here))) {
-                        rep = l;
-                        break;
-                    }
-                }
-                if (rep == kNone) continue;
-                push(rep);
-                const double s = score_path(start_anchor);
-                credit(path_links.size() - 1, s);
-                pop();
-                if (s > 0.0)
-                    group.pending.push_back(
-                        {s, order, path_links[0], path_links[1], path_nodes[0], path_nodes[1]});
-                ++order;
-            }
-            return;
-        }
-        for (auto l : adjacency[here]) {
-            if (budget.spent()) return;
-            if (on_path(far_end(l, here))) continue;
+// Paths from each anchor, up to kMaxDepth links, within the budget.
+void EdgeScorer::search() {
+    for (std::size_t n = 0; n < node_norms_.size() && !budget_.spent(); ++n) {
+        if (anchor_[n] < 0.8) continue;
+        for (auto l : adjacency_[n]) {
+            if (budget_.spent()) break;
+            path_nodes_.assign(1, n);
+            path_links_.clear();
+            path_edges_.clear();
             push(l);
-            self(self, start_anchor);
-            pop();
-        }
-    };
-    for (std::size_t n = 0; n < node_norms.size() && !budget.spent(); ++n) {
-        if (anchor[n] < 0.8) continue;
-        for (auto l : adjacency[n]) {
-            if (budget.spent()) break;
-            path_nodes.assign(1, n);
-            path_links.clear();
-            path_edges.clear();
-            push(l);
-            extend(extend, anchor[n] * specificity[n]);
+            extend(anchor_[n] * specificity_[n]);
         }
     }
-    if (budget.cancelled()) return std::nullopt;
+}
 
-    // Each last-hop link takes the best pending path that does not pass its far end. Pending
-    // paths run best first (the first found among equals); a path holds two nodes besides the
-    // group's own, so each path is passed over for at most two links.
-    for (std::size_t here = 0; here < node_norms.size(); ++here) {
-        for (auto& group : last_hops[here]) {
+// Each last-hop link takes the best pending path that does not pass its far end. Pending paths
+// run best first (the first found among equals); a path holds two nodes besides the group's own,
+// so each path is passed over for at most two links.
+void EdgeScorer::settle_last_hops() {
+    for (std::size_t here = 0; here < node_norms_.size(); ++here) {
+        for (auto& group : last_hops_[here]) {
             if (group.pending.empty()) continue;
             std::stable_sort(group.pending.begin(), group.pending.end(),
                              [](const auto& a, const auto& b) { return a.score > b.score; });
@@ -430,41 +524,49 @@ std::optional<std::vector<double>> score_with_paths(std::string_view question,
                 const std::size_t next = far_end(l, here);
                 for (const auto& p : group.pending) {
                     if (p.start == next || p.middle == next) continue;
-                    if (p.score > link_best[l] ||
-                        (p.score == link_best[l] && p.order < link_order[l])) {
-                        link_best[l] = p.score;
-                        link_order[l] = p.order;
-                        link_start[l] = p.start;
-                        if (paths != nullptr) link_path[l] = {p.first_link, p.second_link, l};
+                    if (p.score > link_best_[l] ||
+                        (p.score == link_best_[l] && p.order < link_order_[l])) {
+                        link_best_[l] = p.score;
+                        link_order_[l] = p.order;
+                        link_start_[l] = p.start;
+                        if (!link_path_.empty()) link_path_[l] = {p.first_link, p.second_link, l};
                     }
                     break;
                 }
             }
         }
     }
+}
 
-    std::vector<double> best(edges.size(), 0.0);
-    if (paths != nullptr) paths->assign(edges.size(), BestPath{});
-    for (std::size_t i = 0; i < edges.size(); ++i) {
-        const std::size_t l = link_of[i];
-        if (l == kNone || link_best[l] <= 0.0) continue;
-        best[i] = link_best[l];
+// Each edge's best path score (its link's), and the path itself when `paths` is given.
+std::vector<double> EdgeScorer::best_path_scores(std::size_t edge_count,
+                                                 std::vector<BestPath>* paths) const {
+    std::vector<double> best(edge_count, 0.0);
+    if (paths != nullptr) paths->assign(edge_count, BestPath{});
+    for (std::size_t i = 0; i < edge_count; ++i) {
+        const std::size_t l = link_of_[i];
+        if (l == kNoIndex || link_best_[l] <= 0.0) continue;
+        best[i] = link_best_[l];
         if (paths == nullptr) continue;
         auto& out = (*paths)[i];
-        out.start = node_labels[link_start[l]];
-        for (auto on : link_path[l]) out.edges.push_back(on == l ? i : links[on].edges.front());
+        out.start = node_labels_[link_start_[l]];
+        for (auto on : link_path_[l]) out.edges.push_back(on == l ? i : links_[on].edges.front());
     }
+    return best;
+}
 
-    // A floor from the edge's own words against the question, scaled down: all an edge that no
-    // anchored path reaches gets.
-    std::vector<double> scores(edges.size(), 0.0);
-    for (std::size_t i = 0; i < edges.size(); ++i) {
-        const auto& match = predicate_matches[graph[i].predicate];
+// A floor from the edge's own words against the question, scaled down: all an edge that no
+// anchored path reaches gets. The embedding cosine blended in; rounded to 4 decimals.
+std::vector<double> EdgeScorer::with_lexical_floor(
+    const std::vector<double>& best, const std::vector<double>* embedding_similarity) const {
+    std::vector<double> scores(best.size(), 0.0);
+    for (std::size_t i = 0; i < best.size(); ++i) {
+        const auto& match = predicate_matches_[graph_[i].predicate];
         double covered = 0.0;
-        for (std::size_t j = 0; j < rel.mentions.size(); ++j)
-            covered += rel.mentions[j].weight * match.best[j];
-        const double predicate_share = rel_total > 0.0 ? std::min(1.0, covered / rel_total) : 0.0;
-        const double entity = std::max(anchor[graph[i].from], anchor[graph[i].to]);
+        for (std::size_t j = 0; j < rel_.mentions.size(); ++j)
+            covered += rel_.mentions[j].weight * match.best[j];
+        const double predicate_share = rel_total_ > 0.0 ? std::min(1.0, covered / rel_total_) : 0.0;
+        const double entity = std::max(anchor_[graph_[i].from], anchor_[graph_[i].to]);
         const double lexical = 0.2 * predicate_share + 0.2 * entity;
         double score = std::max(best[i], lexical);
         if (embedding_similarity != nullptr && i < embedding_similarity->size()) {
@@ -475,6 +577,35 @@ std::optional<std::vector<double>> score_with_paths(std::string_view question,
         scores[i] = std::round(score * 10'000.0) / 10'000.0;
     }
     return scores;
+}
+
+std::optional<std::vector<double>> EdgeScorer::score(
+    const std::vector<LabelledEdge>& edges, const std::vector<double>* embedding_similarity,
+    std::vector<BestPath>* paths) {
+    if (!read_edges(edges) || !find_anchors()) return std::nullopt;
+    bundle_links(edges.size());
+    weigh_specificity();
+    link_best_.assign(links_.size(), 0.0);
+    link_order_.assign(links_.size(), 0);
+    link_start_.assign(links_.size(), 0);
+    link_path_.assign(paths != nullptr ? links_.size() : 0, {});
+    last_hops_.assign(node_norms_.size(), {});
+    grouped_.assign(node_norms_.size(), false);
+    search();
+    if (budget_.cancelled()) return std::nullopt;
+    settle_last_hops();
+    return with_lexical_floor(best_path_scores(edges.size(), paths), embedding_similarity);
+}
+
+// score_edges, also reporting each edge's best path when `paths` is given; nullopt when
+// cancelled.
+std::optional<std::vector<double>> score_with_paths(std::string_view question,
+                                                    const std::vector<std::string>& concepts,
+                                                    const std::vector<LabelledEdge>& edges,
+                                                    const std::vector<double>* embedding_similarity,
+                                                    std::vector<BestPath>* paths,
+                                                    const CancelCheck* cancelled) {
+    return EdgeScorer(question, concepts, cancelled).score(edges, embedding_similarity, paths);
 }
 
 }  // namespace
@@ -490,8 +621,7 @@ std::optional<std::vector<std::string>> ExtractiveModel::reason_edges(
     std::string_view question, const std::vector<LabelledEdge>& edges,
     const CancelCheck& cancelled) const {
     std::vector<BestPath> paths;
-    if (!score_with_paths(question, extract_concepts(question), edges, nullptr, &paths,
-                          &cancelled))
+    if (!score_with_paths(question, extract_concepts(question), edges, nullptr, &paths, &cancelled))
         return std::nullopt;
     const auto analysis = analyze_question(question);
     const auto rel = question_relations(analysis);
@@ -559,4 +689,4 @@ std::optional<std::vector<std::string>> ExtractiveModel::reason_edges(
     return out;
 }
 
-}  // namespace glassbox::llm
+}  // namespace glassbox::reasoner

@@ -1,17 +1,17 @@
 // The extractive model's question analysis: tokens, entity mentions and concepts
 // (extract_concepts). Deterministic: ties broken by input order.
-#include "workers/llm/extractive_question.hpp"
+#include "reasoner/detail/question_analysis.hpp"
 
 #include <algorithm>
 #include <set>
 #include <unordered_set>
 
+#include "reasoner/detail/relation_cues.hpp"
+#include "reasoner/reasoner.hpp"
 #include "text/stopwords.hpp"
 #include "text/tokenize.hpp"
-#include "workers/llm/extractive_model.hpp"
-#include "workers/llm/relation_cues.hpp"
 
-namespace glassbox::llm {
+namespace glassbox::reasoner {
 
 namespace detail {
 
@@ -81,6 +81,85 @@ const std::unordered_set<std::string_view>& type_nouns() {
     return set;
 }
 
+// Punctuation before a word: ASCII and Unicode quotes, brackets and the like.
+void strip_leading_punct(std::string& piece) {
+    bool changed = true;
+    while (changed && !piece.empty()) {
+        changed = false;
+        if (punctuation_byte(piece, 0, true)) {
+            piece.erase(0, 1);
+            changed = true;
+        } else if (strip_unicode_punct_front(piece)) {
+            changed = true;
+        }
+    }
+}
+
+// What stripping a word's end found.
+struct WordEnd {
+    bool possessive = false;      // a possessive 's (removed)
+    bool trailing_break = false;  // punctuation other than a quote: the phrase ends here
+    bool sentence_end = false;    // . ? or !
+};
+
+// Punctuation and a possessive after a word. An initial ("E. B. White") keeps its dot, "f(x)" its
+// closing parenthesis, "1._FC_Nuernberg" its inner dot (only a final one is punctuation).
+WordEnd strip_trailing_punct(std::string& piece) {
+    WordEnd end;
+    bool changed = true;
+    while (changed && !piece.empty()) {
+        changed = false;
+        const char last = piece.back();
+        if (last == '.' && piece.size() == 2 && is_ascii_upper(piece.front())) break;
+        if (last == ')' && piece.find('(') != std::string::npos) break;
+        if (punctuation_byte(piece, piece.size() - 1, false)) {
+            if (last == '.' || last == '?' || last == '!') end.sentence_end = true;
+            if (last != '\'' && last != '"') end.trailing_break = true;
+            piece.pop_back();
+            changed = true;
+        } else if (strip_unicode_punct_back(piece)) {
+            changed = true;
+        } else if (!end.possessive && strip_possessive(piece)) {
+            end.possessive = true;
+            changed = true;
+        }
+    }
+    return end;
+}
+
+// A token of the word `piece` (punctuation stripped): its case and kind.
+Token make_token(const std::string& piece, std::size_t index, bool sentence_initial,
+                 const WordEnd& end) {
+    Token t;
+    t.text = piece;
+    t.lower = lower(piece);
+    t.index = index;
+    t.possessive = end.possessive;
+    t.sentence_initial = sentence_initial;
+    t.break_after = end.trailing_break || end.possessive;
+    t.punct_after = end.trailing_break;
+    t.underscore = piece.find('_') != std::string::npos;
+    t.capitalized = is_ascii_upper(piece.front());
+    std::size_t letters = 0;
+    bool lower_seen = false;
+    bool digit_seen = false;
+    bool other_seen = false;
+    for (char c : piece) {
+        if (is_ascii_upper(c))
+            ++letters;
+        else if (is_ascii_lower(c))
+            lower_seen = true;
+        else if (c >= '0' && c <= '9')
+            digit_seen = true;
+        else if (c != '.' && c != ',' && c != '-')
+            other_seen = true;
+    }
+    t.all_caps = letters >= 2 && !lower_seen;
+    t.number = digit_seen && letters == 0 && !lower_seen && !other_seen;
+    t.stop = text::is_stopword(t.lower);
+    return t;
+}
+
 std::vector<Token> tokenize_question(std::string_view question) {
     std::vector<Token> tokens;
     bool next_initial = true;
@@ -102,77 +181,19 @@ std::vector<Token> tokenize_question(std::string_view question) {
             }
             continue;
         }
-        bool changed = true;
-        while (changed && !piece.empty()) {
-            changed = false;
-            if (punctuation_byte(piece, 0, true)) {
-                piece.erase(0, 1);
-                changed = true;
-            } else if (strip_unicode_punct_front(piece)) {
-                changed = true;
-            }
-        }
-        bool possessive = false;
-        bool trailing_break = false;
-        bool sentence_end = false;
-        changed = true;
-        while (changed && !piece.empty()) {
-            changed = false;
-            const char last = piece.back();
-            // An initial ("E. B. White") is part of a name, not the end of a sentence.
-            if (last == '.' && piece.size() == 2 && is_ascii_upper(piece.front())) break;
-            // "f(x)" keeps its closing parenthesis.
-            if (last == ')' && piece.find('(') != std::string::npos) break;
-            if (punctuation_byte(piece, piece.size() - 1, false)) {
-                if (last == '.' || last == '?' || last == '!') sentence_end = true;
-                if (last != '\'' && last != '"') trailing_break = true;
-                // "1._FC_Nuernberg" keeps its inner dot; only a final one is punctuation.
-                piece.pop_back();
-                changed = true;
-            } else if (strip_unicode_punct_back(piece)) {
-                changed = true;
-            } else if (!possessive && strip_possessive(piece)) {
-                possessive = true;
-                changed = true;
-            }
-        }
+        strip_leading_punct(piece);
+        const WordEnd word_end = strip_trailing_punct(piece);
         if (piece.empty()) {
+            // Punctuation alone: it ends the phrase (and maybe the sentence) before it.
             if (!tokens.empty()) {
                 tokens.back().break_after = true;
                 tokens.back().punct_after = true;
             }
-            if (sentence_end) next_initial = true;
+            if (word_end.sentence_end) next_initial = true;
             continue;
         }
-        Token t;
-        t.text = piece;
-        t.lower = lower(piece);
-        t.index = tokens.size();
-        t.possessive = possessive;
-        t.sentence_initial = next_initial;
-        t.break_after = trailing_break || possessive;
-        t.punct_after = trailing_break;
-        t.underscore = piece.find('_') != std::string::npos;
-        t.capitalized = is_ascii_upper(piece.front());
-        std::size_t letters = 0;
-        bool lower_seen = false;
-        bool digit_seen = false;
-        bool other_seen = false;
-        for (char c : piece) {
-            if (is_ascii_upper(c))
-                ++letters;
-            else if (is_ascii_lower(c))
-                lower_seen = true;
-            else if (c >= '0' && c <= '9')
-                digit_seen = true;
-            else if (c != '.' && c != ',' && c != '-')
-                other_seen = true;
-        }
-        t.all_caps = letters >= 2 && !lower_seen;
-        t.number = digit_seen && letters == 0 && !lower_seen && !other_seen;
-        t.stop = text::is_stopword(t.lower);
-        next_initial = sentence_end;
-        tokens.push_back(std::move(t));
+        tokens.push_back(make_token(piece, tokens.size(), next_initial, word_end));
+        next_initial = word_end.sentence_end;
     }
     return tokens;
 }
@@ -192,15 +213,8 @@ std::string join_tokens(const std::vector<Token>& tokens, std::size_t begin, std
     return out;
 }
 
-}  // namespace
-
-QuestionAnalysis analyze_question(std::string_view question) {
-    QuestionAnalysis a;
-    a.tokens = tokenize_question(question);
-    auto& tokens = a.tokens;
-    std::vector<Candidate> found;
-
-    // Quoted strings, as written.
+// Quoted strings, as written.
+void add_quoted(std::vector<Candidate>& found, std::string_view question) {
     for (const auto& [open, close] : {std::pair<std::string_view, std::string_view>{"\"", "\""},
                                       {"\xE2\x80\x9C", "\xE2\x80\x9D"}}) {
         std::size_t from = 0;
@@ -217,8 +231,10 @@ QuestionAnalysis analyze_question(std::string_view question) {
             from = stop + close.size();
         }
     }
+}
 
-    // Underscore-joined names: "Cruz_Azul_FC" -> "Cruz Azul FC".
+// Underscore-joined names: "Cruz_Azul_FC" -> "Cruz Azul FC".
+void add_underscored(std::vector<Candidate>& found, std::vector<Token>& tokens) {
     for (auto& t : tokens) {
         if (!t.underscore) continue;
         std::string name = t.text;
@@ -226,41 +242,59 @@ QuestionAnalysis analyze_question(std::string_view question) {
         add_candidate(found, name, 100, t.index, true);
         t.in_entity = true;
     }
+}
 
-    // Capitalised spans ("New England Revolution", "Arthur's Magazine"), all-caps words.
+// Where the capitalised span starting at token `i` ends (one past its last token): capitalised
+// and all-caps words, numbers after the first, and up to two connectors between capitalised
+// words ("Bank of America", "Welcome to the Show"); "Arthur's Magazine" goes on past the
+// possessive, "Henry's wife" ends there.
+std::size_t capitalised_span_end(const std::vector<Token>& tokens, std::size_t i) {
+    std::size_t end = i + 1;
+    while (end < tokens.size() && !tokens[end - 1].punct_after) {
+        const Token& t = tokens[end];
+        if (t.underscore) break;
+        if (tokens[end - 1].possessive && !(t.capitalized || t.all_caps)) break;
+        if (t.capitalized || t.all_caps || (t.number && end > i)) {
+            ++end;
+            continue;
+        }
+        std::size_t after = end;
+        while (after < tokens.size() && after - end < 2 &&
+               connectors().contains(tokens[after].lower) && !tokens[after].break_after)
+            ++after;
+        if (after > end && after < tokens.size() &&
+            (tokens[after].capitalized || tokens[after].all_caps) && !tokens[after].underscore) {
+            end = after + 1;
+            continue;
+        }
+        break;
+    }
+    return end;
+}
+
+// How salient the capitalised span [i, end) is as an entity: 90 two words or more, 85 an
+// all-caps word or a capital inside the sentence, 60 a capital at the start that is no stopword
+// or relation word ("Paris is ..." may be a name), else 0 (no entity).
+int capitalised_span_score(const std::vector<Token>& tokens, std::size_t i, std::size_t end) {
+    if (end - i >= 2) return 90;
+    if (tokens[i].all_caps) return 85;
+    if (!tokens[i].sentence_initial) return 85;
+    if (!tokens[i].stop && relation_cues(tokens[i].lower).empty()) return 60;
+    return 0;
+}
+
+// Capitalised spans ("New England Revolution", "Arthur's Magazine") and all-caps words.
+void add_capitalised_spans(std::vector<Candidate>& found, std::vector<Token>& tokens) {
+    const auto starts = [&](const Token& t) {
+        return !t.underscore && !t.in_entity && (t.capitalized || t.all_caps) &&
+               !(t.sentence_initial && t.stop);
+    };
     for (std::size_t i = 0; i < tokens.size();) {
-        const auto starts = [&](const Token& t) {
-            return !t.underscore && !t.in_entity && (t.capitalized || t.all_caps) &&
-                   !(t.sentence_initial && t.stop);
-        };
         if (!starts(tokens[i])) {
             ++i;
             continue;
         }
-        std::size_t end = i + 1;
-        while (end < tokens.size() && !tokens[end - 1].punct_after) {
-            const Token& t = tokens[end];
-            if (t.underscore) break;
-            // "Arthur's Magazine" goes on past the possessive; "Henry's wife" ends there.
-            if (tokens[end - 1].possessive && !(t.capitalized || t.all_caps)) break;
-            if (t.capitalized || t.all_caps || (t.number && end > i)) {
-                ++end;
-                continue;
-            }
-            // "Bank of America", "Welcome to the Show": up to two connectors, only between
-            // capitalised words.
-            std::size_t after = end;
-            while (after < tokens.size() && after - end < 2 &&
-                   connectors().contains(tokens[after].lower) && !tokens[after].break_after)
-                ++after;
-            if (after > end && after < tokens.size() &&
-                (tokens[after].capitalized || tokens[after].all_caps) &&
-                !tokens[after].underscore) {
-                end = after + 1;
-                continue;
-            }
-            break;
-        }
+        std::size_t end = capitalised_span_end(tokens, i);
         // "Mark King and Nick Hexum": two names. The whole span stays as a weaker
         // candidate for titles like "In Love and War".
         for (std::size_t k = i + 1; k + 1 < end; ++k) {
@@ -270,17 +304,7 @@ QuestionAnalysis analyze_question(std::string_view question) {
                 break;
             }
         }
-        const std::size_t length = end - i;
-        int score = 0;
-        if (length >= 2) {
-            score = 90;
-        } else if (tokens[i].all_caps) {
-            score = 85;
-        } else if (!tokens[i].sentence_initial) {
-            score = 85;
-        } else if (!tokens[i].stop && relation_cues(tokens[i].lower).empty()) {
-            score = 60;  // "Paris is ...": a capital at the start may be a name
-        }
+        const int score = capitalised_span_score(tokens, i, end);
         if (score > 0) {
             // A possessive inside the span: the span as written and its owner alone.
             std::string as_written;
@@ -298,8 +322,10 @@ QuestionAnalysis analyze_question(std::string_view question) {
         }
         i = end;
     }
+}
 
-    // Possessive owners written in lower case: "khufu 's children".
+// Possessive owners written in lower case ("khufu 's children"), then numbers.
+void add_owners_and_numbers(std::vector<Candidate>& found, std::vector<Token>& tokens) {
     for (auto& t : tokens) {
         if (t.possessive && !t.in_entity && !t.stop && !t.number &&
             relation_cues(t.lower).empty()) {
@@ -307,16 +333,16 @@ QuestionAnalysis analyze_question(std::string_view question) {
             t.in_entity = true;
         }
     }
-
-    // Numbers.
     for (auto& t : tokens) {
         if (t.number && !t.in_entity) {
             add_candidate(found, t.text, 70, t.index, false);
             t.in_entity = true;
         }
     }
+}
 
-    // Type words next to an entity ("the soccer team Cruz_Azul_FC", "Forward position").
+// Type words next to an entity ("the soccer team Cruz_Azul_FC", "Forward position").
+void mark_appositives(std::vector<Token>& tokens) {
     for (std::size_t i = 0; i < tokens.size(); ++i) {
         if (!tokens[i].in_entity) continue;
         for (std::size_t k = i; k > 0; --k) {
@@ -329,10 +355,12 @@ QuestionAnalysis analyze_question(std::string_view question) {
             if (!after.in_entity && type_nouns().contains(after.lower)) after.appositive = true;
         }
     }
+}
 
-    // Content-word phrases and words.
+// Content-word phrases (two to four words) and words outside the entities.
+void add_content_words(std::vector<Candidate>& found, const std::vector<Token>& tokens) {
+    const auto content = [&](const Token& t) { return !t.in_entity && !t.stop && !t.number; };
     for (std::size_t i = 0; i < tokens.size();) {
-        const auto content = [&](const Token& t) { return !t.in_entity && !t.stop && !t.number; };
         if (!content(tokens[i])) {
             ++i;
             continue;
@@ -352,15 +380,37 @@ QuestionAnalysis analyze_question(std::string_view question) {
         }
         i = end;
     }
+}
 
+// The candidates most salient first (then in question order), each normalised text once.
+std::vector<Candidate> most_salient_first(std::vector<Candidate> found) {
     std::stable_sort(found.begin(), found.end(), [](const Candidate& x, const Candidate& y) {
         if (x.score != y.score) return x.score > y.score;
         return x.position < y.position;
     });
+    std::vector<Candidate> out;
     std::set<std::string> seen;
     for (auto& c : found) {
-        if (seen.insert(normalize(c.text)).second) a.candidates.push_back(std::move(c));
+        if (seen.insert(normalize(c.text)).second) out.push_back(std::move(c));
     }
+    return out;
+}
+
+}  // namespace
+
+// Entity mentions first, each kind marking its tokens so that later kinds skip them: quoted,
+// underscore-joined, capitalised, lower-case owners, numbers; then the content words.
+QuestionAnalysis analyze_question(std::string_view question) {
+    QuestionAnalysis a;
+    a.tokens = tokenize_question(question);
+    std::vector<Candidate> found;
+    add_quoted(found, question);
+    add_underscored(found, a.tokens);
+    add_capitalised_spans(found, a.tokens);
+    add_owners_and_numbers(found, a.tokens);
+    mark_appositives(a.tokens);
+    add_content_words(found, a.tokens);
+    a.candidates = most_salient_first(std::move(found));
     return a;
 }
 
@@ -377,4 +427,4 @@ std::vector<std::string> ExtractiveModel::extract_concepts(std::string_view ques
     return out;
 }
 
-}  // namespace glassbox::llm
+}  // namespace glassbox::reasoner

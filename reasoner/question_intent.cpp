@@ -1,6 +1,6 @@
 // What a question asks for, from its words: the expected answer type, the named entities and
 // the chain of relations.
-#include "workers/llm/question_intent.hpp"
+#include "reasoner/detail/question_intent.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -10,27 +10,28 @@
 #include <utility>
 #include <vector>
 
+#include "reasoner/detail/relation_cues.hpp"
 #include "text/stopwords.hpp"
 #include "text/tokenize.hpp"
-#include "workers/llm/relation_cues.hpp"
 
-namespace glassbox::llm {
+namespace glassbox::reasoner::detail {
 
 namespace {
 
 const std::unordered_set<std::string_view>& auxiliaries() {
     static const std::unordered_set<std::string_view> words{
-        "is",  "are",    "was",   "were",  "do",    "does",  "did",  "can",  "could", "has",
-        "have", "had",   "will",  "would", "should", "shall", "may",  "might", "must", "am"};
+        "is",   "are", "was",  "were",  "do",     "does",  "did", "can",   "could", "has",
+        "have", "had", "will", "would", "should", "shall", "may", "might", "must",  "am"};
     return words;
 }
 
 // Words after "which" / "what" that are not the class asked for.
 const std::unordered_set<std::string_view>& not_a_class() {
     static const std::unordered_set<std::string_view> words{
-        "the", "a", "an", "of", "one", "ones", "kind", "type", "sort", "is", "are", "was",
-        "were", "do", "does", "did", "has", "have", "had", "can", "could", "will", "would",
-        "in", "on", "at", "to", "for", "by", "from", "with", "other", "two", "both"};
+        "the", "a",   "an",    "of",   "one",   "ones", "kind", "type", "sort",
+        "is",  "are", "was",   "were", "do",    "does", "did",  "has",  "have",
+        "had", "can", "could", "will", "would", "in",   "on",   "at",   "to",
+        "for", "by",  "from",  "with", "other", "two",  "both"};
     return words;
 }
 
@@ -42,120 +43,113 @@ const std::unordered_set<std::string_view>& time_classes() {
 
 const std::unordered_set<std::string_view>& place_classes() {
     static const std::unordered_set<std::string_view> words{
-        "city",  "country", "town",   "place", "state", "region", "continent",
-        "nation", "county", "island", "province", "village", "location", "area"};
+        "city",   "country", "town",   "place",    "state",   "region",   "continent",
+        "nation", "county",  "island", "province", "village", "location", "area"};
     return words;
 }
 
-}  // namespace
-
-std::string_view answer_type_name(AnswerType type) noexcept {
-    switch (type) {
-        case AnswerType::kAny: return "any";
-        case AnswerType::kAgent: return "agent";
-        case AnswerType::kTime: return "time";
-        case AnswerType::kPlace: return "place";
-        case AnswerType::kNumber: return "number";
-        case AnswerType::kClass: return "class";
-        case AnswerType::kYesNo: return "yes/no";
-    }
-    return "any";
+// True when the phrase after a question word ends before word k: the end, an auxiliary or a
+// stopword.
+bool ends_phrase(const std::vector<std::string>& w, std::size_t k) {
+    return k >= w.size() || auxiliaries().contains(w[k]) || text::is_stopword(w[k]);
 }
 
-namespace {
+// Of two content words, the first is the noun: a plural first word (modifiers are singular:
+// "ships built in …"), or a participle second word ("… built", "… living").
+bool head_first(const std::vector<std::string>& w, std::size_t k) {
+    const auto& a = w[k];
+    const auto& b = w[k + 1];
+    return (a.size() > 3 && a.ends_with('s') && !a.ends_with("ss")) || b.ends_with("ed") ||
+           b.ends_with("ing");
+}
+
+// The class word after "which"/"what" at position i: the first content word, skipping articles
+// and adjectives we cannot tell apart only when a noun follows directly. Of two content words
+// the second is the noun when the phrase ends there ("which soccer club is …" → club); otherwise
+// the first ("which team Lionel_MESSI plays for" → team), unless head_first. Empty: none.
+std::string class_after(const std::vector<std::string>& w, std::size_t i) {
+    for (std::size_t k = i + 1; k < w.size() && k <= i + 3; ++k) {
+        if (not_a_class().contains(w[k])) {
+            if (w[k] == "the" || w[k] == "a" || w[k] == "an" || w[k] == "kind" || w[k] == "type" ||
+                w[k] == "sort" || w[k] == "of" || w[k] == "some")
+                continue;
+            return {};
+        }
+        if (!ends_phrase(w, k + 1) && k + 1 < w.size() && !not_a_class().contains(w[k + 1]) &&
+            ends_phrase(w, k + 2) && !head_first(w, k))
+            return w[k + 1];
+        return w[k];
+    }
+    return {};
+}
+
+// The answer a class word asks for: a time ("year"), a place ("city"), else one of the class.
+void set_class(QuestionIntent& intent, const std::string& c) {
+    intent.class_word = c;
+    if (time_classes().contains(c)) {
+        intent.type = AnswerType::kTime;
+    } else if (place_classes().contains(c)) {
+        intent.type = AnswerType::kPlace;
+    } else {
+        intent.type = AnswerType::kClass;
+    }
+}
+
+// Word i read as a question word: true (and the intent set) when it is one.
+bool classify_question_word(QuestionIntent& intent, const std::vector<std::string>& w,
+                            std::size_t i) {
+    const std::string& q = w[i];
+    intent.wh = q;
+    if (q == "who" || q == "whom" || q == "whose") {
+        intent.type = AnswerType::kAgent;
+        return true;
+    }
+    if (q == "when") {
+        intent.type = AnswerType::kTime;
+        return true;
+    }
+    if (q == "where") {
+        intent.type = AnswerType::kPlace;
+        return true;
+    }
+    if (q == "how") {
+        if (i + 1 < w.size()) {
+            static const std::unordered_set<std::string_view> amounts{
+                "many",  "much", "old",   "long", "tall", "far",  "big",
+                "large", "high", "heavy", "wide", "deep", "often"};
+            if (amounts.contains(w[i + 1])) {
+                intent.type = AnswerType::kNumber;
+                intent.class_word = w[i + 1];
+                return true;
+            }
+        }
+        intent.type = AnswerType::kAny;
+        return true;
+    }
+    if (q == "which" || q == "what") {
+        const std::string c = class_after(w, i);
+        if (c.empty()) {
+            intent.type = AnswerType::kAny;
+            return true;
+        }
+        set_class(intent, c);
+        return true;
+    }
+    return false;
+}
 
 QuestionIntent expected_answer(std::string_view question) {
     const std::vector<std::string> w = text::words(question);
     QuestionIntent intent;
     if (w.empty()) return intent;
-    // The class word after "which"/"what" at position i: the first content word, skipping
-    // articles and adjectives we cannot tell apart only when a noun follows directly.
-    // Of two content words the second is the noun when the phrase ends there ("which soccer
-    // club is …" → club); otherwise the first ("which team Lionel_MESSI plays for" → team). A
-    // plural first word is the noun itself (modifiers are singular: "ships built in …"), and
-    // a participle second word follows it ("… built", "… living").
-    const auto ends_phrase = [&](std::size_t k) {
-        return k >= w.size() || auxiliaries().contains(w[k]) || text::is_stopword(w[k]);
-    };
-    const auto head_first = [&](std::size_t k) {
-        const auto& a = w[k];
-        const auto& b = w[k + 1];
-        return (a.size() > 3 && a.ends_with('s') && !a.ends_with("ss")) || b.ends_with("ed") ||
-               b.ends_with("ing");
-    };
-    const auto class_after = [&](std::size_t i) -> std::string {
-        for (std::size_t k = i + 1; k < w.size() && k <= i + 3; ++k) {
-            if (not_a_class().contains(w[k])) {
-                if (w[k] == "the" || w[k] == "a" || w[k] == "an" || w[k] == "kind" ||
-                    w[k] == "type" || w[k] == "sort" || w[k] == "of" || w[k] == "some")
-                    continue;
-                return {};
-            }
-            if (!ends_phrase(k + 1) && k + 1 < w.size() && !not_a_class().contains(w[k + 1]) &&
-                ends_phrase(k + 2) && !head_first(k))
-                return w[k + 1];
-            return w[k];
-        }
-        return {};
-    };
-    const auto set_class = [&](const std::string& c) {
-        intent.class_word = c;
-        if (time_classes().contains(c)) {
-            intent.type = AnswerType::kTime;
-        } else if (place_classes().contains(c)) {
-            intent.type = AnswerType::kPlace;
-        } else {
-            intent.type = AnswerType::kClass;
-        }
-    };
-    const auto classify = [&](std::size_t i) -> bool {
-        const std::string& q = w[i];
-        intent.wh = q;
-        if (q == "who" || q == "whom" || q == "whose") {
-            intent.type = AnswerType::kAgent;
-            return true;
-        }
-        if (q == "when") {
-            intent.type = AnswerType::kTime;
-            return true;
-        }
-        if (q == "where") {
-            intent.type = AnswerType::kPlace;
-            return true;
-        }
-        if (q == "how") {
-            if (i + 1 < w.size()) {
-                static const std::unordered_set<std::string_view> amounts{
-                    "many", "much", "old", "long", "tall", "far", "big", "large", "high",
-                    "heavy", "wide", "deep", "often"};
-                if (amounts.contains(w[i + 1])) {
-                    intent.type = AnswerType::kNumber;
-                    intent.class_word = w[i + 1];
-                    return true;
-                }
-            }
-            intent.type = AnswerType::kAny;
-            return true;
-        }
-        if (q == "which" || q == "what") {
-            const std::string c = class_after(i);
-            if (c.empty()) {
-                intent.type = AnswerType::kAny;
-                return true;
-            }
-            set_class(c);
-            return true;
-        }
-        return false;
-    };
     // An instruction for an answer of a class: "name a soccer club in France", "list the
     // ships built in 1898", "give me a city on the coast".
     static const std::unordered_set<std::string_view> requests{"name", "list", "give", "mention"};
     if (requests.contains(w.front())) {
         std::size_t at = 0;
         if (w.size() > 1 && w[1] == "me") at = 1;
-        if (const std::string c = class_after(at); !c.empty()) {
-            set_class(c);
+        if (const std::string c = class_after(w, at); !c.empty()) {
+            set_class(intent, c);
             return intent;
         }
     }
@@ -166,7 +160,7 @@ QuestionIntent expected_answer(std::string_view question) {
     }
     for (std::size_t i = 0; i < w.size(); ++i) {
         // "In which year …", "… is in which country", "The founder of X was who?"
-        if (classify(i)) return intent;
+        if (classify_question_word(intent, w, i)) return intent;
     }
     intent.wh.clear();
     return intent;
@@ -193,17 +187,21 @@ bool answer_type_mismatch(const QuestionIntent& intent, std::string_view label) 
         case AnswerType::kClass: {
             // "which number does X wear", "what age": a number is the answer.
             static const std::unordered_set<std::string_view> counted{
-                "number", "age", "amount", "size", "score", "rank", "jersey", "shirt", "height",
-                "population", "total", "count"};
+                "number", "age",   "amount", "size",       "score", "rank",
+                "jersey", "shirt", "height", "population", "total", "count"};
             if (counted.contains(intent.class_word)) return !looks_like_number(label);
             return looks_like_time(label) || looks_like_number(label);
         }
         case AnswerType::kAgent:
-        case AnswerType::kPlace: return looks_like_time(label) || looks_like_number(label);
-        case AnswerType::kTime: return !looks_like_time(label);
-        case AnswerType::kNumber: return !looks_like_number(label);
+        case AnswerType::kPlace:
+            return looks_like_time(label) || looks_like_number(label);
+        case AnswerType::kTime:
+            return !looks_like_time(label);
+        case AnswerType::kNumber:
+            return !looks_like_number(label);
         case AnswerType::kAny:
-        case AnswerType::kYesNo: return false;
+        case AnswerType::kYesNo:
+            return false;
     }
     return false;
 }
@@ -238,8 +236,7 @@ QuestionRelations question_relations(const detail::QuestionAnalysis& a) {
                     }
                     auto [it, inserted] =
                         mention_index.emplace(std::pair{where, key}, out.mentions.size());
-                    if (inserted)
-                        out.mentions.push_back({key, {}, 0.0, t.index, t.appositive});
+                    if (inserted) out.mentions.push_back({key, {}, 0.0, t.index, t.appositive});
                     auto& m = out.mentions[it->second];
                     m.words.push_back(out.words.size());
                     m.weight = std::max(m.weight, r.weight);
@@ -283,14 +280,14 @@ bool looks_like_time(std::string_view value) {
     const auto w = text::words(value);
     if (w.empty() || w.size() > 4) return false;
     static const std::unordered_set<std::string_view> months{
-        "january", "february", "march",   "april",    "may",      "june",     "july",
-        "august",  "september", "october", "november", "december", "jan",      "feb",
-        "mar",     "apr",       "jun",     "jul",      "aug",      "sep",      "sept",
-        "oct",     "nov",       "dec",     "bc",       "bce",      "ad",       "ce"};
+        "january", "february",  "march",   "april",    "may",      "june", "july",
+        "august",  "september", "october", "november", "december", "jan",  "feb",
+        "mar",     "apr",       "jun",     "jul",      "aug",      "sep",  "sept",
+        "oct",     "nov",       "dec",     "bc",       "bce",      "ad",   "ce"};
     bool year = false;
     for (const auto& word : w) {
-        const bool digits = std::all_of(word.begin(), word.end(),
-                                        [](char c) { return c >= '0' && c <= '9'; });
+        const bool digits =
+            std::all_of(word.begin(), word.end(), [](char c) { return c >= '0' && c <= '9'; });
         if (digits && word.size() >= 3 && word.size() <= 4) {
             year = true;
         } else if (word.size() == 5 && word.back() == 's' &&
@@ -308,13 +305,13 @@ bool looks_like_number(std::string_view value) {
     const auto w = text::words(value);
     if (w.empty() || w.size() > 4) return false;
     static const std::unordered_set<std::string_view> numerals{
-        "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-        "eleven", "twelve", "twenty", "thirty", "forty", "fifty", "hundred", "thousand",
-        "million", "billion", "dozen"};
+        "one",   "two",   "three",   "four",     "five",    "six",     "seven",
+        "eight", "nine",  "ten",     "eleven",   "twelve",  "twenty",  "thirty",
+        "forty", "fifty", "hundred", "thousand", "million", "billion", "dozen"};
     const auto& first = w.front();
-    const bool digits = std::all_of(first.begin(), first.end(),
-                                    [](char c) { return c >= '0' && c <= '9'; });
+    const bool digits =
+        std::all_of(first.begin(), first.end(), [](char c) { return c >= '0' && c <= '9'; });
     return digits || numerals.contains(first);
 }
 
-}  // namespace glassbox::llm
+}  // namespace glassbox::reasoner::detail

@@ -1,15 +1,18 @@
-// The extractive model: deterministic classical methods behind every built-in template
-// (concept extraction, edge scoring and reasoning, answers composed from facts or sentences).
+// The offline reasoner: deterministic classical methods that answer a question without a model.
+// Analyse a question (its concepts), score evidence (knowledge-graph edges), write an answer
+// (from edges, from document chunks) and plan an agent's next step. The llm worker's extractive
+// provider answers the built-in templates with it; its internals are in reasoner/detail/.
 #pragma once
 
 #include <cstddef>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace glassbox::llm {
+namespace glassbox::reasoner {
 
 // Asked now and then during long work: true means the caller's request was cancelled (or its
 // deadline passed) and the work should stop.
@@ -34,7 +37,7 @@ struct TextChunk {
 // the sentences that state it (the first leads with it), each ending with its markers. Joined
 // with single spaces the sentences form the answer text.
 struct ComposedAnswer {
-    std::string answer;                   // an entity's label, a literal, "yes"/"no"; empty: undecided
+    std::string answer;  // an entity's label, a literal, "yes"/"no"; empty: undecided
     std::vector<std::string> answer_ids;  // marker ids the short answer rests on, in order
     std::vector<std::string> sentences;
 };
@@ -66,9 +69,9 @@ public:
 
     // One short factual sentence per edge: what of the question it matches. nullopt when
     // `cancelled` said so.
-    std::optional<std::vector<std::string>> reason_edges(
-        std::string_view question, const std::vector<LabelledEdge>& edges,
-        const CancelCheck& cancelled = {}) const;
+    std::optional<std::vector<std::string>> reason_edges(std::string_view question,
+                                                         const std::vector<LabelledEdge>& edges,
+                                                         const CancelCheck& cancelled = {}) const;
 
     // The answer from the edges: the short answer (the end node of the best path from a
     // named entity along the relations the question asks for, or empty when the edges do not
@@ -87,4 +90,51 @@ public:
 // Whitespace-separated tokens: the extractive provider's "token" count (a word count).
 std::size_t count_words(std::string_view text);
 
-}  // namespace glassbox::llm
+// ---- planning an agent step ----------------------------------------------------------------
+// The answer to the agent-react template: a planner that turns a multi-hop question into a chain
+// of single-relation lookups (resolve the named entity, follow one relation per step, feed each
+// step's answers into the next) and stops when the chain is complete or a lookup comes back empty.
+
+// Bounds of the planner, documented in docs/agent.md.
+struct PlannerLimits {
+    // Entities carried from one hop to the next (each is one triples-query call, sent together).
+    std::size_t frontier = 4;
+    // A predicate must match the hop's relation at least this well (relation_cues scale: 1 same
+    // stem, 0.8 a shared cue) to be followed.
+    double min_match = 0.45;
+};
+
+// One step of the plan, in the agent-react reply form (Thought / Action / Args / Final Answer).
+struct PlannerStep {
+    std::string thought;
+    struct Call {
+        std::string tool;
+        nlohmann::json args;
+    };
+    std::vector<Call> calls;   // empty: the step gives the final answer
+    std::string final_answer;  // the short answer ("" when the lookups did not decide)
+    std::string response;      // the sentence(s) after the Final Answer line
+};
+
+// The next step for `question` given the `tools` offered (the template's JSON list of
+// {"name", ...}) and the `steps` so far (the template's JSON list of {"thought", "calls":
+// [{"tool", "args", "observation", "error"}]}). Deterministic: the same input, the same step.
+// `exclude`: labels a follow-up's "else" leaves out (text::already_answered); a chain that ends
+// at several entities answers with one of the others.
+PlannerStep plan_agent_step(std::string_view question, const nlohmann::json& tools,
+                            const nlohmann::json& steps, const PlannerLimits& limits = {},
+                            const std::vector<std::string>& exclude = {});
+
+// The next step for a question asked in a conversation: `history` is the template's JSON list of
+// earlier turns ({"question", "answer", "short_answer"}, oldest first). A reference of the
+// question to the previous turn ("Who founded it?") is resolved first (text/reference_resolution,
+// docs/agent.md §5), the plan made for the rewritten question, and the first step's thought says
+// how the reference was read; "else" leaves out what the previous turn was about.
+PlannerStep plan_agent_turn(std::string_view question, const nlohmann::json& tools,
+                            const nlohmann::json& steps, const nlohmann::json& history,
+                            const PlannerLimits& limits = {});
+
+// The step as the agent-react template asks for it.
+std::string render_react(const PlannerStep& step);
+
+}  // namespace glassbox::reasoner

@@ -1,6 +1,6 @@
 // The relation-word lexicon (concepts and the words that express them) and how a predicate
 // matches the relation words of a question.
-#include "workers/llm/relation_cues.hpp"
+#include "reasoner/detail/relation_cues.hpp"
 
 #include <algorithm>
 #include <string>
@@ -11,7 +11,7 @@
 #include "text/stopwords.hpp"
 #include "text/tokenize.hpp"
 
-namespace glassbox::llm {
+namespace glassbox::reasoner::detail {
 
 namespace {
 
@@ -151,4 +151,4 @@ PredicateMatch mention_match(std::string_view predicate, const QuestionRelations
     return out;
 }
 
-}  // namespace glassbox::llm
+}  // namespace glassbox::reasoner::detail

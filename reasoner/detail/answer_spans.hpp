@@ -1,5 +1,5 @@
 // Typed answer candidates in a quoted sentence (names and titles, dates, numbers) for the
-// extractive document writer (internal to workers/llm).
+// extractive document writer (internal to reasoner/).
 #pragma once
 
 #include <cstddef>
@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace glassbox::llm::detail {
+namespace glassbox::reasoner::detail {
 
 enum class SpanKind {
     kName,    // a run of capitalised words ("Stephen King", "Medal of Honor") or a quoted title
@@ -16,11 +16,11 @@ enum class SpanKind {
 };
 
 struct AnswerSpan {
-    std::string text;        // as written in the sentence, without surrounding punctuation
-    std::size_t first = 0;   // index of its first word among the sentence's words
-    std::size_t last = 0;    // index of its last word
+    std::string text;       // as written in the sentence, without surrounding punctuation
+    std::size_t first = 0;  // index of its first word among the sentence's words
+    std::size_t last = 0;   // index of its last word
     SpanKind kind = SpanKind::kName;
-    std::string before;      // the lower-case word just before it ("by", "in"); empty at the start
+    std::string before;  // the lower-case word just before it ("by", "in"); empty at the start
     bool punct_before = false;  // punctuation between it and the word before ("province, China")
     bool modifier = false;      // reads as an adjective: "American actor", "South Korean group"
 };
@@ -33,4 +33,4 @@ std::vector<std::string> sentence_words(std::string_view sentence);
 // name ("April" in "April 5, 1975"); a quoted title is a name even in lower case.
 std::vector<AnswerSpan> answer_spans(std::string_view sentence);
 
-}  // namespace glassbox::llm::detail
+}  // namespace glassbox::reasoner::detail

@@ -1,4 +1,4 @@
-// Question analysis for the extractive model (internal to workers/llm): the question's tokens,
+// Question analysis for the extractive model (internal to reasoner/): the question's tokens,
 // its entity mentions and its concepts, most salient first.
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace glassbox::llm::detail {
+namespace glassbox::reasoner::detail {
 
 inline bool is_ascii_upper(char c) { return c >= 'A' && c <= 'Z'; }
 inline bool is_ascii_lower(char c) { return c >= 'a' && c <= 'z'; }
@@ -56,4 +56,4 @@ struct QuestionAnalysis {
 // Tokens, entity mentions and concepts of `question` (extract_concepts gives the concepts).
 QuestionAnalysis analyze_question(std::string_view question);
 
-}  // namespace glassbox::llm::detail
+}  // namespace glassbox::reasoner::detail

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "workers/llm/extractive_question.hpp"
+#include "reasoner/detail/question_analysis.hpp"
 
-namespace glassbox::llm {
+namespace glassbox::reasoner::detail {
 
 enum class AnswerType {
     kAny,     // "what is …", or nothing recognised
@@ -23,12 +23,11 @@ enum class AnswerType {
     kYesNo,   // is / are / was / did / does / can … at the start
 };
 
-std::string_view answer_type_name(AnswerType type) noexcept;
-
 struct QuestionIntent {
     AnswerType type = AnswerType::kAny;
-    std::string wh;          // the question word as written, lower-case ("who", "which"); empty for yes/no
-    std::string class_word;  // kClass (and kTime / kPlace when a class word said so): "club", "year"
+    std::string wh;  // the question word as written, lower-case ("who", "which"); empty for yes/no
+    std::string
+        class_word;  // kClass (and kTime / kPlace when a class word said so): "club", "year"
     std::vector<std::string> entities;  // entity mentions as written, most salient first
     // The relations asked for, in order from the first named entity outwards: "the founder of
     // the shipyard that built X" → built, shipyard, founder ("X 's kid 's spouse" → child,
@@ -40,8 +39,7 @@ struct QuestionIntent {
 // is in which country") counts when no other one comes first.
 QuestionIntent question_intent(std::string_view question);
 // The same from the question's analysis (detail::analyze_question), to analyse it once.
-QuestionIntent question_intent(std::string_view question,
-                               const detail::QuestionAnalysis& analysis);
+QuestionIntent question_intent(std::string_view question, const detail::QuestionAnalysis& analysis);
 
 // True when `label` cannot be the answer the question expects: a year or a number for "who",
 // "where" or "which X"; anything but a time for "when"; anything but a number for "how many".
@@ -88,4 +86,4 @@ bool looks_like_time(std::string_view value);
 // "1,200", "two million").
 bool looks_like_number(std::string_view value);
 
-}  // namespace glassbox::llm
+}  // namespace glassbox::reasoner::detail

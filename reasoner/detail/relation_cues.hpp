@@ -5,9 +5,9 @@
 #include <string_view>
 #include <vector>
 
-#include "workers/llm/question_intent.hpp"
+#include "reasoner/detail/question_intent.hpp"
 
-namespace glassbox::llm {
+namespace glassbox::reasoner::detail {
 
 // The relation concepts a word can express ("wife" -> spouse; "born" -> birth; "where" ->
 // location), first the main one; empty for a word with none. Takes a lower-case word; a word
@@ -28,4 +28,4 @@ struct PredicateMatch {
 
 PredicateMatch mention_match(std::string_view predicate, const QuestionRelations& rel);
 
-}  // namespace glassbox::llm
+}  // namespace glassbox::reasoner::detail

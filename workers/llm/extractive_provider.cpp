@@ -1,4 +1,5 @@
-// ExtractiveProvider: each built-in template's variables to the matching ExtractiveModel call.
+// ExtractiveProvider: each built-in template's variables parsed and checked, then the matching
+// call of the offline reasoner (reasoner/reasoner.hpp).
 #include "workers/llm/extractive_provider.hpp"
 
 #include <algorithm>
@@ -7,14 +8,18 @@
 
 #include "base/log.hpp"
 #include "schema/untrusted_json.hpp"
-#include "workers/llm/agent_planner.hpp"
 #include "text/similarity.hpp"
 
 namespace glassbox::llm {
 
-using nlohmann::json;
 using base::ErrorType;
 using base::make_error;
+using nlohmann::json;
+using reasoner::CancelCheck;
+using reasoner::ComposedAnswer;
+using reasoner::ExtractiveModel;
+using reasoner::LabelledEdge;
+using reasoner::TextChunk;
 
 namespace {
 
@@ -139,6 +144,107 @@ Completion text_completion(const ComposedAnswer& composed, const GenerateOptions
     return c;
 }
 
+// The "concepts" variable: at most ExtractiveProvider::kMaxConcepts; its strings, in order.
+base::Result<std::vector<std::string>> concepts_of(const PromptInput& input) {
+    auto concepts_json = json_variable(input, "concepts");
+    if (!concepts_json) return std::move(concepts_json).error();
+    std::vector<std::string> concepts;
+    if (concepts_json->is_array() && concepts_json->size() > ExtractiveProvider::kMaxConcepts)
+        return make_error(ErrorType::kInvalidRequest,
+                          "variable \"concepts\" holds " + std::to_string(concepts_json->size()) +
+                              " concepts; the extractive provider takes at most " +
+                              std::to_string(ExtractiveProvider::kMaxConcepts) +
+                              " (ExtractiveProvider::kMaxConcepts)");
+    if (concepts_json->is_array()) {
+        for (const json& c : *concepts_json)
+            if (c.is_string()) concepts.push_back(c.get<std::string>());
+    }
+    return concepts;
+}
+
+// The cosine of the question and each edge's "s p o" from the caller's embed function; empty
+// when there is none or it failed (then the scoring is lexical only).
+std::vector<double> embedding_similarity(const std::string& question,
+                                         const std::vector<LabelledEdge>& edges,
+                                         const GenerateOptions& options) {
+    std::vector<double> similarity;
+    if (!options.embed || edges.empty()) return similarity;
+    std::vector<std::string> texts;
+    texts.reserve(edges.size() + 1);
+    texts.push_back(question);
+    for (const auto& e : edges) texts.push_back(e.s + " " + e.p + " " + e.o);
+    auto vectors = options.embed(texts);
+    if (vectors && vectors->size() == texts.size()) {
+        for (std::size_t i = 1; i < vectors->size(); ++i)
+            similarity.push_back(text::cosine((*vectors)[0], (*vectors)[i]));
+    } else {
+        warn_embeddings_unavailable(
+            vectors ? make_error(ErrorType::kUpstreamError, "wrong number of vectors")
+                    : vectors.error());
+    }
+    return similarity;
+}
+
+// kg-edge-scoring: {"scores": [{"id", "score"}, …]}, one per edge in order.
+base::Result<json> edge_scores(const ExtractiveModel& model, const PromptInput& input,
+                               const std::string& question, const GenerateOptions& options) {
+    auto edges = edges_of(input);
+    if (!edges) return std::move(edges).error();
+    auto concepts = concepts_of(input);
+    if (!concepts) return std::move(concepts).error();
+    const std::vector<double> similarity = embedding_similarity(question, *edges, options);
+    const auto scores =
+        model.score_edges(question, *concepts, *edges, similarity.empty() ? nullptr : &similarity,
+                          cancel_check(options));
+    if (!scores) return cancelled_error();
+    json list = json::array();
+    for (std::size_t i = 0; i < edges->size(); ++i)
+        list.push_back({{"id", (*edges)[i].id}, {"score", (*scores)[i]}});
+    return json{{"scores", std::move(list)}};
+}
+
+// kg-edge-reasoning: {"reasons": [{"id", "reasoning"}, …]}, one per edge in order.
+base::Result<json> edge_reasons(const ExtractiveModel& model, const PromptInput& input,
+                                const std::string& question, const GenerateOptions& options) {
+    auto edges = edges_of(input);
+    if (!edges) return std::move(edges).error();
+    const auto reasons = model.reason_edges(question, *edges, cancel_check(options));
+    if (!reasons) return cancelled_error();
+    json list = json::array();
+    for (std::size_t i = 0; i < edges->size(); ++i)
+        list.push_back({{"id", (*edges)[i].id}, {"reasoning", (*reasons)[i]}});
+    return json{{"reasons", std::move(list)}};
+}
+
+// agent-react: the planner's next step, as the template's reply text.
+base::Result<std::string> react_step(const PromptInput& input, const std::string& question) {
+    auto tools = json_variable(input, "tools");
+    if (!tools) return std::move(tools).error();
+    auto steps = json_variable(input, "steps");
+    if (!steps) return std::move(steps).error();
+    // The conversation's earlier turns are optional (a template without them still plans).
+    auto history = json_variable(input, "history");
+    return reasoner::render_react(
+        reasoner::plan_agent_turn(question, *tools, *steps, history ? *history : json::array()));
+}
+
+// A template this provider does not answer.
+base::Error unanswered_template(const std::string& name) {
+    if (name == "relevance-judge" || name == "rephrase-query") {
+        // These need a model: a score or a rewording made up from word overlap would pose as a
+        // model's judgement. The query worker falls back to its model-free reflection (recorded).
+        return make_error(
+            ErrorType::kInvalidRequest,
+            "not supported by this provider: the extractive provider does not answer \"" + name +
+                "\" (it needs a model)");
+    }
+    return make_error(ErrorType::kInvalidRequest,
+                      "the extractive provider answers only the built-in templates "
+                      "(extract-concepts, kg-edge-scoring, kg-edge-reasoning, kg-synthesis, "
+                      "document-synthesis, agent-react), not \"" +
+                          name + "\"; configure a model for others");
+}
+
 }  // namespace
 
 base::Result<void> ExtractiveProvider::wait_delay(const GenerateOptions& options) const {
@@ -148,13 +254,14 @@ base::Result<void> ExtractiveProvider::wait_delay(const GenerateOptions& options
             return make_error(ErrorType::kCancelled, "the request was cancelled");
         if (options.deadline && now >= *options.deadline)
             return make_error(ErrorType::kTimeout, "the request's deadline passed");
-        std::this_thread::sleep_for(std::min<Clock::duration>(until - now, std::chrono::milliseconds{10}));
+        std::this_thread::sleep_for(
+            std::min<Clock::duration>(until - now, std::chrono::milliseconds{10}));
     }
     return {};
 }
 
 base::Result<Completion> ExtractiveProvider::generate(const PromptInput& input,
-                                                        const GenerateOptions& options) {
+                                                      const GenerateOptions& options) {
     if (delay_.count() > 0) {
         if (auto waited = wait_delay(options); !waited) return std::move(waited).error();
     }
@@ -163,56 +270,11 @@ base::Result<Completion> ExtractiveProvider::generate(const PromptInput& input,
     Completion completion;
     if (name == "extract-concepts") {
         completion.json = json{{"concepts", model_.extract_concepts(question)}};
-    } else if (name == "kg-edge-scoring") {
-        auto edges = edges_of(input);
-        if (!edges) return std::move(edges).error();
-        auto concepts_json = json_variable(input, "concepts");
-        if (!concepts_json) return std::move(concepts_json).error();
-        std::vector<std::string> concepts;
-        if (concepts_json->is_array() && concepts_json->size() > kMaxConcepts)
-            return make_error(ErrorType::kInvalidRequest,
-                              "variable \"concepts\" holds " +
-                                  std::to_string(concepts_json->size()) +
-                                  " concepts; the extractive provider takes at most " +
-                                  std::to_string(kMaxConcepts) +
-                                  " (ExtractiveProvider::kMaxConcepts)");
-        if (concepts_json->is_array()) {
-            for (const json& c : *concepts_json)
-                if (c.is_string()) concepts.push_back(c.get<std::string>());
-        }
-        std::vector<double> similarity;
-        if (options.embed && !edges->empty()) {
-            std::vector<std::string> texts;
-            texts.reserve(edges->size() + 1);
-            texts.push_back(question);
-            for (const auto& e : *edges) texts.push_back(e.s + " " + e.p + " " + e.o);
-            auto vectors = options.embed(texts);
-            if (vectors && vectors->size() == texts.size()) {
-                for (std::size_t i = 1; i < vectors->size(); ++i)
-                    similarity.push_back(text::cosine((*vectors)[0], (*vectors)[i]));
-            } else {
-                warn_embeddings_unavailable(
-                    vectors ? make_error(ErrorType::kUpstreamError, "wrong number of vectors")
-                            : vectors.error());
-            }
-        }
-        const auto scores =
-            model_.score_edges(question, concepts, *edges,
-                               similarity.empty() ? nullptr : &similarity, cancel_check(options));
-        if (!scores) return cancelled_error();
-        json list = json::array();
-        for (std::size_t i = 0; i < edges->size(); ++i)
-            list.push_back({{"id", (*edges)[i].id}, {"score", (*scores)[i]}});
-        completion.json = json{{"scores", std::move(list)}};
-    } else if (name == "kg-edge-reasoning") {
-        auto edges = edges_of(input);
-        if (!edges) return std::move(edges).error();
-        const auto reasons = model_.reason_edges(question, *edges, cancel_check(options));
-        if (!reasons) return cancelled_error();
-        json list = json::array();
-        for (std::size_t i = 0; i < edges->size(); ++i)
-            list.push_back({{"id", (*edges)[i].id}, {"reasoning", (*reasons)[i]}});
-        completion.json = json{{"reasons", std::move(list)}};
+    } else if (name == "kg-edge-scoring" || name == "kg-edge-reasoning") {
+        auto answer = name == "kg-edge-scoring" ? edge_scores(model_, input, question, options)
+                                                : edge_reasons(model_, input, question, options);
+        if (!answer) return std::move(answer).error();
+        completion.json = std::move(answer).value();
     } else if (name == "kg-synthesis") {
         auto edges = edges_of(input);
         if (!edges) return std::move(edges).error();
@@ -222,31 +284,17 @@ base::Result<Completion> ExtractiveProvider::generate(const PromptInput& input,
         if (!chunks) return std::move(chunks).error();
         completion = text_completion(model_.answer_from_chunks(question, *chunks), options);
     } else if (name == "agent-react") {
-        auto tools = json_variable(input, "tools");
-        if (!tools) return std::move(tools).error();
-        auto steps = json_variable(input, "steps");
-        if (!steps) return std::move(steps).error();
-        // The conversation's earlier turns are optional (a template without them still plans).
-        auto history = json_variable(input, "history");
-        completion.text = render_react(plan_agent_turn(question, *tools, *steps, history ? *history : json::array()));
+        auto step = react_step(input, question);
+        if (!step) return std::move(step).error();
+        completion.text = std::move(step).value();
         if (options.on_text) options.on_text(completion.text);
-    } else if (name == "relevance-judge" || name == "rephrase-query") {
-        // These need a model: a score or a rewording made up from word overlap would pose as a
-        // model's judgement. The query worker falls back to its model-free reflection (recorded).
-        return make_error(ErrorType::kInvalidRequest,
-                          "not supported by this provider: the extractive provider does not answer \"" +
-                              name + "\" (it needs a model)");
     } else {
-        return make_error(ErrorType::kInvalidRequest,
-                          "the extractive provider answers only the built-in templates "
-                          "(extract-concepts, kg-edge-scoring, kg-edge-reasoning, kg-synthesis, "
-                          "document-synthesis, agent-react), not \"" +
-                              name + "\"; configure a model for others");
+        return unanswered_template(name);
     }
     if (completion.json) completion.text = completion.json->dump();
     completion.model = std::string(ExtractiveModel::kModelName);
-    completion.in_tokens = count_words(input.rendered.text);
-    completion.out_tokens = count_words(completion.text);
+    completion.in_tokens = reasoner::count_words(input.rendered.text);
+    completion.out_tokens = reasoner::count_words(completion.text);
     return completion;
 }
 

@@ -1,8 +1,8 @@
-// The extractive provider: answers the built-in templates with ExtractiveModel (agent-react with
-// the deterministic planner of agent_planner.hpp).
+// The extractive provider: answers the built-in templates with the offline reasoner
+// (reasoner/reasoner.hpp: its ExtractiveModel, and its planner for agent-react).
 #pragma once
 
-#include "workers/llm/extractive_model.hpp"
+#include "reasoner/reasoner.hpp"
 #include "workers/llm/provider.hpp"
 
 namespace glassbox::llm {
@@ -30,15 +30,15 @@ public:
         : delay_(delay) {}
 
     base::Result<Completion> generate(const PromptInput& input,
-                                        const GenerateOptions& options) override;
+                                      const GenerateOptions& options) override;
     std::string_view name() const override { return "extractive"; }
 
-    const ExtractiveModel& model() const noexcept { return model_; }
+    const reasoner::ExtractiveModel& model() const noexcept { return model_; }
 
 private:
     base::Result<void> wait_delay(const GenerateOptions& options) const;
 
-    ExtractiveModel model_;
+    reasoner::ExtractiveModel model_;
     std::chrono::milliseconds delay_;
 };
 

@@ -11,20 +11,20 @@
 
 namespace glassbox::llm {
 
-using nlohmann::json;
 using base::Error;
 using base::ErrorType;
 using base::make_error;
+using nlohmann::json;
 
 namespace {
 
 constexpr std::string_view kBuiltinOrigin = "built-in";
 
-Error invalid(std::string message) {
+Error invalid_template(std::string message) {
     return make_error(ErrorType::kInvalidRequest, std::move(message));
 }
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_line(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
         s.remove_prefix(1);
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
@@ -71,127 +71,150 @@ bool valid_template_name(std::string_view name) noexcept {
     });
 }
 
-base::Result<PromptTemplate> PromptTemplate::parse(std::string name, std::string_view text,
-                                                     std::string origin) {
-    PromptTemplate t;
-    t.name = std::move(name);
-    t.origin = std::move(origin);
-    const auto fail = [&](std::size_t line, const std::string& why) {
-        return invalid("template " + t.origin + (line ? std::string(":").append(std::to_string(line)) : "") + ": " +
-                       why);
-    };
+namespace {
 
-    // A UTF-8 byte-order mark (some editors write one) is not part of the first line.
-    if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
-    // Header: lines up to the first "---".
-    std::vector<HeaderEntry> entries;
+// A template's error: its origin, the line when known (0: none), why.
+Error template_error(const std::string& origin, std::size_t line, const std::string& why) {
+    return invalid_template("template " + origin +
+                            (line ? std::string(":").append(std::to_string(line)) : "") + ": " +
+                            why);
+}
+
+// The header's entries, the lines up to the first "---" ("key: value", indented continuation
+// lines, blank and '#' lines skipped), and where the prompt starts after it.
+base::Result<std::size_t> split_header(std::string_view text, const std::string& origin,
+                                       std::vector<HeaderEntry>& entries) {
     std::size_t pos = 0;
     std::size_t line_number = 0;
-    bool separated = false;
     while (pos < text.size()) {
         const std::size_t eol = text.find('\n', pos);
         const std::string_view raw =
             text.substr(pos, eol == std::string_view::npos ? std::string_view::npos : eol - pos);
         pos = eol == std::string_view::npos ? text.size() : eol + 1;
         ++line_number;
-        if (trim(raw) == "---") {
-            separated = true;
-            break;
-        }
-        if (trim(raw).empty() || trim(raw).front() == '#') continue;
+        if (trim_line(raw) == "---") return pos;
+        if (trim_line(raw).empty() || trim_line(raw).front() == '#') continue;
         if (raw.front() == ' ' || raw.front() == '\t') {
-            if (entries.empty()) return fail(line_number, "a continuation line before any key");
+            if (entries.empty())
+                return template_error(origin, line_number, "a continuation line before any key");
             entries.back().value += "\n";
-            entries.back().value += trim(raw);
+            entries.back().value += trim_line(raw);
             continue;
         }
         const std::size_t colon = raw.find(':');
         if (colon == std::string_view::npos)
-            return fail(line_number, "expected \"key: value\" or the \"---\" line");
-        entries.push_back({std::string(trim(raw.substr(0, colon))),
-                           std::string(trim(raw.substr(colon + 1))), line_number});
+            return template_error(origin, line_number,
+                                  "expected \"key: value\" or the \"---\" line");
+        entries.push_back({std::string(trim_line(raw.substr(0, colon))),
+                           std::string(trim_line(raw.substr(colon + 1))), line_number});
     }
-    if (!separated) return fail(0, "no \"---\" line between the header and the prompt");
-    t.prompt = std::string(text.substr(pos));
+    return template_error(origin, 0, "no \"---\" line between the header and the prompt");
+}
 
-    bool have_output = false;
-    bool have_schema = false;
+// A "variable NAME: text | json [schema]" entry; `declared` holds the names seen before.
+base::Result<TemplateVariable> read_variable_entry(const HeaderEntry& entry,
+                                                   const std::string& origin,
+                                                   std::set<std::string, std::less<>>& declared) {
+    const auto fail = [&](const std::string& why) {
+        return template_error(origin, entry.line, why);
+    };
+    TemplateVariable v;
+    v.name = std::string(trim_line(std::string_view(entry.key).substr(9)));
+    if (v.name.empty() || !std::all_of(v.name.begin(), v.name.end(), name_char))
+        return fail("a variable name is letters, digits, '_' and '-'");
+    if (!declared.insert(v.name).second) return fail("variable \"" + v.name + "\" declared twice");
+    const std::string_view value = entry.value;
+    if (value == "text") {
+        v.json = false;
+    } else if (value.starts_with("json")) {
+        v.json = true;
+        const std::string_view rest = trim_line(value.substr(4));
+        if (!rest.empty()) {
+            auto read = schema::parse_untrusted_json(rest);
+            if (!read)
+                return fail("the schema of variable \"" + v.name + "\": " + read.error().message);
+            v.schema = std::move(read).value();
+            if (auto why = check_schema(v.schema))
+                return fail("variable \"" + v.name + "\" schema " + *why);
+        }
+    } else {
+        return fail("variable \"" + v.name + "\" must be \"text\" or \"json [schema]\"");
+    }
+    return v;
+}
+
+// What the header entries said, for the checks across them (check_header).
+struct HeaderSeen {
+    bool output = false;
+    bool schema = false;
     std::size_t answer_line = 0;
     std::size_t cite_line = 0;
-    std::set<std::string, std::less<>> declared;
-    for (const auto& entry : entries) {
-        if (entry.key == "output") {
-            if (entry.value == "text") {
-                t.output = OutputKind::kText;
-            } else if (entry.value == "json") {
-                t.output = OutputKind::kJson;
-            } else {
-                return fail(entry.line,
-                            "output must be \"text\" or \"json\", not \"" + entry.value + "\"");
-            }
-            have_output = true;
-        } else if (entry.key == "schema") {
-            auto read = schema::parse_untrusted_json(entry.value);
-            if (!read) return fail(entry.line, "the schema: " + read.error().message);
-            t.schema = std::move(read).value();
-            if (auto why = check_schema(t.schema)) return fail(entry.line, "schema " + *why);
-            have_schema = true;
-        } else if (entry.key == "answer") {
-            if (entry.value != "first-line")
-                return fail(entry.line, "answer must be \"first-line\", not \"" + entry.value +
-                                            "\"");
-            t.answer = AnswerForm::kFirstLine;
-            answer_line = entry.line;
-        } else if (entry.key == "cite") {
-            t.cite = entry.value;
-            cite_line = entry.line;
-        } else if (entry.key.starts_with("variable ") || entry.key.starts_with("variable\t")) {
-            TemplateVariable v;
-            v.name = std::string(trim(std::string_view(entry.key).substr(9)));
-            if (v.name.empty() || !std::all_of(v.name.begin(), v.name.end(), name_char))
-                return fail(entry.line, "a variable name is letters, digits, '_' and '-'");
-            if (!declared.insert(v.name).second)
-                return fail(entry.line, "variable \"" + v.name + "\" declared twice");
-            const std::string_view value = entry.value;
-            if (value == "text") {
-                v.json = false;
-            } else if (value.starts_with("json")) {
-                v.json = true;
-                const std::string_view rest = trim(value.substr(4));
-                if (!rest.empty()) {
-                    auto read = schema::parse_untrusted_json(rest);
-                    if (!read)
-                        return fail(entry.line, "the schema of variable \"" + v.name + "\": " +
-                                                    read.error().message);
-                    v.schema = std::move(read).value();
-                    if (auto why = check_schema(v.schema))
-                        return fail(entry.line, "variable \"" + v.name + "\" schema " + *why);
-                }
-            } else {
-                return fail(entry.line,
-                            "variable \"" + v.name + "\" must be \"text\" or \"json [schema]\"");
-            }
-            t.variables.push_back(std::move(v));
+};
+
+// One header entry into the template.
+base::Result<void> read_header_entry(PromptTemplate& t, const HeaderEntry& entry, HeaderSeen& seen,
+                                     std::set<std::string, std::less<>>& declared) {
+    const auto fail = [&](const std::string& why) {
+        return template_error(t.origin, entry.line, why);
+    };
+    if (entry.key == "output") {
+        if (entry.value == "text") {
+            t.output = OutputKind::kText;
+        } else if (entry.value == "json") {
+            t.output = OutputKind::kJson;
         } else {
-            return fail(entry.line, "unknown header key \"" + entry.key +
-                                        "\" (known: output, schema, answer, cite, variable NAME)");
+            return fail("output must be \"text\" or \"json\", not \"" + entry.value + "\"");
         }
+        seen.output = true;
+    } else if (entry.key == "schema") {
+        auto read = schema::parse_untrusted_json(entry.value);
+        if (!read) return fail("the schema: " + read.error().message);
+        t.schema = std::move(read).value();
+        if (auto why = check_schema(t.schema)) return fail("schema " + *why);
+        seen.schema = true;
+    } else if (entry.key == "answer") {
+        if (entry.value != "first-line")
+            return fail("answer must be \"first-line\", not \"" + entry.value + "\"");
+        t.answer = AnswerForm::kFirstLine;
+        seen.answer_line = entry.line;
+    } else if (entry.key == "cite") {
+        t.cite = entry.value;
+        seen.cite_line = entry.line;
+    } else if (entry.key.starts_with("variable ") || entry.key.starts_with("variable\t")) {
+        auto v = read_variable_entry(entry, t.origin, declared);
+        if (!v) return std::move(v).error();
+        t.variables.push_back(std::move(v).value());
+    } else {
+        return fail("unknown header key \"" + entry.key +
+                    "\" (known: output, schema, answer, cite, variable NAME)");
     }
-    if (!have_output) return fail(0, "no \"output:\" line (text or json)");
-    if (t.output == OutputKind::kJson && !have_schema)
+    return {};
+}
+
+// The rules across the header's entries: an output kind; a schema for json output and none for
+// text; "answer" for text only; "cite" names a json variable.
+base::Result<void> check_header(const PromptTemplate& t, const HeaderSeen& seen) {
+    const auto fail = [&](std::size_t line, const std::string& why) {
+        return template_error(t.origin, line, why);
+    };
+    if (!seen.output) return fail(0, "no \"output:\" line (text or json)");
+    if (t.output == OutputKind::kJson && !seen.schema)
         return fail(0, "a json template needs a \"schema:\" for its output");
-    if (t.output == OutputKind::kText && have_schema)
+    if (t.output == OutputKind::kText && seen.schema)
         return fail(0, "a text template has no output schema");
-    if (t.output == OutputKind::kJson && answer_line != 0)
-        return fail(answer_line, "\"answer\" is for text templates only");
-    if (cite_line != 0) {
+    if (t.output == OutputKind::kJson && seen.answer_line != 0)
+        return fail(seen.answer_line, "\"answer\" is for text templates only");
+    if (seen.cite_line != 0) {
         const TemplateVariable* cited = t.variable(t.cite);
         if (cited == nullptr || !cited->json)
-            return fail(cite_line, "cite must name a variable declared as json, not \"" + t.cite +
-                                       "\"");
+            return fail(seen.cite_line,
+                        "cite must name a variable declared as json, not \"" + t.cite + "\"");
     }
+    return {};
+}
 
-    // Placeholders the header did not declare are text variables.
+// Placeholders the header did not declare are text variables.
+void add_placeholder_variables(PromptTemplate& t, std::set<std::string, std::less<>>& declared) {
     for (std::size_t i = t.prompt.find("{{"); i != std::string::npos;
          i = t.prompt.find("{{", i + 1)) {
         if (auto p = placeholder_at(t.prompt, i); p && !declared.contains(p->first)) {
@@ -199,6 +222,29 @@ base::Result<PromptTemplate> PromptTemplate::parse(std::string name, std::string
             t.variables.push_back({std::string(p->first), false, json::object()});
         }
     }
+}
+
+}  // namespace
+
+base::Result<PromptTemplate> PromptTemplate::parse(std::string name, std::string_view text,
+                                                   std::string origin) {
+    PromptTemplate t;
+    t.name = std::move(name);
+    t.origin = std::move(origin);
+    // A UTF-8 byte-order mark (some editors write one) is not part of the first line.
+    if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+    std::vector<HeaderEntry> entries;
+    auto prompt_start = split_header(text, t.origin, entries);
+    if (!prompt_start) return std::move(prompt_start).error();
+    t.prompt = std::string(text.substr(*prompt_start));
+    HeaderSeen seen;
+    std::set<std::string, std::less<>> declared;
+    for (const auto& entry : entries) {
+        if (auto read = read_header_entry(t, entry, seen, declared); !read)
+            return std::move(read).error();
+    }
+    if (auto checked = check_header(t, seen); !checked) return std::move(checked).error();
+    add_placeholder_variables(t, declared);
     return t;
 }
 
@@ -214,16 +260,16 @@ base::Result<RenderedPrompt> PromptTemplate::render(
     for (const auto& v : variables) {
         const auto it = values.find(v.name);
         if (it == values.end())
-            return invalid("template " + name + " needs variable \"" + v.name + "\"");
+            return invalid_template("template " + name + " needs variable \"" + v.name + "\"");
         if (!v.json) continue;
         auto read = schema::parse_untrusted_json(it->second);
         if (!read)
-            return invalid("variable \"" + v.name + "\" of template " + name +
-                           " must be JSON text: " + read.error().message);
+            return invalid_template("variable \"" + v.name + "\" of template " + name +
+                                    " must be JSON text: " + read.error().message);
         json parsed = std::move(read).value();
         if (auto why = validate_json(parsed, v.schema)) {
-            return invalid("variable \"" + v.name + "\" of template " + name +
-                           " is not of the expected shape: " + *why);
+            return invalid_template("variable \"" + v.name + "\" of template " + name +
+                                    " is not of the expected shape: " + *why);
         }
         out.json_variables.emplace(v.name, std::move(parsed));
     }
@@ -272,11 +318,11 @@ base::Result<TemplateSet> TemplateSet::load(const std::filesystem::path& dir) {
     for (const auto& path : files) {
         const std::string name = path.stem().string();
         if (!valid_template_name(name)) {
-            return invalid("template file " + path.string() +
-                           ": a template name is lower-case letters, digits, '_' and '-'");
+            return invalid_template("template file " + path.string() +
+                                    ": a template name is lower-case letters, digits, '_' and '-'");
         }
         std::ifstream in(path, std::ios::binary);
-        if (!in) return invalid("cannot read template file " + path.string());
+        if (!in) return invalid_template("cannot read template file " + path.string());
         const std::string text((std::istreambuf_iterator<char>(in)),
                                std::istreambuf_iterator<char>());
         auto t = PromptTemplate::parse(name, text, path.string());

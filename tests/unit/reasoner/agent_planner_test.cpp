@@ -1,10 +1,10 @@
 // The deterministic agent planner on invented families: one relation per step, answers fed
 // into the next lookup, a stop when a lookup comes back empty, the fallback to knowledge-query.
-#include "workers/llm/agent_planner.hpp"
-
 #include <gtest/gtest.h>
 
-namespace glassbox::llm {
+#include "reasoner/reasoner.hpp"
+
+namespace glassbox::reasoner {
 namespace {
 
 using nlohmann::json;
@@ -13,18 +13,23 @@ const json kTools = json::array({{{"name", "knowledge-query"}}, {{"name", "tripl
 const std::string kBase = "http://example.org/e/";
 
 // A triples-query observation of `entity` with outgoing facts (predicate, object).
-json lookup(const std::string& entity, const std::vector<std::pair<std::string, std::string>>& out) {
+json lookup(const std::string& entity,
+            const std::vector<std::pair<std::string, std::string>>& out) {
     json facts = json::array();
     for (const auto& [p, o] : out)
         facts.push_back({{"s", entity}, {"p", p}, {"o", o}, {"dir", "out"}, {"other", kBase + o}});
     json obs = {{"entity", entity}, {"iri", kBase + entity}, {"facts", facts}};
-    return {{"tool", "triples-query"}, {"args", {{"subject", entity}}}, {"observation", obs.dump()}, {"error", false}};
+    return {{"tool", "triples-query"},
+            {"args", {{"subject", entity}}},
+            {"observation", obs.dump()},
+            {"error", false}};
 }
 
 json step_of(std::vector<json> calls) { return {{"thought", "t"}, {"calls", calls}}; }
 
 TEST(AgentPlannerTest, TheFirstStepResolvesTheNamedEntity) {
-    const auto step = plan_agent_step("what is the nationality of marta_vell 's husband ?", kTools, json::array());
+    const auto step = plan_agent_step("what is the nationality of marta_vell 's husband ?", kTools,
+                                      json::array());
     ASSERT_EQ(step.calls.size(), 1u);
     EXPECT_EQ(step.calls[0].tool, "triples-query");
     EXPECT_EQ(step.calls[0].args["subject"], "marta vell");  // the mention, underscores as spaces
@@ -33,13 +38,15 @@ TEST(AgentPlannerTest, TheFirstStepResolvesTheNamedEntity) {
 
 TEST(AgentPlannerTest, EachStepFollowsOneRelationAndFeedsTheAnswerOn) {
     const std::string q = "what is the nationality of marta_vell 's husband ?";
-    json steps = json::array({step_of({lookup("marta_vell", {{"spouse", "oren_tal"}, {"gender", "female"},
-                                                               {"nationality", "norway"}})})});
+    json steps = json::array({step_of(
+        {lookup("marta_vell",
+                {{"spouse", "oren_tal"}, {"gender", "female"}, {"nationality", "norway"}})})});
     const auto second = plan_agent_step(q, kTools, steps);
     ASSERT_EQ(second.calls.size(), 1u) << render_react(second);
     EXPECT_EQ(second.calls[0].args["subject"], kBase + "oren_tal");
 
-    steps.push_back(step_of({lookup("oren_tal", {{"nationality", "iceland"}, {"spouse", "marta_vell"}})}));
+    steps.push_back(
+        step_of({lookup("oren_tal", {{"nationality", "iceland"}, {"spouse", "marta_vell"}})}));
     const auto last = plan_agent_step(q, kTools, steps);
     EXPECT_TRUE(last.calls.empty());
     EXPECT_EQ(last.final_answer, "iceland") << render_react(last);
@@ -47,7 +54,8 @@ TEST(AgentPlannerTest, EachStepFollowsOneRelationAndFeedsTheAnswerOn) {
 
 TEST(AgentPlannerTest, SeveralEntitiesOfOneHopAreLookedUpTogether) {
     const std::string q = "the religion of ada_krell 's kid ?";
-    json steps = json::array({step_of({lookup("ada_krell", {{"children", "bo_krell"}, {"children", "cy_krell"}})})});
+    json steps = json::array(
+        {step_of({lookup("ada_krell", {{"children", "bo_krell"}, {"children", "cy_krell"}})})});
     const auto step = plan_agent_step(q, kTools, steps);
     ASSERT_EQ(step.calls.size(), 2u) << render_react(step);
     EXPECT_EQ(step.calls[0].tool, "triples-query");
@@ -57,7 +65,8 @@ TEST(AgentPlannerTest, SeveralEntitiesOfOneHopAreLookedUpTogether) {
 TEST(AgentPlannerTest, ASymmetricRelationDoesNotWalkStraightBack) {
     const std::string q = "who is the spouse of the spouse of lia_moor 's spouse ?";
     json steps = json::array({step_of({lookup("lia_moor", {{"spouse", "jon_moor"}})})});
-    steps.push_back(step_of({lookup("jon_moor", {{"spouse", "lia_moor"}, {"spouse", "eve_dane"}})}));
+    steps.push_back(
+        step_of({lookup("jon_moor", {{"spouse", "lia_moor"}, {"spouse", "eve_dane"}})}));
     const auto step = plan_agent_step(q, kTools, steps);
     ASSERT_EQ(step.calls.size(), 1u) << render_react(step);
     EXPECT_EQ(step.calls[0].args["subject"], kBase + "eve_dane");
@@ -82,8 +91,10 @@ TEST(AgentPlannerTest, AKnowledgeQueryAnswerBecomesTheFinalAnswer) {
     const auto first = plan_agent_step(q, kTools, json::array());
     ASSERT_EQ(first.calls.size(), 1u);
     EXPECT_EQ(first.calls[0].tool, "knowledge-query");
-    json call = {{"tool", "knowledge-query"}, {"args", {{"question", q}}},
-                 {"observation", json{{"answer", "scattering"}, {"response", "Rayleigh scattering."}}.dump()},
+    json call = {{"tool", "knowledge-query"},
+                 {"args", {{"question", q}}},
+                 {"observation",
+                  json{{"answer", "scattering"}, {"response", "Rayleigh scattering."}}.dump()},
                  {"error", false}};
     const auto last = plan_agent_step(q, kTools, json::array({step_of({call})}));
     EXPECT_EQ(last.final_answer, "scattering");
@@ -93,12 +104,13 @@ TEST(AgentPlannerTest, AKnowledgeQueryAnswerBecomesTheFinalAnswer) {
 TEST(AgentPlannerTest, ANestedQuestionTakesTheTrailingVerbLast) {
     // "born" comes after the entity but belongs to the outermost phrase: designer first.
     const std::string q = "Where was the designer of Vell Light born?";
-    json steps = json::array({step_of({lookup("Vell Light", {{"was designed by", "Ada Krell"},
-                                                               {"is located on", "Solen Island"}})})});
+    json steps = json::array({step_of({lookup(
+        "Vell Light", {{"was designed by", "Ada Krell"}, {"is located on", "Solen Island"}})})});
     const auto step = plan_agent_step(q, kTools, steps);
     ASSERT_EQ(step.calls.size(), 1u) << render_react(step);
     EXPECT_EQ(step.calls[0].args["subject"], kBase + "Ada Krell");
-    steps.push_back(step_of({lookup("Ada Krell", {{"was born in", "Tarnwick"}, {"has profession", "engineer"}})}));
+    steps.push_back(step_of(
+        {lookup("Ada Krell", {{"was born in", "Tarnwick"}, {"has profession", "engineer"}})}));
     const auto last = plan_agent_step(q, kTools, steps);
     EXPECT_EQ(last.final_answer, "Tarnwick") << render_react(last);
 }
@@ -107,7 +119,8 @@ TEST(AgentPlannerTest, RenderedStepsFollowTheTemplateForm) {
     PlannerStep step;
     step.thought = "look it up";
     step.calls.push_back({"triples-query", json{{"subject", "x"}}});
-    EXPECT_EQ(render_react(step), "Thought: look it up\nAction: triples-query\nArgs: {\"subject\":\"x\"}\n");
+    EXPECT_EQ(render_react(step),
+              "Thought: look it up\nAction: triples-query\nArgs: {\"subject\":\"x\"}\n");
     PlannerStep final_step;
     final_step.thought = "done";
     final_step.final_answer = "42";
@@ -119,8 +132,8 @@ TEST(AgentPlannerTest, RenderedStepsFollowTheTemplateForm) {
 // the thought says so; without it, the first reached is the answer.
 TEST(AgentPlannerTest, ElseLeavesOutWhatThePreviousTurnWasAbout) {
     const std::string q = "what did ilse_varrow design ?";
-    const json steps = json::array(
-        {step_of({lookup("ilse_varrow", {{"designed", "greyhollow_light"}, {"designed", "saltspire_light"}})})});
+    const json steps = json::array({step_of({lookup(
+        "ilse_varrow", {{"designed", "greyhollow_light"}, {"designed", "saltspire_light"}})})});
     const auto plain = plan_agent_step(q, kTools, steps);
     ASSERT_TRUE(plain.calls.empty()) << render_react(plain);
     const std::string first = plain.final_answer;
@@ -130,10 +143,12 @@ TEST(AgentPlannerTest, ElseLeavesOutWhatThePreviousTurnWasAbout) {
     EXPECT_NE(other.final_answer, first) << render_react(other);
     EXPECT_NE(other.thought.find("Leaving out " + first), std::string::npos) << other.thought;
     // Nothing else reached: the answer stays (an answer, not silence).
-    const json one = json::array({step_of({lookup("ilse_varrow", {{"designed", "greyhollow_light"}})})});
-    EXPECT_EQ(plan_agent_step(q, kTools, one, {}, {plan_agent_step(q, kTools, one).final_answer}).final_answer,
+    const json one =
+        json::array({step_of({lookup("ilse_varrow", {{"designed", "greyhollow_light"}})})});
+    EXPECT_EQ(plan_agent_step(q, kTools, one, {}, {plan_agent_step(q, kTools, one).final_answer})
+                  .final_answer,
               plan_agent_step(q, kTools, one).final_answer);
 }
 
 }  // namespace
-}  // namespace glassbox::llm
+}  // namespace glassbox::reasoner

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "workers/llm/extractive_answer_spans.hpp"
-#include "workers/llm/extractive_model.hpp"
+#include "reasoner/detail/answer_spans.hpp"
+#include "reasoner/reasoner.hpp"
 
-namespace glassbox::llm {
+namespace glassbox::reasoner {
 namespace {
 
 // The chunk id of "… [c2]" and the quote before it (a "Yes: " / "No: " lead stripped).
@@ -148,7 +148,8 @@ TEST(DocumentAnswerTest, NoBridgeWhenOneSentenceAnswersAlready) {
     };
     const auto a = m.answer_from_chunks("In which year was the Tolley Foundry founded?", chunks);
     ASSERT_FALSE(a.sentences.empty());
-    EXPECT_EQ(a.sentences[0], "The Tolley Foundry in Harrowgate was founded in 1861 by Ada Tolley. [c3]");
+    EXPECT_EQ(a.sentences[0],
+              "The Tolley Foundry in Harrowgate was founded in 1861 by Ada Tolley. [c3]");
     EXPECT_EQ(a.answer, "1861");
     expect_well_formed(a, chunks);
 }
@@ -214,11 +215,11 @@ TEST(DocumentAnswerTest, YesNoQuestionsStartWithTheAnswerTheEvidenceGives) {
     EXPECT_EQ(yes.answer_ids, (std::vector<std::string>{"c1", "c3"}));
     expect_well_formed(yes, chunks);
 
-    const auto both = m.answer_from_chunks("Are Brell Harbour and Tarn Quay both fishing ports?",
-                                           chunks);
+    const auto both =
+        m.answer_from_chunks("Are Brell Harbour and Tarn Quay both fishing ports?", chunks);
     EXPECT_EQ(both.answer, "yes");
-    const auto not_both = m.answer_from_chunks(
-        "Are Brell Harbour and Ostin Bay both fishing ports?", chunks);
+    const auto not_both =
+        m.answer_from_chunks("Are Brell Harbour and Ostin Bay both fishing ports?", chunks);
     EXPECT_EQ(not_both.answer, "no");
     ASSERT_FALSE(not_both.sentences.empty());
     EXPECT_NE(not_both.sentences[0].find("[c2]"), std::string::npos)
@@ -265,15 +266,17 @@ TEST(DocumentAnswerTest, AtMostThreeSentencesAndNoneRepeated) {
     const std::vector<std::string> goods{"coal", "timber", "grain", "salt", "wool", "slate"};
     for (std::size_t i = 0; i < goods.size(); ++i) {
         // Every chunk twice: the same text under two ids.
-        const std::string text = "The Merrow canal carries " + goods[i] + " to Fenn by barge. The " +
-                                 goods[i] + " barges of the Merrow canal reach Fenn weekly.";
+        const std::string text = "The Merrow canal carries " + goods[i] +
+                                 " to Fenn by barge. The " + goods[i] +
+                                 " barges of the Merrow canal reach Fenn weekly.";
         chunks.push_back({"c" + std::to_string(2 * i + 1), text, "Merrow canal " + goods[i]});
         chunks.push_back({"c" + std::to_string(2 * i + 2), text, "Merrow canal " + goods[i]});
     }
-    const auto a = m.answer_from_chunks("What does the Merrow canal carry to Fenn by barge?", chunks);
+    const auto a =
+        m.answer_from_chunks("What does the Merrow canal carry to Fenn by barge?", chunks);
     EXPECT_EQ(a.sentences.size(), 3u);
     expect_well_formed(a, chunks);
 }
 
 }  // namespace
-}  // namespace glassbox::llm
+}  // namespace glassbox::reasoner

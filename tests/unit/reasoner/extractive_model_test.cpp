@@ -1,7 +1,5 @@
 // The extractive model: concepts from realistic questions, edge scoring that ranks the
 // matching edges first, reasons, and answers that cite only what they were given.
-#include "workers/llm/extractive_model.hpp"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,9 +9,10 @@
 #include <set>
 #include <utility>
 
+#include "reasoner/reasoner.hpp"
 #include "text/tokenize.hpp"
 
-namespace glassbox::llm {
+namespace glassbox::reasoner {
 namespace {
 
 bool has(const std::vector<std::string>& list, const std::string& item) {
@@ -347,8 +346,9 @@ TEST(ReasonEdgesTest, SayWhatMatched) {
     EXPECT_NE(r[0].find("\"Cruz Azul FC\" is named in the question"), std::string::npos) << r[0];
     EXPECT_NE(r[0].find("\"country\""), std::string::npos) << r[0];
     EXPECT_NE(r[1].find("matches no entity or relation word"), std::string::npos) << r[1];
-    EXPECT_EQ(r, m.reason_edges("which country is the soccer team Cruz_Azul_FC based in ?", edges)
-                     .value());
+    EXPECT_EQ(
+        r,
+        m.reason_edges("which country is the soccer team Cruz_Azul_FC based in ?", edges).value());
 }
 
 TEST(ReasonEdgesTest, AnEdgeFurtherAlongAPathSaysWhereThePathStarts) {
@@ -436,7 +436,8 @@ TEST(SynthesisTest, DocumentAnswersQuoteTheBestSentencesExactly) {
          "Eiffel Tower"},
     };
     const auto pieces =
-        m.answer_from_chunks("When was construction of the Eiffel Tower finished?", chunks).sentences;
+        m.answer_from_chunks("When was construction of the Eiffel Tower finished?", chunks)
+            .sentences;
     ASSERT_FALSE(pieces.empty());
     EXPECT_EQ(pieces[0],
               "Construction of the Eiffel Tower was finished in March 1889 by the company of "
@@ -449,8 +450,9 @@ TEST(SynthesisTest, DocumentAnswersQuoteTheBestSentencesExactly) {
         EXPECT_NE(chunk.text.find(quote), std::string::npos) << "not an exact quote: " << quote;
     }
     EXPECT_LE(pieces.size(), 3u);
-    EXPECT_EQ(pieces, m.answer_from_chunks(
-                          "When was construction of the Eiffel Tower finished?", chunks).sentences);
+    EXPECT_EQ(pieces,
+              m.answer_from_chunks("When was construction of the Eiffel Tower finished?", chunks)
+                  .sentences);
 }
 
 TEST(SynthesisTest, MarkdownHeadingsAreNeverQuoted) {
@@ -461,7 +463,8 @@ TEST(SynthesisTest, MarkdownHeadingsAreNeverQuoted) {
          "tore the lantern open and the keeper kept a lamp burning.\n\n## Storm damage\n",
          "Storms"},
     };
-    const auto pieces = m.answer_from_chunks("What did the storm of 1887 damage?", chunks).sentences;
+    const auto pieces =
+        m.answer_from_chunks("What did the storm of 1887 damage?", chunks).sentences;
     ASSERT_FALSE(pieces.empty());
     for (const auto& p : pieces) {
         EXPECT_EQ(p.find('#'), std::string::npos) << p;
@@ -484,8 +487,10 @@ TEST(SynthesisTest, ComparisonQuestionsQuoteBothDocuments) {
          "First for Women"},
         {"c3", "Philadelphia is the largest city in Pennsylvania.", "Philadelphia"},
     };
-    const auto pieces = m.answer_from_chunks(
-        "Which magazine was started first Arthur's Magazine or First for Women?", chunks).sentences;
+    const auto pieces =
+        m.answer_from_chunks(
+             "Which magazine was started first Arthur's Magazine or First for Women?", chunks)
+            .sentences;
     std::set<std::string> cited;
     for (const auto& p : pieces)
         for (const auto& id : markers(p)) cited.insert(id);
@@ -529,4 +534,4 @@ TEST(CountWordsTest, CountsWhitespaceSeparatedTokens) {
 }
 
 }  // namespace
-}  // namespace glassbox::llm
+}  // namespace glassbox::reasoner

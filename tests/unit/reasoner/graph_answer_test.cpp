@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "workers/llm/extractive_model.hpp"
+#include "reasoner/reasoner.hpp"
 
-namespace glassbox::llm {
+namespace glassbox::reasoner {
 namespace {
 
 std::vector<std::string> markers(const std::string& text) {
@@ -86,10 +86,10 @@ TEST(GraphAnswerTest, SeveralAnswersAreListedCompactlyWithAgreement) {
     ExtractiveModel m;
     std::vector<LabelledEdge> edges;
     const std::vector<std::string> players{"Ana ORT", "Bo LEE", "Cy DAL", "Di MOR",
-                                           "Ed FEN", "Fa GIL", "Go HAN"};
+                                           "Ed FEN",  "Fa GIL", "Go HAN"};
     for (std::size_t i = 0; i < players.size(); ++i)
-        edges.push_back({"e" + std::to_string(i + 1), "Winger", "plays position inverse",
-                         players[i]});
+        edges.push_back(
+            {"e" + std::to_string(i + 1), "Winger", "plays position inverse", players[i]});
     const auto a = m.answer_from_edges("who plays Winger ?", edges);
     EXPECT_EQ(a.answer, "Ana ORT, Bo LEE, Cy DAL, Di MOR, Ed FEN and 2 others");
     ASSERT_EQ(a.sentences.size(), 1u);
@@ -109,8 +109,7 @@ TEST(GraphAnswerTest, AnAnswerJoiningTwoNamedEntitiesWinsAndSaysBoth) {
         {"e3", "Bo LEE", "plays in club", "Harbour FC"},
         {"e4", "Ana ORT", "plays in club", "Quay United"},
     };
-    const auto a =
-        m.answer_from_edges("who plays at position Winger for club Harbour_FC ?", edges);
+    const auto a = m.answer_from_edges("who plays at position Winger for club Harbour_FC ?", edges);
     EXPECT_EQ(a.answer, "Bo LEE");
     ASSERT_EQ(a.sentences.size(), 2u);
     EXPECT_EQ(a.sentences[0].rfind("Bo LEE", 0), 0u) << a.sentences[0];
@@ -147,12 +146,9 @@ TEST(GraphAnswerTest, LiteralsAreValuesWithTheirUnit) {
 
 // Invented royal family: one edge per relation, as a knowledge graph keeps them.
 const std::vector<LabelledEdge> kFamily{
-    {"e1", "queen mab", "spouse", "king odo"},
-    {"e2", "queen mab", "parents", "lord wren"},
-    {"e3", "lord wren", "children", "queen mab"},
-    {"e4", "queen mab", "parents", "lady ash"},
-    {"e5", "lady ash", "religion", "old faith"},
-    {"e6", "king odo", "gender", "male"},
+    {"e1", "queen mab", "spouse", "king odo"},    {"e2", "queen mab", "parents", "lord wren"},
+    {"e3", "lord wren", "children", "queen mab"}, {"e4", "queen mab", "parents", "lady ash"},
+    {"e5", "lady ash", "religion", "old faith"},  {"e6", "king odo", "gender", "male"},
 };
 
 TEST(GraphAnswerTest, AWalkMayComeBackOverAFactTheQuestionAsksAgain) {
@@ -208,9 +204,11 @@ TEST(GraphAnswerTest, ANodeTypedAsAnotherClassIsNotTheOneAsked) {
         {"e4", "Wickham", "type", "town"},
         {"e5", "Holm", "type", "island"},
     };
-    const auto a = m.answer_from_edges("On which island was the designer of Skel Light born?", edges);
+    const auto a =
+        m.answer_from_edges("On which island was the designer of Skel Light born?", edges);
     EXPECT_EQ(a.answer, "Holm");
-    const auto town = m.answer_from_edges("In which town was the designer of Skel Light born?", edges);
+    const auto town =
+        m.answer_from_edges("In which town was the designer of Skel Light born?", edges);
     EXPECT_EQ(town.answer, "Wickham");
 }
 
@@ -248,4 +246,4 @@ TEST(GraphAnswerTest, UndecidedSaysSoWithoutAnAnswer) {
 }
 
 }  // namespace
-}  // namespace glassbox::llm
+}  // namespace glassbox::reasoner

@@ -1,9 +1,9 @@
 // question_intent: the expected answer type of invented questions, and the literal checks.
-#include "workers/llm/question_intent.hpp"
+#include "reasoner/detail/question_intent.hpp"
 
 #include <gtest/gtest.h>
 
-namespace glassbox::llm {
+namespace glassbox::reasoner::detail {
 namespace {
 
 TEST(QuestionIntentTest, WhWordsGiveTheirType) {
@@ -112,4 +112,4 @@ TEST(QuestionIntentTest, LiteralShapes) {
 }
 
 }  // namespace
-}  // namespace glassbox::llm
+}  // namespace glassbox::reasoner::detail

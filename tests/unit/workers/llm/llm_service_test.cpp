@@ -195,8 +195,8 @@ TEST_F(LlmServiceTest, StreamedSynthesisPartialsAddUpToTheFinalText) {
         // Every word written counts, the Answer line's too ("Answer:", the answer, its markers).
         ASSERT_TRUE(r->answer);
         const std::size_t line_words =
-            1 + count_words(*r->answer) + (r->answer_ids.empty() ? 0 : 1);
-        EXPECT_EQ(r->out_token, static_cast<std::uint64_t>(count_words(r->text) + line_words));
+            1 + reasoner::count_words(*r->answer) + (r->answer_ids.empty() ? 0 : 1);
+        EXPECT_EQ(r->out_token, static_cast<std::uint64_t>(reasoner::count_words(r->text) + line_words));
         for (const auto& id : markers(r->text))
             EXPECT_TRUE(id == "e1" || id == "e2" || id == "e3") << id;
         EXPECT_FALSE(markers(r->text).empty());

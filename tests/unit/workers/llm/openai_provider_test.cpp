@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "tests/support/fake_openai_server.hpp"
-#include "workers/llm/extractive_model.hpp"
+#include "reasoner/reasoner.hpp"
 
 namespace glassbox::llm {
 namespace {
@@ -86,7 +86,7 @@ TEST_F(OpenAiProviderTest, TextAnswerWithUsageAndTheEndpointsModel) {
     EXPECT_EQ(c->text, kept_reply) << "the whole reply: the llm service splits the Answer line";
     EXPECT_EQ(c->model, "served-model-v2");
     EXPECT_GT(c->in_tokens, 20u);
-    EXPECT_EQ(c->out_tokens, static_cast<std::uint64_t>(count_words(c->text)));
+    EXPECT_EQ(c->out_tokens, static_cast<std::uint64_t>(reasoner::count_words(c->text)));
     EXPECT_FALSE(c->json);
 
     const auto requests = server.requests_to("/v1/chat/completions");
@@ -135,7 +135,7 @@ TEST_F(OpenAiProviderTest, StreamsDeltasWithUsageFromTheStream) {
     EXPECT_EQ(joined, c->text);
     EXPECT_TRUE(c->text.starts_with("echo: "));
     EXPECT_GT(c->in_tokens, 0u) << "usage arrives in the stream's last chunk";
-    EXPECT_EQ(c->out_tokens, static_cast<std::uint64_t>(count_words(c->text)));
+    EXPECT_EQ(c->out_tokens, static_cast<std::uint64_t>(reasoner::count_words(c->text)));
     const auto requests = server.requests_to("/v1/chat/completions");
     ASSERT_EQ(requests.size(), 1u);
     EXPECT_EQ(requests[0]["body"]["stream"], true);
@@ -237,10 +237,10 @@ TEST_F(OpenAiProviderTest, AReplyWithoutTheAnswerLineIsRepaired) {
               std::string::npos)
         << repair.back()["content"];
     // Tokens of both calls (the fake counts words).
-    EXPECT_EQ(c->out_tokens, static_cast<std::uint64_t>(count_words(repair[repair.size() - 2]
+    EXPECT_EQ(c->out_tokens, static_cast<std::uint64_t>(reasoner::count_words(repair[repair.size() - 2]
                                                                         ["content"]
                                                                         .get<std::string>()) +
-                                                        count_words(kept_reply)));
+                                                        reasoner::count_words(kept_reply)));
 }
 
 TEST_F(OpenAiProviderTest, AReplyTwiceWithoutTheAnswerLineIsAnUpstreamError) {
