@@ -187,7 +187,9 @@ Result<json> turns(TraceStore& store, const json& body, const CollectorStatsSour
     if (!limit) return limit.error();
     if (auto settled = settle(store, *id, body, collector_stats); !settled) return settled.error();
     // `strict`: a person asked for this conversation by name, and a typo is no empty one.
-    if (const auto strict = body.find("strict"); strict != body.end() && strict->is_boolean() && strict->get<bool>()) {
+    const auto strict = body.find("strict");
+    if (strict != body.end() && !strict->is_null() && !strict->is_boolean()) return invalid("\"strict\" must be true or false");
+    if (strict != body.end() && strict->is_boolean() && strict->get<bool>()) {
         auto known = store.conversation_known(*id);
         if (!known) return known.error();
         if (!*known) return not_found_conversation(store, *id);

@@ -2,6 +2,7 @@
 // gb:conversation, the bounds, forget, the v1 → v2 migration and the service's ops.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -10,6 +11,7 @@
 #include "schema/messages_trace.hpp"
 #include "storage/sqlite_database.hpp"
 #include "tests/support/trace_fixture.hpp"
+#include "tests/support/wait_until.hpp"
 #include "workers/trace_collector/trace_service.hpp"
 
 namespace glassbox::trace::testing {
@@ -273,14 +275,21 @@ TEST_F(ConversationServiceTest, TurnsSettleWaitsForTheConversationsRunningRunBut
     store({previous.open(), asker.open()}, kT0 + 51);
     auto reader = TraceStore::open(dir_ / "traces.db", OpenMode::kReadOnly, config_);
     ASSERT_TRUE(reader.ok()) << reader.error().describe();
+    // The previous run ends once the request is settling: the collector's counters are read
+    // only there (they say nothing is in flight), so the end comes while it waits.
+    std::atomic<bool> settling{false};
     std::thread ender([&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        (void)glassbox::test_support::wait_until([&] { return settling.load(); });
         store({end_with_short_answer(previous, "Ilse Varrow designed Greyhollow Light.", "Ilse Varrow")}, kT0 + 200);
     });
     auto settled = answer_trace_request(**reader,
                                         {{"op", "turns"}, {"session_id", "s2"}, {"limit", 1},
                                          {"settle_ms", schema::kMaxTurnsSettleMs}, {"current", asker.uris.uuid()}},
-                                        [](const json&) { return true; });
+                                        [](const json&) { return true; },
+                                        [&settling] {
+                                            settling = true;
+                                            return schema::TraceCollectorStats{};
+                                        });
     ender.join();
     ASSERT_TRUE(settled.ok()) << settled.error().describe();
     ASSERT_EQ((*settled)["turns"].size(), 1u) << "the turn that was running when asked: " << settled->dump();
@@ -291,7 +300,8 @@ TEST_F(ConversationServiceTest, TurnsSettleWaitsForTheConversationsRunningRunBut
     EXPECT_TRUE((*now)["turns"].empty());
     for (const json& bad : {json{{"op", "turns"}, {"session_id", "s2"}, {"settle_ms", schema::kMaxTurnsSettleMs + 1}},
                             json{{"op", "turns"}, {"session_id", "s2"}, {"settle_ms", -1}},
-                            json{{"op", "turns"}, {"session_id", "s2"}, {"settle_ms", 10}, {"current", 3}}}) {
+                            json{{"op", "turns"}, {"session_id", "s2"}, {"settle_ms", 10}, {"current", 3}},
+                            json{{"op", "turns"}, {"session_id", "s2"}, {"strict", "yes"}}}) {
         auto r = ask(bad);
         ASSERT_FALSE(r.ok()) << bad.dump();
         EXPECT_EQ(r.error().type, ErrorType::kInvalidRequest) << bad.dump();
