@@ -14,9 +14,6 @@ using runtime::invalid_setting;
 namespace {
 
 constexpr std::string_view kService = schema::services::kEmbeddings;
-constexpr std::string_view kKnownKeys =
-    "provider, dim, base_url, model, api_key_env, batch_size, timeout_ms, max_retries, max_texts, "
-    "max_text_bytes";
 
 }  // namespace
 
@@ -31,63 +28,42 @@ std::string_view to_string(Provider provider) noexcept {
 }
 
 base::Result<EmbeddingsConfig> EmbeddingsConfig::from_json(const json& object) {
-    auto settings = runtime::ServiceSettings::of(object, kService);
-    if (!settings) return std::move(settings).error();
     EmbeddingsConfig config;
-    for (const auto& [key, value] : object.items()) {
-        if (key == "provider") {
-            auto name = settings->text(key);
+    const runtime::SettingReader provider{
+        "provider", [&config](const runtime::ServiceSettings& settings, const std::string& key) -> base::Result<void> {
+            auto name = settings.text(key);
             if (!name) return std::move(name).error();
-            if (*name == "hashing")
+            if (*name == "hashing") {
                 config.provider = Provider::kHashing;
-            else if (*name == "openai")
+            } else if (*name == "openai") {
                 config.provider = Provider::kOpenAi;
-            else
-                return invalid_setting(
-                    "embeddings setting \"provider\" must be \"hashing\" or \"openai\", not \"" +
-                    *name + "\"");
-        } else if (key == "dim") {
-            auto v = settings->integer(key, 0, 65'536);
+            } else {
+                return invalid_setting("embeddings setting \"provider\" must be \"hashing\" or \"openai\", not \"" +
+                                       *name + "\"");
+            }
+            return {};
+        }};
+    const runtime::SettingReader model{
+        "model", [&config](const runtime::ServiceSettings& settings, const std::string& key) -> base::Result<void> {
+            auto v = settings.text(key);
             if (!v) return std::move(v).error();
-            config.dim = static_cast<std::uint32_t>(*v);
-        } else if (key == "base_url") {
-            auto v = settings->url(key);
-            if (!v) return std::move(v).error();
-            config.base_url = std::move(*v);
-        } else if (key == "model") {
-            auto v = settings->text(key);
-            if (!v) return std::move(v).error();
-            if (v->empty())
-                return invalid_setting("embeddings setting \"model\" must not be empty");
+            if (v->empty()) return invalid_setting("embeddings setting \"model\" must not be empty");
             config.model = std::move(*v);
-        } else if (key == "api_key_env") {
-            auto v = settings->text(key);
-            if (!v) return std::move(v).error();
-            config.api_key_env = std::move(*v);
-        } else if (key == "batch_size") {
-            auto v = settings->integer(key, 1, 2'048);
-            if (!v) return std::move(v).error();
-            config.batch_size = static_cast<std::size_t>(*v);
-        } else if (key == "timeout_ms") {
-            auto v = settings->integer(key, 1, 600'000);
-            if (!v) return std::move(v).error();
-            config.timeout = std::chrono::milliseconds{static_cast<std::int64_t>(*v)};
-        } else if (key == "max_retries") {
-            auto v = settings->integer(key, 0, 10);
-            if (!v) return std::move(v).error();
-            config.max_retries = static_cast<int>(*v);
-        } else if (key == "max_texts") {
-            auto v = settings->integer(key, 1, 100'000);
-            if (!v) return std::move(v).error();
-            config.limits.max_texts = static_cast<std::size_t>(*v);
-        } else if (key == "max_text_bytes") {
-            auto v = settings->integer(key, 1, 16'777'216);
-            if (!v) return std::move(v).error();
-            config.limits.max_text_bytes = static_cast<std::size_t>(*v);
-        } else {
-            return settings->unknown(key, kKnownKeys);
-        }
-    }
+            return {};
+        }};
+    auto read = runtime::read_settings(object, kService,
+                                       {provider,
+                                        runtime::integer_setting("dim", 0, 65'536, config.dim),
+                                        runtime::url_setting("base_url", config.base_url),
+                                        model,
+                                        runtime::text_setting("api_key_env", config.api_key_env),
+                                        runtime::integer_setting("batch_size", 1, 2'048, config.batch_size),
+                                        runtime::millis_setting("timeout_ms", 1, 600'000, config.timeout),
+                                        runtime::integer_setting("max_retries", 0, 10, config.max_retries),
+                                        runtime::integer_setting("max_texts", 1, 100'000, config.limits.max_texts),
+                                        runtime::integer_setting("max_text_bytes", 1, 16'777'216,
+                                                                 config.limits.max_text_bytes)});
+    if (!read) return std::move(read).error();
     if (config.provider == Provider::kHashing && object.contains("dim") && config.dim == 0) {
         return invalid_setting(
             "embeddings setting \"dim\" must be from 1 to 65536 for the hashing provider");

@@ -14,9 +14,6 @@ using runtime::invalid_setting;
 namespace {
 
 constexpr std::string_view kService = schema::services::kLlm;
-constexpr std::string_view kKnownKeys =
-    "provider, base_url, model, api_key_env, connect_timeout_ms, timeout_ms, max_retries, "
-    "temperature, templates, extractive_delay_ms";
 
 }  // namespace
 
@@ -25,62 +22,39 @@ std::string_view to_string(ProviderKind kind) noexcept {
 }
 
 base::Result<LlmConfig> LlmConfig::from_json(const json& object) {
-    auto settings = runtime::ServiceSettings::of(object, kService);
-    if (!settings) return std::move(settings).error();
     LlmConfig config;
-    for (const auto& [key, value] : object.items()) {
-        if (key == "provider") {
-            auto name = settings->text(key);
+    const runtime::SettingReader provider{
+        "provider", [&config](const runtime::ServiceSettings& settings, const std::string& key) -> base::Result<void> {
+            auto name = settings.text(key);
             if (!name) return std::move(name).error();
             if (*name == "extractive") {
                 config.provider = ProviderKind::kExtractive;
             } else if (*name == "openai") {
                 config.provider = ProviderKind::kOpenAi;
             } else {
-                return invalid_setting(
-                    "llm setting \"provider\" must be \"extractive\" or \"openai\", not \"" +
-                    *name + "\"");
+                return invalid_setting("llm setting \"provider\" must be \"extractive\" or \"openai\", not \"" +
+                                       *name + "\"");
             }
-        } else if (key == "base_url") {
-            auto v = settings->url(key);
-            if (!v) return std::move(v).error();
-            config.base_url = std::move(*v);
-        } else if (key == "model") {
-            auto v = settings->text(key);
-            if (!v) return std::move(v).error();
-            config.model = std::move(*v);
-        } else if (key == "api_key_env") {
-            auto v = settings->text(key);
-            if (!v) return std::move(v).error();
-            config.api_key_env = std::move(*v);
-        } else if (key == "connect_timeout_ms") {
-            auto v = settings->integer(key, 1, 600'000);
-            if (!v) return std::move(v).error();
-            config.connect_timeout = std::chrono::milliseconds{static_cast<std::int64_t>(*v)};
-        } else if (key == "timeout_ms") {
-            auto v = settings->integer(key, 1, 3'600'000);
-            if (!v) return std::move(v).error();
-            config.timeout = std::chrono::milliseconds{static_cast<std::int64_t>(*v)};
-        } else if (key == "max_retries") {
-            auto v = settings->integer(key, 0, 10);
-            if (!v) return std::move(v).error();
-            config.max_retries = static_cast<int>(*v);
-        } else if (key == "temperature") {
+            return {};
+        }};
+    const runtime::SettingReader temperature{
+        "temperature", [&config, &object](const runtime::ServiceSettings&, const std::string& key) -> base::Result<void> {
+            const json& value = object.at(key);
             if (!value.is_number() || value.get<double>() < 0.0 || value.get<double>() > 2.0)
                 return invalid_setting("llm setting \"temperature\" must be a number from 0 to 2");
             config.temperature = value.get<double>();
-        } else if (key == "extractive_delay_ms") {
-            auto v = settings->integer(key, 0, 600'000);
-            if (!v) return std::move(v).error();
-            config.extractive_delay = std::chrono::milliseconds{static_cast<std::int64_t>(*v)};
-        } else if (key == "templates") {
-            auto v = settings->text(key);
-            if (!v) return std::move(v).error();
-            config.templates = std::move(*v);
-        } else {
-            return settings->unknown(key, kKnownKeys);
-        }
-    }
+            return {};
+        }};
+    auto read = runtime::read_settings(
+        object, kService,
+        {provider, runtime::url_setting("base_url", config.base_url), runtime::text_setting("model", config.model),
+         runtime::text_setting("api_key_env", config.api_key_env),
+         runtime::millis_setting("connect_timeout_ms", 1, 600'000, config.connect_timeout),
+         runtime::millis_setting("timeout_ms", 1, 3'600'000, config.timeout),
+         runtime::integer_setting("max_retries", 0, 10, config.max_retries), temperature,
+         runtime::text_setting("templates", config.templates),
+         runtime::millis_setting("extractive_delay_ms", 0, 600'000, config.extractive_delay)});
+    if (!read) return std::move(read).error();
     if (config.effective_provider() == ProviderKind::kOpenAi && config.model.empty())
         return invalid_setting("the openai provider needs llm setting \"model\" (or --model)");
     return config;

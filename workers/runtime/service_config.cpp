@@ -1,6 +1,7 @@
 // ServiceSettings readers and the API key from the environment.
 #include "workers/runtime/service_config.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <utility>
 
@@ -52,6 +53,52 @@ base::Result<std::string> ServiceSettings::url(const std::string& key) const {
 
 base::Error ServiceSettings::unknown(const std::string& key, std::string_view known) const {
     return invalid_setting("unknown " + setting(key) + " (known: " + std::string(known) + ")");
+}
+
+base::Result<void> read_settings(const nlohmann::json& object, std::string_view service,
+                                 const std::vector<SettingReader>& readers) {
+    auto settings = ServiceSettings::of(object, service);
+    if (!settings) return std::move(settings).error();
+    for (const auto& item : object.items()) {
+        const std::string& key = item.key();
+        const auto reader = std::find_if(readers.begin(), readers.end(),
+                                         [&](const SettingReader& r) { return r.key == key; });
+        if (reader == readers.end()) {
+            std::string known;
+            for (const auto& r : readers) known += (known.empty() ? "" : ", ") + std::string(r.key);
+            return settings->unknown(key, known);
+        }
+        if (auto read = reader->read(*settings, key); !read) return read;
+    }
+    return {};
+}
+
+SettingReader text_setting(std::string_view key, std::string& out) {
+    return {key, [&out](const ServiceSettings& settings, const std::string& name) -> base::Result<void> {
+                auto v = settings.text(name);
+                if (!v) return std::move(v).error();
+                out = std::move(*v);
+                return {};
+            }};
+}
+
+SettingReader url_setting(std::string_view key, std::string& out) {
+    return {key, [&out](const ServiceSettings& settings, const std::string& name) -> base::Result<void> {
+                auto v = settings.url(name);
+                if (!v) return std::move(v).error();
+                out = std::move(*v);
+                return {};
+            }};
+}
+
+SettingReader millis_setting(std::string_view key, std::uint64_t min, std::uint64_t max,
+                             std::chrono::milliseconds& out) {
+    return {key, [min, max, &out](const ServiceSettings& settings, const std::string& name) -> base::Result<void> {
+                auto v = settings.integer(name, min, max);
+                if (!v) return std::move(v).error();
+                out = std::chrono::milliseconds{static_cast<std::int64_t>(*v)};
+                return {};
+            }};
 }
 
 base::Result<std::string> api_key_from_env(std::string_view service, const std::string& env) {

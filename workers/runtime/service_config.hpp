@@ -2,10 +2,14 @@
 // an HTTP provider takes from the environment.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "base/result.hpp"
 
@@ -40,6 +44,34 @@ private:
     const nlohmann::json* object_;
     std::string service_;
 };
+
+// One setting a service knows: its key, and how its value goes into the service's config (the
+// reader checks it; a bad value is the reader's kInvalidRequest).
+struct SettingReader {
+    std::string_view key;
+    std::function<base::Result<void>(const ServiceSettings& settings, const std::string& key)> read;
+};
+
+// Every key of `object` read by the reader of that key, in the object's order; a key no reader
+// has is ServiceSettings::unknown, listing the readers' keys in their order. The one way the
+// services (llm, embeddings) read their settings.
+base::Result<void> read_settings(const nlohmann::json& object, std::string_view service,
+                                 const std::vector<SettingReader>& readers);
+
+// Readers of the usual kinds, writing into a config's member (which must outlive the read).
+SettingReader text_setting(std::string_view key, std::string& out);
+SettingReader url_setting(std::string_view key, std::string& out);
+SettingReader millis_setting(std::string_view key, std::uint64_t min, std::uint64_t max,
+                             std::chrono::milliseconds& out);
+template <typename T>
+SettingReader integer_setting(std::string_view key, std::uint64_t min, std::uint64_t max, T& out) {
+    return {key, [min, max, &out](const ServiceSettings& settings, const std::string& name) -> base::Result<void> {
+                auto v = settings.integer(name, min, max);
+                if (!v) return std::move(v).error();
+                out = static_cast<T>(*v);
+                return {};
+            }};
+}
 
 // The API key in the environment variable `env` ("" when `env` is "": a server that needs no
 // key); kInvalidRequest naming `<service> setting "api_key_env"` when it is unset or empty.
