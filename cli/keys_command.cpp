@@ -138,8 +138,18 @@ void run_show(const KeysOptions& options) {
     }
 }
 
+// The certificate `keys allow` was given: a path, or, when no such file is here, the name of one
+// in the keys folder (`glassbox keys new host-b` then `glassbox keys allow host-b.key`, on the
+// broker's own host).
+std::string certificate_path(const KeysOptions& options) {
+    std::error_code ec;
+    if (fs::exists(options.name, ec) || options.name.find('/') != std::string::npos) return options.name;
+    const fs::path in_folder = options.folder() / options.name;
+    return fs::exists(in_folder, ec) ? in_folder.string() : options.name;
+}
+
 void run_allow(const KeysOptions& options) {
-    auto certificate = bus::read_public_certificate(options.name);
+    auto certificate = bus::read_public_certificate(certificate_path(options));
     if (!certificate) fail(certificate.error());
     if (certificate.value().name.empty()) {
         fail(base::make_error(base::ErrorType::kInvalidRequest, options.name + " names no key (metadata name)"));
@@ -206,7 +216,7 @@ void add_keys_command(CLI::App& app) {
     show->callback([options] { run_show(*options); });
 
     CLI::App* allow = keys->add_subcommand("allow", "Let a key connect: copy its public certificate into <keys>/allowed");
-    allow->add_option("file", options->name, "A public certificate (NAME.key from glassbox keys new)")->required();
+    allow->add_option("file", options->name, "A public certificate: a path, or NAME.key in the keys folder (from glassbox keys new)")->required();
     allow->add_option("--as", options->as, "The name it is allowed under (default: the certificate's name)");
     common(allow);
     allow->callback([options] { run_allow(*options); });

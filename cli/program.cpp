@@ -49,14 +49,14 @@ int run_program(int argc, char** argv, const std::function<void(CLI::App&)>& add
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        // A misspelt command is bad input (exit 2), named with the nearest one.
-        if (e.get_exit_code() != 0) {
-            if (const auto typo = unknown_command_message(app, argc, argv)) {
-                std::cerr << "glassbox: " << *typo << "\n";
-                return 2;
-            }
-        }
-        return app.exit(e);
+        // --help and --version end the parse too (exit 0): CLI11 prints them. A command's typed
+        // error (exit_with_error) and a configuration error were printed already: their code.
+        if (e.get_exit_code() == 0 || dynamic_cast<const CLI::RuntimeError*>(&e) != nullptr) return app.exit(e);
+        // A command line that does not parse is bad input, said as every typed error is: one
+        // line, exit 2 (docs/operations.md); a misspelt command is named with the nearest one.
+        const auto typo = unknown_command_message(app, argc, argv);
+        std::cerr << "InvalidRequest: " << (typo ? *typo : std::string(e.what())) << " (--help shows the usage)\n";
+        return 2;
     }
     return 0;
 }

@@ -112,6 +112,11 @@ std::optional<QueryMode> query_mode_from_string(std::string_view) noexcept;
 inline constexpr std::size_t kMaxRequestIdBytes = 128;
 bool usable_request_id(std::string_view id) noexcept;
 
+// True when `question` holds something to search for: an ASCII letter or digit, or a non-ASCII
+// character (a letter of another script). "...", "?!" hold none (issue 31: they reached the
+// vector search as a zero vector).
+bool has_words(std::string_view question) noexcept;
+
 // The routed entry point (the `query` worker, docs/query.md). An unknown mode is a decode
 // error. `session_id` is recorded on the run's Question and passed on to the agent.
 struct QueryRequest {

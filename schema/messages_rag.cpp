@@ -2,6 +2,7 @@
 // and their streamed responses (DESIGN §3), one field list per struct.
 #include "schema/messages.hpp"
 
+#include <algorithm>
 #include <tuple>
 
 #include "schema/detail/message_codecs.hpp"
@@ -150,6 +151,13 @@ GLASSBOX_FIELD_LIST_CODEC(AgentRequest)
 GLASSBOX_FIELD_LIST_CODEC(QueryRequest)
 GLASSBOX_FIELD_LIST_CODEC(RagResponse)
 GLASSBOX_FIELD_LIST_CODEC(AgentResponse)
+
+bool has_words(std::string_view question) noexcept {
+    return std::any_of(question.begin(), question.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u >= 0x80 || (u >= '0' && u <= '9') || (u >= 'A' && u <= 'Z') || (u >= 'a' && u <= 'z');
+    });
+}
 
 bool usable_request_id(std::string_view id) noexcept {
     if (id.empty() || id.size() > kMaxRequestIdBytes) return false;

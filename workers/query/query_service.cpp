@@ -344,6 +344,10 @@ void handle_query(runtime::RequestContext& context, const QueryConfig& config, c
         (void)context.fail(make_error(ErrorType::kInvalidRequest, "\"query\" must be a non-empty question"));
         return;
     }
+    if (!schema::has_words(request.query)) {
+        (void)context.fail(make_error(ErrorType::kInvalidRequest, "the question has no words to search for"));
+        return;
+    }
     // The request id goes into the trace as it is, so it is checked like the gateway checks it.
     if (!request.request_id.empty() && !schema::usable_request_id(request.request_id)) {
         (void)context.fail(make_error(ErrorType::kInvalidRequest,

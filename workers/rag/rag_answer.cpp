@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "base/utf8.hpp"
 #include "schema/explain_uris.hpp"
 #include "schema/messages_trace.hpp"
 
@@ -21,6 +22,10 @@ base::Result<void> check_question(const std::string& question, const std::option
     }
     if (question.find_first_not_of(" \t\r\n") == std::string::npos) {
         return make_error(ErrorType::kInvalidRequest, "\"query\" must be a non-empty question");
+    }
+    if (!schema::has_words(question)) {
+        return make_error(ErrorType::kInvalidRequest, "the question has no words to search for (\"" +
+                                                          base::printable_utf8(question.substr(0, 40)) + "\")");
     }
     if (parent_uri && parent_uri->empty()) {
         return make_error(ErrorType::kInvalidRequest, "\"parent_uri\" must not be empty when given");

@@ -512,5 +512,13 @@ TEST(StoreMessages, CollectionMessagesRoundTripAndADeleteNeedsItsName) {
     EXPECT_NE(unnamed.error().message.find("collection"), std::string::npos) << unnamed.error().message;
 }
 
+// Issue 31: a question of punctuation alone has nothing to search for (it reached the vector
+// search as a zero vector); letters and digits of any script do.
+TEST(HasWords, LettersDigitsOrOtherScriptsCountPunctuationDoesNot) {
+    for (std::string_view yes : {"Who?", "1871", "\xC3\xA9t\xC3\xA9", "\xE7\x81\xAF\xE5\xA1\x94", "...a"})
+        EXPECT_TRUE(has_words(yes)) << yes;
+    for (std::string_view no : {"...", "?!", " - ", "", "\t"}) EXPECT_FALSE(has_words(no)) << no;
+}
+
 }  // namespace
 }  // namespace glassbox::schema
