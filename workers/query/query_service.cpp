@@ -326,201 +326,261 @@ std::uint64_t token_sum(const std::vector<EngineRun>& runs, const char* key) {
     return sum;
 }
 
+// What a query request must be before a trace is opened: a bounded question with words, and a
+// request id the gateway would take.
+std::optional<base::Error> request_problem(const schema::QueryRequest& request, const QueryConfig& config) {
+    if (request.query.size() > config.max_question_bytes) {
+        return make_error(ErrorType::kInvalidRequest, "the question is " + std::to_string(request.query.size()) +
+                                                          " bytes; at most " + std::to_string(config.max_question_bytes) +
+                                                          " are accepted");
+    }
+    if (request.query.find_first_not_of(" \t\r\n") == std::string::npos) {
+        return make_error(ErrorType::kInvalidRequest, "\"query\" must be a non-empty question");
+    }
+    if (!schema::has_words(request.query)) {
+        return make_error(ErrorType::kInvalidRequest, "the question has no words to search for");
+    }
+    // The request id goes into the trace as it is, so it is checked like the gateway checks it.
+    if (!request.request_id.empty() && !schema::usable_request_id(request.request_id)) {
+        return make_error(ErrorType::kInvalidRequest, "\"request_id\" must be 1-" +
+                                                          std::to_string(schema::kMaxRequestIdBytes) +
+                                                          " printable ASCII characters without spaces");
+    }
+    return std::nullopt;
+}
+
+// One routed question, step by step: the Question, the routing of the question as the
+// conversation reads it, the engines (the routed one, then escalations while the answer is
+// weak), the winner, the Conclusion and the FINAL. Each step that fails ends the trace and the
+// request (fail) and returns false.
+class QueryRun {
+public:
+    QueryRun(runtime::RequestContext& context, const QueryConfig& config, const Router& router,
+             const schema::QueryRequest& request)
+        : context_(context), config_(config), router_(router), request_(request), trace_(context, config.explain),
+          run_(trace_.run()) {}
+
+    void answer() {
+        if (!ask() || !route() || !run_engines()) return;
+        const auto winner = pick_winner();
+        if (!winner || !replay_winner(*winner)) return;
+        conclude(*winner);
+    }
+
+private:
+    bool fail(const base::Error& error) {
+        trace_.fail(error);
+        return false;
+    }
+    bool sent(base::Result<void> result) { return result ? true : fail(result.error()); }
+
+    // The Question: a top-level run (the query worker is always one) records its conversation
+    // (issue 18) and the collection it asks.
+    bool ask() {
+        std::optional<std::string_view> conversation;
+        if (!request_.session_id.empty()) conversation = request_.session_id;
+        const std::string_view collection =
+            request_.collection.empty() ? schema::kDefaultCollection : std::string_view{request_.collection};
+        return sent(trace_.send(trace_.session(),
+                                explain::question(run_, request_.query, std::chrono::system_clock::now(),
+                                                  explain::worker_agent_uri(schema::services::kQuery), std::nullopt,
+                                                  conversation, request_.request_id, collection)));
+    }
+
+    // Routing, of the question with a follow-up's reference to the previous turn resolved and
+    // what an "else" leaves out.
+    bool route() {
+        const auto started = SteadyClock::now();
+        const auto turns = previous_turns(context_, config_, request_.session_id, run_.uuid());
+        resolved_ = text::resolve_reference(request_.query, turns);
+        excluded_ = text::already_answered(request_.query, turns, resolved_);
+        decision_ = decide();
+        explain::Routing routing{decision_.method, {}, decision_.confidence, decision_.engine, decision_.scores};
+        for (const auto& r : decision_.fired) routing.rules_fired.push_back(r.name);
+        routing.question_type = decision_.question_type;
+        if (resolved_.resolved()) {
+            routing.resolved_question = resolved_.question;
+            routing.resolved_reference = resolved_.reference + " -> " + resolved_.entity + " (" + resolved_.rule + ")";
+        }
+        routing.excluded = excluded_.entities;
+        return sent(trace_.send(run_.routing_decision(),
+                                explain::routing_decision(run_, step_info(started, ""), routing)));
+    }
+
+    RouteDecision decide() {
+        RouteDecision decision;
+        if (request_.mode != schema::QueryMode::kAuto) {
+            decision.engine = std::string(schema::to_string(request_.mode));
+            decision.method = "explicit";
+            decision.confidence = 1.0;
+            return decision;
+        }
+        QuestionFeatures features = question_features(resolved_.question);
+        if (config_.collection_signals) {
+            const auto why = ask_collection(context_, config_.store_service, request_.collection, config_.signal_timeout,
+                                            features);
+            if (!why.empty()) base::component_logger("worker.query")->debug("event=query_signals {}", why);
+        }
+        return router_.route(features);
+    }
+
+    // The routed engine, then the next while the answer is weak, failed, and there is one.
+    bool run_engines() {
+        parent_ = run_.routing_decision();
+        std::string engine = decision_.engine;
+        std::string asked = resolved_.question;  // an escalation may ask the next engine a rephrasing
+        for (;;) {
+            if (context_.cancelled()) return fail(context_.cancellation_error());
+            runs_.push_back(run_engine(context_, config_, engine, request_, resolved_.question, asked,
+                                       excluded_.entities, parent_, runs_.size()));
+            const EngineRun& last = runs_.back();
+            if (!last.error && last.relevance.score >= config_.relevance_threshold) return true;
+            if (auto unknown = unknown_collection(context_, config_, request_.collection, last)) return fail(*unknown);
+            if (runs_.size() > config_.max_escalations) return true;
+            const auto next = next_engine(engine, runs_);
+            if (!next) return true;
+            if (!escalate(engine, *next, asked)) return false;
+            engine = *next;
+        }
+    }
+
+    // The Escalation from `engine` to `next`: its step, its record for the FINAL, the retraction
+    // of the text streamed for the weak run; `asked` becomes what the next engine is asked.
+    bool escalate(const std::string& engine, const std::string& next, std::string& asked) {
+        const auto started = SteadyClock::now();
+        const EngineRun& last = runs_.back();
+        const std::size_t n = runs_.size() - 1;
+        const std::string reason = last.error ? "engine failed: " + last.relevance.reason
+                                              : "relevance below " +
+                                                    std::to_string(config_.relevance_threshold).substr(0, 4) + " (" +
+                                                    last.relevance.reason + ")";
+        explain::EscalationInfo info{reason, last.relevance.score, next, engine, last.reflection};
+        asked = rephrased(engine, reason, info);
+        const std::string derived = last.last_step.empty() ? parent_ : last.last_step;
+        if (!sent(trace_.send(run_.escalation(n), explain::escalation(run_, n, step_info(started, derived), info))))
+            return false;
+        json escalated{{"from", engine}, {"to", next}, {"reason", reason}, {"relevance", last.relevance.score},
+                       {"reflection", last.reflection.method}};
+        if (!info.rephrased_question.empty()) escalated["query"] = info.rephrased_question;
+        if (!info.rephrase_fallback.empty()) escalated["rephrase_fallback"] = info.rephrase_fallback;
+        escalations_.push_back(std::move(escalated));
+        // The text streamed for this run is not the answer (yet): the reader drops it.
+        if (request_.streaming &&
+            !sent(context_.send_partial(
+                json{{"message_type", "retract"}, {"engine", engine}, {"run", n}, {"reason", reason}}))) {
+            return false;
+        }
+        parent_ = run_.escalation(n);
+        return true;
+    }
+
+    // With a model to ask, the next engine gets a question reworded for it (the trace's question
+    // stays the one asked); without, or when that fails, the question itself.
+    std::string rephrased(const std::string& engine, const std::string& reason, explain::EscalationInfo& info) {
+        if (config_.reflection != "llm") return resolved_.question;
+        const auto rephrasing = rephrase_for_escalation(context_, config_, resolved_.question, engine, reason);
+        if (!rephrasing.rephrased) {
+            info.rephrase_fallback = rephrasing.fallback;
+            return resolved_.question;
+        }
+        info.rephrased_question = rephrasing.question;
+        return rephrasing.question;
+    }
+
+    // The best answer wins (the earliest on a tie); failed runs never do. None: the request fails.
+    std::optional<std::size_t> pick_winner() {
+        std::optional<std::size_t> winner;
+        for (std::size_t i = 0; i < runs_.size(); ++i) {
+            if (runs_[i].error) continue;
+            if (!winner || runs_[i].relevance.score > runs_[*winner].relevance.score) winner = i;
+        }
+        if (!winner) {
+            const base::Error& error = *runs_.back().error;
+            fail(make_error(error.type, runs_.size() == 1 ? error.message
+                                                          : "every engine failed; the last: " + error.message));
+        }
+        return winner;
+    }
+
+    // A retracted run won after all (the engines escalated to did worse): the last run's text is
+    // retracted too, and the winner's sent again, whole.
+    bool replay_winner(std::size_t winner) {
+        if (!request_.streaming || winner + 1 >= runs_.size()) return true;
+        if (!sent(context_.send_partial(json{{"message_type", "retract"}, {"engine", runs_.back().engine},
+                                             {"run", runs_.size() - 1}, {"reason", "an earlier run answered better"}})))
+            return false;
+        const EngineRun& won = runs_[winner];
+        json replay = provisional_piece(won.engine, winner, string_of(won.final, "response"));
+        replay["provisional"] = false;
+        replay["replay"] = true;
+        return sent(context_.send_partial(replay));
+    }
+
+    // The Conclusion (with the winner's reflection and the trace's end), then the FINAL.
+    void conclude(std::size_t winner) {
+        const EngineRun& won = runs_[winner];
+        const auto provenance = answer_provenance(decision_, runs_, winner);
+        const auto started = SteadyClock::now();
+        auto triples = explain::routed_conclusion(
+            run_, step_info(started, won.last_step.empty() ? parent_ : won.last_step),
+            explain::StoredText{string_of(won.final, "response"), std::nullopt}, provenance, won.evidence.short_answer);
+        const auto reflected = explain::reflection(run_.conclusion(), won.reflection);
+        triples.insert(triples.end(), reflected.begin(), reflected.end());
+        const auto end = explain::trace_end(run_, std::chrono::system_clock::now(), schema::TraceStatus::kComplete);
+        triples.insert(triples.end(), end.begin(), end.end());
+        if (!sent(trace_.send(run_.conclusion(), std::move(triples), runtime::ExplainState::kComplete))) return;
+        (void)context_.reply(final_body(won, provenance));
+    }
+
+    json final_body(const EngineRun& won, const explain::AnswerProvenance& provenance) {
+        json body = won.final.is_object() ? won.final : json::object();
+        body["message_type"] = "chunk";
+        body["end_of_stream"] = true;
+        body["end_of_session"] = true;
+        body["in_token"] = token_sum(runs_, "in_token");
+        body["out_token"] = token_sum(runs_, "out_token");
+        body["session"] = trace_.session();
+        body["explain_id"] = run_.conclusion();
+        body["engine"] = won.engine;
+        body["engine_session"] = won.session;
+        body["route"] = route_json(decision_);
+        if (resolved_.resolved()) {
+            body["resolved_question"] = resolved_.question;
+            body["resolved_reference"] = {
+                {"reference", resolved_.reference}, {"entity", resolved_.entity}, {"rule", resolved_.rule}};
+        }
+        body["relevance"] = won.relevance.score;
+        body["runs"] = runs_json(runs_, resolved_.question);
+        body["escalations"] = std::move(escalations_);
+        body["provenance"] = provenance_json(provenance);
+        return body;
+    }
+
+    runtime::RequestContext& context_;
+    const QueryConfig& config_;
+    const Router& router_;
+    const schema::QueryRequest& request_;
+    QueryTrace trace_;
+    const explain::RunUris& run_;
+    text::ResolvedReference resolved_;
+    text::Exclusion excluded_;
+    RouteDecision decision_;
+    std::vector<EngineRun> runs_;
+    json escalations_ = json::array();
+    std::string parent_;  // the step the next engine is called from
+};
+
 void handle_query(runtime::RequestContext& context, const QueryConfig& config, const Router& router) {
     auto decoded = schema::decode<schema::QueryRequest>(context.body());
     if (!decoded) {
         (void)context.fail(decoded.error());
         return;
     }
-    const schema::QueryRequest& request = *decoded;
-    if (request.query.size() > config.max_question_bytes) {
-        (void)context.fail(make_error(ErrorType::kInvalidRequest,
-                                      "the question is " + std::to_string(request.query.size()) +
-                                          " bytes; at most " + std::to_string(config.max_question_bytes) +
-                                          " are accepted"));
+    if (auto problem = request_problem(*decoded, config)) {
+        (void)context.fail(*problem);
         return;
     }
-    if (request.query.find_first_not_of(" \t\r\n") == std::string::npos) {
-        (void)context.fail(make_error(ErrorType::kInvalidRequest, "\"query\" must be a non-empty question"));
-        return;
-    }
-    if (!schema::has_words(request.query)) {
-        (void)context.fail(make_error(ErrorType::kInvalidRequest, "the question has no words to search for"));
-        return;
-    }
-    // The request id goes into the trace as it is, so it is checked like the gateway checks it.
-    if (!request.request_id.empty() && !schema::usable_request_id(request.request_id)) {
-        (void)context.fail(make_error(ErrorType::kInvalidRequest,
-                                      "\"request_id\" must be 1-" + std::to_string(schema::kMaxRequestIdBytes) +
-                                          " printable ASCII characters without spaces"));
-        return;
-    }
-
-    QueryTrace trace(context, config.explain);
-    const auto& run = trace.run();
-    const auto fail = [&](const base::Error& error) { trace.fail(error); };
-    // A top-level run (the query worker is always one) records its conversation (issue 18).
-    std::optional<std::string_view> conversation;
-    if (!request.session_id.empty()) conversation = request.session_id;
-    if (auto sent = trace.send(trace.session(),
-                               explain::question(run, request.query, std::chrono::system_clock::now(),
-                                                 explain::worker_agent_uri(schema::services::kQuery),
-                                                 std::nullopt, conversation, request.request_id,
-                                                 request.collection.empty() ? schema::kDefaultCollection
-                                                                            : std::string_view{request.collection}));
-        !sent) {
-        return fail(sent.error());
-    }
-
-    // Routing, of the question with a follow-up's reference to the previous turn resolved.
-    const auto routing_started = SteadyClock::now();
-    const auto turns = previous_turns(context, config, request.session_id, run.uuid());
-    const auto resolved = text::resolve_reference(request.query, turns);
-    const auto excluded = text::already_answered(request.query, turns, resolved);
-    RouteDecision decision;
-    if (request.mode == schema::QueryMode::kAuto) {
-        QuestionFeatures features = question_features(resolved.question);
-        if (config.collection_signals) {
-            const auto why = ask_collection(context, config.store_service, request.collection, config.signal_timeout,
-                                            features);
-            if (!why.empty()) base::component_logger("worker.query")->debug("event=query_signals {}", why);
-        }
-        decision = router.route(features);
-    } else {
-        decision.engine = std::string(schema::to_string(request.mode));
-        decision.method = "explicit";
-        decision.confidence = 1.0;
-    }
-    explain::Routing routing{decision.method, {}, decision.confidence, decision.engine, decision.scores};
-    for (const auto& r : decision.fired) routing.rules_fired.push_back(r.name);
-    routing.question_type = decision.question_type;
-    if (resolved.resolved()) {
-        routing.resolved_question = resolved.question;
-        routing.resolved_reference = resolved.reference + " -> " + resolved.entity + " (" + resolved.rule + ")";
-    }
-    routing.excluded = excluded.entities;
-    if (auto sent = trace.send(run.routing_decision(),
-                               explain::routing_decision(run, step_info(routing_started, ""), routing));
-        !sent) {
-        return fail(sent.error());
-    }
-
-    // Engines: the routed one, then escalations while the answer is weak.
-    std::vector<EngineRun> runs;
-    json escalations = json::array();
-    std::string parent = run.routing_decision();
-    std::string engine = decision.engine;
-    std::string asked = resolved.question;  // an escalation may ask the next engine a rephrasing
-    for (;;) {
-        if (context.cancelled()) return fail(context.cancellation_error());
-        runs.push_back(run_engine(context, config, engine, request, resolved.question, asked, excluded.entities, parent,
-                                  runs.size()));
-        const EngineRun& last = runs.back();
-        if (!last.error && last.relevance.score >= config.relevance_threshold) break;
-        if (auto unknown = unknown_collection(context, config, request.collection, last)) return fail(*unknown);
-        if (runs.size() > config.max_escalations) break;
-        const auto next = next_engine(engine, runs);
-        if (!next) break;
-        const auto escalation_started = SteadyClock::now();
-        const std::size_t n = runs.size() - 1;
-        const std::string reason = last.error ? "engine failed: " + last.relevance.reason
-                                              : "relevance below " + std::to_string(config.relevance_threshold).substr(0, 4) +
-                                                    " (" + last.relevance.reason + ")";
-        explain::EscalationInfo info{reason, last.relevance.score, *next, engine, last.reflection};
-        // With a model to ask, the next engine gets a question reworded for it (the trace's
-        // question stays the one asked); without, or when that fails, the question itself.
-        asked = resolved.question;
-        if (config.reflection == "llm") {
-            const auto rephrasing = rephrase_for_escalation(context, config, resolved.question, engine, reason);
-            if (rephrasing.rephrased) {
-                info.rephrased_question = rephrasing.question;
-                asked = rephrasing.question;
-            } else {
-                info.rephrase_fallback = rephrasing.fallback;
-            }
-        }
-        const std::string derived = last.last_step.empty() ? parent : last.last_step;
-        if (auto sent = trace.send(run.escalation(n), explain::escalation(run, n, step_info(escalation_started, derived), info));
-            !sent) {
-            return fail(sent.error());
-        }
-        json escalated{{"from", engine}, {"to", *next}, {"reason", reason}, {"relevance", last.relevance.score},
-                       {"reflection", last.reflection.method}};
-        if (!info.rephrased_question.empty()) escalated["query"] = info.rephrased_question;
-        if (!info.rephrase_fallback.empty()) escalated["rephrase_fallback"] = info.rephrase_fallback;
-        escalations.push_back(std::move(escalated));
-        // The text streamed for this run is not the answer (yet): the reader drops it.
-        if (request.streaming) {
-            if (auto sent = context.send_partial(json{{"message_type", "retract"}, {"engine", engine}, {"run", n},
-                                                       {"reason", reason}});
-                !sent) {
-                return fail(sent.error());
-            }
-        }
-        parent = run.escalation(n);
-        engine = *next;
-    }
-
-    // The best answer wins (the earliest on a tie); failed runs never do.
-    std::optional<std::size_t> winner;
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-        if (runs[i].error) continue;
-        if (!winner || runs[i].relevance.score > runs[*winner].relevance.score) winner = i;
-    }
-    if (!winner) {
-        const base::Error& error = *runs.back().error;
-        return fail(make_error(error.type, runs.size() == 1 ? error.message
-                                                            : "every engine failed; the last: " + error.message));
-    }
-    const EngineRun& won = runs[*winner];
-    // A retracted run won after all (the engines escalated to did worse): the last run's text is
-    // retracted too, and the winner's sent again, whole.
-    if (request.streaming && *winner + 1 < runs.size()) {
-        if (auto sent = context.send_partial(json{{"message_type", "retract"}, {"engine", runs.back().engine},
-                                                   {"run", runs.size() - 1}, {"reason", "an earlier run answered better"}});
-            !sent) {
-            return fail(sent.error());
-        }
-        const std::string text = string_of(won.final, "response");
-        json replay = provisional_piece(won.engine, *winner, text);
-        replay["provisional"] = false;
-        replay["replay"] = true;
-        if (auto sent = context.send_partial(replay); !sent) return fail(sent.error());
-    }
-    const auto provenance = answer_provenance(decision, runs, *winner);
-    const std::string answer_text = string_of(won.final, "response");
-    const auto conclusion_started = SteadyClock::now();
-    auto triples = explain::routed_conclusion(run, step_info(conclusion_started, won.last_step.empty() ? parent : won.last_step),
-                                              explain::StoredText{answer_text, std::nullopt}, provenance,
-                                              won.evidence.short_answer);
-    const auto reflected = explain::reflection(run.conclusion(), won.reflection);
-    triples.insert(triples.end(), reflected.begin(), reflected.end());
-    const auto end = explain::trace_end(run, std::chrono::system_clock::now(), schema::TraceStatus::kComplete);
-    triples.insert(triples.end(), end.begin(), end.end());
-    if (auto sent = trace.send(run.conclusion(), std::move(triples), runtime::ExplainState::kComplete); !sent) {
-        return fail(sent.error());
-    }
-
-    json body = won.final.is_object() ? won.final : json::object();
-    body["message_type"] = "chunk";
-    body["end_of_stream"] = true;
-    body["end_of_session"] = true;
-    body["in_token"] = token_sum(runs, "in_token");
-    body["out_token"] = token_sum(runs, "out_token");
-    body["session"] = trace.session();
-    body["explain_id"] = run.conclusion();
-    body["engine"] = won.engine;
-    body["engine_session"] = won.session;
-    body["route"] = route_json(decision);
-    if (resolved.resolved()) {
-        body["resolved_question"] = resolved.question;
-        body["resolved_reference"] = {{"reference", resolved.reference}, {"entity", resolved.entity}, {"rule", resolved.rule}};
-    }
-    body["relevance"] = won.relevance.score;
-    body["runs"] = runs_json(runs, resolved.question);
-    body["escalations"] = std::move(escalations);
-    body["provenance"] = provenance_json(provenance);
-    (void)context.reply(body);
+    QueryRun(context, config, router, *decoded).answer();
 }
 
 }  // namespace
