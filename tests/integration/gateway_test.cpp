@@ -23,6 +23,7 @@
 
 #include "tests/support/cluster.hpp"
 #include "tests/support/loopback_socket.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace glassbox::integration {
 namespace {
@@ -738,14 +739,12 @@ TEST_F(GatewayTest, AClientThatGoesAwayCancelsItsRunAndTheTraceEndsWithError) {
     argv.insert(argv.end(), {"--close-after-events", "3"});
     const auto answer = probe(argv);
     ASSERT_EQ(answer.events.size(), 3u) << answer.describe();
-    const auto closed = std::chrono::steady_clock::now();
     const std::string trace = answer.events[2]["data"].value("trace", "");
     ASSERT_FALSE(trace.empty()) << answer.describe();
-    // Cancelled on the bus: the broker ends the open trace with status error, long before the
-    // model would have answered.
+    // Cancelled on the bus: the broker ends the open trace with status error (had the run gone
+    // on, the model's answer would have ended it complete).
     const json stored = stored_trace(trace, "error");
     ASSERT_TRUE(stored.is_object());
-    EXPECT_LT(std::chrono::steady_clock::now() - closed, milliseconds{10'000});
     EXPECT_NE(stored.dump().find("Cancelled"), std::string::npos) << stored.dump().substr(0, 3000);
 }
 
@@ -763,8 +762,25 @@ TEST_F(GatewayTest, ALiveTailFollowsARunningTraceToItsEnd) {
         if (trace.empty()) std::this_thread::sleep_for(milliseconds{100});
     }
     ASSERT_FALSE(trace.empty()) << "no running trace";
+    // Held in graph-rag's model call: the slow llm has the request.
+    ASSERT_TRUE(wait_until_busy(broker_.endpoint, "llm", 1, milliseconds{60'000}))
+        << "graph-rag never reached its model call";
+    // And its sub-run is stored: the tail names a sub-run's calling step from the store.
+    ASSERT_TRUE(test_support::wait_until(
+        [&] {
+            const json shown = http("GET", "/api/v1/traces/" + trace).body_json();
+            return shown.is_object() && shown.value("subtraces", json::array()).size() >= 1;
+        },
+        milliseconds{30'000}, milliseconds{50}))
+        << "the graph-rag sub-run was never stored";
     auto& tail = start_process("tail", probe_argv("GET", "/api/v1/traces/" + trace + "/events", {}, {}));
-    std::this_thread::sleep_for(milliseconds{1'000});
+    // The tail follows the trace once its stream is open: the asker's and the tail's.
+    EXPECT_TRUE(test_support::wait_until(
+        [&] {
+            return !tail.running() ||
+                   http("GET", "/metrics").body.find("\nglassbox_gateway_open_streams 2\n") != std::string::npos;
+        },
+        test_support::kHangGuard, milliseconds{50}));
     EXPECT_TRUE(tail.running()) << "the tail waits while the trace runs";
     asker.kill();  // the asker goes away: the run is cancelled, its trace ends with error
     const auto tail_until = std::chrono::steady_clock::now() + milliseconds{15'000};
@@ -881,9 +897,8 @@ TEST_F(GatewayTest, SlowAndBrokenClientsCannotHoldTheGateway) {
             << answer->body;
         EXPECT_TRUE(c->closed_within(milliseconds{3'000})) << "a stalled client was not dropped";
     }
-    const auto started = std::chrono::steady_clock::now();
+    // Both threads are free again: the gateway answers.
     EXPECT_EQ(http("GET", "/api/v1/health").status, 200);
-    EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds{3'000});
     // Garbage instead of HTTP, and a header line far too long: an answer or a close, never a crash.
     RawConnection garbage(url_);
     garbage.send(std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11) + std::string(64, '\0') + "\r\n\r\n");
@@ -975,7 +990,8 @@ TEST_F(GatewayTest, AKeepAliveConnectionCarriesSeveralRequestsAndPipelinedOnes) 
         EXPECT_EQ(answer->status, 200) << answer->head;
         EXPECT_TRUE(answer->body_json().is_object());
         EXPECT_FALSE(answer->has_header("Connection: close")) << answer->head;
-        // Idle between requests longer than the head's bound: the bound counts from a request's first byte.
+        // Idle between requests longer than the head's bound: the bound counts from a request's
+        // first byte. The idle time is this test's subject, so it is slept.
         std::this_thread::sleep_for(milliseconds{1'200});
     }
     // Two requests in one write: both answered, in order.
@@ -994,6 +1010,8 @@ TEST_F(GatewayTest, AnSseStreamOutlivesTheRequestDeadlines) {
     ASSERT_TRUE(wait_for_service(broker_.endpoint, "query"));
     const auto started = std::chrono::steady_clock::now();
     const auto stream = http("POST", "/api/v1/query", json{{"query", "hold"}}.dump(), {"Accept: text/event-stream"});
+    // The stream's length is this test's subject (it outlives the 500 ms bounds): a lower
+    // bound, which load can only make easier to meet.
     EXPECT_GE(std::chrono::steady_clock::now() - started, milliseconds{3'000}) << "the worker did not hold it";
     ASSERT_EQ(stream.status, 200) << stream.describe();
     const auto names = event_names(stream.events);
@@ -1541,7 +1559,7 @@ TEST_F(GatewayTest, HostileClientsHugeHeadsAre431AndCostNoMemory) {
     std::thread sampler([&] {
         while (sending) {
             peak = std::max(peak, resident_kib(gateway_->pid()));
-            std::this_thread::sleep_for(milliseconds{20});
+            std::this_thread::sleep_for(milliseconds{20});  // the sampling interval of a measurement
         }
     });
     EXPECT_EQ(send_huge_head(url_, std::size_t{128} << 20), 431);

@@ -391,6 +391,8 @@ TEST_F(HostsTest, ThreeHostsAnswerAndSurviveAPulledCable) {
         "document-rag", "What happened to Saltspire Light in the Great Gale?", 60'000));
     around.push_back(call_in_background(
         "echo", json{{"question", "asked while B is away"}, {"partials", 1}}, 60'000));
+    // The outage's length is this test's subject: the cable stays out for kOutage whatever
+    // happens meanwhile (requests asked while B is away must ride it out).
     std::this_thread::sleep_until(cut + kOutage);
     ASSERT_TRUE(lab_->set_link("b", true));
 

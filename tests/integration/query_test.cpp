@@ -129,10 +129,8 @@ TEST_F(QueryTest, DocumentWordsGoToDocumentRagAndAMissingAgentIsACleanEscalation
     EXPECT_EQ((*docs.final)["route"]["engine"], "document-rag") << (*docs.final)["route"].dump();
 
     // No agent worker runs here: asked for it, the router records why and escalates.
-    const auto started = std::chrono::steady_clock::now();
     const RagRun agent = ask({{"query", "Who founded the shipyard that built the MV Curlew?"}, {"mode", "agent"}});
     ASSERT_TRUE(agent.ok()) << agent.describe();
-    EXPECT_LT(std::chrono::steady_clock::now() - started, milliseconds{20'000}) << "not a hang";
     const json& final = *agent.final;
     ASSERT_GE(final["escalations"].size(), 1u) << final.dump();
     EXPECT_EQ(final["escalations"][0]["from"], "agent");
@@ -300,7 +298,9 @@ TEST_F(QueryTest, QueryWorkerKilledMidRunLeavesAnErrorTraceNamingTheStepReached)
     GbcClient client(context_, broker_.endpoint);
     const std::string id = client.request(
         "query", json{{"query", "Who designed Greyhollow Light?"}, {"mode", "graph-rag"}}.dump(), 30'000);
-    std::this_thread::sleep_for(milliseconds{1'500});
+    ASSERT_TRUE(wait_for_service_entry(broker_.endpoint, "graph-rag", [](const json& e) {
+        return e.value("in_flight", 0) >= 1;
+    })) << "the query never reached the frozen graph-rag";
     query->kill();
     const RagRun run = rag::decode_run(client.collect(id, milliseconds{30'000}));
     graph->send_signal(SIGCONT);

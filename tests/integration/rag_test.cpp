@@ -659,7 +659,9 @@ TEST_F(RagTest, StoreKilledMidQueryIsATypedErrorAndAFollowingQuerySucceeds) {
         GbcClient client(context_, broker_.endpoint);
         const std::string id = client.request(
             service, json{{"query", "Who designed Greyhollow Light?"}}.dump(), 30'000);
-        std::this_thread::sleep_for(milliseconds{1'000});
+        ASSERT_TRUE(wait_for_service_entry(broker_.endpoint, "store", [](const json& e) {
+            return e.value("in_flight", 0) >= 1;
+        })) << "the query's store request never reached the frozen store";
         store_process->kill();
         const RagRun run = rag::decode_run(client.collect(id, milliseconds{30'000}));
         EXPECT_FALSE(run.ok()) << run.describe();

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/cluster.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace glassbox::integration {
 namespace {
@@ -232,8 +233,7 @@ TEST_F(FaultTraces, BrokerKilledMidBurstLeavesNoTraceWithoutAnEnd) {
     ASSERT_FALSE(answered.empty()) << "nothing answered before the kill";
     ASSERT_FALSE(waiting.empty()) << "the burst ended before the kill";
     const auto how = broker.process->kill();
-    EXPECT_EQ(how.signal, SIGKILL) << how.describe();
-    std::this_thread::sleep_for(milliseconds{200});
+    EXPECT_EQ(how.signal, SIGKILL) << how.describe();  // reaped: its port is free
     broker = start_broker({.bind = "tcp://127.0.0.1:" + port, .heartbeat_ms = kHeartbeatMs, .extra = {}});
     ASSERT_EQ(port_of(broker.endpoint), port);
 
@@ -279,11 +279,15 @@ TEST_F(FaultTraces, RequestRightAfterARestartIsServedWhenItsWorkersReturn) {
     ASSERT_EQ(port_of(broker.endpoint), port);
 
     GbcClient client(context_, broker.endpoint);
-    const auto rid = client.request("echo", echo_body("right after the restart"), 20'000);
-    // Longer than unknown_service_wait (1 s): without the grace the request has ended by now.
-    std::this_thread::sleep_for(milliseconds{1'500});
+    const auto rid = client.request("echo", echo_body("right after the restart"), 60'000);
+    // Longer than unknown_service_wait (1 s): a never-seen service asked after it, on the same
+    // connection, ends with UnknownService at the end of that wait; without the grace the echo
+    // request would have ended before it (collect() below would find its error first).
+    const auto unknown = client.call("never-seen", "{}", 60'000, milliseconds{60'000});
+    ASSERT_FALSE(unknown.empty());
+    ASSERT_EQ(unknown.back().error_type, "UnknownService") << unknown.back().describe();
     start_echo_worker(broker.endpoint, 1);
-    const auto messages = client.collect(rid, milliseconds{15'000});
+    const auto messages = client.collect(rid, milliseconds{60'000});
     ASSERT_FALSE(messages.empty());
     EXPECT_TRUE(messages.back().is_final()) << messages.back().describe();
 }

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/cluster.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace glassbox::integration {
 namespace {
@@ -289,7 +290,11 @@ TEST_F(FaultTraceReliability, CollectorKilledTwiceDuring2000EchoesStoresEachSess
                 break;
             }
         }
-        std::this_thread::sleep_for(milliseconds{300});  // requests go on while it is down
+        // Requests go on while it is down: some more end before a new collector starts.
+        const int down_at = load.finals();
+        ASSERT_TRUE(test_support::wait_until(
+            [&] { return load.finals() >= std::min(kRequests, down_at + 50); }))
+            << "the load stalled while the collector was down";
         start_collector(broker.endpoint);
     }
     EXPECT_EQ(kills, 2);
@@ -343,8 +348,7 @@ TEST_F(FaultTraceReliability, BrokerRestartedWithSpooledExplainsAndWhileIngestin
         while (second.finals() < kIngesting / 2 && Clock::now() < until) std::this_thread::sleep_for(milliseconds{5});
         ASSERT_GE(second.finals(), kIngesting / 2) << "the load stalled";
     }
-    broker.process->kill();
-    std::this_thread::sleep_for(milliseconds{200});
+    broker.process->kill();  // returns once the process is reaped: its port is free
     broker = start_broker({.bind = "tcp://127.0.0.1:" + port, .heartbeat_ms = kHeartbeatMs, .extra = {}});
     ASSERT_EQ(port_of(broker.endpoint), port);
     const auto ingest_result = second.result();

@@ -148,7 +148,7 @@ TEST_F(UpRoleTest, AWorkersHostStartedBeforeItsBrokerJoinsItAndLeavesIt) {
     EXPECT_FALSE(joined.contains("pub_endpoint")) << joined.dump();
     EXPECT_FALSE(joined.contains("gateway"))
         << "the gateway runs with the broker: " << joined.dump();
-    std::this_thread::sleep_for(500ms);
+    // They wait for the broker: still running now, and registering with it once it comes.
     ASSERT_TRUE(workers->running()) << workers->stderr_text();
 
     // The broker host, on that endpoint: the two echo processes register with it on their own.

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <thread>
 
+#include "tests/support/wait_until.hpp"
+
 namespace glassbox::integration {
 
 namespace {
@@ -66,6 +68,7 @@ RunningBroker ClusterTest::start_broker(BrokerOptions options) {
                                   "--pub", "tcp://127.0.0.1:*",
                                   "--home", broker_home().string(),
                                   "--heartbeat-ms", std::to_string(options.heartbeat_ms),
+                                  "--liveness", std::to_string(options.liveness),
                                   "--ready-file", ready.string()};
     argv.insert(argv.end(), options.extra.begin(), options.extra.end());
     auto& process = start_process("broker-" + std::to_string(n), std::move(argv));
@@ -91,7 +94,8 @@ ChildProcess& ClusterTest::start_echo_worker(const std::string& endpoint, int th
     std::vector<std::string> argv{glassbox_binary(), "worker", "echo",
                                   "--broker", endpoint,
                                   "--threads", std::to_string(threads),
-                                  "--heartbeat-ms", std::to_string(kHeartbeatMs)};
+                                  "--heartbeat-ms", std::to_string(kHeartbeatMs),
+                                  "--liveness", std::to_string(kLiveness)};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return start_process("echo-worker-" + std::to_string(processes_.size()), std::move(argv));
 }
@@ -160,12 +164,38 @@ std::optional<nlohmann::json> ClusterTest::status(const std::string& endpoint) {
     return value;
 }
 
+bool ClusterTest::wait_for_service_entry(const std::string& endpoint, const std::string& service,
+                                         const std::function<bool(const nlohmann::json&)>& holds,
+                                         std::chrono::milliseconds timeout) {
+    return test_support::wait_until(
+        [&] {
+            const auto shown = status(endpoint);
+            if (!shown) return false;
+            for (const auto& entry : shown->value("services", nlohmann::json::array())) {
+                if (entry.value("name", "") == service) return holds(entry);
+            }
+            return false;
+        },
+        timeout, std::chrono::milliseconds{20});
+}
+
+bool ClusterTest::wait_for_subscriptions(const std::string& endpoint, int subscriptions,
+                                         std::chrono::milliseconds timeout) {
+    return test_support::wait_until(
+        [&] {
+            const auto shown = status(endpoint);
+            return shown && (*shown)["topic"].value("subscriptions", 0) >= subscriptions;
+        },
+        timeout, std::chrono::milliseconds{20});
+}
+
 std::vector<ChildProcess*> ClusterTest::start_workers(const std::string& endpoint,
                                                       const std::vector<WorkerSpec>& workers) {
     std::vector<ChildProcess*> started;
     for (const auto& w : workers) {
         std::vector<std::string> argv = {glassbox_binary(), "worker", w.name, "--broker", endpoint,
-                                         "--heartbeat-ms", std::to_string(kHeartbeatMs)};
+                                         "--heartbeat-ms", std::to_string(kHeartbeatMs),
+                                         "--liveness", std::to_string(kLiveness)};
         argv.insert(argv.end(), w.extra.begin(), w.extra.end());
         started.push_back(&start_process(w.name, argv));
     }

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,8 +18,12 @@
 
 namespace glassbox::integration {
 
-// Heartbeat used by every process a test starts: death is noticed within ~3 intervals.
+// Heartbeat used by every process a test starts.
 inline constexpr int kHeartbeatMs = 200;
+// Heartbeats missed before a peer counts as dead (2 s at kHeartbeatMs). Death detection is a
+// hang guard here, not a timing: on a loaded 2-core machine a live worker holding a request can
+// go unscheduled for more than the 3 intervals of the default, and was then declared dead.
+inline constexpr int kLiveness = 10;
 
 // The `glassbox` executable under test (a compile definition set by CMake).
 std::string glassbox_binary();
@@ -27,6 +32,7 @@ struct BrokerOptions {
     std::string bind = "tcp://127.0.0.1:*";
     int heartbeat_ms = kHeartbeatMs;
     std::vector<std::string> extra;  // more `glassbox broker` options
+    int liveness = kLiveness;
 };
 
 struct RunningBroker {
@@ -87,6 +93,16 @@ protected:
                         std::chrono::milliseconds timeout = std::chrono::milliseconds{10'000});
     // mmi.status over GBC01; nullopt if no FINAL JSON object arrives.
     std::optional<nlohmann::json> status(const std::string& endpoint);
+    // Waits until `service`'s entry in mmi.status satisfies `holds` (e.g. its queued count):
+    // the event a test waits on instead of sleeping.
+    bool wait_for_service_entry(const std::string& endpoint, const std::string& service,
+                                const std::function<bool(const nlohmann::json&)>& holds,
+                                std::chrono::milliseconds timeout = std::chrono::milliseconds{120'000});
+    // Waits until mmi.status counts at least `subscriptions` subscriptions on the explain topic:
+    // a PUB/SUB subscriber misses whatever is published before its subscription reaches the
+    // broker, so a test waits for this instead of sleeping.
+    bool wait_for_subscriptions(const std::string& endpoint, int subscriptions,
+                                std::chrono::milliseconds timeout = std::chrono::milliseconds{120'000});
     // Sends one ordinary echo request and checks it is served: the broker still serves.
     void expect_echo_served(const std::string& endpoint, const std::string& question = "still alive");
 

@@ -177,6 +177,7 @@ class Handler(BaseHTTPRequestHandler):
                 state.knobs["chat_replies"] = state.knobs["chat_replies"][1:]
             knobs["scripted"] = scripted
         if knobs["delay_ms"]:
+            # A slow provider on purpose: the tests that set it are about timeouts and deadlines.
             time.sleep(knobs["delay_ms"] / 1000.0)
         if failing:
             headers = {}
@@ -270,6 +271,7 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
             if knobs["stream_delay_ms"]:
+                # A slow stream on purpose (the tests that set it are about stopping or timing out).
                 time.sleep(knobs["stream_delay_ms"] / 1000.0)
 
         def chunk(delta, finish=None, with_usage=False):

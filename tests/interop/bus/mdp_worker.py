@@ -123,7 +123,7 @@ class MajorDomoWorker:
                   > self.liveness_max * self.heartbeat_ms / 1000.0):
                 # 7/MDP: a broker silent for `liveness` intervals is dead; reconnect.
                 self.log("broker silent; reconnecting")
-                time.sleep(self.reconnect_ms / 1000.0)
+                time.sleep(self.reconnect_ms / 1000.0)  # 7/MDP: the reconnect interval itself
                 self.reconnect_to_broker()
             if time.monotonic() >= self.heartbeat_at:
                 self.send_to_broker(HEARTBEAT)
@@ -182,6 +182,7 @@ def main():
                 worker.expect_reply = False
                 continue
             if args.delay_ms:
+                # A slow worker on purpose: the probes that ask for it are about held requests.
                 time.sleep(args.delay_ms / 1000.0)
             reply = make_reply(args.mode, args.service, request)
         if reply is not None:

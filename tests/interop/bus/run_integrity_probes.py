@@ -186,7 +186,12 @@ def test_forged_step(h):
         finally:
             rogue.close()
         check(answer[-1]["cmd"] == "final", "the rogue's request itself completes")
-        time.sleep(0.5)  # a stored forgery would be visible by now (batch_wait 20 ms)
+        # Wait for the broker's verdict and for the collector to have stored all it was given
+        # (nothing left in the spool), rather than for "long enough".
+        wait_until("the broker counts the forged explain",
+                   lambda: status(h)["counters"].get("foreign_sessions") == 1)
+        wait_until("every spooled explain message is stored",
+                   lambda: status(h)["spool"].get("messages") == 0)
         after = shown(h, victim)
         check(after["session"]["events"] == events_before and
               all(e["seq"] != 77 for e in after["events"]),

@@ -46,6 +46,7 @@ public:
                     return base::make_error(base::ErrorType::kCancelled, "cancelled");
                 }
                 control.progress("graph-rag exploration: " + std::to_string(step) + " edges");
+                // Simulated work, slow on purpose: cancellation must reach a run in progress.
                 std::this_thread::sleep_for(std::chrono::milliseconds(100));
             }
         }

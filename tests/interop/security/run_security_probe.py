@@ -109,9 +109,12 @@ def main():
         watchers = {"no key": socket(ctx, zmq.SUB, pub), "not allowed": socket(ctx, zmq.SUB, pub, stranger),
                     "worker key": socket(ctx, zmq.SUB, pub, rogue),
                     "subscriber": socket(ctx, zmq.SUB, pub, up.curve_keys("client"))}
+        subscribed = json.loads(up.run("status", "--json").stdout)["topic"]["subscriptions"]
         for sock in watchers.values():
             sock.setsockopt(zmq.SUBSCRIBE, b"explain.")
-        time.sleep(0.5)
+        # PUB/SUB: the subscriber's subscription reaches the broker before anything is published.
+        up.wait_for("the subscriber's subscription reaches the broker", lambda: json.loads(
+            up.run("status", "--json").stdout)["topic"]["subscriptions"] >= subscribed + 1)
         up.run("call", "echo", json.dumps({"question": "private question"}))
         seen = {name: drain(sock, TIMEOUT_S if name == "subscriber" else 0.3) for name, sock in watchers.items()}
         up.expect(len(seen["subscriber"]) > 0, "a key with the subscriber role reads the topic")

@@ -182,7 +182,9 @@ def main():
         tail_out = open(os.path.join(args.workdir, "tail.jsonl"), "wb")
         tail = subprocess.Popen([args.glassbox, "traces", "tail", "--home", p.home, "--kind", "echo", "--json",
                                  "--count", "2", "--timeout-ms", "30000"], stdout=tail_out, stderr=subprocess.PIPE)
-        time.sleep(1.0)  # PUB/SUB: the subscription must reach the broker before the first event
+        # PUB/SUB: the subscription must reach the broker before the first event.
+        p.wait_for("the tail's subscription reaches the broker", lambda: json.loads(
+            p.run("status", "--json").stdout).get("topic", {}).get("subscriptions", 0) >= 1)
 
         sent = 0
         for question in QUESTIONS:

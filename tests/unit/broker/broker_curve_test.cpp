@@ -19,6 +19,7 @@
 
 #include "broker/broker.hpp"
 #include "bus/curve_keys.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace glassbox::broker {
 namespace {
@@ -240,7 +241,10 @@ TEST_F(BrokerCurveTest, OnlyASubscriberKeyReadsTheExplainTopic) {
     allowed_sub.socket().set(zmq::sockopt::subscribe, "explain.");
     Peer refused_sub(context_, endpoints_.pub_endpoint, &nosy, zmq::socket_type::sub);
     refused_sub.socket().set(zmq::sockopt::subscribe, "explain.");
-    std::this_thread::sleep_for(300ms);  // subscriptions reach the broker (topic_poll_interval)
+    // PUB/SUB: what is published before a subscription reaches the broker is not seen.
+    ASSERT_TRUE(test_support::wait_until(
+        [&] { return status(client)["topic"].value("subscriptions", 0) >= 1; },
+        test_support::kHangGuard, 20ms));
 
     auto worker = peer(&echo_worker);
     worker->send({kEmpty, kMdpw, cmd(0x01), "echo", "GBW01"});

