@@ -2042,11 +2042,11 @@ TEST_F(GatewayTest, NoAnswerOfAnyRouteOrMcpToolNamesAServerPath) {
 
     // An errored run whose stored error names the home, as old traces' NotFound did.
     std::string errored;
-    for (int i = 0; i < 100 && errored.empty(); ++i) {
+    (void)test_support::wait_until([&] {
         for (const auto& row : http("GET", "/api/v1/traces?status=error&limit=20").body_json().value("sessions", json::array()))
             if (row.value("question", "") == missing) errored = row.value("session", "");
-        if (errored.empty()) std::this_thread::sleep_for(milliseconds{200});
-    }
+        return !errored.empty();
+    });
     ASSERT_FALSE(errored.empty()) << "the NotFound question's trace was never stored";
     const std::string old_error = "NotFound: collection \"nope\": no such file " + home.string() + "/knowledge/nope.db";
     const auto injected = run_command(

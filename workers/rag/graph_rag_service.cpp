@@ -339,7 +339,25 @@ private:
     // ---- Focus: labels, pre-filter, LLM scoring, reasoning, sources ---------------------------
     base::Result<void> focus() override {
         StepTimer timer;
-        // Every distinct term of the subgraph, labelled in one request.
+        if (auto r = label_subgraph(); !r) return r;
+        auto candidates = prefilter();
+        if (!candidates) return candidates.error();
+        excluded_edges_ = drop_excluded(*candidates);
+        if (auto r = check_cancel(); !r) return r;
+        if (auto r = keep_scored(*candidates, timer); !r) return r;
+        if (auto r = check_cancel(); !r) return r;
+        if (auto r = reason_and_trace_sources(timer); !r) return r;
+        return send_step(trace_.run().focus(),
+                         [run = trace_.run(), info = timer.info(trace_.run().exploration()),
+                          edges = selected_edges(), excluded = query_.exclude.value_or(std::vector<std::string>{}),
+                          dropped = excluded_edges_](schema::TripleSink& out) {
+                             explain::graph_focus(out, run, info, edges);
+                             explain::excluded_answers(out, run.focus(), excluded, dropped);
+                         });
+    }
+
+    // Every distinct term of the subgraph, labelled in one request: labelled_, parallel to it.
+    base::Result<void> label_subgraph() {
         std::vector<Term> terms;
         std::unordered_map<std::string, std::size_t> term_index;
         const auto want = [&](const Term& t) {
@@ -355,69 +373,57 @@ private:
         const auto label = [&](const Term& t) { return (*labels)[term_index.at(key_of(t))]; };
         labelled_.reserve(subgraph_.size());
         for (const auto& e : subgraph_) {
-            labelled_.push_back(
-                LabelledEdge{{}, label(e.triple.s), label(e.triple.p), label(e.triple.o)});
+            labelled_.push_back(LabelledEdge{{}, label(e.triple.s), label(e.triple.p), label(e.triple.o)});
         }
+        return {};
+    }
 
-        auto candidates = prefilter();
-        if (!candidates) return candidates.error();
-        excluded_edges_ = drop_excluded(*candidates);
-        if (auto r = check_cancel(); !r) return r;
-
-        // LLM scoring of the candidates, ids e1..eN in pre-filter order.
+    // LLM scoring of the candidates, ids e1..eN in pre-filter order; the best, diversified, are
+    // kept_ (best first).
+    base::Result<void> keep_scored(const std::vector<std::size_t>& candidates, StepTimer& timer) {
         std::vector<LabelledEdge> shown;
-        for (std::size_t i = 0; i < candidates->size(); ++i) {
-            LabelledEdge e = labelled_[(*candidates)[i]];
+        for (std::size_t i = 0; i < candidates.size(); ++i) {
+            LabelledEdge e = labelled_[candidates[i]];
             e.id = std::string("e").append(std::to_string(i + 1));
             shown.push_back(std::move(e));
         }
+        if (shown.empty()) return {};
+        auto scored = calls_->llm("kg-edge-scoring", {{"question", query_.query},
+                                                      {"concepts", json_array(concepts_)},
+                                                      {"edges", edges_json(shown)}});
+        if (!scored) return scored.error();
+        count_tokens(*scored, timer);
+        const auto scores = scores_of(*scored);
         std::vector<std::pair<std::size_t, double>> ranked;  // candidate position, score
-        if (!shown.empty()) {
-            auto scored = calls_->llm("kg-edge-scoring", {{"question", query_.query},
-                                                          {"concepts", json_array(concepts_)},
-                                                          {"edges", edges_json(shown)}});
-            if (!scored) return scored.error();
-            count_tokens(*scored, timer);
-            const auto scores = scores_of(*scored);
-            for (std::size_t i = 0; i < shown.size(); ++i) {
-                const auto it = scores.find(shown[i].id);
-                ranked.emplace_back(i, it == scores.end() ? 0.0 : it->second);
-            }
-            std::stable_sort(ranked.begin(), ranked.end(),
-                             [](const auto& a, const auto& b) { return a.second > b.second; });
-            ranked = diversify(ranked, *candidates);
+        for (std::size_t i = 0; i < shown.size(); ++i) {
+            const auto it = scores.find(shown[i].id);
+            ranked.emplace_back(i, it == scores.end() ? 0.0 : it->second);
         }
-        for (const auto& [position, score] : ranked)
-            kept_.push_back(KeptEdge{(*candidates)[position], score, {}, {}});
-        if (auto r = check_cancel(); !r) return r;
+        std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+        for (const auto& [position, score] : diversify(ranked, candidates))
+            kept_.push_back(KeptEdge{candidates[position], score, {}, {}});
+        return {};
+    }
 
-        // Reasoning for the kept edges, ids e1..eK in kept order (the ids synthesis cites), and
-        // source tracing (each kept edge → the file or chunk it was loaded from, best tier
-        // first): independent requests, sent together.
-        if (!kept_.empty()) {
-            std::vector<Triple> facts;
-            for (const auto& k : kept_) facts.push_back(subgraph_[k.found].triple);
-            auto answered = calls_->llm_and_fact_sources(
-                "kg-edge-reasoning", {{"question", query_.query}, {"edges", edges_json(kept_view())}},
-                facts);
-            if (!answered) return answered.error();
-            count_tokens(answered->response, timer);
-            auto reasons = reasons_of(answered->response);
-            for (std::size_t i = 0; i < kept_.size(); ++i) {
-                if (auto it = reasons.find("e" + std::to_string(i + 1)); it != reasons.end()) {
-                    kept_[i].reasoning = std::move(it->second);
-                }
-                kept_[i].sources = std::move(answered->sources[i]);
+    // Reasoning for the kept edges, ids e1..eK in kept order (the ids synthesis cites), and
+    // source tracing (each kept edge → the file or chunk it was loaded from, best tier first):
+    // independent requests, sent together.
+    base::Result<void> reason_and_trace_sources(StepTimer& timer) {
+        if (kept_.empty()) return {};
+        std::vector<Triple> facts;
+        for (const auto& k : kept_) facts.push_back(subgraph_[k.found].triple);
+        auto answered = calls_->llm_and_fact_sources(
+            "kg-edge-reasoning", {{"question", query_.query}, {"edges", edges_json(kept_view())}}, facts);
+        if (!answered) return answered.error();
+        count_tokens(answered->response, timer);
+        auto reasons = reasons_of(answered->response);
+        for (std::size_t i = 0; i < kept_.size(); ++i) {
+            if (auto it = reasons.find("e" + std::to_string(i + 1)); it != reasons.end()) {
+                kept_[i].reasoning = std::move(it->second);
             }
+            kept_[i].sources = std::move(answered->sources[i]);
         }
-
-        return send_step(trace_.run().focus(),
-                         [run = trace_.run(), info = timer.info(trace_.run().exploration()),
-                          edges = selected_edges(), excluded = query_.exclude.value_or(std::vector<std::string>{}),
-                          dropped = excluded_edges_](schema::TripleSink& out) {
-                             explain::graph_focus(out, run, info, edges);
-                             explain::excluded_answers(out, run.focus(), excluded, dropped);
-                         });
+        return {};
     }
 
     // A follow-up's "else" (GraphRagQuery::exclude): the candidates whose subject or object is
