@@ -59,8 +59,89 @@ void StepSummaries::learn_labels(const StepFacts& facts, const Term& node) {
     }
 }
 
+namespace {
+
+using Parts = std::vector<std::string>;
+
+void add(Parts& parts, std::string part) {
+    if (!part.empty()) parts.push_back(std::move(part));
+}
+
+// What a RAG step found and wrote: the question, concepts, seeds, counts, selections, the answer.
+void retrieval_parts(const StepFacts& facts, const Term& node, const std::string& type, std::size_t max_items,
+                     std::map<std::string, std::string>& chunk_names, Parts& parts) {
+    if (auto query = facts.text(node, vocab::kQuery)) add(parts, "question \"" + truncate_text(*query, 80) + "\"");
+    if (auto used = facts.value(node, vocab::kProvUsed)) add(parts, "called from " + schema::to_ntriples(*used));
+    auto concepts = facts.values(node, vocab::kConcept);
+    if (!concepts.empty()) {
+        std::string list;
+        for (const auto& c : concepts) list += (list.empty() ? "" : ", ") + facts.name(c);
+        add(parts, "concepts " + list);
+    }
+    const auto seeds = facts.values(node, vocab::kSeedEntity);
+    if (!seeds.empty()) add(parts, "seeds " + std::to_string(seeds.size()));
+    if (auto edges = facts.text(node, vocab::kEdgeCount)) add(parts, "edges " + *edges);
+    if (auto chunks = facts.text(node, vocab::kChunkCount)) add(parts, "chunks " + *chunks);
+    add(parts, selection_list(facts, node, vocab::kSelectedEdge, true, max_items, chunk_names));
+    add(parts, selection_list(facts, node, vocab::kRetrievedChunk, false, max_items, chunk_names));
+    add(parts, selection_list(facts, node, vocab::kSelectedChunk, false, max_items, chunk_names));
+    const auto citations = facts.values(node, vocab::kCitationProperty);
+    if (type.find("Synthesis") != std::string::npos || !citations.empty()) {
+        add(parts, "citations " + std::to_string(citations.size()));
+    }
+    if (auto short_answer = facts.text(node, vocab::kShortAnswer)) {
+        add(parts, short_answer->empty() ? std::string("short answer undecided")
+                                         : "short answer \"" + truncate_text(*short_answer, 80) + "\"");
+    }
+    if (auto answer = facts.text(node, vocab::kAnswerText)) {
+        add(parts, "answer " + std::to_string(code_points(*answer)) + " chars");
+    }
+}
+
+// Query routing (docs/query.md): the route and why, an escalation, the answer's provenance.
+void routing_parts(const StepFacts& facts, const Term& node, Parts& parts) {
+    if (auto method = facts.text(node, vocab::kRoutingMethod)) {
+        std::string rules;
+        for (const auto& r : facts.values(node, vocab::kRuleFired))
+            if (r.is_literal()) rules += (rules.empty() ? "" : ", ") + r.as_literal().value;
+        add(parts, "route " + facts.text(node, vocab::kEngine).value_or("?") + " by " + *method +
+                       (rules.empty() ? "" : " (" + rules + ")") + score_text(facts.number(node, vocab::kConfidence)));
+    }
+    if (auto from = facts.text(node, vocab::kFromEngine)) {
+        add(parts, "escalate " + *from + " -> " + facts.text(node, vocab::kEngine).value_or("?") +
+                       score_text(facts.number(node, vocab::kRelevance)) + ": " +
+                       truncate_text(facts.text(node, vocab::kReason).value_or(""), 100));
+    }
+    if (auto chain = facts.text(node, vocab::kDerivationChain)) add(parts, "derivation " + *chain);
+    if (auto tier = facts.text(node, vocab::kAggregateTier)) add(parts, "aggregate tier " + *tier);
+}
+
+// The time and model a step used, and its status.
+void usage_parts(const StepFacts& facts, const Term& node, Parts& parts) {
+    if (auto ms = facts.text(node, vocab::kDurationMs)) add(parts, *ms + " ms");
+    if (auto model = facts.text(node, vocab::kModelName)) add(parts, "model " + *model);
+    const auto in = facts.text(node, vocab::kInputTokens);
+    const auto out = facts.text(node, vocab::kOutputTokens);
+    if (in || out) add(parts, "tokens " + in.value_or("0") + " in / " + out.value_or("0") + " out");
+    if (auto status = facts.text(node, vocab::kStatus)) add(parts, "status " + *status);
+}
+
+// The end of the trace and an error, as the message's own fields say. The body is untrusted: a
+// field of the wrong type reads as absent, never throws.
+void ending_parts(const json& explain_body, Parts& parts) {
+    const bool ends = explain_body.is_object() && explain_body.contains("end_of_trace") &&
+                      explain_body["end_of_trace"].is_boolean() && explain_body["end_of_trace"].get<bool>();
+    const std::string trace_status = body_string(explain_body, "trace_status");
+    if (ends || !trace_status.empty()) add(parts, "trace " + (trace_status.empty() ? std::string("ended") : trace_status));
+    if (explain_body.is_object() && explain_body.contains("error") && explain_body["error"].is_object()) {
+        const auto& error = explain_body["error"];
+        add(parts, "error " + body_string(error, "type") + ": " + body_string(error, "message"));
+    }
+}
+
+}  // namespace
+
 std::string StepSummaries::next(const json& explain_body) {
-    const std::size_t max_items = max_items_;
     const std::string explain_id = body_string(explain_body, "explain_id");
     StepFacts facts(explain_body.is_object() ? explain_body.value("explain_triples", json::array())
                                              : json::array());
@@ -68,77 +149,11 @@ std::string StepSummaries::next(const json& explain_body) {
     facts.set_fallback_labels(&labels_);
     const Term node = schema::iri(explain_id);
     const std::string type = step_type(explain_body);
-    std::vector<std::string> parts;
-    auto add = [&parts](std::string part) {
-        if (!part.empty()) parts.push_back(std::move(part));
-    };
-
-    if (auto query = facts.text(node, vocab::kQuery)) {
-        add("question \"" + truncate_text(*query, 80) + "\"");
-    }
-    if (auto used = facts.value(node, vocab::kProvUsed))
-        add("called from " + schema::to_ntriples(*used));
-    auto concepts = facts.values(node, vocab::kConcept);
-    if (!concepts.empty()) {
-        std::string list;
-        for (const auto& c : concepts) list += (list.empty() ? "" : ", ") + facts.name(c);
-        add("concepts " + list);
-    }
-    const auto seeds = facts.values(node, vocab::kSeedEntity);
-    if (!seeds.empty()) add("seeds " + std::to_string(seeds.size()));
-    if (auto edges = facts.text(node, vocab::kEdgeCount)) add("edges " + *edges);
-    if (auto chunks = facts.text(node, vocab::kChunkCount)) add("chunks " + *chunks);
-    add(selection_list(facts, node, vocab::kSelectedEdge, true, max_items, chunk_names_));
-    add(selection_list(facts, node, vocab::kRetrievedChunk, false, max_items, chunk_names_));
-    add(selection_list(facts, node, vocab::kSelectedChunk, false, max_items, chunk_names_));
-    const auto citations = facts.values(node, vocab::kCitationProperty);
-    if (type.find("Synthesis") != std::string::npos || !citations.empty()) {
-        add("citations " + std::to_string(citations.size()));
-    }
-    if (auto short_answer = facts.text(node, vocab::kShortAnswer)) {
-        add(short_answer->empty() ? std::string("short answer undecided")
-                                  : "short answer \"" + truncate_text(*short_answer, 80) + "\"");
-    }
-    if (auto answer = facts.text(node, vocab::kAnswerText)) {
-        add("answer " + std::to_string(code_points(*answer)) + " chars");
-    }
-    // Query routing (docs/query.md): the route and why, an escalation, the answer's provenance.
-    if (auto method = facts.text(node, vocab::kRoutingMethod)) {
-        std::string rules;
-        for (const auto& r : facts.values(node, vocab::kRuleFired))
-            if (r.is_literal()) rules += (rules.empty() ? "" : ", ") + r.as_literal().value;
-        add("route " + facts.text(node, vocab::kEngine).value_or("?") + " by " + *method +
-            (rules.empty() ? "" : " (" + rules + ")") +
-            score_text(facts.number(node, vocab::kConfidence)));
-    }
-    if (auto from = facts.text(node, vocab::kFromEngine)) {
-        add("escalate " + *from + " -> " + facts.text(node, vocab::kEngine).value_or("?") +
-            score_text(facts.number(node, vocab::kRelevance)) + ": " +
-            truncate_text(facts.text(node, vocab::kReason).value_or(""), 100));
-    }
-    if (auto chain = facts.text(node, vocab::kDerivationChain)) add("derivation " + *chain);
-    if (auto tier = facts.text(node, vocab::kAggregateTier)) add("aggregate tier " + *tier);
-    if (auto ms = facts.text(node, vocab::kDurationMs)) add(*ms + " ms");
-    if (auto model = facts.text(node, vocab::kModelName)) add("model " + *model);
-    const auto in = facts.text(node, vocab::kInputTokens);
-    const auto out = facts.text(node, vocab::kOutputTokens);
-    if (in || out) add("tokens " + in.value_or("0") + " in / " + out.value_or("0") + " out");
-    if (auto status = facts.text(node, vocab::kStatus)) add("status " + *status);
-
-    // The body is untrusted: a field of the wrong type reads as absent, never throws.
-    const bool ends = explain_body.is_object() && explain_body.contains("end_of_trace") &&
-                      explain_body["end_of_trace"].is_boolean() &&
-                      explain_body["end_of_trace"].get<bool>();
-    const std::string trace_status = body_string(explain_body, "trace_status");
-    if (ends || !trace_status.empty()) {
-        add("trace " + (trace_status.empty() ? std::string("ended") : trace_status));
-    }
-    if (explain_body.is_object() && explain_body.contains("error") &&
-        explain_body["error"].is_object()) {
-        const auto& error = explain_body["error"];
-        add("error " + body_string(error, "type") + ": " + body_string(error, "message"));
-    }
-
+    Parts parts;
+    retrieval_parts(facts, node, type, max_items_, chunk_names_, parts);
+    routing_parts(facts, node, parts);
+    usage_parts(facts, node, parts);
+    ending_parts(explain_body, parts);
     std::string line = "[" + type + "] " + explain_id;
     for (const auto& part : parts) line += "  " + part;
     return escape_controls(line, false);
