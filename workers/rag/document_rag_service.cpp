@@ -159,34 +159,13 @@ private:
 
     base::Result<void> exploration() override {
         StepTimer timer;
-        const auto queries = retrieval_queries();
-        auto vectors = calls_->embed(queries);
-        if (!vectors) return vectors.error();
-        const std::uint32_t depth =
-            std::clamp(query_.fetch_limit * kDepthFactor, kMinDepth, kMaxDepth);
-        std::vector<Ranking> rankings;
-        for (std::size_t q = 0; q < queries.size(); ++q) {
-            auto by_vector = calls_->chunks_vector((*vectors)[q], depth);
-            if (!by_vector) return by_vector.error();
-            auto by_keyword = calls_->chunks_keyword(queries[q], depth);
-            if (!by_keyword) return by_keyword.error();
-            const double weight = q == 0 ? kQuestionWeight : 1.0;
-            Ranking vector_ranking{RankingKind::kVector, {}, weight};
-            for (auto& m : *by_vector)
-                vector_ranking.items.emplace_back(std::move(m.chunk_id), m.score);
-            Ranking keyword_ranking{RankingKind::kKeyword, {}, weight};
-            for (auto& m : *by_keyword)
-                keyword_ranking.items.emplace_back(std::move(m.chunk_id), m.score);
-            rankings.push_back(std::move(vector_ranking));
-            rankings.push_back(std::move(keyword_ranking));
-            if (auto r = check_cancel(); !r) return r;
-        }
-        auto fused = reciprocal_rank_fusion(rankings, kDocumentRrfK);
+        auto rankings = text_rankings();
+        if (!rankings) return rankings.error();
+        auto fused = reciprocal_rank_fusion(*rankings, kDocumentRrfK);
         if (fused.empty()) {
             return make_error(
                 ErrorType::kNotFound,
-                "collection \"" +
-                    (query_.collection.empty() ? std::string("default") : query_.collection) +
+                "collection \"" + (query_.collection.empty() ? std::string("default") : query_.collection) +
                     "\" has no retrievable chunks: load documents first");
         }
         // The pool: more than fetch_limit, so the title ranking can lift a chunk from below.
@@ -199,49 +178,12 @@ private:
         std::unordered_map<std::string, schema::Chunk> by_id;
         for (auto& c : *fetched) by_id.emplace(c.chunk_id, std::move(c));
 
-        // Title ranking: chunks of documents whose title the question names (most of the
-        // title's words are in the question: "Leland, North Carolina") — a field match that
-        // the chunk-text rankings cannot see.
-        const auto question_words = text::content_words(query_.query);
-        std::vector<std::pair<double, std::string>> titled;
-        for (const auto& f : fused) {
-            const auto it = by_id.find(f.id);
-            if (it == by_id.end()) continue;
-            const double named = text::title_containment(it->second.document_title, question_words);
-            if (named > kTitleContainment) titled.emplace_back(named, f.id);
+        rankings->push_back(title_ranking(fused, by_id));
+        auto second = reciprocal_rank_fusion(*rankings, kDocumentRrfK);
+        if (auto links = link_ranking(second, by_id); !links.items.empty()) {
+            rankings->push_back(std::move(links));
+            second = reciprocal_rank_fusion(*rankings, kDocumentRrfK);
         }
-        std::stable_sort(titled.begin(), titled.end(),
-                         [](const auto& a, const auto& b) { return a.first > b.first; });
-        Ranking title_ranking{RankingKind::kTitle, {}, kTitleWeight};
-        for (auto& [named, id] : titled) title_ranking.items.emplace_back(std::move(id), named);
-        rankings.push_back(std::move(title_ranking));
-
-        auto second = reciprocal_rank_fusion(rankings, kDocumentRrfK);
-
-        // Link ranking from the best documents' text.
-        std::string linking_text;
-        std::unordered_set<std::string> linking_docs;
-        for (const auto& f : second) {
-            if (linking_docs.size() >= kLinkSources) break;
-            const auto it = by_id.find(f.id);
-            if (it == by_id.end() || !linking_docs.insert(it->second.document_id).second) continue;
-            linking_text += it->second.text;
-            linking_text += '\n';
-        }
-        Ranking link_ranking{RankingKind::kLink, {}, kLinkWeight};
-        for (const auto& f : second) {
-            const auto it = by_id.find(f.id);
-            if (it == by_id.end() || linking_docs.count(it->second.document_id)) continue;
-            const auto title = base_title(it->second.document_title);
-            if (title.size() >= kMinLinkTitle && linking_text.find(title) != std::string::npos) {
-                link_ranking.items.emplace_back(f.id, 1.0);
-            }
-        }
-        if (!link_ranking.items.empty()) {
-            rankings.push_back(std::move(link_ranking));
-            second = reciprocal_rank_fusion(rankings, kDocumentRrfK);
-        }
-
         for (auto& f : second) {
             if (retrieved_.size() >= query_.fetch_limit) break;
             auto it = by_id.find(f.id);
@@ -254,6 +196,74 @@ private:
                           chunks = retrieved_chunks()](schema::TripleSink& out) {
                              explain::document_exploration(out, run, info, chunks);
                          });
+    }
+
+    // The chunk-text rankings: by vector and by keyword for each retrieval query (the question
+    // itself weighing more).
+    base::Result<std::vector<Ranking>> text_rankings() {
+        const auto queries = retrieval_queries();
+        auto vectors = calls_->embed(queries);
+        if (!vectors) return vectors.error();
+        const std::uint32_t depth = std::clamp(query_.fetch_limit * kDepthFactor, kMinDepth, kMaxDepth);
+        std::vector<Ranking> rankings;
+        for (std::size_t q = 0; q < queries.size(); ++q) {
+            auto by_vector = calls_->chunks_vector((*vectors)[q], depth);
+            if (!by_vector) return by_vector.error();
+            auto by_keyword = calls_->chunks_keyword(queries[q], depth);
+            if (!by_keyword) return by_keyword.error();
+            const double weight = q == 0 ? kQuestionWeight : 1.0;
+            Ranking vector_ranking{RankingKind::kVector, {}, weight};
+            for (auto& m : *by_vector) vector_ranking.items.emplace_back(std::move(m.chunk_id), m.score);
+            Ranking keyword_ranking{RankingKind::kKeyword, {}, weight};
+            for (auto& m : *by_keyword) keyword_ranking.items.emplace_back(std::move(m.chunk_id), m.score);
+            rankings.push_back(std::move(vector_ranking));
+            rankings.push_back(std::move(keyword_ranking));
+            if (auto r = check_cancel(); !r) return r.error();
+        }
+        return rankings;
+    }
+
+    // Title ranking: chunks of documents whose title the question names (most of the title's
+    // words are in the question: "Leland, North Carolina") — a field match that the chunk-text
+    // rankings cannot see.
+    Ranking title_ranking(const std::vector<FusedItem>& fused,
+                          const std::unordered_map<std::string, schema::Chunk>& by_id) const {
+        const auto question_words = text::content_words(query_.query);
+        std::vector<std::pair<double, std::string>> titled;
+        for (const auto& f : fused) {
+            const auto it = by_id.find(f.id);
+            if (it == by_id.end()) continue;
+            const double named = text::title_containment(it->second.document_title, question_words);
+            if (named > kTitleContainment) titled.emplace_back(named, f.id);
+        }
+        std::stable_sort(titled.begin(), titled.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        Ranking ranking{RankingKind::kTitle, {}, kTitleWeight};
+        for (auto& [named, id] : titled) ranking.items.emplace_back(std::move(id), named);
+        return ranking;
+    }
+
+    // Link ranking: chunks of other documents whose title the best documents' text names.
+    Ranking link_ranking(const std::vector<FusedItem>& ranked,
+                         const std::unordered_map<std::string, schema::Chunk>& by_id) const {
+        std::string linking_text;
+        std::unordered_set<std::string> linking_docs;
+        for (const auto& f : ranked) {
+            if (linking_docs.size() >= kLinkSources) break;
+            const auto it = by_id.find(f.id);
+            if (it == by_id.end() || !linking_docs.insert(it->second.document_id).second) continue;
+            linking_text += it->second.text;
+            linking_text += '\n';
+        }
+        Ranking ranking{RankingKind::kLink, {}, kLinkWeight};
+        for (const auto& f : ranked) {
+            const auto it = by_id.find(f.id);
+            if (it == by_id.end() || linking_docs.count(it->second.document_id)) continue;
+            const auto title = base_title(it->second.document_title);
+            if (title.size() >= kMinLinkTitle && linking_text.find(title) != std::string::npos) {
+                ranking.items.emplace_back(f.id, 1.0);
+            }
+        }
+        return ranking;
     }
 
     std::vector<explain::RetrievedChunk> retrieved_chunks() const {
