@@ -319,17 +319,12 @@ void run_stats(const ClientOptions& options) {
     std::cout << traces::render_rows(trace_stats_rows(*stats)) << std::flush;
 }
 
-}  // namespace
-
-void add_traces_command(CLI::App& app) {
-    auto* traces_cmd =
-        app.add_subcommand("traces", "Read explain traces back: list, show, tail, export, stats");
-    traces_cmd->require_subcommand(1);
-
+// `traces list`: the filters, paging and count.
+void add_list(CLI::App& traces_cmd) {
     auto list = std::make_shared<ListOptions>();
-    auto* list_cmd = traces_cmd->add_subcommand(
+    auto* list_cmd = traces_cmd.add_subcommand(
         "list",
-        "List sessions, newest first: Session | Kind | Question | Started | Duration | Status");
+        "List sessions, newest first: Session | Kind | Collection | Question | Started | Duration | Tokens | Status");
     list_cmd->add_option("--kind", list->kind,
                          "Only this kind (echo, graph-rag, document-rag, agent, query)");
     list_cmd->add_option("--status", list->status, "Only this status")
@@ -353,9 +348,12 @@ void add_traces_command(CLI::App& app) {
         ->check(CLI::NonNegativeNumber);
     add_client_options(*list_cmd, list->client);
     list_cmd->callback([list] { run_list(*list); });
+}
 
+// `traces show`: the tree, --full, --depth, the formats.
+void add_show(CLI::App& traces_cmd) {
     auto show = std::make_shared<ShowOptions>();
-    auto* show_cmd = traces_cmd->add_subcommand(
+    auto* show_cmd = traces_cmd.add_subcommand(
         "show",
         "Show one trace: its steps and facts (tree), its reply (json), or its exact triples "
         "(turtle, ntriples, jsonld: the triples of urn:graph:retrieval; nquads keeps the graph)");
@@ -375,9 +373,12 @@ void add_traces_command(CLI::App& app) {
         "and chunk");
     add_client_options(*show_cmd, show->client);
     show_cmd->callback([show] { run_show(*show); });
+}
 
+// `traces tail`, `export` and `stats`.
+void add_tail_export_stats(CLI::App& traces_cmd) {
     auto tail = std::make_shared<TailOptions>();
-    auto* tail_cmd = traces_cmd->add_subcommand(
+    auto* tail_cmd = traces_cmd.add_subcommand(
         "tail",
         "Print explain events live from the broker's explain topic until Ctrl-C (one line each, or "
         "JSON lines with --json); events published before it connected are not seen");
@@ -391,7 +392,7 @@ void add_traces_command(CLI::App& app) {
     tail_cmd->callback([tail] { run_tail(*tail); });
 
     auto exporter = std::make_shared<ExportOptions>();
-    auto* export_cmd = traces_cmd->add_subcommand(
+    auto* export_cmd = traces_cmd.add_subcommand(
         "export",
         "Write the exact stored triples of every session started in a range to stdout as N-Quads "
         "(a summary goes to stderr)");
@@ -405,11 +406,22 @@ void add_traces_command(CLI::App& app) {
 
     auto stats = std::make_shared<ClientOptions>();
     auto* stats_cmd =
-        traces_cmd->add_subcommand("stats",
+        traces_cmd.add_subcommand("stats",
                                    "Counts of the trace store: sessions by status, events, "
                                    "triples, quarantined messages, size");
     add_client_options(*stats_cmd, *stats);
     stats_cmd->callback([stats] { run_stats(*stats); });
+}
+
+}  // namespace
+
+void add_traces_command(CLI::App& app) {
+    auto* traces_cmd =
+        app.add_subcommand("traces", "Read explain traces back: list, show, tail, export, stats");
+    traces_cmd->require_subcommand(1);
+    add_list(*traces_cmd);
+    add_show(*traces_cmd);
+    add_tail_export_stats(*traces_cmd);
 }
 
 }  // namespace glassbox::cli
