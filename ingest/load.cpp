@@ -370,6 +370,49 @@ namespace {
 constexpr std::size_t kDocumentsPerRequest = 64;
 constexpr std::size_t kBytesPerRequest = 4u << 20;
 
+// How many documents `paths` hold, each read and chunked once: a bad file or line is the error
+// (with its place), before anything is sent.
+Result<std::uint64_t> count_documents(const std::vector<fs::path>& paths, const loader::ReadOptions& read,
+                                      const loader::ChunkOptions& chunking) {
+    std::uint64_t total = 0;
+    for (const auto& given : paths) {
+        auto checked = loader::read_documents(given, read, [&](loader::ReadDocument&& doc) -> Result<void> {
+            auto spans = loader::chunk_text(doc.text, chunking);
+            if (!spans) {
+                return make_error(spans.error().type,
+                                  base::printable_utf8(doc.path.string()) +
+                                      (doc.line > 0 ? ":" + std::to_string(doc.line) : "") + ": " +
+                                      spans.error().message,
+                                  base::ErrorPlace{base::printable_utf8(doc.path.string()), doc.line, 0});
+            }
+            ++total;
+            return {};
+        });
+        if (!checked) return checked.error();
+    }
+    return total;
+}
+
+// One document as the store loads it: its IRI (a text file's file: URI, a .jsonl line's own id,
+// or the name it was given), title, source and chunks.
+schema::DocumentLoad document_load(loader::ReadDocument&& doc, const std::vector<loader::ChunkSpan>& spans,
+                                   const LoadSettings& settings, const std::string& loaded_at) {
+    schema::DocumentLoad load;
+    const bool named = !settings.source_iri.empty();
+    if (named && doc.uri == loader::file_uri(doc.path)) doc.uri = settings.source_iri;
+    load.uri = doc.uri;
+    load.title = doc.title;
+    load.source = schema::SourceInfo{doc.uri, named ? doc.path.filename().string() : doc.path.string(),
+                                     doc.media_type, settings.tier, loaded_at};
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+        const auto& span = spans[i];
+        load.chunks.push_back(schema::ChunkLoad{static_cast<std::uint32_t>(i), span.char_offset, span.char_length,
+                                                doc.text.substr(span.byte_offset, span.byte_length)});
+    }
+    load.text = std::move(doc.text);
+    return load;
+}
+
 }  // namespace
 
 Result<LoadTotals> load_docs(const bus::BusClientConfig& bus, const LoadSettings& settings,
@@ -386,22 +429,8 @@ Result<LoadTotals> load_docs(const bus::BusClientConfig& bus, const LoadSettings
     };
 
     // Every path is read and chunked once first: a bad file or line loads nothing.
-    std::uint64_t total_documents = 0;
-    for (const auto& given : paths) {
-        auto checked = loader::read_documents(given, read, [&](loader::ReadDocument&& doc) -> Result<void> {
-            auto spans = loader::chunk_text(doc.text, chunking);
-            if (!spans) {
-                return make_error(spans.error().type,
-                                  base::printable_utf8(doc.path.string()) +
-                                      (doc.line > 0 ? ":" + std::to_string(doc.line) : "") + ": " +
-                                      spans.error().message,
-                                  base::ErrorPlace{base::printable_utf8(doc.path.string()), doc.line, 0});
-            }
-            ++total_documents;
-            return {};
-        });
-        if (!checked) return checked.error();
-    }
+    auto total_documents = count_documents(paths, read, chunking);
+    if (!total_documents) return total_documents.error();
 
     LoadTotals totals;
     const auto start = Clock::now();
@@ -414,7 +443,7 @@ Result<LoadTotals> load_docs(const bus::BusClientConfig& bus, const LoadSettings
             totals.chunks_embedded += r->chunks_embedded;
         }
     });
-    auto progress = observer.stage("documents", "documents", total_documents);
+    auto progress = observer.stage("documents", "documents", *total_documents);
     schema::LoadDocumentsRequest batch;
     batch.collection = settings.collection;
     std::size_t batch_bytes = 0;
@@ -436,21 +465,7 @@ Result<LoadTotals> load_docs(const bus::BusClientConfig& bus, const LoadSettings
         auto summary = loader::read_documents(given, quiet, [&](loader::ReadDocument&& doc) -> Result<void> {
             auto spans = loader::chunk_text(doc.text, chunking);
             if (!spans) return spans.error();
-            schema::DocumentLoad load;
-            // A text file's IRI is its file: URI (a .jsonl line's its own id), unless it is named.
-            const bool named = !settings.source_iri.empty();
-            if (named && doc.uri == loader::file_uri(doc.path)) doc.uri = settings.source_iri;
-            load.uri = doc.uri;
-            load.title = doc.title;
-            load.source = schema::SourceInfo{doc.uri, named ? doc.path.filename().string() : doc.path.string(),
-                                             doc.media_type, settings.tier, loaded_at};
-            for (std::size_t i = 0; i < spans->size(); ++i) {
-                const auto& span = (*spans)[i];
-                load.chunks.push_back(schema::ChunkLoad{static_cast<std::uint32_t>(i), span.char_offset,
-                                                        span.char_length,
-                                                        doc.text.substr(span.byte_offset, span.byte_length)});
-            }
-            load.text = std::move(doc.text);
+            schema::DocumentLoad load = document_load(std::move(doc), *spans, settings, loaded_at);
             batch_bytes += load.text.size() * 2;
             batch.documents.push_back(std::move(load));
             if (batch.documents.size() >= kDocumentsPerRequest || batch_bytes >= kBytesPerRequest) return flush();
