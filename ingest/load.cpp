@@ -267,6 +267,52 @@ Result<loader::RdfReadOptions> rdf_options(const LoadSettings& settings, const f
     return read;
 }
 
+namespace {
+
+// Formats and files first: an unknown format or a missing file loads nothing (and is found
+// before any file is read).
+Result<void> check_rdf_files(const LoadSettings& settings, const std::vector<fs::path>& files) {
+    for (const auto& path : files) {
+        if (auto read = rdf_options(settings, path); !read) return read.error();
+        std::error_code ec;
+        if (!fs::exists(path, ec))
+            return make_error(ErrorType::kNotFound, base::printable_utf8(path.string()) + ": no such file");
+    }
+    return {};
+}
+
+// Where a file's facts come from: its file: URI (or the name it was given), its media type and
+// tier, and when it was loaded.
+schema::SourceInfo rdf_source(const LoadSettings& settings, const fs::path& path, const loader::RdfReadOptions& read) {
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(path, ec);
+    const bool named = !settings.source_iri.empty();
+    return schema::SourceInfo{named ? settings.source_iri : loader::file_uri(absolute),
+                              named ? path.filename().string() : path.string(),
+                              std::string(loader::media_type(*read.format)), settings.tier, now_datetime()};
+}
+
+// load-commit of a staged load: what it added and found present go into `totals`.
+Result<void> commit_load(Pipeline& pipeline, const LoadSettings& settings, const std::string& load,
+                         std::uint64_t staged, LoadTotals& totals, LoadObserver& observer) {
+    auto committing = observer.stage("committing", "statements", staged);
+    json body{{"op", "load-commit"}, {"collection", settings.collection}, {"load", load}};
+    auto reply = pipeline.call(body, long_timeout(settings));
+    if (!reply) {
+        committing->finish();
+        return reply.error();
+    }
+    auto counts = schema::decode<schema::LoadTriplesResponse>(*reply);
+    if (!counts) return counts.error();
+    totals.added = counts->added;
+    totals.present = counts->present;
+    committing->update(staged);
+    committing->finish();
+    return {};
+}
+
+}  // namespace
+
 // Every file goes to the store as one staged load: its batches are staged as they are read
 // (the store interns their terms meanwhile) and become visible together at load-commit, so a
 // syntax error anywhere, a failed request or an interrupted run loads nothing (load-abort drops
@@ -274,13 +320,7 @@ Result<loader::RdfReadOptions> rdf_options(const LoadSettings& settings, const f
 Result<LoadTotals> load_rdf(const bus::BusClientConfig& bus, const LoadSettings& settings,
                             const std::vector<fs::path>& files, LoadObserver& observer) {
     if (auto checked = check_settings(settings); !checked) return checked.error();
-    // Formats first: an unknown one loads nothing (and is found before any file is read).
-    for (const auto& path : files) {
-        if (auto read = rdf_options(settings, path); !read) return read.error();
-        std::error_code ec;
-        if (!fs::exists(path, ec))
-            return make_error(ErrorType::kNotFound, base::printable_utf8(path.string()) + ": no such file");
-    }
+    if (auto checked = check_rdf_files(settings, files); !checked) return checked.error();
 
     LoadTotals totals;
     const auto start = Clock::now();
@@ -296,12 +336,7 @@ Result<LoadTotals> load_rdf(const bus::BusClientConfig& bus, const LoadSettings&
     };
     for (const auto& path : files) {
         const auto read = *rdf_options(settings, path);
-        std::error_code ec;
-        const fs::path absolute = fs::absolute(path, ec);
-        const bool named = !settings.source_iri.empty();
-        schema::SourceInfo source{named ? settings.source_iri : loader::file_uri(absolute),
-                                  named ? path.filename().string() : path.string(),
-                                  std::string(loader::media_type(*read.format)), settings.tier, now_datetime()};
+        const schema::SourceInfo source = rdf_source(settings, path, read);
         auto progress = observer.stage(base::printable_utf8(path.filename().string()), "statements", 0);
         std::uint64_t sent = 0;
         std::uint64_t bytes_read = 0;
@@ -341,19 +376,8 @@ Result<LoadTotals> load_rdf(const bus::BusClientConfig& bus, const LoadSettings&
         progress->finish(result->statements == 0 ? "no statements (empty file)" : "");
     }
     if (staged > 0) {
-        auto committing = observer.stage("committing", "statements", staged);
-        json body{{"op", "load-commit"}, {"collection", settings.collection}, {"load", load}};
-        auto reply = pipeline.call(body, long_timeout(settings));
-        if (!reply) {
-            committing->finish();
-            return give_up(reply.error());
-        }
-        auto counts = schema::decode<schema::LoadTriplesResponse>(*reply);
-        if (!counts) return give_up(counts.error());
-        totals.added = counts->added;
-        totals.present = counts->present;
-        committing->update(staged);
-        committing->finish();
+        if (auto committed = commit_load(pipeline, settings, load, staged, totals, observer); !committed)
+            return give_up(committed.error());
     }
     totals.seconds = seconds_since(start);
     // Nothing staged, nothing new to index (and a new collection was never created: indexing
