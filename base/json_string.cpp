@@ -19,7 +19,8 @@ constexpr std::uint64_t kHigh = 0x8080808080808080ULL;
 bool maybe_special(std::uint64_t word) noexcept {
     const auto has_zero = [](std::uint64_t v) { return (v - kOnes) & ~v & kHigh; };
     const std::uint64_t control = (word - 0x20 * kOnes) & ~word & kHigh;
-    return (control | (word & kHigh) | has_zero(word ^ ('"' * kOnes)) | has_zero(word ^ ('\\' * kOnes))) != 0;
+    return (control | (word & kHigh) | has_zero(word ^ ('"' * kOnes)) |
+            has_zero(word ^ ('\\' * kOnes))) != 0;
 }
 
 }  // namespace
@@ -62,13 +63,27 @@ bool append_json_string(std::string& out, std::string_view value) {
             out.append(text + run, i - run);
             run = i + 1;
             switch (c) {
-                case '"': out += "\\\""; break;
-                case '\\': out += "\\\\"; break;
-                case '\b': out += "\\b"; break;
-                case '\f': out += "\\f"; break;
-                case '\n': out += "\\n"; break;
-                case '\r': out += "\\r"; break;
-                case '\t': out += "\\t"; break;
+                case '"':
+                    out += "\\\"";
+                    break;
+                case '\\':
+                    out += "\\\\";
+                    break;
+                case '\b':
+                    out += "\\b";
+                    break;
+                case '\f':
+                    out += "\\f";
+                    break;
+                case '\n':
+                    out += "\\n";
+                    break;
+                case '\r':
+                    out += "\\r";
+                    break;
+                case '\t':
+                    out += "\\t";
+                    break;
                 default:
                     out += "\\u00";
                     out += kHex[c >> 4];

@@ -91,8 +91,9 @@ Result<void> ensure_owner_only_folder(const std::filesystem::path& folder) {
     struct stat st {};
     if (::lstat(folder.c_str(), &st) != 0) return failed("inspect", folder);
     if (S_ISLNK(st.st_mode))
-        return refused(folder, "is a symbolic link; glassbox does not follow links inside its "
-                               "home (replace it with a folder)");
+        return refused(folder,
+                       "is a symbolic link; glassbox does not follow links inside its "
+                       "home (replace it with a folder)");
     if (!S_ISDIR(st.st_mode)) return refused(folder, "is not a folder");
     return check_owner_only(folder, st, "folder");
 }
@@ -104,8 +105,9 @@ Result<int> open_owner_only_file(const std::filesystem::path& path, OpenFor how)
     const int fd = ::open(path.c_str(), flags, 0600);
     if (fd < 0) {
         if (errno == ELOOP)
-            return refused(path, "is a symbolic link; glassbox does not write through links "
-                                 "(remove it)");
+            return refused(path,
+                           "is a symbolic link; glassbox does not write through links "
+                           "(remove it)");
         return failed("open", path);
     }
     const auto close_with = [fd](Error error) {
@@ -116,11 +118,12 @@ Result<int> open_owner_only_file(const std::filesystem::path& path, OpenFor how)
     if (::fstat(fd, &st) != 0) return close_with(failed("inspect", path));
     if (!S_ISREG(st.st_mode)) return close_with(refused(path, "is not a regular file"));
     if (st.st_uid != ::geteuid())
-        return close_with(refused(path, "is a file owned by another user (uid " +
-                                            std::to_string(st.st_uid) + ")"));
+        return close_with(refused(
+            path, "is a file owned by another user (uid " + std::to_string(st.st_uid) + ")"));
     if (st.st_nlink != 1)
-        return close_with(refused(path, "has other hard links; glassbox writes only files of "
-                                        "its own (remove it)"));
+        return close_with(refused(path,
+                                  "has other hard links; glassbox writes only files of "
+                                  "its own (remove it)"));
     if ((st.st_mode & 07777) != 0600 && ::fchmod(fd, 0600) != 0)
         return close_with(failed("make owner-only", path));
     if (how == OpenFor::kTruncate && ::ftruncate(fd, 0) != 0)
@@ -160,7 +163,8 @@ Result<void> write_owner_only_file(const std::filesystem::path& path, std::strin
     return {};
 }
 
-Result<std::string> read_owner_only_secret(const std::filesystem::path& path, std::size_t max_bytes) {
+Result<std::string> read_owner_only_secret(const std::filesystem::path& path,
+                                           std::size_t max_bytes) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ELOOP) return refused(path, "is a symbolic link; give the secret's own file");

@@ -40,6 +40,7 @@ Result<void> write_owner_only_file(const std::filesystem::path& path, std::strin
 // (a symbolic link is not followed) owned by this user that no one else may read or write (mode
 // 0600 or 0400). kInvalidRequest saying why otherwise (the fix: chmod 600); files above
 // `max_bytes` are refused too.
-Result<std::string> read_owner_only_secret(const std::filesystem::path& path, std::size_t max_bytes);
+Result<std::string> read_owner_only_secret(const std::filesystem::path& path,
+                                           std::size_t max_bytes);
 
 }  // namespace glassbox::base

@@ -71,8 +71,8 @@ inline Error make_error(ErrorType type, std::string message, ErrorPlace place) {
 template <typename T>
 class [[nodiscard]] Result {
 public:
-    Result(T value) : state_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
-    Result(Error error) : state_(std::move(error)) {}      // NOLINT(google-explicit-constructor)
+    Result(T value) : state_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
+    Result(Error error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
     bool ok() const noexcept { return state_.index() == 0; }
     explicit operator bool() const noexcept { return ok(); }
@@ -97,7 +97,7 @@ template <>
 class [[nodiscard]] Result<void> {
 public:
     Result() = default;
-    Result(Error error) : error_(std::move(error)) {}      // NOLINT(google-explicit-constructor)
+    Result(Error error) : error_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
     bool ok() const noexcept { return !error_.has_value(); }
     explicit operator bool() const noexcept { return ok(); }

@@ -16,14 +16,16 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
         row[0] = i;
         for (std::size_t j = 1; j <= b.size(); ++j) {
             const std::size_t above = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            row[j] =
+                std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
             diagonal = above;
         }
     }
     return row[b.size()];
 }
 
-std::optional<std::string> nearest_name(std::string_view wanted, std::span<const std::string> candidates) {
+std::optional<std::string> nearest_name(std::string_view wanted,
+                                        std::span<const std::string> candidates) {
     const std::string w = ascii_lower(wanted);
     if (w.empty()) return std::nullopt;
     std::optional<std::string> best;

@@ -38,7 +38,8 @@ std::string format_xsd_datetime_ms(std::int64_t epoch_ms, TimePrecision precisio
     return buf.data();
 }
 
-std::string format_xsd_datetime(std::chrono::system_clock::time_point time, TimePrecision precision) {
+std::string format_xsd_datetime(std::chrono::system_clock::time_point time,
+                                TimePrecision precision) {
     const auto ms = std::chrono::floor<std::chrono::milliseconds>(time.time_since_epoch());
     return format_xsd_datetime_ms(static_cast<std::int64_t>(ms.count()), precision);
 }

@@ -155,15 +155,16 @@ int run_load_balancer(const std::string& ready_file) {
     }
     std::rename((ready_file + ".tmp").c_str(), ready_file.c_str());
 
-    std::deque<std::string> idle;                       // worker identities, LRU first
-    std::deque<std::vector<zmq::message_t>> waiting;    // [client-id][empty][rid][body]
+    std::deque<std::string> idle;                     // worker identities, LRU first
+    std::deque<std::vector<zmq::message_t>> waiting;  // [client-id][empty][rid][body]
     std::vector<zmq::message_t> frames;
     zmq::pollitem_t items[] = {{frontend.handle(), 0, ZMQ_POLLIN, 0},
                                {backend.handle(), 0, ZMQ_POLLIN, 0}};
     while (true) {
         zmq::poll(items, 2, milliseconds{-1});
         while (recv_frames(backend, frames)) {
-            // [worker-id][empty]["READY" | "BYE"] or [worker-id][empty][client-id][empty][rid][body]
+            // [worker-id][empty]["READY" | "BYE"] or
+            // [worker-id][empty][client-id][empty][rid][body]
             if (frames.size() == 3) {
                 const auto id = frames[0].to_string();
                 if (frames[2].to_string() == "READY") {
@@ -241,7 +242,8 @@ void mdp_worker(zmq::context_t& context, std::string endpoint, std::string servi
         zmq::poll(&item, 1, milliseconds{50});
         while (recv_frames(socket, frames)) {
             if (packed) {
-                // [envelope: MDPW01, 0x02, token, meta][body] -> [envelope: MDPW01, 0x03, token][body]
+                // [envelope: MDPW01, 0x02, token, meta][body] -> [envelope: MDPW01, 0x03,
+                // token][body]
                 if (frames.size() != 2 ||
                     !glassbox::bus::unpack_views(frames[0].to_string_view(),
                                                  frames[1].to_string_view(), views)) {
@@ -334,8 +336,8 @@ struct Measurement {
     std::vector<double> latencies_us;  // measurement window only
     double seconds = 0;
     std::size_t errors = 0;
-    std::size_t replies = 0;           // all replies, warm-up and drain included
-    double intermediary_cpu_us = 0;    // CPU time of the broker/forwarder process meanwhile
+    std::size_t replies = 0;         // all replies, warm-up and drain included
+    double intermediary_cpu_us = 0;  // CPU time of the broker/forwarder process meanwhile
     // CPU cost of the intermediary per request: robust to scheduling noise, unlike latency.
     double cpu_us_per_request() const {
         return replies > 0 ? intermediary_cpu_us / static_cast<double>(replies) : 0;
@@ -474,9 +476,9 @@ Measurement run_one(zmq::context_t& context, Target target, const nlohmann::json
     for (int i = 0; i < c.workers; ++i) {
         if (is_broker(target)) {
             const int credit = target == Target::kBrokerCredit ? kWorkerCredit : 0;
-            workers.emplace_back(mdp_worker, std::ref(context), ready["endpoint"].get<std::string>(),
-                                 service, gbw01, framing, credit, std::ref(stop),
-                                 std::ref(started));
+            workers.emplace_back(mdp_worker, std::ref(context),
+                                 ready["endpoint"].get<std::string>(), service, gbw01, framing,
+                                 credit, std::ref(stop), std::ref(started));
         } else if (target == Target::kLoadBalancer) {
             workers.emplace_back(lb_worker, std::ref(context),
                                  ready["backend_endpoint"].get<std::string>(), std::ref(stop),
@@ -539,9 +541,10 @@ std::string self_path() {
 }
 
 void usage() {
-    std::cerr << "usage: bench_bus [--glassbox PATH] [--duration-ms N] [--warmup-ms N] [--slices N]\n"
-                 "                 [--gbw01] [--classic | --unpacked] [--quick] [--curve] [--json FILE]\n"
-                 "       bench_bus forwarder|lb --ready-file FILE\n";
+    std::cerr
+        << "usage: bench_bus [--glassbox PATH] [--duration-ms N] [--warmup-ms N] [--slices N]\n"
+           "                 [--gbw01] [--classic | --unpacked] [--quick] [--curve] [--json FILE]\n"
+           "       bench_bus forwarder|lb --ready-file FILE\n";
 }
 
 double ratio(double a, double b) { return b > 0 ? a / b : 0; }
@@ -558,10 +561,12 @@ using Child = std::unique_ptr<glassbox::integration::ChildProcess>;
 
 // Starts a child and waits for its ready file (a stale one is removed first: it would name a
 // dead process); exits the bench if it does not come up.
-std::pair<Child, nlohmann::json> start_child(glassbox::integration::TempDir& tmp, const std::string& name,
-                                             std::vector<std::string> argv, const std::string& ready_file) {
+std::pair<Child, nlohmann::json> start_child(glassbox::integration::TempDir& tmp,
+                                             const std::string& name, std::vector<std::string> argv,
+                                             const std::string& ready_file) {
     std::filesystem::remove(ready_file);
-    auto p = std::make_unique<glassbox::integration::ChildProcess>(name, std::move(argv), tmp.path());
+    auto p =
+        std::make_unique<glassbox::integration::ChildProcess>(name, std::move(argv), tmp.path());
     auto ready = glassbox::integration::wait_for_ready_file(ready_file, *p, milliseconds{10'000});
     if (!ready) {
         std::cerr << "bench_bus: " << name << " did not start:\n" << p->stderr_text() << "\n";
@@ -590,8 +595,8 @@ double connect_round_trip_us(zmq::context_t& context, const std::string& endpoin
 }
 
 // --curve: the broker with CURVE against the same broker on plain TCP (docs/security.md).
-int run_curve_bench(const std::string& glassbox, milliseconds duration, milliseconds warmup, int slices,
-                    bool quick, Framing framing, const std::string& json_out) {
+int run_curve_bench(const std::string& glassbox, milliseconds duration, milliseconds warmup,
+                    int slices, bool quick, Framing framing, const std::string& json_out) {
     namespace bus = glassbox::bus;
     glassbox::integration::TempDir tmp("glassbox-bench-curve");
     // The broker's pair and one allowed client/worker key, as `glassbox keys` makes them.
@@ -611,18 +616,23 @@ int run_curve_bench(const std::string& glassbox, milliseconds duration, millisec
     nlohmann::json ready[2];
     for (int v = 0; v < 2; ++v) {
         const auto ready_file = (tmp.path() / (variants[v] + ".ready.json")).string();
-        std::vector<std::string> argv{glassbox, "--log-level", "warn", "broker", "--bind", "tcp://127.0.0.1:*",
-                                      "--pub", "tcp://127.0.0.1:*", "--home",
-                                      (tmp.path() / (variants[v] + "-home")).string(), "--ready-file",
-                                      ready_file};
+        std::vector<std::string> argv{
+            glassbox,       "--log-level",
+            "warn",         "broker",
+            "--bind",       "tcp://127.0.0.1:*",
+            "--pub",        "tcp://127.0.0.1:*",
+            "--home",       (tmp.path() / (variants[v] + "-home")).string(),
+            "--ready-file", ready_file};
         if (v == 1) {
-            argv.insert(argv.end(), {"--curve-key", bus::secret_certificate_path(keys, "broker").string(),
-                                     "--curve-allow", (keys / "allowed").string()});
+            argv.insert(argv.end(),
+                        {"--curve-key", bus::secret_certificate_path(keys, "broker").string(),
+                         "--curve-allow", (keys / "allowed").string()});
         }
-        std::tie(processes[v], ready[v]) = start_child(tmp, variants[v], std::move(argv), ready_file);
+        std::tie(processes[v], ready[v]) =
+            start_child(tmp, variants[v], std::move(argv), ready_file);
     }
-    g_curve_by_endpoint[ready[1]["endpoint"].get<std::string>()] =
-        bus::CurveClientKeys{server.value().public_key, peer.value().public_key, peer.value().secret_key};
+    g_curve_by_endpoint[ready[1]["endpoint"].get<std::string>()] = bus::CurveClientKeys{
+        server.value().public_key, peer.value().public_key, peer.value().secret_key};
 
     std::vector<Config> configs;
     for (int workers : {1, 4}) {
@@ -636,8 +646,9 @@ int run_curve_bench(const std::string& glassbox, milliseconds duration, millisec
     zmq::context_t context(1);
     std::vector<std::array<Measurement, 2>> rows;
     int round = 0;
-    std::cerr << "bench_bus --curve: " << configs.size() << " configurations, plain and CURVE interleaved, "
-              << duration.count() << " ms each in " << slices << " slices\n";
+    std::cerr << "bench_bus --curve: " << configs.size()
+              << " configurations, plain and CURVE interleaved, " << duration.count()
+              << " ms each in " << slices << " slices\n";
     for (const auto& c : configs) {
         std::array<Measurement, 2> row;
         for (int slice = 0; slice < slices; ++slice) {
@@ -646,19 +657,21 @@ int run_curve_bench(const std::string& glassbox, milliseconds duration, millisec
                 const double cpu_before = cpu_us(processes[v]->pid());
                 // GBW03 workers without credit and a packed client: what glassbox's own workers
                 // and BusClient speak (--unpacked: GBW02 and the classic GBC01 frames).
-                auto m = run_one(context, Target::kBroker, ready[v], c, round++, warmup, duration / slices,
-                                 true, framing);
+                auto m = run_one(context, Target::kBroker, ready[v], c, round++, warmup,
+                                 duration / slices, true, framing);
                 auto& into = row[static_cast<std::size_t>(v)];
                 into.intermediary_cpu_us += cpu_us(processes[v]->pid()) - cpu_before;
                 into.replies += m.replies;
-                into.latencies_us.insert(into.latencies_us.end(), m.latencies_us.begin(), m.latencies_us.end());
+                into.latencies_us.insert(into.latencies_us.end(), m.latencies_us.begin(),
+                                         m.latencies_us.end());
                 into.seconds += m.seconds;
                 into.errors += m.errors;
             }
         }
-        std::cerr << "  workers=" << c.workers << " in_flight=" << c.in_flight << " body=" << c.body_bytes
-                  << "  plain p50 " << fmt(row[0].p(0.5)) << " us " << fmt(row[0].throughput(), 0)
-                  << "/s  curve p50 " << fmt(row[1].p(0.5)) << " us " << fmt(row[1].throughput(), 0) << "/s\n";
+        std::cerr << "  workers=" << c.workers << " in_flight=" << c.in_flight
+                  << " body=" << c.body_bytes << "  plain p50 " << fmt(row[0].p(0.5)) << " us "
+                  << fmt(row[0].throughput(), 0) << "/s  curve p50 " << fmt(row[1].p(0.5)) << " us "
+                  << fmt(row[1].throughput(), 0) << "/s\n";
         rows.push_back(std::move(row));
     }
 
@@ -669,7 +682,8 @@ int run_curve_bench(const std::string& glassbox, milliseconds duration, millisec
     for (int i = 0; i < kConnections; ++i) {
         for (int v = 0; v < 2; ++v) {
             const double cpu_before = cpu_us(processes[v]->pid());
-            const double us = connect_round_trip_us(context, ready[v]["endpoint"].get<std::string>());
+            const double us =
+                connect_round_trip_us(context, ready[v]["endpoint"].get<std::string>());
             connect_cpu_us[v] += cpu_us(processes[v]->pid()) - cpu_before;
             if (us >= 0) connect_us[v].push_back(us);
         }
@@ -677,7 +691,8 @@ int run_curve_bench(const std::string& glassbox, milliseconds duration, millisec
     for (auto& p : processes) p->terminate();
 
     std::ostringstream out;
-    out << "| workers | in flight | body | plain p50 us | CURVE p50 us | p50 CURVE/plain | plain req/s "
+    out << "| workers | in flight | body | plain p50 us | CURVE p50 us | p50 CURVE/plain | plain "
+           "req/s "
            "| CURVE req/s | req/s CURVE/plain | CPU us/req plain | CURVE |\n";
     out << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     double worst_p50 = 0;
@@ -692,28 +707,32 @@ int run_curve_bench(const std::string& glassbox, milliseconds duration, millisec
         worst_p50 = std::max(worst_p50, p50);
         worst_rps = std::min(worst_rps, rps);
         out << "| " << c.workers << " | " << c.in_flight << " | "
-            << (c.body_bytes == 4096 ? std::string{"4 KiB"} : std::to_string(c.body_bytes) + " B") << " | "
-            << fmt(plain.p(0.5)) << " | " << fmt(secured.p(0.5)) << " | " << fmt(p50, 2) << " | "
-            << fmt(plain.throughput(), 0) << " | " << fmt(secured.throughput(), 0) << " | " << fmt(rps, 2)
-            << " | " << fmt(plain.cpu_us_per_request(), 1) << " | " << fmt(secured.cpu_us_per_request(), 1)
-            << " |\n";
-        json_rows.push_back({{"workers", c.workers}, {"in_flight", c.in_flight}, {"body", c.body_bytes},
-                             {"plain_p50_us", plain.p(0.5)}, {"curve_p50_us", secured.p(0.5)},
-                             {"plain_rps", plain.throughput()}, {"curve_rps", secured.throughput()},
+            << (c.body_bytes == 4096 ? std::string{"4 KiB"} : std::to_string(c.body_bytes) + " B")
+            << " | " << fmt(plain.p(0.5)) << " | " << fmt(secured.p(0.5)) << " | " << fmt(p50, 2)
+            << " | " << fmt(plain.throughput(), 0) << " | " << fmt(secured.throughput(), 0) << " | "
+            << fmt(rps, 2) << " | " << fmt(plain.cpu_us_per_request(), 1) << " | "
+            << fmt(secured.cpu_us_per_request(), 1) << " |\n";
+        json_rows.push_back({{"workers", c.workers},
+                             {"in_flight", c.in_flight},
+                             {"body", c.body_bytes},
+                             {"plain_p50_us", plain.p(0.5)},
+                             {"curve_p50_us", secured.p(0.5)},
+                             {"plain_rps", plain.throughput()},
+                             {"curve_rps", secured.throughput()},
                              {"errors", plain.errors + secured.errors}});
     }
     const double plain_connect = median_of(connect_us[0]);
     const double curve_connect = median_of(connect_us[1]);
     auto verdict = [](bool met) { return met ? std::string{"met"} : std::string{"NOT met"}; };
-    out << "\n- p50 CURVE / plain: worst " << fmt(worst_p50, 2) << " (target <= 1.30: " << verdict(worst_p50 <= 1.3)
-        << ")\n";
-    out << "- throughput CURVE / plain: worst " << fmt(worst_rps, 2) << " (target >= 0.70: "
-        << verdict(worst_rps >= 0.7) << ")\n";
+    out << "\n- p50 CURVE / plain: worst " << fmt(worst_p50, 2)
+        << " (target <= 1.30: " << verdict(worst_p50 <= 1.3) << ")\n";
+    out << "- throughput CURVE / plain: worst " << fmt(worst_rps, 2)
+        << " (target >= 0.70: " << verdict(worst_rps >= 0.7) << ")\n";
     out << "- a new connection to its first answer (" << kConnections << " each): plain median "
-        << fmt(plain_connect) << " us, CURVE (handshake + ZAP check) " << fmt(curve_connect) << " us, +"
-        << fmt(curve_connect - plain_connect) << " us; broker CPU per connection plain "
-        << fmt(connect_cpu_us[0] / kConnections) << " us, CURVE " << fmt(connect_cpu_us[1] / kConnections)
-        << " us\n";
+        << fmt(plain_connect) << " us, CURVE (handshake + ZAP check) " << fmt(curve_connect)
+        << " us, +" << fmt(curve_connect - plain_connect) << " us; broker CPU per connection plain "
+        << fmt(connect_cpu_us[0] / kConnections) << " us, CURVE "
+        << fmt(connect_cpu_us[1] / kConnections) << " us\n";
     std::cout << out.str();
     if (!json_out.empty()) {
         std::ofstream(json_out) << nlohmann::json{{"rows", json_rows},
@@ -770,9 +789,11 @@ int main(int argc, char** argv) {
         } else if (args[i] == "--gbw01") {
             gbw01 = true;  // 7/MDP-variant workers declare the extension (no credit): [meta][body]
         } else if (args[i] == "--classic") {
-            framing = Framing::kClassic;  // extended workers declare GBW01, clients send GBC01 frames
+            framing =
+                Framing::kClassic;  // extended workers declare GBW01, clients send GBC01 frames
         } else if (args[i] == "--unpacked") {
-            framing = Framing::kCompact;  // extended workers declare GBW02, clients send GBC01 frames
+            framing =
+                Framing::kCompact;  // extended workers declare GBW02, clients send GBC01 frames
         } else if (args[i] == "--curve") {
             curve = true;  // CURVE against plain TCP, the same broker (docs/security.md)
         } else if (args[i] == "--quick") {
@@ -801,9 +822,10 @@ int main(int argc, char** argv) {
         const std::string tag = kTargetNames[static_cast<int>(t)];
         const auto ready_file = (tmp.path() / (tag + ".ready.json")).string();
         if (is_broker(t)) {
-            return start(tag, {glassbox, "--log-level", "warn", "broker", "--bind",
-                               "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*", "--home",
-                               (tmp.path() / (tag + "-home")).string(), "--ready-file", ready_file},
+            return start(tag,
+                         {glassbox, "--log-level", "warn", "broker", "--bind", "tcp://127.0.0.1:*",
+                          "--pub", "tcp://127.0.0.1:*", "--home",
+                          (tmp.path() / (tag + "-home")).string(), "--ready-file", ready_file},
                          ready_file);
         }
         return start(tag, {self_path(), tag, "--ready-file", ready_file}, ready_file);
@@ -840,9 +862,9 @@ int main(int argc, char** argv) {
     zmq::context_t context(1);
     std::vector<Row> rows;
     int round = 0;
-    std::cerr << "bench_bus: " << configs.size() << " configurations x " << kTargets
-              << " targets, " << duration.count() << " ms each in " << slices
-              << " interleaved slices (+" << warmup.count() << " ms warm-up per slice)\n";
+    std::cerr << "bench_bus: " << configs.size() << " configurations x " << kTargets << " targets, "
+              << duration.count() << " ms each in " << slices << " interleaved slices (+"
+              << warmup.count() << " ms warm-up per slice)\n";
     for (const auto& c : configs) {
         Row row{c, {}};
         // Interleaved slices, rotating the order: drift and noise of the machine (other
@@ -884,7 +906,8 @@ int main(int argc, char** argv) {
     auto body_text = [](const Config& c) {
         return c.body_bytes == 4096 ? std::string{"4 KiB"} : std::to_string(c.body_bytes) + " B";
     };
-    out << "| workers | in flight | body | fwd p50 | fwd p99 | fwd req/s | lb p50 | lb p99 | lb req/s "
+    out << "| workers | in flight | body | fwd p50 | fwd p99 | fwd req/s | lb p50 | lb p99 | lb "
+           "req/s "
            "| mdp p50 | mdp p99 | mdp req/s | credit p50 | credit p99 | credit req/s |\n";
     out << "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& r : rows) {
@@ -939,8 +962,10 @@ int main(int argc, char** argv) {
                            {"body_bytes", r.config.body_bytes}};
         for (int t = 0; t < kTargets; ++t) {
             errors += r.m[t].errors;
-            row[kTargetNames[t]] = {{"p50_us", r.m[t].p(0.5)}, {"p99_us", r.m[t].p(0.99)},
-                                    {"rps", r.m[t].throughput()}, {"errors", r.m[t].errors},
+            row[kTargetNames[t]] = {{"p50_us", r.m[t].p(0.5)},
+                                    {"p99_us", r.m[t].p(0.99)},
+                                    {"rps", r.m[t].throughput()},
+                                    {"errors", r.m[t].errors},
                                     {"cpu_us_per_request", r.m[t].cpu_us_per_request()},
                                     {"samples", r.m[t].latencies_us.size()}};
         }
@@ -953,9 +978,8 @@ int main(int argc, char** argv) {
         const Target t = variant_target[v];
         const Ratios& x = variant[v];
         // A target with no samples (every request failed) is missed, whatever the ratio says.
-        const bool ok = std::all_of(rows.begin(), rows.end(), [t](const Row& r) {
-            return !r.of(t).latencies_us.empty();
-        });
+        const bool ok = std::all_of(rows.begin(), rows.end(),
+                                    [t](const Row& r) { return !r.of(t).latencies_us.empty(); });
         auto verdict = [ok](bool met) { return met && ok ? "met" : "MISSED"; };
         const double worst_p50_fwd = *std::max_element(x.p50_fwd.begin(), x.p50_fwd.end());
         const double worst_p50_lb = *std::max_element(x.p50_lb.begin(), x.p50_lb.end());
@@ -963,8 +987,8 @@ int main(int argc, char** argv) {
         const double worst_t_lb = *std::min_element(x.tput_lb_64.begin(), x.tput_lb_64.end());
         const std::string name = kTargetNames[static_cast<int>(t)];
         out << "- " << name << " p50 / forwarder: median " << fmt(median_of(x.p50_fwd), 2)
-            << ", worst " << fmt(worst_p50_fwd, 2) << " (target <= 1.30: "
-            << verdict(worst_p50_fwd <= 1.3) << ")\n";
+            << ", worst " << fmt(worst_p50_fwd, 2)
+            << " (target <= 1.30: " << verdict(worst_p50_fwd <= 1.3) << ")\n";
         out << "- " << name << " req/s / forwarder at 64 in flight: median "
             << fmt(median_of(x.tput_fwd_64), 2) << ", worst " << fmt(worst_t_fwd, 2)
             << " (target >= 0.70: " << verdict(worst_t_fwd >= 0.7) << ")\n";
@@ -979,9 +1003,10 @@ int main(int argc, char** argv) {
     }
     const bool rss_ok = idle_rss >= 0 && idle_rss * 1024 <= 20'000'000;
     out << "- broker idle RSS: " << fmt(static_cast<double>(idle_rss) / 1024.0, 1)
-        << " MiB (target <= 20 MB: " << (rss_ok ? "met" : "MISSED") << "); after the run: "
-        << fmt(static_cast<double>(loaded_rss) / 1024.0, 1) << " MiB (7/MDP), "
-        << fmt(static_cast<double>(loaded_credit_rss) / 1024.0, 1) << " MiB (credit)\n";
+        << " MiB (target <= 20 MB: " << (rss_ok ? "met" : "MISSED")
+        << "); after the run: " << fmt(static_cast<double>(loaded_rss) / 1024.0, 1)
+        << " MiB (7/MDP), " << fmt(static_cast<double>(loaded_credit_rss) / 1024.0, 1)
+        << " MiB (credit)\n";
     out << "- errors (requests without a FINAL): " << errors << "\n";
     std::cout << out.str();
     if (!json_out.empty()) {

@@ -4,10 +4,10 @@
 //   insert  a synthetic graph (--triples, default 1,000,000): entities with a power-law (Zipf)
 //           degree as subjects and objects, 40 predicates with skewed use, some literal values
 //           and an rdfs:label per entity, inserted by GraphStore::insert in batches of --batch
-//           (default 50,000, as `glassbox load rdf` sends), one transaction each. Baseline: the same rows as integers
-//           (s, p, o, g) inserted into a plain rowid table of another SQLite file with the same
-//           settings, one transaction per batch, interleaved batch by batch with the store.
-//           Prints the median batch rate of both, their ratio, the total rate, peak RSS
+//           (default 50,000, as `glassbox load rdf` sends), one transaction each. Baseline: the
+//           same rows as integers (s, p, o, g) inserted into a plain rowid table of another SQLite
+//           file with the same settings, one transaction per batch, interleaved batch by batch with
+//           the store. Prints the median batch rate of both, their ratio, the total rate, peak RSS
 //           (VmHWM) and bytes on disk per triple (after a WAL checkpoint). --batches-per-commit K
 //           runs K store batches in one transaction of the caller (TransactionMode::kCallers):
 //           each commit rewrites every index page it dirtied, so fewer commits write less.
@@ -17,6 +17,8 @@
 //           p and o bound; s and p bound; o bound; all three bound. GraphStore::match with
 //           limit --limit (default 100) against the integer-only SELECT of the same rows on the
 //           same connection (the cost of term lookup and decoding is the ratio). p50 and p90.
+#include <time.h>
+#include <unistd.h>
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -31,24 +33,22 @@
 #include <random>
 #include <sstream>
 #include <string>
-#include <time.h>
-#include <unistd.h>
 #include <vector>
 
+#include "bench/bench_util.hpp"
 #include "schema/term.hpp"
 #include "schema/vocabulary.hpp"
 #include "storage/sqlite_database.hpp"
 #include "workers/store/graph_store.hpp"
 #include "workers/store/knowledge_base.hpp"
-#include "bench/bench_util.hpp"
 
 namespace {
 
 namespace bench = glassbox::bench;
 using bench::fmt;
-using bench::Zipf;
 using bench::ms_since;
 using bench::percentile;
+using bench::Zipf;
 
 namespace base = glassbox::base;
 namespace schema = glassbox::schema;
@@ -113,7 +113,8 @@ public:
     std::size_t entities() const { return entities_; }
 
     // The next up to `n` triples; false when all are out.
-    bool next(std::size_t n, std::vector<schema::Triple>& triples, std::vector<std::array<std::int64_t, 4>>& rows) {
+    bool next(std::size_t n, std::vector<schema::Triple>& triples,
+              std::vector<std::array<std::int64_t, 4>>& rows) {
         triples.clear();
         rows.clear();
         while (triples.size() < n && produced_ < total_) {
@@ -121,7 +122,8 @@ public:
             // The first triples label every entity once, in random order (one fifth of the load).
             if (labelled_ < entities_ && produced_ % 5 == 0) {
                 const auto e = labelled_++;
-                triples.push_back(schema::make_triple(entity(e), label_, schema::lang_literal(label_of(e), "en")));
+                triples.push_back(schema::make_triple(entity(e), label_,
+                                                      schema::lang_literal(label_of(e), "en")));
                 rows.push_back({entity_id(e), 1, literal_id(e), 0});
                 continue;
             }
@@ -129,7 +131,8 @@ public:
             const auto p = predicates_(rng_);
             if (std::uniform_int_distribution<int>(0, 99)(rng_) < 15) {
                 const auto value = std::uniform_int_distribution<std::int64_t>(0, 100'000)(rng_);
-                triples.push_back(schema::make_triple(entity(s), predicate(p), schema::xsd_integer(value)));
+                triples.push_back(
+                    schema::make_triple(entity(s), predicate(p), schema::xsd_integer(value)));
                 rows.push_back({entity_id(s), static_cast<std::int64_t>(p) + 2,
                                 literal_id(entities_ + static_cast<std::size_t>(value)), 0});
             } else {
@@ -198,16 +201,21 @@ int run(const Options& o) {
     auto db = open_db(store_path, o);
     auto raw_db = open_db(raw_path, o);
     auto graph = check(store::GraphStore::open(*db), "open graph store");
-    check(raw_db->exec("CREATE TABLE raw(s INTEGER NOT NULL, p INTEGER NOT NULL, o INTEGER NOT NULL, g INTEGER NOT NULL)"),
+    check(raw_db->exec("CREATE TABLE raw(s INTEGER NOT NULL, p INTEGER NOT NULL, o INTEGER NOT "
+                       "NULL, g INTEGER NOT NULL)"),
           "raw table");
-    const store::SourceRecord source_record{"file:///bench/synthetic.nt", store::SourceKind::kFile, {}, 1,
-                                            "2026-11-22T00:00:00Z", "application/n-triples"};
+    const store::SourceRecord source_record{
+        "file:///bench/synthetic.nt", store::SourceKind::kFile, {}, 1,
+        "2026-11-22T00:00:00Z",       "application/n-triples"};
     const auto source = check(graph->register_source(source_record), "register source");
 
-    std::cout << "# bench_graph: " << o.triples << " triples, batches of " << o.batch << ", cache_size "
-              << o.cache_kib / 1024 << " MiB per connection, page size 4096, WAL, synchronous=NORMAL, background checkpoints, "
-              << (o.staged ? std::string("staged, one commit") : std::to_string(o.batches_per_commit) + " batch(es) per commit")
-              << "\n\n";
+    std::cout
+        << "# bench_graph: " << o.triples << " triples, batches of " << o.batch << ", cache_size "
+        << o.cache_kib / 1024
+        << " MiB per connection, page size 4096, WAL, synchronous=NORMAL, background checkpoints, "
+        << (o.staged ? std::string("staged, one commit")
+                     : std::to_string(o.batches_per_commit) + " batch(es) per commit")
+        << "\n\n";
 
     // ---- insert ----
     Generator generator(o.triples);
@@ -238,7 +246,8 @@ int run(const Options& o) {
             counts = check(graph->insert(source, triples), "insert");
         } else {
             if (!open_tx) open_tx.emplace(check(storage::Transaction::begin(*db), "begin"));
-            counts = check(graph->insert(source, triples, store::TransactionMode::kCallers), "insert");
+            counts =
+                check(graph->insert(source, triples, store::TransactionMode::kCallers), "insert");
             if (++batch_number % o.batches_per_commit == 0) {
                 check(open_tx->commit(), "commit");
                 open_tx.reset();
@@ -249,7 +258,9 @@ int run(const Options& o) {
         {
             auto tx = check(storage::Transaction::begin(*raw_db), "raw begin");
             for (const auto& r : rows) {
-                auto st = check(raw_db->prepare("INSERT INTO raw(s, p, o, g) VALUES(?1, ?2, ?3, ?4)"), "raw prepare");
+                auto st =
+                    check(raw_db->prepare("INSERT INTO raw(s, p, o, g) VALUES(?1, ?2, ?3, ?4)"),
+                          "raw prepare");
                 st.bind(1, r[0]).bind(2, r[1]).bind(3, r[2]).bind(4, r[3]);
                 check(st.run(), "raw insert");
             }
@@ -288,26 +299,34 @@ int run(const Options& o) {
     const double store_median = percentile(store_rates, 0.5);
     const double raw_median = percentile(raw_rates, 0.5);
     std::cout << "## Insert (" << store_rates.size() << " batches)\n\n"
-              << "| | median batch triples/s | total triples/s (wall) | total triples/s (CPU) | wall s | CPU s |\n"
+              << "| | median batch triples/s | total triples/s (wall) | total triples/s (CPU) | "
+                 "wall s | CPU s |\n"
               << "|---|---|---|---|---|---|\n"
               << "| GraphStore::insert | " << fmt(store_median, 0) << " | "
               << fmt(static_cast<double>(o.triples) / store_seconds, 0) << " | "
-              << fmt(static_cast<double>(o.triples) / store_cpu, 0) << " | " << fmt(store_seconds, 2) << " | "
-              << fmt(store_cpu, 2) << " |\n"
+              << fmt(static_cast<double>(o.triples) / store_cpu, 0) << " | "
+              << fmt(store_seconds, 2) << " | " << fmt(store_cpu, 2) << " |\n"
               << "| raw SQLite (4 integers, no index) | " << fmt(raw_median, 0) << " | "
               << fmt(static_cast<double>(o.triples) / raw_seconds, 0) << " | "
-              << fmt(static_cast<double>(o.triples) / raw_cpu, 0) << " | " << fmt(raw_seconds, 2) << " | "
-              << fmt(raw_cpu, 2) << " |\n\n"
-              << (o.staged ? "staged: the store rows include commit_staged, " + fmt(commit_seconds, 2) + " s wall, " +
-                                 fmt(commit_cpu, 2) + " s CPU (the median batch rate is staging only)\n"
+              << fmt(static_cast<double>(o.triples) / raw_cpu, 0) << " | " << fmt(raw_seconds, 2)
+              << " | " << fmt(raw_cpu, 2) << " |\n\n"
+              << (o.staged ? "staged: the store rows include commit_staged, " +
+                                 fmt(commit_seconds, 2) + " s wall, " + fmt(commit_cpu, 2) +
+                                 " s CPU (the median batch rate is staging only)\n"
                            : std::string())
-              << "ratio raw/store: median batch " << fmt(raw_median / store_median, 2) << ", CPU time "
-              << fmt(store_cpu / raw_cpu, 2) << "\n"
-              << "quads " << stats.quads << " (added " << added << "), terms " << stats.terms << ", subjects "
-              << stats.subjects << ", predicates " << stats.predicates << ", objects " << stats.objects << "\n"
-              << "bytes on disk per quad: store " << fmt(static_cast<double>(file_bytes(store_path)) / static_cast<double>(stats.quads), 1)
-              << ", raw " << fmt(static_cast<double>(file_bytes(raw_path)) / static_cast<double>(o.triples), 1) << "\n"
-              << "peak RSS (VmHWM) after insert: " << fmt(static_cast<double>(vm_hwm_kb()) / 1024.0, 1) << " MiB\n\n";
+              << "ratio raw/store: median batch " << fmt(raw_median / store_median, 2)
+              << ", CPU time " << fmt(store_cpu / raw_cpu, 2) << "\n"
+              << "quads " << stats.quads << " (added " << added << "), terms " << stats.terms
+              << ", subjects " << stats.subjects << ", predicates " << stats.predicates
+              << ", objects " << stats.objects << "\n"
+              << "bytes on disk per quad: store "
+              << fmt(static_cast<double>(file_bytes(store_path)) / static_cast<double>(stats.quads),
+                     1)
+              << ", raw "
+              << fmt(static_cast<double>(file_bytes(raw_path)) / static_cast<double>(o.triples), 1)
+              << "\n"
+              << "peak RSS (VmHWM) after insert: "
+              << fmt(static_cast<double>(vm_hwm_kb()) / 1024.0, 1) << " MiB\n\n";
 
     // ---- query ----
     std::mt19937_64 rng(7);
@@ -344,7 +363,8 @@ int run(const Options& o) {
             std::int64_t ids[3] = {0, 0, 0};
             const std::optional<schema::Term>* parts[3] = {&pattern.s, &pattern.p, &pattern.o};
             for (int k = 0; k < 3; ++k) {
-                if (parts[k]->has_value()) ids[k] = check(graph->find_term(**parts[k]), "find_term").value_or(-1);
+                if (parts[k]->has_value())
+                    ids[k] = check(graph->find_term(**parts[k]), "find_term").value_or(-1);
             }
             // The table whose key order serves the pattern, as GraphStore picks it.
             const char* table = kind.s ? "graph_quads" : kind.p ? "graph_pos" : "graph_osp";
@@ -369,13 +389,17 @@ int run(const Options& o) {
         }
         const double p50 = percentile(store_us, 0.5);
         const double raw_p50 = percentile(raw_us, 0.5);
-        std::cout << "| " << kind.name << " | " << fmt(p50, 1) << " | " << fmt(percentile(store_us, 0.9), 1) << " | "
-                  << fmt(raw_p50, 1) << " | " << fmt(percentile(raw_us, 0.9), 1) << " | "
+        std::cout << "| " << kind.name << " | " << fmt(p50, 1) << " | "
+                  << fmt(percentile(store_us, 0.9), 1) << " | " << fmt(raw_p50, 1) << " | "
+                  << fmt(percentile(raw_us, 0.9), 1) << " | "
                   << fmt(p50 / std::max(raw_p50, 0.001), 2) << " | "
-                  << fmt(static_cast<double>(rows_total) / static_cast<double>(std::max<std::size_t>(1, store_us.size())), 1)
+                  << fmt(static_cast<double>(rows_total) /
+                             static_cast<double>(std::max<std::size_t>(1, store_us.size())),
+                         1)
                   << " |\n";
     }
-    std::cout << "\npeak RSS (VmHWM) at the end: " << fmt(static_cast<double>(vm_hwm_kb()) / 1024.0, 1) << " MiB\n";
+    std::cout << "\npeak RSS (VmHWM) at the end: "
+              << fmt(static_cast<double>(vm_hwm_kb()) / 1024.0, 1) << " MiB\n";
     graph.reset();
     db.reset();
     raw_db.reset();
@@ -404,7 +428,8 @@ int main(int argc, char** argv) {
         } else if (arg == "--queries") {
             o.queries = number();
         } else if (arg == "--limit") {
-            o.limit = static_cast<std::uint32_t>(std::min<std::size_t>(number(), store::kMaxMatchLimit));
+            o.limit =
+                static_cast<std::uint32_t>(std::min<std::size_t>(number(), store::kMaxMatchLimit));
         } else if (arg == "--cache-mib") {
             o.cache_kib = static_cast<std::int64_t>(number()) * 1024;
         } else if (arg == "--batches-per-commit") {
@@ -416,7 +441,8 @@ int main(int argc, char** argv) {
         } else if (arg == "--keep") {
             o.keep = true;
         } else {
-            std::cerr << "usage: bench_graph [--triples N] [--batch N] [--queries N] [--limit N] [--cache-mib N] "
+            std::cerr << "usage: bench_graph [--triples N] [--batch N] [--queries N] [--limit N] "
+                         "[--cache-mib N] "
                          "[--batches-per-commit K] [--staged] [--dir PATH] [--keep]\n";
             return arg == "--help" ? 0 : 2;
         }

@@ -36,6 +36,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_util.hpp"
 #include "bus/bus_client.hpp"
 #include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
@@ -43,15 +44,14 @@
 #include "storage/sqlite_database.hpp"
 #include "tests/support/process.hpp"
 #include "workers/store/graph_store.hpp"
-#include "bench/bench_util.hpp"
 
 namespace {
 
 namespace bench = glassbox::bench;
 using bench::fmt;
-using bench::Zipf;
 using bench::ms_since;
 using bench::percentile;
+using bench::Zipf;
 
 namespace fs = std::filesystem;
 namespace base = glassbox::base;
@@ -89,12 +89,13 @@ std::size_t write_ntriples(const fs::path& path, std::size_t triples) {
         if (labelled < entities && produced % 5 == 0) {
             const auto e = labelled++;
             line += "<" + std::string(kEntity) + std::to_string(e) +
-                    "> <http://www.w3.org/2000/01/rdf-schema#label> \"Entity number " + std::to_string(e) + "\"@en .\n";
+                    "> <http://www.w3.org/2000/01/rdf-schema#label> \"Entity number " +
+                    std::to_string(e) + "\"@en .\n";
         } else {
             const auto s = subjects(rng);
             const auto p = predicates(rng);
-            line += "<" + std::string(kEntity) + std::to_string(s) + "> <http://example.org/kg/relation/r" +
-                    std::to_string(p) + "> ";
+            line += "<" + std::string(kEntity) + std::to_string(s) +
+                    "> <http://example.org/kg/relation/r" + std::to_string(p) + "> ";
             if (std::uniform_int_distribution<int>(0, 99)(rng) < 15) {
                 line += "\"" + std::to_string(std::uniform_int_distribution<int>(0, 100'000)(rng)) +
                         "\"^^<http://www.w3.org/2001/XMLSchema#integer> .\n";
@@ -153,7 +154,8 @@ std::pair<double, double> proc_usage(pid_t pid) {
             while (rest >> field) fields.push_back(field);
             // fields[0] is state (stat field 3); utime and stime are stat fields 14 and 15.
             if (fields.size() > 12) {
-                cpu = (std::stod(fields[11]) + std::stod(fields[12])) / static_cast<double>(sysconf(_SC_CLK_TCK));
+                cpu = (std::stod(fields[11]) + std::stod(fields[12])) /
+                      static_cast<double>(sysconf(_SC_CLK_TCK));
             }
         }
     }
@@ -172,22 +174,26 @@ struct Cluster {
     std::vector<Child> children;
     std::string endpoint;
 
-    glassbox::integration::ChildProcess& start(const std::string& name, std::vector<std::string> argv) {
-        children.push_back(std::make_unique<glassbox::integration::ChildProcess>(name, std::move(argv), dir));
+    glassbox::integration::ChildProcess& start(const std::string& name,
+                                               std::vector<std::string> argv) {
+        children.push_back(
+            std::make_unique<glassbox::integration::ChildProcess>(name, std::move(argv), dir));
         return *children.back();
     }
     void start_broker() {
         const auto ready = dir / "broker.ready.json";
         fs::remove(ready);
-        auto& broker = start("broker", {GLASSBOX_BINARY, "broker", "--bind", "tcp://127.0.0.1:*", "--pub",
-                                        "tcp://127.0.0.1:*", "--home", (dir / "broker-home").string(),
-                                        "--heartbeat-ms", "500", "--ready-file", ready.string()});
+        auto& broker =
+            start("broker", {GLASSBOX_BINARY, "broker", "--bind", "tcp://127.0.0.1:*", "--pub",
+                             "tcp://127.0.0.1:*", "--home", (dir / "broker-home").string(),
+                             "--heartbeat-ms", "500", "--ready-file", ready.string()});
         auto info = glassbox::integration::wait_for_ready_file(ready, broker, milliseconds{10'000});
         if (!info) die("broker did not start: " + broker.stderr_text());
         endpoint = info->value("endpoint", "");
     }
     ~Cluster() {
-        for (auto it = children.rbegin(); it != children.rend(); ++it) (*it)->terminate(milliseconds{5000});
+        for (auto it = children.rbegin(); it != children.rend(); ++it)
+            (*it)->terminate(milliseconds{5000});
     }
 };
 
@@ -217,21 +223,28 @@ int run(const Options& o) {
     const auto file = work / "synthetic.nt";
     const auto entities = write_ntriples(file, o.triples);
     std::cout << "# bench_load: " << o.triples << " triples (" << entities << " entities), "
-              << fmt(static_cast<double>(fs::file_size(file)) / 1e6, 1) << " MB of N-Triples; " << o.runs
-              << " runs; glassbox load rdf --no-index through a broker and one store worker vs rapper -c\n\n";
+              << fmt(static_cast<double>(fs::file_size(file)) / 1e6, 1) << " MB of N-Triples; "
+              << o.runs
+              << " runs; glassbox load rdf --no-index through a broker and one store worker vs "
+                 "rapper -c\n\n";
 
-    std::cout << "## Load\n\n| run | load wall s | load statements/s | CLI CPU s | CLI peak RSS MiB | store CPU s | "
-                 "store peak RSS MiB | rapper -c wall s | rapper statements/s | load/rapper (rate) |\n"
-              << "|---|---|---|---|---|---|---|---|---|---|\n";
-    std::vector<double> load_rates, rapper_rates, ratios, cli_rss, store_rss, cli_cpu, store_cpu, load_walls;
+    std::cout
+        << "## Load\n\n| run | load wall s | load statements/s | CLI CPU s | CLI peak RSS MiB | "
+           "store CPU s | "
+           "store peak RSS MiB | rapper -c wall s | rapper statements/s | load/rapper (rate) |\n"
+        << "|---|---|---|---|---|---|---|---|---|---|\n";
+    std::vector<double> load_rates, rapper_rates, ratios, cli_rss, store_rss, cli_cpu, store_cpu,
+        load_walls;
     double bytes_per_triple = 0;
     fs::path last_home;
     std::unique_ptr<Cluster> cluster;
     for (std::size_t run = 1; run <= o.runs; ++run) {
-        const auto rapper = run_timed("rapper", {"/usr/bin/rapper", "-c", "-i", "ntriples", file.string()}, work);
+        const auto rapper =
+            run_timed("rapper", {"/usr/bin/rapper", "-c", "-i", "ntriples", file.string()}, work);
         if (rapper.code != 0) die("rapper failed: " + rapper.err);
         // rapper -c prints "rapper: Parsing returned N triples" on stderr.
-        if (rapper.err.find("returned " + std::to_string(o.triples) + " triples") == std::string::npos) {
+        if (rapper.err.find("returned " + std::to_string(o.triples) + " triples") ==
+            std::string::npos) {
             die("rapper counted otherwise: " + rapper.err);
         }
 
@@ -240,8 +253,9 @@ int run(const Options& o) {
         fs::create_directories(cluster->dir);
         cluster->start_broker();
         last_home = cluster->dir / "home";
-        auto& worker = cluster->start("store", {GLASSBOX_BINARY, "worker", "store", "--broker", cluster->endpoint,
-                                                "--home", last_home.string(), "--heartbeat-ms", "500"});
+        auto& worker = cluster->start(
+            "store", {GLASSBOX_BINARY, "worker", "store", "--broker", cluster->endpoint, "--home",
+                      last_home.string(), "--heartbeat-ms", "500"});
         {
             glassbox::bus::BusClientConfig config;
             config.endpoint = cluster->endpoint;
@@ -249,9 +263,11 @@ int run(const Options& o) {
             wait_for_service(client, "store");
         }
         const auto before = proc_usage(worker.pid());
-        const auto load = run_timed("load", {GLASSBOX_BINARY, "load", "rdf", file.string(), "--no-index", "--json",
-                                             "--broker", cluster->endpoint, "--timeout-ms", "600000"},
-                                    cluster->dir);
+        const auto load =
+            run_timed("load",
+                      {GLASSBOX_BINARY, "load", "rdf", file.string(), "--no-index", "--json",
+                       "--broker", cluster->endpoint, "--timeout-ms", "600000"},
+                      cluster->dir);
         if (load.code != 0) die("glassbox load failed: " + load.err);
         const auto summary = json::parse(load.out, nullptr, false);
         if (!summary.is_object() || summary.value("statements", std::uint64_t{0}) != o.triples) {
@@ -270,30 +286,36 @@ int run(const Options& o) {
         load_walls.push_back(load.wall);
         bytes_per_triple = static_cast<double>(dir_bytes(last_home / "knowledge")) /
                            static_cast<double>(summary.value("added", std::uint64_t{1}));
-        std::cout << "| " << run << " | " << fmt(load.wall, 2) << " | " << fmt(load_rate, 0) << " | "
-                  << fmt(load.cpu, 2) << " | " << fmt(load.rss_mib, 1) << " | " << fmt(after.first - before.first, 2)
-                  << " | " << fmt(after.second, 1) << " | " << fmt(rapper.wall, 2) << " | " << fmt(rapper_rate, 0)
-                  << " | " << fmt(load_rate / rapper_rate, 2) << " |\n";
+        std::cout << "| " << run << " | " << fmt(load.wall, 2) << " | " << fmt(load_rate, 0)
+                  << " | " << fmt(load.cpu, 2) << " | " << fmt(load.rss_mib, 1) << " | "
+                  << fmt(after.first - before.first, 2) << " | " << fmt(after.second, 1) << " | "
+                  << fmt(rapper.wall, 2) << " | " << fmt(rapper_rate, 0) << " | "
+                  << fmt(load_rate / rapper_rate, 2) << " |\n";
         std::cout.flush();
         if (run < o.runs) cluster.reset();
     }
     std::cout << "\nmedians: load " << fmt(percentile(load_rates, 0.5), 0) << " statements/s (wall "
-              << fmt(percentile(load_walls, 0.5), 2) << " s), rapper -c " << fmt(percentile(rapper_rates, 0.5), 0)
-              << " statements/s, load/rapper " << fmt(percentile(ratios, 0.5), 2) << "; CPU s: CLI "
-              << fmt(percentile(cli_cpu, 0.5), 2) << ", store " << fmt(percentile(store_cpu, 0.5), 2)
-              << "; peak RSS MiB: CLI " << fmt(percentile(cli_rss, 0.5), 1) << ", store "
-              << fmt(percentile(store_rss, 0.5), 1) << " (max " << fmt(*std::max_element(store_rss.begin(), store_rss.end()), 1)
-              << ")\nbytes on disk per stored triple (database, WAL, no vector index): " << fmt(bytes_per_triple, 1)
-              << "\n\n";
+              << fmt(percentile(load_walls, 0.5), 2) << " s), rapper -c "
+              << fmt(percentile(rapper_rates, 0.5), 0) << " statements/s, load/rapper "
+              << fmt(percentile(ratios, 0.5), 2) << "; CPU s: CLI "
+              << fmt(percentile(cli_cpu, 0.5), 2) << ", store "
+              << fmt(percentile(store_cpu, 0.5), 2) << "; peak RSS MiB: CLI "
+              << fmt(percentile(cli_rss, 0.5), 1) << ", store "
+              << fmt(percentile(store_rss, 0.5), 1) << " (max "
+              << fmt(*std::max_element(store_rss.begin(), store_rss.end()), 1)
+              << ")\nbytes on disk per stored triple (database, WAL, no vector index): "
+              << fmt(bytes_per_triple, 1) << "\n\n";
 
     // ---- batched query through the bus vs in-process ----
     glassbox::bus::BusClientConfig config;
     config.endpoint = cluster->endpoint;
-    config.parse_bodies = false;  // the reply is decoded into triples inside the timing, as a caller would
+    config.parse_bodies =
+        false;  // the reply is decoded into triples inside the timing, as a caller would
     glassbox::bus::BusClient client(config);
     glassbox::storage::OpenOptions open_options;
     open_options.cache_size = -65'536;  // as the store worker opens it
-    auto db = glassbox::storage::Database::open(last_home / "knowledge" / "default.db", open_options);
+    auto db =
+        glassbox::storage::Database::open(last_home / "knowledge" / "default.db", open_options);
     if (!db) die("open: " + db.error().message);
     auto graph = store::GraphStore::open(**db);
     if (!graph) die("graph: " + graph.error().message);
@@ -304,8 +326,9 @@ int run(const Options& o) {
     for (std::size_t i = 0; i < o.queries + 10; ++i) {  // the first 10 warm up
         std::vector<schema::TriplePattern> patterns;
         for (int k = 0; k < 50; ++k) {
-            patterns.push_back(schema::TriplePattern{schema::iri(kEntity + std::to_string(pick(rng))), std::nullopt,
-                                                     std::nullopt, std::nullopt});
+            patterns.push_back(
+                schema::TriplePattern{schema::iri(kEntity + std::to_string(pick(rng))),
+                                      std::nullopt, std::nullopt, std::nullopt});
         }
         json body = schema::encode(schema::TriplesQueryBatch{patterns, o.limit, ""});
         body["op"] = "triples-batch";
@@ -317,7 +340,8 @@ int run(const Options& o) {
         if (!answer) die("triples-batch reply: " + answer.error().message);
         t0 = Clock::now();
         auto local = (*graph)->match_batch(patterns, o.limit);
-        const double in_process = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+        const double in_process =
+            std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
         if (!local) die("match_batch: " + local.error().message);
         if (answer->results != *local) die("the bus and in-process answers differ");
         if (i < 10) continue;
@@ -325,13 +349,16 @@ int run(const Options& o) {
         bus_ms.push_back(bus);
         local_ms.push_back(in_process);
     }
-    std::cout << "## Batched pattern query (triples-batch, 50 subject patterns, limit " << o.limit << " each, "
-              << o.queries << " requests; mean " << fmt(static_cast<double>(rows) / static_cast<double>(o.queries), 0)
+    std::cout << "## Batched pattern query (triples-batch, 50 subject patterns, limit " << o.limit
+              << " each, " << o.queries << " requests; mean "
+              << fmt(static_cast<double>(rows) / static_cast<double>(o.queries), 0)
               << " triples per request)\n\n| | p50 ms | p90 ms |\n|---|---|---|\n"
-              << "| through the bus | " << fmt(percentile(bus_ms, 0.5), 3) << " | " << fmt(percentile(bus_ms, 0.9), 3)
-              << " |\n| in-process match_batch | " << fmt(percentile(local_ms, 0.5), 3) << " | "
-              << fmt(percentile(local_ms, 0.9), 3) << " |\n\nratio bus/in-process p50: "
-              << fmt(percentile(bus_ms, 0.5) / std::max(percentile(local_ms, 0.5), 1e-6), 2) << "\n";
+              << "| through the bus | " << fmt(percentile(bus_ms, 0.5), 3) << " | "
+              << fmt(percentile(bus_ms, 0.9), 3) << " |\n| in-process match_batch | "
+              << fmt(percentile(local_ms, 0.5), 3) << " | " << fmt(percentile(local_ms, 0.9), 3)
+              << " |\n\nratio bus/in-process p50: "
+              << fmt(percentile(bus_ms, 0.5) / std::max(percentile(local_ms, 0.5), 1e-6), 2)
+              << "\n";
     graph->reset();
     db->reset();
     cluster.reset();
@@ -359,13 +386,15 @@ int main(int argc, char** argv) {
         } else if (arg == "--queries") {
             o.queries = number();
         } else if (arg == "--limit") {
-            o.limit = static_cast<std::uint32_t>(std::min<std::size_t>(number(), store::kMaxMatchLimit));
+            o.limit =
+                static_cast<std::uint32_t>(std::min<std::size_t>(number(), store::kMaxMatchLimit));
         } else if (arg == "--dir") {
             o.dir = value();
         } else if (arg == "--keep") {
             o.keep = true;
         } else {
-            std::cerr << "usage: bench_load [--triples N] [--runs N] [--queries N] [--limit N] [--dir PATH] [--keep]\n";
+            std::cerr << "usage: bench_load [--triples N] [--runs N] [--queries N] [--limit N] "
+                         "[--dir PATH] [--keep]\n";
             return arg == "--help" ? 0 : 2;
         }
     }

@@ -96,7 +96,8 @@ int main(int argc, char** argv) {
         }
     }
     if (rules_us.empty() || classifier_us.empty()) {
-        glassbox::bench::fail(kProgram, "the question set no longer reaches both rules and classifier");
+        glassbox::bench::fail(kProgram,
+                              "the question set no longer reaches both rules and classifier");
     }
 
     std::cout << "bench_router: " << kQuestions.size() << " questions x " << rounds
@@ -105,7 +106,8 @@ int main(int argc, char** argv) {
     print_row("baseline (question_features)", features_us, 0.0);
     print_row("route, decided by rules", rules_us, baseline);
     print_row("route, decided by classifier", classifier_us, baseline);
-    const bool met = percentile(rules_us, 0.5) <= kTargetUs && percentile(classifier_us, 0.5) <= kTargetUs;
+    const bool met =
+        percentile(rules_us, 0.5) <= kTargetUs && percentile(classifier_us, 0.5) <= kTargetUs;
     std::cout << "target: decision <= 1 ms p50 (rules and classifier): " << (met ? "met" : "MISSED")
               << "\n";
     return met ? 0 : 1;

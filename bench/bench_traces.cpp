@@ -35,8 +35,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bus/bus_client.hpp"
 #include "base/time_format.hpp"
+#include "bench/bench_util.hpp"
+#include "bus/bus_client.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/explain_uris.hpp"
 #include "schema/messages.hpp"
@@ -44,7 +45,6 @@
 #include "tests/support/process.hpp"
 #include "workers/trace_collector/trace_service.hpp"
 #include "workers/trace_collector/trace_store.hpp"
-#include "bench/bench_util.hpp"
 
 #ifndef GLASSBOX_BINARY
 #define GLASSBOX_BINARY "glassbox"
@@ -70,8 +70,9 @@ double median_of(std::vector<double> v) { return percentile(std::move(v), 0.5); 
 // ---- workload ------------------------------------------------------------------------------
 
 const std::vector<std::string> kWords = {
-    "graph",  "retrieval", "provenance", "audit",   "invoice", "supplier", "contract", "policy",  "battery",
-    "market", "shipment",  "warranty",   "patient", "dosage",  "turbine",  "pipeline", "license", "tariff"};
+    "graph",    "retrieval", "provenance", "audit",    "invoice",  "supplier",
+    "contract", "policy",    "battery",    "market",   "shipment", "warranty",
+    "patient",  "dosage",    "turbine",    "pipeline", "license",  "tariff"};
 
 std::string words(std::mt19937_64& rng, std::size_t n) {
     std::string out;
@@ -113,7 +114,8 @@ std::vector<schema::ExplainMessage> echo_session(std::mt19937_64& rng, explain::
     return {first, last};
 }
 
-std::vector<schema::ExplainMessage> graph_rag_session(std::mt19937_64& rng, explain::TimePoint started) {
+std::vector<schema::ExplainMessage> graph_rag_session(std::mt19937_64& rng,
+                                                      explain::TimePoint started) {
     const auto run = explain::RunUris::generate();
     const std::string agent = explain::worker_agent_uri("graph-rag");
     std::vector<schema::ExplainMessage> out;
@@ -136,24 +138,29 @@ std::vector<schema::ExplainMessage> graph_rag_session(std::mt19937_64& rng, expl
         info.duration = milliseconds{ms};
         return info;
     };
-    message(run.question(), explain::question(run, "what about " + words(rng, 10) + "?", started, agent));
+    message(run.question(),
+            explain::question(run, "what about " + words(rng, 10) + "?", started, agent));
     std::vector<std::string> concepts;
     for (int i = 0; i < 4; ++i) concepts.push_back(words(rng, 2));
     message(run.grounding(), explain::grounding(run, step(std::nullopt, 40), concepts));
     std::vector<std::string> seeds;
-    for (int i = 0; i < 5; ++i) seeds.push_back("http://example.org/kg/entity/" + std::to_string(rng() % 100'000));
-    message(run.exploration(), explain::graph_exploration(run, step(run.grounding(), 25), seeds, 180));
+    for (int i = 0; i < 5; ++i)
+        seeds.push_back("http://example.org/kg/entity/" + std::to_string(rng() % 100'000));
+    message(run.exploration(),
+            explain::graph_exploration(run, step(run.grounding(), 25), seeds, 180));
     std::vector<explain::SelectedEdge> edges;
     for (int i = 0; i < 8; ++i) {
         explain::SelectedEdge e;
-        e.edge = schema::make_triple(schema::iri(seeds[static_cast<std::size_t>(i) % seeds.size()]),
-                                     schema::iri("http://example.org/kg/rel/" + kWords[rng() % kWords.size()]),
-                                     schema::literal(words(rng, 3)));
+        e.edge = schema::make_triple(
+            schema::iri(seeds[static_cast<std::size_t>(i) % seeds.size()]),
+            schema::iri("http://example.org/kg/rel/" + kWords[rng() % kWords.size()]),
+            schema::literal(words(rng, 3)));
         e.score = 0.5 + static_cast<double>(rng() % 500) / 1000.0;
         e.concept_label = concepts[static_cast<std::size_t>(i) % concepts.size()];
         e.reasoning = "relevant because " + words(rng, 6);
-        e.source = explain::SourceRef{"http://example.org/doc/" + std::to_string(i) + "/chunk/" + std::to_string(rng() % 50),
-                                      "http://example.org/doc/" + std::to_string(i), rng() % 5000, 200};
+        e.source = explain::SourceRef{
+            "http://example.org/doc/" + std::to_string(i) + "/chunk/" + std::to_string(rng() % 50),
+            "http://example.org/doc/" + std::to_string(i), rng() % 5000, 200};
         e.data_tier = 1 + static_cast<int>(rng() % 4);
         edges.push_back(std::move(e));
     }
@@ -164,9 +171,10 @@ std::vector<schema::ExplainMessage> graph_rag_session(std::mt19937_64& rng, expl
     synthesis.model = "gpt-4o-mini";
     const std::string answer = "Answer: " + words(rng, 120);
     message(run.synthesis(),
-            explain::synthesis(run, synthesis, explain::StoredText{answer, run.text("answer")},
-                               {explain::Citation{0, 40, {run.edge_selection(0), run.edge_selection(1)}},
-                                explain::Citation{41, 90, {run.edge_selection(2)}}}));
+            explain::synthesis(
+                run, synthesis, explain::StoredText{answer, run.text("answer")},
+                {explain::Citation{0, 40, {run.edge_selection(0), run.edge_selection(1)}},
+                 explain::Citation{41, 90, {run.edge_selection(2)}}}));
     const auto end = explain::trace_end(run, at, schema::TraceStatus::kComplete);
     auto& last = out.back();
     last.explain_triples.insert(last.explain_triples.end(), end.begin(), end.end());
@@ -188,8 +196,8 @@ Workload make_workload(std::size_t sessions, double graph_share, explain::TimePo
     for (std::size_t first = 0; first < sessions; first += concurrent) {
         std::vector<std::vector<schema::ExplainMessage>> group;
         for (std::size_t i = first; i < std::min(sessions, first + concurrent); ++i) {
-            const auto started =
-                newest - milliseconds{static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(spread_ms))};
+            const auto started = newest - milliseconds{static_cast<std::int64_t>(
+                                              rng() % static_cast<std::uint64_t>(spread_ms))};
             const bool graph = static_cast<double>(rng() % 1000) < graph_share * 1000.0;
             group.push_back(graph ? graph_rag_session(rng, started) : echo_session(rng, started));
         }
@@ -246,8 +254,10 @@ using Statement = std::unique_ptr<sqlite3_stmt, StatementDeleter>;
 
 Statement prepare(const RawDb& db, const std::string& sql) {
     sqlite3_stmt* raw = nullptr;
-    if (sqlite3_prepare_v3(db.handle, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &raw, nullptr) != SQLITE_OK) {
-        throw std::runtime_error(std::string("prepare: ") + sqlite3_errmsg(db.handle) + " in " + sql);
+    if (sqlite3_prepare_v3(db.handle, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &raw, nullptr) !=
+        SQLITE_OK) {
+        throw std::runtime_error(std::string("prepare: ") + sqlite3_errmsg(db.handle) + " in " +
+                                 sql);
     }
     return Statement{raw};
 }
@@ -274,11 +284,16 @@ std::vector<Row> read_rows(const RawDb& db, const std::string& sql) {
         Row row;
         for (int c = 0; c < sqlite3_column_count(s.get()); ++c) {
             switch (sqlite3_column_type(s.get(), c)) {
-                case SQLITE_NULL: row.emplace_back(std::monostate{}); break;
-                case SQLITE_INTEGER: row.emplace_back(std::int64_t{sqlite3_column_int64(s.get(), c)}); break;
+                case SQLITE_NULL:
+                    row.emplace_back(std::monostate{});
+                    break;
+                case SQLITE_INTEGER:
+                    row.emplace_back(std::int64_t{sqlite3_column_int64(s.get(), c)});
+                    break;
                 default:
-                    row.emplace_back(std::string(reinterpret_cast<const char*>(sqlite3_column_text(s.get(), c)),
-                                                 static_cast<std::size_t>(sqlite3_column_bytes(s.get(), c))));
+                    row.emplace_back(
+                        std::string(reinterpret_cast<const char*>(sqlite3_column_text(s.get(), c)),
+                                    static_cast<std::size_t>(sqlite3_column_bytes(s.get(), c))));
             }
         }
         rows.push_back(std::move(row));
@@ -290,14 +305,16 @@ std::vector<Row> read_rows(const RawDb& db, const std::string& sql) {
 StoredRows read_stored(const std::string& path, std::size_t batch, std::size_t batches) {
     RawDb db(path, SQLITE_OPEN_READONLY);
     StoredRows out;
-    for (const auto& row : read_rows(db, "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid")) {
+    for (const auto& row :
+         read_rows(db, "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid")) {
         out.ddl.push_back(std::get<std::string>(row[0]));
     }
     const auto batch_of_delivery = [&](std::int64_t delivery_id) {
         return static_cast<std::size_t>(delivery_id - 1) / batch;
     };
     // events: session, seq, explain_id, state, received, delivery_id
-    auto events = read_rows(db, "SELECT session, seq, explain_id, state, received, delivery_id FROM events");
+    auto events =
+        read_rows(db, "SELECT session, seq, explain_id, state, received, delivery_id FROM events");
     std::map<std::pair<std::int64_t, std::int64_t>, std::size_t> event_batch;
     std::map<std::int64_t, std::size_t> session_batch;
     for (const auto& e : events) {
@@ -323,13 +340,16 @@ StoredRows read_stored(const std::string& path, std::size_t batch, std::size_t b
         out.tables.push_back(std::move(t));
     };
     table("sessions",
-          read_rows(db, "SELECT id, uri, uuid, kind, question, parent, started, ended, status, service, worker, "
-                        "error, last_event_at, events, conversation FROM sessions"),
+          read_rows(db,
+                    "SELECT id, uri, uuid, kind, question, parent, started, ended, status, "
+                    "service, worker, "
+                    "error, last_event_at, events, conversation FROM sessions"),
           [&](const Row& r) { return session_batch.at(std::get<std::int64_t>(r[0])); });
     table("texts", read_rows(db, "SELECT id, digest, body FROM texts"),
           [&](const Row& r) { return text_batch.at(std::get<std::int64_t>(r[0])); });
     out.triples = triples.size();
-    table("events", std::move(events), [&](const Row& r) { return batch_of_delivery(std::get<std::int64_t>(r[5])); });
+    table("events", std::move(events),
+          [&](const Row& r) { return batch_of_delivery(std::get<std::int64_t>(r[5])); });
     table("triples", std::move(triples), [&](const Row& r) {
         return event_batch.at({std::get<std::int64_t>(r[0]), std::get<std::int64_t>(r[1])});
     });
@@ -364,16 +384,19 @@ double raw_insert(const std::string& path, const StoredRows& rows) {
                     if (const auto* i = std::get_if<std::int64_t>(&row[c])) {
                         sqlite3_bind_int64(s, index, *i);
                     } else if (const auto* text = std::get_if<std::string>(&row[c])) {
-                        sqlite3_bind_text(s, index, text->data(), static_cast<int>(text->size()), SQLITE_STATIC);
+                        sqlite3_bind_text(s, index, text->data(), static_cast<int>(text->size()),
+                                          SQLITE_STATIC);
                     } else {
                         sqlite3_bind_null(s, index);
                     }
                 }
-                if (sqlite3_step(s) != SQLITE_DONE) throw std::runtime_error(sqlite3_errmsg(db.handle));
+                if (sqlite3_step(s) != SQLITE_DONE)
+                    throw std::runtime_error(sqlite3_errmsg(db.handle));
                 sqlite3_reset(s);
             }
         }
-        if (sqlite3_step(commit.get()) != SQLITE_DONE) throw std::runtime_error(sqlite3_errmsg(db.handle));
+        if (sqlite3_step(commit.get()) != SQLITE_DONE)
+            throw std::runtime_error(sqlite3_errmsg(db.handle));
         sqlite3_reset(commit.get());
     }
     return std::chrono::duration<double>(Clock::now() - start).count();
@@ -381,7 +404,8 @@ double raw_insert(const std::string& path, const StoredRows& rows) {
 
 void remove_db(const std::filesystem::path& path) {
     std::error_code ec;
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path.string() + suffix, ec);
+    for (const char* suffix : {"", "-wal", "-shm"})
+        std::filesystem::remove(path.string() + suffix, ec);
 }
 
 // ---- sections --------------------------------------------------------------------------------
@@ -400,14 +424,17 @@ struct Options {
 
 void bench_ingest(const Options& o, std::ostream& out) {
     const auto workload =
-        make_workload(o.ingest_sessions, o.graph_share, std::chrono::system_clock::now(), std::chrono::hours{24}, 42);
+        make_workload(o.ingest_sessions, o.graph_share, std::chrono::system_clock::now(),
+                      std::chrono::hours{24}, 42);
     std::size_t bytes = 0;
     for (const auto& d : workload.deliveries) bytes += d.body.size();
     out << "\n## Ingest: durable commits (WAL, synchronous=FULL), store_batch vs raw SQLite\n\n";
-    out << "workload: " << workload.sessions << " sessions (" << fmt(o.graph_share * 100, 0) << "% graph-RAG), "
-        << workload.deliveries.size() << " explain messages, " << workload.triples << " triples, "
-        << fmt(static_cast<double>(bytes) / 1e6, 1) << " MB of bodies; " << o.rounds << " rounds, median\n\n";
-    out << "| batch (deliveries) | commits | store triples/s | raw triples/s | store/raw | store msgs/s |\n";
+    out << "workload: " << workload.sessions << " sessions (" << fmt(o.graph_share * 100, 0)
+        << "% graph-RAG), " << workload.deliveries.size() << " explain messages, "
+        << workload.triples << " triples, " << fmt(static_cast<double>(bytes) / 1e6, 1)
+        << " MB of bodies; " << o.rounds << " rounds, median\n\n";
+    out << "| batch (deliveries) | commits | store triples/s | raw triples/s | store/raw | store "
+           "msgs/s |\n";
     out << "|---:|---:|---:|---:|---:|---:|\n";
     const auto path = o.dir / "ingest.db";
     const auto raw_path = o.dir / "ingest-raw.db";
@@ -420,9 +447,11 @@ void bench_ingest(const Options& o, std::ostream& out) {
             if (!store) throw std::runtime_error(store.error().message);
             std::vector<std::vector<trace::Delivery>> chunks;
             for (std::size_t b = 0; b < batches; ++b) {
-                const auto first = workload.deliveries.begin() + static_cast<std::ptrdiff_t>(b * batch);
-                const auto last = workload.deliveries.begin() +
-                                  static_cast<std::ptrdiff_t>(std::min(workload.deliveries.size(), (b + 1) * batch));
+                const auto first =
+                    workload.deliveries.begin() + static_cast<std::ptrdiff_t>(b * batch);
+                const auto last =
+                    workload.deliveries.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                      workload.deliveries.size(), (b + 1) * batch));
                 chunks.emplace_back(first, last);
             }
             std::size_t stored_triples = 0;
@@ -430,7 +459,8 @@ void bench_ingest(const Options& o, std::ostream& out) {
             for (const auto& chunk : chunks) {
                 auto outcome = (*store)->store_batch(chunk);
                 if (!outcome) throw std::runtime_error(outcome.error().message);
-                if (outcome->quarantined != 0) throw std::runtime_error("bench messages were quarantined");
+                if (outcome->quarantined != 0)
+                    throw std::runtime_error("bench messages were quarantined");
                 stored_triples += outcome->triples;
             }
             const double store_s = std::chrono::duration<double>(Clock::now() - start).count();
@@ -445,8 +475,8 @@ void bench_ingest(const Options& o, std::ostream& out) {
             msg_rate.push_back(static_cast<double>(workload.deliveries.size()) / store_s);
         }
         out << "| " << batch << " | " << batches << " | " << fmt(median_of(store_rate), 0) << " | "
-            << fmt(median_of(raw_rate), 0) << " | " << fmt(median_of(ratio), 2) << " | " << fmt(median_of(msg_rate), 0)
-            << " |\n";
+            << fmt(median_of(raw_rate), 0) << " | " << fmt(median_of(ratio), 2) << " | "
+            << fmt(median_of(msg_rate), 0) << " |\n";
         out.flush();
     }
     remove_db(path);
@@ -460,26 +490,31 @@ struct Cluster {
     std::vector<Child> children;
     std::string endpoint;
 
-    glassbox::integration::ChildProcess& start(const std::string& name, std::vector<std::string> argv) {
-        children.push_back(std::make_unique<glassbox::integration::ChildProcess>(name, std::move(argv), dir));
+    glassbox::integration::ChildProcess& start(const std::string& name,
+                                               std::vector<std::string> argv) {
+        children.push_back(
+            std::make_unique<glassbox::integration::ChildProcess>(name, std::move(argv), dir));
         return *children.back();
     }
     void start_broker() {
         const auto ready = dir / "broker.ready.json";
         std::filesystem::remove(ready);
-        auto& broker = start("broker", {GLASSBOX_BINARY, "broker", "--bind", "tcp://127.0.0.1:*", "--pub",
-                                        "tcp://127.0.0.1:*", "--home", (dir / "broker-home").string(),
-                                        "--heartbeat-ms", "500", "--ready-file", ready.string()});
+        auto& broker =
+            start("broker", {GLASSBOX_BINARY, "broker", "--bind", "tcp://127.0.0.1:*", "--pub",
+                             "tcp://127.0.0.1:*", "--home", (dir / "broker-home").string(),
+                             "--heartbeat-ms", "500", "--ready-file", ready.string()});
         auto info = glassbox::integration::wait_for_ready_file(ready, broker, milliseconds{10'000});
         if (!info) throw std::runtime_error("broker did not start: " + broker.stderr_text());
         endpoint = info->value("endpoint", "");
     }
     glassbox::integration::ChildProcess& start_collector(const std::filesystem::path& home) {
-        return start("trace-collector", {GLASSBOX_BINARY, "worker", "trace-collector", "--broker", endpoint, "--home",
-                                         home.string(), "--heartbeat-ms", "500"});
+        return start("trace-collector",
+                     {GLASSBOX_BINARY, "worker", "trace-collector", "--broker", endpoint, "--home",
+                      home.string(), "--heartbeat-ms", "500"});
     }
     ~Cluster() {
-        for (auto it = children.rbegin(); it != children.rend(); ++it) (*it)->terminate(milliseconds{3000});
+        for (auto it = children.rbegin(); it != children.rend(); ++it)
+            (*it)->terminate(milliseconds{3000});
     }
 };
 
@@ -515,13 +550,15 @@ void bench_reads(const Options& o, std::ostream& out) {
             q.limit = 1;
             auto first = (*store)->list(q);
             if (first && !(*first)["sessions"].empty()) {
-                newest_ms = glassbox::base::parse_xsd_datetime_ms((*first)["sessions"][0].value("started", ""));
+                newest_ms = glassbox::base::parse_xsd_datetime_ms(
+                    (*first)["sessions"][0].value("started", ""));
             }
         }
     }
     const auto newest = newest_ms ? std::chrono::system_clock::time_point{milliseconds{*newest_ms}}
                                   : std::chrono::system_clock::now();
-    out << "\n## Reads: " << o.read_sessions << " stored sessions, through the bus vs in-process\n\n";
+    out << "\n## Reads: " << o.read_sessions
+        << " stored sessions, through the bus vs in-process\n\n";
     if (newest_ms) {
         out << "setup: reusing " << path.string() << "; db "
             << fmt(static_cast<double>(std::filesystem::file_size(path)) / 1e6, 0) << " MB\n\n";
@@ -538,9 +575,10 @@ void bench_reads(const Options& o, std::ostream& out) {
             const std::size_t n = std::min<std::size_t>(4096, o.read_sessions - done);
             const auto w = make_workload(n, 0.15, newest, std::chrono::hours{24 * 30}, 1000 + done);
             for (std::size_t b = 0; b < w.deliveries.size(); b += 1024) {
-                std::vector<trace::Delivery> chunk(w.deliveries.begin() + static_cast<std::ptrdiff_t>(b),
-                                                   w.deliveries.begin() +
-                                                       static_cast<std::ptrdiff_t>(std::min(w.deliveries.size(), b + 1024)));
+                std::vector<trace::Delivery> chunk(
+                    w.deliveries.begin() + static_cast<std::ptrdiff_t>(b),
+                    w.deliveries.begin() +
+                        static_cast<std::ptrdiff_t>(std::min(w.deliveries.size(), b + 1024)));
                 auto outcome = (*store)->store_batch(chunk);
                 if (!outcome) throw std::runtime_error(outcome.error().message);
             }
@@ -580,29 +618,62 @@ void bench_reads(const Options& o, std::ostream& out) {
         cursor_at_5000 = next.get<std::string>();
     }
     const auto day_until = glassbox::base::format_xsd_datetime_ms(
-        std::chrono::duration_cast<milliseconds>(newest.time_since_epoch()).count() - 86'400'000LL * 10);
+        std::chrono::duration_cast<milliseconds>(newest.time_since_epoch()).count() -
+        86'400'000LL * 10);
     const auto day_since = glassbox::base::format_xsd_datetime_ms(
-        std::chrono::duration_cast<milliseconds>(newest.time_since_epoch()).count() - 86'400'000LL * 11);
+        std::chrono::duration_cast<milliseconds>(newest.time_since_epoch()).count() -
+        86'400'000LL * 11);
     struct Case {
         std::string name;
         std::function<json(int)> body;
     };
     const std::vector<Case> cases = {
-        {"list (no filter, limit 50)", [](int) { return json{{"op", "list"}}; }},
-        {"list kind=graph-rag", [](int) { return json{{"op", "list"}, {"kind", "graph-rag"}}; }},
-        {"list status=complete", [](int) { return json{{"op", "list"}, {"status", "complete"}}; }},
+        {"list (no filter, limit 50)",
+         [](int) {
+             return json{{"op", "list"}};
+         }},
+        {"list kind=graph-rag",
+         [](int) {
+             return json{{"op", "list"}, {"kind", "graph-rag"}};
+         }},
+        {"list status=complete",
+         [](int) {
+             return json{{"op", "list"}, {"status", "complete"}};
+         }},
         {"list since/until (1 day)",
-         [&](int) { return json{{"op", "list"}, {"since", day_since}, {"until", day_until}}; }},
-        {"list search=word", [](int i) { return json{{"op", "list"}, {"search", kWords[static_cast<std::size_t>(i) % kWords.size()]}}; }},
+         [&](int) {
+             return json{{"op", "list"}, {"since", day_since}, {"until", day_until}};
+         }},
+        {"list search=word",
+         [](int i) {
+             return json{{"op", "list"},
+                         {"search", kWords[static_cast<std::size_t>(i) % kWords.size()]}};
+         }},
         {"list search=word, exact total",
          [](int i) {
-             return json{{"op", "list"}, {"search", kWords[static_cast<std::size_t>(i) % kWords.size()]}, {"exact_total", true}};
+             return json{{"op", "list"},
+                         {"search", kWords[static_cast<std::size_t>(i) % kWords.size()]},
+                         {"exact_total", true}};
          }},
-        {"list offset=5000", [](int) { return json{{"op", "list"}, {"offset", 5000}}; }},
-        {"list after=cursor (page at 5000)", [&](int) { return json{{"op", "list"}, {"after", cursor_at_5000}}; }},
-        {"show by URI", [&](int i) { return json{{"op", "show"}, {"session", uris[static_cast<std::size_t>(i) % uris.size()]}}; }},
+        {"list offset=5000",
+         [](int) {
+             return json{{"op", "list"}, {"offset", 5000}};
+         }},
+        {"list after=cursor (page at 5000)",
+         [&](int) {
+             return json{{"op", "list"}, {"after", cursor_at_5000}};
+         }},
+        {"show by URI",
+         [&](int i) {
+             return json{{"op", "show"},
+                         {"session", uris[static_cast<std::size_t>(i) % uris.size()]}};
+         }},
         {"show by UUID prefix (8)",
-         [&](int i) { return json{{"op", "show"}, {"session", uris[static_cast<std::size_t>(i) % uris.size()].substr(13, 8)}}; }},
+         [&](int i) {
+             return json{
+                 {"op", "show"},
+                 {"session", uris[static_cast<std::size_t>(i) % uris.size()].substr(13, 8)}};
+         }},
     };
 
     Cluster cluster;
@@ -614,7 +685,8 @@ void bench_reads(const Options& o, std::ostream& out) {
     glassbox::bus::BusClient client(client_config);
     wait_for_service(client, "trace");
 
-    out << "| request | bus p50 ms | bus p99 ms | in-process p50 ms | in-process p99 ms | bus/in-process p50 |\n";
+    out << "| request | bus p50 ms | bus p99 ms | in-process p50 ms | in-process p99 ms | "
+           "bus/in-process p50 |\n";
     out << "|---|---:|---:|---:|---:|---:|\n";
     const auto no_partials = [](const json&) { return true; };
     for (const auto& c : cases) {
@@ -632,8 +704,9 @@ void bench_reads(const Options& o, std::ostream& out) {
             local.push_back(local_ms);
             bus.push_back(bus_ms);
         }
-        out << "| " << c.name << " | " << fmt(percentile(bus, 0.5), 2) << " | " << fmt(percentile(bus, 0.99), 2) << " | "
-            << fmt(percentile(local, 0.5), 2) << " | " << fmt(percentile(local, 0.99), 2) << " | "
+        out << "| " << c.name << " | " << fmt(percentile(bus, 0.5), 2) << " | "
+            << fmt(percentile(bus, 0.99), 2) << " | " << fmt(percentile(local, 0.5), 2) << " | "
+            << fmt(percentile(local, 0.99), 2) << " | "
             << fmt(percentile(bus, 0.5) / percentile(local, 0.5), 2) << " |\n";
         out.flush();
     }
@@ -655,8 +728,8 @@ void bench_rss(const Options& o, std::ostream& out) {
     Cluster cluster;
     cluster.dir = o.dir;
     cluster.start_broker();
-    cluster.start("echo-worker", {GLASSBOX_BINARY, "worker", "echo", "--broker", cluster.endpoint, "--threads", "2",
-                                  "--heartbeat-ms", "500"});
+    cluster.start("echo-worker", {GLASSBOX_BINARY, "worker", "echo", "--broker", cluster.endpoint,
+                                  "--threads", "2", "--heartbeat-ms", "500"});
     auto& collector = cluster.start_collector(home);
     glassbox::bus::BusClientConfig client_config;
     client_config.endpoint = cluster.endpoint;
@@ -664,7 +737,8 @@ void bench_rss(const Options& o, std::ostream& out) {
     wait_for_service(client, "echo");
     wait_for_service(client, "trace");
 
-    out << "\n## Collector RSS over " << o.rss_seconds << " s of sustained echo ingest (VmRSS, /proc)\n\n";
+    out << "\n## Collector RSS over " << o.rss_seconds
+        << " s of sustained echo ingest (VmRSS, /proc)\n\n";
     const long start_kb = rss_kb(collector.pid()).value_or(-1);
     long peak_kb = start_kb;
     std::vector<std::pair<int, long>> samples{{0, start_kb}};
@@ -678,12 +752,16 @@ void bench_rss(const Options& o, std::ostream& out) {
     while (Clock::now() < until) {
         while (client.in_flight() < 32) {
             const std::string question = rng() % 10 == 0 ? words(rng, 90) : words(rng, 8);
-            if (!client.send("echo", json{{"question", question}, {"partials", 0}}, milliseconds{30'000})) break;
+            if (!client.send("echo", json{{"question", question}, {"partials", 0}},
+                             milliseconds{30'000}))
+                break;
         }
         auto reply = client.next(milliseconds{50});
-        if (reply && reply->terminal()) ++(reply->kind == glassbox::bus::ReplyKind::kFinal ? finals : errors);
+        if (reply && reply->terminal())
+            ++(reply->kind == glassbox::bus::ReplyKind::kFinal ? finals : errors);
         if (Clock::now() >= next_sample) {
-            const int second = static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start).count());
+            const int second = static_cast<int>(
+                std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start).count());
             const long kb = rss_kb(collector.pid()).value_or(-1);
             peak_kb = std::max(peak_kb, kb);
             if (second % sample_every == 0) samples.emplace_back(second, kb);
@@ -693,7 +771,8 @@ void bench_rss(const Options& o, std::ostream& out) {
     while (client.in_flight() > 0) {
         auto reply = client.next(milliseconds{5000});
         if (!reply) break;
-        if (reply->terminal()) ++(reply->kind == glassbox::bus::ReplyKind::kFinal ? finals : errors);
+        if (reply->terminal())
+            ++(reply->kind == glassbox::bus::ReplyKind::kFinal ? finals : errors);
     }
     const double load_s = std::chrono::duration<double>(Clock::now() - start).count();
     // Let the collector drain the spool, then read the final RSS.
@@ -707,21 +786,26 @@ void bench_rss(const Options& o, std::ostream& out) {
     const double drained_s = std::chrono::duration<double>(Clock::now() - start).count();
     const long end_kb = rss_kb(collector.pid()).value_or(-1);
     peak_kb = std::max(peak_kb, end_kb);
-    out << "load: " << finals << " echo requests answered (" << errors << " errors) in " << fmt(load_s, 1)
-        << " s = " << fmt(static_cast<double>(finals) / load_s, 0) << " sessions/s; stored "
-        << stats.value("sessions", 0) << " sessions, " << stats.value("events", 0) << " events, "
-        << stats.value("triples", 0) << " triples, drained at " << fmt(drained_s, 1) << " s; db "
+    out << "load: " << finals << " echo requests answered (" << errors << " errors) in "
+        << fmt(load_s, 1) << " s = " << fmt(static_cast<double>(finals) / load_s, 0)
+        << " sessions/s; stored " << stats.value("sessions", 0) << " sessions, "
+        << stats.value("events", 0) << " events, " << stats.value("triples", 0)
+        << " triples, drained at " << fmt(drained_s, 1) << " s; db "
         << fmt(stats.value("db_bytes", 0.0) / 1e6, 0) << " MB\n\n";
     out << "| RSS start MB | RSS peak MB | RSS end MB |\n|---:|---:|---:|\n";
-    out << "| " << fmt(static_cast<double>(start_kb) / 1024.0, 1) << " | " << fmt(static_cast<double>(peak_kb) / 1024.0, 1)
-        << " | " << fmt(static_cast<double>(end_kb) / 1024.0, 1) << " |\n\nsamples (s: MB):";
-    for (const auto& [second, kb] : samples) out << " " << second << ": " << fmt(static_cast<double>(kb) / 1024.0, 1);
+    out << "| " << fmt(static_cast<double>(start_kb) / 1024.0, 1) << " | "
+        << fmt(static_cast<double>(peak_kb) / 1024.0, 1) << " | "
+        << fmt(static_cast<double>(end_kb) / 1024.0, 1) << " |\n\nsamples (s: MB):";
+    for (const auto& [second, kb] : samples)
+        out << " " << second << ": " << fmt(static_cast<double>(kb) / 1024.0, 1);
     out << "\n";
 }
 
 void usage() {
-    std::cerr << "usage: bench_traces [--section ingest|reads|rss|all] [--ingest-sessions N] [--rounds N]\n"
-                 "                    [--read-sessions N] [--read-iterations N] [--rss-seconds N] [--dir PATH]\n";
+    std::cerr << "usage: bench_traces [--section ingest|reads|rss|all] [--ingest-sessions N] "
+                 "[--rounds N]\n"
+                 "                    [--read-sessions N] [--read-iterations N] [--rss-seconds N] "
+                 "[--dir PATH]\n";
 }
 
 }  // namespace

@@ -48,7 +48,8 @@ inline double ms_since(Clock::time_point start) {
 // or (number) not a positive integer.
 class Args {
 public:
-    Args(int argc, char** argv, std::string_view program) : argc_(argc), argv_(argv), program_(program) {}
+    Args(int argc, char** argv, std::string_view program)
+        : argc_(argc), argv_(argv), program_(program) {}
 
     bool next() {
         if (++i_ >= argc_) return false;
@@ -64,7 +65,8 @@ public:
         const auto text = value();
         char* end = nullptr;
         const auto n = std::strtoull(text.c_str(), &end, 10);
-        if (end == text.c_str() || *end != '\0' || n == 0) fail(program_, arg_ + ": not a positive number: " + text);
+        if (end == text.c_str() || *end != '\0' || n == 0)
+            fail(program_, arg_ + ": not a positive number: " + text);
         return static_cast<std::size_t>(n);
     }
 

@@ -16,9 +16,9 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/bench_util.hpp"
 #include "storage/sqlite_database.hpp"
 #include "workers/store/vector_index.hpp"
-#include "bench/bench_util.hpp"
 
 namespace {
 
@@ -45,9 +45,10 @@ struct Config {
 };
 
 void usage() {
-    std::fprintf(stderr,
-                 "usage: bench_vectors [--count N] [--dim D] [--queries Q] [--clusters C] [--k K]\n"
-                 "                     [--M M] [--ef-construction E] [--ef-search a,b,c] [--threads T]\n");
+    std::fprintf(
+        stderr,
+        "usage: bench_vectors [--count N] [--dim D] [--queries Q] [--clusters C] [--k K]\n"
+        "                     [--M M] [--ef-construction E] [--ef-search a,b,c] [--threads T]\n");
 }
 
 bool parse(int argc, char** argv, Config& config) {
@@ -55,29 +56,40 @@ bool parse(int argc, char** argv, Config& config) {
         const std::string_view arg = argv[i];
         if (i + 1 >= argc) return false;
         const std::string value = argv[++i];
-        const auto number = [&] { return static_cast<std::size_t>(std::strtoull(value.c_str(), nullptr, 10)); };
-        if (arg == "--count") config.count = number();
-        else if (arg == "--dim") config.dim = number();
-        else if (arg == "--queries") config.queries = number();
-        else if (arg == "--clusters") config.clusters = number();
-        else if (arg == "--k") config.k = number();
-        else if (arg == "--M") config.options.M = number();
-        else if (arg == "--ef-construction") config.options.ef_construction = number();
-        else if (arg == "--threads") config.build_threads = number();
+        const auto number = [&] {
+            return static_cast<std::size_t>(std::strtoull(value.c_str(), nullptr, 10));
+        };
+        if (arg == "--count")
+            config.count = number();
+        else if (arg == "--dim")
+            config.dim = number();
+        else if (arg == "--queries")
+            config.queries = number();
+        else if (arg == "--clusters")
+            config.clusters = number();
+        else if (arg == "--k")
+            config.k = number();
+        else if (arg == "--M")
+            config.options.M = number();
+        else if (arg == "--ef-construction")
+            config.options.ef_construction = number();
+        else if (arg == "--threads")
+            config.build_threads = number();
         else if (arg == "--ef-search") {
             config.ef_search.clear();
             std::size_t start = 0;
             while (start <= value.size()) {
                 const std::size_t end = std::min(value.find(',', start), value.size());
-                config.ef_search.push_back(std::strtoull(value.substr(start, end - start).c_str(), nullptr, 10));
+                config.ef_search.push_back(
+                    std::strtoull(value.substr(start, end - start).c_str(), nullptr, 10));
                 start = end + 1;
             }
         } else {
             return false;
         }
     }
-    return config.count > 0 && config.dim > 0 && config.queries > 0 && config.clusters > 0 && config.k > 0 &&
-           !config.ef_search.empty();
+    return config.count > 0 && config.dim > 0 && config.queries > 0 && config.clusters > 0 &&
+           config.k > 0 && !config.ef_search.empty();
 }
 
 // Gaussian clusters around random unit centroids, each with its own spread, so neighbours are
@@ -102,7 +114,8 @@ DataSet make_data(const Config& config) {
     const auto point = [&] {
         const std::size_t c = pick(random);
         std::vector<float> v(config.dim);
-        for (std::size_t i = 0; i < config.dim; ++i) v[i] = centroids[c][i] + spreads[c] * normal(random) * scale;
+        for (std::size_t i = 0; i < config.dim; ++i)
+            v[i] = centroids[c][i] + spreads[c] * normal(random) * scale;
         return v;
     };
     DataSet data;
@@ -140,14 +153,16 @@ float dot(const float* a, const float* b, std::size_t n) {
     return total;
 }
 
-std::vector<std::int64_t> exact_top(const std::vector<float>& flat, std::size_t dim, const std::vector<float>& query,
-                                    std::size_t k, std::vector<std::pair<float, std::int64_t>>& scratch) {
+std::vector<std::int64_t> exact_top(const std::vector<float>& flat, std::size_t dim,
+                                    const std::vector<float>& query, std::size_t k,
+                                    std::vector<std::pair<float, std::int64_t>>& scratch) {
     const std::size_t n = flat.size() / dim;
     scratch.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
         scratch[i] = {dot(flat.data() + i * dim, query.data(), dim), static_cast<std::int64_t>(i)};
     }
-    std::partial_sort(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(k), scratch.end(),
+    std::partial_sort(scratch.begin(), scratch.begin() + static_cast<std::ptrdiff_t>(k),
+                      scratch.end(),
                       [](const auto& a, const auto& b) { return a.first > b.first; });
     std::vector<std::int64_t> top;
     for (std::size_t i = 0; i < k; ++i) top.push_back(scratch[i].second);
@@ -174,12 +189,14 @@ int main(int argc, char** argv) {
                      ("glassbox-bench-vectors-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     const auto index_file = dir / "bench.chunk.hnsw";
-    std::printf("bench_vectors: %zu vectors, dim %zu, %zu Gaussian clusters, %zu held-out queries, k %zu\n",
-                config.count, config.dim, config.clusters, config.queries, config.k);
-    std::printf("  M %zu, ef_construction %zu, %zu build threads (defaults: M %zu, ef_construction %zu, "
-                "ef_search %zu)\n",
-                config.options.M, config.options.ef_construction, config.build_threads, defaults.M,
-                defaults.ef_construction, defaults.ef_search);
+    std::printf(
+        "bench_vectors: %zu vectors, dim %zu, %zu Gaussian clusters, %zu held-out queries, k %zu\n",
+        config.count, config.dim, config.clusters, config.queries, config.k);
+    std::printf(
+        "  M %zu, ef_construction %zu, %zu build threads (defaults: M %zu, ef_construction %zu, "
+        "ef_search %zu)\n",
+        config.options.M, config.options.ef_construction, config.build_threads, defaults.M,
+        defaults.ef_construction, defaults.ef_search);
 
     auto data = make_data(config);
     std::vector<std::int64_t> keys(config.count);
@@ -198,17 +215,20 @@ int main(int argc, char** argv) {
             const std::size_t n = std::min(config.batch, config.count - first);
             const auto from = data.vectors.begin() + static_cast<std::ptrdiff_t>(first);
             std::vector<std::vector<float>> batch(from, from + static_cast<std::ptrdiff_t>(n));
-            auto added = (*index)->add(std::span<const std::int64_t>(keys).subspan(first, n), batch, "bench-model");
+            auto added = (*index)->add(std::span<const std::int64_t>(keys).subspan(first, n), batch,
+                                       "bench-model");
             if (!added) die(added.error().message);
         }
         build_seconds = seconds(Clock::now() - start);
         const auto save_start = Clock::now();
         if (auto saved = (*index)->save(); !saved) die(saved.error().message);
         const double save_seconds = seconds(Clock::now() - save_start);
-        std::printf("build: %.1f s (%.0f vectors/s), save %.2f s, index file %.1f MB (%.0f B/vector)\n",
-                    build_seconds, static_cast<double>(config.count) / build_seconds, save_seconds,
-                    static_cast<double>(std::filesystem::file_size(index_file)) / 1e6,
-                    static_cast<double>(std::filesystem::file_size(index_file)) / static_cast<double>(config.count));
+        std::printf(
+            "build: %.1f s (%.0f vectors/s), save %.2f s, index file %.1f MB (%.0f B/vector)\n",
+            build_seconds, static_cast<double>(config.count) / build_seconds, save_seconds,
+            static_cast<double>(std::filesystem::file_size(index_file)) / 1e6,
+            static_cast<double>(std::filesystem::file_size(index_file)) /
+                static_cast<double>(config.count));
     }
 
     // ---- exact brute force: ground truth and the latency baseline ----
@@ -234,12 +254,13 @@ int main(int argc, char** argv) {
     }
     const double brute_p50 = percentile(brute_ms, 0.5);
     const double brute_p90 = percentile(brute_ms, 0.9);
-    std::printf("brute force (exact scan, SIMD dot): p50 %.3f ms, p90 %.3f ms\n", brute_p50, brute_p90);
+    std::printf("brute force (exact scan, SIMD dot): p50 %.3f ms, p90 %.3f ms\n", brute_p50,
+                brute_p90);
 
     // ---- hnsw: each ef_search reopens the persisted index (timing the load) ----
     std::vector<double> load_seconds;
-    std::printf("%10s %10s %10s %10s %14s %14s\n", "ef_search", "recall@10", "p50 ms", "p90 ms", "brute/hnsw p50",
-                "brute/hnsw p90");
+    std::printf("%10s %10s %10s %10s %14s %14s\n", "ef_search", "recall@10", "p50 ms", "p90 ms",
+                "brute/hnsw p50", "brute/hnsw p90");
     for (const std::size_t ef : config.ef_search) {
         auto options = config.options;
         options.ef_search = ef;
@@ -258,14 +279,16 @@ int main(int argc, char** argv) {
             ms.push_back(seconds(Clock::now() - t0) * 1e3);
             if (!found) die(found.error().message);
             for (const auto& match : *found) {
-                if (std::find(truth[i].begin(), truth[i].end(), match.key) != truth[i].end()) hits += 1.0;
+                if (std::find(truth[i].begin(), truth[i].end(), match.key) != truth[i].end())
+                    hits += 1.0;
             }
         }
         const double recall = hits / static_cast<double>(config.k * data.queries.size());
         const double p50 = percentile(ms, 0.5);
         const double p90 = percentile(ms, 0.9);
-        std::printf("%10zu %10.4f %10.3f %10.3f %13.0fx %13.0fx%s\n", ef, recall, p50, p90, brute_p50 / p50,
-                    brute_p90 / p90, ef == defaults.ef_search ? "  (default)" : "");
+        std::printf("%10zu %10.4f %10.3f %10.3f %13.0fx %13.0fx%s\n", ef, recall, p50, p90,
+                    brute_p50 / p50, brute_p90 / p90,
+                    ef == defaults.ef_search ? "  (default)" : "");
     }
     const double load_median = percentile(load_seconds, 0.5);
 
@@ -275,9 +298,12 @@ int main(int argc, char** argv) {
     auto rebuilt = VectorIndex::open(**db, IndexKind::kChunk, index_file, config.options);
     if (!rebuilt) die(rebuilt.error().message);
     const double rebuild_seconds = seconds(Clock::now() - rebuild_start);
-    if ((*rebuilt)->open_report().source != glassbox::store::IndexSource::kRebuilt) die("expected a rebuild");
-    std::printf("open: load from file median %.3f s (%zu loads, one per ef_search); rebuild from SQLite %.1f s; rebuild/load %.0fx\n",
-                load_median, load_seconds.size(), rebuild_seconds, rebuild_seconds / load_median);
+    if ((*rebuilt)->open_report().source != glassbox::store::IndexSource::kRebuilt)
+        die("expected a rebuild");
+    std::printf(
+        "open: load from file median %.3f s (%zu loads, one per ef_search); rebuild from SQLite "
+        "%.1f s; rebuild/load %.0fx\n",
+        load_median, load_seconds.size(), rebuild_seconds, rebuild_seconds / load_median);
     rebuilt->reset();
     db->reset();
     std::error_code ignored;

@@ -20,9 +20,9 @@ base::Result<std::string> AllowList::signature() const {
     std::vector<std::string> parts;
     std::filesystem::directory_iterator it{folder_, error};
     if (error) {
-        return base::make_error(base::ErrorType::kInvalidRequest,
-                                "cannot read the allowed keys folder " + folder_.string() + ": " +
-                                    error.message());
+        return base::make_error(
+            base::ErrorType::kInvalidRequest,
+            "cannot read the allowed keys folder " + folder_.string() + ": " + error.message());
     }
     for (const auto& entry : it) {
         if (!is_public_certificate(entry)) continue;

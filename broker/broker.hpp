@@ -8,8 +8,8 @@
 
 #include <zmq.hpp>
 
-#include "broker/broker_config.hpp"
 #include "base/result.hpp"
+#include "broker/broker_config.hpp"
 
 namespace glassbox::broker {
 

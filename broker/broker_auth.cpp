@@ -32,7 +32,8 @@ base::Result<void> BrokerCore::open_auth() {
         return {};
     }
     if (!bus::is_z85_key(config_.curve_secret_key) || !bus::is_z85_key(config_.curve_public_key)) {
-        return base::make_error(ErrorType::kInvalidRequest, "the broker's CURVE keys are not Z85 keys");
+        return base::make_error(ErrorType::kInvalidRequest,
+                                "the broker's CURVE keys are not Z85 keys");
     }
     if (config_.allow_folder.empty()) {
         return base::make_error(ErrorType::kInvalidRequest,
@@ -71,15 +72,16 @@ void BrokerCore::serve_auth() {
         const AllowedPeer* peer = key.empty() ? nullptr : allow_->find(key);
         if (peer == nullptr) {
             refused("peer_refused", request->frame(3),
-                    valid ? "key=" + (key.empty() ? std::string{"none"} : key) + " mechanism=" +
-                                std::string{request->frame(5).substr(0, 16)}
+                    valid ? "key=" + (key.empty() ? std::string{"none"} : key) +
+                                " mechanism=" + std::string{request->frame(5).substr(0, 16)}
                           : std::string{"malformed ZAP request"},
                     true);
         }
-        const bool sent = peer != nullptr
-                              ? send_zap_reply(auth_, request->frame(1), "200", "OK", key)
-                              : send_zap_reply(auth_, request->frame(1), valid ? "400" : "500",
-                                               valid ? "key not allowed" : "malformed ZAP request", "");
+        const bool sent =
+            peer != nullptr
+                ? send_zap_reply(auth_, request->frame(1), "200", "OK", key)
+                : send_zap_reply(auth_, request->frame(1), valid ? "400" : "500",
+                                 valid ? "key not allowed" : "malformed ZAP request", "");
         if (!sent) log_->error("event=auth_reply_failed error=\"{}\"", zmq_strerror(zmq_errno()));
     }
 }

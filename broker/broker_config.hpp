@@ -1,4 +1,5 @@
-// Every endpoint, timeout, bound and overflow policy of the broker, with its default (docs/protocol.md).
+// Every endpoint, timeout, bound and overflow policy of the broker, with its default
+// (docs/protocol.md).
 #pragma once
 
 #include <chrono>
@@ -60,7 +61,8 @@ struct BrokerConfig {
 
     // Re-dispatches of a request whose worker died before sending anything (§2.2).
     int max_retries = 2;
-    // Deadline of MDPC01 requests and of GBC01 requests with deadline-ms 0; larger ones are clamped.
+    // Deadline of MDPC01 requests and of GBC01 requests with deadline-ms 0; larger ones are
+    // clamped.
     std::chrono::milliseconds default_deadline{60'000};
     std::chrono::milliseconds max_deadline{3'600'000};
     // How long a request for a never-registered service waits for a worker (§9).
@@ -86,7 +88,8 @@ struct BrokerConfig {
     // (ZMQ_MAXMSGSIZE) and closes that connection, so one subscription cannot grow the socket's
     // subscription trie by more than this. No topic is longer than `explain.` and a 255-byte
     // service name: nothing a real subscriber needs is refused.
-    std::size_t max_subscription_bytes = 1 + 8 + 255;  // 264: the flag, `explain.` and a service name
+    std::size_t max_subscription_bytes =
+        1 + 8 + 255;  // 264: the flag, `explain.` and a service name
     // How many subscriptions (distinct prefixes) and prefix bytes one subscriber connection, and
     // all of them together, may hold on the explain topic. libzmq stores each subscription before
     // the broker sees it; the broker counts them per connection (named by its ZAP handler) and

@@ -21,9 +21,9 @@
 #include <queue>
 #include <set>
 #include <stop_token>
-#include <thread>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -115,14 +115,14 @@ struct BatchRequest {
     bool packed = false;
     std::string client;
     std::string request_id;
-    Service* service = nullptr;  // a service with workers is never collected
+    Service* service = nullptr;          // a service with workers is never collected
     std::vector<SessionTrack> sessions;  // moved here when the request ends within the batch
 };
 
 struct Worker {
     std::string identity;
     Service* service = nullptr;
-    std::string host;  // the peer's address (libzmq's Peer-Address), for status by host
+    std::string host;       // the peer's address (libzmq's Peer-Address), for status by host
     bool extended = false;  // declared GBW01 or GBW02
     bus::WorkerLayout layout = bus::WorkerLayout::kClassic;  // kCompact: declared GBW02 or GBW03
     bool packed = false;  // declared GBW03: written to in the packed form (§1.4)
@@ -299,8 +299,8 @@ private:
     void answer_mmi(ClientKind kind, std::string_view identity, std::string_view service,
                     std::string_view request_id, std::string_view body);
     // `packed`: the client's message (or request) came in the packed form (§1.4).
-    void send_mdp_reply(std::string_view identity, std::string_view service,
-                        std::string_view body, bool packed);
+    void send_mdp_reply(std::string_view identity, std::string_view service, std::string_view body,
+                        bool packed);
     void send_gb_error(std::string_view identity, std::string_view request_id, const Error& error,
                        bool packed);
     void reject(ClientKind kind, std::string_view identity, std::string_view service,
@@ -383,8 +383,8 @@ private:
     // Spooled EXPLAINs a collector could take now, and whether their turn has come: deliveries
     // go out in batches at most every delivery_interval, off the answers' path (§6.1).
     bool deliveries_waiting() const {
-        return !collectors_.empty() && (!redeliver_.empty() || backlog_ready_ ||
-                                        delivery_cursor_ < spool_->last_id());
+        return !collectors_.empty() &&
+               (!redeliver_.empty() || backlog_ready_ || delivery_cursor_ < spool_->last_id());
     }
     bool deliveries_due() const { return deliveries_waiting() && now_ >= next_delivery_; }
     void send_collector_command(std::string_view identity, char command);
@@ -500,7 +500,7 @@ private:
     TimePoint now_;
     TimePoint next_tick_;
     TimePoint next_topic_poll_{};  // the XPUB socket is polled no earlier (topic_poll_interval)
-    TimePoint next_delivery_{};  // collectors get spooled EXPLAINs no earlier (delivery_interval)
+    TimePoint next_delivery_{};    // collectors get spooled EXPLAINs no earlier (delivery_interval)
 
     // The message being handled: frames_[0, frame_count_) with the routing id first, and views_
     // of the peer's frames (frames_[1, frame_count_)) for the bus/ decoders: views_[i] is
@@ -523,7 +523,7 @@ private:
     }
     std::vector<zmq::message_t> out_;
     bool out_packed_ = false;  // out_ goes in the packed form (out_to)
-    std::string meta_;  // the GBW01 meta frame being written, kept for its capacity
+    std::string meta_;         // the GBW01 meta frame being written, kept for its capacity
 
     std::uint64_t next_request_id_ = 1;
     std::unordered_map<std::uint64_t, std::unique_ptr<Request>> requests_;
@@ -559,10 +559,10 @@ private:
     bool spool_failing_ = false;
     std::string spool_error_;
 
-    StringMap<std::uint64_t> pinned_;                       // session -> its latest record
-    std::unordered_map<std::uint64_t, bool> pinned_ids_;    // record -> ACKed while pinned
-    std::vector<std::uint64_t> unpin_after_commit_;         // superseded, once written
-    std::set<std::string, std::less<>> known_services_;     // the spool's `services` list
+    StringMap<std::uint64_t> pinned_;                     // session -> its latest record
+    std::unordered_map<std::uint64_t, bool> pinned_ids_;  // record -> ACKed while pinned
+    std::vector<std::uint64_t> unpin_after_commit_;       // superseded, once written
+    std::set<std::string, std::less<>> known_services_;   // the spool's `services` list
 
     // §5.3: the owner of every session of a live request, and of the last
     // config_.ended_sessions_kept sessions that ended (oldest first in ended_sessions_, which

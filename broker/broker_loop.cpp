@@ -57,7 +57,8 @@ BrokerCore::BrokerCore(zmq::context_t& context, BrokerConfig config)
     if (config_.max_retries < 0) config_.max_retries = 0;
     if (config_.poll_interval < milliseconds{1}) config_.poll_interval = milliseconds{1};
     if (config_.max_drain == 0) config_.max_drain = 1;
-    if (config_.topic_watch_interval < milliseconds{1}) config_.topic_watch_interval = milliseconds{1};
+    if (config_.topic_watch_interval < milliseconds{1})
+        config_.topic_watch_interval = milliseconds{1};
     frames_.resize(8);
 }
 
@@ -67,8 +68,8 @@ base::Result<BoundEndpoints> BrokerCore::bind() {
     if (!spool) return spool.error();
     spool_ = std::move(spool).value();
     if (spool_->messages() > 0) {
-        log_->info("event=spool_open path={} pending={} bytes={} last_id={}",
-                   config_.spool_path, spool_->messages(), spool_->bytes(), spool_->last_id());
+        log_->info("event=spool_open path={} pending={} bytes={} last_id={}", config_.spool_path,
+                   spool_->messages(), spool_->bytes(), spool_->last_id());
         // §5.3 across a restart: every trace the spool shows open gets the broker's end.
         auto closed = close_recovered_sessions();
         if (!closed) return closed.error();
@@ -86,11 +87,11 @@ base::Result<BoundEndpoints> BrokerCore::bind() {
         router_.set(zmq::sockopt::linger, static_cast<int>(config_.linger.count()));
         router_.set(zmq::sockopt::sndhwm, config_.send_hwm);
         router_.set(zmq::sockopt::rcvhwm, config_.receive_hwm);
-        router_.set(zmq::sockopt::maxmsgsize, static_cast<std::int64_t>(
-                                                  std::min<std::uint64_t>(hard_cap, INT64_MAX)));
+        router_.set(zmq::sockopt::maxmsgsize,
+                    static_cast<std::int64_t>(std::min<std::uint64_t>(hard_cap, INT64_MAX)));
     } catch (const zmq::error_t& e) {
         return base::make_error(ErrorType::kInternal,
-                                  std::string{"cannot configure sockets: "} + e.what());
+                                std::string{"cannot configure sockets: "} + e.what());
     }
     if (auto secured = open_auth(); !secured) return secured.error();
     if (auto opened = open_topic(); !opened) return opened.error();
@@ -98,13 +99,13 @@ base::Result<BoundEndpoints> BrokerCore::bind() {
         router_.bind(config_.endpoint);
     } catch (const zmq::error_t& e) {
         return base::make_error(ErrorType::kInternal,
-                                  "cannot bind " + config_.endpoint + ": " + e.what());
+                                "cannot bind " + config_.endpoint + ": " + e.what());
     }
     try {
         publisher_.bind(config_.pub_endpoint);
     } catch (const zmq::error_t& e) {
         return base::make_error(ErrorType::kInternal,
-                                  "cannot bind " + config_.pub_endpoint + ": " + e.what());
+                                "cannot bind " + config_.pub_endpoint + ": " + e.what());
     }
     bound_.endpoint = router_.get(zmq::sockopt::last_endpoint);
     bound_.pub_endpoint = publisher_.get(zmq::sockopt::last_endpoint);
@@ -112,14 +113,16 @@ base::Result<BoundEndpoints> BrokerCore::bind() {
         topic_port_ = std::atoi(bound_.pub_endpoint.c_str() + bound_.pub_endpoint.rfind(':') + 1);
     }
     topic_watch_ = std::jthread([this](std::stop_token stop) { watch_topic(stop); });
-    log_->info("event=bound endpoint={} pub_endpoint={} instance={} heartbeat_ms={} liveness={} "
-               "security={}",
-               bound_.endpoint, bound_.pub_endpoint, instance_, config_.heartbeat.count(),
-               config_.liveness, curve() ? "curve" : "plain");
+    log_->info(
+        "event=bound endpoint={} pub_endpoint={} instance={} heartbeat_ms={} liveness={} "
+        "security={}",
+        bound_.endpoint, bound_.pub_endpoint, instance_, config_.heartbeat.count(),
+        config_.liveness, curve() ? "curve" : "plain");
     if (!curve()) {
-        log_->warn("event=insecure reason=\"plain TCP: no CURVE key, every process that reaches "
-                   "{} is trusted\"",
-                   bound_.endpoint);
+        log_->warn(
+            "event=insecure reason=\"plain TCP: no CURVE key, every process that reaches "
+            "{} is trusted\"",
+            bound_.endpoint);
     }
     return bound_;
 }
@@ -148,8 +151,8 @@ void BrokerCore::remember_service(const Service& service) {
     for (const auto& name : known_services_) text.append(name).push_back('\n');
     const std::string path = config_.spool_path + "/" + kServicesFile;
     const std::string temporary = path + ".tmp";
-    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-                          0600);
+    const int fd =
+        ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     bool written = fd >= 0;
     if (written) {
         written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
@@ -249,10 +252,9 @@ bool BrokerCore::receive(zmq::socket_t& socket) {
     const zmq::message_t* const kept = frames_.data();  // a small frame's bytes live in its message
     while (more) {
         zmq::message_t& frame =
-            frame_count_ <= proto::kMaxFrames ? (frame_count_ < frames_.size()
-                                                     ? frames_[frame_count_]
-                                                     : frames_.emplace_back())
-                                              : overflow;
+            frame_count_ <= proto::kMaxFrames
+                ? (frame_count_ < frames_.size() ? frames_[frame_count_] : frames_.emplace_back())
+                : overflow;
         if (zmq_msg_recv(frame.handle(), socket.handle(), flags) < 0) {
             if (frame_count_ == 0 && (zmq_errno() == EAGAIN || zmq_errno() == EINTR)) return false;
             throw zmq::error_t();
@@ -278,7 +280,8 @@ bool BrokerCore::receive(zmq::socket_t& socket) {
     packed_error_.clear();
     if (packed_in_) {
         if (frame_count_ != 3) {
-            packed_error_ = "packed message of " + std::to_string(frame_count_ - 1) + " frames, not 2";
+            packed_error_ =
+                "packed message of " + std::to_string(frame_count_ - 1) + " frames, not 2";
         } else if (auto unpacked = bus::unpack_views(view(frames_[1]), view(frames_[2]), views_);
                    !unpacked) {
             packed_error_ = unpacked.error().message;
@@ -509,11 +512,11 @@ void BrokerCore::handle_unreachable() {
         if (collectors_.count(identity) != 0) remove_collector(identity, true);
         std::vector<Request*> orphaned;
         for (auto& [id, request] : requests_) {
-            if (!request->abandoned && request->client == identity) orphaned.push_back(request.get());
+            if (!request->abandoned && request->client == identity)
+                orphaned.push_back(request.get());
         }
         for (Request* request : orphaned) {
-            finish(*request,
-                   base::make_error(ErrorType::kCancelled, "client unreachable"), false);
+            finish(*request, base::make_error(ErrorType::kCancelled, "client unreachable"), false);
         }
     }
 }

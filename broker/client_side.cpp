@@ -85,9 +85,8 @@ void BrokerCore::on_mdp_client(std::string_view identity) {
     if (message_bytes_ - identity.size() > config_.max_message_bytes) {
         reject(ClientKind::kMdp, identity, service, {},
                base::make_error(ErrorType::kMessageTooLarge,
-                                  "message of " + std::to_string(message_bytes_) +
-                                      " bytes exceeds " +
-                                      std::to_string(config_.max_message_bytes)));
+                                "message of " + std::to_string(message_bytes_) + " bytes exceeds " +
+                                    std::to_string(config_.max_message_bytes)));
         return;
     }
     if (too_many_frames_) {
@@ -101,9 +100,9 @@ void BrokerCore::on_mdp_client(std::string_view identity) {
         return;
     }
     if (service.starts_with(proto::kMmiPrefix)) {
-        answer_mmi(ClientKind::kMdp, identity, service, {},
-                   views_.size() > bus::kMdpBodyFrame ? views_[bus::kMdpBodyFrame]
-                                                      : std::string_view{});
+        answer_mmi(
+            ClientKind::kMdp, identity, service, {},
+            views_.size() > bus::kMdpBodyFrame ? views_[bus::kMdpBodyFrame] : std::string_view{});
         return;
     }
     std::vector<zmq::message_t> body;
@@ -121,7 +120,8 @@ void BrokerCore::on_gb_client(std::string_view identity) {
         return;
     }
     if (!sender_is_client() && command.value() != cmd::kRequest) {
-        refused("message_refused", identity, "key=" + std::string{sender_name()} + " missing_role=client", false);
+        refused("message_refused", identity,
+                "key=" + std::string{sender_name()} + " missing_role=client", false);
         return;
     }
     if (command.value() == cmd::kRequest) {
@@ -140,9 +140,9 @@ void BrokerCore::on_gb_client(std::string_view identity) {
         if (message_bytes_ - identity.size() > config_.max_message_bytes) {
             reject(ClientKind::kGb, identity, service, request_id,
                    base::make_error(ErrorType::kMessageTooLarge,
-                                      "message of " + std::to_string(message_bytes_) +
-                                          " bytes exceeds " +
-                                          std::to_string(config_.max_message_bytes)));
+                                    "message of " + std::to_string(message_bytes_) +
+                                        " bytes exceeds " +
+                                        std::to_string(config_.max_message_bytes)));
             return;
         }
         const auto decoded = bus::decode_client_request(views_);
@@ -152,8 +152,7 @@ void BrokerCore::on_gb_client(std::string_view identity) {
         }
         if (find_client_request(identity, request_id) != nullptr) {
             reject(ClientKind::kGb, identity, service, request_id,
-                   base::make_error(ErrorType::kProtocolError,
-                                      "request id already in flight"));
+                   base::make_error(ErrorType::kProtocolError, "request id already in flight"));
             return;
         }
         if (service.starts_with(proto::kMmiPrefix)) {
@@ -189,15 +188,15 @@ void BrokerCore::on_gb_client(std::string_view identity) {
                 continue;
             }
             const Error error = base::make_error(ErrorType::kBrokerRestarted,
-                                                   "the broker has no record of this request");
+                                                 "the broker has no record of this request");
             count_error(error.type);
             send_gb_error(identity, request_id, error, packed_in_);
         }
     } else {
         reject(ClientKind::kGb, identity, {}, {},
-               base::make_error(ErrorType::kProtocolError,
-                                  "unknown GBC01 command " +
-                                      std::to_string(static_cast<int>(command.value()))));
+               base::make_error(
+                   ErrorType::kProtocolError,
+                   "unknown GBC01 command " + std::to_string(static_cast<int>(command.value()))));
     }
 }
 
@@ -239,8 +238,8 @@ void BrokerCore::answer_mmi(ClientKind kind, std::string_view identity, std::str
 Service& BrokerCore::service_for(std::string_view name) {
     auto found = services_.find(name);
     if (found == services_.end()) {
-        auto service = std::make_unique<Service>(std::string{name}, config_.max_queue,
-                                                 config_.overflow);
+        auto service =
+            std::make_unique<Service>(std::string{name}, config_.max_queue, config_.overflow);
         service->topic = std::string{proto::kExplainTopicPrefix} + std::string{name};
         found = services_.emplace(std::string{name}, std::move(service)).first;
     }
@@ -267,14 +266,13 @@ void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
     // Nobody waiting and a worker with spare credit: the request goes to it at once, without
     // the queue's bookkeeping (the queue would hand it over in the same call, in the same order).
     const bool direct = service.queue.empty() && !service.available.empty();
-    const auto pushed =
-        direct ? ServiceQueue::PushOutcome{true, std::nullopt}
-               : service.queue.push_back(request.id, request.client);
+    const auto pushed = direct ? ServiceQueue::PushOutcome{true, std::nullopt}
+                               : service.queue.push_back(request.id, request.client);
     if (!pushed.accepted) {
         reject(kind, identity, service.name, request.request_id,
                base::make_error(ErrorType::kQueueFull,
-                                  "queue of '" + service.name + "' is full (" +
-                                      std::to_string(service.queue.max_size()) + ")"));
+                                "queue of '" + service.name + "' is full (" +
+                                    std::to_string(service.queue.max_size()) + ")"));
         if (!service.registered) services_to_collect_.push_back(service.name);
         return;
     }
@@ -286,9 +284,8 @@ void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
     // registered before a restart until restart_grace ends (§9).
     schedule(request, service.registered
                           ? request.deadline
-                          : std::min(request.deadline,
-                                     std::max(now_ + config_.unknown_service_wait,
-                                              grace_end(service))));
+                          : std::min(request.deadline, std::max(now_ + config_.unknown_service_wait,
+                                                                grace_end(service))));
     if (direct) {
         dispatch_to(*service.available.front(), request);
         return;
@@ -297,9 +294,9 @@ void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
         if (const auto evicted = requests_.find(*pushed.evicted); evicted != requests_.end()) {
             finish(*evicted->second,
                    base::make_error(ErrorType::kEvicted,
-                                      "dropped from the full queue of '" + service.name +
-                                          "' for a newer request (the client with the most "
-                                          "queued loses its oldest)"),
+                                    "dropped from the full queue of '" + service.name +
+                                        "' for a newer request (the client with the most "
+                                        "queued loses its oldest)"),
                    true);
         }
     }
@@ -332,7 +329,7 @@ void BrokerCore::on_deadline(Request& request) {
         } else if (queued && !service.registered) {
             finish(request,
                    base::make_error(ErrorType::kUnknownService,
-                                      "no worker has registered service '" + service.name + "'"),
+                                    "no worker has registered service '" + service.name + "'"),
                    true);
         } else {
             schedule(request, request.deadline);
@@ -342,19 +339,19 @@ void BrokerCore::on_deadline(Request& request) {
     if (queued && !service.registered) {
         finish(request,
                base::make_error(ErrorType::kUnknownService,
-                                  "no worker has registered service '" + service.name + "'"),
+                                "no worker has registered service '" + service.name + "'"),
                true);
     } else if (queued && service.workers == 0) {
         finish(request,
                base::make_error(ErrorType::kServiceUnavailable,
-                                  "no live worker for '" + service.name + "' before the deadline"),
+                                "no live worker for '" + service.name + "' before the deadline"),
                true);
     } else {
         const auto waited =
             std::chrono::duration_cast<milliseconds>(request.deadline - request.received);
         finish(request,
                base::make_error(ErrorType::kDeadlineExceeded,
-                                  "no reply within " + std::to_string(waited.count()) + " ms"),
+                                "no reply within " + std::to_string(waited.count()) + " ms"),
                true);
     }
 }
@@ -362,10 +359,12 @@ void BrokerCore::on_deadline(Request& request) {
 void BrokerCore::finish(Request& request, const Error& error, bool notify_client) {
     count_error(error.type);
     // request= is the id the worker's lines carry too: the client's (GBC01), else the token.
-    log_->info("event=request_failed request={} session={} token={} service={} type={} message=\"{}\"",
-               request.client_kind == ClientKind::kGb ? printable(request.request_id) : std::to_string(request.id),
-               request.sessions.empty() ? std::string("-") : printable(request.sessions.front().session), request.id,
-               request.service->name, base::to_string(error.type), error.message);
+    log_->info(
+        "event=request_failed request={} session={} token={} service={} type={} message=\"{}\"",
+        request.client_kind == ClientKind::kGb ? printable(request.request_id)
+                                               : std::to_string(request.id),
+        request.sessions.empty() ? std::string("-") : printable(request.sessions.front().session),
+        request.id, request.service->name, base::to_string(error.type), error.message);
     close_open_sessions(request, &error);
     if (notify_client) {
         if (request.client_kind == ClientKind::kMdp) {

@@ -42,20 +42,18 @@ std::optional<Error> BrokerCore::emit_explain(Request* request, Service& service
     } else if (config_.spool_policy == SpoolPolicy::kFailRequest && !synthesised) {
         if (spool_failing_) {
             return base::make_error(ErrorType::kSpoolFull,
-                                      "explain spool cannot be written: " + spool_error_);
+                                    "explain spool cannot be written: " + spool_error_);
         }
         return base::make_error(ErrorType::kSpoolFull,
-                                  "explain spool full (" + std::to_string(spool_->messages()) +
-                                      " messages, " + std::to_string(spool_->bytes()) +
-                                      " bytes)");
+                                "explain spool full (" + std::to_string(spool_->messages()) +
+                                    " messages, " + std::to_string(spool_->bytes()) + " bytes)");
     } else {
         // drop-newest, or the broker's own end of trace: forwarded even when it cannot be
         // kept, and counted; the trace is marked by the broker's end (close_open_sessions).
         ++counters_.spool_dropped;
         if (!synthesised) ++track.not_spooled;
-        log_->warn("event=explain_not_spooled service={} session={} seq={} reason={}",
-                   service.name, printable(session), seq,
-                   spool_failing_ ? "spool_unwritable" : "spool_full");
+        log_->warn("event=explain_not_spooled service={} session={} seq={} reason={}", service.name,
+                   printable(session), seq, spool_failing_ ? "spool_unwritable" : "spool_full");
     }
     const std::uint64_t tag = request != nullptr ? request->id : 0;
     const Carries carries = synthesised ? Carries::kOther : Carries::kExplain;
@@ -105,17 +103,22 @@ void BrokerCore::close_open_sessions(Request& request, const Error* error) {
         } else if (track.not_spooled > 0) {
             emit_trace_end(&request, *request.service, track,
                            base::make_error(ErrorType::kSpoolFull,
-                                              std::to_string(track.not_spooled) +
-                                                  " explain messages of this trace were not "
-                                                  "spooled (spool policy drop-newest)"));
+                                            std::to_string(track.not_spooled) +
+                                                " explain messages of this trace were not "
+                                                "spooled (spool policy drop-newest)"));
         }
     }
 }
 
 void BrokerCore::note_batch(Request& request) {
     if (request.batch_slot != 0) return;
-    batch_requests_.push_back(BatchRequest{request.id, request.client_kind, request.packed, request.client,
-                                           request.request_id, request.service, {}});
+    batch_requests_.push_back(BatchRequest{request.id,
+                                           request.client_kind,
+                                           request.packed,
+                                           request.client,
+                                           request.request_id,
+                                           request.service,
+                                           {}});
     request.batch_slot = batch_requests_.size();
 }
 
@@ -248,7 +251,7 @@ base::Result<std::size_t> BrokerCore::close_recovered_sessions() {
         end.end_of_trace = true;
         end.trace_status = schema::TraceStatus::kError;
         end.error = base::make_error(ErrorType::kBrokerRestarted,
-                                       "broker restarted: the trace's request ended with it");
+                                     "broker restarted: the trace's request ended with it");
         SpoolRecord record;
         record.service = found.service;
         record.session = session;
@@ -291,9 +294,9 @@ void BrokerCore::on_commit_failed(const Error& error) {
 
     // fail-request: none of these requests' explain messages is durable, so none goes out,
     // and each request ends with SpoolFull, its FINAL too if it was waiting for this commit.
-    const Error refused = base::make_error(
-        ErrorType::kSpoolFull, "explain messages could not be written to the spool: " +
-                                   error.message);
+    const Error refused =
+        base::make_error(ErrorType::kSpoolFull,
+                         "explain messages could not be written to the spool: " + error.message);
     for (auto& entry : batch) {
         bool replaced = false;
         for (auto& deferred : deferred_) {
@@ -313,12 +316,14 @@ void BrokerCore::on_commit_failed(const Error& error) {
             finish(*found->second, refused, true);
         } else if (replaced) {
             count_error(refused.type);
-            log_->info("event=request_failed request={} session={} token={} service={} type={} "
-                       "message=\"{}\"",
-                       entry.client_kind == ClientKind::kGb ? printable(entry.request_id)
-                                                            : std::to_string(entry.request),
-                       entry.sessions.empty() ? std::string("-") : printable(entry.sessions.front().session),
-                       entry.request, entry.service->name, base::to_string(refused.type), refused.message);
+            log_->info(
+                "event=request_failed request={} session={} token={} service={} type={} "
+                "message=\"{}\"",
+                entry.client_kind == ClientKind::kGb ? printable(entry.request_id)
+                                                     : std::to_string(entry.request),
+                entry.sessions.empty() ? std::string("-")
+                                       : printable(entry.sessions.front().session),
+                entry.request, entry.service->name, base::to_string(refused.type), refused.message);
             // The request is gone; its client still holds for this commit, so the ends
             // and the ERROR queue up behind what it already waits for, in order.
             Request ended;
@@ -328,7 +333,8 @@ void BrokerCore::on_commit_failed(const Error& error) {
             ended.client = entry.client;
             ended.request_id = entry.request_id;
             ended.service = entry.service;
-            for (auto track : entry.sessions) emit_trace_end(&ended, *entry.service, track, refused);
+            for (auto track : entry.sessions)
+                emit_trace_end(&ended, *entry.service, track, refused);
             write_error(entry.client_kind, entry.client, entry.service->name, entry.request_id,
                         refused, entry.packed);
             send_out();
@@ -376,8 +382,8 @@ void BrokerCore::on_collector(std::string_view identity) {
             collector->last_sent = now_;
             found = collectors_.emplace(collector->identity, std::move(collector)).first;
             collector_order_.push_back(found->first);
-            log_->info("event=collector_attached peer={} window={} pending={}",
-                       printable(identity), window.value(), spool_->messages());
+            log_->info("event=collector_attached peer={} window={} pending={}", printable(identity),
+                       window.value(), spool_->messages());
         }
         found->second->window = window.value();
         found->second->expiry = now_ + expiry_span();
@@ -460,9 +466,8 @@ void BrokerCore::remove_collector(const std::string& identity, bool expired) {
     for (const auto& [id, route] : collector.backlog) redeliver_.insert(id);
     backlog_size_ -= collector.backlog.size();
     forget_routes(collector);
-    collector_order_.erase(
-        std::remove(collector_order_.begin(), collector_order_.end(), identity),
-        collector_order_.end());
+    collector_order_.erase(std::remove(collector_order_.begin(), collector_order_.end(), identity),
+                           collector_order_.end());
     collectors_.erase(found);
 }
 

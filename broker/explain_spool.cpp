@@ -9,11 +9,11 @@
 
 #include <algorithm>
 #include <bit>
-#include <condition_variable>
-#include <deque>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <limits>
 #include <mutex>
@@ -111,10 +111,10 @@ struct SpoolSegment {
 
 namespace {
 
-using detail::SpoolFd;
-using detail::SpoolSegment;
 using base::ErrorType;
 using base::Result;
+using detail::SpoolFd;
+using detail::SpoolSegment;
 
 static_assert(std::endian::native == std::endian::little,
               "spool records are written in the machine's byte order, little-endian");
@@ -133,7 +133,7 @@ constexpr std::size_t kSpoolImportBatchBytes = 8u << 20;
 
 base::Error spool_errno_error(const std::string& what, int code) {
     return base::make_error(ErrorType::kInternal,
-                              "spool: " + what + ": " + std::system_category().message(code));
+                            "spool: " + what + ": " + std::system_category().message(code));
 }
 
 std::string segment_name(std::uint64_t first_id) {
@@ -462,7 +462,7 @@ Result<void> ExplainSpool::attach_directory(const std::string& directory, bool d
         if (errno == EINTR) continue;
         if (errno == EWOULDBLOCK) {
             return base::make_error(ErrorType::kInternal,
-                                      "spool " + directory + " is in use by another broker");
+                                    "spool " + directory + " is in use by another broker");
         }
         return spool_errno_error("cannot lock " + directory + "/LOCK", errno);
     }
@@ -645,7 +645,7 @@ Result<void> ExplainSpool::import_legacy(const std::string& legacy) {
         record.body = bytes_of(5);
         if (id == 0 || id >= next_id_) {
             return base::make_error(ErrorType::kInternal,
-                                      "legacy spool " + legacy + ": row id out of sequence");
+                                    "legacy spool " + legacy + ": row id out of sequence");
         }
         if (pending_.empty()) pending_first_ = id;
         encode(record, id);
@@ -691,8 +691,8 @@ Result<std::uint64_t> ExplainSpool::append(SpoolRecord record) {
     const std::uint64_t size = record.bytes();
     if (!has_room(size)) {
         return base::make_error(ErrorType::kSpoolFull,
-                                  "explain spool full (" + std::to_string(messages_) +
-                                      " messages, " + std::to_string(bytes_) + " bytes)");
+                                "explain spool full (" + std::to_string(messages_) + " messages, " +
+                                    std::to_string(bytes_) + " bytes)");
     }
     constexpr std::size_t kMaxField = std::numeric_limits<std::uint32_t>::max();
     if (record.service.size() > kMaxField || record.session.size() > kMaxField ||
@@ -759,7 +759,7 @@ Result<void> ExplainSpool::commit() {
         // covers it.
         if (auto cut = segment_truncate(*active_, active_->size); !cut) {
             return base::make_error(ErrorType::kInternal,
-                                      written.error().message + "; " + cut.error().message);
+                                    written.error().message + "; " + cut.error().message);
         }
         return written;
     }
@@ -773,7 +773,7 @@ Result<void> ExplainSpool::commit() {
         // a failed compaction at the next roll.
         if (auto rolled = roll(); !rolled) {
             base::component_logger("broker")->warn("event=spool_roll_failed error=\"{}\"",
-                                                     rolled.error().message);
+                                                   rolled.error().message);
         }
     }
     return {};
@@ -860,10 +860,10 @@ Result<SpoolRecord> ExplainSpool::load(const Location& location, std::uint64_t d
     }
     const SpoolHeader header = read_header(bytes.data());
     if (header.magic != kSpoolMagic || header.id != delivery_id || header.size() != location.size) {
-        return base::make_error(ErrorType::kInternal,
-                                  "spool " + path_ + ": record " + std::to_string(delivery_id) +
-                                      " unreadable in segment " +
-                                      segment_name(location.segment->first_id));
+        return base::make_error(ErrorType::kInternal, "spool " + path_ + ": record " +
+                                                          std::to_string(delivery_id) +
+                                                          " unreadable in segment " +
+                                                          segment_name(location.segment->first_id));
     }
     const SpoolFields fields = fields_of(bytes.data(), header.lengths);
     SpoolRecord record;

@@ -58,7 +58,7 @@ public:
     // created; if `<path>.db` or `spool.db` beside it is a spool from an older version (SQLite),
     // its records are imported with their ids and the file renamed to `<name>.imported`.
     static base::Result<std::unique_ptr<ExplainSpool>> open(const std::string& path,
-                                                              SpoolLimits limits);
+                                                            SpoolLimits limits);
     ~ExplainSpool();
     ExplainSpool(const ExplainSpool&) = delete;
     ExplainSpool& operator=(const ExplainSpool&) = delete;
@@ -122,7 +122,7 @@ private:
     void release_cache_through(std::uint64_t delivery_id) noexcept;
     // read_after(), the cached records copied or, for take_after(), moved out.
     base::Result<std::vector<SpoolRecord>> collect_after(std::uint64_t after, std::size_t limit,
-                                                           bool move_cached);
+                                                         bool move_cached);
 
     SpoolLimits limits_;
     std::string path_;                            // empty: in memory

@@ -85,7 +85,7 @@ base::Result<bool> BrokerCore::open_topic() {
         topic_monitor_.connect(kMonitorEndpoint);
     } catch (const zmq::error_t& e) {
         return base::make_error(ErrorType::kInternal,
-                                  std::string{"cannot configure the explain topic: "} + e.what());
+                                std::string{"cannot configure the explain topic: "} + e.what());
     }
     return true;
 }
@@ -154,10 +154,10 @@ void BrokerCore::serve_topic_auth() {
         const bool allowed = valid && topic_peer_allowed(*request);
         drain_topic_monitor();  // the connection's ACCEPTED is among these (TopicLedger)
         const std::string name = allowed ? topic_ledger_.admit() : std::string{};
-        if (!send_zap_reply(topic_auth_, request->frame(1), allowed ? "200" : "400",
-                            allowed ? "OK"
-                                    : (valid ? "key not allowed to subscribe" : "malformed ZAP request"),
-                            name)) {
+        if (!send_zap_reply(
+                topic_auth_, request->frame(1), allowed ? "200" : "400",
+                allowed ? "OK" : (valid ? "key not allowed to subscribe" : "malformed ZAP request"),
+                name)) {
             log_->error("event=topic_auth_failed error=\"{}\"", zmq_strerror(zmq_errno()));
         }
     }
@@ -227,9 +227,10 @@ void BrokerCore::log_subscriber_dropped(std::string_view name, std::string_view 
     const auto now = Clock::now();
     if (now < next_drop_log_) return;
     next_drop_log_ = now + std::chrono::seconds{1};
-    log_->warn("event=explain_subscriber_dropped subscriber={} reason={} subscriptions={} "
-               "inbound_bytes={} dropped_since_last_line={}",
-               printable(name), reason, subscriptions, inbound, drops_unlogged_);
+    log_->warn(
+        "event=explain_subscriber_dropped subscriber={} reason={} subscriptions={} "
+        "inbound_bytes={} dropped_since_last_line={}",
+        printable(name), reason, subscriptions, inbound, drops_unlogged_);
     drops_unlogged_ = 0;
 }
 
@@ -278,11 +279,11 @@ void BrokerCore::watch_topic(std::stop_token stop) {
                     port = ntohs(reinterpret_cast<const sockaddr_in6*>(&local)->sin6_port);
                 }
             }
-            const bool judged =
-                port == topic_port_ && ::fstat(own, &file) == 0 &&
-                !(cut.count(fd) != 0 && cut[fd] == file.st_ino) &&
-                ::getsockopt(own, IPPROTO_TCP, TCP_INFO, &info, &info_size) == 0 &&
-                info_size >= offsetof(tcp_info, tcpi_bytes_received) + sizeof info.tcpi_bytes_received;
+            const bool judged = port == topic_port_ && ::fstat(own, &file) == 0 &&
+                                !(cut.count(fd) != 0 && cut[fd] == file.st_ino) &&
+                                ::getsockopt(own, IPPROTO_TCP, TCP_INFO, &info, &info_size) == 0 &&
+                                info_size >= offsetof(tcp_info, tcpi_bytes_received) +
+                                                 sizeof info.tcpi_bytes_received;
             if (judged) {
                 const auto age = std::chrono::duration_cast<std::chrono::seconds>(now - since);
                 const std::uint64_t allowed =

@@ -35,8 +35,8 @@ public:
     ServiceQueue& operator=(const ServiceQueue&) = delete;
 
     struct PushOutcome {
-        bool accepted = false;       // false: policy `reject` refused the new id
-        std::optional<Id> evicted;   // policy `drop-oldest`: the id pushed out to make room
+        bool accepted = false;      // false: policy `reject` refused the new id
+        std::optional<Id> evicted;  // policy `drop-oldest`: the id pushed out to make room
     };
     PushOutcome push_back(Id id, std::string_view client);
     void push_front(Id id, std::string_view client);
@@ -74,9 +74,9 @@ private:
         }
     };
     struct Lane {
-        std::string_view client;                // the lanes_ key it is stored under
+        std::string_view client;  // the lanes_ key it is stored under
         std::list<Id> ids;
-        std::list<Lane*>::iterator turn;       // position in turns_
+        std::list<Lane*>::iterator turn;        // position in turns_
         std::set<DepthKey>::iterator by_depth;  // position in by_depth_
     };
     struct Position {
@@ -91,7 +91,7 @@ private:
     };
 
     Lane& lane_for(std::string_view client);
-    void reindex(Lane& lane);        // after its ids changed; drops the lane once empty
+    void reindex(Lane& lane);  // after its ids changed; drops the lane once empty
     void drop_lane(Lane& lane);
 
     std::size_t max_size_;

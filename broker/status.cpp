@@ -14,8 +14,7 @@ namespace glassbox::broker::detail {
 
 std::string BrokerCore::status_json() const {
     using nlohmann::json;
-    const double uptime =
-        std::chrono::duration<double>(Clock::now() - started_).count();
+    const double uptime = std::chrono::duration<double>(Clock::now() - started_).count();
     json services = json::array();
     std::vector<const Service*> sorted;
     for (const auto& [name, service] : services_) sorted.push_back(service.get());
@@ -31,23 +30,23 @@ std::string BrokerCore::status_json() const {
         for (const auto& depth : service->queue.deepest(config_.status_top_clients)) {
             queued_by.push_back({{"client", printable(depth.client)}, {"queued", depth.queued}});
         }
-        services.push_back({{"name", service->name},
-                            {"workers", service->workers},
-                            {"idle", service->idle},
-                            {"credit", service->credit},
-                            {"in_flight", service->in_flight},
-                            {"queued", service->queue.size()},
-                            {"max_queue", service->queue.max_size()},
-                            {"overflow", to_string(service->queue.policy())},
-                            {"queued_clients", service->queue.clients()},
-                            {"queued_by", std::move(queued_by)},
-                            {"hosts", hosts.count(service) != 0 ? json(hosts.at(service)) : json::object()}});
+        services.push_back(
+            {{"name", service->name},
+             {"workers", service->workers},
+             {"idle", service->idle},
+             {"credit", service->credit},
+             {"in_flight", service->in_flight},
+             {"queued", service->queue.size()},
+             {"max_queue", service->queue.max_size()},
+             {"overflow", to_string(service->queue.policy())},
+             {"queued_clients", service->queue.clients()},
+             {"queued_by", std::move(queued_by)},
+             {"hosts", hosts.count(service) != 0 ? json(hosts.at(service)) : json::object()}});
     }
     json errors = json::object();
     for (std::size_t i = 0; i < kErrorTypeCount; ++i) {
         if (counters_.errors[i] != 0) {
-            errors[std::string{base::to_string(static_cast<ErrorType>(i))}] =
-                counters_.errors[i];
+            errors[std::string{base::to_string(static_cast<ErrorType>(i))}] = counters_.errors[i];
         }
     }
     std::size_t delivered = 0;  // to collectors, not yet acknowledged

@@ -27,10 +27,14 @@ std::optional<std::uint64_t> mark_of(std::string_view name) {
 
 std::string_view to_string(TopicBound bound) noexcept {
     switch (bound) {
-        case TopicBound::kSubscriberCount: return "subscriber_subscriptions";
-        case TopicBound::kSubscriberBytes: return "subscriber_bytes";
-        case TopicBound::kTotalCount: return "total_subscriptions";
-        case TopicBound::kTotalBytes: return "total_bytes";
+        case TopicBound::kSubscriberCount:
+            return "subscriber_subscriptions";
+        case TopicBound::kSubscriberBytes:
+            return "subscriber_bytes";
+        case TopicBound::kTotalCount:
+            return "total_subscriptions";
+        case TopicBound::kTotalBytes:
+            return "total_bytes";
     }
     return "unknown";
 }

@@ -22,7 +22,12 @@ struct TopicLimits {
 };
 
 // Which bound a subscription passed.
-enum class TopicBound : std::uint8_t { kSubscriberCount, kSubscriberBytes, kTotalCount, kTotalBytes };
+enum class TopicBound : std::uint8_t {
+    kSubscriberCount,
+    kSubscriberBytes,
+    kTotalCount,
+    kTotalBytes
+};
 std::string_view to_string(TopicBound bound) noexcept;
 
 // libzmq's XPUB keeps every subscription of a connection until that connection closes, and the

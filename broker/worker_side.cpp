@@ -189,7 +189,8 @@ void BrokerCore::on_worker_ready(std::string_view identity) {
     worker.identity.assign(identity);
     worker.service = &service;
     // Where it runs, as the broker sees it: status counts a service's workers by host.
-    if (const char* address = zmq_msg_gets(frames_[1].handle(), "Peer-Address")) worker.host = address;
+    if (const char* address = zmq_msg_gets(frames_[1].handle(), "Peer-Address"))
+        worker.host = address;
     worker.extended = ready.value().gbw01;
     worker.layout = ready.value().layout;
     worker.packed = ready.value().packed;
@@ -204,11 +205,12 @@ void BrokerCore::on_worker_ready(std::string_view identity) {
     remember_service(service);
     worker.available = true;
     worker.available_position = service.available.insert(service.available.end(), &worker);
-    log_->info("event=worker_ready peer={} service={} extended={} compact={} packed={} credit={} "
-               "workers={}",
-               printable(identity), service.name, worker.extended,
-               worker.layout == bus::WorkerLayout::kCompact, worker.packed, worker.credit,
-               service.workers);
+    log_->info(
+        "event=worker_ready peer={} service={} extended={} compact={} packed={} credit={} "
+        "workers={}",
+        printable(identity), service.name, worker.extended,
+        worker.layout == bus::WorkerLayout::kCompact, worker.packed, worker.credit,
+        service.workers);
     dispatch(service);
 }
 
@@ -241,13 +243,13 @@ void BrokerCore::delete_worker(Worker& worker, bool send_disconnect, std::string
         } else if (request->streamed) {
             finish(*request,
                    base::make_error(ErrorType::kWorkerLost,
-                                      "worker lost mid-stream (" + std::string{reason} + ")"),
+                                    "worker lost mid-stream (" + std::string{reason} + ")"),
                    true);
         } else if (request->attempts > config_.max_retries) {
             finish(*request,
-                   base::make_error(ErrorType::kWorkerLost,
-                                      "worker lost before replying, " +
-                                          std::to_string(request->attempts) + " attempts"),
+                   base::make_error(ErrorType::kWorkerLost, "worker lost before replying, " +
+                                                                std::to_string(request->attempts) +
+                                                                " attempts"),
                    true);
         } else {
             ++counters_.retries;
@@ -297,14 +299,14 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
     }
     Service& service = *request->service;
     if (message_bytes_ - worker.identity.size() > config_.max_message_bytes || too_many_frames_) {
-        const Error error = too_many_frames_
-                                ? base::make_error(ErrorType::kProtocolError,
-                                                     "worker message of more than 64 frames")
-                                : base::make_error(ErrorType::kMessageTooLarge,
-                                                     "worker message of " +
-                                                         std::to_string(message_bytes_) +
-                                                         " bytes exceeds " +
-                                                         std::to_string(config_.max_message_bytes));
+        const Error error =
+            too_many_frames_
+                ? base::make_error(ErrorType::kProtocolError,
+                                   "worker message of more than 64 frames")
+                : base::make_error(ErrorType::kMessageTooLarge,
+                                   "worker message of " + std::to_string(message_bytes_) +
+                                       " bytes exceeds " +
+                                       std::to_string(config_.max_message_bytes));
         if (terminal) {
             release(worker, *request);  // the worker is done with it: no CANCEL
             finish(*request, error, true);
@@ -372,8 +374,8 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
     if (track == nullptr) return;
     request->streamed = true;
     ++counters_.explains;
-    if (auto refused = emit_explain(request, service, *track, seq, state,
-                                    take_view(explain.value().body))) {
+    if (auto refused =
+            emit_explain(request, service, *track, seq, state, take_view(explain.value().body))) {
         finish(*request, *refused, true);  // the refused message does not count as sent
         return;
     }
@@ -382,7 +384,7 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
 }
 
 SessionTrack* BrokerCore::admit_explain(const Worker& worker, Request& request,
-                                       std::string_view session, std::uint64_t seq) {
+                                        std::string_view session, std::uint64_t seq) {
     // §5.3: a request's sessions are the ones its worker opens while holding it.
     const auto mine = std::find_if(request.sessions.begin(), request.sessions.end(),
                                    [&](const SessionTrack& t) { return t.session == session; });

@@ -36,7 +36,8 @@ std::optional<ZapRequest> receive_zap(zmq::socket_t& socket) {
     while (more) {
         zmq::message_t frame;
         // Only the first frame may be absent: the rest of a message is there once it is.
-        if (zmq_msg_recv(frame.handle(), socket.handle(), request.count == 0 ? ZMQ_DONTWAIT : 0) < 0) {
+        if (zmq_msg_recv(frame.handle(), socket.handle(), request.count == 0 ? ZMQ_DONTWAIT : 0) <
+            0) {
             if (request.count == 0) return std::nullopt;
             break;
         }

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <utility>
 
@@ -38,10 +38,14 @@ std::string random_prefix() {
 
 std::string_view to_string(ReplyKind kind) noexcept {
     switch (kind) {
-        case ReplyKind::kData: return "data";
-        case ReplyKind::kExplain: return "explain";
-        case ReplyKind::kFinal: return "final";
-        case ReplyKind::kError: return "error";
+        case ReplyKind::kData:
+            return "data";
+        case ReplyKind::kExplain:
+            return "explain";
+        case ReplyKind::kFinal:
+            return "final";
+        case ReplyKind::kError:
+            return "error";
     }
     return "error";
 }
@@ -66,9 +70,15 @@ Result<Reply> decode_reply(Frames frames, bool parse_body) {
     Reply reply;
     reply.request_id = std::string{frame.request_id};
     switch (frame.kind) {
-        case ClientReplyKind::kData: reply.kind = ReplyKind::kData; break;
-        case ClientReplyKind::kExplain: reply.kind = ReplyKind::kExplain; break;
-        case ClientReplyKind::kFinal: reply.kind = ReplyKind::kFinal; break;
+        case ClientReplyKind::kData:
+            reply.kind = ReplyKind::kData;
+            break;
+        case ClientReplyKind::kExplain:
+            reply.kind = ReplyKind::kExplain;
+            break;
+        case ClientReplyKind::kFinal:
+            reply.kind = ReplyKind::kFinal;
+            break;
         case ClientReplyKind::kError:
             reply.kind = ReplyKind::kError;
             reply.error = frame.error;
@@ -77,7 +87,8 @@ Result<Reply> decode_reply(Frames frames, bool parse_body) {
     std::string& text = frames[frame.body];  // moved, not copied: a reply may be large
     if (parse_body) {
         auto value = schema::parse_untrusted_json(text);
-        if (!value) return make_error(ErrorType::kInvalidJson, "reply body: " + value.error().message);
+        if (!value)
+            return make_error(ErrorType::kInvalidJson, "reply body: " + value.error().message);
         reply.body = std::move(value).value();
     }
     reply.text = std::move(text);
@@ -136,8 +147,8 @@ void BusClient::connect() {
 // when a peer completes the ZMTP handshake.
 void BusClient::watch_connection() {
     static std::atomic<std::uint64_t> counter{0};
-    const std::string address = "inproc://glassbox-bus-monitor-" + std::to_string(::getpid()) + "-" +
-                                std::to_string(counter.fetch_add(1));
+    const std::string address = "inproc://glassbox-bus-monitor-" + std::to_string(::getpid()) +
+                                "-" + std::to_string(counter.fetch_add(1));
     if (zmq_socket_monitor(socket_.handle(), address.c_str(),
                            ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED |
                                ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
@@ -188,7 +199,8 @@ void BusClient::check_connection(Clock::time_point now) {
         return;
     }
     if (in_flight_.empty()) return;
-    const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(config_.connect_timeout);
+    const auto waited =
+        std::chrono::duration_cast<std::chrono::milliseconds>(config_.connect_timeout);
     for (const auto& [id, state] : in_flight_) {
         Reply reply;
         reply.request_id = id;
@@ -198,11 +210,13 @@ void BusClient::check_connection(Clock::time_point now) {
                 ErrorType::kForbidden,
                 "the broker at " + config_.endpoint + " refused this client's CURVE key (" +
                     (config_.curve ? config_.curve->public_key : std::string{"none"}) +
-                    "): it is not among the broker's allowed keys (glassbox keys allow, docs/security.md)");
+                    "): it is not among the broker's allowed keys (glassbox keys allow, "
+                    "docs/security.md)");
         } else if (refused_ == Refusal::kMechanism) {
             reply.error = make_error(
                 ErrorType::kBrokerUnavailable,
-                "the broker at " + config_.endpoint + " ended every connection during the handshake: "
+                "the broker at " + config_.endpoint +
+                    " ended every connection during the handshake: "
                     "this client and the broker most likely disagree on security (" +
                     (config_.curve ? "this client uses CURVE, the broker may not"
                                    : "this client has no CURVE key, the broker may require one") +
@@ -212,7 +226,8 @@ void BusClient::check_connection(Clock::time_point now) {
             reply.error = make_error(
                 ErrorType::kBrokerUnavailable,
                 "no broker at " + config_.endpoint + " (nothing completed a connection in " +
-                    std::to_string(waited.count()) + " ms): start one with `glassbox up` (or `glassbox broker`), " +
+                    std::to_string(waited.count()) +
+                    " ms): start one with `glassbox up` (or `glassbox broker`), " +
                     "or name a running one with --broker");
         }
         buffered_.push_back(std::move(reply));
@@ -248,7 +263,8 @@ Result<RequestId> BusClient::send_raw(std::string_view service, std::string_view
 
 Result<RequestId> BusClient::send(std::string_view service, const nlohmann::json& body,
                                   std::chrono::milliseconds deadline) {
-    return send_raw(service, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), deadline);
+    return send_raw(service, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                    deadline);
 }
 
 Result<void> BusClient::cancel(const RequestId& id) {
@@ -272,7 +288,8 @@ void BusClient::read_available() {
         if (!broker_seen_) stop_watching();  // a message came, so a broker is there
         auto decoded = decode_reply(std::move(*frames), config_.parse_bodies);
         if (!decoded) {
-            base::component_logger("client")->warn("event=bad_reply error=\"{}\"", decoded.error().describe());
+            base::component_logger("client")->warn("event=bad_reply error=\"{}\"",
+                                                   decoded.error().describe());
             continue;
         }
         Reply reply = std::move(decoded).value();
@@ -281,7 +298,7 @@ void BusClient::read_available() {
             if (reply.request_id.empty()) {
                 // §4.3: the broker could not read one of our messages; nothing to attribute it to.
                 base::component_logger("client")->warn("event=broker_rejected error=\"{}\"",
-                                                         reply.error ? reply.error->describe() : "");
+                                                       reply.error ? reply.error->describe() : "");
             }
             continue;  // §4.1: ignore anything for a request already finished
         }
@@ -315,11 +332,15 @@ void BusClient::expire_backstops(Clock::time_point now) {
         reply.request_id = it->first;
         reply.kind = ReplyKind::kError;
         if (it->second.cancelled) {
-            reply.error = make_error(ErrorType::kCancelled, "cancelled (no confirmation from the broker)");
+            reply.error =
+                make_error(ErrorType::kCancelled, "cancelled (no confirmation from the broker)");
         } else {
-            reply.error = make_error(ErrorType::kDeadlineExceeded, "no terminal reply from the broker at " +
-                                                                   config_.endpoint + " by the deadline");
-            send_frames(socket_, encode_cancel(it->first, config_.packed));  // let the broker stop the work too
+            reply.error =
+                make_error(ErrorType::kDeadlineExceeded, "no terminal reply from the broker at " +
+                                                             config_.endpoint + " by the deadline");
+            send_frames(
+                socket_,
+                encode_cancel(it->first, config_.packed));  // let the broker stop the work too
         }
         buffered_.push_back(std::move(reply));
         it = in_flight_.erase(it);
@@ -366,7 +387,8 @@ Result<Reply> BusClient::next(std::chrono::milliseconds timeout) {
         if (in_flight_.empty()) {
             return make_error(ErrorType::kTimeout, "no request in flight");
         }
-        if (Clock::now() >= until) return make_error(ErrorType::kTimeout, "no reply within the timeout");
+        if (Clock::now() >= until)
+            return make_error(ErrorType::kTimeout, "no reply within the timeout");
         pump(until);
     }
 }
@@ -376,8 +398,10 @@ Result<Reply> BusClient::next(const RequestId& id, std::chrono::milliseconds tim
     read_available();
     for (;;) {
         if (auto reply = take_buffered(&id)) return std::move(*reply);
-        if (!is_in_flight(id)) return make_error(ErrorType::kNotFound, "request " + id + " is not in flight");
-        if (Clock::now() >= until) return make_error(ErrorType::kTimeout, "no reply within the timeout");
+        if (!is_in_flight(id))
+            return make_error(ErrorType::kNotFound, "request " + id + " is not in flight");
+        if (Clock::now() >= until)
+            return make_error(ErrorType::kTimeout, "no reply within the timeout");
         pump(until);
     }
 }

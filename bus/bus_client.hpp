@@ -14,10 +14,10 @@
 #include <nlohmann/json.hpp>
 #include <zmq.hpp>
 
-#include "bus/frame_io.hpp"
-#include "bus/curve_keys.hpp"
-#include "schema/protocol.hpp"
 #include "base/result.hpp"
+#include "bus/curve_keys.hpp"
+#include "bus/frame_io.hpp"
+#include "schema/protocol.hpp"
 
 namespace glassbox::bus {
 
@@ -31,11 +31,13 @@ std::string_view to_string(ReplyKind kind) noexcept;
 struct Reply {
     RequestId request_id;
     ReplyKind kind = ReplyKind::kFinal;
-    nlohmann::json body;                 // data, explain and final; null for kError and when not parsed
-    std::string text;                    // the body as received (data, explain and final)
+    nlohmann::json body;  // data, explain and final; null for kError and when not parsed
+    std::string text;     // the body as received (data, explain and final)
     std::optional<base::Error> error;  // set exactly when kind == kError
 
-    bool terminal() const noexcept { return kind == ReplyKind::kFinal || kind == ReplyKind::kError; }
+    bool terminal() const noexcept {
+        return kind == ReplyKind::kFinal || kind == ReplyKind::kError;
+    }
     // {"kind":"data"|"explain"|"final","body":...} or {"kind":"error","error":{"type","message"}}.
     nlohmann::json to_json() const;
 };
@@ -102,14 +104,14 @@ public:
     BusClient(const BusClient&) = delete;
     BusClient& operator=(const BusClient&) = delete;
 
-    // Sends a REQUEST. send_raw puts `body_json` on the wire as is (the worker validates it); `deadline`
-    // is relative, 0 meaning the broker's default. Fails with InvalidRequest for a bad service
-    // name, MessageTooLarge for a body above config().max_message_bytes (nothing is sent),
+    // Sends a REQUEST. send_raw puts `body_json` on the wire as is (the worker validates it);
+    // `deadline` is relative, 0 meaning the broker's default. Fails with InvalidRequest for a bad
+    // service name, MessageTooLarge for a body above config().max_message_bytes (nothing is sent),
     // Internal if the socket refuses the send.
     base::Result<RequestId> send_raw(std::string_view service, std::string_view body_json,
-                                       std::chrono::milliseconds deadline);
+                                     std::chrono::milliseconds deadline);
     base::Result<RequestId> send(std::string_view service, const nlohmann::json& body,
-                                   std::chrono::milliseconds deadline);
+                                 std::chrono::milliseconds deadline);
 
     // The next reply of any request in flight. Timeout if none within `timeout`; a request whose
     // local backstop passes yields its synthesized DeadlineExceeded (or Cancelled) reply.
@@ -128,7 +130,7 @@ public:
     // Sends a request and collects every reply up to and including the FINAL. An ERROR terminal
     // (or a local deadline) comes back as the Result's error.
     base::Result<std::vector<Reply>> call(std::string_view service, const nlohmann::json& body,
-                                            std::chrono::milliseconds deadline);
+                                          std::chrono::milliseconds deadline);
 
     std::size_t in_flight() const noexcept { return in_flight_.size(); }
     bool is_in_flight(const RequestId& id) const { return in_flight_.count(id) != 0; }
@@ -190,6 +192,6 @@ private:
 
 // Sends a request and returns its stream.
 base::Result<Stream> open_stream(BusClient& client, std::string_view service,
-                                   std::string_view body_json, std::chrono::milliseconds deadline);
+                                 std::string_view body_json, std::chrono::milliseconds deadline);
 
 }  // namespace glassbox::bus

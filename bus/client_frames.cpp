@@ -81,7 +81,8 @@ Result<ClientReply> decode_client_reply(const FrameViews& frames) {
             break;
         case proto::client_cmd::kError: {
             if (frames.size() != 6) return frame_error("ERROR must have 6 frames");
-            // An unknown type word from a newer broker still ends the request; it reads as Internal.
+            // An unknown type word from a newer broker still ends the request; it reads as
+            // Internal.
             const auto type = base::error_type_from_string(frames[4]);
             reply.kind = ClientReplyKind::kError;
             reply.error.type = type.value_or(base::ErrorType::kInternal);

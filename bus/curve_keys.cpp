@@ -48,12 +48,14 @@ std::string_view zpl_value(std::string_view text) noexcept {
         const auto end = text.find(text.front(), 1);
         if (end != std::string_view::npos) return text.substr(1, end - 1);
     }
-    if (const auto hash = text.find('#'); hash != std::string_view::npos) text = text.substr(0, hash);
+    if (const auto hash = text.find('#'); hash != std::string_view::npos)
+        text = text.substr(0, hash);
     return trim(text);
 }
 
 std::string header(std::string_view kind) {
-    std::string text = "#   ****  Generated on " + base::format_xsd_datetime(std::chrono::system_clock::now()) +
+    std::string text = "#   ****  Generated on " +
+                       base::format_xsd_datetime(std::chrono::system_clock::now()) +
                        " by glassbox  ****\n";
     text += "#   ZeroMQ CURVE ";
     text += kind;
@@ -120,10 +122,11 @@ base::Result<PeerRoles> parse_roles(std::string_view text) {
             const std::string service{word.substr(7)};
             if (!roles.may_serve(service)) roles.services.push_back(service);
         } else {
-            return base::make_error(ErrorType::kInvalidRequest,
-                                    "unknown role '" + std::string{word.substr(0, 64)} +
-                                        "' (roles: client, subscriber, collector, worker:<service>, "
-                                        "worker:*)");
+            return base::make_error(
+                ErrorType::kInvalidRequest,
+                "unknown role '" + std::string{word.substr(0, 64)} +
+                    "' (roles: client, subscriber, collector, worker:<service>, "
+                    "worker:*)");
         }
     }
     return roles;
@@ -133,8 +136,9 @@ base::Result<CurveCertificate> generate_certificate(std::string name, PeerRoles 
     std::array<char, kZ85KeyLength + 1> public_key{};
     std::array<char, kZ85KeyLength + 1> secret_key{};
     if (zmq_curve_keypair(public_key.data(), secret_key.data()) != 0) {
-        return base::make_error(ErrorType::kInternal,
-                                std::string{"cannot make a CURVE key pair: "} + zmq_strerror(zmq_errno()));
+        return base::make_error(
+            ErrorType::kInternal,
+            std::string{"cannot make a CURVE key pair: "} + zmq_strerror(zmq_errno()));
     }
     CurveCertificate certificate;
     certificate.name = std::move(name);
@@ -163,8 +167,9 @@ base::Result<CurveCertificate> parse_certificate(std::string_view text, std::str
     std::size_t line_number = 0;
     bool have_roles = false;
     const auto fail = [&](const std::string& why) {
-        return base::make_error(ErrorType::kDecodeError, std::string{origin} + ":" +
-                                                             std::to_string(line_number) + ": " + why);
+        return base::make_error(
+            ErrorType::kDecodeError,
+            std::string{origin} + ":" + std::to_string(line_number) + ": " + why);
     };
     while (!text.empty()) {
         const auto end = text.find('\n');
@@ -191,8 +196,10 @@ base::Result<CurveCertificate> parse_certificate(std::string_view text, std::str
             if (key != "public-key" && key != "secret-key") {
                 return fail("unknown key '" + std::string{key.substr(0, 32)} + "' in `curve`");
             }
-            if (!is_z85_key(value)) return fail(std::string{key} + " is not a 40-character Z85 key");
-            (key == "public-key" ? certificate.public_key : certificate.secret_key) = std::string{value};
+            if (!is_z85_key(value))
+                return fail(std::string{key} + " is not a 40-character Z85 key");
+            (key == "public-key" ? certificate.public_key : certificate.secret_key) =
+                std::string{value};
         } else if (key == "name") {
             certificate.name = std::string{value};
         } else if (key == "roles") {
@@ -217,8 +224,8 @@ base::Result<std::string> read_small_file(const std::filesystem::path& path) {
     std::error_code error;
     const auto size = std::filesystem::file_size(path, error);
     if (error) {
-        return base::make_error(ErrorType::kNotFound,
-                                "cannot read certificate " + path.string() + ": " + error.message());
+        return base::make_error(ErrorType::kNotFound, "cannot read certificate " + path.string() +
+                                                          ": " + error.message());
     }
     if (size > kMaxCertificateBytes) {
         return base::make_error(ErrorType::kDecodeError,
@@ -254,8 +261,9 @@ base::Result<CurveCertificate> read_secret_certificate(const std::filesystem::pa
     auto certificate = parse_certificate(text.value(), path.string());
     if (!certificate) return certificate.error();
     if (certificate.value().secret_key.empty()) {
-        return base::make_error(ErrorType::kDecodeError,
-                                path.string() + " holds no `secret-key`: a public certificate, not a key pair");
+        return base::make_error(
+            ErrorType::kDecodeError,
+            path.string() + " holds no `secret-key`: a public certificate, not a key pair");
     }
     std::array<char, kZ85KeyLength + 1> derived{};
     if (zmq_curve_public(derived.data(), certificate.value().secret_key.c_str()) != 0 ||
@@ -266,11 +274,13 @@ base::Result<CurveCertificate> read_secret_certificate(const std::filesystem::pa
     return certificate;
 }
 
-std::filesystem::path public_certificate_path(const std::filesystem::path& folder, std::string_view name) {
+std::filesystem::path public_certificate_path(const std::filesystem::path& folder,
+                                              std::string_view name) {
     return folder / (std::string{name} + ".key");
 }
 
-std::filesystem::path secret_certificate_path(const std::filesystem::path& folder, std::string_view name) {
+std::filesystem::path secret_certificate_path(const std::filesystem::path& folder,
+                                              std::string_view name) {
     return folder / (std::string{name} + ".key_secret");
 }
 
@@ -281,8 +291,9 @@ base::Result<void> write_certificate_pair(const std::filesystem::path& folder,
                                 "a key name is letters, digits, '.', '-' and '_' (up to 128): '" +
                                     certificate.name.substr(0, 64) + "'");
     }
-    if (auto written = base::write_owner_only_file(secret_certificate_path(folder, certificate.name),
-                                                   secret_certificate_text(certificate));
+    if (auto written =
+            base::write_owner_only_file(secret_certificate_path(folder, certificate.name),
+                                        secret_certificate_text(certificate));
         !written) {
         return written;
     }
@@ -319,11 +330,13 @@ bool is_local_endpoint(std::string_view endpoint) noexcept {
         const auto close = host.find(']');
         return close != std::string_view::npos && host.substr(1, close - 1) == "::1";
     }
-    if (const auto colon = host.rfind(':'); colon != std::string_view::npos) host = host.substr(0, colon);
+    if (const auto colon = host.rfind(':'); colon != std::string_view::npos)
+        host = host.substr(0, colon);
     if (host == "localhost" || host == "lo") return true;
     if (!host.starts_with("127.")) return false;
     // 127.a.b.c, digits and dots only.
-    return std::all_of(host.begin(), host.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
+    return std::all_of(host.begin(), host.end(),
+                       [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
 }
 
 }  // namespace glassbox::bus

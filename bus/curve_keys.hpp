@@ -21,10 +21,10 @@ bool is_z85_key(std::string_view text) noexcept;
 // What a key may do on the bus. Roles are written `client`, `subscriber`, `collector`,
 // `worker:<service>` or `worker:*` (any service).
 struct PeerRoles {
-    bool client = false;      // may send requests (MDPC01, GBC01, mmi.)
-    bool subscriber = false;  // may read the explain topic
-    bool collector = false;   // may ATTACH to the reliable explain feed and ACK
-    bool any_worker = false;  // may register any service
+    bool client = false;                // may send requests (MDPC01, GBC01, mmi.)
+    bool subscriber = false;            // may read the explain topic
+    bool collector = false;             // may ATTACH to the reliable explain feed and ACK
+    bool any_worker = false;            // may register any service
     std::vector<std::string> services;  // may register these services
 
     bool may_serve(std::string_view service) const noexcept;
@@ -60,12 +60,15 @@ base::Result<CurveCertificate> read_secret_certificate(const std::filesystem::pa
 // Parses certificate text (`origin` names it in errors).
 base::Result<CurveCertificate> parse_certificate(std::string_view text, std::string_view origin);
 
-// Whether `name` can name a key and its files: letters, digits, `.`, `-`, `_` (1-128; not `.`, `..`).
+// Whether `name` can name a key and its files: letters, digits, `.`, `-`, `_` (1-128; not `.`,
+// `..`).
 bool is_key_name(std::string_view name) noexcept;
 
 // The file names of a certificate pair in `folder`: <name>.key and <name>.key_secret.
-std::filesystem::path public_certificate_path(const std::filesystem::path& folder, std::string_view name);
-std::filesystem::path secret_certificate_path(const std::filesystem::path& folder, std::string_view name);
+std::filesystem::path public_certificate_path(const std::filesystem::path& folder,
+                                              std::string_view name);
+std::filesystem::path secret_certificate_path(const std::filesystem::path& folder,
+                                              std::string_view name);
 // Writes both files (owner-only, atomically). kInvalidRequest for a name that is not a plain
 // file name (letters, digits, `.`, `-`, `_`).
 base::Result<void> write_certificate_pair(const std::filesystem::path& folder,

@@ -15,7 +15,8 @@ using base::make_error;
 }  // namespace
 
 base::Result<ExplainEvent> decode_explain_event(const Frames& frames) {
-    if (frames.size() != 5) return make_error(ErrorType::kProtocolError, "explain topic message must have 5 frames");
+    if (frames.size() != 5)
+        return make_error(ErrorType::kProtocolError, "explain topic message must have 5 frames");
     if (frames[0].rfind(protocol::kExplainTopicPrefix, 0) != 0) {
         return make_error(ErrorType::kProtocolError, "topic does not start with explain.");
     }
@@ -27,7 +28,8 @@ base::Result<ExplainEvent> decode_explain_event(const Frames& frames) {
     }
     auto body = schema::parse_untrusted_json(frames[4]);
     if (!body) return make_error(ErrorType::kInvalidJson, "explain body: " + body.error().message);
-    if (!body->is_object()) return make_error(ErrorType::kDecodeError, "explain body is not a JSON object");
+    if (!body->is_object())
+        return make_error(ErrorType::kDecodeError, "explain body is not a JSON object");
     ExplainEvent event;
     event.topic = frames[0];
     event.service = frames[0].substr(protocol::kExplainTopicPrefix.size());
@@ -69,10 +71,11 @@ base::Result<ExplainEvent> ExplainSubscriber::next(std::chrono::milliseconds tim
             auto event = decode_explain_event(*frames);
             if (event) return event;
             base::component_logger("client")->warn("event=bad_explain_message error=\"{}\"",
-                                                     event.error().describe());
+                                                   event.error().describe());
         }
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - Clock::now());
-        if (left.count() <= 0) return make_error(ErrorType::kTimeout, "no explain message within the timeout");
+        if (left.count() <= 0)
+            return make_error(ErrorType::kTimeout, "no explain message within the timeout");
         wait_readable(socket_, left);
     }
 }

@@ -12,8 +12,8 @@
 
 #include "bus/curve_keys.hpp"
 
-#include "bus/frame_io.hpp"
 #include "base/result.hpp"
+#include "bus/frame_io.hpp"
 
 namespace glassbox::bus {
 
@@ -27,14 +27,17 @@ struct ExplainEvent {
     nlohmann::json body;  // the explain message (§8)
 };
 
-// Checks every frame: 5 frames, an "explain." topic, an ascii-int seq, a known state, a JSON object body.
+// Checks every frame: 5 frames, an "explain." topic, an ascii-int seq, a known state, a JSON object
+// body.
 base::Result<ExplainEvent> decode_explain_event(const Frames& frames);
 
 struct ExplainSubscriberConfig {
     std::string endpoint = "tcp://127.0.0.1:5556";
-    std::string topic = "explain.";  // prefix filter: "explain." for all, "explain.echo" for one service
+    std::string topic =
+        "explain.";  // prefix filter: "explain." for all, "explain.echo" for one service
     std::chrono::milliseconds linger{0};
-    int receive_hwm = 100'000;  // overflow policy: PUB/SUB drops beyond it (the topic is for watching)
+    int receive_hwm =
+        100'000;  // overflow policy: PUB/SUB drops beyond it (the topic is for watching)
     // CURVE (docs/security.md): the broker's public key and this subscriber's pair (its key needs
     // the `subscriber` role); none: plain TCP.
     std::optional<CurveClientKeys> curve;

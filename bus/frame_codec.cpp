@@ -41,7 +41,8 @@ std::size_t envelope_size(const Container& frames, std::size_t first) noexcept {
 template <typename Container>
 void write_envelope(const Container& frames, std::size_t first, char* at) noexcept {
     *at++ = kPackedVersion;
-    for (std::size_t i = first + 1; i + 1 < frames.size(); ++i) at = put_field(at, field_of(frames[i]));
+    for (std::size_t i = first + 1; i + 1 < frames.size(); ++i)
+        at = put_field(at, field_of(frames[i]));
 }
 
 }  // namespace
@@ -91,7 +92,8 @@ base::Result<void> unpack_views(std::string_view envelope, std::string_view last
             if ((byte & 0x80) == 0) break;
             shift += 7;
         }
-        if (length > envelope.size() - at) return frame_error("packed envelope: field past its end");
+        if (length > envelope.size() - at)
+            return frame_error("packed envelope: field past its end");
         if (out.size() + 1 >= schema::protocol::kMaxFrames) {
             return frame_error("packed envelope: too many fields");
         }

@@ -47,7 +47,9 @@ struct AppendFrames {
 };
 struct AppendMessages {
     std::vector<zmq::message_t>& messages;
-    void operator()(std::string_view frame) const { messages.emplace_back(frame.data(), frame.size()); }
+    void operator()(std::string_view frame) const {
+        messages.emplace_back(frame.data(), frame.size());
+    }
 };
 
 // Every malformed message decodes to this: a ProtocolError saying what is wrong.

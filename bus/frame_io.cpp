@@ -27,8 +27,8 @@ zmq::message_t message_of(std::string&& frame) {
     if (frame.size() < kZeroCopyFrame) return zmq::message_t(frame.data(), frame.size());
     auto owned = std::make_unique<std::string>(std::move(frame));
     zmq::message_t message(
-        owned->data(), owned->size(), [](void*, void* hint) { delete static_cast<std::string*>(hint); },
-        owned.get());
+        owned->data(), owned->size(),
+        [](void*, void* hint) { delete static_cast<std::string*>(hint); }, owned.get());
     (void)owned.release();  // the message's free function deletes it
     return message;
 }
@@ -69,7 +69,8 @@ std::optional<Messages> try_receive_messages(zmq::socket_t& socket) noexcept {
         parts.push_back(std::move(part));
         while (more) {
             zmq::message_t next;
-            // The remaining parts of a message are already here: a blocking receive returns at once.
+            // The remaining parts of a message are already here: a blocking receive returns at
+            // once.
             if (!socket.recv(next, zmq::recv_flags::none)) return std::nullopt;
             more = next.more();
             parts.push_back(std::move(next));

@@ -99,7 +99,8 @@ Error decode_worker_error(const FrameViews& frames, WorkerLayout layout) {
 }
 
 std::optional<std::string_view> worker_token_of(const FrameViews& frames) {
-    if (frames.size() <= kWorkerTokenFrame || frames[3].empty() || frames[3].size() > proto::kMaxToken) {
+    if (frames.size() <= kWorkerTokenFrame || frames[3].empty() ||
+        frames[3].size() > proto::kMaxToken) {
         return std::nullopt;
     }
     return frames[kWorkerTokenFrame];
@@ -114,8 +115,9 @@ Result<WorkerRequest> decode_gbw_request(const FrameViews& frames) {
     if (frames.size() == 6 && !frames[4].empty()) {
         return WorkerRequest{*token, frames[4], frames[5], WorkerLayout::kCompact};
     }
-    return frame_error("REQUEST must be [token] [empty] [meta] [body] (GBW01) or [token] [meta] "
-                       "[body] (GBW02)");
+    return frame_error(
+        "REQUEST must be [token] [empty] [meta] [body] (GBW01) or [token] [meta] "
+        "[body] (GBW02)");
 }
 
 Result<std::string_view> decode_worker_cancel(const FrameViews& frames) {

@@ -63,7 +63,7 @@ void put_worker_ready(Sink&& sink, std::string_view service, bool extended,
     put_worker_command(sink, schema::protocol::worker_cmd::kReady);
     sink(service);
     if (!extended) return;
-    sink(packed                              ? kGbWorkerPackedCapability
+    sink(packed                             ? kGbWorkerPackedCapability
          : layout == WorkerLayout::kCompact ? kGbWorkerCompactCapability
                                             : schema::protocol::kGbWorkerCapability);
     if (credit > 0) sink(std::to_string(credit));
@@ -113,14 +113,14 @@ base::Result<char> decode_worker_command(const FrameViews& frames);
 
 struct WorkerReady {
     std::string_view service;
-    bool gbw01 = false;        // declared the extension, GBW01, GBW02 or GBW03
+    bool gbw01 = false;                            // declared the extension, GBW01, GBW02 or GBW03
     WorkerLayout layout = WorkerLayout::kClassic;  // kCompact for GBW02 and GBW03
     bool packed = false;       // GBW03: the broker writes to it in the packed form
     std::uint64_t credit = 1;  // §5.1: 1 unless an extended worker declared more
 };
 // READY [service] ["GBW01" | "GBW02" | "GBW03"]? [credit]?: a valid, non-mmi service; a credit
-// only after one of those, an ascii-int in 1-1024. A sixth frame other than those two without a seventh
-// is ignored (7/MDP).
+// only after one of those, an ascii-int in 1-1024. A sixth frame other than those two without a
+// seventh is ignored (7/MDP).
 base::Result<WorkerReady> decode_worker_ready(const FrameViews& frames);
 
 // [command] [token] [empty]? ...: the token of a worker's REPLY, PARTIAL, EXPLAIN or ERROR (its

@@ -49,23 +49,30 @@ void run_agent(const AgentOptions& options) {
 void add_agent_worker_command(CLI::App& worker_command) {
     auto options = std::make_shared<AgentOptions>();
     options->worker.threads = 2;
-    auto* sub = worker_command.add_subcommand(
-        std::string(schema::services::kAgent),
-        "Serve `agent`: multi-step answers (ReAct) with the RAG engines and the store as tools (docs/agent.md)");
+    auto* sub = worker_command.add_subcommand(std::string(schema::services::kAgent),
+                                              "Serve `agent`: multi-step answers (ReAct) with the "
+                                              "RAG engines and the store as tools (docs/agent.md)");
     add_worker_options(*sub, options->worker, std::string(schema::services::kAgent));
     auto& c = options->config;
-    sub->add_option("--tools", options->tools_file, "Tool file (JSON; default: the built-in tools)");
+    sub->add_option("--tools", options->tools_file,
+                    "Tool file (JSON; default: the built-in tools)");
     sub->add_flag("--print-tools", options->print_tools, "Print the built-in tool file and exit");
     add_setting_option(*sub, "agent.max_iterations", "--max-iterations");
-    sub->add_option("--llm-service", c.llm_service, "Service answering the agent-react template")->capture_default_str();
-    sub->add_option("--store-service", c.store_service, "The knowledge store (triples-query)")->capture_default_str();
-    sub->add_option("--embeddings-service", c.embeddings_service, "Resolves names to entities (triples-query)")
+    sub->add_option("--llm-service", c.llm_service, "Service answering the agent-react template")
         ->capture_default_str();
-    sub->add_option("--graph-rag-service", c.graph_rag_service, "knowledge-query's service")->capture_default_str();
+    sub->add_option("--store-service", c.store_service, "The knowledge store (triples-query)")
+        ->capture_default_str();
+    sub->add_option("--embeddings-service", c.embeddings_service,
+                    "Resolves names to entities (triples-query)")
+        ->capture_default_str();
+    sub->add_option("--graph-rag-service", c.graph_rag_service, "knowledge-query's service")
+        ->capture_default_str();
     sub->add_option("--document-rag-service", c.document_rag_service, "document-query's service")
         ->capture_default_str();
-    sub->add_option("--trace-service", c.trace_service, "Where conversation turns are fetched")->capture_default_str();
-    sub->add_option("--react-template", c.react_template, "The llm template of each step")->capture_default_str();
+    sub->add_option("--trace-service", c.trace_service, "Where conversation turns are fetched")
+        ->capture_default_str();
+    sub->add_option("--react-template", c.react_template, "The llm template of each step")
+        ->capture_default_str();
     add_setting_option(*sub, "agent.call_timeout_ms", "--call-timeout-ms");
     sub->callback([options] { run_agent(*options); });
 }

@@ -1,4 +1,5 @@
-// `glassbox broker`: parse the broker's options, bind, write the ready file, serve until SIGINT/SIGTERM.
+// `glassbox broker`: parse the broker's options, bind, write the ready file, serve until
+// SIGINT/SIGTERM.
 #include <signal.h>
 #include <unistd.h>
 
@@ -14,14 +15,14 @@
 #include <nlohmann/json.hpp>
 #include <zmq.hpp>
 
-#include "broker/broker.hpp"
-#include "broker/broker_config.hpp"
-#include "cli/commands.hpp"
-#include "cli/home.hpp"
 #include "base/log.hpp"
 #include "base/owner_only.hpp"
+#include "broker/broker.hpp"
+#include "broker/broker_config.hpp"
 #include "cli/bus_security.hpp"
 #include "cli/client_options.hpp"
+#include "cli/commands.hpp"
+#include "cli/home.hpp"
 #include "cli/settings.hpp"
 
 namespace glassbox::cli {
@@ -163,7 +164,8 @@ void run_broker(BrokerOptions& options) {
 void add_broker_command(CLI::App& app) {
     auto options = std::make_shared<BrokerOptions>();
     CLI::App* command = app.add_subcommand("broker", "Run the message broker");
-    command->add_option("--home", options->home, "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
+    command->add_option("--home", options->home,
+                        "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
     // Every other option sets a setting of [broker] for this run (docs/configuration.md).
     const std::pair<const char*, const char*> flags[] = {
         {"broker.endpoint", "--bind"},

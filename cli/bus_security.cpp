@@ -127,8 +127,8 @@ base::Result<std::optional<bus::CurveClientKeys>> resolve_client_keys(
         }
         server_key = server.value().public_key;
     }
-    return std::optional<bus::CurveClientKeys>{
-        bus::CurveClientKeys{std::move(server_key), own.value().public_key, own.value().secret_key}};
+    return std::optional<bus::CurveClientKeys>{bus::CurveClientKeys{
+        std::move(server_key), own.value().public_key, own.value().secret_key}};
 }
 
 base::Result<std::optional<BrokerKeys>> resolve_broker_keys(const SecurityOptions& options,

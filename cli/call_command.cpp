@@ -30,7 +30,9 @@ std::string request_body(const CallOptions& options) {
     if (options.service == schema::protocol::kMmiService) {
         return parsed && parsed->is_string() ? parsed->get<std::string>() : options.body;
     }
-    if (!parsed) exit_with_error(make_error(ErrorType::kInvalidJson, "the request body: " + parsed.error().message));
+    if (!parsed)
+        exit_with_error(
+            make_error(ErrorType::kInvalidJson, "the request body: " + parsed.error().message));
     return parsed->dump();
 }
 
@@ -57,8 +59,9 @@ void run_call(const CallOptions& options) {
 void add_call_command(CLI::App& app) {
     auto options = std::make_shared<CallOptions>();
     auto* command = app.add_subcommand(
-        "call", "Send one request to a service and print each reply as a JSON line "
-                "({\"kind\":\"data\"|\"explain\"|\"final\",\"body\":...}); an error goes to stderr");
+        "call",
+        "Send one request to a service and print each reply as a JSON line "
+        "({\"kind\":\"data\"|\"explain\"|\"final\",\"body\":...}); an error goes to stderr");
     command->add_option("service", options->service, "Service name")->required();
     command->add_option("body", options->body, "Request body as JSON (default {})");
     add_client_options(*command, options->client);

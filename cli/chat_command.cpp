@@ -15,13 +15,13 @@
 
 #include "bus/bus_client.hpp"
 #include "cli/client_options.hpp"
-#include "cli/settings.hpp"
-#include "cli/trace_labels.hpp"
 #include "cli/commands.hpp"
 #include "cli/line_editor.hpp"
 #include "cli/render/answer_render.hpp"
 #include "cli/render/render_text.hpp"
 #include "cli/render/trace_render.hpp"
+#include "cli/settings.hpp"
+#include "cli/trace_labels.hpp"
 #include "schema/explain_uris.hpp"
 #include "schema/messages.hpp"
 #include "schema/messages_trace.hpp"
@@ -31,9 +31,9 @@
 namespace glassbox::cli {
 namespace {
 
-using nlohmann::json;
 using base::ErrorType;
 using base::make_error;
+using nlohmann::json;
 namespace services = schema::services;
 
 // A turn may run several engines (the agent's tools, the query worker's escalations).
@@ -53,7 +53,9 @@ struct ChatOptions {
     bool quiet = false;    // no steps on a terminal
 };
 
-std::string new_session_id() { return "chat-" + schema::explain::RunUris::generate().uuid().substr(0, 13); }
+std::string new_session_id() {
+    return "chat-" + schema::explain::RunUris::generate().uuid().substr(0, 13);
+}
 
 // Whether the broker has a worker for `service` (7/MDP MMI mmi.service answers "200"); a broker
 // that does not answer is the error.
@@ -77,8 +79,9 @@ std::string resolve_target(const ChatOptions& options) {
         if (!up) exit_with_error(up.error());
         if (*up) return std::string(service);
     }
-    exit_with_error(make_error(ErrorType::kUnknownService,
-                               "no agent, query or graph-rag worker is up (glassbox up starts them)"));
+    exit_with_error(
+        make_error(ErrorType::kUnknownService,
+                   "no agent, query or graph-rag worker is up (glassbox up starts them)"));
 }
 
 json request_for(std::string_view target, const std::string& question, const ChatOptions& options,
@@ -92,9 +95,12 @@ json request_for(std::string_view target, const std::string& question, const Cha
         request.streaming = true;
         return schema::encode(request);
     };
-    if (target == services::kAgent) return fill(schema::AgentRequest{}, &schema::AgentRequest::question);
-    if (target == services::kQuery) return fill(schema::QueryRequest{}, &schema::QueryRequest::query);
-    if (target == services::kGraphRag) return fill(schema::GraphRagQuery{}, &schema::GraphRagQuery::query);
+    if (target == services::kAgent)
+        return fill(schema::AgentRequest{}, &schema::AgentRequest::question);
+    if (target == services::kQuery)
+        return fill(schema::QueryRequest{}, &schema::QueryRequest::query);
+    if (target == services::kGraphRag)
+        return fill(schema::GraphRagQuery{}, &schema::GraphRagQuery::query);
     return fill(schema::DocumentRagQuery{}, &schema::DocumentRagQuery::query);
 }
 
@@ -118,11 +124,14 @@ public:
         const std::string type = string_field(body, "message_type");
         if (type == "thought" || type == "observation") {
             const bool error = body.is_object() && body.value("error", false);
-            step_line(type + ": " + (type == "observation" ? render::summarize_observation(string_field(body, "content"), error)
-                                                           : string_field(body, "content")));
+            step_line(type + ": " +
+                      (type == "observation"
+                           ? render::summarize_observation(string_field(body, "content"), error)
+                           : string_field(body, "content")));
             return;
         }
-        const std::string piece = type == "answer" ? string_field(body, "content") : string_field(body, "response");
+        const std::string piece =
+            type == "answer" ? string_field(body, "content") : string_field(body, "response");
         if (piece.empty()) return;
         streamed_ += piece;
         if (live_) {
@@ -139,7 +148,8 @@ public:
     }
 
     void final(const json& body) {
-        if (const std::string session = string_field(body, "session"); !session.empty()) last_.trace = session;
+        if (const std::string session = string_field(body, "session"); !session.empty())
+            last_.trace = session;
         if (auto decoded = schema::decode<schema::RagResponse>(body)) {
             last_.citations = decoded->citations;
             last_.sources = decoded->sources;
@@ -157,7 +167,9 @@ public:
             std::cout << "Answer: " << render::safe_text(short_answer, false) << '\n';
         }
         if (!last_.trace.empty()) {
-            std::cout << "trace: " << render::safe_text(render::detail::session_label(last_.trace), false) << '\n';
+            std::cout << "trace: "
+                      << render::safe_text(render::detail::session_label(last_.trace), false)
+                      << '\n';
         }
         std::cout << std::endl;
     }
@@ -190,7 +202,9 @@ private:
 class Chat {
 public:
     Chat(const ChatOptions& options, std::string target, bool terminal)
-        : options_(options), target_(std::move(target)), terminal_(terminal),
+        : options_(options),
+          target_(std::move(target)),
+          terminal_(terminal),
           session_(options.session.empty() ? new_session_id() : options.session) {}
 
     const std::string& session() const noexcept { return session_; }
@@ -207,7 +221,8 @@ public:
                             store_labeler(options_.client, options_.collection));
         auto stream = bus::open_stream(bus, target_, body, options_.client.timeout());
         if (!stream) return report(stream.error());
-        const auto wait = options_.client.timeout() + config.deadline_grace + std::chrono::seconds{1};
+        const auto wait =
+            options_.client.timeout() + config.deadline_grace + std::chrono::seconds{1};
         for (;;) {
             auto reply = stream->next(wait);
             if (!reply) {
@@ -222,7 +237,8 @@ public:
                     printer.explain(reply->body);
                     break;
                 case bus::ReplyKind::kFinal:
-                    if (reply->body.is_object() && reply->body.contains("error") && reply->body["error"].is_object()) {
+                    if (reply->body.is_object() && reply->body.contains("error") &&
+                        reply->body["error"].is_object()) {
                         printer.abort();
                         last_ = printer.take();
                         return report(make_error(ErrorType::kInternal,
@@ -276,7 +292,10 @@ private:
         // The answer can come before the run's last events reach the store: the trace service
         // waits (settle_ms) until the conversation's runs have ended, so the tree is whole.
         (void)bus.call(services::kTrace,
-                       json{{"op", "turns"}, {"session_id", session_}, {"limit", 1}, {"settle_ms", kTraceSettleMs}},
+                       json{{"op", "turns"},
+                            {"session_id", session_},
+                            {"limit", 1},
+                            {"settle_ms", kTraceSettleMs}},
                        options_.client.timeout());
         auto replies = bus.call(services::kTrace, json{{"op", "show"}, {"session", last_.trace}},
                                 options_.client.timeout());
@@ -292,7 +311,8 @@ private:
         if (!last_.citations.empty()) {
             std::cout << render::render_sources(last_.citations) << std::flush;
         } else if (!last_.sources.empty()) {
-            for (const auto& source : last_.sources) std::cout << "  - " << render::safe_text(source, false) << '\n';
+            for (const auto& source : last_.sources)
+                std::cout << "  - " << render::safe_text(source, false) << '\n';
             std::cout << std::flush;
         } else {
             std::cout << "(no sources)" << std::endl;
@@ -350,19 +370,22 @@ void add_chat_command(CLI::App& app) {
         "pipe, one question a line");
     cmd->add_option("--session", options->session,
                     "Continue this conversation (default: a new id, printed first)");
-    cmd->add_option("--target", options->target,
-                    "Engine: query, agent, graph-rag, document-rag, or auto (the query router if up, "
-                    "as glassbox invoke, else agent, else graph-rag)")
+    cmd->add_option(
+           "--target", options->target,
+           "Engine: query, agent, graph-rag, document-rag, or auto (the query router if up, "
+           "as glassbox invoke, else agent, else graph-rag)")
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "agent", "query", "graph-rag", "document-rag"}));
     add_setting_option(*cmd, "client.collection", "--collection");
-    cmd->add_flag("-x,--explain", options->explain, "Over a pipe too, print each step as it arrives");
+    cmd->add_flag("-x,--explain", options->explain,
+                  "Over a pipe too, print each step as it arrives");
     cmd->add_flag("--quiet", options->quiet, "On a terminal, no step lines: the answers only");
     add_client_options(*cmd, options->client, kDefaultChatTimeoutMs);
     cmd->callback([options] {
         if (options->session.size() > schema::kMaxSessionIdBytes) {
-            exit_with_error(make_error(ErrorType::kInvalidRequest,
-                                       "--session: at most " + std::to_string(schema::kMaxSessionIdBytes) + " bytes"));
+            exit_with_error(make_error(
+                ErrorType::kInvalidRequest,
+                "--session: at most " + std::to_string(schema::kMaxSessionIdBytes) + " bytes"));
         }
         options->collection = settings().text("client.collection");
         run_chat(*options);

@@ -50,8 +50,9 @@ nlohmann::json call_for_object(const ClientOptions& options, std::string_view se
                                const nlohmann::json& body) {
     auto bodies = call_or_exit(options, service, body);
     if (bodies.empty() || !bodies.back().is_object()) {
-        exit_with_error(base::make_error(base::ErrorType::kDecodeError,
-                                           "the " + std::string(service) + " service's reply is not a JSON object"));
+        exit_with_error(base::make_error(
+            base::ErrorType::kDecodeError,
+            "the " + std::string(service) + " service's reply is not a JSON object"));
     }
     return std::move(bodies.back());
 }
@@ -61,11 +62,14 @@ void add_client_options(CLI::App& command, ClientOptions& options, int default_t
     options.timeout_ms = default_timeout_ms;
     add_setting_option(command, "broker.endpoint", "--broker");
     if (set.pub) add_setting_option(command, "broker.pub_endpoint", "--pub");
-    command.add_option("--home", options.home, "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
+    command.add_option("--home", options.home,
+                       "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
     command.add_flag("--json", options.json, "Machine-readable JSON output");
     add_client_security_options(command);
     if (set.timeout) {
-        command.add_option("--timeout-ms", options.timeout_ms, "Deadline of the request in milliseconds")
+        command
+            .add_option("--timeout-ms", options.timeout_ms,
+                        "Deadline of the request in milliseconds")
             ->capture_default_str()
             ->check(CLI::Range(1, 3'600'000));
     }

@@ -23,8 +23,8 @@ namespace glassbox::cli {
 // flag, else GLASSBOX_BROKER_ENDPOINT / GLASSBOX_BROKER, else <home>/config.toml, else what
 // `glassbox up` bound, else tcp://127.0.0.1:5555 and :5556).
 struct ClientOptions {
-    std::string home;    // empty: $GLASSBOX_HOME, else $HOME/.glassbox
-    bool json = false;   // machine-readable output on stdout
+    std::string home;   // empty: $GLASSBOX_HOME, else $HOME/.glassbox
+    bool json = false;  // machine-readable output on stdout
     int timeout_ms = 30'000;
 
     std::filesystem::path home_path() const;
@@ -45,8 +45,8 @@ struct ClientOptions {
 inline constexpr std::chrono::milliseconds kBrokerConnectTimeout{3'000};
 
 struct ClientOptionSet {
-    bool pub = false;      // register --pub too (commands that watch the explain topic)
-    bool timeout = true;   // register --timeout-ms
+    bool pub = false;     // register --pub too (commands that watch the explain topic)
+    bool timeout = true;  // register --timeout-ms
 };
 
 // Registers the shared options on `command`, writing into `options` (which must outlive parsing).

@@ -14,10 +14,10 @@
 
 #include "cli/client_options.hpp"
 #include "cli/commands.hpp"
-#include "cli/store_stats_table.hpp"
 #include "cli/progress.hpp"
 #include "cli/render/render_text.hpp"
 #include "cli/render/table_render.hpp"
+#include "cli/store_stats_table.hpp"
 #include "schema/messages.hpp"
 #include "schema/services.hpp"
 

@@ -43,7 +43,8 @@ std::string joined(const std::vector<std::string>& names) {
 
 }  // namespace
 
-std::optional<std::string> unknown_command_message(const CLI::App& app, int argc, const char* const* argv) {
+std::optional<std::string> unknown_command_message(const CLI::App& app, int argc,
+                                                   const char* const* argv) {
     const CLI::App* level = &app;
     for (int i = 1; i < argc; ++i) {
         const std::string word = argv[i];
@@ -51,7 +52,9 @@ std::optional<std::string> unknown_command_message(const CLI::App& app, int argc
         if (word.size() > 1 && word.front() == '-') {
             const CLI::Option* option = option_of(level, word);
             // A value follows unless it was joined with '=' or the option is a flag.
-            if (option != nullptr && word.find('=') == std::string::npos && option->get_items_expected_max() > 0) ++i;
+            if (option != nullptr && word.find('=') == std::string::npos &&
+                option->get_items_expected_max() > 0)
+                ++i;
             continue;
         }
         if (const CLI::App* sub = subcommand_of(*level, word); sub != nullptr) {
@@ -62,8 +65,8 @@ std::optional<std::string> unknown_command_message(const CLI::App& app, int argc
         // A level without subcommands takes positional words (a worker's service name, an id).
         if (names.empty()) return std::nullopt;
         const std::string where = level == &app ? "command" : level->get_name() + " command";
-        return "unknown " + where + " \"" + word + "\"" + base::did_you_mean(word, names) + "; the " + where +
-               "s are: " + joined(names);
+        return "unknown " + where + " \"" + word + "\"" + base::did_you_mean(word, names) +
+               "; the " + where + "s are: " + joined(names);
     }
     return std::nullopt;
 }

@@ -14,6 +14,7 @@ namespace glassbox::cli {
 // subcommand and names none, e.g. `unknown command "invok" (did you mean invoke?); the
 // commands are: broker, worker, ...`; nullopt when the command line has no such word (another
 // parse error, which CLI11 reports itself). Option values are skipped by the options' arity.
-std::optional<std::string> unknown_command_message(const CLI::App& app, int argc, const char* const* argv);
+std::optional<std::string> unknown_command_message(const CLI::App& app, int argc,
+                                                   const char* const* argv);
 
 }  // namespace glassbox::cli

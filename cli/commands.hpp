@@ -7,23 +7,23 @@ namespace glassbox::cli {
 
 // A subcommand ends by returning normally (exit 0) or by throwing CLI::RuntimeError(code)
 // after printing its one-line typed error on stderr.
-void add_broker_command(CLI::App& app);  // glassbox broker: run the broker
-void add_worker_command(CLI::App& app);  // glassbox worker <name>: run one worker process
-void add_up_command(CLI::App& app);      // glassbox up: broker + workers, supervised
-void add_status_command(CLI::App& app);  // glassbox status: the broker's mmi.status
-void add_call_command(CLI::App& app);    // glassbox call <service> '<json>'
-void add_traces_command(CLI::App& app);  // glassbox traces list/show/tail/export/stats
-void add_load_command(CLI::App& app);    // glassbox load rdf|docs
-void add_query_command(CLI::App& app);   // glassbox query triples|chunks
-void add_graph_command(CLI::App& app);   // glassbox graph stats
+void add_broker_command(CLI::App& app);       // glassbox broker: run the broker
+void add_worker_command(CLI::App& app);       // glassbox worker <name>: run one worker process
+void add_up_command(CLI::App& app);           // glassbox up: broker + workers, supervised
+void add_status_command(CLI::App& app);       // glassbox status: the broker's mmi.status
+void add_call_command(CLI::App& app);         // glassbox call <service> '<json>'
+void add_traces_command(CLI::App& app);       // glassbox traces list/show/tail/export/stats
+void add_load_command(CLI::App& app);         // glassbox load rdf|docs
+void add_query_command(CLI::App& app);        // glassbox query triples|chunks
+void add_graph_command(CLI::App& app);        // glassbox graph stats
 void add_collections_command(CLI::App& app);  // glassbox collections list|show|delete
-void add_invoke_command(CLI::App& app);  // glassbox invoke graph-rag|document-rag
-void add_sessions_command(CLI::App& app);  // glassbox sessions list|show|delete
-void add_chat_command(CLI::App& app);      // glassbox chat
-void add_gateway_command(CLI::App& app);   // glassbox gateway: the HTTP API (in glassbox-gateway)
+void add_invoke_command(CLI::App& app);       // glassbox invoke graph-rag|document-rag
+void add_sessions_command(CLI::App& app);     // glassbox sessions list|show|delete
+void add_chat_command(CLI::App& app);         // glassbox chat
+void add_gateway_command(CLI::App& app);  // glassbox gateway: the HTTP API (in glassbox-gateway)
 // glassbox gateway in glassbox: execs glassbox-gateway with this command line (argc, argv)
 void add_gateway_launcher(CLI::App& app, int argc, char** argv);
-void add_keys_command(CLI::App& app);      // glassbox keys new|show|allow|init: CURVE keys
-void add_config_command(CLI::App& app);    // glassbox config show|path
+void add_keys_command(CLI::App& app);    // glassbox keys new|show|allow|init: CURVE keys
+void add_config_command(CLI::App& app);  // glassbox config show|path
 
 }  // namespace glassbox::cli

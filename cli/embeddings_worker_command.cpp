@@ -32,7 +32,8 @@ void run_embeddings(const EmbeddingsOptions& options) {
     auto embedder = embeddings::make_embedder(*config);
     if (!embedder) exit_with_error(embedder.error());
     run_worker(std::string(schema::services::kEmbeddings), options.worker,
-               embeddings::make_embeddings_handler(std::move(embedder).value(), config->limits), stop_signals);
+               embeddings::make_embeddings_handler(std::move(embedder).value(), config->limits),
+               stop_signals);
 }
 
 }  // namespace
@@ -40,12 +41,14 @@ void run_embeddings(const EmbeddingsOptions& options) {
 void add_embeddings_worker_command(CLI::App& worker_command) {
     auto options = std::make_shared<EmbeddingsOptions>();
     options->worker.threads = 2;
-    auto* sub = worker_command.add_subcommand(
-        "embeddings", "Serve `embeddings`: texts to vectors (built-in feature hashing, or an OpenAI-compatible API)");
+    auto* sub = worker_command.add_subcommand("embeddings",
+                                              "Serve `embeddings`: texts to vectors (built-in "
+                                              "feature hashing, or an OpenAI-compatible API)");
     add_worker_options(*sub, options->worker, std::string(schema::services::kEmbeddings));
-    // The [embeddings] settings (docs/configuration.md); flags override the file and the environment.
-    for (const char* flag : {"--config", "--provider", "--dim", "--base-url", "--model", "--api-key-env",
-                             "--batch-size", "--timeout-ms", "--max-retries"}) {
+    // The [embeddings] settings (docs/configuration.md); flags override the file and the
+    // environment.
+    for (const char* flag : {"--config", "--provider", "--dim", "--base-url", "--model",
+                             "--api-key-env", "--batch-size", "--timeout-ms", "--max-retries"}) {
         std::string key = std::string("embeddings.") + (flag + 2);
         for (char& c : key) c = c == '-' ? '_' : c;
         add_setting_option(*sub, key, flag);

@@ -67,9 +67,10 @@ void run_gateway(GatewayOptions& options) {
     auto address = gateway::parse_listen_address(listen);
     if (!address) exit_with_error(address.error());
     if (!address->loopback && config.tokens_file.empty())
-        exit_with_error(make_error(ErrorType::kInvalidRequest,
-                                   "--listen " + listen +
-                                       ": only a loopback address may be served without --tokens FILE"));
+        exit_with_error(
+            make_error(ErrorType::kInvalidRequest,
+                       "--listen " + listen +
+                           ": only a loopback address may be served without --tokens FILE"));
     config.host = address->host;
     config.port = address->port;
     config.broker = options.client.broker_endpoint();
@@ -83,11 +84,14 @@ void run_gateway(GatewayOptions& options) {
     if (!port) exit_with_error(port.error());
     const std::string url = "http://" + address->url_host + ":" + std::to_string(*port);
     if (!options.ready_file.empty()) {
-        const nlohmann::json ready{{"url", url}, {"port", *port}, {"pid", static_cast<long>(::getpid())}};
-        if (auto written = base::write_owner_only_file(options.ready_file, ready.dump() + "\n"); !written)
+        const nlohmann::json ready{
+            {"url", url}, {"port", *port}, {"pid", static_cast<long>(::getpid())}};
+        if (auto written = base::write_owner_only_file(options.ready_file, ready.dump() + "\n");
+            !written)
             exit_with_error(written.error());
     }
-    log->info("event=serving url={} broker={} pid={}", url, config.broker, static_cast<long>(::getpid()));
+    log->info("event=serving url={} broker={} pid={}", url, config.broker,
+              static_cast<long>(::getpid()));
     bool served = true;
     std::thread serving([&server, &served] { served = server.run(); });
     std::thread stopper([&server, &stop_signals] {
@@ -108,7 +112,8 @@ void run_gateway(GatewayOptions& options) {
 
 void add_gateway_command(CLI::App& app) {
     auto options = std::make_shared<GatewayOptions>();
-    auto* command = app.add_subcommand("gateway", "Serve the HTTP API (REST + SSE) and the trace viewer over the bus");
+    auto* command = app.add_subcommand(
+        "gateway", "Serve the HTTP API (REST + SSE) and the trace viewer over the bus");
     add_setting_option(*command, "gateway.listen", "--listen");
     command->add_option("--ready-file", options->ready_file,
                         "Write {url, port, pid} here once listening (for scripts and tests)");
@@ -140,7 +145,8 @@ void add_gateway_command(CLI::App& app) {
                         "A browser Origin allowed at /mcp besides loopback ones (repeatable)");
     command->add_flag("--mcp-sse", options->config.mcp.prefer_sse,
                       "Answer MCP POSTs as event streams when the client accepts both");
-    add_client_options(*command, options->client, 30'000, ClientOptionSet{.pub = false, .timeout = false});
+    add_client_options(*command, options->client, 30'000,
+                       ClientOptionSet{.pub = false, .timeout = false});
     command->callback([options] { run_gateway(*options); });
 }
 

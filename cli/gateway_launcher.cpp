@@ -45,8 +45,9 @@ constexpr const char* kGatewayProgram = "glassbox-gateway";
 }  // namespace
 
 void add_gateway_launcher(CLI::App& app, int argc, char** argv) {
-    auto* command = app.add_subcommand(
-        "gateway", "Serve the HTTP API (REST + SSE) and the trace viewer over the bus (runs glassbox-gateway)");
+    auto* command = app.add_subcommand("gateway",
+                                       "Serve the HTTP API (REST + SSE) and the trace viewer over "
+                                       "the bus (runs glassbox-gateway)");
     // Every argument after `gateway`, --help included, is the gateway program's to parse.
     // (Not passed up to glassbox's own options either: the program parses the whole line again.)
     command->set_help_flag();

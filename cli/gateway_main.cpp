@@ -4,5 +4,6 @@
 #include "cli/program.hpp"
 
 int main(int argc, char** argv) {
-    return glassbox::cli::run_program(argc, argv, [](CLI::App& app) { glassbox::cli::add_gateway_command(app); });
+    return glassbox::cli::run_program(
+        argc, argv, [](CLI::App& app) { glassbox::cli::add_gateway_command(app); });
 }

@@ -49,7 +49,7 @@ bool write_endpoints_state(const std::filesystem::path& home, const BoundEndpoin
     auto saved = save_endpoints_state(home, bound);
     if (!saved) {
         base::component_logger("up")->warn("event=endpoints_state_not_written error=\"{}\"",
-                                             saved.error().describe());
+                                           saved.error().describe());
     }
     return saved.ok();
 }
@@ -64,19 +64,24 @@ Result<config::Layer> load_endpoints_state(const std::filesystem::path& home) {
     text << in.rdbuf();
     const auto object = nlohmann::json::parse(text.str(), nullptr, false);
     if (!object.is_object()) {
-        return make_error(ErrorType::kInvalidRequest,
-                          path.string() + ": not a JSON object (runtime state `glassbox up` writes; delete it)");
+        return make_error(
+            ErrorType::kInvalidRequest,
+            path.string() + ": not a JSON object (runtime state `glassbox up` writes; delete it)");
     }
     config::Layer layer;
     for (const auto& [key, value] : object.items()) {
         const config::Setting* setting = settings_registry().find(key);
         if (setting == nullptr) continue;
         if (!value.is_string()) {
-            return make_error(ErrorType::kInvalidRequest, path.string() + ": " + key + ": expected a string");
+            return make_error(ErrorType::kInvalidRequest,
+                              path.string() + ": " + key + ": expected a string");
         }
         auto parsed = setting->parse_text(value.get<std::string>());
-        if (!parsed) return make_error(ErrorType::kInvalidRequest, path.string() + ": " + parsed.error().message);
-        layer.set(key, std::move(parsed).value(), config::Origin{config::Source::kState, path.string()});
+        if (!parsed)
+            return make_error(ErrorType::kInvalidRequest,
+                              path.string() + ": " + parsed.error().message);
+        layer.set(key, std::move(parsed).value(),
+                  config::Origin{config::Source::kState, path.string()});
     }
     return layer;
 }

@@ -26,8 +26,10 @@ struct BoundEndpoints {
 // Writes <home>/run/endpoints.json: {"broker.endpoint", "broker.pub_endpoint", "pid"} (creating
 // the home and run/ owner-only, replacing the file atomically, 0600). It is state, not
 // configuration: the settings it names sit between their defaults and <home>/config.toml.
-base::Result<void> save_endpoints_state(const std::filesystem::path& home, const BoundEndpoints& bound);
-// The same for callers that go on regardless (`glassbox up`): false, and a logged warning, on failure.
+base::Result<void> save_endpoints_state(const std::filesystem::path& home,
+                                        const BoundEndpoints& bound);
+// The same for callers that go on regardless (`glassbox up`): false, and a logged warning, on
+// failure.
 bool write_endpoints_state(const std::filesystem::path& home, const BoundEndpoints& bound);
 
 // The settings in <home>/run/endpoints.json as a layer (origin "state <path>"); members that are

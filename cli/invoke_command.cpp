@@ -12,10 +12,10 @@
 
 #include "bus/bus_client.hpp"
 #include "cli/client_options.hpp"
-#include "cli/settings.hpp"
-#include "cli/render/answer_render.hpp"
 #include "cli/commands.hpp"
+#include "cli/render/answer_render.hpp"
 #include "cli/render/trace_render.hpp"
+#include "cli/settings.hpp"
 #include "cli/trace_labels.hpp"
 #include "schema/messages.hpp"
 #include "schema/services.hpp"
@@ -23,9 +23,9 @@
 namespace glassbox::cli {
 namespace {
 
-using nlohmann::json;
 using base::ErrorType;
 using base::make_error;
+using nlohmann::json;
 
 // RAG answers may take several LLM calls; a slow model gets two minutes by default.
 constexpr int kDefaultInvokeTimeoutMs = 120'000;
@@ -134,8 +134,10 @@ public:
         if (string_field(body, "message_type") == "retract") {
             streamed_.clear();
             if (explain_)
-                std::cout << "  (answer text of " << cli::render::safe_text(string_field(body, "engine"), false)
-                          << " retracted: " << cli::render::safe_text(string_field(body, "reason"), false) << ")"
+                std::cout << "  (answer text of "
+                          << cli::render::safe_text(string_field(body, "engine"), false)
+                          << " retracted: "
+                          << cli::render::safe_text(string_field(body, "reason"), false) << ")"
                           << std::endl;
             return;
         }
@@ -155,17 +157,23 @@ public:
         const std::string type = string_field(body, "message_type");
         const auto iteration = body.is_object() ? body.value("iteration", json(0)) : json(0);
         const std::string n = iteration.is_number() ? iteration.dump() : std::string("?");
-        const auto line = [](std::string_view text) { return cli::render::safe_text(std::string(text.substr(0, 300)), false); };
+        const auto line = [](std::string_view text) {
+            return cli::render::safe_text(std::string(text.substr(0, 300)), false);
+        };
         if (type == "thought") {
-            std::cout << "[" << n << "] thought: " << line(string_field(body, "content")) << std::endl;
+            std::cout << "[" << n << "] thought: " << line(string_field(body, "content"))
+                      << std::endl;
         } else if (type == "action") {
-            const json args = body.is_object() ? body.value("args", json::object()) : json::object();
+            const json args =
+                body.is_object() ? body.value("args", json::object()) : json::object();
             std::cout << "[" << n << "] action: " << line(string_field(body, "tool")) << ' '
-                      << line(args.dump(-1, ' ', false, json::error_handler_t::replace)) << std::endl;
+                      << line(args.dump(-1, ' ', false, json::error_handler_t::replace))
+                      << std::endl;
         } else if (type == "observation") {
             const bool error = body.is_object() && body.value("error", false);
             std::cout << "[" << n << "] observation" << (error ? " (error)" : "") << ": "
-                      << cli::render::summarize_observation(string_field(body, "content"), error) << std::endl;
+                      << cli::render::summarize_observation(string_field(body, "content"), error)
+                      << std::endl;
         } else if (type == "explain" && explain_ && body.is_object() && body.contains("explain")) {
             std::cout << "    " << summaries_.next(body["explain"]) << std::endl;
         }
@@ -173,14 +181,15 @@ public:
 
     void final(const json& body) {
         if (body.is_object() && body.contains("termination")) {
-            std::cout << "\n(" << cli::render::safe_text(string_field(body, "termination"), false) << " after "
-                      << number(body, "iterations") << " iteration(s))\n";
+            std::cout << "\n(" << cli::render::safe_text(string_field(body, "termination"), false)
+                      << " after " << number(body, "iterations") << " iteration(s))\n";
         }
         const std::string session = string_field(body, "session");
         if (!session.empty()) session_ = session;
         // The FINAL's fields are read leniently: a field of the wrong shape reads as absent.
         std::vector<schema::RagCitation> citations;
-        if (auto decoded = schema::decode<schema::RagResponse>(body)) citations = decoded->citations;
+        if (auto decoded = schema::decode<schema::RagResponse>(body))
+            citations = decoded->citations;
         std::string answer = string_field(body, "response");
         if (answer.empty()) answer = streamed_;
 
@@ -241,18 +250,20 @@ private:
             for (const auto& r : route["rules_fired"])
                 if (r.is_string()) rules += (rules.empty() ? "" : ", ") + r.get<std::string>();
         }
-        std::cout << "route: " << cli::render::safe_text(string_field(route, "engine"), false) << " by "
-                  << cli::render::safe_text(string_field(route, "method"), false)
-                  << (rules.empty() ? "" : " (" + cli::render::safe_text(rules, false) + ")") << '\n';
+        std::cout << "route: " << cli::render::safe_text(string_field(route, "engine"), false)
+                  << " by " << cli::render::safe_text(string_field(route, "method"), false)
+                  << (rules.empty() ? "" : " (" + cli::render::safe_text(rules, false) + ")")
+                  << '\n';
         if (body.contains("escalations") && body["escalations"].is_array()) {
             for (const auto& e : body["escalations"]) {
-                std::cout << "escalated: " << cli::render::safe_text(string_field(e, "from"), false) << " -> "
-                          << cli::render::safe_text(string_field(e, "to"), false) << ": "
+                std::cout << "escalated: " << cli::render::safe_text(string_field(e, "from"), false)
+                          << " -> " << cli::render::safe_text(string_field(e, "to"), false) << ": "
                           << cli::render::safe_text(string_field(e, "reason"), false) << '\n';
             }
         }
         const std::string engine = string_field(body, "engine");
-        if (!engine.empty()) std::cout << "answered by: " << cli::render::safe_text(engine, false) << '\n';
+        if (!engine.empty())
+            std::cout << "answered by: " << cli::render::safe_text(engine, false) << '\n';
         if (body.contains("provenance") && body["provenance"].is_object()) {
             const json& p = body["provenance"];
             std::string chain;
@@ -260,8 +271,8 @@ private:
                 for (const auto& d : p["derivation"])
                     if (d.is_string()) chain += (chain.empty() ? "" : " > ") + d.get<std::string>();
             }
-            std::cout << "provenance: tier " << number(p, "aggregate_tier") << " (the weakest source), "
-                      << cli::render::safe_text(chain, false) << '\n';
+            std::cout << "provenance: tier " << number(p, "aggregate_tier")
+                      << " (the weakest source), " << cli::render::safe_text(chain, false) << '\n';
         }
     }
 
@@ -289,7 +300,8 @@ void run_invoke(const InvokeOptions& options) {
     if (!stream) exit_with_error(stream.error());
 
     AnswerPrinter printer(options.explain);
-    if (options.explain) printer.set_labeler(store_labeler(options.client, settings().text("client.collection")));
+    if (options.explain)
+        printer.set_labeler(store_labeler(options.client, settings().text("client.collection")));
     // The client's backstop (deadline + grace) ends the stream, so this wait always terminates.
     const auto wait = options.client.timeout() + config.deadline_grace + std::chrono::seconds{1};
     for (;;) {
@@ -332,8 +344,8 @@ void run_invoke(const InvokeOptions& options) {
 // The options every target shares; `required` is false on `invoke` itself, where a missing -q
 // is reported by run_invoke (a subcommand's own -q would otherwise be demanded of the parent).
 void add_common_options(CLI::App& cmd, InvokeOptions& options, bool required) {
-    auto* question =
-        cmd.add_option("-q,--question,--query", options.question, "The question (--query: another name for it)");
+    auto* question = cmd.add_option("-q,--question,--query", options.question,
+                                    "The question (--query: another name for it)");
     if (required) question->required();
     add_setting_option(cmd, "client.collection", "--collection");
     cmd.add_flag("-x,--explain", options.explain,
@@ -347,8 +359,9 @@ void add_query_options(CLI::App& cmd, InvokeOptions& options) {
                    "auto (route by rules, classifier, default), graph-rag, document-rag or agent")
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "graph-rag", "document-rag", "agent"}));
-    cmd.add_option("--session", options.session,
-                   "A conversation id: the run is recorded as a turn of it (glassbox sessions show)");
+    cmd.add_option(
+        "--session", options.session,
+        "A conversation id: the run is recorded as a turn of it (glassbox sessions show)");
 }
 
 void add_rag_subcommand(CLI::App& invoke, const std::string& service,
@@ -363,7 +376,8 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
         cmd->callback([options] { run_invoke(*options); });
         return;
     }
-    cmd->add_option("-q,--question,--query", options->question, "The question (--query: another name for it)")
+    cmd->add_option("-q,--question,--query", options->question,
+                    "The question (--query: another name for it)")
         ->required();
     add_setting_option(*cmd, "client.collection", "--collection");
     cmd->add_flag("-x,--explain", options->explain,
@@ -372,13 +386,17 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
                   "Ask for the whole answer at once instead of streamed");
     cmd->add_option("--parent-uri", options->parent_uri,
                     "The calling step's URI: this run becomes its sub-trace");
-    cmd->add_option("--session", options->session,
-                    "A conversation id: the run is recorded as a turn of it (glassbox sessions show)");
+    cmd->add_option(
+        "--session", options->session,
+        "A conversation id: the run is recorded as a turn of it (glassbox sessions show)");
     if (service == schema::services::kGraphRag) {
         // The defaults named from the contract's constants, so the help cannot drift from them.
-        const auto zero_means = [](std::uint32_t value) { return " (0: " + std::to_string(value) + ")"; };
-        cmd->add_option("--entity-limit", options->entity_limit,
-                        "Seed entities, shared among concepts" + zero_means(schema::kDefaultEntityLimit));
+        const auto zero_means = [](std::uint32_t value) {
+            return " (0: " + std::to_string(value) + ")";
+        };
+        cmd->add_option(
+            "--entity-limit", options->entity_limit,
+            "Seed entities, shared among concepts" + zero_means(schema::kDefaultEntityLimit));
         cmd->add_option("--triple-limit", options->triple_limit,
                         "Triples per entity and hop" + zero_means(schema::kDefaultTripleLimit));
         cmd->add_option("--max-subgraph-size", options->max_subgraph_size,
@@ -386,7 +404,8 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
         cmd->add_option("--max-path-length", options->max_path_length,
                         "Hops from the seeds" + zero_means(schema::kDefaultMaxPathLength));
         cmd->add_option("--edge-score-limit", options->edge_score_limit,
-                        "Edges kept by the semantic pre-filter for scoring" + zero_means(schema::kDefaultEdgeScoreLimit));
+                        "Edges kept by the semantic pre-filter for scoring" +
+                            zero_means(schema::kDefaultEdgeScoreLimit));
         cmd->add_option("--edge-limit", options->edge_limit,
                         "Edges kept for the answer" + zero_means(schema::kDefaultEdgeLimit));
     } else if (service == schema::services::kAgent) {
@@ -406,11 +425,12 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
 }  // namespace
 
 void add_invoke_command(CLI::App& app) {
-    auto* invoke = app.add_subcommand(
-        "invoke",
-        "Ask a question: through the query router by default (`invoke -q ...` = `invoke query -q ...`), "
-        "or straight to graph RAG, document RAG or the agent; -x shows each step, --json prints every message "
-        "of the stream as one JSON line");
+    auto* invoke = app.add_subcommand("invoke",
+                                      "Ask a question: through the query router by default "
+                                      "(`invoke -q ...` = `invoke query -q ...`), "
+                                      "or straight to graph RAG, document RAG or the agent; -x "
+                                      "shows each step, --json prints every message "
+                                      "of the stream as one JSON line");
     invoke->require_subcommand(0, 1);
     // No target named: the query router.
     auto routed = std::make_shared<InvokeOptions>();
@@ -422,18 +442,20 @@ void add_invoke_command(CLI::App& app) {
         if (!invoke->get_subcommands().empty()) return;
         run_invoke(*routed);
     });
-    add_rag_subcommand(*invoke, std::string(schema::services::kQuery),
-                       "Route the question (rules, classifier, what the collection holds) to graph RAG, "
-                       "document RAG or the agent; escalate a weak answer; give its provenance");
+    add_rag_subcommand(
+        *invoke, std::string(schema::services::kQuery),
+        "Route the question (rules, classifier, what the collection holds) to graph RAG, "
+        "document RAG or the agent; escalate a weak answer; give its provenance");
     add_rag_subcommand(
         *invoke, std::string(schema::services::kGraphRag),
         "Answer from the knowledge graph: concepts, entities, traversal, edge scoring, synthesis");
     add_rag_subcommand(
         *invoke, std::string(schema::services::kDocumentRag),
         "Answer from the documents: concepts, hybrid chunk retrieval, re-ranking, synthesis");
-    add_rag_subcommand(*invoke, std::string(schema::services::kAgent),
-                       "Answer in steps (ReAct): the agent plans, calls the RAG engines and the store as tools, "
-                       "and shows its reasoning as it goes");
+    add_rag_subcommand(
+        *invoke, std::string(schema::services::kAgent),
+        "Answer in steps (ReAct): the agent plans, calls the RAG engines and the store as tools, "
+        "and shows its reasoning as it goes");
 }
 
 }  // namespace glassbox::cli

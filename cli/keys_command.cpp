@@ -28,7 +28,9 @@ struct KeysOptions {
     bool force = false;
     bool json = false;
 
-    fs::path folder() const { return dir.empty() ? keys_folder(resolve_home(home)) : fs::path{dir}; }
+    fs::path folder() const {
+        return dir.empty() ? keys_folder(resolve_home(home)) : fs::path{dir};
+    }
 };
 
 [[noreturn]] void fail(const base::Error& error) { exit_with_error(error); }
@@ -36,7 +38,8 @@ struct KeysOptions {
 // The keys folder, owner-only: in the home (itself made owner-only) unless --dir names another.
 void ensure_folder(const KeysOptions& options) {
     if (options.dir.empty()) {
-        if (auto made = base::ensure_home_folder(resolve_home(options.home)); !made) fail(made.error());
+        if (auto made = base::ensure_home_folder(resolve_home(options.home)); !made)
+            fail(made.error());
     }
     if (auto made = base::ensure_owner_only_folder(options.folder()); !made) fail(made.error());
 }
@@ -51,28 +54,33 @@ void run_new(const KeysOptions& options) {
     const fs::path secret = bus::secret_certificate_path(folder, options.name);
     std::error_code error;
     if (fs::exists(secret, error) && !options.force) {
-        fail(base::make_error(base::ErrorType::kInvalidRequest,
-                              secret.string() + " exists; --force replaces it (its old public key stops working)"));
+        fail(base::make_error(
+            base::ErrorType::kInvalidRequest,
+            secret.string() + " exists; --force replaces it (its old public key stops working)"));
     }
     auto certificate = bus::generate_certificate(options.name, std::move(roles).value());
     if (!certificate) fail(certificate.error());
-    if (auto written = bus::write_certificate_pair(folder, certificate.value()); !written) fail(written.error());
+    if (auto written = bus::write_certificate_pair(folder, certificate.value()); !written)
+        fail(written.error());
     if (options.json) {
         std::cout << nlohmann::json{{"name", certificate.value().name},
                                     {"roles", certificate.value().roles.to_string()},
                                     {"public_key", certificate.value().public_key},
-                                    {"public_certificate", bus::public_certificate_path(folder, options.name).string()},
+                                    {"public_certificate",
+                                     bus::public_certificate_path(folder, options.name).string()},
                                     {"secret_certificate", secret.string()}}
                          .dump()
                   << "\n";
         return;
     }
     std::cout << "key pair '" << options.name << "' (roles: "
-              << (certificate.value().roles.to_string().empty() ? "none" : certificate.value().roles.to_string())
+              << (certificate.value().roles.to_string().empty()
+                      ? "none"
+                      : certificate.value().roles.to_string())
               << ")\n  public key   " << certificate.value().public_key << "\n  certificate  "
               << bus::public_certificate_path(folder, options.name).string()
-              << "  (give this one to the broker: glassbox keys allow FILE)\n  secret       " << secret.string()
-              << "  (owner-only; never copy it off this host)\n";
+              << "  (give this one to the broker: glassbox keys allow FILE)\n  secret       "
+              << secret.string() << "  (owner-only; never copy it off this host)\n";
 }
 
 // A name in the folder, or a path to a certificate file.
@@ -104,7 +112,8 @@ void run_show(const KeysOptions& options) {
     // Every certificate in the folder and in its allowed/ folder.
     const fs::path folder = options.folder();
     nlohmann::json listed = nlohmann::json::array();
-    for (const auto& [where, path] : {std::pair{"own", folder}, std::pair{"allowed", folder / "allowed"}}) {
+    for (const auto& [where, path] :
+         {std::pair{"own", folder}, std::pair{"allowed", folder / "allowed"}}) {
         std::error_code error;
         std::vector<fs::path> files;
         for (const auto& entry : fs::directory_iterator{path, error}) {
@@ -129,12 +138,14 @@ void run_show(const KeysOptions& options) {
         return;
     }
     if (listed.empty()) {
-        std::cout << "no keys in " << folder.string() << " (glassbox keys new NAME, or glassbox up makes them)\n";
+        std::cout << "no keys in " << folder.string()
+                  << " (glassbox keys new NAME, or glassbox up makes them)\n";
         return;
     }
     for (const auto& key : listed) {
-        std::cout << key["folder"].get<std::string>() << "\t" << key["name"].get<std::string>() << "\t"
-                  << key["public_key"].get<std::string>() << "\t" << key["roles"].get<std::string>() << "\n";
+        std::cout << key["folder"].get<std::string>() << "\t" << key["name"].get<std::string>()
+                  << "\t" << key["public_key"].get<std::string>() << "\t"
+                  << key["roles"].get<std::string>() << "\n";
     }
 }
 
@@ -143,7 +154,8 @@ void run_show(const KeysOptions& options) {
 // broker's own host).
 std::string certificate_path(const KeysOptions& options) {
     std::error_code ec;
-    if (fs::exists(options.name, ec) || options.name.find('/') != std::string::npos) return options.name;
+    if (fs::exists(options.name, ec) || options.name.find('/') != std::string::npos)
+        return options.name;
     const fs::path in_folder = options.folder() / options.name;
     return fs::exists(in_folder, ec) ? in_folder.string() : options.name;
 }
@@ -152,7 +164,8 @@ void run_allow(const KeysOptions& options) {
     auto certificate = bus::read_public_certificate(certificate_path(options));
     if (!certificate) fail(certificate.error());
     if (certificate.value().name.empty()) {
-        fail(base::make_error(base::ErrorType::kInvalidRequest, options.name + " names no key (metadata name)"));
+        fail(base::make_error(base::ErrorType::kInvalidRequest,
+                              options.name + " names no key (metadata name)"));
     }
     const fs::path allowed = options.folder() / "allowed";
     ensure_folder(options);
@@ -160,8 +173,9 @@ void run_allow(const KeysOptions& options) {
     certificate.value().secret_key.clear();  // the broker keeps public keys only
     if (!options.as.empty()) {
         if (!bus::is_key_name(options.as)) {
-            fail(base::make_error(base::ErrorType::kInvalidRequest,
-                                  "--as: a key name is letters, digits, '.', '-' and '_' (up to 128)"));
+            fail(base::make_error(
+                base::ErrorType::kInvalidRequest,
+                "--as: a key name is letters, digits, '.', '-' and '_' (up to 128)"));
         }
         certificate.value().name = options.as;
     }
@@ -171,57 +185,73 @@ void run_allow(const KeysOptions& options) {
     if (auto existing = bus::read_public_certificate(target);
         existing && existing.value().public_key != certificate.value().public_key) {
         fail(base::make_error(base::ErrorType::kInvalidRequest,
-                              "another key is allowed as '" + certificate.value().name + "' (" + target.string() +
+                              "another key is allowed as '" + certificate.value().name + "' (" +
+                                  target.string() +
                                   "); allow this one under a name of its own: --as NAME"));
     }
-    if (auto written = base::write_owner_only_file(target, bus::public_certificate_text(certificate.value()));
+    if (auto written =
+            base::write_owner_only_file(target, bus::public_certificate_text(certificate.value()));
         !written) {
         fail(written.error());
     }
-    std::cout << "allowed '" << certificate.value().name << "' (" << certificate.value().roles.to_string()
-              << "): " << target.string() << "; a running broker reads it within a second\n";
+    std::cout << "allowed '" << certificate.value().name << "' ("
+              << certificate.value().roles.to_string() << "): " << target.string()
+              << "; a running broker reads it within a second\n";
 }
 
 void run_init(const KeysOptions& options) {
     const fs::path home = resolve_home(options.home);
     if (auto made = base::ensure_home_folder(home); !made) fail(made.error());
     if (auto keys = ensure_local_keys(home); !keys) fail(keys.error());
-    std::cout << "keys in " << keys_folder(home).string() << " (broker, client, worker, collector); allowed: "
-              << allowed_folder(home).string() << "\n";
+    std::cout << "keys in " << keys_folder(home).string()
+              << " (broker, client, worker, collector); allowed: " << allowed_folder(home).string()
+              << "\n";
 }
 
 }  // namespace
 
 void add_keys_command(CLI::App& app) {
     auto options = std::make_shared<KeysOptions>();
-    CLI::App* keys = app.add_subcommand("keys", "CURVE key pairs and the broker's allowed keys (docs/security.md)");
+    CLI::App* keys = app.add_subcommand(
+        "keys", "CURVE key pairs and the broker's allowed keys (docs/security.md)");
     keys->require_subcommand(1);
     const auto common = [&](CLI::App* sub) {
-        sub->add_option("--home", options->home, "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
+        sub->add_option("--home", options->home,
+                        "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
         sub->add_option("--dir", options->dir, "Keys folder (default <home>/keys)");
         sub->add_flag("--json", options->json, "Machine-readable JSON output");
     };
 
-    CLI::App* made = keys->add_subcommand("new", "Make a key pair: NAME.key (public) and NAME.key_secret (owner-only)");
+    CLI::App* made = keys->add_subcommand(
+        "new", "Make a key pair: NAME.key (public) and NAME.key_secret (owner-only)");
     made->add_option("name", options->name, "Key name (letters, digits, . - _)")->required();
     made->add_option("--role,--roles", options->roles,
-                     "What the key may do: client, subscriber, collector, worker:<service>, worker:* (repeatable)");
+                     "What the key may do: client, subscriber, collector, worker:<service>, "
+                     "worker:* (repeatable)");
     made->add_flag("--force", options->force, "Replace an existing pair of that name");
     common(made);
     made->callback([options] { run_new(*options); });
 
-    CLI::App* show = keys->add_subcommand("show", "Print a key's public key (NAME or FILE), or list every key");
+    CLI::App* show =
+        keys->add_subcommand("show", "Print a key's public key (NAME or FILE), or list every key");
     show->add_option("name", options->name, "Key name in the keys folder, or a certificate file");
     common(show);
     show->callback([options] { run_show(*options); });
 
-    CLI::App* allow = keys->add_subcommand("allow", "Let a key connect: copy its public certificate into <keys>/allowed");
-    allow->add_option("file", options->name, "A public certificate: a path, or NAME.key in the keys folder (from glassbox keys new)")->required();
-    allow->add_option("--as", options->as, "The name it is allowed under (default: the certificate's name)");
+    CLI::App* allow = keys->add_subcommand(
+        "allow", "Let a key connect: copy its public certificate into <keys>/allowed");
+    allow
+        ->add_option(
+            "file", options->name,
+            "A public certificate: a path, or NAME.key in the keys folder (from glassbox keys new)")
+        ->required();
+    allow->add_option("--as", options->as,
+                      "The name it is allowed under (default: the certificate's name)");
     common(allow);
     allow->callback([options] { run_allow(*options); });
 
-    CLI::App* init = keys->add_subcommand("init", "Make the home's local key set (what glassbox up does)");
+    CLI::App* init =
+        keys->add_subcommand("init", "Make the home's local key set (what glassbox up does)");
     common(init);
     init->callback([options] { run_init(*options); });
 }

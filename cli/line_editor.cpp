@@ -126,7 +126,8 @@ void LineBuffer::set(std::string text) {
 
 // ---- LineEditor ---------------------------------------------------------------------------------
 
-LineEditor::LineEditor(std::filesystem::path history_file) : history_file_(std::move(history_file)) {
+LineEditor::LineEditor(std::filesystem::path history_file)
+    : history_file_(std::move(history_file)) {
     if (history_file_.empty()) return;
     std::ifstream in(history_file_);
     for (std::string line; std::getline(in, line);) {
@@ -197,15 +198,31 @@ std::optional<std::string> LineEditor::read_line(std::string_view prompt) {
                 buffer.clear();
                 walk = history_.size();
                 break;
-            case 1: buffer.home(); break;
-            case 5: buffer.end(); break;
-            case 2: buffer.left(); break;
-            case 6: buffer.right(); break;
-            case 11: buffer.kill_to_end(); break;
-            case 21: buffer.clear(); break;
-            case 23: buffer.erase_word_back(); break;
+            case 1:
+                buffer.home();
+                break;
+            case 5:
+                buffer.end();
+                break;
+            case 2:
+                buffer.left();
+                break;
+            case 6:
+                buffer.right();
+                break;
+            case 11:
+                buffer.kill_to_end();
+                break;
+            case 21:
+                buffer.clear();
+                break;
+            case 23:
+                buffer.erase_word_back();
+                break;
             case 8:
-            case 127: buffer.backspace(); break;
+            case 127:
+                buffer.backspace();
+                break;
             case 27: {  // ESC [ X, ESC [ n ~, ESC O X
                 const auto a = read_byte();
                 const auto b = a ? read_byte() : std::nullopt;

@@ -19,7 +19,7 @@ class LineBuffer {
 public:
     const std::string& text() const noexcept { return text_; }
     std::size_t cursor() const noexcept { return cursor_; }  // in code points
-    std::size_t length() const noexcept;                    // in code points
+    std::size_t length() const noexcept;                     // in code points
 
     void insert(std::string_view utf8);
     void backspace();

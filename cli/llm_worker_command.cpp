@@ -8,13 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/log.hpp"
 #include "cli/client_options.hpp"
-#include "cli/worker_support.hpp"
 #include "cli/home.hpp"
 #include "cli/settings.hpp"
-#include "base/log.hpp"
-#include "schema/messages.hpp"
+#include "cli/worker_support.hpp"
 #include "reasoner/reasoner.hpp"
+#include "schema/messages.hpp"
 #include "schema/services.hpp"
 #include "workers/llm/llm_config.hpp"
 #include "workers/llm/llm_service.hpp"
@@ -46,16 +46,19 @@ void run_llm(const LlmOptions& options) {
     if (!templates) exit_with_error(templates.error());
     auto provider = llm::make_provider(*config);
     if (!provider) exit_with_error(provider.error());
-    base::component_logger("llm")->info(
-        "event=llm_start provider={} model={} templates={}", llm::to_string(config->effective_provider()),
-        config->effective_provider() == llm::ProviderKind::kOpenAi ? config->model
-                                                                   : std::string(reasoner::ExtractiveModel::kModelName),
-        folder.empty() ? std::string("built-in") : folder.string());
+    base::component_logger("llm")->info("event=llm_start provider={} model={} templates={}",
+                                        llm::to_string(config->effective_provider()),
+                                        config->effective_provider() == llm::ProviderKind::kOpenAi
+                                            ? config->model
+                                            : std::string(reasoner::ExtractiveModel::kModelName),
+                                        folder.empty() ? std::string("built-in") : folder.string());
     llm::LlmServiceOptions service;
-    service.embeddings_service = options.embeddings_service == "-" ? "" : options.embeddings_service;
+    service.embeddings_service =
+        options.embeddings_service == "-" ? "" : options.embeddings_service;
     run_worker(std::string(schema::services::kLlm), options.worker,
-               llm::make_llm_handler(std::make_shared<const llm::TemplateSet>(std::move(templates).value()),
-                                     std::move(provider).value(), service),
+               llm::make_llm_handler(
+                   std::make_shared<const llm::TemplateSet>(std::move(templates).value()),
+                   std::move(provider).value(), service),
                stop_signals);
 }
 
@@ -65,12 +68,14 @@ void add_llm_worker_command(CLI::App& worker_command) {
     auto options = std::make_shared<LlmOptions>();
     options->worker.threads = 2;
     auto* sub = worker_command.add_subcommand(
-        "llm", "Serve `llm`: prompt templates answered by the built-in extractive provider or an "
-               "OpenAI-compatible endpoint (docs/llm.md)");
+        "llm",
+        "Serve `llm`: prompt templates answered by the built-in extractive provider or an "
+        "OpenAI-compatible endpoint (docs/llm.md)");
     add_worker_options(*sub, options->worker, std::string(schema::services::kLlm));
     // The [llm] settings (docs/configuration.md); flags override the file and the environment.
-    for (const char* flag : {"--config", "--provider", "--base-url", "--model", "--api-key-env", "--templates",
-                             "--timeout-ms", "--connect-timeout-ms", "--max-retries", "--extractive-delay-ms"}) {
+    for (const char* flag :
+         {"--config", "--provider", "--base-url", "--model", "--api-key-env", "--templates",
+          "--timeout-ms", "--connect-timeout-ms", "--max-retries", "--extractive-delay-ms"}) {
         std::string key = std::string("llm.") + (flag + 2);
         for (char& c : key) c = c == '-' ? '_' : c;
         add_setting_option(*sub, key, flag);

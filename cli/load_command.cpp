@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "cli/client_options.hpp"
-#include "cli/settings.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
+#include "cli/settings.hpp"
 #include "ingest/load.hpp"
 
 namespace glassbox::cli {
@@ -61,24 +61,29 @@ void print_totals(const LoadOptions& options, const ingest::LoadTotals& t, bool 
         std::cout << ingest::totals_json(options.settings, t, rdf).dump() << std::endl;
         return;
     }
-    const std::string collection = options.settings.collection.empty() ? "default" : options.settings.collection;
+    const std::string collection =
+        options.settings.collection.empty() ? "default" : options.settings.collection;
     if (rdf) {
         std::cout << "loaded " << with_commas(t.statements) << " statements from " << t.files
-                  << (t.files == 1 ? " file" : " files") << " into collection " << collection << ": "
-                  << with_commas(t.added) << " new facts, " << with_commas(t.present) << " already present";
+                  << (t.files == 1 ? " file" : " files") << " into collection " << collection
+                  << ": " << with_commas(t.added) << " new facts, " << with_commas(t.present)
+                  << " already present";
         if (t.skipped > 0) std::cout << ", " << with_commas(t.skipped) << " bad statements skipped";
         if (t.statements == 0) std::cout << " (the files hold no statements: nothing was loaded)";
     } else {
         std::cout << "loaded " << with_commas(t.documents) << " documents from " << t.files
-                  << (t.files == 1 ? " file" : " files") << " into collection " << collection << ": "
-                  << with_commas(t.documents_added) << " new, " << with_commas(t.documents_replaced)
-                  << " replaced, " << with_commas(t.documents_unchanged) << " unchanged; "
-                  << with_commas(t.chunks) << " chunks written";
+                  << (t.files == 1 ? " file" : " files") << " into collection " << collection
+                  << ": " << with_commas(t.documents_added) << " new, "
+                  << with_commas(t.documents_replaced) << " replaced, "
+                  << with_commas(t.documents_unchanged) << " unchanged; " << with_commas(t.chunks)
+                  << " chunks written";
         if (t.documents == 0) std::cout << " (the files hold no documents: nothing was loaded)";
     }
     std::cout << " in " << format_seconds(t.seconds);
     if (rdf && t.seconds > 0) {
-        std::cout << " (" << with_commas(static_cast<std::uint64_t>(static_cast<double>(t.statements) / t.seconds))
+        std::cout << " ("
+                  << with_commas(
+                         static_cast<std::uint64_t>(static_cast<double>(t.statements) / t.seconds))
                   << " statements/s)";
     }
     std::cout << "; indexed " << with_commas(t.entities_indexed) << " entities and "
@@ -88,7 +93,8 @@ void print_totals(const LoadOptions& options, const ingest::LoadTotals& t, bool 
 void load_rdf(LoadOptions& options) {
     options.settings.timeout = options.client.timeout();
     ProgressObserver observer(!options.client.json, true);
-    auto totals = ingest::load_rdf(options.client.bus_config(), options.settings, paths_of(options), observer);
+    auto totals = ingest::load_rdf(options.client.bus_config(), options.settings, paths_of(options),
+                                   observer);
     if (!totals) exit_with_error(totals.error());
     print_totals(options, *totals, true);
 }
@@ -96,36 +102,46 @@ void load_rdf(LoadOptions& options) {
 void load_docs(LoadOptions& options) {
     options.settings.timeout = options.client.timeout();
     ProgressObserver observer(!options.client.json, !options.client.json);
-    auto totals = ingest::load_docs(options.client.bus_config(), options.settings, paths_of(options), observer);
+    auto totals = ingest::load_docs(options.client.bus_config(), options.settings,
+                                    paths_of(options), observer);
     if (!totals) exit_with_error(totals.error());
     print_totals(options, *totals, false);
 }
 
 void add_common(CLI::App& sub, LoadOptions& options) {
     add_setting_option(sub, "client.collection", "--collection");
-    sub.add_option("--tier", options.settings.tier,
-                   "Data tier of these sources: 1 authoritative, 2 verified, 3 crowd-sourced, 4 inferred")
+    sub.add_option(
+           "--tier", options.settings.tier,
+           "Data tier of these sources: 1 authoritative, 2 verified, 3 crowd-sourced, 4 inferred")
         ->capture_default_str()
         ->check(CLI::Range(1, 4));
-    sub.add_flag("--no-index", options.settings.no_index, "Do not embed and index new entities and chunks afterwards");
+    sub.add_flag("--no-index", options.settings.no_index,
+                 "Do not embed and index new entities and chunks afterwards");
     add_client_options(sub, options.client, 120'000);
 }
 
 }  // namespace
 
 void add_load_command(CLI::App& app) {
-    auto* command = app.add_subcommand("load", "Load knowledge into the store: RDF files or documents");
+    auto* command =
+        app.add_subcommand("load", "Load knowledge into the store: RDF files or documents");
     command->require_subcommand(1);
 
     auto rdf = std::make_shared<LoadOptions>();
     auto* rdf_cmd = command->add_subcommand(
-        "rdf", "Load N-Triples, N-Quads, Turtle or TriG files (each checked whole first: a syntax error "
-               "loads nothing)");
+        "rdf",
+        "Load N-Triples, N-Quads, Turtle or TriG files (each checked whole first: a syntax error "
+        "loads nothing)");
     rdf_cmd->add_option("files", rdf->paths, "RDF files")->required();
-    rdf_cmd->add_option("--graph", rdf->settings.graph, "Put default-graph statements into this named graph (an IRI)");
-    rdf_cmd->add_option("--format", rdf->settings.format, "ntriples|nquads|turtle|trig (default: from the extension)");
-    rdf_cmd->add_flag("--lenient", rdf->settings.lenient, "Skip bad statements (each reported) instead of loading nothing");
-    rdf_cmd->add_option("--batch-size", rdf->settings.batch_size, "Statements per request to the store")
+    rdf_cmd->add_option("--graph", rdf->settings.graph,
+                        "Put default-graph statements into this named graph (an IRI)");
+    rdf_cmd->add_option("--format", rdf->settings.format,
+                        "ntriples|nquads|turtle|trig (default: from the extension)");
+    rdf_cmd->add_flag("--lenient", rdf->settings.lenient,
+                      "Skip bad statements (each reported) instead of loading nothing");
+    rdf_cmd
+        ->add_option("--batch-size", rdf->settings.batch_size,
+                     "Statements per request to the store")
         ->capture_default_str()
         ->check(CLI::Range(1, 1'000'000));
     add_common(*rdf_cmd, *rdf);
@@ -135,13 +151,16 @@ void add_load_command(CLI::App& app) {
     });
 
     auto docs = std::make_shared<LoadOptions>();
-    auto* docs_cmd = command->add_subcommand(
-        "docs", "Load .txt, .md and .jsonl ({doc_id, title, text} per line) files or folders; chunk, embed, index");
+    auto* docs_cmd = command->add_subcommand("docs",
+                                             "Load .txt, .md and .jsonl ({doc_id, title, text} per "
+                                             "line) files or folders; chunk, embed, index");
     docs_cmd->add_option("paths", docs->paths, "Files or folders (read recursively)")->required();
     docs_cmd->add_option("--chunk-size", docs->settings.chunk_size, "Characters per chunk, at most")
         ->capture_default_str()
         ->check(CLI::Range(1, 1'000'000));
-    docs_cmd->add_option("--overlap", docs->settings.overlap, "Characters repeated from the previous chunk, about")
+    docs_cmd
+        ->add_option("--overlap", docs->settings.overlap,
+                     "Characters repeated from the previous chunk, about")
         ->capture_default_str()
         ->check(CLI::Range(0, 999'999));
     add_common(*docs_cmd, *docs);

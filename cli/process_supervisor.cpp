@@ -100,7 +100,8 @@ base::Result<void> ProcessSupervisor::spawn(Child& child) {
     child.pid = pid;
     child.started = Clock::now();
     child.restart_at.reset();
-    log()->info("event=started child={} pid={} log={}", child.spec.name, pid, child.spec.log_file.string());
+    log()->info("event=started child={} pid={} log={}", child.spec.name, pid,
+                child.spec.log_file.string());
     return {};
 }
 
@@ -115,8 +116,8 @@ void ProcessSupervisor::reap() {
             const auto ran = Clock::now() - child->started;
             if (ran >= config_.stable_after) child->backoff = config_.initial_backoff;
             child->restart_at = Clock::now() + child->backoff;
-            log()->warn("event=exited child={} pid={} cause=\"{}\" restart_in_ms={}", child->spec.name,
-                        pid, describe_status(status), child->backoff.count());
+            log()->warn("event=exited child={} pid={} cause=\"{}\" restart_in_ms={}",
+                        child->spec.name, pid, describe_status(status), child->backoff.count());
             child->backoff = std::min(child->backoff * 2, config_.max_backoff);
         }
     }
@@ -133,7 +134,7 @@ void ProcessSupervisor::restart_due() {
 }
 
 std::optional<int> ProcessSupervisor::supervise_once(std::chrono::milliseconds wait,
-                                                      const sigset_t& stop_signals) {
+                                                     const sigset_t& stop_signals) {
     reap();
     restart_due();
     // Wake no later than the next restart that is due.
@@ -165,8 +166,8 @@ void ProcessSupervisor::stop_all() {
             std::this_thread::sleep_for(std::chrono::milliseconds{20});
         }
         if (done == 0) {
-            log()->warn("event=kill child={} pid={} reason=\"no exit within grace\"", child.spec.name,
-                        child.pid);
+            log()->warn("event=kill child={} pid={} reason=\"no exit within grace\"",
+                        child.spec.name, child.pid);
             kill(child.pid, SIGKILL);
             waitpid(child.pid, &status, 0);
         }

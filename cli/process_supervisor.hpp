@@ -1,4 +1,5 @@
-// Starts child processes, restarts the ones that crash with exponential backoff, stops them all in order.
+// Starts child processes, restarts the ones that crash with exponential backoff, stops them all in
+// order.
 #pragma once
 
 #include <sys/types.h>
@@ -27,9 +28,9 @@ struct SupervisorConfig {
 };
 
 struct ChildSpec {
-    std::string name;                   // "broker", "echo": used in logs and log file names
-    std::vector<std::string> argv;      // argv[0] is the executable path
-    std::filesystem::path log_file;     // the child's stdout and stderr, appended
+    std::string name;                // "broker", "echo": used in logs and log file names
+    std::vector<std::string> argv;   // argv[0] is the executable path
+    std::filesystem::path log_file;  // the child's stdout and stderr, appended
 };
 
 // Owns a set of children. Not thread-safe: one supervising thread drives it.

@@ -24,7 +24,9 @@ namespace {
 // peaked at ~400 MiB instead of ~270. GLIBC_TUNABLES settings of glibc.malloc take precedence.
 void tune_allocator() {
     const char* tunables = std::getenv("GLIBC_TUNABLES");
-    if (tunables != nullptr && std::string_view(tunables).find("glibc.malloc.") != std::string_view::npos) return;
+    if (tunables != nullptr &&
+        std::string_view(tunables).find("glibc.malloc.") != std::string_view::npos)
+        return;
     mallopt(M_MMAP_THRESHOLD, 16 * 1024 * 1024);
     mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
     mallopt(M_ARENA_MAX, 2);
@@ -51,11 +53,13 @@ int run_program(int argc, char** argv, const std::function<void(CLI::App&)>& add
     } catch (const CLI::ParseError& e) {
         // --help and --version end the parse too (exit 0): CLI11 prints them. A command's typed
         // error (exit_with_error) and a configuration error were printed already: their code.
-        if (e.get_exit_code() == 0 || dynamic_cast<const CLI::RuntimeError*>(&e) != nullptr) return app.exit(e);
+        if (e.get_exit_code() == 0 || dynamic_cast<const CLI::RuntimeError*>(&e) != nullptr)
+            return app.exit(e);
         // A command line that does not parse is bad input, said as every typed error is: one
         // line, exit 2 (docs/operations.md); a misspelt command is named with the nearest one.
         const auto typo = unknown_command_message(app, argc, argv);
-        std::cerr << "InvalidRequest: " << (typo ? *typo : std::string(e.what())) << " (--help shows the usage)\n";
+        std::cerr << "InvalidRequest: " << (typo ? *typo : std::string(e.what()))
+                  << " (--help shows the usage)\n";
         return 2;
     }
     return 0;
@@ -65,8 +69,9 @@ base::Result<std::filesystem::path> own_executable() {
     std::error_code ec;
     auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
     if (ec) {
-        return base::make_error(base::ErrorType::kInternal,
-                                "cannot find the glassbox executable (/proc/self/exe): " + ec.message());
+        return base::make_error(
+            base::ErrorType::kInternal,
+            "cannot find the glassbox executable (/proc/self/exe): " + ec.message());
     }
     return self;
 }

@@ -57,7 +57,8 @@ void Progress::draw(bool force) {
     const double rate = elapsed > 0 ? static_cast<double>(done_) / elapsed : 0.0;
     std::string line = label_ + "  ";
     if (total_ > 0) {
-        const double fraction = std::min(1.0, static_cast<double>(done_) / static_cast<double>(total_));
+        const double fraction =
+            std::min(1.0, static_cast<double>(done_) / static_cast<double>(total_));
         constexpr int kWidth = 24;
         const int filled = static_cast<int>(std::lround(fraction * kWidth));
         line += "[" + std::string(static_cast<std::size_t>(filled), '#') +
@@ -80,9 +81,12 @@ void Progress::finish(const std::string& note) {
     if (!enabled_) return;
     if (live_) std::cerr << "\r\033[K";
     const double elapsed = std::chrono::duration<double>(Clock::now() - started_).count();
-    std::string line = label_ + ": " + with_commas(done_) + " " + unit_ + " in " + format_seconds(elapsed);
+    std::string line =
+        label_ + ": " + with_commas(done_) + " " + unit_ + " in " + format_seconds(elapsed);
     if (elapsed > 0 && done_ > 0) {
-        line += " (" + with_commas(static_cast<std::uint64_t>(static_cast<double>(done_) / elapsed)) + "/s)";
+        line += " (" +
+                with_commas(static_cast<std::uint64_t>(static_cast<double>(done_) / elapsed)) +
+                "/s)";
     }
     if (!note.empty()) line += "; " + note;
     std::cerr << line << std::endl;

@@ -9,11 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/client_options.hpp"
-#include "cli/settings.hpp"
 #include "cli/commands.hpp"
-#include "cli/store_stats_table.hpp"
 #include "cli/progress.hpp"
 #include "cli/render/table_render.hpp"
+#include "cli/settings.hpp"
+#include "cli/store_stats_table.hpp"
 #include "loader/rdf_reader.hpp"
 #include "schema/messages.hpp"
 #include "schema/services.hpp"
@@ -22,11 +22,10 @@
 namespace glassbox::cli {
 namespace {
 
-using nlohmann::json;
 using base::ErrorType;
 using base::make_error;
 using base::Result;
-
+using nlohmann::json;
 
 // A term as written on the command line: an N-Triples term (<iri>, "literal", "x"@en,
 // "5"^^<datatype>, _:b), or — for convenience — a bare absolute IRI (scheme:rest, no spaces);
@@ -34,11 +33,12 @@ using base::Result;
 // the store uses, so what is accepted here is exactly what the store can match.
 schema::Term parse_term(const std::string& text, const char* option, bool literal_fallback) {
     std::string written = text;
-    const bool looks_ntriples = !text.empty() && (text.front() == '<' || text.front() == '"' ||
-                                                  text.rfind("_:", 0) == 0);
+    const bool looks_ntriples =
+        !text.empty() && (text.front() == '<' || text.front() == '"' || text.rfind("_:", 0) == 0);
     if (!looks_ntriples) {
         const auto colon = text.find(':');
-        const bool bare_iri = colon != std::string::npos && colon > 0 && text.find(' ') == std::string::npos &&
+        const bool bare_iri = colon != std::string::npos && colon > 0 &&
+                              text.find(' ') == std::string::npos &&
                               std::isalpha(static_cast<unsigned char>(text.front())) != 0;
         if (bare_iri) {
             written = "<" + text + ">";
@@ -48,10 +48,11 @@ schema::Term parse_term(const std::string& text, const char* option, bool litera
     }
     auto parsed = loader::parse_nquads("<urn:glassbox:s> <urn:glassbox:p> " + written + " .\n");
     if (!parsed || parsed->size() != 1) {
-        exit_with_error(make_error(ErrorType::kInvalidRequest,
-                                   std::string(option) + " '" + text + "' is not a valid RDF term" +
-                                       (parsed ? "" : " (" + parsed.error().message + ")") +
-                                       "; write <http://…> for an IRI, \"text\" or \"text\"@en for a literal"));
+        exit_with_error(
+            make_error(ErrorType::kInvalidRequest,
+                       std::string(option) + " '" + text + "' is not a valid RDF term" +
+                           (parsed ? "" : " (" + parsed.error().message + ")") +
+                           "; write <http://…> for an IRI, \"text\" or \"text\"@en for a literal"));
     }
     return (*parsed)[0].o;
 }
@@ -70,7 +71,8 @@ void run_triples(const TriplesOptions& options) {
     if (!options.p.empty()) query.p = parse_term(options.p, "-p", false);
     if (!options.o.empty()) query.o = parse_term(options.o, "-o", true);
     if (query.s && query.s->is_literal()) {
-        exit_with_error(make_error(ErrorType::kInvalidRequest, "-s must be an IRI or a blank node, not a literal"));
+        exit_with_error(make_error(ErrorType::kInvalidRequest,
+                                   "-s must be an IRI or a blank node, not a literal"));
     }
     if (query.p && !query.p->is_iri()) {
         exit_with_error(make_error(ErrorType::kInvalidRequest, "-p must be an IRI"));
@@ -125,17 +127,20 @@ std::string snippet(const std::string& text, std::size_t max_bytes) {
 void run_chunks(const ChunksOptions& options) {
     json body;
     if (options.mode == "keyword") {
-        body = schema::encode(schema::ChunkKeywordQuery{options.text, options.limit, options.collection});
+        body = schema::encode(
+            schema::ChunkKeywordQuery{options.text, options.limit, options.collection});
         body["op"] = "chunks-keyword";
     } else if (options.mode == "vector") {
-        body = schema::encode(schema::DocumentEmbeddingsQuery{embed_query(options), options.limit, options.collection});
+        body = schema::encode(schema::DocumentEmbeddingsQuery{embed_query(options), options.limit,
+                                                              options.collection});
         body["op"] = "chunks-vector";
     } else {
-        body = schema::encode(
-            schema::HybridChunkQuery{options.text, embed_query(options), options.limit, options.collection});
+        body = schema::encode(schema::HybridChunkQuery{options.text, embed_query(options),
+                                                       options.limit, options.collection});
         body["op"] = "chunks-hybrid";
     }
-    auto matches = schema::decode<schema::ChunkMatchResponse>(call_or_exit(options.client, schema::services::kStore, body).back());
+    auto matches = schema::decode<schema::ChunkMatchResponse>(
+        call_or_exit(options.client, schema::services::kStore, body).back());
     if (!matches) exit_with_error(matches.error());
     schema::ChunkFetchRequest fetch;
     fetch.collection = options.collection;
@@ -144,8 +149,8 @@ void run_chunks(const ChunksOptions& options) {
     if (!fetch.chunk_ids.empty()) {
         json fetch_body = schema::encode(fetch);
         fetch_body["op"] = "chunks-fetch";
-        auto fetched =
-            schema::decode<schema::ChunkFetchResponse>(call_or_exit(options.client, schema::services::kStore, fetch_body).back());
+        auto fetched = schema::decode<schema::ChunkFetchResponse>(
+            call_or_exit(options.client, schema::services::kStore, fetch_body).back());
         if (!fetched) exit_with_error(fetched.error());
         chunks = std::move(fetched->chunks);
     }
@@ -183,9 +188,10 @@ void run_chunks(const ChunksOptions& options) {
         std::snprintf(score, sizeof score, "%.4f", m.score);
         std::cout << rank << ". " << score << "  " << m.chunk_id << '\n';
         if (const auto* c = chunk_of(m.chunk_id)) {
-            std::cout << "   " << (c->document_title.empty() ? c->document_id : c->document_title) << " (tier "
-                      << c->tier << ", characters " << c->char_offset << "-" << c->char_offset + c->char_length
-                      << ")\n   " << snippet(c->text, 200) << '\n';
+            std::cout << "   " << (c->document_title.empty() ? c->document_id : c->document_title)
+                      << " (tier " << c->tier << ", characters " << c->char_offset << "-"
+                      << c->char_offset + c->char_length << ")\n   " << snippet(c->text, 200)
+                      << '\n';
         }
     }
     std::cout << std::flush;
@@ -201,7 +207,8 @@ struct StatsOptions {
 void run_stats(const StatsOptions& options) {
     json body = schema::encode(schema::StoreStatsRequest{options.collection});
     body["op"] = "stats";
-    auto stats = schema::decode<schema::StoreStats>(call_or_exit(options.client, schema::services::kStore, body).back());
+    auto stats = schema::decode<schema::StoreStats>(
+        call_or_exit(options.client, schema::services::kStore, body).back());
     if (!stats) exit_with_error(stats.error());
     if (options.client.json) {
         std::cout << dump_json(schema::encode(*stats)) << std::endl;
@@ -213,16 +220,21 @@ void run_stats(const StatsOptions& options) {
 }  // namespace
 
 void add_query_command(CLI::App& app) {
-    auto* command = app.add_subcommand("query", "Query the knowledge store: triple patterns or chunks");
+    auto* command =
+        app.add_subcommand("query", "Query the knowledge store: triple patterns or chunks");
     command->require_subcommand(1);
 
     auto triples = std::make_shared<TriplesOptions>();
-    auto* t = command->add_subcommand("triples", "Triples matching a pattern (absent positions match anything), "
-                                                 "as N-Quads lines");
+    auto* t =
+        command->add_subcommand("triples",
+                                "Triples matching a pattern (absent positions match anything), "
+                                "as N-Quads lines");
     t->add_option("-s,--subject", triples->s, "Subject: <IRI>, a bare IRI, or _:blank");
     t->add_option("-p,--predicate", triples->p, "Predicate IRI");
-    t->add_option("-o,--object", triples->o, "Object: <IRI>, \"literal\", \"text\"@en, \"5\"^^<datatype>, or bare text");
-    t->add_option("-g,--graph", triples->g, "Named graph IRI, or 'default' for the default graph only");
+    t->add_option("-o,--object", triples->o,
+                  "Object: <IRI>, \"literal\", \"text\"@en, \"5\"^^<datatype>, or bare text");
+    t->add_option("-g,--graph", triples->g,
+                  "Named graph IRI, or 'default' for the default graph only");
     t->add_option("--limit", triples->limit, "Most triples to return (the store caps it at 10,000)")
         ->capture_default_str()
         ->check(CLI::Range(1, 10'000));
@@ -234,12 +246,16 @@ void add_query_command(CLI::App& app) {
     });
 
     auto chunks = std::make_shared<ChunksOptions>();
-    auto* c = command->add_subcommand("chunks", "Document chunks for a text: vector, keyword (BM25) or hybrid search");
+    auto* c = command->add_subcommand(
+        "chunks", "Document chunks for a text: vector, keyword (BM25) or hybrid search");
     c->add_option("text", chunks->text, "What to look for")->required();
-    c->add_option("--mode", chunks->mode, "vector | keyword | hybrid (reciprocal rank fusion of both)")
+    c->add_option("--mode", chunks->mode,
+                  "vector | keyword | hybrid (reciprocal rank fusion of both)")
         ->capture_default_str()
         ->check(CLI::IsMember({"vector", "keyword", "hybrid"}));
-    c->add_option("--limit", chunks->limit, "Most chunks to return")->capture_default_str()->check(CLI::Range(1, 1000));
+    c->add_option("--limit", chunks->limit, "Most chunks to return")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1000));
     add_setting_option(*c, "client.collection", "--collection");
     add_client_options(*c, chunks->client);
     c->callback([chunks] {
@@ -252,7 +268,8 @@ void add_graph_command(CLI::App& app) {
     auto* command = app.add_subcommand("graph", "About the knowledge store");
     command->require_subcommand(1);
     auto stats = std::make_shared<StatsOptions>();
-    auto* s = command->add_subcommand("stats", "Counts of facts, terms, sources per tier, documents, chunks, vectors");
+    auto* s = command->add_subcommand(
+        "stats", "Counts of facts, terms, sources per tier, documents, chunks, vectors");
     add_setting_option(*s, "client.collection", "--collection");
     add_client_options(*s, stats->client);
     s->callback([stats] {

@@ -54,8 +54,8 @@ void run_query_worker(const QueryOptions& options) {
     config.collection_signals = !options.no_signals;
     config.explain = !explain_disabled();
     const sigset_t stop_signals = block_stop_signals();
-    run_worker(std::string(schema::services::kQuery), options.worker, query::make_query_handler(config),
-               stop_signals);
+    run_worker(std::string(schema::services::kQuery), options.worker,
+               query::make_query_handler(config), stop_signals);
 }
 
 }  // namespace
@@ -63,10 +63,11 @@ void run_query_worker(const QueryOptions& options) {
 void add_query_worker_command(CLI::App& worker_command) {
     auto options = std::make_shared<QueryOptions>();
     options->worker.threads = 2;
-    auto* sub = worker_command.add_subcommand(
-        std::string(schema::services::kQuery),
-        "Serve `query`: routes each question to graph-rag, document-rag or the agent, escalates weak "
-        "answers, and gives the answer's provenance (docs/query.md)");
+    auto* sub =
+        worker_command.add_subcommand(std::string(schema::services::kQuery),
+                                      "Serve `query`: routes each question to graph-rag, "
+                                      "document-rag or the agent, escalates weak "
+                                      "answers, and gives the answer's provenance (docs/query.md)");
     add_worker_options(*sub, options->worker, std::string(schema::services::kQuery));
     sub->add_option("--rules", options->rules_file,
                     "Routing rule file (JSON, docs/query.md); default: the built-in rules");
@@ -74,17 +75,21 @@ void add_query_worker_command(CLI::App& worker_command) {
     // model-free (evidence coverage) or llm (the llm service's relevance-judge, falling back to
     // model-free; escalations then ask rephrase-query for the next engine's question).
     add_setting_option(*sub, "query.reflection", "--reflection");
-    sub->add_option("--llm-service", options->config.llm_service, "The service asked to judge and rephrase")
+    sub->add_option("--llm-service", options->config.llm_service,
+                    "The service asked to judge and rephrase")
         ->capture_default_str();
     add_setting_option(*sub, "query.reflection_timeout_ms", "--reflection-timeout-ms");
     add_setting_option(*sub, "query.max_escalations", "--max-escalations");
     sub->add_flag("--no-collection-signals", options->no_signals,
                   "Route without asking the store what the collection holds");
-    sub->add_option("--graph-rag-service", options->config.graph_rag_service, "The graph RAG service")
+    sub->add_option("--graph-rag-service", options->config.graph_rag_service,
+                    "The graph RAG service")
         ->capture_default_str();
-    sub->add_option("--document-rag-service", options->config.document_rag_service, "The document RAG service")
+    sub->add_option("--document-rag-service", options->config.document_rag_service,
+                    "The document RAG service")
         ->capture_default_str();
-    sub->add_option("--agent-service", options->config.agent_service, "The agent service")->capture_default_str();
+    sub->add_option("--agent-service", options->config.agent_service, "The agent service")
+        ->capture_default_str();
     sub->add_option("--store-service", options->config.store_service, "The knowledge store service")
         ->capture_default_str();
     add_setting_option(*sub, "query.call_timeout_ms", "--call-timeout-ms");

@@ -19,11 +19,13 @@ struct RagOptions {
 };
 
 void add_rag_options(CLI::App& sub, RagOptions& options) {
-    sub.add_option("--llm-service", options.config.llm_service, "Service answering the prompt templates")
+    sub.add_option("--llm-service", options.config.llm_service,
+                   "Service answering the prompt templates")
         ->capture_default_str();
     sub.add_option("--store-service", options.config.store_service, "The knowledge store service")
         ->capture_default_str();
-    sub.add_option("--embeddings-service", options.config.embeddings_service, "Service turning texts into vectors")
+    sub.add_option("--embeddings-service", options.config.embeddings_service,
+                   "Service turning texts into vectors")
         ->capture_default_str();
     add_setting_option(sub, "rag.call_timeout_ms", "--call-timeout-ms");
 }
@@ -49,28 +51,35 @@ void run_rag(const std::string& service, const RagOptions& options, bool graph) 
     apply_retrieval_defaults(config, settings());
     config.explain = !rag::explain_disabled_by_env();
     run_worker(service, options.worker,
-               graph ? rag::make_graph_rag_handler(config) : rag::make_document_rag_handler(config), stop_signals);
+               graph ? rag::make_graph_rag_handler(config) : rag::make_document_rag_handler(config),
+               stop_signals);
 }
 
-void add_rag_command(CLI::App& worker_command, std::string_view service, const std::string& description, bool graph) {
+void add_rag_command(CLI::App& worker_command, std::string_view service,
+                     const std::string& description, bool graph) {
     auto options = std::make_shared<RagOptions>();
     options->worker.threads = 2;
     auto* sub = worker_command.add_subcommand(std::string(service), description);
     add_worker_options(*sub, options->worker, std::string(service));
     add_rag_options(*sub, *options);
-    sub->callback([options, service = std::string(service), graph] { run_rag(service, *options, graph); });
+    sub->callback(
+        [options, service = std::string(service), graph] { run_rag(service, *options, graph); });
 }
 
 }  // namespace
 
 void add_graph_rag_worker_command(CLI::App& worker_command) {
-    add_rag_command(worker_command, schema::services::kGraphRag,
-                    "Serve `graph-rag`: answers from the knowledge graph, with an explain trace (docs/rag.md)", true);
+    add_rag_command(
+        worker_command, schema::services::kGraphRag,
+        "Serve `graph-rag`: answers from the knowledge graph, with an explain trace (docs/rag.md)",
+        true);
 }
 
 void add_document_rag_worker_command(CLI::App& worker_command) {
-    add_rag_command(worker_command, schema::services::kDocumentRag,
-                    "Serve `document-rag`: answers from document chunks, with an explain trace (docs/rag.md)", false);
+    add_rag_command(
+        worker_command, schema::services::kDocumentRag,
+        "Serve `document-rag`: answers from document chunks, with an explain trace (docs/rag.md)",
+        false);
 }
 
 }  // namespace glassbox::cli

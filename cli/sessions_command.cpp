@@ -18,8 +18,6 @@ namespace {
 using nlohmann::json;
 using render::detail::escape_controls;
 
-
-
 struct ListOptions {
     ClientOptions client;
     int limit = 50;
@@ -38,7 +36,8 @@ void run_list(const ListOptions& options) {
         return;
     }
     std::size_t width = std::string_view("SESSION").size();
-    for (const auto& s : list.sessions) width = std::max(width, render::detail::code_points(escape_controls(s.session_id, false)));
+    for (const auto& s : list.sessions)
+        width = std::max(width, render::detail::code_points(escape_controls(s.session_id, false)));
     const auto row = [&](std::string_view id, std::string_view turns, std::string_view started,
                          std::string_view last) {
         std::cout << render::detail::pad(id, width + 2) << render::detail::pad(turns, 7)
@@ -58,9 +57,11 @@ struct ShowOptions {
 };
 
 void run_show(const ShowOptions& options) {
-    const json reply = call_for_object(
-        options.client, schema::services::kTrace,
-        json{{"op", "turns"}, {"session_id", options.id}, {"limit", options.limit}, {"strict", true}});
+    const json reply = call_for_object(options.client, schema::services::kTrace,
+                                       json{{"op", "turns"},
+                                            {"session_id", options.id},
+                                            {"limit", options.limit},
+                                            {"strict", true}});
     if (options.client.json) {
         std::cout << dump_json(reply) << std::endl;
         return;
@@ -80,7 +81,8 @@ void run_show(const ShowOptions& options) {
         if (turn.short_answer && !turn.short_answer->empty()) {
             std::cout << "  Answer: " << escape_controls(*turn.short_answer, false) << '\n';
         }
-        std::cout << "  A: " << (turn.answer.empty() ? "(no answer)" : escape_controls(turn.answer, false))
+        std::cout << "  A: "
+                  << (turn.answer.empty() ? "(no answer)" : escape_controls(turn.answer, false))
                   << '\n';
     }
     std::cout << std::flush;

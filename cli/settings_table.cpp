@@ -40,9 +40,10 @@ std::vector<Setting> glassbox_settings() {
             .flag("--liveness"),
         // Transport security (docs/security.md): CURVE with keys from the home unless these
         // name others; plain TCP only to a local endpoint or with security.insecure.
-        text_setting("security.curve_key", "",
-                     "This process's CURVE secret certificate (the broker's own for `broker`); "
-                     "empty: <home>/keys/NAME.key_secret (broker, client, worker or collector) when present")
+        text_setting(
+            "security.curve_key", "",
+            "This process's CURVE secret certificate (the broker's own for `broker`); "
+            "empty: <home>/keys/NAME.key_secret (broker, client, worker or collector) when present")
             .flag("--curve-key")
             .env_alias("GLASSBOX_CURVE_KEY"),
         text_setting("security.curve_server_key", "",
@@ -59,8 +60,9 @@ std::vector<Setting> glassbox_settings() {
                      "Plain TCP without CURVE keys: any process that reaches the broker is trusted")
             .flag("--insecure")
             .env_alias("GLASSBOX_INSECURE"),
-        integer_setting("broker.ended_sessions_kept", 65'536, 1, 10'000'000,
-                        "Ended trace sessions the broker remembers, to refuse a worker's writes into them")
+        integer_setting(
+            "broker.ended_sessions_kept", 65'536, 1, 10'000'000,
+            "Ended trace sessions the broker remembers, to refuse a worker's writes into them")
             .flag("--ended-sessions-kept"),
         // Broker timeouts.
         integer_setting("broker.max_retries", 2, 0, 100,
@@ -199,8 +201,9 @@ std::vector<Setting> glassbox_settings() {
             .flag("--max-connections-per-client"),
         integer_setting("gateway.max_queued_requests", 256, 1, 1 << 20,
                         "Whole requests waiting for an HTTP thread at most (one more: 503)"),
-        integer_setting("gateway.max_buffered_bytes", std::int64_t{256} << 20, 1 << 20, std::int64_t{1} << 40,
-                        "Request bodies held in memory at once, all connections together (past it: 503)"),
+        integer_setting(
+            "gateway.max_buffered_bytes", std::int64_t{256} << 20, 1 << 20, std::int64_t{1} << 40,
+            "Request bodies held in memory at once, all connections together (past it: 503)"),
         integer_setting("gateway.max_head_bytes", 64 * 1024, 1024, 1 << 24,
                         "Largest request head, request line and header lines (more: 431)"),
         integer_setting("gateway.max_header_fields", 100, 1, 10'000,
@@ -252,8 +255,9 @@ std::vector<Setting> glassbox_settings() {
                         "openai: retries on 408/429/5xx/connection failures")
             .flag("--max-retries"),
         number_setting("llm.temperature", 0.0, 0.0, 2.0, "openai: sampling temperature"),
-        integer_setting("llm.extractive_delay_ms", 0, 0, 600'000,
-                        "extractive: wait before each answer (a model's latency, for demos and tests)")
+        integer_setting(
+            "llm.extractive_delay_ms", 0, 0, 600'000,
+            "extractive: wait before each answer (a model's latency, for demos and tests)")
             .flag("--extractive-delay-ms"),
         text_setting("llm.config", "",
                      "JSON file of llm settings (docs/llm.md), below every other source")

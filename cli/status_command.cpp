@@ -37,8 +37,8 @@ std::string duration_text(const json& object, const char* key) {
     if (!object.is_object() || !object.contains(key) || !object[key].is_number()) return "-";
     const auto total = static_cast<long long>(object[key].get<double>());
     char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%lldd %02lldh %02lldm %02llds", total / 86400, total / 3600 % 24,
-                  total / 60 % 60, total % 60);
+    std::snprintf(buffer, sizeof buffer, "%lldd %02lldh %02lldm %02llds", total / 86400,
+                  total / 3600 % 24, total / 60 % 60, total % 60);
     return buffer;
 }
 
@@ -60,24 +60,27 @@ std::string hosts_text(const json& service) {
     std::string text;
     for (const auto& [host, count] : hosts->items()) {
         if (!text.empty()) text += ", ";
-        text += host + " x" + (count.is_number_unsigned() ? std::to_string(count.get<std::uint64_t>()) : "?");
+        text += host + " x" +
+                (count.is_number_unsigned() ? std::to_string(count.get<std::uint64_t>()) : "?");
     }
     return text;
 }
 
 void print_table(const json& status) {
     const json broker = status.value("broker", json::object());
-    std::cout << "broker   " << field(broker, "endpoint") << "  (explain topic " << field(broker, "pub_endpoint")
-              << ")\n";
-    std::cout << "version  " << field(broker, "version") << "  instance " << field(broker, "instance") << "\n";
+    std::cout << "broker   " << field(broker, "endpoint") << "  (explain topic "
+              << field(broker, "pub_endpoint") << ")\n";
+    std::cout << "version  " << field(broker, "version") << "  instance "
+              << field(broker, "instance") << "\n";
     std::cout << "uptime   " << duration_text(broker, "uptime_s") << "\n";
     if (const auto sec = status.find("security"); sec != status.end() && sec->is_object()) {
         if (sec->value("mode", "") == "curve") {
-            std::cout << "security CURVE, " << sec->value("allowed_keys", 0) << " allowed keys; refused "
-                      << sec->value("peers_refused", 0) << " connections, " << sec->value("messages_refused", 0)
-                      << " messages\n";
+            std::cout << "security CURVE, " << sec->value("allowed_keys", 0)
+                      << " allowed keys; refused " << sec->value("peers_refused", 0)
+                      << " connections, " << sec->value("messages_refused", 0) << " messages\n";
         } else {
-            std::cout << "security INSECURE: plain TCP, no keys (any process that reaches the port is trusted)\n";
+            std::cout << "security INSECURE: plain TCP, no keys (any process that reaches the port "
+                         "is trusted)\n";
         }
     }
     if (const auto g = status.find("gateway"); g != status.end() && g->is_object()) {
@@ -88,39 +91,43 @@ void print_table(const json& status) {
 
     std::cout << std::left << std::setw(24) << "SERVICE" << std::right << std::setw(8) << "WORKERS"
               << std::setw(6) << "IDLE" << std::setw(8) << "QUEUED" << std::setw(11) << "MAX_QUEUE"
-              << "  " << std::left << std::setw(12) << "OVERFLOW" << "HOSTS\n";
+              << "  " << std::left << std::setw(12) << "OVERFLOW"
+              << "HOSTS\n";
     const json services = status.value("services", json::array());
     if (!services.is_array() || services.empty()) std::cout << "(no services registered)\n";
     if (services.is_array()) {
         for (const auto& service : services) {
-            std::cout << std::left << std::setw(24) << field(service, "name") << std::right << std::setw(8)
-                      << field(service, "workers") << std::setw(6) << field(service, "idle") << std::setw(8)
-                      << field(service, "queued") << std::setw(11) << field(service, "max_queue") << "  "
-                      << std::left << std::setw(12) << field(service, "overflow") << hosts_text(service) << "\n";
+            std::cout << std::left << std::setw(24) << field(service, "name") << std::right
+                      << std::setw(8) << field(service, "workers") << std::setw(6)
+                      << field(service, "idle") << std::setw(8) << field(service, "queued")
+                      << std::setw(11) << field(service, "max_queue") << "  " << std::left
+                      << std::setw(12) << field(service, "overflow") << hosts_text(service) << "\n";
             print_queued_by(service);
         }
     }
     const json spool = status.value("spool", json::object());
     std::cout << "\nspool    " << field(spool, "messages") << " messages, " << field(spool, "bytes")
-              << " bytes (max " << field(spool, "max_messages") << " messages, " << field(spool, "max_bytes")
-              << " bytes, policy " << field(spool, "policy") << ")\n";
-    std::cout << "         dropped " << field(spool, "dropped") << ", collectors " << field(spool, "collectors")
-              << ", in flight " << field(spool, "in_flight") << std::endl;
+              << " bytes (max " << field(spool, "max_messages") << " messages, "
+              << field(spool, "max_bytes") << " bytes, policy " << field(spool, "policy") << ")\n";
+    std::cout << "         dropped " << field(spool, "dropped") << ", collectors "
+              << field(spool, "collectors") << ", in flight " << field(spool, "in_flight")
+              << std::endl;
     // What the broker refused from its peers (docs/protocol.md §5.1, §5.3, §6.1).
     const json counters = status.value("counters", json::object());
-    std::cout << "refused  " << field(counters, "foreign_tokens") << " answers for requests not given, "
-              << field(counters, "foreign_sessions") << " explains into others' sessions, "
-              << field(counters, "explains_out_of_order") << " out of order, " << field(counters, "acks_refused")
-              << " ACKs" << std::endl;
+    std::cout << "refused  " << field(counters, "foreign_tokens")
+              << " answers for requests not given, " << field(counters, "foreign_sessions")
+              << " explains into others' sessions, " << field(counters, "explains_out_of_order")
+              << " out of order, " << field(counters, "acks_refused") << " ACKs" << std::endl;
     if (status.contains("traces")) {
         const json& traces = status["traces"];
-        std::cout << "\ntraces   " << field(traces, "sessions") << " sessions, " << field(traces, "events")
-                  << " events, " << field(traces, "triples") << " triples, " << field(traces, "quarantined")
-                  << " quarantined explain messages" << std::endl;
+        std::cout << "\ntraces   " << field(traces, "sessions") << " sessions, "
+                  << field(traces, "events") << " events, " << field(traces, "triples")
+                  << " triples, " << field(traces, "quarantined") << " quarantined explain messages"
+                  << std::endl;
         // The collector's writes: a store that cannot write shows here (issue 16 point 1).
         if (const auto c = traces.find("collector"); c != traces.end() && c->is_object()) {
-            std::cout << "         store failures " << field(*c, "store_failures") << ", not yet stored "
-                      << field(*c, "pending") << " deliveries";
+            std::cout << "         store failures " << field(*c, "store_failures")
+                      << ", not yet stored " << field(*c, "pending") << " deliveries";
             if (const auto failing = c->find("store_failing");
                 failing != c->end() && failing->is_boolean() && failing->get<bool>()) {
                 std::cout << ", FAILING: " << field(*c, "last_store_error");
@@ -132,11 +139,13 @@ void print_table(const json& status) {
 
 // The trace store's counters (sessions, quarantined explain messages, ...) when a collector
 // serves the `trace` service; nothing when none does, so status works without one.
-std::optional<json> trace_stats(bus::BusClient& bus, const json& status, std::chrono::milliseconds timeout) {
+std::optional<json> trace_stats(bus::BusClient& bus, const json& status,
+                                std::chrono::milliseconds timeout) {
     const json services = status.value("services", json::array());
     if (!services.is_array()) return std::nullopt;
     bool served = false;
-    for (const auto& service : services) served = served || field(service, "name") == schema::services::kTrace;
+    for (const auto& service : services)
+        served = served || field(service, "name") == schema::services::kTrace;
     if (!served) return std::nullopt;
     auto replies = bus.call(schema::services::kTrace, json{{"op", "stats"}}, timeout);
     if (!replies || replies->empty() || !replies->back().body.is_object()) return std::nullopt;
@@ -150,9 +159,13 @@ std::optional<json> gateway_status(const ClientOptions& options) {
     std::stringstream text;
     text << in.rdbuf();
     json ready = json::parse(text.str(), nullptr, false);
-    if (!ready.is_object() || !ready.contains("url") || !ready["url"].is_string()) return std::nullopt;
-    const long pid = ready.contains("pid") && ready["pid"].is_number_integer() ? ready["pid"].get<long>() : 0;
-    return json{{"url", ready["url"]}, {"pid", pid}, {"running", pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0}};
+    if (!ready.is_object() || !ready.contains("url") || !ready["url"].is_string())
+        return std::nullopt;
+    const long pid =
+        ready.contains("pid") && ready["pid"].is_number_integer() ? ready["pid"].get<long>() : 0;
+    return json{{"url", ready["url"]},
+                {"pid", pid},
+                {"running", pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0}};
 }
 
 void run_status(const ClientOptions& options) {
@@ -162,9 +175,11 @@ void run_status(const ClientOptions& options) {
     if (!replies) exit_with_error(replies.error());
     json status = replies->back().body;
     if (!status.is_object()) {
-        exit_with_error(base::make_error(base::ErrorType::kDecodeError, "mmi.status reply is not a JSON object"));
+        exit_with_error(base::make_error(base::ErrorType::kDecodeError,
+                                         "mmi.status reply is not a JSON object"));
     }
-    if (auto traces = trace_stats(bus, status, options.timeout())) status["traces"] = std::move(*traces);
+    if (auto traces = trace_stats(bus, status, options.timeout()))
+        status["traces"] = std::move(*traces);
     if (auto gateway = gateway_status(options)) status["gateway"] = std::move(*gateway);
     if (options.json) {
         std::cout << status.dump(-1, ' ', false, json::error_handler_t::replace) << std::endl;
@@ -177,7 +192,8 @@ void run_status(const ClientOptions& options) {
 
 void add_status_command(CLI::App& app) {
     auto options = std::make_shared<ClientOptions>();
-    auto* command = app.add_subcommand("status", "Show the broker: services, workers, queue depths, spool, uptime");
+    auto* command = app.add_subcommand(
+        "status", "Show the broker: services, workers, queue depths, spool, uptime");
     add_client_options(*command, *options, 5'000);
     command->callback([options] { run_status(*options); });
 }

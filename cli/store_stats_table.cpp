@@ -38,11 +38,14 @@ std::vector<render::TableRow> store_stats_rows(const schema::StoreStats& stats) 
     std::vector<render::TableRow> rows{{"Collection " + stats.collection, {}},
                                        {"", {"facts", "documents", "chunks"}}};
     for (int tier = 1; tier <= 4; ++tier) {
-        rows.push_back({"tier " + std::to_string(tier) + " " + kTierNames[tier],
-                        {tier_count(stats.facts_per_tier, tier), tier_count(stats.documents_per_tier, tier),
-                         tier_count(stats.chunks_per_tier, tier)}});
+        rows.push_back(
+            {"tier " + std::to_string(tier) + " " + kTierNames[tier],
+             {tier_count(stats.facts_per_tier, tier), tier_count(stats.documents_per_tier, tier),
+              tier_count(stats.chunks_per_tier, tier)}});
     }
-    rows.push_back({"total", {with_commas(stats.quads), with_commas(stats.documents), with_commas(stats.chunks)}});
+    rows.push_back(
+        {"total",
+         {with_commas(stats.quads), with_commas(stats.documents), with_commas(stats.chunks)}});
     rows.push_back({"Graph", {}});
     rows.push_back({"subjects", {with_commas(stats.subjects)}});
     rows.push_back({"predicates", {with_commas(stats.predicates)}});
@@ -54,9 +57,12 @@ std::vector<render::TableRow> store_stats_rows(const schema::StoreStats& stats) 
     rows.push_back({"entity vectors", {with_commas(stats.entity_vectors)}});
     rows.push_back({"chunk vectors", {with_commas(stats.chunk_vectors)}});
     if (!stats.model.empty())
-        rows.push_back({"embedding model", {stats.model + " (dim " + std::to_string(stats.dim) + ")"}});
+        rows.push_back(
+            {"embedding model", {stats.model + " (dim " + std::to_string(stats.dim) + ")"}});
     rows.push_back({"Storage", {}});
-    rows.push_back({"bytes on disk", {with_commas(stats.bytes_on_disk) + " (" + human_bytes(stats.bytes_on_disk) + ")"}});
+    rows.push_back(
+        {"bytes on disk",
+         {with_commas(stats.bytes_on_disk) + " (" + human_bytes(stats.bytes_on_disk) + ")"}});
     rows.push_back({"last loaded", {stats.last_loaded.empty() ? "-" : stats.last_loaded}});
     return rows;
 }

@@ -6,8 +6,8 @@
 
 #include "base/owner_only.hpp"
 #include "cli/client_options.hpp"
-#include "cli/worker_support.hpp"
 #include "cli/home.hpp"
+#include "cli/worker_support.hpp"
 #include "schema/services.hpp"
 #include "workers/store/store_service.hpp"
 
@@ -33,7 +33,8 @@ void run_store(const StoreOptions& options) {
     config.embeddings_service = options.embeddings_service;
     config.embed_batch = options.embed_batch;
     auto service = std::make_shared<store::StoreService>(config);
-    run_worker(std::string(schema::services::kStore), options.worker, store::make_store_handler(service), stop_signals);
+    run_worker(std::string(schema::services::kStore), options.worker,
+               store::make_store_handler(service), stop_signals);
 }
 
 }  // namespace
@@ -41,13 +42,15 @@ void run_store(const StoreOptions& options) {
 void add_store_worker_command(CLI::App& worker_command) {
     auto options = std::make_shared<StoreOptions>();
     options->worker.threads = 2;
-    auto* sub = worker_command.add_subcommand(
-        "store", "Serve `store`: the knowledge graph, documents and vectors of <home>/knowledge/ (docs/knowledge.md)");
+    auto* sub = worker_command.add_subcommand("store",
+                                              "Serve `store`: the knowledge graph, documents and "
+                                              "vectors of <home>/knowledge/ (docs/knowledge.md)");
     add_worker_options(*sub, options->worker, std::string(schema::services::kStore));
     sub->add_option("--embeddings-service", options->embeddings_service,
                     "Service that embeds entity labels and chunks while indexing")
         ->capture_default_str();
-    sub->add_option("--embed-batch", options->embed_batch, "Texts per call to the embeddings service")
+    sub->add_option("--embed-batch", options->embed_batch,
+                    "Texts per call to the embeddings service")
         ->capture_default_str()
         ->check(CLI::Range(1, 4096));
     sub->callback([options] { run_store(*options); });

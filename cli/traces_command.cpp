@@ -10,11 +10,11 @@
 #include <regex>
 #include <string>
 
-#include "bus/bus_client.hpp"
 #include "base/time_format.hpp"
+#include "bus/bus_client.hpp"
+#include "bus/explain_subscriber.hpp"
 #include "cli/client_options.hpp"
 #include "cli/commands.hpp"
-#include "bus/explain_subscriber.hpp"
 #include "cli/progress.hpp"
 #include "cli/render/table_render.hpp"
 #include "cli/render/trace_render.hpp"
@@ -27,11 +27,10 @@
 namespace glassbox::cli {
 namespace {
 
-using nlohmann::json;
 using base::ErrorType;
 using base::make_error;
+using nlohmann::json;
 namespace traces = cli::render;
-
 
 // A time bound for --since/--until: an xsd:dateTime in UTC ("2026-11-22T10:00:00Z", the Z may
 // be left out), a date ("2026-11-22", its midnight UTC), or an age ("90s", "15m", "2h", "7d",
@@ -58,7 +57,7 @@ std::string time_bound(const std::string& text, const char* option) {
                                   : unit == 'd' ? n * 86'400
                                                 : n * 604'800;
         return base::format_xsd_datetime(std::chrono::system_clock::now() -
-                                                std::chrono::seconds{seconds});
+                                         std::chrono::seconds{seconds});
     }
     exit_with_error(
         make_error(ErrorType::kInvalidRequest,
@@ -207,8 +206,7 @@ void run_tail(const TailOptions& options) {
         }
         // The topic filter is a prefix ("explain.echo" also matches "explain.echoes").
         if (!options.kind.empty() && event->service != options.kind) continue;
-        const std::string received =
-            base::format_xsd_datetime(std::chrono::system_clock::now());
+        const std::string received = base::format_xsd_datetime(std::chrono::system_clock::now());
         if (options.client.json) {
             std::cout << dump_json(traces::event_json(*event, received)) << std::endl;
         } else {
@@ -237,7 +235,8 @@ void run_export(const ExportOptions& options) {
     if (!options.until.empty()) request["until"] = time_bound(options.until, "--until");
     bus::BusClientConfig config = options.client.bus_config();
     bus::BusClient bus(config);
-    auto stream = bus::open_stream(bus, schema::services::kTrace, request.dump(), options.client.timeout());
+    auto stream =
+        bus::open_stream(bus, schema::services::kTrace, request.dump(), options.client.timeout());
     if (!stream) exit_with_error(stream.error());
     // The client's backstop (deadline + grace) ends the stream, so this wait always terminates.
     const auto wait = options.client.timeout() + config.deadline_grace + std::chrono::seconds{1};
@@ -275,7 +274,9 @@ void run_export(const ExportOptions& options) {
 
 // ---- stats --------------------------------------------------------------------------------
 
-std::string count(std::int64_t n) { return with_commas(static_cast<std::uint64_t>(std::max<std::int64_t>(n, 0))); }
+std::string count(std::int64_t n) {
+    return with_commas(static_cast<std::uint64_t>(std::max<std::int64_t>(n, 0)));
+}
 
 // The trace store's counts, then the collector's, as aligned tables.
 std::vector<traces::TableRow> trace_stats_rows(const schema::TraceStats& stats) {
@@ -283,7 +284,8 @@ std::vector<traces::TableRow> trace_stats_rows(const schema::TraceStats& stats) 
     // The statuses in the order a run goes through them, then any other the service names.
     std::vector<std::string> statuses{"running", "complete", "incomplete", "error"};
     for (const auto& [status, n] : stats.by_status)
-        if (std::find(statuses.begin(), statuses.end(), status) == statuses.end()) statuses.push_back(status);
+        if (std::find(statuses.begin(), statuses.end(), status) == statuses.end())
+            statuses.push_back(status);
     for (const auto& status : statuses) {
         const auto it = stats.by_status.find(status);
         rows.push_back({"  " + status, {count(it == stats.by_status.end() ? 0 : it->second)}});
@@ -301,7 +303,8 @@ std::vector<traces::TableRow> trace_stats_rows(const schema::TraceStats& stats) 
         rows.push_back({"pending (not yet stored)", {with_commas(c->pending)}});
         rows.push_back({"store failures", {with_commas(c->store_failures)}});
         rows.push_back({"store failing", {c->store_failing ? "yes" : "no"}});
-        rows.push_back({"last store error", {c->last_store_error.empty() ? "-" : c->last_store_error}});
+        rows.push_back(
+            {"last store error", {c->last_store_error.empty() ? "-" : c->last_store_error}});
         rows.push_back({"IRIs rewritten", {with_commas(c->iris_rewritten)}});
         rows.push_back({"deliveries refused", {with_commas(c->refused)}});
     }
@@ -322,9 +325,10 @@ void run_stats(const ClientOptions& options) {
 // `traces list`: the filters, paging and count.
 void add_list(CLI::App& traces_cmd) {
     auto list = std::make_shared<ListOptions>();
-    auto* list_cmd = traces_cmd.add_subcommand(
-        "list",
-        "List sessions, newest first: Session | Kind | Collection | Question | Started | Duration | Tokens | Status");
+    auto* list_cmd =
+        traces_cmd.add_subcommand("list",
+                                  "List sessions, newest first: Session | Kind | Collection | "
+                                  "Question | Started | Duration | Tokens | Status");
     list_cmd->add_option("--kind", list->kind,
                          "Only this kind (echo, graph-rag, document-rag, agent, query)");
     list_cmd->add_option("--status", list->status, "Only this status")
@@ -335,14 +339,17 @@ void add_list(CLI::App& traces_cmd) {
     list_cmd->add_option("--search", list->search, "Text in the question");
     list_cmd->add_option("--parent", list->parent, "Only the sub-traces of this session");
     list_cmd->add_flag("--all", list->all, "Include sub-traces");
-    list_cmd->add_option("--collection", list->collection, "Only the runs that queried this collection");
+    list_cmd->add_option("--collection", list->collection,
+                         "Only the runs that queried this collection");
     // The trace service's own bound: a larger limit is refused here, naming the range.
     list_cmd->add_option("--limit", list->limit, "At most this many sessions")
         ->capture_default_str()
         ->check(CLI::Range(1, static_cast<int>(glassbox::trace::kMaxListLimit)));
-    list_cmd->add_option("--after", list->after, "Page after this cursor (printed under each full page)");
-    list_cmd->add_flag("--exact-total", list->exact_total,
-                       "Count every matching session (slower; by default the count stops at 10,000)");
+    list_cmd->add_option("--after", list->after,
+                         "Page after this cursor (printed under each full page)");
+    list_cmd->add_flag(
+        "--exact-total", list->exact_total,
+        "Count every matching session (slower; by default the count stops at 10,000)");
     list_cmd->add_option("--offset", list->offset, "Skip this many")
         ->capture_default_str()
         ->check(CLI::NonNegativeNumber);
@@ -361,11 +368,13 @@ void add_show(CLI::App& traces_cmd) {
     show_cmd->add_option("--format", show->format, "tree, json, turtle, ntriples, nquads or jsonld")
         ->capture_default_str()
         ->check(CLI::IsMember({"tree", "json", "turtle", "ntriples", "nquads", "jsonld"}));
-    show_cmd->add_flag("--full", show->full,
-                       "Tree: every stored fact of every step (explored edges, reasoning, sources), "
-                       "not the summary");
-    show_cmd->add_option("--depth", show->depth,
-                         "Tree: levels of sub-runs to expand (0: none, each on one line; default: all)")
+    show_cmd->add_flag(
+        "--full", show->full,
+        "Tree: every stored fact of every step (explored edges, reasoning, sources), "
+        "not the summary");
+    show_cmd
+        ->add_option("--depth", show->depth,
+                     "Tree: levels of sub-runs to expand (0: none, each on one line; default: all)")
         ->check(CLI::Range(0, schema::kMaxTraceDepth));
     show_cmd->add_flag(
         "--show-sources", show->show_sources,
@@ -407,8 +416,8 @@ void add_tail_export_stats(CLI::App& traces_cmd) {
     auto stats = std::make_shared<ClientOptions>();
     auto* stats_cmd =
         traces_cmd.add_subcommand("stats",
-                                   "Counts of the trace store: sessions by status, events, "
-                                   "triples, quarantined messages, size");
+                                  "Counts of the trace store: sessions by status, events, "
+                                  "triples, quarantined messages, size");
     add_client_options(*stats_cmd, *stats);
     stats_cmd->callback([stats] { run_stats(*stats); });
 }

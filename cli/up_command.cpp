@@ -14,14 +14,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/commands.hpp"
-#include "cli/process_supervisor.hpp"
-#include "cli/program.hpp"
-#include "cli/home.hpp"
 #include "base/log.hpp"
 #include "base/owner_only.hpp"
 #include "cli/bus_security.hpp"
 #include "cli/client_options.hpp"
+#include "cli/commands.hpp"
+#include "cli/home.hpp"
+#include "cli/process_supervisor.hpp"
+#include "cli/program.hpp"
 #include "cli/settings.hpp"
 #include "cli/up_plan.hpp"
 
@@ -45,13 +45,15 @@ struct UpOptions {
 // the same file and environment by itself), the subcommand and its arguments.
 std::vector<std::string> child_argv(const std::string& self, std::vector<std::string> command) {
     std::vector<std::string> argv{self};
-    for (const auto& [key, flag] : {std::pair{"log.level", "--log-level"}, std::pair{"log.format", "--log-format"}}) {
+    for (const auto& [key, flag] :
+         {std::pair{"log.level", "--log-level"}, std::pair{"log.format", "--log-format"}}) {
         if (settings().origin(key).source == config::Source::kFlag) {
             argv.emplace_back(flag);
             argv.push_back(settings().text(key));
         }
     }
-    argv.insert(argv.end(), std::make_move_iterator(command.begin()), std::make_move_iterator(command.end()));
+    argv.insert(argv.end(), std::make_move_iterator(command.begin()),
+                std::make_move_iterator(command.end()));
     return argv;
 }
 
@@ -85,7 +87,8 @@ std::optional<BrokerEndpoints> read_ready_file(const fs::path& path) {
         !json.contains("pub_endpoint") || !json["pub_endpoint"].is_string()) {
         return std::nullopt;
     }
-    return BrokerEndpoints{json["endpoint"].get<std::string>(), json["pub_endpoint"].get<std::string>()};
+    return BrokerEndpoints{json["endpoint"].get<std::string>(),
+                           json["pub_endpoint"].get<std::string>()};
 }
 
 [[noreturn]] void fail_up(const std::string& message, int exit_code = 1) {
@@ -103,10 +106,14 @@ std::optional<BrokerEndpoints> read_ready_file(const fs::path& path) {
 // (A setting given to `up` by flag; in config.toml or the environment the children see it too.)
 std::vector<std::string> with_security(std::vector<std::string> argv, bool broker = false) {
     const auto& s = settings();
-    const auto given = [&s](const char* key) { return s.origin(key).source == config::Source::kFlag; };
-    if (given("security.insecure") && s.boolean("security.insecure")) argv.emplace_back("--insecure");
+    const auto given = [&s](const char* key) {
+        return s.origin(key).source == config::Source::kFlag;
+    };
+    if (given("security.insecure") && s.boolean("security.insecure"))
+        argv.emplace_back("--insecure");
     if (broker) return argv;
-    if (given("security.curve_key")) argv.insert(argv.end(), {"--curve-key", s.text("security.curve_key")});
+    if (given("security.curve_key"))
+        argv.insert(argv.end(), {"--curve-key", s.text("security.curve_key")});
     if (given("security.curve_server_key")) {
         argv.insert(argv.end(), {"--curve-server-key", s.text("security.curve_server_key")});
     }
@@ -128,12 +135,13 @@ void ensure_keys(const UpPlan& plan, const fs::path& home) {
         std::error_code ec;
         if (!fs::exists(path, ec)) missing.push_back(path.string());
     };
-    if (security.server_key.empty()) need(bus::public_certificate_path(keys_folder(home), kBrokerKey));
+    if (security.server_key.empty())
+        need(bus::public_certificate_path(keys_folder(home), kBrokerKey));
     for (const auto& worker : plan.workers) {
         need(security.key.empty()
-                 ? bus::secret_certificate_path(keys_folder(home), worker.service == "trace-collector"
-                                                                      ? kCollectorKey
-                                                                      : kWorkerKey)
+                 ? bus::secret_certificate_path(
+                       keys_folder(home),
+                       worker.service == "trace-collector" ? kCollectorKey : kWorkerKey)
                  : fs::path{security.key});
     }
     if (missing.empty()) return;
@@ -143,17 +151,19 @@ void ensure_keys(const UpPlan& plan, const fs::path& home) {
     for (const auto& path : missing) list += (list.empty() ? "" : ", ") + path;
     fail_up("--role workers needs its keys: " + list +
                 " (this host's pair from `glassbox keys new NAME --role 'worker:*' --role client`, "
-                "given with --curve-key and allowed on the broker's host, and the broker's keys/broker.key "
-                "in " + keys_folder(home).string() + " or given with --curve-server-key: docs/deployment.md), "
+                "given with --curve-key and allowed on the broker's host, and the broker's "
+                "keys/broker.key "
+                "in " +
+                keys_folder(home).string() +
+                " or given with --curve-server-key: docs/deployment.md), "
                 "or --insecure",
             2);
 }
 
 // The broker's endpoints once it is bound; nullopt when a stop signal came first (the caller
 // returns). Fails `up` when it does not bind in time.
-std::optional<BrokerEndpoints> start_broker(ProcessSupervisor& supervisor,
-                                            const fs::path& home, const std::string& self,
-                                            const sigset_t& stop_signals) {
+std::optional<BrokerEndpoints> start_broker(ProcessSupervisor& supervisor, const fs::path& home,
+                                            const std::string& self, const sigset_t& stop_signals) {
     std::error_code ec;
     const fs::path broker_ready = home / "run" / "broker.ready";
     fs::remove(broker_ready, ec);
@@ -161,13 +171,14 @@ std::optional<BrokerEndpoints> start_broker(ProcessSupervisor& supervisor,
     const std::string heartbeat = std::to_string(s.integer("broker.heartbeat_ms"));
     const int start_timeout_ms = static_cast<int>(s.integer("up.start_timeout_ms"));
     auto broker_argv = [&](const std::string& bind, const std::string& pub) {
-        return child_argv(self, with_security({"broker", "--bind", bind, "--pub", pub, "--home", home.string(),
-                                               "--heartbeat-ms", heartbeat, "--ready-file", broker_ready.string()},
+        return child_argv(self, with_security({"broker", "--bind", bind, "--pub", pub, "--home",
+                                               home.string(), "--heartbeat-ms", heartbeat,
+                                               "--ready-file", broker_ready.string()},
                                               true));
     };
-    if (auto started = supervisor.start(ChildSpec{"broker", broker_argv(s.text("broker.endpoint"),
-                                                                        s.text("broker.pub_endpoint")),
-                                                  home / "logs" / "broker.log"});
+    if (auto started = supervisor.start(ChildSpec{
+            "broker", broker_argv(s.text("broker.endpoint"), s.text("broker.pub_endpoint")),
+            home / "logs" / "broker.log"});
         !started) {
         supervisor.stop_all();
         fail_up(started.error());
@@ -180,7 +191,7 @@ std::optional<BrokerEndpoints> start_broker(ProcessSupervisor& supervisor,
         if (Clock::now() > give_up) {
             supervisor.stop_all();
             fail_up("the broker did not start within " + std::to_string(start_timeout_ms) +
-                 " ms; see " + (home / "logs" / "broker.log").string());
+                    " ms; see " + (home / "logs" / "broker.log").string());
         }
         if (supervisor.supervise_once(std::chrono::milliseconds{50}, stop_signals)) {
             supervisor.stop_all();
@@ -193,8 +204,8 @@ std::optional<BrokerEndpoints> start_broker(ProcessSupervisor& supervisor,
 }
 
 // The command line of one worker process of the plan, connected to `endpoint`.
-std::vector<std::string> worker_argv(const UpWorkerProcess& worker, const fs::path& home, const std::string& self,
-                                     const std::string& endpoint) {
+std::vector<std::string> worker_argv(const UpWorkerProcess& worker, const fs::path& home,
+                                     const std::string& self, const std::string& endpoint) {
     // clang-format off
     return child_argv(self, with_security({"worker", worker.service, "--broker", endpoint,
                                            "--threads", std::to_string(settings().integer("up.threads")),
@@ -228,11 +239,14 @@ void run_up(const UpOptions& options, const UpPlan& plan) {
         if (!started) return;
         endpoints = std::move(*started);
         // Runtime state, not configuration: clients on this machine find the broker through it
-        // unless <home>/config.toml, the environment or a flag names another (docs/configuration.md).
-        cli::write_endpoints_state(home, cli::BoundEndpoints{endpoints.endpoint, endpoints.pub_endpoint});
+        // unless <home>/config.toml, the environment or a flag names another
+        // (docs/configuration.md).
+        cli::write_endpoints_state(home,
+                                   cli::BoundEndpoints{endpoints.endpoint, endpoints.pub_endpoint});
     } else {
         endpoints.endpoint = settings().text("broker.endpoint");
-        cli::write_endpoints_state(home, cli::BoundEndpoints{endpoints.endpoint, settings().text("broker.pub_endpoint")});
+        cli::write_endpoints_state(
+            home, cli::BoundEndpoints{endpoints.endpoint, settings().text("broker.pub_endpoint")});
     }
 
     for (const auto& worker : plan.workers) {
@@ -251,11 +265,13 @@ void run_up(const UpOptions& options, const UpPlan& plan) {
     if (plan.gateway) {
         const fs::path gateway_ready = home / "run" / "gateway.ready";
         fs::remove(gateway_ready, ec);
-        auto started = supervisor.start(ChildSpec{"gateway",
-                                                  child_argv(self, with_security({"gateway", "--listen", settings().text("gateway.listen"),
-                                                                 "--broker", endpoints.endpoint, "--home", home.string(),
-                                                                 "--ready-file", gateway_ready.string()})),
-                                                  home / "logs" / "gateway.log"});
+        auto started = supervisor.start(ChildSpec{
+            "gateway",
+            child_argv(self,
+                       with_security({"gateway", "--listen", settings().text("gateway.listen"),
+                                      "--broker", endpoints.endpoint, "--home", home.string(),
+                                      "--ready-file", gateway_ready.string()})),
+            home / "logs" / "gateway.log"});
         if (!started) {
             supervisor.stop_all();
             fail_up(started.error());
@@ -301,13 +317,14 @@ void run_up(const UpOptions& options, const UpPlan& plan) {
         std::cout << "security: CURVE; only the keys in " << allowed_folder(home).string()
                   << " may connect (glassbox keys, docs/security.md)" << std::endl;
     } else {
-        std::cout << "security: CURVE, with the keys in " << keys_folder(home).string() << std::endl;
+        std::cout << "security: CURVE, with the keys in " << keys_folder(home).string()
+                  << std::endl;
     }
     if (gateway_url) {
         std::cout << "viewer and HTTP API: " << *gateway_url << "/" << std::endl;
     } else if (plan.gateway) {
-        std::cout << "the gateway did not start on " << settings().text("gateway.listen") << "; see "
-                  << (home / "logs" / "gateway.log").string() << std::endl;
+        std::cout << "the gateway did not start on " << settings().text("gateway.listen")
+                  << "; see " << (home / "logs" / "gateway.log").string() << std::endl;
     }
 
     while (!supervisor.supervise_once(std::chrono::milliseconds{500}, stop_signals)) {
@@ -352,7 +369,8 @@ void add_up_command(CLI::App& app) {
     auto* cmd = app.add_subcommand(
         "up",
         "Start the broker and the workers, supervised: all on this machine, or one host's role");
-    cmd->add_option("--home", options->home, "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
+    cmd->add_option("--home", options->home,
+                    "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
     cmd->add_option(
            "--role", options->role,
            "broker (the broker, the trace collector, the gateway), workers (worker processes "

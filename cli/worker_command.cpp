@@ -4,21 +4,21 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "cli/client_options.hpp"
-#include "cli/commands.hpp"
-#include "cli/worker_support.hpp"
-#include "cli/home.hpp"
-#include "cli/settings.hpp"
 #include "base/log.hpp"
 #include "base/owner_only.hpp"
+#include "cli/client_options.hpp"
+#include "cli/commands.hpp"
+#include "cli/home.hpp"
+#include "cli/settings.hpp"
+#include "cli/worker_support.hpp"
 #include "schema/services.hpp"
 #include "schema/untrusted_json.hpp"
 #include "workers/echo/echo_service.hpp"
@@ -51,9 +51,11 @@ void add_bus_options(CLI::App& sub, BusOptions& options, const std::string& home
     add_client_security_options(sub);
 }
 
-std::optional<bus::CurveClientKeys> worker_curve_keys(const BusOptions& options, std::string_view key_name,
+std::optional<bus::CurveClientKeys> worker_curve_keys(const BusOptions& options,
+                                                      std::string_view key_name,
                                                       std::string_view endpoint) {
-    auto keys = resolve_client_keys(security_settings(), resolve_home(options.home), key_name, endpoint);
+    auto keys =
+        resolve_client_keys(security_settings(), resolve_home(options.home), key_name, endpoint);
     if (!keys) exit_with_error(keys.error());
     return std::move(keys).value();
 }
@@ -63,7 +65,8 @@ void add_worker_options(CLI::App& sub, WorkerOptions& options, const std::string
     sub.add_option("--service", options.service, "Register under this service name instead")
         ->default_str(default_service);
     sub.add_option("--name", options.name, "Worker name in logs and explain messages");
-    sub.add_option("--threads", options.threads, "Worker threads (independent workers) in this process")
+    sub.add_option("--threads", options.threads,
+                   "Worker threads (independent workers) in this process")
         ->capture_default_str()
         ->check(CLI::Range(1, 1024));
     add_setting_option(sub, "worker.drain_timeout_ms", "--drain-timeout-ms");
@@ -76,13 +79,19 @@ nlohmann::json service_settings_json(std::string_view table) {
     nlohmann::json object = nlohmann::json::object();
     if (const auto& file = s.text(file_key); !file.empty()) {
         std::ifstream in(file);
-        if (!in) exit_with_error(base::make_error(base::ErrorType::kNotFound, "cannot read config file " + file));
-        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (!in)
+            exit_with_error(
+                base::make_error(base::ErrorType::kNotFound, "cannot read config file " + file));
+        const std::string text((std::istreambuf_iterator<char>(in)),
+                               std::istreambuf_iterator<char>());
         auto parsed = schema::parse_untrusted_json(text);
-        if (!parsed) exit_with_error(base::make_error(base::ErrorType::kInvalidJson, file + ": " + parsed.error().message));
-        if (!parsed->is_object()) {
+        if (!parsed)
             exit_with_error(base::make_error(base::ErrorType::kInvalidJson,
-                                             file + ": expected a JSON object of " + std::string(table) + " settings"));
+                                             file + ": " + parsed.error().message));
+        if (!parsed->is_object()) {
+            exit_with_error(base::make_error(
+                base::ErrorType::kInvalidJson,
+                file + ": expected a JSON object of " + std::string(table) + " settings"));
         }
         object = std::move(parsed).value();
     }
@@ -108,8 +117,8 @@ nlohmann::json service_settings_json(std::string_view table) {
     return object;
 }
 
-void run_worker(const std::string& default_service, const WorkerOptions& options, runtime::Handler handler,
-                const sigset_t& stop_signals) {
+void run_worker(const std::string& default_service, const WorkerOptions& options,
+                runtime::Handler handler, const sigset_t& stop_signals) {
     const auto& s = settings();
     runtime::WorkerConfig config;
     config.endpoint = s.text("broker.endpoint");
@@ -128,8 +137,8 @@ void run_worker(const std::string& default_service, const WorkerOptions& options
         exit_with_error(base::make_error(base::ErrorType::kInvalidRequest, e.what()));
     }
     worker->start();
-    base::component_logger("worker")->info("event=started service={} threads={} endpoint={}", config.service,
-                                              config.threads, config.endpoint);
+    base::component_logger("worker")->info("event=started service={} threads={} endpoint={}",
+                                           config.service, config.threads, config.endpoint);
     const int signal = wait_for_stop_signal(stop_signals);
     base::component_logger("worker")->info("event=signal signal={} action=graceful_stop", signal);
     worker->stop();
@@ -166,7 +175,8 @@ void run_trace_collector(const TraceCollectorOptions& options) {
     zmq::context_t context{1};
     trace::CollectorConfig collector_config;
     collector_config.endpoint = endpoint;
-    collector_config.curve = worker_curve_keys(options.bus, kCollectorKey, collector_config.endpoint);
+    collector_config.curve =
+        worker_curve_keys(options.bus, kCollectorKey, collector_config.endpoint);
     collector_config.heartbeat = heartbeat;
     collector_config.liveness = liveness;
     collector_config.window = static_cast<std::uint64_t>(s.integer("collector.window"));
@@ -182,12 +192,15 @@ void run_trace_collector(const TraceCollectorOptions& options) {
     config.worker_name = "trace-collector";
     auto pool = std::make_shared<trace::ReadStorePool>(db_path, store_config);
     // `stats` reports the collector's own counters too (store failures, deliveries not yet stored).
-    runtime::Worker worker(context, config, trace::make_trace_handler(pool, [&collector] { return collector.stats(); }));
+    runtime::Worker worker(context, config, trace::make_trace_handler(pool, [&collector] {
+                               return collector.stats();
+                           }));
 
     std::thread collector_thread([&collector] { collector.run(); });
     worker.start();
     auto log = base::component_logger("trace-collector");
-    log->info("event=started db={} endpoint={} threads={}", db_path.string(), config.endpoint, config.threads);
+    log->info("event=started db={} endpoint={} threads={}", db_path.string(), config.endpoint,
+              config.threads);
     const int signal = wait_for_stop_signal(stop_signals);
     log->info("event=signal signal={} action=graceful_stop", signal);
     worker.stop();
@@ -195,29 +208,34 @@ void run_trace_collector(const TraceCollectorOptions& options) {
     collector_thread.join();
     worker.wait();
     const auto& counters = collector.counters();
-    log->info("event=stopped stored={} duplicates={} quarantined={} acked={}", counters.stored.load(),
-              counters.duplicates.load(), counters.quarantined.load(), counters.acked.load());
+    log->info("event=stopped stored={} duplicates={} quarantined={} acked={}",
+              counters.stored.load(), counters.duplicates.load(), counters.quarantined.load(),
+              counters.acked.load());
 }
 
 void add_trace_collector_command(CLI::App& command) {
     auto options = std::make_shared<TraceCollectorOptions>();
     auto* sub = command.add_subcommand(
-        "trace-collector", "Store the broker's explain feed in <home>/traces.db and serve the `trace` service");
-    add_bus_options(*sub, options->bus, "Home folder holding traces.db (default $GLASSBOX_HOME, else ~/.glassbox)");
+        "trace-collector",
+        "Store the broker's explain feed in <home>/traces.db and serve the `trace` service");
+    add_bus_options(*sub, options->bus,
+                    "Home folder holding traces.db (default $GLASSBOX_HOME, else ~/.glassbox)");
     sub->add_option("--threads", options->threads, "Threads serving `trace` requests")
         ->capture_default_str()
         ->check(CLI::Range(1, 64));
     add_setting_option(*sub, "collector.incomplete_after_s", "--incomplete-after-s");
     add_setting_option(*sub, "collector.window", "--window");
     add_setting_flag(*sub, "collector.synchronous_normal", "--synchronous-normal", true,
-                     "Commit without fsync per transaction (faster; the last commits may be lost on power loss)");
+                     "Commit without fsync per transaction (faster; the last commits may be lost "
+                     "on power loss)");
     sub->callback([options] { run_trace_collector(*options); });
 }
 
 }  // namespace
 
 void add_worker_command(CLI::App& app) {
-    auto* command = app.add_subcommand("worker", "Run one worker process (stops gracefully on SIGTERM/SIGINT)");
+    auto* command =
+        app.add_subcommand("worker", "Run one worker process (stops gracefully on SIGTERM/SIGINT)");
     command->require_subcommand(1);
     for (const auto& entry : kBuiltinWorkers) {
         auto options = std::make_shared<WorkerOptions>();

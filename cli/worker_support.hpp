@@ -25,7 +25,8 @@ struct BusOptions {
 
 // The CURVE keys of a worker process (key `key_name` in the home unless --curve-key) for its
 // broker endpoint; nullopt: plain. Exits with the typed error when they cannot be used.
-std::optional<bus::CurveClientKeys> worker_curve_keys(const BusOptions& options, std::string_view key_name,
+std::optional<bus::CurveClientKeys> worker_curve_keys(const BusOptions& options,
+                                                      std::string_view key_name,
                                                       std::string_view endpoint);
 
 void add_bus_options(CLI::App& sub, BusOptions& options, const std::string& home_help);
@@ -49,8 +50,8 @@ nlohmann::json service_settings_json(std::string_view table);
 
 // Runs one worker (service `default_service` unless --service) until SIGTERM/SIGINT, then stops
 // it gracefully. Call block_stop_signals() first when building the handler starts threads.
-void run_worker(const std::string& default_service, const WorkerOptions& options, runtime::Handler handler,
-                const sigset_t& stop_signals);
+void run_worker(const std::string& default_service, const WorkerOptions& options,
+                runtime::Handler handler, const sigset_t& stop_signals);
 
 // Registered by their own files.
 void add_embeddings_worker_command(CLI::App& worker_command);

@@ -21,10 +21,14 @@ constexpr std::size_t kMaxTokensFileBytes = 1 << 20;
 
 std::string_view to_string(Scope scope) noexcept {
     switch (scope) {
-        case Scope::kNone: return "none";
-        case Scope::kRead: return "read";
-        case Scope::kAsk: return "ask";
-        case Scope::kLoad: return "load";
+        case Scope::kNone:
+            return "none";
+        case Scope::kRead:
+            return "read";
+        case Scope::kAsk:
+            return "ask";
+        case Scope::kLoad:
+            return "load";
     }
     return "none";
 }
@@ -46,10 +50,14 @@ Scope scope_for(std::string_view method, std::string_view path) noexcept {
 
 bool TokenGrant::allows(Scope scope) const noexcept {
     switch (scope) {
-        case Scope::kNone: return true;
-        case Scope::kRead: return read;
-        case Scope::kAsk: return ask;
-        case Scope::kLoad: return load;
+        case Scope::kNone:
+            return true;
+        case Scope::kRead:
+            return read;
+        case Scope::kAsk:
+            return ask;
+        case Scope::kLoad:
+            return load;
     }
     return false;
 }
@@ -58,7 +66,8 @@ base::Result<AccessTokens> AccessTokens::load(const std::filesystem::path& path)
     auto text = base::read_owner_only_secret(path, kMaxTokensFileBytes);
     if (!text) return text.error();
     auto tokens = parse(*text);
-    if (!tokens) return make_error(tokens.error().type, path.string() + ": " + tokens.error().message);
+    if (!tokens)
+        return make_error(tokens.error().type, path.string() + ": " + tokens.error().message);
     return tokens;
 }
 
@@ -70,7 +79,8 @@ base::Result<AccessTokens> AccessTokens::parse(std::string_view text) {
         const auto end = text.find('\n');
         std::string_view line = text.substr(0, end);
         text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
-        if (const auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+        if (const auto hash = line.find('#'); hash != std::string_view::npos)
+            line = line.substr(0, hash);
         std::vector<std::string_view> words;
         while (!line.empty()) {
             const auto start = line.find_first_not_of(" \t\r");
@@ -82,9 +92,11 @@ base::Result<AccessTokens> AccessTokens::parse(std::string_view text) {
         }
         if (words.empty()) continue;
         const auto bad = [&](const std::string& why) {
-            return make_error(ErrorType::kInvalidRequest, "line " + std::to_string(line_number) + ": " + why);
+            return make_error(ErrorType::kInvalidRequest,
+                              "line " + std::to_string(line_number) + ": " + why);
         };
-        if (words.size() < 2 || words.size() > 3) return bad("not `<token> <scope>[,<scope>…] [name]`");
+        if (words.size() < 2 || words.size() > 3)
+            return bad("not `<token> <scope>[,<scope>…] [name]`");
         const std::string_view token = words[0];
         if (token.size() < kMinTokenBytes || token.size() > kMaxTokenBytes)
             return bad("a token is 16 to 256 characters");
@@ -94,16 +106,22 @@ base::Result<AccessTokens> AccessTokens::parse(std::string_view text) {
         stored.padded.assign(kMaxTokenBytes, '\0');
         std::copy(token.begin(), token.end(), stored.padded.begin());
         stored.length = token.size();
-        stored.grant.name = words.size() == 3 ? std::string(words[2]) : "token-" + std::to_string(out.tokens_.size() + 1);
+        stored.grant.name = words.size() == 3 ? std::string(words[2])
+                                              : "token-" + std::to_string(out.tokens_.size() + 1);
         std::string_view scopes = words[1];
         while (!scopes.empty()) {
             const auto comma = scopes.find(',');
             const std::string_view scope = scopes.substr(0, comma);
-            scopes = comma == std::string_view::npos ? std::string_view() : scopes.substr(comma + 1);
-            if (scope == "read") stored.grant.read = true;
-            else if (scope == "ask") stored.grant.ask = true;
-            else if (scope == "load") stored.grant.load = true;
-            else return bad("unknown scope \"" + std::string(scope) + "\" (read, ask, load)");
+            scopes =
+                comma == std::string_view::npos ? std::string_view() : scopes.substr(comma + 1);
+            if (scope == "read")
+                stored.grant.read = true;
+            else if (scope == "ask")
+                stored.grant.ask = true;
+            else if (scope == "load")
+                stored.grant.load = true;
+            else
+                return bad("unknown scope \"" + std::string(scope) + "\" (read, ask, load)");
         }
         out.tokens_.push_back(std::move(stored));
     }
@@ -130,7 +148,8 @@ std::optional<TokenGrant> AccessTokens::find(std::string_view presented) const n
     const TokenGrant* found = nullptr;
     for (const auto& stored : tokens_) {
         // Every byte of every token is compared; volatile keeps the compiler from stopping early.
-        volatile unsigned char diff = static_cast<unsigned char>((stored.length ^ presented.size()) != 0);
+        volatile unsigned char diff =
+            static_cast<unsigned char>((stored.length ^ presented.size()) != 0);
         for (std::size_t i = 0; i < kMaxTokenBytes; ++i)
             diff = static_cast<unsigned char>(diff | (static_cast<unsigned char>(stored.padded[i]) ^
                                                       static_cast<unsigned char>(padded[i])));

@@ -67,7 +67,8 @@ public:
     RateLimiter(double rate, double burst) : rate_(rate), burst_(burst) {}
 
     // Zero when the client may go ahead (one token taken), else how long until it may.
-    std::chrono::milliseconds admit(const std::string& client, Clock::time_point now = Clock::now());
+    std::chrono::milliseconds admit(const std::string& client,
+                                    Clock::time_point now = Clock::now());
 
 private:
     struct Bucket {

@@ -51,7 +51,8 @@ std::optional<base::Error> body_error(const json& body) {
     const std::string message = message_field != it->end() && message_field->is_string()
                                     ? message_field->get<std::string>()
                                     : std::string();
-    return make_error(base::error_type_from_string(type_name).value_or(ErrorType::kInternal), message);
+    return make_error(base::error_type_from_string(type_name).value_or(ErrorType::kInternal),
+                      message);
 }
 
 base::Result<json> BusPool::call(std::string_view service, const json& body,

@@ -137,9 +137,13 @@ struct ConnectionLoop::Connection {
 
 // ---- AnswerStream ---------------------------------------------------------------------------
 
-AnswerStream::AnswerStream(int fd, const std::string& request, const Peer& peer, milliseconds write_timeout,
-                           bool half_closed)
-    : fd_(fd), request_(request), peer_(peer), write_timeout_(write_timeout), half_closed_(half_closed) {}
+AnswerStream::AnswerStream(int fd, const std::string& request, const Peer& peer,
+                           milliseconds write_timeout, bool half_closed)
+    : fd_(fd),
+      request_(request),
+      peer_(peer),
+      write_timeout_(write_timeout),
+      half_closed_(half_closed) {}
 
 bool AnswerStream::is_writable() const {
     if (failed_ || wait_for(fd_, POLLOUT, write_timeout_) <= 0) return false;
@@ -163,7 +167,8 @@ ssize_t AnswerStream::write(const char* ptr, std::size_t size) {
         const ssize_t n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
         if (n >= 0) return n;
         if (errno == EINTR) continue;
-        if ((errno == EAGAIN || errno == EWOULDBLOCK) && wait_for(fd_, POLLOUT, write_timeout_) > 0) continue;
+        if ((errno == EAGAIN || errno == EWOULDBLOCK) && wait_for(fd_, POLLOUT, write_timeout_) > 0)
+            continue;
         failed_ = true;
         return -1;
     }
@@ -181,8 +186,8 @@ void AnswerStream::get_local_ip_and_port(std::string& ip, int& port) const {
 
 // ---- ConnectionLoop -------------------------------------------------------------------------
 
-ConnectionLoop::ConnectionLoop(RequestLimits request_limits, ConnectionLimits limits, ConnectionTimeouts timeouts,
-                               std::size_t threads, Hooks hooks)
+ConnectionLoop::ConnectionLoop(RequestLimits request_limits, ConnectionLimits limits,
+                               ConnectionTimeouts timeouts, std::size_t threads, Hooks hooks)
     : request_limits_(request_limits),
       limits_(limits),
       timeouts_(timeouts),
@@ -209,10 +214,12 @@ base::Result<int> ConnectionLoop::bind(const std::string& host, int port) {
     const std::string service = std::to_string(port);
     const std::string where = host + ":" + service;
     if (::getaddrinfo(host.c_str(), service.c_str(), &hints, &found) != 0 || found == nullptr)
-        return base::make_error(base::ErrorType::kInvalidRequest, "cannot listen on " + where + ": unknown address");
+        return base::make_error(base::ErrorType::kInvalidRequest,
+                                "cannot listen on " + where + ": unknown address");
     std::string why = "no address";
     for (auto* a = found; a != nullptr; a = a->ai_next) {
-        const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+        const int fd =
+            ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
         if (fd < 0) continue;
         const int yes = 1;
         ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
@@ -224,7 +231,9 @@ base::Result<int> ConnectionLoop::bind(const std::string& host, int port) {
         ::close(fd);
     }
     ::freeaddrinfo(found);
-    if (listen_fd_ < 0) return base::make_error(base::ErrorType::kInvalidRequest, "cannot listen on " + where + ": " + why);
+    if (listen_fd_ < 0)
+        return base::make_error(base::ErrorType::kInvalidRequest,
+                                "cannot listen on " + where + ": " + why);
     sockaddr_storage address{};
     socklen_t length = sizeof address;
     ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length);
@@ -328,7 +337,8 @@ void ConnectionLoop::accept_all() {
             if ((errno == EMFILE || errno == ENFILE) && spare_fd_ >= 0) {
                 // Out of descriptors: the pending connection would keep the listening socket
                 // readable (a busy loop). The spare descriptor makes room to take it and close it.
-                base::component_logger("gateway")->warn("event=accept_failed error=\"{}\"", std::strerror(errno));
+                base::component_logger("gateway")->warn("event=accept_failed error=\"{}\"",
+                                                        std::strerror(errno));
                 ::close(spare_fd_);
                 const int dropped = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
                 if (dropped >= 0) ::close(dropped);
@@ -353,10 +363,11 @@ void ConnectionLoop::accept_all() {
         ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &e);
         std::string over;
         if (open_ > limits_.max_connections)
-            over = "the gateway has " + std::to_string(limits_.max_connections) + " connections open";
+            over =
+                "the gateway has " + std::to_string(limits_.max_connections) + " connections open";
         else if (from_client > limits_.max_connections_per_client)
-            over = "the client " + c->peer.ip + " has " + std::to_string(limits_.max_connections_per_client) +
-                   " connections open";
+            over = "the client " + c->peer.ip + " has " +
+                   std::to_string(limits_.max_connections_per_client) + " connections open";
         // Answered at once, without reading: the connection holds nothing while it lingers.
         if (!over.empty()) refuse(*c, 503, over + "; retry later");
         connections_.emplace(fd, std::move(c));
@@ -459,7 +470,8 @@ bool ConnectionLoop::admit(Connection& c) {
     }
     if (head.expect_continue && c.reader.body_bytes() == 0 && !c.continue_sent) {
         constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-        [[maybe_unused]] const auto n = ::send(c.fd, kContinue.data(), kContinue.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        [[maybe_unused]] const auto n =
+            ::send(c.fd, kContinue.data(), kContinue.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
         c.continue_sent = true;
     }
     return true;
@@ -485,8 +497,9 @@ void ConnectionLoop::dispatch(std::unique_ptr<Connection>& c) {
             return;
         }
     }
-    refuse(*c, 503, "every gateway thread is busy and " + std::to_string(limits_.max_queued_requests) +
-                        " requests wait; retry later");
+    refuse(*c, 503,
+           "every gateway thread is busy and " + std::to_string(limits_.max_queued_requests) +
+               " requests wait; retry later");
 }
 
 // On a pool thread: the router answers the request; the connection goes back to the loop.
@@ -499,9 +512,11 @@ void ConnectionLoop::answer(std::unique_ptr<Connection> c) {
     try {
         ok = hooks_.answer(stream, c->close_after, connection_closed);
     } catch (const std::exception& e) {
-        base::component_logger("gateway")->error("event=answer_failed remote={} error=\"{}\"", c->peer.remote(), e.what());
+        base::component_logger("gateway")->error("event=answer_failed remote={} error=\"{}\"",
+                                                 c->peer.remote(), e.what());
     }
-    c->keep = ok && !connection_closed && !c->close_after && !stream.failed() && !t_close_after_answer;
+    c->keep =
+        ok && !connection_closed && !c->close_after && !stream.failed() && !t_close_after_answer;
     c->request.clear();
     c->request.shrink_to_fit();
     {
@@ -542,15 +557,18 @@ void ConnectionLoop::resume(std::unique_ptr<Connection> c) {
 }
 
 void ConnectionLoop::refuse(Connection& c, int status, const std::string& detail, bool keep) {
-    const std::string path(c.reader.head_done() || !c.reader.head().target.empty() ? c.reader.head().path() : "");
-    Refusal refusal = hooks_.refuse ? hooks_.refuse(status, path, detail, c.peer) : Refusal{status, {}, "", ""};
+    const std::string path(
+        c.reader.head_done() || !c.reader.head().target.empty() ? c.reader.head().path() : "");
+    Refusal refusal =
+        hooks_.refuse ? hooks_.refuse(status, path, detail, c.peer) : Refusal{status, {}, "", ""};
     write_refusal(c, refusal, keep);
 }
 
 void ConnectionLoop::write_refusal(Connection& c, const Refusal& refusal, bool keep) {
     const std::string bytes = serialize(refusal, keep);
     // Best effort and never waiting: a small answer fits the socket's buffer.
-    [[maybe_unused]] const auto n = ::send(c.fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    [[maybe_unused]] const auto n =
+        ::send(c.fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     buffered_ -= c.reserved;
     c.reserved = 0;
     linger(c);
@@ -591,7 +609,8 @@ void ConnectionLoop::sweep() {
         if (!c->reader.started()) {
             // Nothing of a request yet: a new connection gets the head's time, a kept-alive one
             // the keep-alive wait; either is closed without an answer.
-            if (now - c->since >= (c->served == 0 ? t.header_timeout : t.keep_alive)) expired.push_back(fd);
+            if (now - c->since >= (c->served == 0 ? t.header_timeout : t.keep_alive))
+                expired.push_back(fd);
             continue;
         }
         std::string detail;
@@ -603,17 +622,22 @@ void ConnectionLoop::sweep() {
         } else {
             auto deadline = c->body_start + t.body_timeout;
             if (t.body_min_rate > 0)
-                deadline += milliseconds{static_cast<milliseconds::rep>(c->reader.body_bytes() * 1000 / t.body_min_rate)};
+                deadline += milliseconds{static_cast<milliseconds::rep>(c->reader.body_bytes() *
+                                                                        1000 / t.body_min_rate)};
             if (now >= deadline)
-                detail = t.body_min_rate == 0
-                             ? "the request body did not arrive within " + std::to_string(t.body_timeout.count()) + " ms"
-                             : "the request body arrived slower than " + std::to_string(t.body_min_rate) +
-                                   " bytes a second (after the first " + std::to_string(t.body_timeout.count()) + " ms)";
+                detail = t.body_min_rate == 0 ? "the request body did not arrive within " +
+                                                    std::to_string(t.body_timeout.count()) + " ms"
+                                              : "the request body arrived slower than " +
+                                                    std::to_string(t.body_min_rate) +
+                                                    " bytes a second (after the first " +
+                                                    std::to_string(t.body_timeout.count()) + " ms)";
         }
         if (detail.empty() && now - c->last_read >= t.read_timeout)
-            detail = "nothing of the request arrived for " + std::to_string(t.read_timeout.count()) + " ms";
+            detail = "nothing of the request arrived for " +
+                     std::to_string(t.read_timeout.count()) + " ms";
         if (!detail.empty()) {
-            base::component_logger("gateway")->warn("event=request_timeout remote={} detail=\"{}\"", c->peer.remote(), detail);
+            base::component_logger("gateway")->warn("event=request_timeout remote={} detail=\"{}\"",
+                                                    c->peer.remote(), detail);
             refuse(*c, 408, detail);
         }
     }

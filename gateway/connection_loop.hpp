@@ -77,8 +77,8 @@ struct Peer {
 // already read whole; writes go to the socket, each bounded by the write timeout.
 class AnswerStream final : public httplib::Stream {
 public:
-    AnswerStream(int fd, const std::string& request, const Peer& peer, std::chrono::milliseconds write_timeout,
-                 bool half_closed);
+    AnswerStream(int fd, const std::string& request, const Peer& peer,
+                 std::chrono::milliseconds write_timeout, bool half_closed);
 
     bool is_readable() const override { return offset_ < request_.size(); }
     // The client can take bytes and has not gone: an end of its input counts as gone, unless it
@@ -110,14 +110,16 @@ public:
         std::function<std::optional<Refusal>(const RequestHead& head, const Peer& peer)> admit;
         // The answer to a request that cannot be read or served (`path` empty when no request
         // line was read): its status and what to say.
-        std::function<Refusal(int status, std::string_view path, const std::string& detail, const Peer& peer)>
+        std::function<Refusal(int status, std::string_view path, const std::string& detail,
+                              const Peer& peer)>
             refuse;
         // Answers one whole request read from `stream`; false when the connection must close.
-        std::function<bool(AnswerStream& stream, bool close_connection, bool& connection_closed)> answer;
+        std::function<bool(AnswerStream& stream, bool close_connection, bool& connection_closed)>
+            answer;
     };
 
-    ConnectionLoop(RequestLimits request_limits, ConnectionLimits limits, ConnectionTimeouts timeouts,
-                   std::size_t threads, Hooks hooks);
+    ConnectionLoop(RequestLimits request_limits, ConnectionLimits limits,
+                   ConnectionTimeouts timeouts, std::size_t threads, Hooks hooks);
     ~ConnectionLoop();
     ConnectionLoop(const ConnectionLoop&) = delete;
     ConnectionLoop& operator=(const ConnectionLoop&) = delete;

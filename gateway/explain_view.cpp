@@ -17,8 +17,9 @@ namespace {
 std::string_view view_of(const json& object, std::string_view key) {
     if (!object.is_object()) return {};
     const auto it = object.find(key);
-    return it != object.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>())
-                                                 : std::string_view{};
+    return it != object.end() && it->is_string()
+               ? std::string_view(it->get_ref<const std::string&>())
+               : std::string_view{};
 }
 
 // The IRI of an {"t":"i","i":…} term or the lexical form of an {"t":"l","v":…} term.
@@ -63,7 +64,9 @@ std::string compact_json(const json& value) {
     return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-std::string string_of(const json& object, std::string_view key) { return std::string(view_of(object, key)); }
+std::string string_of(const json& object, std::string_view key) {
+    return std::string(view_of(object, key));
+}
 
 std::vector<std::string> explain_values(const json& explain, std::string_view subject,
                                         std::string_view predicate) {
@@ -94,13 +97,15 @@ std::vector<std::vector<std::optional<std::string>>> explain_table(
         if (!s.is_object() || view_of(s, "t") != "i" || !p.is_object()) return;
         const auto subject = s.find("i");
         const auto predicate = p.find("i");
-        if (subject == s.end() || !subject->is_string() || predicate == p.end() || !predicate->is_string())
+        if (subject == s.end() || !subject->is_string() || predicate == p.end() ||
+            !predicate->is_string())
             return;
         const auto r = row.find(subject->get_ref<const std::string&>());
         if (r == row.end()) return;
         for (std::size_t j = 0; j < predicates.size(); ++j) {
             auto& cell = table[r->second][j];
-            if (!cell && predicate->get_ref<const std::string&>() == predicates[j]) cell = term_value(o);
+            if (!cell && predicate->get_ref<const std::string&>() == predicates[j])
+                cell = term_value(o);
         }
     });
     return table;

@@ -7,8 +7,8 @@
 
 #include "base/log.hpp"
 #include "base/utf8.hpp"
-#include "gateway/explain_view.hpp"
 #include "gateway/connection_loop.hpp"
+#include "gateway/explain_view.hpp"
 #include "gateway/gateway_server.hpp"
 #include "gateway/gateway_state.hpp"
 #include "gateway/listen_address.hpp"
@@ -47,22 +47,33 @@ std::string new_request_id() {
 // The problem an httplib status without a body of ours stands for (routing, limits, parsing).
 Problem problem_for_status(int status) {
     switch (status) {
-        case 400: return {400, "InvalidRequest", "the request is malformed"};
-        case 404: return {404, "NotFound", "no such resource"};
-        case 405: return {405, "MethodNotAllowed", "the method is not allowed here"};
-        case 408: return {408, "RequestTimeout", "the request did not arrive in time"};
-        case 413: return {413, "PayloadTooLarge", "the request body is larger than the gateway accepts"};
-        case 414: return {414, "InvalidRequest", "the request target is too long"};
-        case 416: return {416, "InvalidRequest", "the range is not satisfiable"};
-        default: return {status, status >= 500 ? "Internal" : "InvalidRequest", std::string(reason_phrase(status))};
+        case 400:
+            return {400, "InvalidRequest", "the request is malformed"};
+        case 404:
+            return {404, "NotFound", "no such resource"};
+        case 405:
+            return {405, "MethodNotAllowed", "the method is not allowed here"};
+        case 408:
+            return {408, "RequestTimeout", "the request did not arrive in time"};
+        case 413:
+            return {413, "PayloadTooLarge", "the request body is larger than the gateway accepts"};
+        case 414:
+            return {414, "InvalidRequest", "the request target is too long"};
+        case 416:
+            return {416, "InvalidRequest", "the range is not satisfiable"};
+        default:
+            return {status, status >= 500 ? "Internal" : "InvalidRequest",
+                    std::string(reason_phrase(status))};
     }
 }
 
 json health(Gateway::State& state) {
-    auto status = state.bus.call(schema::protocol::kMmiStatus, json::object(), state.config.call_timeout);
+    auto status =
+        state.bus.call(schema::protocol::kMmiStatus, json::object(), state.config.call_timeout);
     if (!status) {
         const auto& paths = ServerPaths::instance();
-        const std::string error = std::string(base::to_string(status.error().type)) + ": " + status.error().message;
+        const std::string error =
+            std::string(base::to_string(status.error().type)) + ": " + status.error().message;
         return json{{"status", "down"},
                     {"broker", json{{"endpoint", paths.redact(state.config.broker)},
                                     {"reachable", false},
@@ -87,21 +98,24 @@ json health(Gateway::State& state) {
     broker["reachable"] = true;
     // An ipc:// endpoint is a file of the server.
     ServerPaths::instance().redact_json(broker);
-    return json{{"status", all_live ? "ok" : "degraded"}, {"broker", broker}, {"services", services}};
+    return json{
+        {"status", all_live ? "ok" : "degraded"}, {"broker", broker}, {"services", services}};
 }
 
 // Whether a request is for the MCP endpoint. A request line httplib could not parse leaves no
 // path: its target says.
 bool for_mcp(const httplib::Request& req) {
-    const std::string_view path =
-        req.path.empty() ? std::string_view(req.target).substr(0, req.target.find('?')) : std::string_view(req.path);
+    const std::string_view path = req.path.empty()
+                                      ? std::string_view(req.target).substr(0, req.target.find('?'))
+                                      : std::string_view(req.path);
     return path == "/mcp" || path.starts_with("/mcp/");
 }
 
 // A refusal by the gateway itself: a problem, except on /mcp, which speaks JSON-RPC: there the
 // same status and headers carry a JSON-RPC error without an id (docs/mcp.md §2). Its error type
 // is counted as the logger counts every problem's.
-void send_refusal(Gateway::State& state, const httplib::Request& req, httplib::Response& res, const Problem& problem) {
+void send_refusal(Gateway::State& state, const httplib::Request& req, httplib::Response& res,
+                  const Problem& problem) {
     if (!for_mcp(req)) return send_problem(res, problem);
     state.metrics.error(problem.error);
     const std::string detail = ServerPaths::instance().redact(problem.detail);
@@ -110,7 +124,8 @@ void send_refusal(Gateway::State& state, const httplib::Request& req, httplib::R
 
 // The checks before a request is routed (and before its body is read): the rate limit, the
 // token and its scope, the body's declared size. A refused request gets its problem here.
-bool refuse_at_admission(Gateway::State& state, const httplib::Request& req, httplib::Response& res) {
+bool refuse_at_admission(Gateway::State& state, const httplib::Request& req,
+                         httplib::Response& res) {
     const Scope scope = scope_for(req.method, req.path);
     // The API, /metrics and /mcp count, whatever scope they need (a preflight needs none).
     const bool api = req.path.starts_with("/api/") || req.path == "/metrics" || for_mcp(req);
@@ -118,25 +133,31 @@ bool refuse_at_admission(Gateway::State& state, const httplib::Request& req, htt
         const auto wait = state.limiter.admit(req.remote_addr);
         if (wait.count() > 0) {
             res.set_header("Retry-After", std::to_string((wait.count() + 999) / 1000));
-            send_refusal(state, req, res,
-                         Problem{429, "RateLimited",
-                                 "more than " + std::to_string(static_cast<long long>(state.config.rate_limit)) +
-                                     " requests a second from " + req.remote_addr + "; retry later"});
+            send_refusal(
+                state, req, res,
+                Problem{429, "RateLimited",
+                        "more than " +
+                            std::to_string(static_cast<long long>(state.config.rate_limit)) +
+                            " requests a second from " + req.remote_addr + "; retry later"});
             return true;
         }
     }
     if (state.tokens && scope != Scope::kNone) {
-        const std::optional<TokenGrant> grant = state.tokens->find(bearer_token(req.get_header_value("Authorization")));
+        const std::optional<TokenGrant> grant =
+            state.tokens->find(bearer_token(req.get_header_value("Authorization")));
         if (!grant) {
             res.set_header("WWW-Authenticate", "Bearer realm=\"glassbox\"");
-            send_refusal(state, req, res,
-                         Problem{401, "Unauthorized", "a valid bearer token is required (Authorization: Bearer <token>)"});
+            send_refusal(
+                state, req, res,
+                Problem{401, "Unauthorized",
+                        "a valid bearer token is required (Authorization: Bearer <token>)"});
             return true;
         }
         if (!grant->allows(scope)) {
             send_refusal(state, req, res,
-                         Problem{403, "Forbidden", "the token \"" + grant->name + "\" lacks the scope \"" +
-                                                       std::string(to_string(scope)) + "\""});
+                         Problem{403, "Forbidden",
+                                 "the token \"" + grant->name + "\" lacks the scope \"" +
+                                     std::string(to_string(scope)) + "\""});
             return true;
         }
     }
@@ -145,15 +166,18 @@ bool refuse_at_admission(Gateway::State& state, const httplib::Request& req, htt
             scope == Scope::kLoad ? state.config.max_upload_bytes : state.config.max_body_bytes;
         const std::string declared = req.get_header_value("Content-Length");
         std::size_t length = 0;
-        const auto [end, ec] = std::from_chars(declared.data(), declared.data() + declared.size(), length);
+        const auto [end, ec] =
+            std::from_chars(declared.data(), declared.data() + declared.size(), length);
         if (ec != std::errc() || end != declared.data() + declared.size()) {
-            send_refusal(state, req, res, Problem{400, "InvalidRequest", "Content-Length is not a number"});
+            send_refusal(state, req, res,
+                         Problem{400, "InvalidRequest", "Content-Length is not a number"});
             return true;
         }
         if (length > limit) {
             send_refusal(state, req, res,
-                         Problem{413, "PayloadTooLarge", "the body (" + declared + " bytes) is larger than the " +
-                                                             std::to_string(limit) + " bytes this route accepts"});
+                         Problem{413, "PayloadTooLarge",
+                                 "the body (" + declared + " bytes) is larger than the " +
+                                     std::to_string(limit) + " bytes this route accepts"});
             return true;
         }
     }
@@ -167,11 +191,16 @@ void add_static_routes(Gateway::State& state) {
             send_problem(res, Problem{404, "NotFound", "no file " + name});
             return;
         }
-        res.set_content(asset->bytes.data(), asset->bytes.size(), std::string(content_type_for(name)));
+        res.set_content(asset->bytes.data(), asset->bytes.size(),
+                        std::string(content_type_for(name)));
     };
-    state.server.Get("/", [serve](const httplib::Request&, httplib::Response& res) { serve("index.html", res); });
+    state.server.Get("/", [serve](const httplib::Request&, httplib::Response& res) {
+        serve("index.html", res);
+    });
     state.server.Get(R"(/([A-Za-z0-9][A-Za-z0-9._-]{0,127}))",
-                     [serve](const httplib::Request& req, httplib::Response& res) { serve(req.matches[1], res); });
+                     [serve](const httplib::Request& req, httplib::Response& res) {
+                         serve(req.matches[1], res);
+                     });
 }
 
 }  // namespace
@@ -180,37 +209,43 @@ void add_metrics_route(Gateway::State& state) {
     state.server.Get("/metrics", [&state](const httplib::Request& req, httplib::Response& res) {
         static constexpr std::string_view kMetricsTypes[] = {kMetricsMediaType};
         if (!admit(req, res, RouteShape{{}, kMetricsTypes})) return;
-        auto broker = state.bus.call(schema::protocol::kMmiStatus, json::object(), state.config.call_timeout);
+        auto broker =
+            state.bus.call(schema::protocol::kMmiStatus, json::object(), state.config.call_timeout);
         json traces = nullptr;
-        if (broker && broker->contains("services") && (*broker)["services"].dump().find("\"name\":\"trace\"") != std::string::npos) {
-            auto stats = state.bus.call(schema::services::kTrace, json{{"op", "stats"}}, state.config.call_timeout);
+        if (broker && broker->contains("services") &&
+            (*broker)["services"].dump().find("\"name\":\"trace\"") != std::string::npos) {
+            auto stats = state.bus.call(schema::services::kTrace, json{{"op", "stats"}},
+                                        state.config.call_timeout);
             if (stats) traces = std::move(*stats);
         }
-        res.set_content(state.metrics.render(broker ? *broker : json(nullptr), traces, state.streams.load()),
-                        std::string(kMetricsMediaType));
+        res.set_content(
+            state.metrics.render(broker ? *broker : json(nullptr), traces, state.streams.load()),
+            std::string(kMetricsMediaType));
     });
 }
 
 namespace {
 
 void add_openapi_route(Gateway::State& state) {
-    state.server.Get("/api/v1/openapi.json", [](const httplib::Request& req, httplib::Response& res) {
-        if (!admit(req, res, RouteShape{{}, kJsonOnly})) return;
-        for (const auto& document : api_documents()) {
-            if (document.name != "openapi.json") continue;
-            res.set_content(document.bytes.data(), document.bytes.size(), "application/json");
-            return;
-        }
-        send_problem(res, Problem{404, "NotFound", "no OpenAPI document was built in"});
-    });
+    state.server.Get(
+        "/api/v1/openapi.json", [](const httplib::Request& req, httplib::Response& res) {
+            if (!admit(req, res, RouteShape{{}, kJsonOnly})) return;
+            for (const auto& document : api_documents()) {
+                if (document.name != "openapi.json") continue;
+                res.set_content(document.bytes.data(), document.bytes.size(), "application/json");
+                return;
+            }
+            send_problem(res, Problem{404, "NotFound", "no OpenAPI document was built in"});
+        });
 }
 
 void add_health_route(Gateway::State& state) {
-    state.server.Get("/api/v1/health", [&state](const httplib::Request& req, httplib::Response& res) {
-        if (!admit(req, res, RouteShape{{}, kJsonOnly})) return;
-        const json body = health(state);
-        send_json(res, body["status"] == "down" ? 503 : 200, body);
-    });
+    state.server.Get("/api/v1/health",
+                     [&state](const httplib::Request& req, httplib::Response& res) {
+                         if (!admit(req, res, RouteShape{{}, kJsonOnly})) return;
+                         const json body = health(state);
+                         send_json(res, body["status"] == "down" ? 503 : 200, body);
+                     });
 }
 
 }  // namespace
@@ -225,7 +260,9 @@ std::optional<StreamSlot> take_stream_slot(Gateway::State& state) {
     return StreamSlot(state.streams);
 }
 
-std::string request_id_of(const httplib::Response& res) { return res.get_header_value(kRequestIdHeader); }
+std::string request_id_of(const httplib::Response& res) {
+    return res.get_header_value(kRequestIdHeader);
+}
 
 void send_json(httplib::Response& res, int status, const json& body) {
     res.status = status;
@@ -240,17 +277,21 @@ void send_problem(httplib::Response& res, const Problem& problem) {
     res.set_content(compact_json(body), std::string(kProblemContentType));
 }
 
-void send_error(httplib::Response& res, const base::Error& error) { send_problem(res, problem_from(error)); }
+void send_error(httplib::Response& res, const base::Error& error) {
+    send_problem(res, problem_from(error));
+}
 
 base::Result<json> json_body(const Gateway::State& state, const httplib::Request& req) {
     if (req.body.size() > state.config.max_body_bytes)
-        return make_error(ErrorType::kMessageTooLarge, "the body is larger than " +
-                                                           std::to_string(state.config.max_body_bytes) + " bytes");
+        return make_error(
+            ErrorType::kMessageTooLarge,
+            "the body is larger than " + std::to_string(state.config.max_body_bytes) + " bytes");
     if (base::find_invalid_utf8(req.body))
         return make_error(ErrorType::kInvalidJson, "the body is not valid UTF-8");
     auto body = schema::parse_untrusted_json(req.body);
     if (!body) return make_error(ErrorType::kInvalidJson, "the body: " + body.error().message);
-    if (!body->is_object()) return make_error(ErrorType::kInvalidRequest, "the body must be a JSON object");
+    if (!body->is_object())
+        return make_error(ErrorType::kInvalidRequest, "the body must be a JSON object");
     return body;
 }
 
@@ -324,7 +365,8 @@ void set_request_id(const httplib::Request& req, httplib::Response& res) {
 Refusal refusal_of(const httplib::Response& res) {
     Refusal refusal{res.status, {}, res.get_header_value("Content-Type"), res.body};
     for (const auto& [name, value] : res.headers)
-        if (name != "Content-Type" && name != "Content-Length" && name != "Connection") refusal.headers.emplace_back(name, value);
+        if (name != "Content-Type" && name != "Content-Length" && name != "Connection")
+            refusal.headers.emplace_back(name, value);
     return refusal;
 }
 
@@ -344,16 +386,23 @@ httplib::Request request_of(const RequestHead& head, const Peer& peer) {
 // The typed error name of a status the loop refuses with.
 std::string loop_error_name(int status) {
     switch (status) {
-        case 408: return "RequestTimeout";
-        case 413: return "PayloadTooLarge";
-        case 431: return "HeaderTooLarge";
-        case 501: return "NotImplemented";
-        case 503: return "ServiceUnavailable";
-        default: return "InvalidRequest";
+        case 408:
+            return "RequestTimeout";
+        case 413:
+            return "PayloadTooLarge";
+        case 431:
+            return "HeaderTooLarge";
+        case 501:
+            return "NotImplemented";
+        case 503:
+            return "ServiceUnavailable";
+        default:
+            return "InvalidRequest";
     }
 }
 
-std::optional<Refusal> admission_refusal(Gateway::State& state, const RequestHead& head, const Peer& peer) {
+std::optional<Refusal> admission_refusal(Gateway::State& state, const RequestHead& head,
+                                         const Peer& peer) {
     const httplib::Request req = request_of(head, peer);
     httplib::Response res;
     set_request_id(req, res);
@@ -366,11 +415,13 @@ std::optional<Refusal> admission_refusal(Gateway::State& state, const RequestHea
         res.set_header("Vary", "Origin");
     }
     state.metrics.request(route_label(req.method, req.path), res.status, std::chrono::seconds{0});
-    if (!for_mcp(req)) state.metrics.error(json::parse(res.body, nullptr, false).value("error", "Internal"));
+    if (!for_mcp(req))
+        state.metrics.error(json::parse(res.body, nullptr, false).value("error", "Internal"));
     return refusal_of(res);
 }
 
-Refusal loop_refusal(Gateway::State& state, int status, std::string_view path, const std::string& detail) {
+Refusal loop_refusal(Gateway::State& state, int status, std::string_view path,
+                     const std::string& detail) {
     httplib::Request req;
     req.target = std::string(path);
     req.path = std::string(path);
@@ -380,7 +431,8 @@ Refusal loop_refusal(Gateway::State& state, int status, std::string_view path, c
     const Problem problem{status, loop_error_name(status), detail};
     send_refusal(state, req, res, problem);
     if (!for_mcp(req)) state.metrics.error(problem.error);
-    state.metrics.request(path.empty() ? "other" : route_label("GET", req.path), status, std::chrono::seconds{0});
+    state.metrics.request(path.empty() ? "other" : route_label("GET", req.path), status,
+                          std::chrono::seconds{0});
     return refusal_of(res);
 }
 
@@ -402,16 +454,18 @@ ConnectionLimits connection_limits(const GatewayConfig& config) {
 }
 
 ConnectionTimeouts connection_timeouts(const GatewayConfig& config) {
-    return ConnectionTimeouts{config.header_timeout, config.body_timeout, config.body_min_rate,
-                              config.read_timeout,   config.write_timeout, config.keep_alive_timeout};
+    return ConnectionTimeouts{config.header_timeout, config.body_timeout,
+                              config.body_min_rate,  config.read_timeout,
+                              config.write_timeout,  config.keep_alive_timeout};
 }
 
 ConnectionLoop::Hooks loop_hooks(Gateway::State& state) {
     ConnectionLoop::Hooks hooks;
-    hooks.admit = [&state](const RequestHead& head, const Peer& peer) { return admission_refusal(state, head, peer); };
-    hooks.refuse = [&state](int status, std::string_view path, const std::string& detail, const Peer&) {
-        return loop_refusal(state, status, path, detail);
+    hooks.admit = [&state](const RequestHead& head, const Peer& peer) {
+        return admission_refusal(state, head, peer);
     };
+    hooks.refuse = [&state](int status, std::string_view path, const std::string& detail,
+                            const Peer&) { return loop_refusal(state, status, path, detail); };
     hooks.answer = [&state](AnswerStream& stream, bool close_connection, bool& connection_closed) {
         return state.server.answer(stream, close_connection, connection_closed);
     };
@@ -423,7 +477,8 @@ ConnectionLoop::Hooks loop_hooks(Gateway::State& state) {
 // ---- the gateway --------------------------------------------------------------------------
 
 Gateway::State::State(GatewayConfig c)
-    : config(std::move(c)), bus([this] {
+    : config(std::move(c)),
+      bus([this] {
           bus::BusClientConfig bus_config;
           bus_config.endpoint = config.broker;
           bus_config.curve = config.curve;
@@ -438,14 +493,17 @@ Gateway::Gateway(GatewayConfig config) : state_(std::make_unique<State>(std::mov
     State& state = *state_;
     for (const auto& path : state.config.private_paths) ServerPaths::instance().add(path);
     auto& server = state.server;
-    state.bus.on_call = [&state](std::string_view service, std::chrono::duration<double> took, bool failed) {
+    state.bus.on_call = [&state](std::string_view service, std::chrono::duration<double> took,
+                                 bool failed) {
         state.metrics.bus_call(std::string(service), took, failed);
     };
     server.set_logger([&state](const httplib::Request& req, const httplib::Response& res) {
-        state.metrics.request(route_label(req.method, req.path), res.status, std::chrono::steady_clock::now() - request_started());
+        state.metrics.request(route_label(req.method, req.path), res.status,
+                              std::chrono::steady_clock::now() - request_started());
         if (res.get_header_value("Content-Type") == kProblemContentType) {
             const json problem = json::parse(res.body, nullptr, false);
-            state.metrics.error(problem.is_object() ? problem.value("error", "Internal") : "Internal");
+            state.metrics.error(problem.is_object() ? problem.value("error", "Internal")
+                                                    : "Internal");
         }
     });
     server.set_pre_routing_handler([&state](const httplib::Request& req, httplib::Response& res) {
@@ -453,36 +511,45 @@ Gateway::Gateway(GatewayConfig config) : state_(std::make_unique<State>(std::mov
         set_request_id(req, res);
         return httplib::Server::HandlerResponse::Unhandled;
     });
-    server.set_error_handler(httplib::Server::HandlerWithResponse([&state](const httplib::Request& req, httplib::Response& res) {
-        if (!res.body.empty() || res.content_provider_) return httplib::Server::HandlerResponse::Unhandled;
-        if (!res.has_header(kRequestIdHeader)) res.set_header(kRequestIdHeader, new_request_id());
-        Problem problem = problem_for_status(res.status);
-        if (problem.status == 400 && for_mcp(req) && (req.method == "CONNECT" || req.method == "TRACE")) {
-            // A method httplib reads but routes nowhere; /mcp says which it takes (docs/mcp.md §2).
-            problem = Problem{405, "MethodNotAllowed", std::string("/mcp takes ") + mcp::kAllowedMethods};
-            res.set_header("Allow", mcp::kAllowedMethods);
-        }
-        // A request httplib could not read (malformed, too slow, too large) ends its connection:
-        // a client that sends such things does not keep a thread waiting on keep-alive.
-        if (problem.status == 400 || problem.status == 408 || problem.status == 413 || problem.status == 414 ||
-            problem.status == 431) {
-            res.set_header("Connection", "close");
-            close_connection_after_answer();
-        }
-        send_refusal(state, req, res, problem);
-        return httplib::Server::HandlerResponse::Handled;
-    }));
-    server.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-        std::string what = "unknown exception";
-        try {
-            if (ep) std::rethrow_exception(ep);
-        } catch (const std::exception& e) {
-            what = e.what();
-        } catch (...) {
-        }
-        base::component_logger("gateway")->error("event=handler_failed path={} error={}", req.path, what);
-        send_problem(res, Problem{500, "Internal", "the gateway failed on this request"});
-    });
+    server.set_error_handler(httplib::Server::HandlerWithResponse(
+        [&state](const httplib::Request& req, httplib::Response& res) {
+            if (!res.body.empty() || res.content_provider_)
+                return httplib::Server::HandlerResponse::Unhandled;
+            if (!res.has_header(kRequestIdHeader))
+                res.set_header(kRequestIdHeader, new_request_id());
+            Problem problem = problem_for_status(res.status);
+            if (problem.status == 400 && for_mcp(req) &&
+                (req.method == "CONNECT" || req.method == "TRACE")) {
+                // A method httplib reads but routes nowhere; /mcp says which it takes (docs/mcp.md
+                // §2).
+                problem = Problem{405, "MethodNotAllowed",
+                                  std::string("/mcp takes ") + mcp::kAllowedMethods};
+                res.set_header("Allow", mcp::kAllowedMethods);
+            }
+            // A request httplib could not read (malformed, too slow, too large) ends its
+            // connection: a client that sends such things does not keep a thread waiting on
+            // keep-alive.
+            if (problem.status == 400 || problem.status == 408 || problem.status == 413 ||
+                problem.status == 414 || problem.status == 431) {
+                res.set_header("Connection", "close");
+                close_connection_after_answer();
+            }
+            send_refusal(state, req, res, problem);
+            return httplib::Server::HandlerResponse::Handled;
+        }));
+    server.set_exception_handler(
+        [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+            std::string what = "unknown exception";
+            try {
+                if (ep) std::rethrow_exception(ep);
+            } catch (const std::exception& e) {
+                what = e.what();
+            } catch (...) {
+            }
+            base::component_logger("gateway")->error("event=handler_failed path={} error={}",
+                                                     req.path, what);
+            send_problem(res, Problem{500, "Internal", "the gateway failed on this request"});
+        });
 
     add_health_route(state);
     add_openapi_route(state);
@@ -508,12 +575,13 @@ base::Result<int> Gateway::bind() {
         if (!tokens) return make_error(tokens.error().type, "--tokens " + tokens.error().message);
         state.tokens = std::move(*tokens);
     } else if (!is_loopback_host(state.config.host)) {
-        return make_error(ErrorType::kInvalidRequest, "only a loopback address may be served without --tokens FILE, not " +
-                                                          state.config.host);
+        return make_error(ErrorType::kInvalidRequest,
+                          "only a loopback address may be served without --tokens FILE, not " +
+                              state.config.host);
     }
-    state.loop = std::make_unique<ConnectionLoop>(request_limits(state.config), connection_limits(state.config),
-                                                  connection_timeouts(state.config), state.config.threads,
-                                                  loop_hooks(state));
+    state.loop = std::make_unique<ConnectionLoop>(
+        request_limits(state.config), connection_limits(state.config),
+        connection_timeouts(state.config), state.config.threads, loop_hooks(state));
     auto port = state.loop->bind(state.config.host, state.config.port);
     if (!port) return std::move(port).error();
     state.port = *port;

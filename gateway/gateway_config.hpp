@@ -3,9 +3,9 @@
 
 #include <chrono>
 #include <cstddef>
+#include <filesystem>
 #include <optional>
 #include <string>
-#include <filesystem>
 #include <vector>
 
 #include "bus/curve_keys.hpp"
@@ -67,7 +67,8 @@ struct GatewayConfig {
     // A request's head (request line and header lines) and its header fields: 431 beyond.
     std::size_t max_head_bytes = 64 * 1024;
     std::size_t max_header_fields = 100;
-    // The MCP server at /mcp: session idle timeout, session bound, allowed origins (docs/mcp.md §8).
+    // The MCP server at /mcp: session idle timeout, session bound, allowed origins (docs/mcp.md
+    // §8).
     mcp::Options mcp;
     // Folders whose paths never reach a client (path_redaction.hpp): the home the gateway was
     // started with. Its working directory, $HOME, $GLASSBOX_HOME and its upload folder always are.

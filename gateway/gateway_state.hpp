@@ -15,9 +15,9 @@
 
 #include "gateway/access.hpp"
 #include "gateway/bus_pool.hpp"
+#include "gateway/connection_loop.hpp"
 #include "gateway/content_negotiation.hpp"
 #include "gateway/gateway.hpp"
-#include "gateway/connection_loop.hpp"
 #include "gateway/gateway_server.hpp"
 #include "gateway/metrics.hpp"
 #include "gateway/path_redaction.hpp"

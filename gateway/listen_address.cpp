@@ -17,9 +17,10 @@ base::Result<ListenAddress> parse_listen_address(std::string_view text) {
     std::string_view host = text.substr(0, colon);
     const std::string_view port_text = text.substr(colon + 1);
     int port = -1;
-    const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-    if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() || port < 0 ||
-        port > 65535)
+    const auto [end, ec] =
+        std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+    if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() ||
+        port < 0 || port > 65535)
         return bad("the port must be a number from 0 to 65535");
     ListenAddress address;
     address.port = port;
@@ -27,14 +28,15 @@ base::Result<ListenAddress> parse_listen_address(std::string_view text) {
         address.host = std::string(host.substr(1, host.size() - 2));
         address.url_host = std::string(host);
     } else {
-        if (host.find(':') != std::string_view::npos) return bad("write an IPv6 address in brackets: [::1]:8080");
+        if (host.find(':') != std::string_view::npos)
+            return bad("write an IPv6 address in brackets: [::1]:8080");
         address.host = std::string(host);
         address.url_host = std::string(host);
     }
     if (address.host.empty()) return bad("the host is empty");
     for (const char c : address.host) {
-        const bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
-                        c == '-' || c == ':';
+        const bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+                        (c >= 'A' && c <= 'Z') || c == '.' || c == '-' || c == ':';
         if (!ok) return bad("the host holds a character no address has");
     }
     address.loopback = is_loopback_host(address.host);

@@ -9,10 +9,10 @@
 namespace glassbox::gateway {
 
 struct ListenAddress {
-    std::string host;      // as bound: "127.0.0.1", "::1", "0.0.0.0"
-    std::string url_host;  // as written in a URL: "127.0.0.1", "[::1]"
-    int port = 0;          // 0: any free port
-    bool loopback = false; // 127.0.0.0/8, ::1 or localhost
+    std::string host;       // as bound: "127.0.0.1", "::1", "0.0.0.0"
+    std::string url_host;   // as written in a URL: "127.0.0.1", "[::1]"
+    int port = 0;           // 0: any free port
+    bool loopback = false;  // 127.0.0.0/8, ::1 or localhost
 };
 
 // 127.0.0.0/8, ::1 or localhost.

@@ -33,8 +33,9 @@ base::Result<std::string> upload_name(const httplib::Request& req, const std::st
     for (const char c : name)
         if (c < 0x21 || c > 0x7e || c == '/' || c == '\\') plain = false;
     if (!plain)
-        return make_error(ErrorType::kInvalidRequest, "name must be a file name (1 to 200 printable ASCII characters, "
-                                                      "no slashes), e.g. facts.ttl");
+        return make_error(ErrorType::kInvalidRequest,
+                          "name must be a file name (1 to 200 printable ASCII characters, "
+                          "no slashes), e.g. facts.ttl");
     return name;
 }
 
@@ -45,7 +46,8 @@ std::string upload_iri(const std::string& name) {
     static constexpr char kHex[] = "0123456789ABCDEF";
     std::string iri = "urn:glassbox:upload/";
     for (const char c : name) {
-        const bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+        const bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                           (c >= '0' && c <= '9') ||
                            std::string_view("-._~!$&'()*+,;=:@").find(c) != std::string_view::npos;
         if (plain) {
             iri += c;
@@ -58,19 +60,22 @@ std::string upload_iri(const std::string& name) {
     return iri;
 }
 
-base::Result<std::string> text_param(const httplib::Request& req, const char* key, std::size_t max) {
+base::Result<std::string> text_param(const httplib::Request& req, const char* key,
+                                     std::size_t max) {
     if (!req.has_param(key)) return std::string();
     std::string value = req.get_param_value(key);
     if (value.size() > max || base::find_invalid_utf8(value))
-        return make_error(ErrorType::kInvalidRequest, std::string(key) + " must be UTF-8 of at most " +
-                                                          std::to_string(max) + " bytes");
+        return make_error(
+            ErrorType::kInvalidRequest,
+            std::string(key) + " must be UTF-8 of at most " + std::to_string(max) + " bytes");
     return value;
 }
 
 // The load's settings from the query string (its names checked by admit): collection, tier,
 // no_index; rdf also graph, format, lenient. Checked as a load checks them before any file is
 // read (ingest::check_settings), so a bad collection or graph is refused whatever the body.
-base::Result<ingest::LoadSettings> settings_of(const Gateway::State& state, const httplib::Request& req, bool rdf) {
+base::Result<ingest::LoadSettings> settings_of(const Gateway::State& state,
+                                               const httplib::Request& req, bool rdf) {
     ingest::LoadSettings settings;
     settings.timeout = state.config.call_timeout;
     auto collection = text_param(req, "collection", 256);
@@ -114,7 +119,8 @@ public:
         static std::atomic<std::uint64_t> counter{0};
         std::random_device random;
         // A name that upload_folder_prefix() covers: the guard redacts it wherever it shows.
-        path_ = upload_folder_prefix().string() + std::to_string(random()) + "-" + std::to_string(counter.fetch_add(1));
+        path_ = upload_folder_prefix().string() + std::to_string(random()) + "-" +
+                std::to_string(counter.fetch_add(1));
     }
     UploadDir(const UploadDir&) = delete;
     UploadDir& operator=(const UploadDir&) = delete;
@@ -171,7 +177,8 @@ void upload(Gateway::State& state, const httplib::Request& req, httplib::Respons
     auto name = upload_name(req, rdf ? "upload.ttl" : "upload.txt");
     if (!name) return send_error(res, name.error());
     if (req.body.size() > state.config.max_upload_bytes)
-        return send_problem(res, Problem{413, "PayloadTooLarge", "the upload is larger than the gateway accepts"});
+        return send_problem(
+            res, Problem{413, "PayloadTooLarge", "the upload is larger than the gateway accepts"});
     settings->source_iri = upload_iri(*name);
     UploadDir dir;
     auto file = dir.write(*name, req.body);
@@ -185,8 +192,9 @@ void upload(Gateway::State& state, const httplib::Request& req, httplib::Respons
     body["name"] = *name;
     body["skipped_items"] = observer.reported();
     body["request_id"] = request_id_of(res);
-    base::component_logger("gateway")->info("event=load kind={} name={} collection={} request_id={}",
-                                            rdf ? "rdf" : "docs", *name, settings->collection, request_id_of(res));
+    base::component_logger("gateway")->info(
+        "event=load kind={} name={} collection={} request_id={}", rdf ? "rdf" : "docs", *name,
+        settings->collection, request_id_of(res));
     send_json(res, 200, body);
 }
 
@@ -194,9 +202,13 @@ void upload(Gateway::State& state, const httplib::Request& req, httplib::Respons
 
 void add_load_routes(Gateway::State& state) {
     state.server.Post("/api/v1/load/rdf",
-                      [&state](const httplib::Request& req, httplib::Response& res) { upload(state, req, res, true); });
+                      [&state](const httplib::Request& req, httplib::Response& res) {
+                          upload(state, req, res, true);
+                      });
     state.server.Post("/api/v1/load/docs",
-                      [&state](const httplib::Request& req, httplib::Response& res) { upload(state, req, res, false); });
+                      [&state](const httplib::Request& req, httplib::Response& res) {
+                          upload(state, req, res, false);
+                      });
 }
 
 }  // namespace glassbox::gateway

@@ -44,9 +44,10 @@ public:
     }
 
     base::Result<json> trace_show(const std::string& id) override {
-        return guarded(state_.bus.call(schema::services::kTrace, json{{"op", "show"}, {"session", id}},
-                                       state_.config.call_timeout),
-                       true);
+        return guarded(
+            state_.bus.call(schema::services::kTrace, json{{"op", "show"}, {"session", id}},
+                            state_.config.call_timeout),
+            true);
     }
 
     // list_traces' arguments (checked against its inputSchema) as the trace service's list.
@@ -55,7 +56,8 @@ public:
         for (const auto& [key, value] : filters.items()) {
             request[key == "all" ? "include_subtraces" : key] = value;
         }
-        return guarded(state_.bus.call(schema::services::kTrace, request, state_.config.call_timeout), true);
+        return guarded(
+            state_.bus.call(schema::services::kTrace, request, state_.config.call_timeout), true);
     }
 
 private:
@@ -89,7 +91,8 @@ struct McpEndpoint {
 std::string client_of(const Gateway::State& state, const httplib::Request& request) {
     if (state.tokens) {
         const std::string authorization = request.get_header_value("Authorization");
-        if (auto grant = state.tokens->find(bearer_token(authorization))) return "token " + grant->name;
+        if (auto grant = state.tokens->find(bearer_token(authorization)))
+            return "token " + grant->name;
     }
     return mcp::client_address(request);
 }

@@ -47,7 +47,10 @@ double number_in(const json& object, const char* key) {
 // A counter name from a broker counter's key: lower case, [a-z0-9_] only.
 std::string metric_name(const std::string& key) {
     std::string out;
-    for (const char c : key) out += (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ? c : (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : '_';
+    for (const char c : key)
+        out += (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ? c
+               : (c >= 'A' && c <= 'Z')                         ? static_cast<char>(c - 'A' + 'a')
+                                                                : '_';
     return out;
 }
 
@@ -71,14 +74,17 @@ void broker_metrics(std::string& out, const json& broker) {
     for (const auto& g : kServiceGauges) {
         header(out, g.name, "gauge", g.help);
         for (const auto& s : services)
-            out += std::string(g.name) + "{service=\"" + label(string_of(s, "name")) + "\"} " + number(number_in(s, g.key)) + "\n";
+            out += std::string(g.name) + "{service=\"" + label(string_of(s, "name")) + "\"} " +
+                   number(number_in(s, g.key)) + "\n";
     }
     const json spool = broker.value("spool", json::object());
-    header(out, "glassbox_spool_messages", "gauge", "explain messages in the broker's spool (not yet acknowledged)");
+    header(out, "glassbox_spool_messages", "gauge",
+           "explain messages in the broker's spool (not yet acknowledged)");
     out += "glassbox_spool_messages " + number(number_in(spool, "messages")) + "\n";
     header(out, "glassbox_spool_bytes", "gauge", "bytes of the spool");
     out += "glassbox_spool_bytes " + number(number_in(spool, "bytes")) + "\n";
-    header(out, "glassbox_spool_dropped_total", "counter", "explain messages not spooled (spool full)");
+    header(out, "glassbox_spool_dropped_total", "counter",
+           "explain messages not spooled (spool full)");
     out += "glassbox_spool_dropped_total " + number(number_in(spool, "dropped")) + "\n";
     const json counters = broker.value("counters", json::object());
     if (counters.is_object()) {
@@ -93,11 +99,14 @@ void broker_metrics(std::string& out, const json& broker) {
 
 void trace_metrics(std::string& out, const json& traces) {
     if (!traces.is_object()) return;
-    header(out, "glassbox_traces_stored", "gauge", "traces (sessions) in the trace store, by status");
+    header(out, "glassbox_traces_stored", "gauge",
+           "traces (sessions) in the trace store, by status");
     const json by_status = traces.value("by_status", json::object());
     if (by_status.is_object()) {
         for (const auto& [status, n] : by_status.items())
-            if (n.is_number()) out += "glassbox_traces_stored{status=\"" + label(status) + "\"} " + number(n.get<double>()) + "\n";
+            if (n.is_number())
+                out += "glassbox_traces_stored{status=\"" + label(status) + "\"} " +
+                       number(n.get<double>()) + "\n";
     }
     header(out, "glassbox_trace_events_stored", "gauge", "explain events in the trace store");
     out += "glassbox_trace_events_stored " + number(number_in(traces, "events")) + "\n";
@@ -113,11 +122,13 @@ std::string route_label(const std::string& method, const std::string& path) {
     // Labels come from a fixed set, so a client sending made-up paths cannot grow the metrics
     // (each label is a time series kept for the gateway's lifetime).
     static constexpr std::array<std::string_view, 10> kRoutes = {
-        "/api/v1/query",       "/api/v1/search",      "/api/v1/traces",  "/api/v1/load/rdf",
-        "/api/v1/load/docs",   "/api/v1/graph/stats", "/api/v1/health",  "/api/v1/openapi.json",
-        "/metrics",            "/mcp"};
-    static constexpr std::array<std::string_view, 9> kMethods = {"GET",   "HEAD",    "POST",  "PUT",  "DELETE",
-                                                                 "PATCH", "OPTIONS", "TRACE", "CONNECT"};
+        "/api/v1/query",     "/api/v1/search",
+        "/api/v1/traces",    "/api/v1/load/rdf",
+        "/api/v1/load/docs", "/api/v1/graph/stats",
+        "/api/v1/health",    "/api/v1/openapi.json",
+        "/metrics",          "/mcp"};
+    static constexpr std::array<std::string_view, 9> kMethods = {
+        "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT"};
     std::string route;
     constexpr std::string_view kTraces = "/api/v1/traces/";
     if (std::find(kRoutes.begin(), kRoutes.end(), path) != kRoutes.end())
@@ -135,7 +146,8 @@ std::string route_label(const std::string& method, const std::string& path) {
 void LatencyHistogram::observe(double seconds) {
     // The first bucket that holds it; above the last one only +Inf (the count) does.
     const auto at = std::lower_bound(kLatencyBuckets.begin(), kLatencyBuckets.end(), seconds);
-    if (at != kLatencyBuckets.end()) ++buckets[static_cast<std::size_t>(at - kLatencyBuckets.begin())];
+    if (at != kLatencyBuckets.end())
+        ++buckets[static_cast<std::size_t>(at - kLatencyBuckets.begin())];
     sum += seconds;
     ++count;
 }
@@ -146,7 +158,8 @@ void render_histogram(std::string& out, const std::string& name, const std::stri
     std::uint64_t cumulative = 0;
     for (std::size_t i = 0; i < kLatencyBuckets.size(); ++i) {
         cumulative += histogram.buckets[i];
-        out += name + "_bucket" + before_le + number(kLatencyBuckets[i]) + "\"} " + std::to_string(cumulative) + "\n";
+        out += name + "_bucket" + before_le + number(kLatencyBuckets[i]) + "\"} " +
+               std::to_string(cumulative) + "\n";
     }
     out += name + "_bucket" + before_le + "+Inf\"} " + std::to_string(histogram.count) + "\n";
     const std::string braces = labels.empty() ? "" : "{" + labels + "}";
@@ -165,7 +178,8 @@ void Metrics::error(const std::string& error) {
     ++errors_[error];
 }
 
-void Metrics::bus_call(const std::string& service, std::chrono::duration<double> took, bool failed) {
+void Metrics::bus_call(const std::string& service, std::chrono::duration<double> took,
+                       bool failed) {
     std::lock_guard lock(mutex_);
     bus_seconds_[service].observe(took.count());
     if (failed) ++bus_failures_[service];
@@ -181,10 +195,12 @@ void Metrics::question(const std::string& engine, std::chrono::duration<double> 
     // "other", so an odd worker cannot grow the metrics.
     constexpr std::size_t kMaxEngines = 16;
     const bool plain = !engine.empty() && engine.size() <= 32 &&
-                       std::all_of(engine.begin(), engine.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '-'; });
+                       std::all_of(engine.begin(), engine.end(),
+                                   [](char c) { return (c >= 'a' && c <= 'z') || c == '-'; });
     std::lock_guard lock(mutex_);
     const bool known = question_seconds_.count(engine) > 0;
-    const std::string label = plain && (known || question_seconds_.size() < kMaxEngines) ? engine : "other";
+    const std::string label =
+        plain && (known || question_seconds_.size() < kMaxEngines) ? engine : "other";
     question_seconds_[label].observe(took.count());
 }
 
@@ -198,35 +214,49 @@ void Metrics::steps_of(const json& explain) {
     step(string_of(explain, "service"), explain_step_type(explain), value);
 }
 
-std::string Metrics::render(const json& broker, const json& traces, std::size_t open_streams) const {
+std::string Metrics::render(const json& broker, const json& traces,
+                            std::size_t open_streams) const {
     std::string out;
     {
         std::lock_guard lock(mutex_);
-        header(out, "glassbox_gateway_requests_total", "counter", "HTTP requests answered, by route and status");
+        header(out, "glassbox_gateway_requests_total", "counter",
+               "HTTP requests answered, by route and status");
         for (const auto& [key, n] : requests_)
-            out += "glassbox_gateway_requests_total{route=\"" + label(key.first) + "\",status=\"" + std::to_string(key.second) +
-                   "\"} " + std::to_string(n) + "\n";
-        header(out, "glassbox_gateway_request_seconds", "histogram", "HTTP request durations (streams: their whole life), by route");
+            out += "glassbox_gateway_requests_total{route=\"" + label(key.first) + "\",status=\"" +
+                   std::to_string(key.second) + "\"} " + std::to_string(n) + "\n";
+        header(out, "glassbox_gateway_request_seconds", "histogram",
+               "HTTP request durations (streams: their whole life), by route");
         for (const auto& [route, histogram] : request_seconds_)
-            render_histogram(out, "glassbox_gateway_request_seconds", "route=\"" + label(route) + "\"", histogram);
+            render_histogram(out, "glassbox_gateway_request_seconds",
+                             "route=\"" + label(route) + "\"", histogram);
         header(out, "glassbox_question_seconds", "histogram",
-               "questions from their arrival to their answer (JSON or SSE, and MCP's resolve_intent), by the engine that answered");
+               "questions from their arrival to their answer (JSON or SSE, and MCP's "
+               "resolve_intent), by the engine that answered");
         for (const auto& [engine, histogram] : question_seconds_)
-            render_histogram(out, "glassbox_question_seconds", "engine=\"" + label(engine) + "\"", histogram);
+            render_histogram(out, "glassbox_question_seconds", "engine=\"" + label(engine) + "\"",
+                             histogram);
         header(out, "glassbox_gateway_errors_total", "counter", "problem answers, by typed error");
         for (const auto& [error, n] : errors_)
-            out += "glassbox_gateway_errors_total{error=\"" + label(error) + "\"} " + std::to_string(n) + "\n";
-        header(out, "glassbox_service_call_seconds", "histogram", "the gateway's bus calls, by service (queueing and work)");
+            out += "glassbox_gateway_errors_total{error=\"" + label(error) + "\"} " +
+                   std::to_string(n) + "\n";
+        header(out, "glassbox_service_call_seconds", "histogram",
+               "the gateway's bus calls, by service (queueing and work)");
         for (const auto& [service, histogram] : bus_seconds_)
-            render_histogram(out, "glassbox_service_call_seconds", "service=\"" + label(service) + "\"", histogram);
-        header(out, "glassbox_service_call_failures_total", "counter", "the gateway's bus calls that ended with an error");
+            render_histogram(out, "glassbox_service_call_seconds",
+                             "service=\"" + label(service) + "\"", histogram);
+        header(out, "glassbox_service_call_failures_total", "counter",
+               "the gateway's bus calls that ended with an error");
         for (const auto& [service, n] : bus_failures_)
-            out += "glassbox_service_call_failures_total{service=\"" + label(service) + "\"} " + std::to_string(n) + "\n";
+            out += "glassbox_service_call_failures_total{service=\"" + label(service) + "\"} " +
+                   std::to_string(n) + "\n";
         header(out, "glassbox_step_seconds", "histogram",
-               "steps' durations (gb:durationMs) in the explain messages of the questions asked here, by service and step");
+               "steps' durations (gb:durationMs) in the explain messages of the questions asked "
+               "here, by service and step");
         for (const auto& [key, histogram] : step_seconds_)
-            render_histogram(out, "glassbox_step_seconds",
-                             "service=\"" + label(key.first) + "\",step=\"" + label(key.second) + "\"", histogram);
+            render_histogram(
+                out, "glassbox_step_seconds",
+                "service=\"" + label(key.first) + "\",step=\"" + label(key.second) + "\"",
+                histogram);
     }
     header(out, "glassbox_gateway_open_streams", "gauge", "SSE streams open now");
     out += "glassbox_gateway_open_streams " + std::to_string(open_streams) + "\n";

@@ -16,10 +16,11 @@ namespace glassbox::gateway {
 
 // The upper bounds of the latency histograms' buckets, in seconds: from a health check (a few
 // milliseconds) to a question through a slow model (the default question deadline is 120 s).
-inline constexpr std::array<double, 14> kLatencyBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-                                                           1,     2.5,  5,     10,   30,  60,   120};
+inline constexpr std::array<double, 14> kLatencyBuckets = {
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120};
 
-// One latency histogram: a count per bucket (not cumulative here; the text is), their sum and count.
+// One latency histogram: a count per bucket (not cumulative here; the text is), their sum and
+// count.
 struct LatencyHistogram {
     std::array<std::uint64_t, kLatencyBuckets.size()> buckets{};
     double sum = 0;
@@ -44,7 +45,8 @@ public:
 
     // The text: these, then `broker` (mmi.status) and `traces` (the trace service's stats)
     // when given (null when they could not be asked).
-    std::string render(const nlohmann::json& broker, const nlohmann::json& traces, std::size_t open_streams) const;
+    std::string render(const nlohmann::json& broker, const nlohmann::json& traces,
+                       std::size_t open_streams) const;
 
 private:
     mutable std::mutex mutex_;

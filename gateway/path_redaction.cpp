@@ -13,14 +13,15 @@ namespace fs = std::filesystem;
 namespace {
 
 bool name_char(char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-           c == '-' || c == '~';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-' || c == '~';
 }
 
 // What ends a path inside a message: "x.db: no such file", "(…/x.ttl)", "'…'", "<…>".
 bool ends_path(char c) {
-    return static_cast<unsigned char>(c) <= 0x20 || c == '"' || c == '\'' || c == '`' || c == ':' || c == ',' ||
-           c == ';' || c == ')' || c == ']' || c == '}' || c == '>' || c == '<' || c == '|';
+    return static_cast<unsigned char>(c) <= 0x20 || c == '"' || c == '\'' || c == '`' || c == ':' ||
+           c == ',' || c == ';' || c == ')' || c == ']' || c == '}' || c == '>' || c == '<' ||
+           c == '|';
 }
 
 // A root as a file: URI writes it (RFC 8089: every byte but unreserved ones and '/' escaped).
@@ -45,8 +46,8 @@ std::size_t scheme_start(std::string_view text, std::size_t at) {
     std::size_t start = at - 3;
     while (start > 0) {
         const char c = text[start - 1];
-        const bool scheme = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
-                            c == '-' || c == '.';
+        const bool scheme = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                            (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
         if (!scheme) break;
         --start;
     }
@@ -75,12 +76,13 @@ void PathRedactor::add_root(const std::string& given, bool name_prefix) {
                      [](const Root& a, const Root& b) { return a.text.size() > b.text.size(); });
 }
 
-bool PathRedactor::path_at(std::string_view text, std::size_t at, const Root& root, std::size_t& from,
-                           std::size_t& to) const {
+bool PathRedactor::path_at(std::string_view text, std::size_t at, const Root& root,
+                           std::size_t& from, std::size_t& to) const {
     // A root inside a longer name is not that root: "/srv/gb" is not in "/srv/gbx" nor "/a/srv/gb".
     if (at > 0 && name_char(text[at - 1])) return false;
     std::size_t end = at + root.text.size();
-    if (!root.name_prefix && end < text.size() && text[end] != '/' && !ends_path(text[end])) return false;
+    if (!root.name_prefix && end < text.size() && text[end] != '/' && !ends_path(text[end]))
+        return false;
     while (end < text.size() && !ends_path(text[end])) ++end;
     from = scheme_start(text, at);
     to = end;
@@ -89,7 +91,8 @@ bool PathRedactor::path_at(std::string_view text, std::size_t at, const Root& ro
 
 bool PathRedactor::clean(std::string_view text) const {
     for (const auto& root : roots_) {
-        for (auto at = text.find(root.text); at != std::string_view::npos; at = text.find(root.text, at + 1)) {
+        for (auto at = text.find(root.text); at != std::string_view::npos;
+             at = text.find(root.text, at + 1)) {
             std::size_t from = 0;
             std::size_t to = 0;
             if (path_at(text, at, root, from, to)) return false;
@@ -101,7 +104,8 @@ bool PathRedactor::clean(std::string_view text) const {
 std::string PathRedactor::redact(std::string_view given) const {
     std::string text(given);
     for (const auto& root : roots_) {
-        for (auto at = text.find(root.text); at != std::string::npos; at = text.find(root.text, at)) {
+        for (auto at = text.find(root.text); at != std::string::npos;
+             at = text.find(root.text, at)) {
             std::size_t from = 0;
             std::size_t to = 0;
             if (!path_at(text, at, root, from, to)) {

@@ -42,7 +42,8 @@ private:
         bool name_prefix = false;
     };
     // Where `root` occurs at `at` as a path of its own, the span of that whole path.
-    bool path_at(std::string_view text, std::size_t at, const Root& root, std::size_t& from, std::size_t& to) const;
+    bool path_at(std::string_view text, std::size_t at, const Root& root, std::size_t& from,
+                 std::size_t& to) const;
 
     std::vector<Root> roots_;  // longest first, so a root inside another is replaced with it
 };

@@ -40,7 +40,8 @@ int http_status_for(ErrorType type) noexcept {
 }
 
 Problem problem_from(const base::Error& error) {
-    Problem problem{http_status_for(error.type), std::string(base::to_string(error.type)), error.message};
+    Problem problem{http_status_for(error.type), std::string(base::to_string(error.type)),
+                    error.message};
     if (error.place) {
         problem.members["file"] = error.place->file;
         if (error.place->line > 0) problem.members["line"] = error.place->line;
@@ -51,21 +52,36 @@ Problem problem_from(const base::Error& error) {
 
 std::string_view reason_phrase(int status) noexcept {
     switch (status) {
-        case 400: return "Bad Request";
-        case 401: return "Unauthorized";
-        case 403: return "Forbidden";
-        case 404: return "Not Found";
-        case 405: return "Method Not Allowed";
-        case 406: return "Not Acceptable";
-        case 408: return "Request Timeout";
-        case 413: return "Content Too Large";
-        case 415: return "Unsupported Media Type";
-        case 429: return "Too Many Requests";
-        case 500: return "Internal Server Error";
-        case 502: return "Bad Gateway";
-        case 503: return "Service Unavailable";
-        case 504: return "Gateway Timeout";
-        default: return "Error";
+        case 400:
+            return "Bad Request";
+        case 401:
+            return "Unauthorized";
+        case 403:
+            return "Forbidden";
+        case 404:
+            return "Not Found";
+        case 405:
+            return "Method Not Allowed";
+        case 406:
+            return "Not Acceptable";
+        case 408:
+            return "Request Timeout";
+        case 413:
+            return "Content Too Large";
+        case 415:
+            return "Unsupported Media Type";
+        case 429:
+            return "Too Many Requests";
+        case 500:
+            return "Internal Server Error";
+        case 502:
+            return "Bad Gateway";
+        case 503:
+            return "Service Unavailable";
+        case 504:
+            return "Gateway Timeout";
+        default:
+            return "Error";
     }
 }
 

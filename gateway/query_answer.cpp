@@ -66,7 +66,9 @@ json sources_of(const json& final) {
     if (plain.is_array())
         for (const auto& s : plain)
             if (s.is_string())
-                out.push_back(json{{"source", s}, {"tier", nullptr}, {"engine", member(final, "engine", nullptr)}});
+                out.push_back(json{{"source", s},
+                                   {"tier", nullptr},
+                                   {"engine", member(final, "engine", nullptr)}});
     return out;
 }
 
@@ -101,7 +103,8 @@ json runs_of(const json& final) {
 }
 
 json usage_of(const json& final) {
-    return json{{"input_tokens", member(final, "in_token", 0)}, {"output_tokens", member(final, "out_token", 0)}};
+    return json{{"input_tokens", member(final, "in_token", 0)},
+                {"output_tokens", member(final, "out_token", 0)}};
 }
 
 }  // namespace

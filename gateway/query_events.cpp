@@ -17,7 +17,6 @@ namespace vocab = schema::vocab;
 
 namespace {
 
-
 // A literal's lexical form as a JSON number when it is one, else null.
 json number_of(const std::optional<std::string>& lexical) {
     if (!lexical || lexical->empty()) return nullptr;
@@ -49,7 +48,8 @@ std::string summary_of(const std::string& text) {
 }  // namespace
 
 std::string format_sse(std::uint64_t id, const SseEvent& event) {
-    // compact_json() escapes every control character, so the data is one line whatever the text holds.
+    // compact_json() escapes every control character, so the data is one line whatever the text
+    // holds.
     std::string data = compact_json(event.data);
     if (!event.raw_members.empty() && data.size() >= 2 && data.back() == '}') {
         data.pop_back();
@@ -62,7 +62,8 @@ std::string format_sse(std::uint64_t id, const SseEvent& event) {
 
 const json* explain_of(const bus::Reply& reply) {
     if (reply.kind == bus::ReplyKind::kExplain) return &reply.body;
-    if (reply.kind != bus::ReplyKind::kData || string_of(reply.body, "message_type") != "explain") return nullptr;
+    if (reply.kind != bus::ReplyKind::kData || string_of(reply.body, "message_type") != "explain")
+        return nullptr;
     const auto inner = reply.body.find("explain");
     return inner != reply.body.end() && inner->is_object() ? &*inner : &reply.body;
 }
@@ -80,13 +81,14 @@ SseEvent step_event(const json& explain, const std::string& trace, std::string_v
         message = compact_json(redacted);
     }
     const std::string parent = string_of(explain, "parent_uri");
-    return SseEvent{"step", json{{"trace", trace.empty() ? json(nullptr) : json(trace)},
-                                 {"step", string_of(explain, "explain_id")},
-                                 {"type", explain_step_type(explain)},
-                                 {"parent", parent.empty() ? json(nullptr) : json(parent)},
-                                 {"service", string_of(explain, "service")},
-                                 {"seq", field_or(explain, "seq", nullptr)},
-                                 {"session", string_of(explain, "session")}},
+    return SseEvent{"step",
+                    json{{"trace", trace.empty() ? json(nullptr) : json(trace)},
+                         {"step", string_of(explain, "explain_id")},
+                         {"type", explain_step_type(explain)},
+                         {"parent", parent.empty() ? json(nullptr) : json(parent)},
+                         {"service", string_of(explain, "service")},
+                         {"seq", field_or(explain, "seq", nullptr)},
+                         {"session", string_of(explain, "session")}},
                     "\"explain\":" + message};
 }
 
@@ -97,7 +99,8 @@ SseEvent QueryEvents::event(std::string name, json data) const {
     // What workers say of their steps (an escalation's or a retraction's reason, a tool's
     // observation) may quote an error naming a file of their host; the answer's own text and
     // evidence are data, and answer.done guards its free texts itself (query_answer.hpp).
-    if (name != "answer.delta" && name != "citation" && name != "answer.done" && name != "retrieval.results")
+    if (name != "answer.delta" && name != "citation" && name != "answer.done" &&
+        name != "retrieval.results")
         ServerPaths::instance().redact_json(data);
     data["trace"] = trace_.empty() ? json(nullptr) : json(trace_);
     return SseEvent{std::move(name), std::move(data)};
@@ -132,13 +135,15 @@ std::vector<SseEvent> QueryEvents::on_reply(const bus::Reply& reply) {
                 // The reflection rejected a run (docs/query.md §1): everything streamed so far is
                 // taken back, so the deltas after the last retract add up to the final answer.
                 streamed_.clear();
-                out.push_back(event("answer.retract", json{{"engine", field_or(body, "engine", nullptr)},
-                                                           {"run", field_or(body, "run", nullptr)},
-                                                           {"reason", field_or(body, "reason", nullptr)}}));
+                out.push_back(
+                    event("answer.retract", json{{"engine", field_or(body, "engine", nullptr)},
+                                                 {"run", field_or(body, "run", nullptr)},
+                                                 {"reason", field_or(body, "reason", nullptr)}}));
             } else if (const std::string text = string_of(body, "response"); !text.empty()) {
                 streamed_ += text;
                 json data{{"text", text}};
-                // Provenance of a piece: which run it came from, and whether it is the replayed winner.
+                // Provenance of a piece: which run it came from, and whether it is the replayed
+                // winner.
                 for (const char* key : {"engine", "run", "provisional", "replay"})
                     if (body.contains(key)) data[key] = body[key];
                 out.push_back(event("answer.delta", std::move(data)));
@@ -187,21 +192,23 @@ void QueryEvents::step(const json& explain, std::vector<SseEvent>& out, std::str
             if (space == std::string::npos) continue;
             scores[line.substr(0, space)] = number_of(line.substr(space + 1));
         }
-        out.push_back(event("route.decided",
-                            json{{"step", id},
-                                 {"engine", or_null(explain_value(explain, id, vocab::kEngine))},
-                                 {"method", or_null(explain_value(explain, id, vocab::kRoutingMethod))},
-                                 {"question_type", or_null(explain_value(explain, id, vocab::kQuestionType))},
-                                 {"rules_fired", explain_values(explain, id, vocab::kRuleFired)},
-                                 {"confidence", number_of(explain_value(explain, id, vocab::kConfidence))},
-                                 {"scores", scores}}));
+        out.push_back(
+            event("route.decided",
+                  json{{"step", id},
+                       {"engine", or_null(explain_value(explain, id, vocab::kEngine))},
+                       {"method", or_null(explain_value(explain, id, vocab::kRoutingMethod))},
+                       {"question_type", or_null(explain_value(explain, id, vocab::kQuestionType))},
+                       {"rules_fired", explain_values(explain, id, vocab::kRuleFired)},
+                       {"confidence", number_of(explain_value(explain, id, vocab::kConfidence))},
+                       {"scores", scores}}));
     } else if (type == "Escalation") {
-        out.push_back(event("escalation",
-                            json{{"step", id},
-                                 {"from", or_null(explain_value(explain, id, vocab::kFromEngine))},
-                                 {"to", or_null(explain_value(explain, id, vocab::kEngine))},
-                                 {"reason", or_null(explain_value(explain, id, vocab::kReason))},
-                                 {"relevance", number_of(explain_value(explain, id, vocab::kRelevance))}}));
+        out.push_back(
+            event("escalation",
+                  json{{"step", id},
+                       {"from", or_null(explain_value(explain, id, vocab::kFromEngine))},
+                       {"to", or_null(explain_value(explain, id, vocab::kEngine))},
+                       {"reason", or_null(explain_value(explain, id, vocab::kReason))},
+                       {"relevance", number_of(explain_value(explain, id, vocab::kRelevance))}}));
     } else if (type.find("ToolUse") != std::string::npos) {
         const json iteration = number_of(explain_value(explain, id, vocab::kIteration));
         const std::string tool = explain_value(explain, id, vocab::kAction).value_or("");
@@ -211,24 +218,30 @@ void QueryEvents::step(const json& explain, std::vector<SseEvent>& out, std::str
             auto parsed = schema::parse_untrusted_json(*text);
             args = parsed ? std::move(parsed).value() : json(*text);
         }
-        out.push_back(event("tool.call", json{{"step", id}, {"iteration", iteration}, {"tool", tool}, {"args", args}}));
+        out.push_back(
+            event("tool.call",
+                  json{{"step", id}, {"iteration", iteration}, {"tool", tool}, {"args", args}}));
     } else if (type == "Observation") {
         const json iteration = number_of(explain_value(explain, id, vocab::kIteration));
         const auto tool = tools_.find(session + " " + compact_json(iteration));
-        out.push_back(event("tool.result",
-                            json{{"step", id},
-                                 {"iteration", iteration},
-                                 {"tool", tool == tools_.end() ? json(nullptr) : json(tool->second)},
-                                 {"ok", explain_value(explain, id, vocab::kToolStatus).value_or("ok") == "ok"},
-                                 {"summary", summary_of(explain_value(explain, id, vocab::kObservationText).value_or(""))}}));
+        out.push_back(event(
+            "tool.result",
+            json{{"step", id},
+                 {"iteration", iteration},
+                 {"tool", tool == tools_.end() ? json(nullptr) : json(tool->second)},
+                 {"ok", explain_value(explain, id, vocab::kToolStatus).value_or("ok") == "ok"},
+                 {"summary",
+                  summary_of(explain_value(explain, id, vocab::kObservationText).value_or(""))}}));
     }
     retrieval(explain, id, out);
     if (session == trace_ && (type == "Conclusion" || type == "Synthesis")) {
-        if (auto reason = explain_value(explain, id, vocab::kTerminationReason)) termination_ = *reason;
+        if (auto reason = explain_value(explain, id, vocab::kTerminationReason))
+            termination_ = *reason;
     }
 }
 
-void QueryEvents::retrieval(const json& explain, const std::string& id, std::vector<SseEvent>& out) {
+void QueryEvents::retrieval(const json& explain, const std::string& id,
+                            std::vector<SseEvent>& out) {
     // Graph RAG's kept edges (Focus), document RAG's retrieved and ranked chunks (Exploration,
     // Focus): each selection with what its own triples say of it.
     const auto selections = [&](std::string_view link, const char* kind) {
@@ -236,10 +249,10 @@ void QueryEvents::retrieval(const json& explain, const std::string& id, std::vec
         if (uris.empty()) return;
         const bool edges = std::string_view(kind) == "edges";
         // One pass over the message for all its selections (a Focus holds dozens).
-        const auto table = explain_table(explain, uris,
-                                         {vocab::kScore, vocab::kDataTier, vocab::kSourceChunk,
-                                          vocab::kSourceDocument, vocab::kRdfSubject, vocab::kRdfPredicate,
-                                          vocab::kRdfObject, vocab::kReasoning});
+        const auto table = explain_table(
+            explain, uris,
+            {vocab::kScore, vocab::kDataTier, vocab::kSourceChunk, vocab::kSourceDocument,
+             vocab::kRdfSubject, vocab::kRdfPredicate, vocab::kRdfObject, vocab::kReasoning});
         json items = json::array();
         for (std::size_t i = 0; i < uris.size(); ++i) {
             const auto& row = table[i];
@@ -256,20 +269,27 @@ void QueryEvents::retrieval(const json& explain, const std::string& id, std::vec
             }
             items.push_back(std::move(item));
         }
-        out.push_back(event("retrieval.results", json{{"step", id}, {"kind", kind}, {"items", std::move(items)}}));
+        out.push_back(event("retrieval.results",
+                            json{{"step", id}, {"kind", kind}, {"items", std::move(items)}}));
     };
     selections(vocab::kSelectedEdge, "edges");
     // Graph RAG's explored edges (Exploration): the subgraph the traversal reached, kept or not.
-    if (const auto explored = explain_values(explain, id, vocab::kExploredEdgeProperty); !explored.empty()) {
-        const auto table = explain_table(explain, explored,
-                                         {vocab::kRdfSubject, vocab::kRdfPredicate, vocab::kRdfObject, vocab::kHop});
+    if (const auto explored = explain_values(explain, id, vocab::kExploredEdgeProperty);
+        !explored.empty()) {
+        const auto table = explain_table(
+            explain, explored,
+            {vocab::kRdfSubject, vocab::kRdfPredicate, vocab::kRdfObject, vocab::kHop});
         json items = json::array();
         for (std::size_t i = 0; i < explored.size(); ++i) {
             const auto& row = table[i];
-            items.push_back(json{{"edge", explored[i]}, {"s", or_null(row[0])}, {"p", or_null(row[1])},
-                                 {"o", or_null(row[2])}, {"hop", number_of(row[3])}});
+            items.push_back(json{{"edge", explored[i]},
+                                 {"s", or_null(row[0])},
+                                 {"p", or_null(row[1])},
+                                 {"o", or_null(row[2])},
+                                 {"hop", number_of(row[3])}});
         }
-        out.push_back(event("retrieval.results", json{{"step", id}, {"kind", "explored"}, {"items", std::move(items)}}));
+        out.push_back(event("retrieval.results",
+                            json{{"step", id}, {"kind", "explored"}, {"items", std::move(items)}}));
     }
     selections(vocab::kRetrievedChunk, "chunks");
     selections(vocab::kSelectedChunk, "chunks");
@@ -309,14 +329,17 @@ void QueryEvents::final(const json& body, std::vector<SseEvent>& out) {
     // A question asked without streaming (or whose engine sent its text only at the end) has
     // streamed nothing since the last retract: the whole text is one delta.
     const std::string response = string_of(body, "response");
-    if (streamed_.empty() && !response.empty()) out.push_back(event("answer.delta", json{{"text", response}}));
+    if (streamed_.empty() && !response.empty())
+        out.push_back(event("answer.delta", json{{"text", response}}));
     citations(body, out);
     std::string reason = string_of(body, "termination");
     if (reason.empty()) reason = termination_.empty() ? "answered" : termination_;
     // The same answer as a question asked for JSON gets (query_answer.hpp).
-    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - received_);
-    json answer = query_answer(body, AnswerContext{string_of(request_, "question"), string_of(request_, "collection"),
-                                                   request_id_, took});
+    const auto took =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - received_);
+    json answer =
+        query_answer(body, AnswerContext{string_of(request_, "question"),
+                                         string_of(request_, "collection"), request_id_, took});
     answer["termination_reason"] = reason;
     answered_by_ = string_of(body, "engine");
     out.push_back(event("answer.done", std::move(answer)));

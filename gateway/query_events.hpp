@@ -34,7 +34,8 @@ const nlohmann::json* explain_of(const bus::Reply& reply);
 
 // `text`, when given, is the message as received (the bus reply's body): written as it is when
 // it is one line, so the message is not serialized again.
-SseEvent step_event(const nlohmann::json& explain, const std::string& trace, std::string_view text = {});
+SseEvent step_event(const nlohmann::json& explain, const std::string& trace,
+                    std::string_view text = {});
 
 // One event on the wire: "event: <name>\nid: <id>\ndata: <one-line JSON>\n\n".
 std::string format_sse(std::uint64_t id, const SseEvent& event);
@@ -45,7 +46,8 @@ public:
 
     // `request` is what run.started repeats: {question, mode, collection}; `received` when the
     // question came (the answer's duration_ms counts from it).
-    QueryEvents(std::string request_id, nlohmann::json request, Clock::time_point received = Clock::now());
+    QueryEvents(std::string request_id, nlohmann::json request,
+                Clock::time_point received = Clock::now());
 
     // The events one bus reply of the query request stands for (none for a reply that says
     // nothing new). A terminal reply ends with `done`.
@@ -60,11 +62,13 @@ public:
 
 private:
     void start(std::vector<SseEvent>& out);
-    void step(const nlohmann::json& explain, std::vector<SseEvent>& out, std::string_view text = {});
+    void step(const nlohmann::json& explain, std::vector<SseEvent>& out,
+              std::string_view text = {});
     void final(const nlohmann::json& body, std::vector<SseEvent>& out);
     void fail(const base::Error& error, std::vector<SseEvent>& out);
     void citations(const nlohmann::json& body, std::vector<SseEvent>& out);
-    void retrieval(const nlohmann::json& explain, const std::string& id, std::vector<SseEvent>& out);
+    void retrieval(const nlohmann::json& explain, const std::string& id,
+                   std::vector<SseEvent>& out);
     SseEvent event(std::string name, nlohmann::json data) const;
 
     std::string request_id_;

@@ -21,10 +21,12 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr std::size_t kMaxQueryBytes = 16 * 1024;  // the query worker's own bound (docs/query.md §1)
+constexpr std::size_t kMaxQueryBytes =
+    16 * 1024;  // the query worker's own bound (docs/query.md §1)
 constexpr std::size_t kMaxFieldBytes = 256;
 // `question` as the CLI names it; `query`, its older name, as an alias (query_answer.hpp).
-constexpr std::string_view kQueryFields[] = {"question", "query", "mode", "collection", "session_id", "options"};
+constexpr std::string_view kQueryFields[] = {"question",   "query",      "mode",
+                                             "collection", "session_id", "options"};
 // JSON first: a client that names neither (or accepts anything) gets the answer whole.
 constexpr std::string_view kQueryMediaTypes[] = {kJsonMediaType, kEventStreamMediaType};
 
@@ -34,16 +36,20 @@ struct QueryInput {
     Clock::time_point received = Clock::now();
 };
 
-base::Result<std::string> optional_string(const json& body, const char* key, std::size_t max_bytes) {
+base::Result<std::string> optional_string(const json& body, const char* key,
+                                          std::size_t max_bytes) {
     const auto it = body.find(key);
     if (it == body.end() || it->is_null()) return std::string();
-    if (!it->is_string()) return make_error(ErrorType::kInvalidRequest, std::string(key) + " must be a string");
+    if (!it->is_string())
+        return make_error(ErrorType::kInvalidRequest, std::string(key) + " must be a string");
     const auto& value = it->get_ref<const std::string&>();
     if (value.size() > max_bytes)
-        return make_error(ErrorType::kInvalidRequest,
-                          std::string(key) + " is longer than " + std::to_string(max_bytes) + " bytes");
+        return make_error(ErrorType::kInvalidRequest, std::string(key) + " is longer than " +
+                                                          std::to_string(max_bytes) + " bytes");
     for (const unsigned char c : value)
-        if (c < 0x20) return make_error(ErrorType::kInvalidRequest, std::string(key) + " holds a control character");
+        if (c < 0x20)
+            return make_error(ErrorType::kInvalidRequest,
+                              std::string(key) + " holds a control character");
     return value;
 }
 
@@ -56,10 +62,11 @@ base::Result<schema::QueryMode> query_mode(const json& body) {
     if (const auto mode = schema::query_mode_from_string(*name)) return *mode;
     using schema::QueryMode;
     std::string modes;
-    for (const auto mode : {QueryMode::kAuto, QueryMode::kGraphRag, QueryMode::kDocumentRag, QueryMode::kAgent})
+    for (const auto mode :
+         {QueryMode::kAuto, QueryMode::kGraphRag, QueryMode::kDocumentRag, QueryMode::kAgent})
         modes += (modes.empty() ? "" : ", ") + std::string(schema::to_string(mode));
-    return make_error(ErrorType::kInvalidRequest,
-                      "mode must be one of " + modes + ", not \"" + base::printable_utf8(*name) + "\"");
+    return make_error(ErrorType::kInvalidRequest, "mode must be one of " + modes + ", not \"" +
+                                                      base::printable_utf8(*name) + "\"");
 }
 
 // The body checked and bounded: {question (or query), mode?, collection?, session_id?, options?}.
@@ -67,7 +74,8 @@ base::Result<QueryInput> query_input(json body) {
     if (auto known = only_known_fields(body, kQueryFields); !known) return known.error();
     if (auto named = take_question_alias(body); !named) return named.error();
     const auto query = body.find(kQuestionField);
-    if (query == body.end() || !query->is_string() || is_blank(query->get_ref<const std::string&>()))
+    if (query == body.end() || !query->is_string() ||
+        is_blank(query->get_ref<const std::string&>()))
         return make_error(ErrorType::kInvalidRequest,
                           "question must be a string holding more than white space");
     if (query->get_ref<const std::string&>().size() > kMaxQueryBytes)
@@ -79,7 +87,8 @@ base::Result<QueryInput> query_input(json body) {
     if (auto name = schema::validate_collection(*collection); !name) return name.error();
     auto session = optional_string(body, "session_id", kMaxFieldBytes);
     if (!session) return session.error();
-    if (const auto options = body.find("options"); options != body.end() && !options->is_null() && !options->is_object())
+    if (const auto options = body.find("options");
+        options != body.end() && !options->is_null() && !options->is_object())
         return make_error(ErrorType::kInvalidRequest, "options must be an object");
 
     QueryInput input;
@@ -100,9 +109,10 @@ void record_steps(Gateway::State& state, const bus::Reply& reply) {
 
 // One query request from sending to its FINAL, each step told to `watch`; abandoned on the bus
 // when `watch` cancels it, or when this thread leaves by an exception.
-base::Result<bus::Reply> run_query(Gateway::State& state, bus::BusClient& client, const schema::QueryRequest& request,
-                                   const QueryWatch& watch) {
-    auto id = client.send(schema::services::kQuery, schema::encode(request), state.config.query_timeout);
+base::Result<bus::Reply> run_query(Gateway::State& state, bus::BusClient& client,
+                                   const schema::QueryRequest& request, const QueryWatch& watch) {
+    auto id =
+        client.send(schema::services::kQuery, schema::encode(request), state.config.query_timeout);
     if (!id) return std::move(id).error();
     struct AbandonOnExit {
         bus::BusClient& client;
@@ -112,7 +122,8 @@ base::Result<bus::Reply> run_query(Gateway::State& state, bus::BusClient& client
         }
     } guard{client, *id};
     // Without a watch nothing polls: the client's backstop ends the request by its deadline.
-    const auto wait = watch.cancelled ? state.config.client_check : std::chrono::milliseconds{std::chrono::hours{24}};
+    const auto wait = watch.cancelled ? state.config.client_check
+                                      : std::chrono::milliseconds{std::chrono::hours{24}};
     for (;;) {
         if (watch.cancelled && watch.cancelled())
             return make_error(ErrorType::kCancelled, "the caller cancelled the question");
@@ -125,7 +136,8 @@ base::Result<bus::Reply> run_query(Gateway::State& state, bus::BusClient& client
         if (reply->kind == bus::ReplyKind::kError)
             return reply->error.value_or(make_error(ErrorType::kInternal, "error"));
         if (reply->kind == bus::ReplyKind::kFinal) return std::move(reply).value();
-        if (const json* explain = explain_of(*reply); explain != nullptr && watch.on_step) watch.on_step(*explain);
+        if (const json* explain = explain_of(*reply); explain != nullptr && watch.on_step)
+            watch.on_step(*explain);
     }
 }
 
@@ -140,11 +152,13 @@ base::Result<json> ask(Gateway::State& state, QueryInput input, const std::strin
     if (!final) return std::move(final).error();
     const json& body = final->body;
     if (auto error = body_error(body)) return *error;
-    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - input.received);
-    json answer = query_answer(body, AnswerContext{input.request.query, input.request.collection, request_id, took});
+    const auto took =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - input.received);
+    json answer = query_answer(
+        body, AnswerContext{input.request.query, input.request.collection, request_id, took});
     state.metrics.question(string_of(body, "engine"), took);
-    base::component_logger("gateway")->info("event=question request_id={} trace={} as=json", request_id,
-                                            string_of(answer, "trace_id"));
+    base::component_logger("gateway")->info("event=question request_id={} trace={} as=json",
+                                            request_id, string_of(answer, "trace_id"));
     return answer;
 }
 
@@ -157,9 +171,13 @@ void answer_json(Gateway::State& state, QueryInput input, httplib::Response& res
 
 // The state of one SSE answer, alive as long as httplib may call its content provider.
 struct QueryStream {
-    QueryStream(Gateway::State& s, StreamSlot slot_, BusLease lease_, std::string request_id_, json summary,
-                Clock::time_point received_)
-        : state(s), slot(std::move(slot_)), lease(std::move(lease_)), request_id(request_id_), received(received_),
+    QueryStream(Gateway::State& s, StreamSlot slot_, BusLease lease_, std::string request_id_,
+                json summary, Clock::time_point received_)
+        : state(s),
+          slot(std::move(slot_)),
+          lease(std::move(lease_)),
+          request_id(request_id_),
+          received(received_),
           events(std::move(request_id_), std::move(summary), received_) {}
 
     ~QueryStream() {
@@ -209,44 +227,50 @@ struct QueryStream {
             last_write = Clock::now();
         }
         sink.done();
-        if (!events.answered_by().empty()) state.metrics.question(events.answered_by(), Clock::now() - received);
-        base::component_logger("gateway")->info("event=question request_id={} trace={} as=sse", request_id,
-                                                events.trace());
+        if (!events.answered_by().empty())
+            state.metrics.question(events.answered_by(), Clock::now() - received);
+        base::component_logger("gateway")->info("event=question request_id={} trace={} as=sse",
+                                                request_id, events.trace());
         return true;
     }
 
     bool client_gone() {
-        base::component_logger("gateway")->info("event=stream_client_gone request_id={} trace={} bus_request={}",
-                                                request_id, events.trace(), bus_request);
+        base::component_logger("gateway")->info(
+            "event=stream_client_gone request_id={} trace={} bus_request={}", request_id,
+            events.trace(), bus_request);
         if (lease->is_in_flight(bus_request)) lease->abandon(bus_request);
         return false;
     }
 };
 
-void answer_stream(Gateway::State& state, QueryInput input, const httplib::Request&, httplib::Response& res) {
+void answer_stream(Gateway::State& state, QueryInput input, const httplib::Request&,
+                   httplib::Response& res) {
     auto slot = take_stream_slot(state);
     if (!slot) {
         res.set_header("Retry-After", "1");
         send_problem(res, Problem{503, "TooManyStreams",
-                                  "the gateway has " + std::to_string(state.config.max_streams) + " streams open"});
+                                  "the gateway has " + std::to_string(state.config.max_streams) +
+                                      " streams open"});
         return;
     }
     input.request.streaming = true;
-    const std::string body = schema::encode(input.request).dump(-1, ' ', false, json::error_handler_t::replace);
+    const std::string body =
+        schema::encode(input.request).dump(-1, ' ', false, json::error_handler_t::replace);
     auto lease = state.bus.lease();
     auto sent = lease->send_raw(schema::services::kQuery, body, state.config.query_timeout);
     if (!sent) {
         send_error(res, sent.error());
         return;
     }
-    auto stream = std::make_shared<QueryStream>(state, std::move(*slot), std::move(lease), request_id_of(res),
-                                                std::move(input.summary), input.received);
+    auto stream =
+        std::make_shared<QueryStream>(state, std::move(*slot), std::move(lease), request_id_of(res),
+                                      std::move(input.summary), input.received);
     stream->bus_request = *sent;
     res.set_header("Cache-Control", "no-store");
     res.set_header("X-Accel-Buffering", "no");
-    res.set_chunked_content_provider("text/event-stream", [stream](std::size_t, httplib::DataSink& sink) {
-        return stream->run(sink);
-    });
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [stream](std::size_t, httplib::DataSink& sink) { return stream->run(sink); });
 }
 
 }  // namespace
@@ -258,27 +282,29 @@ base::Result<json> ask_query(Gateway::State& state, const json& body, const Quer
 }
 
 void add_query_routes(Gateway::State& state) {
-    state.server.Post("/api/v1/query", [&state](const httplib::Request& req, httplib::Response& res) {
-        const auto media_type = admit(req, res, RouteShape{{}, kQueryMediaTypes});
-        if (!media_type) return;
-        auto body = json_body(state, req);
-        if (!body) {
-            send_error(res, body.error());
-            return;
-        }
-        auto input = query_input(*body);
-        if (!input) {
-            send_error(res, input.error());
-            return;
-        }
-        // The question's trace carries the request id (gb:requestId), so a log line finds its trace.
-        input->request.request_id = request_id_of(res);
-        if (kQueryMediaTypes[*media_type] == kEventStreamMediaType) {
-            answer_stream(state, std::move(*input), req, res);
-        } else {
-            answer_json(state, std::move(*input), res);
-        }
-    });
+    state.server.Post("/api/v1/query",
+                      [&state](const httplib::Request& req, httplib::Response& res) {
+                          const auto media_type = admit(req, res, RouteShape{{}, kQueryMediaTypes});
+                          if (!media_type) return;
+                          auto body = json_body(state, req);
+                          if (!body) {
+                              send_error(res, body.error());
+                              return;
+                          }
+                          auto input = query_input(*body);
+                          if (!input) {
+                              send_error(res, input.error());
+                              return;
+                          }
+                          // The question's trace carries the request id (gb:requestId), so a log
+                          // line finds its trace.
+                          input->request.request_id = request_id_of(res);
+                          if (kQueryMediaTypes[*media_type] == kEventStreamMediaType) {
+                              answer_stream(state, std::move(*input), req, res);
+                          } else {
+                              answer_json(state, std::move(*input), res);
+                          }
+                      });
 }
 
 }  // namespace glassbox::gateway

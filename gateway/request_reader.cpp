@@ -21,9 +21,8 @@ constexpr std::size_t kMaxChunkDigits = 15;
 char lower(char c) { return base::ascii_lower(c); }
 
 bool equal_ci(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return lower(x) == lower(y);
-           });
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
+                                              [](char x, char y) { return lower(x) == lower(y); });
 }
 
 bool starts_with_ci(std::string_view s, std::string_view prefix) {
@@ -37,7 +36,9 @@ bool is_tchar(char c) {
     return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
 }
 
-bool is_token(std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar); }
+bool is_token(std::string_view s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), is_tchar);
+}
 
 // RFC 9110 §5.5 field-value bytes: VCHAR, obs-text, SP, HTAB. NUL, CR, LF and other controls
 // are refused (§5.5: "a recipient ... MUST either reject the message").
@@ -75,8 +76,7 @@ bool has_token(std::string_view value, std::string_view token) {
 // ASCII only.
 bool usable_target(std::string_view method, std::string_view target) {
     if (target.empty()) return false;
-    if (!std::all_of(target.begin(), target.end(),
-                     [](char c) { return c > 0x20 && c < 0x7f; }))
+    if (!std::all_of(target.begin(), target.end(), [](char c) { return c > 0x20 && c < 0x7f; }))
         return false;
     return target.front() == '/' || (target == "*" && method == "OPTIONS");
 }
@@ -114,14 +114,16 @@ void RequestReader::consume(std::size_t n) {
     scanned_ = 0;
 }
 
-bool RequestReader::next_line(std::string_view& line, std::size_t bound, int status, const char* what) {
+bool RequestReader::next_line(std::string_view& line, std::size_t bound, int status,
+                              const char* what) {
     const auto lf = buffer_.find('\n', scanned_);
     if (lf == std::string::npos) {
         scanned_ = buffer_.size();
         if (buffer_.size() > bound)
             fail(status, std::string(what) + " is longer than " + std::to_string(bound) + " bytes");
         else if (head_bytes_ + buffer_.size() > limits_.max_head_bytes)
-            fail(431, "the request head is larger than " + std::to_string(limits_.max_head_bytes) + " bytes");
+            fail(431, "the request head is larger than " + std::to_string(limits_.max_head_bytes) +
+                          " bytes");
         return false;
     }
     std::size_t end = lf;
@@ -137,7 +139,8 @@ bool RequestReader::next_line(std::string_view& line, std::size_t bound, int sta
     }
     head_bytes_ += lf + 1;
     if (head_bytes_ > limits_.max_head_bytes) {
-        fail(431, "the request head is larger than " + std::to_string(limits_.max_head_bytes) + " bytes");
+        fail(431, "the request head is larger than " + std::to_string(limits_.max_head_bytes) +
+                      " bytes");
         return false;
     }
     return true;
@@ -147,7 +150,9 @@ bool RequestReader::next_chunk_line(std::string_view& line) {
     const auto crlf = buffer_.find("\r\n", scanned_ > 0 ? scanned_ - 1 : 0);
     if (crlf == std::string::npos) {
         scanned_ = buffer_.size();
-        if (buffer_.size() > kMaxChunkLine) fail(400, "a chunk-size line is longer than " + std::to_string(kMaxChunkLine) + " bytes");
+        if (buffer_.size() > kMaxChunkLine)
+            fail(400,
+                 "a chunk-size line is longer than " + std::to_string(kMaxChunkLine) + " bytes");
         return false;
     }
     line = std::string_view(buffer_).substr(0, crlf);
@@ -176,28 +181,34 @@ RequestReader::Progress RequestReader::read_request_line(std::string_view line) 
     if (head_.version != "HTTP/1.1" && head_.version != "HTTP/1.0") {
         const bool http = head_.version.size() == 8 && head_.version.starts_with("HTTP/") &&
                           std::isdigit(static_cast<unsigned char>(head_.version[5])) &&
-                          head_.version[6] == '.' && std::isdigit(static_cast<unsigned char>(head_.version[7]));
+                          head_.version[6] == '.' &&
+                          std::isdigit(static_cast<unsigned char>(head_.version[7]));
         if (http) return fail(505, "only HTTP/1.1 and HTTP/1.0 are served, not " + head_.version);
         return fail(400, "the request line's version is not HTTP/1.1");
     }
     return Progress::kNeedMore;
 }
 
-RequestReader::Progress RequestReader::read_field(std::string_view line, std::vector<HeaderField>& into,
+RequestReader::Progress RequestReader::read_field(std::string_view line,
+                                                  std::vector<HeaderField>& into,
                                                   std::size_t& count) {
     // RFC 9112 §5.2: obs-fold outside message/http is rejected with 400.
     if (line.front() == ' ' || line.front() == '\t')
-        return fail(400, "a header line begins with whitespace (obsolete line folding is not accepted)");
+        return fail(400,
+                    "a header line begins with whitespace (obsolete line folding is not accepted)");
     const auto colon = line.find(':');
     if (colon == std::string_view::npos) return fail(400, "a header line has no colon");
     const auto name = line.substr(0, colon);
     // RFC 9112 §5.1: no whitespace between the field name and the colon.
-    if (!is_token(name)) return fail(400, "a header name is not a token (\"" + std::string(name.substr(0, 64)) + "\")");
+    if (!is_token(name))
+        return fail(400,
+                    "a header name is not a token (\"" + std::string(name.substr(0, 64)) + "\")");
     const auto value = trim_ows(line.substr(colon + 1));
     if (!std::all_of(value.begin(), value.end(), is_field_value_byte))
         return fail(400, "the header " + std::string(name) + " holds a control character");
     if (++count > limits_.max_fields)
-        return fail(431, "the request has more than " + std::to_string(limits_.max_fields) + " header fields");
+        return fail(431, "the request has more than " + std::to_string(limits_.max_fields) +
+                             " header fields");
     into.push_back(HeaderField{std::string(name), std::string(value)});
     return Progress::kNeedMore;
 }
@@ -220,8 +231,10 @@ RequestReader::Progress RequestReader::end_head() {
                                                        [](char c) { return c >= '0' && c <= '9'; }))
                     return fail(400, "Content-Length is not a number");
                 const std::size_t n = std::stoull(std::string(member));
-                // RFC 9110 §8.6: a list of identical values may be taken as one; different ones not.
-                if (has_length && n != length) return fail(400, "the request has two different Content-Length values");
+                // RFC 9110 §8.6: a list of identical values may be taken as one; different ones
+                // not.
+                if (has_length && n != length)
+                    return fail(400, "the request has two different Content-Length values");
                 has_length = true;
                 length = n;
             }
@@ -236,7 +249,8 @@ RequestReader::Progress RequestReader::end_head() {
     }
     // RFC 9112 §3.2: an HTTP/1.1 request without Host, or with several, is answered 400.
     if (head_.version == "HTTP/1.1" && hosts != 1)
-        return fail(400, hosts == 0 ? "an HTTP/1.1 request needs a Host header" : "the request has several Host headers");
+        return fail(400, hosts == 0 ? "an HTTP/1.1 request needs a Host header"
+                                    : "the request has several Host headers");
     if (head_.version == "HTTP/1.0") {
         const auto* connection = head_.field("Connection");
         head_.keep_alive = connection != nullptr && has_token(*connection, "keep-alive");
@@ -244,11 +258,14 @@ RequestReader::Progress RequestReader::end_head() {
     if (!transfer_coding.empty()) {
         // RFC 9112 §6.3: both is a request smuggling attempt or a broken client; the
         // connection is closed after the answer.
-        if (has_length) return fail(400, "the request has both Transfer-Encoding and Content-Length");
-        if (head_.version == "HTTP/1.0") return fail(400, "Transfer-Encoding is not allowed in HTTP/1.0");
+        if (has_length)
+            return fail(400, "the request has both Transfer-Encoding and Content-Length");
+        if (head_.version == "HTTP/1.0")
+            return fail(400, "Transfer-Encoding is not allowed in HTTP/1.0");
         const auto codings = list_members(transfer_coding);
-        const auto chunked = std::count_if(codings.begin(), codings.end(),
-                                           [](std::string_view c) { return equal_ci(c, "chunked"); });
+        const auto chunked = std::count_if(codings.begin(), codings.end(), [](std::string_view c) {
+            return equal_ci(c, "chunked");
+        });
         for (const auto c : codings)
             if (!equal_ci(c, "chunked"))
                 return fail(501, "the transfer coding \"" + std::string(c.substr(0, 64)) +
@@ -269,12 +286,13 @@ RequestReader::Progress RequestReader::end_head() {
 RequestReader::Progress RequestReader::read_chunk_size(std::string_view line) {
     const auto size_part = trim_ows(line.substr(0, line.find(';')));
     if (size_part.empty() || size_part.size() > kMaxChunkDigits ||
-        !std::all_of(size_part.begin(), size_part.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))
+        !std::all_of(size_part.begin(), size_part.end(),
+                     [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))
         return fail(400, "a chunk size is not a hexadecimal number");
     const std::size_t size = std::stoull(std::string(size_part), nullptr, 16);
     if (size > limits_.max_body_bytes - body_.size())
-        return fail(413, "the chunked body is larger than the " + std::to_string(limits_.max_body_bytes) +
-                             " bytes the gateway accepts");
+        return fail(413, "the chunked body is larger than the " +
+                             std::to_string(limits_.max_body_bytes) + " bytes the gateway accepts");
     chunk_left_ = size;
     phase_ = size == 0 ? Phase::kTrailer : Phase::kChunkData;
     return Progress::kNeedMore;
@@ -290,7 +308,8 @@ RequestReader::Progress RequestReader::step() {
             if (line.empty()) {
                 head_bytes_ = 0;
                 consume(buffer_.find('\n') + 1);
-                if (++blank_lines_ > kMaxBlankLines) return fail(400, "empty lines instead of a request line");
+                if (++blank_lines_ > kMaxBlankLines)
+                    return fail(400, "empty lines instead of a request line");
                 return Progress::kNeedMore;
             }
             if (auto p = read_request_line(line); p == Progress::kFailed) return p;
@@ -308,7 +327,8 @@ RequestReader::Progress RequestReader::step() {
                 }
                 return end_head();
             }
-            if (auto p = read_field(line, phase_ == Phase::kFields ? head_.fields : trailers_, field_count_);
+            if (auto p = read_field(line, phase_ == Phase::kFields ? head_.fields : trailers_,
+                                    field_count_);
                 p == Progress::kFailed)
                 return p;
             consume(buffer_.find('\n') + 1);
@@ -329,10 +349,12 @@ RequestReader::Progress RequestReader::step() {
         }
         case Phase::kChunkEnd:
             if (buffer_.size() < 2) {
-                if (!buffer_.empty() && buffer_[0] != '\r') return fail(400, "chunk data is not followed by CRLF");
+                if (!buffer_.empty() && buffer_[0] != '\r')
+                    return fail(400, "chunk data is not followed by CRLF");
                 break;
             }
-            if (buffer_.compare(0, 2, "\r\n") != 0) return fail(400, "chunk data is not followed by CRLF");
+            if (buffer_.compare(0, 2, "\r\n") != 0)
+                return fail(400, "chunk data is not followed by CRLF");
             consume(2);
             phase_ = Phase::kChunkSize;
             return Progress::kNeedMore;
@@ -374,11 +396,14 @@ std::string RequestReader::take() {
     out += head_.version;
     out += "\r\n";
     for (const auto& f : head_.fields) {
-        if (equal_ci(f.name, "Transfer-Encoding") || equal_ci(f.name, "Content-Length") || equal_ci(f.name, "Expect"))
+        if (equal_ci(f.name, "Transfer-Encoding") || equal_ci(f.name, "Content-Length") ||
+            equal_ci(f.name, "Expect"))
             continue;
         out += f.name;
         out += ": ";
-        out += equal_ci(f.name, "Content-Type") && is_form_type(f.value) ? "application/octet-stream" : f.value;
+        out += equal_ci(f.name, "Content-Type") && is_form_type(f.value)
+                   ? "application/octet-stream"
+                   : f.value;
         out += "\r\n";
     }
     if (!body_.empty() || head_.chunked || head_.content_length > 0)

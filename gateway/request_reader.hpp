@@ -87,7 +87,16 @@ public:
     bool has_more() const noexcept { return !buffer_.empty(); }
 
 private:
-    enum class Phase { kRequestLine, kFields, kChunkSize, kChunkData, kChunkEnd, kTrailer, kBody, kDone };
+    enum class Phase {
+        kRequestLine,
+        kFields,
+        kChunkSize,
+        kChunkData,
+        kChunkEnd,
+        kTrailer,
+        kBody,
+        kDone
+    };
 
     Progress fail(int status, std::string detail);
     // The next line of the head (CRLF or LF ended), or false when it has not arrived yet; checks
@@ -104,7 +113,7 @@ private:
 
     RequestLimits limits_;
     Phase phase_ = Phase::kRequestLine;
-    std::string buffer_;  // received, not yet consumed
+    std::string buffer_;       // received, not yet consumed
     std::size_t scanned_ = 0;  // bytes of buffer_ already searched for the line end
     RequestHead head_;
     std::vector<HeaderField> trailers_;

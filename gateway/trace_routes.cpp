@@ -18,19 +18,22 @@ namespace {
 
 constexpr std::size_t kMaxParamBytes = 1024;
 
-base::Result<long long> integer_param(const std::string& name, const std::string& text, long long min, long long max) {
+base::Result<long long> integer_param(const std::string& name, const std::string& text,
+                                      long long min, long long max) {
     long long value = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max)
-        return make_error(ErrorType::kInvalidRequest, name + " must be an integer from " + std::to_string(min) +
-                                                          " to " + std::to_string(max));
+        return make_error(ErrorType::kInvalidRequest, name + " must be an integer from " +
+                                                          std::to_string(min) + " to " +
+                                                          std::to_string(max));
     return value;
 }
 
 // The list's filters. Unknown parameters are refused (admit) so a misspelt filter cannot
 // silently list everything.
-constexpr std::string_view kListParameters[] = {"kind", "status", "since",  "until", "search",     "parent",
-                                                "all",  "limit",  "offset", "after", "exact_total"};
+constexpr std::string_view kListParameters[] = {"kind",   "status", "since",      "until",
+                                                "search", "parent", "all",        "limit",
+                                                "offset", "after",  "exact_total"};
 
 // The list request from the query string (its names already checked against kListParameters).
 base::Result<json> list_request(const httplib::Request& req) {
@@ -38,13 +41,15 @@ base::Result<json> list_request(const httplib::Request& req) {
     for (const auto& [name, value] : req.params) {
         if (value.size() > kMaxParamBytes)
             return make_error(ErrorType::kInvalidRequest, name + " is longer than 1024 bytes");
-        if (name == "kind" || name == "status" || name == "since" || name == "until" || name == "search" ||
-            name == "parent" || name == "after") {
+        if (name == "kind" || name == "status" || name == "since" || name == "until" ||
+            name == "search" || name == "parent" || name == "after") {
             request[name] = value;
         } else if (name == "all" || name == "exact_total") {
-            if (value != "true" && value != "false" && value != "1" && value != "0" && !value.empty())
+            if (value != "true" && value != "false" && value != "1" && value != "0" &&
+                !value.empty())
                 return make_error(ErrorType::kInvalidRequest, name + " must be true or false");
-            request[name == "all" ? "include_subtraces" : name] = value.empty() || value == "true" || value == "1";
+            request[name == "all" ? "include_subtraces" : name] =
+                value.empty() || value == "true" || value == "1";
         } else if (name == "limit") {
             auto limit = integer_param(name, value, 1, 10'000);
             if (!limit) return limit.error();
@@ -113,13 +118,15 @@ void send_trace(httplib::Response& res, TraceFormat format, json reply) {
     res.status = 200;
     switch (format) {
         case TraceFormat::kTurtle:
-            return res.set_content(schema::rdf::render_turtle(triples), "text/turtle; charset=utf-8");
+            return res.set_content(schema::rdf::render_turtle(triples),
+                                   "text/turtle; charset=utf-8");
         case TraceFormat::kNTriples:
             return res.set_content(schema::rdf::render_ntriples(triples), "application/n-triples");
         case TraceFormat::kNQuads:
             return res.set_content(schema::rdf::render_nquads(triples), "application/n-quads");
         case TraceFormat::kJsonLd:
-            return res.set_content(schema::rdf::render_jsonld(triples).dump(-1, ' ', false, json::error_handler_t::replace),
+            return res.set_content(schema::rdf::render_jsonld(triples).dump(
+                                       -1, ' ', false, json::error_handler_t::replace),
                                    "application/ld+json");
         case TraceFormat::kJson:
             break;
@@ -129,7 +136,8 @@ void send_trace(httplib::Response& res, TraceFormat format, json reply) {
 }  // namespace
 
 void add_trace_routes(Gateway::State& state) {
-    state.server.Get("/api/v1/traces", [&state](const httplib::Request& req, httplib::Response& res) {
+    state.server.Get("/api/v1/traces", [&state](const httplib::Request& req,
+                                                httplib::Response& res) {
         if (!admit(req, res, RouteShape{kListParameters, kJsonOnly})) return;
         auto request = list_request(req);
         if (!request) {
@@ -146,7 +154,8 @@ void add_trace_routes(Gateway::State& state) {
         send_json(res, 200, *reply);
     });
     // The id is a session URI (URL-encoded; httplib decodes the path) or a unique UUID prefix.
-    state.server.Get(R"(/api/v1/traces/([^/]{1,1024}))", [&state](const httplib::Request& req, httplib::Response& res) {
+    state.server.Get(R"(/api/v1/traces/([^/]{1,1024}))", [&state](const httplib::Request& req,
+                                                                  httplib::Response& res) {
         const std::string id = req.matches[1];
         const auto format = trace_format(req, res);
         if (!format) return;

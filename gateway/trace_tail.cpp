@@ -81,16 +81,19 @@ struct TraceTail {
         const json events = trace.value("events", json::array());
         for (const auto& e : events) {
             if (depth == 0 || !parent.empty()) break;
-            parent = explain_value(json{{"explain_triples", e.value("triples", json::array())}}, run,
-                                   schema::vocab::kProvUsed)
+            parent = explain_value(json{{"explain_triples", e.value("triples", json::array())}},
+                                   run, schema::vocab::kProvUsed)
                          .value_or("");
         }
         for (const auto& e : events) {
             const long long seq = e.value("seq", -1LL);
             if (seq <= last) continue;
-            json explain{{"message_type", "explain"},        {"session", run},
-                         {"seq", seq},                       {"service", string_of(summary, "service")},
-                         {"explain_id", string_of(e, "explain_id")}, {"explain_triples", e.value("triples", json::array())},
+            json explain{{"message_type", "explain"},
+                         {"session", run},
+                         {"seq", seq},
+                         {"service", string_of(summary, "service")},
+                         {"explain_id", string_of(e, "explain_id")},
+                         {"explain_triples", e.value("triples", json::array())},
                          {"state", string_of(e, "state")}};
             if (!parent.empty()) explain["parent_uri"] = parent;
             if (!write(sink, step_event(explain, session))) return false;
@@ -121,7 +124,9 @@ struct TraceTail {
     }
 
     bool finish(httplib::DataSink& sink, const std::string& status) {
-        write(sink, SseEvent{"done", json{{"trace", session}, {"termination_reason", status}, {"status", status}}});
+        write(sink, SseEvent{"done", json{{"trace", session},
+                                          {"termination_reason", status},
+                                          {"status", status}}});
         sink.done();
         return true;
     }
@@ -131,8 +136,11 @@ struct TraceTail {
         auto status = catch_up(sink, gone);
         if (gone) return false;
         if (!status) {
-            write(sink, SseEvent{"error", json{{"trace", nullptr}, {"type", std::string(base::to_string(status.error().type))},
-                                               {"message", ServerPaths::instance().redact(status.error().message)}}});
+            write(sink, SseEvent{"error",
+                                 json{{"trace", nullptr},
+                                      {"type", std::string(base::to_string(status.error().type))},
+                                      {"message",
+                                       ServerPaths::instance().redact(status.error().message)}}});
             return finish(sink, "error");
         }
         auto last_poll = Clock::now();
@@ -152,7 +160,8 @@ struct TraceTail {
                 // A step the topic did not bring (dropped, or published before the subscription
                 // took): sending this one would skip it for good. The store has them in order,
                 // this one included: read it soon.
-                if (seq > last + 1) last_poll = std::min(last_poll, Clock::now() - kStorePoll + kGapPoll);
+                if (seq > last + 1)
+                    last_poll = std::min(last_poll, Clock::now() - kStorePoll + kGapPoll);
             }
             if (!sink.is_writable()) return false;
             if (Clock::now() - last_write >= state.config.keep_alive) {
@@ -177,27 +186,38 @@ struct TraceTail {
 }  // namespace
 
 void add_trace_tail_route(Gateway::State& state) {
-    state.server.Get(R"(/api/v1/traces/([^/]{1,1024})/events)", [&state](const httplib::Request& req, httplib::Response& res) {
+    state.server.Get(R"(/api/v1/traces/([^/]{1,1024})/events)", [&state](
+                                                                    const httplib::Request& req,
+                                                                    httplib::Response& res) {
         if (!admit(req, res, RouteShape{{}, kEventStreamOnly})) return;
         auto slot = take_stream_slot(state);
         if (!slot) {
             res.set_header("Retry-After", "1");
-            return send_problem(res, Problem{503, "TooManyStreams",
-                                             "the gateway has " + std::to_string(state.config.max_streams) + " streams open"});
+            return send_problem(
+                res, Problem{503, "TooManyStreams",
+                             "the gateway has " + std::to_string(state.config.max_streams) +
+                                 " streams open"});
         }
         // The topic's endpoint, as the broker reports it.
-        auto status = state.bus.call(schema::protocol::kMmiStatus, json::object(), state.config.call_timeout);
+        auto status =
+            state.bus.call(schema::protocol::kMmiStatus, json::object(), state.config.call_timeout);
         if (!status) return send_error(res, status.error());
         const std::string pub = string_of(status->value("broker", json::object()), "pub_endpoint");
-        if (pub.empty()) return send_error(res, make_error(ErrorType::kServiceUnavailable, "the broker names no explain topic"));
+        if (pub.empty())
+            return send_error(res, make_error(ErrorType::kServiceUnavailable,
+                                              "the broker names no explain topic"));
         // Known before the stream starts: an unknown id is a 404, not a stream.
-        auto shown = state.bus.call(schema::services::kTrace, json{{"op", "show"}, {"session", std::string(req.matches[1])}},
+        auto shown = state.bus.call(schema::services::kTrace,
+                                    json{{"op", "show"}, {"session", std::string(req.matches[1])}},
                                     state.config.call_timeout);
         if (!shown) return send_error(res, shown.error());
-        auto tail = std::make_shared<TraceTail>(state, std::move(*slot), string_of(shown->value("session", json::object()), "session"), pub);
+        auto tail = std::make_shared<TraceTail>(
+            state, std::move(*slot), string_of(shown->value("session", json::object()), "session"),
+            pub);
         res.set_header("Cache-Control", "no-store");
-        res.set_chunked_content_provider("text/event-stream",
-                                         [tail](std::size_t, httplib::DataSink& sink) { return tail->run(sink); });
+        res.set_chunked_content_provider(
+            "text/event-stream",
+            [tail](std::size_t, httplib::DataSink& sink) { return tail->run(sink); });
     });
 }
 

@@ -11,7 +11,8 @@ std::optional<WebAsset> find_web_asset(std::string_view name) {
 
 std::string_view content_type_for(std::string_view name) noexcept {
     const auto dot = name.rfind('.');
-    const std::string_view ext = dot == std::string_view::npos ? std::string_view() : name.substr(dot + 1);
+    const std::string_view ext =
+        dot == std::string_view::npos ? std::string_view() : name.substr(dot + 1);
     if (ext == "html") return "text/html; charset=utf-8";
     if (ext == "js") return "text/javascript; charset=utf-8";
     if (ext == "css") return "text/css; charset=utf-8";

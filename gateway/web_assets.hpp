@@ -8,7 +8,7 @@
 namespace glassbox::gateway {
 
 struct WebAsset {
-    std::string_view name;   // the file name, served at /<name>
+    std::string_view name;  // the file name, served at /<name>
     std::string_view bytes;
 };
 

@@ -57,8 +57,9 @@ base::Result<CurlLibrary> load_curl_library(const std::vector<std::string>& file
         lib.version = info != nullptr && info->version != nullptr ? info->version : "unknown";
         return lib;
     }
-    return base::make_error(base::ErrorType::kInternal,
-                            "libcurl could not be loaded (the HTTP client needs it; Debian: libcurl4): " + tried);
+    return base::make_error(
+        base::ErrorType::kInternal,
+        "libcurl could not be loaded (the HTTP client needs it; Debian: libcurl4): " + tried);
 }
 
 const CurlLibrary& curl() {

@@ -17,7 +17,7 @@
 namespace glassbox::http {
 
 struct CurlLibrary {
-    std::string file;  // the shared library that was loaded (e.g. libcurl.so.4)
+    std::string file;     // the shared library that was loaded (e.g. libcurl.so.4)
     std::string version;  // curl_version_info's, e.g. "7.88.1"
     CURLcode (*global_init)(long flags);
     CURL* (*easy_init)();

@@ -356,7 +356,8 @@ Attempt perform(CURL* handle, Method method, const std::string& url, const std::
     if (method == Method::kPost) {
         curl().easy_setopt(handle, CURLOPT_POST, 1L);
         curl().easy_setopt(handle, CURLOPT_POSTFIELDS, body.data());
-        curl().easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+        curl().easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE,
+                           static_cast<curl_off_t>(body.size()));
     } else {
         curl().easy_setopt(handle, CURLOPT_HTTPGET, 1L);
     }
@@ -460,9 +461,9 @@ HttpClient::HttpClient(HttpOptions options)
 HttpClient::~HttpClient() = default;
 
 base::Result<HttpResponse> HttpClient::send(bool post, const std::string& url,
-                                              const std::string& body, const Headers& extra,
-                                              const ChunkCallback* on_chunk,
-                                              const CallOptions& call) {
+                                            const std::string& body, const Headers& extra,
+                                            const ChunkCallback* on_chunk,
+                                            const CallOptions& call) {
     const HttpOptions& options = options_;
     Pool& pool = *pool_;
     const Method method = post ? Method::kPost : Method::kGet;
@@ -534,25 +535,23 @@ base::Result<HttpResponse> HttpClient::send(bool post, const std::string& url,
     }
 }
 
-base::Result<HttpResponse> HttpClient::post_json(const std::string& url,
-                                                   const nlohmann::json& body,
-                                                   const Headers& headers,
-                                                   const CallOptions& call) {
+base::Result<HttpResponse> HttpClient::post_json(const std::string& url, const nlohmann::json& body,
+                                                 const Headers& headers, const CallOptions& call) {
     return send(true, url, schema::dump(body), headers, nullptr, call);
 }
 
 base::Result<HttpResponse> HttpClient::post_stream(const std::string& url,
-                                                     const nlohmann::json& body,
-                                                     const Headers& headers,
-                                                     const ChunkCallback& on_chunk,
-                                                     const CallOptions& call) {
+                                                   const nlohmann::json& body,
+                                                   const Headers& headers,
+                                                   const ChunkCallback& on_chunk,
+                                                   const CallOptions& call) {
     if (!on_chunk)
         return make_error(ErrorType::kInvalidRequest, "post_stream needs a chunk callback");
     return send(true, url, schema::dump(body), headers, &on_chunk, call);
 }
 
 base::Result<HttpResponse> HttpClient::get(const std::string& url, const Headers& headers,
-                                             const CallOptions& call) {
+                                           const CallOptions& call) {
     return send(false, url, std::string(), headers, nullptr, call);
 }
 

@@ -87,19 +87,18 @@ public:
 
     // POST `body` as application/json; a 2xx answer with its body, else a typed error.
     base::Result<HttpResponse> post_json(const std::string& url, const nlohmann::json& body,
-                                           const Headers& headers = {},
-                                           const CallOptions& call = {});
+                                         const Headers& headers = {}, const CallOptions& call = {});
 
     // POST `body` and read the answer as Server-Sent Events, calling `on_chunk` per data line
     // until `[DONE]`, the end of the body, or kStop (all three are success). A non-2xx answer is
     // read whole and reported as post_json would.
     base::Result<HttpResponse> post_stream(const std::string& url, const nlohmann::json& body,
-                                             const Headers& headers, const ChunkCallback& on_chunk,
-                                             const CallOptions& call = {});
+                                           const Headers& headers, const ChunkCallback& on_chunk,
+                                           const CallOptions& call = {});
 
     // GET; a 2xx answer with its body, else a typed error (same retries).
     base::Result<HttpResponse> get(const std::string& url, const Headers& headers = {},
-                                     const CallOptions& call = {});
+                                   const CallOptions& call = {});
 
     const HttpOptions& options() const noexcept { return options_; }
 
@@ -107,8 +106,8 @@ public:
 
 private:
     base::Result<HttpResponse> send(bool post, const std::string& url, const std::string& body,
-                                      const Headers& headers, const ChunkCallback* on_chunk,
-                                      const CallOptions& call);
+                                    const Headers& headers, const ChunkCallback* on_chunk,
+                                    const CallOptions& call);
 
     HttpOptions options_;
     std::unique_ptr<Pool> pool_;

@@ -19,10 +19,10 @@ namespace glassbox::ingest {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 using base::ErrorType;
 using base::make_error;
 using base::Result;
+using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 // Batches in flight at once: the next one is read and encoded while the store writes the last.
@@ -37,7 +37,8 @@ std::size_t json_string_bytes(std::string_view text) {
     std::size_t bytes = text.size();
     for (const char c : text) {
         const auto u = static_cast<unsigned char>(c);
-        if (c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f') {
+        if (c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' ||
+            c == '\f') {
             bytes += 1;
         } else if (u < 0x20) {
             bytes += 5;  // \u00XX
@@ -49,8 +50,10 @@ std::size_t json_string_bytes(std::string_view text) {
 // Bytes of a term's strings (what its N-Quads text holds before escapes and punctuation).
 std::size_t term_text_bytes(const schema::Term& term) {
     switch (term.kind()) {
-        case schema::Term::Kind::kIri: return term.as_iri().value.size();
-        case schema::Term::Kind::kBlankNode: return term.as_blank().id.size();
+        case schema::Term::Kind::kIri:
+            return term.as_iri().value.size();
+        case schema::Term::Kind::kBlankNode:
+            return term.as_blank().id.size();
         case schema::Term::Kind::kLiteral: {
             const auto& l = term.as_literal();
             return l.value.size() + l.datatype.size() + l.language.size();
@@ -70,15 +73,16 @@ std::size_t term_text_bytes(const schema::Term& term) {
 // literal used to reach the broker and come back as a misleading error).
 std::optional<std::string> statement_too_large(const schema::Triple& triple) {
     // An escape takes at most 6 bytes per byte (\u00XX): most statements are decided here.
-    const std::size_t raw = term_text_bytes(triple.s) + term_text_bytes(triple.p) + term_text_bytes(triple.o) +
-                            (triple.graph ? triple.graph->size() : 0);
+    const std::size_t raw = term_text_bytes(triple.s) + term_text_bytes(triple.p) +
+                            term_text_bytes(triple.o) + (triple.graph ? triple.graph->size() : 0);
     if (raw * 6 + 64 <= kMaxLoadTextJsonBytes) return std::nullopt;
     std::string text;
     loader::write_nquads(std::span<const schema::Triple>(&triple, 1), text);
     const std::size_t bytes = json_string_bytes(text);
     if (bytes <= kMaxLoadTextJsonBytes) return std::nullopt;
-    return "statement too large to load: " + std::to_string(bytes) + " bytes as N-Quads text in JSON, above the " +
-           std::to_string(kMaxLoadTextJsonBytes) + " bytes one load request may carry (the broker's " +
+    return "statement too large to load: " + std::to_string(bytes) +
+           " bytes as N-Quads text in JSON, above the " + std::to_string(kMaxLoadTextJsonBytes) +
+           " bytes one load request may carry (the broker's " +
            "max_message_bytes is 16 MiB by default); shorten its literal or load it as a document";
 }
 
@@ -153,7 +157,8 @@ std::chrono::milliseconds long_timeout(const LoadSettings& settings) {
 }
 
 // After the data is in: embed and index what has no vector yet (entities, chunks).
-Result<void> run_index(Pipeline& pipeline, const LoadSettings& settings, LoadTotals& totals, LoadObserver& observer) {
+Result<void> run_index(Pipeline& pipeline, const LoadSettings& settings, LoadTotals& totals,
+                       LoadObserver& observer) {
     const auto start = Clock::now();
     auto progress = observer.stage("indexing", "vectors", 0);
     json body = schema::encode(schema::IndexRequest{settings.collection});
@@ -161,7 +166,8 @@ Result<void> run_index(Pipeline& pipeline, const LoadSettings& settings, LoadTot
     auto reply = pipeline.call(body, long_timeout(settings));
     if (!reply) {
         progress->finish();
-        return make_error(reply.error().type, "the data is stored but indexing failed (" + reply.error().message +
+        return make_error(reply.error().type, "the data is stored but indexing failed (" +
+                                                  reply.error().message +
                                                   "); run the same load again to retry");
     }
     auto indexed = schema::decode<schema::IndexResponse>(*reply);
@@ -172,7 +178,9 @@ Result<void> run_index(Pipeline& pipeline, const LoadSettings& settings, LoadTot
     totals.index_model = indexed->model;
     totals.index_dim = indexed->dim;
     progress->update(indexed->entities_indexed + indexed->chunks_indexed);
-    progress->finish(indexed->model.empty() ? "" : "model " + indexed->model + ", dim " + std::to_string(indexed->dim));
+    progress->finish(indexed->model.empty()
+                         ? ""
+                         : "model " + indexed->model + ", dim " + std::to_string(indexed->dim));
     return {};
 }
 
@@ -187,8 +195,9 @@ std::string new_load_name() {
 
 // Sends one batch of statements: one request, unless its text would pass the broker's message
 // limit.
-Result<void> send_batch(Pipeline& pipeline, const LoadSettings& settings, const schema::SourceInfo& source,
-                        const std::string& load, std::span<const schema::Triple> batch, std::string& nquads) {
+Result<void> send_batch(Pipeline& pipeline, const LoadSettings& settings,
+                        const schema::SourceInfo& source, const std::string& load,
+                        std::span<const schema::Triple> batch, std::string& nquads) {
     std::size_t first = 0;
     while (first < batch.size()) {
         nquads.clear();
@@ -248,7 +257,8 @@ Result<void> check_settings(const LoadSettings& settings) {
         return collection.error();
     if (!settings.graph.empty()) {
         if (auto problem = schema::explain::iri_problem(settings.graph))
-            return make_error(ErrorType::kInvalidRequest, "graph \"" + base::printable_utf8(settings.graph) +
+            return make_error(ErrorType::kInvalidRequest, "graph \"" +
+                                                              base::printable_utf8(settings.graph) +
                                                               "\" is not an IRI: " + *problem);
     }
     return {};
@@ -256,7 +266,8 @@ Result<void> check_settings(const LoadSettings& settings) {
 
 Result<loader::RdfReadOptions> rdf_options(const LoadSettings& settings, const fs::path& path) {
     loader::RdfReadOptions read;
-    auto format = settings.format.empty() ? loader::format_from_path(path) : loader::format_from_name(settings.format);
+    auto format = settings.format.empty() ? loader::format_from_path(path)
+                                          : loader::format_from_name(settings.format);
     if (!format) return format.error();
     read.format = *format;
     read.lenient = settings.lenient;
@@ -276,20 +287,23 @@ Result<void> check_rdf_files(const LoadSettings& settings, const std::vector<fs:
         if (auto read = rdf_options(settings, path); !read) return read.error();
         std::error_code ec;
         if (!fs::exists(path, ec))
-            return make_error(ErrorType::kNotFound, base::printable_utf8(path.string()) + ": no such file");
+            return make_error(ErrorType::kNotFound,
+                              base::printable_utf8(path.string()) + ": no such file");
     }
     return {};
 }
 
 // Where a file's facts come from: its file: URI (or the name it was given), its media type and
 // tier, and when it was loaded.
-schema::SourceInfo rdf_source(const LoadSettings& settings, const fs::path& path, const loader::RdfReadOptions& read) {
+schema::SourceInfo rdf_source(const LoadSettings& settings, const fs::path& path,
+                              const loader::RdfReadOptions& read) {
     std::error_code ec;
     const fs::path absolute = fs::absolute(path, ec);
     const bool named = !settings.source_iri.empty();
     return schema::SourceInfo{named ? settings.source_iri : loader::file_uri(absolute),
                               named ? path.filename().string() : path.string(),
-                              std::string(loader::media_type(*read.format)), settings.tier, now_datetime()};
+                              std::string(loader::media_type(*read.format)), settings.tier,
+                              now_datetime()};
 }
 
 // load-commit of a staged load: what it added and found present go into `totals`.
@@ -337,7 +351,8 @@ Result<LoadTotals> load_rdf(const bus::BusClientConfig& bus, const LoadSettings&
     for (const auto& path : files) {
         const auto read = *rdf_options(settings, path);
         const schema::SourceInfo source = rdf_source(settings, path, read);
-        auto progress = observer.stage(base::printable_utf8(path.filename().string()), "statements", 0);
+        auto progress =
+            observer.stage(base::printable_utf8(path.filename().string()), "statements", 0);
         std::uint64_t sent = 0;
         std::uint64_t bytes_read = 0;
         std::uint64_t bytes_total = 0;
@@ -345,19 +360,22 @@ Result<LoadTotals> load_rdf(const bus::BusClientConfig& bus, const LoadSettings&
         auto result = loader::read_rdf(
             path, read,
             [&](std::span<const schema::Triple> batch) -> Result<void> {
-                if (auto r = send_batch(pipeline, settings, source, load, batch, nquads); !r) return r;
+                if (auto r = send_batch(pipeline, settings, source, load, batch, nquads); !r)
+                    return r;
                 sent += batch.size();
                 staged += batch.size();
                 // The total, estimated from the share of the file read so far.
                 if (bytes_read > 0 && bytes_total >= bytes_read) {
-                    progress->set_total(static_cast<std::uint64_t>(static_cast<double>(sent) *
-                                                                   static_cast<double>(bytes_total) /
-                                                                   static_cast<double>(bytes_read)));
+                    progress->set_total(static_cast<std::uint64_t>(
+                        static_cast<double>(sent) * static_cast<double>(bytes_total) /
+                        static_cast<double>(bytes_read)));
                 }
                 progress->update(sent);
                 return {};
             },
-            [&](const loader::RdfIssue& issue) { observer.skipped(issue.describe() + " (skipped)"); },
+            [&](const loader::RdfIssue& issue) {
+                observer.skipped(issue.describe() + " (skipped)");
+            },
             [&](std::uint64_t done, std::uint64_t total) {
                 bytes_read = done;
                 bytes_total = total;
@@ -376,7 +394,8 @@ Result<LoadTotals> load_rdf(const bus::BusClientConfig& bus, const LoadSettings&
         progress->finish(result->statements == 0 ? "no statements (empty file)" : "");
     }
     if (staged > 0) {
-        if (auto committed = commit_load(pipeline, settings, load, staged, totals, observer); !committed)
+        if (auto committed = commit_load(pipeline, settings, load, staged, totals, observer);
+            !committed)
             return give_up(committed.error());
     }
     totals.seconds = seconds_since(start);
@@ -396,22 +415,25 @@ constexpr std::size_t kBytesPerRequest = 4u << 20;
 
 // How many documents `paths` hold, each read and chunked once: a bad file or line is the error
 // (with its place), before anything is sent.
-Result<std::uint64_t> count_documents(const std::vector<fs::path>& paths, const loader::ReadOptions& read,
+Result<std::uint64_t> count_documents(const std::vector<fs::path>& paths,
+                                      const loader::ReadOptions& read,
                                       const loader::ChunkOptions& chunking) {
     std::uint64_t total = 0;
     for (const auto& given : paths) {
-        auto checked = loader::read_documents(given, read, [&](loader::ReadDocument&& doc) -> Result<void> {
-            auto spans = loader::chunk_text(doc.text, chunking);
-            if (!spans) {
-                return make_error(spans.error().type,
-                                  base::printable_utf8(doc.path.string()) +
-                                      (doc.line > 0 ? ":" + std::to_string(doc.line) : "") + ": " +
-                                      spans.error().message,
-                                  base::ErrorPlace{base::printable_utf8(doc.path.string()), doc.line, 0});
-            }
-            ++total;
-            return {};
-        });
+        auto checked =
+            loader::read_documents(given, read, [&](loader::ReadDocument&& doc) -> Result<void> {
+                auto spans = loader::chunk_text(doc.text, chunking);
+                if (!spans) {
+                    return make_error(
+                        spans.error().type,
+                        base::printable_utf8(doc.path.string()) +
+                            (doc.line > 0 ? ":" + std::to_string(doc.line) : "") + ": " +
+                            spans.error().message,
+                        base::ErrorPlace{base::printable_utf8(doc.path.string()), doc.line, 0});
+                }
+                ++total;
+                return {};
+            });
         if (!checked) return checked.error();
     }
     return total;
@@ -419,19 +441,22 @@ Result<std::uint64_t> count_documents(const std::vector<fs::path>& paths, const 
 
 // One document as the store loads it: its IRI (a text file's file: URI, a .jsonl line's own id,
 // or the name it was given), title, source and chunks.
-schema::DocumentLoad document_load(loader::ReadDocument&& doc, const std::vector<loader::ChunkSpan>& spans,
+schema::DocumentLoad document_load(loader::ReadDocument&& doc,
+                                   const std::vector<loader::ChunkSpan>& spans,
                                    const LoadSettings& settings, const std::string& loaded_at) {
     schema::DocumentLoad load;
     const bool named = !settings.source_iri.empty();
     if (named && doc.uri == loader::file_uri(doc.path)) doc.uri = settings.source_iri;
     load.uri = doc.uri;
     load.title = doc.title;
-    load.source = schema::SourceInfo{doc.uri, named ? doc.path.filename().string() : doc.path.string(),
-                                     doc.media_type, settings.tier, loaded_at};
+    load.source =
+        schema::SourceInfo{doc.uri, named ? doc.path.filename().string() : doc.path.string(),
+                           doc.media_type, settings.tier, loaded_at};
     for (std::size_t i = 0; i < spans.size(); ++i) {
         const auto& span = spans[i];
-        load.chunks.push_back(schema::ChunkLoad{static_cast<std::uint32_t>(i), span.char_offset, span.char_length,
-                                                doc.text.substr(span.byte_offset, span.byte_length)});
+        load.chunks.push_back(
+            schema::ChunkLoad{static_cast<std::uint32_t>(i), span.char_offset, span.char_length,
+                              doc.text.substr(span.byte_offset, span.byte_length)});
     }
     load.text = std::move(doc.text);
     return load;
@@ -443,8 +468,9 @@ Result<LoadTotals> load_docs(const bus::BusClientConfig& bus, const LoadSettings
                              const std::vector<fs::path>& paths, LoadObserver& observer) {
     if (auto checked = check_settings(settings); !checked) return checked.error();
     if (settings.chunk_size == 0 || settings.overlap >= settings.chunk_size) {
-        return make_error(ErrorType::kInvalidRequest, "--overlap must be less than --chunk-size (and "
-                                                      "--chunk-size at least 1)");
+        return make_error(ErrorType::kInvalidRequest,
+                          "--overlap must be less than --chunk-size (and "
+                          "--chunk-size at least 1)");
     }
     loader::ChunkOptions chunking{settings.chunk_size, settings.overlap};
     loader::ReadOptions read;
@@ -486,15 +512,19 @@ Result<LoadTotals> load_docs(const bus::BusClientConfig& bus, const LoadSettings
     for (const auto& given : paths) {
         loader::ReadOptions quiet = read;
         quiet.on_skip = {};
-        auto summary = loader::read_documents(given, quiet, [&](loader::ReadDocument&& doc) -> Result<void> {
-            auto spans = loader::chunk_text(doc.text, chunking);
-            if (!spans) return spans.error();
-            schema::DocumentLoad load = document_load(std::move(doc), *spans, settings, loaded_at);
-            batch_bytes += load.text.size() * 2;
-            batch.documents.push_back(std::move(load));
-            if (batch.documents.size() >= kDocumentsPerRequest || batch_bytes >= kBytesPerRequest) return flush();
-            return {};
-        });
+        auto summary =
+            loader::read_documents(given, quiet, [&](loader::ReadDocument&& doc) -> Result<void> {
+                auto spans = loader::chunk_text(doc.text, chunking);
+                if (!spans) return spans.error();
+                schema::DocumentLoad load =
+                    document_load(std::move(doc), *spans, settings, loaded_at);
+                batch_bytes += load.text.size() * 2;
+                batch.documents.push_back(std::move(load));
+                if (batch.documents.size() >= kDocumentsPerRequest ||
+                    batch_bytes >= kBytesPerRequest)
+                    return flush();
+                return {};
+            });
         if (summary) totals.files += summary->files;
         Result<void> done = summary ? flush() : Result<void>(summary.error());
         if (done) done = pipeline.drain();
@@ -503,7 +533,8 @@ Result<LoadTotals> load_docs(const bus::BusClientConfig& bus, const LoadSettings
             auto error = done.error();
             if (totals.documents > 0) {
                 error.message += " (" + std::to_string(totals.documents) +
-                                 " documents were sent before this; loading is idempotent: run the same load again)";
+                                 " documents were sent before this; loading is idempotent: run the "
+                                 "same load again)";
             }
             return error;
         }

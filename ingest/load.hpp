@@ -100,16 +100,19 @@ std::optional<std::string> statement_too_large(const schema::Triple& triple);
 base::Result<void> check_settings(const LoadSettings& settings);
 
 // The reader options for `path` under `settings` (its format from --format or the extension).
-base::Result<loader::RdfReadOptions> rdf_options(const LoadSettings& settings, const std::filesystem::path& path);
+base::Result<loader::RdfReadOptions> rdf_options(const LoadSettings& settings,
+                                                 const std::filesystem::path& path);
 
 // Loads the RDF files as one staged load: on any error nothing is loaded, and the error says
 // so. Every file's format is settled before any is read.
 base::Result<LoadTotals> load_rdf(const bus::BusClientConfig& bus, const LoadSettings& settings,
-                                  const std::vector<std::filesystem::path>& files, LoadObserver& observer);
+                                  const std::vector<std::filesystem::path>& files,
+                                  LoadObserver& observer);
 
 // Loads documents (files or folders): every one is read and chunked first, so a bad file or
 // line loads nothing.
 base::Result<LoadTotals> load_docs(const bus::BusClientConfig& bus, const LoadSettings& settings,
-                                   const std::vector<std::filesystem::path>& paths, LoadObserver& observer);
+                                   const std::vector<std::filesystem::path>& paths,
+                                   LoadObserver& observer);
 
 }  // namespace glassbox::ingest

@@ -45,7 +45,7 @@ struct ChunkSpan {
 // characters, each chunk after the first starting with its overlap. Whitespace-only or empty
 // text gives no chunks. Invalid UTF-8, size 0 or overlap >= size is kInvalidRequest.
 base::Result<std::vector<ChunkSpan>> chunk_text(std::string_view utf8_text,
-                                                  const ChunkOptions& options = {});
+                                                const ChunkOptions& options = {});
 
 // The project's UTF-8 checks (schema/utf8.hpp), named here too for the loader's callers.
 using base::count_code_points;

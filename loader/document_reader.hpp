@@ -70,7 +70,6 @@ struct ReadSummary {
 // missing, empty or not a string, title not a string), with why. Documents before the error
 // have already been passed on. A named file with an unsupported extension is an error.
 base::Result<ReadSummary> read_documents(const std::filesystem::path& path,
-                                           const ReadOptions& options,
-                                           const DocumentFn& on_document);
+                                         const ReadOptions& options, const DocumentFn& on_document);
 
 }  // namespace glassbox::loader

@@ -81,8 +81,8 @@ base::Result<RdfFormat> format_from_name(std::string_view name) {
     if (key == "turtle" || key == "ttl") return RdfFormat::kTurtle;
     if (key == "trig") return RdfFormat::kTriG;
     return base::make_error(ErrorType::kInvalidRequest,
-                              "unknown RDF format '" + base::printable_utf8(name) +
-                                  "'; accepted: ntriples (nt), nquads (nq), turtle (ttl), trig");
+                            "unknown RDF format '" + base::printable_utf8(name) +
+                                "'; accepted: ntriples (nt), nquads (nq), turtle (ttl), trig");
 }
 
 base::Result<RdfFormat> format_from_path(const std::filesystem::path& path) {
@@ -92,12 +92,11 @@ base::Result<RdfFormat> format_from_path(const std::filesystem::path& path) {
     if (ext == ".ttl" || ext == ".turtle") return RdfFormat::kTurtle;
     if (ext == ".trig") return RdfFormat::kTriG;
     if (ext == ".gz") {
-        return base::make_error(
-            ErrorType::kInvalidRequest,
-            base::printable_utf8(path.string()) +
-                ": compressed RDF (.gz) is not supported; decompress it first "
-                "(gunzip -k " +
-                base::printable_utf8(path.string()) + ")");
+        return base::make_error(ErrorType::kInvalidRequest,
+                                base::printable_utf8(path.string()) +
+                                    ": compressed RDF (.gz) is not supported; decompress it first "
+                                    "(gunzip -k " +
+                                    base::printable_utf8(path.string()) + ")");
     }
     return base::make_error(
         ErrorType::kInvalidRequest,

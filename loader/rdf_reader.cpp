@@ -1,4 +1,5 @@
-// Reading RDF through serd into batches of triples (and N-Quads through serd, the reference parser).
+// Reading RDF through serd into batches of triples (and N-Quads through serd, the reference
+// parser).
 #include "loader/rdf_reader.hpp"
 
 #include <serd/serd.h>
@@ -349,7 +350,7 @@ private:
             return read->add(graph, subject, predicate, object, datatype, language);
         } catch (const std::exception& e) {
             read->stop_ = base::make_error(ErrorType::kInternal,
-                                             read->path_ + ": reading stopped: " + e.what());
+                                           read->path_ + ": reading stopped: " + e.what());
             return SERD_ERR_INTERNAL;
         }
     }
@@ -390,9 +391,10 @@ private:
             if (auto refusal = options_.check_statement(t)) {
                 // By line the line is exact; a stream only knows how far serd has read.
                 const std::uint64_t line = flush_between_lines_ ? current_line_ : 0;
-                std::string message = flush_between_lines_
-                                          ? std::move(*refusal)
-                                          : "near line " + std::to_string(lines_read_ + 1) + ": " + *refusal;
+                std::string message =
+                    flush_between_lines_
+                        ? std::move(*refusal)
+                        : "near line " + std::to_string(lines_read_ + 1) + ": " + *refusal;
                 if (options_.lenient) {
                     issue(line, 0, std::move(message));
                     ++stats_.skipped;
@@ -428,15 +430,15 @@ private:
     }
 
     base::Error located(std::uint64_t line, std::uint64_t column,
-                          const std::string& message) const {
+                        const std::string& message) const {
         return base::make_error(ErrorType::kInvalidRequest,
-                                  RdfIssue{path_, line, column, message}.describe(),
-                                  base::ErrorPlace{path_, line, column});
+                                RdfIssue{path_, line, column, message}.describe(),
+                                base::ErrorPlace{path_, line, column});
     }
 
     base::Error read_error() const {
         return base::make_error(ErrorType::kInvalidRequest,
-                                  path_ + ": read error: " + std::strerror(errno));
+                                path_ + ": read error: " + std::strerror(errno));
     }
 
     void progress() {
@@ -504,7 +506,7 @@ private:
     }
 
     base::Result<void> read_line(SerdReader* reader, const char* text, std::size_t size,
-                                   std::uint64_t line_no) {
+                                 std::uint64_t line_no) {
         if (size == 0) return {};
         const std::string_view line(text, size);
         if (std::memchr(text, '\0', size) != nullptr) {
@@ -542,7 +544,7 @@ private:
     }
 
     base::Result<void> bad_line(std::uint64_t line, std::uint64_t column,
-                                  const std::string& message) {
+                                const std::string& message) {
         if (!options_.lenient) return located(line, column, message);
         issue(line, column, message);
         ++stats_.skipped;
@@ -572,9 +574,11 @@ private:
         source->offset += n;
         if (source->offset > source->read->read_) {
             // Lines of the bytes new to this read (a restarted reader re-reads some).
-            const std::uint64_t fresh = std::min<std::uint64_t>(n, source->offset - source->read->read_);
+            const std::uint64_t fresh =
+                std::min<std::uint64_t>(n, source->offset - source->read->read_);
             const char* first = static_cast<const char*>(buf) + (n - fresh);
-            source->read->lines_read_ += static_cast<std::uint64_t>(std::count(first, first + fresh, '\n'));
+            source->read->lines_read_ +=
+                static_cast<std::uint64_t>(std::count(first, first + fresh, '\n'));
             source->read->read_ = source->offset;
             try {
                 source->read->progress();
@@ -696,8 +700,7 @@ private:
     // The offset of the line after line `lines` (1-based) counted from `start`, or nullopt
     // when that line is the last; `text` gets that line. Reads only what this serd reader read.
     base::Result<std::optional<std::uint64_t>> line_after(std::FILE* file, std::uint64_t start,
-                                                            std::uint64_t lines,
-                                                            std::string& text) {
+                                                          std::uint64_t lines, std::string& text) {
         if (fseeko(file, static_cast<off_t>(start), SEEK_SET) != 0) return read_error();
         std::vector<char> block(kPageSize);
         std::uint64_t offset = start;
@@ -802,7 +805,8 @@ base::Result<T> with_printable_error(base::Result<T> result) {
     return error;
 }
 
-base::Result<RdfReadStats> read_rdf_file(const std::filesystem::path& path, const RdfReadOptions& options,
+base::Result<RdfReadStats> read_rdf_file(const std::filesystem::path& path,
+                                         const RdfReadOptions& options,
                                          const RdfBatchSink& on_batch, const RdfIssueSink& on_issue,
                                          const RdfProgressSink& on_progress) {
     RdfFormat format{};
@@ -821,12 +825,12 @@ base::Result<RdfReadStats> read_rdf_file(const std::filesystem::path& path, cons
     }
     if (std::filesystem::is_directory(status)) {
         return base::make_error(ErrorType::kInvalidRequest,
-                                  path.string() + ": is a directory, not an RDF file");
+                                path.string() + ": is a directory, not an RDF file");
     }
     FilePtr file(std::fopen(path.c_str(), "rb"));
     if (!file) {
         return base::make_error(ErrorType::kInvalidRequest,
-                                  path.string() + ": cannot open: " + std::strerror(errno));
+                                path.string() + ": cannot open: " + std::strerror(errno));
     }
     const std::uint64_t size =
         std::filesystem::is_regular_file(status) ? std::filesystem::file_size(path, ec) : 0;
@@ -853,7 +857,7 @@ base::Result<RdfReadStats> read_rdf_file(const std::filesystem::path& path, cons
         return read.run(file.get(), size);
     } catch (const std::exception& e) {
         return base::make_error(ErrorType::kInternal,
-                                  path.string() + ": reading stopped: " + e.what());
+                                path.string() + ": reading stopped: " + e.what());
     }
 }
 
@@ -862,9 +866,9 @@ base::Result<std::vector<schema::Triple>> parse_nquads_with_serd_unescaped(std::
 }  // namespace
 
 base::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
-                                      const RdfReadOptions& options, const RdfBatchSink& on_batch,
-                                      const RdfIssueSink& on_issue,
-                                      const RdfProgressSink& on_progress) {
+                                    const RdfReadOptions& options, const RdfBatchSink& on_batch,
+                                    const RdfIssueSink& on_issue,
+                                    const RdfProgressSink& on_progress) {
     return with_printable_error(read_rdf_file(path, options, on_batch, on_issue, on_progress));
 }
 
@@ -877,8 +881,8 @@ namespace {
 base::Result<std::vector<schema::Triple>> parse_nquads_with_serd_unescaped(std::string_view text) {
     if (const void* nul = std::memchr(text.data(), '\0', text.size()); nul != nullptr) {
         return base::make_error(ErrorType::kInvalidRequest,
-                                  "N-Quads: NUL byte at offset " +
-                                      std::to_string(static_cast<const char*>(nul) - text.data()));
+                                "N-Quads: NUL byte at offset " +
+                                    std::to_string(static_cast<const char*>(nul) - text.data()));
     }
     if (const auto at = base::invalid_utf8_at(text); at != std::string_view::npos) {
         const std::string_view before = text.substr(0, at);

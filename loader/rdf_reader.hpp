@@ -125,9 +125,9 @@ using RdfProgressSink = std::function<void(std::uint64_t bytes_read, std::uint64
 //   Treat lenient Turtle as best effort and prefer fixing the file.
 // - A statement with an undefined prefix is skipped alone (an issue without a line).
 base::Result<RdfReadStats> read_rdf(const std::filesystem::path& path,
-                                      const RdfReadOptions& options, const RdfBatchSink& on_batch,
-                                      const RdfIssueSink& on_issue = {},
-                                      const RdfProgressSink& on_progress = {});
+                                    const RdfReadOptions& options, const RdfBatchSink& on_batch,
+                                    const RdfIssueSink& on_issue = {},
+                                    const RdfProgressSink& on_progress = {});
 
 // Appends `batch` as N-Quads lines ("s p o [g] .\n") to `out`, in one reservation, each line as
 // schema::append_nquads writes it (blank-node labels the grammar accepts are kept), so

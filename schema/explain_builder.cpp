@@ -173,7 +173,6 @@ void stored_text(Emitter& e, std::string_view uri, const StoredText& text,
 
 }  // namespace
 
-
 Term datetime_literal(TimePoint time) { return xsd_datetime(base::format_xsd_datetime(time)); }
 
 void question(TripleSink& out, const RunUris& run, std::string_view query, TimePoint started,
@@ -258,8 +257,8 @@ void graph_focus(TripleSink& out, const RunUris& run, const StepInfo& step,
     }
 }
 
-void excluded_answers(TripleSink& out, std::string_view step_uri, const std::vector<std::string>& labels,
-                      std::size_t edges) {
+void excluded_answers(TripleSink& out, std::string_view step_uri,
+                      const std::vector<std::string>& labels, std::size_t edges) {
     if (labels.empty()) return;
     Emitter e(out);
     for (const auto& label : labels) e.literal(step_uri, v::kExcludes, label);
@@ -373,9 +372,8 @@ void observation(TripleSink& out, const RunUris& run, std::size_t n, const StepI
     for (const auto& sub : info.sub_run_steps) e.iri(uri, v::kProvWasDerivedFrom, sub);
 }
 
-void conclusion(TripleSink& out, const RunUris& run, const StepInfo& step,
-                const StoredText& answer, std::string_view termination,
-                const std::optional<std::string>& short_answer) {
+void conclusion(TripleSink& out, const RunUris& run, const StepInfo& step, const StoredText& answer,
+                std::string_view termination, const std::optional<std::string>& short_answer) {
     Emitter e(out);
     const auto uri = run.conclusion();
     step_header(e, run, uri, v::kConclusion, step);
@@ -398,8 +396,10 @@ void routing_decision(TripleSink& out, const RunUris& run, const StepInfo& step,
         std::snprintf(value, sizeof value, "%.4f", score);
         e.literal(uri, v::kRouteScore, name + " " + value);
     }
-    if (!routing.resolved_question.empty()) e.literal(uri, v::kResolvedQuestion, routing.resolved_question);
-    if (!routing.resolved_reference.empty()) e.literal(uri, v::kResolvedReference, routing.resolved_reference);
+    if (!routing.resolved_question.empty())
+        e.literal(uri, v::kResolvedQuestion, routing.resolved_question);
+    if (!routing.resolved_reference.empty())
+        e.literal(uri, v::kResolvedReference, routing.resolved_reference);
     for (const auto& label : routing.excluded) e.literal(uri, v::kExcludes, label);
     if (!routing.question_type.empty()) e.literal(uri, v::kQuestionType, routing.question_type);
 }
@@ -413,7 +413,8 @@ void routed_conclusion(TripleSink& out, const RunUris& run, const StepInfo& step
 
 int aggregate_tier(const std::vector<AnswerSourceInfo>& sources) noexcept {
     int weakest = 0;
-    for (const auto& s : sources) weakest = std::max(weakest, s.data_tier >= 1 && s.data_tier <= 4 ? s.data_tier : 4);
+    for (const auto& s : sources)
+        weakest = std::max(weakest, s.data_tier >= 1 && s.data_tier <= 4 ? s.data_tier : 4);
     return weakest == 0 ? 4 : weakest;
 }
 
@@ -447,8 +448,10 @@ void escalation(TripleSink& out, const RunUris& run, std::size_t n, const StepIn
     e.number(uri, v::kRelevance, info.relevance);
     e.literal(uri, v::kEngine, info.next_engine);
     if (!info.from_engine.empty()) e.literal(uri, v::kFromEngine, info.from_engine);
-    if (!info.rephrased_question.empty()) e.literal(uri, v::kRephrasedQuestion, info.rephrased_question);
-    if (!info.rephrase_fallback.empty()) e.literal(uri, v::kRephraseFallback, info.rephrase_fallback);
+    if (!info.rephrased_question.empty())
+        e.literal(uri, v::kRephrasedQuestion, info.rephrased_question);
+    if (!info.rephrase_fallback.empty())
+        e.literal(uri, v::kRephraseFallback, info.rephrase_fallback);
     if (info.reflection) reflection(out, uri, *info.reflection);
 }
 
@@ -462,7 +465,8 @@ void reflection(TripleSink& out, std::string_view step_uri, const ReflectionInfo
     e.number(node, v::kReflectionScore, info.score);
     if (!info.reason.empty()) e.literal(node, v::kReflectionReason, info.reason);
     if (!info.fallback.empty()) e.literal(node, v::kReflectionFallback, info.fallback);
-    if (info.duration) e.literal(node, v::kDurationMs, std::to_string(info.duration->count()), kXsdInteger);
+    if (info.duration)
+        e.literal(node, v::kDurationMs, std::to_string(info.duration->count()), kXsdInteger);
     if (info.input_tokens) e.integer(node, v::kInputTokens, *info.input_tokens);
     if (info.output_tokens) e.integer(node, v::kOutputTokens, *info.output_tokens);
     if (!info.model.empty()) attribute_to_model(e, node, info.model);
@@ -504,10 +508,11 @@ std::vector<Triple> listed(Build&& build, std::size_t expected = 16) {
 std::vector<Triple> question(const RunUris& run, std::string_view query, TimePoint started,
                              std::string_view worker_agent,
                              std::optional<std::string_view> parent_uri,
-                             std::optional<std::string_view> conversation, std::string_view request_id,
-                             std::string_view collection) {
+                             std::optional<std::string_view> conversation,
+                             std::string_view request_id, std::string_view collection) {
     return listed([&](TripleSink& out) {
-        question(out, run, query, started, worker_agent, parent_uri, conversation, request_id, collection);
+        question(out, run, query, started, worker_agent, parent_uri, conversation, request_id,
+                 collection);
     });
 }
 
@@ -582,7 +587,9 @@ std::vector<Triple> routing_decision(const RunUris& run, const StepInfo& step,
 std::vector<Triple> routed_conclusion(const RunUris& run, const StepInfo& step,
                                       const StoredText& answer, const AnswerProvenance& provenance,
                                       const std::optional<std::string>& short_answer) {
-    return listed([&](TripleSink& out) { routed_conclusion(out, run, step, answer, provenance, short_answer); });
+    return listed([&](TripleSink& out) {
+        routed_conclusion(out, run, step, answer, provenance, short_answer);
+    });
 }
 
 std::vector<Triple> escalation(const RunUris& run, std::size_t n, const StepInfo& step,

@@ -190,7 +190,7 @@ struct EscalationInfo {
     std::string reason;
     double relevance = 0.0;
     std::string next_engine;
-    std::string from_engine{};  // gb:fromEngine, when known
+    std::string from_engine{};                   // gb:fromEngine, when known
     std::optional<ReflectionInfo> reflection{};  // of the answer escalated past
     std::string rephrased_question{};  // gb:rephrasedQuestion: what the next engine is asked
     std::string rephrase_fallback{};   // gb:rephraseFallback: why it is asked the original
@@ -198,9 +198,9 @@ struct EscalationInfo {
 
 // One source a routed answer rests on (gb:AnswerSource): prov:wasDerivedFrom `source`.
 struct AnswerSourceInfo {
-    std::string source;       // the file, document or chunk IRI
-    int data_tier = 0;        // 1..4; 0: not known (not emitted)
-    std::string engine;       // the engine that found it
+    std::string source;                    // the file, document or chunk IRI
+    int data_tier = 0;                     // 1..4; 0: not known (not emitted)
+    std::string engine;                    // the engine that found it
     std::optional<double> fusion_score{};  // its RRF contribution, with several engines
 };
 
@@ -268,9 +268,10 @@ std::vector<Triple> routing_decision(const RunUris& run, const StepInfo& step,
 // A routed query's Conclusion (as conclusion()) with its epistemic provenance: gb:engine,
 // gb:derivationChain, gb:aggregateTier and a gb:answerSource per source
 // (<conclusion>:source:N, a gb:AnswerSource with gb:dataTier, gb:engine, gb:fusionScore).
-std::vector<Triple> routed_conclusion(const RunUris& run, const StepInfo& step,
-                                      const StoredText& answer, const AnswerProvenance& provenance,
-                                      const std::optional<std::string>& short_answer = std::nullopt);
+std::vector<Triple> routed_conclusion(
+    const RunUris& run, const StepInfo& step, const StoredText& answer,
+    const AnswerProvenance& provenance,
+    const std::optional<std::string>& short_answer = std::nullopt);
 std::vector<Triple> escalation(const RunUris& run, std::size_t n, const StepInfo& step,
                                const EscalationInfo& info);
 // The gb:Reflection of `step_uri` (a routed Conclusion's, of the winning answer).
@@ -306,8 +307,8 @@ void graph_exploration(TripleSink& out, const RunUris& run, const StepInfo& step
                        const std::vector<ExploredEdge>& explored = {});
 // A follow-up's "else" on `step_uri` (a graph-rag Focus): gb:excludes for each label the
 // answer leaves out, gb:excludedEdgeCount for the edges dropped because they name one.
-void excluded_answers(TripleSink& out, std::string_view step_uri, const std::vector<std::string>& labels,
-                      std::size_t edges);
+void excluded_answers(TripleSink& out, std::string_view step_uri,
+                      const std::vector<std::string>& labels, std::size_t edges);
 void graph_focus(TripleSink& out, const RunUris& run, const StepInfo& step,
                  const std::vector<SelectedEdge>& edges);
 void document_exploration(TripleSink& out, const RunUris& run, const StepInfo& step,
@@ -322,8 +323,8 @@ void analysis(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo
               const AgentAction& action);
 void observation(TripleSink& out, const RunUris& run, std::size_t n, const StepInfo& step,
                  const StoredText& text, const ObservationInfo& info = {});
-void conclusion(TripleSink& out, const RunUris& run, const StepInfo& step,
-                const StoredText& answer, std::string_view termination = {},
+void conclusion(TripleSink& out, const RunUris& run, const StepInfo& step, const StoredText& answer,
+                std::string_view termination = {},
                 const std::optional<std::string>& short_answer = std::nullopt);
 void routing_decision(TripleSink& out, const RunUris& run, const StepInfo& step,
                       const Routing& routing);

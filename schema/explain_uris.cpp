@@ -146,17 +146,25 @@ std::string RunUris::focus() const { return at("focus"); }
 std::string RunUris::synthesis() const { return at("synthesis"); }
 std::string RunUris::conclusion() const { return at("conclusion"); }
 std::string RunUris::routing_decision() const { return at("routing"); }
-std::string RunUris::escalation(std::size_t n) const { return at("escalation:" + std::to_string(n)); }
+std::string RunUris::escalation(std::size_t n) const {
+    return at("escalation:" + std::to_string(n));
+}
 std::string RunUris::analysis(std::size_t n) const { return at("analysis:" + std::to_string(n)); }
-std::string RunUris::observation(std::size_t n) const { return at("observation:" + std::to_string(n)); }
-std::string RunUris::edge_selection(std::size_t n) const { return at("focus:edge:" + std::to_string(n)); }
+std::string RunUris::observation(std::size_t n) const {
+    return at("observation:" + std::to_string(n));
+}
+std::string RunUris::edge_selection(std::size_t n) const {
+    return at("focus:edge:" + std::to_string(n));
+}
 std::string RunUris::explored_edge(std::size_t n) const {
     return at("exploration:edge:" + std::to_string(n));
 }
 std::string RunUris::retrieved_chunk(std::size_t n) const {
     return at("exploration:chunk:" + std::to_string(n));
 }
-std::string RunUris::ranked_chunk(std::size_t n) const { return at("focus:chunk:" + std::to_string(n)); }
+std::string RunUris::ranked_chunk(std::size_t n) const {
+    return at("focus:chunk:" + std::to_string(n));
+}
 std::string RunUris::citation(std::size_t n) const {
     return at("synthesis:citation:" + std::to_string(n));
 }

@@ -216,7 +216,8 @@ public:
         ws();
         if (p_ == end_) return false;
         switch (*p_) {
-            case '"': return string(scratch_);
+            case '"':
+                return string(scratch_);
             case '{': {
                 ++p_;
                 bool first = true;
@@ -236,16 +237,21 @@ public:
                 }
                 return done;
             }
-            case 't': return literal("true");
-            case 'f': return literal("false");
-            case 'n': return literal("null");
-            default: return number();
+            case 't':
+                return literal("true");
+            case 'f':
+                return literal("false");
+            case 'n':
+                return literal("null");
+            default:
+                return number();
         }
     }
 
 private:
     bool literal(std::string_view word) {
-        if (static_cast<std::size_t>(end_ - p_) < word.size() || std::string_view(p_, word.size()) != word) {
+        if (static_cast<std::size_t>(end_ - p_) < word.size() ||
+            std::string_view(p_, word.size()) != word) {
             return false;
         }
         p_ += word.size();
@@ -307,16 +313,34 @@ private:
         if (p_ == end_) return false;
         const char c = *p_++;
         switch (c) {
-            case '"': out += '"'; return true;
-            case '\\': out += '\\'; return true;
-            case '/': out += '/'; return true;
-            case 'b': out += '\b'; return true;
-            case 'f': out += '\f'; return true;
-            case 'n': out += '\n'; return true;
-            case 'r': out += '\r'; return true;
-            case 't': out += '\t'; return true;
-            case 'u': break;
-            default: return false;
+            case '"':
+                out += '"';
+                return true;
+            case '\\':
+                out += '\\';
+                return true;
+            case '/':
+                out += '/';
+                return true;
+            case 'b':
+                out += '\b';
+                return true;
+            case 'f':
+                out += '\f';
+                return true;
+            case 'n':
+                out += '\n';
+                return true;
+            case 'r':
+                out += '\r';
+                return true;
+            case 't':
+                out += '\t';
+                return true;
+            case 'u':
+                break;
+            default:
+                return false;
         }
         std::uint32_t cp = 0;
         if (!read_hex4(cp)) return false;
@@ -516,13 +540,16 @@ base::Result<T> fast_or_slow(std::string_view text, std::optional<T>&& fast) {
 
 // ---- public writers -----------------------------------------------------------------------
 
-void ObjectWriter::string(std::string_view name, std::string_view value) { append_json_string(key(name), value); }
+void ObjectWriter::string(std::string_view name, std::string_view value) {
+    append_json_string(key(name), value);
+}
 
 // The shared writer (base/json_string); ill-formed UTF-8 (rare) is written as the tree writer
 // writes it, replaced, for identical bytes.
 void append_json_string(std::string& out, std::string_view value) {
     if (base::append_json_string(out, value)) return;
-    out += nlohmann::json(std::string(value)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    out += nlohmann::json(std::string(value))
+               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // Keys in the sorted order of nlohmann's std::map objects, so the bytes match dump().
@@ -589,7 +616,8 @@ std::string encode_text(const TriplesBatchResponse& m) {
     out.reserve(64 + count * 160);
     {
         ObjectWriter object(out);
-        append_array(object.key("results"), m.results, [](std::string& o, const auto& r) { append_json(o, r); });
+        append_array(object.key("results"), m.results,
+                     [](std::string& o, const auto& r) { append_json(o, r); });
     }
     return out;
 }
@@ -603,9 +631,12 @@ std::string encode_text(const EmbeddingsResponse& m) {
         ObjectWriter object(out);
         object.uint("dim", m.dim);
         object.string("model", m.model);
-        append_array(object.key("vectors"), m.vectors, [](std::string& o, const std::vector<double>& vector) {
-            append_array(o, vector, [](std::string& o2, double value) { append_double(o2, value); });
-        });
+        append_array(object.key("vectors"), m.vectors,
+                     [](std::string& o, const std::vector<double>& vector) {
+                         append_array(o, vector, [](std::string& o2, double value) {
+                             append_double(o2, value);
+                         });
+                     });
     }
     return out;
 }
@@ -659,25 +690,27 @@ std::string encode_text(const RagResponse& m) {
         if (m.answer) object.string("answer", *m.answer);
         append_array(object.key("answer_selections"), m.answer_selections,
                      [](std::string& o, const std::string& uri) { append_json_string(o, uri); });
-        append_array(object.key("citations"), m.citations, [](std::string& o, const RagCitation& c) {
-            ObjectWriter cited(o);
-            if (c.char_end) cited.uint("char_end", *c.char_end);
-            if (c.char_offset) cited.uint("char_offset", *c.char_offset);
-            cited.string("chunk", c.chunk);
-            cited.string("document", c.document);
-            cited.string("id", c.id);
-            cited.string("kind", c.kind);
-            cited.uint("n", c.n);
-            cited.string("selection", c.selection);
-            append_array(cited.key("spans"), c.spans, [](std::string& s, const AnswerSpan& span) {
-                ObjectWriter written(s);
-                written.uint("end", span.end);
-                written.uint("start", span.start);
-            });
-            cited.string("text", c.text);
-            cited.uint("tier", c.tier);
-            cited.string("title", c.title);
-        });
+        append_array(object.key("citations"), m.citations,
+                     [](std::string& o, const RagCitation& c) {
+                         ObjectWriter cited(o);
+                         if (c.char_end) cited.uint("char_end", *c.char_end);
+                         if (c.char_offset) cited.uint("char_offset", *c.char_offset);
+                         cited.string("chunk", c.chunk);
+                         cited.string("document", c.document);
+                         cited.string("id", c.id);
+                         cited.string("kind", c.kind);
+                         cited.uint("n", c.n);
+                         cited.string("selection", c.selection);
+                         append_array(cited.key("spans"), c.spans,
+                                      [](std::string& s, const AnswerSpan& span) {
+                                          ObjectWriter written(s);
+                                          written.uint("end", span.end);
+                                          written.uint("start", span.start);
+                                      });
+                         cited.string("text", c.text);
+                         cited.uint("tier", c.tier);
+                         cited.string("title", c.title);
+                     });
         object.boolean("end_of_session", m.end_of_session);
         object.boolean("end_of_stream", m.end_of_stream);
         if (m.error) object.error("error", *m.error);
@@ -689,8 +722,9 @@ std::string encode_text(const RagResponse& m) {
         object.string("model", m.model);
         object.uint("out_token", m.out_token);
         object.string("response", m.response);
-        append_array(object.key("sources"), m.sources,
-                     [](std::string& o, const std::string& source) { append_json_string(o, source); });
+        append_array(
+            object.key("sources"), m.sources,
+            [](std::string& o, const std::string& source) { append_json_string(o, source); });
     }
     return out;
 }
@@ -739,15 +773,19 @@ base::Result<RagResponse> decode_text<RagResponse>(std::string_view text) {
     const bool ok = read_message(text, [&](Reader& r, std::string_view key) {
         if (key == "message_type") {
             if (!first_time(seen, 1) || !r.string(scratch)) return false;
-            if (scratch == "chunk") m->message_type = RagMessageType::kChunk;
-            else if (scratch == "explain") m->message_type = RagMessageType::kExplain;
-            else return false;  // "error" comes with an error object: the slow path's
+            if (scratch == "chunk")
+                m->message_type = RagMessageType::kChunk;
+            else if (scratch == "explain")
+                m->message_type = RagMessageType::kExplain;
+            else
+                return false;  // "error" comes with an error object: the slow path's
             return true;
         }
         if (key == "response") return first_time(seen, 2) && r.string(m->response);
         if (key == "explain_id") return first_time(seen, 4) && r.string(m->explain_id);
         if (key == "explain_graph") return first_time(seen, 8) && r.string(m->explain_graph);
-        if (key == "explain_triples") return first_time(seen, 16) && read_triples(r, m->explain_triples);
+        if (key == "explain_triples")
+            return first_time(seen, 16) && read_triples(r, m->explain_triples);
         if (key == "end_of_stream") return first_time(seen, 32) && r.boolean(m->end_of_stream);
         if (key == "end_of_session") return first_time(seen, 64) && r.boolean(m->end_of_session);
         if (key == "in_token") return first_time(seen, 128) && r.uint(m->in_token);
@@ -759,9 +797,11 @@ base::Result<RagResponse> decode_text<RagResponse>(std::string_view text) {
             m->answer = scratch;
             return true;
         }
-        if (key == "answer_selections") return first_time(seen, 4096) && read_strings(r, m->answer_selections);
+        if (key == "answer_selections")
+            return first_time(seen, 4096) && read_strings(r, m->answer_selections);
         if (key == "citations") {
-            // Only a FINAL has them, once per request: an empty list here, the rest the slow path's.
+            // Only a FINAL has them, once per request: an empty list here, the rest the slow
+            // path's.
             if (!first_time(seen, 8192) || !r.open_array()) return false;
             bool first = true;
             bool done = false;

@@ -27,8 +27,8 @@
 #include <string_view>
 #include <vector>
 
-#include "schema/messages.hpp"
 #include "base/result.hpp"
+#include "schema/messages.hpp"
 #include "schema/term.hpp"
 
 namespace glassbox::schema {

@@ -13,8 +13,8 @@
 namespace glassbox::schema {
 namespace detail {
 
-base::Result<std::optional<base::Error>> ValueCodec<std::optional<base::Error>>::decode(const json& v,
-                                                                                       const std::string& path) {
+base::Result<std::optional<base::Error>> ValueCodec<std::optional<base::Error>>::decode(
+    const json& v, const std::string& path) {
     ObjectReader r(v, path);
     std::string type;
     base::Error e;
@@ -23,7 +23,8 @@ base::Result<std::optional<base::Error>> ValueCodec<std::optional<base::Error>>:
     if (!r.ok()) return r.error();
     if (!type.empty()) {
         auto t = base::error_type_from_string(type);
-        if (!t) return decode_error(field_path(path, "type"), "unknown error type \"" + type + "\"");
+        if (!t)
+            return decode_error(field_path(path, "type"), "unknown error type \"" + type + "\"");
         e.type = *t;
     }
     return std::optional<base::Error>(std::move(e));
@@ -47,9 +48,10 @@ template <>
 struct FieldList<LlmResponse> {
     using T = LlmResponse;
     static constexpr auto value = std::tuple{
-        field("text", &T::text),         field("json", &T::json),           field("model", &T::model),
-        field("in_token", &T::in_token), field("out_token", &T::out_token), field("end_of_stream", &T::end_of_stream),
-        field("answer", &T::answer),     field("answer_ids", &T::answer_ids),
+        field("text", &T::text),           field("json", &T::json),
+        field("model", &T::model),         field("in_token", &T::in_token),
+        field("out_token", &T::out_token), field("end_of_stream", &T::end_of_stream),
+        field("answer", &T::answer),       field("answer_ids", &T::answer_ids),
     };
 };
 
@@ -93,13 +95,21 @@ std::string dump(const nlohmann::json& value) {
 
 // ---- enums --------------------------------------------------------------------------------
 
-std::string_view to_string(QueryMode mode) noexcept { return detail::enum_name(detail::kQueryModes, mode); }
+std::string_view to_string(QueryMode mode) noexcept {
+    return detail::enum_name(detail::kQueryModes, mode);
+}
 std::optional<QueryMode> query_mode_from_string(std::string_view name) noexcept {
     return detail::enum_value(detail::kQueryModes, name);
 }
-std::string_view to_string(RagMessageType type) noexcept { return detail::enum_name(detail::kRagTypes, type); }
-std::string_view to_string(AgentMessageType type) noexcept { return detail::enum_name(detail::kAgentTypes, type); }
-std::string_view to_string(TraceStatus status) noexcept { return detail::enum_name(detail::kTraceStatuses, status); }
+std::string_view to_string(RagMessageType type) noexcept {
+    return detail::enum_name(detail::kRagTypes, type);
+}
+std::string_view to_string(AgentMessageType type) noexcept {
+    return detail::enum_name(detail::kAgentTypes, type);
+}
+std::string_view to_string(TraceStatus status) noexcept {
+    return detail::enum_name(detail::kTraceStatuses, status);
+}
 std::optional<TraceStatus> trace_status_from_string(std::string_view name) noexcept {
     return detail::enum_value(detail::kTraceStatuses, name);
 }
@@ -169,7 +179,8 @@ std::optional<Term> writable_term(const Term& term, std::size_t& rewritten) {
         make_writable(literal.datatype, rewritten);
         if (rewritten != before) return Term(std::move(literal));
     } else if (term.is_triple()) {
-        if (auto inner = writable_triple(term.as_triple(), rewritten)) return quoted(std::move(*inner));
+        if (auto inner = writable_triple(term.as_triple(), rewritten))
+            return quoted(std::move(*inner));
     }
     return std::nullopt;
 }
@@ -182,8 +193,8 @@ std::optional<Triple> writable_triple(const Triple& triple, std::size_t& rewritt
     std::optional<std::string> graph = triple.graph;
     if (graph) make_writable(*graph, rewritten);
     if (rewritten == before) return std::nullopt;
-    return Triple{s ? std::move(*s) : triple.s, p ? std::move(*p) : triple.p, o ? std::move(*o) : triple.o,
-                  std::move(graph)};
+    return Triple{s ? std::move(*s) : triple.s, p ? std::move(*p) : triple.p,
+                  o ? std::move(*o) : triple.o, std::move(graph)};
 }
 
 }  // namespace
@@ -198,7 +209,8 @@ base::Result<ExplainMessage> decode_explain(const json& v, std::size_t& iris_rew
         r.read("message_type", message_type);
         if (!r.ok()) return r.error();
         if (message_type != "explain") {
-            return detail::decode_error("message_type", "expected \"explain\", got \"" + message_type + "\"");
+            return detail::decode_error("message_type",
+                                        "expected \"explain\", got \"" + message_type + "\"");
         }
         auto m = detail::decode_fields<ExplainMessage>(v, "");
         if (!m) return m;

@@ -104,7 +104,7 @@ struct AgentRequest {
 };
 
 enum class QueryMode { kAuto, kGraphRag, kDocumentRag, kAgent };
-std::string_view to_string(QueryMode mode) noexcept;                 // "auto", "graph-rag", ...
+std::string_view to_string(QueryMode mode) noexcept;  // "auto", "graph-rag", ...
 std::optional<QueryMode> query_mode_from_string(std::string_view) noexcept;
 
 // A request id (QueryRequest::request_id, the gateway's X-Request-ID) is 1 to this many
@@ -146,17 +146,17 @@ struct AnswerSpan {
 // One source an answer cites, as a reader wants it: numbered (`[1]`) in order of first
 // appearance in the answer text, with where it came from and what it says.
 struct RagCitation {
-    std::uint32_t n = 0;         // from 1
-    std::string id;              // the synthesis template's id ("e2", "c1")
-    std::string selection;       // the explain URI of the edge or chunk selection
-    std::string kind;            // "edge" or "chunk"
-    std::string document;        // the document (or file) it came from; "" when not known
-    std::string title;           // the document's title, when known
-    std::string chunk;           // the chunk; "" for a fact loaded from a whole file
+    std::uint32_t n = 0;    // from 1
+    std::string id;         // the synthesis template's id ("e2", "c1")
+    std::string selection;  // the explain URI of the edge or chunk selection
+    std::string kind;       // "edge" or "chunk"
+    std::string document;   // the document (or file) it came from; "" when not known
+    std::string title;      // the document's title, when known
+    std::string chunk;      // the chunk; "" for a fact loaded from a whole file
     std::optional<std::uint64_t> char_offset;  // the cited text in its document (code points)
     std::optional<std::uint64_t> char_end;
-    std::uint32_t tier = 0;      // data tier (1..4; 0: not known)
-    std::string text;            // the cited fact ("s p o", labels) or sentence
+    std::uint32_t tier = 0;         // data tier (1..4; 0: not known)
+    std::string text;               // the cited fact ("s p o", labels) or sentence
     std::vector<AnswerSpan> spans;  // where the answer cites it
     bool operator==(const RagCitation&) const = default;
 };
@@ -173,7 +173,7 @@ struct RagResponse {
     std::uint64_t out_token = 0;
     std::string model;
     std::vector<std::string> sources;
-    std::optional<base::Error> error;   // wire: {"type": "<base::ErrorType>", "message": "..."}
+    std::optional<base::Error> error;  // wire: {"type": "<base::ErrorType>", "message": "..."}
     // FINAL: the short answer alone ("" when the evidence does not decide; absent when the
     // synthesis template gave none) and the explain URIs of the selections it came from.
     std::optional<std::string> answer;
@@ -315,9 +315,9 @@ struct Chunk {
     std::string text;
     std::uint64_t char_offset = 0;  // of the chunk in its document, in characters
     std::uint64_t char_length = 0;
-    std::uint32_t ordinal = 0;      // its place in the document, from 0
+    std::uint32_t ordinal = 0;  // its place in the document, from 0
     std::string document_title;
-    std::uint32_t tier = 0;         // the document's data tier (1..4; 0: not known)
+    std::uint32_t tier = 0;  // the document's data tier (1..4; 0: not known)
     bool operator==(const Chunk&) const = default;
 };
 
@@ -518,8 +518,8 @@ struct CollectionDeleted {
 // ---- LLM ------------------------------------------------------------------------------------
 
 struct LlmRequest {
-    std::string template_name;                      // wire: "template"
-    std::map<std::string, std::string> variables;   // an object of strings
+    std::string template_name;                     // wire: "template"
+    std::map<std::string, std::string> variables;  // an object of strings
     bool streaming = false;
     bool operator==(const LlmRequest&) const = default;
 };
@@ -555,12 +555,12 @@ std::string_view to_string(TraceStatus status) noexcept;  // "", "complete", "er
 std::optional<TraceStatus> trace_status_from_string(std::string_view) noexcept;
 
 struct ExplainMessage {
-    std::string session;            // the session URI (the run's Question URI)
+    std::string session;  // the session URI (the run's Question URI)
     std::uint64_t seq = 0;
     std::string service;
     std::string worker;
     std::optional<std::string> parent_uri;
-    std::string explain_id;         // the step URI
+    std::string explain_id;  // the step URI
     std::string explain_graph{vocab::kRetrievalGraph};
     std::vector<Triple> explain_triples;
     bool end_of_trace = false;
@@ -628,7 +628,8 @@ base::Result<T> decode(const nlohmann::json& value);
 // explain message (session, explain_id, parent_uri, graphs, and each term's IRIs and datatypes,
 // quoted triples included) goes through explain::writable_iri, so a third-party worker's IRI that
 // N-Triples rejects enters a trace percent-encoded instead of as it came. Empty fields stay empty.
-base::Result<ExplainMessage> decode_explain(const nlohmann::json& value, std::size_t& iris_rewritten);
+base::Result<ExplainMessage> decode_explain(const nlohmann::json& value,
+                                            std::size_t& iris_rewritten);
 
 template <typename T>
 base::Result<T> decode_body(std::string_view text) {

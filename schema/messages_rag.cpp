@@ -33,9 +33,9 @@ template <>
 struct FieldList<DocumentRagQuery> {
     using T = DocumentRagQuery;
     static constexpr auto value = std::tuple{
-        field("query", &T::query),         field("collection", &T::collection),
-        field("doc_limit", &T::doc_limit), field("fetch_limit", &T::fetch_limit),
-        field("streaming", &T::streaming), iri_field("parent_uri", &T::parent_uri),
+        field("query", &T::query),           field("collection", &T::collection),
+        field("doc_limit", &T::doc_limit),   field("fetch_limit", &T::fetch_limit),
+        field("streaming", &T::streaming),   iri_field("parent_uri", &T::parent_uri),
         field("session_id", &T::session_id),
     };
 };
@@ -70,12 +70,9 @@ template <>
 struct FieldList<QueryRequest> {
     using T = QueryRequest;
     static constexpr auto value = std::tuple{
-        field("query", &T::query),
-        field("mode", &T::mode),
-        field("collection", &T::collection),
-        field("streaming", &T::streaming),
-        field("session_id", &T::session_id),
-        field("request_id", &T::request_id),
+        field("query", &T::query),           field("mode", &T::mode),
+        field("collection", &T::collection), field("streaming", &T::streaming),
+        field("session_id", &T::session_id), field("request_id", &T::request_id),
     };
 };
 
@@ -155,7 +152,8 @@ GLASSBOX_FIELD_LIST_CODEC(AgentResponse)
 bool has_words(std::string_view question) noexcept {
     return std::any_of(question.begin(), question.end(), [](char c) {
         const auto u = static_cast<unsigned char>(c);
-        return u >= 0x80 || (u >= '0' && u <= '9') || (u >= 'A' && u <= 'Z') || (u >= 'a' && u <= 'z');
+        return u >= 0x80 || (u >= '0' && u <= '9') || (u >= 'A' && u <= 'Z') ||
+               (u >= 'a' && u <= 'z');
     });
 }
 

@@ -10,22 +10,24 @@
 namespace glassbox::schema {
 namespace detail {
 
-#define GLASSBOX_FIELDS(S, ...)                              \
-    template <>                                              \
-    struct FieldList<S> {                                    \
-        using T = S;                                         \
+#define GLASSBOX_FIELDS(S, ...)                                \
+    template <>                                                \
+    struct FieldList<S> {                                      \
+        using T = S;                                           \
         static constexpr auto value = std::tuple{__VA_ARGS__}; \
     };
 
-GLASSBOX_FIELDS(TriplePattern, field("s", &T::s), field("p", &T::p), field("o", &T::o), field("g", &T::g))
-GLASSBOX_FIELDS(TriplesQuery, field("s", &T::s), field("p", &T::p), field("o", &T::o), field("g", &T::g),
-                field("limit", &T::limit), field("collection", &T::collection))
+GLASSBOX_FIELDS(TriplePattern, field("s", &T::s), field("p", &T::p), field("o", &T::o),
+                field("g", &T::g))
+GLASSBOX_FIELDS(TriplesQuery, field("s", &T::s), field("p", &T::p), field("o", &T::o),
+                field("g", &T::g), field("limit", &T::limit), field("collection", &T::collection))
 GLASSBOX_FIELDS(TriplesQueryBatch, field("patterns", &T::patterns), field("limit", &T::limit),
                 field("collection", &T::collection))
 GLASSBOX_FIELDS(TriplesResponse, field("triples", &T::triples))
 GLASSBOX_FIELDS(TriplesBatchResponse, field("results", &T::results))
 GLASSBOX_FIELDS(EmbeddingsRequest, field("texts", &T::texts))
-GLASSBOX_FIELDS(EmbeddingsResponse, field("vectors", &T::vectors), field("model", &T::model), field("dim", &T::dim))
+GLASSBOX_FIELDS(EmbeddingsResponse, field("vectors", &T::vectors), field("model", &T::model),
+                field("dim", &T::dim))
 GLASSBOX_FIELDS(GraphEmbeddingsQuery, field("vectors", &T::vectors), field("limit", &T::limit),
                 field("collection", &T::collection))
 GLASSBOX_FIELDS(EntityMatch, required("entity", &T::entity), field("score", &T::score))
@@ -37,53 +39,67 @@ GLASSBOX_FIELDS(ChunkKeywordQuery, field("query", &T::query), field("limit", &T:
                 field("collection", &T::collection))
 GLASSBOX_FIELDS(ChunkMatch, field("chunk_id", &T::chunk_id), field("score", &T::score))
 GLASSBOX_FIELDS(ChunkMatchResponse, field("chunks", &T::chunks))
-GLASSBOX_FIELDS(ChunkFetchRequest, field("chunk_ids", &T::chunk_ids), field("collection", &T::collection))
-GLASSBOX_FIELDS(Chunk, field("chunk_id", &T::chunk_id), field("document_id", &T::document_id), field("text", &T::text),
-                field("char_offset", &T::char_offset), field("char_length", &T::char_length),
-                field("ordinal", &T::ordinal), field("document_title", &T::document_title), field("tier", &T::tier))
+GLASSBOX_FIELDS(ChunkFetchRequest, field("chunk_ids", &T::chunk_ids),
+                field("collection", &T::collection))
+GLASSBOX_FIELDS(Chunk, field("chunk_id", &T::chunk_id), field("document_id", &T::document_id),
+                field("text", &T::text), field("char_offset", &T::char_offset),
+                field("char_length", &T::char_length), field("ordinal", &T::ordinal),
+                field("document_title", &T::document_title), field("tier", &T::tier))
 GLASSBOX_FIELDS(ChunkFetchResponse, field("chunks", &T::chunks))
-GLASSBOX_FIELDS(SourceInfo, field("uri", &T::uri), field("path", &T::path), field("media_type", &T::media_type),
-                field("tier", &T::tier), field("loaded_at", &T::loaded_at))
-GLASSBOX_FIELDS(LoadTriplesRequest, field("collection", &T::collection), field("source", &T::source),
-                field("nquads", &T::nquads))
+GLASSBOX_FIELDS(SourceInfo, field("uri", &T::uri), field("path", &T::path),
+                field("media_type", &T::media_type), field("tier", &T::tier),
+                field("loaded_at", &T::loaded_at))
+GLASSBOX_FIELDS(LoadTriplesRequest, field("collection", &T::collection),
+                field("source", &T::source), field("nquads", &T::nquads))
 GLASSBOX_FIELDS(LoadTriplesResponse, field("statements", &T::statements), field("added", &T::added),
                 field("present", &T::present))
 GLASSBOX_FIELDS(ChunkLoad, field("ordinal", &T::ordinal), field("char_offset", &T::char_offset),
                 field("char_length", &T::char_length), field("text", &T::text))
-GLASSBOX_FIELDS(DocumentLoad, field("uri", &T::uri), field("title", &T::title), field("source", &T::source),
-                field("text", &T::text), field("chunks", &T::chunks))
-GLASSBOX_FIELDS(LoadDocumentsRequest, field("collection", &T::collection), field("documents", &T::documents),
-                field("embed", &T::embed))
+GLASSBOX_FIELDS(DocumentLoad, field("uri", &T::uri), field("title", &T::title),
+                field("source", &T::source), field("text", &T::text), field("chunks", &T::chunks))
+GLASSBOX_FIELDS(LoadDocumentsRequest, field("collection", &T::collection),
+                field("documents", &T::documents), field("embed", &T::embed))
 GLASSBOX_FIELDS(LoadDocumentsResponse, field("documents_added", &T::documents_added),
                 field("documents_replaced", &T::documents_replaced),
-                field("documents_unchanged", &T::documents_unchanged), field("chunks_written", &T::chunks_written),
+                field("documents_unchanged", &T::documents_unchanged),
+                field("chunks_written", &T::chunks_written),
                 field("chunks_embedded", &T::chunks_embedded))
 GLASSBOX_FIELDS(IndexRequest, field("collection", &T::collection))
 GLASSBOX_FIELDS(IndexResponse, field("entities_indexed", &T::entities_indexed),
-                field("chunks_indexed", &T::chunks_indexed), field("model", &T::model), field("dim", &T::dim))
-GLASSBOX_FIELDS(FactSourcesRequest, field("collection", &T::collection), field("triples", &T::triples))
-GLASSBOX_FIELDS(FactSource, field("source", &T::source), field("kind", &T::kind), field("document", &T::document),
-                field("tier", &T::tier), field("loaded_at", &T::loaded_at))
+                field("chunks_indexed", &T::chunks_indexed), field("model", &T::model),
+                field("dim", &T::dim))
+GLASSBOX_FIELDS(FactSourcesRequest, field("collection", &T::collection),
+                field("triples", &T::triples))
+GLASSBOX_FIELDS(FactSource, field("source", &T::source), field("kind", &T::kind),
+                field("document", &T::document), field("tier", &T::tier),
+                field("loaded_at", &T::loaded_at))
 GLASSBOX_FIELDS(FactSourcesResponse, field("sources", &T::sources))
 GLASSBOX_FIELDS(LabelsRequest, field("collection", &T::collection), field("terms", &T::terms))
 GLASSBOX_FIELDS(LabelsResponse, field("labels", &T::labels))
-GLASSBOX_FIELDS(HybridChunkQuery, field("query", &T::query), field("vectors", &T::vectors), field("limit", &T::limit),
-                field("collection", &T::collection))
+GLASSBOX_FIELDS(HybridChunkQuery, field("query", &T::query), field("vectors", &T::vectors),
+                field("limit", &T::limit), field("collection", &T::collection))
 GLASSBOX_FIELDS(StoreStatsRequest, field("collection", &T::collection))
 GLASSBOX_FIELDS(StoreStats, field("collection", &T::collection), field("quads", &T::quads),
-                field("subjects", &T::subjects), field("predicates", &T::predicates), field("objects", &T::objects),
-                field("terms", &T::terms), field("graphs", &T::graphs), field("sources", &T::sources),
+                field("subjects", &T::subjects), field("predicates", &T::predicates),
+                field("objects", &T::objects), field("terms", &T::terms),
+                field("graphs", &T::graphs), field("sources", &T::sources),
                 field("facts_per_tier", &T::facts_per_tier), field("documents", &T::documents),
                 field("chunks", &T::chunks), field("entity_vectors", &T::entity_vectors),
-                field("chunk_vectors", &T::chunk_vectors), field("model", &T::model), field("dim", &T::dim),
-                field("bytes_on_disk", &T::bytes_on_disk), field("documents_per_tier", &T::documents_per_tier),
-                field("chunks_per_tier", &T::chunks_per_tier), field("last_loaded", &T::last_loaded))
-GLASSBOX_FIELDS(CollectionSummary, required("collection", &T::collection), field("facts", &T::facts),
-                field("entities", &T::entities), field("documents", &T::documents), field("chunks", &T::chunks),
-                field("documents_per_tier", &T::documents_per_tier), field("chunks_per_tier", &T::chunks_per_tier),
-                field("entity_vectors", &T::entity_vectors), field("chunk_vectors", &T::chunk_vectors),
+                field("chunk_vectors", &T::chunk_vectors), field("model", &T::model),
+                field("dim", &T::dim), field("bytes_on_disk", &T::bytes_on_disk),
+                field("documents_per_tier", &T::documents_per_tier),
+                field("chunks_per_tier", &T::chunks_per_tier),
+                field("last_loaded", &T::last_loaded))
+GLASSBOX_FIELDS(CollectionSummary, required("collection", &T::collection),
+                field("facts", &T::facts), field("entities", &T::entities),
+                field("documents", &T::documents), field("chunks", &T::chunks),
+                field("documents_per_tier", &T::documents_per_tier),
+                field("chunks_per_tier", &T::chunks_per_tier),
+                field("entity_vectors", &T::entity_vectors),
+                field("chunk_vectors", &T::chunk_vectors),
                 field("bytes_on_disk", &T::bytes_on_disk), field("last_loaded", &T::last_loaded))
-GLASSBOX_FIELDS(CollectionList, field("collections", &T::collections), field("truncated", &T::truncated))
+GLASSBOX_FIELDS(CollectionList, field("collections", &T::collections),
+                field("truncated", &T::truncated))
 GLASSBOX_FIELDS(CollectionDeleteRequest, required("collection", &T::collection))
 GLASSBOX_FIELDS(CollectionDeleted, required("removed", &T::removed))
 

@@ -32,14 +32,22 @@ template <>
 struct FieldList<TraceSessionSummary> {
     using T = TraceSessionSummary;
     static constexpr auto value = std::tuple{
-        required("session", &T::session),      nullable("kind", &T::kind),
-        nullable("question", &T::question),    nullable("parent", &T::parent),
-        nullable("started", &T::started),      nullable("ended", &T::ended),
-        nullable("duration_ms", &T::duration_ms), field("status", &T::status),
-        nullable("service", &T::service),      nullable("worker", &T::worker),
-        field("events", &T::events),           field("error", &T::error),
-        field("subtraces", &T::subtraces),     nullable("collection", &T::collection),
-        field("input_tokens", &T::input_tokens), field("output_tokens", &T::output_tokens),
+        required("session", &T::session),
+        nullable("kind", &T::kind),
+        nullable("question", &T::question),
+        nullable("parent", &T::parent),
+        nullable("started", &T::started),
+        nullable("ended", &T::ended),
+        nullable("duration_ms", &T::duration_ms),
+        field("status", &T::status),
+        nullable("service", &T::service),
+        nullable("worker", &T::worker),
+        field("events", &T::events),
+        field("error", &T::error),
+        field("subtraces", &T::subtraces),
+        nullable("collection", &T::collection),
+        field("input_tokens", &T::input_tokens),
+        field("output_tokens", &T::output_tokens),
     };
 };
 
@@ -47,8 +55,9 @@ template <>
 struct FieldList<TraceSessionList> {
     using T = TraceSessionList;
     static constexpr auto value = std::tuple{
-        required("sessions", &T::sessions), field("total", &T::total),   field("total_exact", &T::total_exact),
-        field("limit", &T::limit),          field("offset", &T::offset), nullable("next", &T::next),
+        required("sessions", &T::sessions),    field("total", &T::total),
+        field("total_exact", &T::total_exact), field("limit", &T::limit),
+        field("offset", &T::offset),           nullable("next", &T::next),
     };
 };
 
@@ -56,8 +65,9 @@ template <>
 struct FieldList<TraceEvent> {
     using T = TraceEvent;
     static constexpr auto value = std::tuple{
-        field("seq", &T::seq),           field("explain_id", &T::explain_id), field("state", &T::state),
-        field("received", &T::received), field("triples", &T::triples),       field("error", &T::error),
+        field("seq", &T::seq),         field("explain_id", &T::explain_id),
+        field("state", &T::state),     field("received", &T::received),
+        field("triples", &T::triples), field("error", &T::error),
     };
 };
 
@@ -65,10 +75,14 @@ template <>
 struct FieldList<TraceCollectorStats> {
     using T = TraceCollectorStats;
     static constexpr auto value = std::tuple{
-        field("deliveries", &T::deliveries),         field("stored", &T::stored),
-        field("acked", &T::acked),                   field("store_failures", &T::store_failures),
-        field("store_failing", &T::store_failing),   field("pending", &T::pending),
-        field("last_store_error", &T::last_store_error), field("iris_rewritten", &T::iris_rewritten),
+        field("deliveries", &T::deliveries),
+        field("stored", &T::stored),
+        field("acked", &T::acked),
+        field("store_failures", &T::store_failures),
+        field("store_failing", &T::store_failing),
+        field("pending", &T::pending),
+        field("last_store_error", &T::last_store_error),
+        field("iris_rewritten", &T::iris_rewritten),
         field("refused", &T::refused),
     };
 };
@@ -87,16 +101,20 @@ struct FieldList<TraceStats> {
 template <>
 struct FieldList<TraceExportCounts> {
     using T = TraceExportCounts;
-    static constexpr auto value = std::tuple{field("sessions", &T::sessions), field("triples", &T::triples)};
+    static constexpr auto value =
+        std::tuple{field("sessions", &T::sessions), field("triples", &T::triples)};
 };
 
 template <>
 struct FieldList<ConversationTurn> {
     using T = ConversationTurn;
     static constexpr auto value = std::tuple{
-        field("question", &T::question), field("answer", &T::answer),
-        nullable("short_answer", &T::short_answer), required("trace", &T::trace),
-        field("started", &T::started), field("status", &T::status),
+        field("question", &T::question),
+        field("answer", &T::answer),
+        nullable("short_answer", &T::short_answer),
+        required("trace", &T::trace),
+        field("started", &T::started),
+        field("status", &T::status),
     };
 };
 
@@ -111,8 +129,10 @@ template <>
 struct FieldList<ConversationSummary> {
     using T = ConversationSummary;
     static constexpr auto value = std::tuple{
-        required("session_id", &T::session_id), field("turns", &T::turns),
-        field("started", &T::started), field("last", &T::last),
+        required("session_id", &T::session_id),
+        field("turns", &T::turns),
+        field("started", &T::started),
+        field("last", &T::last),
     };
 };
 
@@ -138,7 +158,8 @@ using detail::json;
 // A show reply: its session and events by field list, its sub-traces recursively, bounded.
 base::Result<TraceDetail> detail_at(const json& v, const std::string& path, int depth) {
     if (depth > kMaxTraceDepth) {
-        return detail::decode_error(path, "sub-traces nested deeper than " + std::to_string(kMaxTraceDepth));
+        return detail::decode_error(
+            path, "sub-traces nested deeper than " + std::to_string(kMaxTraceDepth));
     }
     detail::ObjectReader r(v, path);
     TraceDetail trace;
@@ -158,8 +179,9 @@ base::Result<TraceDetail> detail_at(const json& v, const std::string& path, int 
 
 base::Error StoredError::error() const {
     const auto colon = text.find(": ");
-    const auto type =
-        colon == std::string::npos ? std::nullopt : base::error_type_from_string(text.substr(0, colon));
+    const auto type = colon == std::string::npos
+                          ? std::nullopt
+                          : base::error_type_from_string(text.substr(0, colon));
     if (!type) return base::make_error(base::ErrorType::kInternal, text);
     return base::make_error(*type, text.substr(colon + 2));
 }
@@ -176,26 +198,31 @@ json encode(const TraceDetail& m) {
     for (const auto& event : m.events) events.push_back(encode(event));
     json subtraces = json::array();
     for (const auto& sub : m.subtraces) subtraces.push_back(encode(sub));
-    return json{{"session", encode(m.session)}, {"events", std::move(events)}, {"subtraces", std::move(subtraces)}};
+    return json{{"session", encode(m.session)},
+                {"events", std::move(events)},
+                {"subtraces", std::move(subtraces)}};
 }
 
 template <>
 base::Result<TraceSessionSummary> decode<TraceSessionSummary>(const json& value) {
-    return detail::guarded<TraceSessionSummary>([&] { return detail::decode_fields<TraceSessionSummary>(value, ""); });
+    return detail::guarded<TraceSessionSummary>(
+        [&] { return detail::decode_fields<TraceSessionSummary>(value, ""); });
 }
 
 template <>
 base::Result<TraceSessionList> decode<TraceSessionList>(const json& value) {
     return detail::guarded<TraceSessionList>([&]() -> base::Result<TraceSessionList> {
         auto list = detail::decode_fields<TraceSessionList>(value, "");
-        if (list.ok() && !value.contains("total")) list->total = static_cast<std::int64_t>(list->sessions.size());
+        if (list.ok() && !value.contains("total"))
+            list->total = static_cast<std::int64_t>(list->sessions.size());
         return list;
     });
 }
 
 template <>
 base::Result<TraceEvent> decode<TraceEvent>(const json& value) {
-    return detail::guarded<TraceEvent>([&] { return detail::decode_fields<TraceEvent>(value, ""); });
+    return detail::guarded<TraceEvent>(
+        [&] { return detail::decode_fields<TraceEvent>(value, ""); });
 }
 
 template <>
@@ -205,12 +232,14 @@ base::Result<TraceDetail> decode<TraceDetail>(const json& value) {
 
 template <>
 base::Result<TraceStats> decode<TraceStats>(const json& value) {
-    return detail::guarded<TraceStats>([&] { return detail::decode_fields<TraceStats>(value, ""); });
+    return detail::guarded<TraceStats>(
+        [&] { return detail::decode_fields<TraceStats>(value, ""); });
 }
 
 template <>
 base::Result<TraceExportCounts> decode<TraceExportCounts>(const json& value) {
-    return detail::guarded<TraceExportCounts>([&] { return detail::decode_fields<TraceExportCounts>(value, ""); });
+    return detail::guarded<TraceExportCounts>(
+        [&] { return detail::decode_fields<TraceExportCounts>(value, ""); });
 }
 
 GLASSBOX_FIELD_LIST_CODEC(ConversationTurn)

@@ -26,7 +26,8 @@ namespace glassbox::schema {
 inline constexpr int kMaxTraceDepth = 64;
 // The deepest show reply must be readable: sub-traces at two levels each, then events, an event,
 // its triples, a triple, and terms quoting triples at two levels each down to a leaf term.
-static_assert(2 * kMaxTraceDepth + 1 + 3 + 1 + 2 * kMaxQuotedTripleDepth + 1 <= static_cast<int>(kMaxJsonDepth),
+static_assert(2 * kMaxTraceDepth + 1 + 3 + 1 + 2 * kMaxQuotedTripleDepth + 1 <=
+                  static_cast<int>(kMaxJsonDepth),
               "parse_untrusted_json would refuse a show reply the trace service may send");
 
 // An error as the trace store keeps it, Error::describe() text ("WorkerLost: the worker died").
@@ -52,8 +53,8 @@ struct TraceSessionSummary {
     std::optional<std::string> service;
     std::optional<std::string> worker;
     std::int64_t events = 0;
-    std::optional<StoredError> error;  // when an error trace has one
-    std::int64_t subtraces = 0;        // its direct sub-runs (sessions whose parent it is)
+    std::optional<StoredError> error;       // when an error trace has one
+    std::int64_t subtraces = 0;             // its direct sub-runs (sessions whose parent it is)
     std::optional<std::string> collection;  // the knowledge collection it asked (gb:collection)
     // The model tokens its steps and its sub-runs' steps used (gb:inputTokens, gb:outputTokens).
     std::int64_t input_tokens = 0;
@@ -95,15 +96,17 @@ struct TraceDetail {
 // What the collector writing the store says of its work since it started: a store that
 // cannot write (a full disk) shows here, not only in the collector's log.
 struct TraceCollectorStats {
-    std::uint64_t deliveries = 0;       // DELIVERs received from the broker
-    std::uint64_t stored = 0;           // events written
-    std::uint64_t acked = 0;            // deliveries acknowledged (stored, duplicates, quarantined)
-    std::uint64_t store_failures = 0;   // batch commits that failed (each batch is retried, unacknowledged)
-    bool store_failing = false;         // the last commit failed: `pending` waits for a retry
-    std::uint64_t pending = 0;          // deliveries received and not yet stored (nor acknowledged)
-    std::string last_store_error;       // the last failed commit's error; "" when none failed
-    std::uint64_t iris_rewritten = 0;   // IRIs N-Triples rejects, stored rewritten (docs/traces.md §1)
-    std::uint64_t refused = 0;          // deliveries refused by their session (docs/traces.md §1)
+    std::uint64_t deliveries = 0;  // DELIVERs received from the broker
+    std::uint64_t stored = 0;      // events written
+    std::uint64_t acked = 0;       // deliveries acknowledged (stored, duplicates, quarantined)
+    std::uint64_t store_failures =
+        0;  // batch commits that failed (each batch is retried, unacknowledged)
+    bool store_failing = false;    // the last commit failed: `pending` waits for a retry
+    std::uint64_t pending = 0;     // deliveries received and not yet stored (nor acknowledged)
+    std::string last_store_error;  // the last failed commit's error; "" when none failed
+    std::uint64_t iris_rewritten =
+        0;                      // IRIs N-Triples rejects, stored rewritten (docs/traces.md §1)
+    std::uint64_t refused = 0;  // deliveries refused by their session (docs/traces.md §1)
     bool operator==(const TraceCollectorStats&) const = default;
 };
 
@@ -116,7 +119,8 @@ struct TraceStats {
     std::int64_t quarantined = 0;
     std::map<std::string, std::int64_t> by_status;  // running, complete, error, incomplete
     std::uint64_t db_bytes = 0;
-    std::optional<TraceCollectorStats> collector;  // absent when no collector writes beside the service
+    std::optional<TraceCollectorStats>
+        collector;  // absent when no collector writes beside the service
     bool operator==(const TraceStats&) const = default;
 };
 
@@ -145,7 +149,7 @@ inline std::int64_t turns_settle_ms(std::chrono::milliseconds timeout) noexcept 
 // One turn: an ended top-level run that carried gb:conversation.
 struct ConversationTurn {
     std::string question;
-    std::string answer;                       // gb:answerText of its Synthesis or Conclusion; "" when none
+    std::string answer;  // gb:answerText of its Synthesis or Conclusion; "" when none
     std::optional<std::string> short_answer;  // gb:shortAnswer, null when the run stated none
     std::string trace;                        // the run's UUID (`glassbox traces show <trace>`)
     std::string started;                      // xsd:dateTime

@@ -30,8 +30,8 @@ bool digit(char c) noexcept { return c >= '0' && c <= '9'; }
 
 // IRIREF excludes controls, space and <>"{}|^`\ (a backslash only starts a UCHAR).
 bool iri_forbidden(unsigned char c) noexcept {
-    return c <= 0x20 || c == '<' || c == '>' || c == '"' || c == '{' || c == '}' || c == '|' || c == '^' ||
-           c == '`' || c == '\\';
+    return c <= 0x20 || c == '<' || c == '>' || c == '"' || c == '{' || c == '}' || c == '|' ||
+           c == '^' || c == '`' || c == '\\';
 }
 
 // scheme ":" …, the scheme being ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) (RFC 3986 §3.1).
@@ -47,7 +47,8 @@ bool absolute_iri(std::string_view iri) noexcept {
 
 class LineParser {
 public:
-    LineParser(std::string_view line, std::uint64_t line_number) : line_(line), line_number_(line_number) {}
+    LineParser(std::string_view line, std::uint64_t line_number)
+        : line_(line), line_number_(line_number) {}
 
     Result<std::optional<Triple>> parse() {
         skip_space();
@@ -81,7 +82,9 @@ public:
 private:
     bool at_end() const noexcept { return pos_ >= line_.size(); }
     char peek() const noexcept { return line_[pos_]; }
-    bool starts_with(std::string_view s) const noexcept { return line_.substr(pos_).starts_with(s); }
+    bool starts_with(std::string_view s) const noexcept {
+        return line_.substr(pos_).starts_with(s);
+    }
     void skip_space() noexcept {
         while (!at_end() && (peek() == ' ' || peek() == '\t')) ++pos_;
     }
@@ -98,8 +101,8 @@ private:
         const auto& [at, message] = *error_;
         // The message may quote the line (an IRI, an escape): escaped, so it stays valid UTF-8
         // even for a line parse_nquads did not check first.
-        return base::Error{ErrorType::kInvalidRequest, "N-Quads " + std::to_string(line_number_) + ":" +
-                                                           std::to_string(at + 1) + ": " +
+        return base::Error{ErrorType::kInvalidRequest, "N-Quads " + std::to_string(line_number_) +
+                                                           ":" + std::to_string(at + 1) + ": " +
                                                            base::printable_utf8(message)};
     }
 
@@ -116,7 +119,8 @@ private:
     }
 
     bool predicate(Term& out) {
-        if (at_end() || peek() != '<' || starts_with("<<")) return fail("expected a predicate (an IRI)");
+        if (at_end() || peek() != '<' || starts_with("<<"))
+            return fail("expected a predicate (an IRI)");
         return iri_term(out);
     }
 
@@ -164,7 +168,8 @@ private:
             const char c = peek();
             if (c == '>') {
                 ++pos_;
-                if (!absolute_iri(out)) return fail_at(start, "<" + out + "> is not an absolute IRI");
+                if (!absolute_iri(out))
+                    return fail_at(start, "<" + out + "> is not an absolute IRI");
                 return true;
             }
             if (c == '\\') {
@@ -187,7 +192,8 @@ private:
         if (at_end()) return fail("blank node without a label");
         std::size_t i = pos_;
         const char32_t c0 = detail::next_code_point(line_, i);
-        if (!detail::pn_chars_u(c0) && !(c0 >= '0' && c0 <= '9')) return fail("a blank node label cannot start here");
+        if (!detail::pn_chars_u(c0) && !(c0 >= '0' && c0 <= '9'))
+            return fail("a blank node label cannot start here");
         std::size_t end = i;  // just past the last PN_CHARS
         while (i < line_.size()) {
             std::size_t next = i;
@@ -231,7 +237,8 @@ private:
         std::string language;
         if (starts_with("^^")) {
             pos_ += 2;
-            if (at_end() || peek() != '<' || starts_with("<<")) return fail("expected a datatype IRI after '^^'");
+            if (at_end() || peek() != '<' || starts_with("<<"))
+                return fail("expected a datatype IRI after '^^'");
             if (!iri(datatype)) return false;
             if (datatype == kXsdString) datatype.clear();
         } else if (!at_end() && peek() == '@') {
@@ -261,15 +268,32 @@ private:
         const char c = line_[pos_ + 1];
         char decoded = 0;
         switch (c) {
-            case 't': decoded = '\t'; break;
-            case 'b': decoded = '\b'; break;
-            case 'n': decoded = '\n'; break;
-            case 'r': decoded = '\r'; break;
-            case 'f': decoded = '\f'; break;
-            case '"': decoded = '"'; break;
-            case '\'': decoded = '\''; break;
-            case '\\': decoded = '\\'; break;
-            default: return fail("unknown escape '\\" + std::string(1, c) + "'");
+            case 't':
+                decoded = '\t';
+                break;
+            case 'b':
+                decoded = '\b';
+                break;
+            case 'n':
+                decoded = '\n';
+                break;
+            case 'r':
+                decoded = '\r';
+                break;
+            case 'f':
+                decoded = '\f';
+                break;
+            case '"':
+                decoded = '"';
+                break;
+            case '\'':
+                decoded = '\'';
+                break;
+            case '\\':
+                decoded = '\\';
+                break;
+            default:
+                return fail("unknown escape '\\" + std::string(1, c) + "'");
         }
         out += decoded;
         pos_ += 2;
@@ -290,7 +314,8 @@ private:
             cp = (cp << 4) | static_cast<std::uint32_t>(v);
         }
         if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF) || cp == 0) {
-            return fail("\\u or \\U escape names no character (a surrogate, NUL or beyond U+10FFFF)");
+            return fail(
+                "\\u or \\U escape names no character (a surrogate, NUL or beyond U+10FFFF)");
         }
         base::append_utf8(out, cp);
         pos_ += 2 + digits;
@@ -312,15 +337,18 @@ Result<std::optional<Triple>> parse_nquads_line(std::string_view line, std::uint
 Result<std::vector<Triple>> parse_nquads(std::string_view text) {
     if (const void* nul = std::memchr(text.data(), '\0', text.size()); nul != nullptr) {
         return make_error(ErrorType::kInvalidRequest,
-                          "N-Quads: NUL byte at offset " + std::to_string(static_cast<const char*>(nul) - text.data()));
+                          "N-Quads: NUL byte at offset " +
+                              std::to_string(static_cast<const char*>(nul) - text.data()));
     }
     if (const auto at = base::invalid_utf8_at(text); at != std::string_view::npos) {
         const std::string_view before = text.substr(0, at);
         const auto line = std::count(before.begin(), before.end(), '\n') + 1;
         const auto line_start = before.rfind('\n');
-        const std::size_t column = at - (line_start == std::string_view::npos ? 0 : line_start + 1) + 1;
-        return make_error(ErrorType::kInvalidRequest,
-                          "N-Quads " + std::to_string(line) + ":" + std::to_string(column) + ": invalid UTF-8");
+        const std::size_t column =
+            at - (line_start == std::string_view::npos ? 0 : line_start + 1) + 1;
+        return make_error(
+            ErrorType::kInvalidRequest,
+            "N-Quads " + std::to_string(line) + ":" + std::to_string(column) + ": invalid UTF-8");
     }
     std::vector<Triple> triples;
     triples.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);

@@ -24,7 +24,8 @@ inline constexpr std::string_view kBlankGraphPrefix = "urn:glassbox:bnode:";
 //
 // Errors: kInvalidRequest "N-Quads LINE:COLUMN: message" (COLUMN 1-based, in bytes). The line
 // must be well-formed UTF-8 without NUL (parse_nquads checks the whole text first).
-base::Result<std::optional<Triple>> parse_nquads_line(std::string_view line, std::uint64_t line_number);
+base::Result<std::optional<Triple>> parse_nquads_line(std::string_view line,
+                                                      std::uint64_t line_number);
 
 // Every statement of `text` (lines end in LF, CR or CRLF; the last one may lack its end).
 // The first problem is the error: a NUL byte ("N-Quads: NUL byte at offset N"), invalid UTF-8

@@ -1,4 +1,5 @@
-// Frame constants of the glassbox bus protocol (docs/protocol.md), shared by broker, workers and clients.
+// Frame constants of the glassbox bus protocol (docs/protocol.md), shared by broker, workers and
+// clients.
 #pragma once
 
 #include <chrono>

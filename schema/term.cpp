@@ -45,14 +45,29 @@ void append_string(std::string& out, std::string_view value) {
         if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7F) continue;
         out.append(value.data() + run, i - run);
         switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
-            case '\b': out += "\\b"; break;
-            case '\f': out += "\\f"; break;
-            default: append_uchar(out, c);
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
+            case '\b':
+                out += "\\b";
+                break;
+            case '\f':
+                out += "\\f";
+                break;
+            default:
+                append_uchar(out, c);
         }
         run = i + 1;
     }
@@ -65,7 +80,8 @@ char32_t next_code_point(std::string_view text, std::size_t& i) {
     const auto c = static_cast<unsigned char>(text[i]);
     const std::size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
     char32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-    for (std::size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+    for (std::size_t k = 1; k < len; ++k)
+        cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
     i += len;
     return cp;
 }
@@ -101,8 +117,8 @@ bool is_ntriples_label(std::string_view id) {
 }
 
 bool is_label_char(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
 }
 
 // A label the grammar accepts is written as it is (so reading it back gives the same node);
@@ -188,9 +204,7 @@ Term quoted(Triple triple) {
     return QuotedTriple{std::make_shared<const Triple>(std::move(triple))};
 }
 
-Term xsd_integer(std::int64_t value) {
-    return typed_literal(std::to_string(value), kXsdInteger);
-}
+Term xsd_integer(std::int64_t value) { return typed_literal(std::to_string(value), kXsdInteger); }
 
 Term xsd_decimal(std::string_view lexical) { return typed_literal(lexical, kXsdDecimal); }
 

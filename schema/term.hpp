@@ -45,10 +45,10 @@ public:
     enum class Kind { kIri, kBlankNode, kLiteral, kTriple };
 
     Term() : value_(Iri{}) {}
-    Term(Iri iri) : value_(std::move(iri)) {}                  // NOLINT(google-explicit-constructor)
-    Term(BlankNode node) : value_(std::move(node)) {}          // NOLINT(google-explicit-constructor)
-    Term(Literal literal) : value_(std::move(literal)) {}      // NOLINT(google-explicit-constructor)
-    Term(QuotedTriple quoted) : value_(std::move(quoted)) {}   // NOLINT(google-explicit-constructor)
+    Term(Iri iri) : value_(std::move(iri)) {}                 // NOLINT(google-explicit-constructor)
+    Term(BlankNode node) : value_(std::move(node)) {}         // NOLINT(google-explicit-constructor)
+    Term(Literal literal) : value_(std::move(literal)) {}     // NOLINT(google-explicit-constructor)
+    Term(QuotedTriple quoted) : value_(std::move(quoted)) {}  // NOLINT(google-explicit-constructor)
 
     Kind kind() const noexcept { return static_cast<Kind>(value_.index()); }
     bool is_iri() const noexcept { return kind() == Kind::kIri; }

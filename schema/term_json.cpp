@@ -24,11 +24,16 @@ base::Result<Term> decode_term_at(const json& value, std::string_view path, int 
     if (kind.empty()) {
         // push_back, not `kind = "i"`: GCC 12 at -O3 warns (-Wrestrict, a false positive, GCC
         // bug 105329) on assigning a literal to a std::string that may be empty.
-        if (r.find("i")) kind.push_back('i');
-        else if (r.find("v")) kind.push_back('l');
-        else if (r.find("d")) kind.push_back('b');
-        else if (r.find("tr")) kind.push_back('t');
-        else return decode_error(path, "not a term (no \"t\" and no term keys)");
+        if (r.find("i"))
+            kind.push_back('i');
+        else if (r.find("v"))
+            kind.push_back('l');
+        else if (r.find("d"))
+            kind.push_back('b');
+        else if (r.find("tr"))
+            kind.push_back('t');
+        else
+            return decode_error(path, "not a term (no \"t\" and no term keys)");
     }
     if (kind == "i") {
         std::string value_iri;
@@ -60,8 +65,8 @@ base::Result<Term> decode_term_at(const json& value, std::string_view path, int 
     }
     if (kind == "t") {
         if (depth >= kMaxQuotedTripleDepth) {
-            return decode_error(path, "quoted triples nested deeper than " +
-                                          std::to_string(kMaxQuotedTripleDepth));
+            return decode_error(
+                path, "quoted triples nested deeper than " + std::to_string(kMaxQuotedTripleDepth));
         }
         const json* tr = r.require("tr");
         if (!tr) return r.error();
@@ -76,8 +81,8 @@ base::Result<Triple> decode_triple_at(const json& value, std::string_view path, 
     ObjectReader r(value, std::string(path));
     if (!r.ok()) return r.error();
     Triple triple;
-    for (auto [key, slot] : {std::pair{"s", &triple.s}, std::pair{"p", &triple.p},
-                             std::pair{"o", &triple.o}}) {
+    for (auto [key, slot] :
+         {std::pair{"s", &triple.s}, std::pair{"p", &triple.p}, std::pair{"o", &triple.o}}) {
         const json* v = r.require(key);
         if (!v) return r.error();
         auto term = decode_term_at(*v, field_path(path, key), depth);
@@ -108,7 +113,8 @@ nlohmann::json encode(const Term& term) {
         }
         case Term::Kind::kTriple: {
             const auto& t = term.as_triple();
-            return {{"t", "t"}, {"tr", {{"s", encode(t.s)}, {"p", encode(t.p)}, {"o", encode(t.o)}}}};
+            return {{"t", "t"},
+                    {"tr", {{"s", encode(t.s)}, {"p", encode(t.p)}, {"o", encode(t.o)}}}};
         }
     }
     return nullptr;

@@ -127,7 +127,6 @@ json jsonld_value(const Term& term) {
     return value;
 }
 
-
 void collect_triples(const TraceDetail& trace, std::unordered_set<std::string>& seen,
                      std::vector<Triple>& out) {
     for (const auto& event : trace.events) {

@@ -26,9 +26,12 @@ inline constexpr std::string_view kSourceGraph = "urn:graph:source";
 
 // ---- RDF / RDFS ---------------------------------------------------------------------------
 inline constexpr std::string_view kRdfType = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
-inline constexpr std::string_view kRdfStatement = "http://www.w3.org/1999/02/22-rdf-syntax-ns#Statement";
-inline constexpr std::string_view kRdfSubject = "http://www.w3.org/1999/02/22-rdf-syntax-ns#subject";
-inline constexpr std::string_view kRdfPredicate = "http://www.w3.org/1999/02/22-rdf-syntax-ns#predicate";
+inline constexpr std::string_view kRdfStatement =
+    "http://www.w3.org/1999/02/22-rdf-syntax-ns#Statement";
+inline constexpr std::string_view kRdfSubject =
+    "http://www.w3.org/1999/02/22-rdf-syntax-ns#subject";
+inline constexpr std::string_view kRdfPredicate =
+    "http://www.w3.org/1999/02/22-rdf-syntax-ns#predicate";
 inline constexpr std::string_view kRdfObject = "http://www.w3.org/1999/02/22-rdf-syntax-ns#object";
 inline constexpr std::string_view kRdfsLabel = "http://www.w3.org/2000/01/rdf-schema#label";
 inline constexpr std::string_view kRdfsComment = "http://www.w3.org/2000/01/rdf-schema#comment";
@@ -42,11 +45,14 @@ inline constexpr std::string_view kProvWasGeneratedBy = "http://www.w3.org/ns/pr
 inline constexpr std::string_view kProvWasDerivedFrom = "http://www.w3.org/ns/prov#wasDerivedFrom";
 inline constexpr std::string_view kProvUsed = "http://www.w3.org/ns/prov#used";
 inline constexpr std::string_view kProvWasInformedBy = "http://www.w3.org/ns/prov#wasInformedBy";
-inline constexpr std::string_view kProvWasAssociatedWith = "http://www.w3.org/ns/prov#wasAssociatedWith";
-inline constexpr std::string_view kProvWasAttributedTo = "http://www.w3.org/ns/prov#wasAttributedTo";
+inline constexpr std::string_view kProvWasAssociatedWith =
+    "http://www.w3.org/ns/prov#wasAssociatedWith";
+inline constexpr std::string_view kProvWasAttributedTo =
+    "http://www.w3.org/ns/prov#wasAttributedTo";
 inline constexpr std::string_view kProvStartedAtTime = "http://www.w3.org/ns/prov#startedAtTime";
 inline constexpr std::string_view kProvEndedAtTime = "http://www.w3.org/ns/prov#endedAtTime";
-inline constexpr std::string_view kProvGeneratedAtTime = "http://www.w3.org/ns/prov#generatedAtTime";
+inline constexpr std::string_view kProvGeneratedAtTime =
+    "http://www.w3.org/ns/prov#generatedAtTime";
 
 // ---- gb: classes --------------------------------------------------------------------------
 // The run (a prov:Activity). Every other step class is a prov:Entity.
@@ -110,7 +116,8 @@ inline constexpr std::string_view kAnswerText = "https://glassbox.dev/ns#answerT
 inline constexpr std::string_view kAnswerRef = "https://glassbox.dev/ns#answerRef";
 // The short answer alone (gb:answerText is the full text) and the selections it rests on.
 inline constexpr std::string_view kShortAnswer = "https://glassbox.dev/ns#shortAnswer";
-inline constexpr std::string_view kShortAnswerSupportedBy = "https://glassbox.dev/ns#shortAnswerSupportedBy";
+inline constexpr std::string_view kShortAnswerSupportedBy =
+    "https://glassbox.dev/ns#shortAnswerSupportedBy";
 inline constexpr std::string_view kCitationProperty = "https://glassbox.dev/ns#citation";
 inline constexpr std::string_view kSpanStart = "https://glassbox.dev/ns#spanStart";
 inline constexpr std::string_view kSpanEnd = "https://glassbox.dev/ns#spanEnd";
@@ -139,12 +146,14 @@ inline constexpr std::string_view kExcludes = "https://glassbox.dev/ns#excludes"
 inline constexpr std::string_view kExcludedEdgeCount = "https://glassbox.dev/ns#excludedEdgeCount";
 inline constexpr std::string_view kCollection = "https://glassbox.dev/ns#collection";
 inline constexpr std::string_view kQuestionType = "https://glassbox.dev/ns#questionType";
-// The relevance reflection of an engine's answer (docs/query.md §3), and an escalation's rephrasing.
+// The relevance reflection of an engine's answer (docs/query.md §3), and an escalation's
+// rephrasing.
 inline constexpr std::string_view kReflectionProperty = "https://glassbox.dev/ns#reflection";
 inline constexpr std::string_view kReflectionMethod = "https://glassbox.dev/ns#reflectionMethod";
 inline constexpr std::string_view kReflectionScore = "https://glassbox.dev/ns#reflectionScore";
 inline constexpr std::string_view kReflectionReason = "https://glassbox.dev/ns#reflectionReason";
-inline constexpr std::string_view kReflectionFallback = "https://glassbox.dev/ns#reflectionFallback";
+inline constexpr std::string_view kReflectionFallback =
+    "https://glassbox.dev/ns#reflectionFallback";
 inline constexpr std::string_view kRephrasedQuestion = "https://glassbox.dev/ns#rephrasedQuestion";
 inline constexpr std::string_view kRephraseFallback = "https://glassbox.dev/ns#rephraseFallback";
 inline constexpr std::string_view kIteration = "https://glassbox.dev/ns#iteration";

@@ -16,7 +16,8 @@ struct FeedCursor {
 };
 
 int feed_connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
-    const int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(c0 INTEGER, c1 INTEGER, c2 INTEGER, c3 INTEGER, c4 INTEGER)");
+    const int rc = sqlite3_declare_vtab(
+        db, "CREATE TABLE x(c0 INTEGER, c1 INTEGER, c2 INTEGER, c3 INTEGER, c4 INTEGER)");
     if (rc != SQLITE_OK) return rc;
     auto* table = static_cast<sqlite3_vtab*>(sqlite3_malloc(sizeof(sqlite3_vtab)));
     if (table == nullptr) return SQLITE_NOMEM;
@@ -52,7 +53,8 @@ int feed_next(sqlite3_vtab_cursor* cursor) {
     return SQLITE_OK;
 }
 int feed_eof(sqlite3_vtab_cursor* cursor) {
-    return current_feed == nullptr || reinterpret_cast<FeedCursor*>(cursor)->at >= current_feed->count;
+    return current_feed == nullptr ||
+           reinterpret_cast<FeedCursor*>(cursor)->at >= current_feed->count;
 }
 int feed_column(sqlite3_vtab_cursor* cursor, sqlite3_context* context, int column) {
     const auto at = reinterpret_cast<FeedCursor*>(cursor)->at;
@@ -61,8 +63,9 @@ int feed_column(sqlite3_vtab_cursor* cursor, sqlite3_context* context, int colum
         sqlite3_result_null(context);
         return SQLITE_OK;
     }
-    sqlite3_result_int64(context, current_feed->rows[at * current_feed->stride +
-                                                     current_feed->column_at[static_cast<std::size_t>(column)]]);
+    sqlite3_result_int64(
+        context, current_feed->rows[at * current_feed->stride +
+                                    current_feed->column_at[static_cast<std::size_t>(column)]]);
     return SQLITE_OK;
 }
 int feed_rowid(sqlite3_vtab_cursor* cursor, sqlite3_int64* rowid) {
@@ -92,14 +95,16 @@ const sqlite3_module feed_module = make_feed_module();
 }  // namespace
 
 base::Result<void> register_row_feed(Database& db, const std::string& name) {
-    if (sqlite3_create_module_v2(db.handle(), name.c_str(), &feed_module, nullptr, nullptr) != SQLITE_OK) {
+    if (sqlite3_create_module_v2(db.handle(), name.c_str(), &feed_module, nullptr, nullptr) !=
+        SQLITE_OK) {
         return base::make_error(base::ErrorType::kInternal,
                                 "cannot register the virtual table " + name + ": " + db.message());
     }
     return {};
 }
 
-base::Result<std::int64_t> run_with_row_feed(Database& db, const std::string& sql, const Int64RowFeed& feed) {
+base::Result<std::int64_t> run_with_row_feed(Database& db, const std::string& sql,
+                                             const Int64RowFeed& feed) {
     auto st = db.prepare(sql);
     if (!st) return st.error();
     current_feed = &feed;

@@ -31,6 +31,7 @@ base::Result<void> register_row_feed(Database& db, const std::string& name);
 
 // Runs `sql` (e.g. INSERT INTO t SELECT c0, c1 FROM <name>) with `feed` as the table's rows on
 // this thread; returns the number of rows it changed.
-base::Result<std::int64_t> run_with_row_feed(Database& db, const std::string& sql, const Int64RowFeed& feed);
+base::Result<std::int64_t> run_with_row_feed(Database& db, const std::string& sql,
+                                             const Int64RowFeed& feed);
 
 }  // namespace glassbox::storage

@@ -94,9 +94,13 @@ bool Statement::is_null(int column) const noexcept {
     return sqlite3_column_type(statement_, column) == SQLITE_NULL;
 }
 
-std::int64_t Statement::int64(int column) const noexcept { return sqlite3_column_int64(statement_, column); }
+std::int64_t Statement::int64(int column) const noexcept {
+    return sqlite3_column_int64(statement_, column);
+}
 
-double Statement::real(int column) const noexcept { return sqlite3_column_double(statement_, column); }
+double Statement::real(int column) const noexcept {
+    return sqlite3_column_double(statement_, column);
+}
 
 std::string_view Statement::text(int column) const noexcept {
     const auto* data = reinterpret_cast<const char*>(sqlite3_column_text(statement_, column));
@@ -124,8 +128,8 @@ class Database::Checkpointer {
 public:
     static std::unique_ptr<Checkpointer> start(const std::filesystem::path& path) {
         sqlite3* handle = nullptr;
-        if (sqlite3_open_v2(path.c_str(), &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) !=
-            SQLITE_OK) {
+        if (sqlite3_open_v2(path.c_str(), &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                            nullptr) != SQLITE_OK) {
             sqlite3_close(handle);
             return nullptr;
         }
@@ -167,7 +171,8 @@ private:
             if (stop_) return;
             requested_ = false;
             lock.unlock();
-            (void)sqlite3_wal_checkpoint_v2(handle_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+            (void)sqlite3_wal_checkpoint_v2(handle_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr,
+                                            nullptr);
             lock.lock();
         }
     }
@@ -186,18 +191,22 @@ int Database::on_wal_commit(void* self, sqlite3* /*handle*/, const char* /*schem
     return SQLITE_OK;
 }
 
-void Database::Finalize::operator()(sqlite3_stmt* statement) const noexcept { sqlite3_finalize(statement); }
+void Database::Finalize::operator()(sqlite3_stmt* statement) const noexcept {
+    sqlite3_finalize(statement);
+}
 
 Database::Database(std::filesystem::path path, OpenOptions options)
     : path_(std::move(path)), options_(std::move(options)) {}
 
 Database::~Database() {
     statements_.clear();  // statements before the connection, or close would fail
-    checkpointer_.reset();  // before the last connection closes (which checkpoints and removes the WAL)
+    checkpointer_
+        .reset();  // before the last connection closes (which checkpoints and removes the WAL)
     if (handle_ != nullptr) sqlite3_close(handle_);
 }
 
-Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& path, const OpenOptions& options) {
+Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& path,
+                                                 const OpenOptions& options) {
     const bool in_memory = path == ":memory:";
     const auto fail = [&](const std::string& why) {
         return make_error(ErrorType::kInternal, options.label + " " + path.string() + ": " + why);
@@ -208,7 +217,8 @@ Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& pa
         ::close(fd);
     }
     auto db = std::unique_ptr<Database>(new Database(path, options));
-    const int flags = (options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_NOMUTEX;
+    const int flags =
+        (options.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_NOMUTEX;
     if (sqlite3_open_v2(path.c_str(), &db->handle_, flags, nullptr) != SQLITE_OK) {
         return fail("cannot open: " + db->message());
     }
@@ -230,7 +240,8 @@ Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& pa
         return fail(r.error().message);
     }
     if (!options.read_only) {
-        if (auto r = db->exec(options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+        if (auto r = db->exec(options.synchronous_full ? "PRAGMA synchronous=FULL"
+                                                       : "PRAGMA synchronous=NORMAL");
             !r) {
             return fail(r.error().message);
         }
@@ -240,7 +251,8 @@ Result<std::unique_ptr<Database>> Database::open(const std::filesystem::path& pa
             return fail(r.error().message);
         }
     }
-    if (options.background_checkpoint && options.wal && !options.read_only && !options.exclusive && !in_memory) {
+    if (options.background_checkpoint && options.wal && !options.read_only && !options.exclusive &&
+        !in_memory) {
         db->checkpointer_ = Checkpointer::start(path);
         if (!db->checkpointer_) return fail("cannot open the checkpoint connection");
         // Replaces SQLite's automatic checkpoint (which runs inside the committing call).
@@ -265,8 +277,8 @@ Result<Statement> Database::prepare(const std::string& sql) {
         return Statement(*this, found->second.get());
     }
     sqlite3_stmt* raw = nullptr;
-    if (sqlite3_prepare_v3(handle_, sql.c_str(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &raw,
-                           nullptr) != SQLITE_OK) {
+    if (sqlite3_prepare_v3(handle_, sql.c_str(), static_cast<int>(sql.size()),
+                           SQLITE_PREPARE_PERSISTENT, &raw, nullptr) != SQLITE_OK) {
         return error("cannot prepare \"" + sql.substr(0, 60) + "\"");
     }
     auto& slot = statements_[sql];
@@ -274,29 +286,37 @@ Result<Statement> Database::prepare(const std::string& sql) {
     return Statement(*this, raw);
 }
 
-Result<std::unique_ptr<sqlite3_stmt, void (*)(sqlite3_stmt*)>> Database::prepare_once(const std::string& sql) {
+Result<std::unique_ptr<sqlite3_stmt, void (*)(sqlite3_stmt*)>> Database::prepare_once(
+    const std::string& sql) {
     sqlite3_stmt* raw = nullptr;
-    if (sqlite3_prepare_v2(handle_, sql.c_str(), static_cast<int>(sql.size()), &raw, nullptr) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(handle_, sql.c_str(), static_cast<int>(sql.size()), &raw, nullptr) !=
+        SQLITE_OK) {
         return error("cannot prepare \"" + sql.substr(0, 60) + "\"");
     }
     return std::unique_ptr<sqlite3_stmt, void (*)(sqlite3_stmt*)>(
         raw, [](sqlite3_stmt* s) { sqlite3_finalize(s); });
 }
 
-std::int64_t Database::last_insert_rowid() const noexcept { return sqlite3_last_insert_rowid(handle_); }
+std::int64_t Database::last_insert_rowid() const noexcept {
+    return sqlite3_last_insert_rowid(handle_);
+}
 
 std::int64_t Database::changes() const noexcept { return sqlite3_changes64(handle_); }
 
-std::string Database::message() const { return handle_ != nullptr ? sqlite3_errmsg(handle_) : "out of memory"; }
+std::string Database::message() const {
+    return handle_ != nullptr ? sqlite3_errmsg(handle_) : "out of memory";
+}
 
 Error Database::error(std::string_view what) const {
-    return make_error(ErrorType::kInternal, options_.label + ": " + std::string(what) + ": " + message());
+    return make_error(ErrorType::kInternal,
+                      options_.label + ": " + std::string(what) + ": " + message());
 }
 
 // ---- Transaction -------------------------------------------------------------------------------
 
 Result<Transaction> Transaction::begin(Database& db, Kind kind) {
-    if (auto r = db.exec(kind == Kind::kImmediate ? "BEGIN IMMEDIATE" : "BEGIN"); !r) return r.error();
+    if (auto r = db.exec(kind == Kind::kImmediate ? "BEGIN IMMEDIATE" : "BEGIN"); !r)
+        return r.error();
     return Transaction(db);
 }
 

@@ -99,7 +99,7 @@ class Database {
 public:
     // Opens (and for read-write, creates) the file; ":memory:" opens a private in-memory database.
     static base::Result<std::unique_ptr<Database>> open(const std::filesystem::path& path,
-                                                           const OpenOptions& options = {});
+                                                        const OpenOptions& options = {});
     ~Database();
     Database(const Database&) = delete;
     Database& operator=(const Database&) = delete;
@@ -109,7 +109,8 @@ public:
     // The statement for `sql`, prepared once and cached for the connection's life.
     base::Result<Statement> prepare(const std::string& sql);
     // A statement prepared for one use (not cached), e.g. SQL built from variable parts.
-    base::Result<std::unique_ptr<sqlite3_stmt, void (*)(sqlite3_stmt*)>> prepare_once(const std::string& sql);
+    base::Result<std::unique_ptr<sqlite3_stmt, void (*)(sqlite3_stmt*)>> prepare_once(
+        const std::string& sql);
 
     std::int64_t last_insert_rowid() const noexcept;
     std::int64_t changes() const noexcept;

@@ -44,9 +44,10 @@ std::vector<FusedItem> reciprocal_rank_fusion(const std::vector<Ranking>& rankin
     return fused;
 }
 
-std::vector<std::size_t> mmr_select(const std::vector<double>& relevance,
-                                    const std::function<double(std::size_t, std::size_t)>& similarity,
-                                    std::size_t count, double lambda) {
+std::vector<std::size_t> mmr_select(
+    const std::vector<double>& relevance,
+    const std::function<double(std::size_t, std::size_t)>& similarity, std::size_t count,
+    double lambda) {
     const std::size_t n = relevance.size();
     std::vector<std::size_t> picked;
     std::vector<bool> taken(n, false);

@@ -21,7 +21,7 @@ enum class RankingKind { kVector, kKeyword, kTitle, kLink };
 struct Ranking {
     RankingKind kind = RankingKind::kVector;
     std::vector<std::pair<std::string, double>> items;  // (id, score), best first
-    double weight = 1.0;                                 // multiplies this list's RRF terms
+    double weight = 1.0;                                // multiplies this list's RRF terms
 };
 
 // An item after fusion, with how each kind of ranking contributed (best rank over the
@@ -40,14 +40,16 @@ struct FusedItem {
 
 // Fuses the rankings: best fused score first, ties by id. An id twice in one ranking counts
 // once, at its better rank.
-std::vector<FusedItem> reciprocal_rank_fusion(const std::vector<Ranking>& rankings, double k = kRrfK);
+std::vector<FusedItem> reciprocal_rank_fusion(const std::vector<Ranking>& rankings,
+                                              double k = kRrfK);
 
 // Maximal marginal relevance (Carbonell and Goldstein 1998): picks up to `count` of the
 // candidates, each time the one maximising lambda * relevance - (1 - lambda) * (its highest
 // similarity to those already picked). Returns candidate indices in pick order. `relevance`
 // should be on the same scale as `similarity` (e.g. both in [0, 1]).
-std::vector<std::size_t> mmr_select(const std::vector<double>& relevance,
-                                    const std::function<double(std::size_t, std::size_t)>& similarity,
-                                    std::size_t count, double lambda);
+std::vector<std::size_t> mmr_select(
+    const std::vector<double>& relevance,
+    const std::function<double(std::size_t, std::size_t)>& similarity, std::size_t count,
+    double lambda);
 
 }  // namespace glassbox::text

@@ -15,7 +15,7 @@ namespace glassbox::text {
 namespace reference_rule {
 
 struct Word {
-    std::string text;   // as written
+    std::string text;  // as written
     std::string lower;
     std::size_t begin = 0;
     std::size_t end = 0;  // one past the last byte
@@ -52,15 +52,15 @@ bool one_of(const std::string& word, const std::array<std::string_view, N>& list
 
 constexpr std::array<std::string_view, 6> kPersonal = {"he", "she", "they", "him", "them", "her"};
 constexpr std::array<std::string_view, 3> kPossessive = {"his", "their", "its"};
-constexpr std::array<std::string_view, 10> kQuestionWords = {"who", "whom", "whose", "what", "which",
-                                                             "where", "when", "why", "how", "is"};
+constexpr std::array<std::string_view, 10> kQuestionWords = {
+    "who", "whom", "whose", "what", "which", "where", "when", "why", "how", "is"};
 // Words after which "that" is no relative pronoun: prepositions and forms of be / do / have.
 constexpr std::array<std::string_view, 24> kBeforeDemonstrative = {
-    "in", "of", "about", "for", "to", "by", "from", "with", "on", "at", "did", "does", "do",
-    "was", "is", "are", "were", "has", "have", "had", "and", "into", "after", "before"};
+    "in", "of",  "about", "for", "to",   "by",  "from", "with", "on",  "at",   "did",   "does",
+    "do", "was", "is",    "are", "were", "has", "have", "had",  "and", "into", "after", "before"};
 // Words that follow "her" as an object, not as a possessive determiner.
-constexpr std::array<std::string_view, 11> kNotNouns = {"in", "of", "to", "by", "for", "from", "with",
-                                                        "and", "or", "at", "on"};
+constexpr std::array<std::string_view, 11> kNotNouns = {"in",   "of",  "to", "by", "for", "from",
+                                                        "with", "and", "or", "at", "on"};
 constexpr std::array<std::string_view, 4> kYesNo = {"yes", "no", "true", "false"};
 
 bool verb_like(const std::string& w) { return w.size() > 3 && w.ends_with("ed"); }
@@ -86,9 +86,11 @@ std::optional<Reference> find_reference(const std::vector<Word>& words) {
         if (!has_next) continue;
         const std::string& next = words[i + 1].lower;
         if (w == "this") return Reference{i, i + 1, false, false, next};
-        if (w == "same" && i > 0 && words[i - 1].lower == "the") return Reference{i - 1, i + 1, false, false, next};
+        if (w == "same" && i > 0 && words[i - 1].lower == "the")
+            return Reference{i - 1, i + 1, false, false, next};
         if (w == "that" && !verb_like(next) &&
-            (i == 0 || one_of(words[i - 1].lower, kBeforeDemonstrative) || verb_like(words[i - 1].lower)))
+            (i == 0 || one_of(words[i - 1].lower, kBeforeDemonstrative) ||
+             verb_like(words[i - 1].lower)))
             return Reference{i, i + 1, false, false, next};
     }
     return std::nullopt;
@@ -101,8 +103,9 @@ bool capitalised(const std::string& w) {
 // The noun a question asks for: "which company built …" → "company".
 std::string asked_noun(const std::vector<Word>& words) {
     for (std::size_t i = 0; i + 1 < words.size(); ++i) {
-        if ((words[i].lower == "which" || words[i].lower == "what") && !one_of(words[i + 1].lower, kQuestionWords) &&
-            words[i + 1].lower != "was" && words[i + 1].lower != "did" && words[i + 1].lower != "does" &&
+        if ((words[i].lower == "which" || words[i].lower == "what") &&
+            !one_of(words[i + 1].lower, kQuestionWords) && words[i + 1].lower != "was" &&
+            words[i + 1].lower != "did" && words[i + 1].lower != "does" &&
             words[i + 1].lower != "are")
             return words[i + 1].lower;
     }
@@ -132,7 +135,8 @@ bool entity_is_a(const std::string& entity, const std::string& noun, const std::
     const std::string name = lower_of(entity);
     for (std::string_view article : {" is a ", " is an ", " is the "}) {
         const std::string prefix = name + std::string(article);
-        for (std::size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at + 1)) {
+        for (std::size_t at = text.find(prefix); at != std::string::npos;
+             at = text.find(prefix, at + 1)) {
             const auto rest = words_of(std::string_view(text).substr(at + prefix.size()));
             // "is a lighthouse", "is a coastal lighthouse": the noun within the next two words.
             for (std::size_t k = 0; k < rest.size() && k < 2; ++k)
@@ -142,7 +146,8 @@ bool entity_is_a(const std::string& entity, const std::string& noun, const std::
     return false;
 }
 
-constexpr std::array<std::string_view, 6> kBesides = {"else", "other", "others", "another", "too", "besides"};
+constexpr std::array<std::string_view, 6> kBesides = {"else",    "other", "others",
+                                                      "another", "too",   "besides"};
 
 // A short answer's items: "Saltspire Light and Greyhollow Light", "A, B and C".
 std::vector<std::string> items_of(const std::string& short_answer) {
@@ -173,20 +178,24 @@ std::string named_entity(std::string_view text) {
     std::size_t best_count = 0;
     for (std::size_t i = 0; i < words.size();) {
         const bool opening_question_word = i == 0 && one_of(words[i].lower, kQuestionWords);
-        if (opening_question_word || !(capitalised(words[i].text) || words[i].text.find('_') != std::string::npos)) {
+        if (opening_question_word ||
+            !(capitalised(words[i].text) || words[i].text.find('_') != std::string::npos)) {
             ++i;
             continue;
         }
         std::size_t j = i;
         std::string name;
-        while (j < words.size() && (capitalised(words[j].text) || words[j].text.find('_') != std::string::npos)) {
+        while (j < words.size() &&
+               (capitalised(words[j].text) || words[j].text.find('_') != std::string::npos)) {
             // Words written apart in the text are one name only when a single space joins them.
-            if (j > i && text.substr(words[j - 1].end, words[j].begin - words[j - 1].end) != " ") break;
+            if (j > i && text.substr(words[j - 1].end, words[j].begin - words[j - 1].end) != " ")
+                break;
             name += (j > i ? " " : "") + words[j].text;
             ++j;
         }
         std::replace(name.begin(), name.end(), '_', ' ');
-        const std::size_t count = static_cast<std::size_t>(std::count(name.begin(), name.end(), ' ')) + 1;
+        const std::size_t count =
+            static_cast<std::size_t>(std::count(name.begin(), name.end(), ' ')) + 1;
         if (count > best_count) {
             best = name;
             best_count = count;
@@ -196,7 +205,8 @@ std::string named_entity(std::string_view text) {
     return best;
 }
 
-ResolvedReference resolve_reference(std::string_view question, const std::vector<EarlierTurn>& turns) {
+ResolvedReference resolve_reference(std::string_view question,
+                                    const std::vector<EarlierTurn>& turns) {
     using namespace reference_rule;
     ResolvedReference out;
     out.question = std::string(question);
@@ -206,16 +216,17 @@ ResolvedReference resolve_reference(std::string_view question, const std::vector
     if (!reference) return out;
     const EarlierTurn& turn = turns.back();
     const auto turn_words = words_of(turn.question);
-    const std::string answer = names_something(turn.short_answer) ? turn.short_answer : std::string();
+    const std::string answer =
+        names_something(turn.short_answer) ? turn.short_answer : std::string();
     const std::string entity = named_entity(turn.question);
     const std::string asked = asked_noun(turn_words);
-    const bool asked_who = !turn_words.empty() &&
-                           (turn_words.front().lower == "who" || turn_words.front().lower == "whom");
+    const bool asked_who = !turn_words.empty() && (turn_words.front().lower == "who" ||
+                                                   turn_words.front().lower == "whom");
 
     std::string chosen;
     std::string rule;
-    const auto pick = [&](const std::string& first, const std::string& first_rule, const std::string& second,
-                          const std::string& second_rule) {
+    const auto pick = [&](const std::string& first, const std::string& first_rule,
+                          const std::string& second, const std::string& second_rule) {
         if (!first.empty()) {
             chosen = first;
             rule = first_rule;
@@ -225,8 +236,10 @@ ResolvedReference resolve_reference(std::string_view question, const std::vector
         }
     };
     if (!reference->noun.empty()) {
-        const bool answer_fits = !answer.empty() && !asked.empty() && stem(asked) == stem(reference->noun);
-        const bool entity_fits = !entity.empty() && entity_is_a(entity, reference->noun, turn.answer);
+        const bool answer_fits =
+            !answer.empty() && !asked.empty() && stem(asked) == stem(reference->noun);
+        const bool entity_fits =
+            !entity.empty() && entity_is_a(entity, reference->noun, turn.answer);
         if (answer_fits) {
             pick(answer, "type:" + reference->noun, {}, {});
         } else if (entity_fits) {
@@ -248,8 +261,8 @@ ResolvedReference resolve_reference(std::string_view question, const std::vector
     out.reference = std::string(question.substr(begin, end - begin));
     out.entity = chosen;
     out.rule = rule;
-    out.question = std::string(question.substr(0, begin)) + chosen + (reference->possessive ? " 's" : "") +
-                   std::string(question.substr(end));
+    out.question = std::string(question.substr(0, begin)) + chosen +
+                   (reference->possessive ? " 's" : "") + std::string(question.substr(end));
     return out;
 }
 

@@ -37,7 +37,8 @@ struct ResolvedReference {
 //  - "he", "she", "they" … take the answer when the turn asked "who …", else the entity;
 //  - "it", "its" take the answer when the turn asked "which/what <noun> …" (a thing), else the
 //    entity. The other candidate when the chosen one is missing; none: nothing resolved.
-ResolvedReference resolve_reference(std::string_view question, const std::vector<EarlierTurn>& turns);
+ResolvedReference resolve_reference(std::string_view question,
+                                    const std::vector<EarlierTurn>& turns);
 
 // What a follow-up asks for besides what the conversation already answered: "What else did she
 // design?", "Which other lights are there?", "Who designed one too?". `marker` is the word that

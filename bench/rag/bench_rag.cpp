@@ -51,12 +51,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_util.hpp"
 #include "bus/bus_client.hpp"
 #include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
 #include "schema/vocabulary.hpp"
 #include "tests/support/process.hpp"
-#include "bench/bench_util.hpp"
 
 #ifndef GLASSBOX_BINARY
 #define GLASSBOX_BINARY "glassbox"
@@ -104,8 +104,19 @@ std::string size_name(std::size_t n) {
 
 // ---- the generated knowledge graph ---------------------------------------------------------
 
-enum Type : std::uint8_t { kPerson, kCity, kCountry, kOrganization, kFilm, kBook, kTeam, kAward, kTypeCount };
-const char* const kTypeNames[kTypeCount] = {"Person", "City", "Country", "Organization", "Film", "Book", "Team", "Award"};
+enum Type : std::uint8_t {
+    kPerson,
+    kCity,
+    kCountry,
+    kOrganization,
+    kFilm,
+    kBook,
+    kTeam,
+    kAward,
+    kTypeCount
+};
+const char* const kTypeNames[kTypeCount] = {"Person", "City", "Country", "Organization",
+                                            "Film",   "Book", "Team",    "Award"};
 // Share of entities per type, in thousandths.
 const int kTypeShare[kTypeCount] = {400, 120, 10, 150, 120, 120, 50, 30};
 
@@ -115,14 +126,17 @@ struct Relation {
     Type domain;
     std::optional<Type> range;  // none: a literal (a year or a number)
     const char* question;       // "{s}" is the subject's label
-    const char* clause;         // the object as a noun phrase ("{s}" the subject); none for literals
+    const char* clause;  // the object as a noun phrase ("{s}" the subject); none for literals
 };
 
 const std::vector<Relation> kRelations = {
     {"born_in", "born in", kPerson, kCity, "Where was {s} born?", "the city where {s} was born"},
-    {"lives_in", "lives in", kPerson, kCity, "Which city does {s} live in?", "the city {s} lives in"},
-    {"citizen_of", "citizen of", kPerson, kCountry, "Which country is {s} a citizen of?", "the country of {s}"},
-    {"works_for", "works for", kPerson, kOrganization, "Which organization does {s} work for?", "the employer of {s}"},
+    {"lives_in", "lives in", kPerson, kCity, "Which city does {s} live in?",
+     "the city {s} lives in"},
+    {"citizen_of", "citizen of", kPerson, kCountry, "Which country is {s} a citizen of?",
+     "the country of {s}"},
+    {"works_for", "works for", kPerson, kOrganization, "Which organization does {s} work for?",
+     "the employer of {s}"},
     {"plays_for", "plays for", kPerson, kTeam, "Which team does {s} play for?", "the team of {s}"},
     {"spouse", "spouse", kPerson, kPerson, "Who is the spouse of {s}?", "the spouse of {s}"},
     {"child_of", "child of", kPerson, kPerson, "Whose child is {s}?", "the parent of {s}"},
@@ -131,32 +145,46 @@ const std::vector<Relation> kRelations = {
     {"directed", "directed", kPerson, kFilm, "Which film did {s} direct?", "the film {s} directed"},
     {"acted_in", "acted in", kPerson, kFilm, "Which film did {s} act in?", "a film {s} acted in"},
     {"wrote", "wrote", kPerson, kBook, "Which book did {s} write?", "a book {s} wrote"},
-    {"educated_at", "educated at", kPerson, kOrganization, "Where was {s} educated?", "the school where {s} was educated"},
+    {"educated_at", "educated at", kPerson, kOrganization, "Where was {s} educated?",
+     "the school where {s} was educated"},
     {"birth_year", "birth year", kPerson, std::nullopt, "In which year was {s} born?", nullptr},
-    {"located_in", "located in", kCity, kCountry, "Which country is {s} located in?", "the country {s} is in"},
-    {"twinned_with", "twinned with", kCity, kCity, "Which city is {s} twinned with?", "the twin city of {s}"},
+    {"located_in", "located in", kCity, kCountry, "Which country is {s} located in?",
+     "the country {s} is in"},
+    {"twinned_with", "twinned with", kCity, kCity, "Which city is {s} twinned with?",
+     "the twin city of {s}"},
     {"population", "population", kCity, std::nullopt, "What is the population of {s}?", nullptr},
     {"capital", "capital", kCountry, kCity, "What is the capital of {s}?", "the capital of {s}"},
     {"borders", "borders", kCountry, kCountry, "Which country borders {s}?", "a neighbour of {s}"},
-    {"headquartered_in", "headquartered in", kOrganization, kCity, "Where is {s} headquartered?", "the city where {s} is headquartered"},
+    {"headquartered_in", "headquartered in", kOrganization, kCity, "Where is {s} headquartered?",
+     "the city where {s} is headquartered"},
     {"founded_by", "founded by", kOrganization, kPerson, "Who founded {s}?", "the founder of {s}"},
-    {"founded_in_year", "founded in year", kOrganization, std::nullopt, "In which year was {s} founded?", nullptr},
-    {"part_of", "part of", kOrganization, kOrganization, "Which organization is {s} part of?", "the parent organization of {s}"},
+    {"founded_in_year", "founded in year", kOrganization, std::nullopt,
+     "In which year was {s} founded?", nullptr},
+    {"part_of", "part of", kOrganization, kOrganization, "Which organization is {s} part of?",
+     "the parent organization of {s}"},
     {"set_in", "set in", kFilm, kCity, "Where is the film {s} set?", "the city where {s} is set"},
-    {"produced_by", "produced by", kFilm, kOrganization, "Which studio produced {s}?", "the studio that produced {s}"},
-    {"based_on", "based on", kFilm, kBook, "Which book is the film {s} based on?", "the book {s} is based on"},
+    {"produced_by", "produced by", kFilm, kOrganization, "Which studio produced {s}?",
+     "the studio that produced {s}"},
+    {"based_on", "based on", kFilm, kBook, "Which book is the film {s} based on?",
+     "the book {s} is based on"},
     {"release_year", "release year", kFilm, std::nullopt, "When was {s} released?", nullptr},
-    {"published_by", "published by", kBook, kOrganization, "Who published {s}?", "the publisher of {s}"},
-    {"book_set_in", "set in", kBook, kCity, "Where is the book {s} set?", "the city where {s} is set"},
-    {"team_based_in", "based in", kTeam, kCity, "Which city is {s} based in?", "the home city of {s}"},
-    {"league", "plays in league", kTeam, kOrganization, "Which league does {s} play in?", "the league of {s}"},
-    {"presented_by", "presented by", kAward, kOrganization, "Who presents the {s}?", "the organization presenting {s}"},
+    {"published_by", "published by", kBook, kOrganization, "Who published {s}?",
+     "the publisher of {s}"},
+    {"book_set_in", "set in", kBook, kCity, "Where is the book {s} set?",
+     "the city where {s} is set"},
+    {"team_based_in", "based in", kTeam, kCity, "Which city is {s} based in?",
+     "the home city of {s}"},
+    {"league", "plays in league", kTeam, kOrganization, "Which league does {s} play in?",
+     "the league of {s}"},
+    {"presented_by", "presented by", kAward, kOrganization, "Who presents the {s}?",
+     "the organization presenting {s}"},
 };
 
 const std::vector<std::string> kSyllables = {
-    "ka", "lo", "mer", "an", "dri", "vel", "so", "ta", "ren", "mi", "bor", "ga", "lin", "do", "fe", "ru",
-    "sha", "tor", "vi", "el", "ma", "ni", "pe", "qua", "sen", "tu", "wen", "ya", "zor", "bel", "cor", "dan",
-    "es", "fin", "gor", "hal", "is", "jor", "kel", "lam", "mon", "nor", "ol", "par", "ros", "sil", "tam", "ul"};
+    "ka",  "lo",  "mer", "an",  "dri", "vel", "so",  "ta",  "ren", "mi",  "bor", "ga",
+    "lin", "do",  "fe",  "ru",  "sha", "tor", "vi",  "el",  "ma",  "ni",  "pe",  "qua",
+    "sen", "tu",  "wen", "ya",  "zor", "bel", "cor", "dan", "es",  "fin", "gor", "hal",
+    "is",  "jor", "kel", "lam", "mon", "nor", "ol",  "par", "ros", "sil", "tam", "ul"};
 
 class Rng {
 public:
@@ -186,26 +214,39 @@ std::string word(Rng& rng, std::size_t syllables) {
 }
 
 std::string make_label(Rng& rng, Type type) {
-    static const std::vector<std::string> city = {"burg", "ton", "ville", "port", "field", "mouth", "stad", "haven"};
+    static const std::vector<std::string> city = {"burg",  "ton",   "ville", "port",
+                                                  "field", "mouth", "stad",  "haven"};
     static const std::vector<std::string> country = {"ia", "land", "stan", "onia", "ador"};
-    static const std::vector<std::string> org = {"Industries", "Group", "University", "Institute", "Bank", "Records",
-                                                 "Studios", "Press", "League", "Foundation"};
-    static const std::vector<std::string> adjectives = {"Silent", "Crimson", "Last", "Hidden", "Golden", "Broken",
-                                                        "Distant", "Iron", "Secret", "Endless", "Frozen", "Wild"};
-    static const std::vector<std::string> nouns = {"River", "Garden", "Empire", "Voyage", "Mirror", "Storm", "Harbor",
-                                                   "Crown", "Letter", "Winter", "Machine", "Island"};
+    static const std::vector<std::string> org = {
+        "Industries", "Group",   "University", "Institute", "Bank",
+        "Records",    "Studios", "Press",      "League",    "Foundation"};
+    static const std::vector<std::string> adjectives = {"Silent", "Crimson", "Last",    "Hidden",
+                                                        "Golden", "Broken",  "Distant", "Iron",
+                                                        "Secret", "Endless", "Frozen",  "Wild"};
+    static const std::vector<std::string> nouns = {"River",  "Garden", "Empire",  "Voyage",
+                                                   "Mirror", "Storm",  "Harbor",  "Crown",
+                                                   "Letter", "Winter", "Machine", "Island"};
     switch (type) {
-        case kPerson: return word(rng, 2) + " " + word(rng, 2 + rng.below(2));
-        case kCity: return word(rng, 2) + city[rng.below(city.size())];
-        case kCountry: return word(rng, 2) + country[rng.below(country.size())];
-        case kOrganization: return word(rng, 2 + rng.below(2)) + " " + org[rng.below(org.size())];
+        case kPerson:
+            return word(rng, 2) + " " + word(rng, 2 + rng.below(2));
+        case kCity:
+            return word(rng, 2) + city[rng.below(city.size())];
+        case kCountry:
+            return word(rng, 2) + country[rng.below(country.size())];
+        case kOrganization:
+            return word(rng, 2 + rng.below(2)) + " " + org[rng.below(org.size())];
         case kFilm:
-            return "The " + adjectives[rng.below(adjectives.size())] + " " + nouns[rng.below(nouns.size())] + " of " +
-                   word(rng, 2);
-        case kBook: return nouns[rng.below(nouns.size())] + " of the " + adjectives[rng.below(adjectives.size())] + " " + word(rng, 2);
-        case kTeam: return word(rng, 2) + " " + nouns[rng.below(nouns.size())] + "s";
-        case kAward: return word(rng, 2) + " " + adjectives[rng.below(adjectives.size())] + " Award";
-        case kTypeCount: break;
+            return "The " + adjectives[rng.below(adjectives.size())] + " " +
+                   nouns[rng.below(nouns.size())] + " of " + word(rng, 2);
+        case kBook:
+            return nouns[rng.below(nouns.size())] + " of the " +
+                   adjectives[rng.below(adjectives.size())] + " " + word(rng, 2);
+        case kTeam:
+            return word(rng, 2) + " " + nouns[rng.below(nouns.size())] + "s";
+        case kAward:
+            return word(rng, 2) + " " + adjectives[rng.below(adjectives.size())] + " Award";
+        case kTypeCount:
+            break;
     }
     return word(rng, 3);
 }
@@ -248,7 +289,8 @@ Graph generate(std::size_t target, std::uint64_t seed) {
             }
         }
         std::string label = make_label(rng, type);
-        for (int n = 2; !used.insert(label).second; ++n) label = make_label(rng, type) + (n > 4 ? " " + std::to_string(n) : "");
+        for (int n = 2; !used.insert(label).second; ++n)
+            label = make_label(rng, type) + (n > 4 ? " " + std::to_string(n) : "");
         g.labels.push_back(std::move(label));
         g.types.push_back(type);
         by_type[type].push_back(static_cast<std::uint32_t>(i));
@@ -258,7 +300,8 @@ Graph generate(std::size_t target, std::uint64_t seed) {
         for (std::size_t i = list.size(); i > 1; --i) std::swap(list[i - 1], list[rng.below(i)]);
     }
     std::vector<std::vector<std::uint16_t>> relations_of(kTypeCount);
-    for (std::size_t p = 0; p < kRelations.size(); ++p) relations_of[kRelations[p].domain].push_back(static_cast<std::uint16_t>(p));
+    for (std::size_t p = 0; p < kRelations.size(); ++p)
+        relations_of[kRelations[p].domain].push_back(static_cast<std::uint16_t>(p));
     const std::size_t fixed = 2 * entities + kTypeCount + kRelations.size();
     const std::size_t wanted = target > fixed ? target - fixed : 0;
     std::unordered_set<std::uint64_t> seen;
@@ -266,25 +309,28 @@ Graph generate(std::size_t target, std::uint64_t seed) {
     // Subjects: half uniform, half heavy-tailed (some entities have many outgoing facts).
     std::vector<std::uint32_t> subject_order(entities);
     for (std::size_t i = 0; i < entities; ++i) subject_order[i] = static_cast<std::uint32_t>(i);
-    for (std::size_t i = entities; i > 1; --i) std::swap(subject_order[i - 1], subject_order[rng.below(i)]);
+    for (std::size_t i = entities; i > 1; --i)
+        std::swap(subject_order[i - 1], subject_order[rng.below(i)]);
     std::size_t attempts = 0;
     while (g.facts.size() < wanted && attempts < wanted * 20) {
         ++attempts;
         const std::uint32_t s = rng.unit() < 0.5 ? static_cast<std::uint32_t>(rng.below(entities))
-                                                  : subject_order[rng.zipf(entities)];
+                                                 : subject_order[rng.zipf(entities)];
         const auto& candidates = relations_of[g.types[s]];
         if (candidates.empty()) continue;
         const std::uint16_t p = candidates[rng.below(candidates.size())];
         std::uint32_t o = 0;
         if (literal_relation(p)) {
-            o = kRelations[p].name == std::string("population") ? static_cast<std::uint32_t>(1000 + rng.below(5'000'000))
-                                                                : static_cast<std::uint32_t>(1800 + rng.below(224));
+            o = kRelations[p].name == std::string("population")
+                    ? static_cast<std::uint32_t>(1000 + rng.below(5'000'000))
+                    : static_cast<std::uint32_t>(1800 + rng.below(224));
         } else {
             const auto& range = by_type[*kRelations[p].range];
             o = range[rng.zipf(range.size())];
             if (o == s) continue;
         }
-        const std::uint64_t key = (static_cast<std::uint64_t>(s) << 40) ^ (static_cast<std::uint64_t>(p) << 32) ^ o;
+        const std::uint64_t key =
+            (static_cast<std::uint64_t>(s) << 40) ^ (static_cast<std::uint64_t>(p) << 32) ^ o;
         if (!seen.insert(key).second) continue;
         g.facts.push_back(Fact{s, p, o});
     }
@@ -299,9 +345,11 @@ void write_ntriples(const Graph& g, const fs::path& path) {
     const std::string label = "<" + std::string(vocab::kRdfsLabel) + ">";
     const std::string type = "<" + std::string(vocab::kRdfType) + ">";
     for (int t = 0; t < kTypeCount; ++t) {
-        out << "<" << kClass << kTypeNames[t] << "> " << label << " \"" << kTypeNames[t] << "\" .\n";
+        out << "<" << kClass << kTypeNames[t] << "> " << label << " \"" << kTypeNames[t]
+            << "\" .\n";
     }
-    for (const auto& r : kRelations) out << "<" << kRelation << r.name << "> " << label << " \"" << r.label << "\" .\n";
+    for (const auto& r : kRelations)
+        out << "<" << kRelation << r.name << "> " << label << " \"" << r.label << "\" .\n";
     for (std::size_t e = 0; e < g.labels.size(); ++e) {
         const auto iri = entity_iri(static_cast<std::uint32_t>(e));
         out << iri << ' ' << label << " \"" << g.labels[e] << "\" .\n";
@@ -327,7 +375,8 @@ struct Question {
 // `count` questions: 60 % one relation from a mentioned entity, 40 % two relations chained.
 std::vector<Question> make_questions(const Graph& g, std::size_t count, std::uint64_t seed) {
     Rng rng(seed);
-    std::multimap<std::uint32_t, std::size_t> out_edges;  // subject -> fact index (entity objects only)
+    std::multimap<std::uint32_t, std::size_t>
+        out_edges;  // subject -> fact index (entity objects only)
     for (std::size_t i = 0; i < g.facts.size(); ++i) {
         if (!literal_relation(g.facts[i].p)) out_edges.emplace(g.facts[i].s, i);
     }
@@ -376,30 +425,35 @@ struct Options {
     fs::path dir;
     std::string json_path;
     bool generate_only = false;
-    bool collector = true;  // --no-collector: explain messages are spooled by the broker, stored by no one
+    bool collector =
+        true;  // --no-collector: explain messages are spooled by the broker, stored by no one
 };
 
 class Pipeline {
 public:
-    Pipeline(fs::path dir, bool collector) : dir_(std::move(dir)), home_(dir_ / "home"), collector_(collector) {
+    Pipeline(fs::path dir, bool collector)
+        : dir_(std::move(dir)), home_(dir_ / "home"), collector_(collector) {
         fs::create_directories(home_);
     }
     ~Pipeline() {
-        for (auto it = children_.rbegin(); it != children_.rend(); ++it) (*it)->terminate(milliseconds{5000});
+        for (auto it = children_.rbegin(); it != children_.rend(); ++it)
+            (*it)->terminate(milliseconds{5000});
     }
 
     void start() {
         const auto ready = dir_ / "broker.ready.json";
         fs::remove(ready);
-        auto& broker = spawn("broker", {GLASSBOX_BINARY, "broker", "--bind", "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*",
-                                        "--home", (dir_ / "broker-home").string(), "--heartbeat-ms", "1000", "--ready-file",
-                                        ready.string()});
+        auto& broker =
+            spawn("broker", {GLASSBOX_BINARY, "broker", "--bind", "tcp://127.0.0.1:*", "--pub",
+                             "tcp://127.0.0.1:*", "--home", (dir_ / "broker-home").string(),
+                             "--heartbeat-ms", "1000", "--ready-file", ready.string()});
         auto info = glassbox::integration::wait_for_ready_file(ready, broker, milliseconds{15'000});
         if (!info) throw std::runtime_error("the broker did not start: " + broker.stderr_text());
         endpoint_ = info->value("endpoint", "");
         // Each run stores its traces in a fresh trace store (the knowledge is reused): a store
         // grown by earlier runs would make the collector's share depend on the bench's history.
-        for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(home_ / (std::string("traces.db") + suffix));
+        for (const char* suffix : {"", "-wal", "-shm"})
+            fs::remove(home_ / (std::string("traces.db") + suffix));
         if (collector_) worker("trace-collector", {"trace-collector"});
         worker("embeddings", {"embeddings"});
         worker("store", {"store", "--threads", "2"});
@@ -421,14 +475,16 @@ public:
         // client reads it.
         config.parse_bodies = false;
         query_client_ = std::make_unique<glassbox::bus::BusClient>(config);
-        for (const auto* service : {"trace", "embeddings", "store", "llm", "graph-rag", kNoExplainService.c_str()}) {
+        for (const auto* service :
+             {"trace", "embeddings", "store", "llm", "graph-rag", kNoExplainService.c_str()}) {
             if (collector_ || std::string(service) != "trace") wait_for_service(service);
         }
     }
 
     glassbox::bus::BusClient& query_client() { return *query_client_; }
 
-    json call(const std::string& service, const json& body, milliseconds deadline = milliseconds{60'000}) {
+    json call(const std::string& service, const json& body,
+              milliseconds deadline = milliseconds{60'000}) {
         auto replies = client_->call(service, body, deadline);
         if (!replies) throw std::runtime_error(service + ": " + replies.error().message);
         return replies->back().body;
@@ -438,16 +494,19 @@ public:
     double load(const fs::path& file, const std::string& collection) {
         const auto start = Clock::now();
         auto r = glassbox::integration::run_command(
-            {GLASSBOX_BINARY, "load", "rdf", file.string(), "--collection", collection, "--broker", endpoint_, "--json"}, dir_,
-            std::chrono::minutes{60});
+            {GLASSBOX_BINARY, "load", "rdf", file.string(), "--collection", collection, "--broker",
+             endpoint_, "--json"},
+            dir_, std::chrono::minutes{60});
         if (r.timed_out || !r.status.exited || r.status.code != 0) {
-            throw std::runtime_error("glassbox load rdf " + file.string() + " failed (" + r.status.describe() + "): " + r.err);
+            throw std::runtime_error("glassbox load rdf " + file.string() + " failed (" +
+                                     r.status.describe() + "): " + r.err);
         }
         return ms_since(start) / 1000.0;
     }
 
     std::optional<std::uint64_t> quads(const std::string& collection) {
-        auto replies = client_->call("store", json{{"op", "stats"}, {"collection", collection}}, milliseconds{30'000});
+        auto replies = client_->call("store", json{{"op", "stats"}, {"collection", collection}},
+                                     milliseconds{30'000});
         if (!replies) return std::nullopt;
         return replies->back().body.value("quads", std::uint64_t{0});
     }
@@ -469,14 +528,16 @@ public:
         for (const auto& c : children_) {
             if (c->name() != name) continue;
             std::ifstream stat("/proc/" + std::to_string(c->pid()) + "/stat");
-            std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+            std::string text((std::istreambuf_iterator<char>(stat)),
+                             std::istreambuf_iterator<char>());
             const auto close = text.rfind(')');  // the command name may hold spaces
             if (close == std::string::npos) return -1.0;
             std::istringstream fields(text.substr(close + 2));
             std::string field;
             double ticks = 0.0;
             for (int i = 3; i <= 15 && fields >> field; ++i) {
-                if (i == 14 || i == 15) ticks += std::strtod(field.c_str(), nullptr);  // utime, stime
+                if (i == 14 || i == 15)
+                    ticks += std::strtod(field.c_str(), nullptr);  // utime, stime
             }
             return ticks * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
         }
@@ -485,7 +546,9 @@ public:
 
     void check_alive() {
         for (auto& c : children_) {
-            if (!c->running()) throw std::runtime_error(c->name() + " exited: " + c->stderr_text().substr(0, 2000));
+            if (!c->running())
+                throw std::runtime_error(c->name() +
+                                         " exited: " + c->stderr_text().substr(0, 2000));
         }
     }
 
@@ -497,8 +560,9 @@ private:
     void worker(const std::string& name, std::vector<std::string> args) {
         std::vector<std::string> argv = {GLASSBOX_BINARY, "worker"};
         argv.insert(argv.end(), args.begin(), args.end());
-        for (const std::string& a : {std::string("--broker"), endpoint_, std::string("--home"), home_.string(),
-                                     std::string("--heartbeat-ms"), std::string("1000")}) {
+        for (const std::string& a :
+             {std::string("--broker"), endpoint_, std::string("--home"), home_.string(),
+              std::string("--heartbeat-ms"), std::string("1000")}) {
             argv.push_back(a);
         }
         spawn(name, std::move(argv));
@@ -535,7 +599,8 @@ double process_cpu_ms() {
 
 struct QueryResult {
     double ms = 0.0;
-    double client_cpu_ms = 0.0;  // this process (bus client, its zmq I/O thread, decoding) while waiting
+    double client_cpu_ms =
+        0.0;  // this process (bus client, its zmq I/O thread, decoding) while waiting
     bool ok = false;
     std::string error;
     std::map<std::string, double> step_ms;  // from gb:durationMs
@@ -549,10 +614,12 @@ struct QueryResult {
     bool empty_answer = true;
 };
 
-std::string iri_of(const schema::Term& term) { return term.is_iri() ? term.as_iri().value : std::string{}; }
+std::string iri_of(const schema::Term& term) {
+    return term.is_iri() ? term.as_iri().value : std::string{};
+}
 
-QueryResult run_query(glassbox::bus::BusClient& client, const std::string& service, const std::string& collection,
-                      const Question& q) {
+QueryResult run_query(glassbox::bus::BusClient& client, const std::string& service,
+                      const std::string& collection, const Question& q) {
     schema::GraphRagQuery query;
     query.query = q.text;
     query.collection = collection;
@@ -577,7 +644,9 @@ QueryResult run_query(glassbox::bus::BusClient& client, const std::string& servi
         }
         if (reply->kind == glassbox::bus::ReplyKind::kError) {
             out.ms = ms_since(start);
-            out.error = reply->error ? std::string(base::to_string(reply->error->type)) + ": " + reply->error->message : "error";
+            out.error = reply->error ? std::string(base::to_string(reply->error->type)) + ": " +
+                                           reply->error->message
+                                     : "error";
             return out;
         }
         if (reply->kind == glassbox::bus::ReplyKind::kFinal) {
@@ -606,7 +675,8 @@ QueryResult run_query(glassbox::bus::BusClient& client, const std::string& servi
     }
     out.explain_messages = explains.size();
     for (const auto& text : explain_texts) out.explain_bytes += text.size();
-    std::map<std::string, std::pair<std::string, std::string>> edges;  // selection -> (subject, object)
+    std::map<std::string, std::pair<std::string, std::string>>
+        edges;  // selection -> (subject, object)
     const auto number = [](const schema::Term& o) {
         return o.is_literal() ? std::strtod(o.as_literal().value.c_str(), nullptr) : 0.0;
     };
@@ -618,7 +688,8 @@ QueryResult run_query(glassbox::bus::BusClient& client, const std::string& servi
             if (p == vocab::kDurationMs) {
                 const auto colon = s.rfind(':');
                 const std::string step = colon == std::string::npos ? s : s.substr(colon + 1);
-                if (std::find(kSteps.begin(), kSteps.end(), step) != kSteps.end() && t.o.is_literal()) {
+                if (std::find(kSteps.begin(), kSteps.end(), step) != kSteps.end() &&
+                    t.o.is_literal()) {
                     out.step_ms[step] = number(t.o);
                 }
             } else if (p == vocab::kEdgeCount && s.size() > 12 && s.ends_with(":exploration")) {
@@ -634,7 +705,8 @@ QueryResult run_query(glassbox::bus::BusClient& client, const std::string& servi
     }
     out.kept_edges = edges.size();
     for (const auto& [selection, so] : edges) {
-        if (!q.answer.empty() && (so.first == q.answer || so.second == q.answer)) out.answer_in_focus = true;
+        if (!q.answer.empty() && (so.first == q.answer || so.second == q.answer))
+            out.answer_in_focus = true;
     }
     return out;
 }
@@ -650,19 +722,21 @@ struct SizeFigures {
     std::vector<double> with_explain, without_explain;
     std::vector<double> paired_ratio;  // with / without, per question answered by both
     std::map<std::string, std::vector<double>> steps;
-    std::vector<double> explain_messages, explain_triples, explain_kib, kept_edges, subgraph_edges, seeds;
+    std::vector<double> explain_messages, explain_triples, explain_kib, kept_edges, subgraph_edges,
+        seeds;
     std::size_t errors_with = 0, errors_without = 0, empty_answers = 0;
     std::size_t answerable = 0, answer_in_focus = 0;
     std::vector<std::string> error_samples;
     long store_rss_kb = -1;
-    std::map<std::string, double> cpu_ms_per_query;  // process -> CPU ms per query of the measured phase
+    std::map<std::string, double>
+        cpu_ms_per_query;  // process -> CPU ms per query of the measured phase
     std::vector<double> client_cpu_with, client_cpu_without;
 };
 
 // The processes whose CPU time is attributed per query, and how many queries each served: the
 // two graph-rag workers one variant each, the collector only explain traces, the rest both.
-const std::vector<std::string> kCpuProcesses = {"graph-rag", "graph-rag-noexplain", "broker", "trace-collector",
-                                                "store", "llm", "embeddings"};
+const std::vector<std::string> kCpuProcesses = {
+    "graph-rag", "graph-rag-noexplain", "broker", "trace-collector", "store", "llm", "embeddings"};
 
 SizeFigures bench_size(Pipeline& pipeline, const Options& o, std::size_t target) {
     SizeFigures f;
@@ -675,13 +749,14 @@ SizeFigures bench_size(Pipeline& pipeline, const Options& o, std::size_t target)
     const auto expected = pipeline.quads(collection);
     if (expected && *expected == g.triples) {
         f.generate_s = ms_since(start) / 1000.0;
-        std::cerr << "bench_rag: " << collection << " already holds " << *expected << " quads; not loading again\n";
+        std::cerr << "bench_rag: " << collection << " already holds " << *expected
+                  << " quads; not loading again\n";
     } else {
         const fs::path file = o.dir / ("kg-" + size_name(target) + ".nt");
         write_ntriples(g, file);
         f.generate_s = ms_since(start) / 1000.0;
-        std::cerr << "bench_rag: loading " << g.triples << " triples (" << g.labels.size() << " entities) into " << collection
-                  << "\n";
+        std::cerr << "bench_rag: loading " << g.triples << " triples (" << g.labels.size()
+                  << " entities) into " << collection << "\n";
         f.load_s = pipeline.load(file, collection);
         std::cerr << "bench_rag: loaded in " << fmt(f.load_s, 1) << " s\n";
     }
@@ -730,15 +805,18 @@ SizeFigures bench_size(Pipeline& pipeline, const Options& o, std::size_t target)
             f.client_cpu_without.push_back(without.client_cpu_ms);
         } else {
             ++f.errors_without;
-            if (f.error_samples.size() < 3) f.error_samples.push_back(kNoExplainService + ": " + without.error);
+            if (f.error_samples.size() < 3)
+                f.error_samples.push_back(kNoExplainService + ": " + without.error);
         }
         if ((i - o.warmup + 1) % 50 == 0) {
-            std::cerr << "bench_rag: " << collection << " " << (i - o.warmup + 1) << "/" << o.queries << " queries\n";
+            std::cerr << "bench_rag: " << collection << " " << (i - o.warmup + 1) << "/"
+                      << o.queries << " queries\n";
         }
     }
     for (const auto& name : kCpuProcesses) {
         if (cpu_before[name] < 0) continue;  // not running (--no-collector)
-        const bool one_variant = name == "graph-rag" || name == "graph-rag-noexplain" || name == "trace-collector";
+        const bool one_variant =
+            name == "graph-rag" || name == "graph-rag-noexplain" || name == "trace-collector";
         const double served = static_cast<double>(o.queries) * (one_variant ? 1.0 : 2.0);
         f.cpu_ms_per_query[name] = (pipeline.cpu_ms(name) - cpu_before[name]) / served;
     }
@@ -749,7 +827,8 @@ SizeFigures bench_size(Pipeline& pipeline, const Options& o, std::size_t target)
 
 std::string git_commit() {
     std::string out;
-    if (FILE* p = ::popen("git -C " GLASSBOX_SOURCE_DIR " rev-parse --short HEAD 2>/dev/null", "r")) {
+    if (FILE* p =
+            ::popen("git -C " GLASSBOX_SOURCE_DIR " rev-parse --short HEAD 2>/dev/null", "r")) {
         char buffer[64];
         while (std::fgets(buffer, sizeof buffer, p) != nullptr) out += buffer;
         ::pclose(p);
@@ -757,7 +836,9 @@ std::string git_commit() {
     while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
     if (out.empty()) return "unknown";
     // The binary is built from the working tree: say when it differs from the commit.
-    if (FILE* p = ::popen("git -C " GLASSBOX_SOURCE_DIR " status --porcelain --untracked-files=no 2>/dev/null", "r")) {
+    if (FILE* p = ::popen("git -C " GLASSBOX_SOURCE_DIR
+                          " status --porcelain --untracked-files=no 2>/dev/null",
+                          "r")) {
         char buffer[8];
         const bool dirty = std::fgets(buffer, sizeof buffer, p) != nullptr;
         ::pclose(p);
@@ -785,36 +866,51 @@ std::string utc_now() {
 void report(const std::vector<SizeFigures>& all, const Options& o, const std::string& started,
             const std::string& load_at_start, std::ostream& out) {
     out << "\n## graph-rag latency (bench_rag)\n\n";
-    out << "Run " << started << " – " << utc_now() << ", commit `" << git_commit() << "`, load average (1/5/15 min) "
-        << load_at_start << " at the start, " << load_average() << " at the end on " << std::thread::hardware_concurrency()
-        << " CPUs. " << o.queries
+    out << "Run " << started << " – " << utc_now() << ", commit `" << git_commit()
+        << "`, load average (1/5/15 min) " << load_at_start << " at the start, " << load_average()
+        << " at the end on " << std::thread::hardware_concurrency() << " CPUs. " << o.queries
         << " generated questions per size (after " << o.warmup
-        << " warm-up), one in flight, each sent to both workers (alternating which goes first). Extractive model, "
+        << " warm-up), one in flight, each sent to both workers (alternating which goes first). "
+           "Extractive model, "
            "feature-hashing embeddings, default graph-rag parameters"
-        << (o.collector ? std::string(", trace collector running") : std::string(", **no trace collector** (--no-collector)"))
-        << ". Times in ms, end to end through the bus (client send to FINAL; the client receives every explain "
+        << (o.collector ? std::string(", trace collector running")
+                        : std::string(", **no trace collector** (--no-collector)"))
+        << ". Times in ms, end to end through the bus (client send to FINAL; the client receives "
+           "every explain "
            "message on the clock and decodes them after it).\n\n";
-    out << "| graph | triples | load s | e2e p50 | e2e p90 | e2e p99 | no-explain p50 | no-explain p99 | explain overhead (p50) | "
-           "paired overhead (median) | explain msgs | explain triples | explain KiB | seeds | subgraph edges | kept edges | answer in focus | "
+    out << "| graph | triples | load s | e2e p50 | e2e p90 | e2e p99 | no-explain p50 | no-explain "
+           "p99 | explain overhead (p50) | "
+           "paired overhead (median) | explain msgs | explain triples | explain KiB | seeds | "
+           "subgraph edges | kept edges | answer in focus | "
            "errors |\n";
-    out << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+    out << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|--"
+           "-:|\n";
     for (const auto& f : all) {
         const double p50 = percentile(f.with_explain, 0.5);
         const double q50 = percentile(f.without_explain, 0.5);
         out << "| " << size_name(f.target) << " | " << with_thousands(f.quads) << " | "
-            << (f.load_s < 0 ? std::string("reused") : fmt(f.load_s, 1)) << " | " << fmt(p50, 1) << " | "
-            << fmt(percentile(f.with_explain, 0.9), 1) << " | " << fmt(percentile(f.with_explain, 0.99), 1) << " | "
-            << fmt(q50, 1) << " | " << fmt(percentile(f.without_explain, 0.99), 1) << " | "
+            << (f.load_s < 0 ? std::string("reused") : fmt(f.load_s, 1)) << " | " << fmt(p50, 1)
+            << " | " << fmt(percentile(f.with_explain, 0.9), 1) << " | "
+            << fmt(percentile(f.with_explain, 0.99), 1) << " | " << fmt(q50, 1) << " | "
+            << fmt(percentile(f.without_explain, 0.99), 1) << " | "
             << (q50 > 0 ? fmt(100.0 * (p50 / q50 - 1.0), 1) + " %" : std::string("n/a")) << " | "
-            << (f.paired_ratio.empty() ? std::string("n/a") : fmt(100.0 * (percentile(f.paired_ratio, 0.5) - 1.0), 1) + " %")
-            << " | " << fmt(percentile(f.explain_messages, 0.5), 0) << " | " << fmt(percentile(f.explain_triples, 0.5), 0) << " | "
-            << fmt(percentile(f.explain_kib, 0.5), 1) << " | " << fmt(percentile(f.seeds, 0.5), 0) << " | " << fmt(percentile(f.subgraph_edges, 0.5), 0) << " | "
+            << (f.paired_ratio.empty()
+                    ? std::string("n/a")
+                    : fmt(100.0 * (percentile(f.paired_ratio, 0.5) - 1.0), 1) + " %")
+            << " | " << fmt(percentile(f.explain_messages, 0.5), 0) << " | "
+            << fmt(percentile(f.explain_triples, 0.5), 0) << " | "
+            << fmt(percentile(f.explain_kib, 0.5), 1) << " | " << fmt(percentile(f.seeds, 0.5), 0)
+            << " | " << fmt(percentile(f.subgraph_edges, 0.5), 0) << " | "
             << fmt(percentile(f.kept_edges, 0.5), 0) << " | "
-            << (f.answerable ? fmt(100.0 * static_cast<double>(f.answer_in_focus) / static_cast<double>(f.answerable), 0) + " %"
+            << (f.answerable ? fmt(100.0 * static_cast<double>(f.answer_in_focus) /
+                                       static_cast<double>(f.answerable),
+                                   0) +
+                                   " %"
                              : std::string("n/a"))
             << " | " << f.errors_with << " + " << f.errors_without << " |\n";
     }
-    out << "\nTime per step (gb:durationMs in the explain triples; p50 / p99 ms), and what the steps leave out of the "
+    out << "\nTime per step (gb:durationMs in the explain triples; p50 / p99 ms), and what the "
+           "steps leave out of the "
            "end-to-end p50:\n\n";
     out << "| graph |";
     for (const auto& s : kSteps) out << ' ' << s << " |";
@@ -834,10 +930,13 @@ void report(const std::vector<SizeFigures>& all, const Options& o, const std::st
             sum += p50;
             out << ' ' << fmt(p50, 1) << " / " << fmt(percentile(it->second, 0.99), 1) << " |";
         }
-        out << ' ' << fmt(sum, 1) << " | " << fmt(percentile(f.with_explain, 0.5) - sum, 1) << " |\n";
+        out << ' ' << fmt(sum, 1) << " | " << fmt(percentile(f.with_explain, 0.5) - sum, 1)
+            << " |\n";
     }
-    out << "\nCPU time per query during the measured queries (user + system, /proc/<pid>/stat; graph-rag and the "
-           "collector served the explain variant only, graph-rag-noexplain the other, the rest both, so theirs is per "
+    out << "\nCPU time per query during the measured queries (user + system, /proc/<pid>/stat; "
+           "graph-rag and the "
+           "collector served the explain variant only, graph-rag-noexplain the other, the rest "
+           "both, so theirs is per "
            "query of either kind):\n\n| graph |";
     for (const auto& name : kCpuProcesses) out << ' ' << name << " |";
     out << " bench client, explain | bench client, no explain |\n|---|";
@@ -847,18 +946,22 @@ void report(const std::vector<SizeFigures>& all, const Options& o, const std::st
         out << "| " << size_name(f.target) << " |";
         for (const auto& name : kCpuProcesses) {
             const auto it = f.cpu_ms_per_query.find(name);
-            out << ' ' << (it == f.cpu_ms_per_query.end() ? std::string("–") : fmt(it->second, 2)) << " |";
+            out << ' ' << (it == f.cpu_ms_per_query.end() ? std::string("–") : fmt(it->second, 2))
+                << " |";
         }
         const auto mean = [](const std::vector<double>& v) {
             double sum = 0.0;
             for (double x : v) sum += x;
             return v.empty() ? 0.0 : sum / static_cast<double>(v.size());
         };
-        out << ' ' << fmt(mean(f.client_cpu_with), 2) << " | " << fmt(mean(f.client_cpu_without), 2) << " |\n";
+        out << ' ' << fmt(mean(f.client_cpu_with), 2) << " | " << fmt(mean(f.client_cpu_without), 2)
+            << " |\n";
     }
     for (const auto& f : all) {
-        for (const auto& e : f.error_samples) out << "\n- " << size_name(f.target) << " error: " << e;
-        if (f.empty_answers > 0) out << "\n- " << size_name(f.target) << ": " << f.empty_answers << " empty answers";
+        for (const auto& e : f.error_samples)
+            out << "\n- " << size_name(f.target) << " error: " << e;
+        if (f.empty_answers > 0)
+            out << "\n- " << size_name(f.target) << ": " << f.empty_answers << " empty answers";
     }
     out << "\n\n### Targets\n\n| target | result |\n|---|---|\n";
     const SizeFigures* small = nullptr;
@@ -869,14 +972,19 @@ void report(const std::vector<SizeFigures>& all, const Options& o, const std::st
         if (f.target == 100'000) mid = &f;
         if (f.target == 1'000'000) big = &f;
     }
-    const auto verdict = [](bool met) { return met ? std::string("met") : std::string("**missed**"); };
+    const auto verdict = [](bool met) {
+        return met ? std::string("met") : std::string("**missed**");
+    };
     if (mid) {
         const double p50 = percentile(mid->with_explain, 0.5);
-        out << "| p50 ≤ 20 ms at 100k triples | " << verdict(p50 <= 20.0) << " (" << fmt(p50, 1) << " ms) |\n";
+        out << "| p50 ≤ 20 ms at 100k triples | " << verdict(p50 <= 20.0) << " (" << fmt(p50, 1)
+            << " ms) |\n";
     }
     if (small && big) {
-        const double ratio = percentile(big->with_explain, 0.5) / percentile(small->with_explain, 0.5);
-        out << "| p50 at 1M ≤ 2× p50 at 10k | " << verdict(ratio <= 2.0) << " (" << fmt(ratio, 2) << "×) |\n";
+        const double ratio =
+            percentile(big->with_explain, 0.5) / percentile(small->with_explain, 0.5);
+        out << "| p50 at 1M ≤ 2× p50 at 10k | " << verdict(ratio <= 2.0) << " (" << fmt(ratio, 2)
+            << "×) |\n";
     }
     for (const auto& f : all) {
         const double p50 = percentile(f.with_explain, 0.5);
@@ -884,32 +992,38 @@ void report(const std::vector<SizeFigures>& all, const Options& o, const std::st
         if (q50 <= 0 || f.paired_ratio.empty()) continue;
         const double overhead = p50 / q50 - 1.0;
         const double paired = percentile(f.paired_ratio, 0.5) - 1.0;
-        out << "| explain overhead ≤ 5 % (" << size_name(f.target) << ") | " << verdict(std::max(overhead, paired) <= 0.05)
-            << " (p50 ratio " << fmt(100.0 * overhead, 1) << " %, paired median " << fmt(100.0 * paired, 1) << " %) |\n";
+        out << "| explain overhead ≤ 5 % (" << size_name(f.target) << ") | "
+            << verdict(std::max(overhead, paired) <= 0.05) << " (p50 ratio "
+            << fmt(100.0 * overhead, 1) << " %, paired median " << fmt(100.0 * paired, 1)
+            << " %) |\n";
     }
     out.flush();
 }
 
 json to_json(const SizeFigures& f) {
     json steps = json::object();
-    for (const auto& [name, v] : f.steps) steps[name] = {{"p50", percentile(v, 0.5)}, {"p99", percentile(v, 0.99)}};
-    return {{"target", f.target},
-            {"quads", f.quads},
-            {"load_s", f.load_s},
-            {"p50", percentile(f.with_explain, 0.5)},
-            {"p90", percentile(f.with_explain, 0.9)},
-            {"p99", percentile(f.with_explain, 0.99)},
-            {"no_explain_p50", percentile(f.without_explain, 0.5)},
-            {"no_explain_p99", percentile(f.without_explain, 0.99)},
-            {"paired_overhead", f.paired_ratio.empty() ? 0.0 : percentile(f.paired_ratio, 0.5) - 1.0},
-            {"explain_kib_p50", percentile(f.explain_kib, 0.5)},
-            {"steps", steps},
-            {"errors", f.errors_with + f.errors_without},
-            {"answer_in_focus", f.answerable ? static_cast<double>(f.answer_in_focus) / static_cast<double>(f.answerable) : 0.0},
-            {"with_explain_ms", f.with_explain},
-            {"without_explain_ms", f.without_explain},
-            {"store_rss_kb", f.store_rss_kb},
-            {"cpu_ms_per_query", f.cpu_ms_per_query}};
+    for (const auto& [name, v] : f.steps)
+        steps[name] = {{"p50", percentile(v, 0.5)}, {"p99", percentile(v, 0.99)}};
+    return {
+        {"target", f.target},
+        {"quads", f.quads},
+        {"load_s", f.load_s},
+        {"p50", percentile(f.with_explain, 0.5)},
+        {"p90", percentile(f.with_explain, 0.9)},
+        {"p99", percentile(f.with_explain, 0.99)},
+        {"no_explain_p50", percentile(f.without_explain, 0.5)},
+        {"no_explain_p99", percentile(f.without_explain, 0.99)},
+        {"paired_overhead", f.paired_ratio.empty() ? 0.0 : percentile(f.paired_ratio, 0.5) - 1.0},
+        {"explain_kib_p50", percentile(f.explain_kib, 0.5)},
+        {"steps", steps},
+        {"errors", f.errors_with + f.errors_without},
+        {"answer_in_focus",
+         f.answerable ? static_cast<double>(f.answer_in_focus) / static_cast<double>(f.answerable)
+                      : 0.0},
+        {"with_explain_ms", f.with_explain},
+        {"without_explain_ms", f.without_explain},
+        {"store_rss_kb", f.store_rss_kb},
+        {"cpu_ms_per_query", f.cpu_ms_per_query}};
 }
 
 // --generate-only: writes the graph and its questions to --dir and prints its degree profile.
@@ -922,9 +1036,11 @@ void describe_graph(const Options& o, std::size_t target, std::ostream& out) {
         degree[f.s] += 1.0;
         if (!literal_relation(f.p)) degree[f.o] += 1.0;
     }
-    out << size_name(target) << ": " << g.triples << " triples, " << g.labels.size() << " entities, " << g.facts.size()
-        << " facts; entity degree p50 " << percentile(degree, 0.5) << ", p90 " << percentile(degree, 0.9) << ", p99 "
-        << percentile(degree, 0.99) << ", max " << percentile(degree, 1.0) << "; " << file.string() << "\n";
+    out << size_name(target) << ": " << g.triples << " triples, " << g.labels.size()
+        << " entities, " << g.facts.size() << " facts; entity degree p50 "
+        << percentile(degree, 0.5) << ", p90 " << percentile(degree, 0.9) << ", p99 "
+        << percentile(degree, 0.99) << ", max " << percentile(degree, 1.0) << "; " << file.string()
+        << "\n";
     std::ofstream questions(o.dir / ("questions-" + size_name(target) + ".txt"), std::ios::trunc);
     for (const auto& q : make_questions(g, o.queries + o.warmup, 77 + target)) {
         questions << q.hops << '\t' << q.text << '\t' << q.answer << '\n';
@@ -932,7 +1048,8 @@ void describe_graph(const Options& o, std::size_t target, std::ostream& out) {
 }
 
 void usage() {
-    std::cerr << "usage: bench_rag [--quick] [--sizes N,N,...] [--queries N] [--warmup N] [--dir DIR] [--json FILE]\n"
+    std::cerr << "usage: bench_rag [--quick] [--sizes N,N,...] [--queries N] [--warmup N] [--dir "
+                 "DIR] [--json FILE]\n"
                  "                 [--no-collector] [--generate-only]\n";
 }
 
@@ -1005,8 +1122,9 @@ int main(int argc, char** argv) {
         for (const auto size : o.sizes) {
             all.push_back(bench_size(pipeline, o, size));
             const auto& f = all.back();
-            std::cerr << "bench_rag: " << size_name(size) << ": p50 " << fmt(percentile(f.with_explain, 0.5), 1)
-                      << " ms, no-explain p50 " << fmt(percentile(f.without_explain, 0.5), 1) << " ms\n";
+            std::cerr << "bench_rag: " << size_name(size) << ": p50 "
+                      << fmt(percentile(f.with_explain, 0.5), 1) << " ms, no-explain p50 "
+                      << fmt(percentile(f.without_explain, 0.5), 1) << " ms\n";
         }
         report(all, o, started, load_at_start, std::cout);
         if (!o.json_path.empty()) {

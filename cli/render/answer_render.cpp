@@ -33,8 +33,10 @@ std::string mark_citations(std::string_view answer,
             // marked before it, as the other spans are: "rebuilt [1]." not "rebuilt. [1]".
             std::uint64_t at = span.end;
             const std::size_t last = detail::code_point_offset(answer, at - 1);
-            if (at > span.start + 1 && std::string_view(".!?").find(answer[last]) != std::string_view::npos &&
-                !(last > 0 && std::string_view(".!?").find(answer[last - 1]) != std::string_view::npos))
+            if (at > span.start + 1 &&
+                std::string_view(".!?").find(answer[last]) != std::string_view::npos &&
+                !(last > 0 &&
+                  std::string_view(".!?").find(answer[last - 1]) != std::string_view::npos))
                 --at;
             if (std::find(marks.begin(), marks.end(), std::pair{at, c.n}) == marks.end())
                 marks.emplace_back(at, c.n);

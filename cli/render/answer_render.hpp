@@ -13,7 +13,8 @@ namespace glassbox::cli::render {
 
 // `answer` with " [n]" inserted at the end of every span a citation names (several at one
 // place in order of n: "Mexico [1][2]."). Spans are code points; one past the end is ignored.
-std::string mark_citations(std::string_view answer, const std::vector<schema::RagCitation>& citations);
+std::string mark_citations(std::string_view answer,
+                           const std::vector<schema::RagCitation>& citations);
 
 // The lines of the Sources list, one entry per citation in order of n:
 //   [1] Brenn and Daughters Shipyard founded by Oskar Brenn

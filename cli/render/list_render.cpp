@@ -25,19 +25,22 @@ std::string render_session_table(const TraceSessionList& list) {
     // under it (`traces show`), counted here rather than listed beside it (--all lists them).
     // TOKENS: the model tokens in/out of the run and its sub-runs; COLLECTION: what it asked.
     constexpr std::size_t kColumns = 9;
-    const std::array<std::string, kColumns> titles{"SESSION",  "KIND",   "COLLECTION", "QUESTION", "STARTED",
-                                                   "DURATION", "TOKENS", "STATUS",     "SUB-RUNS"};
+    const std::array<std::string, kColumns> titles{"SESSION",  "KIND",    "COLLECTION",
+                                                   "QUESTION", "STARTED", "DURATION",
+                                                   "TOKENS",   "STATUS",  "SUB-RUNS"};
     std::vector<std::array<std::string, kColumns>> rows;
     for (const auto& s : list.sessions) {
         const bool used_model = s.input_tokens > 0 || s.output_tokens > 0;
-        rows.push_back({escape_controls(session_label(s.session), false),
-                        escape_controls(kind_of(s), false),
-                        s.collection ? escape_controls(*s.collection, false) : "-",
-                        truncate_text(escape_controls(s.question.value_or(""), false), kQuestionWidth),
-                        s.started.value_or("").empty() ? "-" : escape_controls(*s.started, false),
-                        format_duration(s.duration_ms),
-                        used_model ? std::to_string(s.input_tokens) + "/" + std::to_string(s.output_tokens) : "-",
-                        escape_controls(s.status, false), s.subtraces > 0 ? std::to_string(s.subtraces) : "-"});
+        rows.push_back(
+            {escape_controls(session_label(s.session), false), escape_controls(kind_of(s), false),
+             s.collection ? escape_controls(*s.collection, false) : "-",
+             truncate_text(escape_controls(s.question.value_or(""), false), kQuestionWidth),
+             s.started.value_or("").empty() ? "-" : escape_controls(*s.started, false),
+             format_duration(s.duration_ms),
+             used_model ? std::to_string(s.input_tokens) + "/" + std::to_string(s.output_tokens)
+                        : "-",
+             escape_controls(s.status, false),
+             s.subtraces > 0 ? std::to_string(s.subtraces) : "-"});
     }
     std::array<std::size_t, kColumns> widths{};
     for (std::size_t c = 0; c < titles.size(); ++c) {

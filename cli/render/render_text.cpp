@@ -109,7 +109,6 @@ std::string pad(std::string_view text, std::size_t width) {
     return out;
 }
 
-
 namespace {
 
 // A conservative subset of Turtle's PN_LOCAL: letters, digits, '_' and '-', not starting with '-'

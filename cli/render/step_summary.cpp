@@ -68,10 +68,13 @@ void add(Parts& parts, std::string part) {
 }
 
 // What a RAG step found and wrote: the question, concepts, seeds, counts, selections, the answer.
-void retrieval_parts(const StepFacts& facts, const Term& node, const std::string& type, std::size_t max_items,
-                     std::map<std::string, std::string>& chunk_names, Parts& parts) {
-    if (auto query = facts.text(node, vocab::kQuery)) add(parts, "question \"" + truncate_text(*query, 80) + "\"");
-    if (auto used = facts.value(node, vocab::kProvUsed)) add(parts, "called from " + schema::to_ntriples(*used));
+void retrieval_parts(const StepFacts& facts, const Term& node, const std::string& type,
+                     std::size_t max_items, std::map<std::string, std::string>& chunk_names,
+                     Parts& parts) {
+    if (auto query = facts.text(node, vocab::kQuery))
+        add(parts, "question \"" + truncate_text(*query, 80) + "\"");
+    if (auto used = facts.value(node, vocab::kProvUsed))
+        add(parts, "called from " + schema::to_ntriples(*used));
     auto concepts = facts.values(node, vocab::kConcept);
     if (!concepts.empty()) {
         std::string list;
@@ -90,8 +93,9 @@ void retrieval_parts(const StepFacts& facts, const Term& node, const std::string
         add(parts, "citations " + std::to_string(citations.size()));
     }
     if (auto short_answer = facts.text(node, vocab::kShortAnswer)) {
-        add(parts, short_answer->empty() ? std::string("short answer undecided")
-                                         : "short answer \"" + truncate_text(*short_answer, 80) + "\"");
+        add(parts, short_answer->empty()
+                       ? std::string("short answer undecided")
+                       : "short answer \"" + truncate_text(*short_answer, 80) + "\"");
     }
     if (auto answer = facts.text(node, vocab::kAnswerText)) {
         add(parts, "answer " + std::to_string(code_points(*answer)) + " chars");
@@ -105,7 +109,8 @@ void routing_parts(const StepFacts& facts, const Term& node, Parts& parts) {
         for (const auto& r : facts.values(node, vocab::kRuleFired))
             if (r.is_literal()) rules += (rules.empty() ? "" : ", ") + r.as_literal().value;
         add(parts, "route " + facts.text(node, vocab::kEngine).value_or("?") + " by " + *method +
-                       (rules.empty() ? "" : " (" + rules + ")") + score_text(facts.number(node, vocab::kConfidence)));
+                       (rules.empty() ? "" : " (" + rules + ")") +
+                       score_text(facts.number(node, vocab::kConfidence)));
     }
     if (auto from = facts.text(node, vocab::kFromEngine)) {
         add(parts, "escalate " + *from + " -> " + facts.text(node, vocab::kEngine).value_or("?") +
@@ -130,10 +135,13 @@ void usage_parts(const StepFacts& facts, const Term& node, Parts& parts) {
 // field of the wrong type reads as absent, never throws.
 void ending_parts(const json& explain_body, Parts& parts) {
     const bool ends = explain_body.is_object() && explain_body.contains("end_of_trace") &&
-                      explain_body["end_of_trace"].is_boolean() && explain_body["end_of_trace"].get<bool>();
+                      explain_body["end_of_trace"].is_boolean() &&
+                      explain_body["end_of_trace"].get<bool>();
     const std::string trace_status = body_string(explain_body, "trace_status");
-    if (ends || !trace_status.empty()) add(parts, "trace " + (trace_status.empty() ? std::string("ended") : trace_status));
-    if (explain_body.is_object() && explain_body.contains("error") && explain_body["error"].is_object()) {
+    if (ends || !trace_status.empty())
+        add(parts, "trace " + (trace_status.empty() ? std::string("ended") : trace_status));
+    if (explain_body.is_object() && explain_body.contains("error") &&
+        explain_body["error"].is_object()) {
         const auto& error = explain_body["error"];
         add(parts, "error " + body_string(error, "type") + ": " + body_string(error, "message"));
     }

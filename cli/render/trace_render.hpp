@@ -27,8 +27,8 @@
 #include <utility>
 #include <vector>
 
-#include "bus/explain_subscriber.hpp"
 #include "base/result.hpp"
+#include "bus/explain_subscriber.hpp"
 #include "schema/messages_trace.hpp"
 #include "schema/term.hpp"
 #include "schema/trace_rdf.hpp"
@@ -124,7 +124,7 @@ private:
 
     std::size_t max_items_;
     Labeler labeler_;
-    Labels labels_;  // what the labeler answered so far
+    Labels labels_;                                   // what the labeler answered so far
     std::map<std::string, std::string> chunk_names_;  // selection URI -> its chunk's short name
 };
 

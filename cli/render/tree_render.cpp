@@ -116,7 +116,8 @@ public:
             if (subtraces_written.insert(event.explain_id).second) {
                 const auto [first, last] = places.by_step.equal_range(event.explain_id);
                 for (auto it = first; it != last; ++it)
-                    subtrace(*it->second.second, "called from " + display_iri(it->second.first), depth);
+                    subtrace(*it->second.second, "called from " + display_iri(it->second.first),
+                             depth);
             }
         }
         for (const TraceDetail* sub : places.unplaced) subtrace(*sub, "sub-trace", depth);
@@ -230,9 +231,11 @@ private:
         field(0, "Trace", escape_controls(s.session, false));
         field(0, "Kind", escape_controls(kind_of(s), false));
         field(0, "Status", escape_controls(s.status, false));
-        if (s.question && !s.question->empty()) field(0, "Question", escape_controls(*s.question, false));
+        if (s.question && !s.question->empty())
+            field(0, "Question", escape_controls(*s.question, false));
         if (s.parent) field(0, "Parent", escape_controls(*s.parent, false));
-        field(0, "Started", s.started.value_or("").empty() ? "-" : escape_controls(*s.started, false));
+        field(0, "Started",
+              s.started.value_or("").empty() ? "-" : escape_controls(*s.started, false));
         field(0, "Ended", s.ended.value_or("").empty() ? "-" : escape_controls(*s.ended, false));
         field(0, "Duration", format_duration(s.duration_ms));
         if (s.worker && !s.worker->empty()) field(0, "Worker", escape_controls(*s.worker, false));
@@ -622,9 +625,11 @@ std::string error_line(const TraceDetail& trace) {
     for (auto it = trace.events.rbegin(); !error && it != trace.events.rend(); ++it) {
         if (it->error) error = it->error->error();
     }
-    return "ERROR  " + escape_controls(error ? error->describe()
-                                             : "the trace ended with status error (no error message was stored)",
-                                       false);
+    return "ERROR  " +
+           escape_controls(error
+                               ? error->describe()
+                               : "the trace ended with status error (no error message was stored)",
+                           false);
 }
 
 SubRunPlaces place_sub_runs(const TraceDetail& trace) {

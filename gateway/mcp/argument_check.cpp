@@ -11,10 +11,12 @@ std::optional<std::string> check_string(const std::string& name, const nlohmann:
                                         const nlohmann::json& value) {
     if (!value.is_string()) return "argument '" + name + "' must be a string";
     const auto& text = value.get_ref<const std::string&>();
-    if (auto min = rule.find("minLength"); min != rule.end() && text.size() < min->get<std::size_t>()) {
+    if (auto min = rule.find("minLength");
+        min != rule.end() && text.size() < min->get<std::size_t>()) {
         return "argument '" + name + "' must not be empty";
     }
-    if (auto max = rule.find("maxLength"); max != rule.end() && text.size() > max->get<std::size_t>()) {
+    if (auto max = rule.find("maxLength");
+        max != rule.end() && text.size() > max->get<std::size_t>()) {
         return "argument '" + name + "' is longer than " + std::to_string(max->get<std::size_t>()) +
                " characters";
     }
@@ -46,7 +48,8 @@ std::optional<std::string> check_property(const std::string& name, const nlohman
     const std::string type = rule.value("type", "");
     if (type == "string") return check_string(name, rule, value);
     if (type == "integer") return check_integer(name, rule, value);
-    if (type == "boolean" && !value.is_boolean()) return "argument '" + name + "' must be a boolean";
+    if (type == "boolean" && !value.is_boolean())
+        return "argument '" + name + "' must be a boolean";
     if (type == "object" && !value.is_object()) return "argument '" + name + "' must be an object";
     return std::nullopt;
 }
@@ -74,7 +77,8 @@ std::optional<std::string> check_arguments(const nlohmann::json& schema,
     return std::nullopt;
 }
 
-std::optional<std::string> take_alias(nlohmann::json& args, std::string_view name, std::string_view alias) {
+std::optional<std::string> take_alias(nlohmann::json& args, std::string_view name,
+                                      std::string_view alias) {
     if (!args.is_object()) return std::nullopt;
     const auto given = args.find(alias);
     if (given == args.end()) return std::nullopt;
@@ -82,8 +86,8 @@ std::optional<std::string> take_alias(nlohmann::json& args, std::string_view nam
     if (named == args.end()) {
         args[std::string(name)] = std::move(*given);
     } else if (*named != *given) {
-        return "'" + std::string(name) + "' and '" + std::string(alias) + "' (another name for " + std::string(name) +
-               ") differ: give one of them";
+        return "'" + std::string(name) + "' and '" + std::string(alias) + "' (another name for " +
+               std::string(name) + ") differ: give one of them";
     }
     args.erase(std::string(alias));
     return std::nullopt;

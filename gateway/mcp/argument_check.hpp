@@ -20,6 +20,7 @@ std::optional<std::string> check_arguments(const nlohmann::json& schema,
 // name: `alias` moved to `name` when only it is given, dropped when both are and are equal.
 // Both given and different: why that is refused. The same rule for a tool's arguments and an
 // HTTP body (docs/http.md §3, docs/mcp.md §4). `args` that is not an object is left alone.
-std::optional<std::string> take_alias(nlohmann::json& args, std::string_view name, std::string_view alias);
+std::optional<std::string> take_alias(nlohmann::json& args, std::string_view name,
+                                      std::string_view alias);
 
 }  // namespace glassbox::gateway::mcp

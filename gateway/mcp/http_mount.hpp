@@ -56,8 +56,9 @@ inline void answer_into(const HttpAnswer& answer, httplib::Response& response) {
         response.set_header("X-Accel-Buffering", "no");
         response.set_chunked_content_provider(
             content_type, [stream = answer.stream](std::size_t, httplib::DataSink& sink) {
-                StreamSink out{[&sink](std::string_view text) { return sink.write(text.data(), text.size()); },
-                               [&sink] { return sink.is_writable(); }};
+                StreamSink out{
+                    [&sink](std::string_view text) { return sink.write(text.data(), text.size()); },
+                    [&sink] { return sink.is_writable(); }};
                 // False (the client is gone) makes httplib close the connection.
                 if (!stream(out)) return false;
                 sink.done();
@@ -65,7 +66,8 @@ inline void answer_into(const HttpAnswer& answer, httplib::Response& response) {
             });
         return;
     }
-    if (!answer.body.empty() || !content_type.empty()) response.set_content(answer.body, content_type);
+    if (!answer.body.empty() || !content_type.empty())
+        response.set_content(answer.body, content_type);
 }
 
 // Every method httplib routes on `path` goes to `handle` (an MCP Server's handle(), kept alive

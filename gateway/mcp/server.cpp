@@ -69,7 +69,9 @@ HttpAnswer refuse_session(const OpenRefused& refused, std::size_t bound) {
 
 // One JSON-RPC message as an SSE event. No event id: this server offers no resumption, so a
 // client must not try to resume a stream that ends without a response (a cancelled call).
-std::string event_text(const json& message) { return "event: message\ndata: " + dump(message) + "\n\n"; }
+std::string event_text(const json& message) {
+    return "event: message\ndata: " + dump(message) + "\n\n";
+}
 
 HttpAnswer sse_answer(const std::vector<json>& messages) {
     HttpAnswer answer;
@@ -105,8 +107,12 @@ public:
 
     CallRun(const CallTicket& ticket, StreamSink* sink, json token,
             std::chrono::milliseconds keep_alive, Clock clock)
-        : ticket_(ticket), sink_(sink), token_(std::move(token)), keep_alive_(keep_alive),
-          clock_(std::move(clock)), last_write_(clock_()) {}
+        : ticket_(ticket),
+          sink_(sink),
+          token_(std::move(token)),
+          keep_alive_(keep_alive),
+          clock_(std::move(clock)),
+          last_write_(clock_()) {}
 
     bool cancelled() override {
         if (ticket_.cancelled() || gone_) return true;
@@ -123,9 +129,10 @@ public:
         if (sink_ == nullptr || token_.is_null() || gone_ || ticket_.cancelled()) return;
         // MCP "Progress": progress increases with each notification; the total is unknown.
         ++count_;
-        write(event_text({{"jsonrpc", "2.0"},
-                          {"method", "notifications/progress"},
-                          {"params", {{"progressToken", token_}, {"progress", count_}, {"message", message}}}}));
+        write(event_text(
+            {{"jsonrpc", "2.0"},
+             {"method", "notifications/progress"},
+             {"params", {{"progressToken", token_}, {"progress", count_}, {"message", message}}}}));
     }
 
     bool write(const std::string& text) {
@@ -205,12 +212,15 @@ bool origin_allowed(const Options& options, const std::string& origin) {
                        [&](const std::string& allowed) { return lower(allowed) == o; });
 }
 
-bool Server::origin_allowed(const std::string& origin) const { return mcp::origin_allowed(options_, origin); }
+bool Server::origin_allowed(const std::string& origin) const {
+    return mcp::origin_allowed(options_, origin);
+}
 
 HttpAnswer Server::handle(const HttpExchange& exchange) {
     const std::string origin = header(exchange, "origin");
     // MCP "Streamable HTTP", security: validate Origin on every request (DNS rebinding).
-    if (!origin_allowed(origin)) return refuse(403, kInvalidRequest, "Forbidden: origin not allowed");
+    if (!origin_allowed(origin))
+        return refuse(403, kInvalidRequest, "Forbidden: origin not allowed");
     HttpAnswer answer = route(exchange);
     if (!origin.empty()) {
         // An allowed browser origin (a web client on localhost) may read the answer and the
@@ -232,7 +242,8 @@ HttpAnswer Server::route(const HttpExchange& exchange) {
             answer.status = 204;
             answer.headers["Access-Control-Allow-Methods"] = "POST, DELETE";
             answer.headers["Access-Control-Allow-Headers"] =
-                "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID";
+                "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, "
+                "Last-Event-ID";
             answer.headers["Access-Control-Max-Age"] = "600";
             return answer;
         }
@@ -257,7 +268,8 @@ HttpAnswer Server::remove(const HttpExchange& exchange) {
 
 HttpAnswer Server::post(const HttpExchange& exchange) {
     const std::string accept = lower(header(exchange, "accept"));
-    const bool takes_json = accept.empty() || accept.find("application/json") != std::string::npos ||
+    const bool takes_json = accept.empty() ||
+                            accept.find("application/json") != std::string::npos ||
                             accept.find("*/*") != std::string::npos ||
                             accept.find("application/*") != std::string::npos;
     const bool takes_sse = accept.find("text/event-stream") != std::string::npos;
@@ -270,8 +282,9 @@ HttpAnswer Server::post(const HttpExchange& exchange) {
         return refuse(415, kInvalidRequest, "Unsupported Media Type: send application/json");
     }
     if (exchange.body.size() > options_.max_body_bytes) {
-        return refuse(413, kInvalidRequest, "Payload Too Large: at most " +
-                                                std::to_string(options_.max_body_bytes) + " bytes");
+        return refuse(
+            413, kInvalidRequest,
+            "Payload Too Large: at most " + std::to_string(options_.max_body_bytes) + " bytes");
     }
     auto parsed = schema::parse_untrusted_json(exchange.body);
     if (!parsed) return refuse(400, kParseError, "Parse error: " + parsed.error().message);
@@ -289,7 +302,8 @@ HttpAnswer Server::post(const HttpExchange& exchange) {
         return initialize(body, sse, exchange.client);
     }
     if (id.empty()) {
-        return refuse(400, kInvalidRequest, "Bad Request: no Mcp-Session-Id header (initialize first)");
+        return refuse(400, kInvalidRequest,
+                      "Bad Request: no Mcp-Session-Id header (initialize first)");
     }
     auto session = sessions_.touch(id);
     if (!session) {
@@ -306,13 +320,14 @@ HttpAnswer Server::post(const HttpExchange& exchange) {
     std::vector<json> replies;
     if (body.is_array()) {
         if (session->protocol_version != kBatchVersion) {
-            return refuse(400, kInvalidRequest, "Invalid Request: protocol " +
-                                                    session->protocol_version +
-                                                    " has no JSON-RPC batches");
+            return refuse(400, kInvalidRequest,
+                          "Invalid Request: protocol " + session->protocol_version +
+                              " has no JSON-RPC batches");
         }
         if (body.empty() || body.size() > options_.max_batch) {
-            return refuse(400, kInvalidRequest, "Invalid Request: a batch holds 1 to " +
-                                                    std::to_string(options_.max_batch) + " messages");
+            return refuse(400, kInvalidRequest,
+                          "Invalid Request: a batch holds 1 to " +
+                              std::to_string(options_.max_batch) + " messages");
         }
         for (const auto& item : body) {
             if (auto reply = dispatch(item, id)) replies.push_back(std::move(*reply));
@@ -337,7 +352,8 @@ HttpAnswer Server::initialize(const json& body, bool sse, const std::string& cli
     Classified c = classify(body);
     if (!c.message) return json_answer(400, c.error_response);
     if (c.message->kind != Message::Kind::kRequest) {
-        return refuse(400, kInvalidRequest, "Invalid Request: initialize is a request (it needs an id)");
+        return refuse(400, kInvalidRequest,
+                      "Invalid Request: initialize is a request (it needs an id)");
     }
     const json& params = c.message->params;
     auto requested = params.find("protocolVersion");
@@ -357,16 +373,19 @@ HttpAnswer Server::initialize(const json& body, bool sse, const std::string& cli
     auto opened = sessions_.open(client, version, client_name);
     if (const auto* refused = std::get_if<OpenRefused>(&opened)) {
         return refuse_session(*refused, refused->client_at_cap ? options_.max_sessions_per_client
-                                                                : options_.max_sessions);
+                                                               : options_.max_sessions);
     }
     const auto& id = std::get<std::string>(opened);
     json result = {
         {"protocolVersion", version},
-        {"capabilities", {{"tools", {{"listChanged", false}}},
-                          {"resources", {{"subscribe", false}, {"listChanged", false}}}}},
-        {"serverInfo", {{"name", "glassbox"}, {"title", "glassbox explainable RAG"},
-                        {"version", options_.server_version.empty() ? std::string(GLASSBOX_VERSION)
-                                                                    : options_.server_version}}},
+        {"capabilities",
+         {{"tools", {{"listChanged", false}}},
+          {"resources", {{"subscribe", false}, {"listChanged", false}}}}},
+        {"serverInfo",
+         {{"name", "glassbox"},
+          {"title", "glassbox explainable RAG"},
+          {"version", options_.server_version.empty() ? std::string(GLASSBOX_VERSION)
+                                                      : options_.server_version}}},
         {"instructions",
          "Ask with resolve_intent; every answer carries a trace_id. explain_trace shows how the "
          "answer was made, step by step, with its PROV-O triples; search_graph retrieves without "
@@ -418,14 +437,17 @@ std::optional<json> Server::dispatch(const json& value, const std::string& sessi
     if (c.message->method == "tools/call") {
         // In a batch (2025-03-26): run here, cancellable by a notification on another POST.
         auto begun = sessions_.begin_call(session, c.message->id);
-        if (!begun) return make_error(c.message->id, kInvalidRequest, "Invalid Request: " + begun.error().message);
+        if (!begun)
+            return make_error(c.message->id, kInvalidRequest,
+                              "Invalid Request: " + begun.error().message);
         return call_in_one_piece(**begun, *c.message);
     }
     try {
         return request(*c.message);
     } catch (const std::exception& e) {
         // A bug or an unexpected shape from the bus: this request fails, the server goes on.
-        return make_error(c.message->id, kInternalError, std::string("internal error: ") + e.what());
+        return make_error(c.message->id, kInternalError,
+                          std::string("internal error: ") + e.what());
     }
 }
 
@@ -467,10 +489,12 @@ json Server::request(const Message& m) {
     if (m.method == "ping") return make_result(m.id, json::object());
     if (m.method == "tools/list") return make_result(m.id, tools_.list());
     if (m.method == "resources/list") return answer(resources_.list(m.params));
-    if (m.method == "resources/templates/list") return make_result(m.id, TraceResources::templates());
+    if (m.method == "resources/templates/list")
+        return make_result(m.id, TraceResources::templates());
     if (m.method == "resources/read") return answer(resources_.read(m.params));
     if (m.method == "initialize") {
-        return make_error(m.id, kInvalidRequest, "initialize cannot be batched or repeated in a session");
+        return make_error(m.id, kInvalidRequest,
+                          "initialize cannot be batched or repeated in a session");
     }
     return make_error(m.id, kMethodNotFound, "Method not found: " + m.method);
 }

@@ -22,7 +22,7 @@ namespace glassbox::gateway::mcp {
 
 // One HTTP request to the MCP endpoint, as the gateway received it.
 struct HttpExchange {
-    std::string method;                         // "POST", "GET", "DELETE", …
+    std::string method;                          // "POST", "GET", "DELETE", …
     std::map<std::string, std::string> headers;  // names in lower case
     std::string body;
     // Who is asking, for Options::max_sessions_per_client: what the HTTP layer can vouch for
@@ -117,7 +117,8 @@ private:
     nlohmann::json tool_reply(const Message& message, RunControl& control);
     // A tools/call answered in one piece (JSON, or inside a batch): its reply, or nothing when
     // it was cancelled while it ran (MCP "Cancellation": no response).
-    std::optional<nlohmann::json> call_in_one_piece(const CallTicket& ticket, const Message& message);
+    std::optional<nlohmann::json> call_in_one_piece(const CallTicket& ticket,
+                                                    const Message& message);
     void notify(const Message& message, const std::string& session);
     bool origin_allowed(const std::string& origin) const;
 

@@ -101,8 +101,8 @@ bool SessionTable::close(const std::string& id) {
     return true;
 }
 
-base::Result<std::unique_ptr<CallTicket>> SessionTable::begin_call(const std::string& id,
-                                                                   const nlohmann::json& request_id) {
+base::Result<std::unique_ptr<CallTicket>> SessionTable::begin_call(
+    const std::string& id, const nlohmann::json& request_id) {
     auto now = clock_();
     std::string key = key_of(request_id);
     std::lock_guard lock(mutex_);

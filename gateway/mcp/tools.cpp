@@ -14,55 +14,78 @@ namespace {
 using nlohmann::json;
 
 json string_arg(std::string description, std::size_t max_length) {
-    return {{"type", "string"}, {"minLength", 1}, {"maxLength", max_length},
+    return {{"type", "string"},
+            {"minLength", 1},
+            {"maxLength", max_length},
             {"description", std::move(description)}};
 }
 
 json object_schema(json properties, json required) {
-    return {{"type", "object"}, {"properties", std::move(properties)},
-            {"required", std::move(required)}, {"additionalProperties", false}};
+    return {{"type", "object"},
+            {"properties", std::move(properties)},
+            {"required", std::move(required)},
+            {"additionalProperties", false}};
 }
 
 // Output schemas stay open (additionalProperties allowed): a field the workers add later must
 // not make every client's validation of older answers fail.
 json output_schema(json properties, json required) {
-    return {{"type", "object"}, {"properties", std::move(properties)},
+    return {{"type", "object"},
+            {"properties", std::move(properties)},
             {"required", std::move(required)}};
 }
 
 const json kObjects = {{"type", "array"}, {"items", {{"type", "object"}}}};
 
 json read_only() {
-    return {{"readOnlyHint", true}, {"destructiveHint", false}, {"idempotentHint", true},
+    return {{"readOnlyHint", true},
+            {"destructiveHint", false},
+            {"idempotentHint", true},
             {"openWorldHint", false}};
 }
 
 // The question is `question`, as the CLI's --question and the HTTP body name it; `query`, its
 // older name, is taken as an alias (ToolBox::call moves it; both and different is an error).
 json resolve_intent_tool() {
-    json alias = string_arg("Another name for question (older clients); give one of the two.", 16384);
+    json alias =
+        string_arg("Another name for question (older clients); give one of the two.", 16384);
     alias["deprecated"] = true;
     json input = object_schema(
         {{"question", string_arg("The question, in natural language.", 16384)},
          {"query", std::move(alias)},
-         {"mode", {{"type", "string"},
-                   {"enum", {"auto", "graph-rag", "document-rag", "agent"}},
-                   {"description", "The engine; auto lets the query router decide (the default)."}}},
+         {"mode",
+          {{"type", "string"},
+           {"enum", {"auto", "graph-rag", "document-rag", "agent"}},
+           {"description", "The engine; auto lets the query router decide (the default)."}}},
          {"collection", string_arg("The document collection to search (default: all).", 256)},
          {"session_id", string_arg("A conversation id: the question is a turn of it.", 256)}},
         {"question"});
     const json text = {{"type", "string"}};
     const json nullable_text = {{"type", {"string", "null"}}};
     json output = output_schema(
-        {{"trace_id", {{"type", "string"}, {"description", "The run's trace (session URI): explain_trace reads it."}}},
+        {{"trace_id",
+          {{"type", "string"},
+           {"description", "The run's trace (session URI): explain_trace reads it."}}},
          {"question", text},
          {"collection", text},
-         {"answer", {{"type", "string"}, {"description", "The whole answer; citation spans count its code points."}}},
-         {"short_answer", {{"type", {"string", "null"}}, {"description", "The short answer alone; empty when the evidence does not decide."}}},
-         {"citations", {{"type", "array"}, {"items", {{"type", "object"}}},
-                        {"description", "Numbered: n, kind (edge or chunk), text, title, document, chunk, offsets, tier, spans."}}},
-         {"sources", {{"type", "array"}, {"items", {{"type", "object"}}},
-                      {"description", "Each distinct source of the answer: source, tier (1 authoritative .. 4 inferred), engine."}}},
+         {"answer",
+          {{"type", "string"},
+           {"description", "The whole answer; citation spans count its code points."}}},
+         {"short_answer",
+          {{"type", {"string", "null"}},
+           {"description", "The short answer alone; empty when the evidence does not decide."}}},
+         {"citations",
+          {{"type", "array"},
+           {"items", {{"type", "object"}}},
+           {"description",
+            "Numbered: n, kind (edge or chunk), text, title, document, chunk, offsets, tier, "
+            "spans."}}},
+         {"sources",
+          {{"type", "array"},
+           {"items", {{"type", "object"}}},
+           {"description",
+            "Each distinct source of the answer: source, tier (1 authoritative .. 4 inferred), "
+            "engine."}}},
          {"answered_by", nullable_text},
          {"route", {{"type", {"object", "null"}}}},
          {"escalations", kObjects},
@@ -82,19 +105,27 @@ json resolve_intent_tool() {
              "of the run that explains every step."},
             {"inputSchema", std::move(input)},
             {"outputSchema", std::move(output)},
-            {"annotations", {{"readOnlyHint", true}, {"destructiveHint", false},
-                             {"idempotentHint", false}, {"openWorldHint", false}}}};
+            {"annotations",
+             {{"readOnlyHint", true},
+              {"destructiveHint", false},
+              {"idempotentHint", false},
+              {"openWorldHint", false}}}};
 }
 
 json search_graph_tool() {
-    json input = object_schema(
-        {{"query", string_arg("What to look for.", 4096)},
-         {"kind", {{"type", "string"}, {"enum", {"chunks", "edges", "both"}},
-                   {"description", "Document chunks, graph edges or both (the default)."}}},
-         {"collection", string_arg("The document collection (default: all).", 256)},
-         {"limit", {{"type", "integer"}, {"minimum", 1}, {"maximum", 50},
-                    {"description", "At most this many of each kind (default 10)."}}}},
-        {"query"});
+    json input =
+        object_schema({{"query", string_arg("What to look for.", 4096)},
+                       {"kind",
+                        {{"type", "string"},
+                         {"enum", {"chunks", "edges", "both"}},
+                         {"description", "Document chunks, graph edges or both (the default)."}}},
+                       {"collection", string_arg("The document collection (default: all).", 256)},
+                       {"limit",
+                        {{"type", "integer"},
+                         {"minimum", 1},
+                         {"maximum", 50},
+                         {"description", "At most this many of each kind (default 10)."}}}},
+                      {"query"});
     json output = output_schema({{"chunks", kObjects}, {"edges", kObjects}}, {"chunks", "edges"});
     return {{"name", "search_graph"},
             {"title", "Search the graph and documents"},
@@ -107,22 +138,28 @@ json search_graph_tool() {
 }
 
 json explain_trace_tool() {
-    json input = object_schema(
-        {{"trace", string_arg("A trace's session URI (urn:glassbox:<uuid>:question) or a unique prefix of its UUID.", 1024)},
-         {"include_triples", {{"type", "boolean"}, {"description", "List the trace's PROV-O triples (default true)."}}},
-         {"max_triples", {{"type", "integer"}, {"minimum", 0}, {"maximum", 5000},
-                          {"description", "At most this many triples (default 500)."}}}},
-        {"trace"});
-    json output = output_schema(
-        {{"trace", {{"type", "string"}}},
-         {"summary", {{"type", "object"}}},
-         {"steps", kObjects},
-         {"subtraces", kObjects},
-         {"triples", kObjects},
-         {"triples_total", {{"type", "integer"}}},
-         {"truncated", {{"type", "boolean"}}},
-         {"text", {{"type", "string"}}}},
-        {"trace", "steps", "triples", "text"});
+    json input =
+        object_schema({{"trace", string_arg("A trace's session URI (urn:glassbox:<uuid>:question) "
+                                            "or a unique prefix of its UUID.",
+                                            1024)},
+                       {"include_triples",
+                        {{"type", "boolean"},
+                         {"description", "List the trace's PROV-O triples (default true)."}}},
+                       {"max_triples",
+                        {{"type", "integer"},
+                         {"minimum", 0},
+                         {"maximum", 5000},
+                         {"description", "At most this many triples (default 500)."}}}},
+                      {"trace"});
+    json output = output_schema({{"trace", {{"type", "string"}}},
+                                 {"summary", {{"type", "object"}}},
+                                 {"steps", kObjects},
+                                 {"subtraces", kObjects},
+                                 {"triples", kObjects},
+                                 {"triples_total", {{"type", "integer"}}},
+                                 {"truncated", {{"type", "boolean"}}},
+                                 {"text", {{"type", "string"}}}},
+                                {"trace", "steps", "triples", "text"});
     return {{"name", "explain_trace"},
             {"title", "Explain a trace"},
             {"description",
@@ -136,7 +173,8 @@ json explain_trace_tool() {
 
 json list_traces_tool() {
     json input = object_schema(
-        {{"kind", string_arg("The service that ran: query, graph-rag, document-rag, agent, echo.", 64)},
+        {{"kind",
+          string_arg("The service that ran: query, graph-rag, document-rag, agent, echo.", 64)},
          {"status", {{"type", "string"}, {"enum", {"running", "complete", "error", "incomplete"}}}},
          {"since", string_arg("Started at or after (xsd:dateTime, UTC).", 64)},
          {"until", string_arg("Started before (xsd:dateTime, UTC).", 64)},
@@ -146,11 +184,10 @@ json list_traces_tool() {
          {"limit", {{"type", "integer"}, {"minimum", 1}, {"maximum", 200}}},
          {"after", string_arg("The `next` cursor of a previous page.", 1024)}},
         json::array());
-    json output = output_schema(
-        {{"sessions", kObjects},
-         {"total", {{"type", "integer"}}},
-         {"next", {{"type", {"string", "null"}}}}},
-        {"sessions"});
+    json output = output_schema({{"sessions", kObjects},
+                                 {"total", {{"type", "integer"}}},
+                                 {"next", {{"type", {"string", "null"}}}}},
+                                {"sessions"});
     return {{"name", "list_traces"},
             {"title", "List traces"},
             {"description",
@@ -175,7 +212,8 @@ json shape_answer(const json& r) {
     out.erase("request_id");
     out["trace_id"] = pick(r, "trace_id", json::value_t::string, "");
     out["answer"] = pick(r, "answer", json::value_t::string, "");
-    if (!out.contains("short_answer") || !(out["short_answer"].is_string() || out["short_answer"].is_null()))
+    if (!out.contains("short_answer") ||
+        !(out["short_answer"].is_string() || out["short_answer"].is_null()))
         out["short_answer"] = nullptr;
     out["citations"] = pick(r, "citations", json::value_t::array, json::array());
     out["sources"] = pick(r, "sources", json::value_t::array, json::array());

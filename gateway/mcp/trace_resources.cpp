@@ -15,7 +15,8 @@ constexpr std::string_view kTraceScheme = "urn:glassbox:";
 constexpr std::string_view kMimeType = "application/json";
 
 RpcError backend_error(const base::Error& error) {
-    return {kInternalError, error.describe(),
+    return {kInternalError,
+            error.describe(),
             {{"type", std::string(base::to_string(error.type))}, {"message", error.message}}};
 }
 
@@ -24,7 +25,8 @@ RpcError backend_error(const base::Error& error) {
 std::variant<json, RpcError> TraceResources::list(const json& params) {
     json filters = {{"limit", kPageSize}};
     if (auto cursor = params.find("cursor"); cursor != params.end()) {
-        if (!cursor->is_string()) return RpcError{kInvalidParams, "cursor must be a string", nullptr};
+        if (!cursor->is_string())
+            return RpcError{kInvalidParams, "cursor must be a string", nullptr};
         filters["after"] = *cursor;
     }
     auto reply = backend_.trace_list(filters);
@@ -46,13 +48,13 @@ std::variant<json, RpcError> TraceResources::list(const json& params) {
         auto text_of = [&](const char* key) {
             return row.contains(key) && row[key].is_string() ? row[key].get<std::string>() : "";
         };
-        resources.push_back({{"uri", uri},
-                             {"name", uri},
-                             {"title", question.empty() ? uri : question},
-                             {"description", "glassbox trace: " + text_of("kind") + ", " +
-                                                 text_of("status") + ", started " +
-                                                 text_of("started")},
-                             {"mimeType", kMimeType}});
+        resources.push_back(
+            {{"uri", uri},
+             {"name", uri},
+             {"title", question.empty() ? uri : question},
+             {"description", "glassbox trace: " + text_of("kind") + ", " + text_of("status") +
+                                 ", started " + text_of("started")},
+             {"mimeType", kMimeType}});
     }
     json result = {{"resources", std::move(resources)}};
     if (auto next = reply->find("next"); next != reply->end() && next->is_string()) {
@@ -79,21 +81,20 @@ std::variant<json, RpcError> TraceResources::read(const json& params) {
     }
     const std::string uri = uri_it->get<std::string>();
     if (uri.rfind(kTraceScheme, 0) != 0 || uri.size() > 1024) {
-        return RpcError{kResourceNotFound, "Resource not found: not a glassbox trace URI",
-                        {{"uri", uri}}};
+        return RpcError{
+            kResourceNotFound, "Resource not found: not a glassbox trace URI", {{"uri", uri}}};
     }
     auto reply = backend_.trace_show(uri);
     if (!reply) {
         if (reply.error().type == base::ErrorType::kNotFound ||
             reply.error().type == base::ErrorType::kInvalidRequest) {
-            return RpcError{kResourceNotFound, "Resource not found: " + reply.error().message,
-                            {{"uri", uri}}};
+            return RpcError{
+                kResourceNotFound, "Resource not found: " + reply.error().message, {{"uri", uri}}};
         }
         return backend_error(reply.error());
     }
-    return json{{"contents", json::array({{{"uri", uri},
-                                            {"mimeType", kMimeType},
-                                            {"text", reply->dump()}}})}};
+    return json{{"contents",
+                 json::array({{{"uri", uri}, {"mimeType", kMimeType}, {"text", reply->dump()}}})}};
 }
 
 }  // namespace glassbox::gateway::mcp

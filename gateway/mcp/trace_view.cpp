@@ -62,7 +62,8 @@ struct Walk {
         std::string type;
         nlohmann::json properties = nlohmann::json::object();
         for (const auto& triple : event.value("triples", nlohmann::json::array())) {
-            if (!triple.is_object() || !is_iri(triple.value("s", nlohmann::json()), step_uri)) continue;
+            if (!triple.is_object() || !is_iri(triple.value("s", nlohmann::json()), step_uri))
+                continue;
             const auto& p = triple["p"];
             const auto& o = triple.value("o", nlohmann::json());
             if (is_iri(p, vocab::kRdfType)) {
@@ -89,9 +90,10 @@ struct Walk {
 
     void add_line(const nlohmann::json& step, const std::string& service) {
         std::string line(static_cast<std::size_t>(step["depth"].get<int>()) * 2, ' ');
-        line += "#" + step["seq"].dump() + " " +
-                (step["type"].get<std::string>().empty() ? "step" : step["type"].get<std::string>()) +
-                " (" + service + ")";
+        line +=
+            "#" + step["seq"].dump() + " " +
+            (step["type"].get<std::string>().empty() ? "step" : step["type"].get<std::string>()) +
+            " (" + service + ")";
         std::string sep = ": ";
         for (const auto& [key, value] : step["properties"].items()) {
             std::string shown;
@@ -172,14 +174,10 @@ nlohmann::json trace_view(const nlohmann::json& show_reply, const TraceViewLimit
     Walk walk(limits);
     walk.walk(show_reply, 0);
     const auto& summary = show_reply.value("session", nlohmann::json::object());
-    return {{"trace", summary.value("session", "")},
-            {"summary", summary},
-            {"steps", std::move(walk.steps)},
-            {"subtraces", subtrace_summaries(show_reply)},
-            {"triples", std::move(walk.triples)},
-            {"triples_total", walk.triples_total},
-            {"truncated", walk.truncated},
-            {"text", std::move(walk.text)}};
+    return {{"trace", summary.value("session", "")}, {"summary", summary},
+            {"steps", std::move(walk.steps)},        {"subtraces", subtrace_summaries(show_reply)},
+            {"triples", std::move(walk.triples)},    {"triples_total", walk.triples_total},
+            {"truncated", walk.truncated},           {"text", std::move(walk.text)}};
 }
 
 }  // namespace glassbox::gateway::mcp

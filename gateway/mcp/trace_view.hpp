@@ -8,8 +8,8 @@
 namespace glassbox::gateway::mcp {
 
 struct TraceViewLimits {
-    std::size_t max_triples = 500;    // triples listed (all steps are always listed)
-    std::size_t max_steps = 2000;     // steps listed, sub-traces included
+    std::size_t max_triples = 500;      // triples listed (all steps are always listed)
+    std::size_t max_steps = 2000;       // steps listed, sub-traces included
     std::size_t max_value_chars = 300;  // a literal shown in a step's properties
 };
 

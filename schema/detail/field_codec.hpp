@@ -77,10 +77,14 @@ template <typename T>
 struct ValueCodec;
 
 template <typename T>
-concept HasValueCodec = requires { &ValueCodec<T>::decode; };
+concept HasValueCodec = requires {
+    &ValueCodec<T>::decode;
+};
 
 template <typename S>
-concept HasFieldList = requires { FieldList<S>::value; };
+concept HasFieldList = requires {
+    FieldList<S>::value;
+};
 
 template <typename T>
 struct IsOptional : std::false_type {};
@@ -100,8 +104,8 @@ struct IsVector<std::vector<T, A>> : std::true_type {};
 // Types ObjectReader::read handles itself (with the project's error messages).
 template <typename T>
 concept ReaderScalar =
-    std::same_as<T, std::string> || std::same_as<T, std::optional<std::string>> || std::same_as<T, bool> ||
-    std::same_as<T, double> || std::same_as<T, std::vector<std::string>> ||
+    std::same_as<T, std::string> || std::same_as<T, std::optional<std::string>> ||
+    std::same_as<T, bool> || std::same_as<T, double> || std::same_as<T, std::vector<std::string>> ||
     std::same_as<T, std::map<std::string, std::string>> || std::integral<T>;
 
 template <HasFieldList S>

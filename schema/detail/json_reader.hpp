@@ -27,8 +27,7 @@ base::Error type_error(std::string_view path, std::string_view expected, const j
 
 // An integer of type T at `path`: out of T's range or not an integer is a DecodeError.
 template <std::integral T>
-    requires(!std::same_as<T, bool>)
-base::Result<T> integer_at(const json& v, std::string_view path) {
+requires(!std::same_as<T, bool>) base::Result<T> integer_at(const json& v, std::string_view path) {
     if (v.is_number_unsigned()) {
         const auto u = v.get<std::uint64_t>();
         if (u > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
@@ -40,7 +39,8 @@ base::Result<T> integer_at(const json& v, std::string_view path) {
     const auto i = v.get<std::int64_t>();
     if constexpr (std::is_unsigned_v<T>) {
         if (i < 0) return decode_error(path, "expected a non-negative integer");
-        if (static_cast<std::uint64_t>(i) > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
+        if (static_cast<std::uint64_t>(i) >
+            static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
             return decode_error(path, "integer out of range");
         }
     } else {
@@ -78,8 +78,7 @@ public:
     void read(std::string_view key, std::map<std::string, std::string>& out);
 
     template <std::integral T>
-        requires(!std::same_as<T, bool>)
-    void read(std::string_view key, T& out);
+    requires(!std::same_as<T, bool>) void read(std::string_view key, T& out);
 
     // Reads an array at `key` element by element: decode(element, path) -> Result<E>.
     template <typename E, typename Decode>
@@ -124,8 +123,7 @@ private:
 };
 
 template <std::integral T>
-    requires(!std::same_as<T, bool>)
-void ObjectReader::read(std::string_view key, T& out) {
+requires(!std::same_as<T, bool>) void ObjectReader::read(std::string_view key, T& out) {
     const json* v = find(key);
     if (!v) return;
     auto value = integer_at<T>(*v, field_path(path_, key));

@@ -85,7 +85,8 @@ struct ValueCodec<QueryMode> : EnumCodec<QueryMode, kQueryModes.size(), kQueryMo
 template <>
 struct ValueCodec<RagMessageType> : EnumCodec<RagMessageType, kRagTypes.size(), kRagTypes> {};
 template <>
-struct ValueCodec<AgentMessageType> : EnumCodec<AgentMessageType, kAgentTypes.size(), kAgentTypes> {};
+struct ValueCodec<AgentMessageType> : EnumCodec<AgentMessageType, kAgentTypes.size(), kAgentTypes> {
+};
 template <>
 struct ValueCodec<TraceStatus> : EnumCodec<TraceStatus, kTraceStatuses.size(), kTraceStatuses> {};
 
@@ -107,11 +108,13 @@ struct ValueCodec<json> {
 // Counts by name (StoreStats::facts_per_tier): an object of non-negative integers.
 template <>
 struct ValueCodec<std::map<std::string, std::uint64_t>> {
-    static base::Result<std::map<std::string, std::uint64_t>> decode(const json& v, const std::string& path) {
+    static base::Result<std::map<std::string, std::uint64_t>> decode(const json& v,
+                                                                     const std::string& path) {
         if (!v.is_object()) return type_error(path, "object", v);
         std::map<std::string, std::uint64_t> out;
         for (const auto& [key, value] : v.items()) {
-            if (!value.is_number_unsigned()) return type_error(field_path(path, key), "non-negative integer", value);
+            if (!value.is_number_unsigned())
+                return type_error(field_path(path, key), "non-negative integer", value);
             out[key] = value.get<std::uint64_t>();
         }
         return out;
@@ -122,9 +125,9 @@ struct ValueCodec<std::map<std::string, std::uint64_t>> {
 }  // namespace glassbox::schema::detail
 
 // encode(const T&) and decode<T> of a message whose FieldList is defined above it.
-#define GLASSBOX_FIELD_LIST_CODEC(T)                                                              \
-    nlohmann::json encode(const T& m) { return detail::encode_fields(m); }                        \
-    template <>                                                                                   \
-    base::Result<T> decode<T>(const nlohmann::json& value) {                                      \
-        return detail::guarded<T>([&] { return detail::decode_fields<T>(value, ""); });           \
+#define GLASSBOX_FIELD_LIST_CODEC(T)                                                    \
+    nlohmann::json encode(const T& m) { return detail::encode_fields(m); }              \
+    template <>                                                                         \
+    base::Result<T> decode<T>(const nlohmann::json& value) {                            \
+        return detail::guarded<T>([&] { return detail::decode_fields<T>(value, ""); }); \
     }

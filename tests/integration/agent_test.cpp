@@ -87,8 +87,10 @@ protected:
 
 TEST_F(AgentTest, AThreeHopSampleQuestionIsAnsweredStepByStepWithACheckedChain) {
     ASSERT_NO_FATAL_FAILURE(start_pipeline());
-    const auto a = ask({{"question", "Where was the founder of the company that built the Meridian Telescope born?"},
-                        {"streaming", true}});
+    const auto a =
+        ask({{"question",
+              "Where was the founder of the company that built the Meridian Telescope born?"},
+             {"streaming", true}});
     ASSERT_TRUE(a.run.final.has_value()) << a.run.describe();
     const json& final = *a.run.final;
     EXPECT_EQ(final.value("answer", ""), "Port Aldous") << final.dump();
@@ -111,11 +113,13 @@ TEST_F(AgentTest, AThreeHopSampleQuestionIsAnsweredStepByStepWithACheckedChain) 
     const TraceGraph graph(a.run.explains);
     const auto steps = rag::step_uris(a.run);
     EXPECT_TRUE(graph.has_type(schema::iri(steps[1]), vocab::kToolUse));
-    EXPECT_EQ(graph.text(schema::iri(steps[1]), vocab::kAction), std::optional<std::string>("triples-query"));
+    EXPECT_EQ(graph.text(schema::iri(steps[1]), vocab::kAction),
+              std::optional<std::string>("triples-query"));
     EXPECT_EQ(graph.values(schema::iri(steps[1]), vocab::kToolCandidate).size(), 4u);
     EXPECT_EQ(graph.text(schema::iri(steps.back()), vocab::kTerminationReason),
               std::optional<std::string>("final-answer"));
-    EXPECT_EQ(graph.text(schema::iri(steps.back()), vocab::kShortAnswer), std::optional<std::string>("Port Aldous"));
+    EXPECT_EQ(graph.text(schema::iri(steps.back()), vocab::kShortAnswer),
+              std::optional<std::string>("Port Aldous"));
     // What the answer rests on: the chain's facts (built by, founded by, born in), cited with the
     // file they were loaded from at tier 1, in the FINAL and on the Conclusion.
     ASSERT_EQ(final["citations"].size(), 3u) << final.dump();
@@ -124,25 +128,31 @@ TEST_F(AgentTest, AThreeHopSampleQuestionIsAnsweredStepByStepWithACheckedChain) 
         EXPECT_EQ(citation["tier"], 1) << citation.dump();
     }
     ASSERT_EQ(final["sources"].size(), 1u) << final.dump();
-    EXPECT_NE(final["sources"][0].get<std::string>().find("orrin.ttl"), std::string::npos) << final.dump();
-    EXPECT_EQ(graph.text(schema::iri(steps.back()), vocab::kAggregateTier), std::optional<std::string>("1"));
+    EXPECT_NE(final["sources"][0].get<std::string>().find("orrin.ttl"), std::string::npos)
+        << final.dump();
+    EXPECT_EQ(graph.text(schema::iri(steps.back()), vocab::kAggregateTier),
+              std::optional<std::string>("1"));
     EXPECT_EQ(graph.values(schema::iri(steps.back()), vocab::kAnswerSourceProperty).size(), 1u);
 }
 
 TEST_F(AgentTest, AFollowUpsPronounIsReadAsThePreviousTurnsEntityOffline) {
     ASSERT_NO_FATAL_FAILURE(start_pipeline());
     const std::string conversation = "follow-up-" + port_of(broker_.endpoint);
-    const auto first = ask({{"question", "What is Saltspire Light?"}, {"session_id", conversation}});
+    const auto first =
+        ask({{"question", "What is Saltspire Light?"}, {"session_id", conversation}});
     ASSERT_TRUE(first.run.final.has_value()) << first.run.describe();
-    ASSERT_TRUE(wait_for_turns(broker_.endpoint, conversation, 1)) << "the first turn was never indexed";
+    ASSERT_TRUE(wait_for_turns(broker_.endpoint, conversation, 1))
+        << "the first turn was never indexed";
     // "it" is the entity the previous question named; the extractive planner plans for the
     // rewritten question and says so in its first thought.
-    const auto second = ask({{"question", "Who designed it?"}, {"session_id", conversation}, {"streaming", true}});
+    const auto second =
+        ask({{"question", "Who designed it?"}, {"session_id", conversation}, {"streaming", true}});
     ASSERT_TRUE(second.run.final.has_value()) << second.run.describe();
     EXPECT_EQ(second.run.final->value("answer", ""), "Ilse Varrow") << second.run.final->dump();
     const auto thoughts = second.of("thought");
     ASSERT_FALSE(thoughts.empty());
-    EXPECT_NE(thoughts.front().value("content", "").find("Reading \"it\" as Saltspire Light"), std::string::npos)
+    EXPECT_NE(thoughts.front().value("content", "").find("Reading \"it\" as Saltspire Light"),
+              std::string::npos)
         << thoughts.front().dump();
     // Without the conversation the same words resolve nothing: no answer about Saltspire Light.
     const auto alone = ask({{"question", "Who designed it?"}});
@@ -152,7 +162,8 @@ TEST_F(AgentTest, AFollowUpsPronounIsReadAsThePreviousTurnsEntityOffline) {
 
 TEST_F(AgentTest, AKnowledgeQueryIsASubTraceOfItsAnalysis) {
     ASSERT_NO_FATAL_FAILURE(start_pipeline());
-    const auto a = ask({{"question", "Who designed Greyhollow Light?"}, {"streaming", true},
+    const auto a = ask({{"question", "Who designed Greyhollow Light?"},
+                        {"streaming", true},
                         {"tools", {"knowledge-query"}}});
     ASSERT_TRUE(a.run.final.has_value()) << a.run.describe();
     EXPECT_EQ(a.run.final->value("answer", ""), "Ilse Varrow");
@@ -175,7 +186,8 @@ TEST_F(AgentTest, AToolWorkerKilledMidCallIsAnErrorObservationAndTheAgentGoesOn)
     ASSERT_TRUE(wait_for_service(broker_.endpoint, "slow-rag"));
     GbcClient client(context_, broker_.endpoint);
     const auto rid = client.request("agent",
-                                    json{{"question", "Who designed Greyhollow Light?"}, {"streaming", true},
+                                    json{{"question", "Who designed Greyhollow Light?"},
+                                         {"streaming", true},
                                          {"tools", {"knowledge-query"}}}
                                         .dump(),
                                     60'000);
@@ -191,7 +203,8 @@ TEST_F(AgentTest, AToolWorkerKilledMidCallIsAnErrorObservationAndTheAgentGoesOn)
     const TraceGraph graph(a.run.explains);
     const auto steps = rag::step_uris(a.run);
     ASSERT_GE(steps.size(), 3u);
-    EXPECT_EQ(graph.text(schema::iri(steps[2]), vocab::kToolStatus), std::optional<std::string>("error"));
+    EXPECT_EQ(graph.text(schema::iri(steps[2]), vocab::kToolStatus),
+              std::optional<std::string>("error"));
     EXPECT_EQ(graph.text(schema::iri(steps.back()), vocab::kTerminationReason),
               std::optional<std::string>("final-answer"));
 }
@@ -202,7 +215,9 @@ TEST_F(AgentTest, TheAgentKilledMidRunLeavesAnErrorTraceAfterTheStepItReached) {
     ASSERT_TRUE(wait_for_service(broker_.endpoint, "slow-rag"));
     GbcClient client(context_, broker_.endpoint);
     const auto rid = client.request(
-        "agent", json{{"question", "Who designed Greyhollow Light?"}, {"tools", {"knowledge-query"}}}.dump(), 60'000);
+        "agent",
+        json{{"question", "Who designed Greyhollow Light?"}, {"tools", {"knowledge-query"}}}.dump(),
+        60'000);
     ASSERT_TRUE(wait_until_busy(broker_.endpoint, "slow-rag", 1, milliseconds{20'000}));
     agent_->kill();
     const auto a = split(client.collect(rid, milliseconds{30'000}));
@@ -222,7 +237,8 @@ TEST_F(AgentTest, TheAgentKilledMidRunLeavesAnErrorTraceAfterTheStepItReached) {
 TEST_F(AgentTest, InvokeAgentShowsTheStepsAsTheyHappenThenTheAnswer) {
     ASSERT_NO_FATAL_FAILURE(start_pipeline());
     const auto r =
-        glassbox({"invoke", "agent", "-q", "In which town was the founder of the shipyard that built the MV Gannet born?"});
+        glassbox({"invoke", "agent", "-q",
+                  "In which town was the founder of the shipyard that built the MV Gannet born?"});
     ASSERT_TRUE(r.status.exited && r.status.code == 0) << r.err;
     EXPECT_NE(r.out.find("[0] thought:"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("[0] action: triples-query"), std::string::npos) << r.out;
@@ -236,15 +252,19 @@ TEST_F(AgentTest, AnUnknownCollectionIsNotFoundNotAnEmptyAnswer) {
     // Issue 31: `invoke agent --collection nope` answered "The lookups did not answer the
     // question." with exit 0.
     ASSERT_NO_FATAL_FAILURE(start_pipeline());
-    const AgentRun asked = ask({{"question", "Who designed Greyhollow Light?"}, {"collection", "nope"}});
+    const AgentRun asked =
+        ask({{"question", "Who designed Greyhollow Light?"}, {"collection", "nope"}});
     ASSERT_FALSE(asked.run.ok());
     EXPECT_EQ(asked.run.error_type, "NotFound") << asked.run.describe();
-    EXPECT_NE(asked.run.error_message.find("\"nope\""), std::string::npos) << asked.run.error_message;
+    EXPECT_NE(asked.run.error_message.find("\"nope\""), std::string::npos)
+        << asked.run.error_message;
     EXPECT_TRUE(asked.of("action").empty()) << "no lookups in a collection that does not exist";
     ASSERT_FALSE(asked.run.explains.empty());
-    ASSERT_NO_FATAL_FAILURE(rag::check_chain(asked.run, ChainExpectation{{"Question"}, "error", "NotFound", {}, "agent"}));
+    ASSERT_NO_FATAL_FAILURE(rag::check_chain(
+        asked.run, ChainExpectation{{"Question"}, "error", "NotFound", {}, "agent"}));
 
-    const auto r = glassbox({"invoke", "agent", "-q", "Who designed Greyhollow Light?", "--collection", "nope"});
+    const auto r = glassbox(
+        {"invoke", "agent", "-q", "Who designed Greyhollow Light?", "--collection", "nope"});
     EXPECT_TRUE(r.status.exited && r.status.code == 2) << r.status.describe() << "\n" << r.out;
     EXPECT_TRUE(r.err.starts_with("NotFound")) << r.err;
     EXPECT_NE(r.err.find("\"nope\""), std::string::npos) << r.err;

@@ -22,7 +22,8 @@ std::string cmd(char c) { return std::string(1, c); }
 class BadInput : public ClusterTest {
 protected:
     void SetUp() override {
-        broker_ = start_broker({.extra = {"--max-message-bytes", std::to_string(kMaxMessageBytes)}});
+        broker_ =
+            start_broker({.extra = {"--max-message-bytes", std::to_string(kMaxMessageBytes)}});
         ASSERT_FALSE(broker_.endpoint.empty());
         start_echo_worker(broker_.endpoint, 2);
         ASSERT_TRUE(wait_for_service(broker_.endpoint, "echo"));
@@ -171,7 +172,8 @@ TEST_F(BadInput, UnknownServiceGetsUnknownService) {
 }
 
 TEST_F(BadInput, InvalidJsonBodyGetsInvalidJson) {
-    for (const std::string body : {"not json", "{\"question\": ", "", "{\"question\":\"a\"} trailing"}) {
+    for (const std::string body :
+         {"not json", "{\"question\": ", "", "{\"question\":\"a\"} trailing"}) {
         auto m = call_echo(body);
         EXPECT_TRUE(m.is_error()) << "body '" << body << "': " << m.describe();
         EXPECT_EQ(m.error_type, "InvalidJson") << "body '" << body << "': " << m.describe();
@@ -194,16 +196,19 @@ TEST_F(BadInput, InvalidUtf8BodyGetsInvalidJson) {
 // limit, it is InvalidJson naming the bound; at the bound it is served.
 TEST_F(BadInput, ABodyNestedPastTheBoundGetsInvalidJsonNamingIt) {
     constexpr std::size_t kDepth = 30'000;  // 60 KB, under kMaxMessageBytes
-    const std::string deep = "{\"question\": \"q\", \"x\": " + std::string(kDepth, '[') + std::string(kDepth, ']') + "}";
+    const std::string deep =
+        "{\"question\": \"q\", \"x\": " + std::string(kDepth, '[') + std::string(kDepth, ']') + "}";
     ASSERT_LT(deep.size(), kMaxMessageBytes);
     auto m = call_echo(deep);
     EXPECT_TRUE(m.is_error()) << m.describe().substr(0, 500);
     EXPECT_EQ(m.error_type, "InvalidJson") << m.describe().substr(0, 500);
-    const std::string bound = "nests deeper than " + std::to_string(schema::kMaxJsonDepth) + " levels";
+    const std::string bound =
+        "nests deeper than " + std::to_string(schema::kMaxJsonDepth) + " levels";
     EXPECT_NE(m.message.find(bound), std::string::npos) << m.message;
     // One level inside the bound (the outer object is the first): served as usual.
     const std::size_t inner = schema::kMaxJsonDepth - 1;
-    auto at_bound = call_echo("{\"question\": \"q\", \"x\": " + std::string(inner, '[') + std::string(inner, ']') + "}");
+    auto at_bound = call_echo("{\"question\": \"q\", \"x\": " + std::string(inner, '[') +
+                              std::string(inner, ']') + "}");
     EXPECT_TRUE(at_bound.is_final()) << at_bound.describe().substr(0, 500);
     expect_still_serving();
 }

@@ -34,8 +34,7 @@ long resident_kib(pid_t pid) {
 }
 
 // Every message waiting on a SUB socket within `timeout`, until `count` arrived.
-std::vector<Frames> receive_published(zmq::socket_t& sub, std::size_t count,
-                                      milliseconds timeout) {
+std::vector<Frames> receive_published(zmq::socket_t& sub, std::size_t count, milliseconds timeout) {
     std::vector<Frames> published;
     const auto until = Clock::now() + timeout;
     while (published.size() < count && Clock::now() < until) {
@@ -92,8 +91,10 @@ std::size_t send_raw_subscriptions(const std::string& endpoint, std::size_t coun
         bool ok = write_all(greeting);
         while (ok && got < sizeof peer) {
             const auto n = ::recv(fd, peer + got, sizeof peer - got, 0);
-            if (n <= 0) ok = false;
-            else got += static_cast<std::size_t>(n);
+            if (n <= 0)
+                ok = false;
+            else
+                got += static_cast<std::size_t>(n);
         }
         // READY: a short command frame, one property Socket-Type = SUB.
         std::string ready = "\x05READY\x0BSocket-Type";
@@ -161,7 +162,8 @@ long peak_resident_kib(pid_t pid, Abuse abuse, milliseconds settle) {
     std::thread watcher([&] {
         while (!done) {
             peak = std::max(peak.load(), resident_kib(pid));
-            std::this_thread::sleep_for(milliseconds{50});  // the sampling interval of a measurement
+            std::this_thread::sleep_for(
+                milliseconds{50});  // the sampling interval of a measurement
         }
     });
     abuse();
@@ -230,8 +232,8 @@ TEST_F(FaultExplainTopic, HugeSubscriptionDoesNotGrowTheBroker) {
         },
         milliseconds{1000});
     EXPECT_LT(taken, huge) << "the broker read the whole subscription";
-    EXPECT_LT(peak - before, 64L * 1024) << "broker RSS grew from " << before << " KiB to "
-                                         << peak << " KiB";
+    EXPECT_LT(peak - before, 64L * 1024)
+        << "broker RSS grew from " << before << " KiB to " << peak << " KiB";
 
     expect_topic_serves(broker);
     expect_echo_served(broker.endpoint);
@@ -261,13 +263,11 @@ TEST_F(FaultExplainTopic, ManySubscriptionsFromOnePeerAreCut) {
     std::size_t taken = 0;
     const long peak = peak_resident_kib(
         broker.process->pid(),
-        [&] {
-            taken = send_raw_subscriptions(broker.pub_endpoint, kCount, kTopicBytes);
-        },
+        [&] { taken = send_raw_subscriptions(broker.pub_endpoint, kCount, kTopicBytes); },
         milliseconds{1000});
     ASSERT_GT(taken, 0u);
-    EXPECT_LT(peak - before, 64L * 1024) << "broker RSS grew from " << before << " KiB to "
-                                         << peak << " KiB";
+    EXPECT_LT(peak - before, 64L * 1024)
+        << "broker RSS grew from " << before << " KiB to " << peak << " KiB";
 
     expect_topic_serves(broker);
     expect_echo_served(broker.endpoint);

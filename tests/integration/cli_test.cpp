@@ -86,8 +86,9 @@ TEST_F(CliTest, CallErrorsAreOneLineWithTypedExitCodes) {
     // 1: the service or the bus failed.
     expect_typed_failure(call("echo", R"({"question":"q","fail":"UpstreamError"})"), 1,
                          "UpstreamError");
-    expect_typed_failure(call("echo", R"({"question":"q","delay_ms":5000})", {"--timeout-ms", "500"}),
-                         1, "DeadlineExceeded");
+    expect_typed_failure(
+        call("echo", R"({"question":"q","delay_ms":5000})", {"--timeout-ms", "500"}), 1,
+        "DeadlineExceeded");
 }
 
 TEST_F(CliTest, CallWithNoBrokerFailsInBoundedTime) {
@@ -98,9 +99,9 @@ TEST_F(CliTest, CallWithNoBrokerFailsInBoundedTime) {
         probe.bind("tcp://127.0.0.1:*");
         endpoint = probe.get(zmq::sockopt::last_endpoint);
     }
-    const auto r = run_glassbox({"call", "echo", R"({"question":"anyone?"})", "--broker", endpoint,
-                                 "--timeout-ms", "1000"},
-                                milliseconds{10'000});
+    const auto r = run_glassbox(
+        {"call", "echo", R"({"question":"anyone?"})", "--broker", endpoint, "--timeout-ms", "1000"},
+        milliseconds{10'000});
     ASSERT_FALSE(r.timed_out) << "glassbox call hung with no broker";
     EXPECT_TRUE(r.status.exited && r.status.code == 1) << r.status.describe() << "\n" << r.err;
     EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
@@ -172,8 +173,10 @@ TEST_F(CliTest, InvokeGraphRagHelpNamesTheWorkersDefaults) {
           std::pair{"Triples per entity and hop", schema::kDefaultTripleLimit},
           std::pair{"Edges explored at most", schema::kDefaultMaxSubgraphSize},
           std::pair{"Edges kept for the answer", schema::kDefaultEdgeLimit}}) {
-        EXPECT_NE(r.out.find(std::string(option) + " (0: " + std::to_string(value) + ")"), std::string::npos)
-            << option << " in:\n" << r.out;
+        EXPECT_NE(r.out.find(std::string(option) + " (0: " + std::to_string(value) + ")"),
+                  std::string::npos)
+            << option << " in:\n"
+            << r.out;
     }
 }
 

@@ -166,8 +166,7 @@ TEST_F(CollectionsTest, ShowCountsOneCollectionWithFactsDocumentsAndChunksPerTie
     // The tier row counts documents and chunks, not only facts.
     const std::regex tier2(R"(tier 2 verified +0 +6 +[0-9,]+)");
     EXPECT_TRUE(std::regex_search(text.out, tier2)) << text.out;
-    for (const char* label :
-         {"subjects", "chunk vectors", "bytes on disk", "last loaded"})
+    for (const char* label : {"subjects", "chunk vectors", "bytes on disk", "last loaded"})
         EXPECT_NE(text.out.find(label), std::string::npos) << label << ": " << text.out;
 }
 

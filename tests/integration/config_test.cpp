@@ -126,7 +126,8 @@ TEST_F(ConfigTest, ShowGivesEveryValueAndWhereItCameFrom) {
     EXPECT_TRUE(found) << table.out;
 
     const auto path = run_with_env({}, {"config", "path", "--home", home.string()});
-    EXPECT_TRUE(path.status.exited && path.status.code == 0) << path.status.describe() << "\n" << path.err;
+    EXPECT_TRUE(path.status.exited && path.status.code == 0) << path.status.describe() << "\n"
+                                                             << path.err;
     EXPECT_EQ(path.out, file + "\n");
 }
 

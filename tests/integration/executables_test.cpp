@@ -20,7 +20,8 @@ using std::chrono::milliseconds;
 
 // The shared libraries an executable names (readelf -d, the DT_NEEDED entries), without versions.
 std::set<std::string> needed_libraries(const fs::path& executable, const fs::path& log_dir) {
-    const auto r = run_command({"/usr/bin/readelf", "-d", executable.string()}, log_dir, milliseconds{20'000});
+    const auto r =
+        run_command({"/usr/bin/readelf", "-d", executable.string()}, log_dir, milliseconds{20'000});
     EXPECT_TRUE(r.status.exited && r.status.code == 0) << r.err;
     std::set<std::string> names;
     std::istringstream in(r.out);
@@ -41,16 +42,19 @@ TEST(ExecutablesTest, GlassboxLinksNoHttpLibraryAndTheGatewayProgramDoes) {
     const fs::path glassbox = GLASSBOX_BINARY;
     const auto linked = needed_libraries(glassbox, tmp.path());
     ASSERT_TRUE(linked.count("libzmq")) << "readelf found no NEEDED entries of " << glassbox;
-    for (const char* library : {"libcurl", "libcurl-gnutls", "libcpp-httplib", "libssl", "libcrypto"}) {
+    for (const char* library :
+         {"libcurl", "libcurl-gnutls", "libcpp-httplib", "libssl", "libcrypto"}) {
         EXPECT_EQ(linked.count(library), 0u) << glassbox << " links " << library;
     }
     const auto gateway = needed_libraries(glassbox.parent_path() / "glassbox-gateway", tmp.path());
-    EXPECT_EQ(gateway.count("libcpp-httplib"), 1u) << "glassbox-gateway is not beside glassbox, or not the gateway";
+    EXPECT_EQ(gateway.count("libcpp-httplib"), 1u)
+        << "glassbox-gateway is not beside glassbox, or not the gateway";
 }
 
 TEST(ExecutablesTest, GlassboxGatewayHelpIsTheGatewayProgramsHelp) {
     TempDir tmp("glassbox-exe");
-    const auto r = run_command({GLASSBOX_BINARY, "gateway", "--help"}, tmp.path(), milliseconds{20'000});
+    const auto r =
+        run_command({GLASSBOX_BINARY, "gateway", "--help"}, tmp.path(), milliseconds{20'000});
     ASSERT_TRUE(r.status.exited) << r.status.describe();
     EXPECT_EQ(r.status.code, 0) << r.err;
     // Options only the gateway program's own `gateway` command has.
@@ -70,7 +74,8 @@ TEST(ExecutablesTest, GlassboxGatewayWithoutTheGatewayProgramSaysWhereItLooked) 
     ASSERT_TRUE(r.status.exited) << r.status.describe();
     EXPECT_EQ(r.status.code, 2) << r.err;
     EXPECT_NE(r.err.find("NotFound"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find((lonely.parent_path() / "glassbox-gateway").string()), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find((lonely.parent_path() / "glassbox-gateway").string()), std::string::npos)
+        << r.err;
 }
 
 }  // namespace

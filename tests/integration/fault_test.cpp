@@ -196,14 +196,17 @@ TEST_F(FaultBrokerRestart, InFlightRequestsEndAndWorkersReconnect) {
     GbcClient client(context_, broker.endpoint);
     std::vector<std::string> rids;
     for (int i = 0; i < 4; ++i) {  // two running, two queued
-        rids.push_back(client.request("echo", echo_body("in flight " + std::to_string(i), 1, 4000), 60'000));
+        rids.push_back(
+            client.request("echo", echo_body("in flight " + std::to_string(i), 1, 4000), 60'000));
     }
     ASSERT_TRUE(wait_for_service_entry(broker.endpoint, "echo", [](const nlohmann::json& e) {
         return e.value("in_flight", -1) == 2 && e.value("queued", -1) == 2;
     }));
     broker.process->kill();
 
-    auto restarted = start_broker({.bind = "tcp://127.0.0.1:" + port_of(broker.endpoint), .heartbeat_ms = kHeartbeatMs, .extra = {}});
+    auto restarted = start_broker({.bind = "tcp://127.0.0.1:" + port_of(broker.endpoint),
+                                   .heartbeat_ms = kHeartbeatMs,
+                                   .extra = {}});
     ASSERT_EQ(restarted.endpoint, broker.endpoint);
     for (const auto& rid : rids) {
         auto messages = client.collect(rid, milliseconds{60'000});

@@ -17,8 +17,8 @@
 #include <limits>
 #include <map>
 #include <regex>
-#include <sstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "tests/support/cluster.hpp"
@@ -34,7 +34,8 @@ namespace fs = std::filesystem;
 
 const fs::path kSample = GLASSBOX_SAMPLE_DIR;
 const std::string kProbe = std::string(GLASSBOX_SOURCE_DIR) + "/tests/support/http_probe.py";
-const std::string kOpenApiCheck = std::string(GLASSBOX_SOURCE_DIR) + "/tests/support/openapi_check.py";
+const std::string kOpenApiCheck =
+    std::string(GLASSBOX_SOURCE_DIR) + "/tests/support/openapi_check.py";
 
 // One answer as http_probe.py prints it.
 struct HttpAnswer {
@@ -69,22 +70,25 @@ protected:
             workers.push_back({"embeddings", {}});
             if (setup.slow_llm_ms == 0) workers.push_back({"llm", {}});
             workers.push_back({"store", {"--home", (dir() / "store-home").string()}});
-            for (const char* name : {"graph-rag", "document-rag", "query"}) workers.push_back({name, {"--threads", "2"}});
+            for (const char* name : {"graph-rag", "document-rag", "query"})
+                workers.push_back({name, {"--threads", "2"}});
         }
         for (const auto& [name, extra] : workers) {
-            std::vector<std::string> argv = {glassbox_binary(), "worker", name, "--broker", broker_.endpoint,
-                                             "--heartbeat-ms", hb};
+            std::vector<std::string> argv = {glassbox_binary(), "worker",         name, "--broker",
+                                             broker_.endpoint,  "--heartbeat-ms", hb};
             argv.insert(argv.end(), extra.begin(), extra.end());
             start_process(name, argv);
         }
         if (setup.slow_llm_ms > 0) start_test_worker(broker_.endpoint, "llm", setup.slow_llm_ms);
         for (const auto& [name, extra] : workers) {
             const std::string service = name == "trace-collector" ? "trace" : name;
-            ASSERT_TRUE(wait_for_service(broker_.endpoint, service)) << service << " did not register";
+            ASSERT_TRUE(wait_for_service(broker_.endpoint, service))
+                << service << " did not register";
         }
         if (pipeline) {
             for (std::vector<std::string> load :
-                 {std::vector<std::string>{"load", "rdf", (kSample / "orrin.ttl").string(), "--tier", "1"},
+                 {std::vector<std::string>{"load", "rdf", (kSample / "orrin.ttl").string(),
+                                           "--tier", "1"},
                   std::vector<std::string>{"load", "docs", (kSample / "docs").string()}}) {
                 load.insert(load.end(), {"--broker", broker_.endpoint});
                 const auto loaded = run_glassbox(load, milliseconds{120'000});
@@ -94,10 +98,12 @@ protected:
         start_gateway(setup.gateway_args);
     }
 
-    void start_gateway(const std::vector<std::string>& extra, const std::string& listen = "127.0.0.1:0") {
+    void start_gateway(const std::vector<std::string>& extra,
+                       const std::string& listen = "127.0.0.1:0") {
         const auto ready = dir() / ("gateway-" + std::to_string(++gateways_) + ".ready.json");
-        std::vector<std::string> argv = {glassbox_binary(), "gateway", "--listen", listen, "--broker",
-                                         broker_.endpoint, "--ready-file", ready.string()};
+        std::vector<std::string> argv = {
+            glassbox_binary(), "gateway",        "--listen",     listen,
+            "--broker",        broker_.endpoint, "--ready-file", ready.string()};
         argv.insert(argv.end(), extra.begin(), extra.end());
         auto& gateway = start_process("gateway-" + std::to_string(gateways_), argv);
         gateway_ = &gateway;
@@ -105,19 +111,21 @@ protected:
         ASSERT_TRUE(info) << "the gateway wrote no ready file: " << gateway.stderr_text();
         url_ = info->value("url", "");
         ASSERT_FALSE(url_.empty());
-        if (url_.find("0.0.0.0") != std::string::npos) url_.replace(url_.find("0.0.0.0"), 7, "127.0.0.1");
+        if (url_.find("0.0.0.0") != std::string::npos)
+            url_.replace(url_.find("0.0.0.0"), 7, "127.0.0.1");
     }
 
     std::vector<std::string> probe_argv(const std::string& method, const std::string& path,
-                                        const std::optional<std::string>& body, const std::vector<std::string>& headers) {
+                                        const std::optional<std::string>& body,
+                                        const std::vector<std::string>& headers) {
         std::vector<std::string> argv = {"/usr/bin/python3", kProbe, method, url_ + path};
         if (body) argv.insert(argv.end(), {"--body", *body});
         for (const auto& h : headers) argv.insert(argv.end(), {"--header", h});
         return argv;
     }
 
-    HttpAnswer http(const std::string& method, const std::string& path, std::optional<std::string> body = {},
-                    std::vector<std::string> headers = {}) {
+    HttpAnswer http(const std::string& method, const std::string& path,
+                    std::optional<std::string> body = {}, std::vector<std::string> headers = {}) {
         return probe(probe_argv(method, path, body, headers));
     }
 
@@ -144,7 +152,9 @@ protected:
         while (std::chrono::steady_clock::now() < until) {
             last = http("GET", "/api/v1/traces/" + id);
             const json body = last.body_json();
-            if (last.status == 200 && body.is_object() && body["session"].value("status", "") == status) return body;
+            if (last.status == 200 && body.is_object() &&
+                body["session"].value("status", "") == status)
+                return body;
             std::this_thread::sleep_for(milliseconds{200});
         }
         ADD_FAILURE() << id << " never stored as " << status << ": " << last.describe();
@@ -154,7 +164,8 @@ protected:
     // An RFC 9457 problem body with this status and typed error, echoing the request id.
     static void expect_problem(const HttpAnswer& answer, int status, const std::string& error) {
         EXPECT_EQ(answer.status, status) << answer.describe();
-        EXPECT_EQ(answer.headers.value("content-type", ""), "application/problem+json") << answer.describe();
+        EXPECT_EQ(answer.headers.value("content-type", ""), "application/problem+json")
+            << answer.describe();
         const json body = answer.body_json();
         ASSERT_TRUE(body.is_object()) << answer.describe();
         EXPECT_EQ(body.value("status", 0), status);
@@ -190,10 +201,12 @@ std::vector<std::string> event_names(const json& events) {
     return names;
 }
 
-// Whether some triple anywhere in `j` has a predicate naming `predicate` and an object holding `value`.
+// Whether some triple anywhere in `j` has a predicate naming `predicate` and an object holding
+// `value`.
 bool has_triple(const json& j, const std::string& predicate, const std::string& value) {
     if (j.is_object() && j.contains("p") && j.contains("o") &&
-        j["p"].dump().find(predicate) != std::string::npos && j["o"].dump().find(value) != std::string::npos)
+        j["p"].dump().find(predicate) != std::string::npos &&
+        j["o"].dump().find(value) != std::string::npos)
         return true;
     if (j.is_structured())
         for (const auto& item : j)
@@ -207,9 +220,10 @@ std::size_t count_of(const std::vector<std::string>& names, const std::string& n
 
 TEST_F(GatewayTest, AQuestionStreamsTypedEventsThatEndWithDoneAndItsTraceIsStored) {
     start(true);
-    const auto answer = http("POST", "/api/v1/query",
-                             json{{"query", "Who founded the shipyard that built the MV Curlew?"}}.dump(),
-                             {"Accept: text/event-stream", "X-Request-ID: test-stream-1"});
+    const auto answer =
+        http("POST", "/api/v1/query",
+             json{{"query", "Who founded the shipyard that built the MV Curlew?"}}.dump(),
+             {"Accept: text/event-stream", "X-Request-ID: test-stream-1"});
     ASSERT_EQ(answer.status, 200) << answer.describe();
     EXPECT_EQ(answer.headers.value("content-type", ""), "text/event-stream");
     EXPECT_EQ(answer.headers.value("x-request-id", ""), "test-stream-1");
@@ -217,7 +231,8 @@ TEST_F(GatewayTest, AQuestionStreamsTypedEventsThatEndWithDoneAndItsTraceIsStore
     ASSERT_GE(names.size(), 6u) << answer.describe();
     // Ids count 1, 2, … and every event's data carries the trace (once known).
     for (std::size_t i = 0; i < answer.events.size(); ++i)
-        EXPECT_EQ(answer.events[i].value("id", ""), std::to_string(i + 1)) << answer.events[i].dump();
+        EXPECT_EQ(answer.events[i].value("id", ""), std::to_string(i + 1))
+            << answer.events[i].dump();
     EXPECT_EQ(names.front(), "run.started");
     EXPECT_EQ(names.back(), "done");
     EXPECT_EQ(count_of(names, "done"), 1u);
@@ -225,7 +240,8 @@ TEST_F(GatewayTest, AQuestionStreamsTypedEventsThatEndWithDoneAndItsTraceIsStore
     EXPECT_EQ(count_of(names, "route.decided"), 1u);
     EXPECT_EQ(count_of(names, "answer.done"), 1u);
     EXPECT_GE(count_of(names, "answer.delta"), 1u);
-    EXPECT_GE(count_of(names, "step"), 6u) << "the query's own steps and the engine's forwarded ones";
+    EXPECT_GE(count_of(names, "step"), 6u)
+        << "the query's own steps and the engine's forwarded ones";
     EXPECT_EQ(answer.events.front()["data"].value("request_id", ""), "test-stream-1");
 
     const json done = answer.events.back()["data"];
@@ -244,7 +260,8 @@ TEST_F(GatewayTest, AQuestionStreamsTypedEventsThatEndWithDoneAndItsTraceIsStore
             types.insert(data.value("type", ""));
             // A sub-run's steps name their parent step; the query's own do not.
             if (data.value("session", "") != trace) {
-                EXPECT_TRUE(data["parent"].is_string() || data.value("type", "") != "Question") << e.dump();
+                EXPECT_TRUE(data["parent"].is_string() || data.value("type", "") != "Question")
+                    << e.dump();
             }
         }
     }
@@ -262,7 +279,8 @@ TEST_F(GatewayTest, AQuestionStreamsTypedEventsThatEndWithDoneAndItsTraceIsStore
     const json final = answer.events[static_cast<std::size_t>(answered)]["data"];
     EXPECT_FALSE(final.value("answer", "").empty()) << final.dump();
     EXPECT_TRUE(final["usage"]["input_tokens"].is_number());
-    EXPECT_EQ(final.value("trace_id", ""), trace) << "answer.done is the answer a JSON question gets";
+    EXPECT_EQ(final.value("trace_id", ""), trace)
+        << "answer.done is the answer a JSON question gets";
     EXPECT_TRUE(final["provenance"].is_object());
     // Each citation event: the source in full the first time, a reference after.
     std::set<std::string> seen;
@@ -271,7 +289,8 @@ TEST_F(GatewayTest, AQuestionStreamsTypedEventsThatEndWithDoneAndItsTraceIsStore
         const json& data = e["data"];
         EXPECT_TRUE(data.contains("source") != data.contains("source_ref")) << data.dump();
         if (data.contains("source")) {
-            const std::string key = data["source"].value("chunk", "") + data["source"].value("document", "") +
+            const std::string key = data["source"].value("chunk", "") +
+                                    data["source"].value("document", "") +
                                     data["source"].value("text", "");
             EXPECT_TRUE(seen.insert(key).second) << "a source sent in full twice: " << data.dump();
         }
@@ -282,8 +301,10 @@ TEST_F(GatewayTest, AQuestionStreamsTypedEventsThatEndWithDoneAndItsTraceIsStore
     ASSERT_TRUE(shown.is_object());
     EXPECT_EQ(shown["session"].value("session", ""), trace);
     // The client's X-Request-ID went into the trace: its Question says gb:requestId.
-    EXPECT_TRUE(has_triple(shown, "https://glassbox.dev/ns#requestId", "\"test-stream-1\"")) << shown.dump();
-    EXPECT_FALSE(has_triple(shown, "https://glassbox.dev/ns#requestId", "\"test-stream-2\"")) << "the check can fail";
+    EXPECT_TRUE(has_triple(shown, "https://glassbox.dev/ns#requestId", "\"test-stream-1\""))
+        << shown.dump();
+    EXPECT_FALSE(has_triple(shown, "https://glassbox.dev/ns#requestId", "\"test-stream-2\""))
+        << "the check can fail";
     const auto list = http("GET", "/api/v1/traces?limit=5&kind=query");
     ASSERT_EQ(list.status, 200) << list.describe();
     EXPECT_NE(list.body.find(trace), std::string::npos) << list.describe();
@@ -292,9 +313,11 @@ TEST_F(GatewayTest, AQuestionStreamsTypedEventsThatEndWithDoneAndItsTraceIsStore
 TEST_F(GatewayTest, AnEscalatedQuestionRetractsItsProvisionalTextAndTheDeltasAfterAreTheAnswer) {
     start(true);
     // No agent runs here: asked for it, the router escalates, and the run is taken back.
-    const auto answer = http("POST", "/api/v1/query",
-                             json{{"query", "Who founded the shipyard that built the MV Curlew?"}, {"mode", "agent"}}.dump(),
-                             {"Accept: text/event-stream"});
+    const auto answer = http(
+        "POST", "/api/v1/query",
+        json{{"query", "Who founded the shipyard that built the MV Curlew?"}, {"mode", "agent"}}
+            .dump(),
+        {"Accept: text/event-stream"});
     ASSERT_EQ(answer.status, 200) << answer.describe();
     const auto names = event_names(answer.events);
     ASSERT_GE(count_of(names, "answer.retract"), 1u) << answer.describe();
@@ -307,7 +330,8 @@ TEST_F(GatewayTest, AnEscalatedQuestionRetractsItsProvisionalTextAndTheDeltasAft
         const json& data = e["data"];
         if (name == "answer.retract") {
             after_last_retract.clear();
-            if (data.value("engine", "") == "agent" && data.value("run", -1) == 0) retracted_agent = true;
+            if (data.value("engine", "") == "agent" && data.value("run", -1) == 0)
+                retracted_agent = true;
             EXPECT_FALSE(data.value("reason", "").empty()) << data.dump();
         } else if (name == "answer.delta") {
             after_last_retract += data.value("text", "");
@@ -323,9 +347,11 @@ TEST_F(GatewayTest, AnEscalatedQuestionRetractsItsProvisionalTextAndTheDeltasAft
 TEST_F(GatewayTest, AQuestionAnsweredAsJsonCarriesTheTraceIdUsageAndEscalations) {
     start(true);
     // No agent runs here: asked for it, the router escalates, and the answer says so.
-    const auto answer = http("POST", "/api/v1/query",
-                             json{{"query", "Who founded the shipyard that built the MV Curlew?"}, {"mode", "agent"}}.dump(),
-                             {"Accept: application/json"});
+    const auto answer = http(
+        "POST", "/api/v1/query",
+        json{{"query", "Who founded the shipyard that built the MV Curlew?"}, {"mode", "agent"}}
+            .dump(),
+        {"Accept: application/json"});
     ASSERT_EQ(answer.status, 200) << answer.describe();
     const json body = answer.body_json();
     ASSERT_TRUE(body.is_object()) << answer.describe();
@@ -334,13 +360,16 @@ TEST_F(GatewayTest, AQuestionAnsweredAsJsonCarriesTheTraceIdUsageAndEscalations)
     EXPECT_TRUE(body["usage"]["input_tokens"].is_number());
     ASSERT_GE(body["escalations"].size(), 1u) << body.dump();
     EXPECT_EQ(body["escalations"][0].value("from", ""), "agent");
-    EXPECT_FALSE(answer.headers.value("x-request-id", "").empty()) << "a request id is made when none is sent";
+    EXPECT_FALSE(answer.headers.value("x-request-id", "").empty())
+        << "a request id is made when none is sent";
     EXPECT_EQ(body.value("request_id", ""), answer.headers.value("x-request-id", "?"));
 
     // The same through SSE: an escalation event between the routing and the answer.
-    const auto streamed = http("POST", "/api/v1/query",
-                               json{{"query", "Who founded the shipyard that built the MV Curlew?"}, {"mode", "agent"}}.dump(),
-                               {"Accept: text/event-stream"});
+    const auto streamed = http(
+        "POST", "/api/v1/query",
+        json{{"query", "Who founded the shipyard that built the MV Curlew?"}, {"mode", "agent"}}
+            .dump(),
+        {"Accept: text/event-stream"});
     const auto names = event_names(streamed.events);
     ASSERT_EQ(count_of(names, "escalation"), 1u) << streamed.describe();
     const auto at = std::find(names.begin(), names.end(), "escalation") - names.begin();
@@ -364,28 +393,35 @@ TEST_F(GatewayTest, AQuestionAnsweredAsJsonCarriesTheTraceIdUsageAndEscalations)
         ++samples;
     }
     EXPECT_GT(samples, 20);
-    for (const char* expected : {"glassbox_gateway_requests_total{route=\"POST /api/v1/query\",status=\"200\"} 2",
-                                 "glassbox_broker_up 1", "glassbox_service_queue_depth{service=\"query\"} 0",
-                                 "glassbox_step_seconds_count{service=\"graph-rag\",step=\"Synthesis\"} 2",
-                                 "glassbox_service_call_seconds_count{service=\"query\"} ", "glassbox_spool_messages ",
-                                 "glassbox_traces_stored{status=\"complete\"} "})
-        EXPECT_NE(metrics.body.find(expected), std::string::npos) << expected << "\n" << metrics.body.substr(0, 6000);
+    for (const char* expected :
+         {"glassbox_gateway_requests_total{route=\"POST /api/v1/query\",status=\"200\"} 2",
+          "glassbox_broker_up 1", "glassbox_service_queue_depth{service=\"query\"} 0",
+          "glassbox_step_seconds_count{service=\"graph-rag\",step=\"Synthesis\"} 2",
+          "glassbox_service_call_seconds_count{service=\"query\"} ", "glassbox_spool_messages ",
+          "glassbox_traces_stored{status=\"complete\"} "})
+        EXPECT_NE(metrics.body.find(expected), std::string::npos) << expected << "\n"
+                                                                  << metrics.body.substr(0, 6000);
 }
 
 TEST_F(GatewayTest, AQuestionToAnUnknownCollectionIs404NotFoundNamingItWithoutAServerPath) {
     // Issue 31: it was 200 with an empty answer, after escalating through every engine.
     start(true);
-    const auto answer = http("POST", "/api/v1/query",
-                             json{{"query", "Who designed Greyhollow Light?"}, {"collection", "nope"}}.dump(),
-                             {"Accept: application/json"});
+    const auto answer =
+        http("POST", "/api/v1/query",
+             json{{"query", "Who designed Greyhollow Light?"}, {"collection", "nope"}}.dump(),
+             {"Accept: application/json"});
     expect_problem(answer, 404, "NotFound");
-    EXPECT_NE(answer.body_json().value("detail", "").find("\"nope\""), std::string::npos) << answer.describe();
-    EXPECT_EQ(answer.body.find(dir().string()), std::string::npos) << "no server path: " << answer.describe();
+    EXPECT_NE(answer.body_json().value("detail", "").find("\"nope\""), std::string::npos)
+        << answer.describe();
+    EXPECT_EQ(answer.body.find(dir().string()), std::string::npos)
+        << "no server path: " << answer.describe();
 }
 
 TEST_F(GatewayTest, SearchGraphStatsAndATraceAsRdf) {
     start(true);
-    const auto found = http("POST", "/api/v1/search", json{{"query", "shipyard that built the MV Curlew"}, {"limit", 5}}.dump());
+    const auto found =
+        http("POST", "/api/v1/search",
+             json{{"query", "shipyard that built the MV Curlew"}, {"limit", 5}}.dump());
     ASSERT_EQ(found.status, 200) << found.describe();
     const json result = found.body_json();
     ASSERT_GE(result["chunks"].size(), 1u) << found.describe();
@@ -399,11 +435,14 @@ TEST_F(GatewayTest, SearchGraphStatsAndATraceAsRdf) {
     for (const auto& e : result["edges"]) {
         EXPECT_EQ(e["s"].value("t", ""), "i") << e.dump();
         EXPECT_FALSE(e.value("text", "").empty());
-        EXPECT_GE(e["sources"].size(), 1u) << "each fact names the file it was loaded from: " << e.dump();
+        EXPECT_GE(e["sources"].size(), 1u)
+            << "each fact names the file it was loaded from: " << e.dump();
     }
-    const auto only_chunks = http("POST", "/api/v1/search", json{{"query", "Curlew"}, {"kind", "chunks"}}.dump());
+    const auto only_chunks =
+        http("POST", "/api/v1/search", json{{"query", "Curlew"}, {"kind", "chunks"}}.dump());
     EXPECT_TRUE(only_chunks.body_json()["edges"].empty()) << only_chunks.describe();
-    expect_problem(http("POST", "/api/v1/search", json{{"query", "x"}, {"limit", 1000}}.dump()), 400, "InvalidRequest");
+    expect_problem(http("POST", "/api/v1/search", json{{"query", "x"}, {"limit", 1000}}.dump()),
+                   400, "InvalidRequest");
 
     const auto stats = http("GET", "/api/v1/graph/stats");
     ASSERT_EQ(stats.status, 200) << stats.describe();
@@ -411,68 +450,87 @@ TEST_F(GatewayTest, SearchGraphStatsAndATraceAsRdf) {
     EXPECT_GT(stats.body_json().value("chunks", 0), 0);
 
     // A trace as RDF, by Accept and by ?format: as many N-Triples lines as distinct triples.
-    const auto asked = http("POST", "/api/v1/query", json{{"query", "Who founded the shipyard that built the MV Curlew?"}}.dump());
+    const auto asked =
+        http("POST", "/api/v1/query",
+             json{{"query", "Who founded the shipyard that built the MV Curlew?"}}.dump());
     const std::string trace = asked.body_json().value("trace_id", "");
     ASSERT_FALSE(trace.empty()) << asked.describe();
     ASSERT_TRUE(stored_trace(trace, "complete").is_object());
     const auto turtle = http("GET", "/api/v1/traces/" + trace, {}, {"Accept: text/turtle"});
     EXPECT_EQ(turtle.headers.value("content-type", ""), "text/turtle; charset=utf-8");
-    EXPECT_NE(turtle.body.find("@prefix gb: <https://glassbox.dev/ns#>"), std::string::npos) << turtle.body.substr(0, 500);
+    EXPECT_NE(turtle.body.find("@prefix gb: <https://glassbox.dev/ns#>"), std::string::npos)
+        << turtle.body.substr(0, 500);
     const auto ntriples = http("GET", "/api/v1/traces/" + trace + "?format=ntriples");
     const auto nquads = http("GET", "/api/v1/traces/" + trace, {}, {"Accept: application/n-quads"});
     EXPECT_EQ(ntriples.headers.value("content-type", ""), "application/n-triples");
-    const auto lines = [](const std::string& text) { return std::count(text.begin(), text.end(), '\n'); };
+    const auto lines = [](const std::string& text) {
+        return std::count(text.begin(), text.end(), '\n');
+    };
     EXPECT_GT(lines(ntriples.body), 20);
     EXPECT_EQ(lines(ntriples.body), lines(nquads.body)) << "one graph: as many quads as triples";
     const auto jsonld = http("GET", "/api/v1/traces/" + trace, {}, {"Accept: application/ld+json"});
     EXPECT_TRUE(jsonld.body_json().is_array()) << jsonld.body.substr(0, 300);
-    expect_problem(http("GET", "/api/v1/traces/" + trace + "?format=rdfxml"), 400, "InvalidRequest");
+    expect_problem(http("GET", "/api/v1/traces/" + trace + "?format=rdfxml"), 400,
+                   "InvalidRequest");
 }
 
 TEST_F(GatewayTest, AnUploadedTurtleFileLoadsAndABadOneLoadsNothing) {
     start(true);
-    const auto quads = [&] { return http("GET", "/api/v1/graph/stats").body_json().value("quads", 0); };
+    const auto quads = [&] {
+        return http("GET", "/api/v1/graph/stats").body_json().value("quads", 0);
+    };
     const int before = quads();
     ASSERT_GT(before, 0);
-    // A bad file loads nothing, not even its good first statement: a problem naming the file and line.
-    const std::string bad = "@prefix ex: <https://example.org/> .\n"
-                            "ex:Zanthorp ex:keeper \"Ilse Marrow\" .\n"
-                            "ex:Zanthorp ex:builtIn 1887 ;; oops\n";
-    const auto refused = http("POST", "/api/v1/load/rdf?name=zanthorp.ttl&tier=2", bad, {"Content-Type: text/turtle"});
+    // A bad file loads nothing, not even its good first statement: a problem naming the file and
+    // line.
+    const std::string bad =
+        "@prefix ex: <https://example.org/> .\n"
+        "ex:Zanthorp ex:keeper \"Ilse Marrow\" .\n"
+        "ex:Zanthorp ex:builtIn 1887 ;; oops\n";
+    const auto refused = http("POST", "/api/v1/load/rdf?name=zanthorp.ttl&tier=2", bad,
+                              {"Content-Type: text/turtle"});
     expect_problem(refused, 400, "InvalidRequest");
     const std::string detail = refused.body_json().value("detail", "");
     EXPECT_NE(detail.find("zanthorp.ttl:3"), std::string::npos) << detail;
     EXPECT_NE(detail.find("nothing was loaded"), std::string::npos) << detail;
-    EXPECT_EQ(detail.find("glassbox-upload"), std::string::npos) << "the gateway's own path is not shown: " << detail;
+    EXPECT_EQ(detail.find("glassbox-upload"), std::string::npos)
+        << "the gateway's own path is not shown: " << detail;
     // The place as members of the problem, from the reader's typed error.
     const json where = refused.body_json();
     EXPECT_EQ(where.value("file", ""), "zanthorp.ttl") << where.dump();
     EXPECT_EQ(where.value("line", 0), 3) << where.dump();
     ASSERT_TRUE(where.contains("column")) << where.dump();
-    EXPECT_NE(detail.find("zanthorp.ttl:3:" + std::to_string(where.value("column", 0)) + ":"), std::string::npos)
+    EXPECT_NE(detail.find("zanthorp.ttl:3:" + std::to_string(where.value("column", 0)) + ":"),
+              std::string::npos)
         << "the members say what the detail says: " << where.dump();
     EXPECT_EQ(quads(), before);
     // An N-Triples line: its exact column.
-    const auto bad_nt = http("POST", "/api/v1/load/rdf?name=facts.nt",
-                             std::string("<https://example.org/a> <https://example.org/b> \"c\" .\n"
-                                         "<https://example.org/a> <https://example.org/b> oops .\n"));
+    const auto bad_nt =
+        http("POST", "/api/v1/load/rdf?name=facts.nt",
+             std::string("<https://example.org/a> <https://example.org/b> \"c\" .\n"
+                         "<https://example.org/a> <https://example.org/b> oops .\n"));
     expect_problem(bad_nt, 400, "InvalidRequest");
     EXPECT_EQ(bad_nt.body_json().value("file", ""), "facts.nt") << bad_nt.describe();
     EXPECT_EQ(bad_nt.body_json().value("line", 0), 2) << bad_nt.describe();
     EXPECT_EQ(bad_nt.body_json().value("column", 0), 49) << bad_nt.describe();
     EXPECT_EQ(quads(), before);
 
-    // Documents: a bad .jsonl line, a text file that is not UTF-8: the file and line, nothing loaded.
-    const auto chunks = [&] { return http("GET", "/api/v1/graph/stats").body_json().value("chunks", -1); };
+    // Documents: a bad .jsonl line, a text file that is not UTF-8: the file and line, nothing
+    // loaded.
+    const auto chunks = [&] {
+        return http("GET", "/api/v1/graph/stats").body_json().value("chunks", -1);
+    };
     const int chunks_before = chunks();
-    const auto bad_jsonl = http("POST", "/api/v1/load/docs?name=notes.jsonl&no_index=true",
-                                std::string("{\"doc_id\": \"n1\", \"text\": \"A fine note.\"}\n{\"doc_id\": \"n2\"}\n"));
+    const auto bad_jsonl = http(
+        "POST", "/api/v1/load/docs?name=notes.jsonl&no_index=true",
+        std::string("{\"doc_id\": \"n1\", \"text\": \"A fine note.\"}\n{\"doc_id\": \"n2\"}\n"));
     expect_problem(bad_jsonl, 400, "InvalidRequest");
     EXPECT_EQ(bad_jsonl.body_json().value("file", ""), "notes.jsonl") << bad_jsonl.describe();
     EXPECT_EQ(bad_jsonl.body_json().value("line", 0), 2) << bad_jsonl.describe();
     EXPECT_FALSE(bad_jsonl.body_json().contains("column")) << bad_jsonl.describe();
     const auto bad_text = http("POST", "/api/v1/load/docs?name=notes.md&no_index=true",
-                               std::string("# Notes\nfine\nbro\xff" "ken\n"));
+                               std::string("# Notes\nfine\nbro\xff"
+                                           "ken\n"));
     expect_problem(bad_text, 400, "InvalidRequest");
     EXPECT_EQ(bad_text.body_json().value("file", ""), "notes.md") << bad_text.describe();
     EXPECT_EQ(bad_text.body_json().value("line", 0), 3) << bad_text.describe();
@@ -481,19 +539,23 @@ TEST_F(GatewayTest, AnUploadedTurtleFileLoadsAndABadOneLoadsNothing) {
     EXPECT_FALSE(http("POST", "/api/v1/load/rdf?tier=9", bad).body_json().contains("file"));
 
     // A good one loads, and its facts are searchable.
-    const std::string good = "@prefix ex: <https://example.org/> .\n"
-                             "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
-                             "ex:Zanthorp_Lighthouse rdfs:label \"Zanthorp Lighthouse\" ;\n"
-                             "    ex:keeper ex:Ilse_Marrow .\n"
-                             "ex:Ilse_Marrow rdfs:label \"Ilse Marrow\" .\n";
-    const auto loaded = http("POST", "/api/v1/load/rdf?name=zanthorp.ttl&tier=2", good, {"Content-Type: text/turtle"});
+    const std::string good =
+        "@prefix ex: <https://example.org/> .\n"
+        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+        "ex:Zanthorp_Lighthouse rdfs:label \"Zanthorp Lighthouse\" ;\n"
+        "    ex:keeper ex:Ilse_Marrow .\n"
+        "ex:Ilse_Marrow rdfs:label \"Ilse Marrow\" .\n";
+    const auto loaded = http("POST", "/api/v1/load/rdf?name=zanthorp.ttl&tier=2", good,
+                             {"Content-Type: text/turtle"});
     ASSERT_EQ(loaded.status, 200) << loaded.describe();
     const json totals = loaded.body_json();
     EXPECT_EQ(totals.value("statements", 0), 3) << totals.dump();
     EXPECT_EQ(totals.value("added", 0), 3) << totals.dump();
     EXPECT_EQ(totals.value("name", ""), "zanthorp.ttl");
     EXPECT_EQ(quads(), before + 3);
-    const auto found = http("POST", "/api/v1/search", json{{"query", "Zanthorp Lighthouse keeper"}, {"kind", "edges"}}.dump());
+    const auto found =
+        http("POST", "/api/v1/search",
+             json{{"query", "Zanthorp Lighthouse keeper"}, {"kind", "edges"}}.dump());
     ASSERT_EQ(found.status, 200) << found.describe();
     EXPECT_NE(found.body.find("Ilse_Marrow"), std::string::npos) << found.describe();
     // The same file again adds nothing new.
@@ -501,8 +563,9 @@ TEST_F(GatewayTest, AnUploadedTurtleFileLoadsAndABadOneLoadsNothing) {
     EXPECT_EQ(again.body_json().value("present", 0), 3) << again.describe();
 
     // A document upload; bad parameters and names are refused before anything is read.
-    const auto doc = http("POST", "/api/v1/load/docs?name=zanthorp.md&no_index=true",
-                          std::string("# Zanthorp\n\nThe Zanthorp light was kept by Ilse Marrow for forty years.\n"));
+    const auto doc = http(
+        "POST", "/api/v1/load/docs?name=zanthorp.md&no_index=true",
+        std::string("# Zanthorp\n\nThe Zanthorp light was kept by Ilse Marrow for forty years.\n"));
     ASSERT_EQ(doc.status, 200) << doc.describe();
     EXPECT_EQ(doc.body_json().value("documents", 0), 1) << doc.describe();
     expect_problem(http("POST", "/api/v1/load/rdf?name=../x.ttl", good), 400, "InvalidRequest");
@@ -512,12 +575,16 @@ TEST_F(GatewayTest, AnUploadedTurtleFileLoadsAndABadOneLoadsNothing) {
 
     // Issue 30: an upload's body is its data whatever its Content-Type. A form type turned it into
     // parameters (urlencoded) or parts (multipart) and the data was lost or refused.
-    const std::string form_like = "@prefix ex: <https://example.org/> .\n"
-                                  "ex:Formly ex:note \"tier=4&collection=x\" .\n";
-    for (const char* type : {"application/x-www-form-urlencoded", "multipart/form-data; boundary=zz"}) {
-        const auto as_form = http("POST", "/api/v1/load/rdf?name=formly.ttl", form_like, {std::string("Content-Type: ") + type});
+    const std::string form_like =
+        "@prefix ex: <https://example.org/> .\n"
+        "ex:Formly ex:note \"tier=4&collection=x\" .\n";
+    for (const char* type :
+         {"application/x-www-form-urlencoded", "multipart/form-data; boundary=zz"}) {
+        const auto as_form = http("POST", "/api/v1/load/rdf?name=formly.ttl", form_like,
+                                  {std::string("Content-Type: ") + type});
         ASSERT_EQ(as_form.status, 200) << type << ": " << as_form.describe();
-        EXPECT_EQ(as_form.body_json().value("statements", 0), 1) << type << ": " << as_form.describe();
+        EXPECT_EQ(as_form.body_json().value("statements", 0), 1)
+            << type << ": " << as_form.describe();
     }
 }
 
@@ -531,9 +598,14 @@ TEST_F(GatewayTest, TheOpenApiDocumentDescribesTheRealAnswers) {
 
     // Real answers of every JSON route, problems among them, and every event of two streams.
     std::ofstream answers(dir() / "answers.jsonl");
-    const auto record = [&](const std::string& method, const std::string& path, const HttpAnswer& a) {
-        answers << json{{"method", method}, {"path", path.substr(0, path.find('?'))}, {"status", a.status},
-                        {"content_type", a.headers.value("content-type", "")}, {"body", a.body_json()}}.dump()
+    const auto record = [&](const std::string& method, const std::string& path,
+                            const HttpAnswer& a) {
+        answers << json{{"method", method},
+                        {"path", path.substr(0, path.find('?'))},
+                        {"status", a.status},
+                        {"content_type", a.headers.value("content-type", "")},
+                        {"body", a.body_json()}}
+                       .dump()
                 << "\n";
     };
     const auto get = [&](const std::string& path) {
@@ -554,8 +626,10 @@ TEST_F(GatewayTest, TheOpenApiDocumentDescribesTheRealAnswers) {
     post("/api/v1/query", json{{"query", ""}});
     // Uploads: a good file, a bad one (a problem), a document.
     for (const auto& [path, text] : std::vector<std::pair<std::string, std::string>>{
-             {"/api/v1/load/rdf?name=more.nt", "<https://example.org/a> <https://example.org/b> \"c\" .\n"},
-             {"/api/v1/load/rdf?name=bad.nt", "<https://example.org/a> <https://example.org/b> .\n"},
+             {"/api/v1/load/rdf?name=more.nt",
+              "<https://example.org/a> <https://example.org/b> \"c\" .\n"},
+             {"/api/v1/load/rdf?name=bad.nt",
+              "<https://example.org/a> <https://example.org/b> .\n"},
              {"/api/v1/load/docs?name=note.txt&no_index=true", "A short note about nothing.\n"}}) {
         record("post", path, http("POST", path, text));
     }
@@ -569,28 +643,40 @@ TEST_F(GatewayTest, TheOpenApiDocumentDescribesTheRealAnswers) {
     get("/api/v1/traces/" + trace);
     get("/api/v1/traces/00000000-none");
     std::set<std::string> events;
-    for (const json& body : {json{{"query", question}}, json{{"query", question}, {"mode", "agent"}}}) {
-        const auto stream = http("POST", "/api/v1/query", body.dump(), {"Accept: text/event-stream"});
+    for (const json& body :
+         {json{{"query", question}}, json{{"query", question}, {"mode", "agent"}}}) {
+        const auto stream =
+            http("POST", "/api/v1/query", body.dump(), {"Accept: text/event-stream"});
         for (const auto& e : stream.events) {
             answers << json{{"event", e.value("event", "")}, {"data", e["data"]}}.dump() << "\n";
             events.insert(e.value("event", ""));
         }
     }
-    for (const char* name : {"run.started", "step", "route.decided", "escalation", "retrieval.results", "answer.delta",
-                             "answer.retract", "citation", "answer.done", "done"})
+    for (const char* name :
+         {"run.started", "step", "route.decided", "escalation", "retrieval.results", "answer.delta",
+          "answer.retract", "citation", "answer.done", "done"})
         EXPECT_TRUE(events.count(name)) << name << " was not seen, so not checked";
     // The server's routes are all in the document.
-    for (const auto& [method, route] : std::vector<std::pair<std::string, std::string>>{
-             {"post", "/api/v1/query"}, {"post", "/api/v1/search"}, {"get", "/api/v1/traces"},
-             {"get", "/api/v1/traces/{id}"}, {"get", "/api/v1/traces/{id}/events"}, {"get", "/api/v1/graph/stats"},
-             {"get", "/api/v1/health"}, {"get", "/api/v1/openapi.json"}, {"get", "/metrics"},
-             {"post", "/api/v1/load/rdf"}, {"post", "/api/v1/load/docs"}})
+    for (const auto& [method, route] :
+         std::vector<std::pair<std::string, std::string>>{{"post", "/api/v1/query"},
+                                                          {"post", "/api/v1/search"},
+                                                          {"get", "/api/v1/traces"},
+                                                          {"get", "/api/v1/traces/{id}"},
+                                                          {"get", "/api/v1/traces/{id}/events"},
+                                                          {"get", "/api/v1/graph/stats"},
+                                                          {"get", "/api/v1/health"},
+                                                          {"get", "/api/v1/openapi.json"},
+                                                          {"get", "/metrics"},
+                                                          {"post", "/api/v1/load/rdf"},
+                                                          {"post", "/api/v1/load/docs"}})
         answers << json{{"route", {method, route}}}.dump() << "\n";
     answers.close();
 
-    const auto checked = run_command({"/bin/sh", "-c", "/usr/bin/python3 " + kOpenApiCheck + " " + (dir() / "openapi.json").string() +
-                                                           " < " + (dir() / "answers.jsonl").string()},
-                                     dir(), milliseconds{60'000});
+    const auto checked =
+        run_command({"/bin/sh", "-c",
+                     "/usr/bin/python3 " + kOpenApiCheck + " " + (dir() / "openapi.json").string() +
+                         " < " + (dir() / "answers.jsonl").string()},
+                    dir(), milliseconds{60'000});
     const json verdict = json::parse(checked.out, nullptr, false);
     ASSERT_TRUE(verdict.is_object()) << checked.out << checked.err;
     EXPECT_EQ(checked.status.code, 0) << verdict.dump(2);
@@ -622,16 +708,22 @@ TEST_F(GatewayTest, HealthTracesAndTheViewerAreServedAndBadRequestsGetProblems) 
     expect_problem(http("GET", "/no-such-file.js"), 404, "NotFound");
     expect_problem(http("POST", "/api/v1/query", std::string("{not json")), 400, "InvalidJson");
     expect_problem(http("POST", "/api/v1/query", std::string("[1, 2]")), 400, "InvalidRequest");
-    expect_problem(http("POST", "/api/v1/query", json{{"query", ""}}.dump()), 400, "InvalidRequest");
-    expect_problem(http("POST", "/api/v1/query", json{{"query", "q"}, {"mode", "psychic"}}.dump()), 400,
+    expect_problem(http("POST", "/api/v1/query", json{{"query", ""}}.dump()), 400,
                    "InvalidRequest");
-    expect_problem(http("POST", "/api/v1/query", json{{"query", "q"}, {"colour", 1}}.dump()), 400, "InvalidRequest");
-    expect_problem(http("POST", "/api/v1/query", std::string("{\"query\": \"\xff\"}")), 400, "InvalidJson");
+    expect_problem(http("POST", "/api/v1/query", json{{"query", "q"}, {"mode", "psychic"}}.dump()),
+                   400, "InvalidRequest");
+    expect_problem(http("POST", "/api/v1/query", json{{"query", "q"}, {"colour", 1}}.dump()), 400,
+                   "InvalidRequest");
+    expect_problem(http("POST", "/api/v1/query", std::string("{\"query\": \"\xff\"}")), 400,
+                   "InvalidJson");
     // Without a query worker, a question is a typed error: a problem as JSON, error + done as SSE.
     const auto unanswered = http("POST", "/api/v1/query", json{{"query", "anyone?"}}.dump());
     EXPECT_EQ(unanswered.status, 503) << unanswered.describe();
-    const auto stream = http("POST", "/api/v1/query", json{{"query", "anyone?"}}.dump(), {"Accept: text/event-stream"});
-    EXPECT_EQ(event_names(stream.events), (std::vector<std::string>{"run.started", "error", "done"})) << stream.describe();
+    const auto stream = http("POST", "/api/v1/query", json{{"query", "anyone?"}}.dump(),
+                             {"Accept: text/event-stream"});
+    EXPECT_EQ(event_names(stream.events),
+              (std::vector<std::string>{"run.started", "error", "done"}))
+        << stream.describe();
     EXPECT_EQ(stream.events[1]["data"].value("type", ""), "UnknownService");
     EXPECT_EQ(stream.events[2]["data"].value("status", ""), "error");
     // The gateway still serves.
@@ -644,7 +736,9 @@ struct RawAnswer {
     std::string head;  // the status line and the headers
     std::string body;
     json body_json() const { return json::parse(body, nullptr, false); }
-    bool has_header(const std::string& line) const { return head.find("\r\n" + line + "\r\n") != std::string::npos; }
+    bool has_header(const std::string& line) const {
+        return head.find("\r\n" + line + "\r\n") != std::string::npos;
+    }
 };
 
 // A TCP connection to the gateway's port, for clients that misbehave below HTTP.
@@ -652,7 +746,8 @@ class RawConnection {
 public:
     // `source`: the loopback address to connect from (127.0.0.2 is another client).
     explicit RawConnection(const std::string& url, const char* source = "127.0.0.1")
-        : fd_(connect_loopback(std::stoi(url.substr(url.rfind(':') + 1)), source)), connected_(fd_ >= 0) {}
+        : fd_(connect_loopback(std::stoi(url.substr(url.rfind(':') + 1)), source)),
+          connected_(fd_ >= 0) {}
     ~RawConnection() {
         if (fd_ >= 0) ::close(fd_);
     }
@@ -661,7 +756,10 @@ public:
     void half_close() { ::shutdown(fd_, SHUT_WR); }
     int fd() const { return fd_; }
     // False once the server has closed (no SIGPIPE).
-    bool send(const std::string& text) { return ::send(fd_, text.data(), text.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(text.size()); }
+    bool send(const std::string& text) {
+        return ::send(fd_, text.data(), text.size(), MSG_NOSIGNAL) ==
+               static_cast<ssize_t>(text.size());
+    }
 
     // The next answer (a Content-Length body), or nullopt when none is whole within `timeout`.
     std::optional<RawAnswer> read_answer(milliseconds timeout) {
@@ -675,8 +773,8 @@ public:
 
     // Sends `start`, then `drip` one byte every `interval` (over and over) until the server
     // answers, closes, or `timeout` passes; the answer, if one came.
-    std::optional<RawAnswer> drip(const std::string& start, const std::string& drip, milliseconds interval,
-                                  milliseconds timeout) {
+    std::optional<RawAnswer> drip(const std::string& start, const std::string& drip,
+                                  milliseconds interval, milliseconds timeout) {
         const auto until = std::chrono::steady_clock::now() + timeout;
         send(start);
         for (std::size_t i = 0; std::chrono::steady_clock::now() < until && !closed_; ++i) {
@@ -685,7 +783,8 @@ public:
         }
         return read_answer(milliseconds{2'000});
     }
-    // True when the server closes the connection within `timeout` (reading and dropping any answer).
+    // True when the server closes the connection within `timeout` (reading and dropping any
+    // answer).
     bool closed_within(milliseconds timeout) {
         const auto until = std::chrono::steady_clock::now() + timeout;
         while (!closed_ && std::chrono::steady_clock::now() < until) receive(milliseconds{50});
@@ -701,9 +800,11 @@ private:
         RawAnswer answer;
         answer.head = received_.substr(0, end + 2);
         std::smatch m;
-        if (std::regex_search(answer.head, m, std::regex("^HTTP/1\\.1 ([0-9]{3}) "))) answer.status = std::stoi(m[1]);
+        if (std::regex_search(answer.head, m, std::regex("^HTTP/1\\.1 ([0-9]{3}) ")))
+            answer.status = std::stoi(m[1]);
         std::size_t length = 0;
-        if (std::regex_search(answer.head, m, std::regex("\r\nContent-Length: ([0-9]+)\r\n", std::regex::icase)))
+        if (std::regex_search(answer.head, m,
+                              std::regex("\r\nContent-Length: ([0-9]+)\r\n", std::regex::icase)))
             length = std::stoul(m[1]);
         if (received_.size() < end + 4 + length) return std::nullopt;
         answer.body = received_.substr(end + 4, length);
@@ -734,8 +835,10 @@ private:
 TEST_F(GatewayTest, AClientThatGoesAwayCancelsItsRunAndTheTraceEndsWithError) {
     // An llm that takes 20 s: the run waits in graph-rag's first model call after its first steps.
     start(Setup{true, 20'000, {}});
-    auto argv = probe_argv("POST", "/api/v1/query", json{{"query", "Who founded the shipyard that built the MV Curlew?"}}.dump(),
-                           {"Accept: text/event-stream"});
+    auto argv =
+        probe_argv("POST", "/api/v1/query",
+                   json{{"query", "Who founded the shipyard that built the MV Curlew?"}}.dump(),
+                   {"Accept: text/event-stream"});
     argv.insert(argv.end(), {"--close-after-events", "3"});
     const auto answer = probe(argv);
     ASSERT_EQ(answer.events.size(), 3u) << answer.describe();
@@ -751,14 +854,17 @@ TEST_F(GatewayTest, AClientThatGoesAwayCancelsItsRunAndTheTraceEndsWithError) {
 TEST_F(GatewayTest, ALiveTailFollowsARunningTraceToItsEnd) {
     start(Setup{true, 20'000, {}});
     // A question held in graph-rag's model call; its asker is killed later.
-    auto& asker = start_process("asker", probe_argv("POST", "/api/v1/query",
-                                                    json{{"query", "Who founded the shipyard that built the MV Curlew?"}}.dump(),
-                                                    {"Accept: text/event-stream"}));
+    auto& asker = start_process(
+        "asker",
+        probe_argv("POST", "/api/v1/query",
+                   json{{"query", "Who founded the shipyard that built the MV Curlew?"}}.dump(),
+                   {"Accept: text/event-stream"}));
     std::string trace;
     const auto until = std::chrono::steady_clock::now() + milliseconds{15'000};
     while (trace.empty() && std::chrono::steady_clock::now() < until) {
         const json list = http("GET", "/api/v1/traces?status=running&kind=query").body_json();
-        if (list.is_object() && !list["sessions"].empty()) trace = list["sessions"][0].value("session", "");
+        if (list.is_object() && !list["sessions"].empty())
+            trace = list["sessions"][0].value("session", "");
         if (trace.empty()) std::this_thread::sleep_for(milliseconds{100});
     }
     ASSERT_FALSE(trace.empty()) << "no running trace";
@@ -773,25 +879,29 @@ TEST_F(GatewayTest, ALiveTailFollowsARunningTraceToItsEnd) {
         },
         milliseconds{30'000}, milliseconds{50}))
         << "the graph-rag sub-run was never stored";
-    auto& tail = start_process("tail", probe_argv("GET", "/api/v1/traces/" + trace + "/events", {}, {}));
+    auto& tail =
+        start_process("tail", probe_argv("GET", "/api/v1/traces/" + trace + "/events", {}, {}));
     // The tail follows the trace once its stream is open: the asker's and the tail's.
     EXPECT_TRUE(test_support::wait_until(
         [&] {
             return !tail.running() ||
-                   http("GET", "/metrics").body.find("\nglassbox_gateway_open_streams 2\n") != std::string::npos;
+                   http("GET", "/metrics").body.find("\nglassbox_gateway_open_streams 2\n") !=
+                       std::string::npos;
         },
         test_support::kHangGuard, milliseconds{50}));
     EXPECT_TRUE(tail.running()) << "the tail waits while the trace runs";
     asker.kill();  // the asker goes away: the run is cancelled, its trace ends with error
     const auto tail_until = std::chrono::steady_clock::now() + milliseconds{15'000};
-    while (tail.running() && std::chrono::steady_clock::now() < tail_until) std::this_thread::sleep_for(milliseconds{50});
+    while (tail.running() && std::chrono::steady_clock::now() < tail_until)
+        std::this_thread::sleep_for(milliseconds{50});
     ASSERT_FALSE(tail.running()) << "the tail did not end with the trace";
     const json out = json::parse(tail.stdout_text(), nullptr, false);
     ASSERT_TRUE(out.is_object()) << tail.stdout_text() << tail.stderr_text();
     const auto names = event_names(out["events"]);
     ASSERT_GE(names.size(), 3u) << out.dump();
     EXPECT_EQ(names.back(), "done");
-    EXPECT_EQ(out["events"].back()["data"].value("status", ""), "error") << out.dump().substr(0, 3000);
+    EXPECT_EQ(out["events"].back()["data"].value("status", ""), "error")
+        << out.dump().substr(0, 3000);
     // The trace's steps and its graph-rag sub-run's (held in its model call), each run's once and
     // in order, the sub-run's under the step that called it.
     std::map<std::string, long long> last;
@@ -801,38 +911,48 @@ TEST_F(GatewayTest, ALiveTailFollowsARunningTraceToItsEnd) {
         const std::string session = e["data"].value("session", "");
         if (session != trace) {
             EXPECT_EQ(e["data"].value("service", ""), "graph-rag") << e.dump();
-            EXPECT_TRUE(e["data"]["parent"].is_string()) << "a sub-run names its calling step: " << e.dump();
+            EXPECT_TRUE(e["data"]["parent"].is_string())
+                << "a sub-run names its calling step: " << e.dump();
         }
         const long long seq = e["data"].value("seq", -1LL);
         auto& previous = last.try_emplace(session, -1).first->second;
         EXPECT_EQ(seq, previous + 1) << "each step once, in order: " << session;
         previous = seq;
     }
-    EXPECT_GE(last[trace], 2) << "the Question, the RoutingDecision and the broker's error end at least";
+    EXPECT_GE(last[trace], 2)
+        << "the Question, the RoutingDecision and the broker's error end at least";
     EXPECT_EQ(last.size(), 2u) << "the graph-rag sub-run's steps come with the trace's";
     expect_problem(http("GET", "/api/v1/traces/00000000-none/events"), 404, "NotFound");
 }
 
 TEST_F(GatewayTest, LimitsAnswerTheirStatusWithAProblem) {
-    start(Setup{false, 0, {"--max-body-bytes", "1000", "--max-streams", "1", "--rate-limit", "0.5", "--rate-burst", "5"}});
+    start(Setup{false,
+                0,
+                {"--max-body-bytes", "1000", "--max-streams", "1", "--rate-limit", "0.5",
+                 "--rate-burst", "5"}});
     start_test_worker(broker_.endpoint, "query", 3'000);
     ASSERT_TRUE(wait_for_service(broker_.endpoint, "query"));
     // 413: a body over --max-body-bytes, refused before it is read.
-    expect_problem(http("POST", "/api/v1/query", json{{"query", std::string(2'000, 'x')}}.dump()), 413, "PayloadTooLarge");
+    expect_problem(http("POST", "/api/v1/query", json{{"query", std::string(2'000, 'x')}}.dump()),
+                   413, "PayloadTooLarge");
     // 503: one stream is open (its question held 3 s by the worker), a second is refused.
-    auto& first = start_process("first-stream", probe_argv("POST", "/api/v1/query", json{{"query", "hold"}}.dump(),
-                                                           {"Accept: text/event-stream"}));
+    auto& first = start_process("first-stream",
+                                probe_argv("POST", "/api/v1/query", json{{"query", "hold"}}.dump(),
+                                           {"Accept: text/event-stream"}));
     ASSERT_TRUE(wait_until_busy(broker_.endpoint, "query"));
-    const auto second = http("POST", "/api/v1/query", json{{"query", "me too"}}.dump(), {"Accept: text/event-stream"});
+    const auto second = http("POST", "/api/v1/query", json{{"query", "me too"}}.dump(),
+                             {"Accept: text/event-stream"});
     expect_problem(second, 503, "TooManyStreams");
     EXPECT_FALSE(second.headers.value("retry-after", "").empty());
     // The first stream ends once the worker answers.
     const auto until = std::chrono::steady_clock::now() + milliseconds{10'000};
-    while (first.running() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(milliseconds{50});
+    while (first.running() && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(milliseconds{50});
     EXPECT_FALSE(first.running());
     // 429: past the burst, with Retry-After; the viewer's files are not counted.
     HttpAnswer limited;
-    for (int i = 0; i < 30 && limited.status != 429; ++i) limited = http("GET", "/api/v1/traces?limit=1");
+    for (int i = 0; i < 30 && limited.status != 429; ++i)
+        limited = http("GET", "/api/v1/traces?limit=1");
     expect_problem(limited, 429, "RateLimited");
     EXPECT_GE(std::stoi(limited.headers.value("retry-after", "0")), 1) << limited.describe();
     EXPECT_EQ(http("GET", "/").status, 200);
@@ -841,7 +961,8 @@ TEST_F(GatewayTest, LimitsAnswerTheirStatusWithAProblem) {
 TEST_F(GatewayTest, TokensAndScopesGuardTheApiAndAnOpenAddressNeedsThem) {
     start(false);
     // Without --tokens, only loopback is served.
-    const auto open = run_glassbox({"gateway", "--listen", "0.0.0.0:0", "--broker", broker_.endpoint});
+    const auto open =
+        run_glassbox({"gateway", "--listen", "0.0.0.0:0", "--broker", broker_.endpoint});
     EXPECT_TRUE(open.status.exited && open.status.code == 2) << open.status.describe() << open.err;
     EXPECT_NE(open.err.find("--tokens"), std::string::npos) << open.err;
     // A tokens file others may read is refused.
@@ -853,9 +974,10 @@ TEST_F(GatewayTest, TokensAndScopesGuardTheApiAndAnOpenAddressNeedsThem) {
             << "asker-0123456789abcdef ask,read asker\n";
     }
     fs::permissions(tokens, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
-    const auto shared = run_glassbox({"gateway", "--listen", "127.0.0.1:0", "--broker", broker_.endpoint, "--tokens",
-                                      tokens.string()});
-    EXPECT_TRUE(shared.status.exited && shared.status.code == 2) << shared.status.describe() << shared.err;
+    const auto shared = run_glassbox({"gateway", "--listen", "127.0.0.1:0", "--broker",
+                                      broker_.endpoint, "--tokens", tokens.string()});
+    EXPECT_TRUE(shared.status.exited && shared.status.code == 2)
+        << shared.status.describe() << shared.err;
     EXPECT_NE(shared.err.find("chmod 600"), std::string::npos) << shared.err;
     fs::permissions(tokens, fs::perms::owner_read | fs::perms::owner_write);
     start_gateway({"--tokens", tokens.string()}, "0.0.0.0:0");
@@ -863,15 +985,22 @@ TEST_F(GatewayTest, TokensAndScopesGuardTheApiAndAnOpenAddressNeedsThem) {
     const auto anonymous = http("GET", "/api/v1/traces");
     expect_problem(anonymous, 401, "Unauthorized");
     EXPECT_NE(anonymous.headers.value("www-authenticate", "").find("Bearer"), std::string::npos);
-    expect_problem(http("GET", "/api/v1/traces", {}, {"Authorization: Bearer reader-0123456789abcdeX"}), 401,
-                   "Unauthorized");
-    expect_problem(http("GET", "/api/v1/traces", {}, {"Authorization: Bearer reader-0123456789abcde"}), 401,
-                   "Unauthorized");
-    EXPECT_EQ(http("GET", "/api/v1/traces", {}, {"Authorization: Bearer reader-0123456789abcdef"}).status, 200);
-    expect_problem(http("POST", "/api/v1/query", json{{"query", "q"}}.dump(), {"Authorization: Bearer reader-0123456789abcdef"}),
+    expect_problem(
+        http("GET", "/api/v1/traces", {}, {"Authorization: Bearer reader-0123456789abcdeX"}), 401,
+        "Unauthorized");
+    expect_problem(
+        http("GET", "/api/v1/traces", {}, {"Authorization: Bearer reader-0123456789abcde"}), 401,
+        "Unauthorized");
+    EXPECT_EQ(
+        http("GET", "/api/v1/traces", {}, {"Authorization: Bearer reader-0123456789abcdef"}).status,
+        200);
+    expect_problem(http("POST", "/api/v1/query", json{{"query", "q"}}.dump(),
+                        {"Authorization: Bearer reader-0123456789abcdef"}),
                    403, "Forbidden");
     // The asker may ask (no query worker here: the bus's answer, not the gateway's refusal).
-    EXPECT_EQ(http("POST", "/api/v1/query", json{{"query", "q"}}.dump(), {"Authorization: Bearer asker-0123456789abcdef"}).status,
+    EXPECT_EQ(http("POST", "/api/v1/query", json{{"query", "q"}}.dump(),
+                   {"Authorization: Bearer asker-0123456789abcdef"})
+                  .status,
               503);
     // Health and the viewer need no token.
     EXPECT_EQ(http("GET", "/api/v1/health").status, 200);
@@ -892,7 +1021,9 @@ TEST_F(GatewayTest, SlowAndBrokenClientsCannotHoldTheGateway) {
         const auto answer = c->read_answer(milliseconds{9'000});
         ASSERT_TRUE(answer) << "a stalled client got no answer";
         EXPECT_EQ(answer->status, 408) << answer->head << answer->body;
-        EXPECT_NE(answer->body_json().value("detail", "").find("nothing of the request arrived for 1000 ms"),
+        EXPECT_NE(answer->body_json()
+                      .value("detail", "")
+                      .find("nothing of the request arrived for 1000 ms"),
                   std::string::npos)
             << answer->body;
         EXPECT_TRUE(c->closed_within(milliseconds{3'000})) << "a stalled client was not dropped";
@@ -901,23 +1032,27 @@ TEST_F(GatewayTest, SlowAndBrokenClientsCannotHoldTheGateway) {
     EXPECT_EQ(http("GET", "/api/v1/health").status, 200);
     // Garbage instead of HTTP, and a header line far too long: an answer or a close, never a crash.
     RawConnection garbage(url_);
-    garbage.send(std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11) + std::string(64, '\0') + "\r\n\r\n");
+    garbage.send(std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11) +
+                 std::string(64, '\0') + "\r\n\r\n");
     EXPECT_TRUE(garbage.closed_within(milliseconds{9'000}));
     RawConnection long_header(url_);
-    long_header.send("GET /api/v1/health HTTP/1.1\r\nX-Long: " + std::string(100'000, 'a') + "\r\n\r\n");
+    long_header.send("GET /api/v1/health HTTP/1.1\r\nX-Long: " + std::string(100'000, 'a') +
+                     "\r\n\r\n");
     EXPECT_TRUE(long_header.closed_within(milliseconds{9'000}));
     EXPECT_EQ(http("GET", "/api/v1/health").status, 200) << "the gateway still serves";
 }
 
 TEST_F(GatewayTest, ARequestDrippedSlowerThanItsDeadlineIsAnswered408AndClosed) {
     // The per-read timeout (10 s) never fires here: a byte comes every 100 ms.
-    start(Setup{false, 0, {"--header-timeout-ms", "1000", "--body-timeout-ms", "1000", "--body-min-rate", "1000",
-                            "--read-timeout-ms", "10000"}});
+    start(Setup{false,
+                0,
+                {"--header-timeout-ms", "1000", "--body-timeout-ms", "1000", "--body-min-rate",
+                 "1000", "--read-timeout-ms", "10000"}});
     // A head dripped a byte at a time, never ending.
     RawConnection head(url_);
     ASSERT_TRUE(head.connected());
-    const auto slow_head = head.drip("GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Drip: ", "a", milliseconds{100},
-                                     milliseconds{20'000});
+    const auto slow_head = head.drip("GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Drip: ", "a",
+                                     milliseconds{100}, milliseconds{20'000});
     ASSERT_TRUE(slow_head) << "no answer to a dripped head";
     EXPECT_EQ(slow_head->status, 408) << slow_head->head << slow_head->body;
     EXPECT_TRUE(slow_head->has_header("Connection: close")) << slow_head->head;
@@ -925,32 +1060,38 @@ TEST_F(GatewayTest, ARequestDrippedSlowerThanItsDeadlineIsAnswered408AndClosed) 
     const json problem = slow_head->body_json();
     EXPECT_EQ(problem.value("error", ""), "RequestTimeout") << slow_head->body;
     EXPECT_EQ(problem.value("status", 0), 408);
-    EXPECT_NE(problem.value("detail", "").find("head (request line and headers) did not arrive within 1000 ms"),
+    EXPECT_NE(problem.value("detail", "")
+                  .find("head (request line and headers) did not arrive within 1000 ms"),
               std::string::npos)
         << slow_head->body;
     EXPECT_FALSE(problem.value("request_id", "").empty());
-    EXPECT_TRUE(head.closed_within(milliseconds{5'000})) << "the connection stays open after its 408";
+    EXPECT_TRUE(head.closed_within(milliseconds{5'000}))
+        << "the connection stays open after its 408";
 
     // A body dripped far below --body-min-rate (5 bytes a second, not 1000).
     RawConnection body(url_);
-    const auto slow_body = body.drip("POST /api/v1/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                                     "Content-Length: 100000\r\n\r\n",
-                                     "{ ", milliseconds{200}, milliseconds{20'000});
+    const auto slow_body = body.drip(
+        "POST /api/v1/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "Content-Length: 100000\r\n\r\n",
+        "{ ", milliseconds{200}, milliseconds{20'000});
     ASSERT_TRUE(slow_body) << "no answer to a dripped body";
     EXPECT_EQ(slow_body->status, 408) << slow_body->head << slow_body->body;
     EXPECT_EQ(slow_body->body_json().value("error", ""), "RequestTimeout") << slow_body->body;
-    EXPECT_NE(slow_body->body_json().value("detail", "").find("slower than 1000 bytes a second"), std::string::npos)
+    EXPECT_NE(slow_body->body_json().value("detail", "").find("slower than 1000 bytes a second"),
+              std::string::npos)
         << slow_body->body;
     EXPECT_TRUE(body.closed_within(milliseconds{5'000}));
 
     // Counted, logged, and the gateway still serves.
     const auto metrics = http("GET", "/metrics");
-    EXPECT_NE(metrics.body.find("glassbox_gateway_errors_total{error=\"RequestTimeout\"} 2"), std::string::npos)
+    EXPECT_NE(metrics.body.find("glassbox_gateway_errors_total{error=\"RequestTimeout\"} 2"),
+              std::string::npos)
         << metrics.body.substr(0, 4000);
     EXPECT_NE(metrics.body.find("status=\"408\"} "), std::string::npos);
     const std::string log = gateway_->stderr_text();
     std::size_t logged = 0;
-    for (auto at = log.find("event=request_timeout"); at != std::string::npos; at = log.find("event=request_timeout", at + 1))
+    for (auto at = log.find("event=request_timeout"); at != std::string::npos;
+         at = log.find("event=request_timeout", at + 1))
         ++logged;
     EXPECT_EQ(logged, 2u) << log.substr(0, 4000);
     EXPECT_EQ(http("GET", "/api/v1/health").status, 200);
@@ -961,20 +1102,24 @@ TEST_F(GatewayTest, ARequestDrippedSlowerThanItsDeadlineIsAnswered408AndClosed) 
 // times as many drippers as threads, a normal request is answered while every dripper is still
 // connected and unanswered (their head deadline is a minute away).
 TEST_F(GatewayTest, DrippersNeverHoldAThreadAndOthersAreServedWhileTheyDrip) {
-    start(Setup{false, 0, {"--threads", "2", "--header-timeout-ms", "60000", "--read-timeout-ms", "60000"}});
+    start(Setup{false,
+                0,
+                {"--threads", "2", "--header-timeout-ms", "60000", "--read-timeout-ms", "60000"}});
     std::vector<std::unique_ptr<RawConnection>> drippers;
     for (int i = 0; i < 20; ++i) {
         drippers.push_back(std::make_unique<RawConnection>(url_));
         ASSERT_TRUE(drippers.back()->connected());
-        ASSERT_TRUE(drippers.back()->send(i % 2 == 0 ? "GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Drip: a"
-                                                     : "POST /api/v1/search HTTP/1.1\r\nHost: x\r\n"
-                                                       "Content-Length: 1000\r\n\r\n{"));
+        ASSERT_TRUE(
+            drippers.back()->send(i % 2 == 0 ? "GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Drip: a"
+                                             : "POST /api/v1/search HTTP/1.1\r\nHost: x\r\n"
+                                               "Content-Length: 1000\r\n\r\n{"));
     }
     EXPECT_EQ(http("GET", "/api/v1/openapi.json").status, 200);
     EXPECT_EQ(http("GET", "/api/v1/health").status, 200);
     for (auto& d : drippers) {
         ASSERT_TRUE(d->send("a")) << "a dripper was dropped";
-        EXPECT_FALSE(d->read_answer(milliseconds{0})) << "a dripper was answered before its deadline";
+        EXPECT_FALSE(d->read_answer(milliseconds{0}))
+            << "a dripper was answered before its deadline";
     }
 }
 
@@ -1004,15 +1149,20 @@ TEST_F(GatewayTest, AKeepAliveConnectionCarriesSeveralRequestsAndPipelinedOnes) 
 }
 
 TEST_F(GatewayTest, AnSseStreamOutlivesTheRequestDeadlines) {
-    start(Setup{false, 0, {"--header-timeout-ms", "500", "--body-timeout-ms", "500", "--read-timeout-ms", "500"}});
+    start(Setup{
+        false,
+        0,
+        {"--header-timeout-ms", "500", "--body-timeout-ms", "500", "--read-timeout-ms", "500"}});
     // A query worker that holds each question 3 s: the stream is open six times the bounds.
     start_test_worker(broker_.endpoint, "query", 3'000);
     ASSERT_TRUE(wait_for_service(broker_.endpoint, "query"));
     const auto started = std::chrono::steady_clock::now();
-    const auto stream = http("POST", "/api/v1/query", json{{"query", "hold"}}.dump(), {"Accept: text/event-stream"});
+    const auto stream = http("POST", "/api/v1/query", json{{"query", "hold"}}.dump(),
+                             {"Accept: text/event-stream"});
     // The stream's length is this test's subject (it outlives the 500 ms bounds): a lower
     // bound, which load can only make easier to meet.
-    EXPECT_GE(std::chrono::steady_clock::now() - started, milliseconds{3'000}) << "the worker did not hold it";
+    EXPECT_GE(std::chrono::steady_clock::now() - started, milliseconds{3'000})
+        << "the worker did not hold it";
     ASSERT_EQ(stream.status, 200) << stream.describe();
     const auto names = event_names(stream.events);
     ASSERT_GE(names.size(), 2u) << stream.describe();
@@ -1024,7 +1174,8 @@ TEST_F(GatewayTest, AnSseStreamOutlivesTheRequestDeadlines) {
 
 // A JSON-RPC error without an id, with this status: what every refusal of /mcp is, the MCP
 // server's and the gateway's own alike (docs/mcp.md §2).
-void expect_json_rpc_refusal(int expected, int status, const std::string& content_type, const std::string& body) {
+void expect_json_rpc_refusal(int expected, int status, const std::string& content_type,
+                             const std::string& body) {
     EXPECT_EQ(status, expected) << body;
     EXPECT_EQ(content_type, "application/json") << body;
     const json reply = json::parse(body, nullptr, false);
@@ -1037,13 +1188,16 @@ void expect_json_rpc_refusal(int expected, int status, const std::string& conten
 }
 
 void expect_json_rpc_refusal(const HttpAnswer& answer, int status) {
-    expect_json_rpc_refusal(status, answer.status, answer.headers.value("content-type", ""), answer.body);
+    expect_json_rpc_refusal(status, answer.status, answer.headers.value("content-type", ""),
+                            answer.body);
 }
 
 // A header's value in a raw answer's head ("" when absent).
 std::string header_of(const RawAnswer& answer, const std::string& name) {
     std::smatch m;
-    if (!std::regex_search(answer.head, m, std::regex("\r\n" + name + ": ([^\r]*)\r\n", std::regex::icase))) return "";
+    if (!std::regex_search(answer.head, m,
+                           std::regex("\r\n" + name + ": ([^\r]*)\r\n", std::regex::icase)))
+        return "";
     return m[1];
 }
 
@@ -1057,9 +1211,13 @@ long resident_kib(pid_t pid) {
 
 // An MCP initialize whose clientInfo.name is `name_bytes` bytes long.
 std::string initialize_with_name(std::size_t name_bytes) {
-    return json{{"jsonrpc", "2.0"}, {"id", 0}, {"method", "initialize"},
-                {"params", {{"protocolVersion", "2025-11-25"}, {"capabilities", json::object()},
-                            {"clientInfo", {{"name", std::string(name_bytes, 'n')}, {"version", "1"}}}}}}
+    return json{{"jsonrpc", "2.0"},
+                {"id", 0},
+                {"method", "initialize"},
+                {"params",
+                 {{"protocolVersion", "2025-11-25"},
+                  {"capabilities", json::object()},
+                  {"clientInfo", {{"name", std::string(name_bytes, 'n')}, {"version", "1"}}}}}}
         .dump();
 }
 
@@ -1073,16 +1231,18 @@ TEST_F(GatewayTest, McpSessionsKeepBoundedNamesAndOneClientCannotTakeEverySlot) 
     const auto initialize = [&](const std::string& token, const std::string& body) {
         RawConnection c(url_);
         EXPECT_TRUE(c.connected());
-        c.send("POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-               "Accept: application/json, text/event-stream\r\nAuthorization: Bearer " + token +
-               "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+        c.send(
+            "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            "Accept: application/json, text/event-stream\r\nAuthorization: Bearer " +
+            token + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
         auto answer = c.read_answer(milliseconds{30'000});
         return answer.value_or(RawAnswer{});
     };
     const auto open = [&](const std::string& token, int sessions) {
         for (int i = 0; i < sessions; ++i) {
             const auto answer = initialize(token, big);
-            ASSERT_EQ(answer.status, 200) << "session " << i << ": " << answer.head << answer.body.substr(0, 500);
+            ASSERT_EQ(answer.status, 200)
+                << "session " << i << ": " << answer.head << answer.body.substr(0, 500);
             ASSERT_FALSE(header_of(answer, "Mcp-Session-Id").empty()) << answer.head;
         }
     };
@@ -1091,9 +1251,12 @@ TEST_F(GatewayTest, McpSessionsKeepBoundedNamesAndOneClientCannotTakeEverySlot) 
     // 17th session from 127.0.0.1 is refused (--mcp-max-sessions-per-client, 16 by default).
     start(false);
     for (int i = 0; i < 16; ++i)
-        ASSERT_EQ(initialize("made-up-" + std::to_string(i) + "-0123456789abcdef", small).status, 200) << i;
+        ASSERT_EQ(initialize("made-up-" + std::to_string(i) + "-0123456789abcdef", small).status,
+                  200)
+            << i;
     const auto seventeenth = initialize("made-up-16-0123456789abcdef", small);
-    expect_json_rpc_refusal(429, seventeenth.status, header_of(seventeenth, "Content-Type"), seventeenth.body);
+    expect_json_rpc_refusal(429, seventeenth.status, header_of(seventeenth, "Content-Type"),
+                            seventeenth.body);
 
     const auto tokens = dir() / "mcp-tokens";
     {
@@ -1103,8 +1266,8 @@ TEST_F(GatewayTest, McpSessionsKeepBoundedNamesAndOneClientCannotTakeEverySlot) 
     fs::permissions(tokens, fs::perms::owner_read | fs::perms::owner_write);
     // Two threads (few malloc arenas to hold freed request buffers), no rate limit (160 requests
     // in a row), and bounds the test reaches: 150 sessions per client, 155 in all.
-    start_gateway({"--tokens", tokens.string(), "--threads", "2", "--rate-limit", "0", "--mcp-max-sessions-per-client",
-                   "150", "--mcp-max-sessions", "155"});
+    start_gateway({"--tokens", tokens.string(), "--threads", "2", "--rate-limit", "0",
+                   "--mcp-max-sessions-per-client", "150", "--mcp-max-sessions", "155"});
 
     // A few first, so that what the gateway keeps for reading such requests is in the baseline.
     open("alice-0123456789abcdef", 10);
@@ -1113,8 +1276,8 @@ TEST_F(GatewayTest, McpSessionsKeepBoundedNamesAndOneClientCannotTakeEverySlot) 
     open("alice-0123456789abcdef", 140);
     const long after = resident_kib(gateway_->pid());
     RecordProperty("resident_growth_kib", std::to_string(after - before));
-    EXPECT_LT(after - before, 20 * 1024) << "150 sessions with 1 MB names grew the gateway from " << before
-                                         << " KiB to " << after << " KiB";
+    EXPECT_LT(after - before, 20 * 1024) << "150 sessions with 1 MB names grew the gateway from "
+                                         << before << " KiB to " << after << " KiB";
 
     // alice is at her bound: refused as documented, with when to retry (her first session
     // expires in about 30 minutes, the idle time).
@@ -1126,7 +1289,8 @@ TEST_F(GatewayTest, McpSessionsKeepBoundedNamesAndOneClientCannotTakeEverySlot) 
     EXPECT_TRUE(header_of(refused, "Mcp-Session-Id").empty()) << refused.head;
 
     // bob is another client: served up to the table's bound, then refused with 503.
-    for (int i = 0; i < 5; ++i) EXPECT_EQ(initialize("bob-0123456789abcdef00", small).status, 200) << i;
+    for (int i = 0; i < 5; ++i)
+        EXPECT_EQ(initialize("bob-0123456789abcdef00", small).status, 200) << i;
     const auto full = initialize("bob-0123456789abcdef00", small);
     expect_json_rpc_refusal(503, full.status, header_of(full, "Content-Type"), full.body);
     EXPECT_GE(std::stoi("0" + header_of(full, "Retry-After")), 1) << full.head;
@@ -1140,11 +1304,13 @@ TEST_F(GatewayTest, McpRefusalsAreJsonRpcErrorsWithTheirStatusAndHeaders) {
     start(Setup{false, 0, {"--rate-limit", "0.5", "--rate-burst", "3"}});
     const std::vector<std::string> mcp_headers = {"Accept: application/json, text/event-stream"};
     HttpAnswer limited;
-    for (int i = 0; i < 30 && limited.status != 429; ++i) limited = http("POST", "/mcp", initialize_with_name(4), mcp_headers);
+    for (int i = 0; i < 30 && limited.status != 429; ++i)
+        limited = http("POST", "/mcp", initialize_with_name(4), mcp_headers);
     expect_json_rpc_refusal(limited, 429);
     EXPECT_GE(std::stoi(limited.headers.value("retry-after", "0")), 1) << limited.describe();
 
-    start_gateway({"--tokens", write_tokens().string(), "--max-body-bytes", "1000", "--rate-limit", "0"});
+    start_gateway(
+        {"--tokens", write_tokens().string(), "--max-body-bytes", "1000", "--rate-limit", "0"});
     const auto as = [&](const std::string& token) {
         auto headers = mcp_headers;
         if (!token.empty()) headers.push_back("Authorization: Bearer " + token);
@@ -1154,8 +1320,10 @@ TEST_F(GatewayTest, McpRefusalsAreJsonRpcErrorsWithTheirStatusAndHeaders) {
     // No token, a token without `ask`: 401 with WWW-Authenticate, 403.
     const auto anonymous = http("POST", "/mcp", initialize_with_name(4), as(""));
     expect_json_rpc_refusal(anonymous, 401);
-    EXPECT_NE(anonymous.headers.value("www-authenticate", "").find("Bearer"), std::string::npos) << anonymous.describe();
-    expect_json_rpc_refusal(http("POST", "/mcp", initialize_with_name(4), as("reader-0123456789abcdef")), 403);
+    EXPECT_NE(anonymous.headers.value("www-authenticate", "").find("Bearer"), std::string::npos)
+        << anonymous.describe();
+    expect_json_rpc_refusal(
+        http("POST", "/mcp", initialize_with_name(4), as("reader-0123456789abcdef")), 403);
     // A body over --max-body-bytes, refused by its Content-Length.
     expect_json_rpc_refusal(http("POST", "/mcp", initialize_with_name(2'000), asker), 413);
     // Methods /mcp does not take: 405 with Allow, whether the MCP server (PUT, PATCH) or the
@@ -1163,7 +1331,8 @@ TEST_F(GatewayTest, McpRefusalsAreJsonRpcErrorsWithTheirStatusAndHeaders) {
     for (const char* method : {"PUT", "PATCH", "TRACE"}) {
         const auto answer = http(method, "/mcp", std::nullopt, asker);
         expect_json_rpc_refusal(answer, 405);
-        EXPECT_EQ(answer.headers.value("allow", ""), "POST, DELETE, OPTIONS") << method << ": " << answer.describe();
+        EXPECT_EQ(answer.headers.value("allow", ""), "POST, DELETE, OPTIONS")
+            << method << ": " << answer.describe();
     }
     // A path under /mcp that is nothing: 404.
     expect_json_rpc_refusal(http("POST", "/mcp/other", initialize_with_name(4), asker), 404);
@@ -1178,7 +1347,8 @@ TEST_F(GatewayTest, McpRefusalsAreJsonRpcErrorsWithTheirStatusAndHeaders) {
     const auto again = http("POST", "/mcp", initialize_with_name(4), in_session);
     expect_json_rpc_refusal(again, 400);
     EXPECT_FALSE(again.headers.contains("mcp-session-id")) << again.describe();
-    const auto ping = http("POST", "/mcp", json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "ping"}}.dump(), in_session);
+    const auto ping = http(
+        "POST", "/mcp", json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "ping"}}.dump(), in_session);
     EXPECT_EQ(ping.status, 200) << ping.describe();
 
     // The REST API keeps its problems.
@@ -1187,7 +1357,8 @@ TEST_F(GatewayTest, McpRefusalsAreJsonRpcErrorsWithTheirStatusAndHeaders) {
 
 TEST_F(GatewayTest, ABrowserPreflightNeedsNoTokenButTheRequestAfterItDoes) {
     start(false);
-    start_gateway({"--tokens", write_tokens().string(), "--mcp-allow-origin", "https://app.example"});
+    start_gateway(
+        {"--tokens", write_tokens().string(), "--mcp-allow-origin", "https://app.example"});
     const auto preflight = [&](const std::string& origin) {
         return http("OPTIONS", "/mcp", {},
                     {"Origin: " + origin, "Access-Control-Request-Method: POST",
@@ -1201,9 +1372,12 @@ TEST_F(GatewayTest, ABrowserPreflightNeedsNoTokenButTheRequestAfterItDoes) {
     for (const std::string origin : {"https://app.example", "http://localhost:5173"}) {
         const auto allowed = preflight(origin);
         EXPECT_EQ(allowed.status, 204) << origin << ": " << allowed.describe();
-        EXPECT_EQ(allowed.headers.value("access-control-allow-origin", ""), origin) << allowed.headers.dump();
-        EXPECT_NE(allowed.headers.value("access-control-allow-methods", "").find("POST"), std::string::npos);
-        const std::string headers = lower(allowed.headers.value("access-control-allow-headers", ""));
+        EXPECT_EQ(allowed.headers.value("access-control-allow-origin", ""), origin)
+            << allowed.headers.dump();
+        EXPECT_NE(allowed.headers.value("access-control-allow-methods", "").find("POST"),
+                  std::string::npos);
+        const std::string headers =
+            lower(allowed.headers.value("access-control-allow-headers", ""));
         EXPECT_NE(headers.find("authorization"), std::string::npos) << headers;
         EXPECT_NE(headers.find("content-type"), std::string::npos) << headers;
     }
@@ -1215,11 +1389,16 @@ TEST_F(GatewayTest, ABrowserPreflightNeedsNoTokenButTheRequestAfterItDoes) {
 
     // The request the preflight was for: its token is needed, with the `ask` scope.
     const std::string initialize =
-        json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"},
-             {"params", {{"protocolVersion", "2025-06-18"}, {"capabilities", json::object()},
-                         {"clientInfo", {{"name", "browser-test"}, {"version", "1"}}}}}}
+        json{{"jsonrpc", "2.0"},
+             {"id", 1},
+             {"method", "initialize"},
+             {"params",
+              {{"protocolVersion", "2025-06-18"},
+               {"capabilities", json::object()},
+               {"clientInfo", {{"name", "browser-test"}, {"version", "1"}}}}}}
             .dump();
-    const std::vector<std::string> browser = {"Origin: https://app.example", "Accept: application/json, text/event-stream"};
+    const std::vector<std::string> browser = {"Origin: https://app.example",
+                                              "Accept: application/json, text/event-stream"};
     const auto with = [&](const std::string& token) {
         auto headers = browser;
         if (!token.empty()) headers.push_back("Authorization: Bearer " + token);
@@ -1240,9 +1419,11 @@ TEST_F(GatewayTest, ABrowserPreflightNeedsNoTokenButTheRequestAfterItDoes) {
     EXPECT_FALSE(refused.headers.contains("access-control-allow-origin")) << refused.describe();
     const auto initialized = with("asker-0123456789abcdef");
     ASSERT_EQ(initialized.status, 200) << initialized.describe();
-    EXPECT_EQ(initialized.body_json()["result"].value("protocolVersion", ""), "2025-06-18") << initialized.describe();
+    EXPECT_EQ(initialized.body_json()["result"].value("protocolVersion", ""), "2025-06-18")
+        << initialized.describe();
     EXPECT_EQ(initialized.headers.value("access-control-allow-origin", ""), "https://app.example");
-    // The REST API has no CORS of its own: a preflight there asks no token either, and is not allowed.
+    // The REST API has no CORS of its own: a preflight there asks no token either, and is not
+    // allowed.
     const auto rest = http("OPTIONS", "/api/v1/query", {},
                            {"Origin: https://app.example", "Access-Control-Request-Method: POST"});
     expect_problem(rest, 404, "NotFound");
@@ -1252,9 +1433,10 @@ TEST_F(GatewayTest, ABrowserPreflightNeedsNoTokenButTheRequestAfterItDoes) {
 TEST_F(GatewayTest, UpStartsTheGatewayAndStatusShowsIt) {
     const auto home = dir() / "up-home";
     const auto ready_file = dir() / "up.ready";
-    auto& up = start_process("up", {glassbox_binary(), "up", "--home", home.string(), "--bind", "tcp://127.0.0.1:*",
-                                    "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms", std::to_string(kHeartbeatMs),
-                                    "--gateway-listen", "127.0.0.1:0", "--ready-file", ready_file.string()});
+    auto& up = start_process(
+        "up", {glassbox_binary(), "up", "--home", home.string(), "--bind", "tcp://127.0.0.1:*",
+               "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms", std::to_string(kHeartbeatMs),
+               "--gateway-listen", "127.0.0.1:0", "--ready-file", ready_file.string()});
     const auto ready = wait_for_ready_file(ready_file, up, milliseconds{20'000});
     ASSERT_TRUE(ready) << up.stderr_text();
     url_ = ready->value("gateway", "");
@@ -1281,14 +1463,19 @@ TEST_F(GatewayTest, ABodyNestedHalfAMillionLevelsDeepIsATypedErrorAndTheGatewayS
     const auto post = [&](const std::string& path, const std::string& body) {
         RawConnection c(url_);
         EXPECT_TRUE(c.connected());
-        c.send("POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-               "Accept: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+        c.send("POST " + path +
+               " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               "Accept: application/json\r\nContent-Length: " +
+               std::to_string(body.size()) + "\r\n\r\n" + body);
         return c.read_answer(milliseconds{30'000});
     };
 
-    const auto mcp = post("/mcp", R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":)"
-                                  R"("2025-11-25","capabilities":{"x":)" + deep + "}}}");
-    ASSERT_TRUE(mcp) << "no answer to the deep initialize; the gateway " << (gateway_->running() ? "runs" : "died");
+    const auto mcp =
+        post("/mcp", R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":)"
+                     R"("2025-11-25","capabilities":{"x":)" +
+                         deep + "}}}");
+    ASSERT_TRUE(mcp) << "no answer to the deep initialize; the gateway "
+                     << (gateway_->running() ? "runs" : "died");
     EXPECT_EQ(mcp->status, 400) << mcp->head << mcp->body;
     const json rpc = mcp->body_json();
     ASSERT_TRUE(rpc.contains("error")) << mcp->body;
@@ -1296,7 +1483,8 @@ TEST_F(GatewayTest, ABodyNestedHalfAMillionLevelsDeepIsATypedErrorAndTheGatewayS
     EXPECT_NE(rpc["error"].value("message", "").find(bound), std::string::npos) << mcp->body;
 
     const auto rest = post("/api/v1/query", R"({"query":"q","x":)" + deep + "}");
-    ASSERT_TRUE(rest) << "no answer to the deep query; the gateway " << (gateway_->running() ? "runs" : "died");
+    ASSERT_TRUE(rest) << "no answer to the deep query; the gateway "
+                      << (gateway_->running() ? "runs" : "died");
     EXPECT_EQ(rest->status, 400) << rest->head << rest->body;
     EXPECT_NE(rest->head.find("application/problem+json"), std::string::npos) << rest->head;
     const json problem = rest->body_json();
@@ -1326,8 +1514,11 @@ std::vector<NegotiatedRoute> negotiated_routes() {
         {"POST", "/api/v1/search", question, json_only},
         {"GET", "/api/v1/graph/stats", {}, json_only},
         {"GET", "/api/v1/traces", {}, json_only},
-        {"GET", "/api/v1/traces/00000000-none", {},
-         {"application/json", "text/turtle", "application/n-triples", "application/n-quads", "application/ld+json"}},
+        {"GET",
+         "/api/v1/traces/00000000-none",
+         {},
+         {"application/json", "text/turtle", "application/n-triples", "application/n-quads",
+          "application/ld+json"}},
         {"GET", "/api/v1/traces/00000000-none/events", {}, {"text/event-stream"}},
         {"POST", "/api/v1/load/rdf", std::string(), json_only},
         {"POST", "/api/v1/load/docs", std::string(), json_only},
@@ -1341,8 +1532,12 @@ TEST_F(GatewayTest, EveryRouteRefusesUnknownParametersAndAnswers406ToAnAcceptItC
     std::ofstream(dir() / "openapi.json") << document.body;
     std::ofstream answers(dir() / "answers.jsonl");
     const auto record = [&](const NegotiatedRoute& route, const HttpAnswer& a) {
-        answers << json{{"method", route.method == "GET" ? "get" : "post"}, {"path", route.path}, {"status", a.status},
-                        {"content_type", a.headers.value("content-type", "")}, {"body", a.body_json()}}.dump()
+        answers << json{{"method", route.method == "GET" ? "get" : "post"},
+                        {"path", route.path},
+                        {"status", a.status},
+                        {"content_type", a.headers.value("content-type", "")},
+                        {"body", a.body_json()}}
+                       .dump()
                 << "\n";
     };
     for (const auto& route : negotiated_routes()) {
@@ -1350,23 +1545,27 @@ TEST_F(GatewayTest, EveryRouteRefusesUnknownParametersAndAnswers406ToAnAcceptItC
         const auto unknown = http(route.method, route.path + "?colour=red", route.body);
         expect_problem(unknown, 400, "InvalidRequest");
         const std::string detail = unknown.body_json().value("detail", "");
-        EXPECT_NE(detail.find("unknown parameter \"colour\" (this route takes "), std::string::npos) << detail;
+        EXPECT_NE(detail.find("unknown parameter \"colour\" (this route takes "), std::string::npos)
+            << detail;
         record(route, unknown);
 
         const auto refused = http(route.method, route.path, route.body, {"Accept: image/png"});
         expect_problem(refused, 406, "NotAcceptable");
-        EXPECT_EQ(refused.body_json().value("media_types", json()), json(route.media_types)) << refused.describe();
+        EXPECT_EQ(refused.body_json().value("media_types", json()), json(route.media_types))
+            << refused.describe();
         record(route, refused);
         // q=0 excludes, in any spelling, and a wildcard then admits nothing else.
         std::string excluded;
         for (const auto& type : route.media_types) excluded += type + ";q=0.000, ";
-        expect_problem(http(route.method, route.path, route.body, {"Accept: " + excluded + "image/*"}), 406,
-                       "NotAcceptable");
+        expect_problem(
+            http(route.method, route.path, route.body, {"Accept: " + excluded + "image/*"}), 406,
+            "NotAcceptable");
     }
     // A parameter a route takes, given twice, is as ambiguous as an unknown one.
     const auto twice = http("GET", "/api/v1/traces?limit=1&limit=2");
     expect_problem(twice, 400, "InvalidRequest");
-    EXPECT_NE(twice.body_json().value("detail", "").find("repeated parameter \"limit\""), std::string::npos)
+    EXPECT_NE(twice.body_json().value("detail", "").find("repeated parameter \"limit\""),
+              std::string::npos)
         << twice.describe();
     // Unknown body fields are refused the same way, listing the fields the route takes.
     const auto field = http("POST", "/api/v1/search", json{{"query", "q"}, {"colour", 1}}.dump());
@@ -1374,8 +1573,9 @@ TEST_F(GatewayTest, EveryRouteRefusesUnknownParametersAndAnswers406ToAnAcceptItC
     EXPECT_EQ(field.body_json().value("detail", ""),
               "unknown field \"colour\" (this route takes query, kind, collection, limit)");
     // ?format= is for links: it wins over Accept (this trace does not exist, so 404, not 406).
-    expect_problem(http("GET", "/api/v1/traces/00000000-none?format=turtle", {}, {"Accept: image/png"}), 404,
-                   "NotFound");
+    expect_problem(
+        http("GET", "/api/v1/traces/00000000-none?format=turtle", {}, {"Accept: image/png"}), 404,
+        "NotFound");
     // curl -d labels a JSON body as a form: its text is no query-string parameter.
     const auto form = http("POST", "/api/v1/query", json{{"query", "anyone?"}}.dump(),
                            {"Content-Type: application/x-www-form-urlencoded"});
@@ -1384,8 +1584,9 @@ TEST_F(GatewayTest, EveryRouteRefusesUnknownParametersAndAnswers406ToAnAcceptItC
 
     // Every answer above is described by the OpenAPI document (406 and media_types included).
     const auto checked =
-        run_command({"/bin/sh", "-c", "/usr/bin/python3 " + kOpenApiCheck + " " + (dir() / "openapi.json").string() +
-                                          " < " + (dir() / "answers.jsonl").string()},
+        run_command({"/bin/sh", "-c",
+                     "/usr/bin/python3 " + kOpenApiCheck + " " + (dir() / "openapi.json").string() +
+                         " < " + (dir() / "answers.jsonl").string()},
                     dir(), milliseconds{60'000});
     const json verdict = json::parse(checked.out, nullptr, false);
     ASSERT_TRUE(verdict.is_object()) << checked.out << checked.err;
@@ -1397,18 +1598,22 @@ TEST_F(GatewayTest, AQuestionsAcceptIsReadCaseInsensitivelyWithItsWeights) {
     start(false);
     const std::string question = json{{"query", "anyone?"}}.dump();
     // Without a query worker a question fails: as SSE, run.started, error and done.
-    for (const char* accept : {"Accept: TEXT/EVENT-STREAM", "Accept: application/json;q=0, text/event-stream",
-                               "Accept: Application/JSON;Q=0.0, */*", "Accept: */*;q=0.1, text/event-stream;q=0.2",
-                               "Accept: */*, text/event-stream", "Accept: text/*"}) {
+    for (const char* accept :
+         {"Accept: TEXT/EVENT-STREAM", "Accept: application/json;q=0, text/event-stream",
+          "Accept: Application/JSON;Q=0.0, */*", "Accept: */*;q=0.1, text/event-stream;q=0.2",
+          "Accept: */*, text/event-stream", "Accept: text/*"}) {
         const auto stream = http("POST", "/api/v1/query", question, {accept});
         EXPECT_EQ(stream.status, 200) << accept << ": " << stream.describe();
-        EXPECT_EQ(stream.headers.value("content-type", "").rfind("text/event-stream", 0), 0u) << accept;
-        EXPECT_EQ(event_names(stream.events), (std::vector<std::string>{"run.started", "error", "done"}))
+        EXPECT_EQ(stream.headers.value("content-type", "").rfind("text/event-stream", 0), 0u)
+            << accept;
+        EXPECT_EQ(event_names(stream.events),
+                  (std::vector<std::string>{"run.started", "error", "done"}))
             << accept << ": " << stream.describe();
     }
     // As JSON, a problem.
-    for (const char* accept : {"Accept: */*", "Accept: application/json;q=0.5, text/event-stream;q=0.4",
-                               "Accept: text/event-stream;q=0, application/*", "Accept: APPLICATION/JSON"}) {
+    for (const char* accept :
+         {"Accept: */*", "Accept: application/json;q=0.5, text/event-stream;q=0.4",
+          "Accept: text/event-stream;q=0, application/*", "Accept: APPLICATION/JSON"}) {
         SCOPED_TRACE(accept);
         expect_problem(http("POST", "/api/v1/query", question, {accept}), 503, "UnknownService");
     }
@@ -1418,44 +1623,52 @@ TEST_F(GatewayTest, CollectionsGraphsQuestionsAndModesAreCheckedBeforeTheBody) {
     start(false);
     const auto expect_refused = [&](const HttpAnswer& answer, const std::string& named) {
         expect_problem(answer, 400, "InvalidRequest");
-        EXPECT_NE(answer.body_json().value("detail", "").find(named), std::string::npos) << answer.describe();
+        EXPECT_NE(answer.body_json().value("detail", "").find(named), std::string::npos)
+            << answer.describe();
     };
     // An upload's collection and graph, whatever its body (here none).
-    for (const char* path : {"/api/v1/load/docs?collection=../../x", "/api/v1/load/rdf?collection=../../x",
-                             "/api/v1/load/docs?collection=a%2Fb&name=x.txt", "/api/v1/load/rdf?collection=.hidden"}) {
+    for (const char* path :
+         {"/api/v1/load/docs?collection=../../x", "/api/v1/load/rdf?collection=../../x",
+          "/api/v1/load/docs?collection=a%2Fb&name=x.txt", "/api/v1/load/rdf?collection=.hidden"}) {
         SCOPED_TRACE(path);
         expect_refused(http("POST", path, std::string()), "collection \"");
     }
-    for (const char* path : {"/api/v1/load/rdf?graph=no%20scheme", "/api/v1/load/rdf?graph=relative/path",
-                             "/api/v1/load/rdf?graph=urn:a%3Eb"}) {
+    for (const char* path :
+         {"/api/v1/load/rdf?graph=no%20scheme", "/api/v1/load/rdf?graph=relative/path",
+          "/api/v1/load/rdf?graph=urn:a%3Eb"}) {
         SCOPED_TRACE(path);
         expect_refused(http("POST", path, std::string()), "graph \"");
     }
-    expect_refused(http("GET", "/api/v1/graph/stats?collection=..%2F..%2Fx"), "collection \"../../x\"");
-    expect_refused(http("POST", "/api/v1/query", json{{"query", "q"}, {"collection", "../../x"}}.dump()),
+    expect_refused(http("GET", "/api/v1/graph/stats?collection=..%2F..%2Fx"),
                    "collection \"../../x\"");
-    expect_refused(http("POST", "/api/v1/search", json{{"query", "q"}, {"collection", "../../x"}}.dump()),
-                   "collection \"../../x\"");
+    expect_refused(
+        http("POST", "/api/v1/query", json{{"query", "q"}, {"collection", "../../x"}}.dump()),
+        "collection \"../../x\"");
+    expect_refused(
+        http("POST", "/api/v1/search", json{{"query", "q"}, {"collection", "../../x"}}.dump()),
+        "collection \"../../x\"");
     // A question of white space only, as JSON and as SSE: a 400 before any stream starts.
     // The question is named `question` (`query` its other name): the detail names it so.
     for (const std::string blank : {"   ", "\t\n ", "\xE3\x80\x80"}) {
         const std::string body = json{{"query", blank}}.dump();
         expect_refused(http("POST", "/api/v1/query", body), "question");
         expect_refused(http("POST", "/api/v1/query", json{{"question", blank}}.dump()), "question");
-        expect_refused(http("POST", "/api/v1/query", body, {"Accept: text/event-stream"}), "question");
+        expect_refused(http("POST", "/api/v1/query", body, {"Accept: text/event-stream"}),
+                       "question");
         expect_refused(http("POST", "/api/v1/search", body), "query");
     }
     // An empty or unknown mode, naming the modes there are.
     for (const char* mode : {"", "psychic", "AUTO"}) {
         const std::string body = json{{"query", "q"}, {"mode", mode}}.dump();
-        expect_refused(http("POST", "/api/v1/query", body), "one of auto, graph-rag, document-rag, agent");
+        expect_refused(http("POST", "/api/v1/query", body),
+                       "one of auto, graph-rag, document-rag, agent");
         expect_refused(http("POST", "/api/v1/query", body, {"Accept: text/event-stream"}), "mode");
     }
     // What passes these checks goes on (to a pipeline that is not there).
     const json passes{{"query", " q "}, {"mode", "auto"}, {"collection", "docs-1.v2"}};
     expect_problem(http("POST", "/api/v1/query", passes.dump()), 503, "UnknownService");
-    expect_problem(http("POST", "/api/v1/query", json{{"query", "q"}, {"mode", nullptr}}.dump()), 503,
-                   "UnknownService");
+    expect_problem(http("POST", "/api/v1/query", json{{"query", "q"}, {"mode", nullptr}}.dump()),
+                   503, "UnknownService");
 }
 
 // ---- Issue 30: hostile clients below HTTP --------------------------------------------------
@@ -1470,17 +1683,24 @@ TEST_F(GatewayTest, HostileClientsBrokenFramingIsAnsweredAtOnceAndClosed) {
         std::string bytes;
         int status;
     };
-    const std::string post = "POST /api/v1/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n";
+    const std::string post =
+        "POST /api/v1/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n";
     const std::vector<Case> cases = {
-        {"a negative chunk size", post + "Transfer-Encoding: chunked\r\n\r\n-1\r\n{}\r\n0\r\n\r\n", 400},
+        {"a negative chunk size", post + "Transfer-Encoding: chunked\r\n\r\n-1\r\n{}\r\n0\r\n\r\n",
+         400},
         {"chunk data without its CRLF", post + "Transfer-Encoding: chunked\r\n\r\n2\r\n{}XX", 400},
         {"Transfer-Encoding: gzip", post + "Transfer-Encoding: gzip\r\n\r\nabc", 501},
-        {"chunked, chunked", post + "Transfer-Encoding: chunked, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 400},
-        {"Transfer-Encoding and Content-Length", post + "Transfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n{}", 400},
+        {"chunked, chunked",
+         post + "Transfer-Encoding: chunked, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 400},
+        {"Transfer-Encoding and Content-Length",
+         post + "Transfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n{}", 400},
         {"two Content-Lengths", post + "Content-Length: 2\r\nContent-Length: 3\r\n\r\n{} ", 400},
-        {"an obs-fold line", "GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n folded\r\n\r\n", 400},
-        {"NUL in a header", std::string("GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-A: a") + '\0' + "b\r\n\r\n", 400},
-        {"a header line without a colon", "GET /api/v1/health HTTP/1.1\r\nHost: x\r\nno colon\r\n\r\n", 400},
+        {"an obs-fold line", "GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n folded\r\n\r\n",
+         400},
+        {"NUL in a header",
+         std::string("GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-A: a") + '\0' + "b\r\n\r\n", 400},
+        {"a header line without a colon",
+         "GET /api/v1/health HTTP/1.1\r\nHost: x\r\nno colon\r\n\r\n", 400},
         {"no Host", "GET /api/v1/health HTTP/1.1\r\n\r\n", 400},
         {"HTTP/2.0 in a request line", "GET /api/v1/health HTTP/2.0\r\nHost: x\r\n\r\n", 505},
     };
@@ -1493,8 +1713,10 @@ TEST_F(GatewayTest, HostileClientsBrokenFramingIsAnsweredAtOnceAndClosed) {
         EXPECT_EQ(answer->status, c.status) << c.what << ": " << answer->head << answer->body;
         EXPECT_TRUE(answer->has_header("Connection: close")) << c.what << ": " << answer->head;
         EXPECT_EQ(header_of(*answer, "Content-Type"), "application/problem+json") << c.what;
-        EXPECT_FALSE(answer->body_json().value("detail", "").empty()) << c.what << ": " << answer->body;
-        EXPECT_TRUE(connection.closed_within(milliseconds{5'000})) << c.what << ": the connection stayed open";
+        EXPECT_FALSE(answer->body_json().value("detail", "").empty())
+            << c.what << ": " << answer->body;
+        EXPECT_TRUE(connection.closed_within(milliseconds{5'000}))
+            << c.what << ": the connection stayed open";
     }
     // On /mcp the same refusal is a JSON-RPC error.
     RawConnection mcp(url_);
@@ -1520,8 +1742,10 @@ TEST_F(GatewayTest, HostileClientsAHalfClosedClientGetsItsAnswer) {
 
     RawConnection post(url_);
     const std::string body = R"({"query": "Greyhollow", "limit": 2})";
-    ASSERT_TRUE(post.send("POST /api/v1/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body));
+    ASSERT_TRUE(
+        post.send("POST /api/v1/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  "Content-Length: " +
+                  std::to_string(body.size()) + "\r\n\r\n" + body));
     post.half_close();
     const auto searched = post.read_answer(milliseconds{10'000});
     ASSERT_TRUE(searched) << "no answer to a POST after a half-close";
@@ -1559,7 +1783,8 @@ TEST_F(GatewayTest, HostileClientsHugeHeadsAre431AndCostNoMemory) {
     std::thread sampler([&] {
         while (sending) {
             peak = std::max(peak, resident_kib(gateway_->pid()));
-            std::this_thread::sleep_for(milliseconds{20});  // the sampling interval of a measurement
+            std::this_thread::sleep_for(
+                milliseconds{20});  // the sampling interval of a measurement
         }
     });
     EXPECT_EQ(send_huge_head(url_, std::size_t{128} << 20), 431);
@@ -1571,7 +1796,8 @@ TEST_F(GatewayTest, HostileClientsHugeHeadsAre431AndCostNoMemory) {
     sending = false;
     sampler.join();
     for (int status : statuses) EXPECT_EQ(status, 431);
-    EXPECT_LT(peak - before, 32 * 1024) << "RSS went from " << before << " KiB to " << peak << " KiB";
+    EXPECT_LT(peak - before, 32 * 1024)
+        << "RSS went from " << before << " KiB to " << peak << " KiB";
     // 100 small fields pass, 101 do not.
     std::string fields;
     for (int i = 0; i < 99; ++i) fields += "X-" + std::to_string(i) + ": 1\r\n";
@@ -1581,7 +1807,8 @@ TEST_F(GatewayTest, HostileClientsHugeHeadsAre431AndCostNoMemory) {
     ASSERT_TRUE(served);
     EXPECT_EQ(served->status, 200);
     RawConnection over(url_);
-    over.send("GET /api/v1/openapi.json HTTP/1.1\r\nHost: x\r\n" + fields + "X-a: 1\r\nX-b: 1\r\n\r\n");
+    over.send("GET /api/v1/openapi.json HTTP/1.1\r\nHost: x\r\n" + fields +
+              "X-a: 1\r\nX-b: 1\r\n\r\n");
     const auto refused = over.read_answer(milliseconds{5'000});
     ASSERT_TRUE(refused);
     EXPECT_EQ(refused->status, 431);
@@ -1604,7 +1831,9 @@ TEST_F(GatewayTest, HostileClientsOneClientCannotTakeEveryConnection) {
     ASSERT_TRUE(refused) << "the fifth connection was not answered";
     EXPECT_EQ(refused->status, 503);
     EXPECT_EQ(header_of(*refused, "Retry-After"), "1");
-    EXPECT_NE(refused->body_json().value("detail", "").find("4 connections open"), std::string::npos) << refused->body;
+    EXPECT_NE(refused->body_json().value("detail", "").find("4 connections open"),
+              std::string::npos)
+        << refused->body;
     EXPECT_TRUE(fifth.closed_within(milliseconds{5'000}));
     // Another client address is served.
     RawConnection other(url_, "127.0.0.2");
@@ -1630,19 +1859,24 @@ TEST_F(GatewayTest, HostileClientsOneClientCannotTakeEveryConnection) {
 // thread: a normal client's health and JSON question are answered while all 500 stay open.
 // Their latency is measured in bench/bench_gateway_slow.cpp.
 TEST_F(GatewayTest, HostileClientsFiveHundredSlowConnectionsLeaveTheOthersServed) {
-    start(Setup{false, 0, {"--max-connections-per-client", "100", "--header-timeout-ms", "60000",
-                           "--body-timeout-ms", "60000", "--read-timeout-ms", "60000"}});
+    start(Setup{false,
+                0,
+                {"--max-connections-per-client", "100", "--header-timeout-ms", "60000",
+                 "--body-timeout-ms", "60000", "--read-timeout-ms", "60000"}});
     std::vector<std::unique_ptr<RawConnection>> slow;
     for (int i = 0; i < 500; ++i) {
         const std::string source = "127.0.0." + std::to_string(2 + i % 5);
         slow.push_back(std::make_unique<RawConnection>(url_, source.c_str()));
         ASSERT_TRUE(slow.back()->connected()) << "connection " << i;
         if (i % 3 == 1) slow.back()->send("GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Drip: ");
-        if (i % 3 == 2) slow.back()->send("POST /api/v1/query HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{");
+        if (i % 3 == 2)
+            slow.back()->send(
+                "POST /api/v1/query HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{");
     }
     EXPECT_EQ(http("GET", "/api/v1/health").status, 200);
-    const auto asked = http("POST", "/api/v1/query", R"({"query": "Who designed Greyhollow Light?"})",
-                            {"Accept: application/json"});
+    const auto asked =
+        http("POST", "/api/v1/query", R"({"query": "Who designed Greyhollow Light?"})",
+             {"Accept: application/json"});
     EXPECT_NE(asked.status, 0);
     std::size_t open = 0;
     for (auto& c : slow) open += c->send("a") && !c->read_answer(milliseconds{0}) ? 1 : 0;
@@ -1654,8 +1888,11 @@ TEST_F(GatewayTest, HostileClientsExpectContinueIsAnsweredBeforeTheBody) {
     start(false);
     RawConnection c(url_);
     const std::string body = R"({"query": "Greyhollow", "limit": 1})";
-    c.send("POST /api/v1/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
-           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n");
+    c.send(
+        "POST /api/v1/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: "
+        "100-continue\r\n"
+        "Content-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n");
     const auto interim = c.read_answer(milliseconds{5'000});
     ASSERT_TRUE(interim) << "no 100 Continue";
     EXPECT_EQ(interim->status, 100);
@@ -1671,7 +1908,8 @@ TEST_F(GatewayTest, HostileClientsExpectContinueIsAnsweredBeforeTheBody) {
 // server path.
 TEST_F(GatewayTest, CollectionsAreListedShownAndDeletedAndUnknownOnesAre404) {
     start(true);
-    const auto uploaded = http("POST", "/api/v1/load/docs?name=note.txt&collection=notes", "A short note on gales.\n");
+    const auto uploaded = http("POST", "/api/v1/load/docs?name=note.txt&collection=notes",
+                               "A short note on gales.\n");
     ASSERT_EQ(uploaded.status, 200) << uploaded.describe();
     std::ofstream answers(dir() / "collection-answers.jsonl");
     std::string bodies;
@@ -1679,8 +1917,12 @@ TEST_F(GatewayTest, CollectionsAreListedShownAndDeletedAndUnknownOnesAre404) {
         const auto a = http(method, path);
         std::string lower = method;
         for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        answers << json{{"method", lower}, {"path", path.substr(0, path.find('?'))}, {"status", a.status},
-                        {"content_type", a.headers.value("content-type", "")}, {"body", a.body_json()}}.dump()
+        answers << json{{"method", lower},
+                        {"path", path.substr(0, path.find('?'))},
+                        {"status", a.status},
+                        {"content_type", a.headers.value("content-type", "")},
+                        {"body", a.body_json()}}
+                       .dump()
                 << "\n";
         bodies += a.body;
         return a;
@@ -1702,13 +1944,15 @@ TEST_F(GatewayTest, CollectionsAreListedShownAndDeletedAndUnknownOnesAre404) {
     EXPECT_EQ(shown.body_json()["documents_per_tier"], (json{{"3", 1}})) << shown.describe();
     const auto unknown = call("GET", "/api/v1/collections/nope");
     expect_problem(unknown, 404, "NotFound");
-    EXPECT_NE(unknown.body_json().value("detail", "").find("\"nope\""), std::string::npos) << unknown.describe();
+    EXPECT_NE(unknown.body_json().value("detail", "").find("\"nope\""), std::string::npos)
+        << unknown.describe();
     expect_problem(call("GET", "/api/v1/collections/bad%20name"), 400, "InvalidRequest");
     expect_problem(call("GET", "/api/v1/collections?limit=3"), 400, "InvalidRequest");
 
     const auto deleted = call("DELETE", "/api/v1/collections/notes");
     ASSERT_EQ(deleted.status, 200) << deleted.describe();
-    EXPECT_EQ(deleted.body_json()["removed"].value("collection", ""), "notes") << deleted.describe();
+    EXPECT_EQ(deleted.body_json()["removed"].value("collection", ""), "notes")
+        << deleted.describe();
     EXPECT_EQ(deleted.body_json()["removed"].value("documents", 0), 1) << deleted.describe();
     expect_problem(call("GET", "/api/v1/collections/notes"), 404, "NotFound");
     expect_problem(call("DELETE", "/api/v1/collections/notes"), 404, "NotFound");
@@ -1717,20 +1961,26 @@ TEST_F(GatewayTest, CollectionsAreListedShownAndDeletedAndUnknownOnesAre404) {
     EXPECT_TRUE(entry(after, "default").is_object()) << after.dump();
     EXPECT_FALSE(fs::exists(dir() / "store-home" / "knowledge" / "notes.db"));
     // A question to it is 404 too.
-    const auto asked = http("POST", "/api/v1/query", json{{"query", "What is in the note?"}, {"collection", "notes"}}.dump(),
+    const auto asked = http("POST", "/api/v1/query",
+                            json{{"query", "What is in the note?"}, {"collection", "notes"}}.dump(),
                             {"Accept: application/json"});
     expect_problem(asked, 404, "NotFound");
-    EXPECT_EQ(bodies.find(dir().string()), std::string::npos) << "a server path in a body: " << bodies;
+    EXPECT_EQ(bodies.find(dir().string()), std::string::npos)
+        << "a server path in a body: " << bodies;
 
-    for (const auto& [method, route] : std::vector<std::pair<std::string, std::string>>{
-             {"get", "/api/v1/collections"}, {"get", "/api/v1/collections/{name}"}, {"delete", "/api/v1/collections/{name}"}})
+    for (const auto& [method, route] :
+         std::vector<std::pair<std::string, std::string>>{{"get", "/api/v1/collections"},
+                                                          {"get", "/api/v1/collections/{name}"},
+                                                          {"delete", "/api/v1/collections/{name}"}})
         answers << json{{"route", {method, route}}}.dump() << "\n";
     answers.close();
     const auto document = http("GET", "/api/v1/openapi.json");
     std::ofstream(dir() / "openapi.json") << document.body;
-    const auto checked = run_command({"/bin/sh", "-c", "/usr/bin/python3 " + kOpenApiCheck + " " + (dir() / "openapi.json").string() +
-                                                           " < " + (dir() / "collection-answers.jsonl").string()},
-                                     dir(), milliseconds{60'000});
+    const auto checked =
+        run_command({"/bin/sh", "-c",
+                     "/usr/bin/python3 " + kOpenApiCheck + " " + (dir() / "openapi.json").string() +
+                         " < " + (dir() / "collection-answers.jsonl").string()},
+                    dir(), milliseconds{60'000});
     const json verdict = json::parse(checked.out, nullptr, false);
     ASSERT_TRUE(verdict.is_object()) << checked.out << checked.err;
     EXPECT_TRUE(verdict["failures"].empty()) << verdict.dump(2);
@@ -1754,7 +2004,8 @@ TEST_F(GatewayTest, CollectionsDeleteNeedsTheLoadScopeAndIsRefusedWithoutIt) {
     EXPECT_EQ(http("GET", "/api/v1/collections/default", {}, {reader}).status, 200);
     expect_problem(http("DELETE", "/api/v1/collections/default"), 401, "Unauthorized");
     expect_problem(http("DELETE", "/api/v1/collections/default", {}, {reader}), 403, "Forbidden");
-    expect_problem(http("DELETE", "/api/v1/collections/default", {}, {"Authorization: Bearer asker-0123456789abcdef"}),
+    expect_problem(http("DELETE", "/api/v1/collections/default", {},
+                        {"Authorization: Bearer asker-0123456789abcdef"}),
                    403, "Forbidden");
     // Refused: nothing was deleted.
     const auto still = http("GET", "/api/v1/collections/default", {}, {reader});
@@ -1769,7 +2020,8 @@ TEST_F(GatewayTest, CollectionsDeleteNeedsTheLoadScopeAndIsRefusedWithoutIt) {
 // ---- Issue 31: one answer schema and the question's other name (point 7), no server path in
 // any answer (point 4), latencies as histograms (point 8) ----------------------------------------
 
-const std::string kLeakyWorker = std::string(GLASSBOX_SOURCE_DIR) + "/tests/integration/leaky_worker.py";
+const std::string kLeakyWorker =
+    std::string(GLASSBOX_SOURCE_DIR) + "/tests/integration/leaky_worker.py";
 
 // The members the OpenAPI document gives a question's answer (components.schemas.QueryAnswer).
 struct DocumentedAnswer {
@@ -1793,24 +2045,28 @@ std::set<std::string> members_of(const json& object) {
 }
 
 // What the bus carries and an answer must not: the wire protocol's fields and the old duplicates.
-constexpr const char* kWireFields[] = {"end_of_stream", "end_of_session", "explain_triples", "explain_graph",
-                                       "explain_id",    "message_type",   "in_token",        "out_token",
-                                       "session",       "response",       "engine",          "engine_session",
-                                       "answer_selections"};
+constexpr const char* kWireFields[] = {
+    "end_of_stream", "end_of_session", "explain_triples",  "explain_graph", "explain_id",
+    "message_type",  "in_token",       "out_token",        "session",       "response",
+    "engine",        "engine_session", "answer_selections"};
 
 // Exactly the documented members: none other, every required one, no bus field.
-void expect_documented_answer(const json& answer, const DocumentedAnswer& documented, const std::string& where) {
+void expect_documented_answer(const json& answer, const DocumentedAnswer& documented,
+                              const std::string& where) {
     ASSERT_TRUE(answer.is_object()) << where << ": " << answer.dump();
     for (const auto& key : members_of(answer))
         EXPECT_TRUE(documented.properties.count(key)) << where << ": undocumented member " << key;
-    for (const auto& key : documented.required) EXPECT_TRUE(answer.contains(key)) << where << ": no " << key;
-    for (const char* wire : kWireFields) EXPECT_FALSE(answer.contains(wire)) << where << ": " << wire;
+    for (const auto& key : documented.required)
+        EXPECT_TRUE(answer.contains(key)) << where << ": no " << key;
+    for (const char* wire : kWireFields)
+        EXPECT_FALSE(answer.contains(wire)) << where << ": " << wire;
 }
 
 // An MCP session on the gateway (JSON answers), for the tools' answers.
 class McpSession {
 public:
-    using Post = std::function<HttpAnswer(const std::string& body, const std::vector<std::string>& headers)>;
+    using Post =
+        std::function<HttpAnswer(const std::string& body, const std::vector<std::string>& headers)>;
     explicit McpSession(Post post) : post_(std::move(post)) {
         const auto opened = post_(initialize_with_name(4), headers_);
         EXPECT_EQ(opened.status, 200) << opened.describe();
@@ -1819,7 +2075,9 @@ public:
     }
     // The JSON-RPC answer to one request (its whole body: {result} or {error}).
     HttpAnswer request(const std::string& method, const json& params) {
-        return post_(json{{"jsonrpc", "2.0"}, {"id", ++id_}, {"method", method}, {"params", params}}.dump(), headers_);
+        return post_(
+            json{{"jsonrpc", "2.0"}, {"id", ++id_}, {"method", method}, {"params", params}}.dump(),
+            headers_);
     }
     HttpAnswer tool(const std::string& name, const json& arguments) {
         return request("tools/call", json{{"name", name}, {"arguments", arguments}});
@@ -1831,14 +2089,17 @@ private:
     int id_ = 0;
 };
 
-TEST_F(GatewayTest, TheAnswerHasOneDocumentedSchemaOverJsonSseAndMcpAndQueryIsAnotherNameForQuestion) {
+TEST_F(GatewayTest,
+       TheAnswerHasOneDocumentedSchemaOverJsonSseAndMcpAndQueryIsAnotherNameForQuestion) {
     start(true);
-    const DocumentedAnswer documented = documented_answer(http("GET", "/api/v1/openapi.json").body_json());
+    const DocumentedAnswer documented =
+        documented_answer(http("GET", "/api/v1/openapi.json").body_json());
     ASSERT_GE(documented.required.size(), 10u);
     const std::string q = "Who founded the shipyard that built the MV Curlew?";
 
     // JSON: exactly the documented members, with what a client audits the answer by.
-    const auto asked = http("POST", "/api/v1/query", json{{"question", q}}.dump(), {"Accept: application/json"});
+    const auto asked =
+        http("POST", "/api/v1/query", json{{"question", q}}.dump(), {"Accept: application/json"});
     ASSERT_EQ(asked.status, 200) << asked.describe();
     const json answer = asked.body_json();
     expect_documented_answer(answer, documented, "JSON");
@@ -1865,20 +2126,27 @@ TEST_F(GatewayTest, TheAnswerHasOneDocumentedSchemaOverJsonSseAndMcpAndQueryIsAn
     ASSERT_EQ(aliased.status, 200) << aliased.describe();
     EXPECT_EQ(aliased.body_json().value("question", ""), q);
     EXPECT_EQ(aliased.body_json().value("answer", ""), answer.value("answer", "?"));
-    EXPECT_EQ(http("POST", "/api/v1/query", json{{"query", q}, {"question", q}}.dump()).status, 200);
+    EXPECT_EQ(http("POST", "/api/v1/query", json{{"query", q}, {"question", q}}.dump()).status,
+              200);
     // Both and different: 400 naming both, as JSON and before any stream; neither: 400.
     for (const char* accept : {"Accept: application/json", "Accept: text/event-stream"}) {
-        const auto differ = http("POST", "/api/v1/query", json{{"query", q}, {"question", "Who designed Greyhollow Light?"}}.dump(),
-                                 {accept});
+        const auto differ = http(
+            "POST", "/api/v1/query",
+            json{{"query", q}, {"question", "Who designed Greyhollow Light?"}}.dump(), {accept});
         expect_problem(differ, 400, "InvalidRequest");
-        EXPECT_NE(differ.body_json().value("detail", "").find("'question' and 'query'"), std::string::npos) << differ.describe();
+        EXPECT_NE(differ.body_json().value("detail", "").find("'question' and 'query'"),
+                  std::string::npos)
+            << differ.describe();
     }
     const auto neither = http("POST", "/api/v1/query", json{{"mode", "auto"}}.dump());
     expect_problem(neither, 400, "InvalidRequest");
-    EXPECT_NE(neither.body_json().value("detail", "").find("question"), std::string::npos) << neither.describe();
+    EXPECT_NE(neither.body_json().value("detail", "").find("question"), std::string::npos)
+        << neither.describe();
 
-    // SSE: answer.done is the same answer, with the event's `trace`; run.started names the question.
-    const auto streamed = http("POST", "/api/v1/query", json{{"question", q}}.dump(), {"Accept: text/event-stream"});
+    // SSE: answer.done is the same answer, with the event's `trace`; run.started names the
+    // question.
+    const auto streamed =
+        http("POST", "/api/v1/query", json{{"question", q}}.dump(), {"Accept: text/event-stream"});
     json done;
     for (const auto& e : streamed.events) {
         if (e.value("event", "") == "run.started") {
@@ -1908,11 +2176,15 @@ TEST_F(GatewayTest, TheAnswerHasOneDocumentedSchemaOverJsonSseAndMcpAndQueryIsAn
     EXPECT_EQ(members_of(structured), expected);
     EXPECT_EQ(structured["answer"], answer["answer"]);
     const auto by_alias = mcp.tool("resolve_intent", {{"query", q}});
-    EXPECT_EQ(by_alias.body_json()["result"]["structuredContent"].value("question", ""), q) << by_alias.describe();
-    const auto two = mcp.tool("resolve_intent", {{"query", q}, {"question", "Who designed Greyhollow Light?"}});
+    EXPECT_EQ(by_alias.body_json()["result"]["structuredContent"].value("question", ""), q)
+        << by_alias.describe();
+    const auto two =
+        mcp.tool("resolve_intent", {{"query", q}, {"question", "Who designed Greyhollow Light?"}});
     const json refused = two.body_json()["result"];
     EXPECT_TRUE(refused.value("isError", false)) << two.describe();
-    EXPECT_NE(refused["content"][0].value("text", "").find("'question' and 'query'"), std::string::npos) << two.describe();
+    EXPECT_NE(refused["content"][0].value("text", "").find("'question' and 'query'"),
+              std::string::npos)
+        << two.describe();
 }
 
 // Each line of a Prometheus text exposition, and the histograms' rules (format 0.0.4): a family
@@ -1924,7 +2196,8 @@ struct HistogramSeries {
     std::optional<double> count;
 };
 
-std::map<std::string, HistogramSeries> histogram_series(const std::string& text, const std::string& family) {
+std::map<std::string, HistogramSeries> histogram_series(const std::string& text,
+                                                        const std::string& family) {
     std::map<std::string, HistogramSeries> series;  // by the labels but `le`
     const std::regex bucket("^" + family + R"re(_bucket\{(.*)le="([^"]+)"\} ([0-9.e+]+)$)re");
     const std::regex total("^" + family + R"re(_(sum|count)(\{(.*)\})? ([0-9.e+-]+)$)re");
@@ -1935,7 +2208,8 @@ std::map<std::string, HistogramSeries> histogram_series(const std::string& text,
         if (std::regex_match(line, m, bucket)) {
             std::string labels = m[1];
             if (!labels.empty() && labels.back() == ',') labels.pop_back();
-            const double le = m[2] == "+Inf" ? std::numeric_limits<double>::infinity() : std::stod(m[2]);
+            const double le =
+                m[2] == "+Inf" ? std::numeric_limits<double>::infinity() : std::stod(m[2]);
             series[labels].buckets.emplace_back(le, std::stod(m[3]));
         } else if (std::regex_match(line, m, total)) {
             auto& s = series[m[3]];
@@ -1952,10 +2226,13 @@ void expect_valid_histograms(const std::string& text, const std::string& family)
     for (const auto& [labels, s] : series) {
         ASSERT_GE(s.buckets.size(), 2u) << family << "{" << labels << "}";
         for (std::size_t i = 1; i < s.buckets.size(); ++i) {
-            EXPECT_LT(s.buckets[i - 1].first, s.buckets[i].first) << family << "{" << labels << "}: le rises";
-            EXPECT_LE(s.buckets[i - 1].second, s.buckets[i].second) << family << "{" << labels << "}: cumulative";
+            EXPECT_LT(s.buckets[i - 1].first, s.buckets[i].first)
+                << family << "{" << labels << "}: le rises";
+            EXPECT_LE(s.buckets[i - 1].second, s.buckets[i].second)
+                << family << "{" << labels << "}: cumulative";
         }
-        EXPECT_TRUE(std::isinf(s.buckets.back().first)) << family << "{" << labels << "}: ends with +Inf";
+        EXPECT_TRUE(std::isinf(s.buckets.back().first))
+            << family << "{" << labels << "}: ends with +Inf";
         ASSERT_TRUE(s.count && s.sum) << family << "{" << labels << "}: _sum and _count";
         EXPECT_EQ(s.buckets.back().second, *s.count) << family << "{" << labels << "}";
         EXPECT_GE(*s.sum, 0);
@@ -1966,9 +2243,12 @@ TEST_F(GatewayTest, MetricsExportLatencyHistogramsPerRouteEngineServiceAndStep) 
     start(true);
     const std::string q = "Who founded the shipyard that built the MV Curlew?";
     ASSERT_EQ(http("POST", "/api/v1/query", json{{"question", q}}.dump()).status, 200);
-    const auto streamed = http("POST", "/api/v1/query",
-                               json{{"question", "What happened to Saltspire Light in the Great Gale?"}, {"mode", "document-rag"}}.dump(),
-                               {"Accept: text/event-stream"});
+    const auto streamed =
+        http("POST", "/api/v1/query",
+             json{{"question", "What happened to Saltspire Light in the Great Gale?"},
+                  {"mode", "document-rag"}}
+                 .dump(),
+             {"Accept: text/event-stream"});
     ASSERT_EQ(streamed.status, 200);
     for (int i = 0; i < 3; ++i) ASSERT_EQ(http("GET", "/api/v1/health").status, 200);
     const auto metrics = http("GET", "/metrics");
@@ -1987,7 +2267,8 @@ TEST_F(GatewayTest, MetricsExportLatencyHistogramsPerRouteEngineServiceAndStep) 
     EXPECT_EQ(engines.at("engine=\"graph-rag\"").count.value_or(0), 1);
     ASSERT_TRUE(engines.count("engine=\"document-rag\"")) << "the streamed question counts too";
     EXPECT_EQ(engines.at("engine=\"document-rag\"").count.value_or(0), 1);
-    EXPECT_NE(text.find("glassbox_question_seconds_bucket{engine=\"graph-rag\",le=\"120\"} 1\n"), std::string::npos);
+    EXPECT_NE(text.find("glassbox_question_seconds_bucket{engine=\"graph-rag\",le=\"120\"} 1\n"),
+              std::string::npos);
 }
 
 // Issue 31, point 4: a NotFound for a collection carried the server's home path into problem
@@ -2000,10 +2281,12 @@ TEST_F(GatewayTest, NoAnswerOfAnyRouteOrMcpToolNamesAServerPath) {
     const std::string uploads = (fs::temp_directory_path() / "glassbox-upload-").string();
     // A stand-in agent whose errors name the gateway's home, the default home and an upload
     // folder: the router escalates from it, and its error goes into the answer and the trace.
-    const std::string leak = "sqlite: unable to open " + home.string() + "/knowledge/default.db (file://" + home.string() +
-                             "/logs, " + (default_home ? default_home : "/none") + "/run/endpoints.json, " + uploads +
-                             "1-0/a.ttl)";
-    start_process("leaky-agent", {"/usr/bin/python3", kLeakyWorker, broker_.endpoint, "agent", leak});
+    const std::string leak = "sqlite: unable to open " + home.string() +
+                             "/knowledge/default.db (file://" + home.string() + "/logs, " +
+                             (default_home ? default_home : "/none") + "/run/endpoints.json, " +
+                             uploads + "1-0/a.ttl)";
+    start_process("leaky-agent",
+                  {"/usr/bin/python3", kLeakyWorker, broker_.endpoint, "agent", leak});
     ASSERT_TRUE(wait_for_service(broker_.endpoint, "agent"));
 
     std::vector<std::pair<std::string, std::string>> seen;  // what was asked, what came back
@@ -2014,26 +2297,35 @@ TEST_F(GatewayTest, NoAnswerOfAnyRouteOrMcpToolNamesAServerPath) {
     const std::string missing = "Who designed Greyhollow Light in the missing collection?";
     const json nope{{"question", missing}, {"collection", "nope"}};
     expect_problem(keep("query nope", http("POST", "/api/v1/query", nope.dump())), 404, "NotFound");
-    keep("query nope sse", http("POST", "/api/v1/query", nope.dump(), {"Accept: text/event-stream"}));
-    const json escalated{{"question", "Who founded the shipyard that built the MV Curlew?"}, {"mode", "agent"}};
+    keep("query nope sse",
+         http("POST", "/api/v1/query", nope.dump(), {"Accept: text/event-stream"}));
+    const json escalated{{"question", "Who founded the shipyard that built the MV Curlew?"},
+                         {"mode", "agent"}};
     const auto leaked = keep("query agent", http("POST", "/api/v1/query", escalated.dump()));
     ASSERT_EQ(leaked.status, 200) << leaked.describe();
     const json runs = leaked.body_json()["runs"];
     ASSERT_TRUE(runs.is_array() && !runs.empty() && runs[0].contains("error")) << leaked.describe();
     EXPECT_NE(runs[0]["error"].value("message", "").find("<server path>"), std::string::npos)
         << "the leaking worker's error reached the guard: " << runs[0].dump();
-    keep("query agent sse", http("POST", "/api/v1/query", escalated.dump(), {"Accept: text/event-stream"}));
+    keep("query agent sse",
+         http("POST", "/api/v1/query", escalated.dump(), {"Accept: text/event-stream"}));
 
     // Uploads: bad ones (problems naming the upload), a good one (its IRIs name no staging folder).
-    keep("bad rdf", http("POST", "/api/v1/load/rdf?name=bad.ttl", "@prefix ex: <http://example.org/> .\nex:a ex:b .\n"));
-    keep("bad jsonl", http("POST", "/api/v1/load/docs?name=bad.jsonl", "{\"id\": \"a\", \"text\": \"x\"}\n{not json\n"));
+    keep("bad rdf", http("POST", "/api/v1/load/rdf?name=bad.ttl",
+                         "@prefix ex: <http://example.org/> .\nex:a ex:b .\n"));
+    keep("bad jsonl", http("POST", "/api/v1/load/docs?name=bad.jsonl",
+                           "{\"id\": \"a\", \"text\": \"x\"}\n{not json\n"));
     keep("bad tier", http("POST", "/api/v1/load/docs?name=x.txt&tier=9", "x"));
-    keep("rdf with a relative IRI", http("POST", "/api/v1/load/rdf?name=rel.ttl&collection=uploaded",
-                                         "<rel> <http://example.org/p> \"Zanthorp relative fact\" .\n"));
-    keep("docs", http("POST", "/api/v1/load/docs?name=note.md&collection=uploaded", "The Zanthorp Beacon was lit in 1901.\n"));
+    keep("rdf with a relative IRI",
+         http("POST", "/api/v1/load/rdf?name=rel.ttl&collection=uploaded",
+              "<rel> <http://example.org/p> \"Zanthorp relative fact\" .\n"));
+    keep("docs", http("POST", "/api/v1/load/docs?name=note.md&collection=uploaded",
+                      "The Zanthorp Beacon was lit in 1901.\n"));
     const auto found = keep("search uploaded",
-                            http("POST", "/api/v1/search", json{{"query", "Zanthorp"}, {"collection", "uploaded"}}.dump()));
-    EXPECT_NE(found.body.find("urn:glassbox:upload/note.md"), std::string::npos) << found.describe();
+                            http("POST", "/api/v1/search",
+                                 json{{"query", "Zanthorp"}, {"collection", "uploaded"}}.dump()));
+    EXPECT_NE(found.body.find("urn:glassbox:upload/note.md"), std::string::npos)
+        << found.describe();
     EXPECT_NE(found.body.find("urn:glassbox:upload/rel"), std::string::npos) << found.describe();
     keep("search", http("POST", "/api/v1/search", json{{"query", "Curlew shipyard"}}.dump()));
     keep("stats nope", http("GET", "/api/v1/graph/stats?collection=nope"));
@@ -2043,27 +2335,34 @@ TEST_F(GatewayTest, NoAnswerOfAnyRouteOrMcpToolNamesAServerPath) {
     // An errored run whose stored error names the home, as old traces' NotFound did.
     std::string errored;
     (void)test_support::wait_until([&] {
-        for (const auto& row : http("GET", "/api/v1/traces?status=error&limit=20").body_json().value("sessions", json::array()))
+        for (const auto& row : http("GET", "/api/v1/traces?status=error&limit=20")
+                                   .body_json()
+                                   .value("sessions", json::array()))
             if (row.value("question", "") == missing) errored = row.value("session", "");
         return !errored.empty();
     });
     ASSERT_FALSE(errored.empty()) << "the NotFound question's trace was never stored";
-    const std::string old_error = "NotFound: collection \"nope\": no such file " + home.string() + "/knowledge/nope.db";
-    const auto injected = run_command(
-        {"/usr/bin/python3", "-c",
-         "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1], timeout=10)\n"
-         "n = db.execute('UPDATE sessions SET error = ? WHERE uri = ?', (sys.argv[2], sys.argv[3])).rowcount\n"
-         "db.commit()\nprint(n)\n",
-         (dir() / "collector-home" / "traces.db").string(), old_error, errored},
-        dir(), milliseconds{30'000});
+    const std::string old_error =
+        "NotFound: collection \"nope\": no such file " + home.string() + "/knowledge/nope.db";
+    const auto injected =
+        run_command({"/usr/bin/python3", "-c",
+                     "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1], timeout=10)\n"
+                     "n = db.execute('UPDATE sessions SET error = ? WHERE uri = ?', (sys.argv[2], "
+                     "sys.argv[3])).rowcount\n"
+                     "db.commit()\nprint(n)\n",
+                     (dir() / "collector-home" / "traces.db").string(), old_error, errored},
+                    dir(), milliseconds{30'000});
     ASSERT_EQ(injected.out, "1\n") << injected.err;
     const auto listed = keep("traces errors", http("GET", "/api/v1/traces?status=error&limit=20"));
-    EXPECT_NE(listed.body.find("no such file <server path>"), std::string::npos) << listed.describe();
+    EXPECT_NE(listed.body.find("no such file <server path>"), std::string::npos)
+        << listed.describe();
     keep("trace errored", http("GET", "/api/v1/traces/" + errored));
     keep("trace errored turtle", http("GET", "/api/v1/traces/" + errored + "?format=turtle"));
-    keep("trace errored events", http("GET", "/api/v1/traces/" + errored + "/events", {}, {"Accept: text/event-stream"}));
+    keep("trace errored events",
+         http("GET", "/api/v1/traces/" + errored + "/events", {}, {"Accept: text/event-stream"}));
     const std::string agent_trace = leaked.body_json().value("trace_id", "");
-    keep("trace escalated", HttpAnswer{200, {}, stored_trace(agent_trace, "complete").dump(), json::array(), 0});
+    keep("trace escalated",
+         HttpAnswer{200, {}, stored_trace(agent_trace, "complete").dump(), json::array(), 0});
     keep("trace unknown", http("GET", "/api/v1/traces/" + home.string() + "x"));
 
     // MCP: tool results and errors, resources.
@@ -2076,8 +2375,10 @@ TEST_F(GatewayTest, NoAnswerOfAnyRouteOrMcpToolNamesAServerPath) {
     keep("mcp list errors", mcp.tool("list_traces", {{"status", "error"}}));
     keep("mcp explain errored", mcp.tool("explain_trace", {{"trace", errored}}));
     keep("mcp explain escalated", mcp.tool("explain_trace", {{"trace", agent_trace}}));
-    keep("mcp explain a path", mcp.tool("explain_trace", {{"trace", home.string() + "/traces.db"}}));
-    keep("mcp search", mcp.tool("search_graph", {{"query", "Zanthorp"}, {"collection", "uploaded"}}));
+    keep("mcp explain a path",
+         mcp.tool("explain_trace", {{"trace", home.string() + "/traces.db"}}));
+    keep("mcp search",
+         mcp.tool("search_graph", {{"query", "Zanthorp"}, {"collection", "uploaded"}}));
     keep("mcp read errored", mcp.request("resources/read", {{"uri", errored}}));
 
     // No answer names the test's folder (every home of this pipeline is in it), the homes, the

@@ -25,9 +25,19 @@ unsigned mode_of(const fs::path& path) {
 class HomeFilesTest : public ClusterTest {
 protected:
     std::vector<std::string> up_args(const fs::path& home) {
-        return {glassbox_binary(), "up", "--home", home.string(), "--bind", "tcp://127.0.0.1:*",
-                "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms", std::to_string(kHeartbeatMs),
-                "--gateway-listen", "127.0.0.1:0", "--ready-file",
+        return {glassbox_binary(),
+                "up",
+                "--home",
+                home.string(),
+                "--bind",
+                "tcp://127.0.0.1:*",
+                "--pub",
+                "tcp://127.0.0.1:*",
+                "--heartbeat-ms",
+                std::to_string(kHeartbeatMs),
+                "--gateway-listen",
+                "127.0.0.1:0",
+                "--ready-file",
                 (dir() / "up.ready").string()};
     }
     // `glassbox up` that must refuse to start: exit 2 at once, with `expected` on stderr.
@@ -79,13 +89,12 @@ TEST_F(HomeFilesTest, UpCreatesEveryFileAndFolderOwnerOnly) {
             EXPECT_EQ(mode_of(entry.path()), 0600u) << relative;
         }
     }
-    for (const char* expected : {"run/endpoints.json", "logs", "logs/broker.log", "logs/store.log", "run",
-                                 "run/broker.ready", "knowledge", "knowledge/default.db",
-                                 "knowledge/default.entity.hnsw", "traces.db", "keys",
-                                 "keys/broker.key_secret", "keys/client.key_secret",
-                                 "keys/worker.key_secret", "keys/collector.key_secret", "keys/allowed",
-                                 "keys/allowed/client.key", "keys/allowed/worker.key",
-                                 "keys/allowed/collector.key"}) {
+    for (const char* expected :
+         {"run/endpoints.json", "logs", "logs/broker.log", "logs/store.log", "run",
+          "run/broker.ready", "knowledge", "knowledge/default.db", "knowledge/default.entity.hnsw",
+          "traces.db", "keys", "keys/broker.key_secret", "keys/client.key_secret",
+          "keys/worker.key_secret", "keys/collector.key_secret", "keys/allowed",
+          "keys/allowed/client.key", "keys/allowed/worker.key", "keys/allowed/collector.key"}) {
         EXPECT_TRUE(seen.contains(expected)) << expected << " was not created";
     }
     EXPECT_EQ(mode_of(dir() / "up.ready"), 0600u) << "--ready-file";
@@ -148,9 +157,8 @@ TEST_F(HomeFilesTest, ALinkedKnowledgeFolderIsRefusedAndItsTargetUntouched) {
     fs::create_directory(elsewhere);
     ::chmod(elsewhere.c_str(), 0755);
     fs::create_directory_symlink(elsewhere, home / "knowledge");
-    const auto store = run_glassbox({"worker", "store", "--home", home.string(), "--broker",
-                                     "tcp://127.0.0.1:1"},
-                                    10'000ms);
+    const auto store = run_glassbox(
+        {"worker", "store", "--home", home.string(), "--broker", "tcp://127.0.0.1:1"}, 10'000ms);
     EXPECT_FALSE(store.timed_out) << "the store worker started on a linked knowledge/";
     EXPECT_EQ(store.status.code, 2) << store.err;
     EXPECT_NE(store.err.find("symbolic link"), std::string::npos) << store.err;

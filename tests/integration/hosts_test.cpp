@@ -54,23 +54,26 @@ struct HostSecurity {
         glassbox({"keys", "init", "--home", a.string()});
         for (const char* host : {"b", "c"}) {
             const auto& home = homes.at(host);
-            glassbox({"keys", "new", "worker", "--role", "worker:*", "--role", "client", "--home", home.string()});
+            glassbox({"keys", "new", "worker", "--role", "worker:*", "--role", "client", "--home",
+                      home.string()});
             glassbox({"keys", "allow", (home / "keys" / "worker.key").string(), "--as",
                       std::string("host-") + host + "-worker", "--home", a.string()});
             fs::copy_file(a / "keys" / "broker.key", home / "keys" / "broker.key",
                           fs::copy_options::overwrite_existing);
         }
         const auto& c = homes.at("c");
-        glassbox({"keys", "new", "client", "--role", "client", "--role", "subscriber", "--home", c.string()});
-        glassbox({"keys", "allow", (c / "keys" / "client.key").string(), "--as", "host-c-client", "--home",
-                  a.string()});
+        glassbox({"keys", "new", "client", "--role", "client", "--role", "subscriber", "--home",
+                  c.string()});
+        glassbox({"keys", "allow", (c / "keys" / "client.key").string(), "--as", "host-c-client",
+                  "--home", a.string()});
     }
     std::vector<std::string> flags(Party /*party*/, const fs::path& /*home*/) const { return {}; }
 
 private:
     static void glassbox(std::vector<std::string> args) {
         args.insert(args.begin(), glassbox_binary());
-        const auto done = run_command(std::move(args), fs::temp_directory_path(), milliseconds{30'000});
+        const auto done =
+            run_command(std::move(args), fs::temp_directory_path(), milliseconds{30'000});
         ASSERT_TRUE(done.status.exited && done.status.code == 0) << done.err;
     }
 };

@@ -17,7 +17,9 @@ namespace fs = std::filesystem;
 
 const fs::path kSharedData = GLASSBOX_SHARED_DATA;
 
-bool exited_with(const CommandResult& r, int code) { return r.status.exited && r.status.code == code; }
+bool exited_with(const CommandResult& r, int code) {
+    return r.status.exited && r.status.code == code;
+}
 
 std::string read_file(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -59,10 +61,11 @@ protected:
     void SetUp() override {
         broker_ = start_broker();
         const auto home = (dir() / "store-home").string();
-        start_process("embeddings", {glassbox_binary(), "worker", "embeddings", "--broker", broker_.endpoint,
-                                     "--heartbeat-ms", std::to_string(kHeartbeatMs)});
-        start_process("store", {glassbox_binary(), "worker", "store", "--broker", broker_.endpoint, "--home", home,
-                                "--heartbeat-ms", std::to_string(kHeartbeatMs)});
+        start_process("embeddings",
+                      {glassbox_binary(), "worker", "embeddings", "--broker", broker_.endpoint,
+                       "--heartbeat-ms", std::to_string(kHeartbeatMs)});
+        start_process("store", {glassbox_binary(), "worker", "store", "--broker", broker_.endpoint,
+                                "--home", home, "--heartbeat-ms", std::to_string(kHeartbeatMs)});
         ASSERT_TRUE(wait_for_service(broker_.endpoint, "embeddings"));
         ASSERT_TRUE(wait_for_service(broker_.endpoint, "store"));
     }
@@ -99,7 +102,8 @@ protected:
 TEST_F(KnowledgeTest, PathQuestionGraphLoadsExactlyAndAnswersPatterns) {
     const auto kb = kSharedData / "kg-pathquestion" / "kb.nt";
     const auto labels = kSharedData / "kg-pathquestion" / "labels.nt";
-    if (!fs::exists(kb) || !fs::exists(labels)) GTEST_SKIP() << "no ../shared/data/kg-pathquestion here";
+    if (!fs::exists(kb) || !fs::exists(labels))
+        GTEST_SKIP() << "no ../shared/data/kg-pathquestion here";
     const auto kb_lines = statement_lines(kb);
     const auto label_lines = statement_lines(labels);
     const std::set<std::string> distinct_kb(kb_lines.begin(), kb_lines.end());
@@ -126,7 +130,8 @@ TEST_F(KnowledgeTest, PathQuestionGraphLoadsExactlyAndAnswersPatterns) {
     for (const auto& line : distinct_kb) edges[first_token(line)].insert(line);
     std::vector<std::string> samples;
     for (const auto& [subject, lines] : edges) {
-        if (samples.size() < 5 && lines.size() >= 2 && subject.front() == '<') samples.push_back(subject);
+        if (samples.size() < 5 && lines.size() >= 2 && subject.front() == '<')
+            samples.push_back(subject);
     }
     ASSERT_FALSE(samples.empty());
     for (const auto& subject : samples) {
@@ -139,7 +144,8 @@ TEST_F(KnowledgeTest, PathQuestionGraphLoadsExactlyAndAnswersPatterns) {
             if (!line.empty()) got.insert(line);
         }
         // labels.nt may add rdfs:label lines for the same subject; the kb edges must all be there.
-        for (const auto& edge : edges[subject]) EXPECT_TRUE(got.count(edge)) << subject << " lacks " << edge;
+        for (const auto& edge : edges[subject])
+            EXPECT_TRUE(got.count(edge)) << subject << " lacks " << edge;
     }
 
     // Every fact resolves to the file it came from, with the tier it was loaded at.
@@ -161,7 +167,8 @@ TEST_F(KnowledgeTest, PathQuestionGraphLoadsExactlyAndAnswersPatterns) {
         for (const auto& s : per_fact) {
             EXPECT_EQ(s["tier"], 1);
             EXPECT_EQ(s["kind"], "file");
-            from_kb = from_kb || s["source"].get<std::string>().find("kb.nt") != std::string::npos ||
+            from_kb = from_kb ||
+                      s["source"].get<std::string>().find("kb.nt") != std::string::npos ||
                       s["source"].get<std::string>().find("labels.nt") != std::string::npos;
         }
         EXPECT_TRUE(from_kb) << per_fact.dump();
@@ -178,7 +185,8 @@ TEST_F(KnowledgeTest, HotpotDocumentsLoadWithChunkOffsetsThatPointAtTheirText) {
         auto doc = json::parse(line, nullptr, false);
         if (doc.is_object()) documents[doc["doc_id"].get<std::string>()] = doc;
     }
-    const auto loaded = glassbox_json({"load", "docs", corpus.string(), "--collection", "hotpot", "--tier", "2"});
+    const auto loaded =
+        glassbox_json({"load", "docs", corpus.string(), "--collection", "hotpot", "--tier", "2"});
     EXPECT_EQ(loaded["documents"], documents.size());
     EXPECT_EQ(loaded["documents_added"], documents.size());
     const auto counted = stats("hotpot");
@@ -192,8 +200,9 @@ TEST_F(KnowledgeTest, HotpotDocumentsLoadWithChunkOffsetsThatPointAtTheirText) {
         if (checked == 20) break;
         if (doc.value("title", "").size() < 6) continue;
         ++checked;
-        const auto found = glassbox_json({"query", "chunks", doc["title"].get<std::string>(), "--mode", "keyword",
-                                          "--collection", "hotpot", "--limit", "50"});
+        const auto found =
+            glassbox_json({"query", "chunks", doc["title"].get<std::string>(), "--mode", "keyword",
+                           "--collection", "hotpot", "--limit", "50"});
         ASSERT_FALSE(found["chunks"].empty()) << doc["title"];
         for (const auto& chunk : found["chunks"]) {
             const std::string document_id = chunk["document_id"];
@@ -204,7 +213,8 @@ TEST_F(KnowledgeTest, HotpotDocumentsLoadWithChunkOffsetsThatPointAtTheirText) {
             const auto begin = byte_of_char(text, chunk["char_offset"]);
             const auto end = byte_of_char(text, chunk["char_offset"].get<std::uint64_t>() +
                                                     chunk["char_length"].get<std::uint64_t>());
-            EXPECT_EQ(text.substr(begin, end - begin), chunk["text"].get<std::string>()) << chunk["chunk_id"];
+            EXPECT_EQ(text.substr(begin, end - begin), chunk["text"].get<std::string>())
+                << chunk["chunk_id"];
             EXPECT_EQ(chunk["tier"], 2);
         }
     }
@@ -213,14 +223,17 @@ TEST_F(KnowledgeTest, HotpotDocumentsLoadWithChunkOffsetsThatPointAtTheirText) {
     // Vector and hybrid search answer too, from the same chunks.
     const auto first = documents.begin()->second;
     for (const char* mode : {"vector", "hybrid"}) {
-        const auto found = glassbox_json({"query", "chunks", first["text"].get<std::string>().substr(0, 200),
-                                          "--mode", mode, "--collection", "hotpot"});
+        const auto found =
+            glassbox_json({"query", "chunks", first["text"].get<std::string>().substr(0, 200),
+                           "--mode", mode, "--collection", "hotpot"});
         ASSERT_FALSE(found["chunks"].empty()) << mode;
-        EXPECT_EQ(found["chunks"][0]["document_id"], "urn:glassbox:doc:" + first["doc_id"].get<std::string>())
+        EXPECT_EQ(found["chunks"][0]["document_id"],
+                  "urn:glassbox:doc:" + first["doc_id"].get<std::string>())
             << mode << ": " << found.dump();
     }
     // Loading again changes nothing.
-    const auto again = glassbox_json({"load", "docs", corpus.string(), "--collection", "hotpot", "--tier", "2"});
+    const auto again =
+        glassbox_json({"load", "docs", corpus.string(), "--collection", "hotpot", "--tier", "2"});
     EXPECT_EQ(again["documents_unchanged"], documents.size());
     EXPECT_EQ(stats("hotpot")["chunks"], counted["chunks"]);
 }
@@ -232,7 +245,8 @@ TEST_F(KnowledgeTest, BadFilesLoadNothingAndSayWhere) {
     ASSERT_EQ(before["quads"], 2);
 
     // A syntax error on line 3: nothing of that file (or the good file before it) is loaded.
-    const auto broken = write("broken.nt", "<urn:c> <urn:p> <urn:d> .\n<urn:d> <urn:p> <urn:e> .\n<urn:e> <urn:p> .\n");
+    const auto broken = write(
+        "broken.nt", "<urn:c> <urn:p> <urn:d> .\n<urn:d> <urn:p> <urn:e> .\n<urn:e> <urn:p> .\n");
     auto r = glassbox({"load", "rdf", good.string(), broken.string()});
     EXPECT_TRUE(exited_with(r, 2)) << r.err;
     EXPECT_NE(r.err.find("broken.nt:3:"), std::string::npos) << r.err;
@@ -260,13 +274,15 @@ TEST_F(KnowledgeTest, BadFilesLoadNothingAndSayWhere) {
     EXPECT_TRUE(exited_with(r, 0)) << r.err;
     EXPECT_NE(r.err.find("empty"), std::string::npos) << r.err;
 
-    // --lenient loads the good lines (<urn:c> <urn:p> <urn:d> is already there) and reports the bad one.
+    // --lenient loads the good lines (<urn:c> <urn:p> <urn:d> is already there) and reports the bad
+    // one.
     r = glassbox({"load", "rdf", broken.string(), "--lenient"});
     EXPECT_TRUE(exited_with(r, 0)) << r.err;
     EXPECT_NE(r.err.find("broken.nt:3:"), std::string::npos) << r.err;
     EXPECT_EQ(stats()["quads"], 4);
 
-    const auto bad_jsonl = write("bad.jsonl", "{\"doc_id\": \"a\", \"text\": \"fine\"}\n{\"doc_id\": 7}\n");
+    const auto bad_jsonl =
+        write("bad.jsonl", "{\"doc_id\": \"a\", \"text\": \"fine\"}\n{\"doc_id\": 7}\n");
     r = glassbox({"load", "docs", bad_jsonl.string()});
     EXPECT_TRUE(exited_with(r, 2)) << r.err;
     EXPECT_NE(r.err.find("bad.jsonl:2"), std::string::npos) << r.err;
@@ -277,14 +293,18 @@ TEST_F(KnowledgeTest, BadFilesLoadNothingAndSayWhere) {
 }
 
 TEST_F(KnowledgeTest, QueriesWithInvalidTermsOrCollectionsGetTypedErrors) {
-    const auto good = write("good.ttl", "@prefix ex: <http://example.org/> .\nex:a ex:p \"caf\xC3\xA9\"@fr ; ex:q 5 .\n");
+    const auto good =
+        write("good.ttl",
+              "@prefix ex: <http://example.org/> .\nex:a ex:p \"caf\xC3\xA9\"@fr ; ex:q 5 .\n");
     ASSERT_TRUE(exited_with(glassbox({"load", "rdf", good.string()}), 0));
 
     auto r = glassbox({"query", "triples", "-o", "\"café\"@fr"});
     ASSERT_TRUE(exited_with(r, 0)) << r.err;
-    EXPECT_NE(r.out.find("<http://example.org/a> <http://example.org/p> \"caf\xC3\xA9\"@fr ."), std::string::npos)
+    EXPECT_NE(r.out.find("<http://example.org/a> <http://example.org/p> \"caf\xC3\xA9\"@fr ."),
+              std::string::npos)
         << r.out;
-    r = glassbox({"query", "triples", "-p", "http://example.org/q", "-o", "\"5\"^^<http://www.w3.org/2001/XMLSchema#integer>"});
+    r = glassbox({"query", "triples", "-p", "http://example.org/q", "-o",
+                  "\"5\"^^<http://www.w3.org/2001/XMLSchema#integer>"});
     ASSERT_TRUE(exited_with(r, 0)) << r.err;
     EXPECT_NE(r.out.find("<http://example.org/a>"), std::string::npos) << r.out;
 
@@ -305,7 +325,8 @@ TEST_F(KnowledgeTest, QueriesWithInvalidTermsOrCollectionsGetTypedErrors) {
     r = glassbox({"call", "store", R"({"op":"teleport"})"});
     EXPECT_TRUE(exited_with(r, 2)) << r.err;
     EXPECT_NE(r.err.find("unknown op"), std::string::npos) << r.err;
-    r = glassbox({"call", "store", R"({"op":"load-triples","source":{"uri":"urn:x"},"nquads":"<a> <b> ."})"});
+    r = glassbox({"call", "store",
+                  R"({"op":"load-triples","source":{"uri":"urn:x"},"nquads":"<a> <b> ."})"});
     EXPECT_TRUE(exited_with(r, 2)) << r.err;
     EXPECT_EQ(stats()["quads"], 2);
 }
@@ -329,10 +350,12 @@ TEST_F(KnowledgeTest, AStagedLoadIsInvisibleUntilCommittedAndAFailedOneLeavesNoF
     // New facts in the first file, a syntax error in the second: neither the facts nor the first
     // file's source are stored, though the first file's batches were staged before the error.
     std::string fresh;
-    for (int i = 0; i < 40; ++i) fresh += "<urn:n" + std::to_string(i) + "> <urn:p> \"v" + std::to_string(i) + "\" .\n";
+    for (int i = 0; i < 40; ++i)
+        fresh += "<urn:n" + std::to_string(i) + "> <urn:p> \"v" + std::to_string(i) + "\" .\n";
     const auto good = write("fresh.nt", fresh);
     const auto broken = write("broken.nt", "<urn:c> <urn:p> <urn:d> .\n<urn:d> <urn:p> .\n");
-    auto r = glassbox({"load", "rdf", good.string(), broken.string(), "--batch-size", "7", "--no-index"});
+    auto r = glassbox(
+        {"load", "rdf", good.string(), broken.string(), "--batch-size", "7", "--no-index"});
     EXPECT_TRUE(exited_with(r, 2)) << r.err;
     EXPECT_NE(r.err.find("broken.nt:2:"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("nothing was loaded"), std::string::npos) << r.err;
@@ -341,10 +364,12 @@ TEST_F(KnowledgeTest, AStagedLoadIsInvisibleUntilCommittedAndAFailedOneLeavesNoF
     EXPECT_EQ(after["sources"], before["sources"]);
 
     // The service's staged ops directly: staged batches count nothing until load-commit.
-    const json staged_batch{{"op", "load-triples"},
-                            {"load", "it-load-1"},
-                            {"source", {{"uri", "urn:it:file"}, {"tier", 2}}},
-                            {"nquads", "<urn:x> <urn:p> <urn:y> .\n<urn:x> <urn:p> <urn:y> .\n<urn:a> <urn:p> <urn:b> .\n"}};
+    const json staged_batch{
+        {"op", "load-triples"},
+        {"load", "it-load-1"},
+        {"source", {{"uri", "urn:it:file"}, {"tier", 2}}},
+        {"nquads",
+         "<urn:x> <urn:p> <urn:y> .\n<urn:x> <urn:p> <urn:y> .\n<urn:a> <urn:p> <urn:b> .\n"}};
     r = glassbox({"call", "store", staged_batch.dump()});
     ASSERT_TRUE(exited_with(r, 0)) << r.err;
     EXPECT_EQ(final_body(r), (json{{"statements", 3}, {"added", 0}, {"present", 0}}));
@@ -354,14 +379,16 @@ TEST_F(KnowledgeTest, AStagedLoadIsInvisibleUntilCommittedAndAFailedOneLeavesNoF
     EXPECT_EQ(final_body(r), (json{{"statements", 3}, {"added", 1}, {"present", 2}}));
     after = stats();
     EXPECT_EQ(after["quads"], before["quads"].get<int>() + 1);
-    EXPECT_EQ(after["facts_per_tier"]["2"], 2) << "<urn:a> <urn:p> <urn:b> is now also from a tier-2 source";
+    EXPECT_EQ(after["facts_per_tier"]["2"], 2)
+        << "<urn:a> <urn:p> <urn:b> is now also from a tier-2 source";
 
     // Aborted: nothing to commit afterwards. Bad names and missing fields are typed errors.
     auto again = staged_batch;
     again["load"] = "it-load-2";
     again["nquads"] = "<urn:z> <urn:p> <urn:y> .\n";
     ASSERT_TRUE(exited_with(glassbox({"call", "store", again.dump()}), 0));
-    ASSERT_TRUE(exited_with(glassbox({"call", "store", R"({"op":"load-abort","load":"it-load-2"})"}), 0));
+    ASSERT_TRUE(
+        exited_with(glassbox({"call", "store", R"({"op":"load-abort","load":"it-load-2"})"}), 0));
     r = glassbox({"call", "store", R"({"op":"load-commit","load":"it-load-2"})"});
     ASSERT_TRUE(exited_with(r, 0)) << r.err;
     EXPECT_EQ(final_body(r)["added"], 0);
@@ -375,24 +402,27 @@ TEST_F(KnowledgeTest, AStagedLoadIsInvisibleUntilCommittedAndAFailedOneLeavesNoF
 
 TEST_F(KnowledgeTest, OneLoadSpreadOverTwoStoreWorkersCommitsExactly) {
     const auto home = (dir() / "store-home").string();
-    start_process("store-2", {glassbox_binary(), "worker", "store", "--broker", broker_.endpoint, "--home", home,
-                              "--heartbeat-ms", std::to_string(kHeartbeatMs)});
+    start_process("store-2", {glassbox_binary(), "worker", "store", "--broker", broker_.endpoint,
+                              "--home", home, "--heartbeat-ms", std::to_string(kHeartbeatMs)});
     std::string text;
     std::set<std::string> distinct;
     for (int i = 0; i < 120; ++i) {
-        const std::string line = "<urn:s" + std::to_string(i % 30) + "> <urn:p" + std::to_string(i % 4) + "> <urn:o" +
-                                 std::to_string(i % 11) + "> .";
+        const std::string line = "<urn:s" + std::to_string(i % 30) + "> <urn:p" +
+                                 std::to_string(i % 4) + "> <urn:o" + std::to_string(i % 11) +
+                                 "> .";
         text += line + "\n";
         distinct.insert(line);
     }
     const auto file = write("spread.nt", text);
     // One statement per request, so both workers take batches of the same staged load.
-    const auto loaded = glassbox_json({"load", "rdf", file.string(), "--batch-size", "1", "--no-index"});
+    const auto loaded =
+        glassbox_json({"load", "rdf", file.string(), "--batch-size", "1", "--no-index"});
     EXPECT_EQ(loaded["statements"], 120);
     EXPECT_EQ(loaded["added"], distinct.size());
     EXPECT_EQ(loaded["present"], 120 - distinct.size());
     EXPECT_EQ(stats()["quads"], distinct.size());
-    const auto reloaded = glassbox_json({"load", "rdf", file.string(), "--batch-size", "1", "--no-index"});
+    const auto reloaded =
+        glassbox_json({"load", "rdf", file.string(), "--batch-size", "1", "--no-index"});
     EXPECT_EQ(reloaded["added"], 0);
     EXPECT_EQ(reloaded["present"], 120);
     const auto answer = glassbox_json({"query", "triples", "-p", "urn:p1", "--limit", "1000"});
@@ -409,7 +439,8 @@ TEST_F(KnowledgeTest, ABatchOfHugeLiteralsTravelsAsSeveralRequests) {
     for (int i = 0; i < kTriples; ++i) {
         // 400 KB each, ending in escaped quotes; 19 MB in all, in one batch of 50,000.
         const std::string value(400'000, static_cast<char>('a' + i % 26));
-        text += "<urn:doc" + std::to_string(i) + "> <urn:text> \"" + value + "\\\"quoted\\\" end\" .\n";
+        text +=
+            "<urn:doc" + std::to_string(i) + "> <urn:text> \"" + value + "\\\"quoted\\\" end\" .\n";
     }
     const auto file = write("huge-literals.nt", text);
     const auto loaded = glassbox_json({"load", "rdf", file.string(), "--no-index"});
@@ -426,12 +457,13 @@ TEST_F(KnowledgeTest, ABatchOfHugeLiteralsTravelsAsSeveralRequests) {
 // entities-batch answers each vector with its own list, exactly as `entities` answers that
 // vector alone; a vector of another dimension is a typed error.
 TEST_F(KnowledgeTest, EntitiesBatchAnswersEachVectorAsEntitiesDoesAlone) {
-    const auto ttl = write("people.ttl",
-                           "@prefix ex: <http://example.org/> .\n"
-                           "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
-                           "ex:ada rdfs:label \"Ada Lovelace\" ; ex:knows ex:charles .\n"
-                           "ex:charles rdfs:label \"Charles Babbage\" .\n"
-                           "ex:engine rdfs:label \"Analytical Engine\" ; ex:designer ex:charles .\n");
+    const auto ttl =
+        write("people.ttl",
+              "@prefix ex: <http://example.org/> .\n"
+              "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+              "ex:ada rdfs:label \"Ada Lovelace\" ; ex:knows ex:charles .\n"
+              "ex:charles rdfs:label \"Charles Babbage\" .\n"
+              "ex:engine rdfs:label \"Analytical Engine\" ; ex:designer ex:charles .\n");
     ASSERT_TRUE(exited_with(glassbox({"load", "rdf", ttl.string()}), 0));
     const json texts{{"texts", {"Ada Lovelace", "Analytical Engine", "Babbage"}}};
     auto r = glassbox({"call", "embeddings", texts.dump()});
@@ -439,19 +471,24 @@ TEST_F(KnowledgeTest, EntitiesBatchAnswersEachVectorAsEntitiesDoesAlone) {
     const json vectors = final_body(r)["vectors"];
     ASSERT_EQ(vectors.size(), 3u);
 
-    r = glassbox({"call", "store", json{{"op", "entities-batch"}, {"vectors", vectors}, {"limit", 2}}.dump()});
+    r = glassbox({"call", "store",
+                  json{{"op", "entities-batch"}, {"vectors", vectors}, {"limit", 2}}.dump()});
     ASSERT_TRUE(exited_with(r, 0)) << r.err;
     const json results = final_body(r)["results"];
     ASSERT_EQ(results.size(), 3u) << r.out;
     for (std::size_t i = 0; i < vectors.size(); ++i) {
-        r = glassbox({"call", "store", json{{"op", "entities"}, {"vectors", {vectors[i]}}, {"limit", 2}}.dump()});
+        r = glassbox({"call", "store",
+                      json{{"op", "entities"}, {"vectors", {vectors[i]}}, {"limit", 2}}.dump()});
         ASSERT_TRUE(exited_with(r, 0)) << r.err;
         EXPECT_EQ(results[i], final_body(r)["entities"]) << i;
         EXPECT_EQ(results[i].size(), 2u) << i;
     }
-    EXPECT_NE(results[0][0]["entity"].dump().find("http://example.org/ada"), std::string::npos) << results[0];
-    EXPECT_NE(results[1][0]["entity"].dump().find("http://example.org/engine"), std::string::npos) << results[1];
-    EXPECT_NE(results[2][0]["entity"].dump().find("http://example.org/charles"), std::string::npos) << results[2];
+    EXPECT_NE(results[0][0]["entity"].dump().find("http://example.org/ada"), std::string::npos)
+        << results[0];
+    EXPECT_NE(results[1][0]["entity"].dump().find("http://example.org/engine"), std::string::npos)
+        << results[1];
+    EXPECT_NE(results[2][0]["entity"].dump().find("http://example.org/charles"), std::string::npos)
+        << results[2];
 
     r = glassbox({"call", "store", R"({"op":"entities-batch","vectors":[],"limit":2})"});
     ASSERT_TRUE(exited_with(r, 0)) << r.err;

@@ -29,13 +29,14 @@ class QueryTest : public ClusterTest {
 protected:
     void SetUp() override {
         broker_ = start_broker();
-        start_workers(broker_.endpoint, {{"trace-collector", {"--home", (dir() / "collector-home").string()}},
-                                         {"embeddings"},
-                                         {"store", {"--home", (dir() / "store-home").string()}},
-                                         {"llm"},
-                                         {"graph-rag", {"--threads", "2"}},
-                                         {"document-rag", {"--threads", "2"}},
-                                         {"query", {"--threads", "2"}}});
+        start_workers(broker_.endpoint,
+                      {{"trace-collector", {"--home", (dir() / "collector-home").string()}},
+                       {"embeddings"},
+                       {"store", {"--home", (dir() / "store-home").string()}},
+                       {"llm"},
+                       {"graph-rag", {"--threads", "2"}},
+                       {"document-rag", {"--threads", "2"}},
+                       {"query", {"--threads", "2"}}});
         ASSERT_FALSE(HasFailure()) << "the pipeline did not start";
         load_sample(broker_.endpoint, kSample, true);
         ASSERT_FALSE(HasFailure()) << "ops/sample did not load";
@@ -52,15 +53,17 @@ protected:
         json shown;
         while (std::chrono::steady_clock::now() < until) {
             GbcClient client(context_, broker_.endpoint);
-            const auto replies = client.call("trace", json{{"op", "show"}, {"session", session}}.dump(), 10'000,
-                                             milliseconds{12'000});
+            const auto replies =
+                client.call("trace", json{{"op", "show"}, {"session", session}}.dump(), 10'000,
+                            milliseconds{12'000});
             if (!replies.empty() && replies.back().is_final()) {
                 shown = replies.back().json();
                 if (shown["session"].value("status", "") == status) return shown;
             }
             std::this_thread::sleep_for(milliseconds{100});
         }
-        ADD_FAILURE() << session << " never stored as " << status << "; last: " << shown.dump().substr(0, 2000);
+        ADD_FAILURE() << session << " never stored as " << status
+                      << "; last: " << shown.dump().substr(0, 2000);
         return json();
     }
 
@@ -72,7 +75,8 @@ std::vector<std::string> own_steps(const RagRun& run, const TraceGraph& graph) {
     std::vector<std::string> out;
     for (const auto& e : run.explains) {
         for (const char* cls : {"Question", "RoutingDecision", "Escalation", "Conclusion"}) {
-            if (graph.has_type(schema::iri(e.explain_id), std::string("https://glassbox.dev/ns#") + cls))
+            if (graph.has_type(schema::iri(e.explain_id),
+                               std::string("https://glassbox.dev/ns#") + cls))
                 out.push_back(cls);
         }
     }
@@ -112,10 +116,13 @@ TEST_F(QueryTest, RoutesANamedEntityToGraphRagWithTheChainLinkedAndStored) {
     const auto sub_uris = schema::explain::RunUris::from_uri(sub);
     ASSERT_TRUE(sub_uris);
     const auto derived = graph.values(schema::iri(uris->conclusion()), vocab::kProvWasDerivedFrom);
-    EXPECT_NE(std::find(derived.begin(), derived.end(), schema::iri(sub_uris->synthesis())), derived.end());
-    EXPECT_EQ(graph.text(schema::iri(uris->conclusion()), vocab::kAggregateTier), std::optional<std::string>("1"))
+    EXPECT_NE(std::find(derived.begin(), derived.end(), schema::iri(sub_uris->synthesis())),
+              derived.end());
+    EXPECT_EQ(graph.text(schema::iri(uris->conclusion()), vocab::kAggregateTier),
+              std::optional<std::string>("1"))
         << "orrin.ttl was loaded at tier 1";
-    EXPECT_NE(final["provenance"]["sources"].dump().find("orrin.ttl"), std::string::npos) << final["provenance"].dump();
+    EXPECT_NE(final["provenance"]["sources"].dump().find("orrin.ttl"), std::string::npos)
+        << final["provenance"].dump();
     // The collector stored the query's trace whole and complete.
     const json shown = stored(session, "complete");
     ASSERT_TRUE(shown.is_object());
@@ -129,12 +136,14 @@ TEST_F(QueryTest, DocumentWordsGoToDocumentRagAndAMissingAgentIsACleanEscalation
     EXPECT_EQ((*docs.final)["route"]["engine"], "document-rag") << (*docs.final)["route"].dump();
 
     // No agent worker runs here: asked for it, the router records why and escalates.
-    const RagRun agent = ask({{"query", "Who founded the shipyard that built the MV Curlew?"}, {"mode", "agent"}});
+    const RagRun agent =
+        ask({{"query", "Who founded the shipyard that built the MV Curlew?"}, {"mode", "agent"}});
     ASSERT_TRUE(agent.ok()) << agent.describe();
     const json& final = *agent.final;
     ASSERT_GE(final["escalations"].size(), 1u) << final.dump();
     EXPECT_EQ(final["escalations"][0]["from"], "agent");
-    EXPECT_NE(final["escalations"][0]["reason"].get<std::string>().find("no worker serves"), std::string::npos);
+    EXPECT_NE(final["escalations"][0]["reason"].get<std::string>().find("no worker serves"),
+              std::string::npos);
     EXPECT_NE(final["engine"], "agent");
     const TraceGraph graph(agent.explains);
     const auto steps = own_steps(agent, graph);
@@ -145,8 +154,9 @@ TEST_F(QueryTest, DocumentWordsGoToDocumentRagAndAMissingAgentIsACleanEscalation
 TEST_F(QueryTest, AnAgentAnswerCarriesTheTiersOfTheFactsItRestsOn) {
     start_workers(broker_.endpoint, {{"agent"}});
     ASSERT_FALSE(HasFailure());
-    const RagRun run = ask({{"query", "Where was the founder of the company that built the Meridian Telescope born?"},
-                            {"mode", "agent"}});
+    const RagRun run = ask(
+        {{"query", "Where was the founder of the company that built the Meridian Telescope born?"},
+         {"mode", "agent"}});
     ASSERT_TRUE(run.ok()) << run.describe();
     const json& final = *run.final;
     ASSERT_EQ(final["engine"], "agent") << final.dump();
@@ -158,23 +168,27 @@ TEST_F(QueryTest, AnAgentAnswerCarriesTheTiersOfTheFactsItRestsOn) {
     ASSERT_FALSE(provenance["sources"].empty()) << provenance.dump();
     for (const auto& source : provenance["sources"]) {
         EXPECT_EQ(source["tier"], 1) << source.dump();
-        EXPECT_NE(source["source"].get<std::string>().find("orrin.ttl"), std::string::npos) << source.dump();
+        EXPECT_NE(source["source"].get<std::string>().find("orrin.ttl"), std::string::npos)
+            << source.dump();
     }
     const auto uris = schema::explain::RunUris::from_uri(final["session"].get<std::string>());
     ASSERT_TRUE(uris);
     const TraceGraph graph(run.explains);
-    EXPECT_EQ(graph.text(schema::iri(uris->conclusion()), vocab::kAggregateTier), std::optional<std::string>("1"));
+    EXPECT_EQ(graph.text(schema::iri(uris->conclusion()), vocab::kAggregateTier),
+              std::optional<std::string>("1"));
 }
 
 TEST_F(QueryTest, AFollowUpIsResolvedAgainstThePreviousTurnBeforeRoutingAndRecorded) {
     const std::string conversation = "query-follow-up-" + port_of(broker_.endpoint);
     const RagRun first = ask({{"query", "What is Saltspire Light?"}, {"session_id", conversation}});
     ASSERT_TRUE(first.ok()) << first.describe();
-    ASSERT_TRUE(wait_for_turns(broker_.endpoint, conversation, 1)) << "the first turn was never indexed";
+    ASSERT_TRUE(wait_for_turns(broker_.endpoint, conversation, 1))
+        << "the first turn was never indexed";
     const RagRun second = ask({{"query", "Who designed it?"}, {"session_id", conversation}});
     ASSERT_TRUE(second.ok()) << second.describe();
     const json& final = *second.final;
-    EXPECT_EQ(final.value("resolved_question", ""), "Who designed Saltspire Light?") << final.dump();
+    EXPECT_EQ(final.value("resolved_question", ""), "Who designed Saltspire Light?")
+        << final.dump();
     EXPECT_EQ(final["resolved_reference"].value("rule", ""), "question-entity");
     EXPECT_EQ(final.value("answer", ""), "Ilse Varrow") << final.dump();
     const auto uris = schema::explain::RunUris::from_uri(final["session"].get<std::string>());
@@ -208,10 +222,12 @@ std::vector<json> text_partials(const RagRun& run) {
 
 TEST_F(QueryTest, StreamsTheEnginesTextProvisionallyAndRetractsARunItEscalatesPast) {
     // No escalation: the routed engine's pieces, provisional, make up the answer.
-    const RagRun run = ask({{"query", "Who founded the shipyard that built the MV Curlew?"}, {"streaming", true}});
+    const RagRun run =
+        ask({{"query", "Who founded the shipyard that built the MV Curlew?"}, {"streaming", true}});
     ASSERT_TRUE(run.ok()) << run.describe();
     const auto pieces = text_partials(run);
-    ASSERT_FALSE(pieces.empty()) << "the text is streamed (the extractive model writes it in one piece)";
+    ASSERT_FALSE(pieces.empty())
+        << "the text is streamed (the extractive model writes it in one piece)";
     std::string text;
     for (const auto& p : pieces) {
         EXPECT_EQ(p.value("message_type", ""), "chunk") << p.dump();
@@ -222,12 +238,14 @@ TEST_F(QueryTest, StreamsTheEnginesTextProvisionallyAndRetractsARunItEscalatesPa
     EXPECT_EQ(text, run.final->value("response", ""));
     // Asked for the agent, which no worker serves: its run is retracted, then the next engine's
     // text comes; nothing streamed before the retraction belongs to the answer.
-    const RagRun escalated = ask({{"query", "Who founded the shipyard that built the MV Curlew?"}, {"mode", "agent"},
+    const RagRun escalated = ask({{"query", "Who founded the shipyard that built the MV Curlew?"},
+                                  {"mode", "agent"},
                                   {"streaming", true}});
     ASSERT_TRUE(escalated.ok()) << escalated.describe();
     const auto streamed = text_partials(escalated);
-    const auto retract = std::find_if(streamed.begin(), streamed.end(),
-                                      [](const json& p) { return p.value("message_type", "") == "retract"; });
+    const auto retract = std::find_if(streamed.begin(), streamed.end(), [](const json& p) {
+        return p.value("message_type", "") == "retract";
+    });
     ASSERT_NE(retract, streamed.end());
     EXPECT_EQ(retract->value("engine", ""), "agent");
     EXPECT_EQ((*retract)["run"], 0);
@@ -241,18 +259,21 @@ TEST_F(QueryTest, StreamsTheEnginesTextProvisionallyAndRetractsARunItEscalatesPa
 }
 
 TEST_F(QueryTest, InvokeAsksTheRouterByDefaultAndShowsTheRoute) {
-    const auto text = run_glassbox({"invoke", "-x", "-q", "Who founded the shipyard that built the MV Curlew?",
-                                    "--broker", broker_.endpoint},
-                                   milliseconds{120'000});
+    const auto text =
+        run_glassbox({"invoke", "-x", "-q", "Who founded the shipyard that built the MV Curlew?",
+                      "--broker", broker_.endpoint},
+                     milliseconds{120'000});
     ASSERT_TRUE(text.status.exited && text.status.code == 0) << text.err;
     EXPECT_NE(text.out.find("[RoutingDecision] urn:glassbox:"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("route graph-rag by rules"), std::string::npos) << text.out;
-    EXPECT_NE(text.out.find("\n  [Synthesis] urn:glassbox:"), std::string::npos) << "the sub-trace, indented\n" << text.out;
+    EXPECT_NE(text.out.find("\n  [Synthesis] urn:glassbox:"), std::string::npos)
+        << "the sub-trace, indented\n"
+        << text.out;
     EXPECT_NE(text.out.find("route: graph-rag by rules"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("provenance: tier 1"), std::string::npos) << text.out;
     // The engines stay reachable by name.
-    const auto direct = run_glassbox({"invoke", "graph-rag", "-q", "Who designed Greyhollow Light?", "--broker",
-                                      broker_.endpoint},
+    const auto direct = run_glassbox({"invoke", "graph-rag", "-q", "Who designed Greyhollow Light?",
+                                      "--broker", broker_.endpoint},
                                      milliseconds{120'000});
     ASSERT_TRUE(direct.status.exited && direct.status.code == 0) << direct.err;
     EXPECT_EQ(direct.out.find("route:"), std::string::npos);
@@ -267,17 +288,20 @@ TEST_F(QueryTest, AnUnknownCollectionIsNotFoundWithoutEscalatingInTheStreamAndTh
     ASSERT_FALSE(run.ok());
     EXPECT_EQ(run.error_type, "NotFound") << run.describe();
     EXPECT_NE(run.error_message.find("\"nope\""), std::string::npos) << run.error_message;
-    EXPECT_EQ(run.error_message.find(dir().string()), std::string::npos) << "no server path: " << run.error_message;
+    EXPECT_EQ(run.error_message.find(dir().string()), std::string::npos)
+        << "no server path: " << run.error_message;
     const TraceGraph graph(run.explains);
     const auto steps = own_steps(run, graph);
-    EXPECT_EQ(std::find(steps.begin(), steps.end(), "Escalation"), steps.end()) << "no escalation past NotFound";
+    EXPECT_EQ(std::find(steps.begin(), steps.end(), "Escalation"), steps.end())
+        << "no escalation past NotFound";
     ASSERT_FALSE(run.explains.empty());
     ASSERT_TRUE(stored(run.explains.front().session, "error").is_object());
 
-    const auto text = run_glassbox({"invoke", "-q", "Who designed Greyhollow Light?", "--collection", "nope",
-                                    "--broker", broker_.endpoint},
+    const auto text = run_glassbox({"invoke", "-q", "Who designed Greyhollow Light?",
+                                    "--collection", "nope", "--broker", broker_.endpoint},
                                    milliseconds{120'000});
-    EXPECT_TRUE(text.status.exited && text.status.code == 2) << text.status.describe() << "\n" << text.out;
+    EXPECT_TRUE(text.status.exited && text.status.code == 2) << text.status.describe() << "\n"
+                                                             << text.out;
     EXPECT_TRUE(text.err.starts_with("NotFound")) << text.err;
     EXPECT_NE(text.err.find("\"nope\""), std::string::npos) << text.err;
     EXPECT_EQ(text.err.find(dir().string()), std::string::npos) << "no server path: " << text.err;
@@ -297,7 +321,8 @@ TEST_F(QueryTest, QueryWorkerKilledMidRunLeavesAnErrorTraceNamingTheStepReached)
     graph->send_signal(SIGSTOP);
     GbcClient client(context_, broker_.endpoint);
     const std::string id = client.request(
-        "query", json{{"query", "Who designed Greyhollow Light?"}, {"mode", "graph-rag"}}.dump(), 30'000);
+        "query", json{{"query", "Who designed Greyhollow Light?"}, {"mode", "graph-rag"}}.dump(),
+        30'000);
     ASSERT_TRUE(wait_for_service_entry(broker_.endpoint, "graph-rag", [](const json& e) {
         return e.value("in_flight", 0) >= 1;
     })) << "the query never reached the frozen graph-rag";
@@ -316,8 +341,10 @@ TEST_F(QueryTest, QueryWorkerKilledMidRunLeavesAnErrorTraceNamingTheStepReached)
     ASSERT_TRUE(uris);
     const auto& events = shown["events"];
     ASSERT_GE(events.size(), 3u);
-    EXPECT_EQ(events[events.size() - 2].value("explain_id", ""), uris->routing_decision()) << shown.dump().substr(0, 3000);
-    EXPECT_NE(shown["session"].dump().find("WorkerLost"), std::string::npos) << shown["session"].dump();
+    EXPECT_EQ(events[events.size() - 2].value("explain_id", ""), uris->routing_decision())
+        << shown.dump().substr(0, 3000);
+    EXPECT_NE(shown["session"].dump().find("WorkerLost"), std::string::npos)
+        << shown["session"].dump();
 }
 
 // Issue 31: `printf 'Q1\nQ2\n' | glassbox chat` sends the follow-up the moment the first answer
@@ -327,16 +354,19 @@ TEST_F(QueryTest, QueryWorkerKilledMidRunLeavesAnErrorTraceNamingTheStepReached)
 TEST_F(QueryTest, APipedChatFollowUpSeesThePreviousTurnAndElseLeavesOutItsAnswer) {
     std::string last_trace;
     for (int attempt = 0; attempt < 3; ++attempt) {
-        const auto chat = run_command({"/bin/sh", "-c",
-                                       "printf 'Who designed Greyhollow Light?\\nWhat else did she design?\\n' | '" +
-                                           glassbox_binary() + "' chat --broker " + broker_.endpoint},
-                                      dir(), milliseconds{120'000});
+        const auto chat = run_command(
+            {"/bin/sh", "-c",
+             "printf 'Who designed Greyhollow Light?\\nWhat else did she design?\\n' | '" +
+                 glassbox_binary() + "' chat --broker " + broker_.endpoint},
+            dir(), milliseconds{120'000});
         ASSERT_TRUE(chat.status.exited && chat.status.code == 0) << chat.out << chat.err;
-        EXPECT_NE(chat.out.find("(query)\n"), std::string::npos) << "chat takes the router\n" << chat.out;
+        EXPECT_NE(chat.out.find("(query)\n"), std::string::npos) << "chat takes the router\n"
+                                                                 << chat.out;
         const auto first = chat.out.find("Answer: Ilse Varrow\n");
         ASSERT_NE(first, std::string::npos) << chat.out;
-        EXPECT_NE(chat.out.find("Answer: Saltspire Light\n", first), std::string::npos) << "attempt " << attempt << "\n"
-                                                                                            << chat.out;
+        EXPECT_NE(chat.out.find("Answer: Saltspire Light\n", first), std::string::npos)
+            << "attempt " << attempt << "\n"
+            << chat.out;
         const auto at = chat.out.rfind("trace: ");
         ASSERT_NE(at, std::string::npos);
         last_trace = chat.out.substr(at + 7, chat.out.find('\n', at) - at - 7);
@@ -345,7 +375,8 @@ TEST_F(QueryTest, APipedChatFollowUpSeesThePreviousTurnAndElseLeavesOutItsAnswer
     const json shown = stored(last_trace, "complete");
     ASSERT_TRUE(shown.is_object());
     const std::string text = shown.dump();
-    EXPECT_NE(text.find("https://glassbox.dev/ns#excludes"), std::string::npos) << text.substr(0, 3000);
+    EXPECT_NE(text.find("https://glassbox.dev/ns#excludes"), std::string::npos)
+        << text.substr(0, 3000);
     EXPECT_NE(text.find("\"Greyhollow Light\""), std::string::npos);
     EXPECT_NE(text.find("https://glassbox.dev/ns#excludedEdgeCount"), std::string::npos);
 }
@@ -378,12 +409,15 @@ TEST_F(QueryTest, TracesRecordTheirCollectionAndTokensAndAKindTypoIsAnError) {
     const auto typo = list({{"op", "list"}, {"kind", "graphrag"}});
     ASSERT_TRUE(typo.back().is_error());
     EXPECT_EQ(typo.back().error_type, "InvalidRequest");
-    EXPECT_NE(typo.back().message.find("did you mean graph-rag?"), std::string::npos) << typo.back().describe();
+    EXPECT_NE(typo.back().message.find("did you mean graph-rag?"), std::string::npos)
+        << typo.back().describe();
     // The CLI says the same and exits 2; so does a conversation id nobody had.
-    const auto cli = run_glassbox({"traces", "list", "--kind", "graphrag", "--broker", broker_.endpoint});
+    const auto cli =
+        run_glassbox({"traces", "list", "--kind", "graphrag", "--broker", broker_.endpoint});
     EXPECT_TRUE(cli.status.exited && cli.status.code == 2) << cli.out << cli.err;
     EXPECT_NE(cli.err.find("did you mean graph-rag?"), std::string::npos) << cli.err;
-    const auto nobody = run_glassbox({"sessions", "show", "chat-nobody", "--broker", broker_.endpoint});
+    const auto nobody =
+        run_glassbox({"sessions", "show", "chat-nobody", "--broker", broker_.endpoint});
     EXPECT_TRUE(nobody.status.exited && nobody.status.code == 2) << nobody.out << nobody.err;
     EXPECT_NE(nobody.err.find("NotFound"), std::string::npos) << nobody.err;
 }

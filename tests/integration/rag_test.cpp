@@ -17,8 +17,8 @@
 #include "schema/messages.hpp"
 #include "schema/term_json.hpp"
 #include "schema/vocabulary.hpp"
-#include "tests/support/cluster.hpp"
 #include "tests/integration/rag_trace_checks.hpp"
+#include "tests/support/cluster.hpp"
 
 namespace glassbox::integration {
 namespace {
@@ -208,7 +208,8 @@ protected:
                   std::optional<std::string>(f["answer"].get<std::string>()));
         ASSERT_TRUE(f.contains("answer_selections") && f["answer_selections"].is_array());
         std::set<std::string> recorded;
-        for (const auto& s : graph.values(schema::iri(steps.back()), vocab::kShortAnswerSupportedBy))
+        for (const auto& s :
+             graph.values(schema::iri(steps.back()), vocab::kShortAnswerSupportedBy))
             recorded.insert(s.as_iri().value);
         const auto selections = f["answer_selections"].get<std::vector<std::string>>();
         EXPECT_EQ(std::set<std::string>(selections.begin(), selections.end()), recorded);
@@ -322,9 +323,9 @@ TEST_F(RagTest, GraphRagTraceIsCompleteAndTracesBackToTheStore) {
         explored_facts.insert(schema::to_ntriples(schema::make_triple(*s, *p, *o)));
     }
     for (const auto& edge : edges) {
-        const auto kept = schema::to_ntriples(
-            schema::make_triple(*graph.one(edge, vocab::kRdfSubject),
-                                *graph.one(edge, vocab::kRdfPredicate), *graph.one(edge, vocab::kRdfObject)));
+        const auto kept = schema::to_ntriples(schema::make_triple(
+            *graph.one(edge, vocab::kRdfSubject), *graph.one(edge, vocab::kRdfPredicate),
+            *graph.one(edge, vocab::kRdfObject)));
         EXPECT_TRUE(explored_facts.contains(kept)) << "a kept edge that was not explored: " << kept;
     }
 
@@ -377,8 +378,8 @@ TEST_F(RagTest, GraphRagKeepsLiteralObjectsAsTypedLiterals) {
 // The quick start's question: the answer first, in few sentences, none repeated.
 TEST_F(RagTest, GraphRagAnswerLeadsWithTheAnswerOnce) {
     ASSERT_NO_FATAL_FAILURE(start_pipeline());
-    const RagRun run = ask_graph("Who founded the shipyard that built the MV Curlew?",
-                                 {{"streaming", false}});
+    const RagRun run =
+        ask_graph("Who founded the shipyard that built the MV Curlew?", {{"streaming", false}});
     ASSERT_TRUE(run.ok()) << run.describe();
     ASSERT_NO_FATAL_FAILURE(check_final(run, false));
     const std::string response = run.final->value("response", "");
@@ -819,8 +820,10 @@ TEST_F(RagTest, ChatOverAPipeKeepsOneConversationThatSessionsShows) {
                                 "' chat --broker " + broker_.endpoint + extra},
                            dir(), milliseconds{120'000});
     };
-    const auto first = chat("Who founded the shipyard that built the MV Curlew?\\n/sources\\n\\n"
-                            "What is the population of Brinehaven?\\n", " --target graph-rag");
+    const auto first = chat(
+        "Who founded the shipyard that built the MV Curlew?\\n/sources\\n\\n"
+        "What is the population of Brinehaven?\\n",
+        " --target graph-rag");
     ASSERT_TRUE(exited_with(first, 0)) << first.out << first.err;
     const auto lines = lines_of(first.out);
     ASSERT_FALSE(lines.empty());
@@ -858,13 +861,15 @@ TEST_F(RagTest, ChatOverAPipeKeepsOneConversationThatSessionsShows) {
         EXPECT_EQ(shown["turns"][i]["trace"], traces[i]);
         EXPECT_EQ(shown["turns"][i]["status"], "complete");
     }
-    EXPECT_NE(shown["turns"][0].value("answer", "").find("Brenn"), std::string::npos) << shown.dump();
+    EXPECT_NE(shown["turns"][0].value("answer", "").find("Brenn"), std::string::npos)
+        << shown.dump();
     EXPECT_TRUE(shown["turns"][0]["short_answer"].is_string()) << shown.dump();
 
     const auto human = glassbox({"sessions", "show", session});
     ASSERT_TRUE(exited_with(human, 0)) << human.err;
     EXPECT_NE(human.out.find("[3] "), std::string::npos) << human.out;
-    EXPECT_NE(human.out.find("  Q: What is the population of Brinehaven?"), std::string::npos) << human.out;
+    EXPECT_NE(human.out.find("  Q: What is the population of Brinehaven?"), std::string::npos)
+        << human.out;
     const auto listed = glassbox({"sessions", "list"});
     ASSERT_TRUE(exited_with(listed, 0)) << listed.err;
     EXPECT_NE(listed.out.find(session + "  "), std::string::npos) << listed.out;
@@ -884,11 +889,10 @@ TEST_F(RagTest, ChatOverAPipeKeepsOneConversationThatSessionsShows) {
 TEST_F(RagTest, UpStartsEveryWorker) {
     const auto home = dir() / "up-home";
     const auto ready = dir() / "up.ready";
-    auto& up =
-        start_process("up", {glassbox_binary(), "up", "--home", home.string(), "--bind",
-                             "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms",
-                             std::to_string(kHeartbeatMs), "--gateway-listen", "127.0.0.1:0",
-                             "--ready-file", ready.string()});
+    auto& up = start_process(
+        "up", {glassbox_binary(), "up", "--home", home.string(), "--bind", "tcp://127.0.0.1:*",
+               "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms", std::to_string(kHeartbeatMs),
+               "--gateway-listen", "127.0.0.1:0", "--ready-file", ready.string()});
     const auto info = wait_for_ready_file(ready, up, milliseconds{20'000});
     ASSERT_TRUE(info.has_value());
     const std::string endpoint = (*info)["endpoint"];
@@ -901,8 +905,8 @@ TEST_F(RagTest, UpStartsEveryWorker) {
     EXPECT_TRUE(stopped.exited && stopped.code == 0) << stopped.describe();
 }
 
-
-// ---- output at human scale (issue 31, points 5 and 6) --------------------------------------------
+// ---- output at human scale (issue 31, points 5 and 6)
+// --------------------------------------------
 
 // The column where `cell` ends on `line` (npos when absent).
 std::size_t end_column(const std::string& line, const std::string& cell) {
@@ -930,47 +934,60 @@ TEST_F(RagTest, TracesShowIsAShortTreeByDefaultEverythingWithFullAndDepthBoundsS
     ASSERT_TRUE(exited_with(tree, 0)) << tree.err;
     EXPECT_LT(lines_of(tree.out).size(), 40u) << tree.out;
     EXPECT_TRUE(tree.out.starts_with("Trace         " + session + " (graph-rag)\n")) << tree.out;
-    EXPECT_NE(tree.out.find("\nQuestion      Who designed Greyhollow Light?\n"), std::string::npos) << tree.out;
+    EXPECT_NE(tree.out.find("\nQuestion      Who designed Greyhollow Light?\n"), std::string::npos)
+        << tree.out;
     EXPECT_NE(tree.out.find("\nAnswer        Ilse Varrow\n"), std::string::npos) << tree.out;
     EXPECT_NE(tree.out.find("\nCollection    default\n"), std::string::npos) << tree.out;
     EXPECT_NE(tree.out.find("\nStatus        complete in "), std::string::npos) << tree.out;
-    EXPECT_NE(tree.out.find("\nModel         glassbox-extractive-v1; tokens "), std::string::npos) << tree.out;
+    EXPECT_NE(tree.out.find("\nModel         glassbox-extractive-v1; tokens "), std::string::npos)
+        << tree.out;
     EXPECT_NE(tree.out.find(" edges explored"), std::string::npos) << tree.out;
     EXPECT_NE(tree.out.find(" explored edges kept"), std::string::npos) << tree.out;
     // The kept edges by the store's labels, each with its score to 2 decimals.
     const std::string kept = line_starting(tree.out, "        0.");
     EXPECT_EQ(kept.substr(12, 2), "  ") << "a score of 2 decimals: " << kept;
-    EXPECT_NE(tree.out.find("  Greyhollow Light was designed by Ilse Varrow\n"), std::string::npos) << tree.out;
-    EXPECT_EQ(tree.out.find("https://glassbox.dev/sample/orrin/"), std::string::npos) << "no raw IRIs:\n" << tree.out;
+    EXPECT_NE(tree.out.find("  Greyhollow Light was designed by Ilse Varrow\n"), std::string::npos)
+        << tree.out;
+    EXPECT_EQ(tree.out.find("https://glassbox.dev/sample/orrin/"), std::string::npos)
+        << "no raw IRIs:\n"
+        << tree.out;
     EXPECT_EQ(tree.out.find("exploredEdge"), std::string::npos) << tree.out;
 
     const auto full = glassbox({"traces", "show", session, "--full"});
     ASSERT_TRUE(exited_with(full, 0)) << full.err;
     EXPECT_GT(lines_of(full.out).size(), 300u);
     EXPECT_NE(full.out.find("gb:exploredEdge exploration:edge:0"), std::string::npos);
-    EXPECT_NE(full.out.find("<https://glassbox.dev/sample/orrin/GreyhollowLight>"), std::string::npos);
+    EXPECT_NE(full.out.find("<https://glassbox.dev/sample/orrin/GreyhollowLight>"),
+              std::string::npos);
     // The RDF formats are the exact triples whatever the tree shows.
     const auto turtle = glassbox({"traces", "show", session, "--format", "turtle"});
     ASSERT_TRUE(exited_with(turtle, 0)) << turtle.err;
     EXPECT_NE(turtle.out.find("gb:exploredEdge"), std::string::npos);
 
     // A second run called from the first's Focus step: a sub-run, expanded unless --depth 0.
-    const RagRun sub = ask_graph("Who designed Saltspire Light?", {{"parent_uri", run.explains[3].explain_id}});
+    const RagRun sub =
+        ask_graph("Who designed Saltspire Light?", {{"parent_uri", run.explains[3].explain_id}});
     ASSERT_TRUE(sub.ok()) << sub.describe();
-    ASSERT_TRUE(stored_trace(sub.explains.front().session, "complete", sub.explains.size()).is_object());
+    ASSERT_TRUE(
+        stored_trace(sub.explains.front().session, "complete", sub.explains.size()).is_object());
     const auto nested = glassbox({"traces", "show", session});
     ASSERT_TRUE(exited_with(nested, 0)) << nested.err;
-    EXPECT_NE(nested.out.find("\n    \u2514\u2500 called from focus\n"), std::string::npos) << nested.out;
-    EXPECT_NE(nested.out.find("\n    Question      Who designed Saltspire Light?\n"), std::string::npos) << nested.out;
+    EXPECT_NE(nested.out.find("\n    \u2514\u2500 called from focus\n"), std::string::npos)
+        << nested.out;
+    EXPECT_NE(nested.out.find("\n    Question      Who designed Saltspire Light?\n"),
+              std::string::npos)
+        << nested.out;
     EXPECT_NE(nested.out.find("\n    [3] Focus "), std::string::npos) << nested.out;
     const auto shallow = glassbox({"traces", "show", session, "--depth", "0"});
     ASSERT_TRUE(exited_with(shallow, 0)) << shallow.err;
-    EXPECT_NE(shallow.out.find("\u2514\u2500 called from focus\n        graph-rag " + rag::run_uuid(sub.explains.front().session) +
-                               " complete in "),
+    EXPECT_NE(shallow.out.find("\u2514\u2500 called from focus\n        graph-rag " +
+                               rag::run_uuid(sub.explains.front().session) + " complete in "),
               std::string::npos)
         << shallow.out;
     EXPECT_NE(shallow.out.find("(--depth to expand)"), std::string::npos) << shallow.out;
-    EXPECT_EQ(shallow.out.find("Saltspire Light?\n"), std::string::npos) << "the sub-run is one line:\n" << shallow.out;
+    EXPECT_EQ(shallow.out.find("Saltspire Light?\n"), std::string::npos)
+        << "the sub-run is one line:\n"
+        << shallow.out;
     EXPECT_LT(lines_of(shallow.out).size(), lines_of(nested.out).size());
     EXPECT_FALSE(exited_with(glassbox({"traces", "show", session, "--depth", "-1"}), 0));
 }
@@ -982,7 +999,8 @@ TEST_F(RagTest, InvokeExplainNamesKeptEdgesByLabel) {
     const auto r = glassbox({"invoke", "graph-rag", "-x", "-q", "Who designed Greyhollow Light?"});
     ASSERT_TRUE(exited_with(r, 0)) << r.err;
     const std::string focus = line_starting(r.out, "[Focus] ");
-    EXPECT_NE(focus.find("Greyhollow Light -was designed by-> Ilse Varrow ("), std::string::npos) << focus;
+    EXPECT_NE(focus.find("Greyhollow Light -was designed by-> Ilse Varrow ("), std::string::npos)
+        << focus;
     EXPECT_EQ(focus.find("GreyhollowLight"), std::string::npos) << focus;
 }
 
@@ -1007,7 +1025,8 @@ TEST_F(RagTest, TracesStatsAndGraphStatsAreAlignedTables) {
     ASSERT_NO_FATAL_FAILURE(start_pipeline());
     const RagRun run = ask_graph("Who designed Greyhollow Light?");
     ASSERT_TRUE(run.ok()) << run.describe();
-    ASSERT_TRUE(stored_trace(run.explains.front().session, "complete", run.explains.size()).is_object());
+    ASSERT_TRUE(
+        stored_trace(run.explains.front().session, "complete", run.explains.size()).is_object());
     const auto traces = glassbox({"traces", "stats"});
     ASSERT_TRUE(exited_with(traces, 0)) << traces.err;
     const std::string sessions = line_starting(traces.out, "  sessions ");
@@ -1016,7 +1035,8 @@ TEST_F(RagTest, TracesStatsAndGraphStatsAreAlignedTables) {
     ASSERT_FALSE(sessions.empty() || events.empty() || triples.empty()) << traces.out;
     EXPECT_EQ(sessions.size(), events.size()) << "numbers end in one column:\n" << traces.out;
     EXPECT_EQ(events.size(), triples.size()) << traces.out;
-    EXPECT_NE(line_starting(traces.out, "    complete ").find(" 1"), std::string::npos) << traces.out;
+    EXPECT_NE(line_starting(traces.out, "    complete ").find(" 1"), std::string::npos)
+        << traces.out;
     EXPECT_TRUE(traces.out.starts_with("Trace store\n")) << traces.out;
 
     const auto graph = glassbox({"graph", "stats"});
@@ -1043,11 +1063,12 @@ TEST_F(RagTest, TracesStatsAndGraphStatsAreAlignedTables) {
 // observation is a short summary: facts in words, cut at a word with "…".
 TEST_F(RagTest, InvokeAgentShowsObservationsAsShortSummaries) {
     ASSERT_NO_FATAL_FAILURE(start_pipeline());
-    start_process("agent", {glassbox_binary(), "worker", "agent", "--broker", broker_.endpoint, "--heartbeat-ms",
-                            std::to_string(kHeartbeatMs)});
+    start_process("agent", {glassbox_binary(), "worker", "agent", "--broker", broker_.endpoint,
+                            "--heartbeat-ms", std::to_string(kHeartbeatMs)});
     ASSERT_TRUE(wait_for_service(broker_.endpoint, "agent"));
-    const auto r = glassbox(
-        {"invoke", "agent", "-x", "-q", "In which town was the founder of the shipyard that built the MV Gannet born?"});
+    const auto r =
+        glassbox({"invoke", "agent", "-x", "-q",
+                  "In which town was the founder of the shipyard that built the MV Gannet born?"});
     ASSERT_TRUE(exited_with(r, 0)) << r.err;
     std::size_t observations = 0;
     std::size_t cut = 0;

@@ -224,8 +224,7 @@ void check_chain(const RagRun& run, const ChainExpectation& expected) {
     EXPECT_EQ(schema::to_string(last.trace_status), expected.status);
     if (error_end) {
         ASSERT_TRUE(last.error.has_value()) << "the error end carries the error";
-        EXPECT_EQ(base::to_string(last.error->type), expected.error_type)
-            << last.error->describe();
+        EXPECT_EQ(base::to_string(last.error->type), expected.error_type) << last.error->describe();
     }
     EXPECT_EQ(graph.text(question, vocab::kStatus), std::optional<std::string>(expected.status));
     EXPECT_TRUE(graph.has_type(question, vocab::kProvActivity));

@@ -16,7 +16,9 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 
-bool exited_with(const CommandResult& r, int code) { return r.status.exited && r.status.code == code; }
+bool exited_with(const CommandResult& r, int code) {
+    return r.status.exited && r.status.code == code;
+}
 
 // The peak resident set of a process (VmHWM), in bytes; 0 if it cannot be read.
 std::uint64_t peak_rss_bytes(pid_t pid) {
@@ -37,12 +39,14 @@ protected:
     void SetUp() override {
         broker_ = start_broker();
         const auto home = (dir() / "store-home").string();
-        store_ = &start_process("store", {glassbox_binary(), "worker", "store", "--broker", broker_.endpoint,
-                                          "--home", home, "--heartbeat-ms", std::to_string(kHeartbeatMs)});
+        store_ = &start_process(
+            "store", {glassbox_binary(), "worker", "store", "--broker", broker_.endpoint, "--home",
+                      home, "--heartbeat-ms", std::to_string(kHeartbeatMs)});
         ASSERT_TRUE(wait_for_service(broker_.endpoint, "store"));
     }
 
-    CommandResult glassbox(std::vector<std::string> args, milliseconds timeout = milliseconds{60'000}) {
+    CommandResult glassbox(std::vector<std::string> args,
+                           milliseconds timeout = milliseconds{60'000}) {
         args.push_back("--broker");
         args.push_back(broker_.endpoint);
         return run_glassbox(std::move(args), timeout);
@@ -82,25 +86,29 @@ TEST_F(StoreBoundsTest, TriplesBatchAboveItsBoundsIsATypedErrorAndTheStoreKeepsS
     load_graph(3'000, 200);
     GbcClient client(context_, broker_.endpoint);
 
-    auto wide = terminal_of(client.call("store", batch_body(300, 1'000), 30'000, milliseconds{40'000}));
+    auto wide =
+        terminal_of(client.call("store", batch_body(300, 1'000), 30'000, milliseconds{40'000}));
     ASSERT_TRUE(wide.is_error()) << wide.describe();
     EXPECT_EQ(wide.error_type, "InvalidRequest");
     EXPECT_NE(wide.message.find("max_rows"), std::string::npos) << wide.message;
     EXPECT_NE(wide.message.find("300 patterns"), std::string::npos) << wide.message;
 
-    auto many = terminal_of(client.call("store", batch_body(50'000, 0), 30'000, milliseconds{40'000}));
+    auto many =
+        terminal_of(client.call("store", batch_body(50'000, 0), 30'000, milliseconds{40'000}));
     ASSERT_TRUE(many.is_error()) << many.describe();
     EXPECT_EQ(many.error_type, "InvalidRequest");
     EXPECT_NE(many.message.find("max_patterns"), std::string::npos) << many.message;
 
     // Within the row bound but not the reply's: 150 × 1,000 triples of ~270 bytes is ~40 MB.
-    auto big = terminal_of(client.call("store", batch_body(150, 1'000), 30'000, milliseconds{40'000}));
+    auto big =
+        terminal_of(client.call("store", batch_body(150, 1'000), 30'000, milliseconds{40'000}));
     ASSERT_TRUE(big.is_error()) << big.describe();
     EXPECT_EQ(big.error_type, "InvalidRequest");
     EXPECT_NE(big.message.find("max_reply_bytes"), std::string::npos) << big.message;
 
     // A single `triples` answer streams in messages under the bus limit.
-    auto streamed = client.call("store", R"({"op":"triples","limit":3000})", 30'000, milliseconds{40'000});
+    auto streamed =
+        client.call("store", R"({"op":"triples","limit":3000})", 30'000, milliseconds{40'000});
     ASSERT_TRUE(terminal_of(streamed).is_final()) << terminal_of(streamed).describe();
     std::size_t triples = 0;
     for (const auto& m : streamed) {
@@ -149,12 +157,16 @@ TEST_F(StoreBoundsTest, LoadTriplesRefusesTextThatIsNotNQuadsAndStoresNothingOfI
     }
 
     // Nothing of those requests is stored: the collection was never even created.
-    auto stats = terminal_of(client.call("store", R"({"op":"stats","collection":"probe"})", 10'000));
+    auto stats =
+        terminal_of(client.call("store", R"({"op":"stats","collection":"probe"})", 10'000));
     ASSERT_TRUE(stats.is_error()) << stats.describe();
     EXPECT_EQ(stats.error_type, "NotFound");
 
     // And an error quoting bytes that are not UTF-8 (a file's path, serd's message) is valid UTF-8.
-    const auto bad = write("bad\xFF" "escape.nt", "<urn:a> <urn:b> \"\\\xC3\xA9\" .\n");
+    const auto bad = write(
+        "bad\xFF"
+        "escape.nt",
+        "<urn:a> <urn:b> \"\\\xC3\xA9\" .\n");
     const auto r = glassbox({"load", "rdf", bad.string(), "--no-index"});
     EXPECT_TRUE(exited_with(r, 2)) << r.err;
     EXPECT_NE(r.err.find("bad\\xFFescape.nt:1:"), std::string::npos) << r.err;
@@ -196,7 +208,8 @@ TEST_F(StoreBoundsTest, AStatementTooLargeForARequestIsNamedWithItsFileAndLine) 
         const std::string name = "literal-" + std::to_string(megabytes) + "mb.nt";
         const auto file = write(name, "<urn:a> <urn:p> \"small\" .\n<urn:big> <urn:text> \"" +
                                           std::string(megabytes << 20, 'x') + "\" .\n");
-        const auto r = glassbox({"load", "rdf", file.string(), "--no-index"}, milliseconds{120'000});
+        const auto r =
+            glassbox({"load", "rdf", file.string(), "--no-index"}, milliseconds{120'000});
         EXPECT_TRUE(exited_with(r, 2)) << r.err;
         EXPECT_NE(r.err.find(name + ":2:"), std::string::npos) << r.err;
         EXPECT_NE(r.err.find("statement too large"), std::string::npos) << r.err;
@@ -211,8 +224,9 @@ TEST_F(StoreBoundsTest, AStatementTooLargeForARequestIsNamedWithItsFileAndLine) 
         text += "<urn:doc" + std::to_string(i) + "> <urn:text> \"" +
                 std::string(5'500'000, static_cast<char>('a' + i)) + "\" .\n";
     }
-    const auto r = glassbox({"load", "rdf", write("three.nt", text).string(), "--no-index", "--json"},
-                            milliseconds{120'000});
+    const auto r =
+        glassbox({"load", "rdf", write("three.nt", text).string(), "--no-index", "--json"},
+                 milliseconds{120'000});
     ASSERT_TRUE(exited_with(r, 0)) << r.err;
     const auto summary = json::parse(r.out, nullptr, false);
     ASSERT_TRUE(summary.is_object()) << r.out;

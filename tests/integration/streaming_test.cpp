@@ -24,7 +24,8 @@ TEST_F(StreamingTest, PartialsInOrderThenExactlyOneTerminal) {
 
     GbcClient client(context_, broker.endpoint);
     for (int partials : {0, 1, 7}) {
-        const auto body = nlohmann::json::parse(echo_body("order " + std::to_string(partials), partials));
+        const auto body =
+            nlohmann::json::parse(echo_body("order " + std::to_string(partials), partials));
         const auto rid = client.request("echo", body.dump());
         auto messages = client.collect(rid, milliseconds{10'000});
         EXPECT_TRUE(is_complete_echo_stream(messages, body, partials));
@@ -66,11 +67,13 @@ TEST_F(StreamingTest, HundredConcurrentClientsEachGetTheirFullStream) {
             }
             std::size_t k = 0;
             for (int i = t; i < kClients; i += kThreads, ++k) {
-                rids.push_back(clients[k]->request("echo", bodies[static_cast<std::size_t>(i)].dump(), 30'000));
+                rids.push_back(clients[k]->request(
+                    "echo", bodies[static_cast<std::size_t>(i)].dump(), 30'000));
             }
             k = 0;
             for (int i = t; i < kClients; i += kThreads, ++k) {
-                streams[static_cast<std::size_t>(i)] = clients[k]->collect(rids[k], milliseconds{30'000});
+                streams[static_cast<std::size_t>(i)] =
+                    clients[k]->collect(rids[k], milliseconds{30'000});
             }
         });
     }

@@ -104,9 +104,9 @@ int main(int argc, char** argv) {
         const auto now = Clock::now();
         if (held && now >= held->reply_at) {
             auto request = nlohmann::json::parse(held->body, nullptr, false);
-            nlohmann::json reply{{"served_by", ::getpid()},
-                                 {"request", request.is_discarded() ? nlohmann::json(held->body)
-                                                                    : request}};
+            nlohmann::json reply{
+                {"served_by", ::getpid()},
+                {"request", request.is_discarded() ? nlohmann::json(held->body) : request}};
             send_frames(socket, {"", kMdpw, std::string(1, '\x03'), held->token, "", reply.dump()});
             held.reset();
             next_heartbeat = now + heartbeat;

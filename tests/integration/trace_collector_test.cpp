@@ -18,9 +18,10 @@ using std::chrono::milliseconds;
 class TraceCollectorTest : public ClusterTest {
 protected:
     ChildProcess& start_collector(const std::string& endpoint) {
-        return start_process("trace-collector-" + std::to_string(processes_.size()),
-                             {glassbox_binary(), "worker", "trace-collector", "--broker", endpoint, "--home",
-                              (dir() / "collector-home").string(), "--heartbeat-ms", std::to_string(kHeartbeatMs)});
+        return start_process(
+            "trace-collector-" + std::to_string(processes_.size()),
+            {glassbox_binary(), "worker", "trace-collector", "--broker", endpoint, "--home",
+             (dir() / "collector-home").string(), "--heartbeat-ms", std::to_string(kHeartbeatMs)});
     }
     // The FINAL body of `glassbox call trace <body>`, or null.
     json call_trace(const std::string& endpoint, const json& body) {
@@ -35,10 +36,12 @@ protected:
         return last;
     }
     // Polls `list` until `total` sessions are complete with 2 events each.
-    bool wait_for_complete(const std::string& endpoint, int total, milliseconds timeout = milliseconds{15'000}) {
+    bool wait_for_complete(const std::string& endpoint, int total,
+                           milliseconds timeout = milliseconds{15'000}) {
         const auto until = std::chrono::steady_clock::now() + timeout;
         while (std::chrono::steady_clock::now() < until) {
-            const auto listed = call_trace(endpoint, {{"op", "list"}, {"status", "complete"}, {"limit", 1000}});
+            const auto listed =
+                call_trace(endpoint, {{"op", "list"}, {"status", "complete"}, {"limit", 1000}});
             if (listed.is_object() && listed.value("total", -1) == total) {
                 for (const auto& s : listed["sessions"]) EXPECT_EQ(s["events"], 2) << s.dump();
                 return true;
@@ -49,7 +52,8 @@ protected:
     }
     void run_echoes(const std::string& endpoint, int n) {
         for (int i = 0; i < n; ++i) {
-            const auto r = run_glassbox({"call", "echo", echo_body("question " + std::to_string(i)), "--broker", endpoint});
+            const auto r = run_glassbox(
+                {"call", "echo", echo_body("question " + std::to_string(i)), "--broker", endpoint});
             ASSERT_TRUE(r.status.exited && r.status.code == 0) << r.err;
         }
     }
@@ -69,12 +73,13 @@ TEST_F(TraceCollectorTest, EchoRequestsBecomeCompleteSessions) {
     ASSERT_EQ(listed["sessions"].size(), 1u) << listed.dump();
     const std::string session = listed["sessions"][0]["session"];
     // A prefix of the UUID (urn:glassbox:<uuid>:question) names the session.
-    const auto shown = call_trace(broker.endpoint, {{"op", "show"}, {"session", session.substr(13, 8)}});
+    const auto shown =
+        call_trace(broker.endpoint, {{"op", "show"}, {"session", session.substr(13, 8)}});
     ASSERT_TRUE(shown.is_object()) << "no FINAL for show";
     EXPECT_EQ(shown["session"]["session"], session);
     EXPECT_EQ(shown["events"].size(), 2u);
-    const auto unknown = run_glassbox({"call", "trace", R"({"op":"show","session":"00000000"})", "--broker",
-                                       broker.endpoint});
+    const auto unknown = run_glassbox(
+        {"call", "trace", R"({"op":"show","session":"00000000"})", "--broker", broker.endpoint});
     EXPECT_TRUE(unknown.out.find("NotFound") != std::string::npos ||
                 unknown.err.find("NotFound") != std::string::npos)
         << unknown.out << unknown.err;
@@ -99,8 +104,8 @@ TEST_F(TraceCollectorTest, MalformedExplainIsQuarantinedAndCountedInStatus) {
     }
     ASSERT_TRUE(request && (*request)[2] == "\x02") << "the raw worker got no REQUEST";
     const std::string token = (*request)[3];
-    worker.send({"", "MDPW01", std::string(1, '\x07'), token, "", "urn:glassbox:bad:question", "0", "complete",
-                 "{not json"});
+    worker.send({"", "MDPW01", std::string(1, '\x07'), token, "", "urn:glassbox:bad:question", "0",
+                 "complete", "{not json"});
     worker.send({"", "MDPW01", std::string(1, '\x03'), token, "", "{}"});
     const auto replies = client.collect(id, milliseconds{5'000});
     ASSERT_FALSE(replies.empty());
@@ -112,7 +117,8 @@ TEST_F(TraceCollectorTest, MalformedExplainIsQuarantinedAndCountedInStatus) {
     while (quarantined != 1 && std::chrono::steady_clock::now() < until) {
         const auto r = run_glassbox({"status", "--json", "--broker", broker.endpoint});
         const auto status = json::parse(r.out, nullptr, false);
-        if (status.is_object() && status.contains("traces")) quarantined = status["traces"].value("quarantined", -1);
+        if (status.is_object() && status.contains("traces"))
+            quarantined = status["traces"].value("quarantined", -1);
         if (quarantined != 1) std::this_thread::sleep_for(milliseconds{100});
     }
     EXPECT_EQ(quarantined, 1);

@@ -73,9 +73,10 @@ std::uintmax_t fill_up(const std::filesystem::path& path) {
 class FaultTraces : public ClusterTest {
 protected:
     ChildProcess& start_collector(const std::string& endpoint, const std::filesystem::path& home) {
-        return start_process("trace-collector-" + std::to_string(processes_.size()),
-                             {glassbox_binary(), "worker", "trace-collector", "--broker", endpoint,
-                              "--home", home.string(), "--heartbeat-ms", std::to_string(kHeartbeatMs)});
+        return start_process(
+            "trace-collector-" + std::to_string(processes_.size()),
+            {glassbox_binary(), "worker", "trace-collector", "--broker", endpoint, "--home",
+             home.string(), "--heartbeat-ms", std::to_string(kHeartbeatMs)});
     }
 
     // The FINAL body of one `trace` request, or null.
@@ -90,8 +91,8 @@ protected:
     // Every session of the store, by URI: its listing (status, events, error).
     std::map<std::string, json> sessions(const std::string& endpoint) {
         std::map<std::string, json> out;
-        const auto listed = trace_call(
-            endpoint, {{"op", "list"}, {"include_subtraces", true}, {"limit", 10'000}});
+        const auto listed =
+            trace_call(endpoint, {{"op", "list"}, {"include_subtraces", true}, {"limit", 10'000}});
         if (!listed.is_object()) return out;
         for (const auto& s : listed["sessions"]) out[s.value("session", "")] = s;
         return out;
@@ -117,7 +118,8 @@ protected:
             }
             for (const auto& uri : complete) {
                 const auto found = seen.find(uri);
-                if (found == seen.end() || found->second.value("status", "") != "complete") ended = false;
+                if (found == seen.end() || found->second.value("status", "") != "complete")
+                    ended = false;
             }
             if (ended) return seen;
             std::this_thread::sleep_for(milliseconds{200});
@@ -149,7 +151,8 @@ TEST_F(FaultTraces, FullDiskFailsRequestsTypedAndLosesNoTrace) {
     std::set<std::string> answered;
     GbcClient client(context_, broker.endpoint);
     const auto ask = [&](const std::string& question, std::map<std::string, int>& errors) {
-        const auto messages = client.call("echo", echo_body(question), 10'000, milliseconds{15'000});
+        const auto messages =
+            client.call("echo", echo_body(question), 10'000, milliseconds{15'000});
         if (messages.empty() || !messages.back().terminal()) {
             ++errors["no answer"];
         } else if (messages.back().is_final()) {
@@ -182,7 +185,8 @@ TEST_F(FaultTraces, FullDiskFailsRequestsTypedAndLosesNoTrace) {
     const auto seen = wait_until_all_ended(broker.endpoint, answered, milliseconds{30'000});
     for (const auto& uri : answered) {
         const auto found = seen.find(uri);
-        ASSERT_NE(found, seen.end()) << "answered but not stored: " << uri << "; " << describe(seen);
+        ASSERT_NE(found, seen.end())
+            << "answered but not stored: " << uri << "; " << describe(seen);
         EXPECT_EQ(found->second.value("status", ""), "complete") << found->second.dump();
     }
     for (const auto& [uri, s] : seen) {
@@ -213,7 +217,8 @@ TEST_F(FaultTraces, BrokerKilledMidBurstLeavesNoTraceWithoutAnEnd) {
     GbcClient client(context_, broker.endpoint);
     std::set<std::string> waiting;
     for (int i = 0; i < kRequests; ++i) {
-        waiting.insert(client.request("echo", echo_body("burst " + std::to_string(i), 1, 300), 30'000));
+        waiting.insert(
+            client.request("echo", echo_body("burst " + std::to_string(i), 1, 300), 30'000));
     }
     std::set<std::string> answered;
     std::map<std::string, int> errors;
@@ -234,7 +239,8 @@ TEST_F(FaultTraces, BrokerKilledMidBurstLeavesNoTraceWithoutAnEnd) {
     ASSERT_FALSE(waiting.empty()) << "the burst ended before the kill";
     const auto how = broker.process->kill();
     EXPECT_EQ(how.signal, SIGKILL) << how.describe();  // reaped: its port is free
-    broker = start_broker({.bind = "tcp://127.0.0.1:" + port, .heartbeat_ms = kHeartbeatMs, .extra = {}});
+    broker = start_broker(
+        {.bind = "tcp://127.0.0.1:" + port, .heartbeat_ms = kHeartbeatMs, .extra = {}});
     ASSERT_EQ(port_of(broker.endpoint), port);
 
     // Every request ends: answered before the kill, or told the broker restarted.
@@ -275,7 +281,8 @@ TEST_F(FaultTraces, RequestRightAfterARestartIsServedWhenItsWorkersReturn) {
     ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
     broker.process->kill();
     worker.kill();
-    broker = start_broker({.bind = "tcp://127.0.0.1:" + port, .heartbeat_ms = kHeartbeatMs, .extra = {}});
+    broker = start_broker(
+        {.bind = "tcp://127.0.0.1:" + port, .heartbeat_ms = kHeartbeatMs, .extra = {}});
     ASSERT_EQ(port_of(broker.endpoint), port);
 
     GbcClient client(context_, broker.endpoint);

@@ -24,11 +24,11 @@ using std::chrono::milliseconds;
 
 // What a load of echo requests ended with, over all its client threads.
 struct EchoLoadResult {
-    std::set<std::string> final_sessions;     // the `session` of every FINAL body
-    std::map<std::string, int> errors;        // error type -> count (each attempt retried)
+    std::set<std::string> final_sessions;  // the `session` of every FINAL body
+    std::map<std::string, int> errors;     // error type -> count (each attempt retried)
     int attempts = 0;
-    int unfinished = 0;                       // requests that never got a FINAL
-    int duplicate_finals = 0;                 // a session URI seen in two FINALs (must not happen)
+    int unfinished = 0;        // requests that never got a FINAL
+    int duplicate_finals = 0;  // a session URI seen in two FINALs (must not happen)
 };
 
 // `total` echo requests from `clients` threads, each keeping up to `window` in flight and
@@ -38,8 +38,12 @@ class EchoLoad {
 public:
     EchoLoad(zmq::context_t& context, std::string endpoint, int total, int clients, int window,
              milliseconds pace)
-        : context_(context), endpoint_(std::move(endpoint)), total_(total), clients_(clients),
-          window_(window), pace_(pace) {}
+        : context_(context),
+          endpoint_(std::move(endpoint)),
+          total_(total),
+          clients_(clients),
+          window_(window),
+          pace_(pace) {}
     ~EchoLoad() { join(); }
 
     // Each request streams one partial after `delay` (between its two explain messages), so a
@@ -76,13 +80,15 @@ private:
         std::size_t next = 0;
         EchoLoadResult mine;
         const auto send = [&](int index, int attempt) {
-            const auto body = echo_body("reliability " + std::to_string(index) + " attempt " + std::to_string(attempt),
-                                        delay_.count() > 0 ? 1 : 0, static_cast<int>(delay_.count()));
+            const auto body = echo_body(
+                "reliability " + std::to_string(index) + " attempt " + std::to_string(attempt),
+                delay_.count() > 0 ? 1 : 0, static_cast<int>(delay_.count()));
             in_flight[client.request("echo", body, 20'000)] = {index, attempt};
             ++mine.attempts;
         };
         const auto give_up_at = start_ + pace_ + milliseconds{60'000};
-        while ((next < todo.size() || !in_flight.empty() || !retry.empty()) && Clock::now() < give_up_at) {
+        while ((next < todo.size() || !in_flight.empty() || !retry.empty()) &&
+               Clock::now() < give_up_at) {
             while (static_cast<int>(in_flight.size()) < window_ && !retry.empty()) {
                 send(retry.back().first, retry.back().second);
                 retry.pop_back();
@@ -100,7 +106,8 @@ private:
             if (m->is_final()) {
                 const auto body = m->json();
                 const std::string session = body.is_object() ? body.value("session", "") : "";
-                if (session.empty() || !mine.final_sessions.insert(session).second) ++mine.duplicate_finals;
+                if (session.empty() || !mine.final_sessions.insert(session).second)
+                    ++mine.duplicate_finals;
                 ++finals_;
             } else {
                 ++mine.errors[m->is_error() ? m->error_type : "malformed"];
@@ -137,7 +144,8 @@ private:
 };
 
 std::string describe(const EchoLoadResult& r) {
-    std::string out = "finals=" + std::to_string(r.final_sessions.size()) + " attempts=" + std::to_string(r.attempts) +
+    std::string out = "finals=" + std::to_string(r.final_sessions.size()) +
+                      " attempts=" + std::to_string(r.attempts) +
                       " unfinished=" + std::to_string(r.unfinished) +
                       " duplicate_finals=" + std::to_string(r.duplicate_finals) + " errors={";
     for (const auto& [type, n] : r.errors) out += " " + type + ":" + std::to_string(n);
@@ -148,9 +156,10 @@ std::string describe(const EchoLoadResult& r) {
 class FaultTraceReliability : public ClusterTest {
 protected:
     ChildProcess& start_collector(const std::string& endpoint) {
-        return start_process("trace-collector-" + std::to_string(processes_.size()),
-                             {glassbox_binary(), "worker", "trace-collector", "--broker", endpoint, "--home",
-                              (dir() / "collector-home").string(), "--heartbeat-ms", std::to_string(kHeartbeatMs)});
+        return start_process(
+            "trace-collector-" + std::to_string(processes_.size()),
+            {glassbox_binary(), "worker", "trace-collector", "--broker", endpoint, "--home",
+             (dir() / "collector-home").string(), "--heartbeat-ms", std::to_string(kHeartbeatMs)});
     }
 
     // The FINAL body of one `trace` request, or null (an error, or nothing within 10 s).
@@ -170,7 +179,8 @@ protected:
         json stats;
         while (Clock::now() < until) {
             const auto s = status(endpoint);
-            const bool drained = s && (*s)["spool"].value("messages", -1) == 0 && (*s)["spool"].value("in_flight", -1) == 0;
+            const bool drained = s && (*s)["spool"].value("messages", -1) == 0 &&
+                                 (*s)["spool"].value("in_flight", -1) == 0;
             stats = trace_call(endpoint, {{"op", "stats"}});
             if (drained && stats.is_object() && stats.value("sessions", -1) == sessions &&
                 stats.value("events", -1) == events) {
@@ -183,12 +193,14 @@ protected:
 
     // Every session of the store, sub-traces included (the store holds at most 10,000 here).
     json list_all(const std::string& endpoint) {
-        return trace_call(endpoint, {{"op", "list"}, {"include_subtraces", true}, {"limit", 10'000}});
+        return trace_call(endpoint,
+                          {{"op", "list"}, {"include_subtraces", true}, {"limit", 10'000}});
     }
 
     // `show` for each session, pipelined: each must have exactly its echo events, seq 0 (open)
     // and seq 1 (complete). Counted for all of them, not sampled.
-    void expect_each_shows_two_events(const std::string& endpoint, const std::set<std::string>& sessions) {
+    void expect_each_shows_two_events(const std::string& endpoint,
+                                      const std::set<std::string>& sessions) {
         GbcClient client(context_, endpoint);
         std::map<std::string, std::string> in_flight;  // request id -> session
         auto next = sessions.begin();
@@ -197,7 +209,8 @@ protected:
         const auto until = Clock::now() + milliseconds{60'000};
         while ((next != sessions.end() || !in_flight.empty()) && Clock::now() < until) {
             while (in_flight.size() < 32 && next != sessions.end()) {
-                in_flight[client.request("trace", json{{"op", "show"}, {"session", *next}}.dump(), 10'000)] = *next;
+                in_flight[client.request("trace", json{{"op", "show"}, {"session", *next}}.dump(),
+                                         10'000)] = *next;
                 ++next;
             }
             auto m = client.recv(milliseconds{100});
@@ -208,11 +221,12 @@ protected:
             in_flight.erase(found);
             ++checked;
             const auto shown = m->json();
-            const bool ok = m->is_final() && shown.is_object() && shown["session"]["session"] == session &&
-                            shown["session"]["status"] == "complete" && shown["events"].size() == 2 &&
-                            shown["events"][0]["seq"] == 0 && shown["events"][0]["state"] == "open" &&
-                            shown["events"][1]["seq"] == 1 && shown["events"][1]["state"] == "complete" &&
-                            !shown["events"][0]["triples"].empty() && !shown["events"][1]["triples"].empty();
+            const bool ok =
+                m->is_final() && shown.is_object() && shown["session"]["session"] == session &&
+                shown["session"]["status"] == "complete" && shown["events"].size() == 2 &&
+                shown["events"][0]["seq"] == 0 && shown["events"][0]["state"] == "open" &&
+                shown["events"][1]["seq"] == 1 && shown["events"][1]["state"] == "complete" &&
+                !shown["events"][0]["triples"].empty() && !shown["events"][1]["triples"].empty();
             if (!ok && ++failures <= 5) ADD_FAILURE() << session << ": " << m->describe();
         }
         EXPECT_EQ(checked, static_cast<int>(sessions.size()));
@@ -221,7 +235,8 @@ protected:
 
     // The store holds exactly `expected`: each once, complete, with 2 events; nothing else, and
     // nothing quarantined.
-    void expect_store_is_exactly(const std::string& endpoint, const std::set<std::string>& expected) {
+    void expect_store_is_exactly(const std::string& endpoint,
+                                 const std::set<std::string>& expected) {
         const int n = static_cast<int>(expected.size());
         const auto stats = wait_until_stored(endpoint, n, 2 * n);
         ASSERT_TRUE(stats.is_object()) << "no stats";
@@ -238,16 +253,21 @@ protected:
         for (const auto& s : listed["sessions"]) {
             const std::string uri = s.value("session", "");
             EXPECT_TRUE(stored.insert(uri).second) << "listed twice: " << uri;
-            if ((s["events"] != 2 || s["status"] != "complete" || s["kind"] != "echo") && ++bad <= 5) {
+            if ((s["events"] != 2 || s["status"] != "complete" || s["kind"] != "echo") &&
+                ++bad <= 5) {
                 ADD_FAILURE() << s.dump();
             }
         }
         EXPECT_EQ(bad, 0);
         std::vector<std::string> missing, extra;
-        std::set_difference(expected.begin(), expected.end(), stored.begin(), stored.end(), std::back_inserter(missing));
-        std::set_difference(stored.begin(), stored.end(), expected.begin(), expected.end(), std::back_inserter(extra));
-        EXPECT_TRUE(missing.empty()) << missing.size() << " FINAL sessions not stored, e.g. " << missing.front();
-        EXPECT_TRUE(extra.empty()) << extra.size() << " stored sessions without a FINAL, e.g. " << extra.front();
+        std::set_difference(expected.begin(), expected.end(), stored.begin(), stored.end(),
+                            std::back_inserter(missing));
+        std::set_difference(stored.begin(), stored.end(), expected.begin(), expected.end(),
+                            std::back_inserter(extra));
+        EXPECT_TRUE(missing.empty())
+            << missing.size() << " FINAL sessions not stored, e.g. " << missing.front();
+        EXPECT_TRUE(extra.empty())
+            << extra.size() << " stored sessions without a FINAL, e.g. " << extra.front();
         expect_each_shows_two_events(endpoint, expected);
     }
 
@@ -256,7 +276,9 @@ protected:
         const auto how = collector.terminate();
         const auto text = collector.stderr_text();
         const auto at = text.rfind("event=stopped");
-        return how.describe() + ": " + (at == std::string::npos ? std::string("no stop line") : text.substr(at, text.find('\n', at) - at));
+        return how.describe() + ": " +
+               (at == std::string::npos ? std::string("no stop line")
+                                        : text.substr(at, text.find('\n', at) - at));
     }
 
     int spooled(const std::string& endpoint) {
@@ -279,7 +301,8 @@ TEST_F(FaultTraceReliability, CollectorKilledTwiceDuring2000EchoesStoresEachSess
     int kills = 0;
     for (const int at : {kRequests / 3, 2 * kRequests / 3}) {
         const auto until = Clock::now() + milliseconds{60'000};
-        while (load.finals() < at && Clock::now() < until) std::this_thread::sleep_for(milliseconds{5});
+        while (load.finals() < at && Clock::now() < until)
+            std::this_thread::sleep_for(milliseconds{5});
         ASSERT_GE(load.finals(), at) << "the load stalled";
         // Kill the live collector (the most recent one): mid-batch, deliveries unacknowledged.
         for (auto it = processes_.rbegin(); it != processes_.rend(); ++it) {
@@ -292,14 +315,15 @@ TEST_F(FaultTraceReliability, CollectorKilledTwiceDuring2000EchoesStoresEachSess
         }
         // Requests go on while it is down: some more end before a new collector starts.
         const int down_at = load.finals();
-        ASSERT_TRUE(test_support::wait_until(
-            [&] { return load.finals() >= std::min(kRequests, down_at + 50); }))
-            << "the load stalled while the collector was down";
+        ASSERT_TRUE(test_support::wait_until([&] {
+            return load.finals() >= std::min(kRequests, down_at + 50);
+        })) << "the load stalled while the collector was down";
         start_collector(broker.endpoint);
     }
     EXPECT_EQ(kills, 2);
     const auto result = load.result();
-    ASSERT_EQ(result.final_sessions.size(), static_cast<std::size_t>(kRequests)) << describe(result);
+    ASSERT_EQ(result.final_sessions.size(), static_cast<std::size_t>(kRequests))
+        << describe(result);
     EXPECT_EQ(result.unfinished, 0) << describe(result);
     EXPECT_EQ(result.duplicate_finals, 0) << describe(result);
     // Only the collector died: no request of the load may fail.
@@ -323,11 +347,13 @@ TEST_F(FaultTraceReliability, BrokerRestartedWithSpooledExplainsAndWhileIngestin
     EchoLoad first(context_, broker.endpoint, kSpooled, 4, 16, milliseconds{0});
     first.start();
     const auto spooled_result = first.result();
-    ASSERT_EQ(spooled_result.final_sessions.size(), static_cast<std::size_t>(kSpooled)) << describe(spooled_result);
+    ASSERT_EQ(spooled_result.final_sessions.size(), static_cast<std::size_t>(kSpooled))
+        << describe(spooled_result);
     ASSERT_TRUE(spooled_result.errors.empty()) << describe(spooled_result);
     EXPECT_EQ(spooled(broker.endpoint), 2 * kSpooled);
     broker.process->kill();
-    broker = start_broker({.bind = "tcp://127.0.0.1:" + port, .heartbeat_ms = kHeartbeatMs, .extra = {}});
+    broker = start_broker(
+        {.bind = "tcp://127.0.0.1:" + port, .heartbeat_ms = kHeartbeatMs, .extra = {}});
     ASSERT_EQ(port_of(broker.endpoint), port);
     EXPECT_EQ(spooled(broker.endpoint), 2 * kSpooled) << "the spool did not survive SIGKILL";
     auto& collector = start_collector(broker.endpoint);
@@ -345,14 +371,17 @@ TEST_F(FaultTraceReliability, BrokerRestartedWithSpooledExplainsAndWhileIngestin
     second.start();
     {
         const auto until = Clock::now() + milliseconds{60'000};
-        while (second.finals() < kIngesting / 2 && Clock::now() < until) std::this_thread::sleep_for(milliseconds{5});
+        while (second.finals() < kIngesting / 2 && Clock::now() < until)
+            std::this_thread::sleep_for(milliseconds{5});
         ASSERT_GE(second.finals(), kIngesting / 2) << "the load stalled";
     }
     broker.process->kill();  // returns once the process is reaped: its port is free
-    broker = start_broker({.bind = "tcp://127.0.0.1:" + port, .heartbeat_ms = kHeartbeatMs, .extra = {}});
+    broker = start_broker(
+        {.bind = "tcp://127.0.0.1:" + port, .heartbeat_ms = kHeartbeatMs, .extra = {}});
     ASSERT_EQ(port_of(broker.endpoint), port);
     const auto ingest_result = second.result();
-    ASSERT_EQ(ingest_result.final_sessions.size(), static_cast<std::size_t>(kIngesting)) << describe(ingest_result);
+    ASSERT_EQ(ingest_result.final_sessions.size(), static_cast<std::size_t>(kIngesting))
+        << describe(ingest_result);
     EXPECT_EQ(ingest_result.duplicate_finals, 0) << describe(ingest_result);
 
     // Every answered session is stored complete with both events. A request cut off by the
@@ -381,7 +410,8 @@ TEST_F(FaultTraceReliability, BrokerRestartedWithSpooledExplainsAndWhileIngestin
     }
     ASSERT_TRUE(listed.is_object());
     ASSERT_TRUE(std::includes(complete.begin(), complete.end(), answered.begin(), answered.end()))
-        << complete.size() << " complete of " << answered.size() << " answered; " << describe(ingest_result);
+        << complete.size() << " complete of " << answered.size() << " answered; "
+        << describe(ingest_result);
     EXPECT_EQ(spooled(broker.endpoint), 0);
     std::set<std::string> stored;
     std::int64_t listed_events = 0;
@@ -394,15 +424,17 @@ TEST_F(FaultTraceReliability, BrokerRestartedWithSpooledExplainsAndWhileIngestin
             EXPECT_LE(s.value("events", 0), 2) << s.dump();
         }
     }
-    EXPECT_LE(stored.size(), answered.size() + static_cast<std::size_t>(failed_attempts)) << describe(ingest_result);
+    EXPECT_LE(stored.size(), answered.size() + static_cast<std::size_t>(failed_attempts))
+        << describe(ingest_result);
     const auto stats = trace_call(broker.endpoint, {{"op", "stats"}});
     ASSERT_TRUE(stats.is_object());
     EXPECT_EQ(stats.value("sessions", -1), static_cast<int>(stored.size())) << stats.dump();
     EXPECT_EQ(stats.value("events", -1), listed_events) << stats.dump();
     EXPECT_EQ(stats.value("quarantined", -1), 0) << stats.dump();
     expect_each_shows_two_events(broker.endpoint, ingest_result.final_sessions);
-    std::cout << "[ broker restart while ingesting: " << describe(ingest_result) << "; stored " << stored.size()
-              << " sessions, " << listed_events << " events; collector " << stop_line(collector) << " ]\n";
+    std::cout << "[ broker restart while ingesting: " << describe(ingest_result) << "; stored "
+              << stored.size() << " sessions, " << listed_events << " events; collector "
+              << stop_line(collector) << " ]\n";
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// `glassbox up`: starts broker, workers and collector, restarts a crashed child, stops all on SIGTERM;
+// `glassbox up`: starts broker, workers and collector, restarts a crashed child, stops all on
+// SIGTERM;
 // `--role broker` and `--role workers` (docs/deployment.md) on one machine make one pipeline.
 #include <signal.h>
 
@@ -20,7 +21,8 @@ using namespace std::chrono_literals;
 std::vector<pid_t> started_pids(const std::string& log, const std::string& name) {
     std::vector<pid_t> pids;
     const std::regex line("event=started child=" + name + " pid=([0-9]+)");
-    for (auto it = std::sregex_iterator(log.begin(), log.end(), line); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(log.begin(), log.end(), line); it != std::sregex_iterator();
+         ++it) {
         pids.push_back(static_cast<pid_t>(std::stol((*it)[1].str())));
     }
     return pids;
@@ -33,19 +35,22 @@ class FaultUpTest : public ClusterTest {};
 TEST_F(FaultUpTest, RestartsACrashedWorkerAndStopsEverythingOnSigterm) {
     const auto home = dir() / "up-home";
     const auto ready_file = dir() / "up.ready";
-    auto& up = start_process("up", {glassbox_binary(), "up", "--home", home.string(), "--bind",
-                                    "tcp://127.0.0.1:*", "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms",
-                                    std::to_string(kHeartbeatMs), "--gateway-listen", "127.0.0.1:0",
-                                    "--ready-file", ready_file.string()});
+    auto& up = start_process(
+        "up", {glassbox_binary(), "up", "--home", home.string(), "--bind", "tcp://127.0.0.1:*",
+               "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms", std::to_string(kHeartbeatMs),
+               "--gateway-listen", "127.0.0.1:0", "--ready-file", ready_file.string()});
     const auto ready = wait_for_ready_file(ready_file, up, 20'000ms);
     ASSERT_TRUE(ready) << up.stderr_text();
     const std::string endpoint = (*ready)["endpoint"].get<std::string>();
-    use_curve_for(endpoint, home_curve_keys(home.string()));  // up runs CURVE: its keys are in the home
+    use_curve_for(endpoint,
+                  home_curve_keys(home.string()));  // up runs CURVE: its keys are in the home
     ASSERT_TRUE(wait_for_service(endpoint, "echo", 10'000ms, 2));
     ASSERT_TRUE(wait_for_service(endpoint, "trace", 10'000ms, 1));
 
-    // Client commands find the broker through what up bound (<home>/run/endpoints.json), no --broker.
-    const auto via_home = run_glassbox({"call", "echo", echo_body("via home"), "--home", home.string()});
+    // Client commands find the broker through what up bound (<home>/run/endpoints.json), no
+    // --broker.
+    const auto via_home =
+        run_glassbox({"call", "echo", echo_body("via home"), "--home", home.string()});
     EXPECT_EQ(via_home.status.code, 0) << via_home.err;
 
     const auto first = started_pids(up.stderr_text(), "echo");
@@ -62,7 +67,8 @@ TEST_F(FaultUpTest, RestartsACrashedWorkerAndStopsEverythingOnSigterm) {
     ASSERT_EQ(now.size(), 2u) << up.stderr_text();
     EXPECT_NE(now[1], first[0]);
     EXPECT_NE(up.stderr_text().find("event=exited child=echo"), std::string::npos);
-    EXPECT_TRUE(wait_for_workers(endpoint, "echo", 2, 10'000ms)) << "dead workers expire, new ones register";
+    EXPECT_TRUE(wait_for_workers(endpoint, "echo", 2, 10'000ms))
+        << "dead workers expire, new ones register";
     expect_echo_served(endpoint, "served by the restarted worker");
 
     // SIGTERM: every child stopped (workers first, the broker last), exit 0.
@@ -76,7 +82,8 @@ TEST_F(FaultUpTest, RestartsACrashedWorkerAndStopsEverythingOnSigterm) {
     const auto status = up.wait_exit(20'000ms);
     ASSERT_TRUE(status) << "glassbox up did not stop";
     EXPECT_TRUE(status->exited && status->code == 0) << status->describe();
-    for (const pid_t pid : children) EXPECT_FALSE(process_exists(pid)) << "child " << pid << " still runs";
+    for (const pid_t pid : children)
+        EXPECT_FALSE(process_exists(pid)) << "child " << pid << " still runs";
     const std::string log = up.stderr_text();
     EXPECT_LT(log.find("event=stopped child=echo"), log.find("event=stopped child=broker"));
 }
@@ -128,13 +135,15 @@ TEST_F(UpRoleTest, AWorkersHostStartedBeforeItsBrokerJoinsItAndLeavesIt) {
         ASSERT_EQ(done.status.code, 0) << done.err;
     };
     keys({"keys", "init", "--home", broker_home.string()});
-    keys({"keys", "new", "worker", "--role", "worker:*", "--role", "client", "--home", workers_home.string()});
+    keys({"keys", "new", "worker", "--role", "worker:*", "--role", "client", "--home",
+          workers_home.string()});
     keys({"keys", "new", "client", "--role", "client", "--home", workers_home.string()});
     for (const char* name : {"worker", "client"}) {
-        keys({"keys", "allow", (workers_home / "keys" / (std::string{name} + ".key")).string(), "--as",
-              std::string{"workers-host-"} + name, "--home", broker_home.string()});
+        keys({"keys", "allow", (workers_home / "keys" / (std::string{name} + ".key")).string(),
+              "--as", std::string{"workers-host-"} + name, "--home", broker_home.string()});
     }
-    std::filesystem::copy_file(broker_home / "keys" / "broker.key", workers_home / "keys" / "broker.key");
+    std::filesystem::copy_file(broker_home / "keys" / "broker.key",
+                               workers_home / "keys" / "broker.key");
     use_curve_for(endpoint, home_curve_keys(broker_home.string()));
 
     // The workers host first: nothing answers on the endpoint yet.

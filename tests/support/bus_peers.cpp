@@ -64,7 +64,8 @@ std::map<std::string, std::string> certificate_values(const std::string& path) {
         auto trim = [](std::string text) {
             const auto first = text.find_first_not_of(" \t\"");
             const auto last = text.find_last_not_of(" \t\"\r");
-            return first == std::string::npos ? std::string{} : text.substr(first, last - first + 1);
+            return first == std::string::npos ? std::string{}
+                                              : text.substr(first, last - first + 1);
         };
         values[trim(line.substr(0, equals))] = trim(line.substr(equals + 1));
     }
@@ -131,9 +132,15 @@ nlohmann::json GbcMessage::json() const { return nlohmann::json::parse(body, nul
 std::string GbcMessage::describe() const {
     std::ostringstream out;
     switch (command) {
-        case 0x02: out << "PARTIAL " << kind << " " << body; break;
-        case 0x03: out << "FINAL " << body; break;
-        case 0x05: out << "ERROR " << error_type << ": " << message; break;
+        case 0x02:
+            out << "PARTIAL " << kind << " " << body;
+            break;
+        case 0x03:
+            out << "FINAL " << body;
+            break;
+        case 0x05:
+            out << "ERROR " << error_type << ": " << message;
+            break;
         default: {
             out << "MALFORMED [";
             for (const auto& f : raw) {
@@ -179,8 +186,8 @@ std::string GbcClient::request(const std::string& service, const std::string& bo
     if (request_id.empty()) {
         request_id = id_prefix_ + "-" + std::to_string(next_id_++);
     }
-    dealer_.send({"", kGbc, std::string(1, '\x01'), service, request_id,
-                  std::to_string(deadline_ms), body});
+    dealer_.send(
+        {"", kGbc, std::string(1, '\x01'), service, request_id, std::to_string(deadline_ms), body});
     in_flight_.insert(request_id);
     return request_id;
 }

@@ -47,12 +47,12 @@ private:
 
 // One message a broker sends a GBC01 client (§4.2).
 struct GbcMessage {
-    char command = 0;          // 0x02 PARTIAL, 0x03 FINAL, 0x05 ERROR; 0 if malformed
+    char command = 0;  // 0x02 PARTIAL, 0x03 FINAL, 0x05 ERROR; 0 if malformed
     std::string request_id;
-    std::string kind;          // PARTIAL: "data" or "explain"
-    std::string body;          // PARTIAL, FINAL
-    std::string error_type;    // ERROR
-    std::string message;       // ERROR
+    std::string kind;        // PARTIAL: "data" or "explain"
+    std::string body;        // PARTIAL, FINAL
+    std::string error_type;  // ERROR
+    std::string message;     // ERROR
     Frames raw;
 
     bool terminal() const noexcept { return command == 0x03 || command == 0x05; }

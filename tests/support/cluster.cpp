@@ -64,12 +64,12 @@ RunningBroker ClusterTest::start_broker(BrokerOptions options) {
     const int n = broker_count_++;
     const auto ready = tmp_.path() / ("broker-" + std::to_string(n) + ".ready.json");
     std::vector<std::string> argv{glassbox_binary(), "broker",
-                                  "--bind", options.bind,
-                                  "--pub", "tcp://127.0.0.1:*",
-                                  "--home", broker_home().string(),
-                                  "--heartbeat-ms", std::to_string(options.heartbeat_ms),
-                                  "--liveness", std::to_string(options.liveness),
-                                  "--ready-file", ready.string()};
+                                  "--bind",          options.bind,
+                                  "--pub",           "tcp://127.0.0.1:*",
+                                  "--home",          broker_home().string(),
+                                  "--heartbeat-ms",  std::to_string(options.heartbeat_ms),
+                                  "--liveness",      std::to_string(options.liveness),
+                                  "--ready-file",    ready.string()};
     argv.insert(argv.end(), options.extra.begin(), options.extra.end());
     auto& process = start_process("broker-" + std::to_string(n), std::move(argv));
     RunningBroker broker;
@@ -84,28 +84,34 @@ RunningBroker ClusterTest::start_broker(BrokerOptions options) {
     broker.pub_endpoint = info->value("pub_endpoint", "");
     EXPECT_EQ(info->value("pid", -1), process.pid()) << "ready file: " << info->dump();
     EXPECT_EQ(broker.endpoint.rfind("tcp://127.0.0.1:", 0), 0u) << info->dump();
-    EXPECT_EQ(broker.endpoint.find('*'), std::string::npos) << "endpoint not resolved: "
-                                                            << info->dump();
+    EXPECT_EQ(broker.endpoint.find('*'), std::string::npos)
+        << "endpoint not resolved: " << info->dump();
     return broker;
 }
 
 ChildProcess& ClusterTest::start_echo_worker(const std::string& endpoint, int threads,
                                              std::vector<std::string> extra) {
-    std::vector<std::string> argv{glassbox_binary(), "worker", "echo",
-                                  "--broker", endpoint,
-                                  "--threads", std::to_string(threads),
-                                  "--heartbeat-ms", std::to_string(kHeartbeatMs),
-                                  "--liveness", std::to_string(kLiveness)};
+    std::vector<std::string> argv{glassbox_binary(),
+                                  "worker",
+                                  "echo",
+                                  "--broker",
+                                  endpoint,
+                                  "--threads",
+                                  std::to_string(threads),
+                                  "--heartbeat-ms",
+                                  std::to_string(kHeartbeatMs),
+                                  "--liveness",
+                                  std::to_string(kLiveness)};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return start_process("echo-worker-" + std::to_string(processes_.size()), std::move(argv));
 }
 
 ChildProcess& ClusterTest::start_test_worker(const std::string& endpoint,
                                              const std::string& service, int delay_ms) {
-    return start_process("test-worker-" + std::to_string(processes_.size()),
-                         {GLASSBOX_TEST_WORKER, "--broker", endpoint, "--service", service,
-                          "--delay-ms", std::to_string(delay_ms), "--heartbeat-ms",
-                          std::to_string(kHeartbeatMs)});
+    return start_process(
+        "test-worker-" + std::to_string(processes_.size()),
+        {GLASSBOX_TEST_WORKER, "--broker", endpoint, "--service", service, "--delay-ms",
+         std::to_string(delay_ms), "--heartbeat-ms", std::to_string(kHeartbeatMs)});
 }
 
 bool ClusterTest::wait_until_busy(const std::string& endpoint, const std::string& service,
@@ -193,9 +199,15 @@ std::vector<ChildProcess*> ClusterTest::start_workers(const std::string& endpoin
                                                       const std::vector<WorkerSpec>& workers) {
     std::vector<ChildProcess*> started;
     for (const auto& w : workers) {
-        std::vector<std::string> argv = {glassbox_binary(), "worker", w.name, "--broker", endpoint,
-                                         "--heartbeat-ms", std::to_string(kHeartbeatMs),
-                                         "--liveness", std::to_string(kLiveness)};
+        std::vector<std::string> argv = {glassbox_binary(),
+                                         "worker",
+                                         w.name,
+                                         "--broker",
+                                         endpoint,
+                                         "--heartbeat-ms",
+                                         std::to_string(kHeartbeatMs),
+                                         "--liveness",
+                                         std::to_string(kLiveness)};
         argv.insert(argv.end(), w.extra.begin(), w.extra.end());
         started.push_back(&start_process(w.name, argv));
     }
@@ -206,27 +218,32 @@ std::vector<ChildProcess*> ClusterTest::start_workers(const std::string& endpoin
     return started;
 }
 
-void ClusterTest::load_sample(const std::string& endpoint, const std::filesystem::path& sample, bool docs) {
-    std::vector<std::vector<std::string>> loads = {{"load", "rdf", (sample / "orrin.ttl").string(), "--tier", "1"}};
+void ClusterTest::load_sample(const std::string& endpoint, const std::filesystem::path& sample,
+                              bool docs) {
+    std::vector<std::vector<std::string>> loads = {
+        {"load", "rdf", (sample / "orrin.ttl").string(), "--tier", "1"}};
     if (docs) loads.push_back({"load", "docs", (sample / "docs").string()});
     for (auto& load : loads) {
         load.push_back("--broker");
         load.push_back(endpoint);
         const auto loaded = run_glassbox(load, std::chrono::milliseconds{120'000});
-        EXPECT_TRUE(loaded.status.exited && loaded.status.code == 0) << load[1] << ": " << loaded.err;
+        EXPECT_TRUE(loaded.status.exited && loaded.status.code == 0)
+            << load[1] << ": " << loaded.err;
     }
 }
 
-bool ClusterTest::wait_for_turns(const std::string& endpoint, const std::string& session_id, std::size_t turns,
-                                 std::chrono::milliseconds timeout) {
+bool ClusterTest::wait_for_turns(const std::string& endpoint, const std::string& session_id,
+                                 std::size_t turns, std::chrono::milliseconds timeout) {
     const auto stop = Clock::now() + timeout;
     while (Clock::now() < stop) {
         GbcClient client(context_, endpoint);
         const nlohmann::json ask{{"op", "turns"}, {"session_id", session_id}, {"limit", turns}};
-        const auto replies = client.call("trace", ask.dump(), 5000, std::chrono::milliseconds{5000});
+        const auto replies =
+            client.call("trace", ask.dump(), 5000, std::chrono::milliseconds{5000});
         if (!replies.empty() && replies.back().is_final()) {
             const auto body = replies.back().json();
-            if (body.is_object() && body.contains("turns") && body["turns"].is_array() && body["turns"].size() >= turns)
+            if (body.is_object() && body.contains("turns") && body["turns"].is_array() &&
+                body["turns"].size() >= turns)
                 return true;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds{100});
@@ -258,7 +275,8 @@ bool ClusterTest::wait_for_service(const std::string& endpoint, const std::strin
 
 void ClusterTest::expect_echo_served(const std::string& endpoint, const std::string& question) {
     GbcClient client(context_, endpoint);
-    auto replies = client.call("echo", echo_body(question), 10'000, std::chrono::milliseconds{10'000});
+    auto replies =
+        client.call("echo", echo_body(question), 10'000, std::chrono::milliseconds{10'000});
     ASSERT_FALSE(replies.empty()) << "no reply to a normal echo request";
     const auto& last = replies.back();
     ASSERT_TRUE(last.is_final()) << last.describe();

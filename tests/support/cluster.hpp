@@ -68,7 +68,8 @@ protected:
     ChildProcess& start_process(const std::string& name, std::vector<std::string> argv);
     // Runs `glassbox <args>` to completion.
     CommandResult run_glassbox(std::vector<std::string> args,
-                               std::chrono::milliseconds timeout = std::chrono::milliseconds{20'000});
+                               std::chrono::milliseconds timeout = std::chrono::milliseconds{
+                                   20'000});
 
     // Polls mmi.service until `service` has `workers` live workers per mmi.status (or 200).
     bool wait_for_service(const std::string& endpoint, const std::string& service,
@@ -83,13 +84,15 @@ protected:
     // each (the process is named after the worker), then waits until each one's service is
     // served ("trace" for the trace-collector); a service that does not come fails the test.
     // The processes, in the order given.
-    std::vector<ChildProcess*> start_workers(const std::string& endpoint, const std::vector<WorkerSpec>& workers);
+    std::vector<ChildProcess*> start_workers(const std::string& endpoint,
+                                             const std::vector<WorkerSpec>& workers);
     // `glassbox load rdf <sample>/orrin.ttl --tier 1` and, with `docs`, `glassbox load docs
     // <sample>/docs` through `endpoint`; a failed load fails the test.
     void load_sample(const std::string& endpoint, const std::filesystem::path& sample, bool docs);
     // Polls the trace service (`turns`) until conversation `session_id` holds `turns` turns (the
     // collector indexes a run's turn as it ingests its messages, shortly after the FINAL).
-    bool wait_for_turns(const std::string& endpoint, const std::string& session_id, std::size_t turns,
+    bool wait_for_turns(const std::string& endpoint, const std::string& session_id,
+                        std::size_t turns,
                         std::chrono::milliseconds timeout = std::chrono::milliseconds{10'000});
     // mmi.status over GBC01; nullopt if no FINAL JSON object arrives.
     std::optional<nlohmann::json> status(const std::string& endpoint);
@@ -97,14 +100,17 @@ protected:
     // the event a test waits on instead of sleeping.
     bool wait_for_service_entry(const std::string& endpoint, const std::string& service,
                                 const std::function<bool(const nlohmann::json&)>& holds,
-                                std::chrono::milliseconds timeout = std::chrono::milliseconds{120'000});
+                                std::chrono::milliseconds timeout = std::chrono::milliseconds{
+                                    120'000});
     // Waits until mmi.status counts at least `subscriptions` subscriptions on the explain topic:
     // a PUB/SUB subscriber misses whatever is published before its subscription reaches the
     // broker, so a test waits for this instead of sleeping.
     bool wait_for_subscriptions(const std::string& endpoint, int subscriptions,
-                                std::chrono::milliseconds timeout = std::chrono::milliseconds{120'000});
+                                std::chrono::milliseconds timeout = std::chrono::milliseconds{
+                                    120'000});
     // Sends one ordinary echo request and checks it is served: the broker still serves.
-    void expect_echo_served(const std::string& endpoint, const std::string& question = "still alive");
+    void expect_echo_served(const std::string& endpoint,
+                            const std::string& question = "still alive");
 
     // The port of a resolved tcp endpoint ("tcp://127.0.0.1:41234" -> "41234").
     static std::string port_of(const std::string& endpoint);

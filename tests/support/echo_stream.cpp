@@ -64,11 +64,13 @@ std::string describe(const std::vector<GbcMessage>& messages) {
     // Echo's data partials are {"text": question, "index": i}, i = 0, 1, ... in send order.
     for (std::size_t i = 0; i < s.data.size(); ++i) {
         const auto& d = s.data[i];
-        if (!d.is_object() || d.value("text", nlohmann::json()) != body.value("question", nlohmann::json()) ||
+        if (!d.is_object() ||
+            d.value("text", nlohmann::json()) != body.value("question", nlohmann::json()) ||
             !d.contains("index") || !d["index"].is_number_unsigned() ||
             d["index"].get<std::size_t>() != i) {
-            return fail("data partial #" + std::to_string(i) + " is not {\"text\": question, \"index\": " +
-                        std::to_string(i) + "}: " + d.dump());
+            return fail("data partial #" + std::to_string(i) +
+                        " is not {\"text\": question, \"index\": " + std::to_string(i) +
+                        "}: " + d.dump());
         }
     }
     const auto final_body = s.terminals.front().json();

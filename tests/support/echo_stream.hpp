@@ -16,7 +16,7 @@ struct EchoStream {
     std::vector<nlohmann::json> explain;  // PARTIAL explain bodies, in arrival order
     std::vector<GbcMessage> terminals;    // FINAL / ERROR messages (exactly one expected)
     std::vector<GbcMessage> malformed;
-    std::vector<std::string> order;       // "data", "explain", "final", "error" per message
+    std::vector<std::string> order;  // "data", "explain", "final", "error" per message
 };
 
 EchoStream split_stream(const std::vector<GbcMessage>& messages);

@@ -24,7 +24,9 @@ struct WorkerMessage {
     std::string identity;
     Frames frames;  // [""] ["MDPW01"] [command] ... (a packed message unpacked, protocol.md §1.4)
     bool packed = false;  // it came in the packed form
-    char command() const { return frames.size() > 2 && frames[2].size() == 1 ? frames[2][0] : '\0'; }
+    char command() const {
+        return frames.size() > 2 && frames[2].size() == 1 ? frames[2][0] : '\0';
+    }
 };
 
 class FakeBroker {
@@ -83,14 +85,16 @@ public:
 
     // A REQUEST in the classic layout (GBW01), or with `packed` as the broker writes it to a
     // GBW03 worker: the compact layout, packed (protocol.md §1.4, §5.4).
-    void send_request(const std::string& identity, const std::string& token, const std::string& body,
-                      const std::string& request_id = "r-1", long long deadline_ms = 10'000,
-                      const std::string& service = "test", bool packed = false) {
+    void send_request(const std::string& identity, const std::string& token,
+                      const std::string& body, const std::string& request_id = "r-1",
+                      long long deadline_ms = 10'000, const std::string& service = "test",
+                      bool packed = false) {
         const std::string meta = R"({"request_id":")" + request_id + R"(","service":")" + service +
                                  R"(","deadline_ms":)" + std::to_string(deadline_ms) +
                                  R"(,"attempt":1,"client":"GBC01"})";
         if (packed) {
-            send_command(identity, schema::protocol::worker_cmd::kRequest, {token, meta, body}, true);
+            send_command(identity, schema::protocol::worker_cmd::kRequest, {token, meta, body},
+                         true);
         } else {
             send_command(identity, schema::protocol::worker_cmd::kRequest, {token, "", meta, body});
         }

@@ -33,9 +33,9 @@ private:
 
 // How a child ended, decoded from waitpid's status.
 struct ExitStatus {
-    bool exited = false;   // returned from main or called exit()
-    int code = -1;         // exit code when `exited`
-    int signal = 0;        // the terminating signal otherwise
+    bool exited = false;  // returned from main or called exit()
+    int code = -1;        // exit code when `exited`
+    int signal = 0;       // the terminating signal otherwise
     std::string describe() const;
 };
 

@@ -26,7 +26,8 @@ std::vector<std::string> words(std::string_view text) {
     std::vector<std::string> out;
     std::string word;
     for (char c : text) {
-        if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (static_cast<unsigned char>(c) & 0x80)) {
+        if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+            (static_cast<unsigned char>(c) & 0x80)) {
             word.push_back(c);
         } else if (!word.empty()) {
             out.push_back(std::move(word));
@@ -43,8 +44,9 @@ std::string lower(std::string s) {
 }
 
 const std::set<std::string>& stop_words() {
-    static const std::set<std::string> words{"which", "who", "what", "where", "when", "how", "is", "the", "a",
-                                             "an",    "in",  "of",   "does",  "did",  "for", "to",  "and", "it"};
+    static const std::set<std::string> words{"which", "who", "what", "where", "when", "how",
+                                             "is",    "the", "a",    "an",    "in",   "of",
+                                             "does",  "did", "for",  "to",    "and",  "it"};
     return words;
 }
 
@@ -53,7 +55,8 @@ json concepts_for(const std::string& question) {
     std::string run;
     const auto ws = words(question);
     for (std::size_t i = 0; i < ws.size(); ++i) {
-        const bool capital = std::isupper(static_cast<unsigned char>(ws[i][0])) && !stop_words().count(lower(ws[i]));
+        const bool capital =
+            std::isupper(static_cast<unsigned char>(ws[i][0])) && !stop_words().count(lower(ws[i]));
         if (capital) {
             run += (run.empty() ? "" : " ") + ws[i];
             continue;
@@ -72,7 +75,8 @@ json scores_for(const std::string& question, const json& edges) {
     for (const auto& e : edges) {
         double hits = 0;
         for (const char* part : {"s", "p", "o"}) {
-            for (const auto& w : words(e[part].get<std::string>())) hits += asked.count(lower(w)) ? 1 : 0;
+            for (const auto& w : words(e[part].get<std::string>()))
+                hits += asked.count(lower(w)) ? 1 : 0;
         }
         scores.push_back({{"id", e["id"]}, {"score", hits / (1.0 + hits)}});
     }
@@ -85,7 +89,8 @@ std::string synthesis_for(const json& items, bool graph, bool unknown_marker) {
         const auto& item = items[i];
         std::string claim;
         if (graph) {
-            claim = item["s"].get<std::string>() + " " + item["p"].get<std::string>() + " " + item["o"].get<std::string>();
+            claim = item["s"].get<std::string>() + " " + item["p"].get<std::string>() + " " +
+                    item["o"].get<std::string>();
         } else {
             claim = item["text"].get<std::string>();
             claim = claim.substr(0, claim.find('.'));
@@ -103,12 +108,14 @@ std::string synthesis_for(const json& items, bool graph, bool unknown_marker) {
 runtime::Handler make_fake_llm(std::shared_ptr<FakeLlmScript> script) {
     return [script](runtime::RequestContext& ctx) {
         if (script->fail) {
-            (void)ctx.fail(base::make_error(base::ErrorType::kUpstreamError, "fake llm: endpoint down"));
+            (void)ctx.fail(
+                base::make_error(base::ErrorType::kUpstreamError, "fake llm: endpoint down"));
             return;
         }
         auto request = schema::decode<schema::LlmRequest>(ctx.body());
         if (!request) {
-            (void)ctx.fail(base::make_error(base::ErrorType::kInvalidRequest, request.error().message));
+            (void)ctx.fail(
+                base::make_error(base::ErrorType::kInvalidRequest, request.error().message));
             return;
         }
         const auto var = [&](const std::string& name) {
@@ -125,7 +132,8 @@ runtime::Handler make_fake_llm(std::shared_ptr<FakeLlmScript> script) {
         } else if (name == "kg-edge-reasoning") {
             json reasons = json::array();
             for (const auto& e : json::parse(var("edges"))) {
-                reasons.push_back({{"id", e["id"]}, {"reasoning", "mentions " + e["s"].get<std::string>()}});
+                reasons.push_back(
+                    {{"id", e["id"]}, {"reasoning", "mentions " + e["s"].get<std::string>()}});
             }
             response.json = json{{"reasons", reasons}};
         } else if (name == "kg-synthesis" || name == "document-synthesis") {
@@ -141,7 +149,8 @@ runtime::Handler make_fake_llm(std::shared_ptr<FakeLlmScript> script) {
                 if (script->unknown_markers) response.answer_ids.push_back(graph ? "e99" : "c99");
             }
         } else {
-            (void)ctx.fail(base::make_error(base::ErrorType::kNotFound, "unknown template " + name));
+            (void)ctx.fail(
+                base::make_error(base::ErrorType::kNotFound, "unknown template " + name));
             return;
         }
         if (response.json) response.text = response.json->dump();
@@ -150,7 +159,9 @@ runtime::Handler make_fake_llm(std::shared_ptr<FakeLlmScript> script) {
             std::size_t at = 0;
             while (at < response.text.size()) {
                 std::size_t end = std::min(response.text.size(), at + step);
-                while (end < response.text.size() && (static_cast<unsigned char>(response.text[end]) & 0xC0) == 0x80) ++end;
+                while (end < response.text.size() &&
+                       (static_cast<unsigned char>(response.text[end]) & 0xC0) == 0x80)
+                    ++end;
                 (void)ctx.send_partial({{"text", response.text.substr(at, end - at)}});
                 at = end;
             }
@@ -179,11 +190,13 @@ RagCluster::RagCluster(RagConfig config) {
     endpoint_ = bound->endpoint;
     broker_thread_ = std::jthread([this](std::stop_token token) { broker_->run(token); });
 
-    auto embedder = embeddings::make_embedder(*embeddings::EmbeddingsConfig::from_json(json::object()));
+    auto embedder =
+        embeddings::make_embedder(*embeddings::EmbeddingsConfig::from_json(json::object()));
     add_worker("embeddings", embeddings::make_embeddings_handler(*embedder), 2);
     store::StoreServiceConfig store_config;
     store_config.home = home_;
-    add_worker("store", store::make_store_handler(std::make_shared<store::StoreService>(store_config)), 2);
+    add_worker("store",
+               store::make_store_handler(std::make_shared<store::StoreService>(store_config)), 2);
     add_worker("llm", make_fake_llm(script_), 2);
     add_worker("graph-rag", make_graph_rag_handler(config), 2);
     add_worker("document-rag", make_document_rag_handler(config), 2);
@@ -204,7 +217,8 @@ RagCluster::~RagCluster() {
     std::filesystem::remove_all(home_, ec);
 }
 
-void RagCluster::add_worker(const std::string& service, runtime::Handler handler, std::size_t threads) {
+void RagCluster::add_worker(const std::string& service, runtime::Handler handler,
+                            std::size_t threads) {
     runtime::WorkerConfig config;
     config.endpoint = endpoint_;
     config.service = service;
@@ -252,23 +266,26 @@ json RagCluster::store(json body) {
     auto replies = request("store", body, 60s);
     if (replies.empty() || replies.back().kind != bus::ReplyKind::kFinal) {
         ADD_FAILURE() << "store " << body.value("op", "?") << " failed: "
-                      << (replies.empty() || !replies.back().error ? "no reply" : replies.back().error->message);
+                      << (replies.empty() || !replies.back().error ? "no reply"
+                                                                   : replies.back().error->message);
         return json::object();
     }
     return replies.back().body;
 }
 
-void RagCluster::load_triples(const std::string& collection, const std::string& uri, const std::string& ntriples,
-                              int tier) {
+void RagCluster::load_triples(const std::string& collection, const std::string& uri,
+                              const std::string& ntriples, int tier) {
     store({{"op", "load-triples"},
            {"collection", collection},
-           {"source", {{"uri", uri}, {"path", ""}, {"media_type", "application/n-triples"}, {"tier", tier}}},
+           {"source",
+            {{"uri", uri}, {"path", ""}, {"media_type", "application/n-triples"}, {"tier", tier}}},
            {"nquads", ntriples}});
     store({{"op", "index"}, {"collection", collection}});
 }
 
-void RagCluster::load_documents(const std::string& collection,
-                                const std::vector<std::tuple<std::string, std::string, std::string>>& docs) {
+void RagCluster::load_documents(
+    const std::string& collection,
+    const std::vector<std::tuple<std::string, std::string, std::string>>& docs) {
     json documents = json::array();
     for (const auto& [uri, title, text] : docs) {
         std::size_t chars = 0;
@@ -277,7 +294,10 @@ void RagCluster::load_documents(const std::string& collection,
                              {"title", title},
                              {"source", {{"uri", uri}, {"media_type", "text/plain"}, {"tier", 2}}},
                              {"text", text},
-                             {"chunks", json::array({{{"ordinal", 0}, {"char_offset", 0}, {"char_length", chars}, {"text", text}}})}});
+                             {"chunks", json::array({{{"ordinal", 0},
+                                                      {"char_offset", 0},
+                                                      {"char_length", chars},
+                                                      {"text", text}}})}});
     }
     store({{"op", "load-documents"}, {"collection", collection}, {"documents", documents}});
     store({{"op", "index"}, {"collection", collection}});

@@ -24,9 +24,9 @@ namespace glassbox::rag::testing {
 
 // How the scripted LLM behaves (read on every request; set before sending one).
 struct FakeLlmScript {
-    std::atomic<bool> fail{false};                 // answer every request with UpstreamError
-    std::atomic<bool> unknown_markers{true};       // add [e99]/[c99] to syntheses
-    std::atomic<std::size_t> stream_piece{3};      // bytes per streamed PARTIAL
+    std::atomic<bool> fail{false};             // answer every request with UpstreamError
+    std::atomic<bool> unknown_markers{true};   // add [e99]/[c99] to syntheses
+    std::atomic<std::size_t> stream_piece{3};  // bytes per streamed PARTIAL
 };
 
 // The scripted LLM. Deterministic and simple, so tests can predict what it does:
@@ -55,15 +55,16 @@ public:
     // Runs a store op to its FINAL (fails the test otherwise).
     nlohmann::json store(nlohmann::json body);
     // Loads N-Triples text as `uri` (tier) and indexes the collection.
-    void load_triples(const std::string& collection, const std::string& uri, const std::string& ntriples,
-                      int tier = 1);
+    void load_triples(const std::string& collection, const std::string& uri,
+                      const std::string& ntriples, int tier = 1);
     // Loads each (uri, title, text) as a one-chunk document and indexes it.
     void load_documents(const std::string& collection,
                         const std::vector<std::tuple<std::string, std::string, std::string>>& docs);
 
     // Sends `body` to `service` and collects every reply up to the terminal.
     std::vector<StreamReply> request(const std::string& service, const nlohmann::json& body,
-                                     std::chrono::milliseconds deadline = std::chrono::milliseconds{20'000});
+                                     std::chrono::milliseconds deadline = std::chrono::milliseconds{
+                                         20'000});
 
     // Stops one service's workers (e.g. the store, for failure paths).
     void stop_service(const std::string& service);
@@ -71,7 +72,6 @@ public:
     void add_worker(const std::string& service, runtime::Handler handler, std::size_t threads = 1);
 
 private:
-
     zmq::context_t context_{1};
     std::filesystem::path home_;
     std::unique_ptr<broker::Broker> broker_;

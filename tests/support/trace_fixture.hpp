@@ -45,7 +45,7 @@ inline Delivery delivery_of(const schema::ExplainMessage& message, std::uint64_t
     d.seq = std::to_string(message.seq);
     d.state = message.trace_status == schema::TraceStatus::kComplete ? "complete"
               : message.trace_status == schema::TraceStatus::kError  ? "error"
-                                                                      : "open";
+                                                                     : "open";
     d.body = schema::dump(schema::encode(message));
     return d;
 }
@@ -61,12 +61,19 @@ struct FakeRun {
     std::optional<std::string> conversation{};  // gb:conversation on the Question
 
     static FakeRun make(std::string service, std::string question, std::int64_t started_ms,
-                    std::optional<std::string> parent_uri = std::nullopt) {
-        return FakeRun{explain::RunUris::generate(), std::move(service), std::move(question), started_ms,
-                   std::move(parent_uri), {}};
+                        std::optional<std::string> parent_uri = std::nullopt) {
+        return FakeRun{explain::RunUris::generate(), std::move(service),
+                       std::move(question),          started_ms,
+                       std::move(parent_uri),        {}};
     }
-    static FakeRun with_uuid(const std::string& uuid, std::string service, std::string question, std::int64_t started_ms) {
-        return FakeRun{*explain::RunUris::from_uuid(uuid), std::move(service), std::move(question), started_ms, {}, {}};
+    static FakeRun with_uuid(const std::string& uuid, std::string service, std::string question,
+                             std::int64_t started_ms) {
+        return FakeRun{*explain::RunUris::from_uuid(uuid),
+                       std::move(service),
+                       std::move(question),
+                       started_ms,
+                       {},
+                       {}};
     }
     std::string session() const { return uris.question(); }
 
@@ -85,7 +92,8 @@ struct FakeRun {
         return m;
     }
     schema::ExplainMessage end(schema::TraceStatus status = schema::TraceStatus::kComplete,
-                               const std::string& answer = "the answer", std::int64_t ended_ms = -1) const {
+                               const std::string& answer = "the answer",
+                               std::int64_t ended_ms = -1) const {
         schema::ExplainMessage m;
         m.session = session();
         m.seq = 1;
@@ -98,7 +106,8 @@ struct FakeRun {
         m.explain_triples.insert(m.explain_triples.end(), tail.begin(), tail.end());
         m.end_of_trace = true;
         m.trace_status = status;
-        if (status == schema::TraceStatus::kError) m.error = base::make_error(base::ErrorType::kInternal, "boom");
+        if (status == schema::TraceStatus::kError)
+            m.error = base::make_error(base::ErrorType::kInternal, "boom");
         return m;
     }
 };
@@ -115,7 +124,8 @@ protected:
         store_.reset();
         std::filesystem::remove_all(dir_);
     }
-    BatchOutcome store(const std::vector<schema::ExplainMessage>& messages, std::int64_t received_ms) {
+    BatchOutcome store(const std::vector<schema::ExplainMessage>& messages,
+                       std::int64_t received_ms) {
         std::vector<Delivery> batch;
         for (const auto& m : messages) batch.push_back(delivery_of(m, next_id_++));
         auto outcome = store_->store_batch(batch, at(received_ms));

@@ -9,8 +9,8 @@
 #include "schema/collection_name.hpp"
 #include "schema/messages_trace.hpp"
 #include "workers/agent/agent_tools.hpp"
-#include "workers/agent/answer_evidence.hpp"
 #include "workers/agent/agent_trace.hpp"
+#include "workers/agent/answer_evidence.hpp"
 #include "workers/agent/react_reply.hpp"
 #include "workers/runtime/collection_check.hpp"
 
@@ -38,7 +38,8 @@ constexpr std::chrono::milliseconds kDeadlineMargin{200};
 
 class AgentRun {
 public:
-    AgentRun(runtime::RequestContext& context, const AgentConfig& config, const std::vector<Tool>& tools)
+    AgentRun(runtime::RequestContext& context, const AgentConfig& config,
+             const std::vector<Tool>& tools)
         : context_(context), config_(config), all_tools_(tools), trace_(context, config.explain) {}
 
     void run() {
@@ -48,12 +49,14 @@ public:
         if (!resolved) return (void)context_.fail(resolved.error());
         request_ = std::move(resolved->request);
         tools_ = std::move(resolved->tools);
-        if (auto opened = trace_.open(request_.question, request_.parent_uri, request_.session_id, recorded_collection()); !opened)
+        if (auto opened = trace_.open(request_.question, request_.parent_uri, request_.session_id,
+                                      recorded_collection());
+            !opened)
             return trace_.fail(opened.error());
         // A collection never loaded is the store's NotFound, as graph-rag and document-rag
         // answer it, not a run of lookups that all come back empty (issue 31).
-        if (auto known = runtime::check_collection(context_, config_.store_service, request_.collection,
-                                                   config_.call_timeout);
+        if (auto known = runtime::check_collection(context_, config_.store_service,
+                                                   request_.collection, config_.call_timeout);
             !known && known.error().type == ErrorType::kNotFound)
             return trace_.fail(known.error());
         const auto ended = loop();
@@ -94,12 +97,15 @@ private:
             action.candidates = candidates;
             if (n == 0 && !history_note_.empty()) action.thought = history_note_ + " ";
             if (!parsed) {
-                action.thought += "(the model's reply did not parse) " + reply->text.substr(0, 2'000);
+                action.thought +=
+                    "(the model's reply did not parse) " + reply->text.substr(0, 2'000);
                 step["reply"] = reply->text.substr(0, 2'000);
                 step["calls"] = json::array();
                 step["error"] = parsed.error().message;
                 if (auto sent = trace_.analysis(n, llm_info, std::move(action)); !sent) return sent;
-                partial({{"message_type", "observation"}, {"iteration", n}, {"error", true},
+                partial({{"message_type", "observation"},
+                         {"iteration", n},
+                         {"error", true},
                          {"content", parsed.error().message}});
                 if (auto sent = trace_.observation(n, step_info({}, trace_.run().analysis(n)),
                                                    "error: " + parsed.error().message, {true, {}});
@@ -128,8 +134,9 @@ private:
     }
 
     // Runs the iteration's tool calls and records the Analysis and the Observation.
-    base::Result<void> iterate(std::size_t n, const ReactReply& reply, const explain::StepInfo& llm_info,
-                               explain::AgentAction action, json& step) {
+    base::Result<void> iterate(std::size_t n, const ReactReply& reply,
+                               const explain::StepInfo& llm_info, explain::AgentAction action,
+                               json& step) {
         std::vector<ToolCall> calls = reply.calls;
         const bool too_many = calls.size() > config_.max_calls_per_iteration;
         if (too_many) calls.resize(config_.max_calls_per_iteration);
@@ -138,7 +145,10 @@ private:
         for (std::size_t k = 0; k < calls.size(); ++k) {
             if (k > 0) action.more_actions.push_back(calls[k].tool);
             all_args.push_back({{"tool", calls[k].tool}, {"args", calls[k].args}});
-            partial({{"message_type", "action"}, {"iteration", n}, {"tool", calls[k].tool}, {"args", calls[k].args}});
+            partial({{"message_type", "action"},
+                     {"iteration", n},
+                     {"tool", calls[k].tool},
+                     {"args", calls[k].args}});
         }
         action.arguments = dump_text(calls.size() == 1 ? calls.front().args : all_args);
         const std::string analysis_uri = trace_.run().analysis(n);
@@ -146,7 +156,8 @@ private:
 
         const auto started = SteadyClock::now();
         trace_.reached("tool call " + std::to_string(n) + " (" + calls.front().tool + ")");
-        auto outcomes = ToolRunner(context_, config_, request_.collection).run(calls, tools_, analysis_uri);
+        auto outcomes =
+            ToolRunner(context_, config_, request_.collection).run(calls, tools_, analysis_uri);
         const auto tool_time = since(started);
         if (context_.cancelled()) return context_.cancellation_error();
 
@@ -155,27 +166,38 @@ private:
         json step_calls = json::array();
         for (auto& out : outcomes) {
             for (auto& body : out.explain)
-                partial({{"message_type", "explain"}, {"iteration", n}, {"tool", out.tool}, {"explain", std::move(body)}});
-            partial({{"message_type", "observation"}, {"iteration", n}, {"tool", out.tool}, {"error", out.error},
+                partial({{"message_type", "explain"},
+                         {"iteration", n},
+                         {"tool", out.tool},
+                         {"explain", std::move(body)}});
+            partial({{"message_type", "observation"},
+                     {"iteration", n},
+                     {"tool", out.tool},
+                     {"error", out.error},
                      {"content", out.observation}});
             details.error = details.error || out.error;
-            if (!out.sub_run_last_step.empty()) details.sub_run_steps.push_back(out.sub_run_last_step);
+            if (!out.sub_run_last_step.empty())
+                details.sub_run_steps.push_back(out.sub_run_last_step);
             if (!text.empty()) text += "\n";
             if (outcomes.size() > 1) text += out.tool + ": ";
             text += out.observation;
-            step_calls.push_back({{"tool", out.tool}, {"args", out.args}, {"observation", out.observation},
+            step_calls.push_back({{"tool", out.tool},
+                                  {"args", out.args},
+                                  {"observation", out.observation},
                                   {"error", out.error}});
             remember(out, n);
         }
         if (too_many) {
-            const std::string note = "error: only the first " + std::to_string(config_.max_calls_per_iteration) +
+            const std::string note = "error: only the first " +
+                                     std::to_string(config_.max_calls_per_iteration) +
                                      " tool calls of an iteration run";
             text += "\n" + note;
             details.error = true;
             step["error"] = note;
         }
         step["calls"] = std::move(step_calls);
-        return trace_.observation(n, step_info(tool_time, analysis_uri), std::move(text), std::move(details));
+        return trace_.observation(n, step_info(tool_time, analysis_uri), std::move(text),
+                                  std::move(details));
     }
 
     // The best answer so far: a RAG tool's short answer, else the last observation that is not
@@ -183,7 +205,8 @@ private:
     void remember(const ToolOutcome& out, std::size_t iteration) {
         if (out.error) return;
         for (const auto& s : out.sources)
-            if (std::find(sources_.begin(), sources_.end(), s) == sources_.end()) sources_.push_back(s);
+            if (std::find(sources_.begin(), sources_.end(), s) == sources_.end())
+                sources_.push_back(s);
         for (const auto& c : out.citations) citations_.push_back(c);
         for (const auto& f : out.facts) facts_.push_back(StepFact{f, iteration});
         if (std::find(tools_used_.begin(), tools_used_.end(), out.tool) == tools_used_.end())
@@ -196,17 +219,22 @@ private:
         }
     }
 
-    base::Result<schema::LlmResponse> ask_model(const json& tools, const json& steps, const json& history) {
+    base::Result<schema::LlmResponse> ask_model(const json& tools, const json& steps,
+                                                const json& history) {
         schema::LlmRequest request;
         request.template_name = config_.react_template;
-        request.variables = {{"question", request_.question}, {"tools", dump_text(tools)},
-                             {"steps", dump_text(steps)}, {"history", dump_text(history)}};
-        auto called = context_.call(config_.llm_service, schema::encode(request), config_.call_timeout);
+        request.variables = {{"question", request_.question},
+                             {"tools", dump_text(tools)},
+                             {"steps", dump_text(steps)},
+                             {"history", dump_text(history)}};
+        auto called =
+            context_.call(config_.llm_service, schema::encode(request), config_.call_timeout);
         if (!called) return std::move(called).error();
         auto response = schema::decode<schema::LlmResponse>(called->final);
         if (!response)
             return make_error(ErrorType::kUpstreamError,
-                              config_.llm_service + " answered a reply that does not decode: " + response.error().message);
+                              config_.llm_service + " answered a reply that does not decode: " +
+                                  response.error().message);
         return response;
     }
 
@@ -219,7 +247,8 @@ private:
     // The UUID of the run this request is part of at the top: the caller's when it is a sub-run.
     std::string top_level_run() const {
         if (request_.parent_uri) {
-            if (auto parent = schema::explain::RunUris::from_uri(*request_.parent_uri)) return parent->uuid();
+            if (auto parent = schema::explain::RunUris::from_uri(*request_.parent_uri))
+                return parent->uuid();
         }
         return trace_.run().uuid();
     }
@@ -238,9 +267,10 @@ private:
         auto called = context_.call(config_.trace_service, body, config_.history_timeout);
         if (!called || !called->final.is_object() || !called->final.contains("turns") ||
             !called->final["turns"].is_array()) {
-            const std::string why = called ? "the reply has no turns list" : called.error().describe();
-            base::component_logger("agent")->warn("event=history_unavailable session=\"{}\" error=\"{}\"",
-                                                  request_.session_id, why);
+            const std::string why =
+                called ? "the reply has no turns list" : called.error().describe();
+            base::component_logger("agent")->warn(
+                "event=history_unavailable session=\"{}\" error=\"{}\"", request_.session_id, why);
             history_note_ = "(The earlier turns of conversation " + request_.session_id +
                             " could not be fetched: " + why + "; going on without them.)";
             return history;
@@ -255,7 +285,8 @@ private:
         return history;
     }
 
-    explain::StepInfo step_info(std::chrono::milliseconds duration, std::string derived = {}) const {
+    explain::StepInfo step_info(std::chrono::milliseconds duration,
+                                std::string derived = {}) const {
         explain::StepInfo info;
         info.generated_at = std::chrono::system_clock::now();
         if (derived.empty()) derived = trace_.last_step();
@@ -270,26 +301,30 @@ private:
     }
 
     // The Conclusion, the end of the trace and the FINAL (or the ERROR, with `error`).
-    base::Result<void> finish(std::string_view termination, const std::optional<base::Error>& error) {
+    base::Result<void> finish(std::string_view termination,
+                              const std::optional<base::Error>& error) {
         if (termination != kFinalAnswer) {
             answer_ = best_answer_;
             response_ = best_response_;
             if (response_.empty())
-                response_ = termination == kError ? "The agent stopped: " + error->describe()
-                                                  : "The agent stopped (" + std::string(termination) +
-                                                        ") before it found an answer.";
+                response_ = termination == kError
+                                ? "The agent stopped: " + error->describe()
+                                : "The agent stopped (" + std::string(termination) +
+                                      ") before it found an answer.";
         }
         AnswerEvidence evidence;
         std::optional<explain::AnswerProvenance> provenance;
         if (!error) {
             evidence = rested_on();
             response_ = with_citation_markers(std::move(response_), evidence.citations.size());
-            provenance = explain::AnswerProvenance{derivation(), 0, "agent", evidence.answer_sources};
+            provenance =
+                explain::AnswerProvenance{derivation(), 0, "agent", evidence.answer_sources};
             provenance->aggregate_tier = explain::aggregate_tier(provenance->sources);
         }
-        auto concluded = trace_.conclude(step_info({}), response_, std::string(termination),
-                                         termination == kError ? std::nullopt : std::optional<std::string>(answer_),
-                                         error, std::move(provenance));
+        auto concluded = trace_.conclude(
+            step_info({}), response_, std::string(termination),
+            termination == kError ? std::nullopt : std::optional<std::string>(answer_), error,
+            std::move(provenance));
         if (error) {
             (void)context_.fail(*error);
             return {};
@@ -361,50 +396,55 @@ private:
     std::string response_;
     std::string best_answer_;
     std::string best_response_;
-    std::vector<std::string> sources_;              // the RAG tools' sources
-    std::vector<schema::RagCitation> citations_;    // the RAG tools' citations
-    std::vector<StepFact> facts_;                   // every fact the lookups showed
+    std::vector<std::string> sources_;            // the RAG tools' sources
+    std::vector<schema::RagCitation> citations_;  // the RAG tools' citations
+    std::vector<StepFact> facts_;                 // every fact the lookups showed
     std::vector<std::string> tools_used_;
 };
 
 }  // namespace
 
-base::Result<ResolvedRequest> resolve_agent_request(const schema::AgentRequest& request, const AgentConfig& config,
+base::Result<ResolvedRequest> resolve_agent_request(const schema::AgentRequest& request,
+                                                    const AgentConfig& config,
                                                     const std::vector<Tool>& tools) {
-    if (request.question.empty()) return make_error(ErrorType::kInvalidRequest, "\"question\" is empty");
+    if (request.question.empty())
+        return make_error(ErrorType::kInvalidRequest, "\"question\" is empty");
     if (request.question.size() > config.max_question_bytes)
         return make_error(ErrorType::kInvalidRequest,
-                          "\"question\" is " + std::to_string(request.question.size()) + " bytes; at most " +
-                              std::to_string(config.max_question_bytes));
+                          "\"question\" is " + std::to_string(request.question.size()) +
+                              " bytes; at most " + std::to_string(config.max_question_bytes));
     // The conversation id names a turn in the trace store: bounded, printable (contract).
     if (request.session_id.size() > schema::kMaxSessionIdBytes)
-        return make_error(ErrorType::kInvalidRequest, "\"session_id\" is " + std::to_string(request.session_id.size()) +
-                                                          " bytes; at most " + std::to_string(schema::kMaxSessionIdBytes));
+        return make_error(ErrorType::kInvalidRequest,
+                          "\"session_id\" is " + std::to_string(request.session_id.size()) +
+                              " bytes; at most " + std::to_string(schema::kMaxSessionIdBytes));
     if (std::any_of(request.session_id.begin(), request.session_id.end(),
                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
-        return make_error(ErrorType::kInvalidRequest, "\"session_id\" must not hold control characters");
+        return make_error(ErrorType::kInvalidRequest,
+                          "\"session_id\" must not hold control characters");
     if (request.parent_uri && request.parent_uri->empty())
         return make_error(ErrorType::kInvalidRequest, "\"parent_uri\" is empty");
     if (request.max_iterations > config.max_iterations)
         return make_error(ErrorType::kInvalidRequest,
                           "\"max_iterations\" (" + std::to_string(request.max_iterations) +
-                              ") may lower the worker's limit of " + std::to_string(config.max_iterations) +
-                              ", not raise it");
+                              ") may lower the worker's limit of " +
+                              std::to_string(config.max_iterations) + ", not raise it");
     auto selected = select_tools(tools, request.tools);
     if (!selected) return std::move(selected).error();
     ResolvedRequest resolved{request, std::move(*selected)};
-    resolved.request.max_iterations = schema::or_default(request.max_iterations, config.max_iterations);
+    resolved.request.max_iterations =
+        schema::or_default(request.max_iterations, config.max_iterations);
     return resolved;
 }
 
-void handle_agent(runtime::RequestContext& context, const AgentConfig& config, const std::vector<Tool>& tools) {
+void handle_agent(runtime::RequestContext& context, const AgentConfig& config,
+                  const std::vector<Tool>& tools) {
     AgentRun(context, config, tools).run();
 }
 
 runtime::Handler make_agent_handler(AgentConfig config, std::vector<Tool> tools) {
-    return [config = std::move(config), tools = std::move(tools)](runtime::RequestContext& context) {
-        handle_agent(context, config, tools);
-    };
+    return [config = std::move(config), tools = std::move(tools)](
+               runtime::RequestContext& context) { handle_agent(context, config, tools); };
 }
 
 }  // namespace glassbox::agent

@@ -40,7 +40,8 @@ void fail_outcome(ToolOutcome& out, const std::string& why) {
 std::string normalise_name(std::string_view name) {
     std::string out;
     for (char c : name) {
-        const char lower = c == '_' ? ' ' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        const char lower =
+            c == '_' ? ' ' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         if (lower == ' ' && (out.empty() || out.back() == ' ')) continue;
         out.push_back(lower);
     }
@@ -69,20 +70,23 @@ std::optional<runtime::CallSpec> ToolRunner::bus_call(const Tool& tool, const js
             q.query = question;
             q.collection = collection_;
             q.parent_uri = parent_uri;
-            return runtime::CallSpec{config_.graph_rag_service, schema::encode(q), config_.call_timeout};
+            return runtime::CallSpec{config_.graph_rag_service, schema::encode(q),
+                                     config_.call_timeout};
         }
         case ToolKind::kDocumentRag: {
             schema::DocumentRagQuery q;
             q.query = question;
             q.collection = collection_;
             q.parent_uri = parent_uri;
-            return runtime::CallSpec{config_.document_rag_service, schema::encode(q), config_.call_timeout};
+            return runtime::CallSpec{config_.document_rag_service, schema::encode(q),
+                                     config_.call_timeout};
         }
         case ToolKind::kCompletion: {
             schema::LlmRequest request;
             request.template_name = config_.completion_template;
             request.variables["prompt"] = string_arg(args, "prompt");
-            return runtime::CallSpec{config_.llm_service, schema::encode(request), config_.call_timeout};
+            return runtime::CallSpec{config_.llm_service, schema::encode(request),
+                                     config_.call_timeout};
         }
         case ToolKind::kTriples:
             return std::nullopt;
@@ -90,16 +94,20 @@ std::optional<runtime::CallSpec> ToolRunner::bus_call(const Tool& tool, const js
     return std::nullopt;
 }
 
-void ToolRunner::read_reply(const Tool& tool, const runtime::CallResult& result, ToolOutcome& out) const {
+void ToolRunner::read_reply(const Tool& tool, const runtime::CallResult& result,
+                            ToolOutcome& out) const {
     if (tool.kind == ToolKind::kCompletion) {
         auto reply = schema::decode<schema::LlmResponse>(result.final);
-        if (!reply) return fail_outcome(out, "the llm reply does not decode: " + reply.error().message);
+        if (!reply)
+            return fail_outcome(out, "the llm reply does not decode: " + reply.error().message);
         out.response = reply->text;
         out.observation = cut(reply->text);
         return;
     }
     auto reply = schema::decode<schema::RagResponse>(result.final);
-    if (!reply) return fail_outcome(out, tool.name + ": the reply does not decode: " + reply.error().message);
+    if (!reply)
+        return fail_outcome(out,
+                            tool.name + ": the reply does not decode: " + reply.error().message);
     out.answer = reply->answer;
     out.response = reply->response;
     out.sources = reply->sources;
@@ -114,7 +122,8 @@ void ToolRunner::read_reply(const Tool& tool, const runtime::CallResult& result,
     json obs = {{"answer", reply->answer.value_or("")}, {"response", std::string(reply->response)}};
     json cited = json::array();
     for (const auto& c : reply->citations) {
-        cited.push_back({{"n", c.n}, {"text", c.text}, {"title", c.title}, {"document", c.document}});
+        cited.push_back(
+            {{"n", c.n}, {"text", c.text}, {"title", c.title}, {"document", c.document}});
         if (cited.size() == 5) break;
     }
     if (!cited.empty()) obs["citations"] = std::move(cited);
@@ -144,7 +153,8 @@ std::vector<ToolOutcome> ToolRunner::run(const std::vector<ToolCall>& calls,
         if (tool == tools.end()) {
             std::string offered;
             for (const auto& t : tools) offered += (offered.empty() ? "" : ", ") + t.name;
-            fail_outcome(out, "no tool \"" + calls[i].tool + "\" is offered (offered: " + offered + ")");
+            fail_outcome(out,
+                         "no tool \"" + calls[i].tool + "\" is offered (offered: " + offered + ")");
             continue;
         }
         if (auto problem = check_arguments(*tool, calls[i].args)) {
@@ -164,7 +174,8 @@ std::vector<ToolOutcome> ToolRunner::run(const std::vector<ToolCall>& calls,
             for (std::size_t k = 0; k < on_bus.size(); ++k)
                 read_reply(*on_bus[k].second, (*results)[k], outcomes[on_bus[k].first]);
         } else if (specs.size() == 1 || context_.cancelled()) {
-            for (const auto& [index, tool] : on_bus) fail_outcome(outcomes[index], results.error().describe());
+            for (const auto& [index, tool] : on_bus)
+                fail_outcome(outcomes[index], results.error().describe());
         } else {
             // call_all answers the first failure only: each call again on its own tells which
             // failed, so the others still give their observations.
@@ -201,18 +212,22 @@ base::Result<std::vector<std::string>> ToolRunner::resolve(const std::vector<std
         }
     }
     if (texts.empty()) return iris;
-    auto embedded = context_.call(config_.embeddings_service, schema::encode(schema::EmbeddingsRequest{texts}),
-                                  config_.call_timeout);
+    auto embedded =
+        context_.call(config_.embeddings_service, schema::encode(schema::EmbeddingsRequest{texts}),
+                      config_.call_timeout);
     if (!embedded) return std::move(embedded).error();
     auto vectors = schema::decode<schema::EmbeddingsResponse>(embedded->final);
     if (!vectors || vectors->vectors.size() != texts.size())
-        return make_error(ErrorType::kUpstreamError, "the embeddings reply does not match the names asked");
-    auto matched = store("entities-batch",
-                         schema::encode(schema::GraphEmbeddingsQuery{vectors->vectors, config_.resolve_candidates, collection_}));
+        return make_error(ErrorType::kUpstreamError,
+                          "the embeddings reply does not match the names asked");
+    auto matched =
+        store("entities-batch", schema::encode(schema::GraphEmbeddingsQuery{
+                                    vectors->vectors, config_.resolve_candidates, collection_}));
     if (!matched) return std::move(matched).error();
     auto matches = schema::decode<schema::GraphEmbeddingsBatchResponse>(matched->final);
     if (!matches || matches->results.size() != texts.size())
-        return make_error(ErrorType::kUpstreamError, "the store's entity matches do not match the names asked");
+        return make_error(ErrorType::kUpstreamError,
+                          "the store's entity matches do not match the names asked");
     // The labels of every candidate: a candidate whose label is the name itself wins over a
     // closer vector (hashing vectors of similar names are close).
     std::vector<schema::Term> terms;
@@ -224,7 +239,8 @@ base::Result<std::vector<std::string>> ToolRunner::resolve(const std::vector<std
         if (!labelled) return std::move(labelled).error();
         auto decoded = schema::decode<schema::LabelsResponse>(labelled->final);
         if (!decoded || decoded->labels.size() != terms.size())
-            return make_error(ErrorType::kUpstreamError, "the store's labels do not match the terms asked");
+            return make_error(ErrorType::kUpstreamError,
+                              "the store's labels do not match the terms asked");
         labels = std::move(decoded->labels);
     }
     std::size_t t = 0;  // the first label of this name's candidates
@@ -257,25 +273,29 @@ void ToolRunner::run_triples(std::vector<ToolOutcome*> outcomes) {
     std::vector<schema::TriplePattern> patterns;
     for (const auto& iri : *iris) {
         if (iri.empty()) continue;
-        patterns.push_back(schema::TriplePattern{schema::Term(schema::Iri{iri}), std::nullopt, std::nullopt, std::nullopt});
-        patterns.push_back(schema::TriplePattern{std::nullopt, std::nullopt, schema::Term(schema::Iri{iri}), std::nullopt});
+        patterns.push_back(schema::TriplePattern{schema::Term(schema::Iri{iri}), std::nullopt,
+                                                 std::nullopt, std::nullopt});
+        patterns.push_back(schema::TriplePattern{std::nullopt, std::nullopt,
+                                                 schema::Term(schema::Iri{iri}), std::nullopt});
     }
     std::vector<std::vector<schema::Triple>> found;
     if (!patterns.empty()) {
-        auto reply = store("triples-batch",
-                           schema::encode(schema::TriplesQueryBatch{patterns, config_.triples_limit, collection_}));
+        auto reply = store("triples-batch", schema::encode(schema::TriplesQueryBatch{
+                                                patterns, config_.triples_limit, collection_}));
         if (!reply) return fail_all(reply.error());
         auto decoded = schema::decode<schema::TriplesBatchResponse>(reply->final);
         if (!decoded || decoded->results.size() != patterns.size())
-            return fail_all(make_error(ErrorType::kUpstreamError, "the store's triples do not match the patterns asked"));
+            return fail_all(make_error(ErrorType::kUpstreamError,
+                                       "the store's triples do not match the patterns asked"));
         found = std::move(decoded->results);
     }
     // One labels request for every term met.
     std::vector<schema::Term> terms;
     std::map<std::string, std::size_t> index;  // term key → position in terms
     const auto key_of = [](const schema::Term& term) {
-        return term.is_iri() ? "i" + term.as_iri().value
-                             : term.is_literal() ? "l" + term.as_literal().value : std::string("?");
+        return term.is_iri()       ? "i" + term.as_iri().value
+               : term.is_literal() ? "l" + term.as_literal().value
+                                   : std::string("?");
     };
     const auto note = [&](const schema::Term& term) {
         if (index.emplace(key_of(term), terms.size()).second) terms.push_back(term);
@@ -294,7 +314,8 @@ void ToolRunner::run_triples(std::vector<ToolOutcome*> outcomes) {
         if (!labelled) return fail_all(labelled.error());
         auto decoded = schema::decode<schema::LabelsResponse>(labelled->final);
         if (!decoded || decoded->labels.size() != terms.size())
-            return fail_all(make_error(ErrorType::kUpstreamError, "the store's labels do not match the terms asked"));
+            return fail_all(make_error(ErrorType::kUpstreamError,
+                                       "the store's labels do not match the terms asked"));
         labels = std::move(decoded->labels);
     }
     const auto label = [&](const schema::Term& term) { return labels[index[key_of(term)]]; };
@@ -315,8 +336,12 @@ void ToolRunner::run_triples(std::vector<ToolOutcome*> outcomes) {
         for (std::size_t dir = 0; dir < 2; ++dir) {
             for (const auto& t : found[p + dir]) {
                 const std::string pred = label(t.p);
-                if (!filter.empty() && normalise_name(pred).find(filter) == std::string::npos) continue;
-                json fact = {{"s", label(t.s)}, {"p", pred}, {"o", label(t.o)}, {"dir", dir == 0 ? "out" : "in"}};
+                if (!filter.empty() && normalise_name(pred).find(filter) == std::string::npos)
+                    continue;
+                json fact = {{"s", label(t.s)},
+                             {"p", pred},
+                             {"o", label(t.o)},
+                             {"dir", dir == 0 ? "out" : "in"}};
                 const schema::Term& other = dir == 0 ? t.o : t.s;
                 if (other.is_iri()) fact["other"] = other.as_iri().value;
                 const std::size_t fact_size = text_dump(fact).size() + 1;
@@ -325,16 +350,18 @@ void ToolRunner::run_triples(std::vector<ToolOutcome*> outcomes) {
                     continue;
                 }
                 size += fact_size;
-                out.facts.push_back(ObservedFact{t, iri, other.is_iri() ? other.as_iri().value : std::string(),
-                                                 dir == 0 ? label(t.o) : label(t.s),
-                                                 label(t.s) + " " + pred + " " + label(t.o)});
+                out.facts.push_back(
+                    ObservedFact{t, iri, other.is_iri() ? other.as_iri().value : std::string(),
+                                 dir == 0 ? label(t.o) : label(t.s),
+                                 label(t.s) + " " + pred + " " + label(t.o)});
                 facts.push_back(std::move(fact));
             }
         }
         p += 2;
         if (facts.empty() && omitted == 0) {
-            fail_outcome(out, "no facts about " + label(schema::Term(schema::Iri{iri})) +
-                                  (filter.empty() ? "" : " with a predicate naming \"" + filter + "\""));
+            fail_outcome(out,
+                         "no facts about " + label(schema::Term(schema::Iri{iri})) +
+                             (filter.empty() ? "" : " with a predicate naming \"" + filter + "\""));
             continue;
         }
         obs["facts"] = std::move(facts);
@@ -346,12 +373,16 @@ void ToolRunner::run_triples(std::vector<ToolOutcome*> outcomes) {
 base::Result<std::vector<std::vector<schema::FactSource>>> ToolRunner::fact_sources(
     const std::vector<schema::Triple>& triples) {
     if (triples.empty()) return std::vector<std::vector<schema::FactSource>>{};
-    auto reply = store("fact-sources", schema::encode(schema::FactSourcesRequest{collection_, triples}));
+    auto reply =
+        store("fact-sources", schema::encode(schema::FactSourcesRequest{collection_, triples}));
     if (!reply) return std::move(reply).error();
     auto decoded = schema::decode<schema::FactSourcesResponse>(reply->final);
-    if (!decoded) return make_error(ErrorType::kUpstreamError, "the store's fact sources do not decode: " + decoded.error().message);
+    if (!decoded)
+        return make_error(ErrorType::kUpstreamError,
+                          "the store's fact sources do not decode: " + decoded.error().message);
     if (decoded->sources.size() != triples.size())
-        return make_error(ErrorType::kUpstreamError, "the store's fact sources do not match the facts asked");
+        return make_error(ErrorType::kUpstreamError,
+                          "the store's fact sources do not match the facts asked");
     return std::move(decoded->sources);
 }
 

@@ -34,13 +34,13 @@ struct ToolOutcome {
     nlohmann::json args;
     std::string observation;  // as the model and the trace see it (JSON text or an error)
     bool error = false;
-    std::optional<std::string> answer;  // a RAG tool's short answer
-    std::string response;               // a RAG tool's answer text
-    std::vector<std::string> sources;   // what a RAG tool's answer drew on
+    std::optional<std::string> answer;           // a RAG tool's short answer
+    std::string response;                        // a RAG tool's answer text
+    std::vector<std::string> sources;            // what a RAG tool's answer drew on
     std::vector<schema::RagCitation> citations;  // a RAG tool's cited sources, with their tier
-    std::vector<ObservedFact> facts;    // a triples-query's facts, as shown
-    std::string sub_run_last_step;      // a RAG tool's sub-run: the URI of its last step
-    std::vector<nlohmann::json> explain;  // a RAG tool's sub-run explain messages, in order
+    std::vector<ObservedFact> facts;             // a triples-query's facts, as shown
+    std::string sub_run_last_step;               // a RAG tool's sub-run: the URI of its last step
+    std::vector<nlohmann::json> explain;         // a RAG tool's sub-run explain messages, in order
 };
 
 class ToolRunner {

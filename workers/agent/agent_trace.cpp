@@ -27,8 +27,10 @@ constexpr std::size_t kQuestionChars = 1'000;
 AgentTrace::AgentTrace(runtime::RequestContext& context, bool explain)
     : context_(context), explain_(explain), run_(context.run()), session_(run_.question()) {}
 
-base::Result<void> AgentTrace::send(const std::string& uri, std::function<void(schema::TripleSink&)> build,
-                                    runtime::ExplainState state, const std::optional<base::Error>& error) {
+base::Result<void> AgentTrace::send(const std::string& uri,
+                                    std::function<void(schema::TripleSink&)> build,
+                                    runtime::ExplainState state,
+                                    const std::optional<base::Error>& error) {
     if (uri != session_) last_ = uri;
     if (!explain_) return {};
     runtime::ExplainStep step;
@@ -40,65 +42,76 @@ base::Result<void> AgentTrace::send(const std::string& uri, std::function<void(s
     step.build = std::move(build);
     // Open steps are deferred: they go out with the next call's request, overlapping its work.
     auto sent = state == runtime::ExplainState::kOpen ? context_.defer_explain(std::move(step))
-                                                     : context_.send_explain(step);
+                                                      : context_.send_explain(step);
     if (!sent) return sent.error();
     return {};
 }
 
-base::Result<void> AgentTrace::open(std::string_view question, const std::optional<std::string>& parent_uri,
-                                    const std::string& conversation, const std::string& collection) {
+base::Result<void> AgentTrace::open(std::string_view question,
+                                    const std::optional<std::string>& parent_uri,
+                                    const std::string& conversation,
+                                    const std::string& collection) {
     parent_uri_ = parent_uri;
     opened_ = true;
     std::optional<std::string> turn_of;
     if (!parent_uri && !conversation.empty()) turn_of = conversation;
     return send(
         session_,
-        [run = run_, query = cut_chars(question, kQuestionChars), started = std::chrono::system_clock::now(),
+        [run = run_, query = cut_chars(question, kQuestionChars),
+         started = std::chrono::system_clock::now(),
          agent = explain::worker_agent_uri(schema::services::kAgent), parent = parent_uri,
          turn_of = std::move(turn_of), collection](schema::TripleSink& out) {
             explain::question(out, run, query, started, agent,
                               parent ? std::optional<std::string_view>(*parent) : std::nullopt,
-                              turn_of ? std::optional<std::string_view>(*turn_of) : std::nullopt, {}, collection);
+                              turn_of ? std::optional<std::string_view>(*turn_of) : std::nullopt,
+                              {}, collection);
         },
         runtime::ExplainState::kOpen, std::nullopt);
 }
 
-base::Result<void> AgentTrace::analysis(std::size_t n, const explain::StepInfo& info, explain::AgentAction action) {
+base::Result<void> AgentTrace::analysis(std::size_t n, const explain::StepInfo& info,
+                                        explain::AgentAction action) {
     reached_ = "analysis " + std::to_string(n);
-    return send(run_.analysis(n),
-                [run = run_, n, info, action = std::move(action)](schema::TripleSink& out) {
-                    explain::analysis(out, run, n, info, action);
-                },
-                runtime::ExplainState::kOpen, std::nullopt);
+    return send(
+        run_.analysis(n),
+        [run = run_, n, info, action = std::move(action)](schema::TripleSink& out) {
+            explain::analysis(out, run, n, info, action);
+        },
+        runtime::ExplainState::kOpen, std::nullopt);
 }
 
-base::Result<void> AgentTrace::observation(std::size_t n, const explain::StepInfo& info, std::string text,
-                                           explain::ObservationInfo details) {
+base::Result<void> AgentTrace::observation(std::size_t n, const explain::StepInfo& info,
+                                           std::string text, explain::ObservationInfo details) {
     reached_ = "observation " + std::to_string(n);
-    return send(run_.observation(n),
-                [run = run_, n, info, text = std::move(text), details = std::move(details)](schema::TripleSink& out) {
-                    explain::observation(out, run, n, info, explain::StoredText{text, std::nullopt}, details);
-                },
-                runtime::ExplainState::kOpen, std::nullopt);
+    return send(
+        run_.observation(n),
+        [run = run_, n, info, text = std::move(text),
+         details = std::move(details)](schema::TripleSink& out) {
+            explain::observation(out, run, n, info, explain::StoredText{text, std::nullopt},
+                                 details);
+        },
+        runtime::ExplainState::kOpen, std::nullopt);
 }
 
-base::Result<void> AgentTrace::conclude(const explain::StepInfo& info, std::string answer, std::string termination,
+base::Result<void> AgentTrace::conclude(const explain::StepInfo& info, std::string answer,
+                                        std::string termination,
                                         std::optional<std::string> short_answer,
                                         const std::optional<base::Error>& error,
                                         std::optional<explain::AnswerProvenance> provenance) {
     reached_ = "conclusion";
     ended_ = true;
     const auto status = error ? schema::TraceStatus::kError : schema::TraceStatus::kComplete;
-    return send(run_.conclusion(),
-                [run = run_, info, answer = std::move(answer), termination = std::move(termination),
-                 short_answer = std::move(short_answer), status, provenance = std::move(provenance),
-                 ended = std::chrono::system_clock::now()](schema::TripleSink& out) {
-                    explain::conclusion(out, run, info, explain::StoredText{answer, std::nullopt}, termination,
-                                        short_answer);
-                    if (provenance) explain::answer_provenance(out, run, *provenance);
-                    explain::trace_end(out, run, ended, status);
-                },
-                error ? runtime::ExplainState::kError : runtime::ExplainState::kComplete, error);
+    return send(
+        run_.conclusion(),
+        [run = run_, info, answer = std::move(answer), termination = std::move(termination),
+         short_answer = std::move(short_answer), status, provenance = std::move(provenance),
+         ended = std::chrono::system_clock::now()](schema::TripleSink& out) {
+            explain::conclusion(out, run, info, explain::StoredText{answer, std::nullopt},
+                                termination, short_answer);
+            if (provenance) explain::answer_provenance(out, run, *provenance);
+            explain::trace_end(out, run, ended, status);
+        },
+        error ? runtime::ExplainState::kError : runtime::ExplainState::kComplete, error);
 }
 
 void AgentTrace::fail(const base::Error& error) {
@@ -109,12 +122,14 @@ void AgentTrace::fail(const base::Error& error) {
     }
     if (explain_ && opened_ && !ended_) {
         ended_ = true;
-        const base::Error named = make_error(error.type, error.message + " (reached: " + reached_ + ")");
-        (void)send(session_,
-                   [run = run_, ended = std::chrono::system_clock::now()](schema::TripleSink& out) {
-                       explain::trace_end(out, run, ended, schema::TraceStatus::kError);
-                   },
-                   runtime::ExplainState::kError, named);
+        const base::Error named =
+            make_error(error.type, error.message + " (reached: " + reached_ + ")");
+        (void)send(
+            session_,
+            [run = run_, ended = std::chrono::system_clock::now()](schema::TripleSink& out) {
+                explain::trace_end(out, run, ended, schema::TraceStatus::kError);
+            },
+            runtime::ExplainState::kError, named);
     }
     (void)context_.fail(error);
 }

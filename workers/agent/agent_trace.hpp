@@ -28,7 +28,8 @@ public:
     // records it as gb:conversation: the run is a turn of that conversation.
     // A non-empty `collection` (the one the request asks) becomes gb:collection.
     base::Result<void> open(std::string_view question, const std::optional<std::string>& parent_uri,
-                            const std::string& conversation = {}, const std::string& collection = {});
+                            const std::string& conversation = {},
+                            const std::string& collection = {});
     base::Result<void> analysis(std::size_t n, const schema::explain::StepInfo& info,
                                 schema::explain::AgentAction action);
     base::Result<void> observation(std::size_t n, const schema::explain::StepInfo& info,
@@ -36,10 +37,11 @@ public:
     // The Conclusion and the end of the trace (status complete, or error with `error`). With
     // `provenance`, the Conclusion also records the answer's sources, their data tiers and the
     // aggregate tier (gb:answerSource, gb:aggregateTier, as a routed answer's).
-    base::Result<void> conclude(const schema::explain::StepInfo& info, std::string answer,
-                                std::string termination, std::optional<std::string> short_answer,
-                                const std::optional<base::Error>& error = std::nullopt,
-                                std::optional<schema::explain::AnswerProvenance> provenance = std::nullopt);
+    base::Result<void> conclude(
+        const schema::explain::StepInfo& info, std::string answer, std::string termination,
+        std::optional<std::string> short_answer,
+        const std::optional<base::Error>& error = std::nullopt,
+        std::optional<schema::explain::AnswerProvenance> provenance = std::nullopt);
     // Ends the request with `error` (the trace first, with status error, unless the request was
     // cancelled: the broker closes the trace then).
     void fail(const base::Error& error);

@@ -12,7 +12,9 @@ namespace glassbox::agent {
 namespace {
 
 // The source a citation names: its chunk, else its document (a fact loaded from a whole file).
-const std::string& cited_source(const schema::RagCitation& c) { return c.chunk.empty() ? c.document : c.chunk; }
+const std::string& cited_source(const schema::RagCitation& c) {
+    return c.chunk.empty() ? c.document : c.chunk;
+}
 
 }  // namespace
 
@@ -28,8 +30,9 @@ std::vector<std::size_t> facts_behind(std::string_view answer, const std::vector
         if (!fresh) it->second = std::min(it->second, f.iteration);
     }
     const auto already = [&](std::size_t i) {
-        return std::any_of(chosen.begin(), chosen.end(),
-                           [&](std::size_t c) { return facts[c].fact.triple == facts[i].fact.triple; });
+        return std::any_of(chosen.begin(), chosen.end(), [&](std::size_t c) {
+            return facts[c].fact.triple == facts[i].fact.triple;
+        });
     };
     // Targets still to explain, each with the iteration its support must precede.
     std::vector<std::pair<std::string, std::size_t>> targets;
@@ -46,15 +49,18 @@ std::vector<std::size_t> facts_behind(std::string_view answer, const std::vector
     // too is not what the chain ended on.
     std::optional<std::size_t> last;
     for (const auto& f : facts)
-        if (normalise_name(f.fact.other_label) == wanted) last = std::max(last.value_or(0), f.iteration);
+        if (normalise_name(f.fact.other_label) == wanted)
+            last = std::max(last.value_or(0), f.iteration);
     for (std::size_t i = 0; last && i < facts.size() && chosen.size() < limit; ++i) {
-        if (facts[i].iteration == *last && normalise_name(facts[i].fact.other_label) == wanted && !already(i))
+        if (facts[i].iteration == *last && normalise_name(facts[i].fact.other_label) == wanted &&
+            !already(i))
             choose(i);
     }
     for (std::size_t t = 0; t < targets.size() && chosen.size() < limit; ++t) {
         const auto [entity, before] = targets[t];
         for (std::size_t i = 0; i < facts.size() && chosen.size() < limit; ++i) {
-            if (facts[i].fact.other == entity && facts[i].iteration < before && !already(i)) choose(i);
+            if (facts[i].fact.other == entity && facts[i].iteration < before && !already(i))
+                choose(i);
         }
     }
     return chosen;
@@ -69,7 +75,8 @@ AnswerEvidence answer_evidence(const std::vector<ObservedFact>& chosen,
         schema::RagCitation c;
         c.kind = "edge";
         c.text = chosen[i].text;
-        if (i < fact_sources.size() && !fact_sources[i].empty()) schema::cite_fact_source(c, fact_sources[i].front());
+        if (i < fact_sources.size() && !fact_sources[i].empty())
+            schema::cite_fact_source(c, fact_sources[i].front());
         out.citations.push_back(std::move(c));
     }
     out.citations.insert(out.citations.end(), rag_citations.begin(), rag_citations.end());
@@ -86,12 +93,14 @@ AnswerEvidence answer_evidence(const std::vector<ObservedFact>& chosen,
             out.sources.push_back(source);
             out.answer_sources.push_back({source, tier, "agent"});
         } else if ((tier == 0 ? 5 : tier) > (known->data_tier == 0 ? 5 : known->data_tier)) {
-            known->data_tier = tier;  // the weaker reading of the same source (0: not known, weakest)
+            known->data_tier =
+                tier;  // the weaker reading of the same source (0: not known, weakest)
         }
     }
     if (out.answer_sources.empty()) {
         for (const auto& source : rag_sources) {
-            if (source.empty() || std::find(out.sources.begin(), out.sources.end(), source) != out.sources.end())
+            if (source.empty() ||
+                std::find(out.sources.begin(), out.sources.end(), source) != out.sources.end())
                 continue;
             out.sources.push_back(source);
             out.answer_sources.push_back({source, 0, "agent"});
@@ -102,7 +111,8 @@ AnswerEvidence answer_evidence(const std::vector<ObservedFact>& chosen,
 
 std::string with_citation_markers(std::string text, std::size_t count) {
     if (count == 0 || text.empty()) return text;
-    for (std::size_t open = text.find('['); open != std::string::npos; open = text.find('[', open + 1)) {
+    for (std::size_t open = text.find('['); open != std::string::npos;
+         open = text.find('[', open + 1)) {
         std::size_t close = open + 1;
         while (close < text.size() && text[close] >= '0' && text[close] <= '9') ++close;
         if (close > open + 1 && close < text.size() && text[close] == ']') return text;

@@ -35,8 +35,8 @@ std::vector<std::size_t> facts_behind(std::string_view answer, const std::vector
                                       std::size_t limit = kMaxAnswerFacts);
 
 struct AnswerEvidence {
-    std::vector<schema::RagCitation> citations;  // numbered from 1
-    std::vector<std::string> sources;            // each once, in citation order
+    std::vector<schema::RagCitation> citations;                     // numbered from 1
+    std::vector<std::string> sources;                               // each once, in citation order
     std::vector<schema::explain::AnswerSourceInfo> answer_sources;  // with tier, each once
 };
 

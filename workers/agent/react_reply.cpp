@@ -39,7 +39,8 @@ std::string without_fences(std::string_view text) {
 }
 
 base::Error bad(const std::string& why) {
-    return make_error(ErrorType::kInvalidRequest, "the reply does not follow the agent-react form: " + why);
+    return make_error(ErrorType::kInvalidRequest,
+                      "the reply does not follow the agent-react form: " + why);
 }
 
 std::string string_of(const json& object, const char* key) {
@@ -92,8 +93,8 @@ base::Result<ReactReply> parse_json_reply(const json& value) {
 // The key a line starts with ("thought", "action", "args", "final answer"), case-insensitive,
 // and the rest of the line after its colon.
 std::optional<std::pair<std::string, std::string_view>> line_key(std::string_view line) {
-    static constexpr std::string_view kKeys[] = {"thought", "action input", "action", "args",
-                                                 "arguments", "final answer"};
+    static constexpr std::string_view kKeys[] = {"thought", "action input", "action",
+                                                 "args",    "arguments",    "final answer"};
     const auto colon = line.find(':');
     if (colon == std::string_view::npos) return std::nullopt;
     std::string key = base::ascii_lower(trim(line.substr(0, colon)));
@@ -151,7 +152,8 @@ base::Result<ReactReply> parse_react_reply(std::string_view text) {
             if (!pending_action) return bad("Args without an Action before them");
             auto args = schema::parse_untrusted_json(rest.empty() ? std::string_view("{}") : rest);
             if (!args || !args->is_object())
-                return bad("the Args of " + reply.calls.back().tool + " are not one JSON object on one line");
+                return bad("the Args of " + reply.calls.back().tool +
+                           " are not one JSON object on one line");
             reply.calls.back().args = std::move(*args);
             pending_action = false;
             open = nullptr;
@@ -159,8 +161,7 @@ base::Result<ReactReply> parse_react_reply(std::string_view text) {
     }
     if (reply.calls.empty() && !reply.final_answer)
         return bad("no Action and no Final Answer line");
-    if (!reply.calls.empty() && reply.final_answer)
-        return bad("both an Action and a Final Answer");
+    if (!reply.calls.empty() && reply.final_answer) return bad("both an Action and a Final Answer");
     return reply;
 }
 

@@ -41,8 +41,8 @@ constexpr std::string_view kDefaultTools = R"json({"tools": [
 ]})json";
 
 std::optional<ToolKind> kind_from_string(std::string_view text) {
-    for (auto kind : {ToolKind::kGraphRag, ToolKind::kDocumentRag, ToolKind::kTriples,
-                      ToolKind::kCompletion}) {
+    for (auto kind :
+         {ToolKind::kGraphRag, ToolKind::kDocumentRag, ToolKind::kTriples, ToolKind::kCompletion}) {
         if (to_string(kind) == text) return kind;
     }
     return std::nullopt;
@@ -69,17 +69,22 @@ bool has_type(const json& value, std::string_view type) {
 
 std::string_view to_string(ToolKind kind) noexcept {
     switch (kind) {
-        case ToolKind::kGraphRag: return "graph-rag";
-        case ToolKind::kDocumentRag: return "document-rag";
-        case ToolKind::kTriples: return "triples";
-        case ToolKind::kCompletion: return "completion";
+        case ToolKind::kGraphRag:
+            return "graph-rag";
+        case ToolKind::kDocumentRag:
+            return "document-rag";
+        case ToolKind::kTriples:
+            return "triples";
+        case ToolKind::kCompletion:
+            return "completion";
     }
     return "graph-rag";
 }
 
 base::Result<std::vector<Tool>> parse_tools(std::string_view text) {
     auto parsed = schema::parse_untrusted_json(text);
-    if (!parsed) return make_error(ErrorType::kInvalidRequest, "tool file: " + parsed.error().message);
+    if (!parsed)
+        return make_error(ErrorType::kInvalidRequest, "tool file: " + parsed.error().message);
     if (!parsed->is_object() || !parsed->contains("tools") || !(*parsed)["tools"].is_array())
         return make_error(ErrorType::kInvalidRequest,
                           "tool file: expected an object with a \"tools\" array");
@@ -88,7 +93,8 @@ base::Result<std::vector<Tool>> parse_tools(std::string_view text) {
     std::size_t i = 0;
     for (const json& entry : (*parsed)["tools"]) {
         const std::string where = "tool file: tools[" + std::to_string(i++) + "]";
-        if (!entry.is_object()) return make_error(ErrorType::kInvalidRequest, where + ": expected an object");
+        if (!entry.is_object())
+            return make_error(ErrorType::kInvalidRequest, where + ": expected an object");
         Tool tool;
         const auto name = entry.find("name");
         if (name == entry.end() || !name->is_string() || !valid_name(name->get<std::string>()))
@@ -96,18 +102,22 @@ base::Result<std::vector<Tool>> parse_tools(std::string_view text) {
                               where + ".name: expected 1 to 64 of a-z 0-9 - _");
         tool.name = name->get<std::string>();
         if (!names.insert(tool.name).second)
-            return make_error(ErrorType::kInvalidRequest, where + ": tool \"" + tool.name + "\" named twice");
+            return make_error(ErrorType::kInvalidRequest,
+                              where + ": tool \"" + tool.name + "\" named twice");
         const auto kind = entry.find("kind");
         const auto known = kind != entry.end() && kind->is_string()
                                ? kind_from_string(kind->get<std::string>())
                                : std::nullopt;
         if (!known)
-            return make_error(ErrorType::kInvalidRequest,
-                              where + ".kind: expected graph-rag, document-rag, triples or completion");
+            return make_error(
+                ErrorType::kInvalidRequest,
+                where + ".kind: expected graph-rag, document-rag, triples or completion");
         tool.kind = *known;
         const auto description = entry.find("description");
-        if (description == entry.end() || !description->is_string() || description->get<std::string>().empty())
-            return make_error(ErrorType::kInvalidRequest, where + ".description: expected a non-empty string");
+        if (description == entry.end() || !description->is_string() ||
+            description->get<std::string>().empty())
+            return make_error(ErrorType::kInvalidRequest,
+                              where + ".description: expected a non-empty string");
         tool.description = description->get<std::string>();
         const auto arguments = entry.find("arguments");
         if (arguments == entry.end() || !arguments->is_object())
@@ -134,7 +144,8 @@ const std::vector<Tool>& default_tools() {
 
 base::Result<std::vector<Tool>> load_tools(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) return make_error(ErrorType::kInvalidRequest, "tool file " + path + ": cannot be read");
+    if (!in)
+        return make_error(ErrorType::kInvalidRequest, "tool file " + path + ": cannot be read");
     std::ostringstream text;
     text << in.rdbuf();
     auto tools = parse_tools(text.str());
@@ -146,19 +157,21 @@ base::Result<std::vector<Tool>> select_tools(const std::vector<Tool>& tools,
                                              const std::vector<std::string>& names) {
     if (names.empty()) return tools;
     for (const auto& name : names) {
-        if (std::none_of(tools.begin(), tools.end(), [&](const Tool& t) { return t.name == name; })) {
+        if (std::none_of(tools.begin(), tools.end(),
+                         [&](const Tool& t) { return t.name == name; })) {
             std::vector<std::string> offered;
             for (const auto& t : tools) offered.push_back(t.name);
             std::string listed;
             for (const auto& n : offered) listed += (listed.empty() ? "" : ", ") + n;
-            return make_error(ErrorType::kInvalidRequest, "tools: unknown tool \"" + base::printable_utf8(name) + "\"" +
-                                                              base::did_you_mean(name, offered) + "; the tools are " +
-                                                              listed);
+            return make_error(ErrorType::kInvalidRequest,
+                              "tools: unknown tool \"" + base::printable_utf8(name) + "\"" +
+                                  base::did_you_mean(name, offered) + "; the tools are " + listed);
         }
     }
     std::vector<Tool> selected;
     for (const auto& tool : tools) {
-        if (std::find(names.begin(), names.end(), tool.name) != names.end()) selected.push_back(tool);
+        if (std::find(names.begin(), names.end(), tool.name) != names.end())
+            selected.push_back(tool);
     }
     return selected;
 }
@@ -178,7 +191,8 @@ std::optional<std::string> check_arguments(const Tool& tool, const json& args) {
         const auto declared = properties.find(key);
         if (declared == properties.end() || !declared->is_object()) continue;
         const auto type = declared->find("type");
-        if (type != declared->end() && type->is_string() && !has_type(value, type->get<std::string>()))
+        if (type != declared->end() && type->is_string() &&
+            !has_type(value, type->get<std::string>()))
             return "argument \"" + key + "\" of " + tool.name + " must be of type " +
                    type->get<std::string>();
     }
@@ -188,7 +202,8 @@ std::optional<std::string> check_arguments(const Tool& tool, const json& args) {
 json tools_for_model(const std::vector<Tool>& tools) {
     json list = json::array();
     for (const auto& t : tools)
-        list.push_back({{"name", t.name}, {"description", t.description}, {"arguments", t.arguments}});
+        list.push_back(
+            {{"name", t.name}, {"description", t.description}, {"arguments", t.arguments}});
     return list;
 }
 

@@ -40,10 +40,13 @@ std::optional<std::uint64_t> bounded_unsigned(const nlohmann::json& value, std::
 }
 
 base::Result<EchoOptions> parse_options(const nlohmann::json& body) {
-    const auto invalid = [](std::string message) { return make_error(ErrorType::kInvalidRequest, std::move(message)); };
+    const auto invalid = [](std::string message) {
+        return make_error(ErrorType::kInvalidRequest, std::move(message));
+    };
     if (!body.is_object()) return invalid("echo expects a JSON object");
     const auto question = body.find("question");
-    if (question == body.end() || !question->is_string()) return invalid("\"question\" must be a string");
+    if (question == body.end() || !question->is_string())
+        return invalid("\"question\" must be a string");
     EchoOptions options;
     options.question = question->get<std::string>();
     if (const auto it = body.find("partials"); it != body.end()) {
@@ -57,7 +60,8 @@ base::Result<EchoOptions> parse_options(const nlohmann::json& body) {
         options.delay = milliseconds{static_cast<std::int64_t>(*n)};
     }
     if (const auto it = body.find("fail"); it != body.end()) {
-        const auto type = it->is_string() ? base::error_type_from_string(it->get<std::string>()) : std::nullopt;
+        const auto type =
+            it->is_string() ? base::error_type_from_string(it->get<std::string>()) : std::nullopt;
         if (!type) return invalid("\"fail\" must name an error type, e.g. \"Internal\"");
         options.fail = make_error(*type, "echo was asked to fail with " + it->get<std::string>());
     }
@@ -78,7 +82,8 @@ bool sleep_unless_cancelled(runtime::RequestContext& context, milliseconds delay
     const auto until = std::chrono::steady_clock::now() + delay;
     while (std::chrono::steady_clock::now() < until) {
         if (context.cancelled()) return false;
-        const auto left = std::chrono::duration_cast<milliseconds>(until - std::chrono::steady_clock::now());
+        const auto left =
+            std::chrono::duration_cast<milliseconds>(until - std::chrono::steady_clock::now());
         std::this_thread::sleep_for(std::clamp(left, milliseconds{0}, kSleepStep));
     }
     return !context.cancelled();
@@ -120,7 +125,8 @@ void handle_echo(runtime::RequestContext& context) {
             (void)context.fail(context.cancellation_error());
             return;
         }
-        if (auto sent = context.send_partial({{"text", options.question}, {"index", i}}); !sent) return;
+        if (auto sent = context.send_partial({{"text", options.question}, {"index", i}}); !sent)
+            return;
     }
 
     const auto ended = Clock::now();

@@ -8,8 +8,8 @@
 #include <span>
 #include <string>
 
-#include "schema/messages.hpp"
 #include "base/result.hpp"
+#include "schema/messages.hpp"
 
 namespace glassbox::embeddings {
 
@@ -28,7 +28,7 @@ public:
 
     // One vector per text, in order, each of dim() numbers; `model` and `dim` filled in.
     virtual base::Result<schema::EmbeddingsResponse> embed(std::span<const std::string> texts,
-                                                             const EmbedOptions& options) = 0;
+                                                           const EmbedOptions& options) = 0;
     base::Result<schema::EmbeddingsResponse> embed(std::span<const std::string> texts) {
         return embed(texts, EmbedOptions{});
     }

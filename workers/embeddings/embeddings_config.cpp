@@ -30,7 +30,9 @@ std::string_view to_string(Provider provider) noexcept {
 base::Result<EmbeddingsConfig> EmbeddingsConfig::from_json(const json& object) {
     EmbeddingsConfig config;
     const runtime::SettingReader provider{
-        "provider", [&config](const runtime::ServiceSettings& settings, const std::string& key) -> base::Result<void> {
+        "provider",
+        [&config](const runtime::ServiceSettings& settings,
+                  const std::string& key) -> base::Result<void> {
             auto name = settings.text(key);
             if (!name) return std::move(name).error();
             if (*name == "hashing") {
@@ -38,31 +40,33 @@ base::Result<EmbeddingsConfig> EmbeddingsConfig::from_json(const json& object) {
             } else if (*name == "openai") {
                 config.provider = Provider::kOpenAi;
             } else {
-                return invalid_setting("embeddings setting \"provider\" must be \"hashing\" or \"openai\", not \"" +
-                                       *name + "\"");
+                return invalid_setting(
+                    "embeddings setting \"provider\" must be \"hashing\" or \"openai\", not \"" +
+                    *name + "\"");
             }
             return {};
         }};
     const runtime::SettingReader model{
-        "model", [&config](const runtime::ServiceSettings& settings, const std::string& key) -> base::Result<void> {
+        "model",
+        [&config](const runtime::ServiceSettings& settings,
+                  const std::string& key) -> base::Result<void> {
             auto v = settings.text(key);
             if (!v) return std::move(v).error();
-            if (v->empty()) return invalid_setting("embeddings setting \"model\" must not be empty");
+            if (v->empty())
+                return invalid_setting("embeddings setting \"model\" must not be empty");
             config.model = std::move(*v);
             return {};
         }};
-    auto read = runtime::read_settings(object, kService,
-                                       {provider,
-                                        runtime::integer_setting("dim", 0, 65'536, config.dim),
-                                        runtime::url_setting("base_url", config.base_url),
-                                        model,
-                                        runtime::text_setting("api_key_env", config.api_key_env),
-                                        runtime::integer_setting("batch_size", 1, 2'048, config.batch_size),
-                                        runtime::millis_setting("timeout_ms", 1, 600'000, config.timeout),
-                                        runtime::integer_setting("max_retries", 0, 10, config.max_retries),
-                                        runtime::integer_setting("max_texts", 1, 100'000, config.limits.max_texts),
-                                        runtime::integer_setting("max_text_bytes", 1, 16'777'216,
-                                                                 config.limits.max_text_bytes)});
+    auto read = runtime::read_settings(
+        object, kService,
+        {provider, runtime::integer_setting("dim", 0, 65'536, config.dim),
+         runtime::url_setting("base_url", config.base_url), model,
+         runtime::text_setting("api_key_env", config.api_key_env),
+         runtime::integer_setting("batch_size", 1, 2'048, config.batch_size),
+         runtime::millis_setting("timeout_ms", 1, 600'000, config.timeout),
+         runtime::integer_setting("max_retries", 0, 10, config.max_retries),
+         runtime::integer_setting("max_texts", 1, 100'000, config.limits.max_texts),
+         runtime::integer_setting("max_text_bytes", 1, 16'777'216, config.limits.max_text_bytes)});
     if (!read) return std::move(read).error();
     if (config.provider == Provider::kHashing && object.contains("dim") && config.dim == 0) {
         return invalid_setting(

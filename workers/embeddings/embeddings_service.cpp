@@ -22,7 +22,7 @@ Error invalid(std::string message) {
 }
 
 base::Result<schema::EmbeddingsRequest> check_request(const nlohmann::json& body,
-                                                        const Limits& limits) {
+                                                      const Limits& limits) {
     if (!body.is_object())
         return invalid("embeddings expects a JSON object {\"texts\": [\"...\", ...]}");
     const auto texts = body.find("texts");

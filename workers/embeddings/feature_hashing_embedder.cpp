@@ -1,4 +1,5 @@
-// The feature-hashing embedder: text::feature_vector per text, with cancellation and deadline checks.
+// The feature-hashing embedder: text::feature_vector per text, with cancellation and deadline
+// checks.
 #include "workers/embeddings/feature_hashing_embedder.hpp"
 
 #include <stdexcept>

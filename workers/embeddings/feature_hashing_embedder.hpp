@@ -26,7 +26,7 @@ public:
 
     using Embedder::embed;
     base::Result<schema::EmbeddingsResponse> embed(std::span<const std::string> texts,
-                                                     const EmbedOptions& options) override;
+                                                   const EmbedOptions& options) override;
     std::string model() const override { return std::string(kHashingModel); }
     std::uint32_t dim() const override { return dim_; }
 

@@ -9,10 +9,10 @@
 
 namespace glassbox::embeddings {
 
-using nlohmann::json;
 using base::Error;
 using base::ErrorType;
 using base::make_error;
+using nlohmann::json;
 
 namespace {
 
@@ -24,9 +24,9 @@ std::string embeddings_url(std::string base) {
 }
 
 // The vectors of one batch answer, in text order; `dim` is the expected size (0: take the first).
-base::Result<std::vector<std::vector<double>>> parse_batch(std::string_view body,
-                                                             std::size_t count, std::uint32_t dim,
-                                                             const std::string& url) {
+base::Result<std::vector<std::vector<double>>> parse_batch(std::string_view body, std::size_t count,
+                                                           std::uint32_t dim,
+                                                           const std::string& url) {
     const auto malformed = [&](const std::string& why) {
         return make_error(ErrorType::kUpstreamError, "malformed answer from " + url + ": " + why);
     };
@@ -93,7 +93,7 @@ OpenAiEmbedder::OpenAiEmbedder(OpenAiEmbedderOptions options)
 }
 
 base::Result<schema::EmbeddingsResponse> OpenAiEmbedder::embed(std::span<const std::string> texts,
-                                                                 const EmbedOptions& options) {
+                                                               const EmbedOptions& options) {
     schema::EmbeddingsResponse response;
     response.model = options_.model;
     response.vectors.reserve(texts.size());

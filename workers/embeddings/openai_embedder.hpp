@@ -39,7 +39,7 @@ public:
 
     using Embedder::embed;
     base::Result<schema::EmbeddingsResponse> embed(std::span<const std::string> texts,
-                                                     const EmbedOptions& options) override;
+                                                   const EmbedOptions& options) override;
     std::string model() const override { return options_.model; }
     std::uint32_t dim() const override { return dim_.load(); }
 

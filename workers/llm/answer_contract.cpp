@@ -26,7 +26,8 @@ std::string_view trim(std::string_view s) {
 }
 
 bool is_marker_id(std::string_view id) noexcept {
-    return !id.empty() && id.size() <= kMaxIdLength && std::all_of(id.begin(), id.end(), is_id_char);
+    return !id.empty() && id.size() <= kMaxIdLength &&
+           std::all_of(id.begin(), id.end(), is_id_char);
 }
 
 // "e12" → "e"; "" for an id that is not letters (or '_'/'-') followed by digits.
@@ -139,12 +140,12 @@ std::optional<std::string> check_reply(AnswerForm form, const IdSet* known, std:
         std::size_t start = 0;
         while (start < reply.size() && is_space(reply[start])) ++start;
         const std::size_t eol = reply.find('\n', start);
-        std::string_view line = trim(reply.substr(start, eol == std::string_view::npos
-                                                             ? std::string_view::npos
-                                                             : eol - start));
+        std::string_view line = trim(reply.substr(
+            start, eol == std::string_view::npos ? std::string_view::npos : eol - start));
         if (!starts_with_answer(line)) {
-            return std::string("the reply does not start with an \"Answer:\" line (the short "
-                               "answer, then its markers, then the cited sentences)");
+            return std::string(
+                "the reply does not start with an \"Answer:\" line (the short "
+                "answer, then its markers, then the cited sentences)");
         }
         line = trim(line.substr(7));
         // The markers at the end of the line, last group first; a final '.' around them goes.

@@ -15,9 +15,10 @@ namespace glassbox::llm {
 
 // A reply split by the contract.
 struct ContractReply {
-    std::optional<std::string> answer;    // the short answer ("" undecided); set for first-line templates
+    std::optional<std::string>
+        answer;  // the short answer ("" undecided); set for first-line templates
     std::vector<std::string> answer_ids;  // the Answer line's markers, in order, distinct
-    std::string text;                     // the reply without the Answer line (leading spaces skipped)
+    std::string text;  // the reply without the Answer line (leading spaces skipped)
 };
 
 // The marker ids a reply may use: the "id" strings of the items of the template's `cite`

@@ -24,7 +24,9 @@ std::string_view to_string(ProviderKind kind) noexcept {
 base::Result<LlmConfig> LlmConfig::from_json(const json& object) {
     LlmConfig config;
     const runtime::SettingReader provider{
-        "provider", [&config](const runtime::ServiceSettings& settings, const std::string& key) -> base::Result<void> {
+        "provider",
+        [&config](const runtime::ServiceSettings& settings,
+                  const std::string& key) -> base::Result<void> {
             auto name = settings.text(key);
             if (!name) return std::move(name).error();
             if (*name == "extractive") {
@@ -32,13 +34,16 @@ base::Result<LlmConfig> LlmConfig::from_json(const json& object) {
             } else if (*name == "openai") {
                 config.provider = ProviderKind::kOpenAi;
             } else {
-                return invalid_setting("llm setting \"provider\" must be \"extractive\" or \"openai\", not \"" +
-                                       *name + "\"");
+                return invalid_setting(
+                    "llm setting \"provider\" must be \"extractive\" or \"openai\", not \"" +
+                    *name + "\"");
             }
             return {};
         }};
     const runtime::SettingReader temperature{
-        "temperature", [&config, &object](const runtime::ServiceSettings&, const std::string& key) -> base::Result<void> {
+        "temperature",
+        [&config, &object](const runtime::ServiceSettings&,
+                           const std::string& key) -> base::Result<void> {
             const json& value = object.at(key);
             if (!value.is_number() || value.get<double>() < 0.0 || value.get<double>() > 2.0)
                 return invalid_setting("llm setting \"temperature\" must be a number from 0 to 2");
@@ -47,7 +52,8 @@ base::Result<LlmConfig> LlmConfig::from_json(const json& object) {
         }};
     auto read = runtime::read_settings(
         object, kService,
-        {provider, runtime::url_setting("base_url", config.base_url), runtime::text_setting("model", config.model),
+        {provider, runtime::url_setting("base_url", config.base_url),
+         runtime::text_setting("model", config.model),
          runtime::text_setting("api_key_env", config.api_key_env),
          runtime::millis_setting("connect_timeout_ms", 1, 600'000, config.connect_timeout),
          runtime::millis_setting("timeout_ms", 1, 3'600'000, config.timeout),
@@ -62,7 +68,8 @@ base::Result<LlmConfig> LlmConfig::from_json(const json& object) {
 
 base::Result<std::shared_ptr<Provider>> make_provider(const LlmConfig& config) {
     if (config.effective_provider() == ProviderKind::kExtractive)
-        return std::shared_ptr<Provider>(std::make_shared<ExtractiveProvider>(config.extractive_delay));
+        return std::shared_ptr<Provider>(
+            std::make_shared<ExtractiveProvider>(config.extractive_delay));
     if (config.model.empty())
         return invalid_setting("the openai provider needs llm setting \"model\" (or --model)");
     OpenAiProviderOptions options;

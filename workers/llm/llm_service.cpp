@@ -5,8 +5,8 @@
 #include <map>
 #include <stdexcept>
 
-#include "schema/json_fast.hpp"
 #include "base/log.hpp"
+#include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
 #include "text/feature_hashing.hpp"
 #include "workers/llm/answer_contract.hpp"
@@ -14,10 +14,10 @@
 
 namespace glassbox::llm {
 
-using nlohmann::json;
 using base::Error;
 using base::ErrorType;
 using base::make_error;
+using nlohmann::json;
 
 namespace {
 

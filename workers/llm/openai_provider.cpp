@@ -6,9 +6,9 @@
 
 namespace glassbox::llm {
 
-using nlohmann::json;
 using base::ErrorType;
 using base::make_error;
+using nlohmann::json;
 
 namespace {
 
@@ -34,8 +34,8 @@ OpenAiProvider::OpenAiProvider(OpenAiProviderOptions options)
     : options_(std::move(options)), url_(chat_url(options_.base_url)), client_(options_.http) {}
 
 base::Result<OpenAiProvider::Answer> OpenAiProvider::complete(const json& messages,
-                                                                bool json_output,
-                                                                const GenerateOptions& options) {
+                                                              bool json_output,
+                                                              const GenerateOptions& options) {
     json body{
         {"model", options_.model}, {"messages", messages}, {"temperature", options_.temperature}};
     if (json_output) body["response_format"] = {{"type", "json_object"}};
@@ -114,7 +114,7 @@ base::Result<OpenAiProvider::Answer> OpenAiProvider::complete(const json& messag
 }
 
 base::Result<Completion> OpenAiProvider::generate(const PromptInput& input,
-                                                    const GenerateOptions& options) {
+                                                  const GenerateOptions& options) {
     const bool json_output = input.prompt_template.output == OutputKind::kJson;
     json messages = json::array();
     if (json_output) messages.push_back({{"role", "system"}, {"content", kJsonSystemMessage}});

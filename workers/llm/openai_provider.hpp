@@ -35,7 +35,7 @@ public:
     explicit OpenAiProvider(OpenAiProviderOptions options);
 
     base::Result<Completion> generate(const PromptInput& input,
-                                        const GenerateOptions& options) override;
+                                      const GenerateOptions& options) override;
     std::string_view name() const override { return "openai"; }
 
     const std::string& url() const noexcept { return url_; }
@@ -48,7 +48,7 @@ private:
         std::uint64_t out_tokens = 0;
     };
     base::Result<Answer> complete(const nlohmann::json& messages, bool json_output,
-                                    const GenerateOptions& options);
+                                  const GenerateOptions& options);
 
     OpenAiProviderOptions options_;
     std::string url_;

@@ -63,13 +63,12 @@ struct PromptTemplate {
 
     // kInvalidRequest naming `origin` and the line for a malformed template.
     static base::Result<PromptTemplate> parse(std::string name, std::string_view text,
-                                                std::string origin);
+                                              std::string origin);
 
     // Checks every variable is given (and well formed) and fills the placeholders in.
     // kInvalidRequest naming the variable otherwise. Variables the template does not use are
     // ignored.
-    base::Result<RenderedPrompt> render(
-        const std::map<std::string, std::string>& variables) const;
+    base::Result<RenderedPrompt> render(const std::map<std::string, std::string>& variables) const;
 
     const TemplateVariable* variable(std::string_view name) const;
 };

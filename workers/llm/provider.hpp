@@ -34,8 +34,8 @@ struct Completion {
 };
 
 // Texts to vectors (the `embeddings` service), for providers that use similarity.
-using EmbedFunction = std::function<base::Result<std::vector<std::vector<double>>>(
-    const std::vector<std::string>&)>;
+using EmbedFunction =
+    std::function<base::Result<std::vector<std::vector<double>>>(const std::vector<std::string>&)>;
 
 struct GenerateOptions {
     std::optional<Clock::time_point> deadline;  // never passed: the request's deadline
@@ -53,7 +53,7 @@ class Provider {
 public:
     virtual ~Provider() = default;
     virtual base::Result<Completion> generate(const PromptInput& input,
-                                                const GenerateOptions& options) = 0;
+                                              const GenerateOptions& options) = 0;
     // "extractive" or "openai".
     virtual std::string_view name() const = 0;
 };

@@ -30,7 +30,8 @@ std::vector<std::pair<std::string, int>> sources_of(const EngineRun& run) {
         }
         out.emplace_back(source, tier);
     };
-    if (const auto c = run.final.find("citations"); run.final.is_object() && c != run.final.end() && c->is_array()) {
+    if (const auto c = run.final.find("citations");
+        run.final.is_object() && c != run.final.end() && c->is_array()) {
         for (const auto& citation : *c) {
             if (!citation.is_object()) continue;
             std::string source = string_of(citation, "chunk");
@@ -61,7 +62,8 @@ std::string engine_step(const std::string& engine) {
     return engine;
 }
 
-explain::AnswerProvenance answer_provenance(const RouteDecision& route, const std::vector<EngineRun>& runs,
+explain::AnswerProvenance answer_provenance(const RouteDecision& route,
+                                            const std::vector<EngineRun>& runs,
                                             std::size_t winner) {
     explain::AnswerProvenance p;
     const EngineRun& won = runs.at(winner);
@@ -74,7 +76,8 @@ explain::AnswerProvenance answer_provenance(const RouteDecision& route, const st
         const std::string model = string_of(runs[i].final, "model");
         if (!model.empty()) chain += std::string(kChainSeparator) + "llm:" + model;
     }
-    chain += std::string(kChainSeparator) + "reflection:" + (runs.size() > 1 ? "best-of-" + std::to_string(runs.size()) : "kept");
+    chain += std::string(kChainSeparator) +
+             "reflection:" + (runs.size() > 1 ? "best-of-" + std::to_string(runs.size()) : "kept");
     p.derivation_chain = std::move(chain);
 
     const auto sources = sources_of(won);

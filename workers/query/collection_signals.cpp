@@ -30,7 +30,8 @@ std::string ask_collection(runtime::RequestContext& context, const std::string& 
 
     std::vector<runtime::CallSpec> calls;
     calls.push_back(runtime::CallSpec{store_service, std::move(keyword_body), timeout});
-    if (!labels.patterns.empty()) calls.push_back(runtime::CallSpec{store_service, std::move(label_body), timeout});
+    if (!labels.patterns.empty())
+        calls.push_back(runtime::CallSpec{store_service, std::move(label_body), timeout});
     // Both at once; when one fails (a collection with a graph but no documents may answer the
     // keyword query NotFound) each is asked alone, so the other still informs routing.
     std::vector<std::optional<nlohmann::json>> finals(calls.size());
@@ -47,11 +48,13 @@ std::string ask_collection(runtime::RequestContext& context, const std::string& 
             }
         }
     }
-    if (!finals[0] && (finals.size() < 2 || !finals[1])) return "collection signals unknown: " + why;
+    if (!finals[0] && (finals.size() < 2 || !finals[1]))
+        return "collection signals unknown: " + why;
 
     features.signals_known = true;
     if (finals[0]) {
-        if (auto keyword = schema::decode<schema::ChunkMatchResponse>(*finals[0]); keyword && !keyword->chunks.empty())
+        if (auto keyword = schema::decode<schema::ChunkMatchResponse>(*finals[0]);
+            keyword && !keyword->chunks.empty())
             features.document_keyword = keyword->chunks.front().score;
     }
     if (finals.size() > 1 && finals[1]) {

@@ -15,11 +15,11 @@ namespace glassbox::query {
 
 struct EngineRun {
     std::string engine;
-    std::string query;                // the question as this engine was asked it
+    std::string query;                 // the question as this engine was asked it
     std::optional<base::Error> error;  // the run failed (or the engine is missing)
-    nlohmann::json final;             // its FINAL body
-    std::string session;              // its sub-trace's session URI
-    std::string last_step;            // the explain URI of its last step (Synthesis, Conclusion)
+    nlohmann::json final;              // its FINAL body
+    std::string session;               // its sub-trace's session URI
+    std::string last_step;             // the explain URI of its last step (Synthesis, Conclusion)
     Evidence evidence;
     Relevance relevance;
     // How `relevance` was judged (llm or model-free, and why a model's judgement was not used).

@@ -70,7 +70,8 @@ base::Result<JudgeReply> checked(double score, std::string reason) {
 std::optional<json> json_object_in(std::string_view text) {
     const auto open = text.find('{');
     const auto close = text.rfind('}');
-    if (open == std::string_view::npos || close == std::string_view::npos || close < open) return std::nullopt;
+    if (open == std::string_view::npos || close == std::string_view::npos || close < open)
+        return std::nullopt;
     auto parsed = schema::parse_untrusted_json(text.substr(open, close - open + 1));
     if (!parsed || !parsed->is_object() || !parsed->contains("score")) return std::nullopt;
     return std::move(parsed).value();
@@ -79,7 +80,8 @@ std::optional<json> json_object_in(std::string_view text) {
 // "score: 0.7" or "score = 0.7": the value after the label, when the line starts with it.
 std::optional<std::string_view> labelled(std::string_view line, std::string_view label) {
     line = trim(line);
-    while (!line.empty() && (line.front() == '-' || line.front() == '*')) line = trim(line.substr(1));
+    while (!line.empty() && (line.front() == '-' || line.front() == '*'))
+        line = trim(line.substr(1));
     if (line.size() <= label.size()) return std::nullopt;
     for (std::size_t i = 0; i < label.size(); ++i) {
         if (base::ascii_lower(line[i]) != label[i]) return std::nullopt;
@@ -89,12 +91,14 @@ std::optional<std::string_view> labelled(std::string_view line, std::string_view
     return trim(rest.substr(1));
 }
 
-base::Result<schema::LlmResponse> ask_llm(runtime::RequestContext& context, const QueryConfig& config,
-                                          std::string name, std::map<std::string, std::string> variables) {
+base::Result<schema::LlmResponse> ask_llm(runtime::RequestContext& context,
+                                          const QueryConfig& config, std::string name,
+                                          std::map<std::string, std::string> variables) {
     schema::LlmRequest request;
     request.template_name = std::move(name);
     request.variables = std::move(variables);
-    auto called = context.call(config.llm_service, schema::encode(request), config.reflection_timeout);
+    auto called =
+        context.call(config.llm_service, schema::encode(request), config.reflection_timeout);
     if (!called) return std::move(called).error();
     auto response = schema::decode<schema::LlmResponse>(called->final);
     if (!response) return std::move(response).error();
@@ -111,11 +115,16 @@ base::Result<JudgeReply> parse_judge_reply(std::string_view text) {
     if (const auto object = json_object_in(text)) {
         const json& score = (*object)["score"];
         std::optional<double> value;
-        if (score.is_number()) value = score.get<double>();
-        else if (score.is_string()) value = parse_number(score.get<std::string>());
-        if (!value) return make_error(ErrorType::kDecodeError, "the judge's \"score\" is not a number");
+        if (score.is_number())
+            value = score.get<double>();
+        else if (score.is_string())
+            value = parse_number(score.get<std::string>());
+        if (!value)
+            return make_error(ErrorType::kDecodeError, "the judge's \"score\" is not a number");
         const auto reason = object->find("reason");
-        return checked(*value, reason != object->end() && reason->is_string() ? reason->get<std::string>() : "");
+        return checked(*value, reason != object->end() && reason->is_string()
+                                   ? reason->get<std::string>()
+                                   : "");
     }
     std::optional<double> score;
     std::string reason;
@@ -126,16 +135,18 @@ base::Result<JudgeReply> parse_judge_reply(std::string_view text) {
         if (const auto value = labelled(line, "score"); value && !score) {
             score = parse_number(*value);
             if (!score)
-                return make_error(ErrorType::kDecodeError,
-                                  "the judge's score line \"" + shorten(trim(line), 80) + "\" holds no number");
+                return make_error(
+                    ErrorType::kDecodeError,
+                    "the judge's score line \"" + shorten(trim(line), 80) + "\" holds no number");
         } else if (const auto why = labelled(line, "reason"); why && reason.empty()) {
             reason = std::string(*why);
         }
         start = end + 1;
     }
     if (!score)
-        return make_error(ErrorType::kDecodeError, "the judge's reply \"" + shorten(trim(text), 80) +
-                                                       "\" holds neither a JSON {\"score\"} nor a \"score:\" line");
+        return make_error(ErrorType::kDecodeError,
+                          "the judge's reply \"" + shorten(trim(text), 80) +
+                              "\" holds neither a JSON {\"score\"} nor a \"score:\" line");
     return checked(*score, reason);
 }
 
@@ -148,12 +159,14 @@ std::string evidence_summary(const Evidence& evidence) {
         out += "- " + shorten(one_line(item.text), kMaxItemBytes) + "\n";
         ++n;
     }
-    if (!trim(evidence.cited_text).empty()) out += "Cited: " + shorten(one_line(evidence.cited_text), kMaxCitedBytes) + "\n";
+    if (!trim(evidence.cited_text).empty())
+        out += "Cited: " + shorten(one_line(evidence.cited_text), kMaxCitedBytes) + "\n";
     if (out.empty()) out = "(no evidence was kept)\n";
     return out;
 }
 
-schema::explain::ReflectionInfo model_free_reflection(const Relevance& relevance, std::string fallback) {
+schema::explain::ReflectionInfo model_free_reflection(const Relevance& relevance,
+                                                      std::string fallback) {
     schema::explain::ReflectionInfo info;
     info.method = "model-free";
     info.score = relevance.score;
@@ -162,14 +175,15 @@ schema::explain::ReflectionInfo model_free_reflection(const Relevance& relevance
     return info;
 }
 
-void judge_with_llm(runtime::RequestContext& context, const QueryConfig& config, const std::string& question,
-                    EngineRun& run) {
+void judge_with_llm(runtime::RequestContext& context, const QueryConfig& config,
+                    const std::string& question, EngineRun& run) {
     const auto started = SteadyClock::now();
     const auto answer = ask_llm(context, config, "relevance-judge",
                                 {{"question", question},
                                  {"answer", string_of(run.final, "response")},
                                  {"evidence", evidence_summary(run.evidence)}});
-    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - started);
+    const auto took =
+        std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - started);
     std::string fallback;
     std::optional<JudgeReply> judged;
     if (!answer) {
@@ -180,13 +194,15 @@ void judge_with_llm(runtime::RequestContext& context, const QueryConfig& config,
         judged = *parsed;
     }
     if (!judged) {
-        base::component_logger("worker.query")->info("event=reflection_fallback engine={} why=\"{}\"", run.engine, fallback);
+        base::component_logger("worker.query")
+            ->info("event=reflection_fallback engine={} why=\"{}\"", run.engine, fallback);
         run.reflection = model_free_reflection(run.relevance, std::move(fallback));
         run.reflection.duration = took;
         return;
     }
     run.relevance.score = judged->score;
-    run.relevance.reason = "llm: " + (judged->reason.empty() ? std::string("no reason given") : judged->reason);
+    run.relevance.reason =
+        "llm: " + (judged->reason.empty() ? std::string("no reason given") : judged->reason);
     run.reflection.method = "llm";
     run.reflection.score = judged->score;
     run.reflection.reason = judged->reason;
@@ -204,7 +220,8 @@ std::string clean_rephrasing(std::string_view reply) {
         std::string_view line = trim(reply.substr(start, end - start));
         start = end + 1;
         if (const auto labelled_line = labelled(line, "question")) line = *labelled_line;
-        while (line.size() >= 2 && (line.front() == '"' || line.front() == '\'') && line.back() == line.front())
+        while (line.size() >= 2 && (line.front() == '"' || line.front() == '\'') &&
+               line.back() == line.front())
             line = trim(line.substr(1, line.size() - 2));
         if (!line.empty()) return std::string(line);
     }

@@ -29,13 +29,14 @@ base::Result<JudgeReply> parse_judge_reply(std::string_view text);
 std::string evidence_summary(const Evidence& evidence);
 
 // The model-free reflection of `run` as a trace record.
-schema::explain::ReflectionInfo model_free_reflection(const Relevance& relevance, std::string fallback = {});
+schema::explain::ReflectionInfo model_free_reflection(const Relevance& relevance,
+                                                      std::string fallback = {});
 
 // Asks the llm service's relevance-judge about `run` (answered by its engine, not failed) and
 // replaces its relevance score and reason with the model's; on any failure keeps the model-free
 // ones. Either way run.reflection says which and why.
-void judge_with_llm(runtime::RequestContext& context, const QueryConfig& config, const std::string& question,
-                    EngineRun& run);
+void judge_with_llm(runtime::RequestContext& context, const QueryConfig& config,
+                    const std::string& question, EngineRun& run);
 
 struct Rephrasing {
     std::string question;  // what the next engine is asked

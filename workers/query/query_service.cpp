@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "base/log.hpp"
-#include "schema/explain_builder.hpp"
 #include "schema/collection_name.hpp"
+#include "schema/explain_builder.hpp"
 #include "schema/messages.hpp"
 #include "schema/messages_trace.hpp"
 #include "schema/services.hpp"
@@ -55,8 +55,8 @@ public:
     const std::string& session() const noexcept { return session_; }
 
     base::Result<void> send(const std::string& uri, std::vector<schema::Triple> triples,
-                              runtime::ExplainState state = runtime::ExplainState::kOpen,
-                              std::optional<base::Error> error = std::nullopt) {
+                            runtime::ExplainState state = runtime::ExplainState::kOpen,
+                            std::optional<base::Error> error = std::nullopt) {
         if (state != runtime::ExplainState::kOpen) ended_ = true;
         if (!explain_) return {};
         runtime::ExplainStep step;
@@ -79,7 +79,9 @@ public:
             return;
         }
         if (!ended_) {
-            (void)send(session_, explain::trace_end(run_, std::chrono::system_clock::now(), schema::TraceStatus::kError),
+            (void)send(session_,
+                       explain::trace_end(run_, std::chrono::system_clock::now(),
+                                          schema::TraceStatus::kError),
                        runtime::ExplainState::kError, error);
         }
         (void)context_.fail(error);
@@ -100,7 +102,8 @@ const std::string& service_of(const QueryConfig& config, const std::string& engi
 }
 
 // Where a weak answer goes next: the agent first (it can chain lookups), then the other RAG.
-std::optional<std::string> next_engine(const std::string& current, const std::vector<EngineRun>& runs) {
+std::optional<std::string> next_engine(const std::string& current,
+                                       const std::vector<EngineRun>& runs) {
     static const std::vector<std::pair<std::string, std::vector<std::string>>> kOrder = {
         {"graph-rag", {"agent", "document-rag"}},
         {"document-rag", {"agent", "graph-rag"}},
@@ -109,7 +112,8 @@ std::optional<std::string> next_engine(const std::string& current, const std::ve
     for (const auto& [from, nexts] : kOrder) {
         if (from != current) continue;
         for (const auto& next : nexts) {
-            const bool tried = std::any_of(runs.begin(), runs.end(), [&](const EngineRun& r) { return r.engine == next; });
+            const bool tried = std::any_of(runs.begin(), runs.end(),
+                                           [&](const EngineRun& r) { return r.engine == next; });
             if (!tried) return next;
         }
     }
@@ -120,16 +124,19 @@ std::optional<std::string> next_engine(const std::string& current, const std::ve
 // request: no other engine can answer from a collection that does not exist, and escalating
 // would hide the engine's own error behind a weak answer (issue 31). A NotFound the store does
 // not confirm (a graph without documents, say) escalates as any failure does.
-std::optional<base::Error> unknown_collection(runtime::RequestContext& context, const QueryConfig& config,
+std::optional<base::Error> unknown_collection(runtime::RequestContext& context,
+                                              const QueryConfig& config,
                                               const std::string& collection, const EngineRun& run) {
     if (!run.error || run.error->type != ErrorType::kNotFound) return std::nullopt;
-    auto known = runtime::check_collection(context, config.store_service, collection, config.signal_timeout);
+    auto known =
+        runtime::check_collection(context, config.store_service, collection, config.signal_timeout);
     if (known || known.error().type != ErrorType::kNotFound) return std::nullopt;
     return *run.error;
 }
 
-json engine_body(const std::string& engine, const schema::QueryRequest& request, const std::string& question,
-                 const std::string& parent, const std::vector<std::string>& exclude) {
+json engine_body(const std::string& engine, const schema::QueryRequest& request,
+                 const std::string& question, const std::string& parent,
+                 const std::vector<std::string>& exclude) {
     if (engine == "graph-rag") {
         schema::GraphRagQuery q;
         q.query = question;
@@ -175,7 +182,8 @@ base::Result<void> served(runtime::RequestContext& context, const std::string& s
     auto answer = context.call(kMmiService, json(service), kDiscoveryTimeout);
     if (!answer) return answer.error();
     const json& body = answer->final;
-    const bool yes = (body.is_number() && body.get<double>() == 200) || (body.is_string() && body == "200");
+    const bool yes =
+        (body.is_number() && body.get<double>() == 200) || (body.is_string() && body == "200");
     if (!yes) return make_error(ErrorType::kUnknownService, "no worker serves \"" + service + "\"");
     return {};
 }
@@ -191,15 +199,21 @@ std::string answer_piece(const json& body) {
 // docs/query.md §1: while streaming, an engine's answer text goes on as it arrives, marked
 // provisional (the reflection has not judged it yet) with the engine and the run's number.
 json provisional_piece(const std::string& engine, std::size_t run, const std::string& text) {
-    return json{{"message_type", "chunk"}, {"response", text}, {"engine", engine}, {"run", run}, {"provisional", true}};
+    return json{{"message_type", "chunk"},
+                {"response", text},
+                {"engine", engine},
+                {"run", run},
+                {"provisional", true}};
 }
 
 // `question` is the request's, with a reference to the previous turn resolved, which the answer
 // is judged against; `asked` what the engine is asked (the question, or an escalation's
 // rephrasing of it); `index` is the run's number (0 the routed engine, then one per escalation).
-EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config, const std::string& engine,
-                     const schema::QueryRequest& request, const std::string& question, const std::string& asked,
-                     const std::vector<std::string>& exclude, const std::string& parent, std::size_t index) {
+EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config,
+                     const std::string& engine, const schema::QueryRequest& request,
+                     const std::string& question, const std::string& asked,
+                     const std::vector<std::string>& exclude, const std::string& parent,
+                     std::size_t index) {
     EngineRun run;
     run.engine = engine;
     run.query = asked;
@@ -233,7 +247,8 @@ EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config
         if (forward_failed) return;
         if (auto sent = context.send_partial(reply.body); !sent) forward_failed = sent.error();
     };
-    auto called = context.call(service, engine_body(engine, request, asked, parent, exclude), config.call_timeout, on_reply);
+    auto called = context.call(service, engine_body(engine, request, asked, parent, exclude),
+                               config.call_timeout, on_reply);
     if (!called) return failed(called.error());
     if (forward_failed) return failed(*forward_failed);
     run.final = std::move(called->final);
@@ -241,11 +256,14 @@ EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config
     if (engine == "agent" && request.streaming) {
         const std::string text = string_of(run.final, "response");
         if (!text.empty()) {
-            if (auto sent = context.send_partial(provisional_piece(engine, index, text)); !sent) return failed(sent.error());
+            if (auto sent = context.send_partial(provisional_piece(engine, index, text)); !sent)
+                return failed(sent.error());
         }
     }
-    if (const std::string session = string_of(run.final, "session"); !session.empty()) run.session = session;
-    if (const std::string last = string_of(run.final, "explain_id"); !last.empty()) run.last_step = last;
+    if (const std::string session = string_of(run.final, "session"); !session.empty())
+        run.session = session;
+    if (const std::string last = string_of(run.final, "explain_id"); !last.empty())
+        run.last_step = last;
     // The agent forwards its tools' sub-runs' explain messages as data ({"message_type":
     // "explain", "explain": {…}}): their kept edges and chunks are its evidence too.
     auto explain = std::move(called->explain);
@@ -266,8 +284,10 @@ EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config
 // The conversation's last turn (the trace service's `turns`, as the agent reads them), for
 // resolving a follow-up's reference; none without a session, or when the fetch fails (logged:
 // the question then goes on as asked).
-std::vector<text::EarlierTurn> previous_turns(runtime::RequestContext& context, const QueryConfig& config,
-                                              const std::string& session_id, const std::string& current_run) {
+std::vector<text::EarlierTurn> previous_turns(runtime::RequestContext& context,
+                                              const QueryConfig& config,
+                                              const std::string& session_id,
+                                              const std::string& current_run) {
     std::vector<text::EarlierTurn> turns;
     if (session_id.empty()) return turns;
     // The previous turn's answer may have reached the asker before its trace reached the store:
@@ -279,14 +299,17 @@ std::vector<text::EarlierTurn> previous_turns(runtime::RequestContext& context, 
                        {"settle_ms", schema::turns_settle_ms(config.history_timeout)},
                        {"current", current_run}};
     auto called = context.call(config.trace_service, body, config.history_timeout);
-    if (!called || !called->final.is_object() || !called->final.contains("turns") || !called->final["turns"].is_array()) {
-        base::component_logger("worker.query")->warn("event=history_unavailable session=\"{}\" error=\"{}\"", session_id,
-                                                     called ? "the reply has no turns list" : called.error().describe());
+    if (!called || !called->final.is_object() || !called->final.contains("turns") ||
+        !called->final["turns"].is_array()) {
+        base::component_logger("worker.query")
+            ->warn("event=history_unavailable session=\"{}\" error=\"{}\"", session_id,
+                   called ? "the reply has no turns list" : called.error().describe());
         return turns;
     }
     for (const json& turn : called->final["turns"]) {
         if (!turn.is_object()) continue;
-        turns.push_back({string_of(turn, "question"), string_of(turn, "answer"), string_of(turn, "short_answer")});
+        turns.push_back({string_of(turn, "question"), string_of(turn, "answer"),
+                         string_of(turn, "short_answer")});
     }
     return turns;
 }
@@ -296,8 +319,9 @@ json route_json(const RouteDecision& d) {
     for (const auto& r : d.fired) fired.push_back(r.name);
     json scores = json::object();
     for (const auto& [name, score] : d.scores) scores[name] = score;
-    return json{{"engine", d.engine},       {"method", d.method},   {"question_type", d.question_type},
-                {"rules_fired", fired},     {"confidence", d.confidence}, {"scores", scores}};
+    return json{
+        {"engine", d.engine},   {"method", d.method},         {"question_type", d.question_type},
+        {"rules_fired", fired}, {"confidence", d.confidence}, {"scores", scores}};
 }
 
 json runs_json(const std::vector<EngineRun>& runs, const std::string& question) {
@@ -328,11 +352,13 @@ std::uint64_t token_sum(const std::vector<EngineRun>& runs, const char* key) {
 
 // What a query request must be before a trace is opened: a bounded question with words, and a
 // request id the gateway would take.
-std::optional<base::Error> request_problem(const schema::QueryRequest& request, const QueryConfig& config) {
+std::optional<base::Error> request_problem(const schema::QueryRequest& request,
+                                           const QueryConfig& config) {
     if (request.query.size() > config.max_question_bytes) {
-        return make_error(ErrorType::kInvalidRequest, "the question is " + std::to_string(request.query.size()) +
-                                                          " bytes; at most " + std::to_string(config.max_question_bytes) +
-                                                          " are accepted");
+        return make_error(ErrorType::kInvalidRequest,
+                          "the question is " + std::to_string(request.query.size()) +
+                              " bytes; at most " + std::to_string(config.max_question_bytes) +
+                              " are accepted");
     }
     if (request.query.find_first_not_of(" \t\r\n") == std::string::npos) {
         return make_error(ErrorType::kInvalidRequest, "\"query\" must be a non-empty question");
@@ -342,9 +368,9 @@ std::optional<base::Error> request_problem(const schema::QueryRequest& request, 
     }
     // The request id goes into the trace as it is, so it is checked like the gateway checks it.
     if (!request.request_id.empty() && !schema::usable_request_id(request.request_id)) {
-        return make_error(ErrorType::kInvalidRequest, "\"request_id\" must be 1-" +
-                                                          std::to_string(schema::kMaxRequestIdBytes) +
-                                                          " printable ASCII characters without spaces");
+        return make_error(ErrorType::kInvalidRequest,
+                          "\"request_id\" must be 1-" + std::to_string(schema::kMaxRequestIdBytes) +
+                              " printable ASCII characters without spaces");
     }
     return std::nullopt;
 }
@@ -357,7 +383,11 @@ class QueryRun {
 public:
     QueryRun(runtime::RequestContext& context, const QueryConfig& config, const Router& router,
              const schema::QueryRequest& request)
-        : context_(context), config_(config), router_(router), request_(request), trace_(context, config.explain),
+        : context_(context),
+          config_(config),
+          router_(router),
+          request_(request),
+          trace_(context, config.explain),
           run_(trace_.run()) {}
 
     void answer() {
@@ -379,12 +409,14 @@ private:
     bool ask() {
         std::optional<std::string_view> conversation;
         if (!request_.session_id.empty()) conversation = request_.session_id;
-        const std::string_view collection =
-            request_.collection.empty() ? schema::kDefaultCollection : std::string_view{request_.collection};
-        return sent(trace_.send(trace_.session(),
-                                explain::question(run_, request_.query, std::chrono::system_clock::now(),
-                                                  explain::worker_agent_uri(schema::services::kQuery), std::nullopt,
-                                                  conversation, request_.request_id, collection)));
+        const std::string_view collection = request_.collection.empty()
+                                                ? schema::kDefaultCollection
+                                                : std::string_view{request_.collection};
+        return sent(trace_.send(
+            trace_.session(),
+            explain::question(run_, request_.query, std::chrono::system_clock::now(),
+                              explain::worker_agent_uri(schema::services::kQuery), std::nullopt,
+                              conversation, request_.request_id, collection)));
     }
 
     // Routing, of the question with a follow-up's reference to the previous turn resolved and
@@ -395,12 +427,14 @@ private:
         resolved_ = text::resolve_reference(request_.query, turns);
         excluded_ = text::already_answered(request_.query, turns, resolved_);
         decision_ = decide();
-        explain::Routing routing{decision_.method, {}, decision_.confidence, decision_.engine, decision_.scores};
+        explain::Routing routing{
+            decision_.method, {}, decision_.confidence, decision_.engine, decision_.scores};
         for (const auto& r : decision_.fired) routing.rules_fired.push_back(r.name);
         routing.question_type = decision_.question_type;
         if (resolved_.resolved()) {
             routing.resolved_question = resolved_.question;
-            routing.resolved_reference = resolved_.reference + " -> " + resolved_.entity + " (" + resolved_.rule + ")";
+            routing.resolved_reference =
+                resolved_.reference + " -> " + resolved_.entity + " (" + resolved_.rule + ")";
         }
         routing.excluded = excluded_.entities;
         return sent(trace_.send(run_.routing_decision(),
@@ -417,9 +451,10 @@ private:
         }
         QuestionFeatures features = question_features(resolved_.question);
         if (config_.collection_signals) {
-            const auto why = ask_collection(context_, config_.store_service, request_.collection, config_.signal_timeout,
-                                            features);
-            if (!why.empty()) base::component_logger("worker.query")->debug("event=query_signals {}", why);
+            const auto why = ask_collection(context_, config_.store_service, request_.collection,
+                                            config_.signal_timeout, features);
+            if (!why.empty())
+                base::component_logger("worker.query")->debug("event=query_signals {}", why);
         }
         return router_.route(features);
     }
@@ -428,14 +463,16 @@ private:
     bool run_engines() {
         parent_ = run_.routing_decision();
         std::string engine = decision_.engine;
-        std::string asked = resolved_.question;  // an escalation may ask the next engine a rephrasing
+        std::string asked =
+            resolved_.question;  // an escalation may ask the next engine a rephrasing
         for (;;) {
             if (context_.cancelled()) return fail(context_.cancellation_error());
-            runs_.push_back(run_engine(context_, config_, engine, request_, resolved_.question, asked,
-                                       excluded_.entities, parent_, runs_.size()));
+            runs_.push_back(run_engine(context_, config_, engine, request_, resolved_.question,
+                                       asked, excluded_.entities, parent_, runs_.size()));
             const EngineRun& last = runs_.back();
             if (!last.error && last.relevance.score >= config_.relevance_threshold) return true;
-            if (auto unknown = unknown_collection(context_, config_, request_.collection, last)) return fail(*unknown);
+            if (auto unknown = unknown_collection(context_, config_, request_.collection, last))
+                return fail(*unknown);
             if (runs_.size() > config_.max_escalations) return true;
             const auto next = next_engine(engine, runs_);
             if (!next) return true;
@@ -450,24 +487,31 @@ private:
         const auto started = SteadyClock::now();
         const EngineRun& last = runs_.back();
         const std::size_t n = runs_.size() - 1;
-        const std::string reason = last.error ? "engine failed: " + last.relevance.reason
-                                              : "relevance below " +
-                                                    std::to_string(config_.relevance_threshold).substr(0, 4) + " (" +
-                                                    last.relevance.reason + ")";
+        const std::string reason =
+            last.error
+                ? "engine failed: " + last.relevance.reason
+                : "relevance below " + std::to_string(config_.relevance_threshold).substr(0, 4) +
+                      " (" + last.relevance.reason + ")";
         explain::EscalationInfo info{reason, last.relevance.score, next, engine, last.reflection};
         asked = rephrased(engine, reason, info);
         const std::string derived = last.last_step.empty() ? parent_ : last.last_step;
-        if (!sent(trace_.send(run_.escalation(n), explain::escalation(run_, n, step_info(started, derived), info))))
+        if (!sent(trace_.send(run_.escalation(n),
+                              explain::escalation(run_, n, step_info(started, derived), info))))
             return false;
-        json escalated{{"from", engine}, {"to", next}, {"reason", reason}, {"relevance", last.relevance.score},
+        json escalated{{"from", engine},
+                       {"to", next},
+                       {"reason", reason},
+                       {"relevance", last.relevance.score},
                        {"reflection", last.reflection.method}};
         if (!info.rephrased_question.empty()) escalated["query"] = info.rephrased_question;
-        if (!info.rephrase_fallback.empty()) escalated["rephrase_fallback"] = info.rephrase_fallback;
+        if (!info.rephrase_fallback.empty())
+            escalated["rephrase_fallback"] = info.rephrase_fallback;
         escalations_.push_back(std::move(escalated));
         // The text streamed for this run is not the answer (yet): the reader drops it.
-        if (request_.streaming &&
-            !sent(context_.send_partial(
-                json{{"message_type", "retract"}, {"engine", engine}, {"run", n}, {"reason", reason}}))) {
+        if (request_.streaming && !sent(context_.send_partial(json{{"message_type", "retract"},
+                                                                   {"engine", engine},
+                                                                   {"run", n},
+                                                                   {"reason", reason}}))) {
             return false;
         }
         parent_ = run_.escalation(n);
@@ -476,9 +520,11 @@ private:
 
     // With a model to ask, the next engine gets a question reworded for it (the trace's question
     // stays the one asked); without, or when that fails, the question itself.
-    std::string rephrased(const std::string& engine, const std::string& reason, explain::EscalationInfo& info) {
+    std::string rephrased(const std::string& engine, const std::string& reason,
+                          explain::EscalationInfo& info) {
         if (config_.reflection != "llm") return resolved_.question;
-        const auto rephrasing = rephrase_for_escalation(context_, config_, resolved_.question, engine, reason);
+        const auto rephrasing =
+            rephrase_for_escalation(context_, config_, resolved_.question, engine, reason);
         if (!rephrasing.rephrased) {
             info.rephrase_fallback = rephrasing.fallback;
             return resolved_.question;
@@ -496,8 +542,9 @@ private:
         }
         if (!winner) {
             const base::Error& error = *runs_.back().error;
-            fail(make_error(error.type, runs_.size() == 1 ? error.message
-                                                          : "every engine failed; the last: " + error.message));
+            fail(make_error(error.type, runs_.size() == 1
+                                            ? error.message
+                                            : "every engine failed; the last: " + error.message));
         }
         return winner;
     }
@@ -506,8 +553,10 @@ private:
     // retracted too, and the winner's sent again, whole.
     bool replay_winner(std::size_t winner) {
         if (!request_.streaming || winner + 1 >= runs_.size()) return true;
-        if (!sent(context_.send_partial(json{{"message_type", "retract"}, {"engine", runs_.back().engine},
-                                             {"run", runs_.size() - 1}, {"reason", "an earlier run answered better"}})))
+        if (!sent(context_.send_partial(json{{"message_type", "retract"},
+                                             {"engine", runs_.back().engine},
+                                             {"run", runs_.size() - 1},
+                                             {"reason", "an earlier run answered better"}})))
             return false;
         const EngineRun& won = runs_[winner];
         json replay = provisional_piece(won.engine, winner, string_of(won.final, "response"));
@@ -523,12 +572,16 @@ private:
         const auto started = SteadyClock::now();
         auto triples = explain::routed_conclusion(
             run_, step_info(started, won.last_step.empty() ? parent_ : won.last_step),
-            explain::StoredText{string_of(won.final, "response"), std::nullopt}, provenance, won.evidence.short_answer);
+            explain::StoredText{string_of(won.final, "response"), std::nullopt}, provenance,
+            won.evidence.short_answer);
         const auto reflected = explain::reflection(run_.conclusion(), won.reflection);
         triples.insert(triples.end(), reflected.begin(), reflected.end());
-        const auto end = explain::trace_end(run_, std::chrono::system_clock::now(), schema::TraceStatus::kComplete);
+        const auto end = explain::trace_end(run_, std::chrono::system_clock::now(),
+                                            schema::TraceStatus::kComplete);
         triples.insert(triples.end(), end.begin(), end.end());
-        if (!sent(trace_.send(run_.conclusion(), std::move(triples), runtime::ExplainState::kComplete))) return;
+        if (!sent(trace_.send(run_.conclusion(), std::move(triples),
+                              runtime::ExplainState::kComplete)))
+            return;
         (void)context_.reply(final_body(won, provenance));
     }
 
@@ -546,8 +599,9 @@ private:
         body["route"] = route_json(decision_);
         if (resolved_.resolved()) {
             body["resolved_question"] = resolved_.question;
-            body["resolved_reference"] = {
-                {"reference", resolved_.reference}, {"entity", resolved_.entity}, {"rule", resolved_.rule}};
+            body["resolved_reference"] = {{"reference", resolved_.reference},
+                                          {"entity", resolved_.entity},
+                                          {"rule", resolved_.rule}};
         }
         body["relevance"] = won.relevance.score;
         body["runs"] = runs_json(runs_, resolved_.question);
@@ -570,7 +624,8 @@ private:
     std::string parent_;  // the step the next engine is called from
 };
 
-void handle_query(runtime::RequestContext& context, const QueryConfig& config, const Router& router) {
+void handle_query(runtime::RequestContext& context, const QueryConfig& config,
+                  const Router& router) {
     auto decoded = schema::decode<schema::QueryRequest>(context.body());
     if (!decoded) {
         (void)context.fail(decoded.error());
@@ -590,7 +645,9 @@ runtime::Handler make_query_handler(QueryConfig config) {
     // classifier's example vectors are built once).
     auto router = std::make_shared<const Router>(config.rules);
     auto shared = std::make_shared<const QueryConfig>(std::move(config));
-    return [router, shared](runtime::RequestContext& context) { handle_query(context, *shared, *router); };
+    return [router, shared](runtime::RequestContext& context) {
+        handle_query(context, *shared, *router);
+    };
 }
 
 }  // namespace glassbox::query

@@ -30,7 +30,8 @@ std::vector<Piece> pieces(std::string_view question) {
             continue;
         }
         std::size_t end = i;
-        while (end < question.size() && token_byte(static_cast<unsigned char>(question[end]))) ++end;
+        while (end < question.size() && token_byte(static_cast<unsigned char>(question[end])))
+            ++end;
         std::string token(question.substr(i, end - i));
         i = end;
         bool possessive = false;
@@ -38,7 +39,8 @@ std::vector<Piece> pieces(std::string_view question) {
             possessive = true;
             token.resize(token.size() - 2);
         }
-        while (!token.empty() && (token.back() == '.' || token.back() == '\'' || token.back() == '-'))
+        while (!token.empty() &&
+               (token.back() == '.' || token.back() == '\'' || token.back() == '-'))
             token.pop_back();
         while (!token.empty() && (token.front() == '\'' || token.front() == '-')) token.erase(0, 1);
         if (!token.empty()) out.push_back(Piece{token, token == "of"});
@@ -111,7 +113,8 @@ std::size_t relation_chain(std::string_view question) {
     bool gap_entity = false;  // an underscored entity in the gap
     for (const auto& piece : all) {
         if (piece.link) {
-            const bool joins = chain > 0 && gap_ok && (gap_entity ? gap_words == 1 : gap_words <= 2);
+            const bool joins =
+                chain > 0 && gap_ok && (gap_entity ? gap_words == 1 : gap_words <= 2);
             chain = joins ? chain + 1 : 1;
             best = std::max(best, chain);
             gap_words = 0;

@@ -82,7 +82,8 @@ EvidenceItem item_of(const std::string& uri, const Properties& props,
         const auto parent = subjects.find(first(props, v::kProvWasDerivedFrom));
         if (parent != subjects.end()) {
             item.source = first(parent->second, v::kSourceChunk);
-            if (item.tier == 0) item.tier = static_cast<int>(number_of(first(parent->second, v::kDataTier)));
+            if (item.tier == 0)
+                item.tier = static_cast<int>(number_of(first(parent->second, v::kDataTier)));
         }
     }
     return item;
@@ -109,7 +110,8 @@ Evidence read_evidence(const std::vector<json>& explain, const json& final) {
         const auto triples = body.find("explain_triples");
         if (triples == body.end() || !triples->is_array()) continue;
         for (const auto& t : *triples) {
-            if (!t.is_object() || !t.contains("s") || !t.contains("p") || !t.contains("o")) continue;
+            if (!t.is_object() || !t.contains("s") || !t.contains("p") || !t.contains("o"))
+                continue;
             subjects[term_value(t["s"])].emplace(term_value(t["p"]), term_value(t["o"]));
         }
     }
@@ -122,18 +124,24 @@ Evidence read_evidence(const std::vector<json>& explain, const json& final) {
                 .emplace_back(uri, &props);
         }
     }
-    const auto by_index = [](const auto& a, const auto& b) { return index_of(a.first) < index_of(b.first); };
+    const auto by_index = [](const auto& a, const auto& b) {
+        return index_of(a.first) < index_of(b.first);
+    };
     Evidence evidence;
     for (auto* list : {&edges, focus_chunks.empty() ? &retrieved_chunks : &focus_chunks}) {
         std::sort(list->begin(), list->end(), by_index);
-        for (const auto& [uri, props] : *list) evidence.kept.push_back(item_of(uri, *props, subjects));
+        for (const auto& [uri, props] : *list)
+            evidence.kept.push_back(item_of(uri, *props, subjects));
     }
     if (final.is_object()) {
-        if (const auto r = final.find("response"); r != final.end() && r->is_string()) evidence.answer = *r;
-        if (const auto a = final.find("answer"); a != final.end() && a->is_string()) evidence.short_answer = *a;
+        if (const auto r = final.find("response"); r != final.end() && r->is_string())
+            evidence.answer = *r;
+        if (const auto a = final.find("answer"); a != final.end() && a->is_string())
+            evidence.short_answer = *a;
         if (const auto c = final.find("citations"); c != final.end() && c->is_array()) {
             for (const auto& citation : *c) {
-                evidence.cited_text += string_of(citation, "title") + " " + string_of(citation, "text") + "\n";
+                evidence.cited_text +=
+                    string_of(citation, "title") + " " + string_of(citation, "text") + "\n";
             }
         }
         // An answer whose trace kept no selection but that cites facts or names its sources (the
@@ -142,10 +150,12 @@ Evidence read_evidence(const std::vector<json>& explain, const json& final) {
         const auto sources = final.find("sources");
         const bool cites = !evidence.cited_text.empty();
         const bool names = sources != final.end() && sources->is_array() && !sources->empty();
-        if (evidence.kept.empty() && (cites || names) && evidence.short_answer && !evidence.short_answer->empty()) {
+        if (evidence.kept.empty() && (cites || names) && evidence.short_answer &&
+            !evidence.short_answer->empty()) {
             if (!cites) {
                 for (const auto& source : *sources)
-                    if (source.is_string()) evidence.cited_text += local_name(source.get<std::string>()) + "\n";
+                    if (source.is_string())
+                        evidence.cited_text += local_name(source.get<std::string>()) + "\n";
             }
             evidence.cited_text += evidence.answer + "\n";
         }
@@ -168,7 +178,8 @@ Relevance reflect(std::string_view question, const Evidence& evidence) {
     const auto found = stems(evidence_text);
     std::size_t covered = 0;
     for (const auto& w : wanted) covered += found.contains(w) ? 1 : 0;
-    r.coverage = wanted.empty() ? 0.0 : static_cast<double>(covered) / static_cast<double>(wanted.size());
+    r.coverage =
+        wanted.empty() ? 0.0 : static_cast<double>(covered) / static_cast<double>(wanted.size());
 
     const auto spans = entity_spans(question);
     const std::string normalized_evidence = text::normalize(evidence_text);
@@ -176,7 +187,8 @@ Relevance reflect(std::string_view question, const Evidence& evidence) {
     for (const auto& span : spans) {
         if (normalized_evidence.find(text::normalize(span.text)) != std::string::npos) ++named;
     }
-    r.entity_coverage = spans.empty() ? 1.0 : static_cast<double>(named) / static_cast<double>(spans.size());
+    r.entity_coverage =
+        spans.empty() ? 1.0 : static_cast<double>(named) / static_cast<double>(spans.size());
 
     r.decided = !evidence.short_answer ? 0.5 : (evidence.short_answer->empty() ? 0.0 : 1.0);
 
@@ -194,10 +206,11 @@ Relevance reflect(std::string_view question, const Evidence& evidence) {
               0.1 * r.top_score * (0.5 + r.gap / 2.0);
     r.score = std::clamp(r.score, 0.0, 1.0);
     char text[160];
-    std::snprintf(text, sizeof text, "coverage %.2f, entities %.2f, %s, top score %.2f",
-                  r.coverage, r.entity_coverage,
-                  r.decided == 1.0 ? "decided" : (r.decided == 0.0 ? "undecided" : "no short answer"),
-                  r.top_score);
+    std::snprintf(
+        text, sizeof text, "coverage %.2f, entities %.2f, %s, top score %.2f", r.coverage,
+        r.entity_coverage,
+        r.decided == 1.0 ? "decided" : (r.decided == 0.0 ? "undecided" : "no short answer"),
+        r.top_score);
     r.reason = text;
     return r;
 }

@@ -17,17 +17,17 @@ namespace glassbox::query {
 struct EvidenceItem {
     std::string selection;  // its explain URI
     double score = 0.0;
-    std::string source;     // the chunk, document or file it came from ("" when not reported)
-    int tier = 0;           // 1..4; 0: not known
-    std::string text;       // what it says, as far as the trace tells (edge ends' names)
+    std::string source;  // the chunk, document or file it came from ("" when not reported)
+    int tier = 0;        // 1..4; 0: not known
+    std::string text;    // what it says, as far as the trace tells (edge ends' names)
 };
 
 // What one engine run produced, read from its explain messages and its FINAL.
 struct Evidence {
-    std::vector<EvidenceItem> kept;  // in the engine's order (best first)
-    std::string answer;              // the FINAL's `response`
+    std::vector<EvidenceItem> kept;           // in the engine's order (best first)
+    std::string answer;                       // the FINAL's `response`
     std::optional<std::string> short_answer;  // absent when the template gave none
-    std::string cited_text;          // the citations' texts and titles
+    std::string cited_text;                   // the citations' texts and titles
 };
 
 // Reads the evidence from an engine's explain bodies (PARTIAL explain, §8) and FINAL body:
@@ -36,8 +36,8 @@ struct Evidence {
 Evidence read_evidence(const std::vector<nlohmann::json>& explain, const nlohmann::json& final);
 
 struct Relevance {
-    double score = 0.0;      // 0..1
-    double coverage = 0.0;   // share of the question's content words the evidence holds
+    double score = 0.0;            // 0..1
+    double coverage = 0.0;         // share of the question's content words the evidence holds
     double entity_coverage = 0.0;  // share of the question's entity names it holds (1: none named)
     double decided = 0.0;    // 1: a short answer; 0: the evidence did not decide; 0.5: not known
     double top_score = 0.0;  // the best selection's score

@@ -68,30 +68,38 @@ constexpr std::string_view kDefaultRules = R"json({
   }
 })json";
 
-const std::set<std::string, std::less<>> kConditionKeys = {
-    "pattern",          "min_words",          "max_words",           "relation_chain_min",
-    "graph_entities_min", "graph_entities_max", "document_keyword_min", "document_keyword_max"};
+const std::set<std::string, std::less<>> kConditionKeys = {"pattern",
+                                                           "min_words",
+                                                           "max_words",
+                                                           "relation_chain_min",
+                                                           "graph_entities_min",
+                                                           "graph_entities_max",
+                                                           "document_keyword_min",
+                                                           "document_keyword_max"};
 
 base::Error rule_error(std::size_t index, std::string_view name, const std::string& what) {
-    return make_error(ErrorType::kInvalidRequest, "rules[" + std::to_string(index) + "]" +
-                                                      (name.empty() ? "" : " (" + std::string(name) + ")") +
-                                                      ": " + what);
+    return make_error(ErrorType::kInvalidRequest,
+                      "rules[" + std::to_string(index) + "]" +
+                          (name.empty() ? "" : " (" + std::string(name) + ")") + ": " + what);
 }
 
-base::Result<RuleConditions> parse_conditions(const json& when, std::size_t index, std::string_view name) {
+base::Result<RuleConditions> parse_conditions(const json& when, std::size_t index,
+                                              std::string_view name) {
     RuleConditions c;
     if (!when.is_object()) return rule_error(index, name, "\"when\" must be an object");
     for (const auto& [key, value] : when.items()) {
-        if (!kConditionKeys.contains(key)) return rule_error(index, name, "unknown condition \"" + key + "\"");
+        if (!kConditionKeys.contains(key))
+            return rule_error(index, name, "unknown condition \"" + key + "\"");
         if (key == "pattern") {
             if (!value.is_string()) return rule_error(index, name, "\"pattern\" must be a string");
             c.pattern = value.get<std::string>();
             try {
-                c.compiled.emplace(*c.pattern, std::regex::ECMAScript | std::regex::icase |
-                                                    std::regex::optimize);
+                c.compiled.emplace(
+                    *c.pattern, std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
             } catch (const std::regex_error& e) {
-                return rule_error(index, name, "\"pattern\" is not a valid regular expression: " +
-                                                   std::string(e.what()));
+                return rule_error(
+                    index, name,
+                    "\"pattern\" is not a valid regular expression: " + std::string(e.what()));
             }
             continue;
         }
@@ -99,32 +107,44 @@ base::Result<RuleConditions> parse_conditions(const json& when, std::size_t inde
             return rule_error(index, name, "\"" + key + "\" must be a non-negative number");
         const double number = value.get<double>();
         const auto count = static_cast<std::size_t>(number);
-        if (key == "min_words") c.min_words = count;
-        else if (key == "max_words") c.max_words = count;
-        else if (key == "relation_chain_min") c.relation_chain_min = count;
-        else if (key == "graph_entities_min") c.graph_entities_min = number;
-        else if (key == "graph_entities_max") c.graph_entities_max = number;
-        else if (key == "document_keyword_min") c.document_keyword_min = number;
-        else c.document_keyword_max = number;
+        if (key == "min_words")
+            c.min_words = count;
+        else if (key == "max_words")
+            c.max_words = count;
+        else if (key == "relation_chain_min")
+            c.relation_chain_min = count;
+        else if (key == "graph_entities_min")
+            c.graph_entities_min = number;
+        else if (key == "graph_entities_max")
+            c.graph_entities_max = number;
+        else if (key == "document_keyword_min")
+            c.document_keyword_min = number;
+        else
+            c.document_keyword_max = number;
     }
     return c;
 }
 
 base::Result<void> parse_classifier(const json& classifier, RuleSet& set) {
-    if (!classifier.is_object()) return make_error(ErrorType::kInvalidRequest, "\"classifier\" must be an object");
+    if (!classifier.is_object())
+        return make_error(ErrorType::kInvalidRequest, "\"classifier\" must be an object");
     for (const auto& [key, value] : classifier.items()) {
         if (key == "min_confidence") {
             if (!value.is_number() || value.get<double>() < 0 || value.get<double>() > 1)
-                return make_error(ErrorType::kInvalidRequest, "classifier.min_confidence must be from 0 to 1");
+                return make_error(ErrorType::kInvalidRequest,
+                                  "classifier.min_confidence must be from 0 to 1");
             set.classifier_min_confidence = value.get<double>();
         } else if (key == "examples") {
             if (!value.is_object())
-                return make_error(ErrorType::kInvalidRequest, "classifier.examples must be an object");
+                return make_error(ErrorType::kInvalidRequest,
+                                  "classifier.examples must be an object");
             for (const auto& [route, list] : value.items()) {
                 if (!is_engine(route))
-                    return make_error(ErrorType::kInvalidRequest, "classifier.examples: unknown engine \"" + route + "\"");
+                    return make_error(ErrorType::kInvalidRequest,
+                                      "classifier.examples: unknown engine \"" + route + "\"");
                 if (!list.is_array())
-                    return make_error(ErrorType::kInvalidRequest, "classifier.examples." + route + " must be an array");
+                    return make_error(ErrorType::kInvalidRequest,
+                                      "classifier.examples." + route + " must be an array");
                 for (const auto& example : list) {
                     if (!example.is_string())
                         return make_error(ErrorType::kInvalidRequest,
@@ -133,7 +153,8 @@ base::Result<void> parse_classifier(const json& classifier, RuleSet& set) {
                 }
             }
         } else {
-            return make_error(ErrorType::kInvalidRequest, "classifier: unknown key \"" + key + "\"");
+            return make_error(ErrorType::kInvalidRequest,
+                              "classifier: unknown key \"" + key + "\"");
         }
     }
     return {};
@@ -143,8 +164,8 @@ bool holds(const RuleConditions& c, const QuestionFeatures& f) {
     if (c.min_words && f.words < *c.min_words) return false;
     if (c.max_words && f.words > *c.max_words) return false;
     if (c.relation_chain_min && f.relation_chain < *c.relation_chain_min) return false;
-    const bool needs_signals = c.graph_entities_min || c.graph_entities_max || c.document_keyword_min ||
-                               c.document_keyword_max;
+    const bool needs_signals = c.graph_entities_min || c.graph_entities_max ||
+                               c.document_keyword_min || c.document_keyword_max;
     if (needs_signals && !f.signals_known) return false;
     if (c.graph_entities_min && f.graph_entities < *c.graph_entities_min) return false;
     if (c.graph_entities_max && f.graph_entities > *c.graph_entities_max) return false;
@@ -164,34 +185,41 @@ base::Result<RuleSet> parse_rules(std::string_view json_text) {
     auto parsed = schema::parse_untrusted_json(json_text);
     if (!parsed) return std::move(parsed).error();
     const json& root = *parsed;
-    if (!root.is_object()) return make_error(ErrorType::kInvalidRequest, "a rule file is a JSON object");
+    if (!root.is_object())
+        return make_error(ErrorType::kInvalidRequest, "a rule file is a JSON object");
     RuleSet set;
     for (const auto& [key, value] : root.items()) {
         if (key == "default_engine") {
             if (!value.is_string() || !is_engine(value.get<std::string>()))
-                return make_error(ErrorType::kInvalidRequest,
-                                  "default_engine must be \"graph-rag\", \"document-rag\" or \"agent\"");
+                return make_error(
+                    ErrorType::kInvalidRequest,
+                    "default_engine must be \"graph-rag\", \"document-rag\" or \"agent\"");
             set.default_engine = value.get<std::string>();
         } else if (key == "classifier") {
             if (auto ok = parse_classifier(value, set); !ok) return ok.error();
         } else if (key != "rules") {
-            return make_error(ErrorType::kInvalidRequest, "unknown key \"" + key + "\" in the rule file");
+            return make_error(ErrorType::kInvalidRequest,
+                              "unknown key \"" + key + "\" in the rule file");
         }
     }
     const auto rules = root.find("rules");
     if (rules == root.end()) return set;
-    if (!rules->is_array()) return make_error(ErrorType::kInvalidRequest, "\"rules\" must be an array");
+    if (!rules->is_array())
+        return make_error(ErrorType::kInvalidRequest, "\"rules\" must be an array");
     for (std::size_t i = 0; i < rules->size(); ++i) {
         const json& r = (*rules)[i];
         if (!r.is_object()) return rule_error(i, "", "a rule is an object");
         RoutingRule rule;
-        if (const auto name = r.find("name"); name != r.end() && name->is_string()) rule.name = *name;
-        if (rule.name.empty()) return rule_error(i, "", "\"name\" is required (a non-empty string)");
+        if (const auto name = r.find("name"); name != r.end() && name->is_string())
+            rule.name = *name;
+        if (rule.name.empty())
+            return rule_error(i, "", "\"name\" is required (a non-empty string)");
         for (const auto& [key, value] : r.items()) {
             if (key == "name" || key == "when") continue;
             if (key == "question_type" && value.is_string()) {
                 rule.question_type = value.get<std::string>();
-            } else if (key == "engine" && value.is_string() && is_engine(value.get<std::string>())) {
+            } else if (key == "engine" && value.is_string() &&
+                       is_engine(value.get<std::string>())) {
                 rule.engine = value.get<std::string>();
             } else if (key == "confidence" && value.is_number() && value.get<double>() >= 0 &&
                        value.get<double>() <= 1) {

@@ -11,7 +11,8 @@ constexpr std::size_t kMaxIdLength = 32;
 constexpr std::size_t kMaxGroupLength = 200;
 
 bool is_id_char(char c) noexcept {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
 }
 
 bool is_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -52,9 +53,10 @@ MarkerStripper::Scan MarkerStripper::scan_group(std::size_t at, std::size_t& end
         const auto comma = content.find(',');
         const auto token = trim(content.substr(0, comma));
         if (!is_marker_id(token)) return Scan::kText;
-        const bool ours = token.size() > id_prefix_.size() && token.starts_with(id_prefix_) &&
-                          std::all_of(token.begin() + static_cast<std::ptrdiff_t>(id_prefix_.size()), token.end(),
-                                      [](char c) { return c >= '0' && c <= '9'; });
+        const bool ours =
+            token.size() > id_prefix_.size() && token.starts_with(id_prefix_) &&
+            std::all_of(token.begin() + static_cast<std::ptrdiff_t>(id_prefix_.size()), token.end(),
+                        [](char c) { return c >= '0' && c <= '9'; });
         if (!ours && !(known_ && known_(token))) return Scan::kText;
         found.emplace_back(token);
         if (comma == std::string_view::npos) break;
@@ -70,7 +72,8 @@ void MarkerStripper::emit(std::string_view piece) {
         const bool starts_char = !is_continuation(c);
         if (starts_char) {
             const char previous = text_.empty() ? '\0' : text_.back();
-            if (c == '\n' || (is_space(c) && (previous == '.' || previous == '!' || previous == '?'))) {
+            if (c == '\n' ||
+                (is_space(c) && (previous == '.' || previous == '!' || previous == '?'))) {
                 sentence_start_ = code_points_ + 1;
             }
             if (!is_space(c)) last_was_marker_ = false;
@@ -83,7 +86,8 @@ void MarkerStripper::emit(std::string_view piece) {
 void MarkerStripper::cite(const std::vector<std::string>& ids) {
     std::vector<std::string> cited;
     for (const auto& id : ids) {
-        if (known_ && known_(id) && std::find(cited.begin(), cited.end(), id) == cited.end()) cited.push_back(id);
+        if (known_ && known_(id) && std::find(cited.begin(), cited.end(), id) == cited.end())
+            cited.push_back(id);
     }
     if (!last_was_marker_) {
         // A new claim: from the later of the last claim's end and this sentence's start, leading
@@ -101,10 +105,12 @@ void MarkerStripper::cite(const std::vector<std::string>& ids) {
         last_was_marker_ = true;
     }
     if (cited.empty() || claim_start_ >= code_points_) return;
-    if (!citations_.empty() && citations_.back().start == claim_start_ && citations_.back().end == code_points_) {
+    if (!citations_.empty() && citations_.back().start == claim_start_ &&
+        citations_.back().end == code_points_) {
         auto& merged = citations_.back().ids;
         for (auto& id : cited) {
-            if (std::find(merged.begin(), merged.end(), id) == merged.end()) merged.push_back(std::move(id));
+            if (std::find(merged.begin(), merged.end(), id) == merged.end())
+                merged.push_back(std::move(id));
         }
         return;
     }
@@ -121,8 +127,10 @@ std::string MarkerStripper::drain(bool final) {
             std::size_t j = i;
             while (j < pending_.size() && is_space(pending_[j])) ++j;
             if (j == pending_.size()) {
-                if (!final) held = i;
-                else emit(std::string_view(pending_).substr(i));
+                if (!final)
+                    held = i;
+                else
+                    emit(std::string_view(pending_).substr(i));
                 break;
             }
             if (pending_[j] == '[') {
@@ -180,7 +188,8 @@ std::string MarkerStripper::feed(std::string_view piece) {
 
 std::string MarkerStripper::finish() { return drain(true); }
 
-StrippedAnswer strip_markers(std::string_view text, const std::function<bool(std::string_view)>& known,
+StrippedAnswer strip_markers(std::string_view text,
+                             const std::function<bool(std::string_view)>& known,
                              std::string_view id_prefix) {
     MarkerStripper stripper(known, std::string(id_prefix));
     stripper.feed(text);

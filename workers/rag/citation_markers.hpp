@@ -72,7 +72,8 @@ struct StrippedAnswer {
     std::string text;
     std::vector<CitedSpan> citations;
 };
-StrippedAnswer strip_markers(std::string_view text, const std::function<bool(std::string_view)>& known,
+StrippedAnswer strip_markers(std::string_view text,
+                             const std::function<bool(std::string_view)>& known,
                              std::string_view id_prefix);
 
 }  // namespace glassbox::rag

@@ -13,21 +13,21 @@
 #include "base/ascii.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/services.hpp"
+#include "text/rank_fusion.hpp"
 #include "text/similarity.hpp"
 #include "workers/rag/rag_answer.hpp"
 #include "workers/rag/rag_steps.hpp"
-#include "text/rank_fusion.hpp"
 
 namespace glassbox::rag {
 namespace {
 
-using nlohmann::json;
 using base::ErrorType;
 using base::make_error;
+using nlohmann::json;
 using text::FusedItem;
+using text::mmr_select;
 using text::Ranking;
 using text::RankingKind;
-using text::mmr_select;
 using text::reciprocal_rank_fusion;
 namespace explain = schema::explain;
 
@@ -101,8 +101,8 @@ std::optional<std::pair<std::size_t, std::size_t>> quoted_sentence(std::string_v
     const auto first = claim.find_first_not_of(" \t\r\n");
     if (first == std::string_view::npos) return std::nullopt;
     claim.remove_prefix(first);
-    while (!claim.empty() && std::string_view(" \t\r\n.!?;:,").find(claim.back()) !=
-                                 std::string_view::npos)
+    while (!claim.empty() &&
+           std::string_view(" \t\r\n.!?;:,").find(claim.back()) != std::string_view::npos)
         claim.remove_suffix(1);
     if (claim.size() < kMinClaim) return std::nullopt;
     const auto at = text.find(claim);
@@ -122,7 +122,8 @@ std::optional<std::pair<std::size_t, std::size_t>> quoted_sentence(std::string_v
             break;
         --start;
     }
-    return std::pair{code_point_count(text.substr(0, start)), code_point_count(text.substr(0, end))};
+    return std::pair{code_point_count(text.substr(0, start)),
+                     code_point_count(text.substr(0, end))};
 }
 
 class DocumentRagRun : public RagRun {
@@ -165,7 +166,8 @@ private:
         if (fused.empty()) {
             return make_error(
                 ErrorType::kNotFound,
-                "collection \"" + (query_.collection.empty() ? std::string("default") : query_.collection) +
+                "collection \"" +
+                    (query_.collection.empty() ? std::string("default") : query_.collection) +
                     "\" has no retrievable chunks: load documents first");
         }
         // The pool: more than fetch_limit, so the title ranking can lift a chunk from below.
@@ -204,7 +206,8 @@ private:
         const auto queries = retrieval_queries();
         auto vectors = calls_->embed(queries);
         if (!vectors) return vectors.error();
-        const std::uint32_t depth = std::clamp(query_.fetch_limit * kDepthFactor, kMinDepth, kMaxDepth);
+        const std::uint32_t depth =
+            std::clamp(query_.fetch_limit * kDepthFactor, kMinDepth, kMaxDepth);
         std::vector<Ranking> rankings;
         for (std::size_t q = 0; q < queries.size(); ++q) {
             auto by_vector = calls_->chunks_vector((*vectors)[q], depth);
@@ -213,9 +216,11 @@ private:
             if (!by_keyword) return by_keyword.error();
             const double weight = q == 0 ? kQuestionWeight : 1.0;
             Ranking vector_ranking{RankingKind::kVector, {}, weight};
-            for (auto& m : *by_vector) vector_ranking.items.emplace_back(std::move(m.chunk_id), m.score);
+            for (auto& m : *by_vector)
+                vector_ranking.items.emplace_back(std::move(m.chunk_id), m.score);
             Ranking keyword_ranking{RankingKind::kKeyword, {}, weight};
-            for (auto& m : *by_keyword) keyword_ranking.items.emplace_back(std::move(m.chunk_id), m.score);
+            for (auto& m : *by_keyword)
+                keyword_ranking.items.emplace_back(std::move(m.chunk_id), m.score);
             rankings.push_back(std::move(vector_ranking));
             rankings.push_back(std::move(keyword_ranking));
             if (auto r = check_cancel(); !r) return r.error();
@@ -236,7 +241,8 @@ private:
             const double named = text::title_containment(it->second.document_title, question_words);
             if (named > kTitleContainment) titled.emplace_back(named, f.id);
         }
-        std::stable_sort(titled.begin(), titled.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        std::stable_sort(titled.begin(), titled.end(),
+                         [](const auto& a, const auto& b) { return a.first > b.first; });
         Ranking ranking{RankingKind::kTitle, {}, kTitleWeight};
         for (auto& [named, id] : titled) ranking.items.emplace_back(std::move(id), named);
         return ranking;
@@ -387,17 +393,15 @@ private:
 
 }  // namespace
 
-base::Result<schema::DocumentRagQuery> resolve_document_query(
-    const schema::DocumentRagQuery& query, const RagConfig& config) {
+base::Result<schema::DocumentRagQuery> resolve_document_query(const schema::DocumentRagQuery& query,
+                                                              const RagConfig& config) {
     if (auto ok = check_question(query.query, query.parent_uri, config); !ok) return ok.error();
     if (auto ok = check_session_id(query.session_id); !ok) return ok.error();
     schema::DocumentRagQuery q = query;
-    auto doc =
-        bounded_parameter("doc_limit", q.doc_limit, config.doc_limit, config.max_doc_limit);
+    auto doc = bounded_parameter("doc_limit", q.doc_limit, config.doc_limit, config.max_doc_limit);
     if (!doc) return doc.error();
-    auto fetch =
-        bounded_parameter("fetch_limit", q.fetch_limit, std::max(config.fetch_limit, *doc),
-                          config.max_doc_limit);
+    auto fetch = bounded_parameter("fetch_limit", q.fetch_limit, std::max(config.fetch_limit, *doc),
+                                   config.max_doc_limit);
     if (!fetch) return fetch.error();
     if (*fetch < *doc) {
         return make_error(ErrorType::kInvalidRequest,

@@ -3,8 +3,8 @@
 #include "workers/rag/graph_rag_service.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <bit>
+#include <cctype>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -20,9 +20,9 @@
 namespace glassbox::rag {
 namespace {
 
-using nlohmann::json;
 using base::ErrorType;
 using base::make_error;
+using nlohmann::json;
 using schema::Term;
 using schema::Triple;
 namespace explain = schema::explain;
@@ -225,13 +225,12 @@ private:
             if (explored.size() >= recorded) break;
             explored.push_back(explain::ExploredEdge{e.triple, e.hop});
         }
-        return send_step(
-            trace_.run().exploration(),
-            [run = trace_.run(), info = timer.info(trace_.run().grounding()),
-             seed_uris = std::move(seed_uris), edges = subgraph_.size(),
-             explored = std::move(explored)](schema::TripleSink& out) {
-                explain::graph_exploration(out, run, info, seed_uris, edges, explored);
-            });
+        return send_step(trace_.run().exploration(),
+                         [run = trace_.run(), info = timer.info(trace_.run().grounding()),
+                          seed_uris = std::move(seed_uris), edges = subgraph_.size(),
+                          explored = std::move(explored)](schema::TripleSink& out) {
+                             explain::graph_exploration(out, run, info, seed_uris, edges, explored);
+                         });
     }
 
     // Breadth-first from the seeds over the default graph: each hop asks, in one request, for
@@ -349,7 +348,8 @@ private:
         if (auto r = reason_and_trace_sources(timer); !r) return r;
         return send_step(trace_.run().focus(),
                          [run = trace_.run(), info = timer.info(trace_.run().exploration()),
-                          edges = selected_edges(), excluded = query_.exclude.value_or(std::vector<std::string>{}),
+                          edges = selected_edges(),
+                          excluded = query_.exclude.value_or(std::vector<std::string>{}),
                           dropped = excluded_edges_](schema::TripleSink& out) {
                              explain::graph_focus(out, run, info, edges);
                              explain::excluded_answers(out, run.focus(), excluded, dropped);
@@ -373,7 +373,8 @@ private:
         const auto label = [&](const Term& t) { return (*labels)[term_index.at(key_of(t))]; };
         labelled_.reserve(subgraph_.size());
         for (const auto& e : subgraph_) {
-            labelled_.push_back(LabelledEdge{{}, label(e.triple.s), label(e.triple.p), label(e.triple.o)});
+            labelled_.push_back(
+                LabelledEdge{{}, label(e.triple.s), label(e.triple.p), label(e.triple.o)});
         }
         return {};
     }
@@ -399,7 +400,8 @@ private:
             const auto it = scores.find(shown[i].id);
             ranked.emplace_back(i, it == scores.end() ? 0.0 : it->second);
         }
-        std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+        std::stable_sort(ranked.begin(), ranked.end(),
+                         [](const auto& a, const auto& b) { return a.second > b.second; });
         for (const auto& [position, score] : diversify(ranked, candidates))
             kept_.push_back(KeptEdge{candidates[position], score, {}, {}});
         return {};
@@ -413,7 +415,8 @@ private:
         std::vector<Triple> facts;
         for (const auto& k : kept_) facts.push_back(subgraph_[k.found].triple);
         auto answered = calls_->llm_and_fact_sources(
-            "kg-edge-reasoning", {{"question", query_.query}, {"edges", edges_json(kept_view())}}, facts);
+            "kg-edge-reasoning", {{"question", query_.query}, {"edges", edges_json(kept_view())}},
+            facts);
         if (!answered) return answered.error();
         count_tokens(answered->response, timer);
         auto reasons = reasons_of(answered->response);
@@ -435,7 +438,8 @@ private:
         for (const auto& label : *query_.exclude) excluded.insert(base::ascii_lower(label));
         const auto before = candidates.size();
         std::erase_if(candidates, [&](std::size_t i) {
-            return excluded.contains(base::ascii_lower(labelled_[i].s)) || excluded.contains(base::ascii_lower(labelled_[i].o));
+            return excluded.contains(base::ascii_lower(labelled_[i].s)) ||
+                   excluded.contains(base::ascii_lower(labelled_[i].o));
         });
         return before - candidates.size();
     }
@@ -464,9 +468,9 @@ private:
             if (linked > 1) similarity[i] += kConjunctionBonus * (linked - 1);
             // A hub the question names alone ("a soccer club in France") is where the answer
             // lies: its edges are not one of many alike to pass over.
-            const bool sole_named = std::popcount(named_concepts_) == 1 &&
-                                    subgraph_[i].hop == 1 &&
-                                    (named_concepts_ & concept_bit(subgraph_[i].concept_index)) != 0;
+            const bool sole_named =
+                std::popcount(named_concepts_) == 1 && subgraph_[i].hop == 1 &&
+                (named_concepts_ & concept_bit(subgraph_[i].concept_index)) != 0;
             if (subgraph_[i].from_hub && !sole_named) similarity[i] -= kHubPenalty;
             if (subgraph_[i].hop > 2) similarity[i] -= kDeepHopPenalty * (subgraph_[i].hop - 2);
         }
@@ -564,7 +568,8 @@ private:
         const auto& e = labelled_[kept_[k].found];
         std::string predicate = e.p;
         bool inverse = false;
-        for (std::string_view suffix : {std::string_view(" inverse"), std::string_view("_inverse")}) {
+        for (std::string_view suffix :
+             {std::string_view(" inverse"), std::string_view("_inverse")}) {
             if (predicate.size() > suffix.size() && predicate.ends_with(suffix)) {
                 predicate.resize(predicate.size() - suffix.size());
                 inverse = true;
@@ -594,7 +599,7 @@ private:
 }  // namespace
 
 base::Result<schema::GraphRagQuery> resolve_graph_query(const schema::GraphRagQuery& query,
-                                                          const RagConfig& config) {
+                                                        const RagConfig& config) {
     if (auto ok = check_question(query.query, query.parent_uri, config); !ok) return ok.error();
     if (auto ok = check_session_id(query.session_id); !ok) return ok.error();
     schema::GraphRagQuery q = query;
@@ -607,16 +612,15 @@ base::Result<schema::GraphRagQuery> resolve_graph_query(const schema::GraphRagQu
     auto subgraph = bounded_parameter("max_subgraph_size", q.max_subgraph_size,
                                       config.subgraph_size, config.max_subgraph_size);
     if (!subgraph) return subgraph.error();
-    auto path = bounded_parameter("max_path_length", q.max_path_length,
-                                  config.path_length, config.max_path_length);
+    auto path = bounded_parameter("max_path_length", q.max_path_length, config.path_length,
+                                  config.max_path_length);
     if (!path) return path.error();
-    auto score_limit =
-        bounded_parameter("edge_score_limit", q.edge_score_limit, config.edge_score_limit,
-                          config.max_edge_score_limit);
+    auto score_limit = bounded_parameter("edge_score_limit", q.edge_score_limit,
+                                         config.edge_score_limit, config.max_edge_score_limit);
     if (!score_limit) return score_limit.error();
-    auto edge = bounded_parameter("edge_limit", q.edge_limit,
-                                  std::min(config.edge_limit, *score_limit),
-                                  config.max_edge_score_limit);
+    auto edge =
+        bounded_parameter("edge_limit", q.edge_limit, std::min(config.edge_limit, *score_limit),
+                          config.max_edge_score_limit);
     if (!edge) return edge.error();
     if (*edge > *score_limit) {
         return make_error(ErrorType::kInvalidRequest,

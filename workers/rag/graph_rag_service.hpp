@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "schema/messages.hpp"
 #include "base/result.hpp"
+#include "schema/messages.hpp"
 #include "workers/rag/rag_config.hpp"
 #include "workers/runtime/request_context.hpp"
 #include "workers/runtime/worker.hpp"
@@ -18,7 +18,7 @@ namespace glassbox::rag {
 // `config` (InvalidRequest names the field). Also checks the question (non-empty, at most
 // config.max_question_bytes) and the parent URI (non-empty when given).
 base::Result<schema::GraphRagQuery> resolve_graph_query(const schema::GraphRagQuery& query,
-                                                          const RagConfig& config);
+                                                        const RagConfig& config);
 
 // An edge as the LLM templates see it.
 struct LabelledEdge {

@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "schema/messages.hpp"
 #include "base/result.hpp"
+#include "schema/messages.hpp"
 #include "workers/rag/citation_markers.hpp"
 #include "workers/rag/rag_config.hpp"
 #include "workers/rag/service_calls.hpp"
@@ -22,20 +22,24 @@
 namespace glassbox::rag {
 
 // The question and parent URI every RAG request must have right: InvalidRequest otherwise.
-base::Result<void> check_question(const std::string& question, const std::optional<std::string>& parent_uri,
-                                    const RagConfig& config);
+base::Result<void> check_question(const std::string& question,
+                                  const std::optional<std::string>& parent_uri,
+                                  const RagConfig& config);
 // A request's session_id: empty (no conversation) or at most schema::kMaxSessionIdBytes bytes
 // with no control character; InvalidRequest naming "session_id" otherwise.
 base::Result<void> check_session_id(const std::string& session_id);
 // `value` (0 = `fallback`) within [1, max], else InvalidRequest naming `field`.
-base::Result<std::uint32_t> bounded_parameter(std::string_view field, std::uint32_t value, std::uint32_t fallback,
-                                                std::uint32_t max);
+base::Result<std::uint32_t> bounded_parameter(std::string_view field, std::uint32_t value,
+                                              std::uint32_t fallback, std::uint32_t max);
 // Decodes a request body; a body of the wrong shape is InvalidRequest (the decoder's message).
 template <typename T>
 base::Result<T> decode_request(const nlohmann::json& body) {
-    if (!body.is_object()) return base::make_error(base::ErrorType::kInvalidRequest, "the request body must be a JSON object");
+    if (!body.is_object())
+        return base::make_error(base::ErrorType::kInvalidRequest,
+                                "the request body must be a JSON object");
     auto decoded = schema::decode<T>(body);
-    if (!decoded) return base::make_error(base::ErrorType::kInvalidRequest, decoded.error().message);
+    if (!decoded)
+        return base::make_error(base::ErrorType::kInvalidRequest, decoded.error().message);
     return decoded;
 }
 // The "query" string of a body when it has one (for the trace of a request that fails checks).
@@ -54,10 +58,11 @@ struct SynthesisResult {
 // stripped) goes out as a PARTIAL `chunk` RagResponse as it arrives. `known` says which marker
 // ids exist; `id_prefix` is the chain's id prefix ("e" or "c").
 base::Result<SynthesisResult> synthesise(runtime::RequestContext& context, ServiceCalls& calls,
-                                           std::string_view template_name,
-                                           std::map<std::string, std::string> variables, bool streaming,
-                                           const std::function<bool(std::string_view)>& known,
-                                           std::string_view id_prefix);
+                                         std::string_view template_name,
+                                         std::map<std::string, std::string> variables,
+                                         bool streaming,
+                                         const std::function<bool(std::string_view)>& known,
+                                         std::string_view id_prefix);
 
 // encode(RagResponse) of the FINAL message plus "session". `final` carries what only the
 // chain knows (response, tokens, model, sources, answer, answer_selections, explain_id).

@@ -42,7 +42,8 @@ struct RagConfig {
     // Graph RAG: the explored edges its Exploration step records (the first, in traversal
     // order; at most schema::explain::kMaxExploredEdges). 0 records only their count. The
     // explored edges are most of a graph-RAG trace: this bounds its size.
-    std::uint32_t explored_edges_recorded = static_cast<std::uint32_t>(schema::explain::kMaxExploredEdges);
+    std::uint32_t explored_edges_recorded =
+        static_cast<std::uint32_t>(schema::explain::kMaxExploredEdges);
     // Upper bounds of the request parameters (InvalidRequest above them).
     std::uint32_t max_entity_limit = 1'000;
     std::uint32_t max_triple_limit = 1'000;

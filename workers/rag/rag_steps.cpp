@@ -115,10 +115,10 @@ base::Result<SynthesisResult> RagRun::synthesise_answer(
 }
 
 base::Result<void> RagRun::finish(const StepTimer& timer, const std::string& previous,
-                                    const SynthesisResult& synthesised, std::string_view id_prefix,
-                                    const std::function<std::string(std::size_t)>& supporter,
-                                    const DescribeSource& describe,
-                                    std::vector<std::string> sources) {
+                                  const SynthesisResult& synthesised, std::string_view id_prefix,
+                                  const std::function<std::string(std::size_t)>& supporter,
+                                  const DescribeSource& describe,
+                                  std::vector<std::string> sources) {
     std::vector<explain::Citation> citations;
     for (const auto& c : synthesised.citations) {
         explain::Citation citation{c.start, c.end, {}};

@@ -56,8 +56,8 @@ protected:
     // resolves the query's defaults and bounds, then runs the steps. A request that fails its
     // checks is traced too, with what its body holds of the question.
     template <typename Query>
-    void run_request(Query& query, base::Result<Query> (*resolve)(const Query& query,
-                                                                    const RagConfig& config)) {
+    void run_request(Query& query,
+                     base::Result<Query> (*resolve)(const Query& query, const RagConfig& config)) {
         const nlohmann::json& body = context_.body();
         auto decoded = decode_request<Query>(body);
         std::optional<std::string> parent;
@@ -69,10 +69,12 @@ protected:
         if (decoded && check_session_id(decoded->session_id)) conversation = decoded->session_id;
         std::string collection;  // recorded when it is a name the store could hold
         if (decoded) {
-            if (auto named = schema::validate_collection(decoded->collection)) collection = std::move(named).value();
+            if (auto named = schema::validate_collection(decoded->collection))
+                collection = std::move(named).value();
         }
-        if (auto opened = trace_.open(decoded ? decoded->query : query_of(body),
-                                      config_.trace_question_chars, parent, conversation, collection);
+        if (auto opened =
+                trace_.open(decoded ? decoded->query : query_of(body), config_.trace_question_chars,
+                            parent, conversation, collection);
             !opened) {
             return trace_.fail(opened.error());
         }
@@ -100,21 +102,22 @@ protected:
     // The synthesis template (streamed when the query asks), its tokens counted; the markers
     // it may cite are `id_prefix` 1..`count`.
     base::Result<SynthesisResult> synthesise_answer(StepTimer& timer,
-                                                      std::string_view template_name,
-                                                      std::map<std::string, std::string> variables,
-                                                      bool streaming, std::string_view id_prefix,
-                                                      std::size_t count);
+                                                    std::string_view template_name,
+                                                    std::map<std::string, std::string> variables,
+                                                    bool streaming, std::string_view id_prefix,
+                                                    std::size_t count);
     // What the reader is told about marker `id_prefix`k+1: its kind, document, title, chunk,
     // offsets, tier and text, given the first claim of the answer that cites it.
-    using DescribeSource = std::function<schema::RagCitation(std::size_t k, std::string_view claim)>;
+    using DescribeSource =
+        std::function<schema::RagCitation(std::size_t k, std::string_view claim)>;
 
     // Ends the trace with Synthesis (derived from `previous`; marker `id_prefix`k is supported
     // by `supporter(k - 1)`) and sends the FINAL reply naming `sources`, with the citations
     // numbered in order of first appearance and described by `describe`.
     base::Result<void> finish(const StepTimer& timer, const std::string& previous,
-                                const SynthesisResult& synthesised, std::string_view id_prefix,
-                                const std::function<std::string(std::size_t)>& supporter,
-                                const DescribeSource& describe, std::vector<std::string> sources);
+                              const SynthesisResult& synthesised, std::string_view id_prefix,
+                              const std::function<std::string(std::size_t)>& supporter,
+                              const DescribeSource& describe, std::vector<std::string> sources);
 
     runtime::RequestContext& context_;
     const RagConfig& config_;

@@ -26,7 +26,8 @@ explain::StepInfo StepTimer::info(const std::string& previous) const {
     explain::StepInfo step;
     step.generated_at = std::chrono::system_clock::now();
     if (!previous.empty()) step.derived_from = previous;
-    step.duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_);
+    step.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started_);
     if (called_) {
         step.input_tokens = in_;
         step.output_tokens = out_;
@@ -52,9 +53,8 @@ RagTrace::RagTrace(runtime::RequestContext& context, std::string_view service, b
       session_(run_.question()),
       agent_(explain::worker_agent_uri(service)) {}
 
-base::Result<void> RagTrace::send(const std::string& uri, Build build,
-                                    runtime::ExplainState state,
-                                    const std::optional<base::Error>& error, bool now) {
+base::Result<void> RagTrace::send(const std::string& uri, Build build, runtime::ExplainState state,
+                                  const std::optional<base::Error>& error, bool now) {
     runtime::ExplainStep step;
     step.session = session_;
     step.explain_id = uri;
@@ -70,8 +70,8 @@ base::Result<void> RagTrace::send(const std::string& uri, Build build,
 }
 
 base::Result<void> RagTrace::open(std::string_view query, std::size_t max_chars,
-                                    const std::optional<std::string>& parent_uri,
-                                    std::string_view conversation, std::string_view collection) {
+                                  const std::optional<std::string>& parent_uri,
+                                  std::string_view conversation, std::string_view collection) {
     parent_uri_ = parent_uri;
     opened_ = true;
     if (!explain_) return {};
@@ -84,10 +84,12 @@ base::Result<void> RagTrace::open(std::string_view query, std::size_t max_chars,
         session_,
         [run = run_, query = std::string(cut_to_chars(query, max_chars)),
          started = std::chrono::system_clock::now(), agent = agent_, parent = std::move(parent),
-         turn_of = std::move(turn_of), collection = std::string(collection)](schema::TripleSink& out) {
+         turn_of = std::move(turn_of),
+         collection = std::string(collection)](schema::TripleSink& out) {
             explain::question(out, run, query, started, agent,
                               parent ? std::optional<std::string_view>(*parent) : std::nullopt,
-                              turn_of ? std::optional<std::string_view>(*turn_of) : std::nullopt, {}, collection);
+                              turn_of ? std::optional<std::string_view>(*turn_of) : std::nullopt,
+                              {}, collection);
         },
         runtime::ExplainState::kOpen, std::nullopt);
 }

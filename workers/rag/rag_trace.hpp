@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "base/result.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/explain_uris.hpp"
 #include "schema/messages.hpp"
-#include "base/result.hpp"
 #include "workers/runtime/request_context.hpp"
 
 namespace glassbox::rag {
@@ -56,8 +56,8 @@ public:
     // gb:conversation: the run is a turn of that conversation. A non-empty `collection` (the one
     // the request asks) becomes gb:collection.
     base::Result<void> open(std::string_view query, std::size_t max_chars,
-                              const std::optional<std::string>& parent_uri,
-                              std::string_view conversation = {}, std::string_view collection = {});
+                            const std::optional<std::string>& parent_uri,
+                            std::string_view conversation = {}, std::string_view collection = {});
     // Sends one step, deferred to the next call (RequestContext::defer_explain). The builder
     // runs only when explain is on, and then when the step goes out: after the next call's
     // request. It must own what it reads (captures by value; the StepInfo taken at completion).
@@ -72,7 +72,7 @@ public:
 private:
     // Defers the step to the next call (or the reply); with `now`, sends it at once.
     base::Result<void> send(const std::string& uri, Build build, runtime::ExplainState state,
-                              const std::optional<base::Error>& error, bool now = false);
+                            const std::optional<base::Error>& error, bool now = false);
 
     runtime::RequestContext& context_;
     bool explain_;

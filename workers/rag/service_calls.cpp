@@ -4,19 +4,20 @@
 #include <algorithm>
 #include <chrono>
 
-#include "schema/json_fast.hpp"
 #include "base/log.hpp"
+#include "schema/json_fast.hpp"
 
 namespace glassbox::rag {
 namespace {
 
-using nlohmann::json;
 using base::ErrorType;
 using base::make_error;
+using nlohmann::json;
 
 // A reply that does not have the promised shape is the callee's fault.
 base::Error bad_reply(std::string_view service, const base::Error& why) {
-    return make_error(ErrorType::kUpstreamError, std::string(service) + " answered an unexpected body: " + why.message);
+    return make_error(ErrorType::kUpstreamError,
+                      std::string(service) + " answered an unexpected body: " + why.message);
 }
 
 }  // namespace
@@ -26,17 +27,21 @@ base::Result<runtime::CallResult> ServiceCalls::timed_call(
     const std::function<void(const bus::Reply&)>& on_reply, runtime::FinalBody final_body) {
     const auto started = std::chrono::steady_clock::now();
     auto result = context_.call(service, body, config_.call_timeout, on_reply, final_body);
-    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - started);
     base::component_logger("rag")->debug("event=call request_id={} service={} what={} us={} ok={}",
-                                           context_.meta().request_id, service, what, us.count(), result.ok());
+                                         context_.meta().request_id, service, what, us.count(),
+                                         result.ok());
     return result;
 }
 
-ServiceCalls::ServiceCalls(runtime::RequestContext& context, const RagConfig& config, std::string collection)
+ServiceCalls::ServiceCalls(runtime::RequestContext& context, const RagConfig& config,
+                           std::string collection)
     : context_(context), config_(config), collection_(std::move(collection)) {}
 
-runtime::CallSpec ServiceCalls::llm_call(std::string_view template_name, std::map<std::string, std::string> variables,
-                                        bool streaming) const {
+runtime::CallSpec ServiceCalls::llm_call(std::string_view template_name,
+                                         std::map<std::string, std::string> variables,
+                                         bool streaming) const {
     schema::LlmRequest request;
     request.template_name = std::string(template_name);
     request.variables = std::move(variables);
@@ -50,16 +55,17 @@ base::Result<schema::LlmResponse> ServiceCalls::llm_reply(const runtime::CallRes
     return response;
 }
 
-base::Result<schema::LlmResponse> ServiceCalls::llm(std::string_view template_name,
-                                                      std::map<std::string, std::string> variables,
-                                                      const std::function<void(std::string_view)>& on_text) {
+base::Result<schema::LlmResponse> ServiceCalls::llm(
+    std::string_view template_name, std::map<std::string, std::string> variables,
+    const std::function<void(std::string_view)>& on_text) {
     const auto call = llm_call(template_name, std::move(variables), static_cast<bool>(on_text));
     std::function<void(const bus::Reply&)> on_reply;
     if (on_text) {
         on_reply = [&on_text](const bus::Reply& reply) {
             if (reply.kind != bus::ReplyKind::kData || !reply.body.is_object()) return;
             const auto text = reply.body.find("text");
-            if (text != reply.body.end() && text->is_string()) on_text(text->get_ref<const std::string&>());
+            if (text != reply.body.end() && text->is_string())
+                on_text(text->get_ref<const std::string&>());
         };
     }
     auto called = timed_call(call.service, template_name, call.body, on_reply);
@@ -67,32 +73,38 @@ base::Result<schema::LlmResponse> ServiceCalls::llm(std::string_view template_na
     return llm_reply(*called);
 }
 
-base::Result<std::vector<runtime::CallResult>> ServiceCalls::timed_call_all(std::span<const runtime::CallSpec> calls,
-                                                                            std::string_view what) {
+base::Result<std::vector<runtime::CallResult>> ServiceCalls::timed_call_all(
+    std::span<const runtime::CallSpec> calls, std::string_view what) {
     const auto started = std::chrono::steady_clock::now();
     auto results = context_.call_all(calls);
-    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - started);
     base::component_logger("rag")->debug("event=call request_id={} what={} calls={} us={} ok={}",
-                                           context_.meta().request_id, what, calls.size(), us.count(), results.ok());
+                                         context_.meta().request_id, what, calls.size(), us.count(),
+                                         results.ok());
     return results;
 }
 
-base::Result<std::vector<std::vector<double>>> ServiceCalls::embed(const std::vector<std::string>& texts) {
+base::Result<std::vector<std::vector<double>>> ServiceCalls::embed(
+    const std::vector<std::string>& texts) {
     if (texts.empty()) return std::vector<std::vector<double>>{};
-    auto called = timed_call(config_.embeddings_service, "embed", schema::encode(schema::EmbeddingsRequest{texts}),
-                             {}, runtime::FinalBody::kTextOnly);
+    auto called = timed_call(config_.embeddings_service, "embed",
+                             schema::encode(schema::EmbeddingsRequest{texts}), {},
+                             runtime::FinalBody::kTextOnly);
     if (!called) return std::move(called).error();
     auto response = schema::decode_text<schema::EmbeddingsResponse>(called->final_text);
     if (!response) return bad_reply(config_.embeddings_service, response.error());
     if (response->vectors.size() != texts.size()) {
         return make_error(ErrorType::kUpstreamError, config_.embeddings_service + " answered " +
-                                                         std::to_string(response->vectors.size()) + " vectors for " +
+                                                         std::to_string(response->vectors.size()) +
+                                                         " vectors for " +
                                                          std::to_string(texts.size()) + " texts");
     }
     return std::move(response->vectors);
 }
 
-base::Result<runtime::CallResult> ServiceCalls::store(std::string_view op, json body, runtime::FinalBody final_body) {
+base::Result<runtime::CallResult> ServiceCalls::store(std::string_view op, json body,
+                                                      runtime::FinalBody final_body) {
     const auto call = store_call(op, std::move(body));
     return timed_call(call.service, op, call.body, {}, final_body);
 }
@@ -100,14 +112,15 @@ base::Result<runtime::CallResult> ServiceCalls::store(std::string_view op, json 
 base::Result<std::vector<std::vector<schema::EntityMatch>>> ServiceCalls::entities(
     const std::vector<std::vector<double>>& vectors, std::uint32_t limit) {
     if (vectors.empty()) return std::vector<std::vector<schema::EntityMatch>>{};
-    auto reply = store("entities-batch", schema::encode(schema::GraphEmbeddingsQuery{vectors, limit, collection_}));
+    auto reply = store("entities-batch",
+                       schema::encode(schema::GraphEmbeddingsQuery{vectors, limit, collection_}));
     if (!reply) return std::move(reply).error();
     auto decoded = schema::decode<schema::GraphEmbeddingsBatchResponse>(reply->final);
     if (!decoded) return bad_reply(config_.store_service, decoded.error());
     if (decoded->results.size() != vectors.size()) {
-        return make_error(ErrorType::kUpstreamError, "store answered " + std::to_string(decoded->results.size()) +
-                                                         " match lists for " + std::to_string(vectors.size()) +
-                                                         " vectors");
+        return make_error(ErrorType::kUpstreamError,
+                          "store answered " + std::to_string(decoded->results.size()) +
+                              " match lists for " + std::to_string(vectors.size()) + " vectors");
     }
     return std::move(decoded->results);
 }
@@ -123,32 +136,38 @@ base::Result<std::vector<std::vector<schema::Triple>>> ServiceCalls::triples_bat
     results.reserve(patterns.size());
     for (std::size_t first = 0; first < patterns.size(); first += per_request) {
         const std::size_t last = std::min(patterns.size(), first + per_request);
-        std::vector<schema::TriplePattern> part(patterns.begin() + static_cast<std::ptrdiff_t>(first),
-                                                patterns.begin() + static_cast<std::ptrdiff_t>(last));
+        std::vector<schema::TriplePattern> part(
+            patterns.begin() + static_cast<std::ptrdiff_t>(first),
+            patterns.begin() + static_cast<std::ptrdiff_t>(last));
         // The largest replies of a query: decoded from their text without a JSON tree.
-        auto reply = store("triples-batch", schema::encode(schema::TriplesQueryBatch{std::move(part), limit, collection_}),
-                           runtime::FinalBody::kTextOnly);
+        auto reply =
+            store("triples-batch",
+                  schema::encode(schema::TriplesQueryBatch{std::move(part), limit, collection_}),
+                  runtime::FinalBody::kTextOnly);
         if (!reply) return std::move(reply).error();
         auto decoded = schema::decode_text<schema::TriplesBatchResponse>(reply->final_text);
         if (!decoded) return bad_reply(config_.store_service, decoded.error());
         if (decoded->results.size() != last - first) {
-            return make_error(ErrorType::kUpstreamError, "store answered " + std::to_string(decoded->results.size()) +
-                                                             " results for " + std::to_string(last - first) + " patterns");
+            return make_error(ErrorType::kUpstreamError,
+                              "store answered " + std::to_string(decoded->results.size()) +
+                                  " results for " + std::to_string(last - first) + " patterns");
         }
         for (auto& list : decoded->results) results.push_back(std::move(list));
     }
     return results;
 }
 
-base::Result<std::vector<std::string>> ServiceCalls::labels(const std::vector<schema::Term>& terms) {
+base::Result<std::vector<std::string>> ServiceCalls::labels(
+    const std::vector<schema::Term>& terms) {
     if (terms.empty()) return std::vector<std::string>{};
     auto reply = store("labels", schema::encode(schema::LabelsRequest{collection_, terms}));
     if (!reply) return std::move(reply).error();
     auto decoded = schema::decode<schema::LabelsResponse>(reply->final);
     if (!decoded) return bad_reply(config_.store_service, decoded.error());
     if (decoded->labels.size() != terms.size()) {
-        return make_error(ErrorType::kUpstreamError, "store answered " + std::to_string(decoded->labels.size()) +
-                                                         " labels for " + std::to_string(terms.size()) + " terms");
+        return make_error(ErrorType::kUpstreamError,
+                          "store answered " + std::to_string(decoded->labels.size()) +
+                              " labels for " + std::to_string(terms.size()) + " terms");
     }
     return std::move(decoded->labels);
 }
@@ -164,8 +183,9 @@ base::Result<std::vector<std::vector<schema::FactSource>>> ServiceCalls::fact_so
     auto decoded = schema::decode<schema::FactSourcesResponse>(called.final);
     if (!decoded) return bad_reply(config_.store_service, decoded.error());
     if (decoded->sources.size() != facts) {
-        return make_error(ErrorType::kUpstreamError, "store answered " + std::to_string(decoded->sources.size()) +
-                                                         " source lists for " + std::to_string(facts) + " facts");
+        return make_error(ErrorType::kUpstreamError,
+                          "store answered " + std::to_string(decoded->sources.size()) +
+                              " source lists for " + std::to_string(facts) + " facts");
     }
     return std::move(decoded->sources);
 }
@@ -173,7 +193,8 @@ base::Result<std::vector<std::vector<schema::FactSource>>> ServiceCalls::fact_so
 base::Result<std::vector<std::vector<schema::FactSource>>> ServiceCalls::fact_sources(
     const std::vector<schema::Triple>& triples) {
     if (triples.empty()) return std::vector<std::vector<schema::FactSource>>{};
-    auto reply = store("fact-sources", schema::encode(schema::FactSourcesRequest{collection_, triples}));
+    auto reply =
+        store("fact-sources", schema::encode(schema::FactSourcesRequest{collection_, triples}));
     if (!reply) return std::move(reply).error();
     return fact_sources_reply(*reply, triples.size());
 }
@@ -188,7 +209,8 @@ base::Result<ServiceCalls::LlmAndSources> ServiceCalls::llm_and_fact_sources(
     }
     const std::vector<runtime::CallSpec> calls{
         llm_call(template_name, std::move(variables), false),
-        store_call("fact-sources", schema::encode(schema::FactSourcesRequest{collection_, triples}))};
+        store_call("fact-sources",
+                   schema::encode(schema::FactSourcesRequest{collection_, triples}))};
     auto replies = timed_call_all(calls, std::string(template_name) + "+fact-sources");
     if (!replies) return std::move(replies).error();
     auto response = llm_reply((*replies)[0]);
@@ -198,9 +220,11 @@ base::Result<ServiceCalls::LlmAndSources> ServiceCalls::llm_and_fact_sources(
     return LlmAndSources{std::move(response).value(), std::move(sources).value()};
 }
 
-base::Result<std::vector<schema::ChunkMatch>> ServiceCalls::chunks_vector(const std::vector<double>& vector,
-                                                                            std::uint32_t limit) {
-    auto reply = store("chunks-vector", schema::encode(schema::DocumentEmbeddingsQuery{{vector}, limit, collection_}));
+base::Result<std::vector<schema::ChunkMatch>> ServiceCalls::chunks_vector(
+    const std::vector<double>& vector, std::uint32_t limit) {
+    auto reply =
+        store("chunks-vector",
+              schema::encode(schema::DocumentEmbeddingsQuery{{vector}, limit, collection_}));
     if (!reply) return std::move(reply).error();
     auto decoded = schema::decode<schema::ChunkMatchResponse>(reply->final);
     if (!decoded) return bad_reply(config_.store_service, decoded.error());
@@ -208,17 +232,20 @@ base::Result<std::vector<schema::ChunkMatch>> ServiceCalls::chunks_vector(const 
 }
 
 base::Result<std::vector<schema::ChunkMatch>> ServiceCalls::chunks_keyword(const std::string& query,
-                                                                             std::uint32_t limit) {
-    auto reply = store("chunks-keyword", schema::encode(schema::ChunkKeywordQuery{query, limit, collection_}));
+                                                                           std::uint32_t limit) {
+    auto reply = store("chunks-keyword",
+                       schema::encode(schema::ChunkKeywordQuery{query, limit, collection_}));
     if (!reply) return std::move(reply).error();
     auto decoded = schema::decode<schema::ChunkMatchResponse>(reply->final);
     if (!decoded) return bad_reply(config_.store_service, decoded.error());
     return std::move(decoded->chunks);
 }
 
-base::Result<std::vector<schema::Chunk>> ServiceCalls::chunks_fetch(const std::vector<std::string>& chunk_ids) {
+base::Result<std::vector<schema::Chunk>> ServiceCalls::chunks_fetch(
+    const std::vector<std::string>& chunk_ids) {
     if (chunk_ids.empty()) return std::vector<schema::Chunk>{};
-    auto reply = store("chunks-fetch", schema::encode(schema::ChunkFetchRequest{chunk_ids, collection_}));
+    auto reply =
+        store("chunks-fetch", schema::encode(schema::ChunkFetchRequest{chunk_ids, collection_}));
     if (!reply) return std::move(reply).error();
     auto decoded = schema::decode<schema::ChunkFetchResponse>(reply->final);
     if (!decoded) return bad_reply(config_.store_service, decoded.error());

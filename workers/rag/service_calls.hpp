@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "schema/messages.hpp"
 #include "base/result.hpp"
+#include "schema/messages.hpp"
 #include "workers/rag/rag_config.hpp"
 #include "workers/runtime/request_context.hpp"
 
@@ -24,9 +24,9 @@ public:
 
     // One template; with `on_text` the call streams and each PARTIAL text piece is passed on.
     // A JSON template's reply without `json` is an UpstreamError.
-    base::Result<schema::LlmResponse> llm(std::string_view template_name,
-                                            std::map<std::string, std::string> variables,
-                                            const std::function<void(std::string_view)>& on_text = {});
+    base::Result<schema::LlmResponse> llm(
+        std::string_view template_name, std::map<std::string, std::string> variables,
+        const std::function<void(std::string_view)>& on_text = {});
     // One vector per text.
     base::Result<std::vector<std::vector<double>>> embed(const std::vector<std::string>& texts);
 
@@ -38,37 +38,42 @@ public:
     base::Result<std::vector<std::vector<schema::Triple>>> triples_batch(
         const std::vector<schema::TriplePattern>& patterns, std::uint32_t limit);
     base::Result<std::vector<std::string>> labels(const std::vector<schema::Term>& terms);
-    base::Result<std::vector<std::vector<schema::FactSource>>> fact_sources(const std::vector<schema::Triple>& triples);
+    base::Result<std::vector<std::vector<schema::FactSource>>> fact_sources(
+        const std::vector<schema::Triple>& triples);
     // An LLM template and the sources of `triples`, both requests in flight at once.
     struct LlmAndSources {
         schema::LlmResponse response;
         std::vector<std::vector<schema::FactSource>> sources;  // one list per triple
     };
     base::Result<LlmAndSources> llm_and_fact_sources(std::string_view template_name,
-                                                       std::map<std::string, std::string> variables,
-                                                       const std::vector<schema::Triple>& triples);
-    base::Result<std::vector<schema::ChunkMatch>> chunks_vector(const std::vector<double>& vector, std::uint32_t limit);
-    base::Result<std::vector<schema::ChunkMatch>> chunks_keyword(const std::string& query, std::uint32_t limit);
-    base::Result<std::vector<schema::Chunk>> chunks_fetch(const std::vector<std::string>& chunk_ids);
+                                                     std::map<std::string, std::string> variables,
+                                                     const std::vector<schema::Triple>& triples);
+    base::Result<std::vector<schema::ChunkMatch>> chunks_vector(const std::vector<double>& vector,
+                                                                std::uint32_t limit);
+    base::Result<std::vector<schema::ChunkMatch>> chunks_keyword(const std::string& query,
+                                                                 std::uint32_t limit);
+    base::Result<std::vector<schema::Chunk>> chunks_fetch(
+        const std::vector<std::string>& chunk_ids);
 
 private:
-    runtime::CallSpec llm_call(std::string_view template_name, std::map<std::string, std::string> variables,
-                               bool streaming) const;
+    runtime::CallSpec llm_call(std::string_view template_name,
+                               std::map<std::string, std::string> variables, bool streaming) const;
     base::Result<schema::LlmResponse> llm_reply(const runtime::CallResult& called) const;
     runtime::CallSpec store_call(std::string_view op, nlohmann::json body) const;
-    base::Result<std::vector<std::vector<schema::FactSource>>> fact_sources_reply(const runtime::CallResult& called,
-                                                                                   std::size_t facts) const;
+    base::Result<std::vector<std::vector<schema::FactSource>>> fact_sources_reply(
+        const runtime::CallResult& called, std::size_t facts) const;
     // context.call_all with the calls' time logged at debug level (component "rag").
-    base::Result<std::vector<runtime::CallResult>> timed_call_all(std::span<const runtime::CallSpec> calls,
-                                                                    std::string_view what);
+    base::Result<std::vector<runtime::CallResult>> timed_call_all(
+        std::span<const runtime::CallSpec> calls, std::string_view what);
     // A store operation's FINAL: as a JSON tree, or (kTextOnly) in CallResult::final_text.
-    base::Result<runtime::CallResult> store(std::string_view op, nlohmann::json body,
-                                              runtime::FinalBody final_body = runtime::FinalBody::kJson);
+    base::Result<runtime::CallResult> store(
+        std::string_view op, nlohmann::json body,
+        runtime::FinalBody final_body = runtime::FinalBody::kJson);
     // context.call with the call's time logged at debug level (component "rag").
-    base::Result<runtime::CallResult> timed_call(const std::string& service, std::string_view what,
-                                                   const nlohmann::json& body,
-                                                   const std::function<void(const bus::Reply&)>& on_reply = {},
-                                                   runtime::FinalBody final_body = runtime::FinalBody::kJson);
+    base::Result<runtime::CallResult> timed_call(
+        const std::string& service, std::string_view what, const nlohmann::json& body,
+        const std::function<void(const bus::Reply&)>& on_reply = {},
+        runtime::FinalBody final_body = runtime::FinalBody::kJson);
 
     runtime::RequestContext& context_;
     const RagConfig& config_;

@@ -3,12 +3,12 @@
 
 #include <algorithm>
 
+#include "base/log.hpp"
+#include "base/utf8.hpp"
 #include "bus/frame_io.hpp"
 #include "bus/worker_frames.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/json_fast.hpp"
-#include "base/log.hpp"
-#include "base/utf8.hpp"
 #include "schema/messages.hpp"
 #include "schema/untrusted_json.hpp"
 #include "workers/runtime/detail/slot_channel.hpp"
@@ -45,9 +45,12 @@ Result<RequestMeta> decode_request_meta(std::string_view text, Clock::time_point
 
 std::string_view to_string(ExplainState state) noexcept {
     switch (state) {
-        case ExplainState::kOpen: return schema::protocol::kStateOpen;
-        case ExplainState::kComplete: return schema::protocol::kStateComplete;
-        case ExplainState::kError: return schema::protocol::kStateError;
+        case ExplainState::kOpen:
+            return schema::protocol::kStateOpen;
+        case ExplainState::kComplete:
+            return schema::protocol::kStateComplete;
+        case ExplainState::kError:
+            return schema::protocol::kStateError;
     }
     return schema::protocol::kStateError;
 }
@@ -63,9 +66,15 @@ std::string build_explain_body(const ExplainStep& step, std::uint64_t seq, std::
     message.explain_id = step.explain_id;
     message.end_of_trace = step.state != ExplainState::kOpen;
     switch (step.state) {
-        case ExplainState::kOpen: message.trace_status = schema::TraceStatus::kNone; break;
-        case ExplainState::kComplete: message.trace_status = schema::TraceStatus::kComplete; break;
-        case ExplainState::kError: message.trace_status = schema::TraceStatus::kError; break;
+        case ExplainState::kOpen:
+            message.trace_status = schema::TraceStatus::kNone;
+            break;
+        case ExplainState::kComplete:
+            message.trace_status = schema::TraceStatus::kComplete;
+            break;
+        case ExplainState::kError:
+            message.trace_status = schema::TraceStatus::kError;
+            break;
     }
     message.error = step.error;
     if (!step.build) return schema::encode_text(message, step.triples);
@@ -95,15 +104,18 @@ RequestContext::RequestContext(RequestMeta meta, nlohmann::json body, std::strin
 }
 
 std::chrono::milliseconds RequestContext::remaining() const noexcept {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(meta_.deadline - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(meta_.deadline - Clock::now());
     return std::max(left, std::chrono::milliseconds{0});
 }
 
 bool RequestContext::cancelled() {
     if (cancelled_) return true;
-    // Only CANCEL reaches the handler thread while a request runs (the I/O loop sends nothing else).
+    // Only CANCEL reaches the handler thread while a request runs (the I/O loop sends nothing
+    // else).
     while (auto frames = bus::try_receive_frames(channel_)) {
-        if (!frames->empty() && frames->front().size() == 1 && frames->front()[0] == detail::channel::kCancel) {
+        if (!frames->empty() && frames->front().size() == 1 &&
+            frames->front()[0] == detail::channel::kCancel) {
             cancelled_ = true;
         }
     }
@@ -137,13 +149,15 @@ Result<void> RequestContext::send_partial(const nlohmann::json& body) {
 
 Result<std::uint64_t> RequestContext::number_explain(const ExplainStep& message) {
     if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
-    if (message.session.empty()) return make_error(ErrorType::kInvalidRequest, "explain message without a session");
+    if (message.session.empty())
+        return make_error(ErrorType::kInvalidRequest, "explain message without a session");
     const bool first = sessions_.empty();
     auto& session = sessions_[message.session];
     // The trace has begun: from here on every line this thread logs for the request names it.
     if (first) base::set_log_field("session", message.session);
     if (session.ended) {
-        return make_error(ErrorType::kInvalidRequest, "explain session " + message.session + " has already ended");
+        return make_error(ErrorType::kInvalidRequest,
+                          "explain session " + message.session + " has already ended");
     }
     const std::uint64_t seq = session.next_seq++;
     if (message.state != ExplainState::kOpen) session.ended = true;
@@ -189,7 +203,8 @@ Result<void> RequestContext::flush_explains() {
 }
 
 Result<std::uint64_t> RequestContext::send_explain(std::string session, std::string explain_id,
-                                                   std::vector<schema::Triple> triples, ExplainState state) {
+                                                   std::vector<schema::Triple> triples,
+                                                   ExplainState state) {
     ExplainStep step;
     step.session = std::move(session);
     step.explain_id = std::move(explain_id);
@@ -239,7 +254,8 @@ Result<void> RequestContext::reply(const nlohmann::json& body) { return reply_te
 
 Result<void> RequestContext::reply_text(std::string body) {
     if (finished_) return make_error(ErrorType::kInternal, "the request has already ended");
-    close_open_sessions(make_error(ErrorType::kInternal, "the service replied before ending its trace"));
+    close_open_sessions(
+        make_error(ErrorType::kInternal, "the service replied before ending its trace"));
     std::vector<std::string> frames;
     frames.push_back(std::move(body));  // moved, not copied: a reply may be large
     return send_terminal(detail::channel::kReply, std::move(frames));
@@ -251,7 +267,8 @@ Result<void> RequestContext::fail(const Error& error) {
     Error sent = error;
     sent.message = base::printable_utf8(error.message);
     close_open_sessions(sent);
-    return send_terminal(detail::channel::kError, {std::string(base::to_string(sent.type)), sent.message});
+    return send_terminal(detail::channel::kError,
+                         {std::string(base::to_string(sent.type)), sent.message});
 }
 
 void RequestContext::finish_if_open(const Error& error) {
@@ -301,24 +318,27 @@ Result<std::vector<CallResult>> RequestContext::call_all(std::span<const CallSpe
     return results;
 }
 
-Result<bus::RequestId> RequestContext::send_call(std::string_view service, const nlohmann::json& body,
-                                                    std::chrono::milliseconds deadline) {
+Result<bus::RequestId> RequestContext::send_call(std::string_view service,
+                                                 const nlohmann::json& body,
+                                                 std::chrono::milliseconds deadline) {
     const auto left = remaining();
     if (left.count() <= 0 || cancelled()) {
-        return make_error(ErrorType::kDeadlineExceeded, "no time left to call " + std::string(service));
+        return make_error(ErrorType::kDeadlineExceeded,
+                          "no time left to call " + std::string(service));
     }
     if (deadline.count() <= 0 || deadline > left) deadline = left;
     auto id = bus_().send(service, body, deadline);
     if (!id) return std::move(id).error();
     ++calls_;
-    base::component_logger("worker")->debug("event=call request_id={} call_id={} service={} deadline_ms={}",
-                                              meta_.request_id, *id, service, deadline.count());
+    base::component_logger("worker")->debug(
+        "event=call request_id={} call_id={} service={} deadline_ms={}", meta_.request_id, *id,
+        service, deadline.count());
     return id;
 }
 
-Result<CallResult> RequestContext::await_call(const bus::RequestId& id, std::string_view service,
-                                              const std::function<void(const bus::Reply&)>& on_reply,
-                                              FinalBody final_body) {
+Result<CallResult> RequestContext::await_call(
+    const bus::RequestId& id, std::string_view service,
+    const std::function<void(const bus::Reply&)>& on_reply, FinalBody final_body) {
     bus::BusClient& bus = bus_();
     CallResult result;
     // Wait in short slices so a CANCEL of this request also stops the call.
@@ -329,7 +349,8 @@ Result<CallResult> RequestContext::await_call(const bus::RequestId& id, std::str
             if (reply.error().type != ErrorType::kTimeout) return std::move(reply).error();
             if (cancelled()) {
                 bus.abandon(id);
-                return make_error(ErrorType::kCancelled, "cancelled while calling " + std::string(service));
+                return make_error(ErrorType::kCancelled,
+                                  "cancelled while calling " + std::string(service));
             }
             continue;
         }
@@ -341,19 +362,25 @@ Result<CallResult> RequestContext::await_call(const bus::RequestId& id, std::str
             if (!body) {
                 bus.abandon(id);
                 return make_error(ErrorType::kUpstreamError,
-                                  std::string(service) + " answered a body that is not JSON: " + body.error().message);
+                                  std::string(service) +
+                                      " answered a body that is not JSON: " + body.error().message);
             }
             reply->body = std::move(body).value();
         }
         if (on_reply) on_reply(*reply);
         switch (reply->kind) {
-            case bus::ReplyKind::kData: result.data.push_back(std::move(reply->body)); break;
-            case bus::ReplyKind::kExplain: result.explain.push_back(std::move(reply->body)); break;
+            case bus::ReplyKind::kData:
+                result.data.push_back(std::move(reply->body));
+                break;
+            case bus::ReplyKind::kExplain:
+                result.explain.push_back(std::move(reply->body));
+                break;
             case bus::ReplyKind::kFinal:
                 result.final = std::move(reply->body);
                 result.final_text = std::move(reply->text);
                 return result;
-            case bus::ReplyKind::kError: break;  // returned above
+            case bus::ReplyKind::kError:
+                break;  // returned above
         }
     }
 }

@@ -13,8 +13,8 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "bus/bus_client.hpp"
 #include "base/result.hpp"
+#include "bus/bus_client.hpp"
 #include "schema/explain_uris.hpp"
 #include "schema/term.hpp"
 #include "schema/triple_sink.hpp"
@@ -44,12 +44,12 @@ std::string_view to_string(ExplainState state) noexcept;
 // One explain message as a handler describes it; the runtime adds seq, service and worker and
 // encodes the §8 body with schema's codec.
 struct ExplainStep {
-    std::string session;     // the trace's session URI (its Question's URI)
-    std::string explain_id;  // the URI of the step this message describes
+    std::string session;                  // the trace's session URI (its Question's URI)
+    std::string explain_id;               // the URI of the step this message describes
     std::vector<schema::Triple> triples;  // built with schema/explain_builder.hpp
     ExplainState state = ExplainState::kOpen;
     std::optional<std::string> parent_uri;  // the calling step, for a sub-trace
-    std::optional<base::Error> error;     // why the trace ended, with state kError
+    std::optional<base::Error> error;       // why the trace ended, with state kError
     // When set, writes the step's triples (instead of `triples`) as the message is encoded:
     // straight into the body's JSON (schema::explain::triple_json), no Term built. A deferred
     // step is built when it goes out, after the next call's request, so the building overlaps
@@ -89,8 +89,8 @@ class RequestContext {
 public:
     // Runtime-internal: handlers receive a context, they do not build one. `channel` is the
     // handler thread's PAIR to its I/O loop; `bus` lazily gives this thread's BusClient.
-    RequestContext(RequestMeta meta, nlohmann::json body, std::string worker_id, zmq::socket_t& channel,
-                   std::function<bus::BusClient&()> bus);
+    RequestContext(RequestMeta meta, nlohmann::json body, std::string worker_id,
+                   zmq::socket_t& channel, std::function<bus::BusClient&()> bus);
     RequestContext(const RequestContext&) = delete;
     RequestContext& operator=(const RequestContext&) = delete;
 
@@ -119,7 +119,8 @@ public:
     base::Result<std::uint64_t> send_explain(const ExplainStep& step);
     // Shorthand for a step with no parent and no error.
     base::Result<std::uint64_t> send_explain(std::string session, std::string explain_id,
-                                               std::vector<schema::Triple> triples, ExplainState state);
+                                             std::vector<schema::Triple> triples,
+                                             ExplainState state);
     // The same message, numbered now but encoded and sent right after the next call's request
     // has gone out, so the callee works while it is encoded and routed; or before the next
     // message of this request (partial, explain, reply, error), whichever comes first. The order
@@ -140,9 +141,9 @@ public:
     // `on_reply` sees each PARTIAL as it arrives. The callee's typed error comes back as is; if
     // this request is cancelled meanwhile, the call is cancelled too (Cancelled).
     base::Result<CallResult> call(std::string_view service, const nlohmann::json& body,
-                                    std::chrono::milliseconds deadline,
-                                    const std::function<void(const bus::Reply&)>& on_reply = {},
-                                    FinalBody final_body = FinalBody::kJson);
+                                  std::chrono::milliseconds deadline,
+                                  const std::function<void(const bus::Reply&)>& on_reply = {},
+                                  FinalBody final_body = FinalBody::kJson);
 
     // Several calls at once: all are sent before any reply is awaited, so they overlap on the
     // bus and run side by side where the services have free workers. results[i] answers
@@ -159,10 +160,10 @@ private:
     void close_open_sessions(const base::Error& why);
     // The sending and the waiting halves of call().
     base::Result<bus::RequestId> send_call(std::string_view service, const nlohmann::json& body,
-                                                std::chrono::milliseconds deadline);
+                                           std::chrono::milliseconds deadline);
     base::Result<CallResult> await_call(const bus::RequestId& id, std::string_view service,
-                                          const std::function<void(const bus::Reply&)>& on_reply,
-                                          FinalBody final_body);
+                                        const std::function<void(const bus::Reply&)>& on_reply,
+                                        FinalBody final_body);
 
     RequestMeta meta_;
     nlohmann::json body_;

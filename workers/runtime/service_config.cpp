@@ -12,7 +12,7 @@ base::Error invalid_setting(std::string message) {
 }
 
 base::Result<ServiceSettings> ServiceSettings::of(const nlohmann::json& object,
-                                                    std::string_view service) {
+                                                  std::string_view service) {
     if (!object.is_object()) {
         return invalid_setting("the " + std::string(service) + " settings must be a JSON object");
     }
@@ -24,7 +24,7 @@ std::string ServiceSettings::setting(const std::string& key) const {
 }
 
 base::Result<std::uint64_t> ServiceSettings::integer(const std::string& key, std::uint64_t min,
-                                                       std::uint64_t max) const {
+                                                     std::uint64_t max) const {
     const nlohmann::json& v = object_->at(key);
     // A negative value is below every range a setting has.
     const bool in_range = v.is_number_integer() &&
@@ -74,7 +74,8 @@ base::Result<void> read_settings(const nlohmann::json& object, std::string_view 
 }
 
 SettingReader text_setting(std::string_view key, std::string& out) {
-    return {key, [&out](const ServiceSettings& settings, const std::string& name) -> base::Result<void> {
+    return {key,
+            [&out](const ServiceSettings& settings, const std::string& name) -> base::Result<void> {
                 auto v = settings.text(name);
                 if (!v) return std::move(v).error();
                 out = std::move(*v);
@@ -83,7 +84,8 @@ SettingReader text_setting(std::string_view key, std::string& out) {
 }
 
 SettingReader url_setting(std::string_view key, std::string& out) {
-    return {key, [&out](const ServiceSettings& settings, const std::string& name) -> base::Result<void> {
+    return {key,
+            [&out](const ServiceSettings& settings, const std::string& name) -> base::Result<void> {
                 auto v = settings.url(name);
                 if (!v) return std::move(v).error();
                 out = std::move(*v);
@@ -93,7 +95,9 @@ SettingReader url_setting(std::string_view key, std::string& out) {
 
 SettingReader millis_setting(std::string_view key, std::uint64_t min, std::uint64_t max,
                              std::chrono::milliseconds& out) {
-    return {key, [min, max, &out](const ServiceSettings& settings, const std::string& name) -> base::Result<void> {
+    return {key,
+            [min, max, &out](const ServiceSettings& settings,
+                             const std::string& name) -> base::Result<void> {
                 auto v = settings.integer(name, min, max);
                 if (!v) return std::move(v).error();
                 out = std::chrono::milliseconds{static_cast<std::int64_t>(*v)};

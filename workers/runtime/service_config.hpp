@@ -23,12 +23,11 @@ base::Error invalid_setting(std::string message);
 class ServiceSettings {
 public:
     // kInvalidRequest unless `object` is a JSON object. `object` must outlive the reader.
-    static base::Result<ServiceSettings> of(const nlohmann::json& object,
-                                              std::string_view service);
+    static base::Result<ServiceSettings> of(const nlohmann::json& object, std::string_view service);
 
     // An integer from `min` to `max`.
     base::Result<std::uint64_t> integer(const std::string& key, std::uint64_t min,
-                                          std::uint64_t max) const;
+                                        std::uint64_t max) const;
     base::Result<std::string> text(const std::string& key) const;
     // A text starting with http:// or https://.
     base::Result<std::string> url(const std::string& key) const;
@@ -65,7 +64,9 @@ SettingReader millis_setting(std::string_view key, std::uint64_t min, std::uint6
                              std::chrono::milliseconds& out);
 template <typename T>
 SettingReader integer_setting(std::string_view key, std::uint64_t min, std::uint64_t max, T& out) {
-    return {key, [min, max, &out](const ServiceSettings& settings, const std::string& name) -> base::Result<void> {
+    return {key,
+            [min, max, &out](const ServiceSettings& settings,
+                             const std::string& name) -> base::Result<void> {
                 auto v = settings.integer(name, min, max);
                 if (!v) return std::move(v).error();
                 out = static_cast<T>(*v);

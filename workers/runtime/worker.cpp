@@ -8,9 +8,9 @@
 
 #include <unistd.h>
 
+#include "base/log.hpp"
 #include "bus/frame_io.hpp"
 #include "bus/worker_frames.hpp"
-#include "base/log.hpp"
 #include "schema/protocol.hpp"
 #include "schema/untrusted_json.hpp"
 #include "workers/runtime/detail/slot_channel.hpp"
@@ -20,9 +20,9 @@ namespace {
 
 namespace protocol = schema::protocol;
 namespace channel = detail::channel;
-using bus::Frames;
 using base::ErrorType;
 using base::make_error;
+using bus::Frames;
 using std::chrono::milliseconds;
 
 std::shared_ptr<spdlog::logger> log() { return base::component_logger("worker"); }
@@ -61,12 +61,14 @@ public:
         bus::set_socket_limits(pair, milliseconds{0}, config_.channel_hwm, config_.channel_hwm);
         pair.connect(channel_endpoint_);
         for (;;) {
-            // Bounded wait: the I/O loop always ends us with kQuit, this only keeps the loop honest.
+            // Bounded wait: the I/O loop always ends us with kQuit, this only keeps the loop
+            // honest.
             if (!bus::wait_readable(pair, milliseconds{1000})) continue;
             auto frames = bus::try_receive_frames(pair);
             if (!frames) continue;
             if (is_command(*frames, channel::kQuit)) break;
-            if (is_command(*frames, channel::kJob) && frames->size() == 3) run_job(pair, (*frames)[1], (*frames)[2]);
+            if (is_command(*frames, channel::kJob) && frames->size() == 3)
+                run_job(pair, (*frames)[1], (*frames)[2]);
             // A CANCEL read here arrived after its request ended: nothing to do.
         }
         bus_.reset();  // the BusClient's socket belongs to this thread: close it here
@@ -77,26 +79,31 @@ private:
         const auto received = Clock::now();
         auto meta = decode_request_meta(meta_text, received);
         if (!meta) {
-            bus::send_frames(pair, {std::string(1, channel::kError), "ProtocolError", meta.error().message}, true);
+            bus::send_frames(
+                pair, {std::string(1, channel::kError), "ProtocolError", meta.error().message},
+                true);
             return;
         }
         // Every line logged on this thread while the request runs names it (and, once its trace
         // has begun, the trace's session: RequestContext adds it).
         base::LogFields fields;
         fields.set("request", meta->request_id);
-        // §1.1: the broker never parses bodies; the worker answers InvalidJson before its logic runs.
-        // Its nesting is bounded too (schema::kMaxJsonDepth): every handler may copy or walk it.
+        // §1.1: the broker never parses bodies; the worker answers InvalidJson before its logic
+        // runs. Its nesting is bounded too (schema::kMaxJsonDepth): every handler may copy or walk
+        // it.
         auto body = schema::parse_untrusted_json(body_text);
         if (!body) {
             log()->info("event=invalid_json");
-            bus::send_frames(pair, {std::string(1, channel::kError), "InvalidJson",
-                                       "the request body: " + body.error().message},
-                                true);
+            bus::send_frames(pair,
+                             {std::string(1, channel::kError), "InvalidJson",
+                              "the request body: " + body.error().message},
+                             true);
             return;
         }
         RequestContext context(std::move(meta).value(), std::move(body).value(), worker_id_, pair,
                                [this]() -> bus::BusClient& { return bus(); });
-        log()->debug("event=request_start worker={} attempt={}", worker_id_, context.meta().attempt);
+        log()->debug("event=request_start worker={} attempt={}", worker_id_,
+                     context.meta().attempt);
         try {
             handler_(context);
             context.finish_if_open(
@@ -154,7 +161,8 @@ public:
 
     void run() {
         static std::atomic<std::uint64_t> next_channel{0};
-        const std::string endpoint = "inproc://glassbox-worker-slot-" + std::to_string(next_channel++);
+        const std::string endpoint =
+            "inproc://glassbox-worker-slot-" + std::to_string(next_channel++);
         pair_ = zmq::socket_t(context_, zmq::socket_type::pair);
         bus::set_socket_limits(pair_, milliseconds{0}, config_.channel_hwm, config_.channel_hwm);
         pair_.bind(endpoint);
@@ -185,7 +193,8 @@ private:
                 disconnect();
                 return;
             }
-            if (stopping_ && busy_ && !cancel_sent_ && now - stop_started_ >= config_.drain_timeout) {
+            if (stopping_ && busy_ && !cancel_sent_ &&
+                now - stop_started_ >= config_.drain_timeout) {
                 log()->warn("event=drain_timeout worker={} {}", worker_id_, request_fields());
                 cancel_handler();
             }
@@ -211,7 +220,8 @@ private:
             }
             now = Clock::now();
             if (dealer_ && now >= broker_expiry_) {
-                log()->warn("event=broker_silent worker={} liveness={}", worker_id_, config_.liveness);
+                log()->warn("event=broker_silent worker={} liveness={}", worker_id_,
+                            config_.liveness);
                 drop_connection();
             } else if (dealer_ && now >= heartbeat_at_) {
                 send_to_broker(worker_command(protocol::worker_cmd::kHeartbeat));
@@ -221,8 +231,10 @@ private:
 
     milliseconds wait_time(Clock::time_point now) const {
         auto wake = now + config_.stop_poll;
-        if (dealer_) wake = std::min({wake, heartbeat_at_, broker_expiry_});
-        else if (!busy_) wake = std::min(wake, reconnect_at_);
+        if (dealer_)
+            wake = std::min({wake, heartbeat_at_, broker_expiry_});
+        else if (!busy_)
+            wake = std::min(wake, reconnect_at_);
         const auto wait = std::chrono::ceil<milliseconds>(wake - now);
         return std::max(wait, milliseconds{0});
     }
@@ -241,7 +253,8 @@ private:
         bus::put_worker_ready(bus::AppendFrames{ready}, config_.service, true, 0,
                               bus::WorkerLayout::kCompact, true);
         send_to_broker(ready);
-        log()->info("event=ready worker={} service={} endpoint={}", worker_id_, config_.service, config_.endpoint);
+        log()->info("event=ready worker={} service={} endpoint={}", worker_id_, config_.service,
+                    config_.endpoint);
     }
 
     // Closes the connection and plans the next one; a request in flight is lost to the broker
@@ -260,7 +273,8 @@ private:
         if (!dealer_) return;
         send_to_broker(worker_command(protocol::worker_cmd::kDisconnect));
         // Give the DISCONNECT time to leave before the socket closes.
-        const auto linger = static_cast<int>(std::min<std::int64_t>(config_.disconnect_linger.count(), 60'000));
+        const auto linger =
+            static_cast<int>(std::min<std::int64_t>(config_.disconnect_linger.count(), 60'000));
         dealer_->set(zmq::sockopt::linger, linger);
         dealer_.reset();
         log()->info("event=disconnected worker={}", worker_id_);
@@ -323,8 +337,11 @@ private:
             return;
         }
         switch (command.value()) {
-            case protocol::worker_cmd::kRequest: on_request(views, packed); break;
-            case protocol::worker_cmd::kHeartbeat: break;
+            case protocol::worker_cmd::kRequest:
+                on_request(views, packed);
+                break;
+            case protocol::worker_cmd::kHeartbeat:
+                break;
             case protocol::worker_cmd::kDisconnect:
                 log()->warn("event=broker_disconnect worker={} busy={}", worker_id_, busy_);
                 drop_connection();
@@ -354,9 +371,9 @@ private:
         // We declared GBW02, so the broker writes the compact layout; a classic REQUEST (a
         // broker or test peer that writes GBW01) is read too, and answered in its own layout.
         const auto request = bus::decode_gbw_request(frames);
-        const auto layout = request ? request.value().layout
+        const auto layout = request                                  ? request.value().layout
                             : frames.size() > 4 && frames[4].empty() ? bus::WorkerLayout::kClassic
-                                                                    : bus::WorkerLayout::kCompact;
+                                                                     : bus::WorkerLayout::kCompact;
         if (busy_) {
             // 5.1: one request at a time; the broker broke that rule, refuse the newcomer only.
             send_error(token, layout, packed, ErrorType::kProtocolError,
@@ -434,9 +451,9 @@ private:
     bool cancel_sent_ = false;
     std::string token_;
     bus::WorkerLayout layout_ = bus::WorkerLayout::kCompact;  // of the request in flight
-    bool packed_ = true;                                       // of the request in flight
-    std::string request_id_hint_;  // for logs only
-    std::string session_hint_;     // the first explain session of the request in flight, for logs
+    bool packed_ = true;                                      // of the request in flight
+    std::string request_id_hint_;                             // for logs only
+    std::string session_hint_;  // the first explain session of the request in flight, for logs
 };
 
 void validate(const WorkerConfig& config) {
@@ -447,13 +464,16 @@ void validate(const WorkerConfig& config) {
         throw std::invalid_argument("mmi. services belong to the broker");
     }
     if (config.endpoint.empty()) throw std::invalid_argument("worker endpoint is empty");
-    if (config.threads == 0 || config.threads > 1024) throw std::invalid_argument("worker threads must be 1-1024");
-    if (config.heartbeat.count() <= 0) throw std::invalid_argument("worker heartbeat must be positive");
+    if (config.threads == 0 || config.threads > 1024)
+        throw std::invalid_argument("worker threads must be 1-1024");
+    if (config.heartbeat.count() <= 0)
+        throw std::invalid_argument("worker heartbeat must be positive");
     if (config.liveness < 1) throw std::invalid_argument("worker liveness must be at least 1");
     if (config.reconnect_initial.count() <= 0 || config.reconnect_max < config.reconnect_initial) {
         throw std::invalid_argument("worker reconnect delays must be positive, max >= initial");
     }
-    if (config.stop_poll.count() <= 0) throw std::invalid_argument("worker stop_poll must be positive");
+    if (config.stop_poll.count() <= 0)
+        throw std::invalid_argument("worker stop_poll must be positive");
 }
 
 }  // namespace
@@ -464,13 +484,15 @@ Worker::Worker(WorkerConfig config, Handler handler)
       config_(std::move(config)),
       handler_(std::move(handler)) {
     validate(config_);
-    base_name_ = config_.worker_name.empty() ? default_base_name(config_.service) : config_.worker_name;
+    base_name_ =
+        config_.worker_name.empty() ? default_base_name(config_.service) : config_.worker_name;
 }
 
 Worker::Worker(zmq::context_t& context, WorkerConfig config, Handler handler)
     : context_(context), config_(std::move(config)), handler_(std::move(handler)) {
     validate(config_);
-    base_name_ = config_.worker_name.empty() ? default_base_name(config_.service) : config_.worker_name;
+    base_name_ =
+        config_.worker_name.empty() ? default_base_name(config_.service) : config_.worker_name;
 }
 
 Worker::~Worker() {
@@ -478,7 +500,9 @@ Worker::~Worker() {
     wait();
 }
 
-std::string Worker::slot_worker_id(std::size_t slot) const { return base_name_ + "/" + std::to_string(slot); }
+std::string Worker::slot_worker_id(std::size_t slot) const {
+    return base_name_ + "/" + std::to_string(slot);
+}
 
 void Worker::start() {
     if (!threads_.empty()) return;

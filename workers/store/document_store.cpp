@@ -297,12 +297,12 @@ Result<Out> fetch_by(storage::Database& db, const char* where, std::span<const K
         if (*row) {
             out.chunks.push_back(read_chunk(*select));
             const auto& c = out.chunks.back().chunk;
-            bytes += kChunkOverhead + c.chunk_id.size() + c.document_id.size() + c.document_title.size() +
-                     c.text.size();
+            bytes += kChunkOverhead + c.chunk_id.size() + c.document_id.size() +
+                     c.document_title.size() + c.text.size();
             if (bytes > max_bytes) {
                 return reply_too_large("chunks-fetch", max_bytes, "max_reply_bytes",
-                                       "reached at chunk " + std::to_string(out.chunks.size()) + " of " +
-                                           std::to_string(keys.size()),
+                                       "reached at chunk " + std::to_string(out.chunks.size()) +
+                                           " of " + std::to_string(keys.size()),
                                        "fetch fewer chunks per request");
             }
         } else {
@@ -481,8 +481,10 @@ Result<PutResult> DocumentStore::put_rows(const DocumentRecord& document,
                                           std::span<const ChunkRecord> chunks,
                                           std::uint64_t characters, const std::string& content_hash,
                                           const std::string& chunks_hash) {
-    const std::string loaded_at =
-        document.loaded_at.empty() ? base::format_xsd_datetime(std::chrono::system_clock::now(), base::TimePrecision::kSeconds) : document.loaded_at;
+    const std::string loaded_at = document.loaded_at.empty()
+                                      ? base::format_xsd_datetime(std::chrono::system_clock::now(),
+                                                                  base::TimePrecision::kSeconds)
+                                      : document.loaded_at;
     PutResult result;
     std::optional<std::int64_t> document_id;
     {
@@ -601,7 +603,8 @@ Result<PutResult> DocumentStore::put_rows(const DocumentRecord& document,
     return result;
 }
 
-Result<ChunkFetchResult> DocumentStore::fetch(std::span<const std::string> chunk_uris, std::size_t max_bytes) {
+Result<ChunkFetchResult> DocumentStore::fetch(std::span<const std::string> chunk_uris,
+                                              std::size_t max_bytes) {
     return fetch_by<ChunkFetchResult>(db_, "WHERE c.uri = ?1", chunk_uris, max_bytes);
 }
 

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "schema/messages.hpp"
 #include "base/result.hpp"
+#include "schema/messages.hpp"
 #include "storage/sqlite_database.hpp"
 #include "workers/store/graph_store.hpp"  // TransactionMode, shared by both stores
 
@@ -145,14 +145,14 @@ public:
     // see PutOutcome. Checked first, nothing written on failure (kInvalidRequest naming the
     // problem): an empty uri, tier outside 1..4, invalid UTF-8 in any text, a chunk beyond the
     // text or whose text is not its slice of the document, a repeated ordinal.
-    base::Result<PutResult> put(const DocumentRecord& document,
-                                  std::span<const ChunkRecord> chunks,
-                                  TransactionMode mode = TransactionMode::kOwn);
+    base::Result<PutResult> put(const DocumentRecord& document, std::span<const ChunkRecord> chunks,
+                                TransactionMode mode = TransactionMode::kOwn);
 
     // Chunks by URI (duplicates answered once); unknown URIs are listed, not an error.
     // Chunks whose texts add up to more than `max_bytes`: kInvalidRequest, found as they are read
     // (the store's reply bound; a request cannot make it hold more).
-    base::Result<ChunkFetchResult> fetch(std::span<const std::string> chunk_uris, std::size_t max_bytes = SIZE_MAX);
+    base::Result<ChunkFetchResult> fetch(std::span<const std::string> chunk_uris,
+                                         std::size_t max_bytes = SIZE_MAX);
     // Chunks by rowid (duplicates answered once); unknown rowids are listed, not an error.
     base::Result<RowidFetchResult> fetch_rowids(std::span<const std::int64_t> rowids);
 
@@ -164,7 +164,7 @@ public:
     base::Result<StoredDocument> document(std::string_view uri);
     // Chunks with rowid > after_rowid in rowid order, at most `limit` (for re-embedding).
     base::Result<std::vector<StoredChunk>> chunks_after(std::int64_t after_rowid,
-                                                          std::size_t limit);
+                                                        std::size_t limit);
     // Counts (one scan of the documents and chunks tables).
     base::Result<DocumentStats> stats();
 
@@ -173,9 +173,9 @@ private:
 
     base::Result<void> create_schema();
     base::Result<PutResult> put_rows(const DocumentRecord& document,
-                                       std::span<const ChunkRecord> chunks,
-                                       std::uint64_t characters, const std::string& content_hash,
-                                       const std::string& chunking_hash);
+                                     std::span<const ChunkRecord> chunks, std::uint64_t characters,
+                                     const std::string& content_hash,
+                                     const std::string& chunking_hash);
 
     storage::Database& db_;
 };

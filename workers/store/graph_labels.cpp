@@ -48,8 +48,8 @@ Result<std::int64_t> label_predicate_id(TermDictionary& dictionary) {
 }
 
 // The best rdfs:label of each id, in one statement for the whole set.
-Result<std::unordered_map<std::int64_t, std::string>> best_labels(storage::Database& db, std::int64_t label_id,
-                                                                  const std::vector<std::int64_t>& ids) {
+Result<std::unordered_map<std::int64_t, std::string>> best_labels(
+    storage::Database& db, std::int64_t label_id, const std::vector<std::int64_t>& ids) {
     std::unordered_map<std::int64_t, std::string> best;
     if (label_id < 0 || ids.empty()) return best;
     std::string array = "[";
@@ -71,7 +71,8 @@ Result<std::unordered_map<std::int64_t, std::string>> best_labels(storage::Datab
         if (!*row) break;
         const auto id = st->int64(0);
         const int kind = static_cast<int>(st->int64(1));
-        const int r = label_rank(kind, kind == StoredKind::kLangLiteral ? st->text(3) : std::string_view{});
+        const int r =
+            label_rank(kind, kind == StoredKind::kLangLiteral ? st->text(3) : std::string_view{});
         const auto value = st->text(2);
         auto [it, inserted] = rank.try_emplace(id, r);
         // Ties go to the smallest value, so the answer does not depend on storage order.
@@ -85,17 +86,19 @@ Result<std::unordered_map<std::int64_t, std::string>> best_labels(storage::Datab
 
 std::string fallback_label(const Term& term) {
     switch (term.kind()) {
-        case Term::Kind::kIri: return local_name(term.as_iri().value);
-        case Term::Kind::kLiteral: return term.as_literal().value;
-        default: return schema::to_ntriples(term);
+        case Term::Kind::kIri:
+            return local_name(term.as_iri().value);
+        case Term::Kind::kLiteral:
+            return term.as_literal().value;
+        default:
+            return schema::to_ntriples(term);
     }
 }
-
 
 }  // namespace
 
 Result<std::vector<std::string>> read_labels(storage::Database& db, TermDictionary& dictionary,
-                                            std::span<const Term> terms, std::size_t max_bytes) {
+                                             std::span<const Term> terms, std::size_t max_bytes) {
     auto label_id = label_predicate_id(dictionary);
     if (!label_id) return label_id.error();
     std::vector<std::optional<std::int64_t>> term_ids(terms.size());
@@ -120,9 +123,10 @@ Result<std::vector<std::string>> read_labels(storage::Database& db, TermDictiona
         if (!label) label = fallback_label(terms[i]);
         bytes += label->size() + 3;  // quotes and a comma
         if (bytes > max_bytes) {
-            return reply_too_large("labels", max_bytes, "max_reply_bytes",
-                                   "reached at term " + std::to_string(i + 1) + " of " + std::to_string(terms.size()),
-                                   "ask for fewer terms per request");
+            return reply_too_large(
+                "labels", max_bytes, "max_reply_bytes",
+                "reached at term " + std::to_string(i + 1) + " of " + std::to_string(terms.size()),
+                "ask for fewer terms per request");
         }
         out.push_back(std::move(*label));
     }
@@ -130,7 +134,7 @@ Result<std::vector<std::string>> read_labels(storage::Database& db, TermDictiona
 }
 
 Result<std::vector<Entity>> read_entities_after(storage::Database& db, TermDictionary& dictionary,
-                                               std::int64_t after_id, std::size_t limit) {
+                                                std::int64_t after_id, std::size_t limit) {
     std::vector<Entity> out;
     {
         auto st = db.prepare(

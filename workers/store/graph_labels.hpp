@@ -19,19 +19,21 @@ namespace glassbox::store {
 struct Entity {
     std::int64_t id = 0;  // the key the VectorIndex stores; stable for the file's life
     schema::Term term;
-    std::string label;    // as labels() gives it
+    std::string label;  // as labels() gives it
     bool operator==(const Entity&) const = default;
 };
 
 // One label per term, in order (see GraphStore::labels). Labels adding up to more than
 // `max_bytes` end it with kInvalidRequest saying so (the same long label asked for many times
 // would otherwise be copied as often).
-base::Result<std::vector<std::string>> read_labels(storage::Database& db, TermDictionary& dictionary,
+base::Result<std::vector<std::string>> read_labels(storage::Database& db,
+                                                   TermDictionary& dictionary,
                                                    std::span<const schema::Term> terms,
                                                    std::size_t max_bytes = SIZE_MAX);
 
 // At most `limit` entities with id > after_id, in id order, each with its label.
-base::Result<std::vector<Entity>> read_entities_after(storage::Database& db, TermDictionary& dictionary,
+base::Result<std::vector<Entity>> read_entities_after(storage::Database& db,
+                                                      TermDictionary& dictionary,
                                                       std::int64_t after_id, std::size_t limit);
 
 }  // namespace glassbox::store

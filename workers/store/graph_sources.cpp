@@ -13,9 +13,12 @@ using base::Result;
 
 std::string_view to_string(SourceKind kind) noexcept {
     switch (kind) {
-        case SourceKind::kFile: return "file";
-        case SourceKind::kDocument: return "document";
-        case SourceKind::kChunk: return "chunk";
+        case SourceKind::kFile:
+            return "file";
+        case SourceKind::kDocument:
+            return "document";
+        case SourceKind::kChunk:
+            return "chunk";
     }
     return "file";
 }
@@ -23,11 +26,13 @@ std::string_view to_string(SourceKind kind) noexcept {
 Result<void> check_source(const SourceRecord& source) {
     if (source.uri.empty()) return make_error(ErrorType::kInvalidRequest, "source: empty uri");
     if (source.tier < 1 || source.tier > 4) {
-        return make_error(ErrorType::kInvalidRequest, "source " + source.uri + ": tier " +
-                                                          std::to_string(source.tier) + " is not in 1..4");
+        return make_error(
+            ErrorType::kInvalidRequest,
+            "source " + source.uri + ": tier " + std::to_string(source.tier) + " is not in 1..4");
     }
     if (source.kind == SourceKind::kChunk && source.document_uri.empty()) {
-        return make_error(ErrorType::kInvalidRequest, "source " + source.uri + ": a chunk needs its document_uri");
+        return make_error(ErrorType::kInvalidRequest,
+                          "source " + source.uri + ": a chunk needs its document_uri");
     }
     return {};
 }
@@ -37,7 +42,8 @@ Result<std::int64_t> store_source(storage::Database& db, const SourceRecord& sou
     auto st = db.prepare(
         "INSERT INTO graph_sources(uri, kind, document_uri, tier, loaded_at, media_type) "
         "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(uri) DO UPDATE SET kind = excluded.kind, "
-        "document_uri = excluded.document_uri, tier = excluded.tier, loaded_at = excluded.loaded_at, "
+        "document_uri = excluded.document_uri, tier = excluded.tier, loaded_at = "
+        "excluded.loaded_at, "
         "media_type = excluded.media_type RETURNING id");
     if (!st) return st.error();
     st->bind(1, std::string_view{source.uri})
@@ -48,14 +54,17 @@ Result<std::int64_t> store_source(storage::Database& db, const SourceRecord& sou
         .bind(6, std::string_view{source.media_type});
     auto row = st->step();
     if (!row) return row.error();
-    if (!*row) return make_error(ErrorType::kInternal, "graph store: registering a source returned no id");
+    if (!*row)
+        return make_error(ErrorType::kInternal, "graph store: registering a source returned no id");
     return st->int64(0);
 }
 
-Result<std::vector<SourceRecord>> read_sources(storage::Database& db, std::span<const std::int64_t> ids) {
+Result<std::vector<SourceRecord>> read_sources(storage::Database& db,
+                                               std::span<const std::int64_t> ids) {
     std::vector<SourceRecord> out;
     auto st = db.prepare(
-        "SELECT uri, kind, document_uri, tier, loaded_at, media_type FROM graph_sources WHERE id = ?1");
+        "SELECT uri, kind, document_uri, tier, loaded_at, media_type FROM graph_sources WHERE id = "
+        "?1");
     if (!st) return st.error();
     for (const auto id : ids) {
         st->reset();

@@ -20,12 +20,12 @@ enum class SourceKind { kFile = 0, kDocument = 1, kChunk = 2 };
 std::string_view to_string(SourceKind kind) noexcept;
 
 struct SourceRecord {
-    std::string uri;           // file:///…, a document's URI or a chunk's URI; the identity
+    std::string uri;  // file:///…, a document's URI or a chunk's URI; the identity
     SourceKind kind = SourceKind::kFile;
     std::string document_uri;  // the document a chunk belongs to (required for kChunk)
     std::uint32_t tier = schema::kDefaultTier;  // 1 authoritative … 4 inferred
-    std::string loaded_at;     // xsd:dateTime lexical form; may be empty
-    std::string media_type;    // may be empty
+    std::string loaded_at;                      // xsd:dateTime lexical form; may be empty
+    std::string media_type;                     // may be empty
     bool operator==(const SourceRecord&) const = default;
 };
 
@@ -36,6 +36,7 @@ base::Result<void> check_source(const SourceRecord& source);
 base::Result<std::int64_t> store_source(storage::Database& db, const SourceRecord& source);
 
 // The records with these ids (an unknown id is skipped), best tier first, then by uri.
-base::Result<std::vector<SourceRecord>> read_sources(storage::Database& db, std::span<const std::int64_t> ids);
+base::Result<std::vector<SourceRecord>> read_sources(storage::Database& db,
+                                                     std::span<const std::int64_t> ids);
 
 }  // namespace glassbox::store

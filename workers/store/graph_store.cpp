@@ -24,15 +24,18 @@ using schema::Triple;
 GraphStore::GraphStore(storage::Database& db, GraphStoreOptions options)
     : db_(db),
       options_(options),
-      dictionary_(db, options_.term_cache_entries, options_.known_term_limit, options_.decode_cache_entries) {}
+      dictionary_(db, options_.term_cache_entries, options_.known_term_limit,
+                  options_.decode_cache_entries) {}
 
-Result<std::unique_ptr<GraphStore>> GraphStore::open(storage::Database& db, GraphStoreOptions options) {
+Result<std::unique_ptr<GraphStore>> GraphStore::open(storage::Database& db,
+                                                     GraphStoreOptions options) {
     std::unique_ptr<GraphStore> store(new GraphStore(db, options));
     if (auto r = store->create_schema(); !r) return r.error();
     if (auto r = store->migrate_index_tables(); !r) return r.error();
     // Registering again on the same connection (another GraphStore) replaces it with itself.
     if (!storage::register_row_feed(db, kQuadFeedTable)) {
-        return make_error(ErrorType::kInternal, "graph store: cannot register the quad feed: " + db.message());
+        return make_error(ErrorType::kInternal,
+                          "graph store: cannot register the quad feed: " + db.message());
     }
     return store;
 }
@@ -97,7 +100,8 @@ CREATE TABLE IF NOT EXISTS graph_sources(
 Result<void> GraphStore::migrate_index_tables() {
     const auto has_old_index = [this]() -> Result<bool> {
         auto st = db_.prepare(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('graph_quads_pos', 'graph_quads_osp')");
+            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
+            "('graph_quads_pos', 'graph_quads_osp')");
         if (!st) return st.error();
         auto row = st->step();
         if (!row) return row.error();
@@ -111,11 +115,13 @@ Result<void> GraphStore::migrate_index_tables() {
     old = has_old_index();  // another process may have migrated meanwhile
     if (!old) return old.error();
     if (!*old) return {};
-    if (auto r = db_.exec(
-            "DELETE FROM graph_pos; DELETE FROM graph_osp;"
-            "INSERT INTO graph_pos(p, o, s, g) SELECT p, o, s, g FROM graph_quads ORDER BY p, o, s, g;"
-            "INSERT INTO graph_osp(o, s, p, g) SELECT o, s, p, g FROM graph_quads ORDER BY o, s, p, g;"
-            "DROP INDEX IF EXISTS graph_quads_pos; DROP INDEX IF EXISTS graph_quads_osp;");
+    if (auto r =
+            db_.exec("DELETE FROM graph_pos; DELETE FROM graph_osp;"
+                     "INSERT INTO graph_pos(p, o, s, g) SELECT p, o, s, g FROM graph_quads ORDER "
+                     "BY p, o, s, g;"
+                     "INSERT INTO graph_osp(o, s, p, g) SELECT o, s, p, g FROM graph_quads ORDER "
+                     "BY o, s, p, g;"
+                     "DROP INDEX IF EXISTS graph_quads_pos; DROP INDEX IF EXISTS graph_quads_osp;");
         !r) {
         return r.error();
     }
@@ -124,13 +130,17 @@ Result<void> GraphStore::migrate_index_tables() {
 
 // ---- sources -------------------------------------------------------------------------------
 
-Result<std::int64_t> GraphStore::register_source(const SourceRecord& source) { return store_source(db_, source); }
+Result<std::int64_t> GraphStore::register_source(const SourceRecord& source) {
+    return store_source(db_, source);
+}
 
 // ---- the term dictionary -------------------------------------------------------------------
 
 void GraphStore::forget_cached_terms() noexcept { dictionary_.forget_cached_terms(); }
 
-Result<std::optional<std::int64_t>> GraphStore::find_term(const Term& term) { return dictionary_.lookup_id(term); }
+Result<std::optional<std::int64_t>> GraphStore::find_term(const Term& term) {
+    return dictionary_.lookup_id(term);
+}
 
 Result<std::vector<Term>> GraphStore::terms(std::span<const std::int64_t> ids) {
     std::vector<Term> out;
@@ -177,7 +187,8 @@ Result<InsertCounts> GraphStore::insert(std::int64_t source_id, std::span<const 
     return counts;
 }
 
-Result<InsertCounts> GraphStore::insert_rows(std::int64_t source_id, std::span<const Triple> triples) {
+Result<InsertCounts> GraphStore::insert_rows(std::int64_t source_id,
+                                             std::span<const Triple> triples) {
     {
         auto st = db_.prepare("SELECT 1 FROM graph_sources WHERE id = ?1");
         if (!st) return st.error();
@@ -185,8 +196,9 @@ Result<InsertCounts> GraphStore::insert_rows(std::int64_t source_id, std::span<c
         auto row = st->step();
         if (!row) return row.error();
         if (!*row) {
-            return make_error(ErrorType::kNotFound,
-                              "graph store: no source with id " + std::to_string(source_id) + " (register it first)");
+            return make_error(ErrorType::kNotFound, "graph store: no source with id " +
+                                                        std::to_string(source_id) +
+                                                        " (register it first)");
         }
     }
     std::vector<detail::Quad> quads;
@@ -201,15 +213,19 @@ Result<InsertCounts> GraphStore::insert_rows(std::int64_t source_id, std::span<c
     std::sort(quads.begin(), quads.end());
     const auto unique_end = std::unique(quads.begin(), quads.end());
     InsertCounts counts;
-    counts.already_present = static_cast<std::uint64_t>(quads.end() - unique_end);  // repeats in the call
+    counts.already_present =
+        static_cast<std::uint64_t>(quads.end() - unique_end);  // repeats in the call
     quads.erase(unique_end, quads.end());
 
     // Prepared once for the loop (finding a cached statement hashes its SQL text).
-    auto insert_quad = db_.prepare("INSERT OR IGNORE INTO graph_quads(s, p, o, g, src) VALUES(?1, ?2, ?3, ?4, ?5)");
+    auto insert_quad = db_.prepare(
+        "INSERT OR IGNORE INTO graph_quads(s, p, o, g, src) VALUES(?1, ?2, ?3, ?4, ?5)");
     if (!insert_quad) return insert_quad.error();
-    auto insert_pos = db_.prepare("INSERT OR IGNORE INTO graph_pos(p, o, s, g) VALUES(?1, ?2, ?3, ?4)");
+    auto insert_pos =
+        db_.prepare("INSERT OR IGNORE INTO graph_pos(p, o, s, g) VALUES(?1, ?2, ?3, ?4)");
     if (!insert_pos) return insert_pos.error();
-    auto insert_osp = db_.prepare("INSERT OR IGNORE INTO graph_osp(o, s, p, g) VALUES(?1, ?2, ?3, ?4)");
+    auto insert_osp =
+        db_.prepare("INSERT OR IGNORE INTO graph_osp(o, s, p, g) VALUES(?1, ?2, ?3, ?4)");
     if (!insert_osp) return insert_osp.error();
     storage::Statement& pos = *insert_pos;
     storage::Statement& osp = *insert_osp;
@@ -231,7 +247,8 @@ Result<InsertCounts> GraphStore::insert_rows(std::int64_t source_id, std::span<c
         ++counts.already_present;
         std::int64_t first_source = 0;
         {
-            auto st = db_.prepare("SELECT src FROM graph_quads WHERE s = ?1 AND p = ?2 AND o = ?3 AND g = ?4");
+            auto st = db_.prepare(
+                "SELECT src FROM graph_quads WHERE s = ?1 AND p = ?2 AND o = ?3 AND g = ?4");
             if (!st) return st.error();
             st->bind(1, q.s).bind(2, q.p).bind(3, q.o).bind(4, q.g);
             auto row = st->step();
@@ -240,7 +257,8 @@ Result<InsertCounts> GraphStore::insert_rows(std::int64_t source_id, std::span<c
         }
         if (first_source == source_id) continue;
         auto st = db_.prepare(
-            "INSERT OR IGNORE INTO graph_fact_sources(s, p, o, g, source) VALUES(?1, ?2, ?3, ?4, ?5)");
+            "INSERT OR IGNORE INTO graph_fact_sources(s, p, o, g, source) VALUES(?1, ?2, ?3, ?4, "
+            "?5)");
         if (!st) return st.error();
         st->bind(1, q.s).bind(2, q.p).bind(3, q.o).bind(4, q.g).bind(5, source_id);
         if (auto r = st->run(); !r) return r.error();
@@ -312,13 +330,16 @@ std::size_t term_wire_bytes(const Term& term) noexcept {
     // {"t":"i","i":""} and the like: about 20 bytes of keys and punctuation per term.
     constexpr std::size_t kTermOverhead = 20;
     switch (term.kind()) {
-        case Term::Kind::kIri: return kTermOverhead + term.as_iri().value.size();
-        case Term::Kind::kBlankNode: return kTermOverhead + term.as_blank().id.size();
+        case Term::Kind::kIri:
+            return kTermOverhead + term.as_iri().value.size();
+        case Term::Kind::kBlankNode:
+            return kTermOverhead + term.as_blank().id.size();
         case Term::Kind::kLiteral: {
             const auto& l = term.as_literal();
             return 2 * kTermOverhead + l.value.size() + l.datatype.size() + l.language.size();
         }
-        case Term::Kind::kTriple: return kTermOverhead + triple_wire_bytes(term.as_triple());
+        case Term::Kind::kTriple:
+            return kTermOverhead + triple_wire_bytes(term.as_triple());
     }
     return kTermOverhead;
 }
@@ -326,23 +347,24 @@ std::size_t term_wire_bytes(const Term& term) noexcept {
 std::size_t triple_wire_bytes(const Triple& triple) noexcept {
     // {"s":…,"p":…,"o":…,"g":""},
     constexpr std::size_t kTripleOverhead = 32;
-    return kTripleOverhead + term_wire_bytes(triple.s) + term_wire_bytes(triple.p) + term_wire_bytes(triple.o) +
-           (triple.graph ? triple.graph->size() : 0);
+    return kTripleOverhead + term_wire_bytes(triple.s) + term_wire_bytes(triple.p) +
+           term_wire_bytes(triple.o) + (triple.graph ? triple.graph->size() : 0);
 }
 
-Result<std::vector<Triple>> GraphStore::match(const schema::TriplePattern& pattern, std::uint32_t limit,
-                                              MatchBudget* budget) {
+Result<std::vector<Triple>> GraphStore::match(const schema::TriplePattern& pattern,
+                                              std::uint32_t limit, MatchBudget* budget) {
     return match_rows(pattern, limit, budget);
 }
 
-Result<std::vector<std::vector<Triple>>> GraphStore::match_batch(std::span<const schema::TriplePattern> patterns,
-                                                                 std::uint32_t limit_per_pattern,
-                                                                 MatchBudget* budget) {
+Result<std::vector<std::vector<Triple>>> GraphStore::match_batch(
+    std::span<const schema::TriplePattern> patterns, std::uint32_t limit_per_pattern,
+    MatchBudget* budget) {
     storage::ReadScope snapshot(db_);  // every pattern read from one snapshot, one read lock
     std::vector<std::vector<Triple>> results;
     results.reserve(patterns.size());
     for (const auto& pattern : patterns) {
-        if (budget != nullptr && budget->should_stop && budget->should_stop()) budget->stopped = true;
+        if (budget != nullptr && budget->should_stop && budget->should_stop())
+            budget->stopped = true;
         if (budget != nullptr && budget->exhausted()) break;
         auto found = match_rows(pattern, limit_per_pattern, budget);
         if (!found) return found.error();
@@ -378,8 +400,8 @@ Result<std::optional<BoundPattern>> bind_ids(const schema::TriplePattern& patter
 
 }  // namespace
 
-Result<std::vector<Triple>> GraphStore::match_rows(const schema::TriplePattern& pattern, std::uint32_t limit,
-                                                   MatchBudget* budget) {
+Result<std::vector<Triple>> GraphStore::match_rows(const schema::TriplePattern& pattern,
+                                                   std::uint32_t limit, MatchBudget* budget) {
     if (limit == 0 || limit > kMaxMatchLimit) limit = kMaxMatchLimit;
     auto bound = bind_ids(
         pattern, [this](const Term& t) { return dictionary_.lookup_id(t); },
@@ -425,8 +447,8 @@ Result<Triple> GraphStore::decode_row(storage::Statement& st, const schema::Trip
     const std::int64_t g = st.int64(3);
     // A position the pattern binds is copied from it; any other is decoded, reusing the last
     // row's term while the id repeats (rows come in index order).
-    const auto fill = [this](const std::optional<Term>& bound, std::int64_t id, std::int64_t& memo_id,
-                             Term& memo_term, Term& out) -> Result<void> {
+    const auto fill = [this](const std::optional<Term>& bound, std::int64_t id,
+                             std::int64_t& memo_id, Term& memo_term, Term& out) -> Result<void> {
         if (bound) {
             out = *bound;
             return {};
@@ -447,8 +469,12 @@ Result<Triple> GraphStore::decode_row(storage::Statement& st, const schema::Trip
         triple.o = *pattern.o;
     } else {
         switch (st.int64(4)) {
-            case StoredKind::kIri: triple.o = schema::Iri{std::string(st.text(5))}; break;
-            case StoredKind::kBlank: triple.o = schema::BlankNode{std::string(st.text(5))}; break;
+            case StoredKind::kIri:
+                triple.o = schema::Iri{std::string(st.text(5))};
+                break;
+            case StoredKind::kBlank:
+                triple.o = schema::BlankNode{std::string(st.text(5))};
+                break;
             case StoredKind::kTypedLiteral:
                 triple.o = schema::Literal{std::string(st.text(5)), std::string(st.text(6)), {}};
                 break;
@@ -465,7 +491,8 @@ Result<Triple> GraphStore::decode_row(storage::Statement& st, const schema::Trip
     if (g != 0) {
         auto graph = dictionary_.decode(g);
         if (!graph) return graph.error();
-        if (!graph->is_iri()) return make_error(ErrorType::kInternal, "graph store: a graph name is not an IRI");
+        if (!graph->is_iri())
+            return make_error(ErrorType::kInternal, "graph store: a graph name is not an IRI");
         triple.graph = graph->as_iri().value;
     }
     return triple;
@@ -516,7 +543,8 @@ Result<std::vector<SourceRecord>> GraphStore::sources_of(const Triple& fact) {
     const BoundPattern& b = **bound;
     std::vector<std::int64_t> source_ids;
     {
-        auto st = db_.prepare("SELECT src FROM graph_quads WHERE s = ?1 AND p = ?2 AND o = ?3 AND g = ?4");
+        auto st = db_.prepare(
+            "SELECT src FROM graph_quads WHERE s = ?1 AND p = ?2 AND o = ?3 AND g = ?4");
         if (!st) return st.error();
         bind_pattern(*st, b);
         auto row = st->step();
@@ -541,7 +569,8 @@ Result<std::vector<SourceRecord>> GraphStore::sources_of(const Triple& fact) {
 
 // ---- labels and entities -------------------------------------------------------------------
 
-Result<std::vector<std::string>> GraphStore::labels(std::span<const Term> terms, std::size_t max_bytes) {
+Result<std::vector<std::string>> GraphStore::labels(std::span<const Term> terms,
+                                                    std::size_t max_bytes) {
     return read_labels(db_, dictionary_, terms, max_bytes);
 }
 
@@ -592,7 +621,8 @@ Result<GraphStats> GraphStore::stats() {
     }
     {
         auto st = db_.prepare(
-            "SELECT st.tier, count(*) FROM graph_quads AS q JOIN graph_sources AS st ON st.id = q.src "
+            "SELECT st.tier, count(*) FROM graph_quads AS q JOIN graph_sources AS st ON st.id = "
+            "q.src "
             "GROUP BY st.tier");
         if (!st) return st.error();
         for (;;) {
@@ -600,14 +630,17 @@ Result<GraphStats> GraphStore::stats() {
             if (!row) return row.error();
             if (!*row) break;
             const auto tier = st->int64(0);
-            if (tier >= 1 && tier <= 4) stats.facts_per_tier[static_cast<std::size_t>(tier)] += static_cast<std::uint64_t>(st->int64(1));
+            if (tier >= 1 && tier <= 4)
+                stats.facts_per_tier[static_cast<std::size_t>(tier)] +=
+                    static_cast<std::uint64_t>(st->int64(1));
         }
     }
     // A fact with further sources counts under its best tier: move it there.
     auto st = db_.prepare(
         "SELECT first.tier, min(more.tier) FROM graph_fact_sources AS f "
         "JOIN graph_quads AS q ON q.s = f.s AND q.p = f.p AND q.o = f.o AND q.g = f.g "
-        "JOIN graph_sources AS first ON first.id = q.src JOIN graph_sources AS more ON more.id = f.source "
+        "JOIN graph_sources AS first ON first.id = q.src JOIN graph_sources AS more ON more.id = "
+        "f.source "
         "GROUP BY f.s, f.p, f.o, f.g");
     if (!st) return st.error();
     for (;;) {
@@ -646,7 +679,8 @@ Result<void> GraphStore::export_provenance(std::size_t batch_size, const TripleB
 
     std::unordered_map<std::int64_t, std::string> source_uris;
     {
-        auto raw = db_.prepare_once("SELECT id, uri, kind, document_uri, tier, loaded_at FROM graph_sources ORDER BY id");
+        auto raw = db_.prepare_once(
+            "SELECT id, uri, kind, document_uri, tier, loaded_at FROM graph_sources ORDER BY id");
         if (!raw) return raw.error();
         storage::Statement st(db_, raw->get());
         for (;;) {
@@ -662,14 +696,18 @@ Result<void> GraphStore::export_provenance(std::size_t batch_size, const TripleB
                 batch.push_back(Triple{subject, type, schema::iri(vocab::kDocument), graph});
             } else if (kind == static_cast<std::int64_t>(SourceKind::kChunk)) {
                 batch.push_back(Triple{subject, type, schema::iri(vocab::kChunk), graph});
-                if (!st.text(3).empty()) batch.push_back(Triple{subject, derived, schema::iri(st.text(3)), graph});
+                if (!st.text(3).empty())
+                    batch.push_back(Triple{subject, derived, schema::iri(st.text(3)), graph});
             }
             batch.push_back(Triple{subject, tier, schema::xsd_integer(st.int64(4)), graph});
-            if (!st.text(5).empty()) batch.push_back(Triple{subject, generated, schema::xsd_datetime(st.text(5)), graph});
+            if (!st.text(5).empty())
+                batch.push_back(
+                    Triple{subject, generated, schema::xsd_datetime(st.text(5)), graph});
             flush(false);
         }
     }
-    for (const char* sql : {"SELECT s, p, o, src FROM graph_quads", "SELECT s, p, o, source FROM graph_fact_sources"}) {
+    for (const char* sql : {"SELECT s, p, o, src FROM graph_quads",
+                            "SELECT s, p, o, source FROM graph_fact_sources"}) {
         auto raw = db_.prepare_once(sql);
         if (!raw) return raw.error();
         storage::Statement st(db_, raw->get());
@@ -688,7 +726,8 @@ Result<void> GraphStore::export_provenance(std::size_t batch_size, const TripleB
                 if (!term) return term.error();
                 *members[i] = std::move(*term);
             }
-            batch.push_back(Triple{schema::quoted(std::move(fact)), derived, schema::iri(source->second), graph});
+            batch.push_back(Triple{schema::quoted(std::move(fact)), derived,
+                                   schema::iri(source->second), graph});
             flush(false);
         }
     }

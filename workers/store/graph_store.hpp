@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "schema/messages.hpp"
 #include "base/result.hpp"
+#include "schema/messages.hpp"
 #include "schema/term.hpp"
 #include "storage/sqlite_database.hpp"
 #include "workers/store/graph_labels.hpp"
@@ -105,7 +105,7 @@ public:
     // Creates the tables if needed (terms, quads, fact_sources, sources; none of the names other
     // parts of the knowledge store use).
     static base::Result<std::unique_ptr<GraphStore>> open(storage::Database& db,
-                                                            GraphStoreOptions options = {});
+                                                          GraphStoreOptions options = {});
 
     GraphStore(const GraphStore&) = delete;
     GraphStore& operator=(const GraphStore&) = delete;
@@ -119,8 +119,9 @@ public:
     // from the same source again add nothing. Every triple is checked first; an invalid one is a
     // kInvalidRequest naming it and its index, and nothing from the call is written. An unknown
     // source_id is kNotFound.
-    base::Result<InsertCounts> insert(std::int64_t source_id, std::span<const schema::Triple> triples,
-                                        TransactionMode mode = TransactionMode::kOwn);
+    base::Result<InsertCounts> insert(std::int64_t source_id,
+                                      std::span<const schema::Triple> triples,
+                                      TransactionMode mode = TransactionMode::kOwn);
 
     // ---- staged (bulk) loads ----
     // A big load is staged batch by batch and made visible at once: stage() interns the terms
@@ -137,7 +138,7 @@ public:
     // registered at commit (its fields as the last stage() of that uri gave them).
     // Staged loads untouched for a day are dropped by the next stage() or commit_staged().
     base::Result<std::uint64_t> stage(std::string_view load, const SourceRecord& source,
-                                        std::span<const schema::Triple> triples);
+                                      std::span<const schema::Triple> triples);
     // Counts over everything staged under `load` (statements = added + already_present);
     // committing a load with nothing staged (or already committed) is all zeros.
     base::Result<InsertCounts> commit_staged(std::string_view load);
@@ -146,7 +147,8 @@ public:
     // At most `limit` quads (0 or more than kMaxMatchLimit: kMaxMatchLimit), in index order;
     // with a budget, fewer once it is exhausted (see MatchBudget).
     base::Result<std::vector<schema::Triple>> match(const schema::TriplePattern& pattern,
-                                                      std::uint32_t limit = 0, MatchBudget* budget = nullptr);
+                                                    std::uint32_t limit = 0,
+                                                    MatchBudget* budget = nullptr);
     // results[i] answers patterns[i]; every pattern is read from one snapshot. With a budget,
     // an exhausted budget ends the batch (the results so far are returned, the last one cut).
     base::Result<std::vector<std::vector<schema::Triple>>> match_batch(
@@ -156,7 +158,7 @@ public:
     // returns false. The callback may call this store again.
     using TripleBatchFn = std::function<bool(std::span<const schema::Triple>)>;
     base::Result<void> match_each(const schema::TriplePattern& pattern, std::size_t batch_size,
-                                    const TripleBatchFn& on_batch);
+                                  const TripleBatchFn& on_batch);
 
     // Where a fact came from: one entry per source, best tier first. Empty if the fact is not
     // stored. The graph of `fact` is part of the fact.
@@ -167,7 +169,7 @@ public:
     // N-Triples form (blank nodes, quoted triples).
     // Labels adding up to more than `max_bytes`: kInvalidRequest (see read_labels).
     base::Result<std::vector<std::string>> labels(std::span<const schema::Term> terms,
-                                                    std::size_t max_bytes = SIZE_MAX);
+                                                  std::size_t max_bytes = SIZE_MAX);
 
     // IRIs that are the subject or object of a quad, with id > after_id, in id order.
     base::Result<std::vector<Entity>> entities_after(std::int64_t after_id, std::size_t limit);
@@ -201,11 +203,12 @@ private:
         std::int64_t s = 0, p = 0;
         schema::Term s_term, p_term;
     };
-    base::Result<schema::Triple> decode_row(storage::Statement& st, const schema::TriplePattern& pattern,
-                                              RowMemo& memo);
-    base::Result<InsertCounts> insert_rows(std::int64_t source_id, std::span<const schema::Triple> triples);
+    base::Result<schema::Triple> decode_row(storage::Statement& st,
+                                            const schema::TriplePattern& pattern, RowMemo& memo);
+    base::Result<InsertCounts> insert_rows(std::int64_t source_id,
+                                           std::span<const schema::Triple> triples);
     base::Result<std::vector<schema::Triple>> match_rows(const schema::TriplePattern& pattern,
-                                                           std::uint32_t limit, MatchBudget* budget);
+                                                         std::uint32_t limit, MatchBudget* budget);
 
     storage::Database& db_;
     GraphStoreOptions options_;

@@ -56,7 +56,8 @@ KnowledgeBase::~KnowledgeBase() {
 storage::OpenOptions KnowledgeBase::open_options(const std::string& collection) {
     storage::OpenOptions options;
     options.label = "knowledge store " + collection;
-    options.cache_size = -65'536;  // 64 MiB of page cache: the indexes of a 1M-triple graph stay hot
+    options.cache_size =
+        -65'536;  // 64 MiB of page cache: the indexes of a 1M-triple graph stay hot
     // A load's commits (one per batch, then the whole load's) return without copying the WAL
     // into the file; the copy runs beside the next batch.
     options.background_checkpoint = true;
@@ -66,7 +67,8 @@ storage::OpenOptions KnowledgeBase::open_options(const std::string& collection) 
     return options;
 }
 
-Result<std::unique_ptr<KnowledgeBase>> KnowledgeBase::open(const fs::path& home, const std::string& collection,
+Result<std::unique_ptr<KnowledgeBase>> KnowledgeBase::open(const fs::path& home,
+                                                           const std::string& collection,
                                                            bool create) {
     auto kb = std::unique_ptr<KnowledgeBase>(new KnowledgeBase());
     kb->collection_ = collection;
@@ -79,10 +81,12 @@ Result<std::unique_ptr<KnowledgeBase>> KnowledgeBase::open(const fs::path& home,
         const fs::path folder = kb->path_.parent_path();
         if (folder.has_parent_path()) fs::create_directories(folder.parent_path(), ec);
         if (ec) {
-            return make_error(ErrorType::kInternal,
-                              "cannot create " + folder.parent_path().string() + ": " + ec.message());
+            return make_error(
+                ErrorType::kInternal,
+                "cannot create " + folder.parent_path().string() + ": " + ec.message());
         }
-        if (auto made = base::ensure_owner_only_folder(folder); !made) return std::move(made).error();
+        if (auto made = base::ensure_owner_only_folder(folder); !made)
+            return std::move(made).error();
     }
     auto options = open_options(collection);
     // A file deleted between the check above and here is not made again by a reader.
@@ -96,7 +100,8 @@ Result<std::unique_ptr<KnowledgeBase>> KnowledgeBase::open(const fs::path& home,
     if (const auto identity = file_identity(kb->path_))
         std::tie(kb->file_device_, kb->file_inode_) = *identity;
     const auto fail = [&](const base::Error& error) {
-        return make_error(error.type, kb->path_.string() + " is not a usable knowledge base: " + error.message);
+        return make_error(error.type,
+                          kb->path_.string() + " is not a usable knowledge base: " + error.message);
     };
     auto graph = GraphStore::open(*kb->db_);
     if (!graph) return fail(graph.error());
@@ -140,8 +145,8 @@ Result<void> KnowledgeBase::set_index_mark(IndexKind kind, std::int64_t last_key
 std::uint64_t KnowledgeBase::bytes_on_disk() const {
     std::uint64_t total = 0;
     std::error_code ec;
-    for (const auto& file : {path_, fs::path(path_.string() + "-wal"), entity_vectors_->index_file(),
-                             chunk_vectors_->index_file()}) {
+    for (const auto& file : {path_, fs::path(path_.string() + "-wal"),
+                             entity_vectors_->index_file(), chunk_vectors_->index_file()}) {
         const auto size = fs::file_size(file, ec);
         if (!ec) total += size;
     }

@@ -25,7 +25,8 @@
 namespace glassbox::store {
 
 // <home>/knowledge/<collection>.db
-std::filesystem::path collection_path(const std::filesystem::path& home, std::string_view collection);
+std::filesystem::path collection_path(const std::filesystem::path& home,
+                                      std::string_view collection);
 
 class KnowledgeBase {
 public:
@@ -35,7 +36,8 @@ public:
     // Opens (creating when `create`; else kNotFound for a collection never loaded) the file and
     // every part. A file that is not a knowledge base is reported, not crashed on.
     static base::Result<std::unique_ptr<KnowledgeBase>> open(const std::filesystem::path& home,
-                                                               const std::string& collection, bool create);
+                                                             const std::string& collection,
+                                                             bool create);
     ~KnowledgeBase();
     KnowledgeBase(const KnowledgeBase&) = delete;
     KnowledgeBase& operator=(const KnowledgeBase&) = delete;

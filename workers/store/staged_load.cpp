@@ -30,17 +30,18 @@ constexpr std::size_t kStagedQuadBytes = 5 * 8;
 Result<void> check_load_name(std::string_view load) {
     bool ok = !load.empty() && load.size() <= 64;
     for (const char c : load) {
-        ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                    c == '-' || c == '.');
+        ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-' || c == '.');
     }
     if (ok) return {};
-    return make_error(ErrorType::kInvalidRequest,
-                      "load \"" + std::string(load.substr(0, 80)) + "\" is not a valid staged-load name: 1-64 of "
-                                                                     "A-Z a-z 0-9 _ - .");
+    return make_error(ErrorType::kInvalidRequest, "load \"" + std::string(load.substr(0, 80)) +
+                                                      "\" is not a valid staged-load name: 1-64 of "
+                                                      "A-Z a-z 0-9 _ - .");
 }
 
 std::int64_t unix_now() {
-    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
         .count();
 }
 
@@ -95,7 +96,8 @@ Result<std::uint64_t> StagedLoads::stage(std::string_view load, const SourceReco
     auto tx = storage::Transaction::begin(db_, storage::Transaction::Kind::kImmediate);
     if (!tx) return tx.error();
     const auto fail = [this](const base::Error& error) -> Result<std::uint64_t> {
-        dictionary_.forget_cached_terms();  // ids cached meanwhile are rolled back with the transaction
+        dictionary_
+            .forget_cached_terms();  // ids cached meanwhile are rolled back with the transaction
         return error;
     };
     TermDictionary::KnownTermsScope known{dictionary_};
@@ -124,9 +126,12 @@ Result<std::uint64_t> StagedLoads::stage(std::string_view load, const SourceReco
     }
     {
         auto st = db_.prepare(
-            "INSERT INTO graph_staged_sources(load, uri, n, kind, document_uri, tier, loaded_at, media_type) "
-            "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(load, uri) DO UPDATE SET kind = excluded.kind, "
-            "document_uri = excluded.document_uri, tier = excluded.tier, loaded_at = excluded.loaded_at, "
+            "INSERT INTO graph_staged_sources(load, uri, n, kind, document_uri, tier, loaded_at, "
+            "media_type) "
+            "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(load, uri) DO UPDATE SET kind = "
+            "excluded.kind, "
+            "document_uri = excluded.document_uri, tier = excluded.tier, loaded_at = "
+            "excluded.loaded_at, "
             "media_type = excluded.media_type");
         if (!st) return fail(st.error());
         st->bind(1, load)
@@ -146,10 +151,12 @@ Result<std::uint64_t> StagedLoads::stage(std::string_view load, const SourceReco
         for (const auto& triple : triples) {
             auto ids = dictionary_.intern_statement(triple, memo);
             if (!ids) return fail(ids.error());
-            for (const auto value : {(*ids)[0], (*ids)[1], (*ids)[2], (*ids)[3], n}) put_i64(blob, value);
+            for (const auto value : {(*ids)[0], (*ids)[1], (*ids)[2], (*ids)[3], n})
+                put_i64(blob, value);
         }
         auto st = db_.prepare(
-            "INSERT INTO graph_staged_quads(load, statements, staged_at, quads) VALUES(?1, ?2, ?3, ?4)");
+            "INSERT INTO graph_staged_quads(load, statements, staged_at, quads) VALUES(?1, ?2, ?3, "
+            "?4)");
         if (!st) return fail(st.error());
         st->bind(1, load)
             .bind(2, static_cast<std::int64_t>(triples.size()))
@@ -165,8 +172,8 @@ Result<void> StagedLoads::abort(std::string_view load) {
     if (auto r = check_load_name(load); !r) return r.error();
     auto tx = storage::Transaction::begin(db_, storage::Transaction::Kind::kImmediate);
     if (!tx) return tx.error();
-    for (const char* sql :
-         {"DELETE FROM graph_staged_quads WHERE load = ?1", "DELETE FROM graph_staged_sources WHERE load = ?1"}) {
+    for (const char* sql : {"DELETE FROM graph_staged_quads WHERE load = ?1",
+                            "DELETE FROM graph_staged_sources WHERE load = ?1"}) {
         auto del = db_.prepare(sql);
         if (!del) return del.error();
         del->bind(1, load);
@@ -185,7 +192,8 @@ Result<InsertCounts> StagedLoads::commit(std::string_view load) {
     {
         std::vector<std::pair<std::int64_t, SourceRecord>> staged;
         auto st = db_.prepare(
-            "SELECT n, uri, kind, document_uri, tier, loaded_at, media_type FROM graph_staged_sources "
+            "SELECT n, uri, kind, document_uri, tier, loaded_at, media_type FROM "
+            "graph_staged_sources "
             "WHERE load = ?1 ORDER BY n");
         if (!st) return st.error();
         st->bind(1, load);
@@ -220,7 +228,8 @@ Result<InsertCounts> StagedLoads::commit(std::string_view load) {
     }
     {
         std::vector<StagedQuad> group;
-        auto raw = db_.prepare_once("SELECT statements, quads FROM graph_staged_quads WHERE load = ?1 ORDER BY id");
+        auto raw = db_.prepare_once(
+            "SELECT statements, quads FROM graph_staged_quads WHERE load = ?1 ORDER BY id");
         if (!raw) return raw.error();
         storage::Statement st(db_, raw->get());
         st.bind(1, load);
@@ -231,17 +240,19 @@ Result<InsertCounts> StagedLoads::commit(std::string_view load) {
             const auto bytes = st.blob(1);
             if (bytes.size() % kStagedQuadBytes != 0 ||
                 bytes.size() / kStagedQuadBytes != static_cast<std::uint64_t>(st.int64(0))) {
-                return make_error(ErrorType::kInternal, "graph store: a staged batch of load " + std::string(load) +
-                                                            " is damaged");
+                return make_error(ErrorType::kInternal, "graph store: a staged batch of load " +
+                                                            std::string(load) + " is damaged");
             }
             for (std::size_t at = 0; at < bytes.size(); at += kStagedQuadBytes) {
                 const std::byte* q = bytes.data() + at;
                 const auto source = source_ids.find(get_i64(q + 32));
                 if (source == source_ids.end()) {
-                    return make_error(ErrorType::kInternal,
-                                      "graph store: a staged quad of load " + std::string(load) + " has no source");
+                    return make_error(ErrorType::kInternal, "graph store: a staged quad of load " +
+                                                                std::string(load) +
+                                                                " has no source");
                 }
-                group.push_back({get_i64(q), get_i64(q + 8), get_i64(q + 16), get_i64(q + 24), source->second});
+                group.push_back(
+                    {get_i64(q), get_i64(q + 8), get_i64(q + 16), get_i64(q + 24), source->second});
                 ++statements;
             }
             if (group.size() >= std::max<std::size_t>(1, commit_group_)) {
@@ -251,8 +262,8 @@ Result<InsertCounts> StagedLoads::commit(std::string_view load) {
         }
         if (auto r = commit_group(group, counts, fresh); !r) return r.error();
     }
-    for (const char* sql :
-         {"DELETE FROM graph_staged_quads WHERE load = ?1", "DELETE FROM graph_staged_sources WHERE load = ?1"}) {
+    for (const char* sql : {"DELETE FROM graph_staged_quads WHERE load = ?1",
+                            "DELETE FROM graph_staged_sources WHERE load = ?1"}) {
         auto del = db_.prepare(sql);
         if (!del) return del.error();
         del->bind(1, load);
@@ -293,7 +304,8 @@ SortedOrders sort_orders(std::vector<detail::Quad> rows) {
 
 }  // namespace
 
-Result<void> StagedLoads::commit_group(std::vector<StagedQuad>& group, InsertCounts& counts, bool fresh) {
+Result<void> StagedLoads::commit_group(std::vector<StagedQuad>& group, InsertCounts& counts,
+                                       bool fresh) {
     // The feed reads both as arrays of int64 rows.
     static_assert(sizeof(StagedQuad) == 5 * sizeof(std::int64_t));
     static_assert(sizeof(detail::Quad) == 4 * sizeof(std::int64_t));
@@ -311,14 +323,16 @@ Result<void> StagedLoads::commit_group(std::vector<StagedQuad>& group, InsertCou
     };
     const auto link = [this](const StagedQuad& q, std::int64_t source) -> Result<void> {
         auto st = db_.prepare(
-            "INSERT OR IGNORE INTO graph_fact_sources(s, p, o, g, source) VALUES(?1, ?2, ?3, ?4, ?5)");
+            "INSERT OR IGNORE INTO graph_fact_sources(s, p, o, g, source) VALUES(?1, ?2, ?3, ?4, "
+            "?5)");
         if (!st) return st.error();
         st->bind(1, q.s).bind(2, q.p).bind(3, q.o).bind(4, q.g).bind(5, source);
         return st->run();
     };
     if (fresh) {
         // Deduplicated in place: the first of each run of equal quads (its lowest source) stays.
-        std::vector<std::pair<std::size_t, std::int64_t>> links;  // (index in the kept rows, source)
+        std::vector<std::pair<std::size_t, std::int64_t>>
+            links;  // (index in the kept rows, source)
         std::size_t kept = 0;
         for (std::size_t i = 0; i < group.size();) {
             std::size_t end = i + 1;
@@ -333,22 +347,27 @@ Result<void> StagedLoads::commit_group(std::vector<StagedQuad>& group, InsertCou
         // The other two orders are sorted on a second core while SPO is written.
         for (const auto& q : group) added.push_back({q.s, q.p, q.o, q.g});
         orders = std::async(std::launch::async, sort_orders, std::move(added));
-        storage::Int64RowFeed feed{reinterpret_cast<const std::int64_t*>(group.data()), group.size(), 5, {0, 1, 2, 3, 4}};
+        storage::Int64RowFeed feed{
+            reinterpret_cast<const std::int64_t*>(group.data()), group.size(), 5, {0, 1, 2, 3, 4}};
         auto n = storage::run_with_row_feed(
-            db_, std::string("INSERT INTO graph_quads(s, p, o, g, src) SELECT c0, c1, c2, c3, c4 FROM ") + kQuadFeedTable,
+            db_,
+            std::string(
+                "INSERT INTO graph_quads(s, p, o, g, src) SELECT c0, c1, c2, c3, c4 FROM ") +
+                kQuadFeedTable,
             feed);
         if (!n) return n.error();
         if (static_cast<std::size_t>(*n) != group.size()) {
-            return make_error(ErrorType::kInternal, "graph store: a staged commit wrote " + std::to_string(*n) +
-                                                        " of " + std::to_string(group.size()) + " new quads");
+            return make_error(ErrorType::kInternal,
+                              "graph store: a staged commit wrote " + std::to_string(*n) + " of " +
+                                  std::to_string(group.size()) + " new quads");
         }
         counts.added += group.size();
         for (const auto& [index, source] : links) {
             if (auto r = link(group[index], source); !r) return r;
         }
     } else {
-        auto insert_quad =
-            db_.prepare("INSERT OR IGNORE INTO graph_quads(s, p, o, g, src) VALUES(?1, ?2, ?3, ?4, ?5)");
+        auto insert_quad = db_.prepare(
+            "INSERT OR IGNORE INTO graph_quads(s, p, o, g, src) VALUES(?1, ?2, ?3, ?4, ?5)");
         if (!insert_quad) return insert_quad.error();
         for (std::size_t i = 0; i < group.size();) {
             std::size_t end = i + 1;
@@ -362,7 +381,8 @@ Result<void> StagedLoads::commit_group(std::vector<StagedQuad>& group, InsertCou
                 ++counts.added;
                 added.push_back({q.s, q.p, q.o, q.g});
             } else {
-                auto st = db_.prepare("SELECT src FROM graph_quads WHERE s = ?1 AND p = ?2 AND o = ?3 AND g = ?4");
+                auto st = db_.prepare(
+                    "SELECT src FROM graph_quads WHERE s = ?1 AND p = ?2 AND o = ?3 AND g = ?4");
                 if (!st) return st.error();
                 st->bind(1, q.s).bind(2, q.p).bind(3, q.o).bind(4, q.g);
                 auto row = st->step();
@@ -370,7 +390,8 @@ Result<void> StagedLoads::commit_group(std::vector<StagedQuad>& group, InsertCou
                 if (*row) first_source = st->int64(0);
             }
             for (std::size_t k = i; k < end; ++k) {
-                if (group[k].src == first_source || (k > i && group[k].src == group[k - 1].src)) continue;
+                if (group[k].src == first_source || (k > i && group[k].src == group[k - 1].src))
+                    continue;
                 if (auto r = link(group[k], group[k].src); !r) return r;
             }
             i = end;
@@ -379,15 +400,27 @@ Result<void> StagedLoads::commit_group(std::vector<StagedQuad>& group, InsertCou
     group.clear();
     // POS then OSP: sorted into the order's key, written by one statement each.
     const SortedOrders sorted = orders.valid() ? orders.get() : sort_orders(std::move(added));
-    storage::Int64RowFeed pos{reinterpret_cast<const std::int64_t*>(sorted.pos.data()), sorted.pos.size(), 4, {1, 2, 0, 3, 3}};
+    storage::Int64RowFeed pos{reinterpret_cast<const std::int64_t*>(sorted.pos.data()),
+                              sorted.pos.size(),
+                              4,
+                              {1, 2, 0, 3, 3}};
     if (auto r = storage::run_with_row_feed(
-            db_, std::string("INSERT OR IGNORE INTO graph_pos(p, o, s, g) SELECT c0, c1, c2, c3 FROM ") + kQuadFeedTable, pos);
+            db_,
+            std::string("INSERT OR IGNORE INTO graph_pos(p, o, s, g) SELECT c0, c1, c2, c3 FROM ") +
+                kQuadFeedTable,
+            pos);
         !r) {
         return r.error();
     }
-    storage::Int64RowFeed osp{reinterpret_cast<const std::int64_t*>(sorted.osp.data()), sorted.osp.size(), 4, {2, 0, 1, 3, 3}};
+    storage::Int64RowFeed osp{reinterpret_cast<const std::int64_t*>(sorted.osp.data()),
+                              sorted.osp.size(),
+                              4,
+                              {2, 0, 1, 3, 3}};
     if (auto r = storage::run_with_row_feed(
-            db_, std::string("INSERT OR IGNORE INTO graph_osp(o, s, p, g) SELECT c0, c1, c2, c3 FROM ") + kQuadFeedTable, osp);
+            db_,
+            std::string("INSERT OR IGNORE INTO graph_osp(o, s, p, g) SELECT c0, c1, c2, c3 FROM ") +
+                kQuadFeedTable,
+            osp);
         !r) {
         return r.error();
     }

@@ -23,7 +23,8 @@ inline constexpr const char* kQuadFeedTable = "glassbox_quad_feed";
 // the store's connection and dictionary. Holds no state of its own between calls.
 class StagedLoads {
 public:
-    StagedLoads(storage::Database& db, TermDictionary& dictionary, std::size_t commit_group) noexcept
+    StagedLoads(storage::Database& db, TermDictionary& dictionary,
+                std::size_t commit_group) noexcept
         : db_(db), dictionary_(dictionary), commit_group_(commit_group) {}
 
     base::Result<std::uint64_t> stage(std::string_view load, const SourceRecord& source,
@@ -38,7 +39,8 @@ private:
     };
 
     base::Result<void> drop_stale_staging();
-    base::Result<void> commit_group(std::vector<StagedQuad>& group, InsertCounts& counts, bool fresh);
+    base::Result<void> commit_group(std::vector<StagedQuad>& group, InsertCounts& counts,
+                                    bool fresh);
 
     storage::Database& db_;
     TermDictionary& dictionary_;

@@ -8,21 +8,21 @@
 #include <span>
 #include <unordered_map>
 
+#include "base/log.hpp"
 #include "base/time_format.hpp"
-#include "schema/nquads.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/json_fast.hpp"
-#include "base/log.hpp"
 #include "schema/messages.hpp"
+#include "schema/nquads.hpp"
 #include "workers/store/collection_catalog.hpp"
 
 namespace glassbox::store {
 
-using nlohmann::json;
 using base::Error;
 using base::ErrorType;
 using base::make_error;
 using base::Result;
+using nlohmann::json;
 
 namespace {
 
@@ -42,7 +42,8 @@ schema::FactSource to_wire(const SourceRecord& record) {
 }
 
 // Best score per key over several query vectors, then the top `limit`.
-Result<std::vector<VectorMatch>> search_all(VectorIndex& index, std::span<const std::vector<double>> vectors,
+Result<std::vector<VectorMatch>> search_all(VectorIndex& index,
+                                            std::span<const std::vector<double>> vectors,
                                             std::uint32_t limit) {
     std::unordered_map<std::int64_t, float> best;
     for (const auto& vector : vectors) {
@@ -65,7 +66,8 @@ Result<std::vector<VectorMatch>> search_all(VectorIndex& index, std::span<const 
 
 }  // namespace
 
-StoreService::StoreService(StoreServiceConfig config) : config_(std::move(config)), bases_(config_.home) {}
+StoreService::StoreService(StoreServiceConfig config)
+    : config_(std::move(config)), bases_(config_.home) {}
 
 runtime::Handler make_store_handler(std::shared_ptr<StoreService> service) {
     return [service](runtime::RequestContext& ctx) { service->handle(ctx); };
@@ -81,40 +83,60 @@ public:
 
     void run() {
         const json& body = ctx_.body();
-        if (!body.is_object()) return fail(make_error(ErrorType::kInvalidRequest, "the body must be a JSON object"));
+        if (!body.is_object())
+            return fail(make_error(ErrorType::kInvalidRequest, "the body must be a JSON object"));
         const auto op_field = body.find("op");
         if (op_field == body.end() || !op_field->is_string()) {
-            return fail(make_error(ErrorType::kInvalidRequest, "the body needs \"op\": one of " + op_names()));
+            return fail(make_error(ErrorType::kInvalidRequest,
+                                   "the body needs \"op\": one of " + op_names()));
         }
         const std::string op = op_field->get<std::string>();
         op_ = op;
         Result<json> reply = make_error(ErrorType::kInvalidRequest,
                                         "unknown op \"" + op + "\"; expected one of " + op_names());
         if (op == kOpTriplesBatch) return answer(triples_batch(body));
-        if (op == kOpTriples) reply = triples(body);
-        else if (op == kOpEntities) reply = entities(body);
-        else if (op == kOpEntitiesBatch) reply = entities_batch(body);
-        else if (op == kOpChunksVector) reply = chunks_vector(body);
-        else if (op == kOpChunksKeyword) reply = chunks_keyword(body);
-        else if (op == kOpChunksHybrid) reply = chunks_hybrid(body);
-        else if (op == kOpChunksFetch) reply = chunks_fetch(body);
-        else if (op == kOpFactSources) reply = fact_sources(body);
-        else if (op == kOpLabels) reply = labels(body);
-        else if (op == kOpStats) reply = stats(body);
-        else if (op == kOpLoadTriples) reply = load_triples(body);
-        else if (op == kOpLoadDocuments) reply = load_documents(body);
-        else if (op == kOpIndex) reply = index(body);
-        else if (op == kOpLoadCommit) reply = load_commit(body);
-        else if (op == kOpLoadAbort) reply = load_abort(body);
-        else if (op == kOpCollections) reply = collections();
-        else if (op == kOpCollectionDelete) reply = collection_delete(body);
+        if (op == kOpTriples)
+            reply = triples(body);
+        else if (op == kOpEntities)
+            reply = entities(body);
+        else if (op == kOpEntitiesBatch)
+            reply = entities_batch(body);
+        else if (op == kOpChunksVector)
+            reply = chunks_vector(body);
+        else if (op == kOpChunksKeyword)
+            reply = chunks_keyword(body);
+        else if (op == kOpChunksHybrid)
+            reply = chunks_hybrid(body);
+        else if (op == kOpChunksFetch)
+            reply = chunks_fetch(body);
+        else if (op == kOpFactSources)
+            reply = fact_sources(body);
+        else if (op == kOpLabels)
+            reply = labels(body);
+        else if (op == kOpStats)
+            reply = stats(body);
+        else if (op == kOpLoadTriples)
+            reply = load_triples(body);
+        else if (op == kOpLoadDocuments)
+            reply = load_documents(body);
+        else if (op == kOpIndex)
+            reply = index(body);
+        else if (op == kOpLoadCommit)
+            reply = load_commit(body);
+        else if (op == kOpLoadAbort)
+            reply = load_abort(body);
+        else if (op == kOpCollections)
+            reply = collections();
+        else if (op == kOpCollectionDelete)
+            reply = collection_delete(body);
         if (!reply) return answer(std::move(reply).error());
         answer(schema::dump(*reply));
     }
 
 private:
     static std::string op_names() {
-        return "triples, triples-batch, entities, entities-batch, chunks-vector, chunks-keyword, chunks-hybrid, chunks-fetch, "
+        return "triples, triples-batch, entities, entities-batch, chunks-vector, chunks-keyword, "
+               "chunks-hybrid, chunks-fetch, "
                "fact-sources, labels, stats, load-triples, load-documents, index, load-commit, "
                "load-abort, collections, collection-delete";
     }
@@ -129,7 +151,8 @@ private:
     void answer(Result<std::string> reply) {
         if (ctx_.finished()) return;
         if (!reply) return fail(reply.error());
-        const std::size_t hard = config_.bounds.max_reply_bytes + config_.bounds.max_reply_bytes / 2;
+        const std::size_t hard =
+            config_.bounds.max_reply_bytes + config_.bounds.max_reply_bytes / 2;
         if (reply->size() > hard) {
             return fail(reply_too_large(op_, hard, "1.5 × max_reply_bytes",
                                         "it came to " + std::to_string(reply->size()) + " bytes",
@@ -194,7 +217,8 @@ private:
             std::size_t end = sent;
             std::size_t bytes = 0;
             while (end < found.size() && end - sent < config_.stream_batch &&
-                   (end == sent || bytes + triple_wire_bytes(found[end]) <= config_.bounds.max_reply_bytes)) {
+                   (end == sent ||
+                    bytes + triple_wire_bytes(found[end]) <= config_.bounds.max_reply_bytes)) {
                 bytes += triple_wire_bytes(found[end]);
                 ++end;
             }
@@ -202,12 +226,15 @@ private:
             if (ctx_.cancelled()) return ctx_.cancellation_error();
             std::vector<schema::Triple> part(found.begin() + static_cast<std::ptrdiff_t>(sent),
                                              found.begin() + static_cast<std::ptrdiff_t>(end));
-            if (auto r = ctx_.send_partial(schema::encode(schema::TriplesResponse{std::move(part)})); !r) {
+            if (auto r =
+                    ctx_.send_partial(schema::encode(schema::TriplesResponse{std::move(part)}));
+                !r) {
                 return r.error();
             }
             sent = end;
         }
-        std::vector<schema::Triple> rest(found.begin() + static_cast<std::ptrdiff_t>(sent), found.end());
+        std::vector<schema::Triple> rest(found.begin() + static_cast<std::ptrdiff_t>(sent),
+                                         found.end());
         json reply = schema::encode(schema::TriplesResponse{std::move(rest)});
         reply["count"] = found.size();
         return reply;
@@ -230,9 +257,10 @@ private:
         }
         if (budget.stopped) return ctx_.cancellation_error();
         if (budget.over_bytes) {
-            return reply_too_large(kOpTriplesBatch, config_.bounds.max_reply_bytes, "max_reply_bytes",
-                                   "reached at pattern " + std::to_string(reply.results.size()) + " of " +
-                                       std::to_string(q->patterns.size()),
+            return reply_too_large(kOpTriplesBatch, config_.bounds.max_reply_bytes,
+                                   "max_reply_bytes",
+                                   "reached at pattern " + std::to_string(reply.results.size()) +
+                                       " of " + std::to_string(q->patterns.size()),
                                    "ask with a lower limit or fewer patterns per request");
         }
         return schema::encode_text(reply);
@@ -256,10 +284,13 @@ private:
 
     // The GraphEmbeddingsQuery's nearest entities: one list per vector, or one list for all of
     // them (best score per entity); the terms of every list read in one go.
-    Result<std::vector<std::vector<schema::EntityMatch>>> entity_matches(const json& body, bool per_vector) {
+    Result<std::vector<std::vector<schema::EntityMatch>>> entity_matches(const json& body,
+                                                                         bool per_vector) {
         auto q = schema::decode<schema::GraphEmbeddingsQuery>(body);
         if (!q) return std::move(q).error();
-        if (auto r = check_request(*q, per_vector ? kOpEntitiesBatch : kOpEntities, per_vector, config_.bounds); !r) {
+        if (auto r = check_request(*q, per_vector ? kOpEntitiesBatch : kOpEntities, per_vector,
+                                   config_.bounds);
+            !r) {
             return r.error();
         }
         auto kb = base(q->collection, false);
@@ -287,15 +318,15 @@ private:
         std::size_t next = 0;
         for (const auto& found : matches) {
             auto& out = lists.emplace_back();
-            for (const auto& m : found) out.push_back({(*terms)[next++], static_cast<double>(m.score)});
+            for (const auto& m : found)
+                out.push_back({(*terms)[next++], static_cast<double>(m.score)});
         }
         return lists;
     }
 
     // Vector matches as chunk URIs (rowids the document store no longer has are left out).
-    Result<std::vector<std::pair<std::string, double>>> chunk_vector_matches(KnowledgeBase& kb,
-                                                                             const std::vector<std::vector<double>>& vectors,
-                                                                             std::uint32_t limit) {
+    Result<std::vector<std::pair<std::string, double>>> chunk_vector_matches(
+        KnowledgeBase& kb, const std::vector<std::vector<double>>& vectors, std::uint32_t limit) {
         auto matches = search_all(kb.chunk_vectors(), vectors, limit);
         if (!matches) return std::move(matches).error();
         std::vector<std::int64_t> rowids;
@@ -306,7 +337,8 @@ private:
         for (const auto& c : fetched->chunks) uri_of.emplace(c.rowid, c.chunk.chunk_id);
         std::vector<std::pair<std::string, double>> out;
         for (const auto& m : *matches) {
-            if (auto it = uri_of.find(m.key); it != uri_of.end()) out.emplace_back(it->second, m.score);
+            if (auto it = uri_of.find(m.key); it != uri_of.end())
+                out.emplace_back(it->second, m.score);
         }
         return out;
     }
@@ -368,9 +400,10 @@ private:
         }
         std::vector<schema::ChunkMatch> ranked;
         for (auto& [uri, score] : fused) ranked.push_back({uri, score});
-        std::sort(ranked.begin(), ranked.end(), [](const schema::ChunkMatch& a, const schema::ChunkMatch& b) {
-            return a.score != b.score ? a.score > b.score : a.chunk_id < b.chunk_id;
-        });
+        std::sort(ranked.begin(), ranked.end(),
+                  [](const schema::ChunkMatch& a, const schema::ChunkMatch& b) {
+                      return a.score != b.score ? a.score > b.score : a.chunk_id < b.chunk_id;
+                  });
         if (ranked.size() > limit) ranked.resize(limit);
         return schema::encode(schema::ChunkMatchResponse{std::move(ranked)});
     }
@@ -408,14 +441,16 @@ private:
             if (!sources) return std::move(sources).error();
             std::vector<schema::FactSource> wire;
             for (const auto& s : *sources) {
-                bytes += kSourceWireOverhead + s.uri.size() + s.document_uri.size() + s.loaded_at.size();
+                bytes +=
+                    kSourceWireOverhead + s.uri.size() + s.document_uri.size() + s.loaded_at.size();
                 wire.push_back(to_wire(s));
             }
             if (bytes > config_.bounds.max_reply_bytes) {
-                return reply_too_large(kOpFactSources, config_.bounds.max_reply_bytes, "max_reply_bytes",
-                                       "reached at triple " + std::to_string(reply.sources.size() + 1) + " of " +
-                                           std::to_string(q->triples.size()),
-                                       "ask about fewer triples per request");
+                return reply_too_large(
+                    kOpFactSources, config_.bounds.max_reply_bytes, "max_reply_bytes",
+                    "reached at triple " + std::to_string(reply.sources.size() + 1) + " of " +
+                        std::to_string(q->triples.size()),
+                    "ask about fewer triples per request");
             }
             reply.sources.push_back(std::move(wire));
         }
@@ -456,7 +491,8 @@ private:
         out.graphs = graph->graphs;
         out.sources = graph->sources;
         for (std::size_t tier = 1; tier <= 4; ++tier) {
-            if (graph->facts_per_tier[tier] > 0) out.facts_per_tier[std::to_string(tier)] = graph->facts_per_tier[tier];
+            if (graph->facts_per_tier[tier] > 0)
+                out.facts_per_tier[std::to_string(tier)] = graph->facts_per_tier[tier];
         }
         out.documents = documents->documents;
         out.chunks = documents->chunks;
@@ -535,20 +571,23 @@ private:
     }
 
     static std::string loaded_at_or_now(const std::string& loaded_at) {
-        return loaded_at.empty() ? base::format_xsd_datetime(std::chrono::system_clock::now()) : loaded_at;
+        return loaded_at.empty() ? base::format_xsd_datetime(std::chrono::system_clock::now())
+                                 : loaded_at;
     }
 
     Result<json> load_triples(const json& body) {
         // Text under another key ("triples", "text") would decode as an empty batch and load
         // nothing while answering success (issue 16): the text must be there.
         if (const auto text = body.find("nquads"); text == body.end() || !text->is_string()) {
-            return make_error(ErrorType::kInvalidRequest,
-                              "load-triples needs \"nquads\": the statements as N-Quads text (a string)");
+            return make_error(
+                ErrorType::kInvalidRequest,
+                "load-triples needs \"nquads\": the statements as N-Quads text (a string)");
         }
         auto q = schema::decode<schema::LoadTriplesRequest>(body);
         if (!q) return std::move(q).error();
         if (q->source.uri.empty()) {
-            return make_error(ErrorType::kInvalidRequest, "load-triples needs source.uri (the file's URI)");
+            return make_error(ErrorType::kInvalidRequest,
+                              "load-triples needs source.uri (the file's URI)");
         }
         // Parsed before the lock: the batch is checked whole, and bad text writes nothing.
         auto triples = schema::parse_nquads(q->nquads);
@@ -575,7 +614,8 @@ private:
         if (!source_id) return std::move(source_id).error();
         auto counts = (*kb)->graph().insert(*source_id, *triples);
         if (!counts) return std::move(counts).error();
-        return schema::encode(schema::LoadTriplesResponse{triples->size(), counts->added, counts->already_present});
+        return schema::encode(
+            schema::LoadTriplesResponse{triples->size(), counts->added, counts->already_present});
     }
 
     // The optional "load" of load-triples, and the required one of load-commit / load-abort
@@ -586,14 +626,16 @@ private:
             if (!required) return std::string();
             return make_error(ErrorType::kDecodeError, "load: required (the staged load's name)");
         }
-        if (!field->is_string()) return make_error(ErrorType::kDecodeError, "load: expected a string");
+        if (!field->is_string())
+            return make_error(ErrorType::kDecodeError, "load: expected a string");
         return field->get<std::string>();
     }
 
     static Result<std::string> collection_of(const json& body) {
         const auto field = body.find("collection");
         if (field == body.end() || field->is_null()) return std::string();
-        if (!field->is_string()) return make_error(ErrorType::kDecodeError, "collection: expected a string");
+        if (!field->is_string())
+            return make_error(ErrorType::kDecodeError, "collection: expected a string");
         return field->get<std::string>();
     }
 
@@ -608,8 +650,8 @@ private:
         if (!held) return std::move(held).error();
         auto counts = (*kb)->graph().commit_staged(*load);
         if (!counts) return std::move(counts).error();
-        return schema::encode(schema::LoadTriplesResponse{counts->added + counts->already_present, counts->added,
-                                                          counts->already_present});
+        return schema::encode(schema::LoadTriplesResponse{counts->added + counts->already_present,
+                                                          counts->added, counts->already_present});
     }
 
     Result<json> load_abort(const json& body) {
@@ -652,16 +694,23 @@ private:
             record.text = doc.text;
             std::vector<ChunkRecord> chunks;
             chunks.reserve(doc.chunks.size());
-            for (const auto& c : doc.chunks) chunks.push_back({c.ordinal, c.char_offset, c.char_length, c.text});
+            for (const auto& c : doc.chunks)
+                chunks.push_back({c.ordinal, c.char_offset, c.char_length, c.text});
             auto put = (*kb)->documents().put(record, chunks, TransactionMode::kCallers);
             if (!put) {
-                return make_error(put.error().type, "documents[" + std::to_string(i) + "] (" + doc.uri +
-                                                        "): " + put.error().message);
+                return make_error(put.error().type, "documents[" + std::to_string(i) + "] (" +
+                                                        doc.uri + "): " + put.error().message);
             }
             switch (put->outcome) {
-                case PutOutcome::kAdded: ++reply.documents_added; break;
-                case PutOutcome::kReplaced: ++reply.documents_replaced; break;
-                case PutOutcome::kUnchanged: ++reply.documents_unchanged; break;
+                case PutOutcome::kAdded:
+                    ++reply.documents_added;
+                    break;
+                case PutOutcome::kReplaced:
+                    ++reply.documents_replaced;
+                    break;
+                case PutOutcome::kUnchanged:
+                    ++reply.documents_unchanged;
+                    break;
             }
             reply.chunks_written += put->chunk_rowids.size();
             removed.insert(removed.end(), put->removed_rowids.begin(), put->removed_rowids.end());
@@ -676,18 +725,21 @@ private:
 
     // Embeds `texts` through the embeddings service, without holding any store lock.
     Result<schema::EmbeddingsResponse> embed(const std::vector<std::string>& texts) {
-        auto called = ctx_.call(config_.embeddings_service, schema::encode(schema::EmbeddingsRequest{texts}),
-                                config_.embed_timeout, {}, runtime::FinalBody::kTextOnly);
+        auto called =
+            ctx_.call(config_.embeddings_service, schema::encode(schema::EmbeddingsRequest{texts}),
+                      config_.embed_timeout, {}, runtime::FinalBody::kTextOnly);
         if (!called) {
-            return make_error(called.error().type, "embedding through `" + config_.embeddings_service +
+            return make_error(called.error().type, "embedding through `" +
+                                                       config_.embeddings_service +
                                                        "`: " + called.error().message);
         }
         auto response = schema::decode_text<schema::EmbeddingsResponse>(called->final_text);
         if (!response) return std::move(response).error();
         if (response->vectors.size() != texts.size()) {
-            return make_error(ErrorType::kUpstreamError, "the embeddings service answered " +
-                                                             std::to_string(response->vectors.size()) +
-                                                             " vectors for " + std::to_string(texts.size()) + " texts");
+            return make_error(ErrorType::kUpstreamError,
+                              "the embeddings service answered " +
+                                  std::to_string(response->vectors.size()) + " vectors for " +
+                                  std::to_string(texts.size()) + " texts");
         }
         return response;
     }
@@ -730,35 +782,37 @@ private:
         if (!kb) return std::move(kb).error();
         schema::IndexResponse reply;
         const std::size_t page = config_.embed_batch;
-        auto entities = index_kind(**kb, IndexKind::kEntity,
-                                   [&](std::int64_t after, std::vector<std::int64_t>& keys,
-                                       std::vector<std::string>& texts) -> Result<void> {
-                                       auto found = (*kb)->graph().entities_after(after, page);
-                                       if (!found) return std::move(found).error();
-                                       for (auto& e : *found) {
-                                           keys.push_back(e.id);
-                                           texts.push_back(std::move(e.label));
-                                       }
-                                       return {};
-                                   },
-                                   reply);
+        auto entities = index_kind(
+            **kb, IndexKind::kEntity,
+            [&](std::int64_t after, std::vector<std::int64_t>& keys,
+                std::vector<std::string>& texts) -> Result<void> {
+                auto found = (*kb)->graph().entities_after(after, page);
+                if (!found) return std::move(found).error();
+                for (auto& e : *found) {
+                    keys.push_back(e.id);
+                    texts.push_back(std::move(e.label));
+                }
+                return {};
+            },
+            reply);
         if (!entities) return std::move(entities).error();
         reply.entities_indexed = *entities;
-        auto chunks = index_kind(**kb, IndexKind::kChunk,
-                                 [&](std::int64_t after, std::vector<std::int64_t>& keys,
-                                     std::vector<std::string>& texts) -> Result<void> {
-                                     auto found = (*kb)->documents().chunks_after(after, page);
-                                     if (!found) return std::move(found).error();
-                                     for (auto& c : *found) {
-                                         keys.push_back(c.rowid);
-                                         // The title gives a chunk the context its text may lack.
-                                         texts.push_back(c.chunk.document_title.empty()
-                                                             ? std::move(c.chunk.text)
-                                                             : c.chunk.document_title + "\n" + c.chunk.text);
-                                     }
-                                     return {};
-                                 },
-                                 reply);
+        auto chunks = index_kind(
+            **kb, IndexKind::kChunk,
+            [&](std::int64_t after, std::vector<std::int64_t>& keys,
+                std::vector<std::string>& texts) -> Result<void> {
+                auto found = (*kb)->documents().chunks_after(after, page);
+                if (!found) return std::move(found).error();
+                for (auto& c : *found) {
+                    keys.push_back(c.rowid);
+                    // The title gives a chunk the context its text may lack.
+                    texts.push_back(c.chunk.document_title.empty()
+                                        ? std::move(c.chunk.text)
+                                        : c.chunk.document_title + "\n" + c.chunk.text);
+                }
+                return {};
+            },
+            reply);
         if (!chunks) return std::move(chunks).error();
         reply.chunks_indexed = *chunks;
         {
@@ -766,12 +820,12 @@ private:
             if (!held) return std::move(held).error();
             // The index files are caches; a failed save only costs a rebuild at the next open.
             if (auto r = (*kb)->entity_vectors().save(); !r) {
-                base::component_logger("store")->warn("event=index_save_failed kind=entity error=\"{}\"",
-                                                        r.error().message);
+                base::component_logger("store")->warn(
+                    "event=index_save_failed kind=entity error=\"{}\"", r.error().message);
             }
             if (auto r = (*kb)->chunk_vectors().save(); !r) {
-                base::component_logger("store")->warn("event=index_save_failed kind=chunk error=\"{}\"",
-                                                        r.error().message);
+                base::component_logger("store")->warn(
+                    "event=index_save_failed kind=chunk error=\"{}\"", r.error().message);
             }
         }
         return schema::encode(reply);

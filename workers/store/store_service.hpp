@@ -19,21 +19,31 @@
 namespace glassbox::store {
 
 // Operations (the body's "op"; docs/knowledge.md has each body and reply):
-inline constexpr std::string_view kOpTriples = "triples";              // TriplesQuery -> TriplesResponse
-inline constexpr std::string_view kOpTriplesBatch = "triples-batch";   // TriplesQueryBatch -> TriplesBatchResponse
-inline constexpr std::string_view kOpEntities = "entities";            // GraphEmbeddingsQuery -> GraphEmbeddingsResponse
-inline constexpr std::string_view kOpEntitiesBatch = "entities-batch";  // GraphEmbeddingsQuery -> GraphEmbeddingsBatchResponse
-inline constexpr std::string_view kOpChunksVector = "chunks-vector";   // DocumentEmbeddingsQuery -> ChunkMatchResponse
-inline constexpr std::string_view kOpChunksKeyword = "chunks-keyword"; // ChunkKeywordQuery -> ChunkMatchResponse
-inline constexpr std::string_view kOpChunksHybrid = "chunks-hybrid";   // HybridChunkQuery -> ChunkMatchResponse
-inline constexpr std::string_view kOpChunksFetch = "chunks-fetch";     // ChunkFetchRequest -> ChunkFetchResponse
-inline constexpr std::string_view kOpFactSources = "fact-sources";     // FactSourcesRequest -> FactSourcesResponse
-inline constexpr std::string_view kOpLabels = "labels";                // LabelsRequest -> LabelsResponse
-inline constexpr std::string_view kOpStats = "stats";                  // StoreStatsRequest -> StoreStats
-inline constexpr std::string_view kOpLoadTriples = "load-triples";     // LoadTriplesRequest -> LoadTriplesResponse
-inline constexpr std::string_view kOpLoadDocuments = "load-documents"; // LoadDocumentsRequest -> LoadDocumentsResponse
-inline constexpr std::string_view kOpIndex = "index";                  // IndexRequest -> IndexResponse
-inline constexpr std::string_view kOpCollections = "collections";      // {} -> CollectionList
+inline constexpr std::string_view kOpTriples = "triples";  // TriplesQuery -> TriplesResponse
+inline constexpr std::string_view kOpTriplesBatch =
+    "triples-batch";  // TriplesQueryBatch -> TriplesBatchResponse
+inline constexpr std::string_view kOpEntities =
+    "entities";  // GraphEmbeddingsQuery -> GraphEmbeddingsResponse
+inline constexpr std::string_view kOpEntitiesBatch =
+    "entities-batch";  // GraphEmbeddingsQuery -> GraphEmbeddingsBatchResponse
+inline constexpr std::string_view kOpChunksVector =
+    "chunks-vector";  // DocumentEmbeddingsQuery -> ChunkMatchResponse
+inline constexpr std::string_view kOpChunksKeyword =
+    "chunks-keyword";  // ChunkKeywordQuery -> ChunkMatchResponse
+inline constexpr std::string_view kOpChunksHybrid =
+    "chunks-hybrid";  // HybridChunkQuery -> ChunkMatchResponse
+inline constexpr std::string_view kOpChunksFetch =
+    "chunks-fetch";  // ChunkFetchRequest -> ChunkFetchResponse
+inline constexpr std::string_view kOpFactSources =
+    "fact-sources";  // FactSourcesRequest -> FactSourcesResponse
+inline constexpr std::string_view kOpLabels = "labels";  // LabelsRequest -> LabelsResponse
+inline constexpr std::string_view kOpStats = "stats";    // StoreStatsRequest -> StoreStats
+inline constexpr std::string_view kOpLoadTriples =
+    "load-triples";  // LoadTriplesRequest -> LoadTriplesResponse
+inline constexpr std::string_view kOpLoadDocuments =
+    "load-documents";  // LoadDocumentsRequest -> LoadDocumentsResponse
+inline constexpr std::string_view kOpIndex = "index";              // IndexRequest -> IndexResponse
+inline constexpr std::string_view kOpCollections = "collections";  // {} -> CollectionList
 inline constexpr std::string_view kOpCollectionDelete =
     "collection-delete";  // CollectionDeleteRequest -> CollectionDeleted
 // A staged load: load-triples with "load": NAME stages its batch (nothing visible yet); then

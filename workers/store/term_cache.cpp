@@ -13,7 +13,9 @@ namespace {
 constexpr std::size_t kEntryHeader = sizeof(std::int64_t) + sizeof(std::uint32_t);
 
 // Slots for `entries` at a load factor of at most one half.
-std::size_t slots_for(std::size_t entries) { return std::bit_ceil(std::max<std::size_t>(entries * 2, 16)); }
+std::size_t slots_for(std::size_t entries) {
+    return std::bit_ceil(std::max<std::size_t>(entries * 2, 16));
+}
 
 }  // namespace
 
@@ -39,7 +41,8 @@ std::uint32_t TermIdCache::Generation::tag_of(std::uint64_t hash) noexcept {
     return tag == 0 ? 1u : tag;
 }
 
-std::int64_t TermIdCache::Generation::find(std::string_view key, std::uint64_t hash) const noexcept {
+std::int64_t TermIdCache::Generation::find(std::string_view key,
+                                           std::uint64_t hash) const noexcept {
     if (size_ == 0) return 0;
     const std::uint32_t tag = tag_of(hash);
     const std::size_t mask = slots_.size() - 1;
@@ -83,8 +86,11 @@ std::optional<std::int64_t> TermIdCache::find(std::string_view key, std::uint64_
 
 void TermIdCache::put(std::string_view key, std::uint64_t hash, std::int64_t id) {
     if (capacity_ == 0 || id == 0 || key.size() > kMaxKeyBytes) return;
-    if (!current_.allocated()) current_.reset(capacity_);  // on first use: an unused cache costs nothing
-    if (current_.size() >= capacity_ || current_.key_bytes() + kEntryHeader + key.size() > byte_budget_) rotate();
+    if (!current_.allocated())
+        current_.reset(capacity_);  // on first use: an unused cache costs nothing
+    if (current_.size() >= capacity_ ||
+        current_.key_bytes() + kEntryHeader + key.size() > byte_budget_)
+        rotate();
     current_.insert(key, hash, id);
 }
 

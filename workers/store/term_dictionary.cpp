@@ -42,13 +42,22 @@ bool valid_iri(std::string_view iri) noexcept {
     for (std::size_t i = 0; i < colon; ++i) {
         const char c = iri[i];
         const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-        if (!alpha && (i == 0 || !((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'))) return false;
+        if (!alpha && (i == 0 || !((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.')))
+            return false;
     }
     for (const char c : iri) {
         const auto u = static_cast<unsigned char>(c);
         if (u <= 0x20) return false;
         switch (c) {
-            case '<': case '>': case '"': case '{': case '}': case '|': case '^': case '`': case '\\':
+            case '<':
+            case '>':
+            case '"':
+            case '{':
+            case '}':
+            case '|':
+            case '^':
+            case '`':
+            case '\\':
                 return false;
             default:
                 break;
@@ -63,30 +72,36 @@ std::string check_term(const Term& term, std::string_view position, int depth) {
     switch (term.kind()) {
         case Term::Kind::kIri:
             if (!valid_iri(term.as_iri().value)) {
-                return std::string(position) + ": \"" + term.as_iri().value + "\" is not an absolute IRI";
+                return std::string(position) + ": \"" + term.as_iri().value +
+                       "\" is not an absolute IRI";
             }
             return {};
         case Term::Kind::kBlankNode:
             if (position == "predicate") return "predicate: a blank node cannot be a predicate";
-            if (term.as_blank().id.empty()) return std::string(position) + ": blank node with an empty label";
+            if (term.as_blank().id.empty())
+                return std::string(position) + ": blank node with an empty label";
             return {};
         case Term::Kind::kLiteral: {
-            if (position != "object") return std::string(position) + ": a literal can only be an object";
+            if (position != "object")
+                return std::string(position) + ": a literal can only be an object";
             const auto& literal = term.as_literal();
             if (!literal.datatype.empty() && !literal.language.empty()) {
-                return "object: literal \"" + literal.value.substr(0, 40) + "\" has both datatype <" +
-                       literal.datatype + "> and language \"" + literal.language + "\"";
+                return "object: literal \"" + literal.value.substr(0, 40) +
+                       "\" has both datatype <" + literal.datatype + "> and language \"" +
+                       literal.language + "\"";
             }
             if (!literal.datatype.empty() && !valid_iri(literal.datatype)) {
-                return "object: literal datatype \"" + literal.datatype + "\" is not an absolute IRI";
+                return "object: literal datatype \"" + literal.datatype +
+                       "\" is not an absolute IRI";
             }
             return {};
         }
         case Term::Kind::kTriple: {
             if (position == "predicate") return "predicate: a quoted triple cannot be a predicate";
             const Triple& inner = term.as_triple();
-            for (const auto& [part, name] : {std::pair{&inner.s, "subject"}, std::pair{&inner.p, "predicate"},
-                                             std::pair{&inner.o, "object"}}) {
+            for (const auto& [part, name] :
+                 {std::pair{&inner.s, "subject"}, std::pair{&inner.p, "predicate"},
+                  std::pair{&inner.o, "object"}}) {
                 if (auto why = check_term(*part, name, depth + 1); !why.empty()) {
                     return std::string(position) + ": in quoted triple: " + why;
                 }
@@ -101,16 +116,17 @@ std::string check_triple(const Triple& triple) {
     if (auto why = check_term(triple.s, "subject", 0); !why.empty()) return why;
     if (auto why = check_term(triple.p, "predicate", 0); !why.empty()) return why;
     if (auto why = check_term(triple.o, "object", 0); !why.empty()) return why;
-    if (triple.graph && !valid_iri(*triple.graph)) return "graph: \"" + *triple.graph + "\" is not an absolute IRI";
+    if (triple.graph && !valid_iri(*triple.graph))
+        return "graph: \"" + *triple.graph + "\" is not an absolute IRI";
     return {};
 }
 
 Result<void> check_triples(std::span<const Triple> triples) {
     for (std::size_t i = 0; i < triples.size(); ++i) {
         if (auto why = check_triple(triples[i]); !why.empty()) {
-            return make_error(ErrorType::kInvalidRequest, "triple " + std::to_string(i) + " (" +
-                                                              schema::to_ntriples(triples[i]).substr(0, 200) +
-                                                              "): " + why);
+            return make_error(ErrorType::kInvalidRequest,
+                              "triple " + std::to_string(i) + " (" +
+                                  schema::to_ntriples(triples[i]).substr(0, 200) + "): " + why);
         }
     }
     return {};
@@ -122,7 +138,10 @@ using detail::StoredKind;
 
 TermDictionary::TermDictionary(storage::Database& db, std::size_t term_cache_entries,
                                std::size_t known_term_limit, std::size_t decode_cache_entries)
-    : db_(db), known_term_limit_(known_term_limit), term_ids_(term_cache_entries), known_hashes_(known_term_limit) {
+    : db_(db),
+      known_term_limit_(known_term_limit),
+      term_ids_(term_cache_entries),
+      known_hashes_(known_term_limit) {
     decoded_.capacity = decode_cache_entries;
 }
 
@@ -139,9 +158,12 @@ void TermDictionary::drop_known_terms() noexcept {
     known_ready_ = false;
 }
 
-Result<std::optional<std::int64_t>> TermDictionary::find_key(std::int64_t hash, int kind, std::string_view value,
-                                                         std::string_view qualifier, const std::int64_t* parts) {
-    auto st = db_.prepare("SELECT id, kind, value, qualifier, qs, qp, qo FROM graph_terms WHERE hash = ?1");
+Result<std::optional<std::int64_t>> TermDictionary::find_key(std::int64_t hash, int kind,
+                                                             std::string_view value,
+                                                             std::string_view qualifier,
+                                                             const std::int64_t* parts) {
+    auto st = db_.prepare(
+        "SELECT id, kind, value, qualifier, qs, qp, qo FROM graph_terms WHERE hash = ?1");
     if (!st) return st.error();
     st->bind(1, hash);
     for (;;) {
@@ -149,7 +171,8 @@ Result<std::optional<std::int64_t>> TermDictionary::find_key(std::int64_t hash, 
         if (!row) return row.error();
         if (!*row) return std::optional<std::int64_t>{};
         if (st->int64(1) != kind || st->text(2) != value || st->text(3) != qualifier) continue;
-        if (parts != nullptr && (st->int64(4) != parts[0] || st->int64(5) != parts[1] || st->int64(6) != parts[2])) {
+        if (parts != nullptr &&
+            (st->int64(4) != parts[0] || st->int64(5) != parts[1] || st->int64(6) != parts[2])) {
             continue;
         }
         return std::optional<std::int64_t>{st->int64(0)};
@@ -174,8 +197,9 @@ Result<void> TermDictionary::sync_known_terms() {
     }
     if (max_id > known_through_) {
         // The first time, the hash index alone (smaller than the table); then the new rows by id.
-        const char* sql = known_through_ == 0 ? "SELECT hash FROM graph_terms INDEXED BY graph_terms_hash"
-                                              : "SELECT hash FROM graph_terms WHERE id > ?1";
+        const char* sql = known_through_ == 0
+                              ? "SELECT hash FROM graph_terms INDEXED BY graph_terms_hash"
+                              : "SELECT hash FROM graph_terms WHERE id > ?1";
         auto st = db_.prepare(sql);
         if (!st) return st.error();
         if (known_through_ != 0) st->bind(1, known_through_);
@@ -222,7 +246,8 @@ Encoded encode_simple(const Term& term, std::string& key) {
             key.append(qualifier);
             key.push_back('\0');
             key.append(literal.value);
-            return {lang ? StoredKind::kLangLiteral : StoredKind::kTypedLiteral, literal.value, qualifier};
+            return {lang ? StoredKind::kLangLiteral : StoredKind::kTypedLiteral, literal.value,
+                    qualifier};
         }
         case Term::Kind::kTriple:
             break;
@@ -242,7 +267,8 @@ void encode_quoted(const std::int64_t* parts, std::string& key) {
 }  // namespace
 
 Result<std::int64_t> TermDictionary::intern_key(std::string& key, int kind, std::string_view value,
-                                            std::string_view qualifier, const std::int64_t* parts) {
+                                                std::string_view qualifier,
+                                                const std::int64_t* parts) {
     const std::int64_t hash = detail::key_hash(key);
     if (const auto cached = term_ids_.find(key, static_cast<std::uint64_t>(hash))) return *cached;
     // A hash the complete set lacks proves the term is new: no lookup in the file.
@@ -257,10 +283,13 @@ Result<std::int64_t> TermDictionary::intern_key(std::string& key, int kind, std:
         id = *found;
     } else {
         auto st = db_.prepare(
-            "INSERT INTO graph_terms(hash, kind, value, qualifier, qs, qp, qo) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+            "INSERT INTO graph_terms(hash, kind, value, qualifier, qs, qp, qo) VALUES(?1, ?2, ?3, "
+            "?4, ?5, ?6, ?7)");
         if (!st) return st.error();
         // An empty view may have no data pointer, which SQLite would store as NULL.
-        const auto not_null = [](std::string_view text) { return text.empty() ? std::string_view{""} : text; };
+        const auto not_null = [](std::string_view text) {
+            return text.empty() ? std::string_view{""} : text;
+        };
         st->bind(1, hash)
             .bind(2, static_cast<std::int64_t>(kind))
             .bind_static(3, not_null(value))
@@ -304,8 +333,10 @@ Result<std::int64_t> TermDictionary::intern(const Term& term) {
     return intern_key(key, StoredKind::kQuoted, {}, {}, parts);
 }
 
-Result<std::array<std::int64_t, 4>> TermDictionary::intern_statement(const Triple& triple, StatementMemo& memo) {
-    const auto repeat = [this](const Term& term, const Term*& last, std::int64_t& last_id) -> Result<std::int64_t> {
+Result<std::array<std::int64_t, 4>> TermDictionary::intern_statement(const Triple& triple,
+                                                                     StatementMemo& memo) {
+    const auto repeat = [this](const Term& term, const Term*& last,
+                               std::int64_t& last_id) -> Result<std::int64_t> {
         if (last == nullptr || !(*last == term)) {
             auto id = intern(term);
             if (!id) return id.error();
@@ -379,12 +410,15 @@ Result<Term> TermDictionary::decode(std::int64_t id) {
     std::string qualifier;
     std::int64_t parts[3] = {0, 0, 0};
     {
-        auto st = db_.prepare("SELECT kind, value, qualifier, qs, qp, qo FROM graph_terms WHERE id = ?1");
+        auto st =
+            db_.prepare("SELECT kind, value, qualifier, qs, qp, qo FROM graph_terms WHERE id = ?1");
         if (!st) return st.error();
         st->bind(1, id);
         auto row = st->step();
         if (!row) return row.error();
-        if (!*row) return make_error(ErrorType::kNotFound, "graph store: no term with id " + std::to_string(id));
+        if (!*row)
+            return make_error(ErrorType::kNotFound,
+                              "graph store: no term with id " + std::to_string(id));
         kind = static_cast<int>(st->int64(0));
         value = st->text(1);
         qualifier = st->text(2);
@@ -392,10 +426,18 @@ Result<Term> TermDictionary::decode(std::int64_t id) {
     }  // released before recursing: a quoted triple's parts use the same statement
     Term term;
     switch (kind) {
-        case StoredKind::kIri: term = schema::Iri{std::move(value)}; break;
-        case StoredKind::kBlank: term = schema::BlankNode{std::move(value)}; break;
-        case StoredKind::kTypedLiteral: term = schema::Literal{std::move(value), std::move(qualifier), {}}; break;
-        case StoredKind::kLangLiteral: term = schema::Literal{std::move(value), {}, std::move(qualifier)}; break;
+        case StoredKind::kIri:
+            term = schema::Iri{std::move(value)};
+            break;
+        case StoredKind::kBlank:
+            term = schema::BlankNode{std::move(value)};
+            break;
+        case StoredKind::kTypedLiteral:
+            term = schema::Literal{std::move(value), std::move(qualifier), {}};
+            break;
+        case StoredKind::kLangLiteral:
+            term = schema::Literal{std::move(value), {}, std::move(qualifier)};
+            break;
         case StoredKind::kQuoted: {
             Triple inner;
             Term* members[3] = {&inner.s, &inner.p, &inner.o};
@@ -408,8 +450,9 @@ Result<Term> TermDictionary::decode(std::int64_t id) {
             break;
         }
         default:
-            return make_error(ErrorType::kInternal,
-                              "graph store: term " + std::to_string(id) + " has unknown kind " + std::to_string(kind));
+            return make_error(ErrorType::kInternal, "graph store: term " + std::to_string(id) +
+                                                        " has unknown kind " +
+                                                        std::to_string(kind));
     }
     if (caching_) decoded_.put(id, term);
     return term;

@@ -81,8 +81,8 @@ struct TwoGenerationCache {
 class TermDictionary {
 public:
     // term_cache_entries, known_term_limit and decode_cache_entries: see GraphStoreOptions.
-    TermDictionary(storage::Database& db, std::size_t term_cache_entries, std::size_t known_term_limit,
-                   std::size_t decode_cache_entries);
+    TermDictionary(storage::Database& db, std::size_t term_cache_entries,
+                   std::size_t known_term_limit, std::size_t decode_cache_entries);
 
     TermDictionary(const TermDictionary&) = delete;
     TermDictionary& operator=(const TermDictionary&) = delete;
@@ -104,7 +104,8 @@ public:
     };
     // The ids of a statement's s, p, o and graph (0: the default graph), interning what is new;
     // a position equal to the previous statement's reuses its id without a lookup.
-    base::Result<std::array<std::int64_t, 4>> intern_statement(const schema::Triple& triple, StatementMemo& memo);
+    base::Result<std::array<std::int64_t, 4>> intern_statement(const schema::Triple& triple,
+                                                               StatementMemo& memo);
 
     base::Result<schema::Term> decode(std::int64_t id);
 
@@ -132,14 +133,16 @@ public:
 private:
     base::Result<std::int64_t> intern_key(std::string& key, int kind, std::string_view value,
                                           std::string_view qualifier, const std::int64_t* parts);
-    base::Result<std::optional<std::int64_t>> find_key(std::int64_t hash, int kind, std::string_view value,
-                                                       std::string_view qualifier, const std::int64_t* parts);
+    base::Result<std::optional<std::int64_t>> find_key(std::int64_t hash, int kind,
+                                                       std::string_view value,
+                                                       std::string_view qualifier,
+                                                       const std::int64_t* parts);
     // Empties the known-hash set: the next write transaction synchronises it from scratch.
     void drop_known_terms() noexcept;
 
     storage::Database& db_;
     std::size_t known_term_limit_;
-    bool caching_ = true;  // false while inside a caller's transaction
+    bool caching_ = true;     // false while inside a caller's transaction
     std::string key_buffer_;  // the key of the term being interned (not used for quoted triples)
     TermIdCache term_ids_;
     detail::TwoGenerationCache<std::int64_t, schema::Term> decoded_;

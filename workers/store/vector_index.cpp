@@ -70,18 +70,22 @@ constexpr std::size_t kParallelInsertMin = 2'048;
 // hnswlib draws levels with mean 1/ln(M); a level this high in a file means damage.
 constexpr std::uint32_t kMaxLevel = 64;
 
-hnswlib::labeltype label_of(std::int64_t key) { return static_cast<hnswlib::labeltype>(static_cast<std::uint64_t>(key)); }
-std::int64_t key_of(hnswlib::labeltype label) { return static_cast<std::int64_t>(static_cast<std::uint64_t>(label)); }
+hnswlib::labeltype label_of(std::int64_t key) {
+    return static_cast<hnswlib::labeltype>(static_cast<std::uint64_t>(key));
+}
+std::int64_t key_of(hnswlib::labeltype label) {
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(label));
+}
 
 using detail::Checksum;
+using detail::errno_text;
 using detail::File;
 using detail::FileHeader;
+using detail::header_checksum;
 using detail::kFormatVersion;
 using detail::kMagic;
-using detail::ReadSnapshot;
-using detail::errno_text;
-using detail::header_checksum;
 using detail::read_exact;
+using detail::ReadSnapshot;
 using Meta = detail::VectorMeta;
 using Changes = detail::VectorChanges;
 
@@ -120,7 +124,8 @@ std::optional<std::string> check_structure(Graph& graph, std::size_t expected_li
             }
         }
         if (graph.isMarkedDeleted(id)) ++deleted;
-        if (!graph.label_lookup_.emplace(graph.getExternalLabel(id), id).second) return "a key appears twice";
+        if (!graph.label_lookup_.emplace(graph.getExternalLabel(id), id).second)
+            return "a key appears twice";
     }
     graph.num_deleted_ = deleted;
     if (n - deleted != expected_live) return "vector count differs from the header";
@@ -134,8 +139,8 @@ std::optional<std::string> check_structure(Graph& graph, std::size_t expected_li
 
 // Inserts (or replaces) rows in the graph; on several threads for big batches (hnswlib's
 // addPoint takes its own per-node locks). Capacity must already suffice.
-void insert_rows(Graph& graph, std::span<const std::int64_t> keys, const float* vectors, std::size_t dim,
-                 std::size_t threads) {
+void insert_rows(Graph& graph, std::span<const std::int64_t> keys, const float* vectors,
+                 std::size_t dim, std::size_t threads) {
     const std::size_t n = keys.size();
     std::size_t first = 0;
     // The first insert into an empty graph sets the entry point; keep it off the thread pool.
@@ -144,7 +149,8 @@ void insert_rows(Graph& graph, std::span<const std::int64_t> keys, const float* 
         first = 1;
     }
     if (threads <= 1 || n - first < kParallelInsertMin) {
-        for (std::size_t i = first; i < n; ++i) graph.addPoint(vectors + i * dim, label_of(keys[i]));
+        for (std::size_t i = first; i < n; ++i)
+            graph.addPoint(vectors + i * dim, label_of(keys[i]));
         return;
     }
     std::atomic<std::size_t> next{first};
@@ -188,7 +194,8 @@ std::size_t thread_count(std::size_t configured) {
     return std::max<std::size_t>(1, std::thread::hardware_concurrency());
 }
 
-std::unique_ptr<HnswState> empty_state(const Meta& meta, const VectorIndexOptions& options, std::size_t capacity) {
+std::unique_ptr<HnswState> empty_state(const Meta& meta, const VectorIndexOptions& options,
+                                       std::size_t capacity) {
     auto state = std::make_unique<HnswState>();
     state->dim = meta.dim;
     state->model = meta.model;
@@ -196,8 +203,9 @@ std::unique_ptr<HnswState> empty_state(const Meta& meta, const VectorIndexOption
     state->seq = meta.seq;
     if (meta.dim > 0) {
         state->space = std::make_unique<hnswlib::InnerProductSpace>(meta.dim);
-        state->graph = std::make_unique<Graph>(state->space.get(), std::max<std::size_t>(capacity, 1), options.M,
-                                               options.ef_construction, options.random_seed);
+        state->graph =
+            std::make_unique<Graph>(state->space.get(), std::max<std::size_t>(capacity, 1),
+                                    options.M, options.ef_construction, options.random_seed);
         state->graph->setEf(options.ef_search);
     }
     return state;
@@ -236,7 +244,8 @@ void apply(HnswState& state, const Changes& changes, std::size_t threads) {
 
 // ---- file I/O --------------------------------------------------------------------------------
 
-Result<void> write_index_file(const HnswState& state, IndexKind kind, const VectorIndexOptions& options,
+Result<void> write_index_file(const HnswState& state, IndexKind kind,
+                              const VectorIndexOptions& options,
                               const std::filesystem::path& target) {
     static std::atomic<std::uint64_t> counter{0};
     const Graph& graph = *state.graph;
@@ -276,15 +285,18 @@ Result<void> write_index_file(const HnswState& state, IndexKind kind, const Vect
     const auto fail = [&](const std::string& what) {
         std::error_code ignored;
         std::filesystem::remove(temp, ignored);
-        return make_error(ErrorType::kInternal, "vector index file " + target.string() + ": " + what);
+        return make_error(ErrorType::kInternal,
+                          "vector index file " + target.string() + ": " + what);
     };
     {
         File file(detail::create_owner_only(temp.c_str()));
         if (!file) return fail("cannot create " + temp.string() + ": " + errno_text());
         std::setvbuf(file.get(), nullptr, _IOFBF, 1 << 20);
-        bool ok = std::fwrite(&header, sizeof header, 1, file.get()) == 1 &&
-                  std::fwrite(state.model.data(), 1, state.model.size(), file.get()) == state.model.size() &&
-                  std::fwrite(graph.data_level0_memory_, 1, level0_bytes, file.get()) == level0_bytes;
+        bool ok =
+            std::fwrite(&header, sizeof header, 1, file.get()) == 1 &&
+            std::fwrite(state.model.data(), 1, state.model.size(), file.get()) ==
+                state.model.size() &&
+            std::fwrite(graph.data_level0_memory_, 1, level0_bytes, file.get()) == level0_bytes;
         for (std::size_t i = 0; ok && i < graph.cur_element_count; ++i) {
             const auto level = static_cast<std::uint32_t>(graph.element_levels_[i]);
             const std::uint64_t bytes = links_bytes(graph, i);
@@ -326,7 +338,8 @@ LoadedFile read_index_file(const std::filesystem::path& path, IndexKind kind, co
     std::setvbuf(file.get(), nullptr, _IOFBF, 1 << 20);
 
     FileHeader header{};
-    if (!read_exact(file.get(), &header, sizeof header)) return reject("index file truncated (header)");
+    if (!read_exact(file.get(), &header, sizeof header))
+        return reject("index file truncated (header)");
     if (std::memcmp(header.magic, kMagic, sizeof kMagic) != 0) return reject("not an index file");
     if (header.format_version != kFormatVersion) {
         return reject("index file format " + std::to_string(header.format_version) + ", expected " +
@@ -334,24 +347,30 @@ LoadedFile read_index_file(const std::filesystem::path& path, IndexKind kind, co
     }
     if (header.model_bytes > 4096) return reject("index file header damaged");
     std::string model(header.model_bytes, '\0');
-    if (!read_exact(file.get(), model.data(), model.size())) return reject("index file truncated (header)");
-    if (header_checksum(header, model) != header.header_checksum) return reject("index file header checksum mismatch");
-    if (header.kind != static_cast<std::uint32_t>(kind)) return reject("index file of another kind");
+    if (!read_exact(file.get(), model.data(), model.size()))
+        return reject("index file truncated (header)");
+    if (header_checksum(header, model) != header.header_checksum)
+        return reject("index file header checksum mismatch");
+    if (header.kind != static_cast<std::uint32_t>(kind))
+        return reject("index file of another kind");
     if (header.instance != meta.instance) return reject("index file of another database");
-    if (header.seq > meta.seq) return reject("index file newer than the database (restored from a backup?)");
-    if (header.dim != meta.dim || model != meta.model) return reject("index file of another model or dimension");
+    if (header.seq > meta.seq)
+        return reject("index file newer than the database (restored from a backup?)");
+    if (header.dim != meta.dim || model != meta.model)
+        return reject("index file of another model or dimension");
     if (header.m != options.M || header.ef_construction != options.ef_construction) {
         return reject("index file built with other M / ef_construction");
     }
     if (meta.dim == 0) return reject("the kind holds no vectors");
-    if (sizeof header + model.size() + header.payload_bytes != file_size) return reject("index file truncated");
+    if (sizeof header + model.size() + header.payload_bytes != file_size)
+        return reject("index file truncated");
 
     // A graph with the same parameters has the same layout; the file must agree with it.
     Meta file_meta = meta;
     file_meta.seq = header.seq;
     const std::size_t elements = header.elements;
-    if (header.size_data_per_element == 0 || elements > header.payload_bytes / header.size_data_per_element ||
-        header.live > elements) {
+    if (header.size_data_per_element == 0 ||
+        elements > header.payload_bytes / header.size_data_per_element || header.live > elements) {
         return reject("index file header damaged");
     }
     std::unique_ptr<HnswState> state;
@@ -361,12 +380,14 @@ LoadedFile read_index_file(const std::filesystem::path& path, IndexKind kind, co
         return reject(std::string("cannot allocate the graph: ") + e.what());
     }
     Graph& graph = *state->graph;
-    if (graph.size_data_per_element_ != header.size_data_per_element) return reject("index file layout differs");
+    if (graph.size_data_per_element_ != header.size_data_per_element)
+        return reject("index file layout differs");
 
     Checksum payload;
     const std::size_t level0_bytes = elements * graph.size_data_per_element_;
     graph.cur_element_count = elements;  // element_levels_ are 0 until read: nothing to free
-    if (!read_exact(file.get(), graph.data_level0_memory_, level0_bytes)) return reject("index file truncated");
+    if (!read_exact(file.get(), graph.data_level0_memory_, level0_bytes))
+        return reject("index file truncated");
     payload.add(graph.data_level0_memory_, level0_bytes);
     std::uint64_t remaining = header.payload_bytes - level0_bytes;
     for (std::size_t i = 0; i < elements; ++i) {
@@ -399,7 +420,8 @@ LoadedFile read_index_file(const std::filesystem::path& path, IndexKind kind, co
         graph.maxlevel_ = -1;
         graph.enterpoint_node_ = static_cast<hnswlib::tableint>(-1);
     }
-    if (auto problem = check_structure(graph, header.live)) return reject("index file damaged: " + *problem);
+    if (auto problem = check_structure(graph, header.live))
+        return reject("index file damaged: " + *problem);
     state->live = header.live;
     result.state = std::move(state);
     return result;
@@ -407,9 +429,12 @@ LoadedFile read_index_file(const std::filesystem::path& path, IndexKind kind, co
 
 }  // namespace
 
-std::string_view to_string(IndexKind kind) noexcept { return kind == IndexKind::kEntity ? "entity" : "chunk"; }
+std::string_view to_string(IndexKind kind) noexcept {
+    return kind == IndexKind::kEntity ? "entity" : "chunk";
+}
 
-VectorIndex::VectorIndex(storage::Database& db, IndexKind kind, std::filesystem::path index_file, Options options)
+VectorIndex::VectorIndex(storage::Database& db, IndexKind kind, std::filesystem::path index_file,
+                         Options options)
     : db_(db), kind_(kind), index_file_(std::move(index_file)), options_(options) {}
 
 VectorIndex::~VectorIndex() {
@@ -417,12 +442,15 @@ VectorIndex::~VectorIndex() {
 }
 
 Result<std::unique_ptr<VectorIndex>> VectorIndex::open(storage::Database& db, IndexKind kind,
-                                                       std::filesystem::path index_file, Options options) {
-    if (options.M < 2 || options.M > 256 || options.ef_construction == 0 || options.ef_search == 0) {
+                                                       std::filesystem::path index_file,
+                                                       Options options) {
+    if (options.M < 2 || options.M > 256 || options.ef_construction == 0 ||
+        options.ef_search == 0) {
         return make_error(ErrorType::kInvalidRequest,
                           "vector index: M must be 2..256 and ef_construction, ef_search above 0");
     }
-    auto index = std::unique_ptr<VectorIndex>(new VectorIndex(db, kind, std::move(index_file), options));
+    auto index =
+        std::unique_ptr<VectorIndex>(new VectorIndex(db, kind, std::move(index_file), options));
     const std::lock_guard lock(index->db_mutex_);
     if (auto r = index->create_schema(); !r) return r.error();
     if (auto r = index->load_or_rebuild(); !r) return r.error();
@@ -455,7 +483,8 @@ Result<void> VectorIndex::load_or_rebuild() {
         state_ = std::move(loaded.state);
     }
     const std::uint64_t before = state_->counters.caught_up_rows;
-    if (auto r = refresh_locked(); !r) return rebuild_because("catching up failed: " + r.error().message);
+    if (auto r = refresh_locked(); !r)
+        return rebuild_because("catching up failed: " + r.error().message);
     // The file and the rows it missed must add up to what SQLite holds.
     auto counted = detail::count_rows(db_, kind_);
     if (!counted) return counted.error();
@@ -468,8 +497,8 @@ Result<void> VectorIndex::load_or_rebuild() {
         any = true;
     }
     if (static_cast<std::uint64_t>(rows) != state_->live || held_max != max_key) {
-        return rebuild_because("index file disagrees with SQLite (" + std::to_string(state_->live) + " vectors, " +
-                       std::to_string(rows) + " rows)");
+        return rebuild_because("index file disagrees with SQLite (" + std::to_string(state_->live) +
+                               " vectors, " + std::to_string(rows) + " rows)");
     }
     // Deleted nodes stay in an hnswlib graph; once they outnumber the live ones, start afresh.
     if (state_->graph->num_deleted_ > std::max<std::size_t>(1'024, state_->live)) {
@@ -480,7 +509,8 @@ Result<void> VectorIndex::load_or_rebuild() {
 }
 
 Result<void> VectorIndex::rebuild(std::string reason) {
-    base::component_logger("store")->info("vector index {}: rebuilding from SQLite: {}", to_string(kind_), reason);
+    base::component_logger("store")->info("vector index {}: rebuilding from SQLite: {}",
+                                          to_string(kind_), reason);
     Meta meta;
     std::vector<std::int64_t> keys;
     std::vector<float> vectors;
@@ -490,16 +520,19 @@ Result<void> VectorIndex::rebuild(std::string reason) {
         auto m = detail::read_meta(db_, kind_);
         if (!m) return m.error();
         meta = std::move(*m);
-        auto changes = detail::read_changes(db_, kind_, std::numeric_limits<std::int64_t>::min(), meta.dim);
+        auto changes =
+            detail::read_changes(db_, kind_, std::numeric_limits<std::int64_t>::min(), meta.dim);
         if (!changes) return changes.error();
         keys = std::move(changes->keys);
         vectors = std::move(changes->vectors);
     }
     std::unique_ptr<HnswState> state;
     try {
-        state = empty_state(meta, options_, std::max(options_.initial_capacity, keys.size() + keys.size() / 4));
+        state = empty_state(meta, options_,
+                            std::max(options_.initial_capacity, keys.size() + keys.size() / 4));
         if (state->graph) {
-            insert_rows(*state->graph, keys, vectors.data(), meta.dim, thread_count(options_.build_threads));
+            insert_rows(*state->graph, keys, vectors.data(), meta.dim,
+                        thread_count(options_.build_threads));
         }
     } catch (const std::exception& e) {
         return make_error(ErrorType::kInternal, "vector index " + std::string(to_string(kind_)) +
@@ -536,8 +569,8 @@ Result<void> VectorIndex::refresh_locked() {
         if (!m) return m.error();
         meta = std::move(*m);
         // Another database under the same name, or the kind was emptied and given another model.
-        start_afresh = meta.instance != state_->instance || meta.seq < state_->seq || meta.dim != state_->dim ||
-                       meta.model != state_->model;
+        start_afresh = meta.instance != state_->instance || meta.seq < state_->seq ||
+                       meta.dim != state_->dim || meta.model != state_->model;
         if (!start_afresh) {
             auto c = detail::read_changes(db_, kind_, state_->seq, meta.dim);
             if (!c) return c.error();
@@ -549,7 +582,8 @@ Result<void> VectorIndex::refresh_locked() {
     try {
         apply(*state_, changes, thread_count(options_.build_threads));
     } catch (const std::exception& e) {
-        return make_error(ErrorType::kInternal, std::string("vector index: catching up failed: ") + e.what());
+        return make_error(ErrorType::kInternal,
+                          std::string("vector index: catching up failed: ") + e.what());
     }
     state_->seq = meta.seq;
     state_->counters.caught_up_rows += changes.keys.size() + changes.removed.size();
@@ -557,17 +591,21 @@ Result<void> VectorIndex::refresh_locked() {
 }
 
 template <typename T>
-Result<void> VectorIndex::add_rows(std::span<const std::int64_t> keys, std::span<const std::vector<T>> vectors,
+Result<void> VectorIndex::add_rows(std::span<const std::int64_t> keys,
+                                   std::span<const std::vector<T>> vectors,
                                    std::string_view model) {
     if (keys.size() != vectors.size()) {
         return make_error(ErrorType::kInvalidRequest, std::to_string(keys.size()) + " keys but " +
-                                                          std::to_string(vectors.size()) + " vectors");
+                                                          std::to_string(vectors.size()) +
+                                                          " vectors");
     }
     if (keys.empty()) return {};
-    if (model.empty()) return make_error(ErrorType::kInvalidRequest, "vectors need the name of their model");
+    if (model.empty())
+        return make_error(ErrorType::kInvalidRequest, "vectors need the name of their model");
     const std::size_t dim = vectors[0].size();
     if (dim == 0 || dim > 65'536) {
-        return make_error(ErrorType::kInvalidRequest, "vector dimension " + std::to_string(dim) + " (1..65536)");
+        return make_error(ErrorType::kInvalidRequest,
+                          "vector dimension " + std::to_string(dim) + " (1..65536)");
     }
     std::vector<float> flat(keys.size() * dim);
     {
@@ -575,15 +613,19 @@ Result<void> VectorIndex::add_rows(std::span<const std::int64_t> keys, std::span
         seen.reserve(keys.size());
         for (std::size_t i = 0; i < keys.size(); ++i) {
             if (!seen.insert(keys[i]).second) {
-                return make_error(ErrorType::kInvalidRequest, "key " + std::to_string(keys[i]) + " appears twice");
+                return make_error(ErrorType::kInvalidRequest,
+                                  "key " + std::to_string(keys[i]) + " appears twice");
             }
             if (vectors[i].size() != dim) {
-                return make_error(ErrorType::kInvalidRequest, "vectors[" + std::to_string(i) + "] has " +
-                                                                  std::to_string(vectors[i].size()) +
-                                                                  " numbers, vectors[0] " + std::to_string(dim));
+                return make_error(ErrorType::kInvalidRequest,
+                                  "vectors[" + std::to_string(i) + "] has " +
+                                      std::to_string(vectors[i].size()) + " numbers, vectors[0] " +
+                                      std::to_string(dim));
             }
-            if (auto why = detail::normalise_into(std::span<const T>(vectors[i]), flat.data() + i * dim)) {
-                return make_error(ErrorType::kInvalidRequest, "vectors[" + std::to_string(i) + "]: " + *why);
+            if (auto why =
+                    detail::normalise_into(std::span<const T>(vectors[i]), flat.data() + i * dim)) {
+                return make_error(ErrorType::kInvalidRequest,
+                                  "vectors[" + std::to_string(i) + "]: " + *why);
             }
         }
     }
@@ -602,7 +644,8 @@ Result<void> VectorIndex::add_rows(std::span<const std::int64_t> keys, std::span
         if (!holds) return holds.error();
         holds_vectors = *holds;
         if (holds_vectors && (meta.model != model || meta.dim != dim)) {
-            return make_error(ErrorType::kInvalidRequest, detail::mismatch_message(meta.model, meta.dim, model, dim));
+            return make_error(ErrorType::kInvalidRequest,
+                              detail::mismatch_message(meta.model, meta.dim, model, dim));
         }
         // Rows other connections wrote since this instance last looked, applied with ours.
         auto c = missed_changes(db_, kind_, meta, *state_);
@@ -619,13 +662,15 @@ Result<void> VectorIndex::add_rows(std::span<const std::int64_t> keys, std::span
     // Committed: SQLite is right whatever happens below; a graph that cannot follow is rebuilt.
     const bool same_graph = meta.instance == state_->instance && meta.dim == state_->dim &&
                             meta.model == state_->model && static_cast<bool>(state_->graph);
-    if (!same_graph && holds_vectors) return rebuild("the vectors in SQLite changed model or identity");
+    if (!same_graph && holds_vectors)
+        return rebuild("the vectors in SQLite changed model or identity");
     const std::size_t threads = thread_count(options_.build_threads);
     try {
         const std::unique_lock lock(graph_mutex_);
         if (!same_graph) {
             // The kind held no vector: this add sets model and dimension; start an empty graph.
-            auto fresh = empty_state(meta, options_, std::max(options_.initial_capacity, keys.size()));
+            auto fresh =
+                empty_state(meta, options_, std::max(options_.initial_capacity, keys.size()));
             fresh->counters = state_->counters;
             state_ = std::move(fresh);
             missed = Changes{};
@@ -641,12 +686,13 @@ Result<void> VectorIndex::add_rows(std::span<const std::int64_t> keys, std::span
     return {};
 }
 
-Result<void> VectorIndex::add(std::span<const std::int64_t> keys, std::span<const std::vector<float>> vectors,
-                              std::string_view model) {
+Result<void> VectorIndex::add(std::span<const std::int64_t> keys,
+                              std::span<const std::vector<float>> vectors, std::string_view model) {
     return add_rows(keys, vectors, model);
 }
 
-Result<void> VectorIndex::add(std::span<const std::int64_t> keys, std::span<const std::vector<double>> vectors,
+Result<void> VectorIndex::add(std::span<const std::int64_t> keys,
+                              std::span<const std::vector<double>> vectors,
                               std::string_view model) {
     return add_rows(keys, vectors, model);
 }
@@ -677,7 +723,8 @@ Result<void> VectorIndex::remove(std::span<const std::int64_t> keys) {
         }
         if (auto r = tx->commit(); !r) return r;
     }
-    if (meta.instance != state_->instance || meta.dim != state_->dim || meta.model != state_->model) {
+    if (meta.instance != state_->instance || meta.dim != state_->dim ||
+        meta.model != state_->model) {
         return rebuild("the vectors in SQLite changed model or identity");
     }
     try {
@@ -701,9 +748,10 @@ Result<std::vector<VectorMatch>> VectorIndex::search_impl(std::span<const T> que
     const std::shared_lock lock(graph_mutex_);
     const HnswState& state = *state_;
     if (state.dim != 0 && query.size() != state.dim) {
-        return make_error(ErrorType::kInvalidRequest, "query has dimension " + std::to_string(query.size()) +
-                                                          "; the index holds model " + state.model + " dim " +
-                                                          std::to_string(state.dim));
+        return make_error(ErrorType::kInvalidRequest, "query has dimension " +
+                                                          std::to_string(query.size()) +
+                                                          "; the index holds model " + state.model +
+                                                          " dim " + std::to_string(state.dim));
     }
     std::vector<VectorMatch> matches;
     if (k == 0 || state.live == 0 || !state.graph) return matches;

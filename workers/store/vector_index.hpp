@@ -70,7 +70,7 @@ enum class IndexSource {
 
 struct OpenReport {
     IndexSource source = IndexSource::kRebuilt;
-    std::string reason;        // empty for kFile; "no index file", "checksum mismatch", …
+    std::string reason;           // empty for kFile; "no index file", "checksum mismatch", …
     std::uint64_t caught_up = 0;  // rows (added, replaced or removed) applied on top of the file
 };
 
@@ -104,8 +104,8 @@ public:
     // otherwise rebuilds from SQLite (never fails because of the file). The directory of
     // `index_file` must exist.
     static base::Result<std::unique_ptr<VectorIndex>> open(storage::Database& db, IndexKind kind,
-                                                             std::filesystem::path index_file,
-                                                             Options options = {});
+                                                           std::filesystem::path index_file,
+                                                           Options options = {});
     ~VectorIndex();
     VectorIndex(const VectorIndex&) = delete;
     VectorIndex& operator=(const VectorIndex&) = delete;
@@ -115,11 +115,11 @@ public:
     // the sizes differ, a key repeats, a vector is empty, zero, not finite or of another length
     // than the others, or model/dimension differ from what the kind already holds ("index holds
     // model X dim 384; got model Y dim 256"). The first add of an empty kind sets both.
-    base::Result<void> add(std::span<const std::int64_t> keys, std::span<const std::vector<float>> vectors,
-                             std::string_view model);
+    base::Result<void> add(std::span<const std::int64_t> keys,
+                           std::span<const std::vector<float>> vectors, std::string_view model);
     // The wire's vectors (schema::EmbeddingsResponse::vectors).
-    base::Result<void> add(std::span<const std::int64_t> keys, std::span<const std::vector<double>> vectors,
-                             std::string_view model);
+    base::Result<void> add(std::span<const std::int64_t> keys,
+                           std::span<const std::vector<double>> vectors, std::string_view model);
 
     // Removes these keys (absent ones are ignored); the kind keeps its model and dimension.
     base::Result<void> remove(std::span<const std::int64_t> keys);
@@ -141,20 +141,21 @@ public:
     // not on destruction), so no cache of a deleted collection reappears beside its successor.
     void discard() noexcept { discarded_ = true; }
 
-    std::size_t size() const;       // vectors held
-    std::uint32_t dim() const;      // 0 while the kind holds no vector and none was ever added
-    std::string model() const;      // "" likewise
+    std::size_t size() const;   // vectors held
+    std::uint32_t dim() const;  // 0 while the kind holds no vector and none was ever added
+    std::string model() const;  // "" likewise
     IndexKind kind() const noexcept { return kind_; }
     const std::filesystem::path& index_file() const noexcept { return index_file_; }
     const OpenReport& open_report() const noexcept { return open_report_; }
     VectorIndexCounters counters() const;
 
 private:
-    VectorIndex(storage::Database& db, IndexKind kind, std::filesystem::path index_file, Options options);
+    VectorIndex(storage::Database& db, IndexKind kind, std::filesystem::path index_file,
+                Options options);
 
     template <typename T>
-    base::Result<void> add_rows(std::span<const std::int64_t> keys, std::span<const std::vector<T>> vectors,
-                                  std::string_view model);
+    base::Result<void> add_rows(std::span<const std::int64_t> keys,
+                                std::span<const std::vector<T>> vectors, std::string_view model);
     template <typename T>
     base::Result<std::vector<VectorMatch>> search_impl(std::span<const T> query, std::size_t k);
 

@@ -68,6 +68,8 @@ std::FILE* create_owner_only(const char* path) {
     return file;
 }
 
-bool read_exact(std::FILE* f, void* out, std::size_t size) { return std::fread(out, 1, size, f) == size; }
+bool read_exact(std::FILE* f, void* out, std::size_t size) {
+    return std::fread(out, 1, size, f) == size;
+}
 
 }  // namespace glassbox::store::detail

@@ -11,12 +11,14 @@ using base::ErrorType;
 using base::make_error;
 using base::Result;
 
-std::string vector_table(IndexKind kind) { return kind == IndexKind::kEntity ? "vectors_entity" : "vectors_chunk"; }
+std::string vector_table(IndexKind kind) {
+    return kind == IndexKind::kEntity ? "vectors_entity" : "vectors_chunk";
+}
 
-std::string mismatch_message(std::string_view held_model, std::uint32_t held_dim, std::string_view model,
-                             std::size_t dim) {
-    return "index holds model " + std::string(held_model) + " dim " + std::to_string(held_dim) + "; got model " +
-           std::string(model) + " dim " + std::to_string(dim);
+std::string mismatch_message(std::string_view held_model, std::uint32_t held_dim,
+                             std::string_view model, std::size_t dim) {
+    return "index holds model " + std::string(held_model) + " dim " + std::to_string(held_dim) +
+           "; got model " + std::string(model) + " dim " + std::to_string(dim);
 }
 
 Result<void> create_vector_tables(storage::Database& db, IndexKind kind) {
@@ -24,13 +26,22 @@ Result<void> create_vector_tables(storage::Database& db, IndexKind kind) {
     // seq: the write that last set the row (vector_meta.seq when it committed); a reader that has
     // seen up to N applies just the rows (and removals) with seq > N.
     auto r = db.exec(
-        "CREATE TABLE IF NOT EXISTS vector_meta(kind TEXT PRIMARY KEY, model TEXT NOT NULL DEFAULT '',"
-        " dim INTEGER NOT NULL DEFAULT 0, seq INTEGER NOT NULL DEFAULT 0, instance INTEGER NOT NULL);"
-        "CREATE TABLE IF NOT EXISTS " + table + "(key INTEGER PRIMARY KEY, vector BLOB NOT NULL,"
+        "CREATE TABLE IF NOT EXISTS vector_meta(kind TEXT PRIMARY KEY, model TEXT NOT NULL DEFAULT "
+        "'',"
+        " dim INTEGER NOT NULL DEFAULT 0, seq INTEGER NOT NULL DEFAULT 0, instance INTEGER NOT "
+        "NULL);"
+        "CREATE TABLE IF NOT EXISTS " +
+        table +
+        "(key INTEGER PRIMARY KEY, vector BLOB NOT NULL,"
         " seq INTEGER NOT NULL);"
-        "CREATE INDEX IF NOT EXISTS " + table + "_seq ON " + table + "(seq);"
-        "CREATE TABLE IF NOT EXISTS " + table + "_removed(key INTEGER PRIMARY KEY, seq INTEGER NOT NULL);"
-        "CREATE INDEX IF NOT EXISTS " + table + "_removed_seq ON " + table + "_removed(seq);");
+        "CREATE INDEX IF NOT EXISTS " +
+        table + "_seq ON " + table +
+        "(seq);"
+        "CREATE TABLE IF NOT EXISTS " +
+        table +
+        "_removed(key INTEGER PRIMARY KEY, seq INTEGER NOT NULL);"
+        "CREATE INDEX IF NOT EXISTS " +
+        table + "_removed_seq ON " + table + "_removed(seq);");
     if (!r) return r;
     // instance: tells this database's index files from those of a deleted and recreated one.
     auto stmt = db.prepare("INSERT OR IGNORE INTO vector_meta(kind, instance) VALUES(?, random())");
@@ -45,13 +56,15 @@ Result<VectorMeta> read_meta(storage::Database& db, IndexKind kind) {
     stmt->bind(1, to_string(kind));
     auto row = stmt->step();
     if (!row) return row.error();
-    if (!*row) return make_error(ErrorType::kInternal, "vector index: vector_meta has no row for " +
-                                                           std::string(to_string(kind)));
+    if (!*row)
+        return make_error(ErrorType::kInternal, "vector index: vector_meta has no row for " +
+                                                    std::string(to_string(kind)));
     VectorMeta meta;
     meta.model = std::string(stmt->text(0));
     const std::int64_t dim = stmt->int64(1);
     if (dim < 0 || dim > std::numeric_limits<std::uint32_t>::max()) {
-        return make_error(ErrorType::kInternal, "vector index: vector_meta holds dimension " + std::to_string(dim));
+        return make_error(ErrorType::kInternal,
+                          "vector index: vector_meta holds dimension " + std::to_string(dim));
     }
     meta.dim = static_cast<std::uint32_t>(dim);
     meta.seq = stmt->int64(2);
@@ -59,7 +72,8 @@ Result<VectorMeta> read_meta(storage::Database& db, IndexKind kind) {
     return meta;
 }
 
-Result<bool> meta_unchanged(storage::Database& db, IndexKind kind, std::int64_t seq, std::int64_t instance) {
+Result<bool> meta_unchanged(storage::Database& db, IndexKind kind, std::int64_t seq,
+                            std::int64_t instance) {
     auto stmt = db.prepare("SELECT seq, instance FROM vector_meta WHERE kind = ?");
     if (!stmt) return stmt.error();
     stmt->bind(1, to_string(kind));
@@ -70,7 +84,7 @@ Result<bool> meta_unchanged(storage::Database& db, IndexKind kind, std::int64_t 
 }
 
 Result<VectorChanges> read_changes(storage::Database& db, IndexKind kind, std::int64_t since,
-                                  std::uint32_t dim) {
+                                   std::uint32_t dim) {
     const std::string table = vector_table(kind);
     VectorChanges changes;
     {
@@ -94,9 +108,10 @@ Result<VectorChanges> read_changes(storage::Database& db, IndexKind kind, std::i
         if (!*row) break;
         const auto blob = stmt->blob(1);
         if (blob.size() != bytes) {
-            return make_error(ErrorType::kInternal, table + " key " + std::to_string(stmt->int64(0)) + ": " +
-                                                        std::to_string(blob.size()) + " bytes, expected " +
-                                                        std::to_string(bytes));
+            return make_error(ErrorType::kInternal,
+                              table + " key " + std::to_string(stmt->int64(0)) + ": " +
+                                  std::to_string(blob.size()) + " bytes, expected " +
+                                  std::to_string(bytes));
         }
         changes.keys.push_back(stmt->int64(0));
         const std::size_t at = changes.vectors.size();
@@ -125,7 +140,8 @@ Result<bool> holds_vectors(storage::Database& db, IndexKind kind) {
 }
 
 Result<void> write_rows(storage::Database& db, IndexKind kind, std::span<const std::int64_t> keys,
-                        std::span<const float> flat, std::size_t dim, std::string_view model, std::int64_t seq) {
+                        std::span<const float> flat, std::size_t dim, std::string_view model,
+                        std::int64_t seq) {
     const std::string table = vector_table(kind);
     {
         auto upsert = db.prepare("INSERT INTO " + table +
@@ -137,7 +153,8 @@ Result<void> write_rows(storage::Database& db, IndexKind kind, std::span<const s
         const auto* bytes = reinterpret_cast<const std::byte*>(flat.data());
         for (std::size_t i = 0; i < keys.size(); ++i) {
             upsert->bind(1, keys[i])
-                .bind_blob(2, std::span<const std::byte>(bytes + i * dim * sizeof(float), dim * sizeof(float)))
+                .bind_blob(2, std::span<const std::byte>(bytes + i * dim * sizeof(float),
+                                                         dim * sizeof(float)))
                 .bind(3, seq);
             if (auto r = upsert->run(); !r) return r;
             upsert->reset();
@@ -148,18 +165,23 @@ Result<void> write_rows(storage::Database& db, IndexKind kind, std::span<const s
     }
     auto stmt = db.prepare("UPDATE vector_meta SET model = ?, dim = ?, seq = ? WHERE kind = ?");
     if (!stmt) return stmt.error();
-    stmt->bind(1, model).bind(2, static_cast<std::int64_t>(dim)).bind(3, seq).bind(4, to_string(kind));
+    stmt->bind(1, model)
+        .bind(2, static_cast<std::int64_t>(dim))
+        .bind(3, seq)
+        .bind(4, to_string(kind));
     return stmt->run();
 }
 
 Result<std::vector<std::int64_t>> remove_rows(storage::Database& db, IndexKind kind,
-                                              std::span<const std::int64_t> keys, std::int64_t seq) {
+                                              std::span<const std::int64_t> keys,
+                                              std::int64_t seq) {
     const std::string table = vector_table(kind);
     std::vector<std::int64_t> removed;
     auto erase = db.prepare("DELETE FROM " + table + " WHERE key = ?");
     if (!erase) return erase.error();
-    auto tombstone = db.prepare("INSERT INTO " + table +
-                                "_removed(key, seq) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET seq = excluded.seq");
+    auto tombstone = db.prepare(
+        "INSERT INTO " + table +
+        "_removed(key, seq) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET seq = excluded.seq");
     if (!tombstone) return tombstone.error();
     for (const std::int64_t key : keys) {
         erase->bind(1, key);

@@ -21,8 +21,8 @@ namespace glassbox::store::detail {
 // "vectors_entity" or "vectors_chunk".
 std::string vector_table(IndexKind kind);
 
-std::string mismatch_message(std::string_view held_model, std::uint32_t held_dim, std::string_view model,
-                             std::size_t dim);
+std::string mismatch_message(std::string_view held_model, std::uint32_t held_dim,
+                             std::string_view model, std::size_t dim);
 
 // Copies `v` into `out` as float32 scaled to unit length; an error message for a vector that
 // cannot be (empty, zero, not finite).
@@ -37,7 +37,8 @@ std::optional<std::string> normalise_into(std::span<const T> v, float* out) {
     }
     if (!(norm2 > 0.0) || !std::isfinite(norm2)) return "zero vector (no direction to compare)";
     const double inverse = 1.0 / std::sqrt(norm2);
-    for (std::size_t i = 0; i < v.size(); ++i) out[i] = static_cast<float>(static_cast<double>(v[i]) * inverse);
+    for (std::size_t i = 0; i < v.size(); ++i)
+        out[i] = static_cast<float>(static_cast<double>(v[i]) * inverse);
     return std::nullopt;
 }
 
@@ -82,28 +83,31 @@ base::Result<void> create_vector_tables(storage::Database& db, IndexKind kind);
 base::Result<VectorMeta> read_meta(storage::Database& db, IndexKind kind);
 
 // True when vector_meta still says (seq, instance): nothing changed since.
-base::Result<bool> meta_unchanged(storage::Database& db, IndexKind kind, std::int64_t seq, std::int64_t instance);
+base::Result<bool> meta_unchanged(storage::Database& db, IndexKind kind, std::int64_t seq,
+                                  std::int64_t instance);
 
 // Rows written (or keys removed) after `since`, read inside the caller's snapshot.
 base::Result<VectorChanges> read_changes(storage::Database& db, IndexKind kind, std::int64_t since,
                                          std::uint32_t dim);
 
 // count(*) and max(key) (0 when empty) of the kind's rows.
-base::Result<std::pair<std::int64_t, std::int64_t>> count_rows(storage::Database& db, IndexKind kind);
+base::Result<std::pair<std::int64_t, std::int64_t>> count_rows(storage::Database& db,
+                                                               IndexKind kind);
 
 // True when the kind holds at least one vector.
 base::Result<bool> holds_vectors(storage::Database& db, IndexKind kind);
 
 // Inside the caller's transaction: upserts the rows (`flat`: keys.size() * dim normalised
 // floats) stamped with `seq`, clears their tombstones, and sets vector_meta's model, dim, seq.
-base::Result<void> write_rows(storage::Database& db, IndexKind kind, std::span<const std::int64_t> keys,
-                              std::span<const float> flat, std::size_t dim, std::string_view model,
-                              std::int64_t seq);
+base::Result<void> write_rows(storage::Database& db, IndexKind kind,
+                              std::span<const std::int64_t> keys, std::span<const float> flat,
+                              std::size_t dim, std::string_view model, std::int64_t seq);
 
 // Inside the caller's transaction: deletes the rows with these keys and leaves a tombstone
 // stamped `seq` for each that was present; returns those keys (absent ones are skipped).
 base::Result<std::vector<std::int64_t>> remove_rows(storage::Database& db, IndexKind kind,
-                                                    std::span<const std::int64_t> keys, std::int64_t seq);
+                                                    std::span<const std::int64_t> keys,
+                                                    std::int64_t seq);
 
 base::Result<void> set_seq(storage::Database& db, IndexKind kind, std::int64_t seq);
 

@@ -7,10 +7,10 @@
 #include <optional>
 #include <utility>
 
-#include "bus/collector_frames.hpp"
-#include "bus/frame_io.hpp"
 #include "base/log.hpp"
 #include "base/utf8.hpp"
+#include "bus/collector_frames.hpp"
+#include "bus/frame_io.hpp"
 
 namespace glassbox::trace {
 namespace {
@@ -25,9 +25,13 @@ constexpr std::size_t kAcksPerMessage = 60;
 
 class Loop {
 public:
-    Loop(zmq::context_t& context, const CollectorConfig& config, TraceStore& store, CollectorCounters& counters,
-         const std::atomic<bool>& stop)
-        : context_(context), config_(config), store_(store), counters_(counters), stop_(stop),
+    Loop(zmq::context_t& context, const CollectorConfig& config, TraceStore& store,
+         CollectorCounters& counters, const std::atomic<bool>& stop)
+        : context_(context),
+          config_(config),
+          store_(store),
+          counters_(counters),
+          stop_(stop),
           log_(base::component_logger("collector")) {}
 
     void run() {
@@ -89,7 +93,8 @@ private:
         if (sent) {
             last_sent_ = Clock::now();
         } else {
-            log_->warn("event=send_failed command={} reason=would_block", static_cast<int>(frames[2][0]));
+            log_->warn("event=send_failed command={} reason=would_block",
+                       static_cast<int>(frames[2][0]));
         }
         return sent;
     }
@@ -132,8 +137,10 @@ private:
             return;
         }
         switch (command.value()) {
-            case cmd::kDeliver: return deliver(views);
-            case cmd::kHeartbeat: return;
+            case cmd::kDeliver:
+                return deliver(views);
+            case cmd::kHeartbeat:
+                return;
             case cmd::kDetach:
                 // §6.1: the broker does not know us (it restarted, or we were expired).
                 log_->info("event=detach_received action=reattach");
@@ -181,8 +188,8 @@ private:
             // Valid UTF-8 whatever the error quotes (a path, say): it leaves in a JSON reply.
             counters_.last_store_error.set(base::printable_utf8(outcome.error().describe()));
             retry_at_ = Clock::now() + config_.retry_delay;
-            log_->error("event=store_failed deliveries={} error=\"{}\" action=retry_ms:{}", pending_.size(),
-                        outcome.error().message, config_.retry_delay.count());
+            log_->error("event=store_failed deliveries={} error=\"{}\" action=retry_ms:{}",
+                        pending_.size(), outcome.error().message, config_.retry_delay.count());
             return;
         }
         if (counters_.store_failing.exchange(false)) {
@@ -195,16 +202,20 @@ private:
         counters_.duplicates += outcome->duplicates;
         counters_.quarantined += outcome->quarantined;
         counters_.refused += outcome->refused;
-        if (outcome->quarantined > 0) log_->warn("event=quarantined count={}", outcome->quarantined);
+        if (outcome->quarantined > 0)
+            log_->warn("event=quarantined count={}", outcome->quarantined);
         if (outcome->refused > 0) {
-            log_->warn("event=explain_refused count={} reason=\"written after its session's end, or by another "
-                       "service or worker; kept in quarantine\"",
-                       outcome->refused);
+            log_->warn(
+                "event=explain_refused count={} reason=\"written after its session's end, or by "
+                "another "
+                "service or worker; kept in quarantine\"",
+                outcome->refused);
         }
         if (outcome->iris_rewritten > 0) {
-            log_->warn("event=iris_rewritten count={} reason=\"not valid IRIs (N-Triples IRIREF); stored "
-                       "percent-encoded\"",
-                       outcome->iris_rewritten);
+            log_->warn(
+                "event=iris_rewritten count={} reason=\"not valid IRIs (N-Triples IRIREF); stored "
+                "percent-encoded\"",
+                outcome->iris_rewritten);
         }
         // The batch is stored: the counters say so before the ACKs go out, so whoever has seen
         // an ACK reads stats that include it.

@@ -73,12 +73,14 @@ struct CollectorCounters {
     std::atomic<std::uint64_t> stored{0};
     std::atomic<std::uint64_t> duplicates{0};
     std::atomic<std::uint64_t> quarantined{0};
-    std::atomic<std::uint64_t> refused{0};  // valid, but refused by their session (after its end, ...)
+    std::atomic<std::uint64_t> refused{
+        0};  // valid, but refused by their session (after its end, ...)
     std::atomic<std::uint64_t> acked{0};
     std::atomic<std::uint64_t> batches{0};
     std::atomic<std::uint64_t> store_failures{0};
     std::atomic<std::uint64_t> reconnects{0};
-    std::atomic<std::uint64_t> bad_frames{0};  // DELIVERs without a usable delivery id: logged, not acked
+    std::atomic<std::uint64_t> bad_frames{
+        0};  // DELIVERs without a usable delivery id: logged, not acked
     std::atomic<std::uint64_t> iris_rewritten{0};
     // Deliveries held for the next commit (not stored, not acknowledged), and whether the last
     // commit failed (then they wait for a retry).

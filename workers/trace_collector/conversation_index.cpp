@@ -15,8 +15,8 @@
 
 namespace glassbox::trace {
 
-using nlohmann::json;
 using base::Result;
+using nlohmann::json;
 using storage::Database;
 
 namespace {
@@ -65,8 +65,11 @@ Result<RunAnswer> run_answer(Database& db, std::int64_t session, std::string_vie
         const auto subject = schema::explain::RunUris::from_uri(iri_of("s"));
         if (!subject || subject->uuid() != uuid) continue;
         const std::string predicate = iri_of("p");
-        if (!t.contains("o") || !t["o"].is_object() || !t["o"].contains("v") || !t["o"]["v"].is_string()) continue;
-        std::string value = q->is_null(1) ? t["o"]["v"].get<std::string>() : std::string(q->text(1));
+        if (!t.contains("o") || !t["o"].is_object() || !t["o"].contains("v") ||
+            !t["o"]["v"].is_string())
+            continue;
+        std::string value =
+            q->is_null(1) ? t["o"]["v"].get<std::string>() : std::string(q->text(1));
         if (predicate == v::kAnswerText) {
             found.answer = std::move(value);
         } else if (predicate == v::kShortAnswer) {
@@ -78,9 +81,11 @@ Result<RunAnswer> run_answer(Database& db, std::int64_t session, std::string_vie
 
 // Drops the oldest turns of `conversation` beyond the bounds and writes its summary row (or
 // deletes it when no turn is left).
-Result<void> enforce_bounds(Database& db, const StoreConfig& config, const std::string& conversation) {
-    auto q = db.prepare("SELECT session, bytes, started FROM turns WHERE conversation = ?1 "
-                        "ORDER BY started DESC, session DESC");
+Result<void> enforce_bounds(Database& db, const StoreConfig& config,
+                            const std::string& conversation) {
+    auto q = db.prepare(
+        "SELECT session, bytes, started FROM turns WHERE conversation = ?1 "
+        "ORDER BY started DESC, session DESC");
     if (!q) return q.error();
     q->bind(1, std::string_view{conversation});
     std::vector<std::int64_t> dropped;
@@ -126,7 +131,11 @@ Result<void> enforce_bounds(Database& db, const StoreConfig& config, const std::
         "INSERT INTO conversations(id, turns, bytes, started, last) VALUES(?1, ?2, ?3, ?4, ?5) "
         "ON CONFLICT(id) DO UPDATE SET turns = ?2, bytes = ?3, started = ?4, last = ?5");
     if (!upsert) return upsert.error();
-    upsert->bind(1, std::string_view{conversation}).bind(2, kept).bind(3, bytes).bind(4, first).bind(5, last);
+    upsert->bind(1, std::string_view{conversation})
+        .bind(2, kept)
+        .bind(3, bytes)
+        .bind(4, first)
+        .bind(5, last);
     return upsert->run();
 }
 
@@ -138,7 +147,8 @@ Result<void> index_turn(Database& db, const StoreConfig& config, std::int64_t se
     auto q = db.prepare(
         "SELECT s.uuid, s.conversation, s.started, s.status, s.question, "
         "EXISTS(SELECT 1 FROM turns WHERE session = s.id) FROM sessions s "
-        "WHERE s.id = ?1 AND s.parent IS NULL AND s.conversation IS NOT NULL AND s.status <> 'running'");
+        "WHERE s.id = ?1 AND s.parent IS NULL AND s.conversation IS NOT NULL AND s.status <> "
+        "'running'");
     if (!q) return q.error();
     q->bind(1, session);
     auto row = q->step();
@@ -166,7 +176,8 @@ Result<void> index_turn(Database& db, const StoreConfig& config, std::int64_t se
     const auto bytes = static_cast<std::int64_t>(used + text.size());
 
     auto insert = db.prepare(
-        "INSERT INTO turns(session, conversation, trace, started, status, question, answer, short_answer, bytes) "
+        "INSERT INTO turns(session, conversation, trace, started, status, question, answer, "
+        "short_answer, bytes) "
         "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT(session) DO NOTHING");
     if (!insert) return insert.error();
     insert->bind(1, session)
@@ -195,19 +206,21 @@ Result<json> TraceStore::turns(std::string_view conversation, std::int64_t limit
         auto row = q->step();
         if (!row) return row.error();
         if (!*row) break;
-        turns.push_back({{"question", std::string(q->text(0))},
-                         {"answer", std::string(q->text(1))},
-                         {"short_answer", q->is_null(2) ? json(nullptr) : json(std::string(q->text(2)))},
-                         {"trace", std::string(q->text(3))},
-                         {"started", base::format_xsd_datetime_ms(q->int64(4))},
-                         {"status", std::string(q->text(5))}});
+        turns.push_back(
+            {{"question", std::string(q->text(0))},
+             {"answer", std::string(q->text(1))},
+             {"short_answer", q->is_null(2) ? json(nullptr) : json(std::string(q->text(2)))},
+             {"trace", std::string(q->text(3))},
+             {"started", base::format_xsd_datetime_ms(q->int64(4))},
+             {"status", std::string(q->text(5))}});
     }
     // Read newest first (the last `limit`), answered oldest first, as a conversation reads.
     std::reverse(turns.begin(), turns.end());
     return json{{"session_id", std::string(conversation)}, {"turns", std::move(turns)}};
 }
 
-Result<bool> TraceStore::conversation_running(std::string_view conversation, std::string_view except_run) {
+Result<bool> TraceStore::conversation_running(std::string_view conversation,
+                                              std::string_view except_run) {
     // sessions_top_status narrows it to the running top-level runs, few at any time.
     auto q = db_->prepare(
         "SELECT EXISTS(SELECT 1 FROM sessions WHERE status = 'running' AND parent IS NULL "
@@ -229,7 +242,8 @@ Result<bool> TraceStore::conversation_known(std::string_view conversation) {
 }
 
 Result<json> TraceStore::conversations(std::int64_t limit) {
-    auto q = db_->prepare("SELECT id, turns, started, last FROM conversations ORDER BY last DESC, id DESC LIMIT ?1");
+    auto q = db_->prepare(
+        "SELECT id, turns, started, last FROM conversations ORDER BY last DESC, id DESC LIMIT ?1");
     if (!q) return q.error();
     q->bind(1, limit);
     json sessions = json::array();

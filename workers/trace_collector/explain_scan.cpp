@@ -4,11 +4,11 @@
 
 #include <limits>
 
+#include "base/utf8.hpp"
 #include "schema/explain_uris.hpp"
 #include "schema/term.hpp"
 #include "schema/term_json.hpp"
 #include "schema/untrusted_json.hpp"
-#include "base/utf8.hpp"
 #include "schema/vocabulary.hpp"
 
 namespace glassbox::trace {
@@ -35,11 +35,21 @@ std::string unescape(std::string_view raw) {
         const char e = raw[i + 1];
         i += 2;
         switch (e) {
-            case 'b': out += '\b'; break;
-            case 'f': out += '\f'; break;
-            case 'n': out += '\n'; break;
-            case 'r': out += '\r'; break;
-            case 't': out += '\t'; break;
+            case 'b':
+                out += '\b';
+                break;
+            case 'f':
+                out += '\f';
+                break;
+            case 'n':
+                out += '\n';
+                break;
+            case 'r':
+                out += '\r';
+                break;
+            case 't':
+                out += '\t';
+                break;
             case 'u': {
                 auto cp = static_cast<std::uint32_t>(hex4(raw.data() + i));
                 i += 4;
@@ -51,7 +61,9 @@ std::string unescape(std::string_view raw) {
                 append_utf8(out, cp);
                 break;
             }
-            default: out += e; break;  // '"', '\\', '/'
+            default:
+                out += e;
+                break;  // '"', '\\', '/'
         }
     }
     return out;
@@ -130,7 +142,8 @@ public:
         }
         // A fraction or exponent makes a JSON float (not an integer to the decoder); "01" is
         // not JSON.
-        if (at_ != end_ && (*at_ == '.' || *at_ == 'e' || *at_ == 'E' || (*at_ >= '0' && *at_ <= '9'))) {
+        if (at_ != end_ &&
+            (*at_ == '.' || *at_ == 'e' || *at_ == 'E' || (*at_ >= '0' && *at_ <= '9'))) {
             return false;
         }
         out = value;
@@ -184,18 +197,25 @@ public:
                 JsonText ignored;
                 return string(ignored);
             }
-            case '{': return object([&](const JsonText&) { return skip_value(depth + 1); });
-            case '[': return array([&] { return skip_value(depth + 1); });
-            case 't': return word("true");
-            case 'f': return word("false");
-            case 'n': return word("null");
-            default: return number();
+            case '{':
+                return object([&](const JsonText&) { return skip_value(depth + 1); });
+            case '[':
+                return array([&] { return skip_value(depth + 1); });
+            case 't':
+                return word("true");
+            case 'f':
+                return word("false");
+            case 'n':
+                return word("null");
+            default:
+                return number();
         }
     }
 
 private:
     bool word(std::string_view w) noexcept {
-        if (static_cast<std::size_t>(end_ - at_) < w.size() || std::string_view(at_, w.size()) != w) return false;
+        if (static_cast<std::size_t>(end_ - at_) < w.size() || std::string_view(at_, w.size()) != w)
+            return false;
         at_ += w.size();
         return true;
     }
@@ -230,7 +250,9 @@ private:
             case 'f':
             case 'n':
             case 'r':
-            case 't': at_ += 2; return true;
+            case 't':
+                at_ += 2;
+                return true;
             case 'u': {
                 if (end_ - at_ < 6) return false;
                 const int unit = hex4(at_ + 2);
@@ -244,7 +266,8 @@ private:
                 }
                 return true;
             }
-            default: return false;
+            default:
+                return false;
         }
     }
 
@@ -353,10 +376,12 @@ bool scan_term(Scanner& in, ScannedTerm& term, int depth, std::string_view* valu
             term = ScannedTerm{ScannedKind::kBlankNode, d};
             return true;
         case 'l': {
-            if ((seen & ~(kDt | kLn)) != (kT | kV) || (seen & (kDt | kLn)) == (kDt | kLn)) return false;
+            if ((seen & ~(kDt | kLn)) != (kT | kV) || (seen & (kDt | kLn)) == (kDt | kLn))
+                return false;
             if ((seen & kDt) != 0) {
                 std::string scratch;
-                if (dt.raw.empty() || dt.value(scratch) == schema::kXsdString || !writable(dt)) return false;
+                if (dt.raw.empty() || dt.value(scratch) == schema::kXsdString || !writable(dt))
+                    return false;
             }
             if ((seen & kLn) != 0 && ln.raw.empty()) return false;
             term = ScannedTerm{ScannedKind::kLiteral, v};
@@ -367,7 +392,8 @@ bool scan_term(Scanner& in, ScannedTerm& term, int depth, std::string_view* valu
             if (seen != (kT | kTr)) return false;
             term = ScannedTerm{ScannedKind::kTriple, {}};
             return true;
-        default: return false;
+        default:
+            return false;
     }
 }
 
@@ -382,14 +408,19 @@ bool scan_triple(Scanner& in, ScannedTriple& triple, int depth, bool quoted) {
     const bool ok = in.object([&](const JsonText& key) -> bool {
         if (key.escaped || key.raw.size() != 1) return false;
         switch (key.raw[0]) {
-            case 's': return keys.first(kS) && scan_term(in, triple.s, depth, nullptr);
-            case 'p': return keys.first(kP) && scan_term(in, triple.p, depth, nullptr);
-            case 'o': return keys.first(kO) && scan_term(in, triple.o, depth, &value_token);
+            case 's':
+                return keys.first(kS) && scan_term(in, triple.s, depth, nullptr);
+            case 'p':
+                return keys.first(kP) && scan_term(in, triple.p, depth, nullptr);
+            case 'o':
+                return keys.first(kO) && scan_term(in, triple.o, depth, &value_token);
             case 'g': {
                 JsonText graph;
-                return !quoted && keys.first(kG) && in.string(graph) && !graph.raw.empty() && writable(graph);
+                return !quoted && keys.first(kG) && in.string(graph) && !graph.raw.empty() &&
+                       writable(graph);
             }
-            default: return false;
+            default:
+                return false;
         }
     });
     if (!ok || (keys.seen() & (kS | kP | kO)) != (kS | kP | kO)) return false;
@@ -500,7 +531,8 @@ bool scan_explain(std::string_view body, ScannedExplain& out) {
         if (k == "explain_id") return iri_field(kExplainId, out.explain_id);
         if (k == "explain_graph") {
             JsonText graph;
-            return keys.first(kGraph) && in.string_token(graph, out.explain_graph_token) && writable(graph);
+            return keys.first(kGraph) && in.string_token(graph, out.explain_graph_token) &&
+                   writable(graph);
         }
         if (k == "parent_uri") {
             std::string parent;
@@ -510,7 +542,8 @@ bool scan_explain(std::string_view body, ScannedExplain& out) {
         }
         if (k == "message_type") {
             JsonText type;
-            return keys.first(kMessageType) && in.string(type) && !type.escaped && type.raw == "explain";
+            return keys.first(kMessageType) && in.string(type) && !type.escaped &&
+                   type.raw == "explain";
         }
         if (k == "end_of_trace") return keys.first(kEnd) && in.boolean(out.end_of_trace);
         if (k == "trace_status") {

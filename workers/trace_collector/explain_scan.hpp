@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "schema/messages.hpp"
 #include "base/result.hpp"
+#include "schema/messages.hpp"
 
 namespace glassbox::trace {
 

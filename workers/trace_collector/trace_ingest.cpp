@@ -28,27 +28,32 @@ namespace glassbox::trace {
 using base::ErrorType;
 using base::make_error;
 using base::Result;
+using detail::to_ms;
 using storage::Database;
 using storage::Statement;
-using detail::to_ms;
 
 namespace {
 
 std::string fnv_digest(std::string_view text) {
     const std::uint64_t hash = base::fnv1a64(text);
     std::array<char, 48> buf{};
-    std::snprintf(buf.data(), buf.size(), "%016llx:%zu", static_cast<unsigned long long>(hash), text.size());
+    std::snprintf(buf.data(), buf.size(), "%016llx:%zu", static_cast<unsigned long long>(hash),
+                  text.size());
     return buf.data();
 }
 
 // The frames of a delivery (checked before its body); the seq frame's value.
 Result<std::uint64_t> check_frames(const Delivery& delivery) {
-    const auto bad = [](std::string reason) { return make_error(ErrorType::kDecodeError, std::move(reason)); };
+    const auto bad = [](std::string reason) {
+        return make_error(ErrorType::kDecodeError, std::move(reason));
+    };
     const auto seq = schema::protocol::parse_ascii_int(delivery.seq);
     if (!seq) return bad("seq frame is not an ascii-int: \"" + delivery.seq.substr(0, 40) + "\"");
-    if (delivery.state != schema::protocol::kStateOpen && delivery.state != schema::protocol::kStateComplete &&
+    if (delivery.state != schema::protocol::kStateOpen &&
+        delivery.state != schema::protocol::kStateComplete &&
         delivery.state != schema::protocol::kStateError) {
-        return bad("state frame \"" + delivery.state.substr(0, 40) + "\" is not open, complete or error");
+        return bad("state frame \"" + delivery.state.substr(0, 40) +
+                   "\" is not open, complete or error");
     }
     if (delivery.session.empty()) return bad("session frame is empty");
     return *seq;
@@ -58,7 +63,7 @@ Result<std::uint64_t> check_frames(const Delivery& delivery) {
 schema::TraceStatus expected_status(const Delivery& delivery) {
     return delivery.state == schema::protocol::kStateComplete ? schema::TraceStatus::kComplete
            : delivery.state == schema::protocol::kStateError  ? schema::TraceStatus::kError
-                                                               : schema::TraceStatus::kNone;
+                                                              : schema::TraceStatus::kNone;
 }
 
 // The delivery's session frame is the session IRI as the worker wrote it; the decoded body's is
@@ -69,8 +74,11 @@ bool same_session(const std::string& decoded, const std::string& frame) {
 
 // The DOM decode: the message, or the quarantine reason; `iris_rewritten` counts the IRIs the
 // decoder made writable.
-Result<schema::ExplainMessage> validate_body(const Delivery& delivery, std::size_t& iris_rewritten) {
-    const auto bad = [](std::string reason) { return make_error(ErrorType::kDecodeError, std::move(reason)); };
+Result<schema::ExplainMessage> validate_body(const Delivery& delivery,
+                                             std::size_t& iris_rewritten) {
+    const auto bad = [](std::string reason) {
+        return make_error(ErrorType::kDecodeError, std::move(reason));
+    };
     auto seq = check_frames(delivery);
     if (!seq) return seq.error();
     auto parsed = schema::parse_untrusted_json(delivery.body);
@@ -82,16 +90,17 @@ Result<schema::ExplainMessage> validate_body(const Delivery& delivery, std::size
         return bad((why.rfind("explain_triples", 0) == 0 ? "bad triple: " : "wrong types: ") + why);
     }
     if (!same_session(message->session, delivery.session)) {
-        return bad("session in the body (\"" + message->session.substr(0, 200) + "\") disagrees with the frame (\"" +
-                   delivery.session.substr(0, 200) + "\")");
+        return bad("session in the body (\"" + message->session.substr(0, 200) +
+                   "\") disagrees with the frame (\"" + delivery.session.substr(0, 200) + "\")");
     }
     if (message->seq != *seq) {
-        return bad("seq in the body (" + std::to_string(message->seq) + ") disagrees with the frame (" +
-                   std::to_string(*seq) + ")");
+        return bad("seq in the body (" + std::to_string(message->seq) +
+                   ") disagrees with the frame (" + std::to_string(*seq) + ")");
     }
     const bool terminal = delivery.state != schema::protocol::kStateOpen;
     if (message->end_of_trace != terminal || message->trace_status != expected_status(delivery)) {
-        return bad("end_of_trace/trace_status in the body disagree with the state frame \"" + delivery.state + "\"");
+        return bad("end_of_trace/trace_status in the body disagree with the state frame \"" +
+                   delivery.state + "\"");
     }
     return std::move(message).value();
 }
@@ -99,8 +108,8 @@ Result<schema::ExplainMessage> validate_body(const Delivery& delivery, std::size
 // The checks of validate_body after the decode, on a scanned body.
 bool agrees_with_frames(const ScannedExplain& m, const Delivery& delivery, std::uint64_t seq) {
     const bool terminal = delivery.state != schema::protocol::kStateOpen;
-    return same_session(m.session, delivery.session) && m.seq == seq && m.end_of_trace == terminal &&
-           m.trace_status == expected_status(delivery);
+    return same_session(m.session, delivery.session) && m.seq == seq &&
+           m.end_of_trace == terminal && m.trace_status == expected_status(delivery);
 }
 
 }  // namespace
@@ -110,7 +119,8 @@ Result<schema::ExplainMessage> validate_delivery(const Delivery& delivery) {
     return validate_body(delivery, iris_rewritten);
 }
 
-// ---- ingest --------------------------------------------------------------------------------------
+// ---- ingest
+// --------------------------------------------------------------------------------------
 
 namespace {
 
@@ -119,9 +129,11 @@ constexpr const char* kInsertEventSql =
     "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(session, seq) DO NOTHING";
 constexpr const char* kInsertTripleSql =
     "INSERT INTO triples(session, seq, ord, triple, text_id) VALUES(?1, ?2, ?3, ?4, ?5)";
-constexpr const char* kSessionByUriSql = "SELECT id, kind, worker, status FROM sessions WHERE uri = ?1";
+constexpr const char* kSessionByUriSql =
+    "SELECT id, kind, worker, status FROM sessions WHERE uri = ?1";
 // The seq of a stored session's last end (complete or error).
-constexpr const char* kEndSeqSql = "SELECT MAX(seq) FROM events WHERE session = ?1 AND state <> 'open'";
+constexpr const char* kEndSeqSql =
+    "SELECT MAX(seq) FROM events WHERE session = ?1 AND state <> 'open'";
 
 // The broker's own end of a trace (docs/protocol.md §5.3): an error end with no step, no
 // triples and no worker. It may follow the worker's end (SpoolFull: messages of the trace
@@ -149,8 +161,10 @@ public:
         : db_(db), config_(config), received_(received) {}
 
     Result<void> prepare() {
-        for (auto [slot, sql] : {std::pair{&insert_event_, kInsertEventSql}, std::pair{&insert_triple_, kInsertTripleSql},
-                                 std::pair{&session_by_uri_, kSessionByUriSql}, std::pair{&end_seq_, kEndSeqSql}}) {
+        for (auto [slot, sql] :
+             {std::pair{&insert_event_, kInsertEventSql},
+              std::pair{&insert_triple_, kInsertTripleSql},
+              std::pair{&session_by_uri_, kSessionByUriSql}, std::pair{&end_seq_, kEndSeqSql}}) {
             auto prepared = db_.prepare(sql);
             if (!prepared) return prepared.error();
             slot->emplace(std::move(prepared).value());
@@ -163,7 +177,8 @@ public:
     std::optional<std::string> accept(const Delivery& d, BatchOutcome& outcome) {
         auto seq = check_frames(d);
         if (!seq) return seq.error().message;
-        if (scan_explain(d.body, scanned_) && agrees_with_frames(scanned_, d, *seq)) return std::nullopt;
+        if (scan_explain(d.body, scanned_) && agrees_with_frames(scanned_, d, *seq))
+            return std::nullopt;
         // Not the canonical form (or not valid): the DOM decoder has the last word, and a valid
         // message is stored in its canonical encoding, which the scan then reads.
         std::size_t iris_rewritten = 0;
@@ -171,13 +186,15 @@ public:
         if (!decoded) return decoded.error().message;
         outcome.iris_rewritten += iris_rewritten;
         reencoded_ = schema::dump(schema::encode(*decoded));
-        if (scan_explain(reencoded_, scanned_) && agrees_with_frames(scanned_, d, *seq)) return std::nullopt;
+        if (scan_explain(reencoded_, scanned_) && agrees_with_frames(scanned_, d, *seq))
+            return std::nullopt;
         return "internal: the decoded message does not scan after re-encoding (a trace store bug)";
     }
 
     Result<void> quarantine(const Delivery& d, const std::string& reason) {
         auto insert = db_.prepare(
-            "INSERT INTO quarantine(received, delivery_id, service, session, seq, state, reason, payload) "
+            "INSERT INTO quarantine(received, delivery_id, service, session, seq, state, reason, "
+            "payload) "
             "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(delivery_id) DO NOTHING");
         if (!insert) return insert.error();
         insert->bind(1, received_)
@@ -201,16 +218,18 @@ public:
         auto owner = owner_of(m.session);
         if (!owner) return owner.error();
         const SessionOwner& o = **owner;
-        const std::string_view service = d.service.empty() ? std::string_view{m.service} : d.service;
+        const std::string_view service =
+            d.service.empty() ? std::string_view{m.service} : d.service;
         std::optional<std::string> why;
         if (!o.kind.empty() && !service.empty() && service != o.kind) {
-            why = "refused: the session belongs to service \"" + o.kind.substr(0, 100) + "\", not \"" +
-                  std::string{service.substr(0, 100)} + "\"";
+            why = "refused: the session belongs to service \"" + o.kind.substr(0, 100) +
+                  "\", not \"" + std::string{service.substr(0, 100)} + "\"";
         } else if (!o.worker.empty() && !m.worker.empty() && m.worker != o.worker) {
-            why = "refused: the session belongs to worker \"" + o.worker.substr(0, 100) + "\", not \"" +
-                  m.worker.substr(0, 100) + "\"";
+            why = "refused: the session belongs to worker \"" + o.worker.substr(0, 100) +
+                  "\", not \"" + m.worker.substr(0, 100) + "\"";
         } else if (o.end_seq && m.seq > *o.end_seq && !is_broker_end(d, m)) {
-            why = "refused: the session ended at seq " + std::to_string(*o.end_seq) + "; nothing follows its end";
+            why = "refused: the session ended at seq " + std::to_string(*o.end_seq) +
+                  "; nothing follows its end";
         }
         return why;
     }
@@ -234,7 +253,8 @@ public:
             SessionOwner& o = **owner;
             if (o.kind.empty()) o.kind = d.service.empty() ? m.service : d.service;
             if (o.worker.empty()) o.worker = m.worker;
-            if (d.state != schema::protocol::kStateOpen) o.end_seq = std::max(o.end_seq.value_or(0), m.seq);
+            if (d.state != schema::protocol::kStateOpen)
+                o.end_seq = std::max(o.end_seq.value_or(0), m.seq);
         } else {
             return owner.error();
         }
@@ -245,7 +265,8 @@ public:
         std::int64_t ord = 0;
         for (const auto& t : m.triples) {
             std::optional<std::int64_t> text;
-            if (t.o.kind == ScannedKind::kLiteral && t.o.value.raw.size() > config_.text_threshold) {
+            if (t.o.kind == ScannedKind::kLiteral &&
+                t.o.value.raw.size() > config_.text_threshold) {
                 const std::string_view value = t.o.value.value(scratch_);
                 if (value.size() > config_.text_threshold) {
                     auto id = text_id(value);
@@ -257,7 +278,8 @@ public:
             if ((t.has_graph || !graph_known) && !text) {
                 insert_triple_->bind_static(4, t.text);
             } else {
-                insert_triple_->bind_static(4, edited(t, graph_known && !t.has_graph, text.has_value(), m));
+                insert_triple_->bind_static(
+                    4, edited(t, graph_known && !t.has_graph, text.has_value(), m));
             }
             if (auto r = run_once(*insert_triple_); !r) return r.error();
             learn(m, t, facts);
@@ -265,7 +287,8 @@ public:
         outcome.triples += m.triples.size();
         // The calling step's run, when the Question does not say which run informed it.
         if (!facts.parent && m.parent_uri) {
-            if (const auto run = schema::explain::RunUris::from_uri(*m.parent_uri)) facts.parent = run->question();
+            if (const auto run = schema::explain::RunUris::from_uri(*m.parent_uri))
+                facts.parent = run->question();
         }
 
         const bool terminal = d.state != schema::protocol::kStateOpen;
@@ -298,9 +321,11 @@ public:
     // One INSERT per session new in the batch, one UPDATE per session stored before.
     Result<void> write_sessions() {
         auto insert = db_.prepare(
-            "INSERT INTO sessions(id, uri, uuid, kind, service, question, parent, started, ended, status, worker, "
+            "INSERT INTO sessions(id, uri, uuid, kind, service, question, parent, started, ended, "
+            "status, worker, "
             "error, last_event_at, events, conversation, collection, tokens_in, tokens_out) "
-            "VALUES(?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)");
+            "VALUES(?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
+            "?17)");
         if (!insert) return insert.error();
         for (const auto& [sid, u] : updates_) {
             if (!u.uri) continue;
@@ -402,7 +427,8 @@ private:
                 end_seq_->reset();
                 return row.error();
             }
-            if (*row && !end_seq_->is_null(0)) o.end_seq = static_cast<std::uint64_t>(end_seq_->int64(0));
+            if (*row && !end_seq_->is_null(0))
+                o.end_seq = static_cast<std::uint64_t>(end_seq_->int64(0));
             end_seq_->reset();
         }
         return &o;
@@ -473,7 +499,8 @@ private:
     // The id of `body` in texts (stored once); nullopt on a digest collision (then inline it).
     Result<std::optional<std::int64_t>> text_id(std::string_view body) {
         const std::string digest = fnv_digest(body);
-        auto insert = db_.prepare("INSERT INTO texts(digest, body) VALUES(?1, ?2) ON CONFLICT(digest) DO NOTHING");
+        auto insert = db_.prepare(
+            "INSERT INTO texts(digest, body) VALUES(?1, ?2) ON CONFLICT(digest) DO NOTHING");
         if (!insert) return insert.error();
         insert->bind_static(1, digest).bind_static(2, body);
         if (auto r = run_once(*insert); !r) return r.error();
@@ -488,7 +515,8 @@ private:
 
     // The triple's text as received with the explain graph added and/or its long literal
     // object's value cut out (stored in texts instead).
-    const std::string& edited(const ScannedTriple& t, bool add_graph, bool cut_value, const ScannedExplain& m) {
+    const std::string& edited(const ScannedTriple& t, bool add_graph, bool cut_value,
+                              const ScannedExplain& m) {
         edited_.clear();
         edited_ += '{';
         if (add_graph) {

@@ -26,13 +26,13 @@
 
 namespace glassbox::trace {
 
-using nlohmann::json;
 using base::ErrorType;
 using base::make_error;
 using base::Result;
+using detail::to_ms;
+using nlohmann::json;
 using storage::Database;
 using storage::Statement;
-using detail::to_ms;
 
 namespace {
 
@@ -52,7 +52,9 @@ std::string like_pattern(std::string_view text) {
 
 bool is_uuid_prefix(std::string_view id) {
     if (id.empty() || id.size() > 36) return false;
-    return std::all_of(id.begin(), id.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == '-'; });
+    return std::all_of(id.begin(), id.end(), [](char c) {
+        return std::isxdigit(static_cast<unsigned char>(c)) || c == '-';
+    });
 }
 
 }  // namespace
@@ -61,17 +63,22 @@ namespace {
 
 // The last column counts the session's direct sub-runs (an index seek on sessions_sub_parent).
 constexpr const char* kSummaryColumns =
-    "id, uri, kind, question, parent, started, ended, status, service, worker, events, last_event_at, error, "
-    "(SELECT COUNT(*) FROM sessions sub WHERE sub.parent = sessions.uri), collection, tokens_in, tokens_out";
+    "id, uri, kind, question, parent, started, ended, status, service, worker, events, "
+    "last_event_at, error, "
+    "(SELECT COUNT(*) FROM sessions sub WHERE sub.parent = sessions.uri), collection, tokens_in, "
+    "tokens_out";
 
 // A run's tokens with its sub-runs' (their own sub-runs too), read after the page: each seek is
 // on sessions_sub_parent.
 constexpr const char* kRunTokens =
-    "WITH RECURSIVE tree(uri, tin, tout) AS (SELECT uri, tokens_in, tokens_out FROM sessions WHERE id = ?1 "
-    "UNION ALL SELECT s.uri, s.tokens_in, s.tokens_out FROM sessions s JOIN tree ON s.parent = tree.uri) "
+    "WITH RECURSIVE tree(uri, tin, tout) AS (SELECT uri, tokens_in, tokens_out FROM sessions WHERE "
+    "id = ?1 "
+    "UNION ALL SELECT s.uri, s.tokens_in, s.tokens_out FROM sessions s JOIN tree ON s.parent = "
+    "tree.uri) "
     "SELECT COALESCE(SUM(tin), 0), COALESCE(SUM(tout), 0) FROM tree";
 
-std::string effective_status(std::string_view stored, std::int64_t last_event_at, std::int64_t cutoff) {
+std::string effective_status(std::string_view stored, std::int64_t last_event_at,
+                             std::int64_t cutoff) {
     if (stored == "running" && last_event_at < cutoff) return "incomplete";
     return std::string(stored);
 }
@@ -89,7 +96,9 @@ json summary_of(const Statement& q, std::int64_t cutoff) {
     s["parent"] = q.is_null(4) ? json(nullptr) : json(std::string(q.text(4)));
     s["started"] = optional_time(q, 5);
     s["ended"] = optional_time(q, 6);
-    s["duration_ms"] = (q.is_null(5) || q.is_null(6)) ? json(nullptr) : json(std::max<std::int64_t>(0, q.int64(6) - q.int64(5)));
+    s["duration_ms"] = (q.is_null(5) || q.is_null(6))
+                           ? json(nullptr)
+                           : json(std::max<std::int64_t>(0, q.int64(6) - q.int64(5)));
     s["status"] = effective_status(q.text(7), q.int64(11), cutoff);
     s["service"] = q.is_null(8) ? json(nullptr) : json(std::string(q.text(8)));
     s["worker"] = q.is_null(9) ? json(nullptr) : json(std::string(q.text(9)));
@@ -154,7 +163,8 @@ std::optional<std::pair<std::int64_t, std::int64_t>> parse_cursor(std::string_vi
         const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), out);
         return ec == std::errc{} && end == part.data() + part.size() && !part.empty();
     };
-    if (!parse(text.substr(0, dot), started) || !parse(text.substr(dot + 1), id)) return std::nullopt;
+    if (!parse(text.substr(0, dot), started) || !parse(text.substr(dot + 1), id))
+        return std::nullopt;
     return std::pair{started, id};
 }
 
@@ -183,8 +193,10 @@ Result<std::string> TraceStore::resolve_session(std::string_view id) {
     std::string prefix = base::ascii_lower(id);
     // A session URI of a run also names its UUID: accept urn:glassbox:<uuid>:question forms.
     if (const auto run = schema::explain::RunUris::from_uri(prefix)) prefix = run->uuid();
-    if (!is_uuid_prefix(prefix)) return make_error(ErrorType::kNotFound, "no trace " + std::string(id));
-    auto q = db_->prepare("SELECT uri FROM sessions WHERE uuid >= ?1 AND uuid < ?2 ORDER BY uuid LIMIT ?3");
+    if (!is_uuid_prefix(prefix))
+        return make_error(ErrorType::kNotFound, "no trace " + std::string(id));
+    auto q = db_->prepare(
+        "SELECT uri FROM sessions WHERE uuid >= ?1 AND uuid < ?2 ORDER BY uuid LIMIT ?3");
     if (!q) return q.error();
     // '~' sorts after every hex digit and '-': [prefix, prefix~) is exactly the prefix's range.
     q->bind(1, std::string_view{prefix})
@@ -200,7 +212,8 @@ Result<std::string> TraceStore::resolve_session(std::string_view id) {
     if (matches.empty()) return make_error(ErrorType::kNotFound, "no trace " + std::string(id));
     if (matches.size() == 1) return matches.front();
     std::string message = "ambiguous id " + std::string(id) + " matches";
-    for (std::size_t i = 0; i < std::min(matches.size(), kMaxAmbiguousListed); ++i) message += " " + matches[i];
+    for (std::size_t i = 0; i < std::min(matches.size(), kMaxAmbiguousListed); ++i)
+        message += " " + matches[i];
     if (matches.size() > kMaxAmbiguousListed) message += " …";
     return make_error(ErrorType::kInvalidRequest, message);
 }
@@ -211,8 +224,9 @@ Result<std::string> TraceStore::resolve_session(std::string_view id) {
 // lists nothing, as before.
 Result<void> TraceStore::check_kind(const std::string& kind) {
     namespace s = schema::services;
-    std::vector<std::string> kinds{std::string(s::kQuery), std::string(s::kGraphRag), std::string(s::kDocumentRag),
-                                   std::string(s::kAgent), std::string(s::kEcho)};
+    std::vector<std::string> kinds{std::string(s::kQuery), std::string(s::kGraphRag),
+                                   std::string(s::kDocumentRag), std::string(s::kAgent),
+                                   std::string(s::kEcho)};
     if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) return {};
     auto q = db_->prepare("SELECT DISTINCT kind FROM sessions WHERE kind IS NOT NULL LIMIT 1000");
     if (!q) return q.error();
@@ -222,18 +236,22 @@ Result<void> TraceStore::check_kind(const std::string& kind) {
         if (!*row) break;
         std::string stored(q->text(0));
         if (stored == kind) return {};
-        if (std::find(kinds.begin(), kinds.end(), stored) == kinds.end()) kinds.push_back(std::move(stored));
+        if (std::find(kinds.begin(), kinds.end(), stored) == kinds.end())
+            kinds.push_back(std::move(stored));
     }
     const auto near = base::nearest_name(kind, kinds);
     if (!near) return {};
     std::string listed;
     for (const auto& k : kinds) listed += (listed.empty() ? "" : ", ") + k;
-    return make_error(ErrorType::kInvalidRequest, "no run is of kind \"" + base::printable_utf8(kind.substr(0, 100)) +
-                                                      "\" (did you mean " + *near + "?); the kinds are " + listed);
+    return make_error(ErrorType::kInvalidRequest,
+                      "no run is of kind \"" + base::printable_utf8(kind.substr(0, 100)) +
+                          "\" (did you mean " + *near + "?); the kinds are " + listed);
 }
 
 Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now) {
-    const std::int64_t cutoff = to_ms(now) - std::chrono::duration_cast<std::chrono::milliseconds>(config_.incomplete_after).count();
+    const std::int64_t cutoff =
+        to_ms(now) -
+        std::chrono::duration_cast<std::chrono::milliseconds>(config_.incomplete_after).count();
     std::vector<std::string> where;
     std::vector<Binding> bindings;
     const auto param = [&](Binding b) {
@@ -254,13 +272,15 @@ Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now)
         } else if (s == "incomplete") {
             where.push_back("status = 'running' AND last_event_at < " + param(cutoff));
         } else {
-            return make_error(ErrorType::kInvalidRequest,
-                              "\"status\" must be running, complete, error or incomplete, not \"" + s + "\"");
+            return make_error(
+                ErrorType::kInvalidRequest,
+                "\"status\" must be running, complete, error or incomplete, not \"" + s + "\"");
         }
     }
     if (query.since_ms) where.push_back("started >= " + param(*query.since_ms));
     if (query.until_ms) where.push_back("started < " + param(*query.until_ms));
-    if (query.search) where.push_back("question LIKE " + param(like_pattern(*query.search)) + " ESCAPE '\\'");
+    if (query.search)
+        where.push_back("question LIKE " + param(like_pattern(*query.search)) + " ESCAPE '\\'");
     if (query.parent) {
         auto parent = resolve_session(*query.parent);
         if (!parent) return parent.error();
@@ -269,7 +289,8 @@ Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now)
         where.push_back("parent IS NULL");
     }
     std::string clause;
-    for (std::size_t i = 0; i < where.size(); ++i) clause += (i == 0 ? " WHERE " : " AND ") + where[i];
+    for (std::size_t i = 0; i < where.size(); ++i)
+        clause += (i == 0 ? " WHERE " : " AND ") + where[i];
     const std::vector<Binding> filter_bindings = bindings;
 
     constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
@@ -291,8 +312,8 @@ Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now)
         const std::int64_t cap = std::max(config_.list_count_limit, page_end);
         std::vector<Binding> count_bindings = filter_bindings;
         count_bindings.emplace_back(cap == kMax ? std::int64_t{-1} : cap + 1);
-        auto count = db_->prepare("SELECT COUNT(*) FROM (SELECT 1 FROM sessions" + clause + " LIMIT ?" +
-                                  std::to_string(count_bindings.size()) + ")");
+        auto count = db_->prepare("SELECT COUNT(*) FROM (SELECT 1 FROM sessions" + clause +
+                                  " LIMIT ?" + std::to_string(count_bindings.size()) + ")");
         if (!count) return count.error();
         bind_all(*count, count_bindings);
         auto row = count->step();
@@ -307,20 +328,23 @@ Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now)
     if (query.after) {
         const auto cursor = parse_cursor(*query.after);
         if (!cursor) {
-            return make_error(ErrorType::kInvalidRequest,
-                              "\"after\" must be the \"next\" cursor of an earlier list reply, not \"" +
-                                  query.after->substr(0, 60) + "\"");
+            return make_error(
+                ErrorType::kInvalidRequest,
+                "\"after\" must be the \"next\" cursor of an earlier list reply, not \"" +
+                    query.after->substr(0, 60) + "\"");
         }
         // A row value: the planner seeks the page index to the cursor instead of skipping rows.
         const std::string started = param(cursor->first);
         const std::string id = param(cursor->second);
-        clause += (where.empty() ? " WHERE " : " AND ") + ("(started, id) < (" + started + ", " + id + ")");
+        clause += (where.empty() ? " WHERE " : " AND ") +
+                  ("(started, id) < (" + started + ", " + id + ")");
     }
     // One row more than the page says whether a next page exists.
     const std::string limit_param = param(limit == kMax ? kMax : limit + 1);
     const std::string offset_param = param(offset);
-    auto select = db_->prepare(std::string("SELECT ") + kSummaryColumns + " FROM sessions" + clause +
-                               " ORDER BY started DESC, id DESC LIMIT " + limit_param + " OFFSET " + offset_param);
+    auto select = db_->prepare(std::string("SELECT ") + kSummaryColumns + " FROM sessions" +
+                               clause + " ORDER BY started DESC, id DESC LIMIT " + limit_param +
+                               " OFFSET " + offset_param);
     if (!select) return select.error();
     bind_all(*select, bindings);
     json sessions = json::array();
@@ -345,23 +369,27 @@ Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now)
     for (std::size_t i = 0; i < ids.size(); ++i) {
         if (auto added = add_subrun_tokens(*db_, ids[i], sessions[i]); !added) return added.error();
     }
-    return json{{"sessions", std::move(sessions)}, {"total", total}, {"total_exact", total_exact},
-                {"limit", query.limit}, {"offset", query.offset}, {"next", std::move(next)}};
+    return json{{"sessions", std::move(sessions)}, {"total", total},
+                {"total_exact", total_exact},      {"limit", query.limit},
+                {"offset", query.offset},          {"next", std::move(next)}};
 }
 
 namespace {
 
-Result<json> show_session(Database& db, std::int64_t id, std::int64_t cutoff, int depth, std::set<std::int64_t>& seen) {
+Result<json> show_session(Database& db, std::int64_t id, std::int64_t cutoff, int depth,
+                          std::set<std::int64_t>& seen) {
     seen.insert(id);
     json out = json::object();
     std::string uri;
     {
-        auto q = db.prepare(std::string("SELECT ") + kSummaryColumns + " FROM sessions WHERE id = ?1");
+        auto q =
+            db.prepare(std::string("SELECT ") + kSummaryColumns + " FROM sessions WHERE id = ?1");
         if (!q) return q.error();
         q->bind(1, id);
         auto row = q->step();
         if (!row) return row.error();
-        if (!*row) return make_error(ErrorType::kNotFound, "no trace with row id " + std::to_string(id));
+        if (!*row)
+            return make_error(ErrorType::kNotFound, "no trace with row id " + std::to_string(id));
         out["session"] = summary_of(*q, cutoff);
         uri = q->text(1);
     }
@@ -369,7 +397,8 @@ Result<json> show_session(Database& db, std::int64_t id, std::int64_t cutoff, in
     json events = json::array();
     std::map<std::int64_t, std::size_t> by_seq;
     {
-        auto q = db.prepare("SELECT seq, explain_id, state, received FROM events WHERE session = ?1 ORDER BY seq");
+        auto q = db.prepare(
+            "SELECT seq, explain_id, state, received FROM events WHERE session = ?1 ORDER BY seq");
         if (!q) return q.error();
         q->bind(1, id);
         while (true) {
@@ -427,7 +456,9 @@ Result<json> show_session(Database& db, std::int64_t id, std::int64_t cutoff, in
 }  // namespace
 
 Result<json> TraceStore::show(std::string_view id, WallClock::time_point now) {
-    const std::int64_t cutoff = to_ms(now) - std::chrono::duration_cast<std::chrono::milliseconds>(config_.incomplete_after).count();
+    const std::int64_t cutoff =
+        to_ms(now) -
+        std::chrono::duration_cast<std::chrono::milliseconds>(config_.incomplete_after).count();
     return in_read_transaction(*db_, [&]() -> Result<json> {
         auto uri = resolve_session(id);
         if (!uri) return uri.error();
@@ -446,13 +477,17 @@ Result<json> TraceStore::show(std::string_view id, WallClock::time_point now) {
     });
 }
 
-Result<ExportCounts> TraceStore::export_nquads(std::optional<std::int64_t> since_ms, std::optional<std::int64_t> until_ms,
-                                               const NquadsSink& sink, std::size_t lines_per_chunk) {
+Result<ExportCounts> TraceStore::export_nquads(std::optional<std::int64_t> since_ms,
+                                               std::optional<std::int64_t> until_ms,
+                                               const NquadsSink& sink,
+                                               std::size_t lines_per_chunk) {
     return in_read_transaction(*db_, [&]() -> Result<ExportCounts> {
         ExportCounts counts;
         std::vector<std::int64_t> sessions;
         {
-            auto q = db_->prepare("SELECT id FROM sessions WHERE started >= ?1 AND started < ?2 ORDER BY started, id");
+            auto q = db_->prepare(
+                "SELECT id FROM sessions WHERE started >= ?1 AND started < ?2 ORDER BY started, "
+                "id");
             if (!q) return q.error();
             q->bind(1, since_ms.value_or(std::numeric_limits<std::int64_t>::min()))
                 .bind(2, until_ms.value_or(std::numeric_limits<std::int64_t>::max()));
@@ -484,8 +519,10 @@ Result<ExportCounts> TraceStore::export_nquads(std::optional<std::int64_t> since
                 if (!row) return row.error();
                 if (!*row) break;
                 auto triple = schema::decode_triple(triple_json(*q, 0, 1));
-                if (!triple) return make_error(ErrorType::kInternal, "trace store: a stored triple does not decode: " +
-                                                                         triple.error().message);
+                if (!triple)
+                    return make_error(
+                        ErrorType::kInternal,
+                        "trace store: a stored triple does not decode: " + triple.error().message);
                 chunk += schema::to_nquads(*triple);
                 chunk += '\n';
                 ++counts.triples;
@@ -501,7 +538,9 @@ Result<ExportCounts> TraceStore::export_nquads(std::optional<std::int64_t> since
 }
 
 Result<json> TraceStore::stats(WallClock::time_point now) {
-    const std::int64_t cutoff = to_ms(now) - std::chrono::duration_cast<std::chrono::milliseconds>(config_.incomplete_after).count();
+    const std::int64_t cutoff =
+        to_ms(now) -
+        std::chrono::duration_cast<std::chrono::milliseconds>(config_.incomplete_after).count();
     return in_read_transaction(*db_, [&]() -> Result<json> {
         json out = json::object();
         const auto count = [&](const char* sql) -> Result<std::int64_t> {
@@ -512,8 +551,10 @@ Result<json> TraceStore::stats(WallClock::time_point now) {
             return q->int64(0);
         };
         const std::pair<const char*, const char*> counters[] = {
-            {"sessions", "SELECT COUNT(*) FROM sessions"}, {"events", "SELECT COUNT(*) FROM events"},
-            {"triples", "SELECT COUNT(*) FROM triples"},   {"texts", "SELECT COUNT(*) FROM texts"},
+            {"sessions", "SELECT COUNT(*) FROM sessions"},
+            {"events", "SELECT COUNT(*) FROM events"},
+            {"triples", "SELECT COUNT(*) FROM triples"},
+            {"texts", "SELECT COUNT(*) FROM texts"},
             {"quarantined", "SELECT COUNT(*) FROM quarantine"}};
         for (const auto& [name, sql] : counters) {
             auto n = count(sql);

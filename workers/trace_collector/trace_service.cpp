@@ -15,17 +15,19 @@
 namespace glassbox::trace {
 namespace {
 
-using nlohmann::json;
 using base::ErrorType;
 using base::make_error;
 using base::Result;
+using nlohmann::json;
 
 constexpr auto kSettlePoll = std::chrono::milliseconds(5);
 // How long an event the broker has sent may take to reach the collector's batch.
 constexpr auto kInFlight = std::chrono::milliseconds(10);
 constexpr std::string_view kOps = "list, show, export, stats, turns, conversations, forget";
 
-base::Error invalid(std::string message) { return make_error(ErrorType::kInvalidRequest, std::move(message)); }
+base::Error invalid(std::string message) {
+    return make_error(ErrorType::kInvalidRequest, std::move(message));
+}
 
 Result<std::optional<std::string>> optional_string(const json& body, const char* key) {
     const auto it = body.find(key);
@@ -39,21 +41,25 @@ Result<std::optional<std::int64_t>> optional_time(const json& body, const char* 
     if (!text) return text.error();
     if (!*text) return std::optional<std::int64_t>{};
     const auto ms = base::parse_xsd_datetime_ms(**text);
-    if (!ms) return invalid(std::string("\"") + key + "\" must be an xsd:dateTime such as 2026-11-22T00:00:00Z");
+    if (!ms)
+        return invalid(std::string("\"") + key +
+                       "\" must be an xsd:dateTime such as 2026-11-22T00:00:00Z");
     return std::optional<std::int64_t>{ms};
 }
 
-Result<std::int64_t> bounded_integer(const json& body, const char* key, std::int64_t fallback, std::int64_t min,
-                                     std::int64_t max) {
+Result<std::int64_t> bounded_integer(const json& body, const char* key, std::int64_t fallback,
+                                     std::int64_t min, std::int64_t max) {
     const auto it = body.find(key);
     if (it == body.end() || it->is_null()) return fallback;
     if (!it->is_number_integer()) return invalid(std::string("\"") + key + "\" must be an integer");
     if (it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(max)) {
-        return invalid(std::string("\"") + key + "\" must be from " + std::to_string(min) + " to " + std::to_string(max));
+        return invalid(std::string("\"") + key + "\" must be from " + std::to_string(min) + " to " +
+                       std::to_string(max));
     }
     const auto v = it->get<std::int64_t>();
     if (v < min || v > max) {
-        return invalid(std::string("\"") + key + "\" must be from " + std::to_string(min) + " to " + std::to_string(max));
+        return invalid(std::string("\"") + key + "\" must be from " + std::to_string(min) + " to " +
+                       std::to_string(max));
     }
     return v;
 }
@@ -66,7 +72,8 @@ template <typename T>
 Result<json> as_reply(Result<json> stored) {
     if (!stored) return stored.error();
     if (auto typed = schema::decode<T>(*stored); !typed) {
-        return make_error(ErrorType::kInternal, "trace store reply does not match the contract: " + typed.error().message);
+        return make_error(ErrorType::kInternal, "trace store reply does not match the contract: " +
+                                                    typed.error().message);
     }
     return stored;
 }
@@ -91,9 +98,11 @@ Result<json> list(TraceStore& store, const json& body) {
     }
     if (!limit) return limit.error();
     if (!offset) return offset.error();
-    for (auto [key, flag] : {std::pair{"include_subtraces", &q.include_subtraces}, std::pair{"exact_total", &q.exact_total}}) {
+    for (auto [key, flag] : {std::pair{"include_subtraces", &q.include_subtraces},
+                             std::pair{"exact_total", &q.exact_total}}) {
         if (const auto it = body.find(key); it != body.end() && !it->is_null()) {
-            if (!it->is_boolean()) return invalid(std::string("\"") + key + "\" must be true or false");
+            if (!it->is_boolean())
+                return invalid(std::string("\"") + key + "\" must be true or false");
             *flag = it->get<bool>();
         }
     }
@@ -113,11 +122,13 @@ Result<json> list(TraceStore& store, const json& body) {
 Result<json> show(TraceStore& store, const json& body) {
     auto session = optional_string(body, "session");
     if (!session) return session.error();
-    if (!*session || (*session)->empty()) return invalid("show needs \"session\": a session URI or a UUID prefix");
+    if (!*session || (*session)->empty())
+        return invalid("show needs \"session\": a session URI or a UUID prefix");
     return as_reply<schema::TraceDetail>(store.show(**session));
 }
 
-Result<json> export_range(TraceStore& store, const json& body, const std::function<bool(const json&)>& partial) {
+Result<json> export_range(TraceStore& store, const json& body,
+                          const std::function<bool(const json&)>& partial) {
     auto since = optional_time(body, "since");
     if (!since) return since.error();
     auto until = optional_time(body, "until");
@@ -134,9 +145,11 @@ Result<json> export_range(TraceStore& store, const json& body, const std::functi
 Result<std::string> session_id(const json& body) {
     auto id = optional_string(body, "session_id");
     if (!id) return id.error();
-    if (!*id || (*id)->empty()) return invalid("\"session_id\" must name the conversation (a non-empty string)");
+    if (!*id || (*id)->empty())
+        return invalid("\"session_id\" must name the conversation (a non-empty string)");
     if ((*id)->size() > schema::kMaxSessionIdBytes) {
-        return invalid("\"session_id\" must be at most " + std::to_string(schema::kMaxSessionIdBytes) + " bytes");
+        return invalid("\"session_id\" must be at most " +
+                       std::to_string(schema::kMaxSessionIdBytes) + " bytes");
     }
     return std::move(**id);
 }
@@ -144,12 +157,15 @@ Result<std::string> session_id(const json& body) {
 // NotFound for a conversation that has no turns, naming the nearest of the recent ones.
 base::Error not_found_conversation(TraceStore& store, const std::string& id) {
     std::vector<std::string> ids;
-    if (auto recent = store.conversations(kMaxConversationsLimit); recent && recent->contains("sessions")) {
+    if (auto recent = store.conversations(kMaxConversationsLimit);
+        recent && recent->contains("sessions")) {
         for (const auto& s : (*recent)["sessions"])
-            if (s.is_object() && s.contains("session_id") && s["session_id"].is_string()) ids.push_back(s["session_id"]);
+            if (s.is_object() && s.contains("session_id") && s["session_id"].is_string())
+                ids.push_back(s["session_id"]);
     }
-    return make_error(ErrorType::kNotFound, "no conversation \"" + base::printable_utf8(id.substr(0, 100)) + "\"" +
-                                                base::did_you_mean(id, ids) + " (glassbox sessions list shows them)");
+    return make_error(ErrorType::kNotFound,
+                      "no conversation \"" + base::printable_utf8(id.substr(0, 100)) + "\"" +
+                          base::did_you_mean(id, ids) + " (glassbox sessions list shows them)");
 }
 
 // `settle_ms`: while another run of the conversation than `current` is still running, its turn
@@ -180,7 +196,8 @@ Result<void> settle(TraceStore& store, const std::string& conversation, const js
     }
 }
 
-Result<json> turns(TraceStore& store, const json& body, const CollectorStatsSource& collector_stats) {
+Result<json> turns(TraceStore& store, const json& body,
+                   const CollectorStatsSource& collector_stats) {
     auto id = session_id(body);
     if (!id) return id.error();
     auto limit = bounded_integer(body, "limit", kDefaultTurnsLimit, 1, kMaxTurnsLimit);
@@ -188,7 +205,8 @@ Result<json> turns(TraceStore& store, const json& body, const CollectorStatsSour
     if (auto settled = settle(store, *id, body, collector_stats); !settled) return settled.error();
     // `strict`: a person asked for this conversation by name, and a typo is no empty one.
     const auto strict = body.find("strict");
-    if (strict != body.end() && !strict->is_null() && !strict->is_boolean()) return invalid("\"strict\" must be true or false");
+    if (strict != body.end() && !strict->is_null() && !strict->is_boolean())
+        return invalid("\"strict\" must be true or false");
     if (strict != body.end() && strict->is_boolean() && strict->get<bool>()) {
         auto known = store.conversation_known(*id);
         if (!known) return known.error();
@@ -198,7 +216,8 @@ Result<json> turns(TraceStore& store, const json& body, const CollectorStatsSour
 }
 
 Result<json> conversations(TraceStore& store, const json& body) {
-    auto limit = bounded_integer(body, "limit", kDefaultConversationsLimit, 1, kMaxConversationsLimit);
+    auto limit =
+        bounded_integer(body, "limit", kDefaultConversationsLimit, 1, kMaxConversationsLimit);
     if (!limit) return limit.error();
     return as_reply<schema::ConversationList>(store.conversations(*limit));
 }
@@ -255,7 +274,8 @@ Result<json> answer_trace_request(TraceStore& store, const json& body,
                                   const CollectorStatsSource& collector_stats) {
     if (!body.is_object()) return invalid("trace expects a JSON object with \"op\"");
     const auto op = body.find("op");
-    if (op == body.end() || !op->is_string()) return invalid("\"op\" must be one of " + std::string(kOps));
+    if (op == body.end() || !op->is_string())
+        return invalid("\"op\" must be one of " + std::string(kOps));
     const auto& name = op->get_ref<const std::string&>();
     if (name == "list") return list(store, body);
     if (name == "show") return show(store, body);
@@ -267,18 +287,22 @@ Result<json> answer_trace_request(TraceStore& store, const json& body,
     return invalid("unknown op \"" + name + "\": one of " + std::string(kOps));
 }
 
-runtime::Handler make_trace_handler(std::shared_ptr<ReadStorePool> pool, CollectorStatsSource collector_stats) {
+runtime::Handler make_trace_handler(std::shared_ptr<ReadStorePool> pool,
+                                    CollectorStatsSource collector_stats) {
     return [pool, collector_stats](runtime::RequestContext& context) {
         const auto& body = context.body();
         const auto op = body.is_object() ? body.find("op") : body.end();
-        const bool writes = op != body.end() && op->is_string() && op->get_ref<const std::string&>() == "forget";
+        const bool writes =
+            op != body.end() && op->is_string() && op->get_ref<const std::string&>() == "forget";
         const auto with = [&](const std::function<Result<json>(TraceStore&)>& use) {
             return writes ? pool->with_writer(use) : pool->with_store(use);
         };
         auto answer = with([&](TraceStore& store) {
             return answer_trace_request(
                 store, context.body(),
-                [&](const json& chunk) { return !context.cancelled() && context.send_partial(chunk).ok(); },
+                [&](const json& chunk) {
+                    return !context.cancelled() && context.send_partial(chunk).ok();
+                },
                 collector_stats);
         });
         if (answer) {

@@ -35,11 +35,13 @@ public:
     ReadStorePool(std::filesystem::path path, StoreConfig config);
 
     // Runs `use` with a connection of its own; the connection's open error otherwise.
-    base::Result<nlohmann::json> with_store(const std::function<base::Result<nlohmann::json>(TraceStore&)>& use);
+    base::Result<nlohmann::json> with_store(
+        const std::function<base::Result<nlohmann::json>(TraceStore&)>& use);
     // Runs `use` with the one read-write connection, for `forget`: the only write the service
     // makes. It waits for the collector's commit in progress (SQLite's write lock, within
     // StoreConfig::busy_timeout); writes through it are serialised by a mutex.
-    base::Result<nlohmann::json> with_writer(const std::function<base::Result<nlohmann::json>(TraceStore&)>& use);
+    base::Result<nlohmann::json> with_writer(
+        const std::function<base::Result<nlohmann::json>(TraceStore&)>& use);
 
 private:
     std::filesystem::path path_;
@@ -57,12 +59,14 @@ using CollectorStatsSource = std::function<schema::TraceCollectorStats()>;
 // `partial` (false from it stops the export) and answers the FINAL counts; stats adds
 // `collector` from `collector_stats` when given. Bad input: InvalidRequest naming the field; an
 // unknown id NotFound; an ambiguous prefix InvalidRequest.
-base::Result<nlohmann::json> answer_trace_request(TraceStore& store, const nlohmann::json& body,
-                                                    const std::function<bool(const nlohmann::json&)>& partial,
-                                                    const CollectorStatsSource& collector_stats = {});
+base::Result<nlohmann::json> answer_trace_request(
+    TraceStore& store, const nlohmann::json& body,
+    const std::function<bool(const nlohmann::json&)>& partial,
+    const CollectorStatsSource& collector_stats = {});
 
 // The runtime handler. The pool is shared by the handler copies the runtime makes (one per
 // slot thread), hence shared_ptr. `collector_stats`: the collector writing the store, if any.
-runtime::Handler make_trace_handler(std::shared_ptr<ReadStorePool> pool, CollectorStatsSource collector_stats = {});
+runtime::Handler make_trace_handler(std::shared_ptr<ReadStorePool> pool,
+                                    CollectorStatsSource collector_stats = {});
 
 }  // namespace glassbox::trace

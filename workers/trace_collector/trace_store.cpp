@@ -156,15 +156,16 @@ Result<void> migrate(Database& db) {
 
 }  // namespace
 
-// ---- open ----------------------------------------------------------------------------------------
+// ---- open
+// ----------------------------------------------------------------------------------------
 
 TraceStore::TraceStore(std::filesystem::path path, StoreConfig config, std::unique_ptr<Database> db)
     : path_(std::move(path)), config_(config), db_(std::move(db)) {}
 
 TraceStore::~TraceStore() = default;
 
-Result<std::unique_ptr<TraceStore>> TraceStore::open(const std::filesystem::path& path, OpenMode mode,
-                                                     StoreConfig config) {
+Result<std::unique_ptr<TraceStore>> TraceStore::open(const std::filesystem::path& path,
+                                                     OpenMode mode, StoreConfig config) {
     const auto fail = [&](const std::string& why) {
         return make_error(ErrorType::kInternal, "trace store " + path.string() + ": " + why);
     };
@@ -193,7 +194,8 @@ Result<std::unique_ptr<TraceStore>> TraceStore::open(const std::filesystem::path
     auto row = version->step();
     if (!row) return fail(row.error().message);
     if (!*row) return fail("not a trace store (no schema version)");
-    if (version->text(0) != kSchemaVersion) return fail("unsupported schema version " + std::string(version->text(0)));
+    if (version->text(0) != kSchemaVersion)
+        return fail("unsupported schema version " + std::string(version->text(0)));
     return store;
 }
 

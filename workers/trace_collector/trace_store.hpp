@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "schema/messages.hpp"
 #include "base/result.hpp"
+#include "schema/messages.hpp"
 
 namespace glassbox::trace {
 
@@ -69,7 +69,7 @@ struct BatchOutcome {
     // Valid, but not the session's to take (written after its end, by another service or
     // worker: docs/protocol.md §6.1): kept in `quarantine` with the reason, never in the trace.
     std::size_t refused = 0;
-    std::size_t triples = 0;      // triples written
+    std::size_t triples = 0;  // triples written
     // IRIs of accepted deliveries that N-Triples rejects, stored rewritten (explain::writable_iri)
     std::size_t iris_rewritten = 0;
 };
@@ -78,7 +78,7 @@ struct BatchOutcome {
 struct ListQuery {
     std::optional<std::string> kind;
     std::optional<std::string> collection;  // runs that asked this knowledge collection
-    std::optional<std::string> status;  // running | complete | error | incomplete
+    std::optional<std::string> status;      // running | complete | error | incomplete
     std::optional<std::int64_t> since_ms;
     std::optional<std::int64_t> until_ms;
     std::optional<std::string> search;  // case-insensitive substring of the question
@@ -116,8 +116,8 @@ public:
     // Creates the file (0600) and schema in kReadWrite mode. A file that is not a SQLite
     // database, or not a trace store, or cannot be opened: Internal, with the path and reason
     // in one line.
-    static base::Result<std::unique_ptr<TraceStore>> open(const std::filesystem::path& path, OpenMode mode,
-                                                            StoreConfig config = {});
+    static base::Result<std::unique_ptr<TraceStore>> open(const std::filesystem::path& path,
+                                                          OpenMode mode, StoreConfig config = {});
     ~TraceStore();
     TraceStore(const TraceStore&) = delete;
     TraceStore& operator=(const TraceStore&) = delete;
@@ -128,15 +128,18 @@ public:
     // are checked by a scan without a JSON tree (explain_scan.hpp) and their triples stored as
     // received; any other body is decoded with the JSON DOM and stored re-encoded.
     base::Result<BatchOutcome> store_batch(const std::vector<Delivery>& deliveries,
-                                             WallClock::time_point received = WallClock::now());
+                                           WallClock::time_point received = WallClock::now());
 
     // The operations of docs/traces.md §2, answering the JSON replies it shows. `now` decides
     // which sessions read as incomplete.
-    base::Result<nlohmann::json> list(const ListQuery& query, WallClock::time_point now = WallClock::now());
-    base::Result<nlohmann::json> show(std::string_view id, WallClock::time_point now = WallClock::now());
+    base::Result<nlohmann::json> list(const ListQuery& query,
+                                      WallClock::time_point now = WallClock::now());
+    base::Result<nlohmann::json> show(std::string_view id,
+                                      WallClock::time_point now = WallClock::now());
     base::Result<ExportCounts> export_nquads(std::optional<std::int64_t> since_ms,
-                                               std::optional<std::int64_t> until_ms, const NquadsSink& sink,
-                                               std::size_t lines_per_chunk = 1000);
+                                             std::optional<std::int64_t> until_ms,
+                                             const NquadsSink& sink,
+                                             std::size_t lines_per_chunk = 1000);
     base::Result<nlohmann::json> stats(WallClock::time_point now = WallClock::now());
 
     // Conversations (docs/traces.md §4), answering schema::ConversationTurns, ConversationList
@@ -146,7 +149,8 @@ public:
     base::Result<nlohmann::json> turns(std::string_view conversation, std::int64_t limit);
     // True while a top-level run of `conversation` other than `except_run` (a run UUID, "" for
     // none) is still running: its turn is yet to come.
-    base::Result<bool> conversation_running(std::string_view conversation, std::string_view except_run);
+    base::Result<bool> conversation_running(std::string_view conversation,
+                                            std::string_view except_run);
     // True when `conversation` has turns kept.
     base::Result<bool> conversation_known(std::string_view conversation);
     // A list's kind filter: an engine's service name or a stored run's kind; InvalidRequest with
@@ -163,7 +167,8 @@ public:
     const StoreConfig& config() const noexcept { return config_; }
 
 private:
-    TraceStore(std::filesystem::path path, StoreConfig config, std::unique_ptr<storage::Database> db);
+    TraceStore(std::filesystem::path path, StoreConfig config,
+               std::unique_ptr<storage::Database> db);
 
     std::filesystem::path path_;
     StoreConfig config_;
@@ -174,6 +179,5 @@ private:
 // and end state agree with the frames. The error's message is the quarantine reason, starting
 // "not JSON", "wrong types", "bad triple" or naming the frame that disagrees.
 base::Result<schema::ExplainMessage> validate_delivery(const Delivery& delivery);
-
 
 }  // namespace glassbox::trace

@@ -52,19 +52,27 @@ public:
         }
         control.progress("graph-rag synthesis");
         // As the gateway answers POST /api/v1/query (docs/http.md §3).
-        return json{{"answer", "Canned answer to: " + query},
-                    {"short_answer", "canned"},
-                    {"question", query},
-                    {"citations", {{{"n", 1}, {"kind", "edge"}, {"text", "a canned fact"},
-                                    {"spans", {{{"start", 0}, {"end", 6}}}}}}},
-                    {"sources", {{{"source", "file:///canned.ttl"}, {"tier", 1}, {"engine", "graph-rag"}}}},
-                    {"trace_id", kTrace},
-                    {"answered_by", "graph-rag"},
-                    {"usage", {{"input_tokens", 3}, {"output_tokens", 2}}}};
+        return json{
+            {"answer", "Canned answer to: " + query},
+            {"short_answer", "canned"},
+            {"question", query},
+            {"citations",
+             {{{"n", 1},
+               {"kind", "edge"},
+               {"text", "a canned fact"},
+               {"spans", {{{"start", 0}, {"end", 6}}}}}}},
+            {"sources", {{{"source", "file:///canned.ttl"}, {"tier", 1}, {"engine", "graph-rag"}}}},
+            {"trace_id", kTrace},
+            {"answered_by", "graph-rag"},
+            {"usage", {{"input_tokens", 3}, {"output_tokens", 2}}}};
     }
     base::Result<json> search_graph(const json&) override {
-        return json{{"edges", {{{"s", "urn:a"}, {"p", "urn:b"}, {"o", "urn:c"}, {"score", 0.9},
-                                {"sources", {"file:///canned.ttl"}}}}},
+        return json{{"edges",
+                     {{{"s", "urn:a"},
+                       {"p", "urn:b"},
+                       {"o", "urn:c"},
+                       {"score", 0.9},
+                       {"sources", {"file:///canned.ttl"}}}}},
                     {"chunks", json::array()}};
     }
     base::Result<json> trace_show(const std::string& id) override {
@@ -75,8 +83,12 @@ public:
                          {"p", iri("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")},
                          {"o", iri("https://glassbox.dev/ns#Question")}}};
         return json{{"session", summary()},
-                    {"events", {{{"seq", 0}, {"explain_id", kTrace}, {"state", "closed"},
-                                 {"received", "2026-11-27T08:00:00.000Z"}, {"triples", triples}}}},
+                    {"events",
+                     {{{"seq", 0},
+                       {"explain_id", kTrace},
+                       {"state", "closed"},
+                       {"received", "2026-11-27T08:00:00.000Z"},
+                       {"triples", triples}}}},
                     {"subtraces", json::array()}};
     }
     base::Result<json> trace_list(const json& filters) override {
@@ -84,17 +96,22 @@ public:
         std::lock_guard lock(mutex_);
         for (std::size_t i = 0; i < cancelled_.size(); ++i) {
             std::string n = std::to_string(i + 1);
-            std::string uuid = "00000000-0000-0000-0000-" + std::string(12 - std::min<std::size_t>(n.size(), 12), '0') + n;
+            std::string uuid = "00000000-0000-0000-0000-" +
+                               std::string(12 - std::min<std::size_t>(n.size(), 12), '0') + n;
             sessions.push_back({{"session", "urn:glassbox:" + uuid + ":question"},
-                                {"kind", "query"}, {"service", "query"}, {"question", cancelled_[i]},
-                                {"status", "error"}, {"error", "Cancelled: cancelled by the client"},
+                                {"kind", "query"},
+                                {"service", "query"},
+                                {"question", cancelled_[i]},
+                                {"status", "error"},
+                                {"error", "Cancelled: cancelled by the client"},
                                 {"started", "2026-11-27T08:00:00.000Z"}});
         }
         if (filters.contains("search")) {
             const std::string search = filters["search"].get<std::string>();
             json kept = json::array();
             for (auto& row : sessions) {
-                if (row["question"].get<std::string>().find(search) != std::string::npos) kept.push_back(row);
+                if (row["question"].get<std::string>().find(search) != std::string::npos)
+                    kept.push_back(row);
             }
             sessions = std::move(kept);
         }
@@ -107,7 +124,8 @@ private:
     std::vector<std::string> cancelled_;
 
     static json summary() {
-        return {{"session", kTrace}, {"kind", "query"}, {"service", "query"}, {"question", "canned?"},
+        return {{"session", kTrace},    {"kind", "query"},
+                {"service", "query"},   {"question", "canned?"},
                 {"status", "complete"}, {"started", "2026-11-27T08:00:00.000Z"}};
     }
 };

@@ -22,7 +22,8 @@ TEST(Spelling, EditDistanceCountsInsertsDeletesAndSubstitutions) {
 TEST(Spelling, TheNearestNameIsOnlyOfferedWhenItIsNear) {
     EXPECT_EQ(nearest_name("graphrag", kKinds), std::optional<std::string>("graph-rag"));
     EXPECT_EQ(nearest_name("GRAPH_RAG", kKinds), std::optional<std::string>("graph-rag"));
-    EXPECT_EQ(nearest_name("doc", kKinds), std::optional<std::string>("document-rag")) << "a prefix";
+    EXPECT_EQ(nearest_name("doc", kKinds), std::optional<std::string>("document-rag"))
+        << "a prefix";
     EXPECT_EQ(nearest_name("weather", kKinds), std::nullopt);
     EXPECT_EQ(nearest_name("", kKinds), std::nullopt);
     EXPECT_EQ(did_you_mean("agnet", kKinds), " (did you mean agent?)");

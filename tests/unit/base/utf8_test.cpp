@@ -1,5 +1,6 @@
 // The one UTF-8 validator: well-formed text passes; every ill-formed shape of Unicode §3.9's
-// table (overlong forms, surrogates, above U+10FFFF, truncated and stray bytes) is found at its offset.
+// table (overlong forms, surrogates, above U+10FFFF, truncated and stray bytes) is found at its
+// offset.
 #include "base/utf8.hpp"
 
 #include <gtest/gtest.h>
@@ -11,20 +12,20 @@ TEST(Utf8, WellFormedTextPasses) {
     EXPECT_FALSE(find_invalid_utf8(""));
     EXPECT_FALSE(find_invalid_utf8("plain ASCII, longer than one eight-byte word"));
     EXPECT_FALSE(find_invalid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"));  // é € 😀
-    EXPECT_FALSE(find_invalid_utf8("\xED\x9F\xBF"));   // U+D7FF, just below the surrogates
+    EXPECT_FALSE(find_invalid_utf8("\xED\x9F\xBF"));      // U+D7FF, just below the surrogates
     EXPECT_FALSE(find_invalid_utf8("\xF4\x8F\xBF\xBF"));  // U+10FFFF
     EXPECT_EQ(invalid_utf8_at("ok"), std::string_view::npos);
 }
 
 TEST(Utf8, IllFormedShapesAreFoundAtTheirOffset) {
-    EXPECT_EQ(find_invalid_utf8("ab\xC0\xAF"), 2u);          // overlong '/'
-    EXPECT_EQ(find_invalid_utf8("\xE0\x80\xAF"), 0u);        // overlong, three bytes
-    EXPECT_EQ(find_invalid_utf8("\xF0\x80\x80\xAF"), 0u);    // overlong, four bytes
-    EXPECT_EQ(find_invalid_utf8("x\xED\xA0\x80"), 1u);       // a surrogate (U+D800)
-    EXPECT_EQ(find_invalid_utf8("\xF4\x90\x80\x80"), 0u);    // above U+10FFFF
-    EXPECT_EQ(find_invalid_utf8("abc\xC3"), 3u);             // truncated
-    EXPECT_EQ(find_invalid_utf8("\x80"), 0u);                // a stray continuation byte
-    EXPECT_EQ(find_invalid_utf8("12345678\xFF"), 8u);        // after the eight-byte fast path
+    EXPECT_EQ(find_invalid_utf8("ab\xC0\xAF"), 2u);        // overlong '/'
+    EXPECT_EQ(find_invalid_utf8("\xE0\x80\xAF"), 0u);      // overlong, three bytes
+    EXPECT_EQ(find_invalid_utf8("\xF0\x80\x80\xAF"), 0u);  // overlong, four bytes
+    EXPECT_EQ(find_invalid_utf8("x\xED\xA0\x80"), 1u);     // a surrogate (U+D800)
+    EXPECT_EQ(find_invalid_utf8("\xF4\x90\x80\x80"), 0u);  // above U+10FFFF
+    EXPECT_EQ(find_invalid_utf8("abc\xC3"), 3u);           // truncated
+    EXPECT_EQ(find_invalid_utf8("\x80"), 0u);              // a stray continuation byte
+    EXPECT_EQ(find_invalid_utf8("12345678\xFF"), 8u);      // after the eight-byte fast path
     EXPECT_EQ(invalid_utf8_at("ok\xFE"), 2u);
 }
 

@@ -1,4 +1,5 @@
-// In-process broker tests: oversize, garbage and protocol-breaking input, duplicate ids and vanished clients.
+// In-process broker tests: oversize, garbage and protocol-breaking input, duplicate ids and
+// vanished clients.
 #include "tests/unit/broker/broker_fixture.hpp"
 
 namespace glassbox::broker::broker_test {

@@ -124,13 +124,15 @@ protected:
     }
 
     // A key pair; allowed (its public certificate in the folder) unless `allowed` is false.
-    bus::CurveClientKeys key(const std::string& name, const std::string& roles, bool allowed = true) {
+    bus::CurveClientKeys key(const std::string& name, const std::string& roles,
+                             bool allowed = true) {
         auto parsed = bus::parse_roles(roles);
         EXPECT_TRUE(parsed.ok());
         auto made = bus::generate_certificate(name, parsed.value());
         EXPECT_TRUE(made.ok());
         if (allowed) allow(made.value());
-        return bus::CurveClientKeys{server_.public_key, made.value().public_key, made.value().secret_key};
+        return bus::CurveClientKeys{server_.public_key, made.value().public_key,
+                                    made.value().secret_key};
     }
     void allow(const bus::CurveCertificate& certificate) {
         std::ofstream out(dir_ / "allowed" / (certificate.name + ".key"));
@@ -206,7 +208,8 @@ TEST_F(BrokerCurveTest, AWorkerKeyRegistersItsServiceAndNoOther) {
     const auto shown = status(client);
     bool trace_registered = false;
     for (const auto& service : shown["services"]) {
-        if (service["name"] == "trace" && service["workers"].get<int>() > 0) trace_registered = true;
+        if (service["name"] == "trace" && service["workers"].get<int>() > 0)
+            trace_registered = true;
     }
     EXPECT_FALSE(trace_registered);
     EXPECT_GE(shown["security"]["messages_refused"].get<int>(), 1);
@@ -253,8 +256,9 @@ TEST_F(BrokerCurveTest, OnlyASubscriberKeyReadsTheExplainTopic) {
     auto request = worker->recv();
     ASSERT_TRUE(request);
     const std::string token = request->at(3);
-    worker->send({kEmpty, kMdpw, cmd(0x07), token, kEmpty, "urn:uuid:0f0e0d0c-0b0a-4908-8706-050403020100",
-                  "0", "complete", "{\"question\":\"secret\"}"});
+    worker->send({kEmpty, kMdpw, cmd(0x07), token, kEmpty,
+                  "urn:uuid:0f0e0d0c-0b0a-4908-8706-050403020100", "0", "complete",
+                  "{\"question\":\"secret\"}"});
     worker->send({kEmpty, kMdpw, cmd(0x03), token, kEmpty, "{}"});
 
     EXPECT_TRUE(allowed_sub.recv(3000ms)) << "the subscriber key sees the explain message";
@@ -320,7 +324,8 @@ TEST_F(BrokerCurveTest, TheAllowListIsReadAgainWhenItChanges) {
     const auto client = key("client", "client");
     auto late = bus::generate_certificate("late", bus::parse_roles("client").value());
     ASSERT_TRUE(late.ok());
-    const bus::CurveClientKeys late_keys{server_.public_key, late.value().public_key, late.value().secret_key};
+    const bus::CurveClientKeys late_keys{server_.public_key, late.value().public_key,
+                                         late.value().secret_key};
     start(curve_config());
 
     auto before = peer(&late_keys);
@@ -361,7 +366,8 @@ TEST_F(BrokerCurveTest, PlainTcpOnANonLoopbackAddressNeedsInsecure) {
         Broker refused{context_, config};
         auto bound = refused.bind();
         ASSERT_FALSE(bound.ok());
-        EXPECT_NE(bound.error().message.find("--insecure"), std::string::npos) << bound.error().message;
+        EXPECT_NE(bound.error().message.find("--insecure"), std::string::npos)
+            << bound.error().message;
     }
     config.insecure = true;
     Broker allowed{context_, config};

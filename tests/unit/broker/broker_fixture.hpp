@@ -303,9 +303,8 @@ protected:
     // Waits until the broker's topic holds `subscriptions` subscriptions: a PUB/SUB subscriber
     // misses what is published before its subscription reaches the broker.
     bool wait_for_subscriptions(int subscriptions) {
-        return eventually([&](const json& s) {
-            return s["topic"].value("subscriptions", -1) >= subscriptions;
-        });
+        return eventually(
+            [&](const json& s) { return s["topic"].value("subscriptions", -1) >= subscriptions; });
     }
 
     void explain(Peer& w, const std::string& token, const std::string& session,
@@ -321,8 +320,8 @@ protected:
 };
 
 inline std::string temp_spool_path(const char* name) {
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("gb-broker-" + std::to_string(::getpid()));
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("gb-broker-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     const auto path = dir / name;
     std::filesystem::remove_all(path);  // a spool is a directory: a repeated test starts afresh

@@ -1,4 +1,5 @@
-// In-process broker tests: GBC01 requests to GBW01 workers: streaming, packed and compact frames, errors, deadlines, cancel and full queues.
+// In-process broker tests: GBC01 requests to GBW01 workers: streaming, packed and compact frames,
+// errors, deadlines, cancel and full queues.
 #include "tests/unit/broker/broker_fixture.hpp"
 
 namespace glassbox::broker::broker_test {
@@ -138,7 +139,8 @@ TEST_F(BrokerTest, PackedPeersGetPackedMessagesAndClassicOnesClassic) {
     ASSERT_EQ(tokens.size(), 2u);
     for (const auto& [id, token] : tokens) {
         w->send(packed({kEmpty, kMdpw, cmd(0x06), token, "\"chunk-" + id + "\""}));
-        w->send(packed({kEmpty, kMdpw, cmd(0x07), token, "urn:q:" + id, "0", "complete", "{\"seq\":0}"}));
+        w->send(packed(
+            {kEmpty, kMdpw, cmd(0x07), token, "urn:q:" + id, "0", "complete", "{\"seq\":0}"}));
         w->send(packed({kEmpty, kMdpw, cmd(0x03), token, "{\"done\":\"" + id + "\"}"}));
     }
     for (auto* client : {packed_client.get(), classic_client.get()}) {
@@ -171,10 +173,10 @@ TEST_F(BrokerTest, MalformedPackedMessagesAreDroppedAndTheBrokerServesOn) {
     start();
     auto w = worker("echo", true);
     auto bad = peer();
-    bad->send({"\x02junk", "x"});                                   // unknown version
-    bad->send({std::string("\x01\x05GBC01", 7), "a", "b"});         // three frames
-    bad->send({std::string("\x01\x09GBC01", 7), "x"});              // a field past its end
-    bad->send({std::string("\x01", 1), "x"});                       // no field
+    bad->send({"\x02junk", "x"});                            // unknown version
+    bad->send({std::string("\x01\x05GBC01", 7), "a", "b"});  // three frames
+    bad->send({std::string("\x01\x09GBC01", 7), "x"});       // a field past its end
+    bad->send({std::string("\x01", 1), "x"});                // no field
     EXPECT_TRUE(bad->silent_for(200ms));
     EXPECT_TRUE(eventually([](const json& s) { return s["counters"]["dropped_frames"] == 4; }));
     bad->send(packed({kEmpty, kGbc, cmd(0x01), "echo", "ok", "4000", "{}"}));

@@ -116,7 +116,7 @@ TEST_F(BrokerTest, IllFormedUtf8RequestIdStillGivesAWellFormedMeta) {
     auto w = worker("echo", true);
     auto client = peer();
     for (const std::string& id : {std::string{"\xC0\xAF"}, std::string{"\xE0\x80\xAF"},
-                                 std::string{"\xED\xA0\x80"}, std::string{"ok\xF4\x90\x80\x80"}}) {
+                                  std::string{"\xED\xA0\x80"}, std::string{"ok\xF4\x90\x80\x80"}}) {
         request(*client, "echo", id, "{}");
         const Frames req = expect_request(*w);
         EXPECT_FALSE(base::find_invalid_utf8(req[5]).has_value()) << printable_for_test(id);
@@ -156,7 +156,8 @@ TEST_F(BrokerTest, CreditWorkerHoldsUpToItsCreditAndAReplyFreesASlot) {
     const Frames fifth = expect_request(*w);
     EXPECT_EQ(request_id_of(fifth), "r5");
     token_of["r5"] = fifth[3];
-    for (const char* id : {"r4", "r1", "r5", "r3"}) reply(*w, token_of[id], "\"" + std::string{id} + "\"");
+    for (const char* id : {"r4", "r1", "r5", "r3"})
+        reply(*w, token_of[id], "\"" + std::string{id} + "\"");
     for (const char* id : {"r4", "r1", "r5", "r3"}) {
         EXPECT_EQ(expect_gb(*client, 0x03, id).back(), "\"" + std::string{id} + "\"");
     }
@@ -265,7 +266,8 @@ TEST_F(BrokerTest, CancelOfOneOfSeveralInFlightRequestsReachesThatTokenOnly) {
     for (const std::string& token : {token_of["r1"], token_of["r3"], fourth[3]}) {
         reply(*w, token, "\"ok\"");
     }
-    for (const char* id : {"r1", "r3", "r4"}) EXPECT_EQ(expect_gb(*client, 0x03, id).back(), "\"ok\"");
+    for (const char* id : {"r1", "r3", "r4"})
+        EXPECT_EQ(expect_gb(*client, 0x03, id).back(), "\"ok\"");
     EXPECT_TRUE(client->silent_for(200ms)) << "the cancelled request's reply is discarded";
 }
 

@@ -97,9 +97,7 @@ void write_file(const std::filesystem::path& file, const std::string& bytes) {
 }
 
 // On-disk size of record("urn:s", seq, body): the 48-byte header and the four fields.
-std::uint64_t disk_size(const std::string& body) {
-    return 48 + record("urn:s", 0, body).bytes();
-}
+std::uint64_t disk_size(const std::string& body) { return 48 + record("urn:s", 0, body).bytes(); }
 
 std::unique_ptr<ExplainSpool> open_spool(const std::string& path, SpoolLimits limits = {}) {
     auto spool = ExplainSpool::open(path, limits);
@@ -109,7 +107,8 @@ std::unique_ptr<ExplainSpool> open_spool(const std::string& path, SpoolLimits li
 
 // Appends records seq 0..count-1 of session urn:s (bodies `body_prefix` + seq, or "{}"), then
 // commits them as one batch.
-void append_committed(ExplainSpool& spool, std::uint64_t count, const std::string& body_prefix = "") {
+void append_committed(ExplainSpool& spool, std::uint64_t count,
+                      const std::string& body_prefix = "") {
     for (std::uint64_t seq = 0; seq < count; ++seq) {
         const std::string body = body_prefix.empty() ? "{}" : body_prefix + std::to_string(seq);
         ASSERT_TRUE(spool.append(record("urn:s", seq, body)).ok()) << "seq " << seq;
@@ -135,7 +134,8 @@ TEST(ExplainSpool, AppendAssignsIncreasingIdsAndCounts) {
     EXPECT_EQ(second.value(), 2u);
     ASSERT_TRUE(spool->commit().ok());
     EXPECT_EQ(spool->messages(), 2u);
-    EXPECT_EQ(spool->bytes(), record("urn:s", 0, "abc").bytes() + record("urn:s", 1, "defg").bytes());
+    EXPECT_EQ(spool->bytes(),
+              record("urn:s", 0, "abc").bytes() + record("urn:s", 1, "defg").bytes());
     EXPECT_EQ(spool->last_id(), 2u);
 }
 
@@ -659,10 +659,11 @@ void write_legacy_spool(const std::string& file, int rows, int deleted_from) {
                            nullptr, nullptr, nullptr),
               SQLITE_OK);
     for (int i = 1; i <= rows; ++i) {
-        const std::string sql = "INSERT INTO explain (service, session, seq, state, body) VALUES"
-                                " (CAST('echo' AS BLOB), CAST('urn:old' AS BLOB), " +
-                                std::to_string(i) + ", CAST('open' AS BLOB), CAST('{\"n\":" +
-                                std::to_string(i) + "}' AS BLOB))";
+        const std::string sql =
+            "INSERT INTO explain (service, session, seq, state, body) VALUES"
+            " (CAST('echo' AS BLOB), CAST('urn:old' AS BLOB), " +
+            std::to_string(i) + ", CAST('open' AS BLOB), CAST('{\"n\":" + std::to_string(i) +
+            "}' AS BLOB))";
         ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
     }
     const std::string remove = "DELETE FROM explain WHERE id >= " + std::to_string(deleted_from);

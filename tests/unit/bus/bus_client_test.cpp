@@ -1,4 +1,5 @@
-// BusClient: frames it sends, reply decoding, terminal handling, heartbeats, local deadline, cancel.
+// BusClient: frames it sends, reply decoding, terminal handling, heartbeats, local deadline,
+// cancel.
 #include "bus/bus_client.hpp"
 
 #include <random>
@@ -12,8 +13,8 @@ namespace glassbox::bus {
 namespace {
 
 using namespace std::chrono_literals;
-using nlohmann::json;
 using base::ErrorType;
+using nlohmann::json;
 using testing::FakeRouter;
 namespace cmd = schema::protocol::client_cmd;
 
@@ -63,17 +64,17 @@ TEST(DecodeReplyTest, DecodesEveryBrokerCommand) {
 
 TEST(DecodeReplyTest, RejectsMalformedMessages) {
     const std::vector<Frames> bad = {
-        {"", "GBC01", "\x03"},                                 // too short
-        {"x", "GBC01", "\x03", "r", "{}"},                     // no empty delimiter
-        {"", "MDPC01", "\x03", "r", "{}"},                     // wrong header
-        {"", "GBC01", "\x03\x03", "r", "{}"},                  // command not one byte
-        {"", "GBC01", "\x07", "r", "{}"},                      // unknown command
-        {"", "GBC01", "\x02", "r", "chunk", "{}"},             // unknown kind
-        {"", "GBC01", "\x02", "r", "data"},                    // PARTIAL without body
-        {"", "GBC01", "\x03", "r", "{}", "extra"},             // FINAL with an extra frame
-        {"", "GBC01", "\x05", "r", "Internal"},                // ERROR without message
-        {"", "GBC01", "\x03", "", "{}"},                       // FINAL without request id
-        {"", "GBC01", "\x03", std::string(65, 'r'), "{}"},    // request id too long
+        {"", "GBC01", "\x03"},                              // too short
+        {"x", "GBC01", "\x03", "r", "{}"},                  // no empty delimiter
+        {"", "MDPC01", "\x03", "r", "{}"},                  // wrong header
+        {"", "GBC01", "\x03\x03", "r", "{}"},               // command not one byte
+        {"", "GBC01", "\x07", "r", "{}"},                   // unknown command
+        {"", "GBC01", "\x02", "r", "chunk", "{}"},          // unknown kind
+        {"", "GBC01", "\x02", "r", "data"},                 // PARTIAL without body
+        {"", "GBC01", "\x03", "r", "{}", "extra"},          // FINAL with an extra frame
+        {"", "GBC01", "\x05", "r", "Internal"},             // ERROR without message
+        {"", "GBC01", "\x03", "", "{}"},                    // FINAL without request id
+        {"", "GBC01", "\x03", std::string(65, 'r'), "{}"},  // request id too long
     };
     for (const auto& frames : bad) {
         auto decoded = decode_reply(frames);
@@ -313,7 +314,8 @@ TEST_F(BusClientTest, CallReturnsRepliesOrTheTypedError) {
                 router.reply(request->identity, cmd::kPartial, {id, "data", "1"});
                 router.reply(request->identity, cmd::kFinal, {id, "2"});
             } else {
-                router.reply(request->identity, cmd::kError, {id, "UnknownService", "no such service"});
+                router.reply(request->identity, cmd::kError,
+                             {id, "UnknownService", "no such service"});
             }
         }
     });
@@ -340,7 +342,6 @@ TEST_F(BusClientTest, AbandonForgetsTheRequest) {
     EXPECT_FALSE(client.next(200ms));
     EXPECT_EQ(client.in_flight(), 0u);
 }
-
 
 // A TCP endpoint on loopback where nothing listens. The port is below Linux's ephemeral range
 // (32768 and up), so a connect to it can never be answered by the client's own socket (a TCP
@@ -380,8 +381,10 @@ TEST(BusClientConnectTest, NoBrokerEndsWithBrokerUnavailableNotTheDeadline) {
     ASSERT_TRUE(reply) << reply.error().describe();
     ASSERT_EQ(reply->kind, ReplyKind::kError);
     EXPECT_EQ(reply->error->type, ErrorType::kBrokerUnavailable);
-    EXPECT_NE(reply->error->message.find(config.endpoint), std::string::npos) << reply->error->message;
-    EXPECT_NE(reply->error->message.find("glassbox up"), std::string::npos) << reply->error->message;
+    EXPECT_NE(reply->error->message.find(config.endpoint), std::string::npos)
+        << reply->error->message;
+    EXPECT_NE(reply->error->message.find("glassbox up"), std::string::npos)
+        << reply->error->message;
     EXPECT_EQ(client.in_flight(), 0u);
 }
 
@@ -420,12 +423,14 @@ TEST(BusClientConnectTest, ABrokerThatStartsWithinTheTimeoutServesTheRequest) {
     ASSERT_TRUE(wait_readable(router, 60s));
     auto request = try_receive_frames(router);
     ASSERT_TRUE(request);
-    // [identity] then the request, packed (protocol.md §1.4): [""] ["GBC01"] [REQUEST] [service] [request id] ...
+    // [identity] then the request, packed (protocol.md §1.4): [""] ["GBC01"] [REQUEST] [service]
+    // [request id] ...
     Frames message(request->begin() + 1, request->end());
     EXPECT_EQ(message.size(), 2u);
     ASSERT_TRUE(unpack_frames(message).ok());
     ASSERT_GE(message.size(), 5u);
-    const Frames final{request->front(), "", "GBC01", std::string(1, cmd::kFinal), message[4], "{}"};
+    const Frames final{request->front(), "",  "GBC01", std::string(1, cmd::kFinal),
+                       message[4],       "{}"};
     ASSERT_TRUE(send_frames(router, final));
     auto reply = client.next(*id, 5s);
     ASSERT_TRUE(reply) << reply.error().describe();

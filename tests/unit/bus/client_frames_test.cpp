@@ -42,19 +42,21 @@ TEST(ClientFrames, NegativeDeadlineIsWrittenAsZero) {
 }
 
 TEST(ClientFrames, MalformedRequestIsAProtocolError) {
-    for (const Frames& bad : {frames_of({"", "GBC01", "\x01", "s"}),
-                              frames_of({"", "GBC01", "\x01", "s", "", "0", "{}"}),
-                              frames_of({"", "GBC01", "\x01", "s", std::string(65, 'r'), "0", "{}"}),
-                              frames_of({"", "GBC01", "\x01", "s", "r", "0"}),
-                              frames_of({"", "GBC01", "\x01", "s", "r", "0", "{}", "extra"}),
-                              frames_of({"", "GBC01", "\x01", "bad service!", "r", "0", "{}"}),
-                              frames_of({"", "GBC01", "\x01", "s", "r", "-1", "{}"})}) {
+    for (const Frames& bad :
+         {frames_of({"", "GBC01", "\x01", "s"}),
+          frames_of({"", "GBC01", "\x01", "s", "", "0", "{}"}),
+          frames_of({"", "GBC01", "\x01", "s", std::string(65, 'r'), "0", "{}"}),
+          frames_of({"", "GBC01", "\x01", "s", "r", "0"}),
+          frames_of({"", "GBC01", "\x01", "s", "r", "0", "{}", "extra"}),
+          frames_of({"", "GBC01", "\x01", "bad service!", "r", "0", "{}"}),
+          frames_of({"", "GBC01", "\x01", "s", "r", "-1", "{}"})}) {
         const auto request = decode_client_request(views_of(bad));
         ASSERT_FALSE(request.ok()) << bad.size();
         expect_protocol_error(request.error());
     }
     expect_protocol_error(decode_client_command(views_of(frames_of({"", "GBC01"}))).error());
-    expect_protocol_error(decode_client_command(views_of(frames_of({"", "MDPC01", "\x01"}))).error());
+    expect_protocol_error(
+        decode_client_command(views_of(frames_of({"", "MDPC01", "\x01"}))).error());
 }
 
 TEST(ClientFrames, CancelAndHeartbeatRoundTrip) {
@@ -119,15 +121,15 @@ TEST(ClientFrames, RepliesRoundTrip) {
 }
 
 TEST(ClientFrames, MalformedRepliesAreProtocolErrors) {
-    for (const Frames& bad : {frames_of({"", "GBC01", "\x03"}),
-                              frames_of({"x", "GBC01", "\x03", "r", "{}"}),
-                              frames_of({"", "MDPC01", "\x03", "r", "{}"}),
-                              frames_of({"", "GBC01", "\x03", std::string(65, 'r'), "{}"}),
-                              frames_of({"", "GBC01", "\x03", "r"}),
-                              frames_of({"", "GBC01", "\x02", "r", "other", "{}"}),
-                              frames_of({"", "GBC01", "\x05", "r", "Internal"}),
-                              frames_of({"", "GBC01", "\x03", "", "{}"}),
-                              frames_of({"", "GBC01", "\x09", "r", "{}"})}) {
+    for (const Frames& bad :
+         {frames_of({"", "GBC01", "\x03"}), frames_of({"x", "GBC01", "\x03", "r", "{}"}),
+          frames_of({"", "MDPC01", "\x03", "r", "{}"}),
+          frames_of({"", "GBC01", "\x03", std::string(65, 'r'), "{}"}),
+          frames_of({"", "GBC01", "\x03", "r"}),
+          frames_of({"", "GBC01", "\x02", "r", "other", "{}"}),
+          frames_of({"", "GBC01", "\x05", "r", "Internal"}),
+          frames_of({"", "GBC01", "\x03", "", "{}"}),
+          frames_of({"", "GBC01", "\x09", "r", "{}"})}) {
         const auto reply = decode_client_reply(views_of(bad));
         ASSERT_FALSE(reply.ok()) << bad.size();
         expect_protocol_error(reply.error());

@@ -32,16 +32,17 @@ TEST(CollectorFrames, AttachRoundTrip) {
 }
 
 TEST(CollectorFrames, BadAttachIsAProtocolError) {
-    for (const Frames& bad : {frames_of({"", "GBE01", "\x01"}), frames_of({"", "GBE01", "\x01", "0"}),
-                              frames_of({"", "GBE01", "\x01", "65537"}),
-                              frames_of({"", "GBE01", "\x01", "x"}),
-                              frames_of({"", "GBE01", "\x01", "1", "2"})}) {
+    for (const Frames& bad :
+         {frames_of({"", "GBE01", "\x01"}), frames_of({"", "GBE01", "\x01", "0"}),
+          frames_of({"", "GBE01", "\x01", "65537"}), frames_of({"", "GBE01", "\x01", "x"}),
+          frames_of({"", "GBE01", "\x01", "1", "2"})}) {
         const auto window = decode_collector_attach(views_of(bad), 65536);
         ASSERT_FALSE(window.ok());
         expect_protocol_error(window.error());
     }
     expect_protocol_error(decode_collector_command(views_of(frames_of({"", "GBE01"}))).error());
-    expect_protocol_error(decode_collector_command(views_of(frames_of({"", "GBC01", "\x01"}))).error());
+    expect_protocol_error(
+        decode_collector_command(views_of(frames_of({"", "GBC01", "\x01"}))).error());
 }
 
 TEST(CollectorFrames, AckCarriesEveryId) {

@@ -89,7 +89,8 @@ TEST_F(CurveKeysTest, ASecretKeyThatIsNotThePublicKeysIsRefused) {
 }
 
 TEST(CurveCertificateText, MalformedTextNamesTheLine) {
-    auto bad = parse_certificate("metadata\n    name = \"x\"\ncurve\n    public-key = \"short\"\n", "f.key");
+    auto bad = parse_certificate("metadata\n    name = \"x\"\ncurve\n    public-key = \"short\"\n",
+                                 "f.key");
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().type, base::ErrorType::kDecodeError);
     EXPECT_NE(bad.error().message.find("f.key:4"), std::string::npos) << bad.error().message;

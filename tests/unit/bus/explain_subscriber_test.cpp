@@ -30,7 +30,8 @@ TEST(DecodeExplainEventTest, RejectsMalformedMessages) {
         {"explain.echo", "urn:s", "3", "open", "{bad"},
         {"explain.echo", "urn:s", "3", "open", "[]"},
     };
-    for (const auto& frames : bad) EXPECT_FALSE(decode_explain_event(frames)) << frames[0] << " " << frames[2];
+    for (const auto& frames : bad)
+        EXPECT_FALSE(decode_explain_event(frames)) << frames[0] << " " << frames[2];
 }
 
 TEST(ExplainSubscriberTest, ReceivesOnlyItsTopic) {
@@ -38,7 +39,8 @@ TEST(ExplainSubscriberTest, ReceivesOnlyItsTopic) {
     zmq::socket_t pub(context, zmq::socket_type::pub);
     set_socket_limits(pub, 0ms, 1000, 1000);
     pub.bind("inproc://explain-topic-test");
-    ExplainSubscriber subscriber(context, {"inproc://explain-topic-test", "explain.echo", 0ms, 1000, std::nullopt});
+    ExplainSubscriber subscriber(
+        context, {"inproc://explain-topic-test", "explain.echo", 0ms, 1000, std::nullopt});
     // PUB/SUB joins late: publish until the first message gets through, bounded.
     std::optional<ExplainEvent> first;
     const auto until = std::chrono::steady_clock::now() + 3s;
@@ -49,8 +51,8 @@ TEST(ExplainSubscriberTest, ReceivesOnlyItsTopic) {
     }
     ASSERT_TRUE(first);
     EXPECT_EQ(first->service, "echo");
-    send_frames(pub, {"explain.echo", "urn:e", "bad", "open", "{}"});   // skipped
-    send_frames(pub, {"explain.graph-rag", "urn:g", "1", "open", "{}"}); // filtered
+    send_frames(pub, {"explain.echo", "urn:e", "bad", "open", "{}"});     // skipped
+    send_frames(pub, {"explain.graph-rag", "urn:g", "1", "open", "{}"});  // filtered
     send_frames(pub, {"explain.echo", "urn:e", "1", "complete", "{}"});
     for (;;) {
         auto event = subscriber.next(1s);

@@ -21,7 +21,9 @@ struct ClientMessage {
     std::string identity;
     Frames frames;  // [""] ["GBC01"] [command] ... (a packed message unpacked, protocol.md §1.4)
     bool packed = false;  // it came in the packed form
-    char command() const { return frames.size() > 2 && frames[2].size() == 1 ? frames[2][0] : '\0'; }
+    char command() const {
+        return frames.size() > 2 && frames[2].size() == 1 ? frames[2][0] : '\0';
+    }
 };
 
 class FakeRouter {
@@ -47,8 +49,8 @@ public:
     std::optional<ClientMessage> expect(char command, std::chrono::milliseconds timeout = 2000ms) {
         const auto until = std::chrono::steady_clock::now() + timeout;
         for (;;) {
-            const auto left =
-                std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                until - std::chrono::steady_clock::now());
             if (left.count() <= 0) return std::nullopt;
             auto message = receive(left);
             if (!message) return std::nullopt;
@@ -58,7 +60,8 @@ public:
 
     // Sends [empty] ["GBC01"] [command] rest..., packed (§1.4) if asked.
     void reply(const std::string& identity, char command, const Frames& rest, bool packed = false) {
-        Frames frames{identity, "", std::string(schema::protocol::kGbClient), std::string(1, command)};
+        Frames frames{identity, "", std::string(schema::protocol::kGbClient),
+                      std::string(1, command)};
         frames.insert(frames.end(), rest.begin(), rest.end());
         if (packed) pack_frames(frames, 1);
         ASSERT_TRUE(send_frames(router_, frames));

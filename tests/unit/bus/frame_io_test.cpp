@@ -26,7 +26,8 @@ protected:
 
 std::string big(std::size_t size, char seed) {
     std::string s(size, ' ');
-    for (std::size_t i = 0; i < size; ++i) s[i] = static_cast<char>(seed + static_cast<char>(i % 23));
+    for (std::size_t i = 0; i < size; ++i)
+        s[i] = static_cast<char>(seed + static_cast<char>(i % 23));
     return s;
 }
 
@@ -44,7 +45,8 @@ TEST(MessageOf, SmallFramesAreCopiedLargeOnesKeepTheirBuffer) {
 }
 
 TEST_F(FrameIoTest, MovedFramesArriveInOrderAndIntact) {
-    const Frames sent = {"", "E", big(200'000, 'a'), "x", big(kZeroCopyFrame - 1, 'b'), big(kZeroCopyFrame, 'c')};
+    const Frames sent = {
+        "", "E", big(200'000, 'a'), "x", big(kZeroCopyFrame - 1, 'b'), big(kZeroCopyFrame, 'c')};
     Frames moving = sent;
     ASSERT_TRUE(send_frames(a, std::move(moving), true));
     ASSERT_TRUE(wait_readable(b, 1000ms));

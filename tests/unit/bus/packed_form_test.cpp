@@ -32,7 +32,9 @@ TEST(PackedForm, RequestPacksIntoTwoFramesAndBack) {
     EXPECT_TRUE(is_packed(packed[0]));
     EXPECT_EQ(packed[0][0], kPackedVersion);
     // version, then each field as a one-byte length and its bytes
-    EXPECT_EQ(packed[0], std::string("\x01\x05GBC01\x01\x01\x09graph-rag\x03r-7\x04" "2500", 28));
+    EXPECT_EQ(packed[0], std::string("\x01\x05GBC01\x01\x01\x09graph-rag\x03r-7\x04"
+                                     "2500",
+                                     28));
     EXPECT_EQ(packed[1], "{\"q\":1}");
     EXPECT_EQ(unpacked(packed), classic);
     const Frames classic_again = unpacked(packed);  // the views below point into it

@@ -30,8 +30,8 @@ TEST(WorkerFrames, CommandRoundTrip) {
 
 TEST(WorkerFrames, MalformedCommandIsAProtocolError) {
     for (const Frames& bad : {frames_of({"", "MDPW01"}), frames_of({"x", "MDPW01", "\x04"}),
-                              frames_of({"", "MDPW02", "\x04"}), frames_of({"", "MDPW01", "\x04\x04"}),
-                              frames_of({})}) {
+                              frames_of({"", "MDPW02", "\x04"}),
+                              frames_of({"", "MDPW01", "\x04\x04"}), frames_of({})}) {
         const auto decoded = decode_worker_command(views_of(bad));
         ASSERT_FALSE(decoded.ok());
         expect_protocol_error(decoded.error());
@@ -58,12 +58,12 @@ TEST(WorkerFrames, ReadyRoundTripsWithAndWithoutCredit) {
 }
 
 TEST(WorkerFrames, BadReadyIsAProtocolError) {
-    for (const Frames& bad : {frames_of({"", "MDPW01", "\x01"}),
-                              frames_of({"", "MDPW01", "\x01", "mmi.service"}),
-                              frames_of({"", "MDPW01", "\x01", "rag", "GBW01", "0"}),
-                              frames_of({"", "MDPW01", "\x01", "rag", "GBW01", "1025"}),
-                              frames_of({"", "MDPW01", "\x01", "rag", "XYZ01", "4"}),
-                              frames_of({"", "MDPW01", "\x01", "rag", "GBW01", "4", "x"})}) {
+    for (const Frames& bad :
+         {frames_of({"", "MDPW01", "\x01"}), frames_of({"", "MDPW01", "\x01", "mmi.service"}),
+          frames_of({"", "MDPW01", "\x01", "rag", "GBW01", "0"}),
+          frames_of({"", "MDPW01", "\x01", "rag", "GBW01", "1025"}),
+          frames_of({"", "MDPW01", "\x01", "rag", "XYZ01", "4"}),
+          frames_of({"", "MDPW01", "\x01", "rag", "GBW01", "4", "x"})}) {
         const auto ready = decode_worker_ready(views_of(bad));
         ASSERT_FALSE(ready.ok()) << bad.size();
         expect_protocol_error(ready.error());
@@ -86,10 +86,11 @@ TEST(WorkerFrames, GbwRequestRoundTrip) {
 
 TEST(WorkerFrames, MalformedRequestIsAProtocolError) {
     // No token, a token above 64 bytes, no empty frame, a missing body.
-    for (const Frames& bad : {frames_of({"", "MDPW01", "\x02"}),
-                              frames_of({"", "MDPW01", "\x02", std::string(65, 't'), "", "{}", "{}"}),
-                              frames_of({"", "MDPW01", "\x02", "1", "x", "{}", "{}"}),
-                              frames_of({"", "MDPW01", "\x02", "1", "", "{}"})}) {
+    for (const Frames& bad :
+         {frames_of({"", "MDPW01", "\x02"}),
+          frames_of({"", "MDPW01", "\x02", std::string(65, 't'), "", "{}", "{}"}),
+          frames_of({"", "MDPW01", "\x02", "1", "x", "{}", "{}"}),
+          frames_of({"", "MDPW01", "\x02", "1", "", "{}"})}) {
         const auto request = decode_gbw_request(views_of(bad));
         ASSERT_FALSE(request.ok());
         expect_protocol_error(request.error());
@@ -106,10 +107,12 @@ TEST(WorkerFrames, MetaKeepsOpaqueRequestIdsValidJson) {
 }
 
 TEST(WorkerFrames, BadMetaIsAProtocolError) {
-    for (const std::string bad : {"", "[]", "{\"request_id\":1,\"service\":\"s\",\"deadline_ms\":0,\"attempt\":1}",
-                                  "{\"request_id\":\"r\",\"service\":\"s\",\"deadline_ms\":-1,\"attempt\":1}",
-                                  "{\"request_id\":\"r\",\"service\":\"s\",\"deadline_ms\":0}",
-                                  "{\"request_id\":\"r\",\"service\":\"s\",\"deadline_ms\":0,\"attempt\":1,\"client\":2}"}) {
+    for (const std::string bad :
+         {"", "[]", "{\"request_id\":1,\"service\":\"s\",\"deadline_ms\":0,\"attempt\":1}",
+          "{\"request_id\":\"r\",\"service\":\"s\",\"deadline_ms\":-1,\"attempt\":1}",
+          "{\"request_id\":\"r\",\"service\":\"s\",\"deadline_ms\":0}",
+          "{\"request_id\":\"r\",\"service\":\"s\",\"deadline_ms\":0,\"attempt\":1,\"client\":"
+          "2}"}) {
         const auto meta = decode_request_meta(bad);
         ASSERT_FALSE(meta.ok()) << bad;
         expect_protocol_error(meta.error());
@@ -137,7 +140,8 @@ TEST(WorkerFrames, AnswersRoundTrip) {
     EXPECT_EQ(explain[decoded.value().body], "{}");
 
     Frames error;
-    put_worker_error(AppendFrames{error}, "9", base::make_error(ErrorType::kInvalidJson, "bad body"));
+    put_worker_error(AppendFrames{error}, "9",
+                     base::make_error(ErrorType::kInvalidJson, "bad body"));
     const base::Error read = decode_worker_error(views_of(error));
     EXPECT_EQ(read.type, ErrorType::kInvalidJson);
     EXPECT_EQ(read.message, "bad body");
@@ -150,20 +154,25 @@ TEST(WorkerFrames, AnswersRoundTrip) {
 }
 
 TEST(WorkerFrames, MalformedAnswersAreProtocolErrors) {
-    expect_protocol_error(decode_worker_token(views_of(frames_of({"", "MDPW01", "\x03", "1"}))).error());
-    expect_protocol_error(decode_worker_token(views_of(frames_of({"", "MDPW01", "\x03", "1", "x"}))).error());
     expect_protocol_error(
-        decode_worker_partial(views_of(frames_of({"", "MDPW01", "\x06", "1", "", "a", "b"}))).error());
-    for (const Frames& bad : {frames_of({"", "MDPW01", "\x07", "1", "", "s", "0", "open"}),
-                              frames_of({"", "MDPW01", "\x07", "1", "", "", "0", "open", "{}"}),
-                              frames_of({"", "MDPW01", "\x07", "1", "", "s", "x", "open", "{}"}),
-                              frames_of({"", "MDPW01", "\x07", "1", "", "s", "0", "closed", "{}"}),
-                              frames_of({"", "MDPW01", "\x07", "1", "", std::string(9, 's'), "0", "open", "{}"})}) {
+        decode_worker_token(views_of(frames_of({"", "MDPW01", "\x03", "1"}))).error());
+    expect_protocol_error(
+        decode_worker_token(views_of(frames_of({"", "MDPW01", "\x03", "1", "x"}))).error());
+    expect_protocol_error(
+        decode_worker_partial(views_of(frames_of({"", "MDPW01", "\x06", "1", "", "a", "b"})))
+            .error());
+    for (const Frames& bad :
+         {frames_of({"", "MDPW01", "\x07", "1", "", "s", "0", "open"}),
+          frames_of({"", "MDPW01", "\x07", "1", "", "", "0", "open", "{}"}),
+          frames_of({"", "MDPW01", "\x07", "1", "", "s", "x", "open", "{}"}),
+          frames_of({"", "MDPW01", "\x07", "1", "", "s", "0", "closed", "{}"}),
+          frames_of({"", "MDPW01", "\x07", "1", "", std::string(9, 's'), "0", "open", "{}"})}) {
         const auto explain = decode_worker_explain(views_of(bad), 8);
         ASSERT_FALSE(explain.ok());
         expect_protocol_error(explain.error());
     }
-    expect_protocol_error(decode_worker_cancel(views_of(frames_of({"", "MDPW01", "\x09"}))).error());
+    expect_protocol_error(
+        decode_worker_cancel(views_of(frames_of({"", "MDPW01", "\x09"}))).error());
     // An unknown error type word still reads, as Internal with the word kept.
     const base::Error unknown =
         decode_worker_error(views_of(frames_of({"", "MDPW01", "\x08", "1", "", "Weird", "m"})));
@@ -199,7 +208,8 @@ TEST(WorkerFrames, CompactReadyDeclaresGbw02) {
     ASSERT_TRUE(ready.ok());
     EXPECT_FALSE(ready.value().gbw01);
     EXPECT_EQ(ready.value().layout, WorkerLayout::kClassic);
-    EXPECT_FALSE(decode_worker_ready(views_of(frames_of({"", "MDPW01", "\x01", "rag", "GBW09", "4"}))).ok());
+    EXPECT_FALSE(
+        decode_worker_ready(views_of(frames_of({"", "MDPW01", "\x01", "rag", "GBW09", "4"}))).ok());
 }
 
 TEST(WorkerFrames, CompactRequestRoundTripsAndIsToldApartFromClassic) {
@@ -268,7 +278,8 @@ TEST(WorkerFrames, CompactAnswersRoundTrip) {
     EXPECT_FALSE(decode_worker_explain(views_of(explain), 2048).ok());
 
     Frames error;
-    put_worker_error(AppendFrames{error}, "9", base::make_error(ErrorType::kCancelled, "stop"), kCompact);
+    put_worker_error(AppendFrames{error}, "9", base::make_error(ErrorType::kCancelled, "stop"),
+                     kCompact);
     EXPECT_EQ(error, frames_of({"", "MDPW01", "\x08", "9", "Cancelled", "stop"}));
     const base::Error read = decode_worker_error(views_of(error), kCompact);
     EXPECT_EQ(read.type, ErrorType::kCancelled);

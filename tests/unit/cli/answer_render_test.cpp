@@ -16,7 +16,8 @@ schema::RagCitation cited(std::uint32_t n, std::vector<schema::AnswerSpan> spans
 TEST(AnswerRender, MarkersGoAtTheEndOfEachCitedSpan) {
     const std::string answer = "Mara Quill founded the mill. It stands on the river.";
     // Spans end before the full stop, as the RAG workers record them.
-    const auto marked = mark_citations(answer, {cited(1, {{0, 27}}), cited(2, {{29, 51}, {0, 27}})});
+    const auto marked =
+        mark_citations(answer, {cited(1, {{0, 27}}), cited(2, {{29, 51}, {0, 27}})});
     EXPECT_EQ(marked, "Mara Quill founded the mill [1][2]. It stands on the river [2].");
     // A span that takes in its full stop (the marker was written after it) is marked before it.
     EXPECT_EQ(mark_citations(answer, {cited(1, {{0, 28}}), cited(2, {{29, 52}})}),

@@ -11,12 +11,14 @@ namespace {
 using base::ErrorType;
 
 TEST(ClientOptionsTest, ExitCodes) {
-    for (auto type : {ErrorType::kInvalidRequest, ErrorType::kInvalidJson, ErrorType::kDecodeError,
-                      ErrorType::kNotFound, ErrorType::kUnknownService, ErrorType::kMessageTooLarge}) {
+    for (auto type :
+         {ErrorType::kInvalidRequest, ErrorType::kInvalidJson, ErrorType::kDecodeError,
+          ErrorType::kNotFound, ErrorType::kUnknownService, ErrorType::kMessageTooLarge}) {
         EXPECT_EQ(exit_code_for(type), 2) << base::to_string(type);
     }
-    for (auto type : {ErrorType::kDeadlineExceeded, ErrorType::kWorkerLost, ErrorType::kTimeout,
-                      ErrorType::kInternal, ErrorType::kBrokerRestarted, ErrorType::kServiceUnavailable}) {
+    for (auto type :
+         {ErrorType::kDeadlineExceeded, ErrorType::kWorkerLost, ErrorType::kTimeout,
+          ErrorType::kInternal, ErrorType::kBrokerRestarted, ErrorType::kServiceUnavailable}) {
         EXPECT_EQ(exit_code_for(type), 1) << base::to_string(type);
     }
 }

@@ -33,17 +33,22 @@ struct Tree {
 TEST(CommandTypos, NamesTheNearestCommandOfTheLevelTheWordStandsAt) {
     Tree t;
     EXPECT_EQ(t.typo({"invok"}),
-              std::optional<std::string>("unknown command \"invok\" (did you mean invoke?); the commands are: "
-                                         "traces, invoke"));
-    EXPECT_NE(t.typo({"trace", "list"}).value_or("").find("\"trace\" (did you mean traces?)"), std::string::npos);
-    EXPECT_NE(t.typo({"traces", "lst"}).value_or("").find("unknown traces command \"lst\" (did you mean list?)"),
+              std::optional<std::string>(
+                  "unknown command \"invok\" (did you mean invoke?); the commands are: "
+                  "traces, invoke"));
+    EXPECT_NE(t.typo({"trace", "list"}).value_or("").find("\"trace\" (did you mean traces?)"),
+              std::string::npos);
+    EXPECT_NE(t.typo({"traces", "lst"})
+                  .value_or("")
+                  .find("unknown traces command \"lst\" (did you mean list?)"),
               std::string::npos);
     // Past an option's value (which is no command) and a flag.
     EXPECT_NE(t.typo({"--broker", "tcp://x:1", "invoke", "-x", "-q", "hi there", "graphrag"})
                   .value_or("(none)")
                   .find("\"graphrag\" (did you mean graph-rag?)"),
               std::string::npos)
-        << t.typo({"--broker", "tcp://x:1", "invoke", "-x", "-q", "hi there", "graphrag"}).value_or("(none)");
+        << t.typo({"--broker", "tcp://x:1", "invoke", "-x", "-q", "hi there", "graphrag"})
+               .value_or("(none)");
     // Nothing near: the commands are still listed.
     EXPECT_EQ(t.typo({"zzzzzzzz"}).value_or(""),
               "unknown command \"zzzzzzzz\"; the commands are: traces, invoke");

@@ -18,12 +18,16 @@ class ScopedEnv {
 public:
     ScopedEnv(const char* name, const char* value) : name_(name) {
         if (const char* old = std::getenv(name)) old_ = old;
-        if (value) ::setenv(name, value, 1);
-        else ::unsetenv(name);
+        if (value)
+            ::setenv(name, value, 1);
+        else
+            ::unsetenv(name);
     }
     ~ScopedEnv() {
-        if (old_) ::setenv(name_, old_->c_str(), 1);
-        else ::unsetenv(name_);
+        if (old_)
+            ::setenv(name_, old_->c_str(), 1);
+        else
+            ::unsetenv(name_);
     }
 
 private:
@@ -34,7 +38,8 @@ private:
 class HomeTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        home = fs::temp_directory_path() / ("glassbox-home-test-" + std::to_string(std::random_device{}()));
+        home = fs::temp_directory_path() /
+               ("glassbox-home-test-" + std::to_string(std::random_device{}()));
         fs::create_directories(home);
     }
     void TearDown() override { fs::remove_all(home); }
@@ -60,7 +65,8 @@ TEST_F(HomeTest, NoStateIsAnEmptyLayer) {
 
 TEST_F(HomeTest, StateRoundTripsAsSettingsWithTheirOrigin) {
     const auto nested = home / "a" / "b";
-    ASSERT_TRUE(save_endpoints_state(nested, BoundEndpoints{"tcp://127.0.0.1:7000", "tcp://127.0.0.1:7001"}));
+    ASSERT_TRUE(save_endpoints_state(
+        nested, BoundEndpoints{"tcp://127.0.0.1:7000", "tcp://127.0.0.1:7001"}));
     EXPECT_EQ(fs::status(endpoints_state_path(nested)).permissions() & fs::perms::all,
               fs::perms::owner_read | fs::perms::owner_write);
     EXPECT_EQ(fs::status(nested / "run").permissions() & fs::perms::all, fs::perms::owner_all);
@@ -76,18 +82,22 @@ TEST_F(HomeTest, StateRoundTripsAsSettingsWithTheirOrigin) {
 
 TEST_F(HomeTest, InvalidStateIsAnErrorNamingTheFile) {
     fs::create_directories(home / "run");
-    const auto write = [this](const std::string& text) { std::ofstream(endpoints_state_path(home)) << text; };
+    const auto write = [this](const std::string& text) {
+        std::ofstream(endpoints_state_path(home)) << text;
+    };
     for (const char* text : {"{not json", "[1]", R"({"broker.endpoint": 5555})"}) {
         write(text);
         auto state = load_endpoints_state(home);
         ASSERT_FALSE(state) << text;
         EXPECT_EQ(state.error().type, base::ErrorType::kInvalidRequest);
-        EXPECT_NE(state.error().message.find(endpoints_state_path(home).string()), std::string::npos);
+        EXPECT_NE(state.error().message.find(endpoints_state_path(home).string()),
+                  std::string::npos);
     }
     write(R"({"broker.heartbeat_ms": "fast"})");
     auto state = load_endpoints_state(home);
     ASSERT_FALSE(state);
-    EXPECT_NE(state.error().message.find("broker.heartbeat_ms: expected an integer"), std::string::npos);
+    EXPECT_NE(state.error().message.find("broker.heartbeat_ms: expected an integer"),
+              std::string::npos);
 }
 
 }  // namespace

@@ -18,7 +18,9 @@ using explain::RunUris;
 using schema::TraceDetail;
 using schema::TraceEvent;
 
-explain::TimePoint at(int ms) { return explain::TimePoint(std::chrono::milliseconds(1'790'000'000'000 + ms)); }
+explain::TimePoint at(int ms) {
+    return explain::TimePoint(std::chrono::milliseconds(1'790'000'000'000 + ms));
+}
 
 explain::StepInfo step(int ms, std::optional<std::string> from) {
     explain::StepInfo info;
@@ -44,8 +46,9 @@ struct RunBuilder {
         trace.session.status = "complete";
         trace.session.question = question;
         if (parent) trace.session.parent = RunUris::from_uri(*parent)->question();
-        add(run.question(), explain::question(run, question, at(0), explain::worker_agent_uri(*trace.session.kind),
-                                              parent ? std::optional<std::string_view>(*parent) : std::nullopt));
+        add(run.question(),
+            explain::question(run, question, at(0), explain::worker_agent_uri(*trace.session.kind),
+                              parent ? std::optional<std::string_view>(*parent) : std::nullopt));
     }
     void add(const std::string& id, std::vector<schema::Triple> triples) {
         TraceEvent event;
@@ -60,14 +63,16 @@ struct RunBuilder {
 // A graph-RAG sub-run called by `parent`: Question → Synthesis.
 TraceDetail graph_sub_run(const std::string& parent, const std::string& question) {
     RunBuilder sub("graph-rag", question, parent);
-    sub.add(sub.run.synthesis(), explain::synthesis(sub.run, step(5, std::nullopt),
-                                                    explain::StoredText{"an answer", std::nullopt}));
+    sub.add(sub.run.synthesis(),
+            explain::synthesis(sub.run, step(5, std::nullopt),
+                               explain::StoredText{"an answer", std::nullopt}));
     return std::move(sub.trace);
 }
 
 std::size_t at_least(const std::string& text, const std::string& needle, std::size_t from = 0) {
     const auto found = text.find(needle, from);
-    EXPECT_NE(found, std::string::npos) << "no \"" << needle << "\" after " << from << " in\n" << text;
+    EXPECT_NE(found, std::string::npos) << "no \"" << needle << "\" after " << from << " in\n"
+                                        << text;
     return found == std::string::npos ? text.size() : found;
 }
 
@@ -75,12 +80,17 @@ TEST(NestedTrace, AnAgentsToolRunSitsUnderItsAnalysis) {
     RunBuilder agent("agent", "Who founded the yard that built the Curlew?", std::nullopt);
     const auto& q = agent.run;
     agent.add(q.analysis(0), explain::analysis(q, 0, step(1, std::nullopt),
-                                               {"find the yard", "knowledge-query", R"({"question":"yard of Curlew"})"}));
-    agent.add(q.observation(0), explain::observation(q, 0, step(3, q.analysis(0)), {"Brenn yard", std::nullopt}));
+                                               {"find the yard", "knowledge-query",
+                                                R"({"question":"yard of Curlew"})"}));
+    agent.add(q.observation(0),
+              explain::observation(q, 0, step(3, q.analysis(0)), {"Brenn yard", std::nullopt}));
     agent.add(q.analysis(1), explain::analysis(q, 1, step(4, q.observation(0)),
-                                               {"who founded it", "knowledge-query", R"({"question":"founder"})"}));
-    agent.add(q.observation(1), explain::observation(q, 1, step(6, q.analysis(1)), {"Oskar Brenn", std::nullopt}));
-    agent.add(q.conclusion(), explain::conclusion(q, step(7, q.observation(1)), {"Oskar Brenn.", std::nullopt}));
+                                               {"who founded it", "knowledge-query",
+                                                R"({"question":"founder"})"}));
+    agent.add(q.observation(1),
+              explain::observation(q, 1, step(6, q.analysis(1)), {"Oskar Brenn", std::nullopt}));
+    agent.add(q.conclusion(),
+              explain::conclusion(q, step(7, q.observation(1)), {"Oskar Brenn.", std::nullopt}));
     agent.trace.subtraces.push_back(graph_sub_run(q.analysis(0), "yard of Curlew"));
     agent.trace.subtraces.push_back(graph_sub_run(q.analysis(1), "founder"));
 
@@ -100,10 +110,12 @@ TEST(NestedTrace, AQueryRunNestsEachEngineUnderItsRoutingOrEscalation) {
     RunBuilder query("query", "Who founded it?", std::nullopt);
     const auto& q = query.run;
     query.add(q.routing_decision(),
-              explain::routing_decision(q, step(1, std::nullopt), {"rules", {"who-question"}, 0.8, "graph-rag"}));
-    query.add(q.escalation(0),
-              explain::escalation(q, 0, step(5, q.routing_decision()), {"weak evidence", 0.2, "agent"}));
-    query.add(q.conclusion(), explain::conclusion(q, step(9, q.escalation(0)), {"Oskar Brenn.", std::nullopt}));
+              explain::routing_decision(q, step(1, std::nullopt),
+                                        {"rules", {"who-question"}, 0.8, "graph-rag"}));
+    query.add(q.escalation(0), explain::escalation(q, 0, step(5, q.routing_decision()),
+                                                   {"weak evidence", 0.2, "agent"}));
+    query.add(q.conclusion(),
+              explain::conclusion(q, step(9, q.escalation(0)), {"Oskar Brenn.", std::nullopt}));
     query.trace.subtraces.push_back(graph_sub_run(q.routing_decision(), "first engine"));
     // The escalation's engine, an agent, with its own tool run nested one level deeper.
     RunBuilder agent("agent", "second engine", q.escalation(0));
@@ -126,15 +138,18 @@ TEST(NestedTrace, ACallingStepSentInAnotherStepsMessageStillHoldsItsSubRun) {
     const auto& q = agent.run;
     // Analysis and its Observation in one message (explain_id: the Analysis).
     auto triples = explain::analysis(q, 0, step(1, std::nullopt), {"t", "document-query", "{}"});
-    const auto observation = explain::observation(q, 0, step(2, q.analysis(0)), {"o", std::nullopt});
+    const auto observation =
+        explain::observation(q, 0, step(2, q.analysis(0)), {"o", std::nullopt});
     triples.insert(triples.end(), observation.begin(), observation.end());
     agent.add(q.analysis(0), std::move(triples));
-    agent.add(q.conclusion(), explain::conclusion(q, step(3, q.observation(0)), {"done", std::nullopt}));
+    agent.add(q.conclusion(),
+              explain::conclusion(q, step(3, q.observation(0)), {"done", std::nullopt}));
     agent.trace.subtraces.push_back(graph_sub_run(q.observation(0), "sub"));
     const std::string tree = render_tree(agent.trace, full_tree());
     const auto sub = at_least(tree, "\u2514\u2500 called from observation:0");
     EXPECT_LT(sub, at_least(tree, "] Conclusion")) << tree;
-    EXPECT_EQ(tree.find("\u2514\u2500 sub-trace"), std::string::npos) << "placed, not appended: " << tree;
+    EXPECT_EQ(tree.find("\u2514\u2500 sub-trace"), std::string::npos)
+        << "placed, not appended: " << tree;
 }
 
 TEST(NestedTrace, ListCountsSubRunsInsteadOfListingThem) {

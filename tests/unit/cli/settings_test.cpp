@@ -122,14 +122,18 @@ TEST(SettingsTableTest, DefaultsAreTheComponentsOwn) {
     EXPECT_EQ(integer("gateway.body_timeout_ms"), ms(g.body_timeout));
     EXPECT_EQ(integer("gateway.body_min_rate"), static_cast<std::int64_t>(g.body_min_rate));
     EXPECT_EQ(integer("gateway.max_connections"), static_cast<std::int64_t>(g.max_connections));
-    EXPECT_EQ(integer("gateway.max_connections_per_client"), static_cast<std::int64_t>(g.max_connections_per_client));
-    EXPECT_EQ(integer("gateway.max_queued_requests"), static_cast<std::int64_t>(g.max_queued_requests));
-    EXPECT_EQ(integer("gateway.max_buffered_bytes"), static_cast<std::int64_t>(g.max_buffered_bytes));
+    EXPECT_EQ(integer("gateway.max_connections_per_client"),
+              static_cast<std::int64_t>(g.max_connections_per_client));
+    EXPECT_EQ(integer("gateway.max_queued_requests"),
+              static_cast<std::int64_t>(g.max_queued_requests));
+    EXPECT_EQ(integer("gateway.max_buffered_bytes"),
+              static_cast<std::int64_t>(g.max_buffered_bytes));
     EXPECT_EQ(integer("gateway.max_head_bytes"), static_cast<std::int64_t>(g.max_head_bytes));
     EXPECT_EQ(integer("gateway.max_header_fields"), static_cast<std::int64_t>(g.max_header_fields));
     EXPECT_EQ(integer("gateway.mcp_session_idle_ms"), ms(g.mcp.session_idle));
     EXPECT_EQ(integer("gateway.mcp_max_sessions"), static_cast<std::int64_t>(g.mcp.max_sessions));
-    EXPECT_EQ(integer("gateway.mcp_max_sessions_per_client"), static_cast<std::int64_t>(g.mcp.max_sessions_per_client));
+    EXPECT_EQ(integer("gateway.mcp_max_sessions_per_client"),
+              static_cast<std::int64_t>(g.mcp.max_sessions_per_client));
 
     const llm::LlmConfig l;
     EXPECT_EQ(text("llm.base_url"), l.base_url);

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "schema/explain_builder.hpp"
 #include "base/time_format.hpp"
+#include "schema/explain_builder.hpp"
 #include "schema/term_json.hpp"
 
 namespace glassbox::testing {
@@ -29,26 +29,24 @@ inline nlohmann::json fixture_event(std::uint64_t seq, const std::string& explai
     return {{"seq", seq},
             {"explain_id", explain_id},
             {"state", state},
-            {"received",
-             base::format_xsd_datetime(fixture_time(static_cast<int>(seq) * 10 + 1))},
+            {"received", base::format_xsd_datetime(fixture_time(static_cast<int>(seq) * 10 + 1))},
             {"triples", std::move(encoded)}};
 }
 
 inline nlohmann::json fixture_summary(const std::string& session, const std::string& kind,
                                       const std::string& question, const std::string& status,
                                       std::int64_t duration_ms, std::int64_t events) {
-    return {
-        {"session", session},
-        {"kind", kind},
-        {"question", question},
-        {"parent", nullptr},
-        {"started", base::format_xsd_datetime(fixture_time())},
-        {"ended", base::format_xsd_datetime(fixture_time(static_cast<int>(duration_ms)))},
-        {"duration_ms", duration_ms},
-        {"status", status},
-        {"service", kind},
-        {"worker", kind + "-host-1/1"},
-        {"events", events}};
+    return {{"session", session},
+            {"kind", kind},
+            {"question", question},
+            {"parent", nullptr},
+            {"started", base::format_xsd_datetime(fixture_time())},
+            {"ended", base::format_xsd_datetime(fixture_time(static_cast<int>(duration_ms)))},
+            {"duration_ms", duration_ms},
+            {"status", status},
+            {"service", kind},
+            {"worker", kind + "-host-1/1"},
+            {"events", events}};
 }
 
 // Echo: Question → Synthesis; the synthesis event carries trace_end, as the echo worker sends it.

@@ -15,9 +15,9 @@ namespace glassbox::cli::render {
 namespace {
 
 using nlohmann::json;
+using schema::TraceDetail;
 using testing::echo_show_reply;
 using testing::graph_rag_show_reply;
-using schema::TraceDetail;
 
 constexpr const char* kEchoUuid = "5f0c1e2d-3b4a-4c5d-8e6f-7a8b9c0d1e2f";
 constexpr const char* kRagUuid = "0b7c6a52-3f4e-4d1a-9c2b-5e8f7a6d4c3b";
@@ -142,7 +142,8 @@ TEST(DecodeSessionListTest, DecodesRowsAndCounts) {
     EXPECT_FALSE(schema::decode<schema::TraceSessionList>(json{{"total", 1}}));
     EXPECT_FALSE(schema::decode<schema::TraceSessionList>(
         json{{"sessions", json::array({json{{"kind", "echo"}}})}}));  // no session
-    EXPECT_FALSE(schema::decode<schema::TraceSessionList>(json{{"sessions", json::array()}, {"total", "many"}}));
+    EXPECT_FALSE(schema::decode<schema::TraceSessionList>(
+        json{{"sessions", json::array()}, {"total", "many"}}));
 }
 
 // ---- triples ----------------------------------------------------------------------------------
@@ -315,8 +316,8 @@ TEST(RenderTreeTest, ErrorStatusHasAFooterWithTheError) {
 }
 
 TEST(RenderTreeTest, ControlCharactersAreEscaped) {
-    const std::string tree =
-        render_tree(decoded(echo_show_reply(kEchoUuid, "red \x1b[31m alert\r\x07 \xc2\x9b")), full_tree());
+    const std::string tree = render_tree(
+        decoded(echo_show_reply(kEchoUuid, "red \x1b[31m alert\r\x07 \xc2\x9b")), full_tree());
     EXPECT_EQ(tree.find('\x1b'), std::string::npos);
     EXPECT_EQ(tree.find('\r'), std::string::npos);
     EXPECT_EQ(tree.find('\x07'), std::string::npos);
@@ -467,7 +468,8 @@ TEST(RenderSessionTableTest, ColumnsUuidsTruncationAndCount) {
     std::getline(in, header);
     EXPECT_EQ(header.find("SESSION"), 0u);
     std::size_t last = 0;
-    for (const auto* title : {"KIND", "COLLECTION", "QUESTION", "STARTED", "DURATION", "TOKENS", "STATUS"}) {
+    for (const auto* title :
+         {"KIND", "COLLECTION", "QUESTION", "STARTED", "DURATION", "TOKENS", "STATUS"}) {
         const auto at = header.find(title);
         ASSERT_NE(at, std::string::npos) << title;
         EXPECT_GT(at, last);
@@ -497,19 +499,22 @@ TEST(FormatDurationTest, Units) {
 
 TEST(SessionTable, CappedTotalReadsAsAtLeastAndNamesTheNextCursor) {
     json one = echo_show_reply(kEchoUuid, "ping")["session"];
-    auto capped = schema::decode<schema::TraceSessionList>(json{{"sessions", json::array({one})},
-                                           {"total", 10000},
-                                           {"total_exact", false},
-                                           {"next", "2026-11-22T05:00:00Z|42"}});
+    auto capped =
+        schema::decode<schema::TraceSessionList>(json{{"sessions", json::array({one})},
+                                                      {"total", 10000},
+                                                      {"total_exact", false},
+                                                      {"next", "2026-11-22T05:00:00Z|42"}});
     ASSERT_TRUE(capped) << capped.error().describe();
     EXPECT_FALSE(capped->total_exact);
     const std::string table = render_session_table(*capped);
     EXPECT_TRUE(contains(table, "1-1 of 10000+ sessions\n")) << table;
     EXPECT_TRUE(contains(table, "next page: --after 2026-11-22T05:00:00Z|42\n")) << table;
-    auto exact = schema::decode<schema::TraceSessionList>(json{{"sessions", json::array({one})}, {"total", 1}, {"next", nullptr}});
+    auto exact = schema::decode<schema::TraceSessionList>(
+        json{{"sessions", json::array({one})}, {"total", 1}, {"next", nullptr}});
     ASSERT_TRUE(exact);
     EXPECT_TRUE(exact->total_exact) << "an older service without the field counts exactly";
-    EXPECT_FALSE(contains(render_session_table(*exact), "next page")) << "no cursor on the last page";
+    EXPECT_FALSE(contains(render_session_table(*exact), "next page"))
+        << "no cursor on the last page";
 }
 
 // ---- tail ---------------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ namespace glassbox::gateway {
 namespace {
 
 TEST(AccessTokens, ParsesScopesAndFindsOnlyTheExactToken) {
-    auto tokens = AccessTokens::parse("# comment\n\nabcdefghijklmnop read dash  # trailing\nqrstuvwxyz0123456 ask,load\n");
+    auto tokens = AccessTokens::parse(
+        "# comment\n\nabcdefghijklmnop read dash  # trailing\nqrstuvwxyz0123456 ask,load\n");
     ASSERT_TRUE(tokens) << tokens.error().message;
     EXPECT_EQ(tokens->size(), 2u);
     auto reader = tokens->find("abcdefghijklmnop");
@@ -20,8 +21,9 @@ TEST(AccessTokens, ParsesScopesAndFindsOnlyTheExactToken) {
     ASSERT_TRUE(other);
     EXPECT_TRUE(other->allows(Scope::kLoad));
     EXPECT_FALSE(other->allows(Scope::kRead));
-    for (const std::string& wrong : {std::string("abcdefghijklmno"), std::string("abcdefghijklmnopq"),
-                                    std::string("Abcdefghijklmnop"), std::string(), std::string("abcdefghijklmnop\0", 17)})
+    for (const std::string& wrong :
+         {std::string("abcdefghijklmno"), std::string("abcdefghijklmnopq"),
+          std::string("Abcdefghijklmnop"), std::string(), std::string("abcdefghijklmnop\0", 17)})
         EXPECT_FALSE(tokens->find(wrong)) << wrong;
     EXPECT_FALSE(tokens->find(std::string(1000, 'a')));
 }
@@ -38,8 +40,8 @@ TEST(AccessTokens, ABearerTokenIsReadFromItsHeaderOnly) {
 }
 
 TEST(AccessTokens, RefusesMalformedFilesNamingTheLine) {
-    for (const char* text : {"", "# only comments\n", "short read\n", "abcdefghijklmnop write\n", "abcdefghijklmnop\n",
-                             "abcdefghijklmnop read name extra\n"}) {
+    for (const char* text : {"", "# only comments\n", "short read\n", "abcdefghijklmnop write\n",
+                             "abcdefghijklmnop\n", "abcdefghijklmnop read name extra\n"}) {
         auto tokens = AccessTokens::parse(text);
         EXPECT_FALSE(tokens) << text;
     }

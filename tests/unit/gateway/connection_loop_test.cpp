@@ -35,13 +35,16 @@ public:
     // Everything received until `needle` has arrived, the server closed, or `timeout` passed.
     std::string read_until(const std::string& needle, milliseconds timeout = milliseconds{5'000}) {
         const auto until = std::chrono::steady_clock::now() + timeout;
-        while (received_.find(needle) == std::string::npos && !closed_ && std::chrono::steady_clock::now() < until) {
+        while (received_.find(needle) == std::string::npos && !closed_ &&
+               std::chrono::steady_clock::now() < until) {
             pollfd p{fd_, POLLIN, 0};
             if (::poll(&p, 1, 50) <= 0) continue;
             char buffer[4096];
             const auto n = ::recv(fd_, buffer, sizeof buffer, 0);
-            if (n <= 0) closed_ = true;
-            else received_.append(buffer, static_cast<std::size_t>(n));
+            if (n <= 0)
+                closed_ = true;
+            else
+                received_.append(buffer, static_cast<std::size_t>(n));
         }
         return received_;
     }
@@ -60,7 +63,9 @@ private:
 class ConnectionLoopTest : public ::testing::Test {
 protected:
     void start(ConnectionLimits limits = {}, ConnectionTimeouts timeouts = {}) {
-        server_.Get("/hello", [](const httplib::Request&, httplib::Response& res) { res.set_content("hi", "text/plain"); });
+        server_.Get("/hello", [](const httplib::Request&, httplib::Response& res) {
+            res.set_content("hi", "text/plain");
+        });
         server_.Post("/echo", [](const httplib::Request& req, httplib::Response& res) {
             res.set_content(req.body + "|" + req.get_header_value("Content-Type"), "text/plain");
         });
@@ -76,11 +81,15 @@ protected:
             if (head.field("X-Refuse") == nullptr) return std::nullopt;
             return Refusal{403, {{"X-Why", "asked"}}, "text/plain", "refused"};
         };
-        hooks.refuse = [](int status, std::string_view path, const std::string& detail, const Peer&) {
+        hooks.refuse = [](int status, std::string_view path, const std::string& detail,
+                          const Peer&) {
             return Refusal{status, {}, "text/plain", std::string(path) + ": " + detail};
         };
-        hooks.answer = [this](AnswerStream& stream, bool close, bool& closed) { return server_.answer(stream, close, closed); };
-        loop_ = std::make_unique<ConnectionLoop>(RequestLimits{}, limits, timeouts, 2, std::move(hooks));
+        hooks.answer = [this](AnswerStream& stream, bool close, bool& closed) {
+            return server_.answer(stream, close, closed);
+        };
+        loop_ = std::make_unique<ConnectionLoop>(RequestLimits{}, limits, timeouts, 2,
+                                                 std::move(hooks));
         auto port = loop_->bind("127.0.0.1", 0);
         ASSERT_TRUE(port);
         port_ = *port;
@@ -113,8 +122,10 @@ TEST_F(ConnectionLoopTest, KeepAliveAndPipelinedRequestsAreAnsweredInOrder) {
     start();
     Client c(port_);
     ASSERT_TRUE(c.connected());
-    c.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\nPOST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
-           "Content-Type: multipart/form-data; boundary=z\r\n\r\n3\r\na=1\r\n0\r\n\r\n");
+    c.send(
+        "GET /hello HTTP/1.1\r\nHost: x\r\n\r\nPOST /echo HTTP/1.1\r\nHost: "
+        "x\r\nTransfer-Encoding: chunked\r\n"
+        "Content-Type: multipart/form-data; boundary=z\r\n\r\n3\r\na=1\r\n0\r\n\r\n");
     const std::string got = c.read_until("a=1|");
     EXPECT_NE(got.find("HTTP/1.1 200 OK"), std::string::npos) << got;
     EXPECT_LT(got.find("hi"), got.find("a=1|application/octet-stream")) << got;
@@ -193,7 +204,8 @@ TEST_F(ConnectionLoopTest, RequestsWaitForAThreadAndBeyondTheQueueAre503) {
     }
     Client waiting(port_);
     waiting.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
-    while (loop_->queued() < 1 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(milliseconds{5});
+    while (loop_->queued() < 1 && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(milliseconds{5});
     ASSERT_EQ(loop_->queued(), 1u);
     Client refused(port_);
     refused.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");

@@ -29,7 +29,8 @@ TEST(RouteLabel, MadeUpPathsAndMethodsShareOneLabel) {
         labels.insert(route_label("POST", "/mcp/" + std::to_string(i)));
         labels.insert(route_label("X" + std::to_string(i), "/api/v1/query"));
     }
-    EXPECT_EQ(labels, (std::set<std::string>{"GET unmatched", "POST unmatched", "OTHER /api/v1/query"}));
+    EXPECT_EQ(labels,
+              (std::set<std::string>{"GET unmatched", "POST unmatched", "OTHER /api/v1/query"}));
 }
 
 // Prometheus's text format for a histogram: `_bucket` lines with `le` bounds in increasing order,
@@ -45,17 +46,20 @@ TEST(Metrics, LatenciesAreHistogramsWithCumulativeBuckets) {
     metrics.question("Not An Engine!", duration<double>(1.5));
     const std::string text = metrics.render(nullptr, nullptr, 0);
 
-    EXPECT_NE(text.find("# TYPE glassbox_gateway_request_seconds histogram\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("# TYPE glassbox_gateway_request_seconds histogram\n"), std::string::npos)
+        << text;
     EXPECT_NE(text.find("# TYPE glassbox_question_seconds histogram\n"), std::string::npos) << text;
     EXPECT_EQ(text.find(" summary\n"), std::string::npos) << "no summaries left: " << text;
-    const std::string series = "glassbox_gateway_request_seconds_bucket{route=\"GET /api/v1/health\",le=\"";
+    const std::string series =
+        "glassbox_gateway_request_seconds_bucket{route=\"GET /api/v1/health\",le=\"";
     std::vector<std::pair<std::string, std::uint64_t>> buckets;
     std::istringstream lines(text);
     std::string line;
     while (std::getline(lines, line)) {
         if (line.rfind(series, 0) != 0) continue;
         const auto close = line.find("\"} ", series.size());
-        buckets.emplace_back(line.substr(series.size(), close - series.size()), std::stoull(line.substr(close + 3)));
+        buckets.emplace_back(line.substr(series.size(), close - series.size()),
+                             std::stoull(line.substr(close + 3)));
     }
     ASSERT_EQ(buckets.size(), kLatencyBuckets.size() + 1) << text;
     for (std::size_t i = 0; i + 1 < buckets.size(); ++i) {
@@ -68,11 +72,18 @@ TEST(Metrics, LatenciesAreHistogramsWithCumulativeBuckets) {
     EXPECT_EQ(buckets[5], (std::pair<std::string, std::uint64_t>{"0.25", 2}));
     EXPECT_EQ(buckets[buckets.size() - 2].second, 2u) << "500 s is beyond 120";
     EXPECT_EQ(buckets.back(), (std::pair<std::string, std::uint64_t>{"+Inf", 3}));
-    EXPECT_NE(text.find("glassbox_gateway_request_seconds_sum{route=\"GET /api/v1/health\"} 500.203\n"), std::string::npos) << text;
-    EXPECT_NE(text.find("glassbox_gateway_request_seconds_count{route=\"GET /api/v1/health\"} 3\n"), std::string::npos);
+    EXPECT_NE(
+        text.find("glassbox_gateway_request_seconds_sum{route=\"GET /api/v1/health\"} 500.203\n"),
+        std::string::npos)
+        << text;
+    EXPECT_NE(text.find("glassbox_gateway_request_seconds_count{route=\"GET /api/v1/health\"} 3\n"),
+              std::string::npos);
     // Per engine; a name no engine has is counted as "other".
-    EXPECT_NE(text.find("glassbox_question_seconds_bucket{engine=\"graph-rag\",le=\"2.5\"} 1\n"), std::string::npos) << text;
-    EXPECT_NE(text.find("glassbox_question_seconds_count{engine=\"other\"} 1\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("glassbox_question_seconds_bucket{engine=\"graph-rag\",le=\"2.5\"} 1\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("glassbox_question_seconds_count{engine=\"other\"} 1\n"), std::string::npos)
+        << text;
 }
 
 }  // namespace

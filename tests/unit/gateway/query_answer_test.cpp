@@ -39,7 +39,8 @@ std::set<std::string> keys_of(const json& object) {
 }
 
 TEST(QueryAnswer, TheRoutersFinalBecomesTheDocumentedSchemaWithoutBusFields) {
-    const json answer = query_answer(router_final(), AnswerContext{"Who founded it?", "", "req-9", std::chrono::milliseconds{57}});
+    const json answer = query_answer(router_final(), AnswerContext{"Who founded it?", "", "req-9",
+                                                                   std::chrono::milliseconds{57}});
     std::set<std::string> documented(std::begin(kAnswerFields), std::end(kAnswerFields));
     documented.insert("request_id");
     EXPECT_EQ(keys_of(answer), documented) << answer.dump(2);
@@ -51,8 +52,13 @@ TEST(QueryAnswer, TheRoutersFinalBecomesTheDocumentedSchemaWithoutBusFields) {
     EXPECT_EQ(answer["request_id"], "req-9");
     EXPECT_EQ(answer["duration_ms"], 57);
     EXPECT_EQ(answer["usage"], (json{{"input_tokens", 713}, {"output_tokens", 620}}));
-    EXPECT_EQ(answer["sources"], json::parse(R"([{"source": "file:///data/orrin.ttl", "tier": 1, "engine": "graph-rag"}])"));
-    EXPECT_EQ(answer["provenance"], json::parse(R"({"aggregate_tier": 1, "derivation": ["route:rules", "graph-rag:traversal"]})"));
+    EXPECT_EQ(
+        answer["sources"],
+        json::parse(R"([{"source": "file:///data/orrin.ttl", "tier": 1, "engine": "graph-rag"}])"));
+    EXPECT_EQ(
+        answer["provenance"],
+        json::parse(
+            R"({"aggregate_tier": 1, "derivation": ["route:rules", "graph-rag:traversal"]})"));
     EXPECT_EQ(answer["runs"][0]["trace_id"], "urn:glassbox:g:question");
     EXPECT_FALSE(answer["runs"][0].contains("session"));
     EXPECT_EQ(answer["termination_reason"], "answered");
@@ -88,15 +94,19 @@ TEST(QueryAnswer, AnEngineWithoutProvenanceStillListsItsSources) {
 TEST(QueryAnswer, AFailedRunsErrorNamesNoServerPath) {
     ServerPaths::instance().add("/srv/glassbox-answer-test-home");
     json final = router_final();
-    final["runs"][0]["error"] = {{"type", "Internal"},
-                                 {"message", "cannot open /srv/glassbox-answer-test-home/store/x.db: busy"}};
-    final["escalations"] = json::array({{{"from", "graph-rag"}, {"to", "document-rag"},
-                                         {"reason", "engine failed: /srv/glassbox-answer-test-home/store/x.db"}}});
+    final["runs"][0]["error"] = {
+        {"type", "Internal"},
+        {"message", "cannot open /srv/glassbox-answer-test-home/store/x.db: busy"}};
+    final["escalations"] =
+        json::array({{{"from", "graph-rag"},
+                      {"to", "document-rag"},
+                      {"reason", "engine failed: /srv/glassbox-answer-test-home/store/x.db"}}});
     const json answer = query_answer(final, AnswerContext{});
     const std::string text = answer.dump();
     EXPECT_EQ(text.find("glassbox-answer-test-home"), std::string::npos) << text;
     EXPECT_EQ(answer["runs"][0]["error"]["message"], "cannot open <server path>: busy");
-    EXPECT_EQ(answer["citations"][0]["document"], "file:///data/orrin.ttl") << "data is not a server path";
+    EXPECT_EQ(answer["citations"][0]["document"], "file:///data/orrin.ttl")
+        << "data is not a server path";
 }
 
 TEST(QuestionAlias, QueryIsAnotherNameForQuestionAndTwoDifferentOnesAreRefused) {
@@ -113,41 +123,48 @@ TEST(QuestionAlias, QueryIsAnotherNameForQuestionAndTwoDifferentOnesAreRefused) 
     const auto refused = take_question_alias(differ);
     ASSERT_FALSE(refused);
     EXPECT_EQ(refused.error().type, base::ErrorType::kInvalidRequest);
-    EXPECT_NE(refused.error().message.find("'question' and 'query'"), std::string::npos) << refused.error().message;
+    EXPECT_NE(refused.error().message.find("'question' and 'query'"), std::string::npos)
+        << refused.error().message;
 }
 
 TEST(PathRedactor, EveryPathUnderARootIsReplacedWhole) {
     PathRedactor r({"/home/ops/.glassbox", "/srv/run/"});
     EXPECT_EQ(r.redact("NotFound: /home/ops/.glassbox/store/nope.db: no such file"),
               "NotFound: <server path>: no such file");
-    EXPECT_EQ(r.redact("see file:///home/ops/.glassbox/up/x.ttl, line 3"), "see <server path>, line 3");
+    EXPECT_EQ(r.redact("see file:///home/ops/.glassbox/up/x.ttl, line 3"),
+              "see <server path>, line 3");
     EXPECT_EQ(r.redact("broker ipc:///srv/run/broker.sock"), "broker <server path>");
     EXPECT_EQ(r.redact("(\"/srv/run\")"), "(\"<server path>\")");
     EXPECT_EQ(r.redact("/srv/run/a and /srv/run/b"), "<server path> and <server path>");
     // Other paths, and names that only begin like a root, stay.
-    EXPECT_EQ(r.redact("/srv/runner/x /data/srv/run/x /home/ops/.glassboxes"), "/srv/runner/x /data/srv/run/x /home/ops/.glassboxes");
+    EXPECT_EQ(r.redact("/srv/runner/x /data/srv/run/x /home/ops/.glassboxes"),
+              "/srv/runner/x /data/srv/run/x /home/ops/.glassboxes");
     EXPECT_TRUE(r.clean("file:///data/orrin.ttl"));
     EXPECT_FALSE(r.clean("at /srv/run/x"));
     // A file: URI writes a root with a space percent-encoded.
     PathRedactor spaced({"/home/o p"});
-    EXPECT_EQ(spaced.redact("file:///home/o%20p/x.md#chunk-0 and /home/o p/y"), "<server path> and <server path>");
+    EXPECT_EQ(spaced.redact("file:///home/o%20p/x.md#chunk-0 and /home/o p/y"),
+              "<server path> and <server path>");
     // "/" and relative roots would redact all or nothing: ignored.
     PathRedactor none({"/", "relative/dir"});
     EXPECT_EQ(none.redact("/etc/x relative/dir/y"), "/etc/x relative/dir/y");
     // A prefix of names: every folder the uploads are staged in.
     PathRedactor uploads;
     uploads.add_root("/tmp/glassbox-upload-", true);
-    EXPECT_EQ(uploads.redact("/tmp/glassbox-upload-123-0/z.ttl:2:11: expected object"), "<server path>:2:11: expected object");
+    EXPECT_EQ(uploads.redact("/tmp/glassbox-upload-123-0/z.ttl:2:11: expected object"),
+              "<server path>:2:11: expected object");
 }
 
 TEST(PathRedactor, JsonStringsAreRedactedButTheIrisOfTerms) {
     PathRedactor r({"/home/ops"});
-    json body = json::parse(R"({"detail": "cannot read /home/ops/x.db", "rows": [{"error": "at /home/ops/y"}],
+    json body = json::parse(
+        R"({"detail": "cannot read /home/ops/x.db", "rows": [{"error": "at /home/ops/y"}],
         "triple": {"s": {"t": "i", "i": "file:///home/ops/docs/a.md"}, "o": {"t": "l", "v": "said /home/ops/z"}}})");
     r.redact_json(body);
     EXPECT_EQ(body["detail"], "cannot read <server path>");
     EXPECT_EQ(body["rows"][0]["error"], "at <server path>");
-    EXPECT_EQ(body["triple"]["s"]["i"], "file:///home/ops/docs/a.md") << "an IRI is a document's identity";
+    EXPECT_EQ(body["triple"]["s"]["i"], "file:///home/ops/docs/a.md")
+        << "an IRI is a document's identity";
     EXPECT_EQ(body["triple"]["o"]["v"], "said <server path>");
 }
 

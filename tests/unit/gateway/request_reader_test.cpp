@@ -65,19 +65,21 @@ TEST(RequestReaderTest, PipelinedRequestsAreReadInTurn) {
 }
 
 TEST(RequestReaderTest, AChunkedBodyIsDecodedAndGivenItsLength) {
-    auto r = read("POST /q HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
-                  "5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nTrailer-Field: x\r\n\r\n");
+    auto r = read(
+        "POST /q HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nTrailer-Field: x\r\n\r\n");
     ASSERT_EQ(r.progress, Progress::kComplete);
-    EXPECT_EQ(r.reader.take(), "POST /q HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\nhello world");
+    EXPECT_EQ(r.reader.take(),
+              "POST /q HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\nhello world");
 }
 
 TEST(RequestReaderTest, BrokenChunkedFramingIs400) {
     const std::string head = "POST /q HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n";
-    EXPECT_EQ(refusal(head + "-1\r\nx\r\n0\r\n\r\n"), 400);       // a negative size
-    EXPECT_EQ(refusal(head + "zz\r\n"), 400);                     // not hexadecimal
-    EXPECT_EQ(refusal(head + "3\r\nabcX\r\n0\r\n\r\n"), 400);     // data without its CRLF
-    EXPECT_EQ(refusal(head + "3\nabc\r\n0\r\n\r\n"), 400);        // a size line ended by LF alone
-    EXPECT_EQ(refusal(head + "1000000000000000\r\n"), 400);       // more digits than any body
+    EXPECT_EQ(refusal(head + "-1\r\nx\r\n0\r\n\r\n"), 400);    // a negative size
+    EXPECT_EQ(refusal(head + "zz\r\n"), 400);                  // not hexadecimal
+    EXPECT_EQ(refusal(head + "3\r\nabcX\r\n0\r\n\r\n"), 400);  // data without its CRLF
+    EXPECT_EQ(refusal(head + "3\nabc\r\n0\r\n\r\n"), 400);     // a size line ended by LF alone
+    EXPECT_EQ(refusal(head + "1000000000000000\r\n"), 400);    // more digits than any body
 }
 
 TEST(RequestReaderTest, TransferEncodingsOtherThanOneChunkedAreRefused) {
@@ -85,7 +87,8 @@ TEST(RequestReaderTest, TransferEncodingsOtherThanOneChunkedAreRefused) {
     EXPECT_EQ(refusal(start + "Transfer-Encoding: gzip\r\n\r\n"), 501);
     EXPECT_EQ(refusal(start + "Transfer-Encoding: gzip, chunked\r\n\r\n"), 501);
     EXPECT_EQ(refusal(start + "Transfer-Encoding: chunked, chunked\r\n\r\n"), 400);
-    EXPECT_EQ(refusal(start + "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n"), 400);
+    EXPECT_EQ(refusal(start + "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n"),
+              400);
     EXPECT_EQ(refusal(start + "Transfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\nabc"), 400);
     EXPECT_EQ(refusal(start + "Transfer-Encoding: CHUNKED\r\n\r\n0\r\n\r\n"), 0);
 }
@@ -104,9 +107,9 @@ TEST(RequestReaderTest, MalformedHeaderLinesAre400) {
     EXPECT_EQ(refusal(start + "X-A: 1\r\n  folded\r\n\r\n"), 400);  // obs-fold
     EXPECT_EQ(refusal(start + "X-A: a" + std::string(1, '\0') + "b\r\n\r\n"), 400);
     EXPECT_EQ(refusal(start + "no colon here\r\n\r\n"), 400);
-    EXPECT_EQ(refusal(start + "X-A : 1\r\n\r\n"), 400);  // whitespace before the colon
+    EXPECT_EQ(refusal(start + "X-A : 1\r\n\r\n"), 400);    // whitespace before the colon
     EXPECT_EQ(refusal(start + "X-A: a\rb\r\n\r\n"), 400);  // a bare CR
-    EXPECT_EQ(refusal("GET /q HTTP/1.1\r\n\r\n"), 400);      // no Host
+    EXPECT_EQ(refusal("GET /q HTTP/1.1\r\n\r\n"), 400);    // no Host
     EXPECT_EQ(refusal(start + "Host: b\r\n\r\n"), 400);    // two
 }
 
@@ -116,8 +119,9 @@ TEST(RequestReaderTest, TheRequestLineIsChecked) {
     EXPECT_EQ(refusal("GET http://x/q HTTP/1.1\r\nHost: a\r\n\r\n"), 400);
     EXPECT_EQ(refusal("G(T /q HTTP/1.1\r\nHost: a\r\n\r\n"), 400);
     EXPECT_EQ(refusal("GET /q\r\n\r\n"), 400);
-    EXPECT_EQ(refusal("\r\nGET /q HTTP/1.1\r\nHost: a\r\n\r\n"), 0);  // one empty line before is allowed
-    EXPECT_EQ(refusal("GET /q HTTP/1.0\r\n\r\n"), 0);                 // 1.0 needs no Host
+    EXPECT_EQ(refusal("\r\nGET /q HTTP/1.1\r\nHost: a\r\n\r\n"),
+              0);                                      // one empty line before is allowed
+    EXPECT_EQ(refusal("GET /q HTTP/1.0\r\n\r\n"), 0);  // 1.0 needs no Host
 }
 
 TEST(RequestReaderTest, HeadsPastTheirBoundsAre414Or431AtOnce) {
@@ -142,14 +146,19 @@ TEST(RequestReaderTest, BodiesPastTheBoundAre413) {
     RequestLimits limits;
     limits.max_body_bytes = 10;
     EXPECT_EQ(refusal("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\n", limits), 413);
-    EXPECT_EQ(refusal("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n8\r\n", limits),
+    EXPECT_EQ(refusal("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: "
+                      "chunked\r\n\r\n8\r\n12345678\r\n8\r\n",
+                      limits),
               413);
-    EXPECT_EQ(refusal("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n0123456789", limits), 0);
+    EXPECT_EQ(refusal("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n0123456789", limits),
+              0);
 }
 
 TEST(RequestReaderTest, AFormContentTypeDoesNotReachTheRouter) {
-    auto r = read("POST /api/v1/load/docs HTTP/1.1\r\nHost: a\r\nContent-Type: application/x-www-form-urlencoded\r\n"
-                  "Content-Length: 7\r\n\r\na=1&b=2");
+    auto r = read(
+        "POST /api/v1/load/docs HTTP/1.1\r\nHost: a\r\nContent-Type: "
+        "application/x-www-form-urlencoded\r\n"
+        "Content-Length: 7\r\n\r\na=1&b=2");
     ASSERT_EQ(r.progress, Progress::kComplete);
     const std::string copy = r.reader.take();
     EXPECT_NE(copy.find("Content-Type: application/octet-stream\r\n"), std::string::npos) << copy;
@@ -163,7 +172,8 @@ TEST(RequestReaderTest, ConnectionAndExpectAreRead) {
     EXPECT_FALSE(old.reader.head().keep_alive);
     auto old_kept = read("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
     EXPECT_TRUE(old_kept.reader.head().keep_alive);
-    auto expect = read("POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n");
+    auto expect =
+        read("POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n");
     EXPECT_EQ(expect.progress, Progress::kNeedMore);
     EXPECT_TRUE(expect.reader.head_done());
     EXPECT_TRUE(expect.reader.head().expect_continue);

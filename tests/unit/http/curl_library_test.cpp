@@ -31,7 +31,8 @@ TEST(CurlLibraryTest, LoadsDebiansLibcurlWithEveryFunction) {
 }
 
 TEST(CurlLibraryTest, SkipsAFileThatIsMissingOrIsNotLibcurl) {
-    const auto loaded = load_curl_library({"libglassbox-no-such-library.so.4", "libm.so.6", "libcurl.so.4"});
+    const auto loaded =
+        load_curl_library({"libglassbox-no-such-library.so.4", "libm.so.6", "libcurl.so.4"});
     ASSERT_TRUE(loaded) << loaded.error().message;
     EXPECT_EQ(loaded->file, "libcurl.so.4");
 }
@@ -43,7 +44,8 @@ TEST(CurlLibraryTest, WhenNoneLoadsTheErrorNamesEachFileAndWhy) {
     const std::string& message = loaded.error().message;
     EXPECT_NE(message.find("libcurl could not be loaded"), std::string::npos) << message;
     EXPECT_NE(message.find("libglassbox-no-such-library.so.4"), std::string::npos) << message;
-    EXPECT_NE(message.find("libm.so.6: not libcurl (missing curl_version_info"), std::string::npos) << message;
+    EXPECT_NE(message.find("libm.so.6: not libcurl (missing curl_version_info"), std::string::npos)
+        << message;
 }
 
 TEST(CurlLibraryTest, TheProcessWideLibraryIsLoadedOnce) {

@@ -22,8 +22,8 @@ namespace glassbox::http {
 namespace {
 
 using namespace std::chrono_literals;
-using nlohmann::json;
 using base::ErrorType;
+using nlohmann::json;
 using testing::FakeOpenAiServer;
 
 HttpOptions fast_options() {
@@ -376,8 +376,11 @@ TEST(HttpClientDetail, ErrorMessagesQuoteTheServersMessage) {
     EXPECT_EQ(detail::describe_http_error(404, "http://h/x", R"({"error":"no such model"})"),
               "HTTP 404 from http://h/x: no such model");
     // A body nested past schema::kMaxJsonDepth is not read as JSON (issue 30): shown as text.
-    const std::string deep = "{\"error\":" + std::string(500'000, '[') + std::string(500'000, ']') + "}";
-    EXPECT_EQ(detail::describe_http_error(500, "http://h/x", deep).rfind("HTTP 500 from http://h/x: {\"error\":[[[", 0), 0u);
+    const std::string deep =
+        "{\"error\":" + std::string(500'000, '[') + std::string(500'000, ']') + "}";
+    EXPECT_EQ(detail::describe_http_error(500, "http://h/x", deep)
+                  .rfind("HTTP 500 from http://h/x: {\"error\":[[[", 0),
+              0u);
 }
 
 }  // namespace

@@ -55,11 +55,10 @@ Collected read_all(const fs::path& path, ReadOptions options = {}) {
     options.on_skip = [&](const fs::path& skipped, std::string_view why) {
         out.skipped.emplace_back(skipped, std::string(why));
     };
-    out.summary =
-        read_documents(path, options, [&](ReadDocument&& document) -> base::Result<void> {
-            out.documents.push_back(std::move(document));
-            return {};
-        });
+    out.summary = read_documents(path, options, [&](ReadDocument&& document) -> base::Result<void> {
+        out.documents.push_back(std::move(document));
+        return {};
+    });
     return out;
 }
 

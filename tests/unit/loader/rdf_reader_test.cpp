@@ -637,7 +637,8 @@ TEST(RdfReaderErrors, ErrorTextsAreValidUtf8WhateverTheyQuote) {
     const auto all = read_all(escape);
     ASSERT_FALSE(all.stats);
     EXPECT_FALSE(base::find_invalid_utf8(all.stats.error().message)) << all.stats.error().message;
-    EXPECT_NE(all.stats.error().message.find("escape.nt:1:"), std::string::npos) << all.stats.error().message;
+    EXPECT_NE(all.stats.error().message.find("escape.nt:1:"), std::string::npos)
+        << all.stats.error().message;
 
     const auto missing = read_all(dir.path() / "no\xFFsuch.nt");
     ASSERT_FALSE(missing.stats);
@@ -651,11 +652,13 @@ TEST(RdfReaderErrors, ErrorTextsAreValidUtf8WhateverTheyQuote) {
 
     RdfReadOptions lenient;
     lenient.lenient = true;
-    const auto skipped = read_all(dir.write("lenient.nt", "<urn:a> <urn:b> \"\\\xC3\xA9\" .\n<urn:a> <urn:b> <urn:c> .\n"),
-                                  lenient);
+    const auto skipped = read_all(
+        dir.write("lenient.nt", "<urn:a> <urn:b> \"\\\xC3\xA9\" .\n<urn:a> <urn:b> <urn:c> .\n"),
+        lenient);
     ASSERT_TRUE(skipped.stats) << skipped.stats.error().message;
     ASSERT_EQ(skipped.issues.size(), 1u);
-    EXPECT_FALSE(base::find_invalid_utf8(skipped.issues[0].describe())) << skipped.issues[0].describe();
+    EXPECT_FALSE(base::find_invalid_utf8(skipped.issues[0].describe()))
+        << skipped.issues[0].describe();
 }
 
 // Issue 16, point 10: check_statement refuses a statement where it stands: the exact line for
@@ -668,16 +671,17 @@ TEST(RdfReaderCheckStatement, ARefusedStatementIsAnErrorAtItsLineOrSkipped) {
         return std::nullopt;
     };
     const std::string long_literal(500, 'x');
-    const auto nt = dir.write("big.nt", "<urn:a> <urn:p> \"short\" .\n\n<urn:b> <urn:p> \"" + long_literal +
-                                            "\" .\n<urn:c> <urn:p> \"short\" .\n");
+    const auto nt = dir.write("big.nt", "<urn:a> <urn:p> \"short\" .\n\n<urn:b> <urn:p> \"" +
+                                            long_literal + "\" .\n<urn:c> <urn:p> \"short\" .\n");
     auto strict = read_all(nt, options);
     ASSERT_FALSE(strict.stats);
     EXPECT_EQ(strict.stats.error().type, base::ErrorType::kInvalidRequest);
     EXPECT_NE(strict.stats.error().message.find("big.nt:3: too long a literal"), std::string::npos)
         << strict.stats.error().message;
 
-    const auto ttl = dir.write("big.ttl", "@prefix ex: <urn:ex:> .\nex:a ex:p \"short\" .\nex:b ex:p\n  \"" +
-                                              long_literal + "\" .\n");
+    const auto ttl =
+        dir.write("big.ttl", "@prefix ex: <urn:ex:> .\nex:a ex:p \"short\" .\nex:b ex:p\n  \"" +
+                                 long_literal + "\" .\n");
     auto turtle = read_all(ttl, options);
     ASSERT_FALSE(turtle.stats);
     EXPECT_NE(turtle.stats.error().message.find("big.ttl: near line"), std::string::npos)

@@ -1,6 +1,6 @@
 // Explain builders: chain shapes, derivation links, typed literals, citations, sub-traces.
-#include "base/time_format.hpp"
 #include "schema/explain_builder.hpp"
+#include "base/time_format.hpp"
 
 #include <algorithm>
 #include <set>
@@ -20,9 +20,8 @@ const RunUris kRun = *RunUris::from_uuid("11111111-2222-4333-8444-555555555555")
 TimePoint at_ms(std::int64_t ms) { return TimePoint(milliseconds(ms)); }
 
 bool has(const std::vector<Triple>& ts, std::string_view s, std::string_view p, const Term& o) {
-    return std::any_of(ts.begin(), ts.end(), [&](const Triple& t) {
-        return t.s == iri(s) && t.p == iri(p) && t.o == o;
-    });
+    return std::any_of(ts.begin(), ts.end(),
+                       [&](const Triple& t) { return t.s == iri(s) && t.p == iri(p) && t.o == o; });
 }
 
 std::vector<Term> objects(const std::vector<Triple>& ts, std::string_view s, std::string_view p) {
@@ -58,7 +57,8 @@ TEST(Question, IsTheRunActivity) {
     const auto ts = question(kRun, "Who wrote Dune?", at_ms(1000), worker);
     expect_all_in_retrieval_graph(ts);
     const auto q = kRun.question();
-    EXPECT_EQ(types(ts, q), (std::set<std::string>{std::string(v::kProvActivity), std::string(v::kQuestion)}));
+    EXPECT_EQ(types(ts, q),
+              (std::set<std::string>{std::string(v::kProvActivity), std::string(v::kQuestion)}));
     EXPECT_TRUE(has(ts, q, v::kQuery, literal("Who wrote Dune?")));
     EXPECT_TRUE(has(ts, q, v::kProvStartedAtTime, xsd_datetime("1970-01-01T00:00:01.000Z")));
     EXPECT_TRUE(has(ts, q, v::kProvWasAssociatedWith, iri(worker)));
@@ -73,8 +73,8 @@ TEST(Question, IsTheRunActivity) {
 
 TEST(Question, SubTraceLinksToTheCallingStepAndRun) {
     const auto parent = RunUris::generate();
-    const auto ts = question(kRun, "q", at_ms(0), worker_agent_uri("graph-rag"),
-                             parent.routing_decision());
+    const auto ts =
+        question(kRun, "q", at_ms(0), worker_agent_uri("graph-rag"), parent.routing_decision());
     EXPECT_TRUE(has(ts, kRun.question(), v::kProvUsed, iri(parent.routing_decision())));
     EXPECT_TRUE(has(ts, kRun.question(), v::kProvWasInformedBy, iri(parent.question())));
     // A foreign parent URI is used, but no calling run can be named.
@@ -153,7 +153,8 @@ TEST(Steps, SharedShapeCostAndModel) {
     const auto ts = graph_exploration(kRun, step, {"urn:e:1", "urn:e:2"}, 17);
     expect_all_in_retrieval_graph(ts);
     const auto uri = kRun.exploration();
-    EXPECT_EQ(types(ts, uri), (std::set<std::string>{std::string(v::kProvEntity), std::string(v::kExploration)}));
+    EXPECT_EQ(types(ts, uri),
+              (std::set<std::string>{std::string(v::kProvEntity), std::string(v::kExploration)}));
     EXPECT_TRUE(has(ts, uri, v::kProvWasGeneratedBy, iri(kRun.question())));
     EXPECT_TRUE(has(ts, uri, v::kProvGeneratedAtTime, xsd_datetime("1970-01-01T00:00:01.500Z")));
     EXPECT_TRUE(has(ts, uri, v::kProvWasDerivedFrom, iri(kRun.grounding())));
@@ -172,11 +173,11 @@ TEST(Exploration, ExploredEdgesAreReifiedStatementsWithTheirHop) {
     const std::vector<ExploredEdge> explored{
         {make_triple(iri("urn:dune"), iri("urn:author"), iri("urn:herbert")), 1},
         {make_triple(iri("urn:herbert"), iri("urn:born"), lang_literal("Tacoma", "en")), 2},
-        {make_triple(quoted(make_triple(iri("urn:a"), iri("urn:b"), iri("urn:c"))), iri("urn:saidBy"),
-                     iri("urn:d")),
+        {make_triple(quoted(make_triple(iri("urn:a"), iri("urn:b"), iri("urn:c"))),
+                     iri("urn:saidBy"), iri("urn:d")),
          3}};
-    const auto ts = graph_exploration(kRun, StepInfo{at_ms(0), kRun.grounding()}, {"urn:dune"}, 3,
-                                      explored);
+    const auto ts =
+        graph_exploration(kRun, StepInfo{at_ms(0), kRun.grounding()}, {"urn:dune"}, 3, explored);
     expect_all_in_retrieval_graph(ts);
     const auto x = kRun.exploration();
     const auto e0 = kRun.explored_edge(0), e1 = kRun.explored_edge(1), e2 = kRun.explored_edge(2);
@@ -185,7 +186,7 @@ TEST(Exploration, ExploredEdgesAreReifiedStatementsWithTheirHop) {
               (std::vector<Term>{iri(e0), iri(e1), iri(e2)}));
     for (const auto& e : {e0, e1, e2}) {
         EXPECT_EQ(types(ts, e), (std::set<std::string>{std::string(v::kExploredEdge),
-                                                        std::string(v::kRdfStatement)}))
+                                                       std::string(v::kRdfStatement)}))
             << e;
     }
     EXPECT_TRUE(has(ts, e0, v::kRdfSubject, iri("urn:dune")));
@@ -209,15 +210,16 @@ TEST(Exploration, RecordsTheFirstExploredEdgesUpToTheCapAndCountsThemAll) {
         explored.push_back(
             {make_triple(iri("urn:hub"), iri("urn:rel"), iri("urn:n:" + std::to_string(i))), 1});
     }
-    const auto ts = graph_exploration(kRun, StepInfo{at_ms(0)}, {"urn:hub"}, explored.size(),
-                                      explored);
+    const auto ts =
+        graph_exploration(kRun, StepInfo{at_ms(0)}, {"urn:hub"}, explored.size(), explored);
     const auto x = kRun.exploration();
     EXPECT_EQ(objects(ts, x, v::kExploredEdgeProperty).size(), kMaxExploredEdges);
-    EXPECT_TRUE(has(ts, x, v::kEdgeCount, xsd_integer(static_cast<std::int64_t>(kMaxExploredEdges + 20))));
+    EXPECT_TRUE(
+        has(ts, x, v::kEdgeCount, xsd_integer(static_cast<std::int64_t>(kMaxExploredEdges + 20))));
     // The first ones, in order.
     const auto last = kRun.explored_edge(kMaxExploredEdges - 1);
-    EXPECT_TRUE(has(ts, last, v::kRdfObject,
-                    iri("urn:n:" + std::to_string(kMaxExploredEdges - 1))));
+    EXPECT_TRUE(
+        has(ts, last, v::kRdfObject, iri("urn:n:" + std::to_string(kMaxExploredEdges - 1))));
     EXPECT_TRUE(objects(ts, kRun.explored_edge(kMaxExploredEdges), v::kRdfObject).empty());
     // Without explored edges, the step is as before: the count and the seeds.
     const auto bare = graph_exploration(kRun, StepInfo{at_ms(0)}, {"urn:hub"}, 7);
@@ -234,13 +236,23 @@ TEST(Steps, FirstStepIsNotDerivedFromTheActivity) {
 }
 
 TEST(Focus, EdgesAreReifiedStatements) {
-    SelectedEdge literal_edge{make_triple(iri("urn:dune"), iri("urn:title"), lang_literal("Dune", "en")),
-                              0.875, "book", "names the book",
-                              SourceRef{"urn:chunk:1", "urn:doc:1", 120, 400}, 2};
-    SelectedEdge quoted_edge{make_triple(quoted(make_triple(iri("urn:a"), iri("urn:b"), iri("urn:c"))),
-                                         iri("urn:saidBy"), iri("urn:d")),
-                             0.5, "", "", std::nullopt, 9};
-    const auto ts = graph_focus(kRun, StepInfo{at_ms(0), kRun.exploration()}, {literal_edge, quoted_edge});
+    SelectedEdge literal_edge{
+        make_triple(iri("urn:dune"), iri("urn:title"), lang_literal("Dune", "en")),
+        0.875,
+        "book",
+        "names the book",
+        SourceRef{"urn:chunk:1", "urn:doc:1", 120, 400},
+        2};
+    SelectedEdge quoted_edge{
+        make_triple(quoted(make_triple(iri("urn:a"), iri("urn:b"), iri("urn:c"))),
+                    iri("urn:saidBy"), iri("urn:d")),
+        0.5,
+        "",
+        "",
+        std::nullopt,
+        9};
+    const auto ts =
+        graph_focus(kRun, StepInfo{at_ms(0), kRun.exploration()}, {literal_edge, quoted_edge});
     expect_all_in_retrieval_graph(ts);
     const auto e0 = kRun.edge_selection(0);
     EXPECT_TRUE(has(ts, kRun.focus(), v::kSelectedEdge, iri(e0)));
@@ -264,13 +276,21 @@ TEST(Focus, EdgesAreReifiedStatements) {
 // Several selections from one chunk or one file: each points at it, and it is described once.
 TEST(Focus, ASharedSourceIsDescribedOnce) {
     const auto edge = [](std::string_view object, std::optional<SourceRef> source) {
-        return SelectedEdge{make_triple(iri("urn:dune"), iri("urn:rel"), iri(object)), 0.5, "", "", std::move(source), 1};
+        return SelectedEdge{make_triple(iri("urn:dune"), iri("urn:rel"), iri(object)),
+                            0.5,
+                            "",
+                            "",
+                            std::move(source),
+                            1};
     };
     const SourceRef chunk{"urn:chunk:1", "urn:doc:1", 10, 20};
     const SourceRef file{"", "file:///kg.nt", {}, {}};
-    const auto ts = graph_focus(kRun, StepInfo{at_ms(0), kRun.exploration()},
-                                {edge("urn:a", chunk), edge("urn:b", file), edge("urn:c", chunk), edge("urn:d", file)});
-    const auto count = [&](std::string_view s, std::string_view p) { return objects(ts, s, p).size(); };
+    const auto ts = graph_focus(
+        kRun, StepInfo{at_ms(0), kRun.exploration()},
+        {edge("urn:a", chunk), edge("urn:b", file), edge("urn:c", chunk), edge("urn:d", file)});
+    const auto count = [&](std::string_view s, std::string_view p) {
+        return objects(ts, s, p).size();
+    };
     for (std::size_t i : {0u, 2u}) {
         EXPECT_TRUE(has(ts, kRun.edge_selection(i), v::kSourceChunk, iri("urn:chunk:1")));
         EXPECT_TRUE(has(ts, kRun.edge_selection(i), v::kSourceDocument, iri("urn:doc:1")));
@@ -285,20 +305,22 @@ TEST(Focus, ASharedSourceIsDescribedOnce) {
     EXPECT_EQ(count("urn:chunk:1", v::kProvWasDerivedFrom), 1u);
     EXPECT_EQ(count("urn:doc:1", v::kRdfType), 2u);
     EXPECT_EQ(count("file:///kg.nt", v::kRdfType), 2u);
-    EXPECT_EQ(types(ts, "file:///kg.nt"), (std::set<std::string>{std::string(v::kProvEntity), std::string(v::kDocument)}));
+    EXPECT_EQ(types(ts, "file:///kg.nt"),
+              (std::set<std::string>{std::string(v::kProvEntity), std::string(v::kDocument)}));
 }
 
 TEST(Synthesis, OnlyResolvableCitationsAreEmitted) {
     const std::string answer = "Frank Herbert wrote Dune — in 1965.";  // 35 code points
     const std::vector<Citation> cites{
-        {0, 13, {kRun.edge_selection(0)}},                       // ok
-        {20, 35, {kRun.edge_selection(1), "urn:elsewhere"}},     // ok, one support kept
-        {5, 5, {kRun.edge_selection(0)}},                        // empty span
-        {30, 36, {kRun.edge_selection(0)}},                      // past the end
-        {0, 4, {"urn:elsewhere"}},                               // no support in this run
-        {0, 4, {RunUris::generate().edge_selection(0)}},         // another run's selection
+        {0, 13, {kRun.edge_selection(0)}},                    // ok
+        {20, 35, {kRun.edge_selection(1), "urn:elsewhere"}},  // ok, one support kept
+        {5, 5, {kRun.edge_selection(0)}},                     // empty span
+        {30, 36, {kRun.edge_selection(0)}},                   // past the end
+        {0, 4, {"urn:elsewhere"}},                            // no support in this run
+        {0, 4, {RunUris::generate().edge_selection(0)}},      // another run's selection
     };
-    const auto ts = synthesis(kRun, StepInfo{at_ms(0), kRun.focus()}, StoredText{answer, {}}, cites);
+    const auto ts =
+        synthesis(kRun, StepInfo{at_ms(0), kRun.focus()}, StoredText{answer, {}}, cites);
     const auto syn = kRun.synthesis();
     EXPECT_TRUE(has(ts, syn, v::kAnswerText, literal(answer)));
     EXPECT_EQ(objects(ts, syn, v::kCitationProperty).size(), 2u);
@@ -307,54 +329,64 @@ TEST(Synthesis, OnlyResolvableCitationsAreEmitted) {
     EXPECT_TRUE(has(ts, c1, v::kSpanEnd, xsd_integer(35)));
     EXPECT_EQ(objects(ts, c1, v::kSupportedBy), std::vector<Term>{iri(kRun.edge_selection(1))});
 
-    const auto stored = synthesis(kRun, StepInfo{at_ms(0)}, StoredText{answer, kRun.text("answer")});
+    const auto stored =
+        synthesis(kRun, StepInfo{at_ms(0)}, StoredText{answer, kRun.text("answer")});
     EXPECT_TRUE(has(stored, syn, v::kAnswerRef, iri(kRun.text("answer"))));
     EXPECT_TRUE(objects(stored, syn, v::kAnswerText).empty());
 }
 
 TEST(DocumentRag, ExplorationAndRerankedFocus) {
-    const auto ex = document_exploration(kRun, StepInfo{at_ms(0), kRun.grounding()},
-                                         {RetrievedChunk{SourceRef{"urn:c:1", "urn:d:1", {}, {}}, 0.7, 1},
-                                          RetrievedChunk{SourceRef{"urn:c:2", "", {}, {}}, 0.6, 3}});
+    const auto ex =
+        document_exploration(kRun, StepInfo{at_ms(0), kRun.grounding()},
+                             {RetrievedChunk{SourceRef{"urn:c:1", "urn:d:1", {}, {}}, 0.7, 1},
+                              RetrievedChunk{SourceRef{"urn:c:2", "", {}, {}}, 0.6, 3}});
     EXPECT_TRUE(has(ex, kRun.exploration(), v::kChunkCount, xsd_integer(2)));
     EXPECT_TRUE(has(ex, kRun.exploration(), v::kRetrievedChunk, iri(kRun.retrieved_chunk(1))));
     EXPECT_TRUE(has(ex, kRun.retrieved_chunk(0), v::kSourceChunk, iri("urn:c:1")));
     EXPECT_TRUE(objects(ex, kRun.retrieved_chunk(1), v::kSourceDocument).empty());
-    const auto fo = document_focus(kRun, StepInfo{at_ms(0), kRun.exploration()}, {RankedChunk{1, 0.9, "best"}});
+    const auto fo =
+        document_focus(kRun, StepInfo{at_ms(0), kRun.exploration()}, {RankedChunk{1, 0.9, "best"}});
     EXPECT_TRUE(has(fo, kRun.focus(), v::kSelectedChunk, iri(kRun.ranked_chunk(0))));
-    EXPECT_TRUE(has(fo, kRun.ranked_chunk(0), v::kProvWasDerivedFrom, iri(kRun.retrieved_chunk(1))));
+    EXPECT_TRUE(
+        has(fo, kRun.ranked_chunk(0), v::kProvWasDerivedFrom, iri(kRun.retrieved_chunk(1))));
 }
 
 TEST(Agent, IterationsChainAndToolUse) {
-    const auto a0 = analysis(kRun, 0, StepInfo{at_ms(0)}, AgentAction{"look it up", "search", R"({"q":"dune"})"});
+    const auto a0 = analysis(kRun, 0, StepInfo{at_ms(0)},
+                             AgentAction{"look it up", "search", R"({"q":"dune"})"});
     EXPECT_TRUE(types(a0, kRun.analysis(0)).contains(std::string(v::kToolUse)));
     EXPECT_TRUE(has(a0, kRun.analysis(0), v::kArguments, literal(R"({"q":"dune"})")));
-    const auto o0 = observation(kRun, 0, StepInfo{at_ms(1), kRun.analysis(0)}, StoredText{"found", {}});
+    const auto o0 =
+        observation(kRun, 0, StepInfo{at_ms(1), kRun.analysis(0)}, StoredText{"found", {}});
     EXPECT_TRUE(has(o0, kRun.observation(0), v::kProvWasDerivedFrom, iri(kRun.analysis(0))));
     EXPECT_TRUE(has(o0, kRun.observation(0), v::kObservationText, literal("found")));
-    const auto a1 = analysis(kRun, 1, StepInfo{at_ms(2), kRun.observation(0)}, AgentAction{"done", "", ""});
+    const auto a1 =
+        analysis(kRun, 1, StepInfo{at_ms(2), kRun.observation(0)}, AgentAction{"done", "", ""});
     EXPECT_FALSE(types(a1, kRun.analysis(1)).contains(std::string(v::kToolUse)));
-    const auto c = conclusion(kRun, StepInfo{at_ms(3), kRun.analysis(1)}, StoredText{"Herbert", {}});
+    const auto c =
+        conclusion(kRun, StepInfo{at_ms(3), kRun.analysis(1)}, StoredText{"Herbert", {}});
     EXPECT_TRUE(has(c, kRun.conclusion(), v::kAnswerText, literal("Herbert")));
 }
 
 TEST(Agent, CandidatesSeveralCallsToolStatusAndTermination) {
-    AgentAction action{"two lookups", "knowledge-query", R"([{"tool":"knowledge-query"},{"tool":"triples-query"}])"};
+    AgentAction action{"two lookups", "knowledge-query",
+                       R"([{"tool":"knowledge-query"},{"tool":"triples-query"}])"};
     action.more_actions = {"triples-query"};
     action.candidates = {"knowledge-query", "triples-query"};
     const auto a0 = analysis(kRun, 0, StepInfo{at_ms(0)}, action);
     EXPECT_EQ(objects(a0, kRun.analysis(0), v::kAction).size(), 2u);
     EXPECT_EQ(objects(a0, kRun.analysis(0), v::kToolCandidate).size(), 2u);
     const std::string sub = "urn:glassbox:99999999-2222-4333-8444-555555555555:synthesis";
-    const auto o0 = observation(kRun, 0, StepInfo{at_ms(1), kRun.analysis(0)}, StoredText{"error: gone", {}},
-                                ObservationInfo{true, {sub}});
+    const auto o0 = observation(kRun, 0, StepInfo{at_ms(1), kRun.analysis(0)},
+                                StoredText{"error: gone", {}}, ObservationInfo{true, {sub}});
     EXPECT_TRUE(has(o0, kRun.observation(0), v::kToolStatus, literal("error")));
     EXPECT_TRUE(has(o0, kRun.observation(0), v::kProvWasDerivedFrom, iri(sub)));
     EXPECT_TRUE(has(o0, kRun.observation(0), v::kProvWasDerivedFrom, iri(kRun.analysis(0))));
-    const auto ok = observation(kRun, 1, StepInfo{at_ms(2), kRun.analysis(1)}, StoredText{"found", {}});
+    const auto ok =
+        observation(kRun, 1, StepInfo{at_ms(2), kRun.analysis(1)}, StoredText{"found", {}});
     EXPECT_TRUE(has(ok, kRun.observation(1), v::kToolStatus, literal("ok")));
-    const auto c = conclusion(kRun, StepInfo{at_ms(3), kRun.observation(1)}, StoredText{"Dune.", {}},
-                              "max-iterations", std::string("Dune"));
+    const auto c = conclusion(kRun, StepInfo{at_ms(3), kRun.observation(1)},
+                              StoredText{"Dune.", {}}, "max-iterations", std::string("Dune"));
     EXPECT_TRUE(has(c, kRun.conclusion(), v::kTerminationReason, literal("max-iterations")));
     EXPECT_TRUE(has(c, kRun.conclusion(), v::kShortAnswer, literal("Dune")));
     const auto plain = conclusion(kRun, StepInfo{at_ms(3)}, StoredText{"Dune.", {}});
@@ -362,16 +394,19 @@ TEST(Agent, CandidatesSeveralCallsToolStatusAndTermination) {
 }
 
 TEST(Routing, DecisionAndEscalation) {
-    const auto r = routing_decision(kRun, StepInfo{at_ms(0)}, Routing{"rules", {"who-question"}, 0.75, "graph-rag"});
+    const auto r = routing_decision(kRun, StepInfo{at_ms(0)},
+                                    Routing{"rules", {"who-question"}, 0.75, "graph-rag"});
     EXPECT_TRUE(has(r, kRun.routing_decision(), v::kConfidence, xsd_double(0.75)));
     EXPECT_TRUE(has(r, kRun.routing_decision(), v::kRuleFired, literal("who-question")));
-    EXPECT_TRUE(objects(r, kRun.routing_decision(), v::kQuestionType).empty()) << "no rule said: no type";
+    EXPECT_TRUE(objects(r, kRun.routing_decision(), v::kQuestionType).empty())
+        << "no rule said: no type";
     Routing typed{"rules", {"graph-entity"}, 0.8, "graph-rag"};
     typed.question_type = "entity-lookup";
-    EXPECT_TRUE(has(routing_decision(kRun, StepInfo{at_ms(0)}, typed), kRun.routing_decision(), v::kQuestionType,
-                    literal("entity-lookup")));
+    EXPECT_TRUE(has(routing_decision(kRun, StepInfo{at_ms(0)}, typed), kRun.routing_decision(),
+                    v::kQuestionType, literal("entity-lookup")));
     const auto sub = RunUris::generate();
-    const auto e = escalation(kRun, 0, StepInfo{at_ms(1), sub.synthesis()}, EscalationInfo{"low relevance", 0.2, "agent"});
+    const auto e = escalation(kRun, 0, StepInfo{at_ms(1), sub.synthesis()},
+                              EscalationInfo{"low relevance", 0.2, "agent"});
     EXPECT_TRUE(has(e, kRun.escalation(0), v::kProvWasDerivedFrom, iri(sub.synthesis())));
     EXPECT_TRUE(has(e, kRun.escalation(0), v::kRelevance, xsd_double(0.2)));
     EXPECT_TRUE(objects(e, kRun.escalation(0), v::kReflectionProperty).empty());
@@ -379,8 +414,9 @@ TEST(Routing, DecisionAndEscalation) {
 
 TEST(Routing, AnEscalationsReflectionAndRephrasing) {
     ReflectionInfo judged{"llm", 0.15, "names no country", "", "judge-1", 40, 9, milliseconds(12)};
-    const auto e = escalation(kRun, 1, StepInfo{at_ms(1)},
-                              EscalationInfo{"low", 0.15, "agent", "graph-rag", judged, "In which country?", ""});
+    const auto e = escalation(
+        kRun, 1, StepInfo{at_ms(1)},
+        EscalationInfo{"low", 0.15, "agent", "graph-rag", judged, "In which country?", ""});
     const std::string node = kRun.escalation(1) + ":reflection";
     EXPECT_TRUE(has(e, kRun.escalation(1), v::kReflectionProperty, iri(node)));
     EXPECT_TRUE(has(e, kRun.escalation(1), v::kRephrasedQuestion, literal("In which country?")));
@@ -392,7 +428,8 @@ TEST(Routing, AnEscalationsReflectionAndRephrasing) {
     EXPECT_TRUE(has(e, node, v::kDurationMs, xsd_integer(12)));
     EXPECT_TRUE(has(e, node, v::kProvWasAttributedTo, iri(model_agent_uri("judge-1"))));
     // A model-free fallback names no model and says why.
-    const auto c = reflection(kRun.conclusion(), ReflectionInfo{"model-free", 0.5, "coverage 0.50", "llm failed"});
+    const auto c = reflection(kRun.conclusion(),
+                              ReflectionInfo{"model-free", 0.5, "coverage 0.50", "llm failed"});
     const std::string fallback = kRun.conclusion() + ":reflection";
     EXPECT_TRUE(has(c, fallback, v::kReflectionFallback, literal("llm failed")));
     EXPECT_TRUE(objects(c, fallback, v::kModelName).empty());

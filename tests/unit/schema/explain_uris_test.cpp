@@ -83,23 +83,23 @@ TEST(RunUris, SelectionsAndOwnership) {
 const std::string kNotAnIri = "not a uri <>\"\n";
 
 TEST(IriCheck, AcceptsAbsoluteIrisAndNamesWhatIsWrongWithOthers) {
-    for (std::string_view good :
-         {"urn:glassbox:11111111-2222-4333-8444-555555555555:routing", "https://example.org/a?b=c#d",
-          "http://xn--r8jz45g.jp/%E3%83%91", "http://例え.jp/パス", "tag:x+y.z-1:a", "urn:x:%20"}) {
+    for (std::string_view good : {"urn:glassbox:11111111-2222-4333-8444-555555555555:routing",
+                                  "https://example.org/a?b=c#d", "http://xn--r8jz45g.jp/%E3%83%91",
+                                  "http://例え.jp/パス", "tag:x+y.z-1:a", "urn:x:%20"}) {
         EXPECT_FALSE(iri_problem(good)) << good << ": " << iri_problem(good).value_or("");
     }
     struct Case {
         std::string iri;
         std::string says;
     };
-    for (const auto& c : {Case{kNotAnIri, "a space at byte 3"}, Case{"urn:a<b", "'<' at byte 5"},
-                          Case{"urn:a\nb", "U+000A at byte 5"}, Case{"urn:a\x7f", "U+007F"},
-                          Case{"urn:{x}", "'{'"}, Case{"urn:a|b", "'|'"}, Case{"urn:a^b", "'^'"},
-                          Case{"urn:a`b", "'`'"}, Case{"urn:a\\b", "'\\'"},
-                          Case{"urn:a\"b", "'\"'"}, Case{"relative/path", "not an absolute IRI"},
-                          Case{"", "not an absolute IRI"}, Case{"1urn:x", "not an absolute IRI"},
-                          Case{":x", "not an absolute IRI"},
-                          Case{"urn:caf\xff", "not well-formed UTF-8 (at byte 7)"}}) {
+    for (const auto& c :
+         {Case{kNotAnIri, "a space at byte 3"}, Case{"urn:a<b", "'<' at byte 5"},
+          Case{"urn:a\nb", "U+000A at byte 5"}, Case{"urn:a\x7f", "U+007F"}, Case{"urn:{x}", "'{'"},
+          Case{"urn:a|b", "'|'"}, Case{"urn:a^b", "'^'"}, Case{"urn:a`b", "'`'"},
+          Case{"urn:a\\b", "'\\'"}, Case{"urn:a\"b", "'\"'"},
+          Case{"relative/path", "not an absolute IRI"}, Case{"", "not an absolute IRI"},
+          Case{"1urn:x", "not an absolute IRI"}, Case{":x", "not an absolute IRI"},
+          Case{"urn:caf\xff", "not well-formed UTF-8 (at byte 7)"}}) {
         const auto why = iri_problem(c.iri);
         ASSERT_TRUE(why) << c.iri;
         EXPECT_NE(why->find(c.says), std::string::npos) << *why;
@@ -112,8 +112,8 @@ TEST(IriCheck, WritableIrisAreValidAndLeaveGoodOnesAlone) {
     EXPECT_EQ(writable_iri("http://例え.jp/パス"), "http://例え.jp/パス");
     EXPECT_EQ(writable_iri(kNotAnIri), "urn:glassbox:iri:not%20a%20uri%20%3C%3E%22%0A");
     EXPECT_EQ(writable_iri("urn:a b%"), "urn:a%20b%25") << "'%' too, so the original reads back";
-    for (const std::string& bad : {kNotAnIri, std::string("urn:caf\xff"), std::string(""),
-                                  std::string("urn:\x01")}) {
+    for (const std::string& bad :
+         {kNotAnIri, std::string("urn:caf\xff"), std::string(""), std::string("urn:\x01")}) {
         const auto fixed = writable_iri(bad);
         EXPECT_FALSE(iri_problem(fixed)) << fixed << ": " << iri_problem(fixed).value_or("");
     }

@@ -39,14 +39,21 @@ Triple sample_triple(std::size_t i) {
     const auto& s = tricky_strings();
     const std::string text = s[i % s.size()];
     switch (i % 6) {
-        case 0: return make_triple(iri("urn:s" + std::to_string(i)), iri("urn:p"), literal(text));
-        case 1: return make_triple(blank("b" + std::to_string(i)), iri("urn:p"), lang_literal(text, "en-GB"));
-        case 2: return make_triple(iri("urn:s"), iri("urn:p"), xsd_integer(static_cast<std::int64_t>(i)), "urn:g");
+        case 0:
+            return make_triple(iri("urn:s" + std::to_string(i)), iri("urn:p"), literal(text));
+        case 1:
+            return make_triple(blank("b" + std::to_string(i)), iri("urn:p"),
+                               lang_literal(text, "en-GB"));
+        case 2:
+            return make_triple(iri("urn:s"), iri("urn:p"),
+                               xsd_integer(static_cast<std::int64_t>(i)), "urn:g");
         case 3:
-            return make_triple(quoted(make_triple(iri("urn:a"), iri("urn:b"), literal(text))), iri("urn:q"),
-                               xsd_double(0.25), std::string(vocab::kRetrievalGraph));
-        case 4: return make_triple(iri("urn:x:" + text), iri("urn:p"), iri("urn:o"));
-        default: return make_triple(iri("urn:s"), iri("urn:p"), typed_literal(text, "urn:dt:custom"));
+            return make_triple(quoted(make_triple(iri("urn:a"), iri("urn:b"), literal(text))),
+                               iri("urn:q"), xsd_double(0.25), std::string(vocab::kRetrievalGraph));
+        case 4:
+            return make_triple(iri("urn:x:" + text), iri("urn:p"), iri("urn:o"));
+        default:
+            return make_triple(iri("urn:s"), iri("urn:p"), typed_literal(text, "urn:dt:custom"));
     }
 }
 
@@ -79,7 +86,7 @@ ExplainMessage sample_explain(std::size_t variant) {
 
 RagResponse sample_rag(std::size_t variant) {
     RagResponse m;
-    m.message_type = variant % 3 == 0 ? RagMessageType::kChunk
+    m.message_type = variant % 3 == 0   ? RagMessageType::kChunk
                      : variant % 3 == 1 ? RagMessageType::kExplain
                                         : RagMessageType::kError;
     m.response = tricky_strings()[variant % tricky_strings().size()];
@@ -91,10 +98,13 @@ RagResponse sample_rag(std::size_t variant) {
     m.out_token = 18446744073709551615ULL - variant;
     m.model = "glassbox-extractive-v1";
     m.sources = {"urn:doc:1", tricky_strings()[(variant + 3) % tricky_strings().size()]};
-    if (m.message_type == RagMessageType::kError) m.error = base::make_error(base::ErrorType::kDecodeError, "bad");
+    if (m.message_type == RagMessageType::kError)
+        m.error = base::make_error(base::ErrorType::kDecodeError, "bad");
     if (variant % 2 == 0) {
-        m.answer = variant % 4 == 0 ? std::string() : tricky_strings()[(variant + 1) % tricky_strings().size()];
-        m.answer_selections = {"urn:e:focus:edge:0", tricky_strings()[variant % tricky_strings().size()]};
+        m.answer = variant % 4 == 0 ? std::string()
+                                    : tricky_strings()[(variant + 1) % tricky_strings().size()];
+        m.answer_selections = {"urn:e:focus:edge:0",
+                               tricky_strings()[variant % tricky_strings().size()]};
         RagCitation c;
         c.n = 1;
         c.id = "c1";
@@ -161,7 +171,9 @@ TEST(JsonFast, StringsAreEscapedAsDumpEscapesThem) {
 // The writer skips clean text eight bytes at a time: every character that needs escaping, at
 // every position of strings around and across those words, is still escaped as dump() does.
 TEST(JsonFast, EscapesAreFoundAtEveryPositionOfLongStrings) {
-    const std::vector<std::string> specials{"\"", "\\", "\n", std::string(1, '\0'), "\x1f", "\x7f", "é", "\xe2\x82\xac", "\xff", "\xe2\x82", "\xc3"};
+    const std::vector<std::string> specials{"\"",   "\\",       "\n",  std::string(1, '\0'),
+                                            "\x1f", "\x7f",     "é",   "\xe2\x82\xac",
+                                            "\xff", "\xe2\x82", "\xc3"};
     for (std::size_t length = 1; length <= 27; ++length) {
         for (std::size_t at = 0; at < length; ++at) {
             for (const auto& special : specials) {
@@ -169,7 +181,8 @@ TEST(JsonFast, EscapesAreFoundAtEveryPositionOfLongStrings) {
                 text.replace(at, 1, special);
                 std::string out = "x";
                 append_json_string(out, text);
-                ASSERT_EQ(out, "x" + dump(nlohmann::json(text))) << "length " << length << " at " << at;
+                ASSERT_EQ(out, "x" + dump(nlohmann::json(text)))
+                    << "length " << length << " at " << at;
             }
         }
     }
@@ -195,7 +208,8 @@ TEST(JsonFast, DecodersRoundTripEveryEncodedMessage) {
         }
         expect_same_decode<TriplesResponse>(encode_text(TriplesResponse{sample_triples(30, v)}));
         expect_same_decode<RagResponse>(encode_text(sample_rag(v)));
-        // Values survive where the text is well-formed (ill-formed UTF-8 was replaced on the way out).
+        // Values survive where the text is well-formed (ill-formed UTF-8 was replaced on the way
+        // out).
         const auto explain = decode_body<ExplainMessage>(encode_text(sample_explain(v)));
         ASSERT_TRUE(explain.ok()) << explain.error().describe();
         EXPECT_EQ(explain->explain_triples.size(), sample_explain(v).explain_triples.size());
@@ -236,15 +250,18 @@ TEST(JsonFast, UnusualButValidInputDecodesAsTheTreeDecoderDoes) {
         R"({"results":[{}]})",
         R"([])",
         R"("text")",
-        // ill-formed JSON: trailing text, trailing commas, bad escapes, raw controls, lone surrogates
+        // ill-formed JSON: trailing text, trailing commas, bad escapes, raw controls, lone
+        // surrogates
         R"({"results":[]} x)",
         R"({"results":[],})",
         R"({"results":[[],]})",
         R"({"results":[[{"s":{"t":"i","i":"urn:\x"},"p":{"t":"i","i":"urn:p"},"o":{"t":"i","i":"urn:o"}}]]})",
-        "{\"results\":[[{\"s\":{\"t\":\"i\",\"i\":\"urn:\x01\"},\"p\":{\"t\":\"i\",\"i\":\"urn:p\"},\"o\":{\"t\":\"i\",\"i\":\"urn:o\"}}]]}",
+        "{\"results\":[[{\"s\":{\"t\":\"i\",\"i\":\"urn:\x01\"},\"p\":{\"t\":\"i\",\"i\":\"urn:p\"}"
+        ",\"o\":{\"t\":\"i\",\"i\":\"urn:o\"}}]]}",
         R"({"results":[[{"s":{"t":"i","i":"urn:\ud800"},"p":{"t":"i","i":"urn:p"},"o":{"t":"i","i":"urn:o"}}]]})",
         R"({"results":[[{"s":{"t":"i","i":"urn:\udc00"},"p":{"t":"i","i":"urn:p"},"o":{"t":"i","i":"urn:o"}}]]})",
-        "{\"results\":[[{\"s\":{\"t\":\"i\",\"i\":\"urn:\xff\"},\"p\":{\"t\":\"i\",\"i\":\"urn:p\"},\"o\":{\"t\":\"i\",\"i\":\"urn:o\"}}]]}",
+        "{\"results\":[[{\"s\":{\"t\":\"i\",\"i\":\"urn:\xff\"},\"p\":{\"t\":\"i\",\"i\":\"urn:p\"}"
+        ",\"o\":{\"t\":\"i\",\"i\":\"urn:o\"}}]]}",
         R"({"results":[01]})",
         R"({"x":-})",
         R"({"x":1.})",
@@ -269,7 +286,8 @@ TEST(JsonFast, MessageFieldsWithUnusualValuesDecodeAsTheTreeDecoderDoes) {
 }
 
 TEST(JsonFast, QuotedTriplesNestedToTheLimitAndBeyond) {
-    for (const int depth : {1, kMaxQuotedTripleDepth - 1, kMaxQuotedTripleDepth, kMaxQuotedTripleDepth + 1}) {
+    for (const int depth :
+         {1, kMaxQuotedTripleDepth - 1, kMaxQuotedTripleDepth, kMaxQuotedTripleDepth + 1}) {
         Term t = literal("leaf");
         for (int i = 0; i < depth; ++i) t = quoted(make_triple(iri("urn:s"), iri("urn:p"), t));
         const TriplesResponse m{{make_triple(iri("urn:s"), iri("urn:p"), t)}};
@@ -289,12 +307,15 @@ TEST(JsonFast, DeepNestingIsLeftToTheSlowPathsTypedError) {
     }();
     const std::vector<std::string> bodies = {
         "{\"unknown\":" + deep + "}",
-        "{\"triples\":[{\"s\":{\"t\":\"i\",\"i\":\"urn:s\"},\"p\":{\"t\":\"i\",\"i\":\"urn:p\"},\"o\":" + deep_object,
+        "{\"triples\":[{\"s\":{\"t\":\"i\",\"i\":\"urn:s\"},\"p\":{\"t\":\"i\",\"i\":\"urn:p\"},"
+        "\"o\":" +
+            deep_object,
         "{\"results\":" + deep + "}",
         "{\"vectors\":" + deep + "}",
         "{\"explain_triples\":" + deep + "}",
     };
-    const std::string bound = "the JSON nests deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+    const std::string bound =
+        "the JSON nests deeper than " + std::to_string(kMaxJsonDepth) + " levels";
     const auto expect_refused = [&](const auto& r) {
         ASSERT_FALSE(r.ok());
         EXPECT_EQ(r.error().type, base::ErrorType::kInvalidJson);
@@ -313,7 +334,8 @@ TEST(JsonFast, DeepNestingIsLeftToTheSlowPathsTypedError) {
 TEST(JsonFast, DamagedMessagesDecodeAsTheTreeDecoderDoes) {
     std::mt19937 random(20261125);
     const std::string explain = encode_text(sample_explain(2));
-    const std::string batch = encode_text(TriplesBatchResponse{{sample_triples(4), {}, sample_triples(3, 7)}});
+    const std::string batch =
+        encode_text(TriplesBatchResponse{{sample_triples(4), {}, sample_triples(3, 7)}});
     for (const auto* text : {&explain, &batch}) {
         for (std::size_t i = 0; i < text->size(); ++i) {
             std::string damaged = *text;
@@ -370,27 +392,47 @@ TEST(JsonFast, EmbeddingVectorsDecodeToTheTreeDecodersDoublesBitForBit) {
     EXPECT_EQ(encode_text(m), text);
     expect_same_vectors(text);
     EmbeddingsResponse odd;  // what dump() writes for values JSON cannot hold, and the extremes
-    odd.vectors = {{0.0, -0.0, 1.0, -1.0, 1e300, 5e-324, std::nan(""), HUGE_VAL, -HUGE_VAL, 0.1, 100.0, 1e21,
-                    1e-7, 123456789.0}, {}};
+    odd.vectors = {{0.0, -0.0, 1.0, -1.0, 1e300, 5e-324, std::nan(""), HUGE_VAL, -HUGE_VAL, 0.1,
+                    100.0, 1e21, 1e-7, 123456789.0},
+                   {}};
     EXPECT_EQ(encode_text(odd), dump(encode(odd)));
     const auto back = decode_text<EmbeddingsResponse>(text);
     ASSERT_TRUE(back.ok());
     EXPECT_EQ(*back, m);  // nlohmann writes doubles that read back exactly
 
     // Numbers the two parsers could disagree on, in every JSON spelling.
-    for (const std::string number :
-         {"0", "-0", "-0.0", "0.0", "1", "-1", "1E5", "1e+5", "2.5e-3", "1e-400", "-1e-400", "1e400",
-          "4.9e-324", "2.2250738585072014e-308", "1.7976931348623157e308", "9007199254740993",
-          "-9007199254740993", "18446744073709551615", "18446744073709551616",
-          "-9223372036854775808", "-9223372036854775809", "123456789012345678901234567890",
-          "0.1000000000000000055511151231257827", "3.14159265358979323846264338327950288"}) {
+    for (const std::string number : {"0",
+                                     "-0",
+                                     "-0.0",
+                                     "0.0",
+                                     "1",
+                                     "-1",
+                                     "1E5",
+                                     "1e+5",
+                                     "2.5e-3",
+                                     "1e-400",
+                                     "-1e-400",
+                                     "1e400",
+                                     "4.9e-324",
+                                     "2.2250738585072014e-308",
+                                     "1.7976931348623157e308",
+                                     "9007199254740993",
+                                     "-9007199254740993",
+                                     "18446744073709551615",
+                                     "18446744073709551616",
+                                     "-9223372036854775808",
+                                     "-9223372036854775809",
+                                     "123456789012345678901234567890",
+                                     "0.1000000000000000055511151231257827",
+                                     "3.14159265358979323846264338327950288"}) {
         expect_same_vectors(R"({"vectors":[[)" + number + R"(]],"model":"m","dim":1})");
     }
     for (const std::string text :
-         {R"({"vectors":[],"dim":4294967296})", R"({"vectors":[],"dim":-1})", R"({"vectors":[],"dim":1.0})",
-          R"({"vectors":[[1,"2"]]})", R"({"vectors":[[1,null]]})", R"({"vectors":[null]})", R"({"vectors":null})",
-          R"({"vectors":[[1,2],[3]],"vectors":[]})", R"({"vectors":[[01]]})", R"({"vectors":[[1.]]})",
-          R"({"vectors":[[+1]]})", R"({"vectors":[[NaN]]})", R"({"vectors":[[1,]]})", R"({"vectors":[[1]],"x":{}})",
+         {R"({"vectors":[],"dim":4294967296})", R"({"vectors":[],"dim":-1})",
+          R"({"vectors":[],"dim":1.0})", R"({"vectors":[[1,"2"]]})", R"({"vectors":[[1,null]]})",
+          R"({"vectors":[null]})", R"({"vectors":null})", R"({"vectors":[[1,2],[3]],"vectors":[]})",
+          R"({"vectors":[[01]]})", R"({"vectors":[[1.]]})", R"({"vectors":[[+1]]})",
+          R"({"vectors":[[NaN]]})", R"({"vectors":[[1,]]})", R"({"vectors":[[1]],"x":{}})",
           R"({"model":5})", R"({})", R"([])"}) {
         expect_same_vectors(text);
     }

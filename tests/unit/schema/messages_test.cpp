@@ -19,8 +19,7 @@ T round_trip(const T& m) {
 }
 
 Triple sample_triple() {
-    return make_triple(iri("urn:s"),
-                       iri("urn:p"),
+    return make_triple(iri("urn:s"), iri("urn:p"),
                        quoted(make_triple(iri("urn:a"), iri("urn:b"), lang_literal("é", "fr"))),
                        "urn:graph:retrieval");
 }
@@ -41,8 +40,12 @@ TEST(GraphRagQuery, DefaultsAndRoundTrip) {
     EXPECT_EQ(or_default(empty->entity_limit, kDefaultEntityLimit), 50u);
     EXPECT_EQ(or_default(7, kDefaultEdgeLimit), 7u);
 
-    GraphRagQuery q{"who?", "c1", 1, 2, 3, 4, 5, 6, true, "urn:glassbox:x:routing", "chat-1",
-                    std::vector<std::string>{"Greyhollow Light"}};
+    GraphRagQuery q{"who?",   "c1",
+                    1,        2,
+                    3,        4,
+                    5,        6,
+                    true,     "urn:glassbox:x:routing",
+                    "chat-1", std::vector<std::string>{"Greyhollow Light"}};
     EXPECT_EQ(round_trip(q), q);
 }
 
@@ -84,7 +87,8 @@ TEST(GraphRagQuery, AParentUriThatIsNoIriIsRefusedNamingTheField) {
     const auto graph = decode<GraphRagQuery>(bad);
     ASSERT_FALSE(graph.ok());
     EXPECT_EQ(graph.error().type, base::ErrorType::kDecodeError);
-    EXPECT_EQ(graph.error().message.rfind("parent_uri: not a valid IRI: it contains a space", 0), 0u)
+    EXPECT_EQ(graph.error().message.rfind("parent_uri: not a valid IRI: it contains a space", 0),
+              0u)
         << graph.error().message;
     EXPECT_FALSE(decode<DocumentRagQuery>(bad).ok());
     EXPECT_FALSE(decode<AgentRequest>(json{{"question", "q"}, {"parent_uri", "relative"}}).ok());
@@ -108,7 +112,8 @@ TEST(QueryRequest, ModeEnum) {
     auto bad = decode_body<QueryRequest>(R"({"mode":"magic"})");
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().type, base::ErrorType::kDecodeError);
-    EXPECT_EQ(bad.error().message.rfind("mode: unknown value \"magic\"", 0), 0u) << bad.error().message;
+    EXPECT_EQ(bad.error().message.rfind("mode: unknown value \"magic\"", 0), 0u)
+        << bad.error().message;
     auto wrong = decode_body<QueryRequest>(R"({"query":7})");
     ASSERT_FALSE(wrong.ok());
     EXPECT_EQ(wrong.error().type, base::ErrorType::kDecodeError);
@@ -243,9 +248,11 @@ TEST(Embeddings, RoundTripsAndVectorErrors) {
     auto no_entity = decode_body<GraphEmbeddingsResponse>(R"({"entities":[{"score":1}]})");
     ASSERT_FALSE(no_entity.ok());
     EXPECT_EQ(no_entity.error().message, "entities[0].entity: missing");
-    GraphEmbeddingsBatchResponse gb{{{EntityMatch{iri("urn:e"), 0.9}}, {}, {EntityMatch{literal("x"), 0.1}}}};
+    GraphEmbeddingsBatchResponse gb{
+        {{EntityMatch{iri("urn:e"), 0.9}}, {}, {EntityMatch{literal("x"), 0.1}}}};
     EXPECT_EQ(round_trip(gb), gb);
-    auto bad_list = decode_body<GraphEmbeddingsBatchResponse>(R"({"results":[[],[{"entity":{"t":"i","i":"urn:e"}}],{}]})");
+    auto bad_list = decode_body<GraphEmbeddingsBatchResponse>(
+        R"({"results":[[],[{"entity":{"t":"i","i":"urn:e"}}],{}]})");
     ASSERT_FALSE(bad_list.ok());
     EXPECT_EQ(bad_list.error().message, "results[2]: expected array, got object");
 
@@ -265,13 +272,17 @@ TEST(ChunkFetch, RoundTrip) {
 }
 
 TEST(StoreMessages, LoadRequestsAndResponsesRoundTrip) {
-    SourceInfo source{"file:///data/kb.nt", "kb.nt", "application/n-triples", 2, "2026-11-22T05:00:00Z"};
+    SourceInfo source{"file:///data/kb.nt", "kb.nt", "application/n-triples", 2,
+                      "2026-11-22T05:00:00Z"};
     LoadTriplesRequest load{"col", source, "<urn:s> <urn:p> \"o\" .\n"};
     EXPECT_EQ(round_trip(load), load);
     LoadTriplesResponse loaded{10, 7, 3};
     EXPECT_EQ(round_trip(loaded), loaded);
-    DocumentLoad doc{"urn:glassbox:doc:a", "A", source, "Alpha. Beta ☃.", {ChunkLoad{0, 0, 6, "Alpha."},
-                                                                            ChunkLoad{1, 7, 7, "Beta ☃."}}};
+    DocumentLoad doc{"urn:glassbox:doc:a",
+                     "A",
+                     source,
+                     "Alpha. Beta ☃.",
+                     {ChunkLoad{0, 0, 6, "Alpha."}, ChunkLoad{1, 7, 7, "Beta ☃."}}};
     LoadDocumentsRequest docs{"col", {doc}, false};
     EXPECT_EQ(round_trip(docs), docs);
     LoadDocumentsResponse docs_loaded{1, 2, 3, 4, 5};
@@ -283,7 +294,8 @@ TEST(StoreMessages, LoadRequestsAndResponsesRoundTrip) {
 TEST(StoreMessages, ProvenanceLabelsHybridAndStatsRoundTrip) {
     FactSourcesRequest facts{"col", {sample_triple()}};
     EXPECT_EQ(round_trip(facts), facts);
-    FactSourcesResponse sources{{{FactSource{"urn:c#chunk-1", "chunk", "urn:c", 1, "2026-11-22T05:00:00Z"}}, {}}};
+    FactSourcesResponse sources{
+        {{FactSource{"urn:c#chunk-1", "chunk", "urn:c", 1, "2026-11-22T05:00:00Z"}}, {}}};
     EXPECT_EQ(round_trip(sources), sources);
     LabelsRequest labels{"col", {iri("urn:x"), literal("y")}};
     EXPECT_EQ(round_trip(labels), labels);
@@ -304,14 +316,18 @@ TEST(StoreMessages, WrongShapesAreTypedErrorsWithPaths) {
     auto bad_tier = decode_body<LoadTriplesRequest>(R"({"source": {"tier": "high"}})");
     ASSERT_FALSE(bad_tier.ok());
     EXPECT_EQ(bad_tier.error().type, base::ErrorType::kDecodeError);
-    EXPECT_NE(bad_tier.error().message.find("source.tier"), std::string::npos) << bad_tier.error().message;
-    auto bad_chunk = decode_body<LoadDocumentsRequest>(R"({"documents": [{"chunks": [{"char_offset": -1}]}]})");
+    EXPECT_NE(bad_tier.error().message.find("source.tier"), std::string::npos)
+        << bad_tier.error().message;
+    auto bad_chunk =
+        decode_body<LoadDocumentsRequest>(R"({"documents": [{"chunks": [{"char_offset": -1}]}]})");
     ASSERT_FALSE(bad_chunk.ok());
-    EXPECT_NE(bad_chunk.error().message.find("documents[0].chunks[0].char_offset"), std::string::npos)
+    EXPECT_NE(bad_chunk.error().message.find("documents[0].chunks[0].char_offset"),
+              std::string::npos)
         << bad_chunk.error().message;
     auto bad_counts = decode_body<StoreStats>(R"({"facts_per_tier": {"1": -3}})");
     ASSERT_FALSE(bad_counts.ok());
-    EXPECT_NE(bad_counts.error().message.find("facts_per_tier.1"), std::string::npos) << bad_counts.error().message;
+    EXPECT_NE(bad_counts.error().message.find("facts_per_tier.1"), std::string::npos)
+        << bad_counts.error().message;
 }
 
 TEST(Llm, RequestVariablesMustBeStrings) {
@@ -335,7 +351,8 @@ TEST(Llm, RequestVariablesMustBeStrings) {
 }
 
 TEST(Echo, KeepsEveryOtherField) {
-    auto r = decode_body<EchoRequest>(R"({"question":"hi","delay_ms":5,"fail":{"type":"Internal"}})");
+    auto r =
+        decode_body<EchoRequest>(R"({"question":"hi","delay_ms":5,"fail":{"type":"Internal"}})");
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->question, "hi");
     EXPECT_EQ(r->extra["delay_ms"], 5);
@@ -396,10 +413,14 @@ TEST(ExplainMessage, EveryIriItCarriesIsMadeWritable) {
         {"explain_triples",
          json::array({
              {{"s", term_bad}, {"p", term_space}, {"o", term_good}, {"g", "urn:g^"}},
-             {{"s", term_good}, {"p", term_good}, {"o", {{"t", "l"}, {"v", "1"}, {"dt", "integer"}}}},
+             {{"s", term_good},
+              {"p", term_good},
+              {"o", {{"t", "l"}, {"v", "1"}, {"dt", "integer"}}}},
              {{"s", {{"t", "t"}, {"tr", {{"s", term_good}, {"p", term_good}, {"o", term_bad}}}}},
               {"p", term_good},
-              {"o", {{"t", "t"}, {"tr", {{"s", term_space}, {"p", term_good}, {"o", {{"t", "l"}, {"v", "x"}}}}}}}},
+              {"o",
+               {{"t", "t"},
+                {"tr", {{"s", term_space}, {"p", term_good}, {"o", {{"t", "l"}, {"v", "x"}}}}}}}},
              {{"s", term_good}, {"p", term_good}, {"o", term_good}},
          })},
     };
@@ -436,9 +457,13 @@ TEST(ExplainMessage, EveryIriItCarriesIsMadeWritable) {
 }
 
 TEST(Decoders, NeverThrowOnArbitraryShapes) {
-    const std::vector<json> shapes{json(nullptr), json(1), json("s"), json::array(),
-                                   json::parse(R"({"a":[{"b":null}]})"),
-                                   json::parse(R"({"explain_triples":{"s":1},"patterns":7,"vectors":[1]})")};
+    const std::vector<json> shapes{
+        json(nullptr),
+        json(1),
+        json("s"),
+        json::array(),
+        json::parse(R"({"a":[{"b":null}]})"),
+        json::parse(R"({"explain_triples":{"s":1},"patterns":7,"vectors":[1]})")};
     for (const auto& s : shapes) {
         EXPECT_NO_THROW({
             (void)decode<GraphRagQuery>(s);
@@ -461,17 +486,16 @@ namespace glassbox::schema {
 namespace {
 
 TEST(Conversations, RepliesRoundTripAndNullShortAnswer) {
-    ConversationTurns turns{"chat-1",
-                            {ConversationTurn{"Who wrote Dune?", "Frank Herbert wrote Dune.",
-                                              "Frank Herbert", "0b6f", "2026-11-27T03:00:00.000Z",
-                                              "complete"},
-                             ConversationTurn{"When?", "", std::nullopt, "1c2d",
-                                              "2026-11-27T03:00:05.000Z", "error"}}};
+    ConversationTurns turns{
+        "chat-1",
+        {ConversationTurn{"Who wrote Dune?", "Frank Herbert wrote Dune.", "Frank Herbert", "0b6f",
+                          "2026-11-27T03:00:00.000Z", "complete"},
+         ConversationTurn{"When?", "", std::nullopt, "1c2d", "2026-11-27T03:00:05.000Z", "error"}}};
     EXPECT_EQ(round_trip(turns), turns);
     const auto wire = encode(turns);
     EXPECT_TRUE(wire["turns"][1]["short_answer"].is_null()) << wire.dump();
-    ConversationList list{{ConversationSummary{"chat-1", 2, "2026-11-27T03:00:00.000Z",
-                                               "2026-11-27T03:00:05.000Z"}}};
+    ConversationList list{
+        {ConversationSummary{"chat-1", 2, "2026-11-27T03:00:00.000Z", "2026-11-27T03:00:05.000Z"}}};
     EXPECT_EQ(round_trip(list), list);
     ConversationForgotten gone{"chat-1", 2};
     EXPECT_EQ(round_trip(gone), gone);
@@ -509,13 +533,15 @@ TEST(StoreMessages, CollectionMessagesRoundTripAndADeleteNeedsItsName) {
     auto unnamed = decode_body<CollectionDeleteRequest>("{}");
     ASSERT_FALSE(unnamed.ok());
     EXPECT_EQ(unnamed.error().type, base::ErrorType::kDecodeError);
-    EXPECT_NE(unnamed.error().message.find("collection"), std::string::npos) << unnamed.error().message;
+    EXPECT_NE(unnamed.error().message.find("collection"), std::string::npos)
+        << unnamed.error().message;
 }
 
 // Issue 31: a question of punctuation alone has nothing to search for (it reached the vector
 // search as a zero vector); letters and digits of any script do.
 TEST(HasWords, LettersDigitsOrOtherScriptsCountPunctuationDoesNot) {
-    for (std::string_view yes : {"Who?", "1871", "\xC3\xA9t\xC3\xA9", "\xE7\x81\xAF\xE5\xA1\x94", "...a"})
+    for (std::string_view yes :
+         {"Who?", "1871", "\xC3\xA9t\xC3\xA9", "\xE7\x81\xAF\xE5\xA1\x94", "...a"})
         EXPECT_TRUE(has_words(yes)) << yes;
     for (std::string_view no : {"...", "?!", " - ", "", "\t"}) EXPECT_FALSE(has_words(no)) << no;
 }

@@ -15,10 +15,11 @@ namespace {
 std::vector<Triple> read_sample() {
     std::vector<Triple> all;
     loader::RdfReadOptions options;
-    auto stats = loader::read_rdf(GLASSBOX_SAMPLE_TTL, options, [&](std::span<const Triple> batch) -> base::Result<void> {
-        all.insert(all.end(), batch.begin(), batch.end());
-        return {};
-    });
+    auto stats = loader::read_rdf(GLASSBOX_SAMPLE_TTL, options,
+                                  [&](std::span<const Triple> batch) -> base::Result<void> {
+                                      all.insert(all.end(), batch.begin(), batch.end());
+                                      return {};
+                                  });
     EXPECT_TRUE(stats) << stats.error().message;
     return all;
 }
@@ -94,7 +95,8 @@ TEST(NQuadsAgreement, TrickyLinesAgree) {
 // serd reads a literal subject (which the store then refused at insert, also kInvalidRequest)
 // and text after a statement's '.'.
 TEST(NQuadsAgreement, WhereSerdIsLaxTheGrammarWins) {
-    for (const char* text : {"\"lit\" <http://ex/p> \"x\" .\n", "<http://ex/s> <http://ex/p> <http://ex/o> . extra\n"}) {
+    for (const char* text : {"\"lit\" <http://ex/p> \"x\" .\n",
+                             "<http://ex/s> <http://ex/p> <http://ex/o> . extra\n"}) {
         auto ours = parse_nquads(text);
         ASSERT_FALSE(ours) << text;
         EXPECT_EQ(ours.error().type, base::ErrorType::kInvalidRequest);

@@ -36,12 +36,15 @@ TEST(NQuads, ReadsATripleAndAQuad) {
         "<http://ex/s> <http://ex/p> <http://ex/o> <http://ex/g> .\n");
     ASSERT_TRUE(parsed) << parsed.error().message;
     ASSERT_EQ(parsed->size(), 2u);
-    EXPECT_EQ((*parsed)[0], make_triple(iri("http://ex/s"), iri("http://ex/p"), iri("http://ex/o")));
-    EXPECT_EQ((*parsed)[1], make_triple(iri("http://ex/s"), iri("http://ex/p"), iri("http://ex/o"), "http://ex/g"));
+    EXPECT_EQ((*parsed)[0],
+              make_triple(iri("http://ex/s"), iri("http://ex/p"), iri("http://ex/o")));
+    EXPECT_EQ((*parsed)[1], make_triple(iri("http://ex/s"), iri("http://ex/p"), iri("http://ex/o"),
+                                        "http://ex/g"));
 }
 
 TEST(NQuads, DecodesStringEscapes) {
-    const Triple t = only("<http://ex/s> <http://ex/p> \"a\\tb\\nc\\rd\\\"e\\'f\\\\g\\bh\\fi\" .\n");
+    const Triple t =
+        only("<http://ex/s> <http://ex/p> \"a\\tb\\nc\\rd\\\"e\\'f\\\\g\\bh\\fi\" .\n");
     EXPECT_EQ(t.o, literal("a\tb\nc\rd\"e'f\\g\bh\fi"));
 }
 
@@ -50,20 +53,25 @@ TEST(NQuads, DecodesSmallAndBigUnicodeEscapesInLiteralsAndIris) {
     EXPECT_EQ(t.s, iri("http://ex/caf\xC3\xA9"));
     EXPECT_EQ(t.o, literal("\xC3\xA9\xF0\x9F\x98\x80\xE6\x97\xA5"));
     // Raw UTF-8 passes through unchanged.
-    EXPECT_EQ(only("<http://ex/s> <http://ex/p> \"\xE6\x97\xA5\xE6\x9C\xAC\" .").o, literal("\xE6\x97\xA5\xE6\x9C\xAC"));
+    EXPECT_EQ(only("<http://ex/s> <http://ex/p> \"\xE6\x97\xA5\xE6\x9C\xAC\" .").o,
+              literal("\xE6\x97\xA5\xE6\x9C\xAC"));
 }
 
 TEST(NQuads, KeepsLanguageTagsAsWritten) {
     EXPECT_EQ(only("<http://ex/s> <http://ex/p> \"chat\"@fr .\n").o, lang_literal("chat", "fr"));
-    EXPECT_EQ(only("<http://ex/s> <http://ex/p> \"colour\"@en-GB .\n").o, lang_literal("colour", "en-GB"));
-    EXPECT_EQ(only("<http://ex/s> <http://ex/p> \"x\"@zh-Hant-TW .\n").o, lang_literal("x", "zh-Hant-TW"));
+    EXPECT_EQ(only("<http://ex/s> <http://ex/p> \"colour\"@en-GB .\n").o,
+              lang_literal("colour", "en-GB"));
+    EXPECT_EQ(only("<http://ex/s> <http://ex/p> \"x\"@zh-Hant-TW .\n").o,
+              lang_literal("x", "zh-Hant-TW"));
 }
 
 TEST(NQuads, ReadsDatatypesAndDropsXsdString) {
-    EXPECT_EQ(only("<http://ex/s> <http://ex/p> \"1\"^^<http://www.w3.org/2001/XMLSchema#integer> .").o,
-              xsd_integer(1));
-    EXPECT_EQ(only("<http://ex/s> <http://ex/p> \"s\"^^<http://www.w3.org/2001/XMLSchema#string> .").o,
-              literal("s"));
+    EXPECT_EQ(
+        only("<http://ex/s> <http://ex/p> \"1\"^^<http://www.w3.org/2001/XMLSchema#integer> .").o,
+        xsd_integer(1));
+    EXPECT_EQ(
+        only("<http://ex/s> <http://ex/p> \"s\"^^<http://www.w3.org/2001/XMLSchema#string> .").o,
+        literal("s"));
     EXPECT_EQ(only("<http://ex/s> <http://ex/p> \"\" .").o, literal(""));
 }
 
@@ -102,7 +110,8 @@ TEST(NQuads, AHashInsideAnIriOrStringIsNotAComment) {
 
 TEST(NQuads, RoundTripsWhatAppendNquadsWrites) {
     const std::vector<Triple> triples = {
-        make_triple(iri("http://ex/s"), iri("http://ex/p"), literal("line\nbreak \"quoted\" \\ tab\t")),
+        make_triple(iri("http://ex/s"), iri("http://ex/p"),
+                    literal("line\nbreak \"quoted\" \\ tab\t")),
         make_triple(blank("n1"), iri("http://ex/p"), lang_literal("hello", "en-US"), "http://ex/g"),
         make_triple(iri("http://ex/s"), iri("http://ex/p"), xsd_double(0.5)),
         make_triple(iri("http://ex/s"), iri("http://ex/p"), literal("\x01\x7F control")),
@@ -117,33 +126,48 @@ TEST(NQuads, RoundTripsWhatAppendNquadsWrites) {
 TEST(NQuads, ErrorsNameLineAndColumn) {
     EXPECT_EQ(error_of("<http://ex/s> <http://ex/p> \"o\" .\n<http://ex/s> <http://ex/p> .\n"),
               "N-Quads 2:29: expected an object (an IRI, a blank node or a literal)");
-    EXPECT_EQ(error_of("<http://ex/s> <http://ex/p> \"x\"\n"), "N-Quads 1:32: expected '.' at the end of the statement");
+    EXPECT_EQ(error_of("<http://ex/s> <http://ex/p> \"x\"\n"),
+              "N-Quads 1:32: expected '.' at the end of the statement");
     EXPECT_EQ(error_of("<http://ex/s> <http://ex/p> <http://ex/o> . extra"),
               "N-Quads 1:45: expected the end of the line after '.'");
     EXPECT_EQ(error_of("\n\n<http://ex/s> <http://ex/p> \"unterminated .\n"),
               "N-Quads 3:29: string without its closing quote");
-    EXPECT_EQ(error_of("<http://ex/s> <http://ex/p> \"x\"@ ."), "N-Quads 1:33: expected a language tag after '@'");
-    EXPECT_EQ(error_of("<http://ex/s> <http://ex/p> \"\\q\" ."), "N-Quads 1:30: unknown escape '\\q'");
-    EXPECT_NE(error_of("<http://ex/s> <http://ex/p> \"\\u00zz\" .").find("N-Quads 1:30: "), std::string::npos);
-    EXPECT_NE(error_of("<http://ex/s> <http://ex/p> \"\\uD800\" .").find("surrogate"), std::string::npos);
-    EXPECT_NE(error_of("<http://e x/s> <http://ex/p> \"x\" .").find("N-Quads 1:10: "), std::string::npos);
-    EXPECT_EQ(error_of("<relative> <http://ex/p> \"x\" ."), "N-Quads 1:1: <relative> is not an absolute IRI");
+    EXPECT_EQ(error_of("<http://ex/s> <http://ex/p> \"x\"@ ."),
+              "N-Quads 1:33: expected a language tag after '@'");
+    EXPECT_EQ(error_of("<http://ex/s> <http://ex/p> \"\\q\" ."),
+              "N-Quads 1:30: unknown escape '\\q'");
+    EXPECT_NE(error_of("<http://ex/s> <http://ex/p> \"\\u00zz\" .").find("N-Quads 1:30: "),
+              std::string::npos);
+    EXPECT_NE(error_of("<http://ex/s> <http://ex/p> \"\\uD800\" .").find("surrogate"),
+              std::string::npos);
+    EXPECT_NE(error_of("<http://e x/s> <http://ex/p> \"x\" .").find("N-Quads 1:10: "),
+              std::string::npos);
+    EXPECT_EQ(error_of("<relative> <http://ex/p> \"x\" ."),
+              "N-Quads 1:1: <relative> is not an absolute IRI");
     EXPECT_EQ(error_of("<http://ex/s> _:p \"x\" ."), "N-Quads 1:15: expected a predicate (an IRI)");
-    EXPECT_EQ(error_of("\"lit\" <http://ex/p> \"x\" ."), "N-Quads 1:1: expected a subject (an IRI or a blank node)");
-    EXPECT_NE(error_of("<http://ex/s> <http://ex/p> <http://ex/o> \"g\" .").find("graph name"), std::string::npos);
-    EXPECT_EQ(error_of("_: <http://ex/p> \"x\" ."), "N-Quads 1:3: a blank node label cannot start here");
+    EXPECT_EQ(error_of("\"lit\" <http://ex/p> \"x\" ."),
+              "N-Quads 1:1: expected a subject (an IRI or a blank node)");
+    EXPECT_NE(error_of("<http://ex/s> <http://ex/p> <http://ex/o> \"g\" .").find("graph name"),
+              std::string::npos);
+    EXPECT_EQ(error_of("_: <http://ex/p> \"x\" ."),
+              "N-Quads 1:3: a blank node label cannot start here");
 }
 
 TEST(NQuads, RefusesQuotedTriples) {
-    EXPECT_NE(error_of("<< <http://ex/s> <http://ex/p> <http://ex/o> >> <http://ex/p> \"x\" .").find("quoted triples"),
+    EXPECT_NE(error_of("<< <http://ex/s> <http://ex/p> <http://ex/o> >> <http://ex/p> \"x\" .")
+                  .find("quoted triples"),
               std::string::npos);
-    EXPECT_NE(error_of("<http://ex/s> <http://ex/p> << <http://ex/s> <http://ex/p> <http://ex/o> >> .").find("1:29:"),
-              std::string::npos);
+    EXPECT_NE(
+        error_of("<http://ex/s> <http://ex/p> << <http://ex/s> <http://ex/p> <http://ex/o> >> .")
+            .find("1:29:"),
+        std::string::npos);
 }
 
 TEST(NQuads, RefusesNulAndInvalidUtf8BeforeParsing) {
-    EXPECT_EQ(error_of(std::string_view("<http://ex/s> <http://ex/p> \"a\0b\" .", 36)), "N-Quads: NUL byte at offset 30");
-    EXPECT_EQ(error_of("<http://ex/s> <http://ex/p> \"\xC0\xAF\" .\n"), "N-Quads 1:30: invalid UTF-8");
+    EXPECT_EQ(error_of(std::string_view("<http://ex/s> <http://ex/p> \"a\0b\" .", 36)),
+              "N-Quads: NUL byte at offset 30");
+    EXPECT_EQ(error_of("<http://ex/s> <http://ex/p> \"\xC0\xAF\" .\n"),
+              "N-Quads 1:30: invalid UTF-8");
 }
 
 TEST(NQuads, ParsesOneLine) {

@@ -34,10 +34,10 @@ TEST(TermJson, WireShapes) {
 }
 
 TEST(TermJson, RoundTripsEveryKind) {
-    for (const auto& t : {iri("urn:x"), blank("b7"), literal(""), literal("plain"),
-                          xsd_integer(-5), xsd_double(2.5), xsd_datetime("2025-01-01T00:00:00.000Z"),
-                          lang_literal("bonjour", "fr-CA"),
-                          literal("日本語 — Ünïcödé 🚀 \"quoted\" \\ \n")}) {
+    for (const auto& t :
+         {iri("urn:x"), blank("b7"), literal(""), literal("plain"), xsd_integer(-5),
+          xsd_double(2.5), xsd_datetime("2025-01-01T00:00:00.000Z"),
+          lang_literal("bonjour", "fr-CA"), literal("日本語 — Ünïcödé 🚀 \"quoted\" \\ \n")}) {
         EXPECT_EQ(round_trip(t), t) << to_ntriples(t);
     }
 }
@@ -48,9 +48,9 @@ TEST(TermJson, RoundTripsNestedQuotedTriples) {
         t = quoted(make_triple(iri("urn:s"), iri("urn:p"), t));
     }
     EXPECT_EQ(round_trip(t), t);
-    const auto triple = make_triple(quoted(make_triple(blank("x"), iri("urn:p"),
-                                                       lang_literal("ça", "fr"))),
-                                    iri("urn:q"), xsd_integer(1), "urn:g");
+    const auto triple =
+        make_triple(quoted(make_triple(blank("x"), iri("urn:p"), lang_literal("ça", "fr"))),
+                    iri("urn:q"), xsd_integer(1), "urn:g");
     auto back = decode_triple(encode(triple));
     ASSERT_TRUE(back.ok());
     EXPECT_EQ(back.value(), triple);
@@ -68,7 +68,8 @@ TEST(TermJson, DepthLimit) {
 }
 
 TEST(TermJson, NormalisesLiteralSpelling) {
-    auto a = decode_term(json::parse(R"({"t":"l","v":"x","dt":"http://www.w3.org/2001/XMLSchema#string"})"));
+    auto a = decode_term(
+        json::parse(R"({"t":"l","v":"x","dt":"http://www.w3.org/2001/XMLSchema#string"})"));
     ASSERT_TRUE(a.ok());
     EXPECT_EQ(a.value(), literal("x"));
     auto b = decode_term(json::parse(
@@ -90,8 +91,9 @@ TEST(TermJson, InfersKindWithoutT) {
 }
 
 TEST(TermJson, ErrorsNameTheNestedPath) {
-    auto r = decode_triple(json::parse(
-        R"({"s":{"t":"t","tr":{"s":{"t":"i","i":"urn:a"},"p":{"t":"i","i":"urn:b"},"o":{"t":"t","tr":{"s":5}}}},
+    auto r = decode_triple(
+        json::parse(
+            R"({"s":{"t":"t","tr":{"s":{"t":"i","i":"urn:a"},"p":{"t":"i","i":"urn:b"},"o":{"t":"t","tr":{"s":5}}}},
             "p":{"t":"i","i":"urn:p"},"o":{"t":"l","v":"x"}})"),
         "explain_triples[3]");
     ASSERT_FALSE(r.ok());
@@ -122,7 +124,8 @@ TEST(TermJson, WrongShapesAreDecodeErrors) {
     auto missing_o = decode_triple(json::parse(R"({"s":{"i":"urn:s"},"p":{"i":"urn:p"}})"));
     ASSERT_FALSE(missing_o.ok());
     EXPECT_EQ(missing_o.error().message, "o: missing");
-    auto bad_graph = decode_triple(json::parse(R"({"s":{"i":"urn:s"},"p":{"i":"urn:p"},"o":{"i":"urn:o"},"g":1})"));
+    auto bad_graph = decode_triple(
+        json::parse(R"({"s":{"i":"urn:s"},"p":{"i":"urn:p"},"o":{"i":"urn:o"},"g":1})"));
     ASSERT_FALSE(bad_graph.ok());
     EXPECT_EQ(bad_graph.error().message, "g: expected string, got number");
 }

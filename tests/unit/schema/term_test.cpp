@@ -36,8 +36,7 @@ TEST(NTriples, EscapesLiterals) {
 }
 
 TEST(NTriples, TypedAndTaggedLiterals) {
-    EXPECT_EQ(to_ntriples(xsd_integer(-42)),
-              "\"-42\"^^<http://www.w3.org/2001/XMLSchema#integer>");
+    EXPECT_EQ(to_ntriples(xsd_integer(-42)), "\"-42\"^^<http://www.w3.org/2001/XMLSchema#integer>");
     EXPECT_EQ(to_ntriples(lang_literal("chat", "fr")), "\"chat\"@fr");
     EXPECT_EQ(to_ntriples(xsd_boolean(true)),
               "\"true\"^^<http://www.w3.org/2001/XMLSchema#boolean>");

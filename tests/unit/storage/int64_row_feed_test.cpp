@@ -18,7 +18,8 @@ TEST(Int64RowFeed, WritesRowsThroughTheColumnMap) {
     // Three rows of stride 3; c0 reads element 2, c1 element 0.
     const std::vector<std::int64_t> rows = {1, 10, 100, 2, 20, 200, 3, 30, 300};
     const Int64RowFeed feed{rows.data(), 3, 3, {2, 0, 1, 1, 1}};
-    auto changed = run_with_row_feed(**db, "INSERT INTO t(a, b) SELECT c0, c1 FROM test_feed", feed);
+    auto changed =
+        run_with_row_feed(**db, "INSERT INTO t(a, b) SELECT c0, c1 FROM test_feed", feed);
     ASSERT_TRUE(changed) << changed.error().message;
     EXPECT_EQ(*changed, 3);
     auto st = (*db)->prepare("SELECT a, b FROM t ORDER BY a");
@@ -50,7 +51,8 @@ TEST(Int64RowFeed, AnEmptyFeedWritesNothing) {
     ASSERT_TRUE(db) << db.error().message;
     ASSERT_TRUE(register_row_feed(**db, "test_feed"));
     ASSERT_TRUE((*db)->exec("CREATE TABLE t(a INTEGER)"));
-    auto changed = run_with_row_feed(**db, "INSERT INTO t(a) SELECT c0 FROM test_feed", Int64RowFeed{});
+    auto changed =
+        run_with_row_feed(**db, "INSERT INTO t(a) SELECT c0 FROM test_feed", Int64RowFeed{});
     ASSERT_TRUE(changed) << changed.error().message;
     EXPECT_EQ(*changed, 0);
 }

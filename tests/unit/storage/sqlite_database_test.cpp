@@ -29,8 +29,10 @@ TEST(SqliteDatabase, BindsStepsAndReadsColumns) {
     {
         auto insert = (*db)->prepare("INSERT INTO t VALUES(?1, ?2, ?3, ?4)");
         ASSERT_TRUE(insert);
-        insert->bind(1, std::int64_t{42}).bind(2, std::string_view{"h\xC3\xA9llo"}).bind(3, 0.5).bind_blob(
-            4, std::string_view{"\x00\x01", 2});
+        insert->bind(1, std::int64_t{42})
+            .bind(2, std::string_view{"h\xC3\xA9llo"})
+            .bind(3, 0.5)
+            .bind_blob(4, std::string_view{"\x00\x01", 2});
         ASSERT_TRUE(insert->run());
     }
     auto select = (*db)->prepare("SELECT a, b, c, d, NULL FROM t");
@@ -167,7 +169,10 @@ TEST(SqliteDatabase, ReadScopeInsideATransactionLeavesItToItsOwner) {
         auto tx = Transaction::begin(**db);
         ASSERT_TRUE(tx);
         ASSERT_TRUE((*db)->exec("INSERT INTO t VALUES (1)"));
-        { ReadScope scope(**db); EXPECT_EQ(all_rows(**db), "1"); }
+        {
+            ReadScope scope(**db);
+            EXPECT_EQ(all_rows(**db), "1");
+        }
         // The scope neither committed nor ended the caller's transaction.
         EXPECT_EQ(sqlite3_get_autocommit((*db)->handle()), 0);
     }  // rolled back

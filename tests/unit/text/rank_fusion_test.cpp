@@ -6,7 +6,8 @@
 namespace glassbox::text {
 namespace {
 
-Ranking ranking(RankingKind kind, std::vector<std::pair<std::string, double>> items, double weight = 1.0) {
+Ranking ranking(RankingKind kind, std::vector<std::pair<std::string, double>> items,
+                double weight = 1.0) {
     return Ranking{kind, std::move(items), weight};
 }
 
@@ -82,9 +83,10 @@ TEST(Mmr, PrefersANovelCandidateOverANearDuplicate) {
 }
 
 TEST(ReciprocalRankFusion, TitleRankingsReportTheirOwnContribution) {
-    const auto fused = reciprocal_rank_fusion({ranking(RankingKind::kKeyword, {{"a", 3.0}, {"b", 2.0}}),
-                                               ranking(RankingKind::kTitle, {{"b", 1.0}}, 4.0)},
-                                              10.0);
+    const auto fused =
+        reciprocal_rank_fusion({ranking(RankingKind::kKeyword, {{"a", 3.0}, {"b", 2.0}}),
+                                ranking(RankingKind::kTitle, {{"b", 1.0}}, 4.0)},
+                               10.0);
     ASSERT_EQ(fused.size(), 2u);
     EXPECT_EQ(fused[0].id, "b");
     EXPECT_DOUBLE_EQ(fused[0].score, 1.0 / 12 + 4.0 / 11);

@@ -61,7 +61,8 @@ TEST(McpHttpMountTest, AStreamedAnswerIsWrittenByItsFunctionThroughAChunkedProvi
     bool client_there = true;
     answer.stream = [&](StreamSink& sink) {
         if (!sink.connected()) return false;
-        return sink.write("event: message\ndata: 1\n\n") && sink.write("event: message\ndata: 2\n\n");
+        return sink.write("event: message\ndata: 1\n\n") &&
+               sink.write("event: message\ndata: 2\n\n");
     };
     httplib::Response response;
     answer_into(answer, response);

@@ -38,9 +38,10 @@ protected:
         return {{"jsonrpc", "2.0"},
                 {"id", 0},
                 {"method", "initialize"},
-                {"params", {{"protocolVersion", version},
-                            {"capabilities", json::object()},
-                            {"clientInfo", {{"name", "unit"}, {"version", "1"}}}}}};
+                {"params",
+                 {{"protocolVersion", version},
+                  {"capabilities", json::object()},
+                  {"clientInfo", {{"name", "unit"}, {"version", "1"}}}}}};
     }
 
     // A new session's id.
@@ -57,10 +58,15 @@ protected:
     }
 
     static json request(const std::string& method, json params = json::object(), json id = 1) {
-        return {{"jsonrpc", "2.0"}, {"id", std::move(id)}, {"method", method}, {"params", std::move(params)}};
+        return {{"jsonrpc", "2.0"},
+                {"id", std::move(id)},
+                {"method", method},
+                {"params", std::move(params)}};
     }
 
-    static int error_code(const HttpAnswer& a) { return json::parse(a.body)["error"]["code"].get<int>(); }
+    static int error_code(const HttpAnswer& a) {
+        return json::parse(a.body)["error"]["code"].get<int>();
+    }
 
     // An HTTP-level refusal as docs/mcp.md §2 has it: the status, a JSON-RPC error without an id.
     static void expect_refusal(const HttpAnswer& a, int status) {
@@ -127,11 +133,11 @@ TEST_F(McpServerTest, ABodyThatIsNotJsonIsAParseError) {
 
 TEST_F(McpServerTest, MalformedMessagesAreInvalidRequests) {
     std::string s = open();
-    for (const json& body : {json{{"jsonrpc", "1.0"}, {"id", 1}, {"method", "ping"}},
-                             json{{"jsonrpc", "2.0"}, {"id", nullptr}, {"method", "ping"}},
-                             json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "ping"}, {"params", json::array()}},
-                             json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", 5}},
-                             json("ping")}) {
+    for (const json& body :
+         {json{{"jsonrpc", "1.0"}, {"id", 1}, {"method", "ping"}},
+          json{{"jsonrpc", "2.0"}, {"id", nullptr}, {"method", "ping"}},
+          json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "ping"}, {"params", json::array()}},
+          json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", 5}}, json("ping")}) {
         HttpAnswer a = call(s, body);
         EXPECT_EQ(a.status, 400) << body.dump();
         EXPECT_EQ(error_code(a), kInvalidRequest) << body.dump();
@@ -147,7 +153,8 @@ TEST_F(McpServerTest, UnknownMethodsAndToolsAreJsonRpcErrorsWithTheRequestId) {
     json reply = json::parse(a.body);
     EXPECT_EQ(reply["id"], "abc");
     EXPECT_EQ(reply["error"]["code"], kMethodNotFound);
-    EXPECT_EQ(error_code(call(s, request("tools/call", {{"name", "no_such_tool"}}))), kInvalidParams);
+    EXPECT_EQ(error_code(call(s, request("tools/call", {{"name", "no_such_tool"}}))),
+              kInvalidParams);
     EXPECT_EQ(error_code(call(s, request("tools/call", json::object()))), kInvalidParams);
     EXPECT_TRUE(backend_.calls.empty());
 }
@@ -236,18 +243,21 @@ TEST_F(McpServerTest, InitializeCarryingASessionIdIsRefusedAndOpensNone) {
 TEST_F(McpServerTest, AnAllowedBrowserOriginMayReadTheAnswerAndTheSessionId) {
     HttpAnswer preflight = send("OPTIONS", "", {{"origin", "http://localhost:6274"}});
     EXPECT_EQ(preflight.status, 204);
-    EXPECT_NE(preflight.headers["Access-Control-Allow-Headers"].find("Mcp-Session-Id"), std::string::npos);
+    EXPECT_NE(preflight.headers["Access-Control-Allow-Headers"].find("Mcp-Session-Id"),
+              std::string::npos);
     HttpAnswer a = send("POST", initialize_body().dump(), {{"origin", "http://localhost:6274"}});
     EXPECT_EQ(a.headers["Access-Control-Allow-Origin"], "http://localhost:6274");
     EXPECT_EQ(a.headers["Access-Control-Expose-Headers"], "Mcp-Session-Id");
-    EXPECT_TRUE(send("POST", initialize_body().dump()).headers.count("Access-Control-Allow-Origin") == 0);
+    EXPECT_TRUE(
+        send("POST", initialize_body().dump()).headers.count("Access-Control-Allow-Origin") == 0);
     EXPECT_EQ(send("OPTIONS", "", {{"origin", "http://evil.example"}}).status, 403);
 }
 
 TEST_F(McpServerTest, TheAnswerFollowsTheClientsAccept) {
     std::string s = open();
     HttpExchange only_sse{"POST",
-                          {{"accept", "text/event-stream"}, {"content-type", "application/json"},
+                          {{"accept", "text/event-stream"},
+                           {"content-type", "application/json"},
                            {"mcp-session-id", s}},
                           request("ping", json::object(), 42).dump()};
     HttpAnswer a = server_->handle(only_sse);
@@ -335,7 +345,8 @@ TEST_F(McpServerTest, AFullTableIs503WithoutAnIdAndRetryAfterTheFirstExpiry) {
     client_ = "address 10.0.0.3";
     HttpAnswer full = send("POST", initialize_body().dump());
     expect_refusal(full, 503);
-    EXPECT_EQ(full.headers["Retry-After"], "45") << "the first expires 60 s after its use, 15 s ago";
+    EXPECT_EQ(full.headers["Retry-After"], "45")
+        << "the first expires 60 s after its use, 15 s ago";
     // Used now, the first expires last: the second's expiry is the next.
     EXPECT_EQ(call(first, request("ping")).status, 200);
     EXPECT_EQ(send("POST", initialize_body().dump()).headers["Retry-After"], "55");
@@ -381,10 +392,14 @@ TEST_F(McpServerTest, TheDefaultBoundsAreTheDocumentedOnes) {
 TEST_F(McpServerTest, ABackendThatThrowsFailsOneRequestNotTheServer) {
     std::string s = open();
     backend_.throws = true;
-    json reply = json::parse(call(s, request("tools/call", {{"name", "list_traces"}, {"arguments", json::object()}})).body);
+    json reply = json::parse(
+        call(s, request("tools/call", {{"name", "list_traces"}, {"arguments", json::object()}}))
+            .body);
     EXPECT_EQ(reply["error"]["code"], kInternalError);
     backend_.throws = false;
-    reply = json::parse(call(s, request("tools/call", {{"name", "list_traces"}, {"arguments", json::object()}})).body);
+    reply = json::parse(
+        call(s, request("tools/call", {{"name", "list_traces"}, {"arguments", json::object()}}))
+            .body);
     EXPECT_FALSE(reply["result"]["isError"].get<bool>());
 }
 
@@ -413,20 +428,23 @@ protected:
                         [&] { return client_there_; }};
         out.ok = answer.stream(sink);
         static const std::regex kEvent("event: message\ndata: ([^\n]*)\n\n");
-        for (std::sregex_iterator it(out.text.begin(), out.text.end(), kEvent), end; it != end; ++it) {
+        for (std::sregex_iterator it(out.text.begin(), out.text.end(), kEvent), end; it != end;
+             ++it) {
             out.messages.push_back(json::parse((*it)[1].str()));
         }
         return out;
     }
 
     static json ask(json id, json meta = nullptr) {
-        json params = {{"name", "resolve_intent"}, {"arguments", {{"question", "Who founded the yard?"}}}};
+        json params = {{"name", "resolve_intent"},
+                       {"arguments", {{"question", "Who founded the yard?"}}}};
         if (!meta.is_null()) params["_meta"] = std::move(meta);
         return request("tools/call", std::move(params), std::move(id));
     }
 
     static json cancel(json id) {
-        return {{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"},
+        return {{"jsonrpc", "2.0"},
+                {"method", "notifications/cancelled"},
                 {"params", {{"requestId", std::move(id)}, {"reason", "the user gave up"}}}};
     }
 
@@ -434,8 +452,10 @@ protected:
 };
 
 TEST_F(McpCallTest, ACallWithAProgressTokenStreamsOneNotificationPerStepThenTheResult) {
-    backend_.steps = {"query route decided: graph-rag", "graph-rag exploration: 42 edges", "graph-rag synthesis"};
-    backend_.answer_ = {{"response", "Oskar [1]"}, {"answer", "Oskar"}, {"session", "urn:glassbox:a:question"}};
+    backend_.steps = {"query route decided: graph-rag", "graph-rag exploration: 42 edges",
+                      "graph-rag synthesis"};
+    backend_.answer_ = {
+        {"response", "Oskar [1]"}, {"answer", "Oskar"}, {"session", "urn:glassbox:a:question"}};
     std::string s = open();
     // The client takes both and the server prefers JSON: asking for progress asks for a stream.
     HttpAnswer a = call(s, ask(7, {{"progressToken", "tok-7"}}));
@@ -468,7 +488,8 @@ TEST_F(McpCallTest, NoProgressWithoutATokenOrWithAJsonAnswer) {
     EXPECT_FALSE(plain.stream);
     EXPECT_EQ(json::parse(plain.body)["id"], 1);
 
-    HttpAnswer json_only = call(s, ask(2, {{"progressToken", 2}}), {{"accept", "application/json"}});
+    HttpAnswer json_only =
+        call(s, ask(2, {{"progressToken", 2}}), {{"accept", "application/json"}});
     ASSERT_FALSE(json_only.sse);
     EXPECT_EQ(json::parse(json_only.body)["result"]["isError"], false);
 
@@ -521,7 +542,11 @@ TEST_F(McpCallTest, ACancellationOfAnUnknownFinishedOrOtherSessionsRequestIsIgno
     EXPECT_EQ(call(s, cancel(99)).status, 202);  // never sent
     EXPECT_EQ(json::parse(call(s, ask(1)).body)["id"], 1);
     EXPECT_EQ(call(s, cancel(1)).status, 202);  // finished
-    EXPECT_EQ(call(s, {{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", {{"reason", "x"}}}}).status, 202);
+    EXPECT_EQ(call(s, {{"jsonrpc", "2.0"},
+                       {"method", "notifications/cancelled"},
+                       {"params", {{"reason", "x"}}}})
+                  .status,
+              202);
     backend_.during = [&](RunControl& control) {
         EXPECT_EQ(call(other, cancel(2)).status, 202);  // the same id in another session
         EXPECT_EQ(call(s, cancel("2")).status, 202);    // a string is another id than the integer

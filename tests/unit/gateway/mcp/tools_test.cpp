@@ -20,7 +20,9 @@ json lit(json v, const std::string& dt = "") {
     if (!dt.empty()) t["dt"] = dt;
     return t;
 }
-json triple(json s, json p, json o) { return {{"s", std::move(s)}, {"p", std::move(p)}, {"o", std::move(o)}}; }
+json triple(json s, json p, json o) {
+    return {{"s", std::move(s)}, {"p", std::move(p)}, {"o", std::move(o)}};
+}
 
 const std::string kGb = "https://glassbox.dev/ns#";
 const std::string kType = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
@@ -31,25 +33,38 @@ json show_reply() {
     const std::string q = "urn:glassbox:aaaa:question";
     const std::string r = "urn:glassbox:aaaa:routing";
     const std::string sub = "urn:glassbox:bbbb:question";
-    json events = json::array(
-        {{{"seq", 0}, {"explain_id", q}, {"state", "open"}, {"received", "2026-11-27T08:00:00.000Z"},
-          {"triples", {triple(iri(q), iri(kType), iri("http://www.w3.org/ns/prov#Activity")),
-                       triple(iri(q), iri(kType), iri(kGb + "Question")),
-                       triple(iri(q), iri(kGb + "query"), lit("Who founded the yard?"))}}},
-         {{"seq", 1}, {"explain_id", r}, {"state", "open"}, {"received", "2026-11-27T08:00:00.010Z"},
-          {"triples", {triple(iri(r), iri(kType), iri(kGb + "RoutingDecision")),
-                       triple(iri(r), iri(kGb + "engine"), lit("graph-rag")),
-                       triple(iri(r), iri(kGb + "durationMs"), lit("3", kInt)),
-                       triple(iri(r), iri(kGb + "ruleFired"), lit("who-question")),
-                       triple(iri(r), iri(kGb + "ruleFired"), lit("entity-known"))}}}});
-    json sub_events = json::array(
-        {{{"seq", 0}, {"explain_id", sub}, {"state", "open"}, {"received", "…"},
-          {"triples", {triple(iri(sub), iri(kType), iri(kGb + "Question"))}}}});
-    return {{"session", {{"session", q}, {"kind", "query"}, {"service", "query"}, {"status", "complete"}}},
+    json events =
+        json::array({{{"seq", 0},
+                      {"explain_id", q},
+                      {"state", "open"},
+                      {"received", "2026-11-27T08:00:00.000Z"},
+                      {"triples",
+                       {triple(iri(q), iri(kType), iri("http://www.w3.org/ns/prov#Activity")),
+                        triple(iri(q), iri(kType), iri(kGb + "Question")),
+                        triple(iri(q), iri(kGb + "query"), lit("Who founded the yard?"))}}},
+                     {{"seq", 1},
+                      {"explain_id", r},
+                      {"state", "open"},
+                      {"received", "2026-11-27T08:00:00.010Z"},
+                      {"triples",
+                       {triple(iri(r), iri(kType), iri(kGb + "RoutingDecision")),
+                        triple(iri(r), iri(kGb + "engine"), lit("graph-rag")),
+                        triple(iri(r), iri(kGb + "durationMs"), lit("3", kInt)),
+                        triple(iri(r), iri(kGb + "ruleFired"), lit("who-question")),
+                        triple(iri(r), iri(kGb + "ruleFired"), lit("entity-known"))}}}});
+    json sub_events =
+        json::array({{{"seq", 0},
+                      {"explain_id", sub},
+                      {"state", "open"},
+                      {"received", "…"},
+                      {"triples", {triple(iri(sub), iri(kType), iri(kGb + "Question"))}}}});
+    return {{"session",
+             {{"session", q}, {"kind", "query"}, {"service", "query"}, {"status", "complete"}}},
             {"events", events},
-            {"subtraces", {{{"session", {{"session", sub}, {"service", "graph-rag"}, {"status", "complete"}}},
-                            {"events", sub_events},
-                            {"subtraces", json::array()}}}}};
+            {"subtraces",
+             {{{"session", {{"session", sub}, {"service", "graph-rag"}, {"status", "complete"}}},
+               {"events", sub_events},
+               {"subtraces", json::array()}}}}};
 }
 
 class McpToolsTest : public ::testing::Test {
@@ -98,15 +113,16 @@ TEST_F(McpToolsTest, EveryToolHasAnInputAndAnOutputSchema) {
 
 TEST_F(McpToolsTest, ResolveIntentShapesTheQueryAnswer) {
     // The backend answers as POST /api/v1/query does (docs/http.md §3).
-    backend_.answer_ = {{"answer", "Oskar Brenn founded it."},
-                        {"short_answer", "Oskar Brenn"},
-                        {"citations", {{{"n", 1}, {"kind", "edge"}, {"text", "founded by Oskar Brenn"}}}},
-                        {"sources", {{{"source", "file:///yard.ttl"}, {"tier", 1}, {"engine", "graph-rag"}}}},
-                        {"trace_id", "urn:glassbox:aaaa:question"},
-                        {"request_id", "gw-1"},
-                        {"route", {{"engine", "graph-rag"}}},
-                        {"answered_by", "graph-rag"},
-                        {"usage", {{"input_tokens", 10}, {"output_tokens", 5}}}};
+    backend_.answer_ = {
+        {"answer", "Oskar Brenn founded it."},
+        {"short_answer", "Oskar Brenn"},
+        {"citations", {{{"n", 1}, {"kind", "edge"}, {"text", "founded by Oskar Brenn"}}}},
+        {"sources", {{{"source", "file:///yard.ttl"}, {"tier", 1}, {"engine", "graph-rag"}}}},
+        {"trace_id", "urn:glassbox:aaaa:question"},
+        {"request_id", "gw-1"},
+        {"route", {{"engine", "graph-rag"}}},
+        {"answered_by", "graph-rag"},
+        {"usage", {{"input_tokens", 10}, {"output_tokens", 5}}}};
     json result = call("resolve_intent", {{"question", "Who founded the yard?"}, {"mode", "auto"}});
     ASSERT_FALSE(result["isError"].get<bool>());
     const json& s = result["structuredContent"];
@@ -130,7 +146,8 @@ TEST_F(McpToolsTest, ResolveIntentTakesQueryAsAnotherNameForQuestion) {
     // The alias alone reaches the backend as the question; both alike are one.
     EXPECT_FALSE(call("resolve_intent", {{"query", "Who?"}})["isError"].get<bool>());
     EXPECT_EQ(backend_.calls.back().args, (json{{"question", "Who?"}}));
-    EXPECT_FALSE(call("resolve_intent", {{"query", "Who?"}, {"question", "Who?"}})["isError"].get<bool>());
+    EXPECT_FALSE(
+        call("resolve_intent", {{"query", "Who?"}, {"question", "Who?"}})["isError"].get<bool>());
     EXPECT_EQ(backend_.calls.back().args, (json{{"question", "Who?"}}));
     // Both and different: refused before the backend is asked.
     const std::size_t asked = backend_.calls.size();
@@ -140,34 +157,46 @@ TEST_F(McpToolsTest, ResolveIntentTakesQueryAsAnotherNameForQuestion) {
 }
 
 TEST_F(McpToolsTest, ArgumentsThatBreakTheSchemaAreToolErrorsAndReachNoBackend) {
-    expect_tool_error(call("resolve_intent", json::object()), "InvalidRequest: missing argument 'question'");
-    expect_tool_error(call("resolve_intent", {{"question", 5}}), "InvalidRequest: argument 'question' must be a string");
-    expect_tool_error(call("resolve_intent", {{"query", 5}}), "InvalidRequest: argument 'question' must be a string");
+    expect_tool_error(call("resolve_intent", json::object()),
+                      "InvalidRequest: missing argument 'question'");
+    expect_tool_error(call("resolve_intent", {{"question", 5}}),
+                      "InvalidRequest: argument 'question' must be a string");
+    expect_tool_error(call("resolve_intent", {{"query", 5}}),
+                      "InvalidRequest: argument 'question' must be a string");
     expect_tool_error(call("resolve_intent", {{"question", ""}}), "InvalidRequest");
-    expect_tool_error(call("resolve_intent", {{"question", "q"}, {"mode", "psychic"}}), "InvalidRequest: argument 'mode'");
-    expect_tool_error(call("resolve_intent", {{"question", "q"}, {"colour", "red"}}), "InvalidRequest: unknown argument 'colour'");
-    expect_tool_error(call("search_graph", {{"query", "q"}, {"limit", 0}}), "InvalidRequest: argument 'limit'");
-    expect_tool_error(call("search_graph", {{"query", "q"}, {"limit", 1.5}}), "InvalidRequest: argument 'limit'");
+    expect_tool_error(call("resolve_intent", {{"question", "q"}, {"mode", "psychic"}}),
+                      "InvalidRequest: argument 'mode'");
+    expect_tool_error(call("resolve_intent", {{"question", "q"}, {"colour", "red"}}),
+                      "InvalidRequest: unknown argument 'colour'");
+    expect_tool_error(call("search_graph", {{"query", "q"}, {"limit", 0}}),
+                      "InvalidRequest: argument 'limit'");
+    expect_tool_error(call("search_graph", {{"query", "q"}, {"limit", 1.5}}),
+                      "InvalidRequest: argument 'limit'");
     expect_tool_error(call("list_traces", {{"all", "yes"}}), "InvalidRequest: argument 'all'");
-    expect_tool_error(call("explain_trace", json::array()), "InvalidRequest: arguments must be an object");
+    expect_tool_error(call("explain_trace", json::array()),
+                      "InvalidRequest: arguments must be an object");
     EXPECT_TRUE(backend_.calls.empty());
 }
 
 TEST_F(McpToolsTest, ABusErrorIsAToolErrorWithItsType) {
     backend_.fail = base::make_error(base::ErrorType::kNotFound, "no trace matches 'zzzz'");
-    expect_tool_error(call("explain_trace", {{"trace", "zzzz"}}), "NotFound: no trace matches 'zzzz'");
+    expect_tool_error(call("explain_trace", {{"trace", "zzzz"}}),
+                      "NotFound: no trace matches 'zzzz'");
     backend_.fail = base::make_error(base::ErrorType::kDeadlineExceeded, "no reply within 30s");
     expect_tool_error(call("resolve_intent", {{"question", "q"}}), "DeadlineExceeded");
 }
 
 TEST_F(McpToolsTest, SearchGraphAndListTracesAlwaysCarryTheirRequiredFields) {
     backend_.search_ = {{"edges", {{{"s", "a"}, {"p", "b"}, {"o", "c"}, {"score", 0.5}}}}};
-    json s = call("search_graph", {{"query", "yard"}, {"kind", "edges"}, {"limit", 5}})["structuredContent"];
+    json s = call("search_graph",
+                  {{"query", "yard"}, {"kind", "edges"}, {"limit", 5}})["structuredContent"];
     EXPECT_EQ(s["edges"].size(), 1u);
     EXPECT_TRUE(s["chunks"].is_array());
     expect_matches_output_schema("search_graph", s);
 
-    backend_.list_ = {{"sessions", {{{"session", "urn:glassbox:aaaa:question"}}}}, {"total", 1}, {"next", nullptr}};
+    backend_.list_ = {{"sessions", {{{"session", "urn:glassbox:aaaa:question"}}}},
+                      {"total", 1},
+                      {"next", nullptr}};
     json l = call("list_traces", {{"kind", "query"}, {"limit", 10}})["structuredContent"];
     EXPECT_EQ(l["sessions"].size(), 1u);
     EXPECT_EQ(backend_.calls.back().args["kind"], "query");
@@ -193,8 +222,13 @@ TEST_F(McpToolsTest, ExplainTraceListsStepsInOrderWithTheirValuesAndTriples) {
     EXPECT_EQ(s["triples"][5]["o"], "\"3\"^^xsd:integer");
     EXPECT_FALSE(s["truncated"].get<bool>());
     const std::string text = result["content"][0]["text"];
-    EXPECT_NE(text.find("#1 RoutingDecision (query): gb:durationMs=3; gb:engine=graph-rag; gb:ruleFired=who-question, entity-known"), std::string::npos) << text;
-    EXPECT_NE(text.find("  Trace urn:glassbox:bbbb:question (graph-rag, complete)"), std::string::npos) << text;
+    EXPECT_NE(text.find("#1 RoutingDecision (query): gb:durationMs=3; gb:engine=graph-rag; "
+                        "gb:ruleFired=who-question, entity-known"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("  Trace urn:glassbox:bbbb:question (graph-rag, complete)"),
+              std::string::npos)
+        << text;
 }
 
 TEST_F(McpToolsTest, ExplainTraceBoundsItsTriples) {
@@ -204,7 +238,8 @@ TEST_F(McpToolsTest, ExplainTraceBoundsItsTriples) {
     EXPECT_EQ(s["triples_total"], 9);
     EXPECT_TRUE(s["truncated"].get<bool>());
     EXPECT_EQ(s["steps"].size(), 3u);
-    json none = call("explain_trace", {{"trace", "aaaa"}, {"include_triples", false}})["structuredContent"];
+    json none =
+        call("explain_trace", {{"trace", "aaaa"}, {"include_triples", false}})["structuredContent"];
     EXPECT_TRUE(none["triples"].empty());
 }
 
@@ -222,9 +257,13 @@ TEST(TraceViewTest, TermsReadAsTurtle) {
 TEST(TraceResourcesTest, ListReadAndTemplate) {
     testing::FakeBackend backend;
     TraceResources resources(backend);
-    backend.list_ = {{"sessions", {{{"session", "urn:glassbox:aaaa:question"}, {"question", "Who?"},
-                                    {"kind", "query"}, {"status", "complete"}, {"started", "…Z"}},
-                                   {{"no", "session"}}}},
+    backend.list_ = {{"sessions",
+                      {{{"session", "urn:glassbox:aaaa:question"},
+                        {"question", "Who?"},
+                        {"kind", "query"},
+                        {"status", "complete"},
+                        {"started", "…Z"}},
+                       {{"no", "session"}}}},
                      {"next", "cursor-2"}};
     json list = std::get<json>(resources.list({{"cursor", "cursor-1"}}));
     ASSERT_EQ(list["resources"].size(), 1u);

@@ -27,12 +27,13 @@ const std::string kFamily = R"(
 TEST(AgentOpenAiTest, ScriptedReActRepliesMalformedOnesIncludedReachTheFinalAnswer) {
     http::testing::FakeOpenAiServer fake;
     ASSERT_TRUE(fake.ok());
-    ASSERT_TRUE(fake.control({{"chat_replies",
-                               {"```\nThought: look her up\nAction: triples-query\nArgs: {subject: marta}\n```",
-                                "Thought: look her up\nAction: triples-query\nArgs: {\"subject\": \"marta_vell\"}",
-                                R"({"thought": "her spouse is oren tal", "actions": [{"tool": "triples-query", "args": {"subject": "urn:fam:oren_tal"}}]})",
-                                "Thought: the nationality of oren tal\nFinal Answer: iceland\nOren Tal is Icelandic."}},
-                              {"chat_model", "fake-react-1"}}));
+    ASSERT_TRUE(fake.control(
+        {{"chat_replies",
+          {"```\nThought: look her up\nAction: triples-query\nArgs: {subject: marta}\n```",
+           "Thought: look her up\nAction: triples-query\nArgs: {\"subject\": \"marta_vell\"}",
+           R"({"thought": "her spouse is oren tal", "actions": [{"tool": "triples-query", "args": {"subject": "urn:fam:oren_tal"}}]})",
+           "Thought: the nationality of oren tal\nFinal Answer: iceland\nOren Tal is Icelandic."}},
+         {"chat_model", "fake-react-1"}}));
     RagCluster cluster;
     cluster.load_triples("fam", "file:///test/family.nt", kFamily);
     auto templates = llm::TemplateSet::builtin();
@@ -40,14 +41,16 @@ TEST(AgentOpenAiTest, ScriptedReActRepliesMalformedOnesIncludedReachTheFinalAnsw
     llm::OpenAiProviderOptions openai;
     openai.base_url = fake.url();
     openai.model = "fake-react-1";
-    cluster.add_worker("llm-openai", llm::make_llm_handler(std::make_shared<const llm::TemplateSet>(*templates),
-                                                           std::make_shared<llm::OpenAiProvider>(openai)));
+    cluster.add_worker("llm-openai",
+                       llm::make_llm_handler(std::make_shared<const llm::TemplateSet>(*templates),
+                                             std::make_shared<llm::OpenAiProvider>(openai)));
     AgentConfig config;
     config.llm_service = "llm-openai";
     cluster.add_worker("agent", make_agent_handler(config, default_tools()));
 
     const auto replies = cluster.request(
-        "agent", json{{"question", "What is the nationality of Marta Vell's husband?"}, {"collection", "fam"},
+        "agent", json{{"question", "What is the nationality of Marta Vell's husband?"},
+                      {"collection", "fam"},
                       {"streaming", true}});
     const auto& final = replies.back();
     ASSERT_EQ(final.kind, bus::ReplyKind::kFinal) << (final.error ? final.error->describe() : "");
@@ -63,7 +66,9 @@ TEST(AgentOpenAiTest, ScriptedReActRepliesMalformedOnesIncludedReachTheFinalAnsw
     // fourth what the lookup of oren tal returned.
     const auto chats = fake.requests_to("/v1/chat/completions");
     ASSERT_EQ(chats.size(), 4u);
-    const auto prompt = [&](std::size_t i) { return chats[i]["body"]["messages"].back()["content"].get<std::string>(); };
+    const auto prompt = [&](std::size_t i) {
+        return chats[i]["body"]["messages"].back()["content"].get<std::string>();
+    };
     EXPECT_NE(prompt(1).find("not one JSON object"), std::string::npos) << prompt(1);
     EXPECT_NE(prompt(3).find("iceland"), std::string::npos);
     std::size_t errors = 0;

@@ -58,7 +58,9 @@ runtime::Handler scripted_model(std::shared_ptr<ScriptedModel> model) {
         std::string text;
         {
             std::lock_guard lock(model->mutex);
-            if (model->fail) return (void)context.fail(base::make_error(base::ErrorType::kUpstreamError, "model down"));
+            if (model->fail)
+                return (void)context.fail(
+                    base::make_error(base::ErrorType::kUpstreamError, "model down"));
             model->seen_steps.push_back(json::parse(request->variables["steps"]));
             model->seen_history.push_back(json::parse(request->variables["history"]));
             text = model->replies.front();
@@ -84,11 +86,15 @@ std::vector<Triple> trace_triples(const std::vector<StreamReply>& replies) {
     return out;
 }
 
-std::vector<std::string> objects(const std::vector<Triple>& triples, const std::string& s, std::string_view p) {
+std::vector<std::string> objects(const std::vector<Triple>& triples, const std::string& s,
+                                 std::string_view p) {
     std::vector<std::string> out;
     for (const auto& t : triples) {
-        if (!t.s.is_iri() || t.s.as_iri().value != s || !t.p.is_iri() || t.p.as_iri().value != p) continue;
-        out.push_back(t.o.is_iri() ? t.o.as_iri().value : t.o.is_literal() ? t.o.as_literal().value : "");
+        if (!t.s.is_iri() || t.s.as_iri().value != s || !t.p.is_iri() || t.p.as_iri().value != p)
+            continue;
+        out.push_back(t.o.is_iri()       ? t.o.as_iri().value
+                      : t.o.is_literal() ? t.o.as_literal().value
+                                         : "");
     }
     return out;
 }
@@ -96,11 +102,13 @@ std::vector<std::string> objects(const std::vector<Triple>& triples, const std::
 std::vector<json> partials(const std::vector<StreamReply>& replies, const std::string& type) {
     std::vector<json> out;
     for (const auto& r : replies)
-        if (r.kind == bus::ReplyKind::kData && r.body.value("message_type", "") == type) out.push_back(r.body);
+        if (r.kind == bus::ReplyKind::kData && r.body.value("message_type", "") == type)
+            out.push_back(r.body);
     return out;
 }
 
-json agent_request(const std::string& question, const std::string& collection, std::uint32_t max_iterations = 0) {
+json agent_request(const std::string& question, const std::string& collection,
+                   std::uint32_t max_iterations = 0) {
     schema::AgentRequest request;
     request.question = question;
     request.collection = collection;
@@ -116,8 +124,9 @@ protected:
         cluster_->load_triples("fam", "file:///test/family.nt", kFamily);
         auto templates = llm::TemplateSet::builtin();
         ASSERT_TRUE(templates);
-        cluster_->add_worker("llm-real", llm::make_llm_handler(std::make_shared<const llm::TemplateSet>(*templates),
-                                                               std::make_shared<llm::ExtractiveProvider>()));
+        cluster_->add_worker(
+            "llm-real", llm::make_llm_handler(std::make_shared<const llm::TemplateSet>(*templates),
+                                              std::make_shared<llm::ExtractiveProvider>()));
         AgentConfig planner;
         planner.llm_service = "llm-real";
         cluster_->add_worker("agent", make_agent_handler(planner, default_tools()), 2);
@@ -130,12 +139,18 @@ protected:
         cluster_->add_worker("trace", [](runtime::RequestContext& context) {
             const json& body = context.body();
             if (body.value("session_id", "") == "broken")
-                return (void)context.fail(base::make_error(base::ErrorType::kInternal, "the trace store is locked"));
+                return (void)context.fail(
+                    base::make_error(base::ErrorType::kInternal, "the trace store is locked"));
             json turns = json::array();
             if (body.value("session_id", "") == "s1" && body.value("limit", 0) == 5)
-                turns.push_back({{"question", "Who is Marta Vell's husband?"}, {"answer", "Oren Tal."},
-                                 {"short_answer", "Oren Tal"}, {"trace", "u1"}, {"started", "t"}, {"status", "complete"}});
-            (void)context.reply(json{{"session_id", body.value("session_id", "")}, {"turns", turns}});
+                turns.push_back({{"question", "Who is Marta Vell's husband?"},
+                                 {"answer", "Oren Tal."},
+                                 {"short_answer", "Oren Tal"},
+                                 {"trace", "u1"},
+                                 {"started", "t"},
+                                 {"status", "complete"}});
+            (void)context.reply(
+                json{{"session_id", body.value("session_id", "")}, {"turns", turns}});
         });
     }
     static void TearDownTestSuite() {
@@ -158,10 +173,11 @@ RagCluster* AgentServiceTest::cluster_ = nullptr;
 std::shared_ptr<ScriptedModel> AgentServiceTest::model_;
 
 TEST_F(AgentServiceTest, ThePlannerFollowsTheChainAndTheTraceExplainsEveryIteration) {
-    const auto replies =
-        cluster_->request("agent", agent_request("what is the nationality of marta_vell 's husband ?", "fam"));
+    const auto replies = cluster_->request(
+        "agent", agent_request("what is the nationality of marta_vell 's husband ?", "fam"));
     const auto& final = replies.back();
-    ASSERT_EQ(final.kind, bus::ReplyKind::kFinal) << (final.error ? final.error->describe() : final.body.dump());
+    ASSERT_EQ(final.kind, bus::ReplyKind::kFinal)
+        << (final.error ? final.error->describe() : final.body.dump());
     EXPECT_EQ(final.body["answer"], "iceland") << final.body.dump();
     EXPECT_EQ(final.body["termination"], "final-answer");
     EXPECT_EQ(final.body["iterations"], 3);
@@ -175,7 +191,8 @@ TEST_F(AgentServiceTest, ThePlannerFollowsTheChainAndTheTraceExplainsEveryIterat
     EXPECT_EQ(partials(replies, "observation").size(), 2u);
     EXPECT_EQ(partials(replies, "answer").size(), 1u);
 
-    // Question → Analysis(0) → Observation(0) → Analysis(1) → Observation(1) → Analysis(2) → Conclusion.
+    // Question → Analysis(0) → Observation(0) → Analysis(1) → Observation(1) → Analysis(2) →
+    // Conclusion.
     const auto triples = trace_triples(replies);
     const auto run = schema::explain::RunUris::from_uri(final.body["session"].get<std::string>());
     ASSERT_TRUE(run);
@@ -186,22 +203,30 @@ TEST_F(AgentServiceTest, ThePlannerFollowsTheChainAndTheTraceExplainsEveryIterat
               std::vector<std::string>{run->observation(0)});
     EXPECT_EQ(objects(triples, run->conclusion(), vocab::kProvWasDerivedFrom),
               std::vector<std::string>{run->analysis(2)});
-    EXPECT_EQ(objects(triples, run->analysis(0), vocab::kAction), std::vector<std::string>{"triples-query"});
+    EXPECT_EQ(objects(triples, run->analysis(0), vocab::kAction),
+              std::vector<std::string>{"triples-query"});
     EXPECT_EQ(objects(triples, run->analysis(0), vocab::kToolCandidate).size(), 4u);
-    EXPECT_EQ(objects(triples, run->analysis(0), vocab::kModelName), std::vector<std::string>{"glassbox-extractive-v1"});
-    EXPECT_EQ(objects(triples, run->observation(1), vocab::kToolStatus), std::vector<std::string>{"ok"});
-    EXPECT_EQ(objects(triples, run->conclusion(), vocab::kTerminationReason), std::vector<std::string>{"final-answer"});
-    EXPECT_EQ(objects(triples, run->conclusion(), vocab::kShortAnswer), std::vector<std::string>{"iceland"});
-    EXPECT_EQ(objects(triples, run->question(), vocab::kStatus), std::vector<std::string>{"complete"});
+    EXPECT_EQ(objects(triples, run->analysis(0), vocab::kModelName),
+              std::vector<std::string>{"glassbox-extractive-v1"});
+    EXPECT_EQ(objects(triples, run->observation(1), vocab::kToolStatus),
+              std::vector<std::string>{"ok"});
+    EXPECT_EQ(objects(triples, run->conclusion(), vocab::kTerminationReason),
+              std::vector<std::string>{"final-answer"});
+    EXPECT_EQ(objects(triples, run->conclusion(), vocab::kShortAnswer),
+              std::vector<std::string>{"iceland"});
+    EXPECT_EQ(objects(triples, run->question(), vocab::kStatus),
+              std::vector<std::string>{"complete"});
     EXPECT_FALSE(objects(triples, run->observation(0), vocab::kDurationMs).empty());
 }
 
 TEST_F(AgentServiceTest, MalformedRepliesAndUnknownToolsAreErrorObservationsAndTheLoopGoesOn) {
     script({"I am not sure what to do.",
             "Thought: try a tool\nAction: web-search\nArgs: {\"q\": \"x\"}",
-            "Thought: ask the graph\nAction: knowledge-query\nArgs: {\"question\": \"Which country is Cruz Azul FC in?\"}",
+            "Thought: ask the graph\nAction: knowledge-query\nArgs: {\"question\": \"Which country "
+            "is Cruz Azul FC in?\"}",
             "Thought: the graph answered\nFinal Answer: Mexico\nCruz Azul FC is in Mexico."});
-    const auto replies = cluster_->request("agent-scripted", agent_request("Where is Cruz Azul?", "fam"));
+    const auto replies =
+        cluster_->request("agent-scripted", agent_request("Where is Cruz Azul?", "fam"));
     const auto& final = replies.back();
     ASSERT_EQ(final.kind, bus::ReplyKind::kFinal) << (final.error ? final.error->describe() : "");
     EXPECT_EQ(final.body["answer"], "Mexico");
@@ -217,16 +242,21 @@ TEST_F(AgentServiceTest, MalformedRepliesAndUnknownToolsAreErrorObservationsAndT
         seen = model_->seen_steps;
     }
     ASSERT_EQ(seen.size(), 4u);
-    EXPECT_NE(seen[1][0]["error"].get<std::string>().find("no Action and no Final Answer"), std::string::npos);
+    EXPECT_NE(seen[1][0]["error"].get<std::string>().find("no Action and no Final Answer"),
+              std::string::npos);
     EXPECT_TRUE(seen[2][1]["calls"][0]["error"].get<bool>());
-    EXPECT_NE(seen[2][1]["calls"][0]["observation"].get<std::string>().find("web-search"), std::string::npos);
+    EXPECT_NE(seen[2][1]["calls"][0]["observation"].get<std::string>().find("web-search"),
+              std::string::npos);
 
     const auto triples = trace_triples(replies);
     const auto run = schema::explain::RunUris::from_uri(final.body["session"].get<std::string>());
     ASSERT_TRUE(run);
-    EXPECT_EQ(objects(triples, run->observation(0), vocab::kToolStatus), std::vector<std::string>{"error"});
-    EXPECT_EQ(objects(triples, run->observation(1), vocab::kToolStatus), std::vector<std::string>{"error"});
-    EXPECT_EQ(objects(triples, run->observation(2), vocab::kToolStatus), std::vector<std::string>{"ok"});
+    EXPECT_EQ(objects(triples, run->observation(0), vocab::kToolStatus),
+              std::vector<std::string>{"error"});
+    EXPECT_EQ(objects(triples, run->observation(1), vocab::kToolStatus),
+              std::vector<std::string>{"error"});
+    EXPECT_EQ(objects(triples, run->observation(2), vocab::kToolStatus),
+              std::vector<std::string>{"ok"});
     // The knowledge-query sub-run: its explain messages were forwarded, its parent is
     // Analysis(2), and Observation(2) is derived from its last step.
     std::string sub_last;
@@ -243,8 +273,11 @@ TEST_F(AgentServiceTest, MalformedRepliesAndUnknownToolsAreErrorObservationsAndT
 }
 
 TEST_F(AgentServiceTest, MaxIterationsEndsWithTheBestAnswerSoFar) {
-    script({"Thought: ask again\nAction: knowledge-query\nArgs: {\"question\": \"Which country is Cruz Azul FC in?\"}"});
-    const auto replies = cluster_->request("agent-scripted", agent_request("Where is Cruz Azul?", "fam", 2));
+    script(
+        {"Thought: ask again\nAction: knowledge-query\nArgs: {\"question\": \"Which country is "
+         "Cruz Azul FC in?\"}"});
+    const auto replies =
+        cluster_->request("agent-scripted", agent_request("Where is Cruz Azul?", "fam", 2));
     const auto& final = replies.back();
     ASSERT_EQ(final.kind, bus::ReplyKind::kFinal) << (final.error ? final.error->describe() : "");
     EXPECT_EQ(final.body["termination"], "max-iterations");
@@ -253,19 +286,25 @@ TEST_F(AgentServiceTest, MaxIterationsEndsWithTheBestAnswerSoFar) {
     const auto triples = trace_triples(replies);
     const auto run = schema::explain::RunUris::from_uri(final.body["session"].get<std::string>());
     ASSERT_TRUE(run);
-    EXPECT_EQ(objects(triples, run->conclusion(), vocab::kTerminationReason), std::vector<std::string>{"max-iterations"});
+    EXPECT_EQ(objects(triples, run->conclusion(), vocab::kTerminationReason),
+              std::vector<std::string>{"max-iterations"});
 }
 
 TEST_F(AgentServiceTest, ACollectionNeverLoadedIsNotFoundBeforeAnyIteration) {
     // Issue 31: it ran its lookups against nothing and answered that they did not answer.
-    script({"Thought: ask\nAction: knowledge-query\nArgs: {\"question\": \"Which country is Cruz Azul FC in?\"}"});
-    const auto replies = cluster_->request("agent-scripted", agent_request("Where is Cruz Azul?", "kg-none", 2));
+    script(
+        {"Thought: ask\nAction: knowledge-query\nArgs: {\"question\": \"Which country is Cruz Azul "
+         "FC in?\"}"});
+    const auto replies =
+        cluster_->request("agent-scripted", agent_request("Where is Cruz Azul?", "kg-none", 2));
     const auto& last = replies.back();
     ASSERT_EQ(last.kind, bus::ReplyKind::kError);
     EXPECT_EQ(last.error->type, base::ErrorType::kNotFound);
     EXPECT_NE(last.error->message.find("\"kg-none\""), std::string::npos) << last.error->message;
-    EXPECT_EQ(last.error->message.find('/'), std::string::npos) << "no server path: " << last.error->message;
-    EXPECT_TRUE(partials(replies, "action").empty()) << "no lookups in a collection that does not exist";
+    EXPECT_EQ(last.error->message.find('/'), std::string::npos)
+        << "no server path: " << last.error->message;
+    EXPECT_TRUE(partials(replies, "action").empty())
+        << "no lookups in a collection that does not exist";
 }
 
 TEST_F(AgentServiceTest, AToolWhoseServiceFailsIsAnErrorObservation) {
@@ -287,14 +326,16 @@ TEST_F(AgentServiceTest, AModelThatFailsEndsTheRunWithAnErrorTrace) {
         std::lock_guard lock(model_->mutex);
         model_->fail = true;
     }
-    const auto replies = cluster_->request("agent-scripted", agent_request("Where is Cruz Azul?", "fam"));
+    const auto replies =
+        cluster_->request("agent-scripted", agent_request("Where is Cruz Azul?", "fam"));
     const auto& last = replies.back();
     ASSERT_EQ(last.kind, bus::ReplyKind::kError);
     EXPECT_EQ(last.error->type, base::ErrorType::kUpstreamError);
     const auto triples = trace_triples(replies);
     bool error_status = false;
     for (const auto& t : triples)
-        if (t.p.is_iri() && t.p.as_iri().value == vocab::kStatus && t.o.is_literal() && t.o.as_literal().value == "error")
+        if (t.p.is_iri() && t.p.as_iri().value == vocab::kStatus && t.o.is_literal() &&
+            t.o.as_literal().value == "error")
             error_status = true;
     EXPECT_TRUE(error_status);
     script({"Thought: fine\nFinal Answer: yes"});
@@ -315,16 +356,19 @@ TEST_F(AgentServiceTest, AConversationsEarlierTurnsReachTheModelAndTheQuestionRe
         EXPECT_EQ(model_->seen_history[0][0]["short_answer"], "Oren Tal");
     }
     const auto triples = trace_triples(replies);
-    const auto run = schema::explain::RunUris::from_uri(replies.back().body["session"].get<std::string>());
+    const auto run =
+        schema::explain::RunUris::from_uri(replies.back().body["session"].get<std::string>());
     ASSERT_TRUE(run);
-    EXPECT_EQ(objects(triples, run->question(), vocab::kConversation), std::vector<std::string>{"s1"});
+    EXPECT_EQ(objects(triples, run->question(), vocab::kConversation),
+              std::vector<std::string>{"s1"});
 
     // A fetch that fails is noted in the first Analysis and the run goes on without history.
     script({"Thought: no history\nFinal Answer: unknown"});
     body["session_id"] = "broken";
     const auto broken = cluster_->request("agent-scripted", body);
     ASSERT_EQ(broken.back().kind, bus::ReplyKind::kFinal);
-    const auto broken_run = schema::explain::RunUris::from_uri(broken.back().body["session"].get<std::string>());
+    const auto broken_run =
+        schema::explain::RunUris::from_uri(broken.back().body["session"].get<std::string>());
     ASSERT_TRUE(broken_run);
     const auto thought = objects(trace_triples(broken), broken_run->analysis(0), vocab::kThought);
     ASSERT_EQ(thought.size(), 1u);
@@ -332,8 +376,9 @@ TEST_F(AgentServiceTest, AConversationsEarlierTurnsReachTheModelAndTheQuestionRe
 }
 
 TEST_F(AgentServiceTest, InvalidRequestsAreTypedErrors) {
-    for (const auto& body : {agent_request("", "fam"), agent_request("q?", "fam", 50),
-                             json{{"question", "q?"}, {"tools", {"web-search"}}}, json{{"question", 3}}}) {
+    for (const auto& body :
+         {agent_request("", "fam"), agent_request("q?", "fam", 50),
+          json{{"question", "q?"}, {"tools", {"web-search"}}}, json{{"question", 3}}}) {
         const auto replies = cluster_->request("agent", body);
         ASSERT_EQ(replies.back().kind, bus::ReplyKind::kError) << body.dump();
         EXPECT_TRUE(replies.back().error->type == base::ErrorType::kInvalidRequest ||

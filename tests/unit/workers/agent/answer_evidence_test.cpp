@@ -11,11 +11,12 @@ const std::string kEx = "http://example.org/";
 
 // The fact `s p o` as a lookup of `looked_up` at `iteration` showed it (the other end is the
 // end that is not the looked-up entity).
-StepFact fact(const std::string& s, const std::string& p, const std::string& o, const std::string& looked_up,
-              std::size_t iteration) {
+StepFact fact(const std::string& s, const std::string& p, const std::string& o,
+              const std::string& looked_up, std::size_t iteration) {
     StepFact f;
-    f.fact.triple = schema::make_triple(schema::Term(schema::Iri{kEx + s}), schema::Term(schema::Iri{kEx + p}),
-                                        schema::Term(schema::Iri{kEx + o}));
+    f.fact.triple =
+        schema::make_triple(schema::Term(schema::Iri{kEx + s}), schema::Term(schema::Iri{kEx + p}),
+                            schema::Term(schema::Iri{kEx + o}));
     f.fact.entity = kEx + looked_up;
     const std::string& other = looked_up == s ? o : s;
     f.fact.other = kEx + other;
@@ -32,7 +33,8 @@ TEST(FactsBehind, TracesTheAnswerBackAlongTheChainAndLeavesTheRestOut) {
         fact("Telescope", "locatedIn", "Hill", "Telescope", 0),
         fact("Yard", "foundedBy", "Founder", "Yard", 1),
         fact("Yard", "locatedIn", "Port", "Yard", 1),  // names the answer too, but from a side hop
-        fact("Telescope", "builtBy", "Yard", "Yard", 1),  // the same stored fact, seen from the Yard
+        fact("Telescope", "builtBy", "Yard", "Yard",
+             1),  // the same stored fact, seen from the Yard
         fact("Founder", "bornIn", "Port", "Founder", 2),
         fact("Founder", "worksAt", "Yard", "Founder", 2),  // points back at an earlier hop
     };
@@ -43,18 +45,20 @@ TEST(FactsBehind, TracesTheAnswerBackAlongTheChainAndLeavesTheRestOut) {
     // from the Founder (looked up at 2) the founding fact (1); back from the Yard the building
     // fact (0), once; nothing else.
     EXPECT_EQ(texts, (std::vector<std::string>{"Founder bornIn Port", "Yard foundedBy Founder",
-                                                "Telescope builtBy Yard"}));
+                                               "Telescope builtBy Yard"}));
     EXPECT_TRUE(facts_behind("", facts).empty());
     EXPECT_TRUE(facts_behind("Nowhere", facts).empty());
     EXPECT_EQ(facts_behind("Port", facts, 2).size(), 2u);
 }
 
 TEST(AnswerEvidence, CitesFactsWithTheirSourcesThenTheRagCitationsKeepingTheWeakerTier) {
-    std::vector<ObservedFact> chosen = {fact("A", "p", "B", "A", 0).fact, fact("B", "q", "C", "B", 1).fact,
+    std::vector<ObservedFact> chosen = {fact("A", "p", "B", "A", 0).fact,
+                                        fact("B", "q", "C", "B", 1).fact,
                                         fact("C", "r", "D", "C", 2).fact};
     std::vector<std::vector<schema::FactSource>> sources = {
         {{"file:///kb.ttl", "file", std::nullopt, 1, ""}},
-        {{"urn:chunk:7", "chunk", std::string("urn:doc:2"), 3, ""}, {"file:///kb.ttl", "file", std::nullopt, 1, ""}},
+        {{"urn:chunk:7", "chunk", std::string("urn:doc:2"), 3, ""},
+         {"file:///kb.ttl", "file", std::nullopt, 1, ""}},
         {}};  // the third fact: no recorded source
     schema::RagCitation cited;
     cited.n = 4;
@@ -72,10 +76,12 @@ TEST(AnswerEvidence, CitesFactsWithTheirSourcesThenTheRagCitationsKeepingTheWeak
     EXPECT_EQ(e.citations[1].tier, 3u);
     EXPECT_EQ(e.citations[2].tier, 0u);
     EXPECT_EQ(e.citations[3].n, 4u);
-    EXPECT_TRUE(e.citations[3].spans.empty()) << "a sub-run's spans do not point into the agent's text";
+    EXPECT_TRUE(e.citations[3].spans.empty())
+        << "a sub-run's spans do not point into the agent's text";
     EXPECT_EQ(e.sources, (std::vector<std::string>{"file:///kb.ttl", "urn:chunk:7"}));
     ASSERT_EQ(e.answer_sources.size(), 2u);
-    EXPECT_EQ(e.answer_sources[0].data_tier, 2) << "cited as tier 1 and as tier 2: the weaker stays";
+    EXPECT_EQ(e.answer_sources[0].data_tier, 2)
+        << "cited as tier 1 and as tier 2: the weaker stays";
     EXPECT_EQ(e.answer_sources[1].data_tier, 3);
     EXPECT_EQ(schema::explain::aggregate_tier(e.answer_sources), 3);
 

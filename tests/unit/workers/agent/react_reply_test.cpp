@@ -8,7 +8,8 @@ namespace {
 
 TEST(ReactReplyTest, TextFormWithOneAction) {
     auto reply = parse_react_reply(
-        "Thought: I need the spouse\n  of the person.\nAction: triples-query\nArgs: {\"subject\": \"Ada\"}\n");
+        "Thought: I need the spouse\n  of the person.\nAction: triples-query\nArgs: {\"subject\": "
+        "\"Ada\"}\n");
     ASSERT_TRUE(reply) << reply.error().message;
     EXPECT_EQ(reply->thought, "I need the spouse of the person.");
     ASSERT_EQ(reply->calls.size(), 1u);
@@ -28,7 +29,8 @@ TEST(ReactReplyTest, SeveralActionsAreSeveralCalls) {
 }
 
 TEST(ReactReplyTest, FinalAnswerWithSentencesAndFences) {
-    auto reply = parse_react_reply("```\n**Thought:** done\nFinal Answer: Oskar Brenn\nHe founded it.\nIn 1890.\n```");
+    auto reply = parse_react_reply(
+        "```\n**Thought:** done\nFinal Answer: Oskar Brenn\nHe founded it.\nIn 1890.\n```");
     ASSERT_TRUE(reply) << reply.error().message;
     EXPECT_EQ(reply->thought, "done");
     ASSERT_TRUE(reply->final_answer);
@@ -40,14 +42,18 @@ TEST(ReactReplyTest, FinalAnswerWithSentencesAndFences) {
 }
 
 TEST(ReactReplyTest, JsonForm) {
-    auto calls = parse_react_reply(R"({"thought": "t", "actions": [{"tool": "triples-query", "args": {"subject": "x"}}]})");
+    auto calls = parse_react_reply(
+        R"({"thought": "t", "actions": [{"tool": "triples-query", "args": {"subject": "x"}}]})");
     ASSERT_TRUE(calls) << calls.error().message;
     ASSERT_EQ(calls->calls.size(), 1u);
     EXPECT_EQ(calls->calls[0].args["subject"], "x");
-    auto single = parse_react_reply(R"({"thought": "t", "action": "knowledge-query", "args": {"question": "q"}})");
+    auto single = parse_react_reply(
+        R"({"thought": "t", "action": "knowledge-query", "args": {"question": "q"}})");
     ASSERT_TRUE(single) << single.error().message;
     EXPECT_EQ(single->calls[0].tool, "knowledge-query");
-    auto final_reply = parse_react_reply("```json\n{\"thought\": \"t\", \"final_answer\": \"42\", \"response\": \"It is 42.\"}\n```");
+    auto final_reply = parse_react_reply(
+        "```json\n{\"thought\": \"t\", \"final_answer\": \"42\", \"response\": \"It is "
+        "42.\"}\n```");
     ASSERT_TRUE(final_reply) << final_reply.error().message;
     EXPECT_EQ(*final_reply->final_answer, "42");
     EXPECT_EQ(final_reply->response, "It is 42.");
@@ -69,7 +75,8 @@ TEST(ReactReplyTest, MalformedRepliesSayWhatIsWrong) {
         auto reply = parse_react_reply(text);
         ASSERT_FALSE(reply) << text;
         EXPECT_EQ(reply.error().type, base::ErrorType::kInvalidRequest);
-        EXPECT_NE(reply.error().message.find(expected), std::string::npos) << text << " → " << reply.error().message;
+        EXPECT_NE(reply.error().message.find(expected), std::string::npos)
+            << text << " → " << reply.error().message;
     }
 }
 

@@ -25,12 +25,17 @@ TEST(ToolCatalogTest, MalformedFilesAreTypedErrorsNamingTheField) {
     const std::pair<const char*, const char*> cases[] = {
         {"[]", "\"tools\" array"},
         {R"({"tools": []})", "no tools"},
-        {R"({"tools": [{"name": "Bad Name", "kind": "triples", "description": "d", "arguments": {}}]})", "tools[0].name"},
-        {R"({"tools": [{"name": "a", "kind": "sql", "description": "d", "arguments": {}}]})", "tools[0].kind"},
-        {R"({"tools": [{"name": "a", "kind": "triples", "description": "", "arguments": {}}]})", "description"},
-        {R"({"tools": [{"name": "a", "kind": "triples", "description": "d", "arguments": 3}]})", "arguments"},
+        {R"({"tools": [{"name": "Bad Name", "kind": "triples", "description": "d", "arguments": {}}]})",
+         "tools[0].name"},
+        {R"({"tools": [{"name": "a", "kind": "sql", "description": "d", "arguments": {}}]})",
+         "tools[0].kind"},
+        {R"({"tools": [{"name": "a", "kind": "triples", "description": "", "arguments": {}}]})",
+         "description"},
+        {R"({"tools": [{"name": "a", "kind": "triples", "description": "d", "arguments": 3}]})",
+         "arguments"},
         {R"({"tools": [{"name": "a", "kind": "triples", "description": "d", "arguments": {}},
-                       {"name": "a", "kind": "completion", "description": "d", "arguments": {}}]})", "named twice"},
+                       {"name": "a", "kind": "completion", "description": "d", "arguments": {}}]})",
+         "named twice"},
     };
     for (const auto& [text, expected] : cases) {
         auto tools = parse_tools(text);

@@ -8,8 +8,8 @@
 namespace glassbox::embeddings {
 namespace {
 
-using nlohmann::json;
 using base::ErrorType;
+using nlohmann::json;
 
 TEST(EmbeddingsConfig, EmptyObjectGivesTheDefaults) {
     auto config = EmbeddingsConfig::from_json(json::object());

@@ -7,8 +7,8 @@
 
 #include "schema/messages.hpp"
 #include "schema/services.hpp"
-#include "tests/support/fake_openai_server.hpp"
 #include "tests/support/fake_broker.hpp"
+#include "tests/support/fake_openai_server.hpp"
 #include "workers/embeddings/feature_hashing_embedder.hpp"
 #include "workers/embeddings/openai_embedder.hpp"
 

@@ -13,9 +13,9 @@ namespace glassbox::embeddings {
 namespace {
 
 using namespace std::chrono_literals;
+using base::ErrorType;
 using http::testing::FakeOpenAiServer;
 using nlohmann::json;
-using base::ErrorType;
 
 OpenAiEmbedderOptions options_for(const FakeOpenAiServer& server, std::size_t batch_size = 64) {
     OpenAiEmbedderOptions o;

@@ -26,7 +26,8 @@ std::string problem(std::string_view reply, AnswerForm form = AnswerForm::kFirst
 
 TEST(AnswerContract, SplitsTheAnswerLineFromTheText) {
     const auto r = checked(
-        "Answer: Mara Quill [e2][e4]\nMara Quill founded the mill [e2]. It stands on the river [e4].");
+        "Answer: Mara Quill [e2][e4]\nMara Quill founded the mill [e2]. It stands on the river "
+        "[e4].");
     ASSERT_TRUE(r.answer);
     EXPECT_EQ(*r.answer, "Mara Quill");
     EXPECT_EQ(r.answer_ids, (std::vector<std::string>{"e2", "e4"}));
@@ -90,7 +91,8 @@ TEST(AnswerContract, FreeTextTemplatesCheckOnlyTheMarkers) {
 }
 
 TEST(AnswerContract, TheHoldStreamsExactlyTheTextAfterTheAnswerLine) {
-    const std::string reply = "\n Answer: Mara Quill [e2]\n\n Mara Quill founded it [e2]. More [e1].";
+    const std::string reply =
+        "\n Answer: Mara Quill [e2]\n\n Mara Quill founded it [e2]. More [e1].";
     const std::string expected = checked(reply).text;
     // Every way of cutting the reply into two or three pieces streams the same text.
     for (std::size_t a = 0; a <= reply.size(); ++a) {

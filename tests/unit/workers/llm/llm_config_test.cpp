@@ -8,8 +8,8 @@
 namespace glassbox::llm {
 namespace {
 
-using nlohmann::json;
 using base::ErrorType;
+using nlohmann::json;
 
 TEST(LlmConfigTest, DefaultsToTheExtractiveProvider) {
     auto config = LlmConfig::from_json(json::object());

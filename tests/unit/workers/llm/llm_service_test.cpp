@@ -10,8 +10,8 @@
 
 #include "schema/messages.hpp"
 #include "schema/services.hpp"
-#include "tests/support/fake_openai_server.hpp"
 #include "tests/support/fake_broker.hpp"
+#include "tests/support/fake_openai_server.hpp"
 #include "text/feature_hashing.hpp"
 #include "workers/llm/extractive_provider.hpp"
 #include "workers/llm/openai_provider.hpp"
@@ -196,7 +196,8 @@ TEST_F(LlmServiceTest, StreamedSynthesisPartialsAddUpToTheFinalText) {
         ASSERT_TRUE(r->answer);
         const std::size_t line_words =
             1 + reasoner::count_words(*r->answer) + (r->answer_ids.empty() ? 0 : 1);
-        EXPECT_EQ(r->out_token, static_cast<std::uint64_t>(reasoner::count_words(r->text) + line_words));
+        EXPECT_EQ(r->out_token,
+                  static_cast<std::uint64_t>(reasoner::count_words(r->text) + line_words));
         for (const auto& id : markers(r->text))
             EXPECT_TRUE(id == "e1" || id == "e2" || id == "e3") << id;
         EXPECT_FALSE(markers(r->text).empty());
@@ -354,10 +355,10 @@ TEST_F(LlmServiceTest, MoreEdgesThanTheBoundAreATypedErrorNamingIt) {
     const std::size_t bound = ExtractiveProvider::kMaxEdges;
     for (const char* name : {"kg-edge-scoring", "kg-edge-reasoning", "kg-synthesis"}) {
         const std::string token = std::string("over-") + name;
-        request(llm(name, {{"question", kQuestion},
-                           {"concepts", "[]"},
-                           {"edges", club_edges(bound + 1)}}),
-                token, 60'000);
+        request(
+            llm(name,
+                {{"question", kQuestion}, {"concepts", "[]"}, {"edges", club_edges(bound + 1)}}),
+            token, 60'000);
         auto [type, message] = expect_error(token, 60s);
         EXPECT_EQ(type, "InvalidRequest") << name;
         EXPECT_NE(message.find(std::to_string(bound)), std::string::npos) << message;
@@ -479,15 +480,18 @@ TEST_F(LlmServiceTest, EdgeScoringComputesBuiltinVectorsItselfOnceTheServiceName
     options.builtin_embeddings_ttl = 400ms;
     start(std::make_shared<ExtractiveProvider>(), options);
     const auto ask = [&](const std::string& token) {
-        request(llm("kg-edge-scoring", {{"question", kQuestion}, {"concepts", "[]"}, {"edges", kEdges.dump()}}),
+        request(llm("kg-edge-scoring",
+                    {{"question", kQuestion}, {"concepts", "[]"}, {"edges", kEdges.dump()}}),
                 token);
     };
     const auto answer_builtin = [&](const WorkerMessage& call) {
         const json body = json::parse(call.frames[6]);
         json vectors = json::array();
-        for (const auto& t : body["texts"]) vectors.push_back(text::feature_vector(t.get<std::string>(), 64));
+        for (const auto& t : body["texts"])
+            vectors.push_back(text::feature_vector(t.get<std::string>(), 64));
         answer_call(call, schema::protocol::client_cmd::kFinal,
-                    {json{{"vectors", vectors}, {"model", text::kFeatureHashingModel}, {"dim", 64}}.dump()});
+                    {json{{"vectors", vectors}, {"model", text::kFeatureHashingModel}, {"dim", 64}}
+                         .dump()});
     };
 
     ask("first");
@@ -501,8 +505,10 @@ TEST_F(LlmServiceTest, EdgeScoringComputesBuiltinVectorsItselfOnceTheServiceName
     ask("second");
     const auto second = final_response();
     ASSERT_TRUE(second.json);
-    for (const auto& m : broker.skipped) EXPECT_NE(m.frames[1], "GBC01") << "asked embeddings within the TTL";
-    EXPECT_EQ(*second.json, *first.json) << "the worker's own vectors score exactly as the service's";
+    for (const auto& m : broker.skipped)
+        EXPECT_NE(m.frames[1], "GBC01") << "asked embeddings within the TTL";
+    EXPECT_EQ(*second.json, *first.json)
+        << "the worker's own vectors score exactly as the service's";
 
     std::this_thread::sleep_for(500ms);
     ask("third");

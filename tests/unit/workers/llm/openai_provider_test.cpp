@@ -8,16 +8,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "tests/support/fake_openai_server.hpp"
 #include "reasoner/reasoner.hpp"
+#include "tests/support/fake_openai_server.hpp"
 
 namespace glassbox::llm {
 namespace {
 
 using namespace std::chrono_literals;
+using base::ErrorType;
 using http::testing::FakeOpenAiServer;
 using nlohmann::json;
-using base::ErrorType;
 
 // A loopback port nothing listens on: bound, then closed.
 int closed_port() {
@@ -55,8 +55,8 @@ protected:
 
     // Runs `name` with `variables` on `provider`.
     base::Result<Completion> run(Provider& provider, const std::string& name,
-                                   const std::map<std::string, std::string>& variables,
-                                   const GenerateOptions& generate = {}) {
+                                 const std::map<std::string, std::string>& variables,
+                                 const GenerateOptions& generate = {}) {
         const auto* t = templates.find(name);
         EXPECT_NE(t, nullptr);
         auto rendered = t->render(variables);
@@ -77,7 +77,8 @@ protected:
 
 TEST_F(OpenAiProviderTest, TextAnswerWithUsageAndTheEndpointsModel) {
     ASSERT_TRUE(server.ok());
-    ASSERT_TRUE(server.control({{"chat_model", "served-model-v2"}, {"chat_replies", {kept_reply}}}));
+    ASSERT_TRUE(
+        server.control({{"chat_model", "served-model-v2"}, {"chat_replies", {kept_reply}}}));
     auto o = options(server.url());
     o.api_key = "sk-test";
     OpenAiProvider provider(o);
@@ -215,8 +216,8 @@ TEST_F(OpenAiProviderTest, AnAnswerStillInvalidAfterTheRepairIsAnUpstreamError) 
 
 TEST_F(OpenAiProviderTest, AReplyWithoutTheAnswerLineIsRepaired) {
     ASSERT_TRUE(server.ok());
-    ASSERT_TRUE(server.control(
-        {{"chat_replies", {"Cruz Azul FC is in Mexico [e1].", kept_reply}}}));
+    ASSERT_TRUE(
+        server.control({{"chat_replies", {"Cruz Azul FC is in Mexico [e1].", kept_reply}}}));
     OpenAiProvider provider(options(server.url()));
     std::vector<std::string> pieces;
     GenerateOptions generate;
@@ -237,16 +238,16 @@ TEST_F(OpenAiProviderTest, AReplyWithoutTheAnswerLineIsRepaired) {
               std::string::npos)
         << repair.back()["content"];
     // Tokens of both calls (the fake counts words).
-    EXPECT_EQ(c->out_tokens, static_cast<std::uint64_t>(reasoner::count_words(repair[repair.size() - 2]
-                                                                        ["content"]
-                                                                        .get<std::string>()) +
-                                                        reasoner::count_words(kept_reply)));
+    EXPECT_EQ(c->out_tokens,
+              static_cast<std::uint64_t>(
+                  reasoner::count_words(repair[repair.size() - 2]["content"].get<std::string>()) +
+                  reasoner::count_words(kept_reply)));
 }
 
 TEST_F(OpenAiProviderTest, AReplyTwiceWithoutTheAnswerLineIsAnUpstreamError) {
     ASSERT_TRUE(server.ok());
-    ASSERT_TRUE(server.control({{"chat_replies",
-                                 {"Cruz Azul FC is in Mexico [e1].", "It is in Mexico [e1]."}}}));
+    ASSERT_TRUE(server.control(
+        {{"chat_replies", {"Cruz Azul FC is in Mexico [e1].", "It is in Mexico [e1]."}}}));
     OpenAiProvider provider(options(server.url()));
     std::vector<std::string> pieces;
     GenerateOptions generate;
@@ -266,25 +267,23 @@ TEST_F(OpenAiProviderTest, InventedMarkersAreRepairedOrRejected) {
         {"question", "When did the tower open?"},
         {"chunks", R"([{"id": "c1", "text": "The tower opened in 1889.", "title": "Tower"}])"}};
     // Repaired: an invented id on the Answer line, then a reply that keeps to c1.
-    ASSERT_TRUE(server.control(
-        {{"chat_replies",
-          {"Answer: 1889 [c4]\nThe tower opened in 1889 [c1].",
-           "Answer: 1889 [c1]\nThe tower opened in 1889 [c1]."}}}));
+    ASSERT_TRUE(server.control({{"chat_replies",
+                                 {"Answer: 1889 [c4]\nThe tower opened in 1889 [c1].",
+                                  "Answer: 1889 [c1]\nThe tower opened in 1889 [c1]."}}}));
     OpenAiProvider provider(options(server.url()));
     auto c = run(provider, "document-synthesis", chunks);
     ASSERT_TRUE(c) << c.error().describe();
     EXPECT_EQ(c->text, "Answer: 1889 [c1]\nThe tower opened in 1889 [c1].");
     auto requests = server.requests_to("/v1/chat/completions");
     ASSERT_EQ(requests.size(), 2u);
-    EXPECT_NE(requests[1]["body"]["messages"].back()["content"].get<std::string>().find(
-                  "marker [c4]"),
-              std::string::npos);
+    EXPECT_NE(
+        requests[1]["body"]["messages"].back()["content"].get<std::string>().find("marker [c4]"),
+        std::string::npos);
 
     // Rejected: an invented id in the text, twice.
-    ASSERT_TRUE(server.control(
-        {{"chat_replies",
-          {"Answer: 1889 [c1]\nThe tower opened in 1889 [c1][c2].",
-           "Answer: 1889 [c1]\nIt opened in 1889 [c7]."}}}));
+    ASSERT_TRUE(server.control({{"chat_replies",
+                                 {"Answer: 1889 [c1]\nThe tower opened in 1889 [c1][c2].",
+                                  "Answer: 1889 [c1]\nIt opened in 1889 [c7]."}}}));
     c = run(provider, "document-synthesis", chunks);
     ASSERT_FALSE(c);
     EXPECT_EQ(c.error().type, ErrorType::kUpstreamError);

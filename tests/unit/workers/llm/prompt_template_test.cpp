@@ -11,8 +11,8 @@
 namespace glassbox::llm {
 namespace {
 
-using nlohmann::json;
 using base::ErrorType;
+using nlohmann::json;
 
 // A fresh folder removed after the test.
 class TempDir {

@@ -29,11 +29,14 @@ protected:
         cluster_ = new RagCluster();
         cluster_->load_triples("kg", "file:///test/kb.nt", testing::kCruzAzulGraph, 1);
         cluster_->load_documents(
-            "docs", {{"urn:doc:lilu", "Lilu (mythology)",
-                      "A lilu is a masculine Akkadian word for a spirit, related to the demon Alu."},
-                     {"urn:doc:alu", "Alu", "Alu is a demon of Akkadian and Sumerian mythology. It is associated "
-                                            "with other demons like Gallu and Lilu."},
-                     {"urn:doc:dice", "Demon Dice", "Demon Dice is a collectible dice game created by Lester Smith."}});
+            "docs",
+            {{"urn:doc:lilu", "Lilu (mythology)",
+              "A lilu is a masculine Akkadian word for a spirit, related to the demon Alu."},
+             {"urn:doc:alu", "Alu",
+              "Alu is a demon of Akkadian and Sumerian mythology. It is associated "
+              "with other demons like Gallu and Lilu."},
+             {"urn:doc:dice", "Demon Dice",
+              "Demon Dice is a collectible dice game created by Lester Smith."}});
         cluster_->add_worker("query", make_query_handler(QueryConfig{}), 2);
     }
     static void TearDownTestSuite() {
@@ -56,7 +59,8 @@ Messages messages(const std::vector<StreamReply>& replies) {
     Messages out;
     for (const auto& r : replies) {
         const bool own = r.kind == bus::ReplyKind::kExplain;
-        const bool forwarded = r.kind == bus::ReplyKind::kData && r.body.value("message_type", "") == "explain";
+        const bool forwarded =
+            r.kind == bus::ReplyKind::kData && r.body.value("message_type", "") == "explain";
         if (!own && !forwarded) continue;
         auto m = schema::decode<schema::ExplainMessage>(r.body);
         EXPECT_TRUE(m.ok()) << r.body.dump();
@@ -68,11 +72,13 @@ Messages messages(const std::vector<StreamReply>& replies) {
 }
 
 TEST_F(QueryServiceTest, AQuestionNamingAGraphEntityGoesToGraphRagWithTheWholeChainLinked) {
-    const auto replies = cluster_->request("query", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
+    const auto replies = cluster_->request(
+        "query", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
     const json& final = final_of(replies);
     EXPECT_EQ(final["engine"], "graph-rag");
     EXPECT_EQ(final["route"]["method"], "rules");
-    EXPECT_NE(final["route"]["rules_fired"].dump().find("graph-entity"), std::string::npos) << final["route"].dump();
+    EXPECT_NE(final["route"]["rules_fired"].dump().find("graph-entity"), std::string::npos)
+        << final["route"].dump();
     EXPECT_GE(final["route"]["scores"]["graph-entities"].get<double>(), 0.8);
     EXPECT_EQ(final["escalations"].size(), 0u) << final["runs"].dump();
     EXPECT_NE(final["response"].get<std::string>().find("Mexico"), std::string::npos);
@@ -90,9 +96,11 @@ TEST_F(QueryServiceTest, AQuestionNamingAGraphEntityGoesToGraphRagWithTheWholeCh
     EXPECT_TRUE(has(m.all, session, vocab::kProvWasAssociatedWith,
                     schema::iri(schema::explain::worker_agent_uri("query"))));
     EXPECT_TRUE(has(m.all, run->routing_decision(), vocab::kEngine, schema::literal("graph-rag")));
-    EXPECT_TRUE(has(m.all, run->routing_decision(), vocab::kRuleFired, schema::literal("graph-entity")));
+    EXPECT_TRUE(
+        has(m.all, run->routing_decision(), vocab::kRuleFired, schema::literal("graph-entity")));
     // The deciding rule's question type is recorded, and the route says the same.
-    EXPECT_TRUE(has(m.all, run->routing_decision(), vocab::kQuestionType, schema::literal("entity-lookup")));
+    EXPECT_TRUE(has(m.all, run->routing_decision(), vocab::kQuestionType,
+                    schema::literal("entity-lookup")));
     EXPECT_EQ(final["route"]["question_type"], "entity-lookup");
     // The sub-run: its Question used the routing decision and was informed by the query's run.
     const std::string sub = final["engine_session"];
@@ -104,7 +112,8 @@ TEST_F(QueryServiceTest, AQuestionNamingAGraphEntityGoesToGraphRagWithTheWholeCh
     // The Conclusion is derived from the sub-run's last step and carries the provenance.
     const auto sub_run = schema::explain::RunUris::from_uri(sub);
     ASSERT_TRUE(sub_run);
-    EXPECT_TRUE(has(m.all, run->conclusion(), vocab::kProvWasDerivedFrom, schema::iri(sub_run->synthesis())));
+    EXPECT_TRUE(has(m.all, run->conclusion(), vocab::kProvWasDerivedFrom,
+                    schema::iri(sub_run->synthesis())));
     EXPECT_TRUE(has(m.all, run->conclusion(), vocab::kAggregateTier, schema::xsd_integer(1)))
         << "the graph was loaded at tier 1";
     EXPECT_FALSE(objects(m.all, run->conclusion(), vocab::kDerivationChain).empty());
@@ -114,9 +123,11 @@ TEST_F(QueryServiceTest, AQuestionNamingAGraphEntityGoesToGraphRagWithTheWholeCh
 }
 
 TEST_F(QueryServiceTest, DocumentWordsGoToDocumentRagAndTheConversationIsRecorded) {
-    const auto replies = cluster_->request("query", {{"query", "Which Akkadian word for a spirit is related to the demon Alu?"},
-                                                     {"collection", "docs"}, {"session_id", "chat-7"},
-                                                     {"request_id", "gw-req-7"}});
+    const auto replies = cluster_->request(
+        "query", {{"query", "Which Akkadian word for a spirit is related to the demon Alu?"},
+                  {"collection", "docs"},
+                  {"session_id", "chat-7"},
+                  {"request_id", "gw-req-7"}});
     const json& final = final_of(replies);
     EXPECT_EQ(final["route"]["engine"], "document-rag") << final["route"].dump();
     EXPECT_EQ(final["engine"], "document-rag") << final["runs"].dump();
@@ -126,8 +137,10 @@ TEST_F(QueryServiceTest, DocumentWordsGoToDocumentRagAndTheConversationIsRecorde
     EXPECT_TRUE(has(m.all, session, vocab::kConversation, schema::literal("chat-7")));
     EXPECT_TRUE(has(m.all, session, vocab::kRequestId, schema::literal("gw-req-7")));
     // A sub-run belongs to the caller's turn: it records no conversation (nor request) of its own.
-    EXPECT_TRUE(objects(m.all, final["engine_session"].get<std::string>(), vocab::kConversation).empty());
-    EXPECT_TRUE(objects(m.all, final["engine_session"].get<std::string>(), vocab::kRequestId).empty());
+    EXPECT_TRUE(
+        objects(m.all, final["engine_session"].get<std::string>(), vocab::kConversation).empty());
+    EXPECT_TRUE(
+        objects(m.all, final["engine_session"].get<std::string>(), vocab::kRequestId).empty());
 }
 
 TEST_F(QueryServiceTest, AFailedEngineEscalatesAndAMissingAgentFailsCleanlyOnTheWay) {
@@ -135,7 +148,8 @@ TEST_F(QueryServiceTest, AFailedEngineEscalatesAndAMissingAgentFailsCleanlyOnThe
     // "agent" here: both escalations are recorded, and document-rag answers.
     const auto replies = cluster_->request(
         "query", {{"query", "Which Akkadian word for a spirit is related to the demon Alu?"},
-                  {"collection", "docs"}, {"mode", "graph-rag"}});
+                  {"collection", "docs"},
+                  {"mode", "graph-rag"}});
     const json& final = final_of(replies);
     EXPECT_EQ(final["route"]["method"], "explicit");
     ASSERT_EQ(final["escalations"].size(), 2u) << final["runs"].dump();
@@ -143,7 +157,9 @@ TEST_F(QueryServiceTest, AFailedEngineEscalatesAndAMissingAgentFailsCleanlyOnThe
     EXPECT_EQ(final["escalations"][0]["to"], "agent");
     EXPECT_EQ(final["escalations"][1]["from"], "agent");
     EXPECT_EQ(final["escalations"][1]["to"], "document-rag");
-    EXPECT_NE(final["escalations"][1]["reason"].get<std::string>().find("no worker serves \"agent\""), std::string::npos)
+    EXPECT_NE(
+        final["escalations"][1]["reason"].get<std::string>().find("no worker serves \"agent\""),
+        std::string::npos)
         << final["escalations"].dump();
     EXPECT_EQ(final["engine"], "document-rag");
     ASSERT_EQ(final["runs"].size(), 3u);
@@ -163,7 +179,8 @@ TEST_F(QueryServiceTest, AFailedEngineEscalatesAndAMissingAgentFailsCleanlyOnThe
 TEST_F(QueryServiceTest, AnUnknownCollectionIsTheEnginesNotFoundWithoutEscalating) {
     // Issue 31: escalating past it would hide the NotFound behind a weak answer of another engine.
     const auto replies = cluster_->request("query", {{"query", "Who coaches Cruz Azul FC?"},
-                                                     {"collection", "nothing-here"}, {"mode", "document-rag"}});
+                                                     {"collection", "nothing-here"},
+                                                     {"mode", "document-rag"}});
     ASSERT_EQ(replies.back().kind, bus::ReplyKind::kError);
     EXPECT_EQ(replies.back().error->type, base::ErrorType::kNotFound);
     const std::string& message = replies.back().error->message;
@@ -183,17 +200,22 @@ TEST_F(QueryServiceTest, BadInputIsATypedErrorAndTheServiceKeepsServing) {
         const auto replies = cluster_->request("query", body);
         ASSERT_EQ(replies.back().kind, bus::ReplyKind::kError) << body.dump();
         EXPECT_EQ(replies.back().error->type, type) << replies.back().error->describe();
-        EXPECT_NE(replies.back().error->message.find(text), std::string::npos) << replies.back().error->message;
+        EXPECT_NE(replies.back().error->message.find(text), std::string::npos)
+            << replies.back().error->message;
     };
     check({{"query", 5}}, base::ErrorType::kDecodeError, "query");
     check({{"query", "q"}, {"mode", "oracle"}}, base::ErrorType::kDecodeError, "mode");
     check({{"query", "   "}}, base::ErrorType::kInvalidRequest, "non-empty");
     check({{"query", std::string(20'000, 'a')}}, base::ErrorType::kInvalidRequest, "bytes");
     // A request id goes into the trace as it is: bounded, printable, one word.
-    check({{"query", "q"}, {"request_id", std::string(129, 'r')}}, base::ErrorType::kInvalidRequest, "request_id");
-    check({{"query", "q"}, {"request_id", "two words"}}, base::ErrorType::kInvalidRequest, "printable");
-    check({{"query", "q"}, {"request_id", "line\nbreak"}}, base::ErrorType::kInvalidRequest, "request_id");
-    const auto replies = cluster_->request("query", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
+    check({{"query", "q"}, {"request_id", std::string(129, 'r')}}, base::ErrorType::kInvalidRequest,
+          "request_id");
+    check({{"query", "q"}, {"request_id", "two words"}}, base::ErrorType::kInvalidRequest,
+          "printable");
+    check({{"query", "q"}, {"request_id", "line\nbreak"}}, base::ErrorType::kInvalidRequest,
+          "request_id");
+    const auto replies = cluster_->request(
+        "query", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
     EXPECT_EQ(replies.back().kind, bus::ReplyKind::kFinal);
 }
 

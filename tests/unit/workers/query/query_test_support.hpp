@@ -25,8 +25,8 @@ inline const std::string kCruzAzulGraph = R"(
 <urn:kg:robert_dante> <http://www.w3.org/2000/01/rdf-schema#label> "Robert Dante Siboldi" .
 )";
 
-inline std::vector<schema::Term> objects(const std::vector<schema::Triple>& triples, const std::string& s,
-                                         std::string_view p) {
+inline std::vector<schema::Term> objects(const std::vector<schema::Triple>& triples,
+                                         const std::string& s, std::string_view p) {
     std::vector<schema::Term> out;
     for (const auto& t : triples) {
         if (t.s == schema::iri(s) && t.p == schema::iri(p)) out.push_back(t.o);
@@ -34,8 +34,8 @@ inline std::vector<schema::Term> objects(const std::vector<schema::Triple>& trip
     return out;
 }
 
-inline bool has(const std::vector<schema::Triple>& triples, const std::string& s, std::string_view p,
-                const schema::Term& o) {
+inline bool has(const std::vector<schema::Triple>& triples, const std::string& s,
+                std::string_view p, const schema::Term& o) {
     for (const auto& found : objects(triples, s, p)) {
         if (found == o) return true;
     }

@@ -14,21 +14,26 @@ namespace v = schema::vocab;
 
 json iri(std::string_view value) { return json{{"t", "i"}, {"i", std::string(value)}}; }
 json lit(std::string_view value) { return json{{"t", "l"}, {"v", std::string(value)}}; }
-json triple(std::string_view s, std::string_view p, json o) { return json{{"s", iri(s)}, {"p", iri(p)}, {"o", std::move(o)}}; }
+json triple(std::string_view s, std::string_view p, json o) {
+    return json{{"s", iri(s)}, {"p", iri(p)}, {"o", std::move(o)}};
+}
 
 // A graph-rag Focus message keeping the given edges (subject, predicate, object, score, tier).
-json focus(const std::vector<std::tuple<std::string, std::string, std::string, double, int>>& edges) {
+json focus(
+    const std::vector<std::tuple<std::string, std::string, std::string, double, int>>& edges) {
     json triples = json::array();
     for (std::size_t i = 0; i < edges.size(); ++i) {
         const auto& [s, p, o, score, tier] = edges[i];
-        const std::string uri = "urn:glassbox:00000000-0000-4000-8000-000000000001:focus:edge:" + std::to_string(i);
+        const std::string uri =
+            "urn:glassbox:00000000-0000-4000-8000-000000000001:focus:edge:" + std::to_string(i);
         triples.push_back(triple(uri, v::kRdfType, iri(v::kEdgeSelection)));
         triples.push_back(triple(uri, v::kRdfSubject, iri("http://x/e/" + s)));
         triples.push_back(triple(uri, v::kRdfPredicate, iri("http://x/r/" + p)));
         triples.push_back(triple(uri, v::kRdfObject, iri("http://x/e/" + o)));
         triples.push_back(triple(uri, v::kScore, lit(std::to_string(score))));
         triples.push_back(triple(uri, v::kDataTier, lit(std::to_string(tier))));
-        triples.push_back(triple(uri, v::kSourceDocument, iri("file:///kb-" + std::to_string(tier) + ".nt")));
+        triples.push_back(
+            triple(uri, v::kSourceDocument, iri("file:///kb-" + std::to_string(tier) + ".nt")));
     }
     return json{{"message_type", "explain"}, {"explain_triples", triples}};
 }
@@ -48,9 +53,10 @@ TEST(Evidence, ReadsKeptEdgesInOrderWithScoresSourcesAndTiers) {
 
 TEST(Reflection, CoveredDecidedEvidenceScoresHighAndWeakEvidenceLow) {
     const std::string q = "which country is the soccer team Cruz_Azul_FC based in ?";
-    const auto good = reflect(q, read_evidence({focus({{"Cruz_Azul_FC", "is_in_country", "Mexico", 0.9, 1},
-                                                       {"Cruz_Azul_FC", "plays_in", "Liga_MX", 0.3, 1}})},
-                                               json{{"answer", "Mexico"}}));
+    const auto good =
+        reflect(q, read_evidence({focus({{"Cruz_Azul_FC", "is_in_country", "Mexico", 0.9, 1},
+                                         {"Cruz_Azul_FC", "plays_in", "Liga_MX", 0.3, 1}})},
+                                 json{{"answer", "Mexico"}}));
     EXPECT_FALSE(good.empty);
     EXPECT_DOUBLE_EQ(good.entity_coverage, 1.0);
     EXPECT_DOUBLE_EQ(good.decided, 1.0);
@@ -69,21 +75,25 @@ TEST(Reflection, CoveredDecidedEvidenceScoresHighAndWeakEvidenceLow) {
 }
 
 TEST(Reflection, AnEmptyResultScoresZeroAndSaysSo) {
-    const auto r = reflect("who wrote it?", read_evidence({}, json{{"response", "I do not know."}}));
+    const auto r =
+        reflect("who wrote it?", read_evidence({}, json{{"response", "I do not know."}}));
     EXPECT_TRUE(r.empty);
     EXPECT_DOUBLE_EQ(r.score, 0.0);
     EXPECT_NE(r.reason.find("empty"), std::string::npos);
-    const auto failed = failed_relevance(base::make_error(base::ErrorType::kNotFound, "no collection"));
+    const auto failed =
+        failed_relevance(base::make_error(base::ErrorType::kNotFound, "no collection"));
     EXPECT_DOUBLE_EQ(failed.score, 0.0);
     EXPECT_EQ(failed.reason, "NotFound: no collection");
 }
 
 TEST(Reflection, CitedChunkTextCountsAsEvidence) {
-    const json final{{"answer", "a spirit"},
-                     {"citations", json::array({json{{"title", "Lilu (mythology)"},
-                                                     {"text", "A lilu is a masculine Akkadian word for a spirit."},
-                                                     {"chunk", "urn:doc:lilu#c0"},
-                                                     {"tier", 2}}})}};
+    const json final{
+        {"answer", "a spirit"},
+        {"citations",
+         json::array({json{{"title", "Lilu (mythology)"},
+                           {"text", "A lilu is a masculine Akkadian word for a spirit."},
+                           {"chunk", "urn:doc:lilu#c0"},
+                           {"tier", 2}}})}};
     const auto r = reflect("If Gallu is a demon, Lilu is what?", read_evidence({}, final));
     EXPECT_FALSE(r.empty);
     EXPECT_DOUBLE_EQ(r.entity_coverage, 0.5);  // Lilu yes, Gallu no
@@ -92,10 +102,11 @@ TEST(Reflection, CitedChunkTextCountsAsEvidence) {
 
 TEST(Reflection, AnAgentAnswerRestsOnTheSourcesItNames) {
     // The agent's lookups cite nothing; its FINAL names the entities it went through.
-    const json final{{"answer", "franz liszt"},
-                     {"response", "Following parent → child → parent from cosima wagner leads to franz liszt."},
-                     {"sources", json::array({"http://example.org/e/cosima_wagner",
-                                              "http://example.org/e/franz_liszt"})}};
+    const json final{
+        {"answer", "franz liszt"},
+        {"response", "Following parent → child → parent from cosima wagner leads to franz liszt."},
+        {"sources",
+         json::array({"http://example.org/e/cosima_wagner", "http://example.org/e/franz_liszt"})}};
     const auto r = reflect("what is the father of cosima_wagner 's mom 's offspring ?",
                            read_evidence({}, final));
     EXPECT_FALSE(r.empty);
@@ -104,7 +115,8 @@ TEST(Reflection, AnAgentAnswerRestsOnTheSourcesItNames) {
     json undecided = final;
     undecided["answer"] = "";
     EXPECT_TRUE(reflect("what is the father of cosima_wagner 's mom 's offspring ?",
-                        read_evidence({}, undecided)).empty);
+                        read_evidence({}, undecided))
+                    .empty);
 }
 
 EngineRun run_of(std::string engine, json final, std::vector<json> explain = {}) {
@@ -123,7 +135,8 @@ TEST(Provenance, TheWeakestTierAndTheChainOfTheWinner) {
                           {focus({{"A", "r", "B", 0.9, 1}, {"B", "r", "C", 0.5, 3}})}));
     const auto p = answer_provenance(route, runs, 0);
     EXPECT_EQ(p.engine, "graph-rag");
-    EXPECT_EQ(p.derivation_chain, "route:rules > graph-rag:traversal > llm:extractive > reflection:kept");
+    EXPECT_EQ(p.derivation_chain,
+              "route:rules > graph-rag:traversal > llm:extractive > reflection:kept");
     ASSERT_EQ(p.sources.size(), 2u);
     EXPECT_EQ(p.aggregate_tier, 3);
     EXPECT_FALSE(p.sources[0].fusion_score) << "one engine: no fusion";
@@ -136,12 +149,15 @@ TEST(Provenance, UnknownTiersCountAsTheWeakestAndSeveralEnginesAreFused) {
     RouteDecision route;
     route.method = "classifier";
     std::vector<EngineRun> runs;
-    runs.push_back(run_of("document-rag",
-                          json{{"citations", json::array({json{{"chunk", "urn:doc:a#c0"}, {"tier", 1}},
-                                                          json{{"chunk", "urn:doc:b#c0"}, {"tier", 2}}})}}));
-    runs.push_back(run_of("graph-rag", json{{"sources", json::array({"urn:doc:b#c0", "file:///x.nt"})}}));
+    runs.push_back(
+        run_of("document-rag",
+               json{{"citations", json::array({json{{"chunk", "urn:doc:a#c0"}, {"tier", 1}},
+                                               json{{"chunk", "urn:doc:b#c0"}, {"tier", 2}}})}}));
+    runs.push_back(
+        run_of("graph-rag", json{{"sources", json::array({"urn:doc:b#c0", "file:///x.nt"})}}));
     const auto p = answer_provenance(route, runs, 1);
-    EXPECT_EQ(p.derivation_chain, "route:classifier > escalation > graph-rag:traversal > reflection:best-of-2");
+    EXPECT_EQ(p.derivation_chain,
+              "route:classifier > escalation > graph-rag:traversal > reflection:best-of-2");
     ASSERT_EQ(p.sources.size(), 2u);
     EXPECT_EQ(p.aggregate_tier, 4) << "sources of unknown tier count as tier 4";
     ASSERT_TRUE(p.sources[0].fusion_score);

@@ -14,7 +14,8 @@ std::vector<std::string> span_texts(std::string_view question) {
 }
 
 TEST(EntitySpans, UnderscoresCapitalisedRunsAndSingleWordsWeighted) {
-    const auto spans = entity_spans("which country is the soccer team Cruz_Azul_FC based in near Lake Tana and Paris ?");
+    const auto spans = entity_spans(
+        "which country is the soccer team Cruz_Azul_FC based in near Lake Tana and Paris ?");
     ASSERT_EQ(spans.size(), 3u);
     EXPECT_EQ(spans[0].text, "Cruz Azul FC");
     EXPECT_DOUBLE_EQ(spans[0].weight, 1.0);
@@ -27,7 +28,8 @@ TEST(EntitySpans, UnderscoresCapitalisedRunsAndSingleWordsWeighted) {
 TEST(EntitySpans, AQuestionWordOpeningTheSentenceIsNoName) {
     EXPECT_EQ(span_texts("Which singer is older?"), std::vector<std::string>{});
     EXPECT_EQ(span_texts("Who founded Brenn Yard?"), std::vector<std::string>{"Brenn Yard"});
-    EXPECT_EQ(span_texts("what is lower_case_name 's job ?"), std::vector<std::string>{"lower case name"});
+    EXPECT_EQ(span_texts("what is lower_case_name 's job ?"),
+              std::vector<std::string>{"lower case name"});
 }
 
 TEST(RelationChain, PossessivesAndOfLinksChainAcrossShortLowerCaseGaps) {
@@ -38,7 +40,8 @@ TEST(RelationChain, PossessivesAndOfLinksChainAcrossShortLowerCaseGaps) {
     // A capitalised name between two links is one name, not a relation.
     EXPECT_EQ(relation_chain("the late President of the Republic of Nowhere died when?"), 1u);
     // Too far apart to chain.
-    EXPECT_EQ(relation_chain("the mayor of the town where the old famous school of music stands"), 1u);
+    EXPECT_EQ(relation_chain("the mayor of the town where the old famous school of music stands"),
+              1u);
 }
 
 TEST(RoutingRules, TheBuiltInFileParses) {
@@ -52,11 +55,13 @@ TEST(RoutingRules, BadFilesAreTypedErrorsNamingTheRuleAndKey) {
     const auto check = [](std::string_view text, std::string_view expected) {
         auto parsed = parse_rules(text);
         ASSERT_FALSE(parsed.ok()) << text;
-        EXPECT_NE(parsed.error().message.find(expected), std::string::npos) << parsed.error().message;
+        EXPECT_NE(parsed.error().message.find(expected), std::string::npos)
+            << parsed.error().message;
     };
     check(R"({"rules":[{"name":"x","engine":"graph-rag","when":{"max_wordz":3}}]})",
           "rules[0] (x): unknown condition \"max_wordz\"");
-    check(R"({"rules":[{"name":"x","engine":"search"}]})", "rules[0] (x): bad or unknown key \"engine\"");
+    check(R"({"rules":[{"name":"x","engine":"search"}]})",
+          "rules[0] (x): bad or unknown key \"engine\"");
     check(R"({"rules":[{"name":"y","engine":"agent","when":{"pattern":"(unclosed"}}]})",
           "not a valid regular expression");
     check(R"({"rules":[{"engine":"agent"}]})", "\"name\" is required");
@@ -113,7 +118,8 @@ TEST(Router, TheClassifierDecidesWhenNoRuleFiresWithScoresRecorded) {
     EXPECT_EQ(d.scores[0].first, "graph-rag");
     EXPECT_GT(d.scores[0].second, d.scores[1].second);
     EXPECT_GT(d.confidence, 0.0);
-    const auto e = router.route(question_features("why did the critics dislike the expedition novel ?"));
+    const auto e =
+        router.route(question_features("why did the critics dislike the expedition novel ?"));
     EXPECT_EQ(e.engine, "document-rag");
 }
 
@@ -138,9 +144,11 @@ TEST(Router, BuiltInRulesUseTheCollectionSignals) {
     graph.graph_entities = 1.0;
     auto d = router.route(graph);
     EXPECT_EQ(d.engine, "graph-rag");
-    EXPECT_NE(std::find_if(d.fired.begin(), d.fired.end(), [](const FiredRule& r) { return r.name == "graph-entity"; }),
+    EXPECT_NE(std::find_if(d.fired.begin(), d.fired.end(),
+                           [](const FiredRule& r) { return r.name == "graph-entity"; }),
               d.fired.end());
-    auto docs = question_features("What did the newspaper write about the harbour strike in the spring of that year?");
+    auto docs = question_features(
+        "What did the newspaper write about the harbour strike in the spring of that year?");
     docs.signals_known = true;
     docs.document_keyword = 6.5;
     d = router.route(docs);

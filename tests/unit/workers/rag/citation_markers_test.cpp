@@ -1,4 +1,5 @@
-// Citation markers: stripping, claim spans, markers cut between stream pieces, unknown ids, Unicode.
+// Citation markers: stripping, claim spans, markers cut between stream pieces, unknown ids,
+// Unicode.
 #include "workers/rag/citation_markers.hpp"
 
 #include <gtest/gtest.h>
@@ -47,7 +48,8 @@ TEST(StripMarkers, RemovesMarkersWithTheSpaceBeforeThemAndCitesTheClaim) {
     ASSERT_EQ(out.citations.size(), 1u);
     EXPECT_EQ(out.citations[0].start, 0u);
     EXPECT_EQ(out.citations[0].end, 25u);
-    EXPECT_EQ(slice(out.text, out.citations[0].start, out.citations[0].end), "Cruz Azul FC is in Mexico");
+    EXPECT_EQ(slice(out.text, out.citations[0].start, out.citations[0].end),
+              "Cruz Azul FC is in Mexico");
     EXPECT_EQ(out.citations[0].ids, (std::vector<std::string>{"e3", "e7"}));
 }
 
@@ -98,7 +100,8 @@ TEST(StripMarkers, AMarkerWithNothingBeforeItCitesNothing) {
 }
 
 TEST(StripMarkers, SpansCountUnicodeCodePoints) {
-    const auto out = strip_markers("Zürich liegt in der Schweiz [e1]. 東京は日本にある [e2].", edges_up_to(2), "e");
+    const auto out = strip_markers("Zürich liegt in der Schweiz [e1]. 東京は日本にある [e2].",
+                                   edges_up_to(2), "e");
     EXPECT_EQ(out.text, "Zürich liegt in der Schweiz. 東京は日本にある.");
     ASSERT_EQ(out.citations.size(), 2u);
     EXPECT_EQ(out.citations[0].start, 0u);
@@ -126,7 +129,8 @@ TEST(MarkerStripper, StreamedPiecesNeverShowAMarkerAndAddUpToTheWholeResult) {
         std::size_t at = 0;
         while (at < answer.size()) {
             std::size_t end = std::min(answer.size(), at + piece);
-            while (end < answer.size() && (static_cast<unsigned char>(answer[end]) & 0xC0) == 0x80) ++end;
+            while (end < answer.size() && (static_cast<unsigned char>(answer[end]) & 0xC0) == 0x80)
+                ++end;
             const auto out = stripper.feed(std::string_view(answer).substr(at, end - at));
             EXPECT_EQ(out.find("[e"), std::string::npos) << "piece size " << piece << ": " << out;
             shown += out;
@@ -138,10 +142,13 @@ TEST(MarkerStripper, StreamedPiecesNeverShowAMarkerAndAddUpToTheWholeResult) {
         EXPECT_EQ(stripper.citations(), whole.citations) << "piece size " << piece;
     }
     EXPECT_EQ(whole.text,
-              "Cruz Azul FC is in Mexico. Its coach is Über Trainer. Unknown and [note] stays.\nNew line claim");
+              "Cruz Azul FC is in Mexico. Its coach is Über Trainer. Unknown and [note] "
+              "stays.\nNew line claim");
     ASSERT_EQ(whole.citations.size(), 3u);
-    EXPECT_EQ(slice(whole.text, whole.citations[1].start, whole.citations[1].end), "Its coach is Über Trainer");
-    EXPECT_EQ(slice(whole.text, whole.citations[2].start, whole.citations[2].end), "New line claim");
+    EXPECT_EQ(slice(whole.text, whole.citations[1].start, whole.citations[1].end),
+              "Its coach is Über Trainer");
+    EXPECT_EQ(slice(whole.text, whole.citations[2].start, whole.citations[2].end),
+              "New line claim");
 }
 
 TEST(MarkerStripper, HoldsBackOnlyWhatMightStillBeAMarker) {

@@ -50,12 +50,14 @@ std::vector<schema::ExplainMessage> explains(const std::vector<StreamReply>& rep
 
 std::vector<Triple> all_triples(const std::vector<schema::ExplainMessage>& messages) {
     std::vector<Triple> out;
-    for (const auto& m : messages) out.insert(out.end(), m.explain_triples.begin(), m.explain_triples.end());
+    for (const auto& m : messages)
+        out.insert(out.end(), m.explain_triples.begin(), m.explain_triples.end());
     return out;
 }
 
 // Objects of (s, p) in the triples.
-std::vector<Term> objects(const std::vector<Triple>& triples, const std::string& s, std::string_view p) {
+std::vector<Term> objects(const std::vector<Triple>& triples, const std::string& s,
+                          std::string_view p) {
     std::vector<Term> out;
     for (const auto& t : triples) {
         if (t.s == schema::iri(s) && t.p == schema::iri(p)) out.push_back(t.o);
@@ -63,13 +65,15 @@ std::vector<Term> objects(const std::vector<Triple>& triples, const std::string&
     return out;
 }
 
-std::optional<std::string> object_iri(const std::vector<Triple>& triples, const std::string& s, std::string_view p) {
+std::optional<std::string> object_iri(const std::vector<Triple>& triples, const std::string& s,
+                                      std::string_view p) {
     const auto found = objects(triples, s, p);
     if (found.empty() || !found.front().is_iri()) return std::nullopt;
     return found.front().as_iri().value;
 }
 
-std::uint64_t integer_of(const std::vector<Triple>& triples, const std::string& s, std::string_view p) {
+std::uint64_t integer_of(const std::vector<Triple>& triples, const std::string& s,
+                         std::string_view p) {
     const auto found = objects(triples, s, p);
     if (found.size() != 1 || !found.front().is_literal()) return 0;
     return std::stoull(found.front().as_literal().value);
@@ -96,22 +100,28 @@ protected:
         cluster_ = new RagCluster();
         cluster_->load_triples("kg", kGraphSource, kGraph);
         cluster_->load_documents(
-            "docs", {{"urn:doc:lilu", "Lilu (mythology)",
-                      "A lilu is a masculine Akkadian word for a spirit, related to the demon Alu. It appears in "
-                      "Sumerian texts."},
-                     {"urn:doc:alu", "Alu", "Alu is a demon of Akkadian and Sumerian mythology. It is associated with "
-                                            "other demons like Gallu and Lilu."},
-                     {"urn:doc:alu-copy", "Alu (copy)",
-                      "Alu is a demon of Akkadian and Sumerian mythology. It is associated with other demons like "
-                      "Gallu and Lilu, as told twice."},
-                     {"urn:doc:dice", "Demon Dice", "Demon Dice is a collectible dice game created by Lester Smith."},
-                     {"urn:doc:leland", "Leland, North Carolina",
-                      "Leland is a town in Brunswick County, North Carolina. Several films were shot there, among "
-                      "them Maximum Overdrive."},
-                     {"urn:doc:overdrive", "Maximum Overdrive (film)",
-                      "A 1986 science fiction horror comedy by Stephen King."},
-                     {"urn:doc:films", "Films shot in North Carolina",
-                      "Many a film was shot in North Carolina; who directed each film is listed here."}});
+            "docs",
+            {{"urn:doc:lilu", "Lilu (mythology)",
+              "A lilu is a masculine Akkadian word for a spirit, related to the demon Alu. It "
+              "appears in "
+              "Sumerian texts."},
+             {"urn:doc:alu", "Alu",
+              "Alu is a demon of Akkadian and Sumerian mythology. It is associated with "
+              "other demons like Gallu and Lilu."},
+             {"urn:doc:alu-copy", "Alu (copy)",
+              "Alu is a demon of Akkadian and Sumerian mythology. It is associated with other "
+              "demons like "
+              "Gallu and Lilu, as told twice."},
+             {"urn:doc:dice", "Demon Dice",
+              "Demon Dice is a collectible dice game created by Lester Smith."},
+             {"urn:doc:leland", "Leland, North Carolina",
+              "Leland is a town in Brunswick County, North Carolina. Several films were shot "
+              "there, among "
+              "them Maximum Overdrive."},
+             {"urn:doc:overdrive", "Maximum Overdrive (film)",
+              "A 1986 science fiction horror comedy by Stephen King."},
+             {"urn:doc:films", "Films shot in North Carolina",
+              "Many a film was shot in North Carolina; who directed each film is listed here."}});
     }
     static void TearDownTestSuite() {
         delete cluster_;
@@ -128,8 +138,10 @@ protected:
 RagCluster* RagServiceTest::cluster_ = nullptr;
 
 TEST_F(RagServiceTest, GraphRagStreamsTheAnswerAndExplainsEveryStepInOrder) {
-    const auto replies = cluster_->request(
-        "graph-rag", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}, {"streaming", true}});
+    const auto replies =
+        cluster_->request("graph-rag", {{"query", "Which country is Cruz Azul FC in?"},
+                                        {"collection", "kg"},
+                                        {"streaming", true}});
     ASSERT_FALSE(replies.empty());
     const auto& last = terminal(replies);
     ASSERT_EQ(last.kind, bus::ReplyKind::kFinal) << (last.error ? last.error->message : "");
@@ -152,7 +164,8 @@ TEST_F(RagServiceTest, GraphRagStreamsTheAnswerAndExplainsEveryStepInOrder) {
         streamed += piece->response;
     }
     EXPECT_EQ(streamed, final->response);
-    EXPECT_NE(final->response.find("Cruz Azul FC is in country Mexico"), std::string::npos) << final->response;
+    EXPECT_NE(final->response.find("Cruz Azul FC is in country Mexico"), std::string::npos)
+        << final->response;
 
     // Explain: Question → Grounding → Exploration → Focus → Synthesis, one run.
     const auto messages = explains(replies);
@@ -182,9 +195,11 @@ TEST_F(RagServiceTest, GraphRagStreamsTheAnswerAndExplainsEveryStepInOrder) {
             }
         }
     }
-    EXPECT_EQ(objects(triples, session, vocab::kStatus), std::vector<Term>{schema::literal("complete")});
+    EXPECT_EQ(objects(triples, session, vocab::kStatus),
+              std::vector<Term>{schema::literal("complete")});
     // Derivation chain.
-    EXPECT_EQ(object_iri(triples, run->exploration(), vocab::kProvWasDerivedFrom), run->grounding());
+    EXPECT_EQ(object_iri(triples, run->exploration(), vocab::kProvWasDerivedFrom),
+              run->grounding());
     EXPECT_EQ(object_iri(triples, run->focus(), vocab::kProvWasDerivedFrom), run->exploration());
     EXPECT_EQ(object_iri(triples, run->synthesis(), vocab::kProvWasDerivedFrom), run->focus());
     EXPECT_TRUE(objects(triples, run->grounding(), vocab::kProvWasDerivedFrom).empty());
@@ -193,17 +208,20 @@ TEST_F(RagServiceTest, GraphRagStreamsTheAnswerAndExplainsEveryStepInOrder) {
     for (const auto& step : {run->grounding(), run->focus(), run->synthesis()}) {
         in += integer_of(triples, step, vocab::kInputTokens);
         out += integer_of(triples, step, vocab::kOutputTokens);
-        EXPECT_EQ(objects(triples, step, vocab::kModelName), std::vector<Term>{schema::literal("fake-llm-v1")});
+        EXPECT_EQ(objects(triples, step, vocab::kModelName),
+                  std::vector<Term>{schema::literal("fake-llm-v1")});
     }
     EXPECT_GT(in, 0u);
     EXPECT_EQ(final->in_token, in);
     EXPECT_EQ(final->out_token, out);
-    for (const auto& step : {run->grounding(), run->exploration(), run->focus(), run->synthesis()}) {
+    for (const auto& step :
+         {run->grounding(), run->exploration(), run->focus(), run->synthesis()}) {
         EXPECT_EQ(objects(triples, step, vocab::kDurationMs).size(), 1u) << step;
     }
     // Grounding concepts and the seed entity.
     const auto concepts = objects(triples, run->grounding(), vocab::kConcept);
-    EXPECT_NE(std::find(concepts.begin(), concepts.end(), schema::literal("Cruz Azul FC")), concepts.end());
+    EXPECT_NE(std::find(concepts.begin(), concepts.end(), schema::literal("Cruz Azul FC")),
+              concepts.end());
     const auto seeds = objects(triples, run->exploration(), vocab::kSeedEntity);
     EXPECT_NE(std::find(seeds.begin(), seeds.end(), schema::iri("urn:kg:cruz_azul")), seeds.end());
     EXPECT_GT(integer_of(triples, run->exploration(), vocab::kEdgeCount), 3u);
@@ -220,28 +238,34 @@ TEST_F(RagServiceTest, GraphRagStreamsTheAnswerAndExplainsEveryStepInOrder) {
         EXPECT_TRUE(has_type(triples, uri, vocab::kRdfStatement));
         EXPECT_EQ(objects(triples, uri, vocab::kScore).size(), 1u);
         EXPECT_EQ(objects(triples, uri, vocab::kConcept).size(), 1u);
-        EXPECT_EQ(objects(triples, uri, vocab::kDataTier), std::vector<Term>{schema::xsd_integer(1)});
+        EXPECT_EQ(objects(triples, uri, vocab::kDataTier),
+                  std::vector<Term>{schema::xsd_integer(1)});
         EXPECT_EQ(object_iri(triples, uri, vocab::kSourceDocument), kGraphSource);
         const auto object = objects(triples, uri, vocab::kRdfObject);
         ASSERT_EQ(object.size(), 1u);
         if (object[0].is_literal()) {
             literal_seen = true;
-            EXPECT_EQ(object[0], schema::typed_literal("1927", "http://www.w3.org/2001/XMLSchema#gYear"));
+            EXPECT_EQ(object[0],
+                      schema::typed_literal("1927", "http://www.w3.org/2001/XMLSchema#gYear"));
         }
-        if (objects(triples, uri, vocab::kRdfPredicate) == std::vector<Term>{schema::iri("urn:kg:is_in_country")} &&
+        if (objects(triples, uri, vocab::kRdfPredicate) ==
+                std::vector<Term>{schema::iri("urn:kg:is_in_country")} &&
             object[0] == schema::iri("urn:kg:mexico")) {
             answer_edge = uri;
-            EXPECT_EQ(objects(triples, uri, vocab::kReasoning), std::vector<Term>{schema::literal("mentions Cruz Azul FC")});
+            EXPECT_EQ(objects(triples, uri, vocab::kReasoning),
+                      std::vector<Term>{schema::literal("mentions Cruz Azul FC")});
         }
         // Labels are not edges to rank.
-        EXPECT_NE(objects(triples, uri, vocab::kRdfPredicate), std::vector<Term>{schema::iri(vocab::kRdfsLabel)});
+        EXPECT_NE(objects(triples, uri, vocab::kRdfPredicate),
+                  std::vector<Term>{schema::iri(vocab::kRdfsLabel)});
     }
     ASSERT_TRUE(answer_edge.has_value());
     EXPECT_TRUE(literal_seen);
 
     // Synthesis: the answer and citations of real spans that resolve to focus edges; the
     // unknown marker [e99] is never cited.
-    EXPECT_EQ(objects(triples, run->synthesis(), vocab::kAnswerText), std::vector<Term>{schema::literal(final->response)});
+    EXPECT_EQ(objects(triples, run->synthesis(), vocab::kAnswerText),
+              std::vector<Term>{schema::literal(final->response)});
     const auto citations = objects(triples, run->synthesis(), vocab::kCitationProperty);
     ASSERT_FALSE(citations.empty());
     std::set<std::string> selected_uris;
@@ -267,7 +291,8 @@ TEST_F(RagServiceTest, TheShortAnswerAndItsSelectionsReachTheFinalAndTheTrace) {
     for (const std::string service : {"graph-rag", "document-rag"}) {
         const bool graph = service == "graph-rag";
         const auto replies = cluster_->request(
-            service, {{"query", graph ? "Which country is Cruz Azul FC in?" : "Which masculine Akkadian word means a spirit?"},
+            service, {{"query", graph ? "Which country is Cruz Azul FC in?"
+                                      : "Which masculine Akkadian word means a spirit?"},
                       {"collection", graph ? "kg" : "docs"},
                       {"streaming", true}});
         const auto& last = terminal(replies);
@@ -307,7 +332,8 @@ TEST_F(RagServiceTest, TheFinalCarriesNumberedCitationsThatAgreeWithTheTrace) {
     for (const std::string service : {"graph-rag", "document-rag"}) {
         const bool graph = service == "graph-rag";
         const auto replies = cluster_->request(
-            service, {{"query", graph ? "Which country is Cruz Azul FC in?" : "Which masculine Akkadian word means a spirit?"},
+            service, {{"query", graph ? "Which country is Cruz Azul FC in?"
+                                      : "Which masculine Akkadian word means a spirit?"},
                       {"collection", graph ? "kg" : "docs"}});
         const auto& last = terminal(replies);
         ASSERT_EQ(last.kind, bus::ReplyKind::kFinal) << (last.error ? last.error->message : "");
@@ -323,8 +349,8 @@ TEST_F(RagServiceTest, TheFinalCarriesNumberedCitationsThatAgreeWithTheTrace) {
         for (const auto& c : objects(triples, run->synthesis(), vocab::kCitationProperty)) {
             const auto uri = c.as_iri().value;
             for (const auto& s : objects(triples, uri, vocab::kSupportedBy))
-                traced.emplace(integer_of(triples, uri, vocab::kSpanStart), integer_of(triples, uri, vocab::kSpanEnd),
-                               s.as_iri().value);
+                traced.emplace(integer_of(triples, uri, vocab::kSpanStart),
+                               integer_of(triples, uri, vocab::kSpanEnd), s.as_iri().value);
         }
         std::set<std::tuple<std::uint64_t, std::uint64_t, std::string>> given;
         std::uint64_t last_first_start = 0;
@@ -332,7 +358,8 @@ TEST_F(RagServiceTest, TheFinalCarriesNumberedCitationsThatAgreeWithTheTrace) {
             const auto& c = cited[i];
             EXPECT_EQ(c.n, i + 1);
             ASSERT_FALSE(c.spans.empty());
-            EXPECT_GE(c.spans.front().start, last_first_start) << "numbered in order of first appearance";
+            EXPECT_GE(c.spans.front().start, last_first_start)
+                << "numbered in order of first appearance";
             last_first_start = c.spans.front().start;
             for (const auto& span : c.spans) given.emplace(span.start, span.end, c.selection);
             EXPECT_EQ(c.kind, graph ? "edge" : "chunk");
@@ -343,7 +370,8 @@ TEST_F(RagServiceTest, TheFinalCarriesNumberedCitationsThatAgreeWithTheTrace) {
                 EXPECT_EQ(c.document, kGraphSource);
                 EXPECT_EQ(c.tier, 1u);
                 // The fact in words, as the selection's subject, predicate and object say.
-                EXPECT_FALSE(objects(triples, c.selection, vocab::kRdfSubject).empty()) << c.selection;
+                EXPECT_FALSE(objects(triples, c.selection, vocab::kRdfSubject).empty())
+                    << c.selection;
             } else {
                 EXPECT_EQ(c.tier, 2u);
                 EXPECT_TRUE(c.chunk.starts_with(c.document + "#chunk-")) << c.chunk;
@@ -361,10 +389,11 @@ TEST_F(RagServiceTest, TheFinalCarriesNumberedCitationsThatAgreeWithTheTrace) {
 
 TEST_F(RagServiceTest, GraphRagWithoutStreamingSendsNoChunksAndLinksAParent) {
     const auto parent_run = schema::explain::RunUris::generate();
-    const auto replies = cluster_->request("graph-rag", {{"query", "Which country is Cruz Azul FC in?"},
-                                                         {"collection", "kg"},
-                                                         {"edge_limit", 2},
-                                                         {"parent_uri", parent_run.routing_decision()}});
+    const auto replies =
+        cluster_->request("graph-rag", {{"query", "Which country is Cruz Azul FC in?"},
+                                        {"collection", "kg"},
+                                        {"edge_limit", 2},
+                                        {"parent_uri", parent_run.routing_decision()}});
     ASSERT_EQ(terminal(replies).kind, bus::ReplyKind::kFinal);
     for (const auto& r : replies) EXPECT_NE(r.kind, bus::ReplyKind::kData);
     const auto messages = explains(replies);
@@ -379,9 +408,10 @@ TEST_F(RagServiceTest, GraphRagWithoutStreamingSendsNoChunksAndLinksAParent) {
 }
 
 TEST_F(RagServiceTest, DocumentRagFusesRankingsAndCitesChunks) {
-    const auto replies = cluster_->request("document-rag", {{"query", "Which masculine Akkadian word means a spirit?"},
-                                                            {"collection", "docs"},
-                                                            {"streaming", true}});
+    const auto replies = cluster_->request(
+        "document-rag", {{"query", "Which masculine Akkadian word means a spirit?"},
+                         {"collection", "docs"},
+                         {"streaming", true}});
     const auto& last = terminal(replies);
     ASSERT_EQ(last.kind, bus::ReplyKind::kFinal) << (last.error ? last.error->message : "");
     auto final = schema::decode<schema::RagResponse>(last.body);
@@ -395,7 +425,8 @@ TEST_F(RagServiceTest, DocumentRagFusesRankingsAndCitesChunks) {
     EXPECT_EQ(messages[2].explain_id, run->exploration());
     EXPECT_EQ(messages[3].explain_id, run->synthesis());
     const auto triples = all_triples(messages);
-    EXPECT_EQ(object_iri(triples, run->synthesis(), vocab::kProvWasDerivedFrom), run->exploration());
+    EXPECT_EQ(object_iri(triples, run->synthesis(), vocab::kProvWasDerivedFrom),
+              run->exploration());
     const auto retrieved = objects(triples, run->exploration(), vocab::kRetrievedChunk);
     EXPECT_EQ(retrieved.size(), final->sources.size());
     // Each retrieved chunk carries its source and its fusion contributions.
@@ -410,20 +441,23 @@ TEST_F(RagServiceTest, DocumentRagFusesRankingsAndCitesChunks) {
     // Citations resolve to retrieved chunks.
     const auto citations = objects(triples, run->synthesis(), vocab::kCitationProperty);
     ASSERT_FALSE(citations.empty());
-    std::set<Term, bool (*)(const Term&, const Term&)> known(
-        [](const Term& a, const Term& b) { return schema::to_ntriples(a) < schema::to_ntriples(b); });
+    std::set<Term, bool (*)(const Term&, const Term&)> known([](const Term& a, const Term& b) {
+        return schema::to_ntriples(a) < schema::to_ntriples(b);
+    });
     known.insert(retrieved.begin(), retrieved.end());
     for (const auto& c : citations) {
-        for (const auto& s : objects(triples, c.as_iri().value, vocab::kSupportedBy)) EXPECT_TRUE(known.count(s));
+        for (const auto& s : objects(triples, c.as_iri().value, vocab::kSupportedBy))
+            EXPECT_TRUE(known.count(s));
     }
     EXPECT_EQ(final->response.find("[c"), std::string::npos);
 }
 
 TEST_F(RagServiceTest, DocumentRagReRanksWithMmrAndExplainsItInFocus) {
-    const auto replies = cluster_->request("document-rag", {{"query", "Alu demon Akkadian Sumerian mythology Gallu"},
-                                                            {"collection", "docs"},
-                                                            {"doc_limit", 2},
-                                                            {"fetch_limit", 4}});
+    const auto replies =
+        cluster_->request("document-rag", {{"query", "Alu demon Akkadian Sumerian mythology Gallu"},
+                                           {"collection", "docs"},
+                                           {"doc_limit", 2},
+                                           {"fetch_limit", 4}});
     const auto& last = terminal(replies);
     ASSERT_EQ(last.kind, bus::ReplyKind::kFinal) << (last.error ? last.error->message : "");
     auto final = schema::decode<schema::RagResponse>(last.body);
@@ -443,14 +477,17 @@ TEST_F(RagServiceTest, DocumentRagReRanksWithMmrAndExplainsItInFocus) {
     EXPECT_EQ(objects(triples, run->ranked_chunk(0), vocab::kReasoning).size(), 1u);
     for (const auto& c : objects(triples, run->synthesis(), vocab::kCitationProperty)) {
         for (const auto& s : objects(triples, c.as_iri().value, vocab::kSupportedBy)) {
-            EXPECT_TRUE(s.as_iri().value.find(":focus:chunk:") != std::string::npos) << s.as_iri().value;
+            EXPECT_TRUE(s.as_iri().value.find(":focus:chunk:") != std::string::npos)
+                << s.as_iri().value;
         }
     }
 }
 
 TEST_F(RagServiceTest, DocumentRagRanksNamedTitlesAndFollowsTheirLinks) {
-    const auto replies = cluster_->request("document-rag", {{"query", "Who directed the film that was shot in Leland, North Carolina?"},
-                                                            {"collection", "docs"}});
+    const auto replies = cluster_->request(
+        "document-rag",
+        {{"query", "Who directed the film that was shot in Leland, North Carolina?"},
+         {"collection", "docs"}});
     const auto& last = terminal(replies);
     ASSERT_EQ(last.kind, bus::ReplyKind::kFinal) << (last.error ? last.error->message : "");
     auto final = schema::decode<schema::RagResponse>(last.body);
@@ -467,10 +504,13 @@ TEST_F(RagServiceTest, DocumentRagRanksNamedTitlesAndFollowsTheirLinks) {
     }
     ASSERT_TRUE(leland && overdrive);
     // The question names Leland's title; Leland's text names the film's.
-    EXPECT_EQ(objects(triples, *leland, vocab::kTitleRank), std::vector<Term>{schema::xsd_integer(1)});
-    EXPECT_EQ(objects(triples, *leland, vocab::kTitleScore), std::vector<Term>{schema::xsd_double(1.0)});
+    EXPECT_EQ(objects(triples, *leland, vocab::kTitleRank),
+              std::vector<Term>{schema::xsd_integer(1)});
+    EXPECT_EQ(objects(triples, *leland, vocab::kTitleScore),
+              std::vector<Term>{schema::xsd_double(1.0)});
     EXPECT_TRUE(objects(triples, *leland, vocab::kLinkRank).empty());
-    EXPECT_EQ(objects(triples, *overdrive, vocab::kLinkRank), std::vector<Term>{schema::xsd_integer(1)});
+    EXPECT_EQ(objects(triples, *overdrive, vocab::kLinkRank),
+              std::vector<Term>{schema::xsd_integer(1)});
     EXPECT_TRUE(objects(triples, *overdrive, vocab::kTitleRank).empty());
     // Nothing in the film's own text matches the question; the link brings it in.
     EXPECT_NE(std::find(final->sources.begin(), final->sources.end(), "urn:doc:overdrive#chunk-0"),
@@ -494,7 +534,8 @@ void expect_failed_with_trace(const std::vector<StreamReply>& replies, base::Err
     ASSERT_TRUE(messages.back().error.has_value());
     EXPECT_EQ(messages.back().error->type, type);
     const auto triples = all_triples(messages);
-    EXPECT_EQ(objects(triples, run->question(), vocab::kStatus), std::vector<Term>{schema::literal("error")});
+    EXPECT_EQ(objects(triples, run->question(), vocab::kStatus),
+              std::vector<Term>{schema::literal("error")});
     EXPECT_EQ(objects(triples, run->question(), vocab::kProvEndedAtTime).size(), 1u);
 }
 
@@ -502,7 +543,8 @@ TEST_F(RagServiceTest, AWideExplorationStepIsSplitWithinTheStoresRowBound) {
     // A hub with 150 spokes, each leading on: the second hop asks for 300 patterns. With
     // triple_limit 1,000 that is 300,000 rows, above the store's bound of 200,000 for one
     // triples-batch, so the step must go out as several requests.
-    std::string star = "<urn:star:hub> <http://www.w3.org/2000/01/rdf-schema#label> \"Harbor Hub\" .\n";
+    std::string star =
+        "<urn:star:hub> <http://www.w3.org/2000/01/rdf-schema#label> \"Harbor Hub\" .\n";
     for (int i = 0; i < 150; ++i) {
         const std::string spoke = "<urn:star:spoke" + std::to_string(i) + ">";
         star += "<urn:star:hub> <urn:star:links> " + spoke + " .\n";
@@ -524,23 +566,28 @@ TEST_F(RagServiceTest, AWideExplorationStepIsSplitWithinTheStoresRowBound) {
 }
 
 TEST_F(RagServiceTest, InvalidParametersAreTypedErrorsWithAnErrorTrace) {
-    for (const json& body : {json{{"query", "q"}, {"collection", "kg"}, {"entity_limit", -1}},
-                             json{{"query", "q"}, {"collection", "kg"}, {"max_path_length", 99}},
-                             json{{"query", "q"}, {"collection", "kg"}, {"edge_limit", 40}},
-                             json{{"query", "  "}, {"collection", "kg"}}, json{{"query", 7}}, json::array()}) {
+    for (const json& body :
+         {json{{"query", "q"}, {"collection", "kg"}, {"entity_limit", -1}},
+          json{{"query", "q"}, {"collection", "kg"}, {"max_path_length", 99}},
+          json{{"query", "q"}, {"collection", "kg"}, {"edge_limit", 40}},
+          json{{"query", "  "}, {"collection", "kg"}}, json{{"query", 7}}, json::array()}) {
         SCOPED_TRACE(body.dump());
-        expect_failed_with_trace(cluster_->request("graph-rag", body), base::ErrorType::kInvalidRequest);
+        expect_failed_with_trace(cluster_->request("graph-rag", body),
+                                 base::ErrorType::kInvalidRequest);
     }
-    for (const json& body : {json{{"query", "q"}, {"collection", "docs"}, {"doc_limit", 5}, {"fetch_limit", 2}},
-                             json{{"query", "q"}, {"collection", "docs"}, {"doc_limit", 5000}}}) {
+    for (const json& body :
+         {json{{"query", "q"}, {"collection", "docs"}, {"doc_limit", 5}, {"fetch_limit", 2}},
+          json{{"query", "q"}, {"collection", "docs"}, {"doc_limit", 5000}}}) {
         SCOPED_TRACE(body.dump());
-        expect_failed_with_trace(cluster_->request("document-rag", body), base::ErrorType::kInvalidRequest);
+        expect_failed_with_trace(cluster_->request("document-rag", body),
+                                 base::ErrorType::kInvalidRequest);
     }
 }
 
 TEST_F(RagServiceTest, AHundredKilobyteQuestionIsRefusedAndStoredCut) {
     const std::string question(100 * 1024, 'x');
-    const auto replies = cluster_->request("graph-rag", {{"query", question}, {"collection", "kg"}});
+    const auto replies =
+        cluster_->request("graph-rag", {{"query", question}, {"collection", "kg"}});
     expect_failed_with_trace(replies, base::ErrorType::kInvalidRequest);
     const auto triples = all_triples(explains(replies));
     const auto session = explains(replies).front().session;
@@ -550,23 +597,30 @@ TEST_F(RagServiceTest, AHundredKilobyteQuestionIsRefusedAndStoredCut) {
 }
 
 TEST_F(RagServiceTest, UnknownAndEmptyCollectionsAreNotFound) {
-    expect_failed_with_trace(cluster_->request("graph-rag", {{"query", "Where is Cruz Azul?"}, {"collection", "nothing"}}),
+    expect_failed_with_trace(cluster_->request("graph-rag", {{"query", "Where is Cruz Azul?"},
+                                                             {"collection", "nothing"}}),
                              base::ErrorType::kNotFound);
-    expect_failed_with_trace(cluster_->request("document-rag", {{"query", "Where is Cruz Azul?"}, {"collection", "nothing"}}),
+    expect_failed_with_trace(cluster_->request("document-rag", {{"query", "Where is Cruz Azul?"},
+                                                                {"collection", "nothing"}}),
                              base::ErrorType::kNotFound);
     // "docs" holds documents but no graph: nothing to explore.
-    expect_failed_with_trace(cluster_->request("graph-rag", {{"query", "Who is Lilu?"}, {"collection", "docs"}}),
-                             base::ErrorType::kNotFound);
+    expect_failed_with_trace(
+        cluster_->request("graph-rag", {{"query", "Who is Lilu?"}, {"collection", "docs"}}),
+        base::ErrorType::kNotFound);
 }
 
 TEST_F(RagServiceTest, AnLlmFailureIsPassedOnAndTheWorkerKeepsServing) {
     cluster_->llm().fail = true;
-    expect_failed_with_trace(cluster_->request("graph-rag", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}}),
-                             base::ErrorType::kUpstreamError);
-    expect_failed_with_trace(cluster_->request("document-rag", {{"query", "Who is Lilu?"}, {"collection", "docs"}}),
-                             base::ErrorType::kUpstreamError);
+    expect_failed_with_trace(
+        cluster_->request("graph-rag",
+                          {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}}),
+        base::ErrorType::kUpstreamError);
+    expect_failed_with_trace(
+        cluster_->request("document-rag", {{"query", "Who is Lilu?"}, {"collection", "docs"}}),
+        base::ErrorType::kUpstreamError);
     cluster_->llm().fail = false;
-    const auto replies = cluster_->request("graph-rag", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
+    const auto replies = cluster_->request(
+        "graph-rag", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
     EXPECT_EQ(terminal(replies).kind, bus::ReplyKind::kFinal);
 }
 
@@ -575,7 +629,8 @@ TEST(RagServiceNoExplain, TheBenchSwitchSendsNoExplainButAnswersTheSame) {
     config.explain = false;
     RagCluster cluster(config);
     cluster.load_triples("kg", kGraphSource, kGraph);
-    const auto replies = cluster.request("graph-rag", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
+    const auto replies = cluster.request(
+        "graph-rag", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
     ASSERT_EQ(terminal(replies).kind, bus::ReplyKind::kFinal);
     EXPECT_TRUE(explains(replies).empty());
     auto final = schema::decode<schema::RagResponse>(terminal(replies).body);
@@ -591,8 +646,8 @@ TEST(RagServiceExploredEdges, TheTraceRecordsAsManyExploredEdgesAsConfiguredAndA
         config.explored_edges_recorded = recorded;
         RagCluster cluster(config);
         cluster.load_triples("kg", kGraphSource, kGraph);
-        const auto replies =
-            cluster.request("graph-rag", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
+        const auto replies = cluster.request(
+            "graph-rag", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
         ASSERT_EQ(terminal(replies).kind, bus::ReplyKind::kFinal) << terminal(replies).body.dump();
         const auto messages = explains(replies);
         const auto triples = all_triples(messages);
@@ -609,10 +664,12 @@ TEST(RagServiceStoreDown, AStoreThatIsGoneIsATypedErrorAndTheWorkerKeepsServing)
     RagCluster cluster;
     cluster.load_triples("kg", kGraphSource, kGraph);
     cluster.stop_service("store");
-    const auto replies = cluster.request("graph-rag", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
+    const auto replies = cluster.request(
+        "graph-rag", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
     ASSERT_FALSE(replies.empty());
     ASSERT_EQ(terminal(replies).kind, bus::ReplyKind::kError);
-    EXPECT_NE(terminal(replies).error->type, base::ErrorType::kInternal) << terminal(replies).error->message;
+    EXPECT_NE(terminal(replies).error->type, base::ErrorType::kInternal)
+        << terminal(replies).error->message;
     const auto messages = explains(replies);
     ASSERT_FALSE(messages.empty());
     EXPECT_EQ(messages.back().trace_status, schema::TraceStatus::kError);

@@ -84,9 +84,10 @@ TEST_F(EchoTest, AnswersWithStreamTraceAndFinal) {
 
 TEST_F(EchoTest, RejectsBodiesItDoesNotAccept) {
     int n = 0;
-    for (const char* bad : {"[1]", "\"hi\"", "{}", R"({"question":3})", R"({"question":"q","partials":-1})",
-                            R"({"question":"q","partials":100000})", R"({"question":"q","delay_ms":"5"})",
-                            R"({"question":"q","fail":"NoSuchType"})"}) {
+    for (const char* bad :
+         {"[1]", "\"hi\"", "{}", R"({"question":3})", R"({"question":"q","partials":-1})",
+          R"({"question":"q","partials":100000})", R"({"question":"q","delay_ms":"5"})",
+          R"({"question":"q","fail":"NoSuchType"})"}) {
         const std::string token = "t" + std::to_string(n++);
         request(bad, token);
         auto error = broker.expect(cmd::kError);

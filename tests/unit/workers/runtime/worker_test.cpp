@@ -57,7 +57,8 @@ protected:
 };
 
 TEST_F(WorkerTest, ReadyDeclaresServiceAndGbw01) {
-    worker = std::make_unique<Worker>(context, config(), [](RequestContext& c) { (void)c.reply(json::object()); });
+    worker = std::make_unique<Worker>(context, config(),
+                                      [](RequestContext& c) { (void)c.reply(json::object()); });
     worker->start();
     auto ready = broker.expect(cmd::kReady);
     ASSERT_TRUE(ready);
@@ -71,7 +72,8 @@ TEST_F(WorkerTest, ReadyDeclaresServiceAndGbw01) {
 }
 
 TEST_F(WorkerTest, EachThreadRegistersItsOwnWorker) {
-    worker = std::make_unique<Worker>(context, config(3), [](RequestContext& c) { (void)c.reply(json::object()); });
+    worker = std::make_unique<Worker>(context, config(3),
+                                      [](RequestContext& c) { (void)c.reply(json::object()); });
     worker->start();
     std::set<std::string> identities;
     for (int i = 0; i < 3; ++i) {
@@ -243,7 +245,8 @@ TEST_F(WorkerTest, InvalidJsonIsAnsweredWithoutCallingTheHandler) {
     ASSERT_TRUE(error);
     EXPECT_EQ(error->frames[3], "t1");
     EXPECT_EQ(error->frames[5], "InvalidJson");
-    broker.send_request(id, "t2", std::string("\"\xff\xfe\""));  // a JSON string holding invalid UTF-8
+    broker.send_request(id, "t2",
+                        std::string("\"\xff\xfe\""));  // a JSON string holding invalid UTF-8
     error = broker.expect(cmd::kError);
     ASSERT_TRUE(error);
     EXPECT_EQ(error->frames[3], "t2");
@@ -333,8 +336,11 @@ TEST_F(WorkerTest, ExplainIsNumberedPerSessionAndEnds) {
     EXPECT_TRUE(refused.load());
     // [""] [MDPW01] [0x07] [token] [""] [session] [seq] [state] [body]
     const std::vector<std::tuple<std::string, std::string, std::string>> expected = {
-        {"urn:a", "0", "open"}, {"urn:b", "0", "open"}, {"urn:a", "1", "open"},
-        {"urn:a", "2", "complete"}, {"urn:b", "1", "complete"}};
+        {"urn:a", "0", "open"},
+        {"urn:b", "0", "open"},
+        {"urn:a", "1", "open"},
+        {"urn:a", "2", "complete"},
+        {"urn:b", "1", "complete"}};
     for (std::size_t i = 0; i < expected.size(); ++i) {
         const auto& f = explains[i].frames;
         ASSERT_EQ(f.size(), 9u);
@@ -486,11 +492,13 @@ TEST_F(WorkerTest, BrokerDisconnectDuringARequestDropsItsOutput) {
     auto again = broker.expect(cmd::kReady, test_support::kHangGuard);
     ASSERT_TRUE(again);
     EXPECT_TRUE(cancelled.load());
-    EXPECT_FALSE(broker.expect(cmd::kReply, 200ms)) << "a reply for a request of the old connection";
+    EXPECT_FALSE(broker.expect(cmd::kReply, 200ms))
+        << "a reply for a request of the old connection";
 }
 
 // The handler's own GBC01 client reaches the same ROUTER: answer its REQUEST by hand.
-std::optional<WorkerMessage> expect_gbc(FakeBroker& broker, char command, std::chrono::milliseconds timeout) {
+std::optional<WorkerMessage> expect_gbc(FakeBroker& broker, char command,
+                                        std::chrono::milliseconds timeout) {
     const auto until = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < until) {
         auto message = broker.receive(100ms);
@@ -502,7 +510,8 @@ std::optional<WorkerMessage> expect_gbc(FakeBroker& broker, char command, std::c
     return std::nullopt;
 }
 
-void gbc_reply(FakeBroker& broker, const std::string& identity, char command, const bus::Frames& rest) {
+void gbc_reply(FakeBroker& broker, const std::string& identity, char command,
+               const bus::Frames& rest) {
     bus::Frames frames{"", "GBC01", std::string(1, command)};
     frames.insert(frames.end(), rest.begin(), rest.end());
     broker.send(identity, frames);
@@ -510,14 +519,17 @@ void gbc_reply(FakeBroker& broker, const std::string& identity, char command, co
 
 // A sub-call's CANCEL (client socket) and the request's ERROR (worker socket) may come in
 // either order: both, as they arrive within 3 s.
-std::pair<std::optional<WorkerMessage>, std::optional<WorkerMessage>> collect_cancel_and_error(FakeBroker& broker) {
+std::pair<std::optional<WorkerMessage>, std::optional<WorkerMessage>> collect_cancel_and_error(
+    FakeBroker& broker) {
     std::optional<WorkerMessage> cancel;
     std::optional<WorkerMessage> error;
     const auto until = std::chrono::steady_clock::now() + 3s;
     while ((!cancel || !error) && std::chrono::steady_clock::now() < until) {
         auto m = broker.receive(100ms);
         if (!m || m->frames.size() < 3) continue;
-        if (m->frames[1] == "GBC01" && m->frames[2] == std::string(1, schema::protocol::client_cmd::kCancel)) cancel = m;
+        if (m->frames[1] == "GBC01" &&
+            m->frames[2] == std::string(1, schema::protocol::client_cmd::kCancel))
+            cancel = m;
         if (m->frames[1] == "MDPW01" && m->command() == cmd::kError) error = m;
     }
     return {cancel, error};
@@ -545,8 +557,10 @@ TEST_F(WorkerTest, CallGoesThroughTheBrokerWithTheRemainingDeadline) {
     EXPECT_LE(deadline, 2000) << "a call never outlives its request";
     EXPECT_EQ(json::parse(call->frames[6])["x"], 1);
     const std::string call_id = call->frames[4];
-    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kPartial, {call_id, "data", "\"d\""});
-    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kFinal, {call_id, R"({"ok":1})"});
+    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kPartial,
+              {call_id, "data", "\"d\""});
+    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kFinal,
+              {call_id, R"({"ok":1})"});
     auto reply = broker.expect(cmd::kReply);
     ASSERT_TRUE(reply);
     const auto body = json::parse(reply->frames[5]);
@@ -575,7 +589,7 @@ TEST_F(WorkerTest, ADeferredExplainGoesOutWithTheNextCallAndBeforeAnythingElse) 
         a.state = ExplainState::kComplete;
         EXPECT_EQ(c.defer_explain(a).value(), 3u);
         refused = !c.defer_explain(a).ok();  // the session has ended
-        (void)c.reply(json::object());        // the last explain goes out first
+        (void)c.reply(json::object());       // the last explain goes out first
     });
     broker.send_request(id, "tok", "{}", "parent", 5000);
     auto call = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
@@ -584,7 +598,8 @@ TEST_F(WorkerTest, ADeferredExplainGoesOutWithTheNextCallAndBeforeAnythingElse) 
     auto first = broker.expect(cmd::kExplain);
     ASSERT_TRUE(first) << "the deferred explain did not go out with the call";
     EXPECT_EQ(first->frames[6], "0");
-    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kFinal, {call->frames[4], "{}"});
+    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kFinal,
+              {call->frames[4], "{}"});
     std::vector<std::string> ids;
     for (int i = 0; i < 3; ++i) {
         auto e = broker.expect(cmd::kExplain);
@@ -622,7 +637,8 @@ TEST_F(WorkerTest, ADeferredStepIsBuiltWhenItGoesOut) {
     ASSERT_EQ(body["explain_triples"].size(), 1u);
     EXPECT_EQ(body["explain_triples"][0]["o"]["v"], "built later");
     EXPECT_EQ(body["explain_triples"][0]["g"], schema::vocab::kRetrievalGraph);
-    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kFinal, {call->frames[4], "{}"});
+    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kFinal,
+              {call->frames[4], "{}"});
     ASSERT_TRUE(broker.expect(cmd::kReply));
     EXPECT_FALSE(built_early.load());
     EXPECT_EQ(builds.load(), 1);
@@ -631,13 +647,16 @@ TEST_F(WorkerTest, ADeferredStepIsBuiltWhenItGoesOut) {
 TEST_F(WorkerTest, CalleeErrorComesBackTyped) {
     const auto id = start([](RequestContext& c) {
         auto result = c.call("sub", json::object(), 1s);
-        if (!result) (void)c.fail(base::make_error(base::ErrorType::kUpstreamError, result.error().describe()));
+        if (!result)
+            (void)c.fail(
+                base::make_error(base::ErrorType::kUpstreamError, result.error().describe()));
     });
     broker.send_request(id, "tok", "{}");
     auto call = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
     ASSERT_TRUE(call);
     EXPECT_EQ(call->frames[5], "1000");
-    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kError, {call->frames[4], "NotFound", "no doc"});
+    gbc_reply(broker, call->identity, schema::protocol::client_cmd::kError,
+              {call->frames[4], "NotFound", "no doc"});
     auto error = broker.expect(cmd::kError);
     ASSERT_TRUE(error);
     EXPECT_EQ(error->frames[5], "UpstreamError");
@@ -647,7 +666,8 @@ TEST_F(WorkerTest, CalleeErrorComesBackTyped) {
 TEST_F(WorkerTest, CancelDuringACallCancelsTheCall) {
     const auto id = start([](RequestContext& c) {
         auto result = c.call("sub", json::object(), 5s);
-        (void)c.fail(result ? base::make_error(base::ErrorType::kInternal, "call returned") : result.error());
+        (void)c.fail(result ? base::make_error(base::ErrorType::kInternal, "call returned")
+                            : result.error());
     });
     broker.send_request(id, "tok", "{}");
     auto call = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
@@ -703,13 +723,15 @@ TEST_F(WorkerTest, CallAllReturnsTheFirstErrorAndCancelsTheCallsStillOpen) {
     const auto id = start([](RequestContext& c) {
         const std::vector<CallSpec> calls{{"a", json::object(), 5s}, {"b", json::object(), 5s}};
         auto results = c.call_all(calls);
-        (void)c.fail(results ? base::make_error(base::ErrorType::kInternal, "call_all returned") : results.error());
+        (void)c.fail(results ? base::make_error(base::ErrorType::kInternal, "call_all returned")
+                             : results.error());
     });
     broker.send_request(id, "tok", "{}");
     auto first = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
     auto second = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
     ASSERT_TRUE(first && second);
-    gbc_reply(broker, first->identity, schema::protocol::client_cmd::kError, {first->frames[4], "NotFound", "gone"});
+    gbc_reply(broker, first->identity, schema::protocol::client_cmd::kError,
+              {first->frames[4], "NotFound", "gone"});
     const auto [cancel, error] = collect_cancel_and_error(broker);
     ASSERT_TRUE(error);
     EXPECT_EQ(error->frames[5], "NotFound");
@@ -720,7 +742,8 @@ TEST_F(WorkerTest, CallAllReturnsTheFirstErrorAndCancelsTheCallsStillOpen) {
 TEST(RequestMetaTest, DecodesAndChecksEveryField) {
     const auto now = Clock::now();
     auto meta = decode_request_meta(
-        R"({"request_id":"a","service":"s","deadline_ms":1500,"attempt":2,"client":"MDPC01"})", now);
+        R"({"request_id":"a","service":"s","deadline_ms":1500,"attempt":2,"client":"MDPC01"})",
+        now);
     ASSERT_TRUE(meta);
     EXPECT_EQ(meta->request_id, "a");
     EXPECT_EQ(meta->service, "s");
@@ -728,11 +751,12 @@ TEST(RequestMetaTest, DecodesAndChecksEveryField) {
     EXPECT_EQ(meta->deadline, now + 1500ms);
     EXPECT_EQ(meta->attempt, 2u);
     EXPECT_EQ(meta->client, "MDPC01");
-    for (const char* bad : {"[]", "nope", R"({"service":"s","deadline_ms":1,"attempt":1})",
-                            R"({"request_id":"a","service":"s","deadline_ms":-1,"attempt":1})",
-                            R"({"request_id":"a","service":"s","deadline_ms":"1","attempt":1})",
-                            R"({"request_id":"a","service":"s","deadline_ms":1,"attempt":1.5})",
-                            R"({"request_id":"a","service":"s","deadline_ms":1,"attempt":1,"client":3})"}) {
+    for (const char* bad :
+         {"[]", "nope", R"({"service":"s","deadline_ms":1,"attempt":1})",
+          R"({"request_id":"a","service":"s","deadline_ms":-1,"attempt":1})",
+          R"({"request_id":"a","service":"s","deadline_ms":"1","attempt":1})",
+          R"({"request_id":"a","service":"s","deadline_ms":1,"attempt":1.5})",
+          R"({"request_id":"a","service":"s","deadline_ms":1,"attempt":1,"client":3})"}) {
         auto decoded = decode_request_meta(bad, now);
         ASSERT_FALSE(decoded) << bad;
         EXPECT_EQ(decoded.error().type, base::ErrorType::kProtocolError);

@@ -141,8 +141,10 @@ TEST_F(DocumentStoreTest, AFetchPastItsByteBoundIsAnInvalidRequest) {
     auto bounded = store_->fetch(ids, 4'000);
     ASSERT_FALSE(bounded);
     EXPECT_EQ(bounded.error().type, base::ErrorType::kInvalidRequest);
-    EXPECT_NE(bounded.error().message.find("chunks-fetch"), std::string::npos) << bounded.error().message;
-    EXPECT_NE(bounded.error().message.find("at chunk 4 of 10"), std::string::npos) << bounded.error().message;
+    EXPECT_NE(bounded.error().message.find("chunks-fetch"), std::string::npos)
+        << bounded.error().message;
+    EXPECT_NE(bounded.error().message.find("at chunk 4 of 10"), std::string::npos)
+        << bounded.error().message;
     EXPECT_TRUE(store_->fetch(std::vector<std::string>(ids.begin(), ids.begin() + 3), 4'000));
 }
 

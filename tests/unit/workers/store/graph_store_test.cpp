@@ -52,8 +52,8 @@ protected:
     }
     std::filesystem::path path() const { return dir_ / "kb.sqlite"; }
 
-    std::int64_t source(const std::string& uri, std::uint32_t tier = 3, SourceKind kind = SourceKind::kFile,
-                        const std::string& document = {}) {
+    std::int64_t source(const std::string& uri, std::uint32_t tier = 3,
+                        SourceKind kind = SourceKind::kFile, const std::string& document = {}) {
         SourceRecord record;
         record.uri = uri;
         record.kind = kind;
@@ -74,8 +74,8 @@ protected:
 
     // A second store on this test's connection, with other options, and a tier-2 file source
     // registered through it (nulls when either fails, with the reason reported).
-    std::pair<std::unique_ptr<GraphStore>, std::optional<std::int64_t>> store_with(const GraphStoreOptions& options,
-                                                                                  const std::string& uri) {
+    std::pair<std::unique_ptr<GraphStore>, std::optional<std::int64_t>> store_with(
+        const GraphStoreOptions& options, const std::string& uri) {
         auto other = GraphStore::open(*db_, options);
         EXPECT_TRUE(other) << other.error().message;
         if (!other) return {nullptr, std::nullopt};
@@ -105,8 +105,9 @@ protected:
 Term ex(const std::string& local) { return iri("http://example.org/" + local); }
 
 std::vector<Triple> sorted(std::vector<Triple> triples) {
-    std::sort(triples.begin(), triples.end(),
-              [](const Triple& a, const Triple& b) { return schema::to_nquads(a) < schema::to_nquads(b); });
+    std::sort(triples.begin(), triples.end(), [](const Triple& a, const Triple& b) {
+        return schema::to_nquads(a) < schema::to_nquads(b);
+    });
     return triples;
 }
 
@@ -123,7 +124,8 @@ bool matches(const TriplePattern& pattern, const Triple& t) {
 
 TEST_F(GraphStoreTest, EveryTermKindRoundTrips) {
     const Term quoted = schema::quoted(make_triple(ex("alice"), ex("knows"), ex("bob")));
-    const Term nested = schema::quoted(make_triple(quoted, ex("statedBy"), lang_literal("Carol", "en")));
+    const Term nested =
+        schema::quoted(make_triple(quoted, ex("statedBy"), lang_literal("Carol", "en")));
     const std::vector<Term> objects = {
         ex("bob"),
         schema::blank("b0"),
@@ -149,7 +151,8 @@ TEST_F(GraphStoreTest, EveryTermKindRoundTrips) {
     for (const auto& t : triples) {
         const auto found = match(TriplePattern{t.s, t.p, std::nullopt, std::nullopt});
         ASSERT_EQ(found.size(), 1u) << schema::to_ntriples(t);
-        EXPECT_EQ(found[0], t) << schema::to_ntriples(t) << " came back as " << schema::to_ntriples(found[0]);
+        EXPECT_EQ(found[0], t) << schema::to_ntriples(t) << " came back as "
+                               << schema::to_ntriples(found[0]);
         // The same term by id.
         auto id = store_->find_term(t.o);
         ASSERT_TRUE(id && id->has_value()) << schema::to_ntriples(t.o);
@@ -160,8 +163,12 @@ TEST_F(GraphStoreTest, EveryTermKindRoundTrips) {
         EXPECT_EQ((*back)[0], t.o);
     }
     // A literal and an IRI with the same text are different terms, as are "chat"@fr and "chat".
-    EXPECT_TRUE(match(TriplePattern{std::nullopt, std::nullopt, literal("chat"), std::nullopt}).empty());
-    EXPECT_EQ(match(TriplePattern{std::nullopt, std::nullopt, lang_literal("chat", "fr"), std::nullopt}).size(), 1u);
+    EXPECT_TRUE(
+        match(TriplePattern{std::nullopt, std::nullopt, literal("chat"), std::nullopt}).empty());
+    EXPECT_EQ(
+        match(TriplePattern{std::nullopt, std::nullopt, lang_literal("chat", "fr"), std::nullopt})
+            .size(),
+        1u);
 }
 
 TEST_F(GraphStoreTest, UnknownIdIsNotFound) {
@@ -177,20 +184,24 @@ TEST_F(GraphStoreTest, EveryPatternShapeAnswersWhatABruteForceFilterFinds) {
         for (int p = 0; p < 3; ++p) {
             for (int o = 0; o < 4; ++o) {
                 if ((s + p + o) % 3 == 0) continue;
-                const Term object = o == 3 ? literal("v" + std::to_string(s)) : ex("o" + std::to_string(o));
+                const Term object =
+                    o == 3 ? literal("v" + std::to_string(s)) : ex("o" + std::to_string(o));
                 std::optional<std::string> graph;
                 if (s % 3 == 1) graph = "http://example.org/g1";
-                triples.push_back(make_triple(ex("s" + std::to_string(s)), ex("p" + std::to_string(p)), object, graph));
+                triples.push_back(make_triple(ex("s" + std::to_string(s)),
+                                              ex("p" + std::to_string(p)), object, graph));
             }
         }
     }
     insert(source("file:///shapes.nt"), triples);
 
-    const std::vector<std::optional<Term>> subjects = {std::nullopt, ex("s1"), ex("s2"), ex("missing")};
+    const std::vector<std::optional<Term>> subjects = {std::nullopt, ex("s1"), ex("s2"),
+                                                       ex("missing")};
     const std::vector<std::optional<Term>> predicates = {std::nullopt, ex("p0"), ex("p2")};
-    const std::vector<std::optional<Term>> objects = {std::nullopt, ex("o1"), literal("v4"), literal("missing")};
-    const std::vector<std::optional<std::string>> graphs = {std::nullopt, std::string{}, "http://example.org/g1",
-                                                            "http://example.org/nowhere"};
+    const std::vector<std::optional<Term>> objects = {std::nullopt, ex("o1"), literal("v4"),
+                                                      literal("missing")};
+    const std::vector<std::optional<std::string>> graphs = {
+        std::nullopt, std::string{}, "http://example.org/g1", "http://example.org/nowhere"};
     int shapes_with_answers = 0;
     for (const auto& s : subjects) {
         for (const auto& p : predicates) {
@@ -203,22 +214,28 @@ TEST_F(GraphStoreTest, EveryPatternShapeAnswersWhatABruteForceFilterFinds) {
                     }
                     const auto found = match(pattern);
                     EXPECT_EQ(sorted(found), sorted(expected))
-                        << "s=" << (s ? schema::to_ntriples(*s) : "?") << " p=" << (p ? schema::to_ntriples(*p) : "?")
-                        << " o=" << (o ? schema::to_ntriples(*o) : "?") << " g=" << (g ? "<" + *g + ">" : "?");
+                        << "s=" << (s ? schema::to_ntriples(*s) : "?")
+                        << " p=" << (p ? schema::to_ntriples(*p) : "?")
+                        << " o=" << (o ? schema::to_ntriples(*o) : "?")
+                        << " g=" << (g ? "<" + *g + ">" : "?");
                     if (!expected.empty()) ++shapes_with_answers;
                 }
             }
         }
     }
-    EXPECT_GT(shapes_with_answers, 40) << "the fixture should exercise most shapes with non-empty answers";
+    EXPECT_GT(shapes_with_answers, 40)
+        << "the fixture should exercise most shapes with non-empty answers";
 }
 
 TEST_F(GraphStoreTest, LimitCapsAndBatchAnswersEachPattern) {
     std::vector<Triple> triples;
-    for (int i = 0; i < 50; ++i) triples.push_back(make_triple(ex("hub"), ex("links"), ex("n" + std::to_string(i))));
+    for (int i = 0; i < 50; ++i)
+        triples.push_back(make_triple(ex("hub"), ex("links"), ex("n" + std::to_string(i))));
     insert(source("file:///hub.nt"), triples);
-    EXPECT_EQ(match(TriplePattern{ex("hub"), std::nullopt, std::nullopt, std::nullopt}, 7).size(), 7u);
-    EXPECT_EQ(match(TriplePattern{ex("hub"), std::nullopt, std::nullopt, std::nullopt}, 0).size(), 50u);
+    EXPECT_EQ(match(TriplePattern{ex("hub"), std::nullopt, std::nullopt, std::nullopt}, 7).size(),
+              7u);
+    EXPECT_EQ(match(TriplePattern{ex("hub"), std::nullopt, std::nullopt, std::nullopt}, 0).size(),
+              50u);
 
     const std::vector<TriplePattern> patterns = {
         TriplePattern{ex("hub"), std::nullopt, std::nullopt, std::nullopt},
@@ -236,7 +253,8 @@ TEST_F(GraphStoreTest, LimitCapsAndBatchAnswersEachPattern) {
 
 TEST_F(GraphStoreTest, StreamingDeliversEveryMatchInBatchesAndStopsWhenAsked) {
     std::vector<Triple> triples;
-    for (int i = 0; i < 2'500; ++i) triples.push_back(make_triple(ex("n" + std::to_string(i)), ex("p"), literal("x")));
+    for (int i = 0; i < 2'500; ++i)
+        triples.push_back(make_triple(ex("n" + std::to_string(i)), ex("p"), literal("x")));
     insert(source("file:///many.nt"), triples);
     const TriplePattern all{std::nullopt, ex("p"), std::nullopt, std::nullopt};
     std::vector<std::size_t> sizes;
@@ -245,7 +263,8 @@ TEST_F(GraphStoreTest, StreamingDeliversEveryMatchInBatchesAndStopsWhenAsked) {
         sizes.push_back(batch.size());
         seen.insert(seen.end(), batch.begin(), batch.end());
         // The store may be used from the callback.
-        auto again = store_->match(TriplePattern{batch.front().s, std::nullopt, std::nullopt, std::nullopt});
+        auto again =
+            store_->match(TriplePattern{batch.front().s, std::nullopt, std::nullopt, std::nullopt});
         EXPECT_TRUE(again && again->size() == 1u);
         return true;
     });
@@ -266,22 +285,24 @@ TEST_F(GraphStoreTest, QuotedTriplesMatchInSubjectAndObjectPosition) {
         fact,
         make_triple(statement, ex("confidence"), typed_literal("0.9", schema::kXsdDecimal)),
         make_triple(ex("bob"), ex("claims"), statement),
-        make_triple(ex("bob"), ex("claims"), schema::quoted(make_triple(ex("alice"), ex("worksFor"), ex("other")))),
+        make_triple(ex("bob"), ex("claims"),
+                    schema::quoted(make_triple(ex("alice"), ex("worksFor"), ex("other")))),
     };
     insert(source("file:///rdf12.nt"), triples);
     const auto about = match(TriplePattern{statement, std::nullopt, std::nullopt, std::nullopt});
     ASSERT_EQ(about.size(), 1u);
     EXPECT_EQ(about[0], triples[1]);
     // Matched by value: a quoted triple built separately with the same parts.
-    const auto claimed = match(TriplePattern{std::nullopt, ex("claims"),
-                                             schema::quoted(make_triple(ex("alice"), ex("worksFor"), ex("acme"))),
-                                             std::nullopt});
+    const auto claimed = match(TriplePattern{
+        std::nullopt, ex("claims"),
+        schema::quoted(make_triple(ex("alice"), ex("worksFor"), ex("acme"))), std::nullopt});
     ASSERT_EQ(claimed.size(), 1u);
     EXPECT_EQ(claimed[0].s, ex("bob"));
     // A quoted triple whose parts were never stored matches nothing, without an error.
-    EXPECT_TRUE(match(TriplePattern{schema::quoted(make_triple(ex("zed"), ex("worksFor"), ex("acme"))),
-                                    std::nullopt, std::nullopt, std::nullopt})
-                    .empty());
+    EXPECT_TRUE(
+        match(TriplePattern{schema::quoted(make_triple(ex("zed"), ex("worksFor"), ex("acme"))),
+                            std::nullopt, std::nullopt, std::nullopt})
+            .empty());
 }
 
 TEST_F(GraphStoreTest, NamedGraphsAreSeparateFromTheDefaultGraph) {
@@ -298,17 +319,18 @@ TEST_F(GraphStoreTest, NamedGraphsAreSeparateFromTheDefaultGraph) {
               (std::vector<Triple>{triples[0]}));
     EXPECT_EQ(match(TriplePattern{a, std::nullopt, std::nullopt, "http://example.org/g1"}),
               (std::vector<Triple>{triples[1]}));
-    EXPECT_EQ(match(TriplePattern{std::nullopt, std::nullopt, std::nullopt, "http://example.org/g2"}),
-              (std::vector<Triple>{triples[2]}));
-    EXPECT_TRUE(match(TriplePattern{a, std::nullopt, std::nullopt, "http://example.org/g3"}).empty());
+    EXPECT_EQ(
+        match(TriplePattern{std::nullopt, std::nullopt, std::nullopt, "http://example.org/g2"}),
+        (std::vector<Triple>{triples[2]}));
+    EXPECT_TRUE(
+        match(TriplePattern{a, std::nullopt, std::nullopt, "http://example.org/g3"}).empty());
     EXPECT_EQ(stats().graphs, 2u);
 }
 
 TEST_F(GraphStoreTest, ReloadingTheSameFileAddsNothing) {
     const auto src = source("file:///kb.nt");
     const std::vector<Triple> triples = {
-        make_triple(ex("a"), ex("p"), ex("b")),
-        make_triple(ex("a"), ex("p"), literal("x")),
+        make_triple(ex("a"), ex("p"), ex("b")), make_triple(ex("a"), ex("p"), literal("x")),
         make_triple(ex("a"), ex("p"), literal("x")),  // a repeat inside one load
     };
     const auto first = insert(src, triples);
@@ -350,7 +372,8 @@ TEST_F(GraphStoreTest, AFactLoadedFromTwoSourcesHasBothBestTierFirst) {
     EXPECT_EQ(s.facts_per_tier[2], 1u);
     EXPECT_EQ(s.facts_per_tier[3], 0u);
     // Not stored: no sources, no error. Another graph is another fact.
-    auto none = store_->sources_of(make_triple(ex("paris"), ex("capitalOf"), ex("france"), "http://example.org/g"));
+    auto none = store_->sources_of(
+        make_triple(ex("paris"), ex("capitalOf"), ex("france"), "http://example.org/g"));
     ASSERT_TRUE(none);
     EXPECT_TRUE(none->empty());
 }
@@ -372,7 +395,8 @@ TEST_F(GraphStoreTest, TiersAreCheckedAndReRegisteringUpdatesThem) {
     const auto authoritative = source("file:///a.nt", 1);
     const auto inferred = source("file:///i.nt", 4);
     insert(authoritative, {make_triple(ex("a"), ex("p"), ex("b"))});
-    insert(inferred, {make_triple(ex("a"), ex("p"), ex("c")), make_triple(ex("a"), ex("p"), ex("d"))});
+    insert(inferred,
+           {make_triple(ex("a"), ex("p"), ex("c")), make_triple(ex("a"), ex("p"), ex("d"))});
     auto s = stats();
     EXPECT_EQ(s.facts_per_tier[1], 1u);
     EXPECT_EQ(s.facts_per_tier[4], 2u);
@@ -403,8 +427,8 @@ TEST_F(GraphStoreTest, LabelsPreferEnglishThenPlainThenAnyElseLocalName) {
         ex("e1"),
         ex("e2"),
         ex("e3"),
-        ex("e4"),                                  // stored, no label
-        iri("http://example.org/onto#Planet"),    // never stored
+        ex("e4"),                               // stored, no label
+        iri("http://example.org/onto#Planet"),  // never stored
         iri("urn:isbn:0451450523"),
         iri("http://example.org/trailing/"),
         literal("a literal"),
@@ -412,16 +436,19 @@ TEST_F(GraphStoreTest, LabelsPreferEnglishThenPlainThenAnyElseLocalName) {
     };
     auto labels = store_->labels(terms);
     ASSERT_TRUE(labels) << labels.error().message;
-    EXPECT_EQ(*labels, (std::vector<std::string>{"Earth", "terre (plain)", "Mond", "e4", "Planet", "0451450523",
-                                                 "trailing", "a literal", "ein Literal"}));
+    EXPECT_EQ(*labels,
+              (std::vector<std::string>{"Earth", "terre (plain)", "Mond", "e4", "Planet",
+                                        "0451450523", "trailing", "a literal", "ein Literal"}));
 }
 
 TEST_F(GraphStoreTest, EntitiesPageThroughSubjectAndObjectIrisInIdOrder) {
     const Term label = iri(vocab::kRdfsLabel);
     std::vector<Triple> triples;
     for (int i = 0; i < 25; ++i) {
-        triples.push_back(make_triple(ex("n" + std::to_string(i)), ex("next"), ex("n" + std::to_string(i + 1))));
-        triples.push_back(make_triple(ex("n" + std::to_string(i)), ex("value"), literal(std::to_string(i))));
+        triples.push_back(
+            make_triple(ex("n" + std::to_string(i)), ex("next"), ex("n" + std::to_string(i + 1))));
+        triples.push_back(
+            make_triple(ex("n" + std::to_string(i)), ex("value"), literal(std::to_string(i))));
     }
     triples.push_back(make_triple(ex("n0"), label, literal("the first")));
     triples.push_back(make_triple(schema::blank("x"), ex("next"), ex("n0")));
@@ -468,7 +495,8 @@ TEST_F(GraphStoreTest, StatsCountWhatWasInserted) {
     for (int i = 0; i < 40; ++i) {
         const Term s = ex("s" + std::to_string(i % 9));
         const Term p = ex("p" + std::to_string(i % 4));
-        const Term o = i % 2 == 0 ? ex("o" + std::to_string(i % 7)) : literal(std::to_string(i % 5));
+        const Term o =
+            i % 2 == 0 ? ex("o" + std::to_string(i % 7)) : literal(std::to_string(i % 5));
         std::optional<std::string> g;
         if (i % 5 == 0) g = "http://example.org/g" + std::to_string(i % 3);
         triples.push_back(make_triple(s, p, o, g));
@@ -497,10 +525,12 @@ TEST_F(GraphStoreTest, ProvenanceExportDerivesEveryFactFromItsSources) {
     const auto file = source("file:///facts.nt", 1);
     const auto chunk = source("urn:chunk:report#3", 3, SourceKind::kChunk, "urn:doc:report");
     const auto document = source("urn:doc:report", 2, SourceKind::kDocument);
-    const std::vector<Triple> from_file = {make_triple(ex("a"), ex("p"), ex("b")),
-                                           make_triple(ex("a"), ex("p"), literal("x"), "http://example.org/g")};
-    const std::vector<Triple> from_chunk = {make_triple(ex("a"), ex("p"), ex("b")),
-                                            make_triple(ex("c"), ex("q"), schema::quoted(from_file[0]))};
+    const std::vector<Triple> from_file = {
+        make_triple(ex("a"), ex("p"), ex("b")),
+        make_triple(ex("a"), ex("p"), literal("x"), "http://example.org/g")};
+    const std::vector<Triple> from_chunk = {
+        make_triple(ex("a"), ex("p"), ex("b")),
+        make_triple(ex("c"), ex("q"), schema::quoted(from_file[0]))};
     insert(file, from_file);
     insert(chunk, from_chunk);
     (void)document;
@@ -517,7 +547,8 @@ TEST_F(GraphStoreTest, ProvenanceExportDerivesEveryFactFromItsSources) {
     EXPECT_GT(batches, 1u);
 
     const Term derived = iri(vocab::kProvWasDerivedFrom);
-    std::map<std::string, std::set<std::string>> fact_sources;  // N-Triples of the fact -> source IRIs
+    std::map<std::string, std::set<std::string>>
+        fact_sources;  // N-Triples of the fact -> source IRIs
     std::map<std::string, std::string> tiers;
     std::set<std::string> entities;
     std::set<std::string> chunk_documents;
@@ -536,9 +567,11 @@ TEST_F(GraphStoreTest, ProvenanceExportDerivesEveryFactFromItsSources) {
             entities.insert(t.s.as_iri().value);
         }
     }
-    EXPECT_EQ(entities, (std::set<std::string>{"file:///facts.nt", "urn:chunk:report#3", "urn:doc:report"}));
-    EXPECT_EQ(tiers, (std::map<std::string, std::string>{
-                         {"file:///facts.nt", "1"}, {"urn:chunk:report#3", "3"}, {"urn:doc:report", "2"}}));
+    EXPECT_EQ(entities,
+              (std::set<std::string>{"file:///facts.nt", "urn:chunk:report#3", "urn:doc:report"}));
+    EXPECT_EQ(tiers, (std::map<std::string, std::string>{{"file:///facts.nt", "1"},
+                                                         {"urn:chunk:report#3", "3"},
+                                                         {"urn:doc:report", "2"}}));
     EXPECT_EQ(chunk_documents, (std::set<std::string>{"urn:chunk:report#3 urn:doc:report"}));
 
     // Every stored fact has a wasDerivedFrom to each source it was loaded from.
@@ -565,7 +598,8 @@ TEST_F(GraphStoreTest, InvalidInputIsRejectedByNameAndLeavesTheStoreUnchanged) {
         {make_triple(ex("s"), ex("p"), Term(both)), "both datatype"},
         {make_triple(ex("s"), ex("p"), ex("o"), "not an iri"), "graph"},
         {make_triple(ex("s"), ex("p"), ex("o"), "_:b0"), "graph"},
-        {make_triple(ex("s"), ex("p"), schema::quoted(make_triple(ex("s"), iri(""), ex("o")))), "quoted"},
+        {make_triple(ex("s"), ex("p"), schema::quoted(make_triple(ex("s"), iri(""), ex("o")))),
+         "quoted"},
     };
     for (const auto& [triple, words] : bad) {
         const std::vector<Triple> batch = {make_triple(ex("new1"), ex("p"), ex("new2")), triple,
@@ -578,7 +612,8 @@ TEST_F(GraphStoreTest, InvalidInputIsRejectedByNameAndLeavesTheStoreUnchanged) {
     }
     EXPECT_EQ(stats(), before);
     EXPECT_TRUE(match(TriplePattern{ex("new1"), std::nullopt, std::nullopt, std::nullopt}).empty());
-    auto unknown = store_->insert(424242, std::vector<Triple>{make_triple(ex("a"), ex("p"), ex("c"))});
+    auto unknown =
+        store_->insert(424242, std::vector<Triple>{make_triple(ex("a"), ex("p"), ex("c"))});
     ASSERT_FALSE(unknown);
     EXPECT_EQ(unknown.error().type, base::ErrorType::kNotFound);
     EXPECT_EQ(stats(), before);
@@ -597,7 +632,8 @@ TEST_F(GraphStoreTest, InsideACallersTransactionARollbackUndoesTheInsert) {
         auto bad = store_->insert(src, std::vector<Triple>{make_triple(iri(""), ex("p"), ex("b"))},
                                   TransactionMode::kCallers);
         EXPECT_FALSE(bad);
-        EXPECT_EQ(match(TriplePattern{ex("a"), std::nullopt, std::nullopt, std::nullopt}).size(), 1u);
+        EXPECT_EQ(match(TriplePattern{ex("a"), std::nullopt, std::nullopt, std::nullopt}).size(),
+                  1u);
     }  // rolled back
     store_->forget_cached_terms();
     EXPECT_TRUE(match(TriplePattern{ex("a"), std::nullopt, std::nullopt, std::nullopt}).empty());
@@ -623,10 +659,12 @@ TEST_F(GraphStoreTest, TwoConnectionsToOneFileShareTermIds) {
     auto other = GraphStore::open(**other_db);
     ASSERT_TRUE(other) << other.error().message;
     // The other connection interns a new term and reuses the stored ones.
-    auto other_src = (*other)->register_source(SourceRecord{"file:///shared.nt", SourceKind::kFile, {}, 3, {}, {}});
+    auto other_src = (*other)->register_source(
+        SourceRecord{"file:///shared.nt", SourceKind::kFile, {}, 3, {}, {}});
     ASSERT_TRUE(other_src);
     EXPECT_EQ(*other_src, src);
-    auto r = (*other)->insert(*other_src, std::vector<Triple>{make_triple(ex("a"), ex("p"), ex("c"))});
+    auto r =
+        (*other)->insert(*other_src, std::vector<Triple>{make_triple(ex("a"), ex("p"), ex("c"))});
     ASSERT_TRUE(r) << r.error().message;
     EXPECT_EQ(r->added, 1u);
     const auto here = store_->find_term(ex("c"));
@@ -650,8 +688,9 @@ TEST_F(GraphStoreTest, ATermMissingHereIsFoundOnceAnotherConnectionStoresIt) {
     ASSERT_TRUE(other_db) << other_db.error().message;
     auto other = GraphStore::open(**other_db);
     ASSERT_TRUE(other);
-    auto r = (*other)->insert(src, std::vector<Triple>{make_triple(ex("late"), iri(vocab::kRdfsLabel),
-                                                                   lang_literal("Late arrival", "en"))});
+    auto r =
+        (*other)->insert(src, std::vector<Triple>{make_triple(ex("late"), iri(vocab::kRdfsLabel),
+                                                              lang_literal("Late arrival", "en"))});
     ASSERT_TRUE(r) << r.error().message;
 
     const auto found = match(late);
@@ -695,20 +734,22 @@ TEST_F(GraphStoreTest, WritersOnTwoConnectionsNeverDuplicateATerm) {
 }
 
 TEST_F(GraphStoreTest, PastTheKnownTermLimitEveryTermIsLookedUpAndNoneDuplicated) {
-    auto [small_store, src] =
-        store_with(GraphStoreOptions{.term_cache_entries = 4, .known_term_limit = 5}, "file:///limit.nt");
+    auto [small_store, src] = store_with(
+        GraphStoreOptions{.term_cache_entries = 4, .known_term_limit = 5}, "file:///limit.nt");
     ASSERT_TRUE(small_store && src);
     std::vector<Triple> triples;
     std::set<std::string> distinct_terms;
     for (int i = 0; i < 40; ++i) {
-        triples.push_back(make_triple(ex("s" + std::to_string(i % 9)), ex("p"), ex("o" + std::to_string(i % 11))));
+        triples.push_back(make_triple(ex("s" + std::to_string(i % 9)), ex("p"),
+                                      ex("o" + std::to_string(i % 11))));
         distinct_terms.insert("s" + std::to_string(i % 9));
         distinct_terms.insert("o" + std::to_string(i % 11));
     }
     distinct_terms.insert("p");
     // In small batches, so later ones start past the limit.
     for (std::size_t first = 0; first < triples.size(); first += 4) {
-        const std::span<const Triple> batch(triples.data() + first, std::min<std::size_t>(4, triples.size() - first));
+        const std::span<const Triple> batch(triples.data() + first,
+                                            std::min<std::size_t>(4, triples.size() - first));
         auto counts = small_store->insert(*src, batch);
         ASSERT_TRUE(counts) << counts.error().message;
     }
@@ -726,10 +767,12 @@ TEST_F(GraphStoreTest, RunsOfRepeatedTermsStoreExactlyTheirStatements) {
     const std::optional<std::string> g1 = "http://example.org/g1";
     const std::optional<std::string> g2 = "http://example.org/g2";
     for (int i = 0; i < 60; ++i) {
-        const Term subject = ex("s" + std::to_string(i / 7));           // runs of 7
-        const Term predicate = ex("p" + std::to_string((i / 3) % 4));   // runs of 3
-        const Term object = i % 5 == 0 ? literal("s" + std::to_string(i / 7)) : ex("o" + std::to_string(i % 13));
-        const auto graph = (i / 11) % 3 == 0 ? std::nullopt : ((i / 11) % 3 == 1 ? g1 : g2);  // runs of 11
+        const Term subject = ex("s" + std::to_string(i / 7));          // runs of 7
+        const Term predicate = ex("p" + std::to_string((i / 3) % 4));  // runs of 3
+        const Term object =
+            i % 5 == 0 ? literal("s" + std::to_string(i / 7)) : ex("o" + std::to_string(i % 13));
+        const auto graph =
+            (i / 11) % 3 == 0 ? std::nullopt : ((i / 11) % 3 == 1 ? g1 : g2);  // runs of 11
         triples.push_back(make_triple(subject, predicate, object, graph));
     }
     const auto counts = insert(src, triples);
@@ -737,21 +780,23 @@ TEST_F(GraphStoreTest, RunsOfRepeatedTermsStoreExactlyTheirStatements) {
     for (const auto& t : triples) distinct.insert(schema::to_nquads(t));
     EXPECT_EQ(counts.added, distinct.size());
     std::set<std::string> stored;
-    for (const auto& t : match(TriplePattern{std::nullopt, std::nullopt, std::nullopt, std::nullopt})) {
+    for (const auto& t :
+         match(TriplePattern{std::nullopt, std::nullopt, std::nullopt, std::nullopt})) {
         stored.insert(schema::to_nquads(t));
     }
     EXPECT_EQ(stored, distinct);
 }
 
 TEST_F(GraphStoreTest, TinyTermCachesGiveTheSameAnswersAsLargeOnes) {
-    auto [small_store, src] =
-        store_with(GraphStoreOptions{.term_cache_entries = 3, .decode_cache_entries = 2}, "file:///tiny.nt");
+    auto [small_store, src] = store_with(
+        GraphStoreOptions{.term_cache_entries = 3, .decode_cache_entries = 2}, "file:///tiny.nt");
     ASSERT_TRUE(small_store && src);
     std::vector<Triple> triples;
     for (int i = 0; i < 300; ++i) {
-        triples.push_back(make_triple(ex("n" + std::to_string(i % 37)), ex("p" + std::to_string(i % 5)),
-                                      i % 2 == 0 ? ex("n" + std::to_string(i % 41)) : literal(std::to_string(i % 13)),
-                                      i % 7 == 0 ? std::optional<std::string>("http://example.org/g") : std::nullopt));
+        triples.push_back(make_triple(
+            ex("n" + std::to_string(i % 37)), ex("p" + std::to_string(i % 5)),
+            i % 2 == 0 ? ex("n" + std::to_string(i % 41)) : literal(std::to_string(i % 13)),
+            i % 7 == 0 ? std::optional<std::string>("http://example.org/g") : std::nullopt));
     }
     auto counts = small_store->insert(*src, triples);
     ASSERT_TRUE(counts) << counts.error().message;
@@ -766,13 +811,15 @@ TEST_F(GraphStoreTest, TinyTermCachesGiveTheSameAnswersAsLargeOnes) {
         EXPECT_EQ(*a, *b);
     }
     for (int i = 0; i < 37; ++i) {
-        const TriplePattern pattern{ex("n" + std::to_string(i)), std::nullopt, std::nullopt, std::nullopt};
+        const TriplePattern pattern{ex("n" + std::to_string(i)), std::nullopt, std::nullopt,
+                                    std::nullopt};
         auto small_found = small_store->match(pattern);
         ASSERT_TRUE(small_found);
         EXPECT_EQ(sorted(*small_found), sorted(match(pattern)));
         std::vector<Triple> expected;
         for (const auto& t : triples) {
-            if (matches(pattern, t) && std::find(expected.begin(), expected.end(), t) == expected.end()) {
+            if (matches(pattern, t) &&
+                std::find(expected.begin(), expected.end(), t) == expected.end()) {
                 expected.push_back(t);
             }
         }
@@ -810,7 +857,8 @@ std::optional<Triple> split_ntriples_line(std::string_view line) {
 }
 
 TEST_F(GraphStoreTest, LoadsAndMatchesThePathQuestionKnowledgeBase) {
-    const std::filesystem::path data = std::filesystem::path(GLASSBOX_SHARED_DATA) / "kg-pathquestion";
+    const std::filesystem::path data =
+        std::filesystem::path(GLASSBOX_SHARED_DATA) / "kg-pathquestion";
     if (!std::filesystem::exists(data / "kb.nt")) GTEST_SKIP() << "no shared data at " << data;
     std::vector<Triple> triples;
     for (const char* file : {"kb.nt", "labels.nt"}) {
@@ -834,7 +882,8 @@ TEST_F(GraphStoreTest, LoadsAndMatchesThePathQuestionKnowledgeBase) {
                                     TriplePattern{t.s, t.p, std::nullopt, std::nullopt},
                                     TriplePattern{std::nullopt, std::nullopt, t.o, std::nullopt}}) {
             const auto found = match(pattern);
-            EXPECT_NE(std::find(found.begin(), found.end(), t), found.end()) << schema::to_ntriples(t);
+            EXPECT_NE(std::find(found.begin(), found.end(), t), found.end())
+                << schema::to_ntriples(t);
             for (const auto& f : found) EXPECT_TRUE(matches(pattern, f)) << schema::to_ntriples(f);
         }
     }
@@ -842,7 +891,8 @@ TEST_F(GraphStoreTest, LoadsAndMatchesThePathQuestionKnowledgeBase) {
     const auto& first = triples.front();
     auto labels = store_->labels(std::span<const Term>(&first.s, 1));
     ASSERT_TRUE(labels);
-    const auto label_rows = match(TriplePattern{first.s, iri(vocab::kRdfsLabel), std::nullopt, std::nullopt});
+    const auto label_rows =
+        match(TriplePattern{first.s, iri(vocab::kRdfsLabel), std::nullopt, std::nullopt});
     if (!label_rows.empty()) {
         EXPECT_EQ((*labels)[0], label_rows[0].o.as_literal().value);
     }
@@ -854,7 +904,8 @@ TEST_F(GraphStoreTest, AMatchBudgetCutsTheBatchAtItsBytesAndStopsWhenAsked) {
     const auto src = source("file:///budget.nt");
     std::vector<Triple> triples;
     for (int i = 0; i < 2'000; ++i) {
-        triples.push_back(make_triple(iri("urn:s" + std::to_string(i)), iri("urn:p"), literal(std::string(100, 'x'))));
+        triples.push_back(make_triple(iri("urn:s" + std::to_string(i)), iri("urn:p"),
+                                      literal(std::string(100, 'x'))));
     }
     insert(src, triples);
     const std::vector<TriplePattern> patterns(50, TriplePattern{});
@@ -892,7 +943,8 @@ TEST_F(GraphStoreTest, AMatchBudgetCutsTheBatchAtItsBytesAndStopsWhenAsked) {
 // Issue 16: one long label asked for many times is not copied past the reply bound.
 TEST_F(GraphStoreTest, LabelsAddingUpPastTheirByteBoundAreAnInvalidRequest) {
     const auto src = source("file:///labels.nt");
-    insert(src, {make_triple(iri("urn:e"), iri(std::string(vocab::kRdfsLabel)), literal(std::string(10'000, 'l')))});
+    insert(src, {make_triple(iri("urn:e"), iri(std::string(vocab::kRdfsLabel)),
+                             literal(std::string(10'000, 'l')))});
     const std::vector<Term> terms(100, iri("urn:e"));
     auto all = store_->labels(terms);
     ASSERT_TRUE(all) << all.error().message;
@@ -900,13 +952,15 @@ TEST_F(GraphStoreTest, LabelsAddingUpPastTheirByteBoundAreAnInvalidRequest) {
     auto bounded = store_->labels(terms, 50'000);
     ASSERT_FALSE(bounded);
     EXPECT_EQ(bounded.error().type, base::ErrorType::kInvalidRequest);
-    EXPECT_NE(bounded.error().message.find("at term 5 of 100"), std::string::npos) << bounded.error().message;
+    EXPECT_NE(bounded.error().message.find("at term 5 of 100"), std::string::npos)
+        << bounded.error().message;
     EXPECT_TRUE(store_->labels(std::vector<Term>(4, iri("urn:e")), 50'000));
 }
 
 TEST(TripleWireBytes, CountsEveryStringOfTheTriple) {
     const auto small = triple_wire_bytes(make_triple(iri("urn:a"), iri("urn:p"), literal("x")));
-    const auto big = triple_wire_bytes(make_triple(iri("urn:a"), iri("urn:p"), literal(std::string(10'000, 'x'))));
+    const auto big = triple_wire_bytes(
+        make_triple(iri("urn:a"), iri("urn:p"), literal(std::string(10'000, 'x'))));
     EXPECT_EQ(big - small, 9'999u);
     auto in_graph = make_triple(iri("urn:a"), iri("urn:p"), literal("x"));
     in_graph.graph = "urn:graph:g";

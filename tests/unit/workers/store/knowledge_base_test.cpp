@@ -1,4 +1,5 @@
-// KnowledgeBase::open and the knowledge/ folder: created owner-only, a linked one refused untouched.
+// KnowledgeBase::open and the knowledge/ folder: created owner-only, a linked one refused
+// untouched.
 #include "workers/store/knowledge_base.hpp"
 
 #include <gtest/gtest.h>
@@ -16,8 +17,8 @@ namespace fs = std::filesystem;
 class KnowledgeBaseFolderTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        root = fs::temp_directory_path() /
-               ("gb-kb-" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}()));
+        root = fs::temp_directory_path() / ("gb-kb-" + std::to_string(::getpid()) + "-" +
+                                            std::to_string(std::random_device{}()));
         fs::create_directories(root);
     }
     void TearDown() override {

@@ -62,8 +62,8 @@ struct FileLoad {
 };
 
 SourceRecord file_source(const std::string& name, std::uint32_t tier) {
-    return SourceRecord{"file:///data/" + name, SourceKind::kFile, {}, tier, "2026-11-24T10:00:00Z",
-                        "application/n-quads"};
+    return SourceRecord{"file:///data/" + name, SourceKind::kFile,    {}, tier,
+                        "2026-11-24T10:00:00Z", "application/n-quads"};
 }
 
 // Facts in every shape: IRIs, blank nodes, plain/typed/language literals, named graphs, a
@@ -80,14 +80,16 @@ std::vector<FileLoad> sample_load(int salt) {
                 const int n = (f * 37 + b * 11 + i * 7 + salt) % 90;
                 // A third of the subjects are this load's own; the rest every load shares.
                 const std::string tag = n % 3 == 0 ? "-" + std::to_string(salt) : "";
-                const Term s = n % 13 == 0 ? Term(schema::BlankNode{"b" + std::to_string(n % 5) + tag})
-                                           : ex("s" + std::to_string(n % 23) + tag);
+                const Term s = n % 13 == 0
+                                   ? Term(schema::BlankNode{"b" + std::to_string(n % 5) + tag})
+                                   : ex("s" + std::to_string(n % 23) + tag);
                 const Term p = ex("p" + std::to_string(n % 4));
                 Term o = ex("o" + std::to_string(n % 17));
                 if (n % 5 == 1) o = literal("v" + std::to_string(n % 9));
                 if (n % 5 == 2) o = lang_literal("w" + std::to_string(n % 7), n % 2 ? "en" : "fr");
                 if (n % 5 == 3) o = schema::xsd_integer(n % 11);
-                if (n % 29 == 4) o = schema::quoted(make_triple(ex("q" + std::to_string(n % 3)), p, ex("o1")));
+                if (n % 29 == 4)
+                    o = schema::quoted(make_triple(ex("q" + std::to_string(n % 3)), p, ex("o1")));
                 std::optional<std::string> graph;
                 if (n % 7 == 3) graph = "http://example.org/g" + std::to_string(n % 2);
                 batch.push_back(make_triple(s, p, o, graph));
@@ -126,7 +128,8 @@ protected:
         return total;
     }
 
-    static void stage_all(Store& store, const std::string& load, const std::vector<FileLoad>& files) {
+    static void stage_all(Store& store, const std::string& load,
+                          const std::vector<FileLoad>& files) {
         for (const auto& file : files) {
             for (const auto& batch : file.batches) {
                 auto staged = store.graph->stage(load, file.source, batch);
@@ -155,7 +158,8 @@ protected:
                 auto sources = store.graph->sources_of(t);
                 EXPECT_TRUE(sources) << sources.error().message;
                 for (const auto& s : *sources) {
-                    out.insert(schema::to_nquads(t) + " -> " + s.uri + " " + std::to_string(s.tier));
+                    out.insert(schema::to_nquads(t) + " -> " + s.uri + " " +
+                               std::to_string(s.tier));
                 }
             }
             return true;
@@ -198,52 +202,54 @@ TEST_F(StagedLoadTest, AStagedLoadStoresExactlyWhatInsertingTheSameBatchesStores
     // One group or many; into an empty graph (SPO written from the feed) or onto an earlier load,
     // so the commit meets facts already stored from another source and from the same one.
     for (const std::size_t group : {std::size_t{2'000'000}, std::size_t{50}})
-    for (const bool onto_earlier : {false, true}) {
-        const std::string name = std::to_string(group) + (onto_earlier ? "-onto" : "-fresh");
-        SCOPED_TRACE("commit group " + std::to_string(group) + (onto_earlier ? ", onto an earlier load" : ", fresh"));
-        GraphStoreOptions options;
-        options.staged_commit_group = group;
-        auto incremental = Store::open(dir_ / ("incremental-" + name + ".db"), options);
-        auto staged = Store::open(dir_ / ("staged-" + name + ".db"), options);
-        const auto earlier = sample_load(5);
-        auto files = sample_load(0);
-        if (onto_earlier) {
-            insert_all(incremental, earlier);
-            insert_all(staged, earlier);
-            files.push_back(earlier[1]);  // a reload of one earlier file: all present
+        for (const bool onto_earlier : {false, true}) {
+            const std::string name = std::to_string(group) + (onto_earlier ? "-onto" : "-fresh");
+            SCOPED_TRACE("commit group " + std::to_string(group) +
+                         (onto_earlier ? ", onto an earlier load" : ", fresh"));
+            GraphStoreOptions options;
+            options.staged_commit_group = group;
+            auto incremental = Store::open(dir_ / ("incremental-" + name + ".db"), options);
+            auto staged = Store::open(dir_ / ("staged-" + name + ".db"), options);
+            const auto earlier = sample_load(5);
+            auto files = sample_load(0);
+            if (onto_earlier) {
+                insert_all(incremental, earlier);
+                insert_all(staged, earlier);
+                files.push_back(earlier[1]);  // a reload of one earlier file: all present
+            }
+            const auto expected = insert_all(incremental, files);
+            stage_all(staged, "load-1", files);
+            auto counts = staged.graph->commit_staged("load-1");
+            ASSERT_TRUE(counts) << counts.error().message;
+            EXPECT_EQ(*counts, expected);
+            EXPECT_GT(expected.added, 20u);
+            EXPECT_GT(expected.already_present, 50u);
+
+            EXPECT_EQ(all_quads(staged), all_quads(incremental));
+            EXPECT_EQ(all_sources(staged), all_sources(incremental));
+            EXPECT_EQ(provenance(staged), provenance(incremental));
+            auto a = incremental.graph->stats();
+            auto b = staged.graph->stats();
+            ASSERT_TRUE(a && b);
+            EXPECT_EQ(*b, *a);
+            std::vector<Triple> probes;
+            for (std::size_t i = 0; i < files[0].batches[0].size(); i += 9)
+                probes.push_back(files[0].batches[0][i]);
+            expect_same_answers(incremental, staged, probes);
+            EXPECT_EQ(staged.count("graph_staged_quads"), 0);
+            EXPECT_EQ(staged.count("graph_staged_sources"), 0);
+
+            // Committing again, or loading the same files again staged, adds nothing.
+            auto again = staged.graph->commit_staged("load-1");
+            ASSERT_TRUE(again);
+            EXPECT_EQ(*again, InsertCounts{});
+            stage_all(staged, "load-2", files);
+            auto reload = staged.graph->commit_staged("load-2");
+            ASSERT_TRUE(reload);
+            EXPECT_EQ(reload->added, 0u);
+            EXPECT_EQ(reload->already_present, expected.added + expected.already_present);
+            EXPECT_EQ(all_sources(staged), all_sources(incremental));
         }
-        const auto expected = insert_all(incremental, files);
-        stage_all(staged, "load-1", files);
-        auto counts = staged.graph->commit_staged("load-1");
-        ASSERT_TRUE(counts) << counts.error().message;
-        EXPECT_EQ(*counts, expected);
-        EXPECT_GT(expected.added, 20u);
-        EXPECT_GT(expected.already_present, 50u);
-
-        EXPECT_EQ(all_quads(staged), all_quads(incremental));
-        EXPECT_EQ(all_sources(staged), all_sources(incremental));
-        EXPECT_EQ(provenance(staged), provenance(incremental));
-        auto a = incremental.graph->stats();
-        auto b = staged.graph->stats();
-        ASSERT_TRUE(a && b);
-        EXPECT_EQ(*b, *a);
-        std::vector<Triple> probes;
-        for (std::size_t i = 0; i < files[0].batches[0].size(); i += 9) probes.push_back(files[0].batches[0][i]);
-        expect_same_answers(incremental, staged, probes);
-        EXPECT_EQ(staged.count("graph_staged_quads"), 0);
-        EXPECT_EQ(staged.count("graph_staged_sources"), 0);
-
-        // Committing again, or loading the same files again staged, adds nothing.
-        auto again = staged.graph->commit_staged("load-1");
-        ASSERT_TRUE(again);
-        EXPECT_EQ(*again, InsertCounts{});
-        stage_all(staged, "load-2", files);
-        auto reload = staged.graph->commit_staged("load-2");
-        ASSERT_TRUE(reload);
-        EXPECT_EQ(reload->added, 0u);
-        EXPECT_EQ(reload->already_present, expected.added + expected.already_present);
-        EXPECT_EQ(all_sources(staged), all_sources(incremental));
-    }
 }
 
 TEST_F(StagedLoadTest, NothingIsVisibleBeforeTheCommitAndAnAbortLeavesNothing) {
@@ -260,7 +266,8 @@ TEST_F(StagedLoadTest, NothingIsVisibleBeforeTheCommitAndAnAbortLeavesNothing) {
     EXPECT_EQ(during->sources, 0u);
     EXPECT_TRUE(all_quads(store).empty());
     EXPECT_TRUE(provenance(store).empty());
-    auto found = store.graph->match(TriplePattern{files[0].batches[0][0].s, std::nullopt, std::nullopt, std::nullopt});
+    auto found = store.graph->match(
+        TriplePattern{files[0].batches[0][0].s, std::nullopt, std::nullopt, std::nullopt});
     ASSERT_TRUE(found);
     EXPECT_TRUE(found->empty());
 
@@ -274,7 +281,8 @@ TEST_F(StagedLoadTest, NothingIsVisibleBeforeTheCommitAndAnAbortLeavesNothing) {
     ASSERT_TRUE(after);
     EXPECT_EQ(after->quads, 0u);
     EXPECT_EQ(after->sources, 0u);
-    EXPECT_TRUE(store.graph->abort_staged("never-staged")) << "aborting an unknown load is not an error";
+    EXPECT_TRUE(store.graph->abort_staged("never-staged"))
+        << "aborting an unknown load is not an error";
 }
 
 TEST_F(StagedLoadTest, AnInterruptedLoadStaysInvisibleAndAnotherConnectionCanFinishIt) {
@@ -311,17 +319,20 @@ TEST_F(StagedLoadTest, ABadBatchStagesNothingAndBadNamesAreRefused) {
     const auto source = file_source("bad.nt", 3);
     const std::vector<Triple> good = {make_triple(ex("a"), ex("p"), ex("b"))};
     ASSERT_TRUE(store.graph->stage("mixed", source, good));
-    const std::vector<Triple> bad = {make_triple(ex("c"), ex("p"), ex("d")), make_triple(literal("x"), ex("p"), ex("e"))};
+    const std::vector<Triple> bad = {make_triple(ex("c"), ex("p"), ex("d")),
+                                     make_triple(literal("x"), ex("p"), ex("e"))};
     auto refused = store.graph->stage("mixed", source, bad);
     ASSERT_FALSE(refused);
     EXPECT_EQ(refused.error().type, base::ErrorType::kInvalidRequest);
-    EXPECT_NE(refused.error().message.find("triple 1"), std::string::npos) << refused.error().message;
+    EXPECT_NE(refused.error().message.find("triple 1"), std::string::npos)
+        << refused.error().message;
     auto counts = store.graph->commit_staged("mixed");
     ASSERT_TRUE(counts);
     EXPECT_EQ(counts->added, 1u) << "only the good batch was staged";
     EXPECT_EQ(all_quads(store).size(), 1u);
 
-    for (const std::string& name : std::vector<std::string>{"", "has space", "slash/no", std::string(65, 'a')}) {
+    for (const std::string& name :
+         std::vector<std::string>{"", "has space", "slash/no", std::string(65, 'a')}) {
         auto r = store.graph->stage(name, source, good);
         ASSERT_FALSE(r) << name;
         EXPECT_EQ(r.error().type, base::ErrorType::kInvalidRequest);
@@ -342,14 +353,17 @@ TEST_F(StagedLoadTest, AFileWithPosAndOspIndexesIsMigratedToTablesOnOpen) {
         auto store = Store::open(path);
         insert_all(store, files);
         quads_before = all_quads(store);
-        for (std::size_t i = 0; i < files[1].batches[1].size(); i += 7) probes.push_back(files[1].batches[1][i]);
+        for (std::size_t i = 0; i < files[1].batches[1].size(); i += 7)
+            probes.push_back(files[1].batches[1][i]);
         // The earlier layout: POS and OSP as indexes of graph_quads.
-        ASSERT_TRUE(store.db->exec("DROP TABLE graph_pos; DROP TABLE graph_osp;"
-                                   "CREATE INDEX graph_quads_pos ON graph_quads(p, o, s, g);"
-                                   "CREATE INDEX graph_quads_osp ON graph_quads(o, s, p, g);"));
+        ASSERT_TRUE(
+            store.db->exec("DROP TABLE graph_pos; DROP TABLE graph_osp;"
+                           "CREATE INDEX graph_quads_pos ON graph_quads(p, o, s, g);"
+                           "CREATE INDEX graph_quads_osp ON graph_quads(o, s, p, g);"));
     }
     auto migrated = Store::open(path);
-    EXPECT_EQ(migrated.count("sqlite_master WHERE type = 'index' AND name IN ('graph_quads_pos', 'graph_quads_osp')"),
+    EXPECT_EQ(migrated.count("sqlite_master WHERE type = 'index' AND name IN ('graph_quads_pos', "
+                             "'graph_quads_osp')"),
               0);
     EXPECT_EQ(migrated.count("graph_pos"), static_cast<std::int64_t>(quads_before.size()));
     EXPECT_EQ(migrated.count("graph_osp"), static_cast<std::int64_t>(quads_before.size()));

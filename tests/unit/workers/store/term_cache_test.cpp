@@ -52,10 +52,10 @@ TEST(TermIdCache, StaysBoundedAndKeepsTheRecentGeneration) {
 TEST(TermIdCache, AHitInTheOlderGenerationSurvivesTheNextRotation) {
     TermIdCache cache(4);
     for (int i = 1; i <= 4; ++i) cache.put(key_of(i), mix(i), i);
-    cache.put(key_of(5), mix(5), 5);             // 1..4 are now the older generation
+    cache.put(key_of(5), mix(5), 5);              // 1..4 are now the older generation
     EXPECT_EQ(cache.find(key_of(2), mix(2)), 2);  // moved to the newer one
     for (int i = 6; i <= 7; ++i) cache.put(key_of(i), mix(i), i);  // fills the newer: 5, 2, 6, 7
-    cache.put(key_of(8), mix(8), 8);             // rotates: 1, 3, 4 dropped
+    cache.put(key_of(8), mix(8), 8);                               // rotates: 1, 3, 4 dropped
     EXPECT_EQ(cache.find(key_of(2), mix(2)), 2);
     EXPECT_EQ(cache.find(key_of(1), mix(1)), std::nullopt);
     EXPECT_EQ(cache.find(key_of(3), mix(3)), std::nullopt);
@@ -97,7 +97,8 @@ TEST(TermHashSet, NeverMissesAnInsertedHashAndRarelyClaimsOthers) {
         inserted.push_back(random());
         ASSERT_TRUE(set.insert(inserted.back()));
     }
-    for (const auto h : inserted) ASSERT_TRUE(set.maybe_contains(h));  // it grew many times meanwhile
+    for (const auto h : inserted)
+        ASSERT_TRUE(set.maybe_contains(h));  // it grew many times meanwhile
     int claimed = 0;
     for (int i = 0; i < 100'000; ++i) claimed += set.maybe_contains(random()) ? 1 : 0;
     // 32-bit fingerprints: about 100k / 2^32 of unrelated hashes match; allow far more.

@@ -74,8 +74,8 @@ protected:
     void SetUp() override {
         const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
         dir_ = std::filesystem::temp_directory_path() /
-               ("glassbox-vectors-" + std::string(info->name()) + "-" + std::to_string(::getpid()) + "-" +
-                std::to_string(std::random_device{}()));
+               ("glassbox-vectors-" + std::string(info->name()) + "-" + std::to_string(::getpid()) +
+                "-" + std::to_string(std::random_device{}()));
         std::filesystem::create_directories(dir_);
         db_ = open_db();
     }
@@ -86,12 +86,14 @@ protected:
     }
 
     std::unique_ptr<storage::Database> open_db() {
-        auto db = storage::Database::open(dir_ / "kb.db", storage::OpenOptions{.label = "knowledge store"});
+        auto db = storage::Database::open(dir_ / "kb.db",
+                                          storage::OpenOptions{.label = "knowledge store"});
         EXPECT_TRUE(db) << db.error().message;
         return std::move(db).value();
     }
 
-    std::unique_ptr<VectorIndex> open_index(storage::Database& db, VectorIndexOptions options = small_options()) {
+    std::unique_ptr<VectorIndex> open_index(storage::Database& db,
+                                            VectorIndexOptions options = small_options()) {
         auto index = VectorIndex::open(db, IndexKind::kChunk, index_file(), options);
         EXPECT_TRUE(index) << index.error().message;
         return std::move(index).value();
@@ -233,7 +235,8 @@ TEST_F(VectorIndexTest, RebuildsFromSqliteWhenTheFileIsMissingOrDamaged) {
         auto index = open_index();
         ASSERT_TRUE(index->add(keys, data, "m"));
         ASSERT_TRUE(index->save());
-        for (const auto& q : queries) expected.push_back(keys_of(*index->search(std::span<const float>(q), 5)));
+        for (const auto& q : queries)
+            expected.push_back(keys_of(*index->search(std::span<const float>(q), 5)));
     }
     const auto good = index_file().string() + ".good";
     std::filesystem::copy_file(index_file(), good);
@@ -259,11 +262,16 @@ TEST_F(VectorIndexTest, RebuildsFromSqliteWhenTheFileIsMissingOrDamaged) {
         {"one byte short", [&] { std::filesystem::resize_file(index_file(), size - 1); }},
         {"flipped byte in the graph", [&] { flip_at(size / 2); }},
         {"flipped byte in the header", [&] { flip_at(40); }},
-        {"garbage", [&] { std::ofstream(index_file(), std::ios::binary | std::ios::trunc) << std::string(5000, 'x'); }},
+        {"garbage",
+         [&] {
+             std::ofstream(index_file(), std::ios::binary | std::ios::trunc)
+                 << std::string(5000, 'x');
+         }},
     };
     for (const auto& damage : damages) {
         SCOPED_TRACE(damage.name);
-        std::filesystem::copy_file(good, index_file(), std::filesystem::copy_options::overwrite_existing);
+        std::filesystem::copy_file(good, index_file(),
+                                   std::filesystem::copy_options::overwrite_existing);
         damage.apply();
         auto index = open_index();
         EXPECT_EQ(index->open_report().source, IndexSource::kRebuilt);
@@ -321,7 +329,8 @@ TEST_F(VectorIndexTest, CatchesUpWithRowsAnotherConnectionWrote) {
     EXPECT_EQ(first->counters().caught_up_rows, 103u);  // 100 added, 1 replaced, 2 removed
     EXPECT_EQ(first->counters().rebuilds, rebuilds);
     for (const std::int64_t gone : {2, 3}) {
-        auto near = first->search(std::span<const float>(data[static_cast<std::size_t>(gone - 1)]), 1);
+        auto near =
+            first->search(std::span<const float>(data[static_cast<std::size_t>(gone - 1)]), 1);
         ASSERT_TRUE(near);
         EXPECT_NE((*near)[0].key, gone);
     }
@@ -360,12 +369,14 @@ TEST_F(VectorIndexTest, ModelOrDimensionMismatchIsRejectedAndNothingWritten) {
     auto other_model = index->add(key_range(10, 2), random_vectors(2, 8, 12), "model-b");
     ASSERT_FALSE(other_model);
     EXPECT_EQ(other_model.error().type, ErrorType::kInvalidRequest);
-    EXPECT_EQ(other_model.error().message, "index holds model model-a dim 8; got model model-b dim 8");
+    EXPECT_EQ(other_model.error().message,
+              "index holds model model-a dim 8; got model model-b dim 8");
 
     auto other_dim = index->add(key_range(10, 2), random_vectors(2, 4, 13), "model-a");
     ASSERT_FALSE(other_dim);
     EXPECT_EQ(other_dim.error().type, ErrorType::kInvalidRequest);
-    EXPECT_EQ(other_dim.error().message, "index holds model model-a dim 8; got model model-a dim 4");
+    EXPECT_EQ(other_dim.error().message,
+              "index holds model model-a dim 8; got model model-a dim 4");
 
     EXPECT_EQ(index->size(), 3u);
     EXPECT_EQ(rows(*db_), 3);
@@ -387,12 +398,9 @@ TEST_F(VectorIndexTest, InvalidVectorsAreRejectedAndNothingWritten) {
         Vectors vectors;
     };
     const std::vector<Case> cases = {
-        {"count mismatch", {1, 2}, {{1, 0}}},
-        {"repeated key", {1, 1}, {{1, 0}, {0, 1}}},
-        {"ragged", {1, 2}, {{1, 0}, {0, 1, 0}}},
-        {"zero", {1, 2}, {{1, 0}, {0, 0}}},
-        {"nan", {1, 2}, {{1, 0}, {nan, 1}}},
-        {"empty vector", {1}, {{}}},
+        {"count mismatch", {1, 2}, {{1, 0}}},    {"repeated key", {1, 1}, {{1, 0}, {0, 1}}},
+        {"ragged", {1, 2}, {{1, 0}, {0, 1, 0}}}, {"zero", {1, 2}, {{1, 0}, {0, 0}}},
+        {"nan", {1, 2}, {{1, 0}, {nan, 1}}},     {"empty vector", {1}, {{}}},
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(c.name);
@@ -493,7 +501,8 @@ TEST_F(VectorIndexTest, SearchesRunConcurrentlyWithAdds) {
     constexpr std::size_t kBatch = 25;
     const auto data = random_vectors(kBatches * kBatch, kDim, 16);
     auto index = open_index();
-    ASSERT_TRUE(index->add(key_range(0, kBatch), Vectors(data.begin(), data.begin() + kBatch), "m"));
+    ASSERT_TRUE(
+        index->add(key_range(0, kBatch), Vectors(data.begin(), data.begin() + kBatch), "m"));
 
     std::atomic<bool> adding{true};
     std::atomic<std::size_t> searches{0};
@@ -506,10 +515,11 @@ TEST_F(VectorIndexTest, SearchesRunConcurrentlyWithAdds) {
             while ((adding || searches < 100) && std::chrono::steady_clock::now() < deadline) {
                 const auto& q = data[i++ % kBatch];  // always present: the first batch
                 auto found = index->search(std::span<const float>(q), 5);
-                if (!found || found->empty() || !std::is_sorted(found->begin(), found->end(),
-                                                                 [](const VectorMatch& a, const VectorMatch& b) {
-                                                                     return a.score > b.score;
-                                                                 })) {
+                if (!found || found->empty() ||
+                    !std::is_sorted(found->begin(), found->end(),
+                                    [](const VectorMatch& a, const VectorMatch& b) {
+                                        return a.score > b.score;
+                                    })) {
                     ++failures;
                 } else if (std::abs((*found)[0].score - 1.0f) > 1e-4f) {
                     ++failures;
@@ -522,7 +532,8 @@ TEST_F(VectorIndexTest, SearchesRunConcurrentlyWithAdds) {
         const auto first = static_cast<std::ptrdiff_t>(b * kBatch);
         // EXPECT, not ASSERT: the searchers must be joined whatever happens.
         EXPECT_TRUE(index->add(key_range(first, kBatch),
-                               Vectors(data.begin() + first, data.begin() + first + static_cast<std::ptrdiff_t>(kBatch)),
+                               Vectors(data.begin() + first,
+                                       data.begin() + first + static_cast<std::ptrdiff_t>(kBatch)),
                                "m"));
         if (b % 10 == 0) {
             EXPECT_TRUE(index->remove(std::vector<std::int64_t>{first}));

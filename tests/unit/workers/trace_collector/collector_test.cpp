@@ -67,7 +67,8 @@ protected:
         ASSERT_TRUE(bus::send_frames(broker_, all));
     }
     void deliver(const Delivery& d) {
-        send({std::string(1, cmd::kDeliver), std::to_string(d.delivery_id), d.service, d.session, d.seq, d.state, d.body});
+        send({std::string(1, cmd::kDeliver), std::to_string(d.delivery_id), d.service, d.session,
+              d.seq, d.state, d.body});
     }
 
     zmq::context_t context_{1};
@@ -192,7 +193,8 @@ TEST_F(CollectorTest, WithholdsTheAckWhileTheStoreCannotWrite) {
             const auto got = next();
             if (got.empty()) continue;
             ASSERT_GE(got.size(), 4u);
-            EXPECT_NE(got[3], std::string(1, cmd::kAck)) << "acknowledged what the store could not write";
+            EXPECT_NE(got[3], std::string(1, cmd::kAck))
+                << "acknowledged what the store could not write";
         }
         EXPECT_GE(collector_->counters().store_failures.load(), 1u);
         EXPECT_EQ(collector_->counters().acked.load(), 0u);

@@ -17,14 +17,14 @@
 namespace glassbox::trace::testing {
 namespace {
 
-using nlohmann::json;
 using base::ErrorType;
+using nlohmann::json;
 using schema::TraceStatus;
 
 constexpr std::int64_t kT0 = 1'790'000'000'000;
 
-FakeRun turn_run(const std::string& conversation, const std::string& question, std::int64_t started_ms,
-                 std::optional<std::string> parent = std::nullopt) {
+FakeRun turn_run(const std::string& conversation, const std::string& question,
+                 std::int64_t started_ms, std::optional<std::string> parent = std::nullopt) {
     auto run = FakeRun::make("graph-rag", question, started_ms, std::move(parent));
     run.conversation = conversation;
     return run;
@@ -36,8 +36,9 @@ schema::ExplainMessage end_with_short_answer(const FakeRun& run, const std::stri
     auto m = run.end(TraceStatus::kComplete, answer);
     explain::StepInfo step;
     step.generated_at = at(run.started_ms + 10);
-    m.explain_triples = explain::synthesis(run.uris, step, explain::StoredText{answer, std::nullopt}, {},
-                                           explain::ShortAnswer{short_answer, {}});
+    m.explain_triples =
+        explain::synthesis(run.uris, step, explain::StoredText{answer, std::nullopt}, {},
+                           explain::ShortAnswer{short_answer, {}});
     const auto tail = explain::trace_end(run.uris, at(run.started_ms + 12), TraceStatus::kComplete);
     m.explain_triples.insert(m.explain_triples.end(), tail.begin(), tail.end());
     return m;
@@ -54,7 +55,8 @@ protected:
     }
     std::vector<std::string> questions(const std::string& conversation, std::int64_t limit = 100) {
         std::vector<std::string> out;
-        for (const auto& t : turns(conversation, limit)) out.push_back(t["question"].get<std::string>());
+        for (const auto& t : turns(conversation, limit))
+            out.push_back(t["question"].get<std::string>());
         return out;
     }
 };
@@ -175,7 +177,9 @@ TEST_F(ConversationTest, AtMostMaxBytesOfTurnTextAndOneTurnIsCutToItsBudget) {
     EXPECT_EQ(cut.substr(0, 4), "éé");
     EXPECT_FALSE(base::find_invalid_utf8(cut).has_value());
     std::size_t total = 0;
-    for (const auto& turn : t) total += turn["question"].get<std::string>().size() + turn["answer"].get<std::string>().size();
+    for (const auto& turn : t)
+        total +=
+            turn["question"].get<std::string>().size() + turn["answer"].get<std::string>().size();
     EXPECT_LE(total, 1000u);
     EXPECT_EQ(t.size(), 4u) << t.dump();  // 400 + 3 × 200
 }
@@ -207,12 +211,14 @@ TEST_F(ConversationTest, AVersion1StoreIsMigratedOnOpen) {
         storage::OpenOptions options;
         auto db = storage::Database::open(dir_ / "traces.db", options);
         ASSERT_TRUE(db.ok()) << db.error().describe();
-        ASSERT_TRUE((*db)->exec("DROP TABLE turns; DROP TABLE conversations; DROP INDEX sessions_top_collection; "
-                                "ALTER TABLE sessions DROP COLUMN conversation; "
-                                "ALTER TABLE sessions DROP COLUMN collection; "
-                                "ALTER TABLE sessions DROP COLUMN tokens_in; "
-                                "ALTER TABLE sessions DROP COLUMN tokens_out; "
-                                "UPDATE meta SET value = '1' WHERE key = 'schema';")
+        ASSERT_TRUE((*db)
+                        ->exec("DROP TABLE turns; DROP TABLE conversations; DROP INDEX "
+                               "sessions_top_collection; "
+                               "ALTER TABLE sessions DROP COLUMN conversation; "
+                               "ALTER TABLE sessions DROP COLUMN collection; "
+                               "ALTER TABLE sessions DROP COLUMN tokens_in; "
+                               "ALTER TABLE sessions DROP COLUMN tokens_out; "
+                               "UPDATE meta SET value = '1' WHERE key = 'schema';")
                         .ok());
     }
     auto read_only = TraceStore::open(dir_ / "traces.db", OpenMode::kReadOnly, config_);
@@ -250,14 +256,13 @@ TEST_F(ConversationServiceTest, OpsAndTheirChecks) {
     ASSERT_TRUE(listed.ok());
     EXPECT_EQ((*listed)["sessions"][0]["turns"], 12);
 
-    for (const json& bad : {json{{"op", "turns"}},
-                            json{{"op", "turns"}, {"session_id", ""}},
-                            json{{"op", "turns"}, {"session_id", 7}},
-                            json{{"op", "turns"}, {"session_id", std::string(257, 'x')}},
-                            json{{"op", "turns"}, {"session_id", "s1"}, {"limit", 101}},
-                            json{{"op", "turns"}, {"session_id", "s1"}, {"limit", 0}},
-                            json{{"op", "conversations"}, {"limit", "ten"}},
-                            json{{"op", "forget"}}}) {
+    for (const json& bad :
+         {json{{"op", "turns"}}, json{{"op", "turns"}, {"session_id", ""}},
+          json{{"op", "turns"}, {"session_id", 7}},
+          json{{"op", "turns"}, {"session_id", std::string(257, 'x')}},
+          json{{"op", "turns"}, {"session_id", "s1"}, {"limit", 101}},
+          json{{"op", "turns"}, {"session_id", "s1"}, {"limit", 0}},
+          json{{"op", "conversations"}, {"limit", "ten"}}, json{{"op", "forget"}}}) {
         auto r = ask(bad);
         ASSERT_FALSE(r.ok()) << bad.dump();
         EXPECT_EQ(r.error().type, ErrorType::kInvalidRequest) << bad.dump();
@@ -280,28 +285,36 @@ TEST_F(ConversationServiceTest, TurnsSettleWaitsForTheConversationsRunningRunBut
     std::atomic<bool> settling{false};
     std::thread ender([&] {
         (void)glassbox::test_support::wait_until([&] { return settling.load(); });
-        store({end_with_short_answer(previous, "Ilse Varrow designed Greyhollow Light.", "Ilse Varrow")}, kT0 + 200);
+        store({end_with_short_answer(previous, "Ilse Varrow designed Greyhollow Light.",
+                                     "Ilse Varrow")},
+              kT0 + 200);
     });
-    auto settled = answer_trace_request(**reader,
-                                        {{"op", "turns"}, {"session_id", "s2"}, {"limit", 1},
-                                         {"settle_ms", schema::kMaxTurnsSettleMs}, {"current", asker.uris.uuid()}},
-                                        [](const json&) { return true; },
-                                        [&settling] {
-                                            settling = true;
-                                            return schema::TraceCollectorStats{};
-                                        });
+    auto settled = answer_trace_request(
+        **reader,
+        {{"op", "turns"},
+         {"session_id", "s2"},
+         {"limit", 1},
+         {"settle_ms", schema::kMaxTurnsSettleMs},
+         {"current", asker.uris.uuid()}},
+        [](const json&) { return true; },
+        [&settling] {
+            settling = true;
+            return schema::TraceCollectorStats{};
+        });
     ender.join();
     ASSERT_TRUE(settled.ok()) << settled.error().describe();
-    ASSERT_EQ((*settled)["turns"].size(), 1u) << "the turn that was running when asked: " << settled->dump();
+    ASSERT_EQ((*settled)["turns"].size(), 1u)
+        << "the turn that was running when asked: " << settled->dump();
     EXPECT_EQ((*settled)["turns"][0]["short_answer"], "Ilse Varrow");
     // Without settle_ms nothing is waited for.
     auto now = ask({{"op", "turns"}, {"session_id", "s3"}});
     ASSERT_TRUE(now.ok());
     EXPECT_TRUE((*now)["turns"].empty());
-    for (const json& bad : {json{{"op", "turns"}, {"session_id", "s2"}, {"settle_ms", schema::kMaxTurnsSettleMs + 1}},
-                            json{{"op", "turns"}, {"session_id", "s2"}, {"settle_ms", -1}},
-                            json{{"op", "turns"}, {"session_id", "s2"}, {"settle_ms", 10}, {"current", 3}},
-                            json{{"op", "turns"}, {"session_id", "s2"}, {"strict", "yes"}}}) {
+    for (const json& bad :
+         {json{{"op", "turns"}, {"session_id", "s2"}, {"settle_ms", schema::kMaxTurnsSettleMs + 1}},
+          json{{"op", "turns"}, {"session_id", "s2"}, {"settle_ms", -1}},
+          json{{"op", "turns"}, {"session_id", "s2"}, {"settle_ms", 10}, {"current", 3}},
+          json{{"op", "turns"}, {"session_id", "s2"}, {"strict", "yes"}}}) {
         auto r = ask(bad);
         ASSERT_FALSE(r.ok()) << bad.dump();
         EXPECT_EQ(r.error().type, ErrorType::kInvalidRequest) << bad.dump();
@@ -319,7 +332,8 @@ TEST_F(ConversationServiceTest, AStrictTurnsOfAnUnknownConversationIsNotFoundWit
     auto typo = ask({{"op", "turns"}, {"session_id", "chat-1a2c"}, {"strict", true}});
     ASSERT_FALSE(typo.ok());
     EXPECT_EQ(typo.error().type, ErrorType::kNotFound);
-    EXPECT_NE(typo.error().message.find("did you mean chat-1a2b?"), std::string::npos) << typo.error().message;
+    EXPECT_NE(typo.error().message.find("did you mean chat-1a2b?"), std::string::npos)
+        << typo.error().message;
 }
 
 }  // namespace

@@ -23,7 +23,8 @@ constexpr std::int64_t kT0 = 1'790'000'000'000;
 
 // A message with every kind of term and field the scan reads, strings that need escapes.
 schema::ExplainMessage rich_message() {
-    const auto run = FakeRun::make("graph-rag", "what is \"ünïcödé\" \\ 🚀\ttab?", kT0, "urn:glassbox:parent-run");
+    const auto run = FakeRun::make("graph-rag", "what is \"ünïcödé\" \\ 🚀\ttab?", kT0,
+                                   "urn:glassbox:parent-run");
     auto m = run.end(TraceStatus::kError, std::string(700, 'x') + "\n\u0001é");
     m.parent_uri = "urn:glassbox:00000000-0000-4000-8000-000000000009:question";
     // Escaped when dumped as ASCII (a graph IRI holding '"' is no IRI: the decoder rewrites it).
@@ -31,13 +32,20 @@ schema::ExplainMessage rich_message() {
     const std::string s = run.session();
     auto& t = m.explain_triples;
     t.push_back(schema::make_triple(schema::blank("b0"), schema::iri("urn:p"), schema::blank("")));
-    t.push_back(schema::make_triple(schema::iri(s), schema::iri("urn:p"), schema::typed_literal("3", schema::kXsdInteger)));
-    t.push_back(schema::make_triple(schema::iri(s), schema::iri("urn:p"), schema::lang_literal("chat", "fr")));
-    t.push_back(schema::make_triple(schema::iri(s), schema::iri("urn:p"), schema::typed_literal("x", schema::kRdfLangString)));
-    t.push_back(schema::make_triple(schema::iri(s), schema::iri("urn:p"), schema::literal(""), "urn:graph:other"));
-    auto inner = schema::make_triple(schema::iri("urn:a"), schema::iri("urn:b"), schema::literal("c"));
+    t.push_back(schema::make_triple(schema::iri(s), schema::iri("urn:p"),
+                                    schema::typed_literal("3", schema::kXsdInteger)));
+    t.push_back(schema::make_triple(schema::iri(s), schema::iri("urn:p"),
+                                    schema::lang_literal("chat", "fr")));
+    t.push_back(schema::make_triple(schema::iri(s), schema::iri("urn:p"),
+                                    schema::typed_literal("x", schema::kRdfLangString)));
+    t.push_back(schema::make_triple(schema::iri(s), schema::iri("urn:p"), schema::literal(""),
+                                    "urn:graph:other"));
+    auto inner =
+        schema::make_triple(schema::iri("urn:a"), schema::iri("urn:b"), schema::literal("c"));
     auto nested = schema::quoted(inner);
-    for (int i = 0; i < 5; ++i) nested = schema::quoted(schema::make_triple(nested, schema::iri("urn:q"), schema::blank("n")));
+    for (int i = 0; i < 5; ++i)
+        nested =
+            schema::quoted(schema::make_triple(nested, schema::iri("urn:q"), schema::blank("n")));
     t.push_back(schema::make_triple(nested, schema::iri("urn:says"), schema::quoted(inner)));
     return m;
 }
@@ -136,10 +144,14 @@ TEST(ExplainScan, RefusesWhatTheDecoderRefuses) {
         "{\"end_of_trace\":1}",
         "{\"error\":{\"type\":\"NoSuchType\"}}",
         "{\"explain_triples\":{}}",
-        "{\"explain_triples\":[{\"s\":{\"t\":\"i\",\"i\":\"\"},\"p\":{\"t\":\"i\",\"i\":\"urn:p\"},\"o\":{\"t\":\"i\",\"i\":\"urn:o\"}}]}",
-        "{\"explain_triples\":[{\"s\":{\"t\":\"i\",\"i\":\"urn:s\"},\"p\":{\"t\":\"i\",\"i\":\"urn:p\"}}]}",
-        "{\"explain_triples\":[{\"s\":{\"t\":\"x\",\"i\":\"urn:s\"},\"p\":{\"t\":\"i\",\"i\":\"urn:p\"},\"o\":{\"t\":\"i\",\"i\":\"urn:o\"}}]}",
-        "{\"explain_triples\":[{\"s\":{\"t\":\"i\",\"i\":\"urn:s\"},\"p\":{\"t\":\"i\",\"i\":\"urn:p\"},\"o\":{\"t\":\"l\",\"v\":\"x\",\"dt\":\"urn:d\",\"ln\":\"en\"}}]}",
+        "{\"explain_triples\":[{\"s\":{\"t\":\"i\",\"i\":\"\"},\"p\":{\"t\":\"i\",\"i\":\"urn:p\"},"
+        "\"o\":{\"t\":\"i\",\"i\":\"urn:o\"}}]}",
+        "{\"explain_triples\":[{\"s\":{\"t\":\"i\",\"i\":\"urn:s\"},\"p\":{\"t\":\"i\",\"i\":\"urn:"
+        "p\"}}]}",
+        "{\"explain_triples\":[{\"s\":{\"t\":\"x\",\"i\":\"urn:s\"},\"p\":{\"t\":\"i\",\"i\":\"urn:"
+        "p\"},\"o\":{\"t\":\"i\",\"i\":\"urn:o\"}}]}",
+        "{\"explain_triples\":[{\"s\":{\"t\":\"i\",\"i\":\"urn:s\"},\"p\":{\"t\":\"i\",\"i\":\"urn:"
+        "p\"},\"o\":{\"t\":\"l\",\"v\":\"x\",\"dt\":\"urn:d\",\"ln\":\"en\"}}]}",
         "{\"session\":\"s\",}",
         "{\"session\" \"s\"}",
     };
@@ -147,11 +159,14 @@ TEST(ExplainScan, RefusesWhatTheDecoderRefuses) {
         EXPECT_FALSE(scan_explain(body, scanned)) << body;
     }
     // Quoted triples nested deeper than the decoder allows.
-    auto deep = schema::quoted(schema::make_triple(schema::iri("urn:a"), schema::iri("urn:b"), schema::iri("urn:c")));
+    auto deep = schema::quoted(
+        schema::make_triple(schema::iri("urn:a"), schema::iri("urn:b"), schema::iri("urn:c")));
     for (int i = 0; i < schema::kMaxQuotedTripleDepth; ++i) {
-        deep = schema::quoted(schema::make_triple(deep, schema::iri("urn:b"), schema::iri("urn:c")));
+        deep =
+            schema::quoted(schema::make_triple(deep, schema::iri("urn:b"), schema::iri("urn:c")));
     }
-    json too_deep = {{"explain_triples", json::array({schema::encode(schema::make_triple(deep, schema::iri("urn:p"), schema::iri("urn:o")))})}};
+    json too_deep = {{"explain_triples", json::array({schema::encode(schema::make_triple(
+                                             deep, schema::iri("urn:p"), schema::iri("urn:o")))})}};
     EXPECT_FALSE(schema::decode_body<schema::ExplainMessage>(too_deep.dump()).ok());
     EXPECT_FALSE(scan_explain(too_deep.dump(), scanned));
 }
@@ -167,7 +182,8 @@ TEST(ExplainScan, DeepNestingIsLeftToTheDecodersTypedError) {
         "{\"unknown\":" + std::string(kDepth, '[') + std::string(kDepth, ']') + "}",
         "{\"explain_triples\":[{\"s\":" + quoting,
     };
-    const std::string bound = "the JSON nests deeper than " + std::to_string(schema::kMaxJsonDepth) + " levels";
+    const std::string bound =
+        "the JSON nests deeper than " + std::to_string(schema::kMaxJsonDepth) + " levels";
     ScannedExplain scanned;
     for (const auto& body : bodies) {
         EXPECT_FALSE(scan_explain(body, scanned));
@@ -189,14 +205,21 @@ TEST(ExplainScan, LeavesNonCanonicalFormsToTheDecoder) {
     const json p = {{"t", "i"}, {"i", "urn:p"}};
     const std::vector<json> triples = {
         {{"s", {{"i", s}}}, {"p", p}, {"o", iri}},
-        {{"s", iri}, {"p", p}, {"o", {{"t", "l"}, {"v", "x"}, {"dt", std::string(schema::kXsdString)}}}},
+        {{"s", iri},
+         {"p", p},
+         {"o", {{"t", "l"}, {"v", "x"}, {"dt", std::string(schema::kXsdString)}}}},
         {{"s", iri}, {"p", p}, {"o", {{"t", "l"}, {"v", "y"}, {"ln", ""}}}},
         {{"s", iri}, {"p", p}, {"o", {{"t", "l"}, {"v", "y"}, {"dt", ""}}}},
-        {{"s", iri}, {"p", p}, {"o", {{"t", "l"}, {"v", "y"}, {"ln", "en"}, {"dt", std::string(schema::kRdfLangString)}}}},
+        {{"s", iri},
+         {"p", p},
+         {"o",
+          {{"t", "l"}, {"v", "y"}, {"ln", "en"}, {"dt", std::string(schema::kRdfLangString)}}}},
         {{"s", iri}, {"p", p}, {"o", iri}, {"g", ""}},
         {{"s", iri}, {"p", p}, {"o", iri}, {"extra", 1}},
         {{"s", iri}, {"p", p}, {"o", iri}, {"g", nullptr}},
-        {{"s", iri}, {"p", p}, {"o", {{"t", "t"}, {"tr", {{"s", iri}, {"p", p}, {"o", iri}, {"g", "urn:g"}}}}}},
+        {{"s", iri},
+         {"p", p},
+         {"o", {{"t", "t"}, {"tr", {{"s", iri}, {"p", p}, {"o", iri}, {"g", "urn:g"}}}}}},
     };
     ScannedExplain scanned;
     for (const auto& triple : triples) {
@@ -205,7 +228,8 @@ TEST(ExplainScan, LeavesNonCanonicalFormsToTheDecoder) {
         EXPECT_FALSE(scan_explain(body.dump(), scanned)) << triple.dump();
     }
     // A duplicated or escaped field name, a null field: the decoder's reading is not the scan's.
-    for (const std::string body : {R"({"seq":1,"seq":2})", R"({"se\u0071":1})", R"({"worker":null})", R"({"a":1e5})"}) {
+    for (const std::string body :
+         {R"({"seq":1,"seq":2})", R"({"se\u0071":1})", R"({"worker":null})", R"({"a":1e5})"}) {
         EXPECT_TRUE(schema::decode_body<schema::ExplainMessage>(body).ok()) << body;
         EXPECT_FALSE(scan_explain(body, scanned)) << body;
     }
@@ -216,9 +240,27 @@ TEST(ExplainScan, LeavesNonCanonicalFormsToTheDecoder) {
 // bodies the scan leaves to the decoder).
 TEST(ExplainScan, NeverAcceptsWhatTheDecoderRefusesUnderMutation) {
     const auto base = schema::encode(rich_message()).dump(-1, ' ', true);
-    const std::string pieces[] = {"\"", "\\", "{", "}", "[", "]", ",", ":", "null", "\"t\":\"l\"", "\\u00e9",
-                                  "\\ud83d\\ude80", "\xc3\xa9", "\xff", "1e3", "-", " ", "\"g\":\"urn:x\",",
-                                  "\"v\":\"\",", "\"ln\":\"en\",", "\"dt\":\"urn:d\","};
+    const std::string pieces[] = {"\"",
+                                  "\\",
+                                  "{",
+                                  "}",
+                                  "[",
+                                  "]",
+                                  ",",
+                                  ":",
+                                  "null",
+                                  "\"t\":\"l\"",
+                                  "\\u00e9",
+                                  "\\ud83d\\ude80",
+                                  "\xc3\xa9",
+                                  "\xff",
+                                  "1e3",
+                                  "-",
+                                  " ",
+                                  "\"g\":\"urn:x\",",
+                                  "\"v\":\"\",",
+                                  "\"ln\":\"en\",",
+                                  "\"dt\":\"urn:d\","};
     std::mt19937_64 rng(20261122);
     ScannedExplain scanned;
     int accepted = 0;
@@ -229,9 +271,15 @@ TEST(ExplainScan, NeverAcceptsWhatTheDecoderRefusesUnderMutation) {
         for (int e = 0; e < edits && !body.empty(); ++e) {
             const std::size_t at = rng() % body.size();
             switch (rng() % 4) {
-                case 0: body.erase(at, 1 + rng() % 8); break;
-                case 1: body.insert(at, pieces[rng() % std::size(pieces)]); break;
-                case 2: body[at] = static_cast<char>(rng() % 256); break;
+                case 0:
+                    body.erase(at, 1 + rng() % 8);
+                    break;
+                case 1:
+                    body.insert(at, pieces[rng() % std::size(pieces)]);
+                    break;
+                case 2:
+                    body[at] = static_cast<char>(rng() % 256);
+                    break;
                 default: {
                     const std::size_t from = rng() % body.size();
                     body.insert(at, body.substr(from, 1 + rng() % 40));
@@ -348,14 +396,17 @@ TEST(ExplainScan, AgreesWithTheDecoderOnRealRagTraces) {
 <urn:kg:mexico> <http://www.w3.org/2000/01/rdf-schema#label> "México \"MX\"" .
 <urn:kg:is_in_country> <http://www.w3.org/2000/01/rdf-schema#label> "is in country" .
 )");
-    cluster.load_documents("docs", {{"urn:doc:alu", "Alu", "Alu is a demon of Akkadian mythology.\nSee Lilu."},
-                                    {"urn:doc:lilu", "Lilu \"spirit\"", "A lilu is a spirit, related to Alu. 🚀"}});
+    cluster.load_documents(
+        "docs", {{"urn:doc:alu", "Alu", "Alu is a demon of Akkadian mythology.\nSee Lilu."},
+                 {"urn:doc:lilu", "Lilu \"spirit\"", "A lilu is a spirit, related to Alu. 🚀"}});
     const std::vector<std::pair<std::string_view, nlohmann::json>> requests{
-        {schema::services::kGraphRag, {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}}},
+        {schema::services::kGraphRag,
+         {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}}},
         {schema::services::kGraphRag,
          {{"query", "Where is Cruz Azul FC?"}, {"collection", "kg"}, {"streaming", true}}},
         {schema::services::kDocumentRag, {{"query", "Who is Alu?"}, {"collection", "docs"}}},
-        {schema::services::kDocumentRag, {{"query", "What is a lilu?"}, {"collection", "docs"}, {"streaming", true}}},
+        {schema::services::kDocumentRag,
+         {{"query", "What is a lilu?"}, {"collection", "docs"}, {"streaming", true}}},
     };
     std::size_t messages = 0;
     for (const auto& [service, body] : requests) {

@@ -8,8 +8,8 @@
 namespace glassbox::trace::testing {
 namespace {
 
-using nlohmann::json;
 using base::ErrorType;
+using nlohmann::json;
 
 constexpr std::int64_t kT0 = 1'790'000'000'000;
 
@@ -44,7 +44,8 @@ TEST_F(TraceServiceTest, ListShowExportStats) {
 
     auto stats = ask({{"op", "stats"}});
     ASSERT_TRUE(stats.ok());
-    for (const char* key : {"sessions", "by_status", "events", "triples", "texts", "quarantined", "db_bytes"}) {
+    for (const char* key :
+         {"sessions", "by_status", "events", "triples", "texts", "quarantined", "db_bytes"}) {
         EXPECT_TRUE(stats->contains(key)) << key;
     }
 }
@@ -65,8 +66,9 @@ TEST_F(TraceServiceTest, RepliesAreTheContractsEncodingByteForByte) {
         ASSERT_TRUE(typed.ok()) << typed.error().describe();
         EXPECT_EQ(schema::encode(*typed).dump(), reply.dump());
     };
-    for (const json& query : {json{{"op", "list"}}, json{{"op", "list"}, {"include_subtraces", true}},
-                              json{{"op", "list"}, {"status", "error"}, {"exact_total", true}}}) {
+    for (const json& query :
+         {json{{"op", "list"}}, json{{"op", "list"}, {"include_subtraces", true}},
+          json{{"op", "list"}, {"status", "error"}, {"exact_total", true}}}) {
         auto listed = ask(query);
         ASSERT_TRUE(listed.ok()) << listed.error().describe();
         same_as_encoded(schema::TraceSessionList{}, *listed);
@@ -88,8 +90,10 @@ TEST_F(TraceServiceTest, BadInputIsATypedError) {
     EXPECT_EQ(ask({{"op", "list"}, {"limit", 0}}).error().type, ErrorType::kInvalidRequest);
     EXPECT_EQ(ask({{"op", "list"}, {"limit", "10"}}).error().type, ErrorType::kInvalidRequest);
     EXPECT_EQ(ask({{"op", "list"}, {"offset", -1}}).error().type, ErrorType::kInvalidRequest);
-    EXPECT_EQ(ask({{"op", "list"}, {"since", "last week"}}).error().type, ErrorType::kInvalidRequest);
-    EXPECT_EQ(ask({{"op", "list"}, {"include_subtraces", "yes"}}).error().type, ErrorType::kInvalidRequest);
+    EXPECT_EQ(ask({{"op", "list"}, {"since", "last week"}}).error().type,
+              ErrorType::kInvalidRequest);
+    EXPECT_EQ(ask({{"op", "list"}, {"include_subtraces", "yes"}}).error().type,
+              ErrorType::kInvalidRequest);
     EXPECT_EQ(ask({{"op", "list"}, {"parent", "0000"}}).error().type, ErrorType::kNotFound);
     EXPECT_EQ(ask({{"op", "show"}}).error().type, ErrorType::kInvalidRequest);
     EXPECT_EQ(ask({{"op", "show"}, {"session", "deadbeef"}}).error().type, ErrorType::kNotFound);
@@ -99,7 +103,8 @@ TEST_F(TraceServiceTest, BadInputIsATypedError) {
 TEST_F(TraceServiceTest, ExportStopsWhenTheSinkRefuses) {
     const auto run = FakeRun::make("echo", "q", kT0);
     store({run.open(), run.end()}, kT0 + 20);
-    auto stopped = answer_trace_request(*store_, {{"op", "export"}}, [](const json&) { return false; });
+    auto stopped =
+        answer_trace_request(*store_, {{"op", "export"}}, [](const json&) { return false; });
     ASSERT_FALSE(stopped.ok());
     EXPECT_EQ(stopped.error().type, ErrorType::kCancelled);
 }

@@ -15,8 +15,8 @@
 namespace glassbox::trace::testing {
 namespace {
 
-using nlohmann::json;
 using base::ErrorType;
+using nlohmann::json;
 using schema::TraceStatus;
 
 constexpr std::int64_t kT0 = 1'790'000'000'000;  // 2026-09-21, epoch ms
@@ -53,7 +53,8 @@ TEST_F(StoreTest, StatusRunningCompleteErrorIncomplete) {
     const auto done = FakeRun::make("echo", "done", kT0);
     const auto failed = FakeRun::make("echo", "failed", kT0 + 1);
     const auto open = FakeRun::make("echo", "open", kT0 + 2);
-    store({done.open(), done.end(), failed.open(), failed.end(TraceStatus::kError), open.open()}, kT0 + 100);
+    store({done.open(), done.end(), failed.open(), failed.end(TraceStatus::kError), open.open()},
+          kT0 + 100);
 
     const auto status_of = [&](const FakeRun& run, std::int64_t now) {
         auto shown = store_->show(run.session(), at(now));
@@ -102,7 +103,8 @@ TEST_F(StoreTest, LongTextsAreStoredOnceAndReinlined) {
     const std::string answer(3000, 'a');
     const auto one = FakeRun::make("echo", "q1", kT0);
     const auto two = FakeRun::make("echo", "q2", kT0 + 1);
-    store({one.open(), one.end(TraceStatus::kComplete, answer), two.open(), two.end(TraceStatus::kComplete, answer)},
+    store({one.open(), one.end(TraceStatus::kComplete, answer), two.open(),
+           two.end(TraceStatus::kComplete, answer)},
           kT0 + 10);
     auto stats = store_->stats(at(kT0 + 10));
     ASSERT_TRUE(stats.ok());
@@ -138,13 +140,19 @@ TEST_F(StoreTest, TriplesAreStoredInTheirCanonicalEncodingWhateverTheirReceivedF
     // graph, an unknown key, and a quoted triple with a graph; then two canonical ones.
     json extra = json::array({
         {{"s", {{"i", s}}}, {"p", p}, {"o", {{"v", "no t"}}}},
-        {{"s", iri}, {"p", p}, {"o", {{"t", "l"}, {"v", "x"}, {"dt", std::string(schema::kXsdString)}}}},
+        {{"s", iri},
+         {"p", p},
+         {"o", {{"t", "l"}, {"v", "x"}, {"dt", std::string(schema::kXsdString)}}}},
         {{"s", iri}, {"p", p}, {"o", {{"t", "l"}, {"v", "y"}, {"ln", ""}}}},
         {{"s", iri}, {"p", p}, {"o", iri}, {"g", ""}},
         {{"s", iri}, {"p", p}, {"o", iri}, {"extra", 1}},
-        {{"s", iri}, {"p", p}, {"o", {{"t", "t"}, {"tr", {{"s", iri}, {"p", p}, {"o", iri}, {"g", "urn:g"}}}}}},
+        {{"s", iri},
+         {"p", p},
+         {"o", {{"t", "t"}, {"tr", {{"s", iri}, {"p", p}, {"o", iri}, {"g", "urn:g"}}}}}},
         {{"s", iri}, {"p", p}, {"o", {{"t", "l"}, {"v", "z"}, {"ln", "en"}}}, {"g", "urn:other"}},
-        {{"s", iri}, {"p", p}, {"o", {{"t", "l"}, {"v", "3"}, {"dt", "http://www.w3.org/2001/XMLSchema#integer"}}}},
+        {{"s", iri},
+         {"p", p},
+         {"o", {{"t", "l"}, {"v", "3"}, {"dt", "http://www.w3.org/2001/XMLSchema#integer"}}}},
     });
     for (const auto& t : extra) body["explain_triples"].push_back(t);
     Delivery d = delivery_of(message, 1);
@@ -172,7 +180,8 @@ TEST_F(StoreTest, BodiesInAnyLayoutAndEscapingReadBackAsTheirTriples) {
     const std::string answer = std::string(600, 'a') + "\u00e9\"\n";
     const auto run = FakeRun::make("echo", question, kT0);
     std::vector<Delivery> batch;
-    std::vector<schema::ExplainMessage> messages = {run.open(), run.end(TraceStatus::kComplete, answer)};
+    std::vector<schema::ExplainMessage> messages = {run.open(),
+                                                    run.end(TraceStatus::kComplete, answer)};
     for (const auto& m : messages) {
         Delivery d = delivery_of(m, next_id_++);
         d.body = schema::encode(m).dump(2, ' ', true);
@@ -202,7 +211,8 @@ TEST_F(StoreTest, BodiesInAnyLayoutAndEscapingReadBackAsTheirTriples) {
 // Every IRI of `term`, quoted triples and literal datatypes included.
 void collect_iris(const schema::Term& term, std::vector<std::string>& out) {
     if (term.is_iri()) out.push_back(term.as_iri().value);
-    if (term.is_literal() && !term.as_literal().datatype.empty()) out.push_back(term.as_literal().datatype);
+    if (term.is_literal() && !term.as_literal().datatype.empty())
+        out.push_back(term.as_literal().datatype);
     if (term.is_triple()) {
         const auto& t = term.as_triple();
         for (const auto* part : {&t.s, &t.p, &t.o}) collect_iris(*part, out);
@@ -234,10 +244,12 @@ TEST_F(StoreTest, IrisThatNTriplesRejectsAreStoredRewrittenNotLost) {
     m.explain_graph = "urn:graph:{x}";
     const auto plain = schema::iri("urn:ok");
     m.explain_triples = {
-        schema::make_triple(schema::iri(spaced), schema::iri(schema::vocab::kQuery), schema::literal("q")),
+        schema::make_triple(schema::iri(spaced), schema::iri(schema::vocab::kQuery),
+                            schema::literal("q")),
         schema::make_triple(schema::iri(bad), schema::iri(spaced), schema::iri("relative/thing")),
         schema::make_triple(plain, plain, schema::typed_literal("1", "urn:dt x"), "urn:g|h"),
-        schema::make_triple(schema::quoted(schema::make_triple(plain, schema::iri(bad), plain)), plain, plain),
+        schema::make_triple(schema::quoted(schema::make_triple(plain, schema::iri(bad), plain)),
+                            plain, plain),
         schema::make_triple(plain, plain, schema::literal("kept as it is")),
     };
     schema::ExplainMessage end = m;
@@ -264,8 +276,8 @@ TEST_F(StoreTest, IrisThatNTriplesRejectsAreStoredRewrittenNotLost) {
     EXPECT_EQ(counts->triples, triples);
     std::uint64_t line_number = 0;
     std::size_t checked = 0;
-    for (std::size_t begin = 0, end_at = 0; (end_at = nquads.find('\n', begin)) != std::string::npos;
-         begin = end_at + 1) {
+    for (std::size_t begin = 0, end_at = 0;
+         (end_at = nquads.find('\n', begin)) != std::string::npos; begin = end_at + 1) {
         const std::string_view line(nquads.data() + begin, end_at - begin);
         ++line_number;
         // Quoted triples are not N-Quads 1.1 (the parser refuses them); their parts are checked
@@ -274,7 +286,8 @@ TEST_F(StoreTest, IrisThatNTriplesRejectsAreStoredRewrittenNotLost) {
         auto parsed = schema::parse_nquads_line(line, line_number);
         ASSERT_TRUE(parsed.ok()) << parsed.error().describe() << "\n" << line;
         ASSERT_TRUE(parsed->has_value()) << line;
-        for (const auto& iri : iris_of(**parsed)) EXPECT_FALSE(schema::explain::iri_problem(iri)) << line;
+        for (const auto& iri : iris_of(**parsed))
+            EXPECT_FALSE(schema::explain::iri_problem(iri)) << line;
         ++checked;
     }
     EXPECT_EQ(checked, triples - 1);
@@ -309,7 +322,8 @@ TEST_F(StoreTest, IrisThatNTriplesRejectsAreStoredRewrittenNotLost) {
     EXPECT_EQ(stored[1].graph, "urn:graph:%7Bx%7D");
     EXPECT_EQ(stored[2].o, schema::typed_literal("1", "urn:dt%20x"));
     EXPECT_EQ(stored[2].graph, "urn:g%7Ch");
-    EXPECT_EQ(stored[4], schema::make_triple(plain, plain, schema::literal("kept as it is"), "urn:graph:%7Bx%7D"));
+    EXPECT_EQ(stored[4], schema::make_triple(plain, plain, schema::literal("kept as it is"),
+                                             "urn:graph:%7Bx%7D"));
     EXPECT_EQ(stored[5].o, schema::iri("urn:glassbox:iri:%60tick%60"));
 }
 
@@ -342,22 +356,24 @@ TEST_F(StoreTest, MalformedDeliveriesAreQuarantinedWithTheirReason) {
     not_json.body = "{not json";
     auto wrong_types = good;
     wrong_types.delivery_id = 3;
-    wrong_types.body = R"({"message_type":"explain","session":")" + run.session() + R"(","seq":"zero"})";
+    wrong_types.body =
+        R"({"message_type":"explain","session":")" + run.session() + R"(","seq":"zero"})";
     auto seq_mismatch = good;
     seq_mismatch.delivery_id = 4;
     seq_mismatch.seq = "7";
     auto bad_triple = good;
     bad_triple.delivery_id = 5;
-    bad_triple.body = R"({"message_type":"explain","session":")" + run.session() +
-                      R"(","seq":0,"explain_triples":[{"s":{"t":"i","i":"urn:x"},"p":42,"o":{"t":"i","i":"urn:y"}}]})";
+    bad_triple.body =
+        R"({"message_type":"explain","session":")" + run.session() +
+        R"(","seq":0,"explain_triples":[{"s":{"t":"i","i":"urn:x"},"p":42,"o":{"t":"i","i":"urn:y"}}]})";
     auto state_mismatch = good;
     state_mismatch.delivery_id = 6;
     state_mismatch.state = "complete";
     auto session_mismatch = good;
     session_mismatch.delivery_id = 7;
     session_mismatch.session = "urn:glassbox:other";
-    auto outcome = store_->store_batch({good, not_json, wrong_types, seq_mismatch, bad_triple, state_mismatch,
-                                        session_mismatch, not_json},
+    auto outcome = store_->store_batch({good, not_json, wrong_types, seq_mismatch, bad_triple,
+                                        state_mismatch, session_mismatch, not_json},
                                        at(kT0));
     ASSERT_TRUE(outcome.ok()) << outcome.error().describe();
     EXPECT_EQ(outcome->stored, 1u);
@@ -462,12 +478,15 @@ protected:
     void SetUp() override {
         StoreTest::SetUp();
         for (int i = 0; i < 5; ++i) {
-            runs_.push_back(FakeRun::make(i % 2 == 0 ? "echo" : "graph-rag", "question " + std::to_string(i), kT0 + i * 1000));
+            runs_.push_back(FakeRun::make(i % 2 == 0 ? "echo" : "graph-rag",
+                                          "question " + std::to_string(i), kT0 + i * 1000));
         }
         std::vector<schema::ExplainMessage> messages;
         for (std::size_t i = 0; i < runs_.size(); ++i) {
             messages.push_back(runs_[i].open());
-            if (i != 4) messages.push_back(runs_[i].end(i == 3 ? TraceStatus::kError : TraceStatus::kComplete));
+            if (i != 4)
+                messages.push_back(
+                    runs_[i].end(i == 3 ? TraceStatus::kError : TraceStatus::kComplete));
         }
         // A sub-trace of run 1, called from its Question step.
         child_ = FakeRun::make("echo", "sub question", kT0 + 1500, runs_[1].session());
@@ -490,8 +509,9 @@ protected:
 };
 
 TEST_F(ListTest, NewestFirstSubtracesHidden) {
-    EXPECT_EQ(sessions({}), (std::vector<std::string>{runs_[4].session(), runs_[3].session(), runs_[2].session(),
-                                                      runs_[1].session(), runs_[0].session()}));
+    EXPECT_EQ(sessions({}),
+              (std::vector<std::string>{runs_[4].session(), runs_[3].session(), runs_[2].session(),
+                                        runs_[1].session(), runs_[0].session()}));
     ListQuery all;
     all.include_subtraces = true;
     EXPECT_EQ(sessions(all).size(), 6u);
@@ -535,7 +555,8 @@ TEST_F(ListTest, AMisspeltKindIsAnErrorNamingTheNearest) {
     auto typo = store_->list(q);
     ASSERT_FALSE(typo.ok());
     EXPECT_EQ(typo.error().type, ErrorType::kInvalidRequest);
-    EXPECT_NE(typo.error().message.find("(did you mean graph-rag?)"), std::string::npos) << typo.error().message;
+    EXPECT_NE(typo.error().message.find("(did you mean graph-rag?)"), std::string::npos)
+        << typo.error().message;
     q.kind = "weather-station";
     EXPECT_TRUE(sessions(q).empty());
     // A stored run's own kind is known too, and so are its near misses.
@@ -554,16 +575,18 @@ TEST_F(ListTest, RowsCarryTheCollectionAndTheTokensWithTheSubRuns) {
     auto parent = FakeRun::make("query", "who?", kT0 + 7000);
     auto sub = FakeRun::make("graph-rag", "who?", kT0 + 7001, parent.session());
     auto open = parent.open();
-    open.explain_triples = explain::question(parent.uris, "who?", at(kT0 + 7000),
-                                             explain::worker_agent_uri("query"), std::nullopt, std::nullopt, {},
-                                             "islands");
+    open.explain_triples =
+        explain::question(parent.uris, "who?", at(kT0 + 7000), explain::worker_agent_uri("query"),
+                          std::nullopt, std::nullopt, {}, "islands");
     explain::StepInfo used;
     used.generated_at = at(kT0 + 7010);
     used.input_tokens = 600;
     used.output_tokens = 40;
     auto sub_end = sub.end();
-    const auto synthesis = explain::synthesis(sub.uris, used, explain::StoredText{"it", std::nullopt}, {});
-    sub_end.explain_triples.insert(sub_end.explain_triples.end(), synthesis.begin(), synthesis.end());
+    const auto synthesis =
+        explain::synthesis(sub.uris, used, explain::StoredText{"it", std::nullopt}, {});
+    sub_end.explain_triples.insert(sub_end.explain_triples.end(), synthesis.begin(),
+                                   synthesis.end());
     store({open, sub.open(), sub_end, parent.end()}, kT0 + 10'000);
     ListQuery q;
     q.collection = "islands";
@@ -691,11 +714,14 @@ TEST_F(ListTest, ShowNestsSubtraces) {
 TEST_F(ListTest, ExportIsNQuadsOfTheRangeWithSubtraces) {
     std::string nquads;
     int chunks = 0;
-    auto counts = store_->export_nquads(kT0 + 1000, kT0 + 2000, [&](std::string_view lines) {
-        nquads += lines;
-        ++chunks;
-        return true;
-    }, 5);
+    auto counts = store_->export_nquads(
+        kT0 + 1000, kT0 + 2000,
+        [&](std::string_view lines) {
+            nquads += lines;
+            ++chunks;
+            return true;
+        },
+        5);
     ASSERT_TRUE(counts.ok()) << counts.error().describe();
     EXPECT_EQ(counts->sessions, 2u);  // run 1 and its sub-trace (started kT0+1500)
     EXPECT_GT(counts->triples, 10u);
@@ -703,8 +729,10 @@ TEST_F(ListTest, ExportIsNQuadsOfTheRangeWithSubtraces) {
     std::size_t lines = 0;
     for (std::size_t at = 0; (at = nquads.find('\n', at)) != std::string::npos; ++at) ++lines;
     EXPECT_EQ(lines, counts->triples);
-    EXPECT_NE(nquads.find("<" + runs_[1].session() + "> <https://glassbox.dev/ns#query> \"question 1\" <urn:graph:retrieval> .\n"),
-              std::string::npos)
+    EXPECT_NE(
+        nquads.find("<" + runs_[1].session() +
+                    "> <https://glassbox.dev/ns#query> \"question 1\" <urn:graph:retrieval> .\n"),
+        std::string::npos)
         << nquads.substr(0, 400);
     EXPECT_NE(nquads.find("<" + child_.session() + ">"), std::string::npos);
     EXPECT_EQ(nquads.find("<" + runs_[2].session() + ">"), std::string::npos);
@@ -717,12 +745,16 @@ TEST(SessionIds, UniqueAmbiguousUnknownPrefix) {
     const auto a = FakeRun::with_uuid("abcd0000-0000-4000-8000-000000000001", "echo", "a", kT0);
     const auto b = FakeRun::with_uuid("abcd0000-0000-4000-8000-000000000002", "echo", "b", kT0);
     const auto c = FakeRun::with_uuid("ffff0000-0000-4000-8000-000000000003", "echo", "c", kT0);
-    ASSERT_TRUE((*store)->store_batch({delivery_of(a.open(), 1), delivery_of(b.open(), 2), delivery_of(c.open(), 3)}).ok());
+    ASSERT_TRUE((*store)
+                    ->store_batch({delivery_of(a.open(), 1), delivery_of(b.open(), 2),
+                                   delivery_of(c.open(), 3)})
+                    .ok());
 
     EXPECT_EQ((*store)->resolve_session("ffff").value(), c.session());
     EXPECT_EQ((*store)->resolve_session("FFFF0000").value(), c.session());
     EXPECT_EQ((*store)->resolve_session(a.session()).value(), a.session());
-    EXPECT_EQ((*store)->resolve_session("abcd0000-0000-4000-8000-000000000002").value(), b.session());
+    EXPECT_EQ((*store)->resolve_session("abcd0000-0000-4000-8000-000000000002").value(),
+              b.session());
     auto ambiguous = (*store)->resolve_session("abcd");
     ASSERT_FALSE(ambiguous.ok());
     EXPECT_EQ(ambiguous.error().type, ErrorType::kInvalidRequest);
