@@ -495,69 +495,79 @@ Result<SpoolSegment*> ExplainSpool::add_segment(std::uint64_t first_id) {
     return added;
 }
 
+// Reads one segment file into segments_: its live records into the index (a later copy of a
+// record replaces an earlier one), its acknowledged ids into `acked`, the largest id into
+// `max_id`. A damaged tail ends the segment there; on the newest segment it is a torn write and
+// is cut off. `contents` is a buffer reused between segments.
+Result<void> ExplainSpool::recover_segment(std::uint64_t first, bool newest, std::string& contents,
+                                           std::uint64_t& max_id,
+                                           std::vector<std::uint64_t>& acked) {
+    const std::string name = segment_name(first);
+    const int fd = ::openat(directory_->get(), name.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) return spool_errno_error("cannot open " + path_ + "/" + name, errno);
+    auto segment = std::make_unique<SpoolSegment>();
+    segment->first_id = first;
+    segment->file = std::make_unique<SpoolFd>(fd);
+    struct stat info {};
+    if (::fstat(fd, &info) != 0) return spool_errno_error("cannot stat " + name, errno);
+    const auto file_size = static_cast<std::uint64_t>(info.st_size);
+    contents.resize(static_cast<std::size_t>(file_size));
+    if (auto read = read_fully(fd, contents.data(), contents.size(), 0); !read) {
+        return read.error();
+    }
+    std::uint64_t offset = 0;
+    while (offset < file_size) {
+        const auto record = scan_record(contents.data() + offset, file_size - offset);
+        if (!record) break;
+        max_id = std::max(max_id, record->id);
+        if (record->acked) {
+            acked.push_back(record->id);
+        } else {
+            const Location location{segment.get(), offset, record->size()};
+            auto [at, inserted] = index_.try_emplace(record->id, location);
+            if (!inserted) {
+                // A copy made by compaction before its original's file was deleted: the
+                // later one (this one) is kept.
+                SpoolSegment& earlier = *at->second.segment;
+                --earlier.live_records;
+                earlier.live_bytes -= at->second.size;
+                at->second = location;
+            }
+            ++segment->live_records;
+            segment->live_bytes += record->size();
+        }
+        offset += record->size();
+    }
+    segment->size = file_size;
+    if (offset < file_size) {
+        auto log = base::component_logger("broker");
+        if (newest) {
+            // A torn tail: a batch the process died while writing.
+            if (auto cut = segment_truncate(*segment, offset); !cut) return cut.error();
+            segment->size = offset;
+            log->warn("event=spool_torn_tail segment={}/{} offset={} dropped_bytes={}", path_, name,
+                      offset, file_size - offset);
+        } else {
+            log->warn("event=spool_segment_damaged segment={}/{} offset={} dropped_bytes={}", path_,
+                      name, offset, file_size - offset);
+        }
+    }
+    segments_.emplace(first, std::move(segment));
+    return {};
+}
+
 Result<void> ExplainSpool::recover() {
     auto listed = list_segments(path_);
     if (!listed) return listed.error();
     const std::vector<std::uint64_t>& firsts = listed.value();
-    auto log = base::component_logger("broker");
     std::uint64_t max_id = 0;
     // Acknowledged anywhere means acknowledged, also when a copy made by compaction (or the
     // original it was copied from) is still live: applied once every segment is read.
     std::vector<std::uint64_t> acked;
     std::string contents;
     for (std::size_t n = 0; n < firsts.size(); ++n) {
-        const std::uint64_t first = firsts[n];
         const bool newest = n + 1 == firsts.size();
-        const std::string name = segment_name(first);
-        const int fd = ::openat(directory_->get(), name.c_str(), O_RDWR | O_CLOEXEC);
-        if (fd < 0) return spool_errno_error("cannot open " + path_ + "/" + name, errno);
-        auto segment = std::make_unique<SpoolSegment>();
-        segment->first_id = first;
-        segment->file = std::make_unique<SpoolFd>(fd);
-        struct stat info {};
-        if (::fstat(fd, &info) != 0) return spool_errno_error("cannot stat " + name, errno);
-        const auto file_size = static_cast<std::uint64_t>(info.st_size);
-        contents.resize(static_cast<std::size_t>(file_size));
-        if (auto read = read_fully(fd, contents.data(), contents.size(), 0); !read) {
-            return read.error();
-        }
-        std::uint64_t offset = 0;
-        while (offset < file_size) {
-            const auto record = scan_record(contents.data() + offset, file_size - offset);
-            if (!record) break;
-            max_id = std::max(max_id, record->id);
-            if (record->acked) {
-                acked.push_back(record->id);
-            } else {
-                const Location location{segment.get(), offset, record->size()};
-                auto [at, inserted] = index_.try_emplace(record->id, location);
-                if (!inserted) {
-                    // A copy made by compaction before its original's file was deleted: the
-                    // later one (this one) is kept.
-                    SpoolSegment& earlier = *at->second.segment;
-                    --earlier.live_records;
-                    earlier.live_bytes -= at->second.size;
-                    at->second = location;
-                }
-                ++segment->live_records;
-                segment->live_bytes += record->size();
-            }
-            offset += record->size();
-        }
-        segment->size = file_size;
-        if (offset < file_size) {
-            if (newest) {
-                // A torn tail: a batch the process died while writing.
-                if (auto cut = segment_truncate(*segment, offset); !cut) return cut.error();
-                segment->size = offset;
-                log->warn("event=spool_torn_tail segment={}/{} offset={} dropped_bytes={}", path_,
-                          name, offset, file_size - offset);
-            } else {
-                log->warn("event=spool_segment_damaged segment={}/{} offset={} dropped_bytes={}",
-                          path_, name, offset, file_size - offset);
-            }
-        }
-        segments_.emplace(first, std::move(segment));
+        if (auto r = recover_segment(firsts[n], newest, contents, max_id, acked); !r) return r;
     }
     std::sort(acked.begin(), acked.end());
     acked.erase(std::unique(acked.begin(), acked.end()), acked.end());
@@ -605,11 +615,10 @@ Result<void> ExplainSpool::import_legacy(const std::string& legacy) {
             "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'explain'), 0),"
             " coalesce((SELECT max(id) FROM explain), 0))");
         if (!last) return last.error();
-        storage::Statement statement(db, last->get());
-        auto row = statement.step();
-        if (!row) return row.error();
-        if (!*row) return db.error("read last id");
-        legacy_next = static_cast<std::uint64_t>(statement.int64(0)) + 1;
+        auto id = last->first([](const storage::Row& row) { return row.int64(0); });
+        if (!id) return id.error();
+        if (!*id) return db.error("read last id");
+        legacy_next = static_cast<std::uint64_t>(**id) + 1;
     }
     // Named after the legacy next id, so the ids go on from there even if every imported
     // record is acknowledged before the next append.
@@ -627,20 +636,16 @@ Result<void> ExplainSpool::import_legacy(const std::string& legacy) {
     auto rows =
         db.prepare_once("SELECT id, service, session, seq, state, body FROM explain ORDER BY id");
     if (!rows) return rows.error();
-    storage::Statement statement(db, rows->get());
-    auto bytes_of = [&](int column) {
-        const auto blob = statement.blob(column);
-        return std::string(reinterpret_cast<const char*>(blob.data()), blob.size());
-    };
-    while (true) {
-        auto row = statement.step();
-        if (!row) return row.error();
-        if (!*row) break;
+    auto imported = rows->each([&](const storage::Row& row) -> Result<void> {
+        const auto bytes_of = [&](int column) {
+            const auto blob = row.blob(column);
+            return std::string(reinterpret_cast<const char*>(blob.data()), blob.size());
+        };
         SpoolRecord record;
-        const auto id = static_cast<std::uint64_t>(statement.int64(0));
+        const auto id = static_cast<std::uint64_t>(row.int64(0));
         record.service = bytes_of(1);
         record.session = bytes_of(2);
-        record.seq = static_cast<std::uint64_t>(statement.int64(3));
+        record.seq = static_cast<std::uint64_t>(row.int64(3));
         record.state = bytes_of(4);
         record.body = bytes_of(5);
         if (id == 0 || id >= next_id_) {
@@ -651,10 +656,10 @@ Result<void> ExplainSpool::import_legacy(const std::string& legacy) {
         encode(record, id);
         ++messages_;
         bytes_ += record.bytes();
-        if (pending_.size() >= kSpoolImportBatchBytes) {
-            if (auto committed = commit(); !committed) return committed;
-        }
-    }
+        if (pending_.size() >= kSpoolImportBatchBytes) return commit();
+        return {};
+    });
+    if (!imported) return imported;
     return commit();
 }
 

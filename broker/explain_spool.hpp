@@ -109,6 +109,8 @@ private:
     ExplainSpool();
     base::Result<void> attach_directory(const std::string& directory, bool discard_segments);
     base::Result<void> recover();
+    base::Result<void> recover_segment(std::uint64_t first, bool newest, std::string& contents,
+                                       std::uint64_t& max_id, std::vector<std::uint64_t>& acked);
     base::Result<void> import_legacy(const std::string& legacy);
     base::Result<detail::SpoolSegment*> add_segment(std::uint64_t first_id);
     void encode(const SpoolRecord& record, std::uint64_t id);

@@ -22,7 +22,9 @@ using base::Result;
 // ---- Statement ---------------------------------------------------------------------------------
 
 Statement::~Statement() {
-    if (statement_ != nullptr) {
+    if (statement_ != nullptr && owned_) {
+        sqlite3_finalize(statement_);
+    } else if (statement_ != nullptr) {
         sqlite3_reset(statement_);
         sqlite3_clear_bindings(statement_);
     }
@@ -90,31 +92,31 @@ Result<void> Statement::run() {
 
 void Statement::reset() noexcept { sqlite3_reset(statement_); }
 
-bool Statement::is_null(int column) const noexcept {
+// ---- Row ---------------------------------------------------------------------------------------
+
+bool Row::is_null(int column) const noexcept {
     return sqlite3_column_type(statement_, column) == SQLITE_NULL;
 }
 
-std::int64_t Statement::int64(int column) const noexcept {
+std::int64_t Row::int64(int column) const noexcept {
     return sqlite3_column_int64(statement_, column);
 }
 
-double Statement::real(int column) const noexcept {
-    return sqlite3_column_double(statement_, column);
-}
+double Row::real(int column) const noexcept { return sqlite3_column_double(statement_, column); }
 
-std::string_view Statement::text(int column) const noexcept {
+std::string_view Row::text(int column) const noexcept {
     const auto* data = reinterpret_cast<const char*>(sqlite3_column_text(statement_, column));
     if (data == nullptr) return {};
     return {data, static_cast<std::size_t>(sqlite3_column_bytes(statement_, column))};
 }
 
-std::span<const std::byte> Statement::blob(int column) const noexcept {
+std::span<const std::byte> Row::blob(int column) const noexcept {
     const auto* data = static_cast<const std::byte*>(sqlite3_column_blob(statement_, column));
     if (data == nullptr) return {};
     return {data, static_cast<std::size_t>(sqlite3_column_bytes(statement_, column))};
 }
 
-std::optional<std::string> Statement::optional_text(int column) const {
+std::optional<std::string> Row::optional_text(int column) const {
     if (is_null(column)) return std::nullopt;
     return std::string(text(column));
 }
@@ -286,15 +288,13 @@ Result<Statement> Database::prepare(const std::string& sql) {
     return Statement(*this, raw);
 }
 
-Result<std::unique_ptr<sqlite3_stmt, void (*)(sqlite3_stmt*)>> Database::prepare_once(
-    const std::string& sql) {
+Result<Statement> Database::prepare_once(const std::string& sql) {
     sqlite3_stmt* raw = nullptr;
     if (sqlite3_prepare_v2(handle_, sql.c_str(), static_cast<int>(sql.size()), &raw, nullptr) !=
         SQLITE_OK) {
         return error("cannot prepare \"" + sql.substr(0, 60) + "\"");
     }
-    return std::unique_ptr<sqlite3_stmt, void (*)(sqlite3_stmt*)>(
-        raw, [](sqlite3_stmt* s) { sqlite3_finalize(s); });
+    return Statement(*this, raw, true);
 }
 
 std::int64_t Database::last_insert_rowid() const noexcept {

@@ -1,5 +1,13 @@
 // The one SQLite wrapper: a connection with cached prepared statements, a statement cursor that
-// resets itself, and a transaction guard. Every failure is a base::Error, never an exception.
+// resets itself, a backend-neutral row view with the loops that read rows, and a transaction
+// guard. Every failure is a base::Error, never an exception.
+//
+// Where a second backend (PostgreSQL through libpq) plugs in: callers read results only through
+// Row (int64/real/text/blob/is_null by 0-based column index) inside Statement::each / first /
+// collect, never through sqlite3 types and never by stepping by hand. A libpq Row is a PGresult*
+// and a row number behind the same readers; each/first/collect then walk PQntuples instead of
+// sqlite3_step, and callers do not change. What stays SQLite-specific is the SQL text and the
+// connection (Database::handle(), used by the row-feed virtual table and by tests).
 #pragma once
 
 #include <chrono>
@@ -10,7 +18,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "base/result.hpp"
 
@@ -49,13 +60,41 @@ struct OpenOptions {
 
 class Database;
 
-// A cached prepared statement in use; reset and unbound when this goes out of scope, so the
-// next user of the same SQL starts clean. Bind indexes are 1-based, column indexes 0-based.
+// The current row of a statement, read by 0-based column index: the backend-neutral view every
+// caller reads results through (see the top of this file). Valid while the statement stands on
+// that row; text and blob views until the next step or reset.
+class Row {
+public:
+    bool is_null(int column) const noexcept;
+    std::int64_t int64(int column) const noexcept;
+    double real(int column) const noexcept;
+    std::string_view text(int column) const noexcept;
+    std::span<const std::byte> blob(int column) const noexcept;
+    std::optional<std::string> optional_text(int column) const;
+
+private:
+    friend class Statement;
+    explicit Row(sqlite3_stmt* statement) noexcept : statement_(statement) {}
+    sqlite3_stmt* statement_;
+};
+
+namespace detail {
+template <typename T>
+struct IsResult : std::false_type {};
+template <typename T>
+struct IsResult<base::Result<T>> : std::true_type {
+    using Value = T;
+};
+}  // namespace detail
+
+// A prepared statement in use. A cached one (Database::prepare) is reset and unbound when this
+// goes out of scope, so the next user of the same SQL starts clean; a one-use one
+// (Database::prepare_once) is finalized. Bind indexes are 1-based, column indexes 0-based.
 class Statement {
 public:
-    Statement(Database& db, sqlite3_stmt* statement) noexcept : db_(&db), statement_(statement) {}
     ~Statement();
-    Statement(Statement&& other) noexcept : db_(other.db_), statement_(other.statement_) {
+    Statement(Statement&& other) noexcept
+        : db_(other.db_), statement_(other.statement_), owned_(other.owned_) {
         other.statement_ = nullptr;
     }
     Statement(const Statement&) = delete;
@@ -80,20 +119,82 @@ public:
     // Resets for another execution with new bindings (bindings are kept until rebound).
     void reset() noexcept;
 
-    bool is_null(int column) const noexcept;
-    std::int64_t int64(int column) const noexcept;
-    double real(int column) const noexcept;
-    // Valid until the next step/reset.
-    std::string_view text(int column) const noexcept;
-    std::span<const std::byte> blob(int column) const noexcept;
-    std::optional<std::string> optional_text(int column) const;
-
-    sqlite3_stmt* handle() const noexcept { return statement_; }
+    // Steps through the rows, calling fn(const Row&) on each. fn returns void (every row), bool
+    // (false stops early), base::Result<void> (an error stops the loop and is returned) or
+    // base::Result<bool> (both). A failed step is returned as its error. Rows left unread stay
+    // until reset or destruction.
+    template <typename Fn>
+    base::Result<void> each(Fn&& fn);
+    // Steps once: std::nullopt when there is no row, else fn(row). When fn returns a
+    // base::Result<T>, its error is returned and its value is the optional's.
+    template <typename Fn>
+    auto first(Fn&& fn);
+    // fn(row) for every row, in order.
+    template <typename Fn>
+    auto collect(Fn&& fn) -> base::Result<std::vector<std::invoke_result_t<Fn&, const Row&>>>;
+    // The row the last step() stopped on (after it returned true).
+    Row row() const noexcept { return Row(statement_); }
 
 private:
+    friend class Database;  // the one maker of statements (prepare, prepare_once)
+    Statement(Database& db, sqlite3_stmt* statement, bool owned = false) noexcept
+        : db_(&db), statement_(statement), owned_(owned) {}
+
     Database* db_;
     sqlite3_stmt* statement_;
+    bool owned_;  // finalized, not reset, on destruction
 };
+
+template <typename Fn>
+base::Result<void> Statement::each(Fn&& fn) {
+    using Returned = std::invoke_result_t<Fn&, const Row&>;
+    for (;;) {
+        auto stepped = step();
+        if (!stepped) return std::move(stepped).error();
+        if (!*stepped) return {};
+        if constexpr (std::is_void_v<Returned>) {
+            fn(row());
+        } else if constexpr (std::is_same_v<Returned, bool>) {
+            if (!fn(row())) return {};
+        } else if constexpr (std::is_same_v<Returned, base::Result<bool>>) {
+            auto more = fn(row());
+            if (!more) return std::move(more).error();
+            if (!*more) return {};
+        } else {
+            static_assert(std::is_same_v<Returned, base::Result<void>>,
+                          "each: fn returns void, bool, base::Result<void> or base::Result<bool>");
+            if (auto r = fn(row()); !r) return r.error();
+        }
+    }
+}
+
+template <typename Fn>
+auto Statement::first(Fn&& fn) {
+    using Returned = std::invoke_result_t<Fn&, const Row&>;
+    if constexpr (detail::IsResult<Returned>::value) {
+        using Out = base::Result<std::optional<typename detail::IsResult<Returned>::Value>>;
+        auto stepped = step();
+        if (!stepped) return Out(std::move(stepped).error());
+        if (!*stepped) return Out(std::nullopt);
+        auto value = fn(row());
+        if (!value) return Out(std::move(value).error());
+        return Out(std::optional(std::move(value).value()));
+    } else {
+        using Out = base::Result<std::optional<Returned>>;
+        auto stepped = step();
+        if (!stepped) return Out(std::move(stepped).error());
+        if (!*stepped) return Out(std::nullopt);
+        return Out(std::optional<Returned>(fn(row())));
+    }
+}
+
+template <typename Fn>
+auto Statement::collect(Fn&& fn)
+    -> base::Result<std::vector<std::invoke_result_t<Fn&, const Row&>>> {
+    std::vector<std::invoke_result_t<Fn&, const Row&>> out;
+    if (auto r = each([&](const Row& row) { out.push_back(fn(row)); }); !r) return r.error();
+    return out;
+}
 
 class Database {
 public:
@@ -108,9 +209,9 @@ public:
     base::Result<void> exec(std::string_view sql);
     // The statement for `sql`, prepared once and cached for the connection's life.
     base::Result<Statement> prepare(const std::string& sql);
-    // A statement prepared for one use (not cached), e.g. SQL built from variable parts.
-    base::Result<std::unique_ptr<sqlite3_stmt, void (*)(sqlite3_stmt*)>> prepare_once(
-        const std::string& sql);
+    // A statement prepared for one use (not cached, finalized with the Statement), e.g. SQL
+    // built from variable parts.
+    base::Result<Statement> prepare_once(const std::string& sql);
 
     std::int64_t last_insert_rowid() const noexcept;
     std::int64_t changes() const noexcept;

@@ -16,9 +16,9 @@ namespace {
 Result<std::uint64_t> count_of(storage::Database& db, const std::string& sql) {
     auto st = db.prepare(sql);
     if (!st) return st.error();
-    auto row = st->step();
-    if (!row) return row.error();
-    return *row ? static_cast<std::uint64_t>(st->int64(0)) : std::uint64_t{0};
+    auto count = st->first([](const storage::Row& row) { return row.int64(0); });
+    if (!count) return count.error();
+    return static_cast<std::uint64_t>(count->value_or(0));
 }
 
 void put_tiers(const std::array<std::uint64_t, 5>& per_tier,
@@ -36,10 +36,9 @@ Result<std::string> last_loaded(storage::Database& db) {
         "SELECT max(t) FROM (SELECT max(loaded_at) AS t FROM graph_sources UNION ALL "
         "SELECT max(loaded_at) FROM documents)");
     if (!st) return st.error();
-    auto row = st->step();
-    if (!row) return row.error();
-    if (!*row || st->is_null(0)) return std::string();
-    return std::string(st->text(0));
+    auto last = st->first([](const storage::Row& row) { return std::string(row.text(0)); });
+    if (!last) return last.error();
+    return std::move(*last).value_or(std::string());
 }
 
 Result<schema::CollectionSummary> summarize_collection(KnowledgeBase& kb) {
@@ -76,14 +75,9 @@ Result<std::vector<StagedLoadActivity>> staged_loads_since(storage::Database& db
         "ORDER BY load");
     if (!st) return st.error();
     st->bind(1, since);
-    std::vector<StagedLoadActivity> out;
-    for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        out.push_back({std::string(st->text(0)), st->int64(1)});
-    }
-    return out;
+    return st->collect([](const storage::Row& row) {
+        return StagedLoadActivity{std::string(row.text(0)), row.int64(1)};
+    });
 }
 
 Result<void> refuse_if_loading(KnowledgeBase& kb, std::chrono::seconds idle,

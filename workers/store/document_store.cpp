@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <unordered_set>
 
+#include "base/ascii.hpp"
 #include "base/time_format.hpp"
 #include "base/utf8.hpp"
 #include "text/stopwords.hpp"
@@ -177,10 +178,7 @@ std::string fts_match_query(std::string_view text) {
             p += b < 0x80U ? 1 : b < 0xE0U ? 2 : b < 0xF0U ? 3 : 4;
         }
         p = std::min(p, user_text.size());
-        std::string word(user_text.substr(start, p - start));
-        std::transform(word.begin(), word.end(), word.begin(), [](char ch) {
-            return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch;
-        });
+        std::string word = base::ascii_lower(user_text.substr(start, p - start));
         if (seen.insert(word).second) words.push_back(std::move(word));
     }
     // Stopwords match nearly every chunk in an OR query: they cost time and, with BM25's near-zero
@@ -258,7 +256,7 @@ constexpr const char* kChunkColumns =
     "SELECT c.id, c.uri, d.uri, c.text, c.char_offset, c.char_length, c.ordinal, d.title, d.tier "
     "FROM chunks c JOIN documents d ON d.id = c.document_id ";
 
-StoredChunk read_chunk(const storage::Statement& row) {
+StoredChunk read_chunk(const storage::Row& row) {
     StoredChunk out;
     out.rowid = row.int64(0);
     out.chunk.chunk_id = std::string(row.text(1));
@@ -292,10 +290,10 @@ Result<Out> fetch_by(storage::Database& db, const char* where, std::span<const K
         } else {
             select->bind(1, key);
         }
-        auto row = select->step();
-        if (!row) return row.error();
-        if (*row) {
-            out.chunks.push_back(read_chunk(*select));
+        auto chunk = select->first(read_chunk);
+        if (!chunk) return chunk.error();
+        if (*chunk) {
+            out.chunks.push_back(std::move(**chunk));
             const auto& c = out.chunks.back().chunk;
             bytes += kChunkOverhead + c.chunk_id.size() + c.document_id.size() +
                      c.document_title.size() + c.text.size();
@@ -477,6 +475,143 @@ Result<PutResult> DocumentStore::put(const DocumentRecord& document,
     return result;
 }
 
+namespace {
+
+// What the stored copy of a document (if any) has in common with the one being put.
+struct StoredVersion {
+    std::int64_t id = 0;
+    bool same_chunks = false;    // same text and chunk boundaries
+    bool same_metadata = false;  // same title, source path, media type and tier
+};
+
+// The column values put writes besides the URI (?2 … ?10 of its INSERT and UPDATE).
+struct DocumentColumns {
+    const DocumentRecord& document;
+    std::string_view loaded_at;
+    std::uint64_t characters;
+    std::string_view content_hash;
+    std::string_view chunks_hash;
+};
+
+Result<std::optional<StoredVersion>> stored_version(storage::Database& db,
+                                                    const DocumentRecord& document,
+                                                    const std::string& content_hash,
+                                                    const std::string& chunks_hash) {
+    auto existing = db.prepare(
+        "SELECT id, content_hash, chunking_hash, title, source_path, media_type, tier FROM "
+        "documents "
+        "WHERE uri = ?1");
+    if (!existing) return existing.error();
+    existing->bind(1, std::string_view{document.uri});
+    return existing->first([&](const storage::Row& row) {
+        StoredVersion stored;
+        stored.id = row.int64(0);
+        stored.same_chunks = row.text(1) == content_hash && row.text(2) == chunks_hash;
+        stored.same_metadata =
+            row.text(3) == document.title && row.text(4) == document.source_path &&
+            row.text(5) == document.media_type && row.int64(6) == std::int64_t{document.tier};
+        return stored;
+    });
+}
+
+// A document whose text and chunks are unchanged: only its metadata and loaded_at change.
+Result<void> update_metadata(storage::Database& db, std::int64_t document_id,
+                             const DocumentRecord& document, std::string_view loaded_at) {
+    auto update = db.prepare(
+        "UPDATE documents SET title = ?2, source_path = ?3, media_type = ?4, tier = "
+        "?5, loaded_at = ?6 "
+        "WHERE id = ?1");
+    if (!update) return update.error();
+    update->bind(1, document_id)
+        .bind(2, std::string_view{document.title})
+        .bind(3, std::string_view{document.source_path})
+        .bind(4, std::string_view{document.media_type})
+        .bind(5, std::int64_t{document.tier})
+        .bind(6, loaded_at);
+    return update->run();
+}
+
+void bind_document_columns(storage::Statement& st, const DocumentColumns& c) {
+    st.bind(2, std::string_view{c.document.title})
+        .bind(3, std::string_view{c.document.source_path})
+        .bind(4, std::string_view{c.document.media_type})
+        .bind(5, std::int64_t{c.document.tier})
+        .bind(6, c.loaded_at)
+        .bind(7, static_cast<std::int64_t>(c.characters))
+        .bind(8, c.content_hash)
+        .bind(9, c.chunks_hash)
+        .bind_static(10, c.document.text);
+}
+
+// A document whose text or chunks changed: its chunks go (their rowids into `removed`) and its
+// row takes the new values.
+Result<void> replace_document(storage::Database& db, std::int64_t document_id,
+                              const DocumentColumns& columns, std::vector<std::int64_t>& removed) {
+    {
+        auto old = db.prepare("SELECT id FROM chunks WHERE document_id = ?1 ORDER BY id");
+        if (!old) return old.error();
+        old->bind(1, document_id);
+        auto ids = old->collect([](const storage::Row& row) { return row.int64(0); });
+        if (!ids) return ids.error();
+        removed.insert(removed.end(), ids->begin(), ids->end());
+    }
+    auto remove = db.prepare("DELETE FROM chunks WHERE document_id = ?1");
+    if (!remove) return remove.error();
+    remove->bind(1, document_id);
+    if (auto r = remove->run(); !r) return r.error();
+    auto update = db.prepare(
+        "UPDATE documents SET title = ?2, source_path = ?3, media_type = ?4, tier = ?5, "
+        "loaded_at = ?6, "
+        "characters = ?7, content_hash = ?8, chunking_hash = ?9, text = ?10 WHERE id = ?1");
+    if (!update) return update.error();
+    update->bind(1, document_id);
+    bind_document_columns(*update, columns);
+    return update->run();
+}
+
+// A document not stored before: its new rowid.
+Result<std::int64_t> insert_document(storage::Database& db, const DocumentColumns& columns) {
+    auto insert = db.prepare(
+        "INSERT INTO documents(uri, title, source_path, media_type, tier, loaded_at, "
+        "characters, content_hash, "
+        "chunking_hash, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+    if (!insert) return insert.error();
+    insert->bind(1, std::string_view{columns.document.uri});
+    bind_document_columns(*insert, columns);
+    if (auto r = insert->run(); !r) return r.error();
+    return db.last_insert_rowid();
+}
+
+// In ordinal order, so rowids rise with ordinals (chunks_after then reads documents in order).
+Result<void> insert_chunks(storage::Database& db, std::string_view document_uri,
+                           std::int64_t document_id, std::span<const ChunkRecord> chunks,
+                           std::vector<std::int64_t>& rowids) {
+    std::vector<const ChunkRecord*> ordered;
+    ordered.reserve(chunks.size());
+    for (const ChunkRecord& chunk : chunks) ordered.push_back(&chunk);
+    std::sort(ordered.begin(), ordered.end(),
+              [](const ChunkRecord* a, const ChunkRecord* b) { return a->ordinal < b->ordinal; });
+    auto insert = db.prepare(
+        "INSERT INTO chunks(uri, document_id, ordinal, char_offset, char_length, text) VALUES (?1, "
+        "?2, ?3, ?4, ?5, ?6)");
+    if (!insert) return insert.error();
+    rowids.reserve(ordered.size());
+    for (const ChunkRecord* chunk : ordered) {
+        insert->bind(1, std::string_view{chunk_uri(document_uri, chunk->ordinal)})
+            .bind(2, document_id)
+            .bind(3, std::int64_t{chunk->ordinal})
+            .bind(4, static_cast<std::int64_t>(chunk->char_offset))
+            .bind(5, static_cast<std::int64_t>(chunk->char_length))
+            .bind_static(6, chunk->text);
+        if (auto r = insert->run(); !r) return r.error();
+        insert->reset();
+        rowids.push_back(db.last_insert_rowid());
+    }
+    return {};
+}
+
+}  // namespace
+
 Result<PutResult> DocumentStore::put_rows(const DocumentRecord& document,
                                           std::span<const ChunkRecord> chunks,
                                           std::uint64_t characters, const std::string& content_hash,
@@ -485,121 +620,33 @@ Result<PutResult> DocumentStore::put_rows(const DocumentRecord& document,
                                       ? base::format_xsd_datetime(std::chrono::system_clock::now(),
                                                                   base::TimePrecision::kSeconds)
                                       : document.loaded_at;
+    const DocumentColumns columns{document, loaded_at, characters, content_hash, chunks_hash};
     PutResult result;
-    std::optional<std::int64_t> document_id;
-    {
-        auto existing = db_.prepare(
-            "SELECT id, content_hash, chunking_hash, title, source_path, media_type, tier FROM "
-            "documents "
-            "WHERE uri = ?1");
-        if (!existing) return existing.error();
-        existing->bind(1, std::string_view{document.uri});
-        auto row = existing->step();
-        if (!row) return row.error();
-        if (*row) {
-            document_id = existing->int64(0);
-            const bool same_chunks =
-                existing->text(1) == content_hash && existing->text(2) == chunks_hash;
-            const bool same_metadata = existing->text(3) == document.title &&
-                                       existing->text(4) == document.source_path &&
-                                       existing->text(5) == document.media_type &&
-                                       existing->int64(6) == std::int64_t{document.tier};
-            result.outcome =
-                same_chunks && same_metadata ? PutOutcome::kUnchanged : PutOutcome::kReplaced;
-            if (same_chunks) {
-                if (same_metadata) return result;
-                auto update = db_.prepare(
-                    "UPDATE documents SET title = ?2, source_path = ?3, media_type = ?4, tier = "
-                    "?5, loaded_at = ?6 "
-                    "WHERE id = ?1");
-                if (!update) return update.error();
-                update->bind(1, *document_id)
-                    .bind(2, std::string_view{document.title})
-                    .bind(3, std::string_view{document.source_path})
-                    .bind(4, std::string_view{document.media_type})
-                    .bind(5, std::int64_t{document.tier})
-                    .bind(6, std::string_view{loaded_at});
-                if (auto r = update->run(); !r) return r.error();
-                return result;
-            }
+    auto stored = stored_version(db_, document, content_hash, chunks_hash);
+    if (!stored) return stored.error();
+    std::int64_t document_id = 0;
+    if (*stored) {
+        document_id = (*stored)->id;
+        const bool same_chunks = (*stored)->same_chunks;
+        const bool same_metadata = (*stored)->same_metadata;
+        result.outcome =
+            same_chunks && same_metadata ? PutOutcome::kUnchanged : PutOutcome::kReplaced;
+        if (same_chunks && same_metadata) return result;
+        if (same_chunks) {
+            if (auto r = update_metadata(db_, document_id, document, loaded_at); !r)
+                return r.error();
+            return result;
         }
-    }
-
-    if (document_id) {
-        {
-            auto old = db_.prepare("SELECT id FROM chunks WHERE document_id = ?1 ORDER BY id");
-            if (!old) return old.error();
-            old->bind(1, *document_id);
-            for (;;) {
-                auto row = old->step();
-                if (!row) return row.error();
-                if (!*row) break;
-                result.removed_rowids.push_back(old->int64(0));
-            }
-        }
-        auto remove = db_.prepare("DELETE FROM chunks WHERE document_id = ?1");
-        if (!remove) return remove.error();
-        remove->bind(1, *document_id);
-        if (auto r = remove->run(); !r) return r.error();
-        auto update = db_.prepare(
-            "UPDATE documents SET title = ?2, source_path = ?3, media_type = ?4, tier = ?5, "
-            "loaded_at = ?6, "
-            "characters = ?7, content_hash = ?8, chunking_hash = ?9, text = ?10 WHERE id = ?1");
-        if (!update) return update.error();
-        update->bind(1, *document_id);
-        update->bind(2, std::string_view{document.title})
-            .bind(3, std::string_view{document.source_path})
-            .bind(4, std::string_view{document.media_type})
-            .bind(5, std::int64_t{document.tier})
-            .bind(6, std::string_view{loaded_at})
-            .bind(7, static_cast<std::int64_t>(characters))
-            .bind(8, std::string_view{content_hash})
-            .bind(9, std::string_view{chunks_hash})
-            .bind_static(10, document.text);
-        if (auto r = update->run(); !r) return r.error();
+        if (auto r = replace_document(db_, document_id, columns, result.removed_rowids); !r)
+            return r.error();
     } else {
-        auto insert = db_.prepare(
-            "INSERT INTO documents(uri, title, source_path, media_type, tier, loaded_at, "
-            "characters, content_hash, "
-            "chunking_hash, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
-        if (!insert) return insert.error();
-        insert->bind(1, std::string_view{document.uri})
-            .bind(2, std::string_view{document.title})
-            .bind(3, std::string_view{document.source_path})
-            .bind(4, std::string_view{document.media_type})
-            .bind(5, std::int64_t{document.tier})
-            .bind(6, std::string_view{loaded_at})
-            .bind(7, static_cast<std::int64_t>(characters))
-            .bind(8, std::string_view{content_hash})
-            .bind(9, std::string_view{chunks_hash})
-            .bind_static(10, document.text);
-        if (auto r = insert->run(); !r) return r.error();
-        document_id = db_.last_insert_rowid();
+        auto inserted = insert_document(db_, columns);
+        if (!inserted) return inserted.error();
+        document_id = *inserted;
         result.outcome = PutOutcome::kAdded;
     }
-
-    // In ordinal order, so rowids rise with ordinals (chunks_after then reads documents in order).
-    std::vector<const ChunkRecord*> ordered;
-    ordered.reserve(chunks.size());
-    for (const ChunkRecord& chunk : chunks) ordered.push_back(&chunk);
-    std::sort(ordered.begin(), ordered.end(),
-              [](const ChunkRecord* a, const ChunkRecord* b) { return a->ordinal < b->ordinal; });
-    auto insert = db_.prepare(
-        "INSERT INTO chunks(uri, document_id, ordinal, char_offset, char_length, text) VALUES (?1, "
-        "?2, ?3, ?4, ?5, ?6)");
-    if (!insert) return insert.error();
-    result.chunk_rowids.reserve(ordered.size());
-    for (const ChunkRecord* chunk : ordered) {
-        insert->bind(1, std::string_view{chunk_uri(document.uri, chunk->ordinal)})
-            .bind(2, *document_id)
-            .bind(3, std::int64_t{chunk->ordinal})
-            .bind(4, static_cast<std::int64_t>(chunk->char_offset))
-            .bind(5, static_cast<std::int64_t>(chunk->char_length))
-            .bind_static(6, chunk->text);
-        if (auto r = insert->run(); !r) return r.error();
-        insert->reset();
-        result.chunk_rowids.push_back(db_.last_insert_rowid());
-    }
+    if (auto r = insert_chunks(db_, document.uri, document_id, chunks, result.chunk_rowids); !r)
+        return r.error();
     return result;
 }
 
@@ -626,14 +673,9 @@ Result<std::vector<KeywordMatch>> DocumentStore::keyword(std::string_view query,
         "ORDER BY rank LIMIT ?2) AS m JOIN chunks c ON c.id = m.rowid ORDER BY m.rank, c.id");
     if (!select) return select.error();
     select->bind(1, std::string_view{match}).bind(2, std::int64_t{n});
-    for (;;) {
-        auto row = select->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        out.push_back(
-            KeywordMatch{select->int64(0), std::string(select->text(1)), -select->real(2)});
-    }
-    return out;
+    return select->collect([](const storage::Row& row) {
+        return KeywordMatch{row.int64(0), std::string(row.text(1)), -row.real(2)};
+    });
 }
 
 Result<StoredDocument> DocumentStore::document(std::string_view uri) {
@@ -644,21 +686,24 @@ Result<StoredDocument> DocumentStore::document(std::string_view uri) {
         "WHERE d.uri = ?1");
     if (!select) return select.error();
     select->bind(1, uri);
-    auto row = select->step();
-    if (!row) return row.error();
-    if (!*row) return make_error(ErrorType::kNotFound, "no document \"" + std::string(uri) + "\"");
-    StoredDocument out;
-    out.record.uri = std::string(select->text(0));
-    out.record.title = std::string(select->text(1));
-    out.record.source_path = std::string(select->text(2));
-    out.record.media_type = std::string(select->text(3));
-    out.record.tier = static_cast<std::uint32_t>(select->int64(4));
-    out.record.loaded_at = std::string(select->text(5));
-    out.record.text = std::string(select->text(6));
-    out.content_hash = std::string(select->text(7));
-    out.characters = static_cast<std::uint64_t>(select->int64(8));
-    out.chunks = static_cast<std::uint64_t>(select->int64(9));
-    return out;
+    auto found = select->first([](const storage::Row& row) {
+        StoredDocument out;
+        out.record.uri = std::string(row.text(0));
+        out.record.title = std::string(row.text(1));
+        out.record.source_path = std::string(row.text(2));
+        out.record.media_type = std::string(row.text(3));
+        out.record.tier = static_cast<std::uint32_t>(row.int64(4));
+        out.record.loaded_at = std::string(row.text(5));
+        out.record.text = std::string(row.text(6));
+        out.content_hash = std::string(row.text(7));
+        out.characters = static_cast<std::uint64_t>(row.int64(8));
+        out.chunks = static_cast<std::uint64_t>(row.int64(9));
+        return out;
+    });
+    if (!found) return found.error();
+    if (!*found)
+        return make_error(ErrorType::kNotFound, "no document \"" + std::string(uri) + "\"");
+    return std::move(**found);
 }
 
 Result<std::vector<StoredChunk>> DocumentStore::chunks_after(std::int64_t after_rowid,
@@ -670,14 +715,21 @@ Result<std::vector<StoredChunk>> DocumentStore::chunks_after(std::int64_t after_
     if (!select) return select.error();
     select->bind(1, after_rowid)
         .bind(2, static_cast<std::int64_t>(std::min<std::size_t>(limit, INT64_MAX)));
-    for (;;) {
-        auto row = select->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        out.push_back(read_chunk(*select));
-    }
-    return out;
+    return select->collect(read_chunk);
 }
+
+namespace {
+
+// One row of a (tier, count) group: the count added to the total and put at its tier (1 … 4).
+void add_tier_count(const storage::Row& row, std::uint64_t& total,
+                    std::array<std::uint64_t, 5>& per_tier) {
+    const auto tier = row.int64(0);
+    const auto count = static_cast<std::uint64_t>(row.int64(1));
+    total += count;
+    if (tier >= 1 && tier <= 4) per_tier[static_cast<std::size_t>(tier)] = count;
+}
+
+}  // namespace
 
 Result<DocumentStats> DocumentStore::stats() {
     DocumentStats out;
@@ -685,31 +737,19 @@ Result<DocumentStats> DocumentStore::stats() {
         auto documents = db_.prepare(
             "SELECT tier, count(*), coalesce(sum(characters), 0) FROM documents GROUP BY tier");
         if (!documents) return documents.error();
-        for (;;) {
-            auto row = documents->step();
-            if (!row) return row.error();
-            if (!*row) break;
-            const auto tier = documents->int64(0);
-            const auto count = static_cast<std::uint64_t>(documents->int64(1));
-            out.documents += count;
-            out.characters += static_cast<std::uint64_t>(documents->int64(2));
-            if (tier >= 1 && tier <= 4)
-                out.documents_per_tier[static_cast<std::size_t>(tier)] = count;
-        }
+        auto read = documents->each([&](const storage::Row& row) {
+            out.characters += static_cast<std::uint64_t>(row.int64(2));
+            add_tier_count(row, out.documents, out.documents_per_tier);
+        });
+        if (!read) return read.error();
     }
     auto chunks = db_.prepare(
         "SELECT d.tier, count(*) FROM chunks c JOIN documents d ON d.id = c.document_id GROUP BY "
         "d.tier");
     if (!chunks) return chunks.error();
-    for (;;) {
-        auto row = chunks->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        const auto tier = chunks->int64(0);
-        const auto count = static_cast<std::uint64_t>(chunks->int64(1));
-        out.chunks += count;
-        if (tier >= 1 && tier <= 4) out.chunks_per_tier[static_cast<std::size_t>(tier)] = count;
-    }
+    auto read = chunks->each(
+        [&](const storage::Row& row) { add_tier_count(row, out.chunks, out.chunks_per_tier); });
+    if (!read) return read.error();
     return out;
 }
 

@@ -65,22 +65,20 @@ Result<std::unordered_map<std::int64_t, std::string>> best_labels(
     if (!st) return st.error();
     st->bind(1, std::string_view{array}).bind(2, label_id);
     std::unordered_map<std::int64_t, int> rank;
-    for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        const auto id = st->int64(0);
-        const int kind = static_cast<int>(st->int64(1));
+    auto read = st->each([&](const storage::Row& row) {
+        const auto id = row.int64(0);
+        const int kind = static_cast<int>(row.int64(1));
         const int r =
-            label_rank(kind, kind == StoredKind::kLangLiteral ? st->text(3) : std::string_view{});
-        const auto value = st->text(2);
+            label_rank(kind, kind == StoredKind::kLangLiteral ? row.text(3) : std::string_view{});
+        const auto value = row.text(2);
         auto [it, inserted] = rank.try_emplace(id, r);
         // Ties go to the smallest value, so the answer does not depend on storage order.
         if (inserted || r < it->second || (r == it->second && value < std::string_view{best[id]})) {
             it->second = r;
             best[id] = std::string(value);
         }
-    }
+    });
+    if (!read) return read.error();
     return best;
 }
 
@@ -143,12 +141,11 @@ Result<std::vector<Entity>> read_entities_after(storage::Database& db, TermDicti
             "EXISTS (SELECT 1 FROM graph_osp AS q WHERE q.o = t.id)) ORDER BY t.id LIMIT ?2");
         if (!st) return st.error();
         st->bind(1, after_id).bind(2, static_cast<std::int64_t>(limit));
-        for (;;) {
-            auto row = st->step();
-            if (!row) return row.error();
-            if (!*row) break;
-            out.push_back(Entity{st->int64(0), Term(schema::Iri{std::string(st->text(1))}), {}});
-        }
+        auto entities = st->collect([](const storage::Row& row) {
+            return Entity{row.int64(0), Term(schema::Iri{std::string(row.text(1))}), {}};
+        });
+        if (!entities) return entities.error();
+        out = std::move(entities).value();
     }
     auto label_id = label_predicate_id(dictionary);
     if (!label_id) return label_id.error();

@@ -52,11 +52,42 @@ Result<std::int64_t> store_source(storage::Database& db, const SourceRecord& sou
         .bind(4, static_cast<std::int64_t>(source.tier))
         .bind(5, std::string_view{source.loaded_at})
         .bind(6, std::string_view{source.media_type});
-    auto row = st->step();
-    if (!row) return row.error();
-    if (!*row)
+    auto id = st->first([](const storage::Row& row) { return row.int64(0); });
+    if (!id) return id.error();
+    if (!*id)
         return make_error(ErrorType::kInternal, "graph store: registering a source returned no id");
-    return st->int64(0);
+    return **id;
+}
+
+SourceRecord source_record_at(const storage::Row& row, int first) {
+    SourceRecord record;
+    record.uri = row.text(first);
+    record.kind = static_cast<SourceKind>(std::clamp<std::int64_t>(row.int64(first + 1), 0, 2));
+    record.document_uri = row.text(first + 2);
+    record.tier = static_cast<std::uint32_t>(row.int64(first + 3));
+    record.loaded_at = row.text(first + 4);
+    record.media_type = row.text(first + 5);
+    return record;
+}
+
+Result<std::optional<std::int64_t>> first_source_of(storage::Database& db, std::int64_t s,
+                                                    std::int64_t p, std::int64_t o,
+                                                    std::int64_t g) {
+    auto st =
+        db.prepare("SELECT src FROM graph_quads WHERE s = ?1 AND p = ?2 AND o = ?3 AND g = ?4");
+    if (!st) return st.error();
+    st->bind(1, s).bind(2, p).bind(3, o).bind(4, g);
+    return st->first([](const storage::Row& row) { return row.int64(0); });
+}
+
+Result<void> link_fact_source(storage::Database& db, std::int64_t s, std::int64_t p, std::int64_t o,
+                              std::int64_t g, std::int64_t source) {
+    auto st = db.prepare(
+        "INSERT OR IGNORE INTO graph_fact_sources(s, p, o, g, source) VALUES(?1, ?2, ?3, ?4, "
+        "?5)");
+    if (!st) return st.error();
+    st->bind(1, s).bind(2, p).bind(3, o).bind(4, g).bind(5, source);
+    return st->run();
 }
 
 Result<std::vector<SourceRecord>> read_sources(storage::Database& db,
@@ -69,17 +100,9 @@ Result<std::vector<SourceRecord>> read_sources(storage::Database& db,
     for (const auto id : ids) {
         st->reset();
         st->bind(1, id);
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) continue;
-        SourceRecord record;
-        record.uri = st->text(0);
-        record.kind = static_cast<SourceKind>(std::clamp<std::int64_t>(st->int64(1), 0, 2));
-        record.document_uri = st->text(2);
-        record.tier = static_cast<std::uint32_t>(st->int64(3));
-        record.loaded_at = st->text(4);
-        record.media_type = st->text(5);
-        out.push_back(std::move(record));
+        auto record = st->first([](const storage::Row& row) { return source_record_at(row, 0); });
+        if (!record) return record.error();
+        if (*record) out.push_back(std::move(**record));
     }
     std::sort(out.begin(), out.end(), [](const SourceRecord& a, const SourceRecord& b) {
         return std::tie(a.tier, a.uri) < std::tie(b.tier, b.uri);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,6 +35,19 @@ base::Result<void> check_source(const SourceRecord& source);
 
 // Checks the record, then inserts it or updates the row with its uri; returns the source's id.
 base::Result<std::int64_t> store_source(storage::Database& db, const SourceRecord& source);
+
+// A source record from six columns of a row, from `first` on: uri, kind, document_uri, tier,
+// loaded_at, media_type (graph_sources and graph_staged_sources keep them in that order).
+SourceRecord source_record_at(const storage::Row& row, int first);
+
+// The first source of a stored fact (its graph_quads.src), or std::nullopt when it is not stored.
+base::Result<std::optional<std::int64_t>> first_source_of(storage::Database& db, std::int64_t s,
+                                                          std::int64_t p, std::int64_t o,
+                                                          std::int64_t g);
+
+// Records a further source of a stored fact in graph_fact_sources (a repeat is ignored).
+base::Result<void> link_fact_source(storage::Database& db, std::int64_t s, std::int64_t p,
+                                    std::int64_t o, std::int64_t g, std::int64_t source);
 
 // The records with these ids (an unknown id is skipped), best tier first, then by uri.
 base::Result<std::vector<SourceRecord>> read_sources(storage::Database& db,

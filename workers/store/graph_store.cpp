@@ -103,9 +103,9 @@ Result<void> GraphStore::migrate_index_tables() {
             "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
             "('graph_quads_pos', 'graph_quads_osp')");
         if (!st) return st.error();
-        auto row = st->step();
-        if (!row) return row.error();
-        return *row && st->int64(0) > 0;
+        auto count = st->first([](const storage::Row& row) { return row.int64(0); });
+        if (!count) return count.error();
+        return count->value_or(0) > 0;
     };
     auto old = has_old_index();
     if (!old) return old.error();
@@ -193,9 +193,9 @@ Result<InsertCounts> GraphStore::insert_rows(std::int64_t source_id,
         auto st = db_.prepare("SELECT 1 FROM graph_sources WHERE id = ?1");
         if (!st) return st.error();
         st->bind(1, source_id);
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) {
+        auto found = st->first([](const storage::Row&) { return true; });
+        if (!found) return found.error();
+        if (!*found) {
             return make_error(ErrorType::kNotFound, "graph store: no source with id " +
                                                         std::to_string(source_id) +
                                                         " (register it first)");
@@ -245,23 +245,10 @@ Result<InsertCounts> GraphStore::insert_rows(std::int64_t source_id,
             continue;
         }
         ++counts.already_present;
-        std::int64_t first_source = 0;
-        {
-            auto st = db_.prepare(
-                "SELECT src FROM graph_quads WHERE s = ?1 AND p = ?2 AND o = ?3 AND g = ?4");
-            if (!st) return st.error();
-            st->bind(1, q.s).bind(2, q.p).bind(3, q.o).bind(4, q.g);
-            auto row = st->step();
-            if (!row) return row.error();
-            if (*row) first_source = st->int64(0);
-        }
-        if (first_source == source_id) continue;
-        auto st = db_.prepare(
-            "INSERT OR IGNORE INTO graph_fact_sources(s, p, o, g, source) VALUES(?1, ?2, ?3, ?4, "
-            "?5)");
-        if (!st) return st.error();
-        st->bind(1, q.s).bind(2, q.p).bind(3, q.o).bind(4, q.g).bind(5, source_id);
-        if (auto r = st->run(); !r) return r.error();
+        auto first_source = first_source_of(db_, q.s, q.p, q.o, q.g);
+        if (!first_source) return first_source.error();
+        if (first_source->value_or(0) == source_id) continue;
+        if (auto r = link_fact_source(db_, q.s, q.p, q.o, q.g, source_id); !r) return r.error();
     }
     return counts;
 }
@@ -414,32 +401,31 @@ Result<std::vector<Triple>> GraphStore::match_rows(const schema::TriplePattern& 
     bind_pattern(*st, **bound);
     st->bind(5, static_cast<std::int64_t>(limit));
     RowMemo memo;
-    for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        auto triple = decode_row(*st, pattern, memo);
+    auto read = st->each([&](const storage::Row& row) -> Result<bool> {
+        auto triple = decode_row(row, pattern, memo);
         if (!triple) return triple.error();
         if (budget != nullptr) {
             const std::size_t bytes = triple_wire_bytes(*triple);
             if (bytes > budget->bytes_left) {
                 budget->over_bytes = true;
-                break;
+                return false;
             }
             budget->bytes_left -= bytes;
             if (budget->should_stop && out.size() % kBudgetCheckRows == kBudgetCheckRows - 1 &&
                 budget->should_stop()) {
                 budget->stopped = true;
                 out.push_back(std::move(*triple));
-                break;
+                return false;
             }
         }
         out.push_back(std::move(*triple));
-    }
+        return true;
+    });
+    if (!read) return read.error();
     return out;
 }
 
-Result<Triple> GraphStore::decode_row(storage::Statement& st, const schema::TriplePattern& pattern,
+Result<Triple> GraphStore::decode_row(const storage::Row& st, const schema::TriplePattern& pattern,
                                       RowMemo& memo) {
     const std::int64_t s = st.int64(0);
     const std::int64_t p = st.int64(1);
@@ -507,27 +493,25 @@ Result<void> GraphStore::match_each(const schema::TriplePattern& pattern, std::s
     if (!bound) return bound.error();
     if (!*bound) return {};
     // Its own statement (not the cached one), so the callback may run matches of the same shape.
-    auto raw = db_.prepare_once(match_sql(**bound, false));
-    if (!raw) return raw.error();
-    storage::Statement st(db_, raw->get());
-    bind_pattern(st, **bound);
+    auto st = db_.prepare_once(match_sql(**bound, false));
+    if (!st) return st.error();
+    bind_pattern(*st, **bound);
     std::vector<Triple> batch;
     batch.reserve(batch_size);
     RowMemo memo;
-    for (;;) {
-        auto row = st.step();
-        if (!row) return row.error();
-        if (*row) {
-            auto triple = decode_row(st, pattern, memo);
-            if (!triple) return triple.error();
-            batch.push_back(std::move(*triple));
-        }
-        if ((!*row && !batch.empty()) || batch.size() >= batch_size) {
-            if (!on_batch(batch)) return {};
-            batch.clear();
-        }
-        if (!*row) return {};
-    }
+    bool stopped = false;
+    auto read = st->each([&](const storage::Row& row) -> Result<bool> {
+        auto triple = decode_row(row, pattern, memo);
+        if (!triple) return triple.error();
+        batch.push_back(std::move(*triple));
+        if (batch.size() < batch_size) return true;
+        stopped = !on_batch(batch);
+        batch.clear();
+        return !stopped;
+    });
+    if (!read) return read;
+    if (!stopped && !batch.empty()) (void)on_batch(batch);
+    return {};
 }
 
 // ---- sources of a fact ---------------------------------------------------------------------
@@ -547,22 +531,18 @@ Result<std::vector<SourceRecord>> GraphStore::sources_of(const Triple& fact) {
             "SELECT src FROM graph_quads WHERE s = ?1 AND p = ?2 AND o = ?3 AND g = ?4");
         if (!st) return st.error();
         bind_pattern(*st, b);
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) return out;
-        source_ids.push_back(st->int64(0));
+        auto first = st->first([](const storage::Row& row) { return row.int64(0); });
+        if (!first) return first.error();
+        if (!*first) return out;
+        source_ids.push_back(**first);
     }
     {
         auto st = db_.prepare(
             "SELECT source FROM graph_fact_sources WHERE s = ?1 AND p = ?2 AND o = ?3 AND g = ?4");
         if (!st) return st.error();
         bind_pattern(*st, b);
-        for (;;) {
-            auto row = st->step();
-            if (!row) return row.error();
-            if (!*row) break;
-            source_ids.push_back(st->int64(0));
-        }
+        auto read = st->each([&](const storage::Row& row) { source_ids.push_back(row.int64(0)); });
+        if (!read) return read.error();
     }
     return read_sources(db_, source_ids);
 }
@@ -601,9 +581,9 @@ Result<GraphStats> GraphStore::stats() {
     const auto count = [this](const std::string& sql) -> Result<std::uint64_t> {
         auto st = db_.prepare(sql);
         if (!st) return st.error();
-        auto row = st->step();
-        if (!row) return row.error();
-        return *row ? static_cast<std::uint64_t>(st->int64(0)) : 0;
+        auto n = st->first([](const storage::Row& row) { return row.int64(0); });
+        if (!n) return n.error();
+        return static_cast<std::uint64_t>(n->value_or(0));
     };
     const std::pair<std::uint64_t*, const char*> counts[] = {
         {&stats.quads, "SELECT count(*) FROM graph_quads"},
@@ -625,15 +605,13 @@ Result<GraphStats> GraphStore::stats() {
             "q.src "
             "GROUP BY st.tier");
         if (!st) return st.error();
-        for (;;) {
-            auto row = st->step();
-            if (!row) return row.error();
-            if (!*row) break;
-            const auto tier = st->int64(0);
+        auto read = st->each([&](const storage::Row& row) {
+            const auto tier = row.int64(0);
             if (tier >= 1 && tier <= 4)
                 stats.facts_per_tier[static_cast<std::size_t>(tier)] +=
-                    static_cast<std::uint64_t>(st->int64(1));
-        }
+                    static_cast<std::uint64_t>(row.int64(1));
+        });
+        if (!read) return read.error();
     }
     // A fact with further sources counts under its best tier: move it there.
     auto st = db_.prepare(
@@ -643,17 +621,15 @@ Result<GraphStats> GraphStore::stats() {
         "f.source "
         "GROUP BY f.s, f.p, f.o, f.g");
     if (!st) return st.error();
-    for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        const auto first = st->int64(0);
-        const auto best = st->int64(1);
+    auto read = st->each([&](const storage::Row& row) {
+        const auto first = row.int64(0);
+        const auto best = row.int64(1);
         if (best < first && first >= 1 && first <= 4 && best >= 1) {
             --stats.facts_per_tier[static_cast<std::size_t>(first)];
             ++stats.facts_per_tier[static_cast<std::size_t>(best)];
         }
-    }
+    });
+    if (!read) return read.error();
     return stats;
 }
 
@@ -679,46 +655,41 @@ Result<void> GraphStore::export_provenance(std::size_t batch_size, const TripleB
 
     std::unordered_map<std::int64_t, std::string> source_uris;
     {
-        auto raw = db_.prepare_once(
+        auto st = db_.prepare_once(
             "SELECT id, uri, kind, document_uri, tier, loaded_at FROM graph_sources ORDER BY id");
-        if (!raw) return raw.error();
-        storage::Statement st(db_, raw->get());
-        for (;;) {
-            auto row = st.step();
-            if (!row) return row.error();
-            if (!*row || stopped) break;
-            const std::string uri(st.text(1));
-            source_uris.emplace(st.int64(0), uri);
+        if (!st) return st.error();
+        auto read = st->each([&](const storage::Row& row) {
+            if (stopped) return false;
+            const std::string uri(row.text(1));
+            source_uris.emplace(row.int64(0), uri);
             const Term subject = schema::iri(uri);
             batch.push_back(Triple{subject, type, entity, graph});
-            const auto kind = st.int64(2);
+            const auto kind = row.int64(2);
             if (kind == static_cast<std::int64_t>(SourceKind::kDocument)) {
                 batch.push_back(Triple{subject, type, schema::iri(vocab::kDocument), graph});
             } else if (kind == static_cast<std::int64_t>(SourceKind::kChunk)) {
                 batch.push_back(Triple{subject, type, schema::iri(vocab::kChunk), graph});
-                if (!st.text(3).empty())
-                    batch.push_back(Triple{subject, derived, schema::iri(st.text(3)), graph});
+                if (!row.text(3).empty())
+                    batch.push_back(Triple{subject, derived, schema::iri(row.text(3)), graph});
             }
-            batch.push_back(Triple{subject, tier, schema::xsd_integer(st.int64(4)), graph});
-            if (!st.text(5).empty())
+            batch.push_back(Triple{subject, tier, schema::xsd_integer(row.int64(4)), graph});
+            if (!row.text(5).empty())
                 batch.push_back(
-                    Triple{subject, generated, schema::xsd_datetime(st.text(5)), graph});
+                    Triple{subject, generated, schema::xsd_datetime(row.text(5)), graph});
             flush(false);
-        }
+            return true;
+        });
+        if (!read) return read;
     }
     for (const char* sql : {"SELECT s, p, o, src FROM graph_quads",
                             "SELECT s, p, o, source FROM graph_fact_sources"}) {
-        auto raw = db_.prepare_once(sql);
-        if (!raw) return raw.error();
-        storage::Statement st(db_, raw->get());
-        for (;;) {
-            if (stopped) return {};
-            auto row = st.step();
-            if (!row) return row.error();
-            if (!*row) break;
-            const std::int64_t ids[3] = {st.int64(0), st.int64(1), st.int64(2)};
-            const auto source = source_uris.find(st.int64(3));
-            if (source == source_uris.end()) continue;
+        if (stopped) return {};
+        auto st = db_.prepare_once(sql);
+        if (!st) return st.error();
+        auto read = st->each([&](const storage::Row& row) -> Result<bool> {
+            const std::int64_t ids[3] = {row.int64(0), row.int64(1), row.int64(2)};
+            const auto source = source_uris.find(row.int64(3));
+            if (source == source_uris.end()) return true;
             Triple fact;
             Term* members[3] = {&fact.s, &fact.p, &fact.o};
             for (int i = 0; i < 3; ++i) {
@@ -729,7 +700,10 @@ Result<void> GraphStore::export_provenance(std::size_t batch_size, const TripleB
             batch.push_back(Triple{schema::quoted(std::move(fact)), derived,
                                    schema::iri(source->second), graph});
             flush(false);
-        }
+            return !stopped;
+        });
+        if (!read) return read;
+        if (stopped) return {};
     }
     flush(true);
     return {};

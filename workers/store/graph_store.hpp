@@ -203,7 +203,7 @@ private:
         std::int64_t s = 0, p = 0;
         schema::Term s_term, p_term;
     };
-    base::Result<schema::Triple> decode_row(storage::Statement& st,
+    base::Result<schema::Triple> decode_row(const storage::Row& st,
                                             const schema::TriplePattern& pattern, RowMemo& memo);
     base::Result<InsertCounts> insert_rows(std::int64_t source_id,
                                            std::span<const schema::Triple> triples);

@@ -128,9 +128,9 @@ Result<std::int64_t> KnowledgeBase::index_mark(IndexKind kind) {
     auto st = db_->prepare("SELECT last_key FROM kb_index_marks WHERE kind = ?1");
     if (!st) return std::move(st).error();
     st->bind(1, to_string(kind));
-    auto row = st->step();
-    if (!row) return std::move(row).error();
-    return *row ? st->int64(0) : std::int64_t{0};
+    auto mark = st->first([](const storage::Row& row) { return row.int64(0); });
+    if (!mark) return std::move(mark).error();
+    return mark->value_or(0);
 }
 
 Result<void> KnowledgeBase::set_index_mark(IndexKind kind, std::int64_t last_key) {

@@ -3,6 +3,7 @@
 #include "workers/store/staged_load.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <future>
 #include <string>
@@ -62,28 +63,36 @@ std::int64_t get_i64(const std::byte* in) {
     return static_cast<std::int64_t>(u);
 }
 
+// Removes a load's staged quads and sources.
+Result<void> delete_staging(storage::Database& db, std::string_view load) {
+    for (const char* sql : {"DELETE FROM graph_staged_quads WHERE load = ?1",
+                            "DELETE FROM graph_staged_sources WHERE load = ?1"}) {
+        auto del = db.prepare(sql);
+        if (!del) return del.error();
+        del->bind(1, load);
+        if (auto r = del->run(); !r) return r.error();
+    }
+    return {};
+}
+
+// A single number a query reads (0 when it returns no row).
+Result<std::int64_t> int64_or_zero(storage::Statement& st) {
+    auto value = st.first([](const storage::Row& row) { return row.int64(0); });
+    if (!value) return value.error();
+    return value->value_or(0);
+}
+
 }  // namespace
 
 Result<void> StagedLoads::drop_stale_staging() {
     auto st = db_.prepare("SELECT DISTINCT load FROM graph_staged_quads WHERE staged_at < ?1");
     if (!st) return st.error();
     st->bind(1, unix_now() - kStaleStagingSeconds);
-    std::vector<std::string> stale;
-    for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        stale.emplace_back(st->text(0));
-    }
+    auto stale = st->collect([](const storage::Row& row) { return std::string(row.text(0)); });
+    if (!stale) return stale.error();
     st->reset();
-    for (const auto& load : stale) {
-        for (const char* sql : {"DELETE FROM graph_staged_quads WHERE load = ?1",
-                                "DELETE FROM graph_staged_sources WHERE load = ?1"}) {
-            auto del = db_.prepare(sql);
-            if (!del) return del.error();
-            del->bind(1, std::string_view{load});
-            if (auto r = del->run(); !r) return r.error();
-        }
+    for (const auto& load : *stale) {
+        if (auto r = delete_staging(db_, load); !r) return r;
     }
     return {};
 }
@@ -108,17 +117,17 @@ Result<std::uint64_t> StagedLoads::stage(std::string_view load, const SourceReco
         auto st = db_.prepare("SELECT n FROM graph_staged_sources WHERE load = ?1 AND uri = ?2");
         if (!st) return fail(st.error());
         st->bind(1, load).bind(2, std::string_view{source.uri});
-        auto row = st->step();
-        if (!row) return fail(row.error());
-        if (*row) n = st->int64(0);
+        auto found = int64_or_zero(*st);
+        if (!found) return fail(found.error());
+        n = *found;
     }
     if (n == 0) {
         auto count = db_.prepare("SELECT count(*) FROM graph_staged_sources WHERE load = ?1");
         if (!count) return fail(count.error());
         count->bind(1, load);
-        auto row = count->step();
-        if (!row) return fail(row.error());
-        n = (*row ? count->int64(0) : 0) + 1;
+        auto staged = int64_or_zero(*count);
+        if (!staged) return fail(staged.error());
+        n = *staged + 1;
         if (n == 1) {
             count->reset();
             if (auto r = drop_stale_staging(); !r) return fail(r.error());
@@ -172,13 +181,7 @@ Result<void> StagedLoads::abort(std::string_view load) {
     if (auto r = check_load_name(load); !r) return r.error();
     auto tx = storage::Transaction::begin(db_, storage::Transaction::Kind::kImmediate);
     if (!tx) return tx.error();
-    for (const char* sql : {"DELETE FROM graph_staged_quads WHERE load = ?1",
-                            "DELETE FROM graph_staged_sources WHERE load = ?1"}) {
-        auto del = db_.prepare(sql);
-        if (!del) return del.error();
-        del->bind(1, load);
-        if (auto r = del->run(); !r) return r.error();
-    }
+    if (auto r = delete_staging(db_, load); !r) return r;
     return tx->commit();
 }
 
@@ -186,101 +189,98 @@ Result<InsertCounts> StagedLoads::commit(std::string_view load) {
     if (auto r = check_load_name(load); !r) return r.error();
     auto tx = storage::Transaction::begin(db_, storage::Transaction::Kind::kImmediate);
     if (!tx) return tx.error();
-    InsertCounts counts;
-    // The load's sources, registered now: local number -> source id.
-    std::unordered_map<std::int64_t, std::int64_t> source_ids;
-    {
-        std::vector<std::pair<std::int64_t, SourceRecord>> staged;
-        auto st = db_.prepare(
-            "SELECT n, uri, kind, document_uri, tier, loaded_at, media_type FROM "
-            "graph_staged_sources "
-            "WHERE load = ?1 ORDER BY n");
-        if (!st) return st.error();
-        st->bind(1, load);
-        for (;;) {
-            auto row = st->step();
-            if (!row) return row.error();
-            if (!*row) break;
-            SourceRecord record;
-            record.uri = st->text(1);
-            record.kind = static_cast<SourceKind>(std::clamp<std::int64_t>(st->int64(2), 0, 2));
-            record.document_uri = st->text(3);
-            record.tier = static_cast<std::uint32_t>(st->int64(4));
-            record.loaded_at = st->text(5);
-            record.media_type = st->text(6);
-            staged.emplace_back(st->int64(0), std::move(record));
-        }
-        st->reset();
-        for (const auto& [n, record] : staged) {
-            auto id = store_source(db_, record);
-            if (!id) return id.error();
-            source_ids.emplace(n, *id);
-        }
-    }
-    std::uint64_t statements = 0;
+    auto source_ids = register_staged_sources(load);
+    if (!source_ids) return source_ids.error();
     bool fresh = false;  // no quad stored yet: the first group cannot meet a present one
     {
         auto st = db_.prepare("SELECT NOT EXISTS (SELECT 1 FROM graph_quads)");
         if (!st) return st.error();
-        auto row = st->step();
-        if (!row) return row.error();
-        fresh = *row && st->int64(0) == 1;
+        auto empty = int64_or_zero(*st);
+        if (!empty) return empty.error();
+        fresh = *empty == 1;
     }
-    {
-        std::vector<StagedQuad> group;
-        auto raw = db_.prepare_once(
-            "SELECT statements, quads FROM graph_staged_quads WHERE load = ?1 ORDER BY id");
-        if (!raw) return raw.error();
-        storage::Statement st(db_, raw->get());
-        st.bind(1, load);
-        for (;;) {
-            auto row = st.step();
-            if (!row) return row.error();
-            if (!*row) break;
-            const auto bytes = st.blob(1);
-            if (bytes.size() % kStagedQuadBytes != 0 ||
-                bytes.size() / kStagedQuadBytes != static_cast<std::uint64_t>(st.int64(0))) {
-                return make_error(ErrorType::kInternal, "graph store: a staged batch of load " +
-                                                            std::string(load) + " is damaged");
-            }
-            for (std::size_t at = 0; at < bytes.size(); at += kStagedQuadBytes) {
-                const std::byte* q = bytes.data() + at;
-                const auto source = source_ids.find(get_i64(q + 32));
-                if (source == source_ids.end()) {
-                    return make_error(ErrorType::kInternal, "graph store: a staged quad of load " +
-                                                                std::string(load) +
-                                                                " has no source");
-                }
-                group.push_back(
-                    {get_i64(q), get_i64(q + 8), get_i64(q + 16), get_i64(q + 24), source->second});
-                ++statements;
-            }
-            if (group.size() >= std::max<std::size_t>(1, commit_group_)) {
-                if (auto r = commit_group(group, counts, fresh); !r) return r.error();
-                fresh = false;
-            }
-        }
-        if (auto r = commit_group(group, counts, fresh); !r) return r.error();
-    }
-    for (const char* sql : {"DELETE FROM graph_staged_quads WHERE load = ?1",
-                            "DELETE FROM graph_staged_sources WHERE load = ?1"}) {
-        auto del = db_.prepare(sql);
-        if (!del) return del.error();
-        del->bind(1, load);
-        if (auto r = del->run(); !r) return r.error();
-    }
+    InsertCounts counts;
+    auto statements = commit_staged_quads(load, *source_ids, counts, fresh);
+    if (!statements) return statements.error();
+    if (auto r = delete_staging(db_, load); !r) return r.error();
     if (auto r = drop_stale_staging(); !r) return r.error();
     if (auto r = tx->commit(); !r) return r.error();
-    counts.already_present = statements - counts.added;
+    counts.already_present = *statements - counts.added;
     return counts;
 }
 
-// Writes one group of staged quads: SPO in key order (the first source of a new fact is its
-// lowest source id, i.e. the load's first file that has it), links for every further source,
-// then the new quads into POS and OSP, each sorted into its own key order and written by one
-// INSERT ... SELECT from the feed. When the graph held no quad before (`fresh`), no quad of the
-// group can be present, and SPO too is written from the feed.
+Result<std::unordered_map<std::int64_t, std::int64_t>> StagedLoads::register_staged_sources(
+    std::string_view load) {
+    std::unordered_map<std::int64_t, std::int64_t> source_ids;
+    auto st = db_.prepare(
+        "SELECT n, uri, kind, document_uri, tier, loaded_at, media_type FROM "
+        "graph_staged_sources "
+        "WHERE load = ?1 ORDER BY n");
+    if (!st) return st.error();
+    st->bind(1, load);
+    auto staged = st->collect([](const storage::Row& row) {
+        return std::pair<std::int64_t, SourceRecord>(row.int64(0), source_record_at(row, 1));
+    });
+    if (!staged) return staged.error();
+    st->reset();
+    for (const auto& [n, record] : *staged) {
+        auto id = store_source(db_, record);
+        if (!id) return id.error();
+        source_ids.emplace(n, *id);
+    }
+    return source_ids;
+}
+
+Result<std::uint64_t> StagedLoads::commit_staged_quads(
+    std::string_view load, const std::unordered_map<std::int64_t, std::int64_t>& source_ids,
+    InsertCounts& counts, bool fresh) {
+    std::uint64_t statements = 0;
+    std::vector<StagedQuad> group;
+    auto st = db_.prepare_once(
+        "SELECT statements, quads FROM graph_staged_quads WHERE load = ?1 ORDER BY id");
+    if (!st) return st.error();
+    st->bind(1, load);
+    auto read = st->each([&](const storage::Row& row) -> Result<void> {
+        auto quads = append_staged_batch(row, load, source_ids, group);
+        if (!quads) return quads.error();
+        statements += *quads;
+        if (group.size() >= std::max<std::size_t>(1, commit_group_)) {
+            if (auto r = commit_group(group, counts, fresh); !r) return r;
+            fresh = false;
+        }
+        return {};
+    });
+    if (!read) return read.error();
+    if (auto r = commit_group(group, counts, fresh); !r) return r.error();
+    return statements;
+}
+
+Result<std::uint64_t> StagedLoads::append_staged_batch(
+    const storage::Row& row, std::string_view load,
+    const std::unordered_map<std::int64_t, std::int64_t>& source_ids,
+    std::vector<StagedQuad>& group) {
+    const auto bytes = row.blob(1);
+    if (bytes.size() % kStagedQuadBytes != 0 ||
+        bytes.size() / kStagedQuadBytes != static_cast<std::uint64_t>(row.int64(0))) {
+        return make_error(ErrorType::kInternal, "graph store: a staged batch of load " +
+                                                    std::string(load) + " is damaged");
+    }
+    for (std::size_t at = 0; at < bytes.size(); at += kStagedQuadBytes) {
+        const std::byte* q = bytes.data() + at;
+        const auto source = source_ids.find(get_i64(q + 32));
+        if (source == source_ids.end()) {
+            return make_error(ErrorType::kInternal, "graph store: a staged quad of load " +
+                                                        std::string(load) + " has no source");
+        }
+        group.push_back(
+            {get_i64(q), get_i64(q + 8), get_i64(q + 16), get_i64(q + 24), source->second});
+    }
+    return static_cast<std::uint64_t>(bytes.size() / kStagedQuadBytes);
+}
+
 namespace {
+
+using StagedQuad = StagedLoads::StagedQuad;
 
 // The new quads of a staged commit, sorted into POS and OSP key order.
 struct SortedOrders {
@@ -302,8 +302,120 @@ SortedOrders sort_orders(std::vector<detail::Quad> rows) {
     return SortedOrders{std::move(rows), osp.get()};
 }
 
+bool same_quad(const StagedQuad& a, const StagedQuad& b) {
+    return a.s == b.s && a.p == b.p && a.o == b.o && a.g == b.g;
+}
+
+// The end of the run of quads equal to group[i] (the group is sorted).
+std::size_t run_end(const std::vector<StagedQuad>& group, std::size_t i) {
+    std::size_t end = i + 1;
+    while (end < group.size() && same_quad(group[i], group[end])) ++end;
+    return end;
+}
+
+// Deduplicates the sorted group in place: the first of each run of equal quads (its lowest
+// source) stays. Returns the further sources of the kept quads: (index in the group, source).
+std::vector<std::pair<std::size_t, std::int64_t>> keep_first_of_each_run(
+    std::vector<StagedQuad>& group) {
+    std::vector<std::pair<std::size_t, std::int64_t>> links;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < group.size();) {
+        const std::size_t end = run_end(group, i);
+        for (std::size_t k = i + 1; k < end; ++k) {
+            if (group[k].src != group[k - 1].src) links.emplace_back(kept, group[k].src);
+        }
+        group[kept++] = group[i];
+        i = end;
+    }
+    group.resize(kept);
+    return links;
+}
+
+// The graph held no quad before: every quad of the group is new, and SPO is written from the
+// feed in one statement. The other two orders are sorted on a second core meanwhile (`orders`).
+Result<void> write_fresh_group(storage::Database& db, std::vector<StagedQuad>& group,
+                               InsertCounts& counts, std::future<SortedOrders>& orders) {
+    const auto links = keep_first_of_each_run(group);
+    std::vector<detail::Quad> added;
+    added.reserve(group.size());
+    for (const auto& q : group) added.push_back({q.s, q.p, q.o, q.g});
+    orders = std::async(std::launch::async, sort_orders, std::move(added));
+    storage::Int64RowFeed feed{
+        reinterpret_cast<const std::int64_t*>(group.data()), group.size(), 5, {0, 1, 2, 3, 4}};
+    auto n = storage::run_with_row_feed(
+        db,
+        std::string("INSERT INTO graph_quads(s, p, o, g, src) SELECT c0, c1, c2, c3, c4 FROM ") +
+            kQuadFeedTable,
+        feed);
+    if (!n) return n.error();
+    if (static_cast<std::size_t>(*n) != group.size()) {
+        return make_error(ErrorType::kInternal, "graph store: a staged commit wrote " +
+                                                    std::to_string(*n) + " of " +
+                                                    std::to_string(group.size()) + " new quads");
+    }
+    counts.added += group.size();
+    for (const auto& [index, source] : links) {
+        const StagedQuad& q = group[index];
+        if (auto r = link_fact_source(db, q.s, q.p, q.o, q.g, source); !r) return r;
+    }
+    return {};
+}
+
+// The graph held quads before: each quad is inserted unless present, and every source of it
+// other than its first is linked. The new quads go to `added`.
+Result<void> write_group(storage::Database& db, const std::vector<StagedQuad>& group,
+                         InsertCounts& counts, std::vector<detail::Quad>& added) {
+    auto insert_quad =
+        db.prepare("INSERT OR IGNORE INTO graph_quads(s, p, o, g, src) VALUES(?1, ?2, ?3, ?4, ?5)");
+    if (!insert_quad) return insert_quad.error();
+    for (std::size_t i = 0; i < group.size();) {
+        const std::size_t end = run_end(group, i);
+        const StagedQuad& q = group[i];
+        insert_quad->reset();
+        insert_quad->bind(1, q.s).bind(2, q.p).bind(3, q.o).bind(4, q.g).bind(5, q.src);
+        if (auto r = insert_quad->run(); !r) return r.error();
+        std::int64_t first_source = q.src;
+        if (db.changes() == 1) {
+            ++counts.added;
+            added.push_back({q.s, q.p, q.o, q.g});
+        } else {
+            auto stored = first_source_of(db, q.s, q.p, q.o, q.g);
+            if (!stored) return stored.error();
+            first_source = stored->value_or(q.src);
+        }
+        for (std::size_t k = i; k < end; ++k) {
+            if (group[k].src == first_source || (k > i && group[k].src == group[k - 1].src))
+                continue;
+            const StagedQuad& more = group[k];
+            if (auto r = link_fact_source(db, more.s, more.p, more.o, more.g, more.src); !r)
+                return r;
+        }
+        i = end;
+    }
+    return {};
+}
+
+// One index order written from its sorted rows by one INSERT ... SELECT from the feed.
+Result<void> write_order(storage::Database& db, const std::string& insert,
+                         const std::vector<detail::Quad>& rows,
+                         std::array<std::size_t, storage::kRowFeedColumns> column_at) {
+    storage::Int64RowFeed feed{reinterpret_cast<const std::int64_t*>(rows.data()), rows.size(), 4,
+                               column_at};
+    if (auto r = storage::run_with_row_feed(
+            db, insert + " SELECT c0, c1, c2, c3 FROM " + kQuadFeedTable, feed);
+        !r) {
+        return r.error();
+    }
+    return {};
+}
+
 }  // namespace
 
+// Writes one group of staged quads: SPO in key order (the first source of a new fact is its
+// lowest source id, i.e. the load's first file that has it), links for every further source,
+// then the new quads into POS and OSP, each sorted into its own key order and written by one
+// INSERT ... SELECT from the feed. When the graph held no quad before (`fresh`), no quad of the
+// group can be present, and SPO too is written from the feed.
 Result<void> StagedLoads::commit_group(std::vector<StagedQuad>& group, InsertCounts& counts,
                                        bool fresh) {
     // The feed reads both as arrays of int64 rows.
@@ -314,117 +426,25 @@ Result<void> StagedLoads::commit_group(std::vector<StagedQuad>& group, InsertCou
         return std::tie(a.s, a.p, a.o, a.g, a.src) < std::tie(b.s, b.p, b.o, b.g, b.src);
     });
     std::vector<detail::Quad> added;
-    added.reserve(group.size());
     // When the group is all new, sorting the new quads into POS and OSP order runs beside the
     // SPO writes; an early return waits for it (the future's destructor).
     std::future<SortedOrders> orders;
-    const auto same_quad = [](const StagedQuad& a, const StagedQuad& b) {
-        return a.s == b.s && a.p == b.p && a.o == b.o && a.g == b.g;
-    };
-    const auto link = [this](const StagedQuad& q, std::int64_t source) -> Result<void> {
-        auto st = db_.prepare(
-            "INSERT OR IGNORE INTO graph_fact_sources(s, p, o, g, source) VALUES(?1, ?2, ?3, ?4, "
-            "?5)");
-        if (!st) return st.error();
-        st->bind(1, q.s).bind(2, q.p).bind(3, q.o).bind(4, q.g).bind(5, source);
-        return st->run();
-    };
     if (fresh) {
-        // Deduplicated in place: the first of each run of equal quads (its lowest source) stays.
-        std::vector<std::pair<std::size_t, std::int64_t>>
-            links;  // (index in the kept rows, source)
-        std::size_t kept = 0;
-        for (std::size_t i = 0; i < group.size();) {
-            std::size_t end = i + 1;
-            while (end < group.size() && same_quad(group[i], group[end])) ++end;
-            for (std::size_t k = i + 1; k < end; ++k) {
-                if (group[k].src != group[k - 1].src) links.emplace_back(kept, group[k].src);
-            }
-            group[kept++] = group[i];
-            i = end;
-        }
-        group.resize(kept);
-        // The other two orders are sorted on a second core while SPO is written.
-        for (const auto& q : group) added.push_back({q.s, q.p, q.o, q.g});
-        orders = std::async(std::launch::async, sort_orders, std::move(added));
-        storage::Int64RowFeed feed{
-            reinterpret_cast<const std::int64_t*>(group.data()), group.size(), 5, {0, 1, 2, 3, 4}};
-        auto n = storage::run_with_row_feed(
-            db_,
-            std::string(
-                "INSERT INTO graph_quads(s, p, o, g, src) SELECT c0, c1, c2, c3, c4 FROM ") +
-                kQuadFeedTable,
-            feed);
-        if (!n) return n.error();
-        if (static_cast<std::size_t>(*n) != group.size()) {
-            return make_error(ErrorType::kInternal,
-                              "graph store: a staged commit wrote " + std::to_string(*n) + " of " +
-                                  std::to_string(group.size()) + " new quads");
-        }
-        counts.added += group.size();
-        for (const auto& [index, source] : links) {
-            if (auto r = link(group[index], source); !r) return r;
-        }
+        if (auto r = write_fresh_group(db_, group, counts, orders); !r) return r;
     } else {
-        auto insert_quad = db_.prepare(
-            "INSERT OR IGNORE INTO graph_quads(s, p, o, g, src) VALUES(?1, ?2, ?3, ?4, ?5)");
-        if (!insert_quad) return insert_quad.error();
-        for (std::size_t i = 0; i < group.size();) {
-            std::size_t end = i + 1;
-            while (end < group.size() && same_quad(group[i], group[end])) ++end;
-            const StagedQuad& q = group[i];
-            insert_quad->reset();
-            insert_quad->bind(1, q.s).bind(2, q.p).bind(3, q.o).bind(4, q.g).bind(5, q.src);
-            if (auto r = insert_quad->run(); !r) return r.error();
-            std::int64_t first_source = q.src;
-            if (db_.changes() == 1) {
-                ++counts.added;
-                added.push_back({q.s, q.p, q.o, q.g});
-            } else {
-                auto st = db_.prepare(
-                    "SELECT src FROM graph_quads WHERE s = ?1 AND p = ?2 AND o = ?3 AND g = ?4");
-                if (!st) return st.error();
-                st->bind(1, q.s).bind(2, q.p).bind(3, q.o).bind(4, q.g);
-                auto row = st->step();
-                if (!row) return row.error();
-                if (*row) first_source = st->int64(0);
-            }
-            for (std::size_t k = i; k < end; ++k) {
-                if (group[k].src == first_source || (k > i && group[k].src == group[k - 1].src))
-                    continue;
-                if (auto r = link(group[k], group[k].src); !r) return r;
-            }
-            i = end;
-        }
+        added.reserve(group.size());
+        if (auto r = write_group(db_, group, counts, added); !r) return r;
     }
     group.clear();
     // POS then OSP: sorted into the order's key, written by one statement each.
     const SortedOrders sorted = orders.valid() ? orders.get() : sort_orders(std::move(added));
-    storage::Int64RowFeed pos{reinterpret_cast<const std::int64_t*>(sorted.pos.data()),
-                              sorted.pos.size(),
-                              4,
-                              {1, 2, 0, 3, 3}};
-    if (auto r = storage::run_with_row_feed(
-            db_,
-            std::string("INSERT OR IGNORE INTO graph_pos(p, o, s, g) SELECT c0, c1, c2, c3 FROM ") +
-                kQuadFeedTable,
-            pos);
+    if (auto r = write_order(db_, "INSERT OR IGNORE INTO graph_pos(p, o, s, g)", sorted.pos,
+                             {1, 2, 0, 3, 3});
         !r) {
-        return r.error();
+        return r;
     }
-    storage::Int64RowFeed osp{reinterpret_cast<const std::int64_t*>(sorted.osp.data()),
-                              sorted.osp.size(),
-                              4,
-                              {2, 0, 1, 3, 3}};
-    if (auto r = storage::run_with_row_feed(
-            db_,
-            std::string("INSERT OR IGNORE INTO graph_osp(o, s, p, g) SELECT c0, c1, c2, c3 FROM ") +
-                kQuadFeedTable,
-            osp);
-        !r) {
-        return r.error();
-    }
-    return {};
+    return write_order(db_, "INSERT OR IGNORE INTO graph_osp(o, s, p, g)", sorted.osp,
+                       {2, 0, 1, 3, 3});
 }
 
 }  // namespace glassbox::store

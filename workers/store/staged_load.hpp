@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "base/result.hpp"
@@ -32,13 +33,27 @@ public:
     base::Result<InsertCounts> commit(std::string_view load);
     base::Result<void> abort(std::string_view load);
 
-private:
     // A staged quad with the id of the source it came from; read by the feed as 5 int64s.
     struct StagedQuad {
         std::int64_t s, p, o, g, src;
     };
 
+private:
     base::Result<void> drop_stale_staging();
+    // Registers the load's staged sources as graph sources: the load's number -> source id.
+    base::Result<std::unordered_map<std::int64_t, std::int64_t>> register_staged_sources(
+        std::string_view load);
+    // Reads the load's staged batches and commits them group by group; returns how many
+    // statements the batches held.
+    base::Result<std::uint64_t> commit_staged_quads(
+        std::string_view load, const std::unordered_map<std::int64_t, std::int64_t>& source_ids,
+        InsertCounts& counts, bool fresh);
+    // Appends one staged batch (a row: statements, quads blob) to `group`, its sources mapped to
+    // source ids; returns the number of quads it held.
+    static base::Result<std::uint64_t> append_staged_batch(
+        const storage::Row& row, std::string_view load,
+        const std::unordered_map<std::int64_t, std::int64_t>& source_ids,
+        std::vector<StagedQuad>& group);
     base::Result<void> commit_group(std::vector<StagedQuad>& group, InsertCounts& counts,
                                     bool fresh);
 

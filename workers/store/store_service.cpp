@@ -189,6 +189,28 @@ private:
         return bases_.get(collection, create);
     }
 
+    // What a read op starts from: its request, decoded and within the bounds, the collection's
+    // knowledge base (never created by a read) and the Reading held on it.
+    template <typename Request>
+    struct ReadOp {
+        Request q;
+        std::shared_ptr<KnowledgeBase> kb;
+        std::unique_ptr<Reading> reading;  // last: released before the knowledge base
+    };
+
+    template <typename Request>
+    Result<ReadOp<Request>> begin_read(const json& body) {
+        auto q = schema::decode<Request>(body);
+        if (!q) return std::move(q).error();
+        if (auto r = check_request(*q, config_.bounds); !r) return r.error();
+        auto kb = base(q->collection, false);
+        if (!kb) return std::move(kb).error();
+        auto reading = read(**kb);
+        if (!reading) return std::move(reading).error();
+        return ReadOp<Request>{std::move(q).value(), std::move(kb).value(),
+                               std::move(reading).value()};
+    }
+
     Result<json> triples(const json& body) {
         auto q = schema::decode<schema::TriplesQuery>(body);
         if (!q) return std::move(q).error();
@@ -344,14 +366,11 @@ private:
     }
 
     Result<json> chunks_vector(const json& body) {
-        auto q = schema::decode<schema::DocumentEmbeddingsQuery>(body);
-        if (!q) return std::move(q).error();
-        if (auto r = check_request(*q, config_.bounds); !r) return r.error();
-        auto kb = base(q->collection, false);
-        if (!kb) return std::move(kb).error();
-        auto reading = read(**kb);
-        if (!reading) return std::move(reading).error();
-        auto matches = chunk_vector_matches(**kb, q->vectors, retrieval_limit(q->limit));
+        auto op = begin_read<schema::DocumentEmbeddingsQuery>(body);
+        if (!op) return std::move(op).error();
+        const auto& q = op->q;
+        KnowledgeBase& kb = *op->kb;
+        auto matches = chunk_vector_matches(kb, q.vectors, retrieval_limit(q.limit));
         if (!matches) return std::move(matches).error();
         schema::ChunkMatchResponse reply;
         for (auto& [uri, score] : *matches) reply.chunks.push_back({uri, score});
@@ -359,14 +378,11 @@ private:
     }
 
     Result<json> chunks_keyword(const json& body) {
-        auto q = schema::decode<schema::ChunkKeywordQuery>(body);
-        if (!q) return std::move(q).error();
-        if (auto r = check_request(*q, config_.bounds); !r) return r.error();
-        auto kb = base(q->collection, false);
-        if (!kb) return std::move(kb).error();
-        auto reading = read(**kb);
-        if (!reading) return std::move(reading).error();
-        auto matches = (*kb)->documents().keyword(q->query, retrieval_limit(q->limit));
+        auto op = begin_read<schema::ChunkKeywordQuery>(body);
+        if (!op) return std::move(op).error();
+        const auto& q = op->q;
+        KnowledgeBase& kb = *op->kb;
+        auto matches = kb.documents().keyword(q.query, retrieval_limit(q.limit));
         if (!matches) return std::move(matches).error();
         schema::ChunkMatchResponse reply;
         for (const auto& m : *matches) reply.chunks.push_back({m.chunk_uri, m.score});
@@ -375,25 +391,22 @@ private:
 
     // Vector and keyword rankings fused by reciprocal rank: score = sum of 1 / (60 + rank).
     Result<json> chunks_hybrid(const json& body) {
-        auto q = schema::decode<schema::HybridChunkQuery>(body);
-        if (!q) return std::move(q).error();
-        if (auto r = check_request(*q, config_.bounds); !r) return r.error();
-        auto kb = base(q->collection, false);
-        if (!kb) return std::move(kb).error();
-        const std::uint32_t limit = retrieval_limit(q->limit);
+        auto op = begin_read<schema::HybridChunkQuery>(body);
+        if (!op) return std::move(op).error();
+        const auto& q = op->q;
+        KnowledgeBase& kb = *op->kb;
+        const std::uint32_t limit = retrieval_limit(q.limit);
         // Each ranking is read deeper than the answer so fusion can lift a chunk both rank well.
         const std::uint32_t depth = std::min(kMaxRetrievalLimit, limit * 3);
         std::map<std::string, double> fused;
-        auto reading = read(**kb);
-        if (!reading) return std::move(reading).error();
-        if (!q->vectors.empty()) {
-            auto vector = chunk_vector_matches(**kb, q->vectors, depth);
+        if (!q.vectors.empty()) {
+            auto vector = chunk_vector_matches(kb, q.vectors, depth);
             if (!vector) return std::move(vector).error();
             for (std::size_t rank = 0; rank < vector->size(); ++rank) {
                 fused[(*vector)[rank].first] += 1.0 / (kRrfK + static_cast<double>(rank + 1));
             }
         }
-        auto keyword = (*kb)->documents().keyword(q->query, depth);
+        auto keyword = kb.documents().keyword(q.query, depth);
         if (!keyword) return std::move(keyword).error();
         for (std::size_t rank = 0; rank < keyword->size(); ++rank) {
             fused[(*keyword)[rank].chunk_uri] += 1.0 / (kRrfK + static_cast<double>(rank + 1));
@@ -409,14 +422,11 @@ private:
     }
 
     Result<json> chunks_fetch(const json& body) {
-        auto q = schema::decode<schema::ChunkFetchRequest>(body);
-        if (!q) return std::move(q).error();
-        if (auto r = check_request(*q, config_.bounds); !r) return r.error();
-        auto kb = base(q->collection, false);
-        if (!kb) return std::move(kb).error();
-        auto reading = read(**kb);
-        if (!reading) return std::move(reading).error();
-        auto fetched = (*kb)->documents().fetch(q->chunk_ids, config_.bounds.max_reply_bytes);
+        auto op = begin_read<schema::ChunkFetchRequest>(body);
+        if (!op) return std::move(op).error();
+        const auto& q = op->q;
+        KnowledgeBase& kb = *op->kb;
+        auto fetched = kb.documents().fetch(q.chunk_ids, config_.bounds.max_reply_bytes);
         if (!fetched) return std::move(fetched).error();
         schema::ChunkFetchResponse reply;
         for (auto& c : fetched->chunks) reply.chunks.push_back(std::move(c.chunk));
@@ -426,18 +436,15 @@ private:
     }
 
     Result<json> fact_sources(const json& body) {
-        auto q = schema::decode<schema::FactSourcesRequest>(body);
-        if (!q) return std::move(q).error();
-        if (auto r = check_request(*q, config_.bounds); !r) return r.error();
-        auto kb = base(q->collection, false);
-        if (!kb) return std::move(kb).error();
-        auto reading = read(**kb);
-        if (!reading) return std::move(reading).error();
+        auto op = begin_read<schema::FactSourcesRequest>(body);
+        if (!op) return std::move(op).error();
+        const auto& q = op->q;
+        KnowledgeBase& kb = *op->kb;
         schema::FactSourcesResponse reply;
         std::size_t bytes = 0;
-        for (const auto& fact : q->triples) {
+        for (const auto& fact : q.triples) {
             if (ctx_.cancelled()) return ctx_.cancellation_error();
-            auto sources = (*kb)->graph().sources_of(fact);
+            auto sources = kb.graph().sources_of(fact);
             if (!sources) return std::move(sources).error();
             std::vector<schema::FactSource> wire;
             for (const auto& s : *sources) {
@@ -449,7 +456,7 @@ private:
                 return reply_too_large(
                     kOpFactSources, config_.bounds.max_reply_bytes, "max_reply_bytes",
                     "reached at triple " + std::to_string(reply.sources.size() + 1) + " of " +
-                        std::to_string(q->triples.size()),
+                        std::to_string(q.triples.size()),
                     "ask about fewer triples per request");
             }
             reply.sources.push_back(std::move(wire));
@@ -458,14 +465,11 @@ private:
     }
 
     Result<json> labels(const json& body) {
-        auto q = schema::decode<schema::LabelsRequest>(body);
-        if (!q) return std::move(q).error();
-        if (auto r = check_request(*q, config_.bounds); !r) return r.error();
-        auto kb = base(q->collection, false);
-        if (!kb) return std::move(kb).error();
-        auto reading = read(**kb);
-        if (!reading) return std::move(reading).error();
-        auto named = (*kb)->graph().labels(q->terms, config_.bounds.max_reply_bytes);
+        auto op = begin_read<schema::LabelsRequest>(body);
+        if (!op) return std::move(op).error();
+        const auto& q = op->q;
+        KnowledgeBase& kb = *op->kb;
+        auto named = kb.graph().labels(q.terms, config_.bounds.max_reply_bytes);
         if (!named) return std::move(named).error();
         return schema::encode(schema::LabelsResponse{std::move(named).value()});
     }

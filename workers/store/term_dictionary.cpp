@@ -166,17 +166,18 @@ Result<std::optional<std::int64_t>> TermDictionary::find_key(std::int64_t hash, 
         "SELECT id, kind, value, qualifier, qs, qp, qo FROM graph_terms WHERE hash = ?1");
     if (!st) return st.error();
     st->bind(1, hash);
-    for (;;) {
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row) return std::optional<std::int64_t>{};
-        if (st->int64(1) != kind || st->text(2) != value || st->text(3) != qualifier) continue;
+    std::optional<std::int64_t> found;
+    auto read = st->each([&](const storage::Row& row) {
+        if (row.int64(1) != kind || row.text(2) != value || row.text(3) != qualifier) return true;
         if (parts != nullptr &&
-            (st->int64(4) != parts[0] || st->int64(5) != parts[1] || st->int64(6) != parts[2])) {
-            continue;
+            (row.int64(4) != parts[0] || row.int64(5) != parts[1] || row.int64(6) != parts[2])) {
+            return true;
         }
-        return std::optional<std::int64_t>{st->int64(0)};
-    }
+        found = row.int64(0);
+        return false;
+    });
+    if (!read) return read.error();
+    return found;
 }
 
 Result<void> TermDictionary::sync_known_terms() {
@@ -186,9 +187,9 @@ Result<void> TermDictionary::sync_known_terms() {
     {
         auto st = db_.prepare("SELECT max(id) FROM graph_terms");
         if (!st) return st.error();
-        auto row = st->step();
-        if (!row) return row.error();
-        if (*row) max_id = st->int64(0);  // NULL (no term) reads as 0
+        auto max = st->first([](const storage::Row& row) { return row.int64(0); });
+        if (!max) return max.error();
+        max_id = max->value_or(0);  // NULL (no term) reads as 0
     }
     // Ids are never deleted, so the largest is about the count: too many, and the set is not kept.
     if (max_id > static_cast<std::int64_t>(known_term_limit_)) {
@@ -203,14 +204,15 @@ Result<void> TermDictionary::sync_known_terms() {
         auto st = db_.prepare(sql);
         if (!st) return st.error();
         if (known_through_ != 0) st->bind(1, known_through_);
-        for (;;) {
-            auto row = st->step();
-            if (!row) return row.error();
-            if (!*row) break;
-            if (!known_hashes_.insert(static_cast<std::uint64_t>(st->int64(0)))) {
-                drop_known_terms();
-                return {};
-            }
+        bool overflowed = false;
+        auto read = st->each([&](const storage::Row& row) {
+            overflowed = !known_hashes_.insert(static_cast<std::uint64_t>(row.int64(0)));
+            return !overflowed;
+        });
+        if (!read) return read.error();
+        if (overflowed) {
+            drop_known_terms();
+            return {};
         }
         known_through_ = max_id;
     }
@@ -414,15 +416,17 @@ Result<Term> TermDictionary::decode(std::int64_t id) {
             db_.prepare("SELECT kind, value, qualifier, qs, qp, qo FROM graph_terms WHERE id = ?1");
         if (!st) return st.error();
         st->bind(1, id);
-        auto row = st->step();
-        if (!row) return row.error();
-        if (!*row)
+        auto found = st->first([&](const storage::Row& row) {
+            kind = static_cast<int>(row.int64(0));
+            value = row.text(1);
+            qualifier = row.text(2);
+            for (int i = 0; i < 3; ++i) parts[i] = row.int64(3 + i);
+            return true;
+        });
+        if (!found) return found.error();
+        if (!*found)
             return make_error(ErrorType::kNotFound,
                               "graph store: no term with id " + std::to_string(id));
-        kind = static_cast<int>(st->int64(0));
-        value = st->text(1);
-        qualifier = st->text(2);
-        for (int i = 0; i < 3; ++i) parts[i] = st->int64(3 + i);
     }  // released before recursing: a quoted triple's parts use the same statement
     Term term;
     switch (kind) {

@@ -321,6 +321,66 @@ struct LoadedFile {
     std::string problem;
 };
 
+// Why a header (and the model name after it) does not describe a graph for `meta` and
+// `options` in a file of `file_size` bytes; std::nullopt when it does.
+std::optional<std::string> header_problem(const FileHeader& header, const std::string& model,
+                                          IndexKind kind, const Meta& meta,
+                                          const VectorIndexOptions& options,
+                                          std::uint64_t file_size) {
+    if (header_checksum(header, model) != header.header_checksum)
+        return "index file header checksum mismatch";
+    if (header.kind != static_cast<std::uint32_t>(kind)) return "index file of another kind";
+    if (header.instance != meta.instance) return "index file of another database";
+    if (header.seq > meta.seq)
+        return "index file newer than the database (restored from a backup?)";
+    if (header.dim != meta.dim || model != meta.model)
+        return "index file of another model or dimension";
+    if (header.m != options.M || header.ef_construction != options.ef_construction) {
+        return "index file built with other M / ef_construction";
+    }
+    if (meta.dim == 0) return "the kind holds no vectors";
+    if (sizeof header + model.size() + header.payload_bytes != file_size)
+        return "index file truncated";
+    // A graph with the same parameters has the same layout; the file must agree with it.
+    if (header.size_data_per_element == 0 ||
+        header.elements > header.payload_bytes / header.size_data_per_element ||
+        header.live > header.elements) {
+        return "index file header damaged";
+    }
+    return std::nullopt;
+}
+
+// Reads each element's level and upper-level link lists (after level 0) into `graph`, adding
+// them to `payload`; `remaining` is what the payload holds after level 0. Why it cannot, or
+// std::nullopt.
+std::optional<std::string> read_upper_links(std::FILE* file, Graph& graph, const FileHeader& header,
+                                            std::uint64_t remaining, Checksum& payload) {
+    for (std::size_t i = 0; i < header.elements; ++i) {
+        std::uint32_t level = 0;
+        if (remaining < sizeof level || !read_exact(file, &level, sizeof level)) {
+            return "index file truncated";
+        }
+        remaining -= sizeof level;
+        payload.add(&level, sizeof level);
+        if (level > kMaxLevel || static_cast<std::int64_t>(level) > header.max_level) {
+            return "index file damaged (level)";
+        }
+        if (level == 0) continue;
+        const std::uint64_t bytes = graph.size_links_per_element_ * level;
+        if (bytes > remaining) return "index file truncated";
+        // hnswlib allocates one byte more than the lists (hnswalg.h addPoint); so do we.
+        auto* links = static_cast<char*>(std::malloc(bytes + 1));
+        if (links == nullptr) return "cannot allocate the graph";
+        graph.linkLists_[i] = links;
+        graph.element_levels_[i] = static_cast<int>(level);
+        if (!read_exact(file, links, bytes)) return "index file truncated";
+        payload.add(links, bytes);
+        remaining -= bytes;
+    }
+    if (remaining != 0) return "index file damaged (length)";
+    return std::nullopt;
+}
+
 LoadedFile read_index_file(const std::filesystem::path& path, IndexKind kind, const Meta& meta,
                            const VectorIndexOptions& options) {
     LoadedFile result;
@@ -349,30 +409,12 @@ LoadedFile read_index_file(const std::filesystem::path& path, IndexKind kind, co
     std::string model(header.model_bytes, '\0');
     if (!read_exact(file.get(), model.data(), model.size()))
         return reject("index file truncated (header)");
-    if (header_checksum(header, model) != header.header_checksum)
-        return reject("index file header checksum mismatch");
-    if (header.kind != static_cast<std::uint32_t>(kind))
-        return reject("index file of another kind");
-    if (header.instance != meta.instance) return reject("index file of another database");
-    if (header.seq > meta.seq)
-        return reject("index file newer than the database (restored from a backup?)");
-    if (header.dim != meta.dim || model != meta.model)
-        return reject("index file of another model or dimension");
-    if (header.m != options.M || header.ef_construction != options.ef_construction) {
-        return reject("index file built with other M / ef_construction");
-    }
-    if (meta.dim == 0) return reject("the kind holds no vectors");
-    if (sizeof header + model.size() + header.payload_bytes != file_size)
-        return reject("index file truncated");
+    if (auto problem = header_problem(header, model, kind, meta, options, file_size))
+        return reject(std::move(*problem));
 
-    // A graph with the same parameters has the same layout; the file must agree with it.
     Meta file_meta = meta;
     file_meta.seq = header.seq;
     const std::size_t elements = header.elements;
-    if (header.size_data_per_element == 0 ||
-        elements > header.payload_bytes / header.size_data_per_element || header.live > elements) {
-        return reject("index file header damaged");
-    }
     std::unique_ptr<HnswState> state;
     try {
         state = empty_state(file_meta, options, elements + elements / 4 + options.initial_capacity);
@@ -389,30 +431,10 @@ LoadedFile read_index_file(const std::filesystem::path& path, IndexKind kind, co
     if (!read_exact(file.get(), graph.data_level0_memory_, level0_bytes))
         return reject("index file truncated");
     payload.add(graph.data_level0_memory_, level0_bytes);
-    std::uint64_t remaining = header.payload_bytes - level0_bytes;
-    for (std::size_t i = 0; i < elements; ++i) {
-        std::uint32_t level = 0;
-        if (remaining < sizeof level || !read_exact(file.get(), &level, sizeof level)) {
-            return reject("index file truncated");
-        }
-        remaining -= sizeof level;
-        payload.add(&level, sizeof level);
-        if (level > kMaxLevel || static_cast<std::int64_t>(level) > header.max_level) {
-            return reject("index file damaged (level)");
-        }
-        if (level == 0) continue;
-        const std::uint64_t bytes = graph.size_links_per_element_ * level;
-        if (bytes > remaining) return reject("index file truncated");
-        // hnswlib allocates one byte more than the lists (hnswalg.h addPoint); so do we.
-        auto* links = static_cast<char*>(std::malloc(bytes + 1));
-        if (links == nullptr) return reject("cannot allocate the graph");
-        graph.linkLists_[i] = links;
-        graph.element_levels_[i] = static_cast<int>(level);
-        if (!read_exact(file.get(), links, bytes)) return reject("index file truncated");
-        payload.add(links, bytes);
-        remaining -= bytes;
+    if (auto problem = read_upper_links(file.get(), graph, header,
+                                        header.payload_bytes - level0_bytes, payload)) {
+        return reject(std::move(*problem));
     }
-    if (remaining != 0) return reject("index file damaged (length)");
     if (payload.value != header.payload_checksum) return reject("index file checksum mismatch");
     graph.maxlevel_ = header.max_level;
     graph.enterpoint_node_ = header.entry_point;
@@ -590,16 +612,19 @@ Result<void> VectorIndex::refresh_locked() {
     return {};
 }
 
+namespace {
+
+// The vectors checked (one dimension, each key once) and normalised into one flat array.
 template <typename T>
-Result<void> VectorIndex::add_rows(std::span<const std::int64_t> keys,
-                                   std::span<const std::vector<T>> vectors,
-                                   std::string_view model) {
+Result<std::vector<float>> flatten_rows(std::span<const std::int64_t> keys,
+                                        std::span<const std::vector<T>> vectors,
+                                        std::string_view model) {
     if (keys.size() != vectors.size()) {
         return make_error(ErrorType::kInvalidRequest, std::to_string(keys.size()) + " keys but " +
                                                           std::to_string(vectors.size()) +
                                                           " vectors");
     }
-    if (keys.empty()) return {};
+    if (keys.empty()) return std::vector<float>{};
     if (model.empty())
         return make_error(ErrorType::kInvalidRequest, "vectors need the name of their model");
     const std::size_t dim = vectors[0].size();
@@ -608,56 +633,85 @@ Result<void> VectorIndex::add_rows(std::span<const std::int64_t> keys,
                           "vector dimension " + std::to_string(dim) + " (1..65536)");
     }
     std::vector<float> flat(keys.size() * dim);
-    {
-        std::unordered_set<std::int64_t> seen;
-        seen.reserve(keys.size());
-        for (std::size_t i = 0; i < keys.size(); ++i) {
-            if (!seen.insert(keys[i]).second) {
-                return make_error(ErrorType::kInvalidRequest,
-                                  "key " + std::to_string(keys[i]) + " appears twice");
-            }
-            if (vectors[i].size() != dim) {
-                return make_error(ErrorType::kInvalidRequest,
-                                  "vectors[" + std::to_string(i) + "] has " +
-                                      std::to_string(vectors[i].size()) + " numbers, vectors[0] " +
-                                      std::to_string(dim));
-            }
-            if (auto why =
-                    detail::normalise_into(std::span<const T>(vectors[i]), flat.data() + i * dim)) {
-                return make_error(ErrorType::kInvalidRequest,
-                                  "vectors[" + std::to_string(i) + "]: " + *why);
-            }
+    std::unordered_set<std::int64_t> seen;
+    seen.reserve(keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        if (!seen.insert(keys[i]).second) {
+            return make_error(ErrorType::kInvalidRequest,
+                              "key " + std::to_string(keys[i]) + " appears twice");
+        }
+        if (vectors[i].size() != dim) {
+            return make_error(ErrorType::kInvalidRequest,
+                              "vectors[" + std::to_string(i) + "] has " +
+                                  std::to_string(vectors[i].size()) + " numbers, vectors[0] " +
+                                  std::to_string(dim));
+        }
+        if (auto why =
+                detail::normalise_into(std::span<const T>(vectors[i]), flat.data() + i * dim)) {
+            return make_error(ErrorType::kInvalidRequest,
+                              "vectors[" + std::to_string(i) + "]: " + *why);
         }
     }
+    return flat;
+}
 
-    const std::lock_guard db_lock(db_mutex_);
+// What an add committed: the kind's metadata after it, the rows other connections wrote that
+// this instance had not seen, and whether the kind held vectors before.
+struct CommittedRows {
     Meta meta;
     Changes missed;
-    bool holds_vectors = false;
-    {
-        auto tx = storage::Transaction::begin(db_);
-        if (!tx) return tx.error();
-        auto m = detail::read_meta(db_, kind_);
-        if (!m) return m.error();
-        meta = std::move(*m);
-        auto holds = detail::holds_vectors(db_, kind_);
-        if (!holds) return holds.error();
-        holds_vectors = *holds;
-        if (holds_vectors && (meta.model != model || meta.dim != dim)) {
-            return make_error(ErrorType::kInvalidRequest,
-                              detail::mismatch_message(meta.model, meta.dim, model, dim));
-        }
-        // Rows other connections wrote since this instance last looked, applied with ours.
-        auto c = missed_changes(db_, kind_, meta, *state_);
-        if (!c) return c.error();
-        missed = std::move(*c);
-        const std::int64_t seq = meta.seq + 1;
-        if (auto r = detail::write_rows(db_, kind_, keys, flat, dim, model, seq); !r) return r;
-        if (auto r = tx->commit(); !r) return r;
-        meta.seq = seq;
-        meta.model = std::string(model);
-        meta.dim = static_cast<std::uint32_t>(dim);
+    bool held_vectors = false;
+};
+
+// Writes the rows in one transaction, refusing another model or dimension than the stored
+// vectors have. The caller holds db_mutex_.
+Result<CommittedRows> commit_rows(storage::Database& db, IndexKind kind, const HnswState& state,
+                                  std::span<const std::int64_t> keys, std::span<const float> flat,
+                                  std::size_t dim, std::string_view model) {
+    CommittedRows out;
+    auto tx = storage::Transaction::begin(db);
+    if (!tx) return tx.error();
+    auto m = detail::read_meta(db, kind);
+    if (!m) return m.error();
+    out.meta = std::move(*m);
+    auto holds = detail::holds_vectors(db, kind);
+    if (!holds) return holds.error();
+    out.held_vectors = *holds;
+    if (out.held_vectors && (out.meta.model != model || out.meta.dim != dim)) {
+        return make_error(ErrorType::kInvalidRequest,
+                          detail::mismatch_message(out.meta.model, out.meta.dim, model, dim));
     }
+    // Rows other connections wrote since this instance last looked, applied with ours.
+    auto c = missed_changes(db, kind, out.meta, state);
+    if (!c) return c.error();
+    out.missed = std::move(*c);
+    const std::int64_t seq = out.meta.seq + 1;
+    if (auto r = detail::write_rows(db, kind, keys, flat, dim, model, seq); !r) return r.error();
+    if (auto r = tx->commit(); !r) return r.error();
+    out.meta.seq = seq;
+    out.meta.model = std::string(model);
+    out.meta.dim = static_cast<std::uint32_t>(dim);
+    return out;
+}
+
+}  // namespace
+
+template <typename T>
+Result<void> VectorIndex::add_rows(std::span<const std::int64_t> keys,
+                                   std::span<const std::vector<T>> vectors,
+                                   std::string_view model) {
+    auto rows = flatten_rows(keys, vectors, model);
+    if (!rows) return rows.error();
+    if (keys.empty()) return {};
+    std::vector<float> flat = std::move(rows).value();
+    const std::size_t dim = flat.size() / keys.size();
+
+    const std::lock_guard db_lock(db_mutex_);
+    auto committed = commit_rows(db_, kind_, *state_, keys, flat, dim, model);
+    if (!committed) return committed.error();
+    const Meta& meta = committed->meta;
+    Changes& missed = committed->missed;
+    const bool holds_vectors = committed->held_vectors;
 
     // Committed: SQLite is right whatever happens below; a graph that cannot follow is rebuilt.
     const bool same_graph = meta.instance == state_->instance && meta.dim == state_->dim &&

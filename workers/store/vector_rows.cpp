@@ -54,22 +54,24 @@ Result<VectorMeta> read_meta(storage::Database& db, IndexKind kind) {
     auto stmt = db.prepare("SELECT model, dim, seq, instance FROM vector_meta WHERE kind = ?");
     if (!stmt) return stmt.error();
     stmt->bind(1, to_string(kind));
-    auto row = stmt->step();
-    if (!row) return row.error();
-    if (!*row)
+    auto meta = stmt->first([](const storage::Row& row) -> Result<VectorMeta> {
+        VectorMeta meta;
+        meta.model = std::string(row.text(0));
+        const std::int64_t dim = row.int64(1);
+        if (dim < 0 || dim > std::numeric_limits<std::uint32_t>::max()) {
+            return make_error(ErrorType::kInternal,
+                              "vector index: vector_meta holds dimension " + std::to_string(dim));
+        }
+        meta.dim = static_cast<std::uint32_t>(dim);
+        meta.seq = row.int64(2);
+        meta.instance = row.int64(3);
+        return meta;
+    });
+    if (!meta) return meta.error();
+    if (!*meta)
         return make_error(ErrorType::kInternal, "vector index: vector_meta has no row for " +
                                                     std::string(to_string(kind)));
-    VectorMeta meta;
-    meta.model = std::string(stmt->text(0));
-    const std::int64_t dim = stmt->int64(1);
-    if (dim < 0 || dim > std::numeric_limits<std::uint32_t>::max()) {
-        return make_error(ErrorType::kInternal,
-                          "vector index: vector_meta holds dimension " + std::to_string(dim));
-    }
-    meta.dim = static_cast<std::uint32_t>(dim);
-    meta.seq = stmt->int64(2);
-    meta.instance = stmt->int64(3);
-    return meta;
+    return std::move(**meta);
 }
 
 Result<bool> meta_unchanged(storage::Database& db, IndexKind kind, std::int64_t seq,
@@ -77,10 +79,11 @@ Result<bool> meta_unchanged(storage::Database& db, IndexKind kind, std::int64_t 
     auto stmt = db.prepare("SELECT seq, instance FROM vector_meta WHERE kind = ?");
     if (!stmt) return stmt.error();
     stmt->bind(1, to_string(kind));
-    auto row = stmt->step();
-    if (!row) return row.error();
-    if (!*row) return make_error(ErrorType::kInternal, "vector index: vector_meta row missing");
-    return stmt->int64(0) == seq && stmt->int64(1) == instance;
+    auto same = stmt->first(
+        [&](const storage::Row& row) { return row.int64(0) == seq && row.int64(1) == instance; });
+    if (!same) return same.error();
+    if (!*same) return make_error(ErrorType::kInternal, "vector index: vector_meta row missing");
+    return **same;
 }
 
 Result<VectorChanges> read_changes(storage::Database& db, IndexKind kind, std::int64_t since,
@@ -91,33 +94,29 @@ Result<VectorChanges> read_changes(storage::Database& db, IndexKind kind, std::i
         auto stmt = db.prepare("SELECT key FROM " + table + "_removed WHERE seq > ?");
         if (!stmt) return stmt.error();
         stmt->bind(1, since);
-        for (;;) {
-            auto row = stmt->step();
-            if (!row) return row.error();
-            if (!*row) break;
-            changes.removed.push_back(stmt->int64(0));
-        }
+        auto removed = stmt->collect([](const storage::Row& row) { return row.int64(0); });
+        if (!removed) return removed.error();
+        changes.removed = std::move(removed).value();
     }
     auto stmt = db.prepare("SELECT key, vector FROM " + table + " WHERE seq > ? ORDER BY key");
     if (!stmt) return stmt.error();
     stmt->bind(1, since);
     const std::size_t bytes = std::size_t{dim} * sizeof(float);
-    for (;;) {
-        auto row = stmt->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        const auto blob = stmt->blob(1);
+    auto read = stmt->each([&](const storage::Row& row) -> Result<void> {
+        const auto blob = row.blob(1);
         if (blob.size() != bytes) {
-            return make_error(ErrorType::kInternal,
-                              table + " key " + std::to_string(stmt->int64(0)) + ": " +
-                                  std::to_string(blob.size()) + " bytes, expected " +
-                                  std::to_string(bytes));
+            return make_error(ErrorType::kInternal, table + " key " + std::to_string(row.int64(0)) +
+                                                        ": " + std::to_string(blob.size()) +
+                                                        " bytes, expected " +
+                                                        std::to_string(bytes));
         }
-        changes.keys.push_back(stmt->int64(0));
+        changes.keys.push_back(row.int64(0));
         const std::size_t at = changes.vectors.size();
         changes.vectors.resize(at + dim);
         std::memcpy(changes.vectors.data() + at, blob.data(), bytes);
-    }
+        return {};
+    });
+    if (!read) return read.error();
     return changes;
 }
 
@@ -126,17 +125,19 @@ Result<VectorChanges> read_changes(storage::Database& db, IndexKind kind, std::i
 Result<std::pair<std::int64_t, std::int64_t>> count_rows(storage::Database& db, IndexKind kind) {
     auto stmt = db.prepare("SELECT count(*), coalesce(max(key), 0) FROM " + vector_table(kind));
     if (!stmt) return stmt.error();
-    auto row = stmt->step();
-    if (!row) return row.error();
-    return std::pair{stmt->int64(0), stmt->int64(1)};
+    auto counted = stmt->first([](const storage::Row& row) {
+        return std::pair{row.int64(0), row.int64(1)};
+    });
+    if (!counted) return counted.error();
+    return counted->value_or(std::pair<std::int64_t, std::int64_t>{0, 0});
 }
 
 Result<bool> holds_vectors(storage::Database& db, IndexKind kind) {
     auto stmt = db.prepare("SELECT EXISTS(SELECT 1 FROM " + vector_table(kind) + ")");
     if (!stmt) return stmt.error();
-    auto row = stmt->step();
-    if (!row) return row.error();
-    return stmt->int64(0) != 0;
+    auto exists = stmt->first([](const storage::Row& row) { return row.int64(0) != 0; });
+    if (!exists) return exists.error();
+    return exists->value_or(false);
 }
 
 Result<void> write_rows(storage::Database& db, IndexKind kind, std::span<const std::int64_t> keys,

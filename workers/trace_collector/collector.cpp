@@ -10,7 +10,7 @@
 #include "base/log.hpp"
 #include "base/utf8.hpp"
 #include "bus/collector_frames.hpp"
-#include "bus/frame_io.hpp"
+#include "bus/detail/frame_io.hpp"
 
 namespace glassbox::trace {
 namespace {

@@ -50,11 +50,8 @@ Result<RunAnswer> run_answer(Database& db, std::int64_t session, std::string_vie
     if (!q) return q.error();
     q->bind(1, session);
     RunAnswer found;
-    while (true) {
-        auto row = q->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        auto read = schema::parse_untrusted_json(q->text(0));
+    auto scanned = q->each([&](const storage::Row& row) {
+        auto read = schema::parse_untrusted_json(row.text(0));
         const json t = read ? std::move(read).value() : json();
         const auto iri_of = [&](const char* key) -> std::string {
             if (!t.is_object() || !t.contains(key) || !t[key].is_object()) return {};
@@ -63,19 +60,20 @@ Result<RunAnswer> run_answer(Database& db, std::int64_t session, std::string_vie
             return term["i"].get<std::string>();
         };
         const auto subject = schema::explain::RunUris::from_uri(iri_of("s"));
-        if (!subject || subject->uuid() != uuid) continue;
+        if (!subject || subject->uuid() != uuid) return;
         const std::string predicate = iri_of("p");
         if (!t.contains("o") || !t["o"].is_object() || !t["o"].contains("v") ||
             !t["o"]["v"].is_string())
-            continue;
+            return;
         std::string value =
-            q->is_null(1) ? t["o"]["v"].get<std::string>() : std::string(q->text(1));
+            row.is_null(1) ? t["o"]["v"].get<std::string>() : std::string(row.text(1));
         if (predicate == v::kAnswerText) {
             found.answer = std::move(value);
         } else if (predicate == v::kShortAnswer) {
             found.short_answer = std::move(value);
         }
-    }
+    });
+    if (!scanned) return scanned.error();
     return found;
 }
 
@@ -93,23 +91,21 @@ Result<void> enforce_bounds(Database& db, const StoreConfig& config,
     std::int64_t bytes = 0;
     std::int64_t first = 0;
     std::int64_t last = 0;
-    while (true) {
-        auto row = q->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        const std::int64_t size = q->int64(1);
+    auto read = q->each([&](const storage::Row& row) {
+        const std::int64_t size = row.int64(1);
         // Newest first: a turn is kept while it fits, and everything older than the first one
         // that does not fit goes too (a conversation keeps its most recent stretch, unbroken).
         if (!dropped.empty() || kept >= config.conversation_max_turns ||
             bytes + size > config.conversation_max_bytes) {
-            dropped.push_back(q->int64(0));
-            continue;
+            dropped.push_back(row.int64(0));
+            return;
         }
-        if (kept == 0) last = q->int64(2);
-        first = q->int64(2);
+        if (kept == 0) last = row.int64(2);
+        first = row.int64(2);
         ++kept;
         bytes += size;
-    }
+    });
+    if (!read) return read.error();
     q->reset();
     if (!dropped.empty()) {
         auto drop = db.prepare("DELETE FROM turns WHERE session = ?1");
@@ -143,6 +139,19 @@ Result<void> enforce_bounds(Database& db, const StoreConfig& config,
 
 namespace detail {
 
+namespace {
+
+// A finished top-level run of a conversation, as index_turn reads it.
+struct TurnRun {
+    std::string uuid;
+    std::string conversation;
+    std::int64_t started = 0;
+    std::string status;
+    std::string question;
+};
+
+}  // namespace
+
 Result<void> index_turn(Database& db, const StoreConfig& config, std::int64_t session) {
     auto q = db.prepare(
         "SELECT s.uuid, s.conversation, s.started, s.status, s.question, "
@@ -151,17 +160,18 @@ Result<void> index_turn(Database& db, const StoreConfig& config, std::int64_t se
         "'running'");
     if (!q) return q.error();
     q->bind(1, session);
-    auto row = q->step();
-    if (!row) return row.error();
-    // Not a turn (a sub-run, no conversation, still running), or indexed already.
-    if (!*row || q->is_null(0) || q->int64(5) != 0) return {};
-    const std::string uuid(q->text(0));
-    const std::string conversation(q->text(1));
-    if (conversation.empty() || conversation.size() > schema::kMaxSessionIdBytes) return {};
-    const std::int64_t started = q->is_null(2) ? 0 : q->int64(2);
-    const std::string status(q->text(3));
-    std::string question = q->is_null(4) ? std::string() : std::string(q->text(4));
+    auto found = q->first([](const storage::Row& row) {
+        // Not a turn (a sub-run, no conversation, still running), or indexed already.
+        if (row.is_null(0) || row.int64(5) != 0) return std::optional<TurnRun>{};
+        return std::optional<TurnRun>(TurnRun{
+            std::string(row.text(0)), std::string(row.text(1)), row.is_null(2) ? 0 : row.int64(2),
+            std::string(row.text(3)), row.is_null(4) ? std::string() : std::string(row.text(4))});
+    });
+    if (!found) return found.error();
     q->reset();
+    if (!found->has_value() || !found->value()) return {};
+    auto& [uuid, conversation, started, status, question] = *found->value();
+    if (conversation.empty() || conversation.size() > schema::kMaxSessionIdBytes) return {};
 
     auto answer = run_answer(db, session, uuid);
     if (!answer) return answer.error();
@@ -202,22 +212,31 @@ Result<json> TraceStore::turns(std::string_view conversation, std::int64_t limit
     if (!q) return q.error();
     q->bind(1, conversation).bind(2, limit);
     json turns = json::array();
-    while (true) {
-        auto row = q->step();
-        if (!row) return row.error();
-        if (!*row) break;
+    auto read = q->each([&](const storage::Row& row) {
         turns.push_back(
-            {{"question", std::string(q->text(0))},
-             {"answer", std::string(q->text(1))},
-             {"short_answer", q->is_null(2) ? json(nullptr) : json(std::string(q->text(2)))},
-             {"trace", std::string(q->text(3))},
-             {"started", base::format_xsd_datetime_ms(q->int64(4))},
-             {"status", std::string(q->text(5))}});
-    }
+            {{"question", std::string(row.text(0))},
+             {"answer", std::string(row.text(1))},
+             {"short_answer", row.is_null(2) ? json(nullptr) : json(std::string(row.text(2)))},
+             {"trace", std::string(row.text(3))},
+             {"started", base::format_xsd_datetime_ms(row.int64(4))},
+             {"status", std::string(row.text(5))}});
+    });
+    if (!read) return read.error();
     // Read newest first (the last `limit`), answered oldest first, as a conversation reads.
     std::reverse(turns.begin(), turns.end());
     return json{{"session_id", std::string(conversation)}, {"turns", std::move(turns)}};
 }
+
+namespace {
+
+// The answer of a SELECT EXISTS(...): whether its first column is non-zero.
+Result<bool> exists(storage::Statement& q) {
+    auto found = q.first([](const storage::Row& row) { return row.int64(0) != 0; });
+    if (!found) return found.error();
+    return found->value_or(false);
+}
+
+}  // namespace
 
 Result<bool> TraceStore::conversation_running(std::string_view conversation,
                                               std::string_view except_run) {
@@ -227,18 +246,14 @@ Result<bool> TraceStore::conversation_running(std::string_view conversation,
         "AND conversation = ?1 AND uuid <> ?2)");
     if (!q) return q.error();
     q->bind(1, conversation).bind(2, except_run);
-    auto row = q->step();
-    if (!row) return row.error();
-    return *row && q->int64(0) != 0;
+    return exists(*q);
 }
 
 Result<bool> TraceStore::conversation_known(std::string_view conversation) {
     auto q = db_->prepare("SELECT EXISTS(SELECT 1 FROM conversations WHERE id = ?1)");
     if (!q) return q.error();
     q->bind(1, conversation);
-    auto row = q->step();
-    if (!row) return row.error();
-    return *row && q->int64(0) != 0;
+    return exists(*q);
 }
 
 Result<json> TraceStore::conversations(std::int64_t limit) {
@@ -247,15 +262,13 @@ Result<json> TraceStore::conversations(std::int64_t limit) {
     if (!q) return q.error();
     q->bind(1, limit);
     json sessions = json::array();
-    while (true) {
-        auto row = q->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        sessions.push_back({{"session_id", std::string(q->text(0))},
-                            {"turns", q->int64(1)},
-                            {"started", base::format_xsd_datetime_ms(q->int64(2))},
-                            {"last", base::format_xsd_datetime_ms(q->int64(3))}});
-    }
+    auto read = q->each([&](const storage::Row& row) {
+        sessions.push_back({{"session_id", std::string(row.text(0))},
+                            {"turns", row.int64(1)},
+                            {"started", base::format_xsd_datetime_ms(row.int64(2))},
+                            {"last", base::format_xsd_datetime_ms(row.int64(3))}});
+    });
+    if (!read) return read.error();
     return json{{"sessions", std::move(sessions)}};
 }
 

@@ -259,42 +259,19 @@ public:
             return owner.error();
         }
 
-        // A triple without a graph belongs to the message's explain graph ("" : none).
-        const bool graph_known = m.explain_graph_token.size() > 2;
-        Facts facts;
-        std::int64_t ord = 0;
-        for (const auto& t : m.triples) {
-            std::optional<std::int64_t> text;
-            if (t.o.kind == ScannedKind::kLiteral &&
-                t.o.value.raw.size() > config_.text_threshold) {
-                const std::string_view value = t.o.value.value(scratch_);
-                if (value.size() > config_.text_threshold) {
-                    auto id = text_id(value);
-                    if (!id) return id.error();
-                    text = *id;
-                }
-            }
-            insert_triple_->bind(1, sid).bind(2, seq).bind(3, ord++).bind(5, text);
-            if ((t.has_graph || !graph_known) && !text) {
-                insert_triple_->bind_static(4, t.text);
-            } else {
-                insert_triple_->bind_static(
-                    4, edited(t, graph_known && !t.has_graph, text.has_value(), m));
-            }
-            if (auto r = run_once(*insert_triple_); !r) return r.error();
-            learn(m, t, facts);
-        }
+        auto facts = write_triples(sid, seq);
+        if (!facts) return facts.error();
         outcome.triples += m.triples.size();
         // The calling step's run, when the Question does not say which run informed it.
-        if (!facts.parent && m.parent_uri) {
+        if (!facts->parent && m.parent_uri) {
             if (const auto run = schema::explain::RunUris::from_uri(*m.parent_uri))
-                facts.parent = run->question();
+                facts->parent = run->question();
         }
 
         const bool terminal = d.state != schema::protocol::kStateOpen;
-        std::optional<std::int64_t> ended = facts.ended;
+        std::optional<std::int64_t> ended = facts->ended;
         if (!ended && terminal) ended = received_;
-        const std::int64_t started = facts.started ? *facts.started : received_;
+        const std::int64_t started = facts->started ? *facts->started : received_;
         auto [update, first] = updates_.try_emplace(sid);
         SessionUpdate& u = update->second;
         if (first) {
@@ -304,13 +281,13 @@ public:
         } else {
             u.started = std::min(*u.started, started);
         }
-        if (!u.question && facts.question) u.question = std::move(facts.question);
-        if (!u.parent && facts.parent) u.parent = std::move(facts.parent);
+        if (!u.question && facts->question) u.question = std::move(facts->question);
+        if (!u.parent && facts->parent) u.parent = std::move(facts->parent);
         if (!u.worker && !m.worker.empty()) u.worker = m.worker;
-        if (!u.conversation && facts.conversation) u.conversation = std::move(facts.conversation);
-        if (!u.collection && facts.collection) u.collection = std::move(facts.collection);
-        u.tokens_in += facts.tokens_in;
-        u.tokens_out += facts.tokens_out;
+        if (!u.conversation && facts->conversation) u.conversation = std::move(facts->conversation);
+        if (!u.collection && facts->collection) u.collection = std::move(facts->collection);
+        u.tokens_in += facts->tokens_in;
+        u.tokens_out += facts->tokens_out;
         if (m.error) u.error = m.error->describe();
         if (ended) u.ended = ended;
         if (terminal) u.status = d.state;
@@ -324,30 +301,15 @@ public:
             "INSERT INTO sessions(id, uri, uuid, kind, service, question, parent, started, ended, "
             "status, worker, "
             "error, last_event_at, events, conversation, collection, tokens_in, tokens_out) "
-            "VALUES(?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
-            "?17)");
+            "VALUES(?10, ?16, ?17, ?1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?11, ?12, ?13, ?14, "
+            "?15)");
         if (!insert) return insert.error();
         for (const auto& [sid, u] : updates_) {
             if (!u.uri) continue;
             std::optional<std::string> uuid;
             if (const auto run = schema::explain::RunUris::from_uri(*u.uri)) uuid = run->uuid();
-            insert->bind(1, sid)
-                .bind(2, std::string_view{*u.uri})
-                .bind(3, uuid)
-                .bind(4, std::string_view{u.kind})
-                .bind(5, u.question)
-                .bind(6, u.parent)
-                .bind(7, u.started)
-                .bind(8, u.ended)
-                .bind(9, u.status ? std::string_view{*u.status} : std::string_view{"running"})
-                .bind(10, u.worker)
-                .bind(11, u.error)
-                .bind(12, received_)
-                .bind(13, u.events)
-                .bind(14, u.conversation)
-                .bind(15, u.collection)
-                .bind(16, u.tokens_in)
-                .bind(17, u.tokens_out);
+            bind_session_update(*insert, sid, u);
+            insert->bind(16, std::string_view{*u.uri}).bind(17, uuid);
             if (auto r = run_once(*insert); !r) return r.error();
         }
         auto update = db_.prepare(
@@ -366,21 +328,7 @@ public:
         if (!update) return update.error();
         for (const auto& [sid, u] : updates_) {
             if (u.uri) continue;
-            update->bind(1, std::string_view{u.kind})
-                .bind(2, u.question)
-                .bind(3, u.parent)
-                .bind(4, u.started)
-                .bind(5, u.ended)
-                .bind(6, u.status ? std::string_view{*u.status} : std::string_view{"running"})
-                .bind(7, u.worker)
-                .bind(8, u.error)
-                .bind(9, received_)
-                .bind(10, sid)
-                .bind(11, u.events)
-                .bind(12, u.conversation)
-                .bind(13, u.collection)
-                .bind(14, u.tokens_in)
-                .bind(15, u.tokens_out);
+            bind_session_update(*update, sid, u);
             if (auto r = run_once(*update); !r) return r.error();
         }
         // A run ended in this batch, or one whose conversation this batch told (its end may
@@ -422,14 +370,13 @@ private:
         o.worker = session->worker;
         if (session->ended) {
             end_seq_->bind(1, session->id);
-            auto row = end_seq_->step();
-            if (!row) {
-                end_seq_->reset();
-                return row.error();
-            }
-            if (*row && !end_seq_->is_null(0))
-                o.end_seq = static_cast<std::uint64_t>(end_seq_->int64(0));
+            auto end = end_seq_->first([](const storage::Row& row) {
+                return row.is_null(0) ? std::optional<std::uint64_t>{}
+                                      : static_cast<std::uint64_t>(row.int64(0));
+            });
             end_seq_->reset();
+            if (!end) return end.error();
+            if (*end) o.end_seq = **end;
         }
         return &o;
     }
@@ -445,6 +392,38 @@ private:
         std::int64_t tokens_in = 0;   // gb:inputTokens of the event's steps
         std::int64_t tokens_out = 0;  // gb:outputTokens
     };
+
+    // Writes the scanned event's triples (long literal values into texts); what they say about
+    // the run.
+    Result<Facts> write_triples(std::int64_t sid, std::int64_t seq) {
+        const ScannedExplain& m = scanned_;
+        // A triple without a graph belongs to the message's explain graph ("" : none).
+        const bool graph_known = m.explain_graph_token.size() > 2;
+        Facts facts;
+        std::int64_t ord = 0;
+        for (const auto& t : m.triples) {
+            std::optional<std::int64_t> text;
+            if (t.o.kind == ScannedKind::kLiteral &&
+                t.o.value.raw.size() > config_.text_threshold) {
+                const std::string_view value = t.o.value.value(scratch_);
+                if (value.size() > config_.text_threshold) {
+                    auto id = text_id(value);
+                    if (!id) return id.error();
+                    text = *id;
+                }
+            }
+            insert_triple_->bind(1, sid).bind(2, seq).bind(3, ord++).bind(5, text);
+            if ((t.has_graph || !graph_known) && !text) {
+                insert_triple_->bind_static(4, t.text);
+            } else {
+                insert_triple_->bind_static(
+                    4, edited(t, graph_known && !t.has_graph, text.has_value(), m));
+            }
+            if (auto r = run_once(*insert_triple_); !r) return r.error();
+            learn(m, t, facts);
+        }
+        return facts;
+    }
 
     // What a batch's stored events change in one session row, with the result of one UPDATE
     // per event in batch order: kind, question, parent and worker keep the first value,
@@ -466,32 +445,49 @@ private:
         std::int64_t events = 0;
     };
 
+    // Binds ?1 … ?15 of the session INSERT and UPDATE: the batch's update of session `sid`.
+    void bind_session_update(Statement& st, std::int64_t sid, const SessionUpdate& u) const {
+        st.bind(1, std::string_view{u.kind})
+            .bind(2, u.question)
+            .bind(3, u.parent)
+            .bind(4, u.started)
+            .bind(5, u.ended)
+            .bind(6, u.status ? std::string_view{*u.status} : std::string_view{"running"})
+            .bind(7, u.worker)
+            .bind(8, u.error)
+            .bind(9, received_)
+            .bind(10, sid)
+            .bind(11, u.events)
+            .bind(12, u.conversation)
+            .bind(13, u.collection)
+            .bind(14, u.tokens_in)
+            .bind(15, u.tokens_out);
+    }
+
     Result<SessionRef> session_of(const std::string& uri) {
         if (const auto found = sessions_.find(uri); found != sessions_.end()) return found->second;
         SessionRef ref;
         session_by_uri_->bind(1, std::string_view{uri});
-        auto row = session_by_uri_->step();
-        if (!row) {
-            session_by_uri_->reset();
-            return row.error();
-        }
-        if (*row) {
-            ref.id = session_by_uri_->int64(0);
-            ref.kind = session_by_uri_->optional_text(1).value_or("");
-            ref.worker = session_by_uri_->optional_text(2).value_or("");
-            ref.ended = session_by_uri_->text(3) != "running";
-        } else {
+        auto stored = session_by_uri_->first([&](const storage::Row& row) {
+            ref.id = row.int64(0);
+            ref.kind = row.optional_text(1).value_or("");
+            ref.worker = row.optional_text(2).value_or("");
+            ref.ended = row.text(3) != "running";
+            return true;
+        });
+        session_by_uri_->reset();
+        if (!stored) return stored.error();
+        if (!*stored) {
             if (!next_session_id_) {
                 auto max = db_.prepare("SELECT COALESCE(MAX(id), 0) + 1 FROM sessions");
                 if (!max) return max.error();
-                auto stepped = max->step();
-                if (!stepped) return stepped.error();
-                next_session_id_ = max->int64(0);
+                auto next = max->first([](const storage::Row& row) { return row.int64(0); });
+                if (!next) return next.error();
+                next_session_id_ = next->value_or(0);
             }
             ref.id = (*next_session_id_)++;
             ref.fresh = true;
         }
-        session_by_uri_->reset();
         sessions_.emplace(uri, ref);
         return ref;
     }
@@ -507,10 +503,11 @@ private:
         auto select = db_.prepare("SELECT id, body FROM texts WHERE digest = ?1");
         if (!select) return select.error();
         select->bind_static(1, digest);
-        auto row = select->step();
-        if (!row) return row.error();
-        if (!*row || select->text(1) != body) return std::optional<std::int64_t>{};
-        return std::optional<std::int64_t>{select->int64(0)};
+        auto id = select->first([&](const storage::Row& row) {
+            return row.text(1) == body ? std::optional<std::int64_t>{row.int64(0)} : std::nullopt;
+        });
+        if (!id) return id.error();
+        return id->value_or(std::nullopt);
     }
 
     // The triple's text as received with the explain graph added and/or its long literal

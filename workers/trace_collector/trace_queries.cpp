@@ -32,6 +32,7 @@ using base::Result;
 using detail::to_ms;
 using nlohmann::json;
 using storage::Database;
+using storage::Row;
 using storage::Statement;
 
 namespace {
@@ -83,12 +84,18 @@ std::string effective_status(std::string_view stored, std::int64_t last_event_at
     return std::string(stored);
 }
 
-json optional_time(const Statement& q, int column) {
+// The time before which a running session's last event makes it incomplete.
+std::int64_t incomplete_cutoff(const StoreConfig& config, WallClock::time_point now) {
+    return to_ms(now) -
+           std::chrono::duration_cast<std::chrono::milliseconds>(config.incomplete_after).count();
+}
+
+json optional_time(const Row& q, int column) {
     if (q.is_null(column)) return nullptr;
     return base::format_xsd_datetime_ms(q.int64(column));
 }
 
-json summary_of(const Statement& q, std::int64_t cutoff) {
+json summary_of(const Row& q, std::int64_t cutoff) {
     json s = json::object();
     s["session"] = std::string(q.text(1));
     s["kind"] = q.is_null(2) ? json(nullptr) : json(std::string(q.text(2)));
@@ -117,11 +124,12 @@ Result<void> add_subrun_tokens(Database& db, std::int64_t id, json& summary) {
     auto q = db.prepare(kRunTokens);
     if (!q) return q.error();
     q->bind(1, id);
-    auto row = q->step();
-    if (!row) return row.error();
-    if (!*row) return {};
-    summary["input_tokens"] = q->int64(0);
-    summary["output_tokens"] = q->int64(1);
+    auto read = q->first([&](const Row& row) {
+        summary["input_tokens"] = row.int64(0);
+        summary["output_tokens"] = row.int64(1);
+        return true;
+    });
+    if (!read) return read.error();
     return {};
 }
 
@@ -139,7 +147,7 @@ void bind_all(Statement& q, const std::vector<Binding>& bindings) {
 }
 
 // Re-inlines a stored text into a triple's object.
-json triple_json(const Statement& q, int triple_column, int text_column) {
+json triple_json(const Row& q, int triple_column, int text_column) {
     // Stored text, read as untrusted as it arrived: a damaged file must not cost the stack.
     auto read = schema::parse_untrusted_json(q.text(triple_column));
     json t = read ? std::move(read).value() : json();
@@ -186,9 +194,9 @@ Result<std::string> TraceStore::resolve_session(std::string_view id) {
         auto exact = db_->prepare("SELECT uri FROM sessions WHERE uri = ?1");
         if (!exact) return exact.error();
         exact->bind(1, id);
-        auto row = exact->step();
-        if (!row) return row.error();
-        if (*row) return std::string(exact->text(0));
+        auto found = exact->first([](const Row& row) { return std::string(row.text(0)); });
+        if (!found) return found.error();
+        if (*found) return std::move(**found);
     }
     std::string prefix = base::ascii_lower(id);
     // A session URI of a run also names its UUID: accept urn:glassbox:<uuid>:question forms.
@@ -202,13 +210,9 @@ Result<std::string> TraceStore::resolve_session(std::string_view id) {
     q->bind(1, std::string_view{prefix})
         .bind(2, std::string_view{prefix + "~"})
         .bind(3, static_cast<std::int64_t>(kMaxAmbiguousListed + 1));
-    std::vector<std::string> matches;
-    while (true) {
-        auto row = q->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        matches.emplace_back(q->text(0));
-    }
+    auto found = q->collect([](const Row& row) { return std::string(row.text(0)); });
+    if (!found) return found.error();
+    const std::vector<std::string>& matches = *found;
     if (matches.empty()) return make_error(ErrorType::kNotFound, "no trace " + std::string(id));
     if (matches.size() == 1) return matches.front();
     std::string message = "ambiguous id " + std::string(id) + " matches";
@@ -230,15 +234,16 @@ Result<void> TraceStore::check_kind(const std::string& kind) {
     if (std::find(kinds.begin(), kinds.end(), kind) != kinds.end()) return {};
     auto q = db_->prepare("SELECT DISTINCT kind FROM sessions WHERE kind IS NOT NULL LIMIT 1000");
     if (!q) return q.error();
-    while (true) {
-        auto row = q->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        std::string stored(q->text(0));
-        if (stored == kind) return {};
-        if (std::find(kinds.begin(), kinds.end(), stored) == kinds.end())
+    bool stored_kind = false;
+    auto read = q->each([&](const Row& row) {
+        std::string stored(row.text(0));
+        stored_kind = stored == kind;
+        if (!stored_kind && std::find(kinds.begin(), kinds.end(), stored) == kinds.end())
             kinds.push_back(std::move(stored));
-    }
+        return !stored_kind;
+    });
+    if (!read) return read.error();
+    if (stored_kind) return {};
     const auto near = base::nearest_name(kind, kinds);
     if (!near) return {};
     std::string listed;
@@ -248,82 +253,145 @@ Result<void> TraceStore::check_kind(const std::string& kind) {
                           "\" (did you mean " + *near + "?); the kinds are " + listed);
 }
 
-Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now) {
-    const std::int64_t cutoff =
-        to_ms(now) -
-        std::chrono::duration_cast<std::chrono::milliseconds>(config_.incomplete_after).count();
+namespace {
+
+// A WHERE clause and its parameters, numbered ?1 … in the order they are added.
+struct SqlFilter {
     std::vector<std::string> where;
     std::vector<Binding> bindings;
-    const auto param = [&](Binding b) {
+
+    std::string param(Binding b) {
         bindings.push_back(std::move(b));
         return "?" + std::to_string(bindings.size());
-    };
-    if (query.collection) where.push_back("collection = " + param(*query.collection));
+    }
+    std::string clause() const {
+        std::string out;
+        for (std::size_t i = 0; i < where.size(); ++i)
+            out += (i == 0 ? " WHERE " : " AND ") + where[i];
+        return out;
+    }
+};
+
+// The condition for a status filter: "running" and "incomplete" split the stored running
+// sessions at the cutoff.
+Result<void> add_status_filter(SqlFilter& filter, const std::string& s, std::int64_t cutoff) {
+    if (s == "complete" || s == "error") {
+        filter.where.push_back("status = " + filter.param(s));
+    } else if (s == "running") {
+        filter.where.push_back("status = 'running' AND last_event_at >= " + filter.param(cutoff));
+    } else if (s == "incomplete") {
+        filter.where.push_back("status = 'running' AND last_event_at < " + filter.param(cutoff));
+    } else {
+        return make_error(
+            ErrorType::kInvalidRequest,
+            "\"status\" must be running, complete, error or incomplete, not \"" + s + "\"");
+    }
+    return {};
+}
+
+// How many sessions match the filter: exactly, or counting up to `cap` only (then a total above
+// it is reported as the cap, not exact).
+struct SessionCount {
+    std::int64_t total = 0;
+    bool exact = true;
+};
+
+Result<SessionCount> count_sessions(Database& db, const std::string& clause,
+                                    const std::vector<Binding>& filter_bindings,
+                                    std::optional<std::int64_t> cap) {
+    constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+    std::vector<Binding> count_bindings = filter_bindings;
+    std::string sql = "SELECT COUNT(*) FROM sessions" + clause;
+    if (cap) {
+        // Counting stops one past the cap: reaching it means "at least cap".
+        count_bindings.emplace_back(*cap == kMax ? std::int64_t{-1} : *cap + 1);
+        sql = "SELECT COUNT(*) FROM (SELECT 1 FROM sessions" + clause + " LIMIT ?" +
+              std::to_string(count_bindings.size()) + ")";
+    }
+    auto count = db.prepare(sql);
+    if (!count) return count.error();
+    bind_all(*count, count_bindings);
+    auto n = count->first([](const Row& row) { return row.int64(0); });
+    if (!n) return n.error();
+    SessionCount out{n->value_or(0), true};
+    if (cap && out.total > *cap) out = SessionCount{*cap, false};
+    return out;
+}
+
+// One page of session summaries (with their sub-runs' tokens) and the cursor of the next page,
+// null when the page is the last.
+struct SessionPage {
+    json sessions = json::array();
+    json next = nullptr;
+};
+
+Result<SessionPage> read_page(Database& db, const std::string& sql,
+                              const std::vector<Binding>& bindings, std::int64_t limit,
+                              std::int64_t cutoff) {
+    auto select = db.prepare(sql);
+    if (!select) return select.error();
+    bind_all(*select, bindings);
+    SessionPage page;
+    std::vector<std::int64_t> ids;  // of the sessions listed, for their sub-runs' tokens
+    // The cursor of the last session listed; empty if it has no start time (never the case once
+    // a batch committed), which ends the paging.
+    std::string last;
+    auto read = select->each([&](const Row& row) {
+        if (static_cast<std::int64_t>(page.sessions.size()) == limit) {
+            if (!last.empty()) page.next = last;
+            return false;
+        }
+        page.sessions.push_back(summary_of(row, cutoff));
+        ids.push_back(row.int64(0));
+        last = row.is_null(5) ? std::string{} : make_cursor(row.int64(5), row.int64(0));
+        return true;
+    });
+    if (!read) return read.error();
+    select->reset();
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (auto added = add_subrun_tokens(db, ids[i], page.sessions[i]); !added)
+            return added.error();
+    }
+    return page;
+}
+
+}  // namespace
+
+Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now) {
+    const std::int64_t cutoff = incomplete_cutoff(config_, now);
+    SqlFilter filter;
+    if (query.collection) filter.where.push_back("collection = " + filter.param(*query.collection));
     if (query.kind) {
         if (auto known = check_kind(*query.kind); !known) return known.error();
-        where.push_back("kind = " + param(*query.kind));
+        filter.where.push_back("kind = " + filter.param(*query.kind));
     }
     if (query.status) {
-        const std::string& s = *query.status;
-        if (s == "complete" || s == "error") {
-            where.push_back("status = " + param(s));
-        } else if (s == "running") {
-            where.push_back("status = 'running' AND last_event_at >= " + param(cutoff));
-        } else if (s == "incomplete") {
-            where.push_back("status = 'running' AND last_event_at < " + param(cutoff));
-        } else {
-            return make_error(
-                ErrorType::kInvalidRequest,
-                "\"status\" must be running, complete, error or incomplete, not \"" + s + "\"");
-        }
+        if (auto r = add_status_filter(filter, *query.status, cutoff); !r) return r.error();
     }
-    if (query.since_ms) where.push_back("started >= " + param(*query.since_ms));
-    if (query.until_ms) where.push_back("started < " + param(*query.until_ms));
-    if (query.search)
-        where.push_back("question LIKE " + param(like_pattern(*query.search)) + " ESCAPE '\\'");
+    if (query.since_ms) filter.where.push_back("started >= " + filter.param(*query.since_ms));
+    if (query.until_ms) filter.where.push_back("started < " + filter.param(*query.until_ms));
+    if (query.search) {
+        filter.where.push_back("question LIKE " + filter.param(like_pattern(*query.search)) +
+                               " ESCAPE '\\'");
+    }
     if (query.parent) {
         auto parent = resolve_session(*query.parent);
         if (!parent) return parent.error();
-        where.push_back("parent = " + param(*parent));
+        filter.where.push_back("parent = " + filter.param(*parent));
     } else if (!query.include_subtraces) {
-        where.push_back("parent IS NULL");
+        filter.where.push_back("parent IS NULL");
     }
-    std::string clause;
-    for (std::size_t i = 0; i < where.size(); ++i)
-        clause += (i == 0 ? " WHERE " : " AND ") + where[i];
-    const std::vector<Binding> filter_bindings = bindings;
+    std::string clause = filter.clause();
 
     constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
     const std::int64_t limit = std::max<std::int64_t>(query.limit, 0);
     const std::int64_t offset = std::max<std::int64_t>(query.offset, 0);
-
-    std::int64_t total = 0;
-    bool total_exact = true;
-    if (query.exact_total) {
-        auto count = db_->prepare("SELECT COUNT(*) FROM sessions" + clause);
-        if (!count) return count.error();
-        bind_all(*count, filter_bindings);
-        auto row = count->step();
-        if (!row) return row.error();
-        total = count->int64(0);
-    } else {
-        // Counting stops one past the cap: reaching it means "at least cap".
-        const std::int64_t page_end = offset > kMax - limit ? kMax : offset + limit;
-        const std::int64_t cap = std::max(config_.list_count_limit, page_end);
-        std::vector<Binding> count_bindings = filter_bindings;
-        count_bindings.emplace_back(cap == kMax ? std::int64_t{-1} : cap + 1);
-        auto count = db_->prepare("SELECT COUNT(*) FROM (SELECT 1 FROM sessions" + clause +
-                                  " LIMIT ?" + std::to_string(count_bindings.size()) + ")");
-        if (!count) return count.error();
-        bind_all(*count, count_bindings);
-        auto row = count->step();
-        if (!row) return row.error();
-        total = count->int64(0);
-        if (total > cap) {
-            total = cap;
-            total_exact = false;
-        }
-    }
+    const std::int64_t page_end = offset > kMax - limit ? kMax : offset + limit;
+    auto count = count_sessions(*db_, clause, filter.bindings,
+                                query.exact_total
+                                    ? std::nullopt
+                                    : std::optional(std::max(config_.list_count_limit, page_end)));
+    if (!count) return count.error();
 
     if (query.after) {
         const auto cursor = parse_cursor(*query.after);
@@ -334,47 +402,47 @@ Result<json> TraceStore::list(const ListQuery& query, WallClock::time_point now)
                     query.after->substr(0, 60) + "\"");
         }
         // A row value: the planner seeks the page index to the cursor instead of skipping rows.
-        const std::string started = param(cursor->first);
-        const std::string id = param(cursor->second);
-        clause += (where.empty() ? " WHERE " : " AND ") +
+        const std::string started = filter.param(cursor->first);
+        const std::string id = filter.param(cursor->second);
+        clause += (filter.where.empty() ? " WHERE " : " AND ") +
                   ("(started, id) < (" + started + ", " + id + ")");
     }
     // One row more than the page says whether a next page exists.
-    const std::string limit_param = param(limit == kMax ? kMax : limit + 1);
-    const std::string offset_param = param(offset);
-    auto select = db_->prepare(std::string("SELECT ") + kSummaryColumns + " FROM sessions" +
-                               clause + " ORDER BY started DESC, id DESC LIMIT " + limit_param +
-                               " OFFSET " + offset_param);
-    if (!select) return select.error();
-    bind_all(*select, bindings);
-    json sessions = json::array();
-    json next = nullptr;
-    std::vector<std::int64_t> ids;  // of the sessions listed, for their sub-runs' tokens
-    // The cursor of the last session listed; empty if it has no start time (never the case once
-    // a batch committed), which ends the paging.
-    std::string last;
-    while (true) {
-        auto row = select->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        if (static_cast<std::int64_t>(sessions.size()) == limit) {
-            if (!last.empty()) next = last;
-            break;
-        }
-        sessions.push_back(summary_of(*select, cutoff));
-        ids.push_back(select->int64(0));
-        last = select->is_null(5) ? std::string{} : make_cursor(select->int64(5), select->int64(0));
-    }
-    select->reset();
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-        if (auto added = add_subrun_tokens(*db_, ids[i], sessions[i]); !added) return added.error();
-    }
-    return json{{"sessions", std::move(sessions)}, {"total", total},
-                {"total_exact", total_exact},      {"limit", query.limit},
-                {"offset", query.offset},          {"next", std::move(next)}};
+    const std::string limit_param = filter.param(limit == kMax ? kMax : limit + 1);
+    const std::string offset_param = filter.param(offset);
+    auto page = read_page(*db_,
+                          std::string("SELECT ") + kSummaryColumns + " FROM sessions" + clause +
+                              " ORDER BY started DESC, id DESC LIMIT " + limit_param + " OFFSET " +
+                              offset_param,
+                          filter.bindings, limit, cutoff);
+    if (!page) return page.error();
+    return json{{"sessions", std::move(page->sessions)},
+                {"total", count->total},
+                {"total_exact", count->exact},
+                {"limit", query.limit},
+                {"offset", query.offset},
+                {"next", std::move(page->next)}};
 }
 
 namespace {
+
+// Each stored triple of a session in event order, its text re-inlined: fn(seq, triple) returns
+// base::Result<bool> (false stops).
+template <typename Fn>
+Result<void> each_stored_triple(Database& db, std::int64_t session, Fn&& fn) {
+    auto q = db.prepare(
+        "SELECT t.seq, t.triple, x.body FROM triples t LEFT JOIN texts x ON x.id = t.text_id "
+        "WHERE t.session = ?1 ORDER BY t.seq, t.ord");
+    if (!q) return q.error();
+    q->bind(1, session);
+    return q->each(
+        [&](const Row& row) -> Result<bool> { return fn(row.int64(0), triple_json(row, 1, 2)); });
+}
+
+// The ids a statement reads in its first column.
+Result<std::vector<std::int64_t>> read_ids(Statement& q) {
+    return q.collect([](const Row& row) { return row.int64(0); });
+}
 
 Result<json> show_session(Database& db, std::int64_t id, std::int64_t cutoff, int depth,
                           std::set<std::int64_t>& seen) {
@@ -386,12 +454,14 @@ Result<json> show_session(Database& db, std::int64_t id, std::int64_t cutoff, in
             db.prepare(std::string("SELECT ") + kSummaryColumns + " FROM sessions WHERE id = ?1");
         if (!q) return q.error();
         q->bind(1, id);
-        auto row = q->step();
-        if (!row) return row.error();
-        if (!*row)
+        auto found = q->first([&](const Row& row) {
+            out["session"] = summary_of(row, cutoff);
+            uri = row.text(1);
+            return true;
+        });
+        if (!found) return found.error();
+        if (!*found)
             return make_error(ErrorType::kNotFound, "no trace with row id " + std::to_string(id));
-        out["session"] = summary_of(*q, cutoff);
-        uri = q->text(1);
     }
     if (auto added = add_subrun_tokens(db, id, out["session"]); !added) return added.error();
     json events = json::array();
@@ -401,33 +471,22 @@ Result<json> show_session(Database& db, std::int64_t id, std::int64_t cutoff, in
             "SELECT seq, explain_id, state, received FROM events WHERE session = ?1 ORDER BY seq");
         if (!q) return q.error();
         q->bind(1, id);
-        while (true) {
-            auto row = q->step();
-            if (!row) return row.error();
-            if (!*row) break;
-            by_seq[q->int64(0)] = events.size();
-            events.push_back({{"seq", q->int64(0)},
-                              {"explain_id", std::string(q->text(1))},
-                              {"state", std::string(q->text(2))},
-                              {"received", base::format_xsd_datetime_ms(q->int64(3))},
+        auto read = q->each([&](const Row& row) {
+            by_seq[row.int64(0)] = events.size();
+            events.push_back({{"seq", row.int64(0)},
+                              {"explain_id", std::string(row.text(1))},
+                              {"state", std::string(row.text(2))},
+                              {"received", base::format_xsd_datetime_ms(row.int64(3))},
                               {"triples", json::array()}});
-        }
+        });
+        if (!read) return read.error();
     }
-    {
-        auto q = db.prepare(
-            "SELECT t.seq, t.triple, x.body FROM triples t LEFT JOIN texts x ON x.id = t.text_id "
-            "WHERE t.session = ?1 ORDER BY t.seq, t.ord");
-        if (!q) return q.error();
-        q->bind(1, id);
-        while (true) {
-            auto row = q->step();
-            if (!row) return row.error();
-            if (!*row) break;
-            const auto found = by_seq.find(q->int64(0));
-            if (found == by_seq.end()) continue;
-            events[found->second]["triples"].push_back(triple_json(*q, 1, 2));
-        }
-    }
+    auto triples = each_stored_triple(db, id, [&](std::int64_t seq, json triple) -> Result<bool> {
+        const auto found = by_seq.find(seq);
+        if (found != by_seq.end()) events[found->second]["triples"].push_back(std::move(triple));
+        return true;
+    });
+    if (!triples) return triples.error();
     out["events"] = std::move(events);
     json subtraces = json::array();
     if (depth < kMaxShowDepth) {
@@ -436,11 +495,10 @@ Result<json> show_session(Database& db, std::int64_t id, std::int64_t cutoff, in
             auto q = db.prepare("SELECT id FROM sessions WHERE parent = ?1 ORDER BY started, id");
             if (!q) return q.error();
             q->bind(1, std::string_view{uri});
-            while (true) {
-                auto row = q->step();
-                if (!row) return row.error();
-                if (!*row) break;
-                if (seen.count(q->int64(0)) == 0) children.push_back(q->int64(0));
+            auto ids = read_ids(*q);
+            if (!ids) return ids.error();
+            for (const auto child : *ids) {
+                if (seen.count(child) == 0) children.push_back(child);
             }
         }
         for (const auto child : children) {
@@ -456,9 +514,7 @@ Result<json> show_session(Database& db, std::int64_t id, std::int64_t cutoff, in
 }  // namespace
 
 Result<json> TraceStore::show(std::string_view id, WallClock::time_point now) {
-    const std::int64_t cutoff =
-        to_ms(now) -
-        std::chrono::duration_cast<std::chrono::milliseconds>(config_.incomplete_after).count();
+    const std::int64_t cutoff = incomplete_cutoff(config_, now);
     return in_read_transaction(*db_, [&]() -> Result<json> {
         auto uri = resolve_session(id);
         if (!uri) return uri.error();
@@ -467,10 +523,10 @@ Result<json> TraceStore::show(std::string_view id, WallClock::time_point now) {
             auto q = db_->prepare("SELECT id FROM sessions WHERE uri = ?1");
             if (!q) return q.error();
             q->bind(1, std::string_view{*uri});
-            auto row = q->step();
-            if (!row) return row.error();
-            if (!*row) return make_error(ErrorType::kNotFound, "no trace " + std::string(id));
-            row_id = q->int64(0);
+            auto found = q->first([](const Row& row) { return row.int64(0); });
+            if (!found) return found.error();
+            if (!*found) return make_error(ErrorType::kNotFound, "no trace " + std::string(id));
+            row_id = **found;
         }
         std::set<std::int64_t> seen;
         return show_session(*db_, row_id, cutoff, 0, seen);
@@ -491,16 +547,10 @@ Result<ExportCounts> TraceStore::export_nquads(std::optional<std::int64_t> since
             if (!q) return q.error();
             q->bind(1, since_ms.value_or(std::numeric_limits<std::int64_t>::min()))
                 .bind(2, until_ms.value_or(std::numeric_limits<std::int64_t>::max()));
-            while (true) {
-                auto row = q->step();
-                if (!row) return row.error();
-                if (!*row) break;
-                sessions.push_back(q->int64(0));
-            }
+            auto ids = read_ids(*q);
+            if (!ids) return ids.error();
+            sessions = std::move(ids).value();
         }
-        const std::string triples_sql =
-            "SELECT t.triple, x.body FROM triples t LEFT JOIN texts x ON x.id = t.text_id "
-            "WHERE t.session = ?1 ORDER BY t.seq, t.ord";
         std::string chunk;
         std::size_t lines = 0;
         const auto flush = [&]() -> bool {
@@ -511,25 +561,21 @@ Result<ExportCounts> TraceStore::export_nquads(std::optional<std::int64_t> since
             return go_on;
         };
         for (const auto id : sessions) {
-            auto q = db_->prepare(triples_sql);
-            if (!q) return q.error();
-            q->bind(1, id);
-            while (true) {
-                auto row = q->step();
-                if (!row) return row.error();
-                if (!*row) break;
-                auto triple = schema::decode_triple(triple_json(*q, 0, 1));
+            auto written = each_stored_triple(*db_, id, [&](std::int64_t, const json& stored) {
+                auto triple = schema::decode_triple(stored);
                 if (!triple)
-                    return make_error(
+                    return Result<bool>(make_error(
                         ErrorType::kInternal,
-                        "trace store: a stored triple does not decode: " + triple.error().message);
+                        "trace store: a stored triple does not decode: " + triple.error().message));
                 chunk += schema::to_nquads(*triple);
                 chunk += '\n';
                 ++counts.triples;
                 if (++lines >= lines_per_chunk && !flush()) {
-                    return make_error(ErrorType::kCancelled, "export stopped");
+                    return Result<bool>(make_error(ErrorType::kCancelled, "export stopped"));
                 }
-            }
+                return Result<bool>(true);
+            });
+            if (!written) return written.error();
             ++counts.sessions;
         }
         if (!flush()) return make_error(ErrorType::kCancelled, "export stopped");
@@ -538,17 +584,15 @@ Result<ExportCounts> TraceStore::export_nquads(std::optional<std::int64_t> since
 }
 
 Result<json> TraceStore::stats(WallClock::time_point now) {
-    const std::int64_t cutoff =
-        to_ms(now) -
-        std::chrono::duration_cast<std::chrono::milliseconds>(config_.incomplete_after).count();
+    const std::int64_t cutoff = incomplete_cutoff(config_, now);
     return in_read_transaction(*db_, [&]() -> Result<json> {
         json out = json::object();
         const auto count = [&](const char* sql) -> Result<std::int64_t> {
             auto q = db_->prepare(sql);
             if (!q) return q.error();
-            auto row = q->step();
-            if (!row) return row.error();
-            return q->int64(0);
+            auto n = q->first([](const Row& row) { return row.int64(0); });
+            if (!n) return n.error();
+            return n->value_or(0);
         };
         const std::pair<const char*, const char*> counters[] = {
             {"sessions", "SELECT COUNT(*) FROM sessions"},
@@ -567,12 +611,9 @@ Result<json> TraceStore::stats(WallClock::time_point now) {
             "ELSE status END AS s, COUNT(*) FROM sessions GROUP BY s");
         if (!q) return q.error();
         q->bind(1, cutoff);
-        while (true) {
-            auto row = q->step();
-            if (!row) return row.error();
-            if (!*row) break;
-            by_status[std::string(q->text(0))] = q->int64(1);
-        }
+        auto read =
+            q->each([&](const Row& row) { by_status[std::string(row.text(0))] = row.int64(1); });
+        if (!read) return read.error();
         out["by_status"] = std::move(by_status);
         std::error_code ec;
         std::uintmax_t bytes = 0;

@@ -138,9 +138,10 @@ Result<void> migrate(Database& db) {
         auto known = db.prepare("SELECT value FROM meta WHERE key = 'schema'");
         // No meta table yet: a new file (or not a trace store, which the version check refuses).
         if (known) {
-            auto row = known->step();
-            if (!row) return row.error();
-            if (*row) version = std::string(known->text(0));
+            auto stored =
+                known->first([](const storage::Row& row) { return std::string(row.text(0)); });
+            if (!stored) return stored.error();
+            version = std::move(*stored).value_or(std::string());
         }
     }
     if (version == "1") {
@@ -191,11 +192,10 @@ Result<std::unique_ptr<TraceStore>> TraceStore::open(const std::filesystem::path
     // A SQLite file that is not a trace store (or a damaged one) is refused here, not later.
     auto version = store->db_->prepare("SELECT value FROM meta WHERE key = 'schema'");
     if (!version) return fail("not a trace store (" + version.error().message + ")");
-    auto row = version->step();
-    if (!row) return fail(row.error().message);
-    if (!*row) return fail("not a trace store (no schema version)");
-    if (version->text(0) != kSchemaVersion)
-        return fail("unsupported schema version " + std::string(version->text(0)));
+    auto stored = version->first([](const storage::Row& row) { return std::string(row.text(0)); });
+    if (!stored) return fail(stored.error().message);
+    if (!*stored) return fail("not a trace store (no schema version)");
+    if (**stored != kSchemaVersion) return fail("unsupported schema version " + **stored);
     return store;
 }
 

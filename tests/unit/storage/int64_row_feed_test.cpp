@@ -24,15 +24,10 @@ TEST(Int64RowFeed, WritesRowsThroughTheColumnMap) {
     EXPECT_EQ(*changed, 3);
     auto st = (*db)->prepare("SELECT a, b FROM t ORDER BY a");
     ASSERT_TRUE(st);
-    std::vector<std::pair<std::int64_t, std::int64_t>> got;
-    for (;;) {
-        auto row = st->step();
-        ASSERT_TRUE(row);
-        if (!*row) break;
-        got.emplace_back(st->int64(0), st->int64(1));
-    }
+    auto got = st->collect([](const Row& row) { return std::pair{row.int64(0), row.int64(1)}; });
+    ASSERT_TRUE(got);
     const std::vector<std::pair<std::int64_t, std::int64_t>> want = {{100, 1}, {200, 2}, {300, 3}};
-    EXPECT_EQ(got, want);
+    EXPECT_EQ(*got, want);
 }
 
 TEST(Int64RowFeed, HasNoRowsOutsideARun) {
@@ -41,9 +36,9 @@ TEST(Int64RowFeed, HasNoRowsOutsideARun) {
     ASSERT_TRUE(register_row_feed(**db, "test_feed"));
     auto st = (*db)->prepare("SELECT count(*) FROM test_feed");
     ASSERT_TRUE(st);
-    auto row = st->step();
-    ASSERT_TRUE(row && *row);
-    EXPECT_EQ(st->int64(0), 0);
+    auto count = st->first([](const Row& row) { return row.int64(0); });
+    ASSERT_TRUE(count);
+    EXPECT_EQ(*count, std::optional<std::int64_t>(0));
 }
 
 TEST(Int64RowFeed, AnEmptyFeedWritesNothing) {

@@ -114,9 +114,9 @@ protected:
     std::int64_t rows(storage::Database& db, const std::string& table = "vectors_chunk") {
         auto stmt = db.prepare("SELECT count(*) FROM " + table);
         EXPECT_TRUE(stmt);
-        auto row = stmt->step();
-        EXPECT_TRUE(row && *row);
-        return stmt->int64(0);
+        auto n = stmt->first([](const storage::Row& row) { return row.int64(0); });
+        EXPECT_TRUE(n && *n);
+        return n && *n ? **n : -1;
     }
 
     std::filesystem::path dir_;
@@ -172,19 +172,25 @@ TEST_F(VectorIndexTest, StoresUnitVectorsInSqlite) {
     ASSERT_TRUE(index->add(std::vector<std::int64_t>{7}, Vectors{{0, 3, 4}}, "m"));
     auto stmt = db_->prepare("SELECT vector FROM vectors_chunk WHERE key = 7");
     ASSERT_TRUE(stmt);
-    ASSERT_TRUE(*stmt->step());
-    const auto blob = stmt->blob(0);
-    ASSERT_EQ(blob.size(), 3 * sizeof(float));
+    auto blob = stmt->first([](const storage::Row& row) {
+        const auto bytes = row.blob(0);
+        return std::vector<std::byte>(bytes.begin(), bytes.end());
+    });
+    ASSERT_TRUE(blob && *blob);
+    ASSERT_EQ((*blob)->size(), 3 * sizeof(float));
     float v[3];
-    std::memcpy(v, blob.data(), sizeof v);
+    std::memcpy(v, (*blob)->data(), sizeof v);
     EXPECT_FLOAT_EQ(v[0], 0.0f);
     EXPECT_FLOAT_EQ(v[1], 0.6f);
     EXPECT_FLOAT_EQ(v[2], 0.8f);
     auto meta = db_->prepare("SELECT model, dim FROM vector_meta WHERE kind = 'chunk'");
     ASSERT_TRUE(meta);
-    ASSERT_TRUE(*meta->step());
-    EXPECT_EQ(meta->text(0), "m");
-    EXPECT_EQ(meta->int64(1), 3);
+    auto stored = meta->first([](const storage::Row& row) {
+        return std::pair{std::string(row.text(0)), row.int64(1)};
+    });
+    ASSERT_TRUE(stored && *stored);
+    EXPECT_EQ((*stored)->first, "m");
+    EXPECT_EQ((*stored)->second, 3);
 }
 
 TEST_F(VectorIndexTest, ReloadsThePersistedIndexWithoutRebuilding) {

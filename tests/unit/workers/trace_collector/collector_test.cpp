@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "base/utf8.hpp"
-#include "bus/frame_io.hpp"
+#include "bus/detail/frame_io.hpp"
 #include "schema/protocol.hpp"
 #include "tests/support/file_size_limit.hpp"
 #include "tests/support/trace_fixture.hpp"
