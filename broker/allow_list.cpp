@@ -1,5 +1,5 @@
 // Reading the folder of allowed keys, and noticing when it changes.
-#include "broker/allow_list.hpp"
+#include "broker/detail/allow_list.hpp"
 
 #include <algorithm>
 #include <system_error>

@@ -1,7 +1,7 @@
-// The Broker facade: owns one BrokerCore (broker/broker_core.hpp) and forwards to it.
+// The Broker facade: owns one BrokerCore (broker/detail/broker_core.hpp) and forwards to it.
 #include "broker/broker.hpp"
 
-#include "broker/broker_core.hpp"
+#include "broker/detail/broker_core.hpp"
 
 namespace glassbox::broker {
 

@@ -6,10 +6,12 @@
 #include <stop_token>
 #include <string>
 
-#include <zmq.hpp>
-
 #include "base/result.hpp"
 #include "broker/broker_config.hpp"
+
+namespace zmq {
+class context_t;  // <zmq.hpp>: the caller's context, used only by reference
+}
 
 namespace glassbox::broker {
 

@@ -1,9 +1,16 @@
 // The broker's CURVE authentication: its keys on both endpoints, the ZAP handler that admits only
 // keys in the allow-list, and the roles each message is checked against (docs/security.md).
-#include "broker/broker_core.hpp"
-#include "broker/zap_handler.hpp"
+#include "broker/detail/broker_auth.hpp"
+
+#include "base/log.hpp"
+#include "broker/detail/zap_handler.hpp"
+#include "bus/curve_keys.hpp"
+#include "bus/frame_codec.hpp"
 
 namespace glassbox::broker::detail {
+
+using base::ErrorType;
+using bus::printable;
 
 namespace {
 
@@ -15,7 +22,11 @@ const AllowedPeer kNoRoles{"(no longer allowed)", {}, {}};
 
 }  // namespace
 
-base::Result<void> BrokerCore::open_auth() {
+BrokerAuth::BrokerAuth(zmq::context_t& context, const BrokerConfig& config,
+                       std::shared_ptr<spdlog::logger> log, const TimePoint& now)
+    : config_(config), log_(std::move(log)), now_(now), socket_(context, zmq::socket_type::rep) {}
+
+base::Result<void> BrokerAuth::open(zmq::socket_t& router, zmq::socket_t& publisher) {
     const bool has_key = !config_.curve_secret_key.empty();
     if (!has_key) {
         if (!config_.insecure) {
@@ -45,13 +56,13 @@ base::Result<void> BrokerCore::open_auth() {
         log_->warn("event=allowed_key_skipped reason=\"{}\"", problem);
     }
     try {
-        auth_.set(zmq::sockopt::linger, 0);
-        auth_.bind(kZapEndpoint);
-        for (auto* socket : {&router_, &publisher_}) {
+        socket_.set(zmq::sockopt::linger, 0);
+        socket_.bind(kZapEndpoint);
+        for (auto* socket : {&router, &publisher}) {
             socket->set(zmq::sockopt::curve_server, 1);
             socket->set(zmq::sockopt::curve_secretkey, config_.curve_secret_key);
         }
-        router_.set(zmq::sockopt::zap_domain, kRouterZapDomain);
+        router.set(zmq::sockopt::zap_domain, kRouterZapDomain);
     } catch (const zmq::error_t& e) {
         return base::make_error(ErrorType::kInternal,
                                 std::string{"cannot set up CURVE authentication: "} + e.what());
@@ -63,9 +74,9 @@ base::Result<void> BrokerCore::open_auth() {
     return {};
 }
 
-void BrokerCore::serve_auth() {
+void BrokerAuth::serve() {
     for (std::size_t handled = 0; handled < config_.max_drain; ++handled) {
-        auto request = receive_zap(auth_);
+        auto request = receive_zap(socket_);
         if (!request) return;
         const bool valid = request->valid();
         const std::string key = valid ? request->curve_key() : std::string{};
@@ -79,14 +90,14 @@ void BrokerCore::serve_auth() {
         }
         const bool sent =
             peer != nullptr
-                ? send_zap_reply(auth_, request->frame(1), "200", "OK", key)
-                : send_zap_reply(auth_, request->frame(1), valid ? "400" : "500",
+                ? send_zap_reply(socket_, request->frame(1), "200", "OK", key)
+                : send_zap_reply(socket_, request->frame(1), valid ? "400" : "500",
                                  valid ? "key not allowed" : "malformed ZAP request", "");
         if (!sent) log_->error("event=auth_reply_failed error=\"{}\"", zmq_strerror(zmq_errno()));
     }
 }
 
-bool BrokerCore::topic_peer_allowed(const ZapRequest& request) {
+bool BrokerAuth::subscriber_allowed(const ZapRequest& request) {
     if (!curve()) return true;
     const std::string key = request.curve_key();
     const AllowedPeer* peer = key.empty() ? nullptr : allow_->find(key);
@@ -98,24 +109,24 @@ bool BrokerCore::topic_peer_allowed(const ZapRequest& request) {
     return false;
 }
 
-void BrokerCore::read_sender() {
+void BrokerAuth::read_sender(const zmq::message_t* frame) {
     if (!curve()) {
         sender_ = nullptr;
         return;
     }
     // Every message of a connection carries the User-Id its ZAP reply gave: the public key.
-    const char* key = frame_count_ > 1 ? zmq_msg_gets(frames_[1].handle(), "User-Id") : nullptr;
+    const char* key = frame != nullptr ? zmq_msg_gets(frame->handle(), "User-Id") : nullptr;
     const AllowedPeer* peer = key != nullptr ? allow_->find(key) : nullptr;
     sender_ = peer != nullptr ? peer : &kNoRoles;
 }
 
-std::string_view BrokerCore::sender_name() const noexcept {
+std::string_view BrokerAuth::sender_name() const noexcept {
     return sender_ == nullptr ? std::string_view{"-"} : std::string_view{sender_->name};
 }
 
-void BrokerCore::refused(std::string_view event, std::string_view peer, std::string_view detail,
+void BrokerAuth::refused(std::string_view event, std::string_view peer, std::string_view detail,
                          bool connection) {
-    ++(connection ? counters_.peers_refused : counters_.messages_refused);
+    ++(connection ? peers_refused_ : messages_refused_);
     // A flood of refused peers must not become a flood of log lines.
     if (now_ < next_refusal_log_) {
         ++refusals_unlogged_;
@@ -127,7 +138,7 @@ void BrokerCore::refused(std::string_view event, std::string_view peer, std::str
     refusals_unlogged_ = 0;
 }
 
-void BrokerCore::check_allow_list() {
+void BrokerAuth::check_allow_list() {
     if (!curve() || now_ < next_allow_check_) return;
     next_allow_check_ = now_ + config_.allow_reload_interval;
     const auto reloaded = allow_->reload_if_changed();

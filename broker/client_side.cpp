@@ -1,10 +1,11 @@
 // The broker's client side: MDPC01 and GBC01 requests, MMI, errors to clients, and the life of a
 // request from acceptance to its deadline or end (docs/protocol.md §3, §4).
-#include "broker/broker_core.hpp"
+#include "broker/detail/broker_core.hpp"
 
 #include <nlohmann/json.hpp>
 
-#include "bus/client_frames.hpp"
+#include "broker/detail/broker_status.hpp"
+#include "bus/detail/client_frames.hpp"
 #include "schema/messages.hpp"
 
 namespace glassbox::broker::detail {
@@ -21,28 +22,28 @@ std::string mdp_error_body(const Error& error) {
 
 void BrokerCore::write_error(ClientKind kind, std::string_view identity, std::string_view service,
                              std::string_view request_id, const Error& error, bool packed) {
-    out_to(identity, packed);
+    outbox_.out_to(identity, packed);
     if (kind == ClientKind::kMdp) {
-        bus::put_mdp_reply(sink(), service);
-        out(mdp_error_body(error));
+        bus::put_mdp_reply(outbox_.sink(), service);
+        outbox_.out(mdp_error_body(error));
     } else {
-        bus::put_client_error(sink(), request_id, error);
+        bus::put_client_error(outbox_.sink(), request_id, error);
     }
 }
 
 void BrokerCore::send_mdp_reply(std::string_view identity, std::string_view service,
                                 std::string_view body, bool packed) {
-    out_to(identity, packed);
-    bus::put_mdp_reply(sink(), service);
-    out(body);
-    send_out();
+    outbox_.out_to(identity, packed);
+    bus::put_mdp_reply(outbox_.sink(), service);
+    outbox_.out(body);
+    outbox_.send();
 }
 
 void BrokerCore::send_gb_error(std::string_view identity, std::string_view request_id,
                                const Error& error, bool packed) {
-    out_to(identity, packed);
-    bus::put_client_error(sink(), request_id, error);
-    send_out();
+    outbox_.out_to(identity, packed);
+    bus::put_client_error(outbox_.sink(), request_id, error);
+    outbox_.send();
 }
 
 void BrokerCore::reject(ClientKind kind, std::string_view identity, std::string_view service,
@@ -52,44 +53,41 @@ void BrokerCore::reject(ClientKind kind, std::string_view identity, std::string_
                printable(identity), printable(service), printable(request_id),
                base::to_string(error.type), error.message);
     if (kind == ClientKind::kMdp) {
-        send_mdp_reply(identity, service, mdp_error_body(error), packed_in_);
+        send_mdp_reply(identity, service, mdp_error_body(error), in_.packed());
     } else {
-        send_gb_error(identity, request_id, error, packed_in_);
+        send_gb_error(identity, request_id, error, in_.packed());
     }
 }
 
 void BrokerCore::refuse_request(ClientKind kind, std::string_view identity,
                                 std::string_view service, std::string_view request_id) {
-    refused("request_refused", identity,
-            "key=" + std::string{sender_name()} + " service=" + printable(service) +
-                " missing_role=client",
-            false);
+    auth_.refused("request_refused", identity,
+                  "key=" + std::string{auth_.sender_name()} + " service=" + printable(service) +
+                      " missing_role=client",
+                  false);
     reject(kind, identity, service, request_id,
            base::make_error(ErrorType::kForbidden,
-                            "the key '" + std::string{sender_name()} +
+                            "the key '" + std::string{auth_.sender_name()} +
                                 "' may not send requests (it has no `client` role)"));
 }
 
 void BrokerCore::on_mdp_client(std::string_view identity) {
     // 7/MDP: [empty] ["MDPC01"] [service] [body]...
-    const auto decoded = bus::decode_mdp_request(views_);
+    const auto decoded = bus::decode_mdp_request(in_.views());
     if (!decoded) {
         drop(identity, decoded.error().message);
         return;
     }
     const std::string service{decoded.value()};
-    if (!sender_is_client()) {
+    if (!auth_.sender_is_client()) {
         refuse_request(ClientKind::kMdp, identity, service, {});
         return;
     }
-    if (message_bytes_ - identity.size() > config_.max_message_bytes) {
-        reject(ClientKind::kMdp, identity, service, {},
-               base::make_error(ErrorType::kMessageTooLarge,
-                                "message of " + std::to_string(message_bytes_) + " bytes exceeds " +
-                                    std::to_string(config_.max_message_bytes)));
+    if (const auto error = too_large(identity, "message")) {
+        reject(ClientKind::kMdp, identity, service, {}, *error);
         return;
     }
-    if (too_many_frames_) {
+    if (in_.too_many_frames()) {
         reject(ClientKind::kMdp, identity, service, {},
                base::make_error(ErrorType::kProtocolError, "more than 64 frames"));
         return;
@@ -100,104 +98,125 @@ void BrokerCore::on_mdp_client(std::string_view identity) {
         return;
     }
     if (service.starts_with(proto::kMmiPrefix)) {
-        answer_mmi(
-            ClientKind::kMdp, identity, service, {},
-            views_.size() > bus::kMdpBodyFrame ? views_[bus::kMdpBodyFrame] : std::string_view{});
+        answer_mmi(ClientKind::kMdp, identity, service, {},
+                   in_.views().size() > bus::kMdpBodyFrame ? in_.views()[bus::kMdpBodyFrame]
+                                                           : std::string_view{});
         return;
     }
     std::vector<zmq::message_t> body;
-    body.reserve(views_.size() - bus::kMdpBodyFrame);
-    for (std::size_t i = bus::kMdpBodyFrame; i < views_.size(); ++i) body.push_back(take_view(i));
+    body.reserve(in_.views().size() - bus::kMdpBodyFrame);
+    for (std::size_t i = bus::kMdpBodyFrame; i < in_.views().size(); ++i)
+        body.push_back(in_.take(i));
     accept_request(ClientKind::kMdp, identity, service, {}, std::move(body),
                    config_.default_deadline);
 }
 
+std::optional<Error> BrokerCore::too_large(std::string_view identity, std::string_view what) const {
+    if (in_.bytes() - identity.size() <= config_.max_message_bytes) return std::nullopt;
+    return base::make_error(ErrorType::kMessageTooLarge,
+                            std::string{what} + " of " + std::to_string(in_.bytes()) +
+                                " bytes exceeds " + std::to_string(config_.max_message_bytes));
+}
+
 void BrokerCore::on_gb_client(std::string_view identity) {
     namespace cmd = proto::client_cmd;
-    const auto command = bus::decode_client_command(views_);
+    const auto command = bus::decode_client_command(in_.views());
     if (!command) {
         reject(ClientKind::kGb, identity, {}, {}, command.error());
         return;
     }
-    if (!sender_is_client() && command.value() != cmd::kRequest) {
-        refused("message_refused", identity,
-                "key=" + std::string{sender_name()} + " missing_role=client", false);
+    if (!auth_.sender_is_client() && command.value() != cmd::kRequest) {
+        auth_.refused("message_refused", identity,
+                      "key=" + std::string{auth_.sender_name()} + " missing_role=client", false);
         return;
     }
     if (command.value() == cmd::kRequest) {
-        // [empty] ["GBC01"] [0x01] [service] [request-id] [deadline-ms] [body]
-        const auto named = bus::decode_client_request_id(views_);
-        if (!named) {
-            reject(ClientKind::kGb, identity, {}, {}, named.error());
-            return;
-        }
-        const std::string service{named.value().service};
-        std::string request_id{named.value().request_id};
-        if (!sender_is_client()) {
-            refuse_request(ClientKind::kGb, identity, service, request_id);
-            return;
-        }
-        if (message_bytes_ - identity.size() > config_.max_message_bytes) {
-            reject(ClientKind::kGb, identity, service, request_id,
-                   base::make_error(ErrorType::kMessageTooLarge,
-                                    "message of " + std::to_string(message_bytes_) +
-                                        " bytes exceeds " +
-                                        std::to_string(config_.max_message_bytes)));
-            return;
-        }
-        const auto decoded = bus::decode_client_request(views_);
-        if (!decoded) {
-            reject(ClientKind::kGb, identity, service, request_id, decoded.error());
-            return;
-        }
-        if (find_client_request(identity, request_id) != nullptr) {
-            reject(ClientKind::kGb, identity, service, request_id,
-                   base::make_error(ErrorType::kProtocolError, "request id already in flight"));
-            return;
-        }
-        if (service.starts_with(proto::kMmiPrefix)) {
-            answer_mmi(ClientKind::kGb, identity, service, request_id, decoded.value().body);
-            return;
-        }
-        milliseconds deadline = config_.default_deadline;
-        if (decoded.value().deadline_ms != 0) {
-            const auto max_ms = static_cast<std::uint64_t>(config_.max_deadline.count());
-            deadline = milliseconds{
-                static_cast<milliseconds::rep>(std::min(decoded.value().deadline_ms, max_ms))};
-        }
-        std::vector<zmq::message_t> body;
-        body.push_back(take_view(bus::kClientRequestBodyFrame));
-        accept_request(ClientKind::kGb, identity, service, std::move(request_id), std::move(body),
-                       deadline);
+        on_gb_request(identity);
     } else if (command.value() == cmd::kCancel) {
-        // [empty] ["GBC01"] [0x04] [request-id]; unknown or finished ids are ignored (§4.1).
-        const auto request_id = bus::decode_client_cancel(views_);
-        if (!request_id) {
-            reject(ClientKind::kGb, identity, {}, {}, request_id.error());
-            return;
-        }
-        if (Request* request = find_client_request(identity, request_id.value())) {
-            finish(*request, base::make_error(ErrorType::kCancelled, "cancelled by the client"),
-                   true);
-        }
+        on_gb_cancel(identity);
     } else if (command.value() == cmd::kHeartbeat) {
-        // [empty] ["GBC01"] [0x06] [request-id]...: unknown ids learn the broker restarted.
-        for (std::size_t i = bus::kClientHeartbeatIdFrame; i < views_.size(); ++i) {
-            const std::string_view request_id = views_[i];
-            if (request_id.empty() || find_client_request(identity, request_id) != nullptr) {
-                continue;
-            }
-            const Error error = base::make_error(ErrorType::kBrokerRestarted,
-                                                 "the broker has no record of this request");
-            count_error(error.type);
-            send_gb_error(identity, request_id, error, packed_in_);
-        }
+        on_gb_heartbeat(identity);
     } else {
         reject(ClientKind::kGb, identity, {}, {},
                base::make_error(
                    ErrorType::kProtocolError,
                    "unknown GBC01 command " + std::to_string(static_cast<int>(command.value()))));
     }
+}
+
+void BrokerCore::on_gb_request(std::string_view identity) {
+    // [empty] ["GBC01"] [0x01] [service] [request-id] [deadline-ms] [body]
+    const auto named = bus::decode_client_request_id(in_.views());
+    if (!named) {
+        reject(ClientKind::kGb, identity, {}, {}, named.error());
+        return;
+    }
+    const std::string service{named.value().service};
+    std::string request_id{named.value().request_id};
+    if (!auth_.sender_is_client()) {
+        refuse_request(ClientKind::kGb, identity, service, request_id);
+        return;
+    }
+    if (const auto error = too_large(identity, "message")) {
+        reject(ClientKind::kGb, identity, service, request_id, *error);
+        return;
+    }
+    const auto decoded = bus::decode_client_request(in_.views());
+    if (!decoded) {
+        reject(ClientKind::kGb, identity, service, request_id, decoded.error());
+        return;
+    }
+    if (requests_.find_client(identity, request_id) != nullptr) {
+        reject(ClientKind::kGb, identity, service, request_id,
+               base::make_error(ErrorType::kProtocolError, "request id already in flight"));
+        return;
+    }
+    if (service.starts_with(proto::kMmiPrefix)) {
+        answer_mmi(ClientKind::kGb, identity, service, request_id, decoded.value().body);
+        return;
+    }
+    std::vector<zmq::message_t> body;
+    body.push_back(in_.take(bus::kClientRequestBodyFrame));
+    accept_request(ClientKind::kGb, identity, service, std::move(request_id), std::move(body),
+                   request_deadline(decoded.value().deadline_ms));
+}
+
+milliseconds BrokerCore::request_deadline(std::uint64_t deadline_ms) const {
+    // 0: the default; larger than max_deadline: clamped.
+    if (deadline_ms == 0) return config_.default_deadline;
+    const auto max_ms = static_cast<std::uint64_t>(config_.max_deadline.count());
+    return milliseconds{static_cast<milliseconds::rep>(std::min(deadline_ms, max_ms))};
+}
+
+void BrokerCore::on_gb_cancel(std::string_view identity) {
+    // [empty] ["GBC01"] [0x04] [request-id]; unknown or finished ids are ignored (§4.1).
+    const auto request_id = bus::decode_client_cancel(in_.views());
+    if (!request_id) {
+        reject(ClientKind::kGb, identity, {}, {}, request_id.error());
+        return;
+    }
+    if (Request* request = requests_.find_client(identity, request_id.value())) {
+        finish(*request, base::make_error(ErrorType::kCancelled, "cancelled by the client"), true);
+    }
+}
+
+void BrokerCore::on_gb_heartbeat(std::string_view identity) {
+    // [empty] ["GBC01"] [0x06] [request-id]...: unknown ids learn the broker restarted.
+    for (std::size_t i = bus::kClientHeartbeatIdFrame; i < in_.views().size(); ++i) {
+        const std::string_view request_id = in_.views()[i];
+        if (request_id.empty() || requests_.find_client(identity, request_id) != nullptr) continue;
+        const Error error = base::make_error(ErrorType::kBrokerRestarted,
+                                             "the broker has no record of this request");
+        count_error(error.type);
+        send_gb_error(identity, request_id, error, in_.packed());
+    }
+}
+
+std::string BrokerCore::status_json() const {
+    return detail::status_json(StatusSources{
+        config_, instance_, started_, bound_, auth_, services_.all(), workers_.all(), *spool_,
+        spool_failing_, spool_error_, feed_.size(), feed_.delivered(), feed_.backlog_size(), topic_,
+        counters_, requests_.size(), outbox_.send_failures()});
 }
 
 void BrokerCore::answer_mmi(ClientKind kind, std::string_view identity, std::string_view service,
@@ -210,8 +229,8 @@ void BrokerCore::answer_mmi(ClientKind kind, std::string_view identity, std::str
         if (name.size() >= 2 && name.front() == '"' && name.back() == '"') {
             name = name.substr(1, name.size() - 2);
         }
-        const auto found = services_.find(name);
-        answer = found != services_.end() && found->second->workers > 0 ? "200" : "404";
+        const Service* found = services_.find(name);
+        answer = found != nullptr && found->workers > 0 ? "200" : "404";
     } else if (service == proto::kMmiStatus) {
         answer = status_json();
     } else if (kind == ClientKind::kMdp) {
@@ -221,41 +240,29 @@ void BrokerCore::answer_mmi(ClientKind kind, std::string_view identity, std::str
         send_gb_error(identity, request_id,
                       base::make_error(ErrorType::kUnknownService,
                                        "no broker service '" + std::string{service} + "'"),
-                      packed_in_);
+                      in_.packed());
         return;
     }
     ++counters_.replies;
     if (kind == ClientKind::kMdp) {
-        send_mdp_reply(identity, service, answer, packed_in_);
+        send_mdp_reply(identity, service, answer, in_.packed());
     } else {
-        out_to(identity, packed_in_);
-        bus::put_client_final(sink(), request_id);
-        out(answer);
-        send_out();
+        outbox_.out_to(identity, in_.packed());
+        bus::put_client_final(outbox_.sink(), request_id);
+        outbox_.out(answer);
+        outbox_.send();
     }
-}
-
-Service& BrokerCore::service_for(std::string_view name) {
-    auto found = services_.find(name);
-    if (found == services_.end()) {
-        auto service =
-            std::make_unique<Service>(std::string{name}, config_.max_queue, config_.overflow);
-        service->topic = std::string{proto::kExplainTopicPrefix} + std::string{name};
-        found = services_.emplace(std::string{name}, std::move(service)).first;
-    }
-    return *found->second;
 }
 
 void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
                                 std::string_view service_name, std::string request_id,
                                 std::vector<zmq::message_t> body, milliseconds deadline) {
     ++counters_.requests;
-    Service& service = service_for(service_name);
-    auto owned = std::make_unique<Request>();
+    Service& service = services_.service_for(service_name);
+    auto owned = requests_.make();
     Request& request = *owned;
-    request.id = next_request_id_++;
     request.client_kind = kind;
-    request.packed = packed_in_;
+    request.packed = in_.packed();
     request.client.assign(identity);
     request.request_id = std::move(request_id);
     request.service = &service;
@@ -273,26 +280,24 @@ void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
                base::make_error(ErrorType::kQueueFull,
                                 "queue of '" + service.name + "' is full (" +
                                     std::to_string(service.queue.max_size()) + ")"));
-        if (!service.registered) services_to_collect_.push_back(service.name);
+        services_.collect_later(service);
         return;
     }
-    requests_.emplace(request.id, std::move(owned));
-    if (kind == ClientKind::kGb) {
-        by_client_.emplace(client_key(request.client, request.request_id, key_), request.id);
-    }
+    requests_.insert(std::move(owned));
     // A service nobody registered since the start gets unknown_service_wait to show up, one
     // registered before a restart until restart_grace ends (§9).
-    schedule(request, service.registered
-                          ? request.deadline
-                          : std::min(request.deadline, std::max(now_ + config_.unknown_service_wait,
-                                                                grace_end(service))));
+    requests_.schedule(
+        request, service.registered
+                     ? request.deadline
+                     : std::min(request.deadline, std::max(now_ + config_.unknown_service_wait,
+                                                           services_.grace_end(service))));
     if (direct) {
         dispatch_to(*service.available.front(), request);
         return;
     }
     if (pushed.evicted) {
-        if (const auto evicted = requests_.find(*pushed.evicted); evicted != requests_.end()) {
-            finish(*evicted->second,
+        if (Request* evicted = requests_.find(*pushed.evicted)) {
+            finish(*evicted,
                    base::make_error(ErrorType::kEvicted,
                                     "dropped from the full queue of '" + service.name +
                                         "' for a newer request (the client with the most "
@@ -303,36 +308,19 @@ void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
     dispatch(service);
 }
 
-Request* BrokerCore::find_client_request(std::string_view identity, std::string_view request_id) {
-    const auto found = by_client_.find(client_key(identity, request_id, key_));
-    if (found == by_client_.end()) return nullptr;
-    const auto request = requests_.find(found->second);
-    return request == requests_.end() ? nullptr : request->second.get();
-}
-
-void BrokerCore::forget_client_request(const Request& request) {
-    const auto found = by_client_.find(client_key(request.client, request.request_id, key_));
-    if (found != by_client_.end()) by_client_.erase(found);
-}
-
-void BrokerCore::schedule(Request& request, TimePoint at) {
-    request.timer_at = at;
-    timers_.push(TimerEntry{at, request.id});
-}
-
 void BrokerCore::on_deadline(Request& request) {
     Service& service = *request.service;
     const bool queued = request.worker == nullptr;
     if (now_ < request.deadline) {
-        if (queued && !service.registered && now_ < grace_end(service)) {
-            schedule(request, std::min(request.deadline, grace_end(service)));
+        if (queued && !service.registered && now_ < services_.grace_end(service)) {
+            requests_.schedule(request, std::min(request.deadline, services_.grace_end(service)));
         } else if (queued && !service.registered) {
             finish(request,
                    base::make_error(ErrorType::kUnknownService,
                                     "no worker has registered service '" + service.name + "'"),
                    true);
         } else {
-            schedule(request, request.deadline);
+            requests_.schedule(request, request.deadline);
         }
         return;
     }
@@ -356,15 +344,21 @@ void BrokerCore::on_deadline(Request& request) {
     }
 }
 
-void BrokerCore::finish(Request& request, const Error& error, bool notify_client) {
-    count_error(error.type);
+void BrokerCore::log_request_failed(ClientKind kind, std::string_view request_id,
+                                    std::uint64_t token, const std::vector<SessionTrack>& sessions,
+                                    std::string_view service, const Error& error) {
     // request= is the id the worker's lines carry too: the client's (GBC01), else the token.
     log_->info(
         "event=request_failed request={} session={} token={} service={} type={} message=\"{}\"",
-        request.client_kind == ClientKind::kGb ? printable(request.request_id)
-                                               : std::to_string(request.id),
-        request.sessions.empty() ? std::string("-") : printable(request.sessions.front().session),
-        request.id, request.service->name, base::to_string(error.type), error.message);
+        kind == ClientKind::kGb ? printable(request_id) : std::to_string(token),
+        sessions.empty() ? std::string("-") : printable(sessions.front().session), token, service,
+        base::to_string(error.type), error.message);
+}
+
+void BrokerCore::finish(Request& request, const Error& error, bool notify_client) {
+    count_error(error.type);
+    log_request_failed(request.client_kind, request.request_id, request.id, request.sessions,
+                       request.service->name, error);
     close_open_sessions(request, &error);
     if (notify_client) {
         if (request.client_kind == ClientKind::kMdp) {
@@ -376,7 +370,7 @@ void BrokerCore::finish(Request& request, const Error& error, bool notify_client
     }
     if (request.worker != nullptr) {
         // The worker still holds the request: it must end it before it is ready again (§5.3).
-        if (request.client_kind == ClientKind::kGb) forget_client_request(request);
+        if (request.client_kind == ClientKind::kGb) requests_.forget_client(request);
         request.abandoned = true;
         request.body.clear();
         send_worker_cancel(*request.worker, request);
@@ -389,10 +383,10 @@ void BrokerCore::finish(Request& request, const Error& error, bool notify_client
 void BrokerCore::erase_request(Request& request) {
     end_sessions(request);
     if (request.client_kind == ClientKind::kGb && !request.abandoned) {
-        forget_client_request(request);
+        requests_.forget_client(request);
     }
-    if (!request.service->registered) services_to_collect_.push_back(request.service->name);
-    requests_.erase(request.id);
+    services_.collect_later(*request.service);
+    requests_.erase(request);
 }
 
 }  // namespace glassbox::broker::detail

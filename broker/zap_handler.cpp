@@ -1,5 +1,5 @@
 // Reading a ZAP request and writing its reply (RFC 27), for both of the broker's handlers.
-#include "broker/zap_handler.hpp"
+#include "broker/detail/zap_handler.hpp"
 
 #include "bus/curve_keys.hpp"
 

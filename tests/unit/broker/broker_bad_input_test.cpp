@@ -99,10 +99,7 @@ TEST_F(BrokerTest, WorkerProtocolErrorDisconnectsAndRequeues) {
 
 TEST_F(BrokerTest, HeartbeatWithUnknownRequestIdGetsBrokerRestarted) {
     start();
-    auto w = worker("echo", false);
-    auto client = peer();
-    request(*client, "echo", "live", "{}");
-    const Frames req = expect_request(*w);
+    auto [w, client, req] = served_by(worker("echo", false), "echo", "live");
     client->send({kEmpty, kGbc, cmd(0x06), "live", "lost"});
     expect_error(*client, "lost", "BrokerRestarted");
     EXPECT_TRUE(client->silent_for(200ms)) << "a known request id is not answered";
@@ -112,10 +109,7 @@ TEST_F(BrokerTest, HeartbeatWithUnknownRequestIdGetsBrokerRestarted) {
 
 TEST_F(BrokerTest, DuplicateRequestIdIsRefused) {
     start();
-    auto w = worker("echo", false);
-    auto client = peer();
-    request(*client, "echo", "dup", "{}");
-    const Frames req = expect_request(*w);
+    auto [w, client, req] = served_by(worker("echo", false), "echo", "dup");
     request(*client, "echo", "dup", "{}");
     expect_error(*client, "dup", "ProtocolError");
     reply(*w, req[3], "\"ok\"");
@@ -124,10 +118,7 @@ TEST_F(BrokerTest, DuplicateRequestIdIsRefused) {
 
 TEST_F(BrokerTest, VanishedClientLeavesNothingBehind) {
     start();
-    auto w = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "r1", "{}");
-    const Frames first = expect_request(*w);
+    auto [w, client, first] = served("echo", "r1");
     request(*client, "echo", "r2", "{}");
     ASSERT_TRUE(wait_for_queued("echo", 1));
     client.reset();  // the client process is gone

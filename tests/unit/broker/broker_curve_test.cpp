@@ -19,7 +19,9 @@
 
 #include "broker/broker.hpp"
 #include "bus/curve_keys.hpp"
+#include "bus/detail/frame_io.hpp"
 #include "tests/support/wait_until.hpp"
+#include "tests/unit/broker/peer_frames.hpp"
 
 namespace glassbox::broker {
 namespace {
@@ -46,12 +48,7 @@ public:
         if (keys != nullptr) bus::apply_curve_client(socket_, *keys);
         socket_.connect(endpoint);
     }
-    void send(const Frames& frames) {
-        for (std::size_t i = 0; i < frames.size(); ++i) {
-            socket_.send(zmq::buffer(frames[i]),
-                         i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
-        }
-    }
+    void send(const Frames& frames) { test_frames::send_frames(socket_, frames); }
     // The next message that is not a heartbeat, within `timeout`.
     std::optional<Frames> recv(std::chrono::milliseconds timeout = 3000ms) {
         const auto deadline = Clock::now() + timeout;
@@ -59,14 +56,7 @@ public:
             zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
             zmq::poll(&item, 1, 20ms);
             if ((item.revents & ZMQ_POLLIN) == 0) continue;
-            Frames frames;
-            bool more = true;
-            while (more) {
-                zmq::message_t frame;
-                (void)socket_.recv(frame);
-                frames.emplace_back(frame.to_string());
-                more = frame.more();
-            }
+            Frames frames = test_frames::read_frames(socket_);
             if (frames.size() == 3 && frames[2] == cmd(0x04)) continue;
             return frames;
         }

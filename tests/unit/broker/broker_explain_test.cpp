@@ -25,10 +25,7 @@ TEST_F(BrokerTest, ExplainIsPublishedOnTheTopic) {
 
 TEST_F(BrokerTest, MalformedExplainIsDroppedAndTheRequestGoesOn) {
     start();
-    auto w = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "r1", "{}");
-    const Frames req = expect_request(*w);
+    auto [w, client, req] = served("echo", "r1");
     explain(*w, req[3], "urn:q:1", "minus-one", "open", "{}");
     explain(*w, req[3], "urn:q:1", "0", "finished", "{}");
     reply(*w, req[3], "\"ok\"");
@@ -39,10 +36,7 @@ TEST_F(BrokerTest, MalformedExplainIsDroppedAndTheRequestGoesOn) {
 TEST_F(BrokerTest, CollectorGetsDeliveriesAndAckRemovesThemFromTheSpool) {
     start();
     auto collector = collector_peer("10");
-    auto w = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "r1", "{}");
-    const Frames req = expect_request(*w);
+    auto [w, client, req] = served("echo", "r1");
     explain(*w, req[3], "urn:q:1", "0", "open", "{\"a\":0}");
     explain(*w, req[3], "urn:q:1", "1", "complete", "{\"a\":1}");
     reply(*w, req[3], "{}");
@@ -77,10 +71,7 @@ TEST_F(BrokerTest, DeliveriesWaitForTheirIntervalButAnswersDoNot) {
     config.delivery_interval = 2000ms;
     start(config);
     auto collector = collector_peer("10");
-    auto w = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "r1", "{}");
-    const Frames req = expect_request(*w);
+    auto [w, client, req] = served("echo", "r1");
     explain(*w, req[3], "urn:q:1", "0", "open", "{\"a\":0}");
     auto first = collector->recv();
     ASSERT_TRUE(first) << "the first EXPLAIN after a quiet spell is delivered at once";
@@ -103,10 +94,7 @@ TEST_F(BrokerTest, DeliveriesWaitForTheirIntervalButAnswersDoNot) {
 TEST_F(BrokerTest, CollectorWindowBoundsUnacknowledgedDeliveries) {
     start();
     auto collector = collector_peer("2");
-    auto w = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "r1", "{}");
-    const Frames req = expect_request(*w);
+    auto [w, client, req] = served("echo", "r1");
     for (int seq = 0; seq < 4; ++seq) {
         explain(*w, req[3], "urn:q:1", std::to_string(seq), seq == 3 ? "complete" : "open", "{}");
     }
@@ -123,22 +111,14 @@ TEST_F(BrokerTest, CollectorWindowBoundsUnacknowledgedDeliveries) {
 
 TEST_F(BrokerTest, UnacknowledgedDeliveriesAreRedeliveredAfterCollectorExpiry) {
     start();
-    auto first = peer();
-    first->send({kEmpty, kGbe, cmd(0x01), "10"});
-    first->keepalive({kEmpty, kGbe, cmd(0x04)});
-    auto w = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "r1", "{}");
-    const Frames req = expect_request(*w);
-    explain(*w, req[3], "urn:q:1", "0", "complete", "{\"a\":0}");
-    reply(*w, req[3], "{}");
+    auto first = collector_peer("10");
+    auto [w, client, req] = served("echo", "r1");
+    complete_trace(*w, req[3], "urn:q:1", "{\"a\":0}");
     auto delivered = first->recv();
     ASSERT_TRUE(delivered);
     ASSERT_EQ(delivered->size(), 9u);
     first->go_silent();  // crashes before ACK
-    auto second = peer();
-    second->send({kEmpty, kGbe, cmd(0x01), "10"});
-    second->keepalive({kEmpty, kGbe, cmd(0x04)});
+    auto second = collector_peer("10");
     auto again = second->recv(3000ms);
     ASSERT_TRUE(again);
     EXPECT_EQ(*again, *delivered);
@@ -157,22 +137,14 @@ TEST_F(BrokerTest, DetachReturnsDeliveriesAndUnknownCollectorIsDetached) {
     stranger->send({kEmpty, kGbe, cmd(0x01), "0"});  // window out of range
     EXPECT_EQ(stranger->recv(), (Frames{kEmpty, kGbe, cmd(0x05)}));
 
-    auto first = peer();
-    first->send({kEmpty, kGbe, cmd(0x01), "10"});
-    first->keepalive({kEmpty, kGbe, cmd(0x04)});
-    auto w = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "r1", "{}");
-    const Frames req = expect_request(*w);
-    explain(*w, req[3], "urn:q:2", "0", "complete", "{}");
-    reply(*w, req[3], "{}");
+    auto first = collector_peer("10");
+    auto [w, client, req] = served("echo", "r1");
+    complete_trace(*w, req[3], "urn:q:2", "{}");
     auto delivered = first->recv();
     ASSERT_TRUE(delivered);
     first->send({kEmpty, kGbe, cmd(0x05)});
     first->go_silent();
-    auto second = peer();
-    second->send({kEmpty, kGbe, cmd(0x01), "10"});
-    second->keepalive({kEmpty, kGbe, cmd(0x04)});
+    auto second = collector_peer("10");
     auto again = second->recv(1000ms);
     ASSERT_TRUE(again);
     EXPECT_EQ((*again)[3], (*delivered)[3]);
@@ -184,15 +156,11 @@ TEST_F(BrokerTest, SpoolSurvivesABrokerRestart) {
     config.spool_path = path;
     start(config);
     {
-        auto w = worker("echo", true);
-        auto client = peer();
-        request(*client, "echo", "r1", "{}");
-        const Frames req = expect_request(*w);
+        auto [w, client, req] = served("echo", "r1");
         explain(*w, req[3], "urn:q:9", "0", "open", "{\"kept\":0}");
         explain(*w, req[3], "urn:q:9", "1", "complete", "{\"kept\":1}");
         reply(*w, req[3], "{}");
-        expect_gb(*client, 0x02, "r1");
-        expect_gb(*client, 0x02, "r1");
+        expect_partials(*client, "r1", 2);
         expect_gb(*client, 0x03, "r1");
     }
     stop_broker();
@@ -211,16 +179,11 @@ TEST_F(BrokerTest, SpoolSurvivesABrokerRestart) {
 
     // The unacknowledged one is still there after a second restart; new ids keep increasing.
     start(config);
-    auto again = peer();
-    again->send({kEmpty, kGbe, cmd(0x01), "10"});
-    again->keepalive({kEmpty, kGbe, cmd(0x04)});
+    auto again = collector_peer("10");
     auto d = again->recv();
     ASSERT_TRUE(d);
     EXPECT_EQ((*d)[3], "2");
-    auto w = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "r2", "{}");
-    const Frames req = expect_request(*w);
+    auto [w, client, req] = served("echo", "r2");
     explain(*w, req[3], "urn:q:10", "0", "complete", "{}");
     auto fresh = again->recv();
     ASSERT_TRUE(fresh);
@@ -232,10 +195,7 @@ TEST_F(BrokerTest, SpoolFullWithFailRequestEndsTheRequest) {
     BrokerConfig config = test_config();
     config.spool_max_messages = 1;
     start(config);
-    auto w = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "r1", "{}");
-    const Frames req = expect_request(*w);
+    auto [w, client, req] = served("echo", "r1");
     explain(*w, req[3], "urn:q:1", "0", "open", "{}");
     explain(*w, req[3], "urn:q:1", "1", "open", "{}");
     EXPECT_EQ(expect_gb(*client, 0x02, "r1")[4], "explain");
@@ -252,10 +212,7 @@ TEST_F(BrokerTest, SpoolFullWithDropNewestForwardsButDoesNotSpool) {
     config.spool_max_messages = 1;
     config.spool_policy = SpoolPolicy::kDropNewest;
     start(config);
-    auto w = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "r1", "{}");
-    const Frames req = expect_request(*w);
+    auto [w, client, req] = served("echo", "r1");
     explain(*w, req[3], "urn:q:1", "0", "open", "{\"n\":0}");
     explain(*w, req[3], "urn:q:1", "1", "complete", "{\"n\":1}");
     reply(*w, req[3], "{}");
@@ -290,10 +247,7 @@ TEST_F(BrokerTest, SpoolWriteFailureWithFailRequestEndsTheRequestWithSpoolFull) 
     BrokerConfig config = test_config();
     config.spool_path = temp_spool_path("unwritable-fail");
     start(config);
-    auto w = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "r1", "{}");
-    const Frames req = expect_request(*w);
+    auto [w, client, req] = served("echo", "r1");
     {
         FileSizeLimit full(1);  // no segment write gets through
         explain(*w, req[3], "urn:q:full", "0", "open", "{\"n\":0}");
@@ -336,8 +290,7 @@ TEST_F(BrokerTest, SpoolWriteFailureWithFailRequestEndsTheRequestWithSpoolFull) 
     ASSERT_GE(next->size(), 6u);
     ASSERT_EQ((*next)[2], cmd(0x02));
     const Frames again = *next;
-    explain(*w, again[3], "urn:q:after", "0", "complete", "{}");
-    reply(*w, again[3], "{}");
+    complete_trace(*w, again[3], "urn:q:after", "{}");
     expect_gb(*client, 0x02, "r2");
     expect_gb(*client, 0x03, "r2");
 }
@@ -347,10 +300,7 @@ TEST_F(BrokerTest, SpoolWriteFailureWithDropNewestCountsAndMarksTheTrace) {
     config.spool_path = temp_spool_path("unwritable-drop");
     config.spool_policy = SpoolPolicy::kDropNewest;
     start(config);
-    auto w = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "r1", "{}");
-    const Frames req = expect_request(*w);
+    auto [w, client, req] = served("echo", "r1");
     {
         FileSizeLimit full(1);
         explain(*w, req[3], "urn:q:drop", "0", "open", "{\"n\":0}");
@@ -436,9 +386,7 @@ TEST_F(BrokerTest, RequestForAServiceKnownBeforeARestartWaitsForItsWorkers) {
     auto w = worker("echo", true);
     const Frames req = expect_request(*w);
     reply(*w, req[3], "{\"served\":true}");
-    const Frames final_reply = expect_gb(*client, 0x03, "r1");
-    ASSERT_EQ(final_reply.size(), 5u);
-    EXPECT_EQ(final_reply[4], "{\"served\":true}");
+    expect_final(*client, "r1", "{\"served\":true}");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
@@ -24,6 +25,7 @@
 #include "schema/messages.hpp"
 #include "tests/support/file_size_limit.hpp"
 #include "tests/support/wait_until.hpp"
+#include "tests/unit/broker/peer_frames.hpp"
 
 // A named namespace, not an anonymous one: gtest requires every TEST_F of BrokerTest, in
 // whichever file, to use the one fixture type.
@@ -67,12 +69,7 @@ public:
     Peer(const Peer&) = delete;
     Peer& operator=(const Peer&) = delete;
 
-    void send(const Frames& frames) {
-        for (std::size_t i = 0; i < frames.size(); ++i) {
-            socket_.send(zmq::buffer(frames[i]),
-                         i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
-        }
-    }
+    void send(const Frames& frames) { test_frames::send_frames(socket_, frames); }
 
     void keepalive(Frames heartbeat) {
         heartbeat_ = std::move(heartbeat);
@@ -91,14 +88,7 @@ public:
             zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
             zmq::poll(&item, 1, std::max(wait, std::chrono::milliseconds{1}));
             if ((item.revents & ZMQ_POLLIN) == 0) continue;
-            Frames frames;
-            bool more = true;
-            while (more) {
-                zmq::message_t frame;
-                (void)socket_.recv(frame);
-                frames.emplace_back(frame.to_string());
-                more = frame.more();
-            }
+            Frames frames = test_frames::read_frames(socket_);
             // A packed message (protocol.md §1.4) is handed over as the classic frames it
             // carries; last_packed() and last_wire_frames() tell how it came.
             // (DEALER peers only: a REQ socket strips the empty delimiter, a SUB's first frame
@@ -234,6 +224,44 @@ protected:
         return frames;
     }
 
+    // An extended worker of `service`, a client, and the REQUEST the client's request `id`
+    // brought the worker: `auto [w, client, req] = served("echo", "r1");`.
+    struct Served {
+        std::unique_ptr<Peer> worker;
+        std::unique_ptr<Peer> client;
+        Frames request;
+    };
+    Served served(const std::string& service, const std::string& id, const std::string& body = "{}",
+                  const std::string& deadline_ms = "0") {
+        return served_by(worker(service, true), service, id, body, deadline_ms);
+    }
+    // The same with a worker of the test's own (a 7/MDP one, one with credit).
+    Served served_by(std::unique_ptr<Peer> w, const std::string& service, const std::string& id,
+                     const std::string& body = "{}", const std::string& deadline_ms = "0") {
+        Served one{std::move(w), peer(), {}};
+        request(*one.client, service, id, body, deadline_ms);
+        one.request = expect_request(*one.worker);
+        return one;
+    }
+
+    // A broker whose queues hold two requests under `overflow`: r1 held by its worker, then
+    // r2, r3 and r4 sent behind it (one too many).
+    Served overflowing_queue(OverflowPolicy overflow) {
+        BrokerConfig config = test_config();
+        config.max_queue = 2;
+        config.overflow = overflow;
+        start(config);
+        Served one = served("echo", "r1");
+        requests(*one.client, "echo", {"r2", "r3", "r4"});
+        return one;
+    }
+
+    // GBC01 requests of the client, one a request id, each with body {}.
+    static void requests(Peer& client, const std::string& service,
+                         std::initializer_list<const char*> ids) {
+        for (const char* id : ids) request(client, service, id, "{}");
+    }
+
     static void reply(Peer& w, const std::string& token, const std::string& body) {
         w.send({kEmpty, kMdpw, cmd(0x03), token, kEmpty, body});
     }
@@ -250,6 +278,40 @@ protected:
         EXPECT_EQ((*got)[2], cmd(command)) << "frames: " << got->size() << " last: " << got->back();
         EXPECT_EQ((*got)[3], id);
         return *got;
+    }
+
+    // A PARTIAL of request `id`: its kind (data or explain) and body.
+    static void expect_partial(Peer& client, const std::string& id, const std::string& kind,
+                               const std::string& body) {
+        const Frames got = expect_gb(client, 0x02, id);
+        ASSERT_EQ(got.size(), 6u);
+        EXPECT_EQ(got[4], kind);
+        EXPECT_EQ(got[5], body);
+    }
+
+    // The FINAL of request `id` and its body.
+    static void expect_final(Peer& client, const std::string& id, const std::string& body) {
+        const Frames got = expect_gb(client, 0x03, id);
+        ASSERT_EQ(got.size(), 5u);
+        EXPECT_EQ(got[4], body);
+    }
+
+    // The meta frame of a REQUEST a GBC01 client's first attempt brought a GBW01 worker.
+    static json expect_meta(const std::string& frame, const std::string& id,
+                            const std::string& service) {
+        json meta = json::parse(frame, nullptr, false);
+        EXPECT_TRUE(meta.is_object()) << frame;
+        if (!meta.is_object()) return json::object();
+        EXPECT_EQ(meta["request_id"], id);
+        EXPECT_EQ(meta["service"], service);
+        EXPECT_EQ(meta["attempt"], 1);
+        EXPECT_EQ(meta["client"], "GBC01");
+        return meta;
+    }
+
+    // The next `count` messages of the client are PARTIALs of request `id`.
+    static void expect_partials(Peer& client, const std::string& id, int count) {
+        for (int i = 0; i < count; ++i) expect_gb(client, 0x02, id);
     }
 
     static void expect_error(Peer& client, const std::string& id, const std::string& type,
@@ -310,6 +372,13 @@ protected:
     void explain(Peer& w, const std::string& token, const std::string& session,
                  const std::string& seq, const std::string& state, const std::string& body) {
         w.send({kEmpty, kMdpw, cmd(0x07), token, kEmpty, session, seq, state, body});
+    }
+
+    // A one-message trace (session seq 0, complete) and the reply {} that ends its request.
+    void complete_trace(Peer& w, const std::string& token, const std::string& session,
+                        const std::string& body) {
+        explain(w, token, session, "0", "complete", body);
+        reply(w, token, "{}");
     }
 
     zmq::context_t context_;

@@ -21,8 +21,7 @@ TEST_F(BrokerTest, ExplainIntoAnotherRequestsSessionIsDroppedAndCounted) {
     explain(*w, victim[3], "urn:q:victim", "0", "open", "{\"v\":0}");
     explain(*w, victim[3], "urn:q:victim", "1", "complete", "{\"v\":1}");
     reply(*w, victim[3], "\"v\"");
-    expect_gb(*client, 0x02, "victim");
-    expect_gb(*client, 0x02, "victim");
+    expect_partials(*client, "victim", 2);
     expect_gb(*client, 0x03, "victim");
 
     request(*client, "echo", "live", "{}");
@@ -64,10 +63,7 @@ TEST_F(BrokerTest, ExplainIntoAnotherRequestsSessionIsDroppedAndCounted) {
 // session's end is dropped and counted (§5.3).
 TEST_F(BrokerTest, ExplainSeqMustGrowAndNothingFollowsTheSessionsEnd) {
     start();
-    auto w = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "r1", "{}");
-    const Frames req = expect_request(*w);
+    auto [w, client, req] = served("echo", "r1");
     explain(*w, req[3], "urn:q:1", "0", "open", "{\"n\":0}");
     explain(*w, req[3], "urn:q:1", "2", "open", "{\"n\":2}");
     explain(*w, req[3], "urn:q:1", "2", "open", "{\"again\":2}");
@@ -98,8 +94,7 @@ TEST_F(BrokerTest, SubRunsAndRedispatchedRequestsOpenTheirOwnSessions) {
     auto caller_as_client = peer();
     request(*caller_as_client, "echo", "inner", "{}");
     const Frames inner = expect_request(*callee);
-    explain(*callee, inner[3], "urn:q:inner", "0", "complete", "{\"parent_uri\":\"urn:q:outer\"}");
-    reply(*callee, inner[3], "{}");
+    complete_trace(*callee, inner[3], "urn:q:inner", "{\"parent_uri\":\"urn:q:outer\"}");
     expect_gb(*caller_as_client, 0x02, "inner");
     expect_gb(*caller_as_client, 0x03, "inner");
     explain(*caller, outer[3], "urn:q:outer", "1", "complete", "{\"o\":1}");
@@ -116,8 +111,7 @@ TEST_F(BrokerTest, SubRunsAndRedispatchedRequestsOpenTheirOwnSessions) {
     const Frames second = expect_request(*next, 3000ms);
     ASSERT_EQ(second.size(), 7u);
     EXPECT_EQ(json::parse(second[5])["attempt"], 2);
-    explain(*next, second[3], "urn:q:retried", "0", "complete", "{\"t\":0}");
-    reply(*next, second[3], "{}");
+    complete_trace(*next, second[3], "urn:q:retried", "{\"t\":0}");
     std::optional<Frames> got;
     while ((got = client->recv()) && (*got)[3] != "retried") {
     }
@@ -157,17 +151,12 @@ TEST_F(BrokerTest, AnswersForATokenTheWorkerWasNotGivenAreDroppedAndCounted) {
 // spool, and it is told to attach.
 TEST_F(BrokerTest, AnAckFromAPeerThatIsNotAttachedIsRefused) {
     start();
-    auto w = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "r1", "{}");
-    const Frames req = expect_request(*w);
+    auto [w, client, req] = served("echo", "r1");
     explain(*w, req[3], "urn:q:1", "0", "open", "{}");
     explain(*w, req[3], "urn:q:1", "1", "open", "{}");
     explain(*w, req[3], "urn:q:1", "2", "complete", "{}");
     reply(*w, req[3], "{}");
-    expect_gb(*client, 0x02, "r1");
-    expect_gb(*client, 0x02, "r1");
-    expect_gb(*client, 0x02, "r1");
+    expect_partials(*client, "r1", 3);
     expect_gb(*client, 0x03, "r1");
     auto stranger = peer();
     Frames ack{kEmpty, kGbe, cmd(0x03)};
@@ -187,10 +176,7 @@ TEST_F(BrokerTest, ACollectorAcksOnlyWhatWasDeliveredToIt) {
     start();
     auto first = collector_peer("1");
     ASSERT_TRUE(eventually([](const json& s) { return s["spool"]["collectors"] == 1; }));
-    auto w = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "r1", "{}");
-    const Frames req = expect_request(*w);
+    auto [w, client, req] = served("echo", "r1");
     explain(*w, req[3], "urn:q:1", "0", "open", "{}");
     explain(*w, req[3], "urn:q:1", "1", "open", "{}");
     explain(*w, req[3], "urn:q:1", "2", "complete", "{}");
@@ -276,8 +262,7 @@ TEST_F(BrokerTest, ASessionWaitsForItsCollectorsWindowWhileOthersGoElsewhere) {
     ASSERT_TRUE(eventually([](const json& s) { return s["spool"]["collectors"] == 2; }));
     auto w = credit_worker("echo", "2");
     auto client = peer();
-    request(*client, "echo", "r1", "{}");
-    request(*client, "echo", "r2", "{}");
+    requests(*client, "echo", {"r1", "r2"});
     const std::string t1 = expect_request(*w)[3];
     const std::string t2 = expect_request(*w)[3];
     explain(*w, t1, "urn:q:1", "0", "open", "{}");
@@ -310,10 +295,7 @@ TEST_F(BrokerTest, ASessionMovesWholeToAnotherCollectorWhenItsCollectorDetaches)
     ASSERT_TRUE(eventually([](const json& s) { return s["spool"]["collectors"] == 1; }));
     auto b = collector_peer("10");
     ASSERT_TRUE(eventually([](const json& s) { return s["spool"]["collectors"] == 2; }));
-    auto w = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "r1", "{}");
-    const Frames req = expect_request(*w);
+    auto [w, client, req] = served("echo", "r1");
     explain(*w, req[3], "urn:q:1", "0", "open", "{}");
     explain(*w, req[3], "urn:q:1", "1", "open", "{}");
     for (const char* seq : {"0", "1"}) {

@@ -9,16 +9,9 @@ namespace {
 
 TEST_F(BrokerTest, StreamingRepliesArriveInOrderThenFinal) {
     start();
-    auto w = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "r1", "{\"q\":1}", "4000");
-    const Frames req = expect_request(*w);
+    auto [w, client, req] = served("echo", "r1", "{\"q\":1}", "4000");
     ASSERT_EQ(req.size(), 7u);
-    const json meta = json::parse(req[5]);
-    EXPECT_EQ(meta["request_id"], "r1");
-    EXPECT_EQ(meta["service"], "echo");
-    EXPECT_EQ(meta["attempt"], 1);
-    EXPECT_EQ(meta["client"], "GBC01");
+    const json meta = expect_meta(req[5], "r1", "echo");
     EXPECT_GT(meta["deadline_ms"].get<int>(), 3000);
     EXPECT_LE(meta["deadline_ms"].get<int>(), 4000);
     EXPECT_EQ(req[6], "{\"q\":1}");
@@ -29,18 +22,10 @@ TEST_F(BrokerTest, StreamingRepliesArriveInOrderThenFinal) {
     explain(*w, token, "urn:q:1", "0", "complete", "{\"seq\":0}");
     reply(*w, token, "{\"done\":true}");
     for (int i = 0; i < 5; ++i) {
-        const Frames partial = expect_gb(*client, 0x02, "r1");
-        ASSERT_EQ(partial.size(), 6u);
-        EXPECT_EQ(partial[4], "data");
-        EXPECT_EQ(partial[5], "\"chunk" + std::to_string(i) + "\"");
+        expect_partial(*client, "r1", "data", "\"chunk" + std::to_string(i) + "\"");
     }
-    const Frames explained = expect_gb(*client, 0x02, "r1");
-    ASSERT_EQ(explained.size(), 6u);
-    EXPECT_EQ(explained[4], "explain");
-    EXPECT_EQ(explained[5], "{\"seq\":0}");
-    const Frames final_frames = expect_gb(*client, 0x03, "r1");
-    ASSERT_EQ(final_frames.size(), 5u);
-    EXPECT_EQ(final_frames[4], "{\"done\":true}");
+    expect_partial(*client, "r1", "explain", "{\"seq\":0}");
+    expect_final(*client, "r1", "{\"done\":true}");
     EXPECT_TRUE(client->silent_for(200ms));
 }
 
@@ -57,11 +42,7 @@ TEST_F(BrokerTest, CompactWorkerStreamsWithoutTheEmptyFrame) {
     const Frames& req = *got;
     ASSERT_EQ(req.size(), 6u);
     EXPECT_EQ(req[2], cmd(0x02));
-    const json meta = json::parse(req[4]);
-    EXPECT_EQ(meta["request_id"], "r1");
-    EXPECT_EQ(meta["service"], "echo");
-    EXPECT_EQ(meta["attempt"], 1);
-    EXPECT_EQ(meta["client"], "GBC01");
+    const json meta = expect_meta(req[4], "r1", "echo");
     EXPECT_EQ(req[5], "{\"q\":1}");
     const std::string token = req[3];
     w->send({kEmpty, kMdpw, cmd(0x06), token, "\"chunk\""});
@@ -69,17 +50,9 @@ TEST_F(BrokerTest, CompactWorkerStreamsWithoutTheEmptyFrame) {
     w->send({kEmpty, kMdpw, cmd(0x06), token, kEmpty, "\"dropped\""});
     w->send({kEmpty, kMdpw, cmd(0x07), token, "urn:q:1", "0", "complete", "{\"seq\":0}"});
     w->send({kEmpty, kMdpw, cmd(0x03), token, "{\"done\":true}"});
-    const Frames partial = expect_gb(*client, 0x02, "r1");
-    ASSERT_EQ(partial.size(), 6u);
-    EXPECT_EQ(partial[4], "data");
-    EXPECT_EQ(partial[5], "\"chunk\"");
-    const Frames explained = expect_gb(*client, 0x02, "r1");
-    ASSERT_EQ(explained.size(), 6u);
-    EXPECT_EQ(explained[4], "explain");
-    EXPECT_EQ(explained[5], "{\"seq\":0}");
-    const Frames final_frames = expect_gb(*client, 0x03, "r1");
-    ASSERT_EQ(final_frames.size(), 5u);
-    EXPECT_EQ(final_frames[4], "{\"done\":true}");
+    expect_partial(*client, "r1", "data", "\"chunk\"");
+    expect_partial(*client, "r1", "explain", "{\"seq\":0}");
+    expect_final(*client, "r1", "{\"done\":true}");
     EXPECT_TRUE(client->silent_for(200ms));
 }
 
@@ -192,14 +165,8 @@ TEST_F(BrokerTest, MalformedPackedMessagesAreDroppedAndTheBrokerServesOn) {
 // the EXPLAIN, keep their places; the first client's stream stays in order.
 TEST_F(BrokerTest, AnExplainHoldsOnlyItsOwnClientsLaterMessages) {
     start();
-    auto w1 = worker("echo", true);
-    auto a = peer();
-    request(*a, "echo", "ra", "{}", "4000");
-    const Frames req_a = expect_request(*w1);
-    auto w2 = worker("echo", true);
-    auto b = peer();
-    request(*b, "echo", "rb", "{}", "4000");
-    const Frames req_b = expect_request(*w2);
+    auto [w1, a, req_a] = served("echo", "ra", "{}", "4000");
+    auto [w2, b, req_b] = served("echo", "rb", "{}", "4000");
     w1->send({kEmpty, kMdpw, cmd(0x06), req_a[3], kEmpty, "\"c0\""});
     explain(*w1, req_a[3], "urn:q:a", "0", "complete", "{\"seq\":0}");
     w1->send({kEmpty, kMdpw, cmd(0x06), req_a[3], kEmpty, "\"c1\""});
@@ -232,10 +199,7 @@ TEST_F(BrokerTest, MajordomoClientGetsOnlyTheFinalReplyOfAStreamingWorker) {
 
 TEST_F(BrokerTest, WorkerErrorIsForwarded) {
     start();
-    auto w = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "r1", "not json");
-    const Frames req = expect_request(*w);
+    auto [w, client, req] = served("echo", "r1", "not json");
     w->send({kEmpty, kMdpw, cmd(0x08), req[3], kEmpty, "InvalidJson", "body is not JSON"});
     const Frames error = expect_gb(*client, 0x05, "r1");
     ASSERT_EQ(error.size(), 6u);
@@ -287,10 +251,7 @@ TEST_F(BrokerTest, WorkerArrivingDuringTheUnknownServiceWaitServesTheRequest) {
 
 TEST_F(BrokerTest, DeadlineExceededCancelsTheWorkerWhichThenServesAgain) {
     start();
-    auto w = worker("slow", true);
-    auto client = peer();
-    request(*client, "slow", "r1", "{}", "300");
-    const Frames req = expect_request(*w);
+    auto [w, client, req] = served("slow", "r1", "{}", "300");
     expect_error(*client, "r1", "DeadlineExceeded");
     auto cancel = w->recv();
     ASSERT_TRUE(cancel);
@@ -317,10 +278,7 @@ TEST_F(BrokerTest, QueuedRequestWithoutLiveWorkerGetsServiceUnavailable) {
 
 TEST_F(BrokerTest, CancelEndsQueuedAndRunningRequests) {
     start();
-    auto w = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "running", "{}");
-    const Frames req = expect_request(*w);
+    auto [w, client, req] = served("echo", "running");
     request(*client, "echo", "queued", "{}");
     ASSERT_TRUE(wait_for_queued("echo", 1));
     client->send({kEmpty, kGbc, cmd(0x04), "queued"});
@@ -333,16 +291,7 @@ TEST_F(BrokerTest, CancelEndsQueuedAndRunningRequests) {
 }
 
 TEST_F(BrokerTest, FullQueueRejectsTheNewRequest) {
-    BrokerConfig config = test_config();
-    config.max_queue = 2;
-    start(config);
-    auto w = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "r1", "{}");
-    const Frames first = expect_request(*w);
-    request(*client, "echo", "r2", "{}");
-    request(*client, "echo", "r3", "{}");
-    request(*client, "echo", "r4", "{}");
+    auto [w, client, first] = overflowing_queue(OverflowPolicy::kReject);
     expect_error(*client, "r4", "QueueFull");
     reply(*w, first[3], "1");
     expect_gb(*client, 0x03, "r1");
@@ -350,17 +299,7 @@ TEST_F(BrokerTest, FullQueueRejectsTheNewRequest) {
 }
 
 TEST_F(BrokerTest, FullQueueDropOldestEvictsTheOldestQueued) {
-    BrokerConfig config = test_config();
-    config.max_queue = 2;
-    config.overflow = OverflowPolicy::kDropOldest;
-    start(config);
-    auto w = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "r1", "{}");
-    const Frames first = expect_request(*w);
-    request(*client, "echo", "r2", "{}");
-    request(*client, "echo", "r3", "{}");
-    request(*client, "echo", "r4", "{}");
+    auto [w, client, first] = overflowing_queue(OverflowPolicy::kDropOldest);
     expect_error(*client, "r2", "Evicted");
     reply(*w, first[3], "1");
     expect_gb(*client, 0x03, "r1");

@@ -8,10 +8,7 @@ namespace {
 
 TEST_F(BrokerTest, WorkerExpiringBeforeReplyIsReplacedByAnother) {
     start();
-    auto first = worker("echo", true);
-    auto client = peer();
-    request(*client, "echo", "r1", "{\"n\":1}");
-    const Frames req = expect_request(*first);
+    auto [first, client, req] = served("echo", "r1", "{\"n\":1}");
     first->go_silent();  // dies without a word
     auto second = worker("echo", true);
     const Frames retry = expect_request(*second, 3000ms);
@@ -46,10 +43,7 @@ TEST_F(BrokerTest, WorkerLostMidStreamEndsWithWorkerLostAndAnEndOfTrace) {
     auto sub = std::make_unique<Peer>(context_, endpoints_.pub_endpoint, zmq::socket_type::sub);
     sub->socket().set(zmq::sockopt::subscribe, "explain.");
     ASSERT_TRUE(wait_for_subscriptions(1));
-    auto w = worker("rag", true);
-    auto client = peer();
-    request(*client, "rag", "r1", "{}");
-    const Frames req = expect_request(*w);
+    auto [w, client, req] = served("rag", "r1");
     explain(*w, req[3], "urn:q:7", "0", "open", "{\"seq\":0}");
     w->send({kEmpty, kMdpw, cmd(0x06), req[3], kEmpty, "\"partial\""});
     w->go_silent();

@@ -1,26 +1,49 @@
 // ServiceQueue: order, bound, both overflow policies, and turns between clients.
 #include "broker/service_queue.hpp"
 
+#include <initializer_list>
+#include <utility>
+
 #include <gtest/gtest.h>
 
 namespace glassbox::broker {
 namespace {
 
+// Queues ids first..last of one client; true if every one was accepted.
+bool queue_range(ServiceQueue& queue, std::uint64_t first, std::uint64_t last, const char* client) {
+    bool accepted = true;
+    for (std::uint64_t id = first; id <= last; ++id) {
+        accepted = queue.push_back(id, client).accepted && accepted;
+    }
+    return accepted;
+}
+
+// The ids pop_front gives next, in order.
+void expect_pops(ServiceQueue& queue, std::initializer_list<std::uint64_t> ids) {
+    for (const auto id : ids) EXPECT_EQ(queue.pop_front(), id);
+}
+
+// Queues each (id, client) in order; true if every one was accepted.
+bool queue_all(ServiceQueue& queue,
+               std::initializer_list<std::pair<std::uint64_t, const char*>> requests) {
+    bool accepted = true;
+    for (const auto& [id, client] : requests)
+        accepted = queue.push_back(id, client).accepted && accepted;
+    return accepted;
+}
+
 TEST(ServiceQueue, KeepsArrivalOrder) {
     ServiceQueue queue{10, OverflowPolicy::kReject};
-    for (std::uint64_t id = 1; id <= 3; ++id) EXPECT_TRUE(queue.push_back(id, "a").accepted);
+    EXPECT_TRUE(queue_range(queue, 1, 3, "a"));
     EXPECT_EQ(queue.size(), 3u);
-    EXPECT_EQ(queue.pop_front(), 1u);
-    EXPECT_EQ(queue.pop_front(), 2u);
-    EXPECT_EQ(queue.pop_front(), 3u);
+    expect_pops(queue, {1, 2, 3});
     EXPECT_EQ(queue.pop_front(), std::nullopt);
     EXPECT_TRUE(queue.empty());
 }
 
 TEST(ServiceQueue, RejectPolicyRefusesTheNewRequest) {
     ServiceQueue queue{2, OverflowPolicy::kReject};
-    EXPECT_TRUE(queue.push_back(1, "a").accepted);
-    EXPECT_TRUE(queue.push_back(2, "a").accepted);
+    EXPECT_TRUE(queue_all(queue, {{1, "a"}, {2, "a"}}));
     const auto outcome = queue.push_back(3, "a");
     EXPECT_FALSE(outcome.accepted);
     EXPECT_FALSE(outcome.evicted.has_value());
@@ -31,15 +54,13 @@ TEST(ServiceQueue, RejectPolicyRefusesTheNewRequest) {
 
 TEST(ServiceQueue, DropOldestPolicyEvictsTheFront) {
     ServiceQueue queue{2, OverflowPolicy::kDropOldest};
-    EXPECT_TRUE(queue.push_back(1, "a").accepted);
-    EXPECT_TRUE(queue.push_back(2, "a").accepted);
+    EXPECT_TRUE(queue_all(queue, {{1, "a"}, {2, "a"}}));
     const auto outcome = queue.push_back(3, "a");
     EXPECT_TRUE(outcome.accepted);
     ASSERT_TRUE(outcome.evicted.has_value());
     EXPECT_EQ(*outcome.evicted, 1u);
     EXPECT_EQ(queue.size(), 2u);
-    EXPECT_EQ(queue.pop_front(), 2u);
-    EXPECT_EQ(queue.pop_front(), 3u);
+    expect_pops(queue, {2, 3});
 }
 
 TEST(ServiceQueue, ZeroBoundRejectsEverythingUnderBothPolicies) {
@@ -54,36 +75,27 @@ TEST(ServiceQueue, PushFrontIgnoresTheBoundForRetries) {
     EXPECT_TRUE(queue.push_back(1, "a").accepted);
     queue.push_front(7, "a");
     EXPECT_EQ(queue.size(), 2u);
-    EXPECT_EQ(queue.pop_front(), 7u);
-    EXPECT_EQ(queue.pop_front(), 1u);
+    expect_pops(queue, {7, 1});
 }
 
 TEST(ServiceQueue, RemoveFromTheMiddle) {
     ServiceQueue queue{10, OverflowPolicy::kReject};
-    for (std::uint64_t id = 1; id <= 4; ++id) ASSERT_TRUE(queue.push_back(id, "a").accepted);
+    ASSERT_TRUE(queue_range(queue, 1, 4, "a"));
     EXPECT_TRUE(queue.remove(2));
     EXPECT_FALSE(queue.remove(2));
     EXPECT_FALSE(queue.remove(99));
     EXPECT_EQ(queue.size(), 3u);
-    EXPECT_EQ(queue.pop_front(), 1u);
-    EXPECT_EQ(queue.pop_front(), 3u);
-    EXPECT_EQ(queue.pop_front(), 4u);
+    expect_pops(queue, {1, 3, 4});
 }
 
 TEST(ServiceQueue, ServesClientsInTurn) {
     ServiceQueue queue{100, OverflowPolicy::kReject};
-    for (std::uint64_t id = 1; id <= 10; ++id) ASSERT_TRUE(queue.push_back(id, "flood").accepted);
-    ASSERT_TRUE(queue.push_back(11, "single").accepted);
-    ASSERT_TRUE(queue.push_back(12, "other").accepted);
-    ASSERT_TRUE(queue.push_back(13, "other").accepted);
+    ASSERT_TRUE(queue_range(queue, 1, 10, "flood"));
+    ASSERT_TRUE(queue_all(queue, {{11, "single"}, {12, "other"}, {13, "other"}}));
     EXPECT_EQ(queue.clients(), 3u);
     EXPECT_EQ(queue.queued_by("flood"), 10u);
     // Turns in the order the clients first queued; each client oldest first.
-    EXPECT_EQ(queue.pop_front(), 1u);
-    EXPECT_EQ(queue.pop_front(), 11u);
-    EXPECT_EQ(queue.pop_front(), 12u);
-    EXPECT_EQ(queue.pop_front(), 2u);
-    EXPECT_EQ(queue.pop_front(), 13u);
+    expect_pops(queue, {1, 11, 12, 2, 13});
     EXPECT_EQ(queue.clients(), 1u);
     for (std::uint64_t id = 3; id <= 10; ++id) EXPECT_EQ(queue.pop_front(), id);
     EXPECT_TRUE(queue.empty());
@@ -92,18 +104,15 @@ TEST(ServiceQueue, ServesClientsInTurn) {
 
 TEST(ServiceQueue, ALateClientWaitsForOneTurnOfTheFlood) {
     ServiceQueue queue{2000, OverflowPolicy::kReject};
-    for (std::uint64_t id = 1; id <= 1000; ++id) ASSERT_TRUE(queue.push_back(id, "flood").accepted);
+    ASSERT_TRUE(queue_range(queue, 1, 1000, "flood"));
     EXPECT_EQ(queue.pop_front(), 1u);  // the flood is being served when the late one comes
     ASSERT_TRUE(queue.push_back(5000, "late").accepted);
-    EXPECT_EQ(queue.pop_front(), 2u);
-    EXPECT_EQ(queue.pop_front(), 5000u);
+    expect_pops(queue, {2, 5000});
 }
 
 TEST(ServiceQueue, BoundCountsAllClientsTogether) {
     ServiceQueue queue{3, OverflowPolicy::kReject};
-    EXPECT_TRUE(queue.push_back(1, "a").accepted);
-    EXPECT_TRUE(queue.push_back(2, "b").accepted);
-    EXPECT_TRUE(queue.push_back(3, "c").accepted);
+    EXPECT_TRUE(queue_all(queue, {{1, "a"}, {2, "b"}, {3, "c"}}));
     EXPECT_FALSE(queue.push_back(4, "d").accepted);
     EXPECT_EQ(queue.size(), 3u);
     EXPECT_EQ(queue.queued_by("d"), 0u);
@@ -112,7 +121,7 @@ TEST(ServiceQueue, BoundCountsAllClientsTogether) {
 TEST(ServiceQueue, DropOldestEvictsTheOldestOfTheDeepestClient) {
     ServiceQueue queue{5, OverflowPolicy::kDropOldest};
     ASSERT_TRUE(queue.push_back(1, "quiet").accepted);  // the oldest overall, but quiet's only
-    for (std::uint64_t id = 2; id <= 5; ++id) ASSERT_TRUE(queue.push_back(id, "flood").accepted);
+    ASSERT_TRUE(queue_range(queue, 2, 5, "flood"));
     const auto outcome = queue.push_back(6, "quiet");
     EXPECT_TRUE(outcome.accepted);
     ASSERT_TRUE(outcome.evicted.has_value());
@@ -126,10 +135,7 @@ TEST(ServiceQueue, DropOldestEvictsTheOldestOfTheDeepestClient) {
 
 TEST(ServiceQueue, DropOldestBreaksDepthTiesByTheOldestRequest) {
     ServiceQueue queue{4, OverflowPolicy::kDropOldest};
-    ASSERT_TRUE(queue.push_back(1, "a").accepted);
-    ASSERT_TRUE(queue.push_back(2, "b").accepted);
-    ASSERT_TRUE(queue.push_back(3, "b").accepted);
-    ASSERT_TRUE(queue.push_back(4, "a").accepted);
+    ASSERT_TRUE(queue_all(queue, {{1, "a"}, {2, "b"}, {3, "b"}, {4, "a"}}));
     const auto outcome = queue.push_back(5, "c");
     ASSERT_TRUE(outcome.evicted.has_value());
     EXPECT_EQ(*outcome.evicted, 1u);
@@ -137,24 +143,18 @@ TEST(ServiceQueue, DropOldestBreaksDepthTiesByTheOldestRequest) {
 
 TEST(ServiceQueue, ARetryIsServedNextAndKeepsItsClientsTurn) {
     ServiceQueue queue{10, OverflowPolicy::kReject};
-    ASSERT_TRUE(queue.push_back(1, "a").accepted);
-    ASSERT_TRUE(queue.push_back(2, "b").accepted);
+    ASSERT_TRUE(queue_all(queue, {{1, "a"}, {2, "b"}}));
     queue.push_front(9, "b");
     EXPECT_EQ(queue.queued_by("b"), 2u);
-    EXPECT_EQ(queue.pop_front(), 9u);
-    EXPECT_EQ(queue.pop_front(), 1u);
-    EXPECT_EQ(queue.pop_front(), 2u);
+    expect_pops(queue, {9, 1, 2});
 }
 
 TEST(ServiceQueue, RemovingAClientsLastRequestEndsItsTurns) {
     ServiceQueue queue{10, OverflowPolicy::kReject};
-    ASSERT_TRUE(queue.push_back(1, "a").accepted);
-    ASSERT_TRUE(queue.push_back(2, "b").accepted);
-    ASSERT_TRUE(queue.push_back(3, "a").accepted);
+    ASSERT_TRUE(queue_all(queue, {{1, "a"}, {2, "b"}, {3, "a"}}));
     EXPECT_TRUE(queue.remove(2));
     EXPECT_EQ(queue.clients(), 1u);
-    EXPECT_EQ(queue.pop_front(), 1u);
-    EXPECT_EQ(queue.pop_front(), 3u);
+    expect_pops(queue, {1, 3});
     EXPECT_EQ(queue.pop_front(), std::nullopt);
 }
 

@@ -2,7 +2,9 @@
 // ZAP name to its connection's fd through the monitor's events (fd reuse, concurrent connects).
 #include "broker/topic_ledger.hpp"
 
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -14,6 +16,20 @@ using Verdict = TopicLedger::Verdict;
 TopicLimits limits(std::size_t per, std::size_t per_bytes, std::size_t total,
                    std::size_t total_bytes) {
     return TopicLimits{per, per_bytes, total, total_bytes};
+}
+
+// The verdicts of the subscriber's subscriptions to each topic, in order.
+void expect_verdicts(TopicLedger& ledger, const std::string& name, int fd,
+                     std::initializer_list<std::pair<const char*, Verdict>> expected) {
+    for (const auto& [topic, verdict] : expected) {
+        EXPECT_EQ(ledger.subscribe(name, fd, topic).verdict, verdict) << topic;
+    }
+}
+
+// A subscription that passed `bound`: its subscriber is to be cut.
+void expect_over(const TopicLedger::Outcome& outcome, TopicBound bound) {
+    EXPECT_EQ(outcome.verdict, Verdict::kOverLimit);
+    EXPECT_EQ(outcome.bound, bound);
 }
 
 // A connection accepted on `fd` and named by the ZAP handler right after.
@@ -29,9 +45,7 @@ TEST(TopicLedger, CountsEachSubscriberUpToItsBoundThenDropsIt) {
         EXPECT_EQ(ledger.subscribe(name, 11, topic).verdict, Verdict::kCounted) << topic;
     }
     EXPECT_EQ(ledger.subscriptions_of(name), 3u);
-    const auto over = ledger.subscribe(name, 11, "explain.d");
-    EXPECT_EQ(over.verdict, Verdict::kOverLimit);
-    EXPECT_EQ(over.bound, TopicBound::kSubscriberCount);
+    expect_over(ledger.subscribe(name, 11, "explain.d"), TopicBound::kSubscriberCount);
     EXPECT_EQ(ledger.dropped(), 1u);
     // Once dropped, what follows is not counted (its connection is being cut).
     EXPECT_EQ(ledger.subscribe(name, 11, "explain.e").verdict, Verdict::kIgnored);
@@ -43,9 +57,10 @@ TEST(TopicLedger, CountsEachSubscriberUpToItsBoundThenDropsIt) {
 TEST(TopicLedger, ARepeatedSubscriptionCountsOnceAndAnUnsubscribeFreesItsSlot) {
     TopicLedger ledger{limits(2, 1000, 100, 10'000)};
     const auto name = connect(ledger, 4);
-    EXPECT_EQ(ledger.subscribe(name, 4, "explain.").verdict, Verdict::kCounted);
-    EXPECT_EQ(ledger.subscribe(name, 4, "explain.").verdict, Verdict::kRepeated);
-    EXPECT_EQ(ledger.subscribe(name, 4, "explain.echo").verdict, Verdict::kCounted);
+    expect_verdicts(ledger, name, 4,
+                    {{"explain.", Verdict::kCounted},
+                     {"explain.", Verdict::kRepeated},
+                     {"explain.echo", Verdict::kCounted}});
     EXPECT_EQ(ledger.subscriptions(), 2u);
     // An unsubscribe of something never held changes nothing; a real one frees a slot.
     ledger.unsubscribe(name, "explain.never");
@@ -62,9 +77,7 @@ TEST(TopicLedger, BoundsTheBytesOfOneSubscriber) {
     const auto name = connect(ledger, 9);
     EXPECT_EQ(ledger.subscribe(name, 9, std::string(12, 'a')).verdict, Verdict::kCounted);
     EXPECT_EQ(ledger.subscribe(name, 9, std::string(8, 'b')).verdict, Verdict::kCounted);
-    const auto over = ledger.subscribe(name, 9, "c");
-    EXPECT_EQ(over.verdict, Verdict::kOverLimit);
-    EXPECT_EQ(over.bound, TopicBound::kSubscriberBytes);
+    expect_over(ledger.subscribe(name, 9, "c"), TopicBound::kSubscriberBytes);
 }
 
 TEST(TopicLedger, TheTotalBoundsCutTheSubscriberThatPassesThem) {
@@ -75,26 +88,22 @@ TEST(TopicLedger, TheTotalBoundsCutTheSubscriberThatPassesThem) {
         EXPECT_EQ(ledger.subscribe(first, 20, topic).verdict, Verdict::kCounted);
     }
     EXPECT_EQ(ledger.subscribe(second, 21, "a").verdict, Verdict::kCounted);
-    const auto over = ledger.subscribe(second, 21, "b");
-    EXPECT_EQ(over.verdict, Verdict::kOverLimit);
-    EXPECT_EQ(over.bound, TopicBound::kTotalCount);
+    expect_over(ledger.subscribe(second, 21, "b"), TopicBound::kTotalCount);
     EXPECT_EQ(ledger.subscribers(), 2u);
 
     TopicLedger by_bytes{limits(10, 1000, 100, 10)};
     const auto one = connect(by_bytes, 30);
     const auto two = connect(by_bytes, 31);
     EXPECT_EQ(by_bytes.subscribe(one, 30, "123456").verdict, Verdict::kCounted);
-    const auto passed = by_bytes.subscribe(two, 31, "12345");
-    EXPECT_EQ(passed.verdict, Verdict::kOverLimit);
-    EXPECT_EQ(passed.bound, TopicBound::kTotalBytes);
+    expect_over(by_bytes.subscribe(two, 31, "12345"), TopicBound::kTotalBytes);
 }
 
 TEST(TopicLedger, AClosedConnectionTakesItsSubscriptionsAlong) {
     TopicLedger ledger{limits(2, 1000, 100, 10'000)};
     const auto name = connect(ledger, 5);
-    EXPECT_EQ(ledger.subscribe(name, 5, "x").verdict, Verdict::kCounted);
-    EXPECT_EQ(ledger.subscribe(name, 5, "y").verdict, Verdict::kCounted);
-    EXPECT_EQ(ledger.subscribe(name, 5, "z").verdict, Verdict::kOverLimit);
+    expect_verdicts(
+        ledger, name, 5,
+        {{"x", Verdict::kCounted}, {"y", Verdict::kCounted}, {"z", Verdict::kOverLimit}});
     const auto departed = ledger.disconnected(5);
     ASSERT_TRUE(departed.has_value());
     EXPECT_EQ(departed->name, name);
