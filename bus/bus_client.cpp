@@ -3,6 +3,8 @@
 
 #include <zmq.h>
 
+#include <zmq.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -13,7 +15,8 @@
 #include <unistd.h>
 
 #include "base/log.hpp"
-#include "bus/client_frames.hpp"
+#include "bus/detail/client_frames.hpp"
+#include "bus/detail/frame_io.hpp"
 #include "schema/untrusted_json.hpp"
 
 namespace glassbox::bus {
@@ -117,28 +120,34 @@ Frames encode_heartbeat(const std::vector<RequestId>& request_ids, bool packed) 
     return frames;
 }
 
-BusClient::BusClient(BusClientConfig config)
-    : own_context_(std::make_unique<zmq::context_t>(1)),
-      context_(*own_context_),
-      config_(std::move(config)) {
-    connect();
-}
+// The client's context (its own, or the caller's) and its sockets.
+struct BusClient::Sockets {
+    explicit Sockets(zmq::context_t* shared) : context(shared) {}
+    ContextHandle context;
+    zmq::socket_t socket;   // the DEALER to the broker
+    zmq::socket_t monitor;  // its monitor, until a broker completes a handshake
+};
+
+BusClient::BusClient(BusClientConfig config) : BusClient(nullptr, std::move(config)) {}
 
 BusClient::BusClient(zmq::context_t& context, BusClientConfig config)
-    : context_(context), config_(std::move(config)) {
+    : BusClient(&context, std::move(config)) {}
+
+BusClient::BusClient(zmq::context_t* shared, BusClientConfig config)
+    : config_(std::move(config)), sockets_(std::make_unique<Sockets>(shared)) {
     connect();
 }
 
 BusClient::~BusClient() = default;
 
 void BusClient::connect() {
-    socket_ = zmq::socket_t(context_, zmq::socket_type::dealer);
-    set_socket_limits(socket_, config_.linger, config_.send_hwm, config_.receive_hwm);
-    if (config_.curve) apply_curve_client(socket_, *config_.curve);
+    sockets_->socket = zmq::socket_t(sockets_->context.get(), zmq::socket_type::dealer);
+    set_socket_limits(sockets_->socket, config_.linger, config_.send_hwm, config_.receive_hwm);
+    if (config_.curve) apply_curve_client(sockets_->socket, *config_.curve);
     if (config_.connect_timeout.count() > 0 && !config_.endpoint.starts_with("inproc://")) {
         watch_connection();
     }
-    socket_.connect(config_.endpoint);
+    sockets_->socket.connect(config_.endpoint);
     id_prefix_ = config_.request_id_prefix.empty() ? random_prefix() : config_.request_id_prefix;
 }
 
@@ -149,25 +158,25 @@ void BusClient::watch_connection() {
     static std::atomic<std::uint64_t> counter{0};
     const std::string address = "inproc://glassbox-bus-monitor-" + std::to_string(::getpid()) +
                                 "-" + std::to_string(counter.fetch_add(1));
-    if (zmq_socket_monitor(socket_.handle(), address.c_str(),
+    if (zmq_socket_monitor(sockets_->socket.handle(), address.c_str(),
                            ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED |
                                ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |
                                ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
                                ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0) {
         return;  // no monitor, no check: requests wait for their deadline as before
     }
-    monitor_ = zmq::socket_t(context_, zmq::socket_type::pair);
-    monitor_.set(zmq::sockopt::linger, 0);
-    monitor_.connect(address);
+    sockets_->monitor = zmq::socket_t(sockets_->context.get(), zmq::socket_type::pair);
+    sockets_->monitor.set(zmq::sockopt::linger, 0);
+    sockets_->monitor.connect(address);
     broker_seen_ = false;
     connect_by_ = Clock::now() + config_.connect_timeout;
 }
 
 void BusClient::stop_watching() {
     broker_seen_ = true;
-    if (monitor_.handle() == nullptr) return;
-    zmq_socket_monitor(socket_.handle(), nullptr, 0);
-    monitor_.close();
+    if (sockets_->monitor.handle() == nullptr) return;
+    zmq_socket_monitor(sockets_->socket.handle(), nullptr, 0);
+    sockets_->monitor.close();
 }
 
 void BusClient::check_connection(Clock::time_point now) {
@@ -176,7 +185,7 @@ void BusClient::check_connection(Clock::time_point now) {
     // counts, not the first handshake: a TCP connect to a free local port can connect to itself
     // (and handshake with itself) before it fails.
     zmq::message_t frame;
-    while (monitor_.recv(frame, zmq::recv_flags::dontwait)) {
+    while (sockets_->monitor.recv(frame, zmq::recv_flags::dontwait)) {
         if (frame.size() == 6) {
             std::uint16_t event = 0;
             std::memcpy(&event, frame.data(), sizeof event);
@@ -251,7 +260,8 @@ Result<RequestId> BusClient::send_raw(std::string_view service, std::string_view
     }
     RequestId id = id_prefix_ + "-" + std::to_string(next_id_++);
     if (id.size() > protocol::kMaxRequestId) id.resize(protocol::kMaxRequestId);
-    if (!send_frames(socket_, encode_request(service, id, deadline, body_json, config_.packed))) {
+    if (!send_frames(sockets_->socket,
+                     encode_request(service, id, deadline, body_json, config_.packed))) {
         return make_error(ErrorType::kInternal, "the request could not be queued to the broker");
     }
     const auto now = Clock::now();
@@ -270,7 +280,7 @@ Result<RequestId> BusClient::send(std::string_view service, const nlohmann::json
 Result<void> BusClient::cancel(const RequestId& id) {
     const auto it = in_flight_.find(id);
     if (it == in_flight_.end()) return {};  // finished or unknown: nothing to cancel (§4.1)
-    if (!send_frames(socket_, encode_cancel(id, config_.packed))) {
+    if (!send_frames(sockets_->socket, encode_cancel(id, config_.packed))) {
         return make_error(ErrorType::kInternal, "CANCEL could not be queued to the broker");
     }
     it->second.cancelled = true;
@@ -279,12 +289,12 @@ Result<void> BusClient::cancel(const RequestId& id) {
 }
 
 void BusClient::abandon(const RequestId& id) {
-    if (in_flight_.erase(id) != 0) send_frames(socket_, encode_cancel(id, config_.packed));
+    if (in_flight_.erase(id) != 0) send_frames(sockets_->socket, encode_cancel(id, config_.packed));
     std::erase_if(buffered_, [&id](const Reply& r) { return r.request_id == id; });
 }
 
 void BusClient::read_available() {
-    while (auto frames = try_receive_frames(socket_)) {
+    while (auto frames = try_receive_frames(sockets_->socket)) {
         if (!broker_seen_) stop_watching();  // a message came, so a broker is there
         auto decoded = decode_reply(std::move(*frames), config_.parse_bodies);
         if (!decoded) {
@@ -314,11 +324,11 @@ void BusClient::heartbeat_if_due(Clock::time_point now) {
     for (const auto& [id, state] : in_flight_) {
         ids.push_back(id);
         if (ids.size() == per_message) {
-            send_frames(socket_, encode_heartbeat(ids, config_.packed));
+            send_frames(sockets_->socket, encode_heartbeat(ids, config_.packed));
             ids.clear();
         }
     }
-    if (!ids.empty()) send_frames(socket_, encode_heartbeat(ids, config_.packed));
+    if (!ids.empty()) send_frames(sockets_->socket, encode_heartbeat(ids, config_.packed));
     next_heartbeat_ = now + config_.heartbeat;
 }
 
@@ -339,7 +349,7 @@ void BusClient::expire_backstops(Clock::time_point now) {
                 make_error(ErrorType::kDeadlineExceeded, "no terminal reply from the broker at " +
                                                              config_.endpoint + " by the deadline");
             send_frames(
-                socket_,
+                sockets_->socket,
                 encode_cancel(it->first, config_.packed));  // let the broker stop the work too
         }
         buffered_.push_back(std::move(reply));
@@ -372,7 +382,7 @@ void BusClient::pump(Clock::time_point until) {
     const auto wake = next_wakeup(until);
     auto wait = std::chrono::ceil<std::chrono::milliseconds>(wake - now);
     if (wait.count() < 0) wait = std::chrono::milliseconds{0};
-    if (wait_readable(socket_, wait)) read_available();
+    if (wait_readable(sockets_->socket, wait)) read_available();
     const auto after = Clock::now();
     heartbeat_if_due(after);
     check_connection(after);

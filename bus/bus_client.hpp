@@ -12,12 +12,15 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#include <zmq.hpp>
 
 #include "base/result.hpp"
 #include "bus/curve_keys.hpp"
-#include "bus/frame_io.hpp"
+#include "bus/frame_codec.hpp"
 #include "schema/protocol.hpp"
+
+namespace zmq {
+class context_t;  // a caller's context, shared for inproc:// endpoints (<zmq.hpp>)
+}
 
 namespace glassbox::bus {
 
@@ -143,6 +146,10 @@ private:
         bool cancelled = false;
     };
 
+    // The context (owned or the caller's), the DEALER and its monitor (bus_client.cpp).
+    struct Sockets;
+
+    BusClient(zmq::context_t* shared, BusClientConfig config);
     void connect();
     void watch_connection();
     void check_connection(Clock::time_point now);
@@ -154,17 +161,14 @@ private:
     std::optional<Reply> take_buffered(const RequestId* wanted);
     Clock::time_point next_wakeup(Clock::time_point until) const;
 
-    std::unique_ptr<zmq::context_t> own_context_;
-    zmq::context_t& context_;
     BusClientConfig config_;
-    zmq::socket_t socket_;
+    std::unique_ptr<Sockets> sockets_;
     std::string id_prefix_;
     std::uint64_t next_id_ = 1;
     std::map<RequestId, InFlight> in_flight_;
     std::deque<Reply> buffered_;
     Clock::time_point next_heartbeat_{};
-    // Until a broker completes a handshake: the monitor of socket_ and when to give up on it.
-    zmq::socket_t monitor_;
+    // Until a broker completes a handshake (seen by the monitor): when to give up on it.
     bool broker_seen_ = true;
     bool handshaken_ = false;  // connected to a peer now (by the monitor's last event)
     // A handshake a broker failed: our key not allowed, or one side plain and the other CURVE.

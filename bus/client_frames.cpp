@@ -1,5 +1,5 @@
 // Decoders of the MDPC01 and GBC01 client frames (docs/protocol.md §3, §4).
-#include "bus/client_frames.hpp"
+#include "bus/detail/client_frames.hpp"
 
 namespace glassbox::bus {
 
@@ -14,11 +14,7 @@ Result<std::string_view> decode_mdp_request(const FrameViews& frames) {
 }
 
 Result<char> decode_client_command(const FrameViews& frames) {
-    if (frames.size() < 3 || !frames[0].empty() || frames[1] != proto::kGbClient ||
-        frames[2].size() != 1) {
-        return frame_error("GBC01 message without a command");
-    }
-    return frames[2][0];
+    return decode_command_head(frames, proto::kGbClient);
 }
 
 Result<ClientRequest> decode_client_request_id(const FrameViews& frames) {

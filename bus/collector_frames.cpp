@@ -7,11 +7,7 @@ namespace proto = schema::protocol;
 using base::Result;
 
 Result<char> decode_collector_command(const FrameViews& frames) {
-    if (frames.size() < 3 || !frames[0].empty() || frames[1] != proto::kGbCollector ||
-        frames[2].size() != 1) {
-        return frame_error("GBE01 message without a command");
-    }
-    return frames[2][0];
+    return decode_command_head(frames, proto::kGbCollector);
 }
 
 Result<std::uint64_t> decode_collector_attach(const FrameViews& frames, std::uint64_t max_window) {

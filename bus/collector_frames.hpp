@@ -18,9 +18,7 @@ namespace glassbox::bus {
 // [empty] ["GBE01"] [command]: HEARTBEAT and DETACH, and the head of the others.
 template <typename Sink>
 void put_collector_command(Sink&& sink, char command) {
-    sink(std::string_view{});
-    sink(schema::protocol::kGbCollector);
-    sink(std::string_view{&command, 1});
+    put_command_head(sink, schema::protocol::kGbCollector, command);
 }
 
 // ATTACH [window].

@@ -1,6 +1,8 @@
 // CURVE certificates in the ZeroMQ certificate text format (ZPL: sections `metadata` and
-// `curve`, four-space indented `key = "value"` lines), roles, and client socket options.
+// `curve`, four-space indented `key = "value"` lines) and roles.
 #include "bus/curve_keys.hpp"
+
+#include <zmq.h>
 
 #include <algorithm>
 #include <array>
@@ -299,12 +301,6 @@ base::Result<void> write_certificate_pair(const std::filesystem::path& folder,
     }
     return base::write_owner_only_file(public_certificate_path(folder, certificate.name),
                                        public_certificate_text(certificate));
-}
-
-void apply_curve_client(zmq::socket_t& socket, const CurveClientKeys& keys) {
-    socket.set(zmq::sockopt::curve_serverkey, keys.server_key);
-    socket.set(zmq::sockopt::curve_publickey, keys.public_key);
-    socket.set(zmq::sockopt::curve_secretkey, keys.secret_key);
 }
 
 base::Result<std::string> read_server_key(std::string_view value) {

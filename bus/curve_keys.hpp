@@ -1,14 +1,13 @@
 // CURVE key pairs and certificates (the ZeroMQ certificate text format), peer roles, and the
-// socket options of a CURVE client (docs/security.md).
+// keys of a CURVE client (docs/security.md).
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <zmq.hpp>
 
 #include "base/result.hpp"
 
@@ -74,15 +73,13 @@ std::filesystem::path secret_certificate_path(const std::filesystem::path& folde
 base::Result<void> write_certificate_pair(const std::filesystem::path& folder,
                                           const CurveCertificate& certificate);
 
-// What a CURVE client sets on its socket before connecting: the broker's public key and its own
-// pair.
+// What a CURVE client sets on its socket before connecting (bus/detail/frame_io.hpp,
+// apply_curve_client): the broker's public key and its own pair.
 struct CurveClientKeys {
     std::string server_key;  // Z85
     std::string public_key;  // Z85
     std::string secret_key;  // Z85
 };
-// Sets the socket's CURVE client options. Throws zmq::error_t (a socket that cannot take them).
-void apply_curve_client(zmq::socket_t& socket, const CurveClientKeys& keys);
 
 // The broker's public key from a command-line value: a Z85 key itself, or the path of a
 // certificate (public or secret) holding it.

@@ -1,7 +1,10 @@
 // SUB side of the explain topic: connect, filter by topic prefix, decode and check each message.
 #include "bus/explain_subscriber.hpp"
 
+#include <zmq.hpp>
+
 #include "base/log.hpp"
+#include "bus/detail/frame_io.hpp"
 #include "schema/protocol.hpp"
 #include "schema/untrusted_json.hpp"
 
@@ -40,34 +43,39 @@ base::Result<ExplainEvent> decode_explain_event(const Frames& frames) {
     return event;
 }
 
+// The subscriber's context (its own, or the caller's) and its SUB socket.
+struct ExplainSubscriber::Socket {
+    explicit Socket(zmq::context_t* shared)
+        : context(shared), sub(context.get(), zmq::socket_type::sub) {}
+    ContextHandle context;
+    zmq::socket_t sub;
+};
+
 ExplainSubscriber::ExplainSubscriber(ExplainSubscriberConfig config)
-    : own_context_(std::make_unique<zmq::context_t>(1)),
-      context_(*own_context_),
-      config_(std::move(config)),
-      socket_(context_, zmq::socket_type::sub) {
-    set_socket_limits(socket_, config_.linger, 1000, config_.receive_hwm);
-    if (config_.curve) apply_curve_client(socket_, *config_.curve);
-    socket_.set(zmq::sockopt::subscribe, config_.topic);
-    socket_.connect(config_.endpoint);
-}
+    : ExplainSubscriber(nullptr, std::move(config)) {}
 
 ExplainSubscriber::ExplainSubscriber(zmq::context_t& context, ExplainSubscriberConfig config)
-    : context_(context), config_(std::move(config)), socket_(context_, zmq::socket_type::sub) {
-    set_socket_limits(socket_, config_.linger, 1000, config_.receive_hwm);
-    if (config_.curve) apply_curve_client(socket_, *config_.curve);
-    socket_.set(zmq::sockopt::subscribe, config_.topic);
-    socket_.connect(config_.endpoint);
+    : ExplainSubscriber(&context, std::move(config)) {}
+
+ExplainSubscriber::ExplainSubscriber(zmq::context_t* shared, ExplainSubscriberConfig config)
+    : config_(std::move(config)), socket_(std::make_unique<Socket>(shared)) {
+    set_socket_limits(socket_->sub, config_.linger, 1000, config_.receive_hwm);
+    if (config_.curve) apply_curve_client(socket_->sub, *config_.curve);
+    socket_->sub.set(zmq::sockopt::subscribe, config_.topic);
+    socket_->sub.connect(config_.endpoint);
 }
 
+ExplainSubscriber::~ExplainSubscriber() = default;
+
 void ExplainSubscriber::subscribe(const std::string& topic) {
-    socket_.set(zmq::sockopt::subscribe, topic);
+    socket_->sub.set(zmq::sockopt::subscribe, topic);
 }
 
 base::Result<ExplainEvent> ExplainSubscriber::next(std::chrono::milliseconds timeout) {
     using Clock = std::chrono::steady_clock;
     const auto until = Clock::now() + timeout;
     for (;;) {
-        while (auto frames = try_receive_frames(socket_)) {
+        while (auto frames = try_receive_frames(socket_->sub)) {
             auto event = decode_explain_event(*frames);
             if (event) return event;
             base::component_logger("client")->warn("event=bad_explain_message error=\"{}\"",
@@ -76,7 +84,7 @@ base::Result<ExplainEvent> ExplainSubscriber::next(std::chrono::milliseconds tim
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(until - Clock::now());
         if (left.count() <= 0)
             return make_error(ErrorType::kTimeout, "no explain message within the timeout");
-        wait_readable(socket_, left);
+        wait_readable(socket_->sub, left);
     }
 }
 

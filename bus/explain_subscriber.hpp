@@ -8,12 +8,14 @@
 #include <string>
 
 #include <nlohmann/json.hpp>
-#include <zmq.hpp>
-
-#include "bus/curve_keys.hpp"
 
 #include "base/result.hpp"
-#include "bus/frame_io.hpp"
+#include "bus/curve_keys.hpp"
+#include "bus/frame_codec.hpp"
+
+namespace zmq {
+class context_t;  // a caller's context, shared for inproc:// endpoints (<zmq.hpp>)
+}
 
 namespace glassbox::bus {
 
@@ -48,6 +50,7 @@ class ExplainSubscriber {
 public:
     explicit ExplainSubscriber(ExplainSubscriberConfig config);  // owns its own zmq context
     ExplainSubscriber(zmq::context_t& context, ExplainSubscriberConfig config);
+    ~ExplainSubscriber();
     ExplainSubscriber(const ExplainSubscriber&) = delete;
     ExplainSubscriber& operator=(const ExplainSubscriber&) = delete;
 
@@ -56,10 +59,13 @@ public:
     base::Result<ExplainEvent> next(std::chrono::milliseconds timeout);
 
 private:
-    std::unique_ptr<zmq::context_t> own_context_;
-    zmq::context_t& context_;
+    // The context (owned or the caller's) and the SUB socket (explain_subscriber.cpp).
+    struct Socket;
+
+    ExplainSubscriber(zmq::context_t* shared, ExplainSubscriberConfig config);
+
     ExplainSubscriberConfig config_;
-    zmq::socket_t socket_;
+    std::unique_ptr<Socket> socket_;
 };
 
 }  // namespace glassbox::bus

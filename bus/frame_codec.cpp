@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include "bus/detail/frame_io.hpp"
 #include "schema/protocol.hpp"
 
 namespace glassbox::bus {
@@ -47,13 +48,20 @@ void write_envelope(const Container& frames, std::size_t first, char* at) noexce
 
 }  // namespace
 
+base::Result<char> decode_command_head(const FrameViews& frames, std::string_view protocol) {
+    if (frames.size() < 3 || !frames[0].empty() || frames[1] != protocol || frames[2].size() != 1) {
+        return frame_error(std::string{protocol} + " message without a command");
+    }
+    return frames[2][0];
+}
+
 void append_packed_field(std::string& envelope, std::string_view field) {
     const std::size_t at = envelope.size();
     envelope.resize(at + length_size(field.size()) + field.size());
     put_field(envelope.data() + at, field);
 }
 
-void pack_messages(std::vector<zmq::message_t>& frames, std::size_t first) {
+void pack_messages(Messages& frames, std::size_t first) {
     if (frames.size() < first + 3) return;
     zmq::message_t envelope(envelope_size(frames, first));
     write_envelope(frames, first, static_cast<char*>(envelope.data()));

@@ -1,5 +1,6 @@
 // What the three frame codecs (client_frames, worker_frames, collector_frames) share: frames
-// read as string views, frames written through a sink, and the typed error of a bad message.
+// read as string views, frames written through a sink, and the typed error of a bad message. No
+// socket here: frames as libzmq messages, and their I/O, are in bus/detail/frame_io.hpp.
 #pragma once
 
 #include <cstddef>
@@ -7,55 +8,47 @@
 #include <string_view>
 #include <vector>
 
-#include <zmq.hpp>
-
 #include "base/result.hpp"
 
 namespace glassbox::bus {
+
+// A message as owned byte strings, one a frame.
+using Frames = std::vector<std::string>;
 
 // A received message as views of its frames, from the peer's empty delimiter on (a ROUTER's
 // routing id is not part of it). Decoders only read; the views point into the caller's frames.
 using FrameViews = std::vector<std::string_view>;
 
-inline std::string_view view_of(const zmq::message_t& frame) noexcept {
-    return {static_cast<const char*>(frame.data()), frame.size()};
+// Views of frames [first, first + count) of `frames` (for libzmq messages:
+// bus/detail/frame_io.hpp).
+inline void views_of(const Frames& frames, std::size_t first, std::size_t count, FrameViews& out) {
+    out.assign(frames.begin() + static_cast<std::ptrdiff_t>(first),
+               frames.begin() + static_cast<std::ptrdiff_t>(first + count));
 }
-// Views of frames [first, first + count) of `frames` (any container of strings or messages).
-template <typename Container>
-void views_of(const Container& frames, std::size_t first, std::size_t count, FrameViews& out) {
-    out.clear();
-    for (std::size_t i = first; i < first + count; ++i) {
-        if constexpr (std::is_same_v<typename Container::value_type, zmq::message_t>) {
-            out.push_back(view_of(frames[i]));
-        } else {
-            out.emplace_back(frames[i]);
-        }
-    }
-}
-template <typename Container>
-FrameViews views_of(const Container& frames) {
-    FrameViews out;
-    views_of(frames, 0, frames.size(), out);
-    return out;
-}
+inline FrameViews views_of(const Frames& frames) { return {frames.begin(), frames.end()}; }
 
 // Encoders write frame by frame into a sink: any callable taking std::string_view, such as
-// these two (a message of owned strings, or of libzmq messages).
+// this one (a message of owned strings; of libzmq messages: bus/detail/frame_io.hpp).
 struct AppendFrames {
     std::vector<std::string>& frames;
     void operator()(std::string_view frame) const { frames.emplace_back(frame); }
-};
-struct AppendMessages {
-    std::vector<zmq::message_t>& messages;
-    void operator()(std::string_view frame) const {
-        messages.emplace_back(frame.data(), frame.size());
-    }
 };
 
 // Every malformed message decodes to this: a ProtocolError saying what is wrong.
 inline base::Error frame_error(std::string message) {
     return base::make_error(base::ErrorType::kProtocolError, std::move(message));
 }
+
+// [empty] [protocol] [command]: the head of every classic message of a sub-protocol.
+template <typename Sink>
+void put_command_head(Sink&& sink, std::string_view protocol, char command) {
+    sink(std::string_view{});
+    sink(protocol);
+    sink(std::string_view{&command, 1});
+}
+// The command of such a message; a ProtocolError "<protocol> message without a command" for
+// any other.
+base::Result<char> decode_command_head(const FrameViews& frames, std::string_view protocol);
 
 // ---- the packed form (docs/protocol.md §1.4) ------------------------------------------------
 // Any message of the classic layouts, [empty] [f1] ... [fn] (n >= 2), can travel as two frames:
@@ -70,8 +63,8 @@ inline bool is_packed(std::string_view first_frame) noexcept { return !first_fra
 void append_packed_field(std::string& envelope, std::string_view field);
 // Rewrites the classic message in `frames` (its empty delimiter at `first`; frames before it,
 // such as a routing id, stay) into the packed form, in place. A message of fewer than three
-// frames from `first` on (nothing to pack) is left as it is.
-void pack_messages(std::vector<zmq::message_t>& frames, std::size_t first = 0);
+// frames from `first` on (nothing to pack) is left as it is. (pack_messages, the same for
+// libzmq messages: bus/detail/frame_io.hpp.)
 void pack_frames(std::vector<std::string>& frames, std::size_t first = 0);
 // The classic views of a packed message: "" (the empty delimiter), the envelope's fields, the
 // last frame; views into `envelope` and `last`. A ProtocolError for an envelope that is not

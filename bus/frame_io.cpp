@@ -1,5 +1,5 @@
-// Multipart send/receive helpers shared by the bus client and the worker runtime.
-#include "bus/frame_io.hpp"
+// Multipart send/receive helpers and socket options, shared by the bus's peers.
+#include "bus/detail/frame_io.hpp"
 
 #include <limits>
 #include <memory>
@@ -113,6 +113,12 @@ void set_socket_limits(zmq::socket_t& socket, std::chrono::milliseconds linger, 
     socket.set(zmq::sockopt::linger, linger_ms);
     socket.set(zmq::sockopt::sndhwm, send_hwm);
     socket.set(zmq::sockopt::rcvhwm, receive_hwm);
+}
+
+void apply_curve_client(zmq::socket_t& socket, const CurveClientKeys& keys) {
+    socket.set(zmq::sockopt::curve_serverkey, keys.server_key);
+    socket.set(zmq::sockopt::curve_publickey, keys.public_key);
+    socket.set(zmq::sockopt::curve_secretkey, keys.secret_key);
 }
 
 }  // namespace glassbox::bus

@@ -16,11 +16,7 @@ using base::ErrorType;
 using base::Result;
 
 Result<char> decode_worker_command(const FrameViews& frames) {
-    if (frames.size() < 3 || !frames[0].empty() || frames[1] != proto::kMdpWorker ||
-        frames[2].size() != 1) {
-        return frame_error("MDPW01 message without a command");
-    }
-    return frames[2][0];
+    return decode_command_head(frames, proto::kMdpWorker);
 }
 
 Result<WorkerReady> decode_worker_ready(const FrameViews& frames) {

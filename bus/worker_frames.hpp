@@ -47,9 +47,7 @@ inline constexpr std::size_t kWorkerPayloadFrame = worker_payload_frame(WorkerLa
 // [empty] ["MDPW01"] [command]: HEARTBEAT and DISCONNECT, and the head of every other command.
 template <typename Sink>
 void put_worker_command(Sink&& sink, char command) {
-    sink(std::string_view{});
-    sink(schema::protocol::kMdpWorker);
-    sink(std::string_view{&command, 1});
+    put_command_head(sink, schema::protocol::kMdpWorker, command);
 }
 
 // READY [service] ["GBW01" | "GBW02" | "GBW03"]? [credit]? (§5.1): no extension frame for a

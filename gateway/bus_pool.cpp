@@ -1,6 +1,8 @@
 // Bus connections shared by the gateway's HTTP threads.
 #include "gateway/bus_pool.hpp"
 
+#include <zmq.hpp>
+
 namespace glassbox::gateway {
 
 using base::ErrorType;
@@ -16,7 +18,8 @@ BusLease::~BusLease() {
     if (pool_ != nullptr && client_) pool_->give_back(std::move(client_));
 }
 
-BusPool::BusPool(bus::BusClientConfig config) : config_(std::move(config)) {}
+BusPool::BusPool(bus::BusClientConfig config)
+    : context_(std::make_unique<zmq::context_t>(1)), config_(std::move(config)) {}
 
 BusPool::~BusPool() = default;
 
@@ -29,7 +32,7 @@ BusLease BusPool::lease() {
             return BusLease(*this, std::move(client));
         }
     }
-    return BusLease(*this, std::make_unique<bus::BusClient>(context_, config_));
+    return BusLease(*this, std::make_unique<bus::BusClient>(*context_, config_));
 }
 
 void BusPool::give_back(std::unique_ptr<bus::BusClient> client) {

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#include <zmq.hpp>
 
 #include "base/result.hpp"
 #include "bus/bus_client.hpp"
@@ -62,7 +61,8 @@ private:
     friend class BusLease;
     void give_back(std::unique_ptr<bus::BusClient> client);
 
-    zmq::context_t context_{1};
+    // One context for every connection of the pool; declared first, so it ends after them.
+    std::unique_ptr<zmq::context_t> context_;
     bus::BusClientConfig config_;
     std::mutex mutex_;
     std::vector<std::unique_ptr<bus::BusClient>> idle_;

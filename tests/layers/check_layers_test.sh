@@ -30,7 +30,7 @@ loader_hpp=$(first_hpp loader)
 base_hpp=$(first_hpp base)
 printf '#include "cli/home.hpp"\n' >> "$broker_hpp"
 printf '#include "workers/embeddings/embedder.hpp"\n' >> "$llm_hpp"
-printf '#include "bus/frame_io.hpp"\n' >> "$loader_hpp"
+printf '#include "bus/bus_client.hpp"\n' >> "$loader_hpp"
 printf '#include "tests/support/process.hpp"\n' >> "$base_hpp"
 printf '#include "workers/runtime/worker.hpp"\n' >> "$(first_hpp gateway)"
 printf 'target_link_libraries(glassbox_broker PRIVATE glassbox::cli)\n' >> "$work/broker/CMakeLists.txt"

@@ -5,7 +5,7 @@
 
 #include "base/log.hpp"
 #include "base/utf8.hpp"
-#include "bus/frame_io.hpp"
+#include "bus/detail/frame_io.hpp"
 #include "bus/worker_frames.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/json_fast.hpp"
@@ -93,7 +93,8 @@ std::string build_explain_body(const ExplainStep& step, std::uint64_t seq, std::
 }
 
 RequestContext::RequestContext(RequestMeta meta, nlohmann::json body, std::string worker_id,
-                               zmq::socket_t& channel, std::function<bus::BusClient&()> bus)
+                               detail::HandlerChannel& channel,
+                               std::function<bus::BusClient&()> bus)
     : meta_(std::move(meta)),
       body_(std::move(body)),
       worker_id_(std::move(worker_id)),
@@ -113,7 +114,7 @@ bool RequestContext::cancelled() {
     if (cancelled_) return true;
     // Only CANCEL reaches the handler thread while a request runs (the I/O loop sends nothing
     // else).
-    while (auto frames = bus::try_receive_frames(channel_)) {
+    while (auto frames = bus::try_receive_frames(channel_.socket)) {
         if (!frames->empty() && frames->front().size() == 1 &&
             frames->front()[0] == detail::channel::kCancel) {
             cancelled_ = true;
@@ -141,7 +142,7 @@ Result<void> RequestContext::send_partial(const nlohmann::json& body) {
     bus::Frames frames;
     frames.emplace_back(1, detail::channel::kPartial);
     frames.push_back(dump(body));
-    if (!bus::send_frames(channel_, std::move(frames), true)) {
+    if (!bus::send_frames(channel_.socket, std::move(frames), true)) {
         return make_error(ErrorType::kInternal, "the worker's I/O loop is gone");
     }
     return {};
@@ -172,7 +173,7 @@ Result<void> RequestContext::send_numbered(const ExplainStep& message, std::uint
     frames.push_back(std::to_string(seq));
     frames.emplace_back(to_string(message.state));
     frames.push_back(build_explain_body(message, seq, meta_.service, worker_id_));
-    if (!bus::send_frames(channel_, std::move(frames), true)) {
+    if (!bus::send_frames(channel_.socket, std::move(frames), true)) {
         return make_error(ErrorType::kInternal, "the worker's I/O loop is gone");
     }
     return {};
@@ -221,7 +222,7 @@ Result<void> RequestContext::send_terminal(char kind, std::vector<std::string> f
     message.emplace_back(1, kind);
     for (auto& frame : frames) message.push_back(std::move(frame));
     finished_ = true;  // even if the send fails: a second terminal would be worse
-    if (!bus::send_frames(channel_, std::move(message), true)) {
+    if (!bus::send_frames(channel_.socket, std::move(message), true)) {
         return make_error(ErrorType::kInternal, "the worker's I/O loop is gone");
     }
     return {};

@@ -11,7 +11,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-#include <zmq.hpp>
 
 #include "base/result.hpp"
 #include "bus/bus_client.hpp"
@@ -20,6 +19,10 @@
 #include "schema/triple_sink.hpp"
 
 namespace glassbox::runtime {
+
+namespace detail {
+struct HandlerChannel;  // the handler thread's end of its slot's PAIR (detail/slot_channel.hpp)
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -90,7 +93,7 @@ public:
     // Runtime-internal: handlers receive a context, they do not build one. `channel` is the
     // handler thread's PAIR to its I/O loop; `bus` lazily gives this thread's BusClient.
     RequestContext(RequestMeta meta, nlohmann::json body, std::string worker_id,
-                   zmq::socket_t& channel, std::function<bus::BusClient&()> bus);
+                   detail::HandlerChannel& channel, std::function<bus::BusClient&()> bus);
     RequestContext(const RequestContext&) = delete;
     RequestContext& operator=(const RequestContext&) = delete;
 
@@ -168,7 +171,7 @@ private:
     RequestMeta meta_;
     nlohmann::json body_;
     std::string worker_id_;
-    zmq::socket_t& channel_;
+    detail::HandlerChannel& channel_;
     std::function<bus::BusClient&()> bus_;
     schema::explain::RunUris run_;
     bool finished_ = false;

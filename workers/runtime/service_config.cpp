@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 namespace glassbox::runtime {
 
 base::Error invalid_setting(std::string message) {

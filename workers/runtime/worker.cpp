@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "base/log.hpp"
-#include "bus/frame_io.hpp"
+#include "bus/detail/frame_io.hpp"
 #include "bus/worker_frames.hpp"
 #include "schema/protocol.hpp"
 #include "schema/untrusted_json.hpp"
@@ -100,8 +100,9 @@ private:
                              true);
             return;
         }
-        RequestContext context(std::move(meta).value(), std::move(body).value(), worker_id_, pair,
-                               [this]() -> bus::BusClient& { return bus(); });
+        detail::HandlerChannel handler_end{pair};
+        RequestContext context(std::move(meta).value(), std::move(body).value(), worker_id_,
+                               handler_end, [this]() -> bus::BusClient& { return bus(); });
         log()->debug("event=request_start worker={} attempt={}", worker_id_,
                      context.meta().attempt);
         try {
@@ -479,17 +480,15 @@ void validate(const WorkerConfig& config) {
 }  // namespace
 
 Worker::Worker(WorkerConfig config, Handler handler)
-    : own_context_(std::make_unique<zmq::context_t>(1)),
-      context_(*own_context_),
-      config_(std::move(config)),
-      handler_(std::move(handler)) {
-    validate(config_);
-    base_name_ =
-        config_.worker_name.empty() ? default_base_name(config_.service) : config_.worker_name;
-}
+    : Worker(nullptr, std::move(config), std::move(handler)) {}
 
 Worker::Worker(zmq::context_t& context, WorkerConfig config, Handler handler)
-    : context_(context), config_(std::move(config)), handler_(std::move(handler)) {
+    : Worker(&context, std::move(config), std::move(handler)) {}
+
+Worker::Worker(zmq::context_t* shared, WorkerConfig config, Handler handler)
+    : context_(std::make_unique<bus::ContextHandle>(shared)),
+      config_(std::move(config)),
+      handler_(std::move(handler)) {
     validate(config_);
     base_name_ =
         config_.worker_name.empty() ? default_base_name(config_.service) : config_.worker_name;
@@ -509,7 +508,7 @@ void Worker::start() {
     if (!handler_) throw std::invalid_argument("worker has no handler");
     for (std::size_t slot = 0; slot < config_.threads; ++slot) {
         threads_.emplace_back([this, slot] {
-            IoLoop loop(context_, config_, handler_, stop_requested_, slot_worker_id(slot));
+            IoLoop loop(context_->get(), config_, handler_, stop_requested_, slot_worker_id(slot));
             loop.run();
         });
     }

@@ -8,10 +8,15 @@
 #include <thread>
 #include <vector>
 
-#include <zmq.hpp>
-
 #include "workers/runtime/request_context.hpp"
 #include "workers/runtime/worker_config.hpp"
+
+namespace zmq {
+class context_t;  // a caller's context, shared for inproc:// endpoints (<zmq.hpp>)
+}
+namespace glassbox::bus {
+class ContextHandle;  // bus/detail/frame_io.hpp
+}
 
 namespace glassbox::runtime {
 
@@ -59,8 +64,9 @@ public:
     std::string slot_worker_id(std::size_t slot) const;
 
 private:
-    std::unique_ptr<zmq::context_t> own_context_;
-    zmq::context_t& context_;
+    Worker(zmq::context_t* shared, WorkerConfig config, Handler handler);
+
+    std::unique_ptr<bus::ContextHandle> context_;
     WorkerConfig config_;
     Handler handler_;
     std::string base_name_;

@@ -1,10 +1,10 @@
 // The MDPC01/GBC01 codec: every encoder read back by its decoder, and malformed frames refused
 // with a ProtocolError.
-#include "bus/client_frames.hpp"
+#include "bus/detail/client_frames.hpp"
 
 #include <gtest/gtest.h>
 
-#include "bus/frame_io.hpp"
+#include "bus/detail/frame_io.hpp"
 
 namespace glassbox::bus {
 namespace {

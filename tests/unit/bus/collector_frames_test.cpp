@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "bus/frame_io.hpp"
+#include "bus/detail/frame_io.hpp"
 
 namespace glassbox::bus {
 namespace {

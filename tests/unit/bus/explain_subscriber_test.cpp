@@ -4,6 +4,9 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <zmq.hpp>
+
+#include "bus/detail/frame_io.hpp"
 
 namespace glassbox::bus {
 namespace {

@@ -1,6 +1,6 @@
 // Multipart helpers: copies and moved (zero-copy) frames arrive intact, parts forward unchanged,
 // a refused send frees what it took.
-#include "bus/frame_io.hpp"
+#include "bus/detail/frame_io.hpp"
 
 #include <gtest/gtest.h>
 

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "bus/bus_client.hpp"
-#include "bus/client_frames.hpp"
+#include "bus/detail/client_frames.hpp"
+#include "bus/detail/frame_io.hpp"
 #include "bus/frame_codec.hpp"
-#include "bus/frame_io.hpp"
 #include "bus/worker_frames.hpp"
 
 namespace glassbox::bus {

@@ -1,6 +1,17 @@
 // Messages on the inproc PAIR between a worker slot's I/O loop and its handler thread.
 #pragma once
 
+#include <zmq.hpp>
+
+namespace glassbox::runtime::detail {
+
+// The handler thread's end of the PAIR, as a RequestContext holds it.
+struct HandlerChannel {
+    zmq::socket_t& socket;
+};
+
+}  // namespace glassbox::runtime::detail
+
 namespace glassbox::runtime::detail::channel {
 
 // I/O loop → handler thread.

@@ -31,9 +31,7 @@ void put_mdp_request(Sink&& sink, std::string_view service) {
 // [empty] ["GBC01"] [command]: the head of every GBC01 message.
 template <typename Sink>
 void put_client_command(Sink&& sink, char command) {
-    sink(std::string_view{});
-    sink(schema::protocol::kGbClient);
-    sink(std::string_view{&command, 1});
+    put_command_head(sink, schema::protocol::kGbClient, command);
 }
 
 // REQUEST [service] [request-id] [deadline-ms] [body]; a deadline of 0 asks for the broker's

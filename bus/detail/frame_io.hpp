@@ -1,8 +1,11 @@
-// Multipart send/receive on a zmq socket as vectors of byte strings, never blocking on send.
+// Multipart send/receive on a zmq socket as vectors of byte strings, never blocking on send; frames
+// as libzmq messages; socket options. The socket side of the bus, for the peers that own a socket
+// (the bus's own classes, the broker, the worker runtime, the trace collector), not for clients.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -10,9 +13,24 @@
 
 #include <zmq.hpp>
 
+#include "bus/curve_keys.hpp"
+#include "bus/frame_codec.hpp"
+
 namespace glassbox::bus {
 
-using Frames = std::vector<std::string>;
+// A zmq context of one's own, or the caller's (shared with peers on inproc:// endpoints): what a
+// class that opens sockets holds. Declare it before the sockets, so that they close first.
+class ContextHandle {
+public:
+    explicit ContextHandle(zmq::context_t* shared)
+        : own_(shared != nullptr ? nullptr : std::make_unique<zmq::context_t>(1)),
+          context_(shared != nullptr ? *shared : *own_) {}
+    zmq::context_t& get() const noexcept { return context_; }
+
+private:
+    std::unique_ptr<zmq::context_t> own_;
+    zmq::context_t& context_;
+};
 
 // Sends all frames as one message. Without `block`, never waits: false if the socket would
 // block (HWM reached, no peer); a multipart message is atomic, so nothing was sent then. With
@@ -38,6 +56,29 @@ zmq::message_t message_of(std::string&& frame);
 // Copies of the frames as messages.
 Messages messages_of(const Frames& frames);
 
+// The frame codec (bus/frame_codec.hpp) on libzmq messages: a frame's bytes, views of frames
+// [first, first + count), a sink that appends messages, and the packed form written in place.
+inline std::string_view view_of(const zmq::message_t& frame) noexcept {
+    return {static_cast<const char*>(frame.data()), frame.size()};
+}
+inline void views_of(const Messages& frames, std::size_t first, std::size_t count,
+                     FrameViews& out) {
+    out.clear();
+    for (std::size_t i = first; i < first + count; ++i) out.push_back(view_of(frames[i]));
+}
+inline FrameViews views_of(const Messages& frames) {
+    FrameViews out;
+    views_of(frames, 0, frames.size(), out);
+    return out;
+}
+struct AppendMessages {
+    Messages& messages;
+    void operator()(std::string_view frame) const {
+        messages.emplace_back(frame.data(), frame.size());
+    }
+};
+void pack_messages(Messages& frames, std::size_t first = 0);
+
 // Waits up to `timeout` (negative: zero) for `socket` to become readable. False on timeout or
 // interruption.
 bool wait_readable(zmq::socket_t& socket, std::chrono::milliseconds timeout) noexcept;
@@ -46,7 +87,8 @@ bool wait_readable(zmq::socket_t& socket, std::chrono::milliseconds timeout) noe
 void set_socket_limits(zmq::socket_t& socket, std::chrono::milliseconds linger, int send_hwm,
                        int receive_hwm);
 
-// One byte frame for a protocol command.
-inline std::string command_frame(char command) { return std::string(1, command); }
+// Sets the socket's CURVE client options (bus/curve_keys.hpp). Throws zmq::error_t (a socket
+// that cannot take them).
+void apply_curve_client(zmq::socket_t& socket, const CurveClientKeys& keys);
 
 }  // namespace glassbox::bus
