@@ -62,32 +62,12 @@ bool append_json_string(std::string& out, std::string_view value) {
             if (c >= 0x20 && c != '"' && c != '\\') continue;
             out.append(text + run, i - run);
             run = i + 1;
-            switch (c) {
-                case '"':
-                    out += "\\\"";
-                    break;
-                case '\\':
-                    out += "\\\\";
-                    break;
-                case '\b':
-                    out += "\\b";
-                    break;
-                case '\f':
-                    out += "\\f";
-                    break;
-                case '\n':
-                    out += "\\n";
-                    break;
-                case '\r':
-                    out += "\\r";
-                    break;
-                case '\t':
-                    out += "\\t";
-                    break;
-                default:
-                    out += "\\u00";
-                    out += kHex[c >> 4];
-                    out += kHex[c & 0xF];
+            if (const std::string_view e = short_escape(c); !e.empty()) {
+                out += e;
+            } else {
+                out += "\\u00";
+                out += kHex[c >> 4];
+                out += kHex[c & 0xF];
             }
         }
     }

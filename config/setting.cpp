@@ -72,8 +72,6 @@ bool valid_key(std::string_view key) {
     return segments >= 2;
 }
 
-std::string lower(std::string_view text) { return base::ascii_lower(text); }
-
 std::string_view last_segment(std::string_view key) {
     const auto dot = key.rfind('.');
     return dot == std::string_view::npos ? key : key.substr(dot + 1);
@@ -192,7 +190,7 @@ base::Result<Value> Setting::parse_text(std::string_view text) const {
             break;
         }
         case Kind::kBool: {
-            const auto word = lower(text);
+            const auto word = base::ascii_lower(text);
             if (word == "true" || word == "1" || word == "yes" || word == "on") value = true;
             if (word == "false" || word == "0" || word == "no" || word == "off") value = false;
             break;
@@ -300,7 +298,7 @@ std::optional<std::string> Registry::suggest(std::string_view unknown, bool as_t
             candidates.insert(setting.key.substr(0, dot));
         }
     }
-    const std::string wanted = lower(unknown);
+    const std::string wanted = base::ascii_lower(unknown);
     std::optional<std::string> best;
     std::size_t best_distance = 0;
     for (const auto& candidate : candidates) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <random>
 
+#include "base/ascii.hpp"
 #include "base/utf8.hpp"
 
 namespace glassbox::schema::explain {
@@ -24,7 +25,7 @@ std::optional<std::string> normalise_uuid(std::string_view text) {
     for (std::size_t i = 0; i < out.size(); ++i) {
         const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
         if (dash ? out[i] != '-' : !is_hex(out[i])) return std::nullopt;
-        if (out[i] >= 'A' && out[i] <= 'F') out[i] = static_cast<char>(out[i] - 'A' + 'a');
+        out[i] = base::ascii_lower(out[i]);
     }
     return out;
 }

@@ -9,7 +9,8 @@
 // Building and walking a nlohmann::json tree costs an allocation per key and per value; for a
 // triples reply or an explain message of hundreds of triples that was the largest cost on the
 // query path. The writers here append the wire text directly; the readers decode it in one
-// pass into the message structs.
+// pass into the message structs, through schema/json_cursor.hpp (the one reader of JSON text
+// besides nlohmann's parser, which the collector's scan uses too).
 //
 // Both sides are defined by the tree-based codecs in messages.hpp, not beside them:
 //  - encode_text(m) is byte for byte dump(encode(m)) (keys in the same sorted order, the same

@@ -334,7 +334,7 @@ Result<std::optional<Triple>> parse_nquads_line(std::string_view line, std::uint
     return LineParser(line, line_number).parse();
 }
 
-Result<std::vector<Triple>> parse_nquads(std::string_view text) {
+std::optional<base::Error> nquads_text_problem(std::string_view text) {
     if (const void* nul = std::memchr(text.data(), '\0', text.size()); nul != nullptr) {
         return make_error(ErrorType::kInvalidRequest,
                           "N-Quads: NUL byte at offset " +
@@ -350,6 +350,11 @@ Result<std::vector<Triple>> parse_nquads(std::string_view text) {
             ErrorType::kInvalidRequest,
             "N-Quads " + std::to_string(line) + ":" + std::to_string(column) + ": invalid UTF-8");
     }
+    return std::nullopt;
+}
+
+Result<std::vector<Triple>> parse_nquads(std::string_view text) {
+    if (auto problem = nquads_text_problem(text)) return std::move(*problem);
     std::vector<Triple> triples;
     triples.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
     std::uint64_t line_number = 1;

@@ -33,4 +33,8 @@ base::Result<std::optional<Triple>> parse_nquads_line(std::string_view line,
 // only comments, gives no triple.
 base::Result<std::vector<Triple>> parse_nquads(std::string_view text);
 
+// parse_nquads' check of the whole text before any line: its first NUL byte or invalid UTF-8 as
+// that error, or nullopt (shared with the loader's serd-based reader, which gives the same errors).
+std::optional<base::Error> nquads_text_problem(std::string_view text);
+
 }  // namespace glassbox::schema

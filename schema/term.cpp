@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/json_string.hpp"
 #include "base/utf8.hpp"
+#include "schema/detail/ntriples_grammar.hpp"
 
 namespace glassbox::schema {
 namespace {
@@ -44,30 +46,10 @@ void append_string(std::string& out, std::string_view value) {
         const auto c = static_cast<unsigned char>(value[i]);
         if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7F) continue;
         out.append(value.data() + run, i - run);
-        switch (c) {
-            case '"':
-                out += "\\\"";
-                break;
-            case '\\':
-                out += "\\\\";
-                break;
-            case '\n':
-                out += "\\n";
-                break;
-            case '\r':
-                out += "\\r";
-                break;
-            case '\t':
-                out += "\\t";
-                break;
-            case '\b':
-                out += "\\b";
-                break;
-            case '\f':
-                out += "\\f";
-                break;
-            default:
-                append_uchar(out, c);
+        if (const std::string_view e = base::short_escape(c); !e.empty()) {
+            out += e;
+        } else {
+            append_uchar(out, c);
         }
         run = i + 1;
     }
@@ -75,31 +57,10 @@ void append_string(std::string& out, std::string_view value) {
     out += '"';
 }
 
-// Decodes the code point at text[i] (well-formed UTF-8), advancing i.
-char32_t next_code_point(std::string_view text, std::size_t& i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    const std::size_t len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-    char32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-    for (std::size_t k = 1; k < len; ++k)
-        cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
-    i += len;
-    return cp;
-}
-
-// N-Triples PN_CHARS_BASE / PN_CHARS_U / PN_CHARS.
-bool pn_chars_base(char32_t c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= 0xC0 && c <= 0xD6) ||
-           (c >= 0xD8 && c <= 0xF6) || (c >= 0xF8 && c <= 0x2FF) || (c >= 0x370 && c <= 0x37D) ||
-           (c >= 0x37F && c <= 0x1FFF) || (c >= 0x200C && c <= 0x200D) ||
-           (c >= 0x2070 && c <= 0x218F) || (c >= 0x2C00 && c <= 0x2FEF) ||
-           (c >= 0x3001 && c <= 0xD7FF) || (c >= 0xF900 && c <= 0xFDCF) ||
-           (c >= 0xFDF0 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0xEFFFF);
-}
-bool pn_chars_u(char32_t c) { return pn_chars_base(c) || c == '_' || c == ':'; }
-bool pn_chars(char32_t c) {
-    return pn_chars_u(c) || c == '-' || (c >= '0' && c <= '9') || c == 0xB7 ||
-           (c >= 0x300 && c <= 0x36F) || (c >= 0x203F && c <= 0x2040);
-}
+// N-Triples PN_CHARS_U / PN_CHARS, and code points of well-formed UTF-8: the N-Quads reader's.
+using detail::next_code_point;
+using detail::pn_chars;
+using detail::pn_chars_u;
 
 // BLANK_NODE_LABEL ::= '_:' (PN_CHARS_U | [0-9]) ((PN_CHARS | '.')* PN_CHARS)?  (':' left out:
 // N-Triples readers differ on it.)
@@ -143,6 +104,8 @@ void append_blank(std::string& out, std::string_view id) {
     }
 }
 
+void append_terms(std::string& out, const Triple& triple);
+
 void append_term(std::string& out, const Term& term) {
     switch (term.kind()) {
         case Term::Kind::kIri:
@@ -163,18 +126,21 @@ void append_term(std::string& out, const Term& term) {
             }
             break;
         }
-        case Term::Kind::kTriple: {
-            const auto& t = term.as_triple();
+        case Term::Kind::kTriple:
             out += "<< ";
-            append_term(out, t.s);
-            out += ' ';
-            append_term(out, t.p);
-            out += ' ';
-            append_term(out, t.o);
+            append_terms(out, term.as_triple());
             out += " >>";
             break;
-        }
     }
+}
+
+// "s p o", each term in N-Triples form.
+void append_terms(std::string& out, const Triple& triple) {
+    append_term(out, triple.s);
+    out += ' ';
+    append_term(out, triple.p);
+    out += ' ';
+    append_term(out, triple.o);
 }
 
 }  // namespace
@@ -247,11 +213,7 @@ std::string to_ntriples(const Term& term) {
 
 std::string to_ntriples(const Triple& triple) {
     std::string out;
-    append_term(out, triple.s);
-    out += ' ';
-    append_term(out, triple.p);
-    out += ' ';
-    append_term(out, triple.o);
+    append_terms(out, triple);
     out += " .";
     return out;
 }
@@ -259,11 +221,7 @@ std::string to_ntriples(const Triple& triple) {
 std::string to_nquads(const Triple& triple) {
     if (!triple.graph) return to_ntriples(triple);
     std::string out;
-    append_term(out, triple.s);
-    out += ' ';
-    append_term(out, triple.p);
-    out += ' ';
-    append_term(out, triple.o);
+    append_terms(out, triple);
     out += ' ';
     append_iri(out, *triple.graph);
     out += " .";

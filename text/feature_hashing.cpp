@@ -7,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "base/ascii.hpp"
 #include "base/fnv.hpp"
 
 namespace glassbox::text {
@@ -77,9 +78,7 @@ struct Scratch {
 
 void split_words(std::string_view text, Scratch& s) {
     s.lowered.assign(text);
-    for (char& c : s.lowered) {
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    }
+    for (char& c : s.lowered) c = base::ascii_lower(c);
     s.words.clear();
     const std::string_view t = s.lowered;
     std::size_t i = 0;

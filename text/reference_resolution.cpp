@@ -26,8 +26,6 @@ bool word_char(char c) {
     return std::isalnum(u) || c == '_' || c == '-' || u >= 0x80;
 }
 
-std::string lower_of(std::string_view s) { return base::ascii_lower(s); }
-
 std::vector<Word> words_of(std::string_view text) {
     std::vector<Word> out;
     std::size_t i = 0;
@@ -39,7 +37,7 @@ std::vector<Word> words_of(std::string_view text) {
         std::size_t j = i;
         while (j < text.size() && word_char(text[j])) ++j;
         const std::string_view w = text.substr(i, j - i);
-        out.push_back({std::string(w), lower_of(w), i, j});
+        out.push_back({std::string(w), base::ascii_lower(w), i, j});
         i = j;
     }
     return out;
@@ -113,7 +111,7 @@ std::string asked_noun(const std::vector<Word>& words) {
 }
 
 bool names_something(const std::string& short_answer) {
-    const std::string lower = lower_of(short_answer);
+    const std::string lower = base::ascii_lower(short_answer);
     if (lower.empty() || one_of(lower, kYesNo)) return false;
     return std::any_of(short_answer.begin(), short_answer.end(),
                        [](char c) { return std::isalpha(static_cast<unsigned char>(c)); });
@@ -131,8 +129,8 @@ bool entity_is_a(const std::string& entity, const std::string& noun, const std::
     const std::string n = stem(noun);
     for (const auto& w : words_of(entity))
         if (stem(w.lower) == n) return true;
-    const std::string text = lower_of(answer);
-    const std::string name = lower_of(entity);
+    const std::string text = base::ascii_lower(answer);
+    const std::string name = base::ascii_lower(entity);
     for (std::string_view article : {" is a ", " is an ", " is the "}) {
         const std::string prefix = name + std::string(article);
         for (std::size_t at = text.find(prefix); at != std::string::npos;
@@ -281,12 +279,13 @@ Exclusion already_answered(std::string_view question, const std::vector<EarlierT
     const EarlierTurn& turn = turns.back();
     std::vector<std::string> candidates = items_of(turn.short_answer);
     candidates.push_back(named_entity(turn.question));
-    const std::string resolved_to = lower_of(resolved.entity);
+    const std::string resolved_to = base::ascii_lower(resolved.entity);
     for (auto& c : candidates) {
-        const std::string lower = lower_of(c);
+        const std::string lower = base::ascii_lower(c);
         if (c.empty() || lower == resolved_to) continue;
-        const bool seen = std::any_of(out.entities.begin(), out.entities.end(),
-                                      [&](const std::string& e) { return lower_of(e) == lower; });
+        const bool seen =
+            std::any_of(out.entities.begin(), out.entities.end(),
+                        [&](const std::string& e) { return base::ascii_lower(e) == lower; });
         if (!seen) out.entities.push_back(std::move(c));
     }
     return out;

@@ -3,16 +3,12 @@
 
 #include <unordered_map>
 
+#include "base/ascii.hpp"
 #include "text/stopwords.hpp"
 
 namespace glassbox::text {
 
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    return out;
-}
+std::string lower(std::string_view s) { return base::ascii_lower(s); }
 
 std::vector<std::string> words(std::string_view s) {
     std::vector<std::string> out;

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/ascii.hpp"
+
 namespace glassbox::text {
 
 // ASCII lower-case (other bytes unchanged).
@@ -41,7 +43,7 @@ void for_each_word(std::string_view text, OnWord&& on_word) {
             continue;
         }
         if (word.empty()) start = i;
-        word.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+        word.push_back(base::ascii_lower(c));
     }
     flush();
 }

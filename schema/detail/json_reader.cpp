@@ -55,24 +55,22 @@ const json* ObjectReader::require(std::string_view key) {
     return v;
 }
 
-void ObjectReader::read(std::string_view key, std::string& out) {
+const std::string* ObjectReader::string_at(std::string_view key) {
     const json* v = find(key);
-    if (!v) return;
+    if (!v) return nullptr;
     if (!v->is_string()) {
         fail(type_error(field_path(path_, key), "string", *v));
-        return;
+        return nullptr;
     }
-    out = v->get_ref<const std::string&>();
+    return &v->get_ref<const std::string&>();
+}
+
+void ObjectReader::read(std::string_view key, std::string& out) {
+    if (const std::string* s = string_at(key)) out = *s;
 }
 
 void ObjectReader::read(std::string_view key, std::optional<std::string>& out) {
-    const json* v = find(key);
-    if (!v) return;
-    if (!v->is_string()) {
-        fail(type_error(field_path(path_, key), "string", *v));
-        return;
-    }
-    out = v->get_ref<const std::string&>();
+    if (const std::string* s = string_at(key)) out = *s;
 }
 
 void ObjectReader::read(std::string_view key, bool& out) {
@@ -96,24 +94,10 @@ void ObjectReader::read(std::string_view key, double& out) {
 }
 
 void ObjectReader::read(std::string_view key, std::vector<std::string>& out) {
-    const json* v = find(key);
-    if (!v) return;
-    const auto p = field_path(path_, key);
-    if (!v->is_array()) {
-        fail(type_error(p, "array", *v));
-        return;
-    }
-    std::vector<std::string> items;
-    items.reserve(v->size());
-    for (std::size_t i = 0; i < v->size(); ++i) {
-        const auto& e = (*v)[i];
-        if (!e.is_string()) {
-            fail(type_error(index_path(p, i), "string", e));
-            return;
-        }
-        items.push_back(e.get<std::string>());
-    }
-    out = std::move(items);
+    read_array(key, out, [](const json& e, const std::string& path) -> base::Result<std::string> {
+        if (!e.is_string()) return type_error(path, "string", e);
+        return e.get<std::string>();
+    });
 }
 
 void ObjectReader::read(std::string_view key, std::map<std::string, std::string>& out) {

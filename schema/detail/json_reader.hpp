@@ -70,6 +70,10 @@ public:
     // As find, but a missing key is an error.
     const json* require(std::string_view key);
 
+    // The string at `key`, or nullptr when absent, null or after an error; another type is an
+    // error.
+    const std::string* string_at(std::string_view key);
+
     void read(std::string_view key, std::string& out);
     void read(std::string_view key, std::optional<std::string>& out);
     void read(std::string_view key, bool& out);

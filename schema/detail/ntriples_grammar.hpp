@@ -1,5 +1,5 @@
 // Character classes of the N-Triples / N-Quads grammar (PN_CHARS_BASE, PN_CHARS_U, PN_CHARS)
-// and a UTF-8 decoder for well-formed text, for the N-Quads reader.
+// and a UTF-8 decoder for well-formed text, for the N-Quads reader and the N-Triples writer.
 #pragma once
 
 #include <cstddef>

@@ -10,19 +10,13 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "schema/json_cursor.hpp"
 #include "schema/messages.hpp"
 
 namespace glassbox::trace {
 
 // A JSON string as received: `raw` is the text between the quotes, escapes not yet applied.
-struct JsonText {
-    std::string_view raw;
-    bool escaped = false;
-
-    // The string's value: `raw` itself, or its unescaped copy in `scratch` when it has escapes.
-    std::string_view value(std::string& scratch) const;
-    std::string str() const;
-};
+using JsonText = schema::JsonText;
 
 enum class ScannedKind : char { kIri = 'i', kBlankNode = 'b', kLiteral = 'l', kTriple = 't' };
 

@@ -271,6 +271,39 @@ TEST(JsonFast, UnusualButValidInputDecodesAsTheTreeDecoderDoes) {
     for (const auto& text : inputs) expect_same_decode<TriplesBatchResponse>(text);
 }
 
+// Values the fast path skips are checked as strictly as the tree parser checks them: a number
+// that overflows a double (which nlohmann refuses) is not skipped as well-formed; escaped and
+// non-ASCII keys of skipped objects, and nesting up to the cursor's bound, are.
+TEST(JsonFast, SkippedValuesAreCheckedAsTheTreeParserChecksThem) {
+    const std::string nest = std::string(60, '[') + std::string(60, ']');
+    const std::string too_deep = std::string(70, '[') + std::string(70, ']');
+    const std::vector<std::string> skipped{
+        "1e999",
+        "-1e999",
+        "1e-999",
+        "1E5",
+        "1" + std::string(400, '0'),
+        "-1" + std::string(400, '0') + ".5",
+        "1" + std::string(300, '0'),
+        "0." + std::string(400, '0') + "1",
+        "-0",
+        R"({"\u0041":1,"é":[2,{"k\n":null}]})",
+        R"(["\ud83d\ude80","\/"])",
+        "\"\xff\"",
+        nest,
+        too_deep,
+    };
+    for (const auto& value : skipped) {
+        expect_same_decode<TriplesBatchResponse>(R"({"results":[],"x":)" + value + "}");
+        expect_same_decode<TriplesResponse>(R"({"x":)" + value + R"(,"triples":[]})");
+        expect_same_decode<RagResponse>(R"({"message_type":"chunk","x":)" + value + "}");
+        expect_same_decode<EmbeddingsResponse>(R"({"dim":1,"x":)" + value + "}");
+    }
+    for (const std::string key : {R"("\u00e9")", "\"é\"", R"("\u0074riples")"}) {
+        expect_same_decode<TriplesResponse>("{" + key + R"(:1,"triples":[]})");
+    }
+}
+
 // (The explain message has no decode_text: its unusual inputs are checked against the collector's
 // scan in tests/unit/workers/trace_collector/explain_scan_test.cpp.)
 TEST(JsonFast, MessageFieldsWithUnusualValuesDecodeAsTheTreeDecoderDoes) {

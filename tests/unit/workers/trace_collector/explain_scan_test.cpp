@@ -154,6 +154,10 @@ TEST(ExplainScan, RefusesWhatTheDecoderRefuses) {
         "p\"},\"o\":{\"t\":\"l\",\"v\":\"x\",\"dt\":\"urn:d\",\"ln\":\"en\"}}]}",
         "{\"session\":\"s\",}",
         "{\"session\" \"s\"}",
+        // numbers nlohmann refuses (they overflow a double) in a field the decoder skips
+        "{\"x\":1e999}",
+        "{\"x\":1" + std::string(400, '0') + "}",
+        "{\"x\":[-1" + std::string(400, '0') + ".5]}",
     };
     for (const auto& body : bad) {
         EXPECT_FALSE(scan_explain(body, scanned)) << body;
@@ -372,6 +376,14 @@ TEST(ExplainScan, AgreesWithTheDecoderOnEdgeCases) {
         R"({"seq":1} x)",
         R"({"seq":1,})",
         "",
+        // skipped fields: escaped and non-ASCII keys, numbers at double's edge, nesting
+        R"({"x":{"\u0041":[1,-0.5,"\ud83d\ude80"],"é":null},"seq":2})",
+        "{\"x\":1" + std::string(300, '0') + ",\"seq\":2}",
+        "{\"x\":1" + std::string(400, '0') + ",\"seq\":2}",
+        "{\"x\":0." + std::string(400, '0') + "1,\"seq\":2}",
+        R"({"x":1e999,"seq":2})",
+        "{\"x\":" + std::string(31, '[') + std::string(31, ']') + ",\"seq\":2}",
+        "{\"x\":" + std::string(40, '[') + std::string(40, ']') + ",\"seq\":2}",
     };
     for (const auto& body : bodies) {
         expect_scan_agrees(body);
