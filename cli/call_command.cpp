@@ -1,5 +1,4 @@
 // `glassbox call <service> '<json>'`: sends any request and prints each reply as one JSON line.
-#include <iostream>
 #include <memory>
 #include <string>
 
@@ -44,14 +43,7 @@ void run_call(const CallOptions& options) {
     if (!stream) exit_with_error(stream.error());
     // The client's backstop (deadline + grace) ends the stream, so this wait always terminates.
     const auto wait = options.client.timeout() + config.deadline_grace + std::chrono::seconds{1};
-    for (;;) {
-        auto reply = stream->next(wait);
-        if (!reply) exit_with_error(reply.error());
-        if (reply->kind == bus::ReplyKind::kError) exit_with_error(*reply->error);
-        std::cout << reply->to_json().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-                  << std::endl;
-        if (reply->terminal()) return;
-    }
+    if (auto final = print_json_replies(*stream, wait); !final) exit_with_error(final.error());
 }
 
 }  // namespace

@@ -223,36 +223,24 @@ public:
         if (!stream) return report(stream.error());
         const auto wait =
             options_.client.timeout() + config.deadline_grace + std::chrono::seconds{1};
-        for (;;) {
-            auto reply = stream->next(wait);
-            if (!reply) {
-                printer.abort();
-                return report(reply.error());
-            }
-            switch (reply->kind) {
-                case bus::ReplyKind::kData:
-                    printer.data(reply->body);
-                    break;
-                case bus::ReplyKind::kExplain:
-                    printer.explain(reply->body);
-                    break;
-                case bus::ReplyKind::kFinal:
-                    if (reply->body.is_object() && reply->body.contains("error") &&
-                        reply->body["error"].is_object()) {
-                        printer.abort();
-                        last_ = printer.take();
-                        return report(make_error(ErrorType::kInternal,
-                                                 string_field(reply->body["error"], "message")));
-                    }
-                    printer.final(reply->body);
-                    last_ = printer.take();
-                    return;
-                case bus::ReplyKind::kError:
-                    printer.abort();
-                    last_ = printer.take();
-                    return report(*reply->error);
-            }
+        auto last = feed_replies(*stream, wait, printer);
+        if (!last) return report(last.error());
+        const auto error =
+            last->kind == bus::ReplyKind::kError ? last->error : final_error(last->body);
+        if (error) {
+            printer.abort();
+        } else {
+            printer.final(last->body);
         }
+        last_ = printer.take();
+        if (error) report(*error);
+    }
+
+    // A FINAL body's own error ({"error": {"message"}}), reported as an internal one.
+    static std::optional<base::Error> final_error(const json& body) {
+        if (!body.is_object() || !body.contains("error") || !body["error"].is_object())
+            return std::nullopt;
+        return make_error(ErrorType::kInternal, string_field(body["error"], "message"));
     }
 
     // A /command; false for /quit.

@@ -57,6 +57,16 @@ nlohmann::json call_for_object(const ClientOptions& options, std::string_view se
     return std::move(bodies.back());
 }
 
+base::Result<bus::Reply> print_json_replies(bus::Stream& stream, std::chrono::milliseconds wait) {
+    for (;;) {
+        auto reply = stream.next(wait);
+        if (!reply) return std::move(reply).error();
+        if (reply->kind == bus::ReplyKind::kError) return std::move(*reply->error);
+        std::cout << dump_json(reply->to_json()) << std::endl;
+        if (reply->terminal()) return reply;
+    }
+}
+
 void add_client_options(CLI::App& command, ClientOptions& options, int default_timeout_ms,
                         ClientOptionSet set) {
     options.timeout_ms = default_timeout_ms;

@@ -61,6 +61,31 @@ std::vector<nlohmann::json> call_or_exit(const ClientOptions& options, std::stri
 nlohmann::json call_for_object(const ClientOptions& options, std::string_view service,
                                const nlohmann::json& body);
 
+// Prints each reply of `stream` as one JSON line ({"kind":...,"body":...}) up to its FINAL, which
+// it returns; an ERROR reply (not printed) or the stream's own error is returned as the error.
+base::Result<bus::Reply> print_json_replies(bus::Stream& stream, std::chrono::milliseconds wait);
+
+// Feeds the data and explain replies of `stream` to `printer` (its data() and explain()) and
+// returns the terminal reply, FINAL or ERROR, for the caller to finish the printer with; on the
+// stream's own error (a timeout, a lost broker) the printer is aborted and the error returned.
+template <typename Printer>
+base::Result<bus::Reply> feed_replies(bus::Stream& stream, std::chrono::milliseconds wait,
+                                      Printer& printer) {
+    for (;;) {
+        auto reply = stream.next(wait);
+        if (!reply) {
+            printer.abort();
+            return std::move(reply).error();
+        }
+        if (reply->terminal()) return reply;
+        if (reply->kind == bus::ReplyKind::kData) {
+            printer.data(reply->body);
+        } else {
+            printer.explain(reply->body);
+        }
+    }
+}
+
 // Exit code for a typed error:
 //   2  bad input, a named thing that is not there, or a key without the role: InvalidRequest,
 //      InvalidJson, DecodeError, Forbidden,

@@ -47,12 +47,9 @@ void add_embeddings_worker_command(CLI::App& worker_command) {
     add_worker_options(*sub, options->worker, std::string(schema::services::kEmbeddings));
     // The [embeddings] settings (docs/configuration.md); flags override the file and the
     // environment.
-    for (const char* flag : {"--config", "--provider", "--dim", "--base-url", "--model",
-                             "--api-key-env", "--batch-size", "--timeout-ms", "--max-retries"}) {
-        std::string key = std::string("embeddings.") + (flag + 2);
-        for (char& c : key) c = c == '-' ? '_' : c;
-        add_setting_option(*sub, key, flag);
-    }
+    add_section_options(*sub, "embeddings",
+                        {"--config", "--provider", "--dim", "--base-url", "--model",
+                         "--api-key-env", "--batch-size", "--timeout-ms", "--max-retries"});
     sub->callback([options] { run_embeddings(*options); });
 }
 

@@ -38,68 +38,45 @@ struct InvokeOptions {
     bool no_stream = false;
     std::optional<std::string> parent_uri;
     std::string session;  // the conversation this question is a turn of
-    // graph-rag (0 = the worker's default)
-    std::uint32_t entity_limit = 0;
-    std::uint32_t triple_limit = 0;
-    std::uint32_t max_subgraph_size = 0;
-    std::uint32_t max_path_length = 0;
-    std::uint32_t edge_score_limit = 0;
-    std::uint32_t edge_limit = 0;
-    // document-rag
-    std::uint32_t doc_limit = 0;
-    std::uint32_t fetch_limit = 0;
-    // agent
-    std::uint32_t max_iterations = 0;
-    std::vector<std::string> tools;
+    // Each target's own parameters, bound to its flags (0: the worker's default); request_body
+    // adds the question and the fields every target shares.
+    schema::GraphRagQuery graph_rag;
+    schema::DocumentRagQuery document_rag;
+    schema::AgentRequest agent;
     // query
     std::string mode = "auto";
 };
+
+// `request` with the fields every target shares, encoded.
+template <typename Request>
+json encode_target_request(Request request, const InvokeOptions& o) {
+    request.collection = settings().text("client.collection");
+    request.streaming = !o.no_stream;
+    request.session_id = o.session;
+    if constexpr (requires { request.parent_uri; }) request.parent_uri = o.parent_uri;
+    return schema::encode(request);
+}
 
 json request_body(const InvokeOptions& o) {
     if (o.service == schema::services::kQuery) {
         schema::QueryRequest query;
         query.query = o.question;
         query.mode = schema::query_mode_from_string(o.mode).value_or(schema::QueryMode::kAuto);
-        query.collection = settings().text("client.collection");
-        query.session_id = o.session;
-        query.streaming = !o.no_stream;
-        return schema::encode(query);
+        return encode_target_request(std::move(query), o);
     }
     if (o.service == schema::services::kAgent) {
-        schema::AgentRequest request;
+        schema::AgentRequest request = o.agent;
         request.question = o.question;
-        request.collection = settings().text("client.collection");
-        request.max_iterations = o.max_iterations;
-        request.tools = o.tools;
-        request.session_id = o.session;
-        request.streaming = !o.no_stream;
-        request.parent_uri = o.parent_uri;
-        return schema::encode(request);
+        return encode_target_request(std::move(request), o);
     }
     if (o.service == schema::services::kGraphRag) {
-        schema::GraphRagQuery query;
+        schema::GraphRagQuery query = o.graph_rag;
         query.query = o.question;
-        query.collection = settings().text("client.collection");
-        query.entity_limit = o.entity_limit;
-        query.triple_limit = o.triple_limit;
-        query.max_subgraph_size = o.max_subgraph_size;
-        query.max_path_length = o.max_path_length;
-        query.edge_score_limit = o.edge_score_limit;
-        query.edge_limit = o.edge_limit;
-        query.streaming = !o.no_stream;
-        query.parent_uri = o.parent_uri;
-        query.session_id = o.session;
-        return schema::encode(query);
+        return encode_target_request(std::move(query), o);
     }
-    schema::DocumentRagQuery query;
+    schema::DocumentRagQuery query = o.document_rag;
     query.query = o.question;
-    query.collection = settings().text("client.collection");
-    query.doc_limit = o.doc_limit;
-    query.fetch_limit = o.fetch_limit;
-    query.streaming = !o.no_stream;
-    query.parent_uri = o.parent_uri;
-    query.session_id = o.session;
-    return schema::encode(query);
+    return encode_target_request(std::move(query), o);
 }
 
 // A body's own typed error ({"error": {"type", "message"}}), if it carries one.
@@ -304,41 +281,20 @@ void run_invoke(const InvokeOptions& options) {
         printer.set_labeler(store_labeler(options.client, settings().text("client.collection")));
     // The client's backstop (deadline + grace) ends the stream, so this wait always terminates.
     const auto wait = options.client.timeout() + config.deadline_grace + std::chrono::seconds{1};
-    for (;;) {
-        auto reply = stream->next(wait);
-        if (!reply) {
-            printer.abort();
-            exit_with_error(reply.error());
-        }
-        if (options.client.json) {
-            if (reply->kind == bus::ReplyKind::kError) exit_with_error(*reply->error);
-            std::cout << reply->to_json().dump(-1, ' ', false, json::error_handler_t::replace)
-                      << std::endl;
-            if (reply->kind == bus::ReplyKind::kFinal) {
-                if (auto error = body_error(reply->body)) exit_with_error(*error);
-            }
-            if (reply->terminal()) return;
-            continue;
-        }
-        switch (reply->kind) {
-            case bus::ReplyKind::kData:
-                printer.data(reply->body);
-                break;
-            case bus::ReplyKind::kExplain:
-                printer.explain(reply->body);
-                break;
-            case bus::ReplyKind::kFinal:
-                if (auto error = body_error(reply->body)) {
-                    printer.abort();
-                    exit_with_error(*error);
-                }
-                printer.final(reply->body);
-                return;
-            case bus::ReplyKind::kError:
-                printer.abort();
-                exit_with_error(*reply->error);
-        }
+    if (options.client.json) {
+        auto final = print_json_replies(*stream, wait);
+        if (!final) exit_with_error(final.error());
+        if (auto error = body_error(final->body)) exit_with_error(*error);
+        return;
     }
+    auto last = feed_replies(*stream, wait, printer);
+    if (!last) exit_with_error(last.error());
+    const auto error = last->kind == bus::ReplyKind::kError ? last->error : body_error(last->body);
+    if (error) {
+        printer.abort();
+        exit_with_error(*error);
+    }
+    printer.final(last->body);
 }
 
 // The options every target shares; `required` is false on `invoke` itself, where a missing -q
@@ -354,14 +310,18 @@ void add_common_options(CLI::App& cmd, InvokeOptions& options, bool required) {
                  "Ask for the whole answer at once instead of streamed");
 }
 
+void add_session_option(CLI::App& cmd, InvokeOptions& options) {
+    cmd.add_option(
+        "--session", options.session,
+        "A conversation id: the run is recorded as a turn of it (glassbox sessions show)");
+}
+
 void add_query_options(CLI::App& cmd, InvokeOptions& options) {
     cmd.add_option("--mode", options.mode,
                    "auto (route by rules, classifier, default), graph-rag, document-rag or agent")
         ->capture_default_str()
         ->check(CLI::IsMember({"auto", "graph-rag", "document-rag", "agent"}));
-    cmd.add_option(
-        "--session", options.session,
-        "A conversation id: the run is recorded as a turn of it (glassbox sessions show)");
+    add_session_option(cmd, options);
 }
 
 void add_rag_subcommand(CLI::App& invoke, const std::string& service,
@@ -376,46 +336,39 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
         cmd->callback([options] { run_invoke(*options); });
         return;
     }
-    cmd->add_option("-q,--question,--query", options->question,
-                    "The question (--query: another name for it)")
-        ->required();
-    add_setting_option(*cmd, "client.collection", "--collection");
-    cmd->add_flag("-x,--explain", options->explain,
-                  "Print one line per explain step as it arrives (stage, URI, key facts)");
-    cmd->add_flag("--no-stream", options->no_stream,
-                  "Ask for the whole answer at once instead of streamed");
+    add_common_options(*cmd, *options, true);
     cmd->add_option("--parent-uri", options->parent_uri,
                     "The calling step's URI: this run becomes its sub-trace");
-    cmd->add_option(
-        "--session", options->session,
-        "A conversation id: the run is recorded as a turn of it (glassbox sessions show)");
+    add_session_option(*cmd, *options);
     if (service == schema::services::kGraphRag) {
         // The defaults named from the contract's constants, so the help cannot drift from them.
         const auto zero_means = [](std::uint32_t value) {
             return " (0: " + std::to_string(value) + ")";
         };
         cmd->add_option(
-            "--entity-limit", options->entity_limit,
+            "--entity-limit", options->graph_rag.entity_limit,
             "Seed entities, shared among concepts" + zero_means(schema::kDefaultEntityLimit));
-        cmd->add_option("--triple-limit", options->triple_limit,
+        cmd->add_option("--triple-limit", options->graph_rag.triple_limit,
                         "Triples per entity and hop" + zero_means(schema::kDefaultTripleLimit));
-        cmd->add_option("--max-subgraph-size", options->max_subgraph_size,
+        cmd->add_option("--max-subgraph-size", options->graph_rag.max_subgraph_size,
                         "Edges explored at most" + zero_means(schema::kDefaultMaxSubgraphSize));
-        cmd->add_option("--max-path-length", options->max_path_length,
+        cmd->add_option("--max-path-length", options->graph_rag.max_path_length,
                         "Hops from the seeds" + zero_means(schema::kDefaultMaxPathLength));
-        cmd->add_option("--edge-score-limit", options->edge_score_limit,
+        cmd->add_option("--edge-score-limit", options->graph_rag.edge_score_limit,
                         "Edges kept by the semantic pre-filter for scoring" +
                             zero_means(schema::kDefaultEdgeScoreLimit));
-        cmd->add_option("--edge-limit", options->edge_limit,
+        cmd->add_option("--edge-limit", options->graph_rag.edge_limit,
                         "Edges kept for the answer" + zero_means(schema::kDefaultEdgeLimit));
     } else if (service == schema::services::kAgent) {
-        cmd->add_option("--max-iterations", options->max_iterations,
+        cmd->add_option("--max-iterations", options->agent.max_iterations,
                         "Iterations at most (0: the worker's limit, 10 by default)");
-        cmd->add_option("--tool", options->tools, "Offer only this tool (repeat for several)");
+        cmd->add_option("--tool", options->agent.tools,
+                        "Offer only this tool (repeat for several)");
     } else {
-        cmd->add_option("--doc-limit", options->doc_limit, "Chunks the answer uses (0: 20)");
+        cmd->add_option("--doc-limit", options->document_rag.doc_limit,
+                        "Chunks the answer uses (0: 20)");
         cmd->add_option(
-            "--fetch-limit", options->fetch_limit,
+            "--fetch-limit", options->document_rag.fetch_limit,
             "Chunks retrieved; more than --doc-limit re-ranks them (0: max(20, --doc-limit))");
     }
     add_client_options(*cmd, options->client, kDefaultInvokeTimeoutMs);

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 
 namespace glassbox::cli {
 namespace {
@@ -59,6 +60,43 @@ void write_out(std::string_view text) {
         }
         done += static_cast<std::size_t>(n);
     }
+}
+
+// The key of an escape sequence, read after its ESC: ESC [ X, ESC [ n ~, ESC O X (arrows,
+// Home, End, Delete); up and down walk the history (`walk_history(true)`: back).
+void escape_key(LineBuffer& buffer, const std::function<void(bool back)>& walk_history) {
+    const auto a = read_byte();
+    const auto b = a ? read_byte() : std::nullopt;
+    if (!a || !b) return;
+    if (*a == '[' && *b >= '0' && *b <= '9') {
+        const auto tilde = read_byte();
+        if (tilde && *tilde == '~') {
+            if (*b == '3') buffer.erase_at_cursor();
+            if (*b == '1' || *b == '7') buffer.home();
+            if (*b == '4' || *b == '8') buffer.end();
+        }
+        return;
+    }
+    if (*a != '[' && *a != 'O') return;
+    if (*b == 'A') walk_history(true);
+    if (*b == 'B') walk_history(false);
+    if (*b == 'C') buffer.right();
+    if (*b == 'D') buffer.left();
+    if (*b == 'H') buffer.home();
+    if (*b == 'F') buffer.end();
+}
+
+// A whole UTF-8 sequence from its first byte, so the cursor never sits inside one.
+std::string utf8_sequence(char first) {
+    const auto byte = static_cast<unsigned char>(first);
+    std::string sequence(1, first);
+    const int more = byte >= 0xF0 ? 3 : byte >= 0xE0 ? 2 : byte >= 0xC0 ? 1 : 0;
+    for (int i = 0; i < more; ++i) {
+        const auto next = read_byte();
+        if (!next) break;
+        sequence += *next;
+    }
+    return sequence;
 }
 
 }  // namespace
@@ -223,40 +261,15 @@ std::optional<std::string> LineEditor::read_line(std::string_view prompt) {
             case 127:
                 buffer.backspace();
                 break;
-            case 27: {  // ESC [ X, ESC [ n ~, ESC O X
-                const auto a = read_byte();
-                const auto b = a ? read_byte() : std::nullopt;
-                if (!a || !b) break;
-                if (*a == '[' && *b >= '0' && *b <= '9') {
-                    const auto tilde = read_byte();
-                    if (tilde && *tilde == '~') {
-                        if (*b == '3') buffer.erase_at_cursor();
-                        if (*b == '1' || *b == '7') buffer.home();
-                        if (*b == '4' || *b == '8') buffer.end();
-                    }
-                    break;
-                }
-                if (*a != '[' && *a != 'O') break;
-                if (*b == 'A' && walk > 0) recall(walk - 1);
-                if (*b == 'B' && walk < history_.size()) recall(walk + 1);
-                if (*b == 'C') buffer.right();
-                if (*b == 'D') buffer.left();
-                if (*b == 'H') buffer.home();
-                if (*b == 'F') buffer.end();
+            case 27:
+                escape_key(buffer, [&](bool back) {
+                    if (back && walk > 0) recall(walk - 1);
+                    if (!back && walk < history_.size()) recall(walk + 1);
+                });
                 break;
-            }
-            default: {
+            default:
                 if (byte < 0x20) break;  // other control keys: ignored
-                // A whole UTF-8 sequence at once, so the cursor never sits inside one.
-                std::string sequence(1, *c);
-                const int more = byte >= 0xF0 ? 3 : byte >= 0xE0 ? 2 : byte >= 0xC0 ? 1 : 0;
-                for (int i = 0; i < more; ++i) {
-                    const auto next = read_byte();
-                    if (!next) break;
-                    sequence += *next;
-                }
-                buffer.insert(sequence);
-            }
+                buffer.insert(utf8_sequence(*c));
         }
         redraw(prompt, buffer);
     }

@@ -73,13 +73,10 @@ void add_llm_worker_command(CLI::App& worker_command) {
         "OpenAI-compatible endpoint (docs/llm.md)");
     add_worker_options(*sub, options->worker, std::string(schema::services::kLlm));
     // The [llm] settings (docs/configuration.md); flags override the file and the environment.
-    for (const char* flag :
-         {"--config", "--provider", "--base-url", "--model", "--api-key-env", "--templates",
-          "--timeout-ms", "--connect-timeout-ms", "--max-retries", "--extractive-delay-ms"}) {
-        std::string key = std::string("llm.") + (flag + 2);
-        for (char& c : key) c = c == '-' ? '_' : c;
-        add_setting_option(*sub, key, flag);
-    }
+    add_section_options(
+        *sub, "llm",
+        {"--config", "--provider", "--base-url", "--model", "--api-key-env", "--templates",
+         "--timeout-ms", "--connect-timeout-ms", "--max-retries", "--extractive-delay-ms"});
     sub->add_option("--embeddings-service", options->embeddings_service,
                     "Service asked for vectors when scoring edges ('-' for none: lexical only)")
         ->capture_default_str();

@@ -83,6 +83,15 @@ CLI::Option* add_setting_option(CLI::App& command, std::string_view key, const s
         help_of(setting));
 }
 
+void add_section_options(CLI::App& command, std::string_view section,
+                         std::initializer_list<const char*> flags) {
+    for (const char* flag : flags) {
+        std::string key = std::string(section) + "." + (flag + 2);
+        for (char& c : key) c = c == '-' ? '_' : c;
+        add_setting_option(command, key, flag);
+    }
+}
+
 CLI::Option* add_setting_flag(CLI::App& command, std::string_view key, const std::string& flag,
                               bool value, const std::string& help) {
     const auto& setting = setting_with_flag(key, flag);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -29,6 +30,10 @@ std::filesystem::path endpoints_state_path(const std::filesystem::path& home);
 // list the flag. The value is checked against the setting when the configuration is resolved
 // (a bad one: "config error: flag --x: key: expected ..., got ...", exit 2).
 CLI::Option* add_setting_option(CLI::App& command, std::string_view key, const std::string& flag);
+// add_setting_option for each of `flags`, named after its key in `section`: `--base-url` sets
+// `<section>.base_url`.
+void add_section_options(CLI::App& command, std::string_view section,
+                         std::initializer_list<const char*> flags);
 // A flag without a value that sets the boolean `key` to `value` (`--no-gateway`: up.gateway false).
 CLI::Option* add_setting_flag(CLI::App& command, std::string_view key, const std::string& flag,
                               bool value, const std::string& help);

@@ -160,6 +160,14 @@ void ensure_keys(const UpPlan& plan, const fs::path& home) {
             2);
 }
 
+// Starts a child; a child that cannot start stops the others and fails `up`.
+void start_or_fail(ProcessSupervisor& supervisor, ChildSpec spec) {
+    if (auto started = supervisor.start(std::move(spec)); !started) {
+        supervisor.stop_all();
+        fail_up(started.error());
+    }
+}
+
 // The broker's endpoints once it is bound; nullopt when a stop signal came first (the caller
 // returns). Fails `up` when it does not bind in time.
 std::optional<BrokerEndpoints> start_broker(ProcessSupervisor& supervisor, const fs::path& home,
@@ -176,13 +184,10 @@ std::optional<BrokerEndpoints> start_broker(ProcessSupervisor& supervisor, const
                                                "--ready-file", broker_ready.string()},
                                               true));
     };
-    if (auto started = supervisor.start(ChildSpec{
-            "broker", broker_argv(s.text("broker.endpoint"), s.text("broker.pub_endpoint")),
-            home / "logs" / "broker.log"});
-        !started) {
-        supervisor.stop_all();
-        fail_up(started.error());
-    }
+    start_or_fail(
+        supervisor,
+        ChildSpec{"broker", broker_argv(s.text("broker.endpoint"), s.text("broker.pub_endpoint")),
+                  home / "logs" / "broker.log"});
 
     // Wait for the broker to bind; it reports the real endpoints (ports chosen with `*`).
     std::optional<BrokerEndpoints> endpoints;
@@ -214,8 +219,8 @@ std::vector<std::string> worker_argv(const UpWorkerProcess& worker, const fs::pa
     // clang-format on
 }
 
-void run_up(const UpOptions& options, const UpPlan& plan) {
-    const sigset_t stop_signals = block_supervisor_signals();
+// The home, made owner-only with its logs and run folders, and the keys the plan needs.
+fs::path prepare_home(const UpOptions& options, const UpPlan& plan) {
     const fs::path home = cli::resolve_home(options.home);
     // Created owner-only; an existing home is used as it is, or refused when others can write
     // it (`--home /tmp`), never chmodded.
@@ -224,19 +229,19 @@ void run_up(const UpOptions& options, const UpPlan& plan) {
         if (auto made = base::ensure_owner_only_folder(home / sub); !made) fail_up(made.error());
     }
     ensure_keys(plan, home);
-    std::error_code ec;
+    return home;
+}
 
-    const auto own = own_executable();
-    if (!own) fail_up(own.error());
-    const std::string self = own->string();
-    ProcessSupervisor supervisor{SupervisorConfig{}};
-
-    // The broker this host's workers and clients use: started here, or (role workers) one on
-    // another host, which need not be up yet: the workers keep reconnecting until it answers.
+// The broker this host's workers and clients use: started here, or (role workers) one on
+// another host, which need not be up yet: the workers keep reconnecting until it answers.
+// Written to the home's runtime state; nullopt when a stop signal came first.
+std::optional<BrokerEndpoints> broker_of(const UpPlan& plan, ProcessSupervisor& supervisor,
+                                         const fs::path& home, const std::string& self,
+                                         const sigset_t& stop_signals) {
     BrokerEndpoints endpoints;
     if (plan.broker) {
         auto started = start_broker(supervisor, home, self, stop_signals);
-        if (!started) return;
+        if (!started) return std::nullopt;
         endpoints = std::move(*started);
         // Runtime state, not configuration: clients on this machine find the broker through it
         // unless <home>/config.toml, the environment or a flag names another
@@ -248,43 +253,41 @@ void run_up(const UpOptions& options, const UpPlan& plan) {
         cli::write_endpoints_state(
             home, cli::BoundEndpoints{endpoints.endpoint, settings().text("broker.pub_endpoint")});
     }
+    return endpoints;
+}
 
-    for (const auto& worker : plan.workers) {
-        auto started = supervisor.start(
-            ChildSpec{worker.name, worker_argv(worker, home, self, endpoints.endpoint),
-                      home / "logs" / (worker.name + ".log")});
-        if (!started) {
+// The HTTP gateway (docs/http.md), after the workers it serves; its ready file tells
+// `glassbox status` and this command where it listens. The URL in `url` once it is written
+// (within kGatewayStartWait); false when a stop signal came first.
+bool start_gateway(ProcessSupervisor& supervisor, const fs::path& home, const std::string& self,
+                   const std::string& endpoint, const sigset_t& stop_signals,
+                   std::optional<std::string>& url) {
+    std::error_code ec;
+    const fs::path gateway_ready = home / "run" / "gateway.ready";
+    fs::remove(gateway_ready, ec);
+    start_or_fail(
+        supervisor,
+        ChildSpec{"gateway",
+                  child_argv(
+                      self, with_security({"gateway", "--listen", settings().text("gateway.listen"),
+                                           "--broker", endpoint, "--home", home.string(),
+                                           "--ready-file", gateway_ready.string()})),
+                  home / "logs" / "gateway.log"});
+    const auto wait_until = Clock::now() + kGatewayStartWait;
+    while (!(url = read_gateway_url(gateway_ready)) && Clock::now() < wait_until) {
+        if (supervisor.supervise_once(std::chrono::milliseconds{50}, stop_signals)) {
             supervisor.stop_all();
-            fail_up(started.error());
+            return false;
         }
     }
+    return true;
+}
 
-    // The HTTP gateway (docs/http.md), after the workers it serves; its ready file tells
-    // `glassbox status` and this command where it listens.
-    std::optional<std::string> gateway_url;
-    if (plan.gateway) {
-        const fs::path gateway_ready = home / "run" / "gateway.ready";
-        fs::remove(gateway_ready, ec);
-        auto started = supervisor.start(ChildSpec{
-            "gateway",
-            child_argv(self,
-                       with_security({"gateway", "--listen", settings().text("gateway.listen"),
-                                      "--broker", endpoints.endpoint, "--home", home.string(),
-                                      "--ready-file", gateway_ready.string()})),
-            home / "logs" / "gateway.log"});
-        if (!started) {
-            supervisor.stop_all();
-            fail_up(started.error());
-        }
-        const auto wait_until = Clock::now() + kGatewayStartWait;
-        while (!(gateway_url = read_gateway_url(gateway_ready)) && Clock::now() < wait_until) {
-            if (supervisor.supervise_once(std::chrono::milliseconds{50}, stop_signals)) {
-                supervisor.stop_all();
-                return;
-            }
-        }
-    }
-
+// --ready-file: what is up, where, for scripts and tests.
+void write_up_ready_file(const UpOptions& options, const UpPlan& plan,
+                         const BrokerEndpoints& endpoints, const fs::path& home,
+                         const std::optional<std::string>& gateway_url,
+                         ProcessSupervisor& supervisor) {
     nlohmann::json services = nlohmann::json::array();
     for (const auto& worker : plan.workers) services.push_back(worker.name);
     nlohmann::json ready = {{"role", std::string(to_string(plan.role))},
@@ -301,6 +304,11 @@ void run_up(const UpOptions& options, const UpPlan& plan) {
             fail_up(written.error());
         }
     }
+}
+
+// What is up, its security and where the viewer is, for the user.
+void print_up(const UpPlan& plan, const BrokerEndpoints& endpoints, const fs::path& home,
+              const std::optional<std::string>& gateway_url) {
     if (plan.broker) {
         std::cout << "glassbox is up: broker " << endpoints.endpoint << ", explain topic "
                   << endpoints.pub_endpoint;
@@ -326,6 +334,29 @@ void run_up(const UpOptions& options, const UpPlan& plan) {
         std::cout << "the gateway did not start on " << settings().text("gateway.listen")
                   << "; see " << (home / "logs" / "gateway.log").string() << std::endl;
     }
+}
+
+void run_up(const UpOptions& options, const UpPlan& plan) {
+    const sigset_t stop_signals = block_supervisor_signals();
+    const fs::path home = prepare_home(options, plan);
+    const auto own = own_executable();
+    if (!own) fail_up(own.error());
+    const std::string self = own->string();
+    ProcessSupervisor supervisor{SupervisorConfig{}};
+
+    const auto endpoints = broker_of(plan, supervisor, home, self, stop_signals);
+    if (!endpoints) return;
+    for (const auto& worker : plan.workers) {
+        start_or_fail(supervisor,
+                      ChildSpec{worker.name, worker_argv(worker, home, self, endpoints->endpoint),
+                                home / "logs" / (worker.name + ".log")});
+    }
+    std::optional<std::string> gateway_url;
+    if (plan.gateway &&
+        !start_gateway(supervisor, home, self, endpoints->endpoint, stop_signals, gateway_url))
+        return;
+    write_up_ready_file(options, plan, *endpoints, home, gateway_url, supervisor);
+    print_up(plan, *endpoints, home, gateway_url);
 
     while (!supervisor.supervise_once(std::chrono::milliseconds{500}, stop_signals)) {
     }

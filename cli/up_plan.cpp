@@ -5,11 +5,17 @@
 #include <charconv>
 #include <map>
 
+#include "base/enum_names.hpp"
+
 namespace glassbox::cli {
 namespace {
 
 using base::ErrorType;
 using base::make_error;
+
+// The first is the default.
+constexpr base::EnumName<UpRole> kUpRoleNames[] = {
+    {UpRole::kAll, "all"}, {UpRole::kBroker, "broker"}, {UpRole::kWorkers, "workers"}};
 
 std::string_view trim(std::string_view text) {
     const auto first = text.find_first_not_of(" \t");
@@ -32,23 +38,10 @@ std::string service_names() {
 }  // namespace
 
 std::optional<UpRole> up_role_from_string(std::string_view text) noexcept {
-    if (text == "all") return UpRole::kAll;
-    if (text == "broker") return UpRole::kBroker;
-    if (text == "workers") return UpRole::kWorkers;
-    return std::nullopt;
+    return base::enum_from_name(kUpRoleNames, text);
 }
 
-std::string_view to_string(UpRole role) noexcept {
-    switch (role) {
-        case UpRole::kBroker:
-            return "broker";
-        case UpRole::kWorkers:
-            return "workers";
-        case UpRole::kAll:
-            break;
-    }
-    return "all";
-}
+std::string_view to_string(UpRole role) noexcept { return base::enum_name(kUpRoleNames, role); }
 
 const std::vector<std::string>& up_services() {
     static const std::vector<std::string> services = {

@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include <zmq.hpp>
+
 #include "base/log.hpp"
 #include "base/owner_only.hpp"
 #include "cli/client_options.hpp"

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "base/ascii.hpp"
+
 namespace glassbox::gateway {
 
 namespace {
@@ -20,14 +22,7 @@ bool is_token(std::string_view text) {
     return !text.empty() && std::all_of(text.begin(), text.end(), is_token_char);
 }
 
-std::string lower(std::string_view text) {
-    std::string out(text);
-    for (char& c : out)
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    return out;
-}
-
-bool equal_ignoring_case(std::string_view a, std::string_view b) { return lower(a) == lower(b); }
+using base::ascii_lower;
 
 // RFC 9110 §5.6.3: OWS is spaces and tabs.
 std::string_view trim(std::string_view text) {
@@ -120,11 +115,11 @@ std::optional<Specificity> match(const MediaRange& range, const MediaRange& offe
     for (const auto& [name, value] : range.parameters) {
         // Every answer is UTF-8 (JSON has no other, and the text types are sent as UTF-8).
         if (name == "charset") {
-            if (!equal_ignoring_case(value, "utf-8")) return std::nullopt;
+            if (!base::ascii_iequals(value, "utf-8")) return std::nullopt;
             continue;
         }
         const auto same = [&](const auto& p) {
-            return p.first == name && equal_ignoring_case(p.second, value);
+            return p.first == name && base::ascii_iequals(p.second, value);
         };
         if (std::none_of(offered.parameters.begin(), offered.parameters.end(), same))
             return std::nullopt;
@@ -141,8 +136,8 @@ std::optional<MediaRange> parse_media_range(std::string_view text) {
     const auto slash = name.find('/');
     if (slash == std::string_view::npos) return std::nullopt;
     MediaRange range;
-    range.type = lower(name.substr(0, slash));
-    range.subtype = lower(name.substr(slash + 1));
+    range.type = ascii_lower(name.substr(0, slash));
+    range.subtype = ascii_lower(name.substr(slash + 1));
     if (!is_token(range.type) || !is_token(range.subtype) ||
         (range.type == "*" && range.subtype != "*"))
         return std::nullopt;
@@ -152,7 +147,7 @@ std::optional<MediaRange> parse_media_range(std::string_view text) {
         const auto equals = parameter.find('=');
         if (equals == std::string_view::npos || !is_token(parameter.substr(0, equals)))
             return std::nullopt;
-        const std::string key = lower(parameter.substr(0, equals));
+        const std::string key = ascii_lower(parameter.substr(0, equals));
         const auto value = parameter_value(parameter.substr(equals + 1));
         if (!value) return std::nullopt;
         if (key == "q") {

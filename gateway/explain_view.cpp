@@ -3,6 +3,7 @@
 
 #include <unordered_map>
 
+#include "base/ascii.hpp"
 #include "schema/vocabulary.hpp"
 
 namespace glassbox::gateway {
@@ -138,7 +139,7 @@ std::string type_words(std::string_view type) {
             words += ", ";
         } else if (c >= 'A' && c <= 'Z') {
             if (i > 0 && type[i - 1] != '+') words += ' ';
-            words += static_cast<char>(c - 'A' + 'a');
+            words += base::ascii_lower(c);
         } else {
             words += c;
         }

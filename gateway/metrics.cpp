@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 
+#include "base/ascii.hpp"
 #include "gateway/explain_view.hpp"
 #include "schema/vocabulary.hpp"
 
@@ -38,6 +39,24 @@ void header(std::string& out, const char* name, const char* type, const char* he
     out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
 }
 
+// A counter family with one label: its header, then one series a label value.
+void counter_family(std::string& out, const char* name, const char* help, const char* label_name,
+                    const std::map<std::string, std::uint64_t>& counts) {
+    header(out, name, "counter", help);
+    for (const auto& [value, n] : counts)
+        out += std::string(name) + "{" + label_name + "=\"" + label(value) + "\"} " +
+               std::to_string(n) + "\n";
+}
+
+// A histogram family with one label: its header, then one histogram a label value.
+void histogram_family(std::string& out, const char* name, const char* help, const char* label_name,
+                      const std::map<std::string, LatencyHistogram>& histograms) {
+    header(out, name, "histogram", help);
+    for (const auto& [value, histogram] : histograms)
+        render_histogram(out, name, std::string(label_name) + "=\"" + label(value) + "\"",
+                         histogram);
+}
+
 double number_in(const json& object, const char* key) {
     if (!object.is_object()) return 0;
     const auto it = object.find(key);
@@ -47,10 +66,10 @@ double number_in(const json& object, const char* key) {
 // A counter name from a broker counter's key: lower case, [a-z0-9_] only.
 std::string metric_name(const std::string& key) {
     std::string out;
-    for (const char c : key)
-        out += (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ? c
-               : (c >= 'A' && c <= 'Z')                         ? static_cast<char>(c - 'A' + 'a')
-                                                                : '_';
+    for (const char c : key) {
+        const char lower = base::ascii_lower(c);
+        out += (lower >= 'a' && lower <= 'z') || (lower >= '0' && lower <= '9') ? lower : '_';
+    }
     return out;
 }
 
@@ -224,31 +243,21 @@ std::string Metrics::render(const json& broker, const json& traces,
         for (const auto& [key, n] : requests_)
             out += "glassbox_gateway_requests_total{route=\"" + label(key.first) + "\",status=\"" +
                    std::to_string(key.second) + "\"} " + std::to_string(n) + "\n";
-        header(out, "glassbox_gateway_request_seconds", "histogram",
-               "HTTP request durations (streams: their whole life), by route");
-        for (const auto& [route, histogram] : request_seconds_)
-            render_histogram(out, "glassbox_gateway_request_seconds",
-                             "route=\"" + label(route) + "\"", histogram);
-        header(out, "glassbox_question_seconds", "histogram",
-               "questions from their arrival to their answer (JSON or SSE, and MCP's "
-               "resolve_intent), by the engine that answered");
-        for (const auto& [engine, histogram] : question_seconds_)
-            render_histogram(out, "glassbox_question_seconds", "engine=\"" + label(engine) + "\"",
-                             histogram);
-        header(out, "glassbox_gateway_errors_total", "counter", "problem answers, by typed error");
-        for (const auto& [error, n] : errors_)
-            out += "glassbox_gateway_errors_total{error=\"" + label(error) + "\"} " +
-                   std::to_string(n) + "\n";
-        header(out, "glassbox_service_call_seconds", "histogram",
-               "the gateway's bus calls, by service (queueing and work)");
-        for (const auto& [service, histogram] : bus_seconds_)
-            render_histogram(out, "glassbox_service_call_seconds",
-                             "service=\"" + label(service) + "\"", histogram);
-        header(out, "glassbox_service_call_failures_total", "counter",
-               "the gateway's bus calls that ended with an error");
-        for (const auto& [service, n] : bus_failures_)
-            out += "glassbox_service_call_failures_total{service=\"" + label(service) + "\"} " +
-                   std::to_string(n) + "\n";
+        histogram_family(out, "glassbox_gateway_request_seconds",
+                         "HTTP request durations (streams: their whole life), by route", "route",
+                         request_seconds_);
+        histogram_family(out, "glassbox_question_seconds",
+                         "questions from their arrival to their answer (JSON or SSE, and MCP's "
+                         "resolve_intent), by the engine that answered",
+                         "engine", question_seconds_);
+        counter_family(out, "glassbox_gateway_errors_total", "problem answers, by typed error",
+                       "error", errors_);
+        histogram_family(out, "glassbox_service_call_seconds",
+                         "the gateway's bus calls, by service (queueing and work)", "service",
+                         bus_seconds_);
+        counter_family(out, "glassbox_service_call_failures_total",
+                       "the gateway's bus calls that ended with an error", "service",
+                       bus_failures_);
         header(out, "glassbox_step_seconds", "histogram",
                "steps' durations (gb:durationMs) in the explain messages of the questions asked "
                "here, by service and step");

@@ -18,15 +18,8 @@ constexpr std::size_t kMaxChunkLine = 1024;
 // Hex digits of a chunk size: 15 keep it below 2^60, far above any body bound.
 constexpr std::size_t kMaxChunkDigits = 15;
 
-char lower(char c) { return base::ascii_lower(c); }
-
-bool equal_ci(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
-                                              [](char x, char y) { return lower(x) == lower(y); });
-}
-
 bool starts_with_ci(std::string_view s, std::string_view prefix) {
-    return s.size() >= prefix.size() && equal_ci(s.substr(0, prefix.size()), prefix);
+    return s.size() >= prefix.size() && base::ascii_iequals(s.substr(0, prefix.size()), prefix);
 }
 
 // RFC 9110 §5.6.2 tchar.
@@ -69,7 +62,7 @@ std::vector<std::string_view> list_members(std::string_view value) {
 bool has_token(std::string_view value, std::string_view token) {
     const auto members = list_members(value);
     return std::any_of(members.begin(), members.end(),
-                       [token](std::string_view m) { return equal_ci(m, token); });
+                       [token](std::string_view m) { return base::ascii_iequals(m, token); });
 }
 
 // A target as RFC 9112 §3.2 allows it here: origin-form ("/…"), or "*" for OPTIONS; visible
@@ -90,7 +83,7 @@ bool is_form_type(std::string_view content_type) {
 
 const std::string* RequestHead::field(std::string_view name) const {
     for (const auto& f : fields)
-        if (equal_ci(f.name, name)) return &f.value;
+        if (base::ascii_iequals(f.name, name)) return &f.value;
     return nullptr;
 }
 
@@ -220,12 +213,12 @@ RequestReader::Progress RequestReader::end_head() {
     std::size_t length = 0;
     std::size_t hosts = 0;
     for (const auto& f : head_.fields) {
-        if (equal_ci(f.name, "Host")) ++hosts;
-        if (equal_ci(f.name, "Transfer-Encoding")) {
+        if (base::ascii_iequals(f.name, "Host")) ++hosts;
+        if (base::ascii_iequals(f.name, "Transfer-Encoding")) {
             if (!transfer_coding.empty()) transfer_coding += ',';
             transfer_coding += f.value;
             if (trim_ows(f.value).empty()) return fail(400, "Transfer-Encoding is empty");
-        } else if (equal_ci(f.name, "Content-Length")) {
+        } else if (base::ascii_iequals(f.name, "Content-Length")) {
             for (const auto member : list_members(f.value)) {
                 if (member.size() > 19 || !std::all_of(member.begin(), member.end(),
                                                        [](char c) { return c >= '0' && c <= '9'; }))
@@ -239,10 +232,10 @@ RequestReader::Progress RequestReader::end_head() {
                 length = n;
             }
             if (trim_ows(f.value).empty()) return fail(400, "Content-Length is empty");
-        } else if (equal_ci(f.name, "Connection")) {
+        } else if (base::ascii_iequals(f.name, "Connection")) {
             if (has_token(f.value, "close")) head_.keep_alive = false;
-        } else if (equal_ci(f.name, "Expect")) {
-            if (!equal_ci(trim_ows(f.value), "100-continue"))
+        } else if (base::ascii_iequals(f.name, "Expect")) {
+            if (!base::ascii_iequals(trim_ows(f.value), "100-continue"))
                 return fail(417, "only Expect: 100-continue is understood");
             head_.expect_continue = true;
         }
@@ -264,10 +257,10 @@ RequestReader::Progress RequestReader::end_head() {
             return fail(400, "Transfer-Encoding is not allowed in HTTP/1.0");
         const auto codings = list_members(transfer_coding);
         const auto chunked = std::count_if(codings.begin(), codings.end(), [](std::string_view c) {
-            return equal_ci(c, "chunked");
+            return base::ascii_iequals(c, "chunked");
         });
         for (const auto c : codings)
-            if (!equal_ci(c, "chunked"))
+            if (!base::ascii_iequals(c, "chunked"))
                 return fail(501, "the transfer coding \"" + std::string(c.substr(0, 64)) +
                                      "\" is not implemented (only chunked is)");
         if (chunked != 1) return fail(400, "chunked is applied more than once");
@@ -396,12 +389,12 @@ std::string RequestReader::take() {
     out += head_.version;
     out += "\r\n";
     for (const auto& f : head_.fields) {
-        if (equal_ci(f.name, "Transfer-Encoding") || equal_ci(f.name, "Content-Length") ||
-            equal_ci(f.name, "Expect"))
+        if (base::ascii_iequals(f.name, "Transfer-Encoding") ||
+            base::ascii_iequals(f.name, "Content-Length") || base::ascii_iequals(f.name, "Expect"))
             continue;
         out += f.name;
         out += ": ";
-        out += equal_ci(f.name, "Content-Type") && is_form_type(f.value)
+        out += base::ascii_iequals(f.name, "Content-Type") && is_form_type(f.value)
                    ? "application/octet-stream"
                    : f.value;
         out += "\r\n";

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "base/ascii.hpp"
 #include "base/log.hpp"
 #include "http/curl_library.hpp"
 #include "schema/messages.hpp"
@@ -41,16 +42,6 @@ std::shared_ptr<spdlog::logger> log() { return base::component_logger("http"); }
 constexpr std::size_t kMaxIdleHandles = 16;
 constexpr milliseconds kWaitStep{20};
 constexpr std::size_t kErrorSnippetBytes = 200;
-
-char ascii_lower(char c) noexcept {
-    return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-bool iequals(std::string_view a, std::string_view b) noexcept {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return ascii_lower(x) == ascii_lower(y);
-           });
-}
 
 std::string_view trim(std::string_view s) noexcept {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -174,8 +165,7 @@ extern "C" std::size_t on_header(char* data, std::size_t size, std::size_t count
     }
     const auto colon = line.find(':');
     if (colon == std::string_view::npos || colon == 0) return bytes;
-    std::string name(line.substr(0, colon));
-    std::transform(name.begin(), name.end(), name.begin(), ascii_lower);
+    std::string name = base::ascii_lower(line.substr(0, colon));
     t.headers.emplace_back(std::move(name), std::string(trim(line.substr(colon + 1))));
     return bytes;
 }
@@ -240,7 +230,7 @@ Error cancelled_error(std::string_view url) {
 
 std::optional<std::string> HttpResponse::header(std::string_view name) const {
     for (const auto& [key, value] : headers) {
-        if (iequals(key, name)) return value;
+        if (base::ascii_iequals(key, name)) return value;
     }
     return std::nullopt;
 }
@@ -329,19 +319,11 @@ struct HttpClient::Pool {
 
 namespace {
 
-Attempt perform(CURL* handle, Method method, const std::string& url, const std::string& body,
-                const curl_slist* headers, const HttpOptions& options, Clock::time_point deadline,
-                const ChunkCallback* on_chunk, const CallOptions& call) {
-    Attempt attempt;
-    // Rounded up: curl should not give up before the caller's deadline has really passed.
-    const auto remaining =
-        std::max<long long>(std::chrono::ceil<milliseconds>(deadline - Clock::now()).count(), 1);
-    Transfer t;
-    t.handle = handle;
-    t.max_bytes = options.max_response_bytes;
-    t.on_chunk = on_chunk;
-    t.cancelled = &call.cancelled;
-
+// The options of one attempt: the request, its bounds (`remaining` ms of the deadline) and the
+// callbacks filling `t`.
+void set_attempt_options(CURL* handle, Method method, const std::string& url,
+                         const std::string& body, const curl_slist* headers,
+                         const HttpOptions& options, long long remaining, Transfer& t) {
     curl().easy_setopt(handle, CURLOPT_URL, url.c_str());
     curl().easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
     curl().easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM for DNS timeouts
@@ -352,7 +334,7 @@ Attempt perform(CURL* handle, Method method, const std::string& url, const std::
     curl().easy_setopt(handle, CURLOPT_TIMEOUT_MS, static_cast<long>(remaining));
     curl().easy_setopt(handle, CURLOPT_TCP_KEEPALIVE, 1L);
     curl().easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 0L);  // a redirected POST is a config error
-    if (on_chunk == nullptr) curl().easy_setopt(handle, CURLOPT_ACCEPT_ENCODING, "");
+    if (t.on_chunk == nullptr) curl().easy_setopt(handle, CURLOPT_ACCEPT_ENCODING, "");
     if (method == Method::kPost) {
         curl().easy_setopt(handle, CURLOPT_POST, 1L);
         curl().easy_setopt(handle, CURLOPT_POSTFIELDS, body.data());
@@ -369,38 +351,36 @@ Attempt perform(CURL* handle, Method method, const std::string& url, const std::
     curl().easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
     curl().easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl().easy_setopt(handle, CURLOPT_XFERINFODATA, &t);
-    char curl_error[CURL_ERROR_SIZE] = {};
-    curl().easy_setopt(handle, CURLOPT_ERRORBUFFER, curl_error);
+}
 
-    const CURLcode rc = curl().easy_perform(handle);
-    if (on_chunk != nullptr && rc == CURLE_OK && t.streaming_success()) t.finish_stream();
-    curl().easy_setopt(handle, CURLOPT_ERRORBUFFER, nullptr);
-    long status = 0;
-    curl().easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
+// A transfer curl completed (or a stream that stopped): the response when 2xx, else the HTTP
+// error, retryable for 408, 429 and 5xx unless a stream already delivered data.
+Attempt answered(long status, Transfer& t, const std::string& url) {
+    Attempt attempt;
+    if (status >= 200 && status < 300) {
+        attempt.response = HttpResponse{status, std::move(t.headers), std::move(t.body)};
+        return attempt;
+    }
+    attempt.error =
+        make_error(ErrorType::kUpstreamError, detail::describe_http_error(status, url, t.body));
+    attempt.retryable = retryable_status(status) && !t.delivered;
+    HttpResponse response{status, std::move(t.headers), {}};
+    if (const auto value = response.header("retry-after")) {
+        attempt.retry_after = detail::parse_retry_after(*value, std::chrono::system_clock::now());
+    }
+    return attempt;
+}
+
+// A transfer curl could not complete (`rc`, `curl_error` its message or ""): the typed error,
+// retryable where another attempt may reach the server.
+Attempt failed_transfer(CURLcode rc, const char* curl_error, const Transfer& t,
+                        const std::string& url, const HttpOptions& options,
+                        Clock::time_point deadline, long long remaining) {
+    Attempt attempt;
     const std::string where = redact_url(url);
     const auto curl_reason = [&] {
         return curl_error[0] != '\0' ? std::string(curl_error) : curl().easy_strerror(rc);
     };
-
-    if (t.callback_error) {
-        attempt.error = *t.callback_error;
-        return attempt;
-    }
-    if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && t.stopped)) {
-        if (status >= 200 && status < 300) {
-            attempt.response = HttpResponse{status, std::move(t.headers), std::move(t.body)};
-            return attempt;
-        }
-        attempt.error =
-            make_error(ErrorType::kUpstreamError, detail::describe_http_error(status, url, t.body));
-        attempt.retryable = retryable_status(status) && !t.delivered;
-        HttpResponse response{status, std::move(t.headers), {}};
-        if (const auto value = response.header("retry-after")) {
-            attempt.retry_after =
-                detail::parse_retry_after(*value, std::chrono::system_clock::now());
-        }
-        return attempt;
-    }
     if (rc == CURLE_ABORTED_BY_CALLBACK && t.was_cancelled) {
         attempt.error = cancelled_error(url);
         return attempt;
@@ -449,6 +429,36 @@ Attempt perform(CURL* handle, Method method, const std::string& url, const std::
                                        "request to " + where + " failed: " + curl_reason());
             return attempt;
     }
+}
+
+Attempt perform(CURL* handle, Method method, const std::string& url, const std::string& body,
+                const curl_slist* headers, const HttpOptions& options, Clock::time_point deadline,
+                const ChunkCallback* on_chunk, const CallOptions& call) {
+    // Rounded up: curl should not give up before the caller's deadline has really passed.
+    const auto remaining =
+        std::max<long long>(std::chrono::ceil<milliseconds>(deadline - Clock::now()).count(), 1);
+    Transfer t;
+    t.handle = handle;
+    t.max_bytes = options.max_response_bytes;
+    t.on_chunk = on_chunk;
+    t.cancelled = &call.cancelled;
+    set_attempt_options(handle, method, url, body, headers, options, remaining, t);
+    char curl_error[CURL_ERROR_SIZE] = {};
+    curl().easy_setopt(handle, CURLOPT_ERRORBUFFER, curl_error);
+
+    const CURLcode rc = curl().easy_perform(handle);
+    if (on_chunk != nullptr && rc == CURLE_OK && t.streaming_success()) t.finish_stream();
+    curl().easy_setopt(handle, CURLOPT_ERRORBUFFER, nullptr);
+    long status = 0;
+    curl().easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
+
+    if (t.callback_error) {
+        Attempt attempt;
+        attempt.error = *t.callback_error;
+        return attempt;
+    }
+    if (rc == CURLE_OK || (rc == CURLE_WRITE_ERROR && t.stopped)) return answered(status, t, url);
+    return failed_transfer(rc, curl_error, t, url, options, deadline, remaining);
 }
 
 }  // namespace

@@ -264,6 +264,17 @@ Result<void> check_settings(const LoadSettings& settings) {
     return {};
 }
 
+// check_settings() and the chunking bounds of a documents load.
+Result<void> check_docs_settings(const LoadSettings& settings) {
+    if (auto checked = check_settings(settings); !checked) return checked.error();
+    if (settings.chunk_size == 0 || settings.overlap >= settings.chunk_size) {
+        return make_error(ErrorType::kInvalidRequest,
+                          "--overlap must be less than --chunk-size (and "
+                          "--chunk-size at least 1)");
+    }
+    return {};
+}
+
 Result<loader::RdfReadOptions> rdf_options(const LoadSettings& settings, const fs::path& path) {
     loader::RdfReadOptions read;
     auto format = settings.format.empty() ? loader::format_from_path(path)
@@ -466,12 +477,7 @@ schema::DocumentLoad document_load(loader::ReadDocument&& doc,
 
 Result<LoadTotals> load_docs(const bus::BusClientConfig& bus, const LoadSettings& settings,
                              const std::vector<fs::path>& paths, LoadObserver& observer) {
-    if (auto checked = check_settings(settings); !checked) return checked.error();
-    if (settings.chunk_size == 0 || settings.overlap >= settings.chunk_size) {
-        return make_error(ErrorType::kInvalidRequest,
-                          "--overlap must be less than --chunk-size (and "
-                          "--chunk-size at least 1)");
-    }
+    if (auto checked = check_docs_settings(settings); !checked) return checked.error();
     loader::ChunkOptions chunking{settings.chunk_size, settings.overlap};
     loader::ReadOptions read;
     read.on_skip = [&observer](const fs::path& path, std::string_view why) {

@@ -12,7 +12,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/ascii.hpp"
 #include "loader/chunker.hpp"
+
 #include "schema/messages.hpp"
 #include "schema/untrusted_json.hpp"
 
@@ -30,10 +32,7 @@ namespace fs = std::filesystem;
 enum class Format { kText, kMarkdown, kJsonl, kUnsupported };
 
 Format format_of(const fs::path& path) {
-    std::string extension = path.extension().string();
-    std::transform(extension.begin(), extension.end(), extension.begin(), [](char ch) {
-        return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch;
-    });
+    const std::string extension = base::ascii_lower(path.extension().string());
     if (extension == ".txt") return Format::kText;
     if (extension == ".md" || extension == ".markdown") return Format::kMarkdown;
     if (extension == ".jsonl") return Format::kJsonl;

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "base/utf8.hpp"
+#include "schema/nquads.hpp"
 
 namespace glassbox::loader {
 namespace {
@@ -879,21 +880,7 @@ base::Result<std::vector<schema::Triple>> parse_nquads_with_serd(std::string_vie
 namespace {
 
 base::Result<std::vector<schema::Triple>> parse_nquads_with_serd_unescaped(std::string_view text) {
-    if (const void* nul = std::memchr(text.data(), '\0', text.size()); nul != nullptr) {
-        return base::make_error(ErrorType::kInvalidRequest,
-                                "N-Quads: NUL byte at offset " +
-                                    std::to_string(static_cast<const char*>(nul) - text.data()));
-    }
-    if (const auto at = base::invalid_utf8_at(text); at != std::string_view::npos) {
-        const std::string_view before = text.substr(0, at);
-        const auto line = std::count(before.begin(), before.end(), '\n') + 1;
-        const auto line_start = before.rfind('\n');
-        const std::size_t column =
-            at - (line_start == std::string_view::npos ? 0 : line_start + 1) + 1;
-        return base::make_error(
-            ErrorType::kInvalidRequest,
-            "N-Quads " + std::to_string(line) + ":" + std::to_string(column) + ": invalid UTF-8");
-    }
+    if (auto problem = schema::nquads_text_problem(text)) return std::move(*problem);
     EnvPtr env(serd_env_new(nullptr));
     NquadsParse parse{TermMaker(env.get(), ""), {}, {}};
     parse.triples.reserve(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);

@@ -1,10 +1,10 @@
 // The deterministic agent planner: a chain of single-relation lookups from the question's words.
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <optional>
 #include <set>
 
+#include "base/ascii.hpp"
 #include "reasoner/detail/question_analysis.hpp"
 #include "reasoner/detail/question_intent.hpp"
 #include "reasoner/detail/relation_cues.hpp"
@@ -55,16 +55,14 @@ std::string words_of(std::string_view name) {
 // noun and its verb ("designer" / "designed", "founder" / "founded"): a common start of at
 // least five letters covering all but two letters of the shorter word.
 bool shared_root(const std::string& predicate, const std::string& word) {
-    std::string lower;
-    for (char c : word)
-        lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    const std::string lower = base::ascii_lower(word);
     std::size_t start = 0;
     while (start < predicate.size()) {
         const std::size_t end = std::min(predicate.find(' ', start), predicate.size());
         const std::string_view piece(predicate.data() + start, end - start);
         std::size_t common = 0;
         while (common < piece.size() && common < lower.size() &&
-               std::tolower(static_cast<unsigned char>(piece[common])) == lower[common])
+               base::ascii_lower(piece[common]) == lower[common])
             ++common;
         if (common >= 5 && common + 2 >= std::min(piece.size(), lower.size())) return true;
         start = end + 1;
@@ -252,16 +250,10 @@ private:
     // (unless nothing else was reached). Says what went, for the thought ("" when nothing).
     std::string leave_out_excluded(std::vector<Reached>& frontier) const {
         if (exclude_.empty()) return {};
-        const auto same = [](std::string_view a, std::string_view b) {
-            return a.size() == b.size() &&
-                   std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-                       return std::tolower(static_cast<unsigned char>(x)) ==
-                              std::tolower(static_cast<unsigned char>(y));
-                   });
-        };
         const auto excluded = [&](const Reached& r) {
-            return std::any_of(exclude_.begin(), exclude_.end(),
-                               [&](const std::string& e) { return same(e, r.label); });
+            return std::any_of(exclude_.begin(), exclude_.end(), [&](const std::string& e) {
+                return base::ascii_iequals(e, r.label);
+            });
         };
         std::vector<Reached> kept;
         std::string gone;

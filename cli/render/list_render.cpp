@@ -84,22 +84,13 @@ std::string step_type(const json& explain_body) {
     }
     const Term subject = schema::iri(id->get<std::string>());
     const Term type = schema::iri(vocab::kRdfType);
-    std::string gb;
-    std::string prov;
+    StepTypeLabel label;
     for (const auto& value : *triples) {
         auto triple = schema::decode_triple(value);
         if (!triple || triple->s != subject || triple->p != type || !triple->o.is_iri()) continue;
-        const auto& iri = triple->o.as_iri().value;
-        if (auto local = local_name(iri, vocab::kGbNs); !local.empty()) {
-            gb += (gb.empty() ? "" : "+") + std::string(local);
-        } else if (auto prov_local = local_name(iri, vocab::kProvNs);
-                   !prov_local.empty() && prov.empty()) {
-            prov = std::string(prov_local);
-        }
+        label.add(triple->o.as_iri().value);
     }
-    if (!gb.empty()) return escape_controls(gb, false);
-    if (!prov.empty()) return escape_controls(prov, false);
-    return "-";
+    return label.label("-");
 }
 
 std::string render_event_line(const bus::ExplainEvent& event, std::string_view received) {

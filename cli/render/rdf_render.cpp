@@ -2,34 +2,25 @@
 // schema/trace_rdf.hpp, shared with the HTTP gateway).
 #include "cli/render/trace_render.hpp"
 
+#include "base/enum_names.hpp"
+
 namespace glassbox::cli::render {
+namespace {
+
+// The first is the default.
+constexpr base::EnumName<TraceFormat> kTraceFormatNames[] = {
+    {TraceFormat::kTree, "tree"},     {TraceFormat::kJson, "json"},
+    {TraceFormat::kTurtle, "turtle"}, {TraceFormat::kNTriples, "ntriples"},
+    {TraceFormat::kNQuads, "nquads"}, {TraceFormat::kJsonLd, "jsonld"}};
+
+}  // namespace
 
 std::optional<TraceFormat> trace_format_from_string(std::string_view name) noexcept {
-    if (name == "tree") return TraceFormat::kTree;
-    if (name == "json") return TraceFormat::kJson;
-    if (name == "turtle") return TraceFormat::kTurtle;
-    if (name == "ntriples") return TraceFormat::kNTriples;
-    if (name == "nquads") return TraceFormat::kNQuads;
-    if (name == "jsonld") return TraceFormat::kJsonLd;
-    return std::nullopt;
+    return base::enum_from_name(kTraceFormatNames, name);
 }
 
 std::string_view to_string(TraceFormat format) noexcept {
-    switch (format) {
-        case TraceFormat::kTree:
-            return "tree";
-        case TraceFormat::kJson:
-            return "json";
-        case TraceFormat::kTurtle:
-            return "turtle";
-        case TraceFormat::kNTriples:
-            return "ntriples";
-        case TraceFormat::kNQuads:
-            return "nquads";
-        case TraceFormat::kJsonLd:
-            return "jsonld";
-    }
-    return "tree";
+    return base::enum_name(kTraceFormatNames, format);
 }
 
 }  // namespace glassbox::cli::render

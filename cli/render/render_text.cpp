@@ -120,6 +120,21 @@ std::string_view local_name(std::string_view iri, std::string_view ns) {
                                                                     : std::string_view{};
 }
 
+void StepTypeLabel::add(std::string_view type_iri) {
+    if (auto local = local_name(type_iri, schema::vocab::kGbNs); !local.empty()) {
+        gb_ += (gb_.empty() ? "" : "+") + std::string(local);
+    } else if (auto prov_local = local_name(type_iri, schema::vocab::kProvNs);
+               !prov_local.empty() && prov_.empty()) {
+        prov_ = std::string(prov_local);
+    }
+}
+
+std::string StepTypeLabel::label(std::string_view untyped) const {
+    if (!gb_.empty()) return escape_controls(gb_, false);
+    if (!prov_.empty()) return escape_controls(prov_, false);
+    return std::string(untyped);
+}
+
 bool is_integer_lexical(std::string_view text) {
     std::size_t i = (!text.empty() && (text[0] == '+' || text[0] == '-')) ? 1 : 0;
     if (i >= text.size()) return false;

@@ -44,6 +44,19 @@ using schema::rdf::term_key;
 std::string_view local_name(std::string_view iri, std::string_view ns);
 bool is_integer_lexical(std::string_view text);
 
+// A step's label from its rdf:types, given one by one: its gb: classes joined with "+"
+// ("Analysis+ToolUse"), else its first prov: class, else what the caller shows for no type.
+class StepTypeLabel {
+public:
+    void add(std::string_view type_iri);
+    // Controls escaped; `untyped` when no type was a gb: or prov: class.
+    std::string label(std::string_view untyped) const;
+
+private:
+    std::string gb_;
+    std::string prov_;
+};
+
 // The kind shown for a session: its kind, else the service that ran it.
 std::string kind_of(const schema::TraceSessionSummary& s);
 // urn:glassbox:<uuid>:question → <uuid> (which `show` accepts); other sessions as they are.

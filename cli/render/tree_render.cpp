@@ -208,21 +208,11 @@ private:
 
     // "Synthesis", "Analysis+ToolUse"; the prov: class when no gb: one; "step" when untyped.
     std::string type_label(const Term& node) const {
-        std::string gb;
-        std::string prov;
+        StepTypeLabel label;
         for (const auto& type : graph_.peek(node, vocab::kRdfType)) {
-            if (!type.is_iri()) continue;
-            const auto& iri = type.as_iri().value;
-            if (auto local = local_name(iri, vocab::kGbNs); !local.empty()) {
-                gb += (gb.empty() ? "" : "+") + std::string(local);
-            } else if (auto prov_local = local_name(iri, vocab::kProvNs);
-                       !prov_local.empty() && prov.empty()) {
-                prov = std::string(prov_local);
-            }
+            if (type.is_iri()) label.add(type.as_iri().value);
         }
-        if (!gb.empty()) return escape_controls(gb, false);
-        if (!prov.empty()) return escape_controls(prov, false);
-        return "step";
+        return label.label("step");
     }
 
     // ---- blocks

@@ -28,7 +28,14 @@ constexpr std::string_view kAssumedVersion = "2025-03-26";
 constexpr std::string_view kBatchVersion = "2025-03-26";
 constexpr const char* kSessionHeader = "Mcp-Session-Id";
 
-std::string lower(const std::string& text) { return base::ascii_lower(text); }
+// Whether a POST's Accept (lower case) takes a JSON answer, and an SSE one.
+std::pair<bool, bool> accepted_answers(const std::string& accept) {
+    const bool takes_json = accept.empty() ||
+                            accept.find("application/json") != std::string::npos ||
+                            accept.find("*/*") != std::string::npos ||
+                            accept.find("application/*") != std::string::npos;
+    return {takes_json, accept.find("text/event-stream") != std::string::npos};
+}
 
 std::string header(const HttpExchange& exchange, const char* name) {
     auto it = exchange.headers.find(name);
@@ -206,10 +213,10 @@ Server::Server(Backend& backend, Options options)
 
 bool origin_allowed(const Options& options, const std::string& origin) {
     if (origin.empty()) return true;  // not a browser: DNS rebinding needs one
-    const std::string o = lower(origin);
+    const std::string o = base::ascii_lower(origin);
     if (is_loopback_origin(o)) return true;
     return std::any_of(options.allowed_origins.begin(), options.allowed_origins.end(),
-                       [&](const std::string& allowed) { return lower(allowed) == o; });
+                       [&](const std::string& allowed) { return base::ascii_lower(allowed) == o; });
 }
 
 bool Server::origin_allowed(const std::string& origin) const {
@@ -267,18 +274,14 @@ HttpAnswer Server::remove(const HttpExchange& exchange) {
 }
 
 HttpAnswer Server::post(const HttpExchange& exchange) {
-    const std::string accept = lower(header(exchange, "accept"));
-    const bool takes_json = accept.empty() ||
-                            accept.find("application/json") != std::string::npos ||
-                            accept.find("*/*") != std::string::npos ||
-                            accept.find("application/*") != std::string::npos;
-    const bool takes_sse = accept.find("text/event-stream") != std::string::npos;
+    const auto [takes_json, takes_sse] =
+        accepted_answers(base::ascii_lower(header(exchange, "accept")));
     if (!takes_json && !takes_sse) {
         return refuse(406, kInvalidRequest,
                       "Not Acceptable: accept application/json or text/event-stream");
     }
     bool sse = takes_sse && (!takes_json || options_.prefer_sse);
-    if (lower(header(exchange, "content-type")).rfind("application/json", 0) != 0) {
+    if (base::ascii_lower(header(exchange, "content-type")).rfind("application/json", 0) != 0) {
         return refuse(415, kInvalidRequest, "Unsupported Media Type: send application/json");
     }
     if (exchange.body.size() > options_.max_body_bytes) {

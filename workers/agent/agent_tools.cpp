@@ -5,7 +5,9 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <span>
 
+#include "base/ascii.hpp"
 #include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
 
@@ -35,13 +37,81 @@ void fail_outcome(ToolOutcome& out, const std::string& why) {
     out.observation = "error: " + why;
 }
 
+// The terms of one iteration's store lookups and, once asked, their labels.
+class TermLabels {
+public:
+    void note(const schema::Term& term) {
+        if (index_.emplace(key_of(term), terms_.size()).second) terms_.push_back(term);
+    }
+    const std::vector<schema::Term>& terms() const noexcept { return terms_; }
+    void set_labels(std::vector<std::string> labels) { labels_ = std::move(labels); }
+    // The label of a term noted before.
+    const std::string& label(const schema::Term& term) const {
+        return labels_[index_.at(key_of(term))];
+    }
+
+private:
+    static std::string key_of(const schema::Term& term) {
+        return term.is_iri()       ? "i" + term.as_iri().value
+               : term.is_literal() ? "l" + term.as_literal().value
+                                   : std::string("?");
+    }
+
+    std::vector<schema::Term> terms_;
+    std::map<std::string, std::size_t> index_;  // term key → position in terms_
+    std::vector<std::string> labels_;
+};
+
+// The observation of a triples-query about `iri`: the facts of `found` (the triples out of it,
+// then into it) whose predicate names the call's filter, as many as fit in `max_chars`.
+void observe_facts(ToolOutcome& out, const std::string& iri,
+                   std::span<const std::vector<schema::Triple>> found, const TermLabels& terms,
+                   std::size_t max_chars) {
+    const auto label = [&](const schema::Term& term) { return terms.label(term); };
+    const std::string filter = normalise_name(string_arg(out.args, "predicate"));
+    json obs = {{"entity", label(schema::Term(schema::Iri{iri}))}, {"iri", iri}};
+    json facts = json::array();
+    std::size_t omitted = 0;
+    std::size_t size = text_dump(obs).size() + 64;
+    for (std::size_t dir = 0; dir < 2; ++dir) {
+        for (const auto& t : found[dir]) {
+            const std::string pred = label(t.p);
+            if (!filter.empty() && normalise_name(pred).find(filter) == std::string::npos) continue;
+            json fact = {{"s", label(t.s)},
+                         {"p", pred},
+                         {"o", label(t.o)},
+                         {"dir", dir == 0 ? "out" : "in"}};
+            const schema::Term& other = dir == 0 ? t.o : t.s;
+            if (other.is_iri()) fact["other"] = other.as_iri().value;
+            const std::size_t fact_size = text_dump(fact).size() + 1;
+            if (size + fact_size > max_chars) {
+                ++omitted;
+                continue;
+            }
+            size += fact_size;
+            out.facts.push_back(ObservedFact{
+                t, iri, other.is_iri() ? other.as_iri().value : std::string(),
+                dir == 0 ? label(t.o) : label(t.s), label(t.s) + " " + pred + " " + label(t.o)});
+            facts.push_back(std::move(fact));
+        }
+    }
+    if (facts.empty() && omitted == 0) {
+        fail_outcome(out,
+                     "no facts about " + label(schema::Term(schema::Iri{iri})) +
+                         (filter.empty() ? "" : " with a predicate naming \"" + filter + "\""));
+        return;
+    }
+    obs["facts"] = std::move(facts);
+    if (omitted) obs["omitted"] = omitted;
+    out.observation = text_dump(obs);
+}
+
 }  // namespace
 
 std::string normalise_name(std::string_view name) {
     std::string out;
     for (char c : name) {
-        const char lower =
-            c == '_' ? ' ' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        const char lower = c == '_' ? ' ' : base::ascii_lower(c);
         if (lower == ' ' && (out.empty() || out.back() == ' ')) continue;
         out.push_back(lower);
     }
@@ -61,26 +131,25 @@ std::string ToolRunner::cut(std::string text) const {
     return text + " …";
 }
 
+template <typename Query>
+runtime::CallSpec ToolRunner::rag_call(const std::string& service, const std::string& question,
+                                       const std::string& parent_uri) const {
+    Query q;
+    q.query = question;
+    q.collection = collection_;
+    q.parent_uri = parent_uri;
+    return runtime::CallSpec{service, schema::encode(q), config_.call_timeout};
+}
+
 std::optional<runtime::CallSpec> ToolRunner::bus_call(const Tool& tool, const json& args,
                                                       const std::string& parent_uri) const {
     const std::string question = string_arg(args, "question");
     switch (tool.kind) {
-        case ToolKind::kGraphRag: {
-            schema::GraphRagQuery q;
-            q.query = question;
-            q.collection = collection_;
-            q.parent_uri = parent_uri;
-            return runtime::CallSpec{config_.graph_rag_service, schema::encode(q),
-                                     config_.call_timeout};
-        }
-        case ToolKind::kDocumentRag: {
-            schema::DocumentRagQuery q;
-            q.query = question;
-            q.collection = collection_;
-            q.parent_uri = parent_uri;
-            return runtime::CallSpec{config_.document_rag_service, schema::encode(q),
-                                     config_.call_timeout};
-        }
+        case ToolKind::kGraphRag:
+            return rag_call<schema::GraphRagQuery>(config_.graph_rag_service, question, parent_uri);
+        case ToolKind::kDocumentRag:
+            return rag_call<schema::DocumentRagQuery>(config_.document_rag_service, question,
+                                                      parent_uri);
         case ToolKind::kCompletion: {
             schema::LlmRequest request;
             request.template_name = config_.completion_template;
@@ -233,16 +302,9 @@ base::Result<std::vector<std::string>> ToolRunner::resolve(const std::vector<std
     std::vector<schema::Term> terms;
     for (const auto& list : matches->results)
         for (const auto& m : list) terms.push_back(m.entity);
-    std::vector<std::string> labels;
-    if (!terms.empty()) {
-        auto labelled = store("labels", schema::encode(schema::LabelsRequest{collection_, terms}));
-        if (!labelled) return std::move(labelled).error();
-        auto decoded = schema::decode<schema::LabelsResponse>(labelled->final);
-        if (!decoded || decoded->labels.size() != terms.size())
-            return make_error(ErrorType::kUpstreamError,
-                              "the store's labels do not match the terms asked");
-        labels = std::move(decoded->labels);
-    }
+    auto labelled = labels_of(terms);
+    if (!labelled) return std::move(labelled).error();
+    const std::vector<std::string>& labels = *labelled;
     std::size_t t = 0;  // the first label of this name's candidates
     for (std::size_t k = 0; k < texts.size(); ++k) {
         const auto& list = matches->results[k];
@@ -261,6 +323,39 @@ base::Result<std::vector<std::string>> ToolRunner::resolve(const std::vector<std
     return iris;
 }
 
+base::Result<std::vector<std::string>> ToolRunner::labels_of(
+    const std::vector<schema::Term>& terms) {
+    if (terms.empty()) return std::vector<std::string>{};
+    auto labelled = store("labels", schema::encode(schema::LabelsRequest{collection_, terms}));
+    if (!labelled) return std::move(labelled).error();
+    auto decoded = schema::decode<schema::LabelsResponse>(labelled->final);
+    if (!decoded || decoded->labels.size() != terms.size())
+        return make_error(ErrorType::kUpstreamError,
+                          "the store's labels do not match the terms asked");
+    return std::move(decoded->labels);
+}
+
+base::Result<std::vector<std::vector<schema::Triple>>> ToolRunner::triples_around(
+    const std::vector<std::string>& iris) {
+    std::vector<schema::TriplePattern> patterns;
+    for (const auto& iri : iris) {
+        if (iri.empty()) continue;
+        patterns.push_back(schema::TriplePattern{schema::Term(schema::Iri{iri}), std::nullopt,
+                                                 std::nullopt, std::nullopt});
+        patterns.push_back(schema::TriplePattern{std::nullopt, std::nullopt,
+                                                 schema::Term(schema::Iri{iri}), std::nullopt});
+    }
+    if (patterns.empty()) return std::vector<std::vector<schema::Triple>>{};
+    auto reply = store("triples-batch", schema::encode(schema::TriplesQueryBatch{
+                                            patterns, config_.triples_limit, collection_}));
+    if (!reply) return std::move(reply).error();
+    auto decoded = schema::decode<schema::TriplesBatchResponse>(reply->final);
+    if (!decoded || decoded->results.size() != patterns.size())
+        return make_error(ErrorType::kUpstreamError,
+                          "the store's triples do not match the patterns asked");
+    return std::move(decoded->results);
+}
+
 void ToolRunner::run_triples(std::vector<ToolOutcome*> outcomes) {
     const auto fail_all = [&](const base::Error& error) {
         for (auto* out : outcomes) fail_outcome(*out, error.describe());
@@ -269,56 +364,22 @@ void ToolRunner::run_triples(std::vector<ToolOutcome*> outcomes) {
     for (auto* out : outcomes) names.push_back(string_arg(out->args, "subject"));
     auto iris = resolve(names);
     if (!iris) return fail_all(iris.error());
+    auto found = triples_around(*iris);
+    if (!found) return fail_all(found.error());
 
-    std::vector<schema::TriplePattern> patterns;
-    for (const auto& iri : *iris) {
-        if (iri.empty()) continue;
-        patterns.push_back(schema::TriplePattern{schema::Term(schema::Iri{iri}), std::nullopt,
-                                                 std::nullopt, std::nullopt});
-        patterns.push_back(schema::TriplePattern{std::nullopt, std::nullopt,
-                                                 schema::Term(schema::Iri{iri}), std::nullopt});
-    }
-    std::vector<std::vector<schema::Triple>> found;
-    if (!patterns.empty()) {
-        auto reply = store("triples-batch", schema::encode(schema::TriplesQueryBatch{
-                                                patterns, config_.triples_limit, collection_}));
-        if (!reply) return fail_all(reply.error());
-        auto decoded = schema::decode<schema::TriplesBatchResponse>(reply->final);
-        if (!decoded || decoded->results.size() != patterns.size())
-            return fail_all(make_error(ErrorType::kUpstreamError,
-                                       "the store's triples do not match the patterns asked"));
-        found = std::move(decoded->results);
-    }
     // One labels request for every term met.
-    std::vector<schema::Term> terms;
-    std::map<std::string, std::size_t> index;  // term key → position in terms
-    const auto key_of = [](const schema::Term& term) {
-        return term.is_iri()       ? "i" + term.as_iri().value
-               : term.is_literal() ? "l" + term.as_literal().value
-                                   : std::string("?");
-    };
-    const auto note = [&](const schema::Term& term) {
-        if (index.emplace(key_of(term), terms.size()).second) terms.push_back(term);
-    };
+    TermLabels terms;
     for (const auto& iri : *iris)
-        if (!iri.empty()) note(schema::Term(schema::Iri{iri}));
-    for (const auto& list : found)
+        if (!iri.empty()) terms.note(schema::Term(schema::Iri{iri}));
+    for (const auto& list : *found)
         for (const auto& t : list) {
-            note(t.s);
-            note(t.p);
-            note(t.o);
+            terms.note(t.s);
+            terms.note(t.p);
+            terms.note(t.o);
         }
-    std::vector<std::string> labels;
-    if (!terms.empty()) {
-        auto labelled = store("labels", schema::encode(schema::LabelsRequest{collection_, terms}));
-        if (!labelled) return fail_all(labelled.error());
-        auto decoded = schema::decode<schema::LabelsResponse>(labelled->final);
-        if (!decoded || decoded->labels.size() != terms.size())
-            return fail_all(make_error(ErrorType::kUpstreamError,
-                                       "the store's labels do not match the terms asked"));
-        labels = std::move(decoded->labels);
-    }
-    const auto label = [&](const schema::Term& term) { return labels[index[key_of(term)]]; };
+    auto labels = labels_of(terms.terms());
+    if (!labels) return fail_all(labels.error());
+    terms.set_labels(std::move(*labels));
 
     std::size_t p = 0;  // the outcome's first pattern
     for (std::size_t k = 0; k < outcomes.size(); ++k) {
@@ -328,45 +389,9 @@ void ToolRunner::run_triples(std::vector<ToolOutcome*> outcomes) {
             fail_outcome(out, "no entity of the knowledge graph matches \"" + names[k] + "\"");
             continue;
         }
-        const std::string filter = normalise_name(string_arg(out.args, "predicate"));
-        json obs = {{"entity", label(schema::Term(schema::Iri{iri}))}, {"iri", iri}};
-        json facts = json::array();
-        std::size_t omitted = 0;
-        std::size_t size = text_dump(obs).size() + 64;
-        for (std::size_t dir = 0; dir < 2; ++dir) {
-            for (const auto& t : found[p + dir]) {
-                const std::string pred = label(t.p);
-                if (!filter.empty() && normalise_name(pred).find(filter) == std::string::npos)
-                    continue;
-                json fact = {{"s", label(t.s)},
-                             {"p", pred},
-                             {"o", label(t.o)},
-                             {"dir", dir == 0 ? "out" : "in"}};
-                const schema::Term& other = dir == 0 ? t.o : t.s;
-                if (other.is_iri()) fact["other"] = other.as_iri().value;
-                const std::size_t fact_size = text_dump(fact).size() + 1;
-                if (size + fact_size > config_.max_observation_chars) {
-                    ++omitted;
-                    continue;
-                }
-                size += fact_size;
-                out.facts.push_back(
-                    ObservedFact{t, iri, other.is_iri() ? other.as_iri().value : std::string(),
-                                 dir == 0 ? label(t.o) : label(t.s),
-                                 label(t.s) + " " + pred + " " + label(t.o)});
-                facts.push_back(std::move(fact));
-            }
-        }
+        observe_facts(out, iri, std::span(found->data() + p, 2), terms,
+                      config_.max_observation_chars);
         p += 2;
-        if (facts.empty() && omitted == 0) {
-            fail_outcome(out,
-                         "no facts about " + label(schema::Term(schema::Iri{iri})) +
-                             (filter.empty() ? "" : " with a predicate naming \"" + filter + "\""));
-            continue;
-        }
-        obs["facts"] = std::move(facts);
-        if (omitted) obs["omitted"] = omitted;
-        out.observation = text_dump(obs);
     }
 }
 

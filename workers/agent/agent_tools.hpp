@@ -62,10 +62,19 @@ public:
 private:
     std::optional<runtime::CallSpec> bus_call(const Tool& tool, const nlohmann::json& args,
                                               const std::string& parent_uri) const;
+    // A graph-rag or document-rag sub-request (`Query` its message) for `question`.
+    template <typename Query>
+    runtime::CallSpec rag_call(const std::string& service, const std::string& question,
+                               const std::string& parent_uri) const;
     void read_reply(const Tool& tool, const runtime::CallResult& result, ToolOutcome& out) const;
     // The store lookups of one iteration, all at once.
     void run_triples(std::vector<ToolOutcome*> outcomes);
     base::Result<std::vector<std::string>> resolve(const std::vector<std::string>& names);
+    // The store's labels of `terms`, in their order (no request for none).
+    base::Result<std::vector<std::string>> labels_of(const std::vector<schema::Term>& terms);
+    // Per IRI that is not "", the triples out of it and those into it (one store request).
+    base::Result<std::vector<std::vector<schema::Triple>>> triples_around(
+        const std::vector<std::string>& iris);
     base::Result<runtime::CallResult> store(std::string_view op, nlohmann::json body);
     std::string cut(std::string text) const;
 

@@ -2,6 +2,7 @@
 #include "workers/agent/agent_trace.hpp"
 
 #include "schema/services.hpp"
+#include "workers/runtime/run_trace.hpp"
 
 namespace glassbox::agent {
 
@@ -33,13 +34,7 @@ base::Result<void> AgentTrace::send(const std::string& uri,
                                     const std::optional<base::Error>& error) {
     if (uri != session_) last_ = uri;
     if (!explain_) return {};
-    runtime::ExplainStep step;
-    step.session = session_;
-    step.explain_id = uri;
-    step.state = state;
-    step.parent_uri = parent_uri_;
-    step.error = error;
-    step.build = std::move(build);
+    auto step = runtime::trace_step(session_, uri, state, parent_uri_, error, std::move(build));
     // Open steps are deferred: they go out with the next call's request, overlapping its work.
     auto sent = state == runtime::ExplainState::kOpen ? context_.defer_explain(std::move(step))
                                                       : context_.send_explain(step);
@@ -115,23 +110,14 @@ base::Result<void> AgentTrace::conclude(const explain::StepInfo& info, std::stri
 }
 
 void AgentTrace::fail(const base::Error& error) {
-    if (context_.finished()) return;
-    if (context_.cancelled()) {
-        (void)context_.fail(context_.cancellation_error());
-        return;
-    }
-    if (explain_ && opened_ && !ended_) {
+    runtime::fail_traced_request(context_, error, [&] {
+        if (!explain_ || !opened_ || ended_) return;
         ended_ = true;
-        const base::Error named =
-            make_error(error.type, error.message + " (reached: " + reached_ + ")");
-        (void)send(
-            session_,
-            [run = run_, ended = std::chrono::system_clock::now()](schema::TripleSink& out) {
-                explain::trace_end(out, run, ended, schema::TraceStatus::kError);
-            },
-            runtime::ExplainState::kError, named);
-    }
-    (void)context_.fail(error);
+        // The trace names the step the run reached; the reply carries the error as it is.
+        (void)context_.send_explain(runtime::trace_failure_step(
+            run_, session_, parent_uri_,
+            make_error(error.type, error.message + " (reached: " + reached_ + ")")));
+    });
 }
 
 }  // namespace glassbox::agent

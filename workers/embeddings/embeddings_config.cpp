@@ -4,6 +4,7 @@
 #include "schema/services.hpp"
 #include "workers/embeddings/feature_hashing_embedder.hpp"
 #include "workers/embeddings/openai_embedder.hpp"
+#include "workers/runtime/json_config.hpp"
 #include "workers/runtime/service_config.hpp"
 
 namespace glassbox::embeddings {
@@ -29,23 +30,9 @@ std::string_view to_string(Provider provider) noexcept {
 
 base::Result<EmbeddingsConfig> EmbeddingsConfig::from_json(const json& object) {
     EmbeddingsConfig config;
-    const runtime::SettingReader provider{
-        "provider",
-        [&config](const runtime::ServiceSettings& settings,
-                  const std::string& key) -> base::Result<void> {
-            auto name = settings.text(key);
-            if (!name) return std::move(name).error();
-            if (*name == "hashing") {
-                config.provider = Provider::kHashing;
-            } else if (*name == "openai") {
-                config.provider = Provider::kOpenAi;
-            } else {
-                return invalid_setting(
-                    "embeddings setting \"provider\" must be \"hashing\" or \"openai\", not \"" +
-                    *name + "\"");
-            }
-            return {};
-        }};
+    const runtime::SettingReader provider = runtime::choice_setting<Provider>(
+        kService, "provider", {{"hashing", Provider::kHashing}, {"openai", Provider::kOpenAi}},
+        config.provider);
     const runtime::SettingReader model{
         "model",
         [&config](const runtime::ServiceSettings& settings,

@@ -5,35 +5,20 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "schema/untrusted_json.hpp"
-
 namespace glassbox::embeddings {
 
-using base::Error;
-using base::ErrorType;
-using base::make_error;
 using nlohmann::json;
 
 namespace {
 
-std::string embeddings_url(std::string base) {
-    while (!base.empty() && base.back() == '/') base.pop_back();
-    if (base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0)
-        base.resize(base.size() - 3);
-    return base + "/v1/embeddings";
-}
-
 // The vectors of one batch answer, in text order; `dim` is the expected size (0: take the first).
 base::Result<std::vector<std::vector<double>>> parse_batch(std::string_view body, std::size_t count,
                                                            std::uint32_t dim,
-                                                           const std::string& url) {
-    const auto malformed = [&](const std::string& why) {
-        return make_error(ErrorType::kUpstreamError, "malformed answer from " + url + ": " + why);
-    };
-    auto read = schema::parse_untrusted_json(body);
-    if (!read) return malformed(read.error().message);
+                                                           const http::OpenAiClient& endpoint) {
+    const auto malformed = [&](const std::string& why) { return endpoint.malformed(why); };
+    auto read = endpoint.read_object(body);
+    if (!read) return std::move(read).error();
     const json& answer = *read;
-    if (!answer.is_object()) return malformed("not a JSON object");
     const auto data = answer.find("data");
     if (data == answer.end() || !data->is_array()) return malformed("no \"data\" array");
     if (data->size() != count) {
@@ -85,8 +70,7 @@ base::Result<std::vector<std::vector<double>>> parse_batch(std::string_view body
 
 OpenAiEmbedder::OpenAiEmbedder(OpenAiEmbedderOptions options)
     : options_(std::move(options)),
-      url_(embeddings_url(options_.base_url)),
-      client_(options_.http),
+      client_(options_.base_url, "embeddings", options_.api_key, options_.http),
       dim_(options_.dim) {
     if (options_.batch_size == 0)
         throw std::invalid_argument("OpenAiEmbedder needs a batch size of at least 1");
@@ -97,9 +81,6 @@ base::Result<schema::EmbeddingsResponse> OpenAiEmbedder::embed(std::span<const s
     schema::EmbeddingsResponse response;
     response.model = options_.model;
     response.vectors.reserve(texts.size());
-    http::Headers headers;
-    if (!options_.api_key.empty())
-        headers.emplace_back("Authorization", "Bearer " + options_.api_key);
     http::CallOptions call;
     call.deadline = options.deadline;
     call.cancelled = options.cancelled;
@@ -110,9 +91,9 @@ base::Result<schema::EmbeddingsResponse> OpenAiEmbedder::embed(std::span<const s
         json input = json::array();
         for (std::size_t i = start; i < start + count; ++i) input.push_back(texts[i]);
         const json body{{"model", options_.model}, {"input", std::move(input)}};
-        auto answer = client_.post_json(url_, body, headers, call);
+        auto answer = client_.post_json(body, call);
         if (!answer) return std::move(answer).error();
-        auto vectors = parse_batch(answer->body, count, dim, url_);
+        auto vectors = parse_batch(answer->body, count, dim, client_);
         if (!vectors) return std::move(vectors).error();
         if (dim == 0 && !vectors->empty())
             dim = static_cast<std::uint32_t>(vectors->front().size());
@@ -122,10 +103,9 @@ base::Result<schema::EmbeddingsResponse> OpenAiEmbedder::embed(std::span<const s
         // The first answer fixes the dimension for good: vectors of one index must agree.
         std::uint32_t unknown = 0;
         if (!dim_.compare_exchange_strong(unknown, dim) && unknown != dim) {
-            return make_error(ErrorType::kUpstreamError,
-                              "malformed answer from " + url_ + ": " + std::to_string(dim) +
-                                  " dimensions where earlier answers had " +
-                                  std::to_string(unknown));
+            return client_.malformed(std::to_string(dim) +
+                                     " dimensions where earlier answers had " +
+                                     std::to_string(unknown));
         }
     }
     response.dim = dim;

@@ -8,7 +8,7 @@
 #include <span>
 #include <string>
 
-#include "http/http_client.hpp"
+#include "http/openai_client.hpp"
 #include "workers/embeddings/embedder.hpp"
 
 namespace glassbox::embeddings {
@@ -43,12 +43,11 @@ public:
     std::string model() const override { return options_.model; }
     std::uint32_t dim() const override { return dim_.load(); }
 
-    const std::string& url() const noexcept { return url_; }
+    const std::string& url() const noexcept { return client_.url(); }
 
 private:
     OpenAiEmbedderOptions options_;
-    std::string url_;
-    http::HttpClient client_;
+    http::OpenAiClient client_;
     std::atomic<std::uint32_t> dim_;  // learned from the first answer when options_.dim is 0
 };
 

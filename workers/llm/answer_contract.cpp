@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "base/ascii.hpp"
+
 namespace glassbox::llm {
 
 namespace {
@@ -92,9 +94,7 @@ bool starts_with_answer(std::string_view line) {
     constexpr std::string_view kAnswer = "answer:";
     if (line.size() < kAnswer.size()) return false;
     for (std::size_t i = 0; i < kAnswer.size(); ++i) {
-        char c = line[i];
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-        if (c != kAnswer[i]) return false;
+        if (base::ascii_lower(line[i]) != kAnswer[i]) return false;
     }
     return true;
 }

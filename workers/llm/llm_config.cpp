@@ -4,6 +4,7 @@
 #include "schema/services.hpp"
 #include "workers/llm/extractive_provider.hpp"
 #include "workers/llm/openai_provider.hpp"
+#include "workers/runtime/json_config.hpp"
 #include "workers/runtime/service_config.hpp"
 
 namespace glassbox::llm {
@@ -23,23 +24,10 @@ std::string_view to_string(ProviderKind kind) noexcept {
 
 base::Result<LlmConfig> LlmConfig::from_json(const json& object) {
     LlmConfig config;
-    const runtime::SettingReader provider{
-        "provider",
-        [&config](const runtime::ServiceSettings& settings,
-                  const std::string& key) -> base::Result<void> {
-            auto name = settings.text(key);
-            if (!name) return std::move(name).error();
-            if (*name == "extractive") {
-                config.provider = ProviderKind::kExtractive;
-            } else if (*name == "openai") {
-                config.provider = ProviderKind::kOpenAi;
-            } else {
-                return invalid_setting(
-                    "llm setting \"provider\" must be \"extractive\" or \"openai\", not \"" +
-                    *name + "\"");
-            }
-            return {};
-        }};
+    const runtime::SettingReader provider = runtime::choice_setting<ProviderKind>(
+        kService, "provider",
+        {{"extractive", ProviderKind::kExtractive}, {"openai", ProviderKind::kOpenAi}},
+        config.provider);
     const runtime::SettingReader temperature{
         "temperature",
         [&config, &object](const runtime::ServiceSettings&,

@@ -15,13 +15,6 @@ namespace {
 constexpr std::string_view kJsonSystemMessage =
     "You answer with a single JSON object and nothing else: no prose, no Markdown.";
 
-std::string chat_url(std::string base) {
-    while (!base.empty() && base.back() == '/') base.pop_back();
-    if (base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0)
-        base.resize(base.size() - 3);
-    return base + "/v1/chat/completions";
-}
-
 std::uint64_t usage_count(const json& usage, const char* key) {
     if (!usage.is_object()) return 0;
     const auto it = usage.find(key);
@@ -31,7 +24,8 @@ std::uint64_t usage_count(const json& usage, const char* key) {
 }  // namespace
 
 OpenAiProvider::OpenAiProvider(OpenAiProviderOptions options)
-    : options_(std::move(options)), url_(chat_url(options_.base_url)), client_(options_.http) {}
+    : options_(std::move(options)),
+      client_(options_.base_url, "chat/completions", options_.api_key, options_.http) {}
 
 base::Result<OpenAiProvider::Answer> OpenAiProvider::complete(const json& messages,
                                                               bool json_output,
@@ -39,25 +33,19 @@ base::Result<OpenAiProvider::Answer> OpenAiProvider::complete(const json& messag
     json body{
         {"model", options_.model}, {"messages", messages}, {"temperature", options_.temperature}};
     if (json_output) body["response_format"] = {{"type", "json_object"}};
-    http::Headers headers;
-    if (!options_.api_key.empty())
-        headers.emplace_back("Authorization", "Bearer " + options_.api_key);
     http::CallOptions call;
     call.deadline = options.deadline;
     call.cancelled = options.cancelled;
-    const auto malformed = [&](const std::string& why) {
-        return make_error(ErrorType::kUpstreamError, "malformed answer from " + url_ + ": " + why);
-    };
+    const auto malformed = [&](const std::string& why) { return client_.malformed(why); };
 
     Answer answer;
     const bool streaming = !json_output && options.on_text;
     if (!streaming) {
-        auto response = client_.post_json(url_, body, headers, call);
+        auto response = client_.post_json(body, call);
         if (!response) return std::move(response).error();
-        auto read = schema::parse_untrusted_json(response->body);
-        if (!read) return malformed(read.error().message);
+        auto read = client_.read_object(response->body);
+        if (!read) return std::move(read).error();
         const json& parsed = *read;
-        if (!parsed.is_object()) return malformed("not a JSON object");
         const auto choices = parsed.find("choices");
         if (choices == parsed.end() || !choices->is_array() || choices->empty() ||
             !(*choices)[0].is_object())
@@ -107,7 +95,7 @@ base::Result<OpenAiProvider::Answer> OpenAiProvider::complete(const json& messag
         }
         return http::StreamControl::kContinue;
     };
-    auto response = client_.post_stream(url_, body, headers, on_chunk, call);
+    auto response = client_.post_stream(body, on_chunk, call);
     if (!response) return std::move(response).error();
     if (broken) return malformed(*broken);
     return answer;

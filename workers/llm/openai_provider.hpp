@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "http/http_client.hpp"
+#include "http/openai_client.hpp"
 #include "workers/llm/provider.hpp"
 
 namespace glassbox::llm {
@@ -38,7 +38,7 @@ public:
                                       const GenerateOptions& options) override;
     std::string_view name() const override { return "openai"; }
 
-    const std::string& url() const noexcept { return url_; }
+    const std::string& url() const noexcept { return client_.url(); }
 
 private:
     struct Answer {
@@ -51,8 +51,7 @@ private:
                                   const GenerateOptions& options);
 
     OpenAiProviderOptions options_;
-    std::string url_;
-    http::HttpClient client_;
+    http::OpenAiClient client_;
 };
 
 }  // namespace glassbox::llm

@@ -121,6 +121,18 @@ std::string MarkerStripper::drain(bool final) {
     const std::size_t before = text_.size();
     std::size_t i = 0;
     std::size_t held = std::string::npos;  // where undecided text starts
+    // The group at `at`: a marker is cited and skipped (i moves past it); else the scan says
+    // whether more text could make it one.
+    const auto take_marker = [&](std::size_t at) {
+        std::size_t end = 0;
+        std::vector<std::string> ids;
+        const auto scan = scan_group(at, end, ids);
+        if (scan == Scan::kMarker) {
+            cite(ids);
+            i = end;
+        }
+        return scan;
+    };
     while (i < pending_.size()) {
         const char c = pending_[i];
         if (is_space(c)) {
@@ -134,14 +146,8 @@ std::string MarkerStripper::drain(bool final) {
                 break;
             }
             if (pending_[j] == '[') {
-                std::size_t end = 0;
-                std::vector<std::string> ids;
-                const auto scan = scan_group(j, end, ids);
-                if (scan == Scan::kMarker) {
-                    cite(ids);
-                    i = end;
-                    continue;
-                }
+                const auto scan = take_marker(j);
+                if (scan == Scan::kMarker) continue;
                 if (scan == Scan::kNeedMore && !final) {
                     held = i;
                     break;
@@ -156,14 +162,8 @@ std::string MarkerStripper::drain(bool final) {
             continue;
         }
         if (c == '[') {
-            std::size_t end = 0;
-            std::vector<std::string> ids;
-            const auto scan = scan_group(i, end, ids);
-            if (scan == Scan::kMarker) {
-                cite(ids);
-                i = end;
-                continue;
-            }
+            const auto scan = take_marker(i);
+            if (scan == Scan::kMarker) continue;
             if (scan == Scan::kNeedMore && !final) {
                 held = i;
                 break;

@@ -52,8 +52,6 @@ constexpr std::size_t kLinkSources = 2;
 constexpr double kLinkWeight = 4.0;
 constexpr std::size_t kMinLinkTitle = 4;
 
-std::string lower(const std::string& text) { return base::ascii_lower(text); }
-
 std::string trimmed(const std::string& text) {
     const auto first = text.find_first_not_of(" \t\r\n");
     if (first == std::string::npos) return {};
@@ -145,7 +143,7 @@ private:
     // into the fusion; the whole question already carries them.
     std::vector<std::string> retrieval_queries() const {
         std::vector<std::string> queries{query_.query};
-        std::unordered_set<std::string> seen{lower(trimmed(query_.query))};
+        std::unordered_set<std::string> seen{base::ascii_lower(trimmed(query_.query))};
         for (const auto& c : concepts_) {
             const bool names = std::any_of(c.begin(), c.end(), [](char ch) {
                 return (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
@@ -153,7 +151,7 @@ private:
             if (!names) continue;
             std::string text = c;
             std::replace(text.begin(), text.end(), '_', ' ');
-            if (seen.insert(lower(text)).second) queries.push_back(std::move(text));
+            if (seen.insert(base::ascii_lower(text)).second) queries.push_back(std::move(text));
         }
         return queries;
     }

@@ -237,11 +237,34 @@ private:
     // the edges out of and into every node of the frontier (triple_limit per pattern), and takes
     // them round-robin across the patterns, so no hub node fills the budget alone.
     base::Result<void> traverse() {
+        Walk walk = start_walk();
+        for (std::uint32_t hop = 1; hop <= query_.max_path_length && !walk.frontier.empty();
+             ++hop) {
+            if (subgraph_.size() >= query_.max_subgraph_size) break;
+            if (!narrow_frontier(walk.frontier, hop)) break;
+            std::size_t first_general = 0;
+            const auto patterns = frontier_patterns(walk.frontier, first_general);
+            auto results = calls_->triples_batch(patterns, query_.triple_limit);
+            if (!results) return results.error();
+            if (auto r = check_cancel(); !r) return r;
+            walk.frontier = take_edges(walk, *results, first_general, hop);
+        }
+        return {};
+    }
+
+    // What the traversal has met: the nodes to expand next, the nodes and the edges reached.
+    struct Walk {
         std::vector<FrontierNode> frontier;
         std::unordered_set<std::string> reached;
+        std::unordered_set<std::string> edge_keys;
+    };
+
+    // The seeds as the first frontier, and the concepts they reach.
+    Walk start_walk() {
+        Walk walk;
         for (const auto& s : seeds_) {
-            if (expandable(s.entity) && reached.insert(key_of(s.entity)).second) {
-                frontier.push_back(FrontierNode{s.entity, s.concept_index, true});
+            if (expandable(s.entity) && walk.reached.insert(key_of(s.entity)).second) {
+                walk.frontier.push_back(FrontierNode{s.entity, s.concept_index, true});
             }
         }
         // Which concepts reach each node: a seed its own; both ends of an edge the concept the
@@ -250,79 +273,92 @@ private:
             reach_[key_of(s.entity)] |= concept_bit(s.concept_index);
             seed_concepts_[key_of(s.entity)] |= concept_bit(s.concept_index);
         }
-        std::unordered_set<std::string> edge_keys;
-        for (std::uint32_t hop = 1; hop <= query_.max_path_length && !frontier.empty(); ++hop) {
-            if (subgraph_.size() >= query_.max_subgraph_size) break;
-            // Nodes reached through a hub (a pattern that filled triple_limit) are one of many
-            // alike and say little about the question: they are expanded after the others.
-            std::stable_partition(frontier.begin(), frontier.end(),
-                                  [](const FrontierNode& n) { return n.specific; });
-            // Beyond the second hop only specific nodes are expanded: the neighbours of a hub's
-            // many alike neighbours fill the subgraph with strangers' facts.
-            if (hop > 2) {
-                frontier.erase(std::find_if(frontier.begin(), frontier.end(),
-                                            [](const FrontierNode& n) { return !n.specific; }),
-                               frontier.end());
-                if (frontier.empty()) break;
-            }
-            // Round-robin hands out one edge per pattern and round: nodes beyond the remaining
-            // budget would get none, so they are not asked for (a smaller reply to decode).
-            const std::size_t remaining = query_.max_subgraph_size - subgraph_.size();
-            if (frontier.size() > remaining) frontier.resize(remaining);
-            std::vector<schema::TriplePattern> patterns;
-            patterns.reserve(frontier.size() * 2);
-            std::size_t first_general = 0;
-            for (const auto& n : frontier) {
-                patterns.push_back(
-                    schema::TriplePattern{n.node, std::nullopt, std::nullopt, std::string()});
-                patterns.push_back(
-                    schema::TriplePattern{std::nullopt, std::nullopt, n.node, std::string()});
-                if (n.specific) first_general = patterns.size();
-            }
-            auto results = calls_->triples_batch(patterns, query_.triple_limit);
-            if (!results) return results.error();
-            if (auto r = check_cancel(); !r) return r;
-            std::vector<FrontierNode> next;
-            std::vector<std::size_t> cursor(results->size(), 0);
-            // Round-robin over the specific nodes' patterns, then over the others'.
-            for (const auto& [from, to] : {std::pair{std::size_t{0}, first_general},
-                                           std::pair{first_general, results->size()}}) {
-                bool progress = true;
-                while (progress && subgraph_.size() < query_.max_subgraph_size) {
-                    progress = false;
-                    for (std::size_t r = from;
-                         r < to && subgraph_.size() < query_.max_subgraph_size; ++r) {
-                        auto& list = (*results)[r];
-                        while (cursor[r] < list.size()) {
-                            Triple& t = list[cursor[r]++];
-                            // Labels name nodes (the labels step reads them); they are not facts to
-                            // rank.
-                            if (t.p.is_iri() && t.p.as_iri().value == schema::vocab::kRdfsLabel)
-                                continue;
-                            if (!edge_keys.insert(key_of(t)).second) continue;
-                            const std::size_t c = frontier[r / 2].concept_index;
-                            const Term& other = r % 2 == 0 ? t.o : t.s;
-                            if (expandable(other) && reached.insert(key_of(other)).second) {
-                                next.push_back(
-                                    FrontierNode{other, c, list.size() < query_.triple_limit});
-                            }
-                            const auto here = key_of(r % 2 == 0 ? t.s : t.o);
-                            const auto there = key_of(other);
-                            const auto mask = concept_bit(c) | seed_mask(there);
-                            reach_[here] |= mask;
-                            reach_[there] |= mask;
-                            t.graph.reset();
-                            subgraph_.push_back(FoundEdge{std::move(t), c, hop,
-                                                          list.size() >= query_.triple_limit});
-                            progress = true;
-                            break;
-                        }
-                    }
+        return walk;
+    }
+
+    // The frontier nodes hop `hop` expands, in the order they are expanded; false when none.
+    bool narrow_frontier(std::vector<FrontierNode>& frontier, std::uint32_t hop) const {
+        // Nodes reached through a hub (a pattern that filled triple_limit) are one of many
+        // alike and say little about the question: they are expanded after the others.
+        std::stable_partition(frontier.begin(), frontier.end(),
+                              [](const FrontierNode& n) { return n.specific; });
+        // Beyond the second hop only specific nodes are expanded: the neighbours of a hub's
+        // many alike neighbours fill the subgraph with strangers' facts.
+        if (hop > 2) {
+            frontier.erase(std::find_if(frontier.begin(), frontier.end(),
+                                        [](const FrontierNode& n) { return !n.specific; }),
+                           frontier.end());
+            if (frontier.empty()) return false;
+        }
+        // Round-robin hands out one edge per pattern and round: nodes beyond the remaining
+        // budget would get none, so they are not asked for (a smaller reply to decode).
+        const std::size_t remaining = query_.max_subgraph_size - subgraph_.size();
+        if (frontier.size() > remaining) frontier.resize(remaining);
+        return true;
+    }
+
+    // Per frontier node, the pattern of the edges out of it and of those into it;
+    // `first_general` is the first pattern of a node that is not specific.
+    static std::vector<schema::TriplePattern> frontier_patterns(
+        const std::vector<FrontierNode>& frontier, std::size_t& first_general) {
+        std::vector<schema::TriplePattern> patterns;
+        patterns.reserve(frontier.size() * 2);
+        first_general = 0;
+        for (const auto& n : frontier) {
+            patterns.push_back(
+                schema::TriplePattern{n.node, std::nullopt, std::nullopt, std::string()});
+            patterns.push_back(
+                schema::TriplePattern{std::nullopt, std::nullopt, n.node, std::string()});
+            if (n.specific) first_general = patterns.size();
+        }
+        return patterns;
+    }
+
+    // The edges of one hop, taken round-robin over the specific nodes' patterns, then over the
+    // others', into the subgraph while it has room; the next frontier.
+    std::vector<FrontierNode> take_edges(Walk& walk, std::vector<std::vector<Triple>>& results,
+                                         std::size_t first_general, std::uint32_t hop) {
+        std::vector<FrontierNode> next;
+        std::vector<std::size_t> cursor(results.size(), 0);
+        for (const auto& [from, to] :
+             {std::pair{std::size_t{0}, first_general}, std::pair{first_general, results.size()}}) {
+            bool progress = true;
+            while (progress && subgraph_.size() < query_.max_subgraph_size) {
+                progress = false;
+                for (std::size_t r = from; r < to && subgraph_.size() < query_.max_subgraph_size;
+                     ++r) {
+                    if (take_next_edge(walk, r, results[r], cursor[r], hop, next)) progress = true;
                 }
             }
-            frontier = std::move(next);
         }
-        return {};
+        return next;
+    }
+
+    // Takes the next edge of pattern `r`'s `list` from `cursor` that is new and not a label;
+    // false when the list has none left.
+    bool take_next_edge(Walk& walk, std::size_t r, std::vector<Triple>& list, std::size_t& cursor,
+                        std::uint32_t hop, std::vector<FrontierNode>& next) {
+        while (cursor < list.size()) {
+            Triple& t = list[cursor++];
+            // Labels name nodes (the labels step reads them); they are not facts to rank.
+            if (t.p.is_iri() && t.p.as_iri().value == schema::vocab::kRdfsLabel) continue;
+            if (!walk.edge_keys.insert(key_of(t)).second) continue;
+            const std::size_t c = walk.frontier[r / 2].concept_index;
+            const Term& other = r % 2 == 0 ? t.o : t.s;
+            if (expandable(other) && walk.reached.insert(key_of(other)).second) {
+                next.push_back(FrontierNode{other, c, list.size() < query_.triple_limit});
+            }
+            const auto here = key_of(r % 2 == 0 ? t.s : t.o);
+            const auto there = key_of(other);
+            const auto mask = concept_bit(c) | seed_mask(there);
+            reach_[here] |= mask;
+            reach_[there] |= mask;
+            t.graph.reset();
+            subgraph_.push_back(
+                FoundEdge{std::move(t), c, hop, list.size() >= query_.triple_limit});
+            return true;
+        }
+        return false;
     }
 
     static std::uint32_t concept_bit(std::size_t c) { return std::uint32_t{1} << c; }

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "workers/rag/rag_config.hpp"
+#include "workers/runtime/run_trace.hpp"
 
 namespace glassbox::rag {
 
@@ -55,13 +56,7 @@ RagTrace::RagTrace(runtime::RequestContext& context, std::string_view service, b
 
 base::Result<void> RagTrace::send(const std::string& uri, Build build, runtime::ExplainState state,
                                   const std::optional<base::Error>& error, bool now) {
-    runtime::ExplainStep step;
-    step.session = session_;
-    step.explain_id = uri;
-    step.state = state;
-    step.parent_uri = parent_uri_;
-    step.error = error;
-    step.build = std::move(build);
+    auto step = runtime::trace_step(session_, uri, state, parent_uri_, error, std::move(build));
     // Deferred: sent once the next call's request is out (or before the reply), so the
     // building, encoding and the broker's routing of the step overlap the callee's work.
     auto sent = now ? context_.send_explain(step) : context_.defer_explain(std::move(step));
@@ -115,22 +110,13 @@ base::Result<void> RagTrace::complete(const std::string& uri, const Build& build
 }
 
 void RagTrace::fail(const base::Error& error) {
-    if (context_.finished()) return;
     // After a cancel or a passed deadline the broker ends the open trace itself (§5.3).
-    if (context_.cancelled()) {
-        (void)context_.fail(context_.cancellation_error());
-        return;
-    }
-    if (explain_ && opened_ && !ended_) {
+    runtime::fail_traced_request(context_, error, [&] {
+        if (!explain_ || !opened_ || ended_) return;
         ended_ = true;
-        (void)send(
-            session_,
-            [run = run_, ended = std::chrono::system_clock::now()](schema::TripleSink& out) {
-                explain::trace_end(out, run, ended, schema::TraceStatus::kError);
-            },
-            runtime::ExplainState::kError, error);
-    }
-    (void)context_.fail(error);
+        (void)context_.defer_explain(
+            runtime::trace_failure_step(run_, session_, parent_uri_, error));
+    });
 }
 
 }  // namespace glassbox::rag
