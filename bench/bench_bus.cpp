@@ -46,7 +46,8 @@
 #include <zmq_addon.hpp>
 
 #include "bus/curve_keys.hpp"
-#include "bus/frame_codec.hpp"
+#include "bus/detail/frame_io.hpp"
+
 #include "tests/support/process.hpp"
 
 namespace {
@@ -115,12 +116,10 @@ void connect(zmq::socket_t& socket, const std::string& endpoint) {
 // ---------------------------------------------------------------------------------------------
 // Forwarder mode: the baseline, a bare zmq::proxy in its own process.
 
-int run_forwarder(const std::string& ready_file) {
-    zmq::context_t context(1);
-    zmq::socket_t frontend(context, zmq::socket_type::router);
-    zmq::socket_t backend(context, zmq::socket_type::dealer);
-    configure(frontend);
-    configure(backend);
+// Binds both sides of a baseline broker on loopback ports and writes its ready file (endpoint,
+// backend_endpoint, pid) whole, by a rename, so the bench never reads half of it.
+void bind_and_announce(zmq::socket_t& frontend, zmq::socket_t& backend,
+                       const std::string& ready_file) {
     frontend.bind("tcp://127.0.0.1:*");
     backend.bind("tcp://127.0.0.1:*");
     nlohmann::json ready{{"endpoint", frontend.get(zmq::sockopt::last_endpoint)},
@@ -131,6 +130,15 @@ int run_forwarder(const std::string& ready_file) {
         out << ready.dump() << "\n";
     }
     std::rename((ready_file + ".tmp").c_str(), ready_file.c_str());
+}
+
+int run_forwarder(const std::string& ready_file) {
+    zmq::context_t context(1);
+    zmq::socket_t frontend(context, zmq::socket_type::router);
+    zmq::socket_t backend(context, zmq::socket_type::dealer);
+    configure(frontend);
+    configure(backend);
+    bind_and_announce(frontend, backend, ready_file);
     zmq::proxy(frontend, backend);  // until the process is killed
     return 0;
 }
@@ -144,16 +152,7 @@ int run_load_balancer(const std::string& ready_file) {
     configure(frontend);
     configure(backend);
     backend.set(zmq::sockopt::router_mandatory, 1);
-    frontend.bind("tcp://127.0.0.1:*");
-    backend.bind("tcp://127.0.0.1:*");
-    nlohmann::json ready{{"endpoint", frontend.get(zmq::sockopt::last_endpoint)},
-                         {"backend_endpoint", backend.get(zmq::sockopt::last_endpoint)},
-                         {"pid", ::getpid()}};
-    {
-        std::ofstream out(ready_file + ".tmp");
-        out << ready.dump() << "\n";
-    }
-    std::rename((ready_file + ".tmp").c_str(), ready_file.c_str());
+    bind_and_announce(frontend, backend, ready_file);
 
     std::deque<std::string> idle;                     // worker identities, LRU first
     std::deque<std::vector<zmq::message_t>> waiting;  // [client-id][empty][rid][body]
@@ -287,14 +286,8 @@ void mdp_worker(zmq::context_t& context, std::string endpoint, std::string servi
     send_frames(socket, {"", header, std::string(1, '\x05')});
 }
 
-// LB worker: READY, then each [empty][client-id][empty][rid][body] back unchanged; BYE on stop.
-void lb_worker(zmq::context_t& context, std::string endpoint, std::atomic<bool>& stop,
-               std::atomic<int>& ready) {
-    zmq::socket_t socket(context, zmq::socket_type::dealer);
-    configure(socket);
-    socket.connect(endpoint);
-    send_frames(socket, {"", "READY"});
-    ready.fetch_add(1);
+// Sends every message that comes on `socket` back unchanged, until `stop`.
+void send_back_until(zmq::socket_t& socket, const std::atomic<bool>& stop) {
     std::vector<zmq::message_t> frames;
     zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
     while (!stop.load(std::memory_order_relaxed)) {
@@ -306,6 +299,17 @@ void lb_worker(zmq::context_t& context, std::string endpoint, std::atomic<bool>&
             }
         }
     }
+}
+
+// LB worker: READY, then each [empty][client-id][empty][rid][body] back unchanged; BYE on stop.
+void lb_worker(zmq::context_t& context, std::string endpoint, std::atomic<bool>& stop,
+               std::atomic<int>& ready) {
+    zmq::socket_t socket(context, zmq::socket_type::dealer);
+    configure(socket);
+    socket.connect(endpoint);
+    send_frames(socket, {"", "READY"});
+    ready.fetch_add(1);
+    send_back_until(socket, stop);
     send_frames(socket, {"", "BYE"});
 }
 
@@ -316,17 +320,7 @@ void forwarder_worker(zmq::context_t& context, std::string endpoint, std::atomic
     configure(socket);
     socket.connect(endpoint);
     ready.fetch_add(1);
-    std::vector<zmq::message_t> frames;
-    zmq::pollitem_t item{socket.handle(), 0, ZMQ_POLLIN, 0};
-    while (!stop.load(std::memory_order_relaxed)) {
-        zmq::poll(&item, 1, milliseconds{50});
-        while (recv_frames(socket, frames)) {
-            for (std::size_t i = 0; i < frames.size(); ++i) {
-                socket.send(frames[i], i + 1 < frames.size() ? zmq::send_flags::sndmore
-                                                             : zmq::send_flags::none);
-            }
-        }
-    }
+    send_back_until(socket, stop);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -353,6 +347,14 @@ struct Measurement {
     }
     double throughput() const {
         return seconds > 0 ? static_cast<double>(latencies_us.size()) / seconds : 0;
+    }
+    // Adds one slice `m` of the same target, during which the intermediary spent `cpu_us`.
+    void add(const Measurement& m, double cpu_us) {
+        intermediary_cpu_us += cpu_us;
+        replies += m.replies;
+        latencies_us.insert(latencies_us.end(), m.latencies_us.begin(), m.latencies_us.end());
+        seconds += m.seconds;
+        errors += m.errors;
     }
 };
 
@@ -659,13 +661,7 @@ int run_curve_bench(const std::string& glassbox, milliseconds duration, millisec
                 // and BusClient speak (--unpacked: GBW02 and the classic GBC01 frames).
                 auto m = run_one(context, Target::kBroker, ready[v], c, round++, warmup,
                                  duration / slices, true, framing);
-                auto& into = row[static_cast<std::size_t>(v)];
-                into.intermediary_cpu_us += cpu_us(processes[v]->pid()) - cpu_before;
-                into.replies += m.replies;
-                into.latencies_us.insert(into.latencies_us.end(), m.latencies_us.begin(),
-                                         m.latencies_us.end());
-                into.seconds += m.seconds;
-                into.errors += m.errors;
+                row[static_cast<std::size_t>(v)].add(m, cpu_us(processes[v]->pid()) - cpu_before);
             }
         }
         std::cerr << "  workers=" << c.workers << " in_flight=" << c.in_flight
@@ -875,13 +871,7 @@ int main(int argc, char** argv) {
                 const double cpu_before = cpu_us(processes[t]->pid());
                 auto m = run_one(context, static_cast<Target>(t), ready[t], c, round++, warmup,
                                  duration / slices, gbw01, framing);
-                auto& into = row.m[t];
-                into.intermediary_cpu_us += cpu_us(processes[t]->pid()) - cpu_before;
-                into.replies += m.replies;
-                into.latencies_us.insert(into.latencies_us.end(), m.latencies_us.begin(),
-                                         m.latencies_us.end());
-                into.seconds += m.seconds;
-                into.errors += m.errors;
+                row.m[t].add(m, cpu_us(processes[t]->pid()) - cpu_before);
             }
         }
         std::cerr << "  workers=" << c.workers << " in_flight=" << c.in_flight

@@ -32,10 +32,7 @@
 namespace {
 
 using namespace glassbox;
-using bench::Clock;
-using bench::fmt;
-using bench::ms_since;
-using bench::percentile;
+using namespace glassbox::bench;
 using nlohmann::json;
 using std::chrono::milliseconds;
 namespace fs = std::filesystem;

@@ -44,30 +44,17 @@
 
 namespace {
 
-namespace bench = glassbox::bench;
-using bench::fmt;
-using bench::ms_since;
-using bench::percentile;
-using bench::Zipf;
+using namespace glassbox;
+using namespace glassbox::bench;
 
-namespace base = glassbox::base;
-namespace schema = glassbox::schema;
-namespace store = glassbox::store;
-namespace storage = glassbox::storage;
-using Clock = std::chrono::steady_clock;
-
-struct Options {
-    std::size_t triples = 1'000'000;
+struct Options : bench::StoreRunOptions {
+    Options() { queries = 2'000; }
     std::size_t batch = 50'000;  // as `glassbox load rdf` sends
-    std::size_t queries = 2'000;
-    std::uint32_t limit = 100;
     std::int64_t cache_kib = 131'072;
     // Insert batches per transaction: above 1 they run in the caller's transaction (kCallers).
     std::size_t batches_per_commit = 1;
     // Stage every batch (GraphStore::stage) and commit once at the end (commit_staged).
     bool staged = false;
-    std::filesystem::path dir = std::filesystem::temp_directory_path();
-    bool keep = false;
 };
 
 // CPU time of this thread: the machines are shared, so wall time alone mixes in other load.
@@ -381,7 +368,8 @@ int run(const Options& o) {
                 if (kind.o) st.bind(3, ids[2]);
                 st.bind(4, static_cast<std::int64_t>(o.limit));
                 std::int64_t checksum = 0;
-                while (check(st.step(), "raw step")) checksum += st.int64(0) + st.int64(2);
+                while (check(st.step(), "raw step"))
+                    checksum += st.row().int64(0) + st.row().int64(2);
                 if (checksum == -1) std::cout << "";
             }
             const auto t3 = Clock::now();
@@ -403,12 +391,7 @@ int run(const Options& o) {
     graph.reset();
     db.reset();
     raw_db.reset();
-    if (!o.keep) {
-        remove_db(store_path);
-        remove_db(raw_path);
-    } else {
-        std::cout << "kept " << store_path << " and " << raw_path << "\n";
-    }
+    bench::remove_unless_kept(o, {store_path, raw_path}, remove_db);
     return 0;
 }
 
@@ -416,36 +399,25 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
     Options o;
-    bench::Args args(argc, argv, "bench_graph");
-    while (args.next()) {
+    const auto take = [&o](bench::Args& args) {
         const std::string& arg = args.arg();
-        const auto value = [&] { return args.value(); };
-        const auto number = [&] { return args.number(); };
-        if (arg == "--triples") {
-            o.triples = number();
-        } else if (arg == "--batch") {
-            o.batch = number();
-        } else if (arg == "--queries") {
-            o.queries = number();
-        } else if (arg == "--limit") {
-            o.limit =
-                static_cast<std::uint32_t>(std::min<std::size_t>(number(), store::kMaxMatchLimit));
+        if (arg == "--batch") {
+            o.batch = args.number();
         } else if (arg == "--cache-mib") {
-            o.cache_kib = static_cast<std::int64_t>(number()) * 1024;
+            o.cache_kib = static_cast<std::int64_t>(args.number()) * 1024;
         } else if (arg == "--batches-per-commit") {
-            o.batches_per_commit = number();
+            o.batches_per_commit = args.number();
         } else if (arg == "--staged") {
             o.staged = true;
-        } else if (arg == "--dir") {
-            o.dir = value();
-        } else if (arg == "--keep") {
-            o.keep = true;
         } else {
-            std::cerr << "usage: bench_graph [--triples N] [--batch N] [--queries N] [--limit N] "
-                         "[--cache-mib N] "
-                         "[--batches-per-commit K] [--staged] [--dir PATH] [--keep]\n";
-            return arg == "--help" ? 0 : 2;
+            return false;
         }
-    }
+        return true;
+    };
+    if (const auto status = bench::read_store_run_options(
+            argc, argv, "bench_graph", o, store::kMaxMatchLimit, take,
+            "usage: bench_graph [--triples N] [--batch N] [--queries N] [--limit N] "
+            "[--cache-mib N] [--batches-per-commit K] [--staged] [--dir PATH] [--keep]\n"))
+        return *status;
     return run(o);
 }

@@ -36,6 +36,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/bench_cluster.hpp"
 #include "bench/bench_util.hpp"
 #include "bus/bus_client.hpp"
 #include "schema/json_fast.hpp"
@@ -47,27 +48,14 @@
 
 namespace {
 
-namespace bench = glassbox::bench;
-using bench::fmt;
-using bench::ms_since;
-using bench::percentile;
-using bench::Zipf;
-
+using namespace glassbox;
+using namespace glassbox::bench;
 namespace fs = std::filesystem;
-namespace base = glassbox::base;
-namespace schema = glassbox::schema;
-namespace store = glassbox::store;
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
-using std::chrono::milliseconds;
 
-struct Options {
-    std::size_t triples = 1'000'000;
+struct Options : bench::StoreRunOptions {
+    Options() { queries = 300; }
     std::size_t runs = 3;
-    std::size_t queries = 300;
-    std::uint32_t limit = 100;
-    fs::path dir = fs::temp_directory_path();
-    bool keep = false;
 };
 
 [[noreturn]] void die(const std::string& what) { bench::fail("bench_load", what); }
@@ -121,7 +109,7 @@ Timed run_timed(const std::string& name, std::vector<std::string> argv, const fs
     std::vector<std::string> full = {"/usr/bin/time", "-f", "%e %U %S %M", "-o", report.string()};
     full.insert(full.end(), argv.begin(), argv.end());
     glassbox::integration::ChildProcess child(name, full, dir);
-    auto status = child.wait_exit(milliseconds{1'800'000});
+    auto status = child.wait_exit(std::chrono::milliseconds{1'800'000});
     if (!status) die(name + " did not finish");
     Timed t;
     t.code = status->exited ? status->code : -1;
@@ -167,44 +155,15 @@ std::pair<double, double> proc_usage(pid_t pid) {
     return {cpu, rss};
 }
 
-using Child = std::unique_ptr<glassbox::integration::ChildProcess>;
-
-struct Cluster {
-    fs::path dir;
-    std::vector<Child> children;
-    std::string endpoint;
-
-    glassbox::integration::ChildProcess& start(const std::string& name,
-                                               std::vector<std::string> argv) {
-        children.push_back(
-            std::make_unique<glassbox::integration::ChildProcess>(name, std::move(argv), dir));
-        return *children.back();
-    }
+// The benchmark's broker and store worker; a broker that does not start ends the benchmark.
+struct Cluster : bench::BenchCluster {
     void start_broker() {
-        const auto ready = dir / "broker.ready.json";
-        fs::remove(ready);
-        auto& broker =
-            start("broker", {GLASSBOX_BINARY, "broker", "--bind", "tcp://127.0.0.1:*", "--pub",
-                             "tcp://127.0.0.1:*", "--home", (dir / "broker-home").string(),
-                             "--heartbeat-ms", "500", "--ready-file", ready.string()});
-        auto info = glassbox::integration::wait_for_ready_file(ready, broker, milliseconds{10'000});
-        if (!info) die("broker did not start: " + broker.stderr_text());
-        endpoint = info->value("endpoint", "");
-    }
-    ~Cluster() {
-        for (auto it = children.rbegin(); it != children.rend(); ++it)
-            (*it)->terminate(milliseconds{5000});
+        if (const auto why = BenchCluster::start_broker()) die(*why);
     }
 };
 
 void wait_for_service(glassbox::bus::BusClient& client, const std::string& service) {
-    const auto until = Clock::now() + milliseconds{15'000};
-    while (Clock::now() < until) {
-        auto r = client.call("mmi.service", json(service), milliseconds{2000});
-        if (r && r->back().body == json(200)) return;
-        std::this_thread::sleep_for(milliseconds{50});
-    }
-    die("service " + service + " never came up");
+    if (!bench::wait_for_service(client, service)) die("service " + service + " never came up");
 }
 
 std::uintmax_t dir_bytes(const fs::path& dir) {
@@ -333,7 +292,7 @@ int run(const Options& o) {
         json body = schema::encode(schema::TriplesQueryBatch{patterns, o.limit, ""});
         body["op"] = "triples-batch";
         auto t0 = Clock::now();
-        auto replies = client.call("store", body, milliseconds{30'000});
+        auto replies = client.call("store", body, std::chrono::milliseconds{30'000});
         if (!replies) die("triples-batch: " + replies.error().message);
         auto answer = schema::decode_text<schema::TriplesBatchResponse>(replies->back().text);
         const double bus = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -362,11 +321,7 @@ int run(const Options& o) {
     graph->reset();
     db->reset();
     cluster.reset();
-    if (!o.keep) {
-        fs::remove_all(work);
-    } else {
-        std::cout << "kept " << work << "\n";
-    }
+    bench::remove_unless_kept(o, {work}, [](const fs::path& path) { fs::remove_all(path); });
     return 0;
 }
 
@@ -374,30 +329,16 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
     Options o;
-    bench::Args args(argc, argv, "bench_load");
-    while (args.next()) {
-        const std::string& arg = args.arg();
-        const auto value = [&] { return args.value(); };
-        const auto number = [&] { return args.number(); };
-        if (arg == "--triples") {
-            o.triples = number();
-        } else if (arg == "--runs") {
-            o.runs = number();
-        } else if (arg == "--queries") {
-            o.queries = number();
-        } else if (arg == "--limit") {
-            o.limit =
-                static_cast<std::uint32_t>(std::min<std::size_t>(number(), store::kMaxMatchLimit));
-        } else if (arg == "--dir") {
-            o.dir = value();
-        } else if (arg == "--keep") {
-            o.keep = true;
-        } else {
-            std::cerr << "usage: bench_load [--triples N] [--runs N] [--queries N] [--limit N] "
-                         "[--dir PATH] [--keep]\n";
-            return arg == "--help" ? 0 : 2;
-        }
-    }
+    const auto take = [&o](bench::Args& args) {
+        if (args.arg() != "--runs") return false;
+        o.runs = args.number();
+        return true;
+    };
+    if (const auto status = bench::read_store_run_options(
+            argc, argv, "bench_load", o, store::kMaxMatchLimit, take,
+            "usage: bench_load [--triples N] [--runs N] [--queries N] [--limit N] [--dir PATH] "
+            "[--keep]\n"))
+        return *status;
     if (!fs::exists("/usr/bin/rapper")) die("needs /usr/bin/rapper (raptor2-utils)");
     if (!fs::exists("/usr/bin/time")) die("needs /usr/bin/time");
     return run(o);

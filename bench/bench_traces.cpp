@@ -36,6 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/time_format.hpp"
+#include "bench/bench_cluster.hpp"
 #include "bench/bench_util.hpp"
 #include "bus/bus_client.hpp"
 #include "schema/explain_builder.hpp"
@@ -52,16 +53,9 @@
 
 namespace {
 
-namespace bench = glassbox::bench;
-using bench::fmt;
-using bench::ms_since;
-using bench::percentile;
-
-namespace explain = glassbox::schema::explain;
-namespace base = glassbox::base;
-namespace schema = glassbox::schema;
-namespace trace = glassbox::trace;
-using Clock = std::chrono::steady_clock;
+using namespace glassbox;
+using namespace glassbox::bench;
+namespace explain = schema::explain;
 using nlohmann::json;
 using std::chrono::milliseconds;
 
@@ -339,11 +333,7 @@ StoredRows read_stored(const std::string& path, std::size_t batch, std::size_t b
         for (auto& r : rows) t.by_batch[batch_of(r)].push_back(std::move(r));
         out.tables.push_back(std::move(t));
     };
-    table("sessions",
-          read_rows(db,
-                    "SELECT id, uri, uuid, kind, question, parent, started, ended, status, "
-                    "service, worker, "
-                    "error, last_event_at, events, conversation FROM sessions"),
+    table("sessions", read_rows(db, "SELECT * FROM sessions"),
           [&](const Row& r) { return session_batch.at(std::get<std::int64_t>(r[0])); });
     table("texts", read_rows(db, "SELECT id, digest, body FROM texts"),
           [&](const Row& r) { return text_batch.at(std::get<std::int64_t>(r[0])); });
@@ -366,7 +356,7 @@ double raw_insert(const std::string& path, const StoredRows& rows) {
     for (const auto& t : rows.tables) {
         std::string sql = "INSERT INTO " + t.name + " VALUES(";
         for (std::size_t c = 0; c < t.columns; ++c) sql += c == 0 ? "?" : ",?";
-        // sessions has 15 columns in the store's order; the SELECT above lists them that way.
+        // Every column in the store's order: the SELECT above reads sessions whole (SELECT *).
         inserts.push_back(prepare(db, sql + ")"));
     }
     auto begin = prepare(db, "BEGIN IMMEDIATE");
@@ -483,38 +473,16 @@ void bench_ingest(const Options& o, std::ostream& out) {
     remove_db(raw_path);
 }
 
-using Child = std::unique_ptr<glassbox::integration::ChildProcess>;
-
-struct Cluster {
-    std::filesystem::path dir;
-    std::vector<Child> children;
-    std::string endpoint;
-
-    glassbox::integration::ChildProcess& start(const std::string& name,
-                                               std::vector<std::string> argv) {
-        children.push_back(
-            std::make_unique<glassbox::integration::ChildProcess>(name, std::move(argv), dir));
-        return *children.back();
-    }
+// The benchmark's broker and trace collector; a broker that does not start throws.
+struct Cluster : bench::BenchCluster {
+    Cluster() { grace = milliseconds{3000}; }
     void start_broker() {
-        const auto ready = dir / "broker.ready.json";
-        std::filesystem::remove(ready);
-        auto& broker =
-            start("broker", {GLASSBOX_BINARY, "broker", "--bind", "tcp://127.0.0.1:*", "--pub",
-                             "tcp://127.0.0.1:*", "--home", (dir / "broker-home").string(),
-                             "--heartbeat-ms", "500", "--ready-file", ready.string()});
-        auto info = glassbox::integration::wait_for_ready_file(ready, broker, milliseconds{10'000});
-        if (!info) throw std::runtime_error("broker did not start: " + broker.stderr_text());
-        endpoint = info->value("endpoint", "");
+        if (const auto why = BenchCluster::start_broker()) throw std::runtime_error(*why);
     }
     glassbox::integration::ChildProcess& start_collector(const std::filesystem::path& home) {
         return start("trace-collector",
                      {GLASSBOX_BINARY, "worker", "trace-collector", "--broker", endpoint, "--home",
                       home.string(), "--heartbeat-ms", "500"});
-    }
-    ~Cluster() {
-        for (auto it = children.rbegin(); it != children.rend(); ++it)
-            (*it)->terminate(milliseconds{3000});
     }
 };
 
@@ -526,13 +494,8 @@ json call_once(glassbox::bus::BusClient& client, const std::string& service, con
 }
 
 void wait_for_service(glassbox::bus::BusClient& client, const std::string& service) {
-    const auto until = Clock::now() + milliseconds{15'000};
-    while (Clock::now() < until) {
-        auto r = client.call("mmi.service", json(service), milliseconds{2000});
-        if (r && r->back().body == json(200)) return;
-        std::this_thread::sleep_for(milliseconds{50});
-    }
-    throw std::runtime_error("service " + service + " never came up");
+    if (!bench::wait_for_service(client, service))
+        throw std::runtime_error("service " + service + " never came up");
 }
 
 void bench_reads(const Options& o, std::ostream& out) {
@@ -814,13 +777,7 @@ int main(int argc, char** argv) {
     Options o;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
-        const auto next = [&]() -> std::string {
-            if (i + 1 >= argc) {
-                usage();
-                std::exit(2);
-            }
-            return argv[++i];
-        };
+        const auto next = [&] { return option_value(argc, argv, i, usage); };
         if (arg == "--section") {
             o.section = next();
         } else if (arg == "--ingest-sessions") {
@@ -841,11 +798,8 @@ int main(int argc, char** argv) {
         }
     }
     // Durable commits mean something only on a real disk: when $TMPDIR is a tmpfs, pass --dir.
-    std::optional<glassbox::integration::TempDir> tmp;
-    if (o.dir.empty()) {
-        tmp.emplace("bench-traces");
-        o.dir = tmp->path();
-    }
+    std::optional<integration::TempDir> tmp;
+    if (o.dir.empty()) o.dir = tmp.emplace("bench-traces").path();
     std::filesystem::create_directories(o.dir);
     try {
         std::cout << "# bench_traces (dir " << o.dir.string() << ")\n";

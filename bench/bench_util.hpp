@@ -1,13 +1,17 @@
 // What the benchmarks share: fixed-point figures, nearest-rank percentiles, elapsed time, a
-// fatal error naming the program, reading "--option value" arguments, and power-law sampling.
+// fatal error naming the program, reading "--option value" arguments (and the options of a
+// benchmark over a generated store), and power-law sampling.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -41,6 +45,16 @@ inline double ms_since(Clock::time_point start) {
 [[noreturn]] inline void fail(std::string_view program, const std::string& what) {
     std::cerr << program << ": " << what << "\n";
     std::exit(1);
+}
+
+// For a benchmark walking argv by hand: the value of the option at argv[i], moving i past it;
+// with none, `usage` is printed and the program exits with status 2.
+inline std::string option_value(int argc, char** argv, int& i, void (*usage)()) {
+    if (i + 1 >= argc) {
+        usage();
+        std::exit(2);
+    }
+    return argv[++i];
 }
 
 // Walks argv: `while (args.next())` visits each argument as args.arg(); value() and number()
@@ -77,6 +91,65 @@ private:
     int i_ = 0;
     std::string arg_;
 };
+
+// The options of a benchmark over a generated store: its size, how many queries are timed and
+// their match limit, the folder of its files and whether they are kept after.
+struct StoreRunOptions {
+    std::size_t triples = 1'000'000;
+    std::size_t queries = 0;
+    std::uint32_t limit = 100;
+    std::filesystem::path dir = std::filesystem::temp_directory_path();
+    bool keep = false;
+};
+
+// Takes args.arg() when it names one of StoreRunOptions (--triples N, --queries N, --limit N
+// capped at `max_limit`, --dir PATH, --keep); false for any other argument.
+inline bool take_store_run_option(Args& args, StoreRunOptions& o, std::uint32_t max_limit) {
+    const std::string& arg = args.arg();
+    if (arg == "--triples") {
+        o.triples = args.number();
+    } else if (arg == "--queries") {
+        o.queries = args.number();
+    } else if (arg == "--limit") {
+        o.limit = static_cast<std::uint32_t>(std::min<std::size_t>(args.number(), max_limit));
+    } else if (arg == "--dir") {
+        o.dir = args.value();
+    } else if (arg == "--keep") {
+        o.keep = true;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+// Reads every argument: StoreRunOptions' own, and any other through `take` (true when it took
+// it). Nothing, or, once `usage` is printed for --help or an argument no one takes, the exit
+// status of the program (0 and 2).
+template <typename Take>
+std::optional<int> read_store_run_options(int argc, char** argv, std::string_view program,
+                                          StoreRunOptions& o, std::uint32_t max_limit, Take take,
+                                          std::string_view usage) {
+    Args args(argc, argv, program);
+    while (args.next()) {
+        if (take_store_run_option(args, o, max_limit) || take(args)) continue;
+        std::cerr << usage;
+        return args.arg() == "--help" ? 0 : 2;
+    }
+    return std::nullopt;
+}
+
+// At the end of a run: each of `paths` removed by `remove`, or with --keep, where they are.
+template <typename Remove>
+void remove_unless_kept(const StoreRunOptions& o, const std::vector<std::filesystem::path>& paths,
+                        Remove remove) {
+    if (!o.keep) {
+        for (const auto& path : paths) remove(path);
+        return;
+    }
+    std::cout << "kept ";
+    for (std::size_t i = 0; i < paths.size(); ++i) std::cout << (i ? " and " : "") << paths[i];
+    std::cout << "\n";
+}
 
 // Samples 0..n-1 with P(k) ∝ 1/(k+1)^exponent, through a shuffled rank so ids and degree do not
 // line up.

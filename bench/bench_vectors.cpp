@@ -22,12 +22,7 @@
 
 namespace {
 
-namespace bench = glassbox::bench;
-using bench::fmt;
-using bench::ms_since;
-using bench::percentile;
-
-using Clock = std::chrono::steady_clock;
+using namespace glassbox::bench;
 using glassbox::store::IndexKind;
 using glassbox::store::VectorIndex;
 using glassbox::store::VectorIndexOptions;
@@ -171,7 +166,7 @@ std::vector<std::int64_t> exact_top(const std::vector<float>& flat, std::size_t 
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-[[noreturn]] void die(const std::string& what) { bench::fail("bench_vectors", what); }
+[[noreturn]] void die(const std::string& what) { fail("bench_vectors", what); }
 
 }  // namespace
 

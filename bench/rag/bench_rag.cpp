@@ -67,17 +67,11 @@
 
 namespace {
 
-namespace bench = glassbox::bench;
-using bench::fmt;
-using bench::ms_since;
-using bench::percentile;
-
+using namespace glassbox;
+using namespace glassbox::bench;
 namespace fs = std::filesystem;
-namespace base = glassbox::base;
-namespace schema = glassbox::schema;
-namespace vocab = glassbox::schema::vocab;
-using glassbox::integration::ChildProcess;
-using Clock = std::chrono::steady_clock;
+namespace vocab = schema::vocab;
+using integration::ChildProcess;
 using nlohmann::json;
 using std::chrono::milliseconds;
 
@@ -1060,13 +1054,7 @@ int main(int argc, char** argv) {
     bool queries_given = false;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
-        const auto next = [&]() -> std::string {
-            if (i + 1 >= argc) {
-                usage();
-                std::exit(2);
-            }
-            return argv[++i];
-        };
+        const auto next = [&] { return option_value(argc, argv, i, usage); };
         try {
             if (arg == "--quick") {
                 o.sizes = {10'000, 100'000};
@@ -1102,11 +1090,8 @@ int main(int argc, char** argv) {
         usage();
         return 2;
     }
-    std::optional<glassbox::integration::TempDir> tmp;
-    if (o.dir.empty()) {
-        tmp.emplace("bench-rag");
-        o.dir = tmp->path();
-    }
+    std::optional<integration::TempDir> tmp;
+    if (o.dir.empty()) o.dir = tmp.emplace("bench-rag").path();
     fs::create_directories(o.dir);
     const std::string started = utc_now();
     const std::string load_at_start = load_average();

@@ -67,7 +67,10 @@ import subprocess
 import sys
 import time
 
-SKIP = 77
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+import interop_scripts  # noqa: E402
+
+SKIP = interop_scripts.SKIP
 BASH = "/bin/bash"
 DATA_LANGUAGES = {"json", "jsonl", "toml", "turtle", "ttl", "trig", "nt", "nq", "ntriples", "nquads",
                   "js", "javascript", "mjs", "ts", "yaml", "yml", "sparql", "http", "html", "xml",
@@ -303,20 +306,10 @@ class Pipeline:
              "--gateway-listen", "127.0.0.1:0", "--ready-file", ready],
             cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True, preexec_fn=die_with_parent)
-        deadline = time.time() + 30
-        while not os.path.exists(ready) or os.path.getsize(ready) == 0:
-            if self.up.poll() is not None or time.time() > deadline:
-                raise RuntimeError("glassbox up did not start; see " + log.name)
-            time.sleep(0.05)
+        interop_scripts.wait_for_ready_file(ready, self.up, "glassbox up", log.name)
 
     def stop(self):
-        if self.up is not None and self.up.poll() is None:
-            self.up.send_signal(signal.SIGINT)
-            try:
-                self.up.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.up.pid, signal.SIGKILL)
-                self.up.wait()
+        interop_scripts.interrupt_process_group(self.up)
         if self.up_log is not None:
             self.up_log.close()
 
@@ -340,13 +333,10 @@ class Pipeline:
         return out
 
     def wait_for(self, what, predicate, timeout_s=30):
-        deadline = time.time() + timeout_s
-        while time.time() < deadline:
-            value = predicate()
-            if value:
-                return value
-            time.sleep(0.1)
-        raise RuntimeError("set-up: %s: not within %d s" % (what, timeout_s))
+        value = interop_scripts.poll_until(predicate, timeout_s, 0.1)
+        if not value:
+            raise RuntimeError("set-up: %s: not within %d s" % (what, timeout_s))
+        return value
 
 
 def set_up(p):

@@ -8,20 +8,15 @@
 #include "schema/messages.hpp"
 #include "schema/vocabulary.hpp"
 #include "tests/integration/rag_trace_checks.hpp"
+#include "tests/integration/sample_knowledge.hpp"
 #include "tests/support/cluster.hpp"
 
-namespace glassbox::integration {
+namespace glassbox::integration::rag {
 namespace {
 
 using nlohmann::json;
-using rag::ChainExpectation;
-using rag::RagRun;
-using rag::TraceGraph;
 using std::chrono::milliseconds;
-namespace fs = std::filesystem;
 namespace vocab = schema::vocab;
-
-const fs::path kSample = GLASSBOX_SAMPLE_DIR;
 
 // The agent's stream split: its own explain/final/error messages (a RagRun) and its step
 // PARTIALs by message_type.
@@ -272,4 +267,4 @@ TEST_F(AgentTest, AnUnknownCollectionIsNotFoundNotAnEmptyAnswer) {
 }
 
 }  // namespace
-}  // namespace glassbox::integration
+}  // namespace glassbox::integration::rag

@@ -154,9 +154,9 @@ std::size_t send_raw_subscriptions(const std::string& endpoint, std::size_t coun
     return sent;
 }
 
-// The broker's peak VmRSS while `abuse` runs and for `settle` after it.
-template <typename Abuse>
-long peak_resident_kib(pid_t pid, Abuse abuse, milliseconds settle) {
+// The broker's peak VmRSS while `abuse` runs and until `released` holds after it.
+template <typename Abuse, typename Released>
+long peak_resident_kib(pid_t pid, Abuse abuse, Released released) {
     std::atomic<long> peak{resident_kib(pid)};
     std::atomic<bool> done{false};
     std::thread watcher([&] {
@@ -167,16 +167,46 @@ long peak_resident_kib(pid_t pid, Abuse abuse, milliseconds settle) {
         }
     });
     abuse();
-    // A measurement window, this test's subject: the old broker's trie kept growing for a second
-    // or two after the abuser left, and the sampler must be watching while it would.
-    std::this_thread::sleep_for(settle);
+    // The old broker's trie kept growing after the abuser left: the sampler watches until the
+    // broker has let go of everything the abuser sent (the hang guard only ends a broker that
+    // never does), and samples once more after.
+    (void)test_support::wait_until(released, test_support::kHangGuard, milliseconds{20});
     done = true;
     watcher.join();
-    return peak;
+    return std::max(peak.load(), resident_kib(pid));
 }
 
 class FaultExplainTopic : public ClusterTest {
 protected:
+    // A broker with an explain topic and an echo worker that serves, and its resident set in
+    // KiB before anything else happens.
+    void start_served_broker(RunningBroker& broker, long& resident) {
+        broker = start_broker();
+        ASSERT_FALSE(broker.pub_endpoint.empty());
+        start_echo_worker(broker.endpoint);
+        ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+        expect_echo_served(broker.endpoint);
+        resident = resident_kib(broker.process->pid());
+        ASSERT_GT(resident, 0);
+    }
+
+    // After an abuser: the topic and echo still serve, the broker runs, and `shown` is its
+    // mmi.status (use with ASSERT_NO_FATAL_FAILURE).
+    void expect_serving_after_abuse(const RunningBroker& broker, nlohmann::json& shown) {
+        expect_topic_serves(broker);
+        expect_echo_served(broker.endpoint);
+        EXPECT_TRUE(broker.process->running());
+        const auto reply = status(broker.endpoint);
+        ASSERT_TRUE(reply.has_value());
+        shown = *reply;
+    }
+
+    // True once the broker answers mmi.status holding no subscription: an abuser's are gone.
+    bool holds_no_subscription(const RunningBroker& broker) {
+        const auto shown = status(broker.endpoint);
+        return shown && (*shown)["topic"].value("subscriptions", -1) == 0;
+    }
+
     // An ordinary subscriber gets every explain message of one echo request.
     void expect_topic_serves(const RunningBroker& broker) {
         // The abuser's subscriptions are gone first, so that the count below is the watcher's.
@@ -210,13 +240,9 @@ protected:
 // Point 4: a 10 MB subscription on the XPUB port once cost the broker ~1 GB that stayed after
 // the subscriber left. A subscription longer than any topic is now refused by the socket.
 TEST_F(FaultExplainTopic, HugeSubscriptionDoesNotGrowTheBroker) {
-    auto broker = start_broker();
-    ASSERT_FALSE(broker.pub_endpoint.empty());
-    start_echo_worker(broker.endpoint);
-    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
-    expect_echo_served(broker.endpoint);
-    const long before = resident_kib(broker.process->pid());
-    ASSERT_GT(before, 0);
+    RunningBroker broker;
+    long before = 0;
+    ASSERT_NO_FATAL_FAILURE(start_served_broker(broker, before));
 
     // What a SUB socket with a 10 MB subscription does: send it, and again after each
     // reconnect. The old broker's trie grew for ~1-2 s after.
@@ -230,18 +256,15 @@ TEST_F(FaultExplainTopic, HugeSubscriptionDoesNotGrowTheBroker) {
                 send_raw_subscriptions(broker.pub_endpoint, 1, huge);
             }
         },
-        milliseconds{1000});
+        [&] { return holds_no_subscription(broker); });
     EXPECT_LT(taken, huge) << "the broker read the whole subscription";
     EXPECT_LT(peak - before, 64L * 1024)
         << "broker RSS grew from " << before << " KiB to " << peak << " KiB";
 
-    expect_topic_serves(broker);
-    expect_echo_served(broker.endpoint);
-    EXPECT_TRUE(broker.process->running());
-    const auto reply = status(broker.endpoint);
-    ASSERT_TRUE(reply.has_value());
+    nlohmann::json reply;
+    ASSERT_NO_FATAL_FAILURE(expect_serving_after_abuse(broker, reply));
     // At most the ordinary subscription (gone or going) is held: the huge one never was.
-    EXPECT_LE((*reply)["topic"].value("subscriptions", 1'000'000), 1) << reply->dump();
+    EXPECT_LE(reply["topic"].value("subscriptions", 1'000'000), 1) << reply.dump();
 }
 
 // Point 4, the count: libzmq's XPUB stores each subscription in its trie before the broker
@@ -249,13 +272,9 @@ TEST_F(FaultExplainTopic, HugeSubscriptionDoesNotGrowTheBroker) {
 // The broker now counts each subscriber's subscriptions and cuts the connection of one that
 // passes max_subscriptions_per_subscriber (docs/operations.md, event=explain_subscriber_dropped).
 TEST_F(FaultExplainTopic, ManySubscriptionsFromOnePeerAreCut) {
-    auto broker = start_broker();
-    ASSERT_FALSE(broker.pub_endpoint.empty());
-    start_echo_worker(broker.endpoint);
-    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
-    expect_echo_served(broker.endpoint);
-    const long before = resident_kib(broker.process->pid());
-    ASSERT_GT(before, 0);
+    RunningBroker broker;
+    long before = 0;
+    ASSERT_NO_FATAL_FAILURE(start_served_broker(broker, before));
 
     // 20,000 subscriptions of 200 bytes, distinct from their first byte: ~4 MB on the wire.
     constexpr std::size_t kCount = 20'000;
@@ -264,20 +283,17 @@ TEST_F(FaultExplainTopic, ManySubscriptionsFromOnePeerAreCut) {
     const long peak = peak_resident_kib(
         broker.process->pid(),
         [&] { taken = send_raw_subscriptions(broker.pub_endpoint, kCount, kTopicBytes); },
-        milliseconds{1000});
+        [&] { return holds_no_subscription(broker); });
     ASSERT_GT(taken, 0u);
     EXPECT_LT(peak - before, 64L * 1024)
         << "broker RSS grew from " << before << " KiB to " << peak << " KiB";
 
-    expect_topic_serves(broker);
-    expect_echo_served(broker.endpoint);
-    EXPECT_TRUE(broker.process->running());
-    const auto reply = status(broker.endpoint);
-    ASSERT_TRUE(reply.has_value());
-    const auto topic = (*reply)["topic"];
-    EXPECT_GE(topic.value("dropped_subscribers", 0), 1) << reply->dump();
+    nlohmann::json reply;
+    ASSERT_NO_FATAL_FAILURE(expect_serving_after_abuse(broker, reply));
+    const auto topic = reply["topic"];
+    EXPECT_GE(topic.value("dropped_subscribers", 0), 1) << reply.dump();
     // The offender's subscriptions are gone with it; the watcher's (gone or going) at most.
-    EXPECT_LE(topic.value("subscriptions", 1'000'000), 1) << reply->dump();
+    EXPECT_LE(topic.value("subscriptions", 1'000'000), 1) << reply.dump();
     EXPECT_NE(broker.process->stderr_text().find("event=explain_subscriber_dropped"),
               std::string::npos);
 }

@@ -6,6 +6,7 @@
 #include <regex>
 #include <sstream>
 
+#include "tests/integration/sample_knowledge.hpp"
 #include "tests/support/cluster.hpp"
 
 namespace glassbox::integration {
@@ -14,12 +15,6 @@ namespace {
 using nlohmann::json;
 using std::chrono::milliseconds;
 namespace fs = std::filesystem;
-
-const fs::path kSample = GLASSBOX_SAMPLE_DIR;
-
-bool exited_with(const CommandResult& r, int code) {
-    return r.status.exited && r.status.code == code;
-}
 
 // Runs `argv` on a pseudo-terminal (Python's pty), answering `answer` to the first "[y/N]"
 // prompt; prints what the terminal showed and exits with the command's code.

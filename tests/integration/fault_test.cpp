@@ -1,7 +1,10 @@
 // Fault injection with real processes: workers SIGKILLed, late workers, broker restarts.
 #include <signal.h>
 
+#include <set>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -13,6 +16,36 @@ namespace {
 
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
+
+// The (session, seq) of explain messages.
+using ExplainKeys = std::set<std::pair<std::string, std::uint64_t>>;
+
+// Asks echo `count` questions "<prefix><i>" (one partial each), each of which must end with a
+// FINAL, and adds the (session, seq) of every explain message of their answers to `keys`.
+void ask_echoes(GbcClient& client, int count, const std::string& prefix, ExplainKeys& keys) {
+    for (int i = 0; i < count; ++i) {
+        auto messages = client.call("echo", echo_body(prefix + std::to_string(i), 1));
+        ASSERT_FALSE(messages.empty());
+        ASSERT_TRUE(messages.back().is_final()) << describe(messages);
+        for (const auto& e : split_stream(messages).explain) {
+            keys.emplace(e.value("session", ""), e.value("seq", 0u));
+        }
+    }
+}
+
+// A fixture whose broker's spool is filled by echo answers before any collector is attached.
+class EchoSpoolTest : public ClusterTest {
+protected:
+    // A broker and an echo worker (two threads), then `count` questions "<prefix><i>" answered
+    // while no collector is attached: the (session, seq) of their explain messages, all waiting
+    // in the spool, are added to `keys` (use with ASSERT_NO_FATAL_FAILURE).
+    void spool_echoes(RunningBroker& broker, int count, const std::string& prefix,
+                      ExplainKeys& keys) {
+        ASSERT_NO_FATAL_FAILURE(start_broker_with_echo(broker, 2));
+        GbcClient client(context_, broker.endpoint);
+        ask_echoes(client, count, prefix, keys);
+    }
+};
 
 class FaultWorkerDeath : public ClusterTest {};
 
@@ -185,13 +218,11 @@ TEST_F(WaitingRequests, NeverSeenServiceWaitsForAWorkerThatComesInTime) {
     EXPECT_EQ(messages.back().error_type, "UnknownService") << describe(messages);
 }
 
-class FaultBrokerRestart : public ClusterTest {};
+class FaultBrokerRestart : public EchoSpoolTest {};
 
 TEST_F(FaultBrokerRestart, InFlightRequestsEndAndWorkersReconnect) {
-    auto broker = start_broker();
-    ASSERT_FALSE(broker.endpoint.empty());
-    start_echo_worker(broker.endpoint, 2);
-    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    RunningBroker broker;
+    ASSERT_NO_FATAL_FAILURE(start_broker_with_echo(broker, 2));
 
     GbcClient client(context_, broker.endpoint);
     std::vector<std::string> rids;
@@ -225,22 +256,10 @@ TEST_F(FaultBrokerRestart, InFlightRequestsEndAndWorkersReconnect) {
 }
 
 TEST_F(FaultBrokerRestart, SpooledExplainDeliveredOnceAfterRestart) {
-    auto broker = start_broker();
-    ASSERT_FALSE(broker.endpoint.empty());
-    start_echo_worker(broker.endpoint, 2);
-    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
-
     // No collector attached: every explain message waits in the spool.
-    std::set<std::pair<std::string, std::uint64_t>> expected;
-    GbcClient client(context_, broker.endpoint);
-    for (int i = 0; i < 10; ++i) {
-        auto messages = client.call("echo", echo_body("spooled " + std::to_string(i), 1));
-        ASSERT_FALSE(messages.empty());
-        ASSERT_TRUE(messages.back().is_final()) << describe(messages);
-        for (const auto& e : split_stream(messages).explain) {
-            expected.emplace(e.value("session", ""), e.value("seq", 0u));
-        }
-    }
+    RunningBroker broker;
+    ExplainKeys expected;
+    ASSERT_NO_FATAL_FAILURE(spool_echoes(broker, 10, "spooled ", expected));
     ASSERT_GE(expected.size(), 20u);
     broker.process->kill();
 
@@ -250,7 +269,7 @@ TEST_F(FaultBrokerRestart, SpooledExplainDeliveredOnceAfterRestart) {
     EXPECT_TRUE(collector.wait_for(expected.size(), milliseconds{10'000}))
         << collector.messages().size() << " of " << expected.size();
     collector.pump(milliseconds{1000});  // anything sent twice shows up now
-    std::set<std::pair<std::string, std::uint64_t>> got;
+    ExplainKeys got;
     for (const auto& [key, d] : collector.messages()) {
         got.insert(key);
     }
@@ -262,24 +281,12 @@ TEST_F(FaultBrokerRestart, SpooledExplainDeliveredOnceAfterRestart) {
     EXPECT_EQ((*s)["spool"].value("messages", -1), 0) << s->dump();
 }
 
-class ExplainDelivery : public ClusterTest {};
+class ExplainDelivery : public EchoSpoolTest {};
 
 TEST_F(ExplainDelivery, SpooledUntilACollectorConnectsThenDeliveredOnce) {
-    auto broker = start_broker();
-    ASSERT_FALSE(broker.endpoint.empty());
-    start_echo_worker(broker.endpoint, 2);
-    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
-
-    std::set<std::pair<std::string, std::uint64_t>> expected;
-    GbcClient client(context_, broker.endpoint);
-    for (int i = 0; i < 20; ++i) {
-        auto messages = client.call("echo", echo_body("no collector yet " + std::to_string(i), 1));
-        ASSERT_FALSE(messages.empty());
-        ASSERT_TRUE(messages.back().is_final()) << describe(messages);
-        for (const auto& e : split_stream(messages).explain) {
-            expected.emplace(e.value("session", ""), e.value("seq", 0u));
-        }
-    }
+    RunningBroker broker;
+    ExplainKeys expected;
+    ASSERT_NO_FATAL_FAILURE(spool_echoes(broker, 20, "no collector yet ", expected));
     auto before = status(broker.endpoint);
     ASSERT_TRUE(before.has_value());
     EXPECT_EQ((*before)["spool"].value("messages", 0u), expected.size()) << before->dump();
@@ -288,7 +295,7 @@ TEST_F(ExplainDelivery, SpooledUntilACollectorConnectsThenDeliveredOnce) {
     EXPECT_TRUE(collector.wait_for(expected.size(), milliseconds{10'000}))
         << collector.messages().size() << " of " << expected.size();
     collector.pump(milliseconds{1000});
-    std::set<std::pair<std::string, std::uint64_t>> got;
+    ExplainKeys got;
     std::uint64_t last_id = 0;
     for (const auto& [key, d] : collector.messages()) {
         got.insert(key);
@@ -304,16 +311,15 @@ TEST_F(ExplainDelivery, SpooledUntilACollectorConnectsThenDeliveredOnce) {
     EXPECT_EQ((*after)["spool"].value("messages", -1), 0) << after->dump();
 
     // With a collector attached, new explain messages flow straight through.
+    GbcClient client(context_, broker.endpoint);
     auto messages = client.call("echo", echo_body("collector attached", 0));
     const auto fresh = split_stream(messages).explain.size();
     EXPECT_TRUE(collector.wait_for(expected.size() + fresh, milliseconds{5000}));
 }
 
 TEST_F(ExplainDelivery, UnacknowledgedDeliveriesComeBackAfterDetach) {
-    auto broker = start_broker();
-    ASSERT_FALSE(broker.endpoint.empty());
-    start_echo_worker(broker.endpoint, 1);
-    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    RunningBroker broker;
+    ASSERT_NO_FATAL_FAILURE(start_broker_with_echo(broker, 1));
     GbcClient client(context_, broker.endpoint);
     auto messages = client.call("echo", echo_body("redeliver me", 0));
     ASSERT_TRUE(!messages.empty() && messages.back().is_final()) << describe(messages);

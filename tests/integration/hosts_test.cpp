@@ -17,6 +17,7 @@
 #include <thread>
 #include <variant>
 
+#include "tests/integration/sample_knowledge.hpp"
 #include "tests/support/cluster.hpp"
 #include "tests/support/netns_lab.hpp"
 
@@ -27,8 +28,6 @@ using nlohmann::json;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
-
-const fs::path kSample = GLASSBOX_SAMPLE_DIR;
 
 // An unusual private subnet, unlikely to meet a real network's (and only inside the namespaces).
 constexpr const char* kSubnet = "10.231.77.";

@@ -17,10 +17,6 @@ namespace fs = std::filesystem;
 
 const fs::path kSharedData = GLASSBOX_SHARED_DATA;
 
-bool exited_with(const CommandResult& r, int code) {
-    return r.status.exited && r.status.code == code;
-}
-
 std::string read_file(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     std::stringstream text;

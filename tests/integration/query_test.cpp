@@ -11,19 +11,15 @@
 #include "schema/explain_uris.hpp"
 #include "schema/vocabulary.hpp"
 #include "tests/integration/rag_trace_checks.hpp"
+#include "tests/integration/sample_knowledge.hpp"
 #include "tests/support/cluster.hpp"
 
-namespace glassbox::integration {
+namespace glassbox::integration::rag {
 namespace {
 
 using nlohmann::json;
-using rag::RagRun;
-using rag::TraceGraph;
 using std::chrono::milliseconds;
-namespace fs = std::filesystem;
 namespace vocab = schema::vocab;
-
-const fs::path kSample = GLASSBOX_SAMPLE_DIR;
 
 class QueryTest : public ClusterTest {
 protected:
@@ -49,19 +45,11 @@ protected:
 
     // The trace the collector stored for `session`, once its status is `status`.
     json stored(const std::string& session, const std::string& status) {
-        const auto until = std::chrono::steady_clock::now() + milliseconds{20'000};
         json shown;
-        while (std::chrono::steady_clock::now() < until) {
-            GbcClient client(context_, broker_.endpoint);
-            const auto replies =
-                client.call("trace", json{{"op", "show"}, {"session", session}}.dump(), 10'000,
-                            milliseconds{12'000});
-            if (!replies.empty() && replies.back().is_final()) {
-                shown = replies.back().json();
-                if (shown["session"].value("status", "") == status) return shown;
-            }
-            std::this_thread::sleep_for(milliseconds{100});
-        }
+        if (wait_for_trace_answer(
+                broker_.endpoint, {{"op", "show"}, {"session", session}},
+                [&](json s) { return s["session"].value("status", "") == status; }, shown))
+            return shown;
         ADD_FAILURE() << session << " never stored as " << status
                       << "; last: " << shown.dump().substr(0, 2000);
         return json();
@@ -423,4 +411,4 @@ TEST_F(QueryTest, TracesRecordTheirCollectionAndTokensAndAKindTypoIsAnError) {
 }
 
 }  // namespace
-}  // namespace glassbox::integration
+}  // namespace glassbox::integration::rag

@@ -18,31 +18,40 @@
 #include "schema/term_json.hpp"
 #include "schema/vocabulary.hpp"
 #include "tests/integration/rag_trace_checks.hpp"
+#include "tests/integration/sample_knowledge.hpp"
 #include "tests/support/cluster.hpp"
 
-namespace glassbox::integration {
+namespace glassbox::integration::rag {
 namespace {
 
 using nlohmann::json;
-using rag::ChainExpectation;
-using rag::RagRun;
-using rag::TraceGraph;
-using schema::Term;
 using std::chrono::milliseconds;
-namespace fs = std::filesystem;
 namespace vocab = schema::vocab;
-
-const fs::path kSample = GLASSBOX_SAMPLE_DIR;
-
-bool exited_with(const CommandResult& r, int code) {
-    return r.status.exited && r.status.code == code;
-}
 
 std::vector<std::string> lines_of(const std::string& text) {
     std::vector<std::string> out;
     std::istringstream in(text);
     for (std::string line; std::getline(in, line);) out.push_back(line);
     return out;
+}
+
+// The chain of a complete graph-RAG run: its five steps, a sub-trace of `parent` when given.
+ChainExpectation complete_graph_rag_chain(std::optional<std::string> parent = std::nullopt) {
+    return {{"Question", "Grounding", "Exploration", "Focus", "Synthesis"},
+            "complete",
+            "",
+            std::move(parent),
+            "graph-rag"};
+}
+
+// The triple the reified statement `edge` names (its rdf:subject, rdf:predicate and
+// rdf:object); nothing when one of them is missing.
+std::optional<schema::Triple> statement_of(const TraceGraph& graph, const schema::Term& edge) {
+    const auto s = graph.one(edge, vocab::kRdfSubject);
+    const auto p = graph.one(edge, vocab::kRdfPredicate);
+    const auto o = graph.one(edge, vocab::kRdfObject);
+    if (!s || !p || !o) return std::nullopt;
+    return schema::make_triple(*s, *p, *o);
 }
 
 struct PipelineOptions {
@@ -56,9 +65,7 @@ protected:
     void start_pipeline(const PipelineOptions& options = {}) {
         broker_ = start_broker();
         const std::string hb = std::to_string(kHeartbeatMs);
-        start_process("trace-collector",
-                      {glassbox_binary(), "worker", "trace-collector", "--broker", broker_.endpoint,
-                       "--home", (dir() / "collector-home").string(), "--heartbeat-ms", hb});
+        start_trace_collector(broker_.endpoint);
         start_process("embeddings", {glassbox_binary(), "worker", "embeddings", "--broker",
                                      broker_.endpoint, "--heartbeat-ms", hb});
         start_store();
@@ -133,21 +140,15 @@ protected:
 
     // The trace the collector stored, once it shows `status` with `events` events; null if never.
     json stored_trace(const std::string& session, const std::string& status, std::size_t events) {
-        const auto until = std::chrono::steady_clock::now() + milliseconds{20'000};
         json shown;
-        while (std::chrono::steady_clock::now() < until) {
-            GbcClient client(context_, broker_.endpoint);
-            const auto replies =
-                client.call("trace", json{{"op", "show"}, {"session", session}}.dump(), 10'000,
-                            milliseconds{12'000});
-            if (!replies.empty() && replies.back().is_final()) {
-                shown = replies.back().json();
-                if (shown["session"].value("status", "") == status &&
-                    shown["events"].size() == events)
-                    return shown;
-            }
-            std::this_thread::sleep_for(milliseconds{100});
-        }
+        if (wait_for_trace_answer(
+                broker_.endpoint, {{"op", "show"}, {"session", session}},
+                [&](json s) {
+                    return s["session"].value("status", "") == status &&
+                           s["events"].size() == events;
+                },
+                shown))
+            return shown;
         ADD_FAILURE() << "the collector never stored " << session << " as " << status << " with "
                       << events << " events; last: " << shown.dump().substr(0, 2000);
         return json();
@@ -253,19 +254,14 @@ TEST_F(RagTest, GraphRagTraceIsCompleteAndTracesBackToTheStore) {
     ASSERT_NO_FATAL_FAILURE(start_pipeline());
     const RagRun run = ask_graph("Who founded the shipyard that built the MV Curlew?");
     ASSERT_TRUE(run.ok()) << run.describe();
-    ASSERT_NO_FATAL_FAILURE(check_chain(
-        run, ChainExpectation{{"Question", "Grounding", "Exploration", "Focus", "Synthesis"},
-                              "complete",
-                              "",
-                              {},
-                              "graph-rag"}));
+    ASSERT_NO_FATAL_FAILURE(check_chain(run, complete_graph_rag_chain()));
     ASSERT_NO_FATAL_FAILURE(check_final(run, true));
 
     const TraceGraph graph(run.explains);
     const auto steps = rag::step_uris(run);
-    const Term grounding = schema::iri(steps[1]);
-    const Term exploration = schema::iri(steps[2]);
-    const Term focus = schema::iri(steps[3]);
+    const schema::Term grounding = schema::iri(steps[1]);
+    const schema::Term exploration = schema::iri(steps[2]);
+    const schema::Term focus = schema::iri(steps[3]);
     EXPECT_FALSE(graph.values(grounding, vocab::kConcept).empty());
     EXPECT_FALSE(graph.values(exploration, vocab::kSeedEntity).empty());
     const auto explored = graph.text(exploration, vocab::kEdgeCount);
@@ -284,23 +280,21 @@ TEST_F(RagTest, GraphRagTraceIsCompleteAndTracesBackToTheStore) {
         edge_uris.insert(edge.as_iri().value);
         EXPECT_TRUE(graph.has_type(edge, vocab::kEdgeSelection));
         EXPECT_TRUE(graph.has_type(edge, vocab::kRdfStatement));
-        const auto s = graph.one(edge, vocab::kRdfSubject);
-        const auto p = graph.one(edge, vocab::kRdfPredicate);
-        const auto o = graph.one(edge, vocab::kRdfObject);
-        ASSERT_TRUE(s && p && o) << edge.as_iri().value;
+        const auto fact = statement_of(graph, edge);
+        ASSERT_TRUE(fact) << edge.as_iri().value;
         const auto score = graph.text(edge, vocab::kScore);
         ASSERT_TRUE(score.has_value());
         EXPECT_GE(std::stod(*score), 0.0);
         EXPECT_LE(std::stod(*score), 1.0);
         EXPECT_EQ(graph.text(edge, vocab::kDataTier), std::optional<std::string>("1"));
         const auto found = store({{"op", "triples"},
-                                  {"s", schema::encode(*s)},
-                                  {"p", schema::encode(*p)},
-                                  {"o", schema::encode(*o)},
+                                  {"s", schema::encode(fact->s)},
+                                  {"p", schema::encode(fact->p)},
+                                  {"o", schema::encode(fact->o)},
                                   {"g", ""}});
         EXPECT_EQ(found.value("triples", json::array()).size(), 1u)
-            << "not a fact of the store: " << schema::to_ntriples(schema::make_triple(*s, *p, *o));
-        facts.push_back(schema::encode(schema::make_triple(*s, *p, *o)));
+            << "not a fact of the store: " << schema::to_ntriples(*fact);
+        facts.push_back(schema::encode(*fact));
     }
     EXPECT_GT(check_citations(run, edge_uris), 0u);
 
@@ -313,19 +307,15 @@ TEST_F(RagTest, GraphRagTraceIsCompleteAndTracesBackToTheStore) {
     for (const auto& edge : explored_edges) {
         EXPECT_TRUE(graph.has_type(edge, vocab::kExploredEdge));
         EXPECT_TRUE(graph.has_type(edge, vocab::kRdfStatement));
-        const auto s = graph.one(edge, vocab::kRdfSubject);
-        const auto p = graph.one(edge, vocab::kRdfPredicate);
-        const auto o = graph.one(edge, vocab::kRdfObject);
-        ASSERT_TRUE(s && p && o) << edge.as_iri().value;
+        const auto fact = statement_of(graph, edge);
+        ASSERT_TRUE(fact) << edge.as_iri().value;
         const auto hop = graph.text(edge, vocab::kHop);
         ASSERT_TRUE(hop.has_value());
         EXPECT_GE(std::stoi(*hop), 1);
-        explored_facts.insert(schema::to_ntriples(schema::make_triple(*s, *p, *o)));
+        explored_facts.insert(schema::to_ntriples(*fact));
     }
     for (const auto& edge : edges) {
-        const auto kept = schema::to_ntriples(schema::make_triple(
-            *graph.one(edge, vocab::kRdfSubject), *graph.one(edge, vocab::kRdfPredicate),
-            *graph.one(edge, vocab::kRdfObject)));
+        const auto kept = schema::to_ntriples(*statement_of(graph, edge));
         EXPECT_TRUE(explored_facts.contains(kept)) << "a kept edge that was not explored: " << kept;
     }
 
@@ -349,12 +339,7 @@ TEST_F(RagTest, GraphRagKeepsLiteralObjectsAsTypedLiterals) {
     ASSERT_NO_FATAL_FAILURE(start_pipeline());
     const RagRun run = ask_graph("What is the population of Brinehaven?", {{"streaming", false}});
     ASSERT_TRUE(run.ok()) << run.describe();
-    ASSERT_NO_FATAL_FAILURE(check_chain(
-        run, ChainExpectation{{"Question", "Grounding", "Exploration", "Focus", "Synthesis"},
-                              "complete",
-                              "",
-                              {},
-                              "graph-rag"}));
+    ASSERT_NO_FATAL_FAILURE(check_chain(run, complete_graph_rag_chain()));
     ASSERT_NO_FATAL_FAILURE(check_final(run, false));
     const TraceGraph graph(run.explains);
     int literals = 0;
@@ -405,12 +390,7 @@ TEST_F(RagTest, GraphRagSubTraceLinksToItsCaller) {
     const std::string parent = "urn:glassbox:" + caller_uuid + ":routing";
     const RagRun run = ask_graph("Who designed Greyhollow Light?", {{"parent_uri", parent}});
     ASSERT_TRUE(run.ok()) << run.describe();
-    ASSERT_NO_FATAL_FAILURE(check_chain(
-        run, ChainExpectation{{"Question", "Grounding", "Exploration", "Focus", "Synthesis"},
-                              "complete",
-                              "",
-                              parent,
-                              "graph-rag"}));
+    ASSERT_NO_FATAL_FAILURE(check_chain(run, complete_graph_rag_chain(parent)));
     const json shown = stored_trace(run.explains.front().session, "complete", run.explains.size());
     ASSERT_TRUE(shown.is_object());
     // The store links the sub-trace to the calling run's session.
@@ -443,7 +423,7 @@ TEST_F(RagTest, DocumentRagTraceIsCompleteAndTracesBackToTheStore) {
 
         const TraceGraph graph(run.explains);
         const auto uris = rag::step_uris(run);
-        const Term exploration = schema::iri(uris[2]);
+        const schema::Term exploration = schema::iri(uris[2]);
         const auto retrieved = graph.values(exploration, vocab::kRetrievedChunk);
         ASSERT_FALSE(retrieved.empty());
         EXPECT_EQ(graph.text(exploration, vocab::kChunkCount),
@@ -467,7 +447,7 @@ TEST_F(RagTest, DocumentRagTraceIsCompleteAndTracesBackToTheStore) {
         ASSERT_EQ(fetched.value("chunks", json::array()).size(), ids.size())
             << fetched.dump().substr(0, 2000);
         for (const auto& chunk : fetched["chunks"]) {
-            const Term node = schema::iri(chunk["chunk_id"].get<std::string>());
+            const schema::Term node = schema::iri(chunk["chunk_id"].get<std::string>());
             if (auto offset = graph.text(node, vocab::kCharOffset)) {
                 EXPECT_EQ(*offset, std::to_string(chunk["char_offset"].get<std::uint64_t>()));
             }
@@ -480,7 +460,7 @@ TEST_F(RagTest, DocumentRagTraceIsCompleteAndTracesBackToTheStore) {
         std::set<std::string> given;
         std::set<std::string> given_chunks;
         if (reranked) {
-            const Term focus = schema::iri(uris[3]);
+            const schema::Term focus = schema::iri(uris[3]);
             const auto picked = graph.values(focus, vocab::kSelectedChunk);
             ASSERT_FALSE(picked.empty());
             EXPECT_LE(picked.size(), 3u);
@@ -889,10 +869,7 @@ TEST_F(RagTest, ChatOverAPipeKeepsOneConversationThatSessionsShows) {
 TEST_F(RagTest, UpStartsEveryWorker) {
     const auto home = dir() / "up-home";
     const auto ready = dir() / "up.ready";
-    auto& up = start_process(
-        "up", {glassbox_binary(), "up", "--home", home.string(), "--bind", "tcp://127.0.0.1:*",
-               "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms", std::to_string(kHeartbeatMs),
-               "--gateway-listen", "127.0.0.1:0", "--ready-file", ready.string()});
+    auto& up = start_up(home, ready);
     const auto info = wait_for_ready_file(ready, up, milliseconds{20'000});
     ASSERT_TRUE(info.has_value());
     const std::string endpoint = (*info)["endpoint"];
@@ -1093,4 +1070,4 @@ TEST_F(RagTest, InvokeAgentShowsObservationsAsShortSummaries) {
 }
 
 }  // namespace
-}  // namespace glassbox::integration
+}  // namespace glassbox::integration::rag

@@ -16,10 +16,6 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 
-bool exited_with(const CommandResult& r, int code) {
-    return r.status.exited && r.status.code == code;
-}
-
 // The peak resident set of a process (VmHWM), in bytes; 0 if it cannot be read.
 std::uint64_t peak_rss_bytes(pid_t pid) {
     std::ifstream status("/proc/" + std::to_string(pid) + "/status");

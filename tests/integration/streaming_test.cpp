@@ -17,10 +17,8 @@ using Clock = std::chrono::steady_clock;
 class StreamingTest : public ClusterTest {};
 
 TEST_F(StreamingTest, PartialsInOrderThenExactlyOneTerminal) {
-    auto broker = start_broker();
-    ASSERT_FALSE(broker.endpoint.empty());
-    start_echo_worker(broker.endpoint);
-    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    RunningBroker broker;
+    ASSERT_NO_FATAL_FAILURE(start_broker_with_echo(broker));
 
     GbcClient client(context_, broker.endpoint);
     for (int partials : {0, 1, 7}) {
@@ -96,10 +94,8 @@ TEST_F(StreamingTest, HundredConcurrentClientsEachGetTheirFullStream) {
 }
 
 TEST_F(StreamingTest, CancelAndDeadlineEndRequestsAndTheWorkerServesAgain) {
-    auto broker = start_broker();
-    ASSERT_FALSE(broker.endpoint.empty());
-    start_echo_worker(broker.endpoint, 1);
-    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    RunningBroker broker;
+    ASSERT_NO_FATAL_FAILURE(start_broker_with_echo(broker, 1));
     GbcClient client(context_, broker.endpoint);
 
     // CANCEL a running request: ERROR Cancelled. The work would take 5 s and then end as a
@@ -125,10 +121,8 @@ TEST_F(StreamingTest, CancelAndDeadlineEndRequestsAndTheWorkerServesAgain) {
 }
 
 TEST_F(StreamingTest, WorkerErrorIsForwardedAsTypedError) {
-    auto broker = start_broker();
-    ASSERT_FALSE(broker.endpoint.empty());
-    start_echo_worker(broker.endpoint);
-    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    RunningBroker broker;
+    ASSERT_NO_FATAL_FAILURE(start_broker_with_echo(broker));
     GbcClient client(context_, broker.endpoint);
     for (const std::string type : {"UpstreamError", "NotFound", "Internal"}) {
         auto messages = client.call("echo", echo_body("fail " + type, 1, 0, type));
@@ -142,10 +136,8 @@ TEST_F(StreamingTest, WorkerErrorIsForwardedAsTypedError) {
 }
 
 TEST_F(StreamingTest, MdpClientGetsOneReplyWithTheFinalBody) {
-    auto broker = start_broker();
-    ASSERT_FALSE(broker.endpoint.empty());
-    start_echo_worker(broker.endpoint);
-    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+    RunningBroker broker;
+    ASSERT_NO_FATAL_FAILURE(start_broker_with_echo(broker));
     MdpClient client(context_, broker.endpoint);
     const auto body = nlohmann::json::parse(echo_body("via mdp", 3));
     auto reply = client.call("echo", {body.dump()});

@@ -17,12 +17,6 @@ using std::chrono::milliseconds;
 
 class TraceCollectorTest : public ClusterTest {
 protected:
-    ChildProcess& start_collector(const std::string& endpoint) {
-        return start_process(
-            "trace-collector-" + std::to_string(processes_.size()),
-            {glassbox_binary(), "worker", "trace-collector", "--broker", endpoint, "--home",
-             (dir() / "collector-home").string(), "--heartbeat-ms", std::to_string(kHeartbeatMs)});
-    }
     // The FINAL body of `glassbox call trace <body>`, or null.
     json call_trace(const std::string& endpoint, const json& body) {
         const auto r = run_glassbox({"call", "trace", body.dump(), "--broker", endpoint});
@@ -50,6 +44,15 @@ protected:
         }
         return false;
     }
+    // A broker, an echo worker and a trace collector, once echo and trace are served (use with
+    // ASSERT_NO_FATAL_FAILURE).
+    void start_echo_and_collector(RunningBroker& broker) {
+        broker = start_broker();
+        start_echo_worker(broker.endpoint);
+        start_trace_collector(broker.endpoint);
+        ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+        ASSERT_TRUE(wait_for_service(broker.endpoint, "trace"));
+    }
     void run_echoes(const std::string& endpoint, int n) {
         for (int i = 0; i < n; ++i) {
             const auto r = run_glassbox(
@@ -60,11 +63,8 @@ protected:
 };
 
 TEST_F(TraceCollectorTest, EchoRequestsBecomeCompleteSessions) {
-    const auto broker = start_broker();
-    start_echo_worker(broker.endpoint);
-    start_collector(broker.endpoint);
-    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
-    ASSERT_TRUE(wait_for_service(broker.endpoint, "trace"));
+    RunningBroker broker;
+    ASSERT_NO_FATAL_FAILURE(start_echo_and_collector(broker));
     constexpr int kRequests = 5;
     run_echoes(broker.endpoint, kRequests);
     ASSERT_TRUE(wait_for_complete(broker.endpoint, kRequests));
@@ -86,11 +86,8 @@ TEST_F(TraceCollectorTest, EchoRequestsBecomeCompleteSessions) {
 }
 
 TEST_F(TraceCollectorTest, MalformedExplainIsQuarantinedAndCountedInStatus) {
-    const auto broker = start_broker();
-    start_echo_worker(broker.endpoint);
-    start_collector(broker.endpoint);
-    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
-    ASSERT_TRUE(wait_for_service(broker.endpoint, "trace"));
+    RunningBroker broker;
+    ASSERT_NO_FATAL_FAILURE(start_echo_and_collector(broker));
 
     // A raw GBW01 worker whose one explain message is not JSON (docs/protocol.md §5.3).
     RawDealer worker(context_, broker.endpoint);
@@ -133,14 +130,14 @@ TEST_F(TraceCollectorTest, LateAndRestartedCollectorStoresEachMessageOnce) {
     constexpr int kRequests = 4;
     run_echoes(broker.endpoint, kRequests);  // spooled: no collector yet
 
-    auto& first = start_collector(broker.endpoint);
+    auto& first = start_trace_collector(broker.endpoint);
     ASSERT_TRUE(wait_for_service(broker.endpoint, "trace"));
     ASSERT_TRUE(wait_for_complete(broker.endpoint, kRequests));
     const auto stopped = first.terminate();
     EXPECT_TRUE(stopped.exited && stopped.code == 0) << stopped.describe();
 
     run_echoes(broker.endpoint, kRequests);  // spooled while the collector is down
-    start_collector(broker.endpoint);
+    start_trace_collector(broker.endpoint);
     ASSERT_TRUE(wait_for_complete(broker.endpoint, 2 * kRequests));
     const auto stats = call_trace(broker.endpoint, {{"op", "stats"}});
     EXPECT_EQ(stats["sessions"], 2 * kRequests) << stats.dump();

@@ -21,7 +21,6 @@
 namespace glassbox::integration {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 using std::chrono::milliseconds;
 
@@ -72,27 +71,11 @@ std::uintmax_t fill_up(const std::filesystem::path& path) {
 // Fault* suites carry the `slow` label (tests/integration/CMakeLists.txt).
 class FaultTraces : public ClusterTest {
 protected:
-    ChildProcess& start_collector(const std::string& endpoint, const std::filesystem::path& home) {
-        return start_process(
-            "trace-collector-" + std::to_string(processes_.size()),
-            {glassbox_binary(), "worker", "trace-collector", "--broker", endpoint, "--home",
-             home.string(), "--heartbeat-ms", std::to_string(kHeartbeatMs)});
-    }
-
-    // The FINAL body of one `trace` request, or null.
-    json trace_call(const std::string& endpoint, const json& body) {
-        GbcClient client(context_, endpoint);
-        const auto messages = client.call("trace", body.dump(), 10'000, milliseconds{10'000});
-        if (messages.empty() || !messages.back().is_final()) return nullptr;
-        const auto reply = messages.back().json();
-        return reply.is_object() ? reply : json(nullptr);
-    }
-
     // Every session of the store, by URI: its listing (status, events, error).
     std::map<std::string, json> sessions(const std::string& endpoint) {
         std::map<std::string, json> out;
-        const auto listed =
-            trace_call(endpoint, {{"op", "list"}, {"include_subtraces", true}, {"limit", 10'000}});
+        const auto listed = trace_answer(
+            endpoint, {{"op", "list"}, {"include_subtraces", true}, {"limit", 10'000}});
         if (!listed.is_object()) return out;
         for (const auto& s : listed["sessions"]) out[s.value("session", "")] = s;
         return out;
@@ -103,9 +86,9 @@ protected:
     std::map<std::string, json> wait_until_all_ended(const std::string& endpoint,
                                                      const std::set<std::string>& complete,
                                                      milliseconds timeout) {
-        const auto until = Clock::now() + timeout;
+        const auto until = std::chrono::steady_clock::now() + timeout;
         std::map<std::string, json> seen;
-        while (Clock::now() < until) {
+        while (std::chrono::steady_clock::now() < until) {
             const auto s = status(endpoint);
             const bool drained = s && (*s)["spool"].value("messages", -1) == 0 &&
                                  (*s)["spool"].value("in_flight", -1) == 0 &&
@@ -144,7 +127,7 @@ TEST_F(FaultTraces, FullDiskFailsRequestsTypedAndLosesNoTrace) {
     const auto broker = start_broker();
     ASSERT_FALSE(broker.endpoint.empty());
     start_echo_worker(broker.endpoint, 1);
-    start_collector(broker.endpoint, broker_home() / "collector");
+    start_trace_collector(broker.endpoint, broker_home() / "collector");
     ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
     ASSERT_TRUE(wait_for_service(broker.endpoint, "trace"));
 
@@ -207,7 +190,7 @@ TEST_F(FaultTraces, BrokerKilledMidBurstLeavesNoTraceWithoutAnEnd) {
     ASSERT_FALSE(broker.endpoint.empty());
     const std::string port = port_of(broker.endpoint);
     start_echo_worker(broker.endpoint, 4);
-    start_collector(broker.endpoint, dir() / "collector-home");
+    start_trace_collector(broker.endpoint, dir() / "collector-home");
     ASSERT_TRUE(wait_for_service(broker.endpoint, "echo", milliseconds{10'000}, 4));
     ASSERT_TRUE(wait_for_service(broker.endpoint, "trace"));
 
@@ -223,8 +206,8 @@ TEST_F(FaultTraces, BrokerKilledMidBurstLeavesNoTraceWithoutAnEnd) {
     std::set<std::string> answered;
     std::map<std::string, int> errors;
     const auto take = [&](milliseconds for_how_long) {
-        const auto until = Clock::now() + for_how_long;
-        while (!waiting.empty() && Clock::now() < until) {
+        const auto until = std::chrono::steady_clock::now() + for_how_long;
+        while (!waiting.empty() && std::chrono::steady_clock::now() < until) {
             auto m = client.recv(milliseconds{50});
             if (!m || !m->terminal() || waiting.erase(m->request_id) == 0) continue;
             if (m->is_final()) {
@@ -259,7 +242,7 @@ TEST_F(FaultTraces, BrokerKilledMidBurstLeavesNoTraceWithoutAnEnd) {
         EXPECT_TRUE(st == "complete" || st == "error") << s.dump();
         if (st == "error") {
             ++cut;
-            const auto shown = trace_call(broker.endpoint, {{"op", "show"}, {"session", uri}});
+            const auto shown = trace_answer(broker.endpoint, {{"op", "show"}, {"session", uri}});
             ASSERT_TRUE(shown.is_object()) << uri;
             EXPECT_NE(shown.dump().find("BrokerRestarted"), std::string::npos) << shown.dump();
         }

@@ -155,22 +155,6 @@ std::string describe(const EchoLoadResult& r) {
 // Fault* suites carry the `slow` label (tests/integration/CMakeLists.txt).
 class FaultTraceReliability : public ClusterTest {
 protected:
-    ChildProcess& start_collector(const std::string& endpoint) {
-        return start_process(
-            "trace-collector-" + std::to_string(processes_.size()),
-            {glassbox_binary(), "worker", "trace-collector", "--broker", endpoint, "--home",
-             (dir() / "collector-home").string(), "--heartbeat-ms", std::to_string(kHeartbeatMs)});
-    }
-
-    // The FINAL body of one `trace` request, or null (an error, or nothing within 10 s).
-    json trace_call(const std::string& endpoint, const json& body) {
-        GbcClient client(context_, endpoint);
-        const auto messages = client.call("trace", body.dump(), 10'000, milliseconds{10'000});
-        if (messages.empty() || !messages.back().is_final()) return nullptr;
-        const auto reply = messages.back().json();
-        return reply.is_object() ? reply : json(nullptr);
-    }
-
     // Waits until the spool is drained (nothing stored there, nothing in flight to a collector)
     // and `stats` shows `sessions` sessions, `events` events; the last stats seen otherwise.
     json wait_until_stored(const std::string& endpoint, int sessions, int events,
@@ -181,7 +165,7 @@ protected:
             const auto s = status(endpoint);
             const bool drained = s && (*s)["spool"].value("messages", -1) == 0 &&
                                  (*s)["spool"].value("in_flight", -1) == 0;
-            stats = trace_call(endpoint, {{"op", "stats"}});
+            stats = trace_answer(endpoint, {{"op", "stats"}});
             if (drained && stats.is_object() && stats.value("sessions", -1) == sessions &&
                 stats.value("events", -1) == events) {
                 return stats;
@@ -193,8 +177,8 @@ protected:
 
     // Every session of the store, sub-traces included (the store holds at most 10,000 here).
     json list_all(const std::string& endpoint) {
-        return trace_call(endpoint,
-                          {{"op", "list"}, {"include_subtraces", true}, {"limit", 10'000}});
+        return trace_answer(endpoint,
+                            {{"op", "list"}, {"include_subtraces", true}, {"limit", 10'000}});
     }
 
     // `show` for each session, pipelined: each must have exactly its echo events, seq 0 (open)
@@ -291,7 +275,7 @@ TEST_F(FaultTraceReliability, CollectorKilledTwiceDuring2000EchoesStoresEachSess
     const auto broker = start_broker();
     ASSERT_FALSE(broker.endpoint.empty());
     start_echo_worker(broker.endpoint, 2);
-    start_collector(broker.endpoint);
+    start_trace_collector(broker.endpoint);
     ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
     ASSERT_TRUE(wait_for_service(broker.endpoint, "trace"));
 
@@ -318,7 +302,7 @@ TEST_F(FaultTraceReliability, CollectorKilledTwiceDuring2000EchoesStoresEachSess
         ASSERT_TRUE(test_support::wait_until([&] {
             return load.finals() >= std::min(kRequests, down_at + 50);
         })) << "the load stalled while the collector was down";
-        start_collector(broker.endpoint);
+        start_trace_collector(broker.endpoint);
     }
     EXPECT_EQ(kills, 2);
     const auto result = load.result();
@@ -356,7 +340,7 @@ TEST_F(FaultTraceReliability, BrokerRestartedWithSpooledExplainsAndWhileIngestin
         {.bind = "tcp://127.0.0.1:" + port, .heartbeat_ms = kHeartbeatMs, .extra = {}});
     ASSERT_EQ(port_of(broker.endpoint), port);
     EXPECT_EQ(spooled(broker.endpoint), 2 * kSpooled) << "the spool did not survive SIGKILL";
-    auto& collector = start_collector(broker.endpoint);
+    auto& collector = start_trace_collector(broker.endpoint);
     ASSERT_TRUE(wait_for_service(broker.endpoint, "trace"));
     expect_store_is_exactly(broker.endpoint, spooled_result.final_sessions);
     if (HasFailure()) return;
@@ -426,7 +410,7 @@ TEST_F(FaultTraceReliability, BrokerRestartedWithSpooledExplainsAndWhileIngestin
     }
     EXPECT_LE(stored.size(), answered.size() + static_cast<std::size_t>(failed_attempts))
         << describe(ingest_result);
-    const auto stats = trace_call(broker.endpoint, {{"op", "stats"}});
+    const auto stats = trace_answer(broker.endpoint, {{"op", "stats"}});
     ASSERT_TRUE(stats.is_object());
     EXPECT_EQ(stats.value("sessions", -1), static_cast<int>(stored.size())) << stats.dump();
     EXPECT_EQ(stats.value("events", -1), listed_events) << stats.dump();

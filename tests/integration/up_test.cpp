@@ -35,10 +35,7 @@ class FaultUpTest : public ClusterTest {};
 TEST_F(FaultUpTest, RestartsACrashedWorkerAndStopsEverythingOnSigterm) {
     const auto home = dir() / "up-home";
     const auto ready_file = dir() / "up.ready";
-    auto& up = start_process(
-        "up", {glassbox_binary(), "up", "--home", home.string(), "--bind", "tcp://127.0.0.1:*",
-               "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms", std::to_string(kHeartbeatMs),
-               "--gateway-listen", "127.0.0.1:0", "--ready-file", ready_file.string()});
+    auto& up = start_up(home, ready_file);
     const auto ready = wait_for_ready_file(ready_file, up, 20'000ms);
     ASSERT_TRUE(ready) << up.stderr_text();
     const std::string endpoint = (*ready)["endpoint"].get<std::string>();

@@ -89,6 +89,21 @@ RunningBroker ClusterTest::start_broker(BrokerOptions options) {
     return broker;
 }
 
+void ClusterTest::start_broker_with_echo(RunningBroker& broker, int threads) {
+    broker = start_broker();
+    ASSERT_FALSE(broker.endpoint.empty());
+    start_echo_worker(broker.endpoint, threads);
+    ASSERT_TRUE(wait_for_service(broker.endpoint, "echo"));
+}
+
+ChildProcess& ClusterTest::start_up(const std::filesystem::path& home,
+                                    const std::filesystem::path& ready_file) {
+    return start_process(
+        "up", {glassbox_binary(), "up", "--home", home.string(), "--bind", "tcp://127.0.0.1:*",
+               "--pub", "tcp://127.0.0.1:*", "--heartbeat-ms", std::to_string(kHeartbeatMs),
+               "--gateway-listen", "127.0.0.1:0", "--ready-file", ready_file.string()});
+}
+
 ChildProcess& ClusterTest::start_echo_worker(const std::string& endpoint, int threads,
                                              std::vector<std::string> extra) {
     std::vector<std::string> argv{glassbox_binary(),
@@ -234,21 +249,44 @@ void ClusterTest::load_sample(const std::string& endpoint, const std::filesystem
 
 bool ClusterTest::wait_for_turns(const std::string& endpoint, const std::string& session_id,
                                  std::size_t turns, std::chrono::milliseconds timeout) {
-    const auto stop = Clock::now() + timeout;
-    while (Clock::now() < stop) {
-        GbcClient client(context_, endpoint);
-        const nlohmann::json ask{{"op", "turns"}, {"session_id", session_id}, {"limit", turns}};
-        const auto replies =
-            client.call("trace", ask.dump(), 5000, std::chrono::milliseconds{5000});
-        if (!replies.empty() && replies.back().is_final()) {
-            const auto body = replies.back().json();
-            if (body.is_object() && body.contains("turns") && body["turns"].is_array() &&
-                body["turns"].size() >= turns)
-                return true;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds{100});
-    }
-    return false;
+    nlohmann::json answer;
+    return wait_for_trace_answer(
+        endpoint, {{"op", "turns"}, {"session_id", session_id}, {"limit", turns}},
+        [&](const nlohmann::json& body) {
+            return body.contains("turns") && body["turns"].is_array() &&
+                   body["turns"].size() >= turns;
+        },
+        answer, timeout);
+}
+
+ChildProcess& ClusterTest::start_trace_collector(const std::string& endpoint,
+                                                 const std::filesystem::path& home) {
+    return start_process("trace-collector-" + std::to_string(processes_.size()),
+                         {glassbox_binary(), "worker", "trace-collector", "--broker", endpoint,
+                          "--home", (home.empty() ? dir() / "collector-home" : home).string(),
+                          "--heartbeat-ms", std::to_string(kHeartbeatMs)});
+}
+
+nlohmann::json ClusterTest::trace_answer(const std::string& endpoint, const nlohmann::json& ask) {
+    GbcClient client(context_, endpoint);
+    const auto messages =
+        client.call("trace", ask.dump(), 10'000, std::chrono::milliseconds{10'000});
+    if (messages.empty() || !messages.back().is_final()) return nullptr;
+    const auto reply = messages.back().json();
+    return reply.is_object() ? reply : nlohmann::json(nullptr);
+}
+
+bool ClusterTest::wait_for_trace_answer(const std::string& endpoint, const nlohmann::json& ask,
+                                        const std::function<bool(const nlohmann::json&)>& accept,
+                                        nlohmann::json& answer, std::chrono::milliseconds timeout) {
+    return test_support::wait_until(
+        [&] {
+            auto got = trace_answer(endpoint, ask);
+            if (!got.is_object()) return false;
+            answer = std::move(got);
+            return accept(answer);
+        },
+        timeout, std::chrono::milliseconds{100});
 }
 
 bool ClusterTest::wait_for_service(const std::string& endpoint, const std::string& service,

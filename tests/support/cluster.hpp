@@ -55,6 +55,13 @@ protected:
     // `glassbox worker echo --broker <endpoint>`.
     ChildProcess& start_echo_worker(const std::string& endpoint, int threads = 1,
                                     std::vector<std::string> extra = {});
+    // start_broker() and an echo worker of `threads` threads, once echo is served (use with
+    // ASSERT_NO_FATAL_FAILURE: a broker or a worker that does not come fails the test).
+    void start_broker_with_echo(RunningBroker& broker, int threads = 1);
+    // `glassbox up --home <home>` on loopback ports (the gateway on a free port too), named
+    // "up", writing `ready_file` once it is up.
+    ChildProcess& start_up(const std::filesystem::path& home,
+                           const std::filesystem::path& ready_file);
     // integration_test_worker: a plain 7/MDP worker holding each request `delay_ms` first.
     ChildProcess& start_test_worker(const std::string& endpoint, const std::string& service,
                                     int delay_ms);
@@ -94,6 +101,21 @@ protected:
     bool wait_for_turns(const std::string& endpoint, const std::string& session_id,
                         std::size_t turns,
                         std::chrono::milliseconds timeout = std::chrono::milliseconds{10'000});
+    // `glassbox worker trace-collector --broker <endpoint> --home <home>` (by default the
+    // test's collector-home), named trace-collector-<n>.
+    ChildProcess& start_trace_collector(const std::string& endpoint,
+                                        const std::filesystem::path& home = {});
+    // The FINAL body of one `trace` request `ask` (e.g. {"op": "show", "session": ...}), or null
+    // (an error, not a JSON object, or nothing within 10 s).
+    nlohmann::json trace_answer(const std::string& endpoint, const nlohmann::json& ask);
+    // Asks the trace service `ask` until `accept` holds of its FINAL body, kept in `answer` (the
+    // last one that came, or untouched, when it never does within `timeout`): the collector stores
+    // a run shortly after its FINAL, and a test waits for that instead of sleeping.
+    bool wait_for_trace_answer(const std::string& endpoint, const nlohmann::json& ask,
+                               const std::function<bool(const nlohmann::json&)>& accept,
+                               nlohmann::json& answer,
+                               std::chrono::milliseconds timeout = std::chrono::milliseconds{
+                                   20'000});
     // mmi.status over GBC01; nullopt if no FINAL JSON object arrives.
     std::optional<nlohmann::json> status(const std::string& endpoint);
     // Waits until `service`'s entry in mmi.status satisfies `holds` (e.g. its queued count):

@@ -25,6 +25,19 @@ extern char** environ;
 
 namespace glassbox::http::testing {
 
+// The options of an OpenAI client (an llm provider's or an embedder's) for `base_url` and
+// `model`, retrying once, soon: the fake server answers at once, and a port nothing listens on
+// should fail fast.
+template <typename Options>
+Options quick_retry_options(const std::string& base_url, const std::string& model) {
+    Options o;
+    o.base_url = base_url;
+    o.model = model;
+    o.http.initial_backoff = std::chrono::milliseconds{10};
+    o.http.max_retries = 1;
+    return o;
+}
+
 class FakeOpenAiServer {
 public:
     // `args` go to the script (e.g. {"--api-key", "sk-test"}). Waits up to 10 s for the port.

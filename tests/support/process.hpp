@@ -95,6 +95,10 @@ struct CommandResult {
     std::string err;
     bool timed_out = false;
 };
+// Whether the command ran to its end and returned `code`.
+inline bool exited_with(const CommandResult& r, int code) {
+    return r.status.exited && r.status.code == code;
+}
 CommandResult run_command(std::vector<std::string> argv, const std::filesystem::path& log_dir,
                           std::chrono::milliseconds timeout);
 

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/ascii.hpp"
 #include "workers/embeddings/embeddings_config.hpp"
 #include "workers/embeddings/embeddings_service.hpp"
 #include "workers/rag/document_rag_service.hpp"
@@ -38,11 +39,6 @@ std::vector<std::string> words(std::string_view text) {
     return out;
 }
 
-std::string lower(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
 const std::set<std::string>& stop_words() {
     static const std::set<std::string> words{"which", "who", "what", "where", "when", "how",
                                              "is",    "the", "a",    "an",    "in",   "of",
@@ -55,14 +51,15 @@ json concepts_for(const std::string& question) {
     std::string run;
     const auto ws = words(question);
     for (std::size_t i = 0; i < ws.size(); ++i) {
-        const bool capital =
-            std::isupper(static_cast<unsigned char>(ws[i][0])) && !stop_words().count(lower(ws[i]));
+        const bool capital = std::isupper(static_cast<unsigned char>(ws[i][0])) &&
+                             !stop_words().count(base::ascii_lower(ws[i]));
         if (capital) {
             run += (run.empty() ? "" : " ") + ws[i];
             continue;
         }
         if (!run.empty()) concepts.push_back(std::exchange(run, {}));
-        if (ws[i].size() > 3 && !stop_words().count(lower(ws[i]))) concepts.push_back(ws[i]);
+        if (ws[i].size() > 3 && !stop_words().count(base::ascii_lower(ws[i])))
+            concepts.push_back(ws[i]);
     }
     if (!run.empty()) concepts.push_back(run);
     return {{"concepts", concepts}};
@@ -70,13 +67,13 @@ json concepts_for(const std::string& question) {
 
 json scores_for(const std::string& question, const json& edges) {
     std::set<std::string> asked;
-    for (const auto& w : words(question)) asked.insert(lower(w));
+    for (const auto& w : words(question)) asked.insert(base::ascii_lower(w));
     json scores = json::array();
     for (const auto& e : edges) {
         double hits = 0;
         for (const char* part : {"s", "p", "o"}) {
             for (const auto& w : words(e[part].get<std::string>()))
-                hits += asked.count(lower(w)) ? 1 : 0;
+                hits += asked.count(base::ascii_lower(w)) ? 1 : 0;
         }
         scores.push_back({{"id", e["id"]}, {"score", hits / (1.0 + hits)}});
     }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <zmq.hpp>
 
 #include "broker/broker.hpp"
 #include "bus/bus_client.hpp"

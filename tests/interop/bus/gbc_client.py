@@ -19,6 +19,8 @@ import uuid
 
 import zmq
 
+from dealer_peer import DealerPeer
+
 GBC01 = b"GBC01"
 REQUEST = b"\x01"
 PARTIAL = b"\x02"
@@ -71,17 +73,12 @@ def decode_body(frame):
         return {"raw": frame.decode("utf-8", errors="replace")}
 
 
-class GbcClient:
+class GbcClient(DealerPeer):
     def __init__(self, broker, heartbeat_ms=2500, ctx=None, packed=False):
-        self.broker = broker
+        super().__init__(broker, ctx)
         self.packed = packed
         self.last_wire_frames = 0  # how many frames the last message had on the wire
         self.heartbeat_ms = heartbeat_ms
-        self.own_ctx = ctx is None
-        self.ctx = ctx or zmq.Context()
-        self.socket = self.ctx.socket(zmq.DEALER)
-        self.socket.setsockopt(zmq.LINGER, 0)
-        self.socket.connect(broker)
         self.in_flight = set()
         self.next_heartbeat = time.monotonic() + heartbeat_ms / 1000.0
 
@@ -169,11 +166,6 @@ class GbcClient:
             events.append(event)
             if event["cmd"] in ("final", "error", "invalid"):
                 return events
-
-    def close(self):
-        self.socket.close(linger=0)
-        if self.own_ctx:
-            self.ctx.term()
 
 
 def main():

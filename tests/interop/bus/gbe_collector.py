@@ -15,6 +15,8 @@ import time
 
 import zmq
 
+from dealer_peer import DealerPeer
+
 GBE01 = b"GBE01"
 ATTACH = b"\x01"
 DELIVER = b"\x02"
@@ -23,16 +25,11 @@ HEARTBEAT = b"\x04"
 DETACH = b"\x05"
 
 
-class GbeCollector:
+class GbeCollector(DealerPeer):
     def __init__(self, broker, window=64, heartbeat_ms=2500, ctx=None):
-        self.broker = broker
+        super().__init__(broker, ctx)
         self.window = window
         self.heartbeat_ms = heartbeat_ms
-        self.own_ctx = ctx is None
-        self.ctx = ctx or zmq.Context()
-        self.socket = self.ctx.socket(zmq.DEALER)
-        self.socket.setsockopt(zmq.LINGER, 0)
-        self.socket.connect(broker)
         self.messages = {}          # (session, seq) -> {"service", "state", "body"}
         self.deliveries = 0         # DELIVER messages received, duplicates included
         self.duplicates = []        # (session, seq) seen more than once
@@ -96,11 +93,6 @@ class GbeCollector:
         return {"messages": len(self.messages), "deliveries": self.deliveries,
                 "duplicates": len(self.duplicates), "detached": self.detached,
                 "sessions": sorted({k[0] for k in self.messages})}
-
-    def close(self):
-        self.socket.close(linger=0)
-        if self.own_ctx:
-            self.ctx.term()
 
 
 def main():

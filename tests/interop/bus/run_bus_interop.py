@@ -20,7 +20,9 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
 
+import interop_scripts  # noqa: E402
 import zmq  # noqa: E402
 
 from gbc_client import GbcClient  # noqa: E402
@@ -66,20 +68,23 @@ class Harness:
             self.glassbox, "broker", "--bind", "tcp://127.0.0.1:*",
             "--pub", "tcp://127.0.0.1:*", "--home", os.path.join(self.home, "broker-home"),
             "--heartbeat-ms", str(HEARTBEAT_MS), "--ready-file", ready] + list(extra))
-        stop = time.monotonic() + 10
-        while time.monotonic() < stop:
+
+        def ready_info():
             if proc.poll() is not None:
                 raise Check("broker exited early with %s" % proc.returncode)
             try:
                 with open(ready) as f:
                     info = json.load(f)
-                self.endpoint = info["endpoint"]
-                self.pub_endpoint = info["pub_endpoint"]
-                check(info["pid"] == proc.pid, "ready file names the broker's pid")
-                return info
-            except (OSError, ValueError, KeyError):
-                time.sleep(0.02)
-        raise Check("broker wrote no ready file within 10 s")
+                return info if all(k in info for k in ("endpoint", "pub_endpoint", "pid")) else None
+            except (OSError, ValueError):
+                return None
+        info = interop_scripts.poll_until(ready_info, 10, 0.02)
+        if not info:
+            raise Check("broker wrote no ready file within 10 s")
+        self.endpoint = info["endpoint"]
+        self.pub_endpoint = info["pub_endpoint"]
+        check(info["pid"] == proc.pid, "ready file names the broker's pid")
+        return info
 
     def start_echo_worker(self, threads=1):
         return self.spawn("echo-worker-%d" % len(self.procs), [
@@ -91,19 +96,22 @@ class Harness:
             sys.executable, os.path.join(HERE, "mdp_worker.py"), "--broker", self.endpoint,
             "--service", service, "--mode", mode, "--heartbeat-ms", str(HEARTBEAT_MS)])
 
+    def start_with_py_worker(self, service, mode):
+        """The broker and one mdp_worker.py serving `service` in `mode`, once it is registered."""
+        self.start_broker()
+        self.start_py_worker(service, mode)
+        self.wait_service(service)
+
     def wait_service(self, service, timeout_s=10):
         """Polls mmi.service until the broker reports a worker for `service`."""
-        stop = time.monotonic() + timeout_s
-        while time.monotonic() < stop:
+        def registered():
             client = MajorDomoClient(self.endpoint, timeout_ms=1000)
             try:
-                reply = client.send("mmi.service", [service.encode()])
+                return client.send("mmi.service", [service.encode()]) == [b"200"]
             finally:
                 client.destroy()
-            if reply == [b"200"]:
-                return
-            time.sleep(0.05)
-        raise Check("service %s registered within %d s" % (service, timeout_s))
+        if not interop_scripts.poll_until(registered, timeout_s, 0.05):
+            raise Check("service %s registered within %d s" % (service, timeout_s))
 
     def stop(self, keep):
         for name, proc in reversed(self.procs):
@@ -130,9 +138,7 @@ class Harness:
 
 def test_mdp_roundtrip(h):
     """An unmodified 7/MDP client and worker talk through the broker."""
-    h.start_broker()
-    h.start_py_worker("py-echo", "echo")
-    h.wait_service("py-echo")
+    h.start_with_py_worker("py-echo", "echo")
     client = MajorDomoClient(h.endpoint, timeout_ms=5000)
     try:
         for i in range(5):
@@ -170,9 +176,7 @@ def test_mdp_to_echo(h):
 
 def test_gbc_to_mdp_worker(h):
     """A GBC01 streaming client is served by a plain 7/MDP worker: one FINAL, no partials."""
-    h.start_broker()
-    h.start_py_worker("py-wrap", "wrap")
-    h.wait_service("py-wrap")
+    h.start_with_py_worker("py-wrap", "wrap")
     client = GbcClient(h.endpoint, HEARTBEAT_MS)
     try:
         body = {"question": "from gbc", "n": 7}
@@ -304,9 +308,7 @@ def test_gbc_packed(h):
 
 def test_mmi_service(h):
     """mmi.service answers 200 for a registered service, 404 for another, 501 for unknown mmi."""
-    h.start_broker()
-    h.start_py_worker("py-echo", "echo")
-    h.wait_service("py-echo")
+    h.start_with_py_worker("py-echo", "echo")
     client = MajorDomoClient(h.endpoint, timeout_ms=5000)
     try:
         check(client.send("mmi.service", [b"py-echo"]) == [b"200"], "mmi.service py-echo -> 200")

@@ -22,7 +22,8 @@ import zmq  # noqa: E402
 
 from gbc_client import GbcClient  # noqa: E402
 from gbe_collector import GbeCollector  # noqa: E402
-import run_bus_interop  # noqa: E402
+import run_bus_interop  # noqa: E402  (puts tests/support on the path)
+import interop_scripts  # noqa: E402
 from run_bus_interop import HEARTBEAT_MS, Check, check  # noqa: E402
 
 MDPW01 = b"MDPW01"
@@ -116,13 +117,10 @@ def trace_call(h, body):
 
 
 def wait_until(what, predicate, timeout_s=15):
-    stop = time.monotonic() + timeout_s
-    while time.monotonic() < stop:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise Check(what + " within %d s" % timeout_s)
+    value = interop_scripts.poll_until(predicate, timeout_s, 0.1)
+    if not value:
+        raise Check(what + " within %d s" % timeout_s)
+    return value
 
 
 def shown(h, session):
@@ -164,6 +162,15 @@ def forge(rogue, client, victim, template, seq):
     return events
 
 
+def forge_as_new_worker(h, client, victim, template, seq):
+    """forge() by a RogueWorker of echo that joins for it and leaves after."""
+    rogue = RogueWorker(h.endpoint, "echo")
+    try:
+        return forge(rogue, client, victim, template, seq)
+    finally:
+        rogue.close()
+
+
 def test_forged_step(h):
     """A rogue worker cannot add a step to another user's completed trace (§5.3, §6.1)."""
     h.start_broker()
@@ -180,11 +187,7 @@ def test_forged_step(h):
         stop_process(h, echo)
 
         # The rogue takes over the service and writes into the victim's ended session.
-        rogue = RogueWorker(h.endpoint, "echo")
-        try:
-            answer = forge(rogue, client, victim, explains[0], 77)
-        finally:
-            rogue.close()
+        answer = forge_as_new_worker(h, client, victim, explains[0], 77)
         check(answer[-1]["cmd"] == "final", "the rogue's request itself completes")
         # Wait for the broker's verdict and for the collector to have stored all it was given
         # (nothing left in the spool), rather than for "long enough".
@@ -215,11 +218,7 @@ def test_forged_step(h):
         client = GbcClient(h.endpoint, HEARTBEAT_MS)
         start_collector(h, "trace-collector-2")
         h.wait_service("trace")
-        rogue = RogueWorker(h.endpoint, "echo")
-        try:
-            answer = forge(rogue, client, victim, explains[0], 78)
-        finally:
-            rogue.close()
+        answer = forge_as_new_worker(h, client, victim, explains[0], 78)
         check(answer[-1]["cmd"] == "final", "after the restart the rogue's request completes")
         wait_until("the collector refuses the write into the ended session",
                    lambda: "event=explain_refused" in log_of(h, "trace-collector-2"))

@@ -22,12 +22,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "traces"))
 sys.path.insert(0, os.path.join(HERE, "..", "rag"))
-import glassbox_up  # noqa: E402
+import glassbox_up  # noqa: E402  (puts tests/support on the path)
+import interop_scripts  # noqa: E402
 from run_rag_interop import wait_for_services  # noqa: E402  (exits 77 without rdflib)
 from held_agent import HeldAgent  # noqa: E402
 
@@ -45,11 +45,7 @@ def start_gateway(p, broker, idle_ms):
     gateway = subprocess.Popen([p.glassbox, "gateway", "--listen", "127.0.0.1:0", "--broker", broker, "--home", p.home,
                                 "--ready-file", ready, "--mcp-session-idle-ms", str(idle_ms)],
                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.time() + 30
-    while not os.path.exists(ready) or os.path.getsize(ready) == 0:
-        if gateway.poll() is not None or time.time() > deadline:
-            raise RuntimeError("glassbox gateway did not start; see " + log.name)
-        time.sleep(0.05)
+    interop_scripts.wait_for_ready_file(ready, gateway, "glassbox gateway", log.name)
     with open(ready) as f:
         return gateway, json.load(f)["url"]
 
@@ -144,9 +140,8 @@ def main():
                                "--question", "Who founded the shipyard that built the MV Curlew?",
                                "--search", "shipyard"], timeout=600).returncode
         # The cancellations reached the engine: the broker cancelled every request the agent held.
-        deadline = time.time() + 30
-        while agent.counts()["cancelled"] < agent.counts()["received"] and time.time() < deadline:
-            time.sleep(0.1)
+        interop_scripts.poll_until(
+            lambda: agent.counts()["cancelled"] >= agent.counts()["received"], 30, 0.1)
         counts = agent.counts()
         print("held agent:", counts, agent.error or "")
         if code == 0 and (counts["received"] < 4 or counts["cancelled"] != counts["received"] or counts["answered"]):

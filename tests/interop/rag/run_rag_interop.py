@@ -15,16 +15,13 @@ is absent.
 """
 import json
 import os
-import subprocess
 import sys
-import time
 
-SKIP = 77
-try:
-    import rdflib  # noqa: F401
-except ImportError:
-    print("SKIP: rdflib (python3-rdflib) is not installed for", sys.executable)
-    sys.exit(SKIP)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+import interop_scripts  # noqa: E402
+
+SKIP = interop_scripts.SKIP
+rdflib = interop_scripts.require_rdflib()
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "traces"))
@@ -45,14 +42,16 @@ CHAINS = [
 
 
 def wait_for_services(p, services):
-    deadline = time.time() + 30
     waiting = list(services)
-    while waiting and time.time() < deadline:
-        proc = p.run("call", "mmi.service", waiting[0], timeout_ms=2000, check=False)
-        if proc.returncode == 0 and b"200" in proc.stdout:
+
+    def all_registered():
+        while waiting:
+            proc = p.run("call", "mmi.service", waiting[0], timeout_ms=2000, check=False)
+            if proc.returncode != 0 or b"200" not in proc.stdout:
+                return False
             waiting.pop(0)
-        else:
-            time.sleep(0.1)
+        return True
+    interop_scripts.poll_until(all_registered, 30, 0.1)
     return waiting
 
 
@@ -164,13 +163,11 @@ def main():
             session_files, _ = p.check_show({"session": session})
             files += session_files
 
-        proc = subprocess.run([sys.executable, args.prov_check, "--prov", args.prov, "--ontology", args.ontology]
-                              + files, capture_output=True, text=True, timeout=300)
-        p.expect(proc.returncode == 0, "prov_check: " + proc.stdout + proc.stderr)
+        problem = trace_rdf.prov_check(args, files)
+        p.expect(problem is None, "prov_check: %s" % problem)
     finally:
         p.stop()
-    print("%d checks, %d failures" % (p.checks, len(p.failures)))
-    return 1 if p.failures else 0
+    return p.summary()
 
 
 if __name__ == "__main__":

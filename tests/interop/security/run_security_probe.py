@@ -9,7 +9,6 @@ certificates (the ZeroMQ certificate format) is let in: the format is the one li
 
 Exit 0 when every check passes, 1 on a failed check, 77 (skip) without pyzmq or CURVE support.
 """
-import argparse
 import json
 import os
 import shutil
@@ -51,10 +50,7 @@ def socket(ctx, kind, endpoint, curve=None):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--glassbox", required=True)
-    parser.add_argument("--workdir", required=True)
-    args = parser.parse_args()
+    args = glassbox_up.glassbox_and_workdir()
 
     up = glassbox_up.UpPipeline(args.glassbox, args.workdir)
     ctx = zmq.Context()

@@ -13,12 +13,11 @@ import os
 import subprocess
 import sys
 
-SKIP = 77
-try:
-    import rdflib  # noqa: F401
-except ImportError:
-    print("SKIP: rdflib (python3-rdflib) is not installed for", sys.executable)
-    sys.exit(SKIP)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+import interop_scripts  # noqa: E402
+
+SKIP = interop_scripts.SKIP
+rdflib = interop_scripts.require_rdflib()
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import trace_rdf  # noqa: E402
@@ -55,11 +54,10 @@ def main():
                 failures.append("%s: %s" % (path, e))
     # PROV conformance of the rendered traces (the hard-literals one carries made-up terms on purpose).
     prov_files = [os.path.join(args.workdir, n + ext) for n in ("echo", "graph_rag") for ext in (".ttl", ".nt")]
-    proc = subprocess.run([sys.executable, args.prov_check, "--prov", args.prov, "--ontology", args.ontology]
-                          + prov_files, capture_output=True, text=True, timeout=300)
+    problem = trace_rdf.prov_check(args, prov_files)
     checks += 1
-    if proc.returncode != 0:
-        failures.append("prov_check: " + proc.stdout + proc.stderr)
+    if problem is not None:
+        failures.append("prov_check: " + problem)
 
     for failure in failures:
         print("FAIL:", failure)

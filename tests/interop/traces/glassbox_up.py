@@ -1,15 +1,27 @@
 """`glassbox up` in a fresh home for an interop script: start, stop, run CLI commands, count checks;
-and ExplainWorker, a GBW01 worker written from docs/protocol.md §5 that answers with explain messages.
+and WorkerThread, a GBW01 worker written from docs/protocol.md §5 (ExplainWorker answers with explain messages).
 
 Shared by run_traces_interop.py, third_party_iris.py and ../viewer/run_viewer_test.py.
 """
+import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
+import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+import interop_scripts  # noqa: E402
+
+
+def glassbox_and_workdir():
+    """The command line of a script that runs `glassbox up`: --glassbox PATH --workdir DIR."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--glassbox", required=True)
+    parser.add_argument("--workdir", required=True)
+    return parser.parse_args()
 
 
 class UpPipeline:
@@ -35,23 +47,12 @@ class UpPipeline:
                                    # tests run side by side.
                                    + ([] if "--gateway-listen" in extra_args else ["--no-gateway"]),
                                    stdout=self.up_log, stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.time() + 30
-        while not os.path.exists(ready) or os.path.getsize(ready) == 0:
-            if self.up.poll() is not None or time.time() > deadline:
-                raise RuntimeError("glassbox up did not start; see " + self.up_log.name)
-            time.sleep(0.05)
+        interop_scripts.wait_for_ready_file(ready, self.up, "glassbox up", self.up_log.name)
         with open(ready) as f:
             return json.load(f)["endpoint"]
 
     def stop(self):
-        if self.up is None or self.up.poll() is not None:
-            return
-        self.up.send_signal(signal.SIGINT)
-        try:
-            self.up.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.up.pid, signal.SIGKILL)
-            self.up.wait()
+        interop_scripts.interrupt_process_group(self.up)
 
     def curve_keys(self, name):
         """The CURVE keys `glassbox up` made in the home for `name` (worker, client, collector), as
@@ -77,14 +78,16 @@ class UpPipeline:
             self.failures.append(message)
             print("FAIL:", message)
 
+    def summary(self):
+        """Prints how many checks ran and failed; the exit status that says which."""
+        print("%d checks, %d failures" % (self.checks, len(self.failures)))
+        return 1 if self.failures else 0
+
     def wait_for(self, what, predicate):
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            value = predicate()
-            if value:
-                return value
-            time.sleep(0.2)
-        raise RuntimeError("%s: not within 30 s" % what)
+        value = interop_scripts.poll_until(predicate, 30)
+        if not value:
+            raise RuntimeError("%s: not within 30 s" % what)
+        return value
 
 
 def read_certificate(path):
@@ -106,27 +109,34 @@ def apply_curve(sock, curve):
         sock.curve_secretkey = curve["secret"].encode()
 
 
-class ExplainWorker(threading.Thread):
-    """A GBW01 worker (docs/protocol.md §5.1, §5.3) serving `service` until stopped: each request is
-    answered with the explain messages bodies() returns (§8 bodies, sent in order), then REPLY `reply`.
-    Needs pyzmq (imported here so that scripts without this worker do not need it)."""
+class WorkerThread(threading.Thread):
+    """A GBW01 worker (docs/protocol.md §5.1) for `service` on its own thread until stopped: READY
+    (with ready_frames()), a HEARTBEAT every 250 ms, each message from the broker to on_message(),
+    on_tick() between them, DISCONNECT at the end; an error or the broker's DISCONNECT ends it and
+    is kept in `error`. Needs pyzmq (imported here so that scripts without a worker do not)."""
 
-    def __init__(self, endpoint, service, bodies, reply=b'{"answer": "done"}', curve=None):
+    def __init__(self, endpoint, service, curve=None):
         super().__init__(daemon=True)
         self.curve = curve
         self.endpoint = endpoint
         self.service = service
-        self.bodies = bodies
-        self.reply = reply
         self.stopping = threading.Event()
         self.ready = threading.Event()
-        self.served = 0
         self.error = None
 
     def stop(self):
         self.stopping.set()
         if self.ident is not None:  # started
             self.join(5)
+
+    def ready_frames(self):
+        return [b"GBW01"]
+
+    def on_message(self, sock, msg):
+        pass
+
+    def on_tick(self, sock, now):
+        pass
 
     def run(self):
         import zmq
@@ -136,29 +146,45 @@ class ExplainWorker(threading.Thread):
         apply_curve(sock, self.curve)
         sock.connect(self.endpoint)
         try:
-            sock.send_multipart([b"", b"MDPW01", b"\x01", self.service.encode(), b"GBW01"])
+            sock.send_multipart([b"", b"MDPW01", b"\x01", self.service.encode()] + self.ready_frames())
             self.ready.set()
             heartbeat_at = time.monotonic() + 0.25
             while not self.stopping.is_set():
                 if sock.poll(100):
                     msg = sock.recv_multipart()
-                    if len(msg) >= 7 and msg[2] == b"\x02":
-                        token = msg[3]
-                        for body in self.bodies():
-                            state = {"": b"open"}.get(body["trace_status"], body["trace_status"].encode())
-                            sock.send_multipart([b"", b"MDPW01", b"\x07", token, b"", body["session"].encode(),
-                                                 str(body["seq"]).encode(), state, json.dumps(body).encode()])
-                        sock.send_multipart([b"", b"MDPW01", b"\x03", token, b"", self.reply])
-                        self.served += 1
-                    elif len(msg) >= 3 and msg[2] == b"\x05":
+                    if len(msg) >= 3 and msg[2] == b"\x05":
                         self.error = "the broker sent DISCONNECT"
                         return
-                if time.monotonic() >= heartbeat_at:
+                    self.on_message(sock, msg)
+                now = time.monotonic()
+                self.on_tick(sock, now)
+                if now >= heartbeat_at:
                     sock.send_multipart([b"", b"MDPW01", b"\x04"])
-                    heartbeat_at = time.monotonic() + 0.25
+                    heartbeat_at = now + 0.25
             sock.send_multipart([b"", b"MDPW01", b"\x05"])
         except Exception as e:  # reported by the main thread
             self.error = repr(e)
         finally:
             sock.close(linger=100)
             ctx.term()
+
+
+class ExplainWorker(WorkerThread):
+    """A GBW01 worker (docs/protocol.md §5.1, §5.3) serving `service` until stopped: each request is
+    answered with the explain messages bodies() returns (§8 bodies, sent in order), then REPLY `reply`."""
+
+    def __init__(self, endpoint, service, bodies, reply=b'{"answer": "done"}', curve=None):
+        super().__init__(endpoint, service, curve)
+        self.bodies = bodies
+        self.reply = reply
+        self.served = 0
+
+    def on_message(self, sock, msg):
+        if len(msg) >= 7 and msg[2] == b"\x02":
+            token = msg[3]
+            for body in self.bodies():
+                state = {"": b"open"}.get(body["trace_status"], body["trace_status"].encode())
+                sock.send_multipart([b"", b"MDPW01", b"\x07", token, b"", body["session"].encode(),
+                                     str(body["seq"]).encode(), state, json.dumps(body).encode()])
+            sock.send_multipart([b"", b"MDPW01", b"\x03", token, b"", self.reply])
+            self.served += 1

@@ -16,14 +16,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 
-SKIP = 77
-try:
-    import rdflib  # noqa: F401
-except ImportError:
-    print("SKIP: rdflib (python3-rdflib) is not installed for", sys.executable)
-    sys.exit(SKIP)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+import interop_scripts  # noqa: E402
+
+SKIP = interop_scripts.SKIP
+rdflib = interop_scripts.require_rdflib()
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import glassbox_up  # noqa: E402
@@ -34,26 +32,27 @@ QUESTIONS = ["ping", 'quote " and backslash \\ here', "line one\nline two\ttab",
 
 class Pipeline(glassbox_up.UpPipeline):
     def wait_for_trace_service(self):
-        deadline = time.time() + 20
         last = None
-        while time.time() < deadline:
+
+        def answered():
+            nonlocal last
             last = self.run("traces", "stats", "--json", timeout_ms=2000, check=False)
-            if last.returncode == 0:
-                return True
-            time.sleep(0.2)
+            return last.returncode == 0
+        if interop_scripts.poll_until(answered, 20):
+            return True
         print("SKIP: the trace service did not answer (is the trace collector started by glassbox up?):",
               last.stderr.decode().strip() if last else "")
         return False
 
     def wait_complete(self, count):
-        deadline = time.time() + 30
-        while time.time() < deadline:
+        def listed_when_complete():
             listed = json.loads(self.run("traces", "list", "--json", "--kind", "echo", "--limit", "1000").stdout)
             done = [s for s in listed["sessions"] if s["status"] == "complete"]
-            if len(done) >= count:
-                return listed["sessions"]
-            time.sleep(0.2)
-        raise RuntimeError("the echo traces did not become complete within 30 s")
+            return listed["sessions"] if len(done) >= count else None
+        sessions = interop_scripts.poll_until(listed_when_complete, 30)
+        if sessions is None:
+            raise RuntimeError("the echo traces did not become complete within 30 s")
+        return sessions
 
     def check_show(self, session):
         uri = session["session"]
@@ -218,15 +217,13 @@ def main():
             files += session_files
             shown |= quads
         files += p.check_error_and_subtrace(sessions[0]["session"])
-        proc = subprocess.run([sys.executable, args.prov_check, "--prov", args.prov, "--ontology", args.ontology]
-                              + files, capture_output=True, text=True, timeout=300)
-        p.expect(proc.returncode == 0, "prov_check: " + proc.stdout + proc.stderr)
+        problem = trace_rdf.prov_check(args, files)
+        p.expect(problem is None, "prov_check: %s" % problem)
         p.check_bad_ids(sessions)
         p.check_export(shown)
     finally:
         p.stop()
-    print("%d checks, %d failures" % (p.checks, len(p.failures)))
-    return 1 if p.failures else 0
+    return p.summary()
 
 
 if __name__ == "__main__":

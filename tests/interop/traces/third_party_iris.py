@@ -12,7 +12,6 @@ IRI is there, the literals unchanged).
 
 Exit 0 when every check passes, 1 on a failure, 77 when rdflib or pyzmq is absent.
 """
-import argparse
 import json
 import os
 import re
@@ -75,10 +74,7 @@ class Run(glassbox_up.UpPipeline):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--glassbox", required=True)
-    parser.add_argument("--workdir", required=True)
-    args = parser.parse_args()
+    args = glassbox_up.glassbox_and_workdir()
 
     r = Run(args.glassbox, args.workdir)
     worker = None
@@ -140,8 +136,7 @@ def main():
         if worker is not None:
             worker.stop()
         r.stop()
-    print("%d checks, %d failures" % (r.checks, len(r.failures)))
-    return 1 if r.failures else 0
+    return r.summary()
 
 
 if __name__ == "__main__":

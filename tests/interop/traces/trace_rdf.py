@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 
 import rdflib
 from rdflib.compare import isomorphic
@@ -129,3 +130,11 @@ def check_rapper(path, syntax, count):
 def load_json(path):
     with open(path, encoding="utf-8") as f:
         return json.load(f)
+
+
+def prov_check(args, files):
+    """../vocabulary/prov_check.py (args.prov_check, with args.prov and args.ontology) on `files`:
+    None when they conform to PROV-O, else what it printed."""
+    proc = subprocess.run([sys.executable, args.prov_check, "--prov", args.prov, "--ontology", args.ontology]
+                          + files, capture_output=True, text=True, timeout=300)
+    return None if proc.returncode == 0 else proc.stdout + proc.stderr

@@ -13,17 +13,14 @@ import os
 import subprocess
 import sys
 
-SKIP = 77
-try:
-    import rdflib
-    from rdflib import OWL, RDF, RDFS, URIRef
-    from rdflib.namespace import SKOS
-except ImportError:
-    print("SKIP: rdflib is not installed for", sys.executable)
-    sys.exit(SKIP)
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import prov_check  # noqa: E402
+import prov_check  # noqa: E402  (puts tests/support on the path)
+import interop_scripts  # noqa: E402
+
+SKIP = interop_scripts.SKIP
+rdflib = interop_scripts.require_rdflib("rdflib")
+from rdflib import OWL, RDF, RDFS, URIRef  # noqa: E402
+from rdflib.namespace import SKOS  # noqa: E402
 
 GB = "https://glassbox.dev/ns#"
 TG = "https://trustgraph.ai/ns/"
@@ -39,8 +36,7 @@ def main():
     ap.add_argument("--prov", required=True)
     ap.add_argument("--workdir", required=True)
     args = ap.parse_args()
-    if not os.path.exists(args.prov):
-        print(f"SKIP: PROV-O reference not found at {args.prov} (is ../shared present?)")
+    if prov_check.reference_missing(args.prov, " (is ../shared present?)"):
         return SKIP
 
     os.makedirs(args.workdir, exist_ok=True)
@@ -102,12 +98,8 @@ def main():
         problems.append(f"{iri} is used as a predicate or class but declared nowhere")
     problems.extend(prov_check.check([dump], args.prov, [args.ontology]))
 
-    for p in problems:
-        print("FAIL:", p)
-    if problems:
-        return 1
-    print(f"ok: {len(data)} triples, {len(used)} predicates/classes, all declared; PROV-O holds")
-    return 0
+    return interop_scripts.report(
+        problems, f"{len(data)} triples, {len(used)} predicates/classes, all declared; PROV-O holds")
 
 
 if __name__ == "__main__":

@@ -16,13 +16,12 @@ import os
 import re
 import sys
 
-SKIP = 77
-try:
-    import rdflib
-    from rdflib import RDF, RDFS, XSD, Literal, URIRef
-except ImportError:  # pragma: no cover
-    print("SKIP: rdflib is not installed for", sys.executable)
-    sys.exit(SKIP)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+import interop_scripts  # noqa: E402
+
+SKIP = interop_scripts.SKIP
+rdflib = interop_scripts.require_rdflib("rdflib")
+from rdflib import RDF, RDFS, XSD, Literal, URIRef  # noqa: E402
 
 PROV = "http://www.w3.org/ns/prov#"
 TIME_PROPERTIES = {PROV + n for n in ("startedAtTime", "endedAtTime", "generatedAtTime",
@@ -120,6 +119,14 @@ def check(files, prov_path, ontologies=()):
     return problems
 
 
+def reference_missing(prov, note=""):
+    """True, having said SKIP, when the PROV-O reference file `prov` is absent."""
+    if os.path.exists(prov):
+        return False
+    print(f"SKIP: PROV-O reference not found at {prov}{note}")
+    return True
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prov", required=True, help="path to prov-o.ttl")
@@ -127,16 +134,10 @@ def main(argv=None):
                         help="extra ontology (Turtle) whose subclasses and subproperties count")
     parser.add_argument("files", nargs="+")
     args = parser.parse_args(argv)
-    if not os.path.exists(args.prov):
-        print(f"SKIP: PROV-O reference not found at {args.prov}")
+    if reference_missing(args.prov):
         return SKIP
     problems = check(args.files, args.prov, args.ontology)
-    for p in problems:
-        print("FAIL:", p)
-    if problems:
-        return 1
-    print(f"ok: {len(args.files)} file(s) conform to PROV-O")
-    return 0
+    return interop_scripts.report(problems, f"{len(args.files)} file(s) conform to PROV-O")
 
 
 if __name__ == "__main__":

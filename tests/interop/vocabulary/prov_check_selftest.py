@@ -5,13 +5,12 @@ import argparse
 import os
 import sys
 
-SKIP = 77
-try:
-    import rdflib  # noqa: F401
-except ImportError:
-    print("SKIP: rdflib is not installed for", sys.executable)
-    sys.exit(SKIP)
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "support"))
+import interop_scripts  # noqa: E402
+
+SKIP = interop_scripts.SKIP
+interop_scripts.require_rdflib("rdflib")
 sys.path.insert(0, HERE)
 import prov_check  # noqa: E402
 
@@ -30,8 +29,7 @@ def main():
     ap.add_argument("--prov", required=True)
     ap.add_argument("--ontology", required=True)
     args = ap.parse_args()
-    if not os.path.exists(args.prov):
-        print(f"SKIP: PROV-O reference not found at {args.prov}")
+    if prov_check.reference_missing(args.prov):
         return SKIP
     problems = prov_check.check([os.path.join(HERE, "data", "bad_trace.nq")], args.prov, [args.ontology])
     missing = [e for e in EXPECTED if not any(e in p for p in problems)]

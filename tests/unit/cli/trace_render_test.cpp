@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <set>
 #include <sstream>
 
@@ -43,6 +44,11 @@ std::size_t count_lines(const std::string& text) {
 
 bool contains(const std::string& haystack, const std::string& needle) {
     return haystack.find(needle) != std::string::npos;
+}
+
+// Each of `needles` is in `haystack`: a missing one fails on its own, naming it.
+void expect_contains_each(const std::string& haystack, std::initializer_list<std::string> needles) {
+    for (const auto& needle : needles) EXPECT_TRUE(contains(haystack, needle)) << needle;
 }
 
 std::size_t event_triples(const TraceDetail& trace) {
@@ -192,15 +198,11 @@ TEST(RenderTreeTest, EchoShowsHeaderAndEachStep) {
     const std::string tree = render_tree(decoded(echo_show_reply(kEchoUuid, "ping")), full_tree());
     EXPECT_TRUE(
         contains(tree, std::string("Trace         urn:glassbox:") + kEchoUuid + ":question"));
-    EXPECT_TRUE(contains(tree, "Kind          echo"));
-    EXPECT_TRUE(contains(tree, "Status        complete"));
-    EXPECT_TRUE(contains(tree, "Question      ping"));
-    EXPECT_TRUE(contains(tree, "Duration      3 ms"));
-    EXPECT_TRUE(contains(tree, "[0] Question  urn:glassbox:"));
-    EXPECT_TRUE(contains(tree, "[1] Synthesis  urn:glassbox:"));
-    EXPECT_TRUE(contains(tree, "    answer        ping\n"));
-    EXPECT_TRUE(contains(tree, "    duration      1 ms\n"));
-    EXPECT_TRUE(contains(tree, "    worker        <urn:glassbox:agent:worker:echo>\n"));
+    expect_contains_each(
+        tree,
+        {"Kind          echo", "Status        complete", "Question      ping", "Duration      3 ms",
+         "[0] Question  urn:glassbox:", "[1] Synthesis  urn:glassbox:", "    answer        ping\n",
+         "    duration      1 ms\n", "    worker        <urn:glassbox:agent:worker:echo>\n"});
     // trace_end's triples are shown with the Question step, not repeated.
     EXPECT_TRUE(contains(tree, "    ended         2025-01-02T03:04:05.003Z\n"));
     const std::string ended = "\n    ended         2025-01-02T03:04:05.003Z\n";
@@ -213,14 +215,12 @@ TEST(RenderTreeTest, EchoShowsHeaderAndEachStep) {
 
 TEST(RenderTreeTest, GraphRagShowsFactsEdgesCitationsAndNestedSubtrace) {
     const std::string tree = render_tree(decoded(graph_rag_show_reply()), full_tree());
-    EXPECT_TRUE(contains(tree, "[1] Grounding  "));
-    EXPECT_TRUE(contains(tree, "    concepts      \"Dune\", \"author\"\n"));
-    EXPECT_TRUE(contains(tree, "    model         extractive\n"));
-    EXPECT_TRUE(contains(tree, "    tokens        120 in, 30 out\n"));
-    EXPECT_TRUE(contains(tree, "    seed entities <urn:kg:dune>\n"));
-    EXPECT_TRUE(contains(tree, "    edge count    42\n"));
-    EXPECT_TRUE(contains(tree, "    derived from  grounding\n"));
-    EXPECT_TRUE(contains(tree, "    edge focus:edge:0  score 0.93  concept \"author\"\n"));
+    expect_contains_each(tree,
+                         {"[1] Grounding  ", "    concepts      \"Dune\", \"author\"\n",
+                          "    model         extractive\n", "    tokens        120 in, 30 out\n",
+                          "    seed entities <urn:kg:dune>\n", "    edge count    42\n",
+                          "    derived from  grounding\n",
+                          "    edge focus:edge:0  score 0.93  concept \"author\"\n"});
     EXPECT_TRUE(
         contains(tree, "        statement     <urn:kg:dune> <urn:kg:author> <urn:kg:herbert>\n"));
     EXPECT_TRUE(contains(tree, "        reasoning     states the author\n"));
@@ -258,9 +258,9 @@ TEST(RenderTreeTest, ShowSourcesAddsChunkDocumentAndTier) {
     EXPECT_TRUE(contains(
         tree,
         "                      chunk <urn:doc:dune/c3> (chars 1200+800) of <urn:doc:dune>\n"));
-    EXPECT_TRUE(contains(tree, "                      document <urn:doc:dune>\n"));
-    EXPECT_TRUE(contains(tree, "        source        tier 3\n"));
-    EXPECT_TRUE(contains(tree, "chunk <urn:doc:dune/c4> of <urn:doc:dune>\n"));
+    expect_contains_each(
+        tree, {"                      document <urn:doc:dune>\n", "        source        tier 3\n",
+               "chunk <urn:doc:dune/c4> of <urn:doc:dune>\n"});
 }
 
 TEST(RenderTreeTest, UnknownPredicatesAndSubjectsAreShown) {
@@ -276,9 +276,9 @@ TEST(RenderTreeTest, UnknownPredicatesAndSubjectsAreShown) {
         schema::make_triple(schema::iri(focus + ":edge:0"), schema::iri("urn:x:weight"),
                             schema::typed_literal("2", "urn:x:unit"))));
     const std::string tree = render_tree(decoded(reply), full_tree());
-    EXPECT_TRUE(contains(tree, "    <urn:x:custom> \"bonjour\"@fr\n"));
-    EXPECT_TRUE(contains(tree, "    also _:n1\n        gb:futureTerm 7\n"));
-    EXPECT_TRUE(contains(tree, "        <urn:x:weight> \"2\"^^<urn:x:unit>\n"));
+    expect_contains_each(
+        tree, {"    <urn:x:custom> \"bonjour\"@fr\n", "    also _:n1\n        gb:futureTerm 7\n",
+               "        <urn:x:weight> \"2\"^^<urn:x:unit>\n"});
 }
 
 TEST(RenderTreeTest, EveryStoredTripleIsShownSomewhere) {
@@ -344,9 +344,8 @@ TEST(RenderTurtleTest, PrefixesGroupingAndTypes) {
     const std::string q = std::string("<urn:glassbox:") + kEchoUuid + ":question>";
     EXPECT_TRUE(
         contains(ttl, "\n" + q + " a prov:Activity, gb:Question ;\n    gb:query \"ping\" ;\n"));
-    EXPECT_TRUE(contains(ttl, "prov:startedAtTime \"2025-01-02T03:04:05.000Z\"^^xsd:dateTime ;"));
-    EXPECT_TRUE(contains(ttl, "gb:durationMs 1 ;"));
-    EXPECT_TRUE(contains(ttl, "gb:status \"complete\" .\n"));
+    expect_contains_each(ttl, {"prov:startedAtTime \"2025-01-02T03:04:05.000Z\"^^xsd:dateTime ;",
+                               "gb:durationMs 1 ;", "gb:status \"complete\" .\n"});
     // Each subject is written once: trace_end's triples join the Question's block.
     EXPECT_EQ(ttl.find("\n" + q + " "), ttl.rfind("\n" + q + " "));
 }
@@ -375,10 +374,10 @@ TEST(RenderTurtleTest, EscapesLiteralsAndWritesUnprefixableIrisInFull) {
     EXPECT_TRUE(
         contains(ttl, "<urn:s> gb:answerText \"say \\\"hi\\\" \\\\ now\\nnext\\rcr\\ttab\", \"" +
                           long_text + "\" ;"));
-    EXPECT_TRUE(contains(ttl, "<https://glassbox.dev/ns#a.b> \"chat\"@fr ;"));
-    EXPECT_TRUE(contains(ttl, "gb:score \"0.93\"^^xsd:double ;"));
-    EXPECT_TRUE(contains(ttl, "gb:n \"007\"^^<urn:dt>, +5, \"5.0\"^^xsd:integer ."));
-    EXPECT_TRUE(contains(ttl, "\n_:bx201 prov:used <urn:a\\u0020b> .\n"));
+    expect_contains_each(
+        ttl, {"<https://glassbox.dev/ns#a.b> \"chat\"@fr ;", "gb:score \"0.93\"^^xsd:double ;",
+              "gb:n \"007\"^^<urn:dt>, +5, \"5.0\"^^xsd:integer .",
+              "\n_:bx201 prov:used <urn:a\\u0020b> .\n"});
 }
 
 // ---- N-Triples, N-Quads -----------------------------------------------------------------------
@@ -481,9 +480,7 @@ TEST(RenderSessionTableTest, ColumnsUuidsTruncationAndCount) {
     EXPECT_TRUE(contains(table, "31 ms"));
     EXPECT_TRUE(contains(table, "  islands  ")) << table;
     EXPECT_TRUE(contains(table, "  657/490  ")) << table;
-    EXPECT_TRUE(contains(table, "urn:other:session"));
-    EXPECT_TRUE(contains(table, "running"));
-    EXPECT_TRUE(contains(table, "4-5 of 12 sessions\n"));
+    expect_contains_each(table, {"urn:other:session", "running", "4-5 of 12 sessions\n"});
     EXPECT_EQ(count_lines(table), 4u);
     EXPECT_EQ(render_session_table(schema::TraceSessionList{}), "(no sessions)\n");
 }

@@ -1,4 +1,7 @@
 // Tokens, scopes, the rate limiter and --listen (gateway/access.hpp, listen_address.hpp).
+#include <string>
+#include <utility>
+
 #include <gtest/gtest.h>
 
 #include "gateway/access.hpp"
@@ -29,14 +32,17 @@ TEST(AccessTokens, ParsesScopesAndFindsOnlyTheExactToken) {
 }
 
 TEST(AccessTokens, ABearerTokenIsReadFromItsHeaderOnly) {
-    EXPECT_EQ(bearer_token("Bearer abcdefghijklmnop"), "abcdefghijklmnop");
-    EXPECT_EQ(bearer_token("Bearer "), "");
-    EXPECT_EQ(bearer_token("Basic abcdefghijklmnop"), "");
-    // RFC 9110 §11.1: the scheme's name is case-insensitive.
-    EXPECT_EQ(bearer_token("bearer abcdefghijklmnop"), "abcdefghijklmnop");
-    EXPECT_EQ(bearer_token("BEARER  abcdefghijklmnop"), "abcdefghijklmnop");
-    EXPECT_EQ(bearer_token("Bearerabcdefghijklmnop"), "");
-    EXPECT_EQ(bearer_token(""), "");
+    // Authorization header -> the token read from it. RFC 9110 §11.1: the scheme's name is
+    // case-insensitive.
+    const std::pair<std::string, std::string> cases[] = {
+        {"Bearer abcdefghijklmnop", "abcdefghijklmnop"},
+        {"Bearer ", ""},
+        {"Basic abcdefghijklmnop", ""},
+        {"bearer abcdefghijklmnop", "abcdefghijklmnop"},
+        {"BEARER  abcdefghijklmnop", "abcdefghijklmnop"},
+        {"Bearerabcdefghijklmnop", ""},
+        {"", ""}};
+    for (const auto& [header, token] : cases) EXPECT_EQ(bearer_token(header), token) << header;
 }
 
 TEST(AccessTokens, RefusesMalformedFilesNamingTheLine) {

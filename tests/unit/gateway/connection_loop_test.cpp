@@ -165,9 +165,7 @@ TEST_F(ConnectionLoopTest, AHeadPastItsDeadlineIs408AndAnIdleConnectionIsClosedS
 }
 
 TEST_F(ConnectionLoopTest, OneClientIsBoundedAndAnotherIsStillServed) {
-    ConnectionLimits limits;
-    limits.max_connections_per_client = 2;
-    start(limits);
+    start({.max_connections_per_client = 2});
     Client a(port_), b(port_);
     a.send("GET /hel");
     b.send("GET /hel");
@@ -189,9 +187,7 @@ TEST_F(ConnectionLoopTest, AHalfClosedClientGetsItsAnswer) {
 }
 
 TEST_F(ConnectionLoopTest, RequestsWaitForAThreadAndBeyondTheQueueAre503) {
-    ConnectionLimits limits;
-    limits.max_queued_requests = 1;
-    start(limits);
+    start({.max_queued_requests = 1});
     // Both threads answer /slow, one more request waits, the next is refused.
     Client s1(port_), s2(port_);
     s1.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");

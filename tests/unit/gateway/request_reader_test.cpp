@@ -125,11 +125,8 @@ TEST(RequestReaderTest, TheRequestLineIsChecked) {
 }
 
 TEST(RequestReaderTest, HeadsPastTheirBoundsAre414Or431AtOnce) {
-    RequestLimits limits;
-    limits.max_request_line = 100;
-    limits.max_field_line = 100;
-    limits.max_head_bytes = 1000;
-    limits.max_fields = 5;
+    RequestLimits limits{
+        .max_request_line = 100, .max_field_line = 100, .max_head_bytes = 1000, .max_fields = 5};
     // Refused once the bytes show it, before the head is whole.
     EXPECT_EQ(refusal("GET /" + std::string(200, 'a'), limits), 414);
     EXPECT_EQ(refusal("GET / HTTP/1.1\r\nX: " + std::string(200, 'a'), limits), 431);

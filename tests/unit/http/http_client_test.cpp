@@ -2,11 +2,6 @@
 // deadlines.
 #include "http/http_client.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <ctime>
@@ -15,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/closed_port.hpp"
 #include "tests/support/fake_openai_server.hpp"
 #include "tests/support/wait_until.hpp"
 
@@ -26,12 +22,13 @@ using base::ErrorType;
 using nlohmann::json;
 using testing::FakeOpenAiServer;
 
-HttpOptions fast_options() {
+// Quick retries: a test waits milliseconds, not seconds, for a client to give up.
+HttpOptions fast_options(int max_retries = 3) {
     HttpOptions o;
     o.timeout = 10s;
     o.initial_backoff = 10ms;
     o.max_backoff = 50ms;
-    o.max_retries = 3;
+    o.max_retries = max_retries;
     return o;
 }
 
@@ -47,23 +44,6 @@ long long elapsed_ms(std::chrono::steady_clock::time_point since) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                  since)
         .count();
-}
-
-// A local port with nobody listening: bound, then closed.
-int refused_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    socklen_t len = sizeof addr;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-        ::close(fd);
-        return 0;
-    }
-    ::close(fd);
-    return ntohs(addr.sin_port);
 }
 
 class HttpClientTest : public ::testing::Test {
@@ -132,9 +112,7 @@ TEST_F(HttpClientTest, RetriesAfter500ThenSucceeds) {
 
 TEST_F(HttpClientTest, ExhaustedRetriesAreAnUpstreamError) {
     ASSERT_TRUE(server.control({{"fail_first", 10}, {"fail_status", 503}}));
-    auto options = fast_options();
-    options.max_retries = 2;
-    HttpClient client(options);
+    HttpClient client(fast_options(2));
     auto answer = client.post_json(server.url("/v1/embeddings"), embeddings_body());
     ASSERT_FALSE(answer);
     EXPECT_EQ(answer.error().type, ErrorType::kUpstreamError);
@@ -230,11 +208,9 @@ TEST_F(HttpClientTest, CancelStopsTheBackoffWait) {
 }
 
 TEST(HttpClient, ConnectionRefusedIsServiceUnavailableAfterRetries) {
-    const int port = refused_port();
+    const int port = test_support::closed_loopback_port();
     ASSERT_NE(port, 0);
-    auto options = fast_options();
-    options.max_retries = 2;
-    HttpClient client(options);
+    HttpClient client(fast_options(2));
     const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/v1/embeddings";
     auto answer = client.post_json(url, embeddings_body());
     ASSERT_FALSE(answer);
@@ -246,11 +222,9 @@ TEST(HttpClient, ConnectionRefusedIsServiceUnavailableAfterRetries) {
 }
 
 TEST(HttpClient, CredentialsInTheUrlAreNotRepeatedInErrors) {
-    const int port = refused_port();
+    const int port = test_support::closed_loopback_port();
     ASSERT_NE(port, 0);
-    auto options = fast_options();
-    options.max_retries = 0;
-    HttpClient client(options);
+    HttpClient client(fast_options(0));
     auto answer = client.post_json(
         "http://user:secret@127.0.0.1:" + std::to_string(port) + "/v1/x?key=secret2", {});
     ASSERT_FALSE(answer);

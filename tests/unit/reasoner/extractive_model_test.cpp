@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "reasoner/reasoner.hpp"
+#include "tests/support/citation_marker_ids.hpp"
 #include "text/tokenize.hpp"
 
 namespace glassbox::reasoner {
@@ -370,25 +371,7 @@ TEST(ReasonEdgesTest, AnEdgeFurtherAlongAPathSaysWhereThePathStarts) {
 
 // ---- synthesis -------------------------------------------------------------------------------
 
-// The ids of every [marker] in `text`.
-std::vector<std::string> markers(const std::string& text) {
-    std::vector<std::string> out;
-    // A marker is [ID] with ID of 1-32 letters, digits, '_' or '-' (std::regex is avoided: GCC
-    // 12 warns inside it under the sanitizers).
-    std::size_t open = text.find('[');
-    while (open != std::string::npos) {
-        const std::size_t close = text.find(']', open + 1);
-        if (close == std::string::npos) break;
-        const std::string id = text.substr(open + 1, close - open - 1);
-        const bool valid = !id.empty() && id.size() <= 32 &&
-                           id.find_first_not_of(
-                               "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                               "0123456789_-") == std::string::npos;
-        if (valid) out.push_back(id);
-        open = text.find('[', valid ? close + 1 : open + 1);
-    }
-    return out;
-}
+using test_support::marker_ids;
 
 std::string joined(const std::vector<std::string>& pieces) {
     std::string out;
@@ -412,7 +395,8 @@ TEST(SynthesisTest, GraphAnswersCiteOnlyGivenIds) {
     ASSERT_FALSE(a.sentences.empty());
     EXPECT_EQ(a.sentences[0], "Mexico is the country Cruz Azul FC is in [e1].");
     const std::string text = joined(a.sentences);
-    for (const auto& id : markers(text)) EXPECT_TRUE(id == "e1" || id == "e2" || id == "e3") << id;
+    for (const auto& id : marker_ids(text))
+        EXPECT_TRUE(id == "e1" || id == "e2" || id == "e3") << id;
     EXPECT_EQ(text.find("Atlantis"), std::string::npos) << "an edge it cannot cite is left out";
     EXPECT_EQ(text.find("Duplicate"), std::string::npos) << "a repeated id is used once";
 
@@ -423,7 +407,7 @@ TEST(SynthesisTest, GraphAnswersCiteOnlyGivenIds) {
 
     const auto none = m.answer_from_edges("q", {}).sentences;
     ASSERT_EQ(none.size(), 1u);
-    EXPECT_TRUE(markers(none[0]).empty());
+    EXPECT_TRUE(marker_ids(none[0]).empty());
 }
 
 TEST(SynthesisTest, DocumentAnswersQuoteTheBestSentencesExactly) {
@@ -443,7 +427,7 @@ TEST(SynthesisTest, DocumentAnswersQuoteTheBestSentencesExactly) {
               "Construction of the Eiffel Tower was finished in March 1889 by the company of "
               "Gustave Eiffel. [c2]");
     for (const auto& p : pieces) {
-        const auto ids = markers(p);
+        const auto ids = marker_ids(p);
         ASSERT_EQ(ids.size(), 1u) << p;
         const auto& chunk = ids[0] == "c1" ? chunks[0] : chunks[1];
         const std::string quote = p.substr(0, p.size() - ids[0].size() - 3);
@@ -493,28 +477,9 @@ TEST(SynthesisTest, ComparisonQuestionsQuoteBothDocuments) {
             .sentences;
     std::set<std::string> cited;
     for (const auto& p : pieces)
-        for (const auto& id : markers(p)) cited.insert(id);
+        for (const auto& id : marker_ids(p)) cited.insert(id);
     EXPECT_TRUE(cited.contains("c1"));
     EXPECT_TRUE(cited.contains("c2"));
-}
-
-TEST(SynthesisTest, FollowsABridgeToTheChunkItsFirstQuoteNames) {
-    ExtractiveModel m;
-    const std::vector<TextChunk> chunks{
-        {"c1",
-         "Port Varn is a harbour town. Several films, such as Grey Lantern, were shot in Port "
-         "Varn.",
-         "Port Varn"},
-        {"c2", "Quiet Meadow is a novel. It was adapted for radio.", "Quiet Meadow"},
-        {"c3", "Grey Lantern is a drama directed by Ilse Moravec. It opened in spring.",
-         "Grey Lantern"},
-    };
-    const auto pieces =
-        m.answer_from_chunks("Who directed the film shot in Port Varn?", chunks).sentences;
-    // The answering sentence first, then the step that leads to it.
-    ASSERT_GE(pieces.size(), 2u);
-    EXPECT_EQ(pieces[0], "Grey Lantern is a drama directed by Ilse Moravec. [c3]");
-    EXPECT_EQ(pieces[1], "Several films, such as Grey Lantern, were shot in Port Varn. [c1]");
 }
 
 TEST(SynthesisTest, ChunksWithUnusableIdsAreNeverCited) {
@@ -522,15 +487,13 @@ TEST(SynthesisTest, ChunksWithUnusableIdsAreNeverCited) {
     const auto pieces =
         m.answer_from_chunks("tower", {{"no spaces allowed", "The tower is tall.", ""}}).sentences;
     ASSERT_EQ(pieces.size(), 1u);
-    EXPECT_TRUE(markers(pieces[0]).empty());
+    EXPECT_TRUE(marker_ids(pieces[0]).empty());
 }
 
 TEST(CountWordsTest, CountsWhitespaceSeparatedTokens) {
-    EXPECT_EQ(count_words(""), 0u);
-    EXPECT_EQ(count_words("  "), 0u);
-    EXPECT_EQ(count_words("one"), 1u);
-    EXPECT_EQ(count_words(" two  words\n"), 2u);
-    EXPECT_EQ(count_words("{\"concepts\":[\"a b\"]}"), 2u);
+    const std::pair<std::string, std::size_t> cases[] = {
+        {"", 0}, {"  ", 0}, {"one", 1}, {" two  words\n", 2}, {"{\"concepts\":[\"a b\"]}", 2}};
+    for (const auto& [text, words] : cases) EXPECT_EQ(count_words(text), words) << text;
 }
 
 }  // namespace

@@ -3,24 +3,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <regex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reasoner/reasoner.hpp"
+#include "tests/support/citation_marker_ids.hpp"
 
 namespace glassbox::reasoner {
 namespace {
 
-std::vector<std::string> markers(const std::string& text) {
-    std::vector<std::string> ids;
-    const std::regex marker(R"(\[([A-Za-z0-9_-]+)\])");
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), marker);
-         it != std::sregex_iterator(); ++it)
-        ids.push_back((*it)[1]);
-    return ids;
-}
+using test_support::marker_ids;
 
 // A small invented harbour: ships, the yard that built them, its founder, years.
 const std::vector<LabelledEdge> kHarbour{
@@ -115,7 +109,7 @@ TEST(GraphAnswerTest, AnAnswerJoiningTwoNamedEntitiesWinsAndSaysBoth) {
     EXPECT_EQ(a.sentences[0].rfind("Bo LEE", 0), 0u) << a.sentences[0];
     // The path from one named entity, then the fact joining the answer to the other.
     EXPECT_EQ(a.sentences[1].rfind("Bo LEE plays ", 0), 0u) << a.sentences[1];
-    std::vector<std::string> ids = markers(a.sentences[0] + " " + a.sentences[1]);
+    std::vector<std::string> ids = marker_ids(a.sentences[0] + " " + a.sentences[1]);
     std::sort(ids.begin(), ids.end());
     EXPECT_EQ(ids, (std::vector<std::string>{"e2", "e3"}));
     EXPECT_EQ(a.answer_ids.size(), 2u);
@@ -204,12 +198,11 @@ TEST(GraphAnswerTest, ANodeTypedAsAnotherClassIsNotTheOneAsked) {
         {"e4", "Wickham", "type", "town"},
         {"e5", "Holm", "type", "island"},
     };
-    const auto a =
-        m.answer_from_edges("On which island was the designer of Skel Light born?", edges);
-    EXPECT_EQ(a.answer, "Holm");
-    const auto town =
-        m.answer_from_edges("In which town was the designer of Skel Light born?", edges);
-    EXPECT_EQ(town.answer, "Wickham");
+    // The class asked for picks the node on the path: the island, or the town.
+    for (const auto& [question, answer] : std::vector<std::pair<std::string, std::string>>{
+             {"On which island was the designer of Skel Light born?", "Holm"},
+             {"In which town was the designer of Skel Light born?", "Wickham"}})
+        EXPECT_EQ(m.answer_from_edges(question, edges).answer, answer) << question;
 }
 
 TEST(GraphAnswerTest, YesOrNoWhenTheFactsDecide) {
@@ -239,7 +232,7 @@ TEST(GraphAnswerTest, UndecidedSaysSoWithoutAnAnswer) {
     EXPECT_TRUE(a.answer.empty());
     EXPECT_TRUE(a.answer_ids.empty());
     ASSERT_EQ(a.sentences.size(), 1u);
-    EXPECT_TRUE(markers(a.sentences[0]).empty());
+    EXPECT_TRUE(marker_ids(a.sentences[0]).empty());
     const auto none = m.answer_from_edges("Who built it?", {});
     EXPECT_TRUE(none.answer.empty());
     ASSERT_EQ(none.sentences.size(), 1u);

@@ -1,10 +1,22 @@
 // question_intent: the expected answer type of invented questions, and the literal checks.
 #include "reasoner/detail/question_intent.hpp"
 
+#include <string>
+#include <string_view>
+#include <utility>
+
 #include <gtest/gtest.h>
 
 namespace glassbox::reasoner::detail {
 namespace {
+
+using TypeAndClass = std::pair<AnswerType, std::string>;
+
+// The answer type `question` asks for, and the class word naming it.
+TypeAndClass type_and_class(std::string_view question) {
+    const auto intent = question_intent(question);
+    return {intent.type, intent.class_word};
+}
 
 TEST(QuestionIntentTest, WhWordsGiveTheirType) {
     EXPECT_EQ(question_intent("Who founded the shipyard that built the MV Curlew?").type,
@@ -17,12 +29,10 @@ TEST(QuestionIntentTest, WhWordsGiveTheirType) {
 }
 
 TEST(QuestionIntentTest, WhichXAsksForAnX) {
-    const auto club = question_intent("which club does Lionel_MESSI play for ?");
-    EXPECT_EQ(club.type, AnswerType::kClass);
-    EXPECT_EQ(club.class_word, "club");
-    const auto year = question_intent("In what year was the yard founded?");
-    EXPECT_EQ(year.type, AnswerType::kTime);
-    EXPECT_EQ(year.class_word, "year");
+    EXPECT_EQ(type_and_class("which club does Lionel_MESSI play for ?"),
+              TypeAndClass(AnswerType::kClass, "club"));
+    EXPECT_EQ(type_and_class("In what year was the yard founded?"),
+              TypeAndClass(AnswerType::kTime, "year"));
     const auto country = question_intent("the shipyard is in which country ?");
     EXPECT_EQ(country.type, AnswerType::kPlace);
     EXPECT_EQ(country.wh, "which");
@@ -30,21 +40,18 @@ TEST(QuestionIntentTest, WhichXAsksForAnX) {
 
 TEST(QuestionIntentTest, TheClassIsTheNounThatEndsThePhrase) {
     // Of two words the second ends the phrase: "soccer club is" → club.
-    const auto club = question_intent("which soccer club is based in Harbourland ?");
-    EXPECT_EQ(club.type, AnswerType::kClass);
-    EXPECT_EQ(club.class_word, "club");
+    EXPECT_EQ(type_and_class("which soccer club is based in Harbourland ?"),
+              TypeAndClass(AnswerType::kClass, "club"));
     // A named entity after the class word does not replace it.
     EXPECT_EQ(question_intent("which team Ola_VENN plays for ?").class_word, "team");
     EXPECT_EQ(question_intent("what faith does the keeper practice ?").class_word, "faith");
 }
 
 TEST(QuestionIntentTest, AnInstructionAsksForAnX) {
-    const auto club = question_intent("name a soccer club in Harbourland ?");
-    EXPECT_EQ(club.type, AnswerType::kClass);
-    EXPECT_EQ(club.class_word, "club");
-    const auto ships = question_intent("List the ships built in 1898");
-    EXPECT_EQ(ships.type, AnswerType::kClass);
-    EXPECT_EQ(ships.class_word, "ships");
+    EXPECT_EQ(type_and_class("name a soccer club in Harbourland ?"),
+              TypeAndClass(AnswerType::kClass, "club"));
+    EXPECT_EQ(type_and_class("List the ships built in 1898"),
+              TypeAndClass(AnswerType::kClass, "ships"));
     EXPECT_EQ(question_intent("give me a city on the coast").type, AnswerType::kPlace);
     // "Name" as a subject, not an instruction.
     EXPECT_EQ(question_intent("Name the founder of the yard").class_word, "founder");

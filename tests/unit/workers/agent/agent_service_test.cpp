@@ -10,7 +10,7 @@
 
 #include "schema/explain_builder.hpp"
 #include "schema/vocabulary.hpp"
-#include "tests/support/rag_cluster.hpp"
+#include "tests/support/rag_cluster_suite.hpp"
 #include "workers/llm/extractive_provider.hpp"
 #include "workers/llm/llm_service.hpp"
 #include "workers/llm/prompt_template.hpp"
@@ -19,9 +19,6 @@ namespace glassbox::agent {
 namespace {
 
 using nlohmann::json;
-using rag::testing::RagCluster;
-using rag::testing::StreamReply;
-using schema::Term;
 using schema::Triple;
 namespace vocab = schema::vocab;
 
@@ -40,6 +37,11 @@ const std::string kFamily = R"(
 <urn:fam:norway> <http://www.w3.org/2000/01/rdf-schema#label> "norway" .
 <urn:fam:reykjavik> <http://www.w3.org/2000/01/rdf-schema#label> "reykjavik" .
 )";
+
+// A scripted reply that asks the graph, through the knowledge-query tool, where Cruz Azul is.
+const std::string kAskTheGraph =
+    "Thought: ask\nAction: knowledge-query\nArgs: {\"question\": \"Which country is Cruz Azul FC "
+    "in?\"}";
 
 // A model that answers agent-react with the next scripted reply (the last one again when the
 // script runs out), and records the steps it was shown.
@@ -75,7 +77,7 @@ runtime::Handler scripted_model(std::shared_ptr<ScriptedModel> model) {
     };
 }
 
-std::vector<Triple> trace_triples(const std::vector<StreamReply>& replies) {
+std::vector<Triple> trace_triples(const std::vector<rag::testing::StreamReply>& replies) {
     std::vector<Triple> out;
     for (const auto& r : replies) {
         if (r.kind != bus::ReplyKind::kExplain) continue;
@@ -99,7 +101,8 @@ std::vector<std::string> objects(const std::vector<Triple>& triples, const std::
     return out;
 }
 
-std::vector<json> partials(const std::vector<StreamReply>& replies, const std::string& type) {
+std::vector<json> partials(const std::vector<rag::testing::StreamReply>& replies,
+                           const std::string& type) {
     std::vector<json> out;
     for (const auto& r : replies)
         if (r.kind == bus::ReplyKind::kData && r.body.value("message_type", "") == type)
@@ -117,10 +120,10 @@ json agent_request(const std::string& question, const std::string& collection,
     return schema::encode(request);
 }
 
-class AgentServiceTest : public ::testing::Test {
+class AgentServiceTest : public rag::testing::RagClusterSuite<AgentServiceTest> {
 protected:
     static void SetUpTestSuite() {
-        cluster_ = new RagCluster();
+        start_cluster();
         cluster_->load_triples("fam", "file:///test/family.nt", kFamily);
         auto templates = llm::TemplateSet::builtin();
         ASSERT_TRUE(templates);
@@ -153,9 +156,12 @@ protected:
                 json{{"session_id", body.value("session_id", "")}, {"turns", turns}});
         });
     }
-    static void TearDownTestSuite() {
-        delete cluster_;
-        cluster_ = nullptr;
+    // agent-scripted's replies to `question` on `collection` (max_iterations 0: the default).
+    static std::vector<rag::testing::StreamReply> ask_scripted(const std::string& question,
+                                                               const std::string& collection,
+                                                               std::uint32_t max_iterations = 0) {
+        return cluster_->request("agent-scripted",
+                                 agent_request(question, collection, max_iterations));
     }
     void script(std::deque<std::string> replies) {
         std::lock_guard lock(model_->mutex);
@@ -165,11 +171,9 @@ protected:
         model_->fail = false;
     }
 
-    static RagCluster* cluster_;
     static std::shared_ptr<ScriptedModel> model_;
 };
 
-RagCluster* AgentServiceTest::cluster_ = nullptr;
 std::shared_ptr<ScriptedModel> AgentServiceTest::model_;
 
 TEST_F(AgentServiceTest, ThePlannerFollowsTheChainAndTheTraceExplainsEveryIteration) {
@@ -225,8 +229,7 @@ TEST_F(AgentServiceTest, MalformedRepliesAndUnknownToolsAreErrorObservationsAndT
             "Thought: ask the graph\nAction: knowledge-query\nArgs: {\"question\": \"Which country "
             "is Cruz Azul FC in?\"}",
             "Thought: the graph answered\nFinal Answer: Mexico\nCruz Azul FC is in Mexico."});
-    const auto replies =
-        cluster_->request("agent-scripted", agent_request("Where is Cruz Azul?", "fam"));
+    const auto replies = ask_scripted("Where is Cruz Azul?", "fam");
     const auto& final = replies.back();
     ASSERT_EQ(final.kind, bus::ReplyKind::kFinal) << (final.error ? final.error->describe() : "");
     EXPECT_EQ(final.body["answer"], "Mexico");
@@ -273,11 +276,8 @@ TEST_F(AgentServiceTest, MalformedRepliesAndUnknownToolsAreErrorObservationsAndT
 }
 
 TEST_F(AgentServiceTest, MaxIterationsEndsWithTheBestAnswerSoFar) {
-    script(
-        {"Thought: ask again\nAction: knowledge-query\nArgs: {\"question\": \"Which country is "
-         "Cruz Azul FC in?\"}"});
-    const auto replies =
-        cluster_->request("agent-scripted", agent_request("Where is Cruz Azul?", "fam", 2));
+    script({kAskTheGraph});
+    const auto replies = ask_scripted("Where is Cruz Azul?", "fam", 2);
     const auto& final = replies.back();
     ASSERT_EQ(final.kind, bus::ReplyKind::kFinal) << (final.error ? final.error->describe() : "");
     EXPECT_EQ(final.body["termination"], "max-iterations");
@@ -292,11 +292,8 @@ TEST_F(AgentServiceTest, MaxIterationsEndsWithTheBestAnswerSoFar) {
 
 TEST_F(AgentServiceTest, ACollectionNeverLoadedIsNotFoundBeforeAnyIteration) {
     // Issue 31: it ran its lookups against nothing and answered that they did not answer.
-    script(
-        {"Thought: ask\nAction: knowledge-query\nArgs: {\"question\": \"Which country is Cruz Azul "
-         "FC in?\"}"});
-    const auto replies =
-        cluster_->request("agent-scripted", agent_request("Where is Cruz Azul?", "kg-none", 2));
+    script({kAskTheGraph});
+    const auto replies = ask_scripted("Where is Cruz Azul?", "kg-none", 2);
     const auto& last = replies.back();
     ASSERT_EQ(last.kind, bus::ReplyKind::kError);
     EXPECT_EQ(last.error->type, base::ErrorType::kNotFound);
@@ -311,7 +308,7 @@ TEST_F(AgentServiceTest, AToolWhoseServiceFailsIsAnErrorObservation) {
     script({"Thought: complete\nAction: text-completion\nArgs: {\"prompt\": \"say hi\"}",
             "Thought: that failed, so stop\nFinal Answer: unknown"});
     // The extractive llm answers no agent-completion template: the tool fails, the loop goes on.
-    const auto replies = cluster_->request("agent-scripted", agent_request("Say hi", "fam"));
+    const auto replies = ask_scripted("Say hi", "fam");
     const auto& final = replies.back();
     ASSERT_EQ(final.kind, bus::ReplyKind::kFinal) << (final.error ? final.error->describe() : "");
     EXPECT_EQ(final.body["answer"], "unknown");
@@ -326,8 +323,7 @@ TEST_F(AgentServiceTest, AModelThatFailsEndsTheRunWithAnErrorTrace) {
         std::lock_guard lock(model_->mutex);
         model_->fail = true;
     }
-    const auto replies =
-        cluster_->request("agent-scripted", agent_request("Where is Cruz Azul?", "fam"));
+    const auto replies = ask_scripted("Where is Cruz Azul?", "fam");
     const auto& last = replies.back();
     ASSERT_EQ(last.kind, bus::ReplyKind::kError);
     EXPECT_EQ(last.error->type, base::ErrorType::kUpstreamError);
@@ -339,7 +335,7 @@ TEST_F(AgentServiceTest, AModelThatFailsEndsTheRunWithAnErrorTrace) {
             error_status = true;
     EXPECT_TRUE(error_status);
     script({"Thought: fine\nFinal Answer: yes"});
-    const auto again = cluster_->request("agent-scripted", agent_request("Still there?", "fam"));
+    const auto again = ask_scripted("Still there?", "fam");
     EXPECT_EQ(again.back().kind, bus::ReplyKind::kFinal);
 }
 

@@ -96,6 +96,17 @@ TEST(EmbeddingsConfig, BadValuesAreInvalidRequestsNamingTheKey) {
     }
 }
 
+TEST(EmbeddingsConfig, AnUnknownProviderNamesTheChoices) {
+    auto config = EmbeddingsConfig::from_json({{"provider", "word2vec"}});
+    ASSERT_FALSE(config);
+    EXPECT_EQ(config.error().message,
+              "embeddings setting \"provider\" must be \"hashing\" or \"openai\", not "
+              "\"word2vec\"");
+    auto openai = EmbeddingsConfig::from_json({{"provider", "openai"}});
+    ASSERT_TRUE(openai);
+    EXPECT_EQ(openai->provider, Provider::kOpenAi);
+}
+
 TEST(EmbeddingsConfig, OpenAiDimZeroMeansLearnFromTheModel) {
     auto config =
         EmbeddingsConfig::from_json({{"provider", "openai"}, {"dim", 0}, {"api_key_env", ""}});

@@ -9,6 +9,7 @@
 #include "schema/services.hpp"
 #include "tests/support/fake_broker.hpp"
 #include "tests/support/fake_openai_server.hpp"
+#include "tests/support/service_worker_fixture.hpp"
 #include "workers/embeddings/feature_hashing_embedder.hpp"
 #include "workers/embeddings/openai_embedder.hpp"
 
@@ -16,53 +17,15 @@ namespace glassbox::embeddings {
 namespace {
 
 using namespace std::chrono_literals;
-using http::testing::FakeOpenAiServer;
 using nlohmann::json;
-using runtime::testing::FakeBroker;
 namespace cmd = schema::protocol::worker_cmd;
 
-class EmbeddingsServiceTest : public ::testing::Test {
+class EmbeddingsServiceTest : public runtime::testing::ServiceWorkerTest {
 protected:
     void start(std::shared_ptr<Embedder> embedder, Limits limits = {}) {
-        broker.answers_heartbeats = true;
-        runtime::WorkerConfig c;
-        c.endpoint = broker.endpoint();
-        c.service = std::string(schema::services::kEmbeddings);
-        c.stop_poll = 10ms;
-        worker = std::make_unique<runtime::Worker>(
-            context, c, make_embeddings_handler(std::move(embedder), limits));
-        worker->start();
-        auto ready = broker.expect(cmd::kReady);
-        ASSERT_TRUE(ready);
-        identity = ready->identity;
+        start_worker(schema::services::kEmbeddings,
+                     make_embeddings_handler(std::move(embedder), limits));
     }
-    void TearDown() override {
-        if (worker) {
-            worker->stop();
-            worker->wait();
-        }
-    }
-    void request(const json& body, const std::string& token = "tok",
-                 long long deadline_ms = 10'000) {
-        broker.send_request(identity, token, body.dump(), "r-" + token, deadline_ms,
-                            std::string(schema::services::kEmbeddings));
-    }
-    // The type and message of the ERROR for `token`, or a failure.
-    std::pair<std::string, std::string> expect_error(const std::string& token,
-                                                     std::chrono::milliseconds wait = 5s) {
-        auto error = broker.expect(cmd::kError, wait);
-        if (!error) {
-            ADD_FAILURE() << "no ERROR for " << token;
-            return {};
-        }
-        EXPECT_EQ(error->frames[3], token);
-        return {error->frames[5], error->frames[6]};
-    }
-
-    zmq::context_t context{1};
-    FakeBroker broker{context};
-    std::unique_ptr<runtime::Worker> worker;
-    std::string identity;
 };
 
 TEST_F(EmbeddingsServiceTest, AnswersWithOneVectorPerText) {
@@ -124,15 +87,11 @@ TEST_F(EmbeddingsServiceTest, EnforcesTheLimitsNamingThem) {
 class EmbeddingsServiceUpstreamTest : public EmbeddingsServiceTest {
 protected:
     std::shared_ptr<Embedder> openai(const std::string& key = "") {
-        OpenAiEmbedderOptions o;
-        o.base_url = server.url();
-        o.model = "fake";
+        auto o = http::testing::quick_retry_options<OpenAiEmbedderOptions>(server.url(), "fake");
         o.api_key = key;
-        o.http.initial_backoff = 10ms;
-        o.http.max_retries = 1;
         return std::make_shared<OpenAiEmbedder>(o);
     }
-    FakeOpenAiServer server;
+    http::testing::FakeOpenAiServer server;
 };
 
 TEST_F(EmbeddingsServiceUpstreamTest, UpstreamFailuresBecomeUpstreamErrors) {

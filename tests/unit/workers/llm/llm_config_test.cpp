@@ -59,7 +59,9 @@ TEST(LlmConfigTest, BadValuesAndUnknownKeysAreNamed) {
         return c ? std::string() : c.error().message;
     };
     EXPECT_NE(error_of(json::array()).find("JSON object"), std::string::npos);
-    EXPECT_NE(error_of({{"provider", "gpt"}}).find("\"provider\""), std::string::npos);
+    EXPECT_EQ(error_of({{"provider", "gpt"}}),
+              "llm setting \"provider\" must be \"extractive\" or \"openai\", not \"gpt\"");
+    EXPECT_EQ(error_of({{"provider", 1}}), "llm setting \"provider\" must be a string");
     EXPECT_NE(error_of({{"provider", "openai"}}).find("\"model\""), std::string::npos);
     EXPECT_NE(error_of({{"base_url", "ftp://x"}}).find("\"base_url\""), std::string::npos);
     EXPECT_NE(error_of({{"timeout_ms", 0}}).find("\"timeout_ms\""), std::string::npos);

@@ -10,8 +10,10 @@
 
 #include "schema/messages.hpp"
 #include "schema/services.hpp"
+#include "tests/support/citation_marker_ids.hpp"
 #include "tests/support/fake_broker.hpp"
 #include "tests/support/fake_openai_server.hpp"
+#include "tests/support/service_worker_fixture.hpp"
 #include "text/feature_hashing.hpp"
 #include "workers/llm/extractive_provider.hpp"
 #include "workers/llm/openai_provider.hpp"
@@ -20,10 +22,7 @@ namespace glassbox::llm {
 namespace {
 
 using namespace std::chrono_literals;
-using http::testing::FakeOpenAiServer;
 using nlohmann::json;
-using runtime::testing::FakeBroker;
-using runtime::testing::WorkerMessage;
 namespace cmd = schema::protocol::worker_cmd;
 
 const std::string kQuestion = "which country is the soccer team Cruz_Azul_FC based in ?";
@@ -32,40 +31,20 @@ const json kEdges = json::parse(R"([
   {"id": "e2", "s": "Cruz Azul FC", "p": "plays in club inverse", "o": "Marco FABIAN"},
   {"id": "e3", "s": "Marco FABIAN", "p": "is aged", "o": "24"}])");
 
-class LlmServiceTest : public ::testing::Test {
+class LlmServiceTest : public runtime::testing::ServiceWorkerTest {
 protected:
     void start(std::shared_ptr<Provider> provider, LlmServiceOptions options = {}) {
         auto templates = TemplateSet::builtin();
         ASSERT_TRUE(templates);
-        broker.answers_heartbeats = true;
-        runtime::WorkerConfig c;
-        c.endpoint = broker.endpoint();
-        c.service = std::string(schema::services::kLlm);
-        c.stop_poll = 10ms;
-        worker = std::make_unique<runtime::Worker>(
-            context, c,
+        start_worker(
+            schema::services::kLlm,
             make_llm_handler(std::make_shared<const TemplateSet>(std::move(templates).value()),
                              std::move(provider), options));
-        worker->start();
-        auto ready = broker.expect(cmd::kReady);
-        ASSERT_TRUE(ready);
-        identity = ready->identity;
     }
     void start_extractive() {
         LlmServiceOptions options;
         options.embeddings_service.clear();  // nobody answers calls in most tests
         start(std::make_shared<ExtractiveProvider>(), options);
-    }
-    void TearDown() override {
-        if (worker) {
-            worker->stop();
-            worker->wait();
-        }
-    }
-    void request(const json& body, const std::string& token = "tok",
-                 long long deadline_ms = 10'000) {
-        broker.send_request(identity, token, body.dump(), "r-" + token, deadline_ms,
-                            std::string(schema::services::kLlm));
     }
     static json llm(const std::string& name, const json& variables, bool streaming = false) {
         return {{"template", name}, {"variables", variables}, {"streaming", streaming}};
@@ -82,18 +61,9 @@ protected:
         EXPECT_TRUE(response) << reply->frames[5];
         return response ? *response : schema::LlmResponse{};
     }
-    std::pair<std::string, std::string> expect_error(const std::string& token,
-                                                     std::chrono::milliseconds wait = 5s) {
-        auto error = broker.expect(cmd::kError, wait);
-        if (!error) {
-            ADD_FAILURE() << "no ERROR for " << token;
-            return {};
-        }
-        EXPECT_EQ(error->frames[3], token);
-        return {error->frames[5], error->frames[6]};
-    }
     // The worker's GBC01 request to another service (the embeddings call), skipping others.
-    std::optional<WorkerMessage> expect_call(std::chrono::milliseconds timeout = 3s) {
+    std::optional<runtime::testing::WorkerMessage> expect_call(
+        std::chrono::milliseconds timeout = 3s) {
         const auto until = std::chrono::steady_clock::now() + timeout;
         while (std::chrono::steady_clock::now() < until) {
             auto message = broker.receive(100ms);
@@ -102,36 +72,15 @@ protected:
         }
         return std::nullopt;
     }
-    void answer_call(const WorkerMessage& call, char command, const bus::Frames& rest) {
+    void answer_call(const runtime::testing::WorkerMessage& call, char command,
+                     const bus::Frames& rest) {
         bus::Frames frames{"", "GBC01", std::string(1, command), call.frames[4]};
         frames.insert(frames.end(), rest.begin(), rest.end());
         broker.send(call.identity, frames);
     }
-
-    zmq::context_t context{1};
-    FakeBroker broker{context};
-    std::unique_ptr<runtime::Worker> worker;
-    std::string identity;
 };
 
-std::vector<std::string> markers(const std::string& text) {
-    std::vector<std::string> out;
-    // A marker is [ID] with ID of 1-32 letters, digits, '_' or '-' (std::regex is avoided: GCC
-    // 12 warns inside it under the sanitizers).
-    std::size_t open = text.find('[');
-    while (open != std::string::npos) {
-        const std::size_t close = text.find(']', open + 1);
-        if (close == std::string::npos) break;
-        const std::string id = text.substr(open + 1, close - open - 1);
-        const bool valid = !id.empty() && id.size() <= 32 &&
-                           id.find_first_not_of(
-                               "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                               "0123456789_-") == std::string::npos;
-        if (valid) out.push_back(id);
-        open = text.find('[', valid ? close + 1 : open + 1);
-    }
-    return out;
-}
+using test_support::marker_ids;
 
 TEST_F(LlmServiceTest, ExtractConceptsAnswersValidatedJson) {
     start_extractive();
@@ -198,9 +147,9 @@ TEST_F(LlmServiceTest, StreamedSynthesisPartialsAddUpToTheFinalText) {
             1 + reasoner::count_words(*r->answer) + (r->answer_ids.empty() ? 0 : 1);
         EXPECT_EQ(r->out_token,
                   static_cast<std::uint64_t>(reasoner::count_words(r->text) + line_words));
-        for (const auto& id : markers(r->text))
+        for (const auto& id : marker_ids(r->text))
             EXPECT_TRUE(id == "e1" || id == "e2" || id == "e3") << id;
-        EXPECT_FALSE(markers(r->text).empty());
+        EXPECT_FALSE(marker_ids(r->text).empty());
         break;
     }
     // One partial per sentence: as many as the text has sentences (each ends with ". ").
@@ -484,7 +433,7 @@ TEST_F(LlmServiceTest, EdgeScoringComputesBuiltinVectorsItselfOnceTheServiceName
                     {{"question", kQuestion}, {"concepts", "[]"}, {"edges", kEdges.dump()}}),
                 token);
     };
-    const auto answer_builtin = [&](const WorkerMessage& call) {
+    const auto answer_builtin = [&](const runtime::testing::WorkerMessage& call) {
         const json body = json::parse(call.frames[6]);
         json vectors = json::array();
         for (const auto& t : body["texts"])
@@ -553,14 +502,10 @@ TEST_F(LlmServiceTest, EdgeScoringFallsBackToLexicalWhenEmbeddingsFail) {
 class LlmServiceOpenAiTest : public LlmServiceTest {
 protected:
     std::shared_ptr<Provider> openai(const std::string& base_url) {
-        OpenAiProviderOptions o;
-        o.base_url = base_url;
-        o.model = "fake";
-        o.http.initial_backoff = 10ms;
-        o.http.max_retries = 1;
-        return std::make_shared<OpenAiProvider>(o);
+        return std::make_shared<OpenAiProvider>(
+            http::testing::quick_retry_options<OpenAiProviderOptions>(base_url, "fake"));
     }
-    FakeOpenAiServer server;
+    http::testing::FakeOpenAiServer server;
 };
 
 TEST_F(LlmServiceOpenAiTest, ASynthesisReplyIsCheckedWholeThenStreamedWithoutItsAnswerLine) {
@@ -621,12 +566,9 @@ TEST_F(LlmServiceOpenAiTest, TheRequestDeadlineBoundsTheEndpoint) {
 }
 
 TEST_F(LlmServiceTest, AnEndpointThatIsDownIsAnUpstreamError) {
-    OpenAiProviderOptions o;
-    o.base_url = "http://127.0.0.1:1";  // port 1: nothing listens there
-    o.model = "m";
-    o.http.initial_backoff = 10ms;
-    o.http.max_retries = 1;
-    start(std::make_shared<OpenAiProvider>(o));
+    // Port 1: nothing listens there.
+    start(std::make_shared<OpenAiProvider>(
+        http::testing::quick_retry_options<OpenAiProviderOptions>("http://127.0.0.1:1", "m")));
     request(llm("kg-synthesis", {{"question", kQuestion}, {"edges", kEdges.dump()}}), "down");
     auto [type, message] = expect_error("down");
     EXPECT_EQ(type, "UpstreamError");

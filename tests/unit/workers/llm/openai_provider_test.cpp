@@ -4,11 +4,9 @@
 #include "workers/llm/openai_provider.hpp"
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "reasoner/reasoner.hpp"
+#include "tests/support/closed_port.hpp"
 #include "tests/support/fake_openai_server.hpp"
 
 namespace glassbox::llm {
@@ -18,22 +16,6 @@ using namespace std::chrono_literals;
 using base::ErrorType;
 using http::testing::FakeOpenAiServer;
 using nlohmann::json;
-
-// A loopback port nothing listens on: bound, then closed.
-int closed_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = 0;
-    socklen_t length = sizeof address;
-    int port = 0;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
-        port = ntohs(address.sin_port);
-    ::close(fd);
-    return port;
-}
 
 class OpenAiProviderTest : public ::testing::Test {
 protected:
@@ -316,7 +298,7 @@ TEST_F(OpenAiProviderTest, ASlowEndpointTimesOut) {
 }
 
 TEST_F(OpenAiProviderTest, ARefusedConnectionIsATypedError) {
-    const int port = closed_port();
+    const int port = test_support::closed_loopback_port();
     ASSERT_GT(port, 0);
     auto o = options("http://127.0.0.1:" + std::to_string(port));
     o.http.max_retries = 1;

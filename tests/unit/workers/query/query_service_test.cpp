@@ -6,7 +6,8 @@
 #include "schema/explain_uris.hpp"
 #include "schema/messages.hpp"
 #include "schema/vocabulary.hpp"
-#include "tests/support/rag_cluster.hpp"
+#include "tests/support/cruz_azul_graph.hpp"
+#include "tests/support/rag_cluster_suite.hpp"
 #include "tests/unit/workers/query/query_test_support.hpp"
 #include "workers/query/query_service.hpp"
 
@@ -14,20 +15,14 @@ namespace glassbox::query {
 namespace {
 
 using nlohmann::json;
-using rag::testing::RagCluster;
-using rag::testing::StreamReply;
-using schema::Term;
-using schema::Triple;
 namespace vocab = schema::vocab;
-using testing::final_of;
-using testing::has;
-using testing::objects;
+using namespace glassbox::query::testing;
 
-class QueryServiceTest : public ::testing::Test {
+class QueryServiceTest : public rag::testing::RagClusterSuite<QueryServiceTest> {
 protected:
     static void SetUpTestSuite() {
-        cluster_ = new RagCluster();
-        cluster_->load_triples("kg", "file:///test/kb.nt", testing::kCruzAzulGraph, 1);
+        start_cluster();
+        cluster_->load_triples("kg", "file:///test/kb.nt", rag::testing::kCruzAzulGraph, 1);
         cluster_->load_documents(
             "docs",
             {{"urn:doc:lilu", "Lilu (mythology)",
@@ -39,37 +34,7 @@ protected:
               "Demon Dice is a collectible dice game created by Lester Smith."}});
         cluster_->add_worker("query", make_query_handler(QueryConfig{}), 2);
     }
-    static void TearDownTestSuite() {
-        delete cluster_;
-        cluster_ = nullptr;
-    }
-    static RagCluster* cluster_;
 };
-RagCluster* QueryServiceTest::cluster_ = nullptr;
-
-// Every explain message of the stream: the query's own (PARTIAL explain) and its engines'
-// (forwarded as PARTIAL data with message_type explain), decoded, in arrival order.
-struct Messages {
-    std::vector<schema::ExplainMessage> own;
-    std::vector<schema::ExplainMessage> forwarded;
-    std::vector<Triple> all;
-};
-
-Messages messages(const std::vector<StreamReply>& replies) {
-    Messages out;
-    for (const auto& r : replies) {
-        const bool own = r.kind == bus::ReplyKind::kExplain;
-        const bool forwarded =
-            r.kind == bus::ReplyKind::kData && r.body.value("message_type", "") == "explain";
-        if (!own && !forwarded) continue;
-        auto m = schema::decode<schema::ExplainMessage>(r.body);
-        EXPECT_TRUE(m.ok()) << r.body.dump();
-        if (!m) continue;
-        out.all.insert(out.all.end(), m->explain_triples.begin(), m->explain_triples.end());
-        (own ? out.own : out.forwarded).push_back(std::move(m).value());
-    }
-    return out;
-}
 
 TEST_F(QueryServiceTest, AQuestionNamingAGraphEntityGoesToGraphRagWithTheWholeChainLinked) {
     const auto replies = cluster_->request(

@@ -1,5 +1,5 @@
-// What the query service's unit tests share: the small knowledge graph they ask about, and
-// looking into a stream's explain triples and its FINAL.
+// What the query service's unit tests share: looking into a stream's explain messages and
+// triples and its FINAL.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,22 +8,11 @@
 #include <string_view>
 #include <vector>
 
+#include "schema/messages.hpp"
 #include "schema/term.hpp"
 #include "tests/support/rag_cluster.hpp"
 
 namespace glassbox::query::testing {
-
-// Cruz Azul FC, its country, coach and the country's capital, with labels.
-inline const std::string kCruzAzulGraph = R"(
-<urn:kg:cruz_azul> <urn:kg:is_in_country> <urn:kg:mexico> .
-<urn:kg:cruz_azul> <urn:kg:coach> <urn:kg:robert_dante> .
-<urn:kg:mexico> <urn:kg:capital> <urn:kg:mexico_city> .
-<urn:kg:cruz_azul> <http://www.w3.org/2000/01/rdf-schema#label> "Cruz Azul FC" .
-<urn:kg:mexico> <http://www.w3.org/2000/01/rdf-schema#label> "Mexico" .
-<urn:kg:mexico_city> <http://www.w3.org/2000/01/rdf-schema#label> "Mexico City" .
-<urn:kg:is_in_country> <http://www.w3.org/2000/01/rdf-schema#label> "is in country" .
-<urn:kg:robert_dante> <http://www.w3.org/2000/01/rdf-schema#label> "Robert Dante Siboldi" .
-)";
 
 inline std::vector<schema::Term> objects(const std::vector<schema::Triple>& triples,
                                          const std::string& s, std::string_view p) {
@@ -40,6 +29,30 @@ inline bool has(const std::vector<schema::Triple>& triples, const std::string& s
         if (found == o) return true;
     }
     return false;
+}
+
+// Every explain message of the stream: the query's own (PARTIAL explain) and its engines'
+// (forwarded as PARTIAL data with message_type explain), decoded, in arrival order.
+struct Messages {
+    std::vector<schema::ExplainMessage> own;
+    std::vector<schema::ExplainMessage> forwarded;
+    std::vector<schema::Triple> all;
+};
+
+inline Messages messages(const std::vector<rag::testing::StreamReply>& replies) {
+    Messages out;
+    for (const auto& r : replies) {
+        const bool own = r.kind == bus::ReplyKind::kExplain;
+        const bool forwarded =
+            r.kind == bus::ReplyKind::kData && r.body.value("message_type", "") == "explain";
+        if (!own && !forwarded) continue;
+        auto m = schema::decode<schema::ExplainMessage>(r.body);
+        EXPECT_TRUE(m.ok()) << r.body.dump();
+        if (!m) continue;
+        out.all.insert(out.all.end(), m->explain_triples.begin(), m->explain_triples.end());
+        (own ? out.own : out.forwarded).push_back(std::move(m).value());
+    }
+    return out;
 }
 
 // The stream's FINAL body (a failure is reported, and the last reply's body returned).

@@ -8,8 +8,9 @@
 #include "schema/explain_uris.hpp"
 #include "schema/messages.hpp"
 #include "schema/vocabulary.hpp"
+#include "tests/support/cruz_azul_graph.hpp"
 #include "tests/support/fake_openai_server.hpp"
-#include "tests/support/rag_cluster.hpp"
+#include "tests/support/rag_cluster_suite.hpp"
 #include "tests/unit/workers/query/query_test_support.hpp"
 #include "workers/llm/extractive_provider.hpp"
 #include "workers/llm/llm_service.hpp"
@@ -21,13 +22,8 @@ namespace glassbox::query {
 namespace {
 
 using nlohmann::json;
-using rag::testing::RagCluster;
-using rag::testing::StreamReply;
-using schema::Term;
-using schema::Triple;
 namespace vocab = schema::vocab;
-using testing::final_of;
-using testing::has;
+using namespace glassbox::query::testing;
 
 // ---- the judge's reply --------------------------------------------------------------------
 
@@ -89,12 +85,12 @@ TEST(EvidenceSummary, KeptTextsCutShortThenTheCitedText) {
 // The RAG engines answer with the cluster's scripted llm; the query workers' judge is another
 // llm service: "judge-openai" (the fake OpenAI server) for `query-llm`, "judge-extractive" (the
 // offline provider) for `query-offline`.
-class ReflectionTest : public ::testing::Test {
+class ReflectionTest : public rag::testing::RagClusterSuite<ReflectionTest> {
 protected:
     static void SetUpTestSuite() {
         fake_ = new http::testing::FakeOpenAiServer();
-        cluster_ = new RagCluster();
-        cluster_->load_triples("kg", "file:///test/kb.nt", testing::kCruzAzulGraph, 1);
+        start_cluster();
+        cluster_->load_triples("kg", "file:///test/kb.nt", rag::testing::kCruzAzulGraph, 1);
         cluster_->load_documents(
             "kg", {{"urn:doc:cruz", "Cruz Azul",
                     "Cruz Azul FC is a football club from Mexico City, the capital of Mexico."}});
@@ -118,38 +114,21 @@ protected:
         cluster_->add_worker("query-offline", make_query_handler(config));
     }
     static void TearDownTestSuite() {
-        delete cluster_;
-        cluster_ = nullptr;
+        RagClusterSuite::TearDownTestSuite();
         delete fake_;
         fake_ = nullptr;
     }
     void SetUp() override { ASSERT_TRUE(fake_->ok()) << "the fake OpenAI server did not start"; }
 
     static http::testing::FakeOpenAiServer* fake_;
-    static RagCluster* cluster_;
 };
 http::testing::FakeOpenAiServer* ReflectionTest::fake_ = nullptr;
-RagCluster* ReflectionTest::cluster_ = nullptr;
 
-// Every explain triple of the stream, the query's own and its engines' (forwarded).
-std::vector<Triple> triples_of(const std::vector<StreamReply>& replies) {
-    std::vector<Triple> out;
-    for (const auto& r : replies) {
-        const bool own = r.kind == bus::ReplyKind::kExplain;
-        const bool forwarded =
-            r.kind == bus::ReplyKind::kData && r.body.value("message_type", "") == "explain";
-        if (!own && !forwarded) continue;
-        auto m = schema::decode<schema::ExplainMessage>(r.body);
-        EXPECT_TRUE(m.ok()) << r.body.dump();
-        if (m) out.insert(out.end(), m->explain_triples.begin(), m->explain_triples.end());
-    }
-    return out;
-}
-
-std::string literal_of(const std::vector<Triple>& triples, const std::string& s,
+std::string literal_of(const std::vector<schema::Triple>& triples, const std::string& s,
                        std::string_view p) {
     for (const auto& t : triples) {
-        if (t.s == schema::iri(s) && t.p == schema::iri(p) && t.o.kind() == Term::Kind::kLiteral)
+        if (t.s == schema::iri(s) && t.p == schema::iri(p) &&
+            t.o.kind() == schema::Term::Kind::kLiteral)
             return t.o.as_literal().value;
     }
     return {};
@@ -191,7 +170,7 @@ TEST_F(ReflectionTest,
     EXPECT_EQ(final["runs"][2]["reflection"], "llm");
     EXPECT_EQ(fake_->requests_to("/v1/chat/completions").size() - before, 4u);
 
-    const auto triples = triples_of(replies);
+    const auto triples = messages(replies).all;
     const auto run = schema::explain::RunUris::from_uri(final["session"].get<std::string>());
     ASSERT_TRUE(run);
     // The trace's question stays the one asked; the Escalations record the rephrasing or why not.
@@ -232,7 +211,7 @@ TEST_F(ReflectionTest, AJudgeReplyThatDoesNotParseFallsBackToTheModelFreeScoreRe
               std::string::npos)
         << final["runs"].dump();
     EXPECT_GE(final["relevance"].get<double>(), 0.4);
-    const auto triples = triples_of(replies);
+    const auto triples = messages(replies).all;
     const auto run = schema::explain::RunUris::from_uri(final["session"].get<std::string>());
     ASSERT_TRUE(run);
     const std::string reflected = run->conclusion() + ":reflection";
@@ -269,7 +248,7 @@ TEST_F(ReflectionTest, OfflineTheExtractiveProviderNeitherJudgesNorRephrasesAndS
     EXPECT_FALSE(final["runs"][1].contains("query")) << "asked the question itself";
     EXPECT_EQ(fake_->requests_to("/v1/chat/completions").size(), before)
         << "the fake model was not asked";
-    const auto triples = triples_of(replies);
+    const auto triples = messages(replies).all;
     const auto run = schema::explain::RunUris::from_uri(final["session"].get<std::string>());
     ASSERT_TRUE(run);
     EXPECT_NE(

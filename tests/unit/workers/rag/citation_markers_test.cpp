@@ -6,6 +6,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 namespace glassbox::rag {
 namespace {
@@ -32,6 +33,18 @@ std::string slice(const std::string& text, std::uint64_t start, std::uint64_t en
     return out;
 }
 
+// The text of claim `i` of `answer`: its span of code points.
+std::string claim(const StrippedAnswer& answer, std::size_t i) {
+    return slice(answer.text, answer.citations[i].start, answer.citations[i].end);
+}
+
+// The text of every claim of `answer`, in order.
+std::vector<std::string> claims(const StrippedAnswer& answer) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < answer.citations.size(); ++i) out.push_back(claim(answer, i));
+    return out;
+}
+
 TEST(MarkerId, FollowsTheContractSyntax) {
     EXPECT_TRUE(is_marker_id("e3"));
     EXPECT_TRUE(is_marker_id("c_12-a"));
@@ -48,27 +61,21 @@ TEST(StripMarkers, RemovesMarkersWithTheSpaceBeforeThemAndCitesTheClaim) {
     ASSERT_EQ(out.citations.size(), 1u);
     EXPECT_EQ(out.citations[0].start, 0u);
     EXPECT_EQ(out.citations[0].end, 25u);
-    EXPECT_EQ(slice(out.text, out.citations[0].start, out.citations[0].end),
-              "Cruz Azul FC is in Mexico");
+    EXPECT_EQ(claim(out, 0), "Cruz Azul FC is in Mexico");
     EXPECT_EQ(out.citations[0].ids, (std::vector<std::string>{"e3", "e7"}));
 }
 
 TEST(StripMarkers, EachSentenceIsItsOwnClaim) {
     const auto out = strip_markers("A is B [e1]. C is D [e2]. E is F.[e1]", edges_up_to(2), "e");
     EXPECT_EQ(out.text, "A is B. C is D. E is F.");
-    ASSERT_EQ(out.citations.size(), 3u);
-    EXPECT_EQ(slice(out.text, out.citations[0].start, out.citations[0].end), "A is B");
-    EXPECT_EQ(slice(out.text, out.citations[1].start, out.citations[1].end), "C is D");
-    EXPECT_EQ(slice(out.text, out.citations[2].start, out.citations[2].end), "E is F.");
+    ASSERT_EQ(claims(out), (std::vector<std::string>{"A is B", "C is D", "E is F."}));
     EXPECT_EQ(out.citations[1].ids, std::vector<std::string>{"e2"});
 }
 
 TEST(StripMarkers, TwoClaimsInOneSentenceSplitAtTheFirstMarker) {
     const auto out = strip_markers("X plays for Y [e1] and Y is in Z [e2].", edges_up_to(2), "e");
     EXPECT_EQ(out.text, "X plays for Y and Y is in Z.");
-    ASSERT_EQ(out.citations.size(), 2u);
-    EXPECT_EQ(slice(out.text, out.citations[0].start, out.citations[0].end), "X plays for Y");
-    EXPECT_EQ(slice(out.text, out.citations[1].start, out.citations[1].end), "and Y is in Z");
+    EXPECT_EQ(claims(out), (std::vector<std::string>{"X plays for Y", "and Y is in Z"}));
 }
 
 TEST(StripMarkers, CommaListsAndDuplicatesCiteEachIdOnce) {
@@ -83,7 +90,7 @@ TEST(StripMarkers, UnknownIdsAreStrippedButNeverCited) {
     EXPECT_EQ(out.text, "Fact one. Fact two.");
     ASSERT_EQ(out.citations.size(), 1u);
     EXPECT_EQ(out.citations[0].ids, std::vector<std::string>{"e2"});
-    EXPECT_EQ(slice(out.text, out.citations[0].start, out.citations[0].end), "Fact two");
+    EXPECT_EQ(claim(out, 0), "Fact two");
 }
 
 TEST(StripMarkers, OtherBracketsStayText) {
@@ -108,7 +115,7 @@ TEST(StripMarkers, SpansCountUnicodeCodePoints) {
     EXPECT_EQ(out.citations[0].end, 27u);  // "Zürich liegt in der Schweiz" is 27 code points
     EXPECT_EQ(out.citations[1].start, 29u);
     EXPECT_EQ(out.citations[1].end, 37u);
-    EXPECT_EQ(slice(out.text, out.citations[1].start, out.citations[1].end), "東京は日本にある");
+    EXPECT_EQ(claim(out, 1), "東京は日本にある");
 }
 
 TEST(StripMarkers, AnUnclosedBracketAtTheEndIsText) {
@@ -145,10 +152,8 @@ TEST(MarkerStripper, StreamedPiecesNeverShowAMarkerAndAddUpToTheWholeResult) {
               "Cruz Azul FC is in Mexico. Its coach is Über Trainer. Unknown and [note] "
               "stays.\nNew line claim");
     ASSERT_EQ(whole.citations.size(), 3u);
-    EXPECT_EQ(slice(whole.text, whole.citations[1].start, whole.citations[1].end),
-              "Its coach is Über Trainer");
-    EXPECT_EQ(slice(whole.text, whole.citations[2].start, whole.citations[2].end),
-              "New line claim");
+    EXPECT_EQ(claim(whole, 1), "Its coach is Über Trainer");
+    EXPECT_EQ(claim(whole, 2), "New line claim");
 }
 
 TEST(MarkerStripper, HoldsBackOnlyWhatMightStillBeAMarker) {

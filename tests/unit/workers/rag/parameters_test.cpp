@@ -1,4 +1,7 @@
 // Request parameters of both RAG services: defaults, bounds, and the question checks.
+#include <string_view>
+#include <tuple>
+
 #include <gtest/gtest.h>
 
 #include "workers/rag/document_rag_service.hpp"
@@ -95,10 +98,11 @@ TEST(DocumentRagParameters, FetchLimitFollowsDocLimitUnlessGiven) {
 }
 
 TEST(TraceQuestion, IsCutAtACharacterBoundary) {
-    EXPECT_EQ(cut_to_chars("abc", 5), "abc");
-    EXPECT_EQ(cut_to_chars("abcdef", 3), "abc");
-    EXPECT_EQ(cut_to_chars("äöü", 2), "äö");
-    EXPECT_EQ(cut_to_chars("", 2), "");
+    // The text, the most characters kept, and what is kept.
+    const std::tuple<std::string_view, std::size_t, std::string_view> cases[] = {
+        {"abc", 5, "abc"}, {"abcdef", 3, "abc"}, {"äöü", 2, "äö"}, {"", 2, ""}};
+    for (const auto& [text, max_chars, kept] : cases)
+        EXPECT_EQ(cut_to_chars(text, max_chars), kept) << text;
 }
 
 }  // namespace

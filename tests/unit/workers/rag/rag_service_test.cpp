@@ -9,7 +9,8 @@
 #include "schema/explain_uris.hpp"
 #include "schema/messages.hpp"
 #include "schema/vocabulary.hpp"
-#include "tests/support/rag_cluster.hpp"
+#include "tests/support/cruz_azul_graph.hpp"
+#include "tests/support/rag_cluster_suite.hpp"
 
 namespace glassbox::rag::testing {
 namespace {
@@ -20,18 +21,12 @@ using schema::Triple;
 namespace vocab = schema::vocab;
 using namespace std::chrono_literals;
 
-const std::string kGraph = R"(
-<urn:kg:cruz_azul> <urn:kg:is_in_country> <urn:kg:mexico> .
+// The shared Cruz Azul graph, with the club's founding year, its coach's nationality and a
+// second club in another country.
+const std::string kGraph = kCruzAzulGraph + R"(
 <urn:kg:cruz_azul> <urn:kg:founded> "1927"^^<http://www.w3.org/2001/XMLSchema#gYear> .
-<urn:kg:cruz_azul> <urn:kg:coach> <urn:kg:robert_dante> .
 <urn:kg:robert_dante> <urn:kg:nationality> <urn:kg:argentina> .
-<urn:kg:mexico> <urn:kg:capital> <urn:kg:mexico_city> .
 <urn:kg:al_jazira> <urn:kg:is_in_country> <urn:kg:uae> .
-<urn:kg:cruz_azul> <http://www.w3.org/2000/01/rdf-schema#label> "Cruz Azul FC" .
-<urn:kg:mexico> <http://www.w3.org/2000/01/rdf-schema#label> "Mexico" .
-<urn:kg:mexico_city> <http://www.w3.org/2000/01/rdf-schema#label> "Mexico City" .
-<urn:kg:is_in_country> <http://www.w3.org/2000/01/rdf-schema#label> "is in country" .
-<urn:kg:robert_dante> <http://www.w3.org/2000/01/rdf-schema#label> "Robert Dante Siboldi" .
 <urn:kg:al_jazira> <http://www.w3.org/2000/01/rdf-schema#label> "Al Jazira Club" .
 )";
 const std::string kGraphSource = "file:///test/kb.nt";
@@ -94,10 +89,18 @@ std::size_t code_points(const std::string& text) {
 
 const StreamReply& terminal(const std::vector<StreamReply>& replies) { return replies.back(); }
 
-class RagServiceTest : public ::testing::Test {
+// A request to `service` (graph-rag or document-rag) with a question its collection answers.
+json answerable_request(const std::string& service) {
+    const bool graph = service == "graph-rag";
+    return {{"query", graph ? "Which country is Cruz Azul FC in?"
+                            : "Which masculine Akkadian word means a spirit?"},
+            {"collection", graph ? "kg" : "docs"}};
+}
+
+class RagServiceTest : public RagClusterSuite<RagServiceTest> {
 protected:
     static void SetUpTestSuite() {
-        cluster_ = new RagCluster();
+        start_cluster();
         cluster_->load_triples("kg", kGraphSource, kGraph);
         cluster_->load_documents(
             "docs",
@@ -123,19 +126,11 @@ protected:
              {"urn:doc:films", "Films shot in North Carolina",
               "Many a film was shot in North Carolina; who directed each film is listed here."}});
     }
-    static void TearDownTestSuite() {
-        delete cluster_;
-        cluster_ = nullptr;
-    }
     void SetUp() override {
         cluster_->llm().fail = false;
         cluster_->llm().unknown_markers = true;
     }
-
-    static RagCluster* cluster_;
 };
-
-RagCluster* RagServiceTest::cluster_ = nullptr;
 
 TEST_F(RagServiceTest, GraphRagStreamsTheAnswerAndExplainsEveryStepInOrder) {
     const auto replies =
@@ -290,11 +285,9 @@ TEST_F(RagServiceTest, GraphRagStreamsTheAnswerAndExplainsEveryStepInOrder) {
 TEST_F(RagServiceTest, TheShortAnswerAndItsSelectionsReachTheFinalAndTheTrace) {
     for (const std::string service : {"graph-rag", "document-rag"}) {
         const bool graph = service == "graph-rag";
-        const auto replies = cluster_->request(
-            service, {{"query", graph ? "Which country is Cruz Azul FC in?"
-                                      : "Which masculine Akkadian word means a spirit?"},
-                      {"collection", graph ? "kg" : "docs"},
-                      {"streaming", true}});
+        json body = answerable_request(service);
+        body["streaming"] = true;
+        const auto replies = cluster_->request(service, body);
         const auto& last = terminal(replies);
         ASSERT_EQ(last.kind, bus::ReplyKind::kFinal) << (last.error ? last.error->message : "");
         ASSERT_TRUE(last.body.contains("answer")) << last.body.dump();
@@ -331,10 +324,7 @@ TEST_F(RagServiceTest, TheShortAnswerAndItsSelectionsReachTheFinalAndTheTrace) {
 TEST_F(RagServiceTest, TheFinalCarriesNumberedCitationsThatAgreeWithTheTrace) {
     for (const std::string service : {"graph-rag", "document-rag"}) {
         const bool graph = service == "graph-rag";
-        const auto replies = cluster_->request(
-            service, {{"query", graph ? "Which country is Cruz Azul FC in?"
-                                      : "Which masculine Akkadian word means a spirit?"},
-                      {"collection", graph ? "kg" : "docs"}});
+        const auto replies = cluster_->request(service, answerable_request(service));
         const auto& last = terminal(replies);
         ASSERT_EQ(last.kind, bus::ReplyKind::kFinal) << (last.error ? last.error->message : "");
         auto final = schema::decode<schema::RagResponse>(last.body);
@@ -611,16 +601,13 @@ TEST_F(RagServiceTest, UnknownAndEmptyCollectionsAreNotFound) {
 
 TEST_F(RagServiceTest, AnLlmFailureIsPassedOnAndTheWorkerKeepsServing) {
     cluster_->llm().fail = true;
-    expect_failed_with_trace(
-        cluster_->request("graph-rag",
-                          {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}}),
-        base::ErrorType::kUpstreamError);
+    expect_failed_with_trace(cluster_->request("graph-rag", answerable_request("graph-rag")),
+                             base::ErrorType::kUpstreamError);
     expect_failed_with_trace(
         cluster_->request("document-rag", {{"query", "Who is Lilu?"}, {"collection", "docs"}}),
         base::ErrorType::kUpstreamError);
     cluster_->llm().fail = false;
-    const auto replies = cluster_->request(
-        "graph-rag", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
+    const auto replies = cluster_->request("graph-rag", answerable_request("graph-rag"));
     EXPECT_EQ(terminal(replies).kind, bus::ReplyKind::kFinal);
 }
 
@@ -629,8 +616,7 @@ TEST(RagServiceNoExplain, TheBenchSwitchSendsNoExplainButAnswersTheSame) {
     config.explain = false;
     RagCluster cluster(config);
     cluster.load_triples("kg", kGraphSource, kGraph);
-    const auto replies = cluster.request(
-        "graph-rag", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
+    const auto replies = cluster.request("graph-rag", answerable_request("graph-rag"));
     ASSERT_EQ(terminal(replies).kind, bus::ReplyKind::kFinal);
     EXPECT_TRUE(explains(replies).empty());
     auto final = schema::decode<schema::RagResponse>(terminal(replies).body);
@@ -646,8 +632,7 @@ TEST(RagServiceExploredEdges, TheTraceRecordsAsManyExploredEdgesAsConfiguredAndA
         config.explored_edges_recorded = recorded;
         RagCluster cluster(config);
         cluster.load_triples("kg", kGraphSource, kGraph);
-        const auto replies = cluster.request(
-            "graph-rag", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
+        const auto replies = cluster.request("graph-rag", answerable_request("graph-rag"));
         ASSERT_EQ(terminal(replies).kind, bus::ReplyKind::kFinal) << terminal(replies).body.dump();
         const auto messages = explains(replies);
         const auto triples = all_triples(messages);
@@ -664,8 +649,7 @@ TEST(RagServiceStoreDown, AStoreThatIsGoneIsATypedErrorAndTheWorkerKeepsServing)
     RagCluster cluster;
     cluster.load_triples("kg", kGraphSource, kGraph);
     cluster.stop_service("store");
-    const auto replies = cluster.request(
-        "graph-rag", {{"query", "Which country is Cruz Azul FC in?"}, {"collection", "kg"}});
+    const auto replies = cluster.request("graph-rag", answerable_request("graph-rag"));
     ASSERT_FALSE(replies.empty());
     ASSERT_EQ(terminal(replies).kind, bus::ReplyKind::kError);
     EXPECT_NE(terminal(replies).error->type, base::ErrorType::kInternal)
