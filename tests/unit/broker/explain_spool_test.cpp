@@ -105,6 +105,20 @@ std::unique_ptr<ExplainSpool> open_spool(const std::string& path, SpoolLimits li
     return spool.ok() ? std::move(spool).value() : nullptr;
 }
 
+// Limits under which every commit begins a new segment.
+SpoolLimits segment_per_commit() {
+    SpoolLimits limits;
+    limits.segment_bytes = 1;
+    return limits;
+}
+
+// The file of the segment whose first id is `first` in the spool directory `directory`.
+std::filesystem::path segment_file(const std::string& directory, std::uint64_t first) {
+    std::string name = std::to_string(first);
+    name.insert(0, 20 - name.size(), '0');
+    return std::filesystem::path(directory) / (name + ".log");
+}
+
 // Appends records seq 0..count-1 of session urn:s (bodies `body_prefix` + seq, or "{}"), then
 // commits them as one batch.
 void append_committed(ExplainSpool& spool, std::uint64_t count,
@@ -121,6 +135,25 @@ void expect_appended_as(ExplainSpool& spool, const SpoolRecord& r, std::uint64_t
     auto appended = spool.append(r);
     ASSERT_TRUE(appended.ok()) << appended.error().describe();
     EXPECT_EQ(appended.value(), id);
+}
+
+// Opens the spool at `path` under `limits`, hands it to `use` and closes it; false when the open
+// or `use` failed.
+template <typename Use>
+bool use_and_close(const std::string& path, const SpoolLimits& limits, Use use) {
+    auto spool = open_spool(path, limits);
+    if (!spool) return false;
+    use(*spool);
+    return !::testing::Test::HasFatalFailure();
+}
+
+// The spool at `path` opened again after a first life in use_and_close(); null when that or the
+// reopen failed.
+template <typename FirstLife>
+std::unique_ptr<ExplainSpool> reopen_after(const std::string& path, FirstLife first_life,
+                                           const SpoolLimits& limits = {}) {
+    if (!use_and_close(path, limits, first_life)) return nullptr;
+    return open_spool(path, limits);
 }
 
 TEST(ExplainSpool, AppendAssignsIncreasingIdsAndCounts) {
@@ -258,16 +291,12 @@ TEST(ExplainSpool, ByteBoundGivesSpoolFull) {
 
 TEST(ExplainSpool, ReopenKeepsPendingRecordsAndNeverReusesIds) {
     TempDir dir;
-    const std::string path = dir.file("spool");
-    {
-        auto spool = open_spool(path);
-        ASSERT_TRUE(spool);
-        ASSERT_NO_FATAL_FAILURE(append_committed(*spool, 3, "b"));
-        ASSERT_TRUE(spool->ack(1).ok());
-        ASSERT_TRUE(spool->ack(3).ok());  // the highest id: it must not come back after reopen
-        ASSERT_TRUE(spool->commit().ok());
-    }
-    auto spool = open_spool(path);
+    auto spool = reopen_after(dir.file("spool"), [](ExplainSpool& first) {
+        ASSERT_NO_FATAL_FAILURE(append_committed(first, 3, "b"));
+        ASSERT_TRUE(first.ack(1).ok());
+        ASSERT_TRUE(first.ack(3).ok());  // the highest id: it must not come back after reopen
+        ASSERT_TRUE(first.commit().ok());
+    });
     ASSERT_TRUE(spool);
     EXPECT_EQ(spool->messages(), 1u);
     EXPECT_EQ(spool->bytes(), record("urn:s", 1, "b1").bytes());
@@ -281,14 +310,10 @@ TEST(ExplainSpool, ReopenKeepsPendingRecordsAndNeverReusesIds) {
 
 TEST(ExplainSpool, DestructionCommitsTheOpenBatch) {
     TempDir dir;
-    const std::string path = dir.file("spool");
-    {
-        auto spool = open_spool(path);
-        ASSERT_TRUE(spool);
-        ASSERT_TRUE(spool->append(record("urn:s", 0)).ok());
+    auto spool = reopen_after(dir.file("spool"), [](ExplainSpool& first) {
+        ASSERT_TRUE(first.append(record("urn:s", 0)).ok());
         // Destruction commits the open batch.
-    }
-    auto spool = open_spool(path);
+    });
     ASSERT_TRUE(spool);
     EXPECT_EQ(spool->messages(), 1u);
 }
@@ -296,21 +321,19 @@ TEST(ExplainSpool, DestructionCommitsTheOpenBatch) {
 TEST(ExplainSpool, FileIsOwnerOnlyAndExclusive) {
     TempDir dir;
     const std::string path = dir.file("spool");
-    auto spool = open_spool(path);
-    ASSERT_TRUE(spool);
-    ASSERT_TRUE(spool->append(record("urn:s", 0)).ok());
-    ASSERT_TRUE(spool->commit().ok());
-    EXPECT_EQ(mode_of(path), 0700u);
-    EXPECT_EQ(mode_of(path + "/LOCK"), 0600u);
-    const auto segments = segment_files(path);
-    ASSERT_EQ(segments.size(), 1u);
-    EXPECT_EQ(segments[0].filename(), "00000000000000000001.log");
-    EXPECT_EQ(mode_of(segments[0].string()), 0600u);
-    auto second = ExplainSpool::open(path, {});
-    ASSERT_FALSE(second.ok()) << "a second spool on the same directory must fail";
-    EXPECT_NE(second.error().message.find("in use"), std::string::npos) << second.error().message;
-    spool.reset();
-    spool = open_spool(path);
+    auto spool = reopen_after(path, [&](ExplainSpool& first) {
+        ASSERT_NO_FATAL_FAILURE(append_committed(first, 1));
+        EXPECT_EQ(mode_of(path), 0700u);
+        EXPECT_EQ(mode_of(path + "/LOCK"), 0600u);
+        const auto segments = segment_files(path);
+        ASSERT_EQ(segments.size(), 1u);
+        EXPECT_EQ(segments[0].filename(), "00000000000000000001.log");
+        EXPECT_EQ(mode_of(segments[0].string()), 0600u);
+        auto second = ExplainSpool::open(path, {});
+        ASSERT_FALSE(second.ok()) << "a second spool on the same directory must fail";
+        EXPECT_NE(second.error().message.find("in use"), std::string::npos)
+            << second.error().message;
+    });
     ASSERT_TRUE(spool);
     EXPECT_EQ(spool->messages(), 1u);
 }
@@ -335,24 +358,20 @@ TEST(ExplainSpool, TornTailIsCutAndCompleteRecordsKept) {
     TempDir dir;
     const std::string path = dir.file("spool");
     std::uint64_t committed = 0;
-    {
-        auto spool = open_spool(path);
-        ASSERT_TRUE(spool);
-        ASSERT_NO_FATAL_FAILURE(append_committed(*spool, 3, "b"));
+    ASSERT_TRUE(use_and_close(path, SpoolLimits{}, [&](ExplainSpool& spool) {
+        ASSERT_NO_FATAL_FAILURE(append_committed(spool, 3, "b"));
         committed = total_size(segment_files(path));
-    }
+    }));
     const auto segment = segment_files(path).at(0);
     // Garbage after the last complete record: a header's first bytes, then noise.
     write_file(segment, contents_of(segment) + std::string("GSP1\x00\x00\x00\x00garbage", 15));
-    {
-        auto spool = open_spool(path);
-        ASSERT_TRUE(spool);
+    ASSERT_TRUE(use_and_close(path, SpoolLimits{}, [&](ExplainSpool& spool) {
         EXPECT_EQ(std::filesystem::file_size(segment), committed) << "the torn tail is cut";
-        EXPECT_EQ(ids_of(*spool), (std::vector<std::uint64_t>{1, 2, 3}));
-        EXPECT_EQ(spool->messages(), 3u);
-        expect_appended_as(*spool, record("urn:t", 0, "fourth"), 4u);
-        ASSERT_TRUE(spool->commit().ok());
-    }
+        EXPECT_EQ(ids_of(spool), (std::vector<std::uint64_t>{1, 2, 3}));
+        EXPECT_EQ(spool.messages(), 3u);
+        expect_appended_as(spool, record("urn:t", 0, "fourth"), 4u);
+        ASSERT_TRUE(spool.commit().ok());
+    }));
     // A record cut in the middle: the records before it stay, its id comes again (it was
     // never complete on disk, so never delivered).
     std::filesystem::resize_file(segment, std::filesystem::file_size(segment) - 3);
@@ -370,19 +389,16 @@ TEST(ExplainSpool, TornTailIsCutAndCompleteRecordsKept) {
 TEST(ExplainSpool, DamagedMiddleSegmentKeepsTheRecordsBeforeTheDamage) {
     TempDir dir;
     const std::string path = dir.file("spool");
-    SpoolLimits limits;
-    limits.segment_bytes = 1;  // every commit begins a new segment
-    {
-        auto spool = open_spool(path, limits);
-        ASSERT_TRUE(spool);
-        ASSERT_TRUE(spool->append(record("urn:s", 0, "one")).ok());
-        ASSERT_TRUE(spool->commit().ok());
-        ASSERT_TRUE(spool->append(record("urn:s", 1, "two")).ok());
-        ASSERT_TRUE(spool->append(record("urn:s", 2, "three")).ok());
-        ASSERT_TRUE(spool->commit().ok());
-        ASSERT_TRUE(spool->append(record("urn:s", 3, "four")).ok());
-        ASSERT_TRUE(spool->commit().ok());
-    }
+    const SpoolLimits limits = segment_per_commit();
+    ASSERT_TRUE(use_and_close(path, limits, [&](ExplainSpool& spool) {
+        ASSERT_TRUE(spool.append(record("urn:s", 0, "one")).ok());
+        ASSERT_TRUE(spool.commit().ok());
+        ASSERT_TRUE(spool.append(record("urn:s", 1, "two")).ok());
+        ASSERT_TRUE(spool.append(record("urn:s", 2, "three")).ok());
+        ASSERT_TRUE(spool.commit().ok());
+        ASSERT_TRUE(spool.append(record("urn:s", 3, "four")).ok());
+        ASSERT_TRUE(spool.commit().ok());
+    }));
     auto files = segment_files(path);
     ASSERT_EQ(files.size(), 4u);  // 1: {1}, 2: {2, 3}, 4: {4}, 5: empty and active
     EXPECT_EQ(files[1].filename(), "00000000000000000002.log");
@@ -403,14 +419,10 @@ TEST(ExplainSpool, DamagedMiddleSegmentKeepsTheRecordsBeforeTheDamage) {
 
 TEST(ExplainSpool, AckOfACommittedRecordSurvivesReopen) {
     TempDir dir;
-    const std::string path = dir.file("spool");
-    {
-        auto spool = open_spool(path);
-        ASSERT_TRUE(spool);
-        ASSERT_NO_FATAL_FAILURE(append_committed(*spool, 3));
-        ASSERT_TRUE(spool->ack(2).value());
-    }
-    auto spool = open_spool(path);
+    auto spool = reopen_after(dir.file("spool"), [](ExplainSpool& first) {
+        ASSERT_NO_FATAL_FAILURE(append_committed(first, 3));
+        ASSERT_TRUE(first.ack(2).value());
+    });
     ASSERT_TRUE(spool);
     EXPECT_EQ(ids_of(*spool), (std::vector<std::uint64_t>{1, 3}));
     EXPECT_EQ(spool->messages(), 2u);
@@ -423,23 +435,21 @@ TEST(ExplainSpool, AckOfAPendingRecord) {
     const std::string path = dir.file("spool");
     SpoolLimits limits;
     limits.cache_max_messages = 0;  // reads come from the pending batch, not the cache
-    {
-        auto spool = open_spool(path, limits);
-        ASSERT_TRUE(spool);
-        ASSERT_TRUE(spool->append(record("urn:s", 0, "first")).ok());
-        ASSERT_TRUE(spool->append(record("urn:s", 1, "second")).ok());
-        auto second = spool->read(2);
+    ASSERT_TRUE(use_and_close(path, limits, [&](ExplainSpool& spool) {
+        ASSERT_TRUE(spool.append(record("urn:s", 0, "first")).ok());
+        ASSERT_TRUE(spool.append(record("urn:s", 1, "second")).ok());
+        auto second = spool.read(2);
         ASSERT_TRUE(second.ok() && second.value().has_value());
         EXPECT_EQ(second.value()->body, "second");
-        EXPECT_TRUE(spool->ack(1).value());
-        EXPECT_FALSE(spool->ack(1).value());
-        auto gone = spool->read(1);
+        EXPECT_TRUE(spool.ack(1).value());
+        EXPECT_FALSE(spool.ack(1).value());
+        auto gone = spool.read(1);
         ASSERT_TRUE(gone.ok());
         EXPECT_FALSE(gone.value().has_value());
-        EXPECT_EQ(spool->messages(), 1u);
-        ASSERT_TRUE(spool->commit().ok());
-        EXPECT_EQ(ids_of(*spool), (std::vector<std::uint64_t>{2}));
-    }
+        EXPECT_EQ(spool.messages(), 1u);
+        ASSERT_TRUE(spool.commit().ok());
+        EXPECT_EQ(ids_of(spool), (std::vector<std::uint64_t>{2}));
+    }));
     auto spool = open_spool(path, limits);
     ASSERT_TRUE(spool);
     EXPECT_EQ(ids_of(*spool), (std::vector<std::uint64_t>{2}));
@@ -452,26 +462,24 @@ TEST(ExplainSpool, SegmentsRollAndFullyAcknowledgedOnesAreDeleted) {
     const std::string path = dir.file("spool");
     SpoolLimits limits;
     limits.segment_bytes = 2 * disk_size(std::string(100, 'x'));
-    {
-        auto spool = open_spool(path, limits);
-        ASSERT_TRUE(spool);
+    ASSERT_TRUE(use_and_close(path, limits, [&](ExplainSpool& spool) {
         for (std::uint64_t seq = 0; seq < 10; ++seq) {
-            ASSERT_TRUE(spool->append(record("urn:s", seq, std::string(100, 'x'))).ok());
-            ASSERT_TRUE(spool->commit().ok());
+            ASSERT_TRUE(spool.append(record("urn:s", seq, std::string(100, 'x'))).ok());
+            ASSERT_TRUE(spool.commit().ok());
         }
         // Two records per segment: 1, 3, 5, 7, 9 full, 11 active and empty.
         EXPECT_EQ(segment_files(path).size(), 6u);
-        for (std::uint64_t id = 1; id <= 4; ++id) ASSERT_TRUE(spool->ack(id).value());
+        for (std::uint64_t id = 1; id <= 4; ++id) ASSERT_TRUE(spool.ack(id).value());
         auto files = segment_files(path);
         ASSERT_EQ(files.size(), 4u);
         EXPECT_EQ(files[0].filename(), "00000000000000000005.log");
-        EXPECT_EQ(ids_of(*spool).front(), 5u);
-        for (std::uint64_t id = 5; id <= 10; ++id) ASSERT_TRUE(spool->ack(id).value());
+        EXPECT_EQ(ids_of(spool).front(), 5u);
+        for (std::uint64_t id = 5; id <= 10; ++id) ASSERT_TRUE(spool.ack(id).value());
         files = segment_files(path);
         ASSERT_EQ(files.size(), 1u) << "the active segment is kept";
         EXPECT_EQ(files[0].filename(), "00000000000000000011.log");
-        EXPECT_EQ(spool->messages(), 0u);
-    }
+        EXPECT_EQ(spool.messages(), 0u);
+    }));
     auto spool = open_spool(path, limits);
     ASSERT_TRUE(spool);
     EXPECT_EQ(spool->messages(), 0u);
@@ -485,18 +493,16 @@ TEST(ExplainSpool, CompactionMovesAStuckRecordForward) {
     const std::string body(100, 'x');
     SpoolLimits limits;
     limits.segment_bytes = 6 * disk_size(body);
-    {
-        auto spool = open_spool(path, limits);
-        ASSERT_TRUE(spool);
+    ASSERT_TRUE(use_and_close(path, limits, [&](ExplainSpool& spool) {
         // Id 1 is never acknowledged; every other record is, right after its commit.
-        ASSERT_TRUE(spool->append(record("urn:stuck", 0, "stuck body")).ok());
-        ASSERT_TRUE(spool->commit().ok());
+        ASSERT_TRUE(spool.append(record("urn:stuck", 0, "stuck body")).ok());
+        ASSERT_TRUE(spool.commit().ok());
         std::size_t most_files = 0;
         for (std::uint64_t seq = 0; seq < 200; ++seq) {
-            auto id = spool->append(record("urn:s", seq, body));
+            auto id = spool.append(record("urn:s", seq, body));
             ASSERT_TRUE(id.ok());
-            ASSERT_TRUE(spool->commit().ok());
-            ASSERT_TRUE(spool->ack(id.value()).value());
+            ASSERT_TRUE(spool.commit().ok());
+            ASSERT_TRUE(spool.ack(id.value()).value());
             most_files = std::max(most_files, segment_files(path).size());
         }
         EXPECT_LE(most_files, 3u);
@@ -504,8 +510,8 @@ TEST(ExplainSpool, CompactionMovesAStuckRecordForward) {
         EXPECT_NE(files.front().filename(), "00000000000000000001.log")
             << "the first segment is kept for one record";
         EXPECT_LE(total_size(files), 3 * limits.segment_bytes);
-        EXPECT_EQ(ids_of(*spool), (std::vector<std::uint64_t>{1}));
-    }
+        EXPECT_EQ(ids_of(spool), (std::vector<std::uint64_t>{1}));
+    }));
     auto spool = open_spool(path, limits);
     ASSERT_TRUE(spool);
     EXPECT_EQ(spool->messages(), 1u);
@@ -521,28 +527,23 @@ TEST(ExplainSpool, CopyLeftByACrashDuringCompactionIsOneRecord) {
     // records in two segments; simulated by copying a segment file to a later name.
     TempDir dir;
     const std::string path = dir.file("spool");
-    SpoolLimits limits;
-    limits.segment_bytes = 1;
-    {
-        auto spool = open_spool(path, limits);
-        ASSERT_TRUE(spool);
-        ASSERT_NO_FATAL_FAILURE(append_committed(*spool, 3));  // 1: {1, 2, 3}; 4: empty and active
-        ASSERT_TRUE(spool->ack(2).value());
-        ASSERT_TRUE(spool->ack(3).value());
-    }
-    const auto original = std::filesystem::path(path) / "00000000000000000001.log";
-    const auto copy = std::filesystem::path(path) / "00000000000000000004.log";
+    const SpoolLimits limits = segment_per_commit();
+    ASSERT_TRUE(use_and_close(path, limits, [&](ExplainSpool& spool) {
+        ASSERT_NO_FATAL_FAILURE(append_committed(spool, 3));  // 1: {1, 2, 3}; 4: empty and active
+        ASSERT_TRUE(spool.ack(2).value());
+        ASSERT_TRUE(spool.ack(3).value());
+    }));
+    const auto original = segment_file(path, 1);
+    const auto copy = segment_file(path, 4);
     write_file(copy, contents_of(original));
-    {
-        auto spool = open_spool(path, limits);
-        ASSERT_TRUE(spool);
-        EXPECT_EQ(ids_of(*spool), (std::vector<std::uint64_t>{1}));
-        EXPECT_EQ(spool->messages(), 1u);
-        EXPECT_EQ(spool->bytes(), record("urn:s", 0).bytes());
+    ASSERT_TRUE(use_and_close(path, limits, [&](ExplainSpool& spool) {
+        EXPECT_EQ(ids_of(spool), (std::vector<std::uint64_t>{1}));
+        EXPECT_EQ(spool.messages(), 1u);
+        EXPECT_EQ(spool.bytes(), record("urn:s", 0).bytes());
         EXPECT_FALSE(std::filesystem::exists(original)) << "every record of it has a later copy";
-        EXPECT_TRUE(spool->ack(1).value());
-        EXPECT_FALSE(spool->ack(1).value());
-    }
+        EXPECT_TRUE(spool.ack(1).value());
+        EXPECT_FALSE(spool.ack(1).value());
+    }));
     auto spool = open_spool(path, limits);
     ASSERT_TRUE(spool);
     EXPECT_EQ(spool->messages(), 0u);
@@ -552,19 +553,16 @@ TEST(ExplainSpool, CopyLeftByACrashDuringCompactionIsOneRecord) {
 TEST(ExplainSpool, AcknowledgedCopyAnywhereMeansAcknowledged) {
     TempDir dir;
     const std::string path = dir.file("spool");
-    SpoolLimits limits;
-    limits.segment_bytes = 1;
-    {
-        auto spool = open_spool(path, limits);
-        ASSERT_TRUE(spool);
-        ASSERT_TRUE(spool->append(record("urn:s", 0)).ok());
-        ASSERT_TRUE(spool->append(record("urn:s", 1)).ok());
-        ASSERT_TRUE(spool->commit().ok());  // 1: {1, 2}; 3: empty and active
-    }
-    const auto original = std::filesystem::path(path) / "00000000000000000001.log";
+    const SpoolLimits limits = segment_per_commit();
+    ASSERT_TRUE(use_and_close(path, limits, [&](ExplainSpool& spool) {
+        ASSERT_TRUE(spool.append(record("urn:s", 0)).ok());
+        ASSERT_TRUE(spool.append(record("urn:s", 1)).ok());
+        ASSERT_TRUE(spool.commit().ok());  // 1: {1, 2}; 3: empty and active
+    }));
+    const auto original = segment_file(path, 1);
     std::string copied = contents_of(original);
     copied[4] = 1;  // record 1's flag byte: acknowledged in the copy only
-    write_file(std::filesystem::path(path) / "00000000000000000003.log", copied);
+    write_file(segment_file(path, 3), copied);
     auto spool = open_spool(path, limits);
     ASSERT_TRUE(spool);
     EXPECT_EQ(ids_of(*spool), (std::vector<std::uint64_t>{2}));
@@ -622,15 +620,14 @@ TEST(ExplainSpool, FailedCommitKeepsTheBatchPendingAndWritesItLater) {
 TEST(ExplainSpool, FailedRollKeepsTheBatchAndIsTriedAgain) {
     TempDir dir;
     const std::string path = dir.file("spool");
-    SpoolLimits limits;
-    limits.segment_bytes = 1;  // every commit begins a new segment
+    const SpoolLimits limits = segment_per_commit();
     auto spool = open_spool(path, limits);
     ASSERT_TRUE(spool);
     ASSERT_TRUE(spool->append(record("urn:s", 0, "first")).ok());
     {
         // A directory where the new segment's file would go: the segment cannot be created.
         // (Not a lowered RLIMIT_NOFILE: the sanitizers' runtime needs descriptors of its own.)
-        const auto squatter = std::filesystem::path(path) / "00000000000000000002.log";
+        const auto squatter = segment_file(path, 2);
         std::filesystem::create_directory(squatter);
         auto committed = spool->commit();
         std::filesystem::remove(squatter);
@@ -677,13 +674,11 @@ TEST(ExplainSpool, ImportsALegacySqliteSpool) {
     // Ids 1-4 written, 4 acknowledged: 1-3 are imported and the next id is 5, not 4.
     write_legacy_spool(legacy, 4, 4);
     const std::string path = dir.file("spool");
-    {
-        auto spool = open_spool(path);
-        ASSERT_TRUE(spool);
-        EXPECT_EQ(ids_of(*spool), (std::vector<std::uint64_t>{1, 2, 3}));
-        EXPECT_EQ(spool->messages(), 3u);
-        EXPECT_EQ(spool->last_id(), 4u);
-        auto second = spool->read(2);
+    ASSERT_TRUE(use_and_close(path, SpoolLimits{}, [&](ExplainSpool& spool) {
+        EXPECT_EQ(ids_of(spool), (std::vector<std::uint64_t>{1, 2, 3}));
+        EXPECT_EQ(spool.messages(), 3u);
+        EXPECT_EQ(spool.last_id(), 4u);
+        auto second = spool.read(2);
         ASSERT_TRUE(second.ok() && second.value().has_value());
         EXPECT_EQ(second.value()->session, "urn:old");
         EXPECT_EQ(second.value()->seq, 2u);
@@ -692,9 +687,9 @@ TEST(ExplainSpool, ImportsALegacySqliteSpool) {
         EXPECT_TRUE(std::filesystem::exists(legacy + ".imported"));
         EXPECT_FALSE(std::filesystem::exists(path + ".importing"));
         EXPECT_EQ(mode_of(path), 0700u);
-        EXPECT_EQ(spool->append(record("urn:new", 0)).value(), 5u);
-        ASSERT_TRUE(spool->ack(1).value());
-    }
+        EXPECT_EQ(spool.append(record("urn:new", 0)).value(), 5u);
+        ASSERT_TRUE(spool.ack(1).value());
+    }));
     // Imported once: the renamed file is not read again.
     auto spool = open_spool(path);
     ASSERT_TRUE(spool);
@@ -708,7 +703,7 @@ TEST(ExplainSpool, InterruptedImportStartsAgain) {
     const std::string path = dir.file("events");
     // What a crash during an import leaves: a staging directory with a partial segment.
     std::filesystem::create_directories(path + ".importing");
-    write_file(std::filesystem::path(path + ".importing") / "00000000000000000001.log", "partial");
+    write_file(segment_file(path + ".importing", 1), "partial");
     auto spool = open_spool(path);
     ASSERT_TRUE(spool);
     EXPECT_EQ(ids_of(*spool), (std::vector<std::uint64_t>{1, 2}));

@@ -15,6 +15,7 @@ namespace {
 using namespace std::chrono_literals;
 using base::ErrorType;
 using nlohmann::json;
+using testing::ClientMessage;
 using testing::FakeRouter;
 namespace cmd = schema::protocol::client_cmd;
 
@@ -22,6 +23,22 @@ Frames gbc(char command, const Frames& rest) {
     Frames frames{"", "GBC01", std::string(1, command)};
     frames.insert(frames.end(), rest.begin(), rest.end());
     return frames;
+}
+
+// The error that ends request `id`, waited for up to `wait` (a hang guard). A test failure, and
+// a default error, when no reply comes or the request does not end with an ERROR.
+base::Error terminal_error(BusClient& client, const RequestId& id, std::chrono::milliseconds wait) {
+    auto reply = client.next(id, wait);
+    if (!reply) {
+        ADD_FAILURE() << "no reply: " << reply.error().describe();
+        return {};
+    }
+    EXPECT_EQ(reply->kind, ReplyKind::kError);
+    if (!reply->error) {
+        ADD_FAILURE() << "the reply carries no error";
+        return {};
+    }
+    return *reply->error;
 }
 
 TEST(DecodeReplyTest, DecodesEveryBrokerCommand) {
@@ -94,30 +111,53 @@ protected:
         c.request_id_prefix = "t";
         return c;
     }
+    // The same, with a short local backstop after a request's deadline or cancel.
+    BusClientConfig config(std::chrono::milliseconds deadline_grace) {
+        BusClientConfig c = config();
+        c.deadline_grace = deadline_grace;
+        return c;
+    }
+
+    // A request `client` sent to service echo, as the router received it.
+    struct Sent {
+        RequestId id;
+        ClientMessage request;
+    };
+    // Sends `body` to echo with `deadline` and waits for the router to receive the REQUEST;
+    // nullopt, and a test failure, when the send or the receive fails.
+    std::optional<Sent> send_echo(BusClient& client, const json& body = json::object(),
+                                  std::chrono::milliseconds deadline = 10s) {
+        auto id = client.send("echo", body, deadline);
+        EXPECT_TRUE(id);
+        if (!id) return std::nullopt;
+        auto request = router.expect(cmd::kRequest);
+        EXPECT_TRUE(request);
+        if (!request) return std::nullopt;
+        return Sent{*id, std::move(*request)};
+    }
     zmq::context_t context{1};
     FakeRouter router{context};
 };
 
 TEST_F(BusClientTest, SendsRequestFrames) {
     BusClient client(context, config());
-    auto id = client.send("echo", json{{"question", "hi"}}, 1500ms);
-    ASSERT_TRUE(id);
-    EXPECT_EQ(*id, "t-1");
-    auto request = router.expect(cmd::kRequest);
-    ASSERT_TRUE(request);
-    ASSERT_EQ(request->frames.size(), 7u);
-    EXPECT_EQ(request->frames[0], "");
-    EXPECT_EQ(request->frames[1], "GBC01");
-    EXPECT_EQ(request->frames[3], "echo");
-    EXPECT_EQ(request->frames[4], "t-1");
-    EXPECT_EQ(request->frames[5], "1500");
-    EXPECT_EQ(json::parse(request->frames[6])["question"], "hi");
-    EXPECT_TRUE(request->packed);  // the packed form by default (protocol.md §1.4)
+    auto sent = send_echo(client, json{{"question", "hi"}}, 1500ms);
+    ASSERT_TRUE(sent);
+    EXPECT_EQ(sent->id, "t-1");
+    const auto& frames = sent->request.frames;
+    ASSERT_EQ(frames.size(), 7u);
+    EXPECT_EQ(frames[0], "");
+    EXPECT_EQ(frames[1], "GBC01");
+    EXPECT_EQ(frames[3], "echo");
+    EXPECT_EQ(frames[4], "t-1");
+    EXPECT_EQ(frames[5], "1500");
+    EXPECT_EQ(json::parse(frames[6])["question"], "hi");
+    EXPECT_TRUE(sent->request.packed);  // the packed form by default (protocol.md §1.4)
     EXPECT_EQ(client.in_flight(), 1u);
 
     auto second = client.send_raw("echo", "{}", 0ms);
     ASSERT_TRUE(second);
-    EXPECT_NE(*second, *id);
+    EXPECT_NE(*second, sent->id);
     EXPECT_FALSE(client.send("bad name", json::object(), 1s));
     EXPECT_FALSE(client.send("", json::object(), 1s));
 }
@@ -257,50 +297,38 @@ TEST_F(BusClientTest, NoHeartbeatWhenNothingIsInFlight) {
 }
 
 TEST_F(BusClientTest, LocalDeadlineIsABackstop) {
-    auto c = config();
-    c.deadline_grace = 50ms;
-    BusClient client(context, c);
+    BusClient client(context, config(50ms));
     auto id = client.send("echo", json::object(), 100ms);
     ASSERT_TRUE(id);
     ASSERT_TRUE(router.expect(cmd::kRequest));
     // The broker never answers: the outcome is the client's own DeadlineExceeded (a next() that
     // ran out of its hang guard would be no reply at all).
-    auto reply = client.next(*id, 60s);
-    ASSERT_TRUE(reply);
-    ASSERT_TRUE(reply->error);
-    EXPECT_EQ(reply->error->type, ErrorType::kDeadlineExceeded);
+    EXPECT_EQ(terminal_error(client, *id, 60s).type, ErrorType::kDeadlineExceeded);
     EXPECT_EQ(client.in_flight(), 0u);
     EXPECT_TRUE(router.expect(cmd::kCancel, 1s)) << "the broker is told to stop the work too";
 }
 
 TEST_F(BusClientTest, CancelSendsCancelAndTheBrokersErrorEndsTheRequest) {
     BusClient client(context, config());
-    auto id = client.send("echo", json::object(), 10s);
-    ASSERT_TRUE(id);
-    auto request = router.expect(cmd::kRequest);
-    ASSERT_TRUE(request);
-    ASSERT_TRUE(client.cancel(*id));
+    auto sent = send_echo(client);
+    ASSERT_TRUE(sent);
+    const auto& [id, request] = *sent;
+    ASSERT_TRUE(client.cancel(id));
     auto cancel = router.expect(cmd::kCancel);
     ASSERT_TRUE(cancel);
     ASSERT_EQ(cancel->frames.size(), 4u);
-    EXPECT_EQ(cancel->frames[3], *id);
-    router.reply(request->identity, cmd::kError, {*id, "Cancelled", "cancelled by client"});
-    auto reply = client.next(*id, 2s);
-    ASSERT_TRUE(reply);
-    EXPECT_EQ(reply->error->type, ErrorType::kCancelled);
-    EXPECT_TRUE(client.cancel(*id)) << "cancelling a finished request is a no-op";
+    EXPECT_EQ(cancel->frames[3], id);
+    router.reply(request.identity, cmd::kError, {id, "Cancelled", "cancelled by client"});
+    EXPECT_EQ(terminal_error(client, id, 2s).type, ErrorType::kCancelled);
+    EXPECT_TRUE(client.cancel(id)) << "cancelling a finished request is a no-op";
 }
 
 TEST_F(BusClientTest, UnconfirmedCancelEndsLocally) {
-    auto c = config();
-    c.deadline_grace = 50ms;
-    BusClient client(context, c);
+    BusClient client(context, config(50ms));
     auto id = client.send("echo", json::object(), 10s);
     ASSERT_TRUE(id);
     ASSERT_TRUE(client.cancel(*id));
-    auto reply = client.next(*id, 2s);
-    ASSERT_TRUE(reply);
-    EXPECT_EQ(reply->error->type, ErrorType::kCancelled);
+    EXPECT_EQ(terminal_error(client, *id, 2s).type, ErrorType::kCancelled);
 }
 
 TEST_F(BusClientTest, CallReturnsRepliesOrTheTypedError) {
@@ -332,13 +360,12 @@ TEST_F(BusClientTest, CallReturnsRepliesOrTheTypedError) {
 
 TEST_F(BusClientTest, AbandonForgetsTheRequest) {
     BusClient client(context, config());
-    auto id = client.send("echo", json::object(), 10s);
-    ASSERT_TRUE(id);
-    auto request = router.expect(cmd::kRequest);
-    ASSERT_TRUE(request);
-    client.abandon(*id);
+    auto sent = send_echo(client);
+    ASSERT_TRUE(sent);
+    const auto& [id, request] = *sent;
+    client.abandon(id);
     EXPECT_TRUE(router.expect(cmd::kCancel));
-    router.reply(request->identity, cmd::kFinal, {*id, "1"});
+    router.reply(request.identity, cmd::kFinal, {id, "1"});
     EXPECT_FALSE(client.next(200ms));
     EXPECT_EQ(client.in_flight(), 0u);
 }
@@ -377,14 +404,10 @@ TEST(BusClientConnectTest, NoBrokerEndsWithBrokerUnavailableNotTheDeadline) {
     // BrokerUnavailable can only come from the connect check.
     auto id = client.send("graph-rag", json::object(), 120s);
     ASSERT_TRUE(id);
-    auto reply = client.next(*id, 60s);
-    ASSERT_TRUE(reply) << reply.error().describe();
-    ASSERT_EQ(reply->kind, ReplyKind::kError);
-    EXPECT_EQ(reply->error->type, ErrorType::kBrokerUnavailable);
-    EXPECT_NE(reply->error->message.find(config.endpoint), std::string::npos)
-        << reply->error->message;
-    EXPECT_NE(reply->error->message.find("glassbox up"), std::string::npos)
-        << reply->error->message;
+    const base::Error error = terminal_error(client, *id, 60s);
+    EXPECT_EQ(error.type, ErrorType::kBrokerUnavailable);
+    EXPECT_NE(error.message.find(config.endpoint), std::string::npos) << error.message;
+    EXPECT_NE(error.message.find("glassbox up"), std::string::npos) << error.message;
     EXPECT_EQ(client.in_flight(), 0u);
 }
 
@@ -401,10 +424,8 @@ TEST(BusClientConnectTest, ABrokerThatAcceptsButIsSlowIsWaitedFor) {
     auto id = client.send("graph-rag", json::object(), 1200ms);
     ASSERT_TRUE(id);
     // The broker never answers: the request runs to its deadline, well past the connect check.
-    auto reply = client.next(*id, 10s);
-    ASSERT_TRUE(reply) << reply.error().describe();
-    ASSERT_EQ(reply->kind, ReplyKind::kError);
-    EXPECT_EQ(reply->error->type, ErrorType::kDeadlineExceeded) << reply->error->describe();
+    const base::Error error = terminal_error(client, *id, 10s);
+    EXPECT_EQ(error.type, ErrorType::kDeadlineExceeded) << error.describe();
 }
 
 TEST(BusClientConnectTest, ABrokerThatStartsWithinTheTimeoutServesTheRequest) {

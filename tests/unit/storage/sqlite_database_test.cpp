@@ -39,12 +39,12 @@ TEST(SqliteDatabase, BindsStepsAndReadsColumns) {
     ASSERT_TRUE(select);
     auto row = select->step();
     ASSERT_TRUE(row && *row);
-    EXPECT_EQ(select->int64(0), 42);
-    EXPECT_EQ(select->text(1), "h\xC3\xA9llo");
-    EXPECT_DOUBLE_EQ(select->real(2), 0.5);
-    EXPECT_EQ(select->blob(3).size(), 2u);
-    EXPECT_TRUE(select->is_null(4));
-    EXPECT_EQ(select->optional_text(4), std::nullopt);
+    EXPECT_EQ(select->row().int64(0), 42);
+    EXPECT_EQ(select->row().text(1), "h\xC3\xA9llo");
+    EXPECT_DOUBLE_EQ(select->row().real(2), 0.5);
+    EXPECT_EQ(select->row().blob(3).size(), 2u);
+    EXPECT_TRUE(select->row().is_null(4));
+    EXPECT_EQ(select->row().optional_text(4), std::nullopt);
     auto end = select->step();
     ASSERT_TRUE(end);
     EXPECT_FALSE(*end);
@@ -58,11 +58,11 @@ TEST(SqliteDatabase, CachedStatementIsResetWhenReleased) {
     {
         auto q = (*db)->prepare(sql);
         ASSERT_TRUE(q && *q->step());
-        EXPECT_EQ(q->int64(0), 1);
+        EXPECT_EQ(q->row().int64(0), 1);
     }  // released mid-iteration
     auto again = (*db)->prepare(sql);
     ASSERT_TRUE(again && *again->step());
-    EXPECT_EQ(again->int64(0), 1) << "a reused statement must start from the first row";
+    EXPECT_EQ(again->row().int64(0), 1) << "a reused statement must start from the first row";
 }
 
 std::int64_t page_size_of(Database& db) {
@@ -71,7 +71,7 @@ std::int64_t page_size_of(Database& db) {
     if (!st) return -1;
     auto row = st->step();
     EXPECT_TRUE(row && *row);
-    return st->int64(0);
+    return st->row().int64(0);
 }
 
 TEST(SqliteDatabase, PageSizeAppliesToANewFileOnly) {
@@ -114,24 +114,33 @@ TEST(SqliteDatabase, ErrorsAreValuesNamingTheLabel) {
     EXPECT_NE(ran.error().message.find("UNIQUE"), std::string::npos);
 }
 
-TEST(SqliteDatabase, TransactionRollsBackUnlessCommitted) {
+// A new in-memory database holding the empty table t(a INTEGER); null, and a test failure, when
+// either step fails.
+std::unique_ptr<Database> memory_db_with_table_t() {
     auto db = Database::open(":memory:");
+    EXPECT_TRUE(db);
+    if (!db) return nullptr;
+    auto created = (*db)->exec("CREATE TABLE t(a INTEGER)");
+    EXPECT_TRUE(created);
+    if (!created) return nullptr;
+    return std::move(*db);
+}
+
+TEST(SqliteDatabase, TransactionRollsBackUnlessCommitted) {
+    auto db = memory_db_with_table_t();
     ASSERT_TRUE(db);
-    ASSERT_TRUE((*db)->exec("CREATE TABLE t(a INTEGER)"));
-    {
-        auto tx = Transaction::begin(**db);
+    // Row 1 in a transaction left uncommitted, then row 2 in one committed.
+    for (const bool commit : {false, true}) {
+        auto tx = Transaction::begin(*db);
         ASSERT_TRUE(tx);
-        ASSERT_TRUE((*db)->exec("INSERT INTO t VALUES (1)"));
+        ASSERT_TRUE(db->exec(commit ? "INSERT INTO t VALUES (2)" : "INSERT INTO t VALUES (1)"));
+        if (commit) {
+            ASSERT_TRUE(tx->commit());
+        }
     }
-    {
-        auto tx = Transaction::begin(**db);
-        ASSERT_TRUE(tx);
-        ASSERT_TRUE((*db)->exec("INSERT INTO t VALUES (2)"));
-        ASSERT_TRUE(tx->commit());
-    }
-    auto q = (*db)->prepare("SELECT group_concat(a) FROM t");
+    auto q = db->prepare("SELECT group_concat(a) FROM t");
     ASSERT_TRUE(q && *q->step());
-    EXPECT_EQ(q->text(0), "2");
+    EXPECT_EQ(q->row().text(0), "2");
 }
 
 std::string all_rows(Database& db) {
@@ -139,7 +148,7 @@ std::string all_rows(Database& db) {
     if (!q) return "error: " + q.error().message;
     auto row = q->step();
     if (!row || !*row) return "error";
-    return std::string(q->text(0));
+    return std::string(q->row().text(0));
 }
 
 TEST(SqliteDatabase, ReadScopeHoldsOneSnapshotAndEndsWithTheScope) {
@@ -162,21 +171,20 @@ TEST(SqliteDatabase, ReadScopeHoldsOneSnapshotAndEndsWithTheScope) {
 }
 
 TEST(SqliteDatabase, ReadScopeInsideATransactionLeavesItToItsOwner) {
-    auto db = Database::open(":memory:");
+    auto db = memory_db_with_table_t();
     ASSERT_TRUE(db);
-    ASSERT_TRUE((*db)->exec("CREATE TABLE t(a INTEGER)"));
     {
-        auto tx = Transaction::begin(**db);
+        auto tx = Transaction::begin(*db);
         ASSERT_TRUE(tx);
-        ASSERT_TRUE((*db)->exec("INSERT INTO t VALUES (1)"));
+        ASSERT_TRUE(db->exec("INSERT INTO t VALUES (1)"));
         {
-            ReadScope scope(**db);
-            EXPECT_EQ(all_rows(**db), "1");
+            ReadScope scope(*db);
+            EXPECT_EQ(all_rows(*db), "1");
         }
         // The scope neither committed nor ended the caller's transaction.
-        EXPECT_EQ(sqlite3_get_autocommit((*db)->handle()), 0);
+        EXPECT_EQ(sqlite3_get_autocommit(db->handle()), 0);
     }  // rolled back
-    EXPECT_EQ(all_rows(**db), "");
+    EXPECT_EQ(all_rows(*db), "");
 }
 
 // Fills the WAL with `transactions` commits of about 64 KiB each.
@@ -217,8 +225,8 @@ TEST(SqliteDatabase, BackgroundCheckpointsCopyTheWalIntoTheFile) {
         ASSERT_TRUE(count);
         auto row = count->step();
         ASSERT_TRUE(row && *row);
-        EXPECT_EQ(count->int64(0), 40);
-        EXPECT_EQ(count->int64(1), 40 * 64 * 1024);
+        EXPECT_EQ(count->row().int64(0), 40);
+        EXPECT_EQ(count->row().int64(1), 40 * 64 * 1024);
     }
     write_blobs(**db, 1);
     db->reset();  // stops the thread; the last connection's close checkpoints and removes the WAL
@@ -243,7 +251,7 @@ TEST(SqliteDatabase, CreatesOwnerOnlyWalFile) {
     ASSERT_TRUE(db) << db.error().message;
     auto mode = (*db)->prepare("PRAGMA journal_mode");
     ASSERT_TRUE(mode && *mode->step());
-    EXPECT_EQ(mode->text(0), "wal");
+    EXPECT_EQ(mode->row().text(0), "wal");
     struct stat st {};
     ASSERT_EQ(::stat(path.c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0600u);

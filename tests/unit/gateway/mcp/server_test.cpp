@@ -26,6 +26,14 @@ protected:
         server_ = std::make_unique<Server>(backend_, std::move(options));
     }
 
+    // A server whose sessions expire after 60 s idle, `limit` of them at most: in all
+    // (&Options::max_sessions) or of one client (&Options::max_sessions_per_client).
+    void make_bounded_server(std::size_t Options::*bound, std::size_t limit) {
+        Options options;
+        options.*bound = limit;
+        make_server(std::move(options), 60s);
+    }
+
     HttpAnswer send(const std::string& method, const std::string& body,
                     std::map<std::string, std::string> headers = {}) {
         HttpExchange exchange{method, std::move(headers), body, client_};
@@ -49,6 +57,12 @@ protected:
         HttpAnswer a = send("POST", initialize_body(version).dump());
         EXPECT_EQ(a.status, 200) << a.body;
         return a.headers["Mcp-Session-Id"];
+    }
+
+    // A new session's id, opened by `client` (who sends from now on).
+    std::string open_as(const std::string& client) {
+        client_ = client;
+        return open();
     }
 
     HttpAnswer call(const std::string& session, const json& body,
@@ -333,14 +347,10 @@ TEST_F(McpServerTest, SessionsAreBounded) {
 // Issue 30: a full table answers as documented (503, -32600, id null) and says when the first
 // idle session expires.
 TEST_F(McpServerTest, AFullTableIs503WithoutAnIdAndRetryAfterTheFirstExpiry) {
-    Options options;
-    options.max_sessions = 2;
-    make_server(options, 60s);
-    client_ = "address 10.0.0.1";
-    const std::string first = open();
+    make_bounded_server(&Options::max_sessions, 2);
+    const std::string first = open_as("address 10.0.0.1");
     now_ += 10s;
-    client_ = "address 10.0.0.2";
-    open();
+    open_as("address 10.0.0.2");
     now_ += 5s;
     client_ = "address 10.0.0.3";
     HttpAnswer full = send("POST", initialize_body().dump());
@@ -356,11 +366,8 @@ TEST_F(McpServerTest, AFullTableIs503WithoutAnIdAndRetryAfterTheFirstExpiry) {
 
 // Issue 30: one client (one address, one token) cannot take every slot of the table.
 TEST_F(McpServerTest, OneClientCannotTakeEverySlot) {
-    Options options;
-    options.max_sessions_per_client = 2;
-    make_server(options, 60s);
-    client_ = "address 10.0.0.1";
-    const std::string first = open();
+    make_bounded_server(&Options::max_sessions_per_client, 2);
+    const std::string first = open_as("address 10.0.0.1");
     now_ += 20s;
     open();
     HttpAnswer refused = send("POST", initialize_body().dump());
@@ -369,10 +376,8 @@ TEST_F(McpServerTest, OneClientCannotTakeEverySlot) {
     const std::string message = json::parse(refused.body)["error"]["message"];
     EXPECT_NE(message.find("2 live MCP sessions"), std::string::npos) << message;
     // Others are still served.
-    client_ = "address 10.0.0.2";
-    EXPECT_FALSE(open().empty());
-    client_ = "token alice";
-    EXPECT_FALSE(open().empty());
+    EXPECT_FALSE(open_as("address 10.0.0.2").empty());
+    EXPECT_FALSE(open_as("token alice").empty());
     // The client ends one of its own and may open another.
     client_ = "address 10.0.0.1";
     EXPECT_EQ(send("DELETE", "", {{"mcp-session-id", first}}).status, 200);

@@ -15,17 +15,12 @@
 #include <gtest/gtest.h>
 
 #include "schema/vocabulary.hpp"
+#include "tests/unit/workers/store/graph_terms.hpp"
 
 namespace glassbox::store {
 namespace {
 
-using schema::iri;
-using schema::lang_literal;
-using schema::literal;
-using schema::make_triple;
-using schema::Term;
-using schema::Triple;
-using schema::TriplePattern;
+using namespace graph_terms;
 using schema::typed_literal;
 namespace vocab = schema::vocab;
 
@@ -101,8 +96,6 @@ protected:
     std::unique_ptr<storage::Database> db_;
     std::unique_ptr<GraphStore> store_;
 };
-
-Term ex(const std::string& local) { return iri("http://example.org/" + local); }
 
 std::vector<Triple> sorted(std::vector<Triple> triples) {
     std::sort(triples.begin(), triples.end(), [](const Triple& a, const Triple& b) {

@@ -13,20 +13,13 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/workers/store/graph_terms.hpp"
 #include "workers/store/graph_store.hpp"
 
 namespace glassbox::store {
 namespace {
 
-using schema::iri;
-using schema::lang_literal;
-using schema::literal;
-using schema::make_triple;
-using schema::Term;
-using schema::Triple;
-using schema::TriplePattern;
-
-Term ex(const std::string& local) { return iri("http://example.org/" + local); }
+using namespace graph_terms;
 
 // One store on its own file.
 struct Store {
@@ -49,9 +42,9 @@ struct Store {
     std::int64_t count(const std::string& table) {
         auto st = db->prepare("SELECT count(*) FROM " + table);
         EXPECT_TRUE(st);
-        auto row = st->step();
-        EXPECT_TRUE(row && *row);
-        return st->int64(0);
+        auto n = st->first([](const storage::Row& row) { return row.int64(0); });
+        EXPECT_TRUE(n && *n);
+        return n && *n ? **n : -1;
     }
 };
 

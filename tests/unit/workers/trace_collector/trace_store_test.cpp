@@ -351,27 +351,25 @@ TEST_F(StoreTest, OneBatchGivesTheSameSessionRowAsOneBatchPerEvent) {
 TEST_F(StoreTest, MalformedDeliveriesAreQuarantinedWithTheirReason) {
     const auto run = FakeRun::make("echo", "q", kT0);
     auto good = delivery_of(run.open(), 1);
-    auto not_json = good;
-    not_json.delivery_id = 2;
-    not_json.body = "{not json";
-    auto wrong_types = good;
-    wrong_types.delivery_id = 3;
-    wrong_types.body =
-        R"({"message_type":"explain","session":")" + run.session() + R"(","seq":"zero"})";
-    auto seq_mismatch = good;
-    seq_mismatch.delivery_id = 4;
-    seq_mismatch.seq = "7";
-    auto bad_triple = good;
-    bad_triple.delivery_id = 5;
-    bad_triple.body =
-        R"({"message_type":"explain","session":")" + run.session() +
-        R"(","seq":0,"explain_triples":[{"s":{"t":"i","i":"urn:x"},"p":42,"o":{"t":"i","i":"urn:y"}}]})";
-    auto state_mismatch = good;
-    state_mismatch.delivery_id = 6;
-    state_mismatch.state = "complete";
-    auto session_mismatch = good;
-    session_mismatch.delivery_id = 7;
-    session_mismatch.session = "urn:glassbox:other";
+    // A copy of `good` under delivery id `id`, changed by `change`.
+    const auto variant = [&](std::uint64_t id, auto change) {
+        auto d = good;
+        d.delivery_id = id;
+        change(d);
+        return d;
+    };
+    auto not_json = variant(2, [](Delivery& d) { d.body = "{not json"; });
+    auto wrong_types = variant(3, [&](Delivery& d) {
+        d.body = R"({"message_type":"explain","session":")" + run.session() + R"(","seq":"zero"})";
+    });
+    auto seq_mismatch = variant(4, [](Delivery& d) { d.seq = "7"; });
+    auto bad_triple = variant(5, [&](Delivery& d) {
+        d.body =
+            R"({"message_type":"explain","session":")" + run.session() +
+            R"(","seq":0,"explain_triples":[{"s":{"t":"i","i":"urn:x"},"p":42,"o":{"t":"i","i":"urn:y"}}]})";
+    });
+    auto state_mismatch = variant(6, [](Delivery& d) { d.state = "complete"; });
+    auto session_mismatch = variant(7, [](Delivery& d) { d.session = "urn:glassbox:other"; });
     auto outcome = store_->store_batch({good, not_json, wrong_types, seq_mismatch, bad_triple,
                                         state_mismatch, session_mismatch, not_json},
                                        at(kT0));
