@@ -3,6 +3,8 @@
 
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "base/utf8.hpp"
 #include "bus/bus_client.hpp"
 #include "cli/home.hpp"
@@ -108,6 +110,16 @@ void exit_with_error(const base::Error& error) {
     }
     std::cerr << base::printable_utf8(line) << std::endl;  // valid UTF-8, whatever it quotes
     throw CLI::RuntimeError(exit_code_for(error.type));
+}
+
+std::string dump_json(const nlohmann::json& value, int indent) {
+    return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string string_field(const nlohmann::json& body, const char* key) {
+    if (!body.is_object()) return {};
+    const auto it = body.find(key);
+    return it != body.end() && it->is_string() ? it->get<std::string>() : std::string{};
 }
 
 }  // namespace glassbox::cli

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -100,9 +100,7 @@ int exit_code_for(base::ErrorType type) noexcept;
 [[noreturn]] void exit_with_error(const base::Error& error);
 
 // `value` as JSON text for stdout (ill-formed UTF-8 replaced: printing never throws).
-inline std::string dump_json(const nlohmann::json& value, int indent = -1) {
-    return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+std::string dump_json(const nlohmann::json& value, int indent = -1);
 
 // A reply decoded as the contract's type, or the decode error as the exit.
 template <typename T>
@@ -113,10 +111,6 @@ T decoded_or_exit(const nlohmann::json& reply) {
 }
 
 // A reply body's string field, "" when absent or not a string (replies are read leniently).
-inline std::string string_field(const nlohmann::json& body, const char* key) {
-    if (!body.is_object()) return {};
-    const auto it = body.find(key);
-    return it != body.end() && it->is_string() ? it->get<std::string>() : std::string{};
-}
+std::string string_field(const nlohmann::json& body, const char* key);
 
 }  // namespace glassbox::cli

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "cli/bus_security.hpp"
 #include "cli/stop_signals.hpp"

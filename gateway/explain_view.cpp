@@ -3,6 +3,8 @@
 
 #include <unordered_map>
 
+#include <nlohmann/json.hpp>
+
 #include "base/ascii.hpp"
 #include "schema/vocabulary.hpp"
 

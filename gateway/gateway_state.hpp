@@ -11,7 +11,7 @@
 #include <string>
 
 #include <httplib.h>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "gateway/access.hpp"
 #include "gateway/bus_pool.hpp"

@@ -5,6 +5,8 @@
 #include <array>
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 #include "base/ascii.hpp"
 #include "gateway/explain_view.hpp"
 #include "schema/vocabulary.hpp"

@@ -10,7 +10,7 @@
 #include <string>
 #include <tuple>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 namespace glassbox::gateway {
 

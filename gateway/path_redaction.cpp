@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include <nlohmann/json.hpp>
+
 namespace glassbox::gateway {
 
 using nlohmann::json;

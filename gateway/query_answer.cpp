@@ -1,6 +1,8 @@
 // The answer to a question in its documented schema, built from the query router's FINAL.
 #include "gateway/query_answer.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include "gateway/mcp/argument_check.hpp"
 #include "gateway/path_redaction.hpp"
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "base/utf8.hpp"
 
 namespace glassbox::gateway {

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 namespace glassbox::gateway::mcp {
 
 namespace {

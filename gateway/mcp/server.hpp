@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "gateway/mcp/backend.hpp"
 #include "gateway/mcp/json_rpc.hpp"

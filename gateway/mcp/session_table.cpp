@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "base/utf8.hpp"
 
 namespace glassbox::gateway::mcp {

@@ -15,7 +15,7 @@
 #include <utility>
 #include <variant>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "base/result.hpp"
 

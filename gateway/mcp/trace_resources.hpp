@@ -3,7 +3,7 @@
 
 #include <variant>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "gateway/mcp/backend.hpp"
 #include "gateway/mcp/json_rpc.hpp"

@@ -3,7 +3,7 @@
 
 #include <cstddef>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 namespace glassbox::gateway::mcp {
 

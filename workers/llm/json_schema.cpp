@@ -4,6 +4,8 @@
 #include <array>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 namespace glassbox::llm {
 
 using nlohmann::json;

@@ -1,7 +1,7 @@
 // A small JSON Schema subset validator for template outputs and JSON variables.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "schema/explain_builder.hpp"
 #include "workers/query/engine_run.hpp"

@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "schema/vocabulary.hpp"
 #include "text/tokenize.hpp"
 #include "workers/query/question_features.hpp"

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "gateway/content_negotiation.hpp"
 #include "gateway/request_checks.hpp"
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "gateway/metrics.hpp"
 
 namespace glassbox::gateway {

@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "gateway/path_redaction.hpp"
 #include "gateway/query_answer.hpp"
 

@@ -10,6 +10,8 @@
 #include <variant>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "base/utf8.hpp"
 
 namespace glassbox::gateway::mcp {
