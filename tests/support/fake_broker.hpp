@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,7 +24,14 @@ public:
     explicit FakeBroker(zmq::context_t& context) : InprocRouter(context, "fake-broker") {}
 
     // The next message with `command`, skipping heartbeats (unless asked for); nullopt on timeout.
+    // A message held back earlier (see `held`) comes before anything still on the socket.
     std::optional<WorkerMessage> expect(char command, std::chrono::milliseconds timeout = 3000ms) {
+        for (auto it = held.begin(); it != held.end(); ++it) {
+            if (it->command() != command) continue;
+            WorkerMessage message = std::move(*it);
+            held.erase(it);
+            return message;
+        }
         return InprocRouter::expect(command, timeout, [this](WorkerMessage&& message) {
             if (message.command() != schema::protocol::worker_cmd::kHeartbeat) {
                 skipped.push_back(std::move(message));
@@ -59,6 +67,9 @@ public:
     }
 
     std::vector<WorkerMessage> skipped;  // non-heartbeat messages expect() passed over
+    // Messages a test read while it looked for another kind (a worker's message can overtake a
+    // client message sent before it: two sockets), for a later expect() to return in order.
+    std::deque<WorkerMessage> held;
     // A real broker heartbeats its workers; this one is silent (the runtime tests count on that)
     // unless asked to answer each heartbeat expect() passes over. Service tests with requests
     // that run for seconds (sanitizer builds, a loaded machine) set it, or the worker, hearing

@@ -502,10 +502,15 @@ std::optional<WorkerMessage> expect_gbc(FakeBroker& broker, char command,
     const auto until = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < until) {
         auto message = broker.receive(100ms);
-        if (message && message->frames.size() > 2 && message->frames[1] == "GBC01" &&
+        if (!message) continue;
+        if (message->frames.size() > 2 && message->frames[1] == "GBC01" &&
             message->frames[2] == std::string(1, command)) {
             return message;
         }
+        // The worker socket's messages may overtake the call's: kept for broker.expect().
+        if (message->frames.size() > 1 && message->frames[1] != "GBC01" &&
+            message->command() != schema::protocol::worker_cmd::kHeartbeat)
+            broker.held.push_back(std::move(*message));
     }
     return std::nullopt;
 }
