@@ -45,6 +45,9 @@ public:
          zmq::socket_type type = zmq::socket_type::dealer)
         : socket_(context, type) {
         socket_.set(zmq::sockopt::linger, 0);
+        // A send is bounded like every receive: a peer whose connection is not up (a refused
+        // handshake) fails its send after 2 s instead of blocking the test for ever.
+        socket_.set(zmq::sockopt::sndtimeo, 2000);
         if (keys != nullptr) bus::apply_curve_client(socket_, *keys);
         socket_.connect(endpoint);
     }
