@@ -904,10 +904,8 @@ TEST_F(GatewayTest, ALiveTailFollowsARunningTraceToItsEnd) {
         test_support::kHangGuard, milliseconds{50}));
     EXPECT_TRUE(tail.running()) << "the tail waits while the trace runs";
     asker.kill();  // the asker goes away: the run is cancelled, its trace ends with error
-    const auto tail_until = std::chrono::steady_clock::now() + milliseconds{15'000};
-    while (tail.running() && std::chrono::steady_clock::now() < tail_until)
-        std::this_thread::sleep_for(milliseconds{50});
-    ASSERT_FALSE(tail.running()) << "the tail did not end with the trace";
+    ASSERT_TRUE(test_support::wait_until([&] { return !tail.running(); }))
+        << "the tail did not end with the trace";
     const json out = json::parse(tail.stdout_text(), nullptr, false);
     ASSERT_TRUE(out.is_object()) << tail.stdout_text() << tail.stderr_text();
     const auto names = event_names(out["events"]);
@@ -958,10 +956,7 @@ TEST_F(GatewayTest, LimitsAnswerTheirStatusWithAProblem) {
     expect_problem(second, 503, "TooManyStreams");
     EXPECT_FALSE(second.headers.value("retry-after", "").empty());
     // The first stream ends once the worker answers.
-    const auto until = std::chrono::steady_clock::now() + milliseconds{10'000};
-    while (first.running() && std::chrono::steady_clock::now() < until)
-        std::this_thread::sleep_for(milliseconds{50});
-    EXPECT_FALSE(first.running());
+    EXPECT_TRUE(test_support::wait_until([&] { return !first.running(); }));
     // 429: past the burst, with Retry-After; the viewer's files are not counted.
     HttpAnswer limited;
     for (int i = 0; i < 30 && limited.status != 429; ++i)

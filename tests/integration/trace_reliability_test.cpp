@@ -284,10 +284,8 @@ TEST_F(FaultTraceReliability, CollectorKilledTwiceDuring2000EchoesStoresEachSess
     load.start();
     int kills = 0;
     for (const int at : {kRequests / 3, 2 * kRequests / 3}) {
-        const auto until = Clock::now() + milliseconds{60'000};
-        while (load.finals() < at && Clock::now() < until)
-            std::this_thread::sleep_for(milliseconds{5});
-        ASSERT_GE(load.finals(), at) << "the load stalled";
+        ASSERT_TRUE(test_support::wait_until([&] { return load.finals() >= at; }))
+            << "the load stalled";
         // Kill the live collector (the most recent one): mid-batch, deliveries unacknowledged.
         for (auto it = processes_.rbegin(); it != processes_.rend(); ++it) {
             if ((*it)->name().rfind("trace-collector", 0) == 0 && (*it)->running()) {
@@ -353,12 +351,8 @@ TEST_F(FaultTraceReliability, BrokerRestartedWithSpooledExplainsAndWhileIngestin
     EchoLoad second(context_, broker.endpoint, kIngesting, 4, 8, milliseconds{4000});
     second.set_delay(milliseconds{10});
     second.start();
-    {
-        const auto until = Clock::now() + milliseconds{60'000};
-        while (second.finals() < kIngesting / 2 && Clock::now() < until)
-            std::this_thread::sleep_for(milliseconds{5});
-        ASSERT_GE(second.finals(), kIngesting / 2) << "the load stalled";
-    }
+    ASSERT_TRUE(test_support::wait_until([&] { return second.finals() >= kIngesting / 2; }))
+        << "the load stalled";
     broker.process->kill();  // returns once the process is reaped: its port is free
     broker = start_broker(
         {.bind = "tcp://127.0.0.1:" + port, .heartbeat_ms = kHeartbeatMs, .extra = {}});

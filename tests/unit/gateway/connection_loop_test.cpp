@@ -17,6 +17,7 @@
 
 #include "gateway/gateway_server.hpp"
 #include "tests/support/loopback_socket.hpp"
+#include "tests/support/wait_until.hpp"
 
 namespace glassbox::gateway {
 namespace {
@@ -200,8 +201,7 @@ TEST_F(ConnectionLoopTest, RequestsWaitForAThreadAndBeyondTheQueueAre503) {
     }
     Client waiting(port_);
     waiting.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
-    while (loop_->queued() < 1 && std::chrono::steady_clock::now() < until)
-        std::this_thread::sleep_for(milliseconds{5});
+    ASSERT_TRUE(test_support::wait_until([this] { return loop_->queued() >= 1; }));
     ASSERT_EQ(loop_->queued(), 1u);
     Client refused(port_);
     refused.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n");
