@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
+#include <cstdint>
+#include <string>
+#include <vector>
 
 #include "base/fnv.hpp"
 #include "text/stopwords.hpp"
@@ -119,20 +121,50 @@ double cosine(const LexicalProfile& a, const LexicalProfile& b) noexcept {
     return dot / (a.norm * b.norm);
 }
 
-double trigram_similarity(std::string_view a, std::string_view b) {
-    const auto grams = [](std::string_view s) {
-        std::string padded = "  " + normalize(s) + " ";
-        std::vector<std::string> out;
-        for (std::size_t i = 0; i + 3 <= padded.size(); ++i) out.push_back(padded.substr(i, 3));
-        std::sort(out.begin(), out.end());
-        return out;
+namespace {
+
+// The sorted trigrams of "  " + normalize(s) + " ", each packed into an integer (three bytes,
+// in order, so equal trigrams pack equal); reuses `out`'s capacity.
+void packed_trigrams(std::string_view s, std::string& normal, std::string& padded,
+                     std::vector<std::uint32_t>& out) {
+    normalize_into(s, normal);
+    padded.assign("  ");
+    padded += normal;
+    padded += ' ';
+    out.clear();
+    const auto byte = [&](std::size_t i) {
+        return static_cast<std::uint32_t>(static_cast<unsigned char>(padded[i]));
     };
-    const auto ga = grams(a);
-    const auto gb = grams(b);
+    for (std::size_t i = 0; i + 3 <= padded.size(); ++i)
+        out.push_back(byte(i) << 16 | byte(i + 1) << 8 | byte(i + 2));
+    std::sort(out.begin(), out.end());
+}
+
+}  // namespace
+
+double trigram_similarity(std::string_view a, std::string_view b) {
+    // Called per label and mention pair by the offline reasoner: buffers are reused.
+    thread_local std::string normal;
+    thread_local std::string padded;
+    thread_local std::vector<std::uint32_t> ga;
+    thread_local std::vector<std::uint32_t> gb;
+    packed_trigrams(a, normal, padded, ga);
+    packed_trigrams(b, normal, padded, gb);
     if (ga.empty() || gb.empty()) return 0.0;
-    std::vector<std::string> common;
-    std::set_intersection(ga.begin(), ga.end(), gb.begin(), gb.end(), std::back_inserter(common));
-    return 2.0 * static_cast<double>(common.size()) / static_cast<double>(ga.size() + gb.size());
+    // The multiset intersection's size (std::set_intersection's count).
+    std::size_t common = 0;
+    for (auto i = ga.begin(), j = gb.begin(); i != ga.end() && j != gb.end();) {
+        if (*i < *j) {
+            ++i;
+        } else if (*j < *i) {
+            ++j;
+        } else {
+            ++common;
+            ++i;
+            ++j;
+        }
+    }
+    return 2.0 * static_cast<double>(common) / static_cast<double>(ga.size() + gb.size());
 }
 
 }  // namespace glassbox::text

@@ -10,15 +10,25 @@ namespace glassbox::text {
 
 std::string lower(std::string_view s) { return base::ascii_lower(s); }
 
-std::vector<std::string> words(std::string_view s) {
-    std::vector<std::string> out;
+namespace {
+
+// for_each_word without a possessive "s": "Arthur's" -> "arthur" (the "s" after an ASCII or
+// U+2019 apostrophe is not a word).
+template <typename OnWord>
+void for_each_normal_word(std::string_view s, OnWord&& on_word) {
     for_each_word(s, [&](std::string_view w, std::size_t start) {
-        // "Arthur's" -> "arthur": the "s" after an apostrophe (ASCII or U+2019) is not a word.
         const bool after_apostrophe = (start >= 1 && s[start - 1] == '\'') ||
                                       (start >= 3 && s.compare(start - 3, 3, "\xE2\x80\x99") == 0);
         if (w == "s" && after_apostrophe) return;
-        out.emplace_back(w);
+        on_word(w);
     });
+}
+
+}  // namespace
+
+std::vector<std::string> words(std::string_view s) {
+    std::vector<std::string> out;
+    for_each_normal_word(s, [&](std::string_view w) { out.emplace_back(w); });
     return out;
 }
 
@@ -58,12 +68,17 @@ std::vector<std::string> content_stems(std::string_view s) {
     return out;
 }
 
-std::string normalize(std::string_view s) {
-    std::string out;
-    for (const auto& w : words(s)) {
+void normalize_into(std::string_view s, std::string& out) {
+    out.clear();
+    for_each_normal_word(s, [&](std::string_view w) {
         if (!out.empty()) out += ' ';
         out += w;
-    }
+    });
+}
+
+std::string normalize(std::string_view s) {
+    std::string out;
+    normalize_into(s, out);
     return out;
 }
 

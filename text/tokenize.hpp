@@ -64,5 +64,7 @@ std::vector<std::string> content_stems(std::string_view s);
 // The words of `s` joined by single spaces: "Cruz_Azul_FC" and "cruz azul fc" both give
 // "cruz azul fc".
 std::string normalize(std::string_view s);
+// normalize() into `out` (replaced), reusing its capacity.
+void normalize_into(std::string_view s, std::string& out);
 
 }  // namespace glassbox::text
