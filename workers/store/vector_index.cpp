@@ -35,7 +35,63 @@
 // The one translation unit that includes hnswlib (its header defines non-inline functions).
 #include <hnswlib/hnswlib.h>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace glassbox::store {
+
+namespace {
+
+#if defined(__x86_64__)
+// 1 - a·b with AVX2 and FMA (two 8-lane accumulators), for CPUs that have them: hnswlib picks
+// its AVX kernels only when the whole build targets AVX, and a build for users does not.
+__attribute__((target("avx2,fma"))) float inner_product_distance_avx2(const void* a_ptr,
+                                                                      const void* b_ptr,
+                                                                      const void* dim_ptr) {
+    const auto* a = static_cast<const float*>(a_ptr);
+    const auto* b = static_cast<const float*>(b_ptr);
+    const std::size_t n = *static_cast<const std::size_t*>(dim_ptr);
+    __m256 sum0 = _mm256_setzero_ps();
+    __m256 sum1 = _mm256_setzero_ps();
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        sum0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), sum0);
+        sum1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), sum1);
+    }
+    const __m256 sum = _mm256_add_ps(sum0, sum1);
+    __m128 half = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
+    half = _mm_add_ps(half, _mm_movehl_ps(half, half));
+    half = _mm_add_ss(half, _mm_shuffle_ps(half, half, 1));
+    float dot = _mm_cvtss_f32(half);
+    for (; i < n; ++i) dot += a[i] * b[i];
+    return 1.0f - dot;
+}
+#endif
+
+// hnswlib's inner-product space, with its distance taken from the AVX2 kernel above when the
+// CPU has AVX2 and FMA (same vectors, same file format; the sums differ in the last bits only).
+class InnerProductSpace final : public hnswlib::SpaceInterface<float> {
+public:
+    explicit InnerProductSpace(std::size_t dim) : portable_(dim), dim_(dim) {
+#if defined(__x86_64__) && !defined(NO_MANUAL_VECTORIZATION)
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+            distance_ = inner_product_distance_avx2;
+#endif
+    }
+    std::size_t get_data_size() override { return portable_.get_data_size(); }
+    hnswlib::DISTFUNC<float> get_dist_func() override {
+        return distance_ != nullptr ? distance_ : portable_.get_dist_func();
+    }
+    void* get_dist_func_param() override { return &dim_; }
+
+private:
+    hnswlib::InnerProductSpace portable_;
+    std::size_t dim_;
+    hnswlib::DISTFUNC<float> distance_ = nullptr;
+};
+
+}  // namespace
 
 using base::ErrorType;
 using base::make_error;
@@ -52,7 +108,7 @@ struct HnswState {
     std::int64_t seq = 0;       // the graph holds every change up to this sequence number
     std::size_t live = 0;       // labels in the graph not marked deleted
     // Declared before `graph`: the graph keeps a pointer into the space.
-    std::unique_ptr<hnswlib::InnerProductSpace> space;
+    std::unique_ptr<hnswlib::SpaceInterface<float>> space;
     std::unique_ptr<Graph> graph;
     std::atomic<bool> dirty{false};
     VectorIndexCounters counters;
@@ -202,7 +258,7 @@ std::unique_ptr<HnswState> empty_state(const Meta& meta, const VectorIndexOption
     state->instance = meta.instance;
     state->seq = meta.seq;
     if (meta.dim > 0) {
-        state->space = std::make_unique<hnswlib::InnerProductSpace>(meta.dim);
+        state->space = std::make_unique<InnerProductSpace>(meta.dim);
         state->graph =
             std::make_unique<Graph>(state->space.get(), std::max<std::size_t>(capacity, 1),
                                     options.M, options.ef_construction, options.random_seed);
