@@ -47,12 +47,11 @@ void run_agent(const AgentOptions& options) {
 }  // namespace
 
 void add_agent_worker_command(CLI::App& worker_command) {
-    auto options = std::make_shared<AgentOptions>();
-    options->worker.threads = 2;
-    auto* sub = worker_command.add_subcommand(std::string(schema::services::kAgent),
-                                              "Serve `agent`: multi-step answers (ReAct) with the "
-                                              "RAG engines and the store as tools (docs/agent.md)");
-    add_worker_options(*sub, options->worker, std::string(schema::services::kAgent));
+    auto [sub, options] =
+        add_worker_subcommand<AgentOptions>(worker_command, schema::services::kAgent,
+                                            "Serve `agent`: multi-step answers (ReAct) with the "
+                                            "RAG engines and the store as tools (docs/agent.md)",
+                                            run_agent);
     auto& c = options->config;
     sub->add_option("--tools", options->tools_file,
                     "Tool file (JSON; default: the built-in tools)");
@@ -74,7 +73,6 @@ void add_agent_worker_command(CLI::App& worker_command) {
     sub->add_option("--react-template", c.react_template, "The llm template of each step")
         ->capture_default_str();
     add_setting_option(*sub, "agent.call_timeout_ms", "--call-timeout-ms");
-    sub->callback([options] { run_agent(*options); });
 }
 
 }  // namespace glassbox::cli

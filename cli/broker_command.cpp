@@ -119,7 +119,7 @@ broker::BrokerConfig broker_config(const config::Resolved& s) {
     return config;
 }
 
-void run_broker(BrokerOptions& options) {
+void run_broker(const BrokerOptions& options) {
     auto log = base::component_logger("broker");
     broker::BrokerConfig config = broker_config(settings());
     const auto home = cli::resolve_home(options.home);
@@ -162,8 +162,8 @@ void run_broker(BrokerOptions& options) {
 }  // namespace
 
 void add_broker_command(CLI::App& app) {
-    auto options = std::make_shared<BrokerOptions>();
-    CLI::App* command = app.add_subcommand("broker", "Run the message broker");
+    auto [command, options] =
+        add_command<BrokerOptions>(app, "broker", "Run the message broker", run_broker);
     command->add_option("--home", options->home,
                         "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
     // Every other option sets a setting of [broker] for this run (docs/configuration.md).
@@ -198,7 +198,6 @@ void add_broker_command(CLI::App& app) {
     add_broker_security_options(*command);
     command->add_option("--ready-file", options->ready_file,
                         "Once bound, write {\"endpoint\", \"pub_endpoint\", \"pid\"} here");
-    command->callback([options] { run_broker(*options); });
 }
 
 }  // namespace glassbox::cli

@@ -49,15 +49,14 @@ void run_call(const CallOptions& options) {
 }  // namespace
 
 void add_call_command(CLI::App& app) {
-    auto options = std::make_shared<CallOptions>();
-    auto* command = app.add_subcommand(
-        "call",
+    auto [command, options] = add_command<CallOptions>(
+        app, "call",
         "Send one request to a service and print each reply as a JSON line "
-        "({\"kind\":\"data\"|\"explain\"|\"final\",\"body\":...}); an error goes to stderr");
+        "({\"kind\":\"data\"|\"explain\"|\"final\",\"body\":...}); an error goes to stderr",
+        run_call);
     command->add_option("service", options->service, "Service name")->required();
     command->add_option("body", options->body, "Request body as JSON (default {})");
     add_client_options(*command, options->client);
-    command->callback([options] { run_call(*options); });
 }
 
 }  // namespace glassbox::cli

@@ -163,29 +163,26 @@ void add_collections_command(CLI::App& app) {
         "The knowledge store's collections: list them, show one's counts, delete one");
     collections->require_subcommand(1);
 
-    auto list = std::make_shared<ListOptions>();
-    auto* list_cmd = collections->add_subcommand(
-        "list", "Every collection: facts, entities, documents, chunks, vectors, size, last load");
+    auto [list_cmd, list] = add_command<ListOptions>(
+        *collections, "list",
+        "Every collection: facts, entities, documents, chunks, vectors, size, last load", run_list);
     add_client_options(*list_cmd, list->client);
-    list_cmd->callback([list] { run_list(*list); });
 
-    auto show = std::make_shared<ShowOptions>();
-    auto* show_cmd = collections->add_subcommand(
-        "show", "One collection's counts, with facts, documents and chunks per data tier");
+    auto [show_cmd, show] = add_command<ShowOptions>(
+        *collections, "show",
+        "One collection's counts, with facts, documents and chunks per data tier", run_show);
     show_cmd->add_option("name", show->name, "The collection")->required();
     add_client_options(*show_cmd, show->client);
-    show_cmd->callback([show] { run_show(*show); });
 
-    auto remove = std::make_shared<DeleteOptions>();
-    auto* delete_cmd = collections->add_subcommand(
-        "delete",
+    auto [delete_cmd, remove] = add_command<DeleteOptions>(
+        *collections, "delete",
         "Delete a collection whole (graph, documents, chunks, vectors): says what it removes and "
-        "asks first (y/N), or --yes");
+        "asks first (y/N), or --yes",
+        run_delete);
     delete_cmd->add_option("name", remove->name, "The collection")->required();
     delete_cmd->add_flag("-y,--yes", remove->yes,
                          "Delete without asking (needed when stdin is not a terminal)");
     add_client_options(*delete_cmd, remove->client);
-    delete_cmd->callback([remove] { run_delete(*remove); });
 }
 
 }  // namespace glassbox::cli

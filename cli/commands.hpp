@@ -1,9 +1,30 @@
 // The `glassbox` subcommands; each add_* registers one on the app and owns its options.
 #pragma once
 
+#include <memory>
+#include <string>
+
 #include <CLI/CLI.hpp>
 
 namespace glassbox::cli {
+
+// A subcommand and the options it owns (the callback `add_command` sets holds them, so they live
+// as long as the app): CLI11 writes the parsed flags into *options.
+template <typename Options>
+struct Command {
+    CLI::App* command;
+    Options* options;
+};
+
+// Adds the subcommand `name` to `parent`, run by `run` with its options when it is the one chosen.
+template <typename Options>
+Command<Options> add_command(CLI::App& parent, std::string name, std::string description,
+                             void (*run)(const Options&)) {
+    auto options = std::make_shared<Options>();
+    CLI::App* command = parent.add_subcommand(std::move(name), std::move(description));
+    command->callback([options, run] { run(*options); });
+    return {command, options.get()};
+}
 
 // A subcommand ends by returning normally (exit 0) or by throwing CLI::RuntimeError(code)
 // after printing its one-line typed error on stderr.

@@ -106,11 +106,11 @@ void add_config_command(CLI::App& app) {
         "config", "The configuration: every setting, its value and where it came from");
     command->require_subcommand(1);
 
-    auto show = std::make_shared<ConfigOptions>();
-    auto* show_cmd = command->add_subcommand(
-        "show",
+    auto [show_cmd, show] = add_command<ConfigOptions>(
+        *command, "show",
         "Every setting's effective value and its source: default, state, the file (path:line), "
-        "env VARIABLE or flag (docs/configuration.md)");
+        "env VARIABLE or flag (docs/configuration.md)",
+        run_config_show);
     show_cmd->add_option("--home", show->home,
                          "Home folder (default $GLASSBOX_HOME, else ~/.glassbox)");
     show_cmd->add_flag("--json", show->json, "As one JSON object");
@@ -118,7 +118,6 @@ void add_config_command(CLI::App& app) {
         "--defaults", show->defaults,
         "Print the reference table of every setting (Markdown: key, default, values, environment, "
         "flags, meaning)");
-    show_cmd->callback([show] { run_config_show(*show); });
 
     auto path = std::make_shared<ConfigOptions>();
     auto* path_cmd = command->add_subcommand(

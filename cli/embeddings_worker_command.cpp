@@ -39,18 +39,16 @@ void run_embeddings(const EmbeddingsOptions& options) {
 }  // namespace
 
 void add_embeddings_worker_command(CLI::App& worker_command) {
-    auto options = std::make_shared<EmbeddingsOptions>();
-    options->worker.threads = 2;
-    auto* sub = worker_command.add_subcommand("embeddings",
-                                              "Serve `embeddings`: texts to vectors (built-in "
-                                              "feature hashing, or an OpenAI-compatible API)");
-    add_worker_options(*sub, options->worker, std::string(schema::services::kEmbeddings));
+    auto [sub, options] =
+        add_worker_subcommand<EmbeddingsOptions>(worker_command, schema::services::kEmbeddings,
+                                                 "Serve `embeddings`: texts to vectors (built-in "
+                                                 "feature hashing, or an OpenAI-compatible API)",
+                                                 run_embeddings);
     // The [embeddings] settings (docs/configuration.md); flags override the file and the
     // environment.
     add_section_options(*sub, "embeddings",
                         {"--config", "--provider", "--dim", "--base-url", "--model",
                          "--api-key-env", "--batch-size", "--timeout-ms", "--max-retries"});
-    sub->callback([options] { run_embeddings(*options); });
 }
 
 }  // namespace glassbox::cli

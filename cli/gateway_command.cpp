@@ -59,7 +59,7 @@ void apply_gateway_settings(gateway::GatewayConfig& config, const config::Resolv
     config.mcp.max_sessions_per_client = size("gateway.mcp_max_sessions_per_client");
 }
 
-void run_gateway(GatewayOptions& options) {
+void run_gateway(const GatewayOptions& options) {
     auto log = base::component_logger("gateway");
     gateway::GatewayConfig config = options.config;
     apply_gateway_settings(config, settings());
@@ -111,9 +111,9 @@ void run_gateway(GatewayOptions& options) {
 }  // namespace
 
 void add_gateway_command(CLI::App& app) {
-    auto options = std::make_shared<GatewayOptions>();
-    auto* command = app.add_subcommand(
-        "gateway", "Serve the HTTP API (REST + SSE) and the trace viewer over the bus");
+    auto [command, options] = add_command<GatewayOptions>(
+        app, "gateway", "Serve the HTTP API (REST + SSE) and the trace viewer over the bus",
+        run_gateway);
     add_setting_option(*command, "gateway.listen", "--listen");
     command->add_option("--ready-file", options->ready_file,
                         "Write {url, port, pid} here once listening (for scripts and tests)");
@@ -147,7 +147,6 @@ void add_gateway_command(CLI::App& app) {
                       "Answer MCP POSTs as event streams when the client accepts both");
     add_client_options(*command, options->client, 30'000,
                        ClientOptionSet{.pub = false, .timeout = false});
-    command->callback([options] { run_gateway(*options); });
 }
 
 }  // namespace glassbox::cli

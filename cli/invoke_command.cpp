@@ -326,14 +326,12 @@ void add_query_options(CLI::App& cmd, InvokeOptions& options) {
 
 void add_rag_subcommand(CLI::App& invoke, const std::string& service,
                         const std::string& description) {
-    auto options = std::make_shared<InvokeOptions>();
+    auto [cmd, options] = add_command<InvokeOptions>(invoke, service, description, run_invoke);
     options->service = service;
-    auto* cmd = invoke.add_subcommand(service, description);
     if (service == schema::services::kQuery) {
         add_common_options(*cmd, *options, true);
         add_query_options(*cmd, *options);
         add_client_options(*cmd, options->client, kDefaultInvokeTimeoutMs);
-        cmd->callback([options] { run_invoke(*options); });
         return;
     }
     add_common_options(*cmd, *options, true);
@@ -372,7 +370,6 @@ void add_rag_subcommand(CLI::App& invoke, const std::string& service,
             "Chunks retrieved; more than --doc-limit re-ranks them (0: max(20, --doc-limit))");
     }
     add_client_options(*cmd, options->client, kDefaultInvokeTimeoutMs);
-    cmd->callback([options] { run_invoke(*options); });
 }
 
 }  // namespace

@@ -65,13 +65,11 @@ void run_llm(const LlmOptions& options) {
 }  // namespace
 
 void add_llm_worker_command(CLI::App& worker_command) {
-    auto options = std::make_shared<LlmOptions>();
-    options->worker.threads = 2;
-    auto* sub = worker_command.add_subcommand(
-        "llm",
+    auto [sub, options] = add_worker_subcommand<LlmOptions>(
+        worker_command, schema::services::kLlm,
         "Serve `llm`: prompt templates answered by the built-in extractive provider or an "
-        "OpenAI-compatible endpoint (docs/llm.md)");
-    add_worker_options(*sub, options->worker, std::string(schema::services::kLlm));
+        "OpenAI-compatible endpoint (docs/llm.md)",
+        run_llm);
     // The [llm] settings (docs/configuration.md); flags override the file and the environment.
     add_section_options(
         *sub, "llm",
@@ -80,7 +78,6 @@ void add_llm_worker_command(CLI::App& worker_command) {
     sub->add_option("--embeddings-service", options->embeddings_service,
                     "Service asked for vectors when scoring edges ('-' for none: lexical only)")
         ->capture_default_str();
-    sub->callback([options] { run_llm(*options); });
 }
 
 }  // namespace glassbox::cli

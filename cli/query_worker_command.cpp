@@ -61,14 +61,11 @@ void run_query_worker(const QueryOptions& options) {
 }  // namespace
 
 void add_query_worker_command(CLI::App& worker_command) {
-    auto options = std::make_shared<QueryOptions>();
-    options->worker.threads = 2;
-    auto* sub =
-        worker_command.add_subcommand(std::string(schema::services::kQuery),
-                                      "Serve `query`: routes each question to graph-rag, "
-                                      "document-rag or the agent, escalates weak "
-                                      "answers, and gives the answer's provenance (docs/query.md)");
-    add_worker_options(*sub, options->worker, std::string(schema::services::kQuery));
+    auto [sub, options] = add_worker_subcommand<QueryOptions>(
+        worker_command, schema::services::kQuery,
+        "Serve `query`: routes each question to graph-rag, document-rag or the agent, escalates "
+        "weak answers, and gives the answer's provenance (docs/query.md)",
+        run_query_worker);
     sub->add_option("--rules", options->rules_file,
                     "Routing rule file (JSON, docs/query.md); default: the built-in rules");
     add_setting_option(*sub, "query.relevance_threshold", "--relevance-threshold");
@@ -93,7 +90,6 @@ void add_query_worker_command(CLI::App& worker_command) {
     sub->add_option("--store-service", options->config.store_service, "The knowledge store service")
         ->capture_default_str();
     add_setting_option(*sub, "query.call_timeout_ms", "--call-timeout-ms");
-    sub->callback([options] { run_query_worker(*options); });
 }
 
 }  // namespace glassbox::cli

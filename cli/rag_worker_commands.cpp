@@ -44,26 +44,30 @@ void apply_retrieval_defaults(rag::RagConfig& config, const config::Resolved& s)
     config.explored_edges_recorded = limit("graph_rag.explored_edges_recorded");
 }
 
-void run_rag(const std::string& service, const RagOptions& options, bool graph) {
+void run_rag(std::string_view service, const RagOptions& options, bool graph) {
     const sigset_t stop_signals = block_stop_signals();
     rag::RagConfig config = options.config;
     config.call_timeout = std::chrono::milliseconds{settings().integer("rag.call_timeout_ms")};
     apply_retrieval_defaults(config, settings());
     config.explain = !rag::explain_disabled_by_env();
-    run_worker(service, options.worker,
+    run_worker(std::string(service), options.worker,
                graph ? rag::make_graph_rag_handler(config) : rag::make_document_rag_handler(config),
                stop_signals);
 }
 
-void add_rag_command(CLI::App& worker_command, std::string_view service,
-                     const std::string& description, bool graph) {
-    auto options = std::make_shared<RagOptions>();
-    options->worker.threads = 2;
-    auto* sub = worker_command.add_subcommand(std::string(service), description);
-    add_worker_options(*sub, options->worker, std::string(service));
+void run_graph_rag(const RagOptions& options) {
+    run_rag(schema::services::kGraphRag, options, true);
+}
+
+void run_document_rag(const RagOptions& options) {
+    run_rag(schema::services::kDocumentRag, options, false);
+}
+
+void add_rag_command(CLI::App& worker_command, std::string_view service, std::string description,
+                     void (*run)(const RagOptions&)) {
+    auto [sub, options] =
+        add_worker_subcommand<RagOptions>(worker_command, service, std::move(description), run);
     add_rag_options(*sub, *options);
-    sub->callback(
-        [options, service = std::string(service), graph] { run_rag(service, *options, graph); });
 }
 
 }  // namespace
@@ -72,14 +76,14 @@ void add_graph_rag_worker_command(CLI::App& worker_command) {
     add_rag_command(
         worker_command, schema::services::kGraphRag,
         "Serve `graph-rag`: answers from the knowledge graph, with an explain trace (docs/rag.md)",
-        true);
+        run_graph_rag);
 }
 
 void add_document_rag_worker_command(CLI::App& worker_command) {
     add_rag_command(
         worker_command, schema::services::kDocumentRag,
         "Serve `document-rag`: answers from document chunks, with an explain trace (docs/rag.md)",
-        false);
+        run_document_rag);
 }
 
 }  // namespace glassbox::cli

@@ -114,31 +114,28 @@ void add_sessions_command(CLI::App& app) {
         "Conversations: the turns of questions asked with a session id (glassbox chat, --session)");
     sessions->require_subcommand(1);
 
-    auto list = std::make_shared<ListOptions>();
-    auto* list_cmd = sessions->add_subcommand(
-        "list", "Conversations, most recent first: Session | Turns | Started | Last");
+    auto [list_cmd, list] = add_command<ListOptions>(
+        *sessions, "list", "Conversations, most recent first: Session | Turns | Started | Last",
+        run_list);
     list_cmd->add_option("--limit", list->limit, "At most this many")
         ->capture_default_str()
         ->check(CLI::Range(1, 1000));
     add_client_options(*list_cmd, list->client);
-    list_cmd->callback([list] { run_list(*list); });
 
-    auto show = std::make_shared<ShowOptions>();
-    auto* show_cmd = sessions->add_subcommand(
-        "show", "The turns of one conversation, oldest first: question, answer, trace");
+    auto [show_cmd, show] = add_command<ShowOptions>(
+        *sessions, "show", "The turns of one conversation, oldest first: question, answer, trace",
+        run_show);
     show_cmd->add_option("id", show->id, "The session id")->required();
     show_cmd->add_option("--limit", show->limit, "The last this many turns")
         ->capture_default_str()
         ->check(CLI::Range(1, 100));
     add_client_options(*show_cmd, show->client);
-    show_cmd->callback([show] { run_show(*show); });
 
-    auto remove = std::make_shared<DeleteOptions>();
-    auto* delete_cmd = sessions->add_subcommand(
-        "delete", "Forget a conversation: its turns are deleted (the runs' traces stay)");
+    auto [delete_cmd, remove] = add_command<DeleteOptions>(
+        *sessions, "delete", "Forget a conversation: its turns are deleted (the runs' traces stay)",
+        run_delete);
     delete_cmd->add_option("id", remove->id, "The session id")->required();
     add_client_options(*delete_cmd, remove->client);
-    delete_cmd->callback([remove] { run_delete(*remove); });
 }
 
 }  // namespace glassbox::cli

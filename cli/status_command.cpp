@@ -191,11 +191,10 @@ void run_status(const ClientOptions& options) {
 }  // namespace
 
 void add_status_command(CLI::App& app) {
-    auto options = std::make_shared<ClientOptions>();
-    auto* command = app.add_subcommand(
-        "status", "Show the broker: services, workers, queue depths, spool, uptime");
+    auto [command, options] = add_command<ClientOptions>(
+        app, "status", "Show the broker: services, workers, queue depths, spool, uptime",
+        run_status);
     add_client_options(*command, *options, 5'000);
-    command->callback([options] { run_status(*options); });
 }
 
 }  // namespace glassbox::cli

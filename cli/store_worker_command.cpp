@@ -40,12 +40,11 @@ void run_store(const StoreOptions& options) {
 }  // namespace
 
 void add_store_worker_command(CLI::App& worker_command) {
-    auto options = std::make_shared<StoreOptions>();
-    options->worker.threads = 2;
-    auto* sub = worker_command.add_subcommand("store",
-                                              "Serve `store`: the knowledge graph, documents and "
-                                              "vectors of <home>/knowledge/ (docs/knowledge.md)");
-    add_worker_options(*sub, options->worker, std::string(schema::services::kStore));
+    auto [sub, options] =
+        add_worker_subcommand<StoreOptions>(worker_command, schema::services::kStore,
+                                            "Serve `store`: the knowledge graph, documents and "
+                                            "vectors of <home>/knowledge/ (docs/knowledge.md)",
+                                            run_store);
     sub->add_option("--embeddings-service", options->embeddings_service,
                     "Service that embeds entity labels and chunks while indexing")
         ->capture_default_str();
@@ -53,7 +52,6 @@ void add_store_worker_command(CLI::App& worker_command) {
                     "Texts per call to the embeddings service")
         ->capture_default_str()
         ->check(CLI::Range(1, 4096));
-    sub->callback([options] { run_store(*options); });
 }
 
 }  // namespace glassbox::cli

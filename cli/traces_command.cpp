@@ -324,11 +324,11 @@ void run_stats(const ClientOptions& options) {
 
 // `traces list`: the filters, paging and count.
 void add_list(CLI::App& traces_cmd) {
-    auto list = std::make_shared<ListOptions>();
-    auto* list_cmd =
-        traces_cmd.add_subcommand("list",
-                                  "List sessions, newest first: Session | Kind | Collection | "
-                                  "Question | Started | Duration | Tokens | Status");
+    auto [list_cmd, list] = add_command<ListOptions>(
+        traces_cmd, "list",
+        "List sessions, newest first: Session | Kind | Collection | Question | Started | Duration "
+        "| Tokens | Status",
+        run_list);
     list_cmd->add_option("--kind", list->kind,
                          "Only this kind (echo, graph-rag, document-rag, agent, query)");
     list_cmd->add_option("--status", list->status, "Only this status")
@@ -354,16 +354,15 @@ void add_list(CLI::App& traces_cmd) {
         ->capture_default_str()
         ->check(CLI::NonNegativeNumber);
     add_client_options(*list_cmd, list->client);
-    list_cmd->callback([list] { run_list(*list); });
 }
 
 // `traces show`: the tree, --full, --depth, the formats.
 void add_show(CLI::App& traces_cmd) {
-    auto show = std::make_shared<ShowOptions>();
-    auto* show_cmd = traces_cmd.add_subcommand(
-        "show",
+    auto [show_cmd, show] = add_command<ShowOptions>(
+        traces_cmd, "show",
         "Show one trace: its steps and facts (tree), its reply (json), or its exact triples "
-        "(turtle, ntriples, jsonld: the triples of urn:graph:retrieval; nquads keeps the graph)");
+        "(turtle, ntriples, jsonld: the triples of urn:graph:retrieval; nquads keeps the graph)",
+        run_show);
     show_cmd->add_option("id", show->id, "Session URI, or a unique prefix of its UUID")->required();
     show_cmd->add_option("--format", show->format, "tree, json, turtle, ntriples, nquads or jsonld")
         ->capture_default_str()
@@ -381,16 +380,15 @@ void add_show(CLI::App& traces_cmd) {
         "Tree: the full tree with the source chunk, document and data tier of each selected edge "
         "and chunk");
     add_client_options(*show_cmd, show->client);
-    show_cmd->callback([show] { run_show(*show); });
 }
 
 // `traces tail`, `export` and `stats`.
 void add_tail_export_stats(CLI::App& traces_cmd) {
-    auto tail = std::make_shared<TailOptions>();
-    auto* tail_cmd = traces_cmd.add_subcommand(
-        "tail",
+    auto [tail_cmd, tail] = add_command<TailOptions>(
+        traces_cmd, "tail",
         "Print explain events live from the broker's explain topic until Ctrl-C (one line each, or "
-        "JSON lines with --json); events published before it connected are not seen");
+        "JSON lines with --json); events published before it connected are not seen",
+        run_tail);
     tail_cmd->add_option("--kind", tail->kind, "Only this service's events");
     tail_cmd->add_option("--count", tail->count,
                          "Stop after this many events (exit 1 if --timeout-ms passes first)");
@@ -398,28 +396,25 @@ void add_tail_export_stats(CLI::App& traces_cmd) {
         ->capture_default_str()
         ->check(CLI::Range(0, 86'400'000));
     add_client_options(*tail_cmd, tail->client, 30'000, ClientOptionSet{true, false});
-    tail_cmd->callback([tail] { run_tail(*tail); });
 
-    auto exporter = std::make_shared<ExportOptions>();
-    auto* export_cmd = traces_cmd.add_subcommand(
-        "export",
+    auto [export_cmd, exporter] = add_command<ExportOptions>(
+        traces_cmd, "export",
         "Write the exact stored triples of every session started in a range to stdout as N-Quads "
-        "(a summary goes to stderr)");
+        "(a summary goes to stderr)",
+        run_export);
     export_cmd
         ->add_option("--since", exporter->since,
                      "Started at or after: UTC time, date, or age (2h, 7d)")
         ->required();
     export_cmd->add_option("--until", exporter->until, "Started before: UTC time, date, or age");
     add_client_options(*export_cmd, exporter->client, 300'000);
-    export_cmd->callback([exporter] { run_export(*exporter); });
 
-    auto stats = std::make_shared<ClientOptions>();
-    auto* stats_cmd =
-        traces_cmd.add_subcommand("stats",
-                                  "Counts of the trace store: sessions by status, events, "
-                                  "triples, quarantined messages, size");
+    auto [stats_cmd, stats] = add_command<ClientOptions>(
+        traces_cmd, "stats",
+        "Counts of the trace store: sessions by status, events, triples, quarantined messages, "
+        "size",
+        run_stats);
     add_client_options(*stats_cmd, *stats);
-    stats_cmd->callback([stats] { run_stats(*stats); });
 }
 
 }  // namespace

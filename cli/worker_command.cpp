@@ -216,10 +216,10 @@ void run_trace_collector(const TraceCollectorOptions& options) {
 }
 
 void add_trace_collector_command(CLI::App& command) {
-    auto options = std::make_shared<TraceCollectorOptions>();
-    auto* sub = command.add_subcommand(
-        "trace-collector",
-        "Store the broker's explain feed in <home>/traces.db and serve the `trace` service");
+    auto [sub, options] = add_command<TraceCollectorOptions>(
+        command, "trace-collector",
+        "Store the broker's explain feed in <home>/traces.db and serve the `trace` service",
+        run_trace_collector);
     add_bus_options(*sub, options->bus,
                     "Home folder holding traces.db (default $GLASSBOX_HOME, else ~/.glassbox)");
     sub->add_option("--threads", options->threads, "Threads serving `trace` requests")
@@ -230,7 +230,6 @@ void add_trace_collector_command(CLI::App& command) {
     add_setting_flag(*sub, "collector.synchronous_normal", "--synchronous-normal", true,
                      "Commit without fsync per transaction (faster; the last commits may be lost "
                      "on power loss)");
-    sub->callback([options] { run_trace_collector(*options); });
 }
 
 }  // namespace

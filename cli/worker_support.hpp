@@ -11,6 +11,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "cli/bus_security.hpp"
+#include "cli/commands.hpp"
 #include "cli/stop_signals.hpp"
 #include "workers/runtime/worker.hpp"
 
@@ -40,6 +41,18 @@ struct WorkerOptions {
 
 // --service, --name, --threads, --drain-timeout-ms (worker.drain_timeout_ms); bus options too.
 void add_worker_options(CLI::App& sub, WorkerOptions& options, const std::string& default_service);
+
+// `glassbox worker <service>` for a service with options of its own (`Options::worker` holds
+// the shared ones, registered here, two threads unless --threads): see add_command.
+template <typename Options>
+Command<Options> add_worker_subcommand(CLI::App& worker_command, std::string_view service,
+                                       std::string description, void (*run)(const Options&)) {
+    auto added =
+        add_command<Options>(worker_command, std::string(service), std::move(description), run);
+    added.options->worker.threads = 2;
+    add_worker_options(*added.command, added.options->worker, std::string(service));
+    return added;
+}
 
 // The settings object of the llm or embeddings service (`table` "llm" or "embeddings"): the JSON
 // file named by <table>.config (an older way, docs/llm.md), then every other <table>.* setting

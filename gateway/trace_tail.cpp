@@ -19,8 +19,6 @@
 
 namespace glassbox::gateway {
 
-using base::ErrorType;
-using base::make_error;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
@@ -204,8 +202,8 @@ void add_trace_tail_route(Gateway::State& state) {
         if (!status) return send_error(res, status.error());
         const std::string pub = string_of(status->value("broker", json::object()), "pub_endpoint");
         if (pub.empty())
-            return send_error(res, make_error(ErrorType::kServiceUnavailable,
-                                              "the broker names no explain topic"));
+            return send_error(res, base::make_error(base::ErrorType::kServiceUnavailable,
+                                                    "the broker names no explain topic"));
         // Known before the stream starts: an unknown id is a 404, not a stream.
         auto shown = state.bus.call(schema::services::kTrace,
                                     json{{"op", "show"}, {"session", std::string(req.matches[1])}},

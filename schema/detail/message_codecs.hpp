@@ -21,30 +21,30 @@ struct EnumName {
     std::string_view name;
 };
 
-inline constexpr std::array kQueryModes{
-    EnumName<QueryMode>{QueryMode::kAuto, "auto"},
-    EnumName<QueryMode>{QueryMode::kGraphRag, "graph-rag"},
-    EnumName<QueryMode>{QueryMode::kDocumentRag, "document-rag"},
-    EnumName<QueryMode>{QueryMode::kAgent, "agent"},
-};
-inline constexpr std::array kRagTypes{
-    EnumName<RagMessageType>{RagMessageType::kChunk, "chunk"},
-    EnumName<RagMessageType>{RagMessageType::kExplain, "explain"},
-    EnumName<RagMessageType>{RagMessageType::kError, "error"},
-};
-inline constexpr std::array kAgentTypes{
-    EnumName<AgentMessageType>{AgentMessageType::kThought, "thought"},
-    EnumName<AgentMessageType>{AgentMessageType::kObservation, "observation"},
-    EnumName<AgentMessageType>{AgentMessageType::kAnswer, "answer"},
-    EnumName<AgentMessageType>{AgentMessageType::kExplain, "explain"},
-    EnumName<AgentMessageType>{AgentMessageType::kError, "error"},
-};
-inline constexpr std::array kTraceStatuses{
-    EnumName<TraceStatus>{TraceStatus::kNone, ""},
-    EnumName<TraceStatus>{TraceStatus::kComplete, "complete"},
-    EnumName<TraceStatus>{TraceStatus::kError, "error"},
-    EnumName<TraceStatus>{TraceStatus::kIncomplete, "incomplete"},
-};
+inline constexpr auto kQueryModes = std::to_array<EnumName<QueryMode>>({
+    {QueryMode::kAuto, "auto"},
+    {QueryMode::kGraphRag, "graph-rag"},
+    {QueryMode::kDocumentRag, "document-rag"},
+    {QueryMode::kAgent, "agent"},
+});
+inline constexpr auto kRagTypes = std::to_array<EnumName<RagMessageType>>({
+    {RagMessageType::kChunk, "chunk"},
+    {RagMessageType::kExplain, "explain"},
+    {RagMessageType::kError, "error"},
+});
+inline constexpr auto kAgentTypes = std::to_array<EnumName<AgentMessageType>>({
+    {AgentMessageType::kThought, "thought"},
+    {AgentMessageType::kObservation, "observation"},
+    {AgentMessageType::kAnswer, "answer"},
+    {AgentMessageType::kExplain, "explain"},
+    {AgentMessageType::kError, "error"},
+});
+inline constexpr auto kTraceStatuses = std::to_array<EnumName<TraceStatus>>({
+    {TraceStatus::kNone, ""},
+    {TraceStatus::kComplete, "complete"},
+    {TraceStatus::kError, "error"},
+    {TraceStatus::kIncomplete, "incomplete"},
+});
 
 template <typename E, std::size_t N>
 std::string_view enum_name(const std::array<EnumName<E>, N>& table, E value) {

@@ -3,7 +3,7 @@
 # broker including and linking the CLI, a worker including another worker, two layer-2 peers, a
 # library including a test fixture, the gateway including a worker, a worker including the CLI in
 # angle brackets, a worker linking the CLI and the gateway's MCP library by their raw target
-# names, a new top-level folder with no layer) fails, naming each planted violation and nothing
+# names, text/ linking the CLI in its glassbox_component list, a new top-level folder with no layer) fails, naming each planted violation and nothing
 # else; allowed spellings beside them (angle-bracket includes down the layers, system headers,
 # raw targets down the layers, CMake variables, a build tree, a hidden folder) are not named.
 set -euo pipefail
@@ -38,6 +38,7 @@ printf '#include <cli/home.hpp>\n' >> "$(first_hpp workers/echo)"
 printf 'target_link_libraries(glassbox_query PRIVATE glassbox_cli)\n' >> "$work/workers/query/CMakeLists.txt"
 printf 'target_link_libraries(glassbox_echo PRIVATE\n  glassbox::gateway_mcp)\n' \
   >> "$work/workers/echo/CMakeLists.txt"
+sed -i 's/^  PUBLIC glassbox::base/  PUBLIC glassbox::base glassbox::cli/' "$work/text/CMakeLists.txt"
 mkdir -p "$work/reasoning"
 printf '#include "schema/term.hpp"\n' > "$work/reasoning/planner.hpp"
 # Allowed: a worker including the runtime, the CLI including a worker, the bus including schema,
@@ -60,7 +61,7 @@ set -e
 echo "$out"
 [ $status -eq 1 ] || fail "exit status $status, expected 1"
 count=$(grep -vc '^check-layers' <<<"$out" || true)
-[ "$count" -eq 10 ] || fail "expected exactly 10 violations, got $count"
+[ "$count" -eq 11 ] || fail "expected exactly 11 violations, got $count"
 grep -q "^broker/.*: broker -> cli: layer 3 includes layer 6" <<<"$out" || fail "broker -> cli not named"
 grep -q "^workers/llm/.*: workers/llm -> workers/embeddings: a worker includes another worker" <<<"$out" \
   || fail "worker -> worker not named"
@@ -76,6 +77,8 @@ grep -q "^workers/query/CMakeLists.txt:.*: workers/query links glassbox_cli (cli
   <<<"$out" || fail "the raw target glassbox_cli linked from a worker not named"
 grep -q "^workers/echo/CMakeLists.txt:.*: workers/echo links glassbox::gateway_mcp (gateway): layer 4 includes layer 5" \
   <<<"$out" || fail "glassbox::gateway_mcp (defined in gateway/mcp) linked from a worker not named"
+grep -q "^text/CMakeLists.txt:.*: text links glassbox::cli (cli): layer 2 includes layer 6" <<<"$out" \
+  || fail "the CLI in text/'s glassbox_component link list not named"
 grep -q "^reasoning/: a top-level folder with no layer" <<<"$out" \
   || fail "the new top-level folder reasoning/ not named"
 echo "check_layers_test: passed"

@@ -11,7 +11,6 @@
 
 namespace glassbox::llm {
 
-using base::Error;
 using base::ErrorType;
 using base::make_error;
 using nlohmann::json;
@@ -20,7 +19,7 @@ namespace {
 
 constexpr std::string_view kBuiltinOrigin = "built-in";
 
-Error invalid_template(std::string message) {
+base::Error invalid_template(std::string message) {
     return make_error(ErrorType::kInvalidRequest, std::move(message));
 }
 
@@ -74,7 +73,7 @@ bool valid_template_name(std::string_view name) noexcept {
 namespace {
 
 // A template's error: its origin, the line when known (0: none), why.
-Error template_error(const std::string& origin, std::size_t line, const std::string& why) {
+base::Error template_error(const std::string& origin, std::size_t line, const std::string& why) {
     return invalid_template("template " + origin +
                             (line ? std::string(":").append(std::to_string(line)) : "") + ": " +
                             why);

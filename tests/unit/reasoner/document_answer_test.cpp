@@ -3,6 +3,7 @@
 // the evidence or left undecided, at most three exact, cited, distinct sentences.
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <set>
 #include <string>
 #include <vector>
@@ -50,53 +51,90 @@ TEST(AnswerSpansTest, APrepositionOpeningTheSentenceIsNotPartOfAName) {
     EXPECT_EQ(spans[0].kind, detail::SpanKind::kName);
 }
 
-TEST(DocumentAnswerTest, TheSentenceWithAYearLeadsAWhenQuestion) {
+// A question one sentence answers: that sentence leads, cited, and gives the short answer.
+struct LeadCase {
+    std::string name;
+    std::vector<TextChunk> chunks;
+    std::string question;
+    std::string lead;                     // the first sentence
+    std::string answer;                   // the short answer
+    std::vector<std::string> answer_ids;  // empty: not checked
+};
+
+void PrintTo(const LeadCase& c, std::ostream* out) { *out << c.name; }
+
+const LeadCase kLeadCases[] = {
+    {"TheSentenceWithAYearLeadsAWhenQuestion",
+     {{"c1",
+       "The Harrow Lighthouse guards the Wendmoor cliffs and the lighthouse keepers of Harrow "
+       "were famous. The lighthouse is painted white.",
+       "Harrow Lighthouse"},
+      {"c2", "Building work on the Harrow Lighthouse ended in 1874, after two winters.",
+       "Harrow Lighthouse history"}},
+     "When was the Harrow Lighthouse finished?",
+     "Building work on the Harrow Lighthouse ended in 1874, after two winters. [c2]",
+     "1874",
+     {"c2"}},
+    {"AWhoQuestionIsAnsweredWithANameTheQuestionDoesNotHold",
+     {{"c1", "The Corvin Prize is awarded each spring in Dalmere for corvine studies.",
+       "Corvin Prize"},
+      {"c2", "The Corvin Prize was founded by Mirela Vostok, a zoologist.", "Founders"}},
+     "Who founded the Corvin Prize?",
+     "The Corvin Prize was founded by Mirela Vostok, a zoologist. [c2]",
+     "Mirela Vostok",
+     {"c2"}},
+    {"AHowManyQuestionIsAnsweredWithANumber",
+     {{"c1", "The Ostrel Choir sings in the Ostrel cathedral. The choir tours every summer.",
+       "Ostrel Choir"},
+      {"c2", "The choir has 48 singers and one conductor.", "Ostrel Choir members"}},
+     "How many singers does the Ostrel Choir have?",
+     "The choir has 48 singers and one conductor. [c2]",
+     "48",
+     {}},
+    {"AOneStepAnswerIsNotReplacedByABridge",
+     {{"c1", "The Kessel Tower stands in Amberley and was designed by Tomas Reuel.",
+       "Kessel Tower"},
+      {"c2", "Amberley is a market town with a museum of clocks.", "Amberley"}},
+     "Who designed the Kessel Tower?",
+     "The Kessel Tower stands in Amberley and was designed by Tomas Reuel. [c1]",
+     "Tomas Reuel",
+     {}},
+    // Regression: a sentence sharing a place name with a well-matching one was taken for a second
+    // step, and its stray year ("a year before") led.
+    {"NoBridgeWhenOneSentenceAnswersAlready",
+     {{"c1",
+       "The Vane Clock was cast by the Tolley Foundry of Harrowgate in 1902, a year before the "
+       "hall opened.",
+       "Vane Clock"},
+      {"c2", "Marsh Yard in Cobble was founded in 1870 by Ivo Marsh, who was born in Harrowgate.",
+       "Marsh Yard"},
+      {"c3", "The Tolley Foundry in Harrowgate was founded in 1861 by Ada Tolley.",
+       "Tolley Foundry"}},
+     "In which year was the Tolley Foundry founded?",
+     "The Tolley Foundry in Harrowgate was founded in 1861 by Ada Tolley. [c3]",
+     "1861",
+     {}},
+};
+
+class LeadSentenceTest : public ::testing::TestWithParam<LeadCase> {};
+
+TEST_P(LeadSentenceTest, LeadsAndGivesTheShortAnswer) {
+    const LeadCase& c = GetParam();
     ExtractiveModel m;
-    const std::vector<TextChunk> chunks{
-        {"c1",
-         "The Harrow Lighthouse guards the Wendmoor cliffs and the lighthouse keepers of Harrow "
-         "were famous. The lighthouse is painted white.",
-         "Harrow Lighthouse"},
-        {"c2", "Building work on the Harrow Lighthouse ended in 1874, after two winters.",
-         "Harrow Lighthouse history"},
-    };
-    const auto a = m.answer_from_chunks("When was the Harrow Lighthouse finished?", chunks);
+    const auto a = m.answer_from_chunks(c.question, c.chunks);
     ASSERT_FALSE(a.sentences.empty());
-    EXPECT_EQ(a.sentences[0],
-              "Building work on the Harrow Lighthouse ended in 1874, after two winters. [c2]");
-    EXPECT_EQ(a.answer, "1874");
-    EXPECT_EQ(a.answer_ids, std::vector<std::string>{"c2"});
-    expect_well_formed(a, chunks);
+    EXPECT_EQ(a.sentences[0], c.lead);
+    EXPECT_EQ(a.answer, c.answer);
+    if (!c.answer_ids.empty()) {
+        EXPECT_EQ(a.answer_ids, c.answer_ids);
+    }
+    expect_well_formed(a, c.chunks);
 }
 
-TEST(DocumentAnswerTest, AWhoQuestionIsAnsweredWithANameTheQuestionDoesNotHold) {
-    ExtractiveModel m;
-    const std::vector<TextChunk> chunks{
-        {"c1", "The Corvin Prize is awarded each spring in Dalmere for corvine studies.",
-         "Corvin Prize"},
-        {"c2", "The Corvin Prize was founded by Mirela Vostok, a zoologist.", "Founders"},
-    };
-    const auto a = m.answer_from_chunks("Who founded the Corvin Prize?", chunks);
-    ASSERT_FALSE(a.sentences.empty());
-    EXPECT_EQ(a.sentences[0], "The Corvin Prize was founded by Mirela Vostok, a zoologist. [c2]");
-    EXPECT_EQ(a.answer, "Mirela Vostok");
-    EXPECT_EQ(a.answer_ids, std::vector<std::string>{"c2"});
-    expect_well_formed(a, chunks);
-}
-
-TEST(DocumentAnswerTest, AHowManyQuestionIsAnsweredWithANumber) {
-    ExtractiveModel m;
-    const std::vector<TextChunk> chunks{
-        {"c1", "The Ostrel Choir sings in the Ostrel cathedral. The choir tours every summer.",
-         "Ostrel Choir"},
-        {"c2", "The choir has 48 singers and one conductor.", "Ostrel Choir members"},
-    };
-    const auto a = m.answer_from_chunks("How many singers does the Ostrel Choir have?", chunks);
-    ASSERT_FALSE(a.sentences.empty());
-    EXPECT_EQ(a.sentences[0], "The choir has 48 singers and one conductor. [c2]");
-    EXPECT_EQ(a.answer, "48");
-    expect_well_formed(a, chunks);
-}
+INSTANTIATE_TEST_SUITE_P(DocumentAnswerTest, LeadSentenceTest, ::testing::ValuesIn(kLeadCases),
+                         [](const ::testing::TestParamInfo<LeadCase>& info) {
+                             return info.param.name;
+                         });
 
 TEST(DocumentAnswerTest, FollowsTheBridgeToTheSentenceThatAnswers) {
     ExtractiveModel m;
@@ -115,42 +153,6 @@ TEST(DocumentAnswerTest, FollowsTheBridgeToTheSentenceThatAnswers) {
     EXPECT_EQ(a.sentences[1], "Several films, such as Grey Lantern, were shot in Port Varn. [c1]");
     EXPECT_EQ(a.answer, "Ilse Moravec");
     EXPECT_EQ(a.answer_ids, std::vector<std::string>{"c3"});
-    expect_well_formed(a, chunks);
-}
-
-TEST(DocumentAnswerTest, AOneStepAnswerIsNotReplacedByABridge) {
-    ExtractiveModel m;
-    const std::vector<TextChunk> chunks{
-        {"c1", "The Kessel Tower stands in Amberley and was designed by Tomas Reuel.",
-         "Kessel Tower"},
-        {"c2", "Amberley is a market town with a museum of clocks.", "Amberley"},
-    };
-    const auto a = m.answer_from_chunks("Who designed the Kessel Tower?", chunks);
-    ASSERT_FALSE(a.sentences.empty());
-    EXPECT_EQ(a.sentences[0],
-              "The Kessel Tower stands in Amberley and was designed by Tomas Reuel. [c1]");
-    EXPECT_EQ(a.answer, "Tomas Reuel");
-}
-
-TEST(DocumentAnswerTest, NoBridgeWhenOneSentenceAnswersAlready) {
-    // Regression: a sentence sharing a place name with a well-matching one was taken for a
-    // second step, and its stray year ("a year before") led.
-    ExtractiveModel m;
-    const std::vector<TextChunk> chunks{
-        {"c1",
-         "The Vane Clock was cast by the Tolley Foundry of Harrowgate in 1902, a year before the "
-         "hall opened.",
-         "Vane Clock"},
-        {"c2", "Marsh Yard in Cobble was founded in 1870 by Ivo Marsh, who was born in Harrowgate.",
-         "Marsh Yard"},
-        {"c3", "The Tolley Foundry in Harrowgate was founded in 1861 by Ada Tolley.",
-         "Tolley Foundry"},
-    };
-    const auto a = m.answer_from_chunks("In which year was the Tolley Foundry founded?", chunks);
-    ASSERT_FALSE(a.sentences.empty());
-    EXPECT_EQ(a.sentences[0],
-              "The Tolley Foundry in Harrowgate was founded in 1861 by Ada Tolley. [c3]");
-    EXPECT_EQ(a.answer, "1861");
     expect_well_formed(a, chunks);
 }
 

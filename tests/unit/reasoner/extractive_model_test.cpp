@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <set>
 #include <utility>
 
@@ -155,89 +156,93 @@ std::vector<double> score(const std::string& question, const std::vector<Labelle
     return m.score_edges(question, m.extract_concepts(question), edges, similarity).value();
 }
 
-TEST(ScoreEdgesTest, TheMatchingEdgeRanksAboveUnrelatedOnes) {
-    const std::vector<LabelledEdge> edges{
-        {"e1", "Cruz Azul FC", "is in country", "Mexico"},
-        {"e2", "Cruz Azul FC", "plays in club inverse", "Marco FABIAN"},
-        {"e3", "Paris Saint-Germain FC", "is in country", "France"},
-        {"e4", "Marco FABIAN", "is aged", "24"},
-    };
-    const auto s = score("which country is the soccer team Cruz_Azul_FC based in ?", edges);
-    ASSERT_EQ(s.size(), edges.size());
+// A question and the edges it is scored against: each (higher, lower) pair of edge indices must
+// rank in that order, and every score lies in [0, 1].
+struct RankingCase {
+    std::string name;
+    std::string question;
+    std::vector<LabelledEdge> edges;
+    std::vector<std::pair<std::size_t, std::size_t>> ranked;
+};
+
+void PrintTo(const RankingCase& c, std::ostream* out) { *out << c.name; }
+
+// A ship, the yard that built it and the yard's founder, with the years.
+const std::vector<LabelledEdge> kYard{
+    {"e1", "MV Petrel", "was built in year", "1911"},
+    {"e2", "MV Petrel", "was built by", "Varn Ironworks"},
+    {"e3", "Varn Ironworks", "was founded in year", "1870"},
+    {"e4", "Varn Ironworks", "was founded by", "Hedda Varn"},
+};
+
+const RankingCase kRankingCases[] = {
+    // The matching edge first; then an edge of the named entity, above a stranger's.
+    {"TheMatchingEdgeRanksAboveUnrelatedOnes",
+     "which country is the soccer team Cruz_Azul_FC based in ?",
+     {{"e1", "Cruz Azul FC", "is in country", "Mexico"},
+      {"e2", "Cruz Azul FC", "plays in club inverse", "Marco FABIAN"},
+      {"e3", "Paris Saint-Germain FC", "is in country", "France"},
+      {"e4", "Marco FABIAN", "is aged", "24"}},
+     {{0, 1}, {0, 2}, {0, 3}, {1, 3}}},
+    // The second hop that answers 'where' (e5) beats the other club edges.
+    {"BothEdgesOfATwoHopPathBeatTheirNeighbours",
+     "where is the football club that Eric_CHOUPO_MOTING plays for ?",
+     {{"e1", "Eric CHOUPO MOTING", "plays position", "Forward"},
+      {"e2", "1. FSV Mainz 05", "plays in club inverse", "Nicolai MUELLER"},
+      {"e3", "Eric CHOUPO MOTING", "plays in club", "1. FSV Mainz 05"},
+      {"e4", "Eric CHOUPO MOTING", "is aged", "25"},
+      {"e5", "1. FSV Mainz 05", "is in country", "Germany"},
+      {"e6", "Nicolai MUELLER", "wears number", "27"}},
+     {{2, 0}, {2, 3}, {4, 1}, {4, 5}, {4, 0}}},
+    // "other half" and "spouse" both name the spouse relation; the chain has three spouse hops,
+    // each above each of the three other edges.
+    {"RelationWordsMatchThroughSynonymsAndRepeatAlongAChain",
+     "what is the other half of spouse of henry_v_holy_roman_emperor 's spouse ?",
+     {{"e1", "henry v holy roman emperor", "spouse", "matilda"},
+      {"e2", "matilda", "spouse", "geoffrey v count of anjou"},
+      {"e3", "geoffrey v count of anjou", "spouse", "matilda of anjou"},
+      {"e4", "henry v holy roman emperor", "gender", "male"},
+      {"e5", "matilda", "religion", "catholicism"},
+      {"e6", "geoffrey v count of anjou", "place of birth", "anjou"}},
+     {{0, 3}, {0, 4}, {0, 5}, {1, 3}, {1, 4}, {1, 5}, {2, 3}, {2, 4}, {2, 5}}},
+    {"APathJoiningBothNamedEntitiesWins",
+     "name a player who plays at Forward position at the club FC_Porto ?",
+     {{"e1", "Forward", "plays position inverse", "Abel HERNANDEZ"},
+      {"e2", "Forward", "plays position inverse", "Jackson MARTINEZ"},
+      {"e3", "FC Porto", "plays in club inverse", "Jackson MARTINEZ"},
+      {"e4", "FC Porto", "plays in club inverse", "HELTON"},
+      {"e5", "HELTON", "plays position", "Goalkeeper"}},
+     {{1, 0}, {2, 3}, {2, 4}}},
+    // The expected answer type: "who" wants the founder and the builder, not the years ...
+    {"TheExpectedAnswerTypeRanksTheAgentAboveTheYear",
+     "Who founded the yard that built the MV Petrel?",
+     kYard,
+     {{3, 2}, {1, 0}}},
+    // ... and "when" the founding year, not the founder.
+    {"TheExpectedAnswerTypeRanksTheYearAboveTheAgent",
+     "When was the yard that built the MV Petrel founded?",
+     kYard,
+     {{2, 3}}},
+};
+
+class EdgeRankingTest : public ::testing::TestWithParam<RankingCase> {};
+
+TEST_P(EdgeRankingTest, RanksTheEdgesInOrder) {
+    const RankingCase& c = GetParam();
+    const auto s = score(c.question, c.edges);
+    ASSERT_EQ(s.size(), c.edges.size());
     for (double x : s) {
         EXPECT_GE(x, 0.0);
         EXPECT_LE(x, 1.0);
     }
-    EXPECT_GT(s[0], s[1]);
-    EXPECT_GT(s[0], s[2]);
-    EXPECT_GT(s[0], s[3]);
-    EXPECT_GT(s[1], s[3]) << "an edge of the named entity beats a stranger's";
+    for (const auto& [higher, lower] : c.ranked)
+        EXPECT_GT(s[higher], s[lower]) << c.edges[higher].id << " above " << c.edges[lower].id;
 }
 
-TEST(ScoreEdgesTest, BothEdgesOfATwoHopPathBeatTheirNeighbours) {
-    const std::vector<LabelledEdge> edges{
-        {"e1", "Eric CHOUPO MOTING", "plays position", "Forward"},
-        {"e2", "1. FSV Mainz 05", "plays in club inverse", "Nicolai MUELLER"},
-        {"e3", "Eric CHOUPO MOTING", "plays in club", "1. FSV Mainz 05"},
-        {"e4", "Eric CHOUPO MOTING", "is aged", "25"},
-        {"e5", "1. FSV Mainz 05", "is in country", "Germany"},
-        {"e6", "Nicolai MUELLER", "wears number", "27"},
-    };
-    const auto s = score("where is the football club that Eric_CHOUPO_MOTING plays for ?", edges);
-    EXPECT_GT(s[2], s[0]);
-    EXPECT_GT(s[2], s[3]);
-    EXPECT_GT(s[4], s[1]) << "the second hop that answers 'where' beats other club edges";
-    EXPECT_GT(s[4], s[5]);
-    EXPECT_GT(s[4], s[0]);
-}
-
-TEST(ScoreEdgesTest, RelationWordsMatchThroughSynonymsAndRepeatAlongAChain) {
-    // "other half" and "spouse" both name the spouse relation; the chain has three spouse hops.
-    const std::vector<LabelledEdge> edges{
-        {"e1", "henry v holy roman emperor", "spouse", "matilda"},
-        {"e2", "matilda", "spouse", "geoffrey v count of anjou"},
-        {"e3", "geoffrey v count of anjou", "spouse", "matilda of anjou"},
-        {"e4", "henry v holy roman emperor", "gender", "male"},
-        {"e5", "matilda", "religion", "catholicism"},
-        {"e6", "geoffrey v count of anjou", "place of birth", "anjou"},
-    };
-    const auto s =
-        score("what is the other half of spouse of henry_v_holy_roman_emperor 's spouse ?", edges);
-    for (std::size_t chain : {0, 1, 2}) {
-        for (std::size_t other : {3, 4, 5})
-            EXPECT_GT(s[chain], s[other]) << chain << " vs " << other;
-    }
-}
-
-TEST(ScoreEdgesTest, APathJoiningBothNamedEntitiesWins) {
-    const std::vector<LabelledEdge> edges{
-        {"e1", "Forward", "plays position inverse", "Abel HERNANDEZ"},
-        {"e2", "Forward", "plays position inverse", "Jackson MARTINEZ"},
-        {"e3", "FC Porto", "plays in club inverse", "Jackson MARTINEZ"},
-        {"e4", "FC Porto", "plays in club inverse", "HELTON"},
-        {"e5", "HELTON", "plays position", "Goalkeeper"},
-    };
-    const auto s =
-        score("name a player who plays at Forward position at the club FC_Porto ?", edges);
-    EXPECT_GT(s[1], s[0]);
-    EXPECT_GT(s[2], s[3]);
-    EXPECT_GT(s[2], s[4]);
-}
-
-TEST(ScoreEdgesTest, TheExpectedAnswerTypeRanksTheAgentAboveTheYear) {
-    const std::vector<LabelledEdge> edges{
-        {"e1", "MV Petrel", "was built in year", "1911"},
-        {"e2", "MV Petrel", "was built by", "Varn Ironworks"},
-        {"e3", "Varn Ironworks", "was founded in year", "1870"},
-        {"e4", "Varn Ironworks", "was founded by", "Hedda Varn"},
-    };
-    const auto who = score("Who founded the yard that built the MV Petrel?", edges);
-    ASSERT_EQ(who.size(), edges.size());
-    EXPECT_GT(who[3], who[2]) << "who: the founder, not the founding year";
-    EXPECT_GT(who[1], who[0]) << "who: the builder, not the building year";
-    const auto when = score("When was the yard that built the MV Petrel founded?", edges);
-    EXPECT_GT(when[2], when[3]) << "when: the founding year, not the founder";
-}
+INSTANTIATE_TEST_SUITE_P(ScoreEdgesTest, EdgeRankingTest, ::testing::ValuesIn(kRankingCases),
+                         [](const ::testing::TestParamInfo<RankingCase>& info) {
+                             return info.param.name;
+                         });
 
 TEST(ScoreEdgesTest, DeterministicAndIndependentOfEdgeOrder) {
     std::vector<LabelledEdge> edges{
