@@ -1,118 +1,90 @@
-// The broker's poll loop: start-up (bind), one iteration (poll, drain, timers, heartbeats), the
-// end-of-batch commit of the spool, shutdown, and sending with the §2.3 holds.
+// The broker's poll loop: start-up (bind), one iteration (poll, drain, timers, heartbeats), each
+// message to the part its header names, the end-of-batch commit of the spool, and shutdown.
 #include "broker/detail/broker_core.hpp"
 
 #include <cerrno>
-#include <random>
 
 #include "schema/messages.hpp"
 
 namespace glassbox::broker::detail {
 
-namespace {
-
-std::string random_instance() {
-    std::random_device device;
-    std::mt19937_64 generator{(static_cast<std::uint64_t>(device()) << 32) ^ device()};
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string id;
-    std::uint64_t value = generator();
-    for (int i = 0; i < 16; ++i) {
-        id.push_back(kHex[value & 0xF]);
-        value >>= 4;
-    }
-    return id;
-}
-
-}  // namespace
-
 BrokerCore::BrokerCore(zmq::context_t& context, BrokerConfig config)
-    : config_(std::move(config)),
-      log_(base::component_logger("broker")),
-      router_(context, zmq::socket_type::router),
-      auth_(context, config_, log_, now_),
-      topic_(config_, log_, now_),
-      outbox_(router_, topic_.publisher(), log_),
-      instance_(random_instance()),
-      started_(Clock::now()),
-      now_(started_),
-      next_tick_(started_),
-      services_(config_, log_, started_),
-      session_owners_(config_.ended_sessions_kept),
-      feed_(outbox_, counters_, log_, now_, config_.delivery_interval) {
-    if (config_.heartbeat < milliseconds{1}) config_.heartbeat = milliseconds{1};
-    if (config_.liveness < 1) config_.liveness = 1;
-    if (config_.max_retries < 0) config_.max_retries = 0;
-    if (config_.poll_interval < milliseconds{1}) config_.poll_interval = milliseconds{1};
-    if (config_.max_drain == 0) config_.max_drain = 1;
-    if (config_.topic_watch_interval < milliseconds{1})
-        config_.topic_watch_interval = milliseconds{1};
-}
+    : state_(context, std::move(config)),
+      client_side_(state_, worker_side_, explain_),
+      worker_side_(state_, client_side_, explain_),
+      explain_(state_, client_side_),
+      collector_side_(state_),
+      next_tick_(state_.started) {}
 
 base::Result<BoundEndpoints> BrokerCore::bind() {
     auto spool = ExplainSpool::open(
-        config_.spool_path, SpoolLimits{config_.spool_max_messages, config_.spool_max_bytes});
+        state_.config.spool_path,
+        SpoolLimits{state_.config.spool_max_messages, state_.config.spool_max_bytes});
     if (!spool) return spool.error();
-    spool_ = std::move(spool).value();
-    feed_.use_spool(*spool_);
-    if (spool_->messages() > 0) {
-        log_->info("event=spool_open path={} pending={} bytes={} last_id={}", config_.spool_path,
-                   spool_->messages(), spool_->bytes(), spool_->last_id());
+    state_.spool = std::move(spool).value();
+    state_.feed.use_spool(*state_.spool);
+    if (state_.spool->messages() > 0) {
+        state_.log->info("event=spool_open path={} pending={} bytes={} last_id={}",
+                         state_.config.spool_path, state_.spool->messages(), state_.spool->bytes(),
+                         state_.spool->last_id());
         // §5.3 across a restart: every trace the spool shows open gets the broker's end.
-        auto closed = close_recovered_sessions();
+        auto closed = explain_.close_recovered_sessions();
         if (!closed) return closed.error();
         if (closed.value() > 0) {
-            log_->warn("event=traces_closed count={} reason=broker_restarted", closed.value());
+            state_.log->warn("event=traces_closed count={} reason=broker_restarted",
+                             closed.value());
         }
     }
-    services_.load_known();
+    state_.services.load_known();
 
     // A frame far above the limit is refused by libzmq itself (the peer is disconnected);
     // anything up to that is read and answered with MessageTooLarge.
-    const std::uint64_t hard_cap = 2ull * config_.max_message_bytes + (1u << 20);
+    const std::uint64_t hard_cap = 2ull * state_.config.max_message_bytes + (1u << 20);
     try {
-        router_.set(zmq::sockopt::router_mandatory, 1);
-        router_.set(zmq::sockopt::linger, static_cast<int>(config_.linger.count()));
-        router_.set(zmq::sockopt::sndhwm, config_.send_hwm);
-        router_.set(zmq::sockopt::rcvhwm, config_.receive_hwm);
-        router_.set(zmq::sockopt::maxmsgsize,
-                    static_cast<std::int64_t>(std::min<std::uint64_t>(hard_cap, INT64_MAX)));
+        state_.router.set(zmq::sockopt::router_mandatory, 1);
+        state_.router.set(zmq::sockopt::linger, static_cast<int>(state_.config.linger.count()));
+        state_.router.set(zmq::sockopt::sndhwm, state_.config.send_hwm);
+        state_.router.set(zmq::sockopt::rcvhwm, state_.config.receive_hwm);
+        state_.router.set(zmq::sockopt::maxmsgsize,
+                          static_cast<std::int64_t>(std::min<std::uint64_t>(hard_cap, INT64_MAX)));
     } catch (const zmq::error_t& e) {
         return base::make_error(ErrorType::kInternal,
                                 std::string{"cannot configure sockets: "} + e.what());
     }
-    if (auto secured = auth_.open(router_, topic_.publisher()); !secured) return secured.error();
-    auto opened = topic_.open(auth_.curve(), [this](const ZapRequest& request) {
-        return auth_.subscriber_allowed(request);
+    if (auto secured = state_.auth.open(state_.router, state_.topic.publisher()); !secured)
+        return secured.error();
+    auto opened = state_.topic.open(state_.auth.curve(), [this](const ZapRequest& request) {
+        return state_.auth.subscriber_allowed(request);
     });
     if (!opened) return opened.error();
     try {
-        router_.bind(config_.endpoint);
+        state_.router.bind(state_.config.endpoint);
     } catch (const zmq::error_t& e) {
         return base::make_error(ErrorType::kInternal,
-                                "cannot bind " + config_.endpoint + ": " + e.what());
+                                "cannot bind " + state_.config.endpoint + ": " + e.what());
     }
-    auto published = topic_.bind(config_.pub_endpoint);
+    auto published = state_.topic.bind(state_.config.pub_endpoint);
     if (!published) return published.error();
-    bound_.endpoint = router_.get(zmq::sockopt::last_endpoint);
-    bound_.pub_endpoint = std::move(published).value();
-    log_->info(
+    state_.bound.endpoint = state_.router.get(zmq::sockopt::last_endpoint);
+    state_.bound.pub_endpoint = std::move(published).value();
+    state_.log->info(
         "event=bound endpoint={} pub_endpoint={} instance={} heartbeat_ms={} liveness={} "
         "security={}",
-        bound_.endpoint, bound_.pub_endpoint, instance_, config_.heartbeat.count(),
-        config_.liveness, auth_.curve() ? "curve" : "plain");
-    if (!auth_.curve()) {
-        log_->warn(
+        state_.bound.endpoint, state_.bound.pub_endpoint, state_.instance,
+        state_.config.heartbeat.count(), state_.config.liveness,
+        state_.auth.curve() ? "curve" : "plain");
+    if (!state_.auth.curve()) {
+        state_.log->warn(
             "event=insecure reason=\"plain TCP: no CURVE key, every process that reaches "
             "{} is trusted\"",
-            bound_.endpoint);
+            state_.bound.endpoint);
     }
-    return bound_;
+    return state_.bound;
 }
 
 void BrokerCore::run(const std::atomic<bool>& stop_flag, const std::stop_token* token) {
-    if (!spool_) {
-        log_->error("event=run_without_bind");
+    if (!state_.spool) {
+        state_.log->error("event=run_without_bind");
         return;
     }
     auto stopping = [&] {
@@ -124,40 +96,40 @@ void BrokerCore::run(const std::atomic<bool>& stop_flag, const std::stop_token* 
         try {
             iterate();
         } catch (const std::exception& e) {
-            ++counters_.loop_errors;
-            log_->error("event=loop_error error=\"{}\"", e.what());
+            ++state_.counters.loop_errors;
+            state_.log->error("event=loop_error error=\"{}\"", e.what());
         } catch (...) {
-            ++counters_.loop_errors;
-            log_->error("event=loop_error error=unknown");
+            ++state_.counters.loop_errors;
+            state_.log->error("event=loop_error error=unknown");
         }
     }
     try {
         shutdown();
     } catch (const std::exception& e) {
-        log_->error("event=shutdown_error error=\"{}\"", e.what());
+        state_.log->error("event=shutdown_error error=\"{}\"", e.what());
     }
 }
 
 void BrokerCore::iterate() {
-    now_ = Clock::now();
-    auto wait = config_.poll_interval;
+    state_.now = Clock::now();
+    auto wait = state_.config.poll_interval;
     auto until = [&](TimePoint at) {
-        const auto left = std::chrono::ceil<milliseconds>(at - now_);
+        const auto left = std::chrono::ceil<milliseconds>(at - state_.now);
         wait = std::clamp(left, milliseconds{0}, wait);
     };
     until(next_tick_);
-    if (const auto timer = requests_.next_timer()) until(*timer);
-    if (feed_.waiting()) until(feed_.next_delivery());
+    if (const auto timer = state_.requests.next_timer()) until(*timer);
+    if (state_.feed.waiting()) until(state_.feed.next_delivery());
 
     // The topic's socket only brings subscriptions, which nothing waits for (libzmq applies
     // them when the broker publishes, too): it is polled every topic_poll_interval, not on
     // every pass of a busy loop.
-    const bool topic_due = now_ >= next_topic_poll_;
+    const bool topic_due = state_.now >= next_topic_poll_;
     // The ZAP handler is polled on every pass: a handshake waits for its answer.
-    const auto topic_items = topic_.poll_items();
+    const auto topic_items = state_.topic.poll_items();
     std::array<zmq::pollitem_t, 5> items{{
-        {router_.handle(), 0, ZMQ_POLLIN, 0},
-        auth_.poll_item(),
+        {state_.router.handle(), 0, ZMQ_POLLIN, 0},
+        state_.auth.poll_item(),
         topic_items[0],
         topic_items[1],
         topic_items[2],
@@ -168,145 +140,142 @@ void BrokerCore::iterate() {
         if (e.num() != EINTR) throw;
         return;
     }
-    now_ = Clock::now();
-    if ((items[1].revents & ZMQ_POLLIN) != 0) auth_.serve();
+    state_.now = Clock::now();
+    if ((items[1].revents & ZMQ_POLLIN) != 0) state_.auth.serve();
     if ((items[0].revents & ZMQ_POLLIN) != 0) drain_router();
     if (topic_due) {
-        next_topic_poll_ = now_ + config_.topic_poll_interval;
-        topic_.serve();
+        next_topic_poll_ = state_.now + state_.config.topic_poll_interval;
+        state_.topic.serve();
     }
     fire_timers();
-    auth_.check_allow_list();
-    if (now_ >= next_tick_) tick();
+    state_.auth.check_allow_list();
+    if (state_.now >= next_tick_) tick();
     end_batch();
 }
 
 void BrokerCore::drain_router() {
-    for (std::size_t handled = 0; handled < config_.max_drain; ++handled) {
+    for (std::size_t handled = 0; handled < state_.config.max_drain; ++handled) {
         try {
-            if (!in_.receive(router_)) return;
+            if (!state_.in.receive(state_.router)) return;
         } catch (const zmq::error_t& e) {
-            ++counters_.loop_errors;
-            log_->error("event=receive_error error=\"{}\"", e.what());
+            ++state_.counters.loop_errors;
+            state_.log->error("event=receive_error error=\"{}\"", e.what());
             return;
         }
-        now_ = Clock::now();
+        state_.now = Clock::now();
         try {
             handle_message();
         } catch (const std::exception& e) {
-            ++counters_.loop_errors;
-            log_->error("event=handler_error error=\"{}\"", e.what());
+            ++state_.counters.loop_errors;
+            state_.log->error("event=handler_error error=\"{}\"", e.what());
         }
         handle_unreachable();
     }
 }
 
-void BrokerCore::drop(std::string_view identity, std::string_view why) {
-    ++counters_.dropped_frames;
-    log_->warn("event=dropped peer={} frames={} bytes={} reason=\"{}\"", printable(identity),
-               in_.frames(), in_.bytes(), why);
-}
-
 void BrokerCore::handle_message() {
-    const std::string_view identity = in_.identity();
-    if (!in_.error().empty()) {
-        drop(identity, in_.error());
+    const std::string_view identity = state_.in.identity();
+    if (!state_.in.error().empty()) {
+        state_.drop(identity, state_.in.error());
         return;
     }
-    if (in_.views().size() < 2 || !in_.views()[0].empty()) {
-        drop(identity, "no empty delimiter and header");
+    if (state_.in.views().size() < 2 || !state_.in.views()[0].empty()) {
+        state_.drop(identity, "no empty delimiter and header");
         return;
     }
-    const std::string_view header = in_.views()[1];
-    auth_.read_sender(in_.first_frame());
+    const std::string_view header = state_.in.views()[1];
+    state_.auth.read_sender(state_.in.first_frame());
     if (header == proto::kMdpWorker) {
-        on_worker(identity);
+        worker_side_.on_worker(identity);
     } else if (header == proto::kGbClient) {
-        on_gb_client(identity);
+        client_side_.on_gb_client(identity);
     } else if (header == proto::kMdpClient) {
-        on_mdp_client(identity);
+        client_side_.on_mdp_client(identity);
     } else if (header == proto::kGbCollector) {
-        on_collector(identity);
+        collector_side_.on_collector(identity);
     } else {
-        drop(identity, "unknown protocol header '" + printable(header.substr(0, 16)) + "'");
+        state_.drop(identity, "unknown protocol header '" + printable(header.substr(0, 16)) + "'");
     }
 }
 
 void BrokerCore::end_batch() {
     // Commit appended EXPLAINs, then send what waited for them; losing a peer on the way may
     // end requests, which may append more: repeat until quiet.
-    for (int round = 0; round < 16 && outbox_.busy(); ++round) {
-        commit_spool();
-        outbox_.flush();
+    for (int round = 0; round < 16 && state_.outbox.busy(); ++round) {
+        explain_.commit_spool();
+        state_.outbox.flush();
         handle_unreachable();
     }
-    if (feed_.due()) {
-        feed_.pump();
+    if (state_.feed.due()) {
+        state_.feed.pump();
         handle_unreachable();
     }
-    commit_spool();
-    services_.collect();
+    explain_.commit_spool();
+    state_.services.collect();
 }
 
 void BrokerCore::fire_timers() {
-    while (Request* request = requests_.next_due(now_)) {
+    while (Request* request = state_.requests.next_due(state_.now)) {
         try {
-            on_deadline(*request);
+            client_side_.on_deadline(*request);
         } catch (const std::exception& e) {
-            ++counters_.loop_errors;
-            log_->error("event=timer_error error=\"{}\"", e.what());
+            ++state_.counters.loop_errors;
+            state_.log->error("event=timer_error error=\"{}\"", e.what());
         }
         handle_unreachable();
     }
-    requests_.compact_timers();
+    state_.requests.compact_timers();
 }
 
 void BrokerCore::tick() {
-    next_tick_ = now_ + std::max(config_.heartbeat / 2, milliseconds{1});
+    next_tick_ = state_.now + std::max(state_.config.heartbeat / 2, milliseconds{1});
     std::vector<Worker*> expired;
-    for (auto& [identity, worker] : workers_.all()) {
-        if (now_ >= worker->expiry) {
+    for (auto& [identity, worker] : state_.workers.all()) {
+        if (state_.now >= worker->expiry) {
             expired.push_back(worker.get());
-        } else if (now_ - worker->last_sent >= config_.heartbeat) {
-            send_worker_command(identity, proto::worker_cmd::kHeartbeat);
+        } else if (state_.now - worker->last_sent >= state_.config.heartbeat) {
+            worker_side_.send_worker_command(identity, proto::worker_cmd::kHeartbeat);
         }
     }
     for (Worker* worker : expired) {
-        ++counters_.workers_expired;
-        delete_worker(*worker, false, "expired");
+        ++state_.counters.workers_expired;
+        worker_side_.delete_worker(*worker, false, "expired");
     }
-    for (const auto& identity : feed_.beat(config_.heartbeat)) {
-        ++counters_.collectors_expired;
-        feed_.remove(identity, true);
+    for (const auto& identity : state_.feed.beat(state_.config.heartbeat)) {
+        ++state_.counters.collectors_expired;
+        state_.feed.remove(identity, true);
     }
     handle_unreachable();
 }
 
 void BrokerCore::shutdown() {
-    now_ = Clock::now();
+    state_.now = Clock::now();
     std::vector<std::string> identities;
-    for (const auto& [identity, worker] : workers_.all()) identities.push_back(identity);
+    for (const auto& [identity, worker] : state_.workers.all()) identities.push_back(identity);
     for (const auto& identity : identities) {
-        send_worker_command(identity, proto::worker_cmd::kDisconnect);
+        worker_side_.send_worker_command(identity, proto::worker_cmd::kDisconnect);
     }
-    outbox_.flush();
-    if (auto committed = spool_->commit(); !committed) {
-        log_->error("event=spool_commit_failed pending={} error=\"{}\" action=lost_at_stop",
-                    spool_->last_id() - spool_->committed_id(), committed.error().message);
+    state_.outbox.flush();
+    if (auto committed = state_.spool->commit(); !committed) {
+        state_.log->error("event=spool_commit_failed pending={} error=\"{}\" action=lost_at_stop",
+                          state_.spool->last_id() - state_.spool->committed_id(),
+                          committed.error().message);
     }
-    log_->info("event=stopped requests={} replies={} in_flight={} spool_messages={}",
-               counters_.requests, counters_.replies, requests_.size(), spool_->messages());
+    state_.log->info("event=stopped requests={} replies={} in_flight={} spool_messages={}",
+                     state_.counters.requests, state_.counters.replies, state_.requests.size(),
+                     state_.spool->messages());
 }
 
 void BrokerCore::handle_unreachable() {
-    while (auto gone = outbox_.next_unreachable()) {
+    while (auto gone = state_.outbox.next_unreachable()) {
         const std::string identity = std::move(*gone);
-        if (Worker* worker = workers_.find(identity)) {
-            delete_worker(*worker, false, "unreachable");
+        if (Worker* worker = state_.workers.find(identity)) {
+            worker_side_.delete_worker(*worker, false, "unreachable");
         }
-        feed_.remove(identity, true);
-        for (Request* request : requests_.of_client(identity)) {
-            finish(*request, base::make_error(ErrorType::kCancelled, "client unreachable"), false);
+        state_.feed.remove(identity, true);
+        for (Request* request : state_.requests.of_client(identity)) {
+            client_side_.finish(
+                *request, base::make_error(ErrorType::kCancelled, "client unreachable"), false);
         }
     }
 }

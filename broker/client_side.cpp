@@ -1,10 +1,13 @@
-// The broker's client side: MDPC01 and GBC01 requests, MMI, errors to clients, and the life of a
-// request from acceptance to its deadline or end (docs/protocol.md §3, §4).
-#include "broker/detail/broker_core.hpp"
+// The broker's client side (ClientSide): MDPC01 and GBC01 requests, MMI, errors to clients, and
+// the life of a request from acceptance to its deadline or end (docs/protocol.md §3, §4).
+#include "broker/detail/client_side.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include "broker/detail/broker_state.hpp"
 #include "broker/detail/broker_status.hpp"
+#include "broker/detail/explain_router.hpp"
+#include "broker/detail/worker_side.hpp"
 #include "bus/detail/client_frames.hpp"
 #include "schema/messages.hpp"
 
@@ -20,74 +23,74 @@ std::string mdp_error_body(const Error& error) {
 
 }  // namespace
 
-void BrokerCore::write_error(ClientKind kind, std::string_view identity, std::string_view service,
+void ClientSide::write_error(ClientKind kind, std::string_view identity, std::string_view service,
                              std::string_view request_id, const Error& error, bool packed) {
-    outbox_.out_to(identity, packed);
+    state_.outbox.out_to(identity, packed);
     if (kind == ClientKind::kMdp) {
-        bus::put_mdp_reply(outbox_.sink(), service);
-        outbox_.out(mdp_error_body(error));
+        bus::put_mdp_reply(state_.outbox.sink(), service);
+        state_.outbox.out(mdp_error_body(error));
     } else {
-        bus::put_client_error(outbox_.sink(), request_id, error);
+        bus::put_client_error(state_.outbox.sink(), request_id, error);
     }
 }
 
-void BrokerCore::send_mdp_reply(std::string_view identity, std::string_view service,
+void ClientSide::send_mdp_reply(std::string_view identity, std::string_view service,
                                 std::string_view body, bool packed) {
-    outbox_.out_to(identity, packed);
-    bus::put_mdp_reply(outbox_.sink(), service);
-    outbox_.out(body);
-    outbox_.send();
+    state_.outbox.out_to(identity, packed);
+    bus::put_mdp_reply(state_.outbox.sink(), service);
+    state_.outbox.out(body);
+    state_.outbox.send();
 }
 
-void BrokerCore::send_gb_error(std::string_view identity, std::string_view request_id,
+void ClientSide::send_gb_error(std::string_view identity, std::string_view request_id,
                                const Error& error, bool packed) {
-    outbox_.out_to(identity, packed);
-    bus::put_client_error(outbox_.sink(), request_id, error);
-    outbox_.send();
+    state_.outbox.out_to(identity, packed);
+    bus::put_client_error(state_.outbox.sink(), request_id, error);
+    state_.outbox.send();
 }
 
-void BrokerCore::reject(ClientKind kind, std::string_view identity, std::string_view service,
+void ClientSide::reject(ClientKind kind, std::string_view identity, std::string_view service,
                         std::string_view request_id, const Error& error) {
-    count_error(error.type);
-    log_->info("event=rejected peer={} service={} request={} type={} message=\"{}\"",
-               printable(identity), printable(service), printable(request_id),
-               base::to_string(error.type), error.message);
+    state_.count_error(error.type);
+    state_.log->info("event=rejected peer={} service={} request={} type={} message=\"{}\"",
+                     printable(identity), printable(service), printable(request_id),
+                     base::to_string(error.type), error.message);
     if (kind == ClientKind::kMdp) {
-        send_mdp_reply(identity, service, mdp_error_body(error), in_.packed());
+        send_mdp_reply(identity, service, mdp_error_body(error), state_.in.packed());
     } else {
-        send_gb_error(identity, request_id, error, in_.packed());
+        send_gb_error(identity, request_id, error, state_.in.packed());
     }
 }
 
-void BrokerCore::refuse_request(ClientKind kind, std::string_view identity,
+void ClientSide::refuse_request(ClientKind kind, std::string_view identity,
                                 std::string_view service, std::string_view request_id) {
-    auth_.refused("request_refused", identity,
-                  "key=" + std::string{auth_.sender_name()} + " service=" + printable(service) +
-                      " missing_role=client",
-                  false);
+    state_.auth.refused("request_refused", identity,
+                        "key=" + std::string{state_.auth.sender_name()} +
+                            " service=" + printable(service) + " missing_role=client",
+                        false);
     reject(kind, identity, service, request_id,
            base::make_error(ErrorType::kForbidden,
-                            "the key '" + std::string{auth_.sender_name()} +
+                            "the key '" + std::string{state_.auth.sender_name()} +
                                 "' may not send requests (it has no `client` role)"));
 }
 
-void BrokerCore::on_mdp_client(std::string_view identity) {
+void ClientSide::on_mdp_client(std::string_view identity) {
     // 7/MDP: [empty] ["MDPC01"] [service] [body]...
-    const auto decoded = bus::decode_mdp_request(in_.views());
+    const auto decoded = bus::decode_mdp_request(state_.in.views());
     if (!decoded) {
-        drop(identity, decoded.error().message);
+        state_.drop(identity, decoded.error().message);
         return;
     }
     const std::string service{decoded.value()};
-    if (!auth_.sender_is_client()) {
+    if (!state_.auth.sender_is_client()) {
         refuse_request(ClientKind::kMdp, identity, service, {});
         return;
     }
-    if (const auto error = too_large(identity, "message")) {
+    if (const auto error = state_.too_large(identity, "message")) {
         reject(ClientKind::kMdp, identity, service, {}, *error);
         return;
     }
-    if (in_.too_many_frames()) {
+    if (state_.in.too_many_frames()) {
         reject(ClientKind::kMdp, identity, service, {},
                base::make_error(ErrorType::kProtocolError, "more than 64 frames"));
         return;
@@ -99,35 +102,30 @@ void BrokerCore::on_mdp_client(std::string_view identity) {
     }
     if (service.starts_with(proto::kMmiPrefix)) {
         answer_mmi(ClientKind::kMdp, identity, service, {},
-                   in_.views().size() > bus::kMdpBodyFrame ? in_.views()[bus::kMdpBodyFrame]
-                                                           : std::string_view{});
+                   state_.in.views().size() > bus::kMdpBodyFrame
+                       ? state_.in.views()[bus::kMdpBodyFrame]
+                       : std::string_view{});
         return;
     }
     std::vector<zmq::message_t> body;
-    body.reserve(in_.views().size() - bus::kMdpBodyFrame);
-    for (std::size_t i = bus::kMdpBodyFrame; i < in_.views().size(); ++i)
-        body.push_back(in_.take(i));
+    body.reserve(state_.in.views().size() - bus::kMdpBodyFrame);
+    for (std::size_t i = bus::kMdpBodyFrame; i < state_.in.views().size(); ++i)
+        body.push_back(state_.in.take(i));
     accept_request(ClientKind::kMdp, identity, service, {}, std::move(body),
-                   config_.default_deadline);
+                   state_.config.default_deadline);
 }
 
-std::optional<Error> BrokerCore::too_large(std::string_view identity, std::string_view what) const {
-    if (in_.bytes() - identity.size() <= config_.max_message_bytes) return std::nullopt;
-    return base::make_error(ErrorType::kMessageTooLarge,
-                            std::string{what} + " of " + std::to_string(in_.bytes()) +
-                                " bytes exceeds " + std::to_string(config_.max_message_bytes));
-}
-
-void BrokerCore::on_gb_client(std::string_view identity) {
+void ClientSide::on_gb_client(std::string_view identity) {
     namespace cmd = proto::client_cmd;
-    const auto command = bus::decode_client_command(in_.views());
+    const auto command = bus::decode_client_command(state_.in.views());
     if (!command) {
         reject(ClientKind::kGb, identity, {}, {}, command.error());
         return;
     }
-    if (!auth_.sender_is_client() && command.value() != cmd::kRequest) {
-        auth_.refused("message_refused", identity,
-                      "key=" + std::string{auth_.sender_name()} + " missing_role=client", false);
+    if (!state_.auth.sender_is_client() && command.value() != cmd::kRequest) {
+        state_.auth.refused(
+            "message_refused", identity,
+            "key=" + std::string{state_.auth.sender_name()} + " missing_role=client", false);
         return;
     }
     if (command.value() == cmd::kRequest) {
@@ -144,29 +142,29 @@ void BrokerCore::on_gb_client(std::string_view identity) {
     }
 }
 
-void BrokerCore::on_gb_request(std::string_view identity) {
+void ClientSide::on_gb_request(std::string_view identity) {
     // [empty] ["GBC01"] [0x01] [service] [request-id] [deadline-ms] [body]
-    const auto named = bus::decode_client_request_id(in_.views());
+    const auto named = bus::decode_client_request_id(state_.in.views());
     if (!named) {
         reject(ClientKind::kGb, identity, {}, {}, named.error());
         return;
     }
     const std::string service{named.value().service};
     std::string request_id{named.value().request_id};
-    if (!auth_.sender_is_client()) {
+    if (!state_.auth.sender_is_client()) {
         refuse_request(ClientKind::kGb, identity, service, request_id);
         return;
     }
-    if (const auto error = too_large(identity, "message")) {
+    if (const auto error = state_.too_large(identity, "message")) {
         reject(ClientKind::kGb, identity, service, request_id, *error);
         return;
     }
-    const auto decoded = bus::decode_client_request(in_.views());
+    const auto decoded = bus::decode_client_request(state_.in.views());
     if (!decoded) {
         reject(ClientKind::kGb, identity, service, request_id, decoded.error());
         return;
     }
-    if (requests_.find_client(identity, request_id) != nullptr) {
+    if (state_.requests.find_client(identity, request_id) != nullptr) {
         reject(ClientKind::kGb, identity, service, request_id,
                base::make_error(ErrorType::kProtocolError, "request id already in flight"));
         return;
@@ -176,52 +174,55 @@ void BrokerCore::on_gb_request(std::string_view identity) {
         return;
     }
     std::vector<zmq::message_t> body;
-    body.push_back(in_.take(bus::kClientRequestBodyFrame));
+    body.push_back(state_.in.take(bus::kClientRequestBodyFrame));
     accept_request(ClientKind::kGb, identity, service, std::move(request_id), std::move(body),
                    request_deadline(decoded.value().deadline_ms));
 }
 
-milliseconds BrokerCore::request_deadline(std::uint64_t deadline_ms) const {
+milliseconds ClientSide::request_deadline(std::uint64_t deadline_ms) const {
     // 0: the default; larger than max_deadline: clamped.
-    if (deadline_ms == 0) return config_.default_deadline;
-    const auto max_ms = static_cast<std::uint64_t>(config_.max_deadline.count());
+    if (deadline_ms == 0) return state_.config.default_deadline;
+    const auto max_ms = static_cast<std::uint64_t>(state_.config.max_deadline.count());
     return milliseconds{static_cast<milliseconds::rep>(std::min(deadline_ms, max_ms))};
 }
 
-void BrokerCore::on_gb_cancel(std::string_view identity) {
+void ClientSide::on_gb_cancel(std::string_view identity) {
     // [empty] ["GBC01"] [0x04] [request-id]; unknown or finished ids are ignored (§4.1).
-    const auto request_id = bus::decode_client_cancel(in_.views());
+    const auto request_id = bus::decode_client_cancel(state_.in.views());
     if (!request_id) {
         reject(ClientKind::kGb, identity, {}, {}, request_id.error());
         return;
     }
-    if (Request* request = requests_.find_client(identity, request_id.value())) {
+    if (Request* request = state_.requests.find_client(identity, request_id.value())) {
         finish(*request, base::make_error(ErrorType::kCancelled, "cancelled by the client"), true);
     }
 }
 
-void BrokerCore::on_gb_heartbeat(std::string_view identity) {
+void ClientSide::on_gb_heartbeat(std::string_view identity) {
     // [empty] ["GBC01"] [0x06] [request-id]...: unknown ids learn the broker restarted.
-    for (std::size_t i = bus::kClientHeartbeatIdFrame; i < in_.views().size(); ++i) {
-        const std::string_view request_id = in_.views()[i];
-        if (request_id.empty() || requests_.find_client(identity, request_id) != nullptr) continue;
+    for (std::size_t i = bus::kClientHeartbeatIdFrame; i < state_.in.views().size(); ++i) {
+        const std::string_view request_id = state_.in.views()[i];
+        if (request_id.empty() || state_.requests.find_client(identity, request_id) != nullptr)
+            continue;
         const Error error = base::make_error(ErrorType::kBrokerRestarted,
                                              "the broker has no record of this request");
-        count_error(error.type);
-        send_gb_error(identity, request_id, error, in_.packed());
+        state_.count_error(error.type);
+        send_gb_error(identity, request_id, error, state_.in.packed());
     }
 }
 
-std::string BrokerCore::status_json() const {
-    return detail::status_json(StatusSources{
-        config_, instance_, started_, bound_, auth_, services_.all(), workers_.all(), *spool_,
-        spool_failing_, spool_error_, feed_.size(), feed_.delivered(), feed_.backlog_size(), topic_,
-        counters_, requests_.size(), outbox_.send_failures()});
+std::string ClientSide::status_json() const {
+    return detail::status_json(
+        StatusSources{state_.config, state_.instance, state_.started, state_.bound, state_.auth,
+                      state_.services.all(), state_.workers.all(), *state_.spool,
+                      explain_.spool_failing(), explain_.spool_error(), state_.feed.size(),
+                      state_.feed.delivered(), state_.feed.backlog_size(), state_.topic,
+                      state_.counters, state_.requests.size(), state_.outbox.send_failures()});
 }
 
-void BrokerCore::answer_mmi(ClientKind kind, std::string_view identity, std::string_view service,
+void ClientSide::answer_mmi(ClientKind kind, std::string_view identity, std::string_view service,
                             std::string_view request_id, std::string_view body) {
-    ++counters_.requests;
+    ++state_.counters.requests;
     std::string answer;
     if (service == proto::kMmiService) {
         std::string_view name = body;
@@ -229,46 +230,46 @@ void BrokerCore::answer_mmi(ClientKind kind, std::string_view identity, std::str
         if (name.size() >= 2 && name.front() == '"' && name.back() == '"') {
             name = name.substr(1, name.size() - 2);
         }
-        const Service* found = services_.find(name);
+        const Service* found = state_.services.find(name);
         answer = found != nullptr && found->workers > 0 ? "200" : "404";
     } else if (service == proto::kMmiStatus) {
         answer = status_json();
     } else if (kind == ClientKind::kMdp) {
         answer = "501";  // 7/MDP MMI (RFC 8): not implemented
     } else {
-        count_error(ErrorType::kUnknownService);
+        state_.count_error(ErrorType::kUnknownService);
         send_gb_error(identity, request_id,
                       base::make_error(ErrorType::kUnknownService,
                                        "no broker service '" + std::string{service} + "'"),
-                      in_.packed());
+                      state_.in.packed());
         return;
     }
-    ++counters_.replies;
+    ++state_.counters.replies;
     if (kind == ClientKind::kMdp) {
-        send_mdp_reply(identity, service, answer, in_.packed());
+        send_mdp_reply(identity, service, answer, state_.in.packed());
     } else {
-        outbox_.out_to(identity, in_.packed());
-        bus::put_client_final(outbox_.sink(), request_id);
-        outbox_.out(answer);
-        outbox_.send();
+        state_.outbox.out_to(identity, state_.in.packed());
+        bus::put_client_final(state_.outbox.sink(), request_id);
+        state_.outbox.out(answer);
+        state_.outbox.send();
     }
 }
 
-void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
+void ClientSide::accept_request(ClientKind kind, std::string_view identity,
                                 std::string_view service_name, std::string request_id,
                                 std::vector<zmq::message_t> body, milliseconds deadline) {
-    ++counters_.requests;
-    Service& service = services_.service_for(service_name);
-    auto owned = requests_.make();
+    ++state_.counters.requests;
+    Service& service = state_.services.service_for(service_name);
+    auto owned = state_.requests.make();
     Request& request = *owned;
     request.client_kind = kind;
-    request.packed = in_.packed();
+    request.packed = state_.in.packed();
     request.client.assign(identity);
     request.request_id = std::move(request_id);
     request.service = &service;
     request.body = std::move(body);
-    request.received = now_;
-    request.deadline = now_ + deadline;
+    request.received = state_.now;
+    request.deadline = state_.now + deadline;
 
     // Nobody waiting and a worker with spare credit: the request goes to it at once, without
     // the queue's bookkeeping (the queue would hand it over in the same call, in the same order).
@@ -280,23 +281,24 @@ void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
                base::make_error(ErrorType::kQueueFull,
                                 "queue of '" + service.name + "' is full (" +
                                     std::to_string(service.queue.max_size()) + ")"));
-        services_.collect_later(service);
+        state_.services.collect_later(service);
         return;
     }
-    requests_.insert(std::move(owned));
+    state_.requests.insert(std::move(owned));
     // A service nobody registered since the start gets unknown_service_wait to show up, one
     // registered before a restart until restart_grace ends (§9).
-    requests_.schedule(
-        request, service.registered
-                     ? request.deadline
-                     : std::min(request.deadline, std::max(now_ + config_.unknown_service_wait,
-                                                           services_.grace_end(service))));
+    state_.requests.schedule(
+        request,
+        service.registered
+            ? request.deadline
+            : std::min(request.deadline, std::max(state_.now + state_.config.unknown_service_wait,
+                                                  state_.services.grace_end(service))));
     if (direct) {
-        dispatch_to(*service.available.front(), request);
+        workers_.dispatch_to(*service.available.front(), request);
         return;
     }
     if (pushed.evicted) {
-        if (Request* evicted = requests_.find(*pushed.evicted)) {
+        if (Request* evicted = state_.requests.find(*pushed.evicted)) {
             finish(*evicted,
                    base::make_error(ErrorType::kEvicted,
                                     "dropped from the full queue of '" + service.name +
@@ -305,22 +307,23 @@ void BrokerCore::accept_request(ClientKind kind, std::string_view identity,
                    true);
         }
     }
-    dispatch(service);
+    workers_.dispatch(service);
 }
 
-void BrokerCore::on_deadline(Request& request) {
+void ClientSide::on_deadline(Request& request) {
     Service& service = *request.service;
     const bool queued = request.worker == nullptr;
-    if (now_ < request.deadline) {
-        if (queued && !service.registered && now_ < services_.grace_end(service)) {
-            requests_.schedule(request, std::min(request.deadline, services_.grace_end(service)));
+    if (state_.now < request.deadline) {
+        if (queued && !service.registered && state_.now < state_.services.grace_end(service)) {
+            state_.requests.schedule(
+                request, std::min(request.deadline, state_.services.grace_end(service)));
         } else if (queued && !service.registered) {
             finish(request,
                    base::make_error(ErrorType::kUnknownService,
                                     "no worker has registered service '" + service.name + "'"),
                    true);
         } else {
-            requests_.schedule(request, request.deadline);
+            state_.requests.schedule(request, request.deadline);
         }
         return;
     }
@@ -344,22 +347,22 @@ void BrokerCore::on_deadline(Request& request) {
     }
 }
 
-void BrokerCore::log_request_failed(ClientKind kind, std::string_view request_id,
+void ClientSide::log_request_failed(ClientKind kind, std::string_view request_id,
                                     std::uint64_t token, const std::vector<SessionTrack>& sessions,
                                     std::string_view service, const Error& error) {
     // request= is the id the worker's lines carry too: the client's (GBC01), else the token.
-    log_->info(
+    state_.log->info(
         "event=request_failed request={} session={} token={} service={} type={} message=\"{}\"",
         kind == ClientKind::kGb ? printable(request_id) : std::to_string(token),
         sessions.empty() ? std::string("-") : printable(sessions.front().session), token, service,
         base::to_string(error.type), error.message);
 }
 
-void BrokerCore::finish(Request& request, const Error& error, bool notify_client) {
-    count_error(error.type);
+void ClientSide::finish(Request& request, const Error& error, bool notify_client) {
+    state_.count_error(error.type);
     log_request_failed(request.client_kind, request.request_id, request.id, request.sessions,
                        request.service->name, error);
-    close_open_sessions(request, &error);
+    explain_.close_open_sessions(request, &error);
     if (notify_client) {
         if (request.client_kind == ClientKind::kMdp) {
             send_mdp_reply(request.client, request.service->name, mdp_error_body(error),
@@ -370,23 +373,23 @@ void BrokerCore::finish(Request& request, const Error& error, bool notify_client
     }
     if (request.worker != nullptr) {
         // The worker still holds the request: it must end it before it is ready again (§5.3).
-        if (request.client_kind == ClientKind::kGb) requests_.forget_client(request);
+        if (request.client_kind == ClientKind::kGb) state_.requests.forget_client(request);
         request.abandoned = true;
         request.body.clear();
-        send_worker_cancel(*request.worker, request);
+        workers_.send_worker_cancel(*request.worker, request);
         return;
     }
     request.service->queue.remove(request.id);
     erase_request(request);
 }
 
-void BrokerCore::erase_request(Request& request) {
-    end_sessions(request);
+void ClientSide::erase_request(Request& request) {
+    explain_.end_sessions(request);
     if (request.client_kind == ClientKind::kGb && !request.abandoned) {
-        requests_.forget_client(request);
+        state_.requests.forget_client(request);
     }
-    services_.collect_later(*request.service);
-    requests_.erase(request);
+    state_.services.collect_later(*request.service);
+    state_.requests.erase(request);
 }
 
 }  // namespace glassbox::broker::detail

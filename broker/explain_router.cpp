@@ -1,10 +1,12 @@
-// The broker's explain path: EXPLAINs to the spool, the client and the topic, the broker's own
-// end of trace, the spool's commits, and GBE01 collectors' messages (docs/protocol.md §5.3, §6).
-#include "broker/detail/broker_core.hpp"
+// The broker's explain path (ExplainRouter): EXPLAINs to the spool, the client and the topic, the
+// broker's own end of trace, the spool's commits, and the traces a restart finds open
+// (docs/protocol.md §5.3, §6).
+#include "broker/detail/explain_router.hpp"
 
 #include <tuple>
 
-#include "bus/collector_frames.hpp"
+#include "broker/detail/broker_state.hpp"
+#include "broker/detail/client_side.hpp"
 #include "bus/detail/client_frames.hpp"
 #include "bus/detail/frame_io.hpp"
 #include "schema/json_fast.hpp"
@@ -12,10 +14,10 @@
 
 namespace glassbox::broker::detail {
 
-std::optional<Error> BrokerCore::spool_explain(Request* request, const Service& service,
-                                               SessionTrack& track, std::uint64_t seq,
-                                               std::string_view state, const zmq::message_t& body,
-                                               bool synthesised) {
+std::optional<Error> ExplainRouter::spool_explain(Request* request, const Service& service,
+                                                  SessionTrack& track, std::uint64_t seq,
+                                                  std::string_view state,
+                                                  const zmq::message_t& body, bool synthesised) {
     const std::string_view session = track.session;
     SpoolRecord record;
     record.service = service.name;
@@ -27,45 +29,47 @@ std::optional<Error> BrokerCore::spool_explain(Request* request, const Service& 
     // the policy as at the bound. The broker's own ends are kept pending, in memory, and
     // written once a commit succeeds, so every trace that exists gets its end (§6.1).
     const bool writable = synthesised || !spool_failing_;
-    if (writable && spool_->has_room(record.bytes())) {
-        if (auto appended = spool_->append(std::move(record)); appended) {
-            pins_.pin(session, appended.value(), state == proto::kStateOpen);
+    if (writable && state_.spool->has_room(record.bytes())) {
+        if (auto appended = state_.spool->append(std::move(record)); appended) {
+            state_.pins.pin(session, appended.value(), state == proto::kStateOpen);
             // Forwarded after the batch commits (§2.3).
-            outbox_.hold_publisher();
+            state_.outbox.hold_publisher();
             if (request != nullptr) {
                 // A 7/MDP client gets no explains, but its reply waits too: a commit that
                 // fails under fail-request turns it into an error.
-                if (!request->abandoned) outbox_.hold_peer(request->client);
-                if (!synthesised) batch_.note(*request);
+                if (!request->abandoned) state_.outbox.hold_peer(request->client);
+                if (!synthesised) state_.batch.note(*request);
             }
         } else {
-            ++counters_.spool_errors;
-            log_->error("event=spool_append_failed session={} seq={} error=\"{}\"",
-                        printable(session), seq, appended.error().message);
+            ++state_.counters.spool_errors;
+            state_.log->error("event=spool_append_failed session={} seq={} error=\"{}\"",
+                              printable(session), seq, appended.error().message);
         }
-    } else if (config_.spool_policy == SpoolPolicy::kFailRequest && !synthesised) {
+    } else if (state_.config.spool_policy == SpoolPolicy::kFailRequest && !synthesised) {
         if (spool_failing_) {
             return base::make_error(ErrorType::kSpoolFull,
                                     "explain spool cannot be written: " + spool_error_);
         }
         return base::make_error(ErrorType::kSpoolFull,
-                                "explain spool full (" + std::to_string(spool_->messages()) +
-                                    " messages, " + std::to_string(spool_->bytes()) + " bytes)");
+                                "explain spool full (" + std::to_string(state_.spool->messages()) +
+                                    " messages, " + std::to_string(state_.spool->bytes()) +
+                                    " bytes)");
     } else {
         // drop-newest, or the broker's own end of trace: forwarded even when it cannot be
         // kept, and counted; the trace is marked by the broker's end (close_open_sessions).
-        ++counters_.spool_dropped;
+        ++state_.counters.spool_dropped;
         if (!synthesised) ++track.not_spooled;
-        log_->warn("event=explain_not_spooled service={} session={} seq={} reason={}", service.name,
-                   printable(session), seq, spool_failing_ ? "spool_unwritable" : "spool_full");
+        state_.log->warn("event=explain_not_spooled service={} session={} seq={} reason={}",
+                         service.name, printable(session), seq,
+                         spool_failing_ ? "spool_unwritable" : "spool_full");
     }
     return std::nullopt;
 }
 
-std::optional<Error> BrokerCore::emit_explain(Request* request, Service& service,
-                                              SessionTrack& track, std::uint64_t seq,
-                                              std::string_view state, zmq::message_t body,
-                                              bool synthesised) {
+std::optional<Error> ExplainRouter::emit_explain(Request* request, Service& service,
+                                                 SessionTrack& track, std::uint64_t seq,
+                                                 std::string_view state, zmq::message_t body,
+                                                 bool synthesised) {
     if (auto refused = spool_explain(request, service, track, seq, state, body, synthesised)) {
         return refused;
     }
@@ -76,24 +80,24 @@ std::optional<Error> BrokerCore::emit_explain(Request* request, Service& service
     if (request != nullptr && request->client_kind == ClientKind::kGb && !request->abandoned) {
         zmq::message_t copy;
         copy.copy(body);
-        outbox_.out_to(request->client, request->packed);
-        bus::put_client_partial(outbox_.sink(), request->request_id, proto::kKindExplain);
-        outbox_.out(std::move(copy));
-        outbox_.send(Outlet::kRouter, tag, carries);
+        state_.outbox.out_to(request->client, request->packed);
+        bus::put_client_partial(state_.outbox.sink(), request->request_id, proto::kKindExplain);
+        state_.outbox.out(std::move(copy));
+        state_.outbox.send(Outlet::kRouter, tag, carries);
     }
     // §6.2: [topic] [session] [seq] [state] [body]
-    outbox_.out(service.topic);
-    outbox_.out(session);
-    outbox_.out(seq_text);
-    outbox_.out(state);
-    outbox_.out(std::move(body));
-    outbox_.send(Outlet::kPublisher, tag, carries);
-    ++counters_.published;
+    state_.outbox.out(service.topic);
+    state_.outbox.out(session);
+    state_.outbox.out(seq_text);
+    state_.outbox.out(state);
+    state_.outbox.out(std::move(body));
+    state_.outbox.send(Outlet::kPublisher, tag, carries);
+    ++state_.counters.published;
     return std::nullopt;
 }
 
-void BrokerCore::emit_trace_end(Request* request, Service& service, SessionTrack& track,
-                                const Error& error) {
+void ExplainRouter::emit_trace_end(Request* request, Service& service, SessionTrack& track,
+                                   const Error& error) {
     // The contract's explain encoder (schema/json_fast.hpp), as every worker's messages.
     schema::ExplainMessage end;
     end.session = track.session;
@@ -103,7 +107,7 @@ void BrokerCore::emit_trace_end(Request* request, Service& service, SessionTrack
     end.trace_status = schema::TraceStatus::kError;
     end.error = error;
     const std::string text = schema::encode_text(end);
-    ++counters_.explains_synthesised;
+    ++state_.counters.explains_synthesised;
     (void)emit_explain(request, service, track, track.next_seq, proto::kStateError,
                        zmq::message_t{text.data(), text.size()}, true);
     ++track.next_seq;
@@ -111,7 +115,7 @@ void BrokerCore::emit_trace_end(Request* request, Service& service, SessionTrack
     track.not_spooled = 0;
 }
 
-void BrokerCore::close_open_sessions(Request& request, const Error* error) {
+void ExplainRouter::close_open_sessions(Request& request, const Error* error) {
     for (auto& track : request.sessions) {
         if (!track.ended && error != nullptr) {
             emit_trace_end(&request, *request.service, track, *error);
@@ -125,40 +129,41 @@ void BrokerCore::close_open_sessions(Request& request, const Error* error) {
     }
 }
 
-void BrokerCore::commit_spool() {
-    auto committed = spool_->commit();
+void ExplainRouter::commit_spool() {
+    auto committed = state_.spool->commit();
     if (!committed) {
         on_commit_failed(committed.error());
         return;
     }
     if (spool_failing_) {
         spool_failing_ = false;
-        log_->info("event=spool_commit_recovered messages={} bytes={}", spool_->messages(),
-                   spool_->bytes());
+        state_.log->info("event=spool_commit_recovered messages={} bytes={}",
+                         state_.spool->messages(), state_.spool->bytes());
     }
-    (void)batch_.take(requests_);  // written: its requests no longer wait for it
+    (void)state_.batch.take(state_.requests);  // written: its requests no longer wait for it
     // Records superseded by a later record of their session, now written, may go.
-    for (const auto id : pins_.take_released()) {
-        if (auto removed = spool_->ack(id); !removed) {
-            ++counters_.spool_errors;
-            log_->error("event=spool_ack_failed delivery_id={} error=\"{}\"", id,
-                        removed.error().message);
+    for (const auto id : state_.pins.take_released()) {
+        if (auto removed = state_.spool->ack(id); !removed) {
+            ++state_.counters.spool_errors;
+            state_.log->error("event=spool_ack_failed delivery_id={} error=\"{}\"", id,
+                              removed.error().message);
         }
     }
 }
 
-void BrokerCore::release_pins(const Request& request) {
+void ExplainRouter::release_pins(const Request& request) {
     // A session its request left without a spooled end (a worker that sent none, an end the
     // full spool could not keep) is not kept pinned for the broker's whole life.
-    for (const auto& track : request.sessions) pins_.unpin(track.session);
+    for (const auto& track : request.sessions) state_.pins.unpin(track.session);
 }
 
-void BrokerCore::end_sessions(const Request& request) {
+void ExplainRouter::end_sessions(const Request& request) {
     release_pins(request);
-    for (const auto& track : request.sessions) session_owners_.retire(track.session, request.id);
+    for (const auto& track : request.sessions)
+        state_.session_owners.retire(track.session, request.id);
 }
 
-base::Result<std::size_t> BrokerCore::close_recovered_sessions() {
+base::Result<std::size_t> ExplainRouter::close_recovered_sessions() {
     // The last record of each session the spool holds. A session whose last record is
     // `open` lost its request with the previous broker: no worker can end it any more.
     struct Last {
@@ -169,7 +174,7 @@ base::Result<std::size_t> BrokerCore::close_recovered_sessions() {
     StringMap<Last> last;
     std::uint64_t after = 0;
     for (;;) {
-        auto batch = spool_->read_after(after, 4096);
+        auto batch = state_.spool->read_after(after, 4096);
         if (!batch) return batch.error();
         if (batch.value().empty()) break;
         for (auto& record : batch.value()) {
@@ -185,7 +190,7 @@ base::Result<std::size_t> BrokerCore::close_recovered_sessions() {
     std::size_t closed = 0;
     for (const auto& [session, found] : last) {
         // Their requests went with the previous broker: no worker may write into them (§5.3).
-        session_owners_.remember_ended(session);
+        state_.session_owners.remember_ended(session);
         if (!found.open) continue;
         schema::ExplainMessage end;
         end.session = session;
@@ -201,33 +206,36 @@ base::Result<std::size_t> BrokerCore::close_recovered_sessions() {
         record.seq = end.seq;
         record.state = std::string{proto::kStateError};
         record.body = schema::encode_text(end);
-        if (!spool_->has_room(record.bytes())) {
-            ++counters_.spool_dropped;
-            log_->warn("event=explain_not_spooled service={} session={} seq={} reason=spool_full",
-                       found.service, printable(session), end.seq);
+        if (!state_.spool->has_room(record.bytes())) {
+            ++state_.counters.spool_dropped;
+            state_.log->warn(
+                "event=explain_not_spooled service={} session={} seq={} reason=spool_full",
+                found.service, printable(session), end.seq);
             continue;
         }
-        if (auto appended = spool_->append(std::move(record)); !appended) return appended.error();
-        ++counters_.explains_synthesised;
+        if (auto appended = state_.spool->append(std::move(record)); !appended)
+            return appended.error();
+        ++state_.counters.explains_synthesised;
         ++closed;
     }
-    if (auto committed = spool_->commit(); !committed) return committed.error();
+    if (auto committed = state_.spool->commit(); !committed) return committed.error();
     return closed;
 }
 
-void BrokerCore::on_commit_failed(const Error& error) {
+void ExplainRouter::on_commit_failed(const Error& error) {
     if (!spool_failing_) {
         spool_failing_ = true;
-        ++counters_.spool_errors;
-        log_->error("event=spool_commit_failed pending={} policy={} requests={} error=\"{}\"",
-                    spool_->last_id() - spool_->committed_id(), to_string(config_.spool_policy),
-                    batch_.size(), error.message);
+        ++state_.counters.spool_errors;
+        state_.log->error("event=spool_commit_failed pending={} policy={} requests={} error=\"{}\"",
+                          state_.spool->last_id() - state_.spool->committed_id(),
+                          to_string(state_.config.spool_policy), state_.batch.size(),
+                          error.message);
     }
     spool_error_ = error.message;
-    const auto batch = batch_.take(requests_);
+    const auto batch = state_.batch.take(state_.requests);
     // drop-newest: the batch stays pending and is written when the disk has room again; what
     // arrives meanwhile is counted as dropped (emit_explain).
-    if (config_.spool_policy != SpoolPolicy::kFailRequest) return;
+    if (state_.config.spool_policy != SpoolPolicy::kFailRequest) return;
 
     // fail-request: none of these requests' explain messages is durable, so none goes out,
     // and each request ends with SpoolFull, its FINAL too if it was waiting for this commit.
@@ -235,23 +243,23 @@ void BrokerCore::on_commit_failed(const Error& error) {
         base::make_error(ErrorType::kSpoolFull,
                          "explain messages could not be written to the spool: " + error.message);
     for (auto& entry : batch) {
-        const bool replaced = outbox_.withhold(entry.request);  // an ERROR follows, below
-        Request* request = requests_.find(entry.request);
+        const bool replaced = state_.outbox.withhold(entry.request);  // an ERROR follows, below
+        Request* request = state_.requests.find(entry.request);
         if (request != nullptr && !request->abandoned) {
             // Every trace of the request ends with the error, even one its worker ended: the
             // end it sent was not written either.
             for (auto& track : request->sessions) track.ended = false;
-            finish(*request, refused, true);
+            clients_.finish(*request, refused, true);
         } else if (replaced) {
             fail_ended_request(entry, refused);
         }
     }
 }
 
-void BrokerCore::fail_ended_request(const BatchRequest& entry, const Error& refused) {
-    count_error(refused.type);
-    log_request_failed(entry.client_kind, entry.request_id, entry.request, entry.sessions,
-                       entry.service->name, refused);
+void ExplainRouter::fail_ended_request(const BatchRequest& entry, const Error& refused) {
+    state_.count_error(refused.type);
+    clients_.log_request_failed(entry.client_kind, entry.request_id, entry.request, entry.sessions,
+                                entry.service->name, refused);
     // The request is gone; its client still holds for this commit, so the ends and the ERROR
     // queue up behind what it already waits for, in order.
     Request ended;
@@ -259,103 +267,9 @@ void BrokerCore::fail_ended_request(const BatchRequest& entry, const Error& refu
              ended.service) = std::tie(entry.request, entry.client_kind, entry.packed, entry.client,
                                        entry.request_id, entry.service);
     for (auto track : entry.sessions) emit_trace_end(&ended, *entry.service, track, refused);
-    write_error(entry.client_kind, entry.client, entry.service->name, entry.request_id, refused,
-                entry.packed);
-    outbox_.send();
-}
-
-void BrokerCore::send_collector_command(std::string_view identity, char command) {
-    outbox_.out_to(identity, false);
-    bus::put_collector_command(outbox_.sink(), command);
-    outbox_.send();
-}
-
-void BrokerCore::on_collector(std::string_view identity) {
-    namespace cmd = proto::collector_cmd;
-    const auto command = bus::decode_collector_command(in_.views());
-    if (!command) {
-        drop(identity, command.error().message);
-        send_collector_command(identity, cmd::kDetach);
-        return;
-    }
-    const char code = command.value();
-    if (!auth_.sender_is_collector()) {
-        // Only a key with the `collector` role may take or acknowledge the spool's messages.
-        auth_.refused("collector_refused", identity,
-                      "key=" + std::string{auth_.sender_name()} + " missing_role=collector", false);
-        if (code != cmd::kDetach) send_collector_command(identity, cmd::kDetach);
-        return;
-    }
-    if (code == cmd::kAck) {
-        on_ack(identity);
-        return;
-    }
-    if (code == cmd::kAttach) {
-        const auto window = bus::decode_collector_attach(in_.views(), kMaxWindow);
-        if (!window) {
-            drop(identity, window.error().message);
-            send_collector_command(identity, cmd::kDetach);
-            return;
-        }
-        feed_.attach(identity, window.value()).expiry = now_ + expiry_span();
-        return;
-    }
-    Collector* collector = feed_.find(identity);
-    if (collector == nullptr) {
-        if (code != cmd::kDetach) send_collector_command(identity, cmd::kDetach);
-        return;
-    }
-    collector->expiry = now_ + expiry_span();
-    if (code == cmd::kHeartbeat) return;
-    const bool known = code == cmd::kDetach;
-    if (!known) drop(identity, "unknown GBE01 command " + std::to_string(static_cast<int>(code)));
-    const std::string gone = collector->identity;
-    feed_.remove(gone, false);
-    if (!known) send_collector_command(gone, cmd::kDetach);
-}
-
-void BrokerCore::remove_acknowledged(std::uint64_t delivery_id) {
-    if (pins_.acknowledge(delivery_id)) {  // removed once a later record of its session is written
-        ++counters_.acks;
-    } else if (auto removed = spool_->ack(delivery_id); !removed) {
-        ++counters_.spool_errors;
-        log_->error("event=spool_ack_failed delivery_id={} error=\"{}\"", delivery_id,
-                    removed.error().message);
-    } else if (removed.value()) {
-        ++counters_.acks;
-    }
-}
-
-void BrokerCore::on_ack(std::string_view identity) {
-    // [delivery-id]... (§6.1): applied only from an attached collector, and only for the ids
-    // delivered to it and not yet acknowledged. Anything else would let any peer empty the
-    // spool, or one collector take what was handed to another.
-    const std::size_t named = in_.views().size() - bus::kCollectorAckIdFrame;
-    Collector* collector = feed_.find(identity);
-    if (collector == nullptr) {
-        counters_.acks_refused += named;
-        warn_refused("ack_refused", "peer={} ids={} reason=not_attached", printable(identity),
-                     named);
-        // A collector the broker expired learns that it must ATTACH again.
-        send_collector_command(identity, proto::collector_cmd::kDetach);
-        return;
-    }
-    collector->expiry = now_ + expiry_span();
-    std::size_t refused = 0;
-    std::string_view first_refused;
-    for (std::size_t i = bus::kCollectorAckIdFrame; i < in_.views().size(); ++i) {
-        const auto id = proto::parse_ascii_int(in_.views()[i]);
-        if (!feed_.acknowledge(*collector, id)) {
-            if (refused++ == 0) first_refused = in_.views()[i];
-            continue;
-        }
-        remove_acknowledged(*id);
-    }
-    if (refused > 0) {
-        counters_.acks_refused += refused;
-        warn_refused("ack_refused", "peer={} ids={} first={} reason=not_delivered_to_it",
-                     printable(identity), refused, printable(first_refused.substr(0, 24)));
-    }
+    clients_.write_error(entry.client_kind, entry.client, entry.service->name, entry.request_id,
+                         refused, entry.packed);
+    state_.outbox.send();
 }
 
 }  // namespace glassbox::broker::detail

@@ -1,27 +1,30 @@
-// The broker's worker side: dispatch by credit, REQUEST to workers, READY, heartbeats, worker
-// loss and re-dispatch, and the answers a worker sends (docs/protocol.md §5).
-#include "broker/detail/broker_core.hpp"
+// The broker's worker side (WorkerSide): dispatch by credit, REQUEST to workers, READY,
+// heartbeats, worker loss and re-dispatch, and the answers a worker sends (docs/protocol.md §5).
+#include "broker/detail/worker_side.hpp"
 
+#include "broker/detail/broker_state.hpp"
+#include "broker/detail/client_side.hpp"
+#include "broker/detail/explain_router.hpp"
 #include "bus/detail/client_frames.hpp"
 #include "bus/worker_frames.hpp"
 
 namespace glassbox::broker::detail {
 
-void BrokerCore::dispatch(Service& service) {
+void WorkerSide::dispatch(Service& service) {
     // O(1) per request: the least recently used worker with spare credit takes the oldest.
     while (!service.available.empty() && !service.queue.empty()) {
         const auto id = service.queue.pop_front();
-        if (Request* request = requests_.find(*id))
+        if (Request* request = state_.requests.find(*id))
             dispatch_to(*service.available.front(), *request);
     }
 }
 
-void BrokerCore::dispatch_to(Worker& worker, Request& request) {
+void WorkerSide::dispatch_to(Worker& worker, Request& request) {
     if (worker.extended && request.body.size() != 1) {
-        finish(request,
-               base::make_error(ErrorType::kProtocolError,
-                                "a GBW01 service takes exactly one body frame"),
-               true);
+        clients_.finish(request,
+                        base::make_error(ErrorType::kProtocolError,
+                                         "a GBW01 service takes exactly one body frame"),
+                        true);
         return;
     }
     WorkerRoster::assign(worker, request);
@@ -29,57 +32,59 @@ void BrokerCore::dispatch_to(Worker& worker, Request& request) {
     send_request_to(worker, request);
 }
 
-bool BrokerCore::send_request_to(Worker& worker, Request& request) {
+bool WorkerSide::send_request_to(Worker& worker, Request& request) {
     // [empty] ["MDPW01"] [0x02] [token] [empty]? [body]... (§5.1; GBW02: no empty frame)
     char token_digits[24];
     const std::string_view token = token_of(request.id, token_digits);
-    outbox_.out_to(worker.identity, worker.packed);
-    bus::put_worker_token_head(outbox_.sink(), proto::worker_cmd::kRequest, token, worker.layout);
+    state_.outbox.out_to(worker.identity, worker.packed);
+    bus::put_worker_token_head(state_.outbox.sink(), proto::worker_cmd::kRequest, token,
+                               worker.layout);
     if (worker.extended) {
         const bool gb = request.client_kind == ClientKind::kGb;
-        const auto left = std::max(
-            milliseconds{0}, std::chrono::duration_cast<milliseconds>(request.deadline - now_));
+        const auto left =
+            std::max(milliseconds{0},
+                     std::chrono::duration_cast<milliseconds>(request.deadline - state_.now));
         bus::encode_request_meta(meta_, gb ? std::string_view{request.request_id} : token,
                                  request.service->name, static_cast<std::uint64_t>(left.count()),
                                  static_cast<std::uint64_t>(request.attempts),
                                  gb ? proto::kGbClient : proto::kMdpClient);
-        outbox_.out(meta_);
+        state_.outbox.out(meta_);
     }
     // Copies share the payload (libzmq reference counts large messages): the body stays
     // available for a re-dispatch.
     for (auto& frame : request.body) {
         zmq::message_t copy;
         copy.copy(frame);
-        outbox_.out(std::move(copy));
+        state_.outbox.out(std::move(copy));
     }
-    worker.last_sent = now_;
-    outbox_.send();
+    worker.last_sent = state_.now;
+    state_.outbox.send();
     return true;
 }
 
-void BrokerCore::send_worker_command(std::string_view identity, char command) {
-    Worker* worker = workers_.find(identity);
-    outbox_.out_to(identity, worker != nullptr && worker->packed);
-    bus::put_worker_command(outbox_.sink(), command);
-    if (worker != nullptr) worker->last_sent = now_;
-    outbox_.send();
+void WorkerSide::send_worker_command(std::string_view identity, char command) {
+    Worker* worker = state_.workers.find(identity);
+    state_.outbox.out_to(identity, worker != nullptr && worker->packed);
+    bus::put_worker_command(state_.outbox.sink(), command);
+    if (worker != nullptr) worker->last_sent = state_.now;
+    state_.outbox.send();
 }
 
-void BrokerCore::send_worker_cancel(Worker& worker, const Request& request) {
+void WorkerSide::send_worker_cancel(Worker& worker, const Request& request) {
     if (!worker.extended) return;  // a plain 7/MDP worker has no CANCEL; its reply is discarded
-    outbox_.out_to(worker.identity, worker.packed);
+    state_.outbox.out_to(worker.identity, worker.packed);
     char token_digits[24];
-    bus::put_worker_cancel(outbox_.sink(), token_of(request.id, token_digits));
-    worker.last_sent = now_;
-    outbox_.send();
+    bus::put_worker_cancel(state_.outbox.sink(), token_of(request.id, token_digits));
+    worker.last_sent = state_.now;
+    state_.outbox.send();
 }
 
-void BrokerCore::on_worker(std::string_view identity) {
+void WorkerSide::on_worker(std::string_view identity) {
     namespace cmd = proto::worker_cmd;
-    const auto decoded = bus::decode_worker_command(in_.views());
+    const auto decoded = bus::decode_worker_command(state_.in.views());
     if (!decoded) {
-        drop(identity, decoded.error().message);
-        if (Worker* found = workers_.find(identity)) {
+        state_.drop(identity, decoded.error().message);
+        if (Worker* found = state_.workers.find(identity)) {
             delete_worker(*found, true, "protocol error: no command");
         }
         return;
@@ -89,18 +94,18 @@ void BrokerCore::on_worker(std::string_view identity) {
         on_worker_ready(identity);
         return;
     }
-    Worker* found = workers_.find(identity);
+    Worker* found = state_.workers.find(identity);
     if (found == nullptr) {
         // 7/MDP: any command but READY from an unknown worker is answered with DISCONNECT.
         if (code != cmd::kDisconnect) {
-            log_->info("event=unknown_worker peer={} command={}", printable(identity),
-                       static_cast<int>(code));
+            state_.log->info("event=unknown_worker peer={} command={}", printable(identity),
+                             static_cast<int>(code));
             send_worker_command(identity, cmd::kDisconnect);
         }
         return;
     }
     Worker& worker = *found;
-    worker.expiry = now_ + expiry_span();
+    worker.expiry = state_.now + state_.expiry_span();
     switch (code) {
         case cmd::kHeartbeat:
             return;
@@ -121,54 +126,55 @@ void BrokerCore::on_worker(std::string_view identity) {
         default:
             break;
     }
-    drop(identity, "unknown MDPW01 command " + std::to_string(static_cast<int>(code)));
+    state_.drop(identity, "unknown MDPW01 command " + std::to_string(static_cast<int>(code)));
     delete_worker(worker, true, "protocol error: unknown command");
 }
 
-void BrokerCore::on_worker_ready(std::string_view identity) {
+void WorkerSide::on_worker_ready(std::string_view identity) {
     // [empty] ["MDPW01"] [0x01] [service] ["GBW01"]? [credit]?
-    if (Worker* known = workers_.find(identity)) {
+    if (Worker* known = state_.workers.find(identity)) {
         // 7/MDP: READY from a worker already known is a protocol error.
         delete_worker(*known, true, "protocol error: second READY");
         return;
     }
-    const auto ready = bus::decode_worker_ready(in_.views());
+    const auto ready = bus::decode_worker_ready(state_.in.views());
     if (!ready) {
-        log_->warn("event=bad_ready peer={} service={} reason=\"{}\"", printable(identity),
-                   printable(in_.views().size() > 3 ? in_.views()[3] : std::string_view{}),
-                   ready.error().message);
-        ++counters_.dropped_frames;
+        state_.log->warn(
+            "event=bad_ready peer={} service={} reason=\"{}\"", printable(identity),
+            printable(state_.in.views().size() > 3 ? state_.in.views()[3] : std::string_view{}),
+            ready.error().message);
+        ++state_.counters.dropped_frames;
         send_worker_command(identity, proto::worker_cmd::kDisconnect);
         return;
     }
     const std::string_view service_name = ready.value().service;
-    if (!auth_.sender_may_serve(service_name)) {
+    if (!state_.auth.sender_may_serve(service_name)) {
         // 7/MDP DISCONNECT: its key may not register this service (docs/security.md).
-        auth_.refused("worker_refused", identity,
-                      "key=" + std::string{auth_.sender_name()} +
-                          " service=" + printable(service_name) +
-                          " missing_role=worker:" + printable(service_name),
-                      false);
+        state_.auth.refused("worker_refused", identity,
+                            "key=" + std::string{state_.auth.sender_name()} +
+                                " service=" + printable(service_name) +
+                                " missing_role=worker:" + printable(service_name),
+                            false);
         send_worker_command(identity, proto::worker_cmd::kDisconnect);
         return;
     }
-    Service& service = services_.service_for(service_name);
+    Service& service = state_.services.service_for(service_name);
     auto owned = std::make_unique<Worker>();
     Worker& worker = *owned;
     worker.identity.assign(identity);
     worker.service = &service;
     // Where it runs, as the broker sees it: status counts a service's workers by host.
-    if (const char* address = zmq_msg_gets(in_.first_frame()->handle(), "Peer-Address"))
+    if (const char* address = zmq_msg_gets(state_.in.first_frame()->handle(), "Peer-Address"))
         worker.host = address;
     worker.extended = ready.value().gbw01;
     worker.layout = ready.value().layout;
     worker.packed = ready.value().packed;
     worker.credit = static_cast<std::size_t>(ready.value().credit);
-    worker.expiry = now_ + expiry_span();
-    worker.last_sent = now_;
-    workers_.add(std::move(owned));
-    services_.remember(service);
-    log_->info(
+    worker.expiry = state_.now + state_.expiry_span();
+    worker.last_sent = state_.now;
+    state_.workers.add(std::move(owned));
+    state_.services.remember(service);
+    state_.log->info(
         "event=worker_ready peer={} service={} extended={} compact={} packed={} credit={} "
         "workers={}",
         printable(identity), service.name, worker.extended,
@@ -177,48 +183,50 @@ void BrokerCore::on_worker_ready(std::string_view identity) {
     dispatch(service);
 }
 
-void BrokerCore::delete_worker(Worker& worker, bool send_disconnect, std::string_view reason) {
-    log_->info("event=worker_removed peer={} service={} reason={}", printable(worker.identity),
-               worker.service->name, reason);
+void WorkerSide::delete_worker(Worker& worker, bool send_disconnect, std::string_view reason) {
+    state_.log->info("event=worker_removed peer={} service={} reason={}",
+                     printable(worker.identity), worker.service->name, reason);
     if (send_disconnect) send_worker_command(worker.identity, proto::worker_cmd::kDisconnect);
     Service& service = *worker.service;
     // Oldest first, so re-queued requests keep their order at the front.
-    const std::vector<Request*> held = workers_.remove(worker);  // `worker` is gone from here on
+    const std::vector<Request*> held =
+        state_.workers.remove(worker);  // `worker` is gone from here on
 
     // §2.2, for each request on its own: a stream is never replayed; a request the worker
     // sent nothing for goes back to the front of the queue while retries last.
     std::vector<std::uint64_t> requeue;
     for (Request* request : held) {
         if (request->abandoned) {
-            erase_request(*request);
+            clients_.erase_request(*request);
         } else if (request->streamed) {
-            finish(*request,
-                   base::make_error(ErrorType::kWorkerLost,
-                                    "worker lost mid-stream (" + std::string{reason} + ")"),
-                   true);
-        } else if (request->attempts > config_.max_retries) {
-            finish(*request,
-                   base::make_error(ErrorType::kWorkerLost, "worker lost before replying, " +
-                                                                std::to_string(request->attempts) +
-                                                                " attempts"),
-                   true);
+            clients_.finish(*request,
+                            base::make_error(ErrorType::kWorkerLost, "worker lost mid-stream (" +
+                                                                         std::string{reason} + ")"),
+                            true);
+        } else if (request->attempts > state_.config.max_retries) {
+            clients_.finish(*request,
+                            base::make_error(ErrorType::kWorkerLost,
+                                             "worker lost before replying, " +
+                                                 std::to_string(request->attempts) + " attempts"),
+                            true);
         } else {
-            ++counters_.retries;
-            log_->info("event=redispatch request={} token={} service={} attempt={}",
-                       request->client_kind == ClientKind::kGb ? printable(request->request_id)
-                                                               : std::to_string(request->id),
-                       request->id, service.name, request->attempts + 1);
+            ++state_.counters.retries;
+            state_.log->info("event=redispatch request={} token={} service={} attempt={}",
+                             request->client_kind == ClientKind::kGb
+                                 ? printable(request->request_id)
+                                 : std::to_string(request->id),
+                             request->id, service.name, request->attempts + 1);
             requeue.push_back(request->id);
         }
     }
     if (requeue.empty()) return;
     for (auto id = requeue.rbegin(); id != requeue.rend(); ++id) {
-        service.queue.push_front(*id, requests_.find(*id)->client);
+        service.queue.push_front(*id, state_.requests.find(*id)->client);
     }
     dispatch(service);
 }
 
-void BrokerCore::on_worker_result(Worker& worker, char code) {
+void WorkerSide::on_worker_result(Worker& worker, char code) {
     namespace cmd = proto::worker_cmd;
     Request* request = held_request(worker, code);
     if (request == nullptr) return;
@@ -226,23 +234,23 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
     if (request->abandoned) {
         if (terminal) {
             WorkerRoster::release(worker, *request);
-            erase_request(*request);
+            clients_.erase_request(*request);
             dispatch(*worker.service);
         }
         return;
     }
     const auto error =
-        in_.too_many_frames()
+        state_.in.too_many_frames()
             ? std::optional{base::make_error(ErrorType::kProtocolError,
                                              "worker message of more than 64 frames")}
-            : too_large(worker.identity, "worker message");
+            : state_.too_large(worker.identity, "worker message");
     if (error) {
         if (terminal) {
             WorkerRoster::release(worker, *request);  // the worker is done with it: no CANCEL
-            finish(*request, *error, true);
+            clients_.finish(*request, *error, true);
             dispatch(*worker.service);
         } else {
-            finish(*request, *error, true);  // abandons the request and CANCELs the worker
+            clients_.finish(*request, *error, true);  // abandons the request and CANCELs the worker
         }
         return;
     }
@@ -250,9 +258,9 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
         forward_reply(worker, *request);
     } else if (code == cmd::kError) {
         // [type] [message]; an unknown type word is reported as Internal.
-        const Error error = bus::decode_worker_error(in_.views(), worker.layout);
+        const Error error = bus::decode_worker_error(state_.in.views(), worker.layout);
         WorkerRoster::release(worker, *request);  // ends normally from the worker's side: no CANCEL
-        finish(*request, error, true);
+        clients_.finish(*request, error, true);
         dispatch(*worker.service);
     } else if (code == cmd::kPartial) {
         forward_partial(worker, *request);
@@ -261,11 +269,11 @@ void BrokerCore::on_worker_result(Worker& worker, char code) {
     }
 }
 
-Request* BrokerCore::held_request(Worker& worker, char code) {
+Request* WorkerSide::held_request(Worker& worker, char code) {
     // [empty] ["MDPW01"] [command] [token] [empty]? ... (GBW02: no empty frame)
-    const auto token_frame = bus::decode_worker_token(in_.views(), worker.layout);
+    const auto token_frame = bus::decode_worker_token(state_.in.views(), worker.layout);
     if (!token_frame) {
-        drop(worker.identity, token_frame.error().message);
+        state_.drop(worker.identity, token_frame.error().message);
         return nullptr;
     }
     const auto token = proto::parse_ascii_int(token_frame.value());
@@ -274,54 +282,57 @@ Request* BrokerCore::held_request(Worker& worker, char code) {
     // §5.1: a worker answers, streams and explains only for the requests it holds. A worker
     // the broker forgot (expired) is unknown and gets DISCONNECT before this; one it knows
     // holds every token it was given until it ends it: anything else is forged.
-    ++counters_.foreign_tokens;
-    warn_refused("foreign_token", "peer={} service={} command={} token={}",
-                 printable(worker.identity), worker.service->name, static_cast<int>(code),
-                 printable(token_frame.value()));
+    ++state_.counters.foreign_tokens;
+    state_.warn_refused("foreign_token", "peer={} service={} command={} token={}",
+                        printable(worker.identity), worker.service->name, static_cast<int>(code),
+                        printable(token_frame.value()));
     return nullptr;
 }
 
-void BrokerCore::forward_reply(Worker& worker, Request& request) {
-    ++counters_.replies;
-    close_open_sessions(request, nullptr);  // marks traces the spool did not all keep
-    outbox_.out_to(request.client, request.packed);
+void WorkerSide::forward_reply(Worker& worker, Request& request) {
+    ++state_.counters.replies;
+    explain_.close_open_sessions(request, nullptr);  // marks traces the spool did not all keep
+    state_.outbox.out_to(request.client, request.packed);
     if (request.client_kind == ClientKind::kMdp) {
-        bus::put_mdp_reply(outbox_.sink(), request.service->name);
+        bus::put_mdp_reply(state_.outbox.sink(), request.service->name);
     } else {
-        bus::put_client_final(outbox_.sink(), request.request_id);
+        bus::put_client_final(state_.outbox.sink(), request.request_id);
     }
     // The body frames move on as they came (a packed message's last frame too).
     const std::size_t body = bus::worker_payload_frame(worker.layout);
-    for (std::size_t i = body; i < in_.views().size(); ++i) outbox_.out(in_.take(i));
-    if (in_.views().size() <= body) outbox_.out(std::string_view{});
-    outbox_.send(Outlet::kRouter, request.id, Carries::kFinal);
-    end_sessions(request);
-    batch_.keep_sessions(request);  // for its traces' ends if the batch cannot be written
+    for (std::size_t i = body; i < state_.in.views().size(); ++i)
+        state_.outbox.out(state_.in.take(i));
+    if (state_.in.views().size() <= body) state_.outbox.out(std::string_view{});
+    state_.outbox.send(Outlet::kRouter, request.id, Carries::kFinal);
+    explain_.end_sessions(request);
+    state_.batch.keep_sessions(request);  // for its traces' ends if the batch cannot be written
     WorkerRoster::release(worker, request);
-    erase_request(request);
+    clients_.erase_request(request);
     dispatch(*worker.service);
 }
 
-void BrokerCore::forward_partial(const Worker& worker, Request& request) {
-    if (const auto partial = bus::decode_worker_partial(in_.views(), worker.layout); !partial) {
-        drop(worker.identity, partial.error().message);
+void WorkerSide::forward_partial(const Worker& worker, Request& request) {
+    if (const auto partial = bus::decode_worker_partial(state_.in.views(), worker.layout);
+        !partial) {
+        state_.drop(worker.identity, partial.error().message);
         return;
     }
-    ++counters_.partials;
+    ++state_.counters.partials;
     request.streamed = true;
     if (request.client_kind == ClientKind::kGb) {
-        outbox_.out_to(request.client, request.packed);
-        bus::put_client_partial(outbox_.sink(), request.request_id, proto::kKindData);
-        outbox_.out(in_.take(bus::worker_payload_frame(worker.layout)));
-        outbox_.send();
+        state_.outbox.out_to(request.client, request.packed);
+        bus::put_client_partial(state_.outbox.sink(), request.request_id, proto::kKindData);
+        state_.outbox.out(state_.in.take(bus::worker_payload_frame(worker.layout)));
+        state_.outbox.send();
     }
 }
 
-void BrokerCore::forward_explain(const Worker& worker, Request& request) {
+void WorkerSide::forward_explain(const Worker& worker, Request& request) {
     // EXPLAIN [session] [seq] [state] [body]
-    const auto explain = bus::decode_worker_explain(in_.views(), kMaxSessionBytes, worker.layout);
+    const auto explain =
+        bus::decode_worker_explain(state_.in.views(), kMaxSessionBytes, worker.layout);
     if (!explain) {
-        drop(worker.identity, explain.error().message);
+        state_.drop(worker.identity, explain.error().message);
         return;
     }
     const std::string_view session = explain.value().session;
@@ -330,47 +341,47 @@ void BrokerCore::forward_explain(const Worker& worker, Request& request) {
     SessionTrack* track = admit_explain(worker, request, session, seq);
     if (track == nullptr) return;
     request.streamed = true;
-    ++counters_.explains;
-    if (auto refused = emit_explain(&request, *request.service, *track, seq, state,
-                                    in_.take(explain.value().body))) {
-        finish(request, *refused, true);  // the refused message does not count as sent
+    ++state_.counters.explains;
+    if (auto refused = explain_.emit_explain(&request, *request.service, *track, seq, state,
+                                             state_.in.take(explain.value().body))) {
+        clients_.finish(request, *refused, true);  // the refused message does not count as sent
         return;
     }
     track->next_seq = std::max(track->next_seq, seq + 1);
     track->ended = state != proto::kStateOpen;
 }
 
-SessionTrack* BrokerCore::admit_explain(const Worker& worker, Request& request,
+SessionTrack* WorkerSide::admit_explain(const Worker& worker, Request& request,
                                         std::string_view session, std::uint64_t seq) {
     // §5.3: a request's sessions are the ones its worker opens while holding it.
     const auto mine = std::find_if(request.sessions.begin(), request.sessions.end(),
                                    [&](const SessionTrack& t) { return t.session == session; });
     if (mine != request.sessions.end()) {
         if (!mine->ended && seq >= mine->next_seq) return &*mine;
-        ++counters_.explains_out_of_order;
-        warn_refused("explain_out_of_order",
-                     "peer={} session={} request={} seq={} expected={} reason={}",
-                     printable(worker.identity), printable(session), request.id, seq,
-                     mine->next_seq, mine->ended ? "after_end" : "seq_not_growing");
+        ++state_.counters.explains_out_of_order;
+        state_.warn_refused("explain_out_of_order",
+                            "peer={} session={} request={} seq={} expected={} reason={}",
+                            printable(worker.identity), printable(session), request.id, seq,
+                            mine->next_seq, mine->ended ? "after_end" : "seq_not_growing");
         return nullptr;
     }
-    if (const SessionOwner* owner = session_owners_.find(session)) {
+    if (const SessionOwner* owner = state_.session_owners.find(session)) {
         // Another request's session, live or ended: a worker writing into a trace not its own.
-        ++counters_.foreign_sessions;
-        warn_refused("forged_explain", "peer={} service={} session={} request={} seq={} owner={}",
-                     printable(worker.identity), worker.service->name, printable(session),
-                     request.id, seq,
-                     owner->request == 0 ? std::string{"ended"} : std::to_string(owner->request));
+        ++state_.counters.foreign_sessions;
+        state_.warn_refused(
+            "forged_explain", "peer={} service={} session={} request={} seq={} owner={}",
+            printable(worker.identity), worker.service->name, printable(session), request.id, seq,
+            owner->request == 0 ? std::string{"ended"} : std::to_string(owner->request));
         return nullptr;
     }
     if (request.sessions.size() >= kMaxSessionsPerRequest) {
-        ++counters_.explains_out_of_order;
-        warn_refused("explain_out_of_order", "peer={} session={} request={} seq={} reason={}",
-                     printable(worker.identity), printable(session), request.id, seq,
-                     "too_many_sessions");
+        ++state_.counters.explains_out_of_order;
+        state_.warn_refused(
+            "explain_out_of_order", "peer={} session={} request={} seq={} reason={}",
+            printable(worker.identity), printable(session), request.id, seq, "too_many_sessions");
         return nullptr;
     }
-    session_owners_.open(session, request.id);
+    state_.session_owners.open(session, request.id);
     request.sessions.push_back(SessionTrack{std::string{session}, 0, false});
     return &request.sessions.back();
 }
