@@ -849,6 +849,32 @@ Result<void> VectorIndex::remove(std::span<const std::int64_t> keys) {
     return {};
 }
 
+namespace {
+
+// The k nearest of every live vector, by a scan: best first, equal scores in key order.
+std::vector<VectorMatch> exact_scan(const HnswState& state, const float* query, std::size_t k) {
+    const Graph& graph = *state.graph;
+    const auto distance = state.space->get_dist_func();
+    void* const param = state.space->get_dist_func_param();
+    std::vector<std::pair<float, std::int64_t>> scored;  // distance (1 - cosine), key
+    scored.reserve(state.live);
+    for (std::size_t i = 0; i < graph.cur_element_count; ++i) {
+        const auto id = static_cast<hnswlib::tableint>(i);
+        if (graph.isMarkedDeleted(id)) continue;
+        scored.emplace_back(distance(query, graph.getDataByInternalId(id), param),
+                            key_of(graph.getExternalLabel(id)));
+    }
+    const std::size_t keep = std::min(k, scored.size());
+    std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(keep),
+                      scored.end());
+    std::vector<VectorMatch> matches(keep);
+    for (std::size_t i = 0; i < keep; ++i)
+        matches[i] = VectorMatch{scored[i].second, 1.0f - scored[i].first};
+    return matches;
+}
+
+}  // namespace
+
 template <typename T>
 Result<std::vector<VectorMatch>> VectorIndex::search_impl(std::span<const T> query, std::size_t k) {
     {
@@ -868,6 +894,10 @@ Result<std::vector<VectorMatch>> VectorIndex::search_impl(std::span<const T> que
     std::vector<float> normalised(query.size());
     if (auto why = detail::normalise_into(query, normalised.data())) {
         return make_error(ErrorType::kInvalidRequest, "query: " + *why);
+    }
+    if (state.live <= options_.exact_scan_max) {
+        matches = exact_scan(state, normalised.data(), k);
+        return matches;
     }
     try {
         auto found = state.graph->searchKnn(normalised.data(), std::min(k, state.live));

@@ -53,6 +53,10 @@ struct VectorIndexOptions {
     std::size_t build_threads = 0;
     // Saves on destruction when dirty (errors ignored: the file is only a cache).
     bool save_on_close = true;
+    // Up to this many live vectors a search scans them all (exact, and cheaper than walking the
+    // graph at that size: one contiguous distance per vector against the walk's ~1,000 or more
+    // scattered ones with a heap); above it, the graph. 0: always the graph.
+    std::size_t exact_scan_max = 8'192;
 };
 
 // One answer of search(): the key given to add() and the cosine similarity to the query.

@@ -123,10 +123,17 @@ protected:
     std::unique_ptr<storage::Database> db_;
 };
 
-TEST_F(VectorIndexTest, FindsTheExactNearestNeighboursOfASmallSet) {
+// The same checks through either search: the exact scan (small sets, the default) and the
+// graph walk (exact_scan_max 0, as above the threshold), which finds the same neighbours here.
+class NearestNeighbourTest : public VectorIndexTest,
+                             public ::testing::WithParamInterface<std::size_t> {};
+
+TEST_P(NearestNeighbourTest, FindsTheExactNearestNeighboursOfASmallSet) {
     const auto data = random_vectors(300, 32, 1);
     const auto keys = key_range(1000, data.size());
-    auto index = open_index();
+    auto options = small_options();
+    options.exact_scan_max = GetParam();
+    auto index = open_index(options);
     ASSERT_TRUE(index->add(keys, data, "test-model"));
     EXPECT_EQ(index->size(), 300u);
     EXPECT_EQ(index->dim(), 32u);
@@ -145,7 +152,19 @@ TEST_F(VectorIndexTest, FindsTheExactNearestNeighboursOfASmallSet) {
         EXPECT_EQ((*found)[0].key, keys[i]);
         EXPECT_NEAR((*found)[0].score, 1.0, 1e-5);
     }
+    // Removed keys are never found, whichever way the index is searched.
+    ASSERT_TRUE(index->remove(std::vector<std::int64_t>{keys[0], keys[37]}));
+    auto found = index->search(std::span<const float>(data[0]), 300);
+    ASSERT_TRUE(found);
+    EXPECT_EQ(found->size(), 298u);
+    for (const auto& m : *found) {
+        EXPECT_NE(m.key, keys[0]);
+        EXPECT_NE(m.key, keys[37]);
+    }
 }
+
+INSTANTIATE_TEST_SUITE_P(ExactScanAndGraph, NearestNeighbourTest,
+                         ::testing::Values(VectorIndexOptions{}.exact_scan_max, std::size_t{0}));
 
 TEST_F(VectorIndexTest, ScoresAreCosineSimilaritiesBestFirst) {
     auto index = open_index();
