@@ -5,7 +5,8 @@
 //           durability, synchronous=FULL, batches of the collector's batch_max) against raw
 //           SQLite inserts of exactly the rows the store wrote (same schema read back from the
 //           store's file, same synchronous setting, prepared statements, one transaction per
-//           batch). Messages are built with schema/explain_builder.hpp: echo chains and
+//           batch; an event's triples are its one compressed blob, as the store writes them).
+//           Messages are built with schema/explain_builder.hpp: echo chains and
 //           graph-RAG chains with focus edges, interleaved across sessions.
 //   reads   a store of --sessions sessions (default 100,000); `list` with filters and `show` by
 //           URI and by UUID prefix through the bus (`glassbox broker` and `glassbox worker
@@ -27,6 +28,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <span>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -46,6 +48,7 @@
 #include "tests/support/process.hpp"
 #include "workers/trace_collector/trace_service.hpp"
 #include "workers/trace_collector/trace_store.hpp"
+#include "workers/trace_collector/triple_blob.hpp"
 
 #ifndef GLASSBOX_BINARY
 #define GLASSBOX_BINARY "glassbox"
@@ -256,7 +259,11 @@ Statement prepare(const RawDb& db, const std::string& sql) {
     return Statement{raw};
 }
 
-using Value = std::variant<std::monostate, std::int64_t, std::string>;
+// A BLOB column's bytes (an event's compressed triples), bound back as a blob.
+struct Blob {
+    std::string bytes;
+};
+using Value = std::variant<std::monostate, std::int64_t, std::string, Blob>;
 using Row = std::vector<Value>;
 
 // The rows a store wrote, each table's rows grouped by the batch that wrote them.
@@ -267,7 +274,7 @@ struct StoredRows {
         std::size_t columns = 0;
         std::vector<std::vector<Row>> by_batch;
     };
-    std::vector<Table> tables;  // in insertion order: sessions, texts, events, triples
+    std::vector<Table> tables;  // in insertion order: sessions, texts, events
     std::size_t triples = 0;
 };
 
@@ -283,6 +290,11 @@ std::vector<Row> read_rows(const RawDb& db, const std::string& sql) {
                     break;
                 case SQLITE_INTEGER:
                     row.emplace_back(std::int64_t{sqlite3_column_int64(s.get(), c)});
+                    break;
+                case SQLITE_BLOB:
+                    row.emplace_back(Blob{
+                        std::string(static_cast<const char*>(sqlite3_column_blob(s.get(), c)),
+                                    static_cast<std::size_t>(sqlite3_column_bytes(s.get(), c)))});
                     break;
                 default:
                     row.emplace_back(
@@ -306,24 +318,30 @@ StoredRows read_stored(const std::string& path, std::size_t batch, std::size_t b
     const auto batch_of_delivery = [&](std::int64_t delivery_id) {
         return static_cast<std::size_t>(delivery_id - 1) / batch;
     };
-    // events: session, seq, explain_id, state, received, delivery_id
-    auto events =
-        read_rows(db, "SELECT session, seq, explain_id, state, received, delivery_id FROM events");
-    std::map<std::pair<std::int64_t, std::int64_t>, std::size_t> event_batch;
+    // events: session, seq, explain_id, state, received, delivery_id, triple_count, triples
+    auto events = read_rows(db,
+                            "SELECT session, seq, explain_id, state, received, delivery_id, "
+                            "triple_count, triples FROM events");
     std::map<std::int64_t, std::size_t> session_batch;
+    std::map<std::int64_t, std::size_t> text_batch;
+    trace::TripleBlobReader reader;
     for (const auto& e : events) {
         const auto b = batch_of_delivery(std::get<std::int64_t>(e[5]));
-        event_batch[{std::get<std::int64_t>(e[0]), std::get<std::int64_t>(e[1])}] = b;
         auto [it, fresh] = session_batch.emplace(std::get<std::int64_t>(e[0]), b);
         if (!fresh) it->second = std::min(it->second, b);
-    }
-    auto triples = read_rows(db, "SELECT session, seq, ord, triple, text_id FROM triples");
-    std::map<std::int64_t, std::size_t> text_batch;
-    for (const auto& t : triples) {
-        if (!std::holds_alternative<std::int64_t>(t[4])) continue;
-        const auto b = event_batch.at({std::get<std::int64_t>(t[0]), std::get<std::int64_t>(t[1])});
-        auto [it, fresh] = text_batch.emplace(std::get<std::int64_t>(t[4]), b);
-        if (!fresh) it->second = std::min(it->second, b);
+        const auto count = std::get<std::int64_t>(e[6]);
+        out.triples += static_cast<std::size_t>(count);
+        const auto* blob = std::get_if<Blob>(&e[7]);
+        auto records =
+            reader.decode(blob ? std::as_bytes(std::span{blob->bytes.data(), blob->bytes.size()})
+                               : std::span<const std::byte>{},
+                          count);
+        if (!records) throw std::runtime_error(records.error().message);
+        for (const auto& record : *records) {
+            if (!record.text_id) continue;
+            auto [t, first] = text_batch.emplace(*record.text_id, b);
+            if (!first) t->second = std::min(t->second, b);
+        }
     }
     const auto table = [&](std::string name, std::vector<Row> rows, const auto& batch_of) {
         StoredRows::Table t;
@@ -337,12 +355,8 @@ StoredRows read_stored(const std::string& path, std::size_t batch, std::size_t b
           [&](const Row& r) { return session_batch.at(std::get<std::int64_t>(r[0])); });
     table("texts", read_rows(db, "SELECT id, digest, body FROM texts"),
           [&](const Row& r) { return text_batch.at(std::get<std::int64_t>(r[0])); });
-    out.triples = triples.size();
     table("events", std::move(events),
           [&](const Row& r) { return batch_of_delivery(std::get<std::int64_t>(r[5])); });
-    table("triples", std::move(triples), [&](const Row& r) {
-        return event_batch.at({std::get<std::int64_t>(r[0]), std::get<std::int64_t>(r[1])});
-    });
     return out;
 }
 
@@ -376,6 +390,9 @@ double raw_insert(const std::string& path, const StoredRows& rows) {
                     } else if (const auto* text = std::get_if<std::string>(&row[c])) {
                         sqlite3_bind_text(s, index, text->data(), static_cast<int>(text->size()),
                                           SQLITE_STATIC);
+                    } else if (const auto* blob = std::get_if<Blob>(&row[c])) {
+                        sqlite3_bind_blob(s, index, blob->bytes.data(),
+                                          static_cast<int>(blob->bytes.size()), SQLITE_STATIC);
                     } else {
                         sqlite3_bind_null(s, index);
                     }

@@ -41,38 +41,43 @@ struct RunAnswer {
 
 Result<RunAnswer> run_answer(Database& db, std::int64_t session, std::string_view uuid) {
     namespace v = schema::vocab;
-    // instr() is a pre-filter on the stored JSON (the local names hold no character JSON
-    // escapes); each candidate is then decoded and its predicate compared exactly.
-    auto q = db.prepare(
-        "SELECT t.triple, x.body FROM triples t LEFT JOIN texts x ON x.id = t.text_id "
-        "WHERE t.session = ?1 AND (instr(t.triple, 'ns#answerText') > 0 OR "
-        "instr(t.triple, 'ns#shortAnswer') > 0) ORDER BY t.seq, t.ord");
-    if (!q) return q.error();
-    q->bind(1, session);
+    TripleBlobReader reader;
     RunAnswer found;
-    auto scanned = q->each([&](const storage::Row& row) {
-        auto read = schema::parse_untrusted_json(row.text(0));
-        const json t = read ? std::move(read).value() : json();
-        const auto iri_of = [&](const char* key) -> std::string {
-            if (!t.is_object() || !t.contains(key) || !t[key].is_object()) return {};
-            const auto& term = t[key];
-            if (!term.contains("i") || !term["i"].is_string()) return {};
-            return term["i"].get<std::string>();
-        };
-        const auto subject = schema::explain::RunUris::from_uri(iri_of("s"));
-        if (!subject || subject->uuid() != uuid) return;
-        const std::string predicate = iri_of("p");
-        if (!t.contains("o") || !t["o"].is_object() || !t["o"].contains("v") ||
-            !t["o"]["v"].is_string())
-            return;
-        std::string value =
-            row.is_null(1) ? t["o"]["v"].get<std::string>() : std::string(row.text(1));
-        if (predicate == v::kAnswerText) {
-            found.answer = std::move(value);
-        } else if (predicate == v::kShortAnswer) {
-            found.short_answer = std::move(value);
-        }
-    });
+    auto scanned = detail::each_stored_record(
+        db, reader, session, [&](std::int64_t, const StoredTriple& record) -> Result<bool> {
+            // A pre-filter on the stored JSON (the local names hold no character JSON escapes);
+            // each candidate is then decoded and its predicate compared exactly.
+            if (record.triple.find("ns#answerText") == std::string_view::npos &&
+                record.triple.find("ns#shortAnswer") == std::string_view::npos)
+                return true;
+            auto read = schema::parse_untrusted_json(record.triple);
+            const json t = read ? std::move(read).value() : json();
+            const auto iri_of = [&](const char* key) -> std::string {
+                if (!t.is_object() || !t.contains(key) || !t[key].is_object()) return {};
+                const auto& term = t[key];
+                if (!term.contains("i") || !term["i"].is_string()) return {};
+                return term["i"].get<std::string>();
+            };
+            const auto subject = schema::explain::RunUris::from_uri(iri_of("s"));
+            if (!subject || subject->uuid() != uuid) return true;
+            const std::string predicate = iri_of("p");
+            if (!t.contains("o") || !t["o"].is_object() || !t["o"].contains("v") ||
+                !t["o"]["v"].is_string())
+                return true;
+            std::optional<std::string> text;
+            if (record.text_id) {
+                auto stored = detail::stored_text(db, *record.text_id);
+                if (!stored) return stored.error();
+                text = std::move(stored).value();
+            }
+            std::string value = text ? std::move(*text) : t["o"]["v"].get<std::string>();
+            if (predicate == v::kAnswerText) {
+                found.answer = std::move(value);
+            } else if (predicate == v::kShortAnswer) {
+                found.short_answer = std::move(value);
+            }
+            return true;
+        });
     if (!scanned) return scanned.error();
     return found;
 }

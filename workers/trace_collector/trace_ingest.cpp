@@ -1,6 +1,6 @@
 // The trace store's ingest: each delivery checked against its frames, then a batch written in
-// one transaction (events, triples, long texts, session rows; duplicates ignored, malformed
-// deliveries quarantined).
+// one transaction (events with their triples packed in one blob each, long texts, session rows;
+// duplicates ignored, malformed deliveries quarantined).
 #include "workers/trace_collector/trace_store.hpp"
 
 #include <algorithm>
@@ -22,6 +22,7 @@
 #include "storage/sqlite_database.hpp"
 #include "workers/trace_collector/explain_scan.hpp"
 #include "workers/trace_collector/trace_store_detail.hpp"
+#include "workers/trace_collector/triple_blob.hpp"
 
 namespace glassbox::trace {
 
@@ -125,10 +126,8 @@ Result<schema::ExplainMessage> validate_delivery(const Delivery& delivery) {
 namespace {
 
 constexpr const char* kInsertEventSql =
-    "INSERT INTO events(session, seq, explain_id, state, received, delivery_id) "
-    "VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(session, seq) DO NOTHING";
-constexpr const char* kInsertTripleSql =
-    "INSERT INTO triples(session, seq, ord, triple, text_id) VALUES(?1, ?2, ?3, ?4, ?5)";
+    "INSERT INTO events(session, seq, explain_id, state, received, delivery_id, triple_count, "
+    "triples) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(session, seq) DO NOTHING";
 constexpr const char* kSessionByUriSql =
     "SELECT id, kind, worker, status FROM sessions WHERE uri = ?1";
 // The seq of a stored session's last end (complete or error).
@@ -142,6 +141,13 @@ bool is_broker_end(const Delivery& d, const ScannedExplain& m) {
     return d.state == schema::protocol::kStateError && m.worker.empty() && m.explain_id.empty() &&
            m.triples.empty();
 }
+
+// What became of an accepted event.
+enum class Written {
+    kStored,
+    kDuplicate,  // (session, seq) was stored already: ignored
+    kTooLarge,   // its triples would be over kMaxTripleBlobBytes stored: quarantined
+};
 
 // Runs a statement held across a batch and resets it for its next use (its text bindings may
 // point at buffers that change before then).
@@ -163,7 +169,6 @@ public:
     Result<void> prepare() {
         for (auto [slot, sql] :
              {std::pair{&insert_event_, kInsertEventSql},
-              std::pair{&insert_triple_, kInsertTripleSql},
               std::pair{&session_by_uri_, kSessionByUriSql}, std::pair{&end_seq_, kEndSeqSql}}) {
             auto prepared = db_.prepare(sql);
             if (!prepared) return prepared.error();
@@ -234,21 +239,32 @@ public:
         return why;
     }
 
-    // Writes the accepted event; false if (session, seq) was already stored.
-    Result<bool> event(const Delivery& d, BatchOutcome& outcome) {
+    // Writes the accepted event with its triples in one row, or finds (session, seq) stored
+    // already. The triples are packed before the INSERT, which is what tells a duplicate: a
+    // redelivery costs their packing (its long texts are in `texts` already).
+    Result<Written> event(const Delivery& d, BatchOutcome& outcome) {
         const ScannedExplain& m = scanned_;
+        if (packed_bound(m) > kMaxTripleBlobBytes) return Written::kTooLarge;
         auto session = session_of(m.session);
         if (!session) return session.error();
-        const std::int64_t sid = session->id;
-        const auto seq = static_cast<std::int64_t>(m.seq);
-        insert_event_->bind(1, sid)
-            .bind(2, seq)
+        auto facts = pack_triples();
+        if (!facts) return facts.error();
+        auto blob = blob_.finish();
+        if (!blob) return blob.error();
+        insert_event_->bind(1, session->id)
+            .bind(2, static_cast<std::int64_t>(m.seq))
             .bind(3, std::string_view{m.explain_id})
             .bind(4, std::string_view{d.state})
             .bind(5, received_)
-            .bind(6, static_cast<std::int64_t>(d.delivery_id));
+            .bind(6, static_cast<std::int64_t>(d.delivery_id))
+            .bind(7, static_cast<std::int64_t>(blob_.count()));
+        if (blob->empty()) {
+            insert_event_->bind_null(8);
+        } else {
+            insert_event_->bind_blob(8, *blob);
+        }
         if (auto r = run_once(*insert_event_); !r) return r.error();
-        if (db_.changes() == 0) return false;
+        if (db_.changes() == 0) return Written::kDuplicate;
         if (auto owner = owner_of(m.session); owner) {
             SessionOwner& o = **owner;
             if (o.kind.empty()) o.kind = d.service.empty() ? m.service : d.service;
@@ -258,41 +274,9 @@ public:
         } else {
             return owner.error();
         }
-
-        auto facts = write_triples(sid, seq);
-        if (!facts) return facts.error();
         outcome.triples += m.triples.size();
-        // The calling step's run, when the Question does not say which run informed it.
-        if (!facts->parent && m.parent_uri) {
-            if (const auto run = schema::explain::RunUris::from_uri(*m.parent_uri))
-                facts->parent = run->question();
-        }
-
-        const bool terminal = d.state != schema::protocol::kStateOpen;
-        std::optional<std::int64_t> ended = facts->ended;
-        if (!ended && terminal) ended = received_;
-        const std::int64_t started = facts->started ? *facts->started : received_;
-        auto [update, first] = updates_.try_emplace(sid);
-        SessionUpdate& u = update->second;
-        if (first) {
-            u.uri = session->fresh ? std::optional<std::string>{m.session} : std::nullopt;
-            u.kind = d.service.empty() ? m.service : d.service;
-            u.started = started;
-        } else {
-            u.started = std::min(*u.started, started);
-        }
-        if (!u.question && facts->question) u.question = std::move(facts->question);
-        if (!u.parent && facts->parent) u.parent = std::move(facts->parent);
-        if (!u.worker && !m.worker.empty()) u.worker = m.worker;
-        if (!u.conversation && facts->conversation) u.conversation = std::move(facts->conversation);
-        if (!u.collection && facts->collection) u.collection = std::move(facts->collection);
-        u.tokens_in += facts->tokens_in;
-        u.tokens_out += facts->tokens_out;
-        if (m.error) u.error = m.error->describe();
-        if (ended) u.ended = ended;
-        if (terminal) u.status = d.state;
-        ++u.events;
-        return true;
+        update_session(d, *session, std::move(facts).value());
+        return Written::kStored;
     }
 
     // One INSERT per session new in the batch, one UPDATE per session stored before.
@@ -393,14 +377,14 @@ private:
         std::int64_t tokens_out = 0;  // gb:outputTokens
     };
 
-    // Writes the scanned event's triples (long literal values into texts); what they say about
-    // the run.
-    Result<Facts> write_triples(std::int64_t sid, std::int64_t seq) {
+    // Packs the scanned event's triples into blob_ (long literal values into texts); what they
+    // say about the run.
+    Result<Facts> pack_triples() {
         const ScannedExplain& m = scanned_;
         // A triple without a graph belongs to the message's explain graph ("" : none).
         const bool graph_known = m.explain_graph_token.size() > 2;
         Facts facts;
-        std::int64_t ord = 0;
+        blob_.clear();
         for (const auto& t : m.triples) {
             std::optional<std::int64_t> text;
             if (t.o.kind == ScannedKind::kLiteral &&
@@ -412,14 +396,11 @@ private:
                     text = *id;
                 }
             }
-            insert_triple_->bind(1, sid).bind(2, seq).bind(3, ord++).bind(5, text);
             if ((t.has_graph || !graph_known) && !text) {
-                insert_triple_->bind_static(4, t.text);
+                blob_.add(text, t.text);
             } else {
-                insert_triple_->bind_static(
-                    4, edited(t, graph_known && !t.has_graph, text.has_value(), m));
+                blob_.add(text, edited(t, graph_known && !t.has_graph, text.has_value(), m));
             }
-            if (auto r = run_once(*insert_triple_); !r) return r.error();
             learn(m, t, facts);
         }
         return facts;
@@ -444,6 +425,48 @@ private:
         std::optional<std::string> status;
         std::int64_t events = 0;
     };
+
+    // What the batch's session row update learns from one stored event.
+    void update_session(const Delivery& d, const SessionRef& session, Facts facts) {
+        const ScannedExplain& m = scanned_;
+        // The calling step's run, when the Question does not say which run informed it.
+        if (!facts.parent && m.parent_uri) {
+            if (const auto run = schema::explain::RunUris::from_uri(*m.parent_uri))
+                facts.parent = run->question();
+        }
+        const bool terminal = d.state != schema::protocol::kStateOpen;
+        std::optional<std::int64_t> ended = facts.ended;
+        if (!ended && terminal) ended = received_;
+        const std::int64_t started = facts.started ? *facts.started : received_;
+        auto [update, first] = updates_.try_emplace(session.id);
+        SessionUpdate& u = update->second;
+        if (first) {
+            u.uri = session.fresh ? std::optional<std::string>{m.session} : std::nullopt;
+            u.kind = d.service.empty() ? m.service : d.service;
+            u.started = started;
+        } else {
+            u.started = std::min(*u.started, started);
+        }
+        if (!u.question && facts.question) u.question = std::move(facts.question);
+        if (!u.parent && facts.parent) u.parent = std::move(facts.parent);
+        if (!u.worker && !m.worker.empty()) u.worker = m.worker;
+        if (!u.conversation && facts.conversation) u.conversation = std::move(facts.conversation);
+        if (!u.collection && facts.collection) u.collection = std::move(facts.collection);
+        u.tokens_in += facts.tokens_in;
+        u.tokens_out += facts.tokens_out;
+        if (m.error) u.error = m.error->describe();
+        if (ended) u.ended = ended;
+        if (terminal) u.status = d.state;
+        ++u.events;
+    }
+
+    // A bound on the bytes of the scanned event's packed records, never below them (each triple
+    // as received, the explain graph added, two varints), known before anything is written.
+    static std::size_t packed_bound(const ScannedExplain& m) {
+        std::size_t bytes = 0;
+        for (const auto& t : m.triples) bytes += t.text.size() + m.explain_graph_token.size() + 32;
+        return bytes;
+    }
 
     // Binds ?1 … ?15 of the session INSERT and UPDATE: the batch's update of session `sid`.
     void bind_session_update(Statement& st, std::int64_t sid, const SessionUpdate& u) const {
@@ -568,7 +591,6 @@ private:
     const StoreConfig& config_;
     std::int64_t received_;
     std::optional<Statement> insert_event_;
-    std::optional<Statement> insert_triple_;
     std::optional<Statement> session_by_uri_;
     std::optional<Statement> end_seq_;
     std::unordered_map<std::string, SessionRef> sessions_;
@@ -580,6 +602,7 @@ private:
     std::string reencoded_;
     std::string edited_;
     std::string scratch_;
+    TripleBlobWriter blob_;  // the event's triples, its buffers reused across the batch
 };
 
 }  // namespace
@@ -606,9 +629,17 @@ Result<BatchOutcome> TraceStore::store_batch(const std::vector<Delivery>& delive
             ++outcome.refused;
             continue;
         }
-        auto stored = ingest.event(delivery, outcome);
-        if (!stored) return stored.error();
-        ++(*stored ? outcome.stored : outcome.duplicates);
+        auto written = ingest.event(delivery, outcome);
+        if (!written) return written.error();
+        if (*written == Written::kTooLarge) {
+            const std::string reason = "too large: its triples would take over " +
+                                       std::to_string(kMaxTripleBlobBytes >> 20) +
+                                       " MiB stored (one event's bound)";
+            if (auto r = ingest.quarantine(delivery, reason); !r) return r.error();
+            ++outcome.quarantined;
+            continue;
+        }
+        ++(*written == Written::kStored ? outcome.stored : outcome.duplicates);
     }
     if (auto r = ingest.write_sessions(); !r) return r.error();
     // Ended runs of a conversation become its turns in the same commit as their end.

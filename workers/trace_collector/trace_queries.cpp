@@ -146,14 +146,16 @@ void bind_all(Statement& q, const std::vector<Binding>& bindings) {
     }
 }
 
-// Re-inlines a stored text into a triple's object.
-json triple_json(const Row& q, int triple_column, int text_column) {
+// A stored triple record as JSON, its stored text re-inlined into its object.
+Result<json> triple_json(Database& db, const StoredTriple& record) {
     // Stored text, read as untrusted as it arrived: a damaged file must not cost the stack.
-    auto read = schema::parse_untrusted_json(q.text(triple_column));
+    auto read = schema::parse_untrusted_json(record.triple);
     json t = read ? std::move(read).value() : json();
-    if (!q.is_null(text_column) && t.is_object() && t.contains("o") && t["o"].is_object()) {
-        t["o"]["v"] = std::string(q.text(text_column));
-    }
+    if (!record.text_id) return t;
+    auto text = detail::stored_text(db, *record.text_id);
+    if (!text) return text.error();
+    if (*text && t.is_object() && t.contains("o") && t["o"].is_object())
+        t["o"]["v"] = std::move(**text);
     return t;
 }
 
@@ -429,14 +431,14 @@ namespace {
 // Each stored triple of a session in event order, its text re-inlined: fn(seq, triple) returns
 // base::Result<bool> (false stops).
 template <typename Fn>
-Result<void> each_stored_triple(Database& db, std::int64_t session, Fn&& fn) {
-    auto q = db.prepare(
-        "SELECT t.seq, t.triple, x.body FROM triples t LEFT JOIN texts x ON x.id = t.text_id "
-        "WHERE t.session = ?1 ORDER BY t.seq, t.ord");
-    if (!q) return q.error();
-    q->bind(1, session);
-    return q->each(
-        [&](const Row& row) -> Result<bool> { return fn(row.int64(0), triple_json(row, 1, 2)); });
+Result<void> each_stored_triple(Database& db, TripleBlobReader& reader, std::int64_t session,
+                                Fn&& fn) {
+    return detail::each_stored_record(
+        db, reader, session, [&](std::int64_t seq, const StoredTriple& record) -> Result<bool> {
+            auto triple = triple_json(db, record);
+            if (!triple) return triple.error();
+            return fn(seq, std::move(triple).value());
+        });
 }
 
 // The ids a statement reads in its first column.
@@ -444,8 +446,8 @@ Result<std::vector<std::int64_t>> read_ids(Statement& q) {
     return q.collect([](const Row& row) { return row.int64(0); });
 }
 
-Result<json> show_session(Database& db, std::int64_t id, std::int64_t cutoff, int depth,
-                          std::set<std::int64_t>& seen) {
+Result<json> show_session(Database& db, TripleBlobReader& reader, std::int64_t id,
+                          std::int64_t cutoff, int depth, std::set<std::int64_t>& seen) {
     seen.insert(id);
     json out = json::object();
     std::string uri;
@@ -481,11 +483,13 @@ Result<json> show_session(Database& db, std::int64_t id, std::int64_t cutoff, in
         });
         if (!read) return read.error();
     }
-    auto triples = each_stored_triple(db, id, [&](std::int64_t seq, json triple) -> Result<bool> {
-        const auto found = by_seq.find(seq);
-        if (found != by_seq.end()) events[found->second]["triples"].push_back(std::move(triple));
-        return true;
-    });
+    auto triples =
+        each_stored_triple(db, reader, id, [&](std::int64_t seq, json triple) -> Result<bool> {
+            const auto found = by_seq.find(seq);
+            if (found != by_seq.end())
+                events[found->second]["triples"].push_back(std::move(triple));
+            return true;
+        });
     if (!triples) return triples.error();
     out["events"] = std::move(events);
     json subtraces = json::array();
@@ -502,7 +506,7 @@ Result<json> show_session(Database& db, std::int64_t id, std::int64_t cutoff, in
             }
         }
         for (const auto child : children) {
-            auto nested = show_session(db, child, cutoff, depth + 1, seen);
+            auto nested = show_session(db, reader, child, cutoff, depth + 1, seen);
             if (!nested) return nested.error();
             subtraces.push_back(std::move(nested).value());
         }
@@ -529,7 +533,8 @@ Result<json> TraceStore::show(std::string_view id, WallClock::time_point now) {
             row_id = **found;
         }
         std::set<std::int64_t> seen;
-        return show_session(*db_, row_id, cutoff, 0, seen);
+        TripleBlobReader reader;
+        return show_session(*db_, reader, row_id, cutoff, 0, seen);
     });
 }
 
@@ -551,6 +556,7 @@ Result<ExportCounts> TraceStore::export_nquads(std::optional<std::int64_t> since
             if (!ids) return ids.error();
             sessions = std::move(ids).value();
         }
+        TripleBlobReader reader;
         std::string chunk;
         std::size_t lines = 0;
         const auto flush = [&]() -> bool {
@@ -561,20 +567,21 @@ Result<ExportCounts> TraceStore::export_nquads(std::optional<std::int64_t> since
             return go_on;
         };
         for (const auto id : sessions) {
-            auto written = each_stored_triple(*db_, id, [&](std::int64_t, const json& stored) {
-                auto triple = schema::decode_triple(stored);
-                if (!triple)
-                    return Result<bool>(make_error(
-                        ErrorType::kInternal,
-                        "trace store: a stored triple does not decode: " + triple.error().message));
-                chunk += schema::to_nquads(*triple);
-                chunk += '\n';
-                ++counts.triples;
-                if (++lines >= lines_per_chunk && !flush()) {
-                    return Result<bool>(make_error(ErrorType::kCancelled, "export stopped"));
-                }
-                return Result<bool>(true);
-            });
+            auto written =
+                each_stored_triple(*db_, reader, id, [&](std::int64_t, const json& stored) {
+                    auto triple = schema::decode_triple(stored);
+                    if (!triple)
+                        return Result<bool>(make_error(
+                            ErrorType::kInternal, "trace store: a stored triple does not decode: " +
+                                                      triple.error().message));
+                    chunk += schema::to_nquads(*triple);
+                    chunk += '\n';
+                    ++counts.triples;
+                    if (++lines >= lines_per_chunk && !flush()) {
+                        return Result<bool>(make_error(ErrorType::kCancelled, "export stopped"));
+                    }
+                    return Result<bool>(true);
+                });
             if (!written) return written.error();
             ++counts.sessions;
         }
@@ -597,7 +604,7 @@ Result<json> TraceStore::stats(WallClock::time_point now) {
         const std::pair<const char*, const char*> counters[] = {
             {"sessions", "SELECT COUNT(*) FROM sessions"},
             {"events", "SELECT COUNT(*) FROM events"},
-            {"triples", "SELECT COUNT(*) FROM triples"},
+            {"triples", "SELECT COALESCE(SUM(triple_count), 0) FROM events"},
             {"texts", "SELECT COUNT(*) FROM texts"},
             {"quarantined", "SELECT COUNT(*) FROM quarantine"}};
         for (const auto& [name, sql] : counters) {
@@ -625,5 +632,16 @@ Result<json> TraceStore::stats(WallClock::time_point now) {
         return out;
     });
 }
+
+namespace detail {
+
+Result<std::optional<std::string>> stored_text(Database& db, std::int64_t id) {
+    auto q = db.prepare("SELECT body FROM texts WHERE id = ?1");
+    if (!q) return q.error();
+    q->bind(1, id);
+    return q->first([](const Row& row) { return std::string(row.text(0)); });
+}
+
+}  // namespace detail
 
 }  // namespace glassbox::trace

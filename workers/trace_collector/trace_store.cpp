@@ -2,9 +2,11 @@
 // open, and the schema version every open checks.
 #include "workers/trace_collector/trace_store.hpp"
 
+#include <optional>
 #include <utility>
 
 #include "storage/sqlite_database.hpp"
+#include "workers/trace_collector/triple_blob.hpp"
 
 namespace glassbox::trace {
 
@@ -15,7 +17,28 @@ using storage::Database;
 
 namespace {
 
-constexpr std::string_view kSchemaVersion = "3";
+constexpr std::string_view kSchemaVersion = "4";
+
+constexpr const char* kEventsTable = R"sql(
+-- One row per stored event with its triples: `triples` is ONE zstd frame (content size in its
+-- header, content checksum) of the event's `triple_count` records in order, each a LEB128 varint
+-- text id (0: none), a LEB128 varint byte length and the triple's JSON as stored: the received
+-- canonical JSON, "g" added when it had no graph, a long literal's value cut to "" and kept in
+-- `texts` under the text id (workers/trace_collector/triple_blob.hpp). NULL: no triples.
+-- A rowid table, not WITHOUT ROWID as before: a row holds up to a page (16 KiB) in its b-tree
+-- leaf there, where a WITHOUT ROWID row over ~4 KiB took an overflow page of its own (a
+-- graph-RAG trace's largest event is ~7 KiB: half of each overflow page stayed empty).
+CREATE TABLE IF NOT EXISTS events(
+  session INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  explain_id TEXT,
+  state TEXT NOT NULL,
+  received INTEGER NOT NULL,
+  delivery_id INTEGER,
+  triple_count INTEGER NOT NULL DEFAULT 0,
+  triples BLOB,
+  PRIMARY KEY(session, seq));
+)sql";
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -60,21 +83,7 @@ DROP INDEX IF EXISTS sessions_top_started;
 DROP INDEX IF EXISTS sessions_top_question;
 CREATE INDEX IF NOT EXISTS sessions_top_page ON sessions(started, id, question) WHERE parent IS NULL;
 CREATE INDEX IF NOT EXISTS sessions_top_collection ON sessions(collection, started) WHERE parent IS NULL;
-CREATE TABLE IF NOT EXISTS events(
-  session INTEGER NOT NULL,
-  seq INTEGER NOT NULL,
-  explain_id TEXT,
-  state TEXT NOT NULL,
-  received INTEGER NOT NULL,
-  delivery_id INTEGER,
-  PRIMARY KEY(session, seq)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS triples(
-  session INTEGER NOT NULL,
-  seq INTEGER NOT NULL,
-  ord INTEGER NOT NULL,
-  triple TEXT NOT NULL,
-  text_id INTEGER,
-  PRIMARY KEY(session, seq, ord)) WITHOUT ROWID;
+-- Long literal values (answers, observations), stored once whatever the events that hold them.
 CREATE TABLE IF NOT EXISTS texts(
   id INTEGER PRIMARY KEY,
   digest TEXT NOT NULL UNIQUE,
@@ -109,7 +118,7 @@ CREATE TABLE IF NOT EXISTS conversations(
   started INTEGER NOT NULL,
   last INTEGER NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS conversations_last ON conversations(last, id);
-INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '3');
+INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '4');
 )sql";
 
 // Version 1 → 2: sessions gain `conversation` (the tables above are new). Runs stored before
@@ -127,6 +136,67 @@ ALTER TABLE sessions ADD COLUMN tokens_in INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE sessions ADD COLUMN tokens_out INTEGER NOT NULL DEFAULT 0;
 UPDATE meta SET value = '3' WHERE key = 'schema';
 )sql";
+
+// Version 3 → 4 (issue 33): each event's triples, one `triples` row each before (~440 KB and ~290
+// INSERTs per graph-RAG trace), become the event's one compressed blob, records in `ord` order
+// and text ids as they were; `events` is rebuilt as the rowid table of kEventsTable, and the
+// `triples` table goes (rows of no event with it: there are none, an event and its triples were
+// written together).
+Result<void> copy_events_from_3(Database& db) {
+    auto events = db.prepare_once(
+        "SELECT session, seq, explain_id, state, received, delivery_id FROM events_v3 "
+        "ORDER BY session, seq");
+    auto triples = db.prepare_once(
+        "SELECT triple, text_id FROM triples WHERE session = ?1 AND seq = ?2 ORDER BY ord");
+    auto insert = db.prepare_once(
+        "INSERT INTO events(session, seq, explain_id, state, received, delivery_id, "
+        "triple_count, triples) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    if (!events || !triples || !insert)
+        return !events ? events.error() : !triples ? triples.error() : insert.error();
+    TripleBlobWriter writer;
+    return events->each([&](const storage::Row& event) -> Result<void> {
+        writer.clear();
+        triples->bind(1, event.int64(0)).bind(2, event.int64(1));
+        auto read = triples->each([&](const storage::Row& row) -> Result<void> {
+            std::optional<std::int64_t> text;
+            if (!row.is_null(1)) text = row.int64(1);
+            // SQLite numbers texts from 1; 0 means "no text" in a record.
+            if (text && *text < 1)
+                return make_error(ErrorType::kInternal,
+                                  "a triple refers to text id " + std::to_string(*text));
+            writer.add(text, row.text(0));
+            return {};
+        });
+        triples->reset();
+        if (!read) return read;
+        auto blob = writer.finish();
+        if (!blob) return blob.error();
+        insert->bind(1, event.int64(0))
+            .bind(2, event.int64(1))
+            .bind(3, event.optional_text(2))
+            .bind(4, event.text(3))
+            .bind(5, event.int64(4))
+            .bind(6, event.is_null(5) ? std::nullopt : std::optional(event.int64(5)))
+            .bind(7, static_cast<std::int64_t>(writer.count()));
+        if (blob->empty()) {
+            insert->bind_null(8);
+        } else {
+            insert->bind_blob(8, *blob);
+        }
+        auto r = insert->run();
+        insert->reset();
+        return r;
+    });
+}
+
+Result<void> migrate_from_3(Database& db) {
+    if (auto r = db.exec("ALTER TABLE events RENAME TO events_v3;"); !r) return r.error();
+    if (auto r = db.exec(kEventsTable); !r) return r.error();
+    if (auto r = copy_events_from_3(db); !r) return r.error();
+    return db.exec(
+        "DROP TABLE events_v3; DROP TABLE triples; UPDATE meta SET value = '4' WHERE key = "
+        "'schema';");
+}
 
 // Creates the schema, or brings a store of an older version to this one, in one transaction.
 // A store of a version this code does not know is left alone (open refuses it).
@@ -150,8 +220,13 @@ Result<void> migrate(Database& db) {
     }
     if (version == "2") {
         if (auto r = db.exec(kMigrateFrom2); !r) return r.error();
+        version = "3";
+    }
+    if (version == "3") {
+        if (auto r = migrate_from_3(db); !r) return r.error();
     }
     if (auto r = db.exec(kSchema); !r) return r.error();
+    if (auto r = db.exec(kEventsTable); !r) return r.error();
     return transaction->commit();
 }
 

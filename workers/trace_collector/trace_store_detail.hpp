@@ -3,9 +3,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "base/result.hpp"
+#include "storage/sqlite_database.hpp"
 #include "workers/trace_collector/trace_store.hpp"
+#include "workers/trace_collector/triple_blob.hpp"
 
 namespace glassbox::trace::detail {
 
@@ -17,6 +22,38 @@ base::Result<void> index_turn(storage::Database& db, const StoreConfig& config,
 
 inline std::int64_t to_ms(WallClock::time_point time) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
+}
+
+// The body of stored text `id`; nullopt when it is gone (its triple then keeps the "" it was
+// stored with).
+base::Result<std::optional<std::string>> stored_text(storage::Database& db, std::int64_t id);
+
+// Each stored triple record of session row `session`, in (seq, order) order: fn(seq, record)
+// returns base::Result<bool> (false stops); the record's views last until fn returns. A blob
+// that does not decode is Internal, naming the event.
+template <typename Fn>
+base::Result<void> each_stored_record(storage::Database& db, TripleBlobReader& reader,
+                                      std::int64_t session, Fn&& fn) {
+    auto q =
+        db.prepare("SELECT seq, triple_count, triples FROM events WHERE session = ?1 ORDER BY seq");
+    if (!q) return q.error();
+    q->bind(1, session);
+    return q->each([&](const storage::Row& row) -> base::Result<bool> {
+        const std::int64_t seq = row.int64(0);
+        auto records = reader.decode(row.blob(2), row.int64(1));
+        if (!records) {
+            return base::make_error(base::ErrorType::kInternal,
+                                    "trace store: event " + std::to_string(seq) +
+                                        " of session row " + std::to_string(session) + ": " +
+                                        records.error().message);
+        }
+        for (const StoredTriple& record : *records) {
+            auto more = fn(seq, record);
+            if (!more) return std::move(more).error();
+            if (!*more) return false;
+        }
+        return true;
+    });
 }
 
 }  // namespace glassbox::trace::detail

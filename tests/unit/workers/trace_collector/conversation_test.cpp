@@ -12,6 +12,7 @@
 #include "storage/sqlite_database.hpp"
 #include "tests/support/trace_fixture.hpp"
 #include "tests/support/wait_until.hpp"
+#include "tests/unit/workers/trace_collector/schema3_store.hpp"
 #include "workers/trace_collector/trace_service.hpp"
 
 namespace glassbox::trace::testing {
@@ -206,6 +207,7 @@ TEST_F(ConversationTest, AVersion1StoreIsMigratedOnOpen) {
     const auto before = FakeRun::make("echo", "stored by version 1", kT0);
     store({before.open(), before.end()}, kT0 + 10);
     store_.reset();
+    downgrade_to_schema3(dir_ / "traces.db");
     {
         // Back to the version 1 schema: no conversation column, no conversation tables.
         storage::OpenOptions options;
