@@ -35,7 +35,7 @@
 // The one translation unit that includes hnswlib (its header defines non-inline functions).
 #include <hnswlib/hnswlib.h>
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(NO_MANUAL_VECTORIZATION)
 #include <immintrin.h>
 #endif
 
@@ -43,7 +43,7 @@ namespace glassbox::store {
 
 namespace {
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(NO_MANUAL_VECTORIZATION)
 // 1 - a·b with AVX2 and FMA (two 8-lane accumulators), for CPUs that have them: hnswlib picks
 // its AVX kernels only when the whole build targets AVX, and a build for users does not.
 __attribute__((target("avx2,fma"))) float inner_product_distance_avx2(const void* a_ptr,
