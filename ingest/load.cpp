@@ -13,6 +13,7 @@
 #include "loader/document_reader.hpp"
 #include "schema/collection_name.hpp"
 #include "schema/explain_uris.hpp"
+#include "schema/json_fast.hpp"
 #include "schema/services.hpp"
 
 namespace glassbox::ingest {
@@ -103,10 +104,15 @@ public:
         : bus_(config), timeout_(timeout), on_final_(std::move(on_final)) {}
 
     Result<void> send(const json& body) {
+        return send_text(body.dump(-1, ' ', false, json::error_handler_t::replace));
+    }
+
+    // The same with the body already written as JSON text.
+    Result<void> send_text(std::string_view body) {
         while (in_flight_.size() >= kMaxInFlight) {
             if (auto r = wait_one(); !r) return r;
         }
-        auto id = bus_.send(schema::services::kStore, body, timeout_);
+        auto id = bus_.send_raw(schema::services::kStore, body, timeout_);
         if (!id) return id.error();
         in_flight_.push_back(*id);
         return {};
@@ -193,11 +199,26 @@ std::string new_load_name() {
     return name;
 }
 
+// A load-triples body up to its N-Quads text (each batch of a file shares it): the collection,
+// source, load and op as schema's codec writes them, then the "nquads" key. A batch's text is
+// escaped straight after it (no JSON tree holding megabytes of text to be dumped).
+std::string load_body_prefix(const LoadSettings& settings, const schema::SourceInfo& source,
+                             const std::string& load) {
+    json body = schema::encode(schema::LoadTriplesRequest{settings.collection, source, ""});
+    body.erase("nquads");
+    body["op"] = "load-triples";
+    body["load"] = load;
+    std::string text = body.dump(-1, ' ', false, json::error_handler_t::replace);
+    text.pop_back();  // the closing brace
+    text += ",\"nquads\":";
+    return text;
+}
+
 // Sends one batch of statements: one request, unless its text would pass the broker's message
-// limit.
-Result<void> send_batch(Pipeline& pipeline, const LoadSettings& settings,
-                        const schema::SourceInfo& source, const std::string& load,
-                        std::span<const schema::Triple> batch, std::string& nquads) {
+// limit. `prefix` is load_body_prefix()'s; `body` a buffer reused between batches.
+Result<void> send_batch(Pipeline& pipeline, const std::string& prefix,
+                        std::span<const schema::Triple> batch, std::string& nquads,
+                        std::string& body) {
     std::size_t first = 0;
     while (first < batch.size()) {
         nquads.clear();
@@ -216,10 +237,10 @@ Result<void> send_batch(Pipeline& pipeline, const LoadSettings& settings,
             json_bytes += bytes;
             ++end;
         }
-        json body = schema::encode(schema::LoadTriplesRequest{settings.collection, source, nquads});
-        body["op"] = "load-triples";
-        body["load"] = load;
-        if (auto r = pipeline.send(body); !r) return r;
+        body.assign(prefix);
+        schema::append_json_string(body, nquads);
+        body += '}';
+        if (auto r = pipeline.send_text(body); !r) return r;
         first = end;
     }
     return {};
@@ -367,12 +388,13 @@ Result<LoadTotals> load_rdf(const bus::BusClientConfig& bus, const LoadSettings&
         std::uint64_t sent = 0;
         std::uint64_t bytes_read = 0;
         std::uint64_t bytes_total = 0;
+        const std::string prefix = load_body_prefix(settings, source, load);
         std::string nquads;
+        std::string body;
         auto result = loader::read_rdf(
             path, read,
             [&](std::span<const schema::Triple> batch) -> Result<void> {
-                if (auto r = send_batch(pipeline, settings, source, load, batch, nquads); !r)
-                    return r;
+                if (auto r = send_batch(pipeline, prefix, batch, nquads, body); !r) return r;
                 sent += batch.size();
                 staged += batch.size();
                 // The total, estimated from the share of the file read so far.

@@ -3,6 +3,7 @@
 #include "schema/nquads.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -28,11 +29,17 @@ int hex_value(char c) noexcept {
 bool alpha(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool digit(char c) noexcept { return c >= '0' && c <= '9'; }
 
-// IRIREF excludes controls, space and <>"{}|^`\ (a backslash only starts a UCHAR).
-bool iri_forbidden(unsigned char c) noexcept {
-    return c <= 0x20 || c == '<' || c == '>' || c == '"' || c == '{' || c == '}' || c == '|' ||
-           c == '^' || c == '`' || c == '\\';
-}
+// IRIREF excludes controls, space and <>"{}|^`\ (a backslash only starts a UCHAR); a table,
+// since every byte of every IRI of a load is looked up.
+constexpr std::array<bool, 256> kIriForbidden = [] {
+    std::array<bool, 256> table{};
+    for (int c = 0; c <= 0x20; ++c) table[static_cast<std::size_t>(c)] = true;
+    for (const char c : std::string_view("<>\"{}|^`\\"))
+        table[static_cast<unsigned char>(c)] = true;
+    return table;
+}();
+
+inline bool iri_forbidden(unsigned char c) noexcept { return kIriForbidden[c]; }
 
 // scheme ":" …, the scheme being ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) (RFC 3986 §3.1).
 bool absolute_iri(std::string_view iri) noexcept {
@@ -179,8 +186,11 @@ private:
             if (iri_forbidden(static_cast<unsigned char>(c))) {
                 return fail("character not allowed in an IRI");
             }
-            out += c;
-            ++pos_;
+            // The run of plain characters up to the next one to look at, appended at once.
+            const std::size_t run = pos_;
+            while (++pos_ < line_.size() && !iri_forbidden(static_cast<unsigned char>(peek()))) {
+            }
+            out.append(line_.substr(run, pos_ - run));
         }
         return fail_at(start, "IRI without its closing '>'");
     }
@@ -229,8 +239,11 @@ private:
                 }
                 continue;
             }
-            value += c;
-            ++pos_;
+            // The run up to the next quote or backslash, appended at once.
+            const std::size_t run = pos_;
+            while (++pos_ < line_.size() && peek() != '"' && peek() != '\\') {
+            }
+            value.append(line_.substr(run, pos_ - run));
         }
         ++pos_;  // the closing '"'
         std::string datatype;
@@ -353,6 +366,20 @@ std::optional<base::Error> nquads_text_problem(std::string_view text) {
     return std::nullopt;
 }
 
+namespace {
+
+// Where the line starting at `from` ends: its first CR or LF, or the end of the text.
+std::size_t line_end(std::string_view text, std::size_t from) noexcept {
+    const char* const begin = text.data() + from;
+    const std::size_t left = text.size() - from;
+    const auto* lf = static_cast<const char*>(std::memchr(begin, '\n', left));
+    const std::size_t before_lf = lf == nullptr ? left : static_cast<std::size_t>(lf - begin);
+    const auto* cr = static_cast<const char*>(std::memchr(begin, '\r', before_lf));
+    return from + (cr == nullptr ? before_lf : static_cast<std::size_t>(cr - begin));
+}
+
+}  // namespace
+
 Result<std::vector<Triple>> parse_nquads(std::string_view text) {
     if (auto problem = nquads_text_problem(text)) return std::move(*problem);
     std::vector<Triple> triples;
@@ -360,7 +387,7 @@ Result<std::vector<Triple>> parse_nquads(std::string_view text) {
     std::uint64_t line_number = 1;
     std::size_t start = 0;
     while (start < text.size()) {
-        const std::size_t end = std::min(text.find_first_of("\r\n", start), text.size());
+        const std::size_t end = line_end(text, start);
         auto parsed = parse_nquads_line(text.substr(start, end - start), line_number);
         if (!parsed) return parsed.error();
         if (*parsed) triples.push_back(std::move(**parsed));

@@ -582,19 +582,27 @@ private:
     Result<json> load_triples(const json& body) {
         // Text under another key ("triples", "text") would decode as an empty batch and load
         // nothing while answering success (issue 16): the text must be there.
-        if (const auto text = body.find("nquads"); text == body.end() || !text->is_string()) {
+        const auto text = body.find("nquads");
+        if (text == body.end() || !text->is_string()) {
             return make_error(
                 ErrorType::kInvalidRequest,
                 "load-triples needs \"nquads\": the statements as N-Quads text (a string)");
         }
-        auto q = schema::decode<schema::LoadTriplesRequest>(body);
+        // The other fields decoded without a copy of the text (megabytes a batch): it is read
+        // where it is.
+        json fields = json::object();
+        for (auto it = body.begin(); it != body.end(); ++it) {
+            if (it.key() != "nquads") fields[it.key()] = it.value();
+        }
+        fields["nquads"] = "";
+        auto q = schema::decode<schema::LoadTriplesRequest>(fields);
         if (!q) return std::move(q).error();
         if (q->source.uri.empty()) {
             return make_error(ErrorType::kInvalidRequest,
                               "load-triples needs source.uri (the file's URI)");
         }
         // Parsed before the lock: the batch is checked whole, and bad text writes nothing.
-        auto triples = schema::parse_nquads(q->nquads);
+        auto triples = schema::parse_nquads(text->get_ref<const std::string&>());
         if (!triples) return std::move(triples).error();
         auto kb = base(q->collection, true);
         if (!kb) return std::move(kb).error();

@@ -162,8 +162,10 @@ Result<std::optional<std::int64_t>> TermDictionary::find_key(std::int64_t hash, 
                                                              std::string_view value,
                                                              std::string_view qualifier,
                                                              const std::int64_t* parts) {
-    auto st = db_.prepare(
-        "SELECT id, kind, value, qualifier, qs, qp, qo FROM graph_terms WHERE hash = ?1");
+    // Static: prepare() finds its cached statement by the text, built once here, not per term.
+    static const std::string kSql =
+        "SELECT id, kind, value, qualifier, qs, qp, qo FROM graph_terms WHERE hash = ?1";
+    auto st = db_.prepare(kSql);
     if (!st) return st.error();
     st->bind(1, hash);
     std::optional<std::int64_t> found;
@@ -284,9 +286,10 @@ Result<std::int64_t> TermDictionary::intern_key(std::string& key, int kind, std:
     if (found) {
         id = *found;
     } else {
-        auto st = db_.prepare(
+        static const std::string kSql =
             "INSERT INTO graph_terms(hash, kind, value, qualifier, qs, qp, qo) VALUES(?1, ?2, ?3, "
-            "?4, ?5, ?6, ?7)");
+            "?4, ?5, ?6, ?7)";
+        auto st = db_.prepare(kSql);
         if (!st) return st.error();
         // An empty view may have no data pointer, which SQLite would store as NULL.
         const auto not_null = [](std::string_view text) {
