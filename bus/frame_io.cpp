@@ -60,11 +60,15 @@ bool send_messages(zmq::socket_t& socket, Messages& parts, bool block) noexcept 
     }
 }
 
-std::optional<Messages> try_receive_messages(zmq::socket_t& socket) noexcept {
+namespace {
+
+// One whole message; `first` says whether the first part may be waited for.
+std::optional<Messages> receive_whole(zmq::socket_t& socket, zmq::recv_flags first) noexcept {
     try {
         Messages parts;
+        parts.reserve(4);  // the messages of this bus are two to seven parts: one allocation
         zmq::message_t part;
-        if (!socket.recv(part, zmq::recv_flags::dontwait)) return std::nullopt;
+        if (!socket.recv(part, first)) return std::nullopt;
         bool more = part.more();
         parts.push_back(std::move(part));
         while (more) {
@@ -79,6 +83,16 @@ std::optional<Messages> try_receive_messages(zmq::socket_t& socket) noexcept {
     } catch (const std::exception&) {
         return std::nullopt;
     }
+}
+
+}  // namespace
+
+std::optional<Messages> try_receive_messages(zmq::socket_t& socket) noexcept {
+    return receive_whole(socket, zmq::recv_flags::dontwait);
+}
+
+std::optional<Messages> receive_messages(zmq::socket_t& socket) noexcept {
+    return receive_whole(socket, zmq::recv_flags::none);
 }
 
 std::optional<Frames> try_receive_frames(zmq::socket_t& socket) noexcept {

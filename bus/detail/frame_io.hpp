@@ -49,6 +49,10 @@ std::optional<Frames> try_receive_frames(zmq::socket_t& socket) noexcept;
 using Messages = std::vector<zmq::message_t>;
 // As try_receive_frames, keeping each part as it arrived.
 std::optional<Messages> try_receive_messages(zmq::socket_t& socket) noexcept;
+// Waits for one whole message, up to the socket's receive timeout (ZMQ_RCVTIMEO; none: for
+// ever): one blocking receive instead of a poll and a receive. nullopt on timeout, interruption
+// or a socket error.
+std::optional<Messages> receive_messages(zmq::socket_t& socket) noexcept;
 // Sends all parts as one message (as send_frames); the parts are consumed either way.
 bool send_messages(zmq::socket_t& socket, Messages& parts, bool block = false) noexcept;
 // The message for one frame: copied when small, else owning the moved string.

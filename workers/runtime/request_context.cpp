@@ -114,9 +114,9 @@ bool RequestContext::cancelled() {
     if (cancelled_) return true;
     // Only CANCEL reaches the handler thread while a request runs (the I/O loop sends nothing
     // else).
-    while (auto frames = bus::try_receive_frames(channel_.socket)) {
-        if (!frames->empty() && frames->front().size() == 1 &&
-            frames->front()[0] == detail::channel::kCancel) {
+    while (auto parts = bus::try_receive_messages(channel_.socket)) {
+        if (!parts->empty() && parts->front().size() == 1 &&
+            *parts->front().data<char>() == detail::channel::kCancel) {
             cancelled_ = true;
         }
     }
@@ -331,9 +331,9 @@ Result<bus::RequestId> RequestContext::send_call(std::string_view service,
     auto id = bus_().send(service, body, deadline);
     if (!id) return std::move(id).error();
     ++calls_;
-    base::component_logger("worker")->debug(
-        "event=call request_id={} call_id={} service={} deadline_ms={}", meta_.request_id, *id,
-        service, deadline.count());
+    static const auto logger = base::component_logger("worker");  // looked up once
+    logger->debug("event=call request_id={} call_id={} service={} deadline_ms={}", meta_.request_id,
+                  *id, service, deadline.count());
     return id;
 }
 

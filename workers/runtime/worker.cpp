@@ -3,6 +3,7 @@
 #include "workers/runtime/worker.hpp"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <stdexcept>
 
@@ -25,7 +26,12 @@ using base::make_error;
 using bus::Frames;
 using std::chrono::milliseconds;
 
-std::shared_ptr<spdlog::logger> log() { return base::component_logger("worker"); }
+// Looked up once: component_logger takes a lock and searches the registry, and a request logs
+// on its hot path (debug lines, filtered by level only inside the call).
+const std::shared_ptr<spdlog::logger>& log() {
+    static const auto logger = base::component_logger("worker");
+    return logger;
+}
 
 std::string default_base_name(const std::string& service) {
     char host[256] = {};
@@ -41,8 +47,8 @@ Frames worker_command(char command) {
     return frames;
 }
 
-bool is_command(const Frames& frames, char command) {
-    return !frames.empty() && frames[0].size() == 1 && frames[0][0] == command;
+bool is_command(const bus::Messages& parts, char command) {
+    return !parts.empty() && parts[0].size() == 1 && *parts[0].data<char>() == command;
 }
 
 // The handler side of a slot: waits for jobs on its PAIR and runs the handler for each.
@@ -59,23 +65,24 @@ public:
     void run() {
         zmq::socket_t pair(context_, zmq::socket_type::pair);
         bus::set_socket_limits(pair, milliseconds{0}, config_.channel_hwm, config_.channel_hwm);
+        // Bounded wait: the I/O loop always ends us with kQuit, this only keeps the loop honest.
+        // A blocking receive rather than a poll and then a receive: one wake-up per job.
+        pair.set(zmq::sockopt::rcvtimeo, 1000);
         pair.connect(channel_endpoint_);
         for (;;) {
-            // Bounded wait: the I/O loop always ends us with kQuit, this only keeps the loop
-            // honest.
-            if (!bus::wait_readable(pair, milliseconds{1000})) continue;
-            auto frames = bus::try_receive_frames(pair);
-            if (!frames) continue;
-            if (is_command(*frames, channel::kQuit)) break;
-            if (is_command(*frames, channel::kJob) && frames->size() == 3)
-                run_job(pair, (*frames)[1], (*frames)[2]);
+            auto parts = bus::receive_messages(pair);
+            if (!parts) continue;
+            if (is_command(*parts, channel::kQuit)) break;
+            if (is_command(*parts, channel::kJob) && parts->size() == 3)
+                run_job(pair, bus::view_of((*parts)[1]), bus::view_of((*parts)[2]));
             // A CANCEL read here arrived after its request ended: nothing to do.
         }
         bus_.reset();  // the BusClient's socket belongs to this thread: close it here
     }
 
 private:
-    void run_job(zmq::socket_t& pair, const std::string& meta_text, const std::string& body_text) {
+    // The texts are views of the job's message parts, read in place.
+    void run_job(zmq::socket_t& pair, std::string_view meta_text, std::string_view body_text) {
         const auto received = Clock::now();
         auto meta = decode_request_meta(meta_text, received);
         if (!meta) {
@@ -201,10 +208,10 @@ private:
             }
             if (!dealer_ && !busy_ && now >= reconnect_at_) connect();
 
-            std::vector<zmq_pollitem_t> items{{pair_.handle(), 0, ZMQ_POLLIN, 0}};
-            if (dealer_) items.push_back({dealer_->handle(), 0, ZMQ_POLLIN, 0});
+            std::array<zmq_pollitem_t, 2> items{{{pair_.handle(), 0, ZMQ_POLLIN, 0}, {}}};
+            if (dealer_) items[1] = {dealer_->handle(), 0, ZMQ_POLLIN, 0};
             try {
-                zmq::poll(items, wait_time(now));
+                zmq::poll(items.data(), dealer_ ? 2 : 1, wait_time(now));
             } catch (const zmq::error_t& e) {
                 if (e.num() == ETERM) throw;
                 continue;  // EINTR: look again
@@ -212,11 +219,11 @@ private:
             if ((items[0].revents & ZMQ_POLLIN) != 0) {
                 while (auto parts = bus::try_receive_messages(pair_)) on_handler_message(*parts);
             }
-            if (dealer_ && items.size() > 1 && (items[1].revents & ZMQ_POLLIN) != 0) {
+            if (dealer_ && (items[1].revents & ZMQ_POLLIN) != 0) {
                 while (dealer_) {
-                    auto frames = bus::try_receive_frames(*dealer_);
-                    if (!frames) break;
-                    on_broker_message(*frames);
+                    auto parts = bus::try_receive_messages(*dealer_);
+                    if (!parts) break;
+                    on_broker_message(*parts);
                 }
             }
             now = Clock::now();
@@ -321,25 +328,36 @@ private:
         send_to_broker(frames);
     }
 
-    void on_broker_message(Frames& frames) {
+    // The classic views of a message from the broker, read in place (packed or not); the error
+    // says why a packed one is malformed.
+    base::Result<void> classic_views(const bus::Messages& parts) {
+        if (parts.empty() || !bus::is_packed(bus::view_of(parts[0]))) {
+            bus::views_of(parts, 0, parts.size(), views_);
+            return {};
+        }
+        if (parts.size() != 2) return bus::frame_error("packed message: not two frames");
+        return bus::unpack_views(bus::view_of(parts[0]), bus::view_of(parts[1]), views_);
+    }
+
+    void on_broker_message(bus::Messages& parts) {
         broker_expiry_ = Clock::now() + config_.heartbeat * config_.liveness;
         backoff_ = config_.reconnect_initial;  // the broker answers: the next outage starts afresh
         // The broker writes to us packed (we declared GBW03); a classic message is read too.
-        const bool packed = !frames.empty() && bus::is_packed(frames[0]);
-        if (auto unpacked = bus::unpack_frames(frames); !unpacked) {
+        const bool packed = !parts.empty() && bus::is_packed(bus::view_of(parts[0]));
+        if (auto unpacked = classic_views(parts); !unpacked) {
             log()->warn("event=bad_broker_message worker={} error=\"{}\"", worker_id_,
                         unpacked.error().message);
             return;
         }
-        const auto views = bus::views_of(frames);
+        const auto& views = views_;
         const auto command = bus::decode_worker_command(views);
-        if (!command || frames.size() > protocol::kMaxFrames) {
-            log()->warn("event=bad_broker_message worker={} frames={}", worker_id_, frames.size());
+        if (!command || views.size() > protocol::kMaxFrames) {
+            log()->warn("event=bad_broker_message worker={} frames={}", worker_id_, views.size());
             return;
         }
         switch (command.value()) {
             case protocol::worker_cmd::kRequest:
-                on_request(views, packed);
+                on_request(views, packed, parts);
                 break;
             case protocol::worker_cmd::kHeartbeat:
                 break;
@@ -361,8 +379,9 @@ private:
         }
     }
 
-    // `packed`: the request came in the packed form; its answers go so too.
-    void on_request(const bus::FrameViews& frames, bool packed) {
+    // `packed`: the request came in the packed form; its answers go so too. `frames` are views
+    // of `parts`, whose last part, the body, goes on to the handler without a copy.
+    void on_request(const bus::FrameViews& frames, bool packed, bus::Messages& parts) {
         const auto token_frame = bus::worker_token_of(frames);
         if (!token_frame) {
             log()->warn("event=bad_request worker={} reason=token", worker_id_);
@@ -391,12 +410,16 @@ private:
         token_ = token;
         layout_ = layout;
         packed_ = packed;
-        const auto meta = bus::decode_request_meta(request.value().meta);
-        request_id_hint_ = meta ? meta.value().request_id : std::string{};
-        bus::send_frames(pair_,
-                         {std::string(1, channel::kJob), std::string{request.value().meta},
-                          std::string{request.value().body}},
-                         true);
+        // Kept as text: only a log line about the request (cancel, drain) decodes it.
+        meta_text_.assign(request.value().meta);
+        bus::Messages job;
+        job.reserve(3);
+        job.emplace_back(&channel::kJob, std::size_t{1});
+        job.emplace_back(request.value().meta.data(), request.value().meta.size());
+        // The body is the message's last frame in every layout and form (decode_gbw_request
+        // checked the shape); the views are not read after it moves.
+        job.push_back(std::move(parts.back()));
+        bus::send_messages(pair_, job, true);
     }
 
     void on_handler_message(bus::Messages& parts) {
@@ -421,7 +444,7 @@ private:
             orphaned_ = false;
             cancel_sent_ = false;
             token_.clear();
-            request_id_hint_.clear();
+            meta_text_.clear();
             session_hint_.clear();
         }
     }
@@ -429,7 +452,8 @@ private:
     // The request in flight as the handler thread's lines name it: request=… session=… (the
     // session once its first explain message went by).
     std::string request_fields() const {
-        std::string fields = "request=" + request_id_hint_;
+        const auto meta = bus::decode_request_meta(meta_text_);
+        std::string fields = "request=" + (meta ? meta.value().request_id : std::string{});
         if (!session_hint_.empty()) fields += " session=" + session_hint_;
         return fields;
     }
@@ -453,7 +477,8 @@ private:
     std::string token_;
     bus::WorkerLayout layout_ = bus::WorkerLayout::kCompact;  // of the request in flight
     bool packed_ = true;                                      // of the request in flight
-    std::string request_id_hint_;                             // for logs only
+    std::string meta_text_;     // the meta frame of the request in flight, for logs only
+    bus::FrameViews views_;     // of the broker's message being read (kept: no allocation each)
     std::string session_hint_;  // the first explain session of the request in flight, for logs
 };
 

@@ -119,6 +119,39 @@ TEST(WorkerFrames, BadMetaIsAProtocolError) {
     }
 }
 
+TEST(WorkerFrames, MetaOfAnyShapeReadsAsItsTree) {
+    // The one-pass reader takes the encoder's shape; every other input is the tree's to read,
+    // with the tree's result: an escaped or repeated key (the last wins), -0, unknown keys.
+    const std::string tail = R"("service":"s","deadline_ms":5,"attempt":2)";
+    struct Case {
+        std::string text;
+        std::string request_id;
+        std::uint64_t deadline_ms;
+    };
+    for (const auto& [text, request_id, deadline_ms] : std::vector<Case>{
+             {R"({"request\u005fid":"r",)" + tail + "}", "r", 5},
+             {R"({"request_id":"a","request_id":"b",)" + tail + "}", "b", 5},
+             {R"({"request_id":"r","service":"s","deadline_ms":-0,"attempt":2})", "r", 0},
+             {R"( {"x":{"y":[1,2.5e3,{"z":null}]},"request_id":"r\"\u00e9",)" + tail + "} ",
+              "r\"\xC3\xA9", 5}}) {
+        const auto meta = decode_request_meta(text);
+        ASSERT_TRUE(meta.ok()) << text << ": " << meta.error().message;
+        EXPECT_EQ(meta.value().request_id, request_id) << text;
+        EXPECT_EQ(meta.value().service, "s") << text;
+        EXPECT_EQ(meta.value().deadline_ms, deadline_ms) << text;
+        EXPECT_EQ(meta.value().attempt, 2u) << text;
+    }
+    for (const std::string& bad : std::vector<std::string>{
+             R"({"request_id":"r",)" + tail + "} x", R"({"request_id":"r",)" + tail + ",}",
+             R"({"request_id":"r","service":"s","deadline_ms":1e3,"attempt":2})",
+             R"({"request_id":"r","service":"s","deadline_ms":18446744073709551616,"attempt":2})",
+             R"({"request_id":"r","service":"s","deadline_ms":5,"attempt":2,"client":null})"}) {
+        const auto meta = decode_request_meta(bad);
+        ASSERT_FALSE(meta.ok()) << bad;
+        expect_protocol_error(meta.error());
+    }
+}
+
 TEST(WorkerFrames, AnswersRoundTrip) {
     Frames partial;
     put_worker_token_head(AppendFrames{partial}, cmd::kPartial, "9");
