@@ -14,7 +14,7 @@ base::Result<BoundEndpoints> Broker::bind() { return core_->bind(); }
 
 void Broker::run() { core_->run(stop_requested_, nullptr); }
 
-void Broker::run(std::stop_token token) { core_->run(stop_requested_, &token); }
+void Broker::run(const std::stop_token& token) { core_->run(stop_requested_, &token); }
 
 const BrokerConfig& Broker::config() const noexcept { return core_->config(); }
 

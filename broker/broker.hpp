@@ -44,7 +44,7 @@ public:
     // config.poll_interval of it. On the way out the broker sends DISCONNECT to its workers
     // and commits the spool. Requires a successful bind().
     void run();
-    void run(std::stop_token token);
+    void run(const std::stop_token& token);
 
     // Thread-safe and async-signal-safe (one lock-free atomic store).
     void stop() noexcept { stop_requested_.store(true, std::memory_order_relaxed); }

@@ -74,10 +74,10 @@ base::Result<void> BrokerAuth::open(zmq::socket_t& router, zmq::socket_t& publis
     return {};
 }
 
-void BrokerAuth::serve() {
+bool BrokerAuth::serve() {
     for (std::size_t handled = 0; handled < config_.max_drain; ++handled) {
         auto request = receive_zap(socket_);
-        if (!request) return;
+        if (!request) return true;
         const bool valid = request->valid();
         const std::string key = valid ? request->curve_key() : std::string{};
         const AllowedPeer* peer = key.empty() ? nullptr : allow_->find(key);
@@ -95,6 +95,7 @@ void BrokerAuth::serve() {
                                  valid ? "key not allowed" : "malformed ZAP request", "");
         if (!sent) log_->error("event=auth_reply_failed error=\"{}\"", zmq_strerror(zmq_errno()));
     }
+    return false;
 }
 
 bool BrokerAuth::subscriber_allowed(const ZapRequest& request) {

@@ -96,15 +96,15 @@ struct BrokerConfig {
     // closes the connection of a subscriber that passes a bound (event=explain_subscriber_dropped),
     // which frees what libzmq held for it. A real subscriber needs one per service at most.
     std::size_t max_subscriptions_per_subscriber = 256;
-    std::size_t max_subscribed_bytes_per_subscriber = 16 * 1024;
+    std::size_t max_subscribed_bytes_per_subscriber = std::size_t{16} * 1024;
     std::size_t max_subscriptions = 16'384;
-    std::size_t max_subscribed_bytes = 1024 * 1024;
+    std::size_t max_subscribed_bytes = std::size_t{1024} * 1024;
     // Bytes one subscriber's TCP connection may send, plus 1 KiB for each second it has been
     // connected. libzmq can take in a fast sender's whole stream of subscriptions before the
     // broker reads the first (each stored as it is read), so this is watched on the kernel's
     // count (TCP_INFO) by a thread of its own every topic_watch_interval, and a connection past
     // it is closed. A real subscriber sends a few hundred bytes.
-    std::size_t max_subscriber_inbound_bytes = 64 * 1024;
+    std::size_t max_subscriber_inbound_bytes = std::size_t{64} * 1024;
     std::chrono::milliseconds topic_watch_interval{5};
 
     // Explain spool bounds and policy (§6.1).

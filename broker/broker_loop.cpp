@@ -2,7 +2,10 @@
 // message to the part its header names, the end-of-batch commit of the spool, and shutdown.
 #include "broker/detail/broker_core.hpp"
 
+#include <poll.h>
+
 #include <cerrno>
+#include <system_error>
 
 #include "schema/messages.hpp"
 
@@ -66,6 +69,8 @@ base::Result<BoundEndpoints> BrokerCore::bind() {
     auto published = state_.topic.bind(state_.config.pub_endpoint);
     if (!published) return published.error();
     state_.bound.endpoint = state_.router.get(zmq::sockopt::last_endpoint);
+    router_fd_ = state_.router.get(zmq::sockopt::fd);
+    zap_fd_ = state_.auth.poll_fd();
     state_.bound.pub_endpoint = std::move(published).value();
     state_.log->info(
         "event=bound endpoint={} pub_endpoint={} instance={} heartbeat_ms={} liveness={} "
@@ -125,7 +130,23 @@ void BrokerCore::iterate() {
     // them when the broker publishes, too): it is polled every topic_poll_interval, not on
     // every pass of a busy loop.
     const bool topic_due = state_.now >= next_topic_poll_;
-    // The ZAP handler is polled on every pass: a handshake waits for its answer.
+    const auto input = topic_due ? poll_all(wait) : wait_for_input(wait);
+    if (!input) return;  // EINTR
+    state_.now = Clock::now();
+    // The ZAP handler is served on every pass it has input: a handshake waits for its answer.
+    if (input->zap) zap_backlog_ = !state_.auth.serve();
+    if (input->router) drain_router();
+    if (topic_due) {
+        next_topic_poll_ = state_.now + state_.config.topic_poll_interval;
+        state_.topic.serve();
+    }
+    fire_timers();
+    state_.auth.check_allow_list();
+    if (state_.now >= next_tick_) tick();
+    end_batch();
+}
+
+std::optional<BrokerCore::Input> BrokerCore::poll_all(milliseconds wait) {
     const auto topic_items = state_.topic.poll_items();
     std::array<zmq::pollitem_t, 5> items{{
         {state_.router.handle(), 0, ZMQ_POLLIN, 0},
@@ -135,22 +156,34 @@ void BrokerCore::iterate() {
         topic_items[2],
     }};
     try {
-        zmq::poll(items.data(), topic_due ? items.size() : 2, wait);
+        zmq::poll(items.data(), items.size(), zap_backlog_ ? milliseconds{0} : wait);
     } catch (const zmq::error_t& e) {
         if (e.num() != EINTR) throw;
-        return;
+        return std::nullopt;
     }
-    state_.now = Clock::now();
-    if ((items[1].revents & ZMQ_POLLIN) != 0) state_.auth.serve();
-    if ((items[0].revents & ZMQ_POLLIN) != 0) drain_router();
-    if (topic_due) {
-        next_topic_poll_ = state_.now + state_.config.topic_poll_interval;
-        state_.topic.serve();
+    return Input{(items[0].revents & ZMQ_POLLIN) != 0,
+                 zap_backlog_ || (items[1].revents & ZMQ_POLLIN) != 0};
+}
+
+std::optional<BrokerCore::Input> BrokerCore::wait_for_input(milliseconds wait) {
+    // zmq_poll asks each socket's ZMQ_EVENTS before and after its poll(2), and each ask costs a
+    // getpid and a poll(2) of the socket's mailbox: most of the loop's syscalls. A socket's
+    // ZMQ_FD is edge-triggered (readable once its state may have changed since ZMQ_EVENTS or a
+    // read last looked), so a sleep on the FDs alone is enough for a socket whose last call
+    // was a read that found nothing: the ZAP handler's, which only serve() reads and writes,
+    // ending with such a read (zap_backlog_ when it stopped early). The router sent since its
+    // drain, which may have taken in commands: its ZMQ_EVENTS is asked once before sleeping.
+    if ((state_.router.get(zmq::sockopt::events) & ZMQ_POLLIN) != 0) {
+        return Input{true, zap_backlog_};
     }
-    fire_timers();
-    state_.auth.check_allow_list();
-    if (state_.now >= next_tick_) tick();
-    end_batch();
+    std::array<pollfd, 2> fds{{{router_fd_, POLLIN, 0}, {zap_fd_, POLLIN, 0}}};
+    const int timeout = zap_backlog_ ? 0 : static_cast<int>(wait.count());
+    if (::poll(fds.data(), fds.size(), timeout) < 0) {
+        if (errno == EINTR) return std::nullopt;
+        throw std::system_error(errno, std::system_category(), "poll");
+    }
+    // A readable FD may mean commands only: a read that finds nothing then is cheap.
+    return Input{(fds[0].revents & POLLIN) != 0, zap_backlog_ || (fds[1].revents & POLLIN) != 0};
 }
 
 void BrokerCore::drain_router() {

@@ -6,8 +6,8 @@
 
 #include "base/log.hpp"
 #include "broker/detail/broker_records.hpp"
+#include "broker/detail/explain_spool.hpp"
 #include "broker/detail/outbox.hpp"
-#include "broker/explain_spool.hpp"
 #include "bus/collector_frames.hpp"
 #include "bus/detail/frame_io.hpp"
 #include "schema/protocol.hpp"
@@ -201,7 +201,7 @@ void CollectorFeed::deliver(Collector& collector, SpoolRecord record, SessionRou
     outbox_.out_to(collector.identity, false);
     bus::put_collector_deliver(outbox_.sink(), record.delivery_id, record.service, record.session,
                                record.seq, record.state);
-    outbox_.out(bus::message_of(std::move(record.body)));  // the frame takes the body's buffer
+    outbox_.out(record.body.message());  // the frame shares the body's buffer
     collector.in_flight.emplace(record.delivery_id, &route);
     collector.last_sent = now_;
     ++counters_.deliveries;

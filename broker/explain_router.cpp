@@ -24,7 +24,7 @@ std::optional<Error> ExplainRouter::spool_explain(Request* request, const Servic
     record.session.assign(session);
     record.seq = seq;
     record.state.assign(state);
-    record.body.assign(view(body));
+    record.body = SpoolBody{body};  // shared with the frames that forward it, not copied
     // While commits fail (a full disk) a worker's message cannot be made durable: it meets
     // the policy as at the bound. The broker's own ends are kept pending, in memory, and
     // written once a commit succeeds, so every trace that exists gets its end (§6.1).

@@ -1,10 +1,11 @@
 // Log-structured explain spool: batches appended to segment files, ACK flags set in place.
-#include "broker/explain_spool.hpp"
+#include "broker/detail/explain_spool.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,9 +25,12 @@
 
 #include "base/fnv.hpp"
 #include "base/log.hpp"
+#include "bus/detail/frame_io.hpp"
 #include "storage/sqlite_database.hpp"
 
 namespace glassbox::broker {
+
+SpoolBody::SpoolBody(std::string bytes) : message_(bus::message_of(std::move(bytes))) {}
 
 namespace detail {
 
@@ -126,9 +130,9 @@ constexpr std::size_t kSpoolHeaderSize = 48;
 constexpr std::size_t kSpoolFlagsAt = 4;
 constexpr std::size_t kSpoolChecksumAt = 40;
 constexpr char kSpoolAcked = 1;
-// A pending buffer that grew past this is freed after its commit instead of kept for reuse.
+// A buffer of pending headers that grew past this is freed after its commit, not kept for reuse.
 constexpr std::size_t kSpoolKeptPendingCapacity = 8u << 20;
-// An import commits every this many bytes, so the pending buffer stays bounded.
+// An import commits every this many bytes, so the pending batch stays bounded.
 constexpr std::size_t kSpoolImportBatchBytes = 8u << 20;
 
 base::Error spool_errno_error(const std::string& what, int code) {
@@ -296,6 +300,32 @@ Result<void> write_fully(int fd, const char* data, std::size_t size, std::uint64
     return {};
 }
 
+// Writes `pieces` in order at `offset`: IOV_MAX at a time, a short write resumed where it ended.
+// No piece is empty.
+Result<void> write_pieces(int fd, std::vector<iovec>& pieces, std::uint64_t offset) {
+    std::size_t first = 0;
+    while (first < pieces.size()) {
+        const auto count = static_cast<int>(std::min<std::size_t>(pieces.size() - first, IOV_MAX));
+        const ssize_t written =
+            ::pwritev(fd, pieces.data() + first, count, static_cast<off_t>(offset));
+        if (written < 0) {
+            if (errno == EINTR) continue;
+            return spool_errno_error("write", errno);
+        }
+        if (written == 0) return spool_errno_error("write", ENOSPC);
+        auto done = static_cast<std::size_t>(written);
+        offset += done;
+        for (; first < pieces.size() && done >= pieces[first].iov_len; ++first) {
+            done -= pieces[first].iov_len;
+        }
+        if (done > 0) {
+            pieces[first].iov_base = static_cast<char*>(pieces[first].iov_base) + done;
+            pieces[first].iov_len -= done;
+        }
+    }
+    return {};
+}
+
 Result<void> read_fully(int fd, char* data, std::size_t size, std::uint64_t offset) {
     while (size > 0) {
         const ssize_t got = ::pread(fd, data, size, static_cast<off_t>(offset));
@@ -323,6 +353,20 @@ Result<void> segment_write(SpoolSegment& segment, std::uint64_t offset, std::str
         return {};
     }
     return write_fully(segment.file->get(), bytes.data(), bytes.size(), offset);
+}
+
+Result<void> segment_write_pieces(SpoolSegment& segment, std::uint64_t offset,
+                                  std::vector<iovec>& pieces) {
+    if (segment.file) return write_pieces(segment.file->get(), pieces, offset);
+    for (const iovec& piece : pieces) {
+        if (auto written = segment_write(segment, offset,
+                                         {static_cast<const char*>(piece.iov_base), piece.iov_len});
+            !written) {
+            return written;
+        }
+        offset += piece.iov_len;
+    }
+    return {};
 }
 
 Result<void> segment_read(const SpoolSegment& segment, std::uint64_t offset, char* out,
@@ -656,7 +700,7 @@ Result<void> ExplainSpool::import_legacy(const std::string& legacy) {
         encode(record, id);
         ++messages_;
         bytes_ += record.bytes();
-        if (pending_.size() >= kSpoolImportBatchBytes) return commit();
+        if (pending_bytes_ >= kSpoolImportBatchBytes) return commit();
         return {};
     });
     if (!imported) return imported;
@@ -678,15 +722,16 @@ void ExplainSpool::encode(const SpoolRecord& record, std::uint64_t id) {
     store_le<std::uint32_t>(header + 36, static_cast<std::uint32_t>(record.body.size()));
     store_le<std::uint64_t>(
         header + kSpoolChecksumAt,
-        spool_checksum(header, record.service, record.session, record.state, record.body));
-    const std::uint64_t offset = active_->size + pending_.size();
+        spool_checksum(header, record.service, record.session, record.state, record.body.view()));
+    const std::uint64_t offset = active_->size + pending_bytes_;
     const std::uint64_t size = kSpoolHeaderSize + record.bytes();
-    pending_.reserve(pending_.size() + static_cast<std::size_t>(size));
-    pending_.append(header, kSpoolHeaderSize);
-    pending_.append(record.service);
-    pending_.append(record.session);
-    pending_.append(record.state);
-    pending_.append(record.body);
+    const std::size_t head = pending_heads_.size();
+    pending_heads_.append(header, kSpoolHeaderSize);
+    pending_heads_.append(record.service);
+    pending_heads_.append(record.session);
+    pending_heads_.append(record.state);
+    pending_.push_back(PendingRecord{id, head, pending_heads_.size() - head, record.body});
+    pending_bytes_ += size;
     index_.emplace_hint(index_.end(), id, Location{active_, offset, size});
     ++active_->live_records;
     active_->live_bytes += size;
@@ -729,8 +774,9 @@ Result<bool> ExplainSpool::ack(std::uint64_t delivery_id) {
     const Location location = found->second;
     SpoolSegment& segment = *location.segment;
     if (&segment == active_ && location.offset >= active_->size) {
-        pending_[static_cast<std::size_t>(location.offset - active_->size + kSpoolFlagsAt)] |=
-            kSpoolAcked;
+        if (const PendingRecord* pending = pending_record(delivery_id)) {
+            pending_heads_[pending->head + kSpoolFlagsAt] |= kSpoolAcked;
+        }
     } else {
         // Not made durable here: an ACK lost in a crash is one redelivery, which the collector
         // stores idempotently (§6.1).
@@ -757,7 +803,16 @@ Result<bool> ExplainSpool::ack(std::uint64_t delivery_id) {
 
 Result<void> ExplainSpool::commit() {
     if (pending_.empty()) return {};
-    if (auto written = segment_write(*active_, active_->size, pending_); !written) {
+    // The batch in one write: each record's header and small fields, then its body.
+    std::vector<iovec> pieces;
+    pieces.reserve(2 * pending_.size());
+    for (const PendingRecord& record : pending_) {
+        pieces.push_back(iovec{pending_heads_.data() + record.head, record.head_size});
+        if (!record.body.empty()) {
+            pieces.push_back(iovec{const_cast<char*>(record.body.data()), record.body.size()});
+        }
+    }
+    if (auto written = segment_write_pieces(*active_, active_->size, pieces); !written) {
         // The batch stays pending, in memory, and the next commit writes it again at the same
         // offset (a full disk that frees up loses nothing). A partly written record is cut so
         // a crash meanwhile leaves no torn record behind; if the cut fails, the next write
@@ -768,10 +823,12 @@ Result<void> ExplainSpool::commit() {
         }
         return written;
     }
-    active_->size += pending_.size();
+    active_->size += pending_bytes_;
     pending_.clear();
+    pending_heads_.clear();
+    pending_bytes_ = 0;
     pending_first_ = 0;
-    if (pending_.capacity() > kSpoolKeptPendingCapacity) std::string().swap(pending_);
+    if (pending_heads_.capacity() > kSpoolKeptPendingCapacity) std::string().swap(pending_heads_);
     // Named by the next id: a segment is begun only once an id was handed out since the last.
     if (active_->size >= limits_.segment_bytes && active_->first_id != next_id_) {
         // The batch is written either way; a failed roll is tried again at the next commit,
@@ -852,15 +909,34 @@ void ExplainSpool::drop_segment(SpoolSegment* segment) noexcept {
     segments_.erase(segment->first_id);
 }
 
+const ExplainSpool::PendingRecord* ExplainSpool::pending_record(
+    std::uint64_t delivery_id) const noexcept {
+    const auto found = std::lower_bound(
+        pending_.begin(), pending_.end(), delivery_id,
+        [](const PendingRecord& record, std::uint64_t id) { return record.id < id; });
+    return found != pending_.end() && found->id == delivery_id ? &*found : nullptr;
+}
+
 Result<SpoolRecord> ExplainSpool::load(const Location& location, std::uint64_t delivery_id) const {
-    std::string bytes(static_cast<std::size_t>(location.size), '\0');
     if (location.segment == active_ && location.offset >= active_->size) {
-        std::memcpy(bytes.data(),
-                    pending_.data() + static_cast<std::size_t>(location.offset - active_->size),
-                    bytes.size());
-    } else if (auto read =
-                   segment_read(*location.segment, location.offset, bytes.data(), bytes.size());
-               !read) {
+        // Not written yet: from the batch (its ids ascend).
+        if (const PendingRecord* found = pending_record(delivery_id)) {
+            const char* head = pending_heads_.data() + found->head;
+            const SpoolHeader header = read_header(head);
+            const SpoolFields fields = fields_of(head, header.lengths);
+            SpoolRecord record;
+            record.delivery_id = delivery_id;
+            record.seq = header.seq;
+            record.service = fields.service;
+            record.session = fields.session;
+            record.state = fields.state;
+            record.body = found->body;
+            return record;
+        }
+    }
+    std::string bytes(static_cast<std::size_t>(location.size), '\0');
+    if (auto read = segment_read(*location.segment, location.offset, bytes.data(), bytes.size());
+        !read) {
         return read.error();
     }
     const SpoolHeader header = read_header(bytes.data());
@@ -877,7 +953,7 @@ Result<SpoolRecord> ExplainSpool::load(const Location& location, std::uint64_t d
     record.service = fields.service;
     record.session = fields.session;
     record.state = fields.state;
-    record.body = fields.body;
+    record.body = SpoolBody{std::string{fields.body}};
     return record;
 }
 

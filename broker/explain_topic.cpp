@@ -123,7 +123,7 @@ base::Result<std::string> ExplainTopic::bind(const std::string& endpoint) {
     }
     std::string bound = publisher_.get(zmq::sockopt::last_endpoint);
     if (bound.rfind("tcp://", 0) == 0) port_ = std::atoi(bound.c_str() + bound.rfind(':') + 1);
-    watch_ = std::jthread([this](std::stop_token stop) { watch(stop); });
+    watch_ = std::jthread([this](const std::stop_token& stop) { watch(stop); });
     return bound;
 }
 
@@ -279,7 +279,7 @@ void ExplainTopic::log_subscriber_dropped(std::string_view name, std::string_vie
     drops_unlogged_ = 0;
 }
 
-void ExplainTopic::watch(std::stop_token stop) {
+void ExplainTopic::watch(const std::stop_token& stop) {
     // libzmq's XPUB reads a connection's subscriptions into its trie for as long as they keep
     // coming, inside one call on the broker's thread: a fast sender's whole stream is stored
     // before the broker sees its first subscription. The kernel counts what each connection

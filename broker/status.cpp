@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "broker/detail/broker_auth.hpp"
+#include "broker/detail/explain_spool.hpp"
 #include "broker/detail/explain_topic.hpp"
-#include "broker/explain_spool.hpp"
 
 #ifndef GLASSBOX_VERSION
 #define GLASSBOX_VERSION "0.0.0"

@@ -16,9 +16,9 @@ namespace glassbox::broker {
 // subscribed prefixes' lengths.
 struct TopicLimits {
     std::size_t per_subscriber = 256;
-    std::size_t bytes_per_subscriber = 16 * 1024;
+    std::size_t bytes_per_subscriber = std::size_t{16} * 1024;
     std::size_t total = 16'384;
-    std::size_t total_bytes = 1024 * 1024;
+    std::size_t total_bytes = std::size_t{1024} * 1024;
 };
 
 // Which bound a subscription passed.

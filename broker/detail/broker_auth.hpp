@@ -33,10 +33,13 @@ public:
     bool curve() const noexcept { return allow_ != nullptr; }
     std::size_t allowed_keys() const noexcept { return curve() ? allow_->size() : 0; }
 
-    // For the loop's poll: the router's ZAP handler (polled on every pass: a handshake waits).
+    // For the loop's poll: the router's ZAP handler (polled on every pass: a handshake waits),
+    // as a socket or as its ZMQ_FD (edge-triggered: see BrokerCore::wait_for_input).
     zmq::pollitem_t poll_item() { return {socket_.handle(), 0, ZMQ_POLLIN, 0}; }
-    // The router's ZAP requests: an allowed key is admitted, named by its public key.
-    void serve();
+    int poll_fd() const { return socket_.get(zmq::sockopt::fd); }
+    // The router's ZAP requests: an allowed key is admitted, named by its public key. True when
+    // it read them all (its last read found none), false when it stopped at max_drain.
+    bool serve();
     // The topic's: an allowed key with the `subscriber` role (true without CURVE).
     bool subscriber_allowed(const ZapRequest& request);
     // Looks at the allow-list again every allow_reload_interval.

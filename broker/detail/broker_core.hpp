@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <optional>
 #include <stop_token>
 
 #include <zmq.hpp>
@@ -29,6 +30,14 @@ public:
 
 private:
     void iterate();
+    // Which of the router and its ZAP handler may have input: the wait of a pass. poll_all
+    // also wakes for the topic's sockets (every topic_poll_interval). nullopt: interrupted.
+    struct Input {
+        bool router = false;
+        bool zap = false;
+    };
+    std::optional<Input> poll_all(milliseconds wait);
+    std::optional<Input> wait_for_input(milliseconds wait);
     void drain_router();
     void handle_message();
     void end_batch();
@@ -46,6 +55,9 @@ private:
     CollectorSide collector_side_;
     TimePoint next_tick_;
     TimePoint next_topic_poll_{};  // the XPUB socket is polled no earlier (topic_poll_interval)
+    int router_fd_ = -1;           // the sockets' ZMQ_FDs (wait_for_input), set by bind()
+    int zap_fd_ = -1;
+    bool zap_backlog_ = false;  // the ZAP handler stopped at max_drain: requests are left
 };
 
 }  // namespace glassbox::broker::detail

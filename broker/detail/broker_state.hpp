@@ -20,6 +20,7 @@
 #include "broker/detail/broker_records.hpp"
 #include "broker/detail/collector_feed.hpp"
 #include "broker/detail/explain_sessions.hpp"
+#include "broker/detail/explain_spool.hpp"
 #include "broker/detail/explain_topic.hpp"
 #include "broker/detail/inbound_message.hpp"
 #include "broker/detail/outbox.hpp"
@@ -27,7 +28,6 @@
 #include "broker/detail/service_directory.hpp"
 #include "broker/detail/spool_batch.hpp"
 #include "broker/detail/worker_roster.hpp"
-#include "broker/explain_spool.hpp"
 
 namespace glassbox::broker::detail {
 

@@ -67,7 +67,7 @@ private:
                                 std::size_t subscriptions, std::uint64_t inbound);
     // The watch thread: every topic_watch_interval, each subscriber connection's bytes
     // received (TCP_INFO) against max_subscriber_inbound_bytes.
-    void watch(std::stop_token stop);
+    void watch(const std::stop_token& stop);
 
     const BrokerConfig& config_;
     std::shared_ptr<spdlog::logger> log_;

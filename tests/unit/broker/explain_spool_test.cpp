@@ -1,7 +1,7 @@
 // ExplainSpool: append/ack/read order, bounds, reopen with stable ids, owner-only files, recovery
 // of torn and damaged segments, segment deletion and compaction, failed commits and rolls,
 // legacy import.
-#include "broker/explain_spool.hpp"
+#include "broker/detail/explain_spool.hpp"
 #include "tests/support/file_size_limit.hpp"
 
 #include <fcntl.h>

@@ -8,11 +8,53 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <zmq.hpp>
 
 #include "base/result.hpp"
 
 namespace glassbox::broker {
+
+// An explain message's body, immutable: its bytes are shared, not copied, between the frame it
+// came in, the spool's open batch and cache, and the frames that forward and deliver it (a
+// libzmq message: a large one's buffer is reference-counted, thread-safely, by libzmq).
+class SpoolBody {
+public:
+    SpoolBody() = default;
+    SpoolBody(std::string bytes);  // NOLINT(google-explicit-constructor): a body is its bytes
+    // Shares the frame's bytes (copies a small frame's).
+    explicit SpoolBody(const zmq::message_t& frame) { share(frame); }
+    SpoolBody(const SpoolBody& other) { share(other.message_); }
+    SpoolBody& operator=(const SpoolBody& other) {
+        if (this != &other) share(other.message_);
+        return *this;
+    }
+    SpoolBody(SpoolBody&&) noexcept = default;
+    SpoolBody& operator=(SpoolBody&&) noexcept = default;
+    ~SpoolBody() = default;
+
+    const char* data() const noexcept { return static_cast<const char*>(message_.data()); }
+    std::size_t size() const noexcept { return message_.size(); }
+    bool empty() const noexcept { return message_.size() == 0; }
+    std::string_view view() const noexcept { return {data(), size()}; }
+    // A frame over the same bytes, to send.
+    zmq::message_t message() const {
+        zmq::message_t frame;
+        frame.copy(message_);
+        return frame;
+    }
+    friend bool operator==(const SpoolBody& body, std::string_view bytes) noexcept {
+        return body.view() == bytes;
+    }
+
+private:
+    void share(const zmq::message_t& frame) { message_.copy(const_cast<zmq::message_t&>(frame)); }
+
+    // zmq_msg_copy writes to its source (the shared count), not to its bytes.
+    mutable zmq::message_t message_;
+};
 
 // One spooled explain message, as DELIVER carries it.
 struct SpoolRecord {
@@ -21,7 +63,7 @@ struct SpoolRecord {
     std::string session;
     std::uint64_t seq = 0;
     std::string state;
-    std::string body;
+    SpoolBody body;
 
     // What the record counts against spool_max_bytes.
     std::uint64_t bytes() const noexcept {
@@ -133,9 +175,20 @@ private:
     std::map<std::uint64_t, std::unique_ptr<detail::SpoolSegment>> segments_;  // by first id
     detail::SpoolSegment* active_ = nullptr;
     std::map<std::uint64_t, Location> index_;  // live records by delivery id
-    // Records appended since the last commit, encoded as they will be written at the end of
-    // the active segment; the first of them has id pending_first_ (0: none).
-    std::string pending_;
+    // Records appended since the last commit, to be written in order at the end of the active
+    // segment; the first of them has id pending_first_ (0: none). Each one's header and small
+    // fields are encoded in pending_heads_; its body is written from its own buffer, the one
+    // it came in (one pwritev for the batch, no copy).
+    struct PendingRecord {
+        std::uint64_t id = 0;
+        std::size_t head = 0;       // where its header is in pending_heads_
+        std::size_t head_size = 0;  // header, service, session and state
+        SpoolBody body;
+    };
+    const PendingRecord* pending_record(std::uint64_t delivery_id) const noexcept;
+    std::vector<PendingRecord> pending_;
+    std::string pending_heads_;
+    std::uint64_t pending_bytes_ = 0;  // the batch's size in the file
     std::uint64_t pending_first_ = 0;
     std::uint64_t next_id_ = 1;
     std::uint64_t messages_ = 0;
