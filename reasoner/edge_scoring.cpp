@@ -41,23 +41,32 @@ using text::normalize;
 struct Mention {
     std::string normalized;
     double weight = 1.0;
+    text::Trigrams trigrams;  // of `normalized` (with_trigrams): compared with every node label
 };
+
+std::vector<Mention> with_trigrams(std::vector<Mention> mentions) {
+    for (auto& m : mentions) m.trigrams = text::trigrams(m.normalized);
+    return mentions;
+}
 
 // How strongly a node label is one of the question's entity mentions: 1 exact; 0.9 written in
 // the question; else a close spelling. Sets `which` to the mention matched, or, for a label
 // written in the question but among no mentions, to mentions.size() + own_slot.
+// `question_padded`: the question normalised, with a space at either end.
 double anchor_strength(const std::string& label_norm, const std::vector<Mention>& mentions,
-                       const std::string& question_norm, std::size_t own_slot, std::size_t& which) {
+                       std::string_view question_padded, std::size_t own_slot, std::size_t& which) {
     double best = 0.0;
     which = mentions.size();
     if (label_norm.empty()) return 0.0;
+    text::Trigrams label_trigrams;  // made for the first mention it is compared with
     for (std::size_t i = 0; i < mentions.size(); ++i) {
         const auto& m = mentions[i];
         double s = 0.0;
         if (label_norm == m.normalized) {
             s = 1.0;
         } else if (label_norm.size() >= 6 && m.normalized.size() >= 6) {
-            const double sim = text::trigram_similarity(label_norm, m.normalized);
+            if (label_trigrams.packed.empty()) label_trigrams = text::trigrams(label_norm);
+            const double sim = text::trigram_similarity(label_trigrams, m.trigrams);
             if (sim >= 0.8) s = 0.85 * sim;
         }
         s *= m.weight;
@@ -67,8 +76,7 @@ double anchor_strength(const std::string& label_norm, const std::vector<Mention>
         }
     }
     if (best < 0.9 && label_norm.size() >= 3 && !text::is_stopword(label_norm)) {
-        const std::string padded = " " + question_norm + " ";
-        if (padded.find(" " + label_norm + " ") != std::string::npos) {
+        if (text::contains_phrase(question_padded, label_norm)) {
             // Written in the question but not among the mentions: its own mention slot.
             best = 0.9;
             which = mentions.size() + own_slot;
@@ -162,14 +170,15 @@ std::vector<Mention> question_mentions(const QuestionAnalysis& analysis,
     for (const auto& c : analysis.candidates) {
         if (!c.entity) continue;
         auto n = normalize(c.text);
-        if (mention_seen.insert(n).second) mentions.push_back({std::move(n), 1.0});
+        if (mention_seen.insert(n).second) mentions.push_back({std::move(n), 1.0, {}});
     }
     for (std::size_t i = 0; i < concepts.size(); ++i) {
         auto n = normalize(concepts[i]);
         if (n.empty() || !mention_seen.insert(n).second) continue;
-        mentions.push_back({std::move(n), std::max(0.75, 0.95 - 0.03 * static_cast<double>(i))});
+        mentions.push_back(
+            {std::move(n), std::max(0.75, 0.95 - 0.03 * static_cast<double>(i)), {}});
     }
-    return mentions;
+    return with_trigrams(std::move(mentions));
 }
 
 // Scores the edges of one question (score_with_paths): the graph they make, its named entities,
@@ -183,7 +192,7 @@ public:
           rel_total_(rel_.total_weight),
           budget_(cancelled),
           mentions_(question_mentions(analysis_, concepts)),
-          question_norm_(normalize(question)),
+          question_padded_(" " + normalize(question) + " "),
           intent_(question_intent(question, analysis_)) {}
 
     // One score per edge, and each edge's best path when `paths` is given; nullopt when cancelled.
@@ -224,7 +233,7 @@ private:
     double rel_total_;
     SearchBudget budget_;
     std::vector<Mention> mentions_;
-    std::string question_norm_;
+    std::string question_padded_;  // normalised, with a space at either end
     QuestionIntent intent_;
     // The graph: nodes and predicates, each label once.
     std::vector<std::string> node_norms_;
@@ -293,7 +302,7 @@ bool EdgeScorer::find_anchors() {
     for (std::size_t n = 0; n < nodes; ++n) {
         if (n % SearchBudget::kCheckEvery == 0 && budget_.poll()) return false;
         anchor_[n] =
-            anchor_strength(node_norms_[n], mentions_, question_norm_, n, anchor_mention_[n]);
+            anchor_strength(node_norms_[n], mentions_, question_padded_, n, anchor_mention_[n]);
         if (anchor_[n] >= 0.8) mentions_present_.insert(anchor_mention_[n]);
     }
     wrong_type_.assign(nodes, 0);
@@ -627,8 +636,9 @@ std::optional<std::vector<std::string>> ExtractiveModel::reason_edges(
     const auto rel = question_relations(analysis);
     std::vector<Mention> mentions;
     for (const auto& c : analysis.candidates)
-        if (c.entity) mentions.push_back({normalize(c.text), 1.0});
-    const std::string question_norm = normalize(question);
+        if (c.entity) mentions.push_back({normalize(c.text), 1.0, {}});
+    mentions = with_trigrams(std::move(mentions));
+    const std::string question_padded = " " + normalize(question) + " ";
 
     std::vector<std::string> out;
     out.reserve(edges.size());
@@ -638,9 +648,9 @@ std::optional<std::vector<std::string>> ExtractiveModel::reason_edges(
         std::vector<std::string> parts;
         std::size_t which = 0;
         const bool subject_named =
-            anchor_strength(normalize(e.s), mentions, question_norm, 0, which) >= 0.8;
+            anchor_strength(normalize(e.s), mentions, question_padded, 0, which) >= 0.8;
         const bool object_named =
-            anchor_strength(normalize(e.o), mentions, question_norm, 0, which) >= 0.8;
+            anchor_strength(normalize(e.o), mentions, question_padded, 0, which) >= 0.8;
         if (subject_named) parts.push_back("its subject \"" + e.s + "\" is named in the question");
         if (object_named) parts.push_back("its object \"" + e.o + "\" is named in the question");
         // An edge further along a path: where the path starts and the relations it takes.

@@ -191,6 +191,7 @@ std::optional<Reading> read_fact(const std::string& predicate, const std::string
     const auto w = split_words(predicate);
     if (w.empty()) return std::nullopt;
     std::vector<std::string> lw;
+    lw.reserve(w.size());
     for (const auto& x : w) lw.push_back(lower(x));
     const bool verbal = verbal_predicate(w);
     // "was built in year" + 1898: the year as a year.
@@ -238,7 +239,7 @@ std::optional<Reading> read_fact(const std::string& predicate, const std::string
     // position X plays". Not for a participle last ("is aged").
     const bool participle = lw.back().ends_with("ed") || lw.back().ends_with("en");
     if (w.size() >= 2 && !is_preposition(lw.back()) && !participle && !object_is_literal) {
-        const std::string noun = w.back();
+        const std::string& noun = w.back();
         return Reading{
             "", "the " + noun + " " + object + " " + join_words(w, 0, w.size() - 1), true, {}, {}};
     }
@@ -294,7 +295,6 @@ double type_fit(const QuestionIntent& intent, const std::string& label,
             if (!p.ends_with(" by")) return 0.85;
             return end_is_object ? 1.0 : 0.6;
         case AnswerType::kTime:
-            return 1.0;
         case AnswerType::kNumber:
             return 1.0;
         case AnswerType::kClass: {
@@ -435,7 +435,7 @@ std::vector<double> named_anchors(const FactGraph& g, const detail::QuestionAnal
         if (mentions.contains(norm)) {
             anchor[n] = 1.0;
         } else if (norm.size() >= 3 && !text::is_stopword(norm) &&
-                   question_norm.find(" " + norm + " ") != std::string::npos) {
+                   text::contains_phrase(question_norm, norm)) {
             anchor[n] = 0.9;
         }
     }
@@ -564,6 +564,7 @@ std::vector<std::vector<Expression>> EdgeAnswerWriter::chain_expressions() const
     const auto& facts = g_.facts;
     const auto& rel = rel_;
     std::vector<PredicateMatch> matches;
+    matches.reserve(facts.size());
     for (const auto& f : facts) matches.push_back(mention_match(f.p, rel));
     std::vector<std::vector<Expression>> expressed(facts.size());
     for (std::size_t f = 0; f < facts.size(); ++f) {

@@ -121,6 +121,36 @@ double cosine(const LexicalProfile& a, const LexicalProfile& b) noexcept {
     return dot / (a.norm * b.norm);
 }
 
+double cosine_of_joined(const LexicalProfile& a,
+                        const std::array<const LexicalProfile*, 3>& parts) noexcept {
+    // The parts' features merged in order, as lexical_profile sorts the joined text's: the same
+    // sums, in the same order.
+    std::array<std::size_t, 3> at{};
+    auto q = a.features.begin();
+    double dot = 0.0;
+    double squares = 0.0;
+    for (;;) {
+        std::uint64_t least = 0;
+        bool any = false;
+        for (std::size_t k = 0; k < parts.size(); ++k) {
+            const auto& f = parts[k]->features;
+            if (at[k] < f.size() && (!any || f[at[k]].first < least)) least = f[at[k]].first;
+            any = any || at[k] < f.size();
+        }
+        if (!any) break;
+        double weight = 0.0;
+        for (std::size_t k = 0; k < parts.size(); ++k) {
+            const auto& f = parts[k]->features;
+            if (at[k] < f.size() && f[at[k]].first == least) weight += f[at[k]++].second;
+        }
+        squares += weight * weight;
+        while (q != a.features.end() && q->first < least) ++q;
+        if (q != a.features.end() && q->first == least) dot += q->second * weight;
+    }
+    if (a.features.empty() || squares == 0.0) return 0.0;
+    return dot / (a.norm * std::sqrt(squares));
+}
+
 namespace {
 
 // The sorted trigrams of "  " + normalize(s) + " ", each packed into an integer (three bytes,
@@ -140,16 +170,8 @@ void packed_trigrams(std::string_view s, std::string& normal, std::string& padde
     std::sort(out.begin(), out.end());
 }
 
-}  // namespace
-
-double trigram_similarity(std::string_view a, std::string_view b) {
-    // Called per label and mention pair by the offline reasoner: buffers are reused.
-    thread_local std::string normal;
-    thread_local std::string padded;
-    thread_local std::vector<std::uint32_t> ga;
-    thread_local std::vector<std::uint32_t> gb;
-    packed_trigrams(a, normal, padded, ga);
-    packed_trigrams(b, normal, padded, gb);
+// The Dice coefficient of two sorted trigram lists.
+double dice(const std::vector<std::uint32_t>& ga, const std::vector<std::uint32_t>& gb) noexcept {
     if (ga.empty() || gb.empty()) return 0.0;
     // The multiset intersection's size (std::set_intersection's count).
     std::size_t common = 0;
@@ -165,6 +187,31 @@ double trigram_similarity(std::string_view a, std::string_view b) {
         }
     }
     return 2.0 * static_cast<double>(common) / static_cast<double>(ga.size() + gb.size());
+}
+
+}  // namespace
+
+double trigram_similarity(std::string_view a, std::string_view b) {
+    // Called per label and mention pair by the offline reasoner: buffers are reused.
+    thread_local std::string normal;
+    thread_local std::string padded;
+    thread_local std::vector<std::uint32_t> ga;
+    thread_local std::vector<std::uint32_t> gb;
+    packed_trigrams(a, normal, padded, ga);
+    packed_trigrams(b, normal, padded, gb);
+    return dice(ga, gb);
+}
+
+Trigrams trigrams(std::string_view s) {
+    thread_local std::string normal;
+    thread_local std::string padded;
+    Trigrams out;
+    packed_trigrams(s, normal, padded, out.packed);
+    return out;
+}
+
+double trigram_similarity(const Trigrams& a, const Trigrams& b) noexcept {
+    return dice(a.packed, b.packed);
 }
 
 }  // namespace glassbox::text

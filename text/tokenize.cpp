@@ -46,15 +46,15 @@ std::string stem(std::string_view w) {
     if (ends("ies")) {
         s.resize(s.size() - 3);
         s += 'y';
-    } else if (ends("sses") || ends("shes") || ends("ches") || ends("xes")) {
+    } else if (ends("sses") || ends("shes") || ends("ches") || ends("xes") ||
+               (ends("ed") && s.size() > 4)) {
+        // A sibilant's -es, a past tense's -ed (no word ending in -ed meets the branches below).
         s.resize(s.size() - 2);
     } else if (s.size() > 3 && s.ends_with('s') && !s.ends_with("ss") && !s.ends_with("us") &&
                !s.ends_with("is")) {
         s.pop_back();
     } else if (ends("ing") && s.size() > 5) {
         s.resize(s.size() - 3);
-    } else if (ends("ed") && s.size() > 4) {
-        s.resize(s.size() - 2);
     }
     // "based"/"base", "aged"/"age", "placed"/"place" meet at the same stem.
     if (s.size() > 3 && s.back() == 'e') s.pop_back();
@@ -80,6 +80,15 @@ std::string normalize(std::string_view s) {
     std::string out;
     normalize_into(s, out);
     return out;
+}
+
+bool contains_phrase(std::string_view padded, std::string_view phrase) noexcept {
+    for (std::size_t at = padded.find(phrase, 1); at != std::string_view::npos;
+         at = padded.find(phrase, at + 1)) {
+        const std::size_t end = at + phrase.size();
+        if (padded[at - 1] == ' ' && end < padded.size() && padded[end] == ' ') return true;
+    }
+    return false;
 }
 
 }  // namespace glassbox::text

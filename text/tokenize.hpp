@@ -67,4 +67,8 @@ std::string normalize(std::string_view s);
 // normalize() into `out` (replaced), reusing its capacity.
 void normalize_into(std::string_view s, std::string& out);
 
+// Whether `padded` (words joined by single spaces, a space at either end) holds `phrase` as
+// whole words: padded.find(" " + phrase + " ") != npos, without building that string.
+bool contains_phrase(std::string_view padded, std::string_view phrase) noexcept;
+
 }  // namespace glassbox::text

@@ -23,20 +23,23 @@ using reasoner::TextChunk;
 
 namespace {
 
-// A JSON variable, parsed by the template when it declares it as JSON, else parsed here.
-base::Result<json> json_variable(const PromptInput& input, const std::string& name) {
+// A JSON variable: the template's own parse when it declares it as JSON (read in place, not
+// copied), else parsed here into `parsed`.
+base::Result<const json*> json_variable(const PromptInput& input, const std::string& name,
+                                        json& parsed) {
     if (auto it = input.rendered.json_variables.find(name);
         it != input.rendered.json_variables.end())
-        return it->second;
+        return &it->second;
     const auto raw = input.variables.find(name);
     if (raw == input.variables.end())
         return make_error(ErrorType::kInvalidRequest, "template " + input.prompt_template.name +
                                                           " needs variable \"" + name + "\"");
-    auto parsed = schema::parse_untrusted_json(raw->second);
-    if (!parsed)
+    auto read = schema::parse_untrusted_json(raw->second);
+    if (!read)
         return make_error(ErrorType::kInvalidRequest,
-                          "variable \"" + name + "\" must be JSON text: " + parsed.error().message);
-    return parsed;
+                          "variable \"" + name + "\" must be JSON text: " + read.error().message);
+    parsed = std::move(read).value();
+    return &parsed;
 }
 
 std::string text_variable(const PromptInput& input, const std::string& name) {
@@ -45,8 +48,10 @@ std::string text_variable(const PromptInput& input, const std::string& name) {
 }
 
 base::Result<std::vector<LabelledEdge>> edges_of(const PromptInput& input) {
-    auto value = json_variable(input, "edges");
-    if (!value) return std::move(value).error();
+    json parsed;
+    auto found = json_variable(input, "edges", parsed);
+    if (!found) return std::move(found).error();
+    const json* value = *found;
     const auto bad = [] {
         return make_error(
             ErrorType::kInvalidRequest,
@@ -76,8 +81,10 @@ base::Result<std::vector<LabelledEdge>> edges_of(const PromptInput& input) {
 }
 
 base::Result<std::vector<TextChunk>> chunks_of(const PromptInput& input) {
-    auto value = json_variable(input, "chunks");
-    if (!value) return std::move(value).error();
+    json parsed;
+    auto found = json_variable(input, "chunks", parsed);
+    if (!found) return std::move(found).error();
+    const json* value = *found;
     const auto bad = [] {
         return make_error(
             ErrorType::kInvalidRequest,
@@ -134,7 +141,7 @@ Completion text_completion(const ComposedAnswer& composed, const GenerateOptions
         for (const auto& id : composed.answer_ids) line += "[" + id + "]";
         while (line.back() == ' ') line.pop_back();
     }
-    const auto send = [&](std::string piece) {
+    const auto send = [&](const std::string& piece) {
         if (options.on_text) options.on_text(piece);
         c.text += piece;
     };
@@ -146,8 +153,10 @@ Completion text_completion(const ComposedAnswer& composed, const GenerateOptions
 
 // The "concepts" variable: at most ExtractiveProvider::kMaxConcepts; its strings, in order.
 base::Result<std::vector<std::string>> concepts_of(const PromptInput& input) {
-    auto concepts_json = json_variable(input, "concepts");
-    if (!concepts_json) return std::move(concepts_json).error();
+    json parsed;
+    auto found = json_variable(input, "concepts", parsed);
+    if (!found) return std::move(found).error();
+    const json* concepts_json = *found;
     std::vector<std::string> concepts;
     if (concepts_json->is_array() && concepts_json->size() > ExtractiveProvider::kMaxConcepts)
         return make_error(ErrorType::kInvalidRequest,
@@ -218,14 +227,17 @@ base::Result<json> edge_reasons(const ExtractiveModel& model, const PromptInput&
 
 // agent-react: the planner's next step, as the template's reply text.
 base::Result<std::string> react_step(const PromptInput& input, const std::string& question) {
-    auto tools = json_variable(input, "tools");
+    json parsed_tools;
+    auto tools = json_variable(input, "tools", parsed_tools);
     if (!tools) return std::move(tools).error();
-    auto steps = json_variable(input, "steps");
+    json parsed_steps;
+    auto steps = json_variable(input, "steps", parsed_steps);
     if (!steps) return std::move(steps).error();
     // The conversation's earlier turns are optional (a template without them still plans).
-    auto history = json_variable(input, "history");
+    json parsed_history;
+    auto history = json_variable(input, "history", parsed_history);
     return reasoner::render_react(
-        reasoner::plan_agent_turn(question, *tools, *steps, history ? *history : json::array()));
+        reasoner::plan_agent_turn(question, **tools, **steps, history ? **history : json::array()));
 }
 
 // A template this provider does not answer.

@@ -11,6 +11,7 @@
 #include "base/ascii.hpp"
 #include "schema/explain_builder.hpp"
 #include "schema/fact_citation.hpp"
+#include "schema/json_fast.hpp"
 #include "schema/services.hpp"
 #include "schema/vocabulary.hpp"
 #include "text/similarity.hpp"
@@ -59,8 +60,92 @@ struct Seed {
     std::size_t concept_index = 0;
 };
 
+// A term's number within one run (TermIds).
+using TermId = std::uint32_t;
+
+// The numbers of an edge's subject, predicate and object.
+struct EdgeIds {
+    TermId s = 0;
+    TermId p = 0;
+    TermId o = 0;
+    bool operator==(const EdgeIds&) const = default;
+};
+
+struct EdgeIdsHash {
+    std::size_t operator()(const EdgeIds& e) const noexcept {
+        const std::uint64_t h = ((std::uint64_t{e.s} << 32) | e.o) * 0x9E3779B97F4A7C15ULL;
+        return static_cast<std::size_t>(h ^ (std::uint64_t{e.p} * 0xC2B2AE3D27D4EB4FULL));
+    }
+};
+
+// Each distinct term of a run numbered once, so the traversal's sets, the reach of each node,
+// the labels request and the star caps work on numbers, not on a string built per term and
+// lookup. Terms are told apart by kind and content (a literal's xsd:string written or not alike,
+// as in N-Triples).
+class TermIds {
+public:
+    TermId id(const Term& term) {
+        key_.clear();
+        append_key(key_, term);
+        return ids_.try_emplace(key_, static_cast<TermId>(ids_.size())).first->second;
+    }
+    std::size_t size() const noexcept { return ids_.size(); }
+
+private:
+    static void append_sized(std::string& out, std::string_view part) {
+        const auto size = static_cast<std::uint32_t>(part.size());
+        for (int shift = 0; shift < 32; shift += 8)
+            out += static_cast<char>((size >> shift) & 0xFF);
+        out += part;
+    }
+    // An injective key: the kind, then the parts (all but the last with their size).
+    static void append_key(std::string& out, const Term& term) {
+        switch (term.kind()) {
+            case Term::Kind::kIri:
+                out += 'i';
+                out += term.as_iri().value;
+                break;
+            case Term::Kind::kBlankNode:
+                out += 'b';
+                out += term.as_blank().id;
+                break;
+            case Term::Kind::kLiteral: {
+                const auto& lit = term.as_literal();
+                out += 'l';
+                append_sized(
+                    out, lit.datatype == schema::kXsdString ? std::string_view() : lit.datatype);
+                append_sized(out, lit.language);
+                out += lit.value;
+                break;
+            }
+            case Term::Kind::kTriple: {
+                const Triple& t = term.as_triple();
+                out += 't';
+                for (const Term* part : {&t.s, &t.p}) {
+                    std::string inner;
+                    append_key(inner, *part);
+                    append_sized(out, inner);
+                }
+                append_key(out, t.o);
+                break;
+            }
+        }
+    }
+
+    std::unordered_map<std::string, TermId> ids_;
+    std::string key_;  // reused: a term seen before costs no allocation
+};
+
+// `values`[id], grown as needed.
+template <typename T>
+T& at_id(std::vector<T>& values, TermId id) {
+    if (id >= values.size()) values.resize(std::size_t{id} + 1);
+    return values[id];
+}
+
 struct FoundEdge {
     Triple triple;
+    EdgeIds ids;
     std::size_t concept_index = 0;  // the concept whose seed the traversal started from
     std::uint32_t hop = 1;
     bool from_hub = false;  // found by a pattern that filled triple_limit
@@ -79,25 +164,24 @@ struct KeptEdge {
     std::vector<schema::FactSource> sources;
 };
 
-std::string key_of(const Term& term) { return schema::to_ntriples(term); }
-std::string key_of(const Triple& t) { return key_of(t.s) + ' ' + key_of(t.p) + ' ' + key_of(t.o); }
-
 // At most `limit` of `ranked`, in order, no more than `cap` of them sharing a subject and
 // predicate or a predicate and object while others wait; the slots left go to the best of those
 // waiting. (A star of alike facts cannot take every slot.)
-template <typename Item, typename TripleOf>
+template <typename Item, typename IdsOf>
 std::vector<Item> cap_stars(const std::vector<Item>& ranked, std::size_t limit, std::size_t cap,
-                            TripleOf triple_of) {
-    std::unordered_map<std::string, std::size_t> stars;
+                            IdsOf ids_of) {
+    const auto pair = [](TermId a, TermId b) { return (std::uint64_t{a} << 32) | b; };
+    std::unordered_map<std::uint64_t, std::size_t> out_stars;  // subject and predicate
+    std::unordered_map<std::uint64_t, std::size_t> in_stars;   // predicate and object
     std::vector<Item> kept;
     std::vector<Item> waiting;
     for (const auto& item : ranked) {
-        const Triple& t = triple_of(item);
-        const auto out_star = "s " + key_of(t.s) + ' ' + key_of(t.p);
-        const auto in_star = "o " + key_of(t.p) + ' ' + key_of(t.o);
-        if (kept.size() < limit && stars[out_star] < cap && stars[in_star] < cap) {
-            ++stars[out_star];
-            ++stars[in_star];
+        const EdgeIds& t = ids_of(item);
+        auto& out_star = out_stars[pair(t.s, t.p)];
+        auto& in_star = in_stars[pair(t.p, t.o)];
+        if (kept.size() < limit && out_star < cap && in_star < cap) {
+            ++out_star;
+            ++in_star;
             kept.push_back(item);
         } else {
             waiting.push_back(item);
@@ -202,10 +286,10 @@ private:
         }
         std::stable_sort(candidates.begin(), candidates.end(),
                          [](const Seed& a, const Seed& b) { return a.score > b.score; });
-        std::unordered_set<std::string> seeded;
+        std::unordered_set<TermId> seeded;
         for (auto& s : candidates) {
             if (seeds_.size() >= query_.entity_limit) break;
-            if (s.score < kSeedFloor * best_overall || !seeded.insert(key_of(s.entity)).second)
+            if (s.score < kSeedFloor * best_overall || !seeded.insert(terms_.id(s.entity)).second)
                 continue;
             seeds_.push_back(std::move(s));
         }
@@ -255,23 +339,24 @@ private:
     // What the traversal has met: the nodes to expand next, the nodes and the edges reached.
     struct Walk {
         std::vector<FrontierNode> frontier;
-        std::unordered_set<std::string> reached;
-        std::unordered_set<std::string> edge_keys;
+        std::vector<char> reached;  // by term id
+        std::unordered_set<EdgeIds, EdgeIdsHash> edges;
     };
 
     // The seeds as the first frontier, and the concepts they reach.
     Walk start_walk() {
         Walk walk;
         for (const auto& s : seeds_) {
-            if (expandable(s.entity) && walk.reached.insert(key_of(s.entity)).second) {
+            if (expandable(s.entity) && reach_first(walk, terms_.id(s.entity))) {
                 walk.frontier.push_back(FrontierNode{s.entity, s.concept_index, true});
             }
         }
         // Which concepts reach each node: a seed its own; both ends of an edge the concept the
         // traversal came from, and the far end's concepts when it is a seed.
         for (const auto& s : seeds_) {
-            reach_[key_of(s.entity)] |= concept_bit(s.concept_index);
-            seed_concepts_[key_of(s.entity)] |= concept_bit(s.concept_index);
+            const TermId id = terms_.id(s.entity);
+            at_id(reach_, id) |= concept_bit(s.concept_index);
+            at_id(seed_concepts_, id) |= concept_bit(s.concept_index);
         }
         return walk;
     }
@@ -342,34 +427,38 @@ private:
             Triple& t = list[cursor++];
             // Labels name nodes (the labels step reads them); they are not facts to rank.
             if (t.p.is_iri() && t.p.as_iri().value == schema::vocab::kRdfsLabel) continue;
-            if (!walk.edge_keys.insert(key_of(t)).second) continue;
+            const EdgeIds ids{terms_.id(t.s), terms_.id(t.p), terms_.id(t.o)};
+            if (!walk.edges.insert(ids).second) continue;
             const std::size_t c = walk.frontier[r / 2].concept_index;
             const Term& other = r % 2 == 0 ? t.o : t.s;
-            if (expandable(other) && walk.reached.insert(key_of(other)).second) {
+            const TermId here = r % 2 == 0 ? ids.s : ids.o;
+            const TermId there = r % 2 == 0 ? ids.o : ids.s;
+            if (expandable(other) && reach_first(walk, there)) {
                 next.push_back(FrontierNode{other, c, list.size() < query_.triple_limit});
             }
-            const auto here = key_of(r % 2 == 0 ? t.s : t.o);
-            const auto there = key_of(other);
             const auto mask = concept_bit(c) | seed_mask(there);
-            reach_[here] |= mask;
-            reach_[there] |= mask;
+            at_id(reach_, here) |= mask;
+            at_id(reach_, there) |= mask;
             t.graph.reset();
             subgraph_.push_back(
-                FoundEdge{std::move(t), c, hop, list.size() >= query_.triple_limit});
+                FoundEdge{std::move(t), ids, c, hop, list.size() >= query_.triple_limit});
             return true;
         }
         return false;
     }
 
     static std::uint32_t concept_bit(std::size_t c) { return std::uint32_t{1} << c; }
-    std::uint32_t seed_mask(const std::string& key) const {
-        const auto it = seed_concepts_.find(key);
-        return it == seed_concepts_.end() ? 0 : it->second;
+    // True the first time the walk reaches node `id`.
+    static bool reach_first(Walk& walk, TermId id) {
+        auto& reached = at_id(walk.reached, id);
+        if (reached) return false;
+        reached = 1;
+        return true;
     }
-    std::uint32_t reach_of(const Term& t) const {
-        const auto it = reach_.find(key_of(t));
-        return it == reach_.end() ? 0 : it->second;
+    std::uint32_t seed_mask(TermId id) const {
+        return id < seed_concepts_.size() ? seed_concepts_[id] : 0;
     }
+    std::uint32_t reach_of(TermId id) const { return id < reach_.size() ? reach_[id] : 0; }
 
     // ---- Focus: labels, pre-filter, LLM scoring, reasoning, sources ---------------------------
     base::Result<void> focus() override {
@@ -394,23 +483,26 @@ private:
 
     // Every distinct term of the subgraph, labelled in one request: labelled_, parallel to it.
     base::Result<void> label_subgraph() {
+        // Each term once, in order of first appearance; term_index: term id → its position.
+        constexpr std::size_t kNone = static_cast<std::size_t>(-1);
         std::vector<Term> terms;
-        std::unordered_map<std::string, std::size_t> term_index;
-        const auto want = [&](const Term& t) {
-            if (term_index.try_emplace(key_of(t), terms.size()).second) terms.push_back(t);
+        std::vector<std::size_t> term_index(terms_.size(), kNone);
+        const auto want = [&](const Term& t, TermId id) {
+            if (term_index[id] != kNone) return;
+            term_index[id] = terms.size();
+            terms.push_back(t);
         };
         for (const auto& e : subgraph_) {
-            want(e.triple.s);
-            want(e.triple.p);
-            want(e.triple.o);
+            want(e.triple.s, e.ids.s);
+            want(e.triple.p, e.ids.p);
+            want(e.triple.o, e.ids.o);
         }
         auto labels = calls_->labels(terms);
         if (!labels) return labels.error();
-        const auto label = [&](const Term& t) { return (*labels)[term_index.at(key_of(t))]; };
+        const auto label = [&](TermId id) { return (*labels)[term_index[id]]; };
         labelled_.reserve(subgraph_.size());
         for (const auto& e : subgraph_) {
-            labelled_.push_back(
-                LabelledEdge{{}, label(e.triple.s), label(e.triple.p), label(e.triple.o)});
+            labelled_.push_back(LabelledEdge{{}, label(e.ids.s), label(e.ids.p), label(e.ids.o)});
         }
         return {};
     }
@@ -490,17 +582,23 @@ private:
         if (subgraph_.size() <= query_.edge_score_limit) return all;
         // Lexical similarity of the question and each edge's text, computed here: embedding the
         // edges would cost a round trip carrying a vector per edge.
+        // Each distinct label's profile once (the edges share their nodes and predicates).
         const auto question = text::lexical_profile(concept_text(query_.query));
+        std::unordered_map<std::string_view, text::LexicalProfile> profiles;  // views: labelled_
+        const auto profile = [&](const std::string& label) -> const text::LexicalProfile* {
+            auto [it, added] = profiles.try_emplace(label);
+            if (added) it->second = text::lexical_profile(concept_text(label));
+            return &it->second;
+        };
         std::vector<double> similarity(subgraph_.size(), 0.0);
         for (std::size_t i = 0; i < subgraph_.size(); ++i) {
             const auto& e = labelled_[i];
-            similarity[i] = text::cosine(
-                question, text::lexical_profile(concept_text(e.s + " " + e.p + " " + e.o)));
+            similarity[i] =
+                text::cosine_of_joined(question, {profile(e.s), profile(e.p), profile(e.o)});
         }
         for (std::size_t i = 0; i < subgraph_.size(); ++i) {
-            const auto linked =
-                std::popcount((reach_of(subgraph_[i].triple.s) | reach_of(subgraph_[i].triple.o)) &
-                              named_concepts_);
+            const auto linked = std::popcount(
+                (reach_of(subgraph_[i].ids.s) | reach_of(subgraph_[i].ids.o)) & named_concepts_);
             if (linked > 1) similarity[i] += kConjunctionBonus * (linked - 1);
             // A hub the question names alone ("a soccer club in France") is where the answer
             // lies: its edges are not one of many alike to pass over.
@@ -517,7 +615,7 @@ private:
         // alike: at most a sixth of the slots go to one node and predicate.
         all = cap_stars(all, query_.edge_score_limit,
                         std::max<std::size_t>(2, query_.edge_score_limit / kPrefilterStarShare),
-                        [&](std::size_t i) -> const Triple& { return subgraph_[i].triple; });
+                        [&](std::size_t i) -> const EdgeIds& { return subgraph_[i].ids; });
         std::stable_sort(all.begin(), all.end(), [&](std::size_t a, std::size_t b) {
             return similarity[a] > similarity[b];
         });
@@ -531,8 +629,8 @@ private:
         const std::vector<std::size_t>& candidates) const {
         auto kept = cap_stars(ranked, query_.edge_limit,
                               std::max<std::size_t>(2, query_.edge_limit / kStarShare),
-                              [&](const std::pair<std::size_t, double>& entry) -> const Triple& {
-                                  return subgraph_[candidates[entry.first]].triple;
+                              [&](const std::pair<std::size_t, double>& entry) -> const EdgeIds& {
+                                  return subgraph_[candidates[entry.first]].ids;
                               });
         std::stable_sort(kept.begin(), kept.end(),
                          [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -623,11 +721,11 @@ private:
     schema::GraphRagQuery query_;
     std::vector<Seed> seeds_;
     std::vector<FoundEdge> subgraph_;
-    std::unordered_map<std::string, std::uint32_t>
-        reach_;  // node → bit set of concepts reaching it
-    std::unordered_map<std::string, std::uint32_t> seed_concepts_;  // seed → its concept's bit
-    std::uint32_t named_concepts_ = 0;    // concepts whose best match names an entity
-    std::vector<LabelledEdge> labelled_;  // parallel to subgraph_
+    TermIds terms_;                             // every term met, numbered
+    std::vector<std::uint32_t> reach_;          // term id → bit set of concepts reaching it
+    std::vector<std::uint32_t> seed_concepts_;  // term id of a seed → its concept's bit
+    std::uint32_t named_concepts_ = 0;          // concepts whose best match names an entity
+    std::vector<LabelledEdge> labelled_;        // parallel to subgraph_
     std::vector<KeptEdge> kept_;
     std::size_t excluded_edges_ = 0;  // candidates a follow-up's "else" dropped
 };
@@ -673,10 +771,24 @@ base::Result<schema::GraphRagQuery> resolve_graph_query(const schema::GraphRagQu
     return q;
 }
 
+// The bytes schema::dump writes for [{"id","s","p","o"}, …] (keys in its sorted order), written
+// directly: the edges go to the llm three times per question.
 std::string edges_json(const std::vector<LabelledEdge>& edges) {
-    json list = json::array();
-    for (const auto& e : edges) list.push_back({{"id", e.id}, {"s", e.s}, {"p", e.p}, {"o", e.o}});
-    return schema::dump(list);
+    std::string out = "[";
+    for (const auto& e : edges) {
+        if (out.size() > 1) out += ',';
+        out += "{\"id\":";
+        schema::append_json_string(out, e.id);
+        out += ",\"o\":";
+        schema::append_json_string(out, e.o);
+        out += ",\"p\":";
+        schema::append_json_string(out, e.p);
+        out += ",\"s\":";
+        schema::append_json_string(out, e.s);
+        out += '}';
+    }
+    out += ']';
+    return out;
 }
 
 void handle_graph_rag(runtime::RequestContext& context, const RagConfig& config) {

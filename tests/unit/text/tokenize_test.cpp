@@ -74,5 +74,19 @@ TEST(Tokenize, NormalizeJoinsWordsWithOneSpace) {
     EXPECT_EQ(normalize("--"), "");
 }
 
+TEST(Tokenize, ContainsPhraseFindsWholeWordsOnly) {
+    const std::string padded = " which country is cruz azul fc in ";
+    for (const std::string phrase :
+         {"cruz azul", "cruz azul fc", "which", "in", "azul f", "ruz azul", "fc in", "country is",
+          "countr", "is c", "", "which country is cruz azul fc in", "in ", " in"}) {
+        EXPECT_EQ(contains_phrase(padded, phrase),
+                  padded.find(" " + phrase + " ") != std::string::npos)
+            << phrase;
+    }
+    EXPECT_TRUE(contains_phrase(" in in ", "in"));
+    EXPECT_FALSE(contains_phrase(" inin ", "in"));
+    EXPECT_FALSE(contains_phrase("", "in"));
+}
+
 }  // namespace
 }  // namespace glassbox::text

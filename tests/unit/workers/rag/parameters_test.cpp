@@ -1,9 +1,11 @@
-// Request parameters of both RAG services: defaults, bounds, and the question checks.
+// Both RAG services' request parameters and question checks, and graph-rag's edges text.
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "schema/messages.hpp"
 #include "workers/rag/document_rag_service.hpp"
 #include "workers/rag/graph_rag_service.hpp"
 #include "workers/rag/rag_trace.hpp"
@@ -103,6 +105,23 @@ TEST(TraceQuestion, IsCutAtACharacterBoundary) {
         {"abc", 5, "abc"}, {"abcdef", 3, "abc"}, {"äöü", 2, "äö"}, {"", 2, ""}};
     for (const auto& [text, max_chars, kept] : cases)
         EXPECT_EQ(cut_to_chars(text, max_chars), kept) << text;
+}
+
+// The edges text goes into the llm's prompt (its token counts are traced): written directly, it
+// must be the bytes the JSON tree writer gives, escapes and ill-formed UTF-8 included.
+TEST(EdgesJson, IsWhatTheTreeWriterWrites) {
+    const std::vector<LabelledEdge> edges{
+        {"e1", "Cruz Azul FC", "is in country", "Mexico"},
+        {"e2", "S\xc3\xa3o \"Paulo\"", "back\\slash\ttab", "ctl\x01\x7f"},
+        {"e3", "bad \xff utf-8", "", "\xe2\x82"}};
+    for (std::size_t n = 0; n <= edges.size(); ++n) {
+        const std::vector<LabelledEdge> some(edges.begin(),
+                                             edges.begin() + static_cast<std::ptrdiff_t>(n));
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& e : some)
+            list.push_back({{"id", e.id}, {"s", e.s}, {"p", e.p}, {"o", e.o}});
+        EXPECT_EQ(edges_json(some), schema::dump(list)) << n;
+    }
 }
 
 }  // namespace
