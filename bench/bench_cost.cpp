@@ -82,6 +82,7 @@
 #include <zmq_addon.hpp>
 
 #include "bench/bench_util.hpp"
+#include "bench/run_facts.hpp"
 #include "bus/bus_client.hpp"
 #include "bus/curve_keys.hpp"
 #include "schema/json_fast.hpp"
@@ -166,45 +167,6 @@ std::vector<Question> read_questions(const fs::path& path) {
 }
 
 // ---- machine and run facts -------------------------------------------------------------------
-
-std::string load_average() {
-    std::ifstream in("/proc/loadavg");
-    std::string one, five, fifteen;
-    in >> one >> five >> fifteen;
-    return one + " " + five + " " + fifteen;
-}
-
-double load_average_1() { return std::strtod(load_average().c_str(), nullptr); }
-
-std::string utc_now() {
-    const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    std::tm tm{};
-    ::gmtime_r(&now, &tm);
-    char buffer[32];
-    std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M:%S UTC", &tm);
-    return buffer;
-}
-
-std::string command_output(const std::string& command) {
-    std::string out;
-    if (FILE* p = ::popen(command.c_str(), "r")) {
-        char buffer[256];
-        while (std::fgets(buffer, sizeof buffer, p) != nullptr) out += buffer;
-        ::pclose(p);
-    }
-    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-    return out;
-}
-
-// The commit, and whether the working tree (which the binary is built from) differs from it.
-std::string git_commit() {
-    const std::string git = "git -C " GLASSBOX_SOURCE_DIR " ";
-    std::string commit = command_output(git + "rev-parse --short HEAD 2>/dev/null");
-    if (commit.empty()) return "unknown";
-    if (!command_output(git + "status --porcelain --untracked-files=no 2>/dev/null").empty())
-        commit += " (working tree with uncommitted changes)";
-    return commit;
-}
 
 double process_cpu_ms() {
     timespec ts{};
@@ -1135,7 +1097,7 @@ Results run(const Options& o, const std::vector<Question>& questions, const fs::
     Results r;
     r.started = utc_now();
     r.load_at_start = load_average();
-    r.commit = git_commit();
+    r.commit = git_commit(GLASSBOX_SOURCE_DIR);
     r.streaming = o.streaming;
     const std::vector<RunConfig> configs = {
         {"a", 2, std::nullopt}, {"c", 8, std::nullopt}, {"b", 2, 0u}, {"d", 8, 0u}};

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bench/bench_util.hpp"
+#include "bench/run_facts.hpp"
 #include "workers/query/router.hpp"
 
 namespace {
@@ -44,13 +45,6 @@ const std::vector<std::string> kQuestions = {
 
 double us_since(Clock::time_point start) {
     return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
-}
-
-std::string load_average() {
-    std::ifstream in("/proc/loadavg");
-    std::string one, five, fifteen;
-    in >> one >> five >> fifteen;
-    return one + " " + five + " " + fifteen;
 }
 
 void print_row(const std::string& name, const std::vector<double>& us, double baseline_p50) {
@@ -101,7 +95,8 @@ int main(int argc, char** argv) {
     }
 
     std::cout << "bench_router: " << kQuestions.size() << " questions x " << rounds
-              << " rounds, load average " << load_average() << " (checksum " << sink << ")\n";
+              << " rounds, load average " << glassbox::bench::load_average() << " (checksum "
+              << sink << ")\n";
     const double baseline = percentile(features_us, 0.5);
     print_row("baseline (question_features)", features_us, 0.0);
     print_row("route, decided by rules", rules_us, baseline);

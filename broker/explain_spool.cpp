@@ -917,21 +917,30 @@ const ExplainSpool::PendingRecord* ExplainSpool::pending_record(
     return found != pending_.end() && found->id == delivery_id ? &*found : nullptr;
 }
 
+namespace {
+
+// A record from its header's fields and its body.
+SpoolRecord record_of(std::uint64_t delivery_id, const SpoolHeader& header,
+                      const SpoolFields& fields, SpoolBody body) {
+    SpoolRecord record;
+    record.delivery_id = delivery_id;
+    record.seq = header.seq;
+    record.service = fields.service;
+    record.session = fields.session;
+    record.state = fields.state;
+    record.body = std::move(body);
+    return record;
+}
+
+}  // namespace
+
 Result<SpoolRecord> ExplainSpool::load(const Location& location, std::uint64_t delivery_id) const {
     if (location.segment == active_ && location.offset >= active_->size) {
         // Not written yet: from the batch (its ids ascend).
         if (const PendingRecord* found = pending_record(delivery_id)) {
             const char* head = pending_heads_.data() + found->head;
             const SpoolHeader header = read_header(head);
-            const SpoolFields fields = fields_of(head, header.lengths);
-            SpoolRecord record;
-            record.delivery_id = delivery_id;
-            record.seq = header.seq;
-            record.service = fields.service;
-            record.session = fields.session;
-            record.state = fields.state;
-            record.body = found->body;
-            return record;
+            return record_of(delivery_id, header, fields_of(head, header.lengths), found->body);
         }
     }
     std::string bytes(static_cast<std::size_t>(location.size), '\0');
@@ -947,14 +956,7 @@ Result<SpoolRecord> ExplainSpool::load(const Location& location, std::uint64_t d
                                                           segment_name(location.segment->first_id));
     }
     const SpoolFields fields = fields_of(bytes.data(), header.lengths);
-    SpoolRecord record;
-    record.delivery_id = delivery_id;
-    record.seq = header.seq;
-    record.service = fields.service;
-    record.session = fields.session;
-    record.state = fields.state;
-    record.body = SpoolBody{std::string{fields.body}};
-    return record;
+    return record_of(delivery_id, header, fields, SpoolBody{std::string{fields.body}});
 }
 
 SpoolRecord* ExplainSpool::cached(std::uint64_t delivery_id) noexcept {

@@ -52,6 +52,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/bench_util.hpp"
+#include "bench/run_facts.hpp"
 #include "bus/bus_client.hpp"
 #include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
@@ -819,50 +820,13 @@ SizeFigures bench_size(Pipeline& pipeline, const Options& o, std::size_t target)
     return f;
 }
 
-std::string git_commit() {
-    std::string out;
-    if (FILE* p =
-            ::popen("git -C " GLASSBOX_SOURCE_DIR " rev-parse --short HEAD 2>/dev/null", "r")) {
-        char buffer[64];
-        while (std::fgets(buffer, sizeof buffer, p) != nullptr) out += buffer;
-        ::pclose(p);
-    }
-    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-    if (out.empty()) return "unknown";
-    // The binary is built from the working tree: say when it differs from the commit.
-    if (FILE* p = ::popen("git -C " GLASSBOX_SOURCE_DIR
-                          " status --porcelain --untracked-files=no 2>/dev/null",
-                          "r")) {
-        char buffer[8];
-        const bool dirty = std::fgets(buffer, sizeof buffer, p) != nullptr;
-        ::pclose(p);
-        if (dirty) out += " (working tree with uncommitted changes)";
-    }
-    return out;
-}
-
-std::string load_average() {
-    std::ifstream in("/proc/loadavg");
-    std::string one, five, fifteen;
-    in >> one >> five >> fifteen;
-    return one + " " + five + " " + fifteen;
-}
-
-std::string utc_now() {
-    const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    std::tm tm{};
-    ::gmtime_r(&now, &tm);
-    char buffer[32];
-    std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M:%S UTC", &tm);
-    return buffer;
-}
-
 void report(const std::vector<SizeFigures>& all, const Options& o, const std::string& started,
             const std::string& load_at_start, std::ostream& out) {
     out << "\n## graph-rag latency (bench_rag)\n\n";
-    out << "Run " << started << " – " << utc_now() << ", commit `" << git_commit()
-        << "`, load average (1/5/15 min) " << load_at_start << " at the start, " << load_average()
-        << " at the end on " << std::thread::hardware_concurrency() << " CPUs. " << o.queries
+    out << "Run " << started << " – " << utc_now() << ", commit `"
+        << git_commit(GLASSBOX_SOURCE_DIR) << "`, load average (1/5/15 min) " << load_at_start
+        << " at the start, " << load_average() << " at the end on "
+        << std::thread::hardware_concurrency() << " CPUs. " << o.queries
         << " generated questions per size (after " << o.warmup
         << " warm-up), one in flight, each sent to both workers (alternating which goes first). "
            "Extractive model, "
@@ -1113,7 +1077,9 @@ int main(int argc, char** argv) {
         }
         report(all, o, started, load_at_start, std::cout);
         if (!o.json_path.empty()) {
-            json out = {{"started", started}, {"commit", git_commit()}, {"sizes", json::array()}};
+            json out = {{"started", started},
+                        {"commit", git_commit(GLASSBOX_SOURCE_DIR)},
+                        {"sizes", json::array()}};
             for (const auto& f : all) out["sizes"].push_back(to_json(f));
             std::ofstream(o.json_path) << out.dump(1) << '\n';
         }
