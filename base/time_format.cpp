@@ -94,8 +94,8 @@ std::optional<std::int64_t> parse_xsd_datetime_ms(std::string_view s) noexcept {
         }
     }
     const std::int64_t days = days_from_civil(*year, *month, *day);
-    const std::int64_t secs =
-        days * 86400 + *hour * 3600 + *minute * 60 + *second - offset_min * 60;
+    const std::int64_t secs = days * 86400 + std::int64_t{*hour} * 3600 +
+                              std::int64_t{*minute} * 60 + *second - offset_min * 60;
     return secs * 1000 + millis;
 }
 

@@ -432,7 +432,12 @@ std::optional<std::string> legacy_spool_beside(const std::string& path) {
 ExplainSpool::ExplainSpool() = default;
 
 ExplainSpool::~ExplainSpool() {
-    if (!pending_.empty()) (void)commit();
+    // A destructor must not throw: a commit that cannot finish (out of memory) leaves the batch
+    // unwritten, as a crash would; its records were never forwarded (their sends wait for it).
+    try {
+        if (!pending_.empty()) (void)commit();
+    } catch (...) {  // NOLINT(bugprone-empty-catch): nothing to do at destruction
+    }
 }
 
 Result<std::unique_ptr<ExplainSpool>> ExplainSpool::open(const std::string& path,

@@ -19,7 +19,7 @@ namespace {
 using base::ErrorType;
 
 // Far above any real certificate: a file this large is not one.
-constexpr std::size_t kMaxCertificateBytes = 64 * 1024;
+constexpr std::size_t kMaxCertificateBytes = std::size_t{64} * 1024;
 
 std::string_view trim(std::string_view text) noexcept {
     while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);

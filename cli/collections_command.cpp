@@ -29,7 +29,7 @@ namespace {
 using nlohmann::json;
 using render::detail::escape_controls;
 
-json store_call(const ClientOptions& client, json body) {
+json store_call(const ClientOptions& client, const json& body) {
     return call_for_object(client, schema::services::kStore, body);
 }
 

@@ -41,6 +41,14 @@ std::string joined(const std::vector<std::string>& names) {
     return out;
 }
 
+// `unknown command "lsit" (did you mean list?); the commands are: ...`; `where` is "command" or
+// "<level> command".
+std::string unknown_word_message(const std::string& where, const std::string& word,
+                                 const std::vector<std::string>& names) {
+    return "unknown " + where + " \"" + word + "\"" + base::did_you_mean(word, names) + "; the " +
+           where + "s are: " + joined(names);
+}
+
 }  // namespace
 
 std::optional<std::string> unknown_command_message(const CLI::App& app, int argc,
@@ -64,9 +72,8 @@ std::optional<std::string> unknown_command_message(const CLI::App& app, int argc
         const auto names = subcommand_names(*level);
         // A level without subcommands takes positional words (a worker's service name, an id).
         if (names.empty()) return std::nullopt;
-        const std::string where = level == &app ? "command" : level->get_name() + " command";
-        return "unknown " + where + " \"" + word + "\"" + base::did_you_mean(word, names) +
-               "; the " + where + "s are: " + joined(names);
+        return unknown_word_message(level == &app ? "command" : level->get_name() + " command",
+                                    word, names);
     }
     return std::nullopt;
 }

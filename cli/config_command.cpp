@@ -41,7 +41,7 @@ nlohmann::json json_value(const config::Value& value) {
 
 // Strings in double quotes (an empty one stays visible), other values as TOML writes them.
 std::string shown_value(const config::Setting& setting, const config::Value& value) {
-    const std::string text = config::to_text(value);
+    std::string text = config::to_text(value);
     if (setting.kind == config::Kind::kText || setting.kind == config::Kind::kChoice)
         return "\"" + text + "\"";
     return text;

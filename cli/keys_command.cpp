@@ -85,11 +85,11 @@ void run_new(const KeysOptions& options) {
 
 // A name in the folder, or a path to a certificate file.
 fs::path certificate_file(const KeysOptions& options) {
-    const fs::path given{options.name};
+    fs::path given{options.name};
     std::error_code error;
     if (given.has_parent_path() || fs::is_regular_file(given, error)) return given;
     const fs::path folder = options.folder();
-    const fs::path public_file = bus::public_certificate_path(folder, options.name);
+    fs::path public_file = bus::public_certificate_path(folder, options.name);
     if (fs::exists(public_file, error)) return public_file;
     return bus::secret_certificate_path(folder, options.name);
 }

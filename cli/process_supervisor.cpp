@@ -176,7 +176,7 @@ void ProcessSupervisor::stop_all() {
     }
 }
 
-void ProcessSupervisor::set_argv(const std::string& name, std::vector<std::string> argv) {
+void ProcessSupervisor::set_argv(const std::string& name, const std::vector<std::string>& argv) {
     for (auto& child : children_) {
         if (child->spec.name == name) child->spec.argv = argv;
     }

@@ -47,7 +47,7 @@ public:
     base::Result<void> start(ChildSpec spec);
 
     // Replaces the command line a child is restarted with (takes effect at its next start).
-    void set_argv(const std::string& name, std::vector<std::string> argv);
+    void set_argv(const std::string& name, const std::vector<std::string>& argv);
 
     // Reaps exited children and restarts crashed ones whose backoff has passed. Returns after
     // at most `wait`, or earlier when one of `stop_signals` (blocked by the caller) arrives;

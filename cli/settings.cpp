@@ -3,10 +3,12 @@
 #include "cli/settings.hpp"
 
 #include <algorithm>
+#include <initializer_list>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 
 #include "base/log.hpp"
 #include "base/utf8.hpp"
@@ -61,6 +63,13 @@ std::vector<const CLI::App*> chosen_commands(const CLI::App& app) {
         chain.push_back(at);
     }
     return chain;
+}
+
+// One row of a Markdown table: `| a | b |` and a newline.
+std::string markdown_row(std::initializer_list<std::string_view> cells) {
+    std::string row = "|";
+    for (const std::string_view cell : cells) row.append(" ").append(cell).append(" |");
+    return row + "\n";
 }
 
 }  // namespace
@@ -157,14 +166,15 @@ std::string settings_markdown_table(const config::Registry& registry) {
     for (const auto& setting : registry.settings()) {
         std::string fallback = config::to_text(setting.fallback);
         if (setting.kind == config::Kind::kText || setting.kind == config::Kind::kChoice) {
-            fallback = "\"" + fallback + "\"";
+            fallback.insert(0, 1, '"');
+            fallback += '"';
         }
         std::string env = code(setting.env_name());
         for (const auto& alias : setting.env_aliases) env += ", " + code(alias);
         std::string flags;
         for (const auto& flag : setting.flags) flags += (flags.empty() ? "" : ", ") + code(flag);
-        out += "| " + code(setting.key) + " | " + code(fallback) + " | " + setting.expectation() +
-               " | " + env + " | " + flags + " | " + setting.doc + " |\n";
+        out += markdown_row(
+            {code(setting.key), code(fallback), setting.expectation(), env, flags, setting.doc});
     }
     return out;
 }

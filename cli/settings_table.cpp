@@ -88,8 +88,8 @@ std::vector<Setting> glassbox_settings() {
         choice_setting("broker.overflow", "reject", {"reject", "drop-oldest"},
                        "A full service queue: reject the new request or drop the oldest")
             .flag("--overflow"),
-        integer_setting("broker.max_message_bytes", 16 * 1024 * 1024, 1024, std::int64_t{1} << 31,
-                        "Largest accepted message, all frames together")
+        integer_setting("broker.max_message_bytes", std::int64_t{16} * 1024 * 1024, 1024,
+                        std::int64_t{1} << 31, "Largest accepted message, all frames together")
             .flag("--max-message-bytes"),
         integer_setting(
             "broker.max_subscription_bytes", 264, 256, 1 << 20,
@@ -98,16 +98,17 @@ std::vector<Setting> glassbox_settings() {
         integer_setting("broker.max_subscriptions_per_subscriber", 256, 1, 1 << 20,
                         "Explain topic subscriptions one subscriber may hold")
             .flag("--max-subscriptions-per-subscriber"),
-        integer_setting("broker.max_subscribed_bytes_per_subscriber", 16 * 1024, 256, 1 << 30,
-                        "Explain topic prefix bytes one subscriber may hold")
+        integer_setting("broker.max_subscribed_bytes_per_subscriber", std::int64_t{16} * 1024, 256,
+                        1 << 30, "Explain topic prefix bytes one subscriber may hold")
             .flag("--max-subscribed-bytes-per-subscriber"),
         integer_setting("broker.max_subscriptions", 16'384, 1, 1 << 24,
                         "Explain topic subscriptions of all subscribers together")
             .flag("--max-subscriptions"),
-        integer_setting("broker.max_subscribed_bytes", 1024 * 1024, 256, 1 << 30,
+        integer_setting("broker.max_subscribed_bytes", std::int64_t{1024} * 1024, 256, 1 << 30,
                         "Explain topic prefix bytes of all subscribers together")
             .flag("--max-subscribed-bytes"),
-        integer_setting("broker.max_subscriber_inbound_bytes", 64 * 1024, 4096, 1 << 30,
+        integer_setting("broker.max_subscriber_inbound_bytes", std::int64_t{64} * 1024, 4096,
+                        1 << 30,
                         "Bytes one explain topic subscriber may send (+1 KiB per second connected)")
             .flag("--max-subscriber-inbound-bytes"),
         // The explain spool.
@@ -139,7 +140,7 @@ std::vector<Setting> glassbox_settings() {
         integer_setting("collector.window", 1'024, 1, 65'536,
                         "Unacknowledged explain deliveries the broker may hand the collector")
             .flag("--window"),
-        integer_setting("collector.incomplete_after_s", 300, 1, 30 * 24 * 3600,
+        integer_setting("collector.incomplete_after_s", 300, 1, std::int64_t{30} * 24 * 3600,
                         "A trace without an end and silent this long reads as incomplete")
             .flag("--incomplete-after-s"),
         bool_setting("collector.synchronous_normal", false,
@@ -204,7 +205,7 @@ std::vector<Setting> glassbox_settings() {
         integer_setting(
             "gateway.max_buffered_bytes", std::int64_t{256} << 20, 1 << 20, std::int64_t{1} << 40,
             "Request bodies held in memory at once, all connections together (past it: 503)"),
-        integer_setting("gateway.max_head_bytes", 64 * 1024, 1024, 1 << 24,
+        integer_setting("gateway.max_head_bytes", std::int64_t{64} * 1024, 1024, 1 << 24,
                         "Largest request head, request line and header lines (more: 431)"),
         integer_setting("gateway.max_header_fields", 100, 1, 10'000,
                         "Header fields in one request at most (more: 431)"),
@@ -287,7 +288,7 @@ std::vector<Setting> glassbox_settings() {
             .flag("--max-retries"),
         integer_setting("embeddings.max_texts", 1'024, 1, 100'000,
                         "Texts in one embeddings request"),
-        integer_setting("embeddings.max_text_bytes", 65'536, 1, 16 * 1024 * 1024,
+        integer_setting("embeddings.max_text_bytes", 65'536, 1, std::int64_t{16} * 1024 * 1024,
                         "UTF-8 bytes of one text"),
         text_setting("embeddings.config", "",
                      "JSON file of embeddings settings, below every other source")

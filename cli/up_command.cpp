@@ -221,7 +221,7 @@ std::vector<std::string> worker_argv(const UpWorkerProcess& worker, const fs::pa
 
 // The home, made owner-only with its logs and run folders, and the keys the plan needs.
 fs::path prepare_home(const UpOptions& options, const UpPlan& plan) {
-    const fs::path home = cli::resolve_home(options.home);
+    fs::path home = cli::resolve_home(options.home);
     // Created owner-only; an existing home is used as it is, or refused when others can write
     // it (`--home /tmp`), never chmodded.
     if (auto made = base::ensure_home_folder(home); !made) fail_up(made.error());

@@ -161,7 +161,7 @@ void run_trace_collector(const TraceCollectorOptions& options) {
     const sigset_t stop_signals = block_stop_signals();
     const auto home = cli::resolve_home(options.bus.home);
     const auto& s = settings();
-    const std::string endpoint = s.text("broker.endpoint");
+    const std::string& endpoint = s.text("broker.endpoint");
     const std::chrono::milliseconds heartbeat{s.integer("broker.heartbeat_ms")};
     const int liveness = static_cast<int>(s.integer("broker.liveness"));
     // Created owner-only when missing; an existing home others can write is refused (exit 2).

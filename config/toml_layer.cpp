@@ -48,8 +48,12 @@ public:
             } else if (registry_.is_table(key)) {
                 const auto* inner = node.as_table();
                 if (inner == nullptr) {
-                    return error(where, key + ": expected a table of settings ([" + key +
-                                            "]), got " + describe(node));
+                    std::string message = key;
+                    message.append(": expected a table of settings ([")
+                        .append(key)
+                        .append("]), got ")
+                        .append(describe(node));
+                    return error(where, message);
                 }
                 if (auto inner_walk = walk(*inner, key); !inner_walk) return inner_walk;
             } else {

@@ -31,8 +31,8 @@ using std::chrono::milliseconds;
 
 // One recv() into this; at most kReadRound bytes from one connection per wake-up, so one fast
 // sender cannot keep the loop from the others.
-constexpr std::size_t kReadChunk = 64 * 1024;
-constexpr std::size_t kReadRound = 256 * 1024;
+constexpr std::size_t kReadChunk = std::size_t{64} * 1024;
+constexpr std::size_t kReadRound = std::size_t{256} * 1024;
 // How often deadlines are checked (and the longest epoll wait).
 constexpr milliseconds kSweep{100};
 // A closing connection is read and dropped for this long (or until the client closes), so the
@@ -85,7 +85,8 @@ int wait_for(int fd, short events, milliseconds timeout) {
 std::string serialize(const Refusal& refusal, bool keep) {
     std::string out = "HTTP/1.1 " + std::to_string(refusal.status) + " " +
                       std::string(reason_phrase(refusal.status)) + "\r\n";
-    for (const auto& [name, value] : refusal.headers) out += name + ": " + value + "\r\n";
+    for (const auto& [name, value] : refusal.headers)
+        out.append(name).append(": ").append(value).append("\r\n");
     if (!refusal.content_type.empty()) out += "Content-Type: " + refusal.content_type + "\r\n";
     out += "Content-Length: " + std::to_string(refusal.body.size()) + "\r\n";
     out += keep ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
@@ -389,13 +390,9 @@ void ConnectionLoop::on_readable(std::unique_ptr<Connection>& c) {
             }
             continue;
         }
-        if (n == 0) {
-            c->peer_closed = true;
-        } else if (errno == EINTR) {
-            continue;
-        } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
-            c->peer_closed = true;
-        }
+        if (n < 0 && errno == EINTR) continue;
+        // 0: the peer closed its end; an error but "nothing more for now" ends it too.
+        if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) c->peer_closed = true;
         break;
     }
     if (c->lingering) {

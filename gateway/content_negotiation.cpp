@@ -102,17 +102,20 @@ using Specificity = std::pair<int, std::size_t>;
 
 // The specificity with which `range` matches `offered`, or nullopt when it does not.
 std::optional<Specificity> match(const MediaRange& range, const MediaRange& offered) {
-    int level = 2;
-    if (range.type == "*") {
-        level = 0;
-    } else if (range.type != offered.type) {
-        return std::nullopt;
-    } else if (range.subtype == "*") {
-        level = 1;
-    } else if (range.subtype != offered.subtype) {
-        return std::nullopt;
+    int level = 0;  // */*
+    if (range.type != "*") {
+        if (range.type != offered.type) return std::nullopt;
+        level = 1;  // type/*
+        if (range.subtype != "*") {
+            if (range.subtype != offered.subtype) return std::nullopt;
+            level = 2;
+        }
     }
-    for (const auto& [name, value] : range.parameters) {
+    // Named, not a structured binding: clang before 16 (clang-tidy) cannot capture one in a
+    // lambda, which C++20 allows.
+    for (const auto& parameter : range.parameters) {
+        const std::string& name = parameter.first;
+        const std::string& value = parameter.second;
         // Every answer is UTF-8 (JSON has no other, and the text types are sent as UTF-8).
         if (name == "charset") {
             if (!base::ascii_iequals(value, "utf-8")) return std::nullopt;

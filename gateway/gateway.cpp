@@ -538,7 +538,7 @@ Gateway::Gateway(GatewayConfig config) : state_(std::make_unique<State>(std::mov
             return httplib::Server::HandlerResponse::Handled;
         }));
     server.set_exception_handler(
-        [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+        [](const httplib::Request& req, httplib::Response& res, const std::exception_ptr& ep) {
             std::string what = "unknown exception";
             try {
                 if (ep) std::rethrow_exception(ep);

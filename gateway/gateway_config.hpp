@@ -65,7 +65,7 @@ struct GatewayConfig {
     std::size_t max_queued_requests = 256;
     std::size_t max_buffered_bytes = std::size_t{256} << 20;
     // A request's head (request line and header lines) and its header fields: 431 beyond.
-    std::size_t max_head_bytes = 64 * 1024;
+    std::size_t max_head_bytes = std::size_t{64} * 1024;
     std::size_t max_header_fields = 100;
     // The MCP server at /mcp: session idle timeout, session bound, allowed origins (docs/mcp.md
     // §8).

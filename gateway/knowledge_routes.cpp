@@ -36,7 +36,7 @@ base::Result<SearchInput> search_input(const json& body) {
     const auto query = body.find("query");
     if (query == body.end() || !query->is_string() ||
         is_blank(query->get_ref<const std::string&>()) ||
-        query->get_ref<const std::string&>().size() > 16 * 1024)
+        query->get_ref<const std::string&>().size() > std::size_t{16} * 1024)
         return make_error(
             ErrorType::kInvalidRequest,
             "query must be a string of 1 to 16384 bytes holding more than white space");
@@ -66,7 +66,7 @@ base::Result<SearchInput> search_input(const json& body) {
 
 // One call whose FINAL decodes as T.
 template <typename T>
-base::Result<T> call_as(Gateway::State& state, std::string_view service, json body) {
+base::Result<T> call_as(Gateway::State& state, std::string_view service, const json& body) {
     auto reply = state.bus.call(service, body, state.config.call_timeout);
     if (!reply) return reply.error();
     return schema::decode<T>(*reply);

@@ -9,7 +9,7 @@ using base::ErrorType;
 using base::make_error;
 
 base::Result<ListenAddress> parse_listen_address(std::string_view text) {
-    const auto bad = [&](std::string why) {
+    const auto bad = [&](const std::string& why) {
         return make_error(ErrorType::kInvalidRequest, "--listen " + std::string(text) + ": " + why);
     };
     const auto colon = text.rfind(':');

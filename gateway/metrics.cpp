@@ -179,8 +179,13 @@ void render_histogram(std::string& out, const std::string& name, const std::stri
     std::uint64_t cumulative = 0;
     for (std::size_t i = 0; i < kLatencyBuckets.size(); ++i) {
         cumulative += histogram.buckets[i];
-        out += name + "_bucket" + before_le + number(kLatencyBuckets[i]) + "\"} " +
-               std::to_string(cumulative) + "\n";
+        out.append(name)
+            .append("_bucket")
+            .append(before_le)
+            .append(number(kLatencyBuckets[i]))
+            .append("\"} ")
+            .append(std::to_string(cumulative))
+            .append("\n");
     }
     out += name + "_bucket" + before_le + "+Inf\"} " + std::to_string(histogram.count) + "\n";
     const std::string braces = labels.empty() ? "" : "{" + labels + "}";

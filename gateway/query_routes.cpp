@@ -22,7 +22,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr std::size_t kMaxQueryBytes =
-    16 * 1024;  // the query worker's own bound (docs/query.md §1)
+    std::size_t{16} * 1024;  // the query worker's own bound (docs/query.md §1)
 constexpr std::size_t kMaxFieldBytes = 256;
 // `question` as the CLI names it; `query`, its older name, as an alias (query_answer.hpp).
 constexpr std::string_view kQueryFields[] = {"question",   "query",      "mode",

@@ -17,7 +17,7 @@ struct RequestLimits {
     // line either).
     std::size_t max_field_line = 8192;
     // The whole head, request line and every field line: 431.
-    std::size_t max_head_bytes = 64 * 1024;
+    std::size_t max_head_bytes = std::size_t{64} * 1024;
     // Header fields in the head (and trailer fields after a chunked body): 431.
     std::size_t max_fields = 100;
     // The body, after chunked decoding: 413.

@@ -110,7 +110,7 @@ std::optional<TraceFormat> trace_format(const httplib::Request& req, httplib::Re
     return kFormats[*chosen].format;
 }
 
-void send_trace(httplib::Response& res, TraceFormat format, json reply) {
+void send_trace(httplib::Response& res, TraceFormat format, const json& reply) {
     if (format == TraceFormat::kJson) return send_json(res, 200, reply);
     auto trace = schema::decode<schema::TraceDetail>(reply);
     if (!trace) return send_error(res, trace.error());
@@ -167,7 +167,7 @@ void add_trace_routes(Gateway::State& state) {
         }
         // Rows, stored errors and literal texts; the trace's IRIs stay as stored.
         ServerPaths::instance().redact_json(*reply);
-        send_trace(res, *format, std::move(*reply));
+        send_trace(res, *format, *reply);
     });
 }
 

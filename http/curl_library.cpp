@@ -50,7 +50,7 @@ base::Result<CurlLibrary> load_curl_library(const std::vector<std::string>& file
         ok &= resolve(library, "curl_getdate", lib.getdate, missing);
         if (!ok) {
             ::dlclose(library);
-            tried += file + ": not libcurl (missing " + missing + ")";
+            tried.append(file).append(": not libcurl (missing ").append(missing).append(")");
             continue;
         }
         const curl_version_info_data* info = version_info(CURLVERSION_NOW);

@@ -497,7 +497,7 @@ base::Result<HttpResponse> HttpClient::send(bool post, const std::string& url,
             return make_error(ErrorType::kInvalidRequest,
                               "header \"" + name + "\" has a character not allowed in a header");
         }
-        append(name + ": " + value);
+        append(std::string(name).append(": ").append(value));
     }
 
     const int max_retries = std::max(options.max_retries, 0);

@@ -25,10 +25,10 @@ using schema::Term;
 using schema::Triple;
 
 // serd reads its input a page at a time; bigger pages mean fewer source calls.
-constexpr std::size_t kPageSize = 64 * 1024;
+constexpr std::size_t kPageSize = std::size_t{64} * 1024;
 // N-Triples/N-Quads lines are held whole before parsing; a longer one is dropped (an error,
 // or an issue when lenient) so that memory stays bounded whatever the input.
-constexpr std::size_t kMaxLineBytes = 64 * 1024 * 1024;
+constexpr std::size_t kMaxLineBytes = std::size_t{64} * 1024 * 1024;
 constexpr const char* kLineTooLong = "line longer than 64 MiB";
 // A blank node used as a graph name becomes this IRI + its label (a graph is an IRI here).
 constexpr std::string_view kBlankGraphPrefix = "urn:glassbox:bnode:";

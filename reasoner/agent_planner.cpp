@@ -441,6 +441,7 @@ private:
             }
         }
         std::vector<Reached> out;
+        out.reserve(reached.size());
         for (auto& [key, r] : reached) out.push_back(std::move(r));
         std::stable_sort(out.begin(), out.end(),
                          [](const Reached& a, const Reached& b) { return a.score > b.score; });

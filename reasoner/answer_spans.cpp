@@ -230,9 +230,9 @@ void add_times(SpanSet& spans) {
         }
         if (!is_year(w)) continue;
         std::size_t first = i;
-        if (i >= 2 && is_day(words[i - 1].lower) && is_month(words[i - 2].lower)) {
-            first = i - 2;
-        } else if (i >= 2 && is_month(words[i - 1].lower) && is_day(words[i - 2].lower)) {
+        // "12 May 1890" and "May 12 1890", then "May 1890".
+        if (i >= 2 && ((is_day(words[i - 1].lower) && is_month(words[i - 2].lower)) ||
+                       (is_month(words[i - 1].lower) && is_day(words[i - 2].lower)))) {
             first = i - 2;
         } else if (i >= 1 && is_month(words[i - 1].lower)) {
             first = i - 1;

@@ -189,8 +189,7 @@ bool fits(const detail::AnswerSpan& span, AnswerType type) {
         case AnswerType::kPlace:
         case AnswerType::kClass:
             return span.kind == detail::SpanKind::kName;
-        case AnswerType::kAny:
-            return false;  // a plain "what": no type to look for
+        case AnswerType::kAny:  // a plain "what": no type to look for
         case AnswerType::kYesNo:
             return false;
     }
@@ -555,6 +554,7 @@ std::optional<Decision> decide_yes_no(const Material& m, const std::vector<TextC
     }
     if (informative.size() < attributes.size() && evidence.size() < 2) return std::nullopt;
     std::vector<std::size_t> order;
+    order.reserve(evidence.size());
     for (const auto& e : evidence) order.push_back(e.sentences.front());
     return Decision{"yes", order};
 }
@@ -848,7 +848,7 @@ ComposedAnswer quote_sentences(const Material& m, const std::vector<TextChunk>& 
         std::string line = s.text + " [" + chunks[s.chunk].id + "]";
         if (k == 0 && (out.answer == "yes" || out.answer == "no") &&
             m.intent.type == AnswerType::kYesNo)
-            line = (out.answer == "yes" ? "Yes: " : "No: ") + line;
+            line.insert(0, out.answer == "yes" ? "Yes: " : "No: ");
         out.sentences.push_back(std::move(line));
     }
     if (!out.answer.empty()) {

@@ -231,7 +231,7 @@ QuestionRelations question_relations(const detail::QuestionAnalysis& a) {
                     // the clause's relation words.
                     std::size_t where = segment;
                     if (t.appositive) {
-                        key = "type:" + key;
+                        key.insert(0, "type:");
                         where = std::numeric_limits<std::size_t>::max() - t.index;
                     }
                     auto [it, inserted] =
@@ -288,12 +288,11 @@ bool looks_like_time(std::string_view value) {
     for (const auto& word : w) {
         const bool digits =
             std::all_of(word.begin(), word.end(), [](char c) { return c >= '0' && c <= '9'; });
-        if (digits && word.size() >= 3 && word.size() <= 4) {
+        const bool decade =
+            word.size() == 5 && word.back() == 's' &&  // "1890s"
+            std::all_of(word.begin(), word.end() - 1, [](char c) { return c >= '0' && c <= '9'; });
+        if ((digits && word.size() >= 3 && word.size() <= 4) || decade) {
             year = true;
-        } else if (word.size() == 5 && word.back() == 's' &&
-                   std::all_of(word.begin(), word.end() - 1,
-                               [](char c) { return c >= '0' && c <= '9'; })) {
-            year = true;  // "1890s"
         } else if (!(digits && word.size() <= 2) && !months.contains(word)) {
             return false;
         }

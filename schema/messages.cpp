@@ -193,8 +193,8 @@ std::optional<Triple> writable_triple(const Triple& triple, std::size_t& rewritt
     std::optional<std::string> graph = triple.graph;
     if (graph) make_writable(*graph, rewritten);
     if (rewritten == before) return std::nullopt;
-    return Triple{s ? std::move(*s) : triple.s, p ? std::move(*p) : triple.p,
-                  o ? std::move(*o) : triple.o, std::move(graph)};
+    return Triple{std::move(s).value_or(triple.s), std::move(p).value_or(triple.p),
+                  std::move(o).value_or(triple.o), std::move(graph)};
 }
 
 }  // namespace

@@ -81,7 +81,7 @@ inline constexpr std::uint64_t kMaxWorkerCredit = 1024;
 inline constexpr std::chrono::milliseconds kDefaultHeartbeat{2500};
 inline constexpr int kDefaultLiveness = 3;
 // The broker's default max_message_bytes (§1.1): a larger message is refused with MessageTooLarge.
-inline constexpr std::size_t kDefaultMaxMessageBytes = 16u * 1024u * 1024u;
+inline constexpr std::size_t kDefaultMaxMessageBytes = std::size_t{16} * 1024 * 1024;
 
 // A service name as §1.1 defines it: 1-255 bytes of printable ASCII.
 bool is_valid_service_name(std::string_view name) noexcept;

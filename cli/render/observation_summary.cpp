@@ -103,7 +103,7 @@ std::string fields_summary(const json& reply) {
         } else {
             shown = value.dump();
         }
-        out += (out.empty() ? "" : "; ") + key + ": " + shown;
+        out.append(out.empty() ? "" : "; ").append(key).append(": ").append(shown);
     }
     return out;
 }

@@ -155,7 +155,11 @@ std::vector<Selection> selections(const StepFacts& facts, const Term& node,
             const std::string sn = s ? facts.name(*s) : "?";
             const std::string pn = p ? facts.name(*p) : "?";
             const std::string on = o ? facts.name(*o) : "?";
-            item.text = arrows ? sn + " -" + pn + "-> " + on : sn + " " + pn + " " + on;
+            item.text = sn;
+            item.text.append(arrows ? " -" : " ")
+                .append(pn)
+                .append(arrows ? "-> " : " ")
+                .append(on);
         } else {
             item.text = chunk_name(facts, selection, chunk_names);
             if (selection.is_iri()) chunk_names[selection.as_iri().value] = item.text;

@@ -175,7 +175,7 @@ private:
                 break;
         }
         const auto& lit = term.as_literal();
-        const std::string value = escape_controls(lit.value, false);
+        std::string value = escape_controls(lit.value, false);
         if (!lit.language.empty())
             return "\"" + value + "\"@" + escape_controls(lit.language, false);
         if (lit.datatype.empty() || lit.datatype == schema::kXsdString) {

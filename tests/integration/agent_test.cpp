@@ -166,7 +166,7 @@ TEST_F(AgentTest, AKnowledgeQueryIsASubTraceOfItsAnalysis) {
     ASSERT_FALSE(forwarded.empty());
     const auto steps = rag::step_uris(a.run);
     ASSERT_GE(steps.size(), 3u);
-    const std::string analysis = steps[1];
+    const std::string& analysis = steps[1];
     for (const auto& f : forwarded) EXPECT_EQ(f["explain"].value("parent_uri", ""), analysis);
     const std::string sub_last = forwarded.back()["explain"].value("explain_id", "");
     EXPECT_TRUE(sub_last.ends_with(":synthesis")) << sub_last;

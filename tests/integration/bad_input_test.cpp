@@ -14,7 +14,7 @@ namespace {
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::size_t kMaxMessageBytes = 64 * 1024;
+constexpr std::size_t kMaxMessageBytes = std::size_t{64} * 1024;
 
 const std::string kGbc = "GBC01";
 std::string cmd(char c) { return std::string(1, c); }

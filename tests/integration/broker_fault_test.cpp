@@ -132,7 +132,9 @@ std::size_t send_raw_subscriptions(const std::string& endpoint, std::size_t coun
             for (std::size_t b = 8; b >= 1; --b, size >>= 8) {
                 header[b] = static_cast<char>(size & 0xFF);
             }
-            ok = write_all(header + '\x01' + index);
+            header += '\x01';
+            header += index;
+            ok = write_all(header);
             for (std::size_t left = topic_bytes - std::min(topic_bytes, index.size());
                  ok && left > 0;) {
                 const std::size_t n = std::min(left, filler.size());

@@ -226,6 +226,7 @@ TEST_F(FaultBrokerRestart, InFlightRequestsEndAndWorkersReconnect) {
 
     GbcClient client(context_, broker.endpoint);
     std::vector<std::string> rids;
+    rids.reserve(4);
     for (int i = 0; i < 4; ++i) {  // two running, two queued
         rids.push_back(
             client.request("echo", echo_body("in flight " + std::to_string(i), 1, 4000), 60'000));

@@ -140,7 +140,8 @@ protected:
     }
 
     HttpAnswer http(const std::string& method, const std::string& path,
-                    std::optional<std::string> body = {}, std::vector<std::string> headers = {}) {
+                    const std::optional<std::string>& body = {},
+                    const std::vector<std::string>& headers = {}) {
         return probe(probe_argv(method, path, body, headers));
     }
 
@@ -187,7 +188,7 @@ protected:
         HttpAnswer last;
         while (std::chrono::steady_clock::now() < until) {
             last = http("GET", "/api/v1/traces/" + id);
-            const json body = last.body_json();
+            json body = last.body_json();
             if (last.status == 200 && body.is_object() &&
                 body["session"].value("status", "") == status)
                 return body;
@@ -214,7 +215,7 @@ protected:
     // A tokens file (owner-only) dir()/<name>: `reader` has read, `asker` ask and read, and
     // then the `more` lines.
     fs::path write_tokens(const std::string& name = "tokens", const std::string& more = "") {
-        const auto tokens = dir() / name;
+        auto tokens = dir() / name;
         {
             std::ofstream out(tokens);
             out << "# token scopes name\n"
@@ -627,12 +628,12 @@ TEST_F(GatewayTest, TheOpenApiDocumentDescribesTheRealAnswers) {
     const auto record = [&](const std::string& method, const std::string& path,
                             const HttpAnswer& a) { answers << answer_line(method, path, a); };
     const auto get = [&](const std::string& path) {
-        const auto a = http("GET", path);
+        auto a = http("GET", path);
         record("get", path, a);
         return a;
     };
     const auto post = [&](const std::string& path, const json& body) {
-        const auto a = http("POST", path, body.dump());
+        auto a = http("POST", path, body.dump());
         record("post", path, a);
         return a;
     };
@@ -1927,7 +1928,7 @@ TEST_F(GatewayTest, CollectionsAreListedShownAndDeletedAndUnknownOnesAre404) {
     std::ofstream answers(dir() / "collection-answers.jsonl");
     std::string bodies;
     const auto call = [&](const std::string& method, const std::string& path) {
-        const auto a = http(method, path);
+        auto a = http(method, path);
         answers << answer_line(base::ascii_lower(method), path, a);
         bodies += a.body;
         return a;
@@ -2163,7 +2164,7 @@ TEST_F(GatewayTest,
     const auto called = mcp.tool("resolve_intent", {{"question", q}});
     const json result = called.body_json()["result"];
     ASSERT_FALSE(result.value("isError", true)) << called.describe();
-    const json structured = result["structuredContent"];
+    const json& structured = result["structuredContent"];
     expect_documented_answer(structured, documented, "MCP");
     auto expected = members_of(answer);
     expected.erase("request_id");
@@ -2338,12 +2339,14 @@ TEST_F(GatewayTest, NoAnswerOfAnyRouteOrMcpToolNamesAServerPath) {
     ASSERT_FALSE(errored.empty()) << "the NotFound question's trace was never stored";
     const std::string old_error =
         "NotFound: collection \"nope\": no such file " + home.string() + "/knowledge/nope.db";
+    // argv: the traces database, the error, the session; prints the rows it changed.
+    const std::string set_error =
+        "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1], timeout=10)\n"
+        "n = db.execute('UPDATE sessions SET error = ? WHERE uri = ?', (sys.argv[2], "
+        "sys.argv[3])).rowcount\n"
+        "db.commit()\nprint(n)\n";
     const auto injected =
-        run_command({"/usr/bin/python3", "-c",
-                     "import sqlite3, sys\ndb = sqlite3.connect(sys.argv[1], timeout=10)\n"
-                     "n = db.execute('UPDATE sessions SET error = ? WHERE uri = ?', (sys.argv[2], "
-                     "sys.argv[3])).rowcount\n"
-                     "db.commit()\nprint(n)\n",
+        run_command({"/usr/bin/python3", "-c", set_error,
                      (dir() / "collector-home" / "traces.db").string(), old_error, errored},
                     dir(), milliseconds{30'000});
     ASSERT_EQ(injected.out, "1\n") << injected.err;

@@ -114,12 +114,12 @@ protected:
                                            static_cast<std::uint64_t>(timeout.count()),
                                            timeout + milliseconds{5'000}));
     }
-    RagRun ask_graph(const std::string& question, json extra = json::object()) {
+    RagRun ask_graph(const std::string& question, const json& extra = json::object()) {
         json body = {{"query", question}, {"streaming", true}};
         body.update(extra);
         return ask("graph-rag", body);
     }
-    RagRun ask_documents(const std::string& question, json extra = json::object()) {
+    RagRun ask_documents(const std::string& question, const json& extra = json::object()) {
         json body = {{"query", question}, {"streaming", true}};
         body.update(extra);
         return ask("document-rag", body);
@@ -543,7 +543,7 @@ TEST_F(RagTest, InvalidRequestsEndTheTraceAsErrorAndTheWorkersKeepServing) {
 TEST_F(RagTest, AQuestionOf100KBIsRefusedAndStoredCut) {
     ASSERT_NO_FATAL_FAILURE(start_pipeline());
     std::string question;
-    while (question.size() < 100 * 1024) question += "Who designed Greyhollow Light? ";
+    while (question.size() < std::size_t{100} * 1024) question += "Who designed Greyhollow Light? ";
     for (const std::string service : {"graph-rag", "document-rag"}) {
         SCOPED_TRACE(service);
         const RagRun run = ask(service, {{"query", question}});
@@ -1021,7 +1021,7 @@ TEST_F(RagTest, TracesStatsAndGraphStatsAreAlignedTables) {
     const auto lines = lines_of(graph.out);
     ASSERT_GE(lines.size(), 7u) << graph.out;
     EXPECT_EQ(lines[0], "Collection default");
-    const std::string titles = lines[1];
+    const std::string& titles = lines[1];
     const std::string tier1 = line_starting(graph.out, "  tier 1 authoritative ");
     const std::string tier3 = line_starting(graph.out, "  tier 3 crowd-sourced ");
     const std::string total = line_starting(graph.out, "  total ");

@@ -49,7 +49,7 @@ protected:
     }
 
     fs::path write(const std::string& name, const std::string& text) {
-        const auto path = dir() / name;
+        auto path = dir() / name;
         std::ofstream(path, std::ios::binary) << text;
         return path;
     }

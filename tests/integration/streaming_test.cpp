@@ -51,6 +51,7 @@ TEST_F(StreamingTest, HundredConcurrentClientsEachGetTheirFullStream) {
     }
     std::atomic<int> ready{0};
     std::vector<std::thread> threads;
+    threads.reserve(kThreads);
     for (int t = 0; t < kThreads; ++t) {
         threads.emplace_back([&, t] {
             std::vector<std::unique_ptr<GbcClient>> clients;

@@ -58,7 +58,7 @@ private:
 // Writes `path` until the file system is full; the bytes written.
 std::uintmax_t fill_up(const std::filesystem::path& path) {
     std::ofstream out(path, std::ios::binary);
-    const std::string chunk(64 * 1024, 'x');
+    const std::string chunk(std::size_t{64} * 1024, 'x');
     while (out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()))) {
         out.flush();
         if (!out) break;

@@ -27,7 +27,7 @@ struct AgentConfig {
     // Iterations of the loop at most; a request may ask for fewer, never more.
     std::uint32_t max_iterations = schema::kDefaultMaxIterations;
     // A question longer than this (bytes of UTF-8) is refused with InvalidRequest.
-    std::size_t max_question_bytes = 16 * 1024;
+    std::size_t max_question_bytes = std::size_t{16} * 1024;
     // The Question records at most this many characters of the question.
     std::size_t trace_question_chars = 1'000;
     // An observation (what a tool returned, as the model and the trace see it) is cut here.

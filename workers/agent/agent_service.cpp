@@ -295,7 +295,7 @@ private:
         return info;
     }
 
-    void partial(json body) {
+    void partial(const json& body) {
         if (!request_.streaming) return;
         (void)context_.send_partial(body);
     }

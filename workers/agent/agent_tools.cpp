@@ -361,6 +361,7 @@ void ToolRunner::run_triples(std::vector<ToolOutcome*> outcomes) {
         for (auto* out : outcomes) fail_outcome(*out, error.describe());
     };
     std::vector<std::string> names;
+    names.reserve(outcomes.size());
     for (auto* out : outcomes) names.push_back(string_arg(out->args, "subject"));
     auto iris = resolve(names);
     if (!iris) return fail_all(iris.error());

@@ -160,6 +160,7 @@ base::Result<std::vector<Tool>> select_tools(const std::vector<Tool>& tools,
         if (std::none_of(tools.begin(), tools.end(),
                          [&](const Tool& t) { return t.name == name; })) {
             std::vector<std::string> offered;
+            offered.reserve(tools.size());
             for (const auto& t : tools) offered.push_back(t.name);
             std::string listed;
             for (const auto& n : offered) listed += (listed.empty() ? "" : ", ") + n;

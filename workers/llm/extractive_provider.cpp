@@ -145,7 +145,7 @@ Completion text_completion(const ComposedAnswer& composed, const GenerateOptions
         if (options.on_text) options.on_text(piece);
         c.text += piece;
     };
-    send(std::move(line));
+    send(line);
     for (std::size_t i = 0; i < composed.sentences.size(); ++i)
         send((i == 0 ? "\n" : " ") + composed.sentences[i]);
     return c;

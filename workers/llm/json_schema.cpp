@@ -15,6 +15,13 @@ namespace {
 constexpr std::array<std::string_view, 7> kTypeNames{"object",  "array",   "string", "number",
                                                      "integer", "boolean", "null"};
 
+// The JSON path of member `name` of the value at `path`.
+std::string member_path(const std::string& path, const std::string& name) {
+    std::string member = path;
+    member.append(".").append(name);
+    return member;
+}
+
 bool has_type(const json& value, std::string_view type) {
     if (type == "object") return value.is_object();
     if (type == "array") return value.is_array();
@@ -93,7 +100,7 @@ std::optional<std::string> walk(const json& value, const json& schema, const std
             for (const auto& [name, sub] : properties->items()) {
                 const auto it = value.find(name);
                 if (it == value.end()) continue;
-                if (auto error = walk(*it, sub, path + "." + name)) return error;
+                if (auto error = walk(*it, sub, member_path(path, name))) return error;
             }
         }
     }
@@ -121,7 +128,7 @@ std::optional<std::string> walk(const json& value, const json& schema, const std
 std::optional<std::string> check(const json& schema, const std::string& path) {
     if (!schema.is_object()) return path + ": a schema must be a JSON object";
     for (const auto& [key, value] : schema.items()) {
-        const std::string where = path + "." + key;
+        const std::string where = member_path(path, key);
         if (key == "type") {
             const auto known = [](const json& t) {
                 if (!t.is_string()) return false;
@@ -143,7 +150,7 @@ std::optional<std::string> check(const json& schema, const std::string& path) {
         } else if (key == "properties") {
             if (!value.is_object()) return where + ": must be an object of schemas";
             for (const auto& [name, sub] : value.items())
-                if (auto error = check(sub, where + "." + name)) return error;
+                if (auto error = check(sub, member_path(where, name))) return error;
         } else if (key == "items") {
             if (auto error = check(value, where)) return error;
         } else if (key == "enum") {

@@ -293,7 +293,8 @@ base::Result<TemplateSet> TemplateSet::builtin() {
         auto t = PromptTemplate::parse(std::string(b.name), b.text,
                                        std::string(kBuiltinOrigin) + " " + std::string(b.name));
         if (!t) return std::move(t).error();
-        set.templates_.insert_or_assign(t->name, std::move(t).value());
+        std::string name = t->name;
+        set.templates_.insert_or_assign(std::move(name), std::move(t).value());
     }
     return set;
 }

@@ -58,7 +58,7 @@ std::optional<double> parse_number(std::string_view s) {
     return value;
 }
 
-base::Result<JudgeReply> checked(double score, std::string reason) {
+base::Result<JudgeReply> checked(double score, const std::string& reason) {
     if (!std::isfinite(score) || score < 0.0 || score > 1.0)
         return make_error(ErrorType::kDecodeError,
                           "the judge's score " + std::to_string(score) + " is not between 0 and 1");

@@ -41,7 +41,7 @@ struct QueryConfig {
     // The rule file (default: the built-in one) with the classifier's examples.
     RuleSet rules = default_rules();
     // Longest question accepted, in bytes (as the RAG workers).
-    std::size_t max_question_bytes = 16 * 1024;
+    std::size_t max_question_bytes = std::size_t{16} * 1024;
     // Build and send explain messages (off only for benchmarks).
     bool explain = true;
 };

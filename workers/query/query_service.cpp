@@ -402,7 +402,7 @@ private:
         trace_.fail(error);
         return false;
     }
-    bool sent(base::Result<void> result) { return result ? true : fail(result.error()); }
+    bool sent(const base::Result<void>& result) { return result ? true : fail(result.error()); }
 
     // The Question: a top-level run (the query worker is always one) records its conversation
     // (issue 18) and the collection it asks.

@@ -172,6 +172,7 @@ private:
         const std::size_t pool = std::max<std::size_t>(query_.fetch_limit, kTitlePool);
         if (fused.size() > pool) fused.resize(pool);
         std::vector<std::string> ids;
+        ids.reserve(fused.size());
         for (const auto& f : fused) ids.push_back(f.id);
         auto fetched = calls_->chunks_fetch(ids);
         if (!fetched) return fetched.error();

@@ -25,7 +25,7 @@ struct RagConfig {
     // Deadline of each call (cut to the request's remaining time); 0: the remaining time.
     std::chrono::milliseconds call_timeout{0};
     // A question longer than this (bytes of UTF-8) is refused with InvalidRequest.
-    std::size_t max_question_bytes = 16 * 1024;
+    std::size_t max_question_bytes = std::size_t{16} * 1024;
     // The Question records at most this many characters of the question.
     std::size_t trace_question_chars = 1'000;
     // Send explain messages (false: the bench-only switch).

@@ -25,8 +25,8 @@ namespace {
 
 // A staged load untouched this long was abandoned (its client died): the next stage or commit
 // drops it.
-constexpr std::int64_t kStaleStagingSeconds = 24 * 60 * 60;
-constexpr std::size_t kStagedQuadBytes = 5 * 8;
+constexpr std::int64_t kStaleStagingSeconds = std::int64_t{24} * 60 * 60;
+constexpr std::size_t kStagedQuadBytes = std::size_t{5} * 8;
 
 Result<void> check_load_name(std::string_view load) {
     bool ok = !load.empty() && load.size() <= 64;

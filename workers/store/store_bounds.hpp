@@ -27,11 +27,11 @@ struct StoreBounds {
     // entities, entities-batch, chunks-vector, chunks-hybrid: query vectors per request (and
     // entities-batch: vectors × limit at most max_rows).
     std::size_t max_vectors = 1'024;
-    std::size_t max_terms = 20'000;           // labels
-    std::size_t max_facts = 20'000;           // fact-sources
-    std::size_t max_chunk_ids = 10'000;       // chunks-fetch
-    std::size_t max_query_bytes = 16 * 1024;  // chunks-keyword, chunks-hybrid
-    std::size_t max_documents = 1'024;        // load-documents (the loader sends 64 or 4 MiB)
+    std::size_t max_terms = 20'000;                        // labels
+    std::size_t max_facts = 20'000;                        // fact-sources
+    std::size_t max_chunk_ids = 10'000;                    // chunks-fetch
+    std::size_t max_query_bytes = std::size_t{16} * 1024;  // chunks-keyword, chunks-hybrid
+    std::size_t max_documents = 1'024;  // load-documents (the loader sends 64 or 4 MiB)
     // Every reply message (a FINAL or one PARTIAL): half the bus's default max_message_bytes
     // (16 MiB), so escapes the estimate misses cannot take it over.
     std::size_t max_reply_bytes = 8u << 20;

@@ -26,7 +26,7 @@ json hard_literals_reply() {
     question += std::string(20'000, 'L');
     json reply =
         glassbox::testing::echo_show_reply("2e9f8c74-5160-4f3c-9e4d-7a0b9c8f6e5d", question);
-    auto extra = [](schema::Triple t) { return schema::encode(t); };
+    auto extra = [](const schema::Triple& t) { return schema::encode(t); };
     const std::string q = reply["session"]["session"];
     const auto g = std::string(schema::vocab::kRetrievalGraph);
     auto& triples = reply["events"][1]["triples"];
