@@ -121,36 +121,6 @@ double cosine(const LexicalProfile& a, const LexicalProfile& b) noexcept {
     return dot / (a.norm * b.norm);
 }
 
-double cosine_of_joined(const LexicalProfile& a,
-                        const std::array<const LexicalProfile*, 3>& parts) noexcept {
-    // The parts' features merged in order, as lexical_profile sorts the joined text's: the same
-    // sums, in the same order.
-    std::array<std::size_t, 3> at{};
-    auto q = a.features.begin();
-    double dot = 0.0;
-    double squares = 0.0;
-    for (;;) {
-        std::uint64_t least = 0;
-        bool any = false;
-        for (std::size_t k = 0; k < parts.size(); ++k) {
-            const auto& f = parts[k]->features;
-            if (at[k] < f.size() && (!any || f[at[k]].first < least)) least = f[at[k]].first;
-            any = any || at[k] < f.size();
-        }
-        if (!any) break;
-        double weight = 0.0;
-        for (std::size_t k = 0; k < parts.size(); ++k) {
-            const auto& f = parts[k]->features;
-            if (at[k] < f.size() && f[at[k]].first == least) weight += f[at[k]++].second;
-        }
-        squares += weight * weight;
-        while (q != a.features.end() && q->first < least) ++q;
-        if (q != a.features.end() && q->first == least) dot += q->second * weight;
-    }
-    if (a.features.empty() || squares == 0.0) return 0.0;
-    return dot / (a.norm * std::sqrt(squares));
-}
-
 namespace {
 
 // The sorted trigrams of "  " + normalize(s) + " ", each packed into an integer (three bytes,

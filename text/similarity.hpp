@@ -2,7 +2,6 @@
 // profiles, title containment and character-trigram Dice.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -38,13 +37,6 @@ struct LexicalProfile {
 LexicalProfile lexical_profile(std::string_view text);
 // Cosine of two lexical profiles (0 when either is empty).
 double cosine(const LexicalProfile& a, const LexicalProfile& b) noexcept;
-// cosine(a, lexical_profile(x + " " + y + " " + z)) from the profiles of x, y and z (a word never
-// runs across a space, so the joined text's features are theirs summed), equal to the last bit:
-// every weight is a multiple of 0.5, so each sum is exact. For many texts made of few distinct
-// parts (an edge's subject, predicate and object labels), each part's profile computed once.
-double cosine_of_joined(const LexicalProfile& a,
-                        const std::array<const LexicalProfile*, 3>& parts) noexcept;
-
 // Dice coefficient of the padded character trigrams of the normalised strings, 0..1.
 double trigram_similarity(std::string_view a, std::string_view b);
 

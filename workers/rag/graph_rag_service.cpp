@@ -582,19 +582,12 @@ private:
         if (subgraph_.size() <= query_.edge_score_limit) return all;
         // Lexical similarity of the question and each edge's text, computed here: embedding the
         // edges would cost a round trip carrying a vector per edge.
-        // Each distinct label's profile once (the edges share their nodes and predicates).
         const auto question = text::lexical_profile(concept_text(query_.query));
-        std::unordered_map<std::string_view, text::LexicalProfile> profiles;  // views: labelled_
-        const auto profile = [&](const std::string& label) -> const text::LexicalProfile* {
-            auto [it, added] = profiles.try_emplace(label);
-            if (added) it->second = text::lexical_profile(concept_text(label));
-            return &it->second;
-        };
         std::vector<double> similarity(subgraph_.size(), 0.0);
         for (std::size_t i = 0; i < subgraph_.size(); ++i) {
             const auto& e = labelled_[i];
-            similarity[i] =
-                text::cosine_of_joined(question, {profile(e.s), profile(e.p), profile(e.o)});
+            similarity[i] = text::cosine(
+                question, text::lexical_profile(concept_text(e.s + " " + e.p + " " + e.o)));
         }
         for (std::size_t i = 0; i < subgraph_.size(); ++i) {
             const auto linked = std::popcount(

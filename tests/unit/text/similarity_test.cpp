@@ -75,30 +75,6 @@ TEST(LexicalProfile, ScoresAsTheStringDefinition) {
     EXPECT_DOUBLE_EQ(twice.norm, 2 * once.norm);
 }
 
-// graph-rag's pre-filter scores each edge's "s p o" from its labels' profiles: the figure must
-// be the joined text's to the last bit (the edges' order depends on it).
-TEST(LexicalProfile, CosineOfJoinedPartsIsTheJoinedTextsExactly) {
-    const std::vector<std::string> labels{
-        "Cruz Azul FC", "is in country",   "Mexico",    "",        "plays for",   "FC Porto",
-        "Forward",      "forward forward", "São Paulo", "country", "a b c d e f", "2014"};
-    for (const std::string question :
-         {"which country is the soccer team Cruz Azul FC based in ?", "who plays Forward ?", ""}) {
-        const auto q = lexical_profile(question);
-        for (const auto& s : labels) {
-            for (const auto& p : labels) {
-                for (const auto& o : labels) {
-                    const auto ps = lexical_profile(s);
-                    const auto pp = lexical_profile(p);
-                    const auto po = lexical_profile(o);
-                    EXPECT_EQ(cosine_of_joined(q, {&ps, &pp, &po}),
-                              cosine(q, lexical_profile(s + " " + p + " " + o)))
-                        << question << " | " << s << " | " << p << " | " << o;
-                }
-            }
-        }
-    }
-}
-
 TEST(TitleContainment, IsTheShareOfTitleContentWordsTheQuestionNames) {
     const auto question =
         content_words("Who directed the film shot in or around Leland, North Carolina in 1986?");
