@@ -9,6 +9,7 @@
 #include "bus/bus_client.hpp"
 #include "cli/home.hpp"
 #include "cli/settings.hpp"
+#include "schema/explain_terms.hpp"
 
 namespace glassbox::cli {
 
@@ -59,12 +60,31 @@ nlohmann::json call_for_object(const ClientOptions& options, std::string_view se
     return std::move(bodies.back());
 }
 
+namespace {
+
+// --json prints explain triples as everything else that leaves glassbox does (HTTP, SSE, MCP):
+// in the plain form, a dictionary body (docs/protocol.md §8.1) written out, also when a router
+// or an agent forwards a sub-run's step as data ({"message_type": "explain", "explain": {…}}).
+nlohmann::json with_plain_explain(nlohmann::json reply) {
+    auto body = reply.find("body");
+    if (body == reply.end() || !body->is_object()) return reply;
+    if (schema::has_term_dictionary(*body)) {
+        *body = schema::plain_explain_body(*body);
+    } else if (auto inner = body->find("explain");
+               inner != body->end() && inner->is_object() && schema::has_term_dictionary(*inner)) {
+        *inner = schema::plain_explain_body(*inner);
+    }
+    return reply;
+}
+
+}  // namespace
+
 base::Result<bus::Reply> print_json_replies(bus::Stream& stream, std::chrono::milliseconds wait) {
     for (;;) {
         auto reply = stream.next(wait);
         if (!reply) return std::move(reply).error();
         if (reply->kind == bus::ReplyKind::kError) return std::move(*reply->error);
-        std::cout << dump_json(reply->to_json()) << std::endl;
+        std::cout << dump_json(with_plain_explain(reply->to_json())) << std::endl;
         if (reply->terminal()) return reply;
     }
 }

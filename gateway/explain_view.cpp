@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/ascii.hpp"
+#include "schema/explain_terms.hpp"
 #include "schema/vocabulary.hpp"
 
 namespace glassbox::gateway {
@@ -39,20 +40,11 @@ std::optional<std::string> term_value(const json& term) {
     return std::nullopt;
 }
 
-// Calls fn(s, p, o) for each well-formed triple of the message (an object with s, p and o).
+// Calls fn(s, p, o) for each well-formed triple of the message, in either form of
+// explain_triples (docs/protocol.md §8.1).
 template <typename Fn>
 void for_each_triple(const json& explain, const Fn& fn) {
-    if (!explain.is_object()) return;
-    const auto triples = explain.find("explain_triples");
-    if (triples == explain.end() || !triples->is_array()) return;
-    for (const auto& triple : *triples) {
-        if (!triple.is_object()) continue;
-        const auto s = triple.find("s");
-        const auto p = triple.find("p");
-        const auto o = triple.find("o");
-        if (s == triple.end() || p == triple.end() || o == triple.end()) continue;
-        fn(*s, *p, *o);
-    }
+    schema::for_each_explain_triple(explain, fn);
 }
 
 bool is_iri(const json& term, std::string_view iri) {

@@ -12,7 +12,8 @@
 namespace glassbox::gateway {
 
 // The values (an IRI, or a literal's lexical form) of every triple `subject predicate ?o` in
-// the message's explain_triples (compact encoding), in order. Malformed triples are skipped.
+// the message's explain_triples (either form, docs/protocol.md §8.1), in order. Malformed triples
+// are skipped.
 std::vector<std::string> explain_values(const nlohmann::json& explain, std::string_view subject,
                                         std::string_view predicate);
 

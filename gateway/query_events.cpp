@@ -7,6 +7,7 @@
 #include "gateway/explain_view.hpp"
 #include "gateway/path_redaction.hpp"
 #include "gateway/query_answer.hpp"
+#include "schema/explain_terms.hpp"
 #include "schema/untrusted_json.hpp"
 #include "schema/vocabulary.hpp"
 
@@ -72,11 +73,16 @@ SseEvent step_event(const json& explain, const std::string& trace, std::string_v
     // JSON text holds a line break only between tokens (within strings it is escaped): a message
     // written on one line can go out as received.
     const bool one_line = !text.empty() && text.find_first_of("\r\n") == std::string_view::npos;
-    std::string message = one_line ? std::string(text) : compact_json(explain);
+    // What leaves the gateway has plain triples (docs/protocol.md §8.1): a body in the dictionary
+    // form is written out.
+    const bool dictionary = schema::has_term_dictionary(explain);
+    std::string message = dictionary ? compact_json(schema::plain_explain_body(explain))
+                          : one_line ? std::string(text)
+                                     : compact_json(explain);
     // A step's texts (an escalation's reason, a failed tool's observation) may quote a worker's
     // error naming a file of its host: those leave redacted, the message's IRIs as they are.
     if (!ServerPaths::instance().clean(message)) {
-        json redacted = explain;
+        json redacted = schema::plain_explain_body(explain);
         ServerPaths::instance().redact_json(redacted);
         message = compact_json(redacted);
     }

@@ -13,6 +13,7 @@
 
 #include "base/json_string.hpp"
 #include "schema/json_cursor.hpp"
+#include "schema/untrusted_json.hpp"
 
 namespace glassbox::schema {
 namespace {
@@ -291,6 +292,13 @@ std::string encode_text(const TriplesBatchResponse& m) {
     out.reserve(64 + count * 160);
     {
         ObjectWriter object(out);
+        if (m.labels) {
+            append_array(object.key("labels"), *m.labels, [](std::string& o, const auto& names) {
+                append_array(o, names, [](std::string& o2, const std::string& n) {
+                    append_json_string(o2, n);
+                });
+            });
+        }
         append_array(object.key("results"), m.results,
                      [](std::string& o, const auto& r) { append_json(o, r); });
     }
@@ -320,6 +328,8 @@ std::string encode_text(const ExplainMessage& m) { return encode_text(m, m.expla
 
 namespace {
 
+// The body with its triples fields written by write_triples(object): "explain_triples" alone,
+// or "explain_terms" then "explain_triples" (the keys in sorted order either way).
 template <typename WriteTriples>
 std::string encode_explain(const ExplainMessage& m, WriteTriples&& write_triples,
                            std::size_t reserve) {
@@ -331,7 +341,7 @@ std::string encode_explain(const ExplainMessage& m, WriteTriples&& write_triples
         if (m.error) object.error("error", *m.error);
         object.string("explain_graph", m.explain_graph);
         object.string("explain_id", m.explain_id);
-        write_triples(object.key("explain_triples"));
+        write_triples(object);
         object.string("message_type", "explain");
         if (m.parent_uri) object.string("parent_uri", *m.parent_uri);
         object.uint("seq", m.seq);
@@ -343,17 +353,60 @@ std::string encode_explain(const ExplainMessage& m, WriteTriples&& write_triples
     return out;
 }
 
+// The dictionary form's two fields, the triples `build` writes to the sink.
+template <typename Build>
+void write_dictionary(ObjectWriter& object, const ExplainMessage& m, Build&& build) {
+    DictionaryTripleJson sink(object.key("explain_terms"), m.explain_graph);
+    build(sink);
+    sink.close();
+    object.key("explain_triples") += sink.triples();
+}
+
 }  // namespace
 
 std::string encode_text(const ExplainMessage& m, std::span<const Triple> triples) {
     return encode_explain(
-        m, [triples](std::string& out) { append_json(out, triples); }, 256 + triples.size() * 256);
+        m, [triples](ObjectWriter& object) { append_json(object.key("explain_triples"), triples); },
+        256 + triples.size() * 256);
+}
+
+std::string encode_text(const ExplainMessage& m, std::span<const Triple> triples, TripleForm form) {
+    if (form == TripleForm::kPlain) return encode_text(m, triples);
+    return encode_explain(
+        m,
+        [&m, triples](ObjectWriter& object) {
+            write_dictionary(object, m, [triples](DictionaryTripleJson& sink) {
+                for (const auto& t : triples) sink.triple(t);
+            });
+        },
+        256 + triples.size() * 64);
 }
 
 std::string encode_text(const ExplainMessage& m,
                         const std::function<void(std::string&)>& write_triples,
                         std::size_t reserve) {
-    return encode_explain(m, write_triples, reserve);
+    return encode_explain(
+        m, [&write_triples](ObjectWriter& object) { write_triples(object.key("explain_triples")); },
+        reserve);
+}
+
+std::string encode_text(const ExplainMessage& m, const std::function<void(TripleSink&)>& build,
+                        TripleForm form, std::size_t reserve) {
+    if (form == TripleForm::kPlain) {
+        return encode_explain(
+            m,
+            [&m, &build](ObjectWriter& object) {
+                TripleJson sink(object.key("explain_triples"), m.explain_graph);
+                build(sink);
+            },
+            reserve);
+    }
+    return encode_explain(
+        m,
+        [&m, &build](ObjectWriter& object) {
+            write_dictionary(object, m, [&build](DictionaryTripleJson& sink) { build(sink); });
+        },
+        reserve);
 }
 
 std::string encode_text(const RagResponse& m) {
@@ -404,6 +457,28 @@ std::string encode_text(const RagResponse& m) {
     return out;
 }
 
+std::string encode_text(const LlmResponse& m) {
+    std::string out;
+    out.reserve(128 + 2 * m.text.size());
+    {
+        ObjectWriter object(out);
+        // Keys in the tree encoder's (sorted) order; an unset optional is left out, as there.
+        if (m.answer) object.string("answer", *m.answer);
+        append_array(object.key("answer_ids"), m.answer_ids,
+                     [](std::string& o, const std::string& id) { append_json_string(o, id); });
+        object.boolean("end_of_stream", m.end_of_stream);
+        object.uint("in_token", m.in_token);
+        // A nested value is dumped as the whole tree's dump writes it.
+        if (m.json)
+            object.key("json") +=
+                m.json->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        object.string("model", m.model);
+        object.uint("out_token", m.out_token);
+        object.string("text", m.text);
+    }
+    return out;
+}
+
 // ---- public readers -----------------------------------------------------------------------
 
 template <>
@@ -421,6 +496,10 @@ base::Result<TriplesBatchResponse> decode_text<TriplesBatchResponse>(std::string
     JsonKeys seen;
     return decode_fast<TriplesBatchResponse>(text, [&](JsonCursor& r, std::string_view key,
                                                        TriplesBatchResponse& m) {
+        if (key == "labels") {
+            auto& lists = m.labels.emplace();
+            return seen.first(2) && r.array([&] { return read_strings(r, lists.emplace_back()); });
+        }
         if (key != "results") return r.skip();
         return seen.first(1) && r.array([&] { return read_triples(r, m.results.emplace_back()); });
     });
@@ -474,6 +553,39 @@ base::Result<RagResponse> decode_text<RagResponse>(std::string_view text) {
     std::string scratch;
     return decode_fast<RagResponse>(text, [&](JsonCursor& r, std::string_view key, RagResponse& m) {
         return read_rag_field(r, key, m, seen, scratch);
+    });
+}
+
+template <>
+base::Result<LlmResponse> decode_text<LlmResponse>(std::string_view text) {
+    JsonKeys seen;
+    std::string scratch;
+    return decode_fast<LlmResponse>(text, [&](JsonCursor& r, std::string_view key, LlmResponse& m) {
+        if (key == "text") return seen.first(1) && r.string(m.text);
+        if (key == "model") return seen.first(2) && r.string(m.model);
+        if (key == "in_token") return seen.first(4) && r.uint(m.in_token);
+        if (key == "out_token") return seen.first(8) && r.uint(m.out_token);
+        if (key == "end_of_stream") return seen.first(16) && r.boolean(m.end_of_stream);
+        if (key == "answer") {
+            if (!seen.first(32) || !r.string(scratch)) return false;
+            m.answer = scratch;
+            return true;
+        }
+        if (key == "answer_ids") return seen.first(64) && read_strings(r, m.answer_ids);
+        if (key == "json") {
+            // The answer is a tree for its reader: only its own text is parsed into one (null
+            // and anything the parser refuses are the slow path's).
+            if (!seen.first(128)) return false;
+            r.ws();
+            const char* start = r.position();
+            if (!r.skip(1)) return false;
+            auto parsed = parse_untrusted_json(
+                std::string_view(start, static_cast<std::size_t>(r.position() - start)));
+            if (!parsed || parsed->is_null()) return false;
+            m.json = std::move(parsed).value();
+            return true;
+        }
+        return r.skip();
     });
 }
 

@@ -1,5 +1,5 @@
-// Tree-free JSON for the messages that carry many triples (store replies, explain messages)
-// or many numbers (embedding vectors).
+// Tree-free JSON for the messages that carry many triples (store replies, explain messages),
+// many numbers (embedding vectors), or sit on every step of a question (the llm worker's reply).
 //
 // The explain message has one encoder, encode_text here (encode(ExplainMessage) is its text
 // parsed), and one decoder, decode<ExplainMessage> in messages.cpp. The collector's DOM-free
@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "schema/explain_terms.hpp"
 #include "schema/messages.hpp"
 #include "schema/term.hpp"
 
@@ -78,7 +79,16 @@ std::string encode_text(const ExplainMessage& m, std::span<const Triple> triples
 std::string encode_text(const ExplainMessage& m,
                         const std::function<void(std::string&)>& write_triples,
                         std::size_t reserve = 4096);
+// encode_text(m) with the triples `build` writes to a sink (not m's own), in `form`: kPlain gives
+// the bytes of the overload above with a TripleJson; kDictionary writes "explain_terms" and the
+// index triples (docs/protocol.md §8.1) instead.
+std::string encode_text(const ExplainMessage& m, const std::function<void(TripleSink&)>& build,
+                        TripleForm form, std::size_t reserve = 4096);
+// encode_text(m, triples) in `form`.
+std::string encode_text(const ExplainMessage& m, std::span<const Triple> triples, TripleForm form);
 std::string encode_text(const RagResponse& m);
+// The llm worker's FINAL: its `json` answer is dumped once, not copied into a tree first.
+std::string encode_text(const LlmResponse& m);
 std::string encode_text(const EmbeddingsResponse& m);
 
 // Specialised for the message types below; other T do not link.
@@ -92,5 +102,7 @@ template <>
 base::Result<RagResponse> decode_text<RagResponse>(std::string_view text);
 template <>
 base::Result<EmbeddingsResponse> decode_text<EmbeddingsResponse>(std::string_view text);
+template <>
+base::Result<LlmResponse> decode_text<LlmResponse>(std::string_view text);
 
 }  // namespace glassbox::schema

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "schema/detail/message_codecs.hpp"
+#include "schema/explain_terms.hpp"
 #include "schema/explain_uris.hpp"
 #include "schema/json_fast.hpp"
 
@@ -67,7 +68,7 @@ struct FieldList<ExplainMessage> {
         field("parent_uri", &T::parent_uri),
         field("explain_id", &T::explain_id),
         field("explain_graph", &T::explain_graph),
-        field("explain_triples", &T::explain_triples),
+        // explain_triples: in either form (docs/protocol.md §8.1), by decode_explain_triples.
         field("end_of_trace", &T::end_of_trace),
         field("trace_status", &T::trace_status),
         field("error", &T::error),
@@ -214,6 +215,9 @@ base::Result<ExplainMessage> decode_explain(const json& v, std::size_t& iris_rew
         }
         auto m = detail::decode_fields<ExplainMessage>(v, "");
         if (!m) return m;
+        auto triples = decode_explain_triples(v, m->explain_graph);
+        if (!triples) return std::move(triples).error();
+        m->explain_triples = std::move(triples).value();
         std::size_t rewritten = 0;
         make_writable(m->session, rewritten);
         make_writable(m->explain_id, rewritten);

@@ -224,6 +224,9 @@ struct TriplesQueryBatch {
     std::vector<TriplePattern> patterns;
     std::uint32_t limit = 0;  // per pattern
     std::string collection;
+    // Also answer the labels of every matched triple's terms (TriplesBatchResponse::labels), as
+    // the `labels` operation gives them: graph RAG's traversal needs no labels request of its own.
+    bool labels = false;
     bool operator==(const TriplesQueryBatch&) const = default;
 };
 
@@ -232,9 +235,11 @@ struct TriplesResponse {
     bool operator==(const TriplesResponse&) const = default;
 };
 
-// results[i] answers patterns[i].
+// results[i] answers patterns[i]. With TriplesQueryBatch::labels, labels[i] names the terms of
+// results[i]: three per triple (subject, predicate, object), 3 × results[i].size() in all.
 struct TriplesBatchResponse {
     std::vector<std::vector<Triple>> results;
+    std::optional<std::vector<std::vector<std::string>>> labels{};  // none unless asked
     bool operator==(const TriplesBatchResponse&) const = default;
 };
 

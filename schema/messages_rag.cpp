@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "schema/detail/message_codecs.hpp"
+#include "schema/explain_terms.hpp"
 
 namespace glassbox::schema {
 namespace detail {
@@ -146,8 +147,38 @@ GLASSBOX_FIELD_LIST_CODEC(DocumentRagQuery)
 GLASSBOX_FIELD_LIST_CODEC(AgentHistoryStep)
 GLASSBOX_FIELD_LIST_CODEC(AgentRequest)
 GLASSBOX_FIELD_LIST_CODEC(QueryRequest)
-GLASSBOX_FIELD_LIST_CODEC(RagResponse)
-GLASSBOX_FIELD_LIST_CODEC(AgentResponse)
+namespace {
+
+// A reply that carries explain triples: an explain message read as one (a sub-run's step a router
+// forwards as PARTIAL data) may hold them in the dictionary form (docs/protocol.md §8.1).
+template <typename T>
+base::Result<T> decode_with_explain_triples(const nlohmann::json& value) {
+    return detail::guarded<T>([&]() -> base::Result<T> {
+        if (!has_term_dictionary(value)) return detail::decode_fields<T>(value, "");
+        nlohmann::json rest = value;
+        rest.erase("explain_terms");
+        rest.erase("explain_triples");
+        auto m = detail::decode_fields<T>(rest, "");
+        if (!m) return m;
+        auto triples = decode_explain_triples(value, m->explain_graph);
+        if (!triples) return std::move(triples).error();
+        m->explain_triples = std::move(triples).value();
+        return m;
+    });
+}
+
+}  // namespace
+
+nlohmann::json encode(const RagResponse& m) { return detail::encode_fields(m); }
+template <>
+base::Result<RagResponse> decode<RagResponse>(const nlohmann::json& value) {
+    return decode_with_explain_triples<RagResponse>(value);
+}
+nlohmann::json encode(const AgentResponse& m) { return detail::encode_fields(m); }
+template <>
+base::Result<AgentResponse> decode<AgentResponse>(const nlohmann::json& value) {
+    return decode_with_explain_triples<AgentResponse>(value);
+}
 
 bool has_words(std::string_view question) noexcept {
     return std::any_of(question.begin(), question.end(), [](char c) {

@@ -5,6 +5,7 @@
 #include <array>
 
 #include "cli/render/render_text.hpp"
+#include "schema/explain_terms.hpp"
 #include "schema/term_json.hpp"
 #include "schema/vocabulary.hpp"
 
@@ -85,11 +86,14 @@ std::string step_type(const json& explain_body) {
     const Term subject = schema::iri(id->get<std::string>());
     const Term type = schema::iri(vocab::kRdfType);
     StepTypeLabel label;
-    for (const auto& value : *triples) {
-        auto triple = schema::decode_triple(value);
-        if (!triple || triple->s != subject || triple->p != type || !triple->o.is_iri()) continue;
-        label.add(triple->o.as_iri().value);
-    }
+    // Either form of explain_triples (docs/protocol.md §8.1).
+    schema::for_each_explain_triple(explain_body, [&](const json& s, const json& p, const json& o) {
+        auto ts = schema::decode_term(s);
+        auto tp = schema::decode_term(p);
+        auto to = schema::decode_term(o);
+        if (!ts || !tp || !to || *ts != subject || *tp != type || !to->is_iri()) return;
+        label.add(to->as_iri().value);
+    });
     return label.label("-");
 }
 

@@ -18,13 +18,6 @@ using schema::Term;
 using schema::Triple;
 namespace vocab = schema::vocab;
 
-StepFacts::StepFacts(const json& triples) {
-    if (!triples.is_array()) return;
-    for (const auto& value : triples) {
-        if (auto triple = schema::decode_triple(value)) add(*triple);
-    }
-}
-
 void StepFacts::add(const Triple& triple) {
     if (triple.p.is_iri() && triple.p.as_iri().value == vocab::kRdfsLabel &&
         triple.o.is_literal() && triple.s.is_iri()) {

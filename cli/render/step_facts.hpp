@@ -25,9 +25,9 @@ using LabelMap = std::map<std::string, std::string, std::less<>>;  // = render::
 // The triples of one or more explain messages, by subject.
 class StepFacts {
 public:
+    // Filled with add(): an explain body's triples in either form come from
+    // schema::for_each_explain_triple (step_summary.cpp).
     StepFacts() = default;
-    // The compact wire encoding of an explain body's "explain_triples" (bad entries skipped).
-    explicit StepFacts(const nlohmann::json& triples);
     void add(const schema::Triple& triple);
     // Labels to use where the triples carry none (they win over these).
     void set_fallback_labels(const LabelMap* labels) noexcept { fallback_ = labels; }

@@ -10,6 +10,7 @@
 
 #include "cli/render/render_text.hpp"
 #include "cli/render/step_facts.hpp"
+#include "schema/explain_terms.hpp"
 #include "schema/term_json.hpp"
 #include "schema/vocabulary.hpp"
 
@@ -151,8 +152,17 @@ void ending_parts(const json& explain_body, Parts& parts) {
 
 std::string StepSummaries::next(const json& explain_body) {
     const std::string explain_id = body_string(explain_body, "explain_id");
-    StepFacts facts(explain_body.is_object() ? explain_body.value("explain_triples", json::array())
-                                             : json::array());
+    StepFacts facts;
+    // Either form of explain_triples (docs/protocol.md §8.1).
+    schema::for_each_explain_triple(
+        explain_body, [&facts](const json& s, const json& p, const json& o) {
+            auto ts = schema::decode_term(s);
+            auto tp = schema::decode_term(p);
+            auto to = schema::decode_term(o);
+            if (ts && tp && to)
+                facts.add(Triple{std::move(ts).value(), std::move(tp).value(),
+                                 std::move(to).value(), std::nullopt});
+        });
     if (labeler_) learn_labels(facts, schema::iri(explain_id));
     facts.set_fallback_labels(&labels_);
     const Term node = schema::iri(explain_id);

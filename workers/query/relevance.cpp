@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "schema/explain_terms.hpp"
 #include "schema/vocabulary.hpp"
 #include "text/tokenize.hpp"
 #include "workers/query/question_features.hpp"
@@ -108,14 +109,10 @@ std::string string_of(const json& body, const char* key) {
 Evidence read_evidence(const std::vector<json>& explain, const json& final) {
     std::map<std::string, Properties> subjects;
     for (const auto& body : explain) {
-        if (!body.is_object()) continue;
-        const auto triples = body.find("explain_triples");
-        if (triples == body.end() || !triples->is_array()) continue;
-        for (const auto& t : *triples) {
-            if (!t.is_object() || !t.contains("s") || !t.contains("p") || !t.contains("o"))
-                continue;
-            subjects[term_value(t["s"])].emplace(term_value(t["p"]), term_value(t["o"]));
-        }
+        // Either form of explain_triples (docs/protocol.md §8.1).
+        schema::for_each_explain_triple(body, [&](const json& s, const json& p, const json& o) {
+            subjects[term_value(s)].emplace(term_value(p), term_value(o));
+        });
     }
     std::vector<std::pair<std::string, const Properties*>> edges, focus_chunks, retrieved_chunks;
     for (const auto& [uri, props] : subjects) {

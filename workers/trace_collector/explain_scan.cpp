@@ -2,6 +2,9 @@
 // builds no tree and decides only "this is the canonical form" or "ask the DOM decoder".
 #include "workers/trace_collector/explain_scan.hpp"
 
+#include <array>
+#include <utility>
+
 #include "schema/explain_uris.hpp"
 #include "schema/term.hpp"
 #include "schema/term_json.hpp"
@@ -149,6 +152,95 @@ bool scan_error(JsonCursor& in, std::optional<base::Error>& out) {
     return true;
 }
 
+// One entry of explain_terms: the term, its text as received, and a literal's "v" token.
+struct DictionaryTerm {
+    ScannedTerm term;
+    std::string_view text;
+    std::string_view value_token;
+};
+
+// One entry of a dictionary body's explain_triples: [s, p, o] or [s, p, o, g].
+struct IndexTriple {
+    std::array<std::uint64_t, 4> at{};
+    bool has_graph = false;
+};
+
+bool scan_dictionary_term(JsonCursor& in, std::vector<DictionaryTerm>& terms) {
+    in.ws();
+    const char* start = in.position();
+    DictionaryTerm& t = terms.emplace_back();
+    if (!scan_term(in, t.term, 0, &t.value_token)) return false;
+    t.text = std::string_view(start, static_cast<std::size_t>(in.position() - start));
+    return true;
+}
+
+// After the '[' of an index entry: 3 or 4 integers and the ']'.
+bool scan_index_triple(JsonCursor& in, IndexTriple& triple) {
+    for (std::size_t i = 0; i < 4; ++i) {
+        if (i > 0 && !in.eat(',')) return i == 3 && in.eat(']');
+        if (!in.uint(triple.at[i])) return false;
+    }
+    triple.has_graph = true;
+    return in.eat(']');
+}
+
+// The dictionary body's triples written out into out.expanded as canonical triple objects (the
+// explain graph added to those without one when the message has one, as pack_triples would);
+// false for an index out of range or a graph that is not an IRI (the decoder refuses both).
+bool expand_dictionary(const std::vector<DictionaryTerm>& terms,
+                       const std::vector<IndexTriple>& entries, ScannedExplain& out) {
+    const bool graph_known = out.explain_graph_token.size() > 2;
+    std::vector<std::pair<std::size_t, std::size_t>> spans;  // [start, end) of each triple
+    spans.reserve(entries.size());
+    out.expanded.clear();
+    out.triples.clear();
+    out.triples.reserve(entries.size());
+    for (const auto& e : entries) {
+        const std::size_t used = e.has_graph ? 4 : 3;
+        for (std::size_t i = 0; i < used; ++i) {
+            if (e.at[i] >= terms.size()) return false;
+        }
+        ScannedTriple& t = out.triples.emplace_back();
+        const std::size_t start = out.expanded.size();
+        out.expanded += '{';
+        if (e.has_graph) {
+            const ScannedTerm& g = terms[e.at[3]].term;
+            if (g.kind != ScannedKind::kIri) return false;
+            out.expanded += "\"g\":\"";
+            out.expanded += g.value.raw;
+            out.expanded += "\",";
+            t.has_graph = true;
+        } else if (graph_known) {
+            out.expanded += "\"g\":";
+            out.expanded += out.explain_graph_token;
+            out.expanded += ',';
+            t.has_graph = true;
+        }
+        const DictionaryTerm& o = terms[e.at[2]];
+        out.expanded += "\"o\":";
+        if (o.term.kind == ScannedKind::kLiteral) {
+            t.object_value_at = out.expanded.size() - start +
+                                static_cast<std::size_t>(o.value_token.data() - o.text.data());
+            t.object_value_size = o.value_token.size();
+        }
+        out.expanded += o.text;
+        out.expanded += ",\"p\":";
+        out.expanded += terms[e.at[1]].text;
+        out.expanded += ",\"s\":";
+        out.expanded += terms[e.at[0]].text;
+        out.expanded += '}';
+        t.s = terms[e.at[0]].term;
+        t.p = terms[e.at[1]].term;
+        t.o = o.term;
+        spans.emplace_back(start, out.expanded.size());
+    }
+    // Views last: the buffer has stopped moving.
+    const std::string_view all = out.expanded;
+    for (std::size_t i = 0; i < spans.size(); ++i)
+        out.triples[i].text = all.substr(spans[i].first, spans[i].second - spans[i].first);
+    return true;
+}
+
 const std::string& default_graph_token() {
     // kRetrievalGraph holds nothing JSON escapes.
     static const std::string token = "\"" + std::string(schema::vocab::kRetrievalGraph) + "\"";
@@ -166,6 +258,7 @@ bool scan_explain(std::string_view body, ScannedExplain& out) {
     out.explain_id.clear();
     out.explain_graph_token = default_graph_token();
     out.triples.clear();
+    out.expanded.clear();
     out.end_of_trace = false;
     out.trace_status = schema::TraceStatus::kNone;
     out.error.reset();
@@ -183,7 +276,14 @@ bool scan_explain(std::string_view body, ScannedExplain& out) {
         kEnd = 1 << 9,
         kStatus = 1 << 10,
         kError = 1 << 11,
+        kTerms = 1 << 12,
     };
+    // The dictionary form's parts (reused by the thread's next scan).
+    static thread_local std::vector<DictionaryTerm> terms;
+    static thread_local std::vector<IndexTriple> entries;
+    terms.clear();
+    entries.clear();
+    bool object_entries = false;
     JsonCursor in(body, kMaxSkipDepth);
     JsonKeys keys;
     const auto text_field = [&](unsigned bit, std::string& field) {
@@ -199,7 +299,14 @@ bool scan_explain(std::string_view body, ScannedExplain& out) {
         // (An escaped key may spell a field name: the cursor leaves it to the decoder.)
         if (k == "explain_triples") {
             if (!keys.first(kTriples)) return false;
-            return in.array([&] { return scan_triple(in, out.triples.emplace_back(), 0, false); });
+            return in.array([&] {
+                if (in.eat('[')) return scan_index_triple(in, entries.emplace_back());
+                object_entries = true;
+                return scan_triple(in, out.triples.emplace_back(), 0, false);
+            });
+        }
+        if (k == "explain_terms") {
+            return keys.first(kTerms) && in.array([&] { return scan_dictionary_term(in, terms); });
         }
         if (k == "session") return iri_field(kSession, out.session);
         if (k == "seq") return keys.first(kSeq) && in.uint(out.seq);
@@ -234,7 +341,10 @@ bool scan_explain(std::string_view body, ScannedExplain& out) {
         if (k == "error") return keys.first(kError) && scan_error(in, out.error);
         return in.skip(1);  // a field the decoder does not read
     });
-    return ok && in.at_end();
+    if (!ok || !in.at_end()) return false;
+    if ((keys.seen() & kTerms) == 0) return entries.empty();
+    // The dictionary form: every entry indexes, each one in range.
+    return !object_entries && expand_dictionary(terms, entries, out);
 }
 
 }  // namespace glassbox::trace

@@ -49,6 +49,10 @@ struct ScannedExplain {
     // constant holding the default graph when the body has none. `"\"\""` means no graph.
     std::string_view explain_graph_token;
     std::vector<ScannedTriple> triples;
+    // A body in the dictionary form (docs/protocol.md §8.1): its triples written out as the
+    // plain form's canonical objects, each with its graph as pack_triples would add it; the
+    // triples' `text` views point here. Empty for a plain body.
+    std::string expanded;
     bool end_of_trace = false;
     schema::TraceStatus trace_status = schema::TraceStatus::kNone;
     std::optional<base::Error> error;
@@ -63,6 +67,8 @@ struct ScannedExplain {
 // A body holding an IRI that decoder rewrites (explain::iri_problem finds fault with it) is
 // one of those: the scan keeps only IRIs that are valid as they stand.
 // The scan never accepts a body the DOM decoder would refuse.
+// A body in the dictionary form gives the triples that body decodes to, as plain triple objects
+// written out in `out.expanded` (so what is stored and exported is the same in either form).
 bool scan_explain(std::string_view body, ScannedExplain& out);
 
 }  // namespace glassbox::trace

@@ -88,7 +88,9 @@ Result<schema::ExplainMessage> validate_body(const Delivery& delivery,
     auto message = schema::decode_explain(*parsed, iris_rewritten);
     if (!message) {
         const auto& why = message.error().message;
-        return bad((why.rfind("explain_triples", 0) == 0 ? "bad triple: " : "wrong types: ") + why);
+        const bool triples =
+            why.rfind("explain_triples", 0) == 0 || why.rfind("explain_terms", 0) == 0;
+        return bad((triples ? "bad triple: " : "wrong types: ") + why);
     }
     if (!same_session(message->session, delivery.session)) {
         return bad("session in the body (\"" + message->session.substr(0, 200) +

@@ -55,9 +55,25 @@ def wait_for_services(p, services):
     return waiting
 
 
+def plain_triples(body):
+    """An explain message's triples as triple objects, in either form (docs/protocol.md §8.1): a
+    dictionary body's [s, p, o(, g)] indexes resolved into its explain_terms."""
+    if body.get("explain_terms") is None:
+        return body.get("explain_triples", [])
+    terms = body["explain_terms"]
+    out = []
+    for entry in body.get("explain_triples", []):
+        t = {"s": terms[entry[0]], "p": terms[entry[1]], "o": terms[entry[2]]}
+        graph = terms[entry[3]]["i"] if len(entry) == 4 else body.get("explain_graph", "")
+        if graph:
+            t["g"] = graph
+        out.append(t)
+    return out
+
+
 def step_type(body):
     """The gb: class of an explain message's own step."""
-    for t in body.get("explain_triples", []):
+    for t in plain_triples(body):
         if t["s"].get("i") == body["explain_id"] and t["p"].get("i") == RDF_TYPE:
             iri = t["o"].get("i", "")
             if iri.startswith(GB):
@@ -83,7 +99,7 @@ def invoke(p, service, question, extra, steps):
     p.expect(final.get("explain_id") == explains[-1]["explain_id"], "%s: explain_id is not the Synthesis" % service)
     sent = set()
     for e in explains:
-        for t in e["explain_triples"]:
+        for t in plain_triples(e):
             sent.add((trace_rdf.term(t["s"]), trace_rdf.term(t["p"]), trace_rdf.term(t["o"]), t.get("g") or ""))
     return session, sent
 

@@ -12,6 +12,7 @@
 #include "cli/render/table_render.hpp"
 #include "cli/render/trace_render.hpp"
 #include "schema/explain_builder.hpp"
+#include "schema/json_fast.hpp"
 #include "schema/messages_trace.hpp"
 #include "schema/term_json.hpp"
 #include "schema/vocabulary.hpp"
@@ -319,6 +320,26 @@ TEST(StepSummariesLabels, TheFocusLineNamesEdgesByTheLabelersNamesAskingEachIriO
     // Without a labeler: the local names, as before.
     EXPECT_TRUE(
         contains(StepSummaries().next(body), "GreyhollowLight -designedBy-> IlseVarrow (0.42)"));
+}
+
+// Workers send the term-dictionary form (docs/protocol.md §8.1): every step reads the same.
+TEST(StepSummariesLabels, ADictionaryBodyReadsAsItsPlainForm) {
+    const BuiltRun run = one_hop_graph_rag();
+    ASSERT_FALSE(run.trace.events.empty());
+    for (const auto& event : run.trace.events) {
+        schema::ExplainMessage m;
+        m.session = run.uris.question();
+        m.explain_id = event.explain_id;
+        m.explain_triples = event.triples;
+        const auto plain = nlohmann::json::parse(schema::encode_text(m));
+        const auto dictionary = nlohmann::json::parse(
+            schema::encode_text(m, event.triples, schema::TripleForm::kDictionary));
+        ASSERT_TRUE(dictionary.contains("explain_terms"));
+        EXPECT_EQ(StepSummaries().next(dictionary), StepSummaries().next(plain))
+            << event.explain_id;
+        EXPECT_EQ(step_type(dictionary), step_type(plain)) << event.explain_id;
+        EXPECT_NE(step_type(dictionary), "-") << event.explain_id;
+    }
 }
 
 // ---- observations ----------------------------------------------------------------------------

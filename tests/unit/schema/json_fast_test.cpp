@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -198,6 +199,97 @@ TEST(JsonFast, EncodersWriteTheTreeEncodersBytes) {
         EXPECT_EQ(encode_text(sample_rag(v)), dump(encode(sample_rag(v))));
     }
     EXPECT_EQ(encode_text(TriplesBatchResponse{}), R"({"results":[]})");
+}
+
+// triples-batch's labels (issue 33): written before the results, as dump() orders the keys.
+// The llm worker's FINAL written directly: the tree encoder's bytes with and without the
+// optional members, tricky strings, an empty list, and a JSON answer holding escapes, UTF-8,
+// invalid UTF-8, nested arrays and doubles.
+TEST(JsonFast, LlmResponseIsWrittenAsTheTreeEncoderWritesIt) {
+    std::size_t v = 0;
+    for (const auto& s : tricky_strings()) {
+        LlmResponse m;
+        m.text = s;
+        m.model = v % 2 == 0 ? "extractive" : s;
+        m.in_token = v * 1000;
+        m.out_token = v == 3 ? std::numeric_limits<std::uint64_t>::max() : v;
+        m.end_of_stream = v % 3 != 0;
+        if (v % 2 == 1) m.answer = v % 4 == 1 ? std::string() : s;
+        if (v % 3 == 1) m.answer_ids = {"e1", s, ""};
+        if (v % 4 != 0) {
+            m.json = nlohmann::json{
+                {"scores",
+                 nlohmann::json::array({{{"id", s}, {"score", 0.1 * static_cast<double>(v)}},
+                                        {{"id", "e2"}, {"score", 1}},
+                                        {{"id", "é\n\"q\""}, {"score", 1e-7}}})},
+                {"reasons", nlohmann::json::array()},
+                {s, nullptr}};
+        }
+        EXPECT_EQ(encode_text(m), dump(encode(m))) << "variant " << v;
+        ++v;
+    }
+    LlmResponse null_json;
+    null_json.json = nlohmann::json();
+    EXPECT_EQ(encode_text(null_json), dump(encode(null_json)));
+    EXPECT_EQ(encode_text(LlmResponse{}), dump(encode(LlmResponse{})));
+}
+
+// graph-rag reads the llm worker's FINAL from its text: as the tree decoder reads it, whatever
+// the answer holds, and every odd input (null, wrong types, a key twice, deep or broken JSON)
+// with the tree decoder's own result or error.
+TEST(JsonFast, LlmResponseDecodesAsTheTreeDecoderDoes) {
+    for (const auto& s : tricky_strings()) {
+        LlmResponse m;
+        m.text = s;
+        m.model = "extractive";
+        m.in_token = 12;
+        m.out_token = 34;
+        m.end_of_stream = true;
+        m.answer = s;
+        m.answer_ids = {"e1", s};
+        m.json = nlohmann::json{{"scores", nlohmann::json::array({{{"id", s}, {"score", 0.25}}})},
+                                {"n", -3},
+                                {"big", 1e300}};
+        expect_same_decode<LlmResponse>(dump(encode(m)));
+        expect_same_decode<LlmResponse>(encode_text(m));
+    }
+    std::string deep = R"({"text":"t","json":)";
+    for (int i = 0; i < 70; ++i) deep += '[';
+    for (int i = 0; i < 70; ++i) deep += ']';
+    deep += '}';
+    for (const std::string& text : std::vector<std::string>{
+             R"({"text":"a","json":null})", R"({"text":"a","json":{"x":[1,2.5,"\u00e9\n"]}})",
+             R"({"json":{"a":1},"json":{"a":2}})", R"({"json":{"a":1,"a":2}})",
+             R"({"text":"a","text":"b"})", R"({"text":5})", R"({"in_token":-1})",
+             R"({"in_token":1.0})", R"({"answer":null,"answer_ids":null})",
+             R"({"answer_ids":["e1",2]})", R"({"json":[1,}})", R"({"json":{"a":"\ud800"}})",
+             R"({"json":"just text","unknown":{"deep":[{}]}})", R"({"end_of_stream":"yes"})",
+             R"([])", R"({"json":{}} trailing)", "not json", "", deep}) {
+        expect_same_decode<LlmResponse>(text);
+    }
+}
+
+TEST(JsonFast, TriplesBatchLabelsEncodeAndDecodeAsTheTreeCodecs) {
+    TriplesBatchResponse batch{{sample_triples(2, 1), {}}};
+    batch.labels = std::vector<std::vector<std::string>>{
+        {"Earth", "related to", "a \"quoted\" name", "x", "y", "\xC3\xA9t\xC3\xA9"}, {}};
+    const auto text = encode_text(batch);
+    EXPECT_EQ(text, dump(encode(batch)));
+    EXPECT_EQ(text.rfind(R"({"labels":[["Earth",)", 0), 0u) << text;
+    expect_same_decode<TriplesBatchResponse>(text);
+    auto decoded = decode_text<TriplesBatchResponse>(text);
+    ASSERT_TRUE(decoded.ok()) << decoded.error().describe();
+    EXPECT_EQ(*decoded, batch);
+    // Absent, or null, is no labels; a label that is not a string is the tree decoder's error.
+    auto plain = decode_text<TriplesBatchResponse>(R"({"results":[[]]})");
+    ASSERT_TRUE(plain.ok());
+    EXPECT_FALSE(plain->labels.has_value());
+    expect_same_decode<TriplesBatchResponse>(R"({"labels":null,"results":[[]]})");
+    auto wrong = decode_text<TriplesBatchResponse>(R"({"labels":[[1]],"results":[[]]})");
+    ASSERT_FALSE(wrong.ok());
+    EXPECT_EQ(wrong.error().type, base::ErrorType::kDecodeError);
+    EXPECT_NE(wrong.error().message.find("labels[0][0]"), std::string::npos)
+        << wrong.error().message;
 }
 
 TEST(JsonFast, DecodersRoundTripEveryEncodedMessage) {

@@ -397,6 +397,49 @@ TEST(ExplainScan, AgreesWithTheDecoderOnEdgeCases) {
     expect_scan_agrees(schema::encode_text(rich_message()));
 }
 
+// The dictionary form (docs/protocol.md §8.1): what the scan accepts it reads as the decoder
+// does, the triples written out as plain objects; whatever the decoder refuses, it refuses.
+TEST(ExplainScan, AgreesWithTheDecoderOnDictionaryBodies) {
+    const std::string terms =
+        R"("explain_terms":[{"t":"i","i":"urn:s"},{"i":"urn:p","t":"i"},{"t":"l","v":"a\"b","ln":"en"},)"
+        R"({"t":"i","i":"urn:g2"},{"t":"b","d":"b0"},{"t":"l","v":"1","dt":"urn:dt"}])";
+    const std::vector<std::pair<std::string, bool>> bodies{
+        // accepted: any key order, either graph, every kind of term
+        {"{" + terms + R"(,"explain_triples":[[0,1,2],[4,1,5,3],[0,1,0]]})", true},
+        {R"({"explain_triples":[[0,1,2]],"explain_graph":"urn:g",)" + terms + "}", true},
+        {R"({"explain_graph":"",)" + terms + R"(,"explain_triples":[[0,1,2]]})", true},
+        {"{" + terms + R"(,"explain_triples":[]})", true},
+        {"{" + terms + "}", true},
+        // refused by both
+        {"{" + terms + R"(,"explain_triples":[[0,1,6]]})", false},
+        {"{" + terms + R"(,"explain_triples":[[0,1,-1]]})", false},
+        {"{" + terms + R"(,"explain_triples":[[0,1,1.0]]})", false},
+        {"{" + terms + R"(,"explain_triples":[[0,1]]})", false},
+        {"{" + terms + R"(,"explain_triples":[[0,1,2,3,3]]})", false},
+        {"{" + terms + R"(,"explain_triples":[[0,1,2,2]]})", false},
+        {"{" + terms +
+             R"(,"explain_triples":[[0,1,2],{"s":{"t":"i","i":"urn:s"},"p":{"t":"i","i":"urn:p"},"o":{"t":"i","i":"urn:o"}}]})",
+         false},
+        {R"({"explain_triples":[[0,1,2]]})", false},
+        {R"({"explain_terms":{},"explain_triples":[]})", false},
+        {R"({"explain_terms":[{"t":"i","i":""}],"explain_triples":[]})", false},
+        {R"({"explain_terms":[1],"explain_triples":[]})", false},
+        // a term the decoder rewrites: left to it
+        {R"({"explain_terms":[{"t":"i","i":"urn:x y"}],"explain_triples":[[0,0,0]]})", true},
+    };
+    for (const auto& [body, valid] : bodies) {
+        EXPECT_EQ(schema::decode_body<schema::ExplainMessage>(body).ok(), valid) << body;
+        expect_scan_agrees(body);
+        if (HasFatalFailure()) return;
+    }
+    ScannedExplain scanned;
+    ASSERT_TRUE(scan_explain(bodies[0].first, scanned));
+    ASSERT_EQ(scanned.triples.size(), 3u);
+    EXPECT_EQ(
+        scanned.triples[1].text,
+        R"({"g":"urn:g2","o":{"t":"l","v":"1","dt":"urn:dt"},"p":{"i":"urn:p","t":"i"},"s":{"t":"b","d":"b0"}})");
+}
+
 // The messages the RAG chains really produce (graph-rag and document-rag, streaming or not, on a
 // real in-process bus), byte for byte as the collector receives them.
 TEST(ExplainScan, AgreesWithTheDecoderOnRealRagTraces) {
