@@ -112,7 +112,7 @@ void ClientSide::on_mdp_client(std::string_view identity) {
     for (std::size_t i = bus::kMdpBodyFrame; i < state_.in.views().size(); ++i)
         body.push_back(state_.in.take(i));
     accept_request(ClientKind::kMdp, identity, service, {}, std::move(body),
-                   state_.config.default_deadline);
+                   state_.config.default_deadline, false);
 }
 
 void ClientSide::on_gb_client(std::string_view identity) {
@@ -143,7 +143,7 @@ void ClientSide::on_gb_client(std::string_view identity) {
 }
 
 void ClientSide::on_gb_request(std::string_view identity) {
-    // [empty] ["GBC01"] [0x01] [service] [request-id] [deadline-ms] [body]
+    // [empty] ["GBC01"] [0x01] [service] [request-id] [deadline-ms] [options]? [body]
     const auto named = bus::decode_client_request_id(state_.in.views());
     if (!named) {
         reject(ClientKind::kGb, identity, {}, {}, named.error());
@@ -174,9 +174,10 @@ void ClientSide::on_gb_request(std::string_view identity) {
         return;
     }
     std::vector<zmq::message_t> body;
-    body.push_back(state_.in.take(bus::kClientRequestBodyFrame));
+    body.push_back(state_.in.take(decoded.value().body_frame));
     accept_request(ClientKind::kGb, identity, service, std::move(request_id), std::move(body),
-                   request_deadline(decoded.value().deadline_ms));
+                   request_deadline(decoded.value().deadline_ms),
+                   decoded.value().options.explain == bus::ExplainDelivery::kStream);
 }
 
 milliseconds ClientSide::request_deadline(std::uint64_t deadline_ms) const {
@@ -257,13 +258,15 @@ void ClientSide::answer_mmi(ClientKind kind, std::string_view identity, std::str
 
 void ClientSide::accept_request(ClientKind kind, std::string_view identity,
                                 std::string_view service_name, std::string request_id,
-                                std::vector<zmq::message_t> body, milliseconds deadline) {
+                                std::vector<zmq::message_t> body, milliseconds deadline,
+                                bool explain_partials) {
     ++state_.counters.requests;
     Service& service = state_.services.service_for(service_name);
     auto owned = state_.requests.make();
     Request& request = *owned;
     request.client_kind = kind;
     request.packed = state_.in.packed();
+    request.explain_partials = explain_partials;
     request.client.assign(identity);
     request.request_id = std::move(request_id);
     request.service = &service;

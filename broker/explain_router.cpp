@@ -35,8 +35,9 @@ std::optional<Error> ExplainRouter::spool_explain(Request* request, const Servic
             // Forwarded after the batch commits (§2.3).
             state_.outbox.hold_publisher();
             if (request != nullptr) {
-                // A 7/MDP client gets no explains, but its reply waits too: a commit that
-                // fails under fail-request turns it into an error.
+                // A client that gets no explains (7/MDP, GBC01 with explain=none) has its
+                // partials and reply wait too: they keep their order with the explains (§5.3),
+                // and a commit that fails under fail-request turns the reply into an error.
                 if (!request->abandoned) state_.outbox.hold_peer(request->client);
                 if (!synthesised) state_.batch.note(*request);
             }
@@ -77,7 +78,9 @@ std::optional<Error> ExplainRouter::emit_explain(Request* request, Service& serv
     const std::uint64_t tag = request != nullptr ? request->id : 0;
     const Carries carries = synthesised ? Carries::kOther : Carries::kExplain;
     const std::string seq_text = std::to_string(seq);
-    if (request != nullptr && request->client_kind == ClientKind::kGb && !request->abandoned) {
+    // To the client only if it takes explain messages (GBC01, not explain=none, §4.1): the
+    // spool above and the topic below get every one all the same.
+    if (request != nullptr && request->explain_partials && !request->abandoned) {
         zmq::message_t copy;
         copy.copy(body);
         state_.outbox.out_to(request->client, request->packed);
@@ -263,9 +266,10 @@ void ExplainRouter::fail_ended_request(const BatchRequest& entry, const Error& r
     // The request is gone; its client still holds for this commit, so the ends and the ERROR
     // queue up behind what it already waits for, in order.
     Request ended;
-    std::tie(ended.id, ended.client_kind, ended.packed, ended.client, ended.request_id,
-             ended.service) = std::tie(entry.request, entry.client_kind, entry.packed, entry.client,
-                                       entry.request_id, entry.service);
+    std::tie(ended.id, ended.client_kind, ended.packed, ended.explain_partials, ended.client,
+             ended.request_id, ended.service) =
+        std::tie(entry.request, entry.client_kind, entry.packed, entry.explain_partials,
+                 entry.client, entry.request_id, entry.service);
     for (auto track : entry.sessions) emit_trace_end(&ended, *entry.service, track, refused);
     clients_.write_error(entry.client_kind, entry.client, entry.service->name, entry.request_id,
                          refused, entry.packed);

@@ -10,6 +10,7 @@ void SpoolBatch::note(Request& request) {
     requests_.push_back(BatchRequest{request.id,
                                      request.client_kind,
                                      request.packed,
+                                     request.explain_partials,
                                      request.client,
                                      request.request_id,
                                      request.service,

@@ -44,10 +44,11 @@ bool WorkerSide::send_request_to(Worker& worker, Request& request) {
         const auto left =
             std::max(milliseconds{0},
                      std::chrono::duration_cast<milliseconds>(request.deadline - state_.now));
-        bus::encode_request_meta(meta_, gb ? std::string_view{request.request_id} : token,
-                                 request.service->name, static_cast<std::uint64_t>(left.count()),
-                                 static_cast<std::uint64_t>(request.attempts),
-                                 gb ? proto::kGbClient : proto::kMdpClient);
+        bus::encode_request_meta(
+            meta_, gb ? std::string_view{request.request_id} : token, request.service->name,
+            static_cast<std::uint64_t>(left.count()), static_cast<std::uint64_t>(request.attempts),
+            gb ? proto::kGbClient : proto::kMdpClient,
+            gb && !request.explain_partials ? bus::kMetaExplainNone : std::string_view{});
         state_.outbox.out(meta_);
     }
     // Copies share the payload (libzmq reference counts large messages): the body stays

@@ -99,9 +99,11 @@ Result<Reply> decode_reply(Frames frames, bool parse_body) {
 }
 
 Frames encode_request(std::string_view service, std::string_view request_id,
-                      std::chrono::milliseconds deadline, std::string_view body, bool packed) {
+                      std::chrono::milliseconds deadline, std::string_view body, bool packed,
+                      const RequestOptions& options) {
     Frames frames;
-    put_client_request(AppendFrames{frames}, service, request_id, deadline, body);
+    put_client_request(AppendFrames{frames}, service, request_id, deadline, body,
+                       encode_request_options(options));
     if (packed) pack_frames(frames);
     return frames;
 }
@@ -246,6 +248,12 @@ void BusClient::check_connection(Clock::time_point now) {
 
 Result<RequestId> BusClient::send_raw(std::string_view service, std::string_view body_json,
                                       std::chrono::milliseconds deadline) {
+    return send_raw(service, body_json, deadline, config_.request_options);
+}
+
+Result<RequestId> BusClient::send_raw(std::string_view service, std::string_view body_json,
+                                      std::chrono::milliseconds deadline,
+                                      const RequestOptions& options) {
     if (!protocol::is_valid_service_name(service)) {
         return make_error(ErrorType::kInvalidRequest,
                           "service name must be 1-255 printable ASCII characters");
@@ -261,7 +269,7 @@ Result<RequestId> BusClient::send_raw(std::string_view service, std::string_view
     RequestId id = id_prefix_ + "-" + std::to_string(next_id_++);
     if (id.size() > protocol::kMaxRequestId) id.resize(protocol::kMaxRequestId);
     if (!send_frames(sockets_->socket,
-                     encode_request(service, id, deadline, body_json, config_.packed))) {
+                     encode_request(service, id, deadline, body_json, config_.packed, options))) {
         return make_error(ErrorType::kInternal, "the request could not be queued to the broker");
     }
     const auto now = Clock::now();

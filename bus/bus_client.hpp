@@ -16,6 +16,7 @@
 #include "base/result.hpp"
 #include "bus/curve_keys.hpp"
 #include "bus/frame_codec.hpp"
+#include "bus/request_options.hpp"
 #include "schema/protocol.hpp"
 
 namespace zmq {
@@ -54,10 +55,11 @@ struct Reply {
 base::Result<Reply> decode_reply(Frames frames, bool parse_body = true);
 
 // Encodes the client commands of §4.1 (exposed for tests and for fake brokers), in the packed
-// form (§1.4) with `packed`.
+// form (§1.4) with `packed`. A REQUEST carries an options frame only for options other than the
+// defaults.
 Frames encode_request(std::string_view service, std::string_view request_id,
                       std::chrono::milliseconds deadline, std::string_view body,
-                      bool packed = false);
+                      bool packed = false, const RequestOptions& options = {});
 Frames encode_cancel(std::string_view request_id, bool packed = false);
 Frames encode_heartbeat(const std::vector<RequestId>& request_ids, bool packed = false);
 
@@ -95,6 +97,11 @@ struct BusClientConfig {
     // seven, which the broker answers in kind. Off: the classic GBC01 frames (a broker before
     // the packed form drops packed messages).
     bool packed = true;
+    // The options of every request this client sends (§4.1) unless a send names its own.
+    // explain = kNone: the broker sends no PARTIAL explain for them (their traces are kept and
+    // published as for any request), for a caller that never reads explain replies. The
+    // default asks for nothing and sends no options frame: any broker reads such a request.
+    RequestOptions request_options;
 };
 
 // One DEALER connection to the broker, any number of requests in flight on it. Not
@@ -115,6 +122,10 @@ public:
                                      std::chrono::milliseconds deadline);
     base::Result<RequestId> send(std::string_view service, const nlohmann::json& body,
                                  std::chrono::milliseconds deadline);
+    // The same with this request's own options instead of config().request_options.
+    base::Result<RequestId> send_raw(std::string_view service, std::string_view body_json,
+                                     std::chrono::milliseconds deadline,
+                                     const RequestOptions& options);
 
     // The next reply of any request in flight. Timeout if none within `timeout`; a request whose
     // local backstop passes yields its synthesized DeadlineExceeded (or Cancelled) reply.

@@ -1,10 +1,89 @@
-// Decoders of the MDPC01 and GBC01 client frames (docs/protocol.md §3, §4).
+// Decoders of the MDPC01 and GBC01 client frames (docs/protocol.md §3, §4), and a request's
+// options frame (bus/request_options.hpp).
 #include "bus/detail/client_frames.hpp"
+
+#include "bus/request_options.hpp"
 
 namespace glassbox::bus {
 
 namespace proto = schema::protocol;
 using base::Result;
+
+namespace {
+
+constexpr std::size_t kMaxOptionPart = 32;
+
+bool option_char(char c) noexcept {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+}
+
+// A name or a value: 1-32 of a-z 0-9 - _.
+bool option_word(std::string_view word) noexcept {
+    if (word.empty() || word.size() > kMaxOptionPart) return false;
+    for (const char c : word)
+        if (!option_char(c)) return false;
+    return true;
+}
+
+base::Error options_error(const std::string& why) { return frame_error("request options: " + why); }
+
+}  // namespace
+
+std::string_view to_string(ExplainDelivery delivery) noexcept {
+    return delivery == ExplainDelivery::kNone ? "none" : "stream";
+}
+
+std::string encode_request_options(const RequestOptions& options) {
+    std::string out;
+    if (options.explain != ExplainDelivery::kStream) {
+        out.append(kExplainOption);
+        out.push_back('=');
+        out.append(to_string(options.explain));
+    }
+    return out;
+}
+
+Result<RequestOptions> decode_request_options(std::string_view frame) {
+    RequestOptions options;
+    if (frame.size() > kMaxRequestOptionsBytes) {
+        return options_error("the frame is " + std::to_string(frame.size()) +
+                             " bytes, above the limit of " +
+                             std::to_string(kMaxRequestOptionsBytes));
+    }
+    bool explain_seen = false;
+    std::size_t at = 0;
+    while (at < frame.size()) {
+        const std::size_t comma = frame.find(',', at);
+        const std::string_view option =
+            frame.substr(at, comma == std::string_view::npos ? std::string_view::npos : comma - at);
+        const std::size_t equals = option.find('=');
+        const std::string_view name = option.substr(0, equals);
+        const std::string_view value =
+            equals == std::string_view::npos ? std::string_view{} : option.substr(equals + 1);
+        if (equals == std::string_view::npos || !option_word(name) || !option_word(value)) {
+            return options_error("\"" + printable(option) +
+                                 "\" is not name=value (each 1-32 of a-z 0-9 - _; options "
+                                 "separated by ',')");
+        }
+        if (name != kExplainOption) {
+            return options_error("unknown option \"" + std::string{name} +
+                                 "\" (this broker knows: explain)");
+        }
+        if (explain_seen) return options_error("explain given twice");
+        explain_seen = true;
+        if (value == "stream") {
+            options.explain = ExplainDelivery::kStream;
+        } else if (value == "none") {
+            options.explain = ExplainDelivery::kNone;
+        } else {
+            return options_error("explain=" + std::string{value} + " is not one of stream, none");
+        }
+        if (comma == std::string_view::npos) break;
+        at = comma + 1;
+        if (at == frame.size()) return options_error("a trailing ','");
+    }
+    return options;
+}
 
 Result<std::string_view> decode_mdp_request(const FrameViews& frames) {
     if (frames.size() < 3 || !frames[0].empty() || frames[1] != proto::kMdpClient) {
@@ -30,8 +109,8 @@ Result<ClientRequest> decode_client_request_id(const FrameViews& frames) {
 Result<ClientRequest> decode_client_request(const FrameViews& frames) {
     auto request = decode_client_request_id(frames);
     if (!request) return request;
-    if (frames.size() != 7) {
-        return frame_error("REQUEST needs 7 frames after the routing id, got " +
+    if (frames.size() != 7 && frames.size() != 8) {
+        return frame_error("REQUEST needs 7 frames after the routing id (8 with options), got " +
                            std::to_string(frames.size()));
     }
     if (!proto::is_valid_service_name(request.value().service)) {
@@ -40,7 +119,13 @@ Result<ClientRequest> decode_client_request(const FrameViews& frames) {
     const auto deadline_ms = proto::parse_ascii_int(frames[5]);
     if (!deadline_ms) return frame_error("deadline-ms is not an ascii-int");
     request.value().deadline_ms = *deadline_ms;
-    request.value().body = frames[kClientRequestBodyFrame];
+    if (frames.size() == 8) {
+        auto options = decode_request_options(frames[kClientRequestOptionsFrame]);
+        if (!options) return std::move(options).error();
+        request.value().options = options.value();
+    }
+    request.value().body_frame = frames.size() - 1;  // the body is always the last frame
+    request.value().body = frames[request.value().body_frame];
     return request;
 }
 

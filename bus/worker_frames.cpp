@@ -153,8 +153,8 @@ void append_json_text(std::string& out, std::string_view text) {
 }  // namespace
 
 void encode_request_meta(std::string& meta, std::string_view request_id, std::string_view service,
-                         std::uint64_t deadline_ms, std::uint64_t attempt,
-                         std::string_view client) {
+                         std::uint64_t deadline_ms, std::uint64_t attempt, std::string_view client,
+                         std::string_view explain) {
     using namespace std::string_view_literals;
     meta.clear();
     meta.reserve(80 + request_id.size() + service.size());
@@ -170,14 +170,18 @@ void encode_request_meta(std::string& meta, std::string_view request_id, std::st
         meta.append(",\"client\":"sv);
         append_json_text(meta, client);
     }
+    if (!explain.empty()) {
+        meta.append(",\"explain\":"sv);
+        append_json_text(meta, explain);
+    }
     meta.push_back('}');
 }
 
 std::string encode_request_meta(std::string_view request_id, std::string_view service,
                                 std::uint64_t deadline_ms, std::uint64_t attempt,
-                                std::string_view client) {
+                                std::string_view client, std::string_view explain) {
     std::string meta;
-    encode_request_meta(meta, request_id, service, deadline_ms, attempt, client);
+    encode_request_meta(meta, request_id, service, deadline_ms, attempt, client, explain);
     return meta;
 }
 
@@ -200,12 +204,14 @@ bool decode_request_meta_fast(std::string_view text, RequestMetaFrame& out) {
     constexpr unsigned kDeadline = 4;
     constexpr unsigned kAttempt = 8;
     constexpr unsigned kClient = 16;
+    constexpr unsigned kExplain = 32;
     const bool read = cursor.object([&](std::string_view key) {
         if (key == "request_id") return keys.first(kRequestId) && cursor.string(out.request_id);
         if (key == "service") return keys.first(kService) && cursor.string(out.service);
         if (key == "deadline_ms") return keys.first(kDeadline) && cursor.uint(out.deadline_ms);
         if (key == "attempt") return keys.first(kAttempt) && cursor.uint(out.attempt);
         if (key == "client") return keys.first(kClient) && cursor.string(out.client);
+        if (key == "explain") return keys.first(kExplain) && cursor.string(out.explain);
         return cursor.skip();
     });
     constexpr unsigned kRequired = kRequestId | kService | kDeadline | kAttempt;
@@ -231,6 +237,7 @@ Result<RequestMetaFrame> decode_request_meta(std::string_view text) {
     const auto* deadline_ms = field("deadline_ms");
     const auto* attempt = field("attempt");
     const auto* client = field("client");
+    const auto* explain = field("explain");
     if (request_id == nullptr || !request_id->is_string() || service == nullptr ||
         !service->is_string()) {
         return frame_error("request meta needs request_id and service strings");
@@ -242,12 +249,16 @@ Result<RequestMetaFrame> decode_request_meta(std::string_view text) {
     if (client != nullptr && !client->is_string()) {
         return frame_error("request meta client is not a string");
     }
+    if (explain != nullptr && !explain->is_string()) {
+        return frame_error("request meta explain is not a string");
+    }
     RequestMetaFrame out;
     out.request_id = request_id->get<std::string>();
     out.service = service->get<std::string>();
     out.deadline_ms = deadline_ms->get<std::uint64_t>();
     out.attempt = attempt->get<std::uint64_t>();
     out.client = client != nullptr ? client->get<std::string>() : std::string{};
+    out.explain = explain != nullptr ? explain->get<std::string>() : std::string{};
     return out;
 }
 

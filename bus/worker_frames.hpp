@@ -162,29 +162,37 @@ base::Result<std::string_view> decode_worker_cancel(const FrameViews& frames);
 
 // ---- the GBW01 meta frame (§5.1) ---------------------------------------------------------------
 
+// The meta frame's explain value for a request whose client asked explain=none.
+inline constexpr std::string_view kMetaExplainNone = "none";
+
 struct RequestMetaFrame {
     std::string request_id;
     std::string service;
     std::uint64_t deadline_ms = 0;  // time left when dispatched
     std::uint64_t attempt = 1;      // counts from 1
     std::string client;             // "GBC01" or "MDPC01"; empty when absent
+    // "none": the client asked not to receive the request's explain messages (§4.1
+    // explain=none); empty when absent (the client takes them, or is MDPC01).
+    std::string explain;
     bool operator==(const RequestMetaFrame&) const = default;
 };
-// {"request_id": ..., "service": ..., "deadline_ms": N, "attempt": N, "client": ...}. Strings
-// that are not UTF-8 (request ids are opaque bytes) are written with their ill-formed
-// sequences replaced, so the frame is always valid JSON. The first form writes into `out`
-// (cleared first), so a caller on a hot path can keep one buffer.
+// {"request_id": ..., "service": ..., "deadline_ms": N, "attempt": N, "client": ...,
+// "explain": ...}; client and explain only when not empty. Strings that are not UTF-8 (request
+// ids are opaque bytes) are written with their ill-formed sequences replaced, so the frame is
+// always valid JSON. The first form writes into `out` (cleared first), so a caller on a hot
+// path can keep one buffer.
 void encode_request_meta(std::string& out, std::string_view request_id, std::string_view service,
-                         std::uint64_t deadline_ms, std::uint64_t attempt, std::string_view client);
+                         std::uint64_t deadline_ms, std::uint64_t attempt, std::string_view client,
+                         std::string_view explain = {});
 std::string encode_request_meta(std::string_view request_id, std::string_view service,
                                 std::uint64_t deadline_ms, std::uint64_t attempt,
-                                std::string_view client);
+                                std::string_view client, std::string_view explain = {});
 inline std::string encode_request_meta(const RequestMetaFrame& meta) {
     return encode_request_meta(meta.request_id, meta.service, meta.deadline_ms, meta.attempt,
-                               meta.client);
+                               meta.client, meta.explain);
 }
 // An object with request_id and service strings, deadline_ms and attempt non-negative
-// integers, client an optional string.
+// integers, client and explain optional strings (other keys ignored).
 base::Result<RequestMetaFrame> decode_request_meta(std::string_view text);
 
 }  // namespace glassbox::bus

@@ -265,6 +265,16 @@ private:
     std::string session_;
 };
 
+// Whether the broker sends this run's explain messages (docs/protocol.md §4.1). -x prints them
+// and --json prints every reply; otherwise nothing reads them: the text output takes the trace's
+// session from the FINAL, which every engine's carries (query, graph-rag, document-rag, agent).
+// Forwarded sub-runs' steps, which the query router and the agent send as data, are shown with
+// -x only. The run's trace is stored whole either way.
+bus::ExplainDelivery explain_delivery(const InvokeOptions& options) {
+    return options.explain || options.client.json ? bus::ExplainDelivery::kStream
+                                                  : bus::ExplainDelivery::kNone;
+}
+
 void run_invoke(const InvokeOptions& options) {
     if (options.question.empty()) {
         exit_with_error(make_error(ErrorType::kInvalidRequest, "-q: the question is empty"));
@@ -272,6 +282,7 @@ void run_invoke(const InvokeOptions& options) {
     const std::string body =
         request_body(options).dump(-1, ' ', false, json::error_handler_t::replace);
     bus::BusClientConfig config = options.client.bus_config();
+    config.request_options.explain = explain_delivery(options);
     bus::BusClient bus(config);
     auto stream = bus::open_stream(bus, options.service, body, options.client.timeout());
     if (!stream) exit_with_error(stream.error());

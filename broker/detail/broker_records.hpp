@@ -59,7 +59,10 @@ struct SessionTrack {
 struct Request {
     std::uint64_t id = 0;  // broker-assigned; the worker token
     ClientKind client_kind = ClientKind::kMdp;
-    bool packed = false;     // the client sent it in the packed form (§1.4): answered so too
+    bool packed = false;  // the client sent it in the packed form (§1.4): answered so too
+    // Its explain messages go to its client as PARTIAL explain: a GBC01 request that did not
+    // ask explain=none (§4.1). They reach the spool and the topic either way.
+    bool explain_partials = false;
     std::string client;      // routing id
     std::string request_id;  // GBC01 request id
     Service* service = nullptr;
@@ -82,6 +85,7 @@ struct BatchRequest {
     std::uint64_t request = 0;
     ClientKind client_kind = ClientKind::kMdp;
     bool packed = false;
+    bool explain_partials = false;
     std::string client;
     std::string request_id;
     Service* service = nullptr;          // a service with workers is never collected

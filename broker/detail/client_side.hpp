@@ -54,9 +54,11 @@ private:
     void on_gb_heartbeat(std::string_view identity);
     // A GBC01 request's deadline-ms as the broker applies it.
     milliseconds request_deadline(std::uint64_t deadline_ms) const;
+    // `explain_partials`: its explain messages go to the client too (GBC01 without
+    // explain=none).
     void accept_request(ClientKind kind, std::string_view identity, std::string_view service_name,
                         std::string request_id, std::vector<zmq::message_t> body,
-                        milliseconds deadline);
+                        milliseconds deadline, bool explain_partials);
     void answer_mmi(ClientKind kind, std::string_view identity, std::string_view service,
                     std::string_view request_id, std::string_view body);
     // `packed`: the client's message (or request) came in the packed form (§1.4).

@@ -14,6 +14,7 @@
 
 #include "base/result.hpp"
 #include "bus/frame_codec.hpp"
+#include "bus/request_options.hpp"
 #include "schema/protocol.hpp"
 
 namespace glassbox::bus {
@@ -34,15 +35,20 @@ void put_client_command(Sink&& sink, char command) {
     put_command_head(sink, schema::protocol::kGbClient, command);
 }
 
-// REQUEST [service] [request-id] [deadline-ms] [body]; a deadline of 0 asks for the broker's
-// default.
+// REQUEST [service] [request-id] [deadline-ms] [options]? [body]; a deadline of 0 asks for the
+// broker's default. `options` is the options frame's text (encode_request_options): written
+// only when not empty, so a request with the default options is the 7-frame REQUEST every
+// broker reads. The body stays the last frame, so the packed form (§1.4) keeps it a frame of
+// its own.
 template <typename Sink>
 void put_client_request(Sink&& sink, std::string_view service, std::string_view request_id,
-                        std::chrono::milliseconds deadline, std::string_view body) {
+                        std::chrono::milliseconds deadline, std::string_view body,
+                        std::string_view options = {}) {
     put_client_command(sink, schema::protocol::client_cmd::kRequest);
     sink(service);
     sink(request_id);
     sink(std::to_string(deadline.count() > 0 ? deadline.count() : 0));
+    if (!options.empty()) sink(options);
     sink(body);
 }
 
@@ -65,18 +71,25 @@ base::Result<std::string_view> decode_mdp_request(const FrameViews& frames);
 // The command byte of [empty] ["GBC01"] [command] ...
 base::Result<char> decode_client_command(const FrameViews& frames);
 
+// Where the body is in a REQUEST without an options frame; with one, the options frame is here
+// and the body follows it (the body is always the last frame).
+inline constexpr std::size_t kClientRequestBodyFrame = 6;
+inline constexpr std::size_t kClientRequestOptionsFrame = 6;
+
 struct ClientRequest {
     std::string_view service;
     std::string_view request_id;
     std::uint64_t deadline_ms = 0;  // 0: the broker's default
+    RequestOptions options;         // the defaults when the REQUEST has no options frame
     std::string_view body;
+    std::size_t body_frame = kClientRequestBodyFrame;  // 7 after an options frame
 };
-inline constexpr std::size_t kClientRequestBodyFrame = 6;
 // The request id of a REQUEST (1-64 bytes) and its service, read before anything else is
 // checked so that every later error can name them.
 base::Result<ClientRequest> decode_client_request_id(const FrameViews& frames);
-// A whole REQUEST: exactly [service] [request-id] [deadline-ms] [body], a valid service name and
-// an ascii-int deadline.
+// A whole REQUEST: exactly [service] [request-id] [deadline-ms] [options]? [body], a valid
+// service name, an ascii-int deadline and, if present, well-formed known options
+// (decode_request_options: its ProtocolError says what is wrong).
 base::Result<ClientRequest> decode_client_request(const FrameViews& frames);
 // CANCEL [request-id].
 base::Result<std::string_view> decode_client_cancel(const FrameViews& frames);

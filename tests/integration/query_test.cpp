@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <regex>
 #include <thread>
 
 #include "schema/explain_uris.hpp"
@@ -265,6 +266,77 @@ TEST_F(QueryTest, InvokeAsksTheRouterByDefaultAndShowsTheRoute) {
                                      milliseconds{120'000});
     ASSERT_TRUE(direct.status.exited && direct.status.code == 0) << direct.err;
     EXPECT_EQ(direct.out.find("route:"), std::string::npos);
+}
+
+// Every run URI (urn:glassbox:<uuid>…) of `text` with its uuid masked: two runs of one question
+// differ in nothing else.
+std::string masked_runs(const std::string& text) {
+    static const std::regex run(
+        R"(urn:glassbox:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})");
+    return std::regex_replace(text, run, "urn:glassbox:RUN");
+}
+
+// docs/protocol.md §4.1: a client that asks explain=none gets the answer without explain
+// messages: neither the router's own (the broker leaves them out) nor its engine's, which the
+// router forwards as data only to a client that takes them (meta "explain": "none", §5.1). Both
+// traces are stored whole all the same. `glassbox invoke` asks for none without -x: its text is
+// the -x text less the step lines.
+TEST_F(QueryTest, ExplainNoneLeavesOutEveryExplainAndInvokePrintsTheSameAnswer) {
+    const std::string question = "Who founded the shipyard that built the MV Curlew?";
+    const json body{{"query", question}, {"streaming", true}};
+    const RagRun streamed = ask(body);
+    ASSERT_TRUE(streamed.ok()) << streamed.describe();
+    std::size_t forwarded = 0;  // the engine's steps the router forwarded to the streamed run
+    for (const auto& m : streamed.messages)
+        if (m.is_partial("data") && m.json().value("message_type", "") == "explain") ++forwarded;
+    ASSERT_GT(forwarded, 0u) << streamed.describe();
+
+    GbcClient client(context_, broker_.endpoint);
+    client.send_raw({"", "GBC01", std::string(1, '\x01'), "query", "quiet-1", "60000",
+                     "explain=none", body.dump()});
+    const RagRun quiet = rag::decode_run(client.collect("quiet-1", milliseconds{65'000}));
+    ASSERT_TRUE(quiet.ok()) << quiet.describe();
+    EXPECT_TRUE(quiet.explains.empty()) << quiet.describe();
+    for (const auto& m : quiet.messages) {
+        EXPECT_FALSE(m.is_partial("data") && m.json().value("message_type", "") == "explain")
+            << m.describe().substr(0, 300);
+    }
+    EXPECT_FALSE(quiet.streamed.empty());
+    EXPECT_EQ(quiet.streamed, streamed.streamed);
+    EXPECT_EQ((*quiet.final)["response"], (*streamed.final)["response"]);
+    EXPECT_EQ((*quiet.final)["route"], (*streamed.final)["route"]);
+    // Stored whole: the router's trace and its engine's, each with as many events as the
+    // streamed run's.
+    const auto stored_with = [&](const std::string& session, std::size_t events) {
+        json shown;
+        EXPECT_TRUE(wait_for_trace_answer(
+            broker_.endpoint, {{"op", "show"}, {"session", session}},
+            [&](const json& s) {
+                return s["session"].value("status", "") == "complete" &&
+                       s["events"].size() == events;
+            },
+            shown))
+            << session << " not stored whole; last: " << shown.dump().substr(0, 2000);
+    };
+    stored_with((*quiet.final)["session"], streamed.explains.size());
+    stored_with((*quiet.final)["engine_session"], forwarded);
+
+    const auto with_steps = run_glassbox(
+        {"invoke", "-x", "-q", question, "--broker", broker_.endpoint}, milliseconds{120'000});
+    ASSERT_TRUE(with_steps.status.exited && with_steps.status.code == 0) << with_steps.err;
+    const auto plain = run_glassbox({"invoke", "-q", question, "--broker", broker_.endpoint},
+                                    milliseconds{120'000});
+    ASSERT_TRUE(plain.status.exited && plain.status.code == 0) << plain.err;
+    EXPECT_EQ(plain.out.find("[RoutingDecision]"), std::string::npos) << plain.out;
+    EXPECT_NE(plain.out.find("trace: urn:glassbox:"), std::string::npos) << plain.out;
+    EXPECT_NE(plain.out.find("route: graph-rag by rules"), std::string::npos) << plain.out;
+    EXPECT_NE(with_steps.out.find("[RoutingDecision] urn:glassbox:"), std::string::npos)
+        << with_steps.out;
+    // -x: the step lines, an empty line, then what invoke prints without -x.
+    EXPECT_TRUE(masked_runs(with_steps.out).ends_with("\n\n" + masked_runs(plain.out)))
+        << "with -x:\n"
+        << with_steps.out << "\nwithout:\n"
+        << plain.out;
 }
 
 TEST_F(QueryTest, AnUnknownCollectionIsNotFoundWithoutEscalatingInTheStreamAndThroughInvoke) {

@@ -165,11 +165,14 @@ private:
         std::string text;
         json step_calls = json::array();
         for (auto& out : outcomes) {
-            for (auto& body : out.explain)
-                partial({{"message_type", "explain"},
-                         {"iteration", n},
-                         {"tool", out.tool},
-                         {"explain", std::move(body)}});
+            // Its tools' steps, for a client that takes explain messages (not explain=none).
+            if (context_.meta().client_takes_explain) {
+                for (auto& body : out.explain)
+                    partial({{"message_type", "explain"},
+                             {"iteration", n},
+                             {"tool", out.tool},
+                             {"explain", std::move(body)}});
+            }
             partial({{"message_type", "observation"},
                      {"iteration", n},
                      {"tool", out.tool},

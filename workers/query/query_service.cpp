@@ -244,7 +244,9 @@ EngineRun run_engine(runtime::RequestContext& context, const QueryConfig& config
         if (run.session.empty()) run.session = string_of(reply.body, "session");
         const std::string id = string_of(reply.body, "explain_id");
         if (!id.empty() && id != run.session) run.last_step = id;
-        if (forward_failed) return;
+        // The engine's steps go on to a client that takes explain messages; one that asked for
+        // none (explain=none) would only drop them. The router reads them here either way.
+        if (forward_failed || !context.meta().client_takes_explain) return;
         if (auto sent = context.send_partial(reply.body); !sent) forward_failed = sent.error();
     };
     auto called = context.call(service, engine_body(engine, request, asked, parent, exclude),

@@ -8,6 +8,7 @@
 #include "bus/detail/frame_io.hpp"
 #include "bus/worker_frames.hpp"
 #include "schema/explain_builder.hpp"
+#include "schema/explain_terms.hpp"
 #include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
 #include "schema/untrusted_json.hpp"
@@ -40,6 +41,7 @@ Result<RequestMeta> decode_request_meta(std::string_view text, Clock::time_point
     out.deadline = received + out.deadline_ms;
     out.attempt = frame.value().attempt;
     out.client = std::move(frame.value().client);
+    out.client_takes_explain = frame.value().explain != bus::kMetaExplainNone;
     return out;
 }
 
@@ -77,26 +79,23 @@ std::string build_explain_body(const ExplainStep& step, std::uint64_t seq, std::
             break;
     }
     message.error = step.error;
-    if (!step.build) return schema::encode_text(message, step.triples);
+    // The dictionary form (docs/protocol.md §8.1) unless GLASSBOX_EXPLAIN_PLAIN=1 asks for plain.
+    const auto form = schema::explain_triple_form_from_env();
+    if (!step.build) return schema::encode_text(message, step.triples, form);
     // Reserve what the largest body so far needed (a focus step is tens of kilobytes), up to
     // 256 KiB: one huge step must not make every later small one allocate that much.
     static thread_local std::size_t largest = 4096;
-    auto body = schema::encode_text(
-        message,
-        [&step, &message](std::string& out) {
-            schema::TripleJson sink(out, message.explain_graph);  // the graph each triple names
-            step.build(sink);
-        },
-        largest);
+    auto body = schema::encode_text(message, step.build, form, largest);
     largest = std::clamp<std::size_t>(body.size(), largest, 256 * 1024);
     return body;
 }
 
 RequestContext::RequestContext(RequestMeta meta, nlohmann::json body, std::string worker_id,
                                detail::HandlerChannel& channel,
-                               std::function<bus::BusClient&()> bus)
+                               std::function<bus::BusClient&()> bus, std::string_view body_text)
     : meta_(std::move(meta)),
       body_(std::move(body)),
+      body_text_(body_text),
       worker_id_(std::move(worker_id)),
       channel_(channel),
       bus_(std::move(bus)),

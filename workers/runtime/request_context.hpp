@@ -34,6 +34,11 @@ struct RequestMeta {
     Clock::time_point deadline{};              // received + deadline_ms
     std::uint64_t attempt = 1;                 // counts from 1
     std::string client;                        // "GBC01" or "MDPC01"
+    // False when the client asked not to receive this request's explain messages (meta
+    // "explain": "none", docs/protocol.md §4.1): the handler still sends its own (they are
+    // traced as always), but need not forward its sub-runs' explain messages to the client as
+    // data. True otherwise, an MDPC01 client's request included.
+    bool client_takes_explain = true;
 };
 
 // Checks the meta JSON: an object with request_id (string), service (string), deadline_ms and
@@ -93,12 +98,16 @@ public:
     // Runtime-internal: handlers receive a context, they do not build one. `channel` is the
     // handler thread's PAIR to its I/O loop; `bus` lazily gives this thread's BusClient.
     RequestContext(RequestMeta meta, nlohmann::json body, std::string worker_id,
-                   detail::HandlerChannel& channel, std::function<bus::BusClient&()> bus);
+                   detail::HandlerChannel& channel, std::function<bus::BusClient&()> bus,
+                   std::string_view body_text = {});
     RequestContext(const RequestContext&) = delete;
     RequestContext& operator=(const RequestContext&) = delete;
 
     const RequestMeta& meta() const noexcept { return meta_; }
     const nlohmann::json& body() const noexcept { return body_; }
+    // The body as received, valid while the handler runs. When WorkerConfig::text_body took the
+    // request, body() is null and this is its only form: the handler checks it itself.
+    std::string_view body_text() const noexcept { return body_text_; }
     const std::string& worker_id() const noexcept { return worker_id_; }
     // The URIs of the run this request's trace records, drawn when the request arrived so that
     // every log line about the request, its first included, names the trace's session. A
@@ -170,6 +179,7 @@ private:
 
     RequestMeta meta_;
     nlohmann::json body_;
+    std::string_view body_text_;
     std::string worker_id_;
     detail::HandlerChannel& channel_;
     std::function<bus::BusClient&()> bus_;

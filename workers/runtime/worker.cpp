@@ -98,18 +98,24 @@ private:
         // §1.1: the broker never parses bodies; the worker answers InvalidJson before its logic
         // runs. Its nesting is bounded too (schema::kMaxJsonDepth): every handler may copy or walk
         // it.
-        auto body = schema::parse_untrusted_json(body_text);
-        if (!body) {
-            log()->info("event=invalid_json");
-            bus::send_frames(pair,
-                             {std::string(1, channel::kError), "InvalidJson",
-                              "the request body: " + body.error().message},
-                             true);
-            return;
+        // A body the service reads as text itself (WorkerConfig::text_body) is not parsed here.
+        nlohmann::json tree;
+        if (!config_.text_body || !config_.text_body(body_text)) {
+            auto body = schema::parse_untrusted_json(body_text);
+            if (!body) {
+                log()->info("event=invalid_json");
+                bus::send_frames(pair,
+                                 {std::string(1, channel::kError), "InvalidJson",
+                                  "the request body: " + body.error().message},
+                                 true);
+                return;
+            }
+            tree = std::move(body).value();
         }
         detail::HandlerChannel handler_end{pair};
-        RequestContext context(std::move(meta).value(), std::move(body).value(), worker_id_,
-                               handler_end, [this]() -> bus::BusClient& { return bus(); });
+        RequestContext context(
+            std::move(meta).value(), std::move(tree), worker_id_, handler_end,
+            [this]() -> bus::BusClient& { return bus(); }, body_text);
         log()->debug("event=request_start worker={} attempt={}", worker_id_,
                      context.meta().attempt);
         try {

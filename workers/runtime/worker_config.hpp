@@ -3,8 +3,10 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "bus/curve_keys.hpp"
 
@@ -46,6 +48,11 @@ struct WorkerConfig {
     // Names this process in explain messages ("worker") and logs; empty: "<service>-<host>-<pid>".
     // Each thread appends "/<n>".
     std::string worker_name;
+    // A body this answers true for is not parsed into a tree: the handler gets it as text only
+    // (RequestContext::body_text(), body() null) and must check it itself, answering InvalidJson
+    // for text that is not JSON as the runtime would. For requests whose handler reads megabytes
+    // of one string with a cursor (the store's load-triples). Empty: every body is parsed.
+    std::function<bool(std::string_view body)> text_body;
 };
 
 }  // namespace glassbox::runtime

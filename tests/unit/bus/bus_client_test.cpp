@@ -162,6 +162,41 @@ TEST_F(BusClientTest, SendsRequestFrames) {
     EXPECT_FALSE(client.send("", json::object(), 1s));
 }
 
+// §4.1: the request options come from the config, or from the one send that names its own;
+// the defaults send no options frame at all.
+TEST_F(BusClientTest, RequestOptionsGoInTheirFrameOnlyWhenAskedFor) {
+    BusClientConfig quiet = config();
+    quiet.request_options.explain = ExplainDelivery::kNone;
+    BusClient client(context, quiet);
+    auto sent = send_echo(client, json{{"question", "hi"}}, 1500ms);
+    ASSERT_TRUE(sent);
+    const auto& frames = sent->request.frames;
+    ASSERT_EQ(frames.size(), 8u);
+    EXPECT_EQ(frames[5], "1500");
+    EXPECT_EQ(frames[6], "explain=none");
+    EXPECT_EQ(json::parse(frames[7])["question"], "hi");
+    EXPECT_TRUE(sent->request.packed);
+
+    // One send may ask for the stream all the same: no options frame.
+    ASSERT_TRUE(client.send_raw("echo", "{}", 1s, RequestOptions{}));
+    auto streamed = router.expect(cmd::kRequest);
+    ASSERT_TRUE(streamed);
+    EXPECT_EQ(streamed->frames.size(), 7u);
+
+    // The default config: no frame either, and a send may ask for none.
+    BusClient plain(context, config());
+    ASSERT_TRUE(plain.send_raw("echo", "{}", 1s));
+    auto defaults = router.expect(cmd::kRequest);
+    ASSERT_TRUE(defaults);
+    EXPECT_EQ(defaults->frames.size(), 7u);
+    ASSERT_TRUE(plain.send_raw("echo", "{}", 1s, RequestOptions{ExplainDelivery::kNone}));
+    auto none = router.expect(cmd::kRequest);
+    ASSERT_TRUE(none);
+    ASSERT_EQ(none->frames.size(), 8u);
+    EXPECT_EQ(none->frames[6], "explain=none");
+    EXPECT_EQ(none->frames[7], "{}");
+}
+
 TEST_F(BusClientTest, ABodyAboveTheConfiguredLimitIsRefusedLocallyAndNotSent) {
     BusClientConfig limited = config();
     limited.max_message_bytes = 1000;

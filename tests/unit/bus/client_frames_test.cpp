@@ -35,6 +35,77 @@ TEST(ClientFrames, RequestRoundTrip) {
     EXPECT_EQ(frames[kClientRequestBodyFrame], "{\"q\":1}");
 }
 
+// §4.1: the options frame sits before the body, which stays the last frame.
+TEST(ClientFrames, RequestWithOptionsRoundTrip) {
+    Frames frames;
+    put_client_request(AppendFrames{frames}, "graph-rag", "r-8", 0ms, "{\"q\":2}",
+                       encode_request_options({ExplainDelivery::kNone}));
+    EXPECT_EQ(frames, frames_of({"", "GBC01", "\x01", "graph-rag", "r-8", "0", "explain=none",
+                                 "{\"q\":2}"}));
+    const auto request = decode_client_request(views_of(frames));
+    ASSERT_TRUE(request.ok()) << request.error().message;
+    EXPECT_EQ(request.value().options.explain, ExplainDelivery::kNone);
+    EXPECT_EQ(request.value().body, "{\"q\":2}");
+    EXPECT_EQ(request.value().body_frame, 7u);
+    EXPECT_EQ(request.value().request_id, "r-8");
+
+    // The defaults need no frame: the request every broker reads.
+    Frames plain;
+    put_client_request(AppendFrames{plain}, "graph-rag", "r-9", 0ms, "{}",
+                       encode_request_options({}));
+    ASSERT_EQ(plain.size(), 7u);
+    const auto decoded = decode_client_request(views_of(plain));
+    ASSERT_TRUE(decoded.ok());
+    EXPECT_EQ(decoded.value().options, RequestOptions{});
+    EXPECT_EQ(decoded.value().body_frame, kClientRequestBodyFrame);
+
+    // An empty options frame is the same as none.
+    const Frames with_empty = frames_of({"", "GBC01", "\x01", "s", "r", "0", "", "{}"});
+    const auto empty = decode_client_request(views_of(with_empty));  // views into with_empty
+    ASSERT_TRUE(empty.ok()) << empty.error().message;
+    EXPECT_TRUE(empty.value().options.defaults());
+    EXPECT_EQ(empty.value().body, "{}");
+}
+
+TEST(ClientFrames, RequestOptionsAreReadStrictly) {
+    EXPECT_EQ(encode_request_options({}), "");
+    EXPECT_EQ(encode_request_options({ExplainDelivery::kNone}), "explain=none");
+    EXPECT_EQ(encode_request_options({ExplainDelivery::kStream}), "");
+    for (const auto& [text, explain] :
+         {std::pair<std::string, ExplainDelivery>{"", ExplainDelivery::kStream},
+          {"explain=stream", ExplainDelivery::kStream},
+          {"explain=none", ExplainDelivery::kNone}}) {
+        const auto options = decode_request_options(text);
+        ASSERT_TRUE(options.ok()) << text << ": " << options.error().message;
+        EXPECT_EQ(options.value().explain, explain) << text;
+    }
+    for (const std::string& bad : std::vector<std::string>{
+             "explain", "explain=", "=none", "explain=all", "explain=None", "Explain=none",
+             "explain = none", "explain=none,", ",explain=none", "explain=none,,x=y",
+             "explain=none;x=y", "explain=none,explain=none", "explain=none,explain=stream",
+             "explain==none", "explain=no\x01ne", "explain=" + std::string(33, 'a'),
+             std::string(257, 'a')}) {
+        const auto options = decode_request_options(bad);
+        ASSERT_FALSE(options.ok()) << bad;
+        expect_protocol_error(options.error());
+        EXPECT_TRUE(options.error().message.starts_with("request options: ")) << bad;
+    }
+    // What is wrong is named.
+    const auto unknown = decode_request_options("trace=off");
+    ASSERT_FALSE(unknown.ok());
+    EXPECT_NE(unknown.error().message.find("unknown option \"trace\""), std::string::npos)
+        << unknown.error().message;
+    const auto value = decode_request_options("explain=some");
+    ASSERT_FALSE(value.ok());
+    EXPECT_NE(value.error().message.find("explain=some"), std::string::npos)
+        << value.error().message;
+    // A request whose options are refused is a ProtocolError, its request id still readable.
+    const Frames bad_request = frames_of({"", "GBC01", "\x01", "s", "r-1", "0", "x=y", "{}"});
+    ASSERT_TRUE(decode_client_request_id(views_of(bad_request)).ok());
+    EXPECT_EQ(decode_client_request_id(views_of(bad_request)).value().request_id, "r-1");
+    expect_protocol_error(decode_client_request(views_of(bad_request)).error());
+}
+
 TEST(ClientFrames, NegativeDeadlineIsWrittenAsZero) {
     Frames frames;
     put_client_request(AppendFrames{frames}, "s", "r", -5ms, "{}");
@@ -48,6 +119,7 @@ TEST(ClientFrames, MalformedRequestIsAProtocolError) {
           frames_of({"", "GBC01", "\x01", "s", std::string(65, 'r'), "0", "{}"}),
           frames_of({"", "GBC01", "\x01", "s", "r", "0"}),
           frames_of({"", "GBC01", "\x01", "s", "r", "0", "{}", "extra"}),
+          frames_of({"", "GBC01", "\x01", "s", "r", "0", "explain=none", "{}", "extra"}),
           frames_of({"", "GBC01", "\x01", "bad service!", "r", "0", "{}"}),
           frames_of({"", "GBC01", "\x01", "s", "r", "-1", "{}"})}) {
         const auto request = decode_client_request(views_of(bad));

@@ -57,6 +57,24 @@ TEST(PackedForm, EncodersPackOnRequest) {
     EXPECT_EQ(unpacked(heartbeat), encode_heartbeat({"a", "b", "c"}));
 }
 
+// The options frame goes into the envelope; the body is still the frame beside it (§4.1).
+TEST(PackedForm, RequestOptionsTravelInTheEnvelope) {
+    const RequestOptions none{ExplainDelivery::kNone};
+    const Frames request = encode_request("s", "r-1", 0ms, "{\"q\":1}", true, none);
+    ASSERT_EQ(request.size(), 2u);
+    EXPECT_EQ(request[1], "{\"q\":1}");
+    EXPECT_NE(request[0].find("explain=none"), std::string::npos);
+    const Frames classic = unpacked(request);
+    EXPECT_EQ(classic, encode_request("s", "r-1", 0ms, "{\"q\":1}", false, none));
+    const auto decoded = decode_client_request(views_of(classic));
+    ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+    EXPECT_EQ(decoded.value().options, none);
+    EXPECT_EQ(decoded.value().body, "{\"q\":1}");
+    // The defaults add no frame: byte for byte the request before options.
+    EXPECT_EQ(encode_request("s", "r-1", 0ms, "{}", true, RequestOptions{}),
+              encode_request("s", "r-1", 0ms, "{}", true));
+}
+
 TEST(PackedForm, FieldsLongerThan127BytesUseSeveralLengthBytes) {
     const std::string long_id(300, 'x');
     const std::string huge(70'000, 'y');

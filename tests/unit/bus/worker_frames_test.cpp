@@ -81,7 +81,7 @@ TEST(WorkerFrames, GbwRequestRoundTrip) {
     EXPECT_EQ(request.value().body, "{}");
     const auto meta = decode_request_meta(request.value().meta);
     ASSERT_TRUE(meta.ok());
-    EXPECT_EQ(meta.value(), (RequestMetaFrame{"r-1", "rag", 2500, 1, "GBC01"}));
+    EXPECT_EQ(meta.value(), (RequestMetaFrame{"r-1", "rag", 2500, 1, "GBC01", ""}));
 }
 
 TEST(WorkerFrames, MalformedRequestIsAProtocolError) {
@@ -104,6 +104,31 @@ TEST(WorkerFrames, MetaKeepsOpaqueRequestIdsValidJson) {
         ASSERT_TRUE(meta.ok()) << meta.error().message;
         EXPECT_FALSE(meta.value().request_id.empty());
     }
+}
+
+// §5.1: "explain": "none" for a client that asked explain=none (§4.1), absent otherwise.
+TEST(WorkerFrames, MetaCarriesTheClientsExplainChoice) {
+    const std::string none = encode_request_meta("r-1", "rag", 2500, 1, "GBC01", "none");
+    EXPECT_EQ(none, R"({"request_id":"r-1","service":"rag","deadline_ms":2500,"attempt":1,)"
+                    R"("client":"GBC01","explain":"none"})");
+    const auto meta = decode_request_meta(none);
+    ASSERT_TRUE(meta.ok()) << meta.error().message;
+    EXPECT_EQ(meta.value(), (RequestMetaFrame{"r-1", "rag", 2500, 1, "GBC01", "none"}));
+    EXPECT_EQ(encode_request_meta(meta.value()), none);
+    // Left out, the frame is the one before the option: byte for byte.
+    const std::string plain = encode_request_meta("r-1", "rag", 2500, 1, "GBC01");
+    EXPECT_EQ(plain, encode_request_meta("r-1", "rag", 2500, 1, "GBC01", ""));
+    EXPECT_EQ(plain.find("explain"), std::string::npos);
+    EXPECT_EQ(decode_request_meta(plain).value().explain, "");
+    // The tree reader agrees (an escaped key sends it there); a non-string is refused.
+    const auto tree = decode_request_meta(
+        R"({"request\u005fid":"r","service":"s","deadline_ms":5,"attempt":2,"explain":"none"})");
+    ASSERT_TRUE(tree.ok()) << tree.error().message;
+    EXPECT_EQ(tree.value().explain, "none");
+    const auto bad = decode_request_meta(
+        R"({"request_id":"r","service":"s","deadline_ms":5,"attempt":2,"explain":false})");
+    ASSERT_FALSE(bad.ok());
+    expect_protocol_error(bad.error());
 }
 
 TEST(WorkerFrames, BadMetaIsAProtocolError) {
@@ -258,7 +283,7 @@ TEST(WorkerFrames, CompactRequestRoundTripsAndIsToldApartFromClassic) {
     EXPECT_EQ(request.value().body, "{}");
     const auto meta = decode_request_meta(request.value().meta);
     ASSERT_TRUE(meta.ok());
-    EXPECT_EQ(meta.value(), (RequestMetaFrame{"r-1", "rag", 2500, 1, "GBC01"}));
+    EXPECT_EQ(meta.value(), (RequestMetaFrame{"r-1", "rag", 2500, 1, "GBC01", ""}));
 
     Frames classic;
     put_worker_token_head(AppendFrames{classic}, cmd::kRequest, "17");

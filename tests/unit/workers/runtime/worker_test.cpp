@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "base/utf8.hpp"
+#include "schema/explain_terms.hpp"
 #include "schema/vocabulary.hpp"
 #include "tests/support/fake_broker.hpp"
 #include "tests/support/wait_until.hpp"
@@ -255,6 +256,26 @@ TEST_F(WorkerTest, InvalidJsonIsAnsweredWithoutCallingTheHandler) {
     broker.send_request(id, "t3", "[1,2]");  // valid JSON of any shape reaches the handler
     ASSERT_TRUE(broker.expect(cmd::kReply));
     EXPECT_EQ(calls.load(), 1);
+}
+
+TEST_F(WorkerTest, ABodyTheServiceReadsAsTextReachesItUnparsed) {
+    auto c = config();
+    c.text_body = [](std::string_view body) { return body.rfind("{\"raw\"", 0) == 0; };
+    const auto id = start(
+        [](RequestContext& ctx) {
+            (void)ctx.reply({{"tree", ctx.body()}, {"text", std::string(ctx.body_text())}});
+        },
+        c);
+    // Taken: no tree (not even for text that is not JSON: the service checks it itself).
+    broker.send_request(id, "t1", R"({"raw":1,)");
+    auto reply = broker.expect(cmd::kReply);
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(json::parse(reply->frames[5]), (json{{"tree", nullptr}, {"text", R"({"raw":1,)"}}));
+    // Not taken: parsed as always, the text beside it.
+    broker.send_request(id, "t2", R"({"x":1})");
+    reply = broker.expect(cmd::kReply);
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(json::parse(reply->frames[5]), (json{{"tree", {{"x", 1}}}, {"text", R"({"x":1})"}}));
 }
 
 TEST_F(WorkerTest, MalformedRequestIsAProtocolError) {
@@ -638,7 +659,10 @@ TEST_F(WorkerTest, ADeferredStepIsBuiltWhenItGoesOut) {
     ASSERT_TRUE(call);
     auto explain = broker.expect(cmd::kExplain);
     ASSERT_TRUE(explain);
-    const auto body = json::parse(explain->frames[8]);
+    // Sent in the term-dictionary form (docs/protocol.md §8.1), read here as plain triples.
+    const auto sent = json::parse(explain->frames[8]);
+    EXPECT_TRUE(schema::has_term_dictionary(sent));
+    const auto body = schema::plain_explain_body(sent);
     ASSERT_EQ(body["explain_triples"].size(), 1u);
     EXPECT_EQ(body["explain_triples"][0]["o"]["v"], "built later");
     EXPECT_EQ(body["explain_triples"][0]["g"], schema::vocab::kRetrievalGraph);
@@ -756,6 +780,14 @@ TEST(RequestMetaTest, DecodesAndChecksEveryField) {
     EXPECT_EQ(meta->deadline, now + 1500ms);
     EXPECT_EQ(meta->attempt, 2u);
     EXPECT_EQ(meta->client, "MDPC01");
+    EXPECT_TRUE(meta->client_takes_explain);
+    // A client that asked explain=none (docs/protocol.md §4.1, §5.1).
+    auto quiet = decode_request_meta(
+        R"({"request_id":"a","service":"s","deadline_ms":1,"attempt":1,"client":"GBC01",)"
+        R"("explain":"none"})",
+        now);
+    ASSERT_TRUE(quiet);
+    EXPECT_FALSE(quiet->client_takes_explain);
     for (const char* bad :
          {"[]", "nope", R"({"service":"s","deadline_ms":1,"attempt":1})",
           R"({"request_id":"a","service":"s","deadline_ms":-1,"attempt":1})",
