@@ -8,7 +8,9 @@
 //           here; before each load `rapper -c -i ntriples FILE` (parse and count only) reads the
 //           same file. Both run under /usr/bin/time: wall and CPU seconds and peak RSS. The
 //           store worker's CPU seconds and peak RSS come from /proc. Prints each run and the
-//           medians: statements/s of both, their ratio, bytes on disk per triple.
+//           medians: statements/s of both, their ratio, bytes on disk per triple. With
+//           --glassbox PATH each run first loads with that build's binary too (CLI and store
+//           worker), for an A/B against another commit in the same run.
 //   query   --queries (default 300) `triples-batch` requests of 50 subject patterns (entities
 //           drawn at random, limit --limit per pattern, default 100) through the bus, against
 //           GraphStore::match_batch of the same patterns on the same file in this process (the
@@ -56,6 +58,9 @@ using nlohmann::json;
 struct Options : bench::StoreRunOptions {
     Options() { queries = 300; }
     std::size_t runs = 3;
+    // --glassbox PATH: each run also loads the file with another build's binary (CLI and store
+    // worker; the broker stays this build's), right after this build's load: an A/B in one run.
+    std::string other;
 };
 
 [[noreturn]] void die(const std::string& what) { bench::fail("bench_load", what); }
@@ -188,10 +193,14 @@ int run(const Options& o) {
                  "rapper -c\n\n";
 
     std::cout
-        << "## Load\n\n| run | load wall s | load statements/s | CLI CPU s | CLI peak RSS MiB | "
-           "store CPU s | "
+        << "## Load\n\n| run | glassbox | load wall s | load statements/s | CLI CPU s | CLI peak "
+           "RSS MiB | store CPU s | "
            "store peak RSS MiB | rapper -c wall s | rapper statements/s | load/rapper (rate) |\n"
-        << "|---|---|---|---|---|---|---|---|---|---|\n";
+        << "|---|---|---|---|---|---|---|---|---|---|---|\n";
+    // The other build's figures (--glassbox), loaded in the same runs.
+    struct Figures {
+        std::vector<double> rates, ratios, cli_cpu, store_cpu, walls;
+    } other;
     std::vector<double> load_rates, rapper_rates, ratios, cli_rss, store_rss, cli_cpu, store_cpu,
         load_walls;
     double bytes_per_triple = 0;
@@ -207,34 +216,61 @@ int run(const Options& o) {
             die("rapper counted otherwise: " + rapper.err);
         }
 
-        cluster = std::make_unique<Cluster>();
-        cluster->dir = work / ("cluster-" + std::to_string(run));
-        fs::create_directories(cluster->dir);
-        cluster->start_broker();
-        last_home = cluster->dir / "home";
-        auto& worker = cluster->start(
-            "store", {GLASSBOX_BINARY, "worker", "store", "--broker", cluster->endpoint, "--home",
-                      last_home.string(), "--heartbeat-ms", "500"});
-        {
-            glassbox::bus::BusClientConfig config;
-            config.endpoint = cluster->endpoint;
-            glassbox::bus::BusClient client(config);
-            wait_for_service(client, "store");
-        }
-        const auto before = proc_usage(worker.pid());
-        const auto load =
-            run_timed("load",
-                      {GLASSBOX_BINARY, "load", "rdf", file.string(), "--no-index", "--json",
-                       "--broker", cluster->endpoint, "--timeout-ms", "600000"},
-                      cluster->dir);
-        if (load.code != 0) die("glassbox load failed: " + load.err);
-        const auto summary = json::parse(load.out, nullptr, false);
-        if (!summary.is_object() || summary.value("statements", std::uint64_t{0}) != o.triples) {
-            die("glassbox load reported otherwise: " + load.out);
-        }
-        const auto after = proc_usage(worker.pid());
-        const double load_rate = static_cast<double>(o.triples) / load.wall;
+        // One load into a fresh home by `binary` (CLI and store worker).
+        struct Loaded {
+            Timed load;
+            json summary;
+            std::pair<double, double> before, after;  // the store worker's CPU s, peak RSS MiB
+        };
+        const auto load_with = [&](const std::string& binary, const std::string& name) {
+            cluster = std::make_unique<Cluster>();
+            cluster->dir = work / ("cluster-" + std::to_string(run) + name);
+            fs::create_directories(cluster->dir);
+            cluster->start_broker();
+            last_home = cluster->dir / "home";
+            auto& worker =
+                cluster->start("store", {binary, "worker", "store", "--broker", cluster->endpoint,
+                                         "--home", last_home.string(), "--heartbeat-ms", "500"});
+            {
+                glassbox::bus::BusClientConfig config;
+                config.endpoint = cluster->endpoint;
+                glassbox::bus::BusClient client(config);
+                wait_for_service(client, "store");
+            }
+            Loaded out;
+            out.before = proc_usage(worker.pid());
+            out.load = run_timed("load",
+                                 {binary, "load", "rdf", file.string(), "--no-index", "--json",
+                                  "--broker", cluster->endpoint, "--timeout-ms", "600000"},
+                                 cluster->dir);
+            if (out.load.code != 0) die(binary + " load failed: " + out.load.err);
+            out.summary = json::parse(out.load.out, nullptr, false);
+            if (!out.summary.is_object() ||
+                out.summary.value("statements", std::uint64_t{0}) != o.triples) {
+                die(binary + " load reported otherwise: " + out.load.out);
+            }
+            out.after = proc_usage(worker.pid());
+            return out;
+        };
         const double rapper_rate = static_cast<double>(o.triples) / rapper.wall;
+        if (!o.other.empty()) {
+            const auto ab = load_with(o.other, "-other");
+            const double rate = static_cast<double>(o.triples) / ab.load.wall;
+            other.rates.push_back(rate);
+            other.ratios.push_back(rate / rapper_rate);
+            other.cli_cpu.push_back(ab.load.cpu);
+            other.store_cpu.push_back(ab.after.first - ab.before.first);
+            other.walls.push_back(ab.load.wall);
+            std::cout << "| " << run << " | " << o.other << " | " << fmt(ab.load.wall, 2) << " | "
+                      << fmt(rate, 0) << " | " << fmt(ab.load.cpu, 2) << " | "
+                      << fmt(ab.load.rss_mib, 1) << " | "
+                      << fmt(ab.after.first - ab.before.first, 2) << " | "
+                      << fmt(ab.after.second, 1) << " | " << fmt(rapper.wall, 2) << " | "
+                      << fmt(rapper_rate, 0) << " | " << fmt(rate / rapper_rate, 2) << " |\n";
+            cluster.reset();
+        }
+        const auto [load, summary, before, after] = load_with(GLASSBOX_BINARY, "");
+        const double load_rate = static_cast<double>(o.triples) / load.wall;
         load_rates.push_back(load_rate);
         rapper_rates.push_back(rapper_rate);
         ratios.push_back(load_rate / rapper_rate);
@@ -245,10 +281,10 @@ int run(const Options& o) {
         load_walls.push_back(load.wall);
         bytes_per_triple = static_cast<double>(dir_bytes(last_home / "knowledge")) /
                            static_cast<double>(summary.value("added", std::uint64_t{1}));
-        std::cout << "| " << run << " | " << fmt(load.wall, 2) << " | " << fmt(load_rate, 0)
-                  << " | " << fmt(load.cpu, 2) << " | " << fmt(load.rss_mib, 1) << " | "
-                  << fmt(after.first - before.first, 2) << " | " << fmt(after.second, 1) << " | "
-                  << fmt(rapper.wall, 2) << " | " << fmt(rapper_rate, 0) << " | "
+        std::cout << "| " << run << " | this build | " << fmt(load.wall, 2) << " | "
+                  << fmt(load_rate, 0) << " | " << fmt(load.cpu, 2) << " | " << fmt(load.rss_mib, 1)
+                  << " | " << fmt(after.first - before.first, 2) << " | " << fmt(after.second, 1)
+                  << " | " << fmt(rapper.wall, 2) << " | " << fmt(rapper_rate, 0) << " | "
                   << fmt(load_rate / rapper_rate, 2) << " |\n";
         std::cout.flush();
         if (run < o.runs) cluster.reset();
@@ -263,7 +299,15 @@ int run(const Options& o) {
               << fmt(percentile(store_rss, 0.5), 1) << " (max "
               << fmt(*std::max_element(store_rss.begin(), store_rss.end()), 1)
               << ")\nbytes on disk per stored triple (database, WAL, no vector index): "
-              << fmt(bytes_per_triple, 1) << "\n\n";
+              << fmt(bytes_per_triple, 1) << "\n";
+    if (!o.other.empty()) {
+        std::cout << "medians of " << o.other << ": load " << fmt(percentile(other.rates, 0.5), 0)
+                  << " statements/s (wall " << fmt(percentile(other.walls, 0.5), 2)
+                  << " s), load/rapper " << fmt(percentile(other.ratios, 0.5), 2) << "; CPU s: CLI "
+                  << fmt(percentile(other.cli_cpu, 0.5), 2) << ", store "
+                  << fmt(percentile(other.store_cpu, 0.5), 2) << "\n";
+    }
+    std::cout << "\n";
 
     // ---- batched query through the bus vs in-process ----
     glassbox::bus::BusClientConfig config;
@@ -330,6 +374,10 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
     Options o;
     const auto take = [&o](bench::Args& args) {
+        if (args.arg() == "--glassbox") {
+            o.other = args.value();
+            return true;
+        }
         if (args.arg() != "--runs") return false;
         o.runs = args.number();
         return true;
@@ -337,7 +385,7 @@ int main(int argc, char** argv) {
     if (const auto status = bench::read_store_run_options(
             argc, argv, "bench_load", o, store::kMaxMatchLimit, take,
             "usage: bench_load [--triples N] [--runs N] [--queries N] [--limit N] [--dir PATH] "
-            "[--keep]\n"))
+            "[--keep] [--glassbox PATH]\n"))
         return *status;
     if (!fs::exists("/usr/bin/rapper")) die("needs /usr/bin/rapper (raptor2-utils)");
     if (!fs::exists("/usr/bin/time")) die("needs /usr/bin/time");

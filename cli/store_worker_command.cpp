@@ -34,7 +34,7 @@ void run_store(const StoreOptions& options) {
     config.embed_batch = options.embed_batch;
     auto service = std::make_shared<store::StoreService>(config);
     run_worker(std::string(schema::services::kStore), options.worker,
-               store::make_store_handler(service), stop_signals);
+               store::make_store_handler(service), stop_signals, store::reads_body_as_text);
 }
 
 }  // namespace

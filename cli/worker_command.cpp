@@ -120,7 +120,8 @@ nlohmann::json service_settings_json(std::string_view table) {
 }
 
 void run_worker(const std::string& default_service, const WorkerOptions& options,
-                runtime::Handler handler, const sigset_t& stop_signals) {
+                runtime::Handler handler, const sigset_t& stop_signals,
+                std::function<bool(std::string_view)> text_body) {
     const auto& s = settings();
     runtime::WorkerConfig config;
     config.endpoint = s.text("broker.endpoint");
@@ -131,6 +132,7 @@ void run_worker(const std::string& default_service, const WorkerOptions& options
     config.liveness = static_cast<int>(s.integer("broker.liveness"));
     config.drain_timeout = std::chrono::milliseconds{s.integer("worker.drain_timeout_ms")};
     config.worker_name = options.name;
+    config.text_body = std::move(text_body);
 
     std::unique_ptr<runtime::Worker> worker;
     try {

@@ -63,8 +63,10 @@ nlohmann::json service_settings_json(std::string_view table);
 
 // Runs one worker (service `default_service` unless --service) until SIGTERM/SIGINT, then stops
 // it gracefully. Call block_stop_signals() first when building the handler starts threads.
+// `text_body`: runtime::WorkerConfig::text_body.
 void run_worker(const std::string& default_service, const WorkerOptions& options,
-                runtime::Handler handler, const sigset_t& stop_signals);
+                runtime::Handler handler, const sigset_t& stop_signals,
+                std::function<bool(std::string_view)> text_body = {});
 
 // Registered by their own files.
 void add_embeddings_worker_command(CLI::App& worker_command);

@@ -123,6 +123,85 @@ TEST_F(StoreBoundsTest, TriplesBatchAboveItsBoundsIsATypedErrorAndTheStoreKeepsS
     EXPECT_LT(peak, 200u << 20) << "the store worker peaked at " << (peak >> 20) << " MiB";
 }
 
+// Issue 33: triples-batch with "labels" answers, beside each triple, the labels the `labels`
+// operation gives its terms; a wrong "labels" is a DecodeError, and labels past the reply's
+// bytes are an InvalidRequest like the triples' own.
+TEST_F(StoreBoundsTest, TriplesBatchLabelsAreTheLabelsOperationsAndTyped) {
+    const std::string label = "<http://www.w3.org/2000/01/rdf-schema#label>";
+    const auto file =
+        write("labelled.nt",
+              "<urn:e1> " + label + " \"Erde\"@de .\n" + "<urn:e1> " + label + " \"Earth\"@en .\n" +
+                  "<urn:e2> " + label + " \"plain two\" .\n" + "<urn:rel> " + label +
+                  " \"related\"@en-GB .\n" + "<urn:e1> <urn:rel> <urn:e2> .\n" +
+                  "<urn:e1> <urn:rel> <http://x.org/a#e3> .\n" +
+                  "<urn:e2> <urn:name> \"Zwei\"@de .\n" + "_:b <urn:rel> <urn:e1> .\n");
+    const auto loaded = glassbox({"load", "rdf", file.string(), "--no-index"});
+    ASSERT_TRUE(exited_with(loaded, 0)) << loaded.err;
+    GbcClient client(context_, broker_.endpoint);
+    json body{{"op", "triples-batch"},
+              {"labels", true},
+              {"patterns",
+               {{{"s", {{"t", "i"}, {"i", "urn:e1"}}}},
+                {{"p", {{"t", "i"}, {"i", "urn:rel"}}}},
+                {{"o", {{"t", "i"}, {"i", "urn:never"}}}},
+                {{"s", {{"t", "i"}, {"i", "urn:e2"}}}}}}};
+    auto batch = terminal_of(client.call("store", body.dump(), 10'000));
+    ASSERT_TRUE(batch.is_final()) << batch.describe();
+    const auto reply = batch.json();
+    ASSERT_EQ(reply["results"].size(), 4u);
+    ASSERT_EQ(reply["labels"].size(), 4u);
+    json terms = json::array();
+    json labels = json::array();
+    for (std::size_t i = 0; i < 4; ++i) {
+        ASSERT_EQ(reply["labels"][i].size(), 3 * reply["results"][i].size()) << i;
+        for (const auto& t : reply["results"][i]) {
+            for (const char* part : {"s", "p", "o"}) terms.push_back(t[part]);
+        }
+        for (const auto& l : reply["labels"][i]) labels.push_back(l);
+    }
+    EXPECT_EQ(terms.size(), 3u * 9u);
+    auto named =
+        terminal_of(client.call("store", json{{"op", "labels"}, {"terms", terms}}.dump(), 10'000));
+    ASSERT_TRUE(named.is_final()) << named.describe();
+    EXPECT_EQ(named.json()["labels"], labels);
+    for (const char* expected : {"Earth", "plain two", "related", "e3", "Zwei"})
+        EXPECT_NE(labels.dump().find(std::string("\"") + expected + "\""), std::string::npos)
+            << expected << " in " << labels.dump();
+
+    // Without the option, the reply is what it was: no labels.
+    body.erase("labels");
+    auto plain = terminal_of(client.call("store", body.dump(), 10'000));
+    ASSERT_TRUE(plain.is_final()) << plain.describe();
+    EXPECT_FALSE(plain.json().contains("labels"));
+    EXPECT_EQ(plain.json()["results"], reply["results"]);
+
+    body["labels"] = "yes";
+    auto wrong = terminal_of(client.call("store", body.dump(), 10'000));
+    ASSERT_TRUE(wrong.is_error()) << wrong.describe();
+    EXPECT_EQ(wrong.error_type, "DecodeError");
+    EXPECT_NE(wrong.message.find("labels"), std::string::npos) << wrong.message;
+
+    // Twelve edges into a node whose label is 1 MB: small triples, 12 MB of labels.
+    std::string big = "<urn:big> " + label + " \"" + std::string(1 << 20, 'b') + "\" .\n";
+    for (int i = 0; i < 12; ++i) big += "<urn:in" + std::to_string(i) + "> <urn:to> <urn:big> .\n";
+    const auto loaded_big =
+        glassbox({"load", "rdf", write("big-label.nt", big).string(), "--no-index"});
+    ASSERT_TRUE(exited_with(loaded_big, 0)) << loaded_big.err;
+    const json into_big{{"op", "triples-batch"},
+                        {"labels", true},
+                        {"patterns", {{{"p", {{"t", "i"}, {"i", "urn:to"}}}}}}};
+    auto too_big = terminal_of(client.call("store", into_big.dump(), 10'000));
+    ASSERT_TRUE(too_big.is_error()) << too_big.describe();
+    EXPECT_EQ(too_big.error_type, "InvalidRequest");
+    EXPECT_NE(too_big.message.find("triples-batch"), std::string::npos) << too_big.message;
+    EXPECT_NE(too_big.message.find("max_reply_bytes"), std::string::npos) << too_big.message;
+    json without_labels = into_big;
+    without_labels["labels"] = false;
+    auto fits = terminal_of(client.call("store", without_labels.dump(), 10'000));
+    ASSERT_TRUE(fits.is_final()) << fits.describe();
+    EXPECT_EQ(fits.json()["results"][0].size(), 12u);
+}
+
 // Issue 16, point 11: through the bus, text that is not N-Quads is InvalidRequest naming its
 // line, a load is all or nothing, and a load without its text is refused rather than loading
 // nothing successfully.

@@ -2,6 +2,7 @@
 // names, and the entity list with labels.
 #include "workers/store/graph_labels.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
@@ -127,6 +128,43 @@ Result<std::vector<std::string>> read_labels(storage::Database& db, TermDictiona
                 "ask for fewer terms per request");
         }
         out.push_back(std::move(*label));
+    }
+    return out;
+}
+
+Result<std::vector<std::string>> read_labels_of_stored(storage::Database& db,
+                                                       TermDictionary& dictionary,
+                                                       std::span<const std::int64_t> ids,
+                                                       std::span<const Term* const> terms,
+                                                       std::string_view op, std::size_t max_bytes) {
+    auto label_id = label_predicate_id(dictionary);
+    if (!label_id) return label_id.error();
+    // As read_labels: literals are named by their value, never looked up.
+    std::vector<std::int64_t> wanted;
+    if (*label_id >= 0) {
+        wanted.reserve(ids.size());
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            if (!terms[i]->is_literal()) wanted.push_back(ids[i]);
+        }
+        std::sort(wanted.begin(), wanted.end());
+        wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+    }
+    auto best = best_labels(db, *label_id, wanted);
+    if (!best) return best.error();
+    std::vector<std::string> out;
+    out.reserve(terms.size());
+    std::size_t bytes = 0;
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+        const auto it = terms[i]->is_literal() ? best->end() : best->find(ids[i]);
+        std::string label = it != best->end() ? it->second : fallback_label(*terms[i]);
+        bytes += label.size() + 3;  // quotes and a comma
+        if (bytes > max_bytes) {
+            return reply_too_large(op, max_bytes, "max_reply_bytes",
+                                   "its labels reached it at term " + std::to_string(i + 1) +
+                                       " of " + std::to_string(terms.size()),
+                                   "ask with a lower limit or fewer patterns per request");
+        }
+        out.push_back(std::move(label));
     }
     return out;
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.hpp"
@@ -30,6 +31,14 @@ base::Result<std::vector<std::string>> read_labels(storage::Database& db,
                                                    TermDictionary& dictionary,
                                                    std::span<const schema::Term> terms,
                                                    std::size_t max_bytes = SIZE_MAX);
+
+// The same labels for terms whose stored ids are known (ids[i] is terms[i]'s, as a match gives
+// them): no term is looked up, and each distinct id's rdfs:label is read once. Labels adding up
+// to more than `max_bytes` end it with kInvalidRequest naming `op`.
+base::Result<std::vector<std::string>> read_labels_of_stored(
+    storage::Database& db, TermDictionary& dictionary, std::span<const std::int64_t> ids,
+    std::span<const schema::Term* const> terms, std::string_view op,
+    std::size_t max_bytes = SIZE_MAX);
 
 // At most `limit` entities with id > after_id, in id order, each with its label.
 base::Result<std::vector<Entity>> read_entities_after(storage::Database& db,

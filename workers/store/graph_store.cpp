@@ -345,15 +345,20 @@ Result<std::vector<Triple>> GraphStore::match(const schema::TriplePattern& patte
 
 Result<std::vector<std::vector<Triple>>> GraphStore::match_batch(
     std::span<const schema::TriplePattern> patterns, std::uint32_t limit_per_pattern,
-    MatchBudget* budget) {
+    MatchBudget* budget, std::vector<std::vector<std::int64_t>>* ids) {
     storage::ReadScope snapshot(db_);  // every pattern read from one snapshot, one read lock
     std::vector<std::vector<Triple>> results;
     results.reserve(patterns.size());
+    if (ids != nullptr) {
+        ids->clear();
+        ids->reserve(patterns.size());
+    }
     for (const auto& pattern : patterns) {
         if (budget != nullptr && budget->should_stop && budget->should_stop())
             budget->stopped = true;
         if (budget != nullptr && budget->exhausted()) break;
-        auto found = match_rows(pattern, limit_per_pattern, budget);
+        auto found = match_rows(pattern, limit_per_pattern, budget,
+                                ids != nullptr ? &ids->emplace_back() : nullptr);
         if (!found) return found.error();
         results.push_back(std::move(*found));
     }
@@ -388,7 +393,8 @@ Result<std::optional<BoundPattern>> bind_ids(const schema::TriplePattern& patter
 }  // namespace
 
 Result<std::vector<Triple>> GraphStore::match_rows(const schema::TriplePattern& pattern,
-                                                   std::uint32_t limit, MatchBudget* budget) {
+                                                   std::uint32_t limit, MatchBudget* budget,
+                                                   std::vector<std::int64_t>* ids) {
     if (limit == 0 || limit > kMaxMatchLimit) limit = kMaxMatchLimit;
     auto bound = bind_ids(
         pattern, [this](const Term& t) { return dictionary_.lookup_id(t); },
@@ -404,6 +410,10 @@ Result<std::vector<Triple>> GraphStore::match_rows(const schema::TriplePattern& 
     auto read = st->each([&](const storage::Row& row) -> Result<bool> {
         auto triple = decode_row(row, pattern, memo);
         if (!triple) return triple.error();
+        const auto keep = [&] {
+            if (ids != nullptr) ids->insert(ids->end(), {row.int64(0), row.int64(1), row.int64(2)});
+            out.push_back(std::move(*triple));
+        };
         if (budget != nullptr) {
             const std::size_t bytes = triple_wire_bytes(*triple);
             if (bytes > budget->bytes_left) {
@@ -414,11 +424,11 @@ Result<std::vector<Triple>> GraphStore::match_rows(const schema::TriplePattern& 
             if (budget->should_stop && out.size() % kBudgetCheckRows == kBudgetCheckRows - 1 &&
                 budget->should_stop()) {
                 budget->stopped = true;
-                out.push_back(std::move(*triple));
+                keep();
                 return false;
             }
         }
-        out.push_back(std::move(*triple));
+        keep();
         return true;
     });
     if (!read) return read.error();
@@ -554,6 +564,13 @@ Result<std::vector<std::string>> GraphStore::labels(std::span<const Term> terms,
     return read_labels(db_, dictionary_, terms, max_bytes);
 }
 
+Result<std::vector<std::string>> GraphStore::labels_of_stored(std::span<const std::int64_t> ids,
+                                                              std::span<const Term* const> terms,
+                                                              std::string_view op,
+                                                              std::size_t max_bytes) {
+    return read_labels_of_stored(db_, dictionary_, ids, terms, op, max_bytes);
+}
+
 Result<std::vector<Entity>> GraphStore::entities_after(std::int64_t after_id, std::size_t limit) {
     if (limit == 0 || limit > kMaxMatchLimit) limit = kMaxMatchLimit;
     return read_entities_after(db_, dictionary_, after_id, limit);
@@ -564,6 +581,11 @@ Result<std::vector<Entity>> GraphStore::entities_after(std::int64_t after_id, st
 Result<std::uint64_t> GraphStore::stage(std::string_view load, const SourceRecord& source,
                                         std::span<const Triple> triples) {
     return StagedLoads(db_, dictionary_, options_.staged_commit_group).stage(load, source, triples);
+}
+
+Result<std::uint64_t> GraphStore::stage(std::string_view load, const SourceRecord& source,
+                                        const TermBatch& batch) {
+    return StagedLoads(db_, dictionary_, options_.staged_commit_group).stage(load, source, batch);
 }
 
 Result<InsertCounts> GraphStore::commit_staged(std::string_view load) {

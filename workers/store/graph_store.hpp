@@ -140,6 +140,11 @@ public:
     // Staged loads untouched for a day are dropped by the next stage() or commit_staged().
     base::Result<std::uint64_t> stage(std::string_view load, const SourceRecord& source,
                                       std::span<const schema::Triple> triples);
+    // The same for a batch built by TermBatch::build (which checks the triples) before the
+    // caller took its lock: the keys and hashes of its terms, duplicates merged, are then not
+    // computed while other requests wait.
+    base::Result<std::uint64_t> stage(std::string_view load, const SourceRecord& source,
+                                      const TermBatch& batch);
     // Counts over everything staged under `load` (statements = added + already_present);
     // committing a load with nothing staged (or already committed) is all zeros.
     base::Result<InsertCounts> commit_staged(std::string_view load);
@@ -152,9 +157,11 @@ public:
                                                     MatchBudget* budget = nullptr);
     // results[i] answers patterns[i]; every pattern is read from one snapshot. With a budget,
     // an exhausted budget ends the batch (the results so far are returned, the last one cut).
+    // With `ids`, (*ids)[i] gets the stored ids of results[i]'s terms: subject, predicate and
+    // object of each triple in turn (for labels_of_stored).
     base::Result<std::vector<std::vector<schema::Triple>>> match_batch(
         std::span<const schema::TriplePattern> patterns, std::uint32_t limit_per_pattern = 0,
-        MatchBudget* budget = nullptr);
+        MatchBudget* budget = nullptr, std::vector<std::vector<std::int64_t>>* ids = nullptr);
     // Every match, `batch_size` (0: kDefaultStreamBatch) at a time; stops early when on_batch
     // returns false. The callback may call this store again.
     using TripleBatchFn = std::function<bool(std::span<const schema::Triple>)>;
@@ -171,6 +178,12 @@ public:
     // Labels adding up to more than `max_bytes`: kInvalidRequest (see read_labels).
     base::Result<std::vector<std::string>> labels(std::span<const schema::Term> terms,
                                                   std::size_t max_bytes = SIZE_MAX);
+
+    // labels() of terms whose stored ids are known (ids[i] is terms[i]'s, from match_batch),
+    // without looking them up; above `max_bytes`: kInvalidRequest naming `op`.
+    base::Result<std::vector<std::string>> labels_of_stored(
+        std::span<const std::int64_t> ids, std::span<const schema::Term* const> terms,
+        std::string_view op, std::size_t max_bytes = SIZE_MAX);
 
     // IRIs that are the subject or object of a quad, with id > after_id, in id order.
     base::Result<std::vector<Entity>> entities_after(std::int64_t after_id, std::size_t limit);
@@ -208,8 +221,10 @@ private:
                                             const schema::TriplePattern& pattern, RowMemo& memo);
     base::Result<InsertCounts> insert_rows(std::int64_t source_id,
                                            std::span<const schema::Triple> triples);
+    // With `ids`, appends each row's subject, predicate and object ids to it.
     base::Result<std::vector<schema::Triple>> match_rows(const schema::TriplePattern& pattern,
-                                                         std::uint32_t limit, MatchBudget* budget);
+                                                         std::uint32_t limit, MatchBudget* budget,
+                                                         std::vector<std::int64_t>* ids = nullptr);
 
     storage::Database& db_;
     GraphStoreOptions options_;

@@ -101,7 +101,16 @@ Result<std::uint64_t> StagedLoads::stage(std::string_view load, const SourceReco
                                          std::span<const Triple> triples) {
     if (auto r = check_load_name(load); !r) return r.error();
     if (auto r = check_source(source); !r) return r.error();
-    if (auto r = detail::check_triples(triples); !r) return r.error();
+    auto batch = TermBatch::build(triples);
+    if (!batch) return batch.error();
+    return stage(load, source, *batch);
+}
+
+Result<std::uint64_t> StagedLoads::stage(std::string_view load, const SourceRecord& source,
+                                         const TermBatch& batch) {
+    if (auto r = check_load_name(load); !r) return r.error();
+    if (auto r = check_source(source); !r) return r.error();
+    const auto triples = batch.triples();
     auto tx = storage::Transaction::begin(db_, storage::Transaction::Kind::kImmediate);
     if (!tx) return tx.error();
     const auto fail = [this](const base::Error& error) -> Result<std::uint64_t> {
@@ -156,12 +165,24 @@ Result<std::uint64_t> StagedLoads::stage(std::string_view load, const SourceReco
     if (!triples.empty()) {
         std::string blob;
         blob.reserve(triples.size() * kStagedQuadBytes);
-        TermDictionary::StatementMemo memo;
-        for (const auto& triple : triples) {
-            auto ids = dictionary_.intern_statement(triple, memo);
+        if (batch.by_statement()) {
+            TermDictionary::StatementMemo memo;
+            for (const auto& triple : triples) {
+                auto ids = dictionary_.intern_statement(triple, memo);
+                if (!ids) return fail(ids.error());
+                for (const auto value : {(*ids)[0], (*ids)[1], (*ids)[2], (*ids)[3], n})
+                    put_i64(blob, value);
+            }
+        } else {
+            auto ids = dictionary_.intern_batch(batch);
             if (!ids) return fail(ids.error());
-            for (const auto value : {(*ids)[0], (*ids)[1], (*ids)[2], (*ids)[3], n})
-                put_i64(blob, value);
+            const auto id_of = [&ids](std::uint32_t at) {
+                return at == TermBatch::kDefaultGraph ? std::int64_t{0} : (*ids)[at];
+            };
+            for (const auto& at : batch.statements()) {
+                for (const auto value : {id_of(at[0]), id_of(at[1]), id_of(at[2]), id_of(at[3]), n})
+                    put_i64(blob, value);
+            }
         }
         auto st = db_.prepare(
             "INSERT INTO graph_staged_quads(load, statements, staged_at, quads) VALUES(?1, ?2, ?3, "

@@ -13,6 +13,7 @@
 #include "schema/term.hpp"
 #include "storage/sqlite_database.hpp"
 #include "workers/store/graph_store.hpp"
+#include "workers/store/term_batch.hpp"
 #include "workers/store/term_dictionary.hpp"
 
 namespace glassbox::store {
@@ -30,6 +31,9 @@ public:
 
     base::Result<std::uint64_t> stage(std::string_view load, const SourceRecord& source,
                                       std::span<const schema::Triple> triples);
+    // The same for a batch built (and so checked) before the write lock was taken.
+    base::Result<std::uint64_t> stage(std::string_view load, const SourceRecord& source,
+                                      const TermBatch& batch);
     base::Result<InsertCounts> commit(std::string_view load);
     base::Result<void> abort(std::string_view load);
 

@@ -11,9 +11,11 @@
 #include "base/log.hpp"
 #include "base/time_format.hpp"
 #include "schema/explain_builder.hpp"
+#include "schema/json_cursor.hpp"
 #include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
 #include "schema/nquads.hpp"
+#include "schema/untrusted_json.hpp"
 #include "workers/store/collection_catalog.hpp"
 
 namespace glassbox::store {
@@ -41,15 +43,12 @@ schema::FactSource to_wire(const SourceRecord& record) {
     return out;
 }
 
-// Best score per key over several query vectors, then the top `limit`.
-Result<std::vector<VectorMatch>> search_all(VectorIndex& index,
-                                            std::span<const std::vector<double>> vectors,
-                                            std::uint32_t limit) {
+// Best score per key over the matches of several query vectors, then the top `limit`.
+std::vector<VectorMatch> merge_best(std::span<const std::vector<VectorMatch>> lists,
+                                    std::uint32_t limit) {
     std::unordered_map<std::int64_t, float> best;
-    for (const auto& vector : vectors) {
-        auto found = index.search(std::span<const double>(vector), limit);
-        if (!found) return std::move(found).error();
-        for (const auto& match : *found) {
+    for (const auto& found : lists) {
+        for (const auto& match : found) {
             auto [it, inserted] = best.emplace(match.key, match.score);
             if (!inserted) it->second = std::max(it->second, match.score);
         }
@@ -62,6 +61,16 @@ Result<std::vector<VectorMatch>> search_all(VectorIndex& index,
     });
     if (merged.size() > limit) merged.resize(limit);
     return merged;
+}
+
+// Best score per key over several query vectors (one search of the index for all), then the
+// top `limit`.
+Result<std::vector<VectorMatch>> search_all(VectorIndex& index,
+                                            std::span<const std::vector<double>> vectors,
+                                            std::uint32_t limit) {
+    auto found = index.search_each(vectors, limit);
+    if (!found) return std::move(found).error();
+    return merge_best(*found, limit);
 }
 
 }  // namespace
@@ -82,7 +91,29 @@ public:
         : ctx_(ctx), bases_(bases), config_(config) {}
 
     void run() {
-        const json& body = ctx_.body();
+        if (ctx_.body().is_null() && !ctx_.body_text().empty()) return run_text(ctx_.body_text());
+        run_tree(ctx_.body());
+    }
+
+private:
+    // A body the runtime left as text (reads_body_as_text): a load-triples request is read
+    // where it stands; anything else the cursor does not take is parsed as the runtime would.
+    void run_text(std::string_view text) {
+        op_ = kOpLoadTriples;
+        if (auto reply = load_triples_text(text)) {
+            if (!*reply) return answer(std::move(*reply).error());
+            return answer(schema::dump(**reply));
+        }
+        auto parsed = schema::parse_untrusted_json(text);
+        if (!parsed) {
+            return fail(
+                make_error(ErrorType::kInvalidJson, "the request body: " + parsed.error().message));
+        }
+        tree_ = std::move(parsed).value();
+        run_tree(tree_);
+    }
+
+    void run_tree(const json& body) {
         if (!body.is_object())
             return fail(make_error(ErrorType::kInvalidRequest, "the body must be a JSON object"));
         const auto op_field = body.find("op");
@@ -133,7 +164,6 @@ public:
         answer(schema::dump(*reply));
     }
 
-private:
     static std::string op_names() {
         return "triples, triples-batch, entities, entities-batch, chunks-vector, chunks-keyword, "
                "chunks-hybrid, chunks-fetch, "
@@ -270,12 +300,20 @@ private:
         if (!kb) return std::move(kb).error();
         schema::TriplesBatchResponse reply;
         auto budget = match_budget(config_.bounds.max_reply_bytes);
+        std::vector<std::vector<std::int64_t>> ids;
         {
             auto reading = read(**kb);
             if (!reading) return std::move(reading).error();
-            auto matched = (*kb)->graph().match_batch(q->patterns, q->limit, &budget);
+            auto matched = (*kb)->graph().match_batch(q->patterns, q->limit, &budget,
+                                                      q->labels ? &ids : nullptr);
             if (!matched) return std::move(matched).error();
             reply.results = std::move(matched).value();
+            if (q->labels && !budget.exhausted()) {
+                auto labels =
+                    labels_of_results((*kb)->graph(), reply.results, ids, budget.bytes_left);
+                if (!labels) return std::move(labels).error();
+                reply.labels = std::move(labels).value();
+            }
         }
         if (budget.stopped) return ctx_.cancellation_error();
         if (budget.over_bytes) {
@@ -286,6 +324,29 @@ private:
                                    "ask with a lower limit or fewer patterns per request");
         }
         return schema::encode_text(reply);
+    }
+
+    // triples-batch's labels: three per triple of each result (subject, predicate, object), from
+    // the ids the match read, within the bytes the triples left of the reply.
+    static Result<std::vector<std::vector<std::string>>> labels_of_results(
+        GraphStore& graph, const std::vector<std::vector<schema::Triple>>& results,
+        const std::vector<std::vector<std::int64_t>>& ids, std::size_t max_bytes) {
+        std::vector<std::int64_t> all_ids;
+        std::vector<const schema::Term*> terms;
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            all_ids.insert(all_ids.end(), ids[i].begin(), ids[i].end());
+            for (const auto& t : results[i]) terms.insert(terms.end(), {&t.s, &t.p, &t.o});
+        }
+        auto labels = graph.labels_of_stored(all_ids, terms, kOpTriplesBatch, max_bytes);
+        if (!labels) return std::move(labels).error();
+        std::vector<std::vector<std::string>> out(results.size());
+        auto next = labels->begin();
+        for (std::size_t i = 0; i < results.size(); ++i) {
+            const auto n = static_cast<std::ptrdiff_t>(3 * results[i].size());
+            out[i].assign(std::make_move_iterator(next), std::make_move_iterator(next + n));
+            next += n;
+        }
+        return out;
     }
 
     // `entities` merges every vector's matches into one list; `entities-batch` answers each
@@ -319,20 +380,20 @@ private:
         if (!kb) return std::move(kb).error();
         auto reading = read(**kb);
         if (!reading) return std::move(reading).error();
-        std::vector<std::span<const std::vector<double>>> groups;
-        if (per_vector) {
-            for (const auto& vector : q->vectors) groups.emplace_back(&vector, 1);
-        } else {
-            groups.emplace_back(q->vectors);
-        }
+        if (ctx_.cancelled()) return ctx_.cancellation_error();
+        const std::uint32_t limit = retrieval_limit(q->limit);
+        // Every vector's search in one (a scan reads the index once for all of them).
+        auto found = (*kb)->entity_vectors().search_each(q->vectors, limit);
+        if (!found) return std::move(found).error();
         std::vector<std::vector<VectorMatch>> matches;
+        if (per_vector) {
+            for (const auto& list : *found) matches.push_back(merge_best({&list, 1}, limit));
+        } else {
+            matches.push_back(merge_best(*found, limit));
+        }
         std::vector<std::int64_t> ids;
-        for (const auto& group : groups) {
-            if (ctx_.cancelled()) return ctx_.cancellation_error();
-            auto found = search_all((*kb)->entity_vectors(), group, retrieval_limit(q->limit));
-            if (!found) return std::move(found).error();
-            for (const auto& m : *found) ids.push_back(m.key);
-            matches.push_back(std::move(found).value());
+        for (const auto& list : matches) {
+            for (const auto& m : list) ids.push_back(m.key);
         }
         auto terms = (*kb)->graph().terms(ids);
         if (!terms) return std::move(terms).error();
@@ -594,7 +655,41 @@ private:
         for (auto it = body.begin(); it != body.end(); ++it) {
             if (it.key() != "nquads") fields[it.key()] = it.value();
         }
+        return load_triples(fields, text->get_ref<const std::string&>());
+    }
+
+    // load-triples from the body's text: the fields other than "nquads" (a few hundred bytes)
+    // are parsed as a tree, the N-Quads unescaped straight from the text. Nullopt for text the
+    // cursor does not take (another op, no "nquads", an escaped key, invalid JSON): the caller
+    // parses it whole, which gives the result or the error.
+    std::optional<Result<json>> load_triples_text(std::string_view text) {
+        schema::JsonCursor cursor(text);
+        schema::JsonKeys keys;
+        std::string op;
+        std::string nquads;
+        std::string others = "{";
+        const bool read = cursor.object([&](std::string_view key) {
+            if (key == "nquads") return keys.first(1) && cursor.string(nquads);
+            const char* start = cursor.position();
+            if (key == "op" && !(keys.first(2) && cursor.string(op))) return false;
+            if (key != "op" && !cursor.skip()) return false;
+            if (others.size() > 1) others += ',';
+            others.append("\"").append(key).append("\":");
+            others.append(start, cursor.position());
+            return true;
+        });
+        if (!read || !cursor.at_end() || (keys.seen() & 1U) == 0 || op != kOpLoadTriples)
+            return std::nullopt;
+        others += '}';
+        auto fields = schema::parse_untrusted_json(others);
+        if (!fields) return std::nullopt;
+        return load_triples(*fields, nquads);
+    }
+
+    // `fields`: the body but its "nquads", which is `nquads`.
+    Result<json> load_triples(json fields, const std::string& nquads) {
         fields["nquads"] = "";
+        const json& body = fields;
         auto q = schema::decode<schema::LoadTriplesRequest>(fields);
         if (!q) return std::move(q).error();
         if (q->source.uri.empty()) {
@@ -602,7 +697,7 @@ private:
                               "load-triples needs source.uri (the file's URI)");
         }
         // Parsed before the lock: the batch is checked whole, and bad text writes nothing.
-        auto triples = schema::parse_nquads(text->get_ref<const std::string&>());
+        auto triples = schema::parse_nquads(nquads);
         if (!triples) return std::move(triples).error();
         auto kb = base(q->collection, true);
         if (!kb) return std::move(kb).error();
@@ -614,14 +709,20 @@ private:
         source.media_type = q->source.media_type;
         auto load = staged_load_name(body);
         if (!load) return std::move(load).error();
-        auto held = (*kb)->lock();
-        if (!held) return std::move(held).error();
         if (!load->empty()) {
+            // The batch's distinct keys are built before the lock: another request's batch can
+            // be staged meanwhile.
+            auto batch = TermBatch::build(*triples);
+            if (!batch) return std::move(batch).error();
+            auto held = (*kb)->lock();
+            if (!held) return std::move(held).error();
             // Staged: counted at load-commit, where the facts become visible.
-            auto staged = (*kb)->graph().stage(*load, source, *triples);
+            auto staged = (*kb)->graph().stage(*load, source, *batch);
             if (!staged) return std::move(staged).error();
             return schema::encode(schema::LoadTriplesResponse{*staged, 0, 0});
         }
+        auto held = (*kb)->lock();
+        if (!held) return std::move(held).error();
         auto source_id = (*kb)->graph().register_source(source);
         if (!source_id) return std::move(source_id).error();
         auto counts = (*kb)->graph().insert(*source_id, *triples);
@@ -847,9 +948,15 @@ private:
     KnowledgeBases& bases_;
     const StoreServiceConfig& config_;
     std::string op_;
+    json tree_;  // the body, when the runtime left it as text and it is read as a tree after all
 };
 
 }  // namespace
+
+bool reads_body_as_text(std::string_view body) noexcept {
+    // `glassbox load` writes the op before the N-Quads (ingest/load.cpp); the cursor decides.
+    return body.substr(0, 1024).find("\"op\":\"load-triples\"") != std::string_view::npos;
+}
 
 void StoreService::handle(runtime::RequestContext& ctx) { Operation(ctx, bases_, config_).run(); }
 

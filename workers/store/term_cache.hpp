@@ -24,6 +24,9 @@ public:
     explicit TermIdCache(std::size_t capacity = 0, std::size_t byte_budget = 64u << 20);
 
     std::optional<std::int64_t> find(std::string_view key, std::uint64_t hash);
+    // Asks the CPU to fetch the slot find(…, hash) reads first: a caller that knows its next
+    // keys hides the memory latency of a probe (tens of MB of table: most probes miss every cache).
+    void prefetch(std::uint64_t hash) const noexcept { current_.prefetch(hash); }
     // For a key find() just missed (the callers' pattern): it is not checked for again.
     void put(std::string_view key, std::uint64_t hash, std::int64_t id);
     void clear() noexcept;
@@ -38,6 +41,9 @@ private:
         void reset(std::size_t capacity);
         // The id stored for `key`, or 0.
         std::int64_t find(std::string_view key, std::uint64_t hash) const noexcept;
+        void prefetch(std::uint64_t hash) const noexcept {
+            if (!slots_.empty()) __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]);
+        }
         // The key must not be present; the caller keeps size() < capacity.
         void insert(std::string_view key, std::uint64_t hash, std::int64_t id);
         std::size_t size() const noexcept { return size_; }

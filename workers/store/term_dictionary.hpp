@@ -16,6 +16,7 @@
 #include "base/result.hpp"
 #include "schema/term.hpp"
 #include "storage/sqlite_database.hpp"
+#include "workers/store/term_batch.hpp"
 #include "workers/store/term_cache.hpp"
 
 namespace glassbox::store {
@@ -29,6 +30,17 @@ enum StoredKind : int { kIri = 0, kBlank = 1, kTypedLiteral = 2, kLangLiteral = 
 std::int64_t key_hash(std::string_view key) noexcept;
 // Appends the decimal form of `id`.
 void append_id(std::string& key, std::int64_t id);
+
+// The kind and fields of a term that is not a quoted triple, as stored; the views point into
+// the term.
+struct SimpleKey {
+    int kind;
+    std::string_view value;
+    std::string_view qualifier;
+};
+// Writes the dictionary key of a term that is not a quoted triple into `key` (replacing what it
+// held): a tag byte, then its fields.
+SimpleKey encode_simple(const schema::Term& term, std::string& key);
 
 // Empty when the triple may be stored; else why not (absolute IRIs, no literal subject, …).
 std::string check_triple(const schema::Triple& triple);
@@ -107,6 +119,12 @@ public:
     base::Result<std::array<std::int64_t, 4>> intern_statement(const schema::Triple& triple,
                                                                StatementMemo& memo);
 
+    // The ids of a batch's distinct terms (in TermBatch::terms() order), interning what is new
+    // (inside a write transaction). Each distinct term is looked up once, the cache's slots
+    // fetched ahead; the new ones are inserted in the order of their first occurrence (the ids a
+    // statement-by-statement load gives). The batch must not be by_statement().
+    base::Result<std::vector<std::int64_t>> intern_batch(const TermBatch& batch);
+
     base::Result<schema::Term> decode(std::int64_t id);
 
     // At the start of the store's own write transaction: brings the known-hash set up to date
@@ -132,6 +150,9 @@ public:
 
 private:
     base::Result<std::int64_t> intern_key(std::string& key, int kind, std::string_view value,
+                                          std::string_view qualifier, const std::int64_t* parts);
+    // Inserts a term known to be new; its id.
+    base::Result<std::int64_t> insert_key(std::int64_t hash, int kind, std::string_view value,
                                           std::string_view qualifier, const std::int64_t* parts);
     base::Result<std::optional<std::int64_t>> find_key(std::int64_t hash, int kind,
                                                        std::string_view value,

@@ -851,26 +851,38 @@ Result<void> VectorIndex::remove(std::span<const std::int64_t> keys) {
 
 namespace {
 
-// The k nearest of every live vector, by a scan: best first, equal scores in key order.
-std::vector<VectorMatch> exact_scan(const HnswState& state, const float* query, std::size_t k) {
+// The k nearest of every live vector for each query, by one scan: best first, equal scores in
+// key order. Each vector is compared with every query while it is in cache (the scan reads
+// megabytes: once for all queries, not once per query); each distance is the one a scan for
+// that query alone computes.
+std::vector<std::vector<VectorMatch>> exact_scan(const HnswState& state,
+                                                 std::span<const float* const> queries,
+                                                 std::size_t k) {
     const Graph& graph = *state.graph;
     const auto distance = state.space->get_dist_func();
     void* const param = state.space->get_dist_func_param();
-    std::vector<std::pair<float, std::int64_t>> scored;  // distance (1 - cosine), key
-    scored.reserve(state.live);
+    // Per query: distance (1 - cosine), key.
+    std::vector<std::vector<std::pair<float, std::int64_t>>> scored(queries.size());
+    for (auto& list : scored) list.reserve(state.live);
     for (std::size_t i = 0; i < graph.cur_element_count; ++i) {
         const auto id = static_cast<hnswlib::tableint>(i);
         if (graph.isMarkedDeleted(id)) continue;
-        scored.emplace_back(distance(query, graph.getDataByInternalId(id), param),
-                            key_of(graph.getExternalLabel(id)));
+        const void* data = graph.getDataByInternalId(id);
+        const std::int64_t key = key_of(graph.getExternalLabel(id));
+        for (std::size_t q = 0; q < queries.size(); ++q)
+            scored[q].emplace_back(distance(queries[q], data, param), key);
     }
-    const std::size_t keep = std::min(k, scored.size());
-    std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(keep),
-                      scored.end());
-    std::vector<VectorMatch> matches(keep);
-    for (std::size_t i = 0; i < keep; ++i)
-        matches[i] = VectorMatch{scored[i].second, 1.0f - scored[i].first};
-    return matches;
+    std::vector<std::vector<VectorMatch>> out(queries.size());
+    for (std::size_t q = 0; q < queries.size(); ++q) {
+        auto& list = scored[q];
+        const std::size_t keep = std::min(k, list.size());
+        std::partial_sort(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(keep),
+                          list.end());
+        out[q].resize(keep);
+        for (std::size_t i = 0; i < keep; ++i)
+            out[q][i] = VectorMatch{list[i].second, 1.0f - list[i].first};
+    }
+    return out;
 }
 
 }  // namespace
@@ -896,8 +908,8 @@ Result<std::vector<VectorMatch>> VectorIndex::search_impl(std::span<const T> que
         return make_error(ErrorType::kInvalidRequest, "query: " + *why);
     }
     if (state.live <= options_.exact_scan_max) {
-        matches = exact_scan(state, normalised.data(), k);
-        return matches;
+        const float* one = normalised.data();
+        return std::move(exact_scan(state, std::span<const float* const>(&one, 1), k).front());
     }
     try {
         auto found = state.graph->searchKnn(normalised.data(), std::min(k, state.live));
@@ -918,6 +930,42 @@ Result<std::vector<VectorMatch>> VectorIndex::search(std::span<const float> quer
 
 Result<std::vector<VectorMatch>> VectorIndex::search(std::span<const double> query, std::size_t k) {
     return search_impl(query, k);
+}
+
+Result<std::vector<std::vector<VectorMatch>>> VectorIndex::search_each(
+    std::span<const std::vector<double>> queries, std::size_t k) {
+    std::vector<std::vector<VectorMatch>> results;
+    {
+        const std::lock_guard db_lock(db_mutex_);
+        if (auto r = refresh_locked(); !r) return r.error();
+    }
+    {
+        const std::shared_lock lock(graph_mutex_);
+        const HnswState& state = *state_;
+        const bool scanned =
+            k != 0 && state.live != 0 && state.graph && state.live <= options_.exact_scan_max;
+        if (scanned) {
+            // What search_impl checks of each query, in the same order.
+            std::vector<std::vector<float>> normalised;
+            normalised.reserve(queries.size());
+            std::vector<const float*> pointers;
+            for (const auto& query : queries) {
+                if (state.dim != 0 && query.size() != state.dim) break;
+                auto& into = normalised.emplace_back(query.size());
+                if (detail::normalise_into(std::span<const double>(query), into.data())) break;
+                pointers.push_back(into.data());
+            }
+            if (pointers.size() == queries.size()) return exact_scan(state, pointers, k);
+        }
+    }
+    // Not scanned, or a query search() refuses: one search per query gives its answer or error.
+    results.reserve(queries.size());
+    for (const auto& query : queries) {
+        auto found = search(std::span<const double>(query), k);
+        if (!found) return std::move(found).error();
+        results.push_back(std::move(found).value());
+    }
+    return results;
 }
 
 Result<void> VectorIndex::save() {

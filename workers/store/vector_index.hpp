@@ -133,6 +133,11 @@ public:
     // or not finite, is kInvalidRequest.
     base::Result<std::vector<VectorMatch>> search(std::span<const float> query, std::size_t k);
     base::Result<std::vector<VectorMatch>> search(std::span<const double> query, std::size_t k);
+    // search() of each query (results[i] for queries[i], the same matches and scores), with one
+    // pass over the vectors for all of them where the index is scanned: each vector is read
+    // from memory once, not once per query. The first query that search() refuses is the error.
+    base::Result<std::vector<std::vector<VectorMatch>>> search_each(
+        std::span<const std::vector<double>> queries, std::size_t k);
 
     // Applies what other connections wrote since this instance last looked (one indexed SELECT
     // when nothing changed). search() calls it; exposed for callers that want it off the hot path.

@@ -434,6 +434,65 @@ TEST_F(GraphStoreTest, LabelsPreferEnglishThenPlainThenAnyElseLocalName) {
                                         "0451450523", "trailing", "a literal", "ein Literal"}));
 }
 
+// triples-batch's labels: the ids a match read name each term as labels() names the term.
+TEST_F(GraphStoreTest, LabelsOfMatchedIdsAreTheLabelsOfTheirTerms) {
+    const Term label = iri(vocab::kRdfsLabel);
+    const Term quoted = schema::quoted(make_triple(ex("e1"), ex("p"), ex("e2")));
+    insert(source("file:///labels.nt"),
+           {
+               make_triple(ex("e1"), label, lang_literal("Erde", "de")),
+               make_triple(ex("e1"), label, lang_literal("Earth", "en")),
+               make_triple(ex("e2"), label, literal("terre (plain)")),
+               make_triple(ex("p"), label, lang_literal("related to", "en-GB")),
+               make_triple(ex("e1"), ex("p"), ex("e2")),
+               make_triple(ex("e1"), ex("p"), ex("e3")),
+               make_triple(ex("e3"), ex("p"), literal("a literal")),
+               make_triple(ex("e3"), ex("q"), lang_literal("ein Literal", "de")),
+               make_triple(schema::blank("b1"), ex("p"), ex("e1")),
+               make_triple(quoted, ex("q"), iri("http://example.org/trailing/")),
+           });
+    const std::vector<TriplePattern> patterns = {
+        TriplePattern{ex("e1"), std::nullopt, std::nullopt, std::nullopt},
+        TriplePattern{std::nullopt, ex("p"), std::nullopt, std::nullopt},
+        TriplePattern{std::nullopt, ex("q"), std::nullopt, std::nullopt},
+        TriplePattern{ex("never-stored"), std::nullopt, std::nullopt, std::nullopt},
+    };
+    std::vector<std::vector<std::int64_t>> ids;
+    auto results = store_->match_batch(patterns, 0, nullptr, &ids);
+    ASSERT_TRUE(results) << results.error().message;
+    ASSERT_EQ(ids.size(), results->size());
+    std::vector<std::int64_t> all_ids;
+    std::vector<const Term*> pointers;
+    std::vector<Term> terms;
+    for (std::size_t i = 0; i < results->size(); ++i) {
+        ASSERT_EQ(ids[i].size(), 3 * (*results)[i].size());
+        all_ids.insert(all_ids.end(), ids[i].begin(), ids[i].end());
+        for (const auto& t : (*results)[i]) {
+            for (const Term* term : {&t.s, &t.p, &t.o}) {
+                pointers.push_back(term);
+                terms.push_back(*term);
+            }
+        }
+    }
+    ASSERT_EQ(terms.size(), 3u * 10u);  // e1's 4 edges, p's 4, q's 2, the unknown term's none
+    auto by_id = store_->labels_of_stored(all_ids, pointers, "triples-batch");
+    ASSERT_TRUE(by_id) << by_id.error().message;
+    auto by_term = store_->labels(terms);
+    ASSERT_TRUE(by_term) << by_term.error().message;
+    EXPECT_EQ(*by_id, *by_term);
+    for (const char* expected :
+         {"Earth", "terre (plain)", "related to", "e3", "a literal", "ein Literal", "trailing"}) {
+        EXPECT_NE(std::find(by_id->begin(), by_id->end(), expected), by_id->end()) << expected;
+    }
+
+    // Their bytes are bounded as labels() bounds them, naming the op asked.
+    auto bounded = store_->labels_of_stored(all_ids, pointers, "triples-batch", 40);
+    ASSERT_FALSE(bounded);
+    EXPECT_EQ(bounded.error().type, base::ErrorType::kInvalidRequest);
+    EXPECT_NE(bounded.error().message.find("triples-batch"), std::string::npos)
+        << bounded.error().message;
+}
+
 TEST_F(GraphStoreTest, EntitiesPageThroughSubjectAndObjectIrisInIdOrder) {
     const Term label = iri(vocab::kRdfsLabel);
     std::vector<Triple> triples;

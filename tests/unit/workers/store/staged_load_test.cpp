@@ -245,6 +245,73 @@ TEST_F(StagedLoadTest, AStagedLoadStoresExactlyWhatInsertingTheSameBatchesStores
         }
 }
 
+TEST_F(StagedLoadTest, BatchesWithoutQuotedTriplesInternedWholeStoreWhatInsertingStores) {
+    // Without a quoted triple a batch's distinct terms are interned at once (TermBatch), new
+    // ones in hash order: the same facts, sources and answers as the incremental path.
+    auto files = sample_load(3);
+    for (auto& file : files) {
+        for (auto& batch : file.batches) {
+            std::erase_if(batch, [](const Triple& t) { return t.o.is_triple(); });
+        }
+    }
+    auto incremental = Store::open(dir_ / "incremental.db");
+    auto staged = Store::open(dir_ / "staged.db");
+    insert_all(incremental, sample_load(5));
+    insert_all(staged, sample_load(5));  // some terms and facts are stored already
+    const auto expected = insert_all(incremental, files);
+    stage_all(staged, "whole", files);
+    auto counts = staged.graph->commit_staged("whole");
+    ASSERT_TRUE(counts) << counts.error().message;
+    EXPECT_EQ(*counts, expected);
+    EXPECT_GT(expected.added, 20u);
+    EXPECT_EQ(all_quads(staged), all_quads(incremental));
+    EXPECT_EQ(all_sources(staged), all_sources(incremental));
+    auto a = incremental.graph->stats();
+    auto b = staged.graph->stats();
+    ASSERT_TRUE(a && b);
+    EXPECT_EQ(*b, *a) << "no term stored twice";
+    std::vector<Triple> probes;
+    for (std::size_t i = 0; i < files[0].batches[0].size(); i += 7)
+        probes.push_back(files[0].batches[0][i]);
+    expect_same_answers(incremental, staged, probes);
+}
+
+TEST_F(StagedLoadTest, ManyNewTermsInOneBatchEachGetTheirOwnId) {
+    // 304 new terms (150 subjects, 150 literals, 4 predicates; 3 predicates are known): new
+    // terms go in by groups of rows, the rest one by one; every fact comes back with its terms.
+    FileLoad file{file_source("many.nt", 2), {{}}};
+    for (int i = 0; i < 150; ++i) {
+        file.batches[0].push_back(make_triple(ex("n" + std::to_string(i)),
+                                              ex("p" + std::to_string(i % 7)),
+                                              literal("value " + std::to_string(i))));
+    }
+    auto incremental = Store::open(dir_ / "incremental.db");
+    auto staged = Store::open(dir_ / "staged.db");
+    const std::vector<FileLoad> known = {
+        {file_source("known.nt", 1), {{make_triple(ex("p0"), ex("p1"), ex("p2"))}}}};
+    insert_all(incremental, known);
+    insert_all(staged, known);
+    const auto expected = insert_all(incremental, {file});
+    stage_all(staged, "many", {file});
+    auto counts = staged.graph->commit_staged("many");
+    ASSERT_TRUE(counts) << counts.error().message;
+    EXPECT_EQ(*counts, expected);
+    EXPECT_EQ(expected.added, 150u);
+    EXPECT_EQ(all_quads(staged), all_quads(incremental));
+    auto a = incremental.graph->stats();
+    auto b = staged.graph->stats();
+    ASSERT_TRUE(a && b);
+    EXPECT_EQ(*b, *a);
+    for (int i = 0; i < 150; i += 13) {
+        TriplePattern pattern;
+        pattern.s = ex("n" + std::to_string(i));
+        auto found = staged.graph->match(pattern);
+        ASSERT_TRUE(found) << found.error().message;
+        ASSERT_EQ(found->size(), 1u);
+        EXPECT_EQ((*found)[0], file.batches[0][static_cast<std::size_t>(i)]);
+    }
+}
+
 TEST_F(StagedLoadTest, NothingIsVisibleBeforeTheCommitAndAnAbortLeavesNothing) {
     auto store = Store::open(dir_ / "kb.db");
     const auto before = store.graph->stats();

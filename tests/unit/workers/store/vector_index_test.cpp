@@ -163,6 +163,44 @@ TEST_P(NearestNeighbourTest, FindsTheExactNearestNeighboursOfASmallSet) {
     }
 }
 
+// search_each answers each query exactly as search() does (one scan for all of them, or a
+// search per query on the graph), and refuses what search() refuses.
+TEST_P(NearestNeighbourTest, SearchEachGivesEveryQuerysOwnSearch) {
+    const auto data = random_vectors(300, 32, 3);
+    auto options = small_options();
+    options.exact_scan_max = GetParam();
+    auto index = open_index(options);
+    ASSERT_TRUE(index->add(key_range(1000, data.size()), data, "test-model"));
+    ASSERT_TRUE(index->remove(std::vector<std::int64_t>{1005}));
+    std::vector<std::vector<double>> queries;
+    for (const auto& q : random_vectors(7, 32, 4)) queries.emplace_back(q.begin(), q.end());
+    auto each = index->search_each(queries, 9);
+    ASSERT_TRUE(each) << each.error().message;
+    ASSERT_EQ(each->size(), queries.size());
+    for (std::size_t i = 0; i < queries.size(); ++i) {
+        auto alone = index->search(std::span<const double>(queries[i]), 9);
+        ASSERT_TRUE(alone);
+        ASSERT_EQ((*each)[i].size(), alone->size());
+        for (std::size_t j = 0; j < alone->size(); ++j) {
+            EXPECT_EQ((*each)[i][j].key, (*alone)[j].key);
+            EXPECT_EQ((*each)[i][j].score, (*alone)[j].score);  // the same float, not near it
+        }
+    }
+    auto none = index->search_each({}, 9);
+    ASSERT_TRUE(none);
+    EXPECT_TRUE(none->empty());
+    queries[3].resize(31);
+    auto short_query = index->search_each(queries, 9);
+    ASSERT_FALSE(short_query);
+    EXPECT_EQ(short_query.error().type, base::ErrorType::kInvalidRequest);
+    EXPECT_EQ(short_query.error().message,
+              index->search(std::span<const double>(queries[3]), 9).error().message);
+    queries[3].assign(32, 0.0);
+    auto zero = index->search_each(queries, 9);
+    ASSERT_FALSE(zero);
+    EXPECT_EQ(zero.error().type, base::ErrorType::kInvalidRequest);
+}
+
 INSTANTIATE_TEST_SUITE_P(ExactScanAndGraph, NearestNeighbourTest,
                          ::testing::Values(VectorIndexOptions{}.exact_scan_max, std::size_t{0}));
 

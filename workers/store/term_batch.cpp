@@ -1,0 +1,129 @@
+// TermBatch: the distinct dictionary keys of a batch's terms, each with its hash.
+#include "workers/store/term_batch.hpp"
+
+#include <functional>
+
+#include "workers/store/term_dictionary.hpp"
+
+namespace glassbox::store {
+
+using base::Result;
+using schema::Term;
+using schema::Triple;
+
+namespace {
+
+constexpr std::size_t kMaxKeyBytes = std::size_t{1} << 31;
+
+// Merges equal keys: a linearly probed table of indexes into the batch's distinct terms.
+class DistinctKeys {
+public:
+    DistinctKeys(std::string& keys, std::vector<TermBatch::DistinctTerm>& terms)
+        : keys_(keys), terms_(terms), slots_(4096) {}
+
+    // The index of the term whose key is `key` (the last `key.size()` bytes of keys_, just
+    // appended): an earlier equal one (the appended bytes are removed), else a new one.
+    std::uint32_t add(std::size_t key_offset, int kind, std::string_view value,
+                      std::string_view qualifier) {
+        const std::string_view key = std::string_view(keys_).substr(key_offset);
+        // Probed by the library's hash (word at a time); the dictionary's byte-at-a-time
+        // key_hash is computed once per distinct key.
+        const std::size_t probe = std::hash<std::string_view>{}(key);
+        const std::size_t mask = slots_.size() - 1;
+        std::size_t i = probe & mask;
+        for (; slots_[i].index != 0; i = (i + 1) & mask) {
+            const auto& seen = terms_[slots_[i].index - 1];
+            if (slots_[i].probe == probe && seen.key_length == key.size() &&
+                std::string_view(keys_).substr(seen.key_offset, seen.key_length) == key) {
+                keys_.resize(key_offset);
+                return slots_[i].index - 1;
+            }
+        }
+        terms_.push_back({static_cast<std::uint64_t>(detail::key_hash(key)),
+                          static_cast<std::uint32_t>(key_offset),
+                          static_cast<std::uint32_t>(key.size()), kind, value, qualifier});
+        const auto index = static_cast<std::uint32_t>(terms_.size());
+        slots_[i] = Slot{probe, index};
+        if (terms_.size() * 2 > slots_.size()) grow();
+        return index - 1;
+    }
+
+private:
+    struct Slot {
+        std::size_t probe = 0;
+        std::uint32_t index = 0;  // in terms_, + 1; 0: empty
+    };
+
+    void grow() {
+        std::vector<Slot> old = std::move(slots_);
+        slots_.assign(old.size() * 2, Slot{});
+        const std::size_t mask = slots_.size() - 1;
+        for (const Slot& slot : old) {
+            if (slot.index == 0) continue;
+            std::size_t i = slot.probe & mask;
+            while (slots_[i].index != 0) i = (i + 1) & mask;
+            slots_[i] = slot;
+        }
+    }
+
+    std::string& keys_;
+    std::vector<TermBatch::DistinctTerm>& terms_;
+    std::vector<Slot> slots_;  // a power of two, at most half full
+};
+
+}  // namespace
+
+Result<TermBatch> TermBatch::build(std::span<const Triple> triples) {
+    if (auto r = detail::check_triples(triples); !r) return r.error();
+    TermBatch batch;
+    batch.triples_ = triples;
+    for (const auto& triple : triples) {
+        if (triple.s.is_triple() || triple.o.is_triple()) {
+            batch.by_statement_ = true;
+            return batch;
+        }
+    }
+    batch.statements_.reserve(triples.size());
+    DistinctKeys distinct(batch.keys_, batch.terms_);
+    std::string key;
+    const auto add = [&](const Term& term) {
+        const auto encoded = detail::encode_simple(term, key);
+        const std::size_t offset = batch.keys_.size();
+        batch.keys_.append(key);
+        return distinct.add(offset, encoded.kind, encoded.value, encoded.qualifier);
+    };
+    // Consecutive statements usually share their subject (dumps are grouped by subject), often
+    // the predicate and graph: equal to the previous statement's, a position reuses its index.
+    const Triple* previous = nullptr;
+    for (const auto& triple : triples) {
+        std::array<std::uint32_t, 4> at{};
+        at[0] = previous != nullptr && previous->s == triple.s ? batch.statements_.back()[0]
+                                                               : add(triple.s);
+        at[1] = previous != nullptr && previous->p == triple.p ? batch.statements_.back()[1]
+                                                               : add(triple.p);
+        at[2] = add(triple.o);
+        if (!triple.graph) {
+            at[3] = kDefaultGraph;
+        } else if (previous != nullptr && previous->graph == triple.graph) {
+            at[3] = batch.statements_.back()[3];
+        } else {
+            // A graph name is an IRI term; its view must point into the triple, not a temporary.
+            key.assign("I");
+            key.append(*triple.graph);
+            const std::size_t offset = batch.keys_.size();
+            batch.keys_.append(key);
+            at[3] = distinct.add(offset, detail::StoredKind::kIri, *triple.graph, {});
+        }
+        batch.statements_.push_back(at);
+        previous = &triple;
+        if (batch.keys_.size() > kMaxKeyBytes) {  // offsets are 32 bits: a giant batch goes
+            TermBatch whole;                      // statement by statement
+            whole.triples_ = triples;
+            whole.by_statement_ = true;
+            return whole;
+        }
+    }
+    return batch;
+}
+
+}  // namespace glassbox::store

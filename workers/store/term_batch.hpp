@@ -1,0 +1,61 @@
+// A batch of statements as the distinct dictionary keys of its terms, built before the store's
+// write lock is taken, so that the locked part of a staged load looks each distinct term up once.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.hpp"
+#include "schema/term.hpp"
+
+namespace glassbox::store {
+
+// Built by build(), which checks every triple first (detail::check_triples: the same error, and
+// nothing built, for an invalid one). Its views point into the triples, which must outlive it.
+// A batch holding a quoted triple keeps only the triples (by_statement()): a quoted triple's key
+// is made of its parts' ids, known only inside the transaction.
+class TermBatch {
+public:
+    static constexpr std::uint32_t kDefaultGraph = std::numeric_limits<std::uint32_t>::max();
+
+    struct DistinctTerm {
+        std::uint64_t hash;  // detail::key_hash of the key
+        std::uint32_t key_offset;
+        std::uint32_t key_length;
+        int kind;  // detail::StoredKind
+        std::string_view value;
+        std::string_view qualifier;
+    };
+
+    static base::Result<TermBatch> build(std::span<const schema::Triple> triples);
+
+    // True when the batch holds a quoted triple: intern it statement by statement instead.
+    bool by_statement() const noexcept { return by_statement_; }
+    std::span<const schema::Triple> triples() const noexcept { return triples_; }
+
+    // Each distinct term once, in the order of its first occurrence.
+    const std::vector<DistinctTerm>& terms() const noexcept { return terms_; }
+    std::string_view key(const DistinctTerm& term) const noexcept {
+        return std::string_view(keys_).substr(term.key_offset, term.key_length);
+    }
+    // Per statement, the indexes in terms() of its subject, predicate, object and graph
+    // (kDefaultGraph for the default graph).
+    const std::vector<std::array<std::uint32_t, 4>>& statements() const noexcept {
+        return statements_;
+    }
+
+private:
+    std::span<const schema::Triple> triples_;
+    bool by_statement_ = false;
+    std::string keys_;
+    std::vector<DistinctTerm> terms_;
+    std::vector<std::array<std::uint32_t, 4>> statements_;
+};
+
+}  // namespace glassbox::store
