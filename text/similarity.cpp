@@ -121,6 +121,87 @@ double cosine(const LexicalProfile& a, const LexicalProfile& b) noexcept {
     return dot / (a.norm * b.norm);
 }
 
+void LexicalQuery::Table::reset(std::size_t at_least) {
+    std::size_t size = 16;
+    while (size < 2 * at_least) size *= 2;  // at most half full
+    if (size > keys.size()) {
+        keys.assign(size, 0);
+        weights.assign(size, 0.0);
+        stamps.assign(size, 0);
+        stamp = 0;
+    }
+    mask = keys.size() - 1;
+    if (++stamp == 0) {  // wrapped: no slot may look in use
+        std::fill(stamps.begin(), stamps.end(), 0);
+        stamp = 1;
+    }
+}
+
+double& LexicalQuery::Table::at(std::uint64_t key) {
+    // The keys are FNV hashes already; the multiply spreads their high bits into the low ones.
+    for (std::size_t i = (key * 0x9E3779B97F4A7C15ULL) >> 32 & mask;; i = (i + 1) & mask) {
+        if (stamps[i] != stamp) {
+            stamps[i] = stamp;
+            keys[i] = key;
+            weights[i] = 0.0;
+            return weights[i];
+        }
+        if (keys[i] == key) return weights[i];
+    }
+}
+
+double LexicalQuery::Table::find(std::uint64_t key) const noexcept {
+    for (std::size_t i = (key * 0x9E3779B97F4A7C15ULL) >> 32 & mask;; i = (i + 1) & mask) {
+        if (stamps[i] != stamp) return 0.0;
+        if (keys[i] == key) return weights[i];
+    }
+}
+
+LexicalQuery::LexicalQuery(std::string_view question) {
+    const auto profile = lexical_profile(question);
+    question_.reset(profile.features.size());
+    for (const auto& [feature, weight] : profile.features) question_.at(feature) = weight;
+    question_norm_ = profile.features.empty() ? 0.0 : profile.norm;
+}
+
+void LexicalQuery::add_features(std::string_view text) {
+    // lexical_profile's features, in the same order, summed per feature as they come.
+    static constexpr std::uint64_t kWord = base::fnv1a64("w");
+    static constexpr std::uint64_t kTrigram = base::fnv1a64("g");
+    const auto add = [this](std::uint64_t feature, double weight) {
+        double& w = text_.at(feature);
+        if (w == 0.0) used_.push_back(static_cast<std::size_t>(&w - text_.weights.data()));
+        w += weight;
+    };
+    for_each_word(text, [&](std::string_view word) {
+        add(base::fnv1a64(word, kWord), 1.0);
+        padded_.assign(1, '#');
+        padded_ += word;
+        padded_ += '#';
+        for (std::size_t i = 0; i + 3 <= padded_.size(); ++i)
+            add(base::fnv1a64(std::string_view(padded_).substr(i, 3), kTrigram), 0.5);
+    });
+}
+
+double LexicalQuery::cosine(std::span<const std::string_view> parts) {
+    if (question_norm_ == 0.0) return 0.0;
+    // A word of n bytes gives n + 1 features (itself and its padded trigrams): at most 2n.
+    std::size_t bytes = 0;
+    for (const auto part : parts) bytes += part.size();
+    text_.reset(2 * bytes);
+    used_.clear();
+    for (const auto part : parts) add_features(part);
+    if (used_.empty()) return 0.0;
+    double dot = 0.0;
+    double squares = 0.0;
+    for (const std::size_t slot : used_) {
+        const double w = text_.weights[slot];
+        squares += w * w;
+        dot += question_.find(text_.keys[slot]) * w;
+    }
+    return dot / (question_norm_ * std::sqrt(squares));
+}
+
 namespace {
 
 // The sorted trigrams of "  " + normalize(s) + " ", each packed into an integer (three bytes,

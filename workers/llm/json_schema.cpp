@@ -54,45 +54,71 @@ std::string shown(const json& value) {
     return text;
 }
 
-std::optional<std::string> walk(const json& value, const json& schema, const std::string& path) {
+// Where a value sits, as a chain up to the root ("$"), written out only for an error: the walk
+// visits every item of a template variable, and most values are valid.
+struct Path {
+    const Path* parent = nullptr;
+    std::string_view member;  // set for a member of an object
+    std::size_t index = 0;    // else the index in an array (the root has no parent)
+
+    std::string text() const {
+        if (parent == nullptr) return "$";
+        std::string out = parent->text();
+        if (index == kMember) return member_path(out, std::string(member));
+        return out.append("[").append(std::to_string(index)).append("]");
+    }
+    static constexpr std::size_t kMember = static_cast<std::size_t>(-1);
+};
+
+// The type names of a schema's "type" joined by " or ", for the message.
+std::string wanted_types(const json& type) {
+    if (type.is_string()) return type.get<std::string>();
+    std::string wanted;
+    for (const json& t : type) {
+        if (t.is_string()) wanted += (wanted.empty() ? "" : " or ") + t.get<std::string>();
+    }
+    return wanted;
+}
+
+std::optional<std::string> walk(const json& value, const json& schema, const Path& path) {
     if (!schema.is_object()) return std::nullopt;
     if (const auto type = schema.find("type"); type != schema.end()) {
         bool ok = false;
-        std::string wanted;
         if (type->is_string()) {
-            ok = has_type(value, type->get<std::string>());
-            wanted = type->get<std::string>();
+            ok = has_type(value, type->get_ref<const std::string&>());
         } else if (type->is_array()) {
             for (const json& t : *type) {
-                if (!t.is_string()) continue;
-                ok = ok || has_type(value, t.get<std::string>());
-                wanted += (wanted.empty() ? "" : " or ") + t.get<std::string>();
+                if (t.is_string()) ok = ok || has_type(value, t.get_ref<const std::string&>());
             }
         }
-        if (!ok) return path + ": expected " + wanted + ", got " + kind_of(value);
+        if (!ok)
+            return path.text() + ": expected " +
+                   (type->is_string() || type->is_array() ? wanted_types(*type) : std::string()) +
+                   ", got " + kind_of(value);
     }
     if (const auto values = schema.find("enum"); values != schema.end() && values->is_array()) {
         bool found = false;
         for (const json& v : *values) found = found || v == value;
-        if (!found) return path + ": " + shown(value) + " is not one of " + shown(*values);
+        if (!found) return path.text() + ": " + shown(value) + " is not one of " + shown(*values);
     }
     if (value.is_number()) {
         const double v = value.get<double>();
         if (const auto min = schema.find("minimum"); min != schema.end() && min->is_number()) {
             if (v < min->get<double>())
-                return path + ": " + shown(value) + " is below the minimum " + min->dump();
+                return path.text() + ": " + shown(value) + " is below the minimum " + min->dump();
         }
         if (const auto max = schema.find("maximum"); max != schema.end() && max->is_number()) {
             if (v > max->get<double>())
-                return path + ": " + shown(value) + " is above the maximum " + max->dump();
+                return path.text() + ": " + shown(value) + " is above the maximum " + max->dump();
         }
     }
     if (value.is_object()) {
         if (const auto required = schema.find("required");
             required != schema.end() && required->is_array()) {
             for (const json& name : *required) {
-                if (name.is_string() && !value.contains(name.get<std::string>()))
-                    return path + ": missing required property \"" + name.get<std::string>() + "\"";
+                if (name.is_string() && !value.contains(name.get_ref<const std::string&>()))
+                    return path.text() + ": missing required property \"" +
+                           name.get<std::string>() + "\"";
             }
         }
         if (const auto properties = schema.find("properties");
@@ -100,25 +126,24 @@ std::optional<std::string> walk(const json& value, const json& schema, const std
             for (const auto& [name, sub] : properties->items()) {
                 const auto it = value.find(name);
                 if (it == value.end()) continue;
-                if (auto error = walk(*it, sub, member_path(path, name))) return error;
+                if (auto error = walk(*it, sub, Path{&path, name, Path::kMember})) return error;
             }
         }
     }
     if (value.is_array()) {
         if (const auto min = schema.find("minItems"); min != schema.end() && min->is_number()) {
             if (static_cast<double>(value.size()) < min->get<double>())
-                return path + ": " + std::to_string(value.size()) + " items, fewer than minItems " +
-                       min->dump();
+                return path.text() + ": " + std::to_string(value.size()) +
+                       " items, fewer than minItems " + min->dump();
         }
         if (const auto max = schema.find("maxItems"); max != schema.end() && max->is_number()) {
             if (static_cast<double>(value.size()) > max->get<double>())
-                return path + ": " + std::to_string(value.size()) + " items, more than maxItems " +
-                       max->dump();
+                return path.text() + ": " + std::to_string(value.size()) +
+                       " items, more than maxItems " + max->dump();
         }
         if (const auto items = schema.find("items"); items != schema.end()) {
             for (std::size_t i = 0; i < value.size(); ++i) {
-                if (auto error = walk(value[i], *items, path + "[" + std::to_string(i) + "]"))
-                    return error;
+                if (auto error = walk(value[i], *items, Path{&path, {}, i})) return error;
             }
         }
     }
@@ -169,7 +194,7 @@ std::optional<std::string> check(const json& schema, const std::string& path) {
 }  // namespace
 
 std::optional<std::string> validate_json(const json& value, const json& schema) {
-    return walk(value, schema, "$");
+    return walk(value, schema, Path{});
 }
 
 std::optional<std::string> check_schema(const json& schema) { return check(schema, "$"); }

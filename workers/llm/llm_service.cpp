@@ -4,6 +4,8 @@
 #include <atomic>
 #include <map>
 #include <stdexcept>
+#include <string_view>
+#include <unordered_set>
 
 #include "base/log.hpp"
 #include "schema/json_fast.hpp"
@@ -83,11 +85,48 @@ json per_edge(const json& answer_list, const json& edges, const char* field, con
     return out;
 }
 
+// True when `answer` is what complete_per_edge would make of it: {list_key: [...]} with one
+// item per edge, in order, each exactly {"id": the edge's id, field: a value}, no id twice, no
+// number outside [0, 1] when `clamp`. (The extractive provider always answers so; checking is
+// cheaper than building the completed answer to compare.) False tells nothing.
+bool complete_already(const json& answer, const json& edges, const char* list_key,
+                      const char* field, bool clamp) {
+    if (!answer.is_object() || answer.size() != 1) return false;
+    const auto list = answer.find(list_key);
+    if (list == answer.end() || !list->is_array() || list->size() != edges.size()) return false;
+    std::unordered_set<std::string_view> seen;
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+        const json& item = (*list)[i];
+        const json& edge = edges[i];
+        if (!item.is_object() || item.size() != 2 || !edge.is_object()) return false;
+        const auto id = item.find("id");
+        const auto edge_id = edge.find("id");
+        const auto value = item.find(field);
+        if (id == item.end() || !id->is_string() || edge_id == edge.end() ||
+            !edge_id->is_string() || value == item.end())
+            return false;
+        const auto& text = id->get_ref<const std::string&>();
+        if (text != edge_id->get_ref<const std::string&>() || !seen.insert(text).second)
+            return false;
+        if (clamp && value->is_number()) {
+            const double v = value->get<double>();
+            if (!(v >= 0.0 && v <= 1.0)) return false;
+        }
+    }
+    return true;
+}
+
 // kg-edge-scoring and kg-edge-reasoning answer for exactly the edges given (a model may skip
 // one or invent an id).
 void complete_per_edge(const PromptTemplate& t, const RenderedPrompt& rendered, Completion& c) {
     const auto edges = rendered.json_variables.find("edges");
     if (edges == rendered.json_variables.end() || !edges->second.is_array() || !c.json) return;
+    if (t.name == "kg-edge-scoring" &&
+        complete_already(*c.json, edges->second, "scores", "score", true))
+        return;
+    if (t.name == "kg-edge-reasoning" &&
+        complete_already(*c.json, edges->second, "reasons", "reasoning", false))
+        return;
     json fixed;
     if (t.name == "kg-edge-scoring") {
         fixed = {{"scores", per_edge((*c.json)["scores"], edges->second, "score", 0.0, true)}};
@@ -235,7 +274,7 @@ void handle(runtime::RequestContext& context, const TemplateSet& templates, Prov
     response.in_token = completion->in_tokens;
     response.out_token = completion->out_tokens;
     response.end_of_stream = true;
-    (void)context.reply(schema::encode(response));
+    (void)context.reply_text(schema::encode_text(response));
 }
 
 }  // namespace

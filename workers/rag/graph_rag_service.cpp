@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cctype>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -328,10 +329,12 @@ private:
             if (!narrow_frontier(walk.frontier, hop)) break;
             std::size_t first_general = 0;
             const auto patterns = frontier_patterns(walk.frontier, first_general);
-            auto results = calls_->triples_batch(patterns, query_.triple_limit);
-            if (!results) return results.error();
+            // The labels come with the edges: the focus step asks for none.
+            auto matches = calls_->triples_batch(patterns, query_.triple_limit, true);
+            if (!matches) return matches.error();
             if (auto r = check_cancel(); !r) return r;
-            walk.frontier = take_edges(walk, *results, first_general, hop);
+            if (!matches->labelled) labels_complete_ = false;
+            walk.frontier = take_edges(walk, *matches, first_general, hop);
         }
         return {};
     }
@@ -401,8 +404,9 @@ private:
 
     // The edges of one hop, taken round-robin over the specific nodes' patterns, then over the
     // others', into the subgraph while it has room; the next frontier.
-    std::vector<FrontierNode> take_edges(Walk& walk, std::vector<std::vector<Triple>>& results,
+    std::vector<FrontierNode> take_edges(Walk& walk, ServiceCalls::Matches& matches,
                                          std::size_t first_general, std::uint32_t hop) {
+        auto& results = matches.results;
         std::vector<FrontierNode> next;
         std::vector<std::size_t> cursor(results.size(), 0);
         for (const auto& [from, to] :
@@ -412,7 +416,10 @@ private:
                 progress = false;
                 for (std::size_t r = from; r < to && subgraph_.size() < query_.max_subgraph_size;
                      ++r) {
-                    if (take_next_edge(walk, r, results[r], cursor[r], hop, next)) progress = true;
+                    if (take_next_edge(walk, r, results[r], cursor[r], hop, next)) {
+                        if (matches.labelled) keep_labels(matches.labels[r], cursor[r] - 1);
+                        progress = true;
+                    }
                 }
             }
         }
@@ -445,6 +452,17 @@ private:
             return true;
         }
         return false;
+    }
+
+    // The labels the store gave with the edge just taken, `index` of its pattern's list (three
+    // per triple), kept by term id.
+    void keep_labels(std::vector<std::string>& names, std::size_t index) {
+        const EdgeIds& ids = subgraph_.back().ids;
+        const TermId parts[3] = {ids.s, ids.p, ids.o};
+        for (std::size_t k = 0; k < 3; ++k) {
+            auto& label = at_id(term_labels_, parts[k]);
+            if (!label) label = std::move(names[3 * index + k]);
+        }
     }
 
     static std::uint32_t concept_bit(std::size_t c) { return std::uint32_t{1} << c; }
@@ -481,8 +499,18 @@ private:
                          });
     }
 
-    // Every distinct term of the subgraph, labelled in one request: labelled_, parallel to it.
+    // Every distinct term of the subgraph labelled: labelled_, parallel to it. The traversal's
+    // replies carried the labels; a store that gave none is asked in one request.
     base::Result<void> label_subgraph() {
+        if (labels_complete_) {
+            labelled_.reserve(subgraph_.size());
+            const auto label = [&](TermId id) -> const std::string& { return *term_labels_[id]; };
+            for (const auto& e : subgraph_) {
+                labelled_.push_back(
+                    LabelledEdge{{}, label(e.ids.s), label(e.ids.p), label(e.ids.o)});
+            }
+            return {};
+        }
         // Each term once, in order of first appearance; term_index: term id → its position.
         constexpr std::size_t kNone = static_cast<std::size_t>(-1);
         std::vector<Term> terms;
@@ -581,13 +609,13 @@ private:
         for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
         if (subgraph_.size() <= query_.edge_score_limit) return all;
         // Lexical similarity of the question and each edge's text, computed here: embedding the
-        // edges would cost a round trip carrying a vector per edge.
-        const auto question = text::lexical_profile(concept_text(query_.query));
+        // edges would cost a round trip carrying a vector per edge. (An identifier's '_' parts
+        // words as a space does: concept_text would change nothing here.)
+        text::LexicalQuery question(query_.query);
         std::vector<double> similarity(subgraph_.size(), 0.0);
         for (std::size_t i = 0; i < subgraph_.size(); ++i) {
             const auto& e = labelled_[i];
-            similarity[i] = text::cosine(
-                question, text::lexical_profile(concept_text(e.s + " " + e.p + " " + e.o)));
+            similarity[i] = question.cosine({e.s, e.p, e.o});
         }
         for (std::size_t i = 0; i < subgraph_.size(); ++i) {
             const auto linked = std::popcount(
@@ -719,6 +747,9 @@ private:
     std::vector<std::uint32_t> seed_concepts_;  // term id of a seed → its concept's bit
     std::uint32_t named_concepts_ = 0;          // concepts whose best match names an entity
     std::vector<LabelledEdge> labelled_;        // parallel to subgraph_
+    // Term id → its label, from the traversal's replies; complete unless a reply had none.
+    std::vector<std::optional<std::string>> term_labels_;
+    bool labels_complete_ = true;
     std::vector<KeptEdge> kept_;
     std::size_t excluded_edges_ = 0;  // candidates a follow-up's "else" dropped
 };

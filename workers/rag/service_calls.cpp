@@ -46,11 +46,13 @@ runtime::CallSpec ServiceCalls::llm_call(std::string_view template_name,
     request.template_name = std::string(template_name);
     request.variables = std::move(variables);
     request.streaming = streaming;
-    return runtime::CallSpec{config_.llm_service, schema::encode(request), config_.call_timeout};
+    // The reply is decoded from its text: only its JSON answer becomes a tree.
+    return runtime::CallSpec{config_.llm_service, schema::encode(request), config_.call_timeout,
+                             runtime::FinalBody::kTextOnly};
 }
 
 base::Result<schema::LlmResponse> ServiceCalls::llm_reply(const runtime::CallResult& called) const {
-    auto response = schema::decode<schema::LlmResponse>(called.final);
+    auto response = schema::decode_text<schema::LlmResponse>(called.final_text);
     if (!response) return bad_reply(config_.llm_service, response.error());
     return response;
 }
@@ -68,7 +70,7 @@ base::Result<schema::LlmResponse> ServiceCalls::llm(
                 on_text(text->get_ref<const std::string&>());
         };
     }
-    auto called = timed_call(call.service, template_name, call.body, on_reply);
+    auto called = timed_call(call.service, template_name, call.body, on_reply, call.final_body);
     if (!called) return std::move(called).error();
     return llm_reply(*called);
 }
@@ -125,25 +127,26 @@ base::Result<std::vector<std::vector<schema::EntityMatch>>> ServiceCalls::entiti
     return std::move(decoded->results);
 }
 
-base::Result<std::vector<std::vector<schema::Triple>>> ServiceCalls::triples_batch(
-    const std::vector<schema::TriplePattern>& patterns, std::uint32_t limit) {
+base::Result<ServiceCalls::Matches> ServiceCalls::triples_batch(
+    const std::vector<schema::TriplePattern>& patterns, std::uint32_t limit, bool with_labels) {
     // Patterns per request: patterns × limit rows within store_batch_rows (limit 0 counts as
     // the store's default of 10,000), at least one.
     const std::uint64_t rows_per_pattern = limit == 0 ? 10'000 : limit;
     const std::size_t per_request = static_cast<std::size_t>(
         std::max<std::uint64_t>(1, config_.store_batch_rows / rows_per_pattern));
-    std::vector<std::vector<schema::Triple>> results;
-    results.reserve(patterns.size());
+    Matches matches;
+    matches.results.reserve(patterns.size());
+    matches.labelled = with_labels;
     for (std::size_t first = 0; first < patterns.size(); first += per_request) {
         const std::size_t last = std::min(patterns.size(), first + per_request);
         std::vector<schema::TriplePattern> part(
             patterns.begin() + static_cast<std::ptrdiff_t>(first),
             patterns.begin() + static_cast<std::ptrdiff_t>(last));
         // The largest replies of a query: decoded from their text without a JSON tree.
-        auto reply =
-            store("triples-batch",
-                  schema::encode(schema::TriplesQueryBatch{std::move(part), limit, collection_}),
-                  runtime::FinalBody::kTextOnly);
+        auto reply = store("triples-batch",
+                           schema::encode(schema::TriplesQueryBatch{std::move(part), limit,
+                                                                    collection_, with_labels}),
+                           runtime::FinalBody::kTextOnly);
         if (!reply) return std::move(reply).error();
         auto decoded = schema::decode_text<schema::TriplesBatchResponse>(reply->final_text);
         if (!decoded) return bad_reply(config_.store_service, decoded.error());
@@ -152,9 +155,33 @@ base::Result<std::vector<std::vector<schema::Triple>>> ServiceCalls::triples_bat
                               "store answered " + std::to_string(decoded->results.size()) +
                                   " results for " + std::to_string(last - first) + " patterns");
         }
-        for (auto& list : decoded->results) results.push_back(std::move(list));
+        if (!decoded->labels) matches.labelled = false;
+        if (matches.labelled) {
+            if (auto r = check_labels(*decoded); !r) return r.error();
+            for (auto& names : *decoded->labels) matches.labels.push_back(std::move(names));
+        }
+        for (auto& list : decoded->results) matches.results.push_back(std::move(list));
     }
-    return results;
+    if (!matches.labelled) matches.labels.clear();
+    return matches;
+}
+
+base::Result<void> ServiceCalls::check_labels(const schema::TriplesBatchResponse& reply) const {
+    if (reply.labels->size() != reply.results.size()) {
+        return make_error(ErrorType::kUpstreamError,
+                          "store answered " + std::to_string(reply.labels->size()) +
+                              " label lists for " + std::to_string(reply.results.size()) +
+                              " results");
+    }
+    for (std::size_t i = 0; i < reply.results.size(); ++i) {
+        if ((*reply.labels)[i].size() != 3 * reply.results[i].size()) {
+            return make_error(ErrorType::kUpstreamError,
+                              "store answered " + std::to_string((*reply.labels)[i].size()) +
+                                  " labels for the " + std::to_string(reply.results[i].size()) +
+                                  " triples of result " + std::to_string(i));
+        }
+    }
+    return {};
 }
 
 base::Result<std::vector<std::string>> ServiceCalls::labels(

@@ -35,8 +35,17 @@ public:
     // one `entities-batch` request.
     base::Result<std::vector<std::vector<schema::EntityMatch>>> entities(
         const std::vector<std::vector<double>>& vectors, std::uint32_t limit);
-    base::Result<std::vector<std::vector<schema::Triple>>> triples_batch(
-        const std::vector<schema::TriplePattern>& patterns, std::uint32_t limit);
+    // The matches of each pattern (results[i] for patterns[i]); with `with_labels`, the labels
+    // of their terms too, in the same requests (labels[i]: subject, predicate and object of each
+    // triple of results[i], as `labels` names them), unless the store gave none (one from before
+    // the option: `labelled` false, and the caller asks `labels`).
+    struct Matches {
+        std::vector<std::vector<schema::Triple>> results;
+        std::vector<std::vector<std::string>> labels;
+        bool labelled = false;
+    };
+    base::Result<Matches> triples_batch(const std::vector<schema::TriplePattern>& patterns,
+                                        std::uint32_t limit, bool with_labels = false);
     base::Result<std::vector<std::string>> labels(const std::vector<schema::Term>& terms);
     base::Result<std::vector<std::vector<schema::FactSource>>> fact_sources(
         const std::vector<schema::Triple>& triples);
@@ -60,6 +69,8 @@ private:
                                std::map<std::string, std::string> variables, bool streaming) const;
     base::Result<schema::LlmResponse> llm_reply(const runtime::CallResult& called) const;
     runtime::CallSpec store_call(std::string_view op, nlohmann::json body) const;
+    // A triples-batch reply's labels: one list per result, three labels per triple.
+    base::Result<void> check_labels(const schema::TriplesBatchResponse& reply) const;
     base::Result<std::vector<std::vector<schema::FactSource>>> fact_sources_reply(
         const runtime::CallResult& called, std::size_t facts) const;
     // context.call_all with the calls' time logged at debug level (component "rag").

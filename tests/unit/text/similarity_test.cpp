@@ -75,6 +75,52 @@ TEST(LexicalProfile, ScoresAsTheStringDefinition) {
     EXPECT_DOUBLE_EQ(twice.norm, 2 * once.norm);
 }
 
+// LexicalQuery must give the profiles' cosine bit for bit (graph-rag's pre-filter ranks by it):
+// parts joined by spaces, repeats, identifier-style labels, UTF-8, empty texts, and a text long
+// enough to grow the reused table after short ones.
+TEST(LexicalQuery, EqualsTheCosineOfTheJoinedTextsProfiles) {
+    const std::string long_text = [] {
+        std::string s;
+        for (int i = 0; i < 200; ++i) s += "word" + std::to_string(i % 37) + " Zürich_" + "x ";
+        return s;
+    }();
+    const std::vector<std::vector<std::string>> texts = {
+        {"MV Curlew", "built by", "Brenn and Daughters Shipyard"},
+        {"Cruz_Azul_FC", "league", "Liga MX"},
+        {"children", "wear", "wears child children"},
+        {"Zürich", "Schweiz", "zürich"},
+        {"aaa", "aaaa", "aa a"},
+        {"abc", "abc", "abc"},
+        {"", "", ""},
+        {"!!!", "???", "..."},
+        {"x"},
+        {},
+        {long_text, "founded", "Oskar Brenn"},
+        {"who", "founded the", "shipyard"},
+        {"MV Curlew", "built by", "Brenn and Daughters Shipyard"},
+    };
+    for (const std::string& question : std::vector<std::string>{
+             "Who founded the shipyard that built the MV Curlew?", "Cruz Azul FC plays in Liga MX",
+             "Zürich zürich schweiz", "a", "", "!!! ???", "abc abc", long_text.substr(0, 300)}) {
+        LexicalQuery query(question);
+        const auto question_profile = lexical_profile(question);
+        for (const auto& parts : texts) {
+            std::string joined;
+            std::vector<std::string_view> views;
+            for (const auto& p : parts) {
+                if (!views.empty()) joined += ' ';
+                joined += p;
+                views.emplace_back(p);
+            }
+            EXPECT_EQ(query.cosine(views), cosine(question_profile, lexical_profile(joined)))
+                << '"' << question << "\" vs \"" << joined << '"';
+        }
+    }
+    LexicalQuery query("MV Curlew");
+    EXPECT_EQ(query.cosine({"mv", "curlew"}), 1.0);
+    EXPECT_EQ(query.cosine({"", "!"}), 0.0);
+}
+
 TEST(TitleContainment, IsTheShareOfTitleContentWordsTheQuestionNames) {
     const auto question =
         content_words("Who directed the film shot in or around Leland, North Carolina in 1986?");

@@ -2,7 +2,9 @@
 // streaming partials, typed errors, the embeddings call, and the OpenAI provider's failures.
 #include "workers/llm/llm_service.hpp"
 
+#include <atomic>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -216,6 +218,64 @@ public:
 private:
     std::string reply_;
 };
+
+// A provider that answers its replies in turn, one per request.
+class TurnsProvider final : public Provider {
+public:
+    explicit TurnsProvider(std::vector<std::string> replies) : replies_(std::move(replies)) {}
+    base::Result<Completion> generate(const PromptInput&, const GenerateOptions&) override {
+        Completion c;
+        c.text = replies_.at(next_++ % replies_.size());
+        c.model = "turns";
+        return c;
+    }
+    std::string_view name() const override { return "turns"; }
+
+private:
+    std::vector<std::string> replies_;
+    std::atomic<std::size_t> next_{0};
+};
+
+// A reply that is already one item per edge goes out as the model wrote it; one that only looks
+// so (an id twice, an extra member, an item missing) is completed: edges in order, the first
+// answer for an id, 0 for none.
+TEST_F(LlmServiceTest, ScoresAlreadyPerEdgeGoOutAsWrittenOthersAreCompleted) {
+    const std::vector<std::string> replies{
+        R"({"scores": [{"id": "e1", "score": 1}, {"id": "e2", "score": 0.5},
+                       {"id": "e3", "score": 0}]})",
+        R"({"scores": [{"id": "e1", "score": 0.2}, {"id": "e1", "score": 0.3},
+                       {"id": "e3", "score": 0.1}]})",
+        R"({"scores": [{"id": "e1", "score": 0.2, "why": "x"}, {"id": "e2", "score": 0.5},
+                       {"id": "e3", "score": 0.1}]})",
+        R"({"scores": [{"id": "e2", "score": 0.5}, {"id": "e1", "score": 0.2}]})",
+        R"({"scores": [{"id": "e1", "score": 0.2}, {"id": "e2", "score": 0.5},
+                       {"id": "e3", "score": 0.1}], "note": "extra"})"};
+    LlmServiceOptions options;
+    options.embeddings_service.clear();
+    start(std::make_shared<TurnsProvider>(replies), options);
+    const std::vector<json> expected{
+        json::parse(replies[0]),
+        json::parse(R"({"scores": [{"id": "e1", "score": 0.2}, {"id": "e2", "score": 0.0},
+                                   {"id": "e3", "score": 0.1}]})"),
+        json::parse(R"({"scores": [{"id": "e1", "score": 0.2}, {"id": "e2", "score": 0.5},
+                                   {"id": "e3", "score": 0.1}]})"),
+        json::parse(R"({"scores": [{"id": "e1", "score": 0.2}, {"id": "e2", "score": 0.5},
+                                   {"id": "e3", "score": 0.0}]})"),
+        json::parse(R"({"scores": [{"id": "e1", "score": 0.2}, {"id": "e2", "score": 0.5},
+                                   {"id": "e3", "score": 0.1}]})")};
+    for (std::size_t i = 0; i < replies.size(); ++i) {
+        request(llm("kg-edge-scoring",
+                    {{"question", kQuestion}, {"concepts", "[]"}, {"edges", kEdges.dump()}}));
+        const auto r = final_response();
+        ASSERT_TRUE(r.json) << "reply " << i;
+        EXPECT_EQ(*r.json, expected[i]) << "reply " << i;
+        if (i == 0) {
+            EXPECT_EQ(r.text, replies[0]) << "complete already: the model's own text";
+        } else {
+            EXPECT_EQ(r.text, expected[i].dump()) << "reply " << i;
+        }
+    }
+}
 
 TEST_F(LlmServiceTest, ASynthesisReplyBreakingTheContractIsATypedError) {
     LlmServiceOptions options;
