@@ -7,13 +7,17 @@
 // `pathquestion` (kept and reused with --dir). C client threads, each with its own BusClient on
 // the CLI's client key, send graph-rag requests (question + collection, no streaming: what
 // `glassbox invoke graph-rag --no-stream` sends), cycling through questions-dev.jsonl, each
-// waiting for its FINAL with the explain messages received. Four configurations:
+// waiting for its FINAL. Like `glassbox invoke` without -x, the clients ask the broker for no
+// explain messages (explain=none, docs/protocol.md §4.1: the traces are spooled, published and
+// stored as always) except in e, whose clients take the explain stream as `invoke -x` does (and
+// every client did before the option existed). Five configurations:
 //   a  2 clients, graph_rag.explored_edges_recorded at its default (500)
 //   b  2 clients, explored_edges_recorded = 0 (the trace records the count only)
 //   c  8 clients, the defaults (the issue's target configuration)
 //   d  8 clients, explored_edges_recorded = 0
-// (the setting goes to `up` as GLASSBOX_GRAPH_RAG_EXPLORED_EDGES_RECORDED: a/c on one start of
-// the pipeline, b/d on a second).
+//   e  8 clients, the defaults, each client taking the explain stream (c as it ran before)
+// (the setting goes to `up` as GLASSBOX_GRAPH_RAG_EXPLORED_EDGES_RECORDED: a/c/e on one start of
+// the pipeline, c and e back to back, b/d on a second).
 //
 // Per configuration, after a warm-up: utime+stime (/proc/<pid>/stat) of every process `up`
 // started (its children, found in /proc by parent pid and named by their command line, and `up`
@@ -25,7 +29,7 @@
 // trace: growth of the trace store's live pages ((page_count − freelist_count) × page_size, read
 // with SQLite: WAL contents included, the WAL file's reused space not) over the traces stored;
 // the trace files' growth (traces.db + WAL, as `trace` stats report it) and the explain bytes a
-// client received per question beside it.
+// client received per question beside it (0 under explain=none; e's is what the stream costs).
 //
 // Baselines, same run, same pipeline:
 //   direct handler  rag::handle_graph_rag called in this process, one question at a time, on a
@@ -123,6 +127,9 @@ const std::vector<std::string> kBusyProcesses = {"broker",          "graph-rag",
 // The glassbox that runs the pipeline: the build's own, or --glassbox PATH (an A/B against
 // another build, e.g. the commit before a change).
 std::string g_glassbox = GLASSBOX_BINARY;
+// --explain-stream: every configuration's clients take the explain stream (for a --glassbox
+// binary from before explain=none, whose broker refuses the options frame).
+bool g_explain_stream_everywhere = false;
 
 struct Options {
     std::size_t queries = 1000;
@@ -140,9 +147,19 @@ struct RunConfig {
     std::string id;
     std::size_t clients = 2;
     std::optional<std::uint32_t> explored_edges;  // none: the default
+    // The clients take the explain stream (`glassbox invoke -x`); otherwise they ask for
+    // explain=none, as `glassbox invoke` does.
+    bool explain_stream = false;
+    bool takes_stream() const { return explain_stream || g_explain_stream_everywhere; }
     std::string describe() const {
         return std::to_string(clients) + " clients, explored edges " +
-               (explored_edges ? std::to_string(*explored_edges) : std::string("500 (default)"));
+               (explored_edges ? std::to_string(*explored_edges) : std::string("500 (default)")) +
+               (takes_stream() ? ", explain stream (invoke -x)" : ", explain=none (invoke)");
+    }
+    bus::BusClientConfig client_config(bus::BusClientConfig config) const {
+        config.request_options.explain =
+            takes_stream() ? bus::ExplainDelivery::kStream : bus::ExplainDelivery::kNone;
+        return config;
     }
 };
 
@@ -570,12 +587,11 @@ ConfigFigures measure_config(Pipeline& pipeline, const RunConfig& config, const 
     f.config = config;
     f.queries = o.queries;
     f.load_at_start = load_average();
-    const auto warm =
-        run_clients(pipeline.client_config(), questions, config.clients, o.warmup, o.streaming);
+    const bus::BusClientConfig clients = config.client_config(pipeline.client_config());
+    const auto warm = run_clients(clients, questions, config.clients, o.warmup, o.streaming);
     traces += static_cast<std::int64_t>(o.warmup);
     f.before = settle(pipeline, traces, static_cast<std::int64_t>(warm.errors));
-    f.run =
-        run_clients(pipeline.client_config(), questions, config.clients, o.queries, o.streaming);
+    f.run = run_clients(clients, questions, config.clients, o.queries, o.streaming);
     traces += static_cast<std::int64_t>(o.queries);
     f.after = settle(pipeline, traces, static_cast<std::int64_t>(f.run.errors + warm.errors));
     for (const auto& [name, ms] : f.after.cpu_ms) f.cpu_ms[name] = ms - f.before.cpu_ms[name];
@@ -900,7 +916,7 @@ void print_run_table(const Results& r, std::ostream& out) {
         "trace files' growth, KB per trace (db + WAL)",
         [](const ConfigFigures& f) { return fmt(file_kb_per_trace(f), 1); }, "–");
     row(
-        "explain KB per question received",
+        "explain KB per question received (0: explain=none)",
         [](const ConfigFigures& f) {
             return fmt(
                 static_cast<double>(f.run.explain_bytes) / static_cast<double>(f.queries) / 1000.0,
@@ -946,13 +962,52 @@ const ConfigFigures* find_config(const Results& r, const std::string& id) {
     return nullptr;
 }
 
+double process_per_question(const ConfigFigures& f, const std::string& name) {
+    const auto it = f.cpu_ms.find(name);
+    return per_question(it == f.cpu_ms.end() ? 0.0 : it->second, f.queries);
+}
+
+// c and e differ only in the explain option of their clients, measured back to back on one start
+// of the pipeline: what sending every explain message to every client costs.
+void print_explain_option(const Results& r, std::ostream& out) {
+    const auto* c = find_config(r, "c");
+    const auto* e = find_config(r, "e");
+    if (c == nullptr || e == nullptr) return;
+    const auto change = [](double before, double after) {
+        return before > 0 ? fmt((after - before) / before * 100.0, 0) + " %" : std::string("–");
+    };
+    const auto line = [&](const std::string& label, double stream, double none) {
+        out << "| " << label << " | " << fmt(stream, 2) << " | " << fmt(none, 2) << " | "
+            << change(stream, none) << " |\n";
+    };
+    const auto kb = [](const ConfigFigures& f) {
+        return fmt(
+            static_cast<double>(f.run.explain_bytes) / static_cast<double>(f.queries) / 1000.0, 1);
+    };
+    const auto qps = [](const ConfigFigures& f) {
+        return fmt(static_cast<double>(f.queries) / f.run.wall_s, 1);
+    };
+    out << "### explain=none against the explain stream (e against c: 8 clients, the defaults)\n\n"
+           "| ms CPU per question | e: explain stream (invoke -x; every client before "
+           "explain=none) | c: explain=none (invoke) | change |\n|---|---:|---:|---:|\n";
+    line("broker", process_per_question(*e, "broker"), process_per_question(*c, "broker"));
+    line("all processes", total_per_question(*e), total_per_question(*c));
+    line("bench clients (this process)", per_question(e->run.client_cpu_ms, e->queries),
+         per_question(c->run.client_cpu_ms, c->queries));
+    out << "\nexplain KB per question received: " << kb(*e) << " (e), " << kb(*c)
+        << " (c); stored KB per trace " << fmt(stored_kb_per_trace(*e), 1) << " (e), "
+        << fmt(stored_kb_per_trace(*c), 1) << " (c); throughput " << qps(*e) << " (e), " << qps(*c)
+        << " (c) questions/s.\n\n";
+}
+
 void print_targets(const Results& r, std::ostream& out) {
     const auto verdict = [](bool met) { return met ? std::string("met") : std::string("NOT met"); };
     out << "### Targets (issue 33)\n\n";
     if (const auto* c = find_config(r, "c")) {
         const double total = total_per_question(*c);
         const double kb = stored_kb_per_trace(*c);
-        out << "- target: total CPU/question at 8 clients ≤ 10 ms (c, the defaults): "
+        out << "- target: total CPU/question at 8 clients ≤ 10 ms (c, the defaults, explain=none "
+               "as `glassbox invoke`): "
             << verdict(total <= 10.0) << " (" << fmt(total, 2) << " ms)\n"
             << "- target: stored per trace ≤ 80 KB (c, the defaults): " << verdict(kb <= 80.0)
             << " (" << fmt(kb, 1) << " KB)\n"
@@ -980,6 +1035,7 @@ void report(const Results& r, std::ostream& out) {
     print_cpu_table(r, out);
     print_run_table(r, out);
     print_store(r.store, out);
+    print_explain_option(r, out);
     print_targets(r, out);
     for (const auto& f : r.configs)
         for (const auto& e : f.run.error_samples) out << "\n- " << f.config.id << " error: " << e;
@@ -992,6 +1048,7 @@ json to_json(const ConfigFigures& f) {
     return {{"id", f.config.id},
             {"clients", f.config.clients},
             {"explored_edges_recorded", f.config.explored_edges.value_or(500)},
+            {"explain", f.config.takes_stream() ? "stream" : "none"},
             {"queries", f.queries},
             {"errors", f.run.errors},
             {"cpu_ms_per_question", cpu},
@@ -1051,7 +1108,7 @@ void usage() {
     std::cerr << "usage: bench_cost [--quick] [--queries N] [--warmup N] [--baseline-queries N]\n"
                  "                  [--store-requests N] [--stream] [--data DIR] [--dir DIR] "
                  "[--json FILE]\n"
-                 "                  [--glassbox PATH]\n";
+                 "                  [--glassbox PATH] [--explain-stream]\n";
 }
 
 std::optional<int> read_options(int argc, char** argv, Options& o) {
@@ -1083,6 +1140,8 @@ std::optional<int> read_options(int argc, char** argv, Options& o) {
             o.json_path = args.value();
         } else if (arg == "--glassbox") {
             g_glassbox = args.value();
+        } else if (arg == "--explain-stream") {
+            g_explain_stream_everywhere = true;
         } else {
             usage();
             return arg == "--help" ? 0 : 2;
@@ -1099,8 +1158,11 @@ Results run(const Options& o, const std::vector<Question>& questions, const fs::
     r.load_at_start = load_average();
     r.commit = git_commit(GLASSBOX_SOURCE_DIR);
     r.streaming = o.streaming;
-    const std::vector<RunConfig> configs = {
-        {"a", 2, std::nullopt}, {"c", 8, std::nullopt}, {"b", 2, 0u}, {"d", 8, 0u}};
+    const std::vector<RunConfig> configs = {{"a", 2, std::nullopt},
+                                            {"c", 8, std::nullopt},
+                                            {"e", 8, std::nullopt, true},
+                                            {"b", 2, 0u},
+                                            {"d", 8, 0u}};
     Pipeline pipeline(dir);
     std::optional<std::optional<std::uint32_t>> running;
     std::int64_t traces = 0;
