@@ -33,25 +33,6 @@ long resident_kib(pid_t pid) {
     return 0;
 }
 
-// Every message waiting on a SUB socket within `timeout`, until `count` arrived.
-std::vector<Frames> receive_published(zmq::socket_t& sub, std::size_t count, milliseconds timeout) {
-    std::vector<Frames> published;
-    const auto until = Clock::now() + timeout;
-    while (published.size() < count && Clock::now() < until) {
-        zmq::pollitem_t item{sub.handle(), 0, ZMQ_POLLIN, 0};
-        if (zmq::poll(&item, 1, milliseconds{100}) <= 0) continue;
-        Frames frames;
-        while (true) {
-            zmq::message_t part;
-            if (!sub.recv(part, zmq::recv_flags::dontwait)) break;
-            frames.push_back(part.to_string());
-            if (!part.more()) break;
-        }
-        if (!frames.empty()) published.push_back(std::move(frames));
-    }
-    return published;
-}
-
 // A subscriber speaking ZMTP 3.0 over a plain TCP socket (RFC 23), so the test process holds
 // no subscription trie of its own: greeting, READY as a SUB, then `count` subscriptions of
 // `topic_bytes` bytes each, distinct from their first byte on (the index, then 'e's), and the

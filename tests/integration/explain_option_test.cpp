@@ -14,26 +14,6 @@ namespace {
 
 using nlohmann::json;
 using std::chrono::milliseconds;
-using Clock = std::chrono::steady_clock;
-
-// Every message waiting on a SUB socket within `timeout`, until `count` arrived.
-std::vector<Frames> receive_published(zmq::socket_t& sub, std::size_t count, milliseconds timeout) {
-    std::vector<Frames> published;
-    const auto until = Clock::now() + timeout;
-    while (published.size() < count && Clock::now() < until) {
-        zmq::pollitem_t item{sub.handle(), 0, ZMQ_POLLIN, 0};
-        if (zmq::poll(&item, 1, milliseconds{100}) <= 0) continue;
-        Frames frames;
-        while (true) {
-            zmq::message_t part;
-            if (!sub.recv(part, zmq::recv_flags::dontwait)) break;
-            frames.push_back(part.to_string());
-            if (!part.more()) break;
-        }
-        if (!frames.empty()) published.push_back(std::move(frames));
-    }
-    return published;
-}
 
 class ExplainOptionTest : public ClusterTest {
 protected:

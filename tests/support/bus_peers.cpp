@@ -348,4 +348,23 @@ bool Collector::wait_for(std::size_t count, milliseconds timeout) {
     return messages_.size() >= count;
 }
 
+std::vector<Frames> receive_published(zmq::socket_t& sub, std::size_t count,
+                                      std::chrono::milliseconds timeout) {
+    std::vector<Frames> published;
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    while (published.size() < count && std::chrono::steady_clock::now() < until) {
+        zmq::pollitem_t item{sub.handle(), 0, ZMQ_POLLIN, 0};
+        if (zmq::poll(&item, 1, std::chrono::milliseconds{100}) <= 0) continue;
+        Frames frames;
+        while (true) {
+            zmq::message_t part;
+            if (!sub.recv(part, zmq::recv_flags::dontwait)) break;
+            frames.push_back(part.to_string());
+            if (!part.more()) break;
+        }
+        if (!frames.empty()) published.push_back(std::move(frames));
+    }
+    return published;
+}
+
 }  // namespace glassbox::integration

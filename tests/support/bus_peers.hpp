@@ -156,4 +156,9 @@ private:
     std::size_t detaches_ = 0;
 };
 
+// Every message a SUB socket receives within `timeout`, until `count` arrived (fewer when the
+// time runs out: the caller asserts the count).
+std::vector<Frames> receive_published(zmq::socket_t& sub, std::size_t count,
+                                      std::chrono::milliseconds timeout);
+
 }  // namespace glassbox::integration
