@@ -120,70 +120,11 @@ Result<std::uint64_t> StagedLoads::stage(std::string_view load, const SourceReco
     };
     TermDictionary::KnownTermsScope known{dictionary_};
     if (auto r = dictionary_.sync_known_terms(); !r) return fail(r.error());
-    // The load's number for this source (staged sources are registered at commit).
-    std::int64_t n = 0;
-    {
-        auto st = db_.prepare("SELECT n FROM graph_staged_sources WHERE load = ?1 AND uri = ?2");
-        if (!st) return fail(st.error());
-        st->bind(1, load).bind(2, std::string_view{source.uri});
-        auto found = int64_or_zero(*st);
-        if (!found) return fail(found.error());
-        n = *found;
-    }
-    if (n == 0) {
-        auto count = db_.prepare("SELECT count(*) FROM graph_staged_sources WHERE load = ?1");
-        if (!count) return fail(count.error());
-        count->bind(1, load);
-        auto staged = int64_or_zero(*count);
-        if (!staged) return fail(staged.error());
-        n = *staged + 1;
-        if (n == 1) {
-            count->reset();
-            if (auto r = drop_stale_staging(); !r) return fail(r.error());
-        }
-    }
-    {
-        auto st = db_.prepare(
-            "INSERT INTO graph_staged_sources(load, uri, n, kind, document_uri, tier, loaded_at, "
-            "media_type) "
-            "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(load, uri) DO UPDATE SET kind = "
-            "excluded.kind, "
-            "document_uri = excluded.document_uri, tier = excluded.tier, loaded_at = "
-            "excluded.loaded_at, "
-            "media_type = excluded.media_type");
-        if (!st) return fail(st.error());
-        st->bind(1, load)
-            .bind(2, std::string_view{source.uri})
-            .bind(3, n)
-            .bind(4, static_cast<std::int64_t>(source.kind))
-            .bind(5, std::string_view{source.document_uri})
-            .bind(6, static_cast<std::int64_t>(source.tier))
-            .bind(7, std::string_view{source.loaded_at})
-            .bind(8, std::string_view{source.media_type});
-        if (auto r = st->run(); !r) return fail(r.error());
-    }
+    auto n = register_source(load, source);
+    if (!n) return fail(n.error());
     if (!triples.empty()) {
-        std::string blob;
-        blob.reserve(triples.size() * kStagedQuadBytes);
-        if (batch.by_statement()) {
-            TermDictionary::StatementMemo memo;
-            for (const auto& triple : triples) {
-                auto ids = dictionary_.intern_statement(triple, memo);
-                if (!ids) return fail(ids.error());
-                for (const auto value : {(*ids)[0], (*ids)[1], (*ids)[2], (*ids)[3], n})
-                    put_i64(blob, value);
-            }
-        } else {
-            auto ids = dictionary_.intern_batch(batch);
-            if (!ids) return fail(ids.error());
-            const auto id_of = [&ids](std::uint32_t at) {
-                return at == TermBatch::kDefaultGraph ? std::int64_t{0} : (*ids)[at];
-            };
-            for (const auto& at : batch.statements()) {
-                for (const auto value : {id_of(at[0]), id_of(at[1]), id_of(at[2]), id_of(at[3]), n})
-                    put_i64(blob, value);
-            }
-        }
+        auto blob = quads_blob(batch, *n);
+        if (!blob) return fail(blob.error());
         auto st = db_.prepare(
             "INSERT INTO graph_staged_quads(load, statements, staged_at, quads) VALUES(?1, ?2, ?3, "
             "?4)");
@@ -191,11 +132,81 @@ Result<std::uint64_t> StagedLoads::stage(std::string_view load, const SourceReco
         st->bind(1, load)
             .bind(2, static_cast<std::int64_t>(triples.size()))
             .bind(3, unix_now())
-            .bind_blob(4, std::string_view{blob});
+            .bind_blob(4, std::string_view{*blob});
         if (auto r = st->run(); !r) return fail(r.error());
     }
     if (auto r = tx->commit(); !r) return fail(r.error());
     return static_cast<std::uint64_t>(triples.size());
+}
+
+Result<std::int64_t> StagedLoads::register_source(std::string_view load,
+                                                  const SourceRecord& source) {
+    // The load's number for this source (staged sources are registered at commit).
+    std::int64_t n = 0;
+    {
+        auto st = db_.prepare("SELECT n FROM graph_staged_sources WHERE load = ?1 AND uri = ?2");
+        if (!st) return st.error();
+        st->bind(1, load).bind(2, std::string_view{source.uri});
+        auto found = int64_or_zero(*st);
+        if (!found) return found.error();
+        n = *found;
+    }
+    if (n == 0) {
+        auto count = db_.prepare("SELECT count(*) FROM graph_staged_sources WHERE load = ?1");
+        if (!count) return count.error();
+        count->bind(1, load);
+        auto staged = int64_or_zero(*count);
+        if (!staged) return staged.error();
+        n = *staged + 1;
+        if (n == 1) {
+            count->reset();
+            if (auto r = drop_stale_staging(); !r) return r.error();
+        }
+    }
+    auto st = db_.prepare(
+        "INSERT INTO graph_staged_sources(load, uri, n, kind, document_uri, tier, loaded_at, "
+        "media_type) "
+        "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(load, uri) DO UPDATE SET kind = "
+        "excluded.kind, "
+        "document_uri = excluded.document_uri, tier = excluded.tier, loaded_at = "
+        "excluded.loaded_at, "
+        "media_type = excluded.media_type");
+    if (!st) return st.error();
+    st->bind(1, load)
+        .bind(2, std::string_view{source.uri})
+        .bind(3, n)
+        .bind(4, static_cast<std::int64_t>(source.kind))
+        .bind(5, std::string_view{source.document_uri})
+        .bind(6, static_cast<std::int64_t>(source.tier))
+        .bind(7, std::string_view{source.loaded_at})
+        .bind(8, std::string_view{source.media_type});
+    if (auto r = st->run(); !r) return r.error();
+    return n;
+}
+
+Result<std::string> StagedLoads::quads_blob(const TermBatch& batch, std::int64_t n) {
+    std::string blob;
+    blob.reserve(batch.triples().size() * kStagedQuadBytes);
+    if (batch.by_statement()) {
+        TermDictionary::StatementMemo memo;
+        for (const auto& triple : batch.triples()) {
+            auto ids = dictionary_.intern_statement(triple, memo);
+            if (!ids) return ids.error();
+            for (const auto value : {(*ids)[0], (*ids)[1], (*ids)[2], (*ids)[3], n})
+                put_i64(blob, value);
+        }
+        return blob;
+    }
+    auto ids = dictionary_.intern_batch(batch);
+    if (!ids) return ids.error();
+    const auto id_of = [&ids](std::uint32_t at) {
+        return at == TermBatch::kDefaultGraph ? std::int64_t{0} : (*ids)[at];
+    };
+    for (const auto& at : batch.statements()) {
+        for (const auto value : {id_of(at[0]), id_of(at[1]), id_of(at[2]), id_of(at[3]), n})
+            put_i64(blob, value);
+    }
+    return blob;
 }
 
 Result<void> StagedLoads::abort(std::string_view load) {

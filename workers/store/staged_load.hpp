@@ -44,6 +44,11 @@ public:
 
 private:
     base::Result<void> drop_stale_staging();
+    // The load's number for `source` (its first batch registers it), inside stage()'s
+    // transaction.
+    base::Result<std::int64_t> register_source(std::string_view load, const SourceRecord& source);
+    // The batch's quads as the graph_staged_quads blob: term ids interned, each with source n.
+    base::Result<std::string> quads_blob(const TermBatch& batch, std::int64_t n);
     // Registers the load's staged sources as graph sources: the load's number -> source id.
     base::Result<std::unordered_map<std::int64_t, std::int64_t>> register_staged_sources(
         std::string_view load);

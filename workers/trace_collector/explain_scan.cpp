@@ -247,9 +247,25 @@ const std::string& default_graph_token() {
     return token;
 }
 
-}  // namespace
+// The body's fields, one bit each (JsonKeys: a field given twice is refused).
+enum ScanField : unsigned {
+    kMessageType = 1 << 0,
+    kSession = 1 << 1,
+    kSeq = 1 << 2,
+    kService = 1 << 3,
+    kWorker = 1 << 4,
+    kParent = 1 << 5,
+    kExplainId = 1 << 6,
+    kGraph = 1 << 7,
+    kTriples = 1 << 8,
+    kEnd = 1 << 9,
+    kStatus = 1 << 10,
+    kError = 1 << 11,
+    kTerms = 1 << 12,
+};
 
-bool scan_explain(std::string_view body, ScannedExplain& out) {
+// `out` as a body without any field would leave it (the scan reuses its buffers).
+void clear(ScannedExplain& out) {
     out.session.clear();
     out.seq = 0;
     out.service.clear();
@@ -262,22 +278,12 @@ bool scan_explain(std::string_view body, ScannedExplain& out) {
     out.end_of_trace = false;
     out.trace_status = schema::TraceStatus::kNone;
     out.error.reset();
+}
 
-    enum : unsigned {
-        kMessageType = 1 << 0,
-        kSession = 1 << 1,
-        kSeq = 1 << 2,
-        kService = 1 << 3,
-        kWorker = 1 << 4,
-        kParent = 1 << 5,
-        kExplainId = 1 << 6,
-        kGraph = 1 << 7,
-        kTriples = 1 << 8,
-        kEnd = 1 << 9,
-        kStatus = 1 << 10,
-        kError = 1 << 11,
-        kTerms = 1 << 12,
-    };
+}  // namespace
+
+bool scan_explain(std::string_view body, ScannedExplain& out) {
+    clear(out);
     // The dictionary form's parts (reused by the thread's next scan).
     static thread_local std::vector<DictionaryTerm> terms;
     static thread_local std::vector<IndexTriple> entries;
