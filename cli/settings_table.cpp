@@ -220,8 +220,13 @@ std::vector<Setting> glassbox_settings() {
 
         // `glassbox up`.
         integer_setting("up.threads", 2, 1, 256,
-                        "Worker threads per worker process `glassbox up` starts")
+                        "Worker threads per service process `glassbox up` starts (echo, "
+                        "trace-collector, embeddings, store, llm)")
             .flag("--threads"),
+        integer_setting("up.engine_threads", 8, 1, 256,
+                        "Worker threads per engine process `glassbox up` starts (graph-rag, "
+                        "document-rag, agent, query: they mostly wait on the services they call)")
+            .flag("--engine-threads"),
         integer_setting("up.start_timeout_ms", 15'000, 1, kHourMs,
                         "How long the broker may take to bind")
             .flag("--start-timeout-ms"),

@@ -32,7 +32,7 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 // The rest comes from the settings (broker.endpoint, broker.pub_endpoint, broker.heartbeat_ms,
-// up.threads, up.start_timeout_ms, up.gateway, gateway.listen, security.*).
+// up.threads, up.engine_threads, up.start_timeout_ms, up.gateway, gateway.listen, security.*).
 struct UpOptions {
     std::string home;
     std::string role = "all";
@@ -208,12 +208,21 @@ std::optional<BrokerEndpoints> start_broker(ProcessSupervisor& supervisor, const
     return endpoints;
 }
 
+// The engines spend most of a question waiting on the services they call, so they get more
+// slots than the services (whose work is the CPU): up.engine_threads against up.threads.
+const char* threads_setting(const std::string& service) {
+    for (const char* engine : {"graph-rag", "document-rag", "agent", "query"}) {
+        if (service == engine) return "up.engine_threads";
+    }
+    return "up.threads";
+}
+
 // The command line of one worker process of the plan, connected to `endpoint`.
 std::vector<std::string> worker_argv(const UpWorkerProcess& worker, const fs::path& home,
                                      const std::string& self, const std::string& endpoint) {
     // clang-format off
     return child_argv(self, with_security({"worker", worker.service, "--broker", endpoint,
-                                           "--threads", std::to_string(settings().integer("up.threads")),
+                                           "--threads", std::to_string(settings().integer(threads_setting(worker.service))),
                                            "--heartbeat-ms", std::to_string(settings().integer("broker.heartbeat_ms")),
                                            "--home", home.string()}));
     // clang-format on
@@ -419,6 +428,7 @@ void add_up_command(CLI::App& app) {
     add_setting_option(*cmd, "broker.pub_endpoint", "--pub");
     add_setting_option(*cmd, "broker.heartbeat_ms", "--heartbeat-ms");
     add_setting_option(*cmd, "up.threads", "--threads");
+    add_setting_option(*cmd, "up.engine_threads", "--engine-threads");
     cmd->add_option("--ready-file", options->ready_file,
                     "Write {role, endpoint, pub_endpoint, services, home, pid, gateway} here once "
                     "everything is started");

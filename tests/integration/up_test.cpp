@@ -145,12 +145,15 @@ TEST_F(UpRoleTest, AWorkersHostStartedBeforeItsBrokerJoinsItAndLeavesIt) {
 
     // The workers host first: nothing answers on the endpoint yet.
     ChildProcess* workers = nullptr;
-    const auto joined = start_up(
-        "workers", {"--role", "workers", "--broker", endpoint, "--services", "echo=2"}, &workers);
+    // An engine (graph-rag) runs --engine-threads slots, a service (echo) --threads.
+    const auto joined = start_up("workers",
+                                 {"--role", "workers", "--broker", endpoint, "--services",
+                                  "echo=2,graph-rag", "--engine-threads", "3"},
+                                 &workers);
     ASSERT_TRUE(joined.is_object());
     EXPECT_EQ(joined.value("role", ""), "workers");
     EXPECT_EQ(joined.value("endpoint", ""), endpoint);
-    EXPECT_EQ(joined["services"], nlohmann::json({"echo", "echo-2"}));
+    EXPECT_EQ(joined["services"], nlohmann::json({"echo", "echo-2", "graph-rag"}));
     EXPECT_FALSE(joined.contains("pub_endpoint")) << joined.dump();
     EXPECT_FALSE(joined.contains("gateway"))
         << "the gateway runs with the broker: " << joined.dump();
@@ -164,6 +167,7 @@ TEST_F(UpRoleTest, AWorkersHostStartedBeforeItsBrokerJoinsItAndLeavesIt) {
     EXPECT_EQ(broker.value("endpoint", ""), endpoint);
     EXPECT_EQ(broker["services"], nlohmann::json({"trace-collector"}));
     ASSERT_TRUE(wait_for_workers(endpoint, "echo", 2, 20'000ms));
+    EXPECT_TRUE(wait_for_workers(endpoint, "graph-rag", 3, 20'000ms));
     EXPECT_TRUE(wait_for_workers(endpoint, "trace", 1, 10'000ms));
     expect_echo_served(endpoint, "answered on the workers host");
     EXPECT_NE(workers->stdout_text().find("glassbox is up (workers): broker " + endpoint),
@@ -185,6 +189,7 @@ TEST_F(UpRoleTest, AWorkersHostStartedBeforeItsBrokerJoinsItAndLeavesIt) {
     ASSERT_TRUE(stopped);
     EXPECT_TRUE(stopped->exited && stopped->code == 0) << stopped->describe();
     EXPECT_TRUE(wait_for_workers(endpoint, "echo", 0, 10'000ms));
+    EXPECT_TRUE(wait_for_workers(endpoint, "graph-rag", 0, 10'000ms));
 }
 
 TEST_F(UpRoleTest, OptionsThatDoNotFitTheRoleAreRefused) {
