@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <string>
 #include <unordered_set>
 
+#include "base/fnv.hpp"
 #include "base/time_format.hpp"
 #include "schema/triple_sink.hpp"
 #include "schema/vocabulary.hpp"
@@ -25,7 +27,7 @@ class Emitter {
 public:
     explicit Emitter(TripleSink& out) : out_(out) {}
     void iri(std::string_view s, std::string_view p, std::string_view o) {
-        if (iri_problem(s) || iri_problem(o)) {
+        if (!writable(s) || !writable(o)) {
             out_.iri(writable_iri(s), p, writable_iri(o));
         } else {
             out_.iri(s, p, o);
@@ -33,7 +35,7 @@ public:
     }
     void literal(std::string_view s, std::string_view p, std::string_view value,
                  std::string_view datatype = {}) {
-        if (iri_problem(s) || (!datatype.empty() && iri_problem(datatype))) {
+        if (!writable(s) || (!datatype.empty() && !writable(datatype))) {
             out_.literal(writable_iri(s), p, value,
                          datatype.empty() ? std::string() : writable_iri(datatype));
         } else {
@@ -48,28 +50,51 @@ public:
         out_.literal(s, p, base::format_xsd_datetime(t), kXsdDateTime);
     }
     void term(std::string_view s, std::string_view p, const Term& o) {
-        if (o.is_iri() && iri_problem(o.as_iri().value)) {
+        if (o.is_iri() && !writable(o.as_iri().value)) {
             out_.iri(writable_iri(s), p, writable_iri(o.as_iri().value));
         } else if (o.is_literal() && !o.as_literal().datatype.empty() &&
-                   iri_problem(o.as_literal().datatype)) {
+                   !writable(o.as_literal().datatype)) {
             Literal fixed = o.as_literal();
             fixed.datatype = writable_iri(fixed.datatype);
             out_.term(writable_iri(s), p, Term(std::move(fixed)));
-        } else if (iri_problem(s)) {
+        } else if (!writable(s)) {
             out_.term(writable_iri(s), p, o);
         } else {
             out_.term(s, p, o);
         }
     }
-    void type(std::string_view s, std::string_view cls) { iri(s, v::kRdfType, cls); }
+    // `cls` is one of the vocabulary's classes (writable): only the subject is checked.
+    void type(std::string_view s, std::string_view cls) {
+        if (writable(s)) {
+            out_.iri(s, v::kRdfType, cls);
+        } else {
+            out_.iri(writable_iri(s), v::kRdfType, cls);
+        }
+    }
     // True the first time `resource` is named: a chunk or document shared by several selections
     // is described once per message (the same triples again would add nothing to the graph).
     // The views point into the builder's arguments, which outlive the Emitter.
     bool first_mention(std::string_view resource) { return described_.emplace(resource).second; }
 
 private:
+    // is_writable_iri(iri), with the IRIs found writable remembered (a table placed by their
+    // length and last 8 bytes, the match decided by the whole text): a step names its own URI
+    // and each selection's several times, and the entities of explored edges again and again;
+    // comparing costs less than looking at each byte anew. Short IRIs are simply checked.
+    bool writable(std::string_view iri) {
+        if (iri.size() < 8) return is_writable_iri(iri);
+        std::uint64_t tail = 0;
+        std::memcpy(&tail, iri.data() + iri.size() - 8, sizeof tail);
+        auto& known = writable_[base::mix64(tail ^ iri.size()) % writable_.size()];
+        if (known == iri) return true;
+        if (!is_writable_iri(iri)) return false;
+        known.assign(iri);
+        return true;
+    }
+
     TripleSink& out_;
     std::unordered_set<std::string_view> described_;
+    std::array<std::string, 64> writable_;
 };
 
 std::size_t code_points(std::string_view text) {

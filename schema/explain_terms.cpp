@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "base/fnv.hpp"
 #include "schema/detail/json_reader.hpp"
 #include "schema/json_fast.hpp"
 #include "schema/term_json.hpp"
@@ -33,12 +34,34 @@ namespace detail {
 
 namespace {
 constexpr std::size_t kInitialSlots = 512;  // a power of two; grown at half full
+
+// The key's 8-byte words folded by multiply and shift, then mixed (base::mix64): a few
+// instructions per word, where std::hash takes a few per byte of the IRIs (50-100 bytes) every
+// triple of a step names. Only where a key sits in the table depends on it.
+std::uint64_t key_hash(std::string_view key) noexcept {
+    constexpr std::uint64_t kMultiplier = 0x9E3779B97F4A7C15ULL;
+    std::uint64_t h = key.size() * kMultiplier;
+    const char* p = key.data();
+    std::size_t left = key.size();
+    for (; left >= 8; p += 8, left -= 8) {
+        std::uint64_t word;
+        std::memcpy(&word, p, sizeof word);
+        h = (h ^ word) * kMultiplier;
+        h ^= h >> 32;
+    }
+    if (left > 0) {
+        std::uint64_t word = 0;
+        std::memcpy(&word, p, left);
+        h = (h ^ word) * kMultiplier;
+    }
+    return base::mix64(h);
 }
+}  // namespace
 
 TermIndex::TermIndex() : slots_(kInitialSlots) { keys_.reserve(16 * 1024); }
 
 std::uint32_t TermIndex::intern(std::string_view key, bool& added) {
-    const std::uint64_t hash = std::hash<std::string_view>{}(key);
+    const std::uint64_t hash = key_hash(key);
     const std::size_t mask = slots_.size() - 1;
     for (std::size_t at = static_cast<std::size_t>(hash) & mask;; at = (at + 1) & mask) {
         Slot& slot = slots_[at];
@@ -77,12 +100,6 @@ void TermIndex::grow() {
 
 namespace {
 
-void append_index(std::string& out, std::uint32_t value) {
-    char buffer[12];
-    const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-    out.append(buffer, end);
-}
-
 // A key's parts are told apart by their kind byte and a length prefix, so no two terms share a
 // key whatever bytes their values hold.
 void append_length(std::string& key, std::size_t size) {
@@ -110,6 +127,26 @@ std::uint32_t DictionaryTripleJson::iri_index(std::string_view iri) {
         append_json_iri(terms_, iri);
     }
     return index;
+}
+
+std::uint32_t DictionaryTripleJson::subject_index(std::string_view iri) {
+    if (has_subject_ && iri == subject_) return subject_at_;
+    subject_at_ = iri_index(iri);
+    subject_.assign(iri);
+    has_subject_ = true;
+    return subject_at_;
+}
+
+std::uint32_t DictionaryTripleJson::predicate_index(std::string_view iri) {
+    // The slot is chosen by the text's address (the builders pass the vocabulary's constants,
+    // so a predicate comes back to its slot), the match decided by the text itself.
+    auto& slot =
+        predicates_[(reinterpret_cast<std::uintptr_t>(iri.data()) >> 3) % predicates_.size()];
+    if (slot.known && slot.iri == iri) return slot.index;
+    slot.index = iri_index(iri);
+    slot.iri.assign(iri);
+    slot.known = true;
+    return slot.index;
 }
 
 std::uint32_t DictionaryTripleJson::literal_index(std::string_view value, std::string_view datatype,
@@ -158,36 +195,41 @@ std::uint32_t DictionaryTripleJson::term_index(const Term& term) {
 
 void DictionaryTripleJson::add(std::uint32_t s, std::uint32_t p, std::uint32_t o,
                                std::optional<std::uint32_t> g) {
-    if (count_++ > 0) triples_ += ',';
-    triples_ += '[';
-    append_index(triples_, s);
-    triples_ += ',';
-    append_index(triples_, p);
-    triples_ += ',';
-    append_index(triples_, o);
+    // Written into a buffer first and appended once: a step's triples are mostly these.
+    constexpr int kDigits = 10;                     // of a std::uint32_t at most
+    std::array<char, 4 * (kDigits + 1) + 2> entry;  // ",[" four indexes, three ',' and ']'
+    char* at = entry.data();
+    if (count_++ > 0) *at++ = ',';
+    *at++ = '[';
+    at = std::to_chars(at, at + kDigits, s).ptr;
+    *at++ = ',';
+    at = std::to_chars(at, at + kDigits, p).ptr;
+    *at++ = ',';
+    at = std::to_chars(at, at + kDigits, o).ptr;
     if (g) {
-        triples_ += ',';
-        append_index(triples_, *g);
+        *at++ = ',';
+        at = std::to_chars(at, at + kDigits, *g).ptr;
     }
-    triples_ += ']';
+    *at++ = ']';
+    triples_.append(entry.data(), at);
 }
 
 void DictionaryTripleJson::iri(std::string_view s, std::string_view p, std::string_view o) {
-    const auto si = iri_index(s);
-    const auto pi = iri_index(p);
+    const auto si = subject_index(s);
+    const auto pi = predicate_index(p);
     add(si, pi, iri_index(o));
 }
 
 void DictionaryTripleJson::literal(std::string_view s, std::string_view p, std::string_view value,
                                    std::string_view datatype) {
-    const auto si = iri_index(s);
-    const auto pi = iri_index(p);
+    const auto si = subject_index(s);
+    const auto pi = predicate_index(p);
     add(si, pi, literal_index(value, datatype == kXsdString ? std::string_view{} : datatype, {}));
 }
 
 void DictionaryTripleJson::term(std::string_view s, std::string_view p, const Term& o) {
-    const auto si = iri_index(s);
-    const auto pi = iri_index(p);
+    const auto si = subject_index(s);
+    const auto pi = predicate_index(p);
     add(si, pi, term_index(o));
 }
 

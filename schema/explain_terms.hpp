@@ -3,6 +3,7 @@
 // every consumer of explain bodies shares (either form in, the same triples out).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -83,6 +84,11 @@ public:
 
 private:
     std::uint32_t iri_index(std::string_view iri);
+    // iri_index of a subject IRI: a builder names one subject in several triples in a row, so
+    // the last one's index is kept (no key built, hashed and compared again).
+    std::uint32_t subject_index(std::string_view iri);
+    // iri_index of a predicate IRI, the last few kept: a step's triples use a handful of them.
+    std::uint32_t predicate_index(std::string_view iri);
     std::uint32_t literal_index(std::string_view value, std::string_view datatype,
                                 std::string_view language);
     std::uint32_t term_index(const Term& term);
@@ -94,6 +100,15 @@ private:
     std::string triples_;
     std::string key_;  // scratch: the key being looked up
     detail::TermIndex index_;
+    std::string subject_;  // the last subject_index() IRI, and its index
+    std::uint32_t subject_at_ = 0;
+    bool has_subject_ = false;
+    struct KnownIri {
+        std::string iri;
+        std::uint32_t index = 0;
+        bool known = false;
+    };
+    std::array<KnownIri, 16> predicates_;  // predicate_index's cache
     bool closed_ = false;
 };
 

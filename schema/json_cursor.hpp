@@ -8,9 +8,11 @@
 // accepts nlohmann accepts too.
 #pragma once
 
+#include <bit>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -187,6 +189,38 @@ private:
         return (high & 0x80U) == 0 || !base::find_invalid_utf8(out);
     }
 
+    // Past the bytes from `p` that are no quote, backslash or control byte, 8 at a time while 8
+    // are left (a string of IRIs and labels is mostly such bytes): at the first of those bytes,
+    // or where fewer than 8 are left. Bit 7 of `high` is set when a byte passed is 0x80 or more.
+    [[gnu::always_inline]] static const char* skip_plain_bytes(const char* p, const char* end,
+                                                               unsigned& high) noexcept {
+        constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+        constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
+        // Bit 7 of a byte of the result is set in the bytes of `x` that are 0 (exact as a
+        // whole: nonzero when any byte is).
+        const auto zero_byte = [](std::uint64_t x) { return (x - kOnes) & ~x & kHighs; };
+        while (end - p >= 8) {
+            std::uint64_t word;
+            std::memcpy(&word, p, sizeof word);
+            const std::uint64_t special = zero_byte(word ^ (kOnes * '"')) |
+                                          zero_byte(word ^ (kOnes * '\\')) |
+                                          ((word - kOnes * 0x20) & ~word & kHighs);
+            if (special != 0) {
+                // The lowest flagged byte is a true one (a borrow only flags bytes above it).
+                if constexpr (std::endian::native == std::endian::little) {
+                    const int at = std::countr_zero(special) / 8;
+                    const std::uint64_t before = (std::uint64_t{1} << (8 * at)) - 1;
+                    if ((word & kHighs & before) != 0) high |= 0x80U;
+                    p += at;
+                }
+                break;
+            }
+            if ((word & kHighs) != 0) high |= 0x80U;
+            p += 8;
+        }
+        return p;
+    }
+
     bool literal(std::string_view word) noexcept {
         if (static_cast<std::size_t>(end_ - p_) < word.size() ||
             std::string_view(p_, word.size()) != word) {
@@ -217,6 +251,8 @@ private:
     unsigned high = 0;
     bool escaped = false;
     while (p_ < end_) {
+        p_ = skip_plain_bytes(p_, end_, high);
+        if (p_ == end_) break;
         const auto c = static_cast<unsigned char>(*p_);
         if (c == '"' || c == '\\') {
             if ((high & 0x80U) != 0 &&

@@ -96,32 +96,48 @@ base::Result<Triple> decode_triple_at(const json& value, std::string_view path, 
     return triple;
 }
 
+// {"s","p","o"} of a triple. The objects here are filled member by member, each value moved in:
+// an initializer list would copy every nested term (its elements are const), and requests carry
+// hundreds of terms.
+json encode_parts(const Triple& triple) {
+    json j(json::value_t::object);
+    j["s"] = encode(triple.s);
+    j["p"] = encode(triple.p);
+    j["o"] = encode(triple.o);
+    return j;
+}
+
 }  // namespace
 
 nlohmann::json encode(const Term& term) {
+    json j(json::value_t::object);
     switch (term.kind()) {
         case Term::Kind::kIri:
-            return {{"t", "i"}, {"i", term.as_iri().value}};
+            j["t"] = "i";
+            j["i"] = term.as_iri().value;
+            return j;
         case Term::Kind::kBlankNode:
-            return {{"t", "b"}, {"d", term.as_blank().id}};
+            j["t"] = "b";
+            j["d"] = term.as_blank().id;
+            return j;
         case Term::Kind::kLiteral: {
             const auto& lit = term.as_literal();
-            json j{{"t", "l"}, {"v", lit.value}};
+            j["t"] = "l";
+            j["v"] = lit.value;
             if (!lit.datatype.empty()) j["dt"] = lit.datatype;
             if (!lit.language.empty()) j["ln"] = lit.language;
             return j;
         }
-        case Term::Kind::kTriple: {
-            const auto& t = term.as_triple();
-            return {{"t", "t"},
-                    {"tr", {{"s", encode(t.s)}, {"p", encode(t.p)}, {"o", encode(t.o)}}}};
-        }
+        case Term::Kind::kTriple:
+            j["t"] = "t";
+            j["tr"] = encode_parts(term.as_triple());
+            return j;
     }
     return nullptr;
 }
 
 nlohmann::json encode(const Triple& triple) {
-    json j{{"s", encode(triple.s)}, {"p", encode(triple.p)}, {"o", encode(triple.o)}};
+    json j = encode_parts(triple);
     if (triple.graph) j["g"] = *triple.graph;
     return j;
 }
