@@ -565,7 +565,12 @@ std::vector<std::vector<Expression>> EdgeAnswerWriter::chain_expressions() const
     const auto& rel = rel_;
     std::vector<PredicateMatch> matches;
     matches.reserve(facts.size());
-    for (const auto& f : facts) matches.push_back(mention_match(f.p, rel));
+    // Facts share few predicates ("plays in club" for every player): each is matched once.
+    std::unordered_map<std::string_view, std::size_t> matched;
+    for (const auto& f : facts) {
+        const auto [first, added] = matched.try_emplace(f.p, matches.size());
+        matches.push_back(added ? mention_match(f.p, rel) : matches[first->second]);
+    }
     std::vector<std::vector<Expression>> expressed(facts.size());
     for (std::size_t f = 0; f < facts.size(); ++f) {
         auto& pairs = expressed[f];

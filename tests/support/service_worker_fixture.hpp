@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -19,14 +20,17 @@ namespace glassbox::runtime::testing {
 
 class ServiceWorkerTest : public ::testing::Test {
 protected:
-    // Starts a worker of `service` serving `handler`, and waits for its READY.
-    void start_worker(std::string_view service, Handler handler) {
+    // Starts a worker of `service` serving `handler`, and waits for its READY. `text_body`:
+    // WorkerConfig::text_body.
+    void start_worker(std::string_view service, Handler handler,
+                      std::function<bool(std::string_view)> text_body = {}) {
         service_ = std::string(service);
         broker.answers_heartbeats = true;
         WorkerConfig c;
         c.endpoint = broker.endpoint();
         c.service = service_;
         c.stop_poll = 10ms;
+        c.text_body = std::move(text_body);
         worker = std::make_unique<Worker>(context, c, std::move(handler));
         worker->start();
         auto ready = broker.expect(schema::protocol::worker_cmd::kReady);

@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "base/log.hpp"
-#include "schema/untrusted_json.hpp"
 #include "text/similarity.hpp"
+#include "workers/llm/json_variable.hpp"
 
 namespace glassbox::llm {
 
@@ -34,7 +34,7 @@ base::Result<const json*> json_variable(const PromptInput& input, const std::str
     if (raw == input.variables.end())
         return make_error(ErrorType::kInvalidRequest, "template " + input.prompt_template.name +
                                                           " needs variable \"" + name + "\"");
-    auto read = schema::parse_untrusted_json(raw->second);
+    auto read = parse_json_variable(raw->second);
     if (!read)
         return make_error(ErrorType::kInvalidRequest,
                           "variable \"" + name + "\" must be JSON text: " + read.error().message);

@@ -80,9 +80,54 @@ std::string wanted_types(const json& type) {
     return wanted;
 }
 
-std::optional<std::string> walk(const json& value, const json& schema, const Path& path) {
-    if (!schema.is_object()) return std::nullopt;
-    if (const auto type = schema.find("type"); type != schema.end()) {
+// The keywords of one schema object, found in one pass over its members: an array's "items"
+// schema is read once for all its items, not once per item and keyword.
+struct Keywords {
+    explicit Keywords(const json& schema) {
+        if (!schema.is_object()) return;
+        object = true;
+        for (auto it = schema.begin(); it != schema.end(); ++it) {
+            const std::string& key = it.key();
+            const json* value = &it.value();
+            if (key == "type") {
+                type = value;
+            } else if (key == "enum") {
+                values = value;
+            } else if (key == "minimum") {
+                minimum = value;
+            } else if (key == "maximum") {
+                maximum = value;
+            } else if (key == "required") {
+                required = value;
+            } else if (key == "properties") {
+                properties = value;
+            } else if (key == "minItems") {
+                min_items = value;
+            } else if (key == "maxItems") {
+                max_items = value;
+            } else if (key == "items") {
+                items = value;
+            }
+        }
+    }
+
+    bool object = false;  // a schema that is not an object constrains nothing
+    const json* type = nullptr;
+    const json* values = nullptr;  // "enum"
+    const json* minimum = nullptr;
+    const json* maximum = nullptr;
+    const json* required = nullptr;
+    const json* properties = nullptr;
+    const json* min_items = nullptr;
+    const json* max_items = nullptr;
+    const json* items = nullptr;
+};
+
+std::optional<std::string> walk(const json& value, const Keywords& schema, const Path& path);
+
+// "type" and "enum".
+std::optional<std::string> check_kind(const json& value, const Keywords& schema, const Path& path) {
+    if (const json* type = schema.type) {
         bool ok = false;
         if (type->is_string()) {
             ok = has_type(value, type->get_ref<const std::string&>());
@@ -96,57 +141,83 @@ std::optional<std::string> walk(const json& value, const json& schema, const Pat
                    (type->is_string() || type->is_array() ? wanted_types(*type) : std::string()) +
                    ", got " + kind_of(value);
     }
-    if (const auto values = schema.find("enum"); values != schema.end() && values->is_array()) {
+    if (const json* values = schema.values; values && values->is_array()) {
         bool found = false;
         for (const json& v : *values) found = found || v == value;
         if (!found) return path.text() + ": " + shown(value) + " is not one of " + shown(*values);
     }
+    return std::nullopt;
+}
+
+// "minimum" and "maximum" of a number.
+std::optional<std::string> check_number(const json& value, const Keywords& schema,
+                                        const Path& path) {
+    const double v = value.get<double>();
+    if (const json* min = schema.minimum; min && min->is_number()) {
+        if (v < min->get<double>())
+            return path.text() + ": " + shown(value) + " is below the minimum " + min->dump();
+    }
+    if (const json* max = schema.maximum; max && max->is_number()) {
+        if (v > max->get<double>())
+            return path.text() + ": " + shown(value) + " is above the maximum " + max->dump();
+    }
+    return std::nullopt;
+}
+
+// "required" and "properties" of an object.
+std::optional<std::string> check_object(const json& value, const Keywords& schema,
+                                        const Path& path) {
+    if (const json* required = schema.required; required && required->is_array()) {
+        for (const json& name : *required) {
+            if (name.is_string() && !value.contains(name.get_ref<const std::string&>()))
+                return path.text() + ": missing required property \"" + name.get<std::string>() +
+                       "\"";
+        }
+    }
+    if (const json* properties = schema.properties; properties && properties->is_object()) {
+        for (auto sub = properties->begin(); sub != properties->end(); ++sub) {
+            const auto it = value.find(sub.key());
+            if (it == value.end()) continue;
+            if (auto error =
+                    walk(*it, Keywords(sub.value()), Path{&path, sub.key(), Path::kMember}))
+                return error;
+        }
+    }
+    return std::nullopt;
+}
+
+// "minItems", "maxItems" and "items" of an array.
+std::optional<std::string> check_array(const json& value, const Keywords& schema,
+                                       const Path& path) {
+    if (const json* min = schema.min_items; min && min->is_number()) {
+        if (static_cast<double>(value.size()) < min->get<double>())
+            return path.text() + ": " + std::to_string(value.size()) +
+                   " items, fewer than minItems " + min->dump();
+    }
+    if (const json* max = schema.max_items; max && max->is_number()) {
+        if (static_cast<double>(value.size()) > max->get<double>())
+            return path.text() + ": " + std::to_string(value.size()) +
+                   " items, more than maxItems " + max->dump();
+    }
+    if (schema.items) {
+        const Keywords items(*schema.items);
+        for (std::size_t i = 0; i < value.size(); ++i) {
+            if (auto error = walk(value[i], items, Path{&path, {}, i})) return error;
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> walk(const json& value, const Keywords& schema, const Path& path) {
+    if (!schema.object) return std::nullopt;
+    if (auto error = check_kind(value, schema, path)) return error;
     if (value.is_number()) {
-        const double v = value.get<double>();
-        if (const auto min = schema.find("minimum"); min != schema.end() && min->is_number()) {
-            if (v < min->get<double>())
-                return path.text() + ": " + shown(value) + " is below the minimum " + min->dump();
-        }
-        if (const auto max = schema.find("maximum"); max != schema.end() && max->is_number()) {
-            if (v > max->get<double>())
-                return path.text() + ": " + shown(value) + " is above the maximum " + max->dump();
-        }
+        if (auto error = check_number(value, schema, path)) return error;
     }
     if (value.is_object()) {
-        if (const auto required = schema.find("required");
-            required != schema.end() && required->is_array()) {
-            for (const json& name : *required) {
-                if (name.is_string() && !value.contains(name.get_ref<const std::string&>()))
-                    return path.text() + ": missing required property \"" +
-                           name.get<std::string>() + "\"";
-            }
-        }
-        if (const auto properties = schema.find("properties");
-            properties != schema.end() && properties->is_object()) {
-            for (const auto& [name, sub] : properties->items()) {
-                const auto it = value.find(name);
-                if (it == value.end()) continue;
-                if (auto error = walk(*it, sub, Path{&path, name, Path::kMember})) return error;
-            }
-        }
+        if (auto error = check_object(value, schema, path)) return error;
     }
-    if (value.is_array()) {
-        if (const auto min = schema.find("minItems"); min != schema.end() && min->is_number()) {
-            if (static_cast<double>(value.size()) < min->get<double>())
-                return path.text() + ": " + std::to_string(value.size()) +
-                       " items, fewer than minItems " + min->dump();
-        }
-        if (const auto max = schema.find("maxItems"); max != schema.end() && max->is_number()) {
-            if (static_cast<double>(value.size()) > max->get<double>())
-                return path.text() + ": " + std::to_string(value.size()) +
-                       " items, more than maxItems " + max->dump();
-        }
-        if (const auto items = schema.find("items"); items != schema.end()) {
-            for (std::size_t i = 0; i < value.size(); ++i) {
-                if (auto error = walk(value[i], *items, Path{&path, {}, i})) return error;
-            }
-        }
-    }
+    if (value.is_array()) return check_array(value, schema, path);
     return std::nullopt;
 }
 
@@ -194,7 +265,7 @@ std::optional<std::string> check(const json& schema, const std::string& path) {
 }  // namespace
 
 std::optional<std::string> validate_json(const json& value, const json& schema) {
-    return walk(value, schema, Path{});
+    return walk(value, Keywords(schema), Path{});
 }
 
 std::optional<std::string> check_schema(const json& schema) { return check(schema, "$"); }

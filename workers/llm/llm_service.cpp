@@ -13,6 +13,7 @@
 #include "text/feature_hashing.hpp"
 #include "workers/llm/answer_contract.hpp"
 #include "workers/llm/json_schema.hpp"
+#include "workers/llm/llm_request.hpp"
 
 namespace glassbox::llm {
 
@@ -37,29 +38,6 @@ struct EmbeddingsGate {
 std::int64_t now_ms() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
         .count();
-}
-
-Error invalid(std::string message) {
-    return make_error(ErrorType::kInvalidRequest, std::move(message));
-}
-
-base::Result<schema::LlmRequest> check_request(const json& body) {
-    if (!body.is_object())
-        return invalid("llm expects a JSON object {\"template\", \"variables\", \"streaming\"}");
-    const auto t = body.find("template");
-    if (t == body.end() || !t->is_string())
-        return invalid("\"template\" must be a string naming a template");
-    if (const auto v = body.find("variables"); v != body.end()) {
-        if (!v->is_object()) return invalid("\"variables\" must be an object of strings");
-        for (const auto& [name, value] : v->items()) {
-            if (!value.is_string())
-                return invalid("variable \"" + name +
-                               "\" must be a string (JSON values go as JSON text)");
-        }
-    }
-    auto request = schema::decode<schema::LlmRequest>(body);
-    if (!request) return invalid(request.error().message);
-    return request;
 }
 
 // One entry per given edge, in their order: what the answer said for its id, else `missing`.
@@ -196,9 +174,16 @@ EmbedFunction embed_through(runtime::RequestContext& context, const LlmServiceOp
     };
 }
 
+// The request: a body the runtime left as text (reads_body_as_text) is read without a tree.
+base::Result<schema::LlmRequest> request_of(const runtime::RequestContext& context) {
+    if (context.body().is_null() && !context.body_text().empty())
+        return decode_request_text(context.body_text());
+    return check_request(context.body());
+}
+
 void handle(runtime::RequestContext& context, const TemplateSet& templates, Provider& provider,
             const LlmServiceOptions& options, EmbeddingsGate& gate) {
-    auto request = check_request(context.body());
+    auto request = request_of(context);
     if (!request) {
         (void)context.fail(request.error());
         return;

@@ -42,6 +42,8 @@ struct LlmServiceOptions {
 // endpoint failed, could not be reached, or answered invalid JSON after the repair retry);
 // kTimeout (the endpoint's own timeout) or DeadlineExceeded (the request's deadline);
 // Cancelled.
+// The worker runs it with WorkerConfig::text_body = reads_body_as_text (llm_request.hpp): bodies
+// are then read from their text, without a tree; a body the runtime parsed gives the same answer.
 runtime::Handler make_llm_handler(std::shared_ptr<const TemplateSet> templates,
                                   std::shared_ptr<Provider> provider,
                                   LlmServiceOptions options = {});

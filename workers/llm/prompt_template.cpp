@@ -8,6 +8,7 @@
 
 #include "schema/untrusted_json.hpp"
 #include "workers/llm/json_schema.hpp"
+#include "workers/llm/json_variable.hpp"
 
 namespace glassbox::llm {
 
@@ -261,7 +262,7 @@ base::Result<RenderedPrompt> PromptTemplate::render(
         if (it == values.end())
             return invalid_template("template " + name + " needs variable \"" + v.name + "\"");
         if (!v.json) continue;
-        auto read = schema::parse_untrusted_json(it->second);
+        auto read = parse_json_variable(it->second);
         if (!read)
             return invalid_template("variable \"" + v.name + "\" of template " + name +
                                     " must be JSON text: " + read.error().message);
@@ -272,18 +273,22 @@ base::Result<RenderedPrompt> PromptTemplate::render(
         }
         out.json_variables.emplace(v.name, std::move(parsed));
     }
-    out.text.reserve(prompt.size());
-    std::size_t i = 0;
-    while (i < prompt.size()) {
-        if (prompt[i] == '{') {
-            if (auto p = placeholder_at(prompt, i)) {
-                out.text += values.at(std::string(p->first));
-                i += p->second;
-                continue;
-            }
+    // The text between placeholders is copied a run at a time; each value's size is known here,
+    // so the text grows once.
+    std::size_t size = prompt.size();
+    for (const auto& v : variables) size += values.at(v.name).size();
+    out.text.reserve(size);
+    const std::string_view text = prompt;
+    std::size_t copied = 0;
+    for (std::size_t i = text.find("{{"); i != std::string_view::npos; i = text.find("{{", i + 1)) {
+        if (i < copied) continue;  // inside a placeholder already filled in
+        if (auto p = placeholder_at(text, i)) {
+            out.text.append(text.substr(copied, i - copied));
+            out.text += values.at(std::string(p->first));
+            copied = i + p->second;
         }
-        out.text += prompt[i++];
     }
+    out.text.append(text.substr(copied));
     return out;
 }
 

@@ -65,6 +65,37 @@ TEST(JsonSchemaTest, TypesEnumAndIntegers) {
     EXPECT_NE(validate_json(1, json{{"type", "boolean"}}), std::nullopt);
 }
 
+// The "items" schema is read once for all items (json_schema.cpp's Keywords): every item, at
+// every depth, is still checked against all of it, the first violation named.
+TEST(JsonSchemaTest, AnItemsSchemaHoldsForEveryItemAtAnyDepth) {
+    const json edges = json::parse(R"({"type": "array", "items": {"type": "object",
+        "required": ["id", "s"],
+        "properties": {"id": {"type": "string"}, "s": {"type": "string"}}}})");
+    EXPECT_EQ(
+        validate_json(json::parse(R"([{"id":"e1","s":"a"},{"id":"e2","s":"b","x":1}])"), edges),
+        std::nullopt);
+    EXPECT_EQ(
+        validate_json(json::parse(R"([{"id":"e1","s":"a"},{"id":"e2"}])"), edges).value_or(""),
+        "$[1]: missing required property \"s\"");
+    EXPECT_EQ(
+        validate_json(json::parse(R"([{"id":"e1","s":"a"},{"id":"e2","s":"b"},{"s":7}])"), edges)
+            .value_or(""),
+        "$[2]: missing required property \"id\"");
+    EXPECT_EQ(validate_json(json::parse(R"([{"id":"e1","s":"a"},{"id":"e3","s":7}])"), edges)
+                  .value_or(""),
+              "$[1].s: expected string, got integer");
+    const json grid = {
+        {"type", "array"},
+        {"items", {{"type", "array"}, {"maxItems", 2}, {"items", {{"minimum", 0}}}}}};
+    EXPECT_EQ(validate_json(json::parse("[[1,2],[3]]"), grid), std::nullopt);
+    EXPECT_EQ(validate_json(json::parse("[[1,2],[3,-1]]"), grid).value_or(""),
+              "$[1][1]: -1 is below the minimum 0");
+    EXPECT_EQ(validate_json(json::parse("[[1,2],[3,4,5]]"), grid).value_or(""),
+              "$[1]: 3 items, more than maxItems 2");
+    EXPECT_EQ(validate_json(json::array({1, "x"}), json{{"items", true}}), std::nullopt)
+        << "a schema that is not an object constrains nothing";
+}
+
 TEST(JsonSchemaTest, ChecksSchemasThemselves) {
     EXPECT_EQ(check_schema(kScores), std::nullopt);
     EXPECT_NE(check_schema(json::array()), std::nullopt);

@@ -18,6 +18,7 @@
 #include "tests/support/service_worker_fixture.hpp"
 #include "text/feature_hashing.hpp"
 #include "workers/llm/extractive_provider.hpp"
+#include "workers/llm/llm_request.hpp"
 #include "workers/llm/openai_provider.hpp"
 
 namespace glassbox::llm {
@@ -35,18 +36,22 @@ const json kEdges = json::parse(R"([
 
 class LlmServiceTest : public runtime::testing::ServiceWorkerTest {
 protected:
-    void start(std::shared_ptr<Provider> provider, LlmServiceOptions options = {}) {
+    // As `glassbox worker llm` runs it, bodies read as text (reads_body_as_text); with
+    // `text_body` false the runtime parses them into a tree first, as before it did.
+    void start(std::shared_ptr<Provider> provider, LlmServiceOptions options = {},
+               bool text_body = true) {
         auto templates = TemplateSet::builtin();
         ASSERT_TRUE(templates);
         start_worker(
             schema::services::kLlm,
             make_llm_handler(std::make_shared<const TemplateSet>(std::move(templates).value()),
-                             std::move(provider), options));
+                             std::move(provider), options),
+            text_body ? reads_body_as_text : std::function<bool(std::string_view)>{});
     }
-    void start_extractive() {
+    void start_extractive(bool text_body = true) {
         LlmServiceOptions options;
         options.embeddings_service.clear();  // nobody answers calls in most tests
-        start(std::make_shared<ExtractiveProvider>(), options);
+        start(std::make_shared<ExtractiveProvider>(), options, text_body);
     }
     static json llm(const std::string& name, const json& variables, bool streaming = false) {
         return {{"template", name}, {"variables", variables}, {"streaming", streaming}};
@@ -346,6 +351,70 @@ TEST_F(LlmServiceTest, TypedErrorsAndTheWorkerKeepsServing) {
     const auto response = final_response();
     ASSERT_TRUE(response.json);
     EXPECT_EQ((*response.json)["concepts"][0], "Lake Orrin");
+}
+
+// Each body's answer, as the worker sent it: the REPLY's body, or the ERROR's type and message.
+std::vector<std::string> answers_to(runtime::testing::FakeBroker& broker,
+                                    const std::string& identity,
+                                    const std::vector<std::string>& bodies) {
+    std::vector<std::string> answers;
+    for (std::size_t i = 0; i < bodies.size(); ++i) {
+        const std::string token = "t" + std::to_string(i);
+        broker.send_request(identity, token, bodies[i], "r-" + token, 10'000,
+                            std::string(schema::services::kLlm));
+        for (;;) {
+            auto message = broker.receive(5s);
+            if (!message) {
+                ADD_FAILURE() << "no answer to " << bodies[i];
+                return answers;
+            }
+            if (message->command() == cmd::kHeartbeat) continue;
+            if (message->command() != cmd::kReply && message->command() != cmd::kError) continue;
+            EXPECT_EQ(message->frames[3], token);
+            std::string answer(1, message->command());
+            for (std::size_t f = 5; f < message->frames.size(); ++f)
+                answer += "|" + message->frames[f];
+            answers.push_back(std::move(answer));
+            break;
+        }
+    }
+    return answers;
+}
+
+// A body read as text (the worker's default) is answered byte for byte as the runtime's tree of
+// it was: good requests, bad shapes (InvalidRequest) and text that is not JSON (InvalidJson).
+TEST_F(LlmServiceTest, BodiesReadAsTextAreAnsweredAsTheirTreesWere) {
+    const std::vector<std::string> bodies{
+        llm("extract-concepts", {{"question", kQuestion}}).dump(),
+        llm("kg-synthesis", {{"question", kQuestion}, {"edges", kEdges.dump()}}).dump(),
+        llm("kg-synthesis", {{"question", kQuestion}, {"edges", kEdges.dump()}}).dump(2),
+        R"({"template":"extract-concepts","variables":{"question":"a","question":"Who is Zo\u00eb?"}})",
+        R"({"variables":{"question":"q"}})",
+        R"({"template":"kg-synthesis","variables":{"question":1}})",
+        R"({"template":"kg-synthesis","streaming":"no"})",
+        R"([1,2])",
+        R"({"template":"kg-synthesis")",
+        "{\"template\":\"x\xFF\"}",
+        "",
+    };
+    start_extractive(true);
+    const auto as_text = answers_to(broker, identity, bodies);
+    worker->stop();
+    worker->wait();
+    start_extractive(false);
+    const auto as_tree = answers_to(broker, identity, bodies);
+    ASSERT_EQ(as_text.size(), bodies.size());
+    EXPECT_EQ(as_text, as_tree);
+    EXPECT_EQ(as_text[0][0], cmd::kReply) << as_text[0];
+    EXPECT_EQ(as_text[1][0], cmd::kReply) << as_text[1];
+    EXPECT_EQ(as_text[1], as_text[2]) << "whitespace changes nothing";
+    EXPECT_EQ(as_text[3][0], cmd::kReply) << as_text[3];
+    EXPECT_NE(as_text[3].find("Zo"), std::string::npos) << "the last of a name given twice";
+    for (std::size_t i = 4; i < 8; ++i)
+        EXPECT_NE(as_text[i].find("|InvalidRequest|"), std::string::npos) << as_text[i];
+    for (std::size_t i = 8; i < bodies.size(); ++i)
+        EXPECT_NE(as_text[i].find("|InvalidJson|the request body: "), std::string::npos)
+            << as_text[i];
 }
 
 // n edges of one named club, as the "edges" variable's JSON text.
