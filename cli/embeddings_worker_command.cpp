@@ -31,9 +31,12 @@ void run_embeddings(const EmbeddingsOptions& options) {
     if (!config) exit_with_error(config.error());
     auto embedder = embeddings::make_embedder(*config);
     if (!embedder) exit_with_error(embedder.error());
+    // The built-in embedder answers in microseconds to milliseconds: on the slots' I/O threads.
+    // An HTTP endpoint may take seconds: on the handler threads, which keep heartbeating.
+    const bool local = config->provider == embeddings::Provider::kHashing;
     run_worker(std::string(schema::services::kEmbeddings), options.worker,
                embeddings::make_embeddings_handler(std::move(embedder).value(), config->limits),
-               stop_signals);
+               stop_signals, {}, local ? inline_when_small() : InlineHook{});
 }
 
 }  // namespace

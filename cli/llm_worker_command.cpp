@@ -17,6 +17,7 @@
 #include "schema/messages.hpp"
 #include "schema/services.hpp"
 #include "workers/llm/llm_config.hpp"
+#include "workers/llm/llm_request.hpp"
 #include "workers/llm/llm_service.hpp"
 
 namespace glassbox::cli {
@@ -55,11 +56,17 @@ void run_llm(const LlmOptions& options) {
     llm::LlmServiceOptions service;
     service.embeddings_service =
         options.embeddings_service == "-" ? "" : options.embeddings_service;
+    // The extractive provider answers in milliseconds: on the slots' I/O threads (its one call,
+    // to embeddings for kg-edge-scoring, waits at most service.embeddings_timeout and is
+    // skipped while the built-in model's vectors are computed here). An HTTP model, or an
+    // extractive answer held back by extractive_delay_ms: on the handler threads.
+    const bool local = config->effective_provider() == llm::ProviderKind::kExtractive &&
+                       config->extractive_delay.count() == 0;
     run_worker(std::string(schema::services::kLlm), options.worker,
                llm::make_llm_handler(
                    std::make_shared<const llm::TemplateSet>(std::move(templates).value()),
                    std::move(provider).value(), service),
-               stop_signals);
+               stop_signals, llm::reads_body_as_text, local ? inline_when_small() : InlineHook{});
 }
 
 }  // namespace

@@ -119,9 +119,15 @@ nlohmann::json service_settings_json(std::string_view table) {
     return object;
 }
 
+InlineHook inline_when_small() {
+    return [](std::string_view /*meta*/, std::string_view body) {
+        return body.size() <= kInlineBodyMax;
+    };
+}
+
 void run_worker(const std::string& default_service, const WorkerOptions& options,
                 runtime::Handler handler, const sigset_t& stop_signals,
-                std::function<bool(std::string_view)> text_body) {
+                std::function<bool(std::string_view)> text_body, InlineHook run_inline) {
     const auto& s = settings();
     runtime::WorkerConfig config;
     config.endpoint = s.text("broker.endpoint");
@@ -133,6 +139,7 @@ void run_worker(const std::string& default_service, const WorkerOptions& options
     config.drain_timeout = std::chrono::milliseconds{s.integer("worker.drain_timeout_ms")};
     config.worker_name = options.name;
     config.text_body = std::move(text_body);
+    config.run_inline = std::move(run_inline);
 
     std::unique_ptr<runtime::Worker> worker;
     try {
@@ -141,8 +148,9 @@ void run_worker(const std::string& default_service, const WorkerOptions& options
         exit_with_error(base::make_error(base::ErrorType::kInvalidRequest, e.what()));
     }
     worker->start();
-    base::component_logger("worker")->info("event=started service={} threads={} endpoint={}",
-                                           config.service, config.threads, config.endpoint);
+    base::component_logger("worker")->info(
+        "event=started service={} threads={} endpoint={} inline={}", config.service, config.threads,
+        config.endpoint, config.run_inline ? "quick" : "none");
     const int signal = wait_for_stop_signal(stop_signals);
     base::component_logger("worker")->info("event=signal signal={} action=graceful_stop", signal);
     worker->stop();

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -61,12 +62,23 @@ Command<Options> add_worker_subcommand(CLI::App& worker_command, std::string_vie
 // cannot be read or is not a JSON object exits with the typed error.
 nlohmann::json service_settings_json(std::string_view table);
 
+// runtime::WorkerConfig::run_inline's signature: (meta, body) -> run on the slot's I/O thread.
+using InlineHook = std::function<bool(std::string_view meta, std::string_view body)>;
+
+// Bodies above this size go to the handler thread even for a service whose every request is
+// quick (inline_when_small): reading and answering them is work of its own.
+inline constexpr std::size_t kInlineBodyMax = std::size_t{256} * 1024;
+
+// A run_inline for a service whose every request is quick (the built-in embedder, the extractive
+// llm provider without a delay): every body up to kInlineBodyMax bytes.
+InlineHook inline_when_small();
+
 // Runs one worker (service `default_service` unless --service) until SIGTERM/SIGINT, then stops
 // it gracefully. Call block_stop_signals() first when building the handler starts threads.
-// `text_body`: runtime::WorkerConfig::text_body.
+// `text_body`, `run_inline`: runtime::WorkerConfig::text_body and run_inline.
 void run_worker(const std::string& default_service, const WorkerOptions& options,
                 runtime::Handler handler, const sigset_t& stop_signals,
-                std::function<bool(std::string_view)> text_body = {});
+                std::function<bool(std::string_view)> text_body = {}, InlineHook run_inline = {});
 
 // Registered by their own files.
 void add_embeddings_worker_command(CLI::App& worker_command);

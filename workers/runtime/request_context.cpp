@@ -1,4 +1,5 @@
-// RequestContext: a handler's replies travel to its slot's I/O loop over the inproc channel.
+// RequestContext: a handler's replies travel to its slot's I/O loop over the inproc channel, or
+// straight to the broker from the I/O thread for an inline request (detail/slot_channel.hpp).
 #include "workers/runtime/request_context.hpp"
 
 #include <algorithm>
@@ -111,14 +112,7 @@ std::chrono::milliseconds RequestContext::remaining() const noexcept {
 
 bool RequestContext::cancelled() {
     if (cancelled_) return true;
-    // Only CANCEL reaches the handler thread while a request runs (the I/O loop sends nothing
-    // else).
-    while (auto parts = bus::try_receive_messages(channel_.socket)) {
-        if (!parts->empty() && parts->front().size() == 1 &&
-            *parts->front().data<char>() == detail::channel::kCancel) {
-            cancelled_ = true;
-        }
-    }
+    if (channel_.cancel_arrived()) cancelled_ = true;
     if (!cancelled_ && Clock::now() >= meta_.deadline) {
         cancelled_ = true;
         deadline_passed_ = true;
@@ -141,7 +135,7 @@ Result<void> RequestContext::send_partial(const nlohmann::json& body) {
     bus::Frames frames;
     frames.emplace_back(1, detail::channel::kPartial);
     frames.push_back(dump(body));
-    if (!bus::send_frames(channel_.socket, std::move(frames), true)) {
+    if (!channel_.send(std::move(frames))) {
         return make_error(ErrorType::kInternal, "the worker's I/O loop is gone");
     }
     return {};
@@ -172,7 +166,7 @@ Result<void> RequestContext::send_numbered(const ExplainStep& message, std::uint
     frames.push_back(std::to_string(seq));
     frames.emplace_back(to_string(message.state));
     frames.push_back(build_explain_body(message, seq, meta_.service, worker_id_));
-    if (!bus::send_frames(channel_.socket, std::move(frames), true)) {
+    if (!channel_.send(std::move(frames))) {
         return make_error(ErrorType::kInternal, "the worker's I/O loop is gone");
     }
     return {};
@@ -221,7 +215,7 @@ Result<void> RequestContext::send_terminal(char kind, std::vector<std::string> f
     message.emplace_back(1, kind);
     for (auto& frame : frames) message.push_back(std::move(frame));
     finished_ = true;  // even if the send fails: a second terminal would be worse
-    if (!bus::send_frames(channel_.socket, std::move(message), true)) {
+    if (!channel_.send(std::move(message))) {
         return make_error(ErrorType::kInternal, "the worker's I/O loop is gone");
     }
     return {};

@@ -21,7 +21,7 @@
 namespace glassbox::runtime {
 
 namespace detail {
-struct HandlerChannel;  // the handler thread's end of its slot's PAIR (detail/slot_channel.hpp)
+class HandlerChannel;  // where a request's messages go (detail/slot_channel.hpp)
 }
 
 using Clock = std::chrono::steady_clock;
@@ -90,13 +90,15 @@ struct CallSpec {
     FinalBody final_body = FinalBody::kJson;
 };
 
-// One request, handed to the handler on its own thread. Every request ends exactly once:
-// reply() or fail() by the handler, else the runtime answers ERROR Internal. Not thread-safe:
-// use it on the handler's thread only.
+// One request, handed to the handler on its slot's handler thread, or on the slot's I/O thread
+// for a request WorkerConfig::run_inline took. Every request ends exactly once: reply() or fail()
+// by the handler, else the runtime answers ERROR Internal. Not thread-safe: use it on the thread
+// that called the handler only.
 class RequestContext {
 public:
-    // Runtime-internal: handlers receive a context, they do not build one. `channel` is the
-    // handler thread's PAIR to its I/O loop; `bus` lazily gives this thread's BusClient.
+    // Runtime-internal: handlers receive a context, they do not build one. `channel` is where its
+    // messages go (the handler thread's PAIR to its I/O loop, or the I/O loop itself for an
+    // inline request); `bus` lazily gives the calling thread's own BusClient.
     RequestContext(RequestMeta meta, nlohmann::json body, std::string worker_id,
                    detail::HandlerChannel& channel, std::function<bus::BusClient&()> bus,
                    std::string_view body_text = {});
@@ -117,6 +119,8 @@ public:
     std::chrono::milliseconds remaining() const noexcept;
     // True once the broker sent CANCEL for this request or its deadline passed. Cheap: poll it
     // between steps. A cancelled handler should stop and still end with fail() (or return).
+    // An inline request (WorkerConfig::run_inline) sees its deadline only: its I/O loop reads a
+    // CANCEL after the handler returned.
     bool cancelled();
     // Why cancelled() is true, as the typed error a handler should end with: DeadlineExceeded
     // when the deadline passed first, Cancelled when a CANCEL arrived first.
@@ -148,7 +152,8 @@ public:
     // Terminal ERROR with this type and message.
     base::Result<void> fail(const base::Error& error);
 
-    // Calls another service through the broker (GBC01, this thread's own client), waiting for its
+    // Calls another service through the broker (GBC01, this thread's own client: an inline
+    // request's is its I/O thread's, never shared with the handler thread), waiting for its
     // terminal. `deadline` 0 or beyond this request's remaining time is cut to the remaining time.
     // `on_reply` sees each PARTIAL as it arrives. The callee's typed error comes back as is; if
     // this request is cancelled meanwhile, the call is cancelled too (Cancelled).

@@ -1,5 +1,5 @@
 // Worker slots: the MDPW01 I/O loop (READY, heartbeats, reconnect, cancel, drain) and the
-// handler thread it feeds over an inproc PAIR.
+// handler thread it feeds over an inproc PAIR, or the handler run inline on the loop's thread.
 #include "workers/runtime/worker.hpp"
 
 #include <algorithm>
@@ -51,44 +51,23 @@ bool is_command(const bus::Messages& parts, char command) {
     return !parts.empty() && parts[0].size() == 1 && *parts[0].data<char>() == command;
 }
 
-// The handler side of a slot: waits for jobs on its PAIR and runs the handler for each.
-class HandlerLoop {
+// Runs one request: checks its meta and body, gives the handler its RequestContext, and ends
+// the request if the handler did not. The handler thread has one (its messages go over the
+// PAIR), and so has the I/O loop for inline requests (straight to the broker): each owns the
+// BusClient its requests' calls use, made on first use and closed by close() on its thread.
+class JobRunner {
 public:
-    HandlerLoop(zmq::context_t& context, const WorkerConfig& config, const Handler& handler,
-                std::string channel_endpoint, std::string worker_id)
-        : context_(context),
-          config_(config),
-          handler_(handler),
-          channel_endpoint_(std::move(channel_endpoint)),
-          worker_id_(std::move(worker_id)) {}
+    JobRunner(zmq::context_t& context, const WorkerConfig& config, const Handler& handler,
+              const std::string& worker_id)
+        : context_(context), config_(config), handler_(handler), worker_id_(worker_id) {}
 
-    void run() {
-        zmq::socket_t pair(context_, zmq::socket_type::pair);
-        bus::set_socket_limits(pair, milliseconds{0}, config_.channel_hwm, config_.channel_hwm);
-        // Bounded wait: the I/O loop always ends us with kQuit, this only keeps the loop honest.
-        // A blocking receive rather than a poll and then a receive: one wake-up per job.
-        pair.set(zmq::sockopt::rcvtimeo, 1000);
-        pair.connect(channel_endpoint_);
-        for (;;) {
-            auto parts = bus::receive_messages(pair);
-            if (!parts) continue;
-            if (is_command(*parts, channel::kQuit)) break;
-            if (is_command(*parts, channel::kJob) && parts->size() == 3)
-                run_job(pair, bus::view_of((*parts)[1]), bus::view_of((*parts)[2]));
-            // A CANCEL read here arrived after its request ended: nothing to do.
-        }
-        bus_.reset();  // the BusClient's socket belongs to this thread: close it here
-    }
-
-private:
-    // The texts are views of the job's message parts, read in place.
-    void run_job(zmq::socket_t& pair, std::string_view meta_text, std::string_view body_text) {
+    // The texts are views of the request's message parts, read in place.
+    void run(detail::HandlerChannel& out, std::string_view meta_text, std::string_view body_text) {
         const auto received = Clock::now();
         auto meta = decode_request_meta(meta_text, received);
         if (!meta) {
-            bus::send_frames(
-                pair, {std::string(1, channel::kError), "ProtocolError", meta.error().message},
-                true);
+            (void)out.send(
+                {std::string(1, channel::kError), "ProtocolError", meta.error().message});
             return;
         }
         // Every line logged on this thread while the request runs names it (and, once its trace
@@ -104,17 +83,14 @@ private:
             auto body = schema::parse_untrusted_json(body_text);
             if (!body) {
                 log()->info("event=invalid_json");
-                bus::send_frames(pair,
-                                 {std::string(1, channel::kError), "InvalidJson",
-                                  "the request body: " + body.error().message},
-                                 true);
+                (void)out.send({std::string(1, channel::kError), "InvalidJson",
+                                "the request body: " + body.error().message});
                 return;
             }
             tree = std::move(body).value();
         }
-        detail::HandlerChannel handler_end{pair};
         RequestContext context(
-            std::move(meta).value(), std::move(tree), worker_id_, handler_end,
+            std::move(meta).value(), std::move(tree), worker_id_, out,
             [this]() -> bus::BusClient& { return bus(); }, body_text);
         log()->debug("event=request_start worker={} attempt={}", worker_id_,
                      context.meta().attempt);
@@ -132,6 +108,10 @@ private:
         log()->debug("event=request_end worker={}", worker_id_);
     }
 
+    // Closes the BusClient: its socket belongs to the thread that ran the requests.
+    void close() { bus_.reset(); }
+
+private:
     static void finish_after_throw(RequestContext& context, const std::string& message) {
         try {
             context.finish_if_open(make_error(ErrorType::kInternal, message));
@@ -156,13 +136,51 @@ private:
     zmq::context_t& context_;
     const WorkerConfig& config_;
     const Handler& handler_;
-    std::string channel_endpoint_;
-    std::string worker_id_;
+    const std::string& worker_id_;
     std::unique_ptr<bus::BusClient> bus_;
 };
 
-// The broker side of a slot: one MDPW01 connection, its liveness, and the request in flight.
-class IoLoop {
+// The handler side of a slot: waits for jobs on its PAIR and runs the handler for each.
+class HandlerLoop {
+public:
+    HandlerLoop(zmq::context_t& context, const WorkerConfig& config, const Handler& handler,
+                std::string channel_endpoint, std::string worker_id)
+        : context_(context),
+          config_(config),
+          channel_endpoint_(std::move(channel_endpoint)),
+          worker_id_(std::move(worker_id)),
+          jobs_(context, config, handler, worker_id_) {}
+
+    void run() {
+        zmq::socket_t pair(context_, zmq::socket_type::pair);
+        bus::set_socket_limits(pair, milliseconds{0}, config_.channel_hwm, config_.channel_hwm);
+        // Bounded wait: the I/O loop always ends us with kQuit, this only keeps the loop honest.
+        // A blocking receive rather than a poll and then a receive: one wake-up per job.
+        pair.set(zmq::sockopt::rcvtimeo, 1000);
+        pair.connect(channel_endpoint_);
+        detail::HandlerChannel handler_end{pair};
+        for (;;) {
+            auto parts = bus::receive_messages(pair);
+            if (!parts) continue;
+            if (is_command(*parts, channel::kQuit)) break;
+            if (is_command(*parts, channel::kJob) && parts->size() == 3)
+                jobs_.run(handler_end, bus::view_of((*parts)[1]), bus::view_of((*parts)[2]));
+            // A CANCEL read here arrived after its request ended: nothing to do.
+        }
+        jobs_.close();  // the BusClient's socket belongs to this thread: close it here
+    }
+
+private:
+    zmq::context_t& context_;
+    const WorkerConfig& config_;
+    std::string channel_endpoint_;
+    std::string worker_id_;
+    JobRunner jobs_;
+};
+
+// The broker side of a slot: one MDPW01 connection, its liveness, and the request in flight,
+// which it hands to the handler thread, or runs itself when WorkerConfig::run_inline takes it.
+class IoLoop final : private detail::InlineOutput {
 public:
     IoLoop(zmq::context_t& context, const WorkerConfig& config, const Handler& handler,
            std::atomic<bool>& stop_requested, std::string worker_id)
@@ -171,6 +189,7 @@ public:
           handler_(handler),
           stop_requested_(stop_requested),
           worker_id_(std::move(worker_id)),
+          inline_jobs_(context, config, handler, worker_id_),
           backoff_(config.reconnect_initial) {}
 
     void run() {
@@ -188,6 +207,7 @@ public:
             // Only a broken context gets here (ETERM); the handler thread still has to be joined.
             log()->error("event=io_loop_failed worker={} error=\"{}\"", worker_id_, e.what());
         }
+        inline_jobs_.close();  // the inline requests' BusClient belongs to this thread
         bus::send_frames(pair_, {std::string(1, channel::kQuit)}, true);
         handler_thread.join();
         pair_.close();
@@ -418,14 +438,54 @@ private:
         packed_ = packed;
         // Kept as text: only a log line about the request (cancel, drain) decodes it.
         meta_text_.assign(request.value().meta);
+        // The body is the message's last frame in every layout and form (decode_gbw_request
+        // checked the shape).
+        if (takes_inline(request.value().meta, bus::view_of(parts.back()))) {
+            run_inline(request.value().meta, bus::view_of(parts.back()));
+            return;
+        }
         bus::Messages job;
         job.reserve(3);
         job.emplace_back(&channel::kJob, std::size_t{1});
         job.emplace_back(request.value().meta.data(), request.value().meta.size());
-        // The body is the message's last frame in every layout and form (decode_gbw_request
-        // checked the shape); the views are not read after it moves.
+        // The views are not read after the body moves.
         job.push_back(std::move(parts.back()));
         bus::send_messages(pair_, job, true);
+    }
+
+    bool takes_inline(std::string_view meta, std::string_view body) const noexcept {
+        if (!config_.run_inline) return false;
+        try {
+            return config_.run_inline(meta, body);
+        } catch (...) {
+            return false;  // a hook that throws: the handler thread, as without one
+        }
+    }
+
+    // Runs the request on this thread: its messages go to the broker as the handler thread's
+    // would (take(), then on_handler_message), the meta and body read in place. Nothing else is
+    // read meanwhile: a CANCEL, a heartbeat, a stop are seen after it.
+    void run_inline(std::string_view meta, std::string_view body) {
+        detail::HandlerChannel output{static_cast<detail::InlineOutput&>(*this)};
+        inline_jobs_.run(output, meta, body);
+        if (busy_) {
+            // No terminal reached on_handler_message (one could not be built: no memory left):
+            // the broker ends the request at its deadline, and the slot takes the next one.
+            log()->error("event=terminal_lost worker={} {}", worker_id_, request_fields());
+            end_request();
+        }
+    }
+
+    // detail::InlineOutput: a message of an inline request, as if read from the PAIR.
+    void take(bus::Messages& message) override { on_handler_message(message); }
+
+    void end_request() {
+        busy_ = false;
+        orphaned_ = false;
+        cancel_sent_ = false;
+        token_.clear();
+        meta_text_.clear();
+        session_hint_.clear();
     }
 
     void on_handler_message(bus::Messages& parts) {
@@ -445,14 +505,7 @@ private:
                 forward_to_broker(cmd::kError, parts);
             }
         }
-        if (terminal) {
-            busy_ = false;
-            orphaned_ = false;
-            cancel_sent_ = false;
-            token_.clear();
-            meta_text_.clear();
-            session_hint_.clear();
-        }
+        if (terminal) end_request();
     }
 
     // The request in flight as the handler thread's lines name it: request=… session=… (the
@@ -469,6 +522,7 @@ private:
     const Handler& handler_;
     std::atomic<bool>& stop_requested_;
     std::string worker_id_;
+    JobRunner inline_jobs_;  // after worker_id_, which it reads
     zmq::socket_t pair_;
     std::optional<zmq::socket_t> dealer_;
     Clock::time_point heartbeat_at_{};

@@ -1,5 +1,6 @@
 // The worker runtime: N independent MDPW01/GBW01 workers in one process, each heartbeating
-// from its own I/O loop while its handler runs on a separate thread.
+// from its own I/O loop while its handler runs on a separate thread (or, for the quick requests
+// WorkerConfig::run_inline takes, on the I/O loop's own).
 #pragma once
 
 #include <atomic>
@@ -32,13 +33,16 @@ namespace glassbox::runtime {
 //   });
 //   worker.start();  ...  worker.stop(); worker.wait();   // e.g. on SIGTERM
 //
-// A service's logic. Called on up to `threads` threads at once, one request per call: it must
-// be safe to call concurrently. Throwing is answered ERROR Internal; the worker keeps serving.
+// A service's logic. Called for up to `threads` requests at once (one per slot, on the slot's
+// handler thread or, inline, its I/O thread), one request per call: it must be safe to call
+// concurrently. Throwing is answered ERROR Internal; the worker keeps serving.
 using Handler = std::function<void(RequestContext&)>;
 
 // Each of the N slots owns a DEALER to the broker (READY with GBW01) and an I/O loop that
 // heartbeats, reconnects with backoff after DISCONNECT or broker silence, and forwards CANCEL;
-// the handler runs on the slot's own thread and talks to the loop over an inproc PAIR.
+// the handler runs on the slot's own thread and talks to the loop over an inproc PAIR, except
+// for a request WorkerConfig::run_inline takes: the loop runs the handler itself and sends its
+// messages to the broker directly.
 class Worker {
 public:
     // Throws std::invalid_argument for a config it cannot run (bad service name, 0 threads, ...).

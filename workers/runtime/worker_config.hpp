@@ -25,7 +25,8 @@ struct WorkerConfig {
     // Independent MDPW01 workers in this process, each its own socket and handler thread.
     std::size_t threads = 1;
     // HEARTBEAT is sent when nothing else went to the broker for this long (§5.2), also while a
-    // handler runs. Must match the broker's interval: it judges us by its own.
+    // handler runs (not while an inline one does: run_inline). Must match the broker's interval:
+    // it judges us by its own.
     std::chrono::milliseconds heartbeat = schema::protocol::kDefaultHeartbeat;  // 2.5 s
     // The broker is dead after this many heartbeat intervals without a message (§5.2).
     int liveness = schema::protocol::kDefaultLiveness;  // 3
@@ -53,6 +54,22 @@ struct WorkerConfig {
     // for text that is not JSON as the runtime would. For requests whose handler reads megabytes
     // of one string with a cursor (the store's load-triples). Empty: every body is parsed.
     std::function<bool(std::string_view body)> text_body;
+    // A request this answers true for runs inline: the slot's I/O thread calls the handler itself
+    // and its messages go straight to the broker (the same frames), without the hop to the
+    // handler thread and back (two thread wake-ups and a PAIR round trip per request, most of a
+    // small request's CPU). Asked on the I/O thread for each request the slot takes, with the
+    // GBW01 meta frame (JSON text, docs/protocol.md §5.1) and the body as received; it must be
+    // cheap (no parse of a large body) and must not throw. Empty: every request goes to the
+    // handler thread.
+    // The rule: only requests that are sure to be quick, a few milliseconds and never more than
+    // a fraction of `heartbeat`. While an inline handler runs its I/O loop does nothing else: no
+    // HEARTBEAT goes out (a request past `heartbeat` × the broker's liveness gets the worker
+    // dropped by the broker), a CANCEL or a stop is read only after it (RequestContext::
+    // cancelled() sees the deadline only), and a request for the slot meanwhile waits in the
+    // socket. So never for work that can take long: waiting on a lock a long writer holds,
+    // streaming much, network I/O, a call to another service without a short deadline of its
+    // own. Calls an inline handler makes go through a BusClient of the I/O thread's own.
+    std::function<bool(std::string_view meta, std::string_view body)> run_inline;
 };
 
 }  // namespace glassbox::runtime

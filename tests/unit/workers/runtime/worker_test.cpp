@@ -1,9 +1,12 @@
-// Worker runtime against a fake ROUTER: registration, heartbeats, cancel, errors, explain, stop.
+// Worker runtime against a fake ROUTER: registration, heartbeats, cancel, errors, explain, stop,
+// and requests run inline on a slot's I/O thread.
 #include "workers/runtime/worker.hpp"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -766,6 +769,333 @@ TEST_F(WorkerTest, CallAllReturnsTheFirstErrorAndCancelsTheCallsStillOpen) {
     EXPECT_EQ(error->frames[5], "NotFound");
     ASSERT_TRUE(cancel) << "the call still open must be cancelled";
     EXPECT_EQ(cancel->frames[3], second->frames[4]);
+}
+
+// ---- inline requests (WorkerConfig::run_inline) ----------------------------------------------
+
+// Which thread asked the hook and which ran each handler call, by the request's body.
+struct Threads {
+    std::mutex mutex;
+    std::thread::id hook;
+    std::map<std::string, std::thread::id> handler;
+
+    void saw_hook() {
+        std::lock_guard lock(mutex);
+        hook = std::this_thread::get_id();
+    }
+    void ran(const std::string& body) {
+        std::lock_guard lock(mutex);
+        handler[body] = std::this_thread::get_id();
+    }
+    bool inline_ran(const std::string& body) {
+        std::lock_guard lock(mutex);
+        return handler.count(body) != 0 && handler[body] == hook;
+    }
+};
+
+// A config whose hook takes bodies that hold "inline".
+WorkerConfig inline_config(WorkerConfig c, Threads& threads) {
+    c.run_inline = [&threads](std::string_view meta, std::string_view body) {
+        threads.saw_hook();
+        EXPECT_NE(meta.find("\"request_id\""), std::string_view::npos) << meta;
+        return body.find("inline") != std::string_view::npos;
+    };
+    return c;
+}
+
+// Partials, explain messages and the reply of a request run inline are the frames the handler
+// thread's would be, byte for byte, in both forms the broker writes (compact packed, classic).
+TEST_F(WorkerTest, AnInlineRequestSendsTheFramesTheHandlerThreadWould) {
+    Threads threads;
+    const auto id = start(
+        [&threads](RequestContext& c) {
+            threads.ran(std::string(c.body_text()));
+            (void)c.send_partial({{"chunk", 1}});
+            ExplainStep step{"urn:s",      "urn:s",      {}, ExplainState::kOpen,
+                             std::nullopt, std::nullopt, {}};
+            (void)c.send_explain(step);
+            step.explain_id = "urn:s:end";
+            step.state = ExplainState::kComplete;
+            (void)c.defer_explain(step);
+            (void)c.reply({{"answer", 42}});
+        },
+        inline_config(config(), threads));
+    const auto run = [&](const std::string& body, bool packed) {
+        broker.send_request(id, "tok", body, "req", 10'000, "test", packed);
+        std::vector<WorkerMessage> out;
+        for (const char command : {cmd::kPartial, cmd::kExplain, cmd::kExplain, cmd::kReply}) {
+            auto message = broker.expect(command);
+            EXPECT_TRUE(message) << "command " << static_cast<int>(command);
+            if (message) out.push_back(std::move(*message));
+        }
+        return out;
+    };
+    for (const bool packed : {true, false}) {
+        const auto threaded = run(R"({"on":"thread"})", packed);
+        const auto inlined = run(R"({"on":"inline"})", packed);
+        ASSERT_EQ(threaded.size(), 4u);
+        ASSERT_EQ(inlined.size(), 4u);
+        for (std::size_t i = 0; i < threaded.size(); ++i) {
+            EXPECT_EQ(inlined[i].packed, packed) << i;
+            EXPECT_EQ(inlined[i].frames, threaded[i].frames) << "message " << i;
+        }
+        EXPECT_EQ(inlined[1].frames[packed ? 6 : 7], "open");
+        EXPECT_EQ(inlined[2].frames[packed ? 6 : 7], "complete");
+    }
+    EXPECT_TRUE(threads.inline_ran(R"({"on":"inline"})"));
+    EXPECT_FALSE(threads.inline_ran(R"({"on":"thread"})")) << "a declined request's thread";
+}
+
+// Every way a request ends without the handler's own reply is answered inline as on the handler
+// thread: invalid JSON, a typed failure closing its open trace, no terminal, a throw; and the
+// slot serves the next request after each.
+TEST_F(WorkerTest, AnInlineRequestEndsAsOnTheHandlerThreadWhateverTheHandlerDoes) {
+    Threads threads;
+    std::atomic<int> calls{0};
+    const auto id = start(
+        [&](RequestContext& c) {
+            ++calls;
+            const std::string body(c.body_text());
+            threads.ran(body);
+            if (c.body().value("do", "") == "throw") throw std::runtime_error("boom");
+            if (c.body().value("do", "") == "fail") {
+                (void)c.send_explain("urn:s", "urn:s", {}, ExplainState::kOpen);
+                (void)c.fail(base::make_error(base::ErrorType::kUpstreamError, "llm down"));
+                return;
+            }
+            if (c.body().value("do", "") == "nothing") return;
+            (void)c.reply({{"ok", true}});
+        },
+        inline_config(config(), threads));
+
+    broker.send_request(id, "t1", "{inline, not json");
+    auto error = broker.expect(cmd::kError);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[3], "t1");
+    EXPECT_EQ(error->frames[5], "InvalidJson");
+    EXPECT_EQ(calls.load(), 0);
+
+    broker.send_request(id, "t2", R"({"do":"throw","inline":1})");
+    error = broker.expect(cmd::kError);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[3], "t2");
+    EXPECT_EQ(error->frames[5], "Internal");
+    EXPECT_NE(error->frames[6].find("boom"), std::string::npos);
+
+    broker.send_request(id, "t3", R"({"do":"fail","inline":1})");
+    auto last = broker.expect(cmd::kExplain);
+    ASSERT_TRUE(last);
+    last = broker.expect(cmd::kExplain);
+    ASSERT_TRUE(last);
+    EXPECT_EQ(last->frames[7], "error");
+    error = broker.expect(cmd::kError);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[3], "t3");
+    EXPECT_EQ(error->frames[5], "UpstreamError");
+    EXPECT_EQ(error->frames[6], "llm down");
+
+    broker.send_request(id, "t4", R"({"do":"nothing","inline":1})");
+    error = broker.expect(cmd::kError);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[3], "t4");
+    EXPECT_EQ(error->frames[5], "Internal");
+
+    broker.send_request(id, "t5", R"({"inline":1})");
+    auto reply = broker.expect(cmd::kReply);
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->frames[3], "t5");
+    EXPECT_EQ(calls.load(), 4);
+    for (const char* body : {R"({"do":"throw","inline":1})", R"({"do":"fail","inline":1})",
+                             R"({"do":"nothing","inline":1})", R"({"inline":1})"}) {
+        EXPECT_TRUE(threads.inline_ran(body)) << body;
+    }
+}
+
+// A hook that throws is a no: the request goes to the handler thread.
+TEST_F(WorkerTest, AThrowingInlineHookSendsTheRequestToTheHandlerThread) {
+    auto c = config();
+    c.run_inline = [](std::string_view, std::string_view) -> bool {
+        throw std::runtime_error("hook");
+    };
+    const auto id = start([](RequestContext& ctx) { (void)ctx.reply({{"ok", true}}); }, c);
+    broker.send_request(id, "tok", "{}");
+    auto reply = broker.expect(cmd::kReply);
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->frames[3], "tok");
+}
+
+// While the handler thread serves a request, a request the hook would take is refused as busy
+// (§5.1), not run beside it; once the slot is free it runs inline.
+TEST_F(WorkerTest, ASlotBusyOnItsHandlerThreadRefusesAnInlineRequest) {
+    Threads threads;
+    std::atomic<bool> started{false};
+    std::atomic<bool> release{false};
+    const auto id = start(
+        [&](RequestContext& c) {
+            threads.ran(std::string(c.body_text()));
+            if (c.body().contains("slow")) {
+                started = true;
+                (void)test_support::wait_until([&] { return release.load(); });
+            }
+            (void)c.reply({{"body", c.body()}});
+        },
+        inline_config(config(), threads));
+    broker.send_request(id, "slow", R"({"slow":1})");
+    ASSERT_TRUE(test_support::wait_until([&] { return started.load(); }));
+    broker.send_request(id, "quick", R"({"inline":1})");
+    auto refused = broker.expect(cmd::kError);
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->frames[3], "quick");
+    EXPECT_EQ(refused->frames[5], "ProtocolError");
+    release = true;
+    auto reply = broker.expect(cmd::kReply, test_support::kHangGuard);
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->frames[3], "slow");
+    broker.send_request(id, "quick2", R"({"inline":1})");
+    reply = broker.expect(cmd::kReply);
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->frames[3], "quick2");
+    EXPECT_FALSE(threads.inline_ran(R"({"slow":1})"));
+    EXPECT_TRUE(threads.inline_ran(R"({"inline":1})"));
+}
+
+// While an inline handler runs nothing is read: a CANCEL that arrives meanwhile is read after
+// it (the request has ended: nothing to cancel), and the handler's cancel checks see none.
+TEST_F(WorkerTest, ACancelArrivingDuringAnInlineRequestIsReadAfterIt) {
+    Threads threads;
+    std::atomic<bool> started{false};
+    std::atomic<bool> cancel_sent{false};
+    std::atomic<bool> saw_cancel{true};
+    const auto id = start(
+        [&](RequestContext& c) {
+            threads.ran(std::string(c.body_text()));
+            if (c.body().contains("wait")) {
+                started = true;
+                (void)test_support::wait_until([&] { return cancel_sent.load(); });
+                std::this_thread::sleep_for(20ms);  // the CANCEL is in the socket by now
+                saw_cancel = c.cancelled();
+            }
+            (void)c.reply({{"ok", true}});
+        },
+        inline_config(config(), threads));
+    broker.send_request(id, "tok", R"({"wait":"inline"})");
+    ASSERT_TRUE(test_support::wait_until([&] { return started.load(); }));
+    broker.send_command(id, cmd::kCancel, {"tok"});
+    cancel_sent = true;
+    auto reply = broker.expect(cmd::kReply, test_support::kHangGuard);
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->frames[3], "tok");
+    EXPECT_FALSE(saw_cancel.load());
+    EXPECT_TRUE(threads.inline_ran(R"({"wait":"inline"})"));
+    // The late CANCEL changed nothing: no second terminal, and the slot serves the next one.
+    EXPECT_FALSE(broker.expect(cmd::kError, 100ms));
+    broker.send_request(id, "tok2", R"({"inline":1})");
+    reply = broker.expect(cmd::kReply);
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->frames[3], "tok2");
+}
+
+// An inline handler's cancel checks see its deadline.
+TEST_F(WorkerTest, AnInlineRequestSeesItsDeadline) {
+    Threads threads;
+    const auto id = start(
+        [&threads](RequestContext& c) {
+            threads.ran(std::string(c.body_text()));
+            (void)test_support::wait_until([&] { return c.cancelled(); });
+            (void)c.fail(c.cancellation_error());
+        },
+        inline_config(config(), threads));
+    broker.send_request(id, "tok", R"({"inline":1})", "r", 100);
+    auto error = broker.expect(cmd::kError, test_support::kHangGuard);
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->frames[5], "DeadlineExceeded");
+    EXPECT_TRUE(threads.inline_ran(R"({"inline":1})"));
+}
+
+// stop() during an inline request: it finishes, then the slot disconnects.
+TEST_F(WorkerTest, StopDuringAnInlineRequestFinishesItThenDisconnects) {
+    Threads threads;
+    std::atomic<bool> started{false};
+    std::atomic<bool> stop_called{false};
+    const auto id = start(
+        [&](RequestContext& c) {
+            threads.ran(std::string(c.body_text()));
+            started = true;
+            (void)test_support::wait_until([&] { return stop_called.load(); });
+            (void)c.reply({{"done", true}});
+        },
+        inline_config(config(), threads));
+    broker.send_request(id, "tok", R"({"inline":1})");
+    ASSERT_TRUE(test_support::wait_until([&] { return started.load(); }));
+    worker->stop();
+    stop_called = true;
+    auto reply = broker.expect(cmd::kReply, test_support::kHangGuard);
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(json::parse(reply->frames[5])["done"], true);
+    EXPECT_TRUE(broker.expect(cmd::kDisconnect, test_support::kHangGuard));
+    worker->wait();
+    EXPECT_TRUE(threads.inline_ran(R"({"inline":1})"));
+}
+
+// A DISCONNECT that arrives during an inline request is read after it: the slot then registers
+// again on a new socket and serves there.
+TEST_F(WorkerTest, ABrokerDisconnectDuringAnInlineRequestIsReadAfterIt) {
+    Threads threads;
+    std::atomic<bool> started{false};
+    std::atomic<bool> disconnected{false};
+    const auto first = start(
+        [&](RequestContext& c) {
+            threads.ran(std::string(c.body_text()));
+            if (c.body().contains("wait")) {
+                started = true;
+                (void)test_support::wait_until([&] { return disconnected.load(); });
+            }
+            (void)c.reply(json::object());
+        },
+        inline_config(config(), threads));
+    broker.send_request(first, "tok", R"({"wait":"inline"})");
+    ASSERT_TRUE(test_support::wait_until([&] { return started.load(); }));
+    broker.send_command(first, cmd::kDisconnect);
+    disconnected = true;
+    auto again = broker.expect(cmd::kReady, test_support::kHangGuard);
+    ASSERT_TRUE(again);
+    EXPECT_NE(again->identity, first);
+    broker.send_request(again->identity, "tok2", R"({"inline":1})");
+    auto reply = broker.expect(cmd::kReply);
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->frames[3], "tok2");
+    EXPECT_EQ(reply->identity, again->identity);
+}
+
+// An inline request's calls go out on a BusClient of the I/O thread's own: not the handler
+// thread's (two clients, two identities at the broker), each used on one thread only.
+TEST_F(WorkerTest, AnInlineRequestCallsThroughItsOwnClient) {
+    Threads threads;
+    const auto id = start(
+        [&threads](RequestContext& c) {
+            threads.ran(std::string(c.body_text()));
+            auto result = c.call("sub", {{"x", 1}}, 0ms);
+            if (!result) return (void)c.fail(result.error());
+            (void)c.reply({{"final", result->final}});
+        },
+        inline_config(config(), threads));
+    std::vector<std::string> callers;
+    for (const std::string body :
+         {R"({"on":"inline"})", R"({"on":"thread"})", R"({"on":"inline","again":1})"}) {
+        broker.send_request(id, "tok", body, "parent", 5000);
+        auto call = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
+        ASSERT_TRUE(call) << body;
+        callers.push_back(call->identity);
+        gbc_reply(broker, call->identity, schema::protocol::client_cmd::kFinal,
+                  {call->frames[4], R"({"ok":1})"});
+        auto reply = broker.expect(cmd::kReply);
+        ASSERT_TRUE(reply) << body;
+        EXPECT_EQ(json::parse(reply->frames[5])["final"]["ok"], 1);
+    }
+    EXPECT_TRUE(threads.inline_ran(R"({"on":"inline"})"));
+    EXPECT_FALSE(threads.inline_ran(R"({"on":"thread"})"));
+    EXPECT_NE(callers[0], callers[1]) << "the handler thread's client made the inline call";
+    EXPECT_EQ(callers[0], callers[2]) << "one client per thread, made once";
 }
 
 TEST(RequestMetaTest, DecodesAndChecksEveryField) {
