@@ -3,7 +3,8 @@
 //
 // Texts: a triples-batch reply (50 results of 40 triples), an explain message of 400 triples
 // (escapes, non-ASCII text, typed and language literals, quoted triples), a RAG explain chunk of
-// 200 triples, an embeddings reply (64 vectors of 384 numbers). Each reader runs --rounds rounds
+// 200 triples, an embeddings reply (64 vectors of 384 numbers), the store's entities-batch request
+// (7 vectors of 384 numbers, graph RAG's per question). Each reader runs --rounds rounds
 // of --iterations decodes; the table shows the median MB/s and its ratio to the DOM parse.
 #include <cstdio>
 #include <functional>
@@ -15,7 +16,9 @@
 
 #include "bench/bench_util.hpp"
 #include "schema/json_fast.hpp"
+#include "schema/messages.hpp"
 #include "schema/term.hpp"
+#include "schema/vector_query_text.hpp"
 #include "schema/vocabulary.hpp"
 #include "workers/trace_collector/explain_scan.hpp"
 
@@ -97,6 +100,15 @@ std::vector<Reader> readers(std::mt19937_64& rng) {
                    [](const std::string& t) {
                        return schema::decode_text<schema::EmbeddingsResponse>(t).ok();
                    }});
+    schema::GraphEmbeddingsQuery query;
+    query.collection = "pathquestion";
+    query.limit = 30;
+    query.vectors.assign(embeddings.vectors.begin(), embeddings.vectors.begin() + 7);
+    auto body = schema::encode(query);
+    body["op"] = "entities-batch";
+    thread_local schema::VectorQueryText read;
+    out.push_back({"read_vector_query (entities-batch)", schema::dump(body),
+                   [](const std::string& t) { return schema::read_vector_query(t, read); }});
     return out;
 }
 

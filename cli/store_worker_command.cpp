@@ -9,6 +9,7 @@
 #include "cli/home.hpp"
 #include "cli/worker_support.hpp"
 #include "schema/services.hpp"
+#include "workers/store/inline_reads.hpp"
 #include "workers/store/store_service.hpp"
 
 namespace glassbox::cli {
@@ -33,8 +34,11 @@ void run_store(const StoreOptions& options) {
     config.embeddings_service = options.embeddings_service;
     config.embed_batch = options.embed_batch;
     auto service = std::make_shared<store::StoreService>(config);
+    // Its quick reads (graph-rag's lookups) run on the slots' I/O threads; loads, counts and
+    // anything long on the handler threads (store::runs_inline).
     run_worker(std::string(schema::services::kStore), options.worker,
-               store::make_store_handler(service), stop_signals, store::reads_body_as_text);
+               store::make_store_handler(service), stop_signals, store::reads_body_as_text,
+               store::runs_inline);
 }
 
 }  // namespace

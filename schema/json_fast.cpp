@@ -324,6 +324,72 @@ std::string encode_text(const EmbeddingsResponse& m) {
     return out;
 }
 
+namespace {
+
+// {"entity":TERM,"score":S}, a match as the field list writes it.
+void append_match(std::string& out, const EntityMatch& match) {
+    ObjectWriter object(out);
+    append_json(object.key("entity"), match.entity);
+    append_double(object.key("score"), match.score);
+}
+
+void append_matches(std::string& out, std::span<const EntityMatch> matches) {
+    append_array(out, matches, [](std::string& o, const EntityMatch& m) { append_match(o, m); });
+}
+
+// Bytes of the text a match list is likely to take (a reserve, not a bound).
+std::size_t match_bytes(std::span<const EntityMatch> matches) { return matches.size() * 96; }
+
+}  // namespace
+
+std::string encode_text(const GraphEmbeddingsResponse& m) {
+    std::string out;
+    out.reserve(32 + match_bytes(m.entities));
+    append_matches(ObjectWriter(out).key("entities"), m.entities);
+    return out;
+}
+
+std::string encode_text(const GraphEmbeddingsBatchResponse& m) {
+    std::size_t reserve = 32;
+    for (const auto& list : m.results) reserve += 4 + match_bytes(list);
+    std::string out;
+    out.reserve(reserve);
+    append_array(
+        ObjectWriter(out).key("results"), m.results,
+        [](std::string& o, const std::vector<EntityMatch>& list) { append_matches(o, list); });
+    return out;
+}
+
+std::string encode_text(const FactSourcesResponse& m) {
+    std::size_t reserve = 32;
+    for (const auto& list : m.sources) reserve += 4 + list.size() * 192;
+    std::string out;
+    out.reserve(reserve);
+    append_array(ObjectWriter(out).key("sources"), m.sources,
+                 [](std::string& o, const std::vector<FactSource>& list) {
+                     append_array(o, list, [](std::string& o2, const FactSource& source) {
+                         // Keys in the tree encoder's (sorted) order; no document, no key.
+                         ObjectWriter object(o2);
+                         if (source.document) object.string("document", *source.document);
+                         object.string("kind", source.kind);
+                         object.string("loaded_at", source.loaded_at);
+                         object.string("source", source.source);
+                         object.uint("tier", source.tier);
+                     });
+                 });
+    return out;
+}
+
+std::string encode_text(const LabelsResponse& m) {
+    std::size_t reserve = 32;
+    for (const auto& label : m.labels) reserve += 4 + label.size();
+    std::string out;
+    out.reserve(reserve);
+    append_array(ObjectWriter(out).key("labels"), m.labels,
+                 [](std::string& o, const std::string& label) { append_json_string(o, label); });
+    return out;
+}
+
 std::string encode_text(const ExplainMessage& m) { return encode_text(m, m.explain_triples); }
 
 namespace {

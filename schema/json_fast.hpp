@@ -90,6 +90,11 @@ std::string encode_text(const RagResponse& m);
 // The llm worker's FINAL: its `json` answer is dumped once, not copied into a tree first.
 std::string encode_text(const LlmResponse& m);
 std::string encode_text(const EmbeddingsResponse& m);
+// The store's replies on every graph-RAG question besides triples-batch.
+std::string encode_text(const GraphEmbeddingsResponse& m);
+std::string encode_text(const GraphEmbeddingsBatchResponse& m);
+std::string encode_text(const FactSourcesResponse& m);
+std::string encode_text(const LabelsResponse& m);
 
 // Specialised for the message types below; other T do not link.
 template <typename T>

@@ -119,11 +119,12 @@ protected:
     // `glassbox up` on `host` with `args` (after the common ones); its ready file.
     json start_up(const std::string& host, Party party, std::vector<std::string> args) {
         const auto ready_file = dir() / (host + "-up.ready");
-        std::vector<std::string> argv = {glassbox_binary(), "up",
-                                         "--home",          homes_.at(host).string(),
-                                         "--heartbeat-ms",  std::to_string(kHostHeartbeatMs),
-                                         "--threads",       "1",
-                                         "--ready-file",    ready_file.string()};
+        std::vector<std::string> argv = {glassbox_binary(),  "up",
+                                         "--home",           homes_.at(host).string(),
+                                         "--heartbeat-ms",   std::to_string(kHostHeartbeatMs),
+                                         "--threads",        "1",
+                                         "--engine-threads", "1",
+                                         "--ready-file",     ready_file.string()};
         argv.insert(argv.end(), args.begin(), args.end());
         const auto security = security_.flags(party, homes_.at(host));
         argv.insert(argv.end(), security.begin(), security.end());

@@ -76,10 +76,14 @@ Result<void> check_request(const schema::TriplesQueryBatch& q, const StoreBounds
 
 Result<void> check_request(const schema::GraphEmbeddingsQuery& q, std::string_view op,
                            bool per_vector, const StoreBounds& bounds) {
-    if (auto r = at_most(op, "vectors", q.vectors.size(), bounds.max_vectors, "max_vectors"); !r)
-        return r;
+    return check_vector_query(op, q.vectors.size(), q.limit, per_vector, bounds);
+}
+
+Result<void> check_vector_query(std::string_view op, std::size_t vectors, std::uint32_t limit,
+                                bool per_vector, const StoreBounds& bounds) {
+    if (auto r = at_most(op, "vectors", vectors, bounds.max_vectors, "max_vectors"); !r) return r;
     if (!per_vector) return {};
-    return rows_at_most(op, "vectors", q.vectors.size(), retrieval_limit(q.limit), q.limit, bounds);
+    return rows_at_most(op, "vectors", vectors, retrieval_limit(limit), limit, bounds);
 }
 
 Result<void> check_request(const schema::DocumentEmbeddingsQuery& q, const StoreBounds& bounds) {

@@ -43,6 +43,9 @@ struct StoreBounds {
 base::Result<void> check_request(const schema::TriplesQueryBatch& q, const StoreBounds& bounds);
 base::Result<void> check_request(const schema::GraphEmbeddingsQuery& q, std::string_view op,
                                  bool per_vector, const StoreBounds& bounds);
+// The same check from the query's counts (a query read from its text, without the struct).
+base::Result<void> check_vector_query(std::string_view op, std::size_t vectors, std::uint32_t limit,
+                                      bool per_vector, const StoreBounds& bounds);
 base::Result<void> check_request(const schema::DocumentEmbeddingsQuery& q,
                                  const StoreBounds& bounds);
 base::Result<void> check_request(const schema::ChunkKeywordQuery& q, const StoreBounds& bounds);

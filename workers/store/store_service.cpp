@@ -16,7 +16,9 @@
 #include "schema/messages.hpp"
 #include "schema/nquads.hpp"
 #include "schema/untrusted_json.hpp"
+#include "schema/vector_query_text.hpp"
 #include "workers/store/collection_catalog.hpp"
+#include "workers/store/inline_reads.hpp"
 
 namespace glassbox::store {
 
@@ -33,29 +35,37 @@ constexpr std::size_t kSourceWireOverhead = 80;
 // Reciprocal rank fusion constant (Cormack et al. 2009): damps the weight of the first ranks.
 constexpr double kRrfK = 60.0;
 
-schema::FactSource to_wire(const SourceRecord& record) {
+schema::FactSource to_wire(SourceRecord&& record) {
     schema::FactSource out;
-    out.source = record.uri;
+    out.source = std::move(record.uri);
     out.kind = std::string(to_string(record.kind));
-    if (!record.document_uri.empty()) out.document = record.document_uri;
+    if (!record.document_uri.empty()) out.document = std::move(record.document_uri);
     out.tier = record.tier;
-    out.loaded_at = record.loaded_at;
+    out.loaded_at = std::move(record.loaded_at);
     return out;
 }
 
-// Best score per key over the matches of several query vectors, then the top `limit`.
+// Best score per key over the matches of several query vectors, then the top `limit`. A key's
+// score is its first one raised by each greater one, in the lists' order (stable_sort keeps it):
+// what a map from key to score would hold, without a node per match.
 std::vector<VectorMatch> merge_best(std::span<const std::vector<VectorMatch>> lists,
                                     std::uint32_t limit) {
-    std::unordered_map<std::int64_t, float> best;
-    for (const auto& found : lists) {
-        for (const auto& match : found) {
-            auto [it, inserted] = best.emplace(match.key, match.score);
-            if (!inserted) it->second = std::max(it->second, match.score);
+    std::vector<VectorMatch> merged;
+    std::size_t count = 0;
+    for (const auto& found : lists) count += found.size();
+    merged.reserve(count);
+    for (const auto& found : lists) merged.insert(merged.end(), found.begin(), found.end());
+    std::stable_sort(merged.begin(), merged.end(),
+                     [](const VectorMatch& a, const VectorMatch& b) { return a.key < b.key; });
+    std::size_t kept = 0;
+    for (const auto& match : merged) {
+        if (kept != 0 && merged[kept - 1].key == match.key) {
+            merged[kept - 1].score = std::max(merged[kept - 1].score, match.score);
+        } else {
+            merged[kept++] = match;
         }
     }
-    std::vector<VectorMatch> merged;
-    merged.reserve(best.size());
-    for (const auto& [key, score] : best) merged.push_back({key, score});
+    merged.resize(kept);
     std::sort(merged.begin(), merged.end(), [](const VectorMatch& a, const VectorMatch& b) {
         return a.score != b.score ? a.score > b.score : a.key < b.key;
     });
@@ -79,10 +89,42 @@ StoreService::StoreService(StoreServiceConfig config)
     : config_(std::move(config)), bases_(config_.home) {}
 
 runtime::Handler make_store_handler(std::shared_ptr<StoreService> service) {
-    return [service](runtime::RequestContext& ctx) { service->handle(ctx); };
+    return [service](runtime::RequestContext& ctx) {
+        const LongRequest marked(ctx.body_text());  // reads run inline only while none is
+        service->handle(ctx);
+    };
 }
 
 namespace {
+
+// A query of entities or entities-batch, however its body was read: its vectors are views of
+// the decoded body.
+struct VectorQuery {
+    const std::string& collection;
+    std::span<const std::span<const double>> vectors;
+    std::uint32_t limit = 0;
+};
+
+// Doubles a worker thread's vector buffer keeps between requests (512 KiB).
+constexpr std::size_t kKeptVectorValues = std::size_t{64} * 1024;
+
+// What a worker thread reuses from one vector query read from text to the next.
+struct VectorQueryScratch {
+    schema::VectorQueryText query;
+    std::vector<std::span<const double>> vectors;
+};
+
+// The op a body names as `glassbox` clients write it ("op":"NAME" without spaces) in its first
+// KiB: the hint reads_body_as_text goes by; the reader of the text decides.
+bool names_op(std::string_view body, std::string_view op) noexcept {
+    const std::string_view head = body.substr(0, 1024);
+    for (auto at = head.find("\"op\":\""); at != std::string_view::npos;
+         at = head.find("\"op\":\"", at + 1)) {
+        const std::string_view rest = head.substr(at + 6);
+        if (rest.size() > op.size() && rest.starts_with(op) && rest[op.size()] == '"') return true;
+    }
+    return false;
+}
 
 // One request's work; `kb` is locked by the caller around each store access.
 class Operation {
@@ -96,11 +138,14 @@ public:
     }
 
 private:
-    // A body the runtime left as text (reads_body_as_text): a load-triples request is read
-    // where it stands; anything else the cursor does not take is parsed as the runtime would.
+    // A body the runtime left as text (reads_body_as_text): a load-triples request and a vector
+    // query are read where they stand; anything else the cursors do not take is parsed as the
+    // runtime would.
     void run_text(std::string_view text) {
-        op_ = kOpLoadTriples;
-        if (auto reply = load_triples_text(text)) {
+        if (names_op(text, kOpEntitiesBatch) || names_op(text, kOpEntities)) {
+            if (auto reply = entities_text(text)) return answer(std::move(*reply));
+        } else if (auto reply = load_triples_text(text)) {
+            op_ = kOpLoadTriples;
             if (!*reply) return answer(std::move(*reply).error());
             return answer(schema::dump(**reply));
         }
@@ -126,12 +171,12 @@ private:
         Result<json> reply = make_error(ErrorType::kInvalidRequest,
                                         "unknown op \"" + op + "\"; expected one of " + op_names());
         if (op == kOpTriplesBatch) return answer(triples_batch(body));
+        if (op == kOpEntities) return answer(entities_tree(body, false));
+        if (op == kOpEntitiesBatch) return answer(entities_tree(body, true));
+        if (op == kOpFactSources) return answer(fact_sources(body));
+        if (op == kOpLabels) return answer(labels(body));
         if (op == kOpTriples)
             reply = triples(body);
-        else if (op == kOpEntities)
-            reply = entities(body);
-        else if (op == kOpEntitiesBatch)
-            reply = entities_batch(body);
         else if (op == kOpChunksVector)
             reply = chunks_vector(body);
         else if (op == kOpChunksKeyword)
@@ -140,10 +185,6 @@ private:
             reply = chunks_hybrid(body);
         else if (op == kOpChunksFetch)
             reply = chunks_fetch(body);
-        else if (op == kOpFactSources)
-            reply = fact_sources(body);
-        else if (op == kOpLabels)
-            reply = labels(body);
         else if (op == kOpStats)
             reply = stats(body);
         else if (op == kOpLoadTriples)
@@ -349,60 +390,87 @@ private:
         return out;
     }
 
-    // `entities` merges every vector's matches into one list; `entities-batch` answers each
-    // vector with its own list (ordered alike).
-    Result<json> entities(const json& body) {
-        auto lists = entity_matches(body, false);
-        if (!lists) return std::move(lists).error();
-        schema::GraphEmbeddingsResponse reply;
-        if (!lists->empty()) reply.entities = std::move(lists->front());
-        return schema::encode(reply);
+    // entities or entities-batch from the body's text, its vectors read into this thread's
+    // buffers. Nullopt for text the reader does not take or another op: the tree's way.
+    std::optional<Result<std::string>> entities_text(std::string_view text) {
+        thread_local VectorQueryScratch scratch;
+        if (!schema::read_vector_query(text, scratch.query)) return std::nullopt;
+        const auto& q = scratch.query;
+        const bool per_vector = q.op == kOpEntitiesBatch;
+        if (!per_vector && q.op != kOpEntities) return std::nullopt;
+        op_ = q.op;
+        scratch.vectors.clear();
+        for (std::size_t i = 0; i < q.size(); ++i) scratch.vectors.push_back(q.vector(i));
+        auto reply = entities(VectorQuery{q.collection, scratch.vectors, q.limit}, per_vector);
+        // A thread keeps buffers for graph RAG's queries (~2,700 numbers), not for the largest
+        // body it ever read.
+        if (scratch.query.values.capacity() > kKeptVectorValues) scratch = VectorQueryScratch{};
+        return reply;
     }
 
-    Result<json> entities_batch(const json& body) {
-        auto lists = entity_matches(body, true);
-        if (!lists) return std::move(lists).error();
-        return schema::encode(schema::GraphEmbeddingsBatchResponse{std::move(lists).value()});
-    }
-
-    // The GraphEmbeddingsQuery's nearest entities: one list per vector, or one list for all of
-    // them (best score per entity); the terms of every list read in one go.
-    Result<std::vector<std::vector<schema::EntityMatch>>> entity_matches(const json& body,
-                                                                         bool per_vector) {
+    Result<std::string> entities_tree(const json& body, bool per_vector) {
         auto q = schema::decode<schema::GraphEmbeddingsQuery>(body);
         if (!q) return std::move(q).error();
-        if (auto r = check_request(*q, per_vector ? kOpEntitiesBatch : kOpEntities, per_vector,
-                                   config_.bounds);
+        const std::vector<std::span<const double>> vectors(q->vectors.begin(), q->vectors.end());
+        return entities(VectorQuery{q->collection, vectors, q->limit}, per_vector);
+    }
+
+    // `entities` merges every vector's matches into one list; `entities-batch` answers each
+    // vector with its own list (ordered alike).
+    Result<std::string> entities(const VectorQuery& q, bool per_vector) {
+        auto lists = entity_matches(q, per_vector);
+        if (!lists) return std::move(lists).error();
+        if (per_vector) {
+            return schema::encode_text(
+                schema::GraphEmbeddingsBatchResponse{std::move(lists).value()});
+        }
+        schema::GraphEmbeddingsResponse reply;
+        if (!lists->empty()) reply.entities = std::move(lists->front());
+        return schema::encode_text(reply);
+    }
+
+    // The query's nearest entities: one list per vector, or one list for all of them (best
+    // score per entity); the terms of every list read in one go.
+    Result<std::vector<std::vector<schema::EntityMatch>>> entity_matches(const VectorQuery& q,
+                                                                         bool per_vector) {
+        if (auto r = check_vector_query(per_vector ? kOpEntitiesBatch : kOpEntities,
+                                        q.vectors.size(), q.limit, per_vector, config_.bounds);
             !r) {
             return r.error();
         }
-        auto kb = base(q->collection, false);
+        auto kb = base(q.collection, false);
         if (!kb) return std::move(kb).error();
         auto reading = read(**kb);
         if (!reading) return std::move(reading).error();
         if (ctx_.cancelled()) return ctx_.cancellation_error();
-        const std::uint32_t limit = retrieval_limit(q->limit);
+        const std::uint32_t limit = retrieval_limit(q.limit);
         // Every vector's search in one (a scan reads the index once for all of them).
-        auto found = (*kb)->entity_vectors().search_each(q->vectors, limit);
+        auto found = (*kb)->entity_vectors().search_each(q.vectors, limit);
         if (!found) return std::move(found).error();
         std::vector<std::vector<VectorMatch>> matches;
+        matches.reserve(per_vector ? found->size() : 1);
         if (per_vector) {
             for (const auto& list : *found) matches.push_back(merge_best({&list, 1}, limit));
         } else {
             matches.push_back(merge_best(*found, limit));
         }
+        std::size_t count = 0;
+        for (const auto& list : matches) count += list.size();
         std::vector<std::int64_t> ids;
+        ids.reserve(count);
         for (const auto& list : matches) {
             for (const auto& m : list) ids.push_back(m.key);
         }
         auto terms = (*kb)->graph().terms(ids);
         if (!terms) return std::move(terms).error();
         std::vector<std::vector<schema::EntityMatch>> lists;
+        lists.reserve(matches.size());
         std::size_t next = 0;
         for (const auto& found : matches) {
             auto& out = lists.emplace_back();
+            out.reserve(found.size());
             for (const auto& m : found)
-                out.push_back({(*terms)[next++], static_cast<double>(m.score)});
+                out.push_back({std::move((*terms)[next++]), static_cast<double>(m.score)});
         }
         return lists;
     }
@@ -496,7 +564,7 @@ private:
         return out;
     }
 
-    Result<json> fact_sources(const json& body) {
+    Result<std::string> fact_sources(const json& body) {
         auto op = begin_read<schema::FactSourcesRequest>(body);
         if (!op) return std::move(op).error();
         const auto& q = op->q;
@@ -508,10 +576,11 @@ private:
             auto sources = kb.graph().sources_of(fact);
             if (!sources) return std::move(sources).error();
             std::vector<schema::FactSource> wire;
-            for (const auto& s : *sources) {
+            wire.reserve(sources->size());
+            for (auto& s : *sources) {
                 bytes +=
                     kSourceWireOverhead + s.uri.size() + s.document_uri.size() + s.loaded_at.size();
-                wire.push_back(to_wire(s));
+                wire.push_back(to_wire(std::move(s)));
             }
             if (bytes > config_.bounds.max_reply_bytes) {
                 return reply_too_large(
@@ -522,17 +591,17 @@ private:
             }
             reply.sources.push_back(std::move(wire));
         }
-        return schema::encode(reply);
+        return schema::encode_text(reply);
     }
 
-    Result<json> labels(const json& body) {
+    Result<std::string> labels(const json& body) {
         auto op = begin_read<schema::LabelsRequest>(body);
         if (!op) return std::move(op).error();
         const auto& q = op->q;
         KnowledgeBase& kb = *op->kb;
         auto named = kb.graph().labels(q.terms, config_.bounds.max_reply_bytes);
         if (!named) return std::move(named).error();
-        return schema::encode(schema::LabelsResponse{std::move(named).value()});
+        return schema::encode_text(schema::LabelsResponse{std::move(named).value()});
     }
 
     Result<json> stats(const json& body) {
@@ -954,8 +1023,10 @@ private:
 }  // namespace
 
 bool reads_body_as_text(std::string_view body) noexcept {
-    // `glassbox load` writes the op before the N-Quads (ingest/load.cpp); the cursor decides.
-    return body.substr(0, 1024).find("\"op\":\"load-triples\"") != std::string_view::npos;
+    // `glassbox load` writes the op before the N-Quads (ingest/load.cpp), and a client's vector
+    // query (keys in dump()'s sorted order) before its vectors; the readers decide.
+    return names_op(body, kOpLoadTriples) || names_op(body, kOpEntitiesBatch) ||
+           names_op(body, kOpEntities);
 }
 
 void StoreService::handle(runtime::RequestContext& ctx) { Operation(ctx, bases_, config_).run(); }

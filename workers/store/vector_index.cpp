@@ -861,26 +861,39 @@ std::vector<std::vector<VectorMatch>> exact_scan(const HnswState& state,
     const Graph& graph = *state.graph;
     const auto distance = state.space->get_dist_func();
     void* const param = state.space->get_dist_func_param();
-    // Per query: distance (1 - cosine), key.
-    std::vector<std::vector<std::pair<float, std::int64_t>>> scored(queries.size());
-    for (auto& list : scored) list.reserve(state.live);
-    for (std::size_t i = 0; i < graph.cur_element_count; ++i) {
+    // Per query, the k least (distance 1 - cosine, key) pairs so far as a max-heap: the k a
+    // sort of every pair would keep (keys are distinct, so the order is total), in k entries
+    // per query instead of one per vector.
+    using Scored = std::pair<float, std::int64_t>;
+    const std::size_t capacity = std::min<std::size_t>(k, graph.cur_element_count);
+    std::vector<Scored> heaps(queries.size() * capacity);
+    std::vector<std::size_t> held(queries.size(), 0);
+    for (std::size_t i = 0; i < graph.cur_element_count && capacity != 0; ++i) {
         const auto id = static_cast<hnswlib::tableint>(i);
         if (graph.isMarkedDeleted(id)) continue;
         const void* data = graph.getDataByInternalId(id);
         const std::int64_t key = key_of(graph.getExternalLabel(id));
-        for (std::size_t q = 0; q < queries.size(); ++q)
-            scored[q].emplace_back(distance(queries[q], data, param), key);
+        for (std::size_t q = 0; q < queries.size(); ++q) {
+            const Scored scored{distance(queries[q], data, param), key};
+            Scored* heap = heaps.data() + q * capacity;
+            std::size_t& n = held[q];
+            if (n < capacity) {
+                heap[n++] = scored;
+                std::push_heap(heap, heap + n);
+            } else if (scored < heap[0]) {
+                std::pop_heap(heap, heap + n);
+                heap[n - 1] = scored;
+                std::push_heap(heap, heap + n);
+            }
+        }
     }
     std::vector<std::vector<VectorMatch>> out(queries.size());
     for (std::size_t q = 0; q < queries.size(); ++q) {
-        auto& list = scored[q];
-        const std::size_t keep = std::min(k, list.size());
-        std::partial_sort(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(keep),
-                          list.end());
-        out[q].resize(keep);
-        for (std::size_t i = 0; i < keep; ++i)
-            out[q][i] = VectorMatch{list[i].second, 1.0f - list[i].first};
+        Scored* heap = heaps.data() + q * capacity;
+        std::sort_heap(heap, heap + held[q]);
+        out[q].resize(held[q]);
+        for (std::size_t i = 0; i < held[q]; ++i)
+            out[q][i] = VectorMatch{heap[i].second, 1.0f - heap[i].first};
     }
     return out;
 }
@@ -934,6 +947,12 @@ Result<std::vector<VectorMatch>> VectorIndex::search(std::span<const double> que
 
 Result<std::vector<std::vector<VectorMatch>>> VectorIndex::search_each(
     std::span<const std::vector<double>> queries, std::size_t k) {
+    std::vector<std::span<const double>> spans(queries.begin(), queries.end());
+    return search_each(std::span<const std::span<const double>>(spans), k);
+}
+
+Result<std::vector<std::vector<VectorMatch>>> VectorIndex::search_each(
+    std::span<const std::span<const double>> queries, std::size_t k) {
     std::vector<std::vector<VectorMatch>> results;
     {
         const std::lock_guard db_lock(db_mutex_);
@@ -944,24 +963,25 @@ Result<std::vector<std::vector<VectorMatch>>> VectorIndex::search_each(
         const HnswState& state = *state_;
         const bool scanned =
             k != 0 && state.live != 0 && state.graph && state.live <= options_.exact_scan_max;
-        if (scanned) {
-            // What search_impl checks of each query, in the same order.
-            std::vector<std::vector<float>> normalised;
-            normalised.reserve(queries.size());
+        if (scanned && state.dim != 0) {
+            // What search_impl checks of each query, in the same order; the normalised queries
+            // one after another in one buffer.
+            std::vector<float> normalised(queries.size() * state.dim);
             std::vector<const float*> pointers;
-            for (const auto& query : queries) {
-                if (state.dim != 0 && query.size() != state.dim) break;
-                auto& into = normalised.emplace_back(query.size());
-                if (detail::normalise_into(std::span<const double>(query), into.data())) break;
-                pointers.push_back(into.data());
+            pointers.reserve(queries.size());
+            for (const auto query : queries) {
+                if (query.size() != state.dim) break;
+                float* into = normalised.data() + pointers.size() * state.dim;
+                if (detail::normalise_into(query, into)) break;
+                pointers.push_back(into);
             }
             if (pointers.size() == queries.size()) return exact_scan(state, pointers, k);
         }
     }
     // Not scanned, or a query search() refuses: one search per query gives its answer or error.
     results.reserve(queries.size());
-    for (const auto& query : queries) {
-        auto found = search(std::span<const double>(query), k);
+    for (const auto query : queries) {
+        auto found = search(query, k);
         if (!found) return std::move(found).error();
         results.push_back(std::move(found).value());
     }

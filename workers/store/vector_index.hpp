@@ -137,6 +137,8 @@ public:
     // pass over the vectors for all of them where the index is scanned: each vector is read
     // from memory once, not once per query. The first query that search() refuses is the error.
     base::Result<std::vector<std::vector<VectorMatch>>> search_each(
+        std::span<const std::span<const double>> queries, std::size_t k);
+    base::Result<std::vector<std::vector<VectorMatch>>> search_each(
         std::span<const std::vector<double>> queries, std::size_t k);
 
     // Applies what other connections wrote since this instance last looked (one indexed SELECT

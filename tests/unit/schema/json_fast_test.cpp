@@ -292,6 +292,57 @@ TEST(JsonFast, TriplesBatchLabelsEncodeAndDecodeAsTheTreeCodecs) {
         << wrong.error().message;
 }
 
+// The store's entity, provenance and label replies (issue 33): the tree encoder's bytes, with
+// every kind of term, scores of every size and sign, tricky strings, and empty lists.
+TEST(JsonFast, StoreRepliesAreWrittenAsTheTreeEncoderWritesThem) {
+    const std::vector<double> scores{0.8731,       -0.0,
+                                     0.0,          1.0,
+                                     -0.25,        1e-7,
+                                     0.1f,         3.4028234663852886e38,
+                                     std::nan(""), 0.333333343267440796};
+    GraphEmbeddingsBatchResponse batch;
+    for (std::size_t v = 0; v < 6; ++v) {
+        auto& list = batch.results.emplace_back();
+        for (std::size_t i = 0; i < v * 3; ++i) {
+            const auto t = sample_triple(i + v);
+            list.push_back({i % 3 == 0   ? t.s
+                            : i % 3 == 1 ? t.o
+                                         : quoted(t),
+                            scores[(i + v) % scores.size()]});
+        }
+    }
+    EXPECT_EQ(encode_text(batch), dump(encode(batch)));
+    EXPECT_EQ(encode_text(GraphEmbeddingsBatchResponse{}), R"({"results":[]})");
+    EXPECT_EQ(encode_text(GraphEmbeddingsBatchResponse{{{}, {}}}), R"({"results":[[],[]]})");
+    for (const auto& list : batch.results) {
+        const GraphEmbeddingsResponse merged{list};
+        EXPECT_EQ(encode_text(merged), dump(encode(merged)));
+    }
+    EXPECT_EQ(encode_text(GraphEmbeddingsResponse{}), R"({"entities":[]})");
+
+    FactSourcesResponse sources;
+    std::size_t n = 0;
+    for (const auto& s : tricky_strings()) {
+        auto& list = sources.sources.emplace_back();
+        FactSource source{"urn:file:" + s, n % 2 ? "chunk" : "file", std::nullopt,
+                          static_cast<std::uint32_t>(n),
+                          "2026-11-29T19:00:0" + std::to_string(n % 10) + "Z"};
+        if (n % 2) source.document = "urn:doc:" + s;
+        list.push_back(source);
+        if (n % 3 == 0) list.push_back(source);
+        if (n % 4 == 0) sources.sources.emplace_back();
+        ++n;
+    }
+    sources.sources.back().back().tier = 4294967295u;
+    EXPECT_EQ(encode_text(sources), dump(encode(sources)));
+    EXPECT_EQ(encode_text(FactSourcesResponse{}), R"({"sources":[]})");
+
+    const LabelsResponse labels{tricky_strings()};
+    EXPECT_EQ(encode_text(labels), dump(encode(labels)));
+    EXPECT_EQ(encode_text(LabelsResponse{}), R"({"labels":[]})");
+    EXPECT_EQ(encode_text(LabelsResponse{{""}}), R"({"labels":[""]})");
+}
+
 TEST(JsonFast, DecodersRoundTripEveryEncodedMessage) {
     for (std::size_t v = 0; v < 8; ++v) {
         const TriplesBatchResponse batch{{sample_triples(25, v), {}, sample_triples(v, 1)}};

@@ -186,7 +186,7 @@ TEST_P(NearestNeighbourTest, SearchEachGivesEveryQuerysOwnSearch) {
             EXPECT_EQ((*each)[i][j].score, (*alone)[j].score);  // the same float, not near it
         }
     }
-    auto none = index->search_each({}, 9);
+    auto none = index->search_each(std::vector<std::vector<double>>{}, 9);
     ASSERT_TRUE(none);
     EXPECT_TRUE(none->empty());
     queries[3].resize(31);
@@ -222,6 +222,46 @@ TEST_F(VectorIndexTest, ScoresAreCosineSimilaritiesBestFirst) {
     auto none = index->search(std::span<const double>(query), 0);
     ASSERT_TRUE(none);
     EXPECT_TRUE(none->empty());
+}
+
+// The exact scan keeps the k best (distance, key) pairs as it reads (issue 33: k entries per
+// query, not one per vector): equal scores come in key order, whatever order the vectors were
+// added in, and a removed key is skipped, for k below, at and above the number of ties.
+TEST_F(VectorIndexTest, TheExactScanOrdersEqualScoresByKeyForEveryK) {
+    auto index = open_index();
+    std::vector<std::int64_t> keys;
+    Vectors data;
+    for (std::int64_t i = 0; i < 60; ++i) {
+        keys.push_back(1000 - 7 * i);  // added in falling key order
+        data.push_back(i % 3 == 0 ? std::vector<float>{2, 0, 0} : std::vector<float>{1, 1, 0});
+    }
+    ASSERT_TRUE(index->add(keys, data, "m"));
+    ASSERT_TRUE(index->remove(std::vector<std::int64_t>{1000 - 7 * 57}));
+    std::vector<std::int64_t> best;  // the 19 left along {1, 0, 0}, by key
+    for (std::int64_t i = 0; i < 60; i += 3) {
+        if (i != 57) best.push_back(1000 - 7 * i);
+    }
+    std::sort(best.begin(), best.end());
+    const std::vector<double> query = {1, 0, 0};
+    for (const std::size_t k :
+         {std::size_t{1}, std::size_t{5}, std::size_t{19}, std::size_t{25}, std::size_t{100}}) {
+        auto found = index->search(std::span<const double>(query), k);
+        ASSERT_TRUE(found) << found.error().message;
+        ASSERT_EQ(found->size(), std::min<std::size_t>(k, 59)) << k;
+        const auto got = keys_of(*found);
+        const std::size_t tied = std::min<std::size_t>(k, best.size());
+        EXPECT_EQ(
+            std::vector<std::int64_t>(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(tied)),
+            std::vector<std::int64_t>(best.begin(),
+                                      best.begin() + static_cast<std::ptrdiff_t>(tied)))
+            << k;
+        for (std::size_t i = 1; i < found->size(); ++i) {
+            const auto& a = (*found)[i - 1];
+            const auto& b = (*found)[i];
+            EXPECT_TRUE(a.score > b.score || (a.score == b.score && a.key < b.key))
+                << k << " " << i;
+        }
+    }
 }
 
 TEST_F(VectorIndexTest, StoresUnitVectorsInSqlite) {
