@@ -3,6 +3,7 @@
 #include "workers/store/store_service.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <mutex>
 #include <span>
@@ -15,6 +16,7 @@
 #include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
 #include "schema/nquads.hpp"
+#include "schema/store_requests_text.hpp"
 #include "schema/untrusted_json.hpp"
 #include "schema/vector_query_text.hpp"
 #include "workers/store/collection_catalog.hpp"
@@ -114,16 +116,24 @@ struct VectorQueryScratch {
     std::vector<std::span<const double>> vectors;
 };
 
-// The op a body names as `glassbox` clients write it ("op":"NAME" without spaces) in its first
-// KiB: the hint reads_body_as_text goes by; the reader of the text decides.
-bool names_op(std::string_view body, std::string_view op) noexcept {
+// The ops whose bodies are read from their text: graph RAG's reads and `glassbox load`'s writes.
+constexpr std::array kTextOps{kOpTriplesBatch, kOpEntitiesBatch, kOpFactSources,
+                              kOpLabels,       kOpEntities,      kOpLoadTriples};
+
+// The first op of kTextOps a body names as `glassbox` clients write it ("op":"NAME" without
+// spaces) in its first KiB, or empty: the hint reads_body_as_text goes by; the reader of the text
+// decides.
+std::string_view text_op(std::string_view body) noexcept {
     const std::string_view head = body.substr(0, 1024);
     for (auto at = head.find("\"op\":\""); at != std::string_view::npos;
          at = head.find("\"op\":\"", at + 1)) {
         const std::string_view rest = head.substr(at + 6);
-        if (rest.size() > op.size() && rest.starts_with(op) && rest[op.size()] == '"') return true;
+        for (const std::string_view op : kTextOps) {
+            if (rest.size() > op.size() && rest.starts_with(op) && rest[op.size()] == '"')
+                return op;
+        }
     }
-    return false;
+    return {};
 }
 
 // One request's work; `kb` is locked by the caller around each store access.
@@ -138,12 +148,15 @@ public:
     }
 
 private:
-    // A body the runtime left as text (reads_body_as_text): a load-triples request and a vector
-    // query are read where they stand; anything else the cursors do not take is parsed as the
-    // runtime would.
+    // A body the runtime left as text (reads_body_as_text): a load-triples request, a vector
+    // query and graph RAG's other reads are read where they stand; anything else the cursors do
+    // not take is parsed as the runtime would.
     void run_text(std::string_view text) {
-        if (names_op(text, kOpEntitiesBatch) || names_op(text, kOpEntities)) {
+        const std::string_view op = text_op(text);
+        if (op == kOpEntitiesBatch || op == kOpEntities) {
             if (auto reply = entities_text(text)) return answer(std::move(*reply));
+        } else if (op == kOpTriplesBatch || op == kOpFactSources || op == kOpLabels) {
+            if (read_text(text, op)) return;
         } else if (auto reply = load_triples_text(text)) {
             op_ = kOpLoadTriples;
             if (!*reply) return answer(std::move(*reply).error());
@@ -273,13 +286,39 @@ private:
     Result<ReadOp<Request>> begin_read(const json& body) {
         auto q = schema::decode<Request>(body);
         if (!q) return std::move(q).error();
-        if (auto r = check_request(*q, config_.bounds); !r) return r.error();
-        auto kb = base(q->collection, false);
+        return begin_read(std::move(q).value());
+    }
+
+    template <typename Request>
+    Result<ReadOp<Request>> begin_read(Request q) {
+        if (auto r = check_request(q, config_.bounds); !r) return r.error();
+        auto kb = base(q.collection, false);
         if (!kb) return std::move(kb).error();
         auto reading = read(**kb);
         if (!reading) return std::move(reading).error();
-        return ReadOp<Request>{std::move(q).value(), std::move(kb).value(),
-                               std::move(reading).value()};
+        return ReadOp<Request>{std::move(q), std::move(kb).value(), std::move(reading).value()};
+    }
+
+    // triples-batch, fact-sources or labels (`op`) from the body's text, answered. False, nothing
+    // answered, for text the readers do not take: the tree's way.
+    bool read_text(std::string_view text, std::string_view op) {
+        if (op == kOpTriplesBatch) {
+            schema::TriplesQueryBatch q;
+            if (!schema::read_triples_batch(text, q)) return false;
+            op_ = op;
+            answer(triples_batch(q));
+        } else if (op == kOpFactSources) {
+            schema::FactSourcesRequest q;
+            if (!schema::read_fact_sources(text, q)) return false;
+            op_ = op;
+            answer(fact_sources(std::move(q)));
+        } else {
+            schema::LabelsRequest q;
+            if (!schema::read_labels_request(text, q)) return false;
+            op_ = op;
+            answer(labels(std::move(q)));
+        }
+        return true;
     }
 
     Result<json> triples(const json& body) {
@@ -336,8 +375,12 @@ private:
     Result<std::string> triples_batch(const json& body) {
         auto q = schema::decode<schema::TriplesQueryBatch>(body);
         if (!q) return std::move(q).error();
-        if (auto r = check_request(*q, config_.bounds); !r) return r.error();
-        auto kb = base(q->collection, false);
+        return triples_batch(*q);
+    }
+
+    Result<std::string> triples_batch(const schema::TriplesQueryBatch& q) {
+        if (auto r = check_request(q, config_.bounds); !r) return r.error();
+        auto kb = base(q.collection, false);
         if (!kb) return std::move(kb).error();
         schema::TriplesBatchResponse reply;
         auto budget = match_budget(config_.bounds.max_reply_bytes);
@@ -345,11 +388,11 @@ private:
         {
             auto reading = read(**kb);
             if (!reading) return std::move(reading).error();
-            auto matched = (*kb)->graph().match_batch(q->patterns, q->limit, &budget,
-                                                      q->labels ? &ids : nullptr);
+            auto matched =
+                (*kb)->graph().match_batch(q.patterns, q.limit, &budget, q.labels ? &ids : nullptr);
             if (!matched) return std::move(matched).error();
             reply.results = std::move(matched).value();
-            if (q->labels && !budget.exhausted()) {
+            if (q.labels && !budget.exhausted()) {
                 auto labels =
                     labels_of_results((*kb)->graph(), reply.results, ids, budget.bytes_left);
                 if (!labels) return std::move(labels).error();
@@ -361,7 +404,7 @@ private:
             return reply_too_large(kOpTriplesBatch, config_.bounds.max_reply_bytes,
                                    "max_reply_bytes",
                                    "reached at pattern " + std::to_string(reply.results.size()) +
-                                       " of " + std::to_string(q->patterns.size()),
+                                       " of " + std::to_string(q.patterns.size()),
                                    "ask with a lower limit or fewer patterns per request");
         }
         return schema::encode_text(reply);
@@ -565,7 +608,13 @@ private:
     }
 
     Result<std::string> fact_sources(const json& body) {
-        auto op = begin_read<schema::FactSourcesRequest>(body);
+        auto q = schema::decode<schema::FactSourcesRequest>(body);
+        if (!q) return std::move(q).error();
+        return fact_sources(std::move(q).value());
+    }
+
+    Result<std::string> fact_sources(schema::FactSourcesRequest request) {
+        auto op = begin_read(std::move(request));
         if (!op) return std::move(op).error();
         const auto& q = op->q;
         KnowledgeBase& kb = *op->kb;
@@ -595,7 +644,13 @@ private:
     }
 
     Result<std::string> labels(const json& body) {
-        auto op = begin_read<schema::LabelsRequest>(body);
+        auto q = schema::decode<schema::LabelsRequest>(body);
+        if (!q) return std::move(q).error();
+        return labels(std::move(q).value());
+    }
+
+    Result<std::string> labels(schema::LabelsRequest request) {
+        auto op = begin_read(std::move(request));
         if (!op) return std::move(op).error();
         const auto& q = op->q;
         KnowledgeBase& kb = *op->kb;
@@ -1023,10 +1078,10 @@ private:
 }  // namespace
 
 bool reads_body_as_text(std::string_view body) noexcept {
-    // `glassbox load` writes the op before the N-Quads (ingest/load.cpp), and a client's vector
-    // query (keys in dump()'s sorted order) before its vectors; the readers decide.
-    return names_op(body, kOpLoadTriples) || names_op(body, kOpEntitiesBatch) ||
-           names_op(body, kOpEntities);
+    // `glassbox load` writes the op before the N-Quads (ingest/load.cpp), and a client's queries
+    // (keys in dump()'s sorted order) have theirs before their vectors, patterns, triples or
+    // terms; the readers decide.
+    return !text_op(body).empty();
 }
 
 void StoreService::handle(runtime::RequestContext& ctx) { Operation(ctx, bases_, config_).run(); }

@@ -86,8 +86,10 @@ private:
 runtime::Handler make_store_handler(std::shared_ptr<StoreService> service);
 
 // The store's runtime::WorkerConfig::text_body: a load-triples body as `glassbox load` writes it
-// (its "op" first), read from its text without a tree of its megabytes of N-Quads. Any other
-// body it takes is parsed by the handler as the runtime would.
+// (its "op" first), read from its text without a tree of its megabytes of N-Quads, and graph
+// RAG's reads (entities, entities-batch, triples-batch, fact-sources, labels), read without a
+// tree of their vectors and terms. Any body it takes that the readers do not is parsed by the
+// handler as the runtime would.
 bool reads_body_as_text(std::string_view body) noexcept;
 
 }  // namespace glassbox::store

@@ -1,7 +1,7 @@
-// The store's load-triples read from the body's text (the runtime leaves it unparsed for
-// reads_body_as_text): the same answers as the tree path, escapes included, and text the cursor
-// does not take goes the tree's way: InvalidJson for text that is not JSON, the usual typed
-// error or result otherwise.
+// The store's load-triples and graph RAG's reads read from the body's text (the runtime leaves it
+// unparsed for reads_body_as_text): the same answers as the tree path, escapes included, and text
+// the cursor does not take goes the tree's way: InvalidJson for text that is not JSON, the usual
+// typed error or result otherwise.
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +13,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "schema/messages.hpp"
+#include "schema/store_requests_text.hpp"
 #include "schema/vector_query_text.hpp"
 #include "tests/support/fake_broker.hpp"
 #include "workers/runtime/worker.hpp"
@@ -225,6 +227,120 @@ TEST_F(StoreTextBodyTest, AVectorQueryReadFromItsTextAnswersAsTheTreeDoes) {
         const auto error = error_text(body);
         EXPECT_EQ(type_of(error), type) << error;
         // InvalidJson names the byte where parsing stopped, which the added spaces move.
+        const auto tree = error_text(as_tree_body(body));
+        EXPECT_EQ(type == "InvalidJson" ? type_of(tree) : tree,
+                  type == "InvalidJson" ? type : error)
+            << body;
+    }
+}
+
+// As graph RAG writes a request: its encoding with "op" added, dumped (keys sorted).
+template <typename Request>
+std::string client_body(const Request& request, std::string_view op) {
+    auto body = schema::encode(request);
+    body["op"] = op;
+    return schema::dump(body);
+}
+
+// Graph RAG's other reads (triples-batch, fact-sources, labels) read from the body's text (issue
+// 33): the reply of the tree path byte for byte, and every error of the tree path, type and
+// message, for bodies as graph RAG writes them, unusual ones the readers leave to the tree, and
+// broken ones.
+TEST_F(StoreTextBodyTest, GraphRagsReadsFromTheirTextAnswerAsTheTreeDoes) {
+    const json load{{"op", "load-triples"},
+                    {"source", {{"uri", "urn:f"}}},
+                    {"nquads",
+                     "<urn:a> <http://www.w3.org/2000/01/rdf-schema#label> \"Alpha\"@en .\n"
+                     "<urn:a> <urn:p> <urn:b> .\n<urn:b> <urn:p> \"caf\xC3\xA9\"@fr .\n"
+                     "<urn:b> <urn:q> <urn:c> <urn:g1> .\n<urn:c> <urn:p> _:n .\n"
+                     "<urn:c> <http://www.w3.org/2000/01/rdf-schema#label> \"Gamma\" .\n"
+                     "<urn:c> <urn:p> \"12\"^^<http://www.w3.org/2001/XMLSchema#integer> .\n"}};
+    ASSERT_EQ(call(load.dump())["added"], 7);
+    using schema::iri;
+    const auto a = iri("urn:a");
+    const auto b = iri("urn:b");
+    schema::TriplesQueryBatch batch{{{a, {}, {}, ""},
+                                     {{}, {}, a, ""},
+                                     {b, {}, {}, ""},
+                                     {{}, {}, b, ""},
+                                     {b, {}, {}, "urn:g1"},
+                                     {{}, iri("urn:p"), {}, {}},
+                                     {}},
+                                    30,
+                                    "",
+                                    true};
+    std::vector<std::string> bodies{client_body(batch, "triples-batch")};
+    batch.labels = false;
+    batch.limit = 1;
+    bodies.push_back(client_body(batch, "triples-batch"));
+    const schema::FactSourcesRequest sources{
+        "",
+        {schema::make_triple(a, iri("urn:p"), b), schema::make_triple(a, iri("urn:p"), a),
+         schema::make_triple(b, iri("urn:q"), iri("urn:c"), "urn:g1"),
+         schema::make_triple(b, iri("urn:p"), schema::lang_literal("caf\xC3\xA9", "fr"))}};
+    bodies.push_back(client_body(sources, "fact-sources"));
+    const schema::LabelsRequest labels{
+        "",
+        {a, iri("urn:c"), iri("urn:none/Local_Name"), schema::literal("v"), schema::blank("n")}};
+    bodies.push_back(client_body(labels, "labels"));
+    for (const auto& body : bodies) {
+        schema::TriplesQueryBatch q;
+        schema::FactSourcesRequest f;
+        schema::LabelsRequest l;
+        EXPECT_TRUE(schema::read_triples_batch(body, q) || schema::read_fact_sources(body, f) ||
+                    schema::read_labels_request(body, l))
+            << body;
+    }
+    // Read from the text or left to the tree: the same answers.
+    bodies.insert(
+        bodies.end(),
+        {R"({"op":"triples-batch","p\u0061tterns":[{"s":{"t":"i","i":"urn:a"}}],"limit":2})",
+         R"({"op":"triples-batch","patterns":[{"s":{"t":"i","i":"urn:a"},"g":null}],"limit":-0})",
+         R"({"op":"triples-batch","patterns":[{"o":{"i":"urn:b"}}],"labels":true})",
+         R"({"op":"triples-batch","limit":1,"limit":3,"patterns":[{"s":{"t":"i","i":"urn:c"}}]})",
+         R"({"op":"labels","terms":[{"t":"i","i":"urn:a"}],"collection":null})",
+         R"({"op":"labels","terms":[],"x":{"op":"triples-batch"}})"});
+    std::string untyped = R"({"op":"fact-sources","triples":[{"s":{"t":"i","i":"urn:a"},)";
+    untyped +=
+        R"("p":{"t":"i","i":"urn:p"},"o":{"i":"urn:b"},"g":null}]})";  // the IRI's "t" left out
+    bodies.push_back(untyped);
+    for (const auto& body : bodies) {
+        ASSERT_TRUE(reads_body_as_text(body)) << body;
+        const std::string tree = as_tree_body(body);
+        ASSERT_FALSE(reads_body_as_text(tree)) << tree;
+        EXPECT_EQ(reply_text(body), reply_text(tree)) << body;
+    }
+    const auto first = json::parse(reply_text(bodies[0]));
+    EXPECT_EQ(first["results"][0].size(), 2u);  // urn:a's label and its edge to urn:b
+    EXPECT_EQ(first["labels"][0][0], "Alpha");  // asked for labels: given
+    EXPECT_EQ(first["results"][4].size(), 1u);  // in urn:g1 only
+    EXPECT_EQ(json::parse(reply_text(bodies[2]))["sources"][1].size(), 0u);  // not a fact
+
+    const std::vector<std::pair<std::string, std::string>> bad{
+        {R"({"op":"triples-batch","patterns":[],"collection":"nowhere"})", "NotFound"},
+        {R"({"op":"triples-batch","patterns":[],"limit":"5"})", "DecodeError"},
+        {R"({"op":"triples-batch","patterns":[1]})", "DecodeError"},
+        {R"({"op":"triples-batch","patterns":[{"s":{"x":1}}]})", "DecodeError"},
+        {R"({"op":"triples-batch","patterns":[{"s":{"t":"i","i":""}}]})", "DecodeError"},
+        {R"({"op":"triples-batch","patterns":[{"s":{"t":"q","i":"urn:a"}}]})", "DecodeError"},
+        {R"({"op":"triples-batch","patterns":[],"limit":4294967296})", "DecodeError"},
+        {R"({"op":"triples-batch","patterns":[],"labels":"yes"})", "DecodeError"},
+        {R"({"op":"fact-sources","triples":[{"s":{"t":"i","i":"urn:a"},"p":{"t":"i","i":"p"}}]})",
+         "DecodeError"},
+        {R"({"op":"fact-sources","triples":[],"collection":"nowhere"})", "NotFound"},
+        {R"({"op":"labels","terms":"x"})", "DecodeError"},
+        {R"({"op":"labels","terms":[{"t":"l","v":"x","dt":"urn:d","ln":"en"}]})", "DecodeError"},
+        {R"({"op":"labels","terms":[{"t":"i","i":"urn:a"}])", "InvalidJson"},
+        {R"({"op":"fact-sources","triples":[]} x)", "InvalidJson"},
+    };
+    std::vector<std::pair<std::string, std::string>> bounded = bad;
+    std::string many = R"({"op":"triples-batch","patterns":[{})";
+    for (int i = 0; i < 20'000; ++i) many += ",{}";
+    bounded.emplace_back(many + "]}", "InvalidRequest");  // over max_patterns
+    for (const auto& [body, type] : bounded) {
+        ASSERT_TRUE(reads_body_as_text(body)) << body;
+        const auto error = error_text(body);
+        EXPECT_EQ(type_of(error), type) << error;
         const auto tree = error_text(as_tree_body(body));
         EXPECT_EQ(type == "InvalidJson" ? type_of(tree) : tree,
                   type == "InvalidJson" ? type : error)
