@@ -239,6 +239,8 @@ void append_json_string(std::string& out, std::string_view value) {
                .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+void append_json_number(std::string& out, double value) { append_double(out, value); }
+
 // Keys in the sorted order of nlohmann's std::map objects, so the bytes match dump().
 void append_json(std::string& out, const Term& term) {
     switch (term.kind()) {
@@ -670,6 +672,83 @@ base::Result<EmbeddingsResponse> decode_text<EmbeddingsResponse>(std::string_vie
             }
             return r.skip();
         });
+}
+
+namespace {
+
+// {"entity":TERM,"score":S} in any key order; the entity is required, as by the slow decoder.
+bool read_match(JsonCursor& r, EntityMatch& out) {
+    enum : unsigned { kEntity = 1, kScore = 2 };
+    JsonKeys keys;
+    const bool ok = r.object([&](std::string_view key) {
+        if (key == "entity") return keys.first(kEntity) && read_term(r, out.entity, 0);
+        if (key == "score") return keys.first(kScore) && r.real(out.score);
+        return r.skip();
+    });
+    return ok && (keys.seen() & kEntity) != 0;
+}
+
+// One source of a fact in any key order; a null (or any other odd value) is the slow path's.
+bool read_fact_source(JsonCursor& r, FactSource& out, std::string& scratch) {
+    enum : unsigned { kSource = 1, kKind = 2, kDocument = 4, kTier = 8, kLoadedAt = 16 };
+    JsonKeys keys;
+    return r.object([&](std::string_view key) {
+        if (key == "source") return keys.first(kSource) && r.string(out.source);
+        if (key == "kind") return keys.first(kKind) && r.string(out.kind);
+        if (key == "loaded_at") return keys.first(kLoadedAt) && r.string(out.loaded_at);
+        if (key == "document") {
+            if (!keys.first(kDocument) || !r.string(scratch)) return false;
+            out.document = scratch;
+            return true;
+        }
+        if (key == "tier") {
+            std::uint64_t tier = 0;
+            if (!keys.first(kTier) || !r.uint(tier) || tier > 0xFFFF'FFFFu) return false;
+            out.tier = static_cast<std::uint32_t>(tier);
+            return true;
+        }
+        return r.skip();
+    });
+}
+
+}  // namespace
+
+template <>
+base::Result<GraphEmbeddingsBatchResponse> decode_text<GraphEmbeddingsBatchResponse>(
+    std::string_view text) {
+    JsonKeys seen;
+    return decode_fast<GraphEmbeddingsBatchResponse>(
+        text, [&](JsonCursor& r, std::string_view key, GraphEmbeddingsBatchResponse& m) {
+            if (key != "results") return r.skip();
+            return seen.first(1) && r.array([&] {
+                auto& list = m.results.emplace_back();
+                return r.array([&] { return read_match(r, list.emplace_back()); });
+            });
+        });
+}
+
+template <>
+base::Result<FactSourcesResponse> decode_text<FactSourcesResponse>(std::string_view text) {
+    JsonKeys seen;
+    std::string scratch;
+    return decode_fast<FactSourcesResponse>(
+        text, [&](JsonCursor& r, std::string_view key, FactSourcesResponse& m) {
+            if (key != "sources") return r.skip();
+            return seen.first(1) && r.array([&] {
+                auto& list = m.sources.emplace_back();
+                return r.array([&] { return read_fact_source(r, list.emplace_back(), scratch); });
+            });
+        });
+}
+
+template <>
+base::Result<LabelsResponse> decode_text<LabelsResponse>(std::string_view text) {
+    JsonKeys seen;
+    return decode_fast<LabelsResponse>(text,
+                                       [&](JsonCursor& r, std::string_view key, LabelsResponse& m) {
+                                           if (key != "labels") return r.skip();
+                                           return seen.first(1) && read_strings(r, m.labels);
+                                       });
 }
 
 }  // namespace glassbox::schema

@@ -64,6 +64,9 @@ inline void append_json_literal(std::string& out, std::string_view value,
     out += '}';
 }
 
+// A double as dump() writes it: nlohmann's shortest round-trip digits, null when not finite.
+void append_json_number(std::string& out, double value);
+
 void append_json(std::string& out, const Term& term);
 void append_json(std::string& out, const Triple& triple);
 void append_json(std::string& out, std::span<const Triple> triples);
@@ -109,5 +112,13 @@ template <>
 base::Result<EmbeddingsResponse> decode_text<EmbeddingsResponse>(std::string_view text);
 template <>
 base::Result<LlmResponse> decode_text<LlmResponse>(std::string_view text);
+// The store's entities-batch, fact-sources and labels replies, read by graph RAG each question.
+template <>
+base::Result<GraphEmbeddingsBatchResponse> decode_text<GraphEmbeddingsBatchResponse>(
+    std::string_view text);
+template <>
+base::Result<FactSourcesResponse> decode_text<FactSourcesResponse>(std::string_view text);
+template <>
+base::Result<LabelsResponse> decode_text<LabelsResponse>(std::string_view text);
 
 }  // namespace glassbox::schema

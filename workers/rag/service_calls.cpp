@@ -6,6 +6,7 @@
 
 #include "base/log.hpp"
 #include "schema/json_fast.hpp"
+#include "schema/service_requests_fast.hpp"
 
 namespace glassbox::rag {
 namespace {
@@ -23,14 +24,17 @@ base::Error bad_reply(std::string_view service, const base::Error& why) {
 }  // namespace
 
 base::Result<runtime::CallResult> ServiceCalls::timed_call(
-    const std::string& service, std::string_view what, const nlohmann::json& body,
-    const std::function<void(const bus::Reply&)>& on_reply, runtime::FinalBody final_body) {
+    const runtime::CallSpec& call, std::string_view what,
+    const std::function<void(const bus::Reply&)>& on_reply) {
     const auto started = std::chrono::steady_clock::now();
-    auto result = context_.call(service, body, config_.call_timeout, on_reply, final_body);
+    auto result = call.text_body ? context_.call_text(call.service, *call.text_body, call.deadline,
+                                                      on_reply, call.final_body)
+                                 : context_.call(call.service, call.body, call.deadline, on_reply,
+                                                 call.final_body);
     const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
         std::chrono::steady_clock::now() - started);
     base::component_logger("rag")->debug("event=call request_id={} service={} what={} us={} ok={}",
-                                         context_.meta().request_id, service, what, us.count(),
+                                         context_.meta().request_id, call.service, what, us.count(),
                                          result.ok());
     return result;
 }
@@ -38,6 +42,15 @@ base::Result<runtime::CallResult> ServiceCalls::timed_call(
 ServiceCalls::ServiceCalls(runtime::RequestContext& context, const RagConfig& config,
                            std::string collection)
     : context_(context), config_(config), collection_(std::move(collection)) {}
+
+template <typename Request>
+runtime::CallSpec ServiceCalls::store_text_call(std::string_view op, const Request& request) const {
+    return runtime::CallSpec{config_.store_service,
+                             {},
+                             config_.call_timeout,
+                             runtime::FinalBody::kTextOnly,
+                             schema::encode_store_request(op, request)};
+}
 
 runtime::CallSpec ServiceCalls::llm_call(std::string_view template_name,
                                          std::map<std::string, std::string> variables,
@@ -70,7 +83,7 @@ base::Result<schema::LlmResponse> ServiceCalls::llm(
                 on_text(text->get_ref<const std::string&>());
         };
     }
-    auto called = timed_call(call.service, template_name, call.body, on_reply, call.final_body);
+    auto called = timed_call(call, template_name, on_reply);
     if (!called) return std::move(called).error();
     return llm_reply(*called);
 }
@@ -90,9 +103,12 @@ base::Result<std::vector<runtime::CallResult>> ServiceCalls::timed_call_all(
 base::Result<std::vector<std::vector<double>>> ServiceCalls::embed(
     const std::vector<std::string>& texts) {
     if (texts.empty()) return std::vector<std::vector<double>>{};
-    auto called = timed_call(config_.embeddings_service, "embed",
-                             schema::encode(schema::EmbeddingsRequest{texts}), {},
-                             runtime::FinalBody::kTextOnly);
+    const runtime::CallSpec call{config_.embeddings_service,
+                                 {},
+                                 config_.call_timeout,
+                                 runtime::FinalBody::kTextOnly,
+                                 schema::encode_text(schema::EmbeddingsRequest{texts})};
+    auto called = timed_call(call, "embed");
     if (!called) return std::move(called).error();
     auto response = schema::decode_text<schema::EmbeddingsResponse>(called->final_text);
     if (!response) return bad_reply(config_.embeddings_service, response.error());
@@ -107,17 +123,19 @@ base::Result<std::vector<std::vector<double>>> ServiceCalls::embed(
 
 base::Result<runtime::CallResult> ServiceCalls::store(std::string_view op, json body,
                                                       runtime::FinalBody final_body) {
-    const auto call = store_call(op, std::move(body));
-    return timed_call(call.service, op, call.body, {}, final_body);
+    auto call = store_call(op, std::move(body));
+    call.final_body = final_body;
+    return timed_call(call, op);
 }
 
 base::Result<std::vector<std::vector<schema::EntityMatch>>> ServiceCalls::entities(
     const std::vector<std::vector<double>>& vectors, std::uint32_t limit) {
     if (vectors.empty()) return std::vector<std::vector<schema::EntityMatch>>{};
-    auto reply = store("entities-batch",
-                       schema::encode(schema::GraphEmbeddingsQuery{vectors, limit, collection_}));
+    constexpr std::string_view kOp = "entities-batch";
+    auto reply = timed_call(
+        store_text_call(kOp, schema::GraphEmbeddingsQuery{vectors, limit, collection_}), kOp);
     if (!reply) return std::move(reply).error();
-    auto decoded = schema::decode<schema::GraphEmbeddingsBatchResponse>(reply->final);
+    auto decoded = schema::decode_text<schema::GraphEmbeddingsBatchResponse>(reply->final_text);
     if (!decoded) return bad_reply(config_.store_service, decoded.error());
     if (decoded->results.size() != vectors.size()) {
         return make_error(ErrorType::kUpstreamError,
@@ -143,10 +161,11 @@ base::Result<ServiceCalls::Matches> ServiceCalls::triples_batch(
             patterns.begin() + static_cast<std::ptrdiff_t>(first),
             patterns.begin() + static_cast<std::ptrdiff_t>(last));
         // The largest replies of a query: decoded from their text without a JSON tree.
-        auto reply = store("triples-batch",
-                           schema::encode(schema::TriplesQueryBatch{std::move(part), limit,
-                                                                    collection_, with_labels}),
-                           runtime::FinalBody::kTextOnly);
+        constexpr std::string_view kOp = "triples-batch";
+        auto reply = timed_call(
+            store_text_call(
+                kOp, schema::TriplesQueryBatch{std::move(part), limit, collection_, with_labels}),
+            kOp);
         if (!reply) return std::move(reply).error();
         auto decoded = schema::decode_text<schema::TriplesBatchResponse>(reply->final_text);
         if (!decoded) return bad_reply(config_.store_service, decoded.error());
@@ -187,9 +206,10 @@ base::Result<void> ServiceCalls::check_labels(const schema::TriplesBatchResponse
 base::Result<std::vector<std::string>> ServiceCalls::labels(
     const std::vector<schema::Term>& terms) {
     if (terms.empty()) return std::vector<std::string>{};
-    auto reply = store("labels", schema::encode(schema::LabelsRequest{collection_, terms}));
+    constexpr std::string_view kOp = "labels";
+    auto reply = timed_call(store_text_call(kOp, schema::LabelsRequest{collection_, terms}), kOp);
     if (!reply) return std::move(reply).error();
-    auto decoded = schema::decode<schema::LabelsResponse>(reply->final);
+    auto decoded = schema::decode_text<schema::LabelsResponse>(reply->final_text);
     if (!decoded) return bad_reply(config_.store_service, decoded.error());
     if (decoded->labels.size() != terms.size()) {
         return make_error(ErrorType::kUpstreamError,
@@ -207,7 +227,7 @@ runtime::CallSpec ServiceCalls::store_call(std::string_view op, json body) const
 
 base::Result<std::vector<std::vector<schema::FactSource>>> ServiceCalls::fact_sources_reply(
     const runtime::CallResult& called, std::size_t facts) const {
-    auto decoded = schema::decode<schema::FactSourcesResponse>(called.final);
+    auto decoded = schema::decode_text<schema::FactSourcesResponse>(called.final_text);
     if (!decoded) return bad_reply(config_.store_service, decoded.error());
     if (decoded->sources.size() != facts) {
         return make_error(ErrorType::kUpstreamError,
@@ -220,8 +240,9 @@ base::Result<std::vector<std::vector<schema::FactSource>>> ServiceCalls::fact_so
 base::Result<std::vector<std::vector<schema::FactSource>>> ServiceCalls::fact_sources(
     const std::vector<schema::Triple>& triples) {
     if (triples.empty()) return std::vector<std::vector<schema::FactSource>>{};
+    constexpr std::string_view kOp = "fact-sources";
     auto reply =
-        store("fact-sources", schema::encode(schema::FactSourcesRequest{collection_, triples}));
+        timed_call(store_text_call(kOp, schema::FactSourcesRequest{collection_, triples}), kOp);
     if (!reply) return std::move(reply).error();
     return fact_sources_reply(*reply, triples.size());
 }
@@ -236,8 +257,7 @@ base::Result<ServiceCalls::LlmAndSources> ServiceCalls::llm_and_fact_sources(
     }
     const std::vector<runtime::CallSpec> calls{
         llm_call(template_name, std::move(variables), false),
-        store_call("fact-sources",
-                   schema::encode(schema::FactSourcesRequest{collection_, triples}))};
+        store_text_call("fact-sources", schema::FactSourcesRequest{collection_, triples})};
     auto replies = timed_call_all(calls, std::string(template_name) + "+fact-sources");
     if (!replies) return std::move(replies).error();
     auto response = llm_reply((*replies)[0]);

@@ -69,6 +69,10 @@ private:
                                std::map<std::string, std::string> variables, bool streaming) const;
     base::Result<schema::LlmResponse> llm_reply(const runtime::CallResult& called) const;
     runtime::CallSpec store_call(std::string_view op, nlohmann::json body) const;
+    // A store request written as JSON text (schema/service_requests_fast.hpp: the tree path's
+    // bytes, no tree built), its FINAL handed back as text only for a tree-free decoder.
+    template <typename Request>
+    runtime::CallSpec store_text_call(std::string_view op, const Request& request) const;
     // A triples-batch reply's labels: one list per result, three labels per triple.
     base::Result<void> check_labels(const schema::TriplesBatchResponse& reply) const;
     base::Result<std::vector<std::vector<schema::FactSource>>> fact_sources_reply(
@@ -80,11 +84,11 @@ private:
     base::Result<runtime::CallResult> store(
         std::string_view op, nlohmann::json body,
         runtime::FinalBody final_body = runtime::FinalBody::kJson);
-    // context.call with the call's time logged at debug level (component "rag").
+    // context.call (call_text for a text body) with the call's time logged at debug level
+    // (component "rag").
     base::Result<runtime::CallResult> timed_call(
-        const std::string& service, std::string_view what, const nlohmann::json& body,
-        const std::function<void(const bus::Reply&)>& on_reply = {},
-        runtime::FinalBody final_body = runtime::FinalBody::kJson);
+        const runtime::CallSpec& call, std::string_view what,
+        const std::function<void(const bus::Reply&)>& on_reply = {});
 
     runtime::RequestContext& context_;
     const RagConfig& config_;

@@ -273,7 +273,22 @@ Result<CallResult> RequestContext::call(std::string_view service, const nlohmann
                                         std::chrono::milliseconds deadline,
                                         const std::function<void(const bus::Reply&)>& on_reply,
                                         FinalBody final_body) {
-    auto id = send_call(service, body, deadline);
+    return call_with(service, &body, {}, deadline, on_reply, final_body);
+}
+
+Result<CallResult> RequestContext::call_text(std::string_view service, std::string_view body_text,
+                                             std::chrono::milliseconds deadline,
+                                             const std::function<void(const bus::Reply&)>& on_reply,
+                                             FinalBody final_body) {
+    return call_with(service, nullptr, body_text, deadline, on_reply, final_body);
+}
+
+Result<CallResult> RequestContext::call_with(std::string_view service, const nlohmann::json* body,
+                                             std::string_view body_text,
+                                             std::chrono::milliseconds deadline,
+                                             const std::function<void(const bus::Reply&)>& on_reply,
+                                             FinalBody final_body) {
+    auto id = send_call(service, body, body_text, deadline);
     if (!id) return std::move(id).error();
     if (auto r = flush_explains(); !r) {  // while the callee works
         bus_().abandon(*id);
@@ -288,7 +303,8 @@ Result<std::vector<CallResult>> RequestContext::call_all(std::span<const CallSpe
         for (std::size_t i = first; i < ids.size(); ++i) bus_().abandon(ids[i]);
     };
     for (const auto& c : calls) {
-        auto id = send_call(c.service, c.body, c.deadline);
+        auto id = c.text_body ? send_call(c.service, nullptr, *c.text_body, c.deadline)
+                              : send_call(c.service, &c.body, {}, c.deadline);
         if (!id) {
             abandon_from(0);
             return std::move(id).error();
@@ -313,7 +329,8 @@ Result<std::vector<CallResult>> RequestContext::call_all(std::span<const CallSpe
 }
 
 Result<bus::RequestId> RequestContext::send_call(std::string_view service,
-                                                 const nlohmann::json& body,
+                                                 const nlohmann::json* body,
+                                                 std::string_view body_text,
                                                  std::chrono::milliseconds deadline) {
     const auto left = remaining();
     if (left.count() <= 0 || cancelled()) {
@@ -321,7 +338,9 @@ Result<bus::RequestId> RequestContext::send_call(std::string_view service,
                           "no time left to call " + std::string(service));
     }
     if (deadline.count() <= 0 || deadline > left) deadline = left;
-    auto id = bus_().send(service, body, deadline);
+    // A tree is dumped by the client (BusClient::send); text goes out as written.
+    auto id = body ? bus_().send(service, *body, deadline)
+                   : bus_().send_raw(service, body_text, deadline);
     if (!id) return std::move(id).error();
     ++calls_;
     static const auto logger = base::component_logger("worker");  // looked up once

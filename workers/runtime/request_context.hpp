@@ -88,6 +88,9 @@ struct CallSpec {
     nlohmann::json body;
     std::chrono::milliseconds deadline{0};
     FinalBody final_body = FinalBody::kJson;
+    // When set, the body already written as JSON text (schema/json_fast.hpp encoders), sent as
+    // is instead of `body`: the caller writes what dump(body) would, without building a tree.
+    std::optional<std::string> text_body{};
 };
 
 // One request, handed to the handler on its slot's handler thread, or on the slot's I/O thread
@@ -161,6 +164,11 @@ public:
                                   std::chrono::milliseconds deadline,
                                   const std::function<void(const bus::Reply&)>& on_reply = {},
                                   FinalBody final_body = FinalBody::kJson);
+    // The same with the body already written as JSON text, put on the wire as is.
+    base::Result<CallResult> call_text(std::string_view service, std::string_view body_text,
+                                       std::chrono::milliseconds deadline,
+                                       const std::function<void(const bus::Reply&)>& on_reply = {},
+                                       FinalBody final_body = FinalBody::kJson);
 
     // Several calls at once: all are sent before any reply is awaited, so they overlap on the
     // bus and run side by side where the services have free workers. results[i] answers
@@ -175,9 +183,16 @@ public:
 private:
     base::Result<void> send_terminal(char kind, std::vector<std::string> frames);
     void close_open_sessions(const base::Error& why);
-    // The sending and the waiting halves of call().
-    base::Result<bus::RequestId> send_call(std::string_view service, const nlohmann::json& body,
+    // The sending and the waiting halves of call(). The body is `body` dumped, or `body_text`
+    // as is when `body` is null.
+    base::Result<bus::RequestId> send_call(std::string_view service, const nlohmann::json* body,
+                                           std::string_view body_text,
                                            std::chrono::milliseconds deadline);
+    base::Result<CallResult> call_with(std::string_view service, const nlohmann::json* body,
+                                       std::string_view body_text,
+                                       std::chrono::milliseconds deadline,
+                                       const std::function<void(const bus::Reply&)>& on_reply,
+                                       FinalBody final_body);
     base::Result<CallResult> await_call(const bus::RequestId& id, std::string_view service,
                                         const std::function<void(const bus::Reply&)>& on_reply,
                                         FinalBody final_body);

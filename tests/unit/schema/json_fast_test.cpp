@@ -14,27 +14,12 @@
 
 #include "schema/messages.hpp"
 #include "schema/vocabulary.hpp"
+#include "tests/support/tricky_json_strings.hpp"
 
 namespace glassbox::schema {
 namespace {
 
-// Strings that exercise every escape, non-ASCII text, and ill-formed UTF-8.
-const std::vector<std::string>& tricky_strings() {
-    static const std::vector<std::string> strings{
-        "",
-        "plain",
-        "quote \" backslash \\ slash /",
-        "controls \b\f\n\r\t \x01\x1f end",
-        std::string("nul \0 inside", 12),
-        "del \x7f",
-        "日本語 — Ünïcödé 🚀",
-        "bad \xff byte",
-        "truncated \xe2\x82",
-        "overlong \xc0\xaf",
-        "surrogate \xed\xa0\x80",
-    };
-    return strings;
-}
+using testing::tricky_strings;
 
 Triple sample_triple(std::size_t i) {
     const auto& s = tricky_strings();
@@ -341,6 +326,92 @@ TEST(JsonFast, StoreRepliesAreWrittenAsTheTreeEncoderWritesThem) {
     EXPECT_EQ(encode_text(labels), dump(encode(labels)));
     EXPECT_EQ(encode_text(LabelsResponse{}), R"({"labels":[]})");
     EXPECT_EQ(encode_text(LabelsResponse{{""}}), R"({"labels":[""]})");
+}
+
+// graph-rag reads the store's entities-batch, fact-sources and labels replies from their text
+// (issue 33): as the tree decoder reads them, written by either encoder, and every odd input
+// (nulls, wrong types, missing entities, a key twice, out-of-range tiers, broken JSON) with the
+// tree decoder's own result or error.
+TEST(JsonFast, StoreRepliesDecodeAsTheTreeDecoderDoes) {
+    GraphEmbeddingsBatchResponse batch;
+    const std::vector<double> scores{0.8731, -0.0, 1.0, 1e-7, 1e300, 5e-324, std::nan("")};
+    for (std::size_t v = 0; v < 6; ++v) {
+        auto& list = batch.results.emplace_back();
+        for (std::size_t i = 0; i < v * 3; ++i) {
+            const auto t = sample_triple(i + v);
+            list.push_back({i % 3 == 0   ? t.s
+                            : i % 3 == 1 ? t.o
+                                         : quoted(t),
+                            scores[(i + v) % scores.size()]});
+        }
+    }
+    FactSourcesResponse sources;
+    std::size_t n = 0;
+    for (const auto& s : tricky_strings()) {
+        auto& list = sources.sources.emplace_back();
+        FactSource source{"urn:file:" + s, n % 2 ? "chunk" : "file", std::nullopt,
+                          n == 3 ? 4294967295u : static_cast<std::uint32_t>(n), "2026-11-29"};
+        if (n % 2) source.document = "urn:doc:" + s;
+        list.push_back(source);
+        if (n % 4 == 0) sources.sources.emplace_back();
+        ++n;
+    }
+    const LabelsResponse labels{tricky_strings()};
+    for (const auto& text : {encode_text(batch), dump(encode(batch))})
+        expect_same_decode<GraphEmbeddingsBatchResponse>(text);
+    for (const auto& text : {encode_text(sources), dump(encode(sources))})
+        expect_same_decode<FactSourcesResponse>(text);
+    for (const auto& text : {encode_text(labels), dump(encode(labels))})
+        expect_same_decode<LabelsResponse>(text);
+    // Well-formed values read back exactly (the first six strings are valid UTF-8).
+    const GraphEmbeddingsBatchResponse valid{
+        {{{iri("urn:e"), 0.5}, {lang_literal("x", "en"), -2.0}}, {}}};
+    const auto back = decode_text<GraphEmbeddingsBatchResponse>(encode_text(valid));
+    ASSERT_TRUE(back.ok()) << back.error().describe();
+    EXPECT_EQ(*back, valid);
+
+    const std::string e = R"({"t":"i","i":"urn:e"})";
+    for (const std::string& text : std::vector<std::string>{
+             R"({"results":[[{"score":0.5,"entity":)" + e + R"(}]],"extra":[1,{"a":null}]})",
+             R"({"results":[[{"entity":)" + e + R"(}]]})",
+             R"({"results":[[{"score":0.5}]]})",
+             R"({"results":[[{"entity":)" + e + R"(,"score":null}]]})",
+             R"({"results":[[{"entity":)" + e + R"(,"score":"1"}]]})",
+             R"({"results":[[{"entity":)" + e + R"(,"score":1,"score":2}]]})",
+             R"({"results":[[{"entity":)" + e + R"(,"score":-0}]]})",
+             R"({"results":[[{"entity":)" + e + R"(,"score":1e999}]]})",
+             R"({"results":[[{"entity":{"t":"i","i":""},"score":1}]]})",
+             R"({"results":[[{"entity":{"i":"urn:e"},"score":1}]]})",
+             R"({"results":[[{"entity":null,"score":1}]]})",
+             R"({"results":[null]})",
+             R"({"results":null})",
+             R"({"results":[],"results":[[]]})",
+             R"({"results":[{}]})",
+             R"({"results":[[]]} x)",
+             R"({"results":[[],]})",
+             R"([])",
+             "",
+             "not json"}) {
+        expect_same_decode<GraphEmbeddingsBatchResponse>(text);
+    }
+    for (const std::string& text : std::vector<std::string>{
+             R"({"sources":[[{"tier":2,"source":"s","kind":"file","loaded_at":"t","x":{}}]]})",
+             R"({"sources":[[{"source":"s","document":null}]]})",
+             R"({"sources":[[{"source":"s","document":"d","document":"e"}]]})",
+             R"({"sources":[[{"tier":4294967296}]]})", R"({"sources":[[{"tier":-1}]]})",
+             R"({"sources":[[{"tier":1.0}]]})", R"({"sources":[[{"tier":"1"}]]})",
+             R"({"sources":[[{"kind":5}]]})", R"({"sources":[[{"source":"\u00e9\ud83d\ude80"}]]})",
+             R"({"sources":[[null]]})", R"({"sources":[{}]})", R"({"sources":null})",
+             R"({"sources":[[{}]],"sources":[]})", R"({"sources":[[{"source":"\ud800"}]]})",
+             R"({"sources":[]}})", R"({})", "[1]"}) {
+        expect_same_decode<FactSourcesResponse>(text);
+    }
+    for (const std::string& text : std::vector<std::string>{
+             R"({"labels":["a","b\n\u00e9"]})", R"({"labels":["a",1]})", R"({"labels":[null]})",
+             R"({"labels":null})", R"({"labels":[],"labels":["x"]})", R"({"labels":"a"})",
+             R"({"x":1e999,"labels":[]})", R"({"labels":[]},)", R"({})"}) {
+        expect_same_decode<LabelsResponse>(text);
+    }
 }
 
 TEST(JsonFast, DecodersRoundTripEveryEncodedMessage) {

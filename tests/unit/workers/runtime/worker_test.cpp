@@ -12,6 +12,7 @@
 
 #include "base/utf8.hpp"
 #include "schema/explain_terms.hpp"
+#include "schema/messages.hpp"
 #include "schema/vocabulary.hpp"
 #include "tests/support/fake_broker.hpp"
 #include "tests/support/wait_until.hpp"
@@ -749,6 +750,52 @@ TEST_F(WorkerTest, CallAllSendsEveryCallBeforeWaitingAndMatchesRepliesByOrder) {
     EXPECT_TRUE(body[1]["final"].is_null()) << "a text-only call leaves the tree empty";
     EXPECT_EQ(body[1]["text"], "{\"answer\":10}");
     EXPECT_EQ(body[2]["final"]["answer"], 20);
+}
+
+// A body already written as text goes on the wire as written, through call_text and through a
+// CallSpec's text_body (its tree then unread); an unset text_body sends the tree dumped.
+TEST_F(WorkerTest, TextBodiesAreSentAsWritten) {
+    const auto id = start([](RequestContext& c) {
+        auto single = c.call_text("a", R"({"z":1, "a":"kept as written"})", 0ms);
+        if (!single) {
+            (void)c.fail(single.error());
+            return;
+        }
+        std::vector<CallSpec> calls{{"b", {{"ignored", true}}, 0ms, FinalBody::kTextOnly},
+                                    {"c", {{"n", 2}, {"a", "é"}}, 0ms}};
+        calls[0].text_body = R"({"text":"body"})";
+        auto results = c.call_all(calls);
+        if (!results) {
+            (void)c.fail(results.error());
+            return;
+        }
+        (void)c.reply(json{{"single", single->final}, {"text", (*results)[0].final_text}});
+    });
+    broker.send_request(id, "tok", "{}", "parent", 3000);
+    auto first = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
+    ASSERT_TRUE(first);
+    EXPECT_EQ(first->frames[3], "a");
+    EXPECT_EQ(first->frames[6], R"({"z":1, "a":"kept as written"})");
+    gbc_reply(broker, first->identity, schema::protocol::client_cmd::kFinal,
+              {first->frames[4], R"({"ok":1})"});
+    std::vector<WorkerMessage> requests;
+    for (int i = 0; i < 2; ++i) {
+        auto call = expect_gbc(broker, schema::protocol::client_cmd::kRequest, 3s);
+        ASSERT_TRUE(call);
+        requests.push_back(*call);
+    }
+    EXPECT_EQ(requests[0].frames[3], "b");
+    EXPECT_EQ(requests[0].frames[6], R"({"text":"body"})");
+    EXPECT_EQ(requests[1].frames[6], schema::dump(json{{"n", 2}, {"a", "é"}}));
+    for (const auto& r : requests) {
+        gbc_reply(broker, r.identity, schema::protocol::client_cmd::kFinal,
+                  {r.frames[4], R"({"done":true})"});
+    }
+    auto reply = broker.expect(cmd::kReply);
+    ASSERT_TRUE(reply);
+    const auto body = json::parse(reply->frames[5]);
+    EXPECT_EQ(body["single"]["ok"], 1);
+    EXPECT_EQ(body["text"], R"({"done":true})");
 }
 
 TEST_F(WorkerTest, CallAllReturnsTheFirstErrorAndCancelsTheCallsStillOpen) {
