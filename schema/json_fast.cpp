@@ -13,6 +13,7 @@
 
 #include "base/json_string.hpp"
 #include "schema/json_cursor.hpp"
+#include "schema/term_text.hpp"
 #include "schema/untrusted_json.hpp"
 
 namespace glassbox::schema {
@@ -95,110 +96,19 @@ private:
 
 // ---- reading ------------------------------------------------------------------------------
 
-// The fast path's recursion (read_term) is bounded by kMaxQuotedTripleDepth and skipped values by
-// kMaxJsonSkipDepth, never by the text; nothing it accepts is refused by the slow path for its
+// The fast path's recursion (read_json_term) is bounded by kMaxQuotedTripleDepth and skipped values
+// by kMaxJsonSkipDepth, never by the text; nothing it accepts is refused by the slow path for its
 // depth: a batch reply's triple quoting triples to the bound stays well within.
 static_assert(static_cast<std::size_t>(2 * kMaxQuotedTripleDepth) + 5 <= kMaxJsonDepth);
 
 // Every reader below returns false for "not the expected well-formed shape", after which the
 // caller gives the whole text to the tree-based decoder.
 
-bool read_triple(JsonCursor& r, Triple& out, int depth);
-
-// The parts of a term object as read, before its kind is checked.
-struct TermParts {
-    enum : unsigned { kT = 1, kI = 2, kD = 4, kV = 8, kDt = 16, kLn = 32, kTr = 64 };
-    JsonKeys keys;
-    std::string kind;
-    std::string value;
-    std::string datatype;
-    std::string language;
-    std::optional<Triple> inner;
-};
-
-// The term from its parts, by exactly the slow decoder's rules (see read_term); false for what
-// is left to the slow path.
-bool make_term(TermParts& parts, Term& out) {
-    using P = TermParts;
-    // Each kind takes exactly one value key; another kind's value key would be ignored by the
-    // slow path, but it also shares `value` here, so it is left to that path.
-    const unsigned values = parts.keys.seen() & (P::kI | P::kD | P::kV | P::kTr);
-    if (parts.kind == "i") {
-        if (values != P::kI || parts.value.empty()) return false;
-        out = Term(Iri{std::move(parts.value)});
-        return true;
-    }
-    if (parts.kind == "b") {
-        if (values != P::kD) return false;
-        out = Term(BlankNode{std::move(parts.value)});
-        return true;
-    }
-    if (parts.kind == "l") {
-        if (values != P::kV) return false;
-        if (parts.datatype == kXsdString) parts.datatype.clear();
-        if (!parts.language.empty()) {
-            if (parts.datatype == kRdfLangString) parts.datatype.clear();
-            if (!parts.datatype.empty()) return false;
-        }
-        out = Term(
-            Literal{std::move(parts.value), std::move(parts.datatype), std::move(parts.language)});
-        return true;
-    }
-    if (parts.kind == "t") {
-        if (values != P::kTr) return false;
-        out = quoted(std::move(*parts.inner));
-        return true;
-    }
-    return false;
-}
-
-// A term in any key order. Exactly the slow decoder's rules for what it accepts: a "t" of
-// i/b/l/t with its value key; a literal normalised (xsd:string and rdf:langString with a
-// language dropped). Terms without "t", empty IRIs, a literal with both a datatype and a
-// language, and quoted triples nested too deep go to the slow path.
-bool read_term(JsonCursor& r, Term& out, int depth) {
-    using P = TermParts;
-    TermParts parts;
-    const bool ok = r.object([&](std::string_view key) {
-        if (key == "t") return parts.keys.first(P::kT) && r.string(parts.kind);
-        if (key == "i") return parts.keys.first(P::kI) && r.string(parts.value);
-        if (key == "v") return parts.keys.first(P::kV) && r.string(parts.value);
-        if (key == "d") return parts.keys.first(P::kD) && r.string(parts.value);
-        if (key == "dt") return parts.keys.first(P::kDt) && r.string(parts.datatype);
-        if (key == "ln") return parts.keys.first(P::kLn) && r.string(parts.language);
-        if (key == "tr") {
-            if (depth + 1 >= kMaxQuotedTripleDepth) return false;
-            parts.inner.emplace();
-            return parts.keys.first(P::kTr) && read_triple(r, *parts.inner, depth + 1);
-        }
-        return r.skip();
-    });
-    return ok && (parts.keys.seen() & P::kT) != 0 && make_term(parts, out);
-}
-
-bool read_triple(JsonCursor& r, Triple& out, int depth) {
-    enum : unsigned { kS = 1, kP = 2, kO = 4, kG = 8 };
-    JsonKeys keys;
-    std::string graph;
-    const bool ok = r.object([&](std::string_view key) {
-        if (key == "s") return keys.first(kS) && read_term(r, out.s, depth);
-        if (key == "p") return keys.first(kP) && read_term(r, out.p, depth);
-        if (key == "o") return keys.first(kO) && read_term(r, out.o, depth);
-        if (key == "g") return keys.first(kG) && r.string(graph);
-        return r.skip();
-    });
-    if (!ok || (keys.seen() & (kS | kP | kO)) != (kS | kP | kO)) return false;
-    if (graph.empty()) {
-        out.graph.reset();
-    } else {
-        out.graph = std::move(graph);
-    }
-    return true;
-}
+// Terms and triples: read_json_term / read_json_triple (schema/term_text.hpp).
 
 bool read_triples(JsonCursor& r, std::vector<Triple>& out) {
     out.clear();
-    return r.array([&] { return read_triple(r, out.emplace_back(), 0); });
+    return r.array([&] { return read_json_triple(r, out.emplace_back()); });
 }
 
 bool read_strings(JsonCursor& r, std::vector<std::string>& out) {
@@ -681,7 +591,7 @@ bool read_match(JsonCursor& r, EntityMatch& out) {
     enum : unsigned { kEntity = 1, kScore = 2 };
     JsonKeys keys;
     const bool ok = r.object([&](std::string_view key) {
-        if (key == "entity") return keys.first(kEntity) && read_term(r, out.entity, 0);
+        if (key == "entity") return keys.first(kEntity) && read_json_term(r, out.entity);
         if (key == "score") return keys.first(kScore) && r.real(out.score);
         return r.skip();
     });
