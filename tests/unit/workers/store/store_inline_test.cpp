@@ -16,8 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "schema/messages.hpp"
-#include "tests/support/fake_broker.hpp"
-#include "workers/runtime/worker.hpp"
+#include "tests/unit/workers/store/store_worker_fixture.hpp"
 #include "workers/store/store_service.hpp"
 
 namespace glassbox::store {
@@ -25,7 +24,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using nlohmann::json;
-using runtime::testing::FakeBroker;
 namespace cmd = schema::protocol::worker_cmd;
 
 bool takes(const std::string& body) { return runs_inline("{}", body); }
@@ -89,42 +87,15 @@ TEST(StoreInlineReadsTest, ReadsOnlyTheTopLevelOpAndDeclinesWhatItCannotTell) {
 
 // A store worker with the hook: loads and counts on the handler thread, reads inline, the same
 // answers either way.
-class StoreInlineTest : public ::testing::Test {
+class StoreInlineTest : public testing::StoreWorkerFixture {
 protected:
     void SetUp() override {
-        static std::atomic<int> counter{0};
-        home_ = std::filesystem::temp_directory_path() /
-                ("gb-store-inline-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-        std::filesystem::remove_all(home_);
-        std::filesystem::create_directories(home_ / "knowledge");
-        StoreServiceConfig config;
-        config.home = home_;
-        runtime::WorkerConfig c;
-        c.endpoint = broker.endpoint();
-        c.service = "test";
-        c.heartbeat = 1000ms;
-        c.stop_poll = 10ms;
-        c.worker_name = "w";
-        c.text_body = reads_body_as_text;
-        c.run_inline = [this](std::string_view meta, std::string_view body) {
+        start_store("gb-store-inline", [this](std::string_view meta, std::string_view body) {
             const bool taken = runs_inline(meta, body);
             std::lock_guard lock(mutex_);
             if (taken) taken_.insert(std::string(body));
             return taken;
-        };
-        worker = std::make_unique<runtime::Worker>(
-            context, c, make_store_handler(std::make_shared<StoreService>(config)));
-        worker->start();
-        auto ready = broker.expect(cmd::kReady);
-        ASSERT_TRUE(ready);
-        identity_ = ready->identity;
-    }
-    void TearDown() override {
-        if (worker) {
-            worker->stop();
-            worker->wait();
-        }
-        std::filesystem::remove_all(home_);
+        });
     }
 
     json call(const std::string& body) {
@@ -148,11 +119,6 @@ protected:
         return taken_.count(body) != 0;
     }
 
-    zmq::context_t context{1};
-    FakeBroker broker{context};
-    std::unique_ptr<runtime::Worker> worker;
-    std::filesystem::path home_;
-    std::string identity_;
     int requests_ = 0;
     std::mutex mutex_;
     std::set<std::string> taken_;

@@ -16,8 +16,7 @@
 #include "schema/messages.hpp"
 #include "schema/store_requests_text.hpp"
 #include "schema/vector_query_text.hpp"
-#include "tests/support/fake_broker.hpp"
-#include "workers/runtime/worker.hpp"
+#include "tests/unit/workers/store/store_worker_fixture.hpp"
 #include "workers/store/store_service.hpp"
 
 namespace glassbox::store {
@@ -25,40 +24,11 @@ namespace {
 
 using namespace std::chrono_literals;
 using nlohmann::json;
-using runtime::testing::FakeBroker;
 namespace cmd = schema::protocol::worker_cmd;
 
-class StoreTextBodyTest : public ::testing::Test {
+class StoreTextBodyTest : public testing::StoreWorkerFixture {
 protected:
-    void SetUp() override {
-        static std::atomic<int> counter{0};
-        home_ = std::filesystem::temp_directory_path() /
-                ("gb-store-text-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-        std::filesystem::remove_all(home_);
-        std::filesystem::create_directories(home_ / "knowledge");
-        StoreServiceConfig config;
-        config.home = home_;
-        runtime::WorkerConfig c;
-        c.endpoint = broker.endpoint();
-        c.service = "test";
-        c.heartbeat = 1000ms;
-        c.stop_poll = 10ms;
-        c.worker_name = "w";
-        c.text_body = reads_body_as_text;
-        service = std::make_shared<StoreService>(config);
-        worker = std::make_unique<runtime::Worker>(context, c, make_store_handler(service));
-        worker->start();
-        auto ready = broker.expect(cmd::kReady);
-        ASSERT_TRUE(ready);
-        identity_ = ready->identity;
-    }
-    void TearDown() override {
-        if (worker) {
-            worker->stop();
-            worker->wait();
-        }
-        std::filesystem::remove_all(home_);
-    }
+    void SetUp() override { start_store("gb-store-text"); }
 
     // Sends a request; its FINAL body.
     json call(const std::string& body) {
@@ -102,12 +72,6 @@ protected:
     }
     std::string next_token() { return "t" + std::to_string(++requests_); }
 
-    zmq::context_t context{1};
-    FakeBroker broker{context};
-    std::shared_ptr<StoreService> service;
-    std::unique_ptr<runtime::Worker> worker;
-    std::filesystem::path home_;
-    std::string identity_;
     int requests_ = 0;
 };
 
