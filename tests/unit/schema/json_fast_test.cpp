@@ -277,14 +277,8 @@ TEST(JsonFast, TriplesBatchLabelsEncodeAndDecodeAsTheTreeCodecs) {
         << wrong.error().message;
 }
 
-// The store's entity, provenance and label replies (issue 33): the tree encoder's bytes, with
-// every kind of term, scores of every size and sign, tricky strings, and empty lists.
-TEST(JsonFast, StoreRepliesAreWrittenAsTheTreeEncoderWritesThem) {
-    const std::vector<double> scores{0.8731,       -0.0,
-                                     0.0,          1.0,
-                                     -0.25,        1e-7,
-                                     0.1f,         3.4028234663852886e38,
-                                     std::nan(""), 0.333333343267440796};
+// Six match lists of 0 to 15 entities, quoted triples among them, with `scores` in turn.
+GraphEmbeddingsBatchResponse sample_match_lists(const std::vector<double>& scores) {
     GraphEmbeddingsBatchResponse batch;
     for (std::size_t v = 0; v < 6; ++v) {
         auto& list = batch.results.emplace_back();
@@ -296,6 +290,18 @@ TEST(JsonFast, StoreRepliesAreWrittenAsTheTreeEncoderWritesThem) {
                             scores[(i + v) % scores.size()]});
         }
     }
+    return batch;
+}
+
+// The store's entity, provenance and label replies (issue 33): the tree encoder's bytes, with
+// every kind of term, scores of every size and sign, tricky strings, and empty lists.
+TEST(JsonFast, StoreRepliesAreWrittenAsTheTreeEncoderWritesThem) {
+    const std::vector<double> scores{0.8731,       -0.0,
+                                     0.0,          1.0,
+                                     -0.25,        1e-7,
+                                     0.1f,         3.4028234663852886e38,
+                                     std::nan(""), 0.333333343267440796};
+    const auto batch = sample_match_lists(scores);
     EXPECT_EQ(encode_text(batch), dump(encode(batch)));
     EXPECT_EQ(encode_text(GraphEmbeddingsBatchResponse{}), R"({"results":[]})");
     EXPECT_EQ(encode_text(GraphEmbeddingsBatchResponse{{{}, {}}}), R"({"results":[[],[]]})");
@@ -333,18 +339,7 @@ TEST(JsonFast, StoreRepliesAreWrittenAsTheTreeEncoderWritesThem) {
 // (nulls, wrong types, missing entities, a key twice, out-of-range tiers, broken JSON) with the
 // tree decoder's own result or error.
 TEST(JsonFast, StoreRepliesDecodeAsTheTreeDecoderDoes) {
-    GraphEmbeddingsBatchResponse batch;
-    const std::vector<double> scores{0.8731, -0.0, 1.0, 1e-7, 1e300, 5e-324, std::nan("")};
-    for (std::size_t v = 0; v < 6; ++v) {
-        auto& list = batch.results.emplace_back();
-        for (std::size_t i = 0; i < v * 3; ++i) {
-            const auto t = sample_triple(i + v);
-            list.push_back({i % 3 == 0   ? t.s
-                            : i % 3 == 1 ? t.o
-                                         : quoted(t),
-                            scores[(i + v) % scores.size()]});
-        }
-    }
+    const auto batch = sample_match_lists({0.8731, -0.0, 1.0, 1e-7, 1e300, 5e-324, std::nan("")});
     FactSourcesResponse sources;
     std::size_t n = 0;
     for (const auto& s : tricky_strings()) {

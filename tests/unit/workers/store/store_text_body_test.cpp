@@ -26,6 +26,17 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 namespace cmd = schema::protocol::worker_cmd;
 
+// The same body in a form reads_body_as_text does not take (a space after each key's colon):
+// the runtime parses it and the handler reads the tree.
+std::string as_tree_body(std::string body) {
+    for (auto at = body.find("\":"); at != std::string::npos; at = body.find("\":", at + 3))
+        body.insert(at + 2, " ");
+    return body;
+}
+
+// The error's type, the text before its first colon.
+std::string type_of(const std::string& error) { return error.substr(0, error.find(':')); }
+
 class StoreTextBodyTest : public testing::StoreWorkerFixture {
 protected:
     void SetUp() override { start_store("gb-store-text"); }
@@ -59,6 +70,21 @@ protected:
         if (!error) return "";
         EXPECT_EQ(error->frames[3], token);
         return error->frames[5] + ": " + (error->frames.size() > 6 ? error->frames[6] : "");
+    }
+    // Each body, read from its text, fails with its type, and with the error the same body gets
+    // when the tree reads it (spaces added: see as_tree_body); for InvalidJson only the type,
+    // since its message names the byte where parsing stopped, which the spaces move.
+    void expect_errors_as_the_tree_gives(
+        const std::vector<std::pair<std::string, std::string>>& bodies) {
+        for (const auto& [body, type] : bodies) {
+            ASSERT_TRUE(reads_body_as_text(body)) << body;
+            const auto error = error_text(body);
+            EXPECT_EQ(type_of(error), type) << error;
+            const auto tree = error_text(as_tree_body(body));
+            EXPECT_EQ(type == "InvalidJson" ? type_of(tree) : tree,
+                      type == "InvalidJson" ? type : error)
+                << body;
+        }
     }
     // Sends a request that must fail; its error type.
     std::string error_of(const std::string& body) {
@@ -108,17 +134,6 @@ TEST_F(StoreTextBodyTest, TextTheCursorDoesNotTakeIsReadAsATree) {
     // No N-Quads: the tree's typed error, nothing loaded.
     EXPECT_EQ(error_of(R"({"op":"load-triples","source":{"uri":"urn:i"}})"), "InvalidRequest");
 }
-
-// The same body in a form reads_body_as_text does not take (a space after each key's colon):
-// the runtime parses it and the handler reads the tree.
-std::string as_tree_body(std::string body) {
-    for (auto at = body.find("\":"); at != std::string::npos; at = body.find("\":", at + 3))
-        body.insert(at + 2, " ");
-    return body;
-}
-
-// The error's type, the text before its first colon.
-std::string type_of(const std::string& error) { return error.substr(0, error.find(':')); }
 
 // entities and entities-batch read from the body's text (issue 33): the reply of the tree path
 // byte for byte, and every error of the tree path, for well-formed, unusual and broken bodies.
@@ -186,16 +201,7 @@ TEST_F(StoreTextBodyTest, AVectorQueryReadFromItsTextAnswersAsTheTreeDoes) {
     std::string many = R"({"op":"entities-batch","vectors":[[1,2,3,4])";
     for (int i = 0; i < 1'024; ++i) many += ",[1,2,3,4]";
     bad.emplace_back(many + "]}", "InvalidRequest");  // over max_vectors
-    for (const auto& [body, type] : bad) {
-        ASSERT_TRUE(reads_body_as_text(body)) << body;
-        const auto error = error_text(body);
-        EXPECT_EQ(type_of(error), type) << error;
-        // InvalidJson names the byte where parsing stopped, which the added spaces move.
-        const auto tree = error_text(as_tree_body(body));
-        EXPECT_EQ(type == "InvalidJson" ? type_of(tree) : tree,
-                  type == "InvalidJson" ? type : error)
-            << body;
-    }
+    expect_errors_as_the_tree_gives(bad);
 }
 
 // As graph RAG writes a request: its encoding with "op" added, dumped (keys sorted).
@@ -301,15 +307,7 @@ TEST_F(StoreTextBodyTest, GraphRagsReadsFromTheirTextAnswerAsTheTreeDoes) {
     std::string many = R"({"op":"triples-batch","patterns":[{})";
     for (int i = 0; i < 20'000; ++i) many += ",{}";
     bounded.emplace_back(many + "]}", "InvalidRequest");  // over max_patterns
-    for (const auto& [body, type] : bounded) {
-        ASSERT_TRUE(reads_body_as_text(body)) << body;
-        const auto error = error_text(body);
-        EXPECT_EQ(type_of(error), type) << error;
-        const auto tree = error_text(as_tree_body(body));
-        EXPECT_EQ(type == "InvalidJson" ? type_of(tree) : tree,
-                  type == "InvalidJson" ? type : error)
-            << body;
-    }
+    expect_errors_as_the_tree_gives(bounded);
 }
 
 }  // namespace
