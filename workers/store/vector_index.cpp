@@ -67,7 +67,68 @@ __attribute__((target("avx2,fma"))) float inner_product_distance_avx2(const void
     for (; i < n; ++i) dot += a[i] * b[i];
     return 1.0f - dot;
 }
+
+// The distances of one vector `b` to up to four queries at once, each computed exactly as
+// inner_product_distance_avx2(query, b) computes it (the same two accumulators per query, the
+// same order of additions), so a scan gives the same floats either way. One load of each block
+// of `b` serves every query, and the queries' independent accumulators keep the FMA units busy
+// where one query's two chains wait on each other.
+template <std::size_t Q>
+__attribute__((target("avx2,fma"))) void inner_product_distances_avx2(const float* const* queries,
+                                                                      const float* b, std::size_t n,
+                                                                      float* out) {
+    __m256 sum0[Q];
+    __m256 sum1[Q];
+    for (std::size_t q = 0; q < Q; ++q) sum0[q] = sum1[q] = _mm256_setzero_ps();
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256 b0 = _mm256_loadu_ps(b + i);
+        const __m256 b1 = _mm256_loadu_ps(b + i + 8);
+        for (std::size_t q = 0; q < Q; ++q) {
+            sum0[q] = _mm256_fmadd_ps(_mm256_loadu_ps(queries[q] + i), b0, sum0[q]);
+            sum1[q] = _mm256_fmadd_ps(_mm256_loadu_ps(queries[q] + i + 8), b1, sum1[q]);
+        }
+    }
+    for (std::size_t q = 0; q < Q; ++q) {
+        const __m256 sum = _mm256_add_ps(sum0[q], sum1[q]);
+        __m128 half = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
+        half = _mm_add_ps(half, _mm_movehl_ps(half, half));
+        half = _mm_add_ss(half, _mm_shuffle_ps(half, half, 1));
+        float dot = _mm_cvtss_f32(half);
+        for (std::size_t j = i; j < n; ++j) dot += queries[q][j] * b[j];
+        out[q] = 1.0f - dot;
+    }
+}
 #endif
+
+// Fills out[q] with the distance of vector `b` to each query: by the AVX2 kernel for up to
+// four queries at a time when the space uses it, else one call of the space's function each.
+void distances_to(hnswlib::DISTFUNC<float> distance, void* param,
+                  std::span<const float* const> queries, const void* b, float* out) {
+    std::size_t q = 0;
+#if defined(__x86_64__) && !defined(NO_MANUAL_VECTORIZATION)
+    if (distance == inner_product_distance_avx2) {
+        const std::size_t n = *static_cast<const std::size_t*>(param);
+        const auto* v = static_cast<const float*>(b);
+        for (; q + 4 <= queries.size(); q += 4)
+            inner_product_distances_avx2<4>(queries.data() + q, v, n, out + q);
+        switch (queries.size() - q) {
+            case 3:
+                inner_product_distances_avx2<3>(queries.data() + q, v, n, out + q);
+                return;
+            case 2:
+                inner_product_distances_avx2<2>(queries.data() + q, v, n, out + q);
+                return;
+            case 1:
+                inner_product_distances_avx2<1>(queries.data() + q, v, n, out + q);
+                return;
+            default:
+                return;
+        }
+    }
+#endif
+    for (; q < queries.size(); ++q) out[q] = distance(queries[q], b, param);
+}
 
 // hnswlib's inner-product space, with its distance taken from the AVX2 kernel above when the
 // CPU has AVX2 and FMA (same vectors, same file format; the sums differ in the last bits only).
@@ -868,13 +929,15 @@ std::vector<std::vector<VectorMatch>> exact_scan(const HnswState& state,
     const std::size_t capacity = std::min<std::size_t>(k, graph.cur_element_count);
     std::vector<Scored> heaps(queries.size() * capacity);
     std::vector<std::size_t> held(queries.size(), 0);
+    std::vector<float> distances(queries.size());
     for (std::size_t i = 0; i < graph.cur_element_count && capacity != 0; ++i) {
         const auto id = static_cast<hnswlib::tableint>(i);
         if (graph.isMarkedDeleted(id)) continue;
         const void* data = graph.getDataByInternalId(id);
         const std::int64_t key = key_of(graph.getExternalLabel(id));
+        distances_to(distance, param, queries, data, distances.data());
         for (std::size_t q = 0; q < queries.size(); ++q) {
-            const Scored scored{distance(queries[q], data, param), key};
+            const Scored scored{distances[q], key};
             Scored* heap = heaps.data() + q * capacity;
             std::size_t& n = held[q];
             if (n < capacity) {

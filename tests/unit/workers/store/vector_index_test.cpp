@@ -201,6 +201,34 @@ TEST_P(NearestNeighbourTest, SearchEachGivesEveryQuerysOwnSearch) {
     EXPECT_EQ(zero.error().type, base::ErrorType::kInvalidRequest);
 }
 
+// The scan scores a vector against several queries at once (four at a time, then the rest):
+// with a dimension that leaves a tail after the 16-float blocks, and every count of queries
+// from one to six, each query still gets the very floats of its own search.
+TEST_P(NearestNeighbourTest, SearchEachMatchesAloneForEveryQueryCountAndTail) {
+    const auto data = random_vectors(200, 45, 11);
+    auto options = small_options();
+    options.exact_scan_max = GetParam();
+    auto index = open_index(options);
+    ASSERT_TRUE(index->add(key_range(1, data.size()), data, "test-model"));
+    std::vector<std::vector<double>> all;
+    for (const auto& q : random_vectors(6, 45, 12)) all.emplace_back(q.begin(), q.end());
+    for (std::size_t count = 1; count <= all.size(); ++count) {
+        const std::vector<std::vector<double>> queries(all.begin(), all.begin() + count);
+        auto each = index->search_each(queries, 5);
+        ASSERT_TRUE(each) << each.error().message;
+        ASSERT_EQ(each->size(), count);
+        for (std::size_t i = 0; i < count; ++i) {
+            auto alone = index->search(std::span<const double>(queries[i]), 5);
+            ASSERT_TRUE(alone);
+            ASSERT_EQ((*each)[i].size(), alone->size()) << count << " queries";
+            for (std::size_t j = 0; j < alone->size(); ++j) {
+                EXPECT_EQ((*each)[i][j].key, (*alone)[j].key) << count << " queries";
+                EXPECT_EQ((*each)[i][j].score, (*alone)[j].score) << count << " queries";
+            }
+        }
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(ExactScanAndGraph, NearestNeighbourTest,
                          ::testing::Values(VectorIndexOptions{}.exact_scan_max, std::size_t{0}));
 
