@@ -303,6 +303,21 @@ std::int64_t Database::last_insert_rowid() const noexcept {
 
 std::int64_t Database::changes() const noexcept { return sqlite3_changes64(handle_); }
 
+std::int64_t Database::total_changes() const noexcept { return sqlite3_total_changes64(handle_); }
+
+bool Database::in_write_transaction() const noexcept {
+    return sqlite3_txn_state(handle_, nullptr) == SQLITE_TXN_WRITE;
+}
+
+base::Result<std::int64_t> Database::data_version() {
+    auto st = prepare("PRAGMA data_version");
+    if (!st) return st.error();
+    std::int64_t version = 0;
+    auto read = st->each([&](const Row& row) { version = row.int64(0); });
+    if (!read) return read.error();
+    return version;
+}
+
 std::string Database::message() const {
     return handle_ != nullptr ? sqlite3_errmsg(handle_) : "out of memory";
 }

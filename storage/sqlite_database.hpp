@@ -215,6 +215,14 @@ public:
 
     std::int64_t last_insert_rowid() const noexcept;
     std::int64_t changes() const noexcept;
+    // Rows this connection has inserted, updated or deleted since it opened (rolled back ones
+    // too): a cache of what it read can tell its own writes happened.
+    std::int64_t total_changes() const noexcept;
+    // True inside a transaction that has written (or holds the write lock): what it reads may
+    // still be rolled back.
+    bool in_write_transaction() const noexcept;
+    // PRAGMA data_version: changes when another connection (or process) commits to the file.
+    base::Result<std::int64_t> data_version();
     // sqlite3_errmsg of the connection.
     std::string message() const;
     // "<label>: <what>: <sqlite message>" as a typed error.

@@ -48,11 +48,45 @@ Result<std::int64_t> label_predicate_id(TermDictionary& dictionary) {
     return id->value_or(-1);
 }
 
-// The best rdfs:label of each id, in one statement for the whole set.
+// Adds the best rdfs:label of each id that has one to `best`, in one statement for the set.
+Result<void> read_best_labels(storage::Database& db, std::int64_t label_id,
+                              const std::vector<std::int64_t>& ids,
+                              std::unordered_map<std::int64_t, std::string>& best);
+
+// The best rdfs:label of each id: from the cache, the rest in one statement for the whole set
+// (and then cached, a missing label too).
 Result<std::unordered_map<std::int64_t, std::string>> best_labels(
-    storage::Database& db, std::int64_t label_id, const std::vector<std::int64_t>& ids) {
+    storage::Database& db, LabelCache& cache, std::int64_t label_id,
+    const std::vector<std::int64_t>& ids) {
     std::unordered_map<std::int64_t, std::string> best;
     if (label_id < 0 || ids.empty()) return best;
+    auto usable = cache.sync(db);
+    if (!usable) return usable.error();
+    if (!*usable) {
+        if (auto r = read_best_labels(db, label_id, ids, best); !r) return r.error();
+        return best;
+    }
+    std::vector<std::int64_t> unknown;
+    for (const auto id : ids) {
+        if (const auto* cached = cache.find(id)) {
+            if (*cached) best.try_emplace(id, **cached);
+        } else {
+            unknown.push_back(id);
+        }
+    }
+    if (unknown.empty()) return best;
+    auto read = read_best_labels(db, label_id, unknown, best);
+    if (!read) return read.error();
+    for (const auto id : unknown) {
+        const auto it = best.find(id);
+        cache.put(id, it == best.end() ? std::nullopt : std::optional<std::string>(it->second));
+    }
+    return best;
+}
+
+Result<void> read_best_labels(storage::Database& db, std::int64_t label_id,
+                              const std::vector<std::int64_t>& ids,
+                              std::unordered_map<std::int64_t, std::string>& best) {
     std::string array = "[";
     for (std::size_t i = 0; i < ids.size(); ++i) {
         if (i > 0) array.push_back(',');
@@ -80,7 +114,7 @@ Result<std::unordered_map<std::int64_t, std::string>> best_labels(
         }
     });
     if (!read) return read.error();
-    return best;
+    return {};
 }
 
 std::string fallback_label(const Term& term) {
@@ -96,8 +130,22 @@ std::string fallback_label(const Term& term) {
 
 }  // namespace
 
+Result<bool> LabelCache::sync(storage::Database& db) {
+    if (db.in_write_transaction()) return false;
+    auto version = db.data_version();
+    if (!version) return version.error();
+    const auto changes = db.total_changes();
+    if (*version != data_version_ || changes != total_changes_) {
+        entries_.clear();
+        data_version_ = *version;
+        total_changes_ = changes;
+    }
+    return true;
+}
+
 Result<std::vector<std::string>> read_labels(storage::Database& db, TermDictionary& dictionary,
-                                             std::span<const Term> terms, std::size_t max_bytes) {
+                                             LabelCache& cache, std::span<const Term> terms,
+                                             std::size_t max_bytes) {
     auto label_id = label_predicate_id(dictionary);
     if (!label_id) return label_id.error();
     std::vector<std::optional<std::int64_t>> term_ids(terms.size());
@@ -109,7 +157,7 @@ Result<std::vector<std::string>> read_labels(storage::Database& db, TermDictiona
         term_ids[i] = *id;
         if (*id) wanted.push_back(**id);
     }
-    auto best = best_labels(db, *label_id, wanted);
+    auto best = best_labels(db, cache, *label_id, wanted);
     if (!best) return best.error();
     std::vector<std::string> out;
     out.reserve(terms.size());
@@ -134,6 +182,7 @@ Result<std::vector<std::string>> read_labels(storage::Database& db, TermDictiona
 
 Result<std::vector<std::string>> read_labels_of_stored(storage::Database& db,
                                                        TermDictionary& dictionary,
+                                                       LabelCache& cache,
                                                        std::span<const std::int64_t> ids,
                                                        std::span<const Term* const> terms,
                                                        std::string_view op, std::size_t max_bytes) {
@@ -149,7 +198,7 @@ Result<std::vector<std::string>> read_labels_of_stored(storage::Database& db,
         std::sort(wanted.begin(), wanted.end());
         wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
     }
-    auto best = best_labels(db, *label_id, wanted);
+    auto best = best_labels(db, cache, *label_id, wanted);
     if (!best) return best.error();
     std::vector<std::string> out;
     out.reserve(terms.size());
@@ -190,10 +239,13 @@ Result<std::vector<Entity>> read_entities_after(storage::Database& db, TermDicti
     std::vector<std::int64_t> ids;
     ids.reserve(out.size());
     for (const auto& entity : out) ids.push_back(entity.id);
-    auto best = best_labels(db, *label_id, ids);
-    if (!best) return best.error();
+    // Read once each while indexing: not through the cache, which they would only fill.
+    std::unordered_map<std::int64_t, std::string> best;
+    if (*label_id >= 0 && !ids.empty()) {
+        if (auto r = read_best_labels(db, *label_id, ids, best); !r) return r.error();
+    }
     for (auto& entity : out) {
-        if (auto it = best->find(entity.id); it != best->end()) {
+        if (auto it = best.find(entity.id); it != best.end()) {
             entity.label = std::move(it->second);
         } else {
             entity.label = fallback_label(entity.term);

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -24,11 +25,36 @@ struct Entity {
     bool operator==(const Entity&) const = default;
 };
 
+// The best rdfs:label of term ids read before (or that they have none), kept while the file is
+// unchanged: graph-rag asks for the labels of every edge it explores, and the same predicates
+// and hub entities come back in nearly every request. Each use starts with sync(), which drops
+// everything when this connection has written anything (total_changes) or another connection
+// has committed (data_version) since the last sync: a label is never older than the file.
+// Bounded like the term caches (two generations). Not thread-safe, like the connection.
+class LabelCache {
+public:
+    explicit LabelCache(std::size_t capacity) { entries_.capacity = capacity; }
+
+    // False inside a write transaction: what it reads may be rolled back (which total_changes
+    // does not show), so it is neither served from nor kept in the cache.
+    base::Result<bool> sync(storage::Database& db);
+    // nullptr: not known; else the label (nullopt: the id has no rdfs:label).
+    const std::optional<std::string>* find(std::int64_t id) { return entries_.find(id); }
+    void put(std::int64_t id, std::optional<std::string> label) {
+        entries_.put(id, std::move(label));
+    }
+
+private:
+    detail::TwoGenerationCache<std::int64_t, std::optional<std::string>> entries_;
+    std::int64_t total_changes_ = -1;
+    std::int64_t data_version_ = -1;
+};
+
 // One label per term, in order (see GraphStore::labels). Labels adding up to more than
 // `max_bytes` end it with kInvalidRequest saying so (the same long label asked for many times
 // would otherwise be copied as often).
 base::Result<std::vector<std::string>> read_labels(storage::Database& db,
-                                                   TermDictionary& dictionary,
+                                                   TermDictionary& dictionary, LabelCache& cache,
                                                    std::span<const schema::Term> terms,
                                                    std::size_t max_bytes = SIZE_MAX);
 
@@ -36,9 +62,9 @@ base::Result<std::vector<std::string>> read_labels(storage::Database& db,
 // them): no term is looked up, and each distinct id's rdfs:label is read once. Labels adding up
 // to more than `max_bytes` end it with kInvalidRequest naming `op`.
 base::Result<std::vector<std::string>> read_labels_of_stored(
-    storage::Database& db, TermDictionary& dictionary, std::span<const std::int64_t> ids,
-    std::span<const schema::Term* const> terms, std::string_view op,
-    std::size_t max_bytes = SIZE_MAX);
+    storage::Database& db, TermDictionary& dictionary, LabelCache& cache,
+    std::span<const std::int64_t> ids, std::span<const schema::Term* const> terms,
+    std::string_view op, std::size_t max_bytes = SIZE_MAX);
 
 // At most `limit` entities with id > after_id, in id order, each with its label.
 base::Result<std::vector<Entity>> read_entities_after(storage::Database& db,

@@ -25,7 +25,8 @@ GraphStore::GraphStore(storage::Database& db, GraphStoreOptions options)
     : db_(db),
       options_(options),
       dictionary_(db, options_.term_cache_entries, options_.known_term_limit,
-                  options_.decode_cache_entries) {}
+                  options_.decode_cache_entries),
+      labels_(options_.label_cache_entries) {}
 
 Result<std::unique_ptr<GraphStore>> GraphStore::open(storage::Database& db,
                                                      GraphStoreOptions options) {
@@ -561,14 +562,14 @@ Result<std::vector<SourceRecord>> GraphStore::sources_of(const Triple& fact) {
 
 Result<std::vector<std::string>> GraphStore::labels(std::span<const Term> terms,
                                                     std::size_t max_bytes) {
-    return read_labels(db_, dictionary_, terms, max_bytes);
+    return read_labels(db_, dictionary_, labels_, terms, max_bytes);
 }
 
 Result<std::vector<std::string>> GraphStore::labels_of_stored(std::span<const std::int64_t> ids,
                                                               std::span<const Term* const> terms,
                                                               std::string_view op,
                                                               std::size_t max_bytes) {
-    return read_labels_of_stored(db_, dictionary_, ids, terms, op, max_bytes);
+    return read_labels_of_stored(db_, dictionary_, labels_, ids, terms, op, max_bytes);
 }
 
 Result<std::vector<Entity>> GraphStore::entities_after(std::int64_t after_id, std::size_t limit) {

@@ -64,6 +64,9 @@ struct GraphStoreOptions {
     std::size_t known_term_limit = 4'000'000;
     // Entries of the id → term cache used to decode results (same two-generation policy).
     std::size_t decode_cache_entries = 100'000;
+    // Entries of the id → best label cache of labels() and labels_of_stored (same policy; it
+    // is emptied whenever the file changes).
+    std::size_t label_cache_entries = 100'000;
     // Staged quads commit_staged() sorts and writes at a time (40 bytes each in memory): bounds
     // a commit's memory; a load up to this size is written in one sorted pass per order.
     std::size_t staged_commit_group = 2'000'000;
@@ -229,6 +232,7 @@ private:
     storage::Database& db_;
     GraphStoreOptions options_;
     TermDictionary dictionary_;
+    LabelCache labels_;
 };
 
 }  // namespace glassbox::store

@@ -756,6 +756,43 @@ TEST_F(GraphStoreTest, ATermMissingHereIsFoundOnceAnotherConnectionStoresIt) {
     EXPECT_EQ((*sources)[0].uri, "file:///late.nt");
 }
 
+// Labels are cached between requests: a label written on this connection, one committed by
+// another connection, and one read inside a write transaction that is rolled back must each
+// show (or not) exactly as the file has them.
+TEST_F(GraphStoreTest, CachedLabelsFollowEveryChangeOfTheFile) {
+    const auto src = source("file:///cached.nt");
+    insert(src, {make_triple(ex("cached"), ex("p"), ex("o"))});
+    const auto label_of = [&] {
+        auto labels = store_->labels(std::vector<Term>{ex("cached")});
+        EXPECT_TRUE(labels) << labels.error().message;
+        return labels && labels->size() == 1 ? labels->front() : std::string("?");
+    };
+    EXPECT_EQ(label_of(), "cached");  // no rdfs:label yet: the local name, remembered as such
+    EXPECT_EQ(label_of(), "cached");
+
+    insert(src, {make_triple(ex("cached"), iri(vocab::kRdfsLabel), literal("Plain"))});
+    EXPECT_EQ(label_of(), "Plain");  // this connection's write
+
+    auto other_db = storage::Database::open(path());
+    ASSERT_TRUE(other_db) << other_db.error().message;
+    auto other = GraphStore::open(**other_db);
+    ASSERT_TRUE(other);
+    ASSERT_TRUE(
+        (*other)->insert(src, std::vector<Triple>{make_triple(ex("cached"), iri(vocab::kRdfsLabel),
+                                                              lang_literal("English", "en"))}));
+    EXPECT_EQ(label_of(), "English");  // another connection's commit
+
+    // Read inside a write transaction that then rolls back: what it saw must not be kept.
+    ASSERT_TRUE(db_->exec("BEGIN IMMEDIATE"));
+    ASSERT_TRUE(
+        db_->exec("DELETE FROM graph_quads WHERE p = (SELECT id FROM graph_terms WHERE "
+                  "kind = 0 AND value = '" +
+                  std::string(vocab::kRdfsLabel) + "')"));
+    EXPECT_EQ(label_of(), "cached");
+    ASSERT_TRUE(db_->exec("ROLLBACK"));
+    EXPECT_EQ(label_of(), "English");
+}
+
 TEST_F(GraphStoreTest, WritersOnTwoConnectionsNeverDuplicateATerm) {
     // Each writer keeps the set of stored key hashes and trusts "not in the set" to mean "new":
     // it must pick up what the other connection stored since its last write.
