@@ -13,6 +13,7 @@
 #include "loader/document_reader.hpp"
 #include "schema/collection_name.hpp"
 #include "schema/explain_uris.hpp"
+#include "schema/indexed_quads.hpp"
 #include "schema/json_fast.hpp"
 #include "schema/services.hpp"
 
@@ -199,9 +200,9 @@ std::string new_load_name() {
     return name;
 }
 
-// A load-triples body up to its N-Quads text (each batch of a file shares it): the collection,
-// source, load and op as schema's codec writes them, then the "nquads" key. A batch's text is
-// escaped straight after it (no JSON tree holding megabytes of text to be dumped).
+// A load-triples body up to its batch (each batch of a file shares it): the collection, source,
+// load and op as schema's codec writes them, then a comma. A batch's texts are escaped straight
+// after it (no JSON tree holding megabytes of text to be dumped).
 std::string load_body_prefix(const LoadSettings& settings, const schema::SourceInfo& source,
                              const std::string& load) {
     json body = schema::encode(schema::LoadTriplesRequest{settings.collection, source, ""});
@@ -210,15 +211,24 @@ std::string load_body_prefix(const LoadSettings& settings, const schema::SourceI
     body["load"] = load;
     std::string text = body.dump(-1, ' ', false, json::error_handler_t::replace);
     text.pop_back();  // the closing brace
-    text += ",\"nquads\":";
+    text += ',';
     return text;
 }
 
-// Sends one batch of statements: one request, unless its text would pass the broker's message
-// limit. `prefix` is load_body_prefix()'s; `body` a buffer reused between batches.
-Result<void> send_batch(Pipeline& pipeline, const std::string& prefix,
-                        std::span<const schema::Triple> batch, std::string& nquads,
-                        std::string& body) {
+// What send_batch reuses from one batch to the next.
+struct BatchBuffers {
+    schema::IndexedQuadsWriter writer;
+    std::string terms;
+    std::string statements;
+    std::string nquads;
+    std::string body;
+};
+
+// Sends one batch of statements as N-Quads text: one request, unless its text would pass the
+// broker's message limit. `prefix` is load_body_prefix()'s.
+Result<void> send_nquads_batch(Pipeline& pipeline, const std::string& prefix,
+                               std::span<const schema::Triple> batch, std::string& nquads,
+                               std::string& body) {
     std::size_t first = 0;
     while (first < batch.size()) {
         nquads.clear();
@@ -238,12 +248,33 @@ Result<void> send_batch(Pipeline& pipeline, const std::string& prefix,
             ++end;
         }
         body.assign(prefix);
+        body += "\"nquads\":";
         schema::append_json_string(body, nquads);
         body += '}';
         if (auto r = pipeline.send_text(body); !r) return r;
         first = end;
     }
     return {};
+}
+
+// Sends one batch of statements, dictionary-encoded (schema/indexed_quads.hpp: the store parses
+// and checks each distinct term once, and fewer bytes travel), or as N-Quads text when that form
+// cannot carry it (a quoted triple) or it would pass one request's bound.
+Result<void> send_batch(Pipeline& pipeline, const std::string& prefix,
+                        std::span<const schema::Triple> batch, BatchBuffers& buffers) {
+    if (!buffers.writer.write(batch, buffers.terms, buffers.statements))
+        return send_nquads_batch(pipeline, prefix, batch, buffers.nquads, buffers.body);
+    std::string& body = buffers.body;
+    body.assign(prefix);
+    body += "\"terms\":";
+    schema::append_json_string(body, buffers.terms);
+    body += ",\"statements\":";
+    schema::append_json_string(body, buffers.statements);
+    body += '}';
+    // The texts as JSON strings, measured once written (the keys and quotes not counted).
+    if (body.size() - prefix.size() > kMaxLoadTextJsonBytes + 32)
+        return send_nquads_batch(pipeline, prefix, batch, buffers.nquads, buffers.body);
+    return pipeline.send_text(body);
 }
 
 }  // namespace
@@ -389,12 +420,11 @@ Result<LoadTotals> load_rdf(const bus::BusClientConfig& bus, const LoadSettings&
         std::uint64_t bytes_read = 0;
         std::uint64_t bytes_total = 0;
         const std::string prefix = load_body_prefix(settings, source, load);
-        std::string nquads;
-        std::string body;
+        BatchBuffers buffers;
         auto result = loader::read_rdf(
             path, read,
             [&](std::span<const schema::Triple> batch) -> Result<void> {
-                if (auto r = send_batch(pipeline, prefix, batch, nquads, body); !r) return r;
+                if (auto r = send_batch(pipeline, prefix, batch, buffers); !r) return r;
                 sent += batch.size();
                 staged += batch.size();
                 // The total, estimated from the share of the file read so far.

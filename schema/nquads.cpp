@@ -86,6 +86,19 @@ public:
         return std::optional<Triple>{std::move(t)};
     }
 
+    // The line as one term in object position (an IRI, a blank node or a literal), nothing else.
+    Result<Term> parse_term() {
+        Term t;
+        skip_space();
+        if (!object(t)) return failure();
+        skip_space();
+        if (!at_end()) {
+            fail("expected the end of the line after the term");
+            return failure();
+        }
+        return t;
+    }
+
 private:
     bool at_end() const noexcept { return pos_ >= line_.size(); }
     char peek() const noexcept { return line_[pos_]; }
@@ -345,6 +358,10 @@ private:
 
 Result<std::optional<Triple>> parse_nquads_line(std::string_view line, std::uint64_t line_number) {
     return LineParser(line, line_number).parse();
+}
+
+Result<Term> parse_nquads_term(std::string_view line, std::uint64_t line_number) {
+    return LineParser(line, line_number).parse_term();
 }
 
 std::optional<base::Error> nquads_text_problem(std::string_view text) {

@@ -27,6 +27,11 @@ inline constexpr std::string_view kBlankGraphPrefix = "urn:glassbox:bnode:";
 base::Result<std::optional<Triple>> parse_nquads_line(std::string_view line,
                                                       std::uint64_t line_number);
 
+// One term alone on a line, as it stands in a statement's object position: an IRI, a blank node
+// or a literal (the dictionary-encoded load batch's terms, schema/indexed_quads.hpp). Errors as
+// parse_nquads_line's, for anything but exactly one term (spaces around it allowed).
+base::Result<Term> parse_nquads_term(std::string_view line, std::uint64_t line_number);
+
 // Every statement of `text` (lines end in LF, CR or CRLF; the last one may lack its end).
 // The first problem is the error: a NUL byte ("N-Quads: NUL byte at offset N"), invalid UTF-8
 // ("N-Quads LINE:COLUMN: invalid UTF-8") or a bad line (as parse_nquads_line). Empty text, or

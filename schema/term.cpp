@@ -205,6 +205,8 @@ void append_nquads(std::string& out, const Triple& triple) {
     out += " .\n";
 }
 
+void append_nquads_term(std::string& out, const Term& term) { append_term(out, term); }
+
 std::string to_ntriples(const Term& term) {
     std::string out;
     append_term(out, term);

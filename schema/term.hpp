@@ -119,5 +119,7 @@ std::string to_nquads(const Triple& triple);
 // The same, appended to `out` (bulk writers reuse one buffer): a whole N-Quads line ending in
 // " .\n".
 void append_nquads(std::string& out, const Triple& triple);
+// One term as append_nquads writes it inside a statement (no end of line).
+void append_nquads_term(std::string& out, const Term& term);
 
 }  // namespace glassbox::schema

@@ -110,7 +110,6 @@ Result<std::uint64_t> StagedLoads::stage(std::string_view load, const SourceReco
                                          const TermBatch& batch) {
     if (auto r = check_load_name(load); !r) return r.error();
     if (auto r = check_source(source); !r) return r.error();
-    const auto triples = batch.triples();
     auto tx = storage::Transaction::begin(db_, storage::Transaction::Kind::kImmediate);
     if (!tx) return tx.error();
     const auto fail = [this](const base::Error& error) -> Result<std::uint64_t> {
@@ -122,7 +121,7 @@ Result<std::uint64_t> StagedLoads::stage(std::string_view load, const SourceReco
     if (auto r = dictionary_.sync_known_terms(); !r) return fail(r.error());
     auto n = register_source(load, source);
     if (!n) return fail(n.error());
-    if (!triples.empty()) {
+    if (batch.size() > 0) {
         auto blob = quads_blob(batch, *n);
         if (!blob) return fail(blob.error());
         auto st = db_.prepare(
@@ -130,13 +129,13 @@ Result<std::uint64_t> StagedLoads::stage(std::string_view load, const SourceReco
             "?4)");
         if (!st) return fail(st.error());
         st->bind(1, load)
-            .bind(2, static_cast<std::int64_t>(triples.size()))
+            .bind(2, static_cast<std::int64_t>(batch.size()))
             .bind(3, unix_now())
             .bind_blob(4, std::string_view{*blob});
         if (auto r = st->run(); !r) return fail(r.error());
     }
     if (auto r = tx->commit(); !r) return fail(r.error());
-    return static_cast<std::uint64_t>(triples.size());
+    return static_cast<std::uint64_t>(batch.size());
 }
 
 Result<std::int64_t> StagedLoads::register_source(std::string_view load,
@@ -186,7 +185,7 @@ Result<std::int64_t> StagedLoads::register_source(std::string_view load,
 
 Result<std::string> StagedLoads::quads_blob(const TermBatch& batch, std::int64_t n) {
     std::string blob;
-    blob.reserve(batch.triples().size() * kStagedQuadBytes);
+    blob.reserve(batch.size() * kStagedQuadBytes);
     if (batch.by_statement()) {
         TermDictionary::StatementMemo memo;
         for (const auto& triple : batch.triples()) {

@@ -12,6 +12,7 @@
 #include "base/log.hpp"
 #include "base/time_format.hpp"
 #include "schema/explain_builder.hpp"
+#include "schema/indexed_quads.hpp"
 #include "schema/json_cursor.hpp"
 #include "schema/json_fast.hpp"
 #include "schema/messages.hpp"
@@ -764,36 +765,65 @@ private:
                                  : loaded_at;
     }
 
+    // A load-triples batch as it came: N-Quads text, or the dictionary-encoded form's two texts
+    // (schema/indexed_quads.hpp).
+    struct BatchText {
+        bool indexed = false;
+        std::string_view nquads;
+        std::string_view terms;
+        std::string_view statements;
+    };
+
     Result<json> load_triples(const json& body) {
-        // Text under another key ("triples", "text") would decode as an empty batch and load
-        // nothing while answering success (issue 16): the text must be there.
         const auto text = body.find("nquads");
-        if (text == body.end() || !text->is_string()) {
+        const auto terms = body.find("terms");
+        const auto statements = body.find("statements");
+        BatchText batch;
+        batch.indexed = terms != body.end() || statements != body.end();
+        if (batch.indexed) {
+            if (text != body.end() || terms == body.end() || !terms->is_string() ||
+                statements == body.end() || !statements->is_string()) {
+                return make_error(ErrorType::kInvalidRequest,
+                                  "load-triples takes either \"nquads\" or the dictionary-encoded "
+                                  "\"terms\" and \"statements\" (all strings), not a mix");
+            }
+            batch.terms = terms->get_ref<const std::string&>();
+            batch.statements = statements->get_ref<const std::string&>();
+        } else if (text == body.end() || !text->is_string()) {
+            // Text under another key ("triples", "text") would decode as an empty batch and load
+            // nothing while answering success (issue 16): the text must be there.
             return make_error(
                 ErrorType::kInvalidRequest,
                 "load-triples needs \"nquads\": the statements as N-Quads text (a string)");
+        } else {
+            batch.nquads = text->get_ref<const std::string&>();
         }
         // The other fields decoded without a copy of the text (megabytes a batch): it is read
         // where it is.
         json fields = json::object();
         for (auto it = body.begin(); it != body.end(); ++it) {
-            if (it.key() != "nquads") fields[it.key()] = it.value();
+            if (it.key() != "nquads" && it.key() != "terms" && it.key() != "statements")
+                fields[it.key()] = it.value();
         }
-        return load_triples(fields, text->get_ref<const std::string&>());
+        return load_triples(fields, batch);
     }
 
-    // load-triples from the body's text: the fields other than "nquads" (a few hundred bytes)
-    // are parsed as a tree, the N-Quads unescaped straight from the text. Nullopt for text the
-    // cursor does not take (another op, no "nquads", an escaped key, invalid JSON): the caller
-    // parses it whole, which gives the result or the error.
+    // load-triples from the body's text: the fields other than the batch's texts (a few hundred
+    // bytes) are parsed as a tree, the texts unescaped straight from the body. Nullopt for text
+    // the cursor does not take (another op, no batch or a mix of both forms, an escaped key,
+    // invalid JSON): the caller parses it whole, which gives the result or the error.
     std::optional<Result<json>> load_triples_text(std::string_view text) {
         schema::JsonCursor cursor(text);
         schema::JsonKeys keys;
         std::string op;
         std::string nquads;
+        std::string terms;
+        std::string statements;
         std::string others = "{";
         const bool read = cursor.object([&](std::string_view key) {
             if (key == "nquads") return keys.first(1) && cursor.string(nquads);
+            if (key == "terms") return keys.first(4) && cursor.string(terms);
+            if (key == "statements") return keys.first(8) && cursor.string(statements);
             const char* start = cursor.position();
             if (key == "op" && !(keys.first(2) && cursor.string(op))) return false;
             if (key != "op" && !cursor.skip()) return false;
@@ -802,16 +832,51 @@ private:
             others.append(start, cursor.position());
             return true;
         });
-        if (!read || !cursor.at_end() || (keys.seen() & 1U) == 0 || op != kOpLoadTriples)
+        const unsigned batch_keys = keys.seen() & (1U | 4U | 8U);
+        if (!read || !cursor.at_end() || (batch_keys != 1U && batch_keys != (4U | 8U)) ||
+            op != kOpLoadTriples)
             return std::nullopt;
         others += '}';
         auto fields = schema::parse_untrusted_json(others);
         if (!fields) return std::nullopt;
-        return load_triples(*fields, nquads);
+        return load_triples(*fields, BatchText{batch_keys != 1U, nquads, terms, statements});
     }
 
-    // `fields`: the body but its "nquads", which is `nquads`.
-    Result<json> load_triples(json fields, const std::string& nquads) {
+    // A batch parsed (and so checked whole) before the lock: bad text writes nothing.
+    struct ParsedBatch {
+        std::vector<schema::Triple> triples;
+        std::optional<schema::IndexedQuads> indexed;
+    };
+
+    static Result<ParsedBatch> parse_batch(const BatchText& text) {
+        ParsedBatch parsed;
+        if (text.indexed) {
+            auto quads = schema::parse_indexed_quads(text.terms, text.statements);
+            if (!quads) return std::move(quads).error();
+            parsed.indexed = std::move(quads).value();
+            return parsed;
+        }
+        auto triples = schema::parse_nquads(text.nquads);
+        if (!triples) return std::move(triples).error();
+        parsed.triples = std::move(triples).value();
+        return parsed;
+    }
+
+    // A dictionary-encoded batch as triples, for the unstaged insert (which takes triples).
+    static std::vector<schema::Triple> indexed_triples(const schema::IndexedQuads& quads) {
+        std::vector<schema::Triple> triples;
+        triples.reserve(quads.statements.size());
+        for (const auto& at : quads.statements) {
+            std::optional<std::string> graph;
+            if (at[3] != schema::kDefaultGraphIndex) graph = quads.terms[at[3]].as_iri().value;
+            triples.push_back(schema::Triple{quads.terms[at[0]], quads.terms[at[1]],
+                                             quads.terms[at[2]], std::move(graph)});
+        }
+        return triples;
+    }
+
+    // `fields`: the body but its batch, which is `text`.
+    Result<json> load_triples(json fields, const BatchText& text) {
         fields["nquads"] = "";
         const json& body = fields;
         auto q = schema::decode<schema::LoadTriplesRequest>(fields);
@@ -820,9 +885,8 @@ private:
             return make_error(ErrorType::kInvalidRequest,
                               "load-triples needs source.uri (the file's URI)");
         }
-        // Parsed before the lock: the batch is checked whole, and bad text writes nothing.
-        auto triples = schema::parse_nquads(nquads);
-        if (!triples) return std::move(triples).error();
+        auto parsed = parse_batch(text);
+        if (!parsed) return std::move(parsed).error();
         auto kb = base(q->collection, true);
         if (!kb) return std::move(kb).error();
         SourceRecord source;
@@ -836,7 +900,8 @@ private:
         if (!load->empty()) {
             // The batch's distinct keys are built before the lock: another request's batch can
             // be staged meanwhile.
-            auto batch = TermBatch::build(*triples);
+            auto batch = parsed->indexed ? TermBatch::build(std::move(*parsed->indexed))
+                                         : TermBatch::build(parsed->triples);
             if (!batch) return std::move(batch).error();
             auto held = (*kb)->lock();
             if (!held) return std::move(held).error();
@@ -845,14 +910,16 @@ private:
             if (!staged) return std::move(staged).error();
             return schema::encode(schema::LoadTriplesResponse{*staged, 0, 0});
         }
+        if (parsed->indexed) parsed->triples = indexed_triples(*parsed->indexed);
+        const auto& triples = parsed->triples;
         auto held = (*kb)->lock();
         if (!held) return std::move(held).error();
         auto source_id = (*kb)->graph().register_source(source);
         if (!source_id) return std::move(source_id).error();
-        auto counts = (*kb)->graph().insert(*source_id, *triples);
+        auto counts = (*kb)->graph().insert(*source_id, triples);
         if (!counts) return std::move(counts).error();
         return schema::encode(
-            schema::LoadTriplesResponse{triples->size(), counts->added, counts->already_present});
+            schema::LoadTriplesResponse{triples.size(), counts->added, counts->already_present});
     }
 
     // The optional "load" of load-triples, and the required one of load-commit / load-abort

@@ -77,6 +77,7 @@ Result<TermBatch> TermBatch::build(std::span<const Triple> triples) {
     if (auto r = detail::check_triples(triples); !r) return r.error();
     TermBatch batch;
     batch.triples_ = triples;
+    batch.size_ = triples.size();
     for (const auto& triple : triples) {
         if (triple.s.is_triple() || triple.o.is_triple()) {
             batch.by_statement_ = true;
@@ -119,8 +120,53 @@ Result<TermBatch> TermBatch::build(std::span<const Triple> triples) {
         if (batch.keys_.size() > kMaxKeyBytes) {  // offsets are 32 bits: a giant batch goes
             TermBatch whole;                      // statement by statement
             whole.triples_ = triples;
+            whole.size_ = triples.size();
             whole.by_statement_ = true;
             return whole;
+        }
+    }
+    return batch;
+}
+
+Result<TermBatch> TermBatch::build(schema::IndexedQuads quads) {
+    TermBatch batch;
+    batch.owned_terms_ = std::move(quads.terms);
+    batch.size_ = quads.statements.size();
+    const std::vector<Term>& terms = batch.owned_terms_;
+    constexpr std::uint32_t kNotYet = std::numeric_limits<std::uint32_t>::max();
+    // Per term of the batch: its index in terms_ once a statement has used it.
+    std::vector<std::uint32_t> distinct_of(terms.size(), kNotYet);
+    DistinctKeys distinct(batch.keys_, batch.terms_);
+    std::string key;
+    std::string why;
+    // The position decides only which kinds may stand there, and parse_indexed_quads checked
+    // that for every use: a term's contents need checking at its first use alone.
+    const auto add = [&](std::uint32_t at, std::string_view position) -> std::uint32_t {
+        if (distinct_of[at] != kNotYet || !why.empty()) return distinct_of[at];
+        const Term& term = terms[at];
+        why = term.is_triple() ? std::string(position) + ": a quoted triple cannot be sent here"
+                               : detail::check_term(term, position);
+        if (!why.empty()) return kNotYet;
+        const auto encoded = detail::encode_simple(term, key);
+        const std::size_t offset = batch.keys_.size();
+        batch.keys_.append(key);
+        distinct_of[at] = distinct.add(offset, encoded.kind, encoded.value, encoded.qualifier);
+        return distinct_of[at];
+    };
+    batch.statements_.reserve(quads.statements.size());
+    for (std::size_t i = 0; i < quads.statements.size(); ++i) {
+        const auto& wire = quads.statements[i];
+        std::array<std::uint32_t, 4> at{add(wire[0], "subject"), add(wire[1], "predicate"),
+                                        add(wire[2], "object"), kDefaultGraph};
+        if (wire[3] != schema::kDefaultGraphIndex) at[3] = add(wire[3], "graph");
+        if (!why.empty()) {
+            return base::make_error(base::ErrorType::kInvalidRequest,
+                                    "statement " + std::to_string(i) + ": " + why);
+        }
+        batch.statements_.push_back(at);
+        if (batch.keys_.size() > kMaxKeyBytes) {  // offsets are 32 bits
+            return base::make_error(base::ErrorType::kInvalidRequest,
+                                    "a dictionary-encoded batch too large to stage");
         }
     }
     return batch;

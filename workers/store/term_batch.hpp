@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "schema/indexed_quads.hpp"
 #include "schema/term.hpp"
 
 namespace glassbox::store {
@@ -34,9 +35,19 @@ public:
     };
 
     static base::Result<TermBatch> build(std::span<const schema::Triple> triples);
+    // The same for a dictionary-encoded batch, whose terms the batch keeps (moving the batch
+    // keeps the views valid). Each term a statement uses is checked once, where it is first
+    // used (the same errors as for triples, "statement N: " before them); terms no statement
+    // uses are left out.
+    static base::Result<TermBatch> build(schema::IndexedQuads quads);
+
+    // How many statements the batch holds.
+    std::size_t size() const noexcept { return size_; }
 
     // True when the batch holds a quoted triple: intern it statement by statement instead.
     bool by_statement() const noexcept { return by_statement_; }
+    // The triples of a batch built from triples (empty for a dictionary-encoded one, which is
+    // never by_statement()).
     std::span<const schema::Triple> triples() const noexcept { return triples_; }
 
     // Each distinct term once, in the order of its first occurrence.
@@ -52,6 +63,8 @@ public:
 
 private:
     std::span<const schema::Triple> triples_;
+    std::vector<schema::Term> owned_terms_;  // a dictionary-encoded batch's terms
+    std::size_t size_ = 0;
     bool by_statement_ = false;
     std::string keys_;
     std::vector<DistinctTerm> terms_;

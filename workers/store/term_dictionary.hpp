@@ -42,6 +42,9 @@ struct SimpleKey {
 // held): a tag byte, then its fields.
 SimpleKey encode_simple(const schema::Term& term, std::string& key);
 
+// Empty when the term may stand in `position` ("subject", "predicate", "object", "graph"); else
+// why not, the position first. `depth`: how deep in quoted triples the term is.
+std::string check_term(const schema::Term& term, std::string_view position, int depth = 0);
 // Empty when the triple may be stored; else why not (absolute IRIs, no literal subject, …).
 std::string check_triple(const schema::Triple& triple);
 // Checks every triple before anything is written: the first invalid one is a kInvalidRequest

@@ -122,6 +122,50 @@ TEST_F(StoreTextBodyTest, ALoadTriplesBodyIsReadFromItsTextEscapesIncluded) {
     EXPECT_EQ(call(query.dump())["count"], 1);
 }
 
+TEST_F(StoreTextBodyTest, ADictionaryEncodedBatchLoadsAsItsNQuadsDoAndBadOnesAreRefused) {
+    // As `glassbox load` writes it: each distinct term once, the statements as indexes.
+    const std::string prefix =
+        R"({"collection":"","load":"dict-1","op":"load-triples","source":{"uri":"urn:f"},)";
+    const std::string terms =
+        R"("terms":"<urn:a>\n<urn:p>\n\"caf\u00e9 \\\"q\\\"\"@fr\n<urn:b>\n<urn:g>\n",)";
+    const std::string good = prefix + terms + R"("statements":"0 1 2\n0 1 3\n3 1 0 4\n0 1 3"})";
+    ASSERT_TRUE(reads_body_as_text(good));
+    EXPECT_EQ(call(good), (json{{"statements", 4}, {"added", 0}, {"present", 0}}));
+    // The same read from the tree (the runtime parsed it), not staged.
+    const std::string direct = as_tree_body(R"({"op":"load-triples","source":{"uri":"urn:g"},)" +
+                                            terms + R"("statements":"0 1 3\n"})");
+    ASSERT_FALSE(reads_body_as_text(direct));
+    EXPECT_EQ(call(direct), (json{{"statements", 1}, {"added", 1}, {"present", 0}}));
+
+    // Malformed batches: typed errors, and nothing of them is staged.
+    const std::vector<std::string> bad{
+        R"("statements":"0 1 2\n0 1 9\n"})",  // a term index past the terms
+        R"("statements":"0 1 2\n0 1"})",      // a truncated statement
+        R"("statements":"2 1 0\n"})",         // a literal subject
+        R"("statements":"0 1 x\n"})",         // not an index
+    };
+    for (const auto& tail : bad) {
+        EXPECT_EQ(error_of(prefix + terms + tail), "InvalidRequest") << tail;
+        EXPECT_EQ(error_of(as_tree_body(prefix + terms + tail)), "InvalidRequest") << tail;
+    }
+    EXPECT_EQ(error_of(prefix + R"("terms":"<urn:a>\n<urn:p> x\n","statements":"0 1 0\n"})"),
+              "InvalidRequest")
+        << "a bad term";
+    EXPECT_EQ(error_of(prefix + R"("terms":"<a b>\n<urn:p>\n","statements":"0 1 0\n"})"),
+              "InvalidRequest")
+        << "an IRI with a space";
+    EXPECT_EQ(error_of(prefix + terms + R"("nquads":"","statements":"0 1 2\n"})"), "InvalidRequest")
+        << "both forms at once";
+    EXPECT_EQ(error_of(prefix + terms.substr(0, terms.size() - 1) + "}"), "InvalidRequest")
+        << "terms without statements";
+    // The store kept serving; the commit holds the good batch alone.
+    EXPECT_EQ(call(R"({"op":"load-commit","load":"dict-1"})"),
+              (json{{"statements", 4}, {"added", 2}, {"present", 2}}));
+    const json query{{"op", "triples"},
+                     {"o", {{"t", "l"}, {"v", "caf\xC3\xA9 \"q\""}, {"ln", "fr"}}}};
+    EXPECT_EQ(call(query.dump())["count"], 1);
+}
+
 TEST_F(StoreTextBodyTest, TextTheCursorDoesNotTakeIsReadAsATree) {
     // Not JSON: answered as the runtime answers any body that is not.
     EXPECT_EQ(error_of(R"({"op":"load-triples","nquads":"<urn:a> <urn:p> <urn:b> .\n")"),
