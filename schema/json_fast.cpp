@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -100,6 +101,93 @@ private:
 // by kMaxJsonSkipDepth, never by the text; nothing it accepts is refused by the slow path for its
 // depth: a batch reply's triple quoting triples to the bound stays well within.
 static_assert(static_cast<std::size_t>(2 * kMaxQuotedTripleDepth) + 5 <= kMaxJsonDepth);
+
+// Builds the value at the cursor into a tree (parse_json_tree); false for anything it leaves to
+// the parser. Recursion is bounded by kMaxJsonSkipDepth levels, never by the text.
+class TreeBuilder {
+public:
+    explicit TreeBuilder(std::string_view text) : cursor_(text), end_(text.data() + text.size()) {}
+
+    bool whole(nlohmann::json& out) { return value(out, 0) && cursor_.at_end(); }
+
+private:
+    bool value(nlohmann::json& out, int depth) {
+        cursor_.ws();
+        if (cursor_.position() == end_ || depth > kMaxJsonSkipDepth) return false;
+        switch (*cursor_.position()) {
+            case '"':
+                return string(out);
+            case '{':
+                return object(out, depth);
+            case '[':
+                return array(out, depth);
+            case 't':
+            case 'f': {
+                bool b = false;
+                if (!cursor_.boolean(b)) return false;
+                out = b;
+                return true;
+            }
+            case 'n':
+                out = nullptr;
+                return cursor_.skip();  // at an 'n', only the literal null
+            default:
+                return number(out);
+        }
+    }
+
+    // The parser's number types: a non-negative integer that fits is number_unsigned; one with
+    // a fraction or exponent is number_float (both round correctly; a value beyond double's
+    // range is refused by real() and by the parser alike). A sign, or an integer too long, is
+    // left to the parser.
+    bool number(nlohmann::json& out) {
+        const char* p = cursor_.position();
+        if (*p < '0' || *p > '9') return false;
+        while (p != end_ && *p >= '0' && *p <= '9') ++p;
+        if (p != end_ && (*p == '.' || *p == 'e' || *p == 'E')) {
+            double d = 0.0;
+            if (!cursor_.real(d)) return false;
+            out = d;
+            return true;
+        }
+        std::uint64_t n = 0;
+        if (!cursor_.uint(n)) return false;
+        out = n;
+        return true;
+    }
+
+    bool string(nlohmann::json& out) {
+        JsonText text;
+        if (!cursor_.raw_string(text)) return false;
+        if (text.escaped) {
+            std::string value;
+            append_unescaped(value, text.raw);
+            out = std::move(value);
+        } else {
+            out = std::string(text.raw);
+        }
+        return true;
+    }
+
+    bool object(nlohmann::json& out, int depth) {
+        out = nlohmann::json::object();
+        auto& members = out.get_ref<nlohmann::json::object_t&>();
+        return cursor_.object([&](std::string_view key) {
+            // A repeated key: the parser keeps the last value; it decides.
+            const auto [it, added] = members.try_emplace(std::string(key));
+            return added && value(it->second, depth + 1);
+        });
+    }
+
+    bool array(nlohmann::json& out, int depth) {
+        out = nlohmann::json::array();
+        auto& items = out.get_ref<nlohmann::json::array_t&>();
+        return cursor_.array([&] { return value(items.emplace_back(), depth + 1); });
+    }
+
+    JsonCursor cursor_;
+    const char* end_;
+};
 
 // Every reader below returns false for "not the expected well-formed shape", after which the
 // caller gives the whole text to the tree-based decoder.
@@ -457,6 +545,43 @@ std::string encode_text(const LlmResponse& m) {
     return out;
 }
 
+std::string encode_text(const LlmRequest& m) {
+    std::size_t size = 64 + m.template_name.size();
+    for (const auto& [name, value] : m.variables)
+        size += 8 + name.size() + value.size() + value.size() / 4;  // room for escapes
+    std::string out;
+    out.reserve(size);
+    {
+        ObjectWriter object(out);
+        object.boolean("streaming", m.streaming);
+        object.string("template", m.template_name);
+        // std::map's order is the tree's (nlohmann's objects are std::maps too). The names are
+        // the caller's, so escaped like the values (ObjectWriter's keys are not).
+        auto& variables = object.key("variables");
+        variables += '{';
+        bool first = true;
+        for (const auto& [name, value] : m.variables) {
+            if (!first) variables += ',';
+            first = false;
+            append_json_string(variables, name);
+            variables += ':';
+            append_json_string(variables, value);
+        }
+        variables += '}';
+    }
+    return out;
+}
+
+base::Result<nlohmann::json> parse_json_tree(std::string_view text) {
+    try {
+        nlohmann::json tree;
+        if (TreeBuilder(text).whole(tree)) return tree;
+    } catch (const std::bad_alloc&) {
+        // As the parser's own failure to allocate: its error below.
+    }
+    return parse_untrusted_json(text);
+}
+
 // ---- public readers -----------------------------------------------------------------------
 
 template <>
@@ -557,7 +682,7 @@ base::Result<LlmResponse> decode_text<LlmResponse>(std::string_view text) {
             r.ws();
             const char* start = r.position();
             if (!r.skip(1)) return false;
-            auto parsed = parse_untrusted_json(
+            auto parsed = parse_json_tree(
                 std::string_view(start, static_cast<std::size_t>(r.position() - start)));
             if (!parsed || parsed->is_null()) return false;
             m.json = std::move(parsed).value();

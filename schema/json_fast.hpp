@@ -35,6 +35,14 @@
 
 namespace glassbox::schema {
 
+// Exactly parse_untrusted_json(text): the same tree or the same error. Text of strings, objects,
+// arrays, literals, unsigned integers and non-negative numbers with a fraction or exponent (the
+// llm worker's variables and its JSON answers: edges, concepts, scores, reasons) is built in one
+// pass of the cursor, which skips the parser's per-character token copies; anything else (a
+// negative number, an escaped or repeated key, nesting past kMaxJsonSkipDepth, invalid text)
+// goes to the parser.
+base::Result<nlohmann::json> parse_json_tree(std::string_view text);
+
 // A JSON string token, quotes included, escaped as nlohmann's dump() does (ensure_ascii off).
 void append_json_string(std::string& out, std::string_view value);
 // What append_json(term) writes for an IRI, and for a literal of `datatype` (empty: a simple
@@ -92,6 +100,9 @@ std::string encode_text(const ExplainMessage& m, std::span<const Triple> triples
 std::string encode_text(const RagResponse& m);
 // The llm worker's FINAL: its `json` answer is dumped once, not copied into a tree first.
 std::string encode_text(const LlmResponse& m);
+// What graph-rag sends the llm worker on every step: its variables (the edges as JSON text, tens
+// of kilobytes) written once, not copied into a tree and dumped from it.
+std::string encode_text(const LlmRequest& m);
 std::string encode_text(const EmbeddingsResponse& m);
 // The store's replies on every graph-RAG question besides triples-batch.
 std::string encode_text(const GraphEmbeddingsResponse& m);

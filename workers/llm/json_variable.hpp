@@ -9,11 +9,10 @@
 
 namespace glassbox::llm {
 
-// Exactly schema::parse_untrusted_json(text): the same tree or the same error. Text of strings,
-// objects, arrays, literals and unsigned integers (the edges and concepts the graph-rag pipeline
-// sends) is built by the cursor, which skips the parser's per-character token copies; anything
-// else (another number, an escaped or repeated key, nesting past schema::kMaxJsonSkipDepth,
-// invalid text) goes to the parser.
+// Exactly schema::parse_untrusted_json(text): the same tree or the same error, read by
+// schema::parse_json_tree (the edges and concepts the graph-rag pipeline sends are built by the
+// cursor, which skips the parser's per-character token copies; anything unusual goes to the
+// parser).
 base::Result<nlohmann::json> parse_json_variable(std::string_view text);
 
 }  // namespace glassbox::llm

@@ -21,6 +21,13 @@ base::Error bad_reply(std::string_view service, const base::Error& why) {
                       std::string(service) + " answered an unexpected body: " + why.message);
 }
 
+// Looked up once: every call logs (at debug), and the lookup takes the registry's locks and
+// builds the name, on every handler thread at once.
+spdlog::logger& call_logger() {
+    static const auto logger = base::component_logger("rag");
+    return *logger;
+}
+
 }  // namespace
 
 base::Result<runtime::CallResult> ServiceCalls::timed_call(
@@ -33,9 +40,8 @@ base::Result<runtime::CallResult> ServiceCalls::timed_call(
                                                  call.final_body);
     const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
         std::chrono::steady_clock::now() - started);
-    base::component_logger("rag")->debug("event=call request_id={} service={} what={} us={} ok={}",
-                                         context_.meta().request_id, call.service, what, us.count(),
-                                         result.ok());
+    call_logger().debug("event=call request_id={} service={} what={} us={} ok={}",
+                        context_.meta().request_id, call.service, what, us.count(), result.ok());
     return result;
 }
 
@@ -59,9 +65,13 @@ runtime::CallSpec ServiceCalls::llm_call(std::string_view template_name,
     request.template_name = std::string(template_name);
     request.variables = std::move(variables);
     request.streaming = streaming;
-    // The reply is decoded from its text: only its JSON answer becomes a tree.
-    return runtime::CallSpec{config_.llm_service, schema::encode(request), config_.call_timeout,
-                             runtime::FinalBody::kTextOnly};
+    // Written and sent as text, with no tree (the variables are the largest bodies graph-rag
+    // sends); the reply is decoded from its text: only its JSON answer becomes a tree.
+    return runtime::CallSpec{config_.llm_service,
+                             {},
+                             config_.call_timeout,
+                             runtime::FinalBody::kTextOnly,
+                             schema::encode_text(request)};
 }
 
 base::Result<schema::LlmResponse> ServiceCalls::llm_reply(const runtime::CallResult& called) const {
@@ -94,9 +104,8 @@ base::Result<std::vector<runtime::CallResult>> ServiceCalls::timed_call_all(
     auto results = context_.call_all(calls);
     const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
         std::chrono::steady_clock::now() - started);
-    base::component_logger("rag")->debug("event=call request_id={} what={} calls={} us={} ok={}",
-                                         context_.meta().request_id, what, calls.size(), us.count(),
-                                         results.ok());
+    call_logger().debug("event=call request_id={} what={} calls={} us={} ok={}",
+                        context_.meta().request_id, what, calls.size(), us.count(), results.ok());
     return results;
 }
 

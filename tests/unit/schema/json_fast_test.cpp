@@ -219,6 +219,24 @@ TEST(JsonFast, LlmResponseIsWrittenAsTheTreeEncoderWritesIt) {
     EXPECT_EQ(encode_text(LlmResponse{}), dump(encode(LlmResponse{})));
 }
 
+// graph-rag's llm request written directly: the tree encoder's bytes for tricky template names,
+// variable names and values (escapes, UTF-8, invalid UTF-8), none, and both streaming values.
+TEST(JsonFast, LlmRequestIsWrittenAsTheTreeEncoderWritesIt) {
+    std::size_t v = 0;
+    for (const auto& s : tricky_strings()) {
+        LlmRequest m;
+        m.template_name = v % 2 == 0 ? "kg-edge-scoring" : s;
+        m.streaming = v % 3 == 1;
+        m.variables = {{"question", s},
+                       {"edges", R"([{"id":"e1","s":"a \"b\"","p":"q","o":"c"}])"}};
+        if (v % 4 == 2) m.variables[s] = "value of " + s;
+        if (v % 5 == 3) m.variables.clear();
+        EXPECT_EQ(encode_text(m), dump(encode(m))) << "variant " << v;
+        ++v;
+    }
+    EXPECT_EQ(encode_text(LlmRequest{}), dump(encode(LlmRequest{})));
+}
+
 // graph-rag reads the llm worker's FINAL from its text: as the tree decoder reads it, whatever
 // the answer holds, and every odd input (null, wrong types, a key twice, deep or broken JSON)
 // with the tree decoder's own result or error.

@@ -3,6 +3,8 @@
 // those it hands over.
 #include "workers/llm/json_variable.hpp"
 
+#include <cmath>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <string>
@@ -87,6 +89,26 @@ TEST(JsonVariableTest, ScalarsLiteralsAndNumbersAreTheParsersToo) {
                                    "{\"\\u0061\":1}",
                                    "{\"a\":{\"a\":{}}}"})
         expect_same(text);
+}
+
+// Fractions and exponents are built by the cursor too (the scores of an llm reply): the parser's
+// doubles to the bit, and its errors beyond double's range.
+TEST(JsonVariableTest, FractionsAndExponentsAreTheParsersDoubles) {
+    for (const std::string text :
+         {"0.0", "0e5", "0.1", "0.30000000000000004", "1.7976931348623157e308", "4.9e-324",
+          "2.2250738585072014e-308", "1e400", "1e-400", "-1.5", "1.", ".5", "1e", "1e+",
+          "123456789012345678901234.5", "00.5", "[0.25,1e-7,3E+2]",
+          R"({"scores":[{"id":"e1","score":0.8123},{"id":"e2","score":1},{"id":"e3","score":0}]})"})
+        expect_same(text);
+    std::mt19937_64 random(33);
+    for (int i = 0; i < 2000; ++i) {
+        double d = 0.0;
+        const std::uint64_t bits = random();
+        std::memcpy(&d, &bits, sizeof d);
+        if (!std::isfinite(d)) continue;
+        expect_same(
+            json::array({std::fabs(d), static_cast<double>(random() % 10'000) / 10'000.0}).dump());
+    }
 }
 
 TEST(JsonVariableTest, InvalidTextGivesTheParsersError) {
