@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -187,13 +188,14 @@ class EdgeScorer {
 public:
     EdgeScorer(std::string_view question, const std::vector<std::string>& concepts,
                const CancelCheck* cancelled)
-        : analysis_(analyze_question(question)),
-          rel_(question_relations(analysis_)),
+        : analysed_(detail::analysed_question(question)),
+          analysis_(analysed_->analysis),
+          rel_(analysed_->relations),
           rel_total_(rel_.total_weight),
           budget_(cancelled),
           mentions_(question_mentions(analysis_, concepts)),
           question_padded_(" " + normalize(question) + " "),
-          intent_(question_intent(question, analysis_)) {}
+          intent_(analysed_->intent) {}
 
     // One score per edge, and each edge's best path when `paths` is given; nullopt when cancelled.
     std::optional<std::vector<double>> score(const std::vector<LabelledEdge>& edges,
@@ -227,14 +229,15 @@ private:
     std::vector<double> with_lexical_floor(const std::vector<double>& best,
                                            const std::vector<double>* embedding_similarity) const;
 
-    // The question.
-    QuestionAnalysis analysis_;
-    detail::QuestionRelations rel_;
+    // The question (its analysis shared with the model's other calls on it).
+    std::shared_ptr<const detail::AnalysedQuestion> analysed_;
+    const QuestionAnalysis& analysis_;
+    const detail::QuestionRelations& rel_;
     double rel_total_;
     SearchBudget budget_;
     std::vector<Mention> mentions_;
     std::string question_padded_;  // normalised, with a space at either end
-    QuestionIntent intent_;
+    const QuestionIntent& intent_;
     // The graph: nodes and predicates, each label once.
     std::vector<std::string> node_norms_;
     std::vector<std::string> node_labels_;  // as first written
@@ -632,8 +635,9 @@ std::optional<std::vector<std::string>> ExtractiveModel::reason_edges(
     std::vector<BestPath> paths;
     if (!score_with_paths(question, extract_concepts(question), edges, nullptr, &paths, &cancelled))
         return std::nullopt;
-    const auto analysis = analyze_question(question);
-    const auto rel = question_relations(analysis);
+    const auto analysed = detail::analysed_question(question);
+    const auto& analysis = analysed->analysis;
+    const auto& rel = analysed->relations;
     std::vector<Mention> mentions;
     for (const auto& c : analysis.candidates)
         if (c.entity) mentions.push_back({normalize(c.text), 1.0, {}});

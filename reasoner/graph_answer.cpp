@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -489,9 +490,10 @@ class EdgeAnswerWriter {
 public:
     EdgeAnswerWriter(std::string_view question, FactGraph graph)
         : g_(std::move(graph)),
-          analysis_(detail::analyze_question(question)),
-          intent_(question_intent(question, analysis_)),
-          rel_(question_relations(analysis_)),
+          analysed_(detail::analysed_question(question)),
+          analysis_(analysed_->analysis),
+          intent_(analysed_->intent),
+          rel_(analysed_->relations),  // a copy: drop_class_hop changes it
           question_lower_(lower(question)) {
         drop_class_hop(rel_, intent_, question);
         anchor_ = named_anchors(g_, analysis_, " " + normalize(question) + " ");
@@ -540,8 +542,10 @@ private:
     ComposedAnswer state_answers(const std::vector<const Path*>& answers) const;
 
     FactGraph g_;
-    detail::QuestionAnalysis analysis_;
-    QuestionIntent intent_;
+    // The question's analysis, shared with the model's other calls on it.
+    std::shared_ptr<const detail::AnalysedQuestion> analysed_;
+    const detail::QuestionAnalysis& analysis_;
+    const QuestionIntent& intent_;
     QuestionRelations rel_;
     std::string question_lower_;
     std::vector<double> anchor_;  // per node: named in the question (named_anchors)

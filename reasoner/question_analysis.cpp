@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "reasoner/detail/question_intent.hpp"
 #include "reasoner/detail/relation_cues.hpp"
 #include "reasoner/reasoner.hpp"
 #include "text/stopwords.hpp"
@@ -418,9 +419,9 @@ QuestionAnalysis analyze_question(std::string_view question) {
 
 std::vector<std::string> ExtractiveModel::extract_concepts(std::string_view question,
                                                            std::size_t limit) const {
-    const auto a = detail::analyze_question(question);
+    const auto analysed = detail::analysed_question(question);
     std::vector<std::string> out;
-    for (const auto& c : a.candidates) {
+    for (const auto& c : analysed->analysis.candidates) {
         if (out.size() >= limit) break;
         out.push_back(c.text);
     }

@@ -3,9 +3,12 @@
 #include "reasoner/detail/question_intent.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <limits>
 #include <map>
+#include <memory>
+#include <string>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -180,6 +183,29 @@ QuestionIntent question_intent(std::string_view question,
     const auto relations = question_relations(analysis);
     for (auto m : relations.chain) intent.chain.push_back(relations.mentions[m].key);
     return intent;
+}
+
+std::shared_ptr<const AnalysedQuestion> analysed_question(std::string_view question) {
+    // A handful of questions per thread: a worker thread answers the steps of the few questions
+    // in flight at once, interleaved. Replaced round the ring, oldest first.
+    constexpr std::size_t kRemembered = 8;
+    struct Remembered {
+        std::string question;
+        std::shared_ptr<const AnalysedQuestion> analysed;
+    };
+    thread_local std::array<Remembered, kRemembered> ring;
+    thread_local std::size_t next = 0;
+    for (const auto& r : ring)
+        if (r.analysed && r.question == question) return r.analysed;
+    auto analysed = std::make_shared<AnalysedQuestion>();
+    analysed->analysis = detail::analyze_question(question);
+    analysed->intent = question_intent(question, analysed->analysis);
+    analysed->relations = question_relations(analysed->analysis);
+    auto& slot = ring[next];
+    next = (next + 1) % kRemembered;
+    slot.question.assign(question);
+    slot.analysed = analysed;
+    return analysed;
 }
 
 bool answer_type_mismatch(const QuestionIntent& intent, std::string_view label) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,6 +79,21 @@ struct QuestionRelations {
 
 // The relation words of an analysed question, grouped per clause, and their chain.
 QuestionRelations question_relations(const detail::QuestionAnalysis& analysis);
+
+// A question's analysis, intent and relations, as analyze_question, question_intent and
+// question_relations give them.
+struct AnalysedQuestion {
+    QuestionAnalysis analysis;
+    QuestionIntent intent;
+    QuestionRelations relations;
+};
+
+// The analysed `question`, remembered for the last few questions this thread analysed: graph-rag
+// asks the extractive model about one question four times (concepts, scoring, reasoning, the
+// answer), and each call analysed it anew, some twice. The three are pure functions of the
+// text, so a remembered one is what analysing again would give. Shared: a caller keeps its copy
+// while later calls on the thread push it out of the table.
+std::shared_ptr<const AnalysedQuestion> analysed_question(std::string_view question);
 
 // True when `value` reads as a year ("1898"), a date ("12 May 1898", "1898-05-12") or a
 // decade/century ("1890s").

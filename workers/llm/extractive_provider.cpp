@@ -194,6 +194,24 @@ std::vector<double> embedding_similarity(const std::string& question,
     return similarity;
 }
 
+// {list_key: [{"id": edge id, field: value}, …]}, one item per edge in order. Built member by
+// member: a nested initializer list copies every value it holds once more.
+template <typename Value>
+json per_edge_answer(const char* list_key, std::vector<LabelledEdge> edges, const char* field,
+                     std::vector<Value> values) {
+    json answer = json::object();
+    auto& list = answer[list_key];
+    list = json::array();
+    auto& items = list.get_ref<json::array_t&>();
+    items.reserve(edges.size());
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+        auto& item = items.emplace_back(json::object());
+        item["id"] = std::move(edges[i].id);
+        item[field] = std::move(values[i]);
+    }
+    return answer;
+}
+
 // kg-edge-scoring: {"scores": [{"id", "score"}, …]}, one per edge in order.
 base::Result<json> edge_scores(const ExtractiveModel& model, const PromptInput& input,
                                const std::string& question, const GenerateOptions& options) {
@@ -206,10 +224,7 @@ base::Result<json> edge_scores(const ExtractiveModel& model, const PromptInput& 
         model.score_edges(question, *concepts, *edges, similarity.empty() ? nullptr : &similarity,
                           cancel_check(options));
     if (!scores) return cancelled_error();
-    json list = json::array();
-    for (std::size_t i = 0; i < edges->size(); ++i)
-        list.push_back({{"id", (*edges)[i].id}, {"score", (*scores)[i]}});
-    return json{{"scores", std::move(list)}};
+    return per_edge_answer("scores", std::move(*edges), "score", *scores);
 }
 
 // kg-edge-reasoning: {"reasons": [{"id", "reasoning"}, …]}, one per edge in order.
@@ -217,12 +232,9 @@ base::Result<json> edge_reasons(const ExtractiveModel& model, const PromptInput&
                                 const std::string& question, const GenerateOptions& options) {
     auto edges = edges_of(input);
     if (!edges) return std::move(edges).error();
-    const auto reasons = model.reason_edges(question, *edges, cancel_check(options));
+    auto reasons = model.reason_edges(question, *edges, cancel_check(options));
     if (!reasons) return cancelled_error();
-    json list = json::array();
-    for (std::size_t i = 0; i < edges->size(); ++i)
-        list.push_back({{"id", (*edges)[i].id}, {"reasoning", (*reasons)[i]}});
-    return json{{"reasons", std::move(list)}};
+    return per_edge_answer("reasons", std::move(*edges), "reasoning", std::move(*reasons));
 }
 
 // agent-react: the planner's next step, as the template's reply text.

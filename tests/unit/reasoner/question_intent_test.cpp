@@ -91,6 +91,40 @@ TEST(QuestionIntentTest, TheChainRunsOutwardsFromTheNamedEntity) {
     for (const auto& step : club.chain) EXPECT_NE(step.rfind("type:", 0), 0u) << step;
 }
 
+// The remembered analysis is what analysing anew gives, for the question asked (never a
+// neighbour's), also once more questions than the table holds pushed it out.
+TEST(QuestionIntentTest, AnalysedQuestionIsTheAnalysisOfThatQuestion) {
+    const auto expect_fresh = [](std::string_view question) {
+        SCOPED_TRACE(std::string(question));
+        const auto analysed = analysed_question(question);
+        ASSERT_NE(analysed, nullptr);
+        const auto analysis = analyze_question(question);
+        const auto intent = question_intent(question, analysis);
+        const auto relations = question_relations(analysis);
+        ASSERT_EQ(analysed->analysis.candidates.size(), analysis.candidates.size());
+        for (std::size_t i = 0; i < analysis.candidates.size(); ++i)
+            EXPECT_EQ(analysed->analysis.candidates[i].text, analysis.candidates[i].text);
+        ASSERT_EQ(analysed->analysis.tokens.size(), analysis.tokens.size());
+        EXPECT_EQ(analysed->intent.type, intent.type);
+        EXPECT_EQ(analysed->intent.class_word, intent.class_word);
+        EXPECT_EQ(analysed->intent.entities, intent.entities);
+        EXPECT_EQ(analysed->intent.chain, intent.chain);
+        EXPECT_EQ(analysed->relations.chain, relations.chain);
+        EXPECT_EQ(analysed->relations.mentions.size(), relations.mentions.size());
+        EXPECT_EQ(analysed->relations.total_weight, relations.total_weight);
+    };
+    const std::string first = "Who founded the shipyard that built the MV Curlew?";
+    const auto remembered = analysed_question(first);
+    EXPECT_EQ(analysed_question(first), remembered);  // asked again: the same analysis
+    expect_fresh(first);
+    for (int i = 0; i < 20; ++i)
+        expect_fresh("which club does Player_" + std::to_string(i) + " play for ?");
+    expect_fresh(first);
+    EXPECT_NE(analysed_question(first), remembered);                    // pushed out, analysed anew
+    expect_fresh("Who founded the shipyard that built the MV Curlew");  // one byte less
+    EXPECT_EQ(remembered->intent.type, AnswerType::kAgent);  // the caller's copy outlives it
+}
+
 TEST(QuestionIntentTest, TypeMismatchRulesOutValuesOfTheWrongKind) {
     const auto who = question_intent("Who built the MV Petrel?");
     EXPECT_TRUE(answer_type_mismatch(who, "1911"));
