@@ -2,6 +2,7 @@
 #include "tests/support/process.hpp"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -82,7 +83,7 @@ std::string ExitStatus::describe() const {
 }
 
 ChildProcess::ChildProcess(std::string name, std::vector<std::string> argv,
-                           const std::filesystem::path& log_dir)
+                           const std::filesystem::path& log_dir, std::optional<RunAs> run_as)
     : name_(std::move(name)), argv_(std::move(argv)), log_dir_(log_dir) {
     if (argv_.empty()) {
         throw std::invalid_argument("ChildProcess: empty argv");
@@ -118,6 +119,16 @@ ChildProcess::ChildProcess(std::string name, std::vector<std::string> argv,
         ::dup2(in, STDIN_FILENO);
         ::dup2(out, STDOUT_FILENO);
         ::dup2(err, STDERR_FILENO);
+        // The output files are opened first (the log folder may be closed to that user).
+        // Changing user clears the parent-death signal: it is set again after.
+        if (run_as) {
+            if (::setgroups(0, nullptr) != 0 || ::setgid(run_as->gid) != 0 ||
+                ::setuid(run_as->uid) != 0) {
+                ::_exit(125);
+            }
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (::getppid() != parent) ::_exit(127);
+        }
         ::execv(args[0], args.data());
         ::_exit(127);
     }
@@ -214,9 +225,11 @@ std::optional<nlohmann::json> wait_for_ready_file(const std::filesystem::path& p
 }
 
 CommandResult run_command(std::vector<std::string> argv, const std::filesystem::path& log_dir,
-                          std::chrono::milliseconds timeout) {
+                          std::chrono::milliseconds timeout,
+                          std::optional<ChildProcess::RunAs> run_as) {
     static std::atomic<int> counter{0};
-    ChildProcess child("cmd-" + std::to_string(counter.fetch_add(1)), std::move(argv), log_dir);
+    ChildProcess child("cmd-" + std::to_string(counter.fetch_add(1)), std::move(argv), log_dir,
+                       run_as);
     CommandResult result;
     if (auto status = child.wait_exit(timeout)) {
         result.status = *status;

@@ -44,9 +44,16 @@ struct ExitStatus {
 // (PR_SET_PDEATHSIG), so a crashed or timed-out test leaves nothing behind.
 class ChildProcess {
 public:
+    // Another user to run the child as (a test running as root starting a server that refuses
+    // root, such as PostgreSQL): its uid and gid, no supplementary groups.
+    struct RunAs {
+        uid_t uid = 0;
+        gid_t gid = 0;
+    };
+
     // Starts `argv[0]` (an absolute path) with `argv`; output goes to <log_dir>/<name>.out/.err.
     ChildProcess(std::string name, std::vector<std::string> argv,
-                 const std::filesystem::path& log_dir);
+                 const std::filesystem::path& log_dir, std::optional<RunAs> run_as = std::nullopt);
     ~ChildProcess();
     ChildProcess(const ChildProcess&) = delete;
     ChildProcess& operator=(const ChildProcess&) = delete;
@@ -100,6 +107,7 @@ inline bool exited_with(const CommandResult& r, int code) {
     return r.status.exited && r.status.code == code;
 }
 CommandResult run_command(std::vector<std::string> argv, const std::filesystem::path& log_dir,
-                          std::chrono::milliseconds timeout);
+                          std::chrono::milliseconds timeout,
+                          std::optional<ChildProcess::RunAs> run_as = std::nullopt);
 
 }  // namespace glassbox::integration

@@ -1,0 +1,231 @@
+// A PostgreSQL server of a test's own (see postgres_server.hpp).
+#include "tests/support/postgres_server.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+#include <system_error>
+
+#include <libpq-fe.h>
+
+#include "tests/support/wait_until.hpp"
+
+namespace glassbox::integration {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+namespace {
+
+// The newest PostgreSQL's binaries (Debian keeps each major version in its own folder), or
+// GLASSBOX_PG_BINDIR when set.
+std::optional<fs::path> find_bindir() {
+    if (const char* forced = std::getenv("GLASSBOX_PG_BINDIR"); forced && *forced) {
+        if (fs::exists(fs::path(forced) / "postgres")) return fs::path(forced);
+        return std::nullopt;
+    }
+    std::vector<fs::path> found;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/usr/lib/postgresql", ec)) {
+        if (fs::exists(entry.path() / "bin" / "postgres") &&
+            fs::exists(entry.path() / "bin" / "initdb"))
+            found.push_back(entry.path() / "bin");
+    }
+    if (found.empty()) return std::nullopt;
+    // Folders are major versions ("15", "16"): the highest number wins.
+    std::sort(found.begin(), found.end(), [](const fs::path& a, const fs::path& b) {
+        return std::atoi(a.parent_path().filename().c_str()) <
+               std::atoi(b.parent_path().filename().c_str());
+    });
+    return found.back();
+}
+
+std::optional<ChildProcess::RunAs> postgres_user() {
+    const passwd* user = ::getpwnam("postgres");
+    if (user == nullptr) return std::nullopt;
+    return ChildProcess::RunAs{user->pw_uid, user->pw_gid};
+}
+
+// A loopback port nobody listens on now (the kernel's pick for port 0). Another process may take
+// it before the server binds it: start() then fails and the caller picks again.
+int free_loopback_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) throw std::system_error(errno, std::generic_category(), "socket");
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+        const int error = errno;
+        ::close(fd);
+        throw std::system_error(error, std::generic_category(), "bind 127.0.0.1:0");
+    }
+    ::close(fd);
+    return ntohs(address.sin_port);
+}
+
+struct ConnectionCloser {
+    void operator()(PGconn* c) const noexcept { PQfinish(c); }
+};
+struct ResultClearer {
+    void operator()(PGresult* r) const noexcept { PQclear(r); }
+};
+
+}  // namespace
+
+std::optional<std::string> PostgresServer::unavailable() {
+    if (!find_bindir()) {
+        return "no PostgreSQL server binaries (/usr/lib/postgresql/<version>/bin/postgres): "
+               "install postgresql-15 (ops/install-deps) or set GLASSBOX_PG_BINDIR";
+    }
+    if (::geteuid() == 0 && !postgres_user()) {
+        return "running as root and there is no `postgres` user to run the server as "
+               "(PostgreSQL refuses root)";
+    }
+    return std::nullopt;
+}
+
+PostgresServer::PostgresServer(Options options) : options_(std::move(options)) {
+    if (auto why = unavailable()) throw std::runtime_error("PostgresServer: " + *why);
+    bindir_ = *find_bindir();
+    dir_ = std::make_unique<TempDir>("glassbox-pg");
+    if (::geteuid() == 0) {
+        run_as_ = postgres_user();
+        // The cluster, the socket and the logs live here: the server's user must own it.
+        if (::chown(dir_->path().c_str(), run_as_->uid, run_as_->gid) != 0)
+            throw std::system_error(errno, std::generic_category(),
+                                    "chown " + dir_->path().string());
+    }
+    init_cluster();
+    start();
+}
+
+PostgresServer::~PostgresServer() {
+    try {
+        if (server_ && server_->running()) stop();
+    } catch (const std::exception&) {
+        // The ChildProcess destructor kills and reaps it.
+    }
+    server_.reset();
+}
+
+void PostgresServer::init_cluster() {
+    // Trusted local connections for the superuser `glassbox`; no fsync while creating files.
+    auto result = run_command({bin("initdb").string(), "-D", (dir_->path() / "data").string(), "-U",
+                               "glassbox", "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync"},
+                              dir_->path(), milliseconds{120'000}, run_as_);
+    if (!exited_with(result, 0)) {
+        throw std::runtime_error("initdb failed (" + result.status.describe() + "): " + result.err +
+                                 result.out);
+    }
+}
+
+void PostgresServer::start() {
+    if (server_ && server_->running()) return;
+    // A first start picks a port; later ones keep it (clients hold the DSN). The port may be
+    // taken between the pick and the bind: then a first start picks another.
+    for (int attempt = 0; attempt < 5; ++attempt) {
+        if (starts_ == 0) port_ = free_loopback_port();
+        std::vector<std::string> argv{bin("postgres").string(),
+                                      "-D",
+                                      (dir_->path() / "data").string(),
+                                      "-p",
+                                      std::to_string(port_),
+                                      "-k",
+                                      dir_->path().string(),
+                                      "-c",
+                                      "listen_addresses=127.0.0.1"};
+        if (!options_.durable) {
+            for (const char* setting : {"fsync=off", "full_page_writes=off"}) {
+                argv.insert(argv.end(), {"-c", setting});
+            }
+        }
+        for (const auto& setting : options_.settings) argv.insert(argv.end(), {"-c", setting});
+        server_ = std::make_unique<ChildProcess>("postgres-" + std::to_string(++starts_), argv,
+                                                 dir_->path(), run_as_);
+        try {
+            wait_ready(milliseconds{60'000});
+            return;
+        } catch (const std::runtime_error&) {
+            const std::string said = log();
+            const bool port_taken = said.find("could not bind") != std::string::npos ||
+                                    said.find("Address already in use") != std::string::npos;
+            // After kill(), the old server's backends may hold its shared memory for a moment.
+            const bool old_backends =
+                said.find("pre-existing shared memory block") != std::string::npos;
+            server_->kill();
+            if (port_taken && starts_ == 1) {
+                starts_ = 0;
+            } else if (!old_backends) {
+                throw;
+            }
+        }
+    }
+    throw std::runtime_error("PostgresServer: no free port after 5 attempts");
+}
+
+void PostgresServer::wait_ready(milliseconds timeout) {
+    const std::string conninfo = dsn("postgres") + " connect_timeout=2";
+    bool exited = false;
+    const bool ready = test_support::wait_until(
+        [&] {
+            if (!server_->running()) {
+                exited = true;
+                return true;
+            }
+            return PQping(conninfo.c_str()) == PQPING_OK;
+        },
+        timeout, milliseconds{20});
+    if (!ready || exited) {
+        throw std::runtime_error(std::string("PostgreSQL did not come up") +
+                                 (exited ? " (the server exited)" : " (timed out)") + ": " + log());
+    }
+}
+
+std::string PostgresServer::dsn(const std::string& database) const {
+    return "host=" + host_ + " port=" + std::to_string(port_) + " user=glassbox dbname=" + database;
+}
+
+void PostgresServer::exec(const std::string& sql, const std::string& database) const {
+    std::unique_ptr<PGconn, ConnectionCloser> connection(PQconnectdb(dsn(database).c_str()));
+    if (PQstatus(connection.get()) != CONNECTION_OK) {
+        throw std::runtime_error("connecting to " + dsn(database) + ": " +
+                                 PQerrorMessage(connection.get()));
+    }
+    std::unique_ptr<PGresult, ResultClearer> result(PQexec(connection.get(), sql.c_str()));
+    const auto status = PQresultStatus(result.get());
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+        throw std::runtime_error(sql + ": " + PQerrorMessage(connection.get()));
+    }
+}
+
+void PostgresServer::create_database(const std::string& name) const {
+    // Identifiers are quoted; a test's names never hold a double quote.
+    exec("CREATE DATABASE \"" + name + "\"");
+}
+
+bool PostgresServer::running() { return server_ && server_->running(); }
+
+void PostgresServer::stop() {
+    if (!running()) return;
+    server_->send_signal(SIGINT);
+    if (!server_->wait_exit(milliseconds{60'000})) server_->kill();
+}
+
+void PostgresServer::kill() {
+    if (server_) server_->kill();
+}
+
+std::string PostgresServer::log() const {
+    return server_ ? server_->stderr_text() + server_->stdout_text() : std::string{};
+}
+
+}  // namespace glassbox::integration
