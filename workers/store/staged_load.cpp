@@ -4,15 +4,17 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <chrono>
+#include <cstring>
 #include <future>
 #include <string>
-#include <tuple>
 #include <unordered_map>
 #include <utility>
 
 #include "storage/int64_row_feed.hpp"
 #include "workers/store/graph_sources.hpp"
+#include "workers/store/quad_sort.hpp"
 
 namespace glassbox::store {
 
@@ -46,20 +48,30 @@ std::int64_t unix_now() {
         .count();
 }
 
-// Little-endian, so a file moved between machines still reads.
-void put_i64(std::string& out, std::int64_t value) {
+// Little-endian, so a file moved between machines still reads; `out` has room for 8 bytes.
+void put_i64(char* out, std::int64_t value) {
     auto u = static_cast<std::uint64_t>(value);
-    char bytes[8];
-    for (char& b : bytes) {
-        b = static_cast<char>(u & 0xFF);
-        u >>= 8;
+    if constexpr (std::endian::native == std::endian::little) {
+        std::memcpy(out, &u, sizeof u);
+    } else {
+        for (int i = 0; i < 8; ++i, u >>= 8) out[i] = static_cast<char>(u & 0xFF);
     }
-    out.append(bytes, 8);
+}
+
+// Appends one staged quad (its four ids and the load's number of its source).
+void put_quad(std::string& out, const std::array<std::int64_t, 5>& quad) {
+    const std::size_t at = out.size();
+    out.resize(at + kStagedQuadBytes);
+    for (std::size_t i = 0; i < quad.size(); ++i) put_i64(out.data() + at + 8 * i, quad[i]);
 }
 
 std::int64_t get_i64(const std::byte* in) {
     std::uint64_t u = 0;
-    for (int i = 7; i >= 0; --i) u = (u << 8) | static_cast<std::uint64_t>(in[i]);
+    if constexpr (std::endian::native == std::endian::little) {
+        std::memcpy(&u, in, sizeof u);  // one load instead of eight (a commit reads millions)
+    } else {
+        for (int i = 7; i >= 0; --i) u = (u << 8) | static_cast<std::uint64_t>(in[i]);
+    }
     return static_cast<std::int64_t>(u);
 }
 
@@ -191,8 +203,7 @@ Result<std::string> StagedLoads::quads_blob(const TermBatch& batch, std::int64_t
         for (const auto& triple : batch.triples()) {
             auto ids = dictionary_.intern_statement(triple, memo);
             if (!ids) return ids.error();
-            for (const auto value : {(*ids)[0], (*ids)[1], (*ids)[2], (*ids)[3], n})
-                put_i64(blob, value);
+            put_quad(blob, {(*ids)[0], (*ids)[1], (*ids)[2], (*ids)[3], n});
         }
         return blob;
     }
@@ -202,8 +213,7 @@ Result<std::string> StagedLoads::quads_blob(const TermBatch& batch, std::int64_t
         return at == TermBatch::kDefaultGraph ? std::int64_t{0} : (*ids)[at];
     };
     for (const auto& at : batch.statements()) {
-        for (const auto value : {id_of(at[0]), id_of(at[1]), id_of(at[2]), id_of(at[3]), n})
-            put_i64(blob, value);
+        put_quad(blob, {id_of(at[0]), id_of(at[1]), id_of(at[2]), id_of(at[3]), n});
     }
     return blob;
 }
@@ -262,11 +272,33 @@ Result<std::unordered_map<std::int64_t, std::int64_t>> StagedLoads::register_sta
     return source_ids;
 }
 
+Result<std::size_t> StagedLoads::largest_group(std::string_view load) {
+    auto st = db_.prepare(
+        "SELECT coalesce(sum(statements), 0), coalesce(max(statements), 0) FROM "
+        "graph_staged_quads WHERE load = ?1");
+    if (!st) return st.error();
+    st->bind(1, load);
+    auto sizes = st->first([](const storage::Row& row) {
+        return std::pair<std::int64_t, std::int64_t>(row.int64(0), row.int64(1));
+    });
+    if (!sizes) return sizes.error();
+    const auto [total, batch] = sizes->value_or(std::pair<std::int64_t, std::int64_t>{0, 0});
+    // A group is written once it holds commit_group quads: it ends at most one batch past that.
+    const std::size_t bound = std::max<std::size_t>(1, commit_group_) - 1 +
+                              static_cast<std::size_t>(std::max<std::int64_t>(batch, 0));
+    return std::min(static_cast<std::size_t>(std::max<std::int64_t>(total, 0)), bound);
+}
+
 Result<std::uint64_t> StagedLoads::commit_staged_quads(
     std::string_view load, const std::unordered_map<std::int64_t, std::int64_t>& source_ids,
     InsertCounts& counts, bool fresh) {
     std::uint64_t statements = 0;
     std::vector<StagedQuad> group;
+    // Room for the largest group at once: growing it would copy every quad again (and double
+    // its memory).
+    auto most = largest_group(load);
+    if (!most) return most.error();
+    group.reserve(*most);
     auto st = db_.prepare_once(
         "SELECT statements, quads FROM graph_staged_quads WHERE load = ?1 ORDER BY id");
     if (!st) return st.error();
@@ -296,15 +328,21 @@ Result<std::uint64_t> StagedLoads::append_staged_batch(
         return make_error(ErrorType::kInternal, "graph store: a staged batch of load " +
                                                     std::string(load) + " is damaged");
     }
+    // A batch's quads share one source: it is looked up when it changes, not per quad.
+    std::int64_t number = 0;
+    std::int64_t source_id = 0;
     for (std::size_t at = 0; at < bytes.size(); at += kStagedQuadBytes) {
         const std::byte* q = bytes.data() + at;
-        const auto source = source_ids.find(get_i64(q + 32));
-        if (source == source_ids.end()) {
-            return make_error(ErrorType::kInternal, "graph store: a staged quad of load " +
-                                                        std::string(load) + " has no source");
+        if (const std::int64_t n = get_i64(q + 32); n != number || source_id == 0) {
+            const auto source = source_ids.find(n);
+            if (source == source_ids.end()) {
+                return make_error(ErrorType::kInternal, "graph store: a staged quad of load " +
+                                                            std::string(load) + " has no source");
+            }
+            number = n;
+            source_id = source->second;
         }
-        group.push_back(
-            {get_i64(q), get_i64(q + 8), get_i64(q + 16), get_i64(q + 24), source->second});
+        group.push_back({get_i64(q), get_i64(q + 8), get_i64(q + 16), get_i64(q + 24), source_id});
     }
     return static_cast<std::uint64_t>(bytes.size() / kStagedQuadBytes);
 }
@@ -312,26 +350,6 @@ Result<std::uint64_t> StagedLoads::append_staged_batch(
 namespace {
 
 using StagedQuad = StagedLoads::StagedQuad;
-
-// The new quads of a staged commit, sorted into POS and OSP key order.
-struct SortedOrders {
-    std::vector<detail::Quad> pos;
-    std::vector<detail::Quad> osp;
-};
-
-SortedOrders sort_orders(std::vector<detail::Quad> rows) {
-    // OSP on a thread of its own (a copy), POS here (the rows themselves): both at once.
-    auto osp = std::async(std::launch::async, [copy = rows]() mutable {
-        std::sort(copy.begin(), copy.end(), [](const detail::Quad& a, const detail::Quad& b) {
-            return std::tie(a.o, a.s, a.p, a.g) < std::tie(b.o, b.s, b.p, b.g);
-        });
-        return copy;
-    });
-    std::sort(rows.begin(), rows.end(), [](const detail::Quad& a, const detail::Quad& b) {
-        return std::tie(a.p, a.o, a.s, a.g) < std::tie(b.p, b.o, b.s, b.g);
-    });
-    return SortedOrders{std::move(rows), osp.get()};
-}
 
 bool same_quad(const StagedQuad& a, const StagedQuad& b) {
     return a.s == b.s && a.p == b.p && a.o == b.o && a.g == b.g;
@@ -367,10 +385,13 @@ std::vector<std::pair<std::size_t, std::int64_t>> keep_first_of_each_run(
 Result<void> write_fresh_group(storage::Database& db, std::vector<StagedQuad>& group,
                                InsertCounts& counts, std::future<SortedOrders>& orders) {
     const auto links = keep_first_of_each_run(group);
-    std::vector<detail::Quad> added;
-    added.reserve(group.size());
-    for (const auto& q : group) added.push_back({q.s, q.p, q.o, q.g});
-    orders = std::async(std::launch::async, sort_orders, std::move(added));
+    // The group is only read from here until `orders` is done (commit_group clears it after).
+    orders = std::async(std::launch::async, [rows = std::span<const StagedQuad>(group)] {
+        std::vector<detail::Quad> added;
+        added.reserve(rows.size());
+        for (const auto& q : rows) added.push_back({q.s, q.p, q.o, q.g});
+        return sort_pos_and_osp(std::move(added));
+    });
     storage::Int64RowFeed feed{
         reinterpret_cast<const std::int64_t*>(group.data()), group.size(), 5, {0, 1, 2, 3, 4}};
     auto n = storage::run_with_row_feed(
@@ -453,9 +474,7 @@ Result<void> StagedLoads::commit_group(std::vector<StagedQuad>& group, InsertCou
     static_assert(sizeof(StagedQuad) == 5 * sizeof(std::int64_t));
     static_assert(sizeof(detail::Quad) == 4 * sizeof(std::int64_t));
     if (group.empty()) return {};
-    std::sort(group.begin(), group.end(), [](const StagedQuad& a, const StagedQuad& b) {
-        return std::tie(a.s, a.p, a.o, a.g, a.src) < std::tie(b.s, b.p, b.o, b.g, b.src);
-    });
+    sort_spo(group);
     std::vector<detail::Quad> added;
     // When the group is all new, sorting the new quads into POS and OSP order runs beside the
     // SPO writes; an early return waits for it (the future's destructor).
@@ -466,9 +485,10 @@ Result<void> StagedLoads::commit_group(std::vector<StagedQuad>& group, InsertCou
         added.reserve(group.size());
         if (auto r = write_group(db_, group, counts, added); !r) return r;
     }
+    // POS then OSP: sorted into the order's key, written by one statement each. The new quads
+    // are in SPO order (the group's), which sort_pos_and_osp needs.
+    const SortedOrders sorted = orders.valid() ? orders.get() : sort_pos_and_osp(std::move(added));
     group.clear();
-    // POS then OSP: sorted into the order's key, written by one statement each.
-    const SortedOrders sorted = orders.valid() ? orders.get() : sort_orders(std::move(added));
     if (auto r = write_order(db_, "INSERT OR IGNORE INTO graph_pos(p, o, s, g)", sorted.pos,
                              {1, 2, 0, 3, 3});
         !r) {

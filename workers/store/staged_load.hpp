@@ -52,6 +52,8 @@ private:
     // Registers the load's staged sources as graph sources: the load's number -> source id.
     base::Result<std::unordered_map<std::int64_t, std::int64_t>> register_staged_sources(
         std::string_view load);
+    // The most quads a group of the load's commit holds (what to reserve for it).
+    base::Result<std::size_t> largest_group(std::string_view load);
     // Reads the load's staged batches and commits them group by group; returns how many
     // statements the batches held.
     base::Result<std::uint64_t> commit_staged_quads(

@@ -279,6 +279,52 @@ TEST_F(StagedLoadTest, BatchesWithoutQuotedTriplesInternedWholeStoreWhatInsertin
     expect_same_answers(incremental, staged, probes);
 }
 
+TEST_F(StagedLoadTest, ALoadWhoseIdsSpanSeveralRadixPassesStoresWhatInsertingStores) {
+    // 70,000 terms: subject and object ids take two radix passes, and the second predicate is
+    // interned 70,000 ids after the first (more than one pass apart: POS by comparison sort). Facts
+    // repeat within a file and across two files, so the commit must keep each fact's lowest source
+    // and link the other; into an empty graph and onto an earlier load.
+    std::vector<FileLoad> files{{file_source("wide-a.nt", 2), {{}, {}}},
+                                {file_source("wide-b.nt", 1), {{}}}};
+    for (int i = 0; i < 35'000; ++i) {
+        files[0].batches[0].push_back(make_triple(ex("s" + std::to_string((i * 7'919) % 35'000)),
+                                                  ex("p0"), ex("o" + std::to_string(i))));
+    }
+    for (int i = 0; i < 6'000; ++i) {
+        files[0].batches[1].push_back(make_triple(ex("s" + std::to_string((i * 31) % 35'000)),
+                                                  ex("p1"), ex("o" + std::to_string(i % 4'000))));
+        // Every third: a fact of the first batch again, from the other file.
+        if (i % 3 == 0) files[1].batches[0].push_back(files[0].batches[0][(i * 13) % 35'000]);
+    }
+    files[1].batches[0].push_back(files[0].batches[1][5]);
+    for (const bool onto_earlier : {false, true}) {
+        SCOPED_TRACE(onto_earlier ? "onto an earlier load" : "fresh");
+        const std::string name = onto_earlier ? "onto" : "fresh";
+        auto incremental = Store::open(dir_ / ("incremental-" + name + ".db"));
+        auto staged = Store::open(dir_ / ("staged-" + name + ".db"));
+        if (onto_earlier) {
+            insert_all(incremental, sample_load(5));
+            insert_all(staged, sample_load(5));
+        }
+        const auto expected = insert_all(incremental, files);
+        stage_all(staged, "wide", files);
+        auto counts = staged.graph->commit_staged("wide");
+        ASSERT_TRUE(counts) << counts.error().message;
+        EXPECT_EQ(*counts, expected);
+        EXPECT_GT(expected.already_present, 2'000u);
+        EXPECT_EQ(all_quads(staged), all_quads(incremental));
+        // Every fact with every source it came from (one pass; sources_of per fact is slow).
+        EXPECT_EQ(provenance(staged), provenance(incremental));
+        auto a = incremental.graph->stats();
+        auto b = staged.graph->stats();
+        ASSERT_TRUE(a && b);
+        EXPECT_EQ(*b, *a);
+        expect_same_answers(incremental, staged,
+                            {files[0].batches[0][0], files[0].batches[1][7],
+                             files[0].batches[0][34'999], files[1].batches[0][3]});
+    }
+}
+
 TEST_F(StagedLoadTest, DictionaryEncodedBatchesStoreWhatInsertingTheSameBatchesStores) {
     // `glassbox load`'s wire form: each batch written and read back as indexes into its distinct
     // terms, then staged: the same facts, sources, counts and answers as inserting the triples.
