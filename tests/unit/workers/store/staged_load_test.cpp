@@ -124,6 +124,30 @@ protected:
         return total;
     }
 
+    // The sample load `salt` without its quoted triples (the batches a whole-batch intern
+    // takes), and two stores that already hold sample load 5: the first has the files inserted
+    // (the counts it gave are `expected`), the second is left for the test to stage them into.
+    struct InsertedAndStaged {
+        std::vector<FileLoad> files;
+        Store incremental;
+        Store staged;
+        InsertCounts expected;
+    };
+    InsertedAndStaged without_quoted_triples(int salt) {
+        auto files = sample_load(salt);
+        for (auto& file : files) {
+            for (auto& batch : file.batches) {
+                std::erase_if(batch, [](const Triple& t) { return t.o.is_triple(); });
+            }
+        }
+        auto incremental = Store::open(dir_ / "incremental.db");
+        auto staged = Store::open(dir_ / "staged.db");
+        insert_all(incremental, sample_load(5));
+        insert_all(staged, sample_load(5));  // some terms and facts are stored already
+        const auto expected = insert_all(incremental, files);
+        return {std::move(files), std::move(incremental), std::move(staged), expected};
+    }
+
     static void stage_all(Store& store, const std::string& load,
                           const std::vector<FileLoad>& files) {
         for (const auto& file : files) {
@@ -251,17 +275,7 @@ TEST_F(StagedLoadTest, AStagedLoadStoresExactlyWhatInsertingTheSameBatchesStores
 TEST_F(StagedLoadTest, BatchesWithoutQuotedTriplesInternedWholeStoreWhatInsertingStores) {
     // Without a quoted triple a batch's distinct terms are interned at once (TermBatch), new
     // ones in hash order: the same facts, sources and answers as the incremental path.
-    auto files = sample_load(3);
-    for (auto& file : files) {
-        for (auto& batch : file.batches) {
-            std::erase_if(batch, [](const Triple& t) { return t.o.is_triple(); });
-        }
-    }
-    auto incremental = Store::open(dir_ / "incremental.db");
-    auto staged = Store::open(dir_ / "staged.db");
-    insert_all(incremental, sample_load(5));
-    insert_all(staged, sample_load(5));  // some terms and facts are stored already
-    const auto expected = insert_all(incremental, files);
+    auto [files, incremental, staged, expected] = without_quoted_triples(3);
     stage_all(staged, "whole", files);
     auto counts = staged.graph->commit_staged("whole");
     ASSERT_TRUE(counts) << counts.error().message;
@@ -328,17 +342,7 @@ TEST_F(StagedLoadTest, ALoadWhoseIdsSpanSeveralRadixPassesStoresWhatInsertingSto
 TEST_F(StagedLoadTest, DictionaryEncodedBatchesStoreWhatInsertingTheSameBatchesStores) {
     // `glassbox load`'s wire form: each batch written and read back as indexes into its distinct
     // terms, then staged: the same facts, sources, counts and answers as inserting the triples.
-    auto files = sample_load(4);
-    for (auto& file : files) {
-        for (auto& batch : file.batches) {
-            std::erase_if(batch, [](const Triple& t) { return t.o.is_triple(); });
-        }
-    }
-    auto incremental = Store::open(dir_ / "incremental.db");
-    auto staged = Store::open(dir_ / "staged.db");
-    insert_all(incremental, sample_load(5));
-    insert_all(staged, sample_load(5));
-    const auto expected = insert_all(incremental, files);
+    auto [files, incremental, staged, expected] = without_quoted_triples(4);
     schema::IndexedQuadsWriter writer;
     std::string terms;
     std::string statements;
