@@ -148,6 +148,22 @@ protected:
         return {std::move(files), std::move(incremental), std::move(staged), expected};
     }
 
+    // Commits `load` in `staged` and expects what inserting gave `incremental`: the counts, the
+    // quads, their sources and the stats (no term stored twice or left over).
+    static void expect_commit_as_inserted(Store& staged, const std::string& load,
+                                          Store& incremental, const InsertCounts& expected) {
+        auto counts = staged.graph->commit_staged(load);
+        ASSERT_TRUE(counts) << counts.error().message;
+        EXPECT_EQ(*counts, expected);
+        EXPECT_GT(expected.added, 20u);
+        EXPECT_EQ(all_quads(staged), all_quads(incremental));
+        EXPECT_EQ(all_sources(staged), all_sources(incremental));
+        auto a = incremental.graph->stats();
+        auto b = staged.graph->stats();
+        ASSERT_TRUE(a && b);
+        EXPECT_EQ(*b, *a) << "no term stored twice, none left over";
+    }
+
     static void stage_all(Store& store, const std::string& load,
                           const std::vector<FileLoad>& files) {
         for (const auto& file : files) {
@@ -277,16 +293,7 @@ TEST_F(StagedLoadTest, BatchesWithoutQuotedTriplesInternedWholeStoreWhatInsertin
     // ones in hash order: the same facts, sources and answers as the incremental path.
     auto [files, incremental, staged, expected] = without_quoted_triples(3);
     stage_all(staged, "whole", files);
-    auto counts = staged.graph->commit_staged("whole");
-    ASSERT_TRUE(counts) << counts.error().message;
-    EXPECT_EQ(*counts, expected);
-    EXPECT_GT(expected.added, 20u);
-    EXPECT_EQ(all_quads(staged), all_quads(incremental));
-    EXPECT_EQ(all_sources(staged), all_sources(incremental));
-    auto a = incremental.graph->stats();
-    auto b = staged.graph->stats();
-    ASSERT_TRUE(a && b);
-    EXPECT_EQ(*b, *a) << "no term stored twice";
+    expect_commit_as_inserted(staged, "whole", incremental, expected);
     std::vector<Triple> probes;
     for (std::size_t i = 0; i < files[0].batches[0].size(); i += 7)
         probes.push_back(files[0].batches[0][i]);
@@ -359,17 +366,8 @@ TEST_F(StagedLoadTest, DictionaryEncodedBatchesStoreWhatInsertingTheSameBatchesS
             EXPECT_EQ(*done, triples.size());
         }
     }
-    auto counts = staged.graph->commit_staged("encoded");
-    ASSERT_TRUE(counts) << counts.error().message;
-    EXPECT_EQ(*counts, expected);
-    EXPECT_GT(expected.added, 20u);
-    EXPECT_EQ(all_quads(staged), all_quads(incremental));
-    EXPECT_EQ(all_sources(staged), all_sources(incremental));
+    expect_commit_as_inserted(staged, "encoded", incremental, expected);
     EXPECT_EQ(provenance(staged), provenance(incremental));
-    auto a = incremental.graph->stats();
-    auto b = staged.graph->stats();
-    ASSERT_TRUE(a && b);
-    EXPECT_EQ(*b, *a) << "no term stored twice, none left over";
 }
 
 TEST_F(StagedLoadTest, ADictionaryEncodedBatchWithABadTermIsRefusedWhole) {
