@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "schema/json_cursor.hpp"
-#include "schema/untrusted_json.hpp"
+#include "workers/runtime/request_context.hpp"
 
 namespace glassbox::llm {
 
@@ -76,9 +76,8 @@ base::Result<schema::LlmRequest> check_request(const json& body) {
 base::Result<schema::LlmRequest> decode_request_text(std::string_view text) {
     if (auto request = read_request(text)) return std::move(*request);
     // As the runtime parses a body it did not leave as text (§1.1: InvalidJson before any logic).
-    auto body = schema::parse_untrusted_json(text);
-    if (!body)
-        return make_error(ErrorType::kInvalidJson, "the request body: " + body.error().message);
+    auto body = runtime::parse_request_body(text);
+    if (!body) return std::move(body).error();
     return check_request(*body);
 }
 

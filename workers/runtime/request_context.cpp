@@ -398,4 +398,15 @@ Result<CallResult> RequestContext::await_call(
     }
 }
 
+base::Result<nlohmann::json> parse_request_body(std::string_view text) {
+    auto body = schema::parse_untrusted_json(text);
+    if (!body) {
+        static const auto logger = base::component_logger("worker");  // looked up once
+        logger->info("event=invalid_json");
+        return base::make_error(base::ErrorType::kInvalidJson,
+                                "the request body: " + body.error().message);
+    }
+    return body;
+}
+
 }  // namespace glassbox::runtime

@@ -219,4 +219,10 @@ private:
     std::vector<std::pair<ExplainStep, std::uint64_t>> deferred_;
 };
 
+// What the runtime does with a request body it parses (protocol §1.1: InvalidJson before any of
+// the service's logic): the tree, or InvalidJson "the request body: …", logged as
+// event=invalid_json. For services that read their bodies as text (WorkerConfig::text_body) and
+// parse the ones their readers do not take.
+base::Result<nlohmann::json> parse_request_body(std::string_view text);
+
 }  // namespace glassbox::runtime

@@ -80,11 +80,10 @@ public:
         // A body the service reads as text itself (WorkerConfig::text_body) is not parsed here.
         nlohmann::json tree;
         if (!config_.text_body || !config_.text_body(body_text)) {
-            auto body = schema::parse_untrusted_json(body_text);
+            auto body = parse_request_body(body_text);
             if (!body) {
-                log()->info("event=invalid_json");
-                (void)out.send({std::string(1, channel::kError), "InvalidJson",
-                                "the request body: " + body.error().message});
+                (void)out.send(
+                    {std::string(1, channel::kError), "InvalidJson", body.error().message});
                 return;
             }
             tree = std::move(body).value();

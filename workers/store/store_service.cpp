@@ -163,11 +163,8 @@ private:
             if (!*reply) return answer(std::move(*reply).error());
             return answer(schema::dump(**reply));
         }
-        auto parsed = schema::parse_untrusted_json(text);
-        if (!parsed) {
-            return fail(
-                make_error(ErrorType::kInvalidJson, "the request body: " + parsed.error().message));
-        }
+        auto parsed = runtime::parse_request_body(text);
+        if (!parsed) return fail(std::move(parsed).error());
         tree_ = std::move(parsed).value();
         run_tree(tree_);
     }

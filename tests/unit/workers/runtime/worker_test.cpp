@@ -8,8 +8,12 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
+#include <spdlog/sinks/ostream_sink.h>
+
+#include "base/log.hpp"
 #include "base/utf8.hpp"
 #include "schema/explain_terms.hpp"
 #include "schema/messages.hpp"
@@ -237,6 +241,29 @@ TEST_F(WorkerTest, DeadlineCountsAsCancelled) {
     // Regression: a deadline was once reported as Cancelled, racing the broker's own answer.
     ASSERT_EQ(error->frames.size(), 7u);
     EXPECT_EQ(error->frames[5], "DeadlineExceeded");
+}
+
+// A service that reads its bodies as text parses the ones its readers do not take with
+// parse_request_body: the runtime's tree, its InvalidJson message, and its log line.
+TEST(ParseRequestBodyTest, GivesTheTreeOrInvalidJsonAndLogsIt) {
+    std::ostringstream captured;
+    const auto logger = base::component_logger("worker");
+    const auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(captured);
+    const auto level = logger->level();
+    logger->set_level(spdlog::level::info);
+    logger->sinks().push_back(sink);
+    auto tree = parse_request_body(R"({"op":"stats","n":[1,2]})");
+    auto broken = parse_request_body("{\"op\": ");
+    logger->sinks().pop_back();
+    logger->set_level(level);
+    ASSERT_TRUE(tree);
+    EXPECT_EQ((*tree)["n"], json::array({1, 2}));
+    ASSERT_FALSE(broken);
+    EXPECT_EQ(broken.error().type, base::ErrorType::kInvalidJson);
+    EXPECT_TRUE(broken.error().message.starts_with("the request body: ")) << broken.error().message;
+    EXPECT_NE(captured.str().find("event=invalid_json"), std::string::npos) << captured.str();
+    EXPECT_EQ(captured.str().find("event=invalid_json"), captured.str().rfind("event=invalid_json"))
+        << "logged once, for the broken body only";
 }
 
 TEST_F(WorkerTest, InvalidJsonIsAnsweredWithoutCallingTheHandler) {
