@@ -31,6 +31,7 @@ constexpr std::array kErrorNames{
     ErrorName{ErrorType::kTimeout, "Timeout"},
     ErrorName{ErrorType::kBrokerUnavailable, "BrokerUnavailable"},
     ErrorName{ErrorType::kForbidden, "Forbidden"},
+    ErrorName{ErrorType::kStoreUnavailable, "StoreUnavailable"},
     ErrorName{ErrorType::kInternal, "Internal"},
 };
 

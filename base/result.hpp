@@ -32,6 +32,7 @@ enum class ErrorType {
     kTimeout,             // a local wait (connect, receive) ran out
     kBrokerUnavailable,   // no broker completed a connection within the client's connect timeout
     kForbidden,           // the sender's key does not allow this (its roles, docs/security.md)
+    kStoreUnavailable,    // the database a store keeps its state in cannot be reached now
     kInternal,            // a bug or an unexpected failure inside the service
 };
 

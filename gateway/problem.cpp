@@ -24,6 +24,7 @@ int http_status_for(ErrorType type) noexcept {
         case ErrorType::kBrokerUnavailable:
         case ErrorType::kBrokerRestarted:
         case ErrorType::kSpoolFull:
+        case ErrorType::kStoreUnavailable:
             return 503;
         case ErrorType::kDeadlineExceeded:
         case ErrorType::kTimeout:
