@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <iterator>
 #include <string>
 #include <unordered_set>
 
@@ -246,17 +248,35 @@ void grounding(TripleSink& out, const RunUris& run, const StepInfo& step,
 void graph_exploration(TripleSink& out, const RunUris& run, const StepInfo& step,
                        const std::vector<std::string>& seed_entities, std::uint64_t edge_count,
                        const std::vector<ExploredEdge>& explored) {
+    std::vector<ExploredEdgeRef> refs;
+    refs.reserve(std::min(explored.size(), kMaxExploredEdges));
+    for (const auto& edge : explored) {
+        if (refs.size() == kMaxExploredEdges) break;
+        refs.push_back(ExploredEdgeRef{&edge.edge, edge.hop});
+    }
+    graph_exploration(out, run, step, seed_entities, edge_count, refs);
+}
+
+void graph_exploration(TripleSink& out, const RunUris& run, const StepInfo& step,
+                       const std::vector<std::string>& seed_entities, std::uint64_t edge_count,
+                       std::span<const ExploredEdgeRef> explored) {
     Emitter e(out);
     const auto uri = run.exploration();
     step_header(e, run, uri, v::kExploration, step);
     e.integer(uri, v::kEdgeCount, edge_count);
     for (const auto& s : seed_entities) e.iri(uri, v::kSeedEntity, s);
     const auto n = std::min(explored.size(), kMaxExploredEdges);
+    // run.explored_edge(i) is the stem then i: the stem is built once, the number replaced.
+    std::string edge = run.explored_edge(0);
+    const std::size_t stem = edge.size() - 1;
     for (std::size_t i = 0; i < n; ++i) {
-        const auto edge = run.explored_edge(i);
+        char digits[24];
+        const auto written = std::to_chars(std::begin(digits), std::end(digits), i);
+        edge.resize(stem);
+        edge.append(digits, written.ptr);
         e.iri(uri, v::kExploredEdgeProperty, edge);
         e.type(edge, v::kExploredEdge);
-        reify(e, edge, explored[i].edge);
+        reify(e, edge, *explored[i].edge);
         e.integer(edge, v::kHop, explored[i].hop);
     }
 }

@@ -28,6 +28,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,6 +87,13 @@ struct SelectedEdge {
 // of or into a seed entity).
 struct ExploredEdge {
     Triple edge;  // quoted-triple parts are reified as for SelectedEdge
+    std::uint32_t hop = 1;
+};
+
+// An explored edge the caller holds: graph RAG records hundreds per question, and a copy of each
+// triple would cost more than writing it. The triple must outlive the building of the step.
+struct ExploredEdgeRef {
+    const Triple* edge = nullptr;
     std::uint32_t hop = 1;
 };
 
@@ -305,6 +313,10 @@ void grounding(TripleSink& out, const RunUris& run, const StepInfo& step,
 void graph_exploration(TripleSink& out, const RunUris& run, const StepInfo& step,
                        const std::vector<std::string>& seed_entities, std::uint64_t edge_count,
                        const std::vector<ExploredEdge>& explored = {});
+// The same triples from edges held by the caller.
+void graph_exploration(TripleSink& out, const RunUris& run, const StepInfo& step,
+                       const std::vector<std::string>& seed_entities, std::uint64_t edge_count,
+                       std::span<const ExploredEdgeRef> explored);
 // A follow-up's "else" on `step_uri` (a graph-rag Focus): gb:excludes for each label the
 // answer leaves out, gb:excludedEdgeCount for the edges dropped because they name one.
 void excluded_answers(TripleSink& out, std::string_view step_uri,

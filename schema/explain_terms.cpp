@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "base/fnv.hpp"
 #include "schema/detail/json_reader.hpp"
@@ -35,26 +36,35 @@ namespace detail {
 namespace {
 constexpr std::size_t kInitialSlots = 512;  // a power of two; grown at half full
 
-// The key's 8-byte words folded by multiply and shift, then mixed (base::mix64): a few
-// instructions per word, where std::hash takes a few per byte of the IRIs (50-100 bytes) every
-// triple of a step names. Only where a key sits in the table depends on it.
+// The key's 8-byte words folded by multiply and shift, in two lanes of alternate words (the
+// lanes' multiplies overlap: the fold of one word waits on the last, and an IRI is 6-12 words),
+// then mixed (base::mix64): a few instructions per word, where std::hash takes a few per byte
+// of the IRIs (50-100 bytes) every triple of a step names. Only where a key sits in the table
+// depends on it.
 std::uint64_t key_hash(std::string_view key) noexcept {
     constexpr std::uint64_t kMultiplier = 0x9E3779B97F4A7C15ULL;
-    std::uint64_t h = key.size() * kMultiplier;
+    constexpr std::uint64_t kOtherMultiplier = 0xC2B2AE3D27D4EB4FULL;
+    const auto fold = [](std::uint64_t h, const char* p, std::size_t n, std::uint64_t m) {
+        std::uint64_t word = 0;
+        std::memcpy(&word, p, n);
+        h = (h ^ word) * m;
+        return h ^ (h >> 32);
+    };
+    std::uint64_t a = key.size() * kMultiplier;
+    std::uint64_t b = key.size() * kOtherMultiplier;
     const char* p = key.data();
     std::size_t left = key.size();
-    for (; left >= 8; p += 8, left -= 8) {
-        std::uint64_t word;
-        std::memcpy(&word, p, sizeof word);
-        h = (h ^ word) * kMultiplier;
-        h ^= h >> 32;
+    for (; left >= 16; p += 16, left -= 16) {
+        a = fold(a, p, 8, kMultiplier);
+        b = fold(b, p + 8, 8, kOtherMultiplier);
     }
-    if (left > 0) {
-        std::uint64_t word = 0;
-        std::memcpy(&word, p, left);
-        h = (h ^ word) * kMultiplier;
+    if (left >= 8) {
+        a = fold(a, p, 8, kMultiplier);
+        p += 8;
+        left -= 8;
     }
-    return base::mix64(h);
+    if (left > 0) b = fold(b, p, left, kOtherMultiplier);
+    return base::mix64(a ^ (b * kMultiplier));
 }
 }  // namespace
 
@@ -130,11 +140,15 @@ std::uint32_t DictionaryTripleJson::iri_index(std::string_view iri) {
 }
 
 std::uint32_t DictionaryTripleJson::subject_index(std::string_view iri) {
-    if (has_subject_ && iri == subject_) return subject_at_;
-    subject_at_ = iri_index(iri);
-    subject_.assign(iri);
-    has_subject_ = true;
-    return subject_at_;
+    if (subjects_[0].known && iri == subjects_[0].iri) return subjects_[0].index;
+    // The other one becomes the last; the slot's string keeps its capacity.
+    std::swap(subjects_[0], subjects_[1]);
+    KnownIri& last = subjects_[0];
+    if (last.known && iri == last.iri) return last.index;
+    last.index = object_.known && iri == object_.iri ? object_.index : iri_index(iri);
+    last.iri.assign(iri);
+    last.known = true;
+    return last.index;
 }
 
 std::uint32_t DictionaryTripleJson::predicate_index(std::string_view iri) {
@@ -217,7 +231,11 @@ void DictionaryTripleJson::add(std::uint32_t s, std::uint32_t p, std::uint32_t o
 void DictionaryTripleJson::iri(std::string_view s, std::string_view p, std::string_view o) {
     const auto si = subject_index(s);
     const auto pi = predicate_index(p);
-    add(si, pi, iri_index(o));
+    const auto oi = iri_index(o);
+    object_.iri.assign(o);
+    object_.index = oi;
+    object_.known = true;
+    add(si, pi, oi);
 }
 
 void DictionaryTripleJson::literal(std::string_view s, std::string_view p, std::string_view value,

@@ -84,8 +84,10 @@ public:
 
 private:
     std::uint32_t iri_index(std::string_view iri);
-    // iri_index of a subject IRI: a builder names one subject in several triples in a row, so
-    // the last one's index is kept (no key built, hashed and compared again).
+    // iri_index of a subject IRI. A builder names one subject in several triples in a row, links
+    // a node to a new one and then describes the new one, and comes back to the first (a step
+    // and its explored edges): the last two subjects and the last IRI object are kept with their
+    // indexes (no key built, hashed and compared again).
     std::uint32_t subject_index(std::string_view iri);
     // iri_index of a predicate IRI, the last few kept: a step's triples use a handful of them.
     std::uint32_t predicate_index(std::string_view iri);
@@ -100,14 +102,13 @@ private:
     std::string triples_;
     std::string key_;  // scratch: the key being looked up
     detail::TermIndex index_;
-    std::string subject_;  // the last subject_index() IRI, and its index
-    std::uint32_t subject_at_ = 0;
-    bool has_subject_ = false;
     struct KnownIri {
         std::string iri;
         std::uint32_t index = 0;
         bool known = false;
     };
+    std::array<KnownIri, 2> subjects_;     // subject_index's cache, the last one first
+    KnownIri object_;                      // the last IRI object of iri()
     std::array<KnownIri, 16> predicates_;  // predicate_index's cache
     bool closed_ = false;
 };

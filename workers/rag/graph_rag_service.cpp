@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cctype>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -301,21 +302,23 @@ private:
             if (s.entity.is_iri()) seed_uris.push_back(s.entity.as_iri().value);
         }
         // The explored edges in traversal order, as many as the trace records (the count is
-        // the whole subgraph's).
+        // the whole subgraph's), read from the subgraph itself when the step is built.
         const std::size_t recorded =
             std::min<std::size_t>(config_.explored_edges_recorded, explain::kMaxExploredEdges);
-        std::vector<explain::ExploredEdge> explored;
-        explored.reserve(std::min(subgraph_.size(), recorded));
-        for (const auto& e : subgraph_) {
-            if (explored.size() >= recorded) break;
-            explored.push_back(explain::ExploredEdge{e.triple, e.hop});
-        }
-        return send_step(trace_.run().exploration(),
-                         [run = trace_.run(), info = timer.info(trace_.run().grounding()),
-                          seed_uris = std::move(seed_uris), edges = subgraph_.size(),
-                          explored = std::move(explored)](schema::TripleSink& out) {
-                             explain::graph_exploration(out, run, info, seed_uris, edges, explored);
-                         });
+        return send_step(
+            trace_.run().exploration(),
+            [run = trace_.run(), info = timer.info(trace_.run().grounding()),
+             seed_uris = std::move(seed_uris), recorded,
+             found =
+                 std::shared_ptr<const std::vector<FoundEdge>>(found_)](schema::TripleSink& out) {
+                std::vector<explain::ExploredEdgeRef> explored;
+                explored.reserve(std::min(found->size(), recorded));
+                for (const auto& e : *found) {
+                    if (explored.size() >= recorded) break;
+                    explored.push_back(explain::ExploredEdgeRef{&e.triple, e.hop});
+                }
+                explain::graph_exploration(out, run, info, seed_uris, found->size(), explored);
+            });
     }
 
     // Breadth-first from the seeds over the default graph: each hop asks, in one request, for
@@ -741,7 +744,11 @@ private:
 
     schema::GraphRagQuery query_;
     std::vector<Seed> seeds_;
-    std::vector<FoundEdge> subgraph_;
+    // Shared with the exploration step's builder, which reads the edges when the step goes out
+    // (after the next call, or after this run has ended): no copy of each edge for the trace.
+    // Only traverse() adds to it; nothing changes it after the exploration step.
+    std::shared_ptr<std::vector<FoundEdge>> found_ = std::make_shared<std::vector<FoundEdge>>();
+    std::vector<FoundEdge>& subgraph_ = *found_;
     TermIds terms_;                             // every term met, numbered
     std::vector<std::uint32_t> reach_;          // term id → bit set of concepts reaching it
     std::vector<std::uint32_t> seed_concepts_;  // term id of a seed → its concept's bit

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <set>
+#include <span>
 
 #include <gtest/gtest.h>
 
+#include "schema/triple_sink.hpp"
 #include "schema/vocabulary.hpp"
 
 namespace glassbox::schema::explain {
@@ -225,6 +227,30 @@ TEST(Exploration, RecordsTheFirstExploredEdgesUpToTheCapAndCountsThemAll) {
     const auto bare = graph_exploration(kRun, StepInfo{at_ms(0)}, {"urn:hub"}, 7);
     EXPECT_TRUE(objects(bare, x, v::kExploredEdgeProperty).empty());
     EXPECT_TRUE(has(bare, x, v::kEdgeCount, xsd_integer(7)));
+}
+
+TEST(Exploration, EdgesHeldByTheCallerWriteTheSameTriplesAsCopiedOnes) {
+    // More than ten edges: the edge URIs' numbers grow a digit, and a quoted triple is reified.
+    std::vector<ExploredEdge> explored;
+    for (std::size_t i = 0; i < 23; ++i) {
+        explored.push_back({make_triple(iri("urn:hub"), iri("urn:rel:" + std::to_string(i % 3)),
+                                        iri("urn:n:" + std::to_string(i))),
+                            static_cast<std::uint32_t>(1 + i % 4)});
+    }
+    explored[7].edge.o = quoted(make_triple(iri("urn:a"), iri("urn:b"), literal("c")));
+    std::vector<ExploredEdgeRef> refs;
+    for (const auto& e : explored) refs.push_back({&e.edge, e.hop});
+    const StepInfo step{at_ms(0), kRun.grounding()};
+    TripleList copied(std::nullopt);
+    graph_exploration(copied, kRun, step, {"urn:hub"}, 40, explored);
+    TripleList held(std::nullopt);
+    graph_exploration(held, kRun, step, {"urn:hub"}, 40, std::span<const ExploredEdgeRef>(refs));
+    const auto ts = held.take();
+    EXPECT_EQ(ts, copied.take());
+    EXPECT_TRUE(has(ts, kRun.explored_edge(22), v::kRdfObject, iri("urn:n:22")));
+    EXPECT_TRUE(has(ts, kRun.explored_edge(10), v::kHop, xsd_integer(3)));
+    EXPECT_TRUE(has(ts, kRun.explored_edge(7) + ":o", v::kRdfObject, literal("c")));
+    EXPECT_EQ(objects(ts, kRun.exploration(), v::kExploredEdgeProperty).size(), 23u);
 }
 
 TEST(Steps, FirstStepIsNotDerivedFromTheActivity) {

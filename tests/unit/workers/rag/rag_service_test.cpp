@@ -220,6 +220,14 @@ TEST_F(RagServiceTest, GraphRagStreamsTheAnswerAndExplainsEveryStepInOrder) {
     const auto seeds = objects(triples, run->exploration(), vocab::kSeedEntity);
     EXPECT_NE(std::find(seeds.begin(), seeds.end(), schema::iri("urn:kg:cruz_azul")), seeds.end());
     EXPECT_GT(integer_of(triples, run->exploration(), vocab::kEdgeCount), 3u);
+    // Every explored edge (fewer than the trace records), read from the run's subgraph when the
+    // step went out: each a reified statement.
+    const auto explored = objects(triples, run->exploration(), vocab::kExploredEdgeProperty);
+    EXPECT_EQ(explored.size(), integer_of(triples, run->exploration(), vocab::kEdgeCount));
+    for (const auto& edge : explored) {
+        EXPECT_EQ(objects(triples, edge.as_iri().value, vocab::kRdfSubject).size(), 1u);
+        EXPECT_EQ(objects(triples, edge.as_iri().value, vocab::kRdfObject).size(), 1u);
+    }
 
     // Focus: the edge that answers, with score, concept, reasoning, source and tier; the literal
     // object stays a typed literal.
