@@ -17,7 +17,9 @@ struct FeedCursor {
 
 int feed_connect(sqlite3* db, void*, int, const char* const*, sqlite3_vtab** out, char**) {
     const int rc = sqlite3_declare_vtab(
-        db, "CREATE TABLE x(c0 INTEGER, c1 INTEGER, c2 INTEGER, c3 INTEGER, c4 INTEGER)");
+        db,
+        "CREATE TABLE x(c0 INTEGER, c1 INTEGER, c2 INTEGER, c3 INTEGER, c4 INTEGER, t0 TEXT, t1 "
+        "TEXT)");
     if (rc != SQLITE_OK) return rc;
     auto* table = static_cast<sqlite3_vtab*>(sqlite3_malloc(sizeof(sqlite3_vtab)));
     if (table == nullptr) return SQLITE_NOMEM;
@@ -58,14 +60,27 @@ int feed_eof(sqlite3_vtab_cursor* cursor) {
 }
 int feed_column(sqlite3_vtab_cursor* cursor, sqlite3_context* context, int column) {
     const auto at = reinterpret_cast<FeedCursor*>(cursor)->at;
-    if (current_feed == nullptr || column < 0 || column >= static_cast<int>(kRowFeedColumns) ||
-        at >= current_feed->count) {
+    constexpr auto kAll = static_cast<int>(kRowFeedColumns + kRowFeedTextColumns);
+    if (current_feed == nullptr || column < 0 || column >= kAll || at >= current_feed->count) {
         sqlite3_result_null(context);
         return SQLITE_OK;
     }
+    const auto index = static_cast<std::size_t>(column);
+    if (index >= kRowFeedColumns) {
+        if (current_feed->texts == nullptr) {
+            sqlite3_result_null(context);
+            return SQLITE_OK;
+        }
+        const std::string_view text =
+            current_feed->texts[at * kRowFeedTextColumns + (index - kRowFeedColumns)];
+        // SQLITE_STATIC: the views outlive the run (the caller's promise), so no copy is made.
+        // An empty view may have no data pointer, which SQLite would read as NULL.
+        sqlite3_result_text64(context, text.empty() ? "" : text.data(), text.size(), SQLITE_STATIC,
+                              SQLITE_UTF8);
+        return SQLITE_OK;
+    }
     sqlite3_result_int64(
-        context, current_feed->rows[at * current_feed->stride +
-                                    current_feed->column_at[static_cast<std::size_t>(column)]]);
+        context, current_feed->rows[at * current_feed->stride + current_feed->column_at[index]]);
     return SQLITE_OK;
 }
 int feed_rowid(sqlite3_vtab_cursor* cursor, sqlite3_int64* rowid) {

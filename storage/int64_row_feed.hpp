@@ -1,20 +1,22 @@
-// An eponymous SQLite virtual table whose rows are an in-memory array of int64, so a sorted run
-// is written by one INSERT ... SELECT (SQLite appends row after row inside one statement)
-// instead of one statement step per row.
+// An eponymous SQLite virtual table whose rows are an in-memory array of int64 (and, optionally,
+// two text columns), so a sorted run is written by one INSERT ... SELECT (SQLite appends row
+// after row inside one statement) instead of one statement step per row.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "base/result.hpp"
 #include "storage/sqlite_database.hpp"
 
 namespace glassbox::storage {
 
-// Columns of every row-feed table: c0 … c4, all INTEGER.
+// Columns of every row-feed table: c0 … c4, all INTEGER, then t0 and t1, TEXT.
 inline constexpr std::size_t kRowFeedColumns = 5;
+inline constexpr std::size_t kRowFeedTextColumns = 2;
 
 // The rows a statement reads from the table: `count` rows of `stride` int64s each, column c<i>
 // being element column_at[i] of a row. The memory must outlive the statement's run.
@@ -23,6 +25,9 @@ struct Int64RowFeed {
     std::size_t count = 0;
     std::size_t stride = 0;
     std::array<std::size_t, kRowFeedColumns> column_at{};
+    // Optional: kRowFeedTextColumns views per row (t0, t1 of row i are texts[2 i], texts[2 i + 1]),
+    // handed to SQLite without a copy (NULL when texts is null). Their memory must outlive the run.
+    const std::string_view* texts = nullptr;
 };
 
 // Registers the table `name` on the connection (registering the same name again replaces it).

@@ -161,11 +161,20 @@ private:
                                                        std::string_view value,
                                                        std::string_view qualifier,
                                                        const std::int64_t* parts);
+    // Inserts a batch's new terms (indexes in batch.terms(), in the order of first occurrence) by
+    // one statement through the row feed kTermFeedTable, and sets their ids.
+    base::Result<void> insert_new_terms(const TermBatch& batch,
+                                        std::span<const std::uint32_t> fresh,
+                                        std::vector<std::int64_t>& ids);
     // Empties the known-hash set: the next write transaction synchronises it from scratch.
     void drop_known_terms() noexcept;
 
+    // The row feed a batch's new terms are inserted through (registered on first use).
+    static constexpr const char* kTermFeedTable = "glassbox_term_feed";
+
     storage::Database& db_;
     std::size_t known_term_limit_;
+    bool term_feed_registered_ = false;
     bool caching_ = true;     // false while inside a caller's transaction
     std::string key_buffer_;  // the key of the term being interned (not used for quoted triples)
     TermIdCache term_ids_;

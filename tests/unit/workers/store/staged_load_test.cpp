@@ -162,6 +162,23 @@ protected:
         auto b = staged.graph->stats();
         ASSERT_TRUE(a && b);
         EXPECT_EQ(*b, *a) << "no term stored twice, none left over";
+        EXPECT_EQ(all_terms(staged), all_terms(incremental)) << "the same ids for the same terms";
+    }
+
+    // Every stored term with its id, in id order.
+    static std::vector<std::string> all_terms(Store& store) {
+        auto st = store.db->prepare(
+            "SELECT id, hash, kind, value, qualifier, quote(qs), quote(qp), quote(qo) FROM "
+            "graph_terms ORDER BY id");
+        EXPECT_TRUE(st);
+        auto rows = st->collect([](const storage::Row& row) {
+            std::string out = std::to_string(row.int64(0)) + " " + std::to_string(row.int64(1)) +
+                              " " + std::to_string(row.int64(2));
+            for (int i = 3; i < 8; ++i) out += " [" + std::string(row.text(i)) + "]";
+            return out;
+        });
+        EXPECT_TRUE(rows) << rows.error().message;
+        return rows ? *rows : std::vector<std::string>{};
     }
 
     static void stage_all(Store& store, const std::string& load,
@@ -435,6 +452,41 @@ TEST_F(StagedLoadTest, ManyNewTermsInOneBatchEachGetTheirOwnId) {
         ASSERT_EQ(found->size(), 1u);
         EXPECT_EQ((*found)[0], file.batches[0][static_cast<std::size_t>(i)]);
     }
+}
+
+TEST_F(StagedLoadTest, ATermInsertFailingMidBatchLeavesNoTermWrittenOrCached) {
+    // A trigger refuses one new term of a batch, after others of it were written: the stage
+    // fails and none of the batch's terms stays, in the file or cached. Then another term takes
+    // the ids the refused batch had, and the batch staged again gets the ids inserting gives.
+    FileLoad file{file_source("mid.nt", 2), {{}}};
+    for (int i = 0; i < 40; ++i) {
+        file.batches[0].push_back(make_triple(ex("m" + std::to_string(i)), ex("p0"),
+                                              literal("v" + std::to_string(i % 9))));
+    }
+    file.batches[0].push_back(make_triple(ex("m1"), ex("p0"), ex("boom")));
+    const std::vector<FileLoad> known = {
+        {file_source("known.nt", 1), {{make_triple(ex("p0"), ex("p1"), ex("m3"))}}}};
+    const FileLoad other{file_source("other.nt", 1), {{make_triple(ex("x"), ex("y"), ex("z"))}}};
+    auto incremental = Store::open(dir_ / "incremental.db");
+    auto staged = Store::open(dir_ / "staged.db");
+    insert_all(incremental, known);
+    insert_all(staged, known);
+    const auto terms_before = staged.count("graph_terms");
+    ASSERT_TRUE(
+        staged.db->exec("CREATE TRIGGER refuse_boom BEFORE INSERT ON graph_terms WHEN NEW.value = "
+                        "'http://example.org/boom' BEGIN SELECT RAISE(ABORT, 'refused'); END"));
+    auto refused = staged.graph->stage("mid", file.source, file.batches[0]);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("refused"), std::string::npos)
+        << refused.error().message;
+    EXPECT_EQ(staged.count("graph_terms"), terms_before);
+    EXPECT_EQ(staged.count("graph_staged_quads"), 0);
+    ASSERT_TRUE(staged.db->exec("DROP TRIGGER refuse_boom"));
+    insert_all(incremental, {other});
+    insert_all(staged, {other});  // its terms take the ids the refused terms had
+    const auto expected = insert_all(incremental, {file});
+    stage_all(staged, "mid", {file});
+    expect_commit_as_inserted(staged, "mid", incremental, expected);
 }
 
 TEST_F(StagedLoadTest, NothingIsVisibleBeforeTheCommitAndAnAbortLeavesNothing) {
