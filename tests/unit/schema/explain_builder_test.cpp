@@ -239,6 +239,7 @@ TEST(Exploration, EdgesHeldByTheCallerWriteTheSameTriplesAsCopiedOnes) {
     }
     explored[7].edge.o = quoted(make_triple(iri("urn:a"), iri("urn:b"), literal("c")));
     std::vector<ExploredEdgeRef> refs;
+    refs.reserve(explored.size());
     for (const auto& e : explored) refs.push_back({&e.edge, e.hop});
     const StepInfo step{at_ms(0), kRun.grounding()};
     TripleList copied(std::nullopt);

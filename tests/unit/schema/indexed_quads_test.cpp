@@ -68,6 +68,7 @@ TEST(IndexedQuadsTest, WhatTheWriterWritesReadsBackAsTheSameStatements) {
 
 TEST(IndexedQuadsTest, ManyTermsReadBackAsTheSameStatements) {
     std::vector<Triple> batch;
+    batch.reserve(20'000);
     for (int i = 0; i < 20'000; ++i)
         batch.push_back(make_triple(ex("s" + std::to_string(i / 3)),
                                     ex("p" + std::to_string(i % 7)), xsd_integer(i % 5000)));

@@ -40,7 +40,7 @@ TEST(Int64RowFeed, WritesTextColumnsWithoutMakingAnEmptyOneNull) {
     ASSERT_TRUE(register_row_feed(**db, "test_feed"));
     ASSERT_TRUE((*db)->exec("CREATE TABLE t(a INTEGER, v TEXT NOT NULL, q TEXT NOT NULL)"));
     const std::vector<std::int64_t> rows = {1, 2};
-    const std::string backing = "first\0with a NUL";  // a view into it may hold a NUL
+    const std::string backing("first\0with a NUL", 16);  // a view into it may hold a NUL
     const std::vector<std::string_view> texts = {std::string_view(backing.data(), 5),
                                                  std::string_view{},
                                                  {},

@@ -145,8 +145,9 @@ TEST_F(StoreTextBodyTest, ADictionaryEncodedBatchLoadsAsItsNQuadsDoAndBadOnesAre
         R"("statements":"0 1 x\n"})",         // not an index
     };
     for (const auto& tail : bad) {
-        EXPECT_EQ(error_of(prefix + terms + tail), "InvalidRequest") << tail;
-        EXPECT_EQ(error_of(as_tree_body(prefix + terms + tail)), "InvalidRequest") << tail;
+        const std::string body = std::string(prefix).append(terms).append(tail);
+        EXPECT_EQ(error_of(body), "InvalidRequest") << tail;
+        EXPECT_EQ(error_of(as_tree_body(body)), "InvalidRequest") << tail;
     }
     EXPECT_EQ(error_of(prefix + R"("terms":"<urn:a>\n<urn:p> x\n","statements":"0 1 0\n"})"),
               "InvalidRequest")

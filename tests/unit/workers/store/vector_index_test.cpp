@@ -213,7 +213,8 @@ TEST_P(NearestNeighbourTest, SearchEachMatchesAloneForEveryQueryCountAndTail) {
     std::vector<std::vector<double>> all;
     for (const auto& q : random_vectors(6, 45, 12)) all.emplace_back(q.begin(), q.end());
     for (std::size_t count = 1; count <= all.size(); ++count) {
-        const std::vector<std::vector<double>> queries(all.begin(), all.begin() + count);
+        const std::vector<std::vector<double>> queries(
+            all.begin(), all.begin() + static_cast<std::ptrdiff_t>(count));
         auto each = index->search_each(queries, 5);
         ASSERT_TRUE(each) << each.error().message;
         ASSERT_EQ(each->size(), count);
