@@ -184,17 +184,20 @@ Result<std::optional<std::int64_t>> TermDictionary::find_key(std::int64_t hash, 
     return found;
 }
 
+Result<std::int64_t> TermDictionary::largest_term_id() {
+    auto st = db_.prepare("SELECT max(id) FROM graph_terms");
+    if (!st) return st.error();
+    auto max = st->first([](const storage::Row& row) { return row.int64(0); });
+    if (!max) return max.error();
+    return max->value_or(0);  // NULL (no term) reads as 0
+}
+
 Result<void> TermDictionary::sync_known_terms() {
     known_ready_ = false;
     if (known_term_limit_ == 0) return {};
-    std::int64_t max_id = 0;
-    {
-        auto st = db_.prepare("SELECT max(id) FROM graph_terms");
-        if (!st) return st.error();
-        auto max = st->first([](const storage::Row& row) { return row.int64(0); });
-        if (!max) return max.error();
-        max_id = max->value_or(0);  // NULL (no term) reads as 0
-    }
+    auto largest = largest_term_id();
+    if (!largest) return largest.error();
+    const std::int64_t max_id = *largest;
     // Ids are never deleted, so the largest is about the count: too many, and the set is not kept.
     if (max_id > static_cast<std::int64_t>(known_term_limit_)) {
         drop_known_terms();
@@ -372,14 +375,9 @@ Result<void> TermDictionary::insert_new_terms(const TermBatch& batch,
         if (auto r = storage::register_row_feed(db_, kTermFeedTable); !r) return r.error();
         term_feed_registered_ = true;
     }
-    std::int64_t max_id = 0;
-    {
-        auto st = db_.prepare("SELECT max(id) FROM graph_terms");
-        if (!st) return st.error();
-        auto max = st->first([](const storage::Row& row) { return row.int64(0); });
-        if (!max) return max.error();
-        max_id = max->value_or(0);  // NULL (no term) reads as 0
-    }
+    auto largest = largest_term_id();
+    if (!largest) return largest.error();
+    const std::int64_t max_id = *largest;
     // Ids in the order of first occurrence, as one statement at a time numbers them (max + 1 on):
     // ids order the store's answers (a hop's edges, an agent's facts), so a staged load must give
     // the same ids as a plain one. They are given explicitly, so that the ids cached below are

@@ -152,6 +152,8 @@ public:
     void forget_cached_terms() noexcept;
 
 private:
+    // The largest term id in the file (0 when it has none); ids are never deleted or reused.
+    base::Result<std::int64_t> largest_term_id();
     base::Result<std::int64_t> intern_key(std::string& key, int kind, std::string_view value,
                                           std::string_view qualifier, const std::int64_t* parts);
     // Inserts a term known to be new; its id.
