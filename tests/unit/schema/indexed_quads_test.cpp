@@ -3,6 +3,7 @@
 #include "schema/indexed_quads.hpp"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -23,6 +24,18 @@ std::vector<Triple> triples_of(const IndexedQuads& quads) {
         out.push_back(Triple{quads.terms[at[0]], quads.terms[at[1]], quads.terms[at[2]], graph});
     }
     return out;
+}
+
+// Writes `batch` with `writer`, reads it back and expects the same statements; the texts are
+// left in `terms` and `statements`.
+IndexedQuads round_trip(IndexedQuadsWriter& writer, const std::vector<Triple>& batch,
+                        std::string& terms, std::string& statements) {
+    EXPECT_TRUE(writer.write(batch, terms, statements));
+    auto parsed = parse_indexed_quads(terms, statements);
+    EXPECT_TRUE(parsed) << parsed.error().message;
+    if (!parsed) return {};
+    EXPECT_EQ(triples_of(*parsed), batch);
+    return std::move(parsed).value();
 }
 
 std::string error_of(std::string_view terms, std::string_view statements) {
@@ -48,16 +61,14 @@ TEST(IndexedQuadsTest, WhatTheWriterWritesReadsBackAsTheSameStatements) {
     IndexedQuadsWriter writer;
     std::string terms;
     std::string statements;
-    ASSERT_TRUE(writer.write(batch, terms, statements));
-    auto parsed = parse_indexed_quads(terms, statements);
-    ASSERT_TRUE(parsed) << parsed.error().message;
-    EXPECT_EQ(triples_of(*parsed), batch);
+    const auto parsed = round_trip(writer, batch, terms, statements);
+    ASSERT_FALSE(HasFailure());
     // a p b "line.." q g "hello"@en-GB b1 42 c "café.." "" g h: the graph name g is looked up
     // apart from the terms, so the IRI g as a subject is a line of its own.
-    EXPECT_EQ(parsed->terms.size(), 14u) << terms;
-    EXPECT_EQ(parsed->statements[4][0], parsed->statements[0][2]) << "b is one term";
-    EXPECT_EQ(parsed->statements[8][3], parsed->statements[2][3]) << "graph g is one term";
-    EXPECT_EQ(parsed->statements[0][3], kDefaultGraphIndex);
+    EXPECT_EQ(parsed.terms.size(), 14u) << terms;
+    EXPECT_EQ(parsed.statements[4][0], parsed.statements[0][2]) << "b is one term";
+    EXPECT_EQ(parsed.statements[8][3], parsed.statements[2][3]) << "graph g is one term";
+    EXPECT_EQ(parsed.statements[0][3], kDefaultGraphIndex);
 
     // The writer's table is reused: a second batch is written from scratch.
     const std::vector<Triple> second = {make_triple(ex("z"), ex("p"), ex("a"))};
@@ -75,13 +86,11 @@ TEST(IndexedQuadsTest, ManyTermsReadBackAsTheSameStatements) {
     IndexedQuadsWriter writer;
     std::string terms;
     std::string statements;
-    ASSERT_TRUE(writer.write(batch, terms, statements));
-    auto parsed = parse_indexed_quads(terms, statements);
-    ASSERT_TRUE(parsed) << parsed.error().message;
-    EXPECT_EQ(triples_of(*parsed), batch);
+    const auto parsed = round_trip(writer, batch, terms, statements);
+    ASSERT_FALSE(HasFailure());
     // Most repeats are found (a term the writer's cache lost is written again: allowed).
-    EXPECT_GE(parsed->terms.size(), 6667u + 7u + 5000u);
-    EXPECT_LT(parsed->terms.size(), (6667u + 7u + 5000u) * 3 / 2);
+    EXPECT_GE(parsed.terms.size(), 6667u + 7u + 5000u);
+    EXPECT_LT(parsed.terms.size(), (6667u + 7u + 5000u) * 3 / 2);
 }
 
 TEST(IndexedQuadsTest, AQuotedTripleCannotBeWrittenInThisForm) {
