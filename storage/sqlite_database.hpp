@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "base/result.hpp"
+#include "storage/row_loops.hpp"
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -78,19 +79,10 @@ private:
     sqlite3_stmt* statement_;
 };
 
-namespace detail {
-template <typename T>
-struct IsResult : std::false_type {};
-template <typename T>
-struct IsResult<base::Result<T>> : std::true_type {
-    using Value = T;
-};
-}  // namespace detail
-
 // A prepared statement in use. A cached one (Database::prepare) is reset and unbound when this
 // goes out of scope, so the next user of the same SQL starts clean; a one-use one
 // (Database::prepare_once) is finalized. Bind indexes are 1-based, column indexes 0-based.
-class Statement {
+class Statement : public RowLoops<Statement, Row> {
 public:
     ~Statement();
     Statement(Statement&& other) noexcept
@@ -119,19 +111,6 @@ public:
     // Resets for another execution with new bindings (bindings are kept until rebound).
     void reset() noexcept;
 
-    // Steps through the rows, calling fn(const Row&) on each. fn returns void (every row), bool
-    // (false stops early), base::Result<void> (an error stops the loop and is returned) or
-    // base::Result<bool> (both). A failed step is returned as its error. Rows left unread stay
-    // until reset or destruction.
-    template <typename Fn>
-    base::Result<void> each(Fn&& fn);
-    // Steps once: std::nullopt when there is no row, else fn(row). When fn returns a
-    // base::Result<T>, its error is returned and its value is the optional's.
-    template <typename Fn>
-    auto first(Fn&& fn);
-    // fn(row) for every row, in order.
-    template <typename Fn>
-    auto collect(Fn&& fn) -> base::Result<std::vector<std::invoke_result_t<Fn&, const Row&>>>;
     // The row the last step() stopped on (after it returned true).
     Row row() const noexcept { return Row(statement_); }
 
@@ -144,57 +123,6 @@ private:
     sqlite3_stmt* statement_;
     bool owned_;  // finalized, not reset, on destruction
 };
-
-template <typename Fn>
-base::Result<void> Statement::each(Fn&& fn) {
-    using Returned = std::invoke_result_t<Fn&, const Row&>;
-    for (;;) {
-        auto stepped = step();
-        if (!stepped) return std::move(stepped).error();
-        if (!*stepped) return {};
-        if constexpr (std::is_void_v<Returned>) {
-            fn(row());
-        } else if constexpr (std::is_same_v<Returned, bool>) {
-            if (!fn(row())) return {};
-        } else if constexpr (std::is_same_v<Returned, base::Result<bool>>) {
-            auto more = fn(row());
-            if (!more) return std::move(more).error();
-            if (!*more) return {};
-        } else {
-            static_assert(std::is_same_v<Returned, base::Result<void>>,
-                          "each: fn returns void, bool, base::Result<void> or base::Result<bool>");
-            if (auto r = fn(row()); !r) return r.error();
-        }
-    }
-}
-
-template <typename Fn>
-auto Statement::first(Fn&& fn) {
-    using Returned = std::invoke_result_t<Fn&, const Row&>;
-    if constexpr (detail::IsResult<Returned>::value) {
-        using Out = base::Result<std::optional<typename detail::IsResult<Returned>::Value>>;
-        auto stepped = step();
-        if (!stepped) return Out(std::move(stepped).error());
-        if (!*stepped) return Out(std::nullopt);
-        auto value = fn(row());
-        if (!value) return Out(std::move(value).error());
-        return Out(std::optional(std::move(value).value()));
-    } else {
-        using Out = base::Result<std::optional<Returned>>;
-        auto stepped = step();
-        if (!stepped) return Out(std::move(stepped).error());
-        if (!*stepped) return Out(std::nullopt);
-        return Out(std::optional<Returned>(fn(row())));
-    }
-}
-
-template <typename Fn>
-auto Statement::collect(Fn&& fn)
-    -> base::Result<std::vector<std::invoke_result_t<Fn&, const Row&>>> {
-    std::vector<std::invoke_result_t<Fn&, const Row&>> out;
-    if (auto r = each([&](const Row& row) { out.push_back(fn(row)); }); !r) return r.error();
-    return out;
-}
 
 class Database {
 public:
