@@ -1,0 +1,106 @@
+// A PostgreSQL database (libpq) as a backend-neutral sql::Connection: placeholders rewritten,
+// statements prepared server-side and cached, writers serialised by an advisory lock, a lost
+// connection reported as kStoreUnavailable and re-established on the next call.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "base/result.hpp"
+#include "storage/sql.hpp"
+
+struct pg_conn;
+struct pg_result;
+
+namespace glassbox::storage {
+
+struct PgOptions {
+    std::string dsn;                 // libpq keyword/value or postgresql:// URI
+    std::string label = "postgres";  // named in every error ("trace store")
+    // Bounds each connection attempt (the first and every re-connection); libpq raises values
+    // below 2 s to 2 s.
+    std::chrono::seconds connect_timeout{10};
+    // Every kWrite transaction takes pg_advisory_xact_lock(writer_lock_key) after BEGIN, so
+    // writers of one store (processes on many hosts) run one at a time, as on SQLite.
+    std::int64_t writer_lock_key = 0x676c617373626f78;  // "glassbox"
+};
+
+// SQL as callers write it for both engines, with PostgreSQL's placeholders: `?N` becomes `$N`
+// and a bare `?` the next number after the largest so far (SQLite's rule), except inside string
+// literals ('...', E'...', $tag$...$tag$), quoted identifiers and comments.
+struct PgSql {
+    std::string text;
+    int parameters = 0;  // the largest placeholder number
+};
+PgSql postgres_placeholders(std::string_view sql);
+
+class PgConnection final : public sql::Connection {
+    // Only open() constructs (explicit: `{}` cannot make one outside).
+    struct Token {
+        explicit Token() = default;
+    };
+
+public:
+    // Connects (application_name=glassbox unless the DSN names one; client_encoding=UTF8).
+    // kStoreUnavailable when the server cannot be reached or refuses the connection;
+    // kInvalidRequest when libpq cannot read the DSN. Messages never hold the password.
+    static base::Result<std::unique_ptr<PgConnection>> open(const PgOptions& options);
+
+    PgConnection(Token, PgOptions options, pg_conn* connection);
+    ~PgConnection() override;
+    PgConnection(const PgConnection&) = delete;
+    PgConnection& operator=(const PgConnection&) = delete;
+
+    sql::Dialect dialect() const noexcept override { return sql::Dialect::kPostgres; }
+    base::Result<void> exec(std::string_view sql) override;
+    base::Result<sql::Statement> prepare(const std::string& sql) override;
+    base::Result<sql::Statement> prepare_once(const std::string& sql) override;
+    std::int64_t changes() const noexcept override { return changes_; }
+
+    base::Result<void> begin(sql::TransactionKind kind) override;
+    base::Result<void> commit() override;
+    void rollback() noexcept override;
+    bool in_transaction() const noexcept override;
+
+    const std::string& label() const noexcept override { return options_.label; }
+    std::string where() const override { return server_; }
+
+private:
+    class Impl;
+    struct Closer {
+        void operator()(pg_conn* connection) const noexcept;
+    };
+    struct ResultClear {
+        void operator()(pg_result* result) const noexcept;
+    };
+    using PgResult = std::unique_ptr<pg_result, ResultClear>;
+
+    // Ready for a call: re-connects once (PQreset) when the connection was lost, unless a
+    // transaction was open on it (its work is gone: the caller must roll back first).
+    base::Result<void> usable();
+    // `raw` (owned from here) as a result, or the error it or the connection holds.
+    base::Result<PgResult> checked(pg_result* raw, std::string_view sql);
+    void note_changes(pg_result* result) noexcept;
+    base::Error unavailable(std::string_view why) const;
+    base::Error failed(const pg_result* result, std::string_view sql) const;
+    // libpq's last message on one line, without the password.
+    std::string libpq_message() const;
+
+    PgOptions options_;
+    std::string server_;  // "host:port"
+    std::unique_ptr<pg_conn, Closer> connection_;
+    std::unordered_map<std::string, std::unique_ptr<Impl>> cached_;
+    // Bumped by every re-connection: cached statements prepared under an older generation are
+    // prepared again on their next step (the server forgot them).
+    std::uint64_t generation_ = 1;
+    int statements_named_ = 0;
+    std::int64_t changes_ = 0;
+    // A transaction this connection began and has not ended (kept across a lost connection).
+    bool transaction_open_ = false;
+};
+
+}  // namespace glassbox::storage
