@@ -39,18 +39,25 @@ const config::Setting& setting_with_flag(std::string_view key, const std::string
 }
 
 std::string help_of(const config::Setting& setting) {
-    std::string fallback = config::to_text(setting.fallback);
+    std::string fallback = config::to_text(shown_raw_value(setting, setting.fallback));
     if (fallback.empty()) fallback = "\"\"";
     return setting.doc + " [" + setting.key + ", default " + fallback + "]";
 }
 
-[[noreturn]] void config_error(const base::Error& error) {
-    std::string line = error.message;
-    for (char& c : line) {
-        if (c == '\n' || c == '\r') c = ' ';
+// The first effective value a SettingRule refuses, named by where it came from
+// ("env GLASSBOX_PG_DSN: storage.postgres_dsn: ...") like a value out of bounds.
+base::Result<void> check_rules(const config::Resolved& resolved) {
+    for (const auto& rule : settings_rules()) {
+        if (rule.problem == nullptr) continue;
+        const auto& text = resolved.text(rule.key);
+        if (text.empty()) continue;
+        if (auto why = rule.problem(text)) {
+            return base::make_error(
+                base::ErrorType::kInvalidRequest,
+                resolved.origin(rule.key).describe() + ": " + rule.key + ": " + *why);
+        }
     }
-    std::cerr << "config error: " << base::printable_utf8(line) << std::endl;
-    throw CLI::RuntimeError(2);
+    return {};
 }
 
 // The chosen subcommands, outermost first.
@@ -125,14 +132,25 @@ base::Result<config::Resolved> resolve_settings_for(const std::filesystem::path&
     if (!environment) return std::move(environment).error();
     auto given = config::read_flags(registry, flags);
     if (!given) return std::move(given).error();
-    return config::Resolved(
+    config::Resolved resolved(
         registry, {&runtime.value(), &file.value(), &environment.value(), &given.value()});
+    if (auto checked = check_rules(resolved); !checked) return std::move(checked).error();
+    return resolved;
+}
+
+[[noreturn]] void exit_config_error(const base::Error& error) {
+    std::string line = error.message;
+    for (char& c : line) {
+        if (c == '\n' || c == '\r') c = ' ';
+    }
+    std::cerr << "config error: " << base::printable_utf8(line) << std::endl;
+    throw CLI::RuntimeError(2);
 }
 
 void resolve_settings(const std::filesystem::path& home) {
     auto& s = settings_state();
     auto resolved = resolve_settings_for(home, s.flags, config::process_env);
-    if (!resolved) config_error(resolved.error());
+    if (!resolved) exit_config_error(resolved.error());
     s.resolved.emplace(std::move(resolved).value());
     s.home = home;
     // Checked choices: both are accepted by construction.
@@ -159,22 +177,46 @@ const std::filesystem::path& settings_home() {
     return settings_state().home;
 }
 
+const SettingRule* setting_rule(std::string_view key) {
+    for (const auto& rule : settings_rules()) {
+        if (rule.key == key) return &rule;
+    }
+    return nullptr;
+}
+
+bool is_secret_setting(std::string_view key) {
+    const SettingRule* rule = setting_rule(key);
+    return rule != nullptr && rule->mask != nullptr;
+}
+
+config::Value shown_raw_value(const config::Setting& setting, const config::Value& value) {
+    const SettingRule* rule = setting_rule(setting.key);
+    const auto* text = std::get_if<std::string>(&value);
+    if (rule == nullptr || rule->mask == nullptr || text == nullptr) return value;
+    return rule->mask(*text);
+}
+
+std::string shown_value(const config::Setting& setting, const config::Value& value) {
+    std::string text = config::to_text(shown_raw_value(setting, value));
+    if (setting.kind == config::Kind::kText || setting.kind == config::Kind::kChoice)
+        return "\"" + text + "\"";
+    return text;
+}
+
 std::string settings_markdown_table(const config::Registry& registry) {
     const auto code = [](const std::string& text) { return "`" + text + "`"; };
     std::string out =
         "| key | default | values | environment | flags | meaning |\n|---|---|---|---|---|---|\n";
     for (const auto& setting : registry.settings()) {
-        std::string fallback = config::to_text(setting.fallback);
-        if (setting.kind == config::Kind::kText || setting.kind == config::Kind::kChoice) {
-            fallback.insert(0, 1, '"');
-            fallback += '"';
-        }
+        const std::string fallback = shown_value(setting, setting.fallback);
+        const SettingRule* rule = setting_rule(setting.key);
+        const std::string values =
+            rule != nullptr && !rule->values.empty() ? rule->values : setting.expectation();
         std::string env = code(setting.env_name());
         for (const auto& alias : setting.env_aliases) env += ", " + code(alias);
         std::string flags;
         for (const auto& flag : setting.flags) flags += (flags.empty() ? "" : ", ") + code(flag);
-        out += markdown_row(
-            {code(setting.key), code(fallback), setting.expectation(), env, flags, setting.doc});
+        out += markdown_row({code(setting.key), code(fallback), values, env, flags, setting.doc});
     }
     return out;
 }

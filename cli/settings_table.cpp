@@ -3,6 +3,8 @@
 #include <limits>
 
 #include "cli/settings.hpp"
+#include "cli/storage_choice.hpp"
+#include "storage/pg_dsn.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -340,6 +342,19 @@ std::vector<Setting> glassbox_settings() {
                         "Router: deadline of each judge or rephrase call")
             .flag("--reflection-timeout-ms"),
 
+        // Storage (docs/configuration.md#storage-backend): where the stores keep their data. No
+        // flags: a DSN on a command line would show its password to `ps`.
+        choice_setting("storage.backend", "sqlite", {"sqlite", "postgres"},
+                       "sqlite: files in the home; postgres: the PostgreSQL database "
+                       "storage.postgres_dsn names (stores move to it in stages)"),
+        text_setting("storage.postgres_dsn", "",
+                     "postgres: the database's libpq connection string (shown with its password "
+                     "masked)")
+            .env_alias("GLASSBOX_PG_DSN"),
+        text_setting("storage.postgres_read_dsn", "",
+                     "postgres: a read-only connection string for the trace store's queries (a "
+                     "replica; empty: storage.postgres_dsn)"),
+
         // Logs.
         choice_setting("log.level", "info",
                        {"trace", "debug", "info", "warn", "error", "critical", "off"},
@@ -352,6 +367,16 @@ std::vector<Setting> glassbox_settings() {
 }
 
 }  // namespace
+
+const std::vector<SettingRule>& settings_rules() {
+    static const std::vector<SettingRule> rules{
+        {"storage.postgres_dsn", storage::masked_dsn, connection_string_problem,
+         std::string(kConnectionStringValues)},
+        {"storage.postgres_read_dsn", storage::masked_dsn, connection_string_problem,
+         std::string(kConnectionStringValues)},
+    };
+    return rules;
+}
 
 const config::Registry& settings_registry() {
     static const config::Registry registry{glassbox_settings()};

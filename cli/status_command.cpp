@@ -1,4 +1,5 @@
-// `glassbox status`: asks the broker's mmi.status and prints it as a table, or as JSON.
+// `glassbox status`: asks the broker's mmi.status and prints it as a table, or as JSON, with the
+// storage backend the configuration chooses.
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -16,8 +17,11 @@
 #include "bus/bus_client.hpp"
 #include "cli/client_options.hpp"
 #include "cli/commands.hpp"
+#include "cli/settings.hpp"
+#include "cli/storage_choice.hpp"
 #include "schema/protocol.hpp"
 #include "schema/services.hpp"
+#include "storage/pg_dsn.hpp"
 
 namespace glassbox::cli {
 namespace {
@@ -66,6 +70,26 @@ std::string hosts_text(const json& service) {
     return text;
 }
 
+// "storage  sqlite, files in /h", "storage  postgres at db1:5432, dsn \"host=db1 password=***\"",
+// and the read replica's line under it when there is one.
+void print_storage(const json& status) {
+    const auto storage = status.find("storage");
+    if (storage == status.end() || !storage->is_object()) return;
+    std::cout << "storage  " << field(*storage, "backend");
+    if (storage->contains("error")) {
+        std::cout << ": CONFIG ERROR: " << field(*storage, "error") << "\n";
+    } else if (storage->contains("server")) {
+        std::cout << " at " << field(*storage, "server") << ", dsn \"" << field(*storage, "dsn")
+                  << "\"\n";
+        if (storage->contains("read_server")) {
+            std::cout << "         reads at " << field(*storage, "read_server") << ", dsn \""
+                      << field(*storage, "read_dsn") << "\"\n";
+        }
+    } else {
+        std::cout << ", files in " << field(*storage, "home") << "\n";
+    }
+}
+
 void print_table(const json& status) {
     const json broker = status.value("broker", json::object());
     std::cout << "broker   " << field(broker, "endpoint") << "  (explain topic "
@@ -87,6 +111,7 @@ void print_table(const json& status) {
         std::cout << "gateway  " << field(*g, "url") << "  (pid " << field(*g, "pid") << ", "
                   << (g->value("running", false) ? "running" : "not running") << ")\n";
     }
+    print_storage(status);
     std::cout << "\n";
 
     std::cout << std::left << std::setw(24) << "SERVICE" << std::right << std::setw(8) << "WORKERS"
@@ -168,6 +193,28 @@ std::optional<json> gateway_status(const ClientOptions& options) {
                 {"running", pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0}};
 }
 
+// The storage backend this configuration chooses (issue 34), its connection strings masked: what
+// the collector and the store use when they run with the same file and environment (as under
+// `glassbox up`). A postgres backend without a DSN shows as an error, not a failure of status.
+json storage_status(const ClientOptions& options) {
+    const auto& s = settings();
+    json out{{"backend", s.text("storage.backend")}};
+    const auto choice = storage_choice(s);
+    if (!choice) {
+        out["error"] = choice.error().message;
+    } else if (choice->backend == StorageBackend::kSqlite) {
+        out["home"] = options.home_path().string();
+    } else {
+        out["server"] = storage::dsn_server(choice->dsn);
+        out["dsn"] = storage::masked_dsn(choice->dsn);
+        if (!choice->read_dsn.empty()) {
+            out["read_server"] = storage::dsn_server(choice->read_dsn);
+            out["read_dsn"] = storage::masked_dsn(choice->read_dsn);
+        }
+    }
+    return out;
+}
+
 void run_status(const ClientOptions& options) {
     bus::BusClientConfig config = options.bus_config();
     bus::BusClient bus(config);
@@ -181,6 +228,7 @@ void run_status(const ClientOptions& options) {
     if (auto traces = trace_stats(bus, status, options.timeout()))
         status["traces"] = std::move(*traces);
     if (auto gateway = gateway_status(options)) status["gateway"] = std::move(*gateway);
+    status["storage"] = storage_status(options);
     if (options.json) {
         std::cout << status.dump(-1, ' ', false, json::error_handler_t::replace) << std::endl;
     } else {

@@ -1,6 +1,7 @@
 // The configuration as a user meets it: `glassbox config show` in a real process (a home with a
 // config.toml, runtime state, environment variables, a flag), bad settings stopping a command
-// before it starts, and --log-format json lines that name each request and its trace session.
+// before it starts, PostgreSQL connection strings never printed with their passwords (config show,
+// status, errors), and --log-format json lines that name each request and its trace session.
 #include <signal.h>
 
 #include <fstream>
@@ -164,6 +165,136 @@ TEST_F(ConfigTest, ABadSettingStopsTheCommandBeforeItStarts) {
         "config error: flag --heartbeat-ms: broker.heartbeat_ms: expected an integer from 10 to "
         "3600000, "
         "got \"fast\"");
+}
+
+// A password of a DSN appears nowhere a command prints: the table, the JSON, stderr.
+constexpr const char* kDsnPassword = "pg-s3cret-Pw";
+
+TEST_F(ConfigTest, ShowMasksTheStorageConnectionStrings) {
+    write_config(
+        "[storage]\n"
+        "backend = \"postgres\"\n"
+        "postgres_read_dsn = \"host=replica1 dbname=gb user=reader password='" +
+        std::string(kDsnPassword) + " two'\"\n");
+    const std::string pg_dsn = "postgresql://gb:" + std::string(kDsnPassword) + "@db1:5433/gb";
+    const auto r = run_with_env({"GLASSBOX_PG_DSN=" + pg_dsn},
+                                {"config", "show", "--json", "--home", home.string()});
+    ASSERT_EQ(r.status.code, 0) << r.err;
+    EXPECT_EQ(r.out.find(kDsnPassword), std::string::npos) << r.out;
+    EXPECT_EQ(r.err, "");
+    const auto shown = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(shown.is_object()) << r.out;
+    EXPECT_EQ(shown["problems"], nlohmann::json::array());
+    auto e = entry_of(shown, "storage.postgres_dsn");
+    EXPECT_EQ(e["value"], "user=gb password=*** dbname=gb host=db1 port=5433");
+    EXPECT_EQ(e["origin"], "env GLASSBOX_PG_DSN");
+    EXPECT_EQ(e["env"], "GLASSBOX_STORAGE_POSTGRES_DSN");
+    EXPECT_EQ(e["secret"], true);
+    e = entry_of(shown, "storage.postgres_read_dsn");
+    EXPECT_EQ(e["value"], "user=reader password=*** dbname=gb host=replica1");
+    EXPECT_EQ(e["origin"], (home / "config.toml").string() + ":3");
+    e = entry_of(shown, "storage.backend");
+    EXPECT_EQ(e["value"], "postgres");
+    EXPECT_EQ(e["secret"], false);
+
+    // The setting's own variable beats GLASSBOX_PG_DSN; the table shows it masked too.
+    const auto table = run_with_env(
+        {"GLASSBOX_PG_DSN=" + pg_dsn,
+         "GLASSBOX_STORAGE_POSTGRES_DSN=host=db2 password=" + std::string(kDsnPassword)},
+        {"config", "show", "--home", home.string()});
+    ASSERT_EQ(table.status.code, 0) << table.err;
+    EXPECT_EQ(table.out.find(kDsnPassword), std::string::npos) << table.out;
+    bool found = false;
+    std::istringstream lines(table.out);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("storage.postgres_dsn ", 0) != 0) continue;
+        found = true;
+        EXPECT_NE(line.find("\"password=*** host=db2\""), std::string::npos) << line;
+        EXPECT_NE(line.find("env GLASSBOX_STORAGE_POSTGRES_DSN"), std::string::npos) << line;
+    }
+    EXPECT_TRUE(found) << table.out;
+}
+
+TEST_F(ConfigTest, ABadStorageConfigurationIsReportedWithoutItsPassword) {
+    const auto file = (home / "config.toml").string();
+    write_config("[storage]\nbackend = \"postgres\"\n");
+    // Postgres without a DSN: the values are shown, then the problem, exit 2.
+    const auto no_dsn = run_with_env({}, {"config", "show", "--home", home.string()});
+    EXPECT_TRUE(no_dsn.status.exited && no_dsn.status.code == 2) << no_dsn.status.describe();
+    EXPECT_NE(no_dsn.out.find("storage.backend "), std::string::npos) << no_dsn.out;
+    EXPECT_EQ(no_dsn.err,
+              "config error: storage.backend is \"postgres\" (" + file +
+                  ":2) but storage.postgres_dsn is empty: set it in the [storage] table of the "
+                  "config file, or in GLASSBOX_STORAGE_POSTGRES_DSN or GLASSBOX_PG_DSN\n");
+    const auto no_dsn_json =
+        run_with_env({}, {"config", "show", "--json", "--home", home.string()});
+    EXPECT_EQ(no_dsn_json.status.code, 2);
+    const auto shown = nlohmann::json::parse(no_dsn_json.out, nullptr, false);
+    ASSERT_TRUE(shown.is_object()) << no_dsn_json.out;
+    ASSERT_EQ(shown["problems"].size(), 1u) << shown["problems"];
+    EXPECT_NE(shown["problems"][0].get<std::string>().find("storage.postgres_dsn is empty"),
+              std::string::npos);
+
+    // A DSN libpq cannot read stops every command, naming the variable, not the value.
+    const std::string unreadable = "host=db1 password " + std::string(kDsnPassword);
+    expect_config_error(
+        run_with_env({"GLASSBOX_PG_DSN=" + unreadable},
+                     {"config", "show", "--home", home.string()}),
+        "config error: env GLASSBOX_PG_DSN: storage.postgres_dsn: libpq cannot read it as a "
+        "connection string (key=value pairs such as \"host=db1 dbname=glassbox\", or a "
+        "postgresql:// URI); not shown, as it may hold a password");
+    expect_config_error(
+        run_with_env({"GLASSBOX_STORAGE_BACKEND=mysql"},
+                     {"config", "show", "--home", home.string()}),
+        "config error: env GLASSBOX_STORAGE_BACKEND: storage.backend: expected one of \"sqlite\", "
+        "\"postgres\", got \"mysql\"");
+}
+
+TEST_F(ConfigTest, StatusShowsTheStorageBackendAndItsServerWithoutThePassword) {
+    const auto broker = start_broker();
+    ASSERT_FALSE(broker.endpoint.empty());
+    const std::vector<std::string> postgres{
+        "GLASSBOX_STORAGE_BACKEND=postgres",
+        "GLASSBOX_PG_DSN=host=db1 port=5433 dbname=gb password=" + std::string(kDsnPassword),
+        "GLASSBOX_STORAGE_POSTGRES_READ_DSN=postgresql://reader:" + std::string(kDsnPassword) +
+            "@replica1/gb"};
+    const auto as_json = run_with_env(
+        postgres, {"status", "--broker", broker.endpoint, "--home", home.string(), "--json"});
+    ASSERT_EQ(as_json.status.code, 0) << as_json.err;
+    EXPECT_EQ(as_json.out.find(kDsnPassword), std::string::npos) << as_json.out;
+    const auto status = nlohmann::json::parse(as_json.out, nullptr, false);
+    ASSERT_TRUE(status.is_object()) << as_json.out;
+    EXPECT_EQ(status["storage"],
+              (nlohmann::json{{"backend", "postgres"},
+                              {"server", "db1:5433"},
+                              {"dsn", "password=*** dbname=gb host=db1 port=5433"},
+                              {"read_server", "replica1:5432"},
+                              {"read_dsn", "user=reader password=*** dbname=gb host=replica1"}}));
+
+    const auto table =
+        run_with_env(postgres, {"status", "--broker", broker.endpoint, "--home", home.string()});
+    ASSERT_EQ(table.status.code, 0) << table.err;
+    EXPECT_EQ(table.out.find(kDsnPassword), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("\nstorage  postgres at db1:5433, dsn \"password=*** dbname=gb "
+                             "host=db1 port=5433\"\n         reads at replica1:5432, dsn "
+                             "\"user=reader password=*** dbname=gb host=replica1\"\n"),
+              std::string::npos)
+        << table.out;
+
+    const auto sqlite =
+        run_with_env({}, {"status", "--broker", broker.endpoint, "--home", home.string()});
+    ASSERT_EQ(sqlite.status.code, 0) << sqlite.err;
+    EXPECT_NE(sqlite.out.find("\nstorage  sqlite, files in " + home.string() + "\n"),
+              std::string::npos)
+        << sqlite.out;
+    // Postgres without a DSN: status still answers, and says what is wrong.
+    const auto no_dsn =
+        run_with_env({"GLASSBOX_STORAGE_BACKEND=postgres"},
+                     {"status", "--broker", broker.endpoint, "--home", home.string()});
+    ASSERT_EQ(no_dsn.status.code, 0) << no_dsn.err;
+    EXPECT_NE(no_dsn.out.find("\nstorage  postgres: CONFIG ERROR: storage.backend is \"postgres\""),
+              std::string::npos)
+        << no_dsn.out;
 }
 
 TEST_F(ConfigTest, JsonLogLinesNameEachRequestAndItsSession) {
